@@ -1,0 +1,121 @@
+//! Durations with units in, nanoseconds inside, a unit on every number out.
+
+/// Nanoseconds per unit, longest suffix first so that `ms` is not read as `m` + `s`.
+const UNITS: &[(&str, u64)] = &[
+    ("ns", 1),
+    ("us", 1_000),
+    ("µs", 1_000),
+    ("ms", 1_000_000),
+    ("s", 1_000_000_000),
+    ("m", 60_000_000_000),
+    ("h", 3_600_000_000_000),
+    ("d", 86_400_000_000_000),
+];
+
+/// Parses a duration such as `500us`, `1ms`, `1.5ms`, `30s`, `10m`, `24h` into nanoseconds.
+///
+/// A unit is required: a bare number is ambiguous (cyclictest takes microseconds, sleep takes
+/// seconds), and a wrong guess silently changes a measurement by a factor of a thousand.
+pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let accepted = "a number with a unit: ns, us, ms, s, m, h or d (e.g. 500us, 1ms, 30s, 24h)";
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("'{text}' has no unit; expected {accepted}"))?;
+    let (number, unit) = t.split_at(split);
+    if number.is_empty() {
+        return Err(format!("'{text}' is not a duration; expected {accepted}"));
+    }
+    let scale = UNITS
+        .iter()
+        .find(|(name, _)| *name == unit)
+        .map(|&(_, scale)| scale)
+        .ok_or_else(|| format!("'{text}' has an unknown unit '{unit}'; expected {accepted}"))?;
+    let ns = match number.split_once('.') {
+        None => number
+            .parse::<u64>()
+            .ok()
+            .and_then(|n| n.checked_mul(scale))
+            .ok_or_else(|| format!("'{text}' is too large"))?,
+        Some((whole, frac)) => {
+            if frac.contains('.') || (whole.is_empty() && frac.is_empty()) {
+                return Err(format!("'{text}' is not a duration; expected {accepted}"));
+            }
+            let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| format!("'{text}' is too large"))? };
+            // Exact decimal arithmetic: 1.5ms must be 1_500_000 ns, not 1_499_999.
+            let digits = frac.len().min(18) as u32;
+            let frac_value: u64 = frac[..digits as usize].parse().unwrap_or(0);
+            let frac_ns = (frac_value as u128 * scale as u128 / 10u128.pow(digits)) as u64;
+            whole
+                .checked_mul(scale)
+                .and_then(|w| w.checked_add(frac_ns))
+                .ok_or_else(|| format!("'{text}' is too large"))?
+        }
+    };
+    Ok(ns)
+}
+
+/// Formats nanoseconds with a unit chosen for readability: `850 ns`, `42.1 us`, `1.50 ms`, `2.00 s`.
+pub fn format_ns(ns: u64) -> String {
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} us", ns as f64 / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.2} s", ns as f64 / 1e9)
+    }
+}
+
+/// Formats a duration for humans, as in progress lines: `1h02m03s`, `4m05s`, `12.3s`.
+pub fn format_elapsed(ns: u64) -> String {
+    let s = ns / 1_000_000_000;
+    if s >= 3600 {
+        format!("{}h{:02}m{:02}s", s / 3600, s % 3600 / 60, s % 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{:.1}s", ns as f64 / 1e9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_unit() {
+        assert_eq!(parse_duration_ns("250ns"), Ok(250));
+        assert_eq!(parse_duration_ns("500us"), Ok(500_000));
+        assert_eq!(parse_duration_ns("1ms"), Ok(1_000_000));
+        assert_eq!(parse_duration_ns("30s"), Ok(30_000_000_000));
+        assert_eq!(parse_duration_ns("10m"), Ok(600_000_000_000));
+        assert_eq!(parse_duration_ns("24h"), Ok(86_400_000_000_000));
+        assert_eq!(parse_duration_ns("2d"), Ok(172_800_000_000_000));
+    }
+
+    #[test]
+    fn parses_fractions_exactly() {
+        assert_eq!(parse_duration_ns("1.5ms"), Ok(1_500_000));
+        assert_eq!(parse_duration_ns("0.1s"), Ok(100_000_000));
+        assert_eq!(parse_duration_ns(".5us"), Ok(500));
+    }
+
+    #[test]
+    fn rejects_bad_durations_with_the_value_named() {
+        for bad in ["", "10", "ms", "-1ms", "1.2.3s", "5 parsecs", "1x", "99999999999999999999h"] {
+            let err = parse_duration_ns(bad).unwrap_err();
+            assert!(err.contains(&format!("'{bad}'")), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn formats_with_units() {
+        assert_eq!(format_ns(850), "850 ns");
+        assert_eq!(format_ns(42_100), "42.1 us");
+        assert_eq!(format_ns(1_500_000), "1.50 ms");
+        assert_eq!(format_ns(2_000_000_000), "2.00 s");
+        assert_eq!(format_elapsed(3_723_000_000_000), "1h02m03s");
+    }
+}
