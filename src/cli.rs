@@ -32,7 +32,7 @@ pub enum Command {
 #[derive(Debug, Args, Clone)]
 pub struct RunArgs {
     /// How long to measure (with a unit: 500ms, 30s, 10m, 24h). Default 60s unless --loops is given.
-    #[arg(long, short = 'D', value_name = "DURATION")]
+    #[arg(long, short = 'D', value_name = "DURATION", allow_hyphen_values = true)]
     pub duration: Option<String>,
 
     /// Stop each thread after this many wakeups instead of after a duration.
@@ -40,16 +40,16 @@ pub struct RunArgs {
     pub loops: Option<u64>,
 
     /// The wakeup period of the first thread (at least 1us).
-    #[arg(long, short = 'i', default_value = "1ms", value_name = "DURATION")]
+    #[arg(long, short = 'i', default_value = "1ms", value_name = "DURATION", allow_hyphen_values = true)]
     pub interval: String,
 
     /// Added to the interval of each further thread: thread k sleeps interval + k*distance (cyclictest -d).
-    #[arg(long, short = 'd', default_value = "0ns", value_name = "DURATION")]
+    #[arg(long, short = 'd', default_value = "0ns", value_name = "DURATION", allow_hyphen_values = true)]
     pub distance: String,
 
     /// Added to the interval after every wakeup, so the period grows each loop (FirmTimers -i).
     /// Only with one-shot wake methods.
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub interval_step: Option<String>,
 
     /// CPUs to measure, one pinned thread each (e.g. 0-3,6). Default: every online CPU.
@@ -81,7 +81,7 @@ pub struct RunArgs {
     pub pm_qos: String,
 
     /// A wakeup later than this counts as a deadline miss. Default: the thread's interval.
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub deadline: Option<String>,
 
     /// Length of the recorder's intervals: one histogram per thread per interval in latency.hlog.

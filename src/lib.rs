@@ -5,3 +5,8 @@ pub mod cpulist;
 pub mod error;
 pub mod system;
 pub mod units;
+pub mod measure;
+pub mod load;
+pub mod plan;
+pub mod record;
+pub mod results;

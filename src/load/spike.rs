@@ -1,0 +1,148 @@
+//! The spike load: the calibration load and the ground truth of the tests. A SCHED_FIFO thread
+//! pinned to one CPU busy-spins for `len` at every `every`, above the measuring threads'
+//! priority, so that a measuring thread due during an injection wakes exactly when it ends.
+//! Each injection's start and end are read from CLOCK_MONOTONIC and logged to events.jsonl.
+
+use super::spec::Params;
+use crate::measure::clock::monotonic_ns;
+use crate::measure::sched::{explain_policy_refusal, pin_current_thread, Policy};
+use crate::measure::wake::{AbsoluteSleep, Waker};
+use crate::measure::Clock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+
+pub const PARAMETERS: &[&str] = &["cpu", "every", "len", "prio", "offset"];
+
+/// What `spike:...` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpikeSpec {
+    pub cpu: usize,
+    pub every_ns: u64,
+    pub len_ns: u64,
+    pub prio: i32,
+    /// Time from the run's start to the first injection.
+    pub offset_ns: u64,
+}
+
+impl SpikeSpec {
+    pub fn parse(mut p: Params) -> Result<Self, String> {
+        let cpu = p.int("cpu", 0..=4095, Some(0))?.unwrap() as usize;
+        let every_ns = p.duration_ns("every", Some(100_000_000))?.unwrap();
+        let len_ns = p.duration_ns("len", Some(500_000))?.unwrap();
+        let prio = p.int("prio", 1..=99, Some(99))?.unwrap() as i32;
+        let offset_ns = p.duration_ns("offset", Some(every_ns))?.unwrap();
+        p.finish(PARAMETERS)?;
+        if len_ns == 0 || len_ns >= every_ns {
+            return Err(format!(
+                "load spike: len ({len_ns} ns) must be above 0 and below every ({every_ns} ns), or the CPU is never released"
+            ));
+        }
+        Ok(SpikeSpec { cpu, every_ns, len_ns, prio, offset_ns })
+    }
+}
+
+/// One injection as it happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Injection {
+    pub index: u64,
+    /// When it was scheduled to start.
+    pub due_ns: u64,
+    /// When the spinning started and ended (CLOCK_MONOTONIC).
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// A running spike thread.
+pub struct SpikeLoad {
+    pub spec: SpikeSpec,
+    injections: rtrb::Consumer<Injection>,
+    start: mpsc::Sender<(u64, u64)>,
+    join: Option<JoinHandle<()>>,
+    pub count: u64,
+}
+
+impl SpikeLoad {
+    /// Starts the thread and waits until it is pinned and real-time; it then waits for
+    /// [`SpikeLoad::begin`].
+    pub fn start(spec: SpikeSpec, stop: Arc<AtomicBool>) -> Result<Self, String> {
+        let (mut producer, consumer) = rtrb::RingBuffer::new(4096);
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+        let (start_tx, start_rx) = mpsc::channel::<(u64, u64)>();
+        let s = spec.clone();
+        let join = std::thread::Builder::new()
+            .name(format!("jl-spike-{}", spec.cpu))
+            .spawn(move || {
+                let policy = Policy::Fifo(s.prio);
+                let setup = pin_current_thread(s.cpu)
+                    .map_err(|e| format!("spike load: cannot pin to CPU {}: {e}", s.cpu))
+                    .and_then(|_| policy.apply_to_current_thread().map_err(|e| explain_policy_refusal(&policy, s.cpu, &e)));
+                let ok = setup.is_ok();
+                let _ = ready_tx.send(setup);
+                if !ok {
+                    return;
+                }
+                let Ok((run_start_ns, end_ns)) = start_rx.recv() else { return };
+                inject(&s, run_start_ns, end_ns, &stop, &mut producer);
+            })
+            .map_err(|e| format!("spike load: cannot start its thread: {e}"))?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => Ok(SpikeLoad { spec, injections: consumer, start: start_tx, join: Some(join), count: 0 }),
+            Ok(Err(message)) => {
+                let _ = join.join();
+                Err(message)
+            }
+            Err(_) => Err("spike load: its thread ended during setup".into()),
+        }
+    }
+
+    /// Starts injecting relative to the run's start; no injection is due at or after `end_ns`.
+    pub fn begin(&self, run_start_ns: u64, end_ns: u64) {
+        let _ = self.start.send((run_start_ns, end_ns));
+    }
+
+    /// Injections completed since the last call.
+    pub fn drain(&mut self) -> Vec<Injection> {
+        let mut out = Vec::new();
+        while let Ok(i) = self.injections.pop() {
+            out.push(i);
+        }
+        self.count += out.len() as u64;
+        out
+    }
+
+    /// Waits for the thread to end (it ends at the end time or the stop flag).
+    pub fn join(&mut self) {
+        drop(std::mem::replace(&mut self.start, mpsc::channel().0));
+        if let Some(j) = self.join.take() {
+            let _ = j.join();
+        }
+    }
+}
+
+fn inject(s: &SpikeSpec, run_start_ns: u64, end_ns: u64, stop: &AtomicBool, out: &mut rtrb::Producer<Injection>) {
+    let mut sleeper = AbsoluteSleep { clock: Clock::Monotonic };
+    for index in 0.. {
+        let due_ns = run_start_ns + s.offset_ns + index * s.every_ns;
+        if due_ns >= end_ns || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        // Sleep in slices so that a stop request is seen within 100 ms.
+        while monotonic_ns() + 100_000_000 < due_ns {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let _ = sleeper.wait(monotonic_ns() + 100_000_000, 0);
+        }
+        if sleeper.wait(due_ns, 0).is_err() {
+            return;
+        }
+        let start_ns = monotonic_ns();
+        let mut now = start_ns;
+        while now < start_ns + s.len_ns {
+            std::hint::spin_loop();
+            now = monotonic_ns();
+        }
+        let _ = out.push(Injection { index, due_ns, start_ns, end_ns: now });
+    }
+}

@@ -1,0 +1,60 @@
+//! The real-time hot path: measuring-thread setup, wake methods and the cycle loop.
+//!
+//! This module depends on nothing else of jitterlab's. It is handed a [`ThreadPlan`] and gives
+//! back a stream of [`Sample`]s through a wait-free single-producer ring, plus a few counters
+//! that the thread publishes with relaxed atomic stores. The loop in [`cycle`] performs one sleep
+//! syscall and one vDSO clock read per wakeup and never allocates, locks, prints or blocks on
+//! the consumer.
+
+pub mod clock;
+pub mod cycle;
+pub mod sched;
+pub mod thread;
+pub mod wake;
+
+pub use clock::Clock;
+pub use sched::Policy;
+pub use thread::{spawn_measuring_thread, MeasuringThread, SetupError, StartGate, ThreadPlan};
+pub use wake::WakeMethod;
+
+use std::sync::atomic::{AtomicI32, AtomicU64};
+
+/// One wakeup, as pushed by a measuring thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sample {
+    /// Wakeup number within the thread, from 0. A gap means the ring was full (a dropped record).
+    pub seq: u64,
+    /// When the wakeup was due, in ns on the run's clock.
+    pub expected_ns: u64,
+    /// Clock read after waking minus `expected_ns`. Negative only if the clock stepped back or
+    /// the wake method woke early (see docs/user-guide.md, "Wake methods").
+    pub latency_ns: i64,
+    /// Periods whose due time had already passed when this wakeup happened: they were not
+    /// served and are counted as missed periods.
+    pub missed: u32,
+}
+
+/// What a measuring thread publishes while it runs. Written only by that thread, with relaxed
+/// stores: a plain store instruction, no lock, no read-modify-write.
+#[derive(Debug, Default)]
+pub struct ThreadCounters {
+    /// Kernel thread id, once the thread has started (0 before).
+    pub tid: AtomicI32,
+    /// Wakeups so far (equals the next `seq`).
+    pub wakeups: AtomicU64,
+    /// Samples that found the ring full and were not recorded.
+    pub dropped_records: AtomicU64,
+    /// Missed periods so far, including those of dropped records.
+    pub missed_periods: AtomicU64,
+}
+
+/// How a measuring thread's loop ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ThreadEnd {
+    /// It reached its duration or loop count.
+    Completed,
+    /// The stop flag was raised (SIGINT, SIGTERM, or another thread's failure).
+    Stopped,
+    /// The sleep syscall failed; the message names it and the error.
+    Failed(String),
+}

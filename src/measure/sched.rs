@@ -1,0 +1,239 @@
+//! Scheduling setup of the calling thread: policy, priority, CPU affinity, and memory locking,
+//! with diagnoses that name the cause of a refusal and the fix.
+
+use std::fs;
+use std::io;
+
+/// A scheduling policy with its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    Fifo(i32),
+    RoundRobin(i32),
+    Other,
+    Batch,
+    Idle,
+    /// SCHED_DEADLINE with its reservation, all in ns.
+    Deadline { runtime_ns: u64, deadline_ns: u64, period_ns: u64 },
+}
+
+impl Policy {
+    /// The name as in `chrt` and the kernel docs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Policy::Fifo(_) => "SCHED_FIFO",
+            Policy::RoundRobin(_) => "SCHED_RR",
+            Policy::Other => "SCHED_OTHER",
+            Policy::Batch => "SCHED_BATCH",
+            Policy::Idle => "SCHED_IDLE",
+            Policy::Deadline { .. } => "SCHED_DEADLINE",
+        }
+    }
+
+    pub fn priority(&self) -> i32 {
+        match self {
+            Policy::Fifo(p) | Policy::RoundRobin(p) => *p,
+            _ => 0,
+        }
+    }
+
+    /// True for the policies that preempt normal tasks (FIFO, RR, DEADLINE).
+    pub fn is_realtime(&self) -> bool {
+        matches!(self, Policy::Fifo(_) | Policy::RoundRobin(_) | Policy::Deadline { .. })
+    }
+
+    /// Applies the policy to the calling thread.
+    pub fn apply_to_current_thread(&self) -> io::Result<()> {
+        if let Policy::Deadline { runtime_ns, deadline_ns, period_ns } = *self {
+            return set_deadline(runtime_ns, deadline_ns, period_ns);
+        }
+        let (policy, priority) = match *self {
+            Policy::Fifo(p) => (libc::SCHED_FIFO, p),
+            Policy::RoundRobin(p) => (libc::SCHED_RR, p),
+            Policy::Other => (libc::SCHED_OTHER, 0),
+            Policy::Batch => (libc::SCHED_BATCH, 0),
+            Policy::Idle => (libc::SCHED_IDLE, 0),
+            Policy::Deadline { .. } => unreachable!("handled above"),
+        };
+        let param = libc::sched_param { sched_priority: priority };
+        // SAFETY: pid 0 is the calling thread; param is a valid pointer.
+        if unsafe { libc::sched_setscheduler(0, policy, &param) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+/// The kernel's `struct sched_attr` (include/uapi/linux/sched/types.h), first version.
+#[repr(C)]
+struct SchedAttr {
+    size: u32,
+    sched_policy: u32,
+    sched_flags: u64,
+    sched_nice: i32,
+    sched_priority: u32,
+    sched_runtime: u64,
+    sched_deadline: u64,
+    sched_period: u64,
+}
+
+fn set_deadline(runtime_ns: u64, deadline_ns: u64, period_ns: u64) -> io::Result<()> {
+    const SCHED_DEADLINE: u32 = 6;
+    let attr = SchedAttr {
+        size: std::mem::size_of::<SchedAttr>() as u32,
+        sched_policy: SCHED_DEADLINE,
+        sched_flags: 0,
+        sched_nice: 0,
+        sched_priority: 0,
+        sched_runtime: runtime_ns,
+        sched_deadline: deadline_ns,
+        sched_period: period_ns,
+    };
+    // SAFETY: glibc has no wrapper; the syscall reads `attr` of the size it declares.
+    if unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Pins the calling thread to one CPU.
+pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET stays within it for cpu < CPU_SETSIZE, which the
+    // caller's validation against the online CPUs guarantees.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Sets the calling thread's timer slack to 1 ns, so that non-real-time policies are not
+/// woken up to 50 us late on purpose (real-time threads have no slack anyway).
+pub fn minimise_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+}
+
+/// Locks all current and future pages of the process in memory.
+pub fn lock_all_memory() -> io::Result<()> {
+    // SAFETY: plain syscall with flags.
+    if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Touches `bytes` of the calling thread's stack so that its pages are resident before the
+/// first measured cycle (with mlockall they then stay resident: no page fault in the loop).
+#[inline(never)]
+pub fn prefault_stack(bytes: usize) {
+    const CHUNK: usize = 8192;
+    fn touch(remaining: usize) {
+        let mut page = [0u8; CHUNK];
+        // black_box keeps the compiler from eliding the writes.
+        std::hint::black_box(&mut page);
+        if remaining > CHUNK {
+            touch(remaining - CHUNK);
+        }
+        std::hint::black_box(&page);
+    }
+    touch(bytes);
+}
+
+/// Explains why the kernel refused `policy` and what to do, from the errno and what the
+/// process can see of its limits, capabilities and cgroup.
+pub fn explain_policy_refusal(policy: &Policy, cpu: usize, err: &io::Error) -> String {
+    let what = match policy {
+        Policy::Fifo(p) | Policy::RoundRobin(p) => format!("{} {p}", policy.name()),
+        other => other.name().to_string(),
+    };
+    let mut causes = Vec::new();
+    if err.raw_os_error() == Some(libc::EPERM) || err.raw_os_error() == Some(libc::EBUSY) {
+        let rtprio = rlimit(libc::RLIMIT_RTPRIO);
+        let has_nice = has_capability(CAP_SYS_NICE);
+        if !has_nice {
+            causes.push(format!(
+                "the process lacks CAP_SYS_NICE and RLIMIT_RTPRIO is {}",
+                rtprio.map_or("unknown".into(), |r| r.to_string())
+            ));
+        }
+        if let Some(runtime) = cgroup_rt_runtime_us() {
+            if runtime <= 0 {
+                causes.push(format!(
+                    "this task's cgroup has no real-time runtime (cpu.rt_runtime_us is {runtime}); \
+                     give it some, e.g. echo 950000 > <cgroup>/cpu.rt_runtime_us, or run outside that cgroup"
+                ));
+            }
+        }
+        if matches!(policy, Policy::Deadline { .. }) {
+            causes.push(
+                "SCHED_DEADLINE admission control refused the reservation (bandwidth over \
+                 sched_rt_runtime_us/sched_rt_period_us, or the task's affinity does not span its root domain)"
+                    .into(),
+            );
+        }
+    }
+    let cause = if causes.is_empty() { String::new() } else { format!(" ({})", causes.join("; ")) };
+    format!(
+        "cannot set {what} on CPU {cpu}: {err}{cause}; run as root, or grant CAP_SYS_NICE \
+         (setcap cap_sys_nice+ep $(which jitterlab)), or raise RLIMIT_RTPRIO (ulimit -r 99, or \
+         rtprio in /etc/security/limits.conf), or pass --policy other to measure without \
+         real-time priority"
+    )
+}
+
+/// Explains a refused mlockall.
+pub fn explain_mlock_refusal(err: &io::Error) -> String {
+    let limit = rlimit(libc::RLIMIT_MEMLOCK)
+        .map_or("unknown".to_string(), |v| if v == u64::MAX { "unlimited".into() } else { format!("{v} bytes") });
+    let cap = if has_capability(CAP_IPC_LOCK) { "has" } else { "lacks" };
+    format!(
+        "cannot lock memory (mlockall): {err} (RLIMIT_MEMLOCK is {limit}; the process {cap} \
+         CAP_IPC_LOCK); run as root, or raise the limit (ulimit -l unlimited, or memlock in \
+         /etc/security/limits.conf), or pass --no-mlock to measure with page faults possible"
+    )
+}
+
+const CAP_SYS_NICE: u32 = 23;
+const CAP_IPC_LOCK: u32 = 14;
+
+fn rlimit(resource: libc::__rlimit_resource_t) -> Option<u64> {
+    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: valid out-pointer.
+    (unsafe { libc::getrlimit(resource, &mut r) } == 0).then_some(r.rlim_cur)
+}
+
+/// Whether the effective capability set (CapEff in /proc/self/status) holds `cap`.
+fn has_capability(cap: u32) -> bool {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        })
+        .is_some_and(|mask| mask & (1 << cap) != 0)
+}
+
+/// cpu.rt_runtime_us of this process's cgroup (v1 cpu controller), when it exists.
+fn cgroup_rt_runtime_us() -> Option<i64> {
+    let cgroups = fs::read_to_string("/proc/self/cgroup").ok()?;
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let base = if controllers.split(',').any(|c| c == "cpu") {
+            "/sys/fs/cgroup/cpu"
+        } else if controllers.is_empty() {
+            "/sys/fs/cgroup"
+        } else {
+            continue;
+        };
+        let file = format!("{base}{path}/cpu.rt_runtime_us");
+        if let Ok(text) = fs::read_to_string(&file) {
+            return text.trim().parse().ok();
+        }
+    }
+    None
+}

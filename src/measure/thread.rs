@@ -1,0 +1,222 @@
+//! Starting a measuring thread: set it up (affinity, policy, stack), report readiness, wait at
+//! the start gate, then run the cycle loop with the waker of the chosen method.
+
+use super::clock::Clock;
+use super::cycle::{run_cycles, CyclePlan, StopAt};
+use super::sched::{explain_policy_refusal, minimise_timer_slack, pin_current_thread, prefault_stack, Policy};
+use super::wake::{
+    AbsoluteSleep, ItimerOneShot, ItimerPeriodic, PollSleep, PosixTimer, RelativeSleep, RtcPeriodic, SelectSleep,
+    Schedule, TimerFd, WakeMethod, Waker,
+};
+use super::{Sample, ThreadCounters, ThreadEnd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier};
+use std::thread::JoinHandle;
+
+/// Everything one measuring thread needs to know.
+#[derive(Debug, Clone)]
+pub struct ThreadPlan {
+    /// Position among the measuring threads (thread k sleeps interval + k*distance).
+    pub index: usize,
+    pub cpu: usize,
+    /// Pin to `cpu`. Off for SCHED_DEADLINE, which the kernel refuses to pin to one CPU.
+    pub pin: bool,
+    pub policy: Policy,
+    pub wake: WakeMethod,
+    pub clock: Clock,
+    pub interval_ns: u64,
+    pub interval_step_ns: u64,
+    /// Stop after this many wakeups; otherwise at the gate's end time.
+    pub loops: Option<u64>,
+    /// Stack to touch before measuring (0: none).
+    pub prefault_stack_bytes: usize,
+    pub ring_capacity: usize,
+}
+
+/// The rendezvous of all measuring threads: each finishes its setup, reports it, and waits
+/// here; the runner then fixes a common start and end time (or aborts) and opens the gate.
+pub struct StartGate {
+    barrier: Barrier,
+    start_ns: AtomicU64,
+    end_ns: AtomicU64,
+    abort: AtomicBool,
+}
+
+impl StartGate {
+    /// A gate for `threads` measuring threads plus the runner.
+    pub fn new(threads: usize) -> Arc<Self> {
+        Arc::new(StartGate {
+            barrier: Barrier::new(threads + 1),
+            start_ns: AtomicU64::new(0),
+            end_ns: AtomicU64::new(u64::MAX),
+            abort: AtomicBool::new(false),
+        })
+    }
+
+    /// Opens the gate: the first wakeups are due at `start_ns`; threads with no loop count
+    /// stop before sleeping towards a due time at or after `end_ns`.
+    pub fn open(&self, start_ns: u64, end_ns: u64) {
+        self.start_ns.store(start_ns, Ordering::SeqCst);
+        self.end_ns.store(end_ns, Ordering::SeqCst);
+        self.barrier.wait();
+    }
+
+    /// Releases the threads without measuring.
+    pub fn abort(&self) {
+        self.abort.store(true, Ordering::SeqCst);
+        self.barrier.wait();
+    }
+}
+
+/// A setup step the kernel refused, with a message that names the cause and the fix.
+#[derive(Debug, Clone)]
+pub struct SetupError {
+    pub cpu: usize,
+    pub message: String,
+}
+
+/// A started measuring thread, as seen by the runner and the recorder.
+pub struct MeasuringThread {
+    pub index: usize,
+    pub cpu: usize,
+    pub counters: Arc<ThreadCounters>,
+    pub consumer: rtrb::Consumer<Sample>,
+    pub join: JoinHandle<ThreadEnd>,
+}
+
+/// Spawns a measuring thread. It sets itself up and sends `Ok(())` or the [`SetupError`] on
+/// `ready`, then waits at `gate`.
+pub fn spawn_measuring_thread(
+    plan: ThreadPlan,
+    gate: Arc<StartGate>,
+    stop: Arc<AtomicBool>,
+    ready: mpsc::Sender<Result<(), SetupError>>,
+) -> std::io::Result<MeasuringThread> {
+    let (producer, consumer) = rtrb::RingBuffer::new(plan.ring_capacity);
+    let counters = Arc::new(ThreadCounters::default());
+    let thread_counters = Arc::clone(&counters);
+    let (index, cpu) = (plan.index, plan.cpu);
+    let join = std::thread::Builder::new()
+        .name(format!("jl-measure-{cpu}"))
+        .stack_size(plan.prefault_stack_bytes.max(64 * 1024) + 256 * 1024)
+        .spawn(move || measure(plan, gate, stop, ready, producer, thread_counters))?;
+    Ok(MeasuringThread { index, cpu, counters, consumer, join })
+}
+
+fn measure(
+    plan: ThreadPlan,
+    gate: Arc<StartGate>,
+    stop: Arc<AtomicBool>,
+    ready: mpsc::Sender<Result<(), SetupError>>,
+    mut producer: rtrb::Producer<Sample>,
+    counters: Arc<ThreadCounters>,
+) -> ThreadEnd {
+    // SAFETY: gettid cannot fail.
+    counters.tid.store(unsafe { libc::gettid() }, Ordering::Relaxed);
+    let setup = set_up(&plan);
+    let failed = setup.is_err();
+    let _ = ready.send(setup);
+    gate.barrier.wait();
+    if failed || gate.abort.load(Ordering::SeqCst) {
+        return ThreadEnd::Stopped;
+    }
+    let start_ns = gate.start_ns.load(Ordering::SeqCst);
+    let stop_at = match plan.loops {
+        Some(n) => StopAt::Loops(n),
+        None => StopAt::ClockTime(gate.end_ns.load(Ordering::SeqCst)),
+    };
+    let interval = plan.interval_ns;
+    let run = |waker: &mut dyn FnMut(&mut CyclePlan) -> ThreadEnd| {
+        let mut cycle = CyclePlan {
+            clock: plan.clock,
+            schedule: plan.wake.schedule(),
+            interval_ns: interval,
+            interval_step_ns: plan.interval_step_ns,
+            first_due_ns: start_ns,
+            stop_at,
+        };
+        waker(&mut cycle)
+    };
+    // One monomorphised loop per method; the closure only selects it.
+    run(&mut |cycle| match plan.wake {
+        WakeMethod::ClockNanosleep => go(&mut AbsoluteSleep { clock: plan.clock }, cycle, &mut producer, &counters, &stop),
+        WakeMethod::ClockNanosleepRel => {
+            go(&mut RelativeSleep { clock: plan.clock, plain_nanosleep: false }, cycle, &mut producer, &counters, &stop)
+        }
+        WakeMethod::Nanosleep => {
+            go(&mut RelativeSleep { clock: plan.clock, plain_nanosleep: true }, cycle, &mut producer, &counters, &stop)
+        }
+        WakeMethod::Select => go(&mut SelectSleep, cycle, &mut producer, &counters, &stop),
+        WakeMethod::Poll => go(&mut PollSleep, cycle, &mut producer, &counters, &stop),
+        WakeMethod::Itimer => go(&mut ItimerOneShot::new(), cycle, &mut producer, &counters, &stop),
+        WakeMethod::ItimerPeriodic => {
+            go(&mut ItimerPeriodic::new(plan.clock, interval), cycle, &mut producer, &counters, &stop)
+        }
+        WakeMethod::PosixTimer => match PosixTimer::new(plan.clock, interval) {
+            Ok(mut w) => go(&mut w, cycle, &mut producer, &counters, &stop),
+            Err(e) => ThreadEnd::Failed(format!("timer_create failed: {e}")),
+        },
+        WakeMethod::Timerfd => match TimerFd::new(plan.clock, interval) {
+            Ok(mut w) => go(&mut w, cycle, &mut producer, &counters, &stop),
+            Err(e) => ThreadEnd::Failed(format!("timerfd_create failed: {e}")),
+        },
+        WakeMethod::Rtc => match RtcPeriodic::new(plan.clock, interval) {
+            Ok(mut w) => go(&mut w, cycle, &mut producer, &counters, &stop),
+            Err(e) => ThreadEnd::Failed(format!("cannot program periodic interrupts on /dev/rtc: {e}")),
+        },
+    })
+}
+
+/// Arms the waker's first expiry, then runs the loop.
+fn go<W: Waker>(
+    waker: &mut W,
+    cycle: &mut CyclePlan,
+    producer: &mut rtrb::Producer<Sample>,
+    counters: &ThreadCounters,
+    stop: &AtomicBool,
+) -> ThreadEnd {
+    match waker.first_due_ns(cycle.first_due_ns) {
+        Ok(first) => cycle.first_due_ns = first,
+        Err(e) => return ThreadEnd::Failed(format!("cannot arm the wake timer: {e}")),
+    }
+    if cycle.schedule == Schedule::Relative {
+        // Relative methods measure from the clock read before their first sleep: start them
+        // one interval before the common start, so that their first wakeup is due with the rest.
+        let lead_in = cycle.first_due_ns.saturating_sub(cycle.interval_ns);
+        if (AbsoluteSleep { clock: cycle.clock }).wait(lead_in, 0).is_err() {
+            return ThreadEnd::Failed("the sleep until the run's start failed".into());
+        }
+    }
+    run_cycles(waker, cycle, producer, counters, stop)
+}
+
+/// Affinity, timer slack, signal mask, stack, and last the policy: once real-time, the thread
+/// must not page-fault or wait on anything but the gate.
+fn set_up(plan: &ThreadPlan) -> Result<(), SetupError> {
+    let fail = |message: String| SetupError { cpu: plan.cpu, message };
+    if plan.pin {
+        pin_current_thread(plan.cpu).map_err(|e| {
+            fail(format!("cannot pin the measuring thread to CPU {}: {e}; check that the CPU is online and in this process's cpuset (taskset -p $$)", plan.cpu))
+        })?;
+    }
+    minimise_timer_slack();
+    block_termination_signals();
+    if plan.prefault_stack_bytes > 0 {
+        prefault_stack(plan.prefault_stack_bytes);
+    }
+    plan.policy.apply_to_current_thread().map_err(|e| fail(explain_policy_refusal(&plan.policy, plan.cpu, &e)))
+}
+
+/// SIGINT and SIGTERM are handled on the runner's thread; blocking them here keeps their
+/// handler from ever interrupting a measured sleep.
+fn block_termination_signals() {
+    // SAFETY: sigset operations on a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}

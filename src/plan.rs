@@ -1,0 +1,346 @@
+//! From command-line arguments to a validated [`RunPlan`]: every bad input is found here, with
+//! the value named and what is accepted, before any thread starts or any file is created.
+
+use crate::cli::{ClockArg, PolicyArg, RunArgs, WakeArg};
+use crate::cpulist::{format_cpu_list, online_cpus, parse_cpu_list};
+use crate::error::{Failure, Result};
+use crate::load::LoadSpec;
+use crate::measure::{Clock, Policy, WakeMethod};
+use crate::units::parse_duration_ns;
+use std::path::PathBuf;
+
+/// Default run length when neither --duration nor --loops is given.
+pub const DEFAULT_DURATION_NS: u64 = 60_000_000_000;
+/// Stack each measuring thread touches before measuring (with mlockall it stays resident).
+pub const PREFAULT_STACK_BYTES: usize = 256 * 1024;
+
+/// When the measuring threads stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunLength {
+    Duration(u64),
+    Loops(u64),
+}
+
+/// A validated `jitterlab run`.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    pub cpus: Vec<usize>,
+    pub policy: PolicyArg,
+    pub priority: i32,
+    pub wake: WakeMethod,
+    pub clock: Clock,
+    pub interval_ns: u64,
+    pub distance_ns: u64,
+    pub interval_step_ns: u64,
+    pub length: RunLength,
+    pub deadline_ns: Option<u64>,
+    pub log_interval_ns: u64,
+    pub loads: Vec<LoadSpec>,
+    pub load_texts: Vec<String>,
+    pub samples: bool,
+    pub ring_size: usize,
+    pub mlock: bool,
+    pub pm_qos_us: Option<u32>,
+    /// None: the default, named when the run starts.
+    pub out: Option<PathBuf>,
+    pub json: bool,
+    pub quiet: bool,
+}
+
+impl RunPlan {
+    /// The period of the measuring thread at `index` (cyclictest -d).
+    pub fn thread_interval_ns(&self, index: usize) -> u64 {
+        self.interval_ns + index as u64 * self.distance_ns
+    }
+
+    /// The deadline of the thread at `index`: --deadline, or its interval.
+    pub fn thread_deadline_ns(&self, index: usize) -> u64 {
+        self.deadline_ns.unwrap_or_else(|| self.thread_interval_ns(index))
+    }
+
+    /// The scheduling policy of the thread at `index`. SCHED_DEADLINE reserves a tenth of the
+    /// period (at least 10 us, at most the period): far more than one wakeup needs, well within
+    /// the kernel's default 95% real-time bandwidth for any number of threads per CPU.
+    pub fn thread_policy(&self, index: usize) -> Policy {
+        match self.policy {
+            PolicyArg::Fifo => Policy::Fifo(self.priority),
+            PolicyArg::Rr => Policy::RoundRobin(self.priority),
+            PolicyArg::Other => Policy::Other,
+            PolicyArg::Batch => Policy::Batch,
+            PolicyArg::Idle => Policy::Idle,
+            PolicyArg::Deadline => {
+                let period = self.thread_interval_ns(index);
+                Policy::Deadline { runtime_ns: deadline_runtime_ns(period), deadline_ns: period, period_ns: period }
+            }
+        }
+    }
+}
+
+/// The SCHED_DEADLINE runtime for a period (see [`RunPlan::thread_policy`]).
+pub fn deadline_runtime_ns(period_ns: u64) -> u64 {
+    (period_ns / 10).clamp(10_000.min(period_ns), period_ns)
+}
+
+fn duration_arg(flag: &str, text: &str) -> Result<u64> {
+    parse_duration_ns(text).map_err(|e| Failure::usage(format!("{flag}: {e}")))
+}
+
+/// Validates `args` against this system's online CPUs.
+pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
+    let online = online_cpus().map_err(Failure::system)?;
+    resolve_with_online(args, &online)
+}
+
+/// [`resolve`] with the online CPUs given, for tests.
+pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> {
+    let interval_ns = duration_arg("--interval", &args.interval)?;
+    if interval_ns < 1_000 {
+        return Err(Failure::usage(format!(
+            "--interval {}: below 1us; the interval must be at least 1us (e.g. 100us, 1ms)",
+            args.interval
+        )));
+    }
+    let distance_ns = duration_arg("--distance", &args.distance)?;
+    let interval_step_ns = args.interval_step.as_deref().map(|s| duration_arg("--interval-step", s)).transpose()?.unwrap_or(0);
+
+    let length = match (&args.duration, args.loops) {
+        (_, Some(0)) => return Err(Failure::usage("--loops 0: at least one loop is needed")),
+        (_, Some(n)) => RunLength::Loops(n),
+        (Some(d), None) => {
+            let ns = duration_arg("--duration", d)?;
+            if ns == 0 {
+                return Err(Failure::usage(format!("--duration {d}: a run needs a duration above zero (e.g. 30s)")));
+            }
+            RunLength::Duration(ns)
+        }
+        (None, None) => RunLength::Duration(DEFAULT_DURATION_NS),
+    };
+
+    let online_text = format_cpu_list(online);
+    let cpus = match &args.cpus {
+        None => online.to_vec(),
+        Some(text) => parse_cpu_list(text).map_err(|e| Failure::usage(format!("--cpus: {e}")))?,
+    };
+    check_online("--cpus", &cpus, online, &online_text)?;
+
+    let (range, default_priority) = match args.policy {
+        PolicyArg::Fifo | PolicyArg::Rr => (1..=99, 95),
+        _ => (0..=0, 0),
+    };
+    let priority = args.priority.unwrap_or(default_priority);
+    if !range.contains(&priority) {
+        return Err(Failure::usage(format!(
+            "--priority {priority}: outside the range of --policy {} ({}..={}); {}",
+            policy_name(args.policy),
+            range.start(),
+            range.end(),
+            if *range.end() == 0 { "omit --priority, or use --policy fifo or rr for a real-time priority" } else { "real-time priorities are 1 to 99" }
+        )));
+    }
+
+    let wake = wake_method(args.wake);
+    let clock = match args.clock {
+        ClockArg::Monotonic => Clock::Monotonic,
+        ClockArg::Realtime => Clock::Realtime,
+    };
+    check_wake(wake, clock, &cpus, interval_ns, distance_ns, interval_step_ns)?;
+
+    let deadline_ns = args.deadline.as_deref().map(|d| duration_arg("--deadline", d)).transpose()?;
+    if deadline_ns == Some(0) {
+        return Err(Failure::usage("--deadline 0: a deadline must be above zero"));
+    }
+    let log_interval_ns = duration_arg("--log-interval", &args.log_interval)?;
+    if log_interval_ns < 10_000_000 {
+        return Err(Failure::usage(format!(
+            "--log-interval {}: below 10ms; each interval writes one histogram per CPU, so use 10ms or more (default 1s)",
+            args.log_interval
+        )));
+    }
+
+    let mut loads = Vec::new();
+    for text in &args.load {
+        let load = LoadSpec::parse(text).map_err(|e| Failure::usage(format!("--load: {e}")))?;
+        check_online(&format!("--load {text}"), &load.cpus(), online, &online_text)?;
+        loads.push(load);
+    }
+
+    if args.ring_size < 16 {
+        return Err(Failure::usage(format!("--ring-size {}: at least 16 samples", args.ring_size)));
+    }
+    let pm_qos_us = match args.pm_qos.as_str() {
+        "off" => None,
+        n => Some(n.parse::<u32>().map_err(|_| {
+            Failure::usage(format!("--pm-qos {n}: expected 'off' or a latency in microseconds (0 keeps CPUs out of deep idle states)"))
+        })?),
+    };
+    if let Some(out) = &args.out {
+        crate::results::dir::check_usable(out).map_err(Failure::usage)?;
+    }
+
+    Ok(RunPlan {
+        cpus,
+        policy: args.policy,
+        priority,
+        wake,
+        clock,
+        interval_ns,
+        distance_ns,
+        interval_step_ns,
+        length,
+        deadline_ns,
+        log_interval_ns,
+        loads,
+        load_texts: args.load.clone(),
+        samples: args.samples,
+        ring_size: args.ring_size,
+        mlock: !args.no_mlock,
+        pm_qos_us,
+        out: args.out.clone(),
+        json: args.json,
+        quiet: args.quiet,
+    })
+}
+
+fn check_online(what: &str, cpus: &[usize], online: &[usize], online_text: &str) -> Result<()> {
+    match cpus.iter().find(|c| !online.contains(c)) {
+        Some(c) => Err(Failure::usage(format!("{what}: CPU {c} is not online; this system's online CPUs are {online_text}"))),
+        None => Ok(()),
+    }
+}
+
+fn check_wake(wake: WakeMethod, clock: Clock, cpus: &[usize], interval: u64, distance: u64, step: u64) -> Result<()> {
+    use crate::measure::wake::Schedule;
+    let name = wake.name();
+    if wake.single_thread_only() && cpus.len() > 1 {
+        return Err(Failure::usage(format!(
+            "--wake {name} serves one measuring thread (the process has one {}), but --cpus selects {} CPUs; pass --cpus N with one CPU",
+            if wake == WakeMethod::Rtc { "/dev/rtc" } else { "ITIMER_REAL" },
+            cpus.len()
+        )));
+    }
+    if !wake.supports_clock(clock) {
+        return Err(Failure::usage(format!(
+            "--wake {name} always sleeps on the monotonic clock; drop --clock realtime, or use clock-nanosleep, clock-nanosleep-rel, posix-timer or timerfd"
+        )));
+    }
+    if step > 0 && wake.schedule() == Schedule::Periodic {
+        return Err(Failure::usage(format!(
+            "--interval-step needs a wake method that is armed every cycle, and {name} is a fixed-period timer; use clock-nanosleep, nanosleep, select, poll or itimer"
+        )));
+    }
+    if matches!(wake, WakeMethod::Select | WakeMethod::Itimer | WakeMethod::ItimerPeriodic) {
+        for (flag, v) in [("--interval", interval), ("--distance", distance), ("--interval-step", step)] {
+            if v % 1_000 != 0 {
+                return Err(Failure::usage(format!(
+                    "{flag} {v}ns: --wake {name} takes a timeval, whole microseconds only; round it to a multiple of 1us"
+                )));
+            }
+        }
+    }
+    if wake == WakeMethod::Rtc {
+        let rate = 1_000_000_000 / interval;
+        if 1_000_000_000 % interval != 0 || !rate.is_power_of_two() || !(2..=8192).contains(&rate) {
+            return Err(Failure::usage(format!(
+                "--interval {interval}ns: --wake rtc needs a rate of 2 to 8192 Hz that is a power of two (e.g. 1/2048 s = 488281ns is not exact; use 500ms, 250ms, 125ms, ... or 1s/2^n exactly)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn wake_method(w: WakeArg) -> WakeMethod {
+    match w {
+        WakeArg::ClockNanosleep => WakeMethod::ClockNanosleep,
+        WakeArg::ClockNanosleepRel => WakeMethod::ClockNanosleepRel,
+        WakeArg::Nanosleep => WakeMethod::Nanosleep,
+        WakeArg::Select => WakeMethod::Select,
+        WakeArg::Poll => WakeMethod::Poll,
+        WakeArg::Itimer => WakeMethod::Itimer,
+        WakeArg::ItimerPeriodic => WakeMethod::ItimerPeriodic,
+        WakeArg::PosixTimer => WakeMethod::PosixTimer,
+        WakeArg::Timerfd => WakeMethod::Timerfd,
+        WakeArg::Rtc => WakeMethod::Rtc,
+    }
+}
+
+pub fn policy_name(p: PolicyArg) -> &'static str {
+    match p {
+        PolicyArg::Fifo => "fifo",
+        PolicyArg::Rr => "rr",
+        PolicyArg::Other => "other",
+        PolicyArg::Batch => "batch",
+        PolicyArg::Idle => "idle",
+        PolicyArg::Deadline => "deadline",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(extra: &[&str]) -> RunArgs {
+        let mut argv = vec!["jitterlab", "run"];
+        argv.extend_from_slice(extra);
+        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Run(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    fn err(extra: &[&str]) -> String {
+        let e = resolve_with_online(&args(extra), &[0, 1]).unwrap_err();
+        assert_eq!(e.code, crate::error::ExitCode::Usage, "{}", e.message);
+        e.message
+    }
+
+    #[test]
+    fn defaults_follow_the_design() {
+        let p = resolve_with_online(&args(&[]), &[0, 1]).unwrap();
+        assert_eq!(p.cpus, vec![0, 1]);
+        assert_eq!(p.priority, 95);
+        assert_eq!(p.interval_ns, 1_000_000);
+        assert_eq!(p.length, RunLength::Duration(60_000_000_000));
+        assert_eq!(p.pm_qos_us, Some(0));
+        assert!(p.mlock);
+        assert_eq!(p.thread_deadline_ns(1), 1_000_000);
+        assert_eq!(p.thread_policy(0), Policy::Fifo(95));
+    }
+
+    #[test]
+    fn distance_and_deadline_per_thread() {
+        let p = resolve_with_online(&args(&["--interval", "200us", "--distance", "50us", "--policy", "deadline"]), &[0, 1]).unwrap();
+        assert_eq!(p.thread_interval_ns(1), 250_000);
+        assert_eq!(p.thread_policy(1), Policy::Deadline { runtime_ns: 25_000, deadline_ns: 250_000, period_ns: 250_000 });
+        assert_eq!(deadline_runtime_ns(1_000_000), 100_000);
+        assert_eq!(deadline_runtime_ns(20_000), 10_000);
+        assert_eq!(deadline_runtime_ns(5_000), 5_000);
+    }
+
+    #[test]
+    fn bad_inputs_name_the_value() {
+        assert!(err(&["--interval", "0ms"]).contains("below 1us"));
+        assert!(err(&["--interval", "500ns"]).contains("below 1us"));
+        assert!(err(&["--interval", "-1ms"]).contains("'-1ms'"));
+        assert!(err(&["--interval", "1"]).contains("no unit"));
+        assert!(err(&["--cpus", "7"]).contains("CPU 7 is not online"));
+        assert!(err(&["--cpus", "x"]).contains("'x'"));
+        assert!(err(&["--priority", "100"]).contains("outside the range"));
+        assert!(err(&["--priority", "0"]).contains("outside the range"));
+        assert!(err(&["--policy", "other", "--priority", "5"]).contains("omit --priority"));
+        assert!(err(&["--duration", "0s"]).contains("above zero"));
+        assert!(err(&["--duration", "soon"]).contains("'soon'"));
+        assert!(err(&["--loops", "0"]).contains("at least one"));
+        assert!(err(&["--load", "tornado:cpu=0"]).contains("unknown load 'tornado'"));
+        assert!(err(&["--load", "spike:cpu=9"]).contains("CPU 9 is not online"));
+        assert!(err(&["--load", "spike:len=2ms,every=1ms"]).contains("below every"));
+        assert!(err(&["--wake", "itimer"]).contains("one measuring thread"));
+        assert!(err(&["--wake", "nanosleep", "--clock", "realtime"]).contains("monotonic"));
+        assert!(err(&["--wake", "timerfd", "--interval-step", "1us"]).contains("fixed-period"));
+        assert!(err(&["--wake", "select", "--interval", "1500ns"]).contains("whole microseconds"));
+        assert!(err(&["--wake", "rtc", "--cpus", "0", "--interval", "1ms"]).contains("power of two"));
+        assert!(err(&["--pm-qos", "low"]).contains("'off' or a latency"));
+        assert!(err(&["--log-interval", "1ms"]).contains("below 10ms"));
+        assert!(err(&["--out", "/etc/hostname/run"]).contains("--out /etc/hostname/run"));
+    }
+}

@@ -1,0 +1,184 @@
+//! Latency statistics: an HDR histogram for percentiles plus exact min, max, mean and
+//! standard deviation, so that the extremes a real-time engineer cares most about are never
+//! rounded to a histogram bucket.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Significant digits of every latency histogram: values within 0.1%.
+pub const HISTOGRAM_DIGITS: u8 = 3;
+
+/// A fresh auto-resizing histogram: no value is ever out of range.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new(HISTOGRAM_DIGITS).expect("3 significant digits is a valid precision")
+}
+
+/// Accumulates latencies (ns).
+#[derive(Debug, Clone)]
+pub struct LatencyStats {
+    pub histogram: Histogram<u64>,
+    count: u64,
+    min: i64,
+    max: i64,
+    sum: i128,
+    sum_squares: f64,
+    /// Samples with a negative latency, recorded in the histogram as 0 (which cannot hold them).
+    pub early: u64,
+}
+
+impl Default for LatencyStats {
+    fn default() -> Self {
+        LatencyStats { histogram: new_histogram(), count: 0, min: i64::MAX, max: i64::MIN, sum: 0, sum_squares: 0.0, early: 0 }
+    }
+}
+
+impl LatencyStats {
+    pub fn record(&mut self, latency_ns: i64) {
+        self.count += 1;
+        self.min = self.min.min(latency_ns);
+        self.max = self.max.max(latency_ns);
+        self.sum += latency_ns as i128;
+        self.sum_squares += (latency_ns as f64) * (latency_ns as f64);
+        if latency_ns < 0 {
+            self.early += 1;
+        }
+        // Auto-resizing: recording cannot fail for a non-negative value.
+        self.histogram.record(latency_ns.max(0) as u64).expect("auto-resizing histogram");
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Forgets everything, keeping the histogram's allocation.
+    pub fn reset(&mut self) {
+        self.histogram.reset();
+        self.count = 0;
+        self.min = i64::MAX;
+        self.max = i64::MIN;
+        self.sum = 0;
+        self.sum_squares = 0.0;
+        self.early = 0;
+    }
+
+    /// Exact minimum, or None before any sample.
+    pub fn min_ns(&self) -> Option<i64> {
+        (self.count > 0).then_some(self.min)
+    }
+
+    /// Exact maximum, or None before any sample.
+    pub fn max_ns(&self) -> Option<i64> {
+        (self.count > 0).then_some(self.max)
+    }
+
+    /// Exact mean, or None before any sample.
+    pub fn mean_ns(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.sum as f64 / self.count as f64)
+    }
+
+    /// The summary of everything recorded so far.
+    pub fn summary(&self) -> LatencySummary {
+        if self.count == 0 {
+            return LatencySummary::default();
+        }
+        let n = self.count as f64;
+        let mean = self.sum as f64 / n;
+        let variance = (self.sum_squares / n - mean * mean).max(0.0);
+        let q = |quantile: f64| Some(self.histogram.value_at_quantile(quantile));
+        LatencySummary {
+            samples: self.count,
+            min_ns: Some(self.min),
+            mean_ns: Some(mean),
+            stddev_ns: Some(variance.sqrt()),
+            p50_ns: q(0.50),
+            p90_ns: q(0.90),
+            p99_ns: q(0.99),
+            p999_ns: q(0.999),
+            p9999_ns: q(0.9999),
+            max_ns: Some(self.max),
+        }
+    }
+}
+
+/// The latency figures of run.json. Percentiles are HDR histogram values (within 0.1%);
+/// min, max, mean and standard deviation are exact. All None when there were no samples.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub samples: u64,
+    pub min_ns: Option<i64>,
+    pub mean_ns: Option<f64>,
+    pub stddev_ns: Option<f64>,
+    pub p50_ns: Option<u64>,
+    pub p90_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub p999_ns: Option<u64>,
+    pub p9999_ns: Option<u64>,
+    pub max_ns: Option<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Nearest-rank percentile of a sorted slice: the smallest value with at least q of the
+    /// samples at or below it.
+    fn nearest_rank(sorted: &[i64], q: f64) -> i64 {
+        let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+        sorted[rank - 1]
+    }
+
+    #[test]
+    fn summary_matches_a_sorted_reference() {
+        // A deterministic, skewed sample set: mostly tens of us, a tail up to several ms.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut values = Vec::new();
+        for i in 0..200_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let base = 5_000 + (x % 40_000) as i64;
+            values.push(if i % 997 == 0 { base * 100 } else { base });
+        }
+        let mut stats = LatencyStats::default();
+        values.iter().for_each(|&v| stats.record(v));
+        let s = stats.summary();
+        values.sort_unstable();
+        assert_eq!(s.samples, values.len() as u64);
+        assert_eq!(s.min_ns, Some(values[0]));
+        assert_eq!(s.max_ns, Some(*values.last().unwrap()));
+        let mean = values.iter().map(|&v| v as f64).sum::<f64>() / values.len() as f64;
+        assert!((s.mean_ns.unwrap() - mean).abs() < 1e-6 * mean);
+        let var = values.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / values.len() as f64;
+        assert!((s.stddev_ns.unwrap() - var.sqrt()).abs() < 1e-6 * var.sqrt());
+        for (got, q) in [(s.p50_ns, 0.5), (s.p90_ns, 0.9), (s.p99_ns, 0.99), (s.p999_ns, 0.999), (s.p9999_ns, 0.9999)] {
+            let want = nearest_rank(&values, q) as f64;
+            let got = got.unwrap() as f64;
+            assert!((got - want).abs() <= want * 0.001 + 1.0, "p{q}: histogram {got} vs sorted {want}");
+        }
+    }
+
+    #[test]
+    fn negative_latencies_are_counted_not_lost() {
+        let mut stats = LatencyStats::default();
+        stats.record(-300);
+        stats.record(1_000);
+        let s = stats.summary();
+        assert_eq!(s.samples, 2);
+        assert_eq!(s.min_ns, Some(-300));
+        assert_eq!(stats.early, 1);
+        assert_eq!(stats.histogram.len(), 2);
+    }
+
+    #[test]
+    fn huge_values_fit() {
+        let mut stats = LatencyStats::default();
+        stats.record(3_600_000_000_000); // an hour
+        assert_eq!(stats.summary().max_ns, Some(3_600_000_000_000));
+        assert_eq!(stats.histogram.len(), 1);
+    }
+
+    #[test]
+    fn empty_summary_has_no_numbers() {
+        assert_eq!(LatencyStats::default().summary(), LatencySummary::default());
+    }
+}

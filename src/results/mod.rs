@@ -1,0 +1,8 @@
+//! The result directory, format 1 (DESIGN.md; specified in docs/result-format.md).
+
+pub mod dir;
+pub mod events;
+pub mod run_record;
+
+pub use dir::ResultDir;
+pub use run_record::RunRecord;

@@ -1,0 +1,137 @@
+//! run.json: what a run was asked to do, what it found, and what it measured.
+//! The fields are specified in docs/result-format.md; every quantity carries its unit in its name.
+
+use crate::record::stats::LatencySummary;
+use serde::{Deserialize, Serialize};
+
+/// The version of the result-directory format this build writes.
+pub const FORMAT: u32 = 1;
+pub const FILE_NAME: &str = "run.json";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub format: u32,
+    pub jitterlab_version: String,
+    pub command_line: Vec<String>,
+    pub plan: PlanRecord,
+    /// The system snapshot and readiness verdicts (see docs/doctor.md).
+    pub system: serde_json::Value,
+    /// What jitterlab itself changed on the system for the run.
+    pub environment: EnvironmentRecord,
+    pub started_utc: String,
+    pub ended_utc: Option<String>,
+    /// The run's start on CLOCK_MONOTONIC (the time base of events.jsonl), ns.
+    pub start_monotonic_ns: u64,
+    pub duration_ns: Option<u64>,
+    pub ended: Ended,
+    /// Why the run failed or was interrupted, when it did not complete.
+    pub end_reason: Option<String>,
+    pub threads: Vec<ThreadSummary>,
+    pub loads: Vec<LoadRecord>,
+    pub warnings: Vec<String>,
+}
+
+/// How a run ended. `running` is what a run killed by SIGKILL leaves behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ended {
+    Running,
+    Completed,
+    Interrupted,
+    Failed,
+}
+
+impl Ended {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ended::Running => "running",
+            Ended::Completed => "completed",
+            Ended::Interrupted => "interrupted",
+            Ended::Failed => "failed",
+        }
+    }
+}
+
+/// The resolved plan: every option's effective value.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlanRecord {
+    pub cpus: Vec<usize>,
+    pub policy: String,
+    pub priority: i32,
+    /// For SCHED_DEADLINE: the reservation of each thread, ns.
+    pub deadline_runtime_ns: Option<u64>,
+    pub wake: String,
+    pub clock: String,
+    pub interval_ns: u64,
+    pub distance_ns: u64,
+    pub interval_step_ns: u64,
+    pub duration_ns: Option<u64>,
+    pub loops: Option<u64>,
+    /// Explicit --deadline; when None each thread's deadline is its interval.
+    pub deadline_ns: Option<u64>,
+    pub log_interval_ns: u64,
+    pub loads: Vec<String>,
+    pub samples: bool,
+    pub ring_size: usize,
+    pub mlock: bool,
+    /// Requested /dev/cpu_dma_latency value in us; None for --pm-qos off.
+    pub pm_qos_us: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EnvironmentRecord {
+    /// mlockall(MCL_CURRENT|MCL_FUTURE) succeeded.
+    pub memory_locked: bool,
+    /// Bytes of each measuring thread's stack touched before measuring.
+    pub stack_prefaulted_bytes: usize,
+    pub pm_qos: PmQosRecord,
+}
+
+/// What was done with /dev/cpu_dma_latency.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PmQosRecord {
+    /// The value held for the run, us; None when left alone.
+    pub held_us: Option<u32>,
+    /// The value in force before the run, when readable, us.
+    pub previous_us: Option<u32>,
+    /// Why it was not held, when it was requested and could not be.
+    pub error: Option<String>,
+}
+
+/// One measuring thread's results.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ThreadSummary {
+    pub cpu: usize,
+    pub thread_index: usize,
+    pub tid: i32,
+    pub interval_ns: u64,
+    pub deadline_ns: u64,
+    #[serde(flatten)]
+    pub latency: LatencySummary,
+    /// Periods that passed unserved because a wakeup came a period or more late.
+    pub missed_periods: u64,
+    /// Samples lost because the ring was full (the recorder fell behind).
+    pub dropped_records: u64,
+    /// Wakeups later than `deadline_ns`.
+    pub deadline_misses: u64,
+    /// Wakeups with a negative latency (a clock step or an early-waking method).
+    pub early_wakeups: u64,
+    /// `completed`, `stopped` or `failed: <reason>`.
+    pub end: String,
+}
+
+/// One load generator's report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadRecord {
+    pub spec: String,
+    pub kind: String,
+    pub throughput: Vec<Throughput>,
+}
+
+/// A rate with its unit, e.g. 5.0 "injections/s".
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Throughput {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+}
