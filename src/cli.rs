@@ -40,11 +40,23 @@ pub struct RunArgs {
     pub loops: Option<u64>,
 
     /// The wakeup period of the first thread (at least 1us).
-    #[arg(long, short = 'i', default_value = "1ms", value_name = "DURATION", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        short = 'i',
+        default_value = "1ms",
+        value_name = "DURATION",
+        allow_hyphen_values = true
+    )]
     pub interval: String,
 
     /// Added to the interval of each further thread: thread k sleeps interval + k*distance (cyclictest -d).
-    #[arg(long, short = 'd', default_value = "0ns", value_name = "DURATION", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        short = 'd',
+        default_value = "0ns",
+        value_name = "DURATION",
+        allow_hyphen_values = true
+    )]
     pub distance: String,
 
     /// Added to the interval after every wakeup, so the period grows each loop (FirmTimers -i).

@@ -3,10 +3,12 @@
 pub mod cli;
 pub mod cpulist;
 pub mod error;
-pub mod system;
-pub mod units;
-pub mod measure;
 pub mod load;
+pub mod measure;
 pub mod plan;
 pub mod record;
+pub mod report;
 pub mod results;
+pub mod runner;
+pub mod system;
+pub mod units;

@@ -1,1 +1,47 @@
-fn main() {}
+//! The jitterlab binary: parse, dispatch, turn errors into exit codes (DESIGN.md).
+
+use clap::Parser;
+use jitterlab::cli::{Cli, Command};
+use jitterlab::error::Failure;
+use jitterlab::{report, runner, system};
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match dispatch(cli.command) {
+        Ok(code) => code,
+        Err(Failure { code, message }) => {
+            eprintln!("jitterlab: {message}");
+            code as i32
+        }
+    };
+    std::process::exit(code);
+}
+
+fn dispatch(command: Command) -> jitterlab::error::Result<i32> {
+    match command {
+        Command::Run(args) => {
+            let outcome = runner::run(&args, std::env::args().collect())?;
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&outcome.record).expect("run records serialise")
+                );
+            } else {
+                print!(
+                    "{}",
+                    report::terminal::summary(&outcome.record, &outcome.dir.path)
+                );
+            }
+            Ok(match outcome.record.ended {
+                jitterlab::results::run_record::Ended::Failed => {
+                    jitterlab::error::ExitCode::Run as i32
+                }
+                _ => 0,
+            })
+        }
+        Command::Export(args) => {
+            report::export::export(&args.run_dir, args.format, args.output.as_deref()).map(|_| 0)
+        }
+        Command::Doctor(args) => system::doctor::run(args.json, args.cpus.as_deref()),
+    }
+}

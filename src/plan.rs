@@ -55,7 +55,8 @@ impl RunPlan {
 
     /// The deadline of the thread at `index`: --deadline, or its interval.
     pub fn thread_deadline_ns(&self, index: usize) -> u64 {
-        self.deadline_ns.unwrap_or_else(|| self.thread_interval_ns(index))
+        self.deadline_ns
+            .unwrap_or_else(|| self.thread_interval_ns(index))
     }
 
     /// The scheduling policy of the thread at `index`. SCHED_DEADLINE reserves a tenth of the
@@ -70,7 +71,11 @@ impl RunPlan {
             PolicyArg::Idle => Policy::Idle,
             PolicyArg::Deadline => {
                 let period = self.thread_interval_ns(index);
-                Policy::Deadline { runtime_ns: deadline_runtime_ns(period), deadline_ns: period, period_ns: period }
+                Policy::Deadline {
+                    runtime_ns: deadline_runtime_ns(period),
+                    deadline_ns: period,
+                    period_ns: period,
+                }
             }
         }
     }
@@ -101,7 +106,12 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         )));
     }
     let distance_ns = duration_arg("--distance", &args.distance)?;
-    let interval_step_ns = args.interval_step.as_deref().map(|s| duration_arg("--interval-step", s)).transpose()?.unwrap_or(0);
+    let interval_step_ns = args
+        .interval_step
+        .as_deref()
+        .map(|s| duration_arg("--interval-step", s))
+        .transpose()?
+        .unwrap_or(0);
 
     let length = match (&args.duration, args.loops) {
         (_, Some(0)) => return Err(Failure::usage("--loops 0: at least one loop is needed")),
@@ -109,7 +119,9 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         (Some(d), None) => {
             let ns = duration_arg("--duration", d)?;
             if ns == 0 {
-                return Err(Failure::usage(format!("--duration {d}: a run needs a duration above zero (e.g. 30s)")));
+                return Err(Failure::usage(format!(
+                    "--duration {d}: a run needs a duration above zero (e.g. 30s)"
+                )));
             }
             RunLength::Duration(ns)
         }
@@ -134,7 +146,11 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
             policy_name(args.policy),
             range.start(),
             range.end(),
-            if *range.end() == 0 { "omit --priority, or use --policy fifo or rr for a real-time priority" } else { "real-time priorities are 1 to 99" }
+            if *range.end() == 0 {
+                "omit --priority, or use --policy fifo or rr for a real-time priority"
+            } else {
+                "real-time priorities are 1 to 99"
+            }
         )));
     }
 
@@ -143,11 +159,24 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         ClockArg::Monotonic => Clock::Monotonic,
         ClockArg::Realtime => Clock::Realtime,
     };
-    check_wake(wake, clock, &cpus, interval_ns, distance_ns, interval_step_ns)?;
+    check_wake(
+        wake,
+        clock,
+        &cpus,
+        interval_ns,
+        distance_ns,
+        interval_step_ns,
+    )?;
 
-    let deadline_ns = args.deadline.as_deref().map(|d| duration_arg("--deadline", d)).transpose()?;
+    let deadline_ns = args
+        .deadline
+        .as_deref()
+        .map(|d| duration_arg("--deadline", d))
+        .transpose()?;
     if deadline_ns == Some(0) {
-        return Err(Failure::usage("--deadline 0: a deadline must be above zero"));
+        return Err(Failure::usage(
+            "--deadline 0: a deadline must be above zero",
+        ));
     }
     let log_interval_ns = duration_arg("--log-interval", &args.log_interval)?;
     if log_interval_ns < 10_000_000 {
@@ -160,12 +189,20 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
     let mut loads = Vec::new();
     for text in &args.load {
         let load = LoadSpec::parse(text).map_err(|e| Failure::usage(format!("--load: {e}")))?;
-        check_online(&format!("--load {text}"), &load.cpus(), online, &online_text)?;
+        check_online(
+            &format!("--load {text}"),
+            &load.cpus(),
+            online,
+            &online_text,
+        )?;
         loads.push(load);
     }
 
     if args.ring_size < 16 {
-        return Err(Failure::usage(format!("--ring-size {}: at least 16 samples", args.ring_size)));
+        return Err(Failure::usage(format!(
+            "--ring-size {}: at least 16 samples",
+            args.ring_size
+        )));
     }
     let pm_qos_us = match args.pm_qos.as_str() {
         "off" => None,
@@ -203,18 +240,31 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
 
 fn check_online(what: &str, cpus: &[usize], online: &[usize], online_text: &str) -> Result<()> {
     match cpus.iter().find(|c| !online.contains(c)) {
-        Some(c) => Err(Failure::usage(format!("{what}: CPU {c} is not online; this system's online CPUs are {online_text}"))),
+        Some(c) => Err(Failure::usage(format!(
+            "{what}: CPU {c} is not online; this system's online CPUs are {online_text}"
+        ))),
         None => Ok(()),
     }
 }
 
-fn check_wake(wake: WakeMethod, clock: Clock, cpus: &[usize], interval: u64, distance: u64, step: u64) -> Result<()> {
+fn check_wake(
+    wake: WakeMethod,
+    clock: Clock,
+    cpus: &[usize],
+    interval: u64,
+    distance: u64,
+    step: u64,
+) -> Result<()> {
     use crate::measure::wake::Schedule;
     let name = wake.name();
     if wake.single_thread_only() && cpus.len() > 1 {
         return Err(Failure::usage(format!(
             "--wake {name} serves one measuring thread (the process has one {}), but --cpus selects {} CPUs; pass --cpus N with one CPU",
-            if wake == WakeMethod::Rtc { "/dev/rtc" } else { "ITIMER_REAL" },
+            if wake == WakeMethod::Rtc {
+                "/dev/rtc"
+            } else {
+                "ITIMER_REAL"
+            },
             cpus.len()
         )));
     }
@@ -228,8 +278,15 @@ fn check_wake(wake: WakeMethod, clock: Clock, cpus: &[usize], interval: u64, dis
             "--interval-step needs a wake method that is armed every cycle, and {name} is a fixed-period timer; use clock-nanosleep, nanosleep, select, poll or itimer"
         )));
     }
-    if matches!(wake, WakeMethod::Select | WakeMethod::Itimer | WakeMethod::ItimerPeriodic) {
-        for (flag, v) in [("--interval", interval), ("--distance", distance), ("--interval-step", step)] {
+    if matches!(
+        wake,
+        WakeMethod::Select | WakeMethod::Itimer | WakeMethod::ItimerPeriodic
+    ) {
+        for (flag, v) in [
+            ("--interval", interval),
+            ("--distance", distance),
+            ("--interval-step", step),
+        ] {
             if v % 1_000 != 0 {
                 return Err(Failure::usage(format!(
                     "{flag} {v}ns: --wake {name} takes a timeval, whole microseconds only; round it to a multiple of 1us"
@@ -309,9 +366,27 @@ mod tests {
 
     #[test]
     fn distance_and_deadline_per_thread() {
-        let p = resolve_with_online(&args(&["--interval", "200us", "--distance", "50us", "--policy", "deadline"]), &[0, 1]).unwrap();
+        let p = resolve_with_online(
+            &args(&[
+                "--interval",
+                "200us",
+                "--distance",
+                "50us",
+                "--policy",
+                "deadline",
+            ]),
+            &[0, 1],
+        )
+        .unwrap();
         assert_eq!(p.thread_interval_ns(1), 250_000);
-        assert_eq!(p.thread_policy(1), Policy::Deadline { runtime_ns: 25_000, deadline_ns: 250_000, period_ns: 250_000 });
+        assert_eq!(
+            p.thread_policy(1),
+            Policy::Deadline {
+                runtime_ns: 25_000,
+                deadline_ns: 250_000,
+                period_ns: 250_000
+            }
+        );
         assert_eq!(deadline_runtime_ns(1_000_000), 100_000);
         assert_eq!(deadline_runtime_ns(20_000), 10_000);
         assert_eq!(deadline_runtime_ns(5_000), 5_000);
@@ -338,7 +413,9 @@ mod tests {
         assert!(err(&["--wake", "nanosleep", "--clock", "realtime"]).contains("monotonic"));
         assert!(err(&["--wake", "timerfd", "--interval-step", "1us"]).contains("fixed-period"));
         assert!(err(&["--wake", "select", "--interval", "1500ns"]).contains("whole microseconds"));
-        assert!(err(&["--wake", "rtc", "--cpus", "0", "--interval", "1ms"]).contains("power of two"));
+        assert!(
+            err(&["--wake", "rtc", "--cpus", "0", "--interval", "1ms"]).contains("power of two")
+        );
         assert!(err(&["--pm-qos", "low"]).contains("'off' or a latency"));
         assert!(err(&["--log-interval", "1ms"]).contains("below 10ms"));
         assert!(err(&["--out", "/etc/hostname/run"]).contains("--out /etc/hostname/run"));

@@ -21,7 +21,10 @@ impl LoadSpec {
         let params = spec::Params::parse(text)?;
         match params.name.as_str() {
             "spike" => SpikeSpec::parse(params).map(LoadSpec::Spike),
-            other => Err(format!("unknown load '{other}' in '{text}'; known loads: {}", KNOWN_LOADS.join(", "))),
+            other => Err(format!(
+                "unknown load '{other}' in '{text}'; known loads: {}",
+                KNOWN_LOADS.join(", ")
+            )),
         }
     }
 

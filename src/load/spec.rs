@@ -20,11 +20,18 @@ impl Params {
             let (k, v) = pair
                 .split_once('=')
                 .ok_or_else(|| format!("load '{spec}': '{pair}' is not key=value"))?;
-            if values.insert(k.trim().to_string(), v.trim().to_string()).is_some() {
+            if values
+                .insert(k.trim().to_string(), v.trim().to_string())
+                .is_some()
+            {
                 return Err(format!("load '{spec}': key '{}' is given twice", k.trim()));
             }
         }
-        Ok(Params { spec: spec.to_string(), name: name.trim().to_string(), values })
+        Ok(Params {
+            spec: spec.to_string(),
+            name: name.trim().to_string(),
+            values,
+        })
     }
 
     fn take(&mut self, key: &str) -> Option<String> {
@@ -32,24 +39,38 @@ impl Params {
     }
 
     fn bad(&self, key: &str, value: &str, accepted: &str) -> String {
-        format!("load '{}': {key}={value} is not valid; {key} takes {accepted}", self.spec)
+        format!(
+            "load '{}': {key}={value} is not valid; {key} takes {accepted}",
+            self.spec
+        )
     }
 
     /// A duration with a unit, or `default`.
     pub fn duration_ns(&mut self, key: &str, default: Option<u64>) -> Result<Option<u64>, String> {
         match self.take(key) {
             None => Ok(default),
-            Some(v) => parse_duration_ns(&v).map(Some).map_err(|e| format!("load '{}': {key}: {e}", self.spec)),
+            Some(v) => parse_duration_ns(&v)
+                .map(Some)
+                .map_err(|e| format!("load '{}': {key}: {e}", self.spec)),
         }
     }
 
     /// An integer within `range`, or `default`.
-    pub fn int(&mut self, key: &str, range: std::ops::RangeInclusive<i64>, default: Option<i64>) -> Result<Option<i64>, String> {
+    pub fn int(
+        &mut self,
+        key: &str,
+        range: std::ops::RangeInclusive<i64>,
+        default: Option<i64>,
+    ) -> Result<Option<i64>, String> {
         match self.take(key) {
             None => Ok(default),
             Some(v) => match v.parse::<i64>() {
                 Ok(n) if range.contains(&n) => Ok(Some(n)),
-                _ => Err(self.bad(key, &v, &format!("an integer from {} to {}", range.start(), range.end()))),
+                _ => Err(self.bad(
+                    key,
+                    &v,
+                    &format!("an integer from {} to {}", range.start(), range.end()),
+                )),
             },
         }
     }
@@ -85,10 +106,26 @@ mod tests {
     #[test]
     fn names_the_bad_key() {
         let p = Params::parse("spike:cpu=0,colour=red").unwrap();
-        assert!(p.finish(&["cpu"]).unwrap_err().contains("unknown parameter 'colour'"));
+        assert!(
+            p.finish(&["cpu"])
+                .unwrap_err()
+                .contains("unknown parameter 'colour'")
+        );
         let mut p = Params::parse("spike:prio=120").unwrap();
-        assert!(p.int("prio", 1..=99, None).unwrap_err().contains("prio=120"));
-        assert!(Params::parse("spike:cpu").unwrap_err().contains("not key=value"));
-        assert!(Params::parse("spike:cpu=1,cpu=2").unwrap_err().contains("twice"));
+        assert!(
+            p.int("prio", 1..=99, None)
+                .unwrap_err()
+                .contains("prio=120")
+        );
+        assert!(
+            Params::parse("spike:cpu")
+                .unwrap_err()
+                .contains("not key=value")
+        );
+        assert!(
+            Params::parse("spike:cpu=1,cpu=2")
+                .unwrap_err()
+                .contains("twice")
+        );
     }
 }

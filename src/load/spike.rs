@@ -4,12 +4,12 @@
 //! Each injection's start and end are read from CLOCK_MONOTONIC and logged to events.jsonl.
 
 use super::spec::Params;
-use crate::measure::clock::monotonic_ns;
-use crate::measure::sched::{explain_policy_refusal, pin_current_thread, Policy};
-use crate::measure::wake::{AbsoluteSleep, Waker};
 use crate::measure::Clock;
+use crate::measure::clock::monotonic_ns;
+use crate::measure::sched::{Policy, explain_policy_refusal, pin_current_thread};
+use crate::measure::wake::{AbsoluteSleep, Waker};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 
 pub const PARAMETERS: &[&str] = &["cpu", "every", "len", "prio", "offset"];
@@ -38,7 +38,13 @@ impl SpikeSpec {
                 "load spike: len ({len_ns} ns) must be above 0 and below every ({every_ns} ns), or the CPU is never released"
             ));
         }
-        Ok(SpikeSpec { cpu, every_ns, len_ns, prio, offset_ns })
+        Ok(SpikeSpec {
+            cpu,
+            every_ns,
+            len_ns,
+            prio,
+            offset_ns,
+        })
     }
 }
 
@@ -76,18 +82,30 @@ impl SpikeLoad {
                 let policy = Policy::Fifo(s.prio);
                 let setup = pin_current_thread(s.cpu)
                     .map_err(|e| format!("spike load: cannot pin to CPU {}: {e}", s.cpu))
-                    .and_then(|_| policy.apply_to_current_thread().map_err(|e| explain_policy_refusal(&policy, s.cpu, &e)));
+                    .and_then(|_| {
+                        policy
+                            .apply_to_current_thread()
+                            .map_err(|e| explain_policy_refusal(&policy, s.cpu, &e))
+                    });
                 let ok = setup.is_ok();
                 let _ = ready_tx.send(setup);
                 if !ok {
                     return;
                 }
-                let Ok((run_start_ns, end_ns)) = start_rx.recv() else { return };
+                let Ok((run_start_ns, end_ns)) = start_rx.recv() else {
+                    return;
+                };
                 inject(&s, run_start_ns, end_ns, &stop, &mut producer);
             })
             .map_err(|e| format!("spike load: cannot start its thread: {e}"))?;
         match ready_rx.recv() {
-            Ok(Ok(())) => Ok(SpikeLoad { spec, injections: consumer, start: start_tx, join: Some(join), count: 0 }),
+            Ok(Ok(())) => Ok(SpikeLoad {
+                spec,
+                injections: consumer,
+                start: start_tx,
+                join: Some(join),
+                count: 0,
+            }),
             Ok(Err(message)) => {
                 let _ = join.join();
                 Err(message)
@@ -120,8 +138,16 @@ impl SpikeLoad {
     }
 }
 
-fn inject(s: &SpikeSpec, run_start_ns: u64, end_ns: u64, stop: &AtomicBool, out: &mut rtrb::Producer<Injection>) {
-    let mut sleeper = AbsoluteSleep { clock: Clock::Monotonic };
+fn inject(
+    s: &SpikeSpec,
+    run_start_ns: u64,
+    end_ns: u64,
+    stop: &AtomicBool,
+    out: &mut rtrb::Producer<Injection>,
+) {
+    let mut sleeper = AbsoluteSleep {
+        clock: Clock::Monotonic,
+    };
     for index in 0.. {
         let due_ns = run_start_ns + s.offset_ns + index * s.every_ns;
         if due_ns >= end_ns || stop.load(Ordering::Relaxed) {
@@ -143,6 +169,11 @@ fn inject(s: &SpikeSpec, run_start_ns: u64, end_ns: u64, stop: &AtomicBool, out:
             std::hint::spin_loop();
             now = monotonic_ns();
         }
-        let _ = out.push(Injection { index, due_ns, start_ns, end_ns: now });
+        let _ = out.push(Injection {
+            index,
+            due_ns,
+            start_ns,
+            end_ns: now,
+        });
     }
 }

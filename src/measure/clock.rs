@@ -26,7 +26,10 @@ impl Clock {
     /// Reads the clock in nanoseconds.
     #[inline(always)]
     pub fn now_ns(self) -> u64 {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         // SAFETY: ts is a valid out-pointer; both clock ids always exist on Linux.
         unsafe { libc::clock_gettime(self.id(), &mut ts) };
         timespec_to_ns(&ts)
@@ -45,5 +48,8 @@ pub fn timespec_to_ns(ts: &libc::timespec) -> u64 {
 
 #[inline(always)]
 pub fn ns_to_timespec(ns: u64) -> libc::timespec {
-    libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long }
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
 }

@@ -45,7 +45,11 @@ pub struct CyclePlan<T = Clock> {
 /// 1 ms, a wakeup 2.5 ms late let 2 further periods pass unserved.
 #[inline(always)]
 pub fn periods_missed(latency_ns: i64, interval_ns: u64) -> u64 {
-    if latency_ns <= 0 { 0 } else { latency_ns as u64 / interval_ns }
+    if latency_ns <= 0 {
+        0
+    } else {
+        latency_ns as u64 / interval_ns
+    }
 }
 
 /// Anything that takes samples without blocking: the ring's producer, or a Vec in tests.
@@ -96,7 +100,12 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
         let now = clock.now_ns();
         let latency = now as i64 - due as i64;
         let missed = periods_missed(latency, interval);
-        if !sink.try_push(Sample { seq, expected_ns: due, latency_ns: latency, missed: missed.min(u32::MAX as u64) as u32 }) {
+        if !sink.try_push(Sample {
+            seq,
+            expected_ns: due,
+            latency_ns: latency,
+            missed: missed.min(u32::MAX as u64) as u32,
+        }) {
             dropped += 1;
             counters.dropped_records.store(dropped, Relaxed);
         }
@@ -110,7 +119,9 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
             // The wake read doubles as the next sleep's start, keeping one clock read per cycle.
             Schedule::Relative => now + interval + plan.interval_step_ns,
             // Skip the grid points that passed unserved; they were counted as missed.
-            Schedule::Absolute | Schedule::Periodic => due + interval * (missed + 1) + plan.interval_step_ns,
+            Schedule::Absolute | Schedule::Periodic => {
+                due + interval * (missed + 1) + plan.interval_step_ns
+            }
         };
         interval += plan.interval_step_ns;
     }
@@ -172,9 +183,20 @@ mod tests {
             first_due_ns: 10_000_000,
             stop_at: StopAt::Loops(latencies.len() as u64),
         };
-        let mut waker = ScriptedWaker { time, schedule, latencies: latencies.to_vec(), next: 0 };
+        let mut waker = ScriptedWaker {
+            time,
+            schedule,
+            latencies: latencies.to_vec(),
+            next: 0,
+        };
         let (mut samples, counters) = (Vec::new(), ThreadCounters::default());
-        let end = run_cycles(&mut waker, &plan, &mut samples, &counters, &AtomicBool::new(false));
+        let end = run_cycles(
+            &mut waker,
+            &plan,
+            &mut samples,
+            &counters,
+            &AtomicBool::new(false),
+        );
         assert_eq!(end, ThreadEnd::Completed);
         (samples, counters)
     }
@@ -191,7 +213,11 @@ mod tests {
     /// time moves past them, so no grid point is served late twice.
     #[test]
     fn absolute_grid_skips_and_counts_passed_periods() {
-        let (samples, counters) = simulate(Schedule::Absolute, &[10_000, 2_500_000, 20_000, 1_000_000, 5_000], 0);
+        let (samples, counters) = simulate(
+            Schedule::Absolute,
+            &[10_000, 2_500_000, 20_000, 1_000_000, 5_000],
+            0,
+        );
         let dues: Vec<u64> = samples.iter().map(|s| s.expected_ns - 10_000_000).collect();
         assert_eq!(dues, vec![0, 1_000_000, 4_000_000, 5_000_000, 7_000_000]);
         let lat: Vec<i64> = samples.iter().map(|s| s.latency_ns).collect();
@@ -217,7 +243,10 @@ mod tests {
     #[test]
     fn interval_step_grows_the_period() {
         let (samples, _) = simulate(Schedule::Absolute, &[0, 0, 0, 0], 100_000);
-        let gaps: Vec<u64> = samples.windows(2).map(|w| w[1].expected_ns - w[0].expected_ns).collect();
+        let gaps: Vec<u64> = samples
+            .windows(2)
+            .map(|w| w[1].expected_ns - w[0].expected_ns)
+            .collect();
         assert_eq!(gaps, vec![1_100_000, 1_200_000, 1_300_000]);
     }
 
@@ -244,10 +273,21 @@ mod tests {
             first_due_ns: 0,
             stop_at: StopAt::Loops(10),
         };
-        let mut waker = ScriptedWaker { time, schedule: Schedule::Absolute, latencies: vec![1; 10], next: 0 };
+        let mut waker = ScriptedWaker {
+            time,
+            schedule: Schedule::Absolute,
+            latencies: vec![1; 10],
+            next: 0,
+        };
         let counters = ThreadCounters::default();
         let mut sink = Alternating(Vec::new(), false);
-        run_cycles(&mut waker, &plan, &mut sink, &counters, &AtomicBool::new(false));
+        run_cycles(
+            &mut waker,
+            &plan,
+            &mut sink,
+            &counters,
+            &AtomicBool::new(false),
+        );
         assert_eq!(counters.wakeups.load(Relaxed), 10);
         assert_eq!(counters.dropped_records.load(Relaxed), 5);
         let seqs: Vec<u64> = sink.0.iter().map(|s| s.seq).collect();
@@ -265,11 +305,35 @@ mod tests {
             first_due_ns: 0,
             stop_at: StopAt::ClockTime(10_000),
         };
-        let mut waker = ScriptedWaker { time, schedule: Schedule::Absolute, latencies: vec![0; 20], next: 0 };
+        let mut waker = ScriptedWaker {
+            time,
+            schedule: Schedule::Absolute,
+            latencies: vec![0; 20],
+            next: 0,
+        };
         let (mut samples, counters) = (Vec::new(), ThreadCounters::default());
-        assert_eq!(run_cycles(&mut waker, &plan, &mut samples, &counters, &AtomicBool::new(false)), ThreadEnd::Completed);
-        assert_eq!(samples.len(), 10, "due times 0..9000 lie before the end at 10000");
-        let stopped = run_cycles(&mut waker, &plan, &mut samples, &counters, &AtomicBool::new(true));
+        assert_eq!(
+            run_cycles(
+                &mut waker,
+                &plan,
+                &mut samples,
+                &counters,
+                &AtomicBool::new(false)
+            ),
+            ThreadEnd::Completed
+        );
+        assert_eq!(
+            samples.len(),
+            10,
+            "due times 0..9000 lie before the end at 10000"
+        );
+        let stopped = run_cycles(
+            &mut waker,
+            &plan,
+            &mut samples,
+            &counters,
+            &AtomicBool::new(true),
+        );
         assert_eq!(stopped, ThreadEnd::Stopped);
     }
 }

@@ -14,7 +14,7 @@ pub mod wake;
 
 pub use clock::Clock;
 pub use sched::Policy;
-pub use thread::{spawn_measuring_thread, MeasuringThread, SetupError, StartGate, ThreadPlan};
+pub use thread::{MeasuringThread, SetupError, StartGate, ThreadPlan, spawn_measuring_thread};
 pub use wake::WakeMethod;
 
 use std::sync::atomic::{AtomicI32, AtomicU64};

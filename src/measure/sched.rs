@@ -13,7 +13,11 @@ pub enum Policy {
     Batch,
     Idle,
     /// SCHED_DEADLINE with its reservation, all in ns.
-    Deadline { runtime_ns: u64, deadline_ns: u64, period_ns: u64 },
+    Deadline {
+        runtime_ns: u64,
+        deadline_ns: u64,
+        period_ns: u64,
+    },
 }
 
 impl Policy {
@@ -38,12 +42,20 @@ impl Policy {
 
     /// True for the policies that preempt normal tasks (FIFO, RR, DEADLINE).
     pub fn is_realtime(&self) -> bool {
-        matches!(self, Policy::Fifo(_) | Policy::RoundRobin(_) | Policy::Deadline { .. })
+        matches!(
+            self,
+            Policy::Fifo(_) | Policy::RoundRobin(_) | Policy::Deadline { .. }
+        )
     }
 
     /// Applies the policy to the calling thread.
     pub fn apply_to_current_thread(&self) -> io::Result<()> {
-        if let Policy::Deadline { runtime_ns, deadline_ns, period_ns } = *self {
+        if let Policy::Deadline {
+            runtime_ns,
+            deadline_ns,
+            period_ns,
+        } = *self
+        {
             return set_deadline(runtime_ns, deadline_ns, period_ns);
         }
         let (policy, priority) = match *self {
@@ -54,7 +66,9 @@ impl Policy {
             Policy::Idle => (libc::SCHED_IDLE, 0),
             Policy::Deadline { .. } => unreachable!("handled above"),
         };
-        let param = libc::sched_param { sched_priority: priority };
+        let param = libc::sched_param {
+            sched_priority: priority,
+        };
         // SAFETY: pid 0 is the calling thread; param is a valid pointer.
         if unsafe { libc::sched_setscheduler(0, policy, &param) } != 0 {
             return Err(io::Error::last_os_error());
@@ -175,7 +189,11 @@ pub fn explain_policy_refusal(policy: &Policy, cpu: usize, err: &io::Error) -> S
             );
         }
     }
-    let cause = if causes.is_empty() { String::new() } else { format!(" ({})", causes.join("; ")) };
+    let cause = if causes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", causes.join("; "))
+    };
     format!(
         "cannot set {what} on CPU {cpu}: {err}{cause}; run as root, or grant CAP_SYS_NICE \
          (setcap cap_sys_nice+ep $(which jitterlab)), or raise RLIMIT_RTPRIO (ulimit -r 99, or \
@@ -186,9 +204,18 @@ pub fn explain_policy_refusal(policy: &Policy, cpu: usize, err: &io::Error) -> S
 
 /// Explains a refused mlockall.
 pub fn explain_mlock_refusal(err: &io::Error) -> String {
-    let limit = rlimit(libc::RLIMIT_MEMLOCK)
-        .map_or("unknown".to_string(), |v| if v == u64::MAX { "unlimited".into() } else { format!("{v} bytes") });
-    let cap = if has_capability(CAP_IPC_LOCK) { "has" } else { "lacks" };
+    let limit = rlimit(libc::RLIMIT_MEMLOCK).map_or("unknown".to_string(), |v| {
+        if v == u64::MAX {
+            "unlimited".into()
+        } else {
+            format!("{v} bytes")
+        }
+    });
+    let cap = if has_capability(CAP_IPC_LOCK) {
+        "has"
+    } else {
+        "lacks"
+    };
     format!(
         "cannot lock memory (mlockall): {err} (RLIMIT_MEMLOCK is {limit}; the process {cap} \
          CAP_IPC_LOCK); run as root, or raise the limit (ulimit -l unlimited, or memlock in \
@@ -200,7 +227,10 @@ const CAP_SYS_NICE: u32 = 23;
 const CAP_IPC_LOCK: u32 = 14;
 
 fn rlimit(resource: libc::__rlimit_resource_t) -> Option<u64> {
-    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     // SAFETY: valid out-pointer.
     (unsafe { libc::getrlimit(resource, &mut r) } == 0).then_some(r.rlim_cur)
 }

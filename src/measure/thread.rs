@@ -2,11 +2,13 @@
 //! the start gate, then run the cycle loop with the waker of the chosen method.
 
 use super::clock::Clock;
-use super::cycle::{run_cycles, CyclePlan, StopAt};
-use super::sched::{explain_policy_refusal, minimise_timer_slack, pin_current_thread, prefault_stack, Policy};
+use super::cycle::{CyclePlan, StopAt, run_cycles};
+use super::sched::{
+    Policy, explain_policy_refusal, minimise_timer_slack, pin_current_thread, prefault_stack,
+};
 use super::wake::{
-    AbsoluteSleep, ItimerOneShot, ItimerPeriodic, PollSleep, PosixTimer, RelativeSleep, RtcPeriodic, SelectSleep,
-    Schedule, TimerFd, WakeMethod, Waker,
+    AbsoluteSleep, ItimerOneShot, ItimerPeriodic, PollSleep, PosixTimer, RelativeSleep,
+    RtcPeriodic, Schedule, SelectSleep, TimerFd, WakeMethod, Waker,
 };
 use super::{Sample, ThreadCounters, ThreadEnd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -101,7 +103,13 @@ pub fn spawn_measuring_thread(
         .name(format!("jl-measure-{cpu}"))
         .stack_size(plan.prefault_stack_bytes.max(64 * 1024) + 256 * 1024)
         .spawn(move || measure(plan, gate, stop, ready, producer, thread_counters))?;
-    Ok(MeasuringThread { index, cpu, counters, consumer, join })
+    Ok(MeasuringThread {
+        index,
+        cpu,
+        counters,
+        consumer,
+        join,
+    })
 }
 
 fn measure(
@@ -113,7 +121,9 @@ fn measure(
     counters: Arc<ThreadCounters>,
 ) -> ThreadEnd {
     // SAFETY: gettid cannot fail.
-    counters.tid.store(unsafe { libc::gettid() }, Ordering::Relaxed);
+    counters
+        .tid
+        .store(unsafe { libc::gettid() }, Ordering::Relaxed);
     let setup = set_up(&plan);
     let failed = setup.is_err();
     let _ = ready.send(setup);
@@ -140,19 +150,49 @@ fn measure(
     };
     // One monomorphised loop per method; the closure only selects it.
     run(&mut |cycle| match plan.wake {
-        WakeMethod::ClockNanosleep => go(&mut AbsoluteSleep { clock: plan.clock }, cycle, &mut producer, &counters, &stop),
-        WakeMethod::ClockNanosleepRel => {
-            go(&mut RelativeSleep { clock: plan.clock, plain_nanosleep: false }, cycle, &mut producer, &counters, &stop)
-        }
-        WakeMethod::Nanosleep => {
-            go(&mut RelativeSleep { clock: plan.clock, plain_nanosleep: true }, cycle, &mut producer, &counters, &stop)
-        }
+        WakeMethod::ClockNanosleep => go(
+            &mut AbsoluteSleep { clock: plan.clock },
+            cycle,
+            &mut producer,
+            &counters,
+            &stop,
+        ),
+        WakeMethod::ClockNanosleepRel => go(
+            &mut RelativeSleep {
+                clock: plan.clock,
+                plain_nanosleep: false,
+            },
+            cycle,
+            &mut producer,
+            &counters,
+            &stop,
+        ),
+        WakeMethod::Nanosleep => go(
+            &mut RelativeSleep {
+                clock: plan.clock,
+                plain_nanosleep: true,
+            },
+            cycle,
+            &mut producer,
+            &counters,
+            &stop,
+        ),
         WakeMethod::Select => go(&mut SelectSleep, cycle, &mut producer, &counters, &stop),
         WakeMethod::Poll => go(&mut PollSleep, cycle, &mut producer, &counters, &stop),
-        WakeMethod::Itimer => go(&mut ItimerOneShot::new(), cycle, &mut producer, &counters, &stop),
-        WakeMethod::ItimerPeriodic => {
-            go(&mut ItimerPeriodic::new(plan.clock, interval), cycle, &mut producer, &counters, &stop)
-        }
+        WakeMethod::Itimer => go(
+            &mut ItimerOneShot::new(),
+            cycle,
+            &mut producer,
+            &counters,
+            &stop,
+        ),
+        WakeMethod::ItimerPeriodic => go(
+            &mut ItimerPeriodic::new(plan.clock, interval),
+            cycle,
+            &mut producer,
+            &counters,
+            &stop,
+        ),
         WakeMethod::PosixTimer => match PosixTimer::new(plan.clock, interval) {
             Ok(mut w) => go(&mut w, cycle, &mut producer, &counters, &stop),
             Err(e) => ThreadEnd::Failed(format!("timer_create failed: {e}")),
@@ -163,7 +203,9 @@ fn measure(
         },
         WakeMethod::Rtc => match RtcPeriodic::new(plan.clock, interval) {
             Ok(mut w) => go(&mut w, cycle, &mut producer, &counters, &stop),
-            Err(e) => ThreadEnd::Failed(format!("cannot program periodic interrupts on /dev/rtc: {e}")),
+            Err(e) => ThreadEnd::Failed(format!(
+                "cannot program periodic interrupts on /dev/rtc: {e}"
+            )),
         },
     })
 }
@@ -184,7 +226,10 @@ fn go<W: Waker>(
         // Relative methods measure from the clock read before their first sleep: start them
         // one interval before the common start, so that their first wakeup is due with the rest.
         let lead_in = cycle.first_due_ns.saturating_sub(cycle.interval_ns);
-        if (AbsoluteSleep { clock: cycle.clock }).wait(lead_in, 0).is_err() {
+        if (AbsoluteSleep { clock: cycle.clock })
+            .wait(lead_in, 0)
+            .is_err()
+        {
             return ThreadEnd::Failed("the sleep until the run's start failed".into());
         }
     }
@@ -194,7 +239,10 @@ fn go<W: Waker>(
 /// Affinity, timer slack, signal mask, stack, and last the policy: once real-time, the thread
 /// must not page-fault or wait on anything but the gate.
 fn set_up(plan: &ThreadPlan) -> Result<(), SetupError> {
-    let fail = |message: String| SetupError { cpu: plan.cpu, message };
+    let fail = |message: String| SetupError {
+        cpu: plan.cpu,
+        message,
+    };
     if plan.pin {
         pin_current_thread(plan.cpu).map_err(|e| {
             fail(format!("cannot pin the measuring thread to CPU {}: {e}; check that the CPU is online and in this process's cpuset (taskset -p $$)", plan.cpu))
@@ -205,7 +253,9 @@ fn set_up(plan: &ThreadPlan) -> Result<(), SetupError> {
     if plan.prefault_stack_bytes > 0 {
         prefault_stack(plan.prefault_stack_bytes);
     }
-    plan.policy.apply_to_current_thread().map_err(|e| fail(explain_policy_refusal(&plan.policy, plan.cpu, &e)))
+    plan.policy
+        .apply_to_current_thread()
+        .map_err(|e| fail(explain_policy_refusal(&plan.policy, plan.cpu, &e)))
 }
 
 /// SIGINT and SIGTERM are handled on the runner's thread; blocking them here keeps their

@@ -4,7 +4,7 @@
 //! the compiler produces one straight loop per method with no dynamic dispatch. What the
 //! latency means for each method is documented in docs/user-guide.md, "Wake methods".
 
-use super::clock::{ns_to_timespec, Clock};
+use super::clock::{Clock, ns_to_timespec};
 use std::io;
 
 /// A wake method as chosen on the command line.
@@ -58,16 +58,20 @@ impl WakeMethod {
             | WakeMethod::Select
             | WakeMethod::Poll
             | WakeMethod::Itimer => Schedule::Relative,
-            WakeMethod::ItimerPeriodic | WakeMethod::PosixTimer | WakeMethod::Timerfd | WakeMethod::Rtc => {
-                Schedule::Periodic
-            }
+            WakeMethod::ItimerPeriodic
+            | WakeMethod::PosixTimer
+            | WakeMethod::Timerfd
+            | WakeMethod::Rtc => Schedule::Periodic,
         }
     }
 
     /// Methods built on a per-process resource (ITIMER_REAL, the one /dev/rtc) can serve only
     /// one measuring thread.
     pub fn single_thread_only(self) -> bool {
-        matches!(self, WakeMethod::Itimer | WakeMethod::ItimerPeriodic | WakeMethod::Rtc)
+        matches!(
+            self,
+            WakeMethod::Itimer | WakeMethod::ItimerPeriodic | WakeMethod::Rtc
+        )
     }
 
     /// Methods that cannot follow a realtime clock: nanosleep, select, poll and setitimer always
@@ -122,7 +126,11 @@ pub trait Waker {
 }
 
 fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret < 0 { Err(io::Error::last_os_error()) } else { Ok(ret) }
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
 }
 
 /// clock_nanosleep(TIMER_ABSTIME) to the due time; the cyclictest default.
@@ -135,7 +143,14 @@ impl Waker for AbsoluteSleep {
         let ts = ns_to_timespec(due_ns);
         loop {
             // SAFETY: valid timespec; no remainder is needed for absolute sleeps.
-            let rc = unsafe { libc::clock_nanosleep(self.clock.id(), libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
+            let rc = unsafe {
+                libc::clock_nanosleep(
+                    self.clock.id(),
+                    libc::TIMER_ABSTIME,
+                    &ts,
+                    std::ptr::null_mut(),
+                )
+            };
             match rc {
                 0 => return Ok(()),
                 libc::EINTR => continue, // same absolute target: simply sleep again
@@ -156,11 +171,18 @@ pub struct RelativeSleep {
 impl Waker for RelativeSleep {
     fn wait(&mut self, _due_ns: u64, interval_ns: u64) -> io::Result<()> {
         let mut req = ns_to_timespec(interval_ns);
-        let mut rem = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut rem = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         loop {
             // SAFETY: valid timespecs.
             let err = if self.plain_nanosleep {
-                if unsafe { libc::nanosleep(&req, &mut rem) } == 0 { 0 } else { io::Error::last_os_error().raw_os_error().unwrap_or(0) }
+                if unsafe { libc::nanosleep(&req, &mut rem) } == 0 {
+                    0
+                } else {
+                    io::Error::last_os_error().raw_os_error().unwrap_or(0)
+                }
             } else {
                 unsafe { libc::clock_nanosleep(self.clock.id(), 0, &req, &mut rem) }
             };
@@ -179,10 +201,21 @@ pub struct SelectSleep;
 impl Waker for SelectSleep {
     fn wait(&mut self, _due_ns: u64, interval_ns: u64) -> io::Result<()> {
         let us = interval_ns / 1_000;
-        let mut tv = libc::timeval { tv_sec: (us / 1_000_000) as libc::time_t, tv_usec: (us % 1_000_000) as libc::suseconds_t };
+        let mut tv = libc::timeval {
+            tv_sec: (us / 1_000_000) as libc::time_t,
+            tv_usec: (us % 1_000_000) as libc::suseconds_t,
+        };
         loop {
             // SAFETY: no descriptor sets; Linux updates tv to the time left on EINTR.
-            let rc = unsafe { libc::select(0, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), &mut tv) };
+            let rc = unsafe {
+                libc::select(
+                    0,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    &mut tv,
+                )
+            };
             if rc >= 0 {
                 return Ok(());
             }
@@ -243,9 +276,15 @@ fn signal_set(signal: libc::c_int) -> libc::sigset_t {
 fn set_itimer(value_ns: u64, interval_ns: u64) -> io::Result<()> {
     let tv = |ns: u64| {
         let us = ns.div_ceil(1_000);
-        libc::timeval { tv_sec: (us / 1_000_000) as libc::time_t, tv_usec: (us % 1_000_000) as libc::suseconds_t }
+        libc::timeval {
+            tv_sec: (us / 1_000_000) as libc::time_t,
+            tv_usec: (us % 1_000_000) as libc::suseconds_t,
+        }
     };
-    let it = libc::itimerval { it_interval: tv(interval_ns), it_value: tv(value_ns) };
+    let it = libc::itimerval {
+        it_interval: tv(interval_ns),
+        it_value: tv(value_ns),
+    };
     // SAFETY: valid itimerval.
     check(unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) }).map(drop)
 }
@@ -257,7 +296,9 @@ pub struct ItimerOneShot {
 
 impl ItimerOneShot {
     pub fn new() -> Self {
-        ItimerOneShot { set: signal_set(ITIMER_SIGNAL) }
+        ItimerOneShot {
+            set: signal_set(ITIMER_SIGNAL),
+        }
     }
 }
 
@@ -277,7 +318,11 @@ pub struct ItimerPeriodic {
 
 impl ItimerPeriodic {
     pub fn new(clock: Clock, interval_ns: u64) -> Self {
-        ItimerPeriodic { set: signal_set(ITIMER_SIGNAL), clock, interval_ns }
+        ItimerPeriodic {
+            set: signal_set(ITIMER_SIGNAL),
+            clock,
+            interval_ns,
+        }
     }
 }
 
@@ -323,16 +368,26 @@ impl PosixTimer {
         let mut timer: libc::timer_t = std::ptr::null_mut();
         // SAFETY: valid pointers.
         check(unsafe { libc::timer_create(clock.id(), &mut sev, &mut timer) })?;
-        Ok(PosixTimer { timer, set: signal_set(signal), clock, interval_ns })
+        Ok(PosixTimer {
+            timer,
+            set: signal_set(signal),
+            clock,
+            interval_ns,
+        })
     }
 }
 
 impl Waker for PosixTimer {
     fn first_due_ns(&mut self, planned_ns: u64) -> io::Result<u64> {
         let first = planned_ns.max(self.clock.now_ns() + 1_000);
-        let spec = libc::itimerspec { it_interval: ns_to_timespec(self.interval_ns), it_value: ns_to_timespec(first) };
+        let spec = libc::itimerspec {
+            it_interval: ns_to_timespec(self.interval_ns),
+            it_value: ns_to_timespec(first),
+        };
         // SAFETY: valid timer and itimerspec.
-        check(unsafe { libc::timer_settime(self.timer, libc::TIMER_ABSTIME, &spec, std::ptr::null_mut()) })?;
+        check(unsafe {
+            libc::timer_settime(self.timer, libc::TIMER_ABSTIME, &spec, std::ptr::null_mut())
+        })?;
         Ok(first)
     }
 
@@ -359,16 +414,30 @@ impl TimerFd {
     pub fn new(clock: Clock, interval_ns: u64) -> io::Result<Self> {
         // SAFETY: plain syscall.
         let fd = check(unsafe { libc::timerfd_create(clock.id(), libc::TFD_CLOEXEC) })?;
-        Ok(TimerFd { fd, clock, interval_ns })
+        Ok(TimerFd {
+            fd,
+            clock,
+            interval_ns,
+        })
     }
 }
 
 impl Waker for TimerFd {
     fn first_due_ns(&mut self, planned_ns: u64) -> io::Result<u64> {
         let first = planned_ns.max(self.clock.now_ns() + 1_000);
-        let spec = libc::itimerspec { it_interval: ns_to_timespec(self.interval_ns), it_value: ns_to_timespec(first) };
+        let spec = libc::itimerspec {
+            it_interval: ns_to_timespec(self.interval_ns),
+            it_value: ns_to_timespec(first),
+        };
         // SAFETY: valid fd and itimerspec.
-        check(unsafe { libc::timerfd_settime(self.fd, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) })?;
+        check(unsafe {
+            libc::timerfd_settime(
+                self.fd,
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            )
+        })?;
         Ok(first)
     }
 
@@ -376,7 +445,13 @@ impl Waker for TimerFd {
         let mut expirations = 0u64;
         loop {
             // SAFETY: reads 8 bytes into a u64.
-            let n = unsafe { libc::read(self.fd, &mut expirations as *mut u64 as *mut libc::c_void, 8) };
+            let n = unsafe {
+                libc::read(
+                    self.fd,
+                    &mut expirations as *mut u64 as *mut libc::c_void,
+                    8,
+                )
+            };
             if n == 8 {
                 return Ok(());
             }
@@ -420,21 +495,32 @@ impl RtcPeriodic {
         let fd = check(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })?;
         let rate_hz = (1_000_000_000 / interval_ns) as libc::c_ulong;
         // SAFETY: valid fd; ioctls with integer arguments.
-        let programmed = unsafe { libc::ioctl(fd, RTC_IRQP_SET, rate_hz) } >= 0 && unsafe { libc::ioctl(fd, RTC_PIE_ON, 0) } >= 0;
+        let programmed = unsafe { libc::ioctl(fd, RTC_IRQP_SET, rate_hz) } >= 0
+            && unsafe { libc::ioctl(fd, RTC_PIE_ON, 0) } >= 0;
         if !programmed {
             let e = io::Error::last_os_error();
             // SAFETY: fd is owned.
             unsafe { libc::close(fd) };
             return Err(e);
         }
-        Ok(RtcPeriodic { fd, clock, interval_ns })
+        Ok(RtcPeriodic {
+            fd,
+            clock,
+            interval_ns,
+        })
     }
 
     fn read_interrupt(&mut self) -> io::Result<()> {
         let mut data: libc::c_ulong = 0;
         loop {
             // SAFETY: reads one unsigned long, as the RTC driver returns.
-            let n = unsafe { libc::read(self.fd, &mut data as *mut libc::c_ulong as *mut libc::c_void, std::mem::size_of::<libc::c_ulong>()) };
+            let n = unsafe {
+                libc::read(
+                    self.fd,
+                    &mut data as *mut libc::c_ulong as *mut libc::c_void,
+                    std::mem::size_of::<libc::c_ulong>(),
+                )
+            };
             if n > 0 {
                 return Ok(());
             }

@@ -3,9 +3,9 @@
 //! interval tagged `cpuN`. Every line is written through to the kernel as soon as it is made,
 //! so a run killed with SIGKILL keeps every finished interval.
 
-use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
-use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
+use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
@@ -30,19 +30,36 @@ impl HlogWriter {
         let mut header = Vec::new();
         IntervalLogWriterBuilder::new()
             .add_comment(comment)
-            .add_comment("Values are latencies in nanoseconds; tags are cpuN (N = the measured CPU)")
+            .add_comment(
+                "Values are latencies in nanoseconds; tags are cpuN (N = the measured CPU)",
+            )
             .with_start_time(start)
             .with_base_time(start)
             .begin_log_with(&mut header, &mut serializer)?;
         // The column legend of the Java writer, which other tools expect after the header.
         header.extend_from_slice(b"\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n");
         file.write_all(&header)?;
-        Ok(HlogWriter { file, serializer, line: Vec::with_capacity(4096) })
+        Ok(HlogWriter {
+            file,
+            serializer,
+            line: Vec::with_capacity(4096),
+        })
     }
 
     /// Appends one interval histogram and writes it through to the file.
-    pub fn write_interval(&mut self, tag: &str, start_offset: Duration, length: Duration, histogram: &Histogram<u64>) -> io::Result<()> {
-        let tag = Tag::new(tag).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("invalid hlog tag '{tag}'")))?;
+    pub fn write_interval(
+        &mut self,
+        tag: &str,
+        start_offset: Duration,
+        length: Duration,
+        histogram: &Histogram<u64>,
+    ) -> io::Result<()> {
+        let tag = Tag::new(tag).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("invalid hlog tag '{tag}'"),
+            )
+        })?;
         self.line.clear();
         // A builder with no headers writes nothing but the histogram line itself.
         IntervalLogWriterBuilder::new()
@@ -65,21 +82,38 @@ pub struct IntervalHistogram {
 
 /// Reads every interval histogram of a latency.hlog.
 pub fn read_intervals(path: &Path) -> io::Result<Vec<IntervalHistogram>> {
-    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     use hdrhistogram::serialization::Deserializer;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     let bytes = std::fs::read(path)?;
     let mut deserializer = Deserializer::new();
     let mut out = Vec::new();
     for entry in IntervalLogIterator::new(&bytes) {
-        let entry = entry.map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: malformed interval log: {e:?}", path.display())))?;
+        let entry = entry.map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: malformed interval log: {e:?}", path.display()),
+            )
+        })?;
         if let LogEntry::Interval(interval) = entry {
-            let encoded = base64_decode(interval.encoded_histogram())
-                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("{}: bad base64 in an interval", path.display())))?;
+            let encoded = base64_decode(interval.encoded_histogram()).ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: bad base64 in an interval", path.display()),
+                )
+            })?;
             let histogram: Histogram<u64> = deserializer
                 .deserialize(&mut encoded.as_slice())
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: bad histogram: {e:?}", path.display())))?;
+                .map_err(|e| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("{}: bad histogram: {e:?}", path.display()),
+                    )
+                })?;
             out.push(IntervalHistogram {
-                tag: interval.tag().map(|t| t.as_str().to_string()).unwrap_or_default(),
+                tag: interval
+                    .tag()
+                    .map(|t| t.as_str().to_string())
+                    .unwrap_or_default(),
                 start_s: interval.start_timestamp().as_secs_f64(),
                 length_s: interval.duration().as_secs_f64(),
                 histogram,
@@ -103,15 +137,28 @@ mod tests {
     fn round_trips_intervals_with_tags() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE_NAME);
-        let mut w = HlogWriter::create(&path, SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), "test").unwrap();
+        let mut w = HlogWriter::create(
+            &path,
+            SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+            "test",
+        )
+        .unwrap();
         let mut h0 = new_histogram();
         h0.record(12_345).unwrap();
         h0.record(2_000_000).unwrap();
         let mut h1 = new_histogram();
         h1.record(7).unwrap();
-        w.write_interval("cpu0", Duration::from_secs(0), Duration::from_secs(1), &h0).unwrap();
-        w.write_interval("cpu1", Duration::from_secs(0), Duration::from_secs(1), &h1).unwrap();
-        w.write_interval("cpu0", Duration::from_secs(1), Duration::from_millis(500), &new_histogram()).unwrap();
+        w.write_interval("cpu0", Duration::from_secs(0), Duration::from_secs(1), &h0)
+            .unwrap();
+        w.write_interval("cpu1", Duration::from_secs(0), Duration::from_secs(1), &h1)
+            .unwrap();
+        w.write_interval(
+            "cpu0",
+            Duration::from_secs(1),
+            Duration::from_millis(500),
+            &new_histogram(),
+        )
+        .unwrap();
         drop(w);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("#[StartTime: 1700000000.000"), "{text}");

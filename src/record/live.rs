@@ -13,8 +13,14 @@ const STATUS_EVERY_NS: u64 = 5_000_000_000;
 /// How progress is shown.
 pub enum LiveView {
     Quiet,
-    Terminal { _multi: MultiProgress, bar: ProgressBar, rows: Vec<ProgressBar> },
-    Lines { last_ns: u64 },
+    Terminal {
+        _multi: MultiProgress,
+        bar: ProgressBar,
+        rows: Vec<ProgressBar>,
+    },
+    Lines {
+        last_ns: u64,
+    },
 }
 
 impl LiveView {
@@ -30,7 +36,9 @@ impl LiveView {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
         let bar = multi.add(ProgressBar::new(total_ns.max(1)));
         bar.set_style(
-            ProgressStyle::with_template("{bar:40.cyan/blue} {msg}").expect("valid template").progress_chars("=> "),
+            ProgressStyle::with_template("{bar:40.cyan/blue} {msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
         );
         let rows = cpus
             .iter()
@@ -40,14 +48,20 @@ impl LiveView {
                 row
             })
             .collect();
-        LiveView::Terminal { _multi: multi, bar, rows }
+        LiveView::Terminal {
+            _multi: multi,
+            bar,
+            rows,
+        }
     }
 
     /// Shows the state at `elapsed_ns` of `total_ns`.
     pub fn update(&mut self, elapsed_ns: u64, total_ns: u64, rows: &[LiveRow]) {
         match self {
             LiveView::Quiet => {}
-            LiveView::Terminal { bar, rows: lines, .. } => {
+            LiveView::Terminal {
+                bar, rows: lines, ..
+            } => {
                 bar.set_position(elapsed_ns.min(total_ns));
                 bar.set_message(format!(
                     "{} elapsed, {} remaining",
@@ -63,9 +77,21 @@ impl LiveView {
                     *last_ns = elapsed_ns;
                     let cpus: Vec<String> = rows
                         .iter()
-                        .map(|r| format!("cpu{} max {} missed {}", r.cpu, opt_ns(r.max_ns), r.missed_periods))
+                        .map(|r| {
+                            format!(
+                                "cpu{} max {} missed {}",
+                                r.cpu,
+                                opt_ns(r.max_ns),
+                                r.missed_periods
+                            )
+                        })
                         .collect();
-                    eprintln!("jitterlab: {} of {}: {}", format_elapsed(elapsed_ns), format_elapsed(total_ns), cpus.join(" | "));
+                    eprintln!(
+                        "jitterlab: {} of {}: {}",
+                        format_elapsed(elapsed_ns),
+                        format_elapsed(total_ns),
+                        cpus.join(" | ")
+                    );
                 }
             }
         }
@@ -94,12 +120,17 @@ fn row_text(r: &LiveRow) -> String {
         "cpu{:<3} last interval: min {:>9}  mean {:>9}  max {:>9} | run max {:>9}  samples {:>9}  missed {}  deadline misses {}{}",
         r.cpu,
         opt_ns(i.min_ns),
-        i.mean_ns.map_or("-".into(), |m| format_ns(m.max(0.0) as u64)),
+        i.mean_ns
+            .map_or("-".into(), |m| format_ns(m.max(0.0) as u64)),
         opt_ns(i.max_ns),
         opt_ns(r.max_ns),
         r.samples,
         r.missed_periods,
         r.deadline_misses,
-        if r.dropped_records > 0 { format!("  DROPPED {}", r.dropped_records) } else { String::new() }
+        if r.dropped_records > 0 {
+            format!("  DROPPED {}", r.dropped_records)
+        } else {
+            String::new()
+        }
     )
 }

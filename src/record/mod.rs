@@ -12,8 +12,8 @@ use hlog::HlogWriter;
 use samplelog::{SampleLogWriter, SampleRecord};
 use stats::{LatencyStats, LatencySummary};
 use std::io;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 /// What the recorder needs to know about one measuring thread.
@@ -80,7 +80,13 @@ pub struct Recorder {
 impl Recorder {
     /// `start_ns` is when the first wakeups are due; interval k covers due times in
     /// [start + k*len, start + (k+1)*len).
-    pub fn new(feeds: Vec<ThreadFeed>, hlog: HlogWriter, samples: Option<SampleLogWriter>, start_ns: u64, log_interval_ns: u64) -> Self {
+    pub fn new(
+        feeds: Vec<ThreadFeed>,
+        hlog: HlogWriter,
+        samples: Option<SampleLogWriter>,
+        start_ns: u64,
+        log_interval_ns: u64,
+    ) -> Self {
         let threads = feeds
             .into_iter()
             .map(|feed| ThreadState {
@@ -93,7 +99,13 @@ impl Recorder {
                 deadline_misses: 0,
             })
             .collect();
-        Recorder { threads, hlog, samples, start_ns, log_interval_ns }
+        Recorder {
+            threads,
+            hlog,
+            samples,
+            start_ns,
+            log_interval_ns,
+        }
     }
 
     /// Takes every sample waiting in the rings. Completed intervals go to latency.hlog at once;
@@ -106,7 +118,12 @@ impl Recorder {
                 taken += 1;
                 let index = sample.expected_ns.saturating_sub(self.start_ns) / self.log_interval_ns;
                 while index > t.interval_index {
-                    close_interval(t, &mut self.hlog, self.log_interval_ns, self.log_interval_ns)?;
+                    close_interval(
+                        t,
+                        &mut self.hlog,
+                        self.log_interval_ns,
+                        self.log_interval_ns,
+                    )?;
                     closed_any = true;
                 }
                 t.interval.record(sample.latency_ns);
@@ -156,7 +173,9 @@ impl Recorder {
         self.drain()?;
         for t in &mut self.threads {
             let interval_start = self.start_ns + t.interval_index * self.log_interval_ns;
-            let length = end_ns.saturating_sub(interval_start).clamp(1, self.log_interval_ns);
+            let length = end_ns
+                .saturating_sub(interval_start)
+                .clamp(1, self.log_interval_ns);
             if t.interval.count() > 0 || end_ns > interval_start {
                 close_interval(t, &mut self.hlog, self.log_interval_ns, length)?;
             }
@@ -183,9 +202,19 @@ impl Recorder {
 
 /// Writes the thread's current interval to the log (even when empty, so the timeline has no
 /// holes) and starts the next one.
-fn close_interval(t: &mut ThreadState, hlog: &mut HlogWriter, log_interval_ns: u64, length_ns: u64) -> io::Result<()> {
+fn close_interval(
+    t: &mut ThreadState,
+    hlog: &mut HlogWriter,
+    log_interval_ns: u64,
+    length_ns: u64,
+) -> io::Result<()> {
     let start = Duration::from_nanos(t.interval_index * log_interval_ns);
-    hlog.write_interval(&t.tag, start, Duration::from_nanos(length_ns), &t.interval.histogram)?;
+    hlog.write_interval(
+        &t.tag,
+        start,
+        Duration::from_nanos(length_ns),
+        &t.interval.histogram,
+    )?;
     t.last_interval = IntervalFigures {
         samples: t.interval.count(),
         min_ns: t.interval.min_ns(),
@@ -205,7 +234,13 @@ mod tests {
     fn feed(cpu: usize, samples: &[Sample]) -> ThreadFeed {
         let (mut p, c) = rtrb::RingBuffer::new(1024);
         samples.iter().for_each(|s| p.push(*s).unwrap());
-        ThreadFeed { cpu, index: cpu, deadline_ns: 100_000, counters: Arc::new(ThreadCounters::default()), consumer: c }
+        ThreadFeed {
+            cpu,
+            index: cpu,
+            deadline_ns: 100_000,
+            counters: Arc::new(ThreadCounters::default()),
+            consumer: c,
+        }
     }
 
     /// Interval bookkeeping: samples land in the interval of their due time, empty intervals
@@ -217,9 +252,20 @@ mod tests {
         let hlog = HlogWriter::create(&path, SystemTime::now(), "t").unwrap();
         let start = 1_000_000_000u64;
         let ms = 1_000_000u64;
-        let s = |k: u64, lat: i64| Sample { seq: k, expected_ns: start + k * 100 * ms, latency_ns: lat, missed: 0 };
+        let s = |k: u64, lat: i64| Sample {
+            seq: k,
+            expected_ns: start + k * 100 * ms,
+            latency_ns: lat,
+            missed: 0,
+        };
         // due at 0, 100, 900 ms (interval 0), 1000 ms (1), 3500 ms (3); interval 2 is empty.
-        let samples = [s(0, 10_000), s(1, 20_000), s(9, 150_000), s(10, 5_000), s(35, 7_000)];
+        let samples = [
+            s(0, 10_000),
+            s(1, 20_000),
+            s(9, 150_000),
+            s(10, 5_000),
+            s(35, 7_000),
+        ];
         let mut rec = Recorder::new(vec![feed(0, &samples)], hlog, None, start, 1_000 * ms);
         assert_eq!(rec.drain().unwrap(), 5);
         let results = rec.finish(start + 3_700 * ms).unwrap();
@@ -231,6 +277,9 @@ mod tests {
         let starts: Vec<f64> = intervals.iter().map(|i| i.start_s).collect();
         assert_eq!(starts, vec![0.0, 1.0, 2.0, 3.0]);
         assert!((intervals[3].length_s - 0.7).abs() < 1e-9);
-        assert_eq!(intervals[0].histogram.max(), intervals[0].histogram.highest_equivalent(150_000));
+        assert_eq!(
+            intervals[0].histogram.max(),
+            intervals[0].histogram.highest_equivalent(150_000)
+        );
     }
 }

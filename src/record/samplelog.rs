@@ -92,10 +92,17 @@ pub struct SampleLogReader {
 
 impl SampleLogReader {
     pub fn open(path: &Path) -> io::Result<Self> {
-        let invalid = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {what}", path.display()));
+        let invalid = |what: &str| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {what}", path.display()),
+            )
+        };
         let mut input = BufReader::with_capacity(256 * 1024, File::open(path)?);
         let mut h = [0u8; HEADER_BYTES];
-        input.read_exact(&mut h).map_err(|_| invalid("too short for a jitterlab sample log header"))?;
+        input
+            .read_exact(&mut h)
+            .map_err(|_| invalid("too short for a jitterlab sample log header"))?;
         if &h[0..8] != MAGIC {
             return Err(invalid("not a jitterlab sample log (bad magic)"));
         }
@@ -107,7 +114,11 @@ impl SampleLogReader {
             clock_id: u32::from_le_bytes(h[12..16].try_into().unwrap()),
             start_ns: u64::from_le_bytes(h[16..24].try_into().unwrap()),
         };
-        Ok(SampleLogReader { input, header, record: vec![0u8; record_bytes] })
+        Ok(SampleLogReader {
+            input,
+            header,
+            record: vec![0u8; record_bytes],
+        })
     }
 }
 
@@ -145,18 +156,45 @@ mod tests {
     fn round_trips_records_and_ignores_a_torn_tail() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE_NAME);
-        let header = SampleLogHeader { clock_id: 1, start_ns: 123_456_789 };
+        let header = SampleLogHeader {
+            clock_id: 1,
+            start_ns: 123_456_789,
+        };
         let records = vec![
-            SampleRecord { cpu: 0, missed: 0, seq: 0, expected_ns: 123_456_789, latency_ns: 15_000, irq_latency_ns: None },
-            SampleRecord { cpu: 1, missed: 2, seq: 0, expected_ns: 123_456_789, latency_ns: -20, irq_latency_ns: Some(3_000) },
-            SampleRecord { cpu: 0, missed: 0, seq: 2, expected_ns: 125_456_789, latency_ns: i64::MAX, irq_latency_ns: None },
+            SampleRecord {
+                cpu: 0,
+                missed: 0,
+                seq: 0,
+                expected_ns: 123_456_789,
+                latency_ns: 15_000,
+                irq_latency_ns: None,
+            },
+            SampleRecord {
+                cpu: 1,
+                missed: 2,
+                seq: 0,
+                expected_ns: 123_456_789,
+                latency_ns: -20,
+                irq_latency_ns: Some(3_000),
+            },
+            SampleRecord {
+                cpu: 0,
+                missed: 0,
+                seq: 2,
+                expected_ns: 125_456_789,
+                latency_ns: i64::MAX,
+                irq_latency_ns: None,
+            },
         ];
         let mut w = SampleLogWriter::create(&path, header).unwrap();
         records.iter().for_each(|r| w.write(r).unwrap());
         w.flush().unwrap();
         drop(w);
         // Simulate a kill in the middle of a record.
-        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         f.write_all(&[1, 2, 3]).unwrap();
         let reader = SampleLogReader::open(&path).unwrap();
         assert_eq!(reader.header, header);

@@ -28,7 +28,15 @@ pub struct LatencyStats {
 
 impl Default for LatencyStats {
     fn default() -> Self {
-        LatencyStats { histogram: new_histogram(), count: 0, min: i64::MAX, max: i64::MIN, sum: 0, sum_squares: 0.0, early: 0 }
+        LatencyStats {
+            histogram: new_histogram(),
+            count: 0,
+            min: i64::MAX,
+            max: i64::MIN,
+            sum: 0,
+            sum_squares: 0.0,
+            early: 0,
+        }
     }
 }
 
@@ -43,7 +51,9 @@ impl LatencyStats {
             self.early += 1;
         }
         // Auto-resizing: recording cannot fail for a non-negative value.
-        self.histogram.record(latency_ns.max(0) as u64).expect("auto-resizing histogram");
+        self.histogram
+            .record(latency_ns.max(0) as u64)
+            .expect("auto-resizing histogram");
     }
 
     pub fn count(&self) -> u64 {
@@ -148,12 +158,25 @@ mod tests {
         assert_eq!(s.max_ns, Some(*values.last().unwrap()));
         let mean = values.iter().map(|&v| v as f64).sum::<f64>() / values.len() as f64;
         assert!((s.mean_ns.unwrap() - mean).abs() < 1e-6 * mean);
-        let var = values.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / values.len() as f64;
+        let var = values
+            .iter()
+            .map(|&v| (v as f64 - mean).powi(2))
+            .sum::<f64>()
+            / values.len() as f64;
         assert!((s.stddev_ns.unwrap() - var.sqrt()).abs() < 1e-6 * var.sqrt());
-        for (got, q) in [(s.p50_ns, 0.5), (s.p90_ns, 0.9), (s.p99_ns, 0.99), (s.p999_ns, 0.999), (s.p9999_ns, 0.9999)] {
+        for (got, q) in [
+            (s.p50_ns, 0.5),
+            (s.p90_ns, 0.9),
+            (s.p99_ns, 0.99),
+            (s.p999_ns, 0.999),
+            (s.p9999_ns, 0.9999),
+        ] {
             let want = nearest_rank(&values, q) as f64;
             let got = got.unwrap() as f64;
-            assert!((got - want).abs() <= want * 0.001 + 1.0, "p{q}: histogram {got} vs sorted {want}");
+            assert!(
+                (got - want).abs() <= want * 0.001 + 1.0,
+                "p{q}: histogram {got} vs sorted {want}"
+            );
         }
     }
 

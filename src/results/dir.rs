@@ -1,6 +1,6 @@
 //! Where a run's files live, and the checks that make a bad --out fail before anything starts.
 
-use super::run_record::{RunRecord, FILE_NAME as RUN_JSON};
+use super::run_record::{FILE_NAME as RUN_JSON, RunRecord};
 use std::ffi::CString;
 use std::fs;
 use std::io;
@@ -17,8 +17,19 @@ pub struct ResultDir {
 /// The default result directory: `./jitterlab-results/<UTC time>-<host>`, e.g.
 /// `jitterlab-results/20261122T134501Z-vm`.
 pub fn default_path(start: SystemTime, host: &str) -> PathBuf {
-    let stamp = humantime::format_rfc3339_seconds(start).to_string().replace(['-', ':'], "");
-    let host: String = host.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect();
+    let stamp = humantime::format_rfc3339_seconds(start)
+        .to_string()
+        .replace(['-', ':'], "");
+    let host: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     PathBuf::from("jitterlab-results").join(format!("{stamp}-{host}"))
 }
 
@@ -29,26 +40,54 @@ pub fn check_usable(path: &Path) -> Result<(), String> {
     let fix = "pass --out with a new directory in a writable place";
     if let Ok(meta) = fs::metadata(path) {
         if !meta.is_dir() {
-            return Err(format!("--out {}: exists and is not a directory; {fix}", path.display()));
+            return Err(format!(
+                "--out {}: exists and is not a directory; {fix}",
+                path.display()
+            ));
         }
-        let empty = fs::read_dir(path).map(|mut d| d.next().is_none()).unwrap_or(false);
+        let empty = fs::read_dir(path)
+            .map(|mut d| d.next().is_none())
+            .unwrap_or(false);
         if !empty {
-            return Err(format!("--out {}: already exists and is not empty; jitterlab never overwrites results; {fix}", path.display()));
+            return Err(format!(
+                "--out {}: already exists and is not empty; jitterlab never overwrites results; {fix}",
+                path.display()
+            ));
         }
-        return writable(path).map_err(|e| format!("--out {}: not writable ({e}); {fix}", path.display()));
+        return writable(path)
+            .map_err(|e| format!("--out {}: not writable ({e}); {fix}", path.display()));
     }
     let mut ancestor = path.parent();
     while let Some(dir) = ancestor {
-        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
         match fs::metadata(dir) {
             Ok(meta) if meta.is_dir() => {
-                return writable(dir).map_err(|e| format!("--out {}: cannot create it in {} ({e}); {fix}", path.display(), dir.display()));
+                return writable(dir).map_err(|e| {
+                    format!(
+                        "--out {}: cannot create it in {} ({e}); {fix}",
+                        path.display(),
+                        dir.display()
+                    )
+                });
             }
-            Ok(_) => return Err(format!("--out {}: {} is not a directory; {fix}", path.display(), dir.display())),
+            Ok(_) => {
+                return Err(format!(
+                    "--out {}: {} is not a directory; {fix}",
+                    path.display(),
+                    dir.display()
+                ));
+            }
             Err(_) => ancestor = dir.parent(),
         }
     }
-    Err(format!("--out {}: no existing parent directory; {fix}", path.display()))
+    Err(format!(
+        "--out {}: no existing parent directory; {fix}",
+        path.display()
+    ))
 }
 
 /// access(W_OK|X_OK): whether this process may create entries in `dir`.
@@ -65,7 +104,9 @@ impl ResultDir {
     /// Creates the directory (and its parents).
     pub fn create(path: &Path) -> io::Result<Self> {
         fs::create_dir_all(path)?;
-        Ok(ResultDir { path: path.to_path_buf() })
+        Ok(ResultDir {
+            path: path.to_path_buf(),
+        })
     }
 
     /// An existing result directory, checked to hold a run.json.
@@ -76,7 +117,9 @@ impl ResultDir {
                 path.display()
             ));
         }
-        Ok(ResultDir { path: path.to_path_buf() })
+        Ok(ResultDir {
+            path: path.to_path_buf(),
+        })
     }
 
     pub fn file(&self, name: &str) -> PathBuf {
@@ -95,8 +138,10 @@ impl ResultDir {
 
     pub fn read_run_record(&self) -> Result<RunRecord, String> {
         let path = self.path.join(RUN_JSON);
-        let text = fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        serde_json::from_str(&text).map_err(|e| format!("{} is not a valid format-1 run.json: {e}", path.display()))
+        let text = fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not a valid format-1 run.json: {e}", path.display()))
     }
 }
 
@@ -108,17 +153,31 @@ mod tests {
     #[test]
     fn default_path_is_utc_time_and_host() {
         let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000);
-        assert_eq!(default_path(t, "my host"), PathBuf::from("jitterlab-results/20261118T110640Z-my_host"));
+        assert_eq!(
+            default_path(t, "my host"),
+            PathBuf::from("jitterlab-results/20261118T110640Z-my_host")
+        );
     }
 
     #[test]
     fn refuses_non_empty_and_file_targets() {
         let dir = tempfile::tempdir().unwrap();
         assert!(check_usable(&dir.path().join("new/deeper")).is_ok());
-        assert!(check_usable(dir.path()).is_ok(), "an empty directory is fine");
+        assert!(
+            check_usable(dir.path()).is_ok(),
+            "an empty directory is fine"
+        );
         fs::write(dir.path().join("f"), "x").unwrap();
         assert!(check_usable(dir.path()).unwrap_err().contains("not empty"));
-        assert!(check_usable(&dir.path().join("f")).unwrap_err().contains("not a directory"));
-        assert!(check_usable(&dir.path().join("f/sub")).unwrap_err().contains("not a directory"));
+        assert!(
+            check_usable(&dir.path().join("f"))
+                .unwrap_err()
+                .contains("not a directory")
+        );
+        assert!(
+            check_usable(&dir.path().join("f/sub"))
+                .unwrap_err()
+                .contains("not a directory")
+        );
     }
 }

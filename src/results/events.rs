@@ -19,9 +19,20 @@ pub enum Event {
     /// The run ended (`completed`, `interrupted` or `failed`).
     RunEnd { time_ns: u64, ended: String },
     /// One injection of the spike load: it held `cpu` from `start_ns` to `end_ns`.
-    SpikeInjection { time_ns: u64, cpu: usize, index: u64, due_ns: u64, start_ns: u64, end_ns: u64 },
+    SpikeInjection {
+        time_ns: u64,
+        cpu: usize,
+        index: u64,
+        due_ns: u64,
+        start_ns: u64,
+        end_ns: u64,
+    },
     /// A measuring thread stopped with an error.
-    ThreadFailed { time_ns: u64, cpu: usize, message: String },
+    ThreadFailed {
+        time_ns: u64,
+        cpu: usize,
+        message: String,
+    },
     /// Something the reader of the results must know.
     Warning { time_ns: u64, message: String },
 }
@@ -33,7 +44,9 @@ pub struct EventLog {
 
 impl EventLog {
     pub fn create(path: &Path) -> io::Result<Self> {
-        Ok(EventLog { file: OpenOptions::new().create(true).append(true).open(path)? })
+        Ok(EventLog {
+            file: OpenOptions::new().create(true).append(true).open(path)?,
+        })
     }
 
     pub fn write(&mut self, event: &Event) -> io::Result<()> {
@@ -46,5 +59,8 @@ impl EventLog {
 /// Reads events.jsonl; lines of event types this version does not know are skipped.
 pub fn read_events(path: &Path) -> io::Result<Vec<Event>> {
     let text = std::fs::read_to_string(path)?;
-    Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect())
 }

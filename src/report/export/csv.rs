@@ -1,0 +1,26 @@
+//! CSV: one row per sample, units in the header names.
+
+use super::SampleExporter;
+use crate::record::samplelog::SampleRecord;
+use std::io::{self, Write};
+
+pub struct Csv;
+
+impl SampleExporter for Csv {
+    fn header(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "cpu,seq,expected_ns,time_s,latency_ns,irq_latency_ns,missed_periods"
+        )
+    }
+
+    fn row(&mut self, out: &mut dyn Write, s: &SampleRecord, start_ns: u64) -> io::Result<()> {
+        let irq = s.irq_latency_ns.map_or(String::new(), |v| v.to_string());
+        let t = s.expected_ns.saturating_sub(start_ns) as f64 / 1e9;
+        writeln!(
+            out,
+            "{},{},{},{:.9},{},{},{}",
+            s.cpu, s.seq, s.expected_ns, t, s.latency_ns, irq, s.missed
+        )
+    }
+}

@@ -1,0 +1,4 @@
+//! Renderers of results: the terminal summary and the exporters.
+
+pub mod export;
+pub mod terminal;

@@ -1,0 +1,114 @@
+//! The end-of-run summary on the terminal: warnings first, then one row per CPU, every number
+//! with its unit.
+
+use crate::results::run_record::{Ended, RunRecord};
+use crate::units::format_ns;
+use std::fmt::Write;
+
+fn ns_signed(v: Option<i64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(ns) if ns < 0 => format!("-{}", format_ns(ns.unsigned_abs())),
+        Some(ns) => format_ns(ns as u64),
+    }
+}
+
+fn ns_unsigned(v: Option<u64>) -> String {
+    v.map_or("-".into(), format_ns)
+}
+
+/// Renders the summary of a finished run.
+pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    if !record.warnings.is_empty() {
+        out.push_str("Warnings (conditions that affect these results):\n");
+        for w in &record.warnings {
+            let _ = writeln!(out, "  ! {w}");
+        }
+        out.push('\n');
+    }
+    let plan = &record.plan;
+    let _ = writeln!(
+        out,
+        "jitterlab run: {} {} on CPUs {:?}, wake {} ({} clock), interval {}, {}",
+        plan.policy.to_uppercase(),
+        plan.priority,
+        plan.cpus,
+        plan.wake,
+        plan.clock,
+        format_ns(plan.interval_ns),
+        match (record.ended, record.duration_ns) {
+            (Ended::Completed, Some(d)) => format!("completed after {}", format_ns(d)),
+            (e, Some(d)) => format!("{} after {}", e.as_str(), format_ns(d)),
+            (e, None) => e.as_str().to_string(),
+        }
+    );
+    if let Some(reason) = &record.end_reason {
+        let _ = writeln!(out, "  ended: {reason}");
+    }
+    let headers = [
+        "CPU",
+        "samples",
+        "min",
+        "mean",
+        "p50",
+        "p99",
+        "p99.9",
+        "p99.99",
+        "max",
+        "missed",
+        "dropped",
+        "> deadline",
+    ];
+    let mut rows: Vec<Vec<String>> = vec![headers.iter().map(|h| h.to_string()).collect()];
+    for t in &record.threads {
+        let l = &t.latency;
+        rows.push(vec![
+            t.cpu.to_string(),
+            l.samples.to_string(),
+            ns_signed(l.min_ns),
+            l.mean_ns
+                .map_or("-".into(), |m| format_ns(m.max(0.0).round() as u64)),
+            ns_unsigned(l.p50_ns),
+            ns_unsigned(l.p99_ns),
+            ns_unsigned(l.p999_ns),
+            ns_unsigned(l.p9999_ns),
+            ns_signed(l.max_ns),
+            t.missed_periods.to_string(),
+            t.dropped_records.to_string(),
+            format!("{} (>{})", t.deadline_misses, format_ns(t.deadline_ns)),
+        ]);
+    }
+    let widths: Vec<usize> = (0..headers.len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for (i, row) in rows.iter().enumerate() {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:>w$}"))
+            .collect();
+        let _ = writeln!(out, "  {}", line.join("  "));
+        if i == 0 {
+            let _ = writeln!(
+                out,
+                "  {}",
+                widths
+                    .iter()
+                    .map(|w| "-".repeat(*w))
+                    .collect::<Vec<_>>()
+                    .join("  ")
+            );
+        }
+    }
+    for load in &record.loads {
+        let figures: Vec<String> = load
+            .throughput
+            .iter()
+            .map(|t| format!("{} {:.2} {}", t.name, t.value, t.unit))
+            .collect();
+        let _ = writeln!(out, "  load {}: {}", load.spec, figures.join(", "));
+    }
+    let _ = writeln!(out, "Results: {}", dir.display());
+    out
+}

@@ -1,0 +1,537 @@
+//! `jitterlab run`: puts the pieces together. Plan → system checks → memory lock → measuring
+//! threads set up and waiting → loads → result directory → start → drain until done → results.
+//!
+//! Every resource taken here is released by the kernel or by a destructor on every exit path:
+//! the PM QoS request is an open file, loads are threads of this process, the result directory
+//! is written incrementally so that a crash leaves what was measured.
+
+pub mod pmqos;
+
+use crate::cli::RunArgs;
+use crate::error::{Failure, OrFailure, Result};
+use crate::load::{LoadSpec, SpikeLoad};
+use crate::measure::clock::monotonic_ns;
+use crate::measure::sched::{explain_mlock_refusal, lock_all_memory};
+use crate::measure::wake::{RTC_DEVICE, block_timer_signals};
+use crate::measure::{
+    MeasuringThread, StartGate, ThreadEnd, ThreadPlan, WakeMethod, spawn_measuring_thread,
+};
+use crate::plan::{self, PREFAULT_STACK_BYTES, RunLength, RunPlan};
+use crate::record::hlog::{self, HlogWriter};
+use crate::record::live::LiveView;
+use crate::record::samplelog::{self, SampleLogHeader, SampleLogWriter};
+use crate::record::{Recorder, ThreadFeed, ThreadResult};
+use crate::results::events::{self, Event, EventLog};
+use crate::results::run_record::{
+    Ended, EnvironmentRecord, FORMAT, LoadRecord, PlanRecord, RunRecord, ThreadSummary, Throughput,
+};
+use crate::results::{ResultDir, dir};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, SystemTime};
+
+/// Time between opening the start gate and the first due wakeup: every thread must be back in
+/// its loop and asleep before it.
+const LEAD_IN_NS: u64 = 50_000_000;
+/// How often the recorder drains the rings.
+const DRAIN_EVERY: Duration = Duration::from_millis(10);
+
+/// The outcome of a run, for main to print and turn into an exit code.
+pub struct RunOutcome {
+    pub dir: ResultDir,
+    pub record: RunRecord,
+}
+
+/// Runs `jitterlab run`.
+pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
+    let plan = plan::resolve(args)?;
+    if plan.wake == WakeMethod::Rtc && !Path::new(RTC_DEVICE).exists() {
+        return Err(Failure::system(format!(
+            "--wake rtc: no {RTC_DEVICE} on this system (no RTC driver, or it is not exposed); use another --wake method, e.g. clock-nanosleep or timerfd"
+        )));
+    }
+    let (system, mut warnings) = system_snapshot(&plan);
+
+    // Before any other thread exists, so that every thread inherits the mask.
+    block_timer_signals();
+    let stop = Arc::new(AtomicBool::new(false));
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // A second signal while stopping ends the process at once.
+        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupted))
+            .or_run(|| "cannot install the SIGINT/SIGTERM handlers".into())?;
+        signal_hook::flag::register(signal, Arc::clone(&interrupted))
+            .or_run(|| "cannot install the signal handlers".into())?;
+        signal_hook::flag::register(signal, Arc::clone(&stop))
+            .or_run(|| "cannot install the signal handlers".into())?;
+    }
+
+    if plan.mlock {
+        lock_all_memory().map_err(|e| Failure::system(explain_mlock_refusal(&e)))?;
+    }
+
+    let gate = StartGate::new(plan.cpus.len());
+    let mut threads = start_measuring_threads(&plan, &gate, &stop)?;
+    let mut spikes = match start_loads(&plan, &stop) {
+        Ok(s) => s,
+        Err(e) => {
+            gate.abort();
+            threads.drain(..).for_each(|t| drop(t.join.join()));
+            return Err(e);
+        }
+    };
+    let pm_qos = pmqos::hold(plan.pm_qos_us);
+    if let Some(e) = &pm_qos.record.error {
+        warnings.push(e.clone());
+    }
+
+    let start_wall = SystemTime::now();
+    let out = plan
+        .out
+        .clone()
+        .unwrap_or_else(|| dir::default_path(start_wall, &crate::system::host::hostname()));
+    let prepared = prepare_results(&plan, &out, start_wall);
+    let (result_dir, hlog_writer, sample_writer, mut events) = match prepared {
+        Ok(p) => p,
+        Err(e) => {
+            gate.abort();
+            stop.store(true, Ordering::SeqCst);
+            threads.drain(..).for_each(|t| drop(t.join.join()));
+            spikes.iter_mut().for_each(SpikeLoad::join);
+            return Err(e);
+        }
+    };
+
+    // The common start: every thread is asleep by then.
+    let start_ns = plan.clock.now_ns() + LEAD_IN_NS;
+    // Loads and events run on CLOCK_MONOTONIC; with the default clock the two starts are one.
+    let start_mono = if plan.clock == crate::measure::Clock::Monotonic {
+        start_ns
+    } else {
+        monotonic_ns() + LEAD_IN_NS
+    };
+    let length_ns = match plan.length {
+        RunLength::Duration(ns) => ns,
+        RunLength::Loops(n) => n.saturating_mul(plan.interval_ns),
+    };
+    let end_ns = match plan.length {
+        RunLength::Duration(ns) => start_ns + ns,
+        RunLength::Loops(_) => u64::MAX,
+    };
+    let end_mono = match plan.length {
+        RunLength::Duration(ns) => start_mono + ns,
+        RunLength::Loops(_) => u64::MAX,
+    };
+
+    let mut record = RunRecord {
+        format: FORMAT,
+        jitterlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line,
+        plan: plan_record(&plan),
+        system,
+        environment: EnvironmentRecord {
+            memory_locked: plan.mlock,
+            stack_prefaulted_bytes: if plan.mlock { PREFAULT_STACK_BYTES } else { 0 },
+            pm_qos: pm_qos.record.clone(),
+        },
+        started_utc: humantime::format_rfc3339_millis(start_wall).to_string(),
+        ended_utc: None,
+        start_monotonic_ns: start_mono,
+        duration_ns: None,
+        ended: Ended::Running,
+        end_reason: None,
+        threads: Vec::new(),
+        loads: Vec::new(),
+        warnings: warnings.clone(),
+    };
+    // Written now so that a directory left by a killed run says what it was.
+    result_dir
+        .write_run_record(&record)
+        .or_run(|| format!("cannot write run.json in {}", out.display()))?;
+    for w in &warnings {
+        let _ = events.write(&Event::Warning {
+            time_ns: monotonic_ns(),
+            message: w.clone(),
+        });
+    }
+    let _ = events.write(&Event::RunStart {
+        time_ns: start_mono,
+    });
+
+    let feeds: Vec<ThreadFeed> = threads
+        .iter_mut()
+        .map(|t| ThreadFeed {
+            cpu: t.cpu,
+            index: t.index,
+            deadline_ns: plan.thread_deadline_ns(t.index),
+            counters: Arc::clone(&t.counters),
+            consumer: std::mem::replace(&mut t.consumer, rtrb::RingBuffer::new(1).1),
+        })
+        .collect();
+    let mut recorder = Recorder::new(
+        feeds,
+        hlog_writer,
+        sample_writer,
+        start_ns,
+        plan.log_interval_ns,
+    );
+    let mut live = LiveView::new(plan.quiet, &plan.cpus, length_ns);
+
+    gate.open(start_ns, end_ns);
+    spikes.iter().for_each(|s| s.begin(start_mono, end_mono));
+
+    // The recorder loop, on this (non-real-time) thread.
+    let mut failure: Option<String> = None;
+    let mut io_error: Option<String> = None;
+    loop {
+        std::thread::sleep(DRAIN_EVERY);
+        if let Err(e) = recorder.drain() {
+            io_error.get_or_insert_with(|| {
+                format!("cannot write the results in {}: {e}", out.display())
+            });
+            stop.store(true, Ordering::SeqCst);
+        }
+        for spike in &mut spikes {
+            for i in spike.drain() {
+                let _ = events.write(&Event::SpikeInjection {
+                    time_ns: i.end_ns,
+                    cpu: spike.spec.cpu,
+                    index: i.index,
+                    due_ns: i.due_ns,
+                    start_ns: i.start_ns,
+                    end_ns: i.end_ns,
+                });
+            }
+        }
+        live.update(
+            monotonic_ns().saturating_sub(start_mono),
+            length_ns,
+            &recorder.live_rows(),
+        );
+        if threads.iter().all(|t| t.join.is_finished()) {
+            break;
+        }
+    }
+    live.finish();
+
+    let mut ends = Vec::new();
+    for t in threads {
+        let end = t
+            .join
+            .join()
+            .unwrap_or_else(|_| ThreadEnd::Failed("the measuring thread panicked".into()));
+        if let ThreadEnd::Failed(message) = &end {
+            let message = format!("measuring thread on CPU {} failed: {message}", t.cpu);
+            let _ = events.write(&Event::ThreadFailed {
+                time_ns: monotonic_ns(),
+                cpu: t.cpu,
+                message: message.clone(),
+            });
+            failure.get_or_insert(message);
+            stop.store(true, Ordering::SeqCst);
+        }
+        ends.push((t.cpu, t.counters.tid.load(Ordering::Relaxed), end));
+    }
+    stop.store(true, Ordering::SeqCst);
+    for spike in &mut spikes {
+        spike.join();
+        for i in spike.drain() {
+            let _ = events.write(&Event::SpikeInjection {
+                time_ns: i.end_ns,
+                cpu: spike.spec.cpu,
+                index: i.index,
+                due_ns: i.due_ns,
+                start_ns: i.start_ns,
+                end_ns: i.end_ns,
+            });
+        }
+    }
+    let end_clock = plan.clock.now_ns().min(end_ns);
+    let results = match recorder.finish(end_clock) {
+        Ok(r) => r,
+        Err(e) => {
+            return Err(Failure::run(format!(
+                "cannot write the results in {}: {e}",
+                out.display()
+            )));
+        }
+    };
+    drop(pm_qos);
+
+    let end_wall = SystemTime::now();
+    record.ended = if failure.is_some() || io_error.is_some() {
+        Ended::Failed
+    } else if interrupted.load(Ordering::SeqCst) {
+        Ended::Interrupted
+    } else {
+        Ended::Completed
+    };
+    record.end_reason = failure.clone().or(io_error.clone()).or_else(|| {
+        (record.ended == Ended::Interrupted).then(|| "stopped by SIGINT or SIGTERM".to_string())
+    });
+    record.ended_utc = Some(humantime::format_rfc3339_millis(end_wall).to_string());
+    record.duration_ns = Some(monotonic_ns().saturating_sub(start_mono).min(length_ns));
+    record.threads = thread_summaries(&plan, &results, &ends);
+    record.loads = spikes
+        .iter()
+        .map(|s| spike_record(s, record.duration_ns.unwrap_or(0)))
+        .collect();
+    record.warnings.extend(run_warnings(&results));
+    let _ = events.write(&Event::RunEnd {
+        time_ns: monotonic_ns(),
+        ended: record.ended.as_str().into(),
+    });
+    result_dir
+        .write_run_record(&record)
+        .or_run(|| format!("cannot write run.json in {}", out.display()))?;
+    Ok(RunOutcome {
+        dir: result_dir,
+        record,
+    })
+}
+
+/// The system snapshot for run.json, and the warnings to show before the results.
+fn system_snapshot(plan: &RunPlan) -> (serde_json::Value, Vec<String>) {
+    let snapshot = crate::system::snapshot(&plan.cpus);
+    let non_rt = !matches!(
+        plan.policy,
+        crate::cli::PolicyArg::Fifo | crate::cli::PolicyArg::Rr | crate::cli::PolicyArg::Deadline
+    );
+    let warnings = snapshot.representativeness_warnings(non_rt);
+    (
+        serde_json::to_value(&snapshot).unwrap_or(serde_json::Value::Null),
+        warnings,
+    )
+}
+
+fn start_measuring_threads(
+    plan: &RunPlan,
+    gate: &Arc<StartGate>,
+    stop: &Arc<AtomicBool>,
+) -> Result<Vec<MeasuringThread>> {
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let mut threads = Vec::new();
+    for (index, &cpu) in plan.cpus.iter().enumerate() {
+        let policy = plan.thread_policy(index);
+        let thread_plan = ThreadPlan {
+            index,
+            cpu,
+            pin: !matches!(policy, crate::measure::Policy::Deadline { .. }),
+            policy,
+            wake: plan.wake,
+            clock: plan.clock,
+            interval_ns: plan.thread_interval_ns(index),
+            interval_step_ns: plan.interval_step_ns,
+            loops: match plan.length {
+                RunLength::Loops(n) => Some(n),
+                RunLength::Duration(_) => None,
+            },
+            prefault_stack_bytes: if plan.mlock { PREFAULT_STACK_BYTES } else { 0 },
+            ring_capacity: plan.ring_size,
+        };
+        match spawn_measuring_thread(
+            thread_plan,
+            Arc::clone(gate),
+            Arc::clone(stop),
+            ready_tx.clone(),
+        ) {
+            Ok(t) => threads.push(t),
+            Err(e) => {
+                // The gate waits for every planned thread: release the started ones by hand.
+                stop.store(true, Ordering::SeqCst);
+                return Err(Failure::system(format!(
+                    "cannot start the measuring thread for CPU {cpu}: {e}"
+                )));
+            }
+        }
+    }
+    let mut refusals = Vec::new();
+    for _ in 0..threads.len() {
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => refusals.push(e),
+            Err(_) => refusals.push(crate::measure::SetupError {
+                cpu: usize::MAX,
+                message: "a measuring thread ended during setup".into(),
+            }),
+        }
+    }
+    if let Some(first) = refusals.into_iter().next() {
+        gate.abort();
+        threads.into_iter().for_each(|t| drop(t.join.join()));
+        return Err(Failure::system(first.message));
+    }
+    Ok(threads)
+}
+
+fn start_loads(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Vec<SpikeLoad>> {
+    let mut spikes = Vec::new();
+    for load in &plan.loads {
+        match load {
+            LoadSpec::Spike(spec) => match SpikeLoad::start(spec.clone(), Arc::clone(stop)) {
+                Ok(s) => spikes.push(s),
+                Err(message) => {
+                    stop.store(true, Ordering::SeqCst);
+                    spikes.iter_mut().for_each(SpikeLoad::join);
+                    return Err(Failure::system(message));
+                }
+            },
+        }
+    }
+    Ok(spikes)
+}
+
+type Writers = (ResultDir, HlogWriter, Option<SampleLogWriter>, EventLog);
+
+fn prepare_results(plan: &RunPlan, out: &Path, start_wall: SystemTime) -> Result<Writers> {
+    if plan.out.is_none() {
+        dir::check_usable(out).map_err(Failure::usage)?;
+    }
+    let result_dir = ResultDir::create(out)
+        .or_run(|| format!("cannot create the result directory {}", out.display()))?;
+    let comment = format!("jitterlab {} latency log", env!("CARGO_PKG_VERSION"));
+    let hlog_writer = HlogWriter::create(&result_dir.file(hlog::FILE_NAME), start_wall, &comment)
+        .or_run(|| {
+        format!(
+            "cannot create {}",
+            result_dir.file(hlog::FILE_NAME).display()
+        )
+    })?;
+    let sample_writer = if plan.samples {
+        let header = SampleLogHeader {
+            clock_id: plan.clock.id() as u32,
+            start_ns: 0,
+        };
+        Some(
+            SampleLogWriter::create(&result_dir.file(samplelog::FILE_NAME), header).or_run(
+                || {
+                    format!(
+                        "cannot create {}",
+                        result_dir.file(samplelog::FILE_NAME).display()
+                    )
+                },
+            )?,
+        )
+    } else {
+        None
+    };
+    let events = EventLog::create(&result_dir.file(events::FILE_NAME)).or_run(|| {
+        format!(
+            "cannot create {}",
+            result_dir.file(events::FILE_NAME).display()
+        )
+    })?;
+    Ok((result_dir, hlog_writer, sample_writer, events))
+}
+
+fn plan_record(plan: &RunPlan) -> PlanRecord {
+    PlanRecord {
+        cpus: plan.cpus.clone(),
+        policy: plan::policy_name(plan.policy).into(),
+        priority: plan.priority,
+        deadline_runtime_ns: match plan.thread_policy(0) {
+            crate::measure::Policy::Deadline { runtime_ns, .. } => Some(runtime_ns),
+            _ => None,
+        },
+        wake: plan.wake.name().into(),
+        clock: plan.clock.name().into(),
+        interval_ns: plan.interval_ns,
+        distance_ns: plan.distance_ns,
+        interval_step_ns: plan.interval_step_ns,
+        duration_ns: match plan.length {
+            RunLength::Duration(ns) => Some(ns),
+            RunLength::Loops(_) => None,
+        },
+        loops: match plan.length {
+            RunLength::Loops(n) => Some(n),
+            RunLength::Duration(_) => None,
+        },
+        deadline_ns: plan.deadline_ns,
+        log_interval_ns: plan.log_interval_ns,
+        loads: plan.load_texts.clone(),
+        samples: plan.samples,
+        ring_size: plan.ring_size,
+        mlock: plan.mlock,
+        pm_qos_us: plan.pm_qos_us,
+    }
+}
+
+fn thread_summaries(
+    plan: &RunPlan,
+    results: &[ThreadResult],
+    ends: &[(usize, i32, ThreadEnd)],
+) -> Vec<ThreadSummary> {
+    results
+        .iter()
+        .zip(ends)
+        .map(|(r, (_, tid, end))| ThreadSummary {
+            cpu: r.cpu,
+            thread_index: r.index,
+            tid: *tid,
+            interval_ns: plan.thread_interval_ns(r.index),
+            deadline_ns: plan.thread_deadline_ns(r.index),
+            latency: r.latency.clone(),
+            missed_periods: r.missed_periods,
+            dropped_records: r.dropped_records,
+            deadline_misses: r.deadline_misses,
+            early_wakeups: r.early_wakeups,
+            end: match end {
+                ThreadEnd::Completed => "completed".into(),
+                ThreadEnd::Stopped => "stopped".into(),
+                ThreadEnd::Failed(m) => format!("failed: {m}"),
+            },
+        })
+        .collect()
+}
+
+fn spike_record(spike: &SpikeLoad, duration_ns: u64) -> LoadRecord {
+    let seconds = duration_ns as f64 / 1e9;
+    LoadRecord {
+        spec: format!(
+            "spike:cpu={},every={}ns,len={}ns,prio={},offset={}ns",
+            spike.spec.cpu,
+            spike.spec.every_ns,
+            spike.spec.len_ns,
+            spike.spec.prio,
+            spike.spec.offset_ns
+        ),
+        kind: "spike".into(),
+        throughput: vec![
+            Throughput {
+                name: "injections".into(),
+                value: spike.count as f64,
+                unit: "injections".into(),
+            },
+            Throughput {
+                name: "injection rate".into(),
+                value: if seconds > 0.0 {
+                    spike.count as f64 / seconds
+                } else {
+                    0.0
+                },
+                unit: "injections/s".into(),
+            },
+        ],
+    }
+}
+
+/// Warnings about what the run itself saw.
+fn run_warnings(results: &[ThreadResult]) -> Vec<String> {
+    let mut w = Vec::new();
+    for r in results {
+        if r.dropped_records > 0 {
+            w.push(format!(
+                "CPU {}: {} samples were dropped because the recorder fell behind (ring full); the statistics miss them. Raise --ring-size",
+                r.cpu, r.dropped_records
+            ));
+        }
+        if r.early_wakeups > 0 {
+            w.push(format!(
+                "CPU {}: {} wakeups came before their due time (negative latency): a clock step (--clock realtime) or an early-waking method; they are counted as 0 in the percentiles",
+                r.cpu, r.early_wakeups
+            ));
+        }
+    }
+    w
+}
