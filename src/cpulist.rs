@@ -20,7 +20,9 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
             Some((lo, hi)) => {
                 let (lo, hi) = (number(lo)?, number(hi)?);
                 if lo > hi {
-                    return Err(format!("range '{part}' in CPU list '{text}' runs backwards"));
+                    return Err(format!(
+                        "range '{part}' in CPU list '{text}' runs backwards"
+                    ));
                 }
                 cpus.extend(lo..=hi);
             }
@@ -43,7 +45,11 @@ pub fn format_cpu_list(cpus: &[usize]) -> String {
             i += 1;
             end = cpus[i];
         }
-        out.push(if start == end { start.to_string() } else { format!("{start}-{end}") });
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
         i += 1;
     }
     out.join(",")

@@ -27,13 +27,22 @@ pub struct Failure {
 
 impl Failure {
     pub fn usage(message: impl Into<String>) -> Self {
-        Failure { code: ExitCode::Usage, message: message.into() }
+        Failure {
+            code: ExitCode::Usage,
+            message: message.into(),
+        }
     }
     pub fn system(message: impl Into<String>) -> Self {
-        Failure { code: ExitCode::System, message: message.into() }
+        Failure {
+            code: ExitCode::System,
+            message: message.into(),
+        }
     }
     pub fn run(message: impl Into<String>) -> Self {
-        Failure { code: ExitCode::Run, message: message.into() }
+        Failure {
+            code: ExitCode::Run,
+            message: message.into(),
+        }
     }
 }
 

@@ -41,7 +41,13 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
             if frac.contains('.') || (whole.is_empty() && frac.is_empty()) {
                 return Err(format!("'{text}' is not a duration; expected {accepted}"));
             }
-            let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| format!("'{text}' is too large"))? };
+            let whole: u64 = if whole.is_empty() {
+                0
+            } else {
+                whole
+                    .parse()
+                    .map_err(|_| format!("'{text}' is too large"))?
+            };
             // Exact decimal arithmetic: 1.5ms must be 1_500_000 ns, not 1_499_999.
             let digits = frac.len().min(18) as u32;
             let frac_value: u64 = frac[..digits as usize].parse().unwrap_or(0);
@@ -104,7 +110,16 @@ mod tests {
 
     #[test]
     fn rejects_bad_durations_with_the_value_named() {
-        for bad in ["", "10", "ms", "-1ms", "1.2.3s", "5 parsecs", "1x", "99999999999999999999h"] {
+        for bad in [
+            "",
+            "10",
+            "ms",
+            "-1ms",
+            "1.2.3s",
+            "5 parsecs",
+            "1x",
+            "99999999999999999999h",
+        ] {
             let err = parse_duration_ns(bad).unwrap_err();
             assert!(err.contains(&format!("'{bad}'")), "{bad}: {err}");
         }
