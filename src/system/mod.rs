@@ -1,3 +1,19 @@
 //! The system: snapshot of the conditions a run was measured under, and readiness checks.
+//!
+//! Every check is a plain function over a [`checks::Ctx`], whose root path is `/` on the live
+//! machine and a fixture tree in tests, so the same code judges both. What cannot be read
+//! from files (can this process get SCHED_FIFO? do POSIX message queues work?) is probed live
+//! in [`probes`], which undoes everything it changes.
 
+pub mod checks;
+pub mod doctor;
 pub mod host;
+pub mod kconfig;
+pub mod probes;
+pub mod render;
+pub mod root;
+pub mod snapshot;
+mod verdict;
+
+pub use snapshot::{SystemSnapshot, snapshot};
+pub use verdict::{Check, Verdict};

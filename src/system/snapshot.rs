@@ -1,0 +1,223 @@
+//! The system snapshot stored in every run's run.json (`system`) and shown by doctor.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::checks::{self, Ctx, kernel, virt};
+use super::verdict::{Check, Verdict};
+use super::{host, probes, root};
+use crate::cpulist::parse_cpu_list;
+
+/// The areas in display order; checks are sorted into this order.
+pub const AREAS: &[&str] = &[
+    "kernel",
+    "scheduling",
+    "cpu",
+    "irq",
+    "memory",
+    "virtualization",
+    "posix",
+    "tracing",
+];
+
+/// The conditions a run was measured under: facts about the machine and kernel, and the
+/// verdict of every readiness check. Schema in docs/doctor.md.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SystemSnapshot {
+    pub hostname: String,
+    /// `uname -r`.
+    pub kernel_release: String,
+    /// `uname -v`, which names the preemption model (`#1 SMP PREEMPT_RT ...`).
+    pub kernel_version: String,
+    /// `uname -m`.
+    pub machine: String,
+    /// CPUs present (online or not).
+    pub cpu_count: usize,
+    pub online_cpus: Vec<usize>,
+    /// The CPUs the run measures (doctor: `--cpus`, or every online CPU).
+    pub measured_cpus: Vec<usize>,
+    /// `PREEMPT_RT`, `PREEMPT_DYNAMIC (full)`, `voluntary`, ... or `unknown`.
+    pub preemption_model: String,
+    /// The kernel tick rate, if known.
+    pub hz: Option<u32>,
+    pub clocksource: Option<String>,
+    /// The hypervisor's name (`KVM`, `unknown`), or null on bare metal.
+    pub hypervisor: Option<String>,
+    /// Share of CPU time stolen by the hypervisor since boot, in percent.
+    pub steal_since_boot_percent: Option<f64>,
+    /// Share stolen during a short window while the snapshot was taken, in percent.
+    pub steal_recent_percent: Option<f64>,
+    /// /proc/cmdline.
+    pub kernel_cmdline: String,
+    pub checks: Vec<Check>,
+}
+
+/// Live snapshot for a run's run.json `system` field: every check, including the live probes.
+/// Takes about a tenth of a second (the steal-time window); never fails, never panics on
+/// missing files (they become `unknown` checks), and leaves the system as it found it.
+pub fn snapshot(measured_cpus: &[usize]) -> SystemSnapshot {
+    snapshot_at(Path::new("/"), measured_cpus, true)
+}
+
+/// A snapshot of the system below `root`. Live probes and system calls run only with `live`.
+pub fn snapshot_at(root_dir: &Path, measured_cpus: &[usize], live: bool) -> SystemSnapshot {
+    let ctx = Ctx::new(root_dir, measured_cpus, live);
+    let mut checks = checks::all(&ctx);
+    if live {
+        checks.extend(probes::run_all());
+    }
+    checks.sort_by_key(|c| {
+        AREAS
+            .iter()
+            .position(|a| *a == c.area)
+            .unwrap_or(AREAS.len())
+    });
+
+    let read = |rel: &str| root::read_trim(root_dir, rel).unwrap_or_default();
+    let (hostname, kernel_release, kernel_version, machine) = if live {
+        let u = host::uname();
+        (host::hostname(), u.release, u.version, u.machine)
+    } else {
+        // /proc/version is "Linux version RELEASE (builder) #1 SMP ..."; uname -v is from '#'.
+        let version = read("proc/version");
+        let uts = version
+            .find('#')
+            .map(|i| version[i..].to_string())
+            .unwrap_or(version);
+        (
+            read("proc/sys/kernel/hostname"),
+            read("proc/sys/kernel/osrelease"),
+            uts,
+            String::new(),
+        )
+    };
+    let present = root::read(root_dir, "sys/devices/system/cpu/present")
+        .ok()
+        .and_then(|t| parse_cpu_list(&t).ok());
+    let steal = ctx.steal().as_ref().ok();
+    SystemSnapshot {
+        hostname,
+        kernel_release,
+        kernel_version,
+        machine,
+        cpu_count: present.map_or(ctx.online.len(), |p| p.len()),
+        online_cpus: ctx.online.clone(),
+        measured_cpus: ctx.cpus.clone(),
+        preemption_model: kernel::read_preemption(&ctx).label(),
+        hz: kernel::tick_hz(&ctx).map(|(hz, _)| hz),
+        clocksource: root::read_trim(
+            root_dir,
+            "sys/devices/system/clocksource/clocksource0/current_clocksource",
+        )
+        .ok(),
+        hypervisor: virt::hypervisor_name(&ctx),
+        steal_since_boot_percent: steal.map(|s| s.0),
+        steal_recent_percent: steal.and_then(|s| s.1),
+        kernel_cmdline: read("proc/cmdline"),
+        checks,
+    }
+}
+
+impl SystemSnapshot {
+    /// The check with this id, if it ran.
+    pub fn check(&self, id: &str) -> Option<&Check> {
+        self.checks.iter().find(|c| c.id == id)
+    }
+
+    /// Whether any check failed (doctor exits 1 then).
+    pub fn any_fail(&self) -> bool {
+        self.checks.iter().any(|c| c.verdict == Verdict::Fail)
+    }
+
+    /// One-line warnings printed before a run's summary about conditions that make results
+    /// unrepresentative: a VM or steal time, RT throttling, a non-PREEMPT_RT kernel, and
+    /// measuring without real-time priority (`measuring_without_rt_priority`: the run uses
+    /// SCHED_OTHER, SCHED_BATCH or SCHED_IDLE).
+    pub fn representativeness_warnings(&self, measuring_without_rt_priority: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        let steal = match (self.steal_since_boot_percent, self.steal_recent_percent) {
+            (_, Some(r)) if r > 0.0 => {
+                format!("; {r:.2}% of CPU time was stolen by the host just now")
+            }
+            (Some(b), _) if b > 0.0 => format!("; steal time so far {b:.2}%"),
+            _ => String::new(),
+        };
+        if let Some(h) = &self.hypervisor {
+            out.push(format!(
+                "measured in a virtual machine (hypervisor: {h}){steal}: latencies include the host's \
+                 scheduling of the virtual CPUs and say little about the hardware"
+            ));
+        } else if !steal.is_empty() {
+            out.push(format!(
+                "the hypervisor takes CPU time from this system{steal}: latencies include it"
+            ));
+        }
+        if let Some(c) = self
+            .check("scheduling.rt_throttling")
+            .filter(|c| c.verdict == Verdict::Warn)
+        {
+            out.push(format!("RT throttling is on ({}): real-time load can be stopped for the rest of each period", c.evidence));
+        }
+        if self
+            .check("kernel.preemption")
+            .is_some_and(|c| c.verdict == Verdict::Warn)
+        {
+            out.push(format!(
+                "the kernel is not PREEMPT_RT (preemption: {}): worst cases are those of a non-real-time kernel",
+                self.preemption_model
+            ));
+        }
+        if measuring_without_rt_priority {
+            out.push(
+                "measured without real-time priority (SCHED_OTHER/BATCH/IDLE): latencies include ordinary \
+                 scheduling and are not those of a real-time task"
+                    .into(),
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The live snapshot on whatever machine runs the tests: it must complete, cover every
+    /// area, and leave no named POSIX objects behind.
+    #[test]
+    fn live_snapshot_is_complete_and_leaves_nothing_behind() {
+        let snap = snapshot(&[]);
+        for area in AREAS {
+            assert!(
+                snap.checks.iter().any(|c| c.area == *area),
+                "no check in area {area}"
+            );
+        }
+        let mut ids: Vec<&str> = snap.checks.iter().map(|c| c.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), snap.checks.len(), "check ids are unique");
+        assert_eq!(snap.measured_cpus, snap.online_cpus);
+        for dir in ["/dev/shm", "/dev/mqueue"] {
+            let leftovers: Vec<String> = std::fs::read_dir(dir)
+                .map(|d| {
+                    d.filter_map(|e| e.ok())
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let pid = std::process::id().to_string();
+            assert!(
+                !leftovers
+                    .iter()
+                    .any(|n| n.starts_with("jitterlab-doctor") && n.contains(&pid)),
+                "{dir}: {leftovers:?}"
+            );
+        }
+        // The probe thread restored everything it changed on itself; the calling thread was
+        // never touched.
+        let policy = unsafe { libc::sched_getscheduler(0) };
+        assert_eq!(policy, libc::SCHED_OTHER);
+    }
+}
