@@ -22,7 +22,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure wakeup latency on each selected CPU and write a result directory.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Export the sample log of a result directory as CSV or as three-column text.
     Export(ExportArgs),
     /// Check whether this system is ready for real-time work, with the fix for each problem.

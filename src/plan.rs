@@ -340,7 +340,7 @@ mod tests {
         let mut argv = vec!["jitterlab", "run"];
         argv.extend_from_slice(extra);
         match crate::cli::Cli::try_parse_from(argv).unwrap().command {
-            crate::cli::Command::Run(a) => a,
+            crate::cli::Command::Run(a) => *a,
             _ => unreachable!(),
         }
     }

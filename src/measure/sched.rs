@@ -173,13 +173,11 @@ pub fn explain_policy_refusal(policy: &Policy, cpu: usize, err: &io::Error) -> S
                 rtprio.map_or("unknown".into(), |r| r.to_string())
             ));
         }
-        if let Some(runtime) = cgroup_rt_runtime_us() {
-            if runtime <= 0 {
-                causes.push(format!(
-                    "this task's cgroup has no real-time runtime (cpu.rt_runtime_us is {runtime}); \
-                     give it some, e.g. echo 950000 > <cgroup>/cpu.rt_runtime_us, or run outside that cgroup"
-                ));
-            }
+        if let Some(runtime) = cgroup_rt_runtime_us().filter(|r| *r <= 0) {
+            causes.push(format!(
+                "this task's cgroup has no real-time runtime (cpu.rt_runtime_us is {runtime}); \
+                 give it some, e.g. echo 950000 > <cgroup>/cpu.rt_runtime_us, or run outside that cgroup"
+            ));
         }
         if matches!(policy, Policy::Deadline { .. }) {
             causes.push(

@@ -180,7 +180,7 @@ fn measure(
         WakeMethod::Select => go(&mut SelectSleep, cycle, &mut producer, &counters, &stop),
         WakeMethod::Poll => go(&mut PollSleep, cycle, &mut producer, &counters, &stop),
         WakeMethod::Itimer => go(
-            &mut ItimerOneShot::new(),
+            &mut ItimerOneShot::default(),
             cycle,
             &mut producer,
             &counters,

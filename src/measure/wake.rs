@@ -294,8 +294,8 @@ pub struct ItimerOneShot {
     set: libc::sigset_t,
 }
 
-impl ItimerOneShot {
-    pub fn new() -> Self {
+impl Default for ItimerOneShot {
+    fn default() -> Self {
         ItimerOneShot {
             set: signal_set(ITIMER_SIGNAL),
         }

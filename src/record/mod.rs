@@ -143,10 +143,8 @@ impl Recorder {
                 }
             }
         }
-        if closed_any {
-            if let Some(log) = &mut self.samples {
-                log.flush()?;
-            }
+        if let (true, Some(log)) = (closed_any, &mut self.samples) {
+            log.flush()?;
         }
         Ok(taken)
     }

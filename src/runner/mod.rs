@@ -271,7 +271,12 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         (record.ended == Ended::Interrupted).then(|| "stopped by SIGINT or SIGTERM".to_string())
     });
     record.ended_utc = Some(humantime::format_rfc3339_millis(end_wall).to_string());
-    record.duration_ns = Some(monotonic_ns().saturating_sub(start_mono).min(length_ns));
+    let elapsed_ns = monotonic_ns().saturating_sub(start_mono);
+    record.duration_ns = Some(match plan.length {
+        // Measurement ends at the last due time; the drain after it is not part of the run.
+        RunLength::Duration(ns) => elapsed_ns.min(ns),
+        RunLength::Loops(_) => elapsed_ns,
+    });
     record.threads = thread_summaries(&plan, &results, &ends);
     record.loads = spikes
         .iter()

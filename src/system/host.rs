@@ -19,7 +19,9 @@ pub fn uname() -> Uname {
     unsafe { libc::uname(&mut u) };
     let field = |f: &[libc::c_char]| {
         // SAFETY: the kernel NUL-terminates each field within its array.
-        unsafe { CStr::from_ptr(f.as_ptr()) }.to_string_lossy().into_owned()
+        unsafe { CStr::from_ptr(f.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
     };
     Uname {
         sysname: field(&u.sysname),

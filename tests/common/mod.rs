@@ -1,0 +1,81 @@
+//! Shared helpers of the integration tests: run the real binary, read its results, and decide
+//! whether real-time tests can run here.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+
+/// Runs that measure must not overlap: a second run's threads and loads would disturb the
+/// first's CPUs. Every measuring test holds this lock.
+static MEASURING: Mutex<()> = Mutex::new(());
+
+pub fn exclusive() -> MutexGuard<'static, ()> {
+    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_jitterlab")
+}
+
+pub fn jitterlab(args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .output()
+        .expect("the jitterlab binary runs")
+}
+
+pub fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Whether this process may use SCHED_FIFO. When it may not, the test is skipped with a
+/// printed reason, unless JITTERLAB_REQUIRE_RT=1 (set by .ci/run), where it fails.
+pub fn realtime_available(test: &str) -> bool {
+    let param = libc::sched_param { sched_priority: 1 };
+    // Try on a short-lived thread, so that the test thread itself stays SCHED_OTHER.
+    let ok = std::thread::spawn(move || unsafe {
+        libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0
+    })
+    .join()
+    .unwrap();
+    if !ok {
+        if std::env::var("JITTERLAB_REQUIRE_RT").as_deref() == Ok("1") {
+            panic!("{test}: SCHED_FIFO is refused here and JITTERLAB_REQUIRE_RT=1 demands it");
+        }
+        eprintln!(
+            "SKIPPED {test}: SCHED_FIFO is refused (run as root or with CAP_SYS_NICE to run it)"
+        );
+    }
+    ok
+}
+
+pub fn online_cpus() -> Vec<usize> {
+    jitterlab::cpulist::online_cpus().unwrap()
+}
+
+pub fn run_json(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("run.json")).expect("run.json exists");
+    serde_json::from_str(&text).expect("run.json is JSON")
+}
+
+pub fn temp_out() -> (tempfile::TempDir, PathBuf) {
+    let base = tempfile::tempdir().unwrap();
+    let out = base.path().join("run");
+    (base, out)
+}
+
+/// The thread entry of run.json for `cpu`.
+pub fn thread(run: &serde_json::Value, cpu: usize) -> &serde_json::Value {
+    run["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["cpu"] == cpu)
+        .expect("a thread for the CPU")
+}
