@@ -137,77 +137,58 @@ fn measure(
         None => StopAt::ClockTime(gate.end_ns.load(Ordering::SeqCst)),
     };
     let interval = plan.interval_ns;
-    let run = |waker: &mut dyn FnMut(&mut CyclePlan) -> ThreadEnd| {
-        let mut cycle = CyclePlan {
-            clock: plan.clock,
-            schedule: plan.wake.schedule(),
-            interval_ns: interval,
-            interval_step_ns: plan.interval_step_ns,
-            first_due_ns: start_ns,
-            stop_at,
-        };
-        waker(&mut cycle)
+    let mut cycle = CyclePlan {
+        clock: plan.clock,
+        schedule: plan.wake.schedule(),
+        interval_ns: interval,
+        interval_step_ns: plan.interval_step_ns,
+        first_due_ns: start_ns,
+        stop_at,
     };
-    // One monomorphised loop per method; the closure only selects it.
-    run(&mut |cycle| match plan.wake {
-        WakeMethod::ClockNanosleep => go(
-            &mut AbsoluteSleep { clock: plan.clock },
-            cycle,
-            &mut producer,
-            &counters,
-            &stop,
-        ),
+    let (clock, c) = (plan.clock, &mut cycle);
+    let (p, k, s) = (&mut producer, &*counters, &*stop);
+    // One monomorphised loop per method; this match only selects it.
+    match plan.wake {
+        WakeMethod::ClockNanosleep => go(&mut AbsoluteSleep { clock }, c, p, k, s),
         WakeMethod::ClockNanosleepRel => go(
             &mut RelativeSleep {
-                clock: plan.clock,
+                clock,
                 plain_nanosleep: false,
             },
-            cycle,
-            &mut producer,
-            &counters,
-            &stop,
+            c,
+            p,
+            k,
+            s,
         ),
         WakeMethod::Nanosleep => go(
             &mut RelativeSleep {
-                clock: plan.clock,
+                clock,
                 plain_nanosleep: true,
             },
-            cycle,
-            &mut producer,
-            &counters,
-            &stop,
+            c,
+            p,
+            k,
+            s,
         ),
-        WakeMethod::Select => go(&mut SelectSleep, cycle, &mut producer, &counters, &stop),
-        WakeMethod::Poll => go(&mut PollSleep, cycle, &mut producer, &counters, &stop),
-        WakeMethod::Itimer => go(
-            &mut ItimerOneShot::default(),
-            cycle,
-            &mut producer,
-            &counters,
-            &stop,
-        ),
-        WakeMethod::ItimerPeriodic => go(
-            &mut ItimerPeriodic::new(plan.clock, interval),
-            cycle,
-            &mut producer,
-            &counters,
-            &stop,
-        ),
-        WakeMethod::PosixTimer => match PosixTimer::new(plan.clock, interval) {
-            Ok(mut w) => go(&mut w, cycle, &mut producer, &counters, &stop),
+        WakeMethod::Select => go(&mut SelectSleep, c, p, k, s),
+        WakeMethod::Poll => go(&mut PollSleep, c, p, k, s),
+        WakeMethod::Itimer => go(&mut ItimerOneShot::default(), c, p, k, s),
+        WakeMethod::ItimerPeriodic => go(&mut ItimerPeriodic::new(clock, interval), c, p, k, s),
+        WakeMethod::PosixTimer => match PosixTimer::new(clock, interval) {
+            Ok(mut w) => go(&mut w, c, p, k, s),
             Err(e) => ThreadEnd::Failed(format!("timer_create failed: {e}")),
         },
-        WakeMethod::Timerfd => match TimerFd::new(plan.clock, interval) {
-            Ok(mut w) => go(&mut w, cycle, &mut producer, &counters, &stop),
+        WakeMethod::Timerfd => match TimerFd::new(clock, interval) {
+            Ok(mut w) => go(&mut w, c, p, k, s),
             Err(e) => ThreadEnd::Failed(format!("timerfd_create failed: {e}")),
         },
-        WakeMethod::Rtc => match RtcPeriodic::new(plan.clock, interval) {
-            Ok(mut w) => go(&mut w, cycle, &mut producer, &counters, &stop),
+        WakeMethod::Rtc => match RtcPeriodic::new(clock, interval) {
+            Ok(mut w) => go(&mut w, c, p, k, s),
             Err(e) => ThreadEnd::Failed(format!(
                 "cannot program periodic interrupts on /dev/rtc: {e}"
             )),
         },
-    })
+    }
 }
 
 /// Arms the waker's first expiry, then runs the loop.

@@ -105,7 +105,15 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
         let figures: Vec<String> = load
             .throughput
             .iter()
-            .map(|t| format!("{} {:.2} {}", t.name, t.value, t.unit))
+            .map(|t| {
+                // Counts print as integers, rates with two decimals.
+                let value = if t.value.fract() == 0.0 {
+                    format!("{}", t.value)
+                } else {
+                    format!("{:.2}", t.value)
+                };
+                format!("{} {value} {}", t.name, t.unit)
+            })
             .collect();
         let _ = writeln!(out, "  load {}: {}", load.spec, figures.join(", "));
     }

@@ -278,9 +278,11 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         RunLength::Loops(_) => elapsed_ns,
     });
     record.threads = thread_summaries(&plan, &results, &ends);
+    // Loads start in the order of the plan, so each has its --load text at the same index.
     record.loads = spikes
         .iter()
-        .map(|s| spike_record(s, record.duration_ns.unwrap_or(0)))
+        .zip(&plan.load_texts)
+        .map(|(s, text)| spike_record(s, text, record.duration_ns.unwrap_or(0)))
         .collect();
     record.warnings.extend(run_warnings(&results));
     let _ = events.write(&Event::RunEnd {
@@ -490,26 +492,19 @@ fn thread_summaries(
         .collect()
 }
 
-fn spike_record(spike: &SpikeLoad, duration_ns: u64) -> LoadRecord {
+fn spike_record(spike: &SpikeLoad, text: &str, duration_ns: u64) -> LoadRecord {
     let seconds = duration_ns as f64 / 1e9;
     LoadRecord {
-        spec: format!(
-            "spike:cpu={},every={}ns,len={}ns,prio={},offset={}ns",
-            spike.spec.cpu,
-            spike.spec.every_ns,
-            spike.spec.len_ns,
-            spike.spec.prio,
-            spike.spec.offset_ns
-        ),
+        spec: text.to_string(),
         kind: "spike".into(),
         throughput: vec![
             Throughput {
-                name: "injections".into(),
+                name: "total".into(),
                 value: spike.count as f64,
                 unit: "injections".into(),
             },
             Throughput {
-                name: "injection rate".into(),
+                name: "rate".into(),
                 value: if seconds > 0.0 {
                     spike.count as f64 / seconds
                 } else {
