@@ -147,6 +147,54 @@ fn every_wake_method_available_here_completes_a_short_run() {
 }
 
 #[test]
+fn every_policy_completes_a_short_run() {
+    if !realtime_available("every_policy") {
+        return;
+    }
+    let _g = exclusive();
+    for (policy, priority) in [
+        ("fifo", 95),
+        ("rr", 95),
+        ("other", 0),
+        ("batch", 0),
+        ("idle", 0),
+        ("deadline", 0),
+    ] {
+        let (_base, out) = temp_out();
+        let o = jitterlab(&[
+            "run",
+            "--policy",
+            policy,
+            "--loops",
+            "200",
+            "--quiet",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{policy}: {}", text(&o));
+        let run: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(run["plan"]["policy"], policy);
+        assert_eq!(run["plan"]["priority"], priority);
+        for t in run["threads"].as_array().unwrap() {
+            assert_eq!(t["samples"], 200, "{policy}");
+            assert_eq!(t["end"], "completed", "{policy}");
+        }
+        let warnings = run["warnings"].to_string();
+        if priority == 0 && policy != "deadline" {
+            assert!(
+                warnings.contains("SCHED_OTHER") || warnings.contains("real-time priority"),
+                "{policy}: {warnings}"
+            );
+        }
+        if policy == "deadline" {
+            assert_eq!(run["plan"]["deadline_runtime_ns"], 100_000);
+            assert!(warnings.contains("not pinned"), "{warnings}");
+        }
+    }
+}
+
+#[test]
 fn rtc_is_refused_with_exit_3_where_there_is_no_rtc() {
     if std::path::Path::new("/dev/rtc").exists() {
         eprintln!("SKIPPED rtc refusal: this machine has /dev/rtc");

@@ -305,7 +305,14 @@ fn system_snapshot(plan: &RunPlan) -> (serde_json::Value, Vec<String>) {
         plan.policy,
         crate::cli::PolicyArg::Fifo | crate::cli::PolicyArg::Rr | crate::cli::PolicyArg::Deadline
     );
-    let warnings = snapshot.representativeness_warnings(non_rt);
+    let mut warnings = snapshot.representativeness_warnings(non_rt);
+    if plan.policy == crate::cli::PolicyArg::Deadline {
+        warnings.push(
+            "SCHED_DEADLINE threads are not pinned (the kernel refuses to pin a deadline task to one CPU): \
+             a thread's `cpu` is the CPU it was planned for, not necessarily where it ran"
+                .into(),
+        );
+    }
     (
         serde_json::to_value(&snapshot).unwrap_or(serde_json::Value::Null),
         warnings,
