@@ -172,6 +172,30 @@ mod tests {
         }
     }
 
+    /// A simulated absolute-grid loop with a 1 us period, starting at 0.
+    fn absolute_plan(
+        time: &FakeTime,
+        stop_at: StopAt,
+        latency: u64,
+        wakeups: usize,
+    ) -> (CyclePlan<FakeTime>, ScriptedWaker) {
+        let plan = CyclePlan {
+            clock: time.clone(),
+            schedule: Schedule::Absolute,
+            interval_ns: 1_000,
+            interval_step_ns: 0,
+            first_due_ns: 0,
+            stop_at,
+        };
+        let waker = ScriptedWaker {
+            time: time.clone(),
+            schedule: Schedule::Absolute,
+            latencies: vec![latency; wakeups],
+            next: 0,
+        };
+        (plan, waker)
+    }
+
     fn simulate(schedule: Schedule, latencies: &[u64], step: u64) -> (Vec<Sample>, ThreadCounters) {
         let time = FakeTime::default();
         time.0.set(10_000_000);
@@ -264,21 +288,7 @@ mod tests {
                 self.1
             }
         }
-        let time = FakeTime::default();
-        let plan = CyclePlan {
-            clock: time.clone(),
-            schedule: Schedule::Absolute,
-            interval_ns: 1_000,
-            interval_step_ns: 0,
-            first_due_ns: 0,
-            stop_at: StopAt::Loops(10),
-        };
-        let mut waker = ScriptedWaker {
-            time,
-            schedule: Schedule::Absolute,
-            latencies: vec![1; 10],
-            next: 0,
-        };
+        let (plan, mut waker) = absolute_plan(&FakeTime::default(), StopAt::Loops(10), 1, 10);
         let counters = ThreadCounters::default();
         let mut sink = Alternating(Vec::new(), false);
         run_cycles(
@@ -296,21 +306,8 @@ mod tests {
 
     #[test]
     fn stops_before_the_end_time_and_on_the_flag() {
-        let time = FakeTime::default();
-        let plan = CyclePlan {
-            clock: time.clone(),
-            schedule: Schedule::Absolute,
-            interval_ns: 1_000,
-            interval_step_ns: 0,
-            first_due_ns: 0,
-            stop_at: StopAt::ClockTime(10_000),
-        };
-        let mut waker = ScriptedWaker {
-            time,
-            schedule: Schedule::Absolute,
-            latencies: vec![0; 20],
-            next: 0,
-        };
+        let (plan, mut waker) =
+            absolute_plan(&FakeTime::default(), StopAt::ClockTime(10_000), 0, 20);
         let (mut samples, counters) = (Vec::new(), ThreadCounters::default());
         assert_eq!(
             run_cycles(

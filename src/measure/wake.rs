@@ -346,6 +346,17 @@ impl Drop for ItimerPeriodic {
     }
 }
 
+/// The absolute arming of a periodic timer: first expiry at `planned_ns`, or 1 us from now if
+/// that has passed (arming in the past would fire at once and count as latency).
+fn periodic_spec(clock: Clock, planned_ns: u64, interval_ns: u64) -> (u64, libc::itimerspec) {
+    let first = planned_ns.max(clock.now_ns() + 1_000);
+    let spec = libc::itimerspec {
+        it_interval: ns_to_timespec(interval_ns),
+        it_value: ns_to_timespec(first),
+    };
+    (first, spec)
+}
+
 /// A POSIX timer (timer_create) firing periodically at absolute times, signalling this thread
 /// only (SIGEV_THREAD_ID), awaited with sigwaitinfo.
 pub struct PosixTimer {
@@ -379,11 +390,7 @@ impl PosixTimer {
 
 impl Waker for PosixTimer {
     fn first_due_ns(&mut self, planned_ns: u64) -> io::Result<u64> {
-        let first = planned_ns.max(self.clock.now_ns() + 1_000);
-        let spec = libc::itimerspec {
-            it_interval: ns_to_timespec(self.interval_ns),
-            it_value: ns_to_timespec(first),
-        };
+        let (first, spec) = periodic_spec(self.clock, planned_ns, self.interval_ns);
         // SAFETY: valid timer and itimerspec.
         check(unsafe {
             libc::timer_settime(self.timer, libc::TIMER_ABSTIME, &spec, std::ptr::null_mut())
@@ -424,11 +431,7 @@ impl TimerFd {
 
 impl Waker for TimerFd {
     fn first_due_ns(&mut self, planned_ns: u64) -> io::Result<u64> {
-        let first = planned_ns.max(self.clock.now_ns() + 1_000);
-        let spec = libc::itimerspec {
-            it_interval: ns_to_timespec(self.interval_ns),
-            it_value: ns_to_timespec(first),
-        };
+        let (first, spec) = periodic_spec(self.clock, planned_ns, self.interval_ns);
         // SAFETY: valid fd and itimerspec.
         check(unsafe {
             libc::timerfd_settime(

@@ -192,18 +192,9 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
             });
             stop.store(true, Ordering::SeqCst);
         }
-        for spike in &mut spikes {
-            for i in spike.drain() {
-                let _ = events.write(&Event::SpikeInjection {
-                    time_ns: i.end_ns,
-                    cpu: spike.spec.cpu,
-                    index: i.index,
-                    due_ns: i.due_ns,
-                    start_ns: i.start_ns,
-                    end_ns: i.end_ns,
-                });
-            }
-        }
+        spikes
+            .iter_mut()
+            .for_each(|s| log_injections(s, &mut events));
         live.update(
             monotonic_ns().saturating_sub(start_mono),
             length_ns,
@@ -236,16 +227,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
     stop.store(true, Ordering::SeqCst);
     for spike in &mut spikes {
         spike.join();
-        for i in spike.drain() {
-            let _ = events.write(&Event::SpikeInjection {
-                time_ns: i.end_ns,
-                cpu: spike.spec.cpu,
-                index: i.index,
-                due_ns: i.due_ns,
-                start_ns: i.start_ns,
-                end_ns: i.end_ns,
-            });
-        }
+        log_injections(spike, &mut events);
     }
     let end_clock = plan.clock.now_ns().min(end_ns);
     let results = match recorder.finish(end_clock) {
@@ -296,6 +278,22 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         dir: result_dir,
         record,
     })
+}
+
+/// Moves the spike load's finished injections to events.jsonl.
+fn log_injections(spike: &mut SpikeLoad, events: &mut EventLog) {
+    let cpu = spike.spec.cpu;
+    for i in spike.drain() {
+        // events.jsonl is best effort; a full disk shows as a failed hlog write instead.
+        let _ = events.write(&Event::SpikeInjection {
+            time_ns: i.end_ns,
+            cpu,
+            index: i.index,
+            due_ns: i.due_ns,
+            start_ns: i.start_ns,
+            end_ns: i.end_ns,
+        });
+    }
 }
 
 /// The system snapshot for run.json, and the warnings to show before the results.
