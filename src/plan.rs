@@ -206,8 +206,8 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
     }
     let pm_qos_us = match args.pm_qos.as_str() {
         "off" => None,
-        n => Some(n.parse::<u32>().map_err(|_| {
-            Failure::usage(format!("--pm-qos {n}: expected 'off' or a latency in microseconds (0 keeps CPUs out of deep idle states)"))
+        n => Some(n.parse::<u32>().ok().filter(|v| *v <= i32::MAX as u32).ok_or_else(|| {
+            Failure::usage(format!("--pm-qos {n}: expected 'off' or a latency in microseconds from 0 to 2147483647 (0 keeps CPUs out of deep idle states)"))
         })?),
     };
     if let Some(out) = &args.out {
@@ -295,10 +295,15 @@ fn check_wake(
         }
     }
     if wake == WakeMethod::Rtc {
+        // The RTC ticks at a power-of-two rate; the kernel's period is 1 s / rate in whole ns.
         let rate = 1_000_000_000 / interval;
-        if 1_000_000_000 % interval != 0 || !rate.is_power_of_two() || !(2..=8192).contains(&rate) {
+        if !rate.is_power_of_two()
+            || !(2..=8192).contains(&rate)
+            || 1_000_000_000 / rate != interval
+        {
             return Err(Failure::usage(format!(
-                "--interval {interval}ns: --wake rtc needs a rate of 2 to 8192 Hz that is a power of two (e.g. 1/2048 s = 488281ns is not exact; use 500ms, 250ms, 125ms, ... or 1s/2^n exactly)"
+                "--interval {interval}ns: --wake rtc needs 1 s divided by a power-of-two rate from 2 to 8192 Hz, \
+                 in whole ns (1ms is 1000 Hz, not a power of two; use 976562ns for 1024 Hz or 488281ns for 2048 Hz)"
             )));
         }
     }

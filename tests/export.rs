@@ -8,13 +8,11 @@ use jitterlab::record::samplelog::{SampleLogHeader, SampleLogWriter, SampleRecor
 fn constructed_run() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("run.json"), "{}").unwrap();
-    let mut w = SampleLogWriter::create(
-        &dir.path().join("samples.bin"),
-        SampleLogHeader {
-            clock_id: 1,
-            start_ns: 0,
-        },
-    )
+    let mut w = SampleLogWriter::create(&dir.path().join("samples.bin")).unwrap();
+    w.begin(SampleLogHeader {
+        clock_id: 1,
+        start_ns: 5_000_000_000,
+    })
     .unwrap();
     let start = 5_000_000_000u64;
     for (cpu, seq, due_offset, latency, irq) in [

@@ -53,7 +53,13 @@ fn a_three_second_run_gives_duration_over_interval_samples_per_thread() {
 
     // run.json agrees with statistics recomputed from every sample.
     let reader = SampleLogReader::open(&out.join("samples.bin")).unwrap();
+    let header_start = reader.header.start_ns;
     let records: Vec<_> = reader.map(Result::unwrap).collect();
+    // The header's start is the due time of every thread's first wakeup.
+    assert_eq!(
+        header_start,
+        records.iter().map(|r| r.expected_ns).min().unwrap()
+    );
     for &cpu in &cpus {
         let t = thread(&run, cpu);
         let mut lat: Vec<i64> = records

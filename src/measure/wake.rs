@@ -482,8 +482,12 @@ pub struct RtcPeriodic {
     interval_ns: u64,
 }
 
-/// RTC ioctls from include/uapi/linux/rtc.h.
-const RTC_IRQP_SET: libc::c_ulong = 0x4008_700c;
+/// RTC ioctls from include/uapi/linux/rtc.h. RTC_IRQP_SET is _IOW('p', 0x0c, unsigned long):
+/// its number encodes the argument's size, which differs between 32- and 64-bit boards.
+const RTC_IRQP_SET: libc::c_ulong = 0x4000_0000
+    | ((std::mem::size_of::<libc::c_ulong>() as libc::c_ulong) << 16)
+    | (0x70 << 8)
+    | 0x0c;
 const RTC_PIE_ON: libc::c_ulong = 0x7005;
 const RTC_PIE_OFF: libc::c_ulong = 0x7006;
 
@@ -496,6 +500,7 @@ impl RtcPeriodic {
         let path = std::ffi::CString::new(RTC_DEVICE).expect("no NUL in path");
         // SAFETY: valid C string.
         let fd = check(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })?;
+        // The plan admits only intervals of exactly 1 s / rate (rounded down to whole ns).
         let rate_hz = (1_000_000_000 / interval_ns) as libc::c_ulong;
         // SAFETY: valid fd; ioctls with integer arguments.
         let programmed = unsafe { libc::ioctl(fd, RTC_IRQP_SET, rate_hz) } >= 0

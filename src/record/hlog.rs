@@ -22,11 +22,19 @@ pub struct HlogWriter {
 }
 
 impl HlogWriter {
-    /// Creates the log and writes its header. `start` is the wall-clock time of the run's start;
+    /// Creates the log file. Nothing is written until [`HlogWriter::begin`], because the
+    /// header's start time is fixed only when measuring starts.
+    pub fn create(path: &Path) -> io::Result<Self> {
+        Ok(HlogWriter {
+            file: File::create(path)?,
+            serializer: V2DeflateSerializer::new(),
+            line: Vec::with_capacity(4096),
+        })
+    }
+
+    /// Writes the header. `start` is the wall-clock time at which the first wakeups were due;
     /// interval timestamps are seconds from it (it is both StartTime and BaseTime).
-    pub fn create(path: &Path, start: SystemTime, comment: &str) -> io::Result<Self> {
-        let mut file = File::create(path)?;
-        let mut serializer = V2DeflateSerializer::new();
+    pub fn begin(&mut self, start: SystemTime, comment: &str) -> io::Result<()> {
         let mut header = Vec::new();
         IntervalLogWriterBuilder::new()
             .add_comment(comment)
@@ -35,15 +43,12 @@ impl HlogWriter {
             )
             .with_start_time(start)
             .with_base_time(start)
-            .begin_log_with(&mut header, &mut serializer)?;
+            .begin_log_with(&mut header, &mut self.serializer)?;
         // The column legend of the Java writer, which other tools expect after the header.
-        header.extend_from_slice(b"\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n");
-        file.write_all(&header)?;
-        Ok(HlogWriter {
-            file,
-            serializer,
-            line: Vec::with_capacity(4096),
-        })
+        header.extend_from_slice(
+            b"\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
+        );
+        self.file.write_all(&header)
     }
 
     /// Appends one interval histogram and writes it through to the file.
@@ -137,8 +142,8 @@ mod tests {
     fn round_trips_intervals_with_tags() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE_NAME);
-        let mut w = HlogWriter::create(
-            &path,
+        let mut w = HlogWriter::create(&path).unwrap();
+        w.begin(
             SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
             "test",
         )

@@ -247,7 +247,8 @@ mod tests {
     fn intervals_follow_due_times() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(hlog::FILE_NAME);
-        let hlog = HlogWriter::create(&path, SystemTime::now(), "t").unwrap();
+        let mut hlog = HlogWriter::create(&path).unwrap();
+        hlog.begin(SystemTime::now(), "t").unwrap();
         let start = 1_000_000_000u64;
         let ms = 1_000_000u64;
         let s = |k: u64, lat: i64| Sample {

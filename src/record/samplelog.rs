@@ -56,15 +56,22 @@ pub struct SampleLogWriter {
 }
 
 impl SampleLogWriter {
-    pub fn create(path: &Path, header: SampleLogHeader) -> io::Result<Self> {
-        let mut out = BufWriter::with_capacity(256 * 1024, File::create(path)?);
+    /// Creates the file; the header follows with [`SampleLogWriter::begin`], once the run's
+    /// start is fixed.
+    pub fn create(path: &Path) -> io::Result<Self> {
+        Ok(SampleLogWriter {
+            out: BufWriter::with_capacity(256 * 1024, File::create(path)?),
+        })
+    }
+
+    /// Writes the header; must come before the first record.
+    pub fn begin(&mut self, header: SampleLogHeader) -> io::Result<()> {
         let mut h = [0u8; HEADER_BYTES];
         h[0..8].copy_from_slice(MAGIC);
         h[8..12].copy_from_slice(&(RECORD_BYTES as u32).to_le_bytes());
         h[12..16].copy_from_slice(&header.clock_id.to_le_bytes());
         h[16..24].copy_from_slice(&header.start_ns.to_le_bytes());
-        out.write_all(&h)?;
-        Ok(SampleLogWriter { out })
+        self.out.write_all(&h)
     }
 
     pub fn write(&mut self, r: &SampleRecord) -> io::Result<()> {
@@ -186,7 +193,8 @@ mod tests {
                 irq_latency_ns: None,
             },
         ];
-        let mut w = SampleLogWriter::create(&path, header).unwrap();
+        let mut w = SampleLogWriter::create(&path).unwrap();
+        w.begin(header).unwrap();
         records.iter().for_each(|r| w.write(r).unwrap());
         w.flush().unwrap();
         drop(w);

@@ -58,7 +58,8 @@ pub struct PlanRecord {
     pub cpus: Vec<usize>,
     pub policy: String,
     pub priority: i32,
-    /// For SCHED_DEADLINE: the reservation of each thread, ns.
+    /// For SCHED_DEADLINE: the runtime reserved for the first thread, ns. Each further thread's
+    /// is derived the same way from its own interval (interval / 10, within [10 us, interval]).
     pub deadline_runtime_ns: Option<u64>,
     pub wake: String,
     pub clock: String,

@@ -67,6 +67,17 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
             .or_run(|| "cannot install the signal handlers".into())?;
     }
 
+    // Named and checked before anything starts: two runs started in the same second on one
+    // host must not both get as far as starting threads.
+    let out = match &plan.out {
+        Some(out) => out.clone(),
+        None => {
+            let out = dir::default_path(SystemTime::now(), &crate::system::host::hostname());
+            dir::check_usable(&out).map_err(Failure::usage)?;
+            out
+        }
+    };
+
     if plan.mlock {
         lock_all_memory().map_err(|e| Failure::system(explain_mlock_refusal(&e)))?;
     }
@@ -86,13 +97,8 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         warnings.push(e.clone());
     }
 
-    let start_wall = SystemTime::now();
-    let out = plan
-        .out
-        .clone()
-        .unwrap_or_else(|| dir::default_path(start_wall, &crate::system::host::hostname()));
-    let prepared = prepare_results(&plan, &out, start_wall);
-    let (result_dir, hlog_writer, sample_writer, mut events) = match prepared {
+    let prepared = prepare_results(&plan, &out);
+    let (result_dir, mut hlog_writer, mut sample_writer, mut events) = match prepared {
         Ok(p) => p,
         Err(e) => {
             gate.abort();
@@ -104,6 +110,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
     };
 
     // The common start: every thread is asleep by then.
+    let start_wall = SystemTime::now() + Duration::from_nanos(LEAD_IN_NS);
     let start_ns = plan.clock.now_ns() + LEAD_IN_NS;
     // Loads and events run on CLOCK_MONOTONIC; with the default clock the two starts are one.
     let start_mono = if plan.clock == crate::measure::Clock::Monotonic {
@@ -145,6 +152,25 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         loads: Vec::new(),
         warnings: warnings.clone(),
     };
+    let headers = hlog_writer
+        .begin(
+            start_wall,
+            &format!("jitterlab {} latency log", env!("CARGO_PKG_VERSION")),
+        )
+        .and_then(|_| match &mut sample_writer {
+            Some(w) => w.begin(SampleLogHeader {
+                clock_id: plan.clock.id() as u32,
+                start_ns,
+            }),
+            None => Ok(()),
+        });
+    if let Err(e) = headers {
+        gate.abort();
+        return Err(Failure::run(format!(
+            "cannot write the result files in {}: {e}",
+            out.display()
+        )));
+    }
     // Written now so that a directory left by a killed run says what it was.
     result_dir
         .write_run_record(&record)
@@ -396,44 +422,25 @@ fn start_loads(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Vec<SpikeLoad>>
 
 type Writers = (ResultDir, HlogWriter, Option<SampleLogWriter>, EventLog);
 
-fn prepare_results(plan: &RunPlan, out: &Path, start_wall: SystemTime) -> Result<Writers> {
-    if plan.out.is_none() {
-        dir::check_usable(out).map_err(Failure::usage)?;
-    }
+/// Creates the result directory and its files; their headers follow once the start is fixed.
+fn prepare_results(plan: &RunPlan, out: &Path) -> Result<Writers> {
     let result_dir = ResultDir::create(out)
         .or_run(|| format!("cannot create the result directory {}", out.display()))?;
-    let comment = format!("jitterlab {} latency log", env!("CARGO_PKG_VERSION"));
-    let hlog_writer = HlogWriter::create(&result_dir.file(hlog::FILE_NAME), start_wall, &comment)
-        .or_run(|| {
-        format!(
-            "cannot create {}",
-            result_dir.file(hlog::FILE_NAME).display()
-        )
-    })?;
-    let sample_writer = if plan.samples {
-        let header = SampleLogHeader {
-            clock_id: plan.clock.id() as u32,
-            start_ns: 0,
-        };
-        Some(
-            SampleLogWriter::create(&result_dir.file(samplelog::FILE_NAME), header).or_run(
-                || {
-                    format!(
-                        "cannot create {}",
-                        result_dir.file(samplelog::FILE_NAME).display()
-                    )
-                },
-            )?,
-        )
-    } else {
-        None
+    let create_failed = |name: &str| {
+        let path = result_dir.file(name);
+        move |e: std::io::Error| Failure::run(format!("cannot create {}: {e}", path.display()))
     };
-    let events = EventLog::create(&result_dir.file(events::FILE_NAME)).or_run(|| {
-        format!(
-            "cannot create {}",
-            result_dir.file(events::FILE_NAME).display()
-        )
-    })?;
+    let hlog_writer = HlogWriter::create(&result_dir.file(hlog::FILE_NAME))
+        .map_err(create_failed(hlog::FILE_NAME))?;
+    let sample_writer = match plan.samples {
+        true => Some(
+            SampleLogWriter::create(&result_dir.file(samplelog::FILE_NAME))
+                .map_err(create_failed(samplelog::FILE_NAME))?,
+        ),
+        false => None,
+    };
+    let events = EventLog::create(&result_dir.file(events::FILE_NAME))
+        .map_err(create_failed(events::FILE_NAME))?;
     Ok((result_dir, hlog_writer, sample_writer, events))
 }
 

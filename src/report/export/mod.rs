@@ -38,16 +38,14 @@ pub fn export(run_dir: &Path, format: ExportFormat, output: Option<&Path>) -> Re
         )));
     }
     let reader = SampleLogReader::open(&path).map_err(|e| Failure::usage(e.to_string()))?;
-    let samples: Vec<SampleRecord> = reader
-        .collect::<io::Result<_>>()
-        .or_usage(|| format!("reading {}", path.display()))?;
-    // The run's start: the earliest due time (each thread's first wakeup is due at the start).
-    let start_ns = samples.iter().map(|s| s.expected_ns).min().unwrap_or(0);
+    // Times count from the run's start, the due time of the first wakeups.
+    let start_ns = reader.header.start_ns;
     let mut exporter = exporter(format);
-    let mut write_all = |out: &mut dyn Write| -> io::Result<()> {
+    // Streamed record by record: a day-long sample log does not fit in memory.
+    let write_all = |out: &mut dyn Write| -> io::Result<()> {
         exporter.header(out)?;
-        for s in &samples {
-            exporter.row(out, s, start_ns)?;
+        for sample in reader {
+            exporter.row(out, &sample?, start_ns)?;
         }
         out.flush()
     };
