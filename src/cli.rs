@@ -109,8 +109,9 @@ pub struct RunArgs {
     pub samples: bool,
 
     /// Capacity of each thread's sample ring, in samples; a full ring drops (and counts) records.
-    #[arg(long, default_value_t = 65536, value_name = "N")]
-    pub ring_size: usize,
+    /// Default: one second of samples at the thread's interval, at least 1024.
+    #[arg(long, value_name = "N")]
+    pub ring_size: Option<usize>,
 
     /// The result directory. Default: ./jitterlab-results/<UTC time>-<host>.
     #[arg(long, short = 'o', value_name = "DIR")]

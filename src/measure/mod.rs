@@ -35,13 +35,12 @@ pub struct Sample {
 }
 
 /// What a measuring thread publishes while it runs. Written only by that thread, with relaxed
-/// stores: a plain store instruction, no lock, no read-modify-write.
+/// stores (a plain store instruction, no lock, no read-modify-write), and only when a record
+/// is dropped or a period missed: the common cycle touches no shared line but the ring's.
 #[derive(Debug, Default)]
 pub struct ThreadCounters {
     /// Kernel thread id, once the thread has started (0 before).
     pub tid: AtomicI32,
-    /// Wakeups so far (equals the next `seq`).
-    pub wakeups: AtomicU64,
     /// Samples that found the ring full and were not recorded.
     pub dropped_records: AtomicU64,
     /// Missed periods so far, including those of dropped records.

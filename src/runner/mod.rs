@@ -34,8 +34,9 @@ use std::time::{Duration, SystemTime};
 /// Time between opening the start gate and the first due wakeup: every thread must be back in
 /// its loop and asleep before it.
 const LEAD_IN_NS: u64 = 50_000_000;
-/// How often the recorder drains the rings.
-const DRAIN_EVERY: Duration = Duration::from_millis(10);
+/// How often the recorder drains the rings. Each drain wakes the recorder on one of the
+/// measured CPUs, so it should be rare; the rings hold a second of samples, ten drains' worth.
+const DRAIN_EVERY: Duration = Duration::from_millis(100);
 
 /// The outcome of a run, for main to print and turn into an exit code.
 pub struct RunOutcome {
