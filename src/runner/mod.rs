@@ -377,8 +377,8 @@ fn start_measuring_threads(
         ) {
             Ok(t) => threads.push(t),
             Err(e) => {
-                // The gate waits for every planned thread: release the started ones by hand.
-                stop.store(true, Ordering::SeqCst);
+                // The threads already started wait at the gate for the full count, which can no
+                // longer be reached; this error ends the process, and them with it.
                 return Err(Failure::system(format!(
                     "cannot start the measuring thread for CPU {cpu}: {e}"
                 )));
