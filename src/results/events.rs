@@ -9,8 +9,7 @@ use std::path::Path;
 
 pub const FILE_NAME: &str = "events.jsonl";
 
-/// Everything events.jsonl can hold. Later issues add load phases, budget breaches and spike
-/// attributions here.
+/// Everything events.jsonl can hold.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
@@ -35,6 +34,65 @@ pub enum Event {
     },
     /// Something the reader of the results must know.
     Warning { time_ns: u64, message: String },
+    /// A scenario phase began: its loads were started at `time_ns`.
+    PhaseStart {
+        time_ns: u64,
+        /// Position of the phase in the scenario, from 0.
+        index: usize,
+        label: String,
+        /// The load specs of the phase, as written.
+        loads: Vec<String>,
+    },
+    /// A scenario phase ended: its loads were stopped and reaped by `time_ns`.
+    PhaseEnd {
+        time_ns: u64,
+        index: usize,
+        label: String,
+    },
+    /// A budget clause was violated (written once per violated clause when the run ends).
+    BudgetBreach {
+        time_ns: u64,
+        /// The clause as the user wrote it, e.g. `p99.9<50us`.
+        clause: String,
+        /// What was measured, with its unit, e.g. `cpu1 p99.9 = 63.2 us`.
+        actual: String,
+    },
+    /// A late wakeup reconstructed from the kernel trace (`--trace`).
+    SpikeExplained(SpikeExplanation),
+}
+
+/// What the CPU did between a sample's due time and its wakeup, from the kernel trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpikeExplanation {
+    pub time_ns: u64,
+    pub cpu: usize,
+    /// When the wakeup was due (CLOCK_MONOTONIC), ns.
+    pub due_ns: u64,
+    /// The sample's whole latency, ns.
+    pub latency_ns: i64,
+    /// Timer expiry minus the timer's programmed expiry, ns, when the trace had it.
+    pub irq_latency_ns: Option<i64>,
+    /// From the timer's expiry to the thread running in user space, ns.
+    pub thread_latency_ns: Option<i64>,
+    /// One line a person reads, e.g. "thread latency 1480 us: CPU held by perturb (pid 1234,
+    /// FIFO 99) for 1470 us".
+    pub verdict: String,
+    /// Everything that held the CPU in the window, longest first.
+    pub contributors: Vec<Contributor>,
+}
+
+/// One thing that held a CPU while a wakeup was late.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Contributor {
+    /// `irq`, `softirq`, `task` or `idle_exit`.
+    pub kind: String,
+    /// IRQ handler name, softirq name, or task comm.
+    pub name: String,
+    pub pid: Option<i32>,
+    /// `FIFO`, `RR`, `DEADLINE`, `OTHER`... for tasks.
+    pub policy: Option<String>,
+    pub prio: Option<i32>,
+    pub duration_ns: u64,
 }
 
 /// Appends events to events.jsonl.

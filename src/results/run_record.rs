@@ -29,6 +29,81 @@ pub struct RunRecord {
     pub threads: Vec<ThreadSummary>,
     pub loads: Vec<LoadRecord>,
     pub warnings: Vec<String>,
+    /// Per-phase statistics of a scenario run (`--scenario`); empty otherwise.
+    #[serde(default)]
+    pub phases: Vec<PhaseRecord>,
+    /// The verdict of `--budget`, when one was given.
+    #[serde(default)]
+    pub budget: Option<BudgetVerdict>,
+    /// What `--trace` did and found, when it was given.
+    #[serde(default)]
+    pub trace: Option<TraceRecord>,
+    /// Set when the directory was made by `jitterlab import` from another tool's output.
+    #[serde(default)]
+    pub imported: Option<ImportRecord>,
+}
+
+/// One phase of a scenario and the latency measured while it ran. Statistics come from the
+/// interval histograms whose intervals lie inside the phase.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhaseRecord {
+    pub index: usize,
+    pub label: String,
+    /// Phase start and end on CLOCK_MONOTONIC (the time base of events.jsonl), ns.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub loads: Vec<String>,
+    pub threads: Vec<PhaseThreadSummary>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhaseThreadSummary {
+    pub cpu: usize,
+    #[serde(flatten)]
+    pub latency: LatencySummary,
+}
+
+/// The outcome of a `--budget` expression.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BudgetVerdict {
+    /// The expression as given.
+    pub expression: String,
+    pub passed: bool,
+    pub clauses: Vec<ClauseVerdict>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClauseVerdict {
+    /// The clause as written, e.g. `p99.9<50us`.
+    pub clause: String,
+    pub passed: bool,
+    /// The worst measured value the clause was judged on, with its unit, and where (e.g.
+    /// `cpu1: 63.2 us`).
+    pub actual: String,
+}
+
+/// The tracing side of a `--trace` run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TraceRecord {
+    /// The tracefs instance used (removed at the end).
+    pub instance: String,
+    /// Samples above this latency were explained in events.jsonl, ns.
+    pub explain_above_ns: u64,
+    /// Events the kernel dropped because the reader fell behind.
+    pub events_lost: u64,
+    /// Number of spike explanations written.
+    pub explained: u64,
+}
+
+/// Where an imported result came from. What the source lacks is absent, never invented.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ImportRecord {
+    /// `cyclictest-json`, `cyclictest-histogram`, `rtla-timerlat-hist`, `oslat-json`.
+    pub source_format: String,
+    /// The file imported, as given.
+    pub source_file: String,
+    /// Whether latency.hlog holds per-interval data (false: one interval for the whole run).
+    pub per_interval: bool,
 }
 
 /// How a run ended. `running` is what a run killed by SIGKILL leaves behind.
@@ -119,6 +194,9 @@ pub struct ThreadSummary {
     pub early_wakeups: u64,
     /// `completed`, `stopped` or `failed: <reason>`.
     pub end: String,
+    /// Timer IRQ latency (hrtimer expiry minus programmed expiry), with `--trace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq_latency: Option<LatencySummary>,
 }
 
 /// One load generator's report.

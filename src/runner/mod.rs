@@ -152,6 +152,10 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         threads: Vec::new(),
         loads: Vec::new(),
         warnings: warnings.clone(),
+        phases: Vec::new(),
+        budget: None,
+        trace: None,
+        imported: None,
     };
     let headers = hlog_writer
         .begin(
@@ -501,6 +505,7 @@ fn thread_summaries(
                 ThreadEnd::Stopped => "stopped".into(),
                 ThreadEnd::Failed(m) => format!("failed: {m}"),
             },
+            irq_latency: None,
         })
         .collect()
 }

@@ -8,11 +8,31 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
 /// Runs that measure must not overlap: a second run's threads and loads would disturb the
-/// first's CPUs. Every measuring test holds this lock.
+/// first's CPUs. Every measuring test holds this lock: a mutex between the tests of one test
+/// binary, and an advisory lock on a file in /tmp between test binaries and checkouts
+/// (several `cargo test` at once on one machine).
 static MEASURING: Mutex<()> = Mutex::new(());
 
-pub fn exclusive() -> MutexGuard<'static, ()> {
-    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+pub struct Exclusive {
+    _in_process: MutexGuard<'static, ()>,
+    _across_processes: std::fs::File,
+}
+
+pub fn exclusive() -> Exclusive {
+    let in_process = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open("/tmp/jitterlab-measuring-tests.lock")
+        .expect("the test lock file in /tmp can be opened");
+    // Blocks until no other process holds it; released when the file is closed.
+    let rc = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&file), libc::LOCK_EX) };
+    assert_eq!(rc, 0, "flock on the test lock file");
+    Exclusive {
+        _in_process: in_process,
+        _across_processes: file,
+    }
 }
 
 pub fn bin() -> &'static str {
