@@ -4,6 +4,7 @@ pub mod dir;
 pub mod events;
 pub mod loaded;
 pub mod run_record;
+pub mod sweep;
 
 pub use dir::ResultDir;
 pub use run_record::RunRecord;
