@@ -6,7 +6,9 @@
 //! CPU it names) and passes only when every judged CPU meets it.
 
 pub use super::metric::{METRICS, Metric};
+use crate::measure::clock::monotonic_ns;
 use crate::results::RunRecord;
+use crate::results::events::{Event, EventLog};
 use crate::results::run_record::{BudgetVerdict, ClauseVerdict, ThreadSummary};
 use crate::units::parse_duration_ns;
 use std::fmt;
@@ -318,6 +320,21 @@ pub fn verdict_lines(verdict: &BudgetVerdict) -> Vec<String> {
         )
     });
     lines
+}
+
+/// At the end of `jitterlab run`: judges the run, stores the verdict in the record and writes
+/// one `BudgetBreach` event per violated clause.
+pub fn judge_run(budget: &Budget, record: &mut RunRecord, events: &mut EventLog) {
+    let verdict = budget.evaluate(record);
+    for (clause, actual) in breaches(&verdict) {
+        // events.jsonl is best effort, as everywhere in the runner; the verdict is in run.json.
+        let _ = events.write(&Event::BudgetBreach {
+            time_ns: monotonic_ns(),
+            clause,
+            actual,
+        });
+    }
+    record.budget = Some(verdict);
 }
 
 /// The violated clauses as (clause, actual), for `BudgetBreach` events.

@@ -210,7 +210,7 @@ fn run_info(i: usize, r: &LoadedRun) -> RunInfo {
 }
 
 /// Latency tags are `cpuN`; `cpuN.irq` and others hold other quantities.
-fn is_cpu_tag(tag: &str) -> bool {
+pub fn is_cpu_tag(tag: &str) -> bool {
     tag.strip_prefix("cpu")
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
