@@ -16,6 +16,11 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         .and_then(Value::as_str)
         .map(|c| c.split_whitespace().map(String::from).collect())
         .unwrap_or_default();
+    if let Some(first) = command_line.first()
+        && first.rsplit('/').next() != Some("cyclictest")
+    {
+        return Err(format!("it was written by '{first}', not cyclictest"));
+    }
     if command_line.iter().any(|a| a == "-N" || a == "--nsecs") {
         return Err("it was written with -N (nanoseconds), whose histogram units differ; capture it without -N".into());
     }

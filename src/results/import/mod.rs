@@ -115,7 +115,7 @@ impl SourceHistogram {
             return LatencySummary::default();
         }
         let unit = self.unit_ns as f64;
-        let q = |quantile: f64| (h.len() > 0).then(|| h.value_at_quantile(quantile));
+        let q = |quantile: f64| (!h.is_empty()).then(|| h.value_at_quantile(quantile));
         LatencySummary {
             samples,
             min_ns: self.min.map(|v| (v * unit).round() as i64),
@@ -254,7 +254,7 @@ pub fn detect(text: &str) -> std::result::Result<SourceFormat, String> {
         return Ok(SourceFormat::RtlaTimerlatHist);
     }
     if lines.iter().any(|l| l.starts_with("# Max Latencies:"))
-        || lines.iter().any(|l| *l == "# Histogram")
+        || lines.contains(&"# Histogram")
     {
         return Ok(SourceFormat::CyclictestHist);
     }

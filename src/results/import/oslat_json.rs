@@ -16,6 +16,11 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         .and_then(Value::as_str)
         .map(|c| c.split_whitespace().map(String::from).collect())
         .unwrap_or_default();
+    if let Some(first) = command_line.first()
+        && first.rsplit('/').next() != Some("oslat")
+    {
+        return Err(format!("it was written by '{first}', not oslat"));
+    }
     if command_line.iter().any(|a| a == "-B" || a == "--bias") {
         return Err("it was written with -B (bias), which shifts every bucket by an estimate oslat does not record; capture it without -B".into());
     }
