@@ -77,7 +77,7 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
     );
     let _ = writeln!(
         data,
-        "# bin_us: lower edge of the bin in us; bin width {width_text}; then the wakeups per CPU whose latency fell in the bin"
+        "# columns: bin_us, the lower edge of the bin in us (bins of {width_text}); then per CPU the wakeups whose latency fell in the bin"
     );
     let samples: Vec<String> = histograms
         .iter()

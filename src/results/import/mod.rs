@@ -253,9 +253,7 @@ pub fn detect(text: &str) -> std::result::Result<SourceFormat, String> {
     {
         return Ok(SourceFormat::RtlaTimerlatHist);
     }
-    if lines.iter().any(|l| l.starts_with("# Max Latencies:"))
-        || lines.contains(&"# Histogram")
-    {
+    if lines.iter().any(|l| l.starts_with("# Max Latencies:")) || lines.contains(&"# Histogram") {
         return Ok(SourceFormat::CyclictestHist);
     }
     if lines.iter().any(|l| l.starts_with("oslat V")) {
