@@ -27,6 +27,10 @@ pub enum Command {
     Export(ExportArgs),
     /// Check whether this system is ready for real-time work, with the fix for each problem.
     Doctor(DoctorArgs),
+    /// Compare runs per CPU and overall: ratios to the first run, 95% intervals of differences.
+    Compare(CompareArgs),
+    /// Make a result directory from cyclictest, rtla timerlat hist or oslat output.
+    Import(ImportArgs),
 }
 
 #[derive(Debug, Args, Clone)]
@@ -124,6 +128,11 @@ pub struct RunArgs {
     /// No live view or status lines; errors and the final summary only.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// A latency budget judged at the end, e.g. 'max<200us,p99.9<50us,missed=0' (docs/budget.md);
+    /// the verdict goes to run.json and a violation exits 1.
+    #[arg(long, value_name = "EXPR")]
+    pub budget: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -170,10 +179,13 @@ pub enum ClockArg {
 pub struct ExportArgs {
     /// The result directory to export from.
     pub run_dir: PathBuf,
-    /// csv: one row per sample with units in the header; columns: `time_s latency_us irq_latency_us`.
+    /// csv: one row per sample with units in the header; columns: `time_s latency_us irq_latency_us`;
+    /// gnuplot: histogram data (1 us bins, one column per CPU) and a ready .gp script;
+    /// json: the run's summary (per-CPU figures and budget verdict) on one line.
     #[arg(long, value_enum)]
     pub format: ExportFormat,
-    /// Write here instead of stdout.
+    /// Write here instead of stdout. For gnuplot: the name of both files, FILE.dat and FILE.gp
+    /// (default: ./<run directory name>-histogram.dat and .gp).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
@@ -182,6 +194,58 @@ pub struct ExportArgs {
 pub enum ExportFormat {
     Csv,
     Columns,
+    Gnuplot,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Result directories; the first (A) is the reference every other run is compared with.
+    #[arg(value_name = "RUN_DIR", num_args = 2.., required = true)]
+    pub runs: Vec<PathBuf>,
+    /// Print the comparison as JSON (schema in docs/compare.md).
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print the comparison as Markdown tables.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Exit 1 when a run is worse than A by more than this margin (e.g. 10%) at --at, for any
+    /// CPU or overall, with the 95% interval of the difference above zero for percentiles.
+    #[arg(long, value_name = "PERCENT")]
+    pub fail_if_worse: Option<String>,
+    /// The statistic --fail-if-worse judges: min, mean, p50, p99, p99.9, p99.99, max, missed.
+    #[arg(long, value_name = "STAT", requires = "fail_if_worse")]
+    pub at: Option<String>,
+    /// Judge every run against a latency budget, e.g. 'max<200us,p99.9<50us' (docs/budget.md);
+    /// a violation exits 1.
+    #[arg(long, value_name = "EXPR")]
+    pub budget: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The file another tool wrote: cyclictest --json, cyclictest -h output, rtla timerlat hist
+    /// output, oslat --json.
+    pub file: PathBuf,
+    /// The result directory to create. Default: ./jitterlab-results/imported-<file name>.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The file's format; auto recognises it from its content.
+    #[arg(long, value_enum, default_value_t = ImportFormat::Auto)]
+    pub format: ImportFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFormat {
+    Auto,
+    /// The file of `cyclictest --json=FILE`.
+    CyclictestJson,
+    /// What `cyclictest -h N` prints: a 1 us histogram per thread and its summary lines.
+    CyclictestHist,
+    /// What `rtla timerlat hist` prints: IRQ, Thr (and Usr) columns per CPU.
+    RtlaTimerlatHist,
+    /// The file of `oslat --json=FILE`.
+    OslatJson,
 }
 
 #[derive(Debug, Args)]

@@ -1,5 +1,6 @@
 //! jitterlab: a real-time latency lab for Linux. See DESIGN.md and docs/.
 
+pub mod analysis;
 pub mod cli;
 pub mod cpulist;
 pub mod error;

@@ -36,6 +36,9 @@ fn dispatch(command: Command) -> jitterlab::error::Result<i32> {
                 jitterlab::results::run_record::Ended::Failed => {
                     jitterlab::error::ExitCode::Run as i32
                 }
+                _ if outcome.record.budget.as_ref().is_some_and(|b| !b.passed) => {
+                    jitterlab::error::ExitCode::CheckFailed as i32
+                }
                 _ => 0,
             })
         }
@@ -43,5 +46,7 @@ fn dispatch(command: Command) -> jitterlab::error::Result<i32> {
             report::export::export(&args.run_dir, args.format, args.output.as_deref()).map(|_| 0)
         }
         Command::Doctor(args) => system::doctor::run(args.json, args.cpus.as_deref()),
+        Command::Compare(args) => report::compare_view::command(&args),
+        Command::Import(args) => jitterlab::results::import::command(&args).map(|_| 0),
     }
 }

@@ -45,6 +45,8 @@ pub struct RunPlan {
     pub out: Option<PathBuf>,
     pub json: bool,
     pub quiet: bool,
+    /// `--budget`, judged when the run ends.
+    pub budget: Option<crate::analysis::budget::Budget>,
 }
 
 impl RunPlan {
@@ -219,6 +221,22 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
     if let Some(out) = &args.out {
         crate::results::dir::check_usable(out).map_err(Failure::usage)?;
     }
+    let budget = args
+        .budget
+        .as_deref()
+        .map(crate::analysis::budget::Budget::parse)
+        .transpose()
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    if let Some(cpu) = budget
+        .iter()
+        .flat_map(|b| b.named_cpus())
+        .find(|c| !cpus.contains(c))
+    {
+        return Err(Failure::usage(format!(
+            "--budget: a clause names cpu{cpu}, which this run does not measure (CPUs {}); name a measured CPU or add it to --cpus",
+            format_cpu_list(&cpus)
+        )));
+    }
 
     Ok(RunPlan {
         cpus,
@@ -241,6 +259,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         out: args.out.clone(),
         json: args.json,
         quiet: args.quiet,
+        budget,
     })
 }
 
@@ -430,5 +449,9 @@ mod tests {
         assert!(err(&["--pm-qos", "low"]).contains("'off' or a latency"));
         assert!(err(&["--log-interval", "1ms"]).contains("below 10ms"));
         assert!(err(&["--out", "/etc/hostname/run"]).contains("--out /etc/hostname/run"));
+        assert!(err(&["--budget", "max<1ms,p99<<2us"]).contains("clause 2 'p99<<2us'"));
+        assert!(
+            err(&["--cpus", "1", "--budget", "cpu0:max<1ms"]).contains("does not measure (CPUs 1)")
+        );
     }
 }

@@ -92,3 +92,120 @@ fn export_explains_what_is_missing() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("--samples"), "{}", text(&o));
 }
+
+mod constructed;
+
+/// A constructed two-CPU run (uniform 10-50 us, 5 s of 1000 samples/s) with a budget verdict.
+fn histogram_run() -> (tempfile::TempDir, std::path::PathBuf) {
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().join("run-a");
+    let spec = constructed::Spec {
+        cpus: vec![0, 1],
+        seconds: 5,
+        per_second: 1000,
+        dist: constructed::uniform_10_50,
+        seed: 9,
+        missed_periods: 0,
+    };
+    let mut record = constructed::write_run(&dir, &spec);
+    let budget = jitterlab::analysis::budget::Budget::parse("max<45us").unwrap();
+    record.budget = Some(budget.evaluate(&record));
+    jitterlab::results::ResultDir::open(&dir)
+        .unwrap()
+        .write_run_record(&record)
+        .unwrap();
+    (base, dir)
+}
+
+#[test]
+fn gnuplot_data_sums_to_the_samples_and_the_script_runs() {
+    let (base, dir) = histogram_run();
+    let name = base.path().join("plot");
+    let o = jitterlab(&[
+        "export",
+        dir.to_str().unwrap(),
+        "--format",
+        "gnuplot",
+        "-o",
+        name.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let data = std::fs::read_to_string(base.path().join("plot.dat")).unwrap();
+    let script = std::fs::read_to_string(base.path().join("plot.gp")).unwrap();
+    let header = data.lines().find(|l| l.starts_with("# bin_us")).unwrap();
+    assert_eq!(header, "# bin_us cpu0 cpu1");
+    let rows: Vec<Vec<f64>> = data
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split(' ').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    let run = run_json(&dir);
+    for cpu in 0..2 {
+        let sum: f64 = rows.iter().map(|r| r[cpu + 1]).sum();
+        assert_eq!(sum as u64, thread(&run, cpu)["samples"].as_u64().unwrap());
+        // Uniform 10-50 us: nothing below 10 us, nothing at 51 us or above.
+        let outside: f64 = rows
+            .iter()
+            .filter(|r| r[0] < 10.0 || r[0] >= 51.0)
+            .map(|r| r[cpu + 1])
+            .sum();
+        assert_eq!(outside, 0.0);
+    }
+    assert_eq!(rows[1][0] - rows[0][0], 1.0, "1 us bins");
+    assert!(
+        script.contains("set logscale y") && script.contains("latency (us)"),
+        "{script}"
+    );
+    assert!(script.contains("datafile = \"plot.dat\""), "{script}");
+
+    let gnuplot = std::process::Command::new("gnuplot")
+        .arg("plot.gp")
+        .current_dir(base.path())
+        .output();
+    match gnuplot {
+        Err(_) => {
+            eprintln!("SKIPPED running the script: gnuplot is not installed (Debian: gnuplot-nox)")
+        }
+        Ok(g) => {
+            assert!(g.status.success(), "{}", text(&g));
+            let svg = std::fs::read_to_string(base.path().join("plot.svg")).unwrap();
+            assert!(
+                svg.contains("<svg") && svg.contains("CPU 1"),
+                "an SVG with both series"
+            );
+        }
+    }
+}
+
+#[test]
+fn gnuplot_default_names_follow_the_run_directory() {
+    let (base, dir) = histogram_run();
+    let cwd = base.path().join("cwd");
+    std::fs::create_dir(&cwd).unwrap();
+    let o = std::process::Command::new(bin())
+        .args(["export", dir.to_str().unwrap(), "--format", "gnuplot"])
+        .current_dir(&cwd)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(cwd.join("run-a-histogram.dat").is_file() && cwd.join("run-a-histogram.gp").is_file());
+}
+
+#[test]
+fn json_summary_is_one_line_with_threads_and_budget() {
+    let (_base, dir) = histogram_run();
+    let o = jitterlab(&["export", dir.to_str().unwrap(), "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(out.lines().count(), 1, "compact: one line");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let run = run_json(&dir);
+    assert_eq!(v["threads"], run["threads"]);
+    assert_eq!(v["budget"]["expression"], "max<45us");
+    assert_eq!(v["budget"]["passed"], false);
+    assert_eq!(v["plan"]["interval_ns"], 1_000_000);
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::write(empty.path().join("run.json"), "{}").unwrap();
+    let o = jitterlab(&["export", empty.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(2), "an invalid run.json is bad input");
+}

@@ -1,4 +1,5 @@
 //! Renderers of results: the terminal summary and the exporters.
 
+pub mod compare_view;
 pub mod export;
 pub mod terminal;

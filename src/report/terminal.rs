@@ -117,6 +117,12 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
             .collect();
         let _ = writeln!(out, "  load {}: {}", load.spec, figures.join(", "));
     }
+    if let Some(verdict) = &record.budget {
+        let _ = writeln!(out, "Budget {}:", verdict.expression);
+        for line in crate::analysis::budget::verdict_lines(verdict) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     let _ = writeln!(out, "Results: {}", dir.display());
     out
 }

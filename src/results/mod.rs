@@ -2,6 +2,7 @@
 
 pub mod dir;
 pub mod events;
+pub mod import;
 pub mod loaded;
 pub mod run_record;
 pub mod sweep;

@@ -104,6 +104,10 @@ pub struct ImportRecord {
     pub source_file: String,
     /// Whether latency.hlog holds per-interval data (false: one interval for the whole run).
     pub per_interval: bool,
+    /// run.json fields the source did not have, written as 0, "" or "unknown" placeholders
+    /// (e.g. `tid`, `missed_periods`, `plan.interval_ns`); consumers treat them as unknown.
+    #[serde(default)]
+    pub absent: Vec<String>,
 }
 
 /// How a run ended. `running` is what a run killed by SIGKILL leaves behind.

@@ -298,6 +298,9 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         .map(|(s, text)| spike_record(s, text, record.duration_ns.unwrap_or(0)))
         .collect();
     record.warnings.extend(run_warnings(&results));
+    if let Some(budget) = &plan.budget {
+        crate::analysis::budget::judge_run(budget, &mut record, &mut events);
+    }
     let _ = events.write(&Event::RunEnd {
         time_ns: monotonic_ns(),
         ended: record.ended.as_str().into(),

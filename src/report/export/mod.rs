@@ -1,13 +1,17 @@
-//! `jitterlab export`: the sample log in other shapes. One file per format, each implementing
-//! [`SampleExporter`].
+//! `jitterlab export`: a run in other shapes. One file per format: the sample log's formats
+//! implement [`SampleExporter`] (streamed row by row), the whole-run formats (histogram data,
+//! summary) implement [`RunExporter`].
 
 mod columns;
 mod csv;
+mod gnuplot;
+mod json;
 
 use crate::cli::ExportFormat;
 use crate::error::{Failure, OrFailure, Result};
 use crate::record::samplelog::{self, SampleLogReader, SampleRecord};
 use crate::results::ResultDir;
+use crate::results::loaded::{self, LoadedRun};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
@@ -19,15 +23,53 @@ pub trait SampleExporter {
     fn row(&mut self, out: &mut dyn Write, sample: &SampleRecord, start_ns: u64) -> io::Result<()>;
 }
 
-fn exporter(format: ExportFormat) -> Box<dyn SampleExporter> {
+/// Writes a whole run (its histograms or its summary) in one output format.
+pub trait RunExporter {
+    /// Writes the export of `run`; `output` is `-o` as given (None: the format's default).
+    fn write(&self, run: &LoadedRun, output: Option<&Path>) -> Result<()>;
+}
+
+enum Exporter {
+    Samples(Box<dyn SampleExporter>),
+    Run(Box<dyn RunExporter>),
+}
+
+fn exporter(format: ExportFormat) -> Exporter {
     match format {
-        ExportFormat::Csv => Box::new(csv::Csv),
-        ExportFormat::Columns => Box::new(columns::Columns),
+        ExportFormat::Csv => Exporter::Samples(Box::new(csv::Csv)),
+        ExportFormat::Columns => Exporter::Samples(Box::new(columns::Columns)),
+        ExportFormat::Gnuplot => Exporter::Run(Box::new(gnuplot::Gnuplot)),
+        ExportFormat::Json => Exporter::Run(Box::new(json::Json)),
     }
 }
 
-/// Exports the sample log of `run_dir` to `output` (stdout when None).
+/// Exports `run_dir` in `format` to `output` (stdout when None, for the formats of one file).
 pub fn export(run_dir: &Path, format: ExportFormat, output: Option<&Path>) -> Result<()> {
+    match exporter(format) {
+        Exporter::Samples(e) => export_samples(run_dir, e, output),
+        Exporter::Run(e) => e.write(&loaded::load(run_dir).map_err(Failure::usage)?, output),
+    }
+}
+
+/// Writes text to `output`, or to stdout when None (a closed pipe is not an error).
+fn write_text(output: Option<&Path>, text: &str) -> Result<()> {
+    match output {
+        None => match io::stdout().lock().write_all(text.as_bytes()) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            r => r.or_run(|| "writing the export to stdout".into()),
+        },
+        Some(file) => {
+            std::fs::write(file, text).or_usage(|| format!("cannot write {}", file.display()))
+        }
+    }
+}
+
+/// Streams the sample log of `run_dir` through a sample exporter.
+fn export_samples(
+    run_dir: &Path,
+    mut exporter: Box<dyn SampleExporter>,
+    output: Option<&Path>,
+) -> Result<()> {
     let dir = ResultDir::open(run_dir).map_err(Failure::usage)?;
     let path = dir.file(samplelog::FILE_NAME);
     if !path.exists() {
@@ -40,7 +82,6 @@ pub fn export(run_dir: &Path, format: ExportFormat, output: Option<&Path>) -> Re
     let reader = SampleLogReader::open(&path).map_err(|e| Failure::usage(e.to_string()))?;
     // Times count from the run's start, the due time of the first wakeups.
     let start_ns = reader.header.start_ns;
-    let mut exporter = exporter(format);
     // Streamed record by record: a day-long sample log does not fit in memory.
     let write_all = |out: &mut dyn Write| -> io::Result<()> {
         exporter.header(out)?;

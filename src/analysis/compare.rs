@@ -1,0 +1,391 @@
+//! `jitterlab compare`: the figures of several runs side by side, per CPU and overall, each
+//! against the first run (A) as a ratio and, for percentiles, a 95% confidence interval of the
+//! difference. The method (block bootstrap over the interval histograms, or exact
+//! order-statistic intervals when a run has too few intervals or too thin a tail) is documented
+//! in docs/compare.md; every interval says which method made it.
+
+use super::metric::Metric;
+use super::quantile::{self, Blocks, Bounds, Sparse};
+use crate::results::loaded::LoadedRun;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The statistics compared, in the order shown.
+pub const COMPARED: &[Metric] = &[
+    Metric::Min,
+    Metric::Mean,
+    Metric::P50,
+    Metric::P99,
+    Metric::P999,
+    Metric::P9999,
+    Metric::Max,
+    Metric::Missed,
+];
+/// Confidence level of every interval.
+pub const CONFIDENCE: f64 = 0.95;
+/// Bootstrap resamples per pair of runs and scope.
+pub const REPLICATES: usize = 1000;
+/// Long runs are resampled in at most this many blocks of consecutive intervals.
+pub const MAX_BLOCKS: usize = 400;
+/// The bootstrap is used only when both runs have at least this many non-empty intervals...
+pub const MIN_INTERVALS: usize = 30;
+/// ...and at least this many samples lie beyond the quantile in the smaller run (n·(1−q)):
+/// below that, resampling cannot see past the few largest samples and its interval is too
+/// narrow, so the order-statistic interval (wider, honest) is used.
+pub const MIN_TAIL_SAMPLES: f64 = 10.0;
+/// The bootstrap's fixed seed: the same data always give the same interval.
+pub const SEED: u64 = 0x6a69_7474_6572_6c61;
+
+/// One run as the comparison names it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunInfo {
+    /// `A`, `B`, `C`...
+    pub label: String,
+    pub path: String,
+    pub ended: String,
+    pub cpus: Vec<usize>,
+    pub duration_ns: Option<u64>,
+    pub samples: u64,
+    /// Interval histograms in latency.hlog (per CPU): 1 for imported whole-run histograms.
+    pub intervals_per_cpu: usize,
+    /// The source format when the run was imported.
+    pub imported_from: Option<String>,
+}
+
+/// A confidence interval of a difference (B − A), ns. A None side is unbounded: the data
+/// cannot bound it (too few samples beyond the quantile).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Interval {
+    pub low_ns: Option<f64>,
+    pub high_ns: Option<f64>,
+    /// `bootstrap` or `order-statistic`.
+    pub method: &'static str,
+}
+
+impl Interval {
+    /// Whether the whole interval lies above zero: B is larger than A beyond chance.
+    pub fn above_zero(&self) -> bool {
+        self.low_ns.is_some_and(|l| l > 0.0)
+    }
+    pub fn below_zero(&self) -> bool {
+        self.high_ns.is_some_and(|h| h < 0.0)
+    }
+}
+
+/// A run's statistic against the first run's.
+#[derive(Debug, Clone, Serialize)]
+pub struct Versus {
+    /// This run's value / the first run's; None when the first run's is 0 or either is absent.
+    pub ratio: Option<f64>,
+    /// This run's value − the first run's (ns or periods, as the row's unit).
+    pub difference: Option<f64>,
+    /// For percentiles: the 95% interval of the difference.
+    pub interval: Option<Interval>,
+}
+
+/// One statistic of one scope across all runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatRow {
+    /// `min`, `mean`, `p50`, `p99`, `p99.9`, `p99.99`, `max`, `missed`.
+    pub statistic: &'static str,
+    /// `ns` for latencies, `periods` for missed periods.
+    pub unit: &'static str,
+    /// One per run, in run order; None when absent (no samples, or not in an imported source).
+    pub values: Vec<Option<f64>>,
+    /// One per run after the first, in run order.
+    pub versus_first: Vec<Versus>,
+}
+
+impl StatRow {
+    pub fn metric(&self) -> Metric {
+        Metric::parse(self.statistic).expect("rows carry grammar names")
+    }
+}
+
+/// All statistics of one scope: `overall` (every CPU's samples together) or one CPU.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScopeComparison {
+    /// `overall` or `cpuN`.
+    pub scope: String,
+    pub cpu: Option<usize>,
+    /// Samples per run in this scope.
+    pub samples: Vec<u64>,
+    pub rows: Vec<StatRow>,
+}
+
+/// The method settings, recorded with the results so that they can be reproduced.
+#[derive(Debug, Clone, Serialize)]
+pub struct MethodInfo {
+    pub confidence: f64,
+    pub bootstrap_replicates: usize,
+    pub bootstrap_max_blocks: usize,
+    pub bootstrap_min_intervals: usize,
+    pub bootstrap_min_tail_samples: f64,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub runs: Vec<RunInfo>,
+    pub method: MethodInfo,
+    pub scopes: Vec<ScopeComparison>,
+}
+
+/// One run's data for one scope.
+struct ScopeData {
+    samples: u64,
+    /// Per statistic of COMPARED.
+    values: Vec<Option<f64>>,
+    /// Interval histograms in time order (for the bootstrap).
+    slots: Vec<Sparse>,
+    /// The whole scope's histogram (for order statistics).
+    merged: Sparse,
+}
+
+/// Compares `runs` (at least two) against the first.
+pub fn compare(runs: &[LoadedRun]) -> Comparison {
+    let infos: Vec<RunInfo> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| run_info(i, r))
+        .collect();
+    let mut cpus: Vec<usize> = runs
+        .iter()
+        .flat_map(|r| r.record.threads.iter().map(|t| t.cpu))
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let scopes: Vec<Option<usize>> = std::iter::once(None)
+        .chain(cpus.into_iter().map(Some))
+        .collect();
+    let scopes = scopes
+        .iter()
+        .enumerate()
+        .map(|(scope_index, &cpu)| {
+            let data: Vec<ScopeData> = runs.iter().map(|r| scope_data(r, cpu)).collect();
+            compare_scope(scope_index, cpu, &data)
+        })
+        .collect();
+    Comparison {
+        runs: infos,
+        method: MethodInfo {
+            confidence: CONFIDENCE,
+            bootstrap_replicates: REPLICATES,
+            bootstrap_max_blocks: MAX_BLOCKS,
+            bootstrap_min_intervals: MIN_INTERVALS,
+            bootstrap_min_tail_samples: MIN_TAIL_SAMPLES,
+            seed: SEED,
+        },
+        scopes,
+    }
+}
+
+/// The label of run `i`: A, B, ... Z, then R27, R28...
+pub fn label(i: usize) -> String {
+    if i < 26 {
+        ((b'A' + i as u8) as char).to_string()
+    } else {
+        format!("R{}", i + 1)
+    }
+}
+
+fn run_info(i: usize, r: &LoadedRun) -> RunInfo {
+    let tags = r.tags();
+    let per_cpu = tags
+        .iter()
+        .filter(|t| is_cpu_tag(t))
+        .map(|t| r.intervals_of(t).count())
+        .max()
+        .unwrap_or(0);
+    RunInfo {
+        label: label(i),
+        path: r.path.display().to_string(),
+        ended: r.record.ended.as_str().to_string(),
+        cpus: r.record.threads.iter().map(|t| t.cpu).collect(),
+        duration_ns: r.record.duration_ns,
+        samples: r.record.threads.iter().map(|t| t.latency.samples).sum(),
+        intervals_per_cpu: per_cpu,
+        imported_from: r.record.imported.as_ref().map(|i| i.source_format.clone()),
+    }
+}
+
+/// Latency tags are `cpuN`; `cpuN.irq` and others hold other quantities.
+pub fn is_cpu_tag(tag: &str) -> bool {
+    tag.strip_prefix("cpu")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn scope_data(r: &LoadedRun, cpu: Option<usize>) -> ScopeData {
+    let absent: &[String] = r
+        .record
+        .imported
+        .as_ref()
+        .map_or(&[], |i| i.absent.as_slice());
+    let threads: Vec<_> = r
+        .record
+        .threads
+        .iter()
+        .filter(|t| cpu.is_none_or(|c| t.cpu == c))
+        .collect();
+    // Time slots: per CPU its intervals in order; overall, the intervals of all CPUs that
+    // start at the same time merged, which keeps what happened to all CPUs at once together.
+    let mut by_start: BTreeMap<u64, Sparse> = BTreeMap::new();
+    let mut slots: Vec<Sparse> = Vec::new();
+    for i in &r.intervals {
+        let keep = match cpu {
+            Some(c) => i.tag == format!("cpu{c}"),
+            None => is_cpu_tag(&i.tag),
+        };
+        if !keep {
+            continue;
+        }
+        let s = quantile::sparse(&i.histogram);
+        match cpu {
+            Some(_) => slots.push(s),
+            None => quantile::merge_into(
+                by_start
+                    .entry((i.start_s * 1000.0).round() as u64)
+                    .or_default(),
+                &s,
+            ),
+        }
+    }
+    if cpu.is_none() {
+        slots = by_start.into_values().collect();
+    }
+    let mut merged = Sparse::new();
+    slots
+        .iter()
+        .for_each(|s| quantile::merge_into(&mut merged, s));
+
+    let samples = threads.iter().map(|t| t.latency.samples).sum();
+    let per_thread =
+        |m: Metric| -> Vec<Option<f64>> { threads.iter().map(|t| m.value(t, absent)).collect() };
+    let values = COMPARED
+        .iter()
+        .map(|&m| {
+            if threads.is_empty() {
+                return None;
+            }
+            let vals = per_thread(m);
+            let present: Vec<f64> = vals.iter().flatten().copied().collect();
+            match m {
+                _ if threads.len() == 1 => vals[0],
+                Metric::Min => present.iter().copied().reduce(f64::min),
+                Metric::Max => present.iter().copied().reduce(f64::max),
+                Metric::Missed => vals.iter().copied().sum::<Option<f64>>(),
+                Metric::Mean => {
+                    let (sum, n) =
+                        threads
+                            .iter()
+                            .fold((0.0, 0u64), |(s, n), t| match t.latency.mean_ns {
+                                Some(mean) => {
+                                    (s + mean * t.latency.samples as f64, n + t.latency.samples)
+                                }
+                                None => (s, n),
+                            });
+                    (n > 0).then(|| sum / n as f64)
+                }
+                _ => m
+                    .quantile()
+                    .and_then(|q| quantile::quantile(&merged, q))
+                    .map(|v| v as f64),
+            }
+        })
+        .collect();
+    ScopeData {
+        samples,
+        values,
+        slots,
+        merged,
+    }
+}
+
+fn compare_scope(scope_index: usize, cpu: Option<usize>, data: &[ScopeData]) -> ScopeComparison {
+    let a = &data[0];
+    // Intervals for every later run against A, one batch of quantiles per pair.
+    let intervals: Vec<Vec<Option<Interval>>> = data[1..]
+        .iter()
+        .enumerate()
+        .map(|(k, b)| {
+            let seed = SEED ^ ((scope_index as u64) << 20) ^ (k as u64 + 1);
+            percentile_intervals(a, b, seed)
+        })
+        .collect();
+    let rows = COMPARED
+        .iter()
+        .enumerate()
+        .map(|(row, &m)| {
+            let values: Vec<Option<f64>> = data.iter().map(|d| d.values[row]).collect();
+            let versus_first = values[1..]
+                .iter()
+                .enumerate()
+                .map(|(k, &b)| {
+                    let a = values[0];
+                    Versus {
+                        ratio: match (a, b) {
+                            (Some(a), Some(b)) if a != 0.0 => Some(b / a),
+                            _ => None,
+                        },
+                        difference: a.zip(b).map(|(a, b)| b - a),
+                        interval: intervals[k][row].clone(),
+                    }
+                })
+                .collect();
+            StatRow {
+                statistic: m.name(),
+                unit: if m.is_latency() { "ns" } else { "periods" },
+                values,
+                versus_first,
+            }
+        })
+        .collect();
+    ScopeComparison {
+        scope: cpu.map_or("overall".into(), |c| format!("cpu{c}")),
+        cpu,
+        samples: data.iter().map(|d| d.samples).collect(),
+        rows,
+    }
+}
+
+/// The interval of each COMPARED statistic (None for those that are not percentiles, or when
+/// either run has no histogram data in the scope).
+fn percentile_intervals(a: &ScopeData, b: &ScopeData, seed: u64) -> Vec<Option<Interval>> {
+    let mut out: Vec<Option<Interval>> = vec![None; COMPARED.len()];
+    if a.merged.is_empty() || b.merged.is_empty() {
+        return out;
+    }
+    let (na, nb) = (quantile::total(&a.merged), quantile::total(&b.merged));
+    let enough_intervals = a.slots.iter().filter(|s| !s.is_empty()).count() >= MIN_INTERVALS
+        && b.slots.iter().filter(|s| !s.is_empty()).count() >= MIN_INTERVALS;
+    let mut bootstrap_rows = Vec::new();
+    for (row, m) in COMPARED.iter().enumerate() {
+        let Some(q) = m.quantile() else { continue };
+        let tail = na.min(nb) as f64 * (1.0 - q);
+        if enough_intervals && tail >= MIN_TAIL_SAMPLES {
+            bootstrap_rows.push((row, q));
+        } else {
+            let bounds = quantile::order_statistic_difference(&a.merged, &b.merged, q, CONFIDENCE);
+            out[row] = Some(interval(bounds, "order-statistic"));
+        }
+    }
+    if !bootstrap_rows.is_empty() {
+        let blocks_a = Blocks::new(&a.slots, MAX_BLOCKS);
+        let blocks_b = Blocks::new(&b.slots, MAX_BLOCKS);
+        let qs: Vec<f64> = bootstrap_rows.iter().map(|&(_, q)| q).collect();
+        let bounds =
+            quantile::bootstrap_difference(&blocks_a, &blocks_b, &qs, REPLICATES, CONFIDENCE, seed);
+        for ((row, _), b) in bootstrap_rows.into_iter().zip(bounds) {
+            out[row] = Some(interval(b, "bootstrap"));
+        }
+    }
+    out
+}
+
+fn interval(b: Bounds, method: &'static str) -> Interval {
+    Interval {
+        low_ns: b.low,
+        high_ns: b.high,
+        method,
+    }
+}

@@ -1,0 +1,132 @@
+//! The figures of a run that budgets judge and comparisons compare, with their names and units.
+
+use crate::results::run_record::ThreadSummary;
+use crate::units::format_ns;
+
+/// A figure of a run, per CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    Min,
+    Mean,
+    Stddev,
+    P50,
+    P90,
+    P99,
+    P999,
+    P9999,
+    Max,
+    Missed,
+    Dropped,
+    DeadlineMisses,
+}
+
+/// Every metric with its name in the grammar, in the order the docs list them.
+pub const METRICS: &[(&str, Metric)] = &[
+    ("min", Metric::Min),
+    ("mean", Metric::Mean),
+    ("stddev", Metric::Stddev),
+    ("p50", Metric::P50),
+    ("p90", Metric::P90),
+    ("p99", Metric::P99),
+    ("p99.9", Metric::P999),
+    ("p99.99", Metric::P9999),
+    ("max", Metric::Max),
+    ("missed", Metric::Missed),
+    ("dropped", Metric::Dropped),
+    ("deadline_misses", Metric::DeadlineMisses),
+];
+
+impl Metric {
+    pub fn name(self) -> &'static str {
+        METRICS
+            .iter()
+            .find(|(_, m)| *m == self)
+            .map(|(n, _)| *n)
+            .expect("every metric is listed")
+    }
+
+    /// Counts of events (periods, records, wakeups) rather than latencies.
+    pub fn is_count(self) -> bool {
+        !self.is_latency()
+    }
+
+    /// The quantile of a percentile metric (0.999 for p99.9).
+    pub fn quantile(self) -> Option<f64> {
+        match self {
+            Metric::P50 => Some(0.50),
+            Metric::P90 => Some(0.90),
+            Metric::P99 => Some(0.99),
+            Metric::P999 => Some(0.999),
+            Metric::P9999 => Some(0.9999),
+            _ => None,
+        }
+    }
+
+    /// Parses a metric name of the grammar (`p99.9`, `max`...).
+    pub fn parse(name: &str) -> Option<Metric> {
+        METRICS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
+    }
+
+    /// Latency metrics take a duration with a unit; the others are counts.
+    pub fn is_latency(self) -> bool {
+        !matches!(
+            self,
+            Metric::Missed | Metric::Dropped | Metric::DeadlineMisses
+        )
+    }
+
+    /// The name of the run.json thread field a count metric reads (what `imported.absent`
+    /// lists when the source had no such figure).
+    pub fn count_field(self) -> Option<&'static str> {
+        match self {
+            Metric::Missed => Some("missed_periods"),
+            Metric::Dropped => Some("dropped_records"),
+            Metric::DeadlineMisses => Some("deadline_misses"),
+            _ => None,
+        }
+    }
+
+    /// The thread's value of this metric: ns for latency metrics, a count otherwise. None when
+    /// the thread has no samples or the figure is absent from an imported source.
+    pub fn value(self, t: &ThreadSummary, absent: &[String]) -> Option<f64> {
+        let l = &t.latency;
+        if let Some(field) = self.count_field()
+            && absent.iter().any(|a| a == field)
+        {
+            return None;
+        }
+        match self {
+            Metric::Min => l.min_ns.map(|v| v as f64),
+            Metric::Mean => l.mean_ns,
+            Metric::Stddev => l.stddev_ns,
+            Metric::P50 => l.p50_ns.map(|v| v as f64),
+            Metric::P90 => l.p90_ns.map(|v| v as f64),
+            Metric::P99 => l.p99_ns.map(|v| v as f64),
+            Metric::P999 => l.p999_ns.map(|v| v as f64),
+            Metric::P9999 => l.p9999_ns.map(|v| v as f64),
+            Metric::Max => l.max_ns.map(|v| v as f64),
+            Metric::Missed => Some(t.missed_periods as f64),
+            Metric::Dropped => Some(t.dropped_records as f64),
+            Metric::DeadlineMisses => Some(t.deadline_misses as f64),
+        }
+    }
+
+    /// A value of this metric for people: latencies with a unit, counts as integers.
+    pub fn format(self, value: f64) -> String {
+        if self.is_latency() {
+            format_latency(value)
+        } else {
+            format!("{}", value.round() as i64)
+        }
+    }
+}
+
+/// Formats a latency in ns that may be negative or fractional (a mean), with a unit.
+pub fn format_latency(ns: f64) -> String {
+    let magnitude = format_ns(ns.abs().round() as u64);
+    if ns < 0.0 && ns.round() != 0.0 {
+        format!("-{magnitude}")
+    } else {
+        magnitude
+    }
+}

@@ -1,0 +1,409 @@
+//! Quantiles of histograms and their uncertainty: nearest-rank quantiles that agree with the
+//! HDR histogram's own `value_at_quantile`, a block bootstrap over interval histograms, and
+//! distribution-free order-statistic intervals from the binomial distribution. The methods and
+//! their limits are documented in docs/compare.md.
+
+use hdrhistogram::Histogram;
+
+/// A histogram as `(value, count)` pairs in ascending value order. The value of each pair is the
+/// highest value of its HDR bucket: what `value_at_quantile` and run.json's percentiles report.
+pub type Sparse = Vec<(u64, u64)>;
+
+pub fn sparse(h: &Histogram<u64>) -> Sparse {
+    h.iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect()
+}
+
+/// Adds `other` into `into` (both ascending), keeping the order.
+pub fn merge_into(into: &mut Sparse, other: &[(u64, u64)]) {
+    if other.is_empty() {
+        return;
+    }
+    let mut merged = Vec::with_capacity(into.len() + other.len());
+    let (mut i, mut j) = (0, 0);
+    while i < into.len() || j < other.len() {
+        match (into.get(i), other.get(j)) {
+            (Some(&(va, ca)), Some(&(vb, cb))) if va == vb => {
+                merged.push((va, ca + cb));
+                i += 1;
+                j += 1;
+            }
+            (Some(&a), Some(&b)) if a.0 < b.0 => {
+                merged.push(a);
+                i += 1;
+            }
+            (Some(_), Some(&b)) | (None, Some(&b)) => {
+                merged.push(b);
+                j += 1;
+            }
+            (Some(&a), None) => {
+                merged.push(a);
+                i += 1;
+            }
+            (None, None) => unreachable!(),
+        }
+    }
+    *into = merged;
+}
+
+pub fn total(s: &[(u64, u64)]) -> u64 {
+    s.iter().map(|&(_, c)| c).sum()
+}
+
+/// The nearest rank (1-based) of quantile `q` among `n` samples: ceil(q·n), at least 1, as the
+/// HDR histogram computes it.
+pub fn nearest_rank(q: f64, n: u64) -> u64 {
+    ((q * n as f64).ceil() as u64).clamp(1, n.max(1))
+}
+
+/// The value of the sample of rank `rank` (1-based); None when there are fewer samples.
+pub fn value_at_rank(s: &[(u64, u64)], rank: u64) -> Option<u64> {
+    let mut seen = 0;
+    for &(v, c) in s {
+        seen += c;
+        if seen >= rank {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// The q-quantile by nearest rank; None for an empty histogram.
+pub fn quantile(s: &[(u64, u64)], q: f64) -> Option<u64> {
+    let n = total(s);
+    (n > 0).then(|| value_at_rank(s, nearest_rank(q, n)).expect("rank within n"))
+}
+
+/// A small, fast, deterministic generator (SplitMix64): the bootstrap must give the same
+/// interval on every machine and every invocation, so it draws from a fixed seed.
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in 0..n (n > 0); the multiply-shift keeps the bias below 2^-32 for any n here.
+    pub fn below(&mut self, n: usize) -> usize {
+        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
+    }
+}
+
+/// The resampling units of a bootstrap: consecutive time slots (interval histograms) grouped
+/// into at most `max_blocks` blocks of equal length, each a sparse histogram over one shared,
+/// dense value table so that a resample is a sum of small arrays.
+pub struct Blocks {
+    values: Vec<u64>,
+    blocks: Vec<Vec<(u32, u64)>>,
+    /// Time slots that held at least one sample.
+    pub nonempty_slots: usize,
+    /// Samples in all slots.
+    pub samples: u64,
+}
+
+impl Blocks {
+    /// `slots` are the interval histograms of one scope in time order.
+    pub fn new(slots: &[Sparse], max_blocks: usize) -> Blocks {
+        let mut values: Vec<u64> = slots.iter().flatten().map(|&(v, _)| v).collect();
+        values.sort_unstable();
+        values.dedup();
+        let index = |v: u64| values.binary_search(&v).expect("value in table") as u32;
+        let len = slots.len().div_ceil(max_blocks.max(1)).max(1);
+        let blocks: Vec<Vec<(u32, u64)>> = slots
+            .chunks(len)
+            .map(|chunk| {
+                let mut merged: Sparse = Vec::new();
+                chunk.iter().for_each(|s| merge_into(&mut merged, s));
+                merged.into_iter().map(|(v, c)| (index(v), c)).collect()
+            })
+            .collect();
+        Blocks {
+            nonempty_slots: slots.iter().filter(|s| !s.is_empty()).count(),
+            samples: slots.iter().map(|s| total(s)).sum(),
+            values,
+            blocks,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// One bootstrap replicate: as many blocks as there are, drawn with replacement; the
+    /// quantiles `qs` of the resample. None when the resample holds no sample.
+    fn replicate(&self, rng: &mut SplitMix64, qs: &[f64], counts: &mut [u64]) -> Option<Vec<u64>> {
+        counts.iter_mut().for_each(|c| *c = 0);
+        let mut n = 0;
+        for _ in 0..self.blocks.len() {
+            for &(i, c) in &self.blocks[rng.below(self.blocks.len())] {
+                counts[i as usize] += c;
+                n += c;
+            }
+        }
+        if n == 0 {
+            return None;
+        }
+        // qs ascend in every caller, so one pass serves them all.
+        let mut out = Vec::with_capacity(qs.len());
+        let mut seen = 0;
+        let mut i = 0;
+        for &q in qs {
+            let rank = nearest_rank(q, n);
+            while seen + counts[i] < rank {
+                seen += counts[i];
+                i += 1;
+            }
+            out.push(self.values[i]);
+        }
+        Some(out)
+    }
+}
+
+/// A two-sided interval; a None side is unbounded (the data cannot bound it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bounds {
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
+/// Percentile-bootstrap intervals for `quantile_b − quantile_a` at each of `qs` (ascending):
+/// `a` and `b` are resampled independently, `replicates` times, from `seed`.
+pub fn bootstrap_difference(
+    a: &Blocks,
+    b: &Blocks,
+    qs: &[f64],
+    replicates: usize,
+    confidence: f64,
+    seed: u64,
+) -> Vec<Bounds> {
+    let mut rng = SplitMix64::new(seed);
+    let mut counts_a = vec![0; a.values.len()];
+    let mut counts_b = vec![0; b.values.len()];
+    let mut diffs: Vec<Vec<f64>> = vec![Vec::with_capacity(replicates); qs.len()];
+    for _ in 0..replicates {
+        let ra = a.replicate(&mut rng, qs, &mut counts_a);
+        let rb = b.replicate(&mut rng, qs, &mut counts_b);
+        if let (Some(ra), Some(rb)) = (ra, rb) {
+            for (k, d) in diffs.iter_mut().enumerate() {
+                d.push(rb[k] as f64 - ra[k] as f64);
+            }
+        }
+    }
+    let tail = (1.0 - confidence) / 2.0;
+    diffs
+        .into_iter()
+        .map(|mut d| {
+            if d.is_empty() {
+                return Bounds {
+                    low: None,
+                    high: None,
+                };
+            }
+            d.sort_by(f64::total_cmp);
+            let at = |p: f64| d[((p * (d.len() - 1) as f64).round() as usize).min(d.len() - 1)];
+            Bounds {
+                low: Some(at(tail)),
+                high: Some(at(1.0 - tail)),
+            }
+        })
+        .collect()
+}
+
+/// Ranks (1-based) of the order statistics that bound the q-quantile of a continuous
+/// distribution with probability at least `confidence`, from the exact binomial distribution
+/// of the number of samples below the quantile: `P(X(l) <= ξq <= X(u)) >= confidence`.
+/// A side is None when it would need a rank outside 1..=n (below the first sample: the bound
+/// is the smallest possible value; above the last: unbounded).
+pub fn order_statistic_ranks(n: u64, q: f64, confidence: f64) -> (Option<u64>, Option<u64>) {
+    if n == 0 {
+        return (None, None);
+    }
+    let tail = (1.0 - confidence) / 2.0;
+    // K ~ Binomial(n, q) counts samples at or below ξq. X(l) <= ξq iff K >= l; X(u) >= ξq
+    // iff K < u. Choose the largest l with P(K < l) <= tail and the smallest u with
+    // P(K >= u) <= tail. The pmf is built outward from the mode in log space, far enough
+    // that the terms left out are below 1e-20 of the mass.
+    let mode = (((n + 1) as f64 * q).floor() as u64).min(n);
+    let ratio = (q / (1.0 - q)).ln();
+    let step_up = |k: u64| ((n - k) as f64 / (k + 1) as f64).ln() + ratio; // ln p(k+1)/p(k)
+    let mut up = vec![0.0f64]; // ln p(mode + i) - ln p(mode)
+    let mut k = mode;
+    while k < n && *up.last().unwrap() > -46.0 {
+        let next = up.last().unwrap() + step_up(k);
+        up.push(next);
+        k += 1;
+    }
+    let mut down = Vec::new(); // ln p(mode - 1 - i) - ln p(mode)
+    let mut k = mode;
+    let mut last = 0.0f64;
+    while k > 0 && last > -46.0 {
+        last -= step_up(k - 1);
+        down.push(last);
+        k -= 1;
+    }
+    let first = mode - down.len() as u64;
+    let logs: Vec<f64> = down.iter().rev().chain(up.iter()).copied().collect();
+    let weights: Vec<f64> = logs.iter().map(|l| l.exp()).collect();
+    let sum: f64 = weights.iter().sum();
+    // cdf_below[i] = P(K < first + i)
+    let mut below = 0.0;
+    let mut lower = None;
+    for (i, w) in weights.iter().enumerate() {
+        let k = first + i as u64;
+        // P(K < k) = below
+        if below <= tail && k >= 1 {
+            lower = Some(k);
+        }
+        below += w / sum;
+    }
+    let mut above = 0.0; // P(K >= k) accumulated from the top
+    let mut upper = None;
+    for (i, w) in weights.iter().enumerate().rev() {
+        let k = first + i as u64;
+        above += w / sum;
+        // P(K >= k + 1) <= tail with the mass from k + 1 up: u = k + 1
+        if above - w / sum <= tail {
+            upper = Some(k + 1);
+        } else {
+            break;
+        }
+    }
+    // Ranks above the computed window's end: P(K >= k) is already negligible there.
+    let upper = upper.filter(|&u| u <= n);
+    (lower.filter(|&l| l <= n), upper)
+}
+
+/// The interval of one quantile from one histogram's order statistics, as values.
+pub fn order_statistic_bounds(s: &[(u64, u64)], q: f64, confidence: f64) -> Bounds {
+    let n = total(s);
+    let (l, u) = order_statistic_ranks(n, q, confidence);
+    Bounds {
+        // Latencies in the histograms are never below 0.
+        low: Some(l.and_then(|l| value_at_rank(s, l)).unwrap_or(0) as f64),
+        high: u.and_then(|u| value_at_rank(s, u)).map(|v| v as f64),
+    }
+}
+
+/// An interval for `quantile_b − quantile_a` from two independent order-statistic intervals at
+/// confidence (1 + c)/2 each, so that both hold together with probability at least c.
+pub fn order_statistic_difference(a: &[(u64, u64)], b: &[(u64, u64)], q: f64, c: f64) -> Bounds {
+    let each = (1.0 + c) / 2.0;
+    let ia = order_statistic_bounds(a, q, each);
+    let ib = order_statistic_bounds(b, q, each);
+    Bounds {
+        low: match (ib.low, ia.high) {
+            (Some(lb), Some(ha)) => Some(lb - ha),
+            _ => None,
+        },
+        high: match (ib.high, ia.low) {
+            (Some(hb), Some(la)) => Some(hb - la),
+            _ => None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::stats::new_histogram;
+
+    fn hist(values: impl IntoIterator<Item = u64>) -> Histogram<u64> {
+        let mut h = new_histogram();
+        values.into_iter().for_each(|v| h.record(v).unwrap());
+        h
+    }
+
+    #[test]
+    fn quantiles_agree_with_the_hdr_histogram() {
+        let mut rng = SplitMix64::new(7);
+        let h = hist((0..50_000).map(|_| 1_000 + rng.next_u64() % 3_000_000));
+        let s = sparse(&h);
+        for q in [0.001, 0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
+            assert_eq!(quantile(&s, q), Some(h.value_at_quantile(q)), "{q}");
+        }
+        assert_eq!(total(&s), 50_000);
+    }
+
+    #[test]
+    fn merging_keeps_order_and_counts() {
+        let mut a = vec![(1, 2), (5, 1)];
+        merge_into(&mut a, &[(0, 1), (5, 3), (9, 1)]);
+        assert_eq!(a, vec![(0, 1), (1, 2), (5, 4), (9, 1)]);
+    }
+
+    #[test]
+    fn order_statistic_ranks_match_the_binomial_textbook_case() {
+        // The median of 100 samples: the classic 95% interval is X(40) .. X(61).
+        assert_eq!(order_statistic_ranks(100, 0.5, 0.95), (Some(40), Some(61)));
+        // Too few samples for a p99.99 upper bound.
+        assert_eq!(order_statistic_ranks(5_000, 0.9999, 0.95).1, None);
+        // Ranks bracket the nearest rank.
+        let (l, u) = order_statistic_ranks(1_000_000, 0.999, 0.95);
+        assert!(l.unwrap() < 999_000 && u.unwrap() > 999_000);
+    }
+
+    /// Coverage: with many independent data sets from a known distribution, the order-statistic
+    /// interval contains the true quantile at least 95% of the time.
+    #[test]
+    fn order_statistic_interval_covers_the_true_quantile() {
+        let mut rng = SplitMix64::new(11);
+        // Uniform on 0..1_000_000 ns: the true p90 is 900_000 (within bucket resolution).
+        let mut covered = 0;
+        for _ in 0..200 {
+            let h = hist((0..400).map(|_| rng.next_u64() % 1_000_000));
+            let b = order_statistic_bounds(&sparse(&h), 0.9, 0.95);
+            if b.low.unwrap() <= 900_000.0 && b.high.unwrap() >= 899_000.0 {
+                covered += 1;
+            }
+        }
+        assert!(covered >= 186, "covered {covered} of 200");
+    }
+
+    #[test]
+    fn bootstrap_is_reproducible_and_brackets_a_known_shift() {
+        let mut rng = SplitMix64::new(3);
+        // 60 one-second intervals of 1000 samples; B is A shifted by +20 us.
+        let slots = |shift: u64, rng: &mut SplitMix64| -> Vec<Sparse> {
+            (0..60)
+                .map(|_| {
+                    sparse(&hist(
+                        (0..1000).map(|_| 10_000 + shift + rng.next_u64() % 40_000),
+                    ))
+                })
+                .collect()
+        };
+        let a = Blocks::new(&slots(0, &mut rng), 400);
+        let b = Blocks::new(&slots(20_000, &mut rng), 400);
+        assert_eq!(a.len(), 60);
+        let qs = [0.5, 0.99];
+        let one = bootstrap_difference(&a, &b, &qs, 500, 0.95, 42);
+        assert_eq!(one, bootstrap_difference(&a, &b, &qs, 500, 0.95, 42));
+        for bounds in one {
+            let (lo, hi) = (bounds.low.unwrap(), bounds.high.unwrap());
+            assert!(lo < 20_000.0 && hi > 20_000.0, "{lo}..{hi}");
+            assert!(hi - lo < 2_000.0, "{lo}..{hi}: too wide for 60000 samples");
+        }
+    }
+
+    #[test]
+    fn blocks_group_long_runs() {
+        let slots: Vec<Sparse> = (0..1000).map(|i| vec![(i, 1)]).collect();
+        let b = Blocks::new(&slots, 400);
+        assert_eq!(b.len(), 334); // blocks of 3 slots
+        assert_eq!(b.samples, 1000);
+        assert_eq!(b.nonempty_slots, 1000);
+    }
+}

@@ -1,0 +1,171 @@
+//! `--fail-if-worse 10% [--at p99.9]`: is any run worse than the first by more than a margin?
+//!
+//! A run is worse at a statistic, in a scope (overall or one CPU), when its value exceeds the
+//! first run's by more than the margin (`B > A·(1 + margin)`; with A = 0, any B > 0), and, for
+//! percentiles, the 95% interval of the difference lies wholly above zero, so that noise alone
+//! does not fail a build. Statistics without an interval (min, mean, max, missed) are judged on
+//! their values: the worst case is what it is. docs/compare.md has the reasoning.
+
+use super::compare::{COMPARED, Comparison};
+use super::metric::Metric;
+use serde::Serialize;
+
+/// The statistic judged when `--at` is not given: the tail a 1 kHz loop meets several times a
+/// second, and one whose interval is still narrow for runs of a few minutes.
+pub const DEFAULT_AT: Metric = Metric::P999;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RegressionCheck {
+    /// 0.10 for `10%`.
+    pub margin: f64,
+    pub at: Metric,
+}
+
+impl RegressionCheck {
+    /// Parses `--fail-if-worse` and `--at`; errors name the value and what is accepted.
+    pub fn parse(margin: &str, at: Option<&str>) -> Result<RegressionCheck, String> {
+        let number = margin.trim().strip_suffix('%').ok_or_else(|| {
+            format!("--fail-if-worse {margin}: expected a percentage with '%', e.g. 10% or 2.5%")
+        })?;
+        let percent: f64 = number
+            .trim()
+            .parse()
+            .ok()
+            .filter(|p: &f64| p.is_finite() && *p >= 0.0)
+            .ok_or_else(|| {
+                format!(
+                    "--fail-if-worse {margin}: '{number}' is not a percentage of 0 or more, e.g. 10%"
+                )
+            })?;
+        let at = match at {
+            None => DEFAULT_AT,
+            Some(name) => Metric::parse(name.trim())
+                .filter(|m| COMPARED.contains(m))
+                .ok_or_else(|| {
+                    let names: Vec<&str> = COMPARED.iter().map(|m| m.name()).collect();
+                    format!(
+                        "--at {name}: not a compared statistic; use one of {}",
+                        names.join(", ")
+                    )
+                })?,
+        };
+        Ok(RegressionCheck {
+            margin: percent / 100.0,
+            at,
+        })
+    }
+}
+
+/// One run worse than the first at the checked statistic, in one scope.
+#[derive(Debug, Clone, Serialize)]
+pub struct Regression {
+    pub run: String,
+    pub scope: String,
+    pub statistic: &'static str,
+    pub first: f64,
+    pub value: f64,
+    /// value / first; None when first is 0.
+    pub ratio: Option<f64>,
+}
+
+/// A value above the margin whose interval still includes zero: shown, not failed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unconfirmed {
+    pub run: String,
+    pub scope: String,
+    pub statistic: &'static str,
+    pub ratio: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RegressionVerdict {
+    pub statistic: &'static str,
+    /// The margin as a fraction (0.1 for 10%).
+    pub margin: f64,
+    pub passed: bool,
+    pub regressions: Vec<Regression>,
+    pub unconfirmed: Vec<Unconfirmed>,
+}
+
+/// Judges every later run against the first, in every scope.
+pub fn check(cmp: &Comparison, check: RegressionCheck) -> RegressionVerdict {
+    let mut regressions = Vec::new();
+    let mut unconfirmed = Vec::new();
+    for scope in &cmp.scopes {
+        let Some(row) = scope.rows.iter().find(|r| r.metric() == check.at) else {
+            continue;
+        };
+        let Some(first) = row.values[0] else { continue };
+        for (k, versus) in row.versus_first.iter().enumerate() {
+            let Some(value) = row.values[k + 1] else {
+                continue;
+            };
+            let over = if first > 0.0 {
+                value > first * (1.0 + check.margin)
+            } else {
+                value > first
+            };
+            if !over {
+                continue;
+            }
+            let run = cmp.runs[k + 1].label.clone();
+            let confirmed = versus.interval.as_ref().is_none_or(|i| i.above_zero());
+            if confirmed {
+                regressions.push(Regression {
+                    run,
+                    scope: scope.scope.clone(),
+                    statistic: row.statistic,
+                    first,
+                    value,
+                    ratio: versus.ratio,
+                });
+            } else {
+                unconfirmed.push(Unconfirmed {
+                    run,
+                    scope: scope.scope.clone(),
+                    statistic: row.statistic,
+                    ratio: versus.ratio,
+                });
+            }
+        }
+    }
+    RegressionVerdict {
+        statistic: check.at.name(),
+        margin: check.margin,
+        passed: regressions.is_empty(),
+        regressions,
+        unconfirmed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_margins_and_statistics() {
+        let c = RegressionCheck::parse("10%", None).unwrap();
+        assert_eq!(c.margin, 0.1);
+        assert_eq!(c.at, Metric::P999);
+        let c = RegressionCheck::parse("2.5%", Some("max")).unwrap();
+        assert_eq!(c.margin, 0.025);
+        assert_eq!(c.at, Metric::Max);
+        assert!(
+            RegressionCheck::parse("10", None)
+                .unwrap_err()
+                .contains("'%'")
+        );
+        assert!(
+            RegressionCheck::parse("-5%", None)
+                .unwrap_err()
+                .contains("0 or more")
+        );
+        assert!(
+            RegressionCheck::parse("x%", None)
+                .unwrap_err()
+                .contains("'x'")
+        );
+        let e = RegressionCheck::parse("10%", Some("p90")).unwrap_err();
+        assert!(e.contains("--at p90") && e.contains("p99.9"), "{e}");
+    }
+}

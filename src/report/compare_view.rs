@@ -1,0 +1,458 @@
+//! `jitterlab compare`: reads the runs, compares them (analysis::compare), applies the
+//! regression check and budgets, and renders the result as a terminal table, Markdown or JSON.
+//! Exit codes: 0; 1 when the regression check or a budget fails; 2 for bad input.
+
+use crate::analysis::budget::{self, Budget};
+use crate::analysis::compare::{self, Comparison, Interval, ScopeComparison, StatRow};
+use crate::analysis::metric::{Metric, format_latency};
+use crate::analysis::regression::{self, RegressionCheck, RegressionVerdict};
+use crate::cli::CompareArgs;
+use crate::error::{ExitCode, Failure, Result};
+use crate::results::loaded::{self, LoadedRun};
+use crate::results::run_record::BudgetVerdict;
+use crate::units::format_ns;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// Everything `compare --json` prints.
+#[derive(Debug, Serialize)]
+pub struct CompareOutput {
+    #[serde(flatten)]
+    pub comparison: Comparison,
+    /// The `--fail-if-worse` verdict, when asked for.
+    pub regression: Option<RegressionVerdict>,
+    /// The `--budget` verdict of each run, when a budget was given.
+    pub budgets: Vec<RunBudget>,
+    /// False when the regression check or any budget failed (exit 1).
+    pub passed: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RunBudget {
+    pub run: String,
+    pub verdict: BudgetVerdict,
+}
+
+/// Runs `jitterlab compare`; returns the exit code.
+pub fn command(args: &CompareArgs) -> Result<i32> {
+    // Every argument is checked before any run is read.
+    let budget = args
+        .budget
+        .as_deref()
+        .map(Budget::parse)
+        .transpose()
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    let check = args
+        .fail_if_worse
+        .as_deref()
+        .map(|m| RegressionCheck::parse(m, args.at.as_deref()))
+        .transpose()
+        .map_err(Failure::usage)?;
+
+    let progress = indicatif::ProgressBar::new_spinner();
+    let mut runs = Vec::new();
+    for (i, path) in args.runs.iter().enumerate() {
+        progress.set_message(format!(
+            "reading {} ({})",
+            compare::label(i),
+            path.display()
+        ));
+        progress.tick();
+        runs.push(loaded::load(path).map_err(Failure::usage)?);
+    }
+    progress.set_message("comparing (bootstrap intervals)");
+    progress.tick();
+    let output = evaluate(&runs, budget.as_ref(), check);
+    progress.finish_and_clear();
+
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&output).expect("comparisons serialise")
+        );
+    } else if args.markdown {
+        print!("{}", markdown(&output));
+    } else {
+        print!("{}", terminal(&output));
+    }
+    Ok(if output.passed {
+        0
+    } else {
+        ExitCode::CheckFailed as i32
+    })
+}
+
+/// The comparison with the checks applied: a pure function of the runs.
+pub fn evaluate(
+    runs: &[LoadedRun],
+    budget: Option<&Budget>,
+    check: Option<RegressionCheck>,
+) -> CompareOutput {
+    let comparison = compare::compare(runs);
+    let regression = check.map(|c| regression::check(&comparison, c));
+    let budgets: Vec<RunBudget> = budget
+        .map(|b| {
+            runs.iter()
+                .enumerate()
+                .map(|(i, r)| RunBudget {
+                    run: compare::label(i),
+                    verdict: b.evaluate(&r.record),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let passed =
+        regression.as_ref().is_none_or(|r| r.passed) && budgets.iter().all(|b| b.verdict.passed);
+    CompareOutput {
+        comparison,
+        regression,
+        budgets,
+        passed,
+    }
+}
+
+fn value(row: &StatRow, v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) => row.metric().format(v),
+    }
+}
+
+fn signed(metric: Metric, d: f64) -> String {
+    if metric.is_latency() {
+        let text = format_latency(d.abs());
+        if d > 0.0 && d.round() != 0.0 {
+            format!("+{text}")
+        } else if d < 0.0 && d.round() != 0.0 {
+            format!("-{text}")
+        } else {
+            text
+        }
+    } else {
+        format!("{:+}", d.round() as i64)
+    }
+}
+
+fn ratio(r: Option<f64>) -> String {
+    match r {
+        None => "-".into(),
+        Some(r) if r >= 9.995 => format!("{r:.0}x"),
+        Some(r) => format!("{r:.2}x"),
+    }
+}
+
+fn interval_text(metric: Metric, i: &Interval) -> String {
+    format!(
+        "[{}, {}]",
+        i.low_ns.map_or("-inf".into(), |l| signed(metric, l)),
+        i.high_ns.map_or("+inf".into(), |h| signed(metric, h))
+    )
+}
+
+/// `+1.96 ms [+1.90 ms, +2.00 ms]`: the difference and its interval, when it has one.
+fn difference_cell(row: &StatRow, k: usize) -> String {
+    let v = &row.versus_first[k];
+    let Some(d) = v.difference else {
+        return "-".into();
+    };
+    let m = row.metric();
+    match &v.interval {
+        Some(i) => format!("{} {}", signed(m, d), interval_text(m, i)),
+        None => signed(m, d),
+    }
+}
+
+fn scope_title(s: &ScopeComparison) -> String {
+    match s.cpu {
+        None => "overall (all CPUs together)".into(),
+        Some(c) => format!("CPU {c}"),
+    }
+}
+
+/// Which statistics of a scope used which interval method, per later run.
+fn method_legend(cmp: &Comparison, s: &ScopeComparison) -> Vec<String> {
+    let mut lines = Vec::new();
+    for k in 0..cmp.runs.len() - 1 {
+        let mut by_method: Vec<(&str, Vec<&str>)> = Vec::new();
+        for row in &s.rows {
+            if let Some(i) = &row.versus_first[k].interval {
+                match by_method.iter_mut().find(|(m, _)| *m == i.method) {
+                    Some((_, stats)) => stats.push(row.statistic),
+                    None => by_method.push((i.method, vec![row.statistic])),
+                }
+            }
+        }
+        if by_method.is_empty() {
+            continue;
+        }
+        let parts: Vec<String> = by_method
+            .iter()
+            .map(|(m, stats)| {
+                let how = match *m {
+                    "bootstrap" => "block bootstrap over intervals",
+                    _ => "order statistics",
+                };
+                format!("{how} for {}", stats.join(", "))
+            })
+            .collect();
+        lines.push(format!(
+            "95% intervals of {}-A: {}",
+            cmp.runs[k + 1].label,
+            parts.join("; ")
+        ));
+    }
+    lines
+}
+
+fn table(rows: &[Vec<String>], out: &mut String) {
+    let columns = rows[0].len();
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for (i, row) in rows.iter().enumerate() {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (cell, w))| {
+                if c == 0 || cell.starts_with('[') {
+                    format!("{cell:<w$}")
+                } else {
+                    format!("{cell:>w$}")
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
+        if i == 0 {
+            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+            let _ = writeln!(out, "  {}", rule.join("  "));
+        }
+    }
+}
+
+fn header_cells(cmp: &Comparison) -> Vec<String> {
+    let mut h = vec!["statistic".to_string(), "A".to_string()];
+    for r in &cmp.runs[1..] {
+        h.push(r.label.clone());
+        h.push(format!("{}/A", r.label));
+        h.push(format!("{}-A [95% interval]", r.label));
+    }
+    h
+}
+
+fn row_cells(row: &StatRow) -> Vec<String> {
+    let mut cells = vec![row.statistic.to_string(), value(row, row.values[0])];
+    for k in 0..row.versus_first.len() {
+        cells.push(value(row, row.values[k + 1]));
+        cells.push(ratio(row.versus_first[k].ratio));
+        cells.push(difference_cell(row, k));
+    }
+    cells
+}
+
+fn run_lines(cmp: &Comparison) -> Vec<String> {
+    cmp.runs
+        .iter()
+        .map(|r| {
+            let cpus: Vec<String> = r.cpus.iter().map(|c| c.to_string()).collect();
+            let mut line = format!(
+                "{}  {}  {}, CPUs {}, {}, {} samples, {} interval{} per CPU",
+                r.label,
+                r.path,
+                r.ended,
+                cpus.join(","),
+                r.duration_ns.map_or("duration unknown".into(), format_ns),
+                r.samples,
+                r.intervals_per_cpu,
+                if r.intervals_per_cpu == 1 { "" } else { "s" }
+            );
+            if let Some(source) = &r.imported_from {
+                line.push_str(&format!(" (imported from {source})"));
+            }
+            line
+        })
+        .collect()
+}
+
+/// "B vs A overall: max 42x lower, p99.9 1.52x higher": the headline of each later run.
+fn headlines(cmp: &Comparison) -> Vec<String> {
+    let Some(overall) = cmp.scopes.iter().find(|s| s.cpu.is_none()) else {
+        return Vec::new();
+    };
+    (0..cmp.runs.len() - 1)
+        .map(|k| {
+            let parts: Vec<String> = overall
+                .rows
+                .iter()
+                .filter(|r| matches!(r.metric(), Metric::P99 | Metric::P999 | Metric::Max))
+                .filter_map(|r| {
+                    let q = r.versus_first[k].ratio?;
+                    let word = if q > 1.0 {
+                        format!("{} higher", ratio(Some(q)))
+                    } else if q < 1.0 {
+                        format!("{} lower", ratio(Some(1.0 / q)))
+                    } else {
+                        "the same".into()
+                    };
+                    let noise = match &r.versus_first[k].interval {
+                        Some(i) if !i.above_zero() && !i.below_zero() => {
+                            " (within noise: the interval includes 0)"
+                        }
+                        _ => "",
+                    };
+                    Some(format!("{} {word}{noise}", r.statistic))
+                })
+                .collect();
+            format!(
+                "{} vs A overall: {}",
+                cmp.runs[k + 1].label,
+                if parts.is_empty() {
+                    "no common figures".into()
+                } else {
+                    parts.join(", ")
+                }
+            )
+        })
+        .collect()
+}
+
+fn regression_lines(r: &RegressionVerdict) -> Vec<String> {
+    let mut lines = vec![format!(
+        "Regression check: worse than A by more than {}% at {}",
+        r.margin * 100.0,
+        r.statistic
+    )];
+    let metric = Metric::parse(r.statistic).expect("grammar name");
+    for x in &r.regressions {
+        lines.push(format!(
+            "  FAIL  {} {}: {} {} vs {} in A ({})",
+            x.run,
+            x.scope,
+            x.statistic,
+            metric.format(x.value),
+            metric.format(x.first),
+            x.ratio.map_or("A was 0".into(), |q| ratio(Some(q)))
+        ));
+    }
+    for x in &r.unconfirmed {
+        lines.push(format!(
+            "  note  {} {}: {} {} of A, but the 95% interval of the difference includes 0: not counted",
+            x.run,
+            x.scope,
+            x.statistic,
+            ratio(x.ratio)
+        ));
+    }
+    lines.push(if r.passed {
+        "  pass  no run is worse beyond the margin".into()
+    } else {
+        format!(
+            "  regression check FAILED ({} finding{})",
+            r.regressions.len(),
+            if r.regressions.len() == 1 { "" } else { "s" }
+        )
+    });
+    lines
+}
+
+/// The comparison as a terminal table.
+pub fn terminal(o: &CompareOutput) -> String {
+    let cmp = &o.comparison;
+    let mut out = String::new();
+    let _ = writeln!(out, "Runs:");
+    for line in run_lines(cmp) {
+        let _ = writeln!(out, "  {line}");
+    }
+    for s in &cmp.scopes {
+        let samples: Vec<String> = s
+            .samples
+            .iter()
+            .zip(&cmp.runs)
+            .map(|(n, r)| format!("{} {n}", r.label))
+            .collect();
+        let _ = writeln!(out, "\n{}: samples {}", scope_title(s), samples.join(", "));
+        let mut rows = vec![header_cells(cmp)];
+        rows.extend(s.rows.iter().map(row_cells));
+        table(&rows, &mut out);
+        for line in method_legend(cmp, s) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    let _ = writeln!(out);
+    for line in headlines(cmp) {
+        let _ = writeln!(out, "{line}");
+    }
+    if let Some(r) = &o.regression {
+        let _ = writeln!(out);
+        for line in regression_lines(r) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    for b in &o.budgets {
+        let _ = writeln!(out, "\nBudget {} for {}:", b.verdict.expression, b.run);
+        for line in budget::verdict_lines(&b.verdict) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    out
+}
+
+/// The comparison as Markdown: a table per scope, then the checks.
+pub fn markdown(o: &CompareOutput) -> String {
+    let cmp = &o.comparison;
+    let mut out = String::from("# jitterlab compare\n\n");
+    for line in run_lines(cmp) {
+        let (label, rest) = line.split_once("  ").unwrap_or((&line, ""));
+        let _ = writeln!(out, "- **{label}** {rest}");
+    }
+    let cell = |c: &str| c.replace('|', "\\|");
+    for s in &cmp.scopes {
+        let _ = writeln!(out, "\n## {}\n", scope_title(s));
+        let header = header_cells(cmp);
+        let _ = writeln!(
+            out,
+            "| {} |",
+            header
+                .iter()
+                .map(|h| cell(h))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        let align: Vec<&str> = (0..header.len())
+            .map(|c| if c == 0 { "---" } else { "---:" })
+            .collect();
+        let _ = writeln!(out, "|{}|", align.join("|"));
+        for row in &s.rows {
+            let cells: Vec<String> = row_cells(row).iter().map(|c| cell(c)).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        let legend = method_legend(cmp, s);
+        if !legend.is_empty() {
+            let _ = writeln!(out);
+            for line in legend {
+                let _ = writeln!(out, "{line}.  ");
+            }
+        }
+    }
+    let _ = writeln!(out, "\n## Summary\n");
+    for line in headlines(cmp) {
+        let _ = writeln!(out, "- {line}");
+    }
+    if let Some(r) = &o.regression {
+        let _ = writeln!(out, "\n## Regression check\n");
+        for line in regression_lines(r) {
+            let _ = writeln!(out, "- {}", line.trim());
+        }
+    }
+    for b in &o.budgets {
+        let _ = writeln!(
+            out,
+            "\n## Budget `{}` for {}\n",
+            b.verdict.expression, b.run
+        );
+        for line in budget::verdict_lines(&b.verdict) {
+            let _ = writeln!(out, "- {}", cell(&line));
+        }
+    }
+    out
+}

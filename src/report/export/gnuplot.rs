@@ -1,0 +1,207 @@
+//! `--format gnuplot`: the latency histogram of every CPU as a data file (one row per bin, one
+//! column per CPU) and a ready gnuplot script that plots it the OSADL way: log count axis,
+//! latency in us, one series per CPU. `-o NAME` writes NAME.dat and NAME.gp (a .dat or .gp
+//! suffix on NAME is dropped); the default NAME is `<run directory name>-histogram` in the
+//! current directory.
+
+use super::RunExporter;
+use crate::analysis::compare::is_cpu_tag;
+use crate::error::{Failure, OrFailure, Result};
+use crate::results::loaded::LoadedRun;
+use hdrhistogram::Histogram;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+pub struct Gnuplot;
+
+/// At most this many rows: bins widen (1, 2, 5, 10... us) for runs whose maximum is far out.
+const MAX_ROWS: u64 = 100_000;
+
+/// Okabe-Ito colours: told apart with every common colour-vision deficiency.
+const PALETTE: &[&str] = &[
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000",
+];
+
+/// The bin width in ns: 1 us unless that needs more than MAX_ROWS rows.
+fn bin_width_ns(max_ns: u64) -> u64 {
+    let mut decade = 1_000;
+    loop {
+        for step in [1, 2, 5] {
+            let width = decade * step;
+            if max_ns / width < MAX_ROWS {
+                return width;
+            }
+        }
+        decade *= 10;
+    }
+}
+
+/// Counts per bin; a histogram bucket goes to the bin of its highest value (what percentiles
+/// report), so every sample is counted once.
+fn bins(h: &Histogram<u64>, width: u64, rows: usize) -> Vec<u64> {
+    let mut out = vec![0; rows];
+    for v in h.iter_recorded() {
+        let bin = ((v.value_iterated_to() / width) as usize).min(rows - 1);
+        out[bin] += v.count_at_value();
+    }
+    out
+}
+
+/// The data file and the script for one run; `name` is the base both are named by.
+pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
+    let tags: Vec<String> = run.tags().into_iter().filter(|t| is_cpu_tag(t)).collect();
+    if tags.is_empty() {
+        return Err(Failure::usage(format!(
+            "{} has no latency histograms (no latency.hlog, or an import whose source had no histogram): nothing to plot",
+            run.path.display()
+        )));
+    }
+    let histograms: Vec<(String, Histogram<u64>)> = tags
+        .iter()
+        .filter_map(|t| run.merged_histogram(t).map(|h| (t.clone(), h)))
+        .collect();
+    let max = histograms.iter().map(|(_, h)| h.max()).max().unwrap_or(0);
+    let width = bin_width_ns(max);
+    let rows = (max / width + 1) as usize;
+    let columns: Vec<Vec<u64>> = histograms
+        .iter()
+        .map(|(_, h)| bins(h, width, rows))
+        .collect();
+    let width_text = format!("{} us", width / 1000);
+
+    let mut data = String::new();
+    let _ = writeln!(
+        data,
+        "# jitterlab latency histogram of {}",
+        run.path.display()
+    );
+    let _ = writeln!(
+        data,
+        "# columns: bin_us, the lower edge of the bin in us (bins of {width_text}); then per CPU the wakeups whose latency fell in the bin"
+    );
+    let samples: Vec<String> = histograms
+        .iter()
+        .map(|(t, h)| format!("{t} {}", h.len()))
+        .collect();
+    let _ = writeln!(data, "# samples: {}", samples.join(", "));
+    let _ = writeln!(
+        data,
+        "# bin_us {}",
+        histograms
+            .iter()
+            .map(|(t, _)| t.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    for row in 0..rows {
+        let lower_us = (row as u64 * width) as f64 / 1000.0;
+        let _ = write!(data, "{lower_us}");
+        for c in &columns {
+            let _ = write!(data, " {}", c[row]);
+        }
+        data.push('\n');
+    }
+
+    let title = run.path.display().to_string().replace('"', "'");
+    let mut gp = String::new();
+    let _ = writeln!(
+        gp,
+        "# gnuplot script written by jitterlab: latency histogram of {title}"
+    );
+    let _ = writeln!(
+        gp,
+        "# gnuplot {name}.gp writes {name}.svg; choose another output with"
+    );
+    let _ = writeln!(
+        gp,
+        "#   gnuplot -e \"outfile='x.png'; term='pngcairo size 1200,700'\" {name}.gp"
+    );
+    let _ = writeln!(
+        gp,
+        "# Run it in the directory of {name}.dat (or set datafile the same way)."
+    );
+    let _ = writeln!(gp, "if (!exists(\"datafile\")) datafile = \"{name}.dat\"");
+    let _ = writeln!(gp, "if (!exists(\"outfile\")) outfile = \"{name}.svg\"");
+    let _ = writeln!(
+        gp,
+        "if (!exists(\"term\")) term = \"svg size 1000,600 dynamic\""
+    );
+    let _ = writeln!(gp, "set terminal @term");
+    let _ = writeln!(gp, "set output outfile");
+    let _ = writeln!(gp, "set title \"Latency histogram: {title}\" noenhanced");
+    let _ = writeln!(gp, "set xlabel \"latency (us)\"");
+    let _ = writeln!(gp, "set ylabel \"wakeups per {width_text} bin\"");
+    let _ = writeln!(gp, "set logscale y");
+    let _ = writeln!(gp, "set yrange [0.8:*]");
+    let _ = writeln!(gp, "set xrange [0:*]");
+    let _ = writeln!(gp, "set grid");
+    let _ = writeln!(gp, "set key top right");
+    let series: Vec<String> = histograms
+        .iter()
+        .enumerate()
+        .map(|(i, (t, _))| {
+            let cpu = t.trim_start_matches("cpu");
+            format!(
+                "{} using 1:{} with steps lw 1.5 lc rgb \"{}\" title \"CPU {cpu}\"",
+                if i == 0 { "datafile" } else { "''" },
+                i + 2,
+                PALETTE[i % PALETTE.len()]
+            )
+        })
+        .collect();
+    let _ = writeln!(gp, "plot {}", series.join(", \\\n     "));
+    Ok((data, gp))
+}
+
+impl RunExporter for Gnuplot {
+    fn write(&self, run: &LoadedRun, output: Option<&Path>) -> Result<()> {
+        let base: PathBuf = match output {
+            Some(o) => match o.extension().and_then(|e| e.to_str()) {
+                Some("dat" | "gp") => o.with_extension(""),
+                _ => o.to_path_buf(),
+            },
+            None => {
+                let dir_name = run
+                    .path
+                    .canonicalize()
+                    .ok()
+                    .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .unwrap_or_else(|| "run".into());
+                PathBuf::from(format!("{dir_name}-histogram"))
+            }
+        };
+        let name = base
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| Failure::usage(format!("-o {}: not a file name", base.display())))?;
+        let (data, script) = render(run, &name)?;
+        let with = |ext: &str| {
+            let mut p = base.clone().into_os_string();
+            p.push(ext);
+            PathBuf::from(p)
+        };
+        let (dat, gp) = (with(".dat"), with(".gp"));
+        std::fs::write(&dat, data).or_usage(|| format!("cannot write {}", dat.display()))?;
+        std::fs::write(&gp, script).or_usage(|| format!("cannot write {}", gp.display()))?;
+        eprintln!(
+            "wrote {} and {} (gnuplot {} draws the plot)",
+            dat.display(),
+            gp.display(),
+            name.clone() + ".gp"
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bins_widen_only_for_far_maxima() {
+        assert_eq!(bin_width_ns(4_000_000), 1_000);
+        assert_eq!(bin_width_ns(99_999_999), 1_000);
+        assert_eq!(bin_width_ns(150_000_000), 2_000);
+        assert_eq!(bin_width_ns(3_600_000_000_000), 50_000_000);
+    }
+}

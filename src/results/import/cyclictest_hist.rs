@@ -1,0 +1,137 @@
+//! What `cyclictest -h N` prints (rt-tests): `# Histogram`, then one row per microsecond
+//! `latency count_thread0 count_thread1 ...` (with -H a last column of all threads), then the
+//! summary comment lines `# Total:` (samples inside the histogram), `# Min Latencies:`,
+//! `# Avg Latencies:`, `# Max Latencies:` (us), `# Histogram Overflows:` (samples at or above
+//! N us, not in the rows) and `# Histogram Overflow at cycle number:` with one `# Thread k:`
+//! line each. cyclictest truncates latencies to whole us, so row k holds [k, k+1) us.
+
+use super::{Imported, SourceFormat, SourceHistogram, SourceThread};
+
+/// The numbers after `label`, e.g. `# Max Latencies: 00280 00421` → [280, 421].
+fn numbers_after(line: &str, label: &str) -> Option<Result<Vec<u64>, String>> {
+    let rest = line.strip_prefix(label)?;
+    Some(
+        rest.split_whitespace()
+            .map(|n| {
+                n.parse::<u64>()
+                    .map_err(|_| format!("'{line}' has '{n}' where a number belongs"))
+            })
+            .collect(),
+    )
+}
+
+pub fn parse(text: &str) -> Result<Imported, String> {
+    let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
+    let (mut total, mut min, mut avg, mut max, mut overflows) = (None, None, None, None, None);
+    let mut thread_lines = 0;
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix('#') {
+            let rest = rest.trim_start();
+            let line = format!("# {rest}");
+            if let Some(v) = numbers_after(&line, "# Total:") {
+                total = Some(v?);
+            } else if let Some(v) = numbers_after(&line, "# Min Latencies:") {
+                min = Some(v?);
+            } else if let Some(v) = numbers_after(&line, "# Avg Latencies:") {
+                avg = Some(v?);
+            } else if let Some(v) = numbers_after(&line, "# Max Latencies:") {
+                max = Some(v?);
+            } else if let Some(v) = numbers_after(&line, "# Histogram Overflows:") {
+                overflows = Some(v?);
+            } else if rest.starts_with("Thread ") && rest.contains(':') {
+                thread_lines += 1;
+            }
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let numbers: Option<Vec<u64>> = fields.iter().map(|f| f.parse().ok()).collect();
+        match numbers {
+            Some(v) if v.len() >= 2 => rows.push((v[0], v[1..].to_vec())),
+            // Status lines of a run without -q (T: 0 ...) and other chatter are not data.
+            _ if line.starts_with("T:") || line.starts_with("policy") => {}
+            _ => {
+                return Err(format!(
+                    "line {} ('{line}') is neither a histogram row nor a # line",
+                    n + 1
+                ));
+            }
+        }
+    }
+    let (Some(total), Some(max)) = (total, max) else {
+        return Err("it has no '# Total:' and '# Max Latencies:' lines: the output is cut short, or cyclictest ran without -h".into());
+    };
+    let threads = if thread_lines > 0 {
+        thread_lines
+    } else {
+        max.len()
+    };
+    if threads == 0 || total.len() < threads {
+        return Err(format!(
+            "'# Total:' has {} values for {threads} threads",
+            total.len()
+        ));
+    }
+    if rows.is_empty() {
+        return Err("it has no histogram rows".into());
+    }
+    if let Some((at, r)) = rows.iter().find(|(_, r)| r.len() < threads) {
+        return Err(format!(
+            "the row of {at} us has {} counts for {threads} threads",
+            r.len()
+        ));
+    }
+    let histogram_size = rows.last().map(|(v, _)| v + 1).unwrap_or(0);
+    let pick = |v: &Option<Vec<u64>>, t: usize| v.as_ref().and_then(|v| v.get(t)).copied();
+    let mut out = Vec::new();
+    for t in 0..threads {
+        let buckets: Vec<(u64, u64)> = rows
+            .iter()
+            .filter(|(_, r)| r[t] > 0)
+            .map(|(v, r)| (*v, r[t]))
+            .collect();
+        let in_range: u64 = buckets.iter().map(|&(_, c)| c).sum();
+        if in_range != total[t] {
+            return Err(format!(
+                "thread {t}'s rows add up to {in_range} samples but '# Total:' says {}",
+                total[t]
+            ));
+        }
+        let overflow = pick(&overflows, t).unwrap_or(0);
+        out.push(SourceThread {
+            cpu: t,
+            latency: SourceHistogram {
+                unit_ns: 1000,
+                buckets,
+                overflow,
+                overflow_from: histogram_size,
+                count: Some(total[t] + overflow),
+                min: pick(&min, t).map(|v| v as f64),
+                mean: pick(&avg, t).map(|v| v as f64),
+                max: pick(&Some(max.clone()), t).map(|v| v as f64),
+            },
+            irq: None,
+            kernel_thread: None,
+        });
+    }
+    let mut warnings = vec![
+        "cyclictest's histogram output does not name CPUs: thread k is reported as CPU k (true with -a -t, cyclictest's usual pinning)".to_string(),
+        "cyclictest prints averages as whole microseconds; mean_ns is that rounded figure".to_string(),
+    ];
+    if overflows.is_none() {
+        warnings.push("no '# Histogram Overflows:' line: no overflow counted".into());
+    }
+    Ok(Imported {
+        format: SourceFormat::CyclictestHist,
+        threads: out,
+        command_line: Vec::new(),
+        started: None,
+        duration_ns: None,
+        failed: false,
+        system: serde_json::Value::Null,
+        warnings,
+    })
+}

@@ -1,0 +1,136 @@
+//! The file of `cyclictest --json=FILE` (rt-tests 2.x): per thread `cycles`, `min`, `max`,
+//! `avg` (us) and `cpu`, and with `-h N` a `histogram` object of 1 us buckets (`"latency in us":
+//! count`, zero buckets left out). `cycles` counts every wakeup; the histogram leaves out the
+//! ones at or above N us, so `cycles − Σ histogram` are overflows.
+
+use super::{
+    Imported, SourceFormat, SourceHistogram, SourceThread, option_value, parse_rt_tests_time,
+};
+use serde_json::Value;
+
+pub fn parse(text: &str) -> Result<Imported, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("it is not valid JSON ({e})"))?;
+    let command_line: Vec<String> = v
+        .get("cmdline:")
+        .or_else(|| v.get("cmdline"))
+        .and_then(Value::as_str)
+        .map(|c| c.split_whitespace().map(String::from).collect())
+        .unwrap_or_default();
+    if let Some(first) = command_line.first()
+        && first.rsplit('/').next() != Some("cyclictest")
+    {
+        return Err(format!("it was written by '{first}', not cyclictest"));
+    }
+    if command_line.iter().any(|a| a == "-N" || a == "--nsecs") {
+        return Err("it was written with -N (nanoseconds), whose histogram units differ; capture it without -N".into());
+    }
+    let histogram_size: Option<u64> = option_value(&command_line, "-h", "--histogram")
+        .or_else(|| option_value(&command_line, "-H", "--histofall"))
+        .and_then(|n| n.parse().ok());
+    let threads_obj = v
+        .get("thread")
+        .and_then(Value::as_object)
+        .ok_or("it has no \"thread\" object")?;
+    let mut threads = Vec::new();
+    let mut indices: Vec<(usize, &Value)> = threads_obj
+        .iter()
+        .map(|(k, t)| {
+            k.parse::<usize>()
+                .map(|i| (i, t))
+                .map_err(|_| format!("thread key '{k}' is not a thread number"))
+        })
+        .collect::<Result<_, _>>()?;
+    indices.sort_by_key(|(i, _)| *i);
+    let mut warnings = Vec::new();
+    for (index, t) in indices {
+        let field = |name: &str| t.get(name).and_then(Value::as_f64);
+        let cycles = t
+            .get("cycles")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("thread {index} has no integer \"cycles\""))?;
+        let cpu = match t.get("cpu").and_then(Value::as_u64) {
+            Some(c) => c as usize,
+            None => {
+                warnings.push(format!(
+                    "thread {index} does not name its CPU; it is reported as CPU {index}"
+                ));
+                index
+            }
+        };
+        let mut buckets: Vec<(u64, u64)> = Vec::new();
+        if let Some(h) = t.get("histogram") {
+            let h = h
+                .as_object()
+                .ok_or_else(|| format!("thread {index}: \"histogram\" is not an object"))?;
+            for (k, c) in h {
+                let us = k.parse::<u64>().map_err(|_| {
+                    format!("thread {index}: histogram key '{k}' is not a latency in us")
+                })?;
+                let c = c.as_u64().ok_or_else(|| {
+                    format!("thread {index}: histogram count of {k} us is not an integer")
+                })?;
+                buckets.push((us, c));
+            }
+            buckets.sort_unstable();
+        }
+        let in_range: u64 = buckets.iter().map(|&(_, c)| c).sum();
+        let overflow = if buckets.is_empty() {
+            0
+        } else {
+            cycles.checked_sub(in_range).ok_or_else(|| {
+                format!("thread {index}: the histogram holds {in_range} samples, more than its {cycles} cycles")
+            })?
+        };
+        let max = field("max");
+        let overflow_from = histogram_size
+            .or_else(|| buckets.last().map(|&(v, _)| v + 1))
+            .unwrap_or(0);
+        threads.push(SourceThread {
+            cpu,
+            latency: SourceHistogram {
+                unit_ns: 1000,
+                buckets,
+                overflow,
+                overflow_from,
+                count: Some(cycles),
+                min: field("min"),
+                mean: field("avg"),
+                max,
+            },
+            irq: None,
+            kernel_thread: None,
+        });
+    }
+    if threads.is_empty() {
+        return Err("its \"thread\" object is empty".into());
+    }
+    if threads.iter().all(|t| t.latency.buckets.is_empty()) {
+        warnings.push("the file has no histograms (cyclictest ran without -h): percentiles are absent, and latency.hlog is not written".into());
+    }
+    let start = v
+        .get("start_time")
+        .and_then(Value::as_str)
+        .and_then(parse_rt_tests_time);
+    let end = v
+        .get("end_time")
+        .and_then(Value::as_str)
+        .and_then(parse_rt_tests_time);
+    let duration_ns = match (start, end) {
+        // Both stamps have whole seconds only.
+        (Some(s), Some(e)) => e.duration_since(s).ok().map(|d| d.as_nanos() as u64),
+        _ => None,
+    };
+    Ok(Imported {
+        format: SourceFormat::CyclictestJson,
+        threads,
+        command_line,
+        started: start,
+        duration_ns,
+        failed: v
+            .get("return_code")
+            .and_then(Value::as_i64)
+            .is_some_and(|c| c != 0),
+        system: v.get("sysinfo").cloned().unwrap_or(Value::Null),
+        warnings,
+    })
+}

@@ -1,0 +1,110 @@
+//! The file of `oslat --json=FILE` (rt-tests 2.x): per thread `cpu`, `min`, `avg`, `max` (us),
+//! `duration` (s) and a `histogram` of buckets `"k": count`. oslat measures the gaps of a busy
+//! loop: a gap of g us goes to bucket floor(g) + 1 (printed `k (us)`), its min/max are in that
+//! same unit, and the last bucket (`-b`, 32 by default) also holds every longer gap.
+
+use super::{
+    Imported, SourceFormat, SourceHistogram, SourceThread, option_value, parse_rt_tests_time,
+};
+use serde_json::Value;
+
+pub fn parse(text: &str) -> Result<Imported, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("it is not valid JSON ({e})"))?;
+    let command_line: Vec<String> = v
+        .get("cmdline:")
+        .or_else(|| v.get("cmdline"))
+        .and_then(Value::as_str)
+        .map(|c| c.split_whitespace().map(String::from).collect())
+        .unwrap_or_default();
+    if let Some(first) = command_line.first()
+        && first.rsplit('/').next() != Some("oslat")
+    {
+        return Err(format!("it was written by '{first}', not oslat"));
+    }
+    if command_line.iter().any(|a| a == "-B" || a == "--bias") {
+        return Err("it was written with -B (bias), which shifts every bucket by an estimate oslat does not record; capture it without -B".into());
+    }
+    let last_bucket: u64 = option_value(&command_line, "-b", "--bucket-size")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(32);
+    let threads_obj = v
+        .get("thread")
+        .and_then(Value::as_object)
+        .ok_or("it has no \"thread\" object")?;
+    let mut entries: Vec<(usize, &Value)> = threads_obj
+        .iter()
+        .map(|(k, t)| {
+            k.parse::<usize>()
+                .map(|i| (i, t))
+                .map_err(|_| format!("thread key '{k}' is not a thread number"))
+        })
+        .collect::<Result<_, _>>()?;
+    entries.sort_by_key(|(i, _)| *i);
+    let mut threads = Vec::new();
+    let mut duration_ns = None;
+    for (index, t) in entries {
+        let field = |name: &str| t.get(name).and_then(Value::as_f64);
+        let cpu = t
+            .get("cpu")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("thread {index} has no \"cpu\""))? as usize;
+        let h = t
+            .get("histogram")
+            .and_then(Value::as_object)
+            .ok_or_else(|| format!("thread {index} has no \"histogram\" object"))?;
+        let mut buckets = Vec::new();
+        let mut overflow = 0;
+        for (k, c) in h {
+            let us: u64 = k.parse().map_err(|_| {
+                format!("thread {index}: histogram key '{k}' is not a bucket number")
+            })?;
+            let c = c.as_u64().ok_or_else(|| {
+                format!("thread {index}: the count of bucket {k} is not an integer")
+            })?;
+            if us >= last_bucket {
+                // The last bucket: this many us, or more (oslat's "including overflows").
+                overflow += c;
+            } else {
+                buckets.push((us, c));
+            }
+        }
+        buckets.sort_unstable();
+        if let Some(d) = field("duration") {
+            duration_ns = Some((d * 1e9).round() as u64);
+        }
+        threads.push(SourceThread {
+            cpu,
+            latency: SourceHistogram {
+                unit_ns: 1000,
+                buckets,
+                overflow,
+                overflow_from: last_bucket,
+                count: None,
+                min: field("min"),
+                mean: field("avg"),
+                max: field("max"),
+            },
+            irq: None,
+            kernel_thread: None,
+        });
+    }
+    if threads.is_empty() {
+        return Err("its \"thread\" object is empty".into());
+    }
+    let start = v
+        .get("start_time")
+        .and_then(Value::as_str)
+        .and_then(parse_rt_tests_time);
+    Ok(Imported {
+        format: SourceFormat::OslatJson,
+        threads,
+        command_line,
+        started: start,
+        duration_ns,
+        failed: v.get("return_code").and_then(Value::as_i64).is_some_and(|c| c != 0),
+        system: v.get("sysinfo").cloned().unwrap_or(Value::Null),
+        warnings: vec![
+            "oslat measures the gaps of a busy loop, not timer wakeups: each sample is one loop gap, in whole us rounded up (oslat's buckets)".into(),
+        ],
+    })
+}

@@ -1,0 +1,272 @@
+//! `jitterlab compare` on runs constructed from known distributions: ratios, confidence
+//! intervals that contain the true difference, the regression check, budgets and exit codes.
+
+mod common;
+mod constructed;
+
+use common::*;
+use constructed::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+struct Runs {
+    _base: tempfile::TempDir,
+    a: PathBuf,
+    b: PathBuf,
+    same: PathBuf,
+    single_a: PathBuf,
+    single_b: PathBuf,
+}
+
+fn spec(dist: Dist, seed: u64, seconds: usize, per_second: usize, missed: u64) -> Spec {
+    Spec {
+        cpus: vec![0, 1],
+        seconds,
+        per_second,
+        dist,
+        seed,
+        missed_periods: missed,
+    }
+}
+
+/// A: uniform 10-50 us; B: the same 1.5 times slower, with 3 missed periods per CPU; same: A's
+/// distribution from another seed; single_*: one whole-run interval per CPU (as imports have).
+fn runs() -> Runs {
+    let base = tempfile::tempdir().unwrap();
+    let p = |n: &str| base.path().join(n);
+    write_run(&p("a"), &spec(uniform_10_50, 1, 60, 1000, 0));
+    write_run(&p("b"), &spec(uniform_15_75, 2, 60, 1000, 3));
+    write_run(&p("same"), &spec(uniform_10_50, 3, 60, 1000, 0));
+    write_run(&p("single_a"), &spec(uniform_10_50, 4, 1, 20_000, 0));
+    write_run(&p("single_b"), &spec(uniform_15_75, 5, 1, 20_000, 0));
+    Runs {
+        a: p("a"),
+        b: p("b"),
+        same: p("same"),
+        single_a: p("single_a"),
+        single_b: p("single_b"),
+        _base: base,
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn compare_json(args: &[&str]) -> (Option<i32>, Value) {
+    let mut argv = vec!["compare", "--json"];
+    argv.extend_from_slice(args);
+    let o = jitterlab(&argv);
+    let v = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("compare --json prints JSON ({e}): {}", text(&o)));
+    (o.status.code(), v)
+}
+
+fn row<'a>(v: &'a Value, scope: &str, stat: &str) -> &'a Value {
+    v["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["scope"] == scope)
+        .unwrap_or_else(|| panic!("scope {scope}"))["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["statistic"] == stat)
+        .unwrap_or_else(|| panic!("row {stat}"))
+}
+
+/// The true difference of the q-quantiles of uniform[15, 75) us and uniform[10, 50) us.
+fn true_difference(q: f64) -> f64 {
+    uniform_quantile(15_000.0, 75_000.0, q) - uniform_quantile(10_000.0, 50_000.0, q)
+}
+
+/// Checks the interval of `stat` contains the true difference. Percentiles are the histogram's
+/// values (3 significant digits), so both ends are widened by that resolution (0.1% of B).
+fn assert_covers(r: &Value, q: f64, method: &str, max_width: f64) {
+    let i = &r["versus_first"][0]["interval"];
+    assert_eq!(i["method"], method, "{r}");
+    let truth = true_difference(q);
+    let tolerance = 0.001 * uniform_quantile(15_000.0, 75_000.0, q) + 1.0;
+    let low = i["low_ns"].as_f64().expect("a lower bound");
+    let high = i["high_ns"].as_f64().expect("an upper bound");
+    assert!(
+        low - tolerance <= truth && truth <= high + tolerance,
+        "{}: [{low}, {high}] does not contain the true difference {truth}",
+        r["statistic"]
+    );
+    assert!(
+        high - low <= max_width,
+        "{}: [{low}, {high}] is wider than {max_width} ns",
+        r["statistic"]
+    );
+}
+
+#[test]
+fn ratios_and_intervals_of_a_known_slowdown() {
+    let r = runs();
+    let (code, v) = compare_json(&[s(&r.a), s(&r.b)]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["runs"][0]["label"], "A");
+    assert_eq!(v["runs"][1]["intervals_per_cpu"], 60);
+    for scope in ["overall", "cpu0", "cpu1"] {
+        for stat in ["min", "mean", "p50", "p99", "p99.9", "p99.99", "max"] {
+            let ratio = row(&v, scope, stat)["versus_first"][0]["ratio"]
+                .as_f64()
+                .unwrap();
+            assert!(
+                (ratio - 1.5).abs() < 0.015,
+                "{scope} {stat}: ratio {ratio}, expected 1.5"
+            );
+        }
+        let missed = row(&v, scope, "missed");
+        let expected = if scope == "overall" { 6.0 } else { 3.0 };
+        assert_eq!(missed["values"][1].as_f64(), Some(expected), "{scope}");
+        assert_eq!(
+            missed["versus_first"][0]["ratio"],
+            Value::Null,
+            "A had 0 missed periods"
+        );
+        assert_eq!(
+            missed["versus_first"][0]["difference"].as_f64(),
+            Some(expected)
+        );
+        // 60 one-second intervals and a thick enough tail: bootstrap.
+        assert_covers(row(&v, scope, "p50"), 0.5, "bootstrap", 1_500.0);
+        assert_covers(row(&v, scope, "p99"), 0.99, "bootstrap", 1_000.0);
+        assert_covers(row(&v, scope, "p99.9"), 0.999, "bootstrap", 1_000.0);
+        assert!(row(&v, scope, "max")["versus_first"][0]["interval"].is_null());
+    }
+    // 60 000 samples per CPU leave 6 beyond p99.99: too thin for resampling.
+    assert_eq!(
+        row(&v, "cpu0", "p99.99")["versus_first"][0]["interval"]["method"],
+        "order-statistic"
+    );
+    // The same inputs give the same output, byte for byte (fixed seed).
+    let again = jitterlab(&["compare", "--json", s(&r.a), s(&r.b)]);
+    assert_eq!(serde_json::from_slice::<Value>(&again.stdout).unwrap(), v);
+}
+
+#[test]
+fn single_interval_runs_use_order_statistics() {
+    let r = runs();
+    let (code, v) = compare_json(&[s(&r.single_a), s(&r.single_b)]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["runs"][0]["intervals_per_cpu"], 1);
+    for scope in ["overall", "cpu0"] {
+        assert_covers(row(&v, scope, "p50"), 0.5, "order-statistic", 3_000.0);
+        assert_covers(row(&v, scope, "p99"), 0.99, "order-statistic", 3_000.0);
+    }
+    // 20 000 samples cannot bound p99.99 from above: the interval says so.
+    let i = &row(&v, "cpu0", "p99.99")["versus_first"][0]["interval"];
+    assert!(i["high_ns"].is_null() || i["low_ns"].is_null(), "{i}");
+}
+
+#[test]
+fn fail_if_worse_exit_codes() {
+    let r = runs();
+    let run = |extra: &[&str], runs: [&Path; 2]| {
+        let mut argv = vec!["compare", s(runs[0]), s(runs[1])];
+        argv.extend_from_slice(extra);
+        jitterlab(&argv)
+    };
+    let o = run(&["--fail-if-worse", "10%"], [&r.a, &r.b]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("FAIL  B overall: p99.9"), "{}", text(&o));
+    assert_eq!(
+        run(&["--fail-if-worse", "60%"], [&r.a, &r.b]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        run(&["--fail-if-worse", "10%", "--at", "max"], [&r.a, &r.b])
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(
+        run(&["--fail-if-worse", "0%", "--at", "missed"], [&r.a, &r.b])
+            .status
+            .code(),
+        Some(1)
+    );
+    // Better is not worse; noise is not worse.
+    assert_eq!(
+        run(&["--fail-if-worse", "10%"], [&r.b, &r.a]).status.code(),
+        Some(0)
+    );
+    let o = run(&["--fail-if-worse", "0%", "--at", "p50"], [&r.a, &r.same]);
+    let (_, v) = compare_json(&[s(&r.a), s(&r.same)]);
+    // At 0% a noise-level increase at the point estimate must still be confirmed by its interval.
+    for scope in ["overall", "cpu0", "cpu1"] {
+        let x = row(&v, scope, "p50");
+        let i = &x["versus_first"][0]["interval"];
+        let confirmed = i["low_ns"].as_f64().unwrap() > 0.0;
+        assert!(!confirmed || o.status.code() == Some(1), "{scope}: {x}");
+    }
+    assert_ne!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn terminal_and_markdown_show_ratios_and_intervals() {
+    let r = runs();
+    let o = jitterlab(&["compare", s(&r.a), s(&r.b), s(&r.same)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = String::from_utf8(o.stdout).unwrap();
+    assert!(t.contains("B/A") && t.contains("C-A [95% interval]"), "{t}");
+    assert!(t.contains("1.50x"), "{t}");
+    assert!(t.contains("B vs A overall: p99 1.50x higher"), "{t}");
+    assert!(
+        t.contains("block bootstrap over intervals for p50, p99, p99.9"),
+        "{t}"
+    );
+    let o = jitterlab(&["compare", "--markdown", s(&r.a), s(&r.b)]);
+    let md = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        md.contains("| statistic | A | B | B/A | B-A [95% interval] |"),
+        "{md}"
+    );
+    assert!(md.contains("| p99.9 |"), "{md}");
+}
+
+#[test]
+fn budgets_are_judged_for_every_run() {
+    let r = runs();
+    let (code, v) = compare_json(&["--budget", "max<60us,missed=0", s(&r.a), s(&r.b)]);
+    assert_eq!(code, Some(1));
+    assert_eq!(v["passed"], false);
+    assert_eq!(v["budgets"][0]["verdict"]["passed"], true);
+    assert_eq!(v["budgets"][1]["verdict"]["passed"], false);
+    assert_eq!(
+        v["budgets"][1]["verdict"]["clauses"][1]["actual"],
+        "cpu0: 3 (2 of 2 CPUs fail)"
+    );
+    let o = jitterlab(&["compare", "--budget", "max<1ms", s(&r.a), s(&r.b)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("pass  max<1ms"), "{}", text(&o));
+}
+
+#[test]
+fn bad_input_exits_2_and_says_why() {
+    let r = runs();
+    let missing = r.a.with_file_name("nope");
+    for (args, says) in [
+        (
+            vec![s(&r.a), s(&missing)],
+            "not a jitterlab result directory",
+        ),
+        (vec![s(&r.a)], "RUN_DIR"),
+        (vec![s(&r.a), s(&r.b), "--fail-if-worse", "10"], "'%'"),
+        (
+            vec![s(&r.a), s(&r.b), "--fail-if-worse", "10%", "--at", "p42"],
+            "--at p42",
+        ),
+        (vec![s(&r.a), s(&r.b), "--at", "max"], "--fail-if-worse"),
+        (vec![s(&r.a), s(&r.b), "--budget", "max<<1ms"], "^^^^^^^^"),
+    ] {
+        let mut argv = vec!["compare"];
+        argv.extend_from_slice(&args);
+        let o = jitterlab(&argv);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(says), "{args:?}: {}", text(&o));
+    }
+}
