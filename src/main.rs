@@ -43,5 +43,10 @@ fn dispatch(command: Command) -> jitterlab::error::Result<i32> {
             report::export::export(&args.run_dir, args.format, args.output.as_deref()).map(|_| 0)
         }
         Command::Doctor(args) => system::doctor::run(args.json, args.cpus.as_deref()),
+        Command::Load(args) => jitterlab::load::command::run(&args),
+        Command::Sweep(args) => jitterlab::load::sweep::run(&args, std::env::args().collect()),
+        Command::LoadWorker(args) => Ok(jitterlab::load::worker::main(
+            &args.spec, &args.cpus, args.once,
+        )),
     }
 }
