@@ -100,7 +100,7 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
         let _ = signal_hook::flag::register(signal, Arc::clone(&interrupted));
     }
     let once = duration_ns.is_none();
-    for g in &loads {
+    for g in loads.iter().filter(|_| once && !args.json) {
         if let Kind::Hackbench(h) = &g.kind {
             let cpus = g.common.cpus.resolve(&online, &[]).unwrap_or_default();
             println!("{}", h.banner(g.workers(&cpus)));

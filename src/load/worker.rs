@@ -2,8 +2,9 @@
 //! the supervisor (`supervisor.rs`) as a child in its own process group, with a parent-death
 //! signal and a pipe on fd 3.
 //!
-//! It parses the spec, applies `cpus=` and `policy=`/`prio=` to itself (threads and children
-//! inherit both), runs the generator on a driver thread and, every 100 ms, writes the
+//! It parses the spec, restricts itself to `cpus=`, runs the generator on a driver thread that
+//! takes `policy=`/`prio=` (the generator's threads and children inherit both) and, every
+//! 100 ms, writes the
 //! generator's counters to fd 3 as one JSON line ([`WorkerMessage`]). SIGTERM (the end of the
 //! load's phase) makes it write a last line and exit; a SIGKILL after that loses at most the
 //! last 100 ms of counts. Counters live in a shared anonymous mapping, so that threads and
@@ -250,19 +251,6 @@ pub fn main(spec_text: &str, cpus_text: &str, once: bool) -> i32 {
             3,
         );
     }
-    let policy = spec.common.policy.to_policy();
-    if let Err(e) = policy.apply_to_current_thread() {
-        return fail(
-            &mut reporter,
-            format!(
-                "load '{}': cannot set {} {}: {e}; real-time policies need root or CAP_SYS_NICE (or RLIMIT_RTPRIO); drop policy=/prio= to run the load as SCHED_OTHER",
-                spec.text,
-                policy.name(),
-                policy.priority()
-            ),
-            3,
-        );
-    }
     let slots = match shared_slots() {
         Ok(s) => s,
         Err(e) => return fail(&mut reporter, format!("cannot map the counters: {e}"), 4),
@@ -283,22 +271,45 @@ pub fn main(spec_text: &str, cpus_text: &str, once: bool) -> i32 {
         );
     }
     let n = spec.counters().len();
-    reporter.send(&WorkerMessage::Ready);
-
-    let start = monotonic_ns();
     let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let (setup_tx, setup_rx) = std::sync::mpsc::channel();
     let driver_ctx = Arc::clone(&ctx);
     let driver_spec = spec.clone();
-    // The driver forks the generator's children (if any) and lives until the process ends,
-    // so their parent-death signal fires only when this worker dies.
+    // The driver takes the load's policy (this reporting thread stays SCHED_OTHER, so that it
+    // can report and obey SIGTERM even beside a real-time hog on the same CPU); it forks the
+    // generator's children, and lives until the process ends, so their parent-death signal
+    // fires only when this worker dies.
     let spawned = std::thread::Builder::new()
         .name("jl-load-driver".into())
         .spawn(move || {
+            let policy = driver_spec.common.policy.to_policy();
+            if let Err(e) = policy.apply_to_current_thread() {
+                let _ = setup_tx.send(Err(format!(
+                    "load '{}': cannot set {} {}: {e}; real-time policies need root or CAP_SYS_NICE (or RLIMIT_RTPRIO); drop policy=/prio= to run the load as SCHED_OTHER",
+                    driver_spec.text,
+                    policy.name(),
+                    policy.priority()
+                )));
+                return;
+            }
+            let _ = setup_tx.send(Ok(()));
             let _ = done_tx.send(driver_spec.run(&driver_ctx));
         });
     if let Err(e) = spawned {
         return fail(&mut reporter, format!("cannot start a thread: {e}"), 4);
     }
+    match setup_rx.recv() {
+        Ok(Ok(())) => reporter.send(&WorkerMessage::Ready),
+        Ok(Err(message)) => return fail(&mut reporter, message, 3),
+        Err(_) => {
+            return fail(
+                &mut reporter,
+                "the load's thread ended during setup".into(),
+                4,
+            );
+        }
+    }
+    let start = monotonic_ns();
     let mut next_report = start + REPORT_EVERY_NS;
     let outcome = loop {
         match done_rx.recv_timeout(Duration::from_millis(10)) {
