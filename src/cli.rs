@@ -246,5 +246,7 @@ pub struct LoadWorkerArgs {
     #[arg(long)]
     pub cpus: String,
     #[arg(long)]
+    pub report_cpus: String,
+    #[arg(long)]
     pub once: bool,
 }

@@ -46,7 +46,10 @@ fn dispatch(command: Command) -> jitterlab::error::Result<i32> {
         Command::Load(args) => jitterlab::load::command::run(&args),
         Command::Sweep(args) => jitterlab::load::sweep::run(&args, std::env::args().collect()),
         Command::LoadWorker(args) => Ok(jitterlab::load::worker::main(
-            &args.spec, &args.cpus, args.once,
+            &args.spec,
+            &args.cpus,
+            &args.report_cpus,
+            args.once,
         )),
     }
 }

@@ -549,7 +549,9 @@ impl State {
         cmd.arg("__load-worker")
             .arg(&text)
             .arg("--cpus")
-            .arg(format_cpu_list(&cpus));
+            .arg(format_cpu_list(&cpus))
+            .arg("--report-cpus")
+            .arg(format_cpu_list(&self.report_cpus()));
         if self.setup.once {
             cmd.arg("--once");
         }
@@ -606,6 +608,22 @@ impl State {
             ended_ns: 0,
             stopping: false,
         })
+    }
+
+    /// Where the workers' reporting threads run: the CPUs not measured, or all.
+    fn report_cpus(&self) -> Vec<usize> {
+        let rest: Vec<usize> = self
+            .setup
+            .online
+            .iter()
+            .copied()
+            .filter(|c| !self.setup.measured.contains(c))
+            .collect();
+        if rest.is_empty() {
+            self.setup.online.clone()
+        } else {
+            rest
+        }
     }
 
     /// Collects reports; notices loads that failed or ended by themselves.
@@ -666,6 +684,15 @@ impl State {
         }
         for r in &mut stopping {
             r.stopping = true;
+            if self.setup.loads[r.index]
+                .spec
+                .common
+                .policy
+                .to_policy()
+                .is_realtime()
+            {
+                demote_group(r.pid);
+            }
             if r.status.is_none() {
                 // SAFETY: signalling our own child's process group.
                 unsafe { libc::kill(-r.pid, libc::SIGTERM) };
@@ -701,6 +728,34 @@ impl State {
                 started_ns: r.started_ns,
                 ended_ns: r.ended_ns.max(r.started_ns),
             });
+        }
+    }
+}
+
+/// Returns every thread of process group `pgid` to SCHED_OTHER, so that a real-time load that
+/// saturates its CPUs stops doing so at once, and its worker can handle SIGTERM and report
+/// (its threads may all share CPUs with the hog).
+fn demote_group(pgid: libc::pid_t) {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for p in procs.flatten() {
+        let Ok(pid) = p.file_name().to_string_lossy().parse::<libc::pid_t>() else {
+            continue;
+        };
+        // SAFETY: plain syscall.
+        if unsafe { libc::getpgid(pid) } != pgid {
+            continue;
+        }
+        let Ok(tasks) = std::fs::read_dir(p.path().join("task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            if let Ok(tid) = t.file_name().to_string_lossy().parse::<libc::pid_t>() {
+                let param = libc::sched_param { sched_priority: 0 };
+                // SAFETY: plain syscall with a valid parameter.
+                unsafe { libc::sched_setscheduler(tid, libc::SCHED_OTHER, &param) };
+            }
         }
     }
 }

@@ -2,9 +2,9 @@
 //! the supervisor (`supervisor.rs`) as a child in its own process group, with a parent-death
 //! signal and a pipe on fd 3.
 //!
-//! It parses the spec, restricts itself to `cpus=`, runs the generator on a driver thread that
-//! takes `policy=`/`prio=` (the generator's threads and children inherit both) and, every
-//! 100 ms, writes the
+//! It parses the spec, runs the generator on a driver thread that takes `cpus=` and
+//! `policy=`/`prio=` (the generator's threads and children inherit both) and, every 100 ms,
+//! from its main thread (SCHED_OTHER, on the CPUs not measured when there are any), writes the
 //! generator's counters to fd 3 as one JSON line ([`WorkerMessage`]). SIGTERM (the end of the
 //! load's phase) makes it write a last line and exit; a SIGKILL after that loses at most the
 //! last 100 ms of counts. Counters live in a shared anonymous mapping, so that threads and
@@ -142,6 +142,8 @@ pub fn fork_child(body: impl FnOnce() -> i32) -> io::Result<libc::pid_t> {
             -1 => Err(io::Error::last_os_error()),
             0 => {
                 die_with_parent(parent);
+                // The worker's SIGTERM handler is inherited; the child must die of SIGTERM.
+                libc::signal(libc::SIGTERM, libc::SIG_DFL);
                 let code = body();
                 libc::_exit(code)
             }
@@ -208,7 +210,7 @@ impl Reporter {
 }
 
 /// The worker's main; returns the process exit code.
-pub fn main(spec_text: &str, cpus_text: &str, once: bool) -> i32 {
+pub fn main(spec_text: &str, cpus_text: &str, report_cpus_text: &str, once: bool) -> i32 {
     // SAFETY: the supervisor hands fd 3 over as the report pipe; nothing else owns it.
     let mut reporter = Reporter {
         out: unsafe { File::from_raw_fd(REPORT_FD) },
@@ -221,10 +223,6 @@ pub fn main(spec_text: &str, cpus_text: &str, once: bool) -> i32 {
         eprintln!("jitterlab load worker: {message}");
         code as i32
     };
-    let term = Arc::new(AtomicBool::new(false));
-    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&term)) {
-        return fail(&mut reporter, format!("cannot handle SIGTERM: {e}"), 4);
-    }
     let spec: GeneratorSpec = match LoadSpec::parse(spec_text) {
         Ok(LoadSpec::Generator(g)) => g,
         Ok(_) => {
@@ -241,20 +239,29 @@ pub fn main(spec_text: &str, cpus_text: &str, once: bool) -> i32 {
         Err(e) => return fail(&mut reporter, e, 4),
     };
     raise_open_file_limit();
-    if let Err(e) = set_affinity(&cpus) {
-        return fail(
-            &mut reporter,
-            format!(
-                "load '{}': cannot restrict it to CPUs {cpus_text}: {e}",
-                spec.text
-            ),
-            3,
-        );
+    // This reporting thread stays off the load's CPUs when it can (on the CPUs not measured),
+    // so that a real-time hog of the load cannot keep it from reporting and obeying SIGTERM.
+    if let Ok(report_cpus) = parse_cpu_list(report_cpus_text) {
+        let _ = set_affinity(&report_cpus);
     }
     let slots = match shared_slots() {
         Ok(s) => s,
         Err(e) => return fail(&mut reporter, format!("cannot map the counters: {e}"), 4),
     };
+    // SIGTERM (the end of the load's phase) sets the generator's stop flag in the handler
+    // itself, so that the generator stops at its next check, not at the reporter's next poll.
+    let term = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&term);
+    // SAFETY: the handler only makes atomic stores, which are async-signal-safe.
+    let registered = unsafe {
+        signal_hook::low_level::register(signal_hook::consts::SIGTERM, move || {
+            slots[0].store(1, Ordering::Relaxed);
+            flag.store(true, Ordering::Relaxed);
+        })
+    };
+    if let Err(e) = registered {
+        return fail(&mut reporter, format!("cannot handle SIGTERM: {e}"), 4);
+    }
     let ctx = Arc::new(Ctx {
         slots,
         workers: spec.workers(&cpus),
@@ -273,15 +280,24 @@ pub fn main(spec_text: &str, cpus_text: &str, once: bool) -> i32 {
     let n = spec.counters().len();
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     let (setup_tx, setup_rx) = std::sync::mpsc::channel();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
     let driver_ctx = Arc::clone(&ctx);
     let driver_spec = spec.clone();
-    // The driver takes the load's policy (this reporting thread stays SCHED_OTHER, so that it
-    // can report and obey SIGTERM even beside a real-time hog on the same CPU); it forks the
+    // The driver takes the load's CPUs and policy (this reporting thread stays SCHED_OTHER, so
+    // that it can report and obey SIGTERM even beside a real-time hog); it forks the
     // generator's children, and lives until the process ends, so their parent-death signal
     // fires only when this worker dies.
     let spawned = std::thread::Builder::new()
         .name("jl-load-driver".into())
         .spawn(move || {
+            if let Err(e) = set_affinity(&driver_ctx.cpus) {
+                let _ = setup_tx.send(Err(format!(
+                    "load '{}': cannot restrict it to CPUs {}: {e}",
+                    driver_spec.text,
+                    crate::cpulist::format_cpu_list(&driver_ctx.cpus)
+                )));
+                return;
+            }
             let policy = driver_spec.common.policy.to_policy();
             if let Err(e) = policy.apply_to_current_thread() {
                 let _ = setup_tx.send(Err(format!(
@@ -293,13 +309,20 @@ pub fn main(spec_text: &str, cpus_text: &str, once: bool) -> i32 {
                 return;
             }
             let _ = setup_tx.send(Ok(()));
-            let _ = done_tx.send(driver_spec.run(&driver_ctx));
+            // Only once Ready is out: a real-time load may keep this process's other thread
+            // from running for a while.
+            if go_rx.recv().is_ok() {
+                let _ = done_tx.send(driver_spec.run(&driver_ctx));
+            }
         });
     if let Err(e) = spawned {
         return fail(&mut reporter, format!("cannot start a thread: {e}"), 4);
     }
     match setup_rx.recv() {
-        Ok(Ok(())) => reporter.send(&WorkerMessage::Ready),
+        Ok(Ok(())) => {
+            reporter.send(&WorkerMessage::Ready);
+            let _ = go_tx.send(());
+        }
         Ok(Err(message)) => return fail(&mut reporter, message, 3),
         Err(_) => {
             return fail(
