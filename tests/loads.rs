@@ -145,11 +145,13 @@ fn each_generator_does_measurable_work_and_stops_in_time() {
 #[test]
 fn cpu_workers_consume_cpu_time() {
     let _g = exclusive();
-    // Alone on the machine (the other tests hold the lock), one spinning worker for 1.5 s
-    // consumes about 1.5 s of CPU; the kernel's account (wait4) must show at least 1 s.
+    // One worker spinning for 1.5 s on CPU 0 consumes up to 1.5 s of CPU (the kernel's
+    // account, from wait4). Builds and other tests share the machine (the lock covers only
+    // measuring tests), so the lower bound is loose; an idle or sleeping worker would use
+    // a few milliseconds.
     let (v, _) = load_json(&["cpu:workers=1,cpus=0"], "1500ms");
     let cpu = figure(&v[0], "cpu time", "s");
-    assert!((1.0..=1.7).contains(&cpu), "{v}");
+    assert!((0.3..=1.6).contains(&cpu), "{v}");
 }
 
 #[test]

@@ -64,7 +64,7 @@ fn phase<'a>(m: &'a Measured, label: &str) -> &'a serde_json::Value {
         .unwrap_or_else(|| panic!("no phase {label}: {}", m.run["phases"]))
 }
 
-fn cpu<'a>(phase: &'a serde_json::Value, cpu: usize) -> &'a serde_json::Value {
+fn cpu(phase: &serde_json::Value, cpu: usize) -> &serde_json::Value {
     phase["threads"]
         .as_array()
         .unwrap()
