@@ -1,4 +1,5 @@
 //! Renderers of results: the terminal summary and the exporters.
 
 pub mod export;
+pub mod phases;
 pub mod terminal;

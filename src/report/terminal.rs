@@ -117,6 +117,7 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
             .collect();
         let _ = writeln!(out, "  load {}: {}", load.spec, figures.join(", "));
     }
+    out.push_str(&super::phases::summary(record));
     let _ = writeln!(out, "Results: {}", dir.display());
     out
 }
