@@ -28,7 +28,10 @@ fn three_levels_give_three_runs_and_a_three_row_summary() {
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
     for (k, level) in ["1", "2", "3"].iter().enumerate() {
-        assert!(t.contains(&format!("sweep: level {level} ({}/3)", k + 1)), "progress: {t}");
+        assert!(
+            t.contains(&format!("sweep: level {level} ({}/3)", k + 1)),
+            "progress: {t}"
+        );
         let run = run_json(&out.join(format!("level-{level}")));
         assert_eq!(run["ended"], "completed");
         assert_eq!(
@@ -55,7 +58,11 @@ fn three_levels_give_three_runs_and_a_three_row_summary() {
         // Each exchange of level g moves g x 20 x 20 x 10 messages, all received.
         let exchanges = fig("exchanges");
         assert!(exchanges >= 1.0, "{row}");
-        assert_eq!(fig("messages received"), exchanges * groups * 4000.0, "{row}");
+        assert_eq!(
+            fig("messages received"),
+            exchanges * groups * 4000.0,
+            "{row}"
+        );
         let cpu0 = &row["threads"][0];
         assert_eq!(cpu0["cpu"], 0);
         assert!(cpu0["samples"].as_u64().unwrap() > 900, "{row}");
@@ -64,7 +71,10 @@ fn three_levels_give_three_runs_and_a_three_row_summary() {
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 4, "{csv}");
-    assert!(lines[0].starts_with("level,run_dir,exchanges (exchanges),"), "{csv}");
+    assert!(
+        lines[0].starts_with("level,run_dir,exchanges (exchanges),"),
+        "{csv}"
+    );
     assert!(lines[0].contains("cpu0_p99_ns"), "{csv}");
     assert!(lines[2].starts_with("2,level-2,"), "{csv}");
 }
@@ -79,7 +89,10 @@ fn bad_sweeps_exit_2_before_the_first_run() {
             vec!["--load", "hackbench:groups={}", "--levels", "1,0,2"],
             vec!["sweep level 0", "groups=0"],
         ),
-        (vec!["--load", "hackbench", "--levels", "1,2"], vec!["exactly one --load"]),
+        (
+            vec!["--load", "hackbench", "--levels", "1,2"],
+            vec!["exactly one --load"],
+        ),
         (
             vec!["--load", "hackbench:groups={}", "--levels", "1,a b"],
             vec!["level 'a b'"],

@@ -2,7 +2,8 @@
 //! threads set up and waiting → loads → result directory → start → drain until done → results.
 //!
 //! Every resource taken here is released by the kernel or by a destructor on every exit path:
-//! the PM QoS request is an open file, loads are threads of this process, the result directory
+//! the PM QoS request is an open file, the spike load is a thread of this process, load
+//! generators are child processes stopped and reaped by a drop guard (loads.rs), the result directory
 //! is written incrementally so that a crash leaves what was measured.
 
 pub mod loads;
