@@ -204,7 +204,10 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
     let scenario = args
         .scenario
         .as_deref()
-        .map(|path| crate::load::scenario::load_file(path, online))
+        .map(|path| {
+            crate::load::scenario::load_file(path, online)
+                .and_then(|s| s.check_cpus(&cpus, online).map(|_| s))
+        })
         .transpose()
         .map_err(|e| Failure::usage(format!("--scenario: {e}")))?;
     // The scenario sets the length (clap refuses --duration and --loops with it).

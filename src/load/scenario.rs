@@ -224,6 +224,25 @@ pub fn parse(text: &str, path: &Path, online: &[usize]) -> Result<Scenario, Stri
     })
 }
 
+impl Scenario {
+    /// Checks what needs the measured CPUs: `cpus=housekeeping` must leave CPUs for the loads.
+    pub fn check_cpus(&self, measured: &[usize], online: &[usize]) -> Result<(), String> {
+        for (i, p) in self.phases.iter().enumerate() {
+            for g in &p.loads {
+                g.common.cpus.resolve(online, measured).map_err(|e| {
+                    format!(
+                        "{}: phase {i} ('{}'): load '{}': {e}",
+                        self.path.display(),
+                        p.label,
+                        g.text
+                    )
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
 fn seconds(ns: u64) -> String {
     let s = format!("{:.3}", ns as f64 / 1e9);
     s.trim_end_matches('0').trim_end_matches('.').to_string()

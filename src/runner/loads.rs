@@ -179,3 +179,59 @@ pub fn summary_of(h: &Histogram<u64>) -> LatencySummary {
         max_ns: Some(h.max() as i64),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::supervisor::PhaseResult;
+
+    fn interval(tag: &str, start_s: f64, length_s: f64, values: &[u64]) -> IntervalHistogram {
+        let mut histogram = new_histogram();
+        values.iter().for_each(|&v| histogram.record(v).unwrap());
+        IntervalHistogram {
+            tag: tag.into(),
+            start_s,
+            length_s,
+            histogram,
+        }
+    }
+
+    #[test]
+    fn a_phase_gets_the_intervals_wholly_inside_it() {
+        let intervals = vec![
+            interval("cpu0", 0.0, 1.0, &[10]),
+            interval("cpu0", 1.0, 1.0, &[20, 30]),
+            interval("cpu1", 1.0, 1.0, &[40]),
+            interval("cpu0", 2.0, 0.5, &[50]),
+            // Timestamps in the log have millisecond resolution.
+            interval("cpu0", 2.5, 0.999, &[60]),
+        ];
+        let phase = |index, start_s: f64, end_s: f64| PhaseResult {
+            index,
+            plan: PhasePlan {
+                label: format!("p{index}"),
+                start_ns: (start_s * 1e9) as u64,
+                end_ns: (end_s * 1e9) as u64,
+                loads: vec![],
+            },
+            started_ns: 7,
+            ended_ns: 9,
+        };
+        let outcome = Outcome {
+            phases: vec![phase(0, 1.0, 2.0), phase(1, 1.5, 3.5), phase(2, 0.2, 0.9)],
+            ..Outcome::default()
+        };
+        let (records, warnings) = phase_records(&outcome, &intervals, &[0, 1]);
+        let cpu0 = |p: usize| &records[p].threads[0].latency;
+        assert_eq!(cpu0(0).samples, 2);
+        assert_eq!(cpu0(0).max_ns, Some(30));
+        assert_eq!(records[0].threads[1].latency.samples, 1);
+        // [1.0, 2.0) straddles 1.5 and is left out; [2.0, 2.5) and [2.5, 3.499] are inside.
+        assert_eq!(cpu0(1).samples, 2);
+        assert_eq!(cpu0(1).min_ns, Some(50));
+        assert_eq!(records[0].start_ns, 7);
+        assert_eq!(cpu0(2).samples, 0);
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("phase 2"), "{warnings:?}");
+    }
+}
