@@ -31,6 +31,13 @@ pub enum Command {
     Compare(CompareArgs),
     /// Make a result directory from cyclictest, rtla timerlat hist or oslat output.
     Import(ImportArgs),
+    /// Run load generators alone, without measuring (like FirmTimers generate_load).
+    Load(LoadArgs),
+    /// One run per load level (e.g. hackbench groups 1..40), with a summary of all levels.
+    Sweep(Box<SweepArgs>),
+    /// Internal: the process of one load generator, started by jitterlab itself.
+    #[command(name = "__load-worker", hide = true)]
+    LoadWorker(LoadWorkerArgs),
 }
 
 #[derive(Debug, Args, Clone)]
@@ -104,9 +111,15 @@ pub struct RunArgs {
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub log_interval: String,
 
-    /// A load to run while measuring, e.g. spike:cpu=0,every=100ms,len=500us,prio=99. Repeatable.
+    /// A load to run while measuring, e.g. spike:cpu=0,every=100ms,len=500us,prio=99 or
+    /// hackbench:groups=4 (see docs/loads.md for every generator). Repeatable.
     #[arg(long, value_name = "SPEC")]
     pub load: Vec<String>,
+
+    /// A scenario file: phases on a timeline, each with its loads (see examples/ and
+    /// docs/loads.md). The scenario sets the run's length, so --duration and --loops are refused.
+    #[arg(long, value_name = "FILE.toml", conflicts_with_all = ["duration", "loops"])]
+    pub scenario: Option<PathBuf>,
 
     /// Also write every sample to samples.bin (see docs/result-format.md).
     #[arg(long)]
@@ -256,4 +269,48 @@ pub struct DoctorArgs {
     /// The CPUs you intend to measure (default: every online CPU).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// The loads, e.g. hackbench:groups=10 cpu:workers=2 'exec:stress-ng --cpu 1' (see docs/loads.md).
+    #[arg(required = true, value_name = "SPEC")]
+    pub specs: Vec<String>,
+
+    /// Run the loads this long, then stop them (with a unit: 30s, 10m). Without it hackbench
+    /// runs one exchange and prints its Time: like rt-tests' hackbench, and the other loads run
+    /// until Ctrl-C.
+    #[arg(long, short = 'D', value_name = "DURATION")]
+    pub duration: Option<String>,
+
+    /// Print the loads' records (as in run.json `loads`) as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Every `jitterlab run` option applies to each level's run. Exactly one --load holds `{}`, \
+                        replaced by each level; other --load values run unchanged at every level. \
+                        --out names the sweep directory (default ./jitterlab-results/<UTC time>-<host>-sweep); \
+                        each level's run goes to <out>/level-<value>/."
+)]
+pub struct SweepArgs {
+    /// The levels to put in place of `{}` in the swept --load, comma-separated (e.g. 1,2,4,8).
+    #[arg(long, value_name = "LIST", required = true)]
+    pub levels: String,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LoadWorkerArgs {
+    pub spec: String,
+    #[arg(long)]
+    pub cpus: String,
+    #[arg(long)]
+    pub report_cpus: String,
+    #[arg(long)]
+    pub once: bool,
 }

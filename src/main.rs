@@ -48,5 +48,13 @@ fn dispatch(command: Command) -> jitterlab::error::Result<i32> {
         Command::Doctor(args) => system::doctor::run(args.json, args.cpus.as_deref()),
         Command::Compare(args) => report::compare_view::command(&args),
         Command::Import(args) => jitterlab::results::import::command(&args).map(|_| 0),
+        Command::Load(args) => jitterlab::load::command::run(&args),
+        Command::Sweep(args) => jitterlab::load::sweep::run(&args, std::env::args().collect()),
+        Command::LoadWorker(args) => Ok(jitterlab::load::worker::main(
+            &args.spec,
+            &args.cpus,
+            &args.report_cpus,
+            args.once,
+        )),
     }
 }

@@ -37,6 +37,8 @@ pub struct RunPlan {
     pub log_interval_ns: u64,
     pub loads: Vec<LoadSpec>,
     pub load_texts: Vec<String>,
+    /// `--scenario`: phases of loads on the run's timeline.
+    pub scenario: Option<crate::load::scenario::Scenario>,
     pub samples: bool,
     pub ring_size: usize,
     pub mlock: bool,
@@ -197,8 +199,23 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
             online,
             &online_text,
         )?;
+        crate::load::command::check_on_system(&load, &cpus, online)
+            .map_err(|e| Failure::usage(format!("--load: {e}")))?;
         loads.push(load);
     }
+    let scenario = args
+        .scenario
+        .as_deref()
+        .map(|path| {
+            crate::load::scenario::load_file(path, online)
+                .and_then(|s| s.check_cpus(&cpus, online).map(|_| s))
+        })
+        .transpose()
+        .map_err(|e| Failure::usage(format!("--scenario: {e}")))?;
+    // The scenario sets the length (clap refuses --duration and --loops with it).
+    let length = scenario
+        .as_ref()
+        .map_or(length, |s| RunLength::Duration(s.length_ns));
 
     // One second of samples: the recorder drains every 100 ms, so a tenfold margin, while the
     // ring stays small enough to live in the cache (a cold slot per push costs a cache miss in
@@ -252,6 +269,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         log_interval_ns,
         loads,
         load_texts: args.load.clone(),
+        scenario,
         samples: args.samples,
         ring_size,
         mlock: !args.no_mlock,

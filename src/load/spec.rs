@@ -38,7 +38,8 @@ impl Params {
         self.values.remove(key)
     }
 
-    fn bad(&self, key: &str, value: &str, accepted: &str) -> String {
+    /// The message for a value outside what `key` accepts.
+    pub fn bad(&self, key: &str, value: &str, accepted: &str) -> String {
         format!(
             "load '{}': {key}={value} is not valid; {key} takes {accepted}",
             self.spec
@@ -75,6 +76,58 @@ impl Params {
         }
     }
 
+    /// A text value, or `default`.
+    pub fn text(&mut self, key: &str, default: Option<&str>) -> Option<String> {
+        self.take(key).or_else(|| default.map(str::to_string))
+    }
+
+    /// One of `choices`, or `default`.
+    pub fn choice(&mut self, key: &str, choices: &[&str], default: &str) -> Result<String, String> {
+        let v = self.take(key).unwrap_or_else(|| default.to_string());
+        if choices.contains(&v.as_str()) {
+            Ok(v)
+        } else {
+            Err(self.bad(key, &v, &format!("one of {}", choices.join(", "))))
+        }
+    }
+
+    /// `true` or `false`, or `default`.
+    pub fn boolean(&mut self, key: &str, default: bool) -> Result<bool, String> {
+        match self.take(key).as_deref() {
+            None => Ok(default),
+            Some("true") => Ok(true),
+            Some("false") => Ok(false),
+            Some(v) => Err(self.bad(key, v, "true or false")),
+        }
+    }
+
+    /// A size in bytes within `range`: a whole number with an optional binary unit, `K`, `M`,
+    /// `G` or `T` (KiB, MiB, GiB, TiB; `KiB`... and `KB`... are read the same), or `default`.
+    pub fn bytes(
+        &mut self,
+        key: &str,
+        range: std::ops::RangeInclusive<u64>,
+        default: u64,
+    ) -> Result<u64, String> {
+        let Some(v) = self.take(key) else {
+            return Ok(default);
+        };
+        let accepted = format!(
+            "a size from {} to {} bytes: a whole number with an optional unit K, M, G or T (powers of 1024), e.g. 4K, 64M, 1G",
+            range.start(),
+            range.end()
+        );
+        match parse_bytes(&v) {
+            Some(n) if range.contains(&n) => Ok(n),
+            _ => Err(self.bad(key, &v, &accepted)),
+        }
+    }
+
+    /// The load text as given, for messages.
+    pub fn spec_text(&self) -> &str {
+        &self.spec
+    }
+
     /// Rejects any key that was not read.
     pub fn finish(self, known: &[&str]) -> Result<(), String> {
         match self.values.keys().next() {
@@ -89,9 +142,45 @@ impl Params {
     }
 }
 
+/// Parses `64M`, `4K`, `1G`, `512`, `2MiB`: bytes, with binary units.
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let unit = unit.to_ascii_uppercase();
+    let scale: u64 = match unit.trim_end_matches("IB").trim_end_matches('B') {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => return None,
+    };
+    number.checked_mul(scale)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_take_binary_units() {
+        assert_eq!(parse_bytes("512"), Some(512));
+        assert_eq!(parse_bytes("4K"), Some(4096));
+        assert_eq!(parse_bytes("64M"), Some(64 << 20));
+        assert_eq!(parse_bytes("2MiB"), Some(2 << 20));
+        assert_eq!(parse_bytes("1g"), Some(1 << 30));
+        assert_eq!(parse_bytes("1.5M"), None);
+        assert_eq!(parse_bytes("M"), None);
+        assert_eq!(parse_bytes("3X"), None);
+        let mut p = Params::parse("io:size=12Q").unwrap();
+        assert!(
+            p.bytes("size", 1..=100, 5)
+                .unwrap_err()
+                .contains("size=12Q")
+        );
+    }
 
     #[test]
     fn parses_and_accounts_for_every_key() {

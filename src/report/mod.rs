@@ -2,4 +2,5 @@
 
 pub mod compare_view;
 pub mod export;
+pub mod phases;
 pub mod terminal;

@@ -117,6 +117,7 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
             .collect();
         let _ = writeln!(out, "  load {}: {}", load.spec, figures.join(", "));
     }
+    out.push_str(&super::phases::summary(record));
     if let Some(verdict) = &record.budget {
         let _ = writeln!(out, "Budget {}:", verdict.expression);
         for line in crate::analysis::budget::verdict_lines(verdict) {

@@ -2,9 +2,11 @@
 //! threads set up and waiting → loads → result directory → start → drain until done → results.
 //!
 //! Every resource taken here is released by the kernel or by a destructor on every exit path:
-//! the PM QoS request is an open file, loads are threads of this process, the result directory
+//! the PM QoS request is an open file, the spike load is a thread of this process, load
+//! generators are child processes stopped and reaped by a drop guard (loads.rs), the result directory
 //! is written incrementally so that a crash leaves what was measured.
 
+pub mod loads;
 pub mod pmqos;
 
 use crate::cli::RunArgs;
@@ -98,8 +100,11 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         warnings.push(e.clone());
     }
 
-    let prepared = prepare_results(&plan, &out);
-    let (result_dir, mut hlog_writer, mut sample_writer, mut events) = match prepared {
+    // The generators start now, before measuring; a Drop guard stops them on every exit path.
+    let prepared = prepare_results(&plan, &out)
+        .and_then(|w| loads::start(&plan, &w.0, &stop).map(|supervisor| (w, supervisor)));
+    let ((result_dir, mut hlog_writer, mut sample_writer, mut events), supervisor) = match prepared
+    {
         Ok(p) => p,
         Err(e) => {
             gate.abort();
@@ -211,6 +216,9 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
 
     gate.open(start_ns, end_ns);
     spikes.iter().for_each(|s| s.begin(start_mono, end_mono));
+    if let Some(s) = &supervisor {
+        s.begin(start_mono);
+    }
 
     // The recorder loop, on this (non-real-time) thread.
     let mut failure: Option<String> = None;
@@ -260,6 +268,10 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         spike.join();
         log_injections(spike, &mut events);
     }
+    let load_outcome = loads::stop(supervisor);
+    if let Some(f) = &load_outcome.failure {
+        failure.get_or_insert(f.clone());
+    }
     let end_clock = plan.clock.now_ns().min(end_ns);
     let results = match recorder.finish(end_clock) {
         Ok(r) => r,
@@ -294,9 +306,15 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
     // Loads start in the order of the plan, so each has its --load text at the same index.
     record.loads = spikes
         .iter()
-        .zip(&plan.load_texts)
-        .map(|(s, text)| spike_record(s, text, record.duration_ns.unwrap_or(0)))
+        .zip(
+            plan.load_texts
+                .iter()
+                .zip(&plan.loads)
+                .filter(|(_, l)| matches!(l, LoadSpec::Spike(_))),
+        )
+        .map(|(s, (text, _))| spike_record(s, text, record.duration_ns.unwrap_or(0)))
         .collect();
+    loads::record(&load_outcome, &mut record, &result_dir);
     record.warnings.extend(run_warnings(&results));
     if let Some(budget) = &plan.budget {
         crate::analysis::budget::judge_run(budget, &mut record, &mut events);
@@ -423,6 +441,8 @@ fn start_loads(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Vec<SpikeLoad>>
                     return Err(Failure::system(message));
                 }
             },
+            // Child processes, started by the load supervisor (loads::start).
+            LoadSpec::Generator(_) => {}
         }
     }
     Ok(spikes)

@@ -1,0 +1,427 @@
+//! `hackbench`: the scheduler and IPC benchmark of rt-tests, with its semantics.
+//!
+//! An exchange: `groups` groups of `fds` receivers and `fds` senders each. Every receiver has
+//! its own socket pair (`ipc=socket`, AF_UNIX stream) or pipe (`ipc=pipe`); every sender of a
+//! group writes `loops` messages of `datasize` bytes to every receiver of its group, so each
+//! receiver reads `fds × loops` messages. Tasks are processes (`mode=process`) or threads
+//! (`mode=thread`). All tasks are created first and wait for a start byte; the exchange is
+//! timed from that byte until every task has been reaped: rt-tests' `Time:`.
+//!
+//! As a load it repeats exchanges until stopped; `workers=N` runs N independent exchanges at
+//! once. Senders and receivers count what they actually wrote and read, and an exchange
+//! counts only when every receiver got every message every sender sent.
+
+use super::generator::Rates;
+use super::spec::Params;
+use super::worker::{Ctx, fork_child, reap, run_threads, shared_counters};
+use crate::measure::clock::monotonic_ns;
+use crate::results::run_record::Throughput;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub const PARAMETERS: &[&str] = &["groups", "fds", "loops", "datasize", "mode", "ipc"];
+pub const COUNTERS: &[&str] = &[
+    "exchanges",
+    "messages_sent",
+    "messages_received",
+    "exchange_ns_total",
+    "last_exchange_ns",
+];
+const EXCHANGES: usize = 0;
+const SENT: usize = 1;
+const RECEIVED: usize = 2;
+const EXCHANGE_NS_TOTAL: usize = 3;
+const LAST_EXCHANGE_NS: usize = 4;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HackbenchSpec {
+    pub groups: usize,
+    pub fds: usize,
+    pub loops: u64,
+    pub datasize: usize,
+    pub threads: bool,
+    pub pipe: bool,
+}
+
+impl HackbenchSpec {
+    pub fn parse(p: &mut Params) -> Result<Self, String> {
+        Ok(HackbenchSpec {
+            groups: p.int("groups", 1..=1000, Some(10))?.unwrap() as usize,
+            fds: p.int("fds", 1..=1000, Some(20))?.unwrap() as usize,
+            loops: p.int("loops", 1..=100_000_000, Some(100))?.unwrap() as u64,
+            datasize: p.bytes("datasize", 1..=(1 << 20), 100)? as usize,
+            threads: p.choice("mode", &["process", "thread"], "process")? == "thread",
+            pipe: p.choice("ipc", &["socket", "pipe"], "socket")? == "pipe",
+        })
+    }
+
+    /// Tasks of one exchange.
+    pub fn tasks(&self) -> usize {
+        self.groups * self.fds * 2
+    }
+
+    /// Messages of one exchange: every sender to every receiver of its group, `loops` times.
+    pub fn messages(&self) -> u64 {
+        (self.groups * self.fds * self.fds) as u64 * self.loops
+    }
+
+    /// The two lines hackbench prints before its `Time:`.
+    pub fn banner(&self, workers: usize) -> String {
+        format!(
+            "Running in {} mode with {} groups using {} file descriptors each (== {} tasks){}\nEach sender will pass {} messages of {} bytes",
+            if self.threads { "threaded" } else { "process" },
+            self.groups,
+            self.fds * 2,
+            self.tasks(),
+            if workers > 1 {
+                format!(", {workers} exchanges at once")
+            } else {
+                String::new()
+            },
+            self.loops,
+            self.datasize
+        )
+    }
+
+    pub fn run(&self, ctx: &Ctx) -> Result<(), String> {
+        run_threads(ctx.workers, "hackbench", |i| {
+            // Each instance counts its exchange's messages here; forked tasks share it.
+            let pending = shared_counters(2)
+                .map_err(|e| format!("hackbench {i}: cannot map counters: {e}"))?;
+            loop {
+                if ctx.stopped() {
+                    return Ok(());
+                }
+                let Some(ns) = self.exchange(pending, ctx)? else {
+                    return Ok(());
+                };
+                let sent = pending[0].swap(0, Ordering::Relaxed);
+                let received = pending[1].swap(0, Ordering::Relaxed);
+                if sent != self.messages() || received != sent {
+                    return Err(format!(
+                        "hackbench: an exchange ended with {received} messages received, {sent} sent, {} expected",
+                        self.messages()
+                    ));
+                }
+                ctx.add(SENT, sent);
+                ctx.add(RECEIVED, received);
+                ctx.add(EXCHANGE_NS_TOTAL, ns);
+                ctx.set(LAST_EXCHANGE_NS, ns);
+                ctx.add(EXCHANGES, 1);
+                if ctx.once {
+                    return Ok(());
+                }
+            }
+        })
+    }
+
+    /// One timed exchange; None when it was cut short by the load's stop.
+    fn exchange(&self, pending: &'static [AtomicU64], ctx: &Ctx) -> Result<Option<u64>, String> {
+        let (ready_r, ready_w) = pipe().map_err(|e| format!("hackbench: pipe: {e}"))?;
+        let (wake_r, wake_w) = pipe().map_err(|e| format!("hackbench: pipe: {e}"))?;
+        let control = [ready_r, ready_w, wake_r, wake_w];
+        let data = vec![0x42u8; self.datasize];
+        let mut inbox = vec![0u8; self.datasize];
+        let mut pids = Vec::new();
+        let mut threads = Vec::new();
+        let mut open = Vec::new();
+        let result = (|| {
+            for _ in 0..self.groups {
+                // One channel per receiver: (read end, write end).
+                let mut chans = Vec::with_capacity(self.fds);
+                for _ in 0..self.fds {
+                    let c = if self.pipe { pipe() } else { socket_pair() }
+                        .map_err(|e| format!("hackbench: cannot create a channel: {e}; raise the open-file limit (ulimit -n) or use fewer groups"))?;
+                    open.extend([c.0, c.1]);
+                    chans.push(c);
+                }
+                let outs: Vec<RawFd> = chans.iter().map(|c| c.1).collect();
+                let packets = self.fds as u64 * self.loops;
+                for c in &chans {
+                    let input = c.0;
+                    if self.threads {
+                        let mut inbox = vec![0u8; self.datasize];
+                        threads.push(spawn_task(move || {
+                            receiver(input, packets, &mut inbox, ready_w, wake_r, &pending[1])
+                        })?);
+                    } else {
+                        let inbox = &mut inbox;
+                        pids.push(
+                            fork_child(|| {
+                                receiver(input, packets, inbox, ready_w, wake_r, &pending[1])
+                            })
+                            .map_err(|e| format!("hackbench: fork failed: {e}"))?,
+                        );
+                    }
+                }
+                for _ in 0..self.fds {
+                    if self.threads {
+                        let (outs, data) = (outs.clone(), data.clone());
+                        let loops = self.loops;
+                        threads.push(spawn_task(move || {
+                            sender(&outs, loops, &data, ready_w, wake_r, &pending[0])
+                        })?);
+                    } else {
+                        pids.push(
+                            fork_child(|| {
+                                sender(&outs, self.loops, &data, ready_w, wake_r, &pending[0])
+                            })
+                            .map_err(|e| format!("hackbench: fork failed: {e}"))?,
+                        );
+                    }
+                }
+                if !self.threads {
+                    // The children hold their own copies; later groups need not inherit these.
+                    open.drain(..).for_each(close);
+                }
+            }
+            // Every task is created and waiting: start them all, and time until all are reaped.
+            let mut byte = [0u8; 1];
+            for _ in 0..self.tasks() {
+                if read_full(ready_r, &mut byte) != 0 {
+                    return Err("hackbench: a task ended before it was ready".to_string());
+                }
+            }
+            let start = monotonic_ns();
+            if write_full(wake_w, b"W") != 0 {
+                return Err("hackbench: cannot start the tasks".to_string());
+            }
+            let mut cut_short = false;
+            for pid in pids.drain(..) {
+                let status = reap(pid).map_err(|e| format!("hackbench: waitpid: {e}"))?;
+                if libc::WIFSIGNALED(status) || ctx.stopped() {
+                    // SIGTERM to the load's process group: the load is being stopped.
+                    cut_short = true;
+                } else if libc::WEXITSTATUS(status) != 0 {
+                    return Err(format!(
+                        "hackbench: a task failed (exit status {})",
+                        libc::WEXITSTATUS(status)
+                    ));
+                }
+            }
+            for t in threads.drain(..) {
+                if t.join().unwrap_or(1) != 0 {
+                    return Err("hackbench: a task failed".to_string());
+                }
+            }
+            let ns = monotonic_ns() - start;
+            Ok((!cut_short).then_some(ns))
+        })();
+        // On an error, tasks still alive are killed by the load's stop (same process group).
+        for pid in pids {
+            // SAFETY: plain syscall on our own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let _ = reap(pid);
+        }
+        open.into_iter().chain(control).for_each(close);
+        result
+    }
+
+    pub fn throughput(&self, v: &dyn Fn(usize) -> u64, r: &Rates) -> Vec<Throughput> {
+        let exchanges = v(EXCHANGES);
+        vec![
+            r.total("exchanges", exchanges, "exchanges"),
+            r.rate("exchange rate", exchanges, 1.0, "exchanges/s"),
+            r.rate("messages", v(RECEIVED), 1.0, "messages/s"),
+            r.total("messages sent", v(SENT), "messages"),
+            r.total("messages received", v(RECEIVED), "messages"),
+            Throughput {
+                name: "mean exchange time".into(),
+                value: if exchanges > 0 {
+                    v(EXCHANGE_NS_TOTAL) as f64 / exchanges as f64 / 1e9
+                } else {
+                    0.0
+                },
+                unit: "s".into(),
+            },
+        ]
+    }
+
+    /// hackbench's `Time:` of the last exchange, in seconds, from the counters.
+    pub fn last_time_s(values: &[u64]) -> Option<f64> {
+        let ns = *values.get(LAST_EXCHANGE_NS)?;
+        (values.get(EXCHANGES).copied().unwrap_or(0) > 0).then_some(ns as f64 / 1e9)
+    }
+}
+
+fn spawn_task(
+    f: impl FnOnce() -> i32 + Send + 'static,
+) -> Result<std::thread::JoinHandle<i32>, String> {
+    std::thread::Builder::new()
+        .name("jl-hackbench".into())
+        .stack_size(64 * 1024)
+        .spawn(f)
+        .map_err(|e| {
+            format!("hackbench: cannot start a thread: {e}; use fewer groups or mode=process")
+        })
+}
+
+/// Signals readiness and waits for the start byte (rt-tests' `ready()`).
+fn ready(ready_w: RawFd, wake_r: RawFd) -> bool {
+    if write_full(ready_w, b"R") != 0 {
+        return false;
+    }
+    let mut pfd = libc::pollfd {
+        fd: wake_r,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    loop {
+        // SAFETY: one valid pollfd.
+        let r = unsafe { libc::poll(&mut pfd, 1, -1) };
+        if r == 1 {
+            return true;
+        }
+        if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return false;
+        }
+    }
+}
+
+/// Async-signal-safe: runs in forked children.
+fn sender(
+    outs: &[RawFd],
+    loops: u64,
+    data: &[u8],
+    ready_w: RawFd,
+    wake_r: RawFd,
+    sent: &AtomicU64,
+) -> i32 {
+    if !ready(ready_w, wake_r) {
+        return 2;
+    }
+    let mut n = 0;
+    for _ in 0..loops {
+        for &fd in outs {
+            if write_full(fd, data) != 0 {
+                sent.fetch_add(n, Ordering::Relaxed);
+                return 3;
+            }
+            n += 1;
+        }
+    }
+    sent.fetch_add(n, Ordering::Relaxed);
+    0
+}
+
+/// Async-signal-safe: runs in forked children.
+fn receiver(
+    input: RawFd,
+    packets: u64,
+    inbox: &mut [u8],
+    ready_w: RawFd,
+    wake_r: RawFd,
+    received: &AtomicU64,
+) -> i32 {
+    if !ready(ready_w, wake_r) {
+        return 2;
+    }
+    let mut n = 0;
+    for _ in 0..packets {
+        if read_full(input, inbox) != 0 {
+            received.fetch_add(n, Ordering::Relaxed);
+            return 3;
+        }
+        n += 1;
+    }
+    received.fetch_add(n, Ordering::Relaxed);
+    0
+}
+
+/// Writes all of `buf`; 0 or an errno.
+fn write_full(fd: RawFd, buf: &[u8]) -> i32 {
+    let mut done = 0;
+    while done < buf.len() {
+        // SAFETY: the slice bounds the write.
+        let r = unsafe { libc::write(fd, buf[done..].as_ptr().cast(), buf.len() - done) };
+        if r < 0 {
+            let e = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO);
+            if e == libc::EINTR {
+                continue;
+            }
+            return e;
+        }
+        done += r as usize;
+    }
+    0
+}
+
+/// Reads exactly `buf.len()` bytes; 0, or an errno (EPIPE for an early end of stream).
+fn read_full(fd: RawFd, buf: &mut [u8]) -> i32 {
+    let mut done = 0;
+    while done < buf.len() {
+        // SAFETY: the slice bounds the read.
+        let r = unsafe { libc::read(fd, buf[done..].as_mut_ptr().cast(), buf.len() - done) };
+        if r < 0 {
+            let e = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO);
+            if e == libc::EINTR {
+                continue;
+            }
+            return e;
+        }
+        if r == 0 {
+            return libc::EPIPE;
+        }
+        done += r as usize;
+    }
+    0
+}
+
+fn pipe() -> std::io::Result<(RawFd, RawFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: valid array of two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((fds[0], fds[1]))
+}
+
+fn socket_pair() -> std::io::Result<(RawFd, RawFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: valid array of two descriptors.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((fds[0], fds[1]))
+}
+
+fn close(fd: RawFd) {
+    // SAFETY: closing a descriptor this module opened and no one else uses.
+    unsafe { libc::close(fd) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_rt_tests_defaults() {
+        let mut p = Params::parse("hackbench").unwrap();
+        let h = HackbenchSpec::parse(&mut p).unwrap();
+        assert_eq!((h.groups, h.fds, h.loops, h.datasize), (10, 20, 100, 100));
+        assert!(!h.threads && !h.pipe);
+        assert_eq!(h.tasks(), 400);
+        assert_eq!(h.messages(), 10 * 20 * 20 * 100);
+        let mut p = Params::parse("hackbench:mode=thread,ipc=pipe,groups=2").unwrap();
+        let h = HackbenchSpec::parse(&mut p).unwrap();
+        assert!(h.threads && h.pipe);
+        let mut p = Params::parse("hackbench:mode=fiber").unwrap();
+        assert!(
+            HackbenchSpec::parse(&mut p)
+                .unwrap_err()
+                .contains("process, thread")
+        );
+    }
+}

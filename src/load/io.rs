@@ -1,0 +1,153 @@
+//! `io`: workers that write a file of `size` in blocks of `bs` under `dir`, fsync it, drop it
+//! from the page cache and read it back, over and over (FirmTimers `generate_load -f/-z`).
+//!
+//! Each worker's file is anonymous: opened with O_TMPFILE (or created and unlinked at once
+//! where the file system lacks O_TMPFILE), so it has no name and the kernel frees it when the
+//! worker exits, however it exits; nothing is left in `dir`, not even after a SIGKILL.
+
+use super::generator::{PER_MIB, Rates};
+use super::spec::Params;
+use super::worker::{Ctx, run_threads};
+use crate::results::run_record::Throughput;
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+pub const PARAMETERS: &[&str] = &["size", "bs", "dir"];
+pub const COUNTERS: &[&str] = &["written", "read", "fsyncs"];
+const WRITTEN: usize = 0;
+const READ: usize = 1;
+const FSYNCS: usize = 2;
+pub const DEFAULT_DIR: &str = "/var/tmp";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IoSpec {
+    pub size: u64,
+    pub bs: u64,
+    pub dir: PathBuf,
+}
+
+impl IoSpec {
+    pub fn parse(p: &mut Params) -> Result<Self, String> {
+        let size = p.bytes("size", 4096..=(1 << 44), 64 << 20)?;
+        let bs = p.bytes("bs", 512..=(64 << 20), 64 << 10)?;
+        let dir = PathBuf::from(p.text("dir", Some(DEFAULT_DIR)).unwrap_or_default());
+        if bs > size {
+            return Err(format!(
+                "load '{}': bs ({bs} bytes) is larger than size ({size} bytes); bs must not exceed size",
+                p.spec_text()
+            ));
+        }
+        Ok(IoSpec { size, bs, dir })
+    }
+
+    /// `dir` must be a writable directory with room for every worker's file.
+    pub fn check_system(&self, text: &str, workers: u64) -> Result<(), String> {
+        let d = self.dir.display();
+        if !self.dir.is_dir() {
+            return Err(format!(
+                "load '{text}': dir={d} is not a directory; give dir= an existing directory on the disk to load"
+            ));
+        }
+        let c = CString::new(self.dir.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
+        // SAFETY: valid C string and a zeroed statvfs to fill.
+        unsafe {
+            if libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) != 0 {
+                return Err(format!(
+                    "load '{text}': dir={d} is not writable ({}); give dir= a writable directory",
+                    io::Error::last_os_error()
+                ));
+            }
+            let mut st: libc::statvfs = std::mem::zeroed();
+            if libc::statvfs(c.as_ptr(), &mut st) == 0 {
+                let free = st.f_bavail as u64 * st.f_frsize as u64;
+                let need = self.size.saturating_mul(workers);
+                if need > free {
+                    return Err(format!(
+                        "load '{text}': {workers} file(s) of {} bytes need {need} bytes and {d} has {free} bytes free; use a smaller size= or another dir=",
+                        self.size
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn run(&self, ctx: &Ctx) -> Result<(), String> {
+        run_threads(ctx.workers, "io", |i| {
+            let file = anonymous_file(&self.dir, i).map_err(|e| {
+                format!(
+                    "io worker {i}: cannot create a file in {}: {e}",
+                    self.dir.display()
+                )
+            })?;
+            let block = vec![0xA5u8 ^ i as u8; self.bs as usize];
+            let mut back = vec![0u8; self.bs as usize];
+            while !ctx.stopped() {
+                let mut offset = 0;
+                while offset < self.size && !ctx.stopped() {
+                    let n = (self.size - offset).min(self.bs) as usize;
+                    file.write_all_at(&block[..n], offset)
+                        .map_err(|e| format!("io worker {i}: write failed: {e}"))?;
+                    ctx.add(WRITTEN, n as u64);
+                    offset += n as u64;
+                }
+                file.sync_all()
+                    .map_err(|e| format!("io worker {i}: fsync failed: {e}"))?;
+                ctx.add(FSYNCS, 1);
+                // Written back by the fsync, so the pages are clean and can be dropped: the
+                // reads then come from the disk, not from the page cache.
+                // SAFETY: plain syscall on an open descriptor.
+                unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+                let mut offset = 0;
+                while offset < self.size && !ctx.stopped() {
+                    let n = (self.size - offset).min(self.bs) as usize;
+                    file.read_exact_at(&mut back[..n], offset)
+                        .map_err(|e| format!("io worker {i}: read failed: {e}"))?;
+                    ctx.add(READ, n as u64);
+                    offset += n as u64;
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// A read-write file in `dir` with no name.
+fn anonymous_file(dir: &Path, index: usize) -> io::Result<File> {
+    let c = CString::new(dir.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    // SAFETY: valid C string; the descriptor is owned by the File.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_TMPFILE | libc::O_RDWR | libc::O_CLOEXEC,
+            0o600,
+        )
+    };
+    if fd >= 0 {
+        return Ok(unsafe { File::from_raw_fd(fd) });
+    }
+    // No O_TMPFILE on this file system: a named file, unlinked as soon as it is open.
+    let path = dir.join(format!(".jitterlab-io-{}-{index}", std::process::id()));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
+    std::fs::remove_file(&path)?;
+    Ok(f)
+}
+
+pub fn throughput(v: &dyn Fn(usize) -> u64, r: &Rates) -> Vec<Throughput> {
+    vec![
+        r.rate("write", v(WRITTEN), PER_MIB, "MiB/s"),
+        r.rate("read", v(READ), PER_MIB, "MiB/s"),
+        r.rate("fsync", v(FSYNCS), 1.0, "fsyncs/s"),
+        r.total("written", v(WRITTEN), "bytes"),
+        r.total("read back", v(READ), "bytes"),
+    ]
+}

@@ -1,0 +1,85 @@
+//! `net`: TCP streams over the loopback interface, and only over it (the listener binds
+//! 127.0.0.1 and the senders connect there), so the load never leaves the machine. Each
+//! connection has a sender thread writing messages of `size` bytes as fast as the stack takes
+//! them and a receiver thread reading them (Netperf's TCP_STREAM, in miniature).
+
+use super::generator::Rates;
+use super::spec::Params;
+use super::worker::{Ctx, run_threads};
+use crate::results::run_record::Throughput;
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+
+pub const PARAMETERS: &[&str] = &["conns", "size"];
+pub const COUNTERS: &[&str] = &["received", "sent"];
+const RECEIVED: usize = 0;
+const SENT: usize = 1;
+/// The only address the load uses.
+pub const LOOPBACK: Ipv4Addr = Ipv4Addr::LOCALHOST;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetSpec {
+    /// Connections per worker.
+    pub conns: usize,
+    /// Bytes per write.
+    pub size: u64,
+}
+
+impl NetSpec {
+    pub fn parse(p: &mut Params) -> Result<Self, String> {
+        Ok(NetSpec {
+            conns: p.int("conns", 1..=1024, Some(1))?.unwrap() as usize,
+            size: p.bytes("size", 1..=(16 << 20), 64 << 10)?,
+        })
+    }
+
+    pub fn run(&self, ctx: &Ctx) -> Result<(), String> {
+        run_threads(ctx.workers * self.conns, "net", |i| {
+            let listener = TcpListener::bind(SocketAddrV4::new(LOOPBACK, 0))
+                .map_err(|e| format!("net connection {i}: cannot listen on 127.0.0.1: {e}"))?;
+            let addr = listener.local_addr().map_err(|e| e.to_string())?;
+            let mut sender = TcpStream::connect(addr)
+                .map_err(|e| format!("net connection {i}: cannot connect to {addr}: {e}"))?;
+            let (mut receiver, _) = listener
+                .accept()
+                .map_err(|e| format!("net connection {i}: accept failed: {e}"))?;
+            drop(listener);
+            let size = self.size as usize;
+            std::thread::scope(|s| {
+                let rx = std::thread::Builder::new()
+                    .name(format!("jl-net-rx-{i}"))
+                    .spawn_scoped(s, move || {
+                        let mut buf = vec![0u8; size.max(64 << 10)];
+                        loop {
+                            match receiver.read(&mut buf) {
+                                Ok(0) => return Ok(()),
+                                Ok(n) => ctx.add(RECEIVED, n as u64),
+                                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                                Err(e) => {
+                                    return Err(format!("net connection {i}: read failed: {e}"));
+                                }
+                            }
+                        }
+                    })
+                    .map_err(|e| e.to_string())?;
+                let message = vec![0x5Au8; size];
+                while !ctx.stopped() {
+                    sender
+                        .write_all(&message)
+                        .map_err(|e| format!("net connection {i}: write failed: {e}"))?;
+                    ctx.add(SENT, size as u64);
+                }
+                drop(sender);
+                rx.join()
+                    .unwrap_or_else(|_| Err("a net receiver panicked".into()))
+            })
+        })
+    }
+}
+
+pub fn throughput(v: &dyn Fn(usize) -> u64, r: &Rates) -> Vec<Throughput> {
+    vec![
+        r.rate("received", v(RECEIVED), 8e-6, "Mbit/s"),
+        r.total("bytes received", v(RECEIVED), "bytes"),
+    ]
+}

@@ -1,0 +1,364 @@
+//! Scenario files (`jitterlab run --scenario FILE.toml`): phases on a timeline, each with the
+//! loads that run during it (the OCERA experiment: idle, then memory, I/O, /proc and fork load
+//! switched on in turn while latency is measured). Format in docs/loads.md.
+//!
+//! Every error names the file, the line and the key, and what is accepted.
+
+use super::LoadSpec;
+use super::generator::GeneratorSpec;
+use crate::cpulist::format_cpu_list;
+use crate::units::parse_duration_ns;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// A validated scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub path: PathBuf,
+    pub description: Option<String>,
+    /// The run's length: `duration`, or the end of the last phase.
+    pub length_ns: u64,
+    pub phases: Vec<ScenarioPhase>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ScenarioPhase {
+    pub label: String,
+    /// Offsets from the run's start, ns.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub loads: Vec<GeneratorSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    description: Option<String>,
+    duration: Option<Spanned<String>>,
+    #[serde(default)]
+    phase: Vec<Spanned<RawPhase>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPhase {
+    label: Option<Spanned<String>>,
+    start: Option<Spanned<String>>,
+    end: Option<Spanned<String>>,
+    duration: Option<Spanned<String>>,
+    #[serde(default)]
+    loads: Vec<Spanned<String>>,
+}
+
+/// Reads and validates a scenario file against this system's online CPUs.
+pub fn load_file(path: &Path, online: &[usize]) -> Result<Scenario, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "--scenario {}: cannot read it: {e}; give the path of a scenario .toml file (see examples/)",
+            path.display()
+        )
+    })?;
+    parse(&text, path, online)
+}
+
+/// Parses scenario text; `path` names it in errors.
+pub fn parse(text: &str, path: &Path, online: &[usize]) -> Result<Scenario, String> {
+    let file = path.display().to_string();
+    let at = |span: std::ops::Range<usize>| line_of(text, span.start);
+    let raw: RawScenario = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| at(s).to_string()).unwrap_or_else(|| "?".into());
+        format!(
+            "{file}:{line}: {}; a scenario has `description`, `duration` and [[phase]] tables with `label`, `start`, `end` or `duration`, and `loads`",
+            e.message().trim()
+        )
+    })?;
+    let err = |span: std::ops::Range<usize>, msg: String| format!("{file}:{}: {msg}", at(span));
+    let duration_of = |v: &Spanned<String>, key: &str, what: &str| {
+        parse_duration_ns(v.get_ref())
+            .map_err(|e| err(v.span(), format!("{what}: key '{key}': {e}")))
+    };
+    if raw.phase.is_empty() {
+        return Err(format!(
+            "{file}:1: no [[phase]] table; a scenario needs at least one phase, e.g. [[phase]] label = \"idle\" duration = \"10s\""
+        ));
+    }
+    let total = raw
+        .duration
+        .as_ref()
+        .map(|d| duration_of(d, "duration", "scenario"))
+        .transpose()?;
+    if total == Some(0) {
+        return Err(err(
+            raw.duration.as_ref().unwrap().span(),
+            "scenario: key 'duration' must be above zero".into(),
+        ));
+    }
+    let mut phases: Vec<ScenarioPhase> = Vec::new();
+    let count = raw.phase.len();
+    for (i, sp) in raw.phase.iter().enumerate() {
+        let p = sp.get_ref();
+        let Some(label) = &p.label else {
+            return Err(err(
+                sp.span(),
+                format!(
+                    "phase {i}: key 'label' is missing; every phase needs a label, e.g. label = \"idle\""
+                ),
+            ));
+        };
+        let what = format!("phase {i} ('{}')", label.get_ref());
+        if label.get_ref().trim().is_empty() {
+            return Err(err(
+                label.span(),
+                format!("phase {i}: key 'label' is empty"),
+            ));
+        }
+        if let Some(other) = phases.iter().position(|q| q.label == *label.get_ref()) {
+            return Err(err(
+                label.span(),
+                format!(
+                    "{what}: key 'label': phase {other} has the same label; labels must be unique"
+                ),
+            ));
+        }
+        let previous_end = phases.last().map_or(0, |q| q.end_ns);
+        let start_ns = match &p.start {
+            Some(s) => duration_of(s, "start", &what)?,
+            None => previous_end,
+        };
+        if start_ns < previous_end {
+            let span = p.start.as_ref().map_or(sp.span(), |s| s.span());
+            return Err(err(
+                span,
+                format!(
+                    "{what}: key 'start' ({} s) is before the end of phase {} ({} s): phases must not overlap and must be in time order",
+                    seconds(start_ns),
+                    i - 1,
+                    seconds(previous_end)
+                ),
+            ));
+        }
+        let end_ns = match (&p.end, &p.duration) {
+            (Some(e), None) => duration_of(e, "end", &what)?,
+            (None, Some(d)) => start_ns + duration_of(d, "duration", &what)?,
+            (Some(_), Some(d)) => {
+                return Err(err(
+                    d.span(),
+                    format!("{what}: key 'duration' given with 'end'; give one of them"),
+                ));
+            }
+            (None, None) => match total {
+                Some(t) if i + 1 == count => t,
+                _ => {
+                    return Err(err(
+                        sp.span(),
+                        format!(
+                            "{what}: no 'end' or 'duration'; give one (only the last phase may omit both, to run until the scenario's `duration`)"
+                        ),
+                    ));
+                }
+            },
+        };
+        if end_ns <= start_ns {
+            let span = p
+                .end
+                .as_ref()
+                .or(p.duration.as_ref())
+                .map_or(sp.span(), |s| s.span());
+            return Err(err(
+                span,
+                format!(
+                    "{what}: ends at {} s, not after its start at {} s; a phase must last more than zero",
+                    seconds(end_ns),
+                    seconds(start_ns)
+                ),
+            ));
+        }
+        let mut loads = Vec::new();
+        for l in &p.loads {
+            let e = |m: String| err(l.span(), format!("{what}: key 'loads': {m}"));
+            let g = match LoadSpec::parse(l.get_ref()).map_err(e)? {
+                LoadSpec::Generator(g) => g,
+                LoadSpec::Spike(_) => {
+                    return Err(e(format!(
+                        "'{}': the spike load runs for the whole run; give it with --load instead",
+                        l.get_ref()
+                    )));
+                }
+            };
+            if let Some(c) = g.listed_cpus().iter().find(|c| !online.contains(c)) {
+                return Err(e(format!(
+                    "'{}': CPU {c} is not online; this system's online CPUs are {}",
+                    l.get_ref(),
+                    format_cpu_list(online)
+                )));
+            }
+            g.check_system().map_err(e)?;
+            loads.push(g);
+        }
+        phases.push(ScenarioPhase {
+            label: label.get_ref().clone(),
+            start_ns,
+            end_ns,
+            loads,
+        });
+    }
+    let last_end = phases.last().map_or(0, |p| p.end_ns);
+    if let Some(t) = total
+        && t < last_end
+    {
+        return Err(err(
+            raw.duration.as_ref().unwrap().span(),
+            format!(
+                "scenario: key 'duration' ({} s) ends before the last phase ends ({} s); lengthen it or drop it (the run then ends with the last phase)",
+                seconds(t),
+                seconds(last_end)
+            ),
+        ));
+    }
+    Ok(Scenario {
+        path: path.to_path_buf(),
+        description: raw.description,
+        length_ns: total.unwrap_or(last_end),
+        phases,
+    })
+}
+
+impl Scenario {
+    /// Checks what needs the measured CPUs: `cpus=housekeeping` must leave CPUs for the loads.
+    pub fn check_cpus(&self, measured: &[usize], online: &[usize]) -> Result<(), String> {
+        for (i, p) in self.phases.iter().enumerate() {
+            for g in &p.loads {
+                g.common.cpus.resolve(online, measured).map_err(|e| {
+                    format!(
+                        "{}: phase {i} ('{}'): load '{}': {e}",
+                        self.path.display(),
+                        p.label,
+                        g.text
+                    )
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn seconds(ns: u64) -> String {
+    let s = format!("{:.3}", ns as f64 / 1e9);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> Result<Scenario, String> {
+        parse(text, Path::new("s.toml"), &[0, 1])
+    }
+
+    #[test]
+    fn phases_follow_one_another() {
+        let s = parse_str(
+            r#"
+description = "test"
+duration = "10s"
+[[phase]]
+label = "idle"
+duration = "2s"
+[[phase]]
+label = "cpu"
+loads = ["cpu:workers=1", "proc"]
+end = "5s"
+[[phase]]
+label = "rest"
+start = "6s"
+"#,
+        )
+        .unwrap();
+        assert_eq!(s.length_ns, 10_000_000_000);
+        let b: Vec<(u64, u64)> = s.phases.iter().map(|p| (p.start_ns, p.end_ns)).collect();
+        assert_eq!(
+            b,
+            vec![
+                (0, 2_000_000_000),
+                (2_000_000_000, 5_000_000_000),
+                (6_000_000_000, 10_000_000_000)
+            ]
+        );
+        assert_eq!(s.phases[1].loads.len(), 2);
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        for (text, needles) in [
+            (
+                "[[phase]]\nlabel = \"a\"\ncolour = \"red\"\n",
+                &["s.toml:3:", "colour"][..],
+            ),
+            (
+                "[[phase]]\nlabel = \"a\"\nduration = \"2 s\"\n",
+                &["s.toml:3:", "'duration'", "'2 s'"],
+            ),
+            (
+                "[[phase]]\nlabel = \"a\"\nduration = \"2s\"\n[[phase]]\nlabel = \"b\"\nstart = \"1s\"\nend = \"3s\"\n",
+                &["s.toml:6:", "'start'", "overlap"],
+            ),
+            (
+                "[[phase]]\nlabel = \"a\"\nduration = \"1s\"\nloads = [\"tornado\"]\n",
+                &["s.toml:4:", "'loads'", "unknown load 'tornado'"],
+            ),
+            (
+                "[[phase]]\nlabel = \"a\"\nduration = \"1s\"\nloads = [\"cpu:cpus=7\"]\n",
+                &["s.toml:4:", "CPU 7 is not online"],
+            ),
+            (
+                "[[phase]]\nlabel = \"a\"\nduration = \"1s\"\nloads = [\"spike:cpu=0\"]\n",
+                &["s.toml:4:", "--load"],
+            ),
+            (
+                "[[phase]]\nlabel = \"a\"\nstart = \"2s\"\nend = \"1s\"\n",
+                &["s.toml:4:", "not after its start"],
+            ),
+            (
+                "[[phase]]\nlabel = \"a\"\n",
+                &["s.toml:1:", "no 'end' or 'duration'"],
+            ),
+            ("duration = \"1s\"\n", &["no [[phase]]"]),
+            (
+                "[[phase]]\nlabel = \"a\"\nduration = \"1s\"\n[[phase]]\nlabel = \"a\"\nduration = \"1s\"\n",
+                &["s.toml:5:", "same label"],
+            ),
+            (
+                "duration = \"1s\"\n[[phase]]\nlabel = \"a\"\nduration = \"2s\"\n",
+                &["s.toml:1:", "ends before the last phase"],
+            ),
+            ("[[phase]\n", &["s.toml:1:"]),
+        ] {
+            let e = parse_str(text).unwrap_err();
+            for n in needles {
+                assert!(e.contains(n), "{text:?}: '{n}' not in: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_example_parses() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                // Any machine: check CPUs against a generous list; memory sizes against this one.
+                load_file(&path, &(0..4096).collect::<Vec<_>>())
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                n += 1;
+            }
+        }
+        assert!(n >= 2, "examples/ holds the OCERA and OSADL scenarios");
+    }
+}
