@@ -43,5 +43,6 @@ fn dispatch(command: Command) -> jitterlab::error::Result<i32> {
             report::export::export(&args.run_dir, args.format, args.output.as_deref()).map(|_| 0)
         }
         Command::Doctor(args) => system::doctor::run(args.json, args.cpus.as_deref()),
+        Command::Report(args) => report::html::run(&args),
     }
 }

@@ -5,6 +5,7 @@ pub mod events;
 pub mod loaded;
 pub mod run_record;
 pub mod sweep;
+pub mod synthetic;
 
 pub use dir::ResultDir;
 pub use run_record::RunRecord;

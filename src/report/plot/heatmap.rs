@@ -1,0 +1,190 @@
+//! The heat map of a CPU's interval histograms: time across, latency up (log), the colour of
+//! each cell the number of wakeups with that latency in that stretch of time. It is the
+//! long-run view OSADL draws in 3D, flattened: a steady body shows as a band, a periodic
+//! disturbance as dots at a fixed height, a change of load as a step of the band.
+
+use super::Figure;
+use super::axis::{Quantity, Scale, ScaleKind, format_value, time_unit};
+use super::chart::{Axis, Frame, LegendEntry, Style};
+use crate::report::digest::{ROWS, SeriesDigest, row_floor_ns};
+
+/// Time columns of the grid (fewer when the run has fewer intervals).
+pub const COLUMNS: usize = 240;
+
+/// A fixed grid: `cells[column * ROWS + row]` wakeups.
+#[derive(Debug, Clone)]
+pub struct HeatGrid {
+    pub label: String,
+    pub columns: usize,
+    pub extent_s: f64,
+    pub cells: Vec<u64>,
+}
+
+impl HeatGrid {
+    pub fn at(&self, column: usize, row: usize) -> u64 {
+        self.cells[column * ROWS + row]
+    }
+
+    /// The rows holding any wakeup: (lowest, highest).
+    pub fn row_span(&self) -> Option<(usize, usize)> {
+        let mut span: Option<(usize, usize)> = None;
+        for c in 0..self.columns {
+            for r in 0..ROWS {
+                if self.at(c, r) > 0 {
+                    span = Some(span.map_or((r, r), |(lo, hi)| (lo.min(r), hi.max(r))));
+                }
+            }
+        }
+        span
+    }
+}
+
+/// Adds each interval's row counts to the column its middle falls in.
+pub fn prepare(series: &SeriesDigest, extent_s: f64) -> HeatGrid {
+    let columns = series.intervals.len().clamp(1, COLUMNS);
+    let extent_s = if extent_s > 0.0 { extent_s } else { 1.0 };
+    let mut cells = vec![0u64; columns * ROWS];
+    for p in &series.intervals {
+        let mid = p.start_s + p.length_s / 2.0;
+        let c = ((mid / extent_s * columns as f64) as usize).min(columns - 1);
+        for &(row, count) in series.rows_of(p) {
+            cells[c * ROWS + row as usize] += count as u64;
+        }
+    }
+    HeatGrid {
+        label: series.label.clone(),
+        columns,
+        extent_s,
+        cells,
+    }
+}
+
+/// Viridis (perceptually uniform and colour-blind safe), from few wakeups (light yellow) to
+/// many (dark violet), so empty cells stay white and the dense body stands out.
+const RAMP: &[&str] = &[
+    "#fde725", "#aadc32", "#5ec962", "#27ad81", "#21918c", "#2c728e", "#3b528b", "#482878",
+    "#440154",
+];
+
+/// The number of colour classes a grid's counts are sorted into (log steps).
+const CLASSES: usize = 9;
+
+fn class_colour(class: usize) -> &'static str {
+    RAMP[class.min(RAMP.len() - 1)]
+}
+
+/// The colour class of `count` when the largest cell holds `max`: log-spaced from 1 to max.
+fn class_of(count: u64, max: u64) -> usize {
+    if max <= 1 {
+        return CLASSES - 1;
+    }
+    let t = (count as f64).ln() / (max as f64).ln();
+    ((t * CLASSES as f64) as usize).min(CLASSES - 1)
+}
+
+pub fn draw(name: &str, title: &str, grid: &HeatGrid) -> Figure {
+    let (lo_row, hi_row) = grid.row_span().unwrap_or((30, 60));
+    let max = grid.cells.iter().copied().max().unwrap_or(0);
+    let (_, unit) = time_unit(grid.extent_s);
+    let x = Axis {
+        scale: Scale::new(ScaleKind::Linear, 0.0, grid.extent_s),
+        quantity: Quantity::TimeS,
+        title: format!("time since the start ({unit})"),
+    };
+    let y = Axis {
+        scale: Scale::new(
+            ScaleKind::Log,
+            row_floor_ns(lo_row),
+            row_floor_ns(hi_row + 1),
+        ),
+        quantity: Quantity::LatencyNs,
+        title: "latency (log scale)".into(),
+    };
+    // The legend is the colour scale: each class's smallest count.
+    let legend: Vec<LegendEntry> = (0..CLASSES)
+        .filter_map(|k| {
+            let from = if max <= 1 {
+                1.0
+            } else {
+                (max as f64).powf(k as f64 / CLASSES as f64).ceil()
+            };
+            (k == 0 || from > (max as f64).powf((k - 1) as f64 / CLASSES as f64).ceil()).then(
+                || LegendEntry {
+                    label: format!(
+                        "{}≥{}",
+                        if k == 0 { "wakeups per cell: " } else { "" },
+                        format_value(from, &Quantity::Count, from)
+                    ),
+                    style: Style {
+                        colour: class_colour(if max <= 1 { CLASSES - 1 } else { k }),
+                        dash: None,
+                        width: 1.0,
+                    },
+                    filled: true,
+                },
+            )
+        })
+        .collect();
+    let mut frame = Frame::begin(name, title, x, y, &legend);
+    let (left, _, right, _) = frame.area;
+    let col_px = (right - left) / grid.columns as f64;
+    frame
+        .svg
+        .group(r#"class="cells" shape-rendering="crispEdges""#);
+    for row in lo_row..=hi_row {
+        let y_top = frame.y.scale.px(row_floor_ns(row + 1));
+        let y_bottom = frame.y.scale.px(row_floor_ns(row));
+        // Neighbouring cells of one colour are drawn as one rectangle.
+        let mut c = 0;
+        while c < grid.columns {
+            let count = grid.at(c, row);
+            if count == 0 {
+                c += 1;
+                continue;
+            }
+            let class = class_of(count, max);
+            let mut end = c + 1;
+            while end < grid.columns
+                && grid.at(end, row) > 0
+                && class_of(grid.at(end, row), max) == class
+            {
+                end += 1;
+            }
+            frame.svg.rect(
+                left + c as f64 * col_px,
+                y_top,
+                (end - c) as f64 * col_px + 0.3,
+                y_bottom - y_top + 0.3,
+                &format!(r#"fill="{}""#, class_colour(class)),
+            );
+            c = end;
+        }
+    }
+    frame.svg.end_group();
+    let statements = vec![format!(
+        "{}: {} columns of {} each, rows of 1/10 decade of latency; the darkest cells hold up to {} wakeups.",
+        grid.label,
+        grid.columns,
+        crate::units::format_elapsed((grid.extent_s / grid.columns as f64 * 1e9) as u64),
+        max
+    )];
+    Figure {
+        name: name.into(),
+        title: title.into(),
+        statements,
+        svg: frame.finish(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_are_log_spaced() {
+        assert_eq!(class_of(1, 1_000_000), 0);
+        assert_eq!(class_of(1_000_000, 1_000_000), CLASSES - 1);
+        assert_eq!(class_of(1_000, 1_000_000), 4);
+        assert_eq!(class_of(1, 1), CLASSES - 1);
+    }
+}
