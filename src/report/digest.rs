@@ -24,6 +24,11 @@ pub fn row_floor_ns(row: usize) -> f64 {
     10f64.powf(row as f64 / ROWS_PER_DECADE as f64)
 }
 
+/// The row edges as integers: a value v is in row r when EDGES[r] <= v < EDGES[r + 1] (the
+/// scan compares millions of values; no floating point in that loop).
+static ROW_EDGES: std::sync::LazyLock<Vec<u64>> =
+    std::sync::LazyLock::new(|| (0..=ROWS).map(|r| row_floor_ns(r).ceil() as u64).collect());
+
 /// One interval of one tag.
 #[derive(Debug, Clone, Copy)]
 pub struct IntervalPoint {
@@ -74,15 +79,14 @@ impl SeriesDigest {
     fn add(&mut self, i: &SparseInterval) {
         let rows_from = self.rows.len() as u32;
         // Counts come in ascending value order, so the row only moves forward.
+        let edges = &*ROW_EDGES;
         let mut row = 0usize;
-        let mut next_edge = row_floor_ns(1);
         for &(value, count) in i.counts {
             self.histogram
                 .record_n(value, count)
                 .expect("auto-resizing histogram");
-            while value as f64 >= next_edge && row + 1 < ROWS {
+            while row + 1 < ROWS && value >= edges[row + 1] {
                 row += 1;
-                next_edge = row_floor_ns(row + 1);
             }
             let count = count.min(u32::MAX as u64) as u32;
             let this_interval = self.rows.len() as u32 > rows_from;

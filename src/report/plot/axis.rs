@@ -221,9 +221,9 @@ pub fn latency_unit(ns: f64) -> (&'static str, f64) {
     }
 }
 
-/// A number without trailing zeros: 1, 2.5, 0.01.
+/// A number without trailing zeros: 1, 2.5, 0.01 (up to 9 decimals).
 fn short(v: f64) -> String {
-    let s = format!("{v:.6}");
+    let s = format!("{v:.9}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     if s == "-0" { "0".into() } else { s.into() }
 }

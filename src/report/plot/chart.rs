@@ -7,7 +7,7 @@ use crate::report::svg::{Anchor, Svg};
 
 pub const WIDTH: f64 = 900.0;
 pub const HEIGHT: f64 = 440.0;
-const LEFT: f64 = 78.0;
+const LEFT: f64 = 100.0;
 const RIGHT: f64 = 24.0;
 const TITLE_BAND: f64 = 34.0;
 const LEGEND_ROW: f64 = 20.0;
@@ -206,7 +206,7 @@ fn draw_legend(svg: &mut Svg, legend: &[LegendEntry]) {
                 y - 6.0,
                 22.0,
                 12.0,
-                &format!(r#"fill="{}" fill-opacity="0.6""#, e.style.colour),
+                &format!(r#"fill="{}""#, e.style.colour),
             );
         } else {
             svg.line(p.x, y, p.x + 22.0, y, &e.style.stroke());

@@ -66,20 +66,32 @@ const RAMP: &[&str] = &[
     "#440154",
 ];
 
-/// The number of colour classes a grid's counts are sorted into (log steps).
-const CLASSES: usize = 9;
-
-fn class_colour(class: usize) -> &'static str {
-    RAMP[class.min(RAMP.len() - 1)]
+/// The smallest count of each colour class: 1, 3, 10, 30, 100... up to the largest cell.
+fn class_floors(max: u64) -> Vec<u64> {
+    let mut floors = vec![1u64];
+    let mut next = 3u64;
+    while next <= max {
+        floors.push(next);
+        next = if next.to_string().starts_with('3') {
+            next / 3 * 10
+        } else {
+            next * 3
+        };
+    }
+    floors
 }
 
-/// The colour class of `count` when the largest cell holds `max`: log-spaced from 1 to max.
-fn class_of(count: u64, max: u64) -> usize {
-    if max <= 1 {
-        return CLASSES - 1;
+/// The colour class of `count` (at least 1) among `floors`.
+fn class_of(count: u64, floors: &[u64]) -> usize {
+    floors.iter().rposition(|&f| count >= f).unwrap_or(0)
+}
+
+/// The ramp colour of class `k` of `n`, spread over the whole ramp.
+fn class_colour(k: usize, n: usize) -> &'static str {
+    if n <= 1 {
+        return RAMP[RAMP.len() / 2];
     }
-    let t = (count as f64).ln() / (max as f64).ln();
-    ((t * CLASSES as f64) as usize).min(CLASSES - 1)
+    RAMP[(k * (RAMP.len() - 1) + (n - 1) / 2) / (n - 1)]
 }
 
 pub fn draw(name: &str, title: &str, grid: &HeatGrid) -> Figure {
@@ -101,28 +113,22 @@ pub fn draw(name: &str, title: &str, grid: &HeatGrid) -> Figure {
         title: "latency (log scale)".into(),
     };
     // The legend is the colour scale: each class's smallest count.
-    let legend: Vec<LegendEntry> = (0..CLASSES)
-        .filter_map(|k| {
-            let from = if max <= 1 {
-                1.0
-            } else {
-                (max as f64).powf(k as f64 / CLASSES as f64).ceil()
-            };
-            (k == 0 || from > (max as f64).powf((k - 1) as f64 / CLASSES as f64).ceil()).then(
-                || LegendEntry {
-                    label: format!(
-                        "{}≥{}",
-                        if k == 0 { "wakeups per cell: " } else { "" },
-                        format_value(from, &Quantity::Count, from)
-                    ),
-                    style: Style {
-                        colour: class_colour(if max <= 1 { CLASSES - 1 } else { k }),
-                        dash: None,
-                        width: 1.0,
-                    },
-                    filled: true,
-                },
-            )
+    let floors = class_floors(max);
+    let legend: Vec<LegendEntry> = floors
+        .iter()
+        .enumerate()
+        .map(|(k, &from)| LegendEntry {
+            label: format!(
+                "{}≥{}",
+                if k == 0 { "wakeups per cell: " } else { "" },
+                format_value(from as f64, &Quantity::Count, from as f64)
+            ),
+            style: Style {
+                colour: class_colour(k, floors.len()),
+                dash: None,
+                width: 1.0,
+            },
+            filled: true,
         })
         .collect();
     let mut frame = Frame::begin(name, title, x, y, &legend);
@@ -142,11 +148,11 @@ pub fn draw(name: &str, title: &str, grid: &HeatGrid) -> Figure {
                 c += 1;
                 continue;
             }
-            let class = class_of(count, max);
+            let class = class_of(count, &floors);
             let mut end = c + 1;
             while end < grid.columns
                 && grid.at(end, row) > 0
-                && class_of(grid.at(end, row), max) == class
+                && class_of(grid.at(end, row), &floors) == class
             {
                 end += 1;
             }
@@ -155,7 +161,7 @@ pub fn draw(name: &str, title: &str, grid: &HeatGrid) -> Figure {
                 y_top,
                 (end - c) as f64 * col_px + 0.3,
                 y_bottom - y_top + 0.3,
-                &format!(r#"fill="{}""#, class_colour(class)),
+                &format!(r#"fill="{}""#, class_colour(class, floors.len())),
             );
             c = end;
         }
@@ -182,9 +188,16 @@ mod tests {
 
     #[test]
     fn classes_are_log_spaced() {
-        assert_eq!(class_of(1, 1_000_000), 0);
-        assert_eq!(class_of(1_000_000, 1_000_000), CLASSES - 1);
-        assert_eq!(class_of(1_000, 1_000_000), 4);
-        assert_eq!(class_of(1, 1), CLASSES - 1);
+        assert_eq!(class_floors(1), vec![1]);
+        assert_eq!(
+            class_floors(36_000),
+            vec![1, 3, 10, 30, 100, 300, 1000, 3000, 10_000, 30_000]
+        );
+        let f = class_floors(1000);
+        assert_eq!(class_of(1, &f), 0);
+        assert_eq!(class_of(29, &f), 2);
+        assert_eq!(class_of(1000, &f), 6);
+        assert_eq!(class_colour(0, 7), RAMP[0]);
+        assert_eq!(class_colour(6, 7), RAMP[8]);
     }
 }

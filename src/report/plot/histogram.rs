@@ -72,7 +72,12 @@ pub fn draw(name: &str, title: &str, binned: &[Binned]) -> Figure {
         title: "wakeup latency (log scale; bins of 1/40 decade)".into(),
     };
     let y = Axis {
-        scale: Scale::new(ScaleKind::Log, 0.5, max_count as f64 * 2.0).rounded_out(),
+        // From half a wakeup, so that bins of one wakeup stand clear of the axis.
+        scale: Scale::new(
+            ScaleKind::Log,
+            0.5,
+            10f64.powf((max_count as f64 * 2.0).log10().ceil()),
+        ),
         quantity: Quantity::Count,
         title: "wakeups per bin (log scale)".into(),
     };
