@@ -59,15 +59,23 @@ pub fn prepare(series: &SeriesDigest, extent_s: f64) -> HeatGrid {
     }
 }
 
-/// Viridis (perceptually uniform and colour-blind safe), from few wakeups (light yellow) to
-/// many (dark violet), so empty cells stay white and the dense body stands out.
+/// Viridis (perceptually uniform and colour-blind safe) at 12 even steps, from few wakeups
+/// (light yellow) to many (dark violet), so empty cells stay white and the dense body stands
+/// out. Each colour class gets its own step.
 const RAMP: &[&str] = &[
-    "#fde725", "#aadc32", "#5ec962", "#27ad81", "#21918c", "#2c728e", "#3b528b", "#482878",
-    "#440154",
+    "#fde725", "#c2df23", "#86d549", "#52c569", "#2ab07f", "#1e9b8a", "#25858e", "#2d708e",
+    "#38588c", "#433e85", "#482173", "#440154",
 ];
 
-/// The smallest count of each colour class: 1, 3, 10, 30, 100... up to the largest cell.
+/// The smallest count of each colour class: 1, 3, 10, 30, 100... up to the largest cell; whole
+/// decades (or coarser) when that would make more classes than the ramp has colours.
 fn class_floors(max: u64) -> Vec<u64> {
+    let floors = half_decades(max);
+    let step = floors.len().div_ceil(RAMP.len());
+    floors.into_iter().step_by(step).collect()
+}
+
+fn half_decades(max: u64) -> Vec<u64> {
     let mut floors = vec![1u64];
     let mut next = 3u64;
     while next <= max {
@@ -198,6 +206,14 @@ mod tests {
         assert_eq!(class_of(29, &f), 2);
         assert_eq!(class_of(1000, &f), 6);
         assert_eq!(class_colour(0, 7), RAMP[0]);
-        assert_eq!(class_colour(6, 7), RAMP[8]);
+        assert_eq!(class_colour(6, 7), RAMP[RAMP.len() - 1]);
+        // Every class its own colour.
+        for max in [1, 10, 36_000, 400_000, 10_000_000, u64::MAX / 4] {
+            let n = class_floors(max).len();
+            let colours: std::collections::BTreeSet<_> =
+                (0..n).map(|k| class_colour(k, n)).collect();
+            assert_eq!(colours.len(), n, "max {max}");
+        }
+        assert_eq!(class_floors(10_000_000)[..3], [1, 10, 100]);
     }
 }
