@@ -38,6 +38,8 @@ pub enum Command {
     /// Internal: the process of one load generator, started by jitterlab itself.
     #[command(name = "__load-worker", hide = true)]
     LoadWorker(LoadWorkerArgs),
+    /// Write a self-contained HTML report (tables and plots) of result directories or sweeps.
+    Report(ReportArgs),
 }
 
 #[derive(Debug, Args, Clone)]
@@ -313,4 +315,19 @@ pub struct LoadWorkerArgs {
     pub report_cpus: String,
     #[arg(long)]
     pub once: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Result directories of runs (holding run.json) or of sweeps (holding sweep.json). Two or
+    /// more runs are also overlaid and compared with the first.
+    #[arg(required = true, value_name = "RUN_DIR")]
+    pub run_dirs: Vec<PathBuf>,
+    /// The HTML file to write (overwritten if it exists).
+    #[arg(long, short = 'o', default_value = "report.html", value_name = "FILE")]
+    pub output: PathBuf,
+    /// Also write every plot as <name>.svg and <name>.png into DIR (created if missing); names
+    /// in docs/report.md.
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
 }

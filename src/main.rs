@@ -56,5 +56,6 @@ fn dispatch(command: Command) -> jitterlab::error::Result<i32> {
             &args.report_cpus,
             args.once,
         )),
+        Command::Report(args) => report::html::run(&args),
     }
 }

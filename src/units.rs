@@ -74,6 +74,15 @@ pub fn format_ns(ns: u64) -> String {
     }
 }
 
+/// [`format_ns`] for a value that can be negative (a minimum latency of an early wakeup).
+pub fn format_ns_signed(ns: i64) -> String {
+    if ns < 0 {
+        format!("-{}", format_ns(ns.unsigned_abs()))
+    } else {
+        format_ns(ns as u64)
+    }
+}
+
 /// Formats a duration for humans, as in progress lines: `1h02m03s`, `4m05s`, `12.3s`.
 pub fn format_elapsed(ns: u64) -> String {
     let s = ns / 1_000_000_000;

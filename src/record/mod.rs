@@ -3,6 +3,7 @@
 //! each interval completes and the sample log when asked, and counts deadline misses.
 
 pub mod hlog;
+pub mod hlog_scan;
 pub mod live;
 pub mod samplelog;
 pub mod stats;

@@ -1,6 +1,12 @@
-//! Renderers of results: the terminal summary and the exporters.
+//! Renderers of results: the terminal summary, the exporters, and the HTML report with its
+//! plots (`jitterlab report`, see docs/report.md).
 
 pub mod compare_view;
+pub mod digest;
 pub mod export;
+pub mod html;
 pub mod phases;
+pub mod plot;
+pub mod png;
+pub mod svg;
 pub mod terminal;

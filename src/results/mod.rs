@@ -6,6 +6,7 @@ pub mod import;
 pub mod loaded;
 pub mod run_record;
 pub mod sweep;
+pub mod synthetic;
 
 pub use dir::ResultDir;
 pub use run_record::RunRecord;

@@ -1,0 +1,362 @@
+//! `jitterlab report`: one self-contained HTML file (CSS and SVG plots inline, no script, no
+//! fetch of anything) for one or more result directories, and with `--plots DIR` every plot as
+//! SVG and PNG. The steps: check every argument (bad input exits 2 before any work), read each
+//! run in one streaming pass ([`crate::report::digest`]), prepare and draw the figures
+//! ([`crate::report::plot`]), assemble the page ([`page`]), write the files.
+
+mod page;
+
+use crate::cli::ReportArgs;
+use crate::error::{Failure, OrFailure, Result};
+use crate::report::digest::{self, RunDigest};
+use crate::report::plot::{
+    Distribution, Figure, exceedance, heatmap, histogram, sweep as sweep_plot, timeline,
+};
+use crate::report::png::PngRenderer;
+use crate::results::events::Event;
+use crate::results::run_record::FILE_NAME as RUN_JSON;
+use crate::results::sweep::{FILE_NAME as SWEEP_JSON, SweepRecord};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// What one RUN_DIR argument turned out to be.
+enum Kind {
+    Run,
+    Sweep,
+}
+
+/// One argument, read.
+pub(crate) enum Input {
+    Run {
+        digest: Box<RunDigest>,
+        figures: Vec<Figure>,
+    },
+    Sweep {
+        path: PathBuf,
+        record: SweepRecord,
+        figures: Vec<Figure>,
+    },
+}
+
+/// Runs the command; returns the exit code.
+pub fn run(args: &ReportArgs) -> Result<i32> {
+    // Every argument is checked before anything is read or written.
+    let kinds: Vec<Kind> = args
+        .run_dirs
+        .iter()
+        .map(|p| classify(p))
+        .collect::<Result<_>>()?;
+    if let Some(dir) = &args.plots
+        && dir.exists()
+        && !dir.is_dir()
+    {
+        return Err(Failure::usage(format!(
+            "--plots {}: exists and is not a directory; pass a directory (it is created if missing)",
+            dir.display()
+        )));
+    }
+
+    let mut inputs = Vec::new();
+    let mut run_number = 0;
+    let mut sweep_number = 0;
+    for (path, kind) in args.run_dirs.iter().zip(&kinds) {
+        match kind {
+            Kind::Run => {
+                run_number += 1;
+                let digest = read_with_progress(path, run_number)?;
+                let figures = run_figures(&format!("run{run_number}"), &digest);
+                inputs.push(Input::Run {
+                    digest: Box::new(digest),
+                    figures,
+                });
+            }
+            Kind::Sweep => {
+                sweep_number += 1;
+                let record = read_sweep(path)?;
+                let figures = sweep_figures(&format!("sweep{sweep_number}"), &record);
+                inputs.push(Input::Sweep {
+                    path: path.clone(),
+                    record,
+                    figures,
+                });
+            }
+        }
+    }
+    let runs: Vec<&RunDigest> = inputs
+        .iter()
+        .filter_map(|i| match i {
+            Input::Run { digest, .. } => Some(digest.as_ref()),
+            _ => None,
+        })
+        .collect();
+    let overlays = if runs.len() >= 2 {
+        overlay_figures(&runs)
+    } else {
+        Vec::new()
+    };
+    let html = page::render(&inputs, &runs, &overlays);
+    std::fs::write(&args.output, html)
+        .or_usage(|| format!("cannot write the report to {}", args.output.display()))?;
+    if let Some(dir) = &args.plots {
+        let all: Vec<&Figure> = inputs
+            .iter()
+            .flat_map(|i| match i {
+                Input::Run { figures, .. } | Input::Sweep { figures, .. } => figures.iter(),
+            })
+            .chain(overlays.iter())
+            .collect();
+        write_plots(dir, &all)?;
+    }
+    eprintln!("jitterlab: report written to {}", args.output.display());
+    Ok(0)
+}
+
+fn classify(path: &Path) -> Result<Kind> {
+    if path.join(RUN_JSON).is_file() {
+        Ok(Kind::Run)
+    } else if path.join(SWEEP_JSON).is_file() {
+        Ok(Kind::Sweep)
+    } else if !path.exists() {
+        Err(Failure::usage(format!(
+            "{}: no such directory; pass result directories written by jitterlab run or jitterlab sweep",
+            path.display()
+        )))
+    } else {
+        Err(Failure::usage(format!(
+            "{} is not a jitterlab result directory (no {RUN_JSON}) nor a sweep directory (no {SWEEP_JSON}); pass the directory a run or a sweep wrote, e.g. jitterlab-results/<time>-<host>",
+            path.display()
+        )))
+    }
+}
+
+fn read_sweep(path: &Path) -> Result<SweepRecord> {
+    let file = path.join(SWEEP_JSON);
+    let text =
+        std::fs::read_to_string(&file).or_usage(|| format!("cannot read {}", file.display()))?;
+    serde_json::from_str(&text)
+        .map_err(|e| Failure::usage(format!("{} is not a valid sweep.json: {e}", file.display())))
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal.
+fn progress_bar(len: u64, message: String) -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(len), target);
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {percent}% ({elapsed})")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(message);
+    bar
+}
+
+fn read_with_progress(path: &Path, number: usize) -> Result<RunDigest> {
+    let bar = progress_bar(1, format!("reading run {number} ({})", path.display()));
+    let result = digest::read_run(path, &|done, total| {
+        bar.set_length(total.max(1));
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    result.map_err(Failure::usage)
+}
+
+/// The distributions of a run: each CPU's wakeup latency, then its timer IRQ latency when
+/// traced. Wakeup series carry run.json's exact max.
+fn distributions(run: &RunDigest) -> Vec<Distribution<'_>> {
+    run.series
+        .iter()
+        .map(|s| Distribution {
+            label: s.label.clone(),
+            histogram: &s.histogram,
+            exact_max_ns: if s.irq {
+                None
+            } else {
+                run.record
+                    .threads
+                    .iter()
+                    .find(|t| Some(t.cpu) == s.cpu)
+                    .and_then(|t| t.latency.max_ns)
+            },
+            secondary: s.irq,
+        })
+        .collect()
+}
+
+/// Whether the run's hlog has per-interval data (an import may hold one interval only).
+fn has_time_series(run: &RunDigest) -> bool {
+    run.record.imported.as_ref().is_none_or(|i| i.per_interval)
+        && run.series.iter().any(|s| !s.intervals.is_empty())
+}
+
+/// The figures of one run, named `<prefix>-<kind>`.
+fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let dists = distributions(run);
+    if dists.iter().any(|d| !d.histogram.is_empty()) {
+        out.push(histogram::draw(
+            &format!("{prefix}-histogram"),
+            "Latency histogram",
+            &histogram::prepare(&dists),
+        ));
+    }
+    if has_time_series(run) {
+        let wakeups: Vec<_> = run.wakeup_series().collect();
+        let markers = run
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::SpikeExplained(x) => Some(timeline::Marker {
+                    time_s: x.due_ns.saturating_sub(run.record.start_monotonic_ns) as f64 / 1e9,
+                    latency_ns: x.latency_ns.max(1) as u64,
+                    cpu: x.cpu,
+                    text: format!("CPU {}: {}", x.cpu, x.verdict),
+                }),
+                _ => None,
+            })
+            .collect();
+        let data = timeline::prepare(&wakeups, run.extent_s(), run.phase_spans(), markers);
+        out.push(timeline::draw(
+            &format!("{prefix}-timeline"),
+            "Latency over time: max and p99 of each interval",
+            &data,
+        ));
+    }
+    if dists.iter().any(|d| !d.histogram.is_empty()) {
+        out.push(exceedance::draw(
+            &format!("{prefix}-exceedance"),
+            "Exceedance: share of wakeups later than x",
+            &exceedance::prepare(&dists),
+        ));
+    }
+    if has_time_series(run) {
+        for s in run.wakeup_series().filter(|s| !s.intervals.is_empty()) {
+            let suffix = s.cpu.map_or_else(|| s.tag.clone(), |c| format!("cpu{c}"));
+            out.push(heatmap::draw(
+                &format!("{prefix}-heatmap-{suffix}"),
+                &format!("Heat map of {}'s interval histograms", s.label),
+                &heatmap::prepare(s, run.extent_s()),
+            ));
+        }
+    }
+    out
+}
+
+fn sweep_figures(prefix: &str, record: &SweepRecord) -> Vec<Figure> {
+    let mut out: Vec<Figure> = sweep_plot::throughput_lines(record)
+        .iter()
+        .map(|metric| {
+            sweep_plot::draw_throughput(
+                &format!("{prefix}-throughput-{}", slug(&metric.0)),
+                record,
+                metric,
+            )
+        })
+        .collect();
+    out.push(sweep_plot::draw_latency(
+        &format!("{prefix}-latency"),
+        record,
+    ));
+    out
+}
+
+/// `rate (ops/s)` -> `rate-ops-s`: a file-name-safe form of a metric name.
+fn slug(text: &str) -> String {
+    let mut s: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    while s.contains("--") {
+        s = s.replace("--", "-");
+    }
+    s.trim_matches('-').to_string()
+}
+
+/// A run's short name in overlays: its position and directory name.
+pub(crate) fn run_label(index: usize, run: &RunDigest) -> String {
+    let name = run.path.file_name().map_or_else(
+        || run.path.display().to_string(),
+        |n| n.to_string_lossy().into(),
+    );
+    format!("run {}: {name}", index + 1)
+}
+
+fn overlay_figures(runs: &[&RunDigest]) -> Vec<Figure> {
+    let merged: Vec<_> = runs.iter().map(|r| r.all_cpus_histogram()).collect();
+    let dists: Vec<Distribution> = runs
+        .iter()
+        .zip(&merged)
+        .enumerate()
+        .map(|(i, (r, h))| Distribution {
+            label: run_label(i, r),
+            histogram: h,
+            exact_max_ns: r
+                .record
+                .threads
+                .iter()
+                .filter_map(|t| t.latency.max_ns)
+                .max(),
+            secondary: false,
+        })
+        .collect();
+    vec![
+        histogram::draw(
+            "overlay-histogram",
+            "Latency histograms of every run (all CPUs)",
+            &histogram::prepare(&dists),
+        ),
+        exceedance::draw(
+            "overlay-exceedance",
+            "Exceedance of every run (all CPUs)",
+            &exceedance::prepare(&dists),
+        ),
+    ]
+}
+
+/// Writes `<name>.svg` and `<name>.png` for every figure.
+fn write_plots(dir: &Path, figures: &[&Figure]) -> Result<()> {
+    std::fs::create_dir_all(dir).or_usage(|| format!("cannot create --plots {}", dir.display()))?;
+    let renderer = PngRenderer::new();
+    if !renderer.has_fonts {
+        eprintln!(
+            "jitterlab: warning: no system fonts found; the PNG plots have no text (install fonts-dejavu-core)"
+        );
+    }
+    let bar = progress_bar(
+        figures.len() as u64,
+        format!("writing plots to {}", dir.display()),
+    );
+    for f in figures {
+        let svg_path = dir.join(format!("{}.svg", f.name));
+        std::fs::write(&svg_path, &f.svg).or_run(|| format!("writing {}", svg_path.display()))?;
+        let png = renderer
+            .render(&f.svg)
+            .map_err(|e| Failure::run(format!("cannot render {} as PNG: {e}", f.name)))?;
+        let png_path = dir.join(format!("{}.png", f.name));
+        std::fs::write(&png_path, png).or_run(|| format!("writing {}", png_path.display()))?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_file_names() {
+        assert_eq!(slug("rate (ops/s)"), "rate-ops-s");
+        assert_eq!(slug("Hackbench time"), "hackbench-time");
+    }
+}

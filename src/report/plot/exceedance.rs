@@ -1,0 +1,215 @@
+//! The exceedance curve: for each latency x, the fraction of wakeups later than x, both axes
+//! logarithmic. A budget reads straight off it ("how often is a wakeup later than 100 us?"),
+//! and so do the statements under it: "99.9% of wakeups within 42.0 us".
+
+use super::axis::{Quantity, Scale, ScaleKind};
+use super::chart::{Axis, Frame, LegendEntry};
+use super::{Distribution, Figure, series_style, thin_polyline};
+use crate::report::svg::escape;
+use crate::units::format_ns;
+
+/// The quantiles stated under the plot, when the run has enough wakeups to show them (at
+/// least 1/(1-q): a p99.999 from 1000 samples would only be the maximum again).
+pub const STATED_QUANTILES: &[(f64, &str)] = &[
+    (0.99, "99%"),
+    (0.999, "99.9%"),
+    (0.9999, "99.99%"),
+    (0.99999, "99.999%"),
+];
+
+/// One curve: steps (x, fraction later than x) for x from the smallest latency on, and the
+/// marked quantiles.
+#[derive(Debug, Clone)]
+pub struct Curve {
+    pub label: String,
+    pub total: u64,
+    /// (latency ns, fraction of wakeups later than any x in [previous latency, this latency)).
+    pub steps: Vec<(f64, f64)>,
+    /// (share, its label, latency within which that share of wakeups came).
+    pub marks: Vec<(f64, &'static str, u64)>,
+    /// The largest latency (exact from run.json when known), ns.
+    pub max_ns: Option<i64>,
+    pub secondary: bool,
+}
+
+/// The exceedance curve of each distribution.
+pub fn prepare(distributions: &[Distribution]) -> Vec<Curve> {
+    distributions
+        .iter()
+        .map(|d| {
+            let n = d.histogram.len();
+            let mut steps = Vec::new();
+            let mut below = 0u64;
+            for v in d.histogram.iter_recorded() {
+                // For x in [previous value, this value): later than x = this value and above.
+                steps.push((
+                    v.value_iterated_to().max(1) as f64,
+                    (n - below) as f64 / n as f64,
+                ));
+                below += v.count_at_value();
+            }
+            let marks = STATED_QUANTILES
+                .iter()
+                .filter(|(q, _)| n as f64 >= 1.0 / (1.0 - q) - 1e-6)
+                .map(|&(q, text)| (q, text, d.histogram.value_at_quantile(q)))
+                .collect();
+            Curve {
+                label: d.label.clone(),
+                total: n,
+                steps,
+                marks,
+                max_ns: d
+                    .exact_max_ns
+                    .or_else(|| (n > 0).then(|| d.histogram.max() as i64)),
+                secondary: d.secondary,
+            }
+        })
+        .collect()
+}
+
+/// The sentences under the plot, one per curve.
+pub fn statements(curves: &[Curve]) -> Vec<String> {
+    curves
+        .iter()
+        .filter(|c| c.total > 0)
+        .map(|c| {
+            let mut parts: Vec<String> = c
+                .marks
+                .iter()
+                .map(|(_, share, v)| format!("{share} of wakeups within {}", format_ns(*v)))
+                .collect();
+            if let Some(max) = c.max_ns {
+                parts.push(format!(
+                    "all {} within {}",
+                    c.total,
+                    if max < 0 {
+                        format!("-{}", format_ns(max.unsigned_abs()))
+                    } else {
+                        format_ns(max as u64)
+                    }
+                ));
+            }
+            format!("{}: {}", c.label, parts.join("; "))
+        })
+        .collect()
+}
+
+pub fn draw(name: &str, title: &str, curves: &[Curve]) -> Figure {
+    let lo = curves
+        .iter()
+        .filter_map(|c| c.steps.first())
+        .map(|s| s.0)
+        .fold(f64::INFINITY, f64::min);
+    let hi = curves
+        .iter()
+        .filter_map(|c| c.steps.last())
+        .map(|s| s.0)
+        .fold(0.0, f64::max);
+    let n_max = curves.iter().map(|c| c.total).max().unwrap_or(1).max(1);
+    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (1e3, 1e6) };
+    let x = Axis {
+        scale: Scale::new(ScaleKind::Log, lo, hi).rounded_out(),
+        quantity: Quantity::LatencyNs,
+        title: "latency x (log scale)".into(),
+    };
+    let y = Axis {
+        scale: Scale::new(ScaleKind::Log, 0.5 / n_max as f64, 1.0).rounded_out(),
+        quantity: Quantity::Fraction,
+        title: "wakeups later than x (log scale)".into(),
+    };
+    let legend: Vec<LegendEntry> = curves
+        .iter()
+        .enumerate()
+        .map(|(i, c)| LegendEntry {
+            label: c.label.clone(),
+            style: style_of(i, c),
+            filled: false,
+        })
+        .collect();
+    let mut frame = Frame::begin(name, title, x, y, &legend);
+    for (i, c) in curves.iter().enumerate() {
+        let style = style_of(i, c);
+        let mut points = Vec::with_capacity(c.steps.len() * 2);
+        let mut from = frame.x.scale.px(c.steps.first().map_or(lo, |s| s.0));
+        for &(v, fraction) in &c.steps {
+            let x = frame.x.scale.px(v);
+            let y = frame.y.scale.px(fraction);
+            points.push((from, y));
+            points.push((x, y));
+            from = x;
+        }
+        // Past the largest latency no wakeup is later: the curve drops out of the plot.
+        if let Some(&(v, _)) = c.steps.last() {
+            let x = frame.x.scale.px(v);
+            points.push((x, frame.area.3 + 2.0));
+        }
+        frame.svg.group(&format!(
+            r#"class="series" data-label="{}""#,
+            escape(&c.label)
+        ));
+        frame.svg.polyline(&thin_polyline(&points), &style.stroke());
+        for &(q, share, v) in &c.marks {
+            let tip = format!("{}: {share} of wakeups within {}", c.label, format_ns(v));
+            frame.svg.circle(
+                frame.x.scale.px(v as f64),
+                frame.y.scale.px(1.0 - q),
+                4.0,
+                &format!(
+                    r#"fill="white" stroke="{}" stroke-width="1.5""#,
+                    style.colour
+                ),
+                Some(&tip),
+            );
+        }
+        frame.svg.end_group();
+    }
+    Figure {
+        name: name.into(),
+        title: title.into(),
+        statements: statements(curves),
+        svg: frame.finish(),
+    }
+}
+
+fn style_of(i: usize, c: &Curve) -> super::chart::Style {
+    let mut s = series_style(i);
+    if c.secondary {
+        s.dash = Some("5 3");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::stats::new_histogram;
+
+    #[test]
+    fn fractions_and_statements() {
+        let mut h = new_histogram();
+        h.record_n(10_000, 9_990).unwrap();
+        h.record_n(50_000, 9).unwrap();
+        h.record_n(2_000_000, 1).unwrap();
+        let curves = prepare(&[Distribution {
+            label: "CPU 0".into(),
+            histogram: &h,
+            exact_max_ns: Some(2_000_100),
+            secondary: false,
+        }]);
+        let c = &curves[0];
+        assert_eq!(c.steps.len(), 3);
+        assert_eq!(c.steps[0].1, 1.0);
+        assert!((c.steps[1].1 - 10.0 / 10_000.0).abs() < 1e-12);
+        assert!((c.steps[2].1 - 1.0 / 10_000.0).abs() < 1e-12);
+        // 10 000 wakeups state p99, p99.9 and p99.99, not p99.999.
+        assert_eq!(c.marks.len(), 3);
+        let s = statements(&curves);
+        assert_eq!(
+            s[0],
+            "CPU 0: 99% of wakeups within 10.0 us; 99.9% of wakeups within 10.0 us; \
+             99.99% of wakeups within 50.0 us; all 10000 within 2.00 ms"
+        );
+        let f = draw("run1-exceedance", "Exceedance", &curves);
+        assert!(f.svg.contains("<circle"));
+    }
+}

@@ -1,0 +1,219 @@
+//! The heat map of a CPU's interval histograms: time across, latency up (log), the colour of
+//! each cell the number of wakeups with that latency in that stretch of time. It is the
+//! long-run view OSADL draws in 3D, flattened: a steady body shows as a band, a periodic
+//! disturbance as dots at a fixed height, a change of load as a step of the band.
+
+use super::Figure;
+use super::axis::{Quantity, Scale, ScaleKind, format_value, time_unit};
+use super::chart::{Axis, Frame, LegendEntry, Style};
+use crate::report::digest::{ROWS, SeriesDigest, row_floor_ns};
+
+/// Time columns of the grid (fewer when the run has fewer intervals).
+pub const COLUMNS: usize = 240;
+
+/// A fixed grid: `cells[column * ROWS + row]` wakeups.
+#[derive(Debug, Clone)]
+pub struct HeatGrid {
+    pub label: String,
+    pub columns: usize,
+    pub extent_s: f64,
+    pub cells: Vec<u64>,
+}
+
+impl HeatGrid {
+    pub fn at(&self, column: usize, row: usize) -> u64 {
+        self.cells[column * ROWS + row]
+    }
+
+    /// The rows holding any wakeup: (lowest, highest).
+    pub fn row_span(&self) -> Option<(usize, usize)> {
+        let mut span: Option<(usize, usize)> = None;
+        for c in 0..self.columns {
+            for r in 0..ROWS {
+                if self.at(c, r) > 0 {
+                    span = Some(span.map_or((r, r), |(lo, hi)| (lo.min(r), hi.max(r))));
+                }
+            }
+        }
+        span
+    }
+}
+
+/// Adds each interval's row counts to the column its middle falls in.
+pub fn prepare(series: &SeriesDigest, extent_s: f64) -> HeatGrid {
+    let columns = series.intervals.len().clamp(1, COLUMNS);
+    let extent_s = if extent_s > 0.0 { extent_s } else { 1.0 };
+    let mut cells = vec![0u64; columns * ROWS];
+    for p in &series.intervals {
+        let mid = p.start_s + p.length_s / 2.0;
+        let c = ((mid / extent_s * columns as f64) as usize).min(columns - 1);
+        for &(row, count) in series.rows_of(p) {
+            cells[c * ROWS + row as usize] += count as u64;
+        }
+    }
+    HeatGrid {
+        label: series.label.clone(),
+        columns,
+        extent_s,
+        cells,
+    }
+}
+
+/// Viridis (perceptually uniform and colour-blind safe) at 12 even steps, from few wakeups
+/// (light yellow) to many (dark violet), so empty cells stay white and the dense body stands
+/// out. Each colour class gets its own step.
+const RAMP: &[&str] = &[
+    "#fde725", "#c2df23", "#86d549", "#52c569", "#2ab07f", "#1e9b8a", "#25858e", "#2d708e",
+    "#38588c", "#433e85", "#482173", "#440154",
+];
+
+/// The smallest count of each colour class: 1, 3, 10, 30, 100... up to the largest cell; whole
+/// decades (or coarser) when that would make more classes than the ramp has colours.
+fn class_floors(max: u64) -> Vec<u64> {
+    let floors = half_decades(max);
+    let step = floors.len().div_ceil(RAMP.len());
+    floors.into_iter().step_by(step).collect()
+}
+
+fn half_decades(max: u64) -> Vec<u64> {
+    let mut floors = vec![1u64];
+    let mut next = 3u64;
+    while next <= max {
+        floors.push(next);
+        next = if next.to_string().starts_with('3') {
+            next / 3 * 10
+        } else {
+            next * 3
+        };
+    }
+    floors
+}
+
+/// The colour class of `count` (at least 1) among `floors`.
+fn class_of(count: u64, floors: &[u64]) -> usize {
+    floors.iter().rposition(|&f| count >= f).unwrap_or(0)
+}
+
+/// The ramp colour of class `k` of `n`, spread over the whole ramp.
+fn class_colour(k: usize, n: usize) -> &'static str {
+    if n <= 1 {
+        return RAMP[RAMP.len() / 2];
+    }
+    RAMP[(k * (RAMP.len() - 1) + (n - 1) / 2) / (n - 1)]
+}
+
+pub fn draw(name: &str, title: &str, grid: &HeatGrid) -> Figure {
+    let (lo_row, hi_row) = grid.row_span().unwrap_or((30, 60));
+    let max = grid.cells.iter().copied().max().unwrap_or(0);
+    let (_, unit) = time_unit(grid.extent_s);
+    let x = Axis {
+        scale: Scale::new(ScaleKind::Linear, 0.0, grid.extent_s),
+        quantity: Quantity::TimeS,
+        title: format!("time since the start ({unit})"),
+    };
+    let y = Axis {
+        scale: Scale::new(
+            ScaleKind::Log,
+            row_floor_ns(lo_row),
+            row_floor_ns(hi_row + 1),
+        ),
+        quantity: Quantity::LatencyNs,
+        title: "latency (log scale)".into(),
+    };
+    // The legend is the colour scale: each class's smallest count.
+    let floors = class_floors(max);
+    let legend: Vec<LegendEntry> = floors
+        .iter()
+        .enumerate()
+        .map(|(k, &from)| LegendEntry {
+            label: format!(
+                "{}≥{}",
+                if k == 0 { "wakeups per cell: " } else { "" },
+                format_value(from as f64, &Quantity::Count, from as f64)
+            ),
+            style: Style {
+                colour: class_colour(k, floors.len()),
+                dash: None,
+                width: 1.0,
+            },
+            filled: true,
+        })
+        .collect();
+    let mut frame = Frame::begin(name, title, x, y, &legend);
+    let (left, _, right, _) = frame.area;
+    let col_px = (right - left) / grid.columns as f64;
+    frame
+        .svg
+        .group(r#"class="cells" shape-rendering="crispEdges""#);
+    for row in lo_row..=hi_row {
+        let y_top = frame.y.scale.px(row_floor_ns(row + 1));
+        let y_bottom = frame.y.scale.px(row_floor_ns(row));
+        // Neighbouring cells of one colour are drawn as one rectangle.
+        let mut c = 0;
+        while c < grid.columns {
+            let count = grid.at(c, row);
+            if count == 0 {
+                c += 1;
+                continue;
+            }
+            let class = class_of(count, &floors);
+            let mut end = c + 1;
+            while end < grid.columns
+                && grid.at(end, row) > 0
+                && class_of(grid.at(end, row), &floors) == class
+            {
+                end += 1;
+            }
+            frame.svg.rect(
+                left + c as f64 * col_px,
+                y_top,
+                (end - c) as f64 * col_px + 0.3,
+                y_bottom - y_top + 0.3,
+                &format!(r#"fill="{}""#, class_colour(class, floors.len())),
+            );
+            c = end;
+        }
+    }
+    frame.svg.end_group();
+    let statements = vec![format!(
+        "{}: {} columns of {} each, rows of 1/10 decade of latency; the darkest cells hold up to {} wakeups.",
+        grid.label,
+        grid.columns,
+        crate::units::format_elapsed((grid.extent_s / grid.columns as f64 * 1e9) as u64),
+        max
+    )];
+    Figure {
+        name: name.into(),
+        title: title.into(),
+        statements,
+        svg: frame.finish(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_are_log_spaced() {
+        assert_eq!(class_floors(1), vec![1]);
+        assert_eq!(
+            class_floors(36_000),
+            vec![1, 3, 10, 30, 100, 300, 1000, 3000, 10_000, 30_000]
+        );
+        let f = class_floors(1000);
+        assert_eq!(class_of(1, &f), 0);
+        assert_eq!(class_of(29, &f), 2);
+        assert_eq!(class_of(1000, &f), 6);
+        assert_eq!(class_colour(0, 7), RAMP[0]);
+        assert_eq!(class_colour(6, 7), RAMP[RAMP.len() - 1]);
+        // Every class its own colour.
+        for max in [1, 10, 36_000, 400_000, 10_000_000, u64::MAX / 4] {
+            let n = class_floors(max).len();
+            let colours: std::collections::BTreeSet<_> =
+                (0..n).map(|k| class_colour(k, n)).collect();
+            assert_eq!(colours.len(), n, "max {max}");
+        }
+        assert_eq!(class_floors(10_000_000)[..3], [1, 10, 100]);
+    }
+}

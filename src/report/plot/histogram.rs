@@ -1,0 +1,178 @@
+//! The latency histogram: how many wakeups had each latency, one line per CPU (or per run in
+//! an overlay), count on a log axis as OSADL and cyclictest's gnuplot scripts draw it. The
+//! latency axis is logarithmic too, with bins of equal width on it (1/40 of a decade, 5.9%),
+//! so that a body of tens of microseconds and a tail of milliseconds are both readable.
+
+use super::axis::{Quantity, Scale, ScaleKind};
+use super::chart::{Axis, Frame, LegendEntry};
+use super::{Distribution, Figure, series_style};
+use crate::units::format_ns;
+
+pub const BINS_PER_DECADE: f64 = 40.0;
+
+/// One distribution binned: (bin index, count) for the non-empty bins, ascending. Bin k covers
+/// [10^(k/40), 10^((k+1)/40)) ns; a latency of 0 ns (an early wakeup) counts in bin 0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binned {
+    pub label: String,
+    pub bins: Vec<(i32, u64)>,
+    pub total: u64,
+    pub secondary: bool,
+}
+
+pub fn bin_edge_ns(k: i32) -> f64 {
+    10f64.powf(k as f64 / BINS_PER_DECADE)
+}
+
+/// Bins each distribution.
+pub fn prepare(distributions: &[Distribution]) -> Vec<Binned> {
+    distributions
+        .iter()
+        .map(|d| {
+            let mut bins: Vec<(i32, u64)> = Vec::new();
+            for v in d.histogram.iter_recorded() {
+                let value = v.value_iterated_to().max(1) as f64;
+                let k = (value.log10() * BINS_PER_DECADE).floor() as i32;
+                match bins.last_mut() {
+                    Some((last, c)) if *last == k => *c += v.count_at_value(),
+                    _ => bins.push((k, v.count_at_value())),
+                }
+            }
+            Binned {
+                label: d.label.clone(),
+                bins,
+                total: d.histogram.len(),
+                secondary: d.secondary,
+            }
+        })
+        .collect()
+}
+
+/// Draws the binned distributions.
+pub fn draw(name: &str, title: &str, binned: &[Binned]) -> Figure {
+    let lo = binned
+        .iter()
+        .filter_map(|b| b.bins.first())
+        .map(|b| b.0)
+        .min();
+    let hi = binned
+        .iter()
+        .filter_map(|b| b.bins.last())
+        .map(|b| b.0)
+        .max();
+    let max_count = binned
+        .iter()
+        .flat_map(|b| b.bins.iter().map(|x| x.1))
+        .max()
+        .unwrap_or(1);
+    let (lo, hi) = (lo.unwrap_or(0), hi.unwrap_or(40));
+    let x = Axis {
+        scale: Scale::new(ScaleKind::Log, bin_edge_ns(lo), bin_edge_ns(hi + 1)).rounded_out(),
+        quantity: Quantity::LatencyNs,
+        title: "wakeup latency (log scale; bins of 1/40 decade)".into(),
+    };
+    let y = Axis {
+        // From half a wakeup, so that bins of one wakeup stand clear of the axis.
+        scale: Scale::new(
+            ScaleKind::Log,
+            0.5,
+            10f64.powf((max_count as f64 * 2.0).log10().ceil()),
+        ),
+        quantity: Quantity::Count,
+        title: "wakeups per bin (log scale)".into(),
+    };
+    let legend: Vec<LegendEntry> = binned
+        .iter()
+        .enumerate()
+        .map(|(i, b)| LegendEntry {
+            label: b.label.clone(),
+            style: style_of(i, b),
+            filled: false,
+        })
+        .collect();
+    let mut frame = Frame::begin(name, title, x, y, &legend);
+    let bottom = frame.area.3 + 2.0;
+    for (i, b) in binned.iter().enumerate() {
+        let mut points = Vec::with_capacity(b.bins.len() * 4);
+        let mut previous: Option<i32> = None;
+        for &(k, count) in &b.bins {
+            let x0 = frame.x.scale.px(bin_edge_ns(k));
+            let x1 = frame.x.scale.px(bin_edge_ns(k + 1));
+            let y = frame.y.scale.px(count as f64);
+            if previous != Some(k - 1) {
+                // Empty bins before this one: the line runs along the bottom.
+                points.push((x0, bottom));
+            }
+            points.push((x0, y));
+            points.push((x1, y));
+            if b.bins.last().map(|l| l.0) == Some(k) || !b.bins.iter().any(|o| o.0 == k + 1) {
+                points.push((x1, bottom));
+            }
+            previous = Some(k);
+        }
+        frame.svg.group(&format!(
+            r#"class="series" data-label="{}""#,
+            crate::report::svg::escape(&b.label)
+        ));
+        frame.svg.polyline(&points, &style_of(i, b).stroke());
+        frame.svg.end_group();
+    }
+    let statements = binned
+        .iter()
+        .filter(|b| !b.bins.is_empty())
+        .map(|b| {
+            let (mode_bin, _) = b.bins.iter().max_by_key(|x| x.1).copied().unwrap_or((0, 0));
+            format!(
+                "{}: {} wakeups; the fullest bin is {} to {}",
+                b.label,
+                b.total,
+                format_ns(bin_edge_ns(mode_bin).round() as u64),
+                format_ns(bin_edge_ns(mode_bin + 1).round() as u64)
+            )
+        })
+        .collect();
+    Figure {
+        name: name.into(),
+        title: title.into(),
+        statements,
+        svg: frame.finish(),
+    }
+}
+
+fn style_of(i: usize, b: &Binned) -> super::chart::Style {
+    let mut s = series_style(i);
+    if b.secondary {
+        s.dash = Some("5 3");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::stats::new_histogram;
+
+    #[test]
+    fn bins_on_a_log_grid() {
+        let mut h = new_histogram();
+        h.record_n(10_000, 90).unwrap(); // 10^4 exactly: bin 160
+        h.record_n(10_500, 5).unwrap(); // log10 = 4.0212: bin 160
+        h.record_n(1_000_000, 5).unwrap(); // bin 240
+        let b = prepare(&[Distribution {
+            label: "CPU 0".into(),
+            histogram: &h,
+            exact_max_ns: None,
+            secondary: false,
+        }]);
+        assert_eq!(b[0].bins, vec![(160, 95), (240, 5)]);
+        assert_eq!(b[0].total, 100);
+        let f = draw("run1-histogram", "Latency histogram", &b);
+        assert!(f.svg.contains(r#"id="run1-histogram""#));
+        assert!(f.svg.contains("<polyline"));
+        assert!(
+            f.statements[0].contains("100 wakeups"),
+            "{:?}",
+            f.statements
+        );
+    }
+}

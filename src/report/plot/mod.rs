@@ -1,0 +1,105 @@
+//! The report's plots. Each kind has its own file with two steps kept apart: preparing plot
+//! data (pure functions of a run's digest, unit-tested) and drawing it as SVG on the shared
+//! [`chart::Frame`]. Every plot is a [`Figure`] with a stable name, which is its SVG id in
+//! the HTML report and its file name under `--plots DIR`.
+
+pub mod axis;
+pub mod chart;
+pub mod exceedance;
+pub mod heatmap;
+pub mod histogram;
+pub mod sweep;
+pub mod timeline;
+
+use chart::Style;
+
+/// A finished plot.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// Stable name: the SVG's id and the file stem under --plots (e.g. `run1-histogram`).
+    pub name: String,
+    pub title: String,
+    /// Sentences that read the plot for the reader (e.g. "99.9% of wakeups within 42.0 us").
+    pub statements: Vec<String>,
+    pub svg: String,
+}
+
+/// The Okabe-Ito palette (colour-blind safe), in the order series take it; yellow, which is
+/// hard to see on white, comes last.
+pub const PALETTE: &[&str] = &[
+    "#0072B2", // blue
+    "#D55E00", // vermillion
+    "#009E73", // bluish green
+    "#CC79A7", // reddish purple
+    "#E69F00", // orange
+    "#56B4E9", // sky blue
+    "#000000", // black
+    "#F0E442", // yellow
+];
+
+/// Dash patterns that tell series apart once the colours repeat (more than 8 series).
+const DASHES: &[Option<&str>] = &[None, Some("7 3"), Some("2 2"), Some("9 3 2 3")];
+
+/// The line style of the `index`-th series.
+pub fn series_style(index: usize) -> Style {
+    Style {
+        colour: PALETTE[index % PALETTE.len()],
+        dash: DASHES[(index / PALETTE.len()) % DASHES.len()],
+        width: 1.8,
+    }
+}
+
+/// One named distribution of latencies for the histogram and exceedance plots: one CPU of
+/// one run, or every CPU of a run merged for overlays.
+pub struct Distribution<'a> {
+    pub label: String,
+    pub histogram: &'a hdrhistogram::Histogram<u64>,
+    /// The exact maximum from run.json when known (the histogram rounds up by < 0.1%).
+    pub exact_max_ns: Option<i64>,
+    /// Drawn dashed (timer IRQ latency next to wakeup latency).
+    pub secondary: bool,
+}
+
+/// Drops points that land on the same pixel as their neighbours without changing the line:
+/// keeps the first and last point of each pixel column and its extremes.
+pub fn thin_polyline(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(points.len().min(4096));
+    let mut i = 0;
+    while i < points.len() {
+        let column = points[i].0.round();
+        let mut j = i;
+        let (mut lo, mut hi) = (i, i);
+        while j < points.len() && points[j].0.round() == column {
+            if points[j].1 < points[lo].1 {
+                lo = j;
+            }
+            if points[j].1 > points[hi].1 {
+                hi = j;
+            }
+            j += 1;
+        }
+        let mut keep = vec![i, lo, hi, j - 1];
+        keep.sort_unstable();
+        keep.dedup();
+        out.extend(keep.into_iter().map(|k| points[k]));
+        i = j;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thinning_keeps_the_shape() {
+        let pts: Vec<(f64, f64)> = (0..1000)
+            .map(|i| (i as f64 / 100.0, (i % 7) as f64))
+            .collect();
+        let thin = thin_polyline(&pts);
+        assert!(thin.len() <= 4 * 11, "{}", thin.len());
+        assert_eq!(thin.first(), pts.first());
+        assert_eq!(thin.last(), pts.last());
+        assert!(thin.iter().any(|p| p.1 == 6.0) && thin.iter().any(|p| p.1 == 0.0));
+    }
+}

@@ -1,0 +1,327 @@
+//! Result directories made from a latency model instead of a measurement: the same files a run
+//! writes (run.json, latency.hlog, events.jsonl), written with the same writers, so the readers
+//! (report, compare, export) can be benchmarked on a day-long run in seconds and tested on runs
+//! with known distributions. Nothing here is used by `jitterlab run`.
+
+use super::ResultDir;
+use super::events::{Event, EventLog};
+use super::run_record::{
+    EnvironmentRecord, FORMAT, LoadRecord, PhaseRecord, PhaseThreadSummary, PlanRecord,
+    PmQosRecord, RunRecord, ThreadSummary,
+};
+use crate::record::hlog::{self, HlogWriter};
+use crate::record::stats::LatencyStats;
+use std::io;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+/// A small, fast, deterministic generator (xorshift64*): the same seed gives the same run.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.max(1))
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Box-Muller).
+    pub fn normal(&mut self) -> f64 {
+        let u1 = self.uniform().max(f64::MIN_POSITIVE);
+        let u2 = self.uniform();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+}
+
+/// One scenario phase of a synthetic run, as offsets from the run's start.
+#[derive(Debug, Clone)]
+pub struct SyntheticPhase {
+    pub label: String,
+    pub start_offset_ns: u64,
+    pub end_offset_ns: u64,
+    pub loads: Vec<String>,
+}
+
+/// What to write. Every CPU wakes every `interval_ns` for `duration_ns`.
+#[derive(Debug, Clone)]
+pub struct SyntheticRun {
+    pub cpus: Vec<usize>,
+    pub interval_ns: u64,
+    pub log_interval_ns: u64,
+    pub duration_ns: u64,
+    pub phases: Vec<SyntheticPhase>,
+    pub loads: Vec<LoadRecord>,
+    pub warnings: Vec<String>,
+    pub seed: u64,
+}
+
+/// The monotonic time the synthetic run starts at (events.jsonl's time base).
+pub const START_MONOTONIC_NS: u64 = 1_000_000_000_000;
+
+/// Writes a result directory at `dir` whose samples come from `latency(cpu, offset_ns, rng)`
+/// (offset of the wakeup's due time from the run's start). run.json's statistics are computed
+/// from exactly the samples written to latency.hlog, so the files agree with each other as a
+/// real run's do. Returns the record written.
+pub fn write_run(
+    dir: &Path,
+    run: &SyntheticRun,
+    mut latency: impl FnMut(usize, u64, &mut Rng) -> i64,
+) -> io::Result<RunRecord> {
+    let result_dir = ResultDir::create(dir)?;
+    let start_wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let mut hlog = HlogWriter::create(&result_dir.file(hlog::FILE_NAME))?;
+    hlog.begin(start_wall, "jitterlab synthetic latency log")?;
+    let mut events = EventLog::create(&result_dir.file(super::events::FILE_NAME))?;
+    for w in &run.warnings {
+        events.write(&Event::Warning {
+            time_ns: START_MONOTONIC_NS,
+            message: w.clone(),
+        })?;
+    }
+    events.write(&Event::RunStart {
+        time_ns: START_MONOTONIC_NS,
+    })?;
+
+    let mut rng = Rng::new(run.seed);
+    let mut whole: Vec<LatencyStats> = run.cpus.iter().map(|_| LatencyStats::default()).collect();
+    let mut phase_stats: Vec<Vec<LatencyStats>> = run
+        .phases
+        .iter()
+        .map(|_| run.cpus.iter().map(|_| LatencyStats::default()).collect())
+        .collect();
+    let mut interval = LatencyStats::default();
+    let mut missed = vec![0u64; run.cpus.len()];
+    let mut late = vec![0u64; run.cpus.len()];
+    let intervals = run.duration_ns.div_ceil(run.log_interval_ns);
+    let mut next_phase_event = 0usize;
+    let phase_events = phase_event_times(&run.phases);
+    for k in 0..intervals {
+        let from = k * run.log_interval_ns;
+        let to = (from + run.log_interval_ns).min(run.duration_ns);
+        while let Some(&(at, ref event)) = phase_events.get(next_phase_event) {
+            if at > from {
+                break;
+            }
+            events.write(event)?;
+            next_phase_event += 1;
+        }
+        for (slot, &cpu) in run.cpus.iter().enumerate() {
+            interval.reset();
+            let mut due = from.div_ceil(run.interval_ns) * run.interval_ns;
+            while due < to {
+                let ns = latency(cpu, due, &mut rng);
+                interval.record(ns);
+                whole[slot].record(ns);
+                if ns > run.interval_ns as i64 {
+                    late[slot] += 1;
+                }
+                if ns >= run.interval_ns as i64 {
+                    missed[slot] += ns as u64 / run.interval_ns;
+                }
+                for (p, phase) in run.phases.iter().enumerate() {
+                    if (phase.start_offset_ns..phase.end_offset_ns).contains(&due) {
+                        phase_stats[p][slot].record(ns);
+                    }
+                }
+                due += run.interval_ns;
+            }
+            hlog.write_interval(
+                &format!("cpu{cpu}"),
+                Duration::from_nanos(from),
+                Duration::from_nanos(to - from),
+                &interval.histogram,
+            )?;
+        }
+    }
+    for (_, event) in &phase_events[next_phase_event..] {
+        events.write(event)?;
+    }
+    events.write(&Event::RunEnd {
+        time_ns: START_MONOTONIC_NS + run.duration_ns,
+        ended: "completed".into(),
+    })?;
+
+    let record = RunRecord {
+        format: FORMAT,
+        jitterlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: vec!["synthetic".into(), format!("seed={}", run.seed)],
+        plan: PlanRecord {
+            cpus: run.cpus.clone(),
+            policy: "fifo".into(),
+            priority: 95,
+            deadline_runtime_ns: None,
+            wake: "clock-nanosleep".into(),
+            clock: "monotonic".into(),
+            interval_ns: run.interval_ns,
+            distance_ns: 0,
+            interval_step_ns: 0,
+            duration_ns: Some(run.duration_ns),
+            loops: None,
+            deadline_ns: None,
+            log_interval_ns: run.log_interval_ns,
+            loads: run.loads.iter().map(|l| l.spec.clone()).collect(),
+            samples: false,
+            ring_size: 1024,
+            mlock: true,
+            pm_qos_us: Some(0),
+        },
+        system: serde_json::json!({ "hostname": "synthetic" }),
+        environment: EnvironmentRecord {
+            memory_locked: true,
+            stack_prefaulted_bytes: 0,
+            pm_qos: PmQosRecord {
+                held_us: None,
+                previous_us: None,
+                error: None,
+            },
+        },
+        started_utc: humantime::format_rfc3339_millis(start_wall).to_string(),
+        ended_utc: Some(
+            humantime::format_rfc3339_millis(start_wall + Duration::from_nanos(run.duration_ns))
+                .to_string(),
+        ),
+        start_monotonic_ns: START_MONOTONIC_NS,
+        duration_ns: Some(run.duration_ns),
+        ended: super::run_record::Ended::Completed,
+        end_reason: None,
+        threads: run
+            .cpus
+            .iter()
+            .enumerate()
+            .map(|(slot, &cpu)| ThreadSummary {
+                cpu,
+                thread_index: slot,
+                tid: 0,
+                interval_ns: run.interval_ns,
+                deadline_ns: run.interval_ns,
+                latency: whole[slot].summary(),
+                missed_periods: missed[slot],
+                dropped_records: 0,
+                deadline_misses: late[slot],
+                early_wakeups: whole[slot].early,
+                end: "completed".into(),
+                irq_latency: None,
+            })
+            .collect(),
+        loads: run.loads.clone(),
+        warnings: run.warnings.clone(),
+        phases: run
+            .phases
+            .iter()
+            .enumerate()
+            .map(|(p, phase)| PhaseRecord {
+                index: p,
+                label: phase.label.clone(),
+                start_ns: START_MONOTONIC_NS + phase.start_offset_ns,
+                end_ns: START_MONOTONIC_NS + phase.end_offset_ns,
+                loads: phase.loads.clone(),
+                threads: run
+                    .cpus
+                    .iter()
+                    .enumerate()
+                    .map(|(slot, &cpu)| PhaseThreadSummary {
+                        cpu,
+                        latency: phase_stats[p][slot].summary(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        budget: None,
+        trace: None,
+        imported: None,
+    };
+    result_dir.write_run_record(&record)?;
+    Ok(record)
+}
+
+/// PhaseStart and PhaseEnd events in time order, with their offsets from the run's start.
+fn phase_event_times(phases: &[SyntheticPhase]) -> Vec<(u64, Event)> {
+    let mut out = Vec::new();
+    for (index, p) in phases.iter().enumerate() {
+        out.push((
+            p.start_offset_ns,
+            Event::PhaseStart {
+                time_ns: START_MONOTONIC_NS + p.start_offset_ns,
+                index,
+                label: p.label.clone(),
+                loads: p.loads.clone(),
+            },
+        ));
+        out.push((
+            p.end_offset_ns,
+            Event::PhaseEnd {
+                time_ns: START_MONOTONIC_NS + p.end_offset_ns,
+                index,
+                label: p.label.clone(),
+            },
+        ));
+    }
+    out.sort_by_key(|(at, _)| *at);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::loaded;
+
+    #[test]
+    fn files_agree_with_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = SyntheticRun {
+            cpus: vec![0, 1],
+            interval_ns: 1_000_000,
+            log_interval_ns: 1_000_000_000,
+            duration_ns: 3_500_000_000,
+            phases: vec![SyntheticPhase {
+                label: "busy".into(),
+                start_offset_ns: 1_000_000_000,
+                end_offset_ns: 2_000_000_000,
+                loads: vec!["cpu:1".into()],
+            }],
+            loads: vec![],
+            warnings: vec!["synthetic".into()],
+            seed: 7,
+        };
+        let record = write_run(dir.path(), &run, |cpu, t, _| {
+            if cpu == 1 && t == 1_500_000_000 {
+                2_500_000
+            } else {
+                10_000 + cpu as i64 * 1_000
+            }
+        })
+        .unwrap();
+        let back = loaded::load(dir.path()).unwrap();
+        assert_eq!(back.record.threads.len(), 2);
+        assert_eq!(
+            back.intervals.len(),
+            8,
+            "4 intervals per CPU, the last one half long"
+        );
+        assert_eq!(record.threads[0].latency.samples, 3500);
+        assert_eq!(record.threads[1].latency.max_ns, Some(2_500_000));
+        assert_eq!(record.threads[1].missed_periods, 2);
+        assert_eq!(record.threads[1].deadline_misses, 1);
+        assert_eq!(record.phases[0].threads[1].latency.max_ns, Some(2_500_000));
+        assert_eq!(record.phases[0].threads[0].latency.samples, 1000);
+        let phase_events = back
+            .events
+            .iter()
+            .filter(|e| matches!(e, Event::PhaseStart { .. } | Event::PhaseEnd { .. }))
+            .count();
+        assert_eq!(phase_events, 2);
+        let merged = back.merged_histogram("cpu1").unwrap();
+        assert_eq!(merged.len(), 3500);
+    }
+}
