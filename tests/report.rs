@@ -478,7 +478,7 @@ fn an_import_without_intervals_has_no_time_plots() {
     let mut record = write_run(&dir, &run, |_, _, _| 15_000).unwrap();
     record.imported = Some(ImportRecord {
         source_format: "cyclictest-histogram".into(),
-        per_interval: false,
+        source_file: "ct.txt".into(),
         absent: vec!["missed_periods".into()],
         per_interval: false,
     });
