@@ -117,6 +117,16 @@ pub struct RunArgs {
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: Option<PathBuf>,
 
+    /// Split each sample's latency into timer IRQ latency and thread latency, and explain late
+    /// wakeups, from kernel tracepoints in a tracefs instance of jitterlab's own (docs/tracing.md).
+    #[arg(long)]
+    pub trace: bool,
+
+    /// With --trace: explain every sample later than this in events.jsonl (what held the CPU).
+    /// Default: each thread's deadline.
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub explain_above: Option<String>,
+
     /// Print run.json on stdout at the end instead of the summary table.
     #[arg(long)]
     pub json: bool,
