@@ -5,7 +5,6 @@
 
 mod common;
 
-#[allow(unused_imports)]
 use common::*;
 use jitterlab::trace::format::{EventFormat, Formats, load_event};
 use jitterlab::trace::page::{Missed, PageInfo, read_page};
@@ -343,4 +342,392 @@ fn decoder_reads_the_captured_events() {
         .filter(|e| matches!(e.kind, Kind::VectorEntry { .. }))
         .count();
     assert!(switches > 100 && vectors > 100, "{switches} {vectors}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runs with --trace
+
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// Whether this process can trace (tracefs mounted at the usual place, instances creatable)
+/// and use SCHED_FIFO. Skips with a reason, unless JITTERLAB_REQUIRE_RT=1, where it fails.
+fn tracing_available(test: &str) -> bool {
+    if !realtime_available(test) {
+        return false;
+    }
+    let instances = Path::new(TRACEFS).join("instances");
+    let probe = instances.join(format!("jltest-probe-{}", std::process::id()));
+    let ok = std::fs::create_dir(&probe).is_ok();
+    let _ = std::fs::remove_dir(&probe);
+    if !ok {
+        if std::env::var("JITTERLAB_REQUIRE_RT").as_deref() == Ok("1") {
+            panic!(
+                "{test}: cannot create a tracing instance in {TRACEFS} and JITTERLAB_REQUIRE_RT=1 demands it (mount -t tracefs nodev {TRACEFS}; run as root)"
+            );
+        }
+        eprintln!(
+            "SKIPPED {test}: no writable tracefs at {TRACEFS} (mount -t tracefs nodev {TRACEFS}; run as root)"
+        );
+    }
+    ok
+}
+
+fn instance_path(name: &str) -> PathBuf {
+    Path::new(TRACEFS).join("instances").join(name)
+}
+
+struct Injection {
+    start_ns: u64,
+    end_ns: u64,
+}
+
+struct TracedRun {
+    injections: Vec<Injection>,
+    samples: Vec<jitterlab::record::samplelog::SampleRecord>,
+    explanations: Vec<jitterlab::results::events::SpikeExplanation>,
+    run: serde_json::Value,
+    out: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// 3 s on CPUs 0-1 with --trace and 1.5 ms injections of the spike load (FIFO 99) on CPU 0
+/// every 200 ms, each starting 300 us before a due time (as tests/ground_truth.rs).
+fn traced_run_with_spikes() -> TracedRun {
+    use jitterlab::results::events::{Event, read_events};
+    let (dir, out) = temp_out();
+    let o = jitterlab(&[
+        "run",
+        "--duration",
+        "3s",
+        "--cpus",
+        "0-1",
+        "--samples",
+        "--trace",
+        "--quiet",
+        "--load",
+        "spike:cpu=0,every=200ms,len=1.5ms,prio=99,offset=199.7ms",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let events = read_events(&out.join("events.jsonl")).unwrap();
+    let injections = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::SpikeInjection {
+                cpu: 0,
+                start_ns,
+                end_ns,
+                ..
+            } => Some(Injection {
+                start_ns: *start_ns,
+                end_ns: *end_ns,
+            }),
+            _ => None,
+        })
+        .collect();
+    let explanations = events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::SpikeExplained(x) => Some(x),
+            _ => None,
+        })
+        .collect();
+    let samples = jitterlab::record::samplelog::SampleLogReader::open(&out.join("samples.bin"))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    TracedRun {
+        injections,
+        samples,
+        explanations,
+        run: run_json(&out),
+        out,
+        _dir: dir,
+    }
+}
+
+/// The split and the explanation of every injection against its known size.
+fn check_spikes(r: &TracedRun) -> Result<(), String> {
+    if r.injections.len() != 14 {
+        return Err(format!(
+            "expected 14 injections, logged {}",
+            r.injections.len()
+        ));
+    }
+    for (k, inj) in r.injections.iter().enumerate() {
+        let Some(hit) = r
+            .samples
+            .iter()
+            .find(|s| s.cpu == 0 && (inj.start_ns..inj.end_ns).contains(&s.expected_ns))
+        else {
+            return Err(format!("injection {k}: no CPU 0 sample due inside it"));
+        };
+        let remaining = (inj.end_ns - hit.expected_ns) as i64;
+        // The timer interrupt preempts the spike: the IRQ part stays small...
+        let Some(irq) = hit.irq_latency_ns else {
+            return Err(format!("injection {k}: the sample has no IRQ latency"));
+        };
+        if !(0..200_000).contains(&irq) {
+            return Err(format!("injection {k}: IRQ latency {irq} ns, not small"));
+        }
+        // ...and the thread waits for the rest of the injection.
+        let thread = hit.latency_ns - irq;
+        if (thread - remaining).abs() > 100_000 {
+            return Err(format!(
+                "injection {k}: thread latency {thread} ns, but the injection ended {remaining} ns after the due time"
+            ));
+        }
+        let Some(x) = r
+            .explanations
+            .iter()
+            .find(|x| x.cpu == 0 && x.due_ns == hit.expected_ns)
+        else {
+            return Err(format!("injection {k}: the late sample was not explained"));
+        };
+        if x.irq_latency_ns != Some(irq) || x.thread_latency_ns != Some(thread) {
+            return Err(format!(
+                "injection {k}: explanation split {:?}/{:?} differs from the sample's {irq}/{thread}",
+                x.irq_latency_ns, x.thread_latency_ns
+            ));
+        }
+        let top = &x.contributors[0];
+        let held = top.duration_ns as i64;
+        if top.name != "jl-spike-0"
+            || top.kind != "task"
+            || top.policy.as_deref() != Some("FIFO")
+            || top.prio != Some(99)
+            || (held - remaining).abs() * 10 > remaining
+        {
+            return Err(format!(
+                "injection {k}: expected jl-spike-0 (FIFO 99) holding the CPU ~{remaining} ns, got {top:?}"
+            ));
+        }
+        if !x.verdict.starts_with("thread latency") || !x.verdict.contains("jl-spike-0") {
+            return Err(format!("injection {k}: verdict '{}'", x.verdict));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn trace_splits_spike_delays_and_names_the_spike_thread() {
+    if !tracing_available("trace ground truth") {
+        return;
+    }
+    if online_cpus().len() < 2 {
+        eprintln!("SKIPPED trace ground truth: needs two CPUs");
+        return;
+    }
+    let _g = exclusive();
+    // One retry for a VM stall inside an injection (see tests/ground_truth.rs).
+    let mut failures = Vec::new();
+    for _ in 0..2 {
+        let r = traced_run_with_spikes();
+        let checked = check_spikes(&r).and_then(|()| check_run_files(&r));
+        match checked {
+            Ok(()) => return,
+            Err(e) => failures.push(e),
+        }
+    }
+    panic!("trace ground truth failed twice: {failures:#?}");
+}
+
+/// run.json, latency.hlog and the exports of a traced run, and the instance gone at the end.
+fn check_run_files(r: &TracedRun) -> Result<(), String> {
+    let trace = &r.run["trace"];
+    let instance = trace["instance"].as_str().unwrap_or_default();
+    if !instance.starts_with("jitterlab-") {
+        return Err(format!("run.json trace section: {trace}"));
+    }
+    if instance_path(instance).exists() {
+        return Err(format!("instance {instance} still exists after the run"));
+    }
+    let explained = r.explanations.len() as u64;
+    if trace["explained"].as_u64() != Some(explained) || explained < 14 {
+        return Err(format!(
+            "{explained} explanations, run.json says {}",
+            trace["explained"]
+        ));
+    }
+    if trace["worst"].as_array().map(Vec::len) != Some(5) {
+        return Err("run.json keeps the 5 worst explanations".into());
+    }
+    for cpu in [0, 1] {
+        let t = thread(&r.run, cpu);
+        let irq = &t["irq_latency"];
+        let joined = r
+            .samples
+            .iter()
+            .filter(|s| s.cpu as usize == cpu && s.irq_latency_ns.is_some())
+            .count() as u64;
+        if irq["samples"].as_u64() != Some(joined)
+            || joined * 100 < t["samples"].as_u64().unwrap() * 99
+        {
+            return Err(format!(
+                "CPU {cpu}: {joined} samples with IRQ latency in samples.bin, run.json: {irq}"
+            ));
+        }
+    }
+    // latency.hlog: cpuN.irq intervals beside the cpuN ones, same starts, same counts.
+    let hlog = jitterlab::record::hlog::read_intervals(&r.out.join("latency.hlog")).unwrap();
+    for cpu in [0, 1] {
+        let of = |tag: String| -> Vec<(f64, u64)> {
+            hlog.iter()
+                .filter(|i| i.tag == tag)
+                .map(|i| (i.start_s, i.histogram.len()))
+                .collect()
+        };
+        let (lat, irq) = (of(format!("cpu{cpu}")), of(format!("cpu{cpu}.irq")));
+        let starts = |v: &[(f64, u64)]| v.iter().map(|x| x.0).collect::<Vec<_>>();
+        if lat.len() < 3 || starts(&lat) != starts(&irq) {
+            return Err(format!("CPU {cpu}: hlog intervals {lat:?} vs irq {irq:?}"));
+        }
+        let (n, m): (u64, u64) = (lat.iter().map(|x| x.1).sum(), irq.iter().map(|x| x.1).sum());
+        if m > n || m * 100 < n * 99 {
+            return Err(format!(
+                "CPU {cpu}: {n} samples in cpu{cpu}, {m} in cpu{cpu}.irq"
+            ));
+        }
+    }
+    // The columns export: time, latency, IRQ latency (SH7780 study's shape).
+    let o = jitterlab(&["export", r.out.to_str().unwrap(), "--format", "columns"]);
+    let t = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<&str> = t.lines().filter(|l| !l.starts_with('#')).collect();
+    let with_irq = rows
+        .iter()
+        .filter(|l| l.split_whitespace().nth(2).is_some_and(|v| v != "-"))
+        .count();
+    if with_irq * 100 < rows.len() * 99 {
+        return Err(format!(
+            "{with_irq} of {} export rows have an IRQ latency",
+            rows.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Starts a long traced run, waits until its instance exists, and returns both.
+fn start_traced_run(out: &Path) -> (std::process::Child, PathBuf) {
+    let child = std::process::Command::new(bin())
+        .args(["run", "--duration", "60s", "--trace", "--quiet", "--out"])
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let inst = instance_path(&format!("jitterlab-{}", child.id()));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !inst.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no instance {} appeared",
+            inst.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Let it measure a little, with tracing on.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    (child, inst)
+}
+
+#[test]
+fn the_instance_is_removed_after_sigint_and_sigterm() {
+    if !tracing_available("trace cleanup on signals") {
+        return;
+    }
+    let _g = exclusive();
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let (_dir, out) = temp_out();
+        let (child, inst) = start_traced_run(&out);
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            !inst.exists(),
+            "{} left behind after signal {signal}",
+            inst.display()
+        );
+        let run = run_json(&out);
+        assert_eq!(run["ended"], "interrupted");
+        assert!(run["trace"]["explained"].is_u64(), "{}", run["trace"]);
+    }
+}
+
+#[test]
+fn an_instance_left_by_sigkill_is_removed_by_the_next_run() {
+    if !tracing_available("trace cleanup after SIGKILL") {
+        return;
+    }
+    let _g = exclusive();
+    let (_dir, out) = temp_out();
+    let (mut child, inst) = start_traced_run(&out);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        inst.exists(),
+        "SIGKILL leaves the instance (nothing can run in the process)"
+    );
+    // Any run removes it, with or without --trace.
+    let (_dir2, out2) = temp_out();
+    let o = jitterlab(&[
+        "run",
+        "--duration",
+        "100ms",
+        "--quiet",
+        "--out",
+        out2.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!inst.exists(), "{} survived the next run", inst.display());
+}
+
+/// Runs jitterlab as the unprivileged user `nobody`, through setpriv (as tests/bad_input.rs).
+fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
+    // SAFETY: getuid has no failure mode.
+    if unsafe { libc::getuid() } != 0
+        || std::process::Command::new("setpriv")
+            .arg("--version")
+            .output()
+            .is_err()
+    {
+        return None;
+    }
+    let mut full = vec![
+        "-c",
+        "exec setpriv --reuid=65534 --regid=65534 --clear-groups \"$0\" \"$@\"",
+        bin(),
+    ];
+    full.extend_from_slice(args);
+    Some(
+        std::process::Command::new("sh")
+            .args(&full)
+            .output()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn refused_tracefs_exits_3_with_the_fix_before_measuring() {
+    let Some(o) = as_nobody(&[
+        "run",
+        "--duration",
+        "1s",
+        "--trace",
+        "--policy",
+        "other",
+        "--no-mlock",
+        "--pm-qos",
+        "off",
+        "--out",
+        "/tmp/jitterlab-nobody-trace-never-created",
+    ]) else {
+        eprintln!("SKIPPED refused tracefs: needs root and setpriv to become an unprivileged user");
+        return;
+    };
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{t}");
+    assert!(t.contains("--trace") && t.contains("run as root"), "{t}");
+    assert!(!Path::new("/tmp/jitterlab-nobody-trace-never-created").exists());
 }

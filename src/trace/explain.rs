@@ -24,6 +24,10 @@ use crate::units::format_ns;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// Task policies the trace reader looked up, by (pid, kernel prio at the lookup): a task that
+/// changes policy (the spike load drops to SCHED_OTHER before it exits) keeps both.
+pub type Policies = HashMap<(i32, i32), TaskPolicy>;
+
 /// Names the decoder knows: interrupt vectors and softirqs.
 #[derive(Debug, Clone, Default)]
 pub struct Names {
@@ -79,7 +83,7 @@ pub struct LateSample {
 pub fn explain(
     s: &LateSample,
     timeline: &CpuTimeline,
-    policies: &HashMap<i32, TaskPolicy>,
+    policies: &Policies,
     names: &Names,
 ) -> SpikeExplanation {
     let (segments, tasks, lost, widest_gap) = replay(s, timeline);
@@ -189,13 +193,13 @@ fn held(c: &Contributor) -> String {
 
 /// The policy and priority of a task: what the kernel reported, when it fits the priority in
 /// the trace; otherwise derived from that priority (see the module documentation).
-fn policy_of(t: &TaskRef, policies: &HashMap<i32, TaskPolicy>) -> (String, Option<i32>) {
+fn policy_of(t: &TaskRef, policies: &Policies) -> (String, Option<i32>) {
     let class_fits = |p: &TaskPolicy| match p.policy {
         "FIFO" | "RR" => (0..100).contains(&t.prio) && p.prio == 99 - t.prio,
         "DEADLINE" => t.prio < 0,
         _ => t.prio >= 100,
     };
-    match policies.get(&t.pid) {
+    match policies.get(&(t.pid, t.prio)) {
         Some(p) if class_fits(p) => (
             p.policy.to_string(),
             (p.policy != "DEADLINE").then_some(p.prio),
@@ -210,7 +214,7 @@ fn contributor(
     h: &Holder,
     duration_ns: u64,
     tasks: &HashMap<i32, TaskRef>,
-    policies: &HashMap<i32, TaskPolicy>,
+    policies: &Policies,
     names: &Names,
 ) -> Contributor {
     let simple = |kind: &str, name: String| Contributor {
@@ -231,8 +235,11 @@ fn contributor(
                 }
                 // Known by pid only: what the kernel reported, if anything.
                 None => policies
-                    .get(pid)
-                    .map_or((None, None), |p| (Some(p.policy.to_string()), Some(p.prio))),
+                    .iter()
+                    .find(|((p, _), _)| p == pid)
+                    .map_or((None, None), |(_, p)| {
+                        (Some(p.policy.to_string()), Some(p.prio))
+                    }),
             };
             Contributor {
                 kind: "task".into(),
@@ -280,10 +287,15 @@ fn replay(s: &LateSample, tl: &CpuTimeline) -> (Vec<Segment>, HashMap<i32, TaskR
         Some(t) => Holder::Task(t.pid),
     };
     // Names for every task the history shows, also those only seen before the replay starts.
+    // A task is known as it was when it last got the CPU: its priority when it is switched
+    // out may already be another (the spike load drops to SCHED_OTHER at its end).
+    let learn = |tasks: &mut HashMap<i32, TaskRef>, prev: &TaskRef, next: &TaskRef| {
+        tasks.entry(prev.pid).or_insert(*prev);
+        tasks.insert(next.pid, *next);
+    };
     for e in h.iter().take(first_after_due) {
         if let Kind::Switch { prev, next } = &e.kind {
-            tasks.insert(prev.pid, *prev);
-            tasks.insert(next.pid, *next);
+            learn(&mut tasks, prev, next);
         }
     }
     if let Some(t) = current {
@@ -331,8 +343,7 @@ fn replay(s: &LateSample, tl: &CpuTimeline) -> (Vec<Segment>, HashMap<i32, TaskR
         match &e.kind {
             Kind::Switch { prev, next } => {
                 current = Some(*next);
-                tasks.insert(prev.pid, *prev);
-                tasks.insert(next.pid, *next);
+                learn(&mut tasks, prev, next);
                 stack.clear();
             }
             Kind::IrqEntry { name, .. } => stack.push(Holder::Irq(name.clone())),
@@ -426,7 +437,7 @@ mod tests {
             },
         );
         let policies = HashMap::from([(
-            900,
+            (900, 0),
             TaskPolicy {
                 policy: "FIFO",
                 prio: 99,
@@ -557,7 +568,7 @@ mod tests {
     fn policy_falls_back_to_the_traced_priority() {
         let t = task(5, 10, "x");
         let stale = HashMap::from([(
-            5,
+            (5, 10),
             TaskPolicy {
                 policy: "OTHER",
                 prio: 0,

@@ -27,7 +27,7 @@ use crate::record::{SampleTrace, TraceJoin};
 use decode::Decoder;
 use explain::{LateSample, Names};
 use format::Formats;
-use reader::{Reader, ReaderStats, TaskPolicy, TraceBatch};
+use reader::{Reader, ReaderStats, TraceBatch};
 use split::CpuTimeline;
 use std::collections::HashMap;
 use std::path::Path;
@@ -266,7 +266,7 @@ pub struct Joiner {
     timelines: HashMap<usize, CpuTimeline>,
     threads: Vec<ThreadTrace>,
     tids: Vec<i32>,
-    policies: HashMap<i32, TaskPolicy>,
+    policies: explain::Policies,
     names: Names,
 }
 
@@ -291,7 +291,9 @@ impl TraceJoin for Joiner {
                 tl.push(e, &self.tids);
             }
             tl.complete_until_ns = tl.complete_until_ns.max(batch.complete_until_ns);
-            self.policies.extend(batch.policies);
+            for (pid, p) in batch.policies {
+                self.policies.insert((pid, p.kernel_prio), p);
+            }
         }
     }
 
