@@ -2,7 +2,7 @@
 //! and the `trace` section of run.json.
 
 use super::{ThreadTrace, TraceConfig, TraceStats};
-use crate::measure::wake::Schedule;
+use crate::measure::wake::{Schedule, WakeMethod};
 use crate::plan::RunPlan;
 use crate::record::ThreadResult;
 use crate::results::events::SpikeExplanation;
@@ -13,16 +13,20 @@ use crate::results::run_record::{TraceRecord, TraceThreadRecord};
 /// Absolute and periodic wake methods sleep until exactly the due time, so the timer's soft
 /// expiry must equal it. Relative methods (nanosleep, select, poll, itimer,
 /// clock-nanosleep-rel) arm the timer from the kernel's own clock read, a little after the
-/// thread's; half an interval is far more than that gap and far less than the next period.
+/// thread's, and so does itimer-periodic (setitimer takes only a relative first expiry, so the
+/// kernel's grid lies that little gap after jitterlab's); half an interval is far more than
+/// that gap and far less than the next period.
 pub fn thread_traces(plan: &RunPlan, threads: &[(usize, usize, i32)]) -> Vec<ThreadTrace> {
     threads
         .iter()
         .map(|&(index, cpu, tid)| ThreadTrace {
             cpu,
             tid,
-            tolerance_ns: match plan.wake.schedule() {
-                Schedule::Relative => plan.thread_interval_ns(index) / 2,
-                Schedule::Absolute | Schedule::Periodic => 0,
+            tolerance_ns: match (plan.wake, plan.wake.schedule()) {
+                (WakeMethod::ItimerPeriodic, _) | (_, Schedule::Relative) => {
+                    plan.thread_interval_ns(index) / 2
+                }
+                (_, Schedule::Absolute | Schedule::Periodic) => 0,
             },
             explain_above_ns: plan.thread_explain_above_ns(index),
         })
