@@ -469,6 +469,100 @@ mod tests {
         }
     }
 
+    /// A trace stand-in: complete up to a settable time, every sample's IRQ latency 7 us, and
+    /// an explanation for samples above 100 us.
+    struct FakeJoin {
+        complete: Arc<std::sync::atomic::AtomicU64>,
+    }
+
+    impl TraceJoin for FakeJoin {
+        fn receive(&mut self) {}
+        fn complete_until_ns(&self, _cpu: usize) -> u64 {
+            self.complete.load(Relaxed)
+        }
+        fn join(&mut self, _thread: usize, s: &Sample) -> SampleTrace {
+            SampleTrace {
+                irq_latency_ns: Some(7_000),
+                thread_latency_ns: Some(s.latency_ns - 7_000),
+                explanation: (s.latency_ns > 100_000).then(|| SpikeExplanation {
+                    time_ns: s.expected_ns,
+                    cpu: 0,
+                    due_ns: s.expected_ns,
+                    latency_ns: s.latency_ns,
+                    irq_latency_ns: Some(7_000),
+                    thread_latency_ns: Some(s.latency_ns - 7_000),
+                    verdict: "v".into(),
+                    contributors: Vec::new(),
+                }),
+                ..Default::default()
+            }
+        }
+    }
+
+    /// With a trace, samples wait until the trace of their CPU is complete past their wakeup,
+    /// then go to the statistics, the sample log and the `.irq` histograms together; at the end
+    /// the ones still waiting are recorded without IRQ latency and counted.
+    #[test]
+    fn traced_samples_wait_for_their_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        let hlog_path = dir.path().join(hlog::FILE_NAME);
+        let log_path = dir.path().join(samplelog::FILE_NAME);
+        let mut hlog = HlogWriter::create(&hlog_path).unwrap();
+        hlog.begin(SystemTime::now(), "t").unwrap();
+        let mut log = SampleLogWriter::create(&log_path).unwrap();
+        let start = monotonic_ns();
+        log.begin(samplelog::SampleLogHeader {
+            clock_id: 1,
+            start_ns: start,
+        })
+        .unwrap();
+        let s = |k: u64, lat: i64| Sample {
+            seq: k,
+            expected_ns: start + k * 1_000_000,
+            latency_ns: lat,
+            missed: 0,
+        };
+        let samples = [s(0, 10_000), s(1, 250_000), s(2, 20_000)];
+        let complete = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let join = FakeJoin {
+            complete: Arc::clone(&complete),
+        };
+        let mut rec = Recorder::new(
+            vec![feed(0, &samples)],
+            hlog,
+            Some(log),
+            start,
+            1_000_000_000,
+        )
+        .with_trace(Box::new(join), 100);
+        assert_eq!(rec.drain().unwrap(), 3);
+        assert_eq!(rec.live_rows()[0].samples, 0, "all wait for the trace");
+        // The trace is complete past the second wakeup only.
+        complete.store(start + 1_000_000 + 250_001, Relaxed);
+        rec.drain().unwrap();
+        assert_eq!(rec.live_rows()[0].samples, 2);
+        let x = rec.take_explanations();
+        assert_eq!(x.len(), 1);
+        assert_eq!(x[0].latency_ns, 250_000);
+        assert_eq!(rec.worst_explanations().1, 1);
+        let r = rec.finish(start + 3_000_000).unwrap();
+        let t = r[0].trace.as_ref().unwrap();
+        assert_eq!((t.joined, t.unmatched, t.timed_out), (2, 0, 1));
+        assert_eq!(t.irq_latency.samples, 2);
+        assert_eq!(r[0].latency.samples, 3);
+        let irqs: Vec<Option<i64>> = samplelog::SampleLogReader::open(&log_path)
+            .unwrap()
+            .map(|r| r.unwrap().irq_latency_ns)
+            .collect();
+        assert_eq!(irqs, vec![Some(7_000), Some(7_000), None]);
+        let intervals = hlog::read_intervals(&hlog_path).unwrap();
+        let tags: Vec<(&str, u64)> = intervals
+            .iter()
+            .map(|i| (i.tag.as_str(), i.histogram.len()))
+            .collect();
+        assert_eq!(tags, vec![("cpu0", 3), ("cpu0.irq", 2)]);
+    }
+
     /// Interval bookkeeping: samples land in the interval of their due time, empty intervals
     /// are written too, and the last interval is cut at the end time.
     #[test]
