@@ -368,7 +368,10 @@ fn start_trace(
         .iter()
         .map(|t| (t.index, t.cpu, t.counters.tid.load(Ordering::Relaxed)))
         .collect();
-    setup.start(crate::trace::record::thread_traces(plan, &ids))
+    setup.start(
+        crate::trace::record::thread_traces(plan, &ids),
+        crate::trace::record::timer_functions(plan.wake),
+    )
 }
 
 /// Moves the recorder's spike explanations (`--trace`) to events.jsonl.

@@ -132,10 +132,16 @@ pub struct Tracer {
 }
 
 impl TraceSetup {
-    /// Filters the events to the measuring threads `tids` where that is correct, enables them,
-    /// starts the reader and turns tracing on. Returns the tracer and the [`Joiner`] for the
-    /// recorder.
-    pub fn start(self, threads: Vec<ThreadTrace>) -> Result<(Tracer, Joiner), String> {
+    /// Filters the events to the measuring threads where that is correct, enables them,
+    /// starts the reader and turns tracing on. `timer_functions` are the callbacks of the
+    /// measuring threads' timers (see [`record::timer_functions`]): timer expiries of other
+    /// callbacks are filtered out when the kernel can filter on function names (6.2 and
+    /// later); otherwise they are kept. Returns the tracer and the [`Joiner`] for the recorder.
+    pub fn start(
+        self,
+        threads: Vec<ThreadTrace>,
+        timer_functions: &[&str],
+    ) -> Result<(Tracer, Joiner), String> {
         let tids: Vec<i32> = threads.iter().map(|t| t.tid).collect();
         let any = |field: &str| {
             tids.iter()
@@ -160,6 +166,18 @@ impl TraceSetup {
             i.write(&format!("events/{event}/filter"), filter)
                 .map_err(|e| format!("--trace: cannot filter the events: {e}"))?;
             config.filters.push(format!("{event}: {filter}"));
+        }
+        if !timer_functions.is_empty() {
+            let filter = timer_functions
+                .iter()
+                .map(|f| format!("function.function == {f}"))
+                .collect::<Vec<_>>()
+                .join(" || ");
+            let event = "timer/hrtimer_expire_entry";
+            // An older kernel refuses the `.function` form: the expiries then stay unfiltered.
+            if i.write(&format!("events/{event}/filter"), &filter).is_ok() {
+                config.filters.push(format!("{event}: {filter}"));
+            }
         }
         for (system, event) in &self.decoder.events {
             i.write(&format!("events/{system}/{event}/enable"), "1")

@@ -33,6 +33,23 @@ pub fn thread_traces(plan: &RunPlan, threads: &[(usize, usize, i32)]) -> Vec<Thr
         .collect()
 }
 
+/// The kernel callbacks of the timers each wake method sleeps on, for filtering the timer
+/// expiries (none for `rtc`, which sleeps on the RTC interrupt, not a hrtimer).
+pub fn timer_functions(wake: WakeMethod) -> &'static [&'static str] {
+    match wake {
+        // hrtimer_sleeper: nanosleep, and the timeouts of select and poll.
+        WakeMethod::ClockNanosleep
+        | WakeMethod::ClockNanosleepRel
+        | WakeMethod::Nanosleep
+        | WakeMethod::Select
+        | WakeMethod::Poll => &["hrtimer_wakeup"],
+        WakeMethod::Itimer | WakeMethod::ItimerPeriodic => &["it_real_fn"],
+        WakeMethod::PosixTimer => &["posix_timer_fn"],
+        WakeMethod::Timerfd => &["timerfd_tmrproc"],
+        WakeMethod::Rtc => &[],
+    }
+}
+
 /// The `trace` section of run.json.
 pub fn trace_record(
     plan: &RunPlan,
