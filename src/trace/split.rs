@@ -170,18 +170,15 @@ impl CpuTimeline {
             c.tid == tid && c.softexpires >= due && c.softexpires - due <= tolerance_ns as i64
         });
         // Drop this thread's cycles that lie before the sample (never matched: a dropped
-        // record, or the lead-in sleep before the run's start).
-        let keep_from = found.map_or(due, |i| self.cycles[i].softexpires);
-        let mut matched = None;
-        let mut kept = VecDeque::with_capacity(self.cycles.len());
-        for (i, c) in self.cycles.drain(..).enumerate() {
-            if Some(i) == found {
-                matched = Some(c);
-            } else if c.tid != tid || c.softexpires > keep_from {
-                kept.push_back(c);
-            }
-        }
-        self.cycles = kept;
+        // record, or the lead-in sleep before the run's start), and the match itself.
+        let matched = found.map(|i| self.cycles[i]);
+        let keep_from = matched.map_or(due, |c| c.softexpires);
+        let mut index = 0;
+        self.cycles.retain(|c| {
+            let keep = Some(index) != found && (c.tid != tid || c.softexpires > keep_from);
+            index += 1;
+            keep
+        });
         let c = matched?;
         let wake = wake_ns as i64;
         Some(Split {
