@@ -136,6 +136,16 @@ pub struct RunArgs {
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: Option<PathBuf>,
 
+    /// Split each sample's latency into timer IRQ latency and thread latency, and explain late
+    /// wakeups, from kernel tracepoints in a tracefs instance of jitterlab's own (docs/tracing.md).
+    #[arg(long)]
+    pub trace: bool,
+
+    /// With --trace: explain every sample later than this in events.jsonl (what held the CPU).
+    /// Default: each thread's deadline.
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub explain_above: Option<String>,
+
     /// Print run.json on stdout at the end instead of the summary table.
     #[arg(long)]
     pub json: bool,
@@ -330,4 +340,10 @@ pub struct ReportArgs {
     /// in docs/report.md.
     #[arg(long, value_name = "DIR")]
     pub plots: Option<PathBuf>,
+
+    /// Judge every run against a budget, e.g. 'max<200us,p99.9<50us,missed=0' (grammar in
+    /// docs/budget.md): the report shows this verdict instead of the stored one, each clause is
+    /// printed, and a violation exits 1. Runs are not modified.
+    #[arg(long, value_name = "EXPR", allow_hyphen_values = true)]
+    pub budget: Option<String>,
 }

@@ -43,6 +43,10 @@ pub struct RunPlan {
     pub ring_size: usize,
     pub mlock: bool,
     pub pm_qos_us: Option<u32>,
+    /// `--trace`: the IRQ vs thread split and spike explanations.
+    pub trace: bool,
+    /// `--explain-above`; None: each thread's deadline.
+    pub explain_above_ns: Option<u64>,
     /// None: the default, named when the run starts.
     pub out: Option<PathBuf>,
     pub json: bool,
@@ -61,6 +65,12 @@ impl RunPlan {
     pub fn thread_deadline_ns(&self, index: usize) -> u64 {
         self.deadline_ns
             .unwrap_or_else(|| self.thread_interval_ns(index))
+    }
+
+    /// Samples of the thread at `index` later than this are explained (`--trace`).
+    pub fn thread_explain_above_ns(&self, index: usize) -> u64 {
+        self.explain_above_ns
+            .unwrap_or_else(|| self.thread_deadline_ns(index))
     }
 
     /// The scheduling policy of the thread at `index`. SCHED_DEADLINE reserves a tenth of the
@@ -254,6 +264,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
             format_cpu_list(&cpus)
         )));
     }
+    let explain_above_ns = check_trace(args, clock)?;
 
     Ok(RunPlan {
         cpus,
@@ -274,11 +285,41 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         ring_size,
         mlock: !args.no_mlock,
         pm_qos_us,
+        trace: args.trace,
+        explain_above_ns,
         out: args.out.clone(),
         json: args.json,
         quiet: args.quiet,
         budget,
     })
+}
+
+/// `--trace` and `--explain-above`: the split needs pinned threads on CLOCK_MONOTONIC.
+fn check_trace(args: &RunArgs, clock: Clock) -> Result<Option<u64>> {
+    let explain = args
+        .explain_above
+        .as_deref()
+        .map(|d| duration_arg("--explain-above", d))
+        .transpose()?;
+    if !args.trace {
+        if let Some(text) = &args.explain_above {
+            return Err(Failure::usage(format!(
+                "--explain-above {text}: explanations come from the kernel trace; add --trace"
+            )));
+        }
+        return Ok(None);
+    }
+    if clock != Clock::Monotonic {
+        return Err(Failure::usage(
+            "--trace with --clock realtime: trace times are CLOCK_MONOTONIC (trace_clock=mono) and a realtime wakeup cannot be placed on them exactly; drop --clock realtime",
+        ));
+    }
+    if args.policy == PolicyArg::Deadline {
+        return Err(Failure::usage(
+            "--trace with --policy deadline: the split follows each thread on its CPU, and SCHED_DEADLINE threads cannot be pinned; use --policy fifo or rr",
+        ));
+    }
+    Ok(explain)
 }
 
 fn check_online(what: &str, cpus: &[usize], online: &[usize], online_text: &str) -> Result<()> {
@@ -471,5 +512,19 @@ mod tests {
         assert!(
             err(&["--cpus", "1", "--budget", "cpu0:max<1ms"]).contains("does not measure (CPUs 1)")
         );
+        assert!(err(&["--explain-above", "1ms"]).contains("add --trace"));
+        assert!(err(&["--trace", "--explain-above", "soon"]).contains("--explain-above: 'soon'"));
+        assert!(err(&["--trace", "--clock", "realtime"]).contains("drop --clock realtime"));
+        assert!(err(&["--trace", "--policy", "deadline"]).contains("cannot be pinned"));
+    }
+
+    #[test]
+    fn explanations_default_to_each_deadline() {
+        let p = resolve_with_online(&args(&["--trace", "--distance", "100us"]), &[0, 1]).unwrap();
+        assert!(p.trace);
+        assert_eq!(p.thread_explain_above_ns(1), 1_100_000);
+        let p =
+            resolve_with_online(&args(&["--trace", "--explain-above", "80us"]), &[0, 1]).unwrap();
+        assert_eq!(p.thread_explain_above_ns(1), 80_000);
     }
 }

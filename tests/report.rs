@@ -284,6 +284,7 @@ fn featureful_run(dir: &Path) -> RunRecord {
         explain_above_ns: 500_000,
         events_lost: 0,
         explained: 1,
+        ..Default::default()
     });
     ResultDir::open(dir)
         .unwrap()
@@ -390,6 +391,61 @@ fn several_runs_are_overlaid_with_ratios_to_the_first() {
         html.contains("(missed periods lower)"),
         "4 missed periods vs none"
     );
+}
+
+#[test]
+fn report_budget_judges_each_run_and_exits_1_on_a_violation() {
+    let base = tempfile::tempdir().unwrap();
+    let a = base.path().join("a");
+    // One 4.2 ms wakeup on CPU 0; everything else 20 us.
+    write_run(&a, &two_cpus(5, vec![], 3), |cpu, t, _| {
+        if cpu == 0 && t == 2 * S {
+            4_200_000
+        } else {
+            20_000
+        }
+    })
+    .unwrap();
+    let html_path = base.path().join("r.html");
+    let html_arg = html_path.to_str().unwrap();
+    let failing = jitterlab(&[
+        "report",
+        a.to_str().unwrap(),
+        "-o",
+        html_arg,
+        "--budget",
+        "max<1ms,p50<100us",
+    ]);
+    assert_eq!(failing.status.code(), Some(1), "{}", text(&failing));
+    let out = text(&failing);
+    assert!(out.contains("FAIL  max<1ms"), "{out}");
+    assert!(out.contains("4.20 ms"), "{out}");
+    assert!(out.contains("pass  p50<100us"), "{out}");
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(html.contains("Budget <code>max&lt;1ms,p50&lt;100us</code>: FAILED"));
+    // The stored run is judged, not changed.
+    let stored = std::fs::read_to_string(a.join("run.json")).unwrap();
+    assert!(!stored.contains("max<1ms"));
+
+    let passing = jitterlab(&[
+        "report",
+        a.to_str().unwrap(),
+        "-o",
+        html_arg,
+        "--budget",
+        "max<5ms",
+    ]);
+    assert_eq!(passing.status.code(), Some(0), "{}", text(&passing));
+    let malformed = jitterlab(&[
+        "report",
+        a.to_str().unwrap(),
+        "-o",
+        html_arg,
+        "--budget",
+        "max<<5ms",
+    ]);
+    assert_eq!(malformed.status.code(), Some(2), "{}", text(&malformed));
+    assert!(text(&malformed).contains("max<<5ms"));
 }
 
 #[test]

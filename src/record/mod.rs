@@ -1,6 +1,13 @@
 //! The drain side (a non-real-time thread): empties the measuring threads' rings, keeps the
 //! histograms of the whole run and of the current interval per thread, writes latency.hlog as
 //! each interval completes and the sample log when asked, and counts deadline misses.
+//!
+//! With `--trace` ([`Recorder::with_trace`]) each sample also gets its timer IRQ latency from
+//! the kernel trace. The trace arrives later than the samples (it is read asynchronously), so
+//! samples wait in a bounded per-thread queue until the trace of their CPU is complete past
+//! their wakeup, then are joined and recorded in order; a sample whose trace does not come
+//! within [`TRACE_WAIT_NS`] is recorded without IRQ latency and counted. Without `--trace`
+//! samples are recorded as they are drained, as before.
 
 pub mod hlog;
 pub mod hlog_scan;
@@ -8,10 +15,13 @@ pub mod live;
 pub mod samplelog;
 pub mod stats;
 
+use crate::measure::clock::monotonic_ns;
 use crate::measure::{Sample, ThreadCounters};
+use crate::results::events::SpikeExplanation;
 use hlog::HlogWriter;
 use samplelog::{SampleLogWriter, SampleRecord};
 use stats::{LatencyStats, LatencySummary};
+use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -36,6 +46,65 @@ pub struct ThreadResult {
     pub dropped_records: u64,
     pub deadline_misses: u64,
     pub early_wakeups: u64,
+    /// The trace side, with `--trace`.
+    pub trace: Option<ThreadTraceResult>,
+}
+
+/// How long a sample waits for its CPU's trace before it is recorded without IRQ latency.
+pub const TRACE_WAIT_NS: u64 = 2_000_000_000;
+/// How many explanations the run keeps for the summary (the worst by latency).
+pub const WORST_KEPT: usize = 5;
+
+/// What the trace adds to one sample.
+#[derive(Debug, Clone, Default)]
+pub struct SampleTrace {
+    /// Timer IRQ latency, thread latency and its two parts (see trace::split), ns.
+    pub irq_latency_ns: Option<i64>,
+    pub thread_latency_ns: Option<i64>,
+    pub wake_to_switch_ns: Option<i64>,
+    pub switch_to_user_ns: Option<i64>,
+    /// For samples above the explanation threshold.
+    pub explanation: Option<SpikeExplanation>,
+}
+
+/// The trace as the recorder sees it (implemented by `trace::Joiner`).
+pub trait TraceJoin {
+    /// Takes in whatever the trace reader has delivered.
+    fn receive(&mut self);
+    /// Every trace event of `cpu` before this CLOCK_MONOTONIC time has been received.
+    fn complete_until_ns(&self, cpu: usize) -> u64;
+    /// Joins a sample of the thread at `thread_index` (whose wakeup lies before
+    /// `complete_until_ns` of its CPU) with the trace. Called in sample order per thread.
+    fn join(&mut self, thread_index: usize, sample: &Sample) -> SampleTrace;
+}
+
+/// A thread's trace figures at the end of the run.
+#[derive(Debug, Clone, Default)]
+pub struct ThreadTraceResult {
+    pub irq_latency: LatencySummary,
+    pub thread_latency: LatencySummary,
+    pub wake_to_switch: LatencySummary,
+    pub switch_to_user: LatencySummary,
+    /// Samples that got their IRQ latency from the trace.
+    pub joined: u64,
+    /// Samples whose trace was complete but had no timer chain for them.
+    pub unmatched: u64,
+    /// Samples recorded without waiting for their trace (it came too late).
+    pub timed_out: u64,
+}
+
+/// Per-thread trace state of the recorder.
+#[derive(Default)]
+struct ThreadTraceState {
+    pending: VecDeque<Sample>,
+    irq_total: LatencyStats,
+    irq_interval: LatencyStats,
+    thread_latency: LatencyStats,
+    wake_to_switch: LatencyStats,
+    switch_to_user: LatencyStats,
+    joined: u64,
+    unmatched: u64,
+    timed_out: u64,
 }
 
 /// The last completed interval of a thread, for live views.
@@ -62,6 +131,8 @@ pub struct LiveRow {
 struct ThreadState {
     feed: ThreadFeed,
     tag: String,
+    irq_tag: String,
+    trace: Option<ThreadTraceState>,
     total: LatencyStats,
     interval: LatencyStats,
     interval_index: u64,
@@ -76,6 +147,14 @@ pub struct Recorder {
     samples: Option<SampleLogWriter>,
     start_ns: u64,
     log_interval_ns: u64,
+    trace: Option<Box<dyn TraceJoin>>,
+    /// Explanations not yet taken by [`Recorder::take_explanations`].
+    explanations: Vec<SpikeExplanation>,
+    /// The worst explanations of the run, by latency, worst first.
+    worst: Vec<SpikeExplanation>,
+    explained: u64,
+    /// A queue longer than this is joined without waiting (bounded memory).
+    pending_cap: usize,
 }
 
 impl Recorder {
@@ -92,6 +171,8 @@ impl Recorder {
             .into_iter()
             .map(|feed| ThreadState {
                 tag: format!("cpu{}", feed.cpu),
+                irq_tag: format!("cpu{}.irq", feed.cpu),
+                trace: None,
                 feed,
                 total: LatencyStats::default(),
                 interval: LatencyStats::default(),
@@ -106,41 +187,99 @@ impl Recorder {
             samples,
             start_ns,
             log_interval_ns,
+            trace: None,
+            explanations: Vec::new(),
+            worst: Vec::new(),
+            explained: 0,
+            pending_cap: 0,
         }
+    }
+
+    /// Joins every sample with the kernel trace (`run --trace`). Samples of a thread wait in a
+    /// queue of at most `pending_cap` for their trace.
+    pub fn with_trace(mut self, join: Box<dyn TraceJoin>, pending_cap: usize) -> Self {
+        for t in &mut self.threads {
+            t.trace = Some(ThreadTraceState::default());
+        }
+        self.trace = Some(join);
+        self.pending_cap = pending_cap.max(16);
+        self
+    }
+
+    /// The explanations made since the last call, for events.jsonl.
+    pub fn take_explanations(&mut self) -> Vec<SpikeExplanation> {
+        std::mem::take(&mut self.explanations)
+    }
+
+    /// The worst explanations of the run (at most [`WORST_KEPT`], worst first) and how many
+    /// were made in all.
+    pub fn worst_explanations(&self) -> (&[SpikeExplanation], u64) {
+        (&self.worst, self.explained)
     }
 
     /// Takes every sample waiting in the rings. Completed intervals go to latency.hlog at once;
     /// the sample log is flushed whenever an interval completes. Returns the samples taken.
     pub fn drain(&mut self) -> io::Result<usize> {
+        self.drain_until(false)
+    }
+
+    /// The last drain, once the trace (if any) has been read to its end: samples still waiting
+    /// for their trace are recorded without it. [`Recorder::finish`] does it too; calling it
+    /// first lets the caller take the last explanations.
+    pub fn drain_last(&mut self) -> io::Result<usize> {
+        self.drain_until(true)
+    }
+
+    /// [`Recorder::drain`]; with `last`, samples still waiting for their trace are recorded
+    /// without it (the trace has been read to its end).
+    fn drain_until(&mut self, last: bool) -> io::Result<usize> {
         let mut taken = 0;
         let mut closed_any = false;
-        for t in &mut self.threads {
+        if let Some(j) = &mut self.trace {
+            j.receive();
+        }
+        let now = monotonic_ns();
+        for (index, t) in self.threads.iter_mut().enumerate() {
+            let mut out = Sink {
+                hlog: &mut self.hlog,
+                samples: &mut self.samples,
+                start_ns: self.start_ns,
+                log_interval_ns: self.log_interval_ns,
+                closed_any: &mut closed_any,
+            };
             while let Ok(sample) = t.feed.consumer.pop() {
                 taken += 1;
-                let index = sample.expected_ns.saturating_sub(self.start_ns) / self.log_interval_ns;
-                while index > t.interval_index {
-                    close_interval(
-                        t,
-                        &mut self.hlog,
-                        self.log_interval_ns,
-                        self.log_interval_ns,
-                    )?;
-                    closed_any = true;
+                match &mut t.trace {
+                    Some(tr) => tr.pending.push_back(sample),
+                    None => record_sample(t, &sample, None, &mut out)?,
                 }
-                t.interval.record(sample.latency_ns);
-                t.total.record(sample.latency_ns);
-                if sample.latency_ns > t.feed.deadline_ns as i64 {
-                    t.deadline_misses += 1;
-                }
-                if let Some(log) = &mut self.samples {
-                    log.write(&SampleRecord {
-                        cpu: t.feed.cpu as u32,
-                        missed: sample.missed,
-                        seq: sample.seq,
-                        expected_ns: sample.expected_ns,
-                        latency_ns: sample.latency_ns,
-                        irq_latency_ns: None,
-                    })?;
+            }
+            let Some(join) = &mut self.trace else {
+                continue;
+            };
+            let complete = join.complete_until_ns(t.feed.cpu);
+            while let Some(tr) = &mut t.trace
+                && let Some(&sample) = tr.pending.front()
+            {
+                let wake = (sample.expected_ns as i64 + sample.latency_ns).max(0) as u64;
+                let joined = if wake < complete {
+                    Some(join.join(index, &sample))
+                } else if last
+                    || now.saturating_sub(wake) > TRACE_WAIT_NS
+                    || tr.pending.len() > self.pending_cap
+                {
+                    tr.timed_out += 1;
+                    None
+                } else {
+                    break;
+                };
+                tr.pending.pop_front();
+                let explanation = joined.as_ref().and_then(|j| j.explanation.clone());
+                record_sample(t, &sample, joined, &mut out)?;
+                if let Some(x) = explanation {
+                    self.explained += 1;
+                    keep_worst(&mut self.worst, &x);
+                    self.explanations.push(x);
                 }
             }
         }
@@ -169,7 +308,7 @@ impl Recorder {
     /// Drains what is left, writes each thread's last (possibly partial) interval ending at
     /// `end_ns`, flushes the files and returns the per-thread figures.
     pub fn finish(mut self, end_ns: u64) -> io::Result<Vec<ThreadResult>> {
-        self.drain()?;
+        self.drain_until(true)?;
         for t in &mut self.threads {
             let interval_start = self.start_ns + t.interval_index * self.log_interval_ns;
             let length = end_ns
@@ -194,8 +333,87 @@ impl Recorder {
                 dropped_records: t.feed.counters.dropped_records.load(Relaxed),
                 deadline_misses: t.deadline_misses,
                 early_wakeups: t.total.early,
+                trace: t.trace.as_ref().map(|tr| ThreadTraceResult {
+                    irq_latency: tr.irq_total.summary(),
+                    thread_latency: tr.thread_latency.summary(),
+                    wake_to_switch: tr.wake_to_switch.summary(),
+                    switch_to_user: tr.switch_to_user.summary(),
+                    joined: tr.joined,
+                    unmatched: tr.unmatched,
+                    timed_out: tr.timed_out,
+                }),
             })
             .collect())
+    }
+}
+
+/// Where recorded samples go.
+struct Sink<'a> {
+    hlog: &'a mut HlogWriter,
+    samples: &'a mut Option<SampleLogWriter>,
+    start_ns: u64,
+    log_interval_ns: u64,
+    closed_any: &'a mut bool,
+}
+
+/// Records one sample (and its trace, when traced) in the statistics and files, closing the
+/// intervals it moves past.
+fn record_sample(
+    t: &mut ThreadState,
+    sample: &Sample,
+    traced: Option<SampleTrace>,
+    out: &mut Sink,
+) -> io::Result<()> {
+    let index = sample.expected_ns.saturating_sub(out.start_ns) / out.log_interval_ns;
+    while index > t.interval_index {
+        close_interval(t, out.hlog, out.log_interval_ns, out.log_interval_ns)?;
+        *out.closed_any = true;
+    }
+    t.interval.record(sample.latency_ns);
+    t.total.record(sample.latency_ns);
+    if sample.latency_ns > t.feed.deadline_ns as i64 {
+        t.deadline_misses += 1;
+    }
+    let irq = traced.as_ref().and_then(|x| x.irq_latency_ns);
+    if let (Some(tr), Some(x)) = (&mut t.trace, &traced) {
+        match x.irq_latency_ns {
+            Some(irq) => {
+                tr.joined += 1;
+                tr.irq_total.record(irq);
+                tr.irq_interval.record(irq);
+            }
+            None => tr.unmatched += 1,
+        }
+        let parts = [
+            (&mut tr.thread_latency, x.thread_latency_ns),
+            (&mut tr.wake_to_switch, x.wake_to_switch_ns),
+            (&mut tr.switch_to_user, x.switch_to_user_ns),
+        ];
+        for (stats, v) in parts {
+            if let Some(v) = v {
+                stats.record(v);
+            }
+        }
+    }
+    if let Some(log) = out.samples {
+        log.write(&SampleRecord {
+            cpu: t.feed.cpu as u32,
+            missed: sample.missed,
+            seq: sample.seq,
+            expected_ns: sample.expected_ns,
+            latency_ns: sample.latency_ns,
+            irq_latency_ns: irq,
+        })?;
+    }
+    Ok(())
+}
+
+/// Keeps `worst` the [`WORST_KEPT`] explanations of highest latency, worst first.
+fn keep_worst(worst: &mut Vec<SpikeExplanation>, x: &SpikeExplanation) {
+    let at = worst.partition_point(|w| w.latency_ns >= x.latency_ns);
+    if at < WORST_KEPT {
+        worst.insert(at, x.clone());
+        worst.truncate(WORST_KEPT);
     }
 }
 
@@ -214,6 +432,16 @@ fn close_interval(
         Duration::from_nanos(length_ns),
         &t.interval.histogram,
     )?;
+    // The IRQ latency of the same interval, under its own tag.
+    if let Some(tr) = &mut t.trace {
+        hlog.write_interval(
+            &t.irq_tag,
+            start,
+            Duration::from_nanos(length_ns),
+            &tr.irq_interval.histogram,
+        )?;
+        tr.irq_interval.reset();
+    }
     t.last_interval = IntervalFigures {
         samples: t.interval.count(),
         min_ns: t.interval.min_ns(),
@@ -240,6 +468,100 @@ mod tests {
             counters: Arc::new(ThreadCounters::default()),
             consumer: c,
         }
+    }
+
+    /// A trace stand-in: complete up to a settable time, every sample's IRQ latency 7 us, and
+    /// an explanation for samples above 100 us.
+    struct FakeJoin {
+        complete: Arc<std::sync::atomic::AtomicU64>,
+    }
+
+    impl TraceJoin for FakeJoin {
+        fn receive(&mut self) {}
+        fn complete_until_ns(&self, _cpu: usize) -> u64 {
+            self.complete.load(Relaxed)
+        }
+        fn join(&mut self, _thread: usize, s: &Sample) -> SampleTrace {
+            SampleTrace {
+                irq_latency_ns: Some(7_000),
+                thread_latency_ns: Some(s.latency_ns - 7_000),
+                explanation: (s.latency_ns > 100_000).then(|| SpikeExplanation {
+                    time_ns: s.expected_ns,
+                    cpu: 0,
+                    due_ns: s.expected_ns,
+                    latency_ns: s.latency_ns,
+                    irq_latency_ns: Some(7_000),
+                    thread_latency_ns: Some(s.latency_ns - 7_000),
+                    verdict: "v".into(),
+                    contributors: Vec::new(),
+                }),
+                ..Default::default()
+            }
+        }
+    }
+
+    /// With a trace, samples wait until the trace of their CPU is complete past their wakeup,
+    /// then go to the statistics, the sample log and the `.irq` histograms together; at the end
+    /// the ones still waiting are recorded without IRQ latency and counted.
+    #[test]
+    fn traced_samples_wait_for_their_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        let hlog_path = dir.path().join(hlog::FILE_NAME);
+        let log_path = dir.path().join(samplelog::FILE_NAME);
+        let mut hlog = HlogWriter::create(&hlog_path).unwrap();
+        hlog.begin(SystemTime::now(), "t").unwrap();
+        let mut log = SampleLogWriter::create(&log_path).unwrap();
+        let start = monotonic_ns();
+        log.begin(samplelog::SampleLogHeader {
+            clock_id: 1,
+            start_ns: start,
+        })
+        .unwrap();
+        let s = |k: u64, lat: i64| Sample {
+            seq: k,
+            expected_ns: start + k * 1_000_000,
+            latency_ns: lat,
+            missed: 0,
+        };
+        let samples = [s(0, 10_000), s(1, 250_000), s(2, 20_000)];
+        let complete = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let join = FakeJoin {
+            complete: Arc::clone(&complete),
+        };
+        let mut rec = Recorder::new(
+            vec![feed(0, &samples)],
+            hlog,
+            Some(log),
+            start,
+            1_000_000_000,
+        )
+        .with_trace(Box::new(join), 100);
+        assert_eq!(rec.drain().unwrap(), 3);
+        assert_eq!(rec.live_rows()[0].samples, 0, "all wait for the trace");
+        // The trace is complete past the second wakeup only.
+        complete.store(start + 1_000_000 + 250_001, Relaxed);
+        rec.drain().unwrap();
+        assert_eq!(rec.live_rows()[0].samples, 2);
+        let x = rec.take_explanations();
+        assert_eq!(x.len(), 1);
+        assert_eq!(x[0].latency_ns, 250_000);
+        assert_eq!(rec.worst_explanations().1, 1);
+        let r = rec.finish(start + 3_000_000).unwrap();
+        let t = r[0].trace.as_ref().unwrap();
+        assert_eq!((t.joined, t.unmatched, t.timed_out), (2, 0, 1));
+        assert_eq!(t.irq_latency.samples, 2);
+        assert_eq!(r[0].latency.samples, 3);
+        let irqs: Vec<Option<i64>> = samplelog::SampleLogReader::open(&log_path)
+            .unwrap()
+            .map(|r| r.unwrap().irq_latency_ns)
+            .collect();
+        assert_eq!(irqs, vec![Some(7_000), Some(7_000), None]);
+        let intervals = hlog::read_intervals(&hlog_path).unwrap();
+        let tags: Vec<(&str, u64)> = intervals
+            .iter()
+            .map(|i| (i.tag.as_str(), i.histogram.len()))
+            .collect();
+        assert_eq!(tags, vec![("cpu0", 3), ("cpu0.irq", 2)]);
     }
 
     /// Interval bookkeeping: samples land in the interval of their due time, empty intervals

@@ -117,6 +117,7 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
             .collect();
         let _ = writeln!(out, "  load {}: {}", load.spec, figures.join(", "));
     }
+    out.push_str(&trace_section(record));
     out.push_str(&super::phases::summary(record));
     if let Some(verdict) = &record.budget {
         let _ = writeln!(out, "Budget {}:", verdict.expression);
@@ -125,5 +126,91 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
         }
     }
     let _ = writeln!(out, "Results: {}", dir.display());
+    out
+}
+
+/// `--trace`: IRQ and thread latency side by side per CPU, and the worst explained wakeups.
+fn trace_section(record: &RunRecord) -> String {
+    let mut out = String::new();
+    let Some(trace) = &record.trace else {
+        return out;
+    };
+    let _ = writeln!(
+        out,
+        "  latency split (--trace): IRQ = timer interrupt late vs its expiry; thread = timer expiry to the thread in user space"
+    );
+    let mut rows = vec![
+        [
+            "CPU",
+            "IRQ mean",
+            "IRQ p99",
+            "IRQ max",
+            "thread mean",
+            "thread p99",
+            "thread max",
+            "no split",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    let mean = |m: Option<f64>| m.map_or("-".into(), |m| format_ns(m.max(0.0).round() as u64));
+    for t in &record.threads {
+        let Some(irq) = &t.irq_latency else { continue };
+        let th = trace.threads.iter().find(|x| x.cpu == t.cpu);
+        let thread = th.map(|x| x.thread_latency.clone()).unwrap_or_default();
+        let absent = th.map_or(0, |x| x.samples_unmatched + x.samples_trace_late);
+        rows.push(vec![
+            t.cpu.to_string(),
+            mean(irq.mean_ns),
+            ns_unsigned(irq.p99_ns),
+            ns_signed(irq.max_ns),
+            mean(thread.mean_ns),
+            ns_unsigned(thread.p99_ns),
+            ns_signed(thread.max_ns),
+            absent.to_string(),
+        ]);
+    }
+    out.push_str(&aligned_table(&rows));
+    if trace.explained > 0 {
+        let _ = writeln!(
+            out,
+            "  late wakeups explained: {} (all in events.jsonl); the worst:",
+            trace.explained
+        );
+        for x in &trace.worst {
+            let at = x.due_ns.saturating_sub(record.start_monotonic_ns);
+            let _ = writeln!(
+                out,
+                "    cpu{} at {:.3} s: {}",
+                x.cpu,
+                at as f64 / 1e9,
+                x.verdict
+            );
+        }
+    } else {
+        let _ = writeln!(out, "  late wakeups explained: none");
+    }
+    out
+}
+
+/// Right-aligned columns with a rule under the header row, indented by two spaces.
+fn aligned_table(rows: &[Vec<String>]) -> String {
+    let mut out = String::new();
+    let columns = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for (i, row) in rows.iter().enumerate() {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:>w$}"))
+            .collect();
+        let _ = writeln!(out, "  {}", line.join("  "));
+        if i == 0 {
+            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+            let _ = writeln!(out, "  {}", rule.join("  "));
+        }
+    }
     out
 }

@@ -83,7 +83,7 @@ pub struct ClauseVerdict {
 }
 
 /// The tracing side of a `--trace` run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TraceRecord {
     /// The tracefs instance used (removed at the end).
     pub instance: String,
@@ -93,6 +93,49 @@ pub struct TraceRecord {
     pub events_lost: u64,
     /// Number of spike explanations written.
     pub explained: u64,
+    /// The tracepoints enabled (`system:event`).
+    #[serde(default)]
+    pub events: Vec<String>,
+    /// The event filters set (`system/event: filter`); other events are limited to the
+    /// measured CPUs by the instance's CPU mask only.
+    #[serde(default)]
+    pub filters: Vec<String>,
+    /// Ring buffer per measured CPU, KiB.
+    #[serde(default)]
+    pub buffer_kb: u64,
+    /// Events read and decoded.
+    #[serde(default)]
+    pub events_read: u64,
+    /// CPU time of the trace reader thread, ns.
+    #[serde(default)]
+    pub reader_cpu_ns: u64,
+    /// Per measuring thread: how many samples were joined, and the parts of the latency.
+    #[serde(default)]
+    pub threads: Vec<TraceThreadRecord>,
+    /// The worst explanations (highest latency first, at most 5); all are in events.jsonl.
+    #[serde(default)]
+    pub worst: Vec<crate::results::events::SpikeExplanation>,
+}
+
+/// The trace side of one measuring thread (`--trace`). IRQ latency is in
+/// `ThreadSummary.irq_latency`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TraceThreadRecord {
+    pub cpu: usize,
+    /// Samples later than this were explained, ns.
+    pub explain_above_ns: u64,
+    /// Samples joined with their timer in the trace (they have an IRQ latency).
+    pub samples_joined: u64,
+    /// Samples whose trace arrived but held no timer for them (e.g. `--wake rtc`, or events
+    /// lost), and samples whose trace came too late: recorded without IRQ latency.
+    pub samples_unmatched: u64,
+    pub samples_trace_late: u64,
+    /// From the timer's expiry to the thread in user space.
+    pub thread_latency: LatencySummary,
+    /// From sched_waking to sched_switch (scheduling delay).
+    pub wake_to_switch: LatencySummary,
+    /// From sched_switch to the clock read in user space.
+    pub switch_to_user: LatencySummary,
 }
 
 /// Where an imported result came from. What the source lacks is absent, never invented.
@@ -156,6 +199,12 @@ pub struct PlanRecord {
     pub mlock: bool,
     /// Requested /dev/cpu_dma_latency value in us; None for --pm-qos off.
     pub pm_qos_us: Option<u32>,
+    /// `--trace` was given.
+    #[serde(default)]
+    pub trace: bool,
+    /// `--explain-above`; None: each thread's deadline.
+    #[serde(default)]
+    pub explain_above_ns: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -175,6 +175,8 @@ pub fn write_run(
             ring_size: 1024,
             mlock: true,
             pm_qos_us: Some(0),
+            trace: false,
+            explain_above_ns: None,
         },
         system: serde_json::json!({ "hostname": "synthetic" }),
         environment: EnvironmentRecord {

@@ -55,6 +55,13 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         )));
     }
     let (system, mut warnings) = system_snapshot(&plan);
+    // Tracing instances left by a jitterlab that was killed are removed at every start.
+    warnings.extend(crate::trace::tracefs::remove_stale_instances());
+    // Before anything starts: a system that cannot trace is refused here (exit 3).
+    let trace_setup = match plan.trace {
+        true => Some(crate::trace::prepare(&plan.cpus).map_err(Failure::system)?),
+        false => None,
+    };
 
     // Before any other thread exists, so that every thread inherits the mask.
     block_timer_signals();
@@ -99,6 +106,18 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
     if let Some(e) = &pm_qos.record.error {
         warnings.push(e.clone());
     }
+    // Tracing starts once the measuring threads' ids are known (its filters name them).
+    let (mut tracer, joiner) = match trace_setup.map(|setup| start_trace(setup, &plan, &threads)) {
+        Some(Ok((t, j))) => (Some(t), Some(j)),
+        Some(Err(e)) => {
+            gate.abort();
+            stop.store(true, Ordering::SeqCst);
+            threads.drain(..).for_each(|t| drop(t.join.join()));
+            spikes.iter_mut().for_each(SpikeLoad::join);
+            return Err(Failure::system(e));
+        }
+        None => (None, None),
+    };
 
     // The generators start now, before measuring; a Drop guard stops them on every exit path.
     let prepared = prepare_results(&plan, &out)
@@ -212,6 +231,9 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         start_ns,
         plan.log_interval_ns,
     );
+    if let Some(j) = joiner {
+        recorder = recorder.with_trace(Box::new(j), plan.ring_size * 4);
+    }
     let mut live = LiveView::new(plan.quiet, &plan.cpus, length_ns);
 
     gate.open(start_ns, end_ns);
@@ -231,6 +253,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
             });
             stop.store(true, Ordering::SeqCst);
         }
+        log_explanations(&mut recorder, &mut events);
         spikes
             .iter_mut()
             .for_each(|s| log_injections(s, &mut events));
@@ -273,7 +296,18 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         failure.get_or_insert(f.clone());
     }
     let end_clock = plan.clock.now_ns().min(end_ns);
-    let results = match recorder.finish(end_clock) {
+    // The trace is read to its end before the last samples are joined with it.
+    let trace_stats = tracer.as_mut().map(|t| t.finish_reading());
+    if let Some(Err(e)) = &trace_stats {
+        record
+            .warnings
+            .push(format!("--trace: the trace reader failed: {e}"));
+    }
+    let last = recorder.drain_last();
+    log_explanations(&mut recorder, &mut events);
+    let (worst, explained) = recorder.worst_explanations();
+    let (worst, explained) = (worst.to_vec(), explained);
+    let results = match last.and_then(|_| recorder.finish(end_clock)) {
         Ok(r) => r,
         Err(e) => {
             return Err(Failure::run(format!(
@@ -316,6 +350,19 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         .collect();
     loads::record(&load_outcome, &mut record, &result_dir);
     record.warnings.extend(run_warnings(&results));
+    if let (Some(t), Some(stats)) = (tracer.take(), trace_stats) {
+        let stats = stats.unwrap_or_default();
+        let config = t.config.clone();
+        if let Err(e) = t.remove() {
+            record.warnings.push(e);
+        }
+        record
+            .warnings
+            .extend(crate::trace::record::trace_warnings(&stats, &results));
+        record.trace = Some(crate::trace::record::trace_record(
+            &plan, &config, &stats, &results, worst, explained,
+        ));
+    }
     if let Some(budget) = &plan.budget {
         crate::analysis::budget::judge_run(budget, &mut record, &mut events);
     }
@@ -330,6 +377,29 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         dir: result_dir,
         record,
     })
+}
+
+/// Starts tracing for the measuring threads (their ids are known once they are set up).
+fn start_trace(
+    setup: crate::trace::TraceSetup,
+    plan: &RunPlan,
+    threads: &[MeasuringThread],
+) -> std::result::Result<(crate::trace::Tracer, crate::trace::Joiner), String> {
+    let ids: Vec<(usize, usize, i32)> = threads
+        .iter()
+        .map(|t| (t.index, t.cpu, t.counters.tid.load(Ordering::Relaxed)))
+        .collect();
+    setup.start(
+        crate::trace::record::thread_traces(plan, &ids),
+        crate::trace::record::timer_functions(plan.wake),
+    )
+}
+
+/// Moves the recorder's spike explanations (`--trace`) to events.jsonl.
+fn log_explanations(recorder: &mut Recorder, events: &mut EventLog) {
+    for x in recorder.take_explanations() {
+        let _ = events.write(&Event::SpikeExplained(x));
+    }
 }
 
 /// Moves the spike load's finished injections to events.jsonl.
@@ -501,6 +571,8 @@ fn plan_record(plan: &RunPlan) -> PlanRecord {
         ring_size: plan.ring_size,
         mlock: plan.mlock,
         pm_qos_us: plan.pm_qos_us,
+        trace: plan.trace,
+        explain_above_ns: plan.explain_above_ns,
     }
 }
 
@@ -528,7 +600,7 @@ fn thread_summaries(
                 ThreadEnd::Stopped => "stopped".into(),
                 ThreadEnd::Failed(m) => format!("failed: {m}"),
             },
-            irq_latency: None,
+            irq_latency: r.trace.as_ref().map(|t| t.irq_latency.clone()),
         })
         .collect()
 }

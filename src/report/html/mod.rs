@@ -6,8 +6,9 @@
 
 mod page;
 
+use crate::analysis::budget::{self, Budget};
 use crate::cli::ReportArgs;
-use crate::error::{Failure, OrFailure, Result};
+use crate::error::{ExitCode, Failure, OrFailure, Result};
 use crate::report::digest::{self, RunDigest};
 use crate::report::plot::{
     Distribution, Figure, exceedance, heatmap, histogram, sweep as sweep_plot, timeline,
@@ -57,14 +58,31 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
         )));
     }
 
+    let budget = args
+        .budget
+        .as_deref()
+        .map(Budget::parse)
+        .transpose()
+        .map_err(|e| Failure::usage(e.to_string()))?;
+
     let mut inputs = Vec::new();
+    let mut budget_failed = false;
     let mut run_number = 0;
     let mut sweep_number = 0;
     for (path, kind) in args.run_dirs.iter().zip(&kinds) {
         match kind {
             Kind::Run => {
                 run_number += 1;
-                let digest = read_with_progress(path, run_number)?;
+                let mut digest = read_with_progress(path, run_number)?;
+                if let Some(budget) = &budget {
+                    let verdict = budget.evaluate(&digest.record);
+                    println!("{}: budget {}", path.display(), verdict.expression);
+                    for line in budget::verdict_lines(&verdict) {
+                        println!("  {line}");
+                    }
+                    budget_failed |= !verdict.passed;
+                    digest.record.budget = Some(verdict);
+                }
                 let figures = run_figures(&format!("run{run_number}"), &digest);
                 inputs.push(Input::Run {
                     digest: Box::new(digest),
@@ -109,7 +127,11 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
         write_plots(dir, &all)?;
     }
     eprintln!("jitterlab: report written to {}", args.output.display());
-    Ok(0)
+    Ok(if budget_failed {
+        ExitCode::CheckFailed as i32
+    } else {
+        0
+    })
 }
 
 fn classify(path: &Path) -> Result<Kind> {

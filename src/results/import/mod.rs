@@ -441,6 +441,8 @@ pub fn write_result(imported: &Imported, source: &Path, out: &Path) -> Result<Ru
             ring_size: 0,
             mlock: false,
             pm_qos_us: None,
+            trace: false,
+            explain_above_ns: None,
         },
         system: imported.system.clone(),
         environment: EnvironmentRecord {

@@ -23,16 +23,7 @@ pub const TRACE_EVENTS: &[&str] = &[
 /// Where tracefs is mounted, from /proc/mounts (tracefs directly, or under debugfs).
 pub fn tracefs_mount(ctx: &Ctx) -> Option<String> {
     let mounts = root::read(ctx.root, "proc/mounts").ok()?;
-    mounts.lines().find_map(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        match f.get(2) {
-            Some(&"tracefs") => Some(f[1].to_string()),
-            Some(&"debugfs") if root::exists(ctx.root, &format!("{}/tracing/trace", f[1])) => {
-                Some(format!("{}/tracing", f[1]))
-            }
-            _ => None,
-        }
-    })
+    crate::trace::tracefs::mount_from_mounts(&mounts, |p| root::exists(ctx.root, p))
 }
 
 pub fn tracefs(ctx: &Ctx) -> Check {

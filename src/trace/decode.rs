@@ -1,0 +1,377 @@
+//! The tracepoints `--trace` uses and their records decoded into small plain values. Which
+//! field sits where comes from each event's format file ([`super::format`]).
+
+use super::format::{EventFormat, Field, load_event};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Events that must exist (system, event); without them the split cannot be made.
+pub const REQUIRED_EVENTS: &[(&str, &str)] = &[
+    ("timer", "hrtimer_start"),
+    ("timer", "hrtimer_expire_entry"),
+    ("sched", "sched_waking"),
+    ("sched", "sched_switch"),
+    ("irq", "irq_handler_entry"),
+    ("irq", "irq_handler_exit"),
+    ("irq", "softirq_entry"),
+    ("irq", "softirq_exit"),
+];
+
+/// The system of the architecture's interrupt-vector events (x86: local timer, IPIs...);
+/// every `<name>_entry` with a matching `<name>_exit` in it is used when it exists.
+pub const VECTOR_SYSTEM: &str = "irq_vectors";
+
+/// A task name as the kernel stores it: up to 16 bytes, NUL-padded.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Comm(pub [u8; 16]);
+
+impl Comm {
+    fn from_bytes(b: &[u8]) -> Self {
+        let mut c = [0u8; 16];
+        let n = b.len().min(16);
+        c[..n].copy_from_slice(&b[..n]);
+        Comm(c)
+    }
+
+    pub fn as_string(&self) -> String {
+        let end = self.0.iter().position(|&b| b == 0).unwrap_or(16);
+        String::from_utf8_lossy(&self.0[..end]).into_owned()
+    }
+}
+
+impl std::fmt::Debug for Comm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.as_string())
+    }
+}
+
+/// A task as sched_switch shows it. `prio` is the kernel's: below 0 deadline, 0-99 real-time
+/// (99 − rt_priority), 100-139 normal (120 + nice).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskRef {
+    pub pid: i32,
+    pub prio: i32,
+    pub comm: Comm,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// A hrtimer was (re)armed; `common_pid` is the task that armed it.
+    HrtimerStart {
+        hrtimer: u64,
+        expires: i64,
+        softexpires: i64,
+    },
+    /// A hrtimer fired; `now` is its clock base's time at the interrupt.
+    HrtimerExpire {
+        hrtimer: u64,
+        now: i64,
+    },
+    /// A task is being woken up.
+    Waking {
+        pid: i32,
+    },
+    Switch {
+        prev: TaskRef,
+        next: TaskRef,
+    },
+    IrqEntry {
+        irq: i32,
+        name: Arc<str>,
+    },
+    IrqExit {
+        irq: i32,
+    },
+    SoftirqEntry {
+        vec: u32,
+    },
+    SoftirqExit {
+        vec: u32,
+    },
+    /// An architecture interrupt vector (index into [`Decoder::vector_names`]).
+    VectorEntry {
+        vector: u16,
+    },
+    VectorExit {
+        vector: u16,
+    },
+    /// The kernel lost events here (a page flagged with missed events); count when known.
+    Lost {
+        count: Option<u64>,
+    },
+}
+
+/// One decoded event on one CPU. `ts` is the trace clock (CLOCK_MONOTONIC with
+/// trace_clock=mono), ns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceEvent {
+    pub ts: u64,
+    pub common_pid: i32,
+    pub kind: Kind,
+}
+
+#[derive(Debug, Clone)]
+struct SwitchFields {
+    prev_comm: Field,
+    prev_pid: Field,
+    prev_prio: Field,
+    next_comm: Field,
+    next_pid: Field,
+    next_prio: Field,
+}
+
+#[derive(Debug, Clone)]
+enum Decode {
+    HrtimerStart {
+        hrtimer: Field,
+        expires: Field,
+        softexpires: Field,
+    },
+    HrtimerExpire {
+        hrtimer: Field,
+        now: Field,
+    },
+    Waking {
+        pid: Field,
+    },
+    Switch(Box<SwitchFields>),
+    IrqEntry {
+        irq: Field,
+        name: Field,
+    },
+    IrqExit {
+        irq: Field,
+    },
+    Softirq {
+        vec: Field,
+        entry: bool,
+    },
+    Vector {
+        index: u16,
+        entry: bool,
+    },
+}
+
+/// Turns raw records into [`TraceEvent`]s, knowing each event id's fields.
+#[derive(Debug, Clone)]
+pub struct Decoder {
+    by_id: HashMap<u16, Decode>,
+    common_type: Field,
+    common_pid: Field,
+    /// Names of the vector events, e.g. `local_timer`, `reschedule`.
+    pub vector_names: Vec<String>,
+    /// Softirq vector names from softirq_entry's print format (`TIMER`, `NET_RX`...).
+    pub softirq_names: Vec<(i64, String)>,
+    /// (system, event) of every event to enable.
+    pub events: Vec<(String, String)>,
+    /// The last name seen per IRQ number, so that the same few names are not re-allocated
+    /// for every interrupt.
+    irq_names: HashMap<i32, Arc<str>>,
+}
+
+impl Decoder {
+    /// Loads the format of every event used from the tracefs (or captured copy) at `root`.
+    pub fn load(root: &Path) -> Result<Self, String> {
+        let mut by_id = HashMap::new();
+        let mut events = Vec::new();
+        let mut common = None;
+        let mut add = |f: &EventFormat, d: Decode| {
+            by_id.insert(f.id, d);
+            events.push((f.system.clone(), f.name.clone()));
+        };
+        let fmt = |s: &str, e: &str| load_event(root, s, e);
+        let f = fmt("timer", "hrtimer_start")?;
+        add(
+            &f,
+            Decode::HrtimerStart {
+                hrtimer: f.require("hrtimer")?,
+                expires: f.require("expires")?,
+                softexpires: f.require("softexpires")?,
+            },
+        );
+        common = common.or(Some((f.require("common_type")?, f.require("common_pid")?)));
+        let f = fmt("timer", "hrtimer_expire_entry")?;
+        add(
+            &f,
+            Decode::HrtimerExpire {
+                hrtimer: f.require("hrtimer")?,
+                now: f.require("now")?,
+            },
+        );
+        let f = fmt("sched", "sched_waking")?;
+        add(
+            &f,
+            Decode::Waking {
+                pid: f.require("pid")?,
+            },
+        );
+        let f = fmt("sched", "sched_switch")?;
+        add(
+            &f,
+            Decode::Switch(Box::new(SwitchFields {
+                prev_comm: f.require("prev_comm")?,
+                prev_pid: f.require("prev_pid")?,
+                prev_prio: f.require("prev_prio")?,
+                next_comm: f.require("next_comm")?,
+                next_pid: f.require("next_pid")?,
+                next_prio: f.require("next_prio")?,
+            })),
+        );
+        let f = fmt("irq", "irq_handler_entry")?;
+        add(
+            &f,
+            Decode::IrqEntry {
+                irq: f.require("irq")?,
+                name: f.require("name")?,
+            },
+        );
+        let f = fmt("irq", "irq_handler_exit")?;
+        add(
+            &f,
+            Decode::IrqExit {
+                irq: f.require("irq")?,
+            },
+        );
+        let softirq_entry = fmt("irq", "softirq_entry")?;
+        let softirq_names = softirq_entry.symbols();
+        add(
+            &softirq_entry,
+            Decode::Softirq {
+                vec: softirq_entry.require("vec")?,
+                entry: true,
+            },
+        );
+        let f = fmt("irq", "softirq_exit")?;
+        add(
+            &f,
+            Decode::Softirq {
+                vec: f.require("vec")?,
+                entry: false,
+            },
+        );
+        // Optional: the architecture's vector events, as entry/exit pairs.
+        let mut vector_names = Vec::new();
+        let dir = root.join("events").join(VECTOR_SYSTEM);
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        for n in names {
+            let Some(base) = n.strip_suffix("_entry") else {
+                continue;
+            };
+            let (Ok(entry), Ok(exit)) = (
+                fmt(VECTOR_SYSTEM, &n),
+                fmt(VECTOR_SYSTEM, &format!("{base}_exit")),
+            ) else {
+                continue;
+            };
+            let index = vector_names.len() as u16;
+            vector_names.push(base.to_string());
+            add(&entry, Decode::Vector { index, entry: true });
+            add(
+                &exit,
+                Decode::Vector {
+                    index,
+                    entry: false,
+                },
+            );
+        }
+        let (common_type, common_pid) = common.expect("set above");
+        Ok(Decoder {
+            by_id,
+            common_type,
+            common_pid,
+            vector_names,
+            softirq_names,
+            events,
+            irq_names: HashMap::new(),
+        })
+    }
+
+    /// The name of a softirq vector (`TIMER`, `NET_RX`...), or its number.
+    pub fn softirq_name(&self, vec: u32) -> String {
+        self.softirq_names
+            .iter()
+            .find(|(v, _)| *v == vec as i64)
+            .map_or_else(|| format!("softirq {vec}"), |(_, n)| n.clone())
+    }
+
+    /// Decodes one record; None for events this decoder does not know or short records.
+    pub fn decode(&mut self, ts: u64, record: &[u8]) -> Option<TraceEvent> {
+        let id = self.common_type.int(record)? as u16;
+        let common_pid = self.common_pid.int(record)? as i32;
+        let kind = match self.by_id.get(&id)? {
+            Decode::HrtimerStart {
+                hrtimer,
+                expires,
+                softexpires,
+            } => Kind::HrtimerStart {
+                hrtimer: hrtimer.uint(record)?,
+                expires: expires.int(record)?,
+                softexpires: softexpires.int(record)?,
+            },
+            Decode::HrtimerExpire { hrtimer, now } => Kind::HrtimerExpire {
+                hrtimer: hrtimer.uint(record)?,
+                now: now.int(record)?,
+            },
+            Decode::Waking { pid } => Kind::Waking {
+                pid: pid.int(record)? as i32,
+            },
+            Decode::Switch(f) => Kind::Switch {
+                prev: TaskRef {
+                    pid: f.prev_pid.int(record)? as i32,
+                    prio: f.prev_prio.int(record)? as i32,
+                    comm: Comm::from_bytes(f.prev_comm.str(record)?),
+                },
+                next: TaskRef {
+                    pid: f.next_pid.int(record)? as i32,
+                    prio: f.next_prio.int(record)? as i32,
+                    comm: Comm::from_bytes(f.next_comm.str(record)?),
+                },
+            },
+            Decode::IrqEntry { irq, name } => {
+                let irq = irq.int(record)? as i32;
+                let bytes = name.str(record)?;
+                let name = match self.irq_names.get(&irq) {
+                    Some(n) if n.as_bytes() == bytes => n.clone(),
+                    _ => {
+                        let n: Arc<str> = Arc::from(String::from_utf8_lossy(bytes).as_ref());
+                        self.irq_names.insert(irq, n.clone());
+                        n
+                    }
+                };
+                Kind::IrqEntry { irq, name }
+            }
+            Decode::IrqExit { irq } => Kind::IrqExit {
+                irq: irq.int(record)? as i32,
+            },
+            Decode::Softirq { vec, entry } => {
+                let vec = vec.int(record)? as u32;
+                if *entry {
+                    Kind::SoftirqEntry { vec }
+                } else {
+                    Kind::SoftirqExit { vec }
+                }
+            }
+            Decode::Vector { index, entry } => {
+                if *entry {
+                    Kind::VectorEntry { vector: *index }
+                } else {
+                    Kind::VectorExit { vector: *index }
+                }
+            }
+        };
+        Some(TraceEvent {
+            ts,
+            common_pid,
+            kind,
+        })
+    }
+}

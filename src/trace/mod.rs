@@ -1,0 +1,398 @@
+//! `run --trace`: the IRQ vs thread split of every sample and the attribution of late
+//! wakeups, from standard kernel tracepoints read through a tracefs instance of jitterlab's own.
+//! docs/tracing.md describes what each part includes, the events, the filters, the cost and the
+//! cleanup.
+//!
+//! - [`tracefs`]: the mount, the instance (`instances/jitterlab-<pid>`), stale-instance removal;
+//! - [`format`]: the kernel's format files; [`page`]: the ring-buffer page parser;
+//! - [`decode`]: the events used, decoded; [`reader`]: the thread that reads them;
+//! - [`split`]: per-sample IRQ / thread latency; [`explain`]: what held the CPU.
+//!
+//! [`prepare`] sets the instance up before any measuring thread starts (so that a system that
+//! cannot trace is refused, exit 3, before measuring); [`TraceSetup::start`] adds the filters
+//! that need the measuring threads' ids and starts tracing; the recorder joins samples with the
+//! trace through [`Joiner`], which implements [`crate::record::TraceJoin`].
+
+pub mod decode;
+pub mod explain;
+pub mod format;
+pub mod page;
+pub mod reader;
+pub mod record;
+pub mod split;
+pub mod tracefs;
+
+use crate::measure::Sample;
+use crate::record::{SampleTrace, TraceJoin};
+use decode::Decoder;
+use explain::{LateSample, Names};
+use format::Formats;
+use reader::{Reader, ReaderStats, TraceBatch};
+use split::CpuTimeline;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+use tracefs::Instance;
+
+/// Per-CPU ring buffer of the instance on each measured CPU, KiB. At the ~10 000 events/s of a
+/// 1 ms loop on a busy CPU (about 400 KB/s) this holds several seconds, against a reader that
+/// empties it every [`POLL_EVERY`].
+pub const BUFFER_KB: u64 = 2048;
+/// The buffer of CPUs that are not traced (tracing_cpumask leaves them empty): the minimum.
+const IDLE_BUFFER_KB: u64 = 4;
+/// How often the reader empties the buffers.
+pub const POLL_EVERY: Duration = Duration::from_millis(50);
+
+/// The instance, configured but not yet tracing.
+pub struct TraceSetup {
+    instance: Instance,
+    formats: Formats,
+    decoder: Decoder,
+    cpus: Vec<usize>,
+}
+
+/// A hex CPU mask as tracing_cpumask takes it: 32-bit groups separated by commas.
+pub fn cpumask_hex(cpus: &[usize]) -> String {
+    let max = cpus.iter().copied().max().unwrap_or(0);
+    let mut words = vec![0u32; max / 32 + 1];
+    for &c in cpus {
+        words[c / 32] |= 1 << (c % 32);
+    }
+    let mut groups: Vec<String> = words.iter().rev().map(|w| format!("{w:08x}")).collect();
+    groups[0] = format!("{:x}", words[words.len() - 1]);
+    groups.join(",")
+}
+
+/// Checks that this system can trace and sets up jitterlab's instance for `cpus`: mono trace
+/// clock, buffer sizes, CPU mask. Errors are for exit 3 and name the fix.
+pub fn prepare(cpus: &[usize]) -> Result<TraceSetup, String> {
+    let root = tracefs::find()?;
+    let clocks = format::read_tracefs_file(&root.join("trace_clock")).unwrap_or_default();
+    if !clocks
+        .split_whitespace()
+        .any(|c| c.trim_matches(|ch| ch == '[' || ch == ']') == "mono")
+    {
+        return Err(format!(
+            "--trace: this kernel's tracing has no 'mono' clock (available: {}); trace timestamps could not be compared with CLOCK_MONOTONIC. Use a kernel from 3.10 or later",
+            clocks.trim()
+        ));
+    }
+    let missing: Vec<String> = decode::REQUIRED_EVENTS
+        .iter()
+        .filter(|(s, e)| !root.join("events").join(s).join(e).join("format").exists())
+        .map(|(s, e)| format!("{s}:{e}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "--trace: this kernel lacks the tracepoints {}; use a kernel with CONFIG_FTRACE and the timer, sched and irq events",
+            missing.join(", ")
+        ));
+    }
+    let formats = Formats::load(&root).map_err(|e| format!("--trace: {e}"))?;
+    let decoder = Decoder::load(&root).map_err(|e| format!("--trace: {e}"))?;
+    let instance = Instance::create(&root, &tracefs::instance_name(std::process::id()))?;
+    let setup = |i: &Instance| -> Result<(), String> {
+        i.write("tracing_on", "0")?;
+        i.write("trace_clock", "mono")?;
+        i.write("buffer_size_kb", &IDLE_BUFFER_KB.to_string())?;
+        for &c in cpus {
+            i.write(
+                &format!("per_cpu/cpu{c}/buffer_size_kb"),
+                &BUFFER_KB.to_string(),
+            )?;
+        }
+        i.write("tracing_cpumask", &cpumask_hex(cpus))
+    };
+    setup(&instance).map_err(|e| format!("--trace: cannot set up the tracing instance: {e}"))?;
+    Ok(TraceSetup {
+        instance,
+        formats,
+        decoder,
+        cpus: cpus.to_vec(),
+    })
+}
+
+/// What the instance was set to, for run.json and docs.
+#[derive(Debug, Clone, Default)]
+pub struct TraceConfig {
+    pub instance: String,
+    pub events: Vec<String>,
+    pub filters: Vec<String>,
+    pub buffer_kb: u64,
+}
+
+/// Tracing in progress. Dropping it stops the reader and removes the instance.
+pub struct Tracer {
+    // Dropped before the instance: the kernel refuses to remove an instance with open files.
+    reader: Option<Reader>,
+    instance: Instance,
+    cpus: Vec<usize>,
+    pub config: TraceConfig,
+}
+
+impl TraceSetup {
+    /// Filters the events to the measuring threads where that is correct, enables them,
+    /// starts the reader and turns tracing on. `timer_functions` are the callbacks of the
+    /// measuring threads' timers (see [`record::timer_functions`]): timer expiries of other
+    /// callbacks are filtered out when the kernel can filter on function names (6.2 and
+    /// later); otherwise they are kept. Returns the tracer and the [`Joiner`] for the recorder.
+    pub fn start(
+        self,
+        threads: Vec<ThreadTrace>,
+        timer_functions: &[&str],
+    ) -> Result<(Tracer, Joiner), String> {
+        let tids: Vec<i32> = threads.iter().map(|t| t.tid).collect();
+        let any = |field: &str| {
+            tids.iter()
+                .map(|t| format!("{field} == {t}"))
+                .collect::<Vec<_>>()
+                .join(" || ")
+        };
+        // Only the measuring threads' timers and wakeups matter; every other event stays
+        // unfiltered (the CPU mask limits them to the measured CPUs), because attribution must
+        // see the other tasks, interrupts and softirqs on those CPUs.
+        let filters = [
+            ("timer/hrtimer_start", any("common_pid")),
+            ("sched/sched_waking", any("pid")),
+        ];
+        let i = &self.instance;
+        let mut config = TraceConfig {
+            instance: i.name.clone(),
+            buffer_kb: BUFFER_KB,
+            ..Default::default()
+        };
+        for (event, filter) in &filters {
+            i.write(&format!("events/{event}/filter"), filter)
+                .map_err(|e| format!("--trace: cannot filter the events: {e}"))?;
+            config.filters.push(format!("{event}: {filter}"));
+        }
+        if !timer_functions.is_empty() {
+            let filter = timer_functions
+                .iter()
+                .map(|f| format!("function.function == {f}"))
+                .collect::<Vec<_>>()
+                .join(" || ");
+            let event = "timer/hrtimer_expire_entry";
+            // An older kernel refuses the `.function` form: the expiries then stay unfiltered.
+            if i.write(&format!("events/{event}/filter"), &filter).is_ok() {
+                config.filters.push(format!("{event}: {filter}"));
+            }
+        }
+        for (system, event) in &self.decoder.events {
+            i.write(&format!("events/{system}/{event}/enable"), "1")
+                .map_err(|e| format!("--trace: cannot enable the event: {e}"))?;
+            config.events.push(format!("{system}:{event}"));
+        }
+        let names = Names {
+            vectors: self.decoder.vector_names.clone(),
+            softirqs: self.decoder.softirq_names.clone(),
+        };
+        let (tx, rx) = mpsc::channel();
+        let reader = reader::spawn(
+            &i.path,
+            &self.cpus,
+            self.formats.clone(),
+            self.decoder,
+            tx,
+            POLL_EVERY,
+        )?;
+        i.write("tracing_on", "1")
+            .map_err(|e| format!("--trace: cannot start tracing: {e}"))?;
+        let joiner = Joiner::new(rx, threads, names);
+        Ok((
+            Tracer {
+                reader: Some(reader),
+                instance: self.instance,
+                cpus: self.cpus,
+                config,
+            },
+            joiner,
+        ))
+    }
+}
+
+/// What tracing did, at the end.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TraceStats {
+    pub reader: ReaderStats,
+    /// Events the kernel lost (per-CPU `stats`: overrun + dropped events), or the reader's
+    /// count from page headers when the stats cannot be read.
+    pub events_lost: u64,
+}
+
+impl Tracer {
+    /// Reads what is left (everything written until now), stops the reader and closes the
+    /// trace files. Call when the measuring threads have ended, before the recorder's last
+    /// drain.
+    pub fn finish_reading(&mut self) -> Result<TraceStats, String> {
+        let reader = match self.reader.take() {
+            Some(mut r) => r.finish()?,
+            None => ReaderStats::default(),
+        };
+        let mut lost = 0;
+        let mut readable = true;
+        for c in &self.cpus {
+            match self.instance.read(&format!("per_cpu/cpu{c}/stats")) {
+                Ok(text) => {
+                    lost += stat_field(&text, "overrun") + stat_field(&text, "dropped events")
+                }
+                Err(_) => readable = false,
+            }
+        }
+        Ok(TraceStats {
+            reader,
+            events_lost: if readable { lost } else { reader.lost_events },
+        })
+    }
+
+    /// Removes the instance now (it is also removed when the tracer is dropped).
+    pub fn remove(mut self) -> Result<(), String> {
+        self.reader = None;
+        self.instance.remove()
+    }
+}
+
+fn stat_field(text: &str, key: &str) -> u64 {
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix(key)?
+                .trim()
+                .strip_prefix(':')?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
+
+/// One measuring thread, as the joiner needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct ThreadTrace {
+    pub cpu: usize,
+    pub tid: i32,
+    /// How far after the due time the timer's soft expiry may lie (0: exactly the due time;
+    /// see [`split`]).
+    pub tolerance_ns: u64,
+    /// Samples above this latency are explained.
+    pub explain_above_ns: u64,
+}
+
+/// The recorder's side: takes the reader's batches and joins samples with them.
+pub struct Joiner {
+    rx: Receiver<TraceBatch>,
+    timelines: HashMap<usize, CpuTimeline>,
+    threads: Vec<ThreadTrace>,
+    tids: Vec<i32>,
+    policies: explain::Policies,
+    names: Names,
+}
+
+impl Joiner {
+    pub fn new(rx: Receiver<TraceBatch>, threads: Vec<ThreadTrace>, names: Names) -> Self {
+        Joiner {
+            rx,
+            timelines: HashMap::new(),
+            tids: threads.iter().map(|t| t.tid).collect(),
+            threads,
+            policies: HashMap::new(),
+            names,
+        }
+    }
+}
+
+impl TraceJoin for Joiner {
+    fn receive(&mut self) {
+        while let Ok(batch) = self.rx.try_recv() {
+            let tl = self.timelines.entry(batch.cpu).or_default();
+            for e in batch.events {
+                tl.push(e, &self.tids);
+            }
+            tl.complete_until_ns = tl.complete_until_ns.max(batch.complete_until_ns);
+            for (pid, p) in batch.policies {
+                self.policies.insert((pid, p.kernel_prio), p);
+            }
+        }
+    }
+
+    fn complete_until_ns(&self, cpu: usize) -> u64 {
+        self.timelines.get(&cpu).map_or(0, |t| t.complete_until_ns)
+    }
+
+    fn join(&mut self, thread_index: usize, sample: &Sample) -> SampleTrace {
+        let Some(&th) = self.threads.get(thread_index) else {
+            return SampleTrace::default();
+        };
+        let tl = self.timelines.entry(th.cpu).or_default();
+        let due = sample.expected_ns;
+        let wake = (due as i64 + sample.latency_ns).max(0) as u64;
+        let split = tl.split(th.tid, due, wake, th.tolerance_ns);
+        let explanation = (sample.latency_ns > th.explain_above_ns as i64).then(|| {
+            explain::explain(
+                &LateSample {
+                    cpu: th.cpu,
+                    tid: th.tid,
+                    due_ns: due,
+                    wake_ns: wake,
+                    split,
+                },
+                tl,
+                &self.policies,
+                &self.names,
+            )
+        });
+        tl.trim_before_due(due);
+        SampleTrace {
+            irq_latency_ns: split.map(|s| s.irq_latency_ns),
+            thread_latency_ns: split.map(|s| s.thread_latency_ns),
+            wake_to_switch_ns: split.and_then(|s| s.wake_to_switch_ns),
+            switch_to_user_ns: split.and_then(|s| s.switch_to_user_ns),
+            explanation,
+        }
+    }
+}
+
+/// Reads a captured set of pages with the formats of `root` (a tracefs, or a copy of its
+/// `events/` files): every page's info and decoded events. For tests and tools.
+pub fn read_capture(
+    root: &Path,
+    pages: &[u8],
+) -> Result<(Vec<page::PageInfo>, Vec<decode::TraceEvent>), String> {
+    let formats = Formats::load(root)?;
+    let mut decoder = Decoder::load(root)?;
+    let size = formats.header_page.page_size();
+    let mut infos = Vec::new();
+    let mut events = Vec::new();
+    for chunk in pages.chunks(size) {
+        infos.push(
+            page::read_page(&formats, chunk, |ts, rec| {
+                if let Some(e) = decoder.decode(ts, rec) {
+                    events.push(e);
+                }
+            })
+            .map_err(|e| e.to_string())?,
+        );
+    }
+    Ok((infos, events))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_masks_in_tracefs_notation() {
+        assert_eq!(cpumask_hex(&[0]), "1");
+        assert_eq!(cpumask_hex(&[0, 1]), "3");
+        assert_eq!(cpumask_hex(&[1, 4]), "12");
+        assert_eq!(cpumask_hex(&[0, 33]), "2,00000001");
+    }
+
+    #[test]
+    fn reads_the_kernel_stats_fields() {
+        let s = "entries: 89\noverrun: 10138\ncommit overrun: 0\ndropped events: 3\n";
+        assert_eq!(stat_field(s, "overrun"), 10138);
+        assert_eq!(stat_field(s, "dropped events"), 3);
+        assert_eq!(stat_field(s, "read events"), 0);
+    }
+}

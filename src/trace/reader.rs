@@ -1,0 +1,272 @@
+//! The trace reader: one non-real-time thread that polls every traced CPU's
+//! `trace_pipe_raw` without blocking, a page per read, parses the pages ([`super::page`]),
+//! decodes the events ([`super::decode`]) and sends them to the recorder in per-CPU batches.
+//!
+//! Each batch says up to when its CPU's trace is complete: the CLOCK_MONOTONIC time taken just
+//! before the reads that emptied the CPU's buffer. Every event a CPU wrote before a wakeup on
+//! that CPU was committed before the woken thread ran (the CPU finishes writing an event before
+//! it returns to user space), so a sample whose wakeup lies before that time has all its events
+//! in this or an earlier batch.
+
+use super::decode::{Decoder, Kind, TraceEvent};
+use super::format::Formats;
+use super::page::{Missed, read_page};
+use crate::measure::clock::monotonic_ns;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// A task's scheduling policy, as the kernel reported it while the task was in the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskPolicy {
+    /// `FIFO`, `RR`, `DEADLINE`, `OTHER`, `BATCH`, `IDLE`.
+    pub policy: &'static str,
+    /// rt_priority for FIFO and RR; the nice value for OTHER, BATCH and IDLE; 0 for DEADLINE.
+    pub prio: i32,
+    /// The kernel prio the trace showed when this was looked up.
+    pub kernel_prio: i32,
+}
+
+/// Looks up a task's policy now (sched_getscheduler, sched_getparam, getpriority).
+pub fn lookup_policy(pid: i32, kernel_prio: i32) -> Option<TaskPolicy> {
+    // SAFETY: plain syscalls on a pid; failures return -1.
+    let policy = unsafe { libc::sched_getscheduler(pid) };
+    if policy < 0 {
+        return None;
+    }
+    let policy_name = match policy & !libc::SCHED_RESET_ON_FORK {
+        libc::SCHED_FIFO => "FIFO",
+        libc::SCHED_RR => "RR",
+        libc::SCHED_OTHER => "OTHER",
+        libc::SCHED_BATCH => "BATCH",
+        libc::SCHED_IDLE => "IDLE",
+        6 => "DEADLINE",
+        _ => return None,
+    };
+    let prio = match policy_name {
+        "FIFO" | "RR" => {
+            let mut p = libc::sched_param { sched_priority: 0 };
+            // SAFETY: valid out-pointer.
+            if unsafe { libc::sched_getparam(pid, &mut p) } != 0 {
+                return None;
+            }
+            p.sched_priority
+        }
+        "DEADLINE" => 0,
+        _ => {
+            // SAFETY: getpriority may legitimately return -1; errno tells failures apart.
+            unsafe {
+                *libc::__errno_location() = 0;
+                let nice = libc::getpriority(libc::PRIO_PROCESS, pid as libc::id_t);
+                if nice == -1 && *libc::__errno_location() != 0 {
+                    return None;
+                }
+                nice
+            }
+        }
+    };
+    Some(TaskPolicy {
+        policy: policy_name,
+        prio,
+        kernel_prio,
+    })
+}
+
+/// Events of one CPU, complete up to `complete_until_ns`.
+#[derive(Debug, Clone)]
+pub struct TraceBatch {
+    pub cpu: usize,
+    pub events: Vec<TraceEvent>,
+    /// Every event this CPU wrote before this CLOCK_MONOTONIC time has been sent.
+    pub complete_until_ns: u64,
+    /// Policies of tasks first seen in this batch.
+    pub policies: Vec<(i32, TaskPolicy)>,
+}
+
+/// What the reader did, for run.json and the cost benchmark.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReaderStats {
+    pub pages: u64,
+    pub bytes: u64,
+    pub events: u64,
+    /// Events the kernel reported lost in page headers.
+    pub lost_events: u64,
+    /// Pages flagged with lost events whose number the kernel could not store.
+    pub lost_unknown: u64,
+    /// CPU time the reader thread used, ns.
+    pub cpu_time_ns: u64,
+}
+
+/// The running reader thread.
+pub struct Reader {
+    stop: Arc<AtomicBool>,
+    join: Option<JoinHandle<Result<ReaderStats, String>>>,
+}
+
+struct CpuPipe {
+    cpu: usize,
+    file: File,
+}
+
+/// Opens `per_cpu/cpuN/trace_pipe_raw` of every CPU in `cpus` and starts polling them every
+/// `poll`.
+pub fn spawn(
+    instance: &Path,
+    cpus: &[usize],
+    formats: Formats,
+    decoder: Decoder,
+    tx: Sender<TraceBatch>,
+    poll: Duration,
+) -> Result<Reader, String> {
+    let mut pipes = Vec::new();
+    for &cpu in cpus {
+        let path = instance.join(format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&path)
+            .map_err(|e| format!("--trace: cannot open {}: {e}", path.display()))?;
+        pipes.push(CpuPipe { cpu, file });
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let thread_stop = Arc::clone(&stop);
+    let join = std::thread::Builder::new()
+        .name("jl-trace-reader".into())
+        .spawn(move || read_loop(pipes, formats, decoder, tx, poll, &thread_stop))
+        .map_err(|e| format!("--trace: cannot start the trace reader thread: {e}"))?;
+    Ok(Reader {
+        stop,
+        join: Some(join),
+    })
+}
+
+impl Reader {
+    /// Asks the reader for one last round over every CPU (everything written until now), waits
+    /// for it and returns its figures. The trace files are closed when this returns.
+    pub fn finish(&mut self) -> Result<ReaderStats, String> {
+        self.stop.store(true, Ordering::SeqCst);
+        match self.join.take() {
+            Some(j) => j
+                .join()
+                .unwrap_or_else(|_| Err("the trace reader thread panicked".into())),
+            None => Ok(ReaderStats::default()),
+        }
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
+fn thread_cpu_time_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    crate::measure::clock::timespec_to_ns(&ts)
+}
+
+fn read_loop(
+    mut pipes: Vec<CpuPipe>,
+    formats: Formats,
+    mut decoder: Decoder,
+    tx: Sender<TraceBatch>,
+    poll: Duration,
+    stop: &AtomicBool,
+) -> Result<ReaderStats, String> {
+    let page_size = formats.header_page.page_size();
+    let mut page = vec![0u8; page_size];
+    let mut stats = ReaderStats::default();
+    let mut known: HashMap<i32, i32> = HashMap::new();
+    loop {
+        // Read after seeing the stop request: this last round covers everything until now.
+        let last_round = stop.load(Ordering::SeqCst);
+        for pipe in &mut pipes {
+            let complete_until_ns = monotonic_ns();
+            let mut events = Vec::new();
+            let mut policies = Vec::new();
+            loop {
+                match pipe.file.read(&mut page) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        stats.pages += 1;
+                        stats.bytes += n as u64;
+                        let before = events.len();
+                        let info = read_page(&formats, &page[..n], |ts, record| {
+                            if let Some(e) = decoder.decode(ts, record) {
+                                events.push(e);
+                            }
+                        })
+                        .map_err(|e| format!("CPU {}: {e}", pipe.cpu))?;
+                        if info.missed != Missed::None {
+                            let count = match info.missed {
+                                Missed::Count(n) => {
+                                    stats.lost_events += n;
+                                    Some(n)
+                                }
+                                _ => {
+                                    stats.lost_unknown += 1;
+                                    None
+                                }
+                            };
+                            // The loss lies before this page's first event.
+                            events.insert(
+                                before,
+                                TraceEvent {
+                                    ts: info.timestamp,
+                                    common_pid: -1,
+                                    kind: Kind::Lost { count },
+                                },
+                            );
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        return Err(format!("cannot read the trace of CPU {}: {e}", pipe.cpu));
+                    }
+                }
+            }
+            stats.events += events.len() as u64;
+            for e in &events {
+                if let Kind::Switch { next, .. } = &e.kind {
+                    // The policy of each task that ran, looked up once per (pid, prio) while
+                    // the task most likely still exists and still has it.
+                    if next.pid > 0 && known.get(&next.pid) != Some(&next.prio) {
+                        known.insert(next.pid, next.prio);
+                        if let Some(p) = lookup_policy(next.pid, next.prio) {
+                            policies.push((next.pid, p));
+                        }
+                    }
+                }
+            }
+            let batch = TraceBatch {
+                cpu: pipe.cpu,
+                events,
+                complete_until_ns,
+                policies,
+            };
+            if tx.send(batch).is_err() {
+                // The recorder is gone: nothing more to do.
+                stats.cpu_time_ns = thread_cpu_time_ns();
+                return Ok(stats);
+            }
+        }
+        if last_round {
+            stats.cpu_time_ns = thread_cpu_time_ns();
+            return Ok(stats);
+        }
+        std::thread::sleep(poll);
+    }
+}

@@ -1,0 +1,368 @@
+//! The IRQ vs thread split of one sample, from one CPU's trace.
+//!
+//! A measuring thread's sleep shows in the trace as a chain of events on its CPU:
+//!
+//! ```text
+//! hrtimer_start (by the thread: its timer, expires = E)          the thread arms its wakeup
+//! hrtimer_expire_entry (same hrtimer, now = N)                    the timer interrupt runs it
+//! sched_waking (pid = the thread)                                 the timer's callback wakes it
+//! sched_switch (next_pid = the thread)                            the thread gets the CPU
+//! ... return to user space, clock read W (the sample's wakeup)
+//! ```
+//!
+//! and the sample's latency splits into
+//!
+//! - **IRQ latency** = N − E: from the timer's programmed expiry to the hrtimer interrupt
+//!   running it. Includes interrupt-off sections, exit from idle, the hardware and (in a VM)
+//!   the hypervisor delivering the interrupt, and the interrupt entry code.
+//! - **thread latency** = W − N: from the timer's expiry to the thread running in user space.
+//!   Includes the rest of the timer interrupt up to the wakeup, the wait for the CPU (other
+//!   tasks, IRQ handlers, softirqs), the context switch and the return to user space with the
+//!   clock read. Its two parts:
+//!   - **wake-to-switch** = sched_switch − sched_waking: the scheduling delay;
+//!   - **switch-to-user** = W − sched_switch: context switch and return to user space.
+//!
+//! With an absolute sleep (`--wake clock-nanosleep`) E is the due time itself, so the latency
+//! is IRQ latency plus thread latency. A sample is joined to its chain by the timer's soft expiry
+//! (the time asked for; the hard expiry E adds the timer slack, 0 for real-time threads, 1 ns
+//! for the others since jitterlab sets the slack to 1 ns): equal to the sample's due time for
+//! absolute and periodic wake methods; for relative methods (nanosleep, select, poll, itimer,
+//! clock-nanosleep-rel) the kernel computes it from its own clock read a little after the
+//! thread's, so the first expiry within a tolerance after the due time is taken.
+
+use super::decode::{Kind, TaskRef, TraceEvent};
+use std::collections::{HashMap, VecDeque};
+
+/// Trace events kept behind the last sample joined, for the explanation of the next one.
+const HISTORY_BEHIND_NS: u64 = 10_000_000;
+/// A bound on the history, should samples stop arriving (a failed thread): about 15 MB.
+const MAX_HISTORY: usize = 200_000;
+/// A bound on the unmatched timer cycles kept.
+const MAX_CYCLES: usize = 100_000;
+
+/// One sleep of a measuring thread as the trace shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimerCycle {
+    pub tid: i32,
+    pub hrtimer: u64,
+    /// Hard and soft expiry on the timer's clock, ns.
+    pub expires: i64,
+    pub softexpires: i64,
+    /// Trace time of hrtimer_expire_entry, and the timer base's `now` in it.
+    pub expiry_ts: u64,
+    pub now: i64,
+    pub waking_ts: Option<u64>,
+    pub switch_in_ts: Option<u64>,
+}
+
+/// The parts of one sample's latency (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split {
+    pub irq_latency_ns: i64,
+    pub thread_latency_ns: i64,
+    pub wake_to_switch_ns: Option<i64>,
+    pub switch_to_user_ns: Option<i64>,
+    /// When the timer expired (trace clock), where the thread part begins.
+    pub expiry_ts: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Armed {
+    tid: i32,
+    expires: i64,
+    softexpires: i64,
+}
+
+/// What the trace says about one CPU: the measuring threads' timer cycles, and the recent
+/// events for explanations.
+#[derive(Debug, Default)]
+pub struct CpuTimeline {
+    armed: HashMap<u64, Armed>,
+    cycles: VecDeque<TimerCycle>,
+    /// Recent events in time order.
+    pub history: VecDeque<TraceEvent>,
+    /// The task running when `history` begins (from the switches trimmed off its front).
+    pub base_task: Option<TaskRef>,
+    /// Every event of this CPU before this CLOCK_MONOTONIC time has arrived.
+    pub complete_until_ns: u64,
+}
+
+impl CpuTimeline {
+    /// Adds the next event of this CPU. `measuring` holds the measuring threads' tids.
+    pub fn push(&mut self, e: TraceEvent, measuring: &[i32]) {
+        match &e.kind {
+            Kind::HrtimerStart {
+                hrtimer,
+                expires,
+                softexpires,
+            } if measuring.contains(&e.common_pid) => {
+                self.armed.insert(
+                    *hrtimer,
+                    Armed {
+                        tid: e.common_pid,
+                        expires: *expires,
+                        softexpires: *softexpires,
+                    },
+                );
+            }
+            Kind::HrtimerExpire { hrtimer, now } => {
+                if let Some(a) = self.armed.remove(hrtimer) {
+                    if self.cycles.len() >= MAX_CYCLES {
+                        self.cycles.pop_front();
+                    }
+                    self.cycles.push_back(TimerCycle {
+                        tid: a.tid,
+                        hrtimer: *hrtimer,
+                        expires: a.expires,
+                        softexpires: a.softexpires,
+                        expiry_ts: e.ts,
+                        now: *now,
+                        waking_ts: None,
+                        switch_in_ts: None,
+                    });
+                }
+            }
+            Kind::Waking { pid } if measuring.contains(pid) => {
+                if let Some(c) = self
+                    .cycles
+                    .iter_mut()
+                    .rev()
+                    .find(|c| c.tid == *pid && c.waking_ts.is_none() && c.expiry_ts <= e.ts)
+                {
+                    c.waking_ts = Some(e.ts);
+                }
+            }
+            Kind::Switch { next, .. } if measuring.contains(&next.pid) => {
+                if let Some(c) = self.cycles.iter_mut().rev().find(|c| {
+                    c.tid == next.pid && c.waking_ts.is_some() && c.switch_in_ts.is_none()
+                }) {
+                    c.switch_in_ts = Some(e.ts);
+                }
+            }
+            _ => {}
+        }
+        if self.history.len() >= MAX_HISTORY {
+            self.pop_history();
+        }
+        self.history.push_back(e);
+    }
+
+    fn pop_history(&mut self) {
+        if let Some(old) = self.history.pop_front()
+            && let Kind::Switch { next, .. } = old.kind
+        {
+            self.base_task = Some(next);
+        }
+    }
+
+    /// The split of the sample of thread `tid` due at `due_ns` that woke in user space at
+    /// `wake_ns` (both CLOCK_MONOTONIC), joined by soft expiry within `tolerance_ns` after the
+    /// due time. Cycles of `tid` before the match are dropped: samples come in order.
+    pub fn split(
+        &mut self,
+        tid: i32,
+        due_ns: u64,
+        wake_ns: u64,
+        tolerance_ns: u64,
+    ) -> Option<Split> {
+        let due = due_ns as i64;
+        let found = self.cycles.iter().position(|c| {
+            c.tid == tid && c.softexpires >= due && c.softexpires - due <= tolerance_ns as i64
+        });
+        // Drop this thread's cycles that lie before the sample (never matched: a dropped
+        // record, or the lead-in sleep before the run's start), and the match itself.
+        let matched = found.map(|i| self.cycles[i]);
+        let keep_from = matched.map_or(due, |c| c.softexpires);
+        let mut index = 0;
+        self.cycles.retain(|c| {
+            let keep = Some(index) != found && (c.tid != tid || c.softexpires > keep_from);
+            index += 1;
+            keep
+        });
+        let c = matched?;
+        let wake = wake_ns as i64;
+        Some(Split {
+            irq_latency_ns: c.now - c.expires,
+            thread_latency_ns: wake - c.now,
+            wake_to_switch_ns: match (c.waking_ts, c.switch_in_ts) {
+                (Some(w), Some(s)) => Some(s as i64 - w as i64),
+                _ => None,
+            },
+            switch_to_user_ns: c.switch_in_ts.map(|s| wake - s as i64),
+            expiry_ts: c.expiry_ts,
+        })
+    }
+
+    /// Forgets the history older than what the next sample (due after `due_ns`) can need.
+    pub fn trim_before_due(&mut self, due_ns: u64) {
+        let keep_from = due_ns.saturating_sub(HISTORY_BEHIND_NS);
+        while self.history.front().is_some_and(|e| e.ts < keep_from) {
+            self.pop_history();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::decode::Comm;
+
+    pub fn task(pid: i32, prio: i32, comm: &str) -> TaskRef {
+        let mut c = [0u8; 16];
+        c[..comm.len()].copy_from_slice(comm.as_bytes());
+        TaskRef {
+            pid,
+            prio,
+            comm: Comm(c),
+        }
+    }
+
+    fn ev(ts: u64, pid: i32, kind: Kind) -> TraceEvent {
+        TraceEvent {
+            ts,
+            common_pid: pid,
+            kind,
+        }
+    }
+
+    /// A synthetic chain: armed for 10_000, fired 2 us late, woken, switched in 50 us later
+    /// (another task held the CPU), in user space 3 us after that.
+    #[test]
+    fn splits_a_cycle_into_its_parts() {
+        let me = task(77, 4, "jl-measure-0");
+        let other = task(900, 0, "jl-spike-0");
+        let mut t = CpuTimeline::default();
+        let tids = [77];
+        t.push(
+            ev(
+                1_000,
+                77,
+                Kind::HrtimerStart {
+                    hrtimer: 0xa,
+                    expires: 10_000,
+                    softexpires: 10_000,
+                },
+            ),
+            &tids,
+        );
+        // Someone else's timer on the same CPU is not ours.
+        t.push(
+            ev(
+                1_500,
+                900,
+                Kind::HrtimerStart {
+                    hrtimer: 0xb,
+                    expires: 10_000,
+                    softexpires: 10_000,
+                },
+            ),
+            &tids,
+        );
+        t.push(
+            ev(
+                2_000,
+                77,
+                Kind::Switch {
+                    prev: me,
+                    next: other,
+                },
+            ),
+            &tids,
+        );
+        t.push(
+            ev(
+                10_001,
+                900,
+                Kind::HrtimerExpire {
+                    hrtimer: 0xb,
+                    now: 10_001,
+                },
+            ),
+            &tids,
+        );
+        t.push(
+            ev(
+                12_000,
+                900,
+                Kind::HrtimerExpire {
+                    hrtimer: 0xa,
+                    now: 12_000,
+                },
+            ),
+            &tids,
+        );
+        t.push(ev(12_400, 900, Kind::Waking { pid: 77 }), &tids);
+        t.push(
+            ev(
+                62_400,
+                900,
+                Kind::Switch {
+                    prev: other,
+                    next: me,
+                },
+            ),
+            &tids,
+        );
+        let s = t.split(77, 10_000, 65_400, 0).unwrap();
+        assert_eq!(
+            s,
+            Split {
+                irq_latency_ns: 2_000,
+                thread_latency_ns: 53_400,
+                wake_to_switch_ns: Some(50_000),
+                switch_to_user_ns: Some(3_000),
+                expiry_ts: 12_000,
+            }
+        );
+        // Joined once only.
+        assert_eq!(t.split(77, 10_000, 65_400, 0), None);
+    }
+
+    #[test]
+    fn relative_methods_match_within_the_tolerance() {
+        let mut t = CpuTimeline::default();
+        let tids = [5];
+        for (k, soft) in [(0u64, 1_000_700i64), (1, 2_001_500)] {
+            t.push(
+                ev(
+                    k * 1_000_000,
+                    5,
+                    Kind::HrtimerStart {
+                        hrtimer: 1,
+                        expires: soft,
+                        softexpires: soft,
+                    },
+                ),
+                &tids,
+            );
+            t.push(
+                ev(
+                    soft as u64 + 900,
+                    0,
+                    Kind::HrtimerExpire {
+                        hrtimer: 1,
+                        now: soft + 900,
+                    },
+                ),
+                &tids,
+            );
+        }
+        assert_eq!(t.split(5, 1_000_000, 1_010_000, 0), None, "not exact");
+        // A failed join keeps the cycles after its due time; the next join drops the first.
+        let s = t.split(5, 2_000_000, 2_010_000, 100_000).unwrap();
+        assert_eq!(s.irq_latency_ns, 900);
+        assert_eq!(s.thread_latency_ns, 2_010_000 - 2_002_400);
+    }
+
+    #[test]
+    fn history_is_trimmed_behind_the_samples_keeping_the_running_task() {
+        let mut t = CpuTimeline::default();
+        let a = task(1, 120, "a");
+        let b = task(2, 120, "b");
+        t.push(ev(1_000, 1, Kind::Switch { prev: a, next: b }), &[]);
+        t.push(ev(50_000_000, 2, Kind::Waking { pid: 3 }), &[]);
+        t.trim_before_due(30_000_000);
+        assert_eq!(t.history.len(), 1);
+        assert_eq!(t.base_task, Some(b));
+    }
+}
