@@ -239,14 +239,14 @@ fn scope_data(r: &LoadedRun, cpu: Option<usize>) -> ScopeData {
         if !keep {
             continue;
         }
-        let s = quantile::sparse(&i.histogram);
+        let s = &i.counts;
         match cpu {
-            Some(_) => slots.push(s),
+            Some(_) => slots.push(s.clone()),
             None => quantile::merge_into(
                 by_start
                     .entry((i.start_s * 1000.0).round() as u64)
                     .or_default(),
-                &s,
+                s,
             ),
         }
     }

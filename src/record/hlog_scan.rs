@@ -12,6 +12,7 @@
 //! payload), counts as ZigZag LEB128 varints, negative numbers being runs of empty slots. A unit
 //! test checks the decoded pairs against the hdrhistogram crate's own deserializer.
 
+use hdrhistogram::Histogram;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use std::io;
 use std::path::Path;
@@ -56,6 +57,46 @@ impl SparseInterval<'_> {
     pub fn max(&self) -> Option<u64> {
         self.counts.last().map(|&(v, _)| v)
     }
+}
+
+impl SparseInterval<'_> {
+    /// A copy that owns its pairs, for readers that keep intervals.
+    pub fn to_stored(&self) -> StoredInterval {
+        StoredInterval {
+            tag: self.tag.to_string(),
+            start_s: self.start_s,
+            length_s: self.length_s,
+            counts: self.counts.to_vec(),
+        }
+    }
+}
+
+/// One interval kept in memory as its non-empty (value, count) pairs: a few KiB where a decoded
+/// `Histogram` takes about 100 KiB.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredInterval {
+    pub tag: String,
+    /// Seconds from the log's base time (the run's first due time).
+    pub start_s: f64,
+    pub length_s: f64,
+    /// (value, count) for each non-empty slot, values ascending (see [`SparseInterval`]).
+    pub counts: Vec<(u64, u64)>,
+}
+
+/// Adds (value, count) pairs into a histogram of the crate's configuration.
+pub fn add_counts(histogram: &mut Histogram<u64>, counts: &[(u64, u64)]) {
+    for &(value, count) in counts {
+        histogram
+            .record_n(value, count)
+            .expect("latency histograms resize automatically");
+    }
+}
+
+/// Reads every interval of the log at `path`, in file order.
+pub fn read_all(path: &Path) -> io::Result<Vec<StoredInterval>> {
+    let mut out = Vec::new();
+    scan(path, |i| out.push(i.to_stored()), |_, _| {})?;
+    Ok(out)
 }
 
 /// Calls `visit` for every interval of the log at `path`, in file order. `progress` is told the

@@ -126,6 +126,30 @@ pub struct LatencySummary {
     pub max_ns: Option<i64>,
 }
 
+impl LatencySummary {
+    /// The summary of a histogram alone (when the exact samples are gone, e.g. a phase's
+    /// intervals merged): percentiles as usual, and min, max, mean and standard deviation at the
+    /// histogram's precision (3 significant digits).
+    pub fn from_histogram(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return LatencySummary::default();
+        }
+        let q = |quantile: f64| Some(h.value_at_quantile(quantile));
+        LatencySummary {
+            samples: h.len(),
+            min_ns: Some(h.min() as i64),
+            mean_ns: Some(h.mean()),
+            stddev_ns: Some(h.stdev()),
+            p50_ns: q(0.50),
+            p90_ns: q(0.90),
+            p99_ns: q(0.99),
+            p999_ns: q(0.999),
+            p9999_ns: q(0.9999),
+            max_ns: Some(h.max() as i64),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 use super::ResultDir;
 use super::events::{self, Event};
 use super::run_record::RunRecord;
-use crate::record::hlog::{self, IntervalHistogram};
+use crate::record::hlog_scan::{self, StoredInterval};
 use crate::record::stats::new_histogram;
 use hdrhistogram::Histogram;
 use std::path::{Path, PathBuf};
@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 pub struct LoadedRun {
     pub path: PathBuf,
     pub record: RunRecord,
-    /// The interval histograms of latency.hlog in file order; empty when the file is missing.
-    pub intervals: Vec<IntervalHistogram>,
+    /// The interval histograms of latency.hlog in file order, as sparse (value, count) pairs;
+    /// empty when the file is missing.
+    pub intervals: Vec<StoredInterval>,
     /// events.jsonl; empty when the file is missing.
     pub events: Vec<Event>,
 }
@@ -27,7 +28,7 @@ pub fn load(path: &Path) -> Result<LoadedRun, String> {
     let record = dir.read_run_record()?;
     let hlog_path = dir.file(crate::record::hlog::FILE_NAME);
     let intervals = if hlog_path.is_file() {
-        hlog::read_intervals(&hlog_path).map_err(|e| e.to_string())?
+        hlog_scan::read_all(&hlog_path).map_err(|e| e.to_string())?
     } else {
         Vec::new()
     };
@@ -59,7 +60,7 @@ impl LoadedRun {
     }
 
     /// The intervals of one tag, in time order.
-    pub fn intervals_of<'a>(&'a self, tag: &'a str) -> impl Iterator<Item = &'a IntervalHistogram> {
+    pub fn intervals_of<'a>(&'a self, tag: &'a str) -> impl Iterator<Item = &'a StoredInterval> {
         self.intervals.iter().filter(move |i| i.tag == tag)
     }
 
@@ -69,9 +70,7 @@ impl LoadedRun {
         let mut merged = new_histogram();
         let mut any = false;
         for i in self.intervals_of(tag) {
-            merged
-                .add(&i.histogram)
-                .expect("interval histograms share one configuration");
+            hlog_scan::add_counts(&mut merged, &i.counts);
             any = true;
         }
         any.then_some(merged)

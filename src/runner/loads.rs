@@ -14,8 +14,8 @@ use crate::error::{Failure, Result};
 use crate::load::LoadSpec;
 use crate::load::supervisor::{Outcome, PhasePlan, PlannedLoad, Setup, Supervisor};
 use crate::plan::RunPlan;
-use crate::record::hlog::{self, IntervalHistogram};
 use crate::record::stats::{LatencySummary, new_histogram};
+use crate::record::{hlog, hlog_scan};
 use crate::results::ResultDir;
 use crate::results::events;
 use crate::results::run_record::{PhaseRecord, PhaseThreadSummary, RunRecord};
@@ -98,85 +98,102 @@ pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Opt
         .extend(outcome.loads.iter().map(|l| l.record()));
     record.warnings.extend(outcome.warnings.iter().cloned());
     if !outcome.phases.is_empty() {
-        let intervals = hlog::read_intervals(&dir.file(hlog::FILE_NAME)).unwrap_or_default();
-        let (phases, warnings) = phase_records(outcome, &intervals, &record.plan.cpus);
+        // Streamed: a day-long scenario has 86 400 intervals per CPU, too many to hold decoded.
+        let mut stats = PhaseStats::new(outcome, &record.plan.cpus);
+        let scanned = hlog_scan::scan(
+            &dir.file(hlog::FILE_NAME),
+            |i| stats.add(i.tag, i.start_s, i.length_s, i.counts),
+            |_, _| {},
+        );
+        if let Err(e) = scanned {
+            record
+                .warnings
+                .push(format!("per-phase statistics are incomplete: {e}"));
+        }
+        let (phases, warnings) = stats.finish();
         record.phases = phases;
         record.warnings.extend(warnings);
     }
     outcome.failure.clone()
 }
 
-/// Per-phase statistics from the interval histograms inside each phase's window.
-pub fn phase_records(
-    outcome: &Outcome,
-    intervals: &[IntervalHistogram],
-    cpus: &[usize],
-) -> (Vec<PhaseRecord>, Vec<String>) {
-    let mut warnings = Vec::new();
-    let records = outcome
-        .phases
-        .iter()
-        .map(|ph| {
-            let from = ph.plan.start_ns.saturating_sub(EDGE_SLACK_NS);
-            let to = ph.plan.end_ns + EDGE_SLACK_NS;
-            let inside = |i: &IntervalHistogram| {
-                let start = (i.start_s * 1e9).round() as u64;
-                let end = ((i.start_s + i.length_s) * 1e9).round() as u64;
-                start >= from && end <= to
-            };
-            let threads: Vec<PhaseThreadSummary> = cpus
-                .iter()
-                .map(|&cpu| {
-                    let tag = format!("cpu{cpu}");
-                    let mut merged = new_histogram();
-                    for i in intervals.iter().filter(|i| i.tag == tag && inside(i)) {
-                        merged
-                            .add(&i.histogram)
-                            .expect("interval histograms share one configuration");
-                    }
-                    PhaseThreadSummary {
-                        cpu,
-                        latency: summary_of(&merged),
-                    }
-                })
-                .collect();
-            if threads.iter().all(|t| t.latency.samples == 0) {
-                warnings.push(format!(
-                    "phase {} ({}) has no statistics: no whole --log-interval lies inside it; use a --log-interval that divides its start and length",
-                    ph.index, ph.plan.label
-                ));
-            }
-            PhaseRecord {
-                index: ph.index,
-                label: ph.plan.label.clone(),
-                start_ns: ph.started_ns,
-                end_ns: ph.ended_ns,
-                loads: ph.plan.loads.clone(),
-                threads,
-            }
-        })
-        .collect();
-    (records, warnings)
+/// Per-phase statistics, accumulated interval by interval: each phase gets, per CPU, the
+/// intervals wholly inside its planned window.
+pub struct PhaseStats<'a> {
+    outcome: &'a Outcome,
+    cpus: &'a [usize],
+    /// `merged[phase][k]`: the histogram of `cpus[k]` in that phase.
+    merged: Vec<Vec<Histogram<u64>>>,
 }
 
-/// The summary of a histogram alone: percentiles, and min, max, mean and standard deviation
-/// at the histogram's precision (3 significant digits). Negative latencies were recorded as 0.
-pub fn summary_of(h: &Histogram<u64>) -> LatencySummary {
-    if h.is_empty() {
-        return LatencySummary::default();
+impl<'a> PhaseStats<'a> {
+    pub fn new(outcome: &'a Outcome, cpus: &'a [usize]) -> Self {
+        PhaseStats {
+            outcome,
+            cpus,
+            merged: outcome
+                .phases
+                .iter()
+                .map(|_| cpus.iter().map(|_| new_histogram()).collect())
+                .collect(),
+        }
     }
-    let q = |quantile: f64| Some(h.value_at_quantile(quantile));
-    LatencySummary {
-        samples: h.len(),
-        min_ns: Some(h.min() as i64),
-        mean_ns: Some(h.mean()),
-        stddev_ns: Some(h.stdev()),
-        p50_ns: q(0.50),
-        p90_ns: q(0.90),
-        p99_ns: q(0.99),
-        p999_ns: q(0.999),
-        p9999_ns: q(0.9999),
-        max_ns: Some(h.max() as i64),
+
+    /// One interval of latency.hlog (tag `cpuN`; other tags are ignored).
+    pub fn add(&mut self, tag: &str, start_s: f64, length_s: f64, counts: &[(u64, u64)]) {
+        let Some(k) = tag
+            .strip_prefix("cpu")
+            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(|cpu| self.cpus.iter().position(|&c| c == cpu))
+        else {
+            return;
+        };
+        let start = (start_s * 1e9).round() as u64;
+        let end = ((start_s + length_s) * 1e9).round() as u64;
+        for (ph, merged) in self.outcome.phases.iter().zip(&mut self.merged) {
+            let from = ph.plan.start_ns.saturating_sub(EDGE_SLACK_NS);
+            let to = ph.plan.end_ns + EDGE_SLACK_NS;
+            if start >= from && end <= to {
+                hlog_scan::add_counts(&mut merged[k], counts);
+            }
+        }
+    }
+
+    /// The phase records, and a warning for each phase left without statistics.
+    pub fn finish(self) -> (Vec<PhaseRecord>, Vec<String>) {
+        let mut warnings = Vec::new();
+        let records = self
+            .outcome
+            .phases
+            .iter()
+            .zip(&self.merged)
+            .map(|(ph, merged)| {
+                let threads: Vec<PhaseThreadSummary> = self
+                    .cpus
+                    .iter()
+                    .zip(merged)
+                    .map(|(&cpu, h)| PhaseThreadSummary {
+                        cpu,
+                        latency: LatencySummary::from_histogram(h),
+                    })
+                    .collect();
+                if threads.iter().all(|t| t.latency.samples == 0) {
+                    warnings.push(format!(
+                        "phase {} ({}) has no statistics: no whole --log-interval lies inside it; use a --log-interval that divides its start and length",
+                        ph.index, ph.plan.label
+                    ));
+                }
+                PhaseRecord {
+                    index: ph.index,
+                    label: ph.plan.label.clone(),
+                    start_ns: ph.started_ns,
+                    end_ns: ph.ended_ns,
+                    loads: ph.plan.loads.clone(),
+                    threads,
+                }
+            })
+            .collect();
+        (records, warnings)
     }
 }
 
@@ -184,15 +201,14 @@ pub fn summary_of(h: &Histogram<u64>) -> LatencySummary {
 mod tests {
     use super::*;
     use crate::load::supervisor::PhaseResult;
+    use crate::record::hlog_scan::StoredInterval;
 
-    fn interval(tag: &str, start_s: f64, length_s: f64, values: &[u64]) -> IntervalHistogram {
-        let mut histogram = new_histogram();
-        values.iter().for_each(|&v| histogram.record(v).unwrap());
-        IntervalHistogram {
+    fn interval(tag: &str, start_s: f64, length_s: f64, values: &[u64]) -> StoredInterval {
+        StoredInterval {
             tag: tag.into(),
             start_s,
             length_s,
-            histogram,
+            counts: values.iter().map(|&v| (v, 1)).collect(),
         }
     }
 
@@ -221,7 +237,11 @@ mod tests {
             phases: vec![phase(0, 1.0, 2.0), phase(1, 1.5, 3.5), phase(2, 0.2, 0.9)],
             ..Outcome::default()
         };
-        let (records, warnings) = phase_records(&outcome, &intervals, &[0, 1]);
+        let mut stats = PhaseStats::new(&outcome, &[0, 1]);
+        for i in &intervals {
+            stats.add(&i.tag, i.start_s, i.length_s, &i.counts);
+        }
+        let (records, warnings) = stats.finish();
         let cpu0 = |p: usize| &records[p].threads[0].latency;
         assert_eq!(cpu0(0).samples, 2);
         assert_eq!(cpu0(0).max_ns, Some(30));
