@@ -191,12 +191,18 @@ pub fn label(i: usize) -> String {
 
 fn run_info(i: usize, r: &LoadedRun) -> RunInfo {
     let tags = r.tags();
-    let per_cpu = tags
-        .iter()
-        .filter(|t| is_cpu_tag(t))
-        .map(|t| r.intervals_of(t).count())
-        .max()
-        .unwrap_or(0);
+    // Counted from the plan when it says: a long log is read with its intervals merged.
+    let logged = match (r.record.duration_ns, r.record.plan.log_interval_ns) {
+        (Some(d), i) if i > 0 => Some(d.div_ceil(i) as usize),
+        _ => None,
+    };
+    let per_cpu = logged.unwrap_or_else(|| {
+        tags.iter()
+            .filter(|t| is_cpu_tag(t))
+            .map(|t| r.intervals_of(t).count())
+            .max()
+            .unwrap_or(0)
+    });
     RunInfo {
         label: label(i),
         path: r.path.display().to_string(),

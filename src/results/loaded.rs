@@ -9,6 +9,10 @@ use crate::record::stats::new_histogram;
 use hdrhistogram::Histogram;
 use std::path::{Path, PathBuf};
 
+/// At most this many intervals per tag are kept: a day of 1 s intervals is read as 1000
+/// intervals of 87 s. 2.5 times `compare`'s 400 bootstrap blocks, so blocks still group several.
+pub const MAX_INTERVALS_PER_TAG: usize = 1000;
+
 /// Everything a stored run holds except its sample log (which can be too big for memory and is
 /// streamed by the exporters instead).
 #[derive(Debug, Clone)]
@@ -16,7 +20,8 @@ pub struct LoadedRun {
     pub path: PathBuf,
     pub record: RunRecord,
     /// The interval histograms of latency.hlog in file order, as sparse (value, count) pairs;
-    /// empty when the file is missing.
+    /// empty when the file is missing. A log with more than [`MAX_INTERVALS_PER_TAG`] intervals
+    /// of a tag is read with consecutive intervals merged (see `hlog_scan::read_coarsened`).
     pub intervals: Vec<StoredInterval>,
     /// events.jsonl; empty when the file is missing.
     pub events: Vec<Event>,
@@ -28,7 +33,7 @@ pub fn load(path: &Path) -> Result<LoadedRun, String> {
     let record = dir.read_run_record()?;
     let hlog_path = dir.file(crate::record::hlog::FILE_NAME);
     let intervals = if hlog_path.is_file() {
-        hlog_scan::read_all(&hlog_path).map_err(|e| e.to_string())?
+        hlog_scan::read_coarsened(&hlog_path, MAX_INTERVALS_PER_TAG).map_err(|e| e.to_string())?
     } else {
         Vec::new()
     };
