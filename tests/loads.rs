@@ -261,7 +261,10 @@ fn run_with_loads_records_their_throughput_and_logs() {
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
     assert!(
-        t.contains("load hackbench:groups=1,loops=10,cpus=housekeeping: exchanges"),
+        t.lines().any(
+            |l| l.starts_with("  load hackbench:groups=1,loops=10,cpus=housekeeping: ")
+                && l.contains(" exchanges, ")
+        ),
         "{t}"
     );
     let run = run_json(&out);

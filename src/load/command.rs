@@ -10,7 +10,7 @@ use crate::cli::LoadArgs;
 use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
 use crate::measure::clock::monotonic_ns;
-use crate::results::run_record::{LoadRecord, Throughput};
+use crate::results::run_record::{LoadRecord, format_throughput};
 use crate::units::parse_duration_ns;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,23 +40,6 @@ pub fn check_generator(
         .resolve(online, measured)
         .map_err(|e| format!("load '{}': {e}", g.text))?;
     g.check_system()
-}
-
-/// Formats throughput figures: `name value unit, ...`; counts as integers, rates with two
-/// decimals.
-pub fn format_throughput(figures: &[Throughput]) -> String {
-    figures
-        .iter()
-        .map(|t| {
-            let value = if t.value.fract() == 0.0 {
-                format!("{}", t.value)
-            } else {
-                format!("{:.2}", t.value)
-            };
-            format!("{} {value} {}", t.name, t.unit)
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 pub fn run(args: &LoadArgs) -> Result<i32> {

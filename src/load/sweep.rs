@@ -5,8 +5,8 @@
 
 use crate::cli::{RunArgs, SweepArgs};
 use crate::error::{ExitCode, Failure, OrFailure, Result};
-use crate::load::command::format_throughput;
 use crate::results::dir;
+use crate::results::run_record::format_throughput;
 use crate::results::run_record::{Ended, FORMAT, RunRecord};
 use crate::results::sweep::{CSV_FILE_NAME, FILE_NAME, SweepRecord, SweepRow, SweepThread};
 use crate::units::format_ns;

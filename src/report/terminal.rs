@@ -102,20 +102,12 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
         }
     }
     for load in &record.loads {
-        let figures: Vec<String> = load
-            .throughput
-            .iter()
-            .map(|t| {
-                // Counts print as integers, rates with two decimals.
-                let value = if t.value.fract() == 0.0 {
-                    format!("{}", t.value)
-                } else {
-                    format!("{:.2}", t.value)
-                };
-                format!("{} {value} {}", t.name, t.unit)
-            })
-            .collect();
-        let _ = writeln!(out, "  load {}: {}", load.spec, figures.join(", "));
+        let _ = writeln!(
+            out,
+            "  load {}: {}",
+            load.spec,
+            crate::results::run_record::format_throughput(&load.throughput)
+        );
     }
     out.push_str(&trace_section(record));
     out.push_str(&super::phases::summary(record));

@@ -267,3 +267,74 @@ pub struct Throughput {
     pub value: f64,
     pub unit: String,
 }
+
+/// How people read a figure: `exchange rate 9.63 exchanges/s`, `385150 messages/s` (the name is
+/// left out when the unit already says it), `messages sent 2360000 messages`. Whole numbers
+/// print as integers, large rates without decimals, small ones with three significant digits.
+impl std::fmt::Display for Throughput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = self.value;
+        let value = if v.fract() == 0.0 || v.abs() >= 100.0 {
+            format!("{v:.0}")
+        } else if v.abs() >= 10.0 {
+            format!("{v:.1}")
+        } else if v.abs() >= 1.0 {
+            format!("{v:.2}")
+        } else {
+            format!("{v:.3}")
+        };
+        let says_it = self.unit == self.name || self.unit.starts_with(&format!("{}/", self.name));
+        if says_it {
+            write!(f, "{value} {}", self.unit)
+        } else {
+            write!(f, "{} {value} {}", self.name, self.unit)
+        }
+    }
+}
+
+/// Figures of one load on one line, comma-separated.
+pub fn format_throughput(figures: &[Throughput]) -> String {
+    figures
+        .iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(name: &str, value: f64, unit: &str) -> Throughput {
+        Throughput {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+        }
+    }
+
+    #[test]
+    fn throughput_reads_with_its_unit_and_sensible_digits() {
+        assert_eq!(
+            t("exchanges", 59.0, "exchanges").to_string(),
+            "59 exchanges"
+        );
+        assert_eq!(
+            t("messages", 385150.2, "messages/s").to_string(),
+            "385150 messages/s"
+        );
+        assert_eq!(
+            t("exchange rate", 9.634, "exchanges/s").to_string(),
+            "exchange rate 9.63 exchanges/s"
+        );
+        assert_eq!(t("rate", 12.34, "Mbit/s").to_string(), "rate 12.3 Mbit/s");
+        assert_eq!(t("cpu time", 0.0123, "s").to_string(), "cpu time 0.012 s");
+        assert_eq!(
+            format_throughput(&[
+                t("total", 29.0, "injections"),
+                t("rate", 0.97, "injections/s")
+            ]),
+            "total 29 injections, rate 0.970 injections/s"
+        );
+    }
+}

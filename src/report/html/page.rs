@@ -457,17 +457,7 @@ fn loads_table(h: &mut String, r: &RunRecord) {
     }
     h.push_str("<h3>Loads</h3><table class=\"loads\"><tr><th>load</th><th>throughput</th></tr>");
     for l in &r.loads {
-        let figures: Vec<String> = l
-            .throughput
-            .iter()
-            .map(|t| {
-                if t.value.fract() == 0.0 {
-                    format!("{} {} {}", t.name, t.value, t.unit)
-                } else {
-                    format!("{} {:.2} {}", t.name, t.value, t.unit)
-                }
-            })
-            .collect();
+        let figures: Vec<String> = l.throughput.iter().map(|t| t.to_string()).collect();
         let _ = write!(
             h,
             "<tr><td><code>{}</code></td><td>{}</td></tr>",
@@ -704,11 +694,7 @@ fn sweep_section(
     h.push_str("<table class=\"numbers levels\"><tr><th>level</th><th>run</th><th>throughput</th><th>CPU</th><th>samples</th><th>min</th><th>p99</th><th>max</th><th>missed periods</th></tr>");
     for row in &s.rows {
         let n = row.threads.len().max(1);
-        let tp: Vec<String> = row
-            .throughput
-            .iter()
-            .map(|t| format!("{} {} {}", t.name, t.value, t.unit))
-            .collect();
+        let tp: Vec<String> = row.throughput.iter().map(|t| t.to_string()).collect();
         let _ = write!(
             h,
             "<tr><td rowspan=\"{n}\">{}</td><td rowspan=\"{n}\">{}{}</td><td rowspan=\"{n}\">{}</td>",
