@@ -248,12 +248,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
     if let Some(out) = &args.out {
         crate::results::dir::check_usable(out).map_err(Failure::usage)?;
     }
-    let budget = args
-        .budget
-        .as_deref()
-        .map(crate::analysis::budget::Budget::parse)
-        .transpose()
-        .map_err(|e| Failure::usage(e.to_string()))?;
+    let budget = crate::analysis::budget::Budget::from_option(args.budget.as_deref())?;
     if let Some(cpu) = budget
         .iter()
         .flat_map(|b| b.named_cpus())

@@ -135,6 +135,14 @@ impl Budget {
     }
 
     /// The CPUs the clauses name explicitly (checked against the plan before a run starts).
+    /// A `--budget` option: None when absent; a malformed expression is a usage error (exit 2).
+    pub fn from_option(expression: Option<&str>) -> crate::error::Result<Option<Budget>> {
+        expression
+            .map(Budget::parse)
+            .transpose()
+            .map_err(|e| crate::error::Failure::usage(e.to_string()))
+    }
+
     pub fn named_cpus(&self) -> Vec<usize> {
         self.clauses.iter().filter_map(|c| c.cpu).collect()
     }

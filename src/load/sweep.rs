@@ -241,16 +241,7 @@ pub fn csv(record: &SweepRecord) -> String {
             s.to_string()
         }
     };
-    let figures: Vec<(String, String)> = record
-        .rows
-        .first()
-        .map(|r| {
-            r.throughput
-                .iter()
-                .map(|t| (t.name.clone(), t.unit.clone()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let figures = record.throughput_metrics();
     let mut cpus: Vec<usize> = record
         .rows
         .iter()

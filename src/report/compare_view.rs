@@ -36,12 +36,7 @@ pub struct RunBudget {
 /// Runs `jitterlab compare`; returns the exit code.
 pub fn command(args: &CompareArgs) -> Result<i32> {
     // Every argument is checked before any run is read.
-    let budget = args
-        .budget
-        .as_deref()
-        .map(Budget::parse)
-        .transpose()
-        .map_err(|e| Failure::usage(e.to_string()))?;
+    let budget = Budget::from_option(args.budget.as_deref())?;
     let check = args
         .fail_if_worse
         .as_deref()

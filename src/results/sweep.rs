@@ -18,6 +18,21 @@ pub struct SweepRecord {
     pub rows: Vec<SweepRow>,
 }
 
+impl SweepRecord {
+    /// Every throughput figure (name, unit) that some level reported, in order of first
+    /// appearance: the columns of sweep.csv and the lines of the throughput plot.
+    pub fn throughput_metrics(&self) -> Vec<(String, String)> {
+        let mut metrics: Vec<(String, String)> = Vec::new();
+        for t in self.rows.iter().flat_map(|r| &r.throughput) {
+            let key = (t.name.clone(), t.unit.clone());
+            if !metrics.contains(&key) {
+                metrics.push(key);
+            }
+        }
+        metrics
+    }
+}
+
 /// One level of a sweep and what its run measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepRow {

@@ -58,12 +58,7 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
         )));
     }
 
-    let budget = args
-        .budget
-        .as_deref()
-        .map(Budget::parse)
-        .transpose()
-        .map_err(|e| Failure::usage(e.to_string()))?;
+    let budget = Budget::from_option(args.budget.as_deref())?;
 
     let mut inputs = Vec::new();
     let mut budget_failed = false;

@@ -45,15 +45,8 @@ pub fn level_positions(sweep: &SweepRecord) -> (Vec<f64>, String) {
 /// One line per throughput figure (name and unit) found in the rows.
 pub fn throughput_lines(sweep: &SweepRecord) -> Vec<(String, String, Line)> {
     let (xs, _) = level_positions(sweep);
-    let mut metrics: Vec<(String, String)> = Vec::new();
-    for r in &sweep.rows {
-        for t in &r.throughput {
-            if !metrics.contains(&(t.name.clone(), t.unit.clone())) {
-                metrics.push((t.name.clone(), t.unit.clone()));
-            }
-        }
-    }
-    metrics
+    sweep
+        .throughput_metrics()
         .into_iter()
         .enumerate()
         .map(|(i, (name, unit))| {

@@ -5,22 +5,12 @@
 
 use super::{
     Imported, SourceFormat, SourceHistogram, SourceThread, option_value, parse_rt_tests_time,
+    rt_tests_json,
 };
 use serde_json::Value;
 
 pub fn parse(text: &str) -> Result<Imported, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("it is not valid JSON ({e})"))?;
-    let command_line: Vec<String> = v
-        .get("cmdline:")
-        .or_else(|| v.get("cmdline"))
-        .and_then(Value::as_str)
-        .map(|c| c.split_whitespace().map(String::from).collect())
-        .unwrap_or_default();
-    if let Some(first) = command_line.first()
-        && first.rsplit('/').next() != Some("cyclictest")
-    {
-        return Err(format!("it was written by '{first}', not cyclictest"));
-    }
+    let (v, command_line) = rt_tests_json(text, "cyclictest")?;
     if command_line.iter().any(|a| a == "-N" || a == "--nsecs") {
         return Err("it was written with -N (nanoseconds), whose histogram units differ; capture it without -N".into());
     }

@@ -160,6 +160,28 @@ pub struct Imported {
     pub warnings: Vec<String>,
 }
 
+/// Opens the JSON file of an rt-tests tool (cyclictest, oslat): parses it and returns it with
+/// the tool's command line, after checking that `tool` wrote it.
+pub fn rt_tests_json(
+    text: &str,
+    tool: &str,
+) -> std::result::Result<(serde_json::Value, Vec<String>), String> {
+    use serde_json::Value;
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("it is not valid JSON ({e})"))?;
+    let command_line: Vec<String> = v
+        .get("cmdline:")
+        .or_else(|| v.get("cmdline"))
+        .and_then(Value::as_str)
+        .map(|c| c.split_whitespace().map(String::from).collect())
+        .unwrap_or_default();
+    if let Some(first) = command_line.first()
+        && first.rsplit('/').next() != Some(tool)
+    {
+        return Err(format!("it was written by '{first}', not {tool}"));
+    }
+    Ok((v, command_line))
+}
+
 /// `-h400`, `-h 400`, `--histogram=400`, `--histogram 400` from a command line.
 pub fn option_value(args: &[String], short: &str, long: &str) -> Option<String> {
     let mut it = args.iter();
