@@ -127,16 +127,8 @@ fn every_spike_injection_is_found_with_its_size() {
         return;
     }
     let _g = exclusive();
-    // This machine is a VM: the host can stall a virtual CPU for milliseconds at any moment.
-    // Such a stall inside one of the 14 injections spoils that injection's ground truth, so one
-    // retry is allowed; a real error in the measurement fails both runs the same way.
-    let mut failures = Vec::new();
-    for _ in 0..2 {
+    with_one_retry("ground truth", || {
         let (injections, samples, run, _dir) = run_with_spikes();
-        match check(&injections, &samples, &run) {
-            Ok(()) => return,
-            Err(e) => failures.push(e),
-        }
-    }
-    panic!("ground truth failed twice: {failures:#?}");
+        check(&injections, &samples, &run)
+    });
 }

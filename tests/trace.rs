@@ -520,17 +520,10 @@ fn trace_splits_spike_delays_and_names_the_spike_thread() {
         return;
     }
     let _g = exclusive();
-    // One retry for a VM stall inside an injection (see tests/ground_truth.rs).
-    let mut failures = Vec::new();
-    for _ in 0..2 {
+    with_one_retry("trace ground truth", || {
         let r = traced_run_with_spikes();
-        let checked = check_spikes(&r).and_then(|()| check_run_files(&r));
-        match checked {
-            Ok(()) => return,
-            Err(e) => failures.push(e),
-        }
-    }
-    panic!("trace ground truth failed twice: {failures:#?}");
+        check_spikes(&r).and_then(|()| check_run_files(&r))
+    });
 }
 
 /// run.json, latency.hlog and the exports of a traced run, and the instance gone at the end.

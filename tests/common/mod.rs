@@ -99,3 +99,17 @@ pub fn thread(run: &serde_json::Value, cpu: usize) -> &serde_json::Value {
         .find(|t| t["cpu"] == cpu)
         .expect("a thread for the CPU")
 }
+
+/// Runs a ground-truth check, allowing one retry. This machine is a VM: the host can stall a
+/// virtual CPU for milliseconds at any moment, and such a stall inside an injection spoils that
+/// injection's ground truth; a real error in the measurement fails both attempts the same way.
+pub fn with_one_retry(what: &str, mut attempt: impl FnMut() -> Result<(), String>) {
+    let mut failures = Vec::new();
+    for _ in 0..2 {
+        match attempt() {
+            Ok(()) => return,
+            Err(e) => failures.push(e),
+        }
+    }
+    panic!("{what} failed twice: {failures:#?}");
+}
