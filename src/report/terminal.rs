@@ -79,28 +79,7 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
             format!("{} (>{})", t.deadline_misses, format_ns(t.deadline_ns)),
         ]);
     }
-    let widths: Vec<usize> = (0..headers.len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    for (i, row) in rows.iter().enumerate() {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, w)| format!("{cell:>w$}"))
-            .collect();
-        let _ = writeln!(out, "  {}", line.join("  "));
-        if i == 0 {
-            let _ = writeln!(
-                out,
-                "  {}",
-                widths
-                    .iter()
-                    .map(|w| "-".repeat(*w))
-                    .collect::<Vec<_>>()
-                    .join("  ")
-            );
-        }
-    }
+    out.push_str(&aligned_table(&rows));
     for load in &record.loads {
         let _ = writeln!(
             out,
