@@ -5,7 +5,7 @@
 
 use super::{
     Imported, SourceFormat, SourceHistogram, SourceThread, option_value, parse_rt_tests_time,
-    rt_tests_json,
+    rt_tests_json, rt_tests_threads,
 };
 use serde_json::Value;
 
@@ -17,20 +17,8 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     let histogram_size: Option<u64> = option_value(&command_line, "-h", "--histogram")
         .or_else(|| option_value(&command_line, "-H", "--histofall"))
         .and_then(|n| n.parse().ok());
-    let threads_obj = v
-        .get("thread")
-        .and_then(Value::as_object)
-        .ok_or("it has no \"thread\" object")?;
     let mut threads = Vec::new();
-    let mut indices: Vec<(usize, &Value)> = threads_obj
-        .iter()
-        .map(|(k, t)| {
-            k.parse::<usize>()
-                .map(|i| (i, t))
-                .map_err(|_| format!("thread key '{k}' is not a thread number"))
-        })
-        .collect::<Result<_, _>>()?;
-    indices.sort_by_key(|(i, _)| *i);
+    let indices = rt_tests_threads(&v)?;
     let mut warnings = Vec::new();
     for (index, t) in indices {
         let field = |name: &str| t.get(name).and_then(Value::as_f64);

@@ -182,6 +182,27 @@ pub fn rt_tests_json(
     Ok((v, command_line))
 }
 
+/// The per-thread objects of an rt-tests JSON file (`"thread": {"0": {...}, "1": {...}}`), in
+/// thread order.
+pub fn rt_tests_threads(
+    v: &serde_json::Value,
+) -> std::result::Result<Vec<(usize, &serde_json::Value)>, String> {
+    let threads = v
+        .get("thread")
+        .and_then(serde_json::Value::as_object)
+        .ok_or("it has no \"thread\" object")?;
+    let mut entries: Vec<(usize, &serde_json::Value)> = threads
+        .iter()
+        .map(|(k, t)| {
+            k.parse::<usize>()
+                .map(|i| (i, t))
+                .map_err(|_| format!("thread key '{k}' is not a thread number"))
+        })
+        .collect::<std::result::Result<_, _>>()?;
+    entries.sort_by_key(|(i, _)| *i);
+    Ok(entries)
+}
+
 /// `-h400`, `-h 400`, `--histogram=400`, `--histogram 400` from a command line.
 pub fn option_value(args: &[String], short: &str, long: &str) -> Option<String> {
     let mut it = args.iter();

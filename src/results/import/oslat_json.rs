@@ -5,7 +5,7 @@
 
 use super::{
     Imported, SourceFormat, SourceHistogram, SourceThread, option_value, parse_rt_tests_time,
-    rt_tests_json,
+    rt_tests_json, rt_tests_threads,
 };
 use serde_json::Value;
 
@@ -17,19 +17,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     let last_bucket: u64 = option_value(&command_line, "-b", "--bucket-size")
         .and_then(|n| n.parse().ok())
         .unwrap_or(32);
-    let threads_obj = v
-        .get("thread")
-        .and_then(Value::as_object)
-        .ok_or("it has no \"thread\" object")?;
-    let mut entries: Vec<(usize, &Value)> = threads_obj
-        .iter()
-        .map(|(k, t)| {
-            k.parse::<usize>()
-                .map(|i| (i, t))
-                .map_err(|_| format!("thread key '{k}' is not a thread number"))
-        })
-        .collect::<Result<_, _>>()?;
-    entries.sort_by_key(|(i, _)| *i);
+    let entries = rt_tests_threads(&v)?;
     let mut threads = Vec::new();
     let mut duration_ns = None;
     for (index, t) in entries {
