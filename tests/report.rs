@@ -469,18 +469,7 @@ fn a_sweep_plots_throughput_and_latency_against_the_level() {
                 value: 0.5 * *level as f64,
                 unit: "s".into(),
             }],
-            threads: record
-                .threads
-                .iter()
-                .map(|t| SweepThread {
-                    cpu: t.cpu,
-                    samples: t.latency.samples,
-                    min_ns: t.latency.min_ns,
-                    p99_ns: t.latency.p99_ns,
-                    max_ns: t.latency.max_ns,
-                    missed_periods: t.missed_periods,
-                })
-                .collect(),
+            threads: record.threads.iter().map(SweepThread::from).collect(),
         });
     }
     let sweep = SweepRecord {

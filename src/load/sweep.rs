@@ -168,18 +168,7 @@ fn row(level: &str, spec: &str, r: &RunRecord) -> SweepRow {
             .find(|l| l.spec == spec)
             .map(|l| l.throughput.clone())
             .unwrap_or_default(),
-        threads: r
-            .threads
-            .iter()
-            .map(|t| SweepThread {
-                cpu: t.cpu,
-                samples: t.latency.samples,
-                min_ns: t.latency.min_ns,
-                p99_ns: t.latency.p99_ns,
-                max_ns: t.latency.max_ns,
-                missed_periods: t.missed_periods,
-            })
-            .collect(),
+        threads: r.threads.iter().map(SweepThread::from).collect(),
     }
 }
 

@@ -2,7 +2,7 @@
 //! load level, each pointing at the result directory of that level's run (`level-<value>/`).
 //! sweep.csv holds the same rows flat. Specified in docs/result-format.md.
 
-use super::run_record::Throughput;
+use super::run_record::{ThreadSummary, Throughput};
 use serde::{Deserialize, Serialize};
 
 pub const FILE_NAME: &str = "sweep.json";
@@ -52,4 +52,18 @@ pub struct SweepThread {
     pub p99_ns: Option<u64>,
     pub max_ns: Option<i64>,
     pub missed_periods: u64,
+}
+
+impl From<&ThreadSummary> for SweepThread {
+    /// A level's row keeps these figures of each thread of its run.
+    fn from(t: &ThreadSummary) -> Self {
+        SweepThread {
+            cpu: t.cpu,
+            samples: t.latency.samples,
+            min_ns: t.latency.min_ns,
+            p99_ns: t.latency.p99_ns,
+            max_ns: t.latency.max_ns,
+            missed_periods: t.missed_periods,
+        }
+    }
 }
