@@ -110,20 +110,28 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
             dropped += 1;
             counters.dropped_records.store(dropped, Relaxed);
         }
-        if missed > 0 {
-            missed_total += missed;
-            counters.missed_periods.store(missed_total, Relaxed);
-        }
         seq += 1;
         due = match plan.schedule {
             // The wake read doubles as the next sleep's start, keeping one clock read per cycle.
             Schedule::Relative => now + interval + plan.interval_step_ns,
-            // Skip the grid points that passed unserved; they were counted as missed.
+            // Skip the grid points that passed unserved; they are counted as missed.
             Schedule::Absolute | Schedule::Periodic => {
                 due + interval * (missed + 1) + plan.interval_step_ns
             }
         };
         interval += plan.interval_step_ns;
+        if missed > 0 {
+            missed_total += missed;
+            counters.missed_periods.store(missed_total, Relaxed);
+            if plan.schedule == Schedule::Periodic
+                && let Err(e) = waker.skipped_to(due)
+            {
+                return ThreadEnd::Failed(format!(
+                    "re-aiming the timer after wakeup {} failed: {e}",
+                    seq - 1
+                ));
+            }
+        }
     }
 }
 
@@ -151,6 +159,7 @@ mod tests {
         schedule: Schedule,
         latencies: Vec<u64>,
         next: usize,
+        skipped_to: Vec<u64>,
     }
 
     impl Waker for ScriptedWaker {
@@ -161,6 +170,11 @@ mod tests {
             };
             self.time.0.set(target + self.latencies[self.next]);
             self.next += 1;
+            Ok(())
+        }
+
+        fn skipped_to(&mut self, next_due_ns: u64) -> io::Result<()> {
+            self.skipped_to.push(next_due_ns);
             Ok(())
         }
     }
@@ -192,11 +206,22 @@ mod tests {
             schedule: Schedule::Absolute,
             latencies: vec![latency; wakeups],
             next: 0,
+            skipped_to: Vec::new(),
         };
         (plan, waker)
     }
 
     fn simulate(schedule: Schedule, latencies: &[u64], step: u64) -> (Vec<Sample>, ThreadCounters) {
+        let (samples, counters, _) = simulate_with_waker(schedule, latencies, step);
+        (samples, counters)
+    }
+
+    /// As [`simulate`], also returning the next due times the waker was re-aimed at.
+    fn simulate_with_waker(
+        schedule: Schedule,
+        latencies: &[u64],
+        step: u64,
+    ) -> (Vec<Sample>, ThreadCounters, Vec<u64>) {
         let time = FakeTime::default();
         time.0.set(10_000_000);
         let plan = CyclePlan {
@@ -212,6 +237,7 @@ mod tests {
             schedule,
             latencies: latencies.to_vec(),
             next: 0,
+            skipped_to: Vec::new(),
         };
         let (mut samples, counters) = (Vec::new(), ThreadCounters::default());
         let end = run_cycles(
@@ -222,7 +248,7 @@ mod tests {
             &AtomicBool::new(false),
         );
         assert_eq!(end, ThreadEnd::Completed);
-        (samples, counters)
+        (samples, counters, waker.skipped_to)
     }
 
     #[test]
@@ -250,6 +276,17 @@ mod tests {
         assert_eq!(missed, vec![0, 2, 0, 1, 0]);
         assert_eq!(counters.missed_periods.load(Relaxed), 3);
         assert_eq!(counters.dropped_records.load(Relaxed), 0);
+    }
+
+    /// A periodic timer is re-aimed at the loop's next due time after each late wakeup, and
+    /// only then; absolute methods need no re-aiming (they sleep to the due time given).
+    #[test]
+    fn periodic_timers_are_re_aimed_after_skipped_periods_only() {
+        let late = [10_000, 2_500_000, 20_000, 1_000_000, 5_000];
+        let (_, _, aimed) = simulate_with_waker(Schedule::Periodic, &late, 0);
+        assert_eq!(aimed, vec![10_000_000 + 4_000_000, 10_000_000 + 7_000_000]);
+        let (_, _, aimed) = simulate_with_waker(Schedule::Absolute, &late, 0);
+        assert!(aimed.is_empty());
     }
 
     /// Relative methods restart from the wake read; the due time is that read plus the interval.

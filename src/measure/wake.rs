@@ -123,6 +123,15 @@ pub trait Waker {
     fn first_due_ns(&mut self, planned_ns: u64) -> io::Result<u64> {
         Ok(planned_ns)
     }
+
+    /// Periodic methods only, and only after a wakeup a period or more late: the loop skipped
+    /// the grid points that passed (counting them as missed) and will next expect `next_due_ns`.
+    /// A timer the kernel moves on when it expires rather than when its wakeup is taken must be
+    /// re-aimed here, or a grid point that passed while the thread was waking wakes the next
+    /// wait early. Timers re-armed at delivery (POSIX timers, timerfd) need nothing.
+    fn skipped_to(&mut self, _next_due_ns: u64) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
@@ -263,6 +272,17 @@ fn wait_for_signal(set: &libc::sigset_t) -> io::Result<()> {
     }
 }
 
+/// Takes every pending signal of `set` without waiting.
+fn drain_signal(set: &libc::sigset_t) {
+    let zero = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid set and timeout; the siginfo is not needed. Returns -1 (EAGAIN) once none
+    // is pending.
+    while unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &zero) } >= 0 {}
+}
+
 fn signal_set(signal: libc::c_int) -> libc::sigset_t {
     // SAFETY: sigset operations on a local set.
     unsafe {
@@ -337,6 +357,17 @@ impl Waker for ItimerPeriodic {
 
     fn wait(&mut self, _due_ns: u64, _interval_ns: u64) -> io::Result<()> {
         wait_for_signal(&self.set)
+    }
+
+    /// setitimer's timer moves on in the interrupt (it_real_fn forwards it past the expiry), not
+    /// when the thread takes the signal: after a late wakeup, a grid point between the expiry and
+    /// the thread running has fired or is about to. Stop the timer, drop that signal, and aim
+    /// the timer at the loop's next due time.
+    fn skipped_to(&mut self, next_due_ns: u64) -> io::Result<()> {
+        set_itimer(0, 0)?;
+        drain_signal(&self.set);
+        let now = self.clock.now_ns();
+        set_itimer(next_due_ns.saturating_sub(now).max(1_000), self.interval_ns)
     }
 }
 
