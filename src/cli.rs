@@ -72,8 +72,8 @@ pub struct RunArgs {
     )]
     pub distance: String,
 
-    /// Added to the interval after every wakeup, so the period grows each loop (FirmTimers -i).
-    /// Only with one-shot wake methods.
+    /// Added to the interval after every wakeup, so the period grows each loop (FirmTimers -i):
+    /// the sleep before wakeup n lasts interval + n x step. Only with one-shot wake methods.
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub interval_step: Option<String>,
 

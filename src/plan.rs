@@ -6,11 +6,18 @@ use crate::cpulist::{format_cpu_list, online_cpus, parse_cpu_list};
 use crate::error::{Failure, Result};
 use crate::load::LoadSpec;
 use crate::measure::{Clock, Policy, WakeMethod};
-use crate::units::parse_duration_ns;
+use crate::units::{format_ns, parse_duration_ns};
 use std::path::PathBuf;
 
 /// Default run length when neither --duration nor --loops is given.
 pub const DEFAULT_DURATION_NS: u64 = 60_000_000_000;
+/// The longest period a measuring thread may sleep (interval, plus distance, plus steps).
+/// Longer periods measure nothing useful, and the bound keeps every due-time sum in the
+/// measuring loop far from overflowing.
+pub const MAX_PERIOD_NS: u64 = 3_600_000_000_000;
+/// The longest `--duration`: ten years keeps the run's end time (start + duration) and every
+/// sum of due times far inside 64-bit nanoseconds.
+pub const MAX_DURATION_NS: u64 = 3650 * 86_400_000_000_000;
 /// Stack each measuring thread touches before measuring (with mlockall it stays resident).
 pub const PREFAULT_STACK_BYTES: usize = 256 * 1024;
 
@@ -226,6 +233,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
     let length = scenario
         .as_ref()
         .map_or(length, |s| RunLength::Duration(s.length_ns));
+    check_periods(&cpus, interval_ns, distance_ns, interval_step_ns, length)?;
 
     // One second of samples: the recorder drains every 100 ms, so a tenfold margin, while the
     // ring stays small enough to live in the cache (a cold slot per push costs a cache miss in
@@ -287,6 +295,66 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         quiet: args.quiet,
         budget,
     })
+}
+
+/// Every thread's period, at the start and (with --loops) after its last step, stays within
+/// [`MAX_PERIOD_NS`], and the run within [`MAX_DURATION_NS`]: checked arithmetic here, so that
+/// the measuring loop's plain arithmetic cannot overflow (a period wrapping to 0 would divide
+/// by zero in the loop, a huge one would sleep past the run's end).
+fn check_periods(
+    cpus: &[usize],
+    interval: u64,
+    distance: u64,
+    step: u64,
+    length: RunLength,
+) -> Result<()> {
+    let limit = format_ns(MAX_PERIOD_NS);
+    if interval > MAX_PERIOD_NS {
+        return Err(Failure::usage(format!(
+            "--interval {}: above the longest period, {limit}",
+            format_ns(interval)
+        )));
+    }
+    if step > MAX_PERIOD_NS {
+        return Err(Failure::usage(format!(
+            "--interval-step {}: above the longest period, {limit}",
+            format_ns(step)
+        )));
+    }
+    if let RunLength::Duration(d) = length
+        && d > MAX_DURATION_NS
+    {
+        return Err(Failure::usage(format!(
+            "--duration {}: above the longest run, 3650d (for an endless measurement, stop the run with SIGINT or SIGTERM)",
+            format_ns(d)
+        )));
+    }
+    for (index, cpu) in cpus.iter().enumerate() {
+        let period = (index as u64)
+            .checked_mul(distance)
+            .and_then(|d| d.checked_add(interval))
+            .filter(|p| *p <= MAX_PERIOD_NS)
+            .ok_or_else(|| {
+                Failure::usage(format!(
+                    "--distance {}: the thread on CPU {cpu} (thread {index}) would sleep interval + {index} x distance, above the longest period, {limit}; use a smaller --distance or fewer CPUs",
+                    format_ns(distance)
+                ))
+            })?;
+        if let RunLength::Loops(n) = length {
+            // The sleep before wakeup k lasts period + k x step (FirmTimers -i).
+            (n - 1)
+                .checked_mul(step)
+                .and_then(|s| s.checked_add(period))
+                .filter(|p| *p <= MAX_PERIOD_NS)
+                .ok_or_else(|| {
+                    Failure::usage(format!(
+                        "--interval-step {}: with --loops {n}, the thread on CPU {cpu} would reach a period above the longest, {limit}; use a smaller step or fewer loops",
+                        format_ns(step)
+                    ))
+                })?;
+        }
+    }
+    Ok(())
 }
 
 /// `--trace` and `--explain-above`: the split needs pinned threads on CLOCK_MONOTONIC.
@@ -446,6 +514,51 @@ mod tests {
         assert!(p.mlock);
         assert_eq!(p.thread_deadline_ns(1), 1_000_000);
         assert_eq!(p.thread_policy(0), Policy::Fifo(95));
+    }
+
+    /// Periods that would wrap to 0 (a divide by zero in the loop), to a tiny value, or sleep
+    /// for centuries are refused here, naming the option (issue: M2).
+    #[test]
+    fn period_arithmetic_is_checked_at_plan_time() {
+        for (extra, named) in [
+            (&["--distance", "18446744073708551616ns"][..], "--distance"),
+            (&["--distance", "18446744073708551617ns"][..], "--distance"),
+            (&["--distance", "18446744073708551615ns"][..], "--distance"),
+            (&["--distance", "3600s"][..], "--distance"),
+            (&["--interval", "2h"][..], "--interval"),
+            (
+                &["--interval-step", "18446744073708551616ns"][..],
+                "--interval-step",
+            ),
+            (
+                &["--interval-step", "1s", "--loops", "4000"][..],
+                "--interval-step",
+            ),
+            (&["--duration", "3651d"][..], "--duration"),
+        ] {
+            let message = err(extra);
+            assert!(message.starts_with(named), "{extra:?}: {message}");
+            assert!(message.contains("longest"), "{extra:?}: {message}");
+        }
+        // At the limits: thread 1 sleeps exactly an hour; 3599 steps of 1 s from 1 s.
+        assert!(
+            resolve_with_online(&args(&["--interval", "1s", "--distance", "3599s"]), &[0, 1])
+                .is_ok()
+        );
+        assert!(
+            resolve_with_online(
+                &args(&[
+                    "--interval",
+                    "1s",
+                    "--interval-step",
+                    "1s",
+                    "--loops",
+                    "3600"
+                ]),
+                &[0, 1]
+            )
+            .is_ok()
+        );
     }
 
     #[test]

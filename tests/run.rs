@@ -274,6 +274,120 @@ fn sigint_stops_cleanly_with_complete_results() {
     assert_eq!(total, samples);
 }
 
+/// `--interval-step S` (FirmTimers -i, "increase delay by increment at each loop"): the sleep
+/// before wakeup n (n from 0) lasts interval + n·S, on a grid and relative alike.
+#[test]
+fn interval_step_lengthens_the_sleep_before_wakeup_n_by_n_steps() {
+    if !realtime_available("interval step") {
+        return;
+    }
+    let _g = exclusive();
+    for wake in ["clock-nanosleep", "nanosleep"] {
+        let (_base, out) = temp_out();
+        let o = jitterlab(&[
+            "run",
+            "--wake",
+            wake,
+            "--cpus",
+            "0",
+            "--interval",
+            "1ms",
+            "--interval-step",
+            "100us",
+            "--loops",
+            "20",
+            "--samples",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{wake}: {}", text(&o));
+        let samples: Vec<_> = SampleLogReader::open(&out.join("samples.bin"))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(samples.len(), 20, "{wake}");
+        for w in samples.windows(2) {
+            let (prev, this) = (&w[0], &w[1]);
+            if prev.missed > 0 {
+                continue; // a grid point skipped after a stall: the gap holds skipped periods
+            }
+            // On the grid the sleep starts at the previous due time; a relative sleep starts
+            // at the previous wake read.
+            let sleep_start = match wake {
+                "nanosleep" => (prev.expected_ns as i64 + prev.latency_ns) as u64,
+                _ => prev.expected_ns,
+            };
+            let n = this.seq;
+            assert_eq!(
+                this.expected_ns - sleep_start,
+                1_000_000 + n * 100_000,
+                "{wake}: the sleep before wakeup {n}"
+            );
+        }
+    }
+}
+
+/// A stop reaches a thread asleep for a long interval at once, with every wake method: a
+/// 30 s interval is interrupted one second in, and the run ends long before the next wakeup.
+#[test]
+fn sigint_ends_a_long_sleep_with_every_wake_method() {
+    if !realtime_available("sigint long sleep") {
+        return;
+    }
+    let _g = exclusive();
+    let methods = [
+        ("clock-nanosleep", "0-1"),
+        ("clock-nanosleep-rel", "0-1"),
+        ("nanosleep", "0-1"),
+        ("select", "0-1"),
+        ("poll", "0-1"),
+        ("itimer", "0"),
+        ("itimer-periodic", "0"),
+        ("posix-timer", "0-1"),
+        ("timerfd", "0-1"),
+    ];
+    for (method, cpus) in methods {
+        let (_base, out) = temp_out();
+        let mut child = Command::new(bin())
+            .args([
+                "run",
+                "--wake",
+                method,
+                "--interval",
+                "30s",
+                "--duration",
+                "5m",
+            ])
+            .args(["--cpus", cpus, "--quiet", "--out", out.to_str().unwrap()])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1_000));
+        let sent = std::time::Instant::now();
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        // Not a speed check: the bound only has to lie well below the 30 s the sleep had left.
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if sent.elapsed() > Duration::from_secs(10) {
+                child.kill().unwrap();
+                panic!("--wake {method}: SIGINT did not end a 30 s sleep within 10 s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(status.code(), Some(0), "--wake {method}");
+        let run = run_json(&out);
+        assert_eq!(run["ended"], "interrupted", "--wake {method}");
+        for t in run["threads"].as_array().unwrap() {
+            assert_eq!(t["end"], "stopped", "--wake {method}");
+            // At most the first wakeup (due at the start on a grid; 30 s after the gate opened
+            // on relative methods) was recorded: the next was 30 s away.
+            assert!(t["samples"].as_u64().unwrap() <= 1, "--wake {method}");
+        }
+    }
+}
+
 #[test]
 fn sigkill_leaves_every_flushed_interval_in_the_log() {
     if !realtime_available("sigkill") {

@@ -162,9 +162,9 @@ fn inject(
             if stop.load(Ordering::Relaxed) {
                 return;
             }
-            let _ = sleeper.wait(monotonic_ns() + 100_000_000, 0);
+            let _ = sleeper.wait(monotonic_ns() + 100_000_000, 0, stop);
         }
-        if sleeper.wait(due_ns, 0).is_err() {
+        if sleeper.wait(due_ns, 0, stop).is_err() {
             return;
         }
         let start_ns = monotonic_ns();

@@ -95,7 +95,11 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
         if done {
             return ThreadEnd::Completed;
         }
-        if let Err(e) = waker.wait(due, interval) {
+        if let Err(e) = waker.wait(due, interval, stop) {
+            // A stop interrupts a sleep that may be long (see thread::interrupt).
+            if e.kind() == std::io::ErrorKind::Interrupted && stop.load(Relaxed) {
+                return ThreadEnd::Stopped;
+            }
             return ThreadEnd::Failed(format!("the sleep before wakeup {seq} failed: {e}"));
         }
         let now = clock.now_ns();
@@ -163,7 +167,7 @@ mod tests {
     }
 
     impl Waker for ScriptedWaker {
-        fn wait(&mut self, due_ns: u64, interval_ns: u64) -> io::Result<()> {
+        fn wait(&mut self, due_ns: u64, interval_ns: u64, _stop: &AtomicBool) -> io::Result<()> {
             let target = match self.schedule {
                 Schedule::Relative => self.time.0.get() + interval_ns,
                 _ => due_ns,

@@ -95,6 +95,7 @@ pub fn spawn_measuring_thread(
     stop: Arc<AtomicBool>,
     ready: mpsc::Sender<Result<(), SetupError>>,
 ) -> std::io::Result<MeasuringThread> {
+    install_interrupt_handler()?;
     let (producer, consumer) = rtrb::RingBuffer::new(plan.ring_capacity);
     let counters = Arc::new(ThreadCounters::default());
     let thread_counters = Arc::clone(&counters);
@@ -191,6 +192,57 @@ fn measure(
     }
 }
 
+impl MeasuringThread {
+    /// Ends the thread's sleep now if the stop flag is set (see [`interrupt`]); does nothing
+    /// to a thread that has not started or has ended.
+    pub fn interrupt(&self) {
+        if !self.join.is_finished() {
+            interrupt(self.counters.tid.load(Ordering::Relaxed));
+        }
+    }
+}
+
+/// The signal that ends a measuring thread's sleep when the run stops: the second real-time
+/// signal (the first is the POSIX timer's). Its handler does nothing; what matters is that it
+/// is installed without SA_RESTART, so the sleep returns EINTR, and every wake method then
+/// ends its wait if the stop flag is set (`Waker::wait`). Without it, a stop would wait for
+/// the next wakeup: 15 s at `--interval 15s`.
+pub fn interrupt_signal() -> libc::c_int {
+    libc::SIGRTMIN() + 1
+}
+
+/// Sends [`interrupt_signal`] to thread `tid` of this process (0: not started; ignored).
+pub fn interrupt(tid: libc::pid_t) {
+    if tid > 0 {
+        // SAFETY: plain syscall; a thread that has exited makes it fail with ESRCH, harmlessly.
+        unsafe {
+            libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, interrupt_signal());
+        }
+    }
+}
+
+/// Installs the do-nothing handler of [`interrupt_signal`] (once per process). Its default
+/// action would end the process.
+fn install_interrupt_handler() -> std::io::Result<()> {
+    static INSTALLED: std::sync::OnceLock<Result<(), i32>> = std::sync::OnceLock::new();
+    extern "C" fn ignore(_: libc::c_int) {}
+    let result = INSTALLED.get_or_init(|| {
+        // SAFETY: sigaction with a handler that touches nothing; flags without SA_RESTART.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = ignore as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            action.sa_flags = 0;
+            if libc::sigaction(interrupt_signal(), &action, std::ptr::null_mut()) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+            }
+        }
+    });
+    result.map_err(std::io::Error::from_raw_os_error)
+}
+
 /// Arms the waker's first expiry, then runs the loop.
 fn go<W: Waker>(
     waker: &mut W,
@@ -207,11 +259,10 @@ fn go<W: Waker>(
         // Relative methods measure from the clock read before their first sleep: start them
         // one interval before the common start, so that their first wakeup is due with the rest.
         let lead_in = cycle.first_due_ns.saturating_sub(cycle.interval_ns);
-        if (AbsoluteSleep { clock: cycle.clock })
-            .wait(lead_in, 0)
-            .is_err()
-        {
-            return ThreadEnd::Failed("the sleep until the run's start failed".into());
+        match (AbsoluteSleep { clock: cycle.clock }).wait(lead_in, 0, stop) {
+            Ok(()) => {}
+            Err(_) if stop.load(Ordering::Relaxed) => return ThreadEnd::Stopped,
+            Err(_) => return ThreadEnd::Failed("the sleep until the run's start failed".into()),
         }
     }
     run_cycles(waker, cycle, producer, counters, stop)

@@ -6,6 +6,7 @@
 
 use super::clock::{Clock, ns_to_timespec};
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// A wake method as chosen on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,7 +118,11 @@ pub trait Waker {
     /// Blocks until `due_ns` (absolute methods), for `interval_ns` (relative methods), or until
     /// the next expiry of the armed timer (periodic methods). Exactly one blocking syscall,
     /// except setitimer one-shot, which must re-arm first.
-    fn wait(&mut self, due_ns: u64, interval_ns: u64) -> io::Result<()>;
+    ///
+    /// A signal that interrupts the sleep resumes it, unless `stop` is set: then the wait ends
+    /// with [`io::ErrorKind::Interrupted`]. That is how a stop reaches a thread asleep for a
+    /// long interval at once ([`crate::measure::thread::interrupt`]).
+    fn wait(&mut self, due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()>;
 
     /// The due time of the first wakeup, for periodic methods whose grid the kernel sets.
     fn first_due_ns(&mut self, planned_ns: u64) -> io::Result<u64> {
@@ -126,10 +131,25 @@ pub trait Waker {
 
     /// Periodic methods only, and only after a wakeup a period or more late: the loop skipped
     /// the grid points that passed (counting them as missed) and will next expect `next_due_ns`.
-    /// A timer the kernel moves on when it expires rather than when its wakeup is taken must be
-    /// re-aimed here, or a grid point that passed while the thread was waking wakes the next
-    /// wait early. Timers re-armed at delivery (POSIX timers, timerfd) need nothing.
+    ///
+    /// Every periodic timer must be re-aimed here. The kernel moves a periodic timer on at some
+    /// moment of its own (setitimer in the interrupt, timerfd in read(), POSIX timers when the
+    /// signal is taken), and the loop reads the clock only after the wait returns: a thread held
+    /// between the two across a grid point finds that point skipped by the loop but still armed
+    /// in the kernel, which would wake the next wait a period early and keep every later sample
+    /// a period off the grid (tests/wake_grid.rs holds threads in exactly that window).
+    ///
+    /// Absolute and relative methods sleep to the time each wait is given and need nothing.
     fn skipped_to(&mut self, _next_due_ns: u64) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// After a signal interrupted a sleep: resume it, unless a stop was requested.
+fn resume_unless_stopped(stop: &AtomicBool) -> io::Result<()> {
+    if stop.load(Relaxed) {
+        Err(io::ErrorKind::Interrupted.into())
+    } else {
         Ok(())
     }
 }
@@ -148,7 +168,7 @@ pub struct AbsoluteSleep {
 }
 
 impl Waker for AbsoluteSleep {
-    fn wait(&mut self, due_ns: u64, _interval_ns: u64) -> io::Result<()> {
+    fn wait(&mut self, due_ns: u64, _interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
         let ts = ns_to_timespec(due_ns);
         loop {
             // SAFETY: valid timespec; no remainder is needed for absolute sleeps.
@@ -162,7 +182,8 @@ impl Waker for AbsoluteSleep {
             };
             match rc {
                 0 => return Ok(()),
-                libc::EINTR => continue, // same absolute target: simply sleep again
+                // Same absolute target: simply sleep again.
+                libc::EINTR => resume_unless_stopped(stop)?,
                 e => return Err(io::Error::from_raw_os_error(e)),
             }
         }
@@ -178,7 +199,7 @@ pub struct RelativeSleep {
 }
 
 impl Waker for RelativeSleep {
-    fn wait(&mut self, _due_ns: u64, interval_ns: u64) -> io::Result<()> {
+    fn wait(&mut self, _due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
         let mut req = ns_to_timespec(interval_ns);
         let mut rem = libc::timespec {
             tv_sec: 0,
@@ -197,7 +218,10 @@ impl Waker for RelativeSleep {
             };
             match err {
                 0 => return Ok(()),
-                libc::EINTR => req = rem,
+                libc::EINTR => {
+                    resume_unless_stopped(stop)?;
+                    req = rem;
+                }
                 e => return Err(io::Error::from_raw_os_error(e)),
             }
         }
@@ -208,7 +232,7 @@ impl Waker for RelativeSleep {
 pub struct SelectSleep;
 
 impl Waker for SelectSleep {
-    fn wait(&mut self, _due_ns: u64, interval_ns: u64) -> io::Result<()> {
+    fn wait(&mut self, _due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
         let us = interval_ns / 1_000;
         let mut tv = libc::timeval {
             tv_sec: (us / 1_000_000) as libc::time_t,
@@ -232,6 +256,7 @@ impl Waker for SelectSleep {
             if e.raw_os_error() != Some(libc::EINTR) {
                 return Err(e);
             }
+            resume_unless_stopped(stop)?;
         }
     }
 }
@@ -241,7 +266,7 @@ impl Waker for SelectSleep {
 pub struct PollSleep;
 
 impl Waker for PollSleep {
-    fn wait(&mut self, _due_ns: u64, interval_ns: u64) -> io::Result<()> {
+    fn wait(&mut self, _due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
         let ts = ns_to_timespec(interval_ns);
         loop {
             // SAFETY: zero descriptors; valid timespec; no signal mask change.
@@ -253,12 +278,13 @@ impl Waker for PollSleep {
             if e.raw_os_error() != Some(libc::EINTR) {
                 return Err(e);
             }
+            resume_unless_stopped(stop)?;
         }
     }
 }
 
 /// Waits for one of `signal`, which every thread blocks (see [`block_timer_signals`]).
-fn wait_for_signal(set: &libc::sigset_t) -> io::Result<()> {
+fn wait_for_signal(set: &libc::sigset_t, stop: &AtomicBool) -> io::Result<()> {
     loop {
         // SAFETY: valid set; the siginfo is not needed.
         let rc = unsafe { libc::sigwaitinfo(set, std::ptr::null_mut()) };
@@ -269,6 +295,7 @@ fn wait_for_signal(set: &libc::sigset_t) -> io::Result<()> {
         if e.raw_os_error() != Some(libc::EINTR) {
             return Err(e);
         }
+        resume_unless_stopped(stop)?;
     }
 }
 
@@ -323,9 +350,9 @@ impl Default for ItimerOneShot {
 }
 
 impl Waker for ItimerOneShot {
-    fn wait(&mut self, _due_ns: u64, interval_ns: u64) -> io::Result<()> {
+    fn wait(&mut self, _due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
         set_itimer(interval_ns, 0)?;
-        wait_for_signal(&self.set)
+        wait_for_signal(&self.set, stop)
     }
 }
 
@@ -355,8 +382,8 @@ impl Waker for ItimerPeriodic {
         Ok(first)
     }
 
-    fn wait(&mut self, _due_ns: u64, _interval_ns: u64) -> io::Result<()> {
-        wait_for_signal(&self.set)
+    fn wait(&mut self, _due_ns: u64, _interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
+        wait_for_signal(&self.set, stop)
     }
 
     /// setitimer's timer moves on in the interrupt (it_real_fn forwards it past the expiry), not
@@ -381,11 +408,15 @@ impl Drop for ItimerPeriodic {
 /// that has passed (arming in the past would fire at once and count as latency).
 fn periodic_spec(clock: Clock, planned_ns: u64, interval_ns: u64) -> (u64, libc::itimerspec) {
     let first = planned_ns.max(clock.now_ns() + 1_000);
-    let spec = libc::itimerspec {
+    (first, absolute_spec(first, interval_ns))
+}
+
+/// First expiry at the absolute time `first_ns`, then every `interval_ns`.
+fn absolute_spec(first_ns: u64, interval_ns: u64) -> libc::itimerspec {
+    libc::itimerspec {
         it_interval: ns_to_timespec(interval_ns),
-        it_value: ns_to_timespec(first),
-    };
-    (first, spec)
+        it_value: ns_to_timespec(first_ns),
+    }
 }
 
 /// A POSIX timer (timer_create) firing periodically at absolute times, signalling this thread
@@ -419,18 +450,36 @@ impl PosixTimer {
     }
 }
 
+impl PosixTimer {
+    fn settime(&self, spec: &libc::itimerspec) -> io::Result<()> {
+        // SAFETY: valid timer and itimerspec.
+        check(unsafe {
+            libc::timer_settime(self.timer, libc::TIMER_ABSTIME, spec, std::ptr::null_mut())
+        })
+        .map(drop)
+    }
+}
+
 impl Waker for PosixTimer {
     fn first_due_ns(&mut self, planned_ns: u64) -> io::Result<u64> {
         let (first, spec) = periodic_spec(self.clock, planned_ns, self.interval_ns);
-        // SAFETY: valid timer and itimerspec.
-        check(unsafe {
-            libc::timer_settime(self.timer, libc::TIMER_ABSTIME, &spec, std::ptr::null_mut())
-        })?;
+        self.settime(&spec)?;
         Ok(first)
     }
 
-    fn wait(&mut self, _due_ns: u64, _interval_ns: u64) -> io::Result<()> {
-        wait_for_signal(&self.set)
+    fn wait(&mut self, _due_ns: u64, _interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
+        wait_for_signal(&self.set, stop)
+    }
+
+    /// The kernel moves a POSIX timer on when its signal is taken: taken before a grid point
+    /// that the loop then skips, the timer still fires for it. Stop the timer, drop a signal it
+    /// may have queued, and arm it at the loop's next due time (absolute: a time that passed
+    /// meanwhile fires at once and is measured against that time).
+    fn skipped_to(&mut self, next_due_ns: u64) -> io::Result<()> {
+        // SAFETY: itimerspec is plain data; all zero disarms the timer.
+        self.settime(&unsafe { std::mem::zeroed() })?;
+        drain_signal(&self.set);
+        self.settime(&absolute_spec(next_due_ns, self.interval_ns))
     }
 }
 
@@ -460,22 +509,33 @@ impl TimerFd {
     }
 }
 
+impl TimerFd {
+    /// Arms the timer; this also discards the expirations not yet read.
+    fn settime(&self, spec: &libc::itimerspec) -> io::Result<()> {
+        // SAFETY: valid fd and itimerspec.
+        check(unsafe {
+            libc::timerfd_settime(self.fd, libc::TFD_TIMER_ABSTIME, spec, std::ptr::null_mut())
+        })
+        .map(drop)
+    }
+}
+
 impl Waker for TimerFd {
     fn first_due_ns(&mut self, planned_ns: u64) -> io::Result<u64> {
         let (first, spec) = periodic_spec(self.clock, planned_ns, self.interval_ns);
-        // SAFETY: valid fd and itimerspec.
-        check(unsafe {
-            libc::timerfd_settime(
-                self.fd,
-                libc::TFD_TIMER_ABSTIME,
-                &spec,
-                std::ptr::null_mut(),
-            )
-        })?;
+        self.settime(&spec)?;
         Ok(first)
     }
 
-    fn wait(&mut self, _due_ns: u64, _interval_ns: u64) -> io::Result<()> {
+    /// The kernel moves a timerfd on in read(): read before a grid point that the loop then
+    /// skips, the timer still expires at it. Re-arming at the loop's next due time discards
+    /// that expiration (absolute: a time that passed meanwhile fires at once and is measured
+    /// against that time).
+    fn skipped_to(&mut self, next_due_ns: u64) -> io::Result<()> {
+        self.settime(&absolute_spec(next_due_ns, self.interval_ns))
+    }
+
+    fn wait(&mut self, _due_ns: u64, _interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
         let mut expirations = 0u64;
         loop {
             // SAFETY: reads 8 bytes into a u64.
@@ -493,6 +553,7 @@ impl Waker for TimerFd {
             if e.raw_os_error() != Some(libc::EINTR) {
                 return Err(e);
             }
+            resume_unless_stopped(stop)?;
         }
     }
 }
@@ -549,7 +610,7 @@ impl RtcPeriodic {
         })
     }
 
-    fn read_interrupt(&mut self) -> io::Result<()> {
+    fn read_interrupt(&mut self, stop: &AtomicBool) -> io::Result<()> {
         let mut data: libc::c_ulong = 0;
         loop {
             // SAFETY: reads one unsigned long, as the RTC driver returns.
@@ -567,18 +628,34 @@ impl RtcPeriodic {
             if e.raw_os_error() != Some(libc::EINTR) {
                 return Err(e);
             }
+            resume_unless_stopped(stop)?;
         }
     }
 }
 
 impl Waker for RtcPeriodic {
     fn first_due_ns(&mut self, _planned_ns: u64) -> io::Result<u64> {
-        self.read_interrupt()?;
+        self.read_interrupt(&AtomicBool::new(false))?;
         Ok(self.clock.now_ns() + self.interval_ns)
     }
 
-    fn wait(&mut self, _due_ns: u64, _interval_ns: u64) -> io::Result<()> {
-        self.read_interrupt()
+    fn wait(&mut self, _due_ns: u64, _interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
+        self.read_interrupt(stop)
+    }
+
+    /// The RTC's grid cannot be moved. An interrupt for a skipped grid point that is already
+    /// pending is read away, so that it does not wake the next wait early.
+    fn skipped_to(&mut self, _next_due_ns: u64) -> io::Result<()> {
+        let mut fds = libc::pollfd {
+            fd: self.fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; zero timeout.
+        if unsafe { libc::poll(&mut fds, 1, 0) } > 0 && fds.revents & libc::POLLIN != 0 {
+            self.read_interrupt(&AtomicBool::new(false))?;
+        }
+        Ok(())
     }
 }
 

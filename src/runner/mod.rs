@@ -247,6 +247,12 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
     let mut io_error: Option<String> = None;
     loop {
         std::thread::sleep(DRAIN_EVERY);
+        // A stop (SIGINT, SIGTERM, a write error) ends the threads' sleeps now rather than at
+        // their next wakeup; repeated each round, as a signal sent just before a thread went to
+        // sleep finds nothing to interrupt.
+        if stop.load(Ordering::SeqCst) {
+            threads.iter().for_each(MeasuringThread::interrupt);
+        }
         if let Err(e) = recorder.drain() {
             io_error.get_or_insert_with(|| {
                 format!("cannot write the results in {}: {e}", out.display())
