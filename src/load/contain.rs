@@ -307,9 +307,12 @@ impl Containment {
         if let Some(dir) = &self.cgroup {
             cmd.arg("--cgroup").arg(dir);
         }
+        // No stdout or stderr: a caller reading jitterlab's output to its end (a shell's $(...))
+        // must not wait for the reaper, which outlives a killed jitterlab by a moment.
         cmd.env_remove(MARKER_ENV)
             .stdin(Stdio::from(read))
-            .stdout(Stdio::null());
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         // SAFETY: setsid is async-signal-safe. In a session of its own, the reaper gets none of
         // the terminal's signals (Ctrl-C, hangup) that end jitterlab.
         unsafe {
