@@ -46,6 +46,8 @@ fn main() {
                 value: 1234.5,
                 unit: "bogo-ops/s".into(),
             }],
+            ended: None,
+            end_reason: None,
         }],
         warnings: vec!["synthetic run made by bench/gen_24h.rs, not a measurement".into()],
         seed: 24,

@@ -38,6 +38,9 @@ pub enum Command {
     /// Internal: the process of one load generator, started by jitterlab itself.
     #[command(name = "__load-worker", hide = true)]
     LoadWorker(LoadWorkerArgs),
+    /// Internal: kills what is left of a jitterlab's loads when it dies (load/contain.rs).
+    #[command(name = "__load-reaper", hide = true)]
+    LoadReaper(LoadReaperArgs),
     /// Write a self-contained HTML report (tables and plots) of result directories or sweeps.
     Report(ReportArgs),
 }
@@ -325,6 +328,16 @@ pub struct LoadWorkerArgs {
     pub report_cpus: String,
     #[arg(long)]
     pub once: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LoadReaperArgs {
+    /// The jitterlab process whose loads to clean up after.
+    #[arg(long)]
+    pub owner: u32,
+    /// Its loads' parent cgroup, when it made one.
+    #[arg(long)]
+    pub cgroup: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

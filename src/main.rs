@@ -56,6 +56,10 @@ fn dispatch(command: Command) -> jitterlab::error::Result<i32> {
             &args.report_cpus,
             args.once,
         )),
+        Command::LoadReaper(args) => Ok(jitterlab::load::contain::reaper_main(
+            args.owner,
+            args.cgroup.as_deref(),
+        )),
         Command::Report(args) => report::html::run(&args),
     }
 }

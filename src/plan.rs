@@ -229,6 +229,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         })
         .transpose()
         .map_err(|e| Failure::usage(format!("--scenario: {e}")))?;
+    crate::load::memory::check_run(&loads, scenario.as_ref()).map_err(Failure::usage)?;
     // The scenario sets the length (clap refuses --duration and --loops with it).
     let length = scenario
         .as_ref()

@@ -336,3 +336,364 @@ fn bad_loads_exit_2_naming_the_key() {
         }
     }
 }
+
+/// MemAvailable in MiB, as the memory guard reads it.
+fn mem_available_mib() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kib: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    kib / 1024
+}
+
+#[test]
+fn memory_loads_that_can_run_at_the_same_time_are_summed() {
+    // Each load alone is 30 % of MemAvailable (under the 50 % guard), two together 60 %.
+    // Every case must be refused while planning (exit 2): nothing is allocated. The runs are
+    // kept short all the same (--loops 1, 100 ms phases), so that a build without the check
+    // allocates for a moment only.
+    let each = mem_available_mib() * 3 / 10;
+    let (a, b) = (
+        format!("memory:size={each}M"),
+        format!("memory:size={each}M,workers=1"),
+    );
+    let total = format!("{}.0 MiB", 2 * each);
+    let base = tempfile::tempdir().unwrap();
+    let scenario = |name: &str, body: &str| {
+        let path = base.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let one_phase = scenario(
+        "one.toml",
+        &format!("[[phase]]\nlabel = \"mem\"\nduration = \"100ms\"\nloads = [\"{b}\"]\n"),
+    );
+    let both_in_a_phase = scenario(
+        "both.toml",
+        &format!("[[phase]]\nlabel = \"mem2\"\nduration = \"100ms\"\nloads = [\"{a}\", \"{b}\"]\n"),
+    );
+    let out = |name: &str| base.path().join(name).to_str().unwrap().to_string();
+    let (out1, out2, out3, out4) = (out("1"), out("2"), out("3"), out("4"));
+    for (args, names) in [
+        (
+            vec![
+                "run", "--cpus", "0", "--loops", "1", "--out", &out1, "--load", &a, "--load", &b,
+            ],
+            vec![a.clone(), b.clone()],
+        ),
+        (
+            vec![
+                "run",
+                "--cpus",
+                "0",
+                "--out",
+                &out2,
+                "--load",
+                &a,
+                "--scenario",
+                &one_phase,
+            ],
+            vec![a.clone(), b.clone(), "phase 0 ('mem')".into()],
+        ),
+        (
+            vec![
+                "run",
+                "--cpus",
+                "0",
+                "--out",
+                &out3,
+                "--scenario",
+                &both_in_a_phase,
+            ],
+            vec![a.clone(), b.clone(), "phase 0 ('mem2')".into()],
+        ),
+        (
+            vec!["load", &a, &b, "--duration", "100ms"],
+            vec![a.clone(), b.clone()],
+        ),
+        (
+            vec![
+                "sweep",
+                "--cpus",
+                "0",
+                "--loops",
+                "1",
+                "--out",
+                &out4,
+                "--load",
+                "memory:size={}",
+                "--levels",
+                &format!("{each}M"),
+                "--load",
+                &b,
+            ],
+            vec![format!("sweep level {each}M"), b.clone()],
+        ),
+    ] {
+        let o = jitterlab(&args);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
+        for n in names
+            .iter()
+            .map(String::as_str)
+            .chain([total.as_str(), "MemAvailable (", "50%"])
+        {
+            assert!(t.contains(n), "{args:?}: lacks '{n}': {t}");
+        }
+    }
+}
+
+/// The pid of the load worker of jitterlab process `pid` (its only one), once it runs.
+fn wait_for_worker(pid: u32) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(w) = load_processes(pid).into_iter().find(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| c.windows(13).any(|w| w == b"__load-worker"))
+        }) {
+            return w;
+        }
+        assert!(Instant::now() < deadline, "the load worker did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_load_killed_by_a_signal_makes_jitterlab_load_exit_4() {
+    let _g = exclusive();
+    let child = Command::new(bin())
+        .args(["load", "cpu:workers=1,cpus=0", "--duration", "20s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let worker = wait_for_worker(child.id());
+    std::thread::sleep(Duration::from_millis(200));
+    // As the OOM killer would.
+    unsafe { libc::kill(worker as i32, libc::SIGKILL) };
+    let t0 = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    let t = text(&o);
+    assert!(t0.elapsed() < Duration::from_secs(5), "not stopped: {t}");
+    assert_eq!(o.status.code(), Some(4), "{t}");
+    assert!(
+        t.contains("load 'cpu:workers=1,cpus=0' was killed by signal 9 (SIGKILL)"),
+        "{t}"
+    );
+}
+
+#[test]
+fn a_load_killed_by_a_signal_fails_the_run_and_is_recorded_and_shown() {
+    let _g = exclusive();
+    if !realtime_available("a_load_killed_by_a_signal_fails_the_run_and_is_recorded_and_shown") {
+        return;
+    }
+    let (_base, out) = temp_out();
+    let child = Command::new(bin())
+        .args([
+            "run",
+            "--duration",
+            "20s",
+            "--cpus",
+            "0",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+            "--load",
+            "cpu:workers=1,cpus=1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let worker = wait_for_worker(child.id());
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe { libc::kill(worker as i32, libc::SIGKILL) };
+    let o = child.wait_with_output().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(4), "{t}");
+    let killed = "load 'cpu:workers=1,cpus=1' was killed by signal 9 (SIGKILL)";
+    assert!(t.contains(killed), "the summary shows it: {t}");
+    let run = run_json(&out);
+    assert_eq!(run["ended"], "failed", "{run}");
+    assert!(
+        run["end_reason"].as_str().unwrap().contains(killed),
+        "{run}"
+    );
+    let load = &run["loads"][0];
+    assert_eq!(load["ended"], "killed", "{run}");
+    assert!(
+        load["end_reason"]
+            .as_str()
+            .unwrap()
+            .contains("killed by signal 9 (SIGKILL)"),
+        "{run}"
+    );
+    // It stopped the run: not 20 s of measuring.
+    assert!(
+        run["duration_ns"].as_u64().unwrap() < 10_000_000_000,
+        "{run}"
+    );
+}
+
+/// An `exec` load whose descendants leave its process group in three ways, each a `sleep` with
+/// a unique argument `<tag>1`, `<tag>2`, `<tag>3`: setsid(), setpgid(), and a daemon that forks
+/// twice with a setsid() between.
+fn escaping_load(tag: &str) -> String {
+    format!(
+        "exec:bash -c \"setsid sleep {tag}1 & \
+         perl -e 'setpgrp(0, 0); exec qw(sleep {tag}2)' & \
+         perl -MPOSIX -e 'fork and exit; setsid; fork and exit; exec qw(sleep {tag}3)'; \
+         sleep 1000\""
+    )
+}
+
+/// Pids of the processes whose command line is `sleep ARG`.
+fn sleeps(arg: &str) -> Vec<u32> {
+    let wanted = format!("sleep\0{arg}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| c.ends_with(wanted.as_bytes()))
+        })
+        .collect()
+}
+
+/// This process's cgroup v2 directory (where jitterlab, its child, makes the loads' cgroups),
+/// when the system has one.
+fn own_cgroup_dir() -> Option<std::path::PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mountinfo.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        (right.split(' ').next() == Some("cgroup2")).then(|| left.split(' ').nth(4).unwrap())
+    })?;
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    Some(std::path::Path::new(mount).join(path.trim_start_matches('/')))
+}
+
+/// The cgroups jitterlab process `pid` made for its loads that still exist.
+fn load_cgroups(pid: u32) -> Vec<String> {
+    let Some(dir) = own_cgroup_dir() else {
+        return Vec::new();
+    };
+    let prefix = format!("jitterlab-loads-{pid}-");
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Starts `args` (a jitterlab command with [`escaping_load`]`(tag)`), waits until the three
+/// escapers run, ends jitterlab (SIGKILL, or waits for its end), and checks that no escaper
+/// survives and no cgroup is left.
+fn check_no_escape(args: &[&str], tag: &str, sigkill: bool) {
+    let mut child = Command::new(bin())
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let names: Vec<String> = (1..=3).map(|k| format!("{tag}{k}")).collect();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while names.iter().any(|n| sleeps(n).is_empty()) {
+        assert!(
+            Instant::now() < deadline,
+            "{args:?}: the escapers did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Where cgroups can be used, each is in a cgroup of the load's own, under a cgroup of this
+    // jitterlab's (checked after the clean-up, so that a failure leaves nothing running).
+    let outside_cgroup: Vec<String> = names
+        .iter()
+        .filter(|n| {
+            own_cgroup_dir().is_some()
+                && sleeps(n).iter().any(|p| {
+                    !std::fs::read_to_string(format!("/proc/{p}/cgroup"))
+                        .unwrap_or_default()
+                        .contains(&format!("/jitterlab-loads-{pid}-"))
+                })
+        })
+        .cloned()
+        .collect();
+    let status = if sigkill {
+        child.kill().unwrap();
+        child.wait().unwrap();
+        None
+    } else {
+        let o = child.wait_with_output().unwrap();
+        Some(o)
+    };
+    // After a SIGKILL the reaper needs a moment.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let left: Vec<u32> = names.iter().flat_map(|n| sleeps(n)).collect();
+        let cgroups = load_cgroups(pid);
+        if left.is_empty() && cgroups.is_empty() {
+            break;
+        }
+        if Instant::now() > deadline {
+            for p in &left {
+                unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+            }
+            panic!("{args:?} (SIGKILL: {sigkill}): survivors {left:?}, cgroups left {cgroups:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        outside_cgroup.is_empty(),
+        "{args:?}: not in a load cgroup: {outside_cgroup:?}"
+    );
+    if let Some(o) = status {
+        assert!(matches!(o.status.code(), Some(0)), "{args:?}: {}", text(&o));
+    }
+}
+
+#[test]
+fn descendants_that_leave_the_process_group_end_with_jitterlab_load() {
+    let _g = exclusive();
+    for (tag, sigkill) in [("1001.1", false), ("1001.2", true)] {
+        let load = escaping_load(tag);
+        check_no_escape(&["load", &load, "--duration", "2s"], tag, sigkill);
+    }
+}
+
+#[test]
+fn descendants_that_leave_the_process_group_end_with_jitterlab_run() {
+    let _g = exclusive();
+    if !realtime_available("descendants_that_leave_the_process_group_end_with_jitterlab_run") {
+        return;
+    }
+    for (tag, sigkill) in [("1001.3", false), ("1001.4", true)] {
+        let (_base, out) = temp_out();
+        let load = escaping_load(tag);
+        check_no_escape(
+            &[
+                "run",
+                "--duration",
+                "3s",
+                "--cpus",
+                "0",
+                "--quiet",
+                "--out",
+                out.to_str().unwrap(),
+                "--load",
+                &load,
+            ],
+            tag,
+            sigkill,
+        );
+    }
+}

@@ -252,6 +252,8 @@ fn featureful_run(dir: &Path) -> RunRecord {
             value: 1234.4,
             unit: "bogo-ops/s".into(),
         }],
+        ended: None,
+        end_reason: None,
     }];
     let mut record = write_run(dir, &run, |cpu, t, rng| {
         let busy = (10 * S..20 * S).contains(&t);

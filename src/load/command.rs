@@ -5,19 +5,21 @@
 use super::LoadSpec;
 use super::generator::{GeneratorSpec, Kind};
 use super::hackbench::HackbenchSpec;
+use super::memory::{self, Scheduled};
 use super::supervisor::{PlannedLoad, Setup, Supervisor};
 use crate::cli::LoadArgs;
 use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
 use crate::measure::clock::monotonic_ns;
-use crate::results::run_record::{LoadRecord, format_throughput};
+use crate::results::run_record::{LoadRecord, load_line};
 use crate::units::parse_duration_ns;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Checks a parsed load against this system: `cpus=` resolvable (with the measured CPUs for
-/// `housekeeping`), memory, disk, program. Errors are bad input.
+/// `housekeeping`), disk, program. Errors are bad input. Memory is checked for all the loads
+/// that run at the same time together ([`memory::check_together`]).
 pub fn check_on_system(
     load: &LoadSpec,
     measured: &[usize],
@@ -63,6 +65,16 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
         check_generator(&g, &[], &online).map_err(Failure::usage)?;
         loads.push(g);
     }
+    // They all run at the same time.
+    let scheduled: Vec<Scheduled> = loads
+        .iter()
+        .map(|g| Scheduled {
+            spec: g,
+            origin: String::new(),
+            window: None,
+        })
+        .collect();
+    memory::check_together(&scheduled).map_err(Failure::usage)?;
     let duration_ns = args
         .duration
         .as_deref()
@@ -136,11 +148,7 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
                     None => println!("Time: - (the exchange did not complete)"),
                 }
             }
-            println!(
-                "load {}: {}",
-                l.spec.text,
-                format_throughput(&l.throughput())
-            );
+            println!("{}", load_line(&l.record()));
         }
     }
     if let Some(f) = outcome.failure {

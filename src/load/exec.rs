@@ -6,16 +6,20 @@
 //! run through a shell: no globbing, no variables, no pipes. Commas and `=` in the command are
 //! therefore plain text. Options go in the brackets because the command may contain anything.
 //!
+//! A program killed by a signal (the OOM killer's SIGKILL, a crash, a user's kill) fails the load,
+//! with `restart=true` too: it did not exit.
+//!
 //! The program runs in the load's process group with a parent-death signal. It may start
 //! children of its own that know nothing of that signal; so the worker also forks a guardian
 //! that kills the whole process group when the worker dies, even by SIGKILL.
 
 use super::generator::Rates;
 use super::spec::Params;
+use super::supervisor::{kill_hint, signal_text};
 use super::worker::{Ctx, die_with_parent, run_threads};
 use crate::measure::clock::monotonic_ns;
 use crate::results::run_record::Throughput;
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 
 pub const PARAMETERS: &[&str] = &["restart"];
@@ -25,6 +29,9 @@ const EARLY_EXITS: usize = 1;
 /// At most one restart per worker in this time, so a program that fails at once does not
 /// become a fork bomb.
 const RESTART_SPACING_NS: u64 = 500_000_000;
+/// How long a worker whose program was killed by a signal waits for its own stop flag before it
+/// calls the program killed (see `run`).
+const STOP_SETTLE: std::time::Duration = std::time::Duration::from_millis(100);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecSpec {
@@ -122,6 +129,21 @@ impl ExecSpec {
                 let status = child
                     .wait()
                     .map_err(|e| format!("exec worker {i}: wait failed: {e}"))?;
+                if let Some(signal) = status.signal() {
+                    // The group's SIGTERM at the load's end reaches the program and this
+                    // worker's handler at once; the handler may run a moment later.
+                    std::thread::sleep(STOP_SETTLE);
+                    if ctx.stopped() {
+                        return Ok(());
+                    }
+                    return Err(format!(
+                        "'{}' was killed by {} after {:.3} s{}",
+                        self.argv[0],
+                        signal_text(signal),
+                        (monotonic_ns() - last_start) as f64 / 1e9,
+                        kill_hint(signal)
+                    ));
+                }
                 if ctx.stopped() {
                     return Ok(());
                 }

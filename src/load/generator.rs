@@ -243,12 +243,12 @@ impl GeneratorSpec {
         })
     }
 
-    /// Checks against this system what parsing cannot: memory available, a writable
-    /// directory with space, a program that exists. Errors are bad input (exit 2).
+    /// Checks against this system what parsing cannot: a writable directory with space, a
+    /// program that exists. Errors are bad input (exit 2). Memory depends on the other loads
+    /// that run at the same time: [`memory::check_together`].
     pub fn check_system(&self) -> Result<(), String> {
         let workers = self.common.workers.unwrap_or(1) as u64;
         match &self.kind {
-            Kind::Memory(m) => m.check_system(&self.text, workers),
             Kind::Io(i) => i.check_system(&self.text, workers),
             Kind::Exec(e) => e.check_system(&self.text),
             _ => Ok(()),

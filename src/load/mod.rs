@@ -4,6 +4,7 @@
 //! Scenarios put generators on a timeline of phases; sweeps repeat a run over load levels.
 
 pub mod command;
+pub mod contain;
 pub mod cpu;
 pub mod exec;
 pub mod fork;

@@ -14,15 +14,22 @@
 //!   subreaper while loads run, so members orphaned by the worker's death come back to it;
 //! - its stdout and stderr go to `loads/<k>-<name>.log` in the result directory.
 //!
-//! Every process of a load carries `JITTERLAB_LOAD=<jitterlab pid>:<k>` in its environment.
+//! Every process of a load carries `JITTERLAB_LOAD=<jitterlab pid>:<k>` in its environment and,
+//! where the system allows, lives in a cgroup of the load's own: descendants that leave the
+//! process group (setsid, setpgid, daemons) are found and killed through those, also by a reaper
+//! process after a SIGKILL of jitterlab (`contain.rs`).
+//!
+//! A load that ends before it is stopped is reported: killed by a signal (the OOM killer's
+//! SIGKILL, a user's kill) or failed, it fails the run; ended by itself, it is a warning.
 
+use super::contain::{self, Containment, LoadContainer};
 use super::generator::GeneratorSpec;
 use super::worker::{MARKER_ENV, REPORT_FD, WorkerMessage};
 use crate::cpulist::format_cpu_list;
 use crate::error::{ExitCode, Failure};
 use crate::measure::clock::monotonic_ns;
 use crate::results::events::{Event, EventLog};
-use crate::results::run_record::{LoadRecord, Throughput};
+use crate::results::run_record::{LoadEnded, LoadRecord, Throughput};
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
@@ -91,6 +98,9 @@ pub struct LoadResult {
     /// Monotonic times it was started and reaped.
     pub started_ns: u64,
     pub ended_ns: u64,
+    /// How it ended, and in words when it ended before it was stopped.
+    pub ended: LoadEnded,
+    pub end_reason: Option<String>,
 }
 
 impl LoadResult {
@@ -109,6 +119,8 @@ impl LoadResult {
             spec: self.spec.text.clone(),
             kind: self.spec.name().into(),
             throughput: self.throughput(),
+            ended: Some(self.ended),
+            end_reason: self.end_reason.clone(),
         }
     }
 }
@@ -223,6 +235,10 @@ struct Running {
     ended_ns: u64,
     /// SIGTERM was sent: an exit from now on is the requested end.
     stopping: bool,
+    /// Its cgroup and marker: every process of the load.
+    container: LoadContainer,
+    /// How it ended when that was before it was stopped.
+    end: Option<(LoadEnded, Option<String>)>,
 }
 
 impl Running {
@@ -272,12 +288,54 @@ impl Running {
         }
     }
 
+    /// The signal that killed the worker, if one did.
+    fn killed_by(&self) -> Option<i32> {
+        self.status
+            .filter(|&s| libc::WIFSIGNALED(s))
+            .map(|s| libc::WTERMSIG(s))
+    }
+
     fn exit_text(&self) -> String {
         match self.status {
-            Some(s) if libc::WIFSIGNALED(s) => format!("killed by signal {}", libc::WTERMSIG(s)),
+            Some(s) if libc::WIFSIGNALED(s) => {
+                format!("killed by {}", signal_text(libc::WTERMSIG(s)))
+            }
             Some(s) => format!("exit status {}", libc::WEXITSTATUS(s)),
             None => "still running".into(),
         }
+    }
+}
+
+/// `signal 9 (SIGKILL)`.
+pub fn signal_text(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGSYS => "SIGSYS",
+        _ => return format!("signal {signal}"),
+    };
+    format!("signal {signal} ({name})")
+}
+
+/// What to add to the message of a load killed by `signal`.
+pub fn kill_hint(signal: i32) -> &'static str {
+    if signal == libc::SIGKILL {
+        "; SIGKILL is what the kernel's OOM killer sends when memory runs out (see dmesg), or a user's kill -9"
+    } else {
+        ""
     }
 }
 
@@ -295,6 +353,9 @@ enum PhaseState {
 
 struct State {
     setup: Setup,
+    /// Made when the supervisor thread starts; dropped (cgroups removed, reaper finished) when
+    /// it ends, after every load was reaped.
+    containment: Option<Containment>,
     stop: Arc<AtomicBool>,
     all_ended: Arc<AtomicBool>,
     events: Option<EventLog>,
@@ -309,6 +370,7 @@ impl State {
         State {
             phase_state: vec![PhaseState::Pending; setup.phases.len()],
             setup,
+            containment: None,
             stop,
             all_ended,
             events,
@@ -339,6 +401,15 @@ impl State {
         // Orphans of a dying worker come back to us, to be reaped.
         // SAFETY: plain prctl.
         unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        match Containment::start() {
+            Ok(c) => self.containment = Some(c),
+            Err(e) => {
+                let _ = ready.send(Err(Failure::system(format!(
+                    "cannot start the process that cleans up after the loads: {e}"
+                ))));
+                return std::mem::take(&mut self.outcome);
+            }
+        }
         let whole_run: Vec<usize> = (0..self.setup.loads.len())
             .filter(|&i| self.setup.loads[i].phase.is_none())
             .collect();
@@ -555,9 +626,21 @@ impl State {
         if self.setup.once {
             cmd.arg("--once");
         }
-        cmd.env(MARKER_ENV, format!("{}:{record_index}", std::process::id()))
-            .stdin(Stdio::null())
-            .process_group(0);
+        cmd.env(
+            MARKER_ENV,
+            contain::marker(std::process::id(), record_index),
+        )
+        .stdin(Stdio::null())
+        .process_group(0);
+        let container = self
+            .containment
+            .as_ref()
+            .expect("the containment is made before any load")
+            .for_load(record_index);
+        // Kept open until the child has moved itself in (before exec, so that nothing it starts
+        // is born outside); closed on exec.
+        let cgroup_procs = container.procs_file();
+        let procs_fd = cgroup_procs.as_ref().map(|f| f.as_raw_fd());
         if let Some(dir) = &self.setup.result_dir {
             let logs = dir.join(LOG_DIR);
             let path = logs.join(format!("{record_index}-{}.log", load.spec.name()));
@@ -580,6 +663,9 @@ impl State {
                 } else if libc::dup2(w, REPORT_FD) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
+                if let Some(fd) = procs_fd {
+                    contain::join_own_cgroup(fd);
+                }
                 super::worker::die_with_parent(parent);
                 Ok(())
             });
@@ -588,6 +674,7 @@ impl State {
             .spawn()
             .map_err(|e| Failure::system(format!("cannot start load '{text}': {e}")))?;
         drop(writer);
+        drop(cgroup_procs);
         // SAFETY: our own descriptor.
         unsafe {
             let flags = libc::fcntl(read_fd, libc::F_GETFL);
@@ -607,6 +694,8 @@ impl State {
             started_ns: monotonic_ns(),
             ended_ns: 0,
             stopping: false,
+            container,
+            end: None,
         })
     }
 
@@ -639,31 +728,45 @@ impl State {
             let pos = self.running.iter().position(|r| r.index == i).unwrap();
             let text = self.setup.loads[i].spec.text.clone();
             let r = &self.running[pos];
-            if let Some((message, _)) = &r.failed {
-                let m = format!("load '{text}' failed: {message}");
-                self.outcome.failure.get_or_insert(m.clone());
-                self.event(Event::Warning {
-                    time_ns: monotonic_ns(),
-                    message: m,
-                });
-                self.stop.store(true, Ordering::SeqCst);
-            } else if !self.setup.once {
-                let secs = (r.ended_ns - r.started_ns) as f64 / 1e9;
-                let m = format!(
-                    "load '{text}' ended by itself after {secs:.1} s ({}), before the end of its {}",
-                    r.exit_text(),
-                    if self.setup.loads[i].phase.is_some() {
-                        "phase"
-                    } else {
-                        "run"
-                    }
-                );
-                self.warn(m);
-            }
+            let (failed, killed_by, exit_text) = (r.failed.clone(), r.killed_by(), r.exit_text());
+            let secs = (r.ended_ns - r.started_ns) as f64 / 1e9;
+            let before_end = if self.setup.loads[i].phase.is_some() {
+                "before the end of its phase"
+            } else {
+                "before the end of its run"
+            };
+            let end = if let Some((message, _)) = failed {
+                self.fail(format!("load '{text}' failed: {message}"));
+                (LoadEnded::Failed, Some(message))
+            } else if let Some(signal) = killed_by {
+                let reason = format!("killed by {} after {secs:.1} s", signal_text(signal));
+                self.fail(format!(
+                    "load '{text}' was {reason}, {before_end}{}",
+                    kill_hint(signal)
+                ));
+                (LoadEnded::Killed, Some(reason))
+            } else if self.setup.once {
+                (LoadEnded::Completed, None)
+            } else {
+                let reason = format!("ended by itself after {secs:.1} s ({exit_text})");
+                self.warn(format!("load '{text}' {reason}, {before_end}"));
+                (LoadEnded::Exited, Some(reason))
+            };
+            self.running[pos].end = Some(end);
             self.stop_loads(&[i]);
         }
         self.all_ended
             .store(self.running.is_empty(), Ordering::SeqCst);
+    }
+
+    /// A load failed while running: the run fails and stops.
+    fn fail(&mut self, message: String) {
+        self.outcome.failure.get_or_insert(message.clone());
+        self.event(Event::Warning {
+            time_ns: monotonic_ns(),
+            message,
+        });
+        self.stop.store(true, Ordering::SeqCst);
     }
 
     fn stop_all(&mut self) {
@@ -671,7 +774,8 @@ impl State {
         self.stop_loads(&all);
     }
 
-    /// SIGTERM, grace, SIGKILL, reap: the loads and every process of their groups.
+    /// SIGTERM, grace, SIGKILL, reap: the loads and every process of their groups, cgroups and
+    /// markers.
     fn stop_loads(&mut self, indices: &[usize]) {
         let mut stopping: Vec<Running> = Vec::new();
         let mut i = 0;
@@ -691,7 +795,7 @@ impl State {
                 .to_policy()
                 .is_realtime()
             {
-                demote_group(r.pid);
+                demote(&r.container.pids());
             }
             if r.status.is_none() {
                 // SAFETY: signalling our own child's process group.
@@ -712,12 +816,16 @@ impl State {
         }
         for r in &mut stopping {
             // Whatever is left of the group (a worker that did not exit, children that ignore
-            // SIGTERM) is killed; members the worker did not reap come back to us.
+            // SIGTERM), of the cgroup and of the marker's carriers (descendants that left the
+            // group) is killed; members the worker did not reap come back to us.
             // SAFETY: signalling our own child's process group.
             unsafe { libc::kill(-r.pid, libc::SIGKILL) };
+            let killed = r.container.kill_all();
             r.try_reap(true);
             r.cpu_time_ns += reap_group(r.pid);
+            r.cpu_time_ns += reap_pids(&killed);
             r.drain();
+            let (ended, end_reason) = r.end.take().unwrap_or((LoadEnded::Stopped, None));
             let spec = self.setup.loads[r.index].clone();
             self.outcome.loads.push(LoadResult {
                 spec: spec.spec,
@@ -727,27 +835,19 @@ impl State {
                 cpu_time_ns: r.cpu_time_ns,
                 started_ns: r.started_ns,
                 ended_ns: r.ended_ns.max(r.started_ns),
+                ended,
+                end_reason,
             });
         }
     }
 }
 
-/// Returns every thread of process group `pgid` to SCHED_OTHER, so that a real-time load that
-/// saturates its CPUs stops doing so at once, and its worker can handle SIGTERM and report
-/// (its threads may all share CPUs with the hog).
-fn demote_group(pgid: libc::pid_t) {
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    for p in procs.flatten() {
-        let Ok(pid) = p.file_name().to_string_lossy().parse::<libc::pid_t>() else {
-            continue;
-        };
-        // SAFETY: plain syscall.
-        if unsafe { libc::getpgid(pid) } != pgid {
-            continue;
-        }
-        let Ok(tasks) = std::fs::read_dir(p.path().join("task")) else {
+/// Returns every thread of the processes `pids` (a load's) to SCHED_OTHER, so that a real-time
+/// load that saturates its CPUs stops doing so at once, and its worker can handle SIGTERM and
+/// report (its threads may all share CPUs with the hog).
+fn demote(pids: &[libc::pid_t]) {
+    for pid in pids {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
             continue;
         };
         for t in tasks.flatten() {
@@ -781,6 +881,34 @@ fn reap_group(pgid: libc::pid_t) -> u64 {
         }
         std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// Reaps those of `pids` (a load's killed processes) that are or become our children (a dead
+/// parent's children come back to jitterlab, a child subreaper), until each is reaped or gone
+/// (at most a second); the CPU time of those reaped, ns.
+fn reap_pids(pids: &[libc::pid_t]) -> u64 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    let mut left = pids.to_vec();
+    let mut cpu = 0;
+    while !left.is_empty() && std::time::Instant::now() < deadline {
+        left.retain(|&pid| {
+            let mut status = 0;
+            // SAFETY: zeroed rusage to fill.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+            if r == pid {
+                cpu += rusage_ns(&ru);
+                false
+            } else if r < 0 {
+                // Not our child: reaped already, or a zombie still on its way to us.
+                std::path::Path::new(&format!("/proc/{pid}")).exists()
+            } else {
+                true
+            }
+        });
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    cpu
 }
 
 fn pipe() -> std::io::Result<(RawFd, RawFd)> {

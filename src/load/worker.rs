@@ -363,6 +363,12 @@ pub fn main(spec_text: &str, cpus_text: &str, report_cpus_text: &str, once: bool
                 elapsed_ns,
                 values: ctx.values(n),
             });
+            if term.load(Ordering::Relaxed) {
+                // Ends by the signal it caught, as a process that handles SIGTERM should: the
+                // supervisor tells its own SIGTERM from someone else's, which kills the load.
+                let _ =
+                    signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGTERM);
+            }
             // Threads still blocked in the generator end with the process.
             0
         }

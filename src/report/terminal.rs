@@ -81,12 +81,7 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
     }
     out.push_str(&aligned_table(&rows));
     for load in &record.loads {
-        let _ = writeln!(
-            out,
-            "  load {}: {}",
-            load.spec,
-            crate::results::run_record::format_throughput(&load.throughput)
-        );
+        let _ = writeln!(out, "  {}", crate::results::run_record::load_line(load));
     }
     out.push_str(&trace_section(record));
     out.push_str(&super::phases::summary(record));

@@ -258,6 +258,40 @@ pub struct LoadRecord {
     pub spec: String,
     pub kind: String,
     pub throughput: Vec<Throughput>,
+    /// How the load ended; None in files written before this field.
+    #[serde(default)]
+    pub ended: Option<LoadEnded>,
+    /// In words, when it ended before it was stopped: `killed by signal 9 (SIGKILL) after 2.1 s`.
+    #[serde(default)]
+    pub end_reason: Option<String>,
+}
+
+/// How a load ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadEnded {
+    /// Stopped by jitterlab at the end of its phase or of the run: the normal end.
+    Stopped,
+    /// Did what it was asked and ended (hackbench's one exchange in `jitterlab load`).
+    Completed,
+    /// Ended by itself before it was stopped (a warning).
+    Exited,
+    /// Reported a failure (the run failed).
+    Failed,
+    /// Killed by a signal jitterlab did not send, e.g. the OOM killer's SIGKILL (the run failed).
+    Killed,
+}
+
+impl LoadEnded {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoadEnded::Stopped => "stopped",
+            LoadEnded::Completed => "completed",
+            LoadEnded::Exited => "exited",
+            LoadEnded::Failed => "failed",
+            LoadEnded::Killed => "killed",
+        }
+    }
 }
 
 /// A rate with its unit, e.g. 5.0 "injections/s".
@@ -266,6 +300,20 @@ pub struct Throughput {
     pub name: String,
     pub value: f64,
     pub unit: String,
+}
+
+/// `load SPEC: FIGURES`, and how it ended when that was not the normal end:
+/// `load cpu: spin 3176 M iterations/s, cpu time 0.114 s (killed by signal 9 (SIGKILL) after 0.2 s)`.
+pub fn load_line(load: &LoadRecord) -> String {
+    let mut line = format!(
+        "load {}: {}",
+        load.spec,
+        format_throughput(&load.throughput)
+    );
+    if let Some(reason) = &load.end_reason {
+        line.push_str(&format!(" ({reason})"));
+    }
+    line
 }
 
 /// How people read a figure: `exchange rate 9.63 exchanges/s`, `385150 messages/s` (the name is

@@ -632,6 +632,8 @@ fn spike_record(spike: &SpikeLoad, text: &str, duration_ns: u64) -> LoadRecord {
                 unit: "injections/s".into(),
             },
         ],
+        ended: Some(crate::results::run_record::LoadEnded::Stopped),
+        end_reason: None,
     }
 }
 

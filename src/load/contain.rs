@@ -1,0 +1,481 @@
+//! Containment beyond the process group: which processes belong to a load, and how to end every
+//! one of them, including descendants that left the load's process group (setsid, setpgid,
+//! daemons that fork twice) and so escape the group's signals and the parent-death signals.
+//!
+//! Two memberships, used together:
+//! - **cgroup v2**, where the system allows it: each load runs in a cgroup of its own,
+//!   `<jitterlab's cgroup>/jitterlab-loads-<pid>-<n>/load-<k>`, which every descendant inherits
+//!   and no unprivileged process can leave; `cgroup.kill` ends them all at once (or, on kernels
+//!   before 5.14, a SIGKILL to each member until none is left). The cgroups are removed after.
+//! - **the marker** `JITTERLAB_LOAD=<pid>:<k>` that the supervisor puts in the load's
+//!   environment and every descendant inherits, found by scanning `/proc/*/environ`. It is the
+//!   only membership where cgroups cannot be made or joined (no cgroup v2 mounted, a read-only
+//!   or undelegated hierarchy), and catches a privileged process that moved itself out of the
+//!   cgroup. A process that replaces its environment (`env -i`) loses it.
+//!
+//! After a SIGKILL of jitterlab, a **reaper** process ([`reaper_main`], `jitterlab
+//! __load-reaper`) does the same: it waits on a pipe whose only writer is jitterlab, and at
+//! end-of-file (jitterlab's exit, however it happened) kills what is left of jitterlab's loads
+//! and removes their cgroups. It runs in a session of its own and ignores SIGINT, SIGTERM and
+//! SIGHUP, so that what ends jitterlab (Ctrl-C, a closed terminal, a service stop) leaves it to
+//! do its work. Cgroups of a jitterlab that died together with its reaper are removed by the
+//! next jitterlab that starts loads in the same cgroup.
+
+use super::worker::MARKER_ENV;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Name prefix of the cgroup holding one supervisor's loads: `jitterlab-loads-<pid>-<n>`.
+pub const CGROUP_PREFIX: &str = "jitterlab-loads-";
+/// How long killing a load's processes, or removing its cgroup, may take before giving up.
+const KILL_WAIT: Duration = Duration::from_secs(2);
+/// How long the supervisor waits for the reaper to finish after a normal end.
+const REAPER_WAIT: Duration = Duration::from_secs(3);
+
+/// Supervisors started by this process (a sweep starts one per level), to name their cgroups.
+static SEQUENCE: AtomicUsize = AtomicUsize::new(0);
+
+/// The marker value of load `k` of jitterlab process `owner`.
+pub fn marker(owner: u32, k: usize) -> String {
+    format!("{owner}:{k}")
+}
+
+fn marker_entry(owner: u32, k: usize) -> Vec<u8> {
+    format!("{MARKER_ENV}={}", marker(owner, k)).into_bytes()
+}
+
+fn owner_prefix(owner: u32) -> Vec<u8> {
+    format!("{MARKER_ENV}={owner}:").into_bytes()
+}
+
+/// The processes whose environment has an entry for which `matches` is true. Zombies and
+/// kernel threads have no environment to read and are never listed.
+fn marked(matches: &dyn Fn(&[u8]) -> bool) -> Vec<libc::pid_t> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let own = std::process::id() as libc::pid_t;
+    procs
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .filter(|&pid| pid != own)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(matches))
+        })
+        .collect()
+}
+
+/// SIGKILLs every process `members` lists, again and again, until it lists none (a member may
+/// fork between a listing and its kill) or [`KILL_WAIT`] has passed; the pids killed.
+fn kill_until_none(members: &dyn Fn() -> Vec<libc::pid_t>) -> Vec<libc::pid_t> {
+    let deadline = Instant::now() + KILL_WAIT;
+    let mut killed = Vec::new();
+    loop {
+        let now = members();
+        if now.is_empty() || Instant::now() > deadline {
+            return killed;
+        }
+        for &pid in &now {
+            // SAFETY: plain syscall.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            if !killed.contains(&pid) {
+                killed.push(pid);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The cgroup v2 directory this process is in, when a cgroup v2 hierarchy is mounted (alone or
+/// beside v1, e.g. at /sys/fs/cgroup/unified) and this process is listed in it.
+fn own_cgroup_dir() -> Result<PathBuf, String> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
+    // Fields: id parent dev root mountpoint options... - fstype source super-options.
+    let mount = mountinfo
+        .lines()
+        .find_map(|l| {
+            let (left, right) = l.split_once(" - ")?;
+            (right.split(' ').next() == Some("cgroup2")).then(|| left.split(' ').nth(4))?
+        })
+        .ok_or("no cgroup v2 hierarchy is mounted")?;
+    let own = std::fs::read_to_string("/proc/self/cgroup")
+        .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
+    let path = own
+        .lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .ok_or("this process has no cgroup v2 path in /proc/self/cgroup")?;
+    let dir = Path::new(mount).join(path.trim_start_matches('/'));
+    // A cgroup namespace or a mount of a sub-tree can make the two disagree: check.
+    let pid = std::process::id() as libc::pid_t;
+    if !procs_of(&dir).contains(&pid) {
+        return Err(format!("{} does not list this process", dir.display()));
+    }
+    Ok(dir)
+}
+
+/// The processes in cgroup `dir` (not in its children).
+fn procs_of(dir: &Path) -> Vec<libc::pid_t> {
+    std::fs::read_to_string(dir.join("cgroup.procs"))
+        .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// The processes in cgroup `dir` and every cgroup below it.
+fn procs_below(dir: &Path) -> Vec<libc::pid_t> {
+    let mut pids = procs_of(dir);
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                pids.extend(procs_below(&e.path()));
+            }
+        }
+    }
+    pids
+}
+
+/// Kills every process in cgroup `dir` and below, waits until it is empty, and removes it and
+/// the cgroups below it; the pids killed (those listed before the kill). Nothing to do when it
+/// does not exist.
+fn kill_and_remove_cgroup(dir: &Path) -> Vec<libc::pid_t> {
+    if !dir.exists() {
+        return Vec::new();
+    }
+    let killed = procs_below(dir);
+    // cgroup.kill (Linux 5.14) ends every process below at once, forks in flight included;
+    // without it, each member is killed until none is left.
+    let by_kill_file = std::fs::write(dir.join("cgroup.kill"), "1").is_ok();
+    let deadline = Instant::now() + KILL_WAIT;
+    loop {
+        if !by_kill_file {
+            kill_until_none(&|| procs_below(dir));
+        }
+        if remove_tree(dir) || Instant::now() > deadline {
+            return killed;
+        }
+        // EBUSY: the killed are still exiting.
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// rmdir of `dir` after the cgroups below it; true once `dir` is gone.
+fn remove_tree(dir: &Path) -> bool {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_tree(&e.path());
+            }
+        }
+    }
+    match std::fs::remove_dir(dir) {
+        Ok(()) => true,
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
+}
+
+/// Removes the load cgroups, in `parent`, of jitterlab processes that no longer exist (killed
+/// together with their reaper), killing what is left in them.
+fn remove_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(CGROUP_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only checks for existence.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            kill_and_remove_cgroup(&e.path());
+        }
+    }
+}
+
+/// The containment of one load: its cgroup when it has one, and its marker.
+pub struct LoadContainer {
+    cgroup: Option<PathBuf>,
+    entry: Vec<u8>,
+}
+
+impl LoadContainer {
+    /// The descriptor of the load cgroup's `cgroup.procs`, opened for the child to move itself
+    /// in between fork and exec ([`join_own_cgroup`]), so that nothing it starts can be born
+    /// outside. None without a cgroup.
+    pub fn procs_file(&self) -> Option<File> {
+        let dir = self.cgroup.as_ref()?;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("cgroup.procs"))
+            .ok()
+    }
+
+    /// Every process of the load: the members of its cgroup and the carriers of its marker.
+    pub fn pids(&self) -> Vec<libc::pid_t> {
+        let mut pids = self.cgroup.as_deref().map(procs_of).unwrap_or_default();
+        for p in marked(&|e| e == self.entry.as_slice()) {
+            if !pids.contains(&p) {
+                pids.push(p);
+            }
+        }
+        pids
+    }
+
+    /// SIGKILLs every process of the load and removes its cgroup; the pids killed, for the
+    /// caller to reap those that come back to it.
+    pub fn kill_all(&self) -> Vec<libc::pid_t> {
+        let mut killed = self
+            .cgroup
+            .as_deref()
+            .map(kill_and_remove_cgroup)
+            .unwrap_or_default();
+        for p in kill_until_none(&|| marked(&|e| e == self.entry.as_slice())) {
+            if !killed.contains(&p) {
+                killed.push(p);
+            }
+        }
+        killed
+    }
+}
+
+/// Called in the child between fork and exec: moves the calling process into the cgroup whose
+/// `cgroup.procs` is open as `fd` ("0" means the writer). Async-signal-safe. A refusal is
+/// ignored: the load then has the marker alone.
+pub fn join_own_cgroup(fd: libc::c_int) {
+    // SAFETY: a write of a static buffer to a descriptor the parent opened.
+    unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
+}
+
+/// The containment of one supervisor's loads: their parent cgroup (when cgroups can be used)
+/// and the reaper that cleans up if jitterlab dies. Dropping it removes the parent cgroup and
+/// lets the reaper finish.
+pub struct Containment {
+    owner: u32,
+    cgroup: Option<PathBuf>,
+    reaper: Option<(Child, File)>,
+}
+
+impl Containment {
+    /// Makes the parent cgroup (or, where that fails, goes on with the marker alone) and starts
+    /// the reaper.
+    pub fn start() -> std::io::Result<Self> {
+        let owner = std::process::id();
+        let cgroup = own_cgroup_dir().ok().and_then(|parent| {
+            remove_stale(&parent);
+            let n = SEQUENCE.fetch_add(1, Ordering::SeqCst);
+            let dir = parent.join(format!("{CGROUP_PREFIX}{owner}-{n}"));
+            std::fs::create_dir(&dir).ok().map(|_| dir)
+        });
+        let mut c = Containment {
+            owner,
+            cgroup,
+            reaper: None,
+        };
+        c.reaper = Some(c.start_reaper()?);
+        Ok(c)
+    }
+
+    /// `jitterlab __load-reaper --owner PID [--cgroup DIR]` with the read end of a pipe as its
+    /// stdin; this process keeps the only write end (close-on-exec, so no load inherits it).
+    fn start_reaper(&self) -> std::io::Result<(Child, File)> {
+        let mut fds = [0; 2];
+        // SAFETY: valid array of two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: fresh descriptors from pipe2, owned here.
+        let (read, write) = unsafe {
+            use std::os::fd::FromRawFd;
+            (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1]))
+        };
+        let mut cmd = Command::new("/proc/self/exe");
+        cmd.arg("__load-reaper")
+            .arg("--owner")
+            .arg(self.owner.to_string());
+        if let Some(dir) = &self.cgroup {
+            cmd.arg("--cgroup").arg(dir);
+        }
+        // No stdout or stderr: a caller reading jitterlab's output to its end (a shell's $(...))
+        // must not wait for the reaper, which outlives a killed jitterlab by a moment.
+        cmd.env_remove(MARKER_ENV)
+            .stdin(Stdio::from(read))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: setsid is async-signal-safe. In a session of its own, the reaper gets none of
+        // the terminal's signals (Ctrl-C, hangup) that end jitterlab.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        let child = cmd.spawn()?;
+        Ok((child, write))
+    }
+
+    /// The container of load `k`: a cgroup of its own when this supervisor has one.
+    pub fn for_load(&self, k: usize) -> LoadContainer {
+        // Each load is started once per supervisor, so the name is new.
+        let cgroup = self.cgroup.as_ref().and_then(|parent| {
+            let dir = parent.join(format!("load-{k}"));
+            std::fs::create_dir(&dir).ok().map(|_| dir)
+        });
+        LoadContainer {
+            cgroup,
+            entry: marker_entry(self.owner, k),
+        }
+    }
+}
+
+impl Drop for Containment {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.cgroup {
+            kill_and_remove_cgroup(dir);
+        }
+        if let Some((mut child, write)) = self.reaper.take() {
+            // End-of-file: the reaper makes its final sweep (nothing should be left) and exits.
+            drop(write);
+            let deadline = Instant::now() + REAPER_WAIT;
+            while Instant::now() < deadline {
+                if !matches!(child.try_wait(), Ok(None)) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    }
+}
+
+/// The reaper's main (`jitterlab __load-reaper`): waits for end-of-file on stdin, then kills
+/// every process of `owner`'s loads and removes `cgroup` and the cgroups below it; the exit code.
+pub fn reaper_main(owner: u32, cgroup: Option<&Path>) -> i32 {
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: plain syscall.
+        unsafe { libc::signal(signal, libc::SIG_IGN) };
+    }
+    let mut stdin = std::io::stdin().lock();
+    let mut buf = [0u8; 64];
+    loop {
+        match stdin.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    sweep(owner, cgroup);
+    0
+}
+
+/// Kills every process of `owner`'s loads and removes their cgroups.
+fn sweep(owner: u32, cgroup: Option<&Path>) {
+    if let Some(dir) = cgroup {
+        kill_and_remove_cgroup(dir);
+    }
+    let prefix = owner_prefix(owner);
+    kill_until_none(&|| marked(&|e| e.starts_with(&prefix)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sh -c 'setsid sleep ARG &'` with the marker of load `k` of a made-up owner: a process
+    /// outside its starter's group and session, as a load's daemon would be.
+    fn escaped_sleep(owner: u32, k: usize, arg: &str) {
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(format!("setsid sleep {arg} >/dev/null 2>&1 &"))
+            .env(MARKER_ENV, marker(owner, k))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn sleeping(arg: &str) -> Vec<libc::pid_t> {
+        let wanted = format!("sleep\0{arg}\0");
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<libc::pid_t>().ok())
+            .filter(|p| {
+                std::fs::read(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| c.ends_with(wanted.as_bytes()))
+            })
+            .collect()
+    }
+
+    fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !done() {
+            assert!(Instant::now() < deadline, "{what}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    // The fallback, without cgroups: the marker of one load finds its escaped processes and
+    // only those; the reaper's sweep finds every load's of one owner and no other owner's.
+    #[test]
+    fn the_marker_finds_and_kills_escaped_processes() {
+        // Owners that are no real jitterlab: pids above the kernel's limit (PID_MAX_LIMIT, 2^22).
+        let (owner, other) = (4_194_305, 4_194_306);
+        escaped_sleep(owner, 1, "2001.11");
+        escaped_sleep(owner, 12, "2001.12");
+        escaped_sleep(other, 1, "2001.13");
+        wait_for("the sleeps started", || {
+            ["2001.11", "2001.12", "2001.13"]
+                .iter()
+                .all(|a| !sleeping(a).is_empty())
+        });
+        let load1 = LoadContainer {
+            cgroup: None,
+            entry: marker_entry(owner, 1),
+        };
+        assert_eq!(load1.pids(), sleeping("2001.11"));
+        let killed = load1.kill_all();
+        assert_eq!(killed.len(), 1, "{killed:?}");
+        wait_for("load 1's sleep ended", || sleeping("2001.11").is_empty());
+        assert_eq!(sleeping("2001.12").len(), 1, "load 12 is another load");
+        sweep(owner, None);
+        wait_for("load 12's sleep ended", || sleeping("2001.12").is_empty());
+        assert_eq!(sleeping("2001.13").len(), 1, "another owner's load");
+        sweep(other, None);
+        wait_for("the other owner's sleep ended", || {
+            sleeping("2001.13").is_empty()
+        });
+    }
+
+    #[test]
+    fn a_stale_cgroup_of_a_dead_owner_is_removed_and_a_live_ones_kept() {
+        let Ok(parent) = own_cgroup_dir() else {
+            eprintln!("SKIPPED: no usable cgroup v2 here");
+            return;
+        };
+        let dead = parent.join(format!("{CGROUP_PREFIX}4194307-0"));
+        let live = parent.join(format!("{CGROUP_PREFIX}{}-999", std::process::id()));
+        for d in [&dead, &live] {
+            if std::fs::create_dir(d).is_err() {
+                eprintln!("SKIPPED: cannot make cgroups in {}", parent.display());
+                return;
+            }
+        }
+        std::fs::create_dir(dead.join("load-0")).unwrap();
+        remove_stale(&parent);
+        assert!(!dead.exists());
+        assert!(live.exists());
+        kill_and_remove_cgroup(&live);
+        assert!(!live.exists());
+    }
+}
