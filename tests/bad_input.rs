@@ -262,7 +262,7 @@ fn endless_or_huge_input_files_exit_2_naming_the_cap() {
             out.to_str().unwrap(),
         ],
         2,
-        &["--scenario /dev/zero", "larger than 4 MiB"],
+        &["--scenario: /dev/zero: it is larger than 4 MiB"],
     );
     assert!(!out.exists());
     // A run.json above its cap (a sparse file: no disk space used) is refused unread.

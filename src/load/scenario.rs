@@ -62,9 +62,10 @@ struct RawPhase {
 
 /// Reads and validates a scenario file against this system's online CPUs.
 pub fn load_file(path: &Path, online: &[usize]) -> Result<Scenario, String> {
+    // The caller prefixes "--scenario: ", as for every other scenario error.
     let text = crate::input::read_text(path, MAX_FILE_BYTES).map_err(|e| {
         format!(
-            "--scenario {}: {e}; give the path of a scenario .toml file (see examples/ and docs/loads.md)",
+            "{}: {e}; give the path of a scenario .toml file (see examples/ and docs/loads.md)",
             path.display()
         )
     })?;
@@ -407,7 +408,7 @@ start = "6s"
             let e = load_file(p, &[0, 1]).unwrap_err();
             assert!(e.contains("larger than 4 MiB"), "{}: {e}", p.display());
             assert!(
-                e.starts_with(&format!("--scenario {}: ", p.display())),
+                e.starts_with(&format!("{}: it is larger", p.display())),
                 "{e}"
             );
         }
