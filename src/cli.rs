@@ -2,6 +2,9 @@
 //!
 //! Values are kept as text here and validated in [`crate::plan`], so that every bad input is
 //! reported with the value, what is accepted, and exit code 2, before anything starts.
+//! Options that take a number or a duration accept values that start with '-' (e.g.
+//! `--priority -1`), so that those are refused by our own range check, which names the option
+//! and what it accepts, rather than by clap as an "unexpected argument".
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -52,7 +55,14 @@ pub struct RunArgs {
     pub duration: Option<String>,
 
     /// Stop each thread after this many wakeups instead of after a duration.
-    #[arg(long, short = 'l', value_name = "N", conflicts_with = "duration")]
+    #[arg(
+        long,
+        short = 'l',
+        value_name = "N",
+        conflicts_with = "duration",
+        allow_negative_numbers = true,
+        value_parser = loops_value
+    )]
     pub loops: Option<u64>,
 
     /// The wakeup period of the first thread (at least 1us).
@@ -81,7 +91,7 @@ pub struct RunArgs {
     pub interval_step: Option<String>,
 
     /// CPUs to measure, one pinned thread each (e.g. 0-3,6). Default: every online CPU.
-    #[arg(long, short = 'a', value_name = "LIST")]
+    #[arg(long, short = 'a', value_name = "LIST", allow_hyphen_values = true)]
     pub cpus: Option<String>,
 
     /// Scheduling policy of the measuring threads.
@@ -89,7 +99,13 @@ pub struct RunArgs {
     pub policy: PolicyArg,
 
     /// Priority of the measuring threads: 1-99 for fifo and rr (default 95); 0 for the others.
-    #[arg(long, short = 'p', value_name = "PRIO")]
+    #[arg(
+        long,
+        short = 'p',
+        value_name = "PRIO",
+        allow_negative_numbers = true,
+        value_parser = priority_value
+    )]
     pub priority: Option<i32>,
 
     /// How the measuring threads sleep until each wakeup is due.
@@ -105,7 +121,12 @@ pub struct RunArgs {
     pub no_mlock: bool,
 
     /// Hold /dev/cpu_dma_latency at N microseconds during the run ("off" to leave it alone).
-    #[arg(long, default_value = "0", value_name = "off|N")]
+    #[arg(
+        long,
+        default_value = "0",
+        value_name = "off|N",
+        allow_hyphen_values = true
+    )]
     pub pm_qos: String,
 
     /// A wakeup later than this counts as a deadline miss. Default: the thread's interval.
@@ -113,7 +134,12 @@ pub struct RunArgs {
     pub deadline: Option<String>,
 
     /// Length of the recorder's intervals: one histogram per thread per interval in latency.hlog.
-    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    #[arg(
+        long,
+        default_value = "1s",
+        value_name = "DURATION",
+        allow_hyphen_values = true
+    )]
     pub log_interval: String,
 
     /// A load to run while measuring, e.g. spike:cpu=0,every=100ms,len=500us,prio=99 or
@@ -132,7 +158,12 @@ pub struct RunArgs {
 
     /// Capacity of each thread's sample ring, in samples; a full ring drops (and counts) records.
     /// Default: one second of samples at the thread's interval, at least 1024.
-    #[arg(long, value_name = "N")]
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = ring_size_value
+    )]
     pub ring_size: Option<usize>,
 
     /// The result directory. Default: ./jitterlab-results/<UTC time>-<host>.
@@ -239,7 +270,7 @@ pub struct CompareArgs {
     pub markdown: bool,
     /// Exit 1 when a run is worse than A by more than this margin (e.g. 10%) at --at, for any
     /// CPU or overall, with the 95% interval of the difference above zero for percentiles.
-    #[arg(long, value_name = "PERCENT")]
+    #[arg(long, value_name = "PERCENT", allow_hyphen_values = true)]
     pub fail_if_worse: Option<String>,
     /// The statistic --fail-if-worse judges: min, mean, p50, p99, p99.9, p99.99, max, missed.
     #[arg(long, value_name = "STAT", requires = "fail_if_worse")]
@@ -282,7 +313,7 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub json: bool,
     /// The CPUs you intend to measure (default: every online CPU).
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub cpus: Option<String>,
 }
 
@@ -295,7 +326,7 @@ pub struct LoadArgs {
     /// Run the loads this long, then stop them (with a unit: 30s, 10m). Without it hackbench
     /// runs one exchange and prints its Time: like rt-tests' hackbench, and the other loads run
     /// until Ctrl-C.
-    #[arg(long, short = 'D', value_name = "DURATION")]
+    #[arg(long, short = 'D', value_name = "DURATION", allow_hyphen_values = true)]
     pub duration: Option<String>,
 
     /// Print the loads' records (as in run.json `loads`) as JSON instead of text.
@@ -312,7 +343,7 @@ pub struct LoadArgs {
 )]
 pub struct SweepArgs {
     /// The levels to put in place of `{}` in the swept --load, comma-separated (e.g. 1,2,4,8).
-    #[arg(long, value_name = "LIST", required = true)]
+    #[arg(long, value_name = "LIST", required = true, allow_hyphen_values = true)]
     pub levels: String,
 
     #[command(flatten)]
@@ -359,4 +390,39 @@ pub struct ReportArgs {
     /// printed, and a violation exits 1. Runs are not modified.
     #[arg(long, value_name = "EXPR", allow_hyphen_values = true)]
     pub budget: Option<String>,
+}
+
+/// A whole number for an option whose type is an integer; `accepted` says what the option takes
+/// (its range is checked in [`crate::plan`] with the same words). clap prints the result as
+/// "invalid value '-1' for '--loops <N>': ...".
+fn whole_number<T: TryFrom<i128>>(text: &str, accepted: &str) -> Result<T, String> {
+    text.trim()
+        .parse::<i128>()
+        .ok()
+        .and_then(|n| T::try_from(n).ok())
+        .ok_or_else(|| format!("'{text}' is not {accepted}"))
+}
+
+fn loops_value(text: &str) -> Result<u64, String> {
+    whole_number(
+        text,
+        "a number of wakeups per thread, 1 or more (e.g. 10000)",
+    )
+}
+
+fn priority_value(text: &str) -> Result<i32, String> {
+    whole_number(
+        text,
+        "a priority: 1 to 99 for --policy fifo and rr, 0 for the others",
+    )
+}
+
+fn ring_size_value(text: &str) -> Result<usize, String> {
+    whole_number(
+        text,
+        &format!(
+            "a number of samples from 16 to {}",
+            crate::plan::MAX_RING_SIZE
+        ),
+    )
 }

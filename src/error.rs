@@ -3,6 +3,7 @@
 //! Every failure that reaches `main` is a [`Failure`]: a message that says what failed, why,
 //! and what to do, plus the [`ExitCode`] of DESIGN.md that a script or CI job can act on.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// The exit codes of DESIGN.md.
@@ -54,6 +55,31 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
+/// Makes text from outside (file contents, file names, option values) safe to print on a
+/// terminal: control characters (ESC, OSC sequences, NUL, CR, ...) and the bidirectional
+/// overrides that reorder text are written as escapes (`\u{1b}`, `\r`, `\u{0}`), so that a crafted
+/// input can neither drive the terminal nor disguise the message. Newlines are kept: messages
+/// may have several lines. `main` passes every message through this; code that prints input
+/// text itself (not through a [`Failure`]) calls it where the text is quoted.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n')
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.contains(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Result type of everything that can end the program with an exit code.
 pub type Result<T> = std::result::Result<T, Failure>;
 
@@ -71,5 +97,23 @@ impl<T, E: fmt::Display> OrFailure<T> for std::result::Result<T, E> {
     }
     fn or_usage(self, what: impl FnOnce() -> String) -> Result<T> {
         self.map_err(|e| Failure::usage(format!("{}: {e}", what())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_and_lines_kept() {
+        assert_eq!(
+            escape_controls("a\u{1b}]0;title\u{7}b\0c\rd\te\nf"),
+            "a\\u{1b}]0;title\\u{7}b\\u{0}c\\rd\\te\nf"
+        );
+        assert_eq!(escape_controls("x\u{202e}y\u{9b}z"), "x\\u{202e}y\\u{9b}z");
+        assert!(matches!(
+            escape_controls("plain 'text'\n"),
+            Cow::Borrowed(_)
+        ));
     }
 }

@@ -4,6 +4,7 @@ pub mod analysis;
 pub mod cli;
 pub mod cpulist;
 pub mod error;
+pub mod input;
 pub mod load;
 pub mod measure;
 pub mod plan;

@@ -2,19 +2,44 @@
 
 use clap::Parser;
 use jitterlab::cli::{Cli, Command};
-use jitterlab::error::Failure;
+use jitterlab::error::{Failure, escape_controls};
 use jitterlab::{report, runner, system};
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = parse_command_line();
     let code = match dispatch(cli.command) {
         Ok(code) => code,
         Err(Failure { code, message }) => {
-            eprintln!("jitterlab: {message}");
+            // Messages quote input (file contents, names, option values): escaped here, once.
+            eprintln!("jitterlab: {}", escape_controls(&message));
             code as i32
         }
     };
     std::process::exit(code);
+}
+
+/// clap's parse, with its errors safe for a terminal: clap quotes the offending argument as
+/// given, so when an argument holds control characters the error reported is that of the same
+/// command line with them escaped (it quotes the escaped text; clap's colours stay).
+fn parse_command_line() -> Cli {
+    Cli::try_parse().unwrap_or_else(|e| {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        let escaped: Vec<String> = args
+            .iter()
+            .map(|a| escape_controls(&a.to_string_lossy()).into_owned())
+            .collect();
+        let has_controls = args
+            .iter()
+            .zip(&escaped)
+            .any(|(a, b)| a.to_str() != Some(b));
+        if e.use_stderr()
+            && has_controls
+            && let Err(escaped_error) = Cli::try_parse_from(&escaped)
+        {
+            escaped_error.exit()
+        }
+        e.exit()
+    })
 }
 
 fn dispatch(command: Command) -> jitterlab::error::Result<i32> {

@@ -21,6 +21,12 @@ pub const MAX_DURATION_NS: u64 = 3650 * 86_400_000_000_000;
 /// Stack each measuring thread touches before measuring (with mlockall it stays resident).
 pub const PREFAULT_STACK_BYTES: usize = 256 * 1024;
 
+/// The largest `--ring-size`: 4 Mi samples, 128 MiB per thread (32 bytes a sample, locked in
+/// memory with mlockall): 4 s of samples at the smallest interval (1 us), 40 drains of the
+/// recorder. A larger ring only postpones drops that a recorder this far behind will make
+/// anyway, and would make an allocation failure abort the process.
+pub const MAX_RING_SIZE: usize = 1 << 22;
+
 /// When the measuring threads stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunLength {
@@ -242,9 +248,9 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
     let ring_size = args
         .ring_size
         .unwrap_or_else(|| (1_000_000_000 / interval_ns).clamp(1024, 262_144) as usize);
-    if ring_size < 16 {
+    if !(16..=MAX_RING_SIZE).contains(&ring_size) {
         return Err(Failure::usage(format!(
-            "--ring-size {ring_size}: at least 16 samples"
+            "--ring-size {ring_size}: outside 16..={MAX_RING_SIZE} samples per thread (the largest ring takes 128 MiB of locked memory per thread and holds 4 s of samples at a 1us interval); the default, one second of samples at the interval, suits almost every run"
         )));
     }
 
@@ -616,6 +622,10 @@ mod tests {
         );
         assert!(err(&["--pm-qos", "low"]).contains("'off' or a latency"));
         assert!(err(&["--log-interval", "1ms"]).contains("below 10ms"));
+        assert!(err(&["--ring-size", "15"]).contains("--ring-size 15: outside 16..=4194304"));
+        for huge in ["4194305", "100000000000", "4611686018427387904"] {
+            assert!(err(&["--ring-size", huge]).contains(&format!("--ring-size {huge}: outside")));
+        }
         assert!(err(&["--out", "/etc/hostname/run"]).contains("--out /etc/hostname/run"));
         assert!(err(&["--budget", "max<1ms,p99<<2us"]).contains("clause 2 'p99<<2us'"));
         assert!(

@@ -9,8 +9,17 @@ use super::generator::GeneratorSpec;
 use crate::cpulist::format_cpu_list;
 use crate::units::parse_duration_ns;
 use serde::Deserialize;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
+
+/// The largest scenario file read: hand-written scenarios are a few KiB, and a generated week
+/// of one-minute phases (10 080 of them) about 1 MiB.
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+/// The most phases a scenario may have. Validation is linear, but every phase also becomes a
+/// run.json record per measured CPU and a band in every plot; a timeline with more phases is
+/// not one a reader can follow.
+pub const MAX_PHASES: usize = 10_000;
 
 /// A validated scenario.
 #[derive(Debug, Clone)]
@@ -53,9 +62,10 @@ struct RawPhase {
 
 /// Reads and validates a scenario file against this system's online CPUs.
 pub fn load_file(path: &Path, online: &[usize]) -> Result<Scenario, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    // The caller prefixes "--scenario: ", as for every other scenario error.
+    let text = crate::input::read_text(path, MAX_FILE_BYTES).map_err(|e| {
         format!(
-            "--scenario {}: cannot read it: {e}; give the path of a scenario .toml file (see examples/)",
+            "{}: {e}; give the path of a scenario .toml file (see examples/ and docs/loads.md)",
             path.display()
         )
     })?;
@@ -94,8 +104,15 @@ pub fn parse(text: &str, path: &Path, online: &[usize]) -> Result<Scenario, Stri
             "scenario: key 'duration' must be above zero".into(),
         ));
     }
-    let mut phases: Vec<ScenarioPhase> = Vec::new();
     let count = raw.phase.len();
+    if count > MAX_PHASES {
+        return Err(format!(
+            "{file}:1: {count} [[phase]] tables, more than the {MAX_PHASES} a scenario may have; merge phases or split the experiment into several runs"
+        ));
+    }
+    let mut phases: Vec<ScenarioPhase> = Vec::with_capacity(count);
+    // Label -> phase index: one lookup per phase keeps validation linear in the phases.
+    let mut labels: HashMap<&str, usize> = HashMap::with_capacity(count);
     for (i, sp) in raw.phase.iter().enumerate() {
         let p = sp.get_ref();
         let Some(label) = &p.label else {
@@ -113,7 +130,7 @@ pub fn parse(text: &str, path: &Path, online: &[usize]) -> Result<Scenario, Stri
                 format!("phase {i}: key 'label' is empty"),
             ));
         }
-        if let Some(other) = phases.iter().position(|q| q.label == *label.get_ref()) {
+        if let Some(other) = labels.insert(label.get_ref(), i) {
             return Err(err(
                 label.span(),
                 format!(
@@ -140,7 +157,16 @@ pub fn parse(text: &str, path: &Path, online: &[usize]) -> Result<Scenario, Stri
         }
         let end_ns = match (&p.end, &p.duration) {
             (Some(e), None) => duration_of(e, "end", &what)?,
-            (None, Some(d)) => start_ns + duration_of(d, "duration", &what)?,
+            (None, Some(d)) => start_ns
+                .checked_add(duration_of(d, "duration", &what)?)
+                .ok_or_else(|| {
+                    err(
+                        d.span(),
+                        format!(
+                            "{what}: key 'duration': the phase would end more than 584 years after the start"
+                        ),
+                    )
+                })?,
             (Some(_), Some(d)) => {
                 return Err(err(
                     d.span(),
@@ -344,6 +370,60 @@ start = "6s"
                 assert!(e.contains(n), "{text:?}: '{n}' not in: {e}");
             }
         }
+    }
+
+    fn phases(n: usize) -> String {
+        (0..n)
+            .map(|i| format!("[[phase]]\nlabel = \"p{i}\"\nduration = \"1s\"\n"))
+            .collect()
+    }
+
+    #[test]
+    fn phases_are_capped_and_checked_in_linear_time() {
+        let e = parse_str(&phases(MAX_PHASES + 1)).unwrap_err();
+        assert!(
+            e.contains("10001 [[phase]] tables, more than the 10000"),
+            "{e}"
+        );
+        // At the cap: accepted, and a repeated label is found by the last phase.
+        let s = parse_str(&phases(MAX_PHASES)).unwrap();
+        assert_eq!(s.phases.len(), MAX_PHASES);
+        assert_eq!(s.length_ns, MAX_PHASES as u64 * 1_000_000_000);
+        let mut text = phases(MAX_PHASES - 1);
+        text.push_str("[[phase]]\nlabel = \"p0\"\nduration = \"1s\"\n");
+        let e = parse_str(&text).unwrap_err();
+        assert!(
+            e.contains("phase 9999 ('p0')") && e.contains("phase 0 has the same label"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn files_are_read_with_a_size_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        // A million phases: refused by its size before any parsing.
+        let path = dir.path().join("million.toml");
+        std::fs::write(&path, phases(1_000_000)).unwrap();
+        for p in [path.as_path(), Path::new("/dev/zero")] {
+            let e = load_file(p, &[0, 1]).unwrap_err();
+            assert!(e.contains("larger than 4 MiB"), "{}: {e}", p.display());
+            assert!(
+                e.starts_with(&format!("{}: it is larger", p.display())),
+                "{e}"
+            );
+        }
+        // A byte-order mark (as some editors write) is not part of the TOML.
+        let path = dir.path().join("bom.toml");
+        std::fs::write(&path, format!("\u{feff}{}", phases(1))).unwrap();
+        assert_eq!(load_file(&path, &[0, 1]).unwrap().phases.len(), 1);
+    }
+
+    #[test]
+    fn a_phase_ending_beyond_the_clock_is_refused() {
+        let e =
+            parse_str("[[phase]]\nlabel = \"a\"\nstart = \"18446744073s\"\nduration = \"1s\"\n")
+                .unwrap_err();
+        assert!(e.contains("s.toml:4:") && e.contains("584 years"), "{e}");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use super::spec::Params;
 use crate::measure::Clock;
 use crate::measure::clock::monotonic_ns;
-use crate::measure::sched::{Policy, explain_policy_refusal, pin_current_thread};
+use crate::measure::sched::{Policy, explain_refusal_with, pin_current_thread};
 use crate::measure::wake::{AbsoluteSleep, Waker};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
@@ -85,7 +85,19 @@ impl SpikeLoad {
                     .and_then(|_| {
                         policy
                             .apply_to_current_thread()
-                            .map_err(|e| explain_policy_refusal(&policy, s.cpu, &e))
+                            .map_err(|e| {
+                                // --policy governs the measuring threads only: the spike
+                                // always spins at SCHED_FIFO, and its own prio= is what can
+                                // come within RLIMIT_RTPRIO.
+                                let fix = format!(
+                                    "give the spike a priority within RLIMIT_RTPRIO (spike:...,prio=N; it has prio={}); --policy does not apply to the spike load",
+                                    s.prio
+                                );
+                                format!(
+                                    "spike load: {}",
+                                    explain_refusal_with(&policy, s.cpu, &e, &fix)
+                                )
+                            })
                     });
                 let ok = setup.is_ok();
                 let _ = ready_tx.send(setup);

@@ -159,6 +159,22 @@ pub fn prefault_stack(bytes: usize) {
 /// Explains why the kernel refused `policy` and what to do, from the errno and what the
 /// process can see of its limits, capabilities and cgroup.
 pub fn explain_policy_refusal(policy: &Policy, cpu: usize, err: &io::Error) -> String {
+    explain_refusal_with(
+        policy,
+        cpu,
+        err,
+        "pass --policy other to measure without real-time priority",
+    )
+}
+
+/// [`explain_policy_refusal`] for a thread that `--policy` does not govern (the spike load):
+/// `alternative` is the last fix offered, after root, CAP_SYS_NICE and RLIMIT_RTPRIO.
+pub fn explain_refusal_with(
+    policy: &Policy,
+    cpu: usize,
+    err: &io::Error,
+    alternative: &str,
+) -> String {
     let what = match policy {
         Policy::Fifo(p) | Policy::RoundRobin(p) => format!("{} {p}", policy.name()),
         other => other.name().to_string(),
@@ -195,8 +211,7 @@ pub fn explain_policy_refusal(policy: &Policy, cpu: usize, err: &io::Error) -> S
     format!(
         "cannot set {what} on CPU {cpu}: {err}{cause}; run as root, or grant CAP_SYS_NICE \
          (setcap cap_sys_nice+ep $(which jitterlab)), or raise RLIMIT_RTPRIO (ulimit -r 99, or \
-         rtprio in /etc/security/limits.conf), or pass --policy other to measure without \
-         real-time priority"
+         rtprio in /etc/security/limits.conf), or {alternative}"
     )
 }
 

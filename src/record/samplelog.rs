@@ -28,6 +28,10 @@ pub const FILE_NAME: &str = "samples.bin";
 pub const MAGIC: &[u8; 8] = b"JLSAMPL1";
 pub const HEADER_BYTES: usize = 32;
 pub const RECORD_BYTES: usize = 40;
+/// The largest record size a header may claim. Later versions may append fields to a record
+/// (readers skip them), but a record is a handful of numbers: a header claiming more is a
+/// damaged file, and believing it would allocate what it says (up to 4 GiB).
+pub const MAX_RECORD_BYTES: usize = 4096;
 /// Marks an absent IRQ latency.
 pub const NO_IRQ_LATENCY: i64 = i64::MIN;
 
@@ -114,8 +118,10 @@ impl SampleLogReader {
             return Err(invalid("not a jitterlab sample log (bad magic)"));
         }
         let record_bytes = u32::from_le_bytes(h[8..12].try_into().unwrap()) as usize;
-        if record_bytes < RECORD_BYTES {
-            return Err(invalid("record size smaller than format 1's 40 bytes"));
+        if !(RECORD_BYTES..=MAX_RECORD_BYTES).contains(&record_bytes) {
+            return Err(invalid(&format!(
+                "the header's record size, {record_bytes} bytes, is outside {RECORD_BYTES}..={MAX_RECORD_BYTES} (format 1 writes {RECORD_BYTES}); the file is damaged"
+            )));
         }
         let header = SampleLogHeader {
             clock_id: u32::from_le_bytes(h[12..16].try_into().unwrap()),
@@ -208,6 +214,35 @@ mod tests {
         assert_eq!(reader.header, header);
         let back: Vec<SampleRecord> = reader.map(Result::unwrap).collect();
         assert_eq!(back, records);
+    }
+
+    #[test]
+    fn bounds_the_record_size_a_header_claims() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let header = |record_bytes: u32| {
+            let mut h = [0u8; HEADER_BYTES];
+            h[0..8].copy_from_slice(MAGIC);
+            h[8..12].copy_from_slice(&record_bytes.to_le_bytes());
+            h
+        };
+        for bad in [0xFFFF_FFFF, MAX_RECORD_BYTES as u32 + 1, 39] {
+            std::fs::write(&path, header(bad)).unwrap();
+            let err = SampleLogReader::open(&path).err().unwrap();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+            assert!(
+                err.to_string()
+                    .contains(&format!("{bad} bytes, is outside 40..=4096")),
+                "{err}"
+            );
+        }
+        // A later version's longer records are read, their extra bytes skipped.
+        let mut file = header(48).to_vec();
+        file.extend([7u8; 48]);
+        std::fs::write(&path, file).unwrap();
+        let records: Vec<_> = SampleLogReader::open(&path).unwrap().collect();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].as_ref().unwrap().cpu, 0x0707_0707);
     }
 
     #[test]

@@ -138,8 +138,8 @@ impl ResultDir {
 
     pub fn read_run_record(&self) -> Result<RunRecord, String> {
         let path = self.path.join(RUN_JSON);
-        let text = fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = crate::input::read_result_file(&path, crate::input::RESULT_RECORD_MAX_BYTES)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         serde_json::from_str(&text)
             .map_err(|e| format!("{} is not a valid format-1 run.json: {e}", path.display()))
     }

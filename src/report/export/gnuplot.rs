@@ -4,9 +4,9 @@
 //! suffix on NAME is dropped); the default NAME is `<run directory name>-histogram` in the
 //! current directory.
 
-use super::RunExporter;
+use super::{RunExporter, write_text};
 use crate::analysis::compare::is_cpu_tag;
-use crate::error::{Failure, OrFailure, Result};
+use crate::error::{Failure, Result};
 use crate::results::loaded::LoadedRun;
 use hdrhistogram::Histogram;
 use std::fmt::Write;
@@ -181,8 +181,8 @@ impl RunExporter for Gnuplot {
             PathBuf::from(p)
         };
         let (dat, gp) = (with(".dat"), with(".gp"));
-        std::fs::write(&dat, data).or_usage(|| format!("cannot write {}", dat.display()))?;
-        std::fs::write(&gp, script).or_usage(|| format!("cannot write {}", gp.display()))?;
+        write_text(Some(&dat), &data)?;
+        write_text(Some(&gp), &script)?;
         eprintln!(
             "wrote {} and {} (gnuplot {} draws the plot)",
             dat.display(),

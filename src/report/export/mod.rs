@@ -51,7 +51,9 @@ pub fn export(run_dir: &Path, format: ExportFormat, output: Option<&Path>) -> Re
     }
 }
 
-/// Writes text to `output`, or to stdout when None (a closed pipe is not an error).
+/// Writes text to `output`, or to stdout when None (a closed pipe is not an error). A file that
+/// cannot be created is bad usage (exit 2); a write that fails (disk full, I/O error) is a
+/// failure while running (exit 4), as for the sample formats.
 fn write_text(output: Option<&Path>, text: &str) -> Result<()> {
     match output {
         None => match io::stdout().lock().write_all(text.as_bytes()) {
@@ -59,7 +61,10 @@ fn write_text(output: Option<&Path>, text: &str) -> Result<()> {
             r => r.or_run(|| "writing the export to stdout".into()),
         },
         Some(file) => {
-            std::fs::write(file, text).or_usage(|| format!("cannot write {}", file.display()))
+            let mut f = std::fs::File::create(file)
+                .or_usage(|| format!("cannot create {}", file.display()))?;
+            f.write_all(text.as_bytes())
+                .or_run(|| format!("writing {}", file.display()))
         }
     }
 }

@@ -149,8 +149,8 @@ fn classify(path: &Path) -> Result<Kind> {
 
 fn read_sweep(path: &Path) -> Result<SweepRecord> {
     let file = path.join(SWEEP_JSON);
-    let text =
-        std::fs::read_to_string(&file).or_usage(|| format!("cannot read {}", file.display()))?;
+    let text = crate::input::read_result_file(&file, crate::input::RESULT_RECORD_MAX_BYTES)
+        .or_usage(|| file.display().to_string())?;
     serde_json::from_str(&text)
         .map_err(|e| Failure::usage(format!("{} is not a valid sweep.json: {e}", file.display())))
 }

@@ -5,7 +5,7 @@
 //! N us, not in the rows) and `# Histogram Overflow at cycle number:` with one `# Thread k:`
 //! line each. cyclictest truncates latencies to whole us, so row k holds [k, k+1) us.
 
-use super::{Imported, SourceFormat, SourceHistogram, SourceThread};
+use super::{Imported, SourceFormat, SourceHistogram, SourceThread, add_counts};
 
 /// The numbers after `label`, e.g. `# Max Latencies: 00280 00421` → [280, 421].
 fn numbers_after(line: &str, label: &str) -> Option<Result<Vec<u64>, String>> {
@@ -93,7 +93,8 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             .filter(|(_, r)| r[t] > 0)
             .map(|(v, r)| (*v, r[t]))
             .collect();
-        let in_range: u64 = buckets.iter().map(|&(_, c)| c).sum();
+        let in_range =
+            add_counts(buckets.iter().map(|&(_, c)| c)).map_err(|e| format!("thread {t}: {e}"))?;
         if in_range != total[t] {
             return Err(format!(
                 "thread {t}'s rows add up to {in_range} samples but '# Total:' says {}",
@@ -108,7 +109,9 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 buckets,
                 overflow,
                 overflow_from: histogram_size,
-                count: Some(total[t] + overflow),
+                count: Some(
+                    add_counts([total[t], overflow]).map_err(|e| format!("thread {t}: {e}"))?,
+                ),
                 min: pick(&min, t).map(|v| v as f64),
                 mean: pick(&avg, t).map(|v| v as f64),
                 max: pick(&Some(max.clone()), t).map(|v| v as f64),

@@ -4,8 +4,8 @@
 //! ones at or above N us, so `cycles − Σ histogram` are overflows.
 
 use super::{
-    Imported, SourceFormat, SourceHistogram, SourceThread, option_value, parse_rt_tests_time,
-    rt_tests_json, rt_tests_threads,
+    Imported, SourceFormat, SourceHistogram, SourceThread, add_counts, option_value, rt_tests_json,
+    rt_tests_threads, rt_tests_time,
 };
 use serde_json::Value;
 
@@ -51,7 +51,8 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             }
             buckets.sort_unstable();
         }
-        let in_range: u64 = buckets.iter().map(|&(_, c)| c).sum();
+        let in_range = add_counts(buckets.iter().map(|&(_, c)| c))
+            .map_err(|e| format!("thread {index}: {e}"))?;
         let overflow = if buckets.is_empty() {
             0
         } else {
@@ -85,17 +86,15 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     if threads.iter().all(|t| t.latency.buckets.is_empty()) {
         warnings.push("the file has no histograms (cyclictest ran without -h): percentiles are absent, and latency.hlog is not written".into());
     }
-    let start = v
-        .get("start_time")
-        .and_then(Value::as_str)
-        .and_then(parse_rt_tests_time);
-    let end = v
-        .get("end_time")
-        .and_then(Value::as_str)
-        .and_then(parse_rt_tests_time);
+    let start = rt_tests_time(&v, "start_time", &mut warnings);
+    let end = rt_tests_time(&v, "end_time", &mut warnings);
     let duration_ns = match (start, end) {
         // Both stamps have whole seconds only.
-        (Some(s), Some(e)) => e.duration_since(s).ok().map(|d| d.as_nanos() as u64),
+        (Some(s), Some(e)) => Some(
+            e.duration_since(s)
+                .map_err(|_| "its end_time is before its start_time".to_string())?
+                .as_nanos() as u64,
+        ),
         _ => None,
     };
     Ok(Imported {

@@ -13,7 +13,7 @@ pub mod oslat_json;
 pub mod rtla_timerlat;
 
 use crate::cli::{ImportArgs, ImportFormat};
-use crate::error::{Failure, OrFailure, Result};
+use crate::error::{Failure, OrFailure, Result, escape_controls};
 use crate::record::hlog::{self, HlogWriter};
 use crate::record::stats::{LatencySummary, new_histogram};
 use crate::results::run_record::Ended;
@@ -25,6 +25,33 @@ use crate::units::format_ns;
 use hdrhistogram::Histogram;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
+
+/// The largest file imported. The sources are histograms: a cyclictest --json with -h 10000 on
+/// 64 threads is about 10 MiB, and a file far larger is the wrong file, or a device.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// The most samples one histogram may hold: latency.hlog stores counts as signed 64-bit
+/// numbers, and no run comes near it. A larger count, or counts whose sum is larger, is a
+/// damaged file.
+pub const MAX_SAMPLES: u64 = i64::MAX as u64;
+
+/// The largest latency a source may print, in ns: run.json stores signed 64-bit ns (about 292
+/// years).
+pub const MAX_VALUE_NS: u64 = i64::MAX as u64;
+
+/// Adds sample counts, refusing a sum above [`MAX_SAMPLES`].
+pub fn add_counts(counts: impl IntoIterator<Item = u64>) -> std::result::Result<u64, String> {
+    counts
+        .into_iter()
+        .try_fold(0u64, |sum, c| {
+            sum.checked_add(c).filter(|&s| s <= MAX_SAMPLES)
+        })
+        .ok_or_else(|| {
+            format!(
+                "its counts add up to more than {MAX_SAMPLES} samples, more than any run can hold"
+            )
+        })
+}
 
 /// The formats, by the names run.json's `imported.source_format` uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,13 +101,112 @@ pub struct SourceHistogram {
 }
 
 impl SourceHistogram {
-    pub fn in_range(&self) -> u64 {
-        self.buckets.iter().map(|&(_, c)| c).sum()
+    /// The samples in the buckets; an error when they add up to more than [`MAX_SAMPLES`].
+    pub fn in_range(&self) -> std::result::Result<u64, String> {
+        add_counts(self.buckets.iter().map(|&(_, c)| c))
     }
 
-    /// The samples: the source's count, else what the buckets and overflow hold.
+    /// The samples: the source's count, else what the buckets and overflow hold. Call after
+    /// [`SourceHistogram::check`], which makes sure the sum fits.
     pub fn samples(&self) -> u64 {
-        self.count.unwrap_or(self.in_range() + self.overflow)
+        self.count.unwrap_or_else(|| {
+            add_counts(self.buckets.iter().map(|&(_, c)| c).chain([self.overflow]))
+                .unwrap_or(MAX_SAMPLES)
+        })
+    }
+
+    /// Refuses a histogram that contradicts itself or cannot be stored: counts beyond
+    /// [`MAX_SAMPLES`], values beyond [`MAX_VALUE_NS`], a min above the max, a mean outside
+    /// them, samples above the printed max, and a max beyond the histogram's end without an
+    /// overflow (or overflows with a max inside the histogram). Each format checks its own
+    /// sums (rows against totals) when it parses.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let unit = self.unit_ns.max(1);
+        let shown = |v: f64| {
+            if v.abs() * unit as f64 <= MAX_VALUE_NS as f64 {
+                crate::units::format_ns_signed((v * unit as f64).round() as i64)
+            } else {
+                format!("{v} x {unit} ns")
+            }
+        };
+        let total = add_counts(self.buckets.iter().map(|&(_, c)| c).chain([self.overflow]))?;
+        if let Some(count) = self.count.filter(|&c| c > MAX_SAMPLES) {
+            return Err(format!(
+                "its count of {count} samples is more than any run can hold ({MAX_SAMPLES})"
+            ));
+        }
+        let limit = MAX_VALUE_NS / unit;
+        if let Some(&(v, _)) = self.buckets.iter().find(|&&(v, _)| v > limit) {
+            return Err(format!(
+                "a histogram bucket at {v} x {unit} ns is beyond the largest latency jitterlab stores ({})",
+                format_ns(MAX_VALUE_NS)
+            ));
+        }
+        if self.overflow_from > limit {
+            return Err(format!(
+                "its histogram ends at {} x {unit} ns, beyond the largest latency jitterlab stores ({})",
+                self.overflow_from,
+                format_ns(MAX_VALUE_NS)
+            ));
+        }
+        for (name, value) in [("min", self.min), ("avg", self.mean), ("max", self.max)] {
+            if let Some(v) = value
+                && !(v.is_finite() && v.abs() <= limit as f64)
+            {
+                return Err(format!(
+                    "its {name} ({v}) is not a latency jitterlab can store (a finite value up to {})",
+                    format_ns(MAX_VALUE_NS)
+                ));
+            }
+        }
+        if let (Some(min), Some(max)) = (self.min, self.max) {
+            if min > max {
+                return Err(format!(
+                    "its min ({}) is above its max ({})",
+                    shown(min),
+                    shown(max)
+                ));
+            }
+            if let Some(mean) = self.mean.filter(|m| !(min..=max).contains(m)) {
+                return Err(format!(
+                    "its avg ({}) is outside its min ({}) and max ({})",
+                    shown(mean),
+                    shown(min),
+                    shown(max)
+                ));
+            }
+        }
+        let Some(max) = self.max.filter(|_| total > 0) else {
+            return Ok(());
+        };
+        // Buckets are printed at their lowest value, so the max is at least the highest one.
+        if let Some(&(v, c)) = self.buckets.iter().rev().find(|&&(_, c)| c > 0)
+            && v as f64 > max
+        {
+            return Err(format!(
+                "its histogram has {c} sample{} at {} but its max is {}",
+                if c == 1 { "" } else { "s" },
+                shown(v as f64),
+                shown(max)
+            ));
+        }
+        if self.overflow == 0 && !self.buckets.is_empty() && max >= self.overflow_from as f64 {
+            return Err(format!(
+                "its max ({}) is beyond the end of its histogram ({}), yet no sample is counted beyond it",
+                shown(max),
+                shown(self.overflow_from as f64)
+            ));
+        }
+        if self.overflow > 0 && max < self.overflow_from as f64 {
+            return Err(format!(
+                "{} sample{} counted beyond its histogram (at or above {}), yet its max is {}",
+                self.overflow,
+                if self.overflow == 1 { " is" } else { "s are" },
+                shown(self.overflow_from as f64),
+                shown(max)
+            ));
+        }
+        Ok(())
     }
 
     /// The HDR histogram for latency.hlog. Overflow samples are recorded at `overflow_from`,
@@ -142,6 +268,24 @@ pub struct SourceThread {
     pub irq: Option<SourceHistogram>,
     /// rtla's Thr column when a Usr column is the latency (rtla -u).
     pub kernel_thread: Option<SourceHistogram>,
+}
+
+impl SourceThread {
+    /// [`SourceHistogram::check`] of every column, naming the CPU and the column.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let columns = [
+            ("", Some(&self.latency)),
+            (" IRQ", self.irq.as_ref()),
+            (" Thr", self.kernel_thread.as_ref()),
+        ];
+        for (column, h) in columns {
+            if let Some(h) = h {
+                h.check()
+                    .map_err(|e| format!("CPU {}{column}: {e}", self.cpu))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What a source file holds.
@@ -224,7 +368,35 @@ pub fn option_value(args: &[String], short: &str, long: &str) -> Option<String> 
     None
 }
 
-/// rt-tests' JSON time stamps, e.g. `Sun, 22 Nov 2026 13:05:23 +0000`.
+/// The latest time run.json can hold: RFC 3339 has four-digit years (9999-12-31T23:59:59Z).
+const LAST_RFC3339_SECS: u64 = 253_402_300_799;
+
+/// `2026-11-22T13:05:23Z`, or None for a time RFC 3339 cannot write (before 1970 here, or
+/// after the year 9999).
+pub fn rfc3339(t: SystemTime) -> Option<String> {
+    let secs = t.duration_since(SystemTime::UNIX_EPOCH).ok()?.as_secs();
+    (secs <= LAST_RFC3339_SECS).then(|| humantime::format_rfc3339_seconds(t).to_string())
+}
+
+/// An rt-tests time stamp read from `key` of `v`: None when absent; a warning when present
+/// but not a time jitterlab reads, so that the run says why `started_utc` is empty.
+pub fn rt_tests_time(
+    v: &serde_json::Value,
+    key: &str,
+    warnings: &mut Vec<String>,
+) -> Option<SystemTime> {
+    let text = v.get(key)?.as_str()?;
+    let t = parse_rt_tests_time(text);
+    if t.is_none() {
+        warnings.push(format!(
+            "{key} '{text}' is not a time jitterlab reads (rt-tests' 'Sun, 22 Nov 2026 13:05:23 +0000', years 1970 to 9999); it is left out"
+        ));
+    }
+    t
+}
+
+/// rt-tests' JSON time stamps, e.g. `Sun, 22 Nov 2026 13:05:23 +0000`; None for anything
+/// else, including dates RFC 3339 (run.json) cannot hold.
 pub fn parse_rt_tests_time(text: &str) -> Option<SystemTime> {
     let parts: Vec<&str> = text.split_whitespace().collect();
     let [_, day, month, year, clock, zone] = parts.as_slice() else {
@@ -244,8 +416,21 @@ pub fn parse_rt_tests_time(text: &str) -> Option<SystemTime> {
     let [h, m, s] = hms.as_slice() else {
         return None;
     };
+    // Bounded fields keep the arithmetic below far from overflow.
+    let in_range = (1970..=9999).contains(&year)
+        && (1..=31).contains(&day)
+        && (0..24).contains(h)
+        && (0..60).contains(m)
+        && (0..=60).contains(s);
+    if !in_range {
+        return None;
+    }
     let sign = if zone.starts_with('-') { -1 } else { 1 };
-    let zone: i64 = zone.trim_start_matches(['+', '-']).parse().ok()?;
+    let zone = zone.strip_prefix(['+', '-'])?;
+    if zone.len() != 4 {
+        return None;
+    }
+    let zone: i64 = zone.parse().ok()?;
     let offset = sign * ((zone / 100) * 3600 + (zone % 100) * 60);
     // Days since 1970-01-01 of a proleptic Gregorian date (era arithmetic, 400-year cycles).
     let y = if month <= 2 { year - 1 } else { year };
@@ -256,7 +441,8 @@ pub fn parse_rt_tests_time(text: &str) -> Option<SystemTime> {
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
     let secs = days * 86_400 + h * 3600 + m * 60 + s - offset;
-    Some(SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(secs).ok()?))
+    let t = SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(secs).ok()?);
+    rfc3339(t).map(|_| t)
 }
 
 /// Recognises a file's format from its content; the error says what was recognised.
@@ -321,8 +507,12 @@ pub fn detect(text: &str) -> std::result::Result<SourceFormat, String> {
 
 /// Runs `jitterlab import`.
 pub fn command(args: &ImportArgs) -> Result<PathBuf> {
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", args.file.display())))?;
+    let text = crate::input::read_text(&args.file, MAX_FILE_BYTES).map_err(|e| {
+        Failure::usage(format!(
+            "{}: {e}; give the file of a tool listed in docs/import.md",
+            args.file.display()
+        ))
+    })?;
     let accepted = "accepted: cyclictest --json=FILE, cyclictest -h N output, rtla timerlat hist output, oslat --json=FILE (see docs/import.md)";
     let format = match args.format {
         ImportFormat::Auto => detect(&text).map_err(|why| {
@@ -336,13 +526,22 @@ pub fn command(args: &ImportArgs) -> Result<PathBuf> {
         ImportFormat::RtlaTimerlatHist => SourceFormat::RtlaTimerlatHist,
         ImportFormat::OslatJson => SourceFormat::OslatJson,
     };
-    let imported = format.parse(&text).map_err(|why| {
-        Failure::usage(format!(
-            "{}: read as {}, but {why}",
-            args.file.display(),
-            format.name()
-        ))
-    })?;
+    let imported = format
+        .parse(&text)
+        .and_then(|i| {
+            i.threads
+                .iter()
+                .try_for_each(SourceThread::check)
+                .map_err(|e| format!("{e}; the file contradicts itself and is not imported"))
+                .map(|_| i)
+        })
+        .map_err(|why| {
+            Failure::usage(format!(
+                "{}: read as {}, but {why}",
+                args.file.display(),
+                format.name()
+            ))
+        })?;
     let out = match &args.out {
         Some(out) => out.clone(),
         None => {
@@ -497,14 +696,9 @@ pub fn write_result(imported: &Imported, source: &Path, out: &Path) -> Result<Ru
                 error: None,
             },
         },
-        started_utc: imported
-            .started
-            .map(|t| humantime::format_rfc3339_seconds(t).to_string())
-            .unwrap_or_default(),
+        started_utc: imported.started.and_then(rfc3339).unwrap_or_default(),
         ended_utc: match (imported.started, imported.duration_ns) {
-            (Some(s), Some(d)) => {
-                Some(humantime::format_rfc3339_seconds(s + Duration::from_nanos(d)).to_string())
-            }
+            (Some(s), Some(d)) => s.checked_add(Duration::from_nanos(d)).and_then(rfc3339),
             _ => None,
         },
         start_monotonic_ns: 0,
@@ -561,7 +755,7 @@ fn summary(record: &RunRecord, out: &Path) -> String {
     let _ = writeln!(
         s,
         "Imported {} ({}): {} CPU{}",
-        source.source_file,
+        escape_controls(&source.source_file),
         source.source_format,
         record.threads.len(),
         if record.threads.len() == 1 { "" } else { "s" }
@@ -590,10 +784,15 @@ fn summary(record: &RunRecord, out: &Path) -> String {
             );
         }
     }
+    // Warnings quote the file (keys, time stamps): escaped like every message.
     for w in &record.warnings {
-        let _ = writeln!(s, "  ! {w}");
+        let _ = writeln!(s, "  ! {}", escape_controls(w));
     }
-    let _ = writeln!(s, "Results: {}", out.display());
+    let _ = writeln!(
+        s,
+        "Results: {}",
+        escape_controls(&out.display().to_string())
+    );
     s
 }
 
@@ -614,6 +813,134 @@ mod tests {
             "2022-03-01T00:00:00Z"
         );
         assert!(parse_rt_tests_time("yesterday").is_none());
+    }
+
+    #[test]
+    fn time_stamps_beyond_what_run_json_holds_are_not_read() {
+        for text in [
+            "Sun, 22 Nov 9999999 13:05:23 +0000",
+            "Sun, 22 Nov 99999999999999999 13:05:23 +0000",
+            "Fri, 31 Dec 9999 23:59:59 -0100",
+            "Sun, 22 Nov 1969 13:05:23 +0000",
+            "Sun, 99 Nov 2026 13:05:23 +0000",
+            "Sun, 22 Nov 2026 99:05:23 +0000",
+            "Sun, 22 Nov 2026 13:05:23 +99999999999999999",
+        ] {
+            assert!(parse_rt_tests_time(text).is_none(), "{text}");
+        }
+        let last = parse_rt_tests_time("Fri, 31 Dec 9999 23:59:59 +0000").unwrap();
+        assert_eq!(rfc3339(last).unwrap(), "9999-12-31T23:59:59Z");
+        assert_eq!(rfc3339(last + Duration::from_secs(1)), None);
+        let mut warnings = Vec::new();
+        let v = serde_json::json!({"start_time": "Sun, 22 Nov 9999999 13:05:23 +0000"});
+        assert_eq!(rt_tests_time(&v, "start_time", &mut warnings), None);
+        assert!(
+            warnings[0].contains("start_time 'Sun, 22 Nov 9999999"),
+            "{warnings:?}"
+        );
+    }
+
+    fn histogram() -> SourceHistogram {
+        SourceHistogram {
+            unit_ns: 1000,
+            buckets: vec![(11, 2), (12, 3)],
+            overflow: 0,
+            overflow_from: 400,
+            count: Some(5),
+            min: Some(11.0),
+            mean: Some(11.6),
+            max: Some(12.0),
+        }
+    }
+
+    #[test]
+    fn contradictions_are_refused() {
+        assert_eq!(histogram().check(), Ok(()));
+        let refused = |change: &dyn Fn(&mut SourceHistogram), needle: &str| {
+            let mut h = histogram();
+            change(&mut h);
+            let e = h.check().unwrap_err();
+            assert!(e.contains(needle), "'{needle}' not in: {e}");
+        };
+        refused(
+            &|h| h.min = Some(50.0),
+            "its min (50.0 us) is above its max (12.0 us)",
+        );
+        refused(&|h| h.mean = Some(20.0), "its avg (20.0 us) is outside");
+        refused(
+            &|h| h.max = Some(300_000.0),
+            "its max (300.00 ms) is beyond the end of its histogram (400.0 us)",
+        );
+        refused(
+            &|h| {
+                h.max = Some(11.0);
+                h.mean = Some(11.0);
+            },
+            "3 samples at 12.0 us but its max is 11.0 us",
+        );
+        refused(
+            &|h| {
+                h.overflow = 2;
+                h.count = Some(7);
+            },
+            "2 samples are counted beyond its histogram (at or above 400.0 us), yet its max is 12.0 us",
+        );
+        refused(
+            &|h| h.max = Some(f64::NAN),
+            "its max (NaN) is not a latency",
+        );
+        refused(
+            &|h| h.buckets.push((u64::MAX, 1)),
+            "a histogram bucket at 18446744073709551615 x 1000 ns",
+        );
+        refused(&|h| h.overflow_from = u64::MAX, "its histogram ends at");
+    }
+
+    #[test]
+    fn counts_beyond_what_a_histogram_holds_are_refused_not_wrapped() {
+        let mut h = histogram();
+        h.buckets = vec![(11, u64::MAX / 2), (12, u64::MAX / 2)];
+        h.count = None;
+        assert!(
+            h.in_range()
+                .unwrap_err()
+                .contains("more than 9223372036854775807 samples")
+        );
+        assert!(h.check().unwrap_err().contains("add up to more than"));
+        h.buckets = vec![(11, 1)];
+        h.count = Some(u64::MAX);
+        assert!(
+            h.check()
+                .unwrap_err()
+                .contains("count of 18446744073709551615")
+        );
+        assert_eq!(add_counts([MAX_SAMPLES, 0]), Ok(MAX_SAMPLES));
+        assert!(add_counts([MAX_SAMPLES, 1]).is_err());
+    }
+
+    #[test]
+    fn every_format_parses_and_checks_the_captured_files() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import");
+        for name in [
+            "cyclictest.json",
+            "cyclictest-hist.txt",
+            "cyclictest-hist-overflow.txt",
+            "oslat.json",
+            "rtla-timerlat-hist.txt",
+            "rtla-timerlat-hist-user.txt",
+        ] {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            let imported = detect(&text).and_then(|f| f.parse(&text)).unwrap();
+            for t in &imported.threads {
+                t.check().unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+            // A BOM in front changes nothing once read through crate::input.
+            let path = std::env::temp_dir().join(format!("jl-bom-{}-{name}", std::process::id()));
+            std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
+            let with_bom = crate::input::read_text(&path, MAX_FILE_BYTES).unwrap();
+            std::fs::remove_file(&path).unwrap();
+            assert_eq!(detect(&with_bom), detect(&text), "{name}");
+        }
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! same unit, and the last bucket (`-b`, 32 by default) also holds every longer gap.
 
 use super::{
-    Imported, SourceFormat, SourceHistogram, SourceThread, option_value, parse_rt_tests_time,
-    rt_tests_json, rt_tests_threads,
+    Imported, SourceFormat, SourceHistogram, SourceThread, add_counts, option_value, rt_tests_json,
+    rt_tests_threads, rt_tests_time,
 };
 use serde_json::Value;
 
@@ -41,14 +41,21 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             })?;
             if us >= last_bucket {
                 // The last bucket: this many us, or more (oslat's "including overflows").
-                overflow += c;
+                overflow = add_counts([overflow, c]).map_err(|e| format!("thread {index}: {e}"))?;
             } else {
                 buckets.push((us, c));
             }
         }
         buckets.sort_unstable();
         if let Some(d) = field("duration") {
-            duration_ns = Some((d * 1e9).round() as u64);
+            // Seconds as printed; beyond u64 ns (584 years) is no duration a run had.
+            duration_ns = Some(
+                Some((d * 1e9).round())
+                    .filter(|ns| (0.0..u64::MAX as f64).contains(ns))
+                    .ok_or_else(|| {
+                        format!("thread {index}: duration {d} s is not a run's length")
+                    })? as u64,
+            );
         }
         threads.push(SourceThread {
             cpu,
@@ -69,20 +76,21 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     if threads.is_empty() {
         return Err("its \"thread\" object is empty".into());
     }
-    let start = v
-        .get("start_time")
-        .and_then(Value::as_str)
-        .and_then(parse_rt_tests_time);
+    let mut warnings = vec![
+        "oslat measures the gaps of a busy loop, not timer wakeups: each sample is one loop gap, in whole us rounded up (oslat's buckets)".to_string(),
+    ];
+    let start = rt_tests_time(&v, "start_time", &mut warnings);
     Ok(Imported {
         format: SourceFormat::OslatJson,
         threads,
         command_line,
         started: start,
         duration_ns,
-        failed: v.get("return_code").and_then(Value::as_i64).is_some_and(|c| c != 0),
+        failed: v
+            .get("return_code")
+            .and_then(Value::as_i64)
+            .is_some_and(|c| c != 0),
         system: v.get("sysinfo").cloned().unwrap_or(Value::Null),
-        warnings: vec![
-            "oslat measures the gaps of a busy loop, not timer wakeups: each sample is one loop gap, in whole us rounded up (oslat's buckets)".into(),
-        ],
+        warnings,
     })
 }

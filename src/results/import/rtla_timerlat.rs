@@ -8,7 +8,7 @@
 //! The latency a task sees is the Usr column (rtla -u, a user-space thread) or else the Thr
 //! column (the timerlat kernel thread); IRQ is the timer interrupt's latency.
 
-use super::{Imported, SourceFormat, SourceHistogram, SourceThread};
+use super::{Imported, SourceFormat, SourceHistogram, SourceThread, add_counts};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -43,7 +43,14 @@ fn parse_duration(text: &str) -> Option<u64> {
     let [h, m, s] = hms.as_slice() else {
         return None;
     };
-    Some((((days * 24 + h) * 60 + m) * 60 + s) * 1_000_000_000)
+    // Checked: a damaged header must not overflow (None leaves the duration out).
+    days.checked_mul(24)?
+        .checked_add(*h)?
+        .checked_mul(60)?
+        .checked_add(*m)?
+        .checked_mul(60)?
+        .checked_add(*s)?
+        .checked_mul(1_000_000_000)
 }
 
 pub fn parse(text: &str) -> Result<Imported, String> {
@@ -162,12 +169,13 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             mean: c.avg,
             max: c.max,
         };
+        let sum = add_counts(h.buckets.iter().map(|&(_, c)| c).chain([h.overflow]))
+            .map_err(|e| format!("{what}: {e}"))?;
         if let Some(count) = c.count
-            && h.in_range() + h.overflow != count
+            && sum != count
         {
             return Err(format!(
-                "{what}: rows and over: add up to {} samples but count: says {count}",
-                h.in_range() + h.overflow
+                "{what}: rows and over: add up to {sum} samples but count: says {count}"
             ));
         }
         Ok(h)

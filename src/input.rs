@@ -1,0 +1,162 @@
+//! Files that jitterlab reads whole (import sources, scenario files, run.json, sweep.json,
+//! events.jsonl): read with a size cap, checked to be UTF-8 text, a leading byte-order mark
+//! removed. One reader, so that every input behaves the same: `/dev/zero`, a FIFO that never
+//! ends or a multi-gigabyte file is refused after at most `max_bytes + 1` bytes instead of
+//! growing without bound, and a BOM written by an editor never changes how a file is parsed.
+//! The caps are documented in docs/user-guide.md ("Input limits").
+
+/// The most read of run.json or sweep.json: a run with the most scenario phases on 64 CPUs
+/// writes about 250 MiB.
+pub const RESULT_RECORD_MAX_BYTES: u64 = 1 << 30;
+/// The most read of events.jsonl: a spike load at its default rate logs about 130 MiB a day.
+pub const EVENTS_MAX_BYTES: u64 = 4 << 30;
+
+use std::fmt;
+use std::io::Read;
+use std::path::Path;
+
+/// Why a file could not be read as text. The caller names the file and the option.
+#[derive(Debug)]
+pub enum ReadError {
+    Io(std::io::Error),
+    /// A result-directory file that is a device, a pipe or a directory.
+    NotAFile,
+    /// More than `max_bytes` bytes (or a device or pipe that kept giving them).
+    TooLarge {
+        max_bytes: u64,
+    },
+    /// Not UTF-8; `offset` is the first byte that is not.
+    NotText {
+        offset: usize,
+    },
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Io(e) => write!(f, "cannot read it: {e}"),
+            ReadError::NotAFile => write!(
+                f,
+                "it is not a regular file (a result directory holds only files jitterlab wrote)"
+            ),
+            ReadError::TooLarge { max_bytes } => write!(
+                f,
+                "it is larger than {}, the most jitterlab reads from such a file",
+                format_bytes(*max_bytes)
+            ),
+            ReadError::NotText { offset } => {
+                write!(f, "it is not UTF-8 text (byte {offset} is not valid UTF-8)")
+            }
+        }
+    }
+}
+
+/// Reads the file at `path` as text, at most `max_bytes` of it, without a leading UTF-8 BOM.
+/// Devices and pipes are accepted (`import <(ssh board cat out.json)`).
+pub fn read_text(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
+    read(path, max_bytes, false)
+}
+
+/// [`read_text`] for a file of a result directory, which jitterlab wrote as a regular file:
+/// anything else (a link to /dev/zero, a FIFO) is refused before reading.
+pub fn read_result_file(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
+    read(path, max_bytes, true)
+}
+
+fn read(path: &Path, max_bytes: u64, regular_only: bool) -> Result<String, ReadError> {
+    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let meta = file.metadata().map_err(ReadError::Io)?;
+    if regular_only && !meta.is_file() {
+        return Err(ReadError::NotAFile);
+    }
+    // A regular file's size is known: refuse it without reading. Devices and pipes are read up
+    // to one byte past the cap, which bounds both the time and the memory.
+    if meta.is_file() && meta.len() > max_bytes {
+        return Err(ReadError::TooLarge { max_bytes });
+    }
+    let mut bytes = Vec::new();
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(ReadError::TooLarge { max_bytes });
+    }
+    let mut text = String::from_utf8(bytes).map_err(|e| ReadError::NotText {
+        offset: e.utf8_error().valid_up_to(),
+    })?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
+}
+
+/// `64 MiB`, `512 KiB`, `100 bytes`: a cap as the documentation states it.
+pub fn format_bytes(n: u64) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
+            return format!("{} {unit}", n >> shift);
+        }
+    }
+    format!("{n} bytes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_a_bom_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, "\u{feff}{\"a\": 1}\n").unwrap();
+        assert_eq!(read_text(&path, 100).unwrap(), "{\"a\": 1}\n");
+        // Only a leading BOM is a BOM.
+        std::fs::write(&path, "a\u{feff}").unwrap();
+        assert_eq!(read_text(&path, 100).unwrap(), "a\u{feff}");
+    }
+
+    #[test]
+    fn refuses_what_is_too_large_or_never_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, [b'x'; 101]).unwrap();
+        let e = read_text(&path, 100).unwrap_err();
+        assert!(matches!(e, ReadError::TooLarge { max_bytes: 100 }), "{e}");
+        std::fs::write(&path, [b'x'; 100]).unwrap();
+        assert_eq!(read_text(&path, 100).unwrap().len(), 100);
+        // A device that never ends is read one byte past the cap, then refused.
+        let e = read_text(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("larger than 1 MiB"), "{e}");
+    }
+
+    #[test]
+    fn result_files_must_be_regular_files() {
+        let e = read_result_file(Path::new("/dev/zero"), 1 << 30).unwrap_err();
+        assert!(matches!(e, ReadError::NotAFile), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            read_result_file(dir.path(), 100).unwrap_err(),
+            ReadError::NotAFile
+        ));
+        let path = dir.path().join("run.json");
+        std::fs::write(&path, "{}").unwrap();
+        assert_eq!(read_result_file(&path, 100).unwrap(), "{}");
+    }
+
+    #[test]
+    fn says_where_a_file_stops_being_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"abc\xffdef").unwrap();
+        let e = read_text(&path, 100).unwrap_err();
+        assert!(e.to_string().contains("byte 3"), "{e}");
+    }
+
+    #[test]
+    fn formats_caps_in_binary_units() {
+        assert_eq!(format_bytes(64 << 20), "64 MiB");
+        assert_eq!(format_bytes(4 << 10), "4 KiB");
+        assert_eq!(format_bytes(1 << 30), "1 GiB");
+        assert_eq!(format_bytes(1000), "1000 bytes");
+    }
+}
