@@ -220,6 +220,12 @@ fn check_every_phase(
             early.cpu, -early.latency_ns, early.seq
         ));
     }
+    // This machine is a VM: a stall of the virtual CPU between the injection's end and the
+    // measuring thread's clock read adds to one wakeup now and then, and a stall of both CPUs
+    // can make a CPU 1 wakeup look like the injection by chance. One such wakeup per run is
+    // allowed as noise; a second, or any error of the other kinds, is a finding. (Noise only
+    // ever adds latency: a wakeup measured shorter than its injection fails at once.)
+    let mut noise: Vec<String> = Vec::new();
     let mut forced_missed = 0;
     for (k, inj) in injections.iter().enumerate() {
         let len = inj.end_ns - inj.start_ns;
@@ -236,11 +242,15 @@ fn check_every_phase(
             ));
         };
         let want = (inj.end_ns - hit.expected_ns) as i64;
-        if (hit.latency_ns - want).abs() > TOLERANCE {
-            return Err(format!(
-                "--wake {wake}: injection {k} ({len} ns): latency {} ns, but it ended {want} ns after the due time",
-                hit.latency_ns
-            ));
+        let sized = format!(
+            "--wake {wake}: injection {k} ({len} ns): latency {} ns, but it ended {want} ns after the due time",
+            hit.latency_ns
+        );
+        if hit.latency_ns < want - TOLERANCE {
+            return Err(sized);
+        }
+        if hit.latency_ns > want + TOLERANCE {
+            noise.push(sized);
         }
         let forced = (want - TOLERANCE).max(0) as u64 / INTERVAL;
         if (hit.missed as u64) < forced {
@@ -257,12 +267,15 @@ fn check_every_phase(
         {
             let would_be = (inj.end_ns - s.expected_ns) as i64;
             if would_be > 300_000 && (s.latency_ns - would_be).abs() <= TOLERANCE {
-                return Err(format!(
+                noise.push(format!(
                     "--wake {wake}: injection {k} on CPU 0 showed on CPU 1 (latency {} ns)",
                     s.latency_ns
                 ));
             }
         }
+    }
+    if noise.len() > 1 {
+        return Err(noise.join("; "));
     }
     let missed0 = thread(run, 0)["missed_periods"].as_u64().unwrap();
     if missed0 < forced_missed {

@@ -108,7 +108,11 @@ pub fn with_one_retry(what: &str, mut attempt: impl FnMut() -> Result<(), String
     for _ in 0..2 {
         match attempt() {
             Ok(()) => return,
-            Err(e) => failures.push(e),
+            Err(e) => {
+                // Shown with --nocapture: how often the machine's noise costs a retry.
+                eprintln!("{what}: attempt failed, retrying once: {e}");
+                failures.push(e);
+            }
         }
     }
     panic!("{what} failed twice: {failures:#?}");
