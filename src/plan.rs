@@ -49,6 +49,8 @@ pub struct RunPlan {
     pub explain_above_ns: Option<u64>,
     /// None: the default, named when the run starts.
     pub out: Option<PathBuf>,
+    /// `--allow-shared-cpus`: measure CPUs another jitterlab run holds (runner/cpulock.rs).
+    pub allow_shared_cpus: bool,
     pub json: bool,
     pub quiet: bool,
     /// `--budget`, judged when the run ends.
@@ -245,9 +247,6 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
             Failure::usage(format!("--pm-qos {n}: expected 'off' or a latency in microseconds from 0 to 2147483647 (0 keeps CPUs out of deep idle states)"))
         })?),
     };
-    if let Some(out) = &args.out {
-        crate::results::dir::check_usable(out).map_err(Failure::usage)?;
-    }
     let budget = crate::analysis::budget::Budget::from_option(args.budget.as_deref())?;
     if let Some(cpu) = budget
         .iter()
@@ -283,6 +282,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         trace: args.trace,
         explain_above_ns,
         out: args.out.clone(),
+        allow_shared_cpus: args.allow_shared_cpus,
         json: args.json,
         quiet: args.quiet,
         budget,

@@ -3,7 +3,7 @@
 //! survive a crash of jitterlab.
 
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -101,10 +101,14 @@ pub struct EventLog {
 }
 
 impl EventLog {
+    /// Appends to `file` (in a result directory: made by `ResultDir::create_file`).
+    pub fn new(file: File) -> Self {
+        EventLog { file }
+    }
+
+    /// Creates the new file `path` (an existing file or link of that name is an error).
     pub fn create(path: &Path) -> io::Result<Self> {
-        Ok(EventLog {
-            file: OpenOptions::new().create(true).append(true).open(path)?,
-        })
+        Ok(Self::new(File::create_new(path)?))
     }
 
     pub fn write(&mut self, event: &Event) -> io::Result<()> {
