@@ -310,7 +310,7 @@ pub struct LoadArgs {
 #[command(
     after_help = "Every `jitterlab run` option applies to each level's run. Exactly one --load holds `{}`, \
                         replaced by each level; other --load values run unchanged at every level. \
-                        --out names the sweep directory (default ./jitterlab-results/<UTC time>-<host>-sweep); \
+                        --out names the sweep directory (default ./jitterlab-results/<UTC time>-<host>-<pid>-sweep); \
                         each level's run goes to <out>/level-<value>/."
 )]
 pub struct SweepArgs {

@@ -87,8 +87,9 @@ fn a_link_planted_in_an_existing_out_is_never_written_through() {
     );
 }
 
-/// H2: the second of two runs into one --out is refused before it starts (exit 2), and the
-/// directory holds the first run only.
+/// H2: of two runs started together into one --out, one measures and the other is refused
+/// before it starts (exit 2); the directory holds the one run only. (Both used to pass the
+/// check, made before the directory, and mixed their files.)
 #[test]
 fn a_second_run_into_the_same_out_is_refused_before_it_starts() {
     let _g = exclusive();
@@ -97,42 +98,55 @@ fn a_second_run_into_the_same_out_is_refused_before_it_starts() {
     }
     let (_base, out) = temp_out();
     let out_s = out.to_str().unwrap();
-    let (first_cpu, second_cpu) = two_cpus();
-    let mut first = spawn(&[
-        "run",
-        "--duration",
-        "2s",
-        "--cpus",
-        &first_cpu,
-        "--quiet",
-        "--out",
-        out_s,
-    ]);
-    wait_for(&out, &mut first);
-    let second = jitterlab(&[
-        "run",
-        "--duration",
-        "2s",
-        "--cpus",
-        &second_cpu,
-        "--quiet",
-        "--out",
-        out_s,
-    ]);
-    let t = text(&second);
-    assert_eq!(second.status.code(), Some(2), "{t}");
-    assert!(t.contains(&format!("--out {out_s}: already exists")), "{t}");
-    assert!(!t.contains("samples"), "the second run never measured: {t}");
-    let first = first.wait_with_output().unwrap();
-    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
-    let run = run_json(&out);
-    let cpus: Vec<String> = run["threads"]
+    let (cpu_a, cpu_b) = two_cpus();
+    let run = |cpu: &str| {
+        spawn(&[
+            "run",
+            "--duration",
+            "2s",
+            "--cpus",
+            cpu,
+            "--quiet",
+            "--out",
+            out_s,
+        ])
+    };
+    let (a, b) = (run(&cpu_a), run(&cpu_b));
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let (winner, (loser, loser_text)) = match (a.status.code(), b.status.code()) {
+        (Some(0), Some(2)) => (&cpu_a, (&b, text(&b))),
+        (Some(2), Some(0)) => (&cpu_b, (&a, text(&a))),
+        codes => panic!(
+            "one run measures, the other is refused: {codes:?}\n{}\n{}",
+            text(&a),
+            text(&b)
+        ),
+    };
+    assert!(
+        loser_text.contains(&format!("--out {out_s}: already exists")),
+        "{loser_text}"
+    );
+    assert!(
+        loser.stdout.is_empty(),
+        "the refused run never measured: {loser_text}"
+    );
+    let cpus: Vec<String> = run_json(&out)["threads"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["cpu"].to_string())
         .collect();
-    assert_eq!(cpus, vec![first_cpu], "the first run's threads only");
+    assert_eq!(
+        cpus,
+        vec![winner.clone()],
+        "the measuring run's threads only"
+    );
+    let hlog = std::fs::read_to_string(out.join("latency.hlog")).unwrap();
+    assert_eq!(
+        hlog.matches("#[StartTime").count(),
+        1,
+        "one run's log: {hlog}"
+    );
 }
 
 /// M6: a second run on a CPU another run is measuring is refused (exit 3, naming the other

@@ -5,7 +5,8 @@
 //! (directory, file, symbolic link, even a dangling one) is refused, never adopted. Every file in
 //! it is made through the directory's descriptor with `O_CREAT|O_EXCL|O_NOFOLLOW`, and run.json
 //! is replaced by a rename within that descriptor: a link planted by another user (say
-//! `.run.json.tmp -> /etc/shadow`) makes the write fail instead of redirecting it. The checks of
+//! `.run.json.tmp -> /etc/shadow`) makes the write fail instead of redirecting it; the directory's
+//! mode is 0755, so no other user adds entries to it meanwhile. The checks of
 //! output *files* (`report -o`, `export -o`, `--plots`) are here too, because what they must not
 //! touch is a result directory's own files.
 
@@ -362,8 +363,10 @@ fn make(path: &Path) -> Result<Claim, MakeError> {
     };
     // From here on everything goes through the parent's descriptor: the name is looked up once.
     let parent_fd = open_dir(parent).map_err(|e| undo(MakeError::Parent(parent.into(), e)))?;
+    // Mode 0755 (the umask may take more away), never group- or world-writable: no other user
+    // adds entries (say, links) while the run writes into it.
     // SAFETY: valid descriptor and C string.
-    if let Err(e) = check(unsafe { libc::mkdirat(parent_fd.as_raw_fd(), name.as_ptr(), 0o777) }) {
+    if let Err(e) = check(unsafe { libc::mkdirat(parent_fd.as_raw_fd(), name.as_ptr(), 0o755) }) {
         return Err(undo(match e.raw_os_error() {
             Some(libc::EEXIST) => MakeError::Exists("made by another process just now"),
             _ => MakeError::Io(e),
