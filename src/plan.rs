@@ -502,7 +502,6 @@ mod tests {
         );
         assert!(err(&["--pm-qos", "low"]).contains("'off' or a latency"));
         assert!(err(&["--log-interval", "1ms"]).contains("below 10ms"));
-        assert!(err(&["--out", "/etc/hostname/run"]).contains("--out /etc/hostname/run"));
         assert!(err(&["--budget", "max<1ms,p99<<2us"]).contains("clause 2 'p99<<2us'"));
         assert!(
             err(&["--cpus", "1", "--budget", "cpu0:max<1ms"]).contains("does not measure (CPUs 1)")

@@ -147,8 +147,9 @@ impl ResultDir {
         self.path.join(name)
     }
 
-    /// Makes the new file `name` in the directory, for writing. An existing entry of that name,
-    /// a symbolic link included, is an error (EEXIST): nothing is ever written through a link.
+    /// Makes the new file `name` in the directory, for appending (events.jsonl has two
+    /// writers, the run and the load supervisor). An existing entry of that name, a symbolic link
+    /// included, is an error (EEXIST): nothing is ever written through a link.
     pub fn create_file(&self, name: &str) -> io::Result<File> {
         let c = cstr(OsStr::new(name))?;
         // SAFETY: valid descriptor and C string; the new descriptor is owned by the File.
@@ -156,7 +157,12 @@ impl ResultDir {
             libc::openat(
                 self.fd.as_raw_fd(),
                 c.as_ptr(),
-                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                libc::O_WRONLY
+                    | libc::O_APPEND
+                    | libc::O_CREAT
+                    | libc::O_EXCL
+                    | libc::O_NOFOLLOW
+                    | libc::O_CLOEXEC,
                 0o666 as libc::c_uint,
             )
         })?;

@@ -3,7 +3,7 @@
 //! survive a crash of jitterlab.
 
 use serde::{Deserialize, Serialize};
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -101,14 +101,17 @@ pub struct EventLog {
 }
 
 impl EventLog {
-    /// Appends to `file` (in a result directory: made by `ResultDir::create_file`).
+    /// Appends to `file`, opened for appending (a run makes it with `ResultDir::create_file`).
     pub fn new(file: File) -> Self {
         EventLog { file }
     }
 
-    /// Creates the new file `path` (an existing file or link of that name is an error).
+    /// Appends to the file `path`, made if missing: a second writer of a run's events.jsonl
+    /// (the load supervisor), each line one `write(2)`.
     pub fn create(path: &Path) -> io::Result<Self> {
-        Ok(Self::new(File::create_new(path)?))
+        Ok(Self::new(
+            OpenOptions::new().create(true).append(true).open(path)?,
+        ))
     }
 
     pub fn write(&mut self, event: &Event) -> io::Result<()> {
