@@ -87,7 +87,8 @@ impl Drop for Claim {
         if self.kept {
             return;
         }
-        // Best effort: what cannot be removed stays, and is what the failure was about.
+        // Best effort: the run is ending with the refusal that dropped the claim, which is what
+        // the user must see; a leftover is only untidy.
         let _ = remove_contents(self.dir.fd.as_fd());
         let _ = unlinkat(self.parent.as_fd(), &self.name, libc::AT_REMOVEDIR);
         for p in self.made_parents.iter().rev() {

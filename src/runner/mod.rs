@@ -1,5 +1,6 @@
-//! `jitterlab run`: puts the pieces together. Plan → system checks → memory lock → measuring
-//! threads set up and waiting → loads → result directory → start → drain until done → results.
+//! `jitterlab run`: puts the pieces together. Plan → result directory and CPU locks → system
+//! checks → memory lock → measuring threads set up and waiting → loads → result files → start →
+//! drain until done → results.
 //!
 //! Every resource taken here is released by the kernel or by a destructor on every exit path:
 //! the PM QoS request is an open file, the CPU locks are flocks (cpulock.rs), the spike load is
@@ -527,10 +528,11 @@ fn start_loads(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Vec<SpikeLoad>>
 type Writers = (HlogWriter, Option<SampleLogWriter>, EventLog);
 
 /// Creates the files of the result directory; their headers follow once the start is fixed.
-fn prepare_results(plan: &RunPlan, dir: &ResultDir) -> Result<Writers> {
+fn prepare_results(plan: &RunPlan, result_dir: &ResultDir) -> Result<Writers> {
     let create = |name: &str| {
-        dir.create_file(name)
-            .or_run(|| format!("cannot create {}", dir.file(name).display()))
+        result_dir
+            .create_file(name)
+            .or_run(|| format!("cannot create {}", result_dir.file(name).display()))
     };
     let hlog_writer = HlogWriter::new(create(hlog::FILE_NAME)?);
     let sample_writer = match plan.samples {
