@@ -1,5 +1,5 @@
-//! `jitterlab run`: puts the pieces together. Plan → result directory and CPU locks → system
-//! checks → memory lock → measuring threads set up and waiting → loads → result files → start →
+//! `jitterlab run`: puts the pieces together. Plan → result directory → system checks → memory
+//! lock → measuring threads set up and waiting → CPU locks → loads → result files → start →
 //! drain until done → results.
 //!
 //! Every resource taken here is released by the kernel or by a destructor on every exit path:
@@ -63,15 +63,12 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         )?,
     };
     let out = claim.dir().path.clone();
-    // Held until the run returns; CPUs another run is measuring are refused here (exit 3).
-    let (_cpu_locks, lock_warnings) = cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
     if plan.wake == WakeMethod::Rtc && !Path::new(RTC_DEVICE).exists() {
         return Err(Failure::system(format!(
             "--wake rtc: no {RTC_DEVICE} on this system (no RTC driver, or it is not exposed); use another --wake method, e.g. clock-nanosleep or timerfd"
         )));
     }
     let (system, mut warnings) = system_snapshot(&plan);
-    warnings.extend(lock_warnings);
     // Tracing instances left by a jitterlab that was killed are removed at every start.
     warnings.extend(crate::trace::tracefs::remove_stale_instances());
     // Before anything starts: a system that cannot trace is refused here (exit 3).
@@ -100,6 +97,17 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
 
     let gate = StartGate::new(plan.cpus.len());
     let mut threads = start_measuring_threads(&plan, &gate, &stop)?;
+    // Once the system has accepted everything and before anything runs: CPUs another run is
+    // measuring are refused here (exit 3). Held until the run returns.
+    let (_cpu_locks, lock_warnings) = match cpulock::take(&plan.cpus, plan.allow_shared_cpus) {
+        Ok(locks) => locks,
+        Err(e) => {
+            gate.abort();
+            threads.drain(..).for_each(|t| drop(t.join.join()));
+            return Err(e);
+        }
+    };
+    warnings.extend(lock_warnings);
     let mut spikes = match start_loads(&plan, &stop) {
         Ok(s) => s,
         Err(e) => {
