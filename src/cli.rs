@@ -166,9 +166,15 @@ pub struct RunArgs {
     )]
     pub ring_size: Option<usize>,
 
-    /// The result directory. Default: ./jitterlab-results/<UTC time>-<host>.
+    /// The result directory, made new (an existing name is refused). Default:
+    /// ./jitterlab-results/<UTC time>-<host>-<pid>.
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: Option<PathBuf>,
+
+    /// Measure CPUs that another jitterlab run is measuring (refused otherwise, exit 3); the
+    /// results carry a warning that the two runs disturbed each other.
+    #[arg(long)]
+    pub allow_shared_cpus: bool,
 
     /// Split each sample's latency into timer IRQ latency and thread latency, and explain late
     /// wakeups, from kernel tracepoints in a tracefs instance of jitterlab's own (docs/tracing.md).
@@ -338,7 +344,7 @@ pub struct LoadArgs {
 #[command(
     after_help = "Every `jitterlab run` option applies to each level's run. Exactly one --load holds `{}`, \
                         replaced by each level; other --load values run unchanged at every level. \
-                        --out names the sweep directory (default ./jitterlab-results/<UTC time>-<host>-sweep); \
+                        --out names the sweep directory (default ./jitterlab-results/<UTC time>-<host>-<pid>-sweep); \
                         each level's run goes to <out>/level-<value>/."
 )]
 pub struct SweepArgs {

@@ -62,6 +62,8 @@ pub struct RunPlan {
     pub explain_above_ns: Option<u64>,
     /// None: the default, named when the run starts.
     pub out: Option<PathBuf>,
+    /// `--allow-shared-cpus`: measure CPUs another jitterlab run holds (runner/cpulock.rs).
+    pub allow_shared_cpus: bool,
     pub json: bool,
     pub quiet: bool,
     /// `--budget`, judged when the run ends.
@@ -260,9 +262,6 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
             Failure::usage(format!("--pm-qos {n}: expected 'off' or a latency in microseconds from 0 to 2147483647 (0 keeps CPUs out of deep idle states)"))
         })?),
     };
-    if let Some(out) = &args.out {
-        crate::results::dir::check_usable(out).map_err(Failure::usage)?;
-    }
     let budget = crate::analysis::budget::Budget::from_option(args.budget.as_deref())?;
     if let Some(cpu) = budget
         .iter()
@@ -298,6 +297,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         trace: args.trace,
         explain_above_ns,
         out: args.out.clone(),
+        allow_shared_cpus: args.allow_shared_cpus,
         json: args.json,
         quiet: args.quiet,
         budget,
@@ -626,7 +626,6 @@ mod tests {
         for huge in ["4194305", "100000000000", "4611686018427387904"] {
             assert!(err(&["--ring-size", huge]).contains(&format!("--ring-size {huge}: outside")));
         }
-        assert!(err(&["--out", "/etc/hostname/run"]).contains("--out /etc/hostname/run"));
         assert!(err(&["--budget", "max<1ms,p99<<2us"]).contains("clause 2 'p99<<2us'"));
         assert!(
             err(&["--cpus", "1", "--budget", "cpu0:max<1ms"]).contains("does not measure (CPUs 1)")

@@ -75,7 +75,7 @@ fn an_unwritable_out_exits_2_before_anything_starts() {
     let o = jitterlab(&["run", "--duration", "1s", "--out", "/etc/hostname/run"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--out /etc/hostname/run"), "{}", text(&o));
-    // An existing result directory is never overwritten.
+    // An existing directory is never written into.
     let base = tempfile::tempdir().unwrap();
     std::fs::write(base.path().join("run.json"), "{}").unwrap();
     let o = jitterlab(&[
@@ -86,7 +86,7 @@ fn an_unwritable_out_exits_2_before_anything_starts() {
         base.path().to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("not empty"), "{}", text(&o));
+    assert!(text(&o).contains("already exists"), "{}", text(&o));
 }
 
 /// Runs jitterlab as the unprivileged user `nobody` with RLIMIT_RTPRIO 0, through setpriv.

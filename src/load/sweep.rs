@@ -5,13 +5,13 @@
 
 use crate::cli::{RunArgs, SweepArgs};
 use crate::error::{ExitCode, Failure, OrFailure, Result};
-use crate::results::dir;
 use crate::results::run_record::format_throughput;
 use crate::results::run_record::{Ended, FORMAT, RunRecord};
 use crate::results::sweep::{CSV_FILE_NAME, FILE_NAME, SweepRecord, SweepRow, SweepThread};
+use crate::results::{ResultDir, dir};
 use crate::units::format_ns;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::SystemTime;
 
 /// Where `{}` goes in the swept load.
@@ -21,7 +21,10 @@ pub const PLACEHOLDER: &str = "{}";
 pub struct SweepPlan {
     pub template: String,
     pub levels: Vec<String>,
-    pub out: PathBuf,
+    /// `--out`; None: a default name, made unique when the sweep starts.
+    pub out: Option<PathBuf>,
+    /// The CPUs every level measures.
+    pub cpus: Vec<usize>,
     pub runs: Vec<RunArgs>,
     /// The level's load text, per level.
     pub specs: Vec<String>,
@@ -67,44 +70,55 @@ pub fn plan(args: &SweepArgs) -> Result<SweepPlan> {
             "sweep: --scenario cannot be swept; give the load to sweep with --load and its levels with --levels",
         ));
     }
-    let out = match &args.run.out {
-        Some(o) => o.clone(),
-        None => {
-            let mut p = dir::default_path(SystemTime::now(), &crate::system::host::hostname())
-                .into_os_string();
-            p.push("-sweep");
-            PathBuf::from(p)
-        }
-    };
-    dir::check_usable(&out).map_err(Failure::usage)?;
     let template = args.run.load[swept[0]].clone();
     let mut runs = Vec::new();
     let mut specs = Vec::new();
+    let mut cpus = Vec::new();
     for level in &levels {
         let mut run = args.run.clone();
         let spec = template.replace(PLACEHOLDER, level);
         run.load[swept[0]] = spec.clone();
-        run.out = Some(out.join(format!("level-{level}")));
-        crate::plan::resolve(&run).map_err(|f| Failure {
+        let resolved = crate::plan::resolve(&run).map_err(|f| Failure {
             code: f.code,
             message: format!("sweep level {level}: {}", f.message),
         })?;
+        cpus = resolved.cpus;
         runs.push(run);
         specs.push(spec);
     }
     Ok(SweepPlan {
         template,
         levels,
-        out,
+        out: args.run.out.clone(),
+        cpus,
         runs,
         specs,
     })
 }
 
 pub fn run(args: &SweepArgs, command_line: Vec<String>) -> Result<i32> {
-    let plan = plan(args)?;
-    std::fs::create_dir_all(&plan.out)
-        .or_run(|| format!("cannot create the sweep directory {}", plan.out.display()))?;
+    let mut plan = plan(args)?;
+    // The sweep directory is made (new) before anything starts, like a run's, and removed again
+    // if the first level is refused before it measures.
+    let mut claim = Some(match &plan.out {
+        Some(out) => ResultDir::create(out, "--out")?,
+        None => {
+            let mut p = dir::default_path(SystemTime::now(), &crate::system::host::hostname())
+                .into_os_string();
+            p.push("-sweep");
+            ResultDir::create_unique(&PathBuf::from(p), "--out")?
+        }
+    });
+    let sweep_dir = claim.as_ref().expect("made above").dir().clone();
+    for (run, level) in plan.runs.iter_mut().zip(&plan.levels) {
+        run.out = Some(sweep_dir.file(&format!("level-{level}")));
+    }
+    // Held across the levels, so that no other run takes the CPUs between two of them.
+    let (_cpu_locks, lock_warnings) =
+        crate::runner::cpulock::take(&plan.cpus, args.run.allow_shared_cpus)?;
+    lock_warnings
+        .iter()
+        .for_each(|w| eprintln!("jitterlab: warning: {w}"));
     let mut record = SweepRecord {
         format: FORMAT,
         load_template: plan.template.clone(),
@@ -130,15 +144,19 @@ pub fn run(args: &SweepArgs, command_line: Vec<String>) -> Result<i32> {
             plan.specs[k]
         );
         let outcome = crate::runner::run(&plan.runs[k], command_line.clone())?;
+        // A level has measured: the sweep directory holds results and stays.
+        if let Some(c) = claim.take() {
+            c.keep();
+        }
         let row = row(level, &plan.specs[k], &outcome.record);
         eprintln!("sweep: level {level} done: {}", row_summary(&row));
         record.rows.push(row);
-        write(&plan.out, &record)?;
+        write(&sweep_dir, &record)?;
         match outcome.record.ended {
             Ended::Interrupted => {
                 eprintln!(
                     "sweep: interrupted at level {level}; the levels done so far are in {}",
-                    plan.out.display()
+                    sweep_dir.path.display()
                 );
                 break;
             }
@@ -153,7 +171,7 @@ pub fn run(args: &SweepArgs, command_line: Vec<String>) -> Result<i32> {
         );
     } else {
         print!("{}", table(&record));
-        println!("Sweep: {}", plan.out.display());
+        println!("Sweep: {}", sweep_dir.path.display());
     }
     Ok(if failed { ExitCode::Run as i32 } else { 0 })
 }
@@ -209,14 +227,15 @@ fn table(record: &SweepRecord) -> String {
     out
 }
 
-/// Writes sweep.json and sweep.csv (after every level, so an interrupted sweep keeps its rows).
-fn write(out: &Path, record: &SweepRecord) -> Result<()> {
+/// Writes sweep.json and sweep.csv (after every level, so an interrupted sweep keeps its rows),
+/// each replaced atomically and never through a link.
+fn write(out: &ResultDir, record: &SweepRecord) -> Result<()> {
     let mut json = serde_json::to_vec_pretty(record).expect("sweep records serialise");
     json.push(b'\n');
-    std::fs::write(out.join(FILE_NAME), json)
-        .or_run(|| format!("cannot write {}", out.join(FILE_NAME).display()))?;
-    std::fs::write(out.join(CSV_FILE_NAME), csv(record))
-        .or_run(|| format!("cannot write {}", out.join(CSV_FILE_NAME).display()))
+    out.replace_file(FILE_NAME, &json)
+        .or_run(|| format!("cannot write {}", out.file(FILE_NAME).display()))?;
+    out.replace_file(CSV_FILE_NAME, csv(record).as_bytes())
+        .or_run(|| format!("cannot write {}", out.file(CSV_FILE_NAME).display()))
 }
 
 /// One row per level: level, run_dir, the swept load's throughput (`name (unit)` columns, from

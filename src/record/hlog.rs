@@ -22,14 +22,20 @@ pub struct HlogWriter {
 }
 
 impl HlogWriter {
-    /// Creates the log file. Nothing is written until [`HlogWriter::begin`], because the
-    /// header's start time is fixed only when measuring starts.
-    pub fn create(path: &Path) -> io::Result<Self> {
-        Ok(HlogWriter {
-            file: File::create(path)?,
+    /// Writes the log into `file` (in a result directory: made by `ResultDir::create_file`).
+    /// Nothing is written until [`HlogWriter::begin`], because the header's start time is fixed
+    /// only when measuring starts.
+    pub fn new(file: File) -> Self {
+        HlogWriter {
+            file,
             serializer: V2DeflateSerializer::new(),
             line: Vec::with_capacity(4096),
-        })
+        }
+    }
+
+    /// Creates the new log file `path` (an existing file or link of that name is an error).
+    pub fn create(path: &Path) -> io::Result<Self> {
+        Ok(Self::new(File::create_new(path)?))
     }
 
     /// Writes the header. `start` is the wall-clock time at which the first wakeups were due;
@@ -85,14 +91,16 @@ pub struct IntervalHistogram {
     pub histogram: Histogram<u64>,
 }
 
-/// Reads every interval histogram of a latency.hlog.
+/// Reads every interval histogram of a latency.hlog; a torn last line is left out (see
+/// [`super::hlog_scan::complete_lines`]).
 pub fn read_intervals(path: &Path) -> io::Result<Vec<IntervalHistogram>> {
     use hdrhistogram::serialization::Deserializer;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     let bytes = std::fs::read(path)?;
+    let (whole, _) = super::hlog_scan::complete_lines(&bytes);
     let mut deserializer = Deserializer::new();
     let mut out = Vec::new();
-    for entry in IntervalLogIterator::new(&bytes) {
+    for entry in IntervalLogIterator::new(whole) {
         let entry = entry.map_err(|e| {
             io::Error::new(
                 io::ErrorKind::InvalidData,

@@ -83,6 +83,37 @@ pub struct StoredInterval {
     pub counts: Vec<(u64, u64)>,
 }
 
+/// A last line without its end of line: the disk filled up, or the process was killed, while it
+/// was being written. Readers use every complete interval before it and warn about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TornTail {
+    /// Length of the torn line.
+    pub bytes: usize,
+}
+
+impl TornTail {
+    /// What readers tell the user (stderr, and the run's warnings in reports and exports).
+    pub fn warning(&self, path: &Path) -> String {
+        format!(
+            "{}: the last line is torn ({} bytes without an end of line: the disk filled up or the run was killed while it was written); it is left out, every complete interval before it is used",
+            path.display(),
+            self.bytes
+        )
+    }
+}
+
+/// The whole lines of a log, and its torn tail if there is one.
+pub fn complete_lines(bytes: &[u8]) -> (&[u8], Option<TornTail>) {
+    let whole = bytes
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |at| at + 1);
+    let torn = (whole < bytes.len()).then(|| TornTail {
+        bytes: bytes.len() - whole,
+    });
+    (&bytes[..whole], torn)
+}
+
 /// Adds (value, count) pairs into a histogram of the crate's configuration.
 pub fn add_counts(histogram: &mut Histogram<u64>, counts: &[(u64, u64)]) {
     for &(value, count) in counts {
@@ -96,7 +127,10 @@ pub fn add_counts(histogram: &mut Histogram<u64>, counts: &[(u64, u64)]) {
 /// `ceil(n / max_per_tag)` consecutive intervals are merged into one (its start is the first's,
 /// its length the sum). Readers that need the run's time structure but not every second of a
 /// day-long log (the block bootstrap of `compare`) stay within a few hundred MiB this way.
-pub fn read_coarsened(path: &Path, max_per_tag: usize) -> io::Result<Vec<StoredInterval>> {
+pub fn read_coarsened(
+    path: &Path,
+    max_per_tag: usize,
+) -> io::Result<(Vec<StoredInterval>, Option<TornTail>)> {
     use std::collections::HashMap;
     let mut per_tag: HashMap<String, usize> = HashMap::new();
     scan(
@@ -128,7 +162,7 @@ pub fn read_coarsened(path: &Path, max_per_tag: usize) -> io::Result<Vec<StoredI
             },
         ));
     };
-    scan(
+    let torn = scan(
         path,
         |i| {
             let (size, filled, group) = groups.entry(i.tag.to_string()).or_insert_with(|| {
@@ -159,40 +193,42 @@ pub fn read_coarsened(path: &Path, max_per_tag: usize) -> io::Result<Vec<StoredI
     for (_, _, mut group) in rest {
         flush(&mut group, &mut out);
     }
-    Ok(out)
+    Ok((out, torn))
 }
 
-/// Calls `visit` for every interval of the log at `path`, in file order. `progress` is told the
-/// number of bytes of the file consumed so far and the file's size, every few thousand
-/// intervals.
+/// Calls `visit` for every interval of the log at `path`, in file order, and returns the torn
+/// tail it left out, if any. `progress` is told the number of bytes of the file consumed so far
+/// and the file's size, every few thousand intervals.
 pub fn scan(
     path: &Path,
     mut visit: impl FnMut(&SparseInterval),
     mut progress: impl FnMut(u64, u64),
-) -> io::Result<()> {
+) -> io::Result<Option<TornTail>> {
     let bytes = std::fs::read(path)?;
     let size = bytes.len() as u64;
-    scan_chunk(&bytes, path, &mut visit, &mut |done| progress(done, size))?;
+    let (whole, torn) = complete_lines(&bytes);
+    scan_chunk(whole, path, &mut visit, &mut |done| progress(done, size))?;
     progress(size, size);
-    Ok(())
+    Ok(torn)
 }
 
 /// Scans the log at `path` on `workers` threads, each taking a contiguous share of its lines
 /// with a state made by `init`. Returns the states in file order, for the caller to merge (so
-/// the order of intervals is preserved chunk by chunk). `progress` gets the bytes scanned so far
-/// by all workers and the file's size.
+/// the order of intervals is preserved chunk by chunk), and the torn tail left out, if any.
+/// `progress` gets the bytes scanned so far by all workers and the file's size.
 pub fn scan_parallel<S: Send>(
     path: &Path,
     workers: usize,
     init: impl Fn() -> S + Sync,
     visit: impl Fn(&mut S, &SparseInterval) + Sync,
     progress: impl Fn(u64, u64) + Sync,
-) -> io::Result<Vec<S>> {
+) -> io::Result<(Vec<S>, Option<TornTail>)> {
     use std::sync::atomic::{AtomicU64, Ordering};
     let bytes = std::fs::read(path)?;
     let size = bytes.len() as u64;
     let done = AtomicU64::new(0);
-    let chunks = split_at_lines(&bytes, workers.max(1));
+    let (whole, torn) = complete_lines(&bytes);
+    let chunks = split_at_lines(whole, workers.max(1));
     let results: Vec<io::Result<S>> = std::thread::scope(|scope| {
         let handles: Vec<_> = chunks
             .iter()
@@ -217,7 +253,7 @@ pub fn scan_parallel<S: Send>(
             .collect()
     });
     progress(size, size);
-    results.into_iter().collect()
+    Ok((results.into_iter().collect::<io::Result<_>>()?, torn))
 }
 
 /// Splits `bytes` into up to `n` pieces of similar size, each ending at a line end.
@@ -527,7 +563,7 @@ mod tests {
             |_, _| {},
         )
         .unwrap();
-        let flat: Vec<(String, f64, u64)> = states.into_iter().flatten().collect();
+        let flat: Vec<(String, f64, u64)> = states.0.into_iter().flatten().collect();
         let want: Vec<(String, f64, u64)> = reference
             .iter()
             .map(|r| (r.tag.clone(), r.start_s, r.histogram.len()))
@@ -558,7 +594,7 @@ mod tests {
         }
         drop(w);
         // At most 4 per tag: groups of 3 intervals (3 + 3 + 3 + 1).
-        let coarse = read_coarsened(&path, 4).unwrap();
+        let coarse = read_coarsened(&path, 4).unwrap().0;
         for cpu in 0..2u64 {
             let tag = format!("cpu{cpu}");
             let mine: Vec<&StoredInterval> = coarse.iter().filter(|i| i.tag == tag).collect();
@@ -581,6 +617,47 @@ mod tests {
             assert_eq!(total, 55);
         }
         // Short logs are kept as they are.
-        assert_eq!(read_coarsened(&path, 2000).unwrap().len(), 20);
+        assert_eq!(read_coarsened(&path, 2000).unwrap().0.len(), 20);
+    }
+
+    /// A log cut in the middle of a line (a full disk, a kill): every complete interval is read,
+    /// the torn line is reported, by every reader.
+    #[test]
+    fn a_torn_last_line_is_left_out_and_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(hlog::FILE_NAME);
+        let mut w = HlogWriter::create(&path).unwrap();
+        w.begin(SystemTime::UNIX_EPOCH, "t").unwrap();
+        let mut h = new_histogram();
+        for k in 0..3u64 {
+            h.record(1000 * (k + 1)).unwrap();
+            w.write_interval("cpu0", Duration::from_secs(k), Duration::from_secs(1), &h)
+                .unwrap();
+        }
+        drop(w);
+        let full = std::fs::read(&path).unwrap();
+        let last_line = full[..full.len() - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .unwrap()
+            + 1;
+        // Cut 10 bytes into the third interval's line.
+        std::fs::write(&path, &full[..last_line + 10]).unwrap();
+
+        let mut seen = 0;
+        let torn = scan(&path, |_| seen += 1, |_, _| {}).unwrap();
+        assert_eq!((seen, torn), (2, Some(TornTail { bytes: 10 })));
+        let (states, torn) = scan_parallel(&path, 2, || 0, |n, _| *n += 1, |_, _| {}).unwrap();
+        assert_eq!(
+            (states.iter().sum::<i32>(), torn),
+            (2, Some(TornTail { bytes: 10 }))
+        );
+        let (kept, torn) = read_coarsened(&path, 1000).unwrap();
+        assert_eq!((kept.len(), torn), (2, Some(TornTail { bytes: 10 })));
+        assert!(torn.unwrap().warning(&path).contains("10 bytes"));
+        assert_eq!(hlog::read_intervals(&path).unwrap().len(), 2);
+        // A complete log has no torn tail.
+        std::fs::write(&path, &full).unwrap();
+        assert_eq!(scan(&path, |_| {}, |_, _| {}).unwrap(), None);
     }
 }

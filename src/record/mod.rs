@@ -140,11 +140,40 @@ struct ThreadState {
     deadline_misses: u64,
 }
 
+/// The files a recorder writes. After the first write error (a full disk) nothing more is
+/// written, so that a torn line stays the last one, while the statistics go on: the run still
+/// ends with its summary and run.json.
+struct Files {
+    hlog: HlogWriter,
+    samples: Option<SampleLogWriter>,
+    failed: bool,
+    /// The write error, until a drain (or finish) hands it out.
+    error: Option<io::Error>,
+}
+
+impl Files {
+    fn write(
+        &mut self,
+        f: impl FnOnce(&mut HlogWriter, &mut Option<SampleLogWriter>) -> io::Result<()>,
+    ) {
+        if !self.failed
+            && let Err(e) = f(&mut self.hlog, &mut self.samples)
+        {
+            self.failed = true;
+            self.error = Some(e);
+        }
+    }
+
+    /// The write error, the first time it is asked for.
+    fn new_error(&mut self) -> Option<io::Error> {
+        self.error.take()
+    }
+}
+
 /// Drains rings into histograms and files.
 pub struct Recorder {
     threads: Vec<ThreadState>,
-    hlog: HlogWriter,
-    samples: Option<SampleLogWriter>,
+    files: Files,
     start_ns: u64,
     log_interval_ns: u64,
     trace: Option<Box<dyn TraceJoin>>,
@@ -183,8 +212,12 @@ impl Recorder {
             .collect();
         Recorder {
             threads,
-            hlog,
-            samples,
+            files: Files {
+                hlog,
+                samples,
+                failed: false,
+                error: None,
+            },
             start_ns,
             log_interval_ns,
             trace: None,
@@ -218,21 +251,24 @@ impl Recorder {
     }
 
     /// Takes every sample waiting in the rings. Completed intervals go to latency.hlog at once;
-    /// the sample log is flushed whenever an interval completes. Returns the samples taken.
+    /// the sample log is flushed whenever an interval completes. Returns the samples taken, or
+    /// the write error that stopped the files in this drain (the samples are still counted).
     pub fn drain(&mut self) -> io::Result<usize> {
-        self.drain_until(false)
+        let taken = self.drain_until(false);
+        self.files.new_error().map_or(Ok(taken), Err)
     }
 
     /// The last drain, once the trace (if any) has been read to its end: samples still waiting
     /// for their trace are recorded without it. [`Recorder::finish`] does it too; calling it
     /// first lets the caller take the last explanations.
     pub fn drain_last(&mut self) -> io::Result<usize> {
-        self.drain_until(true)
+        let taken = self.drain_until(true);
+        self.files.new_error().map_or(Ok(taken), Err)
     }
 
     /// [`Recorder::drain`]; with `last`, samples still waiting for their trace are recorded
     /// without it (the trace has been read to its end).
-    fn drain_until(&mut self, last: bool) -> io::Result<usize> {
+    fn drain_until(&mut self, last: bool) -> usize {
         let mut taken = 0;
         let mut closed_any = false;
         if let Some(j) = &mut self.trace {
@@ -241,8 +277,7 @@ impl Recorder {
         let now = monotonic_ns();
         for (index, t) in self.threads.iter_mut().enumerate() {
             let mut out = Sink {
-                hlog: &mut self.hlog,
-                samples: &mut self.samples,
+                files: &mut self.files,
                 start_ns: self.start_ns,
                 log_interval_ns: self.log_interval_ns,
                 closed_any: &mut closed_any,
@@ -251,7 +286,7 @@ impl Recorder {
                 taken += 1;
                 match &mut t.trace {
                     Some(tr) => tr.pending.push_back(sample),
-                    None => record_sample(t, &sample, None, &mut out)?,
+                    None => record_sample(t, &sample, None, &mut out),
                 }
             }
             let Some(join) = &mut self.trace else {
@@ -275,7 +310,7 @@ impl Recorder {
                 };
                 tr.pending.pop_front();
                 let explanation = joined.as_ref().and_then(|j| j.explanation.clone());
-                record_sample(t, &sample, joined, &mut out)?;
+                record_sample(t, &sample, joined, &mut out);
                 if let Some(x) = explanation {
                     self.explained += 1;
                     keep_worst(&mut self.worst, &x);
@@ -283,10 +318,11 @@ impl Recorder {
                 }
             }
         }
-        if let (true, Some(log)) = (closed_any, &mut self.samples) {
-            log.flush()?;
+        if closed_any {
+            self.files
+                .write(|_, samples| samples.as_mut().map_or(Ok(()), |l| l.flush()));
         }
-        Ok(taken)
+        taken
     }
 
     /// The live view's figures.
@@ -306,22 +342,23 @@ impl Recorder {
     }
 
     /// Drains what is left, writes each thread's last (possibly partial) interval ending at
-    /// `end_ns`, flushes the files and returns the per-thread figures.
-    pub fn finish(mut self, end_ns: u64) -> io::Result<Vec<ThreadResult>> {
-        self.drain_until(true)?;
+    /// `end_ns`, flushes the files and returns the per-thread figures, with the write error
+    /// not yet returned by a drain, if any (the figures are complete even then).
+    pub fn finish(mut self, end_ns: u64) -> (Vec<ThreadResult>, Option<io::Error>) {
+        self.drain_until(true);
         for t in &mut self.threads {
             let interval_start = self.start_ns + t.interval_index * self.log_interval_ns;
             let length = end_ns
                 .saturating_sub(interval_start)
                 .clamp(1, self.log_interval_ns);
             if t.interval.count() > 0 || end_ns > interval_start {
-                close_interval(t, &mut self.hlog, self.log_interval_ns, length)?;
+                close_interval(t, &mut self.files, self.log_interval_ns, length);
             }
         }
-        if let Some(log) = &mut self.samples {
-            log.flush()?;
-        }
-        Ok(self
+        self.files
+            .write(|_, samples| samples.as_mut().map_or(Ok(()), |l| l.flush()));
+        let error = self.files.new_error();
+        let threads = self
             .threads
             .iter()
             .map(|t| ThreadResult {
@@ -343,14 +380,14 @@ impl Recorder {
                     timed_out: tr.timed_out,
                 }),
             })
-            .collect())
+            .collect();
+        (threads, error)
     }
 }
 
 /// Where recorded samples go.
 struct Sink<'a> {
-    hlog: &'a mut HlogWriter,
-    samples: &'a mut Option<SampleLogWriter>,
+    files: &'a mut Files,
     start_ns: u64,
     log_interval_ns: u64,
     closed_any: &'a mut bool,
@@ -363,10 +400,10 @@ fn record_sample(
     sample: &Sample,
     traced: Option<SampleTrace>,
     out: &mut Sink,
-) -> io::Result<()> {
+) {
     let index = sample.expected_ns.saturating_sub(out.start_ns) / out.log_interval_ns;
     while index > t.interval_index {
-        close_interval(t, out.hlog, out.log_interval_ns, out.log_interval_ns)?;
+        close_interval(t, out.files, out.log_interval_ns, out.log_interval_ns);
         *out.closed_any = true;
     }
     t.interval.record(sample.latency_ns);
@@ -395,17 +432,16 @@ fn record_sample(
             }
         }
     }
-    if let Some(log) = out.samples {
-        log.write(&SampleRecord {
-            cpu: t.feed.cpu as u32,
-            missed: sample.missed,
-            seq: sample.seq,
-            expected_ns: sample.expected_ns,
-            latency_ns: sample.latency_ns,
-            irq_latency_ns: irq,
-        })?;
-    }
-    Ok(())
+    let record = SampleRecord {
+        cpu: t.feed.cpu as u32,
+        missed: sample.missed,
+        seq: sample.seq,
+        expected_ns: sample.expected_ns,
+        latency_ns: sample.latency_ns,
+        irq_latency_ns: irq,
+    };
+    out.files
+        .write(|_, samples| samples.as_mut().map_or(Ok(()), |l| l.write(&record)));
 }
 
 /// Keeps `worst` the [`WORST_KEPT`] explanations of highest latency, worst first.
@@ -419,27 +455,18 @@ fn keep_worst(worst: &mut Vec<SpikeExplanation>, x: &SpikeExplanation) {
 
 /// Writes the thread's current interval to the log (even when empty, so the timeline has no
 /// holes) and starts the next one.
-fn close_interval(
-    t: &mut ThreadState,
-    hlog: &mut HlogWriter,
-    log_interval_ns: u64,
-    length_ns: u64,
-) -> io::Result<()> {
+fn close_interval(t: &mut ThreadState, files: &mut Files, log_interval_ns: u64, length_ns: u64) {
     let start = Duration::from_nanos(t.interval_index * log_interval_ns);
-    hlog.write_interval(
-        &t.tag,
-        start,
-        Duration::from_nanos(length_ns),
-        &t.interval.histogram,
-    )?;
-    // The IRQ latency of the same interval, under its own tag.
+    let length = Duration::from_nanos(length_ns);
+    files.write(|hlog, _| {
+        hlog.write_interval(&t.tag, start, length, &t.interval.histogram)?;
+        // The IRQ latency of the same interval, under its own tag.
+        match &t.trace {
+            Some(tr) => hlog.write_interval(&t.irq_tag, start, length, &tr.irq_interval.histogram),
+            None => Ok(()),
+        }
+    });
     if let Some(tr) = &mut t.trace {
-        hlog.write_interval(
-            &t.irq_tag,
-            start,
-            Duration::from_nanos(length_ns),
-            &tr.irq_interval.histogram,
-        )?;
         tr.irq_interval.reset();
     }
     t.last_interval = IntervalFigures {
@@ -450,7 +477,6 @@ fn close_interval(
     };
     t.interval.reset();
     t.interval_index += 1;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -546,7 +572,8 @@ mod tests {
         assert_eq!(x.len(), 1);
         assert_eq!(x[0].latency_ns, 250_000);
         assert_eq!(rec.worst_explanations().1, 1);
-        let r = rec.finish(start + 3_000_000).unwrap();
+        let (r, error) = rec.finish(start + 3_000_000);
+        assert!(error.is_none());
         let t = r[0].trace.as_ref().unwrap();
         assert_eq!((t.joined, t.unmatched, t.timed_out), (2, 0, 1));
         assert_eq!(t.irq_latency.samples, 2);
@@ -590,7 +617,8 @@ mod tests {
         ];
         let mut rec = Recorder::new(vec![feed(0, &samples)], hlog, None, start, 1_000 * ms);
         assert_eq!(rec.drain().unwrap(), 5);
-        let results = rec.finish(start + 3_700 * ms).unwrap();
+        let (results, error) = rec.finish(start + 3_700 * ms);
+        assert!(error.is_none());
         assert_eq!(results[0].latency.samples, 5);
         assert_eq!(results[0].deadline_misses, 1);
         let intervals = hlog::read_intervals(&path).unwrap();
@@ -603,5 +631,45 @@ mod tests {
             intervals[0].histogram.max(),
             intervals[0].histogram.highest_equivalent(150_000)
         );
+    }
+
+    /// A full disk (here /dev/full) stops the files at the first failed write, which the drain
+    /// reports once, while every sample still counts: the run ends with complete statistics.
+    #[test]
+    fn a_write_error_stops_the_files_but_not_the_statistics() {
+        let full = || {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap()
+        };
+        let start = 1_000_000_000u64;
+        let ms = 1_000_000u64;
+        let s = |k: u64| Sample {
+            seq: k,
+            expected_ns: start + k * 100 * ms,
+            latency_ns: 10_000 + k as i64,
+            missed: 0,
+        };
+        let (mut p, c) = rtrb::RingBuffer::new(64);
+        let mut feed = feed(0, &[]);
+        feed.consumer = c;
+        let mut rec = Recorder::new(
+            vec![feed],
+            HlogWriter::new(full()),
+            Some(SampleLogWriter::new(full())),
+            start,
+            1_000 * ms,
+        );
+        // Interval 0 closes when a sample of interval 1 arrives: its write fails.
+        (0..12).for_each(|k| p.push(s(k)).unwrap());
+        let e = rec.drain().unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
+        (12..25).for_each(|k| p.push(s(k)).unwrap());
+        assert_eq!(rec.drain().unwrap(), 13, "reported once, then counted on");
+        let (results, error) = rec.finish(start + 2_500 * ms);
+        assert!(error.is_none(), "already reported");
+        assert_eq!(results[0].latency.samples, 25);
+        assert_eq!(results[0].latency.max_ns, Some(10_024));
     }
 }

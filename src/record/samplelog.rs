@@ -60,12 +60,17 @@ pub struct SampleLogWriter {
 }
 
 impl SampleLogWriter {
-    /// Creates the file; the header follows with [`SampleLogWriter::begin`], once the run's
-    /// start is fixed.
+    /// Writes the log into `file` (in a result directory: made by `ResultDir::create_file`);
+    /// the header follows with [`SampleLogWriter::begin`], once the run's start is fixed.
+    pub fn new(file: File) -> Self {
+        SampleLogWriter {
+            out: BufWriter::with_capacity(256 * 1024, file),
+        }
+    }
+
+    /// Creates the new file `path` (an existing file or link of that name is an error).
     pub fn create(path: &Path) -> io::Result<Self> {
-        Ok(SampleLogWriter {
-            out: BufWriter::with_capacity(256 * 1024, File::create(path)?),
-        })
+        Ok(Self::new(File::create_new(path)?))
     }
 
     /// Writes the header; must come before the first record.

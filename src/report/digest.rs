@@ -232,7 +232,7 @@ impl RunDigest {
 /// Reads the result directory at `path`. `progress(done, total)` follows the hlog bytes.
 pub fn read_run(path: &Path, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<RunDigest, String> {
     let dir = ResultDir::open(path)?;
-    let record = dir.read_run_record()?;
+    let mut record = dir.read_run_record()?;
     let events_path = dir.file(events::FILE_NAME);
     let events = if events_path.is_file() {
         events::read_events(&events_path)
@@ -245,7 +245,7 @@ pub fn read_run(path: &Path, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Run
     let mut series: Vec<SeriesDigest> = Vec::new();
     if has_hlog {
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        let chunks = hlog_scan::scan_parallel(
+        let (chunks, torn) = hlog_scan::scan_parallel(
             &hlog_path,
             workers,
             BTreeMap::<String, SeriesDigest>::new,
@@ -258,6 +258,9 @@ pub fn read_run(path: &Path, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Run
             progress,
         )
         .map_err(|e| format!("cannot read {}: {e}", hlog_path.display()))?;
+        if let Some(torn) = torn {
+            crate::results::loaded::note_torn_tail(&mut record, torn.warning(&hlog_path));
+        }
         let mut merged: BTreeMap<String, SeriesDigest> = BTreeMap::new();
         for chunk in chunks {
             for (tag, s) in chunk {
@@ -304,7 +307,7 @@ mod tests {
             warnings: vec![],
             seed: 3,
         };
-        let record = write_run(dir.path(), &run, |cpu, t, rng| {
+        let record = write_run(&dir.path().join("run"), &run, |cpu, t, rng| {
             let spike = cpu == 0 && t == 2_500_000_000;
             if spike {
                 3_000_000
@@ -313,7 +316,7 @@ mod tests {
             }
         })
         .unwrap();
-        let d = read_run(dir.path(), &|_, _| {}).unwrap();
+        let d = read_run(&dir.path().join("run"), &|_, _| {}).unwrap();
         assert_eq!(d.series.len(), 2);
         assert_eq!(d.series[0].label, "CPU 0");
         assert_eq!(d.series[0].intervals.len(), 50);

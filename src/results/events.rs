@@ -101,10 +101,17 @@ pub struct EventLog {
 }
 
 impl EventLog {
+    /// Appends to `file`, opened for appending (a run makes it with `ResultDir::create_file`).
+    pub fn new(file: File) -> Self {
+        EventLog { file }
+    }
+
+    /// Appends to the file `path`, made if missing: a second writer of a run's events.jsonl
+    /// (the load supervisor), each line one `write(2)`.
     pub fn create(path: &Path) -> io::Result<Self> {
-        Ok(EventLog {
-            file: OpenOptions::new().create(true).append(true).open(path)?,
-        })
+        Ok(Self::new(
+            OpenOptions::new().create(true).append(true).open(path)?,
+        ))
     }
 
     pub fn write(&mut self, event: &Event) -> io::Result<()> {

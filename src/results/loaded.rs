@@ -30,10 +30,15 @@ pub struct LoadedRun {
 /// Reads a result directory. The error says which file is wrong and why (exit code 2).
 pub fn load(path: &Path) -> Result<LoadedRun, String> {
     let dir = ResultDir::open(path)?;
-    let record = dir.read_run_record()?;
+    let mut record = dir.read_run_record()?;
     let hlog_path = dir.file(crate::record::hlog::FILE_NAME);
     let intervals = if hlog_path.is_file() {
-        hlog_scan::read_coarsened(&hlog_path, MAX_INTERVALS_PER_TAG).map_err(|e| e.to_string())?
+        let (intervals, torn) = hlog_scan::read_coarsened(&hlog_path, MAX_INTERVALS_PER_TAG)
+            .map_err(|e| e.to_string())?;
+        if let Some(torn) = torn {
+            note_torn_tail(&mut record, torn.warning(&hlog_path));
+        }
+        intervals
     } else {
         Vec::new()
     };
@@ -50,6 +55,13 @@ pub fn load(path: &Path) -> Result<LoadedRun, String> {
         intervals,
         events,
     })
+}
+
+/// Tells about a torn latency.hlog (a full disk, a kill): on stderr now, and among the run's
+/// warnings, which reports and exports show.
+pub fn note_torn_tail(record: &mut RunRecord, warning: String) {
+    eprintln!("jitterlab: warning: {warning}");
+    record.warnings.push(warning);
 }
 
 impl LoadedRun {

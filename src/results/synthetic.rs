@@ -78,7 +78,9 @@ pub fn write_run(
     run: &SyntheticRun,
     mut latency: impl FnMut(usize, u64, &mut Rng) -> i64,
 ) -> io::Result<RunRecord> {
-    let result_dir = ResultDir::create(dir)?;
+    let result_dir = ResultDir::create(dir, "--out")
+        .map_err(|e| io::Error::other(e.message))?
+        .keep();
     let start_wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     let mut hlog = HlogWriter::create(&result_dir.file(hlog::FILE_NAME))?;
     hlog.begin(start_wall, "jitterlab synthetic latency log")?;
@@ -296,7 +298,7 @@ mod tests {
             warnings: vec!["synthetic".into()],
             seed: 7,
         };
-        let record = write_run(dir.path(), &run, |cpu, t, _| {
+        let record = write_run(&dir.path().join("run"), &run, |cpu, t, _| {
             if cpu == 1 && t == 1_500_000_000 {
                 2_500_000
             } else {
@@ -304,7 +306,7 @@ mod tests {
             }
         })
         .unwrap();
-        let back = loaded::load(dir.path()).unwrap();
+        let back = loaded::load(&dir.path().join("run")).unwrap();
         assert_eq!(back.record.threads.len(), 2);
         assert_eq!(
             back.intervals.len(),

@@ -1,11 +1,15 @@
-//! `jitterlab run`: puts the pieces together. Plan → system checks → memory lock → measuring
-//! threads set up and waiting → loads → result directory → start → drain until done → results.
+//! `jitterlab run`: puts the pieces together. Plan → result directory → system checks → memory
+//! lock → measuring threads set up and waiting → CPU locks → loads → result files → start →
+//! drain until done → results.
 //!
 //! Every resource taken here is released by the kernel or by a destructor on every exit path:
-//! the PM QoS request is an open file, the spike load is a thread of this process, load
-//! generators are child processes stopped and reaped by a drop guard (loads.rs), the result directory
-//! is written incrementally so that a crash leaves what was measured.
+//! the PM QoS request is an open file, the CPU locks are flocks (cpulock.rs), the spike load is
+//! a thread of this process, load generators are child processes stopped and reaped by a drop
+//! guard (loads.rs). The result directory is made first, so that a second run into it is
+//! refused before anything starts; until measuring begins a refusal removes it again, and from
+//! then on it is written incrementally so that a crash leaves what was measured.
 
+pub mod cpulock;
 pub mod loads;
 pub mod pmqos;
 
@@ -49,6 +53,16 @@ pub struct RunOutcome {
 /// Runs `jitterlab run`.
 pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
     let plan = plan::resolve(args)?;
+    // Made before anything starts: a second run into the same --out is refused here (exit 2),
+    // and dropping the claim before measuring begins removes the directory again.
+    let claim = match &plan.out {
+        Some(out) => ResultDir::create(out, "--out")?,
+        None => ResultDir::create_unique(
+            &dir::default_path(SystemTime::now(), &crate::system::host::hostname()),
+            "--out",
+        )?,
+    };
+    let out = claim.dir().path.clone();
     if plan.wake == WakeMethod::Rtc && !Path::new(RTC_DEVICE).exists() {
         return Err(Failure::system(format!(
             "--wake rtc: no {RTC_DEVICE} on this system (no RTC driver, or it is not exposed); use another --wake method, e.g. clock-nanosleep or timerfd"
@@ -77,23 +91,23 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
             .or_run(|| "cannot install the signal handlers".into())?;
     }
 
-    // Named and checked before anything starts: two runs started in the same second on one
-    // host must not both get as far as starting threads.
-    let out = match &plan.out {
-        Some(out) => out.clone(),
-        None => {
-            let out = dir::default_path(SystemTime::now(), &crate::system::host::hostname());
-            dir::check_usable(&out).map_err(Failure::usage)?;
-            out
-        }
-    };
-
     if plan.mlock {
         lock_all_memory().map_err(|e| Failure::system(explain_mlock_refusal(&e)))?;
     }
 
     let gate = StartGate::new(plan.cpus.len());
     let mut threads = start_measuring_threads(&plan, &gate, &stop)?;
+    // Once the system has accepted everything and before anything runs: CPUs another run is
+    // measuring are refused here (exit 3). Held until the run returns.
+    let (_cpu_locks, lock_warnings) = match cpulock::take(&plan.cpus, plan.allow_shared_cpus) {
+        Ok(locks) => locks,
+        Err(e) => {
+            gate.abort();
+            threads.drain(..).for_each(|t| drop(t.join.join()));
+            return Err(e);
+        }
+    };
+    warnings.extend(lock_warnings);
     let mut spikes = match start_loads(&plan, &stop) {
         Ok(s) => s,
         Err(e) => {
@@ -120,10 +134,9 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
     };
 
     // The generators start now, before measuring; a Drop guard stops them on every exit path.
-    let prepared = prepare_results(&plan, &out)
-        .and_then(|w| loads::start(&plan, &w.0, &stop).map(|supervisor| (w, supervisor)));
-    let ((result_dir, mut hlog_writer, mut sample_writer, mut events), supervisor) = match prepared
-    {
+    let prepared = prepare_results(&plan, claim.dir())
+        .and_then(|w| loads::start(&plan, claim.dir(), &stop).map(|supervisor| (w, supervisor)));
+    let ((mut hlog_writer, mut sample_writer, mut events), supervisor) = match prepared {
         Ok(p) => p,
         Err(e) => {
             gate.abort();
@@ -200,10 +213,13 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
             out.display()
         )));
     }
-    // Written now so that a directory left by a killed run says what it was.
-    result_dir
-        .write_run_record(&record)
+    // Written now so that a directory left by a killed run says what it was; from here on the
+    // directory holds a run and stays.
+    claim
+        .dir()
+        .write_first_run_record(&record)
         .or_run(|| format!("cannot write run.json in {}", out.display()))?;
+    let result_dir = claim.keep();
     for w in &warnings {
         let _ = events.write(&Event::Warning {
             time_ns: monotonic_ns(),
@@ -244,7 +260,10 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
 
     // The recorder loop, on this (non-real-time) thread.
     let mut failure: Option<String> = None;
+    // The first write error (a full disk): measuring stops, the statistics are still complete.
     let mut io_error: Option<String> = None;
+    let write_failed =
+        |e: std::io::Error| format!("cannot write the results in {}: {e}", out.display());
     loop {
         std::thread::sleep(DRAIN_EVERY);
         // A stop (SIGINT, SIGTERM, a write error) ends the threads' sleeps now rather than at
@@ -254,9 +273,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
             threads.iter().for_each(MeasuringThread::interrupt);
         }
         if let Err(e) = recorder.drain() {
-            io_error.get_or_insert_with(|| {
-                format!("cannot write the results in {}: {e}", out.display())
-            });
+            io_error.get_or_insert(write_failed(e));
             stop.store(true, Ordering::SeqCst);
         }
         log_explanations(&mut recorder, &mut events);
@@ -309,19 +326,16 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
             .warnings
             .push(format!("--trace: the trace reader failed: {e}"));
     }
-    let last = recorder.drain_last();
+    if let Err(e) = recorder.drain_last() {
+        io_error.get_or_insert(write_failed(e));
+    }
     log_explanations(&mut recorder, &mut events);
     let (worst, explained) = recorder.worst_explanations();
     let (worst, explained) = (worst.to_vec(), explained);
-    let results = match last.and_then(|_| recorder.finish(end_clock)) {
-        Ok(r) => r,
-        Err(e) => {
-            return Err(Failure::run(format!(
-                "cannot write the results in {}: {e}",
-                out.display()
-            )));
-        }
-    };
+    let (results, last_error) = recorder.finish(end_clock);
+    if let Some(e) = last_error {
+        io_error.get_or_insert(write_failed(e));
+    }
     drop(pm_qos);
 
     let end_wall = SystemTime::now();
@@ -376,9 +390,10 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         time_ns: monotonic_ns(),
         ended: record.ended.as_str().into(),
     });
-    result_dir
-        .write_run_record(&record)
-        .or_run(|| format!("cannot write run.json in {}", out.display()))?;
+    // A failure here still ends with the summary (from memory) and exit 4.
+    if let Err(e) = result_dir.write_final_run_record(&mut record) {
+        eprintln!("jitterlab: {e}");
+    }
     Ok(RunOutcome {
         dir: result_dir,
         record,
@@ -524,28 +539,22 @@ fn start_loads(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Vec<SpikeLoad>>
     Ok(spikes)
 }
 
-type Writers = (ResultDir, HlogWriter, Option<SampleLogWriter>, EventLog);
+type Writers = (HlogWriter, Option<SampleLogWriter>, EventLog);
 
-/// Creates the result directory and its files; their headers follow once the start is fixed.
-fn prepare_results(plan: &RunPlan, out: &Path) -> Result<Writers> {
-    let result_dir = ResultDir::create(out)
-        .or_run(|| format!("cannot create the result directory {}", out.display()))?;
-    let create_failed = |name: &str| {
-        let path = result_dir.file(name);
-        move |e: std::io::Error| Failure::run(format!("cannot create {}: {e}", path.display()))
+/// Creates the files of the result directory; their headers follow once the start is fixed.
+fn prepare_results(plan: &RunPlan, result_dir: &ResultDir) -> Result<Writers> {
+    let create = |name: &str| {
+        result_dir
+            .create_file(name)
+            .or_run(|| format!("cannot create {}", result_dir.file(name).display()))
     };
-    let hlog_writer = HlogWriter::create(&result_dir.file(hlog::FILE_NAME))
-        .map_err(create_failed(hlog::FILE_NAME))?;
+    let hlog_writer = HlogWriter::new(create(hlog::FILE_NAME)?);
     let sample_writer = match plan.samples {
-        true => Some(
-            SampleLogWriter::create(&result_dir.file(samplelog::FILE_NAME))
-                .map_err(create_failed(samplelog::FILE_NAME))?,
-        ),
+        true => Some(SampleLogWriter::new(create(samplelog::FILE_NAME)?)),
         false => None,
     };
-    let events = EventLog::create(&result_dir.file(events::FILE_NAME))
-        .map_err(create_failed(events::FILE_NAME))?;
-    Ok((result_dir, hlog_writer, sample_writer, events))
+    let events = EventLog::new(create(events::FILE_NAME)?);
+    Ok((hlog_writer, sample_writer, events))
 }
 
 fn plan_record(plan: &RunPlan) -> PlanRecord {

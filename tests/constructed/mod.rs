@@ -63,7 +63,7 @@ pub fn record(cpus: &[usize], seconds: usize, threads: Vec<ThreadSummary>) -> Ru
 
 /// Writes a result directory at `dir` and returns its record.
 pub fn write_run(dir: &Path, spec: &Spec) -> RunRecord {
-    let rd = ResultDir::create(dir).unwrap();
+    let rd = ResultDir::create(dir, "--out").unwrap().keep();
     let mut w = HlogWriter::create(&rd.file(hlog::FILE_NAME)).unwrap();
     w.begin(
         SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),

@@ -45,6 +45,10 @@ fn exporter(format: ExportFormat) -> Exporter {
 
 /// Exports `run_dir` in `format` to `output` (stdout when None, for the formats of one file).
 pub fn export(run_dir: &Path, format: ExportFormat, output: Option<&Path>) -> Result<()> {
+    // Before anything is read or written: `-o RUN/run.json` would destroy the run.
+    if let Some(o) = output {
+        crate::results::dir::check_output_file(o, "-o")?;
+    }
     match exporter(format) {
         Exporter::Samples(e) => export_samples(run_dir, e, output),
         Exporter::Run(e) => e.write(&loaded::load(run_dir).map_err(Failure::usage)?, output),

@@ -14,6 +14,7 @@ use crate::report::plot::{
     Distribution, Figure, exceedance, heatmap, histogram, sweep as sweep_plot, timeline,
 };
 use crate::report::png::PngRenderer;
+use crate::results::dir;
 use crate::results::events::Event;
 use crate::results::run_record::FILE_NAME as RUN_JSON;
 use crate::results::sweep::{FILE_NAME as SWEEP_JSON, SweepRecord};
@@ -42,20 +43,16 @@ pub(crate) enum Input {
 
 /// Runs the command; returns the exit code.
 pub fn run(args: &ReportArgs) -> Result<i32> {
-    // Every argument is checked before anything is read or written.
+    // Every argument is checked before anything is read or written, output paths included
+    // (`-o RUN/run.json` would destroy the run).
     let kinds: Vec<Kind> = args
         .run_dirs
         .iter()
         .map(|p| classify(p))
         .collect::<Result<_>>()?;
-    if let Some(dir) = &args.plots
-        && dir.exists()
-        && !dir.is_dir()
-    {
-        return Err(Failure::usage(format!(
-            "--plots {}: exists and is not a directory; pass a directory (it is created if missing)",
-            dir.display()
-        )));
+    dir::check_output_file(&args.output, "-o")?;
+    if let Some(plots) = &args.plots {
+        dir::check_output_dir(plots, "--plots")?;
     }
 
     let budget = Budget::from_option(args.budget.as_deref())?;
@@ -109,6 +106,11 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
         Vec::new()
     };
     let html = page::render(&inputs, &runs, &overlays);
+    // The plot directory first: if it cannot be made, nothing has been written.
+    if let Some(plots) = &args.plots {
+        std::fs::create_dir_all(plots)
+            .or_usage(|| format!("cannot create --plots {}", plots.display()))?;
+    }
     std::fs::write(&args.output, html)
         .or_usage(|| format!("cannot write the report to {}", args.output.display()))?;
     if let Some(dir) = &args.plots {
@@ -342,7 +344,6 @@ fn overlay_figures(runs: &[&RunDigest]) -> Vec<Figure> {
 
 /// Writes `<name>.svg` and `<name>.png` for every figure.
 fn write_plots(dir: &Path, figures: &[&Figure]) -> Result<()> {
-    std::fs::create_dir_all(dir).or_usage(|| format!("cannot create --plots {}", dir.display()))?;
     let renderer = PngRenderer::new();
     if !renderer.has_fonts {
         eprintln!(

@@ -16,11 +16,11 @@ use crate::cli::{ImportArgs, ImportFormat};
 use crate::error::{Failure, OrFailure, Result, escape_controls};
 use crate::record::hlog::{self, HlogWriter};
 use crate::record::stats::{LatencySummary, new_histogram};
+use crate::results::ResultDir;
 use crate::results::run_record::Ended;
 use crate::results::run_record::{
     EnvironmentRecord, FORMAT, ImportRecord, PlanRecord, PmQosRecord, RunRecord, ThreadSummary,
 };
-use crate::results::{ResultDir, dir};
 use crate::units::format_ns;
 use hdrhistogram::Histogram;
 use std::path::{Path, PathBuf};
@@ -553,8 +553,10 @@ pub fn command(args: &ImportArgs) -> Result<PathBuf> {
             PathBuf::from("jitterlab-results").join(format!("imported-{stem}"))
         }
     };
-    dir::check_usable(&out).map_err(|e| Failure::usage(e.replacen("--out", "import --out", 1)))?;
-    let record = write_result(&imported, &args.file, &out)?;
+    // Made new (an existing name is refused, exit 2); removed again if the import fails.
+    let claim = ResultDir::create(&out, "import --out")?;
+    let record = write_result(&imported, &args.file, claim.dir())?;
+    claim.keep();
     print!("{}", summary(&record, &out));
     Ok(out)
 }
@@ -573,10 +575,13 @@ const ABSENT_ALWAYS: &[&str] = &[
     "early_wakeups",
 ];
 
-/// Writes the result directory and returns its run.json.
-pub fn write_result(imported: &Imported, source: &Path, out: &Path) -> Result<RunRecord> {
-    let result_dir =
-        ResultDir::create(out).or_run(|| format!("cannot create {}", out.display()))?;
+/// Writes the files of the new result directory and returns its run.json.
+pub fn write_result(
+    imported: &Imported,
+    source: &Path,
+    result_dir: &ResultDir,
+) -> Result<RunRecord> {
+    let out = &result_dir.path;
     let start = imported.started.unwrap_or(SystemTime::UNIX_EPOCH);
     let length = Duration::from_nanos(imported.duration_ns.unwrap_or(0));
     let with_histograms: Vec<&SourceThread> = imported
@@ -586,8 +591,11 @@ pub fn write_result(imported: &Imported, source: &Path, out: &Path) -> Result<Ru
         .collect();
     if !with_histograms.is_empty() {
         let path = result_dir.file(hlog::FILE_NAME);
-        let mut w =
-            HlogWriter::create(&path).or_run(|| format!("cannot create {}", path.display()))?;
+        let mut w = HlogWriter::new(
+            result_dir
+                .create_file(hlog::FILE_NAME)
+                .or_run(|| format!("cannot create {}", path.display()))?,
+        );
         let write = |w: &mut HlogWriter| -> std::io::Result<()> {
             w.begin(
                 start,
