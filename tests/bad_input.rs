@@ -474,7 +474,7 @@ fn a_failed_export_write_exits_4() {
             "/proc/nonexistent/x",
         ],
         2,
-        &["cannot create /proc/nonexistent/x"],
+        &["-o /proc/nonexistent/x", "does not exist"],
     );
 }
 
