@@ -433,8 +433,11 @@ fn sigkill_leaves_every_flushed_interval_in_the_log() {
                 "intervals in order without holes"
             );
             let n = i.histogram.len();
+            // A late wakeup (a VM stall) skips the grid points that passed, and those may lie in
+            // the next interval: a short interval follows a late wakeup in it or just before.
+            let late = |j: usize| mine[j].histogram.max() > 1_000_000;
             assert!(
-                (90..=100).contains(&n) || i.histogram.max() > 1_000_000,
+                (90..=100).contains(&n) || late(k) || (k > 0 && late(k - 1)),
                 "{tag} interval {k}: {n} samples"
             );
         }
