@@ -6,6 +6,10 @@
 //! `--priority -1`), so that those are refused by our own range check, which names the option
 //! and what it accepts, rather than by clap as an "unexpected argument".
 
+// The doc comments below are also clap's help text, where `<name>` is a placeholder the user
+// reads, not HTML: rustdoc must not take it for a tag.
+#![allow(rustdoc::invalid_html_tags)]
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 

@@ -243,7 +243,7 @@ pub struct HeaderEvent {
     pub time_extend: u32,
     pub time_stamp: u32,
     /// type_len values 1..=this are data events of type_len * 4 bytes; 0 means "length in
-    /// array[0]".
+    /// `array[0]`".
     pub data_max_type_len: u32,
 }
 

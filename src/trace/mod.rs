@@ -4,7 +4,7 @@
 //! cleanup.
 //!
 //! - [`tracefs`]: the mount, the instance (`instances/jitterlab-<pid>`), stale-instance removal;
-//! - [`format`]: the kernel's format files; [`page`]: the ring-buffer page parser;
+//! - [`format`](mod@format): the kernel's format files; [`page`]: the ring-buffer page parser;
 //! - [`decode`]: the events used, decoded; [`reader`]: the thread that reads them;
 //! - [`split`]: per-sample IRQ / thread latency; [`explain`]: what held the CPU.
 //!

@@ -50,7 +50,7 @@ pub struct PageInfo {
     pub paddings: usize,
     pub time_extends: usize,
     pub time_stamps: usize,
-    /// Data events whose length was in array[0].
+    /// Data events whose length was in `array[0]`.
     pub long_events: usize,
 }
 

@@ -2,7 +2,7 @@
 //! fetch of anything) for one or more result directories, and with `--plots DIR` every plot as
 //! SVG and PNG. The steps: check every argument (bad input exits 2 before any work), read each
 //! run in one streaming pass ([`crate::report::digest`]), prepare and draw the figures
-//! ([`crate::report::plot`]), assemble the page ([`page`]), write the files.
+//! ([`crate::report::plot`]), assemble the page (`page`), write the files.
 
 mod page;
 
