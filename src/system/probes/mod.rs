@@ -1,0 +1,92 @@
+//! Live probes of the POSIX real-time features and eBPF: each feature is tried, not assumed.
+//!
+//! All probes run on one short-lived thread, so that what is per-thread (scheduling policy,
+//! signal mask) dies with it even if a restore step were missed; what is per-process (locked
+//! memory, named queues and shared memory) is undone by the probe itself, and named objects
+//! are unlinked right after creation so that nothing can be left behind.
+
+//!
+//! One file per area: [`sched`] (policies and memory locking), [`signals`] (timers and
+//! real-time signals), [`ipc`] (message queues, PI futexes, shared memory), [`bpf`].
+
+mod bpf;
+mod ipc;
+mod sched;
+mod signals;
+
+use std::ffi::CString;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::verdict::{Check, Spec};
+
+/// Runs every probe on a fresh thread and returns their checks, in display order.
+pub fn run_all() -> Vec<Check> {
+    let probes = std::thread::Builder::new()
+        .name("jitterlab-probe".into())
+        .spawn(|| {
+            vec![
+                sched::sched_fifo(),
+                sched::sched_rr(),
+                sched::sched_deadline(),
+                sched::mlockall(),
+                signals::posix_timers(),
+                signals::rt_signals(),
+                ipc::message_queues(),
+                ipc::pi_futex(),
+                ipc::shared_memory(),
+                bpf::bpf(),
+            ]
+        });
+    match probes.map(|handle| handle.join()) {
+        Ok(Ok(checks)) => checks,
+        _ => vec![PROBE_THREAD.unknown(
+            "the probe thread could not be started or stopped unexpectedly",
+            "report this as a jitterlab bug, with `jitterlab doctor` output",
+        )],
+    }
+}
+
+const PROBE_THREAD: Spec = Spec {
+    id: "posix.probes",
+    area: "posix",
+    why: "The POSIX real-time features are checked by trying them on a probe thread.",
+};
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// `EPERM (Operation not permitted)` for an errno value.
+fn describe(err: i32) -> String {
+    let name = match err {
+        libc::EPERM => "EPERM",
+        libc::EINVAL => "EINVAL",
+        libc::ENOSYS => "ENOSYS",
+        libc::EBUSY => "EBUSY",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOENT => "ENOENT",
+        libc::ENOTSUP => "ENOTSUP",
+        libc::EMFILE => "EMFILE",
+        _ => "",
+    };
+    let text = std::io::Error::from_raw_os_error(err).to_string();
+    let text = text.split(" (os error").next().unwrap_or(&text).to_string();
+    if name.is_empty() {
+        format!("errno {err} ({text})")
+    } else {
+        format!("{name} ({text})")
+    }
+}
+
+/// A name for a named POSIX object that no other process or probe uses.
+fn unique_name(kind: &str) -> CString {
+    static SEQ: AtomicU32 = AtomicU32::new(0);
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    CString::new(format!(
+        "/jitterlab-doctor-{kind}-{}-{n}",
+        std::process::id()
+    ))
+    .expect("no NUL in name")
+}

@@ -1,0 +1,137 @@
+//! Probes of the real-time scheduling policies and of memory locking.
+
+use super::{describe, errno};
+use crate::measure::Policy;
+use crate::system::checks::sched::RUN_PRIORITY;
+use crate::system::root;
+use crate::system::verdict::{Check, Spec};
+
+const RT_PERMISSION_FIX: &str = "run as root or grant CAP_SYS_NICE; without it raise RLIMIT_RTPRIO (`ulimit -r 99`); \
+     in a container, also give its cgroup RT runtime (see scheduling.rt_group)";
+
+/// Sets `policy` at `priority` on the calling thread and restores the previous policy.
+fn try_policy(policy: libc::c_int, priority: libc::c_int) -> Result<(), i32> {
+    // SAFETY: plain calls on the current thread with valid pointers to local structs.
+    unsafe {
+        let me = libc::pthread_self();
+        let mut old_policy = 0;
+        let mut old = libc::sched_param { sched_priority: 0 };
+        libc::pthread_getschedparam(me, &mut old_policy, &mut old);
+        let param = libc::sched_param {
+            sched_priority: priority,
+        };
+        let err = libc::pthread_setschedparam(me, policy, &param);
+        libc::pthread_setschedparam(me, old_policy, &old);
+        if err == 0 { Ok(()) } else { Err(err) }
+    }
+}
+
+const SCHED_FIFO: Spec = Spec {
+    id: "posix.sched_fifo",
+    area: "posix",
+    why: "SCHED_FIFO is the real-time policy jitterlab measures with by default; without it \
+          every task can delay the measurement.",
+};
+
+pub(super) fn sched_fifo() -> Check {
+    match try_policy(libc::SCHED_FIFO, RUN_PRIORITY as i32) {
+        Ok(()) => SCHED_FIFO.ok(format!(
+            "SCHED_FIFO {RUN_PRIORITY} set on a probe thread and restored"
+        )),
+        Err(e) => SCHED_FIFO.fail(
+            format!("SCHED_FIFO {RUN_PRIORITY} refused: {}", describe(e)),
+            RT_PERMISSION_FIX,
+        ),
+    }
+}
+
+const SCHED_RR: Spec = Spec {
+    id: "posix.sched_rr",
+    area: "posix",
+    why: "SCHED_RR is the round-robin real-time policy (`--policy rr`).",
+};
+
+pub(super) fn sched_rr() -> Check {
+    match try_policy(libc::SCHED_RR, RUN_PRIORITY as i32) {
+        Ok(()) => SCHED_RR.ok(format!(
+            "SCHED_RR {RUN_PRIORITY} set on a probe thread and restored"
+        )),
+        Err(e) => SCHED_RR.warn(
+            format!("SCHED_RR {RUN_PRIORITY} refused: {}", describe(e)),
+            RT_PERMISSION_FIX,
+        ),
+    }
+}
+
+const SCHED_DEADLINE: Spec = Spec {
+    id: "posix.sched_deadline",
+    area: "posix",
+    why: "SCHED_DEADLINE (earliest deadline first with bandwidth reservation) is the kernel's \
+          policy for periodic real-time work with guaranteed runtime.",
+};
+
+pub(super) fn sched_deadline() -> Check {
+    // 100 us every 10 ms: 1% of a CPU, small enough to pass admission control anywhere. Set
+    // through the measuring threads' own code, so the probe tries exactly what `run` will do.
+    let dl = Policy::Deadline {
+        runtime_ns: 100_000,
+        deadline_ns: 10_000_000,
+        period_ns: 10_000_000,
+    };
+    match dl.apply_to_current_thread().map_err(|e| e.raw_os_error().unwrap_or(0)) {
+        Ok(()) => {
+            let restored = Policy::Other.apply_to_current_thread();
+            let note = if restored.is_ok() { "restored" } else { "left on the probe thread, which then exited" };
+            SCHED_DEADLINE.ok(format!("SCHED_DEADLINE 100 us / 10 ms set on a probe thread and {note}"))
+        }
+        Err(e) => SCHED_DEADLINE.warn(
+            format!("sched_setattr(SCHED_DEADLINE 100 us / 10 ms) refused: {}", describe(e)),
+            "SCHED_DEADLINE needs CAP_SYS_NICE (RLIMIT_RTPRIO is not enough), a CPU affinity spanning its \
+             whole root domain (do not start jitterlab under taskset), and the root cgroup when RT group \
+             scheduling is enabled",
+        ),
+    }
+}
+
+const MLOCKALL: Spec = Spec {
+    id: "posix.mlockall",
+    area: "posix",
+    why: "jitterlab locks its memory with mlockall so the measuring thread never waits for a \
+          page fault.",
+};
+
+pub(super) fn mlockall() -> Check {
+    // If memory is already locked (`run` locks before it snapshots), probing would end with
+    // munlockall and undo the caller's lock; the locked memory itself is the evidence.
+    let locked_kb = root::read(std::path::Path::new("/"), "proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmLck:"))?
+                .split_whitespace()
+                .next()?
+                .parse::<u64>()
+                .ok()
+        });
+    if let Some(kb) = locked_kb.filter(|&kb| kb > 0) {
+        return MLOCKALL.ok(format!(
+            "memory already locked by this process (VmLck {kb} kB); not probed again"
+        ));
+    }
+    // MCL_ONFAULT locks pages as they are touched instead of faulting everything in now: the
+    // permission check is the same, and the probe does not disturb the system by paging.
+    // SAFETY: mlockall/munlockall take flags only.
+    let mut r = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_ONFAULT) };
+    if r != 0 && errno() == libc::EINVAL {
+        r = unsafe { libc::mlockall(libc::MCL_CURRENT) }; // kernels before 4.4
+    }
+    if r == 0 {
+        unsafe { libc::munlockall() };
+        MLOCKALL.ok("mlockall(MCL_CURRENT) succeeded and was undone with munlockall")
+    } else {
+        MLOCKALL.fail(
+            format!("mlockall(MCL_CURRENT) failed: {}", describe(errno())),
+            "run as root or grant CAP_IPC_LOCK, or raise RLIMIT_MEMLOCK (`ulimit -l unlimited`)",
+        )
+    }
+}
