@@ -14,6 +14,10 @@ pub mod hlog_scan;
 pub mod live;
 pub mod samplelog;
 pub mod stats;
+mod trace_join;
+
+pub use trace_join::{SampleTrace, TRACE_WAIT_NS, ThreadTraceResult, TraceJoin, WORST_KEPT};
+use trace_join::{ThreadTraceState, keep_worst};
 
 use crate::measure::clock::monotonic_ns;
 use crate::measure::{Sample, ThreadCounters};
@@ -21,7 +25,6 @@ use crate::results::events::SpikeExplanation;
 use hlog::HlogWriter;
 use samplelog::{SampleLogWriter, SampleRecord};
 use stats::{LatencyStats, LatencySummary};
-use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -48,63 +51,6 @@ pub struct ThreadResult {
     pub early_wakeups: u64,
     /// The trace side, with `--trace`.
     pub trace: Option<ThreadTraceResult>,
-}
-
-/// How long a sample waits for its CPU's trace before it is recorded without IRQ latency.
-pub const TRACE_WAIT_NS: u64 = 2_000_000_000;
-/// How many explanations the run keeps for the summary (the worst by latency).
-pub const WORST_KEPT: usize = 5;
-
-/// What the trace adds to one sample.
-#[derive(Debug, Clone, Default)]
-pub struct SampleTrace {
-    /// Timer IRQ latency, thread latency and its two parts (see trace::split), ns.
-    pub irq_latency_ns: Option<i64>,
-    pub thread_latency_ns: Option<i64>,
-    pub wake_to_switch_ns: Option<i64>,
-    pub switch_to_user_ns: Option<i64>,
-    /// For samples above the explanation threshold.
-    pub explanation: Option<SpikeExplanation>,
-}
-
-/// The trace as the recorder sees it (implemented by `trace::Joiner`).
-pub trait TraceJoin {
-    /// Takes in whatever the trace reader has delivered.
-    fn receive(&mut self);
-    /// Every trace event of `cpu` before this CLOCK_MONOTONIC time has been received.
-    fn complete_until_ns(&self, cpu: usize) -> u64;
-    /// Joins a sample of the thread at `thread_index` (whose wakeup lies before
-    /// `complete_until_ns` of its CPU) with the trace. Called in sample order per thread.
-    fn join(&mut self, thread_index: usize, sample: &Sample) -> SampleTrace;
-}
-
-/// A thread's trace figures at the end of the run.
-#[derive(Debug, Clone, Default)]
-pub struct ThreadTraceResult {
-    pub irq_latency: LatencySummary,
-    pub thread_latency: LatencySummary,
-    pub wake_to_switch: LatencySummary,
-    pub switch_to_user: LatencySummary,
-    /// Samples that got their IRQ latency from the trace.
-    pub joined: u64,
-    /// Samples whose trace was complete but had no timer chain for them.
-    pub unmatched: u64,
-    /// Samples recorded without waiting for their trace (it came too late).
-    pub timed_out: u64,
-}
-
-/// Per-thread trace state of the recorder.
-#[derive(Default)]
-struct ThreadTraceState {
-    pending: VecDeque<Sample>,
-    irq_total: LatencyStats,
-    irq_interval: LatencyStats,
-    thread_latency: LatencyStats,
-    wake_to_switch: LatencyStats,
-    switch_to_user: LatencyStats,
-    joined: u64,
-    unmatched: u64,
-    timed_out: u64,
 }
 
 /// The last completed interval of a thread, for live views.
@@ -370,15 +316,7 @@ impl Recorder {
                 dropped_records: t.feed.counters.dropped_records.load(Relaxed),
                 deadline_misses: t.deadline_misses,
                 early_wakeups: t.total.early,
-                trace: t.trace.as_ref().map(|tr| ThreadTraceResult {
-                    irq_latency: tr.irq_total.summary(),
-                    thread_latency: tr.thread_latency.summary(),
-                    wake_to_switch: tr.wake_to_switch.summary(),
-                    switch_to_user: tr.switch_to_user.summary(),
-                    joined: tr.joined,
-                    unmatched: tr.unmatched,
-                    timed_out: tr.timed_out,
-                }),
+                trace: t.trace.as_ref().map(ThreadTraceState::result),
             })
             .collect();
         (threads, error)
@@ -413,24 +351,7 @@ fn record_sample(
     }
     let irq = traced.as_ref().and_then(|x| x.irq_latency_ns);
     if let (Some(tr), Some(x)) = (&mut t.trace, &traced) {
-        match x.irq_latency_ns {
-            Some(irq) => {
-                tr.joined += 1;
-                tr.irq_total.record(irq);
-                tr.irq_interval.record(irq);
-            }
-            None => tr.unmatched += 1,
-        }
-        let parts = [
-            (&mut tr.thread_latency, x.thread_latency_ns),
-            (&mut tr.wake_to_switch, x.wake_to_switch_ns),
-            (&mut tr.switch_to_user, x.switch_to_user_ns),
-        ];
-        for (stats, v) in parts {
-            if let Some(v) = v {
-                stats.record(v);
-            }
-        }
+        tr.record(x);
     }
     let record = SampleRecord {
         cpu: t.feed.cpu as u32,
@@ -442,15 +363,6 @@ fn record_sample(
     };
     out.files
         .write(|_, samples| samples.as_mut().map_or(Ok(()), |l| l.write(&record)));
-}
-
-/// Keeps `worst` the [`WORST_KEPT`] explanations of highest latency, worst first.
-fn keep_worst(worst: &mut Vec<SpikeExplanation>, x: &SpikeExplanation) {
-    let at = worst.partition_point(|w| w.latency_ns >= x.latency_ns);
-    if at < WORST_KEPT {
-        worst.insert(at, x.clone());
-        worst.truncate(WORST_KEPT);
-    }
 }
 
 /// Writes the thread's current interval to the log (even when empty, so the timeline has no

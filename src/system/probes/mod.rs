@@ -6,8 +6,8 @@
 //! are unlinked right after creation so that nothing can be left behind.
 
 //!
-//! One file per area: [`sched`] (policies and memory locking), [`signals`] (timers and
-//! real-time signals), [`ipc`] (message queues, PI futexes, shared memory), [`bpf`].
+//! One file per area: `sched` (policies and memory locking), `signals` (timers and
+//! real-time signals), `ipc` (message queues, PI futexes, shared memory), `bpf`.
 
 mod bpf;
 mod ipc;

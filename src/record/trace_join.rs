@@ -1,0 +1,110 @@
+//! The trace side of the recorder (`run --trace`): what the kernel trace adds to each sample,
+//! the per-thread trace statistics, and the worst explanations kept for the summary.
+
+use super::stats::{LatencyStats, LatencySummary};
+use crate::measure::Sample;
+use crate::results::events::SpikeExplanation;
+use std::collections::VecDeque;
+
+/// How long a sample waits for its CPU's trace before it is recorded without IRQ latency.
+pub const TRACE_WAIT_NS: u64 = 2_000_000_000;
+/// How many explanations the run keeps for the summary (the worst by latency).
+pub const WORST_KEPT: usize = 5;
+
+/// What the trace adds to one sample.
+#[derive(Debug, Clone, Default)]
+pub struct SampleTrace {
+    /// Timer IRQ latency, thread latency and its two parts (see trace::split), ns.
+    pub irq_latency_ns: Option<i64>,
+    pub thread_latency_ns: Option<i64>,
+    pub wake_to_switch_ns: Option<i64>,
+    pub switch_to_user_ns: Option<i64>,
+    /// For samples above the explanation threshold.
+    pub explanation: Option<SpikeExplanation>,
+}
+
+/// The trace as the recorder sees it (implemented by `trace::Joiner`).
+pub trait TraceJoin {
+    /// Takes in whatever the trace reader has delivered.
+    fn receive(&mut self);
+    /// Every trace event of `cpu` before this CLOCK_MONOTONIC time has been received.
+    fn complete_until_ns(&self, cpu: usize) -> u64;
+    /// Joins a sample of the thread at `thread_index` (whose wakeup lies before
+    /// `complete_until_ns` of its CPU) with the trace. Called in sample order per thread.
+    fn join(&mut self, thread_index: usize, sample: &Sample) -> SampleTrace;
+}
+
+/// A thread's trace figures at the end of the run.
+#[derive(Debug, Clone, Default)]
+pub struct ThreadTraceResult {
+    pub irq_latency: LatencySummary,
+    pub thread_latency: LatencySummary,
+    pub wake_to_switch: LatencySummary,
+    pub switch_to_user: LatencySummary,
+    /// Samples that got their IRQ latency from the trace.
+    pub joined: u64,
+    /// Samples whose trace was complete but had no timer chain for them.
+    pub unmatched: u64,
+    /// Samples recorded without waiting for their trace (it came too late).
+    pub timed_out: u64,
+}
+
+/// Per-thread trace state of the recorder.
+#[derive(Default)]
+pub(super) struct ThreadTraceState {
+    pub(super) pending: VecDeque<Sample>,
+    irq_total: LatencyStats,
+    pub(super) irq_interval: LatencyStats,
+    thread_latency: LatencyStats,
+    wake_to_switch: LatencyStats,
+    switch_to_user: LatencyStats,
+    joined: u64,
+    unmatched: u64,
+    pub(super) timed_out: u64,
+}
+
+impl ThreadTraceState {
+    /// Adds one joined sample's trace figures.
+    pub(super) fn record(&mut self, x: &SampleTrace) {
+        match x.irq_latency_ns {
+            Some(irq) => {
+                self.joined += 1;
+                self.irq_total.record(irq);
+                self.irq_interval.record(irq);
+            }
+            None => self.unmatched += 1,
+        }
+        let parts = [
+            (&mut self.thread_latency, x.thread_latency_ns),
+            (&mut self.wake_to_switch, x.wake_to_switch_ns),
+            (&mut self.switch_to_user, x.switch_to_user_ns),
+        ];
+        for (stats, v) in parts {
+            if let Some(v) = v {
+                stats.record(v);
+            }
+        }
+    }
+
+    /// The thread's trace figures at the end of the run.
+    pub(super) fn result(&self) -> ThreadTraceResult {
+        ThreadTraceResult {
+            irq_latency: self.irq_total.summary(),
+            thread_latency: self.thread_latency.summary(),
+            wake_to_switch: self.wake_to_switch.summary(),
+            switch_to_user: self.switch_to_user.summary(),
+            joined: self.joined,
+            unmatched: self.unmatched,
+            timed_out: self.timed_out,
+        }
+    }
+}
+
+/// Keeps `worst` the [`WORST_KEPT`] explanations of highest latency, worst first.
+pub(super) fn keep_worst(worst: &mut Vec<SpikeExplanation>, x: &SpikeExplanation) {
+    let at = worst.partition_point(|w| w.latency_ns >= x.latency_ns);
+    if at < WORST_KEPT {
+        worst.insert(at, x.clone());
+        worst.truncate(WORST_KEPT);
+    }
+}
