@@ -6,8 +6,9 @@
 //!
 //! cargo run --release --example gen-24h -- OUT_DIR [HOURS]
 
+use jitterlab::analysis::quantile::SplitMix64;
 use jitterlab::results::run_record::{LoadRecord, Throughput};
-use jitterlab::results::synthetic::{Rng, SyntheticPhase, SyntheticRun, write_run};
+use jitterlab::results::synthetic::{SyntheticPhase, SyntheticRun, write_run};
 use std::path::PathBuf;
 
 const MS: u64 = 1_000_000;
@@ -56,7 +57,7 @@ fn main() {
     let irq_tail = [2e-4, 2e-3, 6e-4, 2e-4];
     let long_tail = [5e-7, 5e-6, 2e-6, 5e-7];
     let started = std::time::Instant::now();
-    let record = write_run(&out, &run, |cpu, t, rng: &mut Rng| {
+    let record = write_run(&out, &run, |cpu, t, rng: &mut SplitMix64| {
         let p = (t / quarter).min(3) as usize;
         let mut ns = 5_000.0 + (8_000f64.ln() + 0.35 * rng.normal()).exp();
         if cpu == 1 {

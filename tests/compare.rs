@@ -2,10 +2,8 @@
 //! intervals that contain the true difference, the regression check, budgets and exit codes.
 
 mod common;
-mod constructed;
 
 use common::*;
-use constructed::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -18,27 +16,17 @@ struct Runs {
     single_b: PathBuf,
 }
 
-fn spec(dist: Dist, seed: u64, seconds: usize, per_second: usize, missed: u64) -> Spec {
-    Spec {
-        cpus: vec![0, 1],
-        seconds,
-        per_second,
-        dist,
-        seed,
-        missed_periods: missed,
-    }
-}
-
 /// A: uniform 10-50 us; B: the same 1.5 times slower, with 3 missed periods per CPU; same: A's
 /// distribution from another seed; single_*: one whole-run interval per CPU (as imports have).
 fn runs() -> Runs {
     let base = tempfile::tempdir().unwrap();
     let p = |n: &str| base.path().join(n);
-    write_run(&p("a"), &spec(uniform_10_50, 1, 60, 1000, 0));
-    write_run(&p("b"), &spec(uniform_15_75, 2, 60, 1000, 3));
-    write_run(&p("same"), &spec(uniform_10_50, 3, 60, 1000, 0));
-    write_run(&p("single_a"), &spec(uniform_10_50, 4, 1, 20_000, 0));
-    write_run(&p("single_b"), &spec(uniform_15_75, 5, 1, 20_000, 0));
+    let cpus = [0, 1];
+    write_known_run(&p("a"), &cpus, 60, 1000, uniform_10_50, 1, 0);
+    write_known_run(&p("b"), &cpus, 60, 1000, uniform_15_75, 2, 3);
+    write_known_run(&p("same"), &cpus, 60, 1000, uniform_10_50, 3, 0);
+    write_known_run(&p("single_a"), &cpus, 1, 20_000, uniform_10_50, 4, 0);
+    write_known_run(&p("single_b"), &cpus, 1, 20_000, uniform_15_75, 5, 0);
     Runs {
         a: p("a"),
         b: p("b"),

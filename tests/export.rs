@@ -93,21 +93,11 @@ fn export_explains_what_is_missing() {
     assert!(text(&o).contains("--samples"), "{}", text(&o));
 }
 
-mod constructed;
-
 /// A constructed two-CPU run (uniform 10-50 us, 5 s of 1000 samples/s) with a budget verdict.
 fn histogram_run() -> (tempfile::TempDir, std::path::PathBuf) {
     let base = tempfile::tempdir().unwrap();
     let dir = base.path().join("run-a");
-    let spec = constructed::Spec {
-        cpus: vec![0, 1],
-        seconds: 5,
-        per_second: 1000,
-        dist: constructed::uniform_10_50,
-        seed: 9,
-        missed_periods: 0,
-    };
-    let mut record = constructed::write_run(&dir, &spec);
+    let mut record = write_known_run(&dir, &[0, 1], 5, 1000, uniform_10_50, 9, 0);
     let budget = jitterlab::analysis::budget::Budget::parse("max<45us").unwrap();
     record.budget = Some(budget.evaluate(&record));
     jitterlab::results::ResultDir::open(&dir)

@@ -466,3 +466,51 @@ fn a_full_disk_ends_with_the_summary_and_a_failed_run_json() {
     assert!(run["threads"][0]["samples"].as_u64().unwrap() > 0);
     assert!(!out.join(".run.json.tmp").exists());
 }
+
+/// A run.json of a newer format than this jitterlab's is refused by every reader (exit 2), with
+/// both formats named and the fix, whether or not the rest of the record still parses; an
+/// older or equal format reads as before.
+#[test]
+fn a_newer_format_is_refused_with_both_formats_named() {
+    let base = tempfile::tempdir().unwrap();
+    let format = jitterlab::results::format::FORMAT;
+    let newer = format + 1;
+    let same_shape = base.path().join("same-shape");
+    let new_shape = base.path().join("new-shape");
+    constructed_run(&same_shape);
+    constructed_run(&new_shape);
+    let mut record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(same_shape.join("run.json")).unwrap()).unwrap();
+    record["format"] = newer.into();
+    std::fs::write(same_shape.join("run.json"), record.to_string()).unwrap();
+    std::fs::write(
+        new_shape.join("run.json"),
+        format!(r#"{{"format": {newer}, "runs": {{"renamed": true}}}}"#),
+    )
+    .unwrap();
+    for dir in [&same_shape, &new_shape] {
+        let d = dir.to_str().unwrap();
+        let report = base.path().join("report.html");
+        for args in [
+            vec!["report", d, "-o", report.to_str().unwrap()],
+            vec!["compare", d, d],
+            vec!["export", d, "--format", "json"],
+        ] {
+            let o = jitterlab(&args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+            let said = text(&o);
+            for part in [
+                format!("is in result format {newer}, newer than format {format}"),
+                format!("this jitterlab ({})", env!("CARGO_PKG_VERSION")),
+                "use a newer jitterlab to read it".to_string(),
+            ] {
+                assert!(said.contains(&part), "{args:?} should say {part:?}: {said}");
+            }
+        }
+    }
+    // The current format reads as before.
+    let current = base.path().join("current");
+    constructed_run(&current);
+    let o = jitterlab(&["export", current.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}

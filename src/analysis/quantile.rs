@@ -76,7 +76,9 @@ pub fn quantile(s: &[(u64, u64)], q: f64) -> Option<u64> {
 }
 
 /// A small, fast, deterministic generator (SplitMix64): the bootstrap must give the same
-/// interval on every machine and every invocation, so it draws from a fixed seed.
+/// interval on every machine and every invocation, so it draws from a fixed seed. It is the
+/// crate's one generator: synthetic runs (`results::synthetic`) draw from it too.
+#[derive(Debug, Clone)]
 pub struct SplitMix64(u64);
 
 impl SplitMix64 {
@@ -95,6 +97,18 @@ impl SplitMix64 {
     /// Uniform in 0..n (n > 0); the multiply-shift keeps the bias below 2^-32 for any n here.
     pub fn below(&mut self, n: usize) -> usize {
         (((self.next_u64() >> 32) * n as u64) >> 32) as usize
+    }
+
+    /// Uniform in [0, 1), from the top 53 bits.
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Box-Muller).
+    pub fn normal(&mut self) -> f64 {
+        let u1 = self.uniform().max(f64::MIN_POSITIVE);
+        let u2 = self.uniform();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     }
 }
 

@@ -11,8 +11,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-/// The file name inside a result directory.
-pub const FILE_NAME: &str = "latency.hlog";
+pub use crate::results::format::hlog::FILE_NAME;
 
 /// Writes interval histograms as they complete.
 pub struct HlogWriter {

@@ -24,16 +24,11 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
-pub const FILE_NAME: &str = "samples.bin";
-pub const MAGIC: &[u8; 8] = b"JLSAMPL1";
-pub const HEADER_BYTES: usize = 32;
-pub const RECORD_BYTES: usize = 40;
-/// The largest record size a header may claim. Later versions may append fields to a record
-/// (readers skip them), but a record is a handful of numbers: a header claiming more is a
-/// damaged file, and believing it would allocate what it says (up to 4 GiB).
-pub const MAX_RECORD_BYTES: usize = 4096;
-/// Marks an absent IRQ latency.
-pub const NO_IRQ_LATENCY: i64 = i64::MIN;
+// The layout is part of the result format, defined with the other files' in `results::format`.
+pub use crate::results::format::samples::{
+    FILE_NAME, HEADER_BYTES, MAGIC, MAX_RECORD_BYTES, NO_IRQ_LATENCY, RECORD_BYTES,
+    WRITE_BUFFER_BYTES,
+};
 
 /// One record of the sample log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +59,7 @@ impl SampleLogWriter {
     /// the header follows with [`SampleLogWriter::begin`], once the run's start is fixed.
     pub fn new(file: File) -> Self {
         SampleLogWriter {
-            out: BufWriter::with_capacity(256 * 1024, file),
+            out: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
         }
     }
 

@@ -1,15 +1,16 @@
-//! What the report needs from a result directory, read in one streaming pass and kept small:
+//! What the report needs from a result directory (read by `results::loaded`, the one reader),
+//! digested in one streaming pass and kept small:
 //! run.json and the events as they are, and per hlog tag the whole run's histogram, one
 //! (max, p99) point per interval, and each interval's counts in coarse log-latency rows for the
 //! heat map. A day at 1 s intervals on 2 CPUs is a few tens of MB here instead of the
 //! gigabytes the decoded interval histograms would take (see `record::hlog_scan`).
 
-use crate::record::hlog::FILE_NAME as HLOG;
-use crate::record::hlog_scan::{self, SparseInterval};
+use crate::record::hlog_scan::SparseInterval;
 use crate::record::stats::new_histogram;
-use crate::results::ResultDir;
-use crate::results::events::{self, Event};
-use crate::results::run_record::RunRecord;
+use crate::results::format::events::Event;
+use crate::results::format::hlog::parse_tag;
+use crate::results::format::run_record::RunRecord;
+use crate::results::loaded;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -135,15 +136,6 @@ impl SeriesDigest {
     }
 }
 
-/// `cpu3` -> (Some(3), false); `cpu3.irq` -> (Some(3), true).
-fn parse_tag(tag: &str) -> (Option<usize>, bool) {
-    let (base, irq) = match tag.strip_suffix(".irq") {
-        Some(b) => (b, true),
-        None => (tag, false),
-    };
-    (base.strip_prefix("cpu").and_then(|n| n.parse().ok()), irq)
-}
-
 /// A run as the report shows it.
 #[derive(Debug, Clone)]
 pub struct RunDigest {
@@ -229,56 +221,38 @@ impl RunDigest {
     }
 }
 
-/// Reads the result directory at `path`. `progress(done, total)` follows the hlog bytes.
+/// Reads the result directory at `path` (through the one reader, `results::loaded`), digesting
+/// its interval log in one parallel pass. `progress(done, total)` follows the hlog bytes.
 pub fn read_run(path: &Path, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<RunDigest, String> {
-    let dir = ResultDir::open(path)?;
-    let mut record = dir.read_run_record()?;
-    let events_path = dir.file(events::FILE_NAME);
-    let events = if events_path.is_file() {
-        events::read_events(&events_path)
-            .map_err(|e| format!("cannot read {}: {e}", events_path.display()))?
-    } else {
-        Vec::new()
-    };
-    let hlog_path = dir.file(HLOG);
-    let has_hlog = hlog_path.is_file();
-    let mut series: Vec<SeriesDigest> = Vec::new();
-    if has_hlog {
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        let (chunks, torn) = hlog_scan::scan_parallel(
-            &hlog_path,
-            workers,
-            BTreeMap::<String, SeriesDigest>::new,
-            |acc, i| {
-                if !acc.contains_key(i.tag) {
-                    acc.insert(i.tag.to_string(), SeriesDigest::new(i.tag));
-                }
-                acc.get_mut(i.tag).expect("inserted above").add(i);
-            },
-            progress,
-        )
-        .map_err(|e| format!("cannot read {}: {e}", hlog_path.display()))?;
-        if let Some(torn) = torn {
-            crate::results::loaded::note_torn_tail(&mut record, torn.warning(&hlog_path));
-        }
-        let mut merged: BTreeMap<String, SeriesDigest> = BTreeMap::new();
-        for chunk in chunks {
-            for (tag, s) in chunk {
-                match merged.get_mut(&tag) {
-                    Some(earlier) => earlier.append(s),
-                    None => {
-                        merged.insert(tag, s);
-                    }
+    let mut run = loaded::open(path)?;
+    let has_hlog = run.hlog_path().is_some();
+    let chunks = run.scan_intervals(
+        BTreeMap::<String, SeriesDigest>::new,
+        |acc, i| {
+            if !acc.contains_key(i.tag) {
+                acc.insert(i.tag.to_string(), SeriesDigest::new(i.tag));
+            }
+            acc.get_mut(i.tag).expect("inserted above").add(i);
+        },
+        progress,
+    )?;
+    let mut merged: BTreeMap<String, SeriesDigest> = BTreeMap::new();
+    for chunk in chunks {
+        for (tag, s) in chunk {
+            match merged.get_mut(&tag) {
+                Some(earlier) => earlier.append(s),
+                None => {
+                    merged.insert(tag, s);
                 }
             }
         }
-        series = merged.into_values().collect();
-        series.sort_by_key(|s| (s.cpu.unwrap_or(usize::MAX), s.irq, s.tag.clone()));
     }
+    let mut series: Vec<SeriesDigest> = merged.into_values().collect();
+    series.sort_by_key(|s| (s.cpu.unwrap_or(usize::MAX), s.irq, s.tag.clone()));
     Ok(RunDigest {
-        path: path.to_path_buf(),
-        record,
-        events,
+        path: run.path,
+        record: run.record,
+        events: run.events,
         series,
         has_hlog,
     })
@@ -334,12 +308,5 @@ mod tests {
         assert_eq!(rows.last().unwrap().0, 64);
         assert_eq!(d.phase_spans(), vec![("load".to_string(), 2.0, 3.0)]);
         assert_eq!(d.extent_s(), 5.0);
-    }
-
-    #[test]
-    fn tags_name_cpus() {
-        assert_eq!(parse_tag("cpu3"), (Some(3), false));
-        assert_eq!(parse_tag("cpu12.irq"), (Some(12), true));
-        assert_eq!(parse_tag("other"), (None, false));
     }
 }

@@ -10,7 +10,7 @@
 //! output *files* (`report -o`, `export -o`, `--plots`) are here too, because what they must not
 //! touch is a result directory's own files.
 
-use super::run_record::{Ended, FILE_NAME as RUN_JSON, RunRecord};
+use super::run_record::{Ended, FILE_NAME as RUN_JSON, FORMAT, RunRecord};
 use crate::error::Failure;
 use std::ffi::{CStr, CString, OsStr};
 use std::fs::{self, File};
@@ -24,7 +24,7 @@ use std::time::SystemTime;
 /// Space kept allocated after the first run.json (beyond its end, the file's size unchanged) so
 /// that the final record can still be written over it when the disk has filled up during the
 /// run: a few KiB per measured CPU, with a wide margin.
-const FINAL_RECORD_RESERVE_BYTES: i64 = 256 * 1024;
+pub(crate) const FINAL_RECORD_RESERVE_BYTES: i64 = 256 * 1024;
 
 /// How many names `create_unique` tries (`base`, `base-2`, ... ) before giving up.
 const UNIQUE_NAME_ATTEMPTS: usize = 100;
@@ -288,9 +288,34 @@ impl ResultDir {
         let path = self.path.join(RUN_JSON);
         let text = crate::input::read_result_file(&path, crate::input::RESULT_RECORD_MAX_BYTES)
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not a valid format-1 run.json: {e}", path.display()))
+        // A newer format may have changed what a field means, or made the record unreadable
+        // to this version: either way the user needs a newer jitterlab, not a parse error.
+        let newer = |format: u32| {
+            format!(
+                "{} is in result format {format}, newer than format {FORMAT}, the newest this jitterlab ({}) reads; use a newer jitterlab to read it",
+                path.display(),
+                env!("CARGO_PKG_VERSION")
+            )
+        };
+        match serde_json::from_str::<RunRecord>(&text) {
+            Ok(record) if record.format > FORMAT => Err(newer(record.format)),
+            Ok(record) => Ok(record),
+            Err(e) => match serde_json::from_str::<FormatOnly>(&text) {
+                Ok(FormatOnly { format }) if format > FORMAT => Err(newer(format)),
+                _ => Err(format!(
+                    "{} is not a valid format-{FORMAT} run.json: {e}",
+                    path.display()
+                )),
+            },
+        }
     }
+}
+
+/// The one field of run.json that every format has, read alone to tell a newer format from a
+/// damaged file.
+#[derive(serde::Deserialize)]
+struct FormatOnly {
+    format: u32,
 }
 
 fn record_bytes(record: &RunRecord) -> io::Result<Vec<u8>> {

@@ -4,45 +4,17 @@
 //! with known distributions. Nothing here is used by `jitterlab run`.
 
 use super::ResultDir;
-use super::events::{Event, EventLog};
-use super::run_record::{
-    EnvironmentRecord, FORMAT, LoadRecord, PhaseRecord, PhaseThreadSummary, PlanRecord,
-    PmQosRecord, RunRecord, ThreadSummary,
+use super::format::events::{self, Event, EventLog};
+use super::format::run_record::{
+    Ended, EnvironmentRecord, LoadRecord, PhaseRecord, PhaseThreadSummary, PlanRecord, PmQosRecord,
+    RunRecord, ThreadSummary,
 };
+use crate::analysis::quantile::SplitMix64;
 use crate::record::hlog::{self, HlogWriter};
 use crate::record::stats::LatencyStats;
 use std::io;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
-
-/// A small, fast, deterministic generator (xorshift64*): the same seed gives the same run.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.max(1))
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Standard normal (Box-Muller).
-    pub fn normal(&mut self) -> f64 {
-        let u1 = self.uniform().max(f64::MIN_POSITIVE);
-        let u2 = self.uniform();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-    }
-}
 
 /// One scenario phase of a synthetic run, as offsets from the run's start.
 #[derive(Debug, Clone)]
@@ -76,7 +48,7 @@ pub const START_MONOTONIC_NS: u64 = 1_000_000_000_000;
 pub fn write_run(
     dir: &Path,
     run: &SyntheticRun,
-    mut latency: impl FnMut(usize, u64, &mut Rng) -> i64,
+    mut latency: impl FnMut(usize, u64, &mut SplitMix64) -> i64,
 ) -> io::Result<RunRecord> {
     let result_dir = ResultDir::create(dir, "--out")
         .map_err(|e| io::Error::other(e.message))?
@@ -84,7 +56,7 @@ pub fn write_run(
     let start_wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     let mut hlog = HlogWriter::create(&result_dir.file(hlog::FILE_NAME))?;
     hlog.begin(start_wall, "jitterlab synthetic latency log")?;
-    let mut events = EventLog::create(&result_dir.file(super::events::FILE_NAME))?;
+    let mut events = EventLog::create(&result_dir.file(events::FILE_NAME))?;
     for w in &run.warnings {
         events.write(&Event::Warning {
             time_ns: START_MONOTONIC_NS,
@@ -95,7 +67,7 @@ pub fn write_run(
         time_ns: START_MONOTONIC_NS,
     })?;
 
-    let mut rng = Rng::new(run.seed);
+    let mut rng = SplitMix64::new(run.seed);
     let mut whole: Vec<LatencyStats> = run.cpus.iter().map(|_| LatencyStats::default()).collect();
     let mut phase_stats: Vec<Vec<LatencyStats>> = run
         .phases
@@ -155,50 +127,12 @@ pub fn write_run(
     })?;
 
     let record = RunRecord {
-        format: FORMAT,
-        jitterlab_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: vec!["synthetic".into(), format!("seed={}", run.seed)],
-        plan: PlanRecord {
-            cpus: run.cpus.clone(),
-            policy: "fifo".into(),
-            priority: 95,
-            deadline_runtime_ns: None,
-            wake: "clock-nanosleep".into(),
-            clock: "monotonic".into(),
-            interval_ns: run.interval_ns,
-            distance_ns: 0,
-            interval_step_ns: 0,
-            duration_ns: Some(run.duration_ns),
-            loops: None,
-            deadline_ns: None,
-            log_interval_ns: run.log_interval_ns,
-            loads: run.loads.iter().map(|l| l.spec.clone()).collect(),
-            samples: false,
-            ring_size: 1024,
-            mlock: true,
-            pm_qos_us: Some(0),
-            trace: false,
-            explain_above_ns: None,
-        },
-        system: serde_json::json!({ "hostname": "synthetic" }),
-        environment: EnvironmentRecord {
-            memory_locked: true,
-            stack_prefaulted_bytes: 0,
-            pm_qos: PmQosRecord {
-                held_us: None,
-                previous_us: None,
-                error: None,
-            },
-        },
-        started_utc: humantime::format_rfc3339_millis(start_wall).to_string(),
         ended_utc: Some(
             humantime::format_rfc3339_millis(start_wall + Duration::from_nanos(run.duration_ns))
                 .to_string(),
         ),
-        start_monotonic_ns: START_MONOTONIC_NS,
         duration_ns: Some(run.duration_ns),
-        ended: super::run_record::Ended::Completed,
-        end_reason: None,
+        ended: Ended::Completed,
         threads: run
             .cpus
             .iter()
@@ -241,9 +175,39 @@ pub fn write_run(
                     .collect(),
             })
             .collect(),
-        budget: None,
-        trace: None,
-        imported: None,
+        ..RunRecord::new(
+            vec!["synthetic".into(), format!("seed={}", run.seed)],
+            PlanRecord {
+                cpus: run.cpus.clone(),
+                policy: "fifo".into(),
+                priority: 95,
+                deadline_runtime_ns: None,
+                wake: "clock-nanosleep".into(),
+                clock: "monotonic".into(),
+                interval_ns: run.interval_ns,
+                distance_ns: 0,
+                interval_step_ns: 0,
+                duration_ns: Some(run.duration_ns),
+                loops: None,
+                deadline_ns: None,
+                log_interval_ns: run.log_interval_ns,
+                loads: run.loads.iter().map(|l| l.spec.clone()).collect(),
+                samples: false,
+                ring_size: 1024,
+                mlock: true,
+                pm_qos_us: Some(0),
+                trace: false,
+                explain_above_ns: None,
+            },
+            serde_json::json!({ "hostname": "synthetic" }),
+            EnvironmentRecord {
+                memory_locked: true,
+                stack_prefaulted_bytes: 0,
+                pm_qos: PmQosRecord::default(),
+            },
+            humantime::format_rfc3339_millis(start_wall).to_string(),
+            START_MONOTONIC_NS,
+        )
     };
     result_dir.write_run_record(&record)?;
     Ok(record)

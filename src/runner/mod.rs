@@ -29,7 +29,7 @@ use crate::record::samplelog::{self, SampleLogHeader, SampleLogWriter};
 use crate::record::{Recorder, ThreadFeed, ThreadResult};
 use crate::results::events::{self, Event, EventLog};
 use crate::results::run_record::{
-    Ended, EnvironmentRecord, FORMAT, LoadRecord, PlanRecord, RunRecord, ThreadSummary, Throughput,
+    Ended, EnvironmentRecord, LoadRecord, PlanRecord, RunRecord, ThreadSummary, Throughput,
 };
 use crate::results::{ResultDir, dir};
 use std::path::Path;
@@ -42,7 +42,7 @@ use std::time::{Duration, SystemTime};
 const LEAD_IN_NS: u64 = 50_000_000;
 /// How often the recorder drains the rings. Each drain wakes the recorder on one of the
 /// measured CPUs, so it should be rare; the rings hold a second of samples, ten drains' worth.
-const DRAIN_EVERY: Duration = Duration::from_millis(100);
+pub(crate) const DRAIN_EVERY: Duration = Duration::from_millis(100);
 
 /// The outcome of a run, for main to print and turn into an exit code.
 pub struct RunOutcome {
@@ -170,29 +170,19 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
     };
 
     let mut record = RunRecord {
-        format: FORMAT,
-        jitterlab_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line,
-        plan: plan_record(&plan),
-        system,
-        environment: EnvironmentRecord {
-            memory_locked: plan.mlock,
-            stack_prefaulted_bytes: if plan.mlock { PREFAULT_STACK_BYTES } else { 0 },
-            pm_qos: pm_qos.record.clone(),
-        },
-        started_utc: humantime::format_rfc3339_millis(start_wall).to_string(),
-        ended_utc: None,
-        start_monotonic_ns: start_mono,
-        duration_ns: None,
-        ended: Ended::Running,
-        end_reason: None,
-        threads: Vec::new(),
-        loads: Vec::new(),
         warnings: warnings.clone(),
-        phases: Vec::new(),
-        budget: None,
-        trace: None,
-        imported: None,
+        ..RunRecord::new(
+            command_line,
+            plan_record(&plan),
+            system,
+            EnvironmentRecord {
+                memory_locked: plan.mlock,
+                stack_prefaulted_bytes: if plan.mlock { PREFAULT_STACK_BYTES } else { 0 },
+                pm_qos: pm_qos.record.clone(),
+            },
+            humantime::format_rfc3339_millis(start_wall).to_string(),
+            start_mono,
+        )
     };
     let headers = hlog_writer
         .begin(

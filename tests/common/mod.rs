@@ -117,3 +117,68 @@ pub fn with_one_retry(what: &str, mut attempt: impl FnMut() -> Result<(), String
     }
     panic!("{what} failed twice: {failures:#?}");
 }
+
+/// A latency distribution for synthetic runs: a sample from a uniform draw u in [0, 1), ns.
+pub type Dist = fn(f64) -> f64;
+
+/// Uniform on [10 us, 50 us).
+pub fn uniform_10_50(u: f64) -> f64 {
+    10_000.0 + 40_000.0 * u
+}
+
+/// The same, 1.5 times slower.
+pub fn uniform_15_75(u: f64) -> f64 {
+    1.5 * uniform_10_50(u)
+}
+
+/// The true q-quantile of uniform [lo, hi).
+pub fn uniform_quantile(lo: f64, hi: f64, q: f64) -> f64 {
+    lo + (hi - lo) * q
+}
+
+/// Writes a synthetic run (`jitterlab::results::synthetic`) at `dir`: `cpus` woken every 1 ms
+/// for `seconds` s with latencies drawn from `dist`, `per_second` samples per CPU per
+/// interval of 1 s (or, with `seconds` = 1 and more than 1000, one whole-run interval of that
+/// many samples, as imports have), and `missed_periods` written into each thread's summary.
+/// Returns the record written.
+pub fn write_known_run(
+    dir: &Path,
+    cpus: &[usize],
+    seconds: u64,
+    per_second: u64,
+    dist: Dist,
+    seed: u64,
+    missed_periods: u64,
+) -> jitterlab::results::RunRecord {
+    use jitterlab::results::synthetic::{SyntheticRun, write_run};
+    const MS: u64 = 1_000_000;
+    // per_second samples at 1 ms: a single interval as long as it takes.
+    let log_interval_ns = if per_second > 1000 {
+        per_second * MS
+    } else {
+        1000 * MS
+    };
+    let run = SyntheticRun {
+        cpus: cpus.to_vec(),
+        interval_ns: 1000 * MS / per_second.min(1000),
+        log_interval_ns,
+        duration_ns: seconds * log_interval_ns,
+        phases: vec![],
+        loads: vec![],
+        warnings: vec![],
+        seed,
+    };
+    let mut record =
+        write_run(dir, &run, |_, _, rng| dist(rng.uniform()).round() as i64).expect("written");
+    if missed_periods > 0 {
+        record
+            .threads
+            .iter_mut()
+            .for_each(|t| t.missed_periods = missed_periods);
+        jitterlab::results::ResultDir::open(dir)
+            .unwrap()
+            .write_run_record(&record)
+            .unwrap();
+    }
+    record
+}

@@ -19,7 +19,7 @@ use crate::record::stats::{LatencySummary, new_histogram};
 use crate::results::ResultDir;
 use crate::results::run_record::Ended;
 use crate::results::run_record::{
-    EnvironmentRecord, FORMAT, ImportRecord, PlanRecord, PmQosRecord, RunRecord, ThreadSummary,
+    EnvironmentRecord, ImportRecord, PlanRecord, PmQosRecord, RunRecord, ThreadSummary,
 };
 use crate::units::format_ns;
 use hdrhistogram::Histogram;
@@ -669,47 +669,10 @@ pub fn write_result(
     }
     let cpus: Vec<usize> = imported.threads.iter().map(|t| t.cpu).collect();
     let record = RunRecord {
-        format: FORMAT,
-        jitterlab_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: imported.command_line.clone(),
-        plan: PlanRecord {
-            cpus: cpus.clone(),
-            policy: "unknown".into(),
-            priority: 0,
-            deadline_runtime_ns: None,
-            wake: "unknown".into(),
-            clock: "unknown".into(),
-            interval_ns: 0,
-            distance_ns: 0,
-            interval_step_ns: 0,
-            duration_ns: imported.duration_ns,
-            loops: None,
-            deadline_ns: None,
-            log_interval_ns: imported.duration_ns.unwrap_or(0),
-            loads: Vec::new(),
-            samples: false,
-            ring_size: 0,
-            mlock: false,
-            pm_qos_us: None,
-            trace: false,
-            explain_above_ns: None,
-        },
-        system: imported.system.clone(),
-        environment: EnvironmentRecord {
-            memory_locked: false,
-            stack_prefaulted_bytes: 0,
-            pm_qos: PmQosRecord {
-                held_us: None,
-                previous_us: None,
-                error: None,
-            },
-        },
-        started_utc: imported.started.and_then(rfc3339).unwrap_or_default(),
         ended_utc: match (imported.started, imported.duration_ns) {
             (Some(s), Some(d)) => s.checked_add(Duration::from_nanos(d)).and_then(rfc3339),
             _ => None,
         },
-        start_monotonic_ns: 0,
         duration_ns: imported.duration_ns,
         ended: if imported.failed {
             Ended::Failed
@@ -738,17 +701,47 @@ pub fn write_result(
                 irq_latency: t.irq.as_ref().map(SourceHistogram::summary),
             })
             .collect(),
-        loads: Vec::new(),
         warnings,
-        phases: Vec::new(),
-        budget: None,
-        trace: None,
         imported: Some(ImportRecord {
             source_format: imported.format.name().into(),
             source_file: source.display().to_string(),
             per_interval: false,
             absent,
         }),
+        ..RunRecord::new(
+            imported.command_line.clone(),
+            PlanRecord {
+                cpus: cpus.clone(),
+                policy: "unknown".into(),
+                priority: 0,
+                deadline_runtime_ns: None,
+                wake: "unknown".into(),
+                clock: "unknown".into(),
+                interval_ns: 0,
+                distance_ns: 0,
+                interval_step_ns: 0,
+                duration_ns: imported.duration_ns,
+                loops: None,
+                deadline_ns: None,
+                log_interval_ns: imported.duration_ns.unwrap_or(0),
+                loads: Vec::new(),
+                samples: false,
+                ring_size: 0,
+                mlock: false,
+                pm_qos_us: None,
+                trace: false,
+                explain_above_ns: None,
+            },
+            imported.system.clone(),
+            // Nothing was changed: the source tool measured, not jitterlab.
+            EnvironmentRecord {
+                memory_locked: false,
+                stack_prefaulted_bytes: 0,
+                pm_qos: PmQosRecord::default(),
+            },
+            imported.started.and_then(rfc3339).unwrap_or_default(),
+            0,
+        )
     };
     result_dir
         .write_run_record(&record)

@@ -43,6 +43,44 @@ pub struct RunRecord {
     pub imported: Option<ImportRecord>,
 }
 
+impl RunRecord {
+    /// The record of a run that has just started, in this build's format: what was asked
+    /// (`command_line`, `plan`), the system, what jitterlab changed on it, and when measuring
+    /// started. Everything measured is empty and the run is `running`; whoever builds a record
+    /// (the runner, importers, synthetic runs) fills in the rest as it learns it, e.g.
+    /// `RunRecord { threads, ended: Ended::Completed, ..RunRecord::new(...) }`.
+    pub fn new(
+        command_line: Vec<String>,
+        plan: PlanRecord,
+        system: serde_json::Value,
+        environment: EnvironmentRecord,
+        started_utc: String,
+        start_monotonic_ns: u64,
+    ) -> Self {
+        RunRecord {
+            format: FORMAT,
+            jitterlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            command_line,
+            plan,
+            system,
+            environment,
+            started_utc,
+            ended_utc: None,
+            start_monotonic_ns,
+            duration_ns: None,
+            ended: Ended::Running,
+            end_reason: None,
+            threads: Vec::new(),
+            loads: Vec::new(),
+            warnings: Vec::new(),
+            phases: Vec::new(),
+            budget: None,
+            trace: None,
+            imported: None,
+        }
+    }
+}
+
 /// One phase of a scenario and the latency measured while it ran. Statistics come from the
 /// interval histograms whose intervals lie inside the phase.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -216,8 +254,8 @@ pub struct EnvironmentRecord {
     pub pm_qos: PmQosRecord,
 }
 
-/// What was done with /dev/cpu_dma_latency.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// What was done with /dev/cpu_dma_latency. The default: left alone.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct PmQosRecord {
     /// The value held for the run, us; None when left alone.
     pub held_us: Option<u32>,

@@ -1,0 +1,14 @@
+//! The result-directory format, version [`FORMAT`]: the types and layout constants of every file
+//! a run writes, specified in docs/result-format.md. Writers (`record`, `runner`) and readers
+//! (`results::loaded`, the exporters) take the format from here and nowhere else; a unit test
+//! checks that the specification quotes these constants as the code has them.
+
+pub mod events;
+pub mod hlog;
+pub mod run_record;
+pub mod samples;
+
+pub use run_record::FORMAT;
+
+#[cfg(test)]
+mod spec_quotes_the_code;

@@ -1,0 +1,143 @@
+//! docs/result-format.md is the specification other tools are written against: it must state
+//! each constant as the code has it. Each check builds the sentence from the constant, so a
+//! changed constant fails here until the document says the new value.
+
+use super::{FORMAT, samples};
+use crate::input::{EVENTS_MAX_BYTES, RESULT_RECORD_MAX_BYTES, format_bytes};
+
+/// The document with every run of whitespace made one space, so that a quoted phrase may wrap.
+fn spec() -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/result-format.md");
+    let text = std::fs::read_to_string(path).expect("docs/result-format.md is readable");
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn assert_quotes(spec: &str, phrase: &str) {
+    assert!(
+        spec.contains(phrase),
+        "docs/result-format.md should say {phrase:?} (the value the code uses)"
+    );
+}
+
+#[test]
+fn the_format_version() {
+    let spec = spec();
+    assert_quotes(&spec, &format!("# Result directory, format {FORMAT}"));
+    assert_quotes(&spec, &format!("| `format` | integer | — | `{FORMAT}` |"));
+    assert_quotes(
+        &spec,
+        &format!("| `format` | integer | {FORMAT}, as run.json |"),
+    );
+}
+
+#[test]
+fn the_drain_period_and_what_it_bounds() {
+    let spec = spec();
+    let ms = crate::runner::DRAIN_EVERY.as_millis();
+    assert_quotes(
+        &spec,
+        &format!("the recorder (every {ms} ms) drains the rings"),
+    );
+    assert_quotes(
+        &spec,
+        &format!("spike injections within {ms} ms of their end"),
+    );
+    assert_quotes(
+        &spec,
+        &format!("injections that ended in the last ~{ms} ms may be missing"),
+    );
+    assert_quotes(
+        &spec,
+        &format!("spike injections up to {ms} ms after they end"),
+    );
+}
+
+#[test]
+fn the_sample_log_layout() {
+    let spec = spec();
+    let magic = std::str::from_utf8(samples::MAGIC).unwrap();
+    let (header, record) = (samples::HEADER_BYTES, samples::RECORD_BYTES);
+    assert_quotes(
+        &spec,
+        &format!("A {header}-byte header, then fixed-size records"),
+    );
+    assert_quotes(&spec, &format!("`samples.bin` its {header}-byte header"));
+    assert_quotes(&spec, &format!("Header, {header} bytes:"));
+    assert_quotes(&spec, &format!("magic `{magic}` (ASCII)"));
+    assert_quotes(
+        &spec,
+        &format!("record size in bytes: {record} in format {FORMAT}"),
+    );
+    assert_quotes(&spec, &format!("Record, {record} bytes:"));
+    assert_quotes(
+        &spec,
+        &format!(
+            "refuse a record size below {record}, and above {}",
+            samples::MAX_RECORD_BYTES
+        ),
+    );
+    assert_quotes(
+        &spec,
+        &format!("use the first {record} bytes and skip the rest"),
+    );
+    assert_eq!(samples::NO_IRQ_LATENCY, i64::MIN);
+    assert_quotes(&spec, "`i64::MIN` (0x8000000000000000) = absent");
+    assert_quotes(
+        &spec,
+        &format!(
+            "`samples.bin` is buffered ({})",
+            format_bytes(samples::WRITE_BUFFER_BYTES as u64)
+        ),
+    );
+}
+
+#[test]
+fn the_run_record_reserve_and_the_read_caps() {
+    let spec = spec();
+    let reserve = format_bytes(crate::results::dir::FINAL_RECORD_RESERVE_BYTES as u64);
+    assert_quotes(&spec, &format!("{reserve} are reserved after its end"));
+    assert_quotes(
+        &spec,
+        &format!(
+            "run.json and sweep.json of at most {}",
+            format_bytes(RESULT_RECORD_MAX_BYTES)
+        ),
+    );
+    assert_quotes(
+        &spec,
+        &format!("events.jsonl of at most {}", format_bytes(EVENTS_MAX_BYTES)),
+    );
+}
+
+#[test]
+fn the_figures_of_run_json() {
+    let spec = spec();
+    assert_quotes(
+        &spec,
+        &format!(
+            "stack touched by each measuring thread before measuring: {}",
+            crate::plan::PREFAULT_STACK_BYTES
+        ),
+    );
+    assert_quotes(
+        &spec,
+        &format!(
+            "an HDR histogram with {} significant digits",
+            crate::record::stats::HISTOGRAM_DIGITS
+        ),
+    );
+    assert_quotes(
+        &spec,
+        &format!(
+            "trace came more than {} s late",
+            crate::record::TRACE_WAIT_NS / 1_000_000_000
+        ),
+    );
+    assert_quotes(
+        &spec,
+        &format!(
+            "the {} worst `spike_explained` records",
+            crate::record::WORST_KEPT
+        ),
+    );
+}
