@@ -1,0 +1,63 @@
+//! Recognising a source format from a file's content.
+
+use super::model::*;
+
+/// Recognises a file's format from its content; the error says what was recognised.
+pub fn detect(text: &str) -> std::result::Result<SourceFormat, String> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        let v: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| format!("it starts like JSON but is not valid JSON ({e})"))?;
+        let tool = v
+            .get("cmdline:")
+            .or_else(|| v.get("cmdline"))
+            .and_then(|c| c.as_str())
+            .and_then(|c| c.split_whitespace().next())
+            .map(|t| t.rsplit('/').next().unwrap_or(t).to_string());
+        let first_thread = v
+            .get("thread")
+            .and_then(|t| t.as_object())
+            .and_then(|t| t.values().next());
+        return match (tool.as_deref(), first_thread) {
+            (Some("cyclictest"), _) => Ok(SourceFormat::CyclictestJson),
+            (Some("oslat"), _) => Ok(SourceFormat::OslatJson),
+            (_, Some(t)) if t.get("cycles").is_some() => Ok(SourceFormat::CyclictestJson),
+            (_, Some(t)) if t.get("freq").is_some() => Ok(SourceFormat::OslatJson),
+            _ => Err(format!(
+                "it is JSON{} but neither cyclictest's (thread.N.cycles) nor oslat's (thread.N.freq)",
+                tool.map_or(String::new(), |t| format!(" written by '{t}'"))
+            )),
+        };
+    }
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    if lines
+        .iter()
+        .any(|l| l.starts_with("# RTLA timerlat histogram"))
+        || lines
+            .iter()
+            .any(|l| l.starts_with("Index") && (l.contains("IRQ-") || l.contains("Thr-")))
+    {
+        return Ok(SourceFormat::RtlaTimerlatHist);
+    }
+    if lines.iter().any(|l| l.starts_with("# Max Latencies:")) || lines.contains(&"# Histogram") {
+        return Ok(SourceFormat::CyclictestHist);
+    }
+    if lines.iter().any(|l| l.starts_with("oslat V")) {
+        return Err(
+            "it is oslat's text output; import the file of oslat --json=FILE instead".into(),
+        );
+    }
+    if lines.iter().any(|l| l.starts_with("# RTLA osnoise")) {
+        return Err("it is rtla osnoise output; only rtla timerlat hist is imported".into());
+    }
+    if lines
+        .iter()
+        .any(|l| l.starts_with("T:") && l.contains("Max:"))
+    {
+        return Err(
+            "it is cyclictest's per-thread status output without a histogram; run cyclictest with -h N (and -q), or with --json=FILE"
+                .into(),
+        );
+    }
+    Err("it is neither JSON nor a histogram text jitterlab knows".into())
+}

@@ -1,0 +1,287 @@
+//! What every importer produces: the source's histograms per thread, with the checks that
+//! refuse contradictions and counts no histogram can hold, and the size limits of imports.
+
+use super::{cyclictest_hist, cyclictest_json, oslat_json, rtla_timerlat};
+use crate::record::stats::{LatencySummary, new_histogram};
+use crate::units::format_ns;
+use hdrhistogram::Histogram;
+use std::time::SystemTime;
+
+/// The largest file imported. The sources are histograms: a cyclictest --json with -h 10000 on
+/// 64 threads is about 10 MiB, and a file far larger is the wrong file, or a device.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// The most samples one histogram may hold: latency.hlog stores counts as signed 64-bit
+/// numbers, and no run comes near it. A larger count, or counts whose sum is larger, is a
+/// damaged file.
+pub const MAX_SAMPLES: u64 = i64::MAX as u64;
+
+/// The largest latency a source may print, in ns: run.json stores signed 64-bit ns (about 292
+/// years).
+pub const MAX_VALUE_NS: u64 = i64::MAX as u64;
+
+/// Adds sample counts, refusing a sum above [`MAX_SAMPLES`].
+pub fn add_counts(counts: impl IntoIterator<Item = u64>) -> std::result::Result<u64, String> {
+    counts
+        .into_iter()
+        .try_fold(0u64, |sum, c| {
+            sum.checked_add(c).filter(|&s| s <= MAX_SAMPLES)
+        })
+        .ok_or_else(|| {
+            format!(
+                "its counts add up to more than {MAX_SAMPLES} samples, more than any run can hold"
+            )
+        })
+}
+
+/// The formats, by the names run.json's `imported.source_format` uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceFormat {
+    CyclictestJson,
+    CyclictestHist,
+    RtlaTimerlatHist,
+    OslatJson,
+}
+
+impl SourceFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceFormat::CyclictestJson => "cyclictest-json",
+            SourceFormat::CyclictestHist => "cyclictest-histogram",
+            SourceFormat::RtlaTimerlatHist => "rtla-timerlat-hist",
+            SourceFormat::OslatJson => "oslat-json",
+        }
+    }
+
+    /// Parses `text` with this format's importer.
+    pub fn parse(self, text: &str) -> std::result::Result<Imported, String> {
+        match self {
+            SourceFormat::CyclictestJson => cyclictest_json::parse(text),
+            SourceFormat::CyclictestHist => cyclictest_hist::parse(text),
+            SourceFormat::RtlaTimerlatHist => rtla_timerlat::parse(text),
+            SourceFormat::OslatJson => oslat_json::parse(text),
+        }
+    }
+}
+
+/// A histogram as the source printed it, in the source's unit.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SourceHistogram {
+    /// Nanoseconds per source unit (1000 for microseconds).
+    pub unit_ns: u64,
+    /// (printed bucket value, count), ascending; each count is recorded at value · unit_ns.
+    pub buckets: Vec<(u64, u64)>,
+    /// Samples beyond the last bucket, not in `buckets`.
+    pub overflow: u64,
+    /// The lowest value an overflow sample can have (source unit), as far as the file says.
+    pub overflow_from: u64,
+    /// The source's own figures (source unit), when it printed them.
+    pub count: Option<u64>,
+    pub min: Option<f64>,
+    pub mean: Option<f64>,
+    pub max: Option<f64>,
+}
+
+impl SourceHistogram {
+    /// The samples in the buckets; an error when they add up to more than [`MAX_SAMPLES`].
+    pub fn in_range(&self) -> std::result::Result<u64, String> {
+        add_counts(self.buckets.iter().map(|&(_, c)| c))
+    }
+
+    /// The samples: the source's count, else what the buckets and overflow hold. Call after
+    /// [`SourceHistogram::check`], which makes sure the sum fits.
+    pub fn samples(&self) -> u64 {
+        self.count.unwrap_or_else(|| {
+            add_counts(self.buckets.iter().map(|&(_, c)| c).chain([self.overflow]))
+                .unwrap_or(MAX_SAMPLES)
+        })
+    }
+
+    /// Refuses a histogram that contradicts itself or cannot be stored: counts beyond
+    /// [`MAX_SAMPLES`], values beyond [`MAX_VALUE_NS`], a min above the max, a mean outside
+    /// them, samples above the printed max, and a max beyond the histogram's end without an
+    /// overflow (or overflows with a max inside the histogram). Each format checks its own
+    /// sums (rows against totals) when it parses.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let unit = self.unit_ns.max(1);
+        let shown = |v: f64| {
+            if v.abs() * unit as f64 <= MAX_VALUE_NS as f64 {
+                crate::units::format_ns_signed((v * unit as f64).round() as i64)
+            } else {
+                format!("{v} x {unit} ns")
+            }
+        };
+        let total = add_counts(self.buckets.iter().map(|&(_, c)| c).chain([self.overflow]))?;
+        if let Some(count) = self.count.filter(|&c| c > MAX_SAMPLES) {
+            return Err(format!(
+                "its count of {count} samples is more than any run can hold ({MAX_SAMPLES})"
+            ));
+        }
+        let limit = MAX_VALUE_NS / unit;
+        if let Some(&(v, _)) = self.buckets.iter().find(|&&(v, _)| v > limit) {
+            return Err(format!(
+                "a histogram bucket at {v} x {unit} ns is beyond the largest latency jitterlab stores ({})",
+                format_ns(MAX_VALUE_NS)
+            ));
+        }
+        if self.overflow_from > limit {
+            return Err(format!(
+                "its histogram ends at {} x {unit} ns, beyond the largest latency jitterlab stores ({})",
+                self.overflow_from,
+                format_ns(MAX_VALUE_NS)
+            ));
+        }
+        for (name, value) in [("min", self.min), ("avg", self.mean), ("max", self.max)] {
+            if let Some(v) = value
+                && !(v.is_finite() && v.abs() <= limit as f64)
+            {
+                return Err(format!(
+                    "its {name} ({v}) is not a latency jitterlab can store (a finite value up to {})",
+                    format_ns(MAX_VALUE_NS)
+                ));
+            }
+        }
+        if let (Some(min), Some(max)) = (self.min, self.max) {
+            if min > max {
+                return Err(format!(
+                    "its min ({}) is above its max ({})",
+                    shown(min),
+                    shown(max)
+                ));
+            }
+            if let Some(mean) = self.mean.filter(|m| !(min..=max).contains(m)) {
+                return Err(format!(
+                    "its avg ({}) is outside its min ({}) and max ({})",
+                    shown(mean),
+                    shown(min),
+                    shown(max)
+                ));
+            }
+        }
+        let Some(max) = self.max.filter(|_| total > 0) else {
+            return Ok(());
+        };
+        // Buckets are printed at their lowest value, so the max is at least the highest one.
+        if let Some(&(v, c)) = self.buckets.iter().rev().find(|&&(_, c)| c > 0)
+            && v as f64 > max
+        {
+            return Err(format!(
+                "its histogram has {c} sample{} at {} but its max is {}",
+                if c == 1 { "" } else { "s" },
+                shown(v as f64),
+                shown(max)
+            ));
+        }
+        if self.overflow == 0 && !self.buckets.is_empty() && max >= self.overflow_from as f64 {
+            return Err(format!(
+                "its max ({}) is beyond the end of its histogram ({}), yet no sample is counted beyond it",
+                shown(max),
+                shown(self.overflow_from as f64)
+            ));
+        }
+        if self.overflow > 0 && max < self.overflow_from as f64 {
+            return Err(format!(
+                "{} sample{} counted beyond its histogram (at or above {}), yet its max is {}",
+                self.overflow,
+                if self.overflow == 1 { " is" } else { "s are" },
+                shown(self.overflow_from as f64),
+                shown(max)
+            ));
+        }
+        Ok(())
+    }
+
+    /// The HDR histogram for latency.hlog. Overflow samples are recorded at `overflow_from`,
+    /// except one at the printed maximum (which some sample reached): the file says no more.
+    pub fn histogram(&self) -> Histogram<u64> {
+        let mut h = new_histogram();
+        let ns = |v: u64| v.saturating_mul(self.unit_ns);
+        for &(v, c) in &self.buckets {
+            if c > 0 {
+                h.record_n(ns(v), c).expect("auto-resizing histogram");
+            }
+        }
+        if self.overflow > 0 {
+            let mut at_threshold = self.overflow;
+            if let Some(max) = self.max.filter(|&m| m >= self.overflow_from as f64) {
+                h.record(ns(max as u64)).expect("auto-resizing histogram");
+                at_threshold -= 1;
+            }
+            if at_threshold > 0 {
+                h.record_n(ns(self.overflow_from), at_threshold)
+                    .expect("auto-resizing histogram");
+            }
+        }
+        h
+    }
+
+    /// run.json's latency figures: percentiles from the histogram, min/mean/max as printed.
+    pub fn summary(&self) -> LatencySummary {
+        let h = self.histogram();
+        let samples = self.samples();
+        if samples == 0 {
+            return LatencySummary::default();
+        }
+        let unit = self.unit_ns as f64;
+        let q = |quantile: f64| (!h.is_empty()).then(|| h.value_at_quantile(quantile));
+        LatencySummary {
+            samples,
+            min_ns: self.min.map(|v| (v * unit).round() as i64),
+            mean_ns: self.mean.map(|v| v * unit),
+            // Not printed by any of the sources; not derived from 1 us buckets either.
+            stddev_ns: None,
+            p50_ns: q(0.50),
+            p90_ns: q(0.90),
+            p99_ns: q(0.99),
+            p999_ns: q(0.999),
+            p9999_ns: q(0.9999),
+            max_ns: self.max.map(|v| (v * unit).round() as i64),
+        }
+    }
+}
+
+/// One CPU of the source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceThread {
+    pub cpu: usize,
+    /// The latency a task saw: cyclictest's, oslat's, rtla's Usr column (or Thr without -u).
+    pub latency: SourceHistogram,
+    /// rtla's IRQ column.
+    pub irq: Option<SourceHistogram>,
+    /// rtla's Thr column when a Usr column is the latency (rtla -u).
+    pub kernel_thread: Option<SourceHistogram>,
+}
+
+impl SourceThread {
+    /// [`SourceHistogram::check`] of every column, naming the CPU and the column.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let columns = [
+            ("", Some(&self.latency)),
+            (" IRQ", self.irq.as_ref()),
+            (" Thr", self.kernel_thread.as_ref()),
+        ];
+        for (column, h) in columns {
+            if let Some(h) = h {
+                h.check()
+                    .map_err(|e| format!("CPU {}{column}: {e}", self.cpu))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a source file holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    pub format: SourceFormat,
+    pub threads: Vec<SourceThread>,
+    /// The source's command line, when it recorded it.
+    pub command_line: Vec<String>,
+    pub started: Option<SystemTime>,
+    pub duration_ns: Option<u64>,
+    /// The source tool reported failure.
+    pub failed: bool,
+    /// The source's system information, as it wrote it.
+    pub system: serde_json::Value,
+    pub warnings: Vec<String>,
+}

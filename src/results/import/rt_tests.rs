@@ -1,0 +1,145 @@
+//! What the rt-tests tools (cyclictest, oslat) have in common: their JSON header, their
+//! per-thread objects, their command-line options and their time stamps.
+
+use std::time::{Duration, SystemTime};
+
+/// Opens the JSON file of an rt-tests tool (cyclictest, oslat): parses it and returns it with
+/// the tool's command line, after checking that `tool` wrote it.
+pub fn rt_tests_json(
+    text: &str,
+    tool: &str,
+) -> std::result::Result<(serde_json::Value, Vec<String>), String> {
+    use serde_json::Value;
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("it is not valid JSON ({e})"))?;
+    let command_line: Vec<String> = v
+        .get("cmdline:")
+        .or_else(|| v.get("cmdline"))
+        .and_then(Value::as_str)
+        .map(|c| c.split_whitespace().map(String::from).collect())
+        .unwrap_or_default();
+    if let Some(first) = command_line.first()
+        && first.rsplit('/').next() != Some(tool)
+    {
+        return Err(format!("it was written by '{first}', not {tool}"));
+    }
+    Ok((v, command_line))
+}
+
+/// The per-thread objects of an rt-tests JSON file (`"thread": {"0": {...}, "1": {...}}`), in
+/// thread order.
+pub fn rt_tests_threads(
+    v: &serde_json::Value,
+) -> std::result::Result<Vec<(usize, &serde_json::Value)>, String> {
+    let threads = v
+        .get("thread")
+        .and_then(serde_json::Value::as_object)
+        .ok_or("it has no \"thread\" object")?;
+    let mut entries: Vec<(usize, &serde_json::Value)> = threads
+        .iter()
+        .map(|(k, t)| {
+            k.parse::<usize>()
+                .map(|i| (i, t))
+                .map_err(|_| format!("thread key '{k}' is not a thread number"))
+        })
+        .collect::<std::result::Result<_, _>>()?;
+    entries.sort_by_key(|(i, _)| *i);
+    Ok(entries)
+}
+
+/// `-h400`, `-h 400`, `--histogram=400`, `--histogram 400` from a command line.
+pub fn option_value(args: &[String], short: &str, long: &str) -> Option<String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == short || a == long {
+            return it.next().cloned();
+        }
+        if let Some(v) = a.strip_prefix(&format!("{long}=")) {
+            return Some(v.to_string());
+        }
+        if short.len() == 2
+            && let Some(v) = a.strip_prefix(short)
+            && !v.is_empty()
+            && !a.starts_with("--")
+        {
+            return Some(v.to_string());
+        }
+    }
+    None
+}
+
+/// The latest time run.json can hold: RFC 3339 has four-digit years (9999-12-31T23:59:59Z).
+const LAST_RFC3339_SECS: u64 = 253_402_300_799;
+
+/// `2026-11-22T13:05:23Z`, or None for a time RFC 3339 cannot write (before 1970 here, or
+/// after the year 9999).
+pub fn rfc3339(t: SystemTime) -> Option<String> {
+    let secs = t.duration_since(SystemTime::UNIX_EPOCH).ok()?.as_secs();
+    (secs <= LAST_RFC3339_SECS).then(|| humantime::format_rfc3339_seconds(t).to_string())
+}
+
+/// An rt-tests time stamp read from `key` of `v`: None when absent; a warning when present
+/// but not a time jitterlab reads, so that the run says why `started_utc` is empty.
+pub fn rt_tests_time(
+    v: &serde_json::Value,
+    key: &str,
+    warnings: &mut Vec<String>,
+) -> Option<SystemTime> {
+    let text = v.get(key)?.as_str()?;
+    let t = parse_rt_tests_time(text);
+    if t.is_none() {
+        warnings.push(format!(
+            "{key} '{text}' is not a time jitterlab reads (rt-tests' 'Sun, 22 Nov 2026 13:05:23 +0000', years 1970 to 9999); it is left out"
+        ));
+    }
+    t
+}
+
+/// rt-tests' JSON time stamps, e.g. `Sun, 22 Nov 2026 13:05:23 +0000`; None for anything
+/// else, including dates RFC 3339 (run.json) cannot hold.
+pub fn parse_rt_tests_time(text: &str) -> Option<SystemTime> {
+    let parts: Vec<&str> = text.split_whitespace().collect();
+    let [_, day, month, year, clock, zone] = parts.as_slice() else {
+        return None;
+    };
+    let month = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
+    .iter()
+    .position(|m| m == month)? as i64
+        + 1;
+    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
+    let hms: Vec<i64> = clock
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let [h, m, s] = hms.as_slice() else {
+        return None;
+    };
+    // Bounded fields keep the arithmetic below far from overflow.
+    let in_range = (1970..=9999).contains(&year)
+        && (1..=31).contains(&day)
+        && (0..24).contains(h)
+        && (0..60).contains(m)
+        && (0..=60).contains(s);
+    if !in_range {
+        return None;
+    }
+    let sign = if zone.starts_with('-') { -1 } else { 1 };
+    let zone = zone.strip_prefix(['+', '-'])?;
+    if zone.len() != 4 {
+        return None;
+    }
+    let zone: i64 = zone.parse().ok()?;
+    let offset = sign * ((zone / 100) * 3600 + (zone % 100) * 60);
+    // Days since 1970-01-01 of a proleptic Gregorian date (era arithmetic, 400-year cycles).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + h * 3600 + m * 60 + s - offset;
+    let t = SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(secs).ok()?);
+    rfc3339(t).map(|_| t)
+}

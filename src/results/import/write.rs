@@ -1,0 +1,251 @@
+//! Writing the result directory of an import: run.json with what the source lacks named in
+//! `imported.absent`, and latency.hlog with one whole-run interval per CPU.
+
+use super::model::*;
+use super::rt_tests::*;
+use crate::error::{OrFailure, Result, escape_controls};
+use crate::record::hlog::{self, HlogWriter};
+use crate::results::ResultDir;
+use crate::results::run_record::Ended;
+use crate::results::run_record::{
+    EnvironmentRecord, ImportRecord, PlanRecord, PmQosRecord, RunRecord, ThreadSummary,
+};
+use crate::units::format_ns;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+/// Placeholders written where run.json has no null; listed in `imported.absent`.
+const ABSENT_ALWAYS: &[&str] = &[
+    "plan",
+    "environment",
+    "start_monotonic_ns",
+    "tid",
+    "interval_ns",
+    "deadline_ns",
+    "missed_periods",
+    "dropped_records",
+    "deadline_misses",
+    "early_wakeups",
+];
+
+/// Writes the files of the new result directory and returns its run.json.
+pub fn write_result(
+    imported: &Imported,
+    source: &Path,
+    result_dir: &ResultDir,
+) -> Result<RunRecord> {
+    let out = &result_dir.path;
+    let start = imported.started.unwrap_or(SystemTime::UNIX_EPOCH);
+    let length = Duration::from_nanos(imported.duration_ns.unwrap_or(0));
+    let with_histograms: Vec<&SourceThread> = imported
+        .threads
+        .iter()
+        .filter(|t| !t.latency.buckets.is_empty() || t.latency.overflow > 0)
+        .collect();
+    if !with_histograms.is_empty() {
+        let path = result_dir.file(hlog::FILE_NAME);
+        let mut w = HlogWriter::new(
+            result_dir
+                .create_file(hlog::FILE_NAME)
+                .or_run(|| format!("cannot create {}", path.display()))?,
+        );
+        let write = |w: &mut HlogWriter| -> std::io::Result<()> {
+            w.begin(
+                start,
+                &format!(
+                    "jitterlab {} import of {} ({}): one whole-run interval per CPU",
+                    env!("CARGO_PKG_VERSION"),
+                    source.display(),
+                    imported.format.name()
+                ),
+            )?;
+            for t in &with_histograms {
+                let cpu = t.cpu;
+                w.write_interval(
+                    &format!("cpu{cpu}"),
+                    Duration::ZERO,
+                    length,
+                    &t.latency.histogram(),
+                )?;
+                if let Some(irq) = &t.irq {
+                    w.write_interval(
+                        &format!("cpu{cpu}.irq"),
+                        Duration::ZERO,
+                        length,
+                        &irq.histogram(),
+                    )?;
+                }
+                if let Some(thr) = &t.kernel_thread {
+                    w.write_interval(
+                        &format!("cpu{cpu}.thr"),
+                        Duration::ZERO,
+                        length,
+                        &thr.histogram(),
+                    )?;
+                }
+            }
+            Ok(())
+        };
+        write(&mut w).or_run(|| format!("cannot write {}", path.display()))?;
+    }
+
+    let mut absent: Vec<String> = ABSENT_ALWAYS.iter().map(|s| s.to_string()).collect();
+    if imported.started.is_none() {
+        absent.push("started_utc".into());
+    }
+    if imported.command_line.is_empty() {
+        absent.push("command_line".into());
+    }
+    if with_histograms.len() < imported.threads.len() {
+        absent.push("latency.hlog".into());
+    }
+    let mut warnings = imported.warnings.clone();
+    for t in &imported.threads {
+        let h = &t.latency;
+        if h.overflow > 0 {
+            let unit = h.unit_ns;
+            warnings.push(format!(
+                "CPU {}: {} beyond the source histogram (at or above {}); recorded at {}{}, so percentiles that fall among them are lower bounds",
+                t.cpu,
+                if h.overflow == 1 { "1 sample was".to_string() } else { format!("{} samples were", h.overflow) },
+                format_ns(h.overflow_from * unit),
+                format_ns(h.overflow_from * unit),
+                match h.max {
+                    Some(m) if m >= h.overflow_from as f64 => format!(
+                        " except one at the printed maximum {}",
+                        format_ns((m * unit as f64) as u64)
+                    ),
+                    _ => String::new(),
+                }
+            ));
+        }
+    }
+    let cpus: Vec<usize> = imported.threads.iter().map(|t| t.cpu).collect();
+    let record = RunRecord {
+        ended_utc: match (imported.started, imported.duration_ns) {
+            (Some(s), Some(d)) => s.checked_add(Duration::from_nanos(d)).and_then(rfc3339),
+            _ => None,
+        },
+        duration_ns: imported.duration_ns,
+        ended: if imported.failed {
+            Ended::Failed
+        } else {
+            Ended::Completed
+        },
+        end_reason: imported
+            .failed
+            .then(|| format!("{} reported failure", imported.format.name())),
+        threads: imported
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ThreadSummary {
+                cpu: t.cpu,
+                thread_index: i,
+                tid: 0,
+                interval_ns: 0,
+                deadline_ns: 0,
+                latency: t.latency.summary(),
+                missed_periods: 0,
+                dropped_records: 0,
+                deadline_misses: 0,
+                early_wakeups: 0,
+                end: "completed".into(),
+                irq_latency: t.irq.as_ref().map(SourceHistogram::summary),
+            })
+            .collect(),
+        warnings,
+        imported: Some(ImportRecord {
+            source_format: imported.format.name().into(),
+            source_file: source.display().to_string(),
+            per_interval: false,
+            absent,
+        }),
+        ..RunRecord::new(
+            imported.command_line.clone(),
+            PlanRecord {
+                cpus: cpus.clone(),
+                policy: "unknown".into(),
+                priority: 0,
+                deadline_runtime_ns: None,
+                wake: "unknown".into(),
+                clock: "unknown".into(),
+                interval_ns: 0,
+                distance_ns: 0,
+                interval_step_ns: 0,
+                duration_ns: imported.duration_ns,
+                loops: None,
+                deadline_ns: None,
+                log_interval_ns: imported.duration_ns.unwrap_or(0),
+                loads: Vec::new(),
+                samples: false,
+                ring_size: 0,
+                mlock: false,
+                pm_qos_us: None,
+                trace: false,
+                explain_above_ns: None,
+            },
+            imported.system.clone(),
+            // Nothing was changed: the source tool measured, not jitterlab.
+            EnvironmentRecord {
+                memory_locked: false,
+                stack_prefaulted_bytes: 0,
+                pm_qos: PmQosRecord::default(),
+            },
+            imported.started.and_then(rfc3339).unwrap_or_default(),
+            0,
+        )
+    };
+    result_dir
+        .write_run_record(&record)
+        .or_run(|| format!("cannot write run.json in {}", out.display()))?;
+    Ok(record)
+}
+
+pub(super) fn summary(record: &RunRecord, out: &Path) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let source = record.imported.as_ref().expect("an import");
+    let _ = writeln!(
+        s,
+        "Imported {} ({}): {} CPU{}",
+        escape_controls(&source.source_file),
+        source.source_format,
+        record.threads.len(),
+        if record.threads.len() == 1 { "" } else { "s" }
+    );
+    let fmt = |v: Option<i64>| v.map_or("-".into(), |v| format_ns(v.max(0) as u64));
+    let fmtu = |v: Option<u64>| v.map_or("-".into(), format_ns);
+    for t in &record.threads {
+        let l = &t.latency;
+        let _ = writeln!(
+            s,
+            "  CPU {}: {} samples, min {}, p99 {}, p99.9 {}, max {}",
+            t.cpu,
+            l.samples,
+            fmt(l.min_ns),
+            fmtu(l.p99_ns),
+            fmtu(l.p999_ns),
+            fmt(l.max_ns)
+        );
+        if let Some(irq) = &t.irq_latency {
+            let _ = writeln!(
+                s,
+                "         IRQ: {} samples, min {}, max {}",
+                irq.samples,
+                fmt(irq.min_ns),
+                fmt(irq.max_ns)
+            );
+        }
+    }
+    // Warnings quote the file (keys, time stamps): escaped like every message.
+    for w in &record.warnings {
+        let _ = writeln!(s, "  ! {}", escape_controls(w));
+    }
+    let _ = writeln!(
+        s,
+        "Results: {}",
+        escape_controls(&out.display().to_string())
+    );
+    s
+}
