@@ -36,7 +36,9 @@ struct CpuColumn {
 /// The columns, in order: adding a figure to the per-CPU table is one row here.
 const CPU_COLUMNS: &[CpuColumn] = &[
     column("CPU", "CPU", true, |t, _| t.cpu.to_string()),
-    column("samples", "samples", true, |t, _| t.latency.samples.to_string()),
+    column("samples", "samples", true, |t, _| {
+        t.latency.samples.to_string()
+    }),
     column("min", "min", true, |t, _| signed(t.latency.min_ns)),
     column("mean", "mean", true, |t, _| mean(&t.latency)),
     column("stddev", "stddev", false, |t, _| {
@@ -48,12 +50,16 @@ const CPU_COLUMNS: &[CpuColumn] = &[
     column("p90", "p90", false, |t, _| unsigned(t.latency.p90_ns)),
     column("p99", "p99", true, |t, _| unsigned(t.latency.p99_ns)),
     column("p99.9", "p99.9", true, |t, _| unsigned(t.latency.p999_ns)),
-    column("p99.99", "p99.99", true, |t, _| unsigned(t.latency.p9999_ns)),
+    column("p99.99", "p99.99", true, |t, _| {
+        unsigned(t.latency.p9999_ns)
+    }),
     column("max", "max", true, |t, _| signed(t.latency.max_ns)),
     column("missed periods", "missed", true, |t, _| {
         t.missed_periods.to_string()
     }),
-    column("dropped", "dropped", true, |t, _| t.dropped_records.to_string()),
+    column("dropped", "dropped", true, |t, _| {
+        t.dropped_records.to_string()
+    }),
     // The summary's narrow form has no space after '>' (as it always had).
     column("deadline misses", "> deadline", true, |t, detail| {
         let deadline = format_ns(t.deadline_ns);
@@ -170,4 +176,27 @@ pub fn latency_split(record: &RunRecord) -> Option<Table> {
         ]);
     }
     Some(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_negative_mean_is_shown_with_its_sign() {
+        let early = LatencySummary {
+            mean_ns: Some(-1500.4),
+            ..LatencySummary::default()
+        };
+        assert_eq!(mean(&early), "-1.5 us");
+        assert_eq!(mean(&LatencySummary::default()), "-");
+        assert_eq!(signed(Some(-12)), "-12 ns");
+    }
+
+    #[test]
+    fn every_summary_column_is_in_the_full_table() {
+        for c in CPU_COLUMNS.iter().filter(|c| c.in_summary) {
+            assert!(!c.traced, "{}: the summary has its own IRQ table", c.header);
+        }
+    }
 }

@@ -43,11 +43,7 @@ impl Markup for Html<'_> {
             }
             if g.rows.is_empty() {
                 let rest = table.columns.len() - g.lead.len();
-                let _ = write!(
-                    out,
-                    "<td colspan=\"{rest}\">{}</td></tr>",
-                    escape(&g.empty)
-                );
+                let _ = write!(out, "<td colspan=\"{rest}\">{}</td></tr>", escape(&g.empty));
             }
             for (k, row) in g.rows.iter().enumerate() {
                 if k > 0 {
@@ -72,7 +68,10 @@ mod tests {
     #[test]
     fn groups_span_their_rows_and_text_is_escaped() {
         assert_eq!(
-            Html { class: "numbers phases" }.render(&sample()),
+            Html {
+                class: "numbers phases"
+            }
+            .render(&sample()),
             "<table class=\"numbers phases\"><tr><th>phase</th><th>CPU</th><th>max</th></tr>\
              <tr><td rowspan=\"2\">idle</td><td>0</td><td>12.0 us</td></tr><tr><td>1</td><td>-3 ns</td></tr>\
              <tr><td rowspan=\"1\"><code>a|b</code></td><td colspan=\"2\">no measurements</td></tr></table>\n"
