@@ -194,7 +194,7 @@ mod tests {
     }
 
     #[test]
-    fn every_summary_column_is_in_the_full_table() {
+    fn the_summary_leaves_irq_columns_to_the_split_table() {
         for c in CPU_COLUMNS.iter().filter(|c| c.in_summary) {
             assert!(!c.traced, "{}: the summary has its own IRQ table", c.header);
         }
