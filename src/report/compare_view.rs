@@ -8,6 +8,7 @@ use crate::analysis::metric::{Metric, format_latency};
 use crate::analysis::regression::{self, RegressionCheck, RegressionVerdict};
 use crate::cli::CompareArgs;
 use crate::error::{ExitCode, Failure, Result};
+use crate::report::table::{Align, Markdown, Markup, Table, Terminal};
 use crate::results::loaded::{self, LoadedRun};
 use crate::results::run_record::BudgetVerdict;
 use crate::units::format_ns;
@@ -199,50 +200,27 @@ fn method_legend(cmp: &Comparison, s: &ScopeComparison) -> Vec<String> {
     lines
 }
 
-fn table(rows: &[Vec<String>], out: &mut String) {
-    let columns = rows[0].len();
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    for (i, row) in rows.iter().enumerate() {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(c, (cell, w))| {
-                if c == 0 || cell.starts_with('[') {
-                    format!("{cell:<w$}")
-                } else {
-                    format!("{cell:>w$}")
-                }
-            })
-            .collect();
-        let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
-        if i == 0 {
-            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-            let _ = writeln!(out, "  {}", rule.join("  "));
-        }
-    }
-}
-
-fn header_cells(cmp: &Comparison) -> Vec<String> {
-    let mut h = vec!["statistic".to_string(), "A".to_string()];
+/// The comparison table of one scope: a row per statistic; per later run its value, its ratio
+/// to A and the difference with its 95% interval. Built once for the terminal and Markdown.
+fn scope_table(cmp: &Comparison, s: &ScopeComparison) -> Table {
+    let mut headers = vec!["statistic".to_string(), "A".to_string()];
     for r in &cmp.runs[1..] {
-        h.push(r.label.clone());
-        h.push(format!("{}/A", r.label));
-        h.push(format!("{}-A [95% interval]", r.label));
+        headers.push(r.label.clone());
+        headers.push(format!("{}/A", r.label));
+        headers.push(format!("{}-A [95% interval]", r.label));
     }
-    h
-}
-
-fn row_cells(row: &StatRow) -> Vec<String> {
-    let mut cells = vec![row.statistic.to_string(), value(row, row.values[0])];
-    for k in 0..row.versus_first.len() {
-        cells.push(value(row, row.values[k + 1]));
-        cells.push(ratio(row.versus_first[k].ratio));
-        cells.push(difference_cell(row, k));
+    let mut table = Table::new(headers, Align::Right);
+    table.columns[0].align = Align::Left;
+    for row in &s.rows {
+        let mut cells = vec![row.statistic.into(), value(row, row.values[0]).into()];
+        for k in 0..row.versus_first.len() {
+            cells.push(value(row, row.values[k + 1]).into());
+            cells.push(ratio(row.versus_first[k].ratio).into());
+            cells.push(difference_cell(row, k).into());
+        }
+        table.push_row(cells);
     }
-    cells
+    table
 }
 
 fn run_lines(cmp: &Comparison) -> Vec<String> {
@@ -366,9 +344,7 @@ pub fn terminal(o: &CompareOutput) -> String {
             .map(|(n, r)| format!("{} {n}", r.label))
             .collect();
         let _ = writeln!(out, "\n{}: samples {}", scope_title(s), samples.join(", "));
-        let mut rows = vec![header_cells(cmp)];
-        rows.extend(s.rows.iter().map(row_cells));
-        table(&rows, &mut out);
+        out.push_str(&Terminal.render(&scope_table(cmp, s)));
         for line in method_legend(cmp, s) {
             let _ = writeln!(out, "  {line}");
         }
@@ -403,24 +379,7 @@ pub fn markdown(o: &CompareOutput) -> String {
     let cell = |c: &str| c.replace('|', "\\|");
     for s in &cmp.scopes {
         let _ = writeln!(out, "\n## {}\n", scope_title(s));
-        let header = header_cells(cmp);
-        let _ = writeln!(
-            out,
-            "| {} |",
-            header
-                .iter()
-                .map(|h| cell(h))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-        let align: Vec<&str> = (0..header.len())
-            .map(|c| if c == 0 { "---" } else { "---:" })
-            .collect();
-        let _ = writeln!(out, "|{}|", align.join("|"));
-        for row in &s.rows {
-            let cells: Vec<String> = row_cells(row).iter().map(|c| cell(c)).collect();
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
-        }
+        out.push_str(&Markdown.render(&scope_table(cmp, s)));
         let legend = method_legend(cmp, s);
         if !legend.is_empty() {
             let _ = writeln!(out);

@@ -2,6 +2,7 @@
 //! plots (`jitterlab report`, see docs/report.md).
 
 pub mod compare_view;
+pub mod cpu_tables;
 pub mod digest;
 pub mod export;
 pub mod html;
@@ -9,4 +10,5 @@ pub mod phases;
 pub mod plot;
 pub mod png;
 pub mod svg;
+pub mod table;
 pub mod terminal;

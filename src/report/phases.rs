@@ -25,7 +25,7 @@ pub fn summary(record: &RunRecord) -> String {
                     t.cpu,
                     f(l.p99_ns),
                     f(l.p999_ns),
-                    f(l.max_ns.map(|m| m.max(0) as u64))
+                    super::cpu_tables::signed(l.max_ns)
                 )
             })
             .collect();

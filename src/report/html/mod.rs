@@ -4,7 +4,10 @@
 //! run in one streaming pass ([`crate::report::digest`]), prepare and draw the figures
 //! ([`crate::report::plot`]), assemble the page (`page`), write the files.
 
+mod compare;
 mod page;
+mod run;
+mod sweep;
 
 use crate::analysis::budget::{self, Budget};
 use crate::cli::ReportArgs;

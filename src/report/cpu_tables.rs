@@ -1,0 +1,202 @@
+//! The per-CPU tables of a run, built once for every markup: the latency table (the terminal
+//! summary shows its [`Detail::Summary`] columns, the HTML report all of them) and the
+//! `--trace` split of each CPU's latency into timer IRQ and thread parts.
+//!
+//! Exact figures are shown exactly, with their sign: a negative min, mean or max is a finding
+//! (early wakeups: a clock step, or a method that wakes early), not a rounding artefact, so no
+//! markup clamps it to 0. Percentiles come from HDR histograms, which hold early wakeups as 0
+//! (docs/user-guide.md, "Early wakeups").
+
+use super::table::{Align, Cell, Table};
+use crate::record::stats::LatencySummary;
+use crate::results::run_record::{RunRecord, ThreadSummary};
+use crate::units::{format_ns, format_ns_signed};
+
+/// How many columns of the latency table to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// The end-of-run summary on the terminal: what fits a terminal line.
+    Summary,
+    /// The HTML report: every figure run.json has.
+    Full,
+}
+
+/// One column of the per-CPU latency table.
+struct CpuColumn {
+    /// The header in the full table.
+    header: &'static str,
+    /// The header in the summary, where columns are narrow.
+    short: &'static str,
+    in_summary: bool,
+    /// Only when some thread has a timer IRQ latency (`--trace`).
+    traced: bool,
+    cell: fn(&ThreadSummary, Detail) -> String,
+}
+
+/// The columns, in order: adding a figure to the per-CPU table is one row here.
+const CPU_COLUMNS: &[CpuColumn] = &[
+    column("CPU", "CPU", true, |t, _| t.cpu.to_string()),
+    column("samples", "samples", true, |t, _| {
+        t.latency.samples.to_string()
+    }),
+    column("min", "min", true, |t, _| signed(t.latency.min_ns)),
+    column("mean", "mean", true, |t, _| mean(&t.latency)),
+    column("stddev", "stddev", false, |t, _| {
+        t.latency
+            .stddev_ns
+            .map_or("-".into(), |s| format_ns(s.round() as u64))
+    }),
+    column("p50", "p50", true, |t, _| unsigned(t.latency.p50_ns)),
+    column("p90", "p90", false, |t, _| unsigned(t.latency.p90_ns)),
+    column("p99", "p99", true, |t, _| unsigned(t.latency.p99_ns)),
+    column("p99.9", "p99.9", true, |t, _| unsigned(t.latency.p999_ns)),
+    column("p99.99", "p99.99", true, |t, _| {
+        unsigned(t.latency.p9999_ns)
+    }),
+    column("max", "max", true, |t, _| signed(t.latency.max_ns)),
+    column("missed periods", "missed", true, |t, _| {
+        t.missed_periods.to_string()
+    }),
+    column("dropped", "dropped", true, |t, _| {
+        t.dropped_records.to_string()
+    }),
+    // The summary's narrow form has no space after '>' (as it always had).
+    column("deadline misses", "> deadline", true, |t, detail| {
+        let deadline = format_ns(t.deadline_ns);
+        match detail {
+            Detail::Summary => format!("{} (>{deadline})", t.deadline_misses),
+            Detail::Full => format!("{} (> {deadline})", t.deadline_misses),
+        }
+    }),
+    column("early", "early", false, |t, _| t.early_wakeups.to_string()),
+    CpuColumn {
+        traced: true,
+        ..column("timer IRQ p99", "IRQ p99", false, |t, _| {
+            unsigned(t.irq_latency.as_ref().and_then(|i| i.p99_ns))
+        })
+    },
+    CpuColumn {
+        traced: true,
+        ..column("timer IRQ max", "IRQ max", false, |t, _| {
+            signed(t.irq_latency.as_ref().and_then(|i| i.max_ns))
+        })
+    },
+];
+
+const fn column(
+    header: &'static str,
+    short: &'static str,
+    in_summary: bool,
+    cell: fn(&ThreadSummary, Detail) -> String,
+) -> CpuColumn {
+    CpuColumn {
+        header,
+        short,
+        in_summary,
+        traced: false,
+        cell,
+    }
+}
+
+/// An exact latency that can be negative, or `-` when there is none.
+pub fn signed(v: Option<i64>) -> String {
+    v.map_or("-".into(), format_ns_signed)
+}
+
+/// A histogram figure (never negative), or `-`.
+pub fn unsigned(v: Option<u64>) -> String {
+    v.map_or("-".into(), format_ns)
+}
+
+/// The exact mean, rounded to the nanosecond, with its sign.
+pub fn mean(l: &LatencySummary) -> String {
+    l.mean_ns
+        .map_or("-".into(), |m| format_ns_signed(m.round() as i64))
+}
+
+/// One row per measuring thread.
+pub fn latency(record: &RunRecord, detail: Detail) -> Table {
+    let traced = record.threads.iter().any(|t| t.irq_latency.is_some());
+    let columns: Vec<&CpuColumn> = CPU_COLUMNS
+        .iter()
+        .filter(|c| match detail {
+            Detail::Summary => c.in_summary,
+            Detail::Full => traced || !c.traced,
+        })
+        .collect();
+    let mut table = Table::new(
+        columns.iter().map(|c| match detail {
+            Detail::Summary => c.short,
+            Detail::Full => c.header,
+        }),
+        Align::Right,
+    );
+    for t in &record.threads {
+        table.push_row(
+            columns
+                .iter()
+                .map(|c| Cell::from((c.cell)(t, detail)))
+                .collect(),
+        );
+    }
+    table
+}
+
+/// `--trace`: per CPU the timer IRQ latency and the thread latency (timer expiry to the thread
+/// in user space) side by side, and how many samples have no split.
+pub fn latency_split(record: &RunRecord) -> Option<Table> {
+    let trace = record.trace.as_ref()?;
+    let mut table = Table::new(
+        [
+            "CPU",
+            "IRQ mean",
+            "IRQ p99",
+            "IRQ max",
+            "thread mean",
+            "thread p99",
+            "thread max",
+            "no split",
+        ],
+        Align::Right,
+    );
+    for t in &record.threads {
+        let Some(irq) = &t.irq_latency else { continue };
+        let th = trace.threads.iter().find(|x| x.cpu == t.cpu);
+        let thread = th.map(|x| x.thread_latency.clone()).unwrap_or_default();
+        let absent = th.map_or(0, |x| x.samples_unmatched + x.samples_trace_late);
+        table.push_row(vec![
+            t.cpu.to_string().into(),
+            mean(irq).into(),
+            unsigned(irq.p99_ns).into(),
+            signed(irq.max_ns).into(),
+            mean(&thread).into(),
+            unsigned(thread.p99_ns).into(),
+            signed(thread.max_ns).into(),
+            absent.to_string().into(),
+        ]);
+    }
+    Some(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_negative_mean_is_shown_with_its_sign() {
+        let early = LatencySummary {
+            mean_ns: Some(-1500.4),
+            ..LatencySummary::default()
+        };
+        assert_eq!(mean(&early), "-1.5 us");
+        assert_eq!(mean(&LatencySummary::default()), "-");
+        assert_eq!(signed(Some(-12)), "-12 ns");
+    }
+
+    #[test]
+    fn the_summary_leaves_irq_columns_to_the_split_table() {
+        for c in CPU_COLUMNS.iter().filter(|c| c.in_summary) {
+            assert!(!c.traced, "{}: the summary has its own IRQ table", c.header);
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! The comparison section of a report of several runs: p50 to max and missed periods of each
+//! run (all CPUs together) with ratios to the first run, then the overlaid plots. Confidence
+//! intervals are `jitterlab compare`'s job.
+
+use super::page::figure;
+use super::run_label;
+use crate::report::digest::RunDigest;
+use crate::report::plot::Figure;
+use crate::report::table::{Align, Cell, Html, Markup, Table};
+use crate::units::format_ns_signed;
+
+/// One row of the ratio table: a figure per run.
+struct Metric {
+    name: &'static str,
+    values: Vec<Option<f64>>,
+    latency: bool,
+}
+
+/// "42x lower", "1.3x higher", "same", against the first run.
+pub(crate) fn ratio_text(first: f64, other: f64) -> String {
+    if first == other {
+        return "same".into();
+    }
+    if first <= 0.0 || other <= 0.0 {
+        return if other < first {
+            "lower".into()
+        } else {
+            "higher".into()
+        };
+    }
+    let (r, word) = if other < first {
+        (first / other, "lower")
+    } else {
+        (other / first, "higher")
+    };
+    if r < 1.005 {
+        "same".into()
+    } else if r >= 10.0 {
+        format!("{r:.0}x {word}")
+    } else {
+        format!("{r:.2}x {word}")
+    }
+}
+
+/// The comparison of two or more runs: a table of figures with ratios to the first, then the
+/// overlays.
+pub(super) fn section(h: &mut String, runs: &[&RunDigest], overlays: &[Figure]) {
+    let merged: Vec<_> = runs.iter().map(|r| r.all_cpus_histogram()).collect();
+    let q = |quantile: f64| -> Vec<Option<f64>> {
+        merged
+            .iter()
+            .map(|m| (!m.is_empty()).then(|| m.value_at_quantile(quantile) as f64))
+            .collect()
+    };
+    let metrics = vec![
+        Metric {
+            name: "p50",
+            values: q(0.5),
+            latency: true,
+        },
+        Metric {
+            name: "p99",
+            values: q(0.99),
+            latency: true,
+        },
+        Metric {
+            name: "p99.9",
+            values: q(0.999),
+            latency: true,
+        },
+        Metric {
+            name: "p99.99",
+            values: q(0.9999),
+            latency: true,
+        },
+        Metric {
+            name: "max",
+            values: runs
+                .iter()
+                .map(|r| {
+                    r.record
+                        .threads
+                        .iter()
+                        .filter_map(|t| t.latency.max_ns)
+                        .max()
+                        .map(|v| v as f64)
+                })
+                .collect(),
+            latency: true,
+        },
+        Metric {
+            name: "missed periods",
+            values: runs
+                .iter()
+                .map(|r| {
+                    Some(
+                        r.record
+                            .threads
+                            .iter()
+                            .map(|t| t.missed_periods)
+                            .sum::<u64>() as f64,
+                    )
+                })
+                .collect(),
+            latency: false,
+        },
+    ];
+    h.push_str("<section id=\"comparison\" class=\"comparison\"><h2>Comparison of the runs</h2>");
+    h.push_str("<p>All CPUs of each run together; ratios are to the first run. Percentiles come from the interval histograms (within 0.1%), max and missed periods from run.json.</p>");
+    let mut headers = vec!["figure".to_string()];
+    headers.extend(runs.iter().enumerate().map(|(i, r)| run_label(i, r)));
+    let mut table = Table::new(headers, Align::Right);
+    for m in &metrics {
+        let mut cells = vec![Cell::label(m.name)];
+        for (i, v) in m.values.iter().enumerate() {
+            let shown = match v {
+                None => "-".to_string(),
+                Some(v) if m.latency => format_ns_signed(*v as i64),
+                Some(v) => format!("{v}"),
+            };
+            let cell = Cell::from(shown);
+            cells.push(match (i, m.values[0], v) {
+                (0, _, _) => cell,
+                (_, Some(first), Some(v)) => {
+                    cell.with_ratio(format!("{} {}", m.name, ratio_text(first, *v)))
+                }
+                _ => cell,
+            });
+        }
+        table.push_row(cells);
+    }
+    h.push_str(
+        &Html {
+            class: "numbers ratios",
+        }
+        .render(&table),
+    );
+    for f in overlays {
+        figure(h, f);
+    }
+    h.push_str("</section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratios_read_as_sentences() {
+        assert_eq!(ratio_text(4_200_000.0, 100_000.0), "42x lower");
+        assert_eq!(ratio_text(100.0, 130.0), "1.30x higher");
+        assert_eq!(ratio_text(100.0, 100.2), "same");
+        assert_eq!(ratio_text(0.0, 3.0), "higher");
+        assert_eq!(ratio_text(0.0, 0.0), "same");
+    }
+}

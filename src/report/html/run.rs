@@ -1,0 +1,410 @@
+//! A run's section of the report: where it came from, its budget verdict and warnings, plan and
+//! system, the per-CPU, phase, load and spike tables, then its plots.
+
+use super::page::{figure, key_values};
+use super::run_label;
+use crate::report::cpu_tables::{self, Detail, signed, unsigned};
+use crate::report::digest::RunDigest;
+use crate::report::plot::Figure;
+use crate::report::svg::escape;
+use crate::report::table::{Align, Cell, Html, Markup, Table};
+use crate::results::events::Event;
+use crate::results::run_record::RunRecord;
+use crate::system::{SystemSnapshot, Verdict};
+use crate::units::{format_elapsed, format_ns, format_ns_signed};
+use std::fmt::Write;
+
+/// Spike explanations listed per run (the latest ones first would hide the worst: sorted by
+/// latency, largest first).
+const MAX_SPIKES_LISTED: usize = 50;
+
+/// The section of one run: notes, budget, warnings, plan and system, the tables, the plots.
+pub(super) fn section(h: &mut String, number: usize, run: &RunDigest, figures: &[Figure]) {
+    let r = &run.record;
+    let _ = write!(
+        h,
+        "<section id=\"run{number}\" class=\"run\"><h2>{}</h2>\n<p class=\"path\">{}</p>\n",
+        escape(&run_label(number - 1, run)),
+        escape(&run.path.display().to_string())
+    );
+    if let Some(imp) = &r.imported {
+        let _ = writeln!(
+            h,
+            "<div class=\"note imported\"><strong>Imported</strong> from {} output <code>{}</code>. {}</div>",
+            escape(&imp.source_format),
+            escape(&imp.source_file),
+            if imp.per_interval {
+                "The source had per-interval data."
+            } else {
+                "The source has no per-interval data: there is no latency-over-time plot or heat map, and nothing is invented in their place."
+            }
+        );
+    }
+    if let Some(b) = &r.budget {
+        let _ = write!(
+            h,
+            "<div class=\"budget {}\"><h3>Budget <code>{}</code>: {}</h3><table><tr><th>clause</th><th>result</th><th>measured</th></tr>",
+            if b.passed { "pass" } else { "fail" },
+            escape(&b.expression),
+            if b.passed { "PASSED" } else { "FAILED" }
+        );
+        for c in &b.clauses {
+            let _ = write!(
+                h,
+                "<tr class=\"{}\"><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                if c.passed { "pass" } else { "fail" },
+                escape(&c.clause),
+                if c.passed { "pass" } else { "FAIL" },
+                escape(&c.actual)
+            );
+        }
+        h.push_str("</table></div>\n");
+    }
+    warnings(h, r);
+    h.push_str("<div class=\"columns\"><div><h3>Plan</h3>");
+    key_values(h, "plan", &plan_rows(r));
+    h.push_str("</div><div><h3>System</h3>");
+    key_values(h, "system", &system_rows(r));
+    h.push_str("</div></div>\n");
+    cpu_table(h, r);
+    phases_table(h, r);
+    loads_table(h, r);
+    trace_section(h, run);
+    if !run.has_hlog {
+        h.push_str("<p class=\"note\">This directory has no latency.hlog: there are no plots, only run.json's figures.</p>");
+    }
+    for f in figures {
+        figure(h, f);
+    }
+    h.push_str("</section>\n");
+}
+
+fn warnings(h: &mut String, r: &RunRecord) {
+    let checks: Vec<(String, String)> = serde_json::from_value::<SystemSnapshot>(r.system.clone())
+        .map(|s| {
+            s.checks
+                .into_iter()
+                .filter(|c| matches!(c.verdict, Verdict::Warn | Verdict::Fail))
+                .map(|c| {
+                    (
+                        c.verdict.as_str().to_string(),
+                        format!("{}: {}", c.id, c.evidence),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if r.warnings.is_empty() && checks.is_empty() && r.end_reason.is_none() {
+        return;
+    }
+    h.push_str(
+        "<div class=\"warnings\"><h3>Warnings (conditions that affect these results)</h3><ul>",
+    );
+    if let Some(reason) = &r.end_reason {
+        let _ = write!(
+            h,
+            "<li class=\"fail\">the run ended {}: {}</li>",
+            r.ended.as_str(),
+            escape(reason)
+        );
+    }
+    for w in &r.warnings {
+        let _ = write!(h, "<li>{}</li>", escape(w));
+    }
+    for (verdict, text) in checks {
+        let _ = write!(
+            h,
+            "<li class=\"{verdict}\">readiness check {verdict}: {}</li>",
+            escape(&text)
+        );
+    }
+    h.push_str("</ul></div>\n");
+}
+
+fn plan_rows(r: &RunRecord) -> Vec<(&'static str, String)> {
+    let p = &r.plan;
+    let mut rows = vec![
+        (
+            "CPUs",
+            p.cpus
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        (
+            "policy",
+            format!("{} {}", p.policy.to_uppercase(), p.priority),
+        ),
+        ("wake method", format!("{} ({} clock)", p.wake, p.clock)),
+        ("interval", format_ns(p.interval_ns)),
+    ];
+    if p.distance_ns > 0 {
+        rows.push(("distance per thread", format_ns(p.distance_ns)));
+    }
+    if p.interval_step_ns > 0 {
+        rows.push(("interval step", format_ns(p.interval_step_ns)));
+    }
+    rows.push((
+        "length",
+        match (p.duration_ns, p.loops) {
+            (Some(d), _) => format_elapsed(d),
+            (None, Some(n)) => format!("{n} loops"),
+            _ => "-".into(),
+        },
+    ));
+    rows.push((
+        "deadline",
+        p.deadline_ns.map_or("the interval".into(), format_ns),
+    ));
+    rows.push(("log interval", format_ns(p.log_interval_ns)));
+    rows.push((
+        "loads",
+        if p.loads.is_empty() {
+            "none".into()
+        } else {
+            p.loads.join("; ")
+        },
+    ));
+    rows.push(("memory locked", yes_no(r.environment.memory_locked)));
+    rows.push((
+        "PM QoS",
+        match (r.environment.pm_qos.held_us, &r.environment.pm_qos.error) {
+            (Some(us), _) => format!("/dev/cpu_dma_latency held at {us} us"),
+            (None, Some(e)) => format!("not held: {e}"),
+            (None, None) => "left alone".into(),
+        },
+    ));
+    rows.push(("sample log", yes_no(p.samples)));
+    rows.push(("started (UTC)", r.started_utc.clone()));
+    rows.push((
+        "ended",
+        match r.duration_ns {
+            Some(d) => format!("{} after {}", r.ended.as_str(), format_elapsed(d)),
+            None => r.ended.as_str().to_string(),
+        },
+    ));
+    rows.push(("jitterlab", r.jitterlab_version.clone()));
+    rows.push(("command line", r.command_line.join(" ")));
+    rows
+}
+
+fn yes_no(b: bool) -> String {
+    if b { "yes".into() } else { "no".into() }
+}
+
+fn system_rows(r: &RunRecord) -> Vec<(&'static str, String)> {
+    match serde_json::from_value::<SystemSnapshot>(r.system.clone()) {
+        Ok(s) => {
+            let mut rows = vec![
+                ("host", s.hostname),
+                ("kernel", format!("{} ({})", s.kernel_release, s.machine)),
+                ("preemption", s.preemption_model),
+                (
+                    "tick",
+                    s.hz.map_or("unknown".into(), |hz| format!("{hz} Hz")),
+                ),
+                (
+                    "clocksource",
+                    s.clocksource.unwrap_or_else(|| "unknown".into()),
+                ),
+                (
+                    "CPUs",
+                    format!("{} present, {} online", s.cpu_count, s.online_cpus.len()),
+                ),
+                (
+                    "virtualisation",
+                    s.hypervisor.unwrap_or_else(|| "none (bare metal)".into()),
+                ),
+            ];
+            if let Some(steal) = s.steal_recent_percent {
+                rows.push(("steal (recent)", format!("{steal:.1}%")));
+            }
+            let count = |v: Verdict| s.checks.iter().filter(|c| c.verdict == v).count();
+            rows.push((
+                "readiness checks",
+                format!(
+                    "{} ok, {} warn, {} fail, {} unknown",
+                    count(Verdict::Ok),
+                    count(Verdict::Warn),
+                    count(Verdict::Fail),
+                    count(Verdict::Unknown)
+                ),
+            ));
+            rows
+        }
+        // Imported or synthetic runs hold what they know: show the host name if any.
+        Err(_) => vec![(
+            "host",
+            r.system
+                .get("hostname")
+                .and_then(|v| v.as_str())
+                .unwrap_or("unknown")
+                .to_string(),
+        )],
+    }
+}
+
+fn cpu_table(h: &mut String, r: &RunRecord) {
+    h.push_str("<h3>Per CPU</h3>");
+    h.push_str(
+        &Html {
+            class: "numbers cpus",
+        }
+        .render(&cpu_tables::latency(r, Detail::Full)),
+    );
+    h.push_str("<p class=\"note\">min, mean, stddev and max are exact; percentiles come from the run's HDR histogram (within 0.1%). \
+        A missed period is a wakeup that came a whole period or more late.</p>\n");
+}
+
+/// Per phase (its span and loads, once) the figures of each CPU.
+fn phases_table(h: &mut String, r: &RunRecord) {
+    if r.phases.is_empty() {
+        return;
+    }
+    let mut table = Table::new(
+        [
+            "phase", "from", "to", "loads", "CPU", "samples", "p50", "p99", "p99.9", "max",
+        ],
+        Align::Right,
+    );
+    for p in r.phases.iter().filter(|p| !p.threads.is_empty()) {
+        let since_start = |t: u64| format_elapsed(t.saturating_sub(r.start_monotonic_ns));
+        let loads = if p.loads.is_empty() {
+            "none".to_string()
+        } else {
+            p.loads.join("; ")
+        };
+        let rows = p
+            .threads
+            .iter()
+            .map(|t| {
+                let l = &t.latency;
+                vec![
+                    t.cpu.to_string().into(),
+                    l.samples.to_string().into(),
+                    unsigned(l.p50_ns).into(),
+                    unsigned(l.p99_ns).into(),
+                    unsigned(l.p999_ns).into(),
+                    signed(l.max_ns).into(),
+                ]
+            })
+            .collect();
+        let lead = vec![
+            p.label.as_str().into(),
+            since_start(p.start_ns).into(),
+            since_start(p.end_ns).into(),
+            loads.into(),
+        ];
+        table.push_group(lead, rows, "");
+    }
+    h.push_str("<h3>Phases</h3>");
+    h.push_str(
+        &Html {
+            class: "numbers phases",
+        }
+        .render(&table),
+    );
+}
+
+fn loads_table(h: &mut String, r: &RunRecord) {
+    if r.loads.is_empty() {
+        return;
+    }
+    let mut table = Table::new(["load", "throughput"], Align::Left);
+    for l in &r.loads {
+        let figures: Vec<String> = l.throughput.iter().map(|t| t.to_string()).collect();
+        table.push_row(vec![Cell::code(l.spec.as_str()), figures.join(", ").into()]);
+    }
+    h.push_str("<h3>Loads</h3>");
+    h.push_str(&Html { class: "loads" }.render(&table));
+}
+
+fn trace_section(h: &mut String, run: &RunDigest) {
+    let mut spikes: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::SpikeExplained(x) => Some(x),
+            _ => None,
+        })
+        .collect();
+    let Some(t) = &run.record.trace else {
+        if spikes.is_empty() {
+            return;
+        }
+        h.push_str("<h3>Explained spikes</h3>");
+        spikes_table(h, run, &mut spikes);
+        return;
+    };
+    h.push_str("<h3>Kernel trace</h3>");
+    key_values(
+        h,
+        "trace",
+        &[
+            ("explained above", format_ns(t.explain_above_ns)),
+            ("spikes explained", t.explained.to_string()),
+            ("trace events lost", t.events_lost.to_string()),
+            ("tracefs instance", t.instance.clone()),
+        ],
+    );
+    spikes_table(h, run, &mut spikes);
+}
+
+fn spikes_table(
+    h: &mut String,
+    run: &RunDigest,
+    spikes: &mut Vec<&crate::results::events::SpikeExplanation>,
+) {
+    if spikes.is_empty() {
+        return;
+    }
+    spikes.sort_by_key(|s| std::cmp::Reverse(s.latency_ns));
+    let _ = write!(
+        h,
+        "<p>The {} latest wakeups explained, worst first{}.</p>",
+        spikes.len().min(MAX_SPIKES_LISTED),
+        if spikes.len() > MAX_SPIKES_LISTED {
+            format!(" (of {})", spikes.len())
+        } else {
+            String::new()
+        }
+    );
+    let mut table = Table::new(
+        [
+            "at",
+            "CPU",
+            "latency",
+            "timer IRQ",
+            "thread",
+            "verdict",
+            "held the CPU",
+        ],
+        Align::Left,
+    );
+    for s in spikes.iter().take(MAX_SPIKES_LISTED) {
+        let contributors: Vec<String> = s
+            .contributors
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {}{} {}",
+                    c.kind,
+                    c.name,
+                    c.pid.map_or(String::new(), |p| format!(" (pid {p})")),
+                    format_ns(c.duration_ns)
+                )
+            })
+            .collect();
+        table.push_row(vec![
+            format_elapsed(s.due_ns.saturating_sub(run.record.start_monotonic_ns)).into(),
+            s.cpu.to_string().into(),
+            format_ns_signed(s.latency_ns).into(),
+            signed(s.irq_latency_ns).into(),
+            signed(s.thread_latency_ns).into(),
+            s.verdict.as_str().into(),
+            contributors.join("; ").into(),
+        ]);
+    }
+    h.push_str(&Html { class: "spikes" }.render(&table));
+}
