@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 
+/// The load's name in a spec.
+pub const NAME: &str = "spike";
 pub const PARAMETERS: &[&str] = &["cpu", "every", "len", "prio", "offset"];
 
 /// What `spike:...` asks for.

@@ -8,7 +8,7 @@
 //! - it gets PR_SET_PDEATHSIG(SIGKILL) before exec, and exits at once if jitterlab already died;
 //!   the signal follows the *thread* that forked, so every load is forked by the supervisor's
 //!   own thread, which lives until every load is reaped; the worker's children do the same
-//!   against the worker (`worker::die_with_parent`);
+//!   against the worker (`kit::die_with_parent`);
 //! - at the end of its phase: SIGTERM to the group (the worker reports its last counters),
 //!   [`GRACE`] later SIGKILL to the group, then every member is reaped. jitterlab is a child
 //!   subreaper while loads run, so members orphaned by the worker's death come back to it;
@@ -24,7 +24,8 @@
 
 use super::contain::{self, Containment, LoadContainer};
 use super::generator::GeneratorSpec;
-use super::worker::{MARKER_ENV, REPORT_FD, WorkerMessage};
+use super::kit::{kill_hint, signal_text};
+use super::protocol::{MARKER_ENV, REPORT_FD, WorkerMessage};
 use crate::cpulist::format_cpu_list;
 use crate::error::{ExitCode, Failure};
 use crate::measure::clock::monotonic_ns;
@@ -303,39 +304,6 @@ impl Running {
             Some(s) => format!("exit status {}", libc::WEXITSTATUS(s)),
             None => "still running".into(),
         }
-    }
-}
-
-/// `signal 9 (SIGKILL)`.
-pub fn signal_text(signal: i32) -> String {
-    let name = match signal {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGUSR1 => "SIGUSR1",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGUSR2 => "SIGUSR2",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGXCPU => "SIGXCPU",
-        libc::SIGSYS => "SIGSYS",
-        _ => return format!("signal {signal}"),
-    };
-    format!("signal {signal} ({name})")
-}
-
-/// What to add to the message of a load killed by `signal`.
-pub fn kill_hint(signal: i32) -> &'static str {
-    if signal == libc::SIGKILL {
-        "; SIGKILL is what the kernel's OOM killer sends when memory runs out (see dmesg), or a user's kill -9"
-    } else {
-        ""
     }
 }
 
@@ -666,7 +634,7 @@ impl State {
                 if let Some(fd) = procs_fd {
                     contain::join_own_cgroup(fd);
                 }
-                super::worker::die_with_parent(parent);
+                super::kit::die_with_parent(parent);
                 Ok(())
             });
         }
