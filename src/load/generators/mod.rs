@@ -13,6 +13,7 @@ mod io;
 mod memory;
 mod net;
 mod proc;
+mod stream;
 
 /// Every built-in generator, in the order the docs and error messages list them.
 pub static GENERATORS: &[&GeneratorInfo] = &[
@@ -24,6 +25,7 @@ pub static GENERATORS: &[&GeneratorInfo] = &[
     &proc::INFO,
     &net::INFO,
     &exec::INFO,
+    &stream::INFO,
 ];
 
 /// The generator called `name`.
