@@ -7,7 +7,7 @@ use common::*;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Processes carrying a load marker of jitterlab process `pid` (see supervisor.rs).
+/// Processes carrying a load marker of jitterlab process `pid` (see src/load/supervisor/).
 fn load_processes(pid: u32) -> Vec<u32> {
     let marker = format!("JITTERLAB_LOAD={pid}:");
     let mut found = Vec::new();
