@@ -2,8 +2,7 @@
 //! and CPU time, and stopping a load: SIGTERM, [`GRACE`], SIGKILL, reap, for the worker, its
 //! process group, its cgroup and every process carrying its marker.
 
-use super::timeline::State;
-use super::{GRACE, LoadResult};
+use super::data::{LoadResult, PlannedLoad};
 use crate::load::contain::LoadContainer;
 use crate::load::kit::signal_text;
 use crate::load::protocol::WorkerMessage;
@@ -12,6 +11,9 @@ use crate::results::run_record::LoadEnded;
 use std::fs::File;
 use std::io::Read;
 use std::time::Duration;
+
+/// Time a load has, after SIGTERM, to report and exit before its group is killed.
+pub const GRACE: Duration = Duration::from_millis(300);
 
 /// One load process.
 pub(super) struct Running {
@@ -37,6 +39,32 @@ pub(super) struct Running {
 }
 
 impl Running {
+    /// A worker just started, reporting on `reader`.
+    pub(super) fn new(
+        index: usize,
+        pid: libc::pid_t,
+        reader: File,
+        container: LoadContainer,
+    ) -> Self {
+        Running {
+            index,
+            pid,
+            reader,
+            pending: Vec::new(),
+            values: Vec::new(),
+            elapsed_ns: 0,
+            failed: None,
+            ready: false,
+            status: None,
+            cpu_time_ns: 0,
+            started_ns: monotonic_ns(),
+            ended_ns: 0,
+            stopping: false,
+            container,
+            end: None,
+        }
+    }
+
     /// Reads whatever the worker reported since the last call.
     pub(super) fn drain(&mut self) {
         let mut buf = [0u8; 4096];
@@ -106,73 +134,58 @@ fn rusage_ns(ru: &libc::rusage) -> u64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
-impl State {
-    /// SIGTERM, grace, SIGKILL, reap: the loads and every process of their groups, cgroups and
-    /// markers.
-    pub(super) fn stop_loads(&mut self, indices: &[usize]) {
-        let mut stopping: Vec<Running> = Vec::new();
-        let mut i = 0;
-        while i < self.running.len() {
-            if indices.contains(&self.running[i].index) {
-                stopping.push(self.running.remove(i));
-            } else {
-                i += 1;
-            }
+/// SIGTERM, grace, SIGKILL, reap: the loads `stopping` (of plan `loads`) and every process of
+/// their groups, cgroups and markers; what each did.
+pub(super) fn stop(mut stopping: Vec<Running>, loads: &[PlannedLoad]) -> Vec<LoadResult> {
+    let mut results = Vec::new();
+    for r in &mut stopping {
+        r.stopping = true;
+        if loads[r.index].spec.common.policy.to_policy().is_realtime() {
+            demote(&r.container.pids());
         }
-        for r in &mut stopping {
-            r.stopping = true;
-            if self.setup.loads[r.index]
-                .spec
-                .common
-                .policy
-                .to_policy()
-                .is_realtime()
-            {
-                demote(&r.container.pids());
-            }
-            if r.status.is_none() {
-                // SAFETY: signalling our own child's process group.
-                unsafe { libc::kill(-r.pid, libc::SIGTERM) };
-            }
-        }
-        let deadline = std::time::Instant::now() + GRACE;
-        while std::time::Instant::now() < deadline {
-            let mut alive = false;
-            for r in &mut stopping {
-                r.drain();
-                alive |= !r.try_reap(false);
-            }
-            if !alive {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        for r in &mut stopping {
-            // Whatever is left of the group (a worker that did not exit, children that ignore
-            // SIGTERM), of the cgroup and of the marker's carriers (descendants that left the
-            // group) is killed; members the worker did not reap come back to us.
+        if r.status.is_none() {
             // SAFETY: signalling our own child's process group.
-            unsafe { libc::kill(-r.pid, libc::SIGKILL) };
-            let killed = r.container.kill_all();
-            r.try_reap(true);
-            r.cpu_time_ns += reap_group(r.pid);
-            r.cpu_time_ns += reap_pids(&killed);
-            r.drain();
-            let (ended, end_reason) = r.end.take().unwrap_or((LoadEnded::Stopped, None));
-            let spec = self.setup.loads[r.index].clone();
-            self.outcome.loads.push(LoadResult {
-                spec: spec.spec,
-                phase: spec.phase,
-                values: std::mem::take(&mut r.values),
-                elapsed_ns: r.elapsed_ns,
-                cpu_time_ns: r.cpu_time_ns,
-                started_ns: r.started_ns,
-                ended_ns: r.ended_ns.max(r.started_ns),
-                ended,
-                end_reason,
-            });
+            unsafe { libc::kill(-r.pid, libc::SIGTERM) };
         }
     }
+    let deadline = std::time::Instant::now() + GRACE;
+    while std::time::Instant::now() < deadline {
+        let mut alive = false;
+        for r in &mut stopping {
+            r.drain();
+            alive |= !r.try_reap(false);
+        }
+        if !alive {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    for r in &mut stopping {
+        // Whatever is left of the group (a worker that did not exit, children that ignore
+        // SIGTERM), of the cgroup and of the marker's carriers (descendants that left the
+        // group) is killed; members the worker did not reap come back to us.
+        // SAFETY: signalling our own child's process group.
+        unsafe { libc::kill(-r.pid, libc::SIGKILL) };
+        let killed = r.container.kill_all();
+        r.try_reap(true);
+        r.cpu_time_ns += reap_group(r.pid);
+        r.cpu_time_ns += reap_pids(&killed);
+        r.drain();
+        let (ended, end_reason) = r.end.take().unwrap_or((LoadEnded::Stopped, None));
+        let spec = loads[r.index].clone();
+        results.push(LoadResult {
+            spec: spec.spec,
+            phase: spec.phase,
+            values: std::mem::take(&mut r.values),
+            elapsed_ns: r.elapsed_ns,
+            cpu_time_ns: r.cpu_time_ns,
+            started_ns: r.started_ns,
+            ended_ns: r.ended_ns.max(r.started_ns),
+            ended,
+            end_reason,
+        });
+    }
+    results
 }
 
 /// Returns every thread of the processes `pids` (a load's) to SCHED_OTHER, so that a real-time

@@ -2,9 +2,10 @@
 //! off along the run's clock, watches for loads that fail or end before they are stopped, and
 //! at the end stops everything and hands back the [`Outcome`].
 
-use super::link::Running;
-use super::{Msg, Outcome, POLL, PhaseResult, Setup};
-use crate::error::Failure;
+use super::data::{Outcome, PhaseResult, Setup};
+use super::link::{self, Running};
+use super::spawn::spawn;
+use crate::error::{ExitCode, Failure};
 use crate::load::contain::Containment;
 use crate::load::kit::{kill_hint, signal_text};
 use crate::measure::clock::monotonic_ns;
@@ -14,6 +15,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
+/// Time a worker has to set itself up and say it is ready.
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often the supervisor looks at its loads between phase boundaries.
+const POLL: Duration = Duration::from_millis(20);
+
+/// What the handle tells the supervisor thread.
+pub(super) enum Msg {
+    Begin(u64),
+    Stop,
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum PhaseState {
     Pending,
@@ -22,15 +34,15 @@ enum PhaseState {
 }
 
 pub(super) struct State {
-    pub(super) setup: Setup,
+    setup: Setup,
     /// Made when the supervisor thread starts; dropped (cgroups removed, reaper finished) when
     /// it ends, after every load was reaped.
-    pub(super) containment: Option<Containment>,
+    containment: Option<Containment>,
     stop: Arc<AtomicBool>,
     all_ended: Arc<AtomicBool>,
     events: Option<EventLog>,
-    pub(super) running: Vec<Running>,
-    pub(super) outcome: Outcome,
+    running: Vec<Running>,
+    outcome: Outcome,
     phase_state: Vec<PhaseState>,
 }
 
@@ -55,7 +67,7 @@ impl State {
         }
     }
 
-    pub(super) fn warn(&mut self, message: String) {
+    fn warn(&mut self, message: String) {
         self.event(Event::Warning {
             time_ns: monotonic_ns(),
             message: message.clone(),
@@ -253,7 +265,7 @@ impl State {
     }
 
     /// A load failed while running: the run fails and stops.
-    pub(super) fn fail(&mut self, message: String) {
+    fn fail(&mut self, message: String) {
         self.outcome.failure.get_or_insert(message.clone());
         self.event(Event::Warning {
             time_ns: monotonic_ns(),
@@ -265,5 +277,90 @@ impl State {
     fn stop_all(&mut self) {
         let all: Vec<usize> = self.running.iter().map(|r| r.index).collect();
         self.stop_loads(&all);
+    }
+
+    /// Spawns the loads and waits until each is ready; on any failure, stops those started.
+    fn start_loads(&mut self, indices: &[usize]) -> Result<(), Failure> {
+        let mut started = Vec::new();
+        for &i in indices {
+            match spawn(
+                &self.setup,
+                self.containment
+                    .as_ref()
+                    .expect("the containment is made before any load"),
+                i,
+            ) {
+                Ok(r) => {
+                    started.push(i);
+                    self.running.push(r);
+                }
+                Err(f) => {
+                    self.stop_loads(&started);
+                    return Err(f);
+                }
+            }
+        }
+        let deadline = std::time::Instant::now() + READY_TIMEOUT;
+        loop {
+            let mut waiting = false;
+            let mut error = None;
+            for r in self
+                .running
+                .iter_mut()
+                .filter(|r| started.contains(&r.index))
+            {
+                r.drain();
+                if let Some((message, code)) = &r.failed {
+                    error = Some(Failure {
+                        code: if *code == 3 {
+                            ExitCode::System
+                        } else {
+                            ExitCode::Run
+                        },
+                        message: message.clone(),
+                    });
+                } else if !r.ready {
+                    if r.try_reap(false) {
+                        error = Some(Failure::run(format!(
+                            "load '{}' ended during setup ({}); see its log",
+                            self.setup.loads[r.index].spec.text,
+                            r.exit_text()
+                        )));
+                    }
+                    waiting = true;
+                }
+            }
+            if let Some(e) = error {
+                self.stop_loads(&started);
+                return Err(e);
+            }
+            if !waiting {
+                return Ok(());
+            }
+            if std::time::Instant::now() > deadline {
+                self.stop_loads(&started);
+                return Err(Failure::run(format!(
+                    "a load did not get ready within {} s",
+                    READY_TIMEOUT.as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// SIGTERM, grace, SIGKILL, reap: the loads and every process of their groups, cgroups and
+    /// markers.
+    fn stop_loads(&mut self, indices: &[usize]) {
+        let mut stopping: Vec<Running> = Vec::new();
+        let mut i = 0;
+        while i < self.running.len() {
+            if indices.contains(&self.running[i].index) {
+                stopping.push(self.running.remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        let results = link::stop(stopping, &self.setup.loads);
+        self.outcome.loads.extend(results);
     }
 }
