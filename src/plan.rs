@@ -224,7 +224,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
             online,
             &online_text,
         )?;
-        crate::load::command::check_on_system(&load, &cpus, online)
+        load.check_on_system(&cpus, online)
             .map_err(|e| Failure::usage(format!("--load: {e}")))?;
         loads.push(load);
     }
@@ -237,7 +237,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         })
         .transpose()
         .map_err(|e| Failure::usage(format!("--scenario: {e}")))?;
-    crate::load::memory::check_run(&loads, scenario.as_ref()).map_err(Failure::usage)?;
+    crate::load::memory_guard::check_run(&loads, scenario.as_ref()).map_err(Failure::usage)?;
     // The scenario sets the length (clap refuses --duration and --loops with it).
     let length = scenario
         .as_ref()

@@ -7,7 +7,7 @@ use common::*;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Processes carrying a load marker of jitterlab process `pid` (see supervisor.rs).
+/// Processes carrying a load marker of jitterlab process `pid` (see src/load/supervisor/).
 fn load_processes(pid: u32) -> Vec<u32> {
     let marker = format!("JITTERLAB_LOAD={pid}:");
     let mut found = Vec::new();
@@ -347,6 +347,47 @@ fn mem_available_mib() -> u64 {
         .and_then(|v| v.parse().ok())
         .unwrap();
     kib / 1024
+}
+
+#[test]
+fn stream_moves_memory_and_counts_in_the_memory_guard() {
+    let _g = exclusive();
+    let (v, _) = load_json(&["stream:size=8M"], "1500ms");
+    let r = &v.as_array().unwrap()[0];
+    assert_eq!(r["kind"], "stream", "{r}");
+    // At least one whole triad over 8 MiB arrays (STREAM counts 3 x 8 MiB of traffic) in 1.5 s.
+    assert!(figure(r, "passes", "passes") >= 1.0, "{r}");
+    assert!(
+        figure(r, "triad", "MB/s") * 1.5 >= 3.0 * 8.0 * 1.048576,
+        "{r}"
+    );
+    // Its three arrays per worker count in the guard, alone and with a memory load: each
+    // refused while planning (exit 2), before anything is allocated.
+    let tenth = mem_available_mib() / 10;
+    let alone = format!("stream:size={}M", 2 * tenth);
+    let with = (
+        format!("stream:size={tenth}M"),
+        format!("memory:size={}M", 3 * tenth),
+    );
+    for (args, needles) in [
+        (
+            vec!["load", alone.as_str()],
+            vec!["MemAvailable", alone.as_str()],
+        ),
+        (
+            vec!["load", with.0.as_str(), with.1.as_str()],
+            vec!["take", with.0.as_str(), with.1.as_str()],
+        ),
+    ] {
+        let mut args = args.clone();
+        args.extend(["--duration", "100ms"]);
+        let o = jitterlab(&args);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
+        for n in needles {
+            assert!(t.contains(n), "{args:?}: lacks '{n}': {t}");
+        }
+    }
 }
 
 #[test]

@@ -3,9 +3,7 @@
 //! rt-tests' hackbench; the other generators run until Ctrl-C.
 
 use super::LoadSpec;
-use super::generator::{GeneratorSpec, Kind};
-use super::hackbench::HackbenchSpec;
-use super::memory::{self, Scheduled};
+use super::memory_guard::{self, Scheduled};
 use super::supervisor::{PlannedLoad, Setup, Supervisor};
 use crate::cli::LoadArgs;
 use crate::cpulist::online_cpus;
@@ -16,33 +14,6 @@ use crate::units::parse_duration_ns;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-/// Checks a parsed load against this system: `cpus=` resolvable (with the measured CPUs for
-/// `housekeeping`), disk, program. Errors are bad input. Memory is checked for all the loads
-/// that run at the same time together ([`memory::check_together`]).
-pub fn check_on_system(
-    load: &LoadSpec,
-    measured: &[usize],
-    online: &[usize],
-) -> std::result::Result<(), String> {
-    match load {
-        LoadSpec::Spike(_) => Ok(()),
-        LoadSpec::Generator(g) => check_generator(g, measured, online),
-    }
-}
-
-/// [`check_on_system`] for a generator.
-pub fn check_generator(
-    g: &GeneratorSpec,
-    measured: &[usize],
-    online: &[usize],
-) -> std::result::Result<(), String> {
-    g.common
-        .cpus
-        .resolve(online, measured)
-        .map_err(|e| format!("load '{}': {e}", g.text))?;
-    g.check_system()
-}
 
 pub fn run(args: &LoadArgs) -> Result<i32> {
     let online = online_cpus().map_err(Failure::system)?;
@@ -62,7 +33,7 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
                 crate::cpulist::format_cpu_list(&online)
             )));
         }
-        check_generator(&g, &[], &online).map_err(Failure::usage)?;
+        g.check_on_system(&[], &online).map_err(Failure::usage)?;
         loads.push(g);
     }
     // They all run at the same time.
@@ -74,7 +45,7 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
             window: None,
         })
         .collect();
-    memory::check_together(&scheduled).map_err(Failure::usage)?;
+    memory_guard::check_together(&scheduled).map_err(Failure::usage)?;
     let duration_ns = args
         .duration
         .as_deref()
@@ -96,9 +67,9 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
     }
     let once = duration_ns.is_none();
     for g in loads.iter().filter(|_| once && !args.json) {
-        if let Kind::Hackbench(h) = &g.kind {
-            let cpus = g.common.cpus.resolve(&online, &[]).unwrap_or_default();
-            println!("{}", h.banner(g.workers(&cpus)));
+        let cpus = g.common.cpus.resolve(&online, &[]).unwrap_or_default();
+        if let Some(banner) = g.generator.once_banner(g.workers(&cpus)) {
+            println!("{banner}");
         }
     }
     let setup = Setup {
@@ -116,7 +87,7 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
     let supervisor = Supervisor::start(setup, Arc::clone(&stop))?;
     let start = monotonic_ns();
     supervisor.begin(start);
-    if once && loads.iter().any(|g| !matches!(g.kind, Kind::Hackbench(_))) {
+    if once && loads.iter().any(|g| !g.generator.ends_when_run_once()) {
         eprintln!("jitterlab load: running until Ctrl-C (give --duration to stop by itself)");
     }
     loop {
@@ -142,11 +113,8 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
         );
     } else {
         for l in &outcome.loads {
-            if once && let Kind::Hackbench(_) = l.spec.kind {
-                match HackbenchSpec::last_time_s(&l.values) {
-                    Some(t) => println!("Time: {t:.3}"),
-                    None => println!("Time: - (the exchange did not complete)"),
-                }
+            if once && let Some(result) = l.spec.generator.once_result(&l.values) {
+                println!("{result}");
             }
             println!("{}", load_line(&l.record()));
         }

@@ -21,7 +21,7 @@
 //! do its work. Cgroups of a jitterlab that died together with its reaper are removed by the
 //! next jitterlab that starts loads in the same cgroup.
 
-use super::worker::MARKER_ENV;
+use super::protocol::MARKER_ENV;
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::process::CommandExt;

@@ -1,17 +1,121 @@
-//! The built-in load generators as plain data: a parsed spec (`NAME:key=value,...`), the
-//! parameters every generator shares, and the dispatch to each generator's module.
+//! The built-in load generators as plain data: the [`Generator`] trait every generator file
+//! implements, its registry row ([`GeneratorInfo`], listed in `generators::GENERATORS`), the
+//! parameters every generator shares, and a parsed load ([`GeneratorSpec`]).
 //!
-//! A generator is: parse its parameters ([`GeneratorSpec::parse`]) → check them against this
-//! system ([`GeneratorSpec::check_system`]) → run inside a worker process until stopped
-//! ([`GeneratorSpec::run`], see `worker.rs`) → turn the counters it kept into throughput with
-//! units ([`GeneratorSpec::throughput`]).
+//! A generator is: parse its parameters ([`GeneratorInfo::parse`]) → check them against this
+//! system ([`Generator::check_system`]) → run inside a worker process until stopped
+//! ([`Generator::run`], see `worker.rs`) → turn the counters it kept into throughput with
+//! units ([`Generator::throughput`]).
 
+use super::kit::{Counts, Ctx};
 use super::spec::Params;
-use super::worker::Ctx;
-use super::{cpu, exec, fork, hackbench, io, memory, net, proc};
 use crate::cpulist::{format_cpu_list, parse_cpu_list};
 use crate::measure::Policy;
 use crate::results::run_record::Throughput;
+use std::fmt;
+use std::sync::Arc;
+
+/// A registry row: what the parser, the error messages and the docs know of a generator
+/// before any load is parsed.
+pub struct GeneratorInfo {
+    /// The load's name, before the `:` of its spec.
+    pub name: &'static str,
+    /// One line on what it loads.
+    pub about: &'static str,
+    /// How its spec is written.
+    pub syntax: Syntax,
+    /// Its own parameters (the common ones are [`COMMON_PARAMETERS`]), in the docs' order.
+    pub parameters: &'static [Parameter],
+    /// Names of the counters it keeps in the worker, in slot order.
+    pub counters: &'static [&'static str],
+    /// Parses its own parameters from `p` (the registry parses the common ones and rejects
+    /// keys no one read).
+    pub parse: fn(&mut Params) -> Result<Box<dyn Generator>, String>,
+}
+
+/// How a generator's spec is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    /// `NAME:key=value,...`.
+    Parameters,
+    /// `NAME:COMMAND ARGS...` or `NAME[key=value,...]:COMMAND ARGS...`: everything after the
+    /// `:` is the generator's command ([`Params::command`]), so it may hold `,` and `=`.
+    /// `usage` ends the message for a spec not written so.
+    Command { usage: &'static str },
+}
+
+/// One parameter of a generator, for messages and docs.
+pub struct Parameter {
+    pub name: &'static str,
+    /// Its default, as it would be written in a spec ("" when it has none).
+    pub default: &'static str,
+    pub help: &'static str,
+}
+
+impl GeneratorInfo {
+    /// The names of its own parameters.
+    pub fn parameter_names(&self) -> impl Iterator<Item = &'static str> {
+        self.parameters.iter().map(|p| p.name)
+    }
+}
+
+/// A parsed generator: what it does with its own parameters. Implemented once per file of
+/// `generators/`; everything but [`Generator::info`], [`Generator::run`] and
+/// [`Generator::throughput`] has a default that fits most generators.
+pub trait Generator: fmt::Debug + Send + Sync {
+    /// Its registry row.
+    fn info(&self) -> &'static GeneratorInfo;
+
+    /// The number of workers when `workers=` is not given.
+    fn default_workers(&self, cpus: &[usize]) -> usize {
+        let _ = cpus;
+        1
+    }
+
+    /// Checks against this system what parsing cannot: a writable directory with space, a
+    /// program that exists. `text` is the load as given, for messages; `workers` is `workers=`
+    /// or 1. Errors are bad input (exit 2).
+    fn check_system(&self, text: &str, workers: u64) -> Result<(), String> {
+        let _ = (text, workers);
+        Ok(())
+    }
+
+    /// Bytes of memory each worker holds at once, counted by the guard that sums the loads
+    /// running together (`memory_guard.rs`); 0 for loads that hold little.
+    fn memory_bytes_per_worker(&self) -> u64 {
+        0
+    }
+
+    /// Runs in the worker process before the generator's thread starts (on the main thread,
+    /// which lives as long as the worker); errors fail the load (exit 4).
+    fn prepare_worker(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Runs the generator in this (worker) process until `ctx.stopped()`, or, with `ctx.once`,
+    /// until its single piece of work is done, if it has one.
+    fn run(&self, ctx: &Ctx) -> Result<(), String>;
+
+    /// Its throughput from its counters (in [`GeneratorInfo::counters`] order).
+    fn throughput(&self, counts: &Counts) -> Vec<Throughput>;
+
+    /// Whether, run once (`jitterlab load` without --duration), it ends by itself.
+    fn ends_when_run_once(&self) -> bool {
+        false
+    }
+
+    /// What to print before it runs once with `workers` workers (hackbench's banner).
+    fn once_banner(&self, workers: usize) -> Option<String> {
+        let _ = workers;
+        None
+    }
+
+    /// What to print after it ran once, from its last counters (hackbench's `Time:`).
+    fn once_result(&self, values: &[u64]) -> Option<String> {
+        let _ = values;
+        None
+    }
+}
 
 /// The parameters every generator takes.
 pub const COMMON_PARAMETERS: &[&str] = &["cpus", "workers", "policy", "prio"];
@@ -128,102 +232,45 @@ impl Common {
     }
 }
 
-/// What a generator does, with its own parameters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Kind {
-    Hackbench(hackbench::HackbenchSpec),
-    Cpu(cpu::CpuSpec),
-    Memory(memory::MemorySpec),
-    Io(io::IoSpec),
-    Fork(fork::ForkSpec),
-    Proc(proc::ProcSpec),
-    Net(net::NetSpec),
-    Exec(exec::ExecSpec),
-}
-
 /// A parsed built-in generator load.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct GeneratorSpec {
     /// The load text as given.
     pub text: String,
-    pub kind: Kind,
+    pub generator: Arc<dyn Generator>,
     pub common: Common,
 }
 
-/// The generators' names, for error messages and docs.
-pub const NAMES: &[&str] = &[
-    "hackbench",
-    "cpu",
-    "memory",
-    "io",
-    "fork",
-    "proc",
-    "net",
-    "exec",
-];
+/// Parsing is a function of the text: two specs are the same load when their texts are.
+impl PartialEq for GeneratorSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for GeneratorSpec {}
 
 impl GeneratorSpec {
-    /// Parses the generator named in `p`; None when `p.name` is not a generator.
-    pub fn parse(mut p: Params) -> Option<Result<Self, String>> {
-        let text = p.spec_text().to_string();
-        let parsed = (|| {
-            let name = p.name.clone();
-            let kind = match name.as_str() {
-                "hackbench" => Kind::Hackbench(hackbench::HackbenchSpec::parse(&mut p)?),
-                "cpu" => Kind::Cpu(cpu::CpuSpec::parse(&mut p)?),
-                "memory" => Kind::Memory(memory::MemorySpec::parse(&mut p)?),
-                "io" => Kind::Io(io::IoSpec::parse(&mut p)?),
-                "fork" => Kind::Fork(fork::ForkSpec::parse(&mut p)?),
-                "proc" => Kind::Proc(proc::ProcSpec::parse(&mut p)?),
-                "net" => Kind::Net(net::NetSpec::parse(&mut p)?),
-                _ => return Ok(None),
-            };
-            let common = Common::parse(&mut p)?;
-            let own = kind_parameters(&kind);
-            let known: Vec<&str> = own.iter().chain(COMMON_PARAMETERS).copied().collect();
-            p.finish(&known)?;
-            Ok(Some(GeneratorSpec {
-                text: text.clone(),
-                kind,
-                common,
-            }))
-        })();
-        parsed.transpose()
-    }
-
-    /// Parses `exec[key=value,...]:COMMAND ARGS...` or `exec:COMMAND ARGS...`.
-    pub fn parse_exec(text: &str) -> Result<Self, String> {
-        let (options, command) = exec::split_spec(text)?;
-        let mut p = Params::parse(&format!("exec:{options}"))
-            .map_err(|e| e.replace("load 'exec:", &format!("load '{text}' (options: ")))?;
-        let kind = Kind::Exec(exec::ExecSpec::parse(&mut p, command, text)?);
-        let common = Common::parse(&mut p)
-            .map_err(|e| e.replace(&format!("load 'exec:{options}'"), &format!("load '{text}'")))?;
-        let known: Vec<&str> = exec::PARAMETERS
-            .iter()
-            .chain(COMMON_PARAMETERS)
-            .copied()
+    /// Parses `params` as the generator of row `info`: its own parameters, then the common
+    /// ones, then no key left over.
+    pub fn parse(info: &'static GeneratorInfo, mut params: Params) -> Result<Self, String> {
+        let text = params.spec_text().to_string();
+        let generator = (info.parse)(&mut params)?;
+        let common = Common::parse(&mut params)?;
+        let known: Vec<&str> = info
+            .parameter_names()
+            .chain(COMMON_PARAMETERS.iter().copied())
             .collect();
-        p.finish(&known)
-            .map_err(|e| e.replace(&format!("load 'exec:{options}'"), &format!("load '{text}'")))?;
+        params.finish(&known)?;
         Ok(GeneratorSpec {
-            text: text.to_string(),
-            kind,
+            text,
+            generator: Arc::from(generator),
             common,
         })
     }
 
     pub fn name(&self) -> &'static str {
-        match &self.kind {
-            Kind::Hackbench(_) => "hackbench",
-            Kind::Cpu(_) => "cpu",
-            Kind::Memory(_) => "memory",
-            Kind::Io(_) => "io",
-            Kind::Fork(_) => "fork",
-            Kind::Proc(_) => "proc",
-            Kind::Net(_) => "net",
-            Kind::Exec(_) => "exec",
-        }
+        self.generator.info().name
     }
 
     /// The explicit CPUs of `cpus=`, to check that they are online.
@@ -237,116 +284,43 @@ impl GeneratorSpec {
     /// The number of workers: `workers=` or the generator's default (cpu: one per CPU of
     /// its set; the others: 1).
     pub fn workers(&self, cpus: &[usize]) -> usize {
-        self.common.workers.unwrap_or(match self.kind {
-            Kind::Cpu(_) => cpus.len().max(1),
-            _ => 1,
-        })
+        self.common
+            .workers
+            .unwrap_or_else(|| self.generator.default_workers(cpus))
     }
 
-    /// Checks against this system what parsing cannot: a writable directory with space, a
-    /// program that exists. Errors are bad input (exit 2). Memory depends on the other loads
-    /// that run at the same time: [`memory::check_together`].
+    /// Checks the load against this system: `cpus=` resolvable (with the measured CPUs for
+    /// `housekeeping`), then the generator's own checks. Errors are bad input. Memory depends
+    /// on the other loads that run at the same time: `memory_guard::check_together`.
+    pub fn check_on_system(&self, measured: &[usize], online: &[usize]) -> Result<(), String> {
+        self.common
+            .cpus
+            .resolve(online, measured)
+            .map_err(|e| format!("load '{}': {e}", self.text))?;
+        self.check_system()
+    }
+
+    /// The generator's own checks against this system ([`Generator::check_system`]).
     pub fn check_system(&self) -> Result<(), String> {
         let workers = self.common.workers.unwrap_or(1) as u64;
-        match &self.kind {
-            Kind::Io(i) => i.check_system(&self.text, workers),
-            Kind::Exec(e) => e.check_system(&self.text),
-            _ => Ok(()),
-        }
+        self.generator.check_system(&self.text, workers)
     }
 
     /// Names of the counters the generator keeps, in slot order.
     pub fn counters(&self) -> &'static [&'static str] {
-        match &self.kind {
-            Kind::Hackbench(_) => hackbench::COUNTERS,
-            Kind::Cpu(_) => cpu::COUNTERS,
-            Kind::Memory(_) => memory::COUNTERS,
-            Kind::Io(_) => io::COUNTERS,
-            Kind::Fork(_) => fork::COUNTERS,
-            Kind::Proc(_) => proc::COUNTERS,
-            Kind::Net(_) => net::COUNTERS,
-            Kind::Exec(_) => exec::COUNTERS,
-        }
+        self.generator.info().counters
     }
 
-    /// Runs the generator in this (worker) process until the stop flag is set, or, with
-    /// `ctx.once`, until hackbench's single exchange is done.
+    /// Runs the generator in this (worker) process (see [`Generator::run`]).
     pub fn run(&self, ctx: &Ctx) -> Result<(), String> {
-        match &self.kind {
-            Kind::Hackbench(s) => s.run(ctx),
-            Kind::Cpu(s) => s.run(ctx),
-            Kind::Memory(s) => s.run(ctx),
-            Kind::Io(s) => s.run(ctx),
-            Kind::Fork(s) => s.run(ctx),
-            Kind::Proc(s) => s.run(ctx),
-            Kind::Net(s) => s.run(ctx),
-            Kind::Exec(s) => s.run(ctx),
-        }
+        self.generator.run(ctx)
     }
 
     /// The generator's throughput from its counters over `elapsed_ns` of work.
     pub fn throughput(&self, values: &[u64], elapsed_ns: u64) -> Vec<Throughput> {
-        let v = |i: usize| values.get(i).copied().unwrap_or(0);
-        let r = Rates {
-            seconds: elapsed_ns as f64 / 1e9,
-        };
-        match &self.kind {
-            Kind::Hackbench(s) => s.throughput(&v, &r),
-            Kind::Cpu(_) => cpu::throughput(&v, &r),
-            Kind::Memory(_) => memory::throughput(&v, &r),
-            Kind::Io(_) => io::throughput(&v, &r),
-            Kind::Fork(_) => fork::throughput(&v, &r),
-            Kind::Proc(_) => proc::throughput(&v, &r),
-            Kind::Net(_) => net::throughput(&v, &r),
-            Kind::Exec(_) => exec::throughput(&v, &r),
-        }
+        self.generator.throughput(&Counts::new(values, elapsed_ns))
     }
 }
-
-fn kind_parameters(kind: &Kind) -> &'static [&'static str] {
-    match kind {
-        Kind::Hackbench(_) => hackbench::PARAMETERS,
-        Kind::Cpu(_) => cpu::PARAMETERS,
-        Kind::Memory(_) => memory::PARAMETERS,
-        Kind::Io(_) => io::PARAMETERS,
-        Kind::Fork(_) => fork::PARAMETERS,
-        Kind::Proc(_) => proc::PARAMETERS,
-        Kind::Net(_) => net::PARAMETERS,
-        Kind::Exec(_) => exec::PARAMETERS,
-    }
-}
-
-/// Helpers to turn counts into [`Throughput`] rows.
-pub struct Rates {
-    pub seconds: f64,
-}
-
-impl Rates {
-    /// `count / seconds`, scaled by `scale` (e.g. 1/2^20 for MiB/s).
-    pub fn rate(&self, name: &str, count: u64, scale: f64, unit: &str) -> Throughput {
-        Throughput {
-            name: name.into(),
-            value: if self.seconds > 0.0 {
-                count as f64 * scale / self.seconds
-            } else {
-                0.0
-            },
-            unit: unit.into(),
-        }
-    }
-
-    /// A plain count.
-    pub fn total(&self, name: &str, count: u64, unit: &str) -> Throughput {
-        Throughput {
-            name: name.into(),
-            value: count as f64,
-            unit: unit.into(),
-        }
-    }
-}
-
-/// Bytes per MiB, for MiB/s.
-pub const PER_MIB: f64 = 1.0 / (1u64 << 20) as f64;
 
 #[cfg(test)]
 mod tests {

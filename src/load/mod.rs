@@ -1,19 +1,21 @@
 //! Loads run while measuring, or alone (`jitterlab load`): the spike injector, the calibration
-//! load that runs as a thread inside jitterlab, and the built-in generators (hackbench, cpu,
-//! memory, io, fork, proc, net, exec), each run as a contained child process by the supervisor.
-//! Scenarios put generators on a timeline of phases; sweeps repeat a run over load levels.
+//! load that runs as a thread inside jitterlab, and the built-in generators (`generators/`, one
+//! file each and a row in its `GENERATORS`), each run as a contained child process by the
+//! supervisor. Scenarios put generators on a timeline of phases; sweeps repeat a run over load
+//! levels.
+//!
+//! Dependencies point one way: `spec`, `kit` and `protocol` are leaves; `generator` (the trait)
+//! uses them; each generator uses those; the registry (`generators`) lists the generators; this
+//! module parses a load through the registry; the worker, the supervisor, the memory guard and
+//! scenarios use this module.
 
 pub mod command;
 pub mod contain;
-pub mod cpu;
-pub mod exec;
-pub mod fork;
 pub mod generator;
-pub mod hackbench;
-pub mod io;
-pub mod memory;
-pub mod net;
-pub mod proc;
+pub mod generators;
+pub mod kit;
+pub mod memory_guard;
+pub mod protocol;
 pub mod scenario;
 pub mod spec;
 pub mod spike;
@@ -24,6 +26,9 @@ pub mod worker;
 pub use generator::GeneratorSpec;
 pub use spike::{SpikeLoad, SpikeSpec};
 
+use generator::Syntax;
+use generators::GENERATORS;
+
 /// A parsed `--load` value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoadSpec {
@@ -32,36 +37,36 @@ pub enum LoadSpec {
     Generator(GeneratorSpec),
 }
 
-/// The loads this version knows, for error messages.
-pub const KNOWN_LOADS: &[&str] = &[
-    "spike",
-    "hackbench",
-    "cpu",
-    "memory",
-    "io",
-    "fork",
-    "proc",
-    "net",
-    "exec",
-];
+/// The loads this version knows, for error messages: the spike load and every generator.
+pub fn known_loads() -> Vec<&'static str> {
+    std::iter::once(spike::NAME)
+        .chain(GENERATORS.iter().map(|g| g.name))
+        .collect()
+}
 
 impl LoadSpec {
     /// Parses `NAME:key=value,...` (or `exec[...]:COMMAND`); errors name the load, the key and
     /// what is accepted.
     pub fn parse(text: &str) -> Result<Self, String> {
-        if text.starts_with("exec:") || text.starts_with("exec[") || text == "exec" {
-            return GeneratorSpec::parse_exec(text).map(LoadSpec::Generator);
+        for g in GENERATORS {
+            if let Syntax::Command { usage } = g.syntax {
+                let rest = text.strip_prefix(g.name);
+                if rest.is_some_and(|r| r.is_empty() || r.starts_with([':', '['])) {
+                    let params = spec::Params::parse_command(text, g.name, usage)?;
+                    return GeneratorSpec::parse(g, params).map(LoadSpec::Generator);
+                }
+            }
         }
         let params = spec::Params::parse(text)?;
-        if params.name == "spike" {
+        if params.name == spike::NAME {
             return SpikeSpec::parse(params).map(LoadSpec::Spike);
         }
-        let name = params.name.clone();
-        match GeneratorSpec::parse(params) {
-            Some(g) => g.map(LoadSpec::Generator),
+        match generators::find(&params.name) {
+            Some(g) => GeneratorSpec::parse(g, params).map(LoadSpec::Generator),
             None => Err(format!(
-                "unknown load '{name}' in '{text}'; known loads: {}",
-                KNOWN_LOADS.join(", ")
+                "unknown load '{}' in '{text}'; known loads: {}",
+                params.name,
+                known_loads().join(", ")
             )),
         }
     }
@@ -71,6 +76,15 @@ impl LoadSpec {
         match self {
             LoadSpec::Spike(s) => vec![s.cpu],
             LoadSpec::Generator(g) => g.listed_cpus(),
+        }
+    }
+
+    /// Checks a parsed load against this system (see [`GeneratorSpec::check_on_system`]); the
+    /// spike load has nothing to check. Errors are bad input.
+    pub fn check_on_system(&self, measured: &[usize], online: &[usize]) -> Result<(), String> {
+        match self {
+            LoadSpec::Spike(_) => Ok(()),
+            LoadSpec::Generator(g) => g.check_on_system(measured, online),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Load specifications: `NAME:key=value,key=value`, e.g. `spike:cpu=0,every=100ms,len=500us`.
+//! Load specifications: `NAME:key=value,key=value`, e.g. `spike:cpu=0,every=100ms,len=500us`,
+//! or, for a load that runs a command, `NAME[key=value,...]:COMMAND ARGS...`.
 
 use crate::units::parse_duration_ns;
 use std::collections::BTreeMap;
@@ -10,11 +11,44 @@ pub struct Params {
     spec: String,
     pub name: String,
     values: BTreeMap<String, String>,
+    command: Option<String>,
 }
 
 impl Params {
     pub fn parse(spec: &str) -> Result<Self, String> {
         let (name, rest) = spec.split_once(':').unwrap_or((spec, ""));
+        Self::parse_values(spec, name, rest, None)
+    }
+
+    /// Parses `NAME[key=value,...]:COMMAND` or `NAME:COMMAND`: the keys in the brackets, and
+    /// everything after the `:` as the command, whatever it holds. `usage` ends the message
+    /// for a spec not written so.
+    pub fn parse_command(spec: &str, name: &str, usage: &str) -> Result<Self, String> {
+        let rest = spec
+            .strip_prefix(name)
+            .ok_or_else(|| format!("load '{spec}': not an {name} load; {usage}"))?;
+        let (options, command) = if let Some(r) = rest.strip_prefix('[') {
+            let close = r.find("]:").ok_or_else(|| {
+                format!("load '{spec}': the options bracket is not closed by ']:'; {usage}")
+            })?;
+            (&r[..close], &r[close + 2..])
+        } else if let Some(c) = rest.strip_prefix(':') {
+            ("", c)
+        } else {
+            return Err(format!("load '{spec}': {usage}"));
+        };
+        if command.trim().is_empty() {
+            return Err(format!("load '{spec}': no command after the ':'; {usage}"));
+        }
+        Self::parse_values(spec, name, options, Some(command.to_string()))
+    }
+
+    fn parse_values(
+        spec: &str,
+        name: &str,
+        rest: &str,
+        command: Option<String>,
+    ) -> Result<Self, String> {
         let mut values = BTreeMap::new();
         for pair in rest.split(',').filter(|p| !p.trim().is_empty()) {
             let (k, v) = pair
@@ -31,7 +65,13 @@ impl Params {
             spec: spec.to_string(),
             name: name.trim().to_string(),
             values,
+            command,
         })
+    }
+
+    /// The command of a `NAME[...]:COMMAND` spec ([`Params::parse_command`]).
+    pub fn command(&self) -> Option<&str> {
+        self.command.as_deref()
     }
 
     fn take(&mut self, key: &str) -> Option<String> {
@@ -190,6 +230,22 @@ mod tests {
         assert_eq!(p.duration_ns("len", None).unwrap(), Some(2_000_000));
         assert_eq!(p.duration_ns("every", Some(5)).unwrap(), Some(5));
         p.finish(&["cpu", "len", "every"]).unwrap();
+    }
+
+    #[test]
+    fn splits_options_and_command() {
+        let usage = "write x:CMD";
+        let p = Params::parse_command("exec:stress-ng --cpu 1", "exec", usage).unwrap();
+        assert_eq!(p.command(), Some("stress-ng --cpu 1"));
+        let mut p =
+            Params::parse_command("exec[restart=true,workers=2]:sh -c 'a,b=c'", "exec", usage)
+                .unwrap();
+        assert_eq!(p.command(), Some("sh -c 'a,b=c'"));
+        assert!(p.boolean("restart", false).unwrap());
+        let err = |t: &str| Params::parse_command(t, "exec", usage).unwrap_err();
+        assert!(err("exec[restart=true:x").contains("not closed"));
+        assert!(err("exec:").contains("no command"));
+        assert!(err("execute:x").ends_with(usage));
     }
 
     #[test]

@@ -8,10 +8,14 @@ use crate::measure::Clock;
 use crate::measure::clock::monotonic_ns;
 use crate::measure::sched::{Policy, explain_refusal_with, pin_current_thread};
 use crate::measure::wake::{AbsoluteSleep, Waker};
+use crate::results::events::Event;
+use crate::results::run_record::{LoadEnded, LoadRecord, Throughput};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 
+/// The load's name in a spec.
+pub const NAME: &str = "spike";
 pub const PARAMETERS: &[&str] = &["cpu", "every", "len", "prio", "offset"];
 
 /// What `spike:...` asks for.
@@ -134,14 +138,48 @@ impl SpikeLoad {
         let _ = self.start.send((run_start_ns, end_ns));
     }
 
-    /// Injections completed since the last call.
-    pub fn drain(&mut self) -> Vec<Injection> {
+    /// Injections completed since the last call, as events.jsonl lines.
+    pub fn drain_events(&mut self) -> Vec<Event> {
         let mut out = Vec::new();
         while let Ok(i) = self.injections.pop() {
-            out.push(i);
+            out.push(Event::SpikeInjection {
+                time_ns: i.end_ns,
+                cpu: self.spec.cpu,
+                index: i.index,
+                due_ns: i.due_ns,
+                start_ns: i.start_ns,
+                end_ns: i.end_ns,
+            });
         }
         self.count += out.len() as u64;
         out
+    }
+
+    /// Its run.json record: `text` is the load as given, `duration_ns` the run's length.
+    pub fn record(&self, text: &str, duration_ns: u64) -> LoadRecord {
+        let seconds = duration_ns as f64 / 1e9;
+        LoadRecord {
+            spec: text.to_string(),
+            kind: NAME.into(),
+            throughput: vec![
+                Throughput {
+                    name: "total".into(),
+                    value: self.count as f64,
+                    unit: "injections".into(),
+                },
+                Throughput {
+                    name: "rate".into(),
+                    value: if seconds > 0.0 {
+                        self.count as f64 / seconds
+                    } else {
+                        0.0
+                    },
+                    unit: "injections/s".into(),
+                },
+            ],
+            ended: Some(LoadEnded::Stopped),
+            end_reason: None,
+        }
     }
 
     /// Waits for the thread to end (it ends at the end time or the stop flag).

@@ -1,6 +1,7 @@
-//! The generators' part of `jitterlab run`: start the load supervisor with the plan's
-//! `--load` generators and scenario phases, stop it when measuring ends, and put what the loads
-//! did and what each phase measured into run.json.
+//! The loads of `jitterlab run`, with one lifecycle ([`RunLoads`]) for the spike threads and the
+//! load supervisor's generators (the plan's `--load` generators and scenario phases): started
+//! before measuring, begun at the run's start, drained while it runs, stopped when measuring
+//! ends; then what the loads did and what each phase measured go into run.json.
 //!
 //! Per-phase statistics come from latency.hlog, read back after the recorder has finished: a
 //! phase gets the interval histograms that lie wholly inside its planned window
@@ -11,26 +12,117 @@
 
 use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
-use crate::load::LoadSpec;
 use crate::load::supervisor::{Outcome, PhasePlan, PlannedLoad, Setup, Supervisor};
+use crate::load::{LoadSpec, SpikeLoad};
 use crate::plan::RunPlan;
 use crate::record::stats::{LatencySummary, new_histogram};
 use crate::record::{hlog, hlog_scan};
 use crate::results::ResultDir;
-use crate::results::events;
-use crate::results::run_record::{PhaseRecord, PhaseThreadSummary, RunRecord};
+use crate::results::events::{self, Event};
+use crate::results::run_record::{LoadRecord, PhaseRecord, PhaseThreadSummary, RunRecord};
 use hdrhistogram::Histogram;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Name of the copy of the scenario file in the result directory.
 pub const SCENARIO_COPY: &str = "scenario.toml";
 /// Slack for the hlog's millisecond timestamps when matching intervals to phases.
 const EDGE_SLACK_NS: u64 = 1_000_000;
 
+/// The loads of a run: the spike threads of this process and the supervisor of the generators'
+/// processes. Dropping it stops them (sets the run's stop flag) and waits for them, on every
+/// exit path.
+pub struct RunLoads {
+    spikes: Vec<SpikeLoad>,
+    supervisor: Option<Supervisor>,
+    stop: Arc<AtomicBool>,
+}
+
+impl RunLoads {
+    /// Starts the plan's spike threads, pinned and real-time, waiting for [`RunLoads::begin`].
+    /// A spike refused its priority or CPU is a system refusal (exit 3).
+    pub fn start_spikes(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Self> {
+        let mut loads = RunLoads {
+            spikes: Vec::new(),
+            supervisor: None,
+            stop: Arc::clone(stop),
+        };
+        for load in &plan.loads {
+            if let LoadSpec::Spike(spec) = load {
+                let spike =
+                    SpikeLoad::start(spec.clone(), Arc::clone(stop)).map_err(Failure::system)?;
+                loads.spikes.push(spike);
+            }
+        }
+        Ok(loads)
+    }
+
+    /// Starts the supervisor and the generators that run for the whole run (they are running
+    /// when this returns), when the plan has generators or a scenario.
+    pub fn start_generators(&mut self, plan: &RunPlan, dir: &ResultDir) -> Result<()> {
+        self.supervisor = start_supervisor(plan, dir, &self.stop)?;
+        Ok(())
+    }
+
+    /// The run starts at `run_start_ns` and ends at `run_end_ns` (CLOCK_MONOTONIC): spikes
+    /// start injecting and phases are timed from then.
+    pub fn begin(&self, run_start_ns: u64, run_end_ns: u64) {
+        self.spikes
+            .iter()
+            .for_each(|s| s.begin(run_start_ns, run_end_ns));
+        if let Some(s) = &self.supervisor {
+            s.begin(run_start_ns);
+        }
+    }
+
+    /// What the loads did since the last call, for events.jsonl (the spikes' injections; the
+    /// supervisor writes its phase boundaries and warnings as they happen).
+    pub fn drain_events(&mut self) -> Vec<Event> {
+        self.spikes
+            .iter_mut()
+            .flat_map(SpikeLoad::drain_events)
+            .collect()
+    }
+
+    /// Waits for the spikes (they end at the run's end or its stop), hands their last events
+    /// to `write`, then stops and reaps every generator: what they did.
+    pub fn stop(&mut self, mut write: impl FnMut(&Event)) -> Outcome {
+        for spike in &mut self.spikes {
+            spike.join();
+            spike.drain_events().iter().for_each(&mut write);
+        }
+        self.supervisor
+            .take()
+            .map(Supervisor::finish)
+            .unwrap_or_default()
+    }
+
+    /// The spikes' run.json records, in plan order; `duration_ns` is the run's length.
+    pub fn spike_records(&self, plan: &RunPlan, duration_ns: u64) -> Vec<LoadRecord> {
+        // Spikes start in the order of the plan, so each has its --load text at the same index.
+        let texts = plan
+            .load_texts
+            .iter()
+            .zip(&plan.loads)
+            .filter(|(_, l)| matches!(l, LoadSpec::Spike(_)));
+        self.spikes
+            .iter()
+            .zip(texts)
+            .map(|(s, (text, _))| s.record(text, duration_ns))
+            .collect()
+    }
+}
+
+impl Drop for RunLoads {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.spikes.iter_mut().for_each(SpikeLoad::join);
+    }
+}
+
 /// Starts the supervisor and the loads that run for the whole run (they are running when this
 /// returns); None when the plan has no generator and no scenario.
-pub fn start(
+fn start_supervisor(
     plan: &RunPlan,
     dir: &ResultDir,
     stop: &Arc<AtomicBool>,
@@ -83,11 +175,6 @@ pub fn start(
         once: false,
     };
     Supervisor::start(setup, Arc::clone(stop)).map(Some)
-}
-
-/// Stops and reaps every load.
-pub fn stop(supervisor: Option<Supervisor>) -> Outcome {
-    supervisor.map(Supervisor::finish).unwrap_or_default()
 }
 
 /// Adds the loads' records, warnings and the per-phase statistics to the run record; returns

@@ -15,7 +15,6 @@ pub mod pmqos;
 
 use crate::cli::RunArgs;
 use crate::error::{Failure, OrFailure, Result};
-use crate::load::{LoadSpec, SpikeLoad};
 use crate::measure::clock::monotonic_ns;
 use crate::measure::sched::{explain_mlock_refusal, lock_all_memory};
 use crate::measure::wake::{RTC_DEVICE, block_timer_signals};
@@ -29,7 +28,7 @@ use crate::record::samplelog::{self, SampleLogHeader, SampleLogWriter};
 use crate::record::{Recorder, ThreadFeed, ThreadResult};
 use crate::results::events::{self, Event, EventLog};
 use crate::results::run_record::{
-    Ended, EnvironmentRecord, LoadRecord, PlanRecord, RunRecord, ThreadSummary, Throughput,
+    Ended, EnvironmentRecord, PlanRecord, RunRecord, ThreadSummary,
 };
 use crate::results::{ResultDir, dir};
 use std::path::Path;
@@ -108,7 +107,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         }
     };
     warnings.extend(lock_warnings);
-    let mut spikes = match start_loads(&plan, &stop) {
+    let mut run_loads = match loads::RunLoads::start_spikes(&plan, &stop) {
         Ok(s) => s,
         Err(e) => {
             gate.abort();
@@ -127,7 +126,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
             gate.abort();
             stop.store(true, Ordering::SeqCst);
             threads.drain(..).for_each(|t| drop(t.join.join()));
-            spikes.iter_mut().for_each(SpikeLoad::join);
+            drop(run_loads);
             return Err(Failure::system(e));
         }
         None => (None, None),
@@ -135,14 +134,14 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
 
     // The generators start now, before measuring; a Drop guard stops them on every exit path.
     let prepared = prepare_results(&plan, claim.dir())
-        .and_then(|w| loads::start(&plan, claim.dir(), &stop).map(|supervisor| (w, supervisor)));
-    let ((mut hlog_writer, mut sample_writer, mut events), supervisor) = match prepared {
+        .and_then(|w| run_loads.start_generators(&plan, claim.dir()).map(|()| w));
+    let (mut hlog_writer, mut sample_writer, mut events) = match prepared {
         Ok(p) => p,
         Err(e) => {
             gate.abort();
             stop.store(true, Ordering::SeqCst);
             threads.drain(..).for_each(|t| drop(t.join.join()));
-            spikes.iter_mut().for_each(SpikeLoad::join);
+            drop(run_loads);
             return Err(e);
         }
     };
@@ -243,10 +242,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
     let mut live = LiveView::new(plan.quiet, &plan.cpus, length_ns);
 
     gate.open(start_ns, end_ns);
-    spikes.iter().for_each(|s| s.begin(start_mono, end_mono));
-    if let Some(s) = &supervisor {
-        s.begin(start_mono);
-    }
+    run_loads.begin(start_mono, end_mono);
 
     // The recorder loop, on this (non-real-time) thread.
     let mut failure: Option<String> = None;
@@ -267,9 +263,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
             stop.store(true, Ordering::SeqCst);
         }
         log_explanations(&mut recorder, &mut events);
-        spikes
-            .iter_mut()
-            .for_each(|s| log_injections(s, &mut events));
+        log_load_events(&mut run_loads, &mut events);
         live.update(
             monotonic_ns().saturating_sub(start_mono),
             length_ns,
@@ -300,11 +294,8 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         ends.push((t.cpu, t.counters.tid.load(Ordering::Relaxed), end));
     }
     stop.store(true, Ordering::SeqCst);
-    for spike in &mut spikes {
-        spike.join();
-        log_injections(spike, &mut events);
-    }
-    let load_outcome = loads::stop(supervisor);
+    // events.jsonl is best effort; a full disk shows as a failed hlog write instead.
+    let load_outcome = run_loads.stop(|e| drop(events.write(e)));
     if let Some(f) = &load_outcome.failure {
         failure.get_or_insert(f.clone());
     }
@@ -347,17 +338,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         RunLength::Loops(_) => elapsed_ns,
     });
     record.threads = thread_summaries(&plan, &results, &ends);
-    // Loads start in the order of the plan, so each has its --load text at the same index.
-    record.loads = spikes
-        .iter()
-        .zip(
-            plan.load_texts
-                .iter()
-                .zip(&plan.loads)
-                .filter(|(_, l)| matches!(l, LoadSpec::Spike(_))),
-        )
-        .map(|(s, (text, _))| spike_record(s, text, record.duration_ns.unwrap_or(0)))
-        .collect();
+    record.loads = run_loads.spike_records(&plan, record.duration_ns.unwrap_or(0));
     loads::record(&load_outcome, &mut record, &result_dir);
     record.warnings.extend(run_warnings(&results));
     if let (Some(t), Some(stats)) = (tracer.take(), trace_stats) {
@@ -413,19 +394,11 @@ fn log_explanations(recorder: &mut Recorder, events: &mut EventLog) {
     }
 }
 
-/// Moves the spike load's finished injections to events.jsonl.
-fn log_injections(spike: &mut SpikeLoad, events: &mut EventLog) {
-    let cpu = spike.spec.cpu;
-    for i in spike.drain() {
+/// Moves what the loads did (the spikes' finished injections) to events.jsonl.
+fn log_load_events(run_loads: &mut loads::RunLoads, events: &mut EventLog) {
+    for e in run_loads.drain_events() {
         // events.jsonl is best effort; a full disk shows as a failed hlog write instead.
-        let _ = events.write(&Event::SpikeInjection {
-            time_ns: i.end_ns,
-            cpu,
-            index: i.index,
-            due_ns: i.due_ns,
-            start_ns: i.start_ns,
-            end_ns: i.end_ns,
-        });
+        let _ = events.write(&e);
     }
 }
 
@@ -510,25 +483,6 @@ fn start_measuring_threads(
     Ok(threads)
 }
 
-fn start_loads(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Vec<SpikeLoad>> {
-    let mut spikes = Vec::new();
-    for load in &plan.loads {
-        match load {
-            LoadSpec::Spike(spec) => match SpikeLoad::start(spec.clone(), Arc::clone(stop)) {
-                Ok(s) => spikes.push(s),
-                Err(message) => {
-                    stop.store(true, Ordering::SeqCst);
-                    spikes.iter_mut().for_each(SpikeLoad::join);
-                    return Err(Failure::system(message));
-                }
-            },
-            // Child processes, started by the load supervisor (loads::start).
-            LoadSpec::Generator(_) => {}
-        }
-    }
-    Ok(spikes)
-}
-
 type Writers = (HlogWriter, Option<SampleLogWriter>, EventLog);
 
 /// Creates the files of the result directory; their headers follow once the start is fixed.
@@ -608,32 +562,6 @@ fn thread_summaries(
             irq_latency: r.trace.as_ref().map(|t| t.irq_latency.clone()),
         })
         .collect()
-}
-
-fn spike_record(spike: &SpikeLoad, text: &str, duration_ns: u64) -> LoadRecord {
-    let seconds = duration_ns as f64 / 1e9;
-    LoadRecord {
-        spec: text.to_string(),
-        kind: "spike".into(),
-        throughput: vec![
-            Throughput {
-                name: "total".into(),
-                value: spike.count as f64,
-                unit: "injections".into(),
-            },
-            Throughput {
-                name: "rate".into(),
-                value: if seconds > 0.0 {
-                    spike.count as f64 / seconds
-                } else {
-                    0.0
-                },
-                unit: "injections/s".into(),
-            },
-        ],
-        ended: Some(crate::results::run_record::LoadEnded::Stopped),
-        end_reason: None,
-    }
 }
 
 /// Warnings about what the run itself saw.

@@ -3,26 +3,36 @@
 //! chain and adds its iterations to a shared counter every 100 000 of them (well under a
 //! millisecond), where it also looks at the stop flag: one atomic add and one load per batch.
 
-use super::generator::Rates;
-use super::spec::Params;
-use super::worker::{Ctx, run_threads};
+use crate::load::generator::{Generator, GeneratorInfo, Syntax};
+use crate::load::kit::{Counts, Ctx, run_threads};
 use crate::measure::sched::pin_current_thread;
 use crate::results::run_record::Throughput;
 
-pub const PARAMETERS: &[&str] = &[];
-pub const COUNTERS: &[&str] = &["iterations"];
+pub static INFO: GeneratorInfo = GeneratorInfo {
+    name: "cpu",
+    about: "workers spinning in user space without syscalls, one per CPU by default",
+    syntax: Syntax::Parameters,
+    parameters: &[],
+    counters: &["iterations"],
+    parse: |_| Ok(Box::new(CpuLoad)),
+};
 const ITERATIONS: usize = 0;
 const BATCH: u64 = 100_000;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CpuSpec;
+#[derive(Debug)]
+struct CpuLoad;
 
-impl CpuSpec {
-    pub fn parse(_p: &mut Params) -> Result<Self, String> {
-        Ok(CpuSpec)
+impl Generator for CpuLoad {
+    fn info(&self) -> &'static GeneratorInfo {
+        &INFO
     }
 
-    pub fn run(&self, ctx: &Ctx) -> Result<(), String> {
+    /// One worker per CPU of the load's set.
+    fn default_workers(&self, cpus: &[usize]) -> usize {
+        cpus.len().max(1)
+    }
+
+    fn run(&self, ctx: &Ctx) -> Result<(), String> {
         run_threads(ctx.workers, "cpu", |i| {
             let cpu = ctx.cpus[i % ctx.cpus.len()];
             pin_current_thread(cpu)
@@ -40,8 +50,8 @@ impl CpuSpec {
             Ok(())
         })
     }
-}
 
-pub fn throughput(v: &dyn Fn(usize) -> u64, r: &Rates) -> Vec<Throughput> {
-    vec![r.rate("spin", v(ITERATIONS), 1e-6, "M iterations/s")]
+    fn throughput(&self, c: &Counts) -> Vec<Throughput> {
+        vec![c.rate("spin", c.get(ITERATIONS), 1e-6, "M iterations/s")]
+    }
 }

@@ -1,88 +1,18 @@
-//! `memory`: workers that map a buffer of `size`, write to every page of it (one page fault per
-//! page), and unmap it, over and over (FirmTimers `generate_load -m`). The repeated
-//! mmap/munmap keeps the page-fault and page-zeroing path of the kernel busy, which a buffer
-//! touched once would not.
+//! The memory guard: loads that hold memory ([`Generator::memory_bytes_per_worker`]) are
+//! refused before anything starts when, at some moment, all of them that run at the same time
+//! would together take more than [`SAFE_SHARE`] of MemAvailable.
+//!
+//! [`Generator::memory_bytes_per_worker`]: super::generator::Generator::memory_bytes_per_worker
 
 use super::LoadSpec;
-use super::generator::{GeneratorSpec, Kind, PER_MIB, Rates};
+use super::generator::GeneratorSpec;
+use super::kit::mib;
 use super::scenario::Scenario;
-use super::spec::Params;
-use super::worker::{Ctx, run_threads};
-use crate::results::run_record::Throughput;
 
-pub const PARAMETERS: &[&str] = &["size"];
-pub const COUNTERS: &[&str] = &["bytes", "pages", "maps"];
-const BYTES: usize = 0;
-const PAGES: usize = 1;
-const MAPS: usize = 2;
-const DEFAULT_SIZE: u64 = 64 << 20;
 /// The share of MemAvailable the memory loads may take, all workers of all the loads that run at
 /// the same time together: beyond it the kernel's OOM killer comes near, and it picks a process,
 /// possibly not one of ours.
 pub const SAFE_SHARE: f64 = 0.5;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MemorySpec {
-    /// Bytes mapped by each worker.
-    pub size: u64,
-}
-
-impl MemorySpec {
-    pub fn parse(p: &mut Params) -> Result<Self, String> {
-        Ok(MemorySpec {
-            size: p.bytes("size", 4096..=(1 << 44), DEFAULT_SIZE)?,
-        })
-    }
-
-    pub fn run(&self, ctx: &Ctx) -> Result<(), String> {
-        let size = self.size as usize;
-        // SAFETY: sysconf has no failure mode for _SC_PAGESIZE on Linux.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        run_threads(ctx.workers, "memory", |i| {
-            while !ctx.stopped() {
-                // SAFETY: a private anonymous mapping of `size` bytes, written only within its
-                // bounds and unmapped before the next.
-                unsafe {
-                    let p = libc::mmap(
-                        std::ptr::null_mut(),
-                        size,
-                        libc::PROT_READ | libc::PROT_WRITE,
-                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                        -1,
-                        0,
-                    );
-                    if p == libc::MAP_FAILED {
-                        return Err(format!(
-                            "memory worker {i}: mmap of {} failed: {}",
-                            mib(self.size as u128),
-                            std::io::Error::last_os_error()
-                        ));
-                    }
-                    let base = p as *mut u8;
-                    let mut offset = 0;
-                    let mut pages = 0;
-                    while offset < size {
-                        std::ptr::write_volatile(base.add(offset), offset as u8 | 1);
-                        offset += page;
-                        pages += 1;
-                        if pages % 256 == 0 {
-                            ctx.add(PAGES, 256);
-                            ctx.add(BYTES, 256 * page as u64);
-                            if ctx.stopped() {
-                                break;
-                            }
-                        }
-                    }
-                    ctx.add(PAGES, pages % 256);
-                    ctx.add(BYTES, (pages % 256) * page as u64);
-                    libc::munmap(p, size);
-                }
-                ctx.add(MAPS, 1);
-            }
-            Ok(())
-        })
-    }
-}
 
 /// A load and when it runs, for [`check_together`].
 pub struct Scheduled<'a> {
@@ -93,11 +23,13 @@ pub struct Scheduled<'a> {
     pub window: Option<(u64, u64)>,
 }
 
-/// Bytes a memory load maps at once, all its workers together; None for other loads.
+/// The memory a load holds at once: (bytes per worker, workers); None for loads that hold
+/// little. Workers are counted as `workers=` or the generator's default for no particular CPU
+/// set, which is what the generators that hold memory default to anyway.
 fn bytes_of(spec: &GeneratorSpec) -> Option<(u64, u64)> {
-    match &spec.kind {
-        Kind::Memory(m) => Some((m.size, spec.workers(&[]) as u64)),
-        _ => None,
+    match spec.generator.memory_bytes_per_worker() {
+        0 => None,
+        per_worker => Some((per_worker, spec.workers(&[]) as u64)),
     }
 }
 
@@ -215,24 +147,12 @@ fn check_against(loads: &[Scheduled], available: u64) -> Result<(), String> {
     })
 }
 
-fn mib(bytes: u128) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
-}
-
 /// MemAvailable from /proc/meminfo, in bytes.
 pub fn mem_available_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
-}
-
-pub fn throughput(v: &dyn Fn(usize) -> u64, r: &Rates) -> Vec<Throughput> {
-    vec![
-        r.rate("touched", v(BYTES), PER_MIB, "MiB/s"),
-        r.rate("page faults", v(PAGES), 1.0, "faults/s"),
-        r.rate("maps", v(MAPS), 1.0, "mmap+munmap/s"),
-    ]
 }
 
 #[cfg(test)]

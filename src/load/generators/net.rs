@@ -3,37 +3,60 @@
 //! connection has a sender thread writing messages of `size` bytes as fast as the stack takes
 //! them and a receiver thread reading them (Netperf's TCP_STREAM, in miniature).
 
-use super::generator::Rates;
-use super::spec::Params;
-use super::worker::{Ctx, run_threads};
+use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
+use crate::load::kit::{Counts, Ctx, run_threads};
+use crate::load::spec::Params;
 use crate::results::run_record::Throughput;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 
-pub const PARAMETERS: &[&str] = &["conns", "size"];
-pub const COUNTERS: &[&str] = &["received", "sent"];
+pub static INFO: GeneratorInfo = GeneratorInfo {
+    name: "net",
+    about: "TCP streams over the loopback interface, and only over it",
+    syntax: Syntax::Parameters,
+    parameters: &[
+        Parameter {
+            name: "conns",
+            default: "1",
+            help: "connections per worker (1-1024)",
+        },
+        Parameter {
+            name: "size",
+            default: "64K",
+            help: "bytes per write (1 B - 16 MiB)",
+        },
+    ],
+    counters: &["received", "sent"],
+    parse: |p| Ok(Box::new(NetLoad::parse(p)?)),
+};
 const RECEIVED: usize = 0;
 const SENT: usize = 1;
 /// The only address the load uses.
 pub const LOOPBACK: Ipv4Addr = Ipv4Addr::LOCALHOST;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NetSpec {
+#[derive(Debug)]
+struct NetLoad {
     /// Connections per worker.
     pub conns: usize,
     /// Bytes per write.
     pub size: u64,
 }
 
-impl NetSpec {
-    pub fn parse(p: &mut Params) -> Result<Self, String> {
-        Ok(NetSpec {
+impl NetLoad {
+    fn parse(p: &mut Params) -> Result<Self, String> {
+        Ok(NetLoad {
             conns: p.int("conns", 1..=1024, Some(1))?.unwrap() as usize,
             size: p.bytes("size", 1..=(16 << 20), 64 << 10)?,
         })
     }
+}
 
-    pub fn run(&self, ctx: &Ctx) -> Result<(), String> {
+impl Generator for NetLoad {
+    fn info(&self) -> &'static GeneratorInfo {
+        &INFO
+    }
+
+    fn run(&self, ctx: &Ctx) -> Result<(), String> {
         run_threads(ctx.workers * self.conns, "net", |i| {
             let listener = TcpListener::bind(SocketAddrV4::new(LOOPBACK, 0))
                 .map_err(|e| format!("net connection {i}: cannot listen on 127.0.0.1: {e}"))?;
@@ -75,11 +98,11 @@ impl NetSpec {
             })
         })
     }
-}
 
-pub fn throughput(v: &dyn Fn(usize) -> u64, r: &Rates) -> Vec<Throughput> {
-    vec![
-        r.rate("received", v(RECEIVED), 8e-6, "Mbit/s"),
-        r.total("bytes received", v(RECEIVED), "bytes"),
-    ]
+    fn throughput(&self, c: &Counts) -> Vec<Throughput> {
+        vec![
+            c.rate("received", c.get(RECEIVED), 8e-6, "Mbit/s"),
+            c.total("bytes received", c.get(RECEIVED), "bytes"),
+        ]
+    }
 }

@@ -13,17 +13,28 @@
 //! children of its own that know nothing of that signal; so the worker also forks a guardian
 //! that kills the whole process group when the worker dies, even by SIGKILL.
 
-use super::generator::Rates;
-use super::spec::Params;
-use super::supervisor::{kill_hint, signal_text};
-use super::worker::{Ctx, die_with_parent, run_threads};
+use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
+use crate::load::kit::{Counts, Ctx, die_with_parent, kill_hint, run_threads, signal_text};
+use crate::load::spec::Params;
 use crate::measure::clock::monotonic_ns;
 use crate::results::run_record::Throughput;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 
-pub const PARAMETERS: &[&str] = &["restart"];
-pub const COUNTERS: &[&str] = &["starts", "early_exits"];
+pub static INFO: GeneratorInfo = GeneratorInfo {
+    name: "exec",
+    about: "any outside program as a load (stress-ng, lmbench, a real application)",
+    syntax: Syntax::Command {
+        usage: "write exec:PROGRAM ARGS... or exec[restart=true,workers=N,cpus=LIST]:PROGRAM ARGS...",
+    },
+    parameters: &[Parameter {
+        name: "restart",
+        default: "false",
+        help: "start the program again when it exits before the load's end",
+    }],
+    counters: &["starts", "early_exits"],
+    parse: |p| Ok(Box::new(ExecLoad::parse(p)?)),
+};
 const STARTS: usize = 0;
 const EARLY_EXITS: usize = 1;
 /// At most one restart per worker in this time, so a program that fails at once does not
@@ -33,51 +44,34 @@ const RESTART_SPACING_NS: u64 = 500_000_000;
 /// calls the program killed (see `run`).
 const STOP_SETTLE: std::time::Duration = std::time::Duration::from_millis(100);
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExecSpec {
-    pub argv: Vec<String>,
+#[derive(Debug)]
+struct ExecLoad {
+    argv: Vec<String>,
     /// Start the program again when it exits before the load's end.
-    pub restart: bool,
+    restart: bool,
 }
 
-/// Splits `exec[OPTIONS]:COMMAND` or `exec:COMMAND` into (OPTIONS, COMMAND).
-pub fn split_spec(text: &str) -> Result<(&str, &str), String> {
-    let usage =
-        "write exec:PROGRAM ARGS... or exec[restart=true,workers=N,cpus=LIST]:PROGRAM ARGS...";
-    let rest = text
-        .strip_prefix("exec")
-        .ok_or_else(|| format!("load '{text}': not an exec load; {usage}"))?;
-    let (options, command) = if let Some(r) = rest.strip_prefix('[') {
-        let close = r.find("]:").ok_or_else(|| {
-            format!("load '{text}': the options bracket is not closed by ']:'; {usage}")
-        })?;
-        (&r[..close], &r[close + 2..])
-    } else if let Some(c) = rest.strip_prefix(':') {
-        ("", c)
-    } else {
-        return Err(format!("load '{text}': {usage}"));
-    };
-    if command.trim().is_empty() {
-        return Err(format!("load '{text}': no command after the ':'; {usage}"));
-    }
-    Ok((options, command))
-}
-
-impl ExecSpec {
-    pub fn parse(p: &mut Params, command: &str, text: &str) -> Result<Self, String> {
-        let argv = shell_words::split(command)
+impl ExecLoad {
+    fn parse(p: &mut Params) -> Result<Self, String> {
+        let text = p.spec_text().to_string();
+        let command = p.command().unwrap_or_default().to_string();
+        let argv = shell_words::split(&command)
             .map_err(|e| format!("load '{text}': cannot split the command '{command}' into words: {e}; check its quotes"))?;
         if argv.is_empty() {
             return Err(format!("load '{text}': the command is empty"));
         }
-        let restart = p
-            .boolean("restart", false)
-            .map_err(|e| e.replace("load 'exec:", &format!("load '{text}' (options: ")))?;
-        Ok(ExecSpec { argv, restart })
+        let restart = p.boolean("restart", false)?;
+        Ok(ExecLoad { argv, restart })
+    }
+}
+
+impl Generator for ExecLoad {
+    fn info(&self) -> &'static GeneratorInfo {
+        &INFO
     }
 
     /// The program must exist and be executable (through $PATH when it has no `/`).
-    pub fn check_system(&self, text: &str) -> Result<(), String> {
+    fn check_system(&self, text: &str, _workers: u64) -> Result<(), String> {
         let program = &self.argv[0];
         let found = if program.contains('/') {
             is_executable(Path::new(program))
@@ -99,7 +93,12 @@ impl ExecSpec {
         Ok(())
     }
 
-    pub fn run(&self, ctx: &Ctx) -> Result<(), String> {
+    /// The guardian (see [`start_guardian`]).
+    fn prepare_worker(&self) -> Result<(), String> {
+        start_guardian().map_err(|e| format!("cannot start the exec guardian: {e}"))
+    }
+
+    fn run(&self, ctx: &Ctx) -> Result<(), String> {
         run_threads(ctx.workers, "exec", |i| {
             let mut last_start = 0u64;
             loop {
@@ -160,6 +159,13 @@ impl ExecSpec {
             }
         })
     }
+
+    fn throughput(&self, c: &Counts) -> Vec<Throughput> {
+        vec![
+            c.total("starts", c.get(STARTS), "starts"),
+            c.total("early exits", c.get(EARLY_EXITS), "exits"),
+        ]
+    }
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -174,7 +180,7 @@ fn is_executable(path: &Path) -> bool {
 /// normal end it dies with the group's SIGTERM.
 /// Called from the worker's main thread, which lives as long as the worker: a parent-death
 /// signal follows the thread that forked.
-pub fn start_guardian() -> std::io::Result<()> {
+fn start_guardian() -> std::io::Result<()> {
     // SAFETY: the child makes only async-signal-safe calls (sigprocmask, prctl, getppid,
     // sigwaitinfo, kill, _exit) on stack data.
     unsafe {
@@ -212,36 +218,5 @@ pub fn start_guardian() -> std::io::Result<()> {
             }
             _ => Ok(()),
         }
-    }
-}
-
-pub fn throughput(v: &dyn Fn(usize) -> u64, r: &Rates) -> Vec<Throughput> {
-    vec![
-        r.total("starts", v(STARTS), "starts"),
-        r.total("early exits", v(EARLY_EXITS), "exits"),
-    ]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn splits_options_and_command() {
-        assert_eq!(
-            split_spec("exec:stress-ng --cpu 1"),
-            Ok(("", "stress-ng --cpu 1"))
-        );
-        assert_eq!(
-            split_spec("exec[restart=true,workers=2]:sh -c 'a,b=c'"),
-            Ok(("restart=true,workers=2", "sh -c 'a,b=c'"))
-        );
-        assert!(
-            split_spec("exec[restart=true:x")
-                .unwrap_err()
-                .contains("not closed")
-        );
-        assert!(split_spec("exec:").unwrap_err().contains("no command"));
-        assert!(split_spec("execute:x").is_err());
     }
 }

@@ -1,14 +1,19 @@
 //! `proc`: reads /proc and /sys files in a loop, like `top` or `ps` do (the OCERA "/proc read"
 //! load): each round reads a fixed set of system-wide files and the `stat` of every process.
 
-use super::generator::{PER_MIB, Rates};
-use super::spec::Params;
-use super::worker::{Ctx, run_threads};
+use crate::load::generator::{Generator, GeneratorInfo, Syntax};
+use crate::load::kit::{Counts, Ctx, PER_MIB, run_threads};
 use crate::results::run_record::Throughput;
 use std::io::Read;
 
-pub const PARAMETERS: &[&str] = &[];
-pub const COUNTERS: &[&str] = &["files", "bytes"];
+pub static INFO: GeneratorInfo = GeneratorInfo {
+    name: "proc",
+    about: "reads /proc and /sys files in a loop, like top or ps",
+    syntax: Syntax::Parameters,
+    parameters: &[],
+    counters: &["files", "bytes"],
+    parse: |_| Ok(Box::new(ProcLoad)),
+};
 const FILES: usize = 0;
 const BYTES: usize = 1;
 
@@ -23,15 +28,15 @@ const SYSTEM_FILES: &[&str] = &[
     "/sys/devices/system/cpu/online",
 ];
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcSpec;
+#[derive(Debug)]
+struct ProcLoad;
 
-impl ProcSpec {
-    pub fn parse(_p: &mut Params) -> Result<Self, String> {
-        Ok(ProcSpec)
+impl Generator for ProcLoad {
+    fn info(&self) -> &'static GeneratorInfo {
+        &INFO
     }
 
-    pub fn run(&self, ctx: &Ctx) -> Result<(), String> {
+    fn run(&self, ctx: &Ctx) -> Result<(), String> {
         run_threads(ctx.workers, "proc", |_| {
             let mut buf = Vec::with_capacity(64 * 1024);
             let mut read = |path: &std::path::Path| {
@@ -64,11 +69,11 @@ impl ProcSpec {
             Ok(())
         })
     }
-}
 
-pub fn throughput(v: &dyn Fn(usize) -> u64, r: &Rates) -> Vec<Throughput> {
-    vec![
-        r.rate("files", v(FILES), 1.0, "files/s"),
-        r.rate("read", v(BYTES), PER_MIB, "MiB/s"),
-    ]
+    fn throughput(&self, c: &Counts) -> Vec<Throughput> {
+        vec![
+            c.rate("files", c.get(FILES), 1.0, "files/s"),
+            c.rate("read", c.get(BYTES), PER_MIB, "MiB/s"),
+        ]
+    }
 }

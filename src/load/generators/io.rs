@@ -5,9 +5,9 @@
 //! where the file system lacks O_TMPFILE), so it has no name and the kernel frees it when the
 //! worker exits, however it exits; nothing is left in `dir`, not even after a SIGKILL.
 
-use super::generator::{PER_MIB, Rates};
-use super::spec::Params;
-use super::worker::{Ctx, run_threads};
+use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
+use crate::load::kit::{Counts, Ctx, PER_MIB, run_threads};
+use crate::load::spec::Params;
 use crate::results::run_record::Throughput;
 use std::ffi::CString;
 use std::fs::File;
@@ -17,22 +17,44 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-pub const PARAMETERS: &[&str] = &["size", "bs", "dir"];
-pub const COUNTERS: &[&str] = &["written", "read", "fsyncs"];
+pub static INFO: GeneratorInfo = GeneratorInfo {
+    name: "io",
+    about: "writes, fsyncs, drops from the page cache and reads back a file per worker",
+    syntax: Syntax::Parameters,
+    parameters: &[
+        Parameter {
+            name: "size",
+            default: "64M",
+            help: "bytes of each worker's file (4 KiB - 16 TiB)",
+        },
+        Parameter {
+            name: "bs",
+            default: "64K",
+            help: "bytes per write and read (512 B - 64 MiB, at most size)",
+        },
+        Parameter {
+            name: "dir",
+            default: DEFAULT_DIR,
+            help: "the writable directory the files are made in, on the disk to load",
+        },
+    ],
+    counters: &["written", "read", "fsyncs"],
+    parse: |p| Ok(Box::new(IoLoad::parse(p)?)),
+};
 const WRITTEN: usize = 0;
 const READ: usize = 1;
 const FSYNCS: usize = 2;
 pub const DEFAULT_DIR: &str = "/var/tmp";
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IoSpec {
+#[derive(Debug)]
+struct IoLoad {
     pub size: u64,
     pub bs: u64,
     pub dir: PathBuf,
 }
 
-impl IoSpec {
-    pub fn parse(p: &mut Params) -> Result<Self, String> {
+impl IoLoad {
+    fn parse(p: &mut Params) -> Result<Self, String> {
         let size = p.bytes("size", 4096..=(1 << 44), 64 << 20)?;
         let bs = p.bytes("bs", 512..=(64 << 20), 64 << 10)?;
         let dir = PathBuf::from(p.text("dir", Some(DEFAULT_DIR)).unwrap_or_default());
@@ -42,11 +64,17 @@ impl IoSpec {
                 p.spec_text()
             ));
         }
-        Ok(IoSpec { size, bs, dir })
+        Ok(IoLoad { size, bs, dir })
+    }
+}
+
+impl Generator for IoLoad {
+    fn info(&self) -> &'static GeneratorInfo {
+        &INFO
     }
 
     /// `dir` must be a writable directory with room for every worker's file.
-    pub fn check_system(&self, text: &str, workers: u64) -> Result<(), String> {
+    fn check_system(&self, text: &str, workers: u64) -> Result<(), String> {
         let d = self.dir.display();
         if !self.dir.is_dir() {
             return Err(format!(
@@ -77,7 +105,7 @@ impl IoSpec {
         Ok(())
     }
 
-    pub fn run(&self, ctx: &Ctx) -> Result<(), String> {
+    fn run(&self, ctx: &Ctx) -> Result<(), String> {
         run_threads(ctx.workers, "io", |i| {
             let file = anonymous_file(&self.dir, i).map_err(|e| {
                 format!(
@@ -115,6 +143,16 @@ impl IoSpec {
             Ok(())
         })
     }
+
+    fn throughput(&self, c: &Counts) -> Vec<Throughput> {
+        vec![
+            c.rate("write", c.get(WRITTEN), PER_MIB, "MiB/s"),
+            c.rate("read", c.get(READ), PER_MIB, "MiB/s"),
+            c.rate("fsync", c.get(FSYNCS), 1.0, "fsyncs/s"),
+            c.total("written", c.get(WRITTEN), "bytes"),
+            c.total("read back", c.get(READ), "bytes"),
+        ]
+    }
 }
 
 /// A read-write file in `dir` with no name.
@@ -140,14 +178,4 @@ fn anonymous_file(dir: &Path, index: usize) -> io::Result<File> {
         .open(&path)?;
     std::fs::remove_file(&path)?;
     Ok(f)
-}
-
-pub fn throughput(v: &dyn Fn(usize) -> u64, r: &Rates) -> Vec<Throughput> {
-    vec![
-        r.rate("write", v(WRITTEN), PER_MIB, "MiB/s"),
-        r.rate("read", v(READ), PER_MIB, "MiB/s"),
-        r.rate("fsync", v(FSYNCS), 1.0, "fsyncs/s"),
-        r.total("written", v(WRITTEN), "bytes"),
-        r.total("read back", v(READ), "bytes"),
-    ]
 }

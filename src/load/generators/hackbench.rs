@@ -11,41 +11,78 @@
 //! once. Senders and receivers count what they actually wrote and read, and an exchange
 //! counts only when every receiver got every message every sender sent.
 
-use super::generator::Rates;
-use super::spec::Params;
-use super::worker::{Ctx, fork_child, reap, run_threads, shared_counters};
+use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
+use crate::load::kit::{Counts, Ctx, fork_child, reap, run_threads, shared_counters};
+use crate::load::spec::Params;
 use crate::measure::clock::monotonic_ns;
 use crate::results::run_record::Throughput;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub const PARAMETERS: &[&str] = &["groups", "fds", "loops", "datasize", "mode", "ipc"];
-pub const COUNTERS: &[&str] = &[
-    "exchanges",
-    "messages_sent",
-    "messages_received",
-    "exchange_ns_total",
-    "last_exchange_ns",
-];
+pub static INFO: GeneratorInfo = GeneratorInfo {
+    name: "hackbench",
+    about: "rt-tests' hackbench: groups of senders and receivers over sockets or pipes",
+    syntax: Syntax::Parameters,
+    parameters: &[
+        Parameter {
+            name: "groups",
+            default: "10",
+            help: "groups of senders and receivers (1-1000)",
+        },
+        Parameter {
+            name: "fds",
+            default: "20",
+            help: "senders = receivers per group (1-1000)",
+        },
+        Parameter {
+            name: "loops",
+            default: "100",
+            help: "messages per sender per receiver (1-100000000)",
+        },
+        Parameter {
+            name: "datasize",
+            default: "100",
+            help: "bytes per message (1 B - 1 MiB)",
+        },
+        Parameter {
+            name: "mode",
+            default: "process",
+            help: "tasks are processes or threads: process, thread",
+        },
+        Parameter {
+            name: "ipc",
+            default: "socket",
+            help: "each receiver's channel: socket, pipe",
+        },
+    ],
+    counters: &[
+        "exchanges",
+        "messages_sent",
+        "messages_received",
+        "exchange_ns_total",
+        "last_exchange_ns",
+    ],
+    parse: |p| Ok(Box::new(HackbenchLoad::parse(p)?)),
+};
 const EXCHANGES: usize = 0;
 const SENT: usize = 1;
 const RECEIVED: usize = 2;
 const EXCHANGE_NS_TOTAL: usize = 3;
 const LAST_EXCHANGE_NS: usize = 4;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HackbenchSpec {
-    pub groups: usize,
-    pub fds: usize,
-    pub loops: u64,
-    pub datasize: usize,
-    pub threads: bool,
-    pub pipe: bool,
+#[derive(Debug)]
+struct HackbenchLoad {
+    groups: usize,
+    fds: usize,
+    loops: u64,
+    datasize: usize,
+    threads: bool,
+    pipe: bool,
 }
 
-impl HackbenchSpec {
-    pub fn parse(p: &mut Params) -> Result<Self, String> {
-        Ok(HackbenchSpec {
+impl HackbenchLoad {
+    fn parse(p: &mut Params) -> Result<Self, String> {
+        Ok(HackbenchLoad {
             groups: p.int("groups", 1..=1000, Some(10))?.unwrap() as usize,
             fds: p.int("fds", 1..=1000, Some(20))?.unwrap() as usize,
             loops: p.int("loops", 1..=100_000_000, Some(100))?.unwrap() as u64,
@@ -56,17 +93,17 @@ impl HackbenchSpec {
     }
 
     /// Tasks of one exchange.
-    pub fn tasks(&self) -> usize {
+    fn tasks(&self) -> usize {
         self.groups * self.fds * 2
     }
 
     /// Messages of one exchange: every sender to every receiver of its group, `loops` times.
-    pub fn messages(&self) -> u64 {
+    fn messages(&self) -> u64 {
         (self.groups * self.fds * self.fds) as u64 * self.loops
     }
 
     /// The two lines hackbench prints before its `Time:`.
-    pub fn banner(&self, workers: usize) -> String {
+    fn banner(&self, workers: usize) -> String {
         format!(
             "Running in {} mode with {} groups using {} file descriptors each (== {} tasks){}\nEach sender will pass {} messages of {} bytes",
             if self.threads { "threaded" } else { "process" },
@@ -83,7 +120,8 @@ impl HackbenchSpec {
         )
     }
 
-    pub fn run(&self, ctx: &Ctx) -> Result<(), String> {
+    /// The work of [`Generator::run`]: exchanges until stopped, or one with `ctx.once`.
+    fn repeat_exchanges(&self, ctx: &Ctx) -> Result<(), String> {
         run_threads(ctx.workers, "hackbench", |i| {
             // Each instance counts its exchange's messages here; forked tasks share it.
             let pending = shared_counters(2)
@@ -217,18 +255,34 @@ impl HackbenchSpec {
         result
     }
 
-    pub fn throughput(&self, v: &dyn Fn(usize) -> u64, r: &Rates) -> Vec<Throughput> {
-        let exchanges = v(EXCHANGES);
+    /// hackbench's `Time:` of the last exchange, in seconds, from the counters.
+    fn last_time_s(values: &[u64]) -> Option<f64> {
+        let ns = *values.get(LAST_EXCHANGE_NS)?;
+        (values.get(EXCHANGES).copied().unwrap_or(0) > 0).then_some(ns as f64 / 1e9)
+    }
+}
+
+impl Generator for HackbenchLoad {
+    fn info(&self) -> &'static GeneratorInfo {
+        &INFO
+    }
+
+    fn run(&self, ctx: &Ctx) -> Result<(), String> {
+        self.repeat_exchanges(ctx)
+    }
+
+    fn throughput(&self, c: &Counts) -> Vec<Throughput> {
+        let exchanges = c.get(EXCHANGES);
         vec![
-            r.total("exchanges", exchanges, "exchanges"),
-            r.rate("exchange rate", exchanges, 1.0, "exchanges/s"),
-            r.rate("messages", v(RECEIVED), 1.0, "messages/s"),
-            r.total("messages sent", v(SENT), "messages"),
-            r.total("messages received", v(RECEIVED), "messages"),
+            c.total("exchanges", exchanges, "exchanges"),
+            c.rate("exchange rate", exchanges, 1.0, "exchanges/s"),
+            c.rate("messages", c.get(RECEIVED), 1.0, "messages/s"),
+            c.total("messages sent", c.get(SENT), "messages"),
+            c.total("messages received", c.get(RECEIVED), "messages"),
             Throughput {
                 name: "mean exchange time".into(),
                 value: if exchanges > 0 {
-                    v(EXCHANGE_NS_TOTAL) as f64 / exchanges as f64 / 1e9
+                    c.get(EXCHANGE_NS_TOTAL) as f64 / exchanges as f64 / 1e9
                 } else {
                     0.0
                 },
@@ -237,10 +291,20 @@ impl HackbenchSpec {
         ]
     }
 
-    /// hackbench's `Time:` of the last exchange, in seconds, from the counters.
-    pub fn last_time_s(values: &[u64]) -> Option<f64> {
-        let ns = *values.get(LAST_EXCHANGE_NS)?;
-        (values.get(EXCHANGES).copied().unwrap_or(0) > 0).then_some(ns as f64 / 1e9)
+    /// One exchange, like rt-tests' hackbench.
+    fn ends_when_run_once(&self) -> bool {
+        true
+    }
+
+    fn once_banner(&self, workers: usize) -> Option<String> {
+        Some(self.banner(workers))
+    }
+
+    fn once_result(&self, values: &[u64]) -> Option<String> {
+        Some(match Self::last_time_s(values) {
+            Some(t) => format!("Time: {t:.3}"),
+            None => "Time: - (the exchange did not complete)".into(),
+        })
     }
 }
 
@@ -409,17 +473,17 @@ mod tests {
     #[test]
     fn defaults_are_rt_tests_defaults() {
         let mut p = Params::parse("hackbench").unwrap();
-        let h = HackbenchSpec::parse(&mut p).unwrap();
+        let h = HackbenchLoad::parse(&mut p).unwrap();
         assert_eq!((h.groups, h.fds, h.loops, h.datasize), (10, 20, 100, 100));
         assert!(!h.threads && !h.pipe);
         assert_eq!(h.tasks(), 400);
         assert_eq!(h.messages(), 10 * 20 * 20 * 100);
         let mut p = Params::parse("hackbench:mode=thread,ipc=pipe,groups=2").unwrap();
-        let h = HackbenchSpec::parse(&mut p).unwrap();
+        let h = HackbenchLoad::parse(&mut p).unwrap();
         assert!(h.threads && h.pipe);
         let mut p = Params::parse("hackbench:mode=fiber").unwrap();
         assert!(
-            HackbenchSpec::parse(&mut p)
+            HackbenchLoad::parse(&mut p)
                 .unwrap_err()
                 .contains("process, thread")
         );

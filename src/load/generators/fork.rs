@@ -3,35 +3,58 @@
 //! ties itself to its parent (parent-death signal) and exits at once, so the load is the
 //! kernel's fork, exit and wait paths.
 
-use super::generator::Rates;
-use super::spec::Params;
-use super::worker::{Ctx, fork_child, reap, run_threads};
+use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
+use crate::load::kit::{Counts, Ctx, fork_child, reap, run_threads};
+use crate::load::spec::Params;
 use crate::measure::clock::monotonic_ns;
 use crate::results::run_record::Throughput;
 use std::collections::VecDeque;
 
-pub const PARAMETERS: &[&str] = &["count", "rate"];
-pub const COUNTERS: &[&str] = &["forks", "reaped"];
+pub static INFO: GeneratorInfo = GeneratorInfo {
+    name: "fork",
+    about: "forks and reaps short-lived processes, as fast as possible or at a rate",
+    syntax: Syntax::Parameters,
+    parameters: &[
+        Parameter {
+            name: "count",
+            default: "16",
+            help: "children alive at once, per worker (1-4096)",
+        },
+        Parameter {
+            name: "rate",
+            default: "",
+            help: "forks per second, all workers together (1-1000000); none: as fast as possible",
+        },
+    ],
+    counters: &["forks", "reaped"],
+    parse: |p| Ok(Box::new(ForkLoad::parse(p)?)),
+};
 const FORKS: usize = 0;
 const REAPED: usize = 1;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ForkSpec {
+#[derive(Debug)]
+struct ForkLoad {
     /// Children alive at once, per worker.
     pub count: usize,
     /// Forks per second, all workers together; None: as fast as possible.
     pub rate: Option<u64>,
 }
 
-impl ForkSpec {
-    pub fn parse(p: &mut Params) -> Result<Self, String> {
-        Ok(ForkSpec {
+impl ForkLoad {
+    fn parse(p: &mut Params) -> Result<Self, String> {
+        Ok(ForkLoad {
             count: p.int("count", 1..=4096, Some(16))?.unwrap() as usize,
             rate: p.int("rate", 1..=1_000_000, None)?.map(|r| r as u64),
         })
     }
+}
 
-    pub fn run(&self, ctx: &Ctx) -> Result<(), String> {
+impl Generator for ForkLoad {
+    fn info(&self) -> &'static GeneratorInfo {
+        &INFO
+    }
+
+    fn run(&self, ctx: &Ctx) -> Result<(), String> {
         let period_ns = self.rate.map(|r| 1_000_000_000 * ctx.workers as u64 / r);
         run_threads(ctx.workers, "fork", |i| {
             let mut alive: VecDeque<libc::pid_t> = VecDeque::with_capacity(self.count);
@@ -58,6 +81,13 @@ impl ForkSpec {
             Ok(())
         })
     }
+
+    fn throughput(&self, c: &Counts) -> Vec<Throughput> {
+        vec![
+            c.rate("forks", c.get(FORKS), 1.0, "forks/s"),
+            c.total("reaped", c.get(REAPED), "processes"),
+        ]
+    }
 }
 
 fn reap_one(alive: &mut VecDeque<libc::pid_t>, ctx: &Ctx, worker: usize) -> Result<(), String> {
@@ -65,11 +95,4 @@ fn reap_one(alive: &mut VecDeque<libc::pid_t>, ctx: &Ctx, worker: usize) -> Resu
     reap(pid).map_err(|e| format!("fork worker {worker}: waitpid failed: {e}"))?;
     ctx.add(REAPED, 1);
     Ok(())
-}
-
-pub fn throughput(v: &dyn Fn(usize) -> u64, r: &Rates) -> Vec<Throughput> {
-    vec![
-        r.rate("forks", v(FORKS), 1.0, "forks/s"),
-        r.total("reaped", v(REAPED), "processes"),
-    ]
 }

@@ -1,0 +1,107 @@
+//! `memory`: workers that map a buffer of `size`, write to every page of it (one page fault per
+//! page), and unmap it, over and over (FirmTimers `generate_load -m`). The repeated
+//! mmap/munmap keeps the page-fault and page-zeroing path of the kernel busy, which a buffer
+//! touched once would not.
+
+use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
+use crate::load::kit::{Counts, Ctx, PER_MIB, mib, run_threads};
+use crate::load::spec::Params;
+use crate::results::run_record::Throughput;
+
+pub static INFO: GeneratorInfo = GeneratorInfo {
+    name: "memory",
+    about: "maps a buffer, writes every page of it and unmaps it, over and over",
+    syntax: Syntax::Parameters,
+    parameters: &[Parameter {
+        name: "size",
+        default: "64M",
+        help: "bytes mapped by each worker (4 KiB - 16 TiB)",
+    }],
+    counters: &["bytes", "pages", "maps"],
+    parse: |p| Ok(Box::new(MemoryLoad::parse(p)?)),
+};
+const BYTES: usize = 0;
+const PAGES: usize = 1;
+const MAPS: usize = 2;
+const DEFAULT_SIZE: u64 = 64 << 20;
+
+#[derive(Debug)]
+struct MemoryLoad {
+    /// Bytes mapped by each worker.
+    size: u64,
+}
+
+impl MemoryLoad {
+    fn parse(p: &mut Params) -> Result<Self, String> {
+        Ok(MemoryLoad {
+            size: p.bytes("size", 4096..=(1 << 44), DEFAULT_SIZE)?,
+        })
+    }
+}
+
+impl Generator for MemoryLoad {
+    fn info(&self) -> &'static GeneratorInfo {
+        &INFO
+    }
+
+    fn memory_bytes_per_worker(&self) -> u64 {
+        self.size
+    }
+
+    fn run(&self, ctx: &Ctx) -> Result<(), String> {
+        let size = self.size as usize;
+        // SAFETY: sysconf has no failure mode for _SC_PAGESIZE on Linux.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        run_threads(ctx.workers, "memory", |i| {
+            while !ctx.stopped() {
+                // SAFETY: a private anonymous mapping of `size` bytes, written only within its
+                // bounds and unmapped before the next.
+                unsafe {
+                    let p = libc::mmap(
+                        std::ptr::null_mut(),
+                        size,
+                        libc::PROT_READ | libc::PROT_WRITE,
+                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                        -1,
+                        0,
+                    );
+                    if p == libc::MAP_FAILED {
+                        return Err(format!(
+                            "memory worker {i}: mmap of {} failed: {}",
+                            mib(self.size as u128),
+                            std::io::Error::last_os_error()
+                        ));
+                    }
+                    let base = p as *mut u8;
+                    let mut offset = 0;
+                    let mut pages = 0;
+                    while offset < size {
+                        std::ptr::write_volatile(base.add(offset), offset as u8 | 1);
+                        offset += page;
+                        pages += 1;
+                        if pages % 256 == 0 {
+                            ctx.add(PAGES, 256);
+                            ctx.add(BYTES, 256 * page as u64);
+                            if ctx.stopped() {
+                                break;
+                            }
+                        }
+                    }
+                    ctx.add(PAGES, pages % 256);
+                    ctx.add(BYTES, (pages % 256) * page as u64);
+                    libc::munmap(p, size);
+                }
+                ctx.add(MAPS, 1);
+            }
+            Ok(())
+        })
+    }
+
+    fn throughput(&self, c: &Counts) -> Vec<Throughput> {
+        vec![
+            c.rate("touched", c.get(BYTES), PER_MIB, "MiB/s"),
+            c.rate("page faults", c.get(PAGES), 1.0, "faults/s"),
+            c.rate("maps", c.get(MAPS), 1.0, "mmap+munmap/s"),
+        ]
+    }
+}

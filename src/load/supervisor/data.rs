@@ -1,0 +1,105 @@
+//! The supervisor's plain data: what it is asked to run ([`Setup`]) and what the loads and
+//! phases did ([`Outcome`]).
+
+use crate::load::generator::GeneratorSpec;
+use crate::results::run_record::{LoadEnded, LoadRecord, Throughput};
+use std::path::PathBuf;
+
+/// Name of the log directory inside a result directory.
+pub const LOG_DIR: &str = "loads";
+
+/// One generator to run, for the whole run or for one phase.
+#[derive(Debug, Clone)]
+pub struct PlannedLoad {
+    pub spec: GeneratorSpec,
+    /// None: from before the start to the end of the run.
+    pub phase: Option<usize>,
+}
+
+/// One phase on the timeline, offsets from the run's start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhasePlan {
+    pub label: String,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub loads: Vec<String>,
+}
+
+/// What the supervisor is to do.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    pub loads: Vec<PlannedLoad>,
+    pub phases: Vec<PhasePlan>,
+    pub online: Vec<usize>,
+    /// The measured CPUs, for `cpus=housekeeping`.
+    pub measured: Vec<usize>,
+    /// The result directory: logs go to its `loads/`; None: the loads share jitterlab's
+    /// stdout and stderr.
+    pub result_dir: Option<PathBuf>,
+    /// Index in run.json `loads[]` of the first load here (the spike loads come first).
+    pub record_index_base: usize,
+    /// events.jsonl to append phase boundaries and warnings to.
+    pub events: Option<PathBuf>,
+    /// Run hackbench once instead of repeating it (`jitterlab load` without --duration).
+    pub once: bool,
+}
+
+/// What one load did.
+#[derive(Debug, Clone)]
+pub struct LoadResult {
+    pub spec: GeneratorSpec,
+    pub phase: Option<usize>,
+    /// The counters of its last report, and the work time they cover.
+    pub values: Vec<u64>,
+    pub elapsed_ns: u64,
+    /// CPU time of the worker and the children it reaped (from wait4), ns.
+    pub cpu_time_ns: u64,
+    /// Monotonic times it was started and reaped.
+    pub started_ns: u64,
+    pub ended_ns: u64,
+    /// How it ended, and in words when it ended before it was stopped.
+    pub ended: LoadEnded,
+    pub end_reason: Option<String>,
+}
+
+impl LoadResult {
+    pub fn throughput(&self) -> Vec<Throughput> {
+        let mut t = self.spec.throughput(&self.values, self.elapsed_ns);
+        t.push(Throughput {
+            name: "cpu time".into(),
+            value: self.cpu_time_ns as f64 / 1e9,
+            unit: "s".into(),
+        });
+        t
+    }
+
+    pub fn record(&self) -> LoadRecord {
+        LoadRecord {
+            spec: self.spec.text.clone(),
+            kind: self.spec.name().into(),
+            throughput: self.throughput(),
+            ended: Some(self.ended),
+            end_reason: self.end_reason.clone(),
+        }
+    }
+}
+
+/// A phase as it ran.
+#[derive(Debug, Clone)]
+pub struct PhaseResult {
+    pub index: usize,
+    pub plan: PhasePlan,
+    /// Monotonic: when its loads were all started, and when they were all reaped.
+    pub started_ns: u64,
+    pub ended_ns: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The loads that were started, in plan order.
+    pub loads: Vec<LoadResult>,
+    pub phases: Vec<PhaseResult>,
+    /// A load that failed while running: the run failed.
+    pub failure: Option<String>,
+    pub warnings: Vec<String>,
+}

@@ -1,0 +1,258 @@
+//! The supervisor's end of one worker: the reports it reads from the pipe, the worker's exit
+//! and CPU time, and stopping a load: SIGTERM, [`GRACE`], SIGKILL, reap, for the worker, its
+//! process group, its cgroup and every process carrying its marker.
+
+use super::data::{LoadResult, PlannedLoad};
+use crate::load::contain::LoadContainer;
+use crate::load::kit::signal_text;
+use crate::load::protocol::WorkerMessage;
+use crate::measure::clock::monotonic_ns;
+use crate::results::run_record::LoadEnded;
+use std::fs::File;
+use std::io::Read;
+use std::time::Duration;
+
+/// Time a load has, after SIGTERM, to report and exit before its group is killed.
+pub const GRACE: Duration = Duration::from_millis(300);
+
+/// One load process.
+pub(super) struct Running {
+    pub(super) index: usize,
+    pub(super) pid: libc::pid_t,
+    pub(super) reader: File,
+    pub(super) pending: Vec<u8>,
+    pub(super) values: Vec<u64>,
+    pub(super) elapsed_ns: u64,
+    pub(super) failed: Option<(String, u8)>,
+    pub(super) ready: bool,
+    /// wait4 status once reaped.
+    pub(super) status: Option<i32>,
+    pub(super) cpu_time_ns: u64,
+    pub(super) started_ns: u64,
+    pub(super) ended_ns: u64,
+    /// SIGTERM was sent: an exit from now on is the requested end.
+    pub(super) stopping: bool,
+    /// Its cgroup and marker: every process of the load.
+    pub(super) container: LoadContainer,
+    /// How it ended when that was before it was stopped.
+    pub(super) end: Option<(LoadEnded, Option<String>)>,
+}
+
+impl Running {
+    /// A worker just started, reporting on `reader`.
+    pub(super) fn new(
+        index: usize,
+        pid: libc::pid_t,
+        reader: File,
+        container: LoadContainer,
+    ) -> Self {
+        Running {
+            index,
+            pid,
+            reader,
+            pending: Vec::new(),
+            values: Vec::new(),
+            elapsed_ns: 0,
+            failed: None,
+            ready: false,
+            status: None,
+            cpu_time_ns: 0,
+            started_ns: monotonic_ns(),
+            ended_ns: 0,
+            stopping: false,
+            container,
+            end: None,
+        }
+    }
+
+    /// Reads whatever the worker reported since the last call.
+    pub(super) fn drain(&mut self) {
+        let mut buf = [0u8; 4096];
+        loop {
+            match self.reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => self.pending.extend_from_slice(&buf[..n]),
+                Err(_) => break, // EAGAIN: nothing more for now
+            }
+        }
+        while let Some(nl) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=nl).collect();
+            match serde_json::from_slice::<WorkerMessage>(&line) {
+                Ok(WorkerMessage::Ready) => self.ready = true,
+                Ok(WorkerMessage::Counters { elapsed_ns, values })
+                | Ok(WorkerMessage::Done { elapsed_ns, values }) => {
+                    self.elapsed_ns = elapsed_ns;
+                    self.values = values;
+                }
+                Ok(WorkerMessage::Failed { message, code }) => self.failed = Some((message, code)),
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Reaps the worker if it has exited; true once reaped.
+    pub(super) fn try_reap(&mut self, block: bool) -> bool {
+        if self.status.is_some() {
+            return true;
+        }
+        let mut status = 0;
+        // SAFETY: zeroed rusage to fill, our own child.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        let flags = if block { 0 } else { libc::WNOHANG };
+        let r = unsafe { libc::wait4(self.pid, &mut status, flags, &mut ru) };
+        if r == self.pid {
+            self.status = Some(status);
+            self.cpu_time_ns += rusage_ns(&ru);
+            self.ended_ns = monotonic_ns();
+            self.drain();
+            true
+        } else {
+            r < 0 // ECHILD: already gone
+        }
+    }
+
+    /// The signal that killed the worker, if one did.
+    pub(super) fn killed_by(&self) -> Option<i32> {
+        self.status
+            .filter(|&s| libc::WIFSIGNALED(s))
+            .map(|s| libc::WTERMSIG(s))
+    }
+
+    pub(super) fn exit_text(&self) -> String {
+        match self.status {
+            Some(s) if libc::WIFSIGNALED(s) => {
+                format!("killed by {}", signal_text(libc::WTERMSIG(s)))
+            }
+            Some(s) => format!("exit status {}", libc::WEXITSTATUS(s)),
+            None => "still running".into(),
+        }
+    }
+}
+
+fn rusage_ns(ru: &libc::rusage) -> u64 {
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// SIGTERM, grace, SIGKILL, reap: the loads `stopping` (of plan `loads`) and every process of
+/// their groups, cgroups and markers; what each did.
+pub(super) fn stop(mut stopping: Vec<Running>, loads: &[PlannedLoad]) -> Vec<LoadResult> {
+    let mut results = Vec::new();
+    for r in &mut stopping {
+        r.stopping = true;
+        if loads[r.index].spec.common.policy.to_policy().is_realtime() {
+            demote(&r.container.pids());
+        }
+        if r.status.is_none() {
+            // SAFETY: signalling our own child's process group.
+            unsafe { libc::kill(-r.pid, libc::SIGTERM) };
+        }
+    }
+    let deadline = std::time::Instant::now() + GRACE;
+    while std::time::Instant::now() < deadline {
+        let mut alive = false;
+        for r in &mut stopping {
+            r.drain();
+            alive |= !r.try_reap(false);
+        }
+        if !alive {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    for r in &mut stopping {
+        // Whatever is left of the group (a worker that did not exit, children that ignore
+        // SIGTERM), of the cgroup and of the marker's carriers (descendants that left the
+        // group) is killed; members the worker did not reap come back to us.
+        // SAFETY: signalling our own child's process group.
+        unsafe { libc::kill(-r.pid, libc::SIGKILL) };
+        let killed = r.container.kill_all();
+        r.try_reap(true);
+        r.cpu_time_ns += reap_group(r.pid);
+        r.cpu_time_ns += reap_pids(&killed);
+        r.drain();
+        let (ended, end_reason) = r.end.take().unwrap_or((LoadEnded::Stopped, None));
+        let spec = loads[r.index].clone();
+        results.push(LoadResult {
+            spec: spec.spec,
+            phase: spec.phase,
+            values: std::mem::take(&mut r.values),
+            elapsed_ns: r.elapsed_ns,
+            cpu_time_ns: r.cpu_time_ns,
+            started_ns: r.started_ns,
+            ended_ns: r.ended_ns.max(r.started_ns),
+            ended,
+            end_reason,
+        });
+    }
+    results
+}
+
+/// Returns every thread of the processes `pids` (a load's) to SCHED_OTHER, so that a real-time
+/// load that saturates its CPUs stops doing so at once, and its worker can handle SIGTERM and
+/// report (its threads may all share CPUs with the hog).
+fn demote(pids: &[libc::pid_t]) {
+    for pid in pids {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            if let Ok(tid) = t.file_name().to_string_lossy().parse::<libc::pid_t>() {
+                let param = libc::sched_param { sched_priority: 0 };
+                // SAFETY: plain syscall with a valid parameter.
+                unsafe { libc::sched_setscheduler(tid, libc::SCHED_OTHER, &param) };
+            }
+        }
+    }
+}
+
+/// Reaps every member of process group `pgid` that became our child, until the group is gone
+/// (at most a second); the CPU time of those reaped, ns.
+fn reap_group(pgid: libc::pid_t) -> u64 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    let mut cpu = 0;
+    loop {
+        let mut status = 0;
+        // SAFETY: zeroed rusage to fill.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::wait4(-pgid, &mut status, libc::WNOHANG, &mut ru) };
+        if r > 0 {
+            cpu += rusage_ns(&ru);
+            continue;
+        }
+        // SAFETY: signal 0 only checks for existence.
+        let gone = unsafe { libc::kill(-pgid, 0) } != 0;
+        if gone || std::time::Instant::now() > deadline {
+            return cpu;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Reaps those of `pids` (a load's killed processes) that are or become our children (a dead
+/// parent's children come back to jitterlab, a child subreaper), until each is reaped or gone
+/// (at most a second); the CPU time of those reaped, ns.
+fn reap_pids(pids: &[libc::pid_t]) -> u64 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    let mut left = pids.to_vec();
+    let mut cpu = 0;
+    while !left.is_empty() && std::time::Instant::now() < deadline {
+        left.retain(|&pid| {
+            let mut status = 0;
+            // SAFETY: zeroed rusage to fill.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+            if r == pid {
+                cpu += rusage_ns(&ru);
+                false
+            } else if r < 0 {
+                // Not our child: reaped already, or a zombie still on its way to us.
+                std::path::Path::new(&format!("/proc/{pid}")).exists()
+            } else {
+                true
+            }
+        });
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    cpu
+}

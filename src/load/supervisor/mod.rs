@@ -1,0 +1,109 @@
+//! The load supervisor: starts each generator as a child process, switches them on and off
+//! along a timeline of phases, collects their counters, and makes sure none outlives its phase
+//! or jitterlab.
+//!
+//! Containment, per load:
+//! - the worker is `/proc/self/exe __load-worker SPEC` in a process group of its own, so the
+//!   whole load (threads, forked children, programs it runs) is signalled at once;
+//! - it gets PR_SET_PDEATHSIG(SIGKILL) before exec, and exits at once if jitterlab already died;
+//!   the signal follows the *thread* that forked, so every load is forked by the supervisor's
+//!   own thread, which lives until every load is reaped; the worker's children do the same
+//!   against the worker (`kit::die_with_parent`);
+//! - at the end of its phase: SIGTERM to the group (the worker reports its last counters),
+//!   [`GRACE`] later SIGKILL to the group, then every member is reaped. jitterlab is a child
+//!   subreaper while loads run, so members orphaned by the worker's death come back to it;
+//! - its stdout and stderr go to `loads/<k>-<name>.log` in the result directory.
+//!
+//! Every process of a load carries `JITTERLAB_LOAD=<jitterlab pid>:<k>` in its environment and,
+//! where the system allows, lives in a cgroup of the load's own: descendants that leave the
+//! process group (setsid, setpgid, daemons) are found and killed through those, also by a reaper
+//! process after a SIGKILL of jitterlab (`contain.rs`).
+//!
+//! A load that ends before it is stopped is reported: killed by a signal (the OOM killer's
+//! SIGKILL, a user's kill) or failed, it fails the run; ended by itself, it is a warning.
+//!
+//! The supervisor is in three parts: `timeline.rs` (the supervisor thread: phases on and off
+//! along the run's clock, loads that end early), `spawn.rs` (a worker process, contained, and
+//! waiting until it is ready) and `link.rs` (the supervisor's end of one worker: its reports,
+//! its exit, and stopping it).
+
+mod data;
+mod link;
+mod spawn;
+mod timeline;
+
+pub use data::{LOG_DIR, LoadResult, Outcome, PhasePlan, PhaseResult, PlannedLoad, Setup};
+pub use link::GRACE;
+
+use crate::error::Failure;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use timeline::{Msg, State};
+
+/// A running supervisor thread. Dropping it stops and reaps every load.
+pub struct Supervisor {
+    tx: mpsc::Sender<Msg>,
+    join: Option<std::thread::JoinHandle<Outcome>>,
+    all_ended: Arc<AtomicBool>,
+}
+
+impl Supervisor {
+    /// Starts the supervisor thread and the loads that run for the whole run, and waits until
+    /// they are ready. `stop` is set when a load fails during the run.
+    pub fn start(setup: Setup, stop: Arc<AtomicBool>) -> Result<Self, Failure> {
+        let (tx, rx) = mpsc::channel();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let all_ended = Arc::new(AtomicBool::new(false));
+        let ended = Arc::clone(&all_ended);
+        let join = std::thread::Builder::new()
+            .name("jl-loads".into())
+            .spawn(move || {
+                let mut s = State::new(setup, stop, ended);
+                s.run(rx, ready_tx)
+            })
+            .map_err(|e| {
+                Failure::system(format!("cannot start the load supervisor thread: {e}"))
+            })?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => Ok(Supervisor {
+                tx,
+                join: Some(join),
+                all_ended,
+            }),
+            Ok(Err(f)) => {
+                let _ = join.join();
+                Err(f)
+            }
+            Err(_) => {
+                let _ = join.join();
+                Err(Failure::run("the load supervisor ended during setup"))
+            }
+        }
+    }
+
+    /// Fixes the run's start (CLOCK_MONOTONIC); phases are timed from it.
+    pub fn begin(&self, start_ns: u64) {
+        let _ = self.tx.send(Msg::Begin(start_ns));
+    }
+
+    /// Whether every load has ended by itself (hackbench once, an exec without restart).
+    pub fn all_ended(&self) -> bool {
+        self.all_ended.load(Ordering::SeqCst)
+    }
+
+    /// Stops every load, reaps them, and returns what they did.
+    pub fn finish(mut self) -> Outcome {
+        self.stop_and_join().unwrap_or_default()
+    }
+
+    fn stop_and_join(&mut self) -> Option<Outcome> {
+        let _ = self.tx.send(Msg::Stop);
+        self.join.take().and_then(|j| j.join().ok())
+    }
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}

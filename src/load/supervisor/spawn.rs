@@ -1,0 +1,128 @@
+//! Starting a load: its worker process (`/proc/self/exe __load-worker SPEC`) in a process group
+//! and cgroup of its own, with the report pipe on fd 3, the marker in its environment, a
+//! parent-death signal and its output in `loads/<k>-<name>.log`.
+
+use super::data::{LOG_DIR, Setup};
+use super::link::Running;
+use crate::cpulist::format_cpu_list;
+use crate::error::Failure;
+use crate::load::contain::{self, Containment};
+use crate::load::kit::die_with_parent;
+use crate::load::protocol::{MARKER_ENV, REPORT_FD};
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+
+/// Starts the worker of load `index` of `setup`, in a cgroup of `containment`; it reports on
+/// the returned [`Running`] once set up.
+pub(super) fn spawn(
+    setup: &Setup,
+    containment: &Containment,
+    index: usize,
+) -> Result<Running, Failure> {
+    let load = &setup.loads[index];
+    let text = load.spec.text.clone();
+    let cpus = load
+        .spec
+        .common
+        .cpus
+        .resolve(&setup.online, &setup.measured)
+        .map_err(|e| Failure::usage(format!("load '{text}': {e}")))?;
+    let record_index = setup.record_index_base + index;
+    let (read_fd, write_fd) = pipe()
+        .map_err(|e| Failure::system(format!("cannot create a pipe for load '{text}': {e}")))?;
+    // SAFETY: fresh descriptors from pipe2, owned here.
+    let reader = unsafe { File::from_raw_fd(read_fd) };
+    let writer = unsafe { File::from_raw_fd(write_fd) };
+    let mut cmd = Command::new("/proc/self/exe");
+    cmd.arg("__load-worker")
+        .arg(&text)
+        .arg("--cpus")
+        .arg(format_cpu_list(&cpus))
+        .arg("--report-cpus")
+        .arg(format_cpu_list(&report_cpus(setup)));
+    if setup.once {
+        cmd.arg("--once");
+    }
+    cmd.env(
+        MARKER_ENV,
+        contain::marker(std::process::id(), record_index),
+    )
+    .stdin(Stdio::null())
+    .process_group(0);
+    let container = containment.for_load(record_index);
+    // Kept open until the child has moved itself in (before exec, so that nothing it starts
+    // is born outside); closed on exec.
+    let cgroup_procs = container.procs_file();
+    let procs_fd = cgroup_procs.as_ref().map(|f| f.as_raw_fd());
+    if let Some(dir) = &setup.result_dir {
+        let logs = dir.join(LOG_DIR);
+        let path = logs.join(format!("{record_index}-{}.log", load.spec.name()));
+        let log = std::fs::create_dir_all(&logs)
+            .and_then(|_| File::create(&path))
+            .map_err(|e| Failure::run(format!("cannot create {}: {e}", path.display())))?;
+        let err = log
+            .try_clone()
+            .map_err(|e| Failure::run(format!("cannot open {}: {e}", path.display())))?;
+        cmd.stdout(log).stderr(err);
+    }
+    // SAFETY: getpid is a plain syscall.
+    let parent = unsafe { libc::getpid() };
+    let w = writer.as_raw_fd();
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if w == REPORT_FD {
+                libc::fcntl(w, libc::F_SETFD, 0);
+            } else if libc::dup2(w, REPORT_FD) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if let Some(fd) = procs_fd {
+                contain::join_own_cgroup(fd);
+            }
+            die_with_parent(parent);
+            Ok(())
+        });
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| Failure::system(format!("cannot start load '{text}': {e}")))?;
+    drop(writer);
+    drop(cgroup_procs);
+    // SAFETY: our own descriptor.
+    unsafe {
+        let flags = libc::fcntl(read_fd, libc::F_GETFL);
+        libc::fcntl(read_fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+    Ok(Running::new(
+        index,
+        child.id() as libc::pid_t,
+        reader,
+        container,
+    ))
+}
+
+/// Where the workers' reporting threads run: the CPUs not measured, or all.
+fn report_cpus(setup: &Setup) -> Vec<usize> {
+    let rest: Vec<usize> = setup
+        .online
+        .iter()
+        .copied()
+        .filter(|c| !setup.measured.contains(c))
+        .collect();
+    if rest.is_empty() {
+        setup.online.clone()
+    } else {
+        rest
+    }
+}
+
+fn pipe() -> std::io::Result<(RawFd, RawFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: valid array of two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((fds[0], fds[1]))
+}

@@ -1,0 +1,366 @@
+//! The supervisor thread: starts the whole-run loads, then switches each phase's loads on and
+//! off along the run's clock, watches for loads that fail or end before they are stopped, and
+//! at the end stops everything and hands back the [`Outcome`].
+
+use super::data::{Outcome, PhaseResult, Setup};
+use super::link::{self, Running};
+use super::spawn::spawn;
+use crate::error::{ExitCode, Failure};
+use crate::load::contain::Containment;
+use crate::load::kit::{kill_hint, signal_text};
+use crate::measure::clock::monotonic_ns;
+use crate::results::events::{Event, EventLog};
+use crate::results::run_record::LoadEnded;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+/// Time a worker has to set itself up and say it is ready.
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often the supervisor looks at its loads between phase boundaries.
+const POLL: Duration = Duration::from_millis(20);
+
+/// What the handle tells the supervisor thread.
+pub(super) enum Msg {
+    Begin(u64),
+    Stop,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum PhaseState {
+    Pending,
+    Running,
+    Done,
+}
+
+pub(super) struct State {
+    setup: Setup,
+    /// Made when the supervisor thread starts; dropped (cgroups removed, reaper finished) when
+    /// it ends, after every load was reaped.
+    containment: Option<Containment>,
+    stop: Arc<AtomicBool>,
+    all_ended: Arc<AtomicBool>,
+    events: Option<EventLog>,
+    running: Vec<Running>,
+    outcome: Outcome,
+    phase_state: Vec<PhaseState>,
+}
+
+impl State {
+    pub(super) fn new(setup: Setup, stop: Arc<AtomicBool>, all_ended: Arc<AtomicBool>) -> Self {
+        let events = setup.events.as_ref().and_then(|p| EventLog::create(p).ok());
+        State {
+            phase_state: vec![PhaseState::Pending; setup.phases.len()],
+            setup,
+            containment: None,
+            stop,
+            all_ended,
+            events,
+            running: Vec::new(),
+            outcome: Outcome::default(),
+        }
+    }
+
+    fn event(&mut self, e: Event) {
+        if let Some(log) = &mut self.events {
+            let _ = log.write(&e);
+        }
+    }
+
+    fn warn(&mut self, message: String) {
+        self.event(Event::Warning {
+            time_ns: monotonic_ns(),
+            message: message.clone(),
+        });
+        self.outcome.warnings.push(message);
+    }
+
+    pub(super) fn run(
+        &mut self,
+        rx: mpsc::Receiver<Msg>,
+        ready: mpsc::Sender<Result<(), Failure>>,
+    ) -> Outcome {
+        // Orphans of a dying worker come back to us, to be reaped.
+        // SAFETY: plain prctl.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        match Containment::start() {
+            Ok(c) => self.containment = Some(c),
+            Err(e) => {
+                let _ = ready.send(Err(Failure::system(format!(
+                    "cannot start the process that cleans up after the loads: {e}"
+                ))));
+                return std::mem::take(&mut self.outcome);
+            }
+        }
+        let whole_run: Vec<usize> = (0..self.setup.loads.len())
+            .filter(|&i| self.setup.loads[i].phase.is_none())
+            .collect();
+        if let Err(f) = self.start_loads(&whole_run) {
+            self.stop_all();
+            let _ = ready.send(Err(f));
+            return std::mem::take(&mut self.outcome);
+        }
+        let _ = ready.send(Ok(()));
+        let start_ns = match rx.recv() {
+            Ok(Msg::Begin(t)) => t,
+            _ => return self.wind_up(),
+        };
+        loop {
+            let now = monotonic_ns();
+            for p in 0..self.setup.phases.len() {
+                let plan = self.setup.phases[p].clone();
+                if self.phase_state[p] == PhaseState::Running && now >= start_ns + plan.end_ns {
+                    self.end_phase(p);
+                }
+            }
+            for p in 0..self.setup.phases.len() {
+                let plan = self.setup.phases[p].clone();
+                if self.phase_state[p] == PhaseState::Pending
+                    && now >= start_ns + plan.start_ns
+                    && now < start_ns + plan.end_ns
+                    && !self.stop.load(Ordering::SeqCst)
+                {
+                    self.begin_phase(p);
+                }
+            }
+            self.watch();
+            let next_boundary = self
+                .setup
+                .phases
+                .iter()
+                .zip(&self.phase_state)
+                .filter_map(|(ph, st)| match st {
+                    PhaseState::Pending => Some(start_ns + ph.start_ns),
+                    PhaseState::Running => Some(start_ns + ph.end_ns),
+                    PhaseState::Done => None,
+                })
+                .min();
+            let now = monotonic_ns();
+            let wait = next_boundary
+                .map(|b| Duration::from_nanos(b.saturating_sub(now)))
+                .unwrap_or(POLL)
+                .min(POLL);
+            match rx.recv_timeout(wait) {
+                Ok(Msg::Stop) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                _ => {}
+            }
+        }
+        self.wind_up()
+    }
+
+    fn wind_up(&mut self) -> Outcome {
+        for p in 0..self.setup.phases.len() {
+            if self.phase_state[p] == PhaseState::Running {
+                self.end_phase(p);
+            }
+        }
+        self.stop_all();
+        let mut loads = std::mem::take(&mut self.outcome.loads);
+        loads.sort_by_key(|l| {
+            self.setup
+                .loads
+                .iter()
+                .position(|p| p.spec.text == l.spec.text && p.phase == l.phase)
+        });
+        self.outcome.loads = loads;
+        std::mem::take(&mut self.outcome)
+    }
+
+    fn begin_phase(&mut self, p: usize) {
+        let members: Vec<usize> = (0..self.setup.loads.len())
+            .filter(|&i| self.setup.loads[i].phase == Some(p))
+            .collect();
+        let plan = self.setup.phases[p].clone();
+        match self.start_loads(&members) {
+            Ok(()) => {
+                let now = monotonic_ns();
+                self.phase_state[p] = PhaseState::Running;
+                self.outcome.phases.push(PhaseResult {
+                    index: p,
+                    plan: plan.clone(),
+                    started_ns: now,
+                    ended_ns: now,
+                });
+                self.event(Event::PhaseStart {
+                    time_ns: now,
+                    index: p,
+                    label: plan.label,
+                    loads: plan.loads,
+                });
+            }
+            Err(f) => {
+                self.phase_state[p] = PhaseState::Done;
+                self.outcome.failure.get_or_insert(format!(
+                    "phase {p} ({}) could not start its loads: {}",
+                    plan.label, f.message
+                ));
+                self.stop.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    fn end_phase(&mut self, p: usize) {
+        let members: Vec<usize> = self
+            .running
+            .iter()
+            .filter(|r| self.setup.loads[r.index].phase == Some(p))
+            .map(|r| r.index)
+            .collect();
+        self.stop_loads(&members);
+        let now = monotonic_ns();
+        self.phase_state[p] = PhaseState::Done;
+        if let Some(ph) = self.outcome.phases.iter_mut().find(|ph| ph.index == p) {
+            ph.ended_ns = now;
+        }
+        let label = self.setup.phases[p].label.clone();
+        self.event(Event::PhaseEnd {
+            time_ns: now,
+            index: p,
+            label,
+        });
+    }
+
+    /// Collects reports; notices loads that failed or ended by themselves.
+    fn watch(&mut self) {
+        let mut ended = Vec::new();
+        for r in &mut self.running {
+            r.drain();
+            if r.try_reap(false) {
+                ended.push(r.index);
+            }
+        }
+        for i in ended {
+            let pos = self.running.iter().position(|r| r.index == i).unwrap();
+            let text = self.setup.loads[i].spec.text.clone();
+            let r = &self.running[pos];
+            let (failed, killed_by, exit_text) = (r.failed.clone(), r.killed_by(), r.exit_text());
+            let secs = (r.ended_ns - r.started_ns) as f64 / 1e9;
+            let before_end = if self.setup.loads[i].phase.is_some() {
+                "before the end of its phase"
+            } else {
+                "before the end of its run"
+            };
+            let end = if let Some((message, _)) = failed {
+                self.fail(format!("load '{text}' failed: {message}"));
+                (LoadEnded::Failed, Some(message))
+            } else if let Some(signal) = killed_by {
+                let reason = format!("killed by {} after {secs:.1} s", signal_text(signal));
+                self.fail(format!(
+                    "load '{text}' was {reason}, {before_end}{}",
+                    kill_hint(signal)
+                ));
+                (LoadEnded::Killed, Some(reason))
+            } else if self.setup.once {
+                (LoadEnded::Completed, None)
+            } else {
+                let reason = format!("ended by itself after {secs:.1} s ({exit_text})");
+                self.warn(format!("load '{text}' {reason}, {before_end}"));
+                (LoadEnded::Exited, Some(reason))
+            };
+            self.running[pos].end = Some(end);
+            self.stop_loads(&[i]);
+        }
+        self.all_ended
+            .store(self.running.is_empty(), Ordering::SeqCst);
+    }
+
+    /// A load failed while running: the run fails and stops.
+    fn fail(&mut self, message: String) {
+        self.outcome.failure.get_or_insert(message.clone());
+        self.event(Event::Warning {
+            time_ns: monotonic_ns(),
+            message,
+        });
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    fn stop_all(&mut self) {
+        let all: Vec<usize> = self.running.iter().map(|r| r.index).collect();
+        self.stop_loads(&all);
+    }
+
+    /// Spawns the loads and waits until each is ready; on any failure, stops those started.
+    fn start_loads(&mut self, indices: &[usize]) -> Result<(), Failure> {
+        let mut started = Vec::new();
+        for &i in indices {
+            match spawn(
+                &self.setup,
+                self.containment
+                    .as_ref()
+                    .expect("the containment is made before any load"),
+                i,
+            ) {
+                Ok(r) => {
+                    started.push(i);
+                    self.running.push(r);
+                }
+                Err(f) => {
+                    self.stop_loads(&started);
+                    return Err(f);
+                }
+            }
+        }
+        let deadline = std::time::Instant::now() + READY_TIMEOUT;
+        loop {
+            let mut waiting = false;
+            let mut error = None;
+            for r in self
+                .running
+                .iter_mut()
+                .filter(|r| started.contains(&r.index))
+            {
+                r.drain();
+                if let Some((message, code)) = &r.failed {
+                    error = Some(Failure {
+                        code: if *code == 3 {
+                            ExitCode::System
+                        } else {
+                            ExitCode::Run
+                        },
+                        message: message.clone(),
+                    });
+                } else if !r.ready {
+                    if r.try_reap(false) {
+                        error = Some(Failure::run(format!(
+                            "load '{}' ended during setup ({}); see its log",
+                            self.setup.loads[r.index].spec.text,
+                            r.exit_text()
+                        )));
+                    }
+                    waiting = true;
+                }
+            }
+            if let Some(e) = error {
+                self.stop_loads(&started);
+                return Err(e);
+            }
+            if !waiting {
+                return Ok(());
+            }
+            if std::time::Instant::now() > deadline {
+                self.stop_loads(&started);
+                return Err(Failure::run(format!(
+                    "a load did not get ready within {} s",
+                    READY_TIMEOUT.as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// SIGTERM, grace, SIGKILL, reap: the loads and every process of their groups, cgroups and
+    /// markers.
+    fn stop_loads(&mut self, indices: &[usize]) {
+        let mut stopping: Vec<Running> = Vec::new();
+        let mut i = 0;
+        while i < self.running.len() {
+            if indices.contains(&self.running[i].index) {
+                stopping.push(self.running.remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        let results = link::stop(stopping, &self.setup.loads);
+        self.outcome.loads.extend(results);
+    }
+}
