@@ -21,7 +21,7 @@ pub struct ClockRow {
 }
 
 /// Every clock, in the order of [`Clock`]'s variants (a row is found by its variant's index).
-pub const CLOCKS: [ClockRow; 2] = [
+pub const CLOCKS: &[ClockRow] = &[
     ClockRow {
         clock: Clock::Monotonic,
         name: "monotonic",
