@@ -632,6 +632,20 @@ mod tests {
         assert!(err(&["--trace", "--policy", "deadline"]).contains("cannot be pinned"));
     }
 
+    /// A method with a clock of its own measures on it, and refuses another --clock and --trace.
+    #[test]
+    fn a_method_with_its_own_clock_measures_on_it() {
+        let p = resolve_with_online(&args(&["--wake", "clock-nanosleep-tai"]), &[0, 1]).unwrap();
+        assert_eq!(p.clock, Clock::Tai);
+        assert!(
+            err(&["--wake", "clock-nanosleep-tai", "--clock", "realtime"])
+                .contains("always sleeps on the tai clock; drop --clock realtime")
+        );
+        assert!(err(&["--wake", "clock-nanosleep-tai", "--trace"]).contains(
+            "a tai wakeup cannot be placed on them exactly; drop --wake clock-nanosleep-tai"
+        ));
+    }
+
     #[test]
     fn explanations_default_to_each_deadline() {
         let p = resolve_with_online(&args(&["--trace", "--distance", "100us"]), &[0, 1]).unwrap();

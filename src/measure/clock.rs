@@ -6,6 +6,7 @@
 pub enum Clock {
     Monotonic,
     Realtime,
+    Tai,
 }
 
 /// What jitterlab knows about one clock.
@@ -33,6 +34,13 @@ pub const CLOCKS: &[ClockRow] = &[
         name: "realtime",
         id: libc::CLOCK_REALTIME,
         on_command_line: true,
+    },
+    // Only `--wake clock-nanosleep-tai` sleeps on it.
+    ClockRow {
+        clock: Clock::Tai,
+        name: "tai",
+        id: libc::CLOCK_TAI,
+        on_command_line: false,
     },
 ];
 

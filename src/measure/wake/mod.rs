@@ -18,6 +18,7 @@ pub mod rtc;
 pub mod select_poll;
 pub mod signal;
 pub mod sleep;
+pub mod tai;
 pub mod timerfd;
 
 pub use driver::{Cycles, Driver, MakeWaker, driver};
@@ -59,6 +60,18 @@ pub static WAKE_METHODS: &[WakeMethod] = &[
         trace: TraceJoin::HRTIMER_NEAR_DUE,
         requires: Requirement::Nothing,
         driver: driver::<RelativeClockNanosleep>(),
+    },
+    WakeMethod {
+        name: "clock-nanosleep-tai",
+        help: "clock_nanosleep to an absolute due time on CLOCK_TAI (TIMER_ABSTIME), the clock of TSN launch times",
+        schedule: Schedule::Absolute,
+        clocks: ClockUse::Own(Clock::Tai),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_AT_DUE,
+        requires: Requirement::Nothing,
+        driver: driver::<tai::TaiSleep>(),
     },
     WakeMethod {
         name: "nanosleep",
