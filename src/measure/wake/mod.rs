@@ -8,7 +8,7 @@
 //! in a file and a row here.
 //!
 //! Each waker is a type implementing [`Waker`]; the cycle loop is generic over it, so the
-//! compiler produces one straight loop per method with no dynamic dispatch (see [`driver`]).
+//! compiler produces one straight loop per method with no dynamic dispatch (see [`mod@driver`]).
 //! What the latency means for each method is documented in docs/user-guide.md, "Wake methods".
 
 pub mod driver;
