@@ -10,6 +10,9 @@
 // reads, not HTML: rustdoc must not take it for a tag.
 #![allow(rustdoc::invalid_html_tags)]
 
+use crate::measure::clock::{CLOCKS, Clock};
+use crate::measure::wake::{WAKE_METHODS, WakeMethod};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -113,12 +116,12 @@ pub struct RunArgs {
     pub priority: Option<i32>,
 
     /// How the measuring threads sleep until each wakeup is due.
-    #[arg(long, value_enum, default_value_t = WakeArg::ClockNanosleep)]
-    pub wake: WakeArg,
+    #[arg(long, default_value = WakeMethod::default_method().name, value_parser = wake_value())]
+    pub wake: &'static WakeMethod,
 
     /// The clock that due times and wakeups are read from.
-    #[arg(long, value_enum, default_value_t = ClockArg::Monotonic)]
-    pub clock: ClockArg,
+    #[arg(long, default_value = Clock::DEFAULT.name(), value_parser = clock_value())]
+    pub clock: Clock,
 
     /// Do not lock memory (mlockall) or pre-fault the measuring threads' stacks.
     #[arg(long)]
@@ -212,36 +215,6 @@ pub enum PolicyArg {
     Batch,
     Idle,
     Deadline,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum WakeArg {
-    /// clock_nanosleep to an absolute due time (TIMER_ABSTIME); the default, as cyclictest.
-    ClockNanosleep,
-    /// clock_nanosleep for the interval, relative to the clock read before sleeping.
-    ClockNanosleepRel,
-    /// nanosleep for the interval (relative).
-    Nanosleep,
-    /// select() with no descriptors and a timeout of the interval (relative, microsecond resolution).
-    Select,
-    /// ppoll() with no descriptors and a timeout of the interval (relative).
-    Poll,
-    /// setitimer(ITIMER_REAL) one-shot, re-armed each cycle; wait for SIGALRM (one CPU only).
-    Itimer,
-    /// setitimer(ITIMER_REAL) periodic; wait for SIGALRM (one CPU only).
-    ItimerPeriodic,
-    /// timer_create periodic POSIX timer signalling the thread; wait with sigwaitinfo.
-    PosixTimer,
-    /// timerfd periodic timer; wait with read().
-    Timerfd,
-    /// Periodic interrupts of /dev/rtc (interval must give a power-of-two rate; one CPU only).
-    Rtc,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ClockArg {
-    Monotonic,
-    Realtime,
 }
 
 #[derive(Debug, Args)]
@@ -435,4 +408,25 @@ fn ring_size_value(text: &str) -> Result<usize, String> {
             crate::plan::MAX_RING_SIZE
         ),
     )
+}
+
+/// `--wake`: the names and help of the wake-method table.
+fn wake_value() -> impl TypedValueParser<Value = &'static WakeMethod> {
+    PossibleValuesParser::new(
+        WAKE_METHODS
+            .iter()
+            .map(|m| PossibleValue::new(m.name).help(m.help)),
+    )
+    .map(|name| WakeMethod::named(&name).expect("clap admits only the table's names"))
+}
+
+/// `--clock`: the clocks of the clock table that the command line offers.
+fn clock_value() -> impl TypedValueParser<Value = Clock> {
+    PossibleValuesParser::new(
+        CLOCKS
+            .iter()
+            .filter(|c| c.on_command_line)
+            .map(|c| PossibleValue::new(c.name)),
+    )
+    .map(|name| Clock::named(&name).expect("clap admits only the table's names"))
 }

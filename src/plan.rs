@@ -1,10 +1,11 @@
 //! From command-line arguments to a validated [`RunPlan`]: every bad input is found here, with
 //! the value named and what is accepted, before any thread starts or any file is created.
 
-use crate::cli::{ClockArg, PolicyArg, RunArgs, WakeArg};
+use crate::cli::{PolicyArg, RunArgs};
 use crate::cpulist::{format_cpu_list, online_cpus, parse_cpu_list};
 use crate::error::{Failure, Result};
 use crate::load::LoadSpec;
+use crate::measure::wake::{ClockUse, Schedule, WAKE_METHODS};
 use crate::measure::{Clock, Policy, WakeMethod};
 use crate::units::{format_ns, parse_duration_ns};
 use std::path::PathBuf;
@@ -40,7 +41,8 @@ pub struct RunPlan {
     pub cpus: Vec<usize>,
     pub policy: PolicyArg,
     pub priority: i32,
-    pub wake: WakeMethod,
+    pub wake: &'static WakeMethod,
+    /// The clock due times and wakeups are read from: `--clock`, or the wake method's own.
     pub clock: Clock,
     pub interval_ns: u64,
     pub distance_ns: u64,
@@ -183,14 +185,10 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         )));
     }
 
-    let wake = wake_method(args.wake);
-    let clock = match args.clock {
-        ClockArg::Monotonic => Clock::Monotonic,
-        ClockArg::Realtime => Clock::Realtime,
-    };
-    check_wake(
+    let wake = args.wake;
+    let clock = check_wake(
         wake,
-        clock,
+        args.clock,
         &cpus,
         interval_ns,
         distance_ns,
@@ -273,7 +271,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
             format_cpu_list(&cpus)
         )));
     }
-    let explain_above_ns = check_trace(args, clock)?;
+    let explain_above_ns = check_trace(args, wake, clock)?;
 
     Ok(RunPlan {
         cpus,
@@ -365,7 +363,7 @@ fn check_periods(
 }
 
 /// `--trace` and `--explain-above`: the split needs pinned threads on CLOCK_MONOTONIC.
-fn check_trace(args: &RunArgs, clock: Clock) -> Result<Option<u64>> {
+fn check_trace(args: &RunArgs, wake: &WakeMethod, clock: Clock) -> Result<Option<u64>> {
     let explain = args
         .explain_above
         .as_deref()
@@ -380,9 +378,15 @@ fn check_trace(args: &RunArgs, clock: Clock) -> Result<Option<u64>> {
         return Ok(None);
     }
     if clock != Clock::Monotonic {
-        return Err(Failure::usage(
-            "--trace with --clock realtime: trace times are CLOCK_MONOTONIC (trace_clock=mono) and a realtime wakeup cannot be placed on them exactly; drop --clock realtime",
-        ));
+        // The option that chose the clock.
+        let option = match wake.clocks {
+            ClockUse::Own(_) => format!("--wake {}", wake.name),
+            ClockUse::OneOf(_) => format!("--clock {}", clock.name()),
+        };
+        return Err(Failure::usage(format!(
+            "--trace with {option}: trace times are CLOCK_MONOTONIC (trace_clock=mono) and a {} wakeup cannot be placed on them exactly; drop {option}",
+            clock.name()
+        )));
     }
     if args.policy == PolicyArg::Deadline {
         return Err(Failure::usage(
@@ -401,41 +405,43 @@ fn check_online(what: &str, cpus: &[usize], online: &[usize], online_text: &str)
     }
 }
 
+/// The wake method's rules (its row in [`WAKE_METHODS`]) against the other options; returns
+/// the clock the run measures on.
 fn check_wake(
-    wake: WakeMethod,
-    clock: Clock,
+    wake: &WakeMethod,
+    chosen_clock: Clock,
     cpus: &[usize],
     interval: u64,
     distance: u64,
     step: u64,
-) -> Result<()> {
-    use crate::measure::wake::Schedule;
-    let name = wake.name();
-    if wake.single_thread_only() && cpus.len() > 1 {
+) -> Result<Clock> {
+    let name = wake.name;
+    if let Some(resource) = wake.per_process
+        && cpus.len() > 1
+    {
         return Err(Failure::usage(format!(
-            "--wake {name} serves one measuring thread (the process has one {}), but --cpus selects {} CPUs; pass --cpus N with one CPU",
-            if wake == WakeMethod::Rtc {
-                "/dev/rtc"
-            } else {
-                "ITIMER_REAL"
-            },
+            "--wake {name} serves one measuring thread (the process has one {resource}), but --cpus selects {} CPUs; pass --cpus N with one CPU",
             cpus.len()
         )));
     }
-    if !wake.supports_clock(clock) {
+    let Some(clock) = wake.clock(chosen_clock) else {
+        let sleeps_on = match wake.clocks {
+            ClockUse::OneOf(clocks) => or_list(clocks.iter().map(|c| c.name())),
+            ClockUse::Own(own) => own.name().to_string(),
+        };
+        let others = methods_where(|m| m.clock(chosen_clock) == Some(chosen_clock));
         return Err(Failure::usage(format!(
-            "--wake {name} always sleeps on the monotonic clock; drop --clock realtime, or use clock-nanosleep, clock-nanosleep-rel, posix-timer or timerfd"
+            "--wake {name} always sleeps on the {sleeps_on} clock; drop --clock {}, or use {others}",
+            chosen_clock.name()
+        )));
+    };
+    if step > 0 && wake.schedule == Schedule::Periodic {
+        return Err(Failure::usage(format!(
+            "--interval-step needs a wake method that is armed every cycle, and {name} is a fixed-period timer; use {}",
+            methods_where(|m| m.schedule != Schedule::Periodic)
         )));
     }
-    if step > 0 && wake.schedule() == Schedule::Periodic {
-        return Err(Failure::usage(format!(
-            "--interval-step needs a wake method that is armed every cycle, and {name} is a fixed-period timer; use clock-nanosleep, nanosleep, select, poll or itimer"
-        )));
-    }
-    if matches!(
-        wake,
-        WakeMethod::Select | WakeMethod::Itimer | WakeMethod::ItimerPeriodic
-    ) {
+    if wake.whole_microseconds {
         for (flag, v) in [
             ("--interval", interval),
             ("--distance", distance),
@@ -448,34 +454,24 @@ fn check_wake(
             }
         }
     }
-    if wake == WakeMethod::Rtc {
-        // The RTC ticks at a power-of-two rate; the kernel's period is 1 s / rate in whole ns.
-        let rate = 1_000_000_000 / interval;
-        if !rate.is_power_of_two()
-            || !(2..=8192).contains(&rate)
-            || 1_000_000_000 / rate != interval
-        {
-            return Err(Failure::usage(format!(
-                "--interval {interval}ns: --wake rtc needs 1 s divided by a power-of-two rate from 2 to 8192 Hz, \
-                 in whole ns (1ms is 1000 Hz, not a power of two; use 976562ns for 1024 Hz or 488281ns for 2048 Hz)"
-            )));
-        }
+    if let Some(rule) = wake.interval_rule {
+        rule(interval).map_err(Failure::usage)?;
     }
-    Ok(())
+    Ok(clock)
 }
 
-fn wake_method(w: WakeArg) -> WakeMethod {
-    match w {
-        WakeArg::ClockNanosleep => WakeMethod::ClockNanosleep,
-        WakeArg::ClockNanosleepRel => WakeMethod::ClockNanosleepRel,
-        WakeArg::Nanosleep => WakeMethod::Nanosleep,
-        WakeArg::Select => WakeMethod::Select,
-        WakeArg::Poll => WakeMethod::Poll,
-        WakeArg::Itimer => WakeMethod::Itimer,
-        WakeArg::ItimerPeriodic => WakeMethod::ItimerPeriodic,
-        WakeArg::PosixTimer => WakeMethod::PosixTimer,
-        WakeArg::Timerfd => WakeMethod::Timerfd,
-        WakeArg::Rtc => WakeMethod::Rtc,
+/// The names of the wake methods that satisfy `keep`, as "a, b or c".
+fn methods_where(keep: impl Fn(&WakeMethod) -> bool) -> String {
+    or_list(WAKE_METHODS.iter().filter(|m| keep(m)).map(|m| m.name))
+}
+
+/// "a", "a or b", "a, b or c".
+fn or_list<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let items: Vec<&str> = items.collect();
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
     }
 }
 
@@ -634,6 +630,20 @@ mod tests {
         assert!(err(&["--trace", "--explain-above", "soon"]).contains("--explain-above: 'soon'"));
         assert!(err(&["--trace", "--clock", "realtime"]).contains("drop --clock realtime"));
         assert!(err(&["--trace", "--policy", "deadline"]).contains("cannot be pinned"));
+    }
+
+    /// A method with a clock of its own measures on it, and refuses another --clock and --trace.
+    #[test]
+    fn a_method_with_its_own_clock_measures_on_it() {
+        let p = resolve_with_online(&args(&["--wake", "clock-nanosleep-tai"]), &[0, 1]).unwrap();
+        assert_eq!(p.clock, Clock::Tai);
+        assert!(
+            err(&["--wake", "clock-nanosleep-tai", "--clock", "realtime"])
+                .contains("always sleeps on the tai clock; drop --clock realtime")
+        );
+        assert!(err(&["--wake", "clock-nanosleep-tai", "--trace"]).contains(
+            "a tai wakeup cannot be placed on them exactly; drop --wake clock-nanosleep-tai"
+        ));
     }
 
     #[test]

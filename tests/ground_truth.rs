@@ -133,30 +133,15 @@ fn every_spike_injection_is_found_with_its_size() {
     });
 }
 
-/// The wake methods and whether each can measure more than one CPU (setitimer's ITIMER_REAL
-/// and the one /dev/rtc are per process).
-const WAKE_METHODS: &[(&str, bool)] = &[
-    ("clock-nanosleep", true),
-    ("clock-nanosleep-rel", true),
-    ("nanosleep", true),
-    ("select", true),
-    ("poll", true),
-    ("itimer", false),
-    ("itimer-periodic", false),
-    ("posix-timer", true),
-    ("timerfd", true),
-    ("rtc", false),
-];
-
 /// Period of both injectors: not a multiple of the 1 ms interval (211.7 ms = 211 periods and
 /// 0.7 of one), so the injections land at ten different phases of the grid in 3 s.
 const EVERY: &str = "211.7ms";
 
 /// One run of `wake` with two injectors on CPU 0: 1.5 ms (one period passes unserved) and
 /// 2.6 ms (two pass), 105.3 ms apart so they never overlap.
-fn run_method(wake: &str, multi_cpu: bool) -> Result<(), String> {
+fn run_method(method: &jitterlab::measure::WakeMethod) -> Result<(), String> {
     let (_base, out) = temp_out();
-    let cpus = if multi_cpu { "0-1" } else { "0" };
+    let (wake, cpus) = (method.name, wake_cpus(method, "0-1"));
     let o = jitterlab(&[
         "run",
         "--duration",
@@ -190,11 +175,19 @@ fn run_method(wake: &str, multi_cpu: bool) -> Result<(), String> {
             _ => None,
         })
         .collect();
-    let samples: Vec<SampleRecord> = SampleLogReader::open(&out.join("samples.bin"))
-        .unwrap()
-        .map(Result::unwrap)
+    let log = SampleLogReader::open(&out.join("samples.bin")).unwrap();
+    let run = run_json(&out);
+    // Injections are timed on CLOCK_MONOTONIC; a method's own clock (e.g. CLOCK_TAI) is moved
+    // onto it by the offset between the two starts, which the run took together.
+    let offset = log.header.start_ns as i64 - run["start_monotonic_ns"].as_u64().unwrap() as i64;
+    let samples: Vec<SampleRecord> = log
+        .map(|s| {
+            let mut s = s.unwrap();
+            s.expected_ns = (s.expected_ns as i64 - offset) as u64;
+            s
+        })
         .collect();
-    check_every_phase(wake, &injections, &samples, &run_json(&out))
+    check_every_phase(wake, &injections, &samples, &run)
 }
 
 /// What every wake method must show: each injection found with its size, the periods it
@@ -298,13 +291,9 @@ fn every_wake_method_finds_injections_at_every_phase() {
         return;
     }
     let _g = exclusive();
-    for &(wake, multi_cpu) in WAKE_METHODS {
-        if wake == "rtc" && !std::path::Path::new("/dev/rtc").exists() {
-            eprintln!("SKIPPED ground truth --wake rtc: no /dev/rtc here");
-            continue;
-        }
-        with_one_retry(&format!("ground truth --wake {wake}"), || {
-            run_method(wake, multi_cpu)
+    for method in wake_methods_here("ground truth", 1_000_000) {
+        with_one_retry(&format!("ground truth --wake {}", method.name), || {
+            run_method(method)
         });
     }
 }

@@ -98,18 +98,8 @@ fn every_wake_method_available_here_completes_a_short_run() {
         return;
     }
     let _g = exclusive();
-    let methods = [
-        ("clock-nanosleep", None),
-        ("clock-nanosleep-rel", None),
-        ("nanosleep", None),
-        ("select", None),
-        ("poll", None),
-        ("itimer", Some("0")),
-        ("itimer-periodic", Some("0")),
-        ("posix-timer", None),
-        ("timerfd", None),
-    ];
-    for (method, cpus) in methods {
+    for wake in wake_methods_here("every_wake_method", 1_000_000) {
+        let method = wake.name;
         let (_base, out) = temp_out();
         let mut args = vec![
             "run",
@@ -122,8 +112,8 @@ fn every_wake_method_available_here_completes_a_short_run() {
             "--out",
             out.to_str().unwrap(),
         ];
-        if let Some(c) = cpus {
-            args.extend(["--cpus", c]);
+        if wake.per_process.is_some() {
+            args.extend(["--cpus", "0"]);
         }
         let o = jitterlab(&args);
         assert!(o.status.success(), "{method}: {}", text(&o));
@@ -336,18 +326,8 @@ fn sigint_ends_a_long_sleep_with_every_wake_method() {
         return;
     }
     let _g = exclusive();
-    let methods = [
-        ("clock-nanosleep", "0-1"),
-        ("clock-nanosleep-rel", "0-1"),
-        ("nanosleep", "0-1"),
-        ("select", "0-1"),
-        ("poll", "0-1"),
-        ("itimer", "0"),
-        ("itimer-periodic", "0"),
-        ("posix-timer", "0-1"),
-        ("timerfd", "0-1"),
-    ];
-    for (method, cpus) in methods {
+    for wake in wake_methods_here("sigint long sleep", 30_000_000_000) {
+        let (method, cpus) = (wake.name, wake_cpus(wake, "0-1"));
         let (_base, out) = temp_out();
         let mut child = Command::new(bin())
             .args([

@@ -1,26 +1,70 @@
-//! Clock reads. On Linux `clock_gettime` for MONOTONIC and REALTIME is served by the vDSO:
-//! no syscall, a few tens of nanoseconds.
+//! Clocks: the table of the clocks jitterlab measures on, and clock reads. On Linux
+//! `clock_gettime` is served by the vDSO: no syscall, a few tens of nanoseconds.
 
-/// The clock due times and wakeups are read from.
+/// The clock due times and wakeups are read from. Its name and id are its row in [`CLOCKS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Clock {
     Monotonic,
     Realtime,
+    Tai,
 }
 
+/// What jitterlab knows about one clock.
+#[derive(Debug)]
+pub struct ClockRow {
+    pub clock: Clock,
+    /// The name on the command line (`--clock`) and in run.json.
+    pub name: &'static str,
+    pub id: libc::clockid_t,
+    /// Offered by `--clock`. A clock that only a wake method of its own sleeps on (that method's
+    /// row names it, see [`super::wake::ClockUse::Own`]) is not.
+    pub on_command_line: bool,
+}
+
+/// Every clock, in the order of [`Clock`]'s variants (a row is found by its variant's index).
+pub const CLOCKS: &[ClockRow] = &[
+    ClockRow {
+        clock: Clock::Monotonic,
+        name: "monotonic",
+        id: libc::CLOCK_MONOTONIC,
+        on_command_line: true,
+    },
+    ClockRow {
+        clock: Clock::Realtime,
+        name: "realtime",
+        id: libc::CLOCK_REALTIME,
+        on_command_line: true,
+    },
+    // Only `--wake clock-nanosleep-tai` sleeps on it.
+    ClockRow {
+        clock: Clock::Tai,
+        name: "tai",
+        id: libc::CLOCK_TAI,
+        on_command_line: false,
+    },
+];
+
 impl Clock {
-    pub fn id(self) -> libc::clockid_t {
-        match self {
-            Clock::Monotonic => libc::CLOCK_MONOTONIC,
-            Clock::Realtime => libc::CLOCK_REALTIME,
-        }
+    /// `--clock`'s default, and the time base of events, loads and tracing.
+    pub const DEFAULT: Clock = Clock::Monotonic;
+
+    #[inline(always)]
+    pub const fn row(self) -> &'static ClockRow {
+        &CLOCKS[self as usize]
     }
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Clock::Monotonic => "monotonic",
-            Clock::Realtime => "realtime",
-        }
+    #[inline(always)]
+    pub const fn id(self) -> libc::clockid_t {
+        self.row().id
+    }
+
+    pub const fn name(self) -> &'static str {
+        self.row().name
+    }
+
+    /// The clock named `name` on the command line or in run.json.
+    pub fn named(name: &str) -> Option<Clock> {
+        CLOCKS.iter().find(|r| r.name == name).map(|r| r.clock)
     }
 
     /// Reads the clock in nanoseconds.
@@ -30,7 +74,7 @@ impl Clock {
             tv_sec: 0,
             tv_nsec: 0,
         };
-        // SAFETY: ts is a valid out-pointer; both clock ids always exist on Linux.
+        // SAFETY: ts is a valid out-pointer; every clock of the table exists on Linux.
         unsafe { libc::clock_gettime(self.id(), &mut ts) };
         timespec_to_ns(&ts)
     }
@@ -51,5 +95,19 @@ pub fn ns_to_timespec(ns: u64) -> libc::timespec {
     libc::timespec {
         tv_sec: (ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_is_found_by_its_variant_and_its_name() {
+        for (index, row) in CLOCKS.iter().enumerate() {
+            assert_eq!(row.clock as usize, index, "{}: out of order", row.name);
+            assert_eq!(Clock::named(row.name), Some(row.clock));
+            assert!(row.clock.now_ns() > 0, "{}: cannot be read", row.name);
+        }
     }
 }

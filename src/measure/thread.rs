@@ -2,14 +2,11 @@
 //! the start gate, then run the cycle loop with the waker of the chosen method.
 
 use super::clock::Clock;
-use super::cycle::{CyclePlan, StopAt, run_cycles};
+use super::cycle::{CyclePlan, StopAt};
 use super::sched::{
     Policy, explain_policy_refusal, minimise_timer_slack, pin_current_thread, prefault_stack,
 };
-use super::wake::{
-    AbsoluteSleep, ItimerOneShot, ItimerPeriodic, PollSleep, PosixTimer, RelativeSleep,
-    RtcPeriodic, Schedule, SelectSleep, TimerFd, WakeMethod, Waker,
-};
+use super::wake::{Cycles, WakeMethod};
 use super::{Sample, ThreadCounters, ThreadEnd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -25,7 +22,7 @@ pub struct ThreadPlan {
     /// Pin to `cpu`. Off for SCHED_DEADLINE, which the kernel refuses to pin to one CPU.
     pub pin: bool,
     pub policy: Policy,
-    pub wake: WakeMethod,
+    pub wake: &'static WakeMethod,
     pub clock: Clock,
     pub interval_ns: u64,
     pub interval_step_ns: u64,
@@ -137,59 +134,21 @@ fn measure(
         Some(n) => StopAt::Loops(n),
         None => StopAt::ClockTime(gate.end_ns.load(Ordering::SeqCst)),
     };
-    let interval = plan.interval_ns;
     let mut cycle = CyclePlan {
         clock: plan.clock,
-        schedule: plan.wake.schedule(),
-        interval_ns: interval,
+        schedule: plan.wake.schedule,
+        interval_ns: plan.interval_ns,
         interval_step_ns: plan.interval_step_ns,
         first_due_ns: start_ns,
         stop_at,
     };
-    let (clock, c) = (plan.clock, &mut cycle);
-    let (p, k, s) = (&mut producer, &*counters, &*stop);
-    // One monomorphised loop per method; this match only selects it.
-    match plan.wake {
-        WakeMethod::ClockNanosleep => go(&mut AbsoluteSleep { clock }, c, p, k, s),
-        WakeMethod::ClockNanosleepRel => go(
-            &mut RelativeSleep {
-                clock,
-                plain_nanosleep: false,
-            },
-            c,
-            p,
-            k,
-            s,
-        ),
-        WakeMethod::Nanosleep => go(
-            &mut RelativeSleep {
-                clock,
-                plain_nanosleep: true,
-            },
-            c,
-            p,
-            k,
-            s,
-        ),
-        WakeMethod::Select => go(&mut SelectSleep, c, p, k, s),
-        WakeMethod::Poll => go(&mut PollSleep, c, p, k, s),
-        WakeMethod::Itimer => go(&mut ItimerOneShot::default(), c, p, k, s),
-        WakeMethod::ItimerPeriodic => go(&mut ItimerPeriodic::new(clock, interval), c, p, k, s),
-        WakeMethod::PosixTimer => match PosixTimer::new(clock, interval) {
-            Ok(mut w) => go(&mut w, c, p, k, s),
-            Err(e) => ThreadEnd::Failed(format!("timer_create failed: {e}")),
-        },
-        WakeMethod::Timerfd => match TimerFd::new(clock, interval) {
-            Ok(mut w) => go(&mut w, c, p, k, s),
-            Err(e) => ThreadEnd::Failed(format!("timerfd_create failed: {e}")),
-        },
-        WakeMethod::Rtc => match RtcPeriodic::new(clock, interval) {
-            Ok(mut w) => go(&mut w, c, p, k, s),
-            Err(e) => ThreadEnd::Failed(format!(
-                "cannot program periodic interrupts on /dev/rtc: {e}"
-            )),
-        },
-    }
+    // The one call through the method's row; the loop it runs is monomorphised for its waker.
+    plan.wake.run(Cycles {
+        plan: &mut cycle,
+        sink: &mut producer,
+        counters: &counters,
+        stop: &stop,
+    })
 }
 
 impl MeasuringThread {
@@ -241,31 +200,6 @@ fn install_interrupt_handler() -> std::io::Result<()> {
         }
     });
     result.map_err(std::io::Error::from_raw_os_error)
-}
-
-/// Arms the waker's first expiry, then runs the loop.
-fn go<W: Waker>(
-    waker: &mut W,
-    cycle: &mut CyclePlan,
-    producer: &mut rtrb::Producer<Sample>,
-    counters: &ThreadCounters,
-    stop: &AtomicBool,
-) -> ThreadEnd {
-    match waker.first_due_ns(cycle.first_due_ns) {
-        Ok(first) => cycle.first_due_ns = first,
-        Err(e) => return ThreadEnd::Failed(format!("cannot arm the wake timer: {e}")),
-    }
-    if cycle.schedule == Schedule::Relative {
-        // Relative methods measure from the clock read before their first sleep: start them
-        // one interval before the common start, so that their first wakeup is due with the rest.
-        let lead_in = cycle.first_due_ns.saturating_sub(cycle.interval_ns);
-        match (AbsoluteSleep { clock: cycle.clock }).wait(lead_in, 0, stop) {
-            Ok(()) => {}
-            Err(_) if stop.load(Ordering::Relaxed) => return ThreadEnd::Stopped,
-            Err(_) => return ThreadEnd::Failed("the sleep until the run's start failed".into()),
-        }
-    }
-    run_cycles(waker, cycle, producer, counters, stop)
 }
 
 /// Affinity, timer slack, signal mask, stack, and last the policy: once real-time, the thread

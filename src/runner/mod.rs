@@ -17,10 +17,8 @@ use crate::cli::RunArgs;
 use crate::error::{Failure, OrFailure, Result};
 use crate::measure::clock::monotonic_ns;
 use crate::measure::sched::{explain_mlock_refusal, lock_all_memory};
-use crate::measure::wake::{RTC_DEVICE, block_timer_signals};
-use crate::measure::{
-    MeasuringThread, StartGate, ThreadEnd, ThreadPlan, WakeMethod, spawn_measuring_thread,
-};
+use crate::measure::wake::block_timer_signals;
+use crate::measure::{MeasuringThread, StartGate, ThreadEnd, ThreadPlan, spawn_measuring_thread};
 use crate::plan::{self, PREFAULT_STACK_BYTES, RunLength, RunPlan};
 use crate::record::hlog::{self, HlogWriter};
 use crate::record::live::LiveView;
@@ -31,7 +29,6 @@ use crate::results::run_record::{
     Ended, EnvironmentRecord, PlanRecord, RunRecord, ThreadSummary,
 };
 use crate::results::{ResultDir, dir};
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, SystemTime};
@@ -62,11 +59,8 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         )?,
     };
     let out = claim.dir().path.clone();
-    if plan.wake == WakeMethod::Rtc && !Path::new(RTC_DEVICE).exists() {
-        return Err(Failure::system(format!(
-            "--wake rtc: no {RTC_DEVICE} on this system (no RTC driver, or it is not exposed); use another --wake method, e.g. clock-nanosleep or timerfd"
-        )));
-    }
+    // What the wake method needs of the system (e.g. /dev/rtc): exit 3 before anything starts.
+    plan.wake.check_system().map_err(Failure::system)?;
     let (system, mut warnings) = system_snapshot(&plan);
     // Tracing instances left by a jitterlab that was killed are removed at every start.
     warnings.extend(crate::trace::tracefs::remove_stale_instances());
@@ -510,7 +504,7 @@ fn plan_record(plan: &RunPlan) -> PlanRecord {
             crate::measure::Policy::Deadline { runtime_ns, .. } => Some(runtime_ns),
             _ => None,
         },
-        wake: plan.wake.name().into(),
+        wake: plan.wake.name.into(),
         clock: plan.clock.name().into(),
         interval_ns: plan.interval_ns,
         distance_ns: plan.distance_ns,

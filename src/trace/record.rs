@@ -2,52 +2,33 @@
 //! and the `trace` section of run.json.
 
 use super::{ThreadTrace, TraceConfig, TraceStats};
-use crate::measure::wake::{Schedule, WakeMethod};
+use crate::measure::wake::{Expiry, WakeMethod};
 use crate::plan::RunPlan;
 use crate::record::ThreadResult;
 use crate::results::events::SpikeExplanation;
 use crate::results::run_record::{TraceRecord, TraceThreadRecord};
 
-/// The join settings of each measuring thread, from `(index, cpu, tid)`.
-///
-/// Absolute and periodic wake methods sleep until exactly the due time, so the timer's soft
-/// expiry must equal it. Relative methods (nanosleep, select, poll, itimer,
-/// clock-nanosleep-rel) arm the timer from the kernel's own clock read, a little after the
-/// thread's, and so does itimer-periodic (setitimer takes only a relative first expiry, so the
-/// kernel's grid lies that little gap after jitterlab's); half an interval is far more than
-/// that gap and far less than the next period.
+/// The join settings of each measuring thread, from `(index, cpu, tid)`: where the timer's
+/// expiry lies for the run's wake method (its row's [`TraceJoin`](crate::measure::wake::TraceJoin)).
 pub fn thread_traces(plan: &RunPlan, threads: &[(usize, usize, i32)]) -> Vec<ThreadTrace> {
     threads
         .iter()
         .map(|&(index, cpu, tid)| ThreadTrace {
             cpu,
             tid,
-            tolerance_ns: match (plan.wake, plan.wake.schedule()) {
-                (WakeMethod::ItimerPeriodic, _) | (_, Schedule::Relative) => {
-                    plan.thread_interval_ns(index) / 2
-                }
-                (_, Schedule::Absolute | Schedule::Periodic) => 0,
+            tolerance_ns: match plan.wake.trace.expiry {
+                Expiry::AtDue => 0,
+                Expiry::NearDue => plan.thread_interval_ns(index) / 2,
             },
             explain_above_ns: plan.thread_explain_above_ns(index),
         })
         .collect()
 }
 
-/// The kernel callbacks of the timers each wake method sleeps on, for filtering the timer
+/// The kernel callbacks of the timers the run's wake method sleeps on, for filtering the timer
 /// expiries (none for `rtc`, which sleeps on the RTC interrupt, not a hrtimer).
-pub fn timer_functions(wake: WakeMethod) -> &'static [&'static str] {
-    match wake {
-        // hrtimer_sleeper: nanosleep, and the timeouts of select and poll.
-        WakeMethod::ClockNanosleep
-        | WakeMethod::ClockNanosleepRel
-        | WakeMethod::Nanosleep
-        | WakeMethod::Select
-        | WakeMethod::Poll => &["hrtimer_wakeup"],
-        WakeMethod::Itimer | WakeMethod::ItimerPeriodic => &["it_real_fn"],
-        WakeMethod::PosixTimer => &["posix_timer_fn"],
-        WakeMethod::Timerfd => &["timerfd_tmrproc"],
-        WakeMethod::Rtc => &[],
-    }
+pub fn timer_functions(wake: &WakeMethod) -> &'static [&'static str] {
+    wake.trace.timer_functions
 }
 
 /// The `trace` section of run.json.

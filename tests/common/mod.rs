@@ -54,6 +54,38 @@ pub fn text(output: &Output) -> String {
     )
 }
 
+/// The wake methods of jitterlab's table that can run here at `interval_ns`, so that a new
+/// method is tested without an edit; the others are skipped with a printed reason (a missing
+/// device such as /dev/rtc, or an interval the method does not take).
+pub fn wake_methods_here(
+    test: &str,
+    interval_ns: u64,
+) -> Vec<&'static jitterlab::measure::WakeMethod> {
+    jitterlab::measure::wake::WAKE_METHODS
+        .iter()
+        .filter(|m| {
+            let refused = m
+                .check_system()
+                .err()
+                .or_else(|| m.interval_rule.and_then(|rule| rule(interval_ns).err()));
+            if let Some(why) = &refused {
+                eprintln!("SKIPPED {test} --wake {}: {why}", m.name);
+            }
+            refused.is_none()
+        })
+        .collect()
+}
+
+/// The `--cpus` of a run with `wake`: one CPU for a method built on a per-process resource
+/// (ITIMER_REAL, the one /dev/rtc), `many` otherwise.
+pub fn wake_cpus(wake: &jitterlab::measure::WakeMethod, many: &'static str) -> &'static str {
+    if wake.per_process.is_some() {
+        "0"
+    } else {
+        many
+    }
+}
+
 /// Whether this process may use SCHED_FIFO. When it may not, the test is skipped with a
 /// printed reason, unless JITTERLAB_REQUIRE_RT=1 (set by .ci/run), where it fails.
 pub fn realtime_available(test: &str) -> bool {

@@ -1,0 +1,460 @@
+//! Wake methods: the ways a measuring thread can sleep until a wakeup is due.
+//!
+//! Every method is one row of [`WAKE_METHODS`], and its waker lives in the file of its family
+//! (`sleep.rs`, `select_poll.rs`, `itimer.rs`, `posix_timer.rs`, `timerfd.rs`, `rtc.rs`). The row
+//! says everything the rest of jitterlab asks about a method: its name and help for `--wake`, its
+//! schedule, the clocks it sleeps on, the limits the plan checks, how `--trace` joins its samples,
+//! what the system must have, and how to run the loop with its waker. Adding a method is a waker
+//! in a file and a row here.
+//!
+//! Each waker is a type implementing [`Waker`]; the cycle loop is generic over it, so the
+//! compiler produces one straight loop per method with no dynamic dispatch (see [`mod@driver`]).
+//! What the latency means for each method is documented in docs/user-guide.md, "Wake methods".
+
+pub mod driver;
+pub mod itimer;
+pub mod posix_timer;
+pub mod rtc;
+pub mod select_poll;
+pub mod signal;
+pub mod sleep;
+pub mod tai;
+pub mod timerfd;
+
+pub use driver::{Cycles, Driver, MakeWaker, driver};
+pub use itimer::{ItimerOneShot, ItimerPeriodic};
+pub use posix_timer::PosixTimer;
+pub use rtc::{RTC_DEVICE, RtcPeriodic};
+pub use select_poll::{PollSleep, SelectSleep};
+pub use signal::{ITIMER_SIGNAL, block_timer_signals, posix_timer_signal};
+pub use sleep::{AbsoluteSleep, Nanosleep, RelativeClockNanosleep};
+pub use timerfd::TimerFd;
+
+use super::ThreadEnd;
+use super::clock::{Clock, ns_to_timespec};
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+/// Every wake method. The first row is `--wake`'s default; the order is the order of `--help`.
+pub static WAKE_METHODS: &[WakeMethod] = &[
+    WakeMethod {
+        name: "clock-nanosleep",
+        help: "clock_nanosleep to an absolute due time (TIMER_ABSTIME); the default, as cyclictest",
+        schedule: Schedule::Absolute,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_AT_DUE,
+        requires: Requirement::Nothing,
+        driver: driver::<AbsoluteSleep>(),
+    },
+    WakeMethod {
+        name: "clock-nanosleep-rel",
+        help: "clock_nanosleep for the interval, relative to the clock read before sleeping",
+        schedule: Schedule::Relative,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_NEAR_DUE,
+        requires: Requirement::Nothing,
+        driver: driver::<RelativeClockNanosleep>(),
+    },
+    WakeMethod {
+        name: "clock-nanosleep-tai",
+        help: "clock_nanosleep to an absolute due time on CLOCK_TAI (TIMER_ABSTIME), the clock of TSN launch times",
+        schedule: Schedule::Absolute,
+        clocks: ClockUse::Own(Clock::Tai),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_AT_DUE,
+        requires: Requirement::Nothing,
+        driver: driver::<tai::TaiSleep>(),
+    },
+    WakeMethod {
+        name: "nanosleep",
+        help: "nanosleep for the interval (relative)",
+        schedule: Schedule::Relative,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_NEAR_DUE,
+        requires: Requirement::Nothing,
+        driver: driver::<Nanosleep>(),
+    },
+    WakeMethod {
+        name: "select",
+        help: "select() with no descriptors and a timeout of the interval (relative, microsecond resolution)",
+        schedule: Schedule::Relative,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic]),
+        per_process: None,
+        whole_microseconds: true,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_NEAR_DUE,
+        requires: Requirement::Nothing,
+        driver: driver::<SelectSleep>(),
+    },
+    WakeMethod {
+        name: "poll",
+        help: "ppoll() with no descriptors and a timeout of the interval (relative)",
+        schedule: Schedule::Relative,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_NEAR_DUE,
+        requires: Requirement::Nothing,
+        driver: driver::<PollSleep>(),
+    },
+    WakeMethod {
+        name: "itimer",
+        help: "setitimer(ITIMER_REAL) one-shot, re-armed each cycle; wait for SIGALRM (one CPU only)",
+        schedule: Schedule::Relative,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic]),
+        per_process: Some("ITIMER_REAL"),
+        whole_microseconds: true,
+        interval_rule: None,
+        trace: TraceJoin {
+            expiry: Expiry::NearDue,
+            timer_functions: &["it_real_fn"],
+        },
+        requires: Requirement::Nothing,
+        driver: driver::<ItimerOneShot>(),
+    },
+    WakeMethod {
+        name: "itimer-periodic",
+        help: "setitimer(ITIMER_REAL) periodic; wait for SIGALRM (one CPU only)",
+        schedule: Schedule::Periodic,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic]),
+        per_process: Some("ITIMER_REAL"),
+        whole_microseconds: true,
+        interval_rule: None,
+        // setitimer takes only a relative first expiry: the kernel's grid lies a little after
+        // jitterlab's.
+        trace: TraceJoin {
+            expiry: Expiry::NearDue,
+            timer_functions: &["it_real_fn"],
+        },
+        requires: Requirement::Nothing,
+        driver: driver::<ItimerPeriodic>(),
+    },
+    WakeMethod {
+        name: "posix-timer",
+        help: "timer_create periodic POSIX timer signalling the thread; wait with sigwaitinfo",
+        schedule: Schedule::Periodic,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin {
+            expiry: Expiry::AtDue,
+            timer_functions: &["posix_timer_fn"],
+        },
+        requires: Requirement::Nothing,
+        driver: driver::<PosixTimer>(),
+    },
+    WakeMethod {
+        name: "timerfd",
+        help: "timerfd periodic timer; wait with read()",
+        schedule: Schedule::Periodic,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin {
+            expiry: Expiry::AtDue,
+            timer_functions: &["timerfd_tmrproc"],
+        },
+        requires: Requirement::Nothing,
+        driver: driver::<TimerFd>(),
+    },
+    WakeMethod {
+        name: "rtc",
+        help: "Periodic interrupts of /dev/rtc (interval must give a power-of-two rate; one CPU only)",
+        schedule: Schedule::Periodic,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic]),
+        per_process: Some(RTC_DEVICE),
+        whole_microseconds: false,
+        interval_rule: Some(rtc::check_interval),
+        // The RTC interrupt is no hrtimer: no timer expiry to filter for.
+        trace: TraceJoin {
+            expiry: Expiry::AtDue,
+            timer_functions: &[],
+        },
+        requires: Requirement::Device {
+            path: RTC_DEVICE,
+            absent_means: "no RTC driver, or it is not exposed",
+        },
+        driver: driver::<RtcPeriodic>(),
+    },
+];
+
+/// One wake method: everything jitterlab knows about it. Held as `&'static WakeMethod`, a row
+/// of [`WAKE_METHODS`].
+pub struct WakeMethod {
+    /// The name used on the command line (`--wake`) and in run.json.
+    pub name: &'static str,
+    /// Its line in `jitterlab run --help`.
+    pub help: &'static str,
+    pub schedule: Schedule,
+    pub clocks: ClockUse,
+    /// The per-process resource the method is built on (`ITIMER_REAL`, the one `/dev/rtc`), if
+    /// any: such a method can serve only one measuring thread.
+    pub per_process: Option<&'static str>,
+    /// It takes a `timeval`: the interval, distance and step must be whole microseconds.
+    pub whole_microseconds: bool,
+    /// A further rule on the interval; the error names the value and what is accepted.
+    pub interval_rule: Option<fn(u64) -> Result<(), String>>,
+    pub trace: TraceJoin,
+    pub requires: Requirement,
+    pub driver: Driver,
+}
+
+/// How the due time of each wakeup is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// The thread asks for an absolute due time; due times follow a fixed grid.
+    Absolute,
+    /// The thread asks to sleep for the interval; the due time is the last clock read plus it.
+    Relative,
+    /// A kernel timer fires on a fixed grid armed once; the thread waits for each expiry.
+    Periodic,
+}
+
+/// The clocks a method sleeps on, and so the clocks due times and wakeups are read from.
+#[derive(Debug, Clone, Copy)]
+pub enum ClockUse {
+    /// The clock `--clock` names, which must be one of these. nanosleep, select, poll and
+    /// setitimer always measure their sleep on the monotonic clock.
+    OneOf(&'static [Clock]),
+    /// Always this clock, one that `--clock` does not offer; `--clock` stays at its default.
+    Own(Clock),
+}
+
+/// How `--trace` finds the timer expiry behind each sample (trace/split.rs).
+#[derive(Debug, Clone, Copy)]
+pub struct TraceJoin {
+    pub expiry: Expiry,
+    /// The kernel callbacks of the timers the method sleeps on: expiries of other timers on
+    /// the measured CPUs are filtered out.
+    pub timer_functions: &'static [&'static str],
+}
+
+/// Where the soft expiry of the timer that wakes a sample lies, relative to its due time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    /// Exactly at it: absolute and periodic methods sleep until exactly the due time.
+    AtDue,
+    /// Within half an interval after it: relative methods arm the timer from the kernel's own
+    /// clock read, a little after the thread's. Half an interval is far more than that gap and
+    /// far less than the next period.
+    NearDue,
+}
+
+impl TraceJoin {
+    /// The hrtimer_sleeper of nanosleep, and of the timeouts of select and poll.
+    const HRTIMER: &'static [&'static str] = &["hrtimer_wakeup"];
+    const HRTIMER_AT_DUE: TraceJoin = TraceJoin {
+        expiry: Expiry::AtDue,
+        timer_functions: Self::HRTIMER,
+    };
+    const HRTIMER_NEAR_DUE: TraceJoin = TraceJoin {
+        expiry: Expiry::NearDue,
+        timer_functions: Self::HRTIMER,
+    };
+}
+
+/// What the system must have for a method, checked before the run starts (exit 3).
+#[derive(Debug, Clone, Copy)]
+pub enum Requirement {
+    Nothing,
+    /// A device file that must exist; `absent_means` says what its absence tells.
+    Device {
+        path: &'static str,
+        absent_means: &'static str,
+    },
+}
+
+impl WakeMethod {
+    /// The method named `name` on the command line or in run.json.
+    pub fn named(name: &str) -> Option<&'static WakeMethod> {
+        WAKE_METHODS.iter().find(|m| m.name == name)
+    }
+
+    /// `--wake`'s default: the first row.
+    pub fn default_method() -> &'static WakeMethod {
+        &WAKE_METHODS[0]
+    }
+
+    /// The clock the method measures on when `--clock` names `chosen`, if it can.
+    pub fn clock(&self, chosen: Clock) -> Option<Clock> {
+        match self.clocks {
+            ClockUse::OneOf(clocks) => clocks.contains(&chosen).then_some(chosen),
+            ClockUse::Own(own) => (chosen == Clock::DEFAULT).then_some(own),
+        }
+    }
+
+    /// The system requirement, checked on this system; the error is the message for exit 3.
+    pub fn check_system(&self) -> Result<(), String> {
+        match self.requires {
+            Requirement::Nothing => Ok(()),
+            Requirement::Device { path, absent_means } => {
+                if std::path::Path::new(path).exists() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "--wake {}: no {path} on this system ({absent_means}); use another --wake method, e.g. clock-nanosleep or timerfd",
+                        self.name
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Makes the method's waker in the calling (measuring) thread and runs the loop with it.
+    pub fn run(&self, cycles: Cycles<'_>) -> ThreadEnd {
+        (self.driver.run)(cycles)
+    }
+
+    /// Makes the method's waker and lends it to `with`, for tests that run the loop with a
+    /// clock of their own. Not for measuring: the waker is called through a vtable.
+    pub fn lend_waker(
+        &self,
+        clock: Clock,
+        interval_ns: u64,
+        with: &mut dyn FnMut(&mut dyn Waker) -> ThreadEnd,
+    ) -> ThreadEnd {
+        (self.driver.lend)(clock, interval_ns, with)
+    }
+}
+
+impl PartialEq for WakeMethod {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for WakeMethod {}
+
+impl std::fmt::Debug for WakeMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// A way to sleep until the next wakeup is due.
+pub trait Waker {
+    /// Blocks until `due_ns` (absolute methods), for `interval_ns` (relative methods), or until
+    /// the next expiry of the armed timer (periodic methods). Exactly one blocking syscall,
+    /// except setitimer one-shot, which must re-arm first.
+    ///
+    /// A signal that interrupts the sleep resumes it, unless `stop` is set: then the wait ends
+    /// with [`io::ErrorKind::Interrupted`]. That is how a stop reaches a thread asleep for a
+    /// long interval at once ([`crate::measure::thread::interrupt`]).
+    fn wait(&mut self, due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()>;
+
+    /// The due time of the first wakeup, for periodic methods whose grid the kernel sets.
+    fn first_due_ns(&mut self, planned_ns: u64) -> io::Result<u64> {
+        Ok(planned_ns)
+    }
+
+    /// Periodic methods only, and only after a wakeup a period or more late: the loop skipped
+    /// the grid points that passed (counting them as missed) and will next expect `next_due_ns`.
+    ///
+    /// Every periodic timer must be re-aimed here. The kernel moves a periodic timer on at some
+    /// moment of its own (setitimer in the interrupt, timerfd in read(), POSIX timers when the
+    /// signal is taken), and the loop reads the clock only after the wait returns: a thread held
+    /// between the two across a grid point finds that point skipped by the loop but still armed
+    /// in the kernel, which would wake the next wait a period early and keep every later sample
+    /// a period off the grid (tests/wake_grid.rs holds threads in exactly that window).
+    ///
+    /// Absolute and relative methods sleep to the time each wait is given and need nothing.
+    fn skipped_to(&mut self, _next_due_ns: u64) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A borrowed waker is a waker: lets tests run the loop with a lent `&mut dyn Waker`.
+impl<W: Waker + ?Sized> Waker for &mut W {
+    fn wait(&mut self, due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
+        (**self).wait(due_ns, interval_ns, stop)
+    }
+
+    fn first_due_ns(&mut self, planned_ns: u64) -> io::Result<u64> {
+        (**self).first_due_ns(planned_ns)
+    }
+
+    fn skipped_to(&mut self, next_due_ns: u64) -> io::Result<()> {
+        (**self).skipped_to(next_due_ns)
+    }
+}
+
+/// After a signal interrupted a sleep: resume it, unless a stop was requested.
+fn resume_unless_stopped(stop: &AtomicBool) -> io::Result<()> {
+    if stop.load(Relaxed) {
+        Err(io::ErrorKind::Interrupted.into())
+    } else {
+        Ok(())
+    }
+}
+
+fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// The absolute arming of a periodic timer: first expiry at `planned_ns`, or 1 us from now if
+/// that has passed (arming in the past would fire at once and count as latency).
+fn periodic_spec(clock: Clock, planned_ns: u64, interval_ns: u64) -> (u64, libc::itimerspec) {
+    let first = planned_ns.max(clock.now_ns() + 1_000);
+    (first, absolute_spec(first, interval_ns))
+}
+
+/// First expiry at the absolute time `first_ns`, then every `interval_ns`.
+fn absolute_spec(first_ns: u64, interval_ns: u64) -> libc::itimerspec {
+    libc::itimerspec {
+        it_interval: ns_to_timespec(interval_ns),
+        it_value: ns_to_timespec(first_ns),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_found() {
+        for (index, method) in WAKE_METHODS.iter().enumerate() {
+            assert!(
+                WAKE_METHODS[..index].iter().all(|m| m.name != method.name),
+                "{} twice",
+                method.name
+            );
+            assert_eq!(WakeMethod::named(method.name), Some(method));
+        }
+        assert_eq!(WakeMethod::default_method().name, "clock-nanosleep");
+        assert_eq!(WakeMethod::named("hibernate"), None);
+    }
+
+    /// What the rows say must hold together: every method measures on some clock with the
+    /// default `--clock`, a relative method's timer expires after its due time, and a clock of
+    /// a method's own is not one `--clock` offers.
+    #[test]
+    fn rows_are_consistent() {
+        for m in WAKE_METHODS {
+            assert!(m.clock(Clock::DEFAULT).is_some(), "{}", m.name);
+            if m.schedule == Schedule::Relative {
+                assert_eq!(m.trace.expiry, Expiry::NearDue, "{}", m.name);
+            }
+            if let ClockUse::Own(own) = m.clocks {
+                assert!(!own.row().on_command_line, "{}: --clock offers it", m.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! `rtc`: periodic interrupts of /dev/rtc (the MontaVista Jitter Benchmark).
+
+use super::{MakeWaker, Waker, check, resume_unless_stopped};
+use crate::measure::clock::Clock;
+use std::io;
+use std::sync::atomic::AtomicBool;
+
+/// The path of the RTC device.
+pub const RTC_DEVICE: &str = "/dev/rtc";
+
+/// RTC ioctls from include/uapi/linux/rtc.h. RTC_IRQP_SET is _IOW('p', 0x0c, unsigned long):
+/// its number encodes the argument's size, which differs between 32- and 64-bit boards.
+const RTC_IRQP_SET: libc::c_ulong = 0x4000_0000
+    | ((std::mem::size_of::<libc::c_ulong>() as libc::c_ulong) << 16)
+    | (0x70 << 8)
+    | 0x0c;
+const RTC_PIE_ON: libc::c_ulong = 0x7005;
+const RTC_PIE_OFF: libc::c_ulong = 0x7006;
+
+/// The RTC ticks at a power-of-two rate from 2 to 8192 Hz; the kernel's period is 1 s / rate
+/// in whole ns. Only intervals of exactly that length are accepted.
+pub fn check_interval(interval_ns: u64) -> Result<(), String> {
+    let rate = 1_000_000_000 / interval_ns;
+    if !rate.is_power_of_two() || !(2..=8192).contains(&rate) || 1_000_000_000 / rate != interval_ns
+    {
+        return Err(format!(
+            "--interval {interval_ns}ns: --wake rtc needs 1 s divided by a power-of-two rate from 2 to 8192 Hz, \
+             in whole ns (1ms is 1000 Hz, not a power of two; use 976562ns for 1024 Hz or 488281ns for 2048 Hz)"
+        ));
+    }
+    Ok(())
+}
+
+/// Periodic interrupts from /dev/rtc: read() blocks until the next interrupt. The RTC's crystal
+/// is not the system clock, so the grid is anchored at the first interrupt and advanced by the
+/// period; see the user guide for what that implies.
+pub struct RtcPeriodic {
+    fd: libc::c_int,
+    clock: Clock,
+    interval_ns: u64,
+}
+
+impl RtcPeriodic {
+    /// Opens the RTC and programs its periodic rate (1 s / interval, a power of two).
+    pub fn new(clock: Clock, interval_ns: u64) -> io::Result<Self> {
+        let path = std::ffi::CString::new(RTC_DEVICE).expect("no NUL in path");
+        // SAFETY: valid C string.
+        let fd = check(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })?;
+        // The plan admits only intervals of exactly 1 s / rate (rounded down to whole ns).
+        let rate_hz = (1_000_000_000 / interval_ns) as libc::c_ulong;
+        // SAFETY: valid fd; ioctls with integer arguments.
+        let programmed = unsafe { libc::ioctl(fd, RTC_IRQP_SET, rate_hz) } >= 0
+            && unsafe { libc::ioctl(fd, RTC_PIE_ON, 0) } >= 0;
+        if !programmed {
+            let e = io::Error::last_os_error();
+            // SAFETY: fd is owned.
+            unsafe { libc::close(fd) };
+            return Err(e);
+        }
+        Ok(RtcPeriodic {
+            fd,
+            clock,
+            interval_ns,
+        })
+    }
+
+    fn read_interrupt(&mut self, stop: &AtomicBool) -> io::Result<()> {
+        let mut data: libc::c_ulong = 0;
+        loop {
+            // SAFETY: reads one unsigned long, as the RTC driver returns.
+            let n = unsafe {
+                libc::read(
+                    self.fd,
+                    &mut data as *mut libc::c_ulong as *mut libc::c_void,
+                    std::mem::size_of::<libc::c_ulong>(),
+                )
+            };
+            if n > 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINTR) {
+                return Err(e);
+            }
+            resume_unless_stopped(stop)?;
+        }
+    }
+}
+
+impl MakeWaker for RtcPeriodic {
+    fn make(clock: Clock, interval_ns: u64) -> Result<Self, String> {
+        RtcPeriodic::new(clock, interval_ns)
+            .map_err(|e| format!("cannot program periodic interrupts on {RTC_DEVICE}: {e}"))
+    }
+}
+
+impl Waker for RtcPeriodic {
+    fn first_due_ns(&mut self, _planned_ns: u64) -> io::Result<u64> {
+        self.read_interrupt(&AtomicBool::new(false))?;
+        Ok(self.clock.now_ns() + self.interval_ns)
+    }
+
+    fn wait(&mut self, _due_ns: u64, _interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
+        self.read_interrupt(stop)
+    }
+
+    /// The RTC's grid cannot be moved. An interrupt for a skipped grid point that is already
+    /// pending is read away, so that it does not wake the next wait early.
+    fn skipped_to(&mut self, _next_due_ns: u64) -> io::Result<()> {
+        let mut fds = libc::pollfd {
+            fd: self.fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; zero timeout.
+        if unsafe { libc::poll(&mut fds, 1, 0) } > 0 && fds.revents & libc::POLLIN != 0 {
+            self.read_interrupt(&AtomicBool::new(false))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for RtcPeriodic {
+    fn drop(&mut self) {
+        // SAFETY: fd is owned.
+        unsafe {
+            libc::ioctl(self.fd, RTC_PIE_OFF, 0);
+            libc::close(self.fd);
+        }
+    }
+}
