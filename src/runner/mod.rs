@@ -25,9 +25,7 @@ use crate::record::live::LiveView;
 use crate::record::samplelog::{self, SampleLogHeader, SampleLogWriter};
 use crate::record::{Recorder, ThreadFeed, ThreadResult};
 use crate::results::events::{self, Event, EventLog};
-use crate::results::run_record::{
-    Ended, EnvironmentRecord, PlanRecord, RunRecord, ThreadSummary,
-};
+use crate::results::run_record::{Ended, EnvironmentRecord, PlanRecord, RunRecord, ThreadSummary};
 use crate::results::{ResultDir, dir};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
