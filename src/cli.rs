@@ -10,8 +10,10 @@
 // reads, not HTML: rustdoc must not take it for a tag.
 #![allow(rustdoc::invalid_html_tags)]
 
+use crate::measure::PolicyKind;
 use crate::measure::clock::{CLOCKS, Clock};
 use crate::measure::wake::{WAKE_METHODS, WakeMethod};
+use crate::report::export::{ExportFormat, FORMATS as EXPORT_FORMATS};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -102,8 +104,8 @@ pub struct RunArgs {
     pub cpus: Option<String>,
 
     /// Scheduling policy of the measuring threads.
-    #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
-    pub policy: PolicyArg,
+    #[arg(long, default_value = PolicyKind::Fifo.name(), value_parser = policy_value())]
+    pub policy: PolicyKind,
 
     /// Priority of the measuring threads: 1-99 for fifo and rr (default 95); 0 for the others.
     #[arg(
@@ -207,16 +209,6 @@ pub struct RunArgs {
     pub budget: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PolicyArg {
-    Fifo,
-    Rr,
-    Other,
-    Batch,
-    Idle,
-    Deadline,
-}
-
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// The result directory to export from.
@@ -224,20 +216,12 @@ pub struct ExportArgs {
     /// csv: one row per sample with units in the header; columns: `time_s latency_us irq_latency_us`;
     /// gnuplot: histogram data (1 us bins, one column per CPU) and a ready .gp script;
     /// json: the run's summary (per-CPU figures and budget verdict) on one line.
-    #[arg(long, value_enum)]
-    pub format: ExportFormat,
+    #[arg(long, value_parser = export_format_value())]
+    pub format: &'static ExportFormat,
     /// Write here instead of stdout. For gnuplot: the name of both files, FILE.dat and FILE.gp
     /// (default: ./<run directory name>-histogram.dat and .gp).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormat {
-    Csv,
-    Columns,
-    Gnuplot,
-    Json,
 }
 
 #[derive(Debug, Args)]
@@ -429,4 +413,16 @@ fn clock_value() -> impl TypedValueParser<Value = Clock> {
             .map(|c| PossibleValue::new(c.name)),
     )
     .map(|name| Clock::named(&name).expect("clap admits only the table's names"))
+}
+
+/// `--policy`: the names of measure's policy kinds.
+fn policy_value() -> impl TypedValueParser<Value = PolicyKind> {
+    PossibleValuesParser::new(PolicyKind::ALL.map(PolicyKind::name))
+        .map(|name| PolicyKind::named(&name).expect("clap admits only the kinds' names"))
+}
+
+/// `export --format`: the names of the exporters' table.
+fn export_format_value() -> impl TypedValueParser<Value = &'static ExportFormat> {
+    PossibleValuesParser::new(EXPORT_FORMATS.iter().map(|f| f.name))
+        .map(|name| ExportFormat::named(&name).expect("clap admits only the table's names"))
 }
