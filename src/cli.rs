@@ -1,7 +1,10 @@
 //! The command-line surface (DESIGN.md, "Command-line surface").
 //!
-//! Values are kept as text here and validated in [`crate::plan`], so that every bad input is
-//! reported with the value, what is accepted, and exit code 2, before anything starts.
+//! Values are kept as text here and validated by the commands (e.g.
+//! [`crate::commands::run::resolve`]), so that every bad input is reported with the value, what
+//! is accepted, and exit code 2, before anything starts. Option values that name an entry of a
+//! table (wake methods, clocks, policies, export formats) come from that table.
+//!
 //! Options that take a number or a duration accept values that start with '-' (e.g.
 //! `--priority -1`), so that those are refused by our own range check, which names the option
 //! and what it accepts, rather than by clap as an "unexpected argument".
@@ -360,8 +363,8 @@ pub struct ReportArgs {
 }
 
 /// A whole number for an option whose type is an integer; `accepted` says what the option takes
-/// (its range is checked in [`crate::plan`] with the same words). clap prints the result as
-/// "invalid value '-1' for '--loops <N>': ...".
+/// (its range is checked in [`crate::commands::run::resolve`] with the same words). clap prints
+/// the result as "invalid value '-1' for '--loops <N>': ...".
 fn whole_number<T: TryFrom<i128>>(text: &str, accepted: &str) -> Result<T, String> {
     text.trim()
         .parse::<i128>()

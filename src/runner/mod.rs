@@ -1,4 +1,4 @@
-//! `jitterlab run`: puts the pieces together. Plan → result directory → system checks → memory
+//! A run of a [`RunPlan`]: puts the pieces together. Result directory → system checks → memory
 //! lock → measuring threads set up and waiting → CPU locks → loads → result files → start →
 //! drain until done → results.
 //!
