@@ -1,7 +1,10 @@
 //! The command-line surface (DESIGN.md, "Command-line surface").
 //!
-//! Values are kept as text here and validated in [`crate::plan`], so that every bad input is
-//! reported with the value, what is accepted, and exit code 2, before anything starts.
+//! Values are kept as text here and validated by the commands (e.g.
+//! [`crate::commands::run::resolve`]), so that every bad input is reported with the value, what
+//! is accepted, and exit code 2, before anything starts. Option values that name an entry of a
+//! table (wake methods, clocks, policies, export formats) come from that table.
+//!
 //! Options that take a number or a duration accept values that start with '-' (e.g.
 //! `--priority -1`), so that those are refused by our own range check, which names the option
 //! and what it accepts, rather than by clap as an "unexpected argument".
@@ -10,8 +13,10 @@
 // reads, not HTML: rustdoc must not take it for a tag.
 #![allow(rustdoc::invalid_html_tags)]
 
+use crate::measure::PolicyKind;
 use crate::measure::clock::{CLOCKS, Clock};
 use crate::measure::wake::{WAKE_METHODS, WakeMethod};
+use crate::report::export::{ExportFormat, FORMATS as EXPORT_FORMATS};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -102,8 +107,8 @@ pub struct RunArgs {
     pub cpus: Option<String>,
 
     /// Scheduling policy of the measuring threads.
-    #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
-    pub policy: PolicyArg,
+    #[arg(long, default_value = PolicyKind::Fifo.name(), value_parser = policy_value())]
+    pub policy: PolicyKind,
 
     /// Priority of the measuring threads: 1-99 for fifo and rr (default 95); 0 for the others.
     #[arg(
@@ -207,16 +212,6 @@ pub struct RunArgs {
     pub budget: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PolicyArg {
-    Fifo,
-    Rr,
-    Other,
-    Batch,
-    Idle,
-    Deadline,
-}
-
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// The result directory to export from.
@@ -224,20 +219,12 @@ pub struct ExportArgs {
     /// csv: one row per sample with units in the header; columns: `time_s latency_us irq_latency_us`;
     /// gnuplot: histogram data (1 us bins, one column per CPU) and a ready .gp script;
     /// json: the run's summary (per-CPU figures and budget verdict) on one line.
-    #[arg(long, value_enum)]
-    pub format: ExportFormat,
+    #[arg(long, value_parser = export_format_value())]
+    pub format: &'static ExportFormat,
     /// Write here instead of stdout. For gnuplot: the name of both files, FILE.dat and FILE.gp
     /// (default: ./<run directory name>-histogram.dat and .gp).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormat {
-    Csv,
-    Columns,
-    Gnuplot,
-    Json,
 }
 
 #[derive(Debug, Args)]
@@ -376,8 +363,8 @@ pub struct ReportArgs {
 }
 
 /// A whole number for an option whose type is an integer; `accepted` says what the option takes
-/// (its range is checked in [`crate::plan`] with the same words). clap prints the result as
-/// "invalid value '-1' for '--loops <N>': ...".
+/// (its range is checked in [`crate::commands::run::resolve`] with the same words). clap prints
+/// the result as "invalid value '-1' for '--loops <N>': ...".
 fn whole_number<T: TryFrom<i128>>(text: &str, accepted: &str) -> Result<T, String> {
     text.trim()
         .parse::<i128>()
@@ -429,4 +416,16 @@ fn clock_value() -> impl TypedValueParser<Value = Clock> {
             .map(|c| PossibleValue::new(c.name)),
     )
     .map(|name| Clock::named(&name).expect("clap admits only the table's names"))
+}
+
+/// `--policy`: the names of measure's policy kinds.
+fn policy_value() -> impl TypedValueParser<Value = PolicyKind> {
+    PossibleValuesParser::new(PolicyKind::ALL.map(PolicyKind::name))
+        .map(|name| PolicyKind::named(&name).expect("clap admits only the kinds' names"))
+}
+
+/// `export --format`: the names of the exporters' table.
+fn export_format_value() -> impl TypedValueParser<Value = &'static ExportFormat> {
+    PossibleValuesParser::new(EXPORT_FORMATS.iter().map(|f| f.name))
+        .map(|name| ExportFormat::named(&name).expect("clap admits only the table's names"))
 }

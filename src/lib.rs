@@ -2,6 +2,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod commands;
 pub mod cpulist;
 pub mod error;
 pub mod input;

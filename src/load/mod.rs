@@ -9,7 +9,6 @@
 //! module parses a load through the registry; the worker, the supervisor, the memory guard and
 //! scenarios use this module.
 
-pub mod command;
 pub mod contain;
 pub mod generator;
 pub mod generators;

@@ -13,7 +13,7 @@ pub mod thread;
 pub mod wake;
 
 pub use clock::Clock;
-pub use sched::Policy;
+pub use sched::{Policy, PolicyKind};
 pub use thread::{MeasuringThread, SetupError, StartGate, ThreadPlan, spawn_measuring_thread};
 pub use wake::WakeMethod;
 

@@ -77,6 +77,63 @@ impl Policy {
     }
 }
 
+/// A scheduling policy as the user names it (`--policy`), before its parameters are known: the
+/// priority is chosen separately, and a SCHED_DEADLINE reservation follows each thread's period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyKind {
+    Fifo,
+    Rr,
+    Other,
+    Batch,
+    Idle,
+    Deadline,
+}
+
+impl PolicyKind {
+    /// Every kind, in the order the command line lists them.
+    pub const ALL: [PolicyKind; 6] = [
+        PolicyKind::Fifo,
+        PolicyKind::Rr,
+        PolicyKind::Other,
+        PolicyKind::Batch,
+        PolicyKind::Idle,
+        PolicyKind::Deadline,
+    ];
+
+    /// The name on the command line and in run.json (`plan.policy`).
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyKind::Fifo => "fifo",
+            PolicyKind::Rr => "rr",
+            PolicyKind::Other => "other",
+            PolicyKind::Batch => "batch",
+            PolicyKind::Idle => "idle",
+            PolicyKind::Deadline => "deadline",
+        }
+    }
+
+    /// The kind of this name ([`PolicyKind::name`]).
+    pub fn named(name: &str) -> Option<PolicyKind> {
+        PolicyKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The priorities this kind accepts, and the default among them.
+    pub fn priorities(self) -> (std::ops::RangeInclusive<i32>, i32) {
+        match self {
+            PolicyKind::Fifo | PolicyKind::Rr => (1..=99, 95),
+            _ => (0..=0, 0),
+        }
+    }
+
+    /// True for the kinds that preempt normal tasks (FIFO, RR, DEADLINE).
+    pub fn is_realtime(self) -> bool {
+        matches!(
+            self,
+            PolicyKind::Fifo | PolicyKind::Rr | PolicyKind::Deadline
+        )
+    }
+}
+
 /// The kernel's `struct sched_attr` (include/uapi/linux/sched/types.h), first version.
 #[repr(C)]
 struct SchedAttr {

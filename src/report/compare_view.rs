@@ -1,15 +1,13 @@
-//! `jitterlab compare`: reads the runs, compares them (analysis::compare), applies the
-//! regression check and budgets, and renders the result as a terminal table, Markdown or JSON.
-//! Exit codes: 0; 1 when the regression check or a budget fails; 2 for bad input.
+//! What `jitterlab compare` shows (the command is `commands/compare.rs`): the comparison of the
+//! runs (analysis::compare) with the regression check and budgets applied, rendered as a
+//! terminal table, Markdown or JSON.
 
 use crate::analysis::budget::{self, Budget};
 use crate::analysis::compare::{self, Comparison, Interval, ScopeComparison, StatRow};
 use crate::analysis::metric::{Metric, format_latency};
 use crate::analysis::regression::{self, RegressionCheck, RegressionVerdict};
-use crate::cli::CompareArgs;
-use crate::error::{ExitCode, Failure, Result};
 use crate::report::table::{Align, Markdown, Markup, Table, Terminal};
-use crate::results::loaded::{self, LoadedRun};
+use crate::results::loaded::LoadedRun;
 use crate::results::run_record::BudgetVerdict;
 use crate::units::format_ns;
 use serde::Serialize;
@@ -32,50 +30,6 @@ pub struct CompareOutput {
 pub struct RunBudget {
     pub run: String,
     pub verdict: BudgetVerdict,
-}
-
-/// Runs `jitterlab compare`; returns the exit code.
-pub fn command(args: &CompareArgs) -> Result<i32> {
-    // Every argument is checked before any run is read.
-    let budget = Budget::from_option(args.budget.as_deref())?;
-    let check = args
-        .fail_if_worse
-        .as_deref()
-        .map(|m| RegressionCheck::parse(m, args.at.as_deref()))
-        .transpose()
-        .map_err(Failure::usage)?;
-
-    let progress = indicatif::ProgressBar::new_spinner();
-    let mut runs = Vec::new();
-    for (i, path) in args.runs.iter().enumerate() {
-        progress.set_message(format!(
-            "reading {} ({})",
-            compare::label(i),
-            path.display()
-        ));
-        progress.tick();
-        runs.push(loaded::load(path).map_err(Failure::usage)?);
-    }
-    progress.set_message("comparing (bootstrap intervals)");
-    progress.tick();
-    let output = evaluate(&runs, budget.as_ref(), check);
-    progress.finish_and_clear();
-
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&output).expect("comparisons serialise")
-        );
-    } else if args.markdown {
-        print!("{}", markdown(&output));
-    } else {
-        print!("{}", terminal(&output));
-    }
-    Ok(if output.passed {
-        0
-    } else {
-        ExitCode::CheckFailed as i32
-    })
 }
 
 /// The comparison with the checks applied: a pure function of the runs.

@@ -3,7 +3,8 @@
 
 use super::cpu_tables::{self, Detail};
 use super::table::{Markup, Terminal};
-use crate::results::run_record::{Ended, RunRecord};
+use crate::results::run_record::{Ended, RunRecord, format_throughput};
+use crate::results::sweep::{SweepRecord, SweepRow};
 use crate::units::format_ns;
 use std::fmt::Write;
 
@@ -85,4 +86,42 @@ fn trace_section(record: &RunRecord) -> String {
         let _ = writeln!(out, "  late wakeups explained: none");
     }
     out
+}
+
+/// One level of a sweep on one line: the swept load's throughput, then p99 and max per CPU.
+pub fn sweep_row(row: &SweepRow) -> String {
+    let cpus: Vec<String> = row
+        .threads
+        .iter()
+        .map(|t| {
+            format!(
+                "cpu{} p99 {} max {}",
+                t.cpu,
+                t.p99_ns.map_or("-".into(), format_ns),
+                signed(t.max_ns)
+            )
+        })
+        .collect();
+    format!(
+        "{}; {}",
+        format_throughput(&row.throughput),
+        cpus.join(", ")
+    )
+}
+
+/// A sweep's summary on the terminal: one line per level.
+pub fn sweep_table(record: &SweepRecord) -> String {
+    let mut out = format!("jitterlab sweep: {}\n", record.load_template);
+    for row in &record.rows {
+        let _ = writeln!(out, "  level {:>6}: {}", row.level, sweep_row(row));
+    }
+    out
+}
+
+fn signed(v: Option<i64>) -> String {
+    match v {
+        Some(n) if n >= 0 => format_ns(n as u64),
+        Some(n) => format!("-{}", format_ns(n.unsigned_abs())),
+        None => "-".into(),
+    }
 }

@@ -2,7 +2,9 @@
 //! load level, each pointing at the result directory of that level's run (`level-<value>/`).
 //! sweep.csv holds the same rows flat. Specified in docs/result-format.md.
 
-use super::run_record::{ThreadSummary, Throughput};
+use super::ResultDir;
+use super::run_record::{RunRecord, ThreadSummary, Throughput};
+use crate::error::{OrFailure, Result};
 use serde::{Deserialize, Serialize};
 
 pub const FILE_NAME: &str = "sweep.json";
@@ -66,4 +68,87 @@ impl From<&ThreadSummary> for SweepThread {
             missed_periods: t.missed_periods,
         }
     }
+}
+
+impl SweepRow {
+    /// The row of the level `level`, whose swept load was `spec`, from that level's run.
+    pub fn new(level: &str, spec: &str, r: &RunRecord) -> SweepRow {
+        SweepRow {
+            level: level.to_string(),
+            run_dir: format!("level-{level}"),
+            throughput: r
+                .loads
+                .iter()
+                .find(|l| l.spec == spec)
+                .map(|l| l.throughput.clone())
+                .unwrap_or_default(),
+            threads: r.threads.iter().map(SweepThread::from).collect(),
+        }
+    }
+}
+
+/// Writes sweep.json and sweep.csv (after every level, so an interrupted sweep keeps its rows),
+/// each replaced atomically and never through a link.
+pub fn write(out: &ResultDir, record: &SweepRecord) -> Result<()> {
+    let mut json = serde_json::to_vec_pretty(record).expect("sweep records serialise");
+    json.push(b'\n');
+    out.replace_file(FILE_NAME, &json)
+        .or_run(|| format!("cannot write {}", out.file(FILE_NAME).display()))?;
+    out.replace_file(CSV_FILE_NAME, csv(record).as_bytes())
+        .or_run(|| format!("cannot write {}", out.file(CSV_FILE_NAME).display()))
+}
+
+/// One row per level: level, run_dir, the swept load's throughput (`name (unit)` columns, from
+/// the first row), then per CPU `cpuN_samples, cpuN_min_ns, cpuN_p99_ns, cpuN_max_ns,
+/// cpuN_missed_periods`. Empty cells for values a level lacks.
+pub fn csv(record: &SweepRecord) -> String {
+    let quote = |s: &str| {
+        if s.contains([',', '"', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    let figures = record.throughput_metrics();
+    let mut cpus: Vec<usize> = record
+        .rows
+        .iter()
+        .flat_map(|r| r.threads.iter().map(|t| t.cpu))
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let mut header = vec!["level".to_string(), "run_dir".to_string()];
+    header.extend(figures.iter().map(|(n, u)| quote(&format!("{n} ({u})"))));
+    for c in &cpus {
+        for f in ["samples", "min_ns", "p99_ns", "max_ns", "missed_periods"] {
+            header.push(format!("cpu{c}_{f}"));
+        }
+    }
+    let mut text = header.join(",") + "\n";
+    for row in &record.rows {
+        let mut cells = vec![quote(&row.level), quote(&row.run_dir)];
+        for (name, unit) in &figures {
+            cells.push(
+                row.throughput
+                    .iter()
+                    .find(|t| &t.name == name && &t.unit == unit)
+                    .map_or(String::new(), |t| t.value.to_string()),
+            );
+        }
+        for c in &cpus {
+            match row.threads.iter().find(|t| t.cpu == *c) {
+                Some(t) => {
+                    let opt = |v: Option<String>| v.unwrap_or_default();
+                    cells.push(t.samples.to_string());
+                    cells.push(opt(t.min_ns.map(|v| v.to_string())));
+                    cells.push(opt(t.p99_ns.map(|v| v.to_string())));
+                    cells.push(opt(t.max_ns.map(|v| v.to_string())));
+                    cells.push(t.missed_periods.to_string());
+                }
+                None => cells.extend(std::iter::repeat_n(String::new(), 5)),
+            }
+        }
+        text += &(cells.join(",") + "\n");
+    }
+    text
 }

@@ -1,4 +1,4 @@
-//! `jitterlab run`: puts the pieces together. Plan → result directory → system checks → memory
+//! A run of a [`RunPlan`]: puts the pieces together. Result directory → system checks → memory
 //! lock → measuring threads set up and waiting → CPU locks → loads → result files → start →
 //! drain until done → results.
 //!
@@ -13,13 +13,12 @@ pub mod cpulock;
 pub mod loads;
 pub mod pmqos;
 
-use crate::cli::RunArgs;
 use crate::error::{Failure, OrFailure, Result};
 use crate::measure::clock::monotonic_ns;
 use crate::measure::sched::{explain_mlock_refusal, lock_all_memory};
 use crate::measure::wake::block_timer_signals;
 use crate::measure::{MeasuringThread, StartGate, ThreadEnd, ThreadPlan, spawn_measuring_thread};
-use crate::plan::{self, PREFAULT_STACK_BYTES, RunLength, RunPlan};
+use crate::plan::{PREFAULT_STACK_BYTES, RunLength, RunPlan};
 use crate::record::hlog::{self, HlogWriter};
 use crate::record::live::LiveView;
 use crate::record::samplelog::{self, SampleLogHeader, SampleLogWriter};
@@ -38,15 +37,14 @@ const LEAD_IN_NS: u64 = 50_000_000;
 /// measured CPUs, so it should be rare; the rings hold a second of samples, ten drains' worth.
 pub(crate) const DRAIN_EVERY: Duration = Duration::from_millis(100);
 
-/// The outcome of a run, for main to print and turn into an exit code.
+/// The outcome of a run, for the command to print and turn into an exit code.
 pub struct RunOutcome {
     pub dir: ResultDir,
     pub record: RunRecord,
 }
 
-/// Runs `jitterlab run`.
-pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
-    let plan = plan::resolve(args)?;
+/// Runs `plan`. `quiet`: no live view or status lines; `command_line` is recorded in run.json.
+pub fn run(plan: &RunPlan, quiet: bool, command_line: Vec<String>) -> Result<RunOutcome> {
     // Made before anything starts: a second run into the same --out is refused here (exit 2),
     // and dropping the claim before measuring begins removes the directory again.
     let claim = match &plan.out {
@@ -59,7 +57,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
     let out = claim.dir().path.clone();
     // What the wake method needs of the system (e.g. /dev/rtc): exit 3 before anything starts.
     plan.wake.check_system().map_err(Failure::system)?;
-    let (system, mut warnings) = system_snapshot(&plan);
+    let (system, mut warnings) = system_snapshot(plan);
     // Tracing instances left by a jitterlab that was killed are removed at every start.
     warnings.extend(crate::trace::tracefs::remove_stale_instances());
     // Before anything starts: a system that cannot trace is refused here (exit 3).
@@ -87,7 +85,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
     }
 
     let gate = StartGate::new(plan.cpus.len());
-    let mut threads = start_measuring_threads(&plan, &gate, &stop)?;
+    let mut threads = start_measuring_threads(plan, &gate, &stop)?;
     // Once the system has accepted everything and before anything runs: CPUs another run is
     // measuring are refused here (exit 3). Held until the run returns.
     let (_cpu_locks, lock_warnings) = match cpulock::take(&plan.cpus, plan.allow_shared_cpus) {
@@ -99,7 +97,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         }
     };
     warnings.extend(lock_warnings);
-    let mut run_loads = match loads::RunLoads::start_spikes(&plan, &stop) {
+    let mut run_loads = match loads::RunLoads::start_spikes(plan, &stop) {
         Ok(s) => s,
         Err(e) => {
             gate.abort();
@@ -112,7 +110,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         warnings.push(e.clone());
     }
     // Tracing starts once the measuring threads' ids are known (its filters name them).
-    let (mut tracer, joiner) = match trace_setup.map(|setup| start_trace(setup, &plan, &threads)) {
+    let (mut tracer, joiner) = match trace_setup.map(|setup| start_trace(setup, plan, &threads)) {
         Some(Ok((t, j))) => (Some(t), Some(j)),
         Some(Err(e)) => {
             gate.abort();
@@ -125,8 +123,8 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
     };
 
     // The generators start now, before measuring; a Drop guard stops them on every exit path.
-    let prepared = prepare_results(&plan, claim.dir())
-        .and_then(|w| run_loads.start_generators(&plan, claim.dir()).map(|()| w));
+    let prepared = prepare_results(plan, claim.dir())
+        .and_then(|w| run_loads.start_generators(plan, claim.dir()).map(|()| w));
     let (mut hlog_writer, mut sample_writer, mut events) = match prepared {
         Ok(p) => p,
         Err(e) => {
@@ -164,7 +162,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         warnings: warnings.clone(),
         ..RunRecord::new(
             command_line,
-            plan_record(&plan),
+            plan_record(plan),
             system,
             EnvironmentRecord {
                 memory_locked: plan.mlock,
@@ -231,7 +229,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
     if let Some(j) = joiner {
         recorder = recorder.with_trace(Box::new(j), plan.ring_size * 4);
     }
-    let mut live = LiveView::new(plan.quiet, &plan.cpus, length_ns);
+    let mut live = LiveView::new(quiet, &plan.cpus, length_ns);
 
     gate.open(start_ns, end_ns);
     run_loads.begin(start_mono, end_mono);
@@ -329,8 +327,8 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
         RunLength::Duration(ns) => elapsed_ns.min(ns),
         RunLength::Loops(_) => elapsed_ns,
     });
-    record.threads = thread_summaries(&plan, &results, &ends);
-    record.loads = run_loads.spike_records(&plan, record.duration_ns.unwrap_or(0));
+    record.threads = thread_summaries(plan, &results, &ends);
+    record.loads = run_loads.spike_records(plan, record.duration_ns.unwrap_or(0));
     loads::record(&load_outcome, &mut record, &result_dir);
     record.warnings.extend(run_warnings(&results));
     if let (Some(t), Some(stats)) = (tracer.take(), trace_stats) {
@@ -343,7 +341,7 @@ pub fn run(args: &RunArgs, command_line: Vec<String>) -> Result<RunOutcome> {
             .warnings
             .extend(crate::trace::record::trace_warnings(&stats, &results));
         record.trace = Some(crate::trace::record::trace_record(
-            &plan, &config, &stats, &results, worst, explained,
+            plan, &config, &stats, &results, worst, explained,
         ));
     }
     if let Some(budget) = &plan.budget {
@@ -397,12 +395,8 @@ fn log_load_events(run_loads: &mut loads::RunLoads, events: &mut EventLog) {
 /// The system snapshot for run.json, and the warnings to show before the results.
 fn system_snapshot(plan: &RunPlan) -> (serde_json::Value, Vec<String>) {
     let snapshot = crate::system::snapshot(&plan.cpus);
-    let non_rt = !matches!(
-        plan.policy,
-        crate::cli::PolicyArg::Fifo | crate::cli::PolicyArg::Rr | crate::cli::PolicyArg::Deadline
-    );
-    let mut warnings = snapshot.representativeness_warnings(non_rt);
-    if plan.policy == crate::cli::PolicyArg::Deadline {
+    let mut warnings = snapshot.representativeness_warnings(!plan.policy.is_realtime());
+    if plan.policy == crate::measure::PolicyKind::Deadline {
         warnings.push(
             "SCHED_DEADLINE threads are not pinned (the kernel refuses to pin a deadline task to one CPU): \
              a thread's `cpu` is the CPU it was planned for, not necessarily where it ran"
@@ -496,7 +490,7 @@ fn prepare_results(plan: &RunPlan, result_dir: &ResultDir) -> Result<Writers> {
 fn plan_record(plan: &RunPlan) -> PlanRecord {
     PlanRecord {
         cpus: plan.cpus.clone(),
-        policy: plan::policy_name(plan.policy).into(),
+        policy: plan.policy.name().into(),
         priority: plan.priority,
         deadline_runtime_ns: match plan.thread_policy(0) {
             crate::measure::Policy::Deadline { runtime_ns, .. } => Some(runtime_ns),

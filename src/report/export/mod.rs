@@ -7,7 +7,6 @@ mod csv;
 mod gnuplot;
 mod json;
 
-use crate::cli::ExportFormat;
 use crate::error::{Failure, OrFailure, Result};
 use crate::record::samplelog::{self, SampleLogReader, SampleRecord};
 use crate::results::ResultDir;
@@ -34,22 +33,54 @@ enum Exporter {
     Run(Box<dyn RunExporter>),
 }
 
-fn exporter(format: ExportFormat) -> Exporter {
-    match format {
-        ExportFormat::Csv => Exporter::Samples(Box::new(csv::Csv)),
-        ExportFormat::Columns => Exporter::Samples(Box::new(columns::Columns)),
-        ExportFormat::Gnuplot => Exporter::Run(Box::new(gnuplot::Gnuplot)),
-        ExportFormat::Json => Exporter::Run(Box::new(json::Json)),
+/// An output format of `jitterlab export --format`: one row of [`FORMATS`].
+pub struct ExportFormat {
+    /// The value of `--format`.
+    pub name: &'static str,
+    exporter: fn() -> Exporter,
+}
+
+/// Every export format, in the order `--help` lists them. A new format is one file here and
+/// one row.
+pub const FORMATS: &[ExportFormat] = &[
+    ExportFormat {
+        name: "csv",
+        exporter: || Exporter::Samples(Box::new(csv::Csv)),
+    },
+    ExportFormat {
+        name: "columns",
+        exporter: || Exporter::Samples(Box::new(columns::Columns)),
+    },
+    ExportFormat {
+        name: "gnuplot",
+        exporter: || Exporter::Run(Box::new(gnuplot::Gnuplot)),
+    },
+    ExportFormat {
+        name: "json",
+        exporter: || Exporter::Run(Box::new(json::Json)),
+    },
+];
+
+impl ExportFormat {
+    /// The row of [`FORMATS`] with this name.
+    pub fn named(name: &str) -> Option<&'static ExportFormat> {
+        FORMATS.iter().find(|f| f.name == name)
+    }
+}
+
+impl std::fmt::Debug for ExportFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
     }
 }
 
 /// Exports `run_dir` in `format` to `output` (stdout when None, for the formats of one file).
-pub fn export(run_dir: &Path, format: ExportFormat, output: Option<&Path>) -> Result<()> {
+pub fn export(run_dir: &Path, format: &ExportFormat, output: Option<&Path>) -> Result<()> {
     // Before anything is read or written: `-o RUN/run.json` would destroy the run.
     if let Some(o) = output {
         crate::results::dir::check_output_file(o, "-o")?;
     }
-    match exporter(format) {
+    match (format.exporter)() {
         Exporter::Samples(e) => export_samples(run_dir, e, output),
         Exporter::Run(e) => e.write(&loaded::load(run_dir).map_err(Failure::usage)?, output),
     }

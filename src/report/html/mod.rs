@@ -10,7 +10,6 @@ mod run;
 mod sweep;
 
 use crate::analysis::budget::{self, Budget};
-use crate::cli::ReportArgs;
 use crate::error::{ExitCode, Failure, OrFailure, Result};
 use crate::report::digest::{self, RunDigest};
 use crate::report::plot::{
@@ -44,27 +43,39 @@ pub(crate) enum Input {
     },
 }
 
-/// Runs the command; returns the exit code.
-pub fn run(args: &ReportArgs) -> Result<i32> {
+/// What `jitterlab report` is asked for: the inputs and where the report goes.
+pub struct ReportRequest<'a> {
+    /// Result directories of runs or of sweeps.
+    pub run_dirs: &'a [PathBuf],
+    /// The HTML file (overwritten).
+    pub output: &'a Path,
+    /// Where every plot also goes as SVG and PNG, when asked.
+    pub plots: Option<&'a Path>,
+    /// A budget expression, as given, judged in place of each run's stored verdict.
+    pub budget: Option<&'a str>,
+}
+
+/// Writes the report; returns the exit code (1 when a run fails the budget).
+pub fn write(request: &ReportRequest) -> Result<i32> {
     // Every argument is checked before anything is read or written, output paths included
     // (`-o RUN/run.json` would destroy the run).
-    let kinds: Vec<Kind> = args
+    let kinds: Vec<Kind> = request
         .run_dirs
         .iter()
         .map(|p| classify(p))
         .collect::<Result<_>>()?;
-    dir::check_output_file(&args.output, "-o")?;
-    if let Some(plots) = &args.plots {
+    dir::check_output_file(request.output, "-o")?;
+    if let Some(plots) = request.plots {
         dir::check_output_dir(plots, "--plots")?;
     }
 
-    let budget = Budget::from_option(args.budget.as_deref())?;
+    let budget = Budget::from_option(request.budget)?;
 
     let mut inputs = Vec::new();
     let mut budget_failed = false;
     let mut run_number = 0;
     let mut sweep_number = 0;
-    for (path, kind) in args.run_dirs.iter().zip(&kinds) {
+    for (path, kind) in request.run_dirs.iter().zip(&kinds) {
         match kind {
             Kind::Run => {
                 run_number += 1;
@@ -110,13 +121,13 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     };
     let html = page::render(&inputs, &runs, &overlays);
     // The plot directory first: if it cannot be made, nothing has been written.
-    if let Some(plots) = &args.plots {
+    if let Some(plots) = request.plots {
         std::fs::create_dir_all(plots)
             .or_usage(|| format!("cannot create --plots {}", plots.display()))?;
     }
-    std::fs::write(&args.output, html)
-        .or_usage(|| format!("cannot write the report to {}", args.output.display()))?;
-    if let Some(dir) = &args.plots {
+    std::fs::write(request.output, html)
+        .or_usage(|| format!("cannot write the report to {}", request.output.display()))?;
+    if let Some(dir) = request.plots {
         let all: Vec<&Figure> = inputs
             .iter()
             .flat_map(|i| match i {
@@ -126,7 +137,7 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
             .collect();
         write_plots(dir, &all)?;
     }
-    eprintln!("jitterlab: report written to {}", args.output.display());
+    eprintln!("jitterlab: report written to {}", request.output.display());
     Ok(if budget_failed {
         ExitCode::CheckFailed as i32
     } else {

@@ -1,4 +1,4 @@
-//! `jitterlab import`: a result directory (format 1) from another tool's output, so that
+//! Importers for `jitterlab import` (the command is `commands/import.rs`): a result directory (format 1) from another tool's output, so that
 //! report, compare and export work on it. One file per source format; each parses its text into
 //! [`Imported`] (`model.rs`, with the checks every source passes), using what the rt-tests
 //! tools share (`rt_tests.rs`); `detect.rs` recognises the format and `write.rs` writes
@@ -21,68 +21,17 @@ mod write;
 pub use detect::detect;
 pub use model::*;
 pub use rt_tests::*;
-use write::summary;
-pub use write::write_result;
+pub use write::{summary, write_result};
 
-use crate::cli::{ImportArgs, ImportFormat};
-use crate::error::{Failure, Result};
-use crate::results::ResultDir;
-use std::path::PathBuf;
-
-/// Runs `jitterlab import`.
-pub fn command(args: &ImportArgs) -> Result<PathBuf> {
-    let text = crate::input::read_text(&args.file, MAX_FILE_BYTES).map_err(|e| {
-        Failure::usage(format!(
-            "{}: {e}; give the file of a tool listed in docs/import.md",
-            args.file.display()
-        ))
-    })?;
-    let accepted = "accepted: cyclictest --json=FILE, cyclictest -h N output, rtla timerlat hist output, oslat --json=FILE (see docs/import.md)";
-    let format = match args.format {
-        ImportFormat::Auto => detect(&text).map_err(|why| {
-            Failure::usage(format!(
-                "{}: not a format jitterlab imports: {why}; {accepted}",
-                args.file.display()
-            ))
-        })?,
-        ImportFormat::CyclictestJson => SourceFormat::CyclictestJson,
-        ImportFormat::CyclictestHist => SourceFormat::CyclictestHist,
-        ImportFormat::RtlaTimerlatHist => SourceFormat::RtlaTimerlatHist,
-        ImportFormat::OslatJson => SourceFormat::OslatJson,
-    };
-    let imported = format
-        .parse(&text)
-        .and_then(|i| {
-            i.threads
-                .iter()
-                .try_for_each(SourceThread::check)
-                .map_err(|e| format!("{e}; the file contradicts itself and is not imported"))
-                .map(|_| i)
-        })
-        .map_err(|why| {
-            Failure::usage(format!(
-                "{}: read as {}, but {why}",
-                args.file.display(),
-                format.name()
-            ))
-        })?;
-    let out = match &args.out {
-        Some(out) => out.clone(),
-        None => {
-            let stem = args
-                .file
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "source".into());
-            PathBuf::from("jitterlab-results").join(format!("imported-{stem}"))
-        }
-    };
-    // Made new (an existing name is refused, exit 2); removed again if the import fails.
-    let claim = ResultDir::create(&out, "import --out")?;
-    let record = write_result(&imported, &args.file, claim.dir())?;
-    claim.keep();
-    print!("{}", summary(&record, &out));
-    Ok(out)
+/// Parses `text` with `format`'s importer and checks every thread against itself.
+pub fn parse_checked(format: SourceFormat, text: &str) -> std::result::Result<Imported, String> {
+    let imported = format.parse(text)?;
+    imported
+        .threads
+        .iter()
+        .try_for_each(SourceThread::check)
+        .map_err(|e| format!("{e}; the file contradicts itself and is not imported"))?;
+    Ok(imported)
 }
 
 #[cfg(test)]

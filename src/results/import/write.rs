@@ -202,7 +202,7 @@ pub fn write_result(
     Ok(record)
 }
 
-pub(super) fn summary(record: &RunRecord, out: &Path) -> String {
+pub fn summary(record: &RunRecord, out: &Path) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     let source = record.imported.as_ref().expect("an import");

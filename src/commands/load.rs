@@ -2,12 +2,12 @@
 //! `generate_load`). Without --duration, hackbench does one exchange and prints `Time:` like
 //! rt-tests' hackbench; the other generators run until Ctrl-C.
 
-use super::LoadSpec;
-use super::memory_guard::{self, Scheduled};
-use super::supervisor::{PlannedLoad, Setup, Supervisor};
 use crate::cli::LoadArgs;
 use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
+use crate::load::LoadSpec;
+use crate::load::memory_guard::{self, Scheduled};
+use crate::load::supervisor::{PlannedLoad, Setup, Supervisor};
 use crate::measure::clock::monotonic_ns;
 use crate::results::run_record::{LoadRecord, load_line};
 use crate::units::parse_duration_ns;

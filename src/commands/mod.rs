@@ -1,0 +1,41 @@
+//! The subcommands, one file each: each turns its command-line arguments (`cli`) into the plain
+//! inputs of the modules that do the work, calls them, prints what the command prints and
+//! returns the exit code. Only this layer and `main.rs` know `cli`. A new subcommand is a file
+//! here, its entry in `cli::Command`, and its row in [`dispatch`].
+
+pub mod compare;
+pub mod doctor;
+pub mod export;
+pub mod import;
+pub mod load;
+pub mod report;
+pub mod run;
+pub mod sweep;
+
+use crate::cli::Command;
+use crate::error::Result;
+
+/// Runs `command`; returns the exit code.
+pub fn dispatch(command: Command) -> Result<i32> {
+    match command {
+        Command::Run(args) => run::run(&args),
+        Command::Export(args) => export::run(&args),
+        Command::Doctor(args) => doctor::run(&args),
+        Command::Compare(args) => compare::run(&args),
+        Command::Import(args) => import::run(&args),
+        Command::Load(args) => load::run(&args),
+        Command::Sweep(args) => sweep::run(&args),
+        Command::Report(args) => report::run(&args),
+        // The hidden entry points of jitterlab's own child processes: nothing to translate.
+        Command::LoadWorker(args) => Ok(crate::load::worker::main(
+            &args.spec,
+            &args.cpus,
+            &args.report_cpus,
+            args.once,
+        )),
+        Command::LoadReaper(args) => Ok(crate::load::contain::reaper_main(
+            args.owner,
+            args.cgroup.as_deref(),
+        )),
+    }
+}

@@ -1,0 +1,14 @@
+//! `jitterlab report`: the HTML report (`report::html`) of result directories and sweeps.
+
+use crate::cli::ReportArgs;
+use crate::error::Result;
+use crate::report::html::{self, ReportRequest};
+
+pub fn run(args: &ReportArgs) -> Result<i32> {
+    html::write(&ReportRequest {
+        run_dirs: &args.run_dirs,
+        output: &args.output,
+        plots: args.plots.as_deref(),
+        budget: args.budget.as_deref(),
+    })
+}

@@ -1,0 +1,137 @@
+//! `jitterlab sweep --load 'hackbench:groups={}' --levels 1,2,4 [run options]`: one
+//! `jitterlab run` per level, each into `<sweep dir>/level-<value>/`, and a summary of all
+//! levels (load throughput, per-CPU latency) as sweep.json and sweep.csv: the data behind
+//! "hackbench time and max latency vs load" figures. The rules of levels are `load::sweep`'s,
+//! the summary's format `results::sweep`'s.
+
+use crate::cli::SweepArgs;
+use crate::commands::run::resolve::resolve;
+use crate::error::{ExitCode, Failure, Result};
+use crate::load::sweep::{level_spec, levels, swept_load};
+use crate::plan::RunPlan;
+use crate::report::terminal::{sweep_row, sweep_table};
+use crate::results::run_record::{Ended, FORMAT};
+use crate::results::sweep::{self, SweepRecord, SweepRow};
+use crate::results::{ResultDir, dir};
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+/// A validated sweep: the plan of every level, in order.
+struct SweepPlan {
+    template: String,
+    levels: Vec<String>,
+    /// The CPUs every level measures.
+    cpus: Vec<usize>,
+    runs: Vec<RunPlan>,
+    /// The level's load text, per level.
+    specs: Vec<String>,
+}
+
+/// Checks everything before the first run: the levels, the template, and every level's whole
+/// run plan (a level that makes a bad load fails here, naming the level).
+fn plan(args: &SweepArgs) -> Result<SweepPlan> {
+    let levels = levels(&args.levels)?;
+    let swept = swept_load(&args.run.load, args.run.scenario.is_some())?;
+    let template = args.run.load[swept].clone();
+    let mut runs = Vec::new();
+    let mut specs = Vec::new();
+    for level in &levels {
+        let mut run = args.run.clone();
+        let spec = level_spec(&template, level);
+        run.load[swept] = spec.clone();
+        let resolved = resolve(&run).map_err(|f| Failure {
+            code: f.code,
+            message: format!("sweep level {level}: {}", f.message),
+        })?;
+        runs.push(resolved);
+        specs.push(spec);
+    }
+    Ok(SweepPlan {
+        template,
+        levels,
+        cpus: runs.last().map(|r| r.cpus.clone()).unwrap_or_default(),
+        runs,
+        specs,
+    })
+}
+
+pub fn run(args: &SweepArgs) -> Result<i32> {
+    let command_line: Vec<String> = std::env::args().collect();
+    let mut plan = plan(args)?;
+    // The sweep directory is made (new) before anything starts, like a run's, and removed again
+    // if the first level is refused before it measures.
+    let mut claim = Some(match &args.run.out {
+        Some(out) => ResultDir::create(out, "--out")?,
+        None => {
+            let mut p = dir::default_path(SystemTime::now(), &crate::system::host::hostname())
+                .into_os_string();
+            p.push("-sweep");
+            ResultDir::create_unique(&PathBuf::from(p), "--out")?
+        }
+    });
+    let sweep_dir = claim.as_ref().expect("made above").dir().clone();
+    for (run, level) in plan.runs.iter_mut().zip(&plan.levels) {
+        run.out = Some(sweep_dir.file(&format!("level-{level}")));
+    }
+    // Held across the levels, so that no other run takes the CPUs between two of them.
+    let (_cpu_locks, lock_warnings) =
+        crate::runner::cpulock::take(&plan.cpus, args.run.allow_shared_cpus)?;
+    lock_warnings
+        .iter()
+        .for_each(|w| eprintln!("jitterlab: warning: {w}"));
+    let mut record = SweepRecord {
+        format: FORMAT,
+        load_template: plan.template.clone(),
+        levels: plan.levels.clone(),
+        rows: Vec::new(),
+    };
+    let n = plan.levels.len();
+    let started = std::time::Instant::now();
+    let mut failed = false;
+    for (k, level) in plan.levels.iter().enumerate() {
+        let eta = if k > 0 {
+            let per = started.elapsed().as_secs_f64() / k as f64;
+            format!(
+                ", about {} left",
+                crate::units::format_elapsed(((n - k) as f64 * per * 1e9) as u64)
+            )
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "sweep: level {level} ({}/{n}): {}{eta}",
+            k + 1,
+            plan.specs[k]
+        );
+        let outcome = crate::runner::run(&plan.runs[k], args.run.quiet, command_line.clone())?;
+        // A level has measured: the sweep directory holds results and stays.
+        if let Some(c) = claim.take() {
+            c.keep();
+        }
+        let row = SweepRow::new(level, &plan.specs[k], &outcome.record);
+        eprintln!("sweep: level {level} done: {}", sweep_row(&row));
+        record.rows.push(row);
+        sweep::write(&sweep_dir, &record)?;
+        match outcome.record.ended {
+            Ended::Interrupted => {
+                eprintln!(
+                    "sweep: interrupted at level {level}; the levels done so far are in {}",
+                    sweep_dir.path.display()
+                );
+                break;
+            }
+            Ended::Failed => failed = true,
+            _ => {}
+        }
+    }
+    if args.run.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&record).expect("sweep records serialise")
+        );
+    } else {
+        print!("{}", sweep_table(&record));
+        println!("Sweep: {}", sweep_dir.path.display());
+    }
+    Ok(if failed { ExitCode::Run as i32 } else { 0 })
+}
