@@ -3,9 +3,10 @@
 //! drain until done → results.
 //!
 //! Every resource taken here is released by the kernel or by a destructor on every exit path:
-//! the PM QoS request is an open file, the CPU locks are flocks (cpulock.rs), the spike load is
-//! a thread of this process, load generators are child processes stopped and reaped by a drop
-//! guard (loads.rs). The result directory is made first, so that a second run into it is
+//! the measuring threads are a guard that releases them from the start gate and joins them
+//! (`Threads`), the PM QoS request is an open file, the CPU locks are flocks (cpulock.rs), the
+//! spike load is a thread of this process, load generators are child processes stopped and
+//! reaped by a drop guard (loads.rs). The result directory is made first, so that a second run into it is
 //! refused before anything starts; until measuring begins a refusal removes it again, and from
 //! then on it is written incrementally so that a crash leaves what was measured.
 
@@ -84,57 +85,32 @@ pub fn run(plan: &RunPlan, quiet: bool, command_line: Vec<String>) -> Result<Run
         lock_all_memory().map_err(|e| Failure::system(explain_mlock_refusal(&e)))?;
     }
 
-    let gate = StartGate::new(plan.cpus.len());
-    let mut threads = start_measuring_threads(plan, &gate, &stop)?;
+    // From here on, every part of the run is an owned value that undoes itself when dropped,
+    // so any early return (a refusal, a write error) releases them all, in the reverse order of
+    // this list: tracing, PM QoS, loads, CPU locks, then the measuring threads, released from
+    // the gate without measuring and joined, and last the result directory's claim.
+    let mut threads = Threads::start(plan, &stop)?;
     // Once the system has accepted everything and before anything runs: CPUs another run is
     // measuring are refused here (exit 3). Held until the run returns.
-    let (_cpu_locks, lock_warnings) = match cpulock::take(&plan.cpus, plan.allow_shared_cpus) {
-        Ok(locks) => locks,
-        Err(e) => {
-            gate.abort();
-            threads.drain(..).for_each(|t| drop(t.join.join()));
-            return Err(e);
-        }
-    };
+    let (_cpu_locks, lock_warnings) = cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
     warnings.extend(lock_warnings);
-    let mut run_loads = match loads::RunLoads::start_spikes(plan, &stop) {
-        Ok(s) => s,
-        Err(e) => {
-            gate.abort();
-            threads.drain(..).for_each(|t| drop(t.join.join()));
-            return Err(e);
-        }
-    };
+    let mut run_loads = loads::RunLoads::start_spikes(plan, &stop)?;
     let pm_qos = pmqos::hold(plan.pm_qos_us);
     if let Some(e) = &pm_qos.record.error {
         warnings.push(e.clone());
     }
     // Tracing starts once the measuring threads' ids are known (its filters name them).
-    let (mut tracer, joiner) = match trace_setup.map(|setup| start_trace(setup, plan, &threads)) {
-        Some(Ok((t, j))) => (Some(t), Some(j)),
-        Some(Err(e)) => {
-            gate.abort();
-            stop.store(true, Ordering::SeqCst);
-            threads.drain(..).for_each(|t| drop(t.join.join()));
-            drop(run_loads);
-            return Err(Failure::system(e));
+    let (mut tracer, joiner) = match trace_setup {
+        Some(setup) => {
+            let (t, j) = start_trace(setup, plan, &threads.list).map_err(Failure::system)?;
+            (Some(t), Some(j))
         }
         None => (None, None),
     };
 
     // The generators start now, before measuring; a Drop guard stops them on every exit path.
-    let prepared = prepare_results(plan, claim.dir())
-        .and_then(|w| run_loads.start_generators(plan, claim.dir()).map(|()| w));
-    let (mut hlog_writer, mut sample_writer, mut events) = match prepared {
-        Ok(p) => p,
-        Err(e) => {
-            gate.abort();
-            stop.store(true, Ordering::SeqCst);
-            threads.drain(..).for_each(|t| drop(t.join.join()));
-            drop(run_loads);
-            return Err(e);
-        }
-    };
+    let (mut hlog_writer, mut sample_writer, mut events) = prepare_results(plan, claim.dir())?;
+    run_loads.start_generators(plan, claim.dir())?;
 
     // The common start: every thread is asleep by then.
     let start_wall = SystemTime::now() + Duration::from_nanos(LEAD_IN_NS);
@@ -186,7 +162,6 @@ pub fn run(plan: &RunPlan, quiet: bool, command_line: Vec<String>) -> Result<Run
             None => Ok(()),
         });
     if let Err(e) = headers {
-        gate.abort();
         return Err(Failure::run(format!(
             "cannot write the result files in {}: {e}",
             out.display()
@@ -210,6 +185,7 @@ pub fn run(plan: &RunPlan, quiet: bool, command_line: Vec<String>) -> Result<Run
     });
 
     let feeds: Vec<ThreadFeed> = threads
+        .list
         .iter_mut()
         .map(|t| ThreadFeed {
             cpu: t.cpu,
@@ -231,7 +207,7 @@ pub fn run(plan: &RunPlan, quiet: bool, command_line: Vec<String>) -> Result<Run
     }
     let mut live = LiveView::new(quiet, &plan.cpus, length_ns);
 
-    gate.open(start_ns, end_ns);
+    threads.open(start_ns, end_ns);
     run_loads.begin(start_mono, end_mono);
 
     // The recorder loop, on this (non-real-time) thread.
@@ -246,7 +222,7 @@ pub fn run(plan: &RunPlan, quiet: bool, command_line: Vec<String>) -> Result<Run
         // their next wakeup; repeated each round, as a signal sent just before a thread went to
         // sleep finds nothing to interrupt.
         if stop.load(Ordering::SeqCst) {
-            threads.iter().for_each(MeasuringThread::interrupt);
+            threads.list.iter().for_each(MeasuringThread::interrupt);
         }
         if let Err(e) = recorder.drain() {
             io_error.get_or_insert(write_failed(e));
@@ -259,14 +235,14 @@ pub fn run(plan: &RunPlan, quiet: bool, command_line: Vec<String>) -> Result<Run
             length_ns,
             &recorder.live_rows(),
         );
-        if threads.iter().all(|t| t.join.is_finished()) {
+        if threads.list.iter().all(|t| t.join.is_finished()) {
             break;
         }
     }
     live.finish();
 
     let mut ends = Vec::new();
-    for t in threads {
+    for t in std::mem::take(&mut threads.list) {
         let end = t
             .join
             .join()
@@ -407,6 +383,51 @@ fn system_snapshot(plan: &RunPlan) -> (serde_json::Value, Vec<String>) {
         serde_json::to_value(&snapshot).unwrap_or(serde_json::Value::Null),
         warnings,
     )
+}
+
+/// The measuring threads, from their start to their join. Until [`Threads::open`] they wait at
+/// the start gate; dropped before that (any refusal or error on the way to the start), the gate
+/// is aborted, so that they end without measuring, and they are joined: no exit path leaves a
+/// thread blocked at the gate. Dropped later, it stops and joins what is left.
+struct Threads {
+    gate: Arc<StartGate>,
+    stop: Arc<AtomicBool>,
+    list: Vec<MeasuringThread>,
+    opened: bool,
+}
+
+impl Threads {
+    /// Starts one thread per planned CPU; returns once each is set up and at the gate, or the
+    /// first setup refusal (exit 3).
+    fn start(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Threads> {
+        let gate = StartGate::new(plan.cpus.len());
+        let list = start_measuring_threads(plan, &gate, stop)?;
+        Ok(Threads {
+            gate,
+            stop: Arc::clone(stop),
+            list,
+            opened: false,
+        })
+    }
+
+    /// Opens the gate: the first wakeups are due at `start_ns`.
+    fn open(&mut self, start_ns: u64, end_ns: u64) {
+        self.gate.open(start_ns, end_ns);
+        self.opened = true;
+    }
+}
+
+impl Drop for Threads {
+    fn drop(&mut self) {
+        if !self.opened {
+            self.gate.abort();
+        }
+        self.stop.store(true, Ordering::SeqCst);
+        for t in self.list.drain(..) {
+            t.interrupt();
+            let _ = t.join.join();
+        }
+    }
 }
 
 fn start_measuring_threads(
