@@ -8,11 +8,12 @@
 //! `.run.json.tmp -> /etc/shadow`) makes the write fail instead of redirecting it; the directory's
 //! mode is 0755, so no other user adds entries to it meanwhile. The checks of
 //! output *files* (`report -o`, `export -o`, `--plots`) are here too, because what they must not
-//! touch is a result directory's own files.
+//! touch is a result directory's own files (`outputs.rs`; making the directory is `make.rs`,
+//! the descriptor-relative calls `fd.rs`).
 
 use super::run_record::{Ended, FILE_NAME as RUN_JSON, FORMAT, RunRecord};
 use crate::error::Failure;
-use std::ffi::{CStr, CString, OsStr};
+use std::ffi::{CString, OsStr};
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
@@ -20,6 +21,14 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
+
+mod fd;
+mod make;
+mod outputs;
+
+use fd::*;
+use make::*;
+pub use outputs::{check_output_dir, check_output_file};
 
 /// Space kept allocated after the first run.json (beyond its end, the file's size unchanged) so
 /// that the final record can still be written over it when the disk has filled up during the
@@ -324,340 +333,6 @@ fn record_bytes(record: &RunRecord) -> io::Result<Vec<u8>> {
     Ok(text)
 }
 
-/// Why a directory could not be made.
-enum MakeError {
-    /// Something is at the path already; the string says what.
-    Exists(&'static str),
-    /// The path has no final name (`/`, `..`).
-    NoName,
-    /// A missing parent could not be made.
-    Parent(PathBuf, io::Error),
-    /// The directory could not be made or opened.
-    Io(io::Error),
-    /// What was opened after `mkdir` is not what this process made (the name was replaced
-    /// in between by another user).
-    Replaced,
-}
-
-impl MakeError {
-    fn message(&self, option: &str, path: &Path) -> String {
-        let p = path.display();
-        let fix = format!("pass {option} with a new directory in a writable place");
-        match self {
-            MakeError::Exists(what) => format!(
-                "{option} {p}: already exists ({what}); jitterlab makes a new directory for its results and never writes into an existing one or through a link; {fix}"
-            ),
-            MakeError::NoName => format!("{option} {p}: names no new directory; {fix}"),
-            MakeError::Parent(parent, e) => format!(
-                "{option} {p}: its parent {} cannot be made or used: {}; {fix}",
-                parent.display(),
-                describe(e)
-            ),
-            MakeError::Io(e) => format!("{option} {p}: cannot make it: {}; {fix}", describe(e)),
-            MakeError::Replaced => format!(
-                "{option} {p}: was replaced by another user's directory while being made; {fix}"
-            ),
-        }
-    }
-}
-
-/// An I/O error, with what it means for a path when the system's words are terse.
-fn describe(e: &io::Error) -> String {
-    match e.raw_os_error() {
-        Some(libc::ENAMETOOLONG) => {
-            format!("{e} (a name has at most 255 bytes, a path at most 4095)")
-        }
-        // mkdir in a directory that exists: a file system that makes no new entries.
-        Some(libc::ENOENT) => {
-            format!("{e} (a file system such as /proc that takes no new directories)")
-        }
-        _ => e.to_string(),
-    }
-}
-
-/// Makes `path` and opens it; see [`ResultDir::create`].
-fn make(path: &Path) -> Result<Claim, MakeError> {
-    let name = cstr(path.file_name().ok_or(MakeError::NoName)?).map_err(MakeError::Io)?;
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if let Ok(meta) = fs::symlink_metadata(path) {
-        return Err(MakeError::Exists(existing_kind(path, &meta)));
-    }
-    let made_parents = make_parents(parent)?;
-    let undo = |e| {
-        made_parents
-            .iter()
-            .rev()
-            .for_each(|p| drop(fs::remove_dir(p)));
-        e
-    };
-    // From here on everything goes through the parent's descriptor: the name is looked up once.
-    let parent_fd = open_dir(parent).map_err(|e| undo(MakeError::Parent(parent.into(), e)))?;
-    // Mode 0755 (the umask may take more away), never group- or world-writable: no other user
-    // adds entries (say, links) while the run writes into it.
-    // SAFETY: valid descriptor and C string.
-    if let Err(e) = check(unsafe { libc::mkdirat(parent_fd.as_raw_fd(), name.as_ptr(), 0o755) }) {
-        return Err(undo(match e.raw_os_error() {
-            Some(libc::EEXIST) => MakeError::Exists("made by another process just now"),
-            _ => MakeError::Io(e),
-        }));
-    }
-    // Between mkdir and open, another user who can write the parent could have put a link or a
-    // directory of theirs in its place: a link is not followed, and what is ours is owned by us.
-    let opened = openat_dir(parent_fd.as_fd(), &name).and_then(|fd| Ok((owner(fd.as_fd())?, fd)));
-    // SAFETY: geteuid has no failure mode.
-    let me = unsafe { libc::geteuid() };
-    let fd = match opened {
-        Ok((uid, fd)) if uid == me => fd,
-        Ok(_) => return Err(undo(MakeError::Replaced)),
-        Err(e) => {
-            // Only an empty directory is removed, so never someone else's files.
-            let _ = unlinkat(parent_fd.as_fd(), &name, libc::AT_REMOVEDIR);
-            return Err(undo(MakeError::Io(e)));
-        }
-    };
-    Ok(Claim {
-        dir: ResultDir {
-            path: path.to_path_buf(),
-            fd: Arc::new(fd),
-        },
-        parent: parent_fd,
-        name,
-        made_parents,
-        kept: false,
-    })
-}
-
-/// The owner of an open file.
-fn owner(fd: BorrowedFd) -> io::Result<libc::uid_t> {
-    // SAFETY: an all-zero stat is a valid out-buffer.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: valid descriptor and out-pointer.
-    check(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
-    Ok(st.st_uid)
-}
-
-/// What is at `path` already, in words.
-fn existing_kind(path: &Path, meta: &fs::Metadata) -> &'static str {
-    let t = meta.file_type();
-    if t.is_symlink() {
-        if fs::metadata(path).is_ok() {
-            "a symbolic link"
-        } else {
-            "a dangling symbolic link"
-        }
-    } else if t.is_dir() {
-        "a directory"
-    } else {
-        "a file"
-    }
-}
-
-/// Makes the missing directories of `dir`, outermost first; returns those it made.
-fn make_parents(dir: &Path) -> Result<Vec<PathBuf>, MakeError> {
-    let mut missing = Vec::new();
-    let mut at = Some(dir);
-    while let Some(p) = at.filter(|p| !p.as_os_str().is_empty()) {
-        if fs::symlink_metadata(p).is_ok() {
-            break;
-        }
-        missing.push(p.to_path_buf());
-        at = p.parent();
-    }
-    let mut made = Vec::new();
-    for p in missing.into_iter().rev() {
-        match fs::create_dir(&p) {
-            Ok(()) => made.push(p),
-            // Made by another process meanwhile: a shared parent such as jitterlab-results/.
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && p.is_dir() => {}
-            Err(e) => {
-                made.iter()
-                    .rev()
-                    .for_each(|m: &PathBuf| drop(fs::remove_dir(m)));
-                return Err(MakeError::Parent(p, e));
-            }
-        }
-    }
-    Ok(made)
-}
-
-/// Removes everything inside the directory `dir`, never following a link.
-fn remove_contents(dir: BorrowedFd) -> io::Result<()> {
-    // The directory as the descriptor holds it, even if it was renamed meanwhile.
-    for entry in fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd()))? {
-        let entry = entry?;
-        let name = cstr(&entry.file_name())?;
-        if entry.file_type()?.is_dir() {
-            let sub = openat_dir(dir, &name)?;
-            remove_contents(sub.as_fd())?;
-            unlinkat(dir, &name, libc::AT_REMOVEDIR)?;
-        } else {
-            unlinkat(dir, &name, 0)?;
-        }
-    }
-    Ok(())
-}
-
-fn cstr(s: &OsStr) -> io::Result<CString> {
-    CString::new(s.as_bytes()).map_err(|_| io::Error::other("a name with a NUL byte"))
-}
-
-fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
-    }
-}
-
-/// Opens a directory (following links: a path the user gave).
-fn open_dir(path: &Path) -> io::Result<OwnedFd> {
-    let c = cstr(path.as_os_str())?;
-    // SAFETY: valid C string.
-    let fd = check(unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    })?;
-    // SAFETY: a fresh descriptor, owned from here on.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// Opens the directory `name` in `dir`, refusing a link.
-fn openat_dir(dir: BorrowedFd, name: &CStr) -> io::Result<OwnedFd> {
-    // SAFETY: valid descriptor and C string.
-    let fd = check(unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-        )
-    })?;
-    // SAFETY: a fresh descriptor, owned from here on.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn unlinkat(dir: BorrowedFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
-    // SAFETY: valid descriptor and C string.
-    check(unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), flags) }).map(drop)
-}
-
-/// The names a result directory (holding run.json) or a sweep directory (holding sweep.json)
-/// uses for its own files and folders.
-fn is_own_file(name: &OsStr) -> bool {
-    use crate::record::{hlog, samplelog};
-    [
-        RUN_JSON,
-        ".run.json.tmp",
-        hlog::FILE_NAME,
-        samplelog::FILE_NAME,
-        super::events::FILE_NAME,
-        crate::runner::loads::SCENARIO_COPY,
-        crate::load::supervisor::LOG_DIR,
-        super::sweep::FILE_NAME,
-        super::sweep::CSV_FILE_NAME,
-    ]
-    .iter()
-    .any(|own| OsStr::new(own) == name)
-}
-
-/// Whether `dir` is a result directory or a sweep directory.
-fn is_result_dir(dir: &Path) -> bool {
-    dir.join(RUN_JSON).is_file() || dir.join(super::sweep::FILE_NAME).is_file()
-}
-
-/// Checks an output file path before anything is read or written (exit 2): its name is not
-/// too long, it is not a directory, its directory exists, and it is not one of a result
-/// directory's own files (`report RUN -o RUN/run.json` would destroy the run), also when
-/// reached through a link.
-pub fn check_output_file(path: &Path, option: &str) -> Result<(), Failure> {
-    let refuse = |why: String| {
-        Failure::usage(format!(
-            "{option} {}: {why}; pass {option} with another file",
-            path.display()
-        ))
-    };
-    check_name_lengths(path).map_err(refuse)?;
-    if path.is_dir() {
-        return Err(refuse("is a directory".into()));
-    }
-    // The file as it will really be written: links resolved.
-    let real = match fs::canonicalize(path) {
-        Ok(real) => real,
-        Err(_) => {
-            let parent = match path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => Path::new("."),
-            };
-            let Some(name) = path.file_name() else {
-                return Err(refuse("names no file".into()));
-            };
-            match fs::canonicalize(parent) {
-                Ok(p) if p.is_dir() => p.join(name),
-                _ => {
-                    return Err(refuse(format!(
-                        "its directory {} does not exist",
-                        parent.display()
-                    )));
-                }
-            }
-        }
-    };
-    if let (Some(dir), Some(name)) = (real.parent(), real.file_name()) {
-        let in_own_folder = dir.parent().is_some_and(is_result_dir)
-            && dir.file_name() == Some(OsStr::new(crate::load::supervisor::LOG_DIR));
-        if (is_result_dir(dir) && is_own_file(name)) || in_own_folder {
-            return Err(refuse(format!(
-                "is a file of the result directory {} (writing it would destroy the results)",
-                dir.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Checks an output directory path that is made if missing (`report --plots DIR`) before
-/// anything is written (exit 2): names not too long, not an existing non-directory, and its
-/// nearest existing ancestor a directory.
-pub fn check_output_dir(path: &Path, option: &str) -> Result<(), Failure> {
-    let refuse = |why: String| {
-        Failure::usage(format!(
-            "{option} {}: {why}; pass {option} with a directory (made if missing)",
-            path.display()
-        ))
-    };
-    check_name_lengths(path).map_err(refuse)?;
-    let mut at = Some(path);
-    while let Some(p) = at.filter(|p| !p.as_os_str().is_empty()) {
-        match fs::metadata(p) {
-            Ok(m) if m.is_dir() => return Ok(()),
-            Ok(_) => return Err(refuse(format!("{} is not a directory", p.display()))),
-            Err(_) if fs::symlink_metadata(p).is_ok() => {
-                return Err(refuse(format!("{} is a dangling link", p.display())));
-            }
-            Err(_) => at = p.parent(),
-        }
-    }
-    Ok(())
-}
-
-/// NAME_MAX and PATH_MAX of Linux, checked before anything is written.
-fn check_name_lengths(path: &Path) -> Result<(), String> {
-    if path.as_os_str().len() > 4095 {
-        return Err("the path is longer than 4095 bytes".into());
-    }
-    match path.iter().find(|c| c.len() > 255) {
-        Some(c) => Err(format!(
-            "the name '{}...' is longer than 255 bytes",
-            String::from_utf8_lossy(&c.as_bytes()[..40])
-        )),
-        None => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -753,34 +428,5 @@ mod tests {
         let run_json = fs::symlink_metadata(dir.file(RUN_JSON)).unwrap();
         assert!(run_json.is_file(), "run.json is a file of its own");
         assert!(!dir.file(".run.json.tmp").exists());
-    }
-
-    #[test]
-    fn output_files_of_a_result_directory_are_refused() {
-        let base = tempfile::tempdir().unwrap();
-        let run = base.path().join("run");
-        fs::create_dir_all(run.join("loads")).unwrap();
-        fs::write(run.join(RUN_JSON), "{}").unwrap();
-        symlink(run.join(RUN_JSON), base.path().join("link")).unwrap();
-        for bad in [
-            run.join(RUN_JSON),
-            run.join("latency.hlog"),
-            run.join("loads/1-cpu.log"),
-            base.path().join("link"),
-        ] {
-            let e = check_output_file(&bad, "-o").unwrap_err();
-            assert!(e.message.contains("would destroy"), "{}", e.message);
-        }
-        assert!(check_output_file(&run.join("report.html"), "-o").is_ok());
-        assert!(check_output_file(&base.path().join("r.html"), "-o").is_ok());
-        for bad in [run.clone(), base.path().join("missing/r.html")] {
-            assert!(check_output_file(&bad, "-o").is_err(), "{}", bad.display());
-        }
-        assert!(check_output_dir(&base.path().join("plots/deeper"), "--plots").is_ok());
-        let e = check_output_dir(&run.join("run.json/plots"), "--plots").unwrap_err();
-        assert!(e.message.contains("not a directory"), "{}", e.message);
-        let long = base.path().join("y".repeat(256));
-        assert!(check_output_dir(&long, "--plots").is_err());
-        assert!(check_output_file(&long, "-o").is_err());
     }
 }

@@ -1,0 +1,181 @@
+//! Making a result directory: a plain `mkdir` of a new name (with the parents it needs), opened
+//! by descriptor and checked to be this process's.
+
+use super::fd::*;
+use super::*;
+
+/// Why a directory could not be made.
+pub(super) enum MakeError {
+    /// Something is at the path already; the string says what.
+    Exists(&'static str),
+    /// The path has no final name (`/`, `..`).
+    NoName,
+    /// A missing parent could not be made.
+    Parent(PathBuf, io::Error),
+    /// The directory could not be made or opened.
+    Io(io::Error),
+    /// What was opened after `mkdir` is not what this process made (the name was replaced
+    /// in between by another user).
+    Replaced,
+}
+
+impl MakeError {
+    pub(super) fn message(&self, option: &str, path: &Path) -> String {
+        let p = path.display();
+        let fix = format!("pass {option} with a new directory in a writable place");
+        match self {
+            MakeError::Exists(what) => format!(
+                "{option} {p}: already exists ({what}); jitterlab makes a new directory for its results and never writes into an existing one or through a link; {fix}"
+            ),
+            MakeError::NoName => format!("{option} {p}: names no new directory; {fix}"),
+            MakeError::Parent(parent, e) => format!(
+                "{option} {p}: its parent {} cannot be made or used: {}; {fix}",
+                parent.display(),
+                describe(e)
+            ),
+            MakeError::Io(e) => format!("{option} {p}: cannot make it: {}; {fix}", describe(e)),
+            MakeError::Replaced => format!(
+                "{option} {p}: was replaced by another user's directory while being made; {fix}"
+            ),
+        }
+    }
+}
+
+/// An I/O error, with what it means for a path when the system's words are terse.
+pub(super) fn describe(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENAMETOOLONG) => {
+            format!("{e} (a name has at most 255 bytes, a path at most 4095)")
+        }
+        // mkdir in a directory that exists: a file system that makes no new entries.
+        Some(libc::ENOENT) => {
+            format!("{e} (a file system such as /proc that takes no new directories)")
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// Makes `path` and opens it; see [`ResultDir::create`].
+pub(super) fn make(path: &Path) -> Result<Claim, MakeError> {
+    let name = cstr(path.file_name().ok_or(MakeError::NoName)?).map_err(MakeError::Io)?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        return Err(MakeError::Exists(existing_kind(path, &meta)));
+    }
+    let made_parents = make_parents(parent)?;
+    let undo = |e| {
+        made_parents
+            .iter()
+            .rev()
+            .for_each(|p| drop(fs::remove_dir(p)));
+        e
+    };
+    // From here on everything goes through the parent's descriptor: the name is looked up once.
+    let parent_fd = open_dir(parent).map_err(|e| undo(MakeError::Parent(parent.into(), e)))?;
+    // Mode 0755 (the umask may take more away), never group- or world-writable: no other user
+    // adds entries (say, links) while the run writes into it.
+    // SAFETY: valid descriptor and C string.
+    if let Err(e) = check(unsafe { libc::mkdirat(parent_fd.as_raw_fd(), name.as_ptr(), 0o755) }) {
+        return Err(undo(match e.raw_os_error() {
+            Some(libc::EEXIST) => MakeError::Exists("made by another process just now"),
+            _ => MakeError::Io(e),
+        }));
+    }
+    // Between mkdir and open, another user who can write the parent could have put a link or a
+    // directory of theirs in its place: a link is not followed, and what is ours is owned by us.
+    let opened = openat_dir(parent_fd.as_fd(), &name).and_then(|fd| Ok((owner(fd.as_fd())?, fd)));
+    // SAFETY: geteuid has no failure mode.
+    let me = unsafe { libc::geteuid() };
+    let fd = match opened {
+        Ok((uid, fd)) if uid == me => fd,
+        Ok(_) => return Err(undo(MakeError::Replaced)),
+        Err(e) => {
+            // Only an empty directory is removed, so never someone else's files.
+            let _ = unlinkat(parent_fd.as_fd(), &name, libc::AT_REMOVEDIR);
+            return Err(undo(MakeError::Io(e)));
+        }
+    };
+    Ok(Claim {
+        dir: ResultDir {
+            path: path.to_path_buf(),
+            fd: Arc::new(fd),
+        },
+        parent: parent_fd,
+        name,
+        made_parents,
+        kept: false,
+    })
+}
+
+/// The owner of an open file.
+pub(super) fn owner(fd: BorrowedFd) -> io::Result<libc::uid_t> {
+    // SAFETY: an all-zero stat is a valid out-buffer.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: valid descriptor and out-pointer.
+    check(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
+    Ok(st.st_uid)
+}
+
+/// What is at `path` already, in words.
+pub(super) fn existing_kind(path: &Path, meta: &fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_symlink() {
+        if fs::metadata(path).is_ok() {
+            "a symbolic link"
+        } else {
+            "a dangling symbolic link"
+        }
+    } else if t.is_dir() {
+        "a directory"
+    } else {
+        "a file"
+    }
+}
+
+/// Makes the missing directories of `dir`, outermost first; returns those it made.
+pub(super) fn make_parents(dir: &Path) -> Result<Vec<PathBuf>, MakeError> {
+    let mut missing = Vec::new();
+    let mut at = Some(dir);
+    while let Some(p) = at.filter(|p| !p.as_os_str().is_empty()) {
+        if fs::symlink_metadata(p).is_ok() {
+            break;
+        }
+        missing.push(p.to_path_buf());
+        at = p.parent();
+    }
+    let mut made = Vec::new();
+    for p in missing.into_iter().rev() {
+        match fs::create_dir(&p) {
+            Ok(()) => made.push(p),
+            // Made by another process meanwhile: a shared parent such as jitterlab-results/.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && p.is_dir() => {}
+            Err(e) => {
+                made.iter()
+                    .rev()
+                    .for_each(|m: &PathBuf| drop(fs::remove_dir(m)));
+                return Err(MakeError::Parent(p, e));
+            }
+        }
+    }
+    Ok(made)
+}
+
+/// Removes everything inside the directory `dir`, never following a link.
+pub(super) fn remove_contents(dir: BorrowedFd) -> io::Result<()> {
+    // The directory as the descriptor holds it, even if it was renamed meanwhile.
+    for entry in fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd()))? {
+        let entry = entry?;
+        let name = cstr(&entry.file_name())?;
+        if entry.file_type()?.is_dir() {
+            let sub = openat_dir(dir, &name)?;
+            remove_contents(sub.as_fd())?;
+            unlinkat(dir, &name, libc::AT_REMOVEDIR)?;
+        } else {
+            unlinkat(dir, &name, 0)?;
+        }
+    }
+    Ok(())
+}
