@@ -401,6 +401,22 @@ fn resume_unless_stopped(stop: &AtomicBool) -> io::Result<()> {
     }
 }
 
+/// Calls a blocking syscall that returns a negative value and sets errno when it fails, until
+/// it succeeds: resumed after EINTR with what `call` passes again, unless a stop was requested.
+#[inline(always)]
+fn retry_interrupted(stop: &AtomicBool, mut call: impl FnMut() -> isize) -> io::Result<()> {
+    loop {
+        if call() >= 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+        resume_unless_stopped(stop)?;
+    }
+}
+
 fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
     if ret < 0 {
         Err(io::Error::last_os_error())

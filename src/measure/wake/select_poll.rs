@@ -1,6 +1,6 @@
 //! Sleeping in a wait for descriptors, with none: `select` and `poll` (relative).
 
-use super::{MakeWaker, Waker, resume_unless_stopped};
+use super::{MakeWaker, Waker, retry_interrupted};
 use crate::measure::clock::{Clock, ns_to_timespec};
 use std::io;
 use std::sync::atomic::AtomicBool;
@@ -21,26 +21,16 @@ impl Waker for SelectSleep {
             tv_sec: (us / 1_000_000) as libc::time_t,
             tv_usec: (us % 1_000_000) as libc::suseconds_t,
         };
-        loop {
-            // SAFETY: no descriptor sets; Linux updates tv to the time left on EINTR.
-            let rc = unsafe {
-                libc::select(
-                    0,
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                    &mut tv,
-                )
-            };
-            if rc >= 0 {
-                return Ok(());
-            }
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EINTR) {
-                return Err(e);
-            }
-            resume_unless_stopped(stop)?;
-        }
+        // SAFETY: no descriptor sets; Linux updates tv to the time left on EINTR.
+        retry_interrupted(stop, || unsafe {
+            libc::select(
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &mut tv,
+            ) as isize
+        })
     }
 }
 
@@ -57,17 +47,9 @@ impl MakeWaker for PollSleep {
 impl Waker for PollSleep {
     fn wait(&mut self, _due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
         let ts = ns_to_timespec(interval_ns);
-        loop {
-            // SAFETY: zero descriptors; valid timespec; no signal mask change.
-            let rc = unsafe { libc::ppoll(std::ptr::null_mut(), 0, &ts, std::ptr::null()) };
-            if rc >= 0 {
-                return Ok(());
-            }
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EINTR) {
-                return Err(e);
-            }
-            resume_unless_stopped(stop)?;
-        }
+        // SAFETY: zero descriptors; valid timespec; no signal mask change.
+        retry_interrupted(stop, || unsafe {
+            libc::ppoll(std::ptr::null_mut(), 0, &ts, std::ptr::null()) as isize
+        })
     }
 }

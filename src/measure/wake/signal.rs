@@ -1,7 +1,7 @@
 //! The signals of the timer wake methods (`itimer`, `itimer-periodic`, `posix-timer`): which
 //! they are, blocking them process-wide, and waiting for them.
 
-use super::resume_unless_stopped;
+use super::retry_interrupted;
 use std::io;
 use std::sync::atomic::AtomicBool;
 
@@ -32,18 +32,10 @@ pub fn block_timer_signals() {
 /// Waits for one of the signals of `set`, which every thread blocks (see
 /// [`block_timer_signals`]).
 pub(super) fn wait_for_signal(set: &libc::sigset_t, stop: &AtomicBool) -> io::Result<()> {
-    loop {
-        // SAFETY: valid set; the siginfo is not needed.
-        let rc = unsafe { libc::sigwaitinfo(set, std::ptr::null_mut()) };
-        if rc >= 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
-            return Err(e);
-        }
-        resume_unless_stopped(stop)?;
-    }
+    // SAFETY: valid set; the siginfo is not needed.
+    retry_interrupted(stop, || unsafe {
+        libc::sigwaitinfo(set, std::ptr::null_mut()) as isize
+    })
 }
 
 /// Takes every pending signal of `set` without waiting.

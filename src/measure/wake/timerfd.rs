@@ -1,6 +1,6 @@
 //! `timerfd`: a timerfd firing periodically at absolute times.
 
-use super::{MakeWaker, Waker, absolute_spec, check, periodic_spec, resume_unless_stopped};
+use super::{MakeWaker, Waker, absolute_spec, check, periodic_spec, retry_interrupted};
 use crate::measure::clock::Clock;
 use std::io;
 use std::sync::atomic::AtomicBool;
@@ -56,24 +56,14 @@ impl Waker for TimerFd {
 
     fn wait(&mut self, _due_ns: u64, _interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
         let mut expirations = 0u64;
-        loop {
-            // SAFETY: reads 8 bytes into a u64.
-            let n = unsafe {
-                libc::read(
-                    self.fd,
-                    &mut expirations as *mut u64 as *mut libc::c_void,
-                    8,
-                )
-            };
-            if n == 8 {
-                return Ok(());
-            }
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EINTR) {
-                return Err(e);
-            }
-            resume_unless_stopped(stop)?;
-        }
+        // SAFETY: reads 8 bytes into a u64 (a timerfd read returns 8 or fails).
+        retry_interrupted(stop, || unsafe {
+            libc::read(
+                self.fd,
+                &mut expirations as *mut u64 as *mut libc::c_void,
+                8,
+            )
+        })
     }
 }
 
