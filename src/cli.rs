@@ -38,7 +38,8 @@ pub struct Cli {
 pub enum Command {
     /// Measure wakeup latency on each selected CPU and write a result directory.
     Run(Box<RunArgs>),
-    /// Export the sample log of a result directory as CSV or as three-column text.
+    /// Export a result directory: samples (CSV, columns), histograms (gnuplot), summary (JSON),
+    /// or for CI (JUnit, LAVA, cyclictest JSON, OpenMetrics).
     Export(ExportArgs),
     /// Check whether this system is ready for real-time work, with the fix for each problem.
     Doctor(DoctorArgs),
@@ -218,13 +219,22 @@ pub struct ExportArgs {
     pub run_dir: PathBuf,
     /// csv: one row per sample with units in the header; columns: `time_s latency_us irq_latency_us`;
     /// gnuplot: histogram data (1 us bins, one column per CPU) and a ready .gp script;
-    /// json: the run's summary (per-CPU figures and budget verdict) on one line.
+    /// json: the run's summary (per-CPU figures and budget verdict) on one line;
+    /// junit: JUnit XML, one test case per budget clause and CPU (without a budget: per CPU,
+    /// completed without missed periods or dropped records); lava: `name result measurement
+    /// units` lines; cyclictest-json: the layout of `cyclictest --json`; openmetrics: Prometheus
+    /// text for node_exporter's textfile collector.
     #[arg(long, value_parser = export_format_value())]
     pub format: &'static ExportFormat,
     /// Write here instead of stdout. For gnuplot: the name of both files, FILE.dat and FILE.gp
     /// (default: ./<run directory name>-histogram.dat and .gp).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Judge the run against this latency budget (e.g. 'max<200us,p99.9<50us', docs/budget.md)
+    /// instead of the one stored with it, for json, junit, lava and openmetrics. The verdict is
+    /// in the file; export itself exits 0.
+    #[arg(long, value_name = "EXPR")]
+    pub budget: Option<String>,
 }
 
 #[derive(Debug, Args)]

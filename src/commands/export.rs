@@ -4,5 +4,11 @@ use crate::cli::ExportArgs;
 use crate::error::Result;
 
 pub fn run(args: &ExportArgs) -> Result<i32> {
-    crate::report::export::export(&args.run_dir, args.format, args.output.as_deref()).map(|_| 0)
+    crate::report::export::export(
+        &args.run_dir,
+        args.format,
+        args.output.as_deref(),
+        args.budget.as_deref(),
+    )
+    .map(|_| 0)
 }

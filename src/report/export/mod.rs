@@ -1,12 +1,20 @@
 //! `jitterlab export`: a run in other shapes. One file per format: the sample log's formats
 //! implement [`SampleExporter`] (streamed row by row), the whole-run formats (histogram data,
-//! summary) implement [`RunExporter`].
+//! summary, CI formats) implement [`RunExporter`]. What the CI formats share: the budget judged
+//! per CPU (`verdict`) and the measured system's facts (`system_facts`).
 
 mod columns;
 mod csv;
+mod cyclictest_json;
 mod gnuplot;
 mod json;
+mod junit;
+mod lava;
+mod openmetrics;
+pub mod system_facts;
+pub mod verdict;
 
+use crate::analysis::budget::Budget;
 use crate::error::{Failure, OrFailure, Result};
 use crate::record::samplelog::{self, SampleLogReader, SampleRecord};
 use crate::results::ResultDir;
@@ -59,6 +67,22 @@ pub const FORMATS: &[ExportFormat] = &[
         name: "json",
         exporter: || Exporter::Run(Box::new(json::Json)),
     },
+    ExportFormat {
+        name: "junit",
+        exporter: || Exporter::Run(Box::new(junit::Junit)),
+    },
+    ExportFormat {
+        name: "lava",
+        exporter: || Exporter::Run(Box::new(lava::Lava)),
+    },
+    ExportFormat {
+        name: "cyclictest-json",
+        exporter: || Exporter::Run(Box::new(cyclictest_json::CyclictestJson)),
+    },
+    ExportFormat {
+        name: "openmetrics",
+        exporter: || Exporter::Run(Box::new(openmetrics::OpenMetrics)),
+    },
 ];
 
 impl ExportFormat {
@@ -75,14 +99,32 @@ impl std::fmt::Debug for ExportFormat {
 }
 
 /// Exports `run_dir` in `format` to `output` (stdout when None, for the formats of one file).
-pub fn export(run_dir: &Path, format: &ExportFormat, output: Option<&Path>) -> Result<()> {
+/// `budget` (`--budget`) replaces the run's stored budget verdict for the whole-run formats:
+/// the run is judged against it as `run --budget` would have judged it.
+pub fn export(
+    run_dir: &Path,
+    format: &ExportFormat,
+    output: Option<&Path>,
+    budget: Option<&str>,
+) -> Result<()> {
     // Before anything is read or written: `-o RUN/run.json` would destroy the run.
     if let Some(o) = output {
         crate::results::dir::check_output_file(o, "-o")?;
     }
+    let budget = Budget::from_option(budget)?;
     match (format.exporter)() {
+        Exporter::Samples(_) if budget.is_some() => Err(Failure::usage(format!(
+            "--budget judges a run's summary; --format {} writes samples, which no budget judges. Use --budget with json, junit, lava or openmetrics",
+            format.name
+        ))),
         Exporter::Samples(e) => export_samples(run_dir, e, output),
-        Exporter::Run(e) => e.write(&loaded::load(run_dir).map_err(Failure::usage)?, output),
+        Exporter::Run(e) => {
+            let mut run = loaded::load(run_dir).map_err(Failure::usage)?;
+            if let Some(b) = budget {
+                run.record.budget = Some(b.evaluate(&run.record));
+            }
+            e.write(&run, output)
+        }
     }
 }
 

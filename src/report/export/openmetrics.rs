@@ -1,0 +1,66 @@
+//! `--format openmetrics`: the run's summary as Prometheus metrics, a file for node_exporter's
+//! textfile collector (a CI box or a board without `jitterlab monitor` can still feed
+//! Prometheus). The families and their rendering are `report::openmetrics`'s, shared with the
+//! monitor; here the run's figures are put into them. "Over the window" is the whole run.
+
+use super::system_facts::SystemFacts;
+use super::{RunExporter, write_text};
+use crate::error::Result;
+use crate::report::openmetrics::{CpuFigures, Exposition, Identity, LatencyBuckets, render};
+use crate::results::loaded::LoadedRun;
+use std::path::Path;
+
+pub struct OpenMetrics;
+
+/// The exposition of a stored run: per CPU, run.json's figures and latency.hlog's histogram.
+pub fn exposition(run: &LoadedRun) -> Exposition {
+    let r = &run.record;
+    let absent: &[String] = r.imported.as_ref().map_or(&[], |i| i.absent.as_slice());
+    let known = |field: &str, v: u64| (!absent.iter().any(|a| a == field)).then_some(v);
+    let cpus = r
+        .threads
+        .iter()
+        .map(|t| {
+            let l = &t.latency;
+            let latency = run.merged_histogram(&format!("cpu{}", t.cpu)).map(|h| {
+                // run.json's mean is exact; the histogram's is rounded to its buckets.
+                let sum_ns = l
+                    .mean_ns
+                    .map_or(h.mean() * h.len() as f64, |m| m * l.samples as f64);
+                LatencyBuckets::from_histogram(&h, sum_ns)
+            });
+            CpuFigures {
+                cpu: t.cpu,
+                latency,
+                max_ns: l.max_ns,
+                quantiles_ns: [l.p99_ns, l.p999_ns, l.p9999_ns],
+                samples: Some(l.samples),
+                missed_periods: known("missed_periods", t.missed_periods),
+                dropped_records: known("dropped_records", t.dropped_records),
+                deadline_misses: known("deadline_misses", t.deadline_misses),
+            }
+        })
+        .collect();
+    let facts = SystemFacts::of(r);
+    Exposition {
+        identity: Identity {
+            version: r.jitterlab_version.clone(),
+            kernel: facts.kernel_release,
+            preemption: facts.preemption,
+            host: facts.host,
+        },
+        cpus,
+        budget: r.budget.as_ref().map_or_else(Vec::new, |v| {
+            v.clauses
+                .iter()
+                .map(|c| (c.clause.clone(), c.passed))
+                .collect()
+        }),
+    }
+}
+
+impl RunExporter for OpenMetrics {
+    fn write(&self, run: &LoadedRun, output: Option<&Path>) -> Result<()> {
+        write_text(output, &render(&exposition(run)))
+    }
+}

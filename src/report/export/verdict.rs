@@ -1,0 +1,89 @@
+//! The budget a whole-run export judges, and its verdict per clause and per CPU, for the
+//! formats that show each (JUnit, LAVA). `analysis::budget` judges a clause over all its CPUs at
+//! once; the cases here are the same judgement on one CPU at a time, so a clause passes when
+//! every one of its cases passes.
+
+use crate::analysis::budget::{Budget, Clause};
+use crate::analysis::metric::Metric;
+use crate::error::{Failure, Result};
+use crate::results::RunRecord;
+
+/// The budget stored with the run (run.json `budget`, from `run --budget` or an earlier
+/// `export --budget`), parsed again so that it can be judged per CPU.
+pub fn stored_budget(record: &RunRecord) -> Result<Option<Budget>> {
+    record
+        .budget
+        .as_ref()
+        .map(|v| {
+            Budget::parse(&v.expression).map_err(|e| {
+                Failure::usage(format!(
+                    "run.json's budget expression no longer parses ({e}); pass the budget again with --budget"
+                ))
+            })
+        })
+        .transpose()
+}
+
+/// One clause judged on one CPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuCase {
+    /// The clause as written, e.g. `p99.9<50us` or `cpu1:max<100us`.
+    pub clause: String,
+    pub cpu: usize,
+    pub metric: Metric,
+    /// ns for latency metrics, a count otherwise; None when the CPU has no such figure (no
+    /// samples, a count the imported source lacked, a CPU the run did not measure).
+    pub value: Option<f64>,
+    pub passed: bool,
+    /// What the value had to be, e.g. `< 50.0 us`.
+    pub limit: String,
+}
+
+impl CpuCase {
+    /// The measured value with its unit, or why there is none.
+    pub fn value_text(&self) -> String {
+        match self.value {
+            Some(v) => self.metric.format(v),
+            None => "not measured".into(),
+        }
+    }
+}
+
+/// Every clause on every CPU it judges, in clause order, CPUs in the run's order. A clause
+/// naming a CPU the run did not measure is one failing case (as `Budget::evaluate` fails it).
+pub fn cases(budget: &Budget, record: &RunRecord) -> Vec<CpuCase> {
+    let absent: &[String] = record
+        .imported
+        .as_ref()
+        .map_or(&[], |i| i.absent.as_slice());
+    let mut out = Vec::new();
+    for c in &budget.clauses {
+        let case = |cpu: usize, value: Option<f64>| CpuCase {
+            clause: c.text.clone(),
+            cpu,
+            metric: c.metric,
+            value,
+            // A CPU without the figure cannot be shown to meet the budget.
+            passed: value.is_some_and(|v| c.op.holds(v, c.limit)),
+            limit: limit_text(c),
+        };
+        let in_scope: Vec<_> = record
+            .threads
+            .iter()
+            .filter(|t| c.cpu.is_none_or(|cpu| t.cpu == cpu))
+            .collect();
+        match (in_scope.is_empty(), c.cpu) {
+            (true, Some(cpu)) => out.push(case(cpu, None)),
+            _ => out.extend(
+                in_scope
+                    .iter()
+                    .map(|t| case(t.cpu, c.metric.value(t, absent))),
+            ),
+        }
+    }
+    out
+}
+
+fn limit_text(c: &Clause) -> String {
+    format!("{} {}", c.op.symbol(), c.metric.format(c.limit))
+}

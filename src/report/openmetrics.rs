@@ -1,0 +1,350 @@
+//! jitterlab's Prometheus metrics: the families (names, help, units, label names, bucket
+//! bounds) and their rendering in the Prometheus text exposition format 0.0.4 from plain
+//! per-CPU figures. The names are the interface fixed by the monitor issue (docs/monitor.md once
+//! it exists, docs/user-guide.md's export section now): `export --format openmetrics` renders a
+//! finished run with this module, and `jitterlab monitor` is meant to render its live `/metrics`
+//! with the same [`render`], so both feed the same dashboards and alerts.
+//!
+//! Format 0.0.4 rather than OpenMetrics 1.0 text, because node_exporter's textfile collector
+//! (the consumer of the export) reads only 0.0.4, and every Prometheus scrapes it. It is written
+//! by hand rather than with the `prometheus-client` crate: that crate encodes only OpenMetrics
+//! 1.0 (`# EOF`, `# UNIT`, counters named without `_total`), which the textfile collector
+//! rejects, and it is built around live registered metric objects, where here a snapshot of
+//! plain numbers is rendered once.
+
+use hdrhistogram::Histogram;
+use std::fmt::Write;
+
+/// Upper bounds of `jitterlab_wakeup_latency_seconds`'s buckets, ns: a 1-2-5 series from 1 us
+/// to 100 ms (`+Inf` follows).
+pub const LATENCY_BUCKET_BOUNDS_NS: [u64; 16] = [
+    1_000,
+    2_000,
+    5_000,
+    10_000,
+    20_000,
+    50_000,
+    100_000,
+    200_000,
+    500_000,
+    1_000_000,
+    2_000_000,
+    5_000_000,
+    10_000_000,
+    20_000_000,
+    50_000_000,
+    100_000_000,
+];
+
+/// The quantiles of `jitterlab_wakeup_latency_quantile_seconds`, as its `quantile` label.
+pub const QUANTILES: [&str; 3] = ["0.99", "0.999", "0.9999"];
+
+/// One metric family: what `# HELP` and `# TYPE` say.
+struct Family {
+    name: &'static str,
+    kind: &'static str,
+    help: &'static str,
+}
+
+const LATENCY: Family = Family {
+    name: "jitterlab_wakeup_latency_seconds",
+    kind: "histogram",
+    help: "Wakeup latency of the measuring thread of each CPU: how long after its due time it ran, in seconds.",
+};
+const MAX: Family = Family {
+    name: "jitterlab_wakeup_latency_max_seconds",
+    kind: "gauge",
+    help: "Largest wakeup latency of each CPU over the window (export: the whole run), in seconds.",
+};
+const QUANTILE: Family = Family {
+    name: "jitterlab_wakeup_latency_quantile_seconds",
+    kind: "gauge",
+    help: "Wakeup latency quantile of each CPU over the window (export: the whole run), from the HDR histogram (within 0.1%), in seconds.",
+};
+const SAMPLES: Family = Family {
+    name: "jitterlab_samples_total",
+    kind: "counter",
+    help: "Wakeups measured on each CPU.",
+};
+const MISSED: Family = Family {
+    name: "jitterlab_missed_periods_total",
+    kind: "counter",
+    help: "Periods that passed unserved because a wakeup came a period or more late, per CPU.",
+};
+const DROPPED: Family = Family {
+    name: "jitterlab_dropped_records_total",
+    kind: "counter",
+    help: "Samples lost because the recorder fell behind the measuring thread, per CPU.",
+};
+const DEADLINE: Family = Family {
+    name: "jitterlab_deadline_misses_total",
+    kind: "counter",
+    help: "Wakeups later than the deadline (by default the interval), per CPU.",
+};
+const BUDGET: Family = Family {
+    name: "jitterlab_budget_ok",
+    kind: "gauge",
+    help: "1 when the latency budget clause holds on every CPU it judges, else 0.",
+};
+const INFO: Family = Family {
+    name: "jitterlab_info",
+    kind: "gauge",
+    help: "Always 1; the labels name the jitterlab version, kernel release, preemption model and host.",
+};
+
+/// The latency histogram of one CPU in the family's buckets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencyBuckets {
+    /// Samples at or below each bound of [`LATENCY_BUCKET_BOUNDS_NS`] (cumulative).
+    pub at_or_below: [u64; LATENCY_BUCKET_BOUNDS_NS.len()],
+    /// Every sample (the `+Inf` bucket and `_count`).
+    pub count: u64,
+    /// The sum of the latencies, ns (`_sum`).
+    pub sum_ns: f64,
+}
+
+impl LatencyBuckets {
+    /// The buckets of an HDR histogram. A sample counts at its HDR bucket's highest value (the
+    /// value percentiles report), so a sample within 0.1% above a bound may count below it.
+    /// `sum_ns` is the exact sum where it is known (mean times samples), since the histogram's
+    /// own is rounded.
+    pub fn from_histogram(h: &Histogram<u64>, sum_ns: f64) -> Self {
+        let mut at_or_below = [0; LATENCY_BUCKET_BOUNDS_NS.len()];
+        for v in h.iter_recorded() {
+            let value = v.value_iterated_to();
+            for (slot, &bound) in at_or_below.iter_mut().zip(&LATENCY_BUCKET_BOUNDS_NS) {
+                if value <= bound {
+                    *slot += v.count_at_value();
+                }
+            }
+        }
+        LatencyBuckets {
+            at_or_below,
+            count: h.len(),
+            sum_ns,
+        }
+    }
+}
+
+/// What is known of one CPU. None: not known (e.g. a count an imported source lacked), and the
+/// sample is left out rather than shown as 0.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CpuFigures {
+    pub cpu: usize,
+    pub latency: Option<LatencyBuckets>,
+    pub max_ns: Option<i64>,
+    /// Values of [`QUANTILES`], in that order, ns.
+    pub quantiles_ns: [Option<u64>; QUANTILES.len()],
+    pub samples: Option<u64>,
+    pub missed_periods: Option<u64>,
+    pub dropped_records: Option<u64>,
+    pub deadline_misses: Option<u64>,
+}
+
+/// The labels of `jitterlab_info`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Identity {
+    pub version: String,
+    pub kernel: String,
+    pub preemption: String,
+    pub host: String,
+}
+
+/// Everything one exposition holds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Exposition {
+    pub identity: Identity,
+    pub cpus: Vec<CpuFigures>,
+    /// (clause as written, holds) per budget clause; empty without a budget.
+    pub budget: Vec<(String, bool)>,
+}
+
+/// A label value escaped for the text format: backslash, double quote and newline as the
+/// format says; other control characters (which the format would pass raw, to a terminal too)
+/// become U+FFFD.
+pub fn escape_label_value(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c if c.is_control() => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A number of seconds from ns, in the shortest form that reads back exactly.
+fn seconds(ns: f64) -> String {
+    format!("{}", ns / 1e9)
+}
+
+fn header(out: &mut String, f: &Family) {
+    let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
+    let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
+}
+
+/// One family whose samples are one value per CPU; nothing (not even the header) when no CPU
+/// has the value.
+fn per_cpu(
+    out: &mut String,
+    f: &Family,
+    cpus: &[CpuFigures],
+    value: impl Fn(&CpuFigures) -> Option<String>,
+) {
+    let values: Vec<(usize, String)> = cpus
+        .iter()
+        .filter_map(|c| value(c).map(|v| (c.cpu, v)))
+        .collect();
+    if values.is_empty() {
+        return;
+    }
+    header(out, f);
+    for (cpu, v) in values {
+        let _ = writeln!(out, "{}{{cpu=\"{cpu}\"}} {v}", f.name);
+    }
+}
+
+/// The exposition in the Prometheus text format 0.0.4, families in a fixed order, CPUs in the
+/// order given.
+pub fn render(e: &Exposition) -> String {
+    let mut out = String::new();
+    let cpus = &e.cpus;
+    if cpus.iter().any(|c| c.latency.is_some()) {
+        header(&mut out, &LATENCY);
+        for c in cpus {
+            let Some(l) = &c.latency else { continue };
+            for (bound, count) in LATENCY_BUCKET_BOUNDS_NS.iter().zip(l.at_or_below) {
+                let _ = writeln!(
+                    out,
+                    "{}_bucket{{cpu=\"{}\",le=\"{}\"}} {count}",
+                    LATENCY.name,
+                    c.cpu,
+                    seconds(*bound as f64)
+                );
+            }
+            let _ = writeln!(
+                out,
+                "{}_bucket{{cpu=\"{}\",le=\"+Inf\"}} {}",
+                LATENCY.name, c.cpu, l.count
+            );
+            let _ = writeln!(
+                out,
+                "{}_sum{{cpu=\"{}\"}} {}",
+                LATENCY.name,
+                c.cpu,
+                seconds(l.sum_ns)
+            );
+            let _ = writeln!(
+                out,
+                "{}_count{{cpu=\"{}\"}} {}",
+                LATENCY.name, c.cpu, l.count
+            );
+        }
+    }
+    per_cpu(&mut out, &MAX, cpus, |c| {
+        c.max_ns.map(|v| seconds(v as f64))
+    });
+    if cpus
+        .iter()
+        .any(|c| c.quantiles_ns.iter().any(Option::is_some))
+    {
+        header(&mut out, &QUANTILE);
+        for c in cpus {
+            for (q, v) in QUANTILES.iter().zip(c.quantiles_ns) {
+                if let Some(v) = v {
+                    let _ = writeln!(
+                        out,
+                        "{}{{cpu=\"{}\",quantile=\"{q}\"}} {}",
+                        QUANTILE.name,
+                        c.cpu,
+                        seconds(v as f64)
+                    );
+                }
+            }
+        }
+    }
+    let count = |v: Option<u64>| v.map(|n| n.to_string());
+    per_cpu(&mut out, &SAMPLES, cpus, |c| count(c.samples));
+    per_cpu(&mut out, &MISSED, cpus, |c| count(c.missed_periods));
+    per_cpu(&mut out, &DROPPED, cpus, |c| count(c.dropped_records));
+    per_cpu(&mut out, &DEADLINE, cpus, |c| count(c.deadline_misses));
+    if !e.budget.is_empty() {
+        header(&mut out, &BUDGET);
+        for (clause, ok) in &e.budget {
+            let _ = writeln!(
+                out,
+                "{}{{clause=\"{}\"}} {}",
+                BUDGET.name,
+                escape_label_value(clause),
+                u8::from(*ok)
+            );
+        }
+    }
+    header(&mut out, &INFO);
+    let i = &e.identity;
+    let _ = writeln!(
+        out,
+        "{}{{version=\"{}\",kernel=\"{}\",preemption=\"{}\",host=\"{}\"}} 1",
+        INFO.name,
+        escape_label_value(&i.version),
+        escape_label_value(&i.kernel),
+        escape_label_value(&i.preemption),
+        escape_label_value(&i.host)
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::stats::new_histogram;
+
+    #[test]
+    fn buckets_are_cumulative_and_exact_away_from_bounds() {
+        let mut h = new_histogram();
+        h.record_n(1_500, 10).unwrap(); // 1.5 us: above 1 us, at or below 2 us
+        h.record_n(30_000, 5).unwrap(); // 30 us
+        h.record(3_000_000).unwrap(); // 3 ms
+        let b = LatencyBuckets::from_histogram(&h, 1.0);
+        assert_eq!(b.count, 16);
+        assert_eq!(b.at_or_below[0], 0, "le 1 us");
+        assert_eq!(b.at_or_below[1], 10, "le 2 us");
+        assert_eq!(b.at_or_below[5], 15, "le 50 us");
+        assert_eq!(b.at_or_below[10], 15, "le 2 ms");
+        assert_eq!(b.at_or_below[11], 16, "le 5 ms");
+        assert_eq!(b.at_or_below[15], 16, "le 100 ms");
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(
+            escape_label_value("a\\b\"c\nd\u{1b}e"),
+            "a\\\\b\\\"c\\nd\u{FFFD}e"
+        );
+    }
+
+    #[test]
+    fn absent_figures_are_left_out_not_zero() {
+        let e = Exposition {
+            cpus: vec![CpuFigures {
+                cpu: 3,
+                samples: Some(7),
+                ..CpuFigures::default()
+            }],
+            ..Exposition::default()
+        };
+        let text = render(&e);
+        assert!(
+            text.contains("jitterlab_samples_total{cpu=\"3\"} 7\n"),
+            "{text}"
+        );
+        assert!(!text.contains("jitterlab_missed_periods_total"), "{text}");
+        assert!(
+            !text.contains("jitterlab_wakeup_latency_seconds_bucket"),
+            "{text}"
+        );
+    }
+}
