@@ -56,9 +56,13 @@ const MAX: Family = Family {
     kind: "gauge",
     help: "Largest wakeup latency of each CPU over the window (export: the whole run), in seconds.",
 };
+/// Untyped, not the gauge the monitor issue names: Prometheus reserves the `quantile` label for
+/// summaries (`promtool check metrics` refuses it on a gauge), and as a summary without `_sum`
+/// and `_count` node_exporter's textfile collector would add both as 0, numbers nobody
+/// measured. Prometheus stores and queries an untyped series exactly like a gauge.
 const QUANTILE: Family = Family {
     name: "jitterlab_wakeup_latency_quantile_seconds",
-    kind: "gauge",
+    kind: "untyped",
     help: "Wakeup latency quantile of each CPU over the window (export: the whole run), from the HDR histogram (within 0.1%), in seconds.",
 };
 const SAMPLES: Family = Family {
