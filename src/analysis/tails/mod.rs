@@ -10,6 +10,7 @@
 //!   checks that must pass before it is shown.
 //! - [`run_length`]: what a run of N wakeups can claim, and how much longer to run.
 
+pub mod evt;
 pub mod exceedance;
 pub mod firm;
 pub mod run_length;
