@@ -46,7 +46,7 @@ pub fn wakeups_needed(
     } else {
         exceedances as f64 / wakeups as f64
     };
-    if !(target_per_wakeup > 0.0) || seen >= target_per_wakeup {
+    if target_per_wakeup.is_nan() || target_per_wakeup <= 0.0 || seen >= target_per_wakeup {
         return None;
     }
     let bound = |n: f64| upper_mean(seen * n, confidence) / n;

@@ -27,7 +27,7 @@ pub struct Gpd {
 
 /// Log-likelihood of excesses `y` (all ≥ 0) under GPD(σ, ξ); −∞ outside the support.
 pub fn log_likelihood(y: &[f64], scale: f64, shape: f64) -> f64 {
-    if !(scale > 0.0) {
+    if scale.is_nan() || scale <= 0.0 {
         return f64::NEG_INFINITY;
     }
     let n = y.len() as f64;
@@ -78,7 +78,7 @@ pub fn fit(y: &[f64]) -> Option<Gpd> {
     let n = y.len();
     let max = y.iter().copied().fold(0.0, f64::max);
     let mean = y.iter().sum::<f64>() / n as f64;
-    if n < 3 || !(max > 0.0) {
+    if n < 3 || max <= 0.0 {
         return None;
     }
     let profile = |theta: f64| -> f64 {
@@ -163,7 +163,7 @@ fn max_over_shape(y: &[f64], scale_for: impl Fn(f64) -> f64) -> f64 {
         .max_by(|&a, &b| values[a].total_cmp(&values[b]))
         .unwrap_or(0);
     let shape = golden_max(
-        &at,
+        at,
         grid(best.saturating_sub(1)),
         grid((best + 1).min(steps)),
         25,
@@ -203,13 +203,13 @@ fn profile_interval(
                 if inside(far) {
                     return Some(floor);
                 }
-                return Some(bisect_edge(&inside, near, far));
+                return Some(bisect_edge(inside, near, far));
             }
             if far >= ceiling {
                 return None;
             }
             if !inside(far) {
-                return Some(bisect_edge(&inside, near, far));
+                return Some(bisect_edge(inside, near, far));
             }
             near = far;
             d *= 2.0;
