@@ -30,8 +30,9 @@ pub struct Segment {
 }
 
 /// Every wakeup of `latencies` above `level_ns`, in order: the peaks the fit chooses its
-/// threshold among. The level must be below the top 0.5 % of the run (e.g. its p99) so that
-/// every candidate threshold can be tried.
+/// threshold among. The level must leave at least the top 0.5 % of the run, or its top 2000
+/// wakeups if fewer, above it (its p99 always does), so that every candidate threshold can be
+/// tried.
 pub fn peaks_above(latencies: &[u64], level_ns: u64) -> Vec<Peak> {
     latencies
         .iter()
@@ -61,8 +62,11 @@ pub fn halves(wakeups: u64) -> Vec<Segment> {
     ]
 }
 
-/// Candidate thresholds, lowest first: the share of the run's wakeups above each.
-const THRESHOLD_SHARES: [f64; 4] = [0.005, 0.0025, 0.001, 0.0005];
+/// Candidate thresholds, lowest first: the share of the run's wakeups above each, and at most
+/// how many wakeups that may be (a day at 1 kHz has 432 000 in its top 0.5 %; a few hundred
+/// excesses fix the tail as well, and a higher threshold suits the model better).
+const THRESHOLD_CANDIDATES: [(f64, usize); 4] =
+    [(0.005, 2000), (0.0025, 1000), (0.001, 500), (0.0005, 250)];
 /// Independent exceedances (cluster maxima) a fit needs.
 pub const MIN_CLUSTERS: usize = 50;
 /// Below this extremal index the exceedances are declustered.
@@ -153,7 +157,8 @@ impl TailFit {
 /// below the run's top 0.5 %, in order), after the validity checks, with intervals at
 /// `confidence`. `segments` are the stretches compared for stationarity (phases, or
 /// [`halves`]). The threshold is the lowest candidate (top 0.5 %, 0.25 %, 0.1 %, 0.05 % of
-/// the wakeups) at which the GPD fits; the other checks are made at that threshold.
+/// the wakeups, but at most 2000, 1000, 500, 250 of them) at which the GPD fits; the other
+/// checks are made at that threshold.
 pub fn fit_tail(
     wakeups: u64,
     peaks: &[Peak],
@@ -163,8 +168,8 @@ pub fn fit_tail(
     let mut sorted: Vec<u64> = peaks.iter().map(|p| p.latency_ns).collect();
     sorted.sort_unstable_by(|a, b| b.cmp(a));
     let mut last_refusal = None;
-    for share in THRESHOLD_SHARES {
-        let k = (share * wakeups as f64) as usize;
+    for (share, most) in THRESHOLD_CANDIDATES {
+        let k = ((share * wakeups as f64) as usize).min(most);
         if k < MIN_CLUSTERS || k >= sorted.len() {
             continue;
         }
@@ -180,7 +185,7 @@ pub fn fit_tail(
         reason: format!(
             "too few wakeups for a tail fit: {wakeups} wakeups give fewer than {MIN_CLUSTERS} \
              in their top 0.5 % (run at least {} wakeups)",
-            (MIN_CLUSTERS as f64 / THRESHOLD_SHARES[0]) as u64
+            (MIN_CLUSTERS as f64 / THRESHOLD_CANDIDATES[0].0) as u64
         ),
     }))
 }

@@ -215,7 +215,7 @@ fn bursts_are_declustered_or_refused() {
 }
 
 #[test]
-fn a_tail_that_is_not_pareto_is_refused_or_fits_only_far_out() {
+fn a_two_point_tail_is_refused_by_the_fit_test() {
     // A two-point tail (half the exceedances at +1 us, half at +50 us) is not a GPD at any
     // threshold where both points are above it.
     let mut rng = SplitMix64::new(25);
@@ -238,4 +238,27 @@ fn a_tail_that_is_not_pareto_is_refused_or_fits_only_far_out() {
     )
     .expect_err("refused");
     assert_eq!(refusal.check, Check::GoodnessOfFit, "{refusal:?}");
+}
+
+#[test]
+fn a_day_at_one_kilohertz_fits_on_its_top_two_thousand() {
+    // 86.4 M wakeups: only the peaks are drawn (the top 1 % of the known distribution, at
+    // uniformly random wakeups); the threshold leaves at most 2000 above it.
+    let mut rng = SplitMix64::new(26);
+    let wakeups: u64 = 86_400_000;
+    let mut peaks: Vec<Peak> = (0..864_000)
+        .map(|_| Peak {
+            wakeup: rng.next_u64() % wakeups,
+            latency_ns: (JOIN + gpd_excess(&mut rng, SCALE, SHAPE)) as u64,
+        })
+        .collect();
+    peaks.sort_by_key(|p| p.wakeup);
+    let fit = fit_tail(wakeups, &peaks, &halves(wakeups), 0.95).expect("a fit");
+    assert!(fit.exceedances <= 2000, "{fit:?}");
+    let level = fit.return_level(1e-9).expect("a level");
+    let truth = true_level(1e-9);
+    assert!(
+        level.low_ns.unwrap() <= truth && truth <= level.high_ns.unwrap(),
+        "{level:?} vs {truth}"
+    );
 }
