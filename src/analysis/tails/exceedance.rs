@@ -45,6 +45,18 @@ impl Exceedance {
                 undecided: 0,
             };
         }
+        // Every sample at most its bucket's top (`max`), or at least its bucket's bottom
+        // (`min`): decided whole, also beyond the histogram's range.
+        if threshold_ns >= h.max() || threshold_ns < h.min() {
+            let within = if threshold_ns >= h.max() { total } else { 0 };
+            return Exceedance {
+                threshold_ns,
+                total,
+                within,
+                above: total - within,
+                undecided: 0,
+            };
+        }
         let bucket_low = h.lowest_equivalent(threshold_ns);
         let bucket_high = h.highest_equivalent(threshold_ns);
         // count_between(a, b) counts the buckets of a through b, whole.

@@ -55,18 +55,16 @@ impl FirmWindow {
         if self.position == self.k {
             self.position = 0;
         }
+        // Until the first k periods are in, the window is the run so far (its misses only
+        // grow); after that a window replaces the worst only when strictly worse, so the
+        // worst is the first of equals.
         let length = self.periods.min(self.k);
-        if self.misses_in_window > self.worst.misses || self.worst.periods < length {
-            // Before the first full window, the worst "window" is the run so far; it grows.
-            if self.misses_in_window >= self.worst.misses {
-                self.worst = WorstWindow {
-                    misses: self.misses_in_window,
-                    first_period: self.periods - length,
-                    periods: length,
-                };
-            } else {
-                self.worst.periods = length;
-            }
+        if self.periods <= self.k || self.misses_in_window > self.worst.misses {
+            self.worst = WorstWindow {
+                misses: self.misses_in_window,
+                first_period: self.periods - length,
+                periods: length,
+            };
         }
     }
 
