@@ -7,3 +7,4 @@ pub mod compare;
 pub mod metric;
 pub mod quantile;
 pub mod regression;
+pub mod tails;

@@ -1,0 +1,18 @@
+//! Tails and rates (issue 16): what the far end of a latency distribution says and how sure
+//! we can be of it. Each module is a pure function of plain data (slices of latencies, spike
+//! times, HDR histograms), so the recorder, the interval log and `--samples` files can all
+//! feed it; the methods, their assumptions and their labels are documented in docs/tails.md.
+//!
+//! - [`exceedance`]: "x % of wakeups within y", with the exact counts.
+//! - [`spikes`]: spikes over a threshold, their rate (exact Poisson interval), MTBF and period.
+//! - [`firm`]: (m,k)-firm deadlines, counted one period at a time.
+//! - [`evt`]: the extrapolated worst case (peaks over threshold, generalized Pareto) with the
+//!   checks that must pass before it is shown.
+//! - [`run_length`]: what a run of N wakeups can claim, and how much longer to run.
+
+pub mod evt;
+pub mod exceedance;
+pub mod firm;
+pub mod run_length;
+mod special;
+pub mod spikes;
