@@ -8,6 +8,10 @@
 //! their wakeup, then are joined and recorded in order; a sample whose trace does not come
 //! within [`TRACE_WAIT_NS`] is recorded without IRQ latency and counted. Without `--trace`
 //! samples are recorded as they are drained, as before.
+//!
+//! This file drains the rings and decides when a traced sample may be recorded; what
+//! recording a sample means for its thread (statistics, log intervals, deadline misses) is in
+//! `thread_state.rs`, and the rule that the first write error stops every file in `files.rs`.
 
 mod files;
 pub mod hlog;
