@@ -8,27 +8,34 @@
 //! their wakeup, then are joined and recorded in order; a sample whose trace does not come
 //! within [`TRACE_WAIT_NS`] is recorded without IRQ latency and counted. Without `--trace`
 //! samples are recorded as they are drained, as before.
+//!
+//! This file drains the rings and decides when a traced sample may be recorded; what
+//! recording a sample means for its thread (statistics, log intervals, deadline misses) is in
+//! `thread_state.rs`, and the rule that the first write error stops every file in `files.rs`.
 
+mod files;
 pub mod hlog;
 pub mod hlog_scan;
 pub mod live;
 pub mod samplelog;
 pub mod stats;
+mod thread_state;
 mod trace_join;
 
+pub use thread_state::IntervalFigures;
 pub use trace_join::{SampleTrace, TRACE_WAIT_NS, ThreadTraceResult, TraceJoin, WORST_KEPT};
 use trace_join::{ThreadTraceState, keep_worst};
 
 use crate::measure::clock::monotonic_ns;
 use crate::measure::{Sample, ThreadCounters};
 use crate::results::events::SpikeExplanation;
+use files::Files;
 use hlog::HlogWriter;
-use samplelog::{SampleLogWriter, SampleRecord};
-use stats::{LatencyStats, LatencySummary};
+use samplelog::SampleLogWriter;
+use stats::LatencySummary;
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::Ordering::Relaxed;
-use std::time::Duration;
+use thread_state::{Sink, ThreadState};
 
 /// What the recorder needs to know about one measuring thread.
 pub struct ThreadFeed {
@@ -53,15 +60,6 @@ pub struct ThreadResult {
     pub trace: Option<ThreadTraceResult>,
 }
 
-/// The last completed interval of a thread, for live views.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct IntervalFigures {
-    pub samples: u64,
-    pub min_ns: Option<i64>,
-    pub mean_ns: Option<f64>,
-    pub max_ns: Option<i64>,
-}
-
 /// A thread's state as the live view shows it.
 #[derive(Debug, Clone)]
 pub struct LiveRow {
@@ -72,48 +70,6 @@ pub struct LiveRow {
     pub missed_periods: u64,
     pub deadline_misses: u64,
     pub dropped_records: u64,
-}
-
-struct ThreadState {
-    feed: ThreadFeed,
-    tag: String,
-    irq_tag: String,
-    trace: Option<ThreadTraceState>,
-    total: LatencyStats,
-    interval: LatencyStats,
-    interval_index: u64,
-    last_interval: IntervalFigures,
-    deadline_misses: u64,
-}
-
-/// The files a recorder writes. After the first write error (a full disk) nothing more is
-/// written, so that a torn line stays the last one, while the statistics go on: the run still
-/// ends with its summary and run.json.
-struct Files {
-    hlog: HlogWriter,
-    samples: Option<SampleLogWriter>,
-    failed: bool,
-    /// The write error, until a drain (or finish) hands it out.
-    error: Option<io::Error>,
-}
-
-impl Files {
-    fn write(
-        &mut self,
-        f: impl FnOnce(&mut HlogWriter, &mut Option<SampleLogWriter>) -> io::Result<()>,
-    ) {
-        if !self.failed
-            && let Err(e) = f(&mut self.hlog, &mut self.samples)
-        {
-            self.failed = true;
-            self.error = Some(e);
-        }
-    }
-
-    /// The write error, the first time it is asked for.
-    fn new_error(&mut self) -> Option<io::Error> {
-        self.error.take()
-    }
 }
 
 /// Drains rings into histograms and files.
@@ -142,28 +98,9 @@ impl Recorder {
         start_ns: u64,
         log_interval_ns: u64,
     ) -> Self {
-        let threads = feeds
-            .into_iter()
-            .map(|feed| ThreadState {
-                tag: format!("cpu{}", feed.cpu),
-                irq_tag: format!("cpu{}.irq", feed.cpu),
-                trace: None,
-                feed,
-                total: LatencyStats::default(),
-                interval: LatencyStats::default(),
-                interval_index: 0,
-                last_interval: IntervalFigures::default(),
-                deadline_misses: 0,
-            })
-            .collect();
         Recorder {
-            threads,
-            files: Files {
-                hlog,
-                samples,
-                failed: false,
-                error: None,
-            },
+            threads: feeds.into_iter().map(ThreadState::new).collect(),
+            files: Files::new(hlog, samples),
             start_ns,
             log_interval_ns,
             trace: None,
@@ -232,7 +169,7 @@ impl Recorder {
                 taken += 1;
                 match &mut t.trace {
                     Some(tr) => tr.pending.push_back(sample),
-                    None => record_sample(t, &sample, None, &mut out),
+                    None => t.record(&sample, None, &mut out),
                 }
             }
             let Some(join) = &mut self.trace else {
@@ -256,7 +193,7 @@ impl Recorder {
                 };
                 tr.pending.pop_front();
                 let explanation = joined.as_ref().and_then(|j| j.explanation.clone());
-                record_sample(t, &sample, joined, &mut out);
+                t.record(&sample, joined, &mut out);
                 if let Some(x) = explanation {
                     self.explained += 1;
                     keep_worst(&mut self.worst, &x);
@@ -265,26 +202,14 @@ impl Recorder {
             }
         }
         if closed_any {
-            self.files
-                .write(|_, samples| samples.as_mut().map_or(Ok(()), |l| l.flush()));
+            self.files.flush_samples();
         }
         taken
     }
 
     /// The live view's figures.
     pub fn live_rows(&self) -> Vec<LiveRow> {
-        self.threads
-            .iter()
-            .map(|t| LiveRow {
-                cpu: t.feed.cpu,
-                last_interval: t.last_interval,
-                samples: t.total.count(),
-                max_ns: t.total.max_ns(),
-                missed_periods: t.feed.counters.missed_periods.load(Relaxed),
-                deadline_misses: t.deadline_misses,
-                dropped_records: t.feed.counters.dropped_records.load(Relaxed),
-            })
-            .collect()
+        self.threads.iter().map(ThreadState::live_row).collect()
     }
 
     /// Drains what is left, writes each thread's last (possibly partial) interval ending at
@@ -293,107 +218,21 @@ impl Recorder {
     pub fn finish(mut self, end_ns: u64) -> (Vec<ThreadResult>, Option<io::Error>) {
         self.drain_until(true);
         for t in &mut self.threads {
-            let interval_start = self.start_ns + t.interval_index * self.log_interval_ns;
-            let length = end_ns
-                .saturating_sub(interval_start)
-                .clamp(1, self.log_interval_ns);
-            if t.interval.count() > 0 || end_ns > interval_start {
-                close_interval(t, &mut self.files, self.log_interval_ns, length);
-            }
+            t.close_last_interval(&mut self.files, self.start_ns, self.log_interval_ns, end_ns);
         }
-        self.files
-            .write(|_, samples| samples.as_mut().map_or(Ok(()), |l| l.flush()));
+        self.files.flush_samples();
         let error = self.files.new_error();
-        let threads = self
-            .threads
-            .iter()
-            .map(|t| ThreadResult {
-                cpu: t.feed.cpu,
-                index: t.feed.index,
-                latency: t.total.summary(),
-                // From the thread itself: includes periods missed by records that were dropped.
-                missed_periods: t.feed.counters.missed_periods.load(Relaxed),
-                dropped_records: t.feed.counters.dropped_records.load(Relaxed),
-                deadline_misses: t.deadline_misses,
-                early_wakeups: t.total.early,
-                trace: t.trace.as_ref().map(ThreadTraceState::result),
-            })
-            .collect();
-        (threads, error)
+        (
+            self.threads.iter().map(ThreadState::result).collect(),
+            error,
+        )
     }
-}
-
-/// Where recorded samples go.
-struct Sink<'a> {
-    files: &'a mut Files,
-    start_ns: u64,
-    log_interval_ns: u64,
-    closed_any: &'a mut bool,
-}
-
-/// Records one sample (and its trace, when traced) in the statistics and files, closing the
-/// intervals it moves past.
-fn record_sample(
-    t: &mut ThreadState,
-    sample: &Sample,
-    traced: Option<SampleTrace>,
-    out: &mut Sink,
-) {
-    let index = sample.expected_ns.saturating_sub(out.start_ns) / out.log_interval_ns;
-    while index > t.interval_index {
-        close_interval(t, out.files, out.log_interval_ns, out.log_interval_ns);
-        *out.closed_any = true;
-    }
-    t.interval.record(sample.latency_ns);
-    t.total.record(sample.latency_ns);
-    if sample.latency_ns > t.feed.deadline_ns as i64 {
-        t.deadline_misses += 1;
-    }
-    let irq = traced.as_ref().and_then(|x| x.irq_latency_ns);
-    if let (Some(tr), Some(x)) = (&mut t.trace, &traced) {
-        tr.record(x);
-    }
-    let record = SampleRecord {
-        cpu: t.feed.cpu as u32,
-        missed: sample.missed,
-        seq: sample.seq,
-        expected_ns: sample.expected_ns,
-        latency_ns: sample.latency_ns,
-        irq_latency_ns: irq,
-    };
-    out.files
-        .write(|_, samples| samples.as_mut().map_or(Ok(()), |l| l.write(&record)));
-}
-
-/// Writes the thread's current interval to the log (even when empty, so the timeline has no
-/// holes) and starts the next one.
-fn close_interval(t: &mut ThreadState, files: &mut Files, log_interval_ns: u64, length_ns: u64) {
-    let start = Duration::from_nanos(t.interval_index * log_interval_ns);
-    let length = Duration::from_nanos(length_ns);
-    files.write(|hlog, _| {
-        hlog.write_interval(&t.tag, start, length, &t.interval.histogram)?;
-        // The IRQ latency of the same interval, under its own tag.
-        match &t.trace {
-            Some(tr) => hlog.write_interval(&t.irq_tag, start, length, &tr.irq_interval.histogram),
-            None => Ok(()),
-        }
-    });
-    if let Some(tr) = &mut t.trace {
-        tr.irq_interval.reset();
-    }
-    t.last_interval = IntervalFigures {
-        samples: t.interval.count(),
-        min_ns: t.interval.min_ns(),
-        mean_ns: t.interval.mean_ns(),
-        max_ns: t.interval.max_ns(),
-    };
-    t.interval.reset();
-    t.interval_index += 1;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::Ordering::Relaxed;
     use std::time::SystemTime;
 
     fn feed(cpu: usize, samples: &[Sample]) -> ThreadFeed {

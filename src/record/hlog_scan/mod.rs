@@ -10,189 +10,26 @@
 //!
 //! The encoding is HdrHistogram's V2 (the "compressed" variant: a zlib stream of the V2
 //! payload), counts as ZigZag LEB128 varints, negative numbers being runs of empty slots. A unit
-//! test checks the decoded pairs against the hdrhistogram crate's own deserializer. The payload
-//! decoding itself is in `hlog_scan/v2.rs`.
+//! test checks the decoded pairs against the hdrhistogram crate's own deserializer.
+//!
+//! The parts: `v2` decodes one histogram payload, `interval` holds the decoded pairs, `torn`
+//! handles a last line cut by a full disk or a kill, `coarsen` reads a long log merged down to
+//! a bounded number of intervals per tag; this file walks the log's lines, on one thread or
+//! several.
 
-use hdrhistogram::Histogram;
+mod coarsen;
+mod interval;
+mod torn;
+mod v2;
+
+pub use coarsen::read_coarsened;
+pub use interval::{SparseInterval, StoredInterval, add_counts};
+pub use torn::{TornTail, complete_lines};
+
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use std::io;
 use std::path::Path;
-mod v2;
 use v2::PayloadDecoder;
-
-/// One interval as the scanner hands it out. The slices live until the next interval.
-#[derive(Debug)]
-pub struct SparseInterval<'a> {
-    pub tag: &'a str,
-    /// Seconds from the log's base time (the run's first due time).
-    pub start_s: f64,
-    pub length_s: f64,
-    /// (value, count) for each non-empty histogram slot, values ascending. The value is the
-    /// highest value the slot stands for, as `Histogram::value_at_quantile` and `max` report it.
-    pub counts: &'a [(u64, u64)],
-    /// The sum of the counts.
-    pub total: u64,
-}
-
-impl SparseInterval<'_> {
-    /// The smallest recorded value v with at least `quantile` of the counts at or below it (the
-    /// definition of `Histogram::value_at_quantile`); None for an empty interval.
-    pub fn value_at_quantile(&self, quantile: f64) -> Option<u64> {
-        if self.total == 0 {
-            return None;
-        }
-        let wanted = ((quantile * self.total as f64).ceil() as u64).clamp(1, self.total);
-        let mut seen = 0;
-        for &(value, count) in self.counts {
-            seen += count;
-            if seen >= wanted {
-                return Some(value);
-            }
-        }
-        self.counts.last().map(|&(v, _)| v)
-    }
-
-    pub fn max(&self) -> Option<u64> {
-        self.counts.last().map(|&(v, _)| v)
-    }
-}
-
-impl SparseInterval<'_> {
-    /// A copy that owns its pairs, for readers that keep intervals.
-    pub fn to_stored(&self) -> StoredInterval {
-        StoredInterval {
-            tag: self.tag.to_string(),
-            start_s: self.start_s,
-            length_s: self.length_s,
-            counts: self.counts.to_vec(),
-        }
-    }
-}
-
-/// One interval kept in memory as its non-empty (value, count) pairs: a few KiB where a decoded
-/// `Histogram` takes about 100 KiB.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredInterval {
-    pub tag: String,
-    /// Seconds from the log's base time (the run's first due time).
-    pub start_s: f64,
-    pub length_s: f64,
-    /// (value, count) for each non-empty slot, values ascending (see [`SparseInterval`]).
-    pub counts: Vec<(u64, u64)>,
-}
-
-/// A last line without its end of line: the disk filled up, or the process was killed, while it
-/// was being written. Readers use every complete interval before it and warn about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TornTail {
-    /// Length of the torn line.
-    pub bytes: usize,
-}
-
-impl TornTail {
-    /// What readers tell the user (stderr, and the run's warnings in reports and exports).
-    pub fn warning(&self, path: &Path) -> String {
-        format!(
-            "{}: the last line is torn ({} bytes without an end of line: the disk filled up or the run was killed while it was written); it is left out, every complete interval before it is used",
-            path.display(),
-            self.bytes
-        )
-    }
-}
-
-/// The whole lines of a log, and its torn tail if there is one.
-pub fn complete_lines(bytes: &[u8]) -> (&[u8], Option<TornTail>) {
-    let whole = bytes
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |at| at + 1);
-    let torn = (whole < bytes.len()).then(|| TornTail {
-        bytes: bytes.len() - whole,
-    });
-    (&bytes[..whole], torn)
-}
-
-/// Adds (value, count) pairs into a histogram of the crate's configuration.
-pub fn add_counts(histogram: &mut Histogram<u64>, counts: &[(u64, u64)]) {
-    for &(value, count) in counts {
-        histogram
-            .record_n(value, count)
-            .expect("latency histograms resize automatically");
-    }
-}
-
-/// Reads the log keeping at most `max_per_tag` intervals per tag: when a tag has more, runs of
-/// `ceil(n / max_per_tag)` consecutive intervals are merged into one (its start is the first's,
-/// its length the sum). Readers that need the run's time structure but not every second of a
-/// day-long log (the block bootstrap of `compare`) stay within a few hundred MiB this way.
-pub fn read_coarsened(
-    path: &Path,
-    max_per_tag: usize,
-) -> io::Result<(Vec<StoredInterval>, Option<TornTail>)> {
-    use std::collections::HashMap;
-    let mut per_tag: HashMap<String, usize> = HashMap::new();
-    scan(
-        path,
-        |i| *per_tag.entry(i.tag.to_string()).or_default() += 1,
-        |_, _| {},
-    )?;
-    // Per tag: how many intervals go into one, and the group being filled.
-    let mut groups: HashMap<String, (usize, usize, StoredInterval)> = HashMap::new();
-    let mut out = Vec::new();
-    let flush = |group: &mut StoredInterval, out: &mut Vec<StoredInterval>| {
-        group.counts.sort_unstable_by_key(|&(v, _)| v);
-        group.counts.dedup_by(|later, kept| {
-            let same = later.0 == kept.0;
-            if same {
-                kept.1 += later.1;
-            }
-            same
-        });
-        // The pairs of several intervals were gathered; keep only what remains after merging.
-        group.counts.shrink_to_fit();
-        out.push(std::mem::replace(
-            group,
-            StoredInterval {
-                tag: group.tag.clone(),
-                start_s: 0.0,
-                length_s: 0.0,
-                counts: Vec::new(),
-            },
-        ));
-    };
-    let torn = scan(
-        path,
-        |i| {
-            let (size, filled, group) = groups.entry(i.tag.to_string()).or_insert_with(|| {
-                let n = per_tag.get(i.tag).copied().unwrap_or(1);
-                (n.div_ceil(max_per_tag.max(1)).max(1), 0, i.to_stored())
-            });
-            if *filled == 0 {
-                group.start_s = i.start_s;
-                group.length_s = 0.0;
-                group.counts.clear();
-            }
-            group.length_s += i.length_s;
-            group.counts.extend_from_slice(i.counts);
-            *filled += 1;
-            if *filled == *size {
-                flush(group, &mut out);
-                *filled = 0;
-            }
-        },
-        |_, _| {},
-    )?;
-    // Partial groups at the end of the log, in a stable order.
-    let mut rest: Vec<_> = groups
-        .into_values()
-        .filter(|(_, filled, _)| *filled > 0)
-        .collect();
-    rest.sort_by(|a, b| a.2.tag.cmp(&b.2.tag));
-    for (_, _, mut group) in rest {
-        flush(&mut group, &mut out);
-    }
-    Ok((out, torn))
-}
 
 /// Calls `visit` for every interval of the log at `path`, in file order, and returns the torn
 /// tail it left out, if any. `progress` is told the number of bytes of the file consumed so far
@@ -411,55 +248,6 @@ mod tests {
             .map(|r| (r.tag.clone(), r.start_s, r.histogram.len()))
             .collect();
         assert_eq!(flat, want);
-    }
-
-    #[test]
-    fn coarsening_merges_consecutive_intervals_of_each_tag_and_keeps_every_count() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(hlog::FILE_NAME);
-        let mut w = HlogWriter::create(&path).unwrap();
-        w.begin(SystemTime::UNIX_EPOCH, "t").unwrap();
-        let mut h = new_histogram();
-        // 10 one-second intervals per CPU; interval k of cpu c holds k+1 samples of 1000*(k+1)+c.
-        for k in 0..10u64 {
-            for cpu in 0..2u64 {
-                h.reset();
-                h.record_n(1000 * (k + 1) + cpu, k + 1).unwrap();
-                w.write_interval(
-                    &format!("cpu{cpu}"),
-                    Duration::from_secs(k),
-                    Duration::from_secs(1),
-                    &h,
-                )
-                .unwrap();
-            }
-        }
-        drop(w);
-        // At most 4 per tag: groups of 3 intervals (3 + 3 + 3 + 1).
-        let coarse = read_coarsened(&path, 4).unwrap().0;
-        for cpu in 0..2u64 {
-            let tag = format!("cpu{cpu}");
-            let mine: Vec<&StoredInterval> = coarse.iter().filter(|i| i.tag == tag).collect();
-            assert_eq!(mine.len(), 4, "{tag}");
-            let starts: Vec<f64> = mine.iter().map(|i| i.start_s).collect();
-            assert_eq!(starts, [0.0, 3.0, 6.0, 9.0]);
-            let lengths: Vec<f64> = mine.iter().map(|i| i.length_s).collect();
-            assert_eq!(lengths, [3.0, 3.0, 3.0, 1.0]);
-            // Values as the histogram reports them: the highest value of each slot.
-            let slot = |v: u64| h.highest_equivalent(v);
-            assert_eq!(
-                mine[1].counts,
-                vec![
-                    (slot(4000 + cpu), 4),
-                    (slot(5000 + cpu), 5),
-                    (slot(6000 + cpu), 6)
-                ]
-            );
-            let total: u64 = mine.iter().flat_map(|i| &i.counts).map(|&(_, c)| c).sum();
-            assert_eq!(total, 55);
-        }
-        // Short logs are kept as they are.
-        assert_eq!(read_coarsened(&path, 2000).unwrap().0.len(), 20);
     }
 
     /// A log cut in the middle of a line (a full disk, a kill): every complete interval is read,

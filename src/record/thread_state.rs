@@ -1,0 +1,165 @@
+//! One measuring thread as the recorder keeps it: its statistics of the whole run and of the
+//! current log interval, its deadline misses, and its queue of samples waiting for the trace.
+//! Separate from the recorder because the interval bookkeeping (which interval a sample
+//! belongs to, writing empty intervals so the timeline has no holes) is per thread and does
+//! not depend on how the rings are drained.
+
+use super::files::Files;
+use super::samplelog::SampleRecord;
+use super::stats::LatencyStats;
+use super::trace_join::{SampleTrace, ThreadTraceState};
+use super::{LiveRow, ThreadFeed, ThreadResult};
+use crate::measure::Sample;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+/// The last completed interval of a thread, for live views.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IntervalFigures {
+    pub samples: u64,
+    pub min_ns: Option<i64>,
+    pub mean_ns: Option<f64>,
+    pub max_ns: Option<i64>,
+}
+
+/// Where recorded samples go, and the interval grid they are sorted into: interval k covers
+/// due times in [start + k*len, start + (k+1)*len).
+pub(super) struct Sink<'a> {
+    pub files: &'a mut Files,
+    pub start_ns: u64,
+    pub log_interval_ns: u64,
+    /// Set when an interval was closed, so the caller flushes the sample log once.
+    pub closed_any: &'a mut bool,
+}
+
+pub(super) struct ThreadState {
+    pub feed: ThreadFeed,
+    tag: String,
+    irq_tag: String,
+    /// With `--trace`: the samples waiting for it, and the trace statistics.
+    pub trace: Option<ThreadTraceState>,
+    total: LatencyStats,
+    interval: LatencyStats,
+    interval_index: u64,
+    last_interval: IntervalFigures,
+    deadline_misses: u64,
+}
+
+impl ThreadState {
+    pub(super) fn new(feed: ThreadFeed) -> Self {
+        ThreadState {
+            tag: format!("cpu{}", feed.cpu),
+            irq_tag: format!("cpu{}.irq", feed.cpu),
+            trace: None,
+            feed,
+            total: LatencyStats::default(),
+            interval: LatencyStats::default(),
+            interval_index: 0,
+            last_interval: IntervalFigures::default(),
+            deadline_misses: 0,
+        }
+    }
+
+    /// Records one sample (and its trace, when traced) in the statistics and files, closing
+    /// the intervals it moves past.
+    pub(super) fn record(&mut self, sample: &Sample, traced: Option<SampleTrace>, out: &mut Sink) {
+        let index = sample.expected_ns.saturating_sub(out.start_ns) / out.log_interval_ns;
+        while index > self.interval_index {
+            self.close_interval(out.files, out.log_interval_ns, out.log_interval_ns);
+            *out.closed_any = true;
+        }
+        self.interval.record(sample.latency_ns);
+        self.total.record(sample.latency_ns);
+        if sample.latency_ns > self.feed.deadline_ns as i64 {
+            self.deadline_misses += 1;
+        }
+        let irq = traced.as_ref().and_then(|x| x.irq_latency_ns);
+        if let (Some(tr), Some(x)) = (&mut self.trace, &traced) {
+            tr.record(x);
+        }
+        let record = SampleRecord {
+            cpu: self.feed.cpu as u32,
+            missed: sample.missed,
+            seq: sample.seq,
+            expected_ns: sample.expected_ns,
+            latency_ns: sample.latency_ns,
+            irq_latency_ns: irq,
+        };
+        out.files
+            .write(|_, samples| samples.as_mut().map_or(Ok(()), |l| l.write(&record)));
+    }
+
+    /// Writes the last (possibly partial) interval, cut at `end_ns`, unless the run ended
+    /// exactly where it starts with nothing in it.
+    pub(super) fn close_last_interval(
+        &mut self,
+        files: &mut Files,
+        start_ns: u64,
+        log_interval_ns: u64,
+        end_ns: u64,
+    ) {
+        let interval_start = start_ns + self.interval_index * log_interval_ns;
+        let length = end_ns
+            .saturating_sub(interval_start)
+            .clamp(1, log_interval_ns);
+        if self.interval.count() > 0 || end_ns > interval_start {
+            self.close_interval(files, log_interval_ns, length);
+        }
+    }
+
+    /// Writes the thread's current interval to the log (even when empty, so the timeline has
+    /// no holes) and starts the next one.
+    fn close_interval(&mut self, files: &mut Files, log_interval_ns: u64, length_ns: u64) {
+        let start = Duration::from_nanos(self.interval_index * log_interval_ns);
+        let length = Duration::from_nanos(length_ns);
+        files.write(|hlog, _| {
+            hlog.write_interval(&self.tag, start, length, &self.interval.histogram)?;
+            // The IRQ latency of the same interval, under its own tag.
+            match &self.trace {
+                Some(tr) => {
+                    hlog.write_interval(&self.irq_tag, start, length, &tr.irq_interval.histogram)
+                }
+                None => Ok(()),
+            }
+        });
+        if let Some(tr) = &mut self.trace {
+            tr.irq_interval.reset();
+        }
+        self.last_interval = IntervalFigures {
+            samples: self.interval.count(),
+            min_ns: self.interval.min_ns(),
+            mean_ns: self.interval.mean_ns(),
+            max_ns: self.interval.max_ns(),
+        };
+        self.interval.reset();
+        self.interval_index += 1;
+    }
+
+    /// The thread as the live view shows it.
+    pub(super) fn live_row(&self) -> LiveRow {
+        LiveRow {
+            cpu: self.feed.cpu,
+            last_interval: self.last_interval,
+            samples: self.total.count(),
+            max_ns: self.total.max_ns(),
+            missed_periods: self.feed.counters.missed_periods.load(Relaxed),
+            deadline_misses: self.deadline_misses,
+            dropped_records: self.feed.counters.dropped_records.load(Relaxed),
+        }
+    }
+
+    /// The thread's figures at the end of the run.
+    pub(super) fn result(&self) -> ThreadResult {
+        ThreadResult {
+            cpu: self.feed.cpu,
+            index: self.feed.index,
+            latency: self.total.summary(),
+            // From the thread itself: includes periods missed by records that were dropped.
+            missed_periods: self.feed.counters.missed_periods.load(Relaxed),
+            dropped_records: self.feed.counters.dropped_records.load(Relaxed),
+            deadline_misses: self.deadline_misses,
+            early_wakeups: self.total.early,
+            trace: self.trace.as_ref().map(ThreadTraceState::result),
+        }
+    }
+}

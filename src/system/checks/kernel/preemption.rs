@@ -1,0 +1,202 @@
+//! The preemption model check: the one kernel property that decides whether a waiting
+//! real-time task can be kept off the CPU for milliseconds. Its own module because the model
+//! is read from five sources that disagree in known ways (a PREEMPT_DYNAMIC kernel's boot
+//! default vs its current mode), and the snapshot reuses the answer ([`read_preemption`]).
+
+use crate::system::checks::Ctx;
+use crate::system::root;
+use crate::system::verdict::{Check, Spec};
+
+/// The preemption models of Linux, most to least preemptible.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Model {
+    Rt,
+    Lazy,
+    Full,
+    Voluntary,
+    None,
+    /// A non-dynamic kernel whose version string carries no PREEMPT marker and whose config is
+    /// unavailable.
+    NoneOrVoluntary,
+}
+
+impl Model {
+    fn from_word(word: &str) -> Option<Model> {
+        match word {
+            "none" => Some(Model::None),
+            "voluntary" => Some(Model::Voluntary),
+            "full" => Some(Model::Full),
+            "lazy" => Some(Model::Lazy),
+            _ => None,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Model::Rt => "PREEMPT_RT",
+            Model::Lazy => "lazy",
+            Model::Full => "full",
+            Model::Voluntary => "voluntary",
+            Model::None => "none",
+            Model::NoneOrVoluntary => "none or voluntary",
+        }
+    }
+}
+
+/// What the kernel says about its preemption, with the sources it was read from.
+#[derive(Debug, Clone)]
+pub struct Preemption {
+    pub model: Option<Model>,
+    pub dynamic: bool,
+    /// Whether a PREEMPT_DYNAMIC kernel's mode was read from debugfs (current) rather than
+    /// inferred from the boot configuration.
+    pub mode_is_current: bool,
+    pub evidence: Vec<String>,
+}
+
+impl Preemption {
+    /// A short label for the snapshot: `PREEMPT_RT`, `PREEMPT_DYNAMIC (full)`, `voluntary`.
+    pub fn label(&self) -> String {
+        match (self.model, self.dynamic) {
+            (None, _) => "unknown".into(),
+            (Some(Model::Rt), _) => "PREEMPT_RT".into(),
+            (Some(m), true) => format!("PREEMPT_DYNAMIC ({})", m.name()),
+            (Some(m), false) => m.name().into(),
+        }
+    }
+}
+
+/// Finds the preemption model from every source there is: /sys/kernel/realtime, the version
+/// string, the kernel config, the `preempt=` parameter and debugfs's sched/preempt.
+pub fn read_preemption(ctx: &Ctx) -> Preemption {
+    let mut ev = Vec::new();
+    let mut rt = false;
+    let mut dynamic = false;
+    let mut from_version = None;
+
+    if let Ok(v) = root::read_trim(ctx.root, "sys/kernel/realtime") {
+        ev.push(format!("/sys/kernel/realtime = {v}"));
+        rt |= v == "1";
+    }
+    if let Ok(version) = root::read(ctx.root, "proc/version") {
+        let words: Vec<&str> = version.split_whitespace().collect();
+        let marker = ["PREEMPT_RT", "PREEMPT_DYNAMIC", "PREEMPT_LAZY", "PREEMPT"]
+            .into_iter()
+            .find(|m| words.contains(m));
+        match marker {
+            Some("PREEMPT_RT") => rt = true,
+            Some("PREEMPT_DYNAMIC") => dynamic = true,
+            Some("PREEMPT_LAZY") => from_version = Some(Model::Lazy),
+            Some(_) => from_version = Some(Model::Full),
+            None => from_version = Some(Model::NoneOrVoluntary),
+        }
+        ev.push(format!(
+            "/proc/version: {}",
+            marker.unwrap_or("no PREEMPT marker")
+        ));
+    }
+    // The config's choice is the compiled (or, with PREEMPT_DYNAMIC, the boot-default) model.
+    let mut from_config = None;
+    if let Ok(c) = &ctx.config {
+        rt |= c.enabled("PREEMPT_RT");
+        dynamic |= c.enabled("PREEMPT_DYNAMIC");
+        from_config = [
+            ("PREEMPT_NONE", Model::None),
+            ("PREEMPT_VOLUNTARY", Model::Voluntary),
+            ("PREEMPT_LAZY", Model::Lazy),
+            ("PREEMPT", Model::Full),
+        ]
+        .into_iter()
+        .find(|(name, _)| c.enabled(name))
+        .map(|(_, m)| m);
+        let opts: Vec<String> = [
+            "PREEMPT_RT",
+            "PREEMPT_DYNAMIC",
+            "PREEMPT_NONE",
+            "PREEMPT_VOLUNTARY",
+            "PREEMPT",
+            "PREEMPT_LAZY",
+        ]
+        .into_iter()
+        .filter(|o| c.enabled(o))
+        .map(|o| format!("CONFIG_{o}"))
+        .collect();
+        ev.push(format!(
+            "{}: {}",
+            c.source,
+            if opts.is_empty() {
+                "no preemption options".into()
+            } else {
+                opts.join(" ")
+            }
+        ));
+    }
+
+    let mut mode_is_current = false;
+    let model = if rt {
+        Some(Model::Rt)
+    } else if dynamic {
+        // debugfs shows the current mode in parentheses: "none voluntary (full) lazy".
+        let current = root::read(ctx.root, "sys/kernel/debug/sched/preempt")
+            .ok()
+            .and_then(|t| {
+                let word = t.split_whitespace().find(|w| w.starts_with('('))?;
+                Model::from_word(word.trim_matches(|c| c == '(' || c == ')'))
+            });
+        let cmdline = ctx.cmdline("preempt").and_then(|v| Model::from_word(&v));
+        if let Some(m) = current {
+            mode_is_current = true;
+            ev.push(format!(
+                "/sys/kernel/debug/sched/preempt: current mode {}",
+                m.name()
+            ));
+            Some(m)
+        } else {
+            ev.push("current mode unreadable (/sys/kernel/debug/sched/preempt needs debugfs and root); using the boot mode".into());
+            if let Some(m) = cmdline {
+                ev.push(format!("preempt={} on the command line", m.name()));
+                Some(m)
+            } else {
+                from_config
+            }
+        }
+    } else {
+        // A non-dynamic kernel: the config knows none from voluntary, the version string doesn't.
+        from_config.or(from_version)
+    };
+    Preemption {
+        model,
+        dynamic,
+        mode_is_current,
+        evidence: ev,
+    }
+}
+
+const PREEMPTION: Spec = Spec {
+    id: "kernel.preemption",
+    area: "kernel",
+    why: "Only a PREEMPT_RT kernel bounds how long the kernel can keep a waiting real-time task \
+          off the CPU; other models leave non-preemptible sections of milliseconds.",
+};
+
+pub fn preemption(ctx: &Ctx) -> Check {
+    let p = read_preemption(ctx);
+    let evidence = format!("{}; {}", p.label(), p.evidence.join("; "));
+    let to_rt = "boot a PREEMPT_RT kernel (CONFIG_PREEMPT_RT=y; distributions ship one, e.g. \
+                 linux-image-rt-*, kernel-rt)";
+    match p.model {
+        Some(Model::Rt) => PREEMPTION.ok(evidence),
+        Some(Model::Full) | Some(Model::Lazy) => PREEMPTION.warn(evidence, to_rt),
+        Some(_) if p.dynamic => PREEMPTION.warn(
+            evidence,
+            format!(
+                "{to_rt}; short of that, switch this PREEMPT_DYNAMIC kernel to full preemption: \
+                     boot with preempt=full, or `echo full > /sys/kernel/debug/sched/preempt`"
+            ),
+        ),
+        Some(_) => PREEMPTION.warn(evidence, to_rt),
+        None => PREEMPTION.unknown(
+            format!("no source readable: {}", p.evidence.join("; ")),
+            "check that /proc is mounted; `uname -v` shows PREEMPT_RT on a real-time kernel",
+        ),
+    }
+}

@@ -1,0 +1,261 @@
+//! Spike attribution: what one CPU did between a late sample's due time and its wakeup,
+//! reconstructed from the trace, and a one-line verdict.
+//!
+//! The window is replayed from the last context switch before the due time (at a switch no
+//! interrupt is in progress, so the nesting of IRQ handlers, interrupt vectors and softirqs is
+//! known from there). Every instant of the window goes to the innermost thing the CPU was doing:
+//! an IRQ handler (`irq`, by handler name or interrupt vector), a softirq (`softirq`, by vector
+//! name), a task (`task`: comm, pid, policy, priority) or idle (`idle_exit`: the CPU was idle
+//! after the due time, waiting for the interrupt). The measuring thread's own time is not a
+//! contributor. Durations are exclusive: a task's time does not include the interrupts it
+//! suffered.
+//!
+//! The policy of a task is what the kernel reported (sched_getscheduler) when the trace reader
+//! first saw the task run with that priority; when that is unknown or no longer fits the
+//! priority in the trace (the task changed policy or exited), it is derived from the kernel
+//! priority: below 0 `DEADLINE`, 0-99 `RT` (FIFO or RR, with rt priority 99 − prio), 100-139
+//! `OTHER` (nice = prio − 120).
+//!
+//! The parts: `replay` rebuilds who held the CPU when, `contributors` names and sums the
+//! holders, `verdict` words the one-line verdict; this file puts them together.
+
+mod contributors;
+mod replay;
+mod verdict;
+
+pub use contributors::{Names, Policies};
+
+use super::split::{CpuTimeline, Split};
+use crate::results::events::SpikeExplanation;
+
+/// The sample to explain.
+#[derive(Debug, Clone, Copy)]
+pub struct LateSample {
+    pub cpu: usize,
+    pub tid: i32,
+    /// Due time and wakeup in user space, CLOCK_MONOTONIC ns.
+    pub due_ns: u64,
+    pub wake_ns: u64,
+    pub split: Option<Split>,
+}
+
+/// Reconstructs the window of `s` from `timeline` and writes the verdict.
+pub fn explain(
+    s: &LateSample,
+    timeline: &CpuTimeline,
+    policies: &Policies,
+    names: &Names,
+) -> SpikeExplanation {
+    let window = replay::replay(s, timeline);
+    let contributors =
+        |from: u64, to: u64| contributors::between(&window, from, to, policies, names);
+    let whole = contributors(s.due_ns, s.wake_ns);
+    let verdict = verdict::verdict(s, &window, &whole, contributors);
+    SpikeExplanation {
+        time_ns: s.wake_ns,
+        cpu: s.cpu,
+        due_ns: s.due_ns,
+        latency_ns: s.wake_ns as i64 - s.due_ns as i64,
+        irq_latency_ns: s.split.map(|sp| sp.irq_latency_ns),
+        thread_latency_ns: s.split.map(|sp| sp.thread_latency_ns),
+        verdict,
+        contributors: whole,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::decode::{Comm, Kind, TaskRef, TraceEvent};
+    use crate::trace::reader::TaskPolicy;
+    use std::collections::HashMap;
+
+    fn task(pid: i32, prio: i32, comm: &str) -> TaskRef {
+        let mut c = [0u8; 16];
+        c[..comm.len()].copy_from_slice(comm.as_bytes());
+        TaskRef {
+            pid,
+            prio,
+            comm: Comm(c),
+        }
+    }
+
+    /// Adds an event recorded while `pid` ran.
+    fn push(t: &mut CpuTimeline, pid: i32, ts: u64, kind: Kind) {
+        t.push(
+            TraceEvent {
+                ts,
+                common_pid: pid,
+                kind,
+            },
+            &[77],
+        );
+    }
+
+    /// The spike load's shape: a FIFO 99 task holds the CPU from before the due time until
+    /// 1.47 ms after it; the timer interrupt comes on time and is handled inside that; a
+    /// softirq runs after it.
+    #[test]
+    fn names_the_task_that_held_the_cpu() {
+        let me = task(77, 4, "jl-measure-0");
+        let spike = task(900, 0, "jl-spike-0");
+        let mut t = CpuTimeline::default();
+        push(
+            &mut t,
+            77,
+            100,
+            Kind::Switch {
+                prev: me,
+                next: spike,
+            },
+        );
+        push(&mut t, 900, 1_000_000, Kind::VectorEntry { vector: 0 });
+        push(
+            &mut t,
+            900,
+            1_002_000,
+            Kind::HrtimerExpire {
+                hrtimer: 1,
+                now: 1_002_000,
+            },
+        );
+        push(&mut t, 900, 1_003_000, Kind::VectorExit { vector: 0 });
+        push(&mut t, 900, 1_003_000, Kind::SoftirqEntry { vec: 1 });
+        push(&mut t, 900, 1_008_000, Kind::SoftirqExit { vec: 1 });
+        push(
+            &mut t,
+            900,
+            2_470_000,
+            Kind::Switch {
+                prev: spike,
+                next: me,
+            },
+        );
+        let policies = HashMap::from([(
+            (900, 0),
+            TaskPolicy {
+                policy: "FIFO",
+                prio: 99,
+                kernel_prio: 0,
+            },
+        )]);
+        let names = Names {
+            vectors: vec!["local_timer".into()],
+            softirqs: vec![(1, "TIMER".into())],
+        };
+        let s = LateSample {
+            cpu: 0,
+            tid: 77,
+            due_ns: 1_000_000,
+            wake_ns: 2_475_000,
+            split: Some(Split {
+                irq_latency_ns: 2_000,
+                thread_latency_ns: 1_473_000,
+                wake_to_switch_ns: Some(1_467_000),
+                switch_to_user_ns: Some(5_000),
+                expiry_ts: 1_002_000,
+            }),
+        };
+        let x = explain(&s, &t, &policies, &names);
+        assert_eq!(x.contributors[0].name, "jl-spike-0");
+        assert_eq!(x.contributors[0].pid, Some(900));
+        assert_eq!(x.contributors[0].policy.as_deref(), Some("FIFO"));
+        assert_eq!(x.contributors[0].prio, Some(99));
+        // 1.47 ms minus the 3 us interrupt and the 5 us softirq inside it.
+        assert_eq!(x.contributors[0].duration_ns, 1_470_000 - 8_000);
+        let names: Vec<(&str, &str, u64)> = x
+            .contributors
+            .iter()
+            .map(|c| (c.kind.as_str(), c.name.as_str(), c.duration_ns))
+            .collect();
+        assert_eq!(
+            names[1..],
+            [("softirq", "TIMER", 5_000), ("irq", "local_timer", 3_000)]
+        );
+        assert_eq!(
+            x.verdict,
+            "thread latency 1.47 ms: CPU held by jl-spike-0 (pid 900, FIFO 99) for 1.46 ms"
+        );
+        assert_eq!(x.latency_ns, 1_475_000);
+    }
+
+    /// A late interrupt on an idle CPU with no event for most of the wait.
+    #[test]
+    fn blames_idle_and_silence_for_a_late_interrupt() {
+        let me = task(77, 4, "jl-measure-0");
+        let idle = task(0, 120, "swapper/0");
+        let mut t = CpuTimeline::default();
+        push(
+            &mut t,
+            77,
+            100,
+            Kind::Switch {
+                prev: me,
+                next: idle,
+            },
+        );
+        push(&mut t, 0, 1_400_000, Kind::VectorEntry { vector: 0 });
+        push(&mut t, 0, 1_401_000, Kind::VectorExit { vector: 0 });
+        push(
+            &mut t,
+            0,
+            1_402_000,
+            Kind::Switch {
+                prev: idle,
+                next: me,
+            },
+        );
+        let s = LateSample {
+            cpu: 0,
+            tid: 77,
+            due_ns: 1_000_000,
+            wake_ns: 1_405_000,
+            split: Some(Split {
+                irq_latency_ns: 400_500,
+                thread_latency_ns: 4_500,
+                wake_to_switch_ns: Some(1_000),
+                switch_to_user_ns: Some(3_000),
+                expiry_ts: 1_400_500,
+            }),
+        };
+        let x = explain(&s, &t, &HashMap::new(), &Names::default());
+        assert_eq!(x.contributors[0].kind, "idle_exit");
+        // Idle until the interrupt, and again from its end to the switch.
+        assert_eq!(x.contributors[0].duration_ns, 401_000);
+        assert!(
+            x.verdict.starts_with("IRQ latency 400.5 us: the timer interrupt came late; CPU idle (exit from idle) for 400.0 us; no trace event for 400.0 us"),
+            "{}",
+            x.verdict
+        );
+    }
+
+    /// A context switch the kernel left out: the events after it still name the task.
+    #[test]
+    fn follows_the_running_task_through_a_missing_switch() {
+        let me = task(77, 4, "jl-measure-0");
+        let a = task(5, 120, "a");
+        let b = task(6, 120, "b");
+        let mut t = CpuTimeline::default();
+        push(&mut t, 77, 100, Kind::Switch { prev: me, next: a });
+        push(&mut t, 5, 200, Kind::Switch { prev: a, next: b });
+        // b -> a is missing; a runs from before 1_000_000 to 1_500_000.
+        push(&mut t, 5, 1_000_000, Kind::VectorEntry { vector: 0 });
+        push(&mut t, 5, 1_001_000, Kind::VectorExit { vector: 0 });
+        push(&mut t, 5, 1_500_000, Kind::Switch { prev: a, next: me });
+        let s = LateSample {
+            cpu: 0,
+            tid: 77,
+            due_ns: 900_000,
+            wake_ns: 1_500_000,
+            split: None,
+        };
+        let x = explain(&s, &t, &HashMap::new(), &Names::default());
+        let who: Vec<(&str, u64)> = x
+            .contributors
+            .iter()
+            .map(|c| (c.name.as_str(), c.duration_ns))
+            .collect();
+        // b until the first event that shows a, then a.
+        assert_eq!(who, [("a", 499_000), ("b", 100_000), ("vector 0", 1_000)]);
+    }
+}

@@ -1,0 +1,158 @@
+//! Replaying a late sample's window from the CPU's trace history: which holder (task, IRQ
+//! handler, interrupt vector, softirq, idle) had the CPU at each instant between the due time
+//! and the wakeup. Kept apart from naming and judging the holders because it is the one part
+//! that must follow the kernel's event semantics (nesting, lost events, missing switches).
+
+use super::LateSample;
+use crate::trace::decode::{Kind, TaskRef};
+use crate::trace::split::CpuTimeline;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The priority of a task known only by its pid (from a resynchronisation).
+pub(super) const UNKNOWN_PRIO: i32 = i32::MIN;
+
+/// What held the CPU at an instant.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum Holder {
+    Task(i32),
+    Idle,
+    Measuring,
+    Irq(Arc<str>),
+    Vector(u16),
+    Softirq(u32),
+    /// Before the first event known.
+    Unknown,
+}
+
+/// A stretch of the window held by one holder.
+#[derive(Debug, Clone)]
+pub(super) struct Segment {
+    pub from: u64,
+    pub to: u64,
+    pub holder: Holder,
+}
+
+/// The replayed window of one late sample.
+#[derive(Debug)]
+pub(super) struct Window {
+    /// Consecutive stretches from the due time to the wakeup.
+    pub segments: Vec<Segment>,
+    /// Every task the history shows, as it was when it last got the CPU, by pid.
+    pub tasks: HashMap<i32, TaskRef>,
+    /// The kernel lost events after the due time.
+    pub lost: bool,
+    /// The widest stretch without any event between the due time and the timer's expiry.
+    pub widest_gap_ns: u64,
+}
+
+/// Replays the window of `s` from the last context switch before its due time (at a switch no
+/// interrupt is in progress, so the nesting is known from there).
+pub(super) fn replay(s: &LateSample, tl: &CpuTimeline) -> Window {
+    let h = &tl.history;
+    let first_after_due = h.partition_point(|e| e.ts <= s.due_ns);
+    let start = (0..first_after_due)
+        .rev()
+        .find(|&i| matches!(h[i].kind, Kind::Switch { .. }));
+    let mut tasks: HashMap<i32, TaskRef> = HashMap::new();
+    let mut current: Option<TaskRef> = match start {
+        Some(i) => match &h[i].kind {
+            Kind::Switch { next, .. } => Some(*next),
+            _ => unreachable!(),
+        },
+        None => tl.base_task,
+    };
+    let holder_of = |t: &Option<TaskRef>| match t {
+        None => Holder::Unknown,
+        Some(t) if t.pid == 0 => Holder::Idle,
+        Some(t) if t.pid == s.tid => Holder::Measuring,
+        Some(t) => Holder::Task(t.pid),
+    };
+    // Names for every task the history shows, also those only seen before the replay starts.
+    // A task is known as it was when it last got the CPU: its priority when it is switched
+    // out may already be another (the spike load drops to SCHED_OTHER at its end).
+    let learn = |tasks: &mut HashMap<i32, TaskRef>, prev: &TaskRef, next: &TaskRef| {
+        tasks.entry(prev.pid).or_insert(*prev);
+        tasks.insert(next.pid, *next);
+    };
+    for e in h.iter().take(first_after_due) {
+        if let Kind::Switch { prev, next } = &e.kind {
+            learn(&mut tasks, prev, next);
+        }
+    }
+    if let Some(t) = current {
+        tasks.insert(t.pid, t);
+    }
+    let mut stack: Vec<Holder> = Vec::new();
+    let mut segments: Vec<Segment> = Vec::new();
+    let mut at = s.due_ns;
+    let mut lost = false;
+    let irq_end = s.split.map_or(s.wake_ns, |sp| sp.expiry_ts);
+    let mut widest_gap = 0u64;
+    let mut last_event_ts = s.due_ns;
+    for e in h.iter().skip(start.map_or(0, |i| i + 1)) {
+        if e.ts > s.wake_ns {
+            break;
+        }
+        if e.ts > at {
+            let holder = stack.last().cloned().unwrap_or_else(|| holder_of(&current));
+            segments.push(Segment {
+                from: at,
+                to: e.ts,
+                holder,
+            });
+            at = e.ts;
+        }
+        if e.ts >= s.due_ns && e.ts <= irq_end {
+            widest_gap = widest_gap.max(e.ts - last_event_ts);
+            last_event_ts = e.ts;
+        }
+        // Every event is recorded in the context of the task running on the CPU (interrupts
+        // too). The kernel occasionally leaves a context switch out of a trace read while it
+        // is written (see tests/trace.rs); the next event's common_pid still names the task.
+        let resync = !matches!(e.kind, Kind::Lost { .. })
+            && e.common_pid >= 0
+            && current.is_some_and(|c| c.pid != e.common_pid);
+        if resync {
+            let pid = e.common_pid;
+            current = Some(tasks.get(&pid).copied().unwrap_or(TaskRef {
+                pid,
+                prio: UNKNOWN_PRIO,
+                comm: Default::default(),
+            }));
+            stack.clear();
+        }
+        match &e.kind {
+            Kind::Switch { prev, next } => {
+                current = Some(*next);
+                learn(&mut tasks, prev, next);
+                stack.clear();
+            }
+            Kind::IrqEntry { name, .. } => stack.push(Holder::Irq(name.clone())),
+            Kind::VectorEntry { vector } => stack.push(Holder::Vector(*vector)),
+            Kind::SoftirqEntry { vec } => stack.push(Holder::Softirq(*vec)),
+            Kind::IrqExit { .. } | Kind::VectorExit { .. } | Kind::SoftirqExit { .. } => {
+                stack.pop();
+            }
+            Kind::Lost { .. } if e.ts >= s.due_ns => lost = true,
+            _ => {}
+        }
+    }
+    if s.wake_ns > at {
+        let holder = stack.last().cloned().unwrap_or_else(|| holder_of(&current));
+        segments.push(Segment {
+            from: at,
+            to: s.wake_ns,
+            holder,
+        });
+    }
+    if irq_end > last_event_ts {
+        widest_gap = widest_gap.max(irq_end - last_event_ts);
+    }
+    Window {
+        segments,
+        tasks,
+        lost,
+        widest_gap_ns: widest_gap,
+    }
+}

@@ -1,0 +1,99 @@
+//! The one-line verdict of a spike explanation: which side was late (the timer interrupt or
+//! the thread after it), and what held the CPU during that side. Its own module because the
+//! wording is what users read and what tests and docs quote.
+
+use super::LateSample;
+use super::replay::Window;
+use crate::results::events::Contributor;
+use crate::units::format_ns;
+
+/// The verdict for `s`: `whole` holds the contributors of the whole window, `contributors`
+/// gives those of a part of it.
+pub(super) fn verdict(
+    s: &LateSample,
+    window: &Window,
+    whole: &[Contributor],
+    contributors: impl Fn(u64, u64) -> Vec<Contributor>,
+) -> String {
+    let latency = s.wake_ns as i64 - s.due_ns as i64;
+    let mut verdict = match s.split {
+        Some(sp) if sp.thread_latency_ns >= sp.irq_latency_ns => {
+            let part = contributors(sp.expiry_ts, s.wake_ns);
+            let t = sp.thread_latency_ns;
+            match part.first() {
+                Some(top) if top.duration_ns as i64 * 10 >= t => {
+                    format!("thread latency {}: {}", signed_ns(t), held(top))
+                }
+                _ => format!(
+                    "thread latency {}: no other work held the CPU (wake-to-switch {}, switch-to-user {})",
+                    signed_ns(t),
+                    sp.wake_to_switch_ns.map_or("-".into(), signed_ns),
+                    sp.switch_to_user_ns.map_or("-".into(), signed_ns)
+                ),
+            }
+        }
+        Some(sp) => {
+            let part = contributors(s.due_ns, sp.expiry_ts);
+            let i = sp.irq_latency_ns;
+            let mut v = format!(
+                "IRQ latency {}: the timer interrupt came late",
+                signed_ns(i)
+            );
+            if let Some(top) = part.first() {
+                v.push_str(&format!("; {}", held(top)));
+            }
+            if window.widest_gap_ns as i64 * 2 >= i {
+                v.push_str(&format!(
+                    "; no trace event for {} (interrupts off, or the CPU stalled by the hypervisor)",
+                    format_ns(window.widest_gap_ns)
+                ));
+            }
+            v
+        }
+        None => {
+            let mut v = format!(
+                "latency {} (the timer's events are not in the trace)",
+                signed_ns(latency)
+            );
+            if let Some(top) = whole.first() {
+                v.push_str(&format!(": {}", held(top)));
+            }
+            v
+        }
+    };
+    if window.lost {
+        verdict.push_str(" [trace incomplete: the kernel lost events in this window]");
+    }
+    verdict
+}
+
+/// [`format_ns`] for a signed duration.
+fn signed_ns(ns: i64) -> String {
+    if ns < 0 {
+        format!("-{}", format_ns(ns.unsigned_abs()))
+    } else {
+        format_ns(ns as u64)
+    }
+}
+
+/// "CPU held by jl-spike-0 (pid 1234, FIFO 99) for 1.47 ms", and the like.
+fn held(c: &Contributor) -> String {
+    let d = format_ns(c.duration_ns);
+    match c.kind.as_str() {
+        "task" => {
+            let policy = match (&c.policy, c.prio) {
+                (Some(p), Some(prio)) => format!(", {p} {prio}"),
+                (Some(p), None) => format!(", {p}"),
+                _ => String::new(),
+            };
+            format!(
+                "CPU held by {} (pid {}{policy}) for {d}",
+                c.name,
+                c.pid.unwrap_or(-1)
+            )
+        }
+        "irq" => format!("CPU in IRQ handler {} for {d}", c.name),
+        "softirq" => format!("CPU in softirq {} for {d}", c.name),
+        _ => format!("CPU idle (exit from idle) for {d}"),
+    }
+}
