@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::io;
 
 /// The exit codes of DESIGN.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +20,20 @@ pub enum ExitCode {
     Run = 4,
 }
 
+impl ExitCode {
+    /// The exit code of an I/O error on something the user asked for (a path, a device, a
+    /// kernel interface): a permission the system refuses (EACCES, EPERM) is exit 3, whatever
+    /// the caller's default, because the fix is a privilege, not other input; any other error
+    /// (no such file, exists, a read-only file system, too long) keeps `otherwise`. The one
+    /// place that tells "not allowed" from "wrong input" by the error's kind.
+    pub fn of_io(e: &io::Error, otherwise: ExitCode) -> ExitCode {
+        match e.kind() {
+            io::ErrorKind::PermissionDenied => ExitCode::System,
+            _ => otherwise,
+        }
+    }
+}
+
 /// An error with its exit code and a complete, user-facing message.
 #[derive(Debug)]
 pub struct Failure {
@@ -27,6 +42,12 @@ pub struct Failure {
 }
 
 impl Failure {
+    pub fn new(code: ExitCode, message: impl Into<String>) -> Self {
+        Failure {
+            code,
+            message: message.into(),
+        }
+    }
     pub fn usage(message: impl Into<String>) -> Self {
         Failure {
             code: ExitCode::Usage,
@@ -103,6 +124,36 @@ impl<T, E: fmt::Display> OrFailure<T> for std::result::Result<T, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ground truth: the errno values the kernel returns for "not allowed" are exit 3 whatever
+    /// the caller's default; "no such file", "exists", "read-only" and "too long" keep it.
+    #[test]
+    fn permission_errors_are_system_errors_and_others_keep_the_default() {
+        let os = io::Error::from_raw_os_error;
+        for errno in [libc::EACCES, libc::EPERM] {
+            assert_eq!(
+                ExitCode::of_io(&os(errno), ExitCode::Usage),
+                ExitCode::System,
+                "{}",
+                os(errno)
+            );
+        }
+        for errno in [
+            libc::ENOENT,
+            libc::EEXIST,
+            libc::EROFS,
+            libc::ENAMETOOLONG,
+            libc::ENOSPC,
+        ] {
+            assert_eq!(
+                ExitCode::of_io(&os(errno), ExitCode::Usage),
+                ExitCode::Usage,
+                "{}",
+                os(errno)
+            );
+            assert_eq!(ExitCode::of_io(&os(errno), ExitCode::Run), ExitCode::Run);
+        }
+    }
 
     #[test]
     fn control_characters_are_escaped_and_lines_kept() {

@@ -286,6 +286,69 @@ fn an_unusable_out_is_refused_before_anything_starts() {
     each_unusable_out_is_refused(&["import", source.to_str().unwrap()], "import --out");
 }
 
+/// Ground truth of the kind behind an unusable --out: where this user is not allowed to make
+/// a directory (EACCES) the exit is 3, as DESIGN.md says of permissions (before the errors were
+/// typed it was 2); where the path is wrong (ENOENT in /proc, EROFS on a read-only mount, as
+/// docs/user-guide.md says) it stays 2. `import` makes the directory without measuring.
+#[test]
+fn an_out_this_user_may_not_make_is_exit_3_and_a_wrong_one_exit_2() {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import/cyclictest.json");
+    let import_into = |out: &Path, as_nobody: bool| {
+        let mut command = match as_nobody {
+            true => {
+                let mut c = Command::new("setpriv");
+                c.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin()]);
+                c
+            }
+            false => Command::new(bin()),
+        };
+        let o = command
+            .arg("import")
+            .arg(&source)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .expect("jitterlab runs");
+        (o.status.code(), text(&o))
+    };
+    let base = tempfile::tempdir().unwrap();
+    // Readable and searchable by every user, writable by its owner only.
+    let locked = base.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    // SAFETY: getuid has no failure mode.
+    let root = unsafe { libc::getuid() } == 0;
+    if !root {
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    // Root may write anywhere: the refused user is then `nobody`, through setpriv.
+    let (code, t) = import_into(&locked.join("run"), root);
+    assert_eq!(code, Some(3), "EACCES: {t}");
+    assert!(t.contains("Permission denied"), "{t}");
+    assert!(!locked.join("run").exists());
+
+    let (code, t) = import_into(Path::new("/proc/jitterlab-x"), false);
+    assert_eq!(code, Some(2), "ENOENT: {t}");
+
+    if !root {
+        eprintln!("SKIPPED the EROFS case: mounting a read-only tmpfs needs root");
+        return;
+    }
+    let ro = base.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "ro,size=64k", "jitterlab-test"])
+        .arg(&ro)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(mounted, "root mounts a read-only tmpfs");
+    let (code, t) = import_into(&ro.join("run"), false);
+    let _ = Command::new("umount").arg(&ro).status();
+    assert_eq!(code, Some(2), "EROFS: {t}");
+    assert!(t.contains("Read-only file system"), "{t}");
+}
+
 /// A constructed two-CPU run of 5 s at `dir`.
 fn constructed_run(dir: &Path) {
     let run = SyntheticRun {

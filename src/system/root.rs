@@ -4,8 +4,9 @@
 //! are shown as the kernel's (`/proc/cmdline`), not the fixture's, because that is what a
 //! user would look at.
 
+use std::fmt;
 use std::fs;
-use std::io::Read;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 /// `root` joined with a path relative to `/` (`"proc/cmdline"`).
@@ -13,31 +14,78 @@ pub fn path(root: &Path, rel: &str) -> PathBuf {
     root.join(rel.trim_start_matches('/'))
 }
 
-/// The file's contents, or a message saying which file could not be read and why.
-pub fn read(root: &Path, rel: &str) -> Result<String, String> {
+/// Why a file or directory under the root could not be read. Checks decide on it: a file
+/// that does not exist often means a feature is off (no `cpu.rt_runtime_us` without RT group
+/// scheduling), while one that exists but cannot be read or parsed means the answer is unknown.
+/// The message names the kernel's path.
+#[derive(Debug)]
+pub enum ReadError {
+    /// Opening, reading or listing failed.
+    Io {
+        /// `"read"` or `"list"`.
+        action: &'static str,
+        /// The path relative to `/`, without the leading slash.
+        rel: String,
+        error: io::Error,
+    },
+    /// The file does not hold the integer it should.
+    NotANumber { rel: String, text: String },
+}
+
+impl ReadError {
+    /// The file or directory does not exist (ENOENT).
+    pub fn is_missing(&self) -> bool {
+        matches!(self, ReadError::Io { error, .. } if error.kind() == io::ErrorKind::NotFound)
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Io { action, rel, error } => {
+                write!(f, "cannot {action} /{rel}: {}", describe(error))
+            }
+            ReadError::NotANumber { rel, text } => write!(f, "/{rel} holds '{text}', not a number"),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// Checks that only show the reason keep their `Result<_, String>` and use `?`.
+impl From<ReadError> for String {
+    fn from(e: ReadError) -> String {
+        e.to_string()
+    }
+}
+
+/// The file's contents, or why the file could not be read.
+pub fn read(root: &Path, rel: &str) -> Result<String, ReadError> {
     let rel = rel.trim_start_matches('/');
     // Read through a handle rather than fs::read_to_string so that /proc files whose size is
     // reported as 0 are read fully, and so one error message covers open and read.
     let mut text = String::new();
     fs::File::open(path(root, rel))
         .and_then(|mut f| f.read_to_string(&mut text))
-        .map_err(|e| format!("cannot read /{rel}: {}", describe(&e)))?;
+        .map_err(|error| ReadError::Io {
+            action: "read",
+            rel: rel.to_string(),
+            error,
+        })?;
     Ok(text)
 }
 
 /// The file's contents with surrounding whitespace removed.
-pub fn read_trim(root: &Path, rel: &str) -> Result<String, String> {
+pub fn read_trim(root: &Path, rel: &str) -> Result<String, ReadError> {
     read(root, rel).map(|s| s.trim().to_string())
 }
 
 /// The file's contents parsed as an integer.
-pub fn read_i64(root: &Path, rel: &str) -> Result<i64, String> {
+pub fn read_i64(root: &Path, rel: &str) -> Result<i64, ReadError> {
     let text = read_trim(root, rel)?;
-    text.parse().map_err(|_| {
-        format!(
-            "/{} holds '{text}', not a number",
-            rel.trim_start_matches('/')
-        )
+    text.parse().map_err(|_| ReadError::NotANumber {
+        rel: rel.trim_start_matches('/').to_string(),
+        text,
     })
 }
 
@@ -47,10 +95,13 @@ pub fn exists(root: &Path, rel: &str) -> bool {
 }
 
 /// The names in a directory, sorted, or why it could not be listed.
-pub fn list(root: &Path, rel: &str) -> Result<Vec<String>, String> {
+pub fn list(root: &Path, rel: &str) -> Result<Vec<String>, ReadError> {
     let rel = rel.trim_start_matches('/');
-    let entries = fs::read_dir(path(root, rel))
-        .map_err(|e| format!("cannot list /{rel}: {}", describe(&e)))?;
+    let entries = fs::read_dir(path(root, rel)).map_err(|error| ReadError::Io {
+        action: "list",
+        rel: rel.to_string(),
+        error,
+    })?;
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -70,10 +121,10 @@ pub fn numbered(names: &[String], prefix: &str) -> Vec<usize> {
 }
 
 /// An I/O error in words, without Rust's "(os error 2)" suffix.
-fn describe(e: &std::io::Error) -> String {
+fn describe(e: &io::Error) -> String {
     match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        io::ErrorKind::NotFound => "no such file".into(),
+        io::ErrorKind::PermissionDenied => "permission denied".into(),
         _ => {
             let s = e.to_string();
             s.split(" (os error").next().unwrap_or(&s).to_string()

@@ -92,7 +92,7 @@ pub fn prepare(cpus: &[usize]) -> Result<TraceSetup, String> {
     let formats = Formats::load(&root).map_err(|e| format!("--trace: {e}"))?;
     let decoder = Decoder::load(&root).map_err(|e| format!("--trace: {e}"))?;
     let instance = Instance::create(&root, &tracefs::instance_name(std::process::id()))?;
-    let setup = |i: &Instance| -> Result<(), String> {
+    let setup = |i: &Instance| -> Result<(), tracefs::WriteError> {
         i.write("tracing_on", "0")?;
         i.write("trace_clock", "mono")?;
         i.write("buffer_size_kb", &IDLE_BUFFER_KB.to_string())?;
@@ -174,9 +174,12 @@ impl TraceSetup {
                 .collect::<Vec<_>>()
                 .join(" || ");
             let event = "timer/hrtimer_expire_entry";
-            // An older kernel refuses the `.function` form: the expiries then stay unfiltered.
-            if i.write(&format!("events/{event}/filter"), &filter).is_ok() {
-                config.filters.push(format!("{event}: {filter}"));
+            // A kernel before 6.2 does not know the `.function` form (EINVAL): the expiries then
+            // stay unfiltered. Any other refusal is a failure, as for the filters above.
+            match i.write(&format!("events/{event}/filter"), &filter) {
+                Ok(()) => config.filters.push(format!("{event}: {filter}")),
+                Err(e) if e.is_value_refused() => {}
+                Err(e) => return Err(format!("--trace: cannot filter the events: {e}")),
             }
         }
         for (system, event) in &self.decoder.events {

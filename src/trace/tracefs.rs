@@ -5,6 +5,7 @@
 //! clock, buffer sizes, CPU mask, enabled events and filters. Removing the instance directory
 //! removes all of them; the global buffer and other instances are never touched.
 
+use std::fmt;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -159,6 +160,37 @@ pub fn remove_stale_instances() -> Vec<String> {
     failed
 }
 
+/// A control file of the instance refused a value. The kernel's reason is kept because callers
+/// decide on it: a value the kernel does not understand (EINVAL, e.g. a filter form newer than
+/// the kernel) is a missing feature to work around, anything else a failure.
+#[derive(Debug)]
+pub struct WriteError {
+    pub path: PathBuf,
+    pub value: String,
+    pub error: io::Error,
+}
+
+impl WriteError {
+    /// The kernel parsed the value and refused it (EINVAL), as opposed to refusing the write.
+    pub fn is_value_refused(&self) -> bool {
+        self.error.raw_os_error() == Some(libc::EINVAL)
+    }
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot write '{}' to {}: {}",
+            self.value,
+            self.path.display(),
+            self.error
+        )
+    }
+}
+
+impl std::error::Error for WriteError {}
+
 /// jitterlab's tracing instance. Dropping it turns tracing off and removes the directory,
 /// and with it every setting made in it.
 #[derive(Debug)]
@@ -187,14 +219,12 @@ impl Instance {
 
     /// Writes `value` to a control file of the instance (relative path), with an error that
     /// names the file, the value and the kernel's reason.
-    pub fn write(&self, file: &str, value: &str) -> Result<(), String> {
+    pub fn write(&self, file: &str, value: &str) -> Result<(), WriteError> {
         let path = self.path.join(file);
-        fs::write(&path, value).map_err(|e| {
-            format!(
-                "cannot write '{}' to {}: {e}",
-                value.trim_end(),
-                path.display()
-            )
+        fs::write(&path, value).map_err(|error| WriteError {
+            path,
+            value: value.trim_end().to_string(),
+            error,
         })
     }
 
@@ -269,6 +299,37 @@ mod tests {
         assert_eq!(instance_owner("jitterlab-"), None);
         assert_eq!(instance_owner("jitterlab-12x"), None);
         assert_eq!(instance_owner("other-12"), None);
+    }
+
+    /// Ground truth from this kernel: a filter it cannot parse is EINVAL (the refusal
+    /// `TraceSetup::start` works around for the `.function` form on kernels before 6.2), while
+    /// a write to a control file that does not exist is another error, which is not ignored.
+    #[test]
+    fn the_kernel_refuses_a_filter_it_cannot_parse_with_einval() {
+        let Some(root) = find().ok() else {
+            if std::env::var_os("JITTERLAB_REQUIRE_RT").is_some() {
+                panic!("tracefs is required: {}", find().unwrap_err());
+            }
+            eprintln!(
+                "SKIPPED the_kernel_refuses_a_filter: {}",
+                find().unwrap_err()
+            );
+            return;
+        };
+        let instance = Instance::create(&root, &instance_name(std::process::id())).unwrap();
+        let refused = instance
+            .write("events/sched/sched_waking/filter", "no_such_field == 1")
+            .unwrap_err();
+        assert!(refused.is_value_refused(), "{refused}");
+        assert!(
+            refused.to_string().contains("no_such_field == 1"),
+            "{refused}"
+        );
+        let absent = instance.write("no_such_control_file", "1").unwrap_err();
+        assert!(!absent.is_value_refused(), "{absent}");
+        instance
+            .write("events/sched/sched_waking/filter", "pid == 1")
+            .unwrap();
     }
 
     /// A fake tracefs and /proc: instances of dead owners and of reused pids go; the live

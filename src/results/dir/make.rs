@@ -3,6 +3,7 @@
 
 use super::fd::*;
 use super::*;
+use crate::error::ExitCode;
 
 /// Why a directory could not be made.
 pub(super) enum MakeError {
@@ -20,6 +21,20 @@ pub(super) enum MakeError {
 }
 
 impl MakeError {
+    /// Exit 2 (the path is wrong: it exists, names nothing, is too long, is on a read-only
+    /// file system), or exit 3 when this user is not allowed to make a directory there.
+    pub(super) fn exit_code(&self) -> ExitCode {
+        match self {
+            MakeError::Parent(_, e) | MakeError::Io(e) => ExitCode::of_io(e, ExitCode::Usage),
+            MakeError::Exists(_) | MakeError::NoName | MakeError::Replaced => ExitCode::Usage,
+        }
+    }
+
+    /// The failure for `option` (e.g. `--out`) at `path`, with its exit code.
+    pub(super) fn failure(&self, option: &str, path: &Path) -> Failure {
+        Failure::new(self.exit_code(), self.message(option, path))
+    }
+
     pub(super) fn message(&self, option: &str, path: &Path) -> String {
         let p = path.display();
         let fix = format!("pass {option} with a new directory in a writable place");

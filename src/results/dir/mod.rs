@@ -109,9 +109,10 @@ impl Drop for Claim {
 impl ResultDir {
     /// Makes the new result directory `path` (and its missing parents) for `option` (e.g.
     /// `--out`, named in the messages). Any existing entry at `path` is refused: results are never
-    /// written into a directory this process did not make. Errors are exit 2.
+    /// written into a directory this process did not make. Errors are exit 2, or exit 3 when
+    /// this user is not allowed to make a directory there (EACCES, EPERM).
     pub fn create(path: &Path, option: &str) -> Result<Claim, Failure> {
-        make(path).map_err(|e| Failure::usage(e.message(option, path)))
+        make(path).map_err(|e| e.failure(option, path))
     }
 
     /// Makes a new result directory named `base`, or `base-2`, `base-3`... when the name is
@@ -128,7 +129,7 @@ impl ResultDir {
             };
             match make(&path) {
                 Err(MakeError::Exists(_)) => continue,
-                r => return r.map_err(|e| Failure::usage(e.message(option, &path))),
+                r => return r.map_err(|e| e.failure(option, &path)),
             }
         }
         Err(Failure::usage(format!(

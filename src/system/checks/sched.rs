@@ -122,10 +122,11 @@ pub fn rt_group(ctx: &Ctx) -> Check {
                 )
             }
         }
-        // Without RT group scheduling the file does not exist and nothing is limited.
-        Err(_) if configured != Some(true) || path == "/" => RT_GROUP.ok(format!(
-            "cgroup {path}: no {file}: RT group scheduling is not enabled"
-        )),
+        // Without RT group scheduling the file does not exist and nothing is limited. A file
+        // that exists but cannot be read or holds no number says nothing of the kind.
+        Err(e) if e.is_missing() && (configured != Some(true) || path == "/") => RT_GROUP.ok(
+            format!("cgroup {path}: no {file}: RT group scheduling is not enabled"),
+        ),
         Err(e) => RT_GROUP.unknown(
             format!("cgroup {path}: {e}"),
             "check the cgroup mounts in /proc/mounts",
@@ -265,5 +266,69 @@ pub fn cap_ipc_lock(ctx: &Ctx) -> Check {
             "run as root or `setcap cap_sys_nice,cap_ipc_lock+ep $(which jitterlab)`",
         ),
         Err(e) => CAP_LOCK.unknown(e, "check that /proc is mounted"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::verdict::Verdict;
+    use std::fs;
+
+    /// A root with this process in the v1 cpu cgroup `/docker/abc` and no kernel config, whose
+    /// `cpu.rt_runtime_us` is set up by `file`.
+    fn rt_group_with(file: impl Fn(&std::path::Path)) -> Check {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        fs::create_dir_all(r.join("proc/self")).unwrap();
+        fs::write(r.join("proc/self/cgroup"), "4:cpu,cpuacct:/docker/abc\n").unwrap();
+        fs::write(
+            r.join("proc/mounts"),
+            "cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,cpu,cpuacct 0 0\n",
+        )
+        .unwrap();
+        let group = r.join("sys/fs/cgroup/cpu,cpuacct");
+        fs::create_dir_all(&group).unwrap();
+        file(&group.join("cpu.rt_runtime_us"));
+        rt_group(&Ctx::new(r, &[], false))
+    }
+
+    /// Only a missing file means "RT group scheduling is off"; a file that cannot be read or
+    /// holds no number leaves the answer unknown (it used to read as "not enabled").
+    #[test]
+    fn only_a_missing_rt_runtime_file_means_rt_group_scheduling_is_off() {
+        let missing = rt_group_with(|_| {});
+        assert_eq!(missing.verdict, Verdict::Ok, "{}", missing.evidence);
+        assert!(
+            missing
+                .evidence
+                .contains("RT group scheduling is not enabled")
+        );
+
+        let garbage = rt_group_with(|f| fs::write(f, "garbage\n").unwrap());
+        assert_eq!(garbage.verdict, Verdict::Unknown, "{}", garbage.evidence);
+        assert!(
+            garbage.evidence.contains("holds 'garbage', not a number"),
+            "{}",
+            garbage.evidence
+        );
+
+        // A directory in its place: the read fails with EISDIR, not ENOENT.
+        let unreadable = rt_group_with(|f| fs::create_dir(f).unwrap());
+        assert_eq!(
+            unreadable.verdict,
+            Verdict::Unknown,
+            "{}",
+            unreadable.evidence
+        );
+        assert!(
+            unreadable.evidence.contains("cannot read"),
+            "{}",
+            unreadable.evidence
+        );
+
+        let set = rt_group_with(|f| fs::write(f, "950000\n").unwrap());
+        assert_eq!(set.verdict, Verdict::Ok, "{}", set.evidence);
+        assert!(set.evidence.contains("= 950000"), "{}", set.evidence);
     }
 }
