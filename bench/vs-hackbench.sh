@@ -19,9 +19,7 @@
 #   JITTERLAB=path    jitterlab binary (default: build target/release/jitterlab)
 #   HACKBENCH=path    hackbench binary (default: from PATH)
 set -euo pipefail
-
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(dirname "$here")
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 PAIRS=${PAIRS:-5}
 G=${GROUPS_:-10}
@@ -31,8 +29,7 @@ FDS=${FDS:-20}
 MODE=${MODE:-process}
 IPC=${IPC:-socket}
 
-die() { echo "vs-hackbench: $*" >&2; exit 1; }
-[[ $PAIRS =~ ^[1-9][0-9]*$ ]] || die "PAIRS must be a positive integer, got '$PAIRS'"
+need_positive PAIRS "$PAIRS"
 [[ $MODE == process || $MODE == thread ]] || die "MODE must be process or thread, got '$MODE'"
 [[ $IPC == socket || $IPC == pipe ]] || die "IPC must be socket or pipe, got '$IPC'"
 
@@ -41,14 +38,7 @@ if [[ -z $hackbench || ! -x $hackbench ]]; then
     echo "skipped: hackbench not found; apt-get install rt-tests"
     exit 0
 fi
-if [[ -n ${JITTERLAB:-} ]]; then
-    jitterlab=$JITTERLAB
-else
-    echo "building jitterlab (cargo build --release) ..." >&2
-    (cd "$root" && cargo build --release --quiet) || die "cargo build --release failed"
-    jitterlab=$root/target/release/jitterlab
-fi
-[[ -x $jitterlab ]] || die "jitterlab binary not found or not executable: $jitterlab"
+jitterlab=$(jitterlab_binary)
 
 hb_args=(-g "$G" -l "$LOOPS" -s "$DATASIZE" -f "$FDS")
 [[ $MODE == thread ]] && hb_args+=(-T)

@@ -7,6 +7,7 @@
 use super::metric::Metric;
 use super::quantile::{self, Blocks, Bounds, Sparse};
 use crate::results::loaded::LoadedRun;
+use crate::results::run_record::ThreadSummary;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -111,6 +112,10 @@ pub struct ScopeComparison {
     /// Samples per run in this scope.
     pub samples: Vec<u64>,
     pub rows: Vec<StatRow>,
+    /// Per run: the CPU time of the scope's measuring threads per wakeup (run.json `cpu_time`
+    /// over `samples + dropped_records`), ns; None when the run did not record it (imported
+    /// runs, older files).
+    pub cpu_time_per_cycle_ns: Vec<Option<f64>>,
 }
 
 /// The method settings, recorded with the results so that they can be reproduced.
@@ -140,6 +145,7 @@ struct ScopeData {
     slots: Vec<Sparse>,
     /// The whole scope's histogram (for order statistics).
     merged: Sparse,
+    cpu_time_per_cycle_ns: Option<f64>,
 }
 
 /// Compares `runs` (at least two) against the first.
@@ -304,7 +310,19 @@ fn scope_data(r: &LoadedRun, cpu: Option<usize>) -> ScopeData {
         values,
         slots,
         merged,
+        cpu_time_per_cycle_ns: cpu_time_per_cycle_ns(r, &threads),
     }
+}
+
+/// The measuring threads' CPU time per wakeup, ns: all of `threads` or None.
+fn cpu_time_per_cycle_ns(r: &LoadedRun, threads: &[&ThreadSummary]) -> Option<f64> {
+    let cpu_time = r.record.cpu_time.as_ref()?;
+    let (mut ns, mut cycles) = (0u64, 0u64);
+    for t in threads {
+        ns += cpu_time.of_cpu(t.cpu)?;
+        cycles += t.latency.samples + t.dropped_records;
+    }
+    (cycles > 0).then(|| ns as f64 / cycles as f64)
 }
 
 fn compare_scope(scope_index: usize, cpu: Option<usize>, data: &[ScopeData]) -> ScopeComparison {
@@ -351,6 +369,7 @@ fn compare_scope(scope_index: usize, cpu: Option<usize>, data: &[ScopeData]) -> 
         cpu,
         samples: data.iter().map(|d| d.samples).collect(),
         rows,
+        cpu_time_per_cycle_ns: data.iter().map(|d| d.cpu_time_per_cycle_ns).collect(),
     }
 }
 

@@ -85,6 +85,28 @@ pub fn monotonic_ns() -> u64 {
     Clock::Monotonic.now_ns()
 }
 
+/// CPU time the calling thread has used so far (CLOCK_THREAD_CPUTIME_ID: the scheduler's
+/// run time of the thread, the figure of /proc/self/task/TID/schedstat), ns.
+pub fn thread_cpu_time_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer; the clock exists on every Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    timespec_to_ns(&ts)
+}
+
+/// User and system CPU time of the whole process so far (getrusage RUSAGE_SELF: every thread,
+/// ended ones included; child processes not), ns, in that order.
+pub fn process_cpu_time_ns() -> (u64, u64) {
+    // SAFETY: an all-zero rusage is valid; getrusage fills it and cannot fail for RUSAGE_SELF.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    (ns(usage.ru_utime), ns(usage.ru_stime))
+}
+
 #[inline(always)]
 pub fn timespec_to_ns(ts: &libc::timespec) -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64

@@ -36,7 +36,8 @@ pub struct Sample {
 
 /// What a measuring thread publishes while it runs. Written only by that thread, with relaxed
 /// stores (a plain store instruction, no lock, no read-modify-write), and only when a record
-/// is dropped or a period missed: the common cycle touches no shared line but the ring's.
+/// is dropped or a period missed, and once at its end: the common cycle touches no shared line
+/// but the ring's.
 #[derive(Debug, Default)]
 pub struct ThreadCounters {
     /// Kernel thread id, once the thread has started (0 before).
@@ -45,6 +46,9 @@ pub struct ThreadCounters {
     pub dropped_records: AtomicU64,
     /// Missed periods so far, including those of dropped records.
     pub missed_periods: AtomicU64,
+    /// The thread's CPU time over its whole life, ns: stored once, when its loop has ended (0
+    /// before). Read it after joining the thread.
+    pub cpu_time_ns: AtomicU64,
 }
 
 /// How a measuring thread's loop ended.

@@ -1,7 +1,7 @@
 //! Starting a measuring thread: set it up (affinity, policy, stack), report readiness, wait at
 //! the start gate, then run the cycle loop with the waker of the chosen method.
 
-use super::clock::Clock;
+use super::clock::{Clock, thread_cpu_time_ns};
 use super::cycle::{CyclePlan, StopAt};
 use super::sched::{
     Policy, explain_policy_refusal, minimise_timer_slack, pin_current_thread, prefault_stack,
@@ -100,7 +100,15 @@ pub fn spawn_measuring_thread(
     let join = std::thread::Builder::new()
         .name(format!("jl-measure-{cpu}"))
         .stack_size(plan.prefault_stack_bytes.max(64 * 1024) + 256 * 1024)
-        .spawn(move || measure(plan, gate, stop, ready, producer, thread_counters))?;
+        .spawn(move || {
+            let end = measure(plan, gate, stop, ready, producer, &thread_counters);
+            // After the loop, never in it: what the thread cost, set-up and start-up included,
+            // for run.json's `cpu_time` (the joining thread reads it after the join).
+            thread_counters
+                .cpu_time_ns
+                .store(thread_cpu_time_ns(), Ordering::Relaxed);
+            end
+        })?;
     Ok(MeasuringThread {
         index,
         cpu,
@@ -116,7 +124,7 @@ fn measure(
     stop: Arc<AtomicBool>,
     ready: mpsc::Sender<Result<(), SetupError>>,
     mut producer: rtrb::Producer<Sample>,
-    counters: Arc<ThreadCounters>,
+    counters: &ThreadCounters,
 ) -> ThreadEnd {
     // SAFETY: gettid cannot fail.
     counters
@@ -146,7 +154,7 @@ fn measure(
     plan.wake.run(Cycles {
         plan: &mut cycle,
         sink: &mut producer,
-        counters: &counters,
+        counters,
         stop: &stop,
     })
 }

@@ -25,7 +25,9 @@ use crate::record::live::LiveView;
 use crate::record::samplelog::{self, SampleLogHeader, SampleLogWriter};
 use crate::record::{Recorder, ThreadFeed, ThreadResult};
 use crate::results::events::{self, Event, EventLog};
-use crate::results::run_record::{Ended, EnvironmentRecord, PlanRecord, RunRecord, ThreadSummary};
+use crate::results::run_record::{
+    CpuTimeRecord, Ended, EnvironmentRecord, PlanRecord, RunRecord, ThreadCpuTime, ThreadSummary,
+};
 use crate::results::{ResultDir, dir};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
@@ -242,6 +244,7 @@ pub fn run(plan: &RunPlan, quiet: bool, command_line: Vec<String>) -> Result<Run
     live.finish();
 
     let mut ends = Vec::new();
+    let mut cpu_times = Vec::new();
     for t in std::mem::take(&mut threads.list) {
         let end = t
             .join
@@ -258,6 +261,11 @@ pub fn run(plan: &RunPlan, quiet: bool, command_line: Vec<String>) -> Result<Run
             stop.store(true, Ordering::SeqCst);
         }
         ends.push((t.cpu, t.counters.tid.load(Ordering::Relaxed), end));
+        cpu_times.push(ThreadCpuTime {
+            cpu: t.cpu,
+            thread_index: t.index,
+            cpu_time_ns: t.counters.cpu_time_ns.load(Ordering::Relaxed),
+        });
     }
     stop.store(true, Ordering::SeqCst);
     // events.jsonl is best effort; a full disk shows as a failed hlog write instead.
@@ -304,6 +312,7 @@ pub fn run(plan: &RunPlan, quiet: bool, command_line: Vec<String>) -> Result<Run
         RunLength::Loops(_) => elapsed_ns,
     });
     record.threads = thread_summaries(plan, &results, &ends);
+    record.cpu_time = Some(CpuTimeRecord::read_now(cpu_times));
     record.loads = run_loads.spike_records(plan, record.duration_ns.unwrap_or(0));
     loads::record(&load_outcome, &mut record, &result_dir);
     record.warnings.extend(run_warnings(&results));
