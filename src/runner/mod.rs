@@ -34,7 +34,7 @@ use std::time::Duration;
 
 /// How often the recorder drains the rings. Each drain wakes the recorder on one of the
 /// measured CPUs, so it should be rare; the rings hold a second of samples, ten drains' worth.
-pub(crate) const DRAIN_EVERY: Duration = Duration::from_millis(100);
+pub const DRAIN_EVERY: Duration = Duration::from_millis(100);
 
 /// The outcome of a run, for the command to print and turn into an exit code.
 pub struct RunOutcome {

@@ -15,23 +15,25 @@
 //! releases what it took in the same order. `finish` does the same steps by hand, reading what
 //! each part has to say (the trace's statistics, the loads' outcome) on the way.
 
+mod finish;
+
 use super::cpulock::{self, CpuLocks};
 use super::loads::RunLoads;
 use super::pmqos::{self, PmQosHold};
 use super::threads::Threads;
-use super::{RunOutcome, plan_record, run_warnings, system_snapshot, thread_summaries};
+use super::{plan_record, system_snapshot};
 use crate::error::{Failure, OrFailure, Result};
+use crate::measure::MeasuringThread;
 use crate::measure::clock::monotonic_ns;
 use crate::measure::sched::{explain_mlock_refusal, lock_all_memory};
 use crate::measure::wake::block_timer_signals;
-use crate::measure::{MeasuringThread, ThreadEnd};
-use crate::plan::{PREFAULT_STACK_BYTES, RunLength, RunPlan};
+use crate::plan::{PREFAULT_STACK_BYTES, RunPlan};
 use crate::record::hlog::{self, HlogWriter};
 use crate::record::live::LiveView;
 use crate::record::samplelog::{self, SampleLogHeader, SampleLogWriter};
 use crate::record::{LiveRow, Recorder, ThreadFeed};
 use crate::results::events::{self, Event, EventLog};
-use crate::results::run_record::{Ended, EnvironmentRecord, RunRecord};
+use crate::results::run_record::{EnvironmentRecord, RunRecord};
 use crate::results::{ResultDir, dir};
 use hdrhistogram::Histogram;
 use std::sync::Arc;
@@ -351,131 +353,6 @@ impl Session {
             .into_iter()
             .zip(recorder.cumulative_histograms())
             .map(|(row, (_, cumulative))| CpuState { row, cumulative })
-    }
-
-    /// Ends the run (stopping it first if its threads still measure) and writes the results:
-    /// the last samples and explanations, the loads' outcome and per-phase statistics, the
-    /// trace's figures, the budget's verdict, and the final run.json. Every part is given back
-    /// here or when the session is dropped at the end.
-    pub fn finish(mut self) -> RunOutcome {
-        if !self.threads.all_ended() {
-            self.stop();
-            while self.poll() == Progress::Measuring {
-                std::thread::sleep(super::DRAIN_EVERY.min(Duration::from_millis(10)));
-            }
-        }
-        if let Some(live) = self.live.take() {
-            live.finish();
-        }
-        let mut failure: Option<String> = None;
-        let ends = self.threads.join();
-        for (cpu, _, end) in &ends {
-            if let ThreadEnd::Failed(message) = end {
-                let message = format!("measuring thread on CPU {cpu} failed: {message}");
-                self.events.write(&Event::ThreadFailed {
-                    time_ns: monotonic_ns(),
-                    cpu: *cpu,
-                    message: message.clone(),
-                });
-                failure.get_or_insert(message);
-            }
-        }
-        self.stop.store(true, Ordering::SeqCst);
-        let (load_outcome, load_events) = self.loads.stop();
-        load_events.iter().for_each(|e| self.events.write(e));
-        if let Some(f) = &load_outcome.failure {
-            failure.get_or_insert(f.clone());
-        }
-        let end_clock = self.plan.clock.now_ns().min(self.end_ns);
-        // The trace is read to its end before the last samples are joined with it.
-        let trace_stats = self.tracer.as_mut().map(|t| t.finish_reading());
-        if let Some(Err(e)) = &trace_stats {
-            self.record
-                .warnings
-                .push(format!("--trace: the trace reader failed: {e}"));
-        }
-        let mut recorder = self
-            .recorder
-            .take()
-            .expect("finish takes the recorder once");
-        if let Err(e) = recorder.drain_last() {
-            let message = write_failed(&self.dir, e);
-            self.io_error.get_or_insert(message);
-        }
-        for x in recorder.take_explanations() {
-            self.events.write(&Event::SpikeExplained(x));
-        }
-        let (worst, explained) = recorder.worst_explanations();
-        let (worst, explained) = (worst.to_vec(), explained);
-        let (results, last_error) = recorder.finish(end_clock);
-        if let Some(e) = last_error {
-            let message = write_failed(&self.dir, e);
-            self.io_error.get_or_insert(message);
-        }
-        self.pm_qos.release();
-
-        let end_wall = SystemTime::now();
-        let record = &mut self.record;
-        record.ended = if failure.is_some() || self.io_error.is_some() {
-            Ended::Failed
-        } else if self.interrupted.load(Ordering::SeqCst) || self.stopped_by_caller {
-            Ended::Interrupted
-        } else {
-            Ended::Completed
-        };
-        record.end_reason = failure.or(self.io_error.clone()).or_else(|| {
-            if self.interrupted.load(Ordering::SeqCst) {
-                Some("stopped by SIGINT or SIGTERM".into())
-            } else if self.stopped_by_caller {
-                Some("stopped by its caller".into())
-            } else {
-                None
-            }
-        });
-        record.ended_utc = Some(humantime::format_rfc3339_millis(end_wall).to_string());
-        let elapsed_ns = monotonic_ns().saturating_sub(self.start_mono);
-        record.duration_ns = Some(match self.plan.length {
-            // Measurement ends at the last due time; the drain after it is not part of the run.
-            RunLength::Duration(ns) => elapsed_ns.min(ns),
-            RunLength::Loops(_) | RunLength::Endless => elapsed_ns,
-        });
-        record.threads = thread_summaries(&self.plan, &results, &ends);
-        record.loads = self
-            .loads
-            .spike_records(&self.plan, record.duration_ns.unwrap_or(0));
-        super::loads::record(&load_outcome, record, &self.dir);
-        record.warnings.extend(run_warnings(&results));
-        if let (Some(t), Some(stats)) = (self.tracer.take(), trace_stats) {
-            let stats = stats.unwrap_or_default();
-            let config = t.config.clone();
-            if let Err(e) = t.remove() {
-                record.warnings.push(e);
-            }
-            record
-                .warnings
-                .extend(crate::trace::record::trace_warnings(&stats, &results));
-            record.trace = Some(crate::trace::record::trace_record(
-                &self.plan, &config, &stats, &results, worst, explained,
-            ));
-        }
-        if let Some(budget) = &self.plan.budget {
-            for e in crate::analysis::budget::judge_run(budget, record) {
-                self.events.write(&e);
-            }
-        }
-        self.events.write(&Event::RunEnd {
-            time_ns: monotonic_ns(),
-            ended: record.ended.as_str().into(),
-        });
-        // A failure here still ends with the summary (from memory) and exit 4.
-        if let Err(e) = self.dir.write_final_run_record(record) {
-            eprintln!("jitterlab: {e}");
-        }
-        // The rest of the session (its parts, in field order) is dropped on return.
-        RunOutcome {
-            dir: self.dir,
-            record: self.record,
-        }
     }
 
     /// Moves the recorder's spike explanations (`--trace`) to events.jsonl.
