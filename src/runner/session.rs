@@ -11,9 +11,11 @@
 //! declaration order, so the order of [`Session`]'s fields is the order in which a session
 //! that is dropped (an error, a panic, the end of `finish`) gives the system back: tracing,
 //! PM QoS, loads, CPU locks, measuring threads, then the result files. [`Session::start`] takes
-//! them in the reverse order (threads first, files last), so an error on the way to the start
-//! releases what it took in the same order. `finish` does the same steps by hand, reading what
-//! each part has to say (the trace's statistics, the loads' outcome) on the way.
+//! them in the reverse order (threads first), so an error on the way to the start releases
+//! what it took in the same order (except the files, which hold nothing yet then, and the
+//! claim of the result directory, released last, which removes it). `finish` does the same
+//! steps by hand, reading what each part has to say (the trace's statistics, the loads'
+//! outcome) on the way.
 
 mod finish;
 

@@ -8,7 +8,7 @@ use crate::measure::clock::monotonic_ns;
 use crate::plan::RunLength;
 use crate::results::events::Event;
 use crate::results::run_record::Ended;
-use crate::runner::{DRAIN_EVERY, RunOutcome, loads, run_warnings, thread_summaries};
+use crate::runner::{RunOutcome, loads, run_warnings, thread_summaries};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
@@ -20,8 +20,10 @@ impl Session {
     pub fn finish(mut self) -> RunOutcome {
         if !self.threads.all_ended() {
             self.stop();
+            // An interrupted thread ends within microseconds; each poll interrupts again a
+            // thread that was not asleep yet when the last signal came.
             while self.poll() == Progress::Measuring {
-                std::thread::sleep(DRAIN_EVERY.min(Duration::from_millis(10)));
+                std::thread::sleep(Duration::from_millis(10));
             }
         }
         if let Some(live) = self.live.take() {
