@@ -31,8 +31,41 @@ pub const MAX_RING_SIZE: usize = 1 << 22;
 /// When the measuring threads stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunLength {
+    /// After this many ns from the first due time (`--duration`).
     Duration(u64),
+    /// After this many wakeups per thread (`--loops`).
     Loops(u64),
+    /// Never by itself: the run measures until it is stopped (SIGINT, SIGTERM or
+    /// `runner::Session::stop`), for continuous monitoring. No command line makes it yet.
+    Endless,
+}
+
+impl RunLength {
+    /// How long the run is expected to last from its first due time, for progress displays:
+    /// exact for a duration, estimated from the base interval for loops, None without an end.
+    pub fn expected_ns(self, interval_ns: u64) -> Option<u64> {
+        match self {
+            RunLength::Duration(ns) => Some(ns),
+            RunLength::Loops(n) => Some(n.saturating_mul(interval_ns)),
+            RunLength::Endless => None,
+        }
+    }
+
+    /// The planned length in time, when it is one (`--duration`).
+    pub fn duration_ns(self) -> Option<u64> {
+        match self {
+            RunLength::Duration(ns) => Some(ns),
+            RunLength::Loops(_) | RunLength::Endless => None,
+        }
+    }
+
+    /// The planned number of wakeups per thread, when it is one (`--loops`).
+    pub fn loops(self) -> Option<u64> {
+        match self {
+            RunLength::Loops(n) => Some(n),
+            RunLength::Duration(_) | RunLength::Endless => None,
+        }
+    }
 }
 
 /// A validated `jitterlab run`.

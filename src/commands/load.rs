@@ -92,6 +92,9 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
     }
     loop {
         std::thread::sleep(Duration::from_millis(10));
+        // Standalone loads have no result directory, so no events.jsonl: the supervisor's
+        // events are let go (its warnings come back in the outcome and are printed below).
+        drop(supervisor.drain_events());
         let elapsed = monotonic_ns() - start;
         if interrupted.load(Ordering::SeqCst)
             || stop.load(Ordering::SeqCst)
@@ -101,7 +104,7 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
             break;
         }
     }
-    let outcome = supervisor.finish();
+    let (outcome, _events) = supervisor.finish();
     for w in &outcome.warnings {
         eprintln!("jitterlab load: warning: {w}");
     }

@@ -17,29 +17,45 @@ pub enum LiveView {
         _multi: MultiProgress,
         bar: ProgressBar,
         rows: Vec<ProgressBar>,
+        total_ns: Option<u64>,
     },
     Lines {
         last_ns: u64,
+        total_ns: Option<u64>,
     },
 }
 
 impl LiveView {
     /// Picks the view: `quiet`, a terminal on stderr, or plain lines. `total_ns` is the expected
-    /// length of the run, for the progress bar.
-    pub fn new(quiet: bool, cpus: &[usize], total_ns: u64) -> Self {
+    /// length of the run, for the progress bar; None for a run without an end, which shows the
+    /// time elapsed only.
+    pub fn new(quiet: bool, cpus: &[usize], total_ns: Option<u64>) -> Self {
         if quiet {
             return LiveView::Quiet;
         }
         if !std::io::stderr().is_terminal() {
-            return LiveView::Lines { last_ns: 0 };
+            return LiveView::Lines {
+                last_ns: 0,
+                total_ns,
+            };
         }
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
-        let bar = multi.add(ProgressBar::new(total_ns.max(1)));
-        bar.set_style(
-            ProgressStyle::with_template("{bar:40.cyan/blue} {msg}")
-                .expect("valid template")
-                .progress_chars("=> "),
-        );
+        let bar = match total_ns {
+            Some(total) => {
+                let bar = multi.add(ProgressBar::new(total.max(1)));
+                bar.set_style(
+                    ProgressStyle::with_template("{bar:40.cyan/blue} {msg}")
+                        .expect("valid template")
+                        .progress_chars("=> "),
+                );
+                bar
+            }
+            None => {
+                let bar = multi.add(ProgressBar::new_spinner());
+                bar.set_style(ProgressStyle::with_template("{msg}").expect("valid template"));
+                bar
+            }
+        };
         let rows = cpus
             .iter()
             .map(|_| {
@@ -52,27 +68,39 @@ impl LiveView {
             _multi: multi,
             bar,
             rows,
+            total_ns,
         }
     }
 
-    /// Shows the state at `elapsed_ns` of `total_ns`.
-    pub fn update(&mut self, elapsed_ns: u64, total_ns: u64, rows: &[LiveRow]) {
+    /// Shows the state at `elapsed_ns` from the start.
+    pub fn update(&mut self, elapsed_ns: u64, rows: &[LiveRow]) {
         match self {
             LiveView::Quiet => {}
             LiveView::Terminal {
-                bar, rows: lines, ..
+                bar,
+                rows: lines,
+                total_ns,
+                ..
             } => {
-                bar.set_position(elapsed_ns.min(total_ns));
-                bar.set_message(format!(
-                    "{} elapsed, {} remaining",
-                    format_elapsed(elapsed_ns),
-                    format_elapsed(total_ns.saturating_sub(elapsed_ns))
-                ));
+                match *total_ns {
+                    Some(total) => {
+                        bar.set_position(elapsed_ns.min(total));
+                        bar.set_message(format!(
+                            "{} elapsed, {} remaining",
+                            format_elapsed(elapsed_ns),
+                            format_elapsed(total.saturating_sub(elapsed_ns))
+                        ));
+                    }
+                    None => bar.set_message(format!(
+                        "{} elapsed (no end: stop with Ctrl-C)",
+                        format_elapsed(elapsed_ns)
+                    )),
+                }
                 for (line, row) in lines.iter().zip(rows) {
                     line.set_message(row_text(row));
                 }
             }
-            LiveView::Lines { last_ns } => {
+            LiveView::Lines { last_ns, total_ns } => {
                 if elapsed_ns >= *last_ns + STATUS_EVERY_NS {
                     *last_ns = elapsed_ns;
                     let cpus: Vec<String> = rows
@@ -86,10 +114,13 @@ impl LiveView {
                             )
                         })
                         .collect();
+                    let of_total = match *total_ns {
+                        Some(total) => format!(" of {}", format_elapsed(total)),
+                        None => String::new(),
+                    };
                     eprintln!(
-                        "jitterlab: {} of {}: {}",
+                        "jitterlab: {}{of_total}: {}",
                         format_elapsed(elapsed_ns),
-                        format_elapsed(total_ns),
                         cpus.join(" | ")
                     );
                 }

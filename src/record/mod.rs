@@ -212,6 +212,16 @@ impl Recorder {
         self.threads.iter().map(ThreadState::live_row).collect()
     }
 
+    /// Each thread's latency histogram since the start, with its CPU, in plan order: borrowed,
+    /// so that a caller reading them after every drain (a monitor) copies only what it needs.
+    pub fn cumulative_histograms(
+        &self,
+    ) -> impl Iterator<Item = (usize, &hdrhistogram::Histogram<u64>)> {
+        self.threads
+            .iter()
+            .map(|t| (t.feed.cpu, t.cumulative_histogram()))
+    }
+
     /// Drains what is left, writes each thread's last (possibly partial) interval ending at
     /// `end_ns`, flushes the files and returns the per-thread figures, with the write error
     /// not yet returned by a drain, if any (the figures are complete even then).

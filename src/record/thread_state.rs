@@ -136,6 +136,11 @@ impl ThreadState {
     }
 
     /// The thread as the live view shows it.
+    /// The latency histogram since the start.
+    pub(super) fn cumulative_histogram(&self) -> &hdrhistogram::Histogram<u64> {
+        &self.total.histogram
+    }
+
     pub(super) fn live_row(&self) -> LiveRow {
         LiveRow {
             cpu: self.feed.cpu,

@@ -18,7 +18,7 @@ use crate::plan::RunPlan;
 use crate::record::stats::{LatencySummary, new_histogram};
 use crate::record::{hlog, hlog_scan};
 use crate::results::ResultDir;
-use crate::results::events::{self, Event};
+use crate::results::events::Event;
 use crate::results::run_record::{LoadRecord, PhaseRecord, PhaseThreadSummary, RunRecord};
 use hdrhistogram::Histogram;
 use std::sync::Arc;
@@ -64,8 +64,9 @@ impl RunLoads {
         Ok(())
     }
 
-    /// The run starts at `run_start_ns` and ends at `run_end_ns` (CLOCK_MONOTONIC): spikes
-    /// start injecting and phases are timed from then.
+    /// The run starts at `run_start_ns` and ends at `run_end_ns` (CLOCK_MONOTONIC; `u64::MAX`
+    /// for a run without an end in time): spikes start injecting and phases are timed from
+    /// then.
     pub fn begin(&self, run_start_ns: u64, run_end_ns: u64) {
         self.spikes
             .iter()
@@ -75,26 +76,36 @@ impl RunLoads {
         }
     }
 
-    /// What the loads did since the last call, for events.jsonl (the spikes' injections; the
-    /// supervisor writes its phase boundaries and warnings as they happen).
+    /// What the loads did since the last call, for events.jsonl: the spikes' injections, then
+    /// the supervisor's phase boundaries and warnings.
     pub fn drain_events(&mut self) -> Vec<Event> {
-        self.spikes
+        let mut events: Vec<Event> = self
+            .spikes
             .iter_mut()
             .flat_map(SpikeLoad::drain_events)
-            .collect()
+            .collect();
+        if let Some(s) = &self.supervisor {
+            events.extend(s.drain_events());
+        }
+        events
     }
 
-    /// Waits for the spikes (they end at the run's end or its stop), hands their last events
-    /// to `write`, then stops and reaps every generator: what they did.
-    pub fn stop(&mut self, mut write: impl FnMut(&Event)) -> Outcome {
+    /// Waits for the spikes (they end at the run's end or its stop), then stops and reaps every
+    /// generator: what they did, and their events not drained yet (the spikes' last injections,
+    /// then the ends of the running phases and the supervisor's last warnings).
+    pub fn stop(&mut self) -> (Outcome, Vec<Event>) {
+        let mut events = Vec::new();
         for spike in &mut self.spikes {
             spike.join();
-            spike.drain_events().iter().for_each(&mut write);
+            events.extend(spike.drain_events());
         }
-        self.supervisor
+        let (outcome, last) = self
+            .supervisor
             .take()
             .map(Supervisor::finish)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        events.extend(last);
+        (outcome, events)
     }
 
     /// The spikes' run.json records, in plan order; `duration_ns` is the run's length.
@@ -171,7 +182,6 @@ fn start_supervisor(
         measured: plan.cpus.clone(),
         result_dir: Some(dir.path.clone()),
         record_index_base: spikes,
-        events: Some(dir.file(events::FILE_NAME)),
         once: false,
     };
     Supervisor::start(setup, Arc::clone(stop)).map(Some)

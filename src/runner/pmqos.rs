@@ -15,6 +15,13 @@ pub struct PmQosHold {
     pub record: PmQosRecord,
 }
 
+impl PmQosHold {
+    /// Gives the request back now (the record stays, for run.json).
+    pub fn release(&mut self) {
+        self._file = None;
+    }
+}
+
 /// Holds /dev/cpu_dma_latency at `us` for as long as the result lives; `None` leaves it alone.
 /// A failure is recorded (and warned about by the caller), not fatal: the measurement is still
 /// valid, just of a system allowed deeper idle states.

@@ -38,8 +38,6 @@ pub struct Setup {
     pub result_dir: Option<PathBuf>,
     /// Index in run.json `loads[]` of the first load here (the spike loads come first).
     pub record_index_base: usize,
-    /// events.jsonl to append phase boundaries and warnings to.
-    pub events: Option<PathBuf>,
     /// Run hackbench once instead of repeating it (`jitterlab load` without --duration).
     pub once: bool,
 }

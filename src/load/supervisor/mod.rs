@@ -26,6 +26,10 @@
 //! along the run's clock, loads that end early), `spawn.rs` (a worker process, contained, and
 //! waiting until it is ready) and `link.rs` (the supervisor's end of one worker: its reports,
 //! its exit, and stopping it).
+//!
+//! The supervisor writes no file of the run: its events (phase boundaries, warnings about
+//! loads) are handed back through [`Supervisor::drain_events`] and the end of
+//! [`Supervisor::finish`], each stamped when it happened.
 
 mod data;
 mod link;
@@ -36,6 +40,7 @@ pub use data::{LOG_DIR, LoadResult, Outcome, PhasePlan, PhaseResult, PlannedLoad
 pub use link::GRACE;
 
 use crate::error::Failure;
+use crate::results::events::Event;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use timeline::{Msg, State};
@@ -45,6 +50,7 @@ pub struct Supervisor {
     tx: mpsc::Sender<Msg>,
     join: Option<std::thread::JoinHandle<Outcome>>,
     all_ended: Arc<AtomicBool>,
+    events: mpsc::Receiver<Event>,
 }
 
 impl Supervisor {
@@ -53,12 +59,13 @@ impl Supervisor {
     pub fn start(setup: Setup, stop: Arc<AtomicBool>) -> Result<Self, Failure> {
         let (tx, rx) = mpsc::channel();
         let (ready_tx, ready_rx) = mpsc::channel();
+        let (events_tx, events) = mpsc::channel();
         let all_ended = Arc::new(AtomicBool::new(false));
         let ended = Arc::clone(&all_ended);
         let join = std::thread::Builder::new()
             .name("jl-loads".into())
             .spawn(move || {
-                let mut s = State::new(setup, stop, ended);
+                let mut s = State::new(setup, stop, ended, events_tx);
                 s.run(rx, ready_tx)
             })
             .map_err(|e| {
@@ -69,6 +76,7 @@ impl Supervisor {
                 tx,
                 join: Some(join),
                 all_ended,
+                events,
             }),
             Ok(Err(f)) => {
                 let _ = join.join();
@@ -91,9 +99,17 @@ impl Supervisor {
         self.all_ended.load(Ordering::SeqCst)
     }
 
-    /// Stops every load, reaps them, and returns what they did.
-    pub fn finish(mut self) -> Outcome {
-        self.stop_and_join().unwrap_or_default()
+    /// The events since the last call (phase starts and ends, warnings), in the order they
+    /// happened.
+    pub fn drain_events(&self) -> Vec<Event> {
+        self.events.try_iter().collect()
+    }
+
+    /// Stops every load, reaps them, and returns what they did, with the events not drained
+    /// yet (among them the ends of the phases still running).
+    pub fn finish(mut self) -> (Outcome, Vec<Event>) {
+        let outcome = self.stop_and_join().unwrap_or_default();
+        (outcome, self.drain_events())
     }
 
     fn stop_and_join(&mut self) -> Option<Outcome> {

@@ -1,6 +1,8 @@
 //! The supervisor thread: starts the whole-run loads, then switches each phase's loads on and
 //! off along the run's clock, watches for loads that fail or end before they are stopped, and
-//! at the end stops everything and hands back the [`Outcome`].
+//! at the end stops everything and hands back the [`Outcome`]. What happens on the way (phase
+//! boundaries, warnings) goes back as [`Event`]s on a channel, for the one writer of
+//! events.jsonl (the run session) to write.
 
 use super::data::{Outcome, PhaseResult, Setup};
 use super::link::{self, Running};
@@ -9,7 +11,7 @@ use crate::error::{ExitCode, Failure};
 use crate::load::contain::Containment;
 use crate::load::kit::{kill_hint, signal_text};
 use crate::measure::clock::monotonic_ns;
-use crate::results::events::{Event, EventLog};
+use crate::results::events::Event;
 use crate::results::run_record::LoadEnded;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
@@ -40,15 +42,21 @@ pub(super) struct State {
     containment: Option<Containment>,
     stop: Arc<AtomicBool>,
     all_ended: Arc<AtomicBool>,
-    events: Option<EventLog>,
+    /// To the handle ([`super::Supervisor::drain_events`]); a send fails only once the handle
+    /// is gone, when nobody wants the events any more.
+    events: mpsc::Sender<Event>,
     running: Vec<Running>,
     outcome: Outcome,
     phase_state: Vec<PhaseState>,
 }
 
 impl State {
-    pub(super) fn new(setup: Setup, stop: Arc<AtomicBool>, all_ended: Arc<AtomicBool>) -> Self {
-        let events = setup.events.as_ref().and_then(|p| EventLog::create(p).ok());
+    pub(super) fn new(
+        setup: Setup,
+        stop: Arc<AtomicBool>,
+        all_ended: Arc<AtomicBool>,
+        events: mpsc::Sender<Event>,
+    ) -> Self {
         State {
             phase_state: vec![PhaseState::Pending; setup.phases.len()],
             setup,
@@ -62,9 +70,7 @@ impl State {
     }
 
     fn event(&mut self, e: Event) {
-        if let Some(log) = &mut self.events {
-            let _ = log.write(&e);
-        }
+        let _ = self.events.send(e);
     }
 
     fn warn(&mut self, message: String) {

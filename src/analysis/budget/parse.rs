@@ -1,0 +1,160 @@
+//! Reading a budget from its text: clause by clause, with an error that points at the bad
+//! clause and says what the grammar accepts.
+
+use super::{Budget, Clause, METRICS, Op};
+use crate::units::parse_duration_ns;
+use std::fmt;
+
+/// A malformed budget: which clause, where in the expression, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BudgetError {
+    pub expression: String,
+    /// 1-based position of the clause.
+    pub clause_number: usize,
+    pub clause: String,
+    /// Byte offset and length of the clause in the expression (for the caret line).
+    pub offset: usize,
+    pub len: usize,
+    pub reason: String,
+}
+
+/// What the grammar accepts, for error messages.
+pub fn accepted() -> String {
+    let names: Vec<&str> = METRICS.iter().map(|(n, _)| *n).collect();
+    format!(
+        "clauses [cpuN:]METRIC OP VALUE separated by commas; METRIC is one of {}; OP is one of <, <=, =, >=, >; \
+         latency values carry a unit (ns, us, ms, s), counts (missed, dropped, deadline_misses) are plain integers; \
+         e.g. 'max<200us,p99.9<50us,missed=0' or 'cpu1:max<100us'",
+        names.join(", ")
+    )
+}
+
+impl fmt::Display for BudgetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let caret_start = self.expression[..self.offset].chars().count();
+        let caret_len = self.expression[self.offset..self.offset + self.len]
+            .chars()
+            .count()
+            .max(1);
+        write!(
+            f,
+            "--budget: clause {} '{}' {}\n  {}\n  {}{}\n  accepted: {}",
+            self.clause_number,
+            self.clause,
+            self.reason,
+            self.expression,
+            " ".repeat(caret_start),
+            "^".repeat(caret_len),
+            accepted()
+        )
+    }
+}
+
+impl Budget {
+    /// Parses an expression; the error names the first bad clause.
+    pub fn parse(expression: &str) -> Result<Budget, BudgetError> {
+        let mut clauses = Vec::new();
+        let mut offset = 0;
+        for (i, raw) in expression.split(',').enumerate() {
+            let lead = raw.len() - raw.trim_start().len();
+            let text = raw.trim();
+            let fail = |reason: String| BudgetError {
+                expression: expression.to_string(),
+                clause_number: i + 1,
+                clause: text.to_string(),
+                offset: offset + lead,
+                len: text.len(),
+                reason,
+            };
+            clauses.push(parse_clause(text).map_err(fail)?);
+            offset += raw.len() + 1;
+        }
+        Ok(Budget {
+            expression: expression.to_string(),
+            clauses,
+        })
+    }
+
+    /// A `--budget` option: None when absent; a malformed expression is a usage error (exit 2).
+    pub fn from_option(expression: Option<&str>) -> crate::error::Result<Option<Budget>> {
+        expression
+            .map(Budget::parse)
+            .transpose()
+            .map_err(|e| crate::error::Failure::usage(e.to_string()))
+    }
+}
+
+fn parse_clause(text: &str) -> Result<Clause, String> {
+    if text.is_empty() {
+        return Err("is empty (two commas in a row, or a comma at the end?)".into());
+    }
+    let (cpu, body) = match text.split_once(':') {
+        Some((scope, body)) => {
+            let scope = scope.trim();
+            let n = scope
+                .strip_prefix("cpu")
+                .and_then(|n| n.parse::<usize>().ok())
+                .ok_or_else(|| {
+                    format!("has the scope '{scope}:'; a scope is cpuN: (e.g. cpu1:max<100us)")
+                })?;
+            (Some(n), body.trim())
+        }
+        None => (None, text),
+    };
+    let op_at = body
+        .find(['<', '>', '=', '!'])
+        .ok_or_else(|| "has no operator (<, <=, =, >=, >)".to_string())?;
+    let (metric_text, rest) = body.split_at(op_at);
+    let metric_text = metric_text.trim();
+    let metric = METRICS
+        .iter()
+        .find(|(n, _)| *n == metric_text)
+        .map(|(_, m)| *m)
+        .ok_or_else(|| {
+            if metric_text.is_empty() {
+                "has no metric before the operator".to_string()
+            } else {
+                format!("has the unknown metric '{metric_text}'")
+            }
+        })?;
+    let (op, value_text) = [
+        ("<=", Op::Le),
+        (">=", Op::Ge),
+        ("<", Op::Lt),
+        (">", Op::Gt),
+        ("=", Op::Eq),
+    ]
+    .iter()
+    .find_map(|(sym, op)| rest.strip_prefix(sym).map(|v| (*op, v.trim())))
+    .ok_or_else(|| format!("has an unknown operator in '{rest}'"))?;
+    if value_text.starts_with(['<', '>', '=', '!']) {
+        return Err(format!(
+            "has an unknown operator '{}{}'",
+            op.symbol(),
+            value_text
+                .chars()
+                .take_while(|c| "<>=!".contains(*c))
+                .collect::<String>()
+        ));
+    }
+    if value_text.is_empty() {
+        return Err(format!("has no value after '{}'", op.symbol()));
+    }
+    let limit = if metric.is_latency() {
+        parse_duration_ns(value_text).map_err(|e| format!("has a bad latency value: {e}"))? as f64
+    } else {
+        value_text.parse::<u64>().map_err(|_| {
+            format!(
+                "has '{value_text}' where {} needs a count (a plain integer such as 0, no unit)",
+                metric.name()
+            )
+        })? as f64
+    };
+    Ok(Clause {
+        text: text.to_string(),
+        cpu,
+        metric,
+        op,
+        limit,
+    })
+}

@@ -1,0 +1,175 @@
+//! The budget's grammar, its verdicts and their boundaries, on known records.
+
+use super::*;
+use crate::record::stats::LatencySummary;
+use crate::results::RunRecord;
+use crate::results::run_record::ThreadSummary;
+
+fn thread(cpu: usize, max_us: i64, p999_us: u64, missed: u64) -> ThreadSummary {
+    ThreadSummary {
+        cpu,
+        thread_index: cpu,
+        tid: 1,
+        interval_ns: 1_000_000,
+        deadline_ns: 1_000_000,
+        latency: LatencySummary {
+            samples: 1000,
+            min_ns: Some(5_000),
+            mean_ns: Some(12_500.5),
+            stddev_ns: Some(3_000.0),
+            p50_ns: Some(10_000),
+            p90_ns: Some(20_000),
+            p99_ns: Some(30_000),
+            p999_ns: Some(p999_us * 1000),
+            p9999_ns: Some(p999_us * 1000),
+            max_ns: Some(max_us * 1000),
+        },
+        missed_periods: missed,
+        dropped_records: 0,
+        deadline_misses: missed,
+        early_wakeups: 0,
+        end: "completed".into(),
+        irq_latency: None,
+    }
+}
+
+fn record(threads: Vec<ThreadSummary>) -> RunRecord {
+    let mut r: RunRecord = serde_json::from_value(serde_json::json!({
+        "format": 1, "jitterlab_version": "t", "command_line": [],
+        "plan": {"cpus": [0, 1], "policy": "fifo", "priority": 95, "deadline_runtime_ns": null,
+                 "wake": "clock-nanosleep", "clock": "monotonic", "interval_ns": 1000000,
+                 "distance_ns": 0, "interval_step_ns": 0, "duration_ns": 1, "loops": null,
+                 "deadline_ns": null, "log_interval_ns": 1000000000, "loads": [],
+                 "samples": false, "ring_size": 1024, "mlock": true, "pm_qos_us": null},
+        "system": null,
+        "environment": {"memory_locked": true, "stack_prefaulted_bytes": 0,
+                        "pm_qos": {"held_us": null, "previous_us": null, "error": null}},
+        "started_utc": "", "ended_utc": null, "start_monotonic_ns": 0, "duration_ns": null,
+        "ended": "completed", "end_reason": null, "threads": [], "loads": [], "warnings": []
+    }))
+    .unwrap();
+    r.threads = threads;
+    r
+}
+
+#[test]
+fn parses_every_metric_operator_and_unit() {
+    let b = Budget::parse("max<200us, p99.9<=50us,missed=0,cpu1:min>=1us,mean>1.5ms,p99.99<1s,dropped<3,deadline_misses<=2,stddev<20000ns,p50<1ms,p90<2ms,p99<3ms").unwrap();
+    assert_eq!(b.clauses.len(), 12);
+    assert_eq!(b.clauses[0].metric, Metric::Max);
+    assert_eq!(b.clauses[0].op, Op::Lt);
+    assert_eq!(b.clauses[0].limit, 200_000.0);
+    assert_eq!(b.clauses[1].text, "p99.9<=50us");
+    assert_eq!(b.clauses[1].op, Op::Le);
+    assert_eq!(b.clauses[2].metric, Metric::Missed);
+    assert_eq!(b.clauses[2].limit, 0.0);
+    assert_eq!(b.clauses[3].cpu, Some(1));
+    assert_eq!(b.clauses[3].op, Op::Ge);
+    assert_eq!(b.clauses[4].limit, 1_500_000.0);
+    assert_eq!(b.clauses[5].limit, 1e9);
+    assert_eq!(b.named_cpus(), vec![1]);
+}
+
+#[test]
+fn errors_point_at_the_clause() {
+    let e = Budget::parse("max<200us,p99.9<<50us,missed=0").unwrap_err();
+    assert_eq!(e.clause_number, 2);
+    assert_eq!(e.clause, "p99.9<<50us");
+    assert_eq!(e.offset, 10);
+    let text = e.to_string();
+    assert!(text.contains("unknown operator '<<'"), "{text}");
+    assert!(
+        text.contains("\n  max<200us,p99.9<<50us,missed=0\n            ^^^^^^^^^^^\n"),
+        "{text}"
+    );
+    assert!(text.contains("accepted:"), "{text}");
+
+    for (bad, why) in [
+        ("max<200", "no unit"),
+        ("maxx<1ms", "unknown metric 'maxx'"),
+        ("p99.9", "no operator"),
+        ("max<", "no value"),
+        ("<1ms", "no metric"),
+        ("missed=0us", "plain integer"),
+        ("missed<-1", "plain integer"),
+        ("max<1ms,", "is empty"),
+        ("gpu0:max<1ms", "scope"),
+        ("max!=1ms", "unknown operator"),
+        ("max=>1ms", "unknown operator"),
+    ] {
+        let e = Budget::parse(bad).unwrap_err().to_string();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn verdicts_judge_every_cpu_and_name_the_worst() {
+    let r = record(vec![thread(0, 150, 40, 0), thread(1, 421, 60, 2)]);
+    let v = Budget::parse("max<200us,p99.9<50us,missed=0,max<1ms,cpu0:max<200us,cpu5:max<1s")
+        .unwrap()
+        .evaluate(&r);
+    assert!(!v.passed);
+    let got: Vec<(bool, &str)> = v
+        .clauses
+        .iter()
+        .map(|c| (c.passed, c.actual.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (false, "cpu1: 421.0 us"),
+            (false, "cpu1: 60.0 us"),
+            (false, "cpu1: 2"),
+            (true, "cpu1: 421.0 us"),
+            (true, "cpu0: 150.0 us"),
+            (false, "cpu5: not measured in this run"),
+        ]
+    );
+    let lines = verdict_lines(&v);
+    assert!(lines[0].starts_with("FAIL  max<200us"), "{lines:?}");
+    assert!(lines[3].starts_with("pass  max<1ms"), "{lines:?}");
+    assert_eq!(
+        lines.last().unwrap(),
+        "budget FAILED: 4 of 6 clauses violated"
+    );
+    assert_eq!(breaches(&v).len(), 4);
+
+    let ok = Budget::parse("max<=421us,min>1us,mean<13us")
+        .unwrap()
+        .evaluate(&r);
+    assert!(ok.passed, "{ok:?}");
+    assert_eq!(ok.clauses[2].actual, "cpu1: 12.5 us"); // equal means: the last CPU shows
+}
+
+#[test]
+fn boundaries_are_exact() {
+    let r = record(vec![thread(0, 200, 50, 0)]);
+    let v = |e: &str| Budget::parse(e).unwrap().evaluate(&r).passed;
+    assert!(!v("max<200us"));
+    assert!(v("max<=200us"));
+    assert!(v("max=200us"));
+    assert!(v("max>=200us"));
+    assert!(!v("max>200us"));
+    assert!(v("max<200001ns"));
+}
+
+#[test]
+fn absent_figures_fail_the_clause() {
+    let mut r = record(vec![thread(0, 100, 10, 0)]);
+    r.imported = Some(crate::results::run_record::ImportRecord {
+        source_format: "cyclictest-json".into(),
+        source_file: "x".into(),
+        per_interval: false,
+        absent: vec!["missed_periods".into()],
+    });
+    let v = Budget::parse("missed=0,max<1ms").unwrap().evaluate(&r);
+    assert!(!v.clauses[0].passed);
+    assert_eq!(
+        v.clauses[0].actual,
+        "cpu0: missed: not in the imported source"
+    );
+    assert!(v.clauses[1].passed);
+    r.threads[0].latency = LatencySummary::default();
+    let v = Budget::parse("max<1ms").unwrap().evaluate(&r);
+    assert_eq!(v.clauses[0].actual, "cpu0: max: no samples");
+}

@@ -1,0 +1,152 @@
+//! Finishing a session: the threads joined, the loads stopped, the last samples and
+//! explanations written, and the run record completed from what every part has to say (the
+//! loads' outcome and per-phase statistics, the trace's figures, the budget's verdict).
+
+use super::{Progress, Session, write_failed};
+use crate::measure::ThreadEnd;
+use crate::measure::clock::monotonic_ns;
+use crate::plan::RunLength;
+use crate::results::events::Event;
+use crate::results::run_record::{CpuTimeRecord, Ended, ThreadCpuTime};
+use crate::runner::{RunOutcome, loads, run_warnings, thread_summaries};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, SystemTime};
+
+impl Session {
+    /// Ends the run (stopping it first if its threads still measure) and writes the results:
+    /// the last samples and explanations, the loads' outcome and per-phase statistics, the
+    /// trace's figures, the budget's verdict, and the final run.json. Every part is given back
+    /// here or when the session is dropped at the end.
+    pub fn finish(mut self) -> RunOutcome {
+        if !self.threads.all_ended() {
+            self.stop();
+            // An interrupted thread ends within microseconds; each poll interrupts again a
+            // thread that was not asleep yet when the last signal came.
+            while self.poll() == Progress::Measuring {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        if let Some(live) = self.live.take() {
+            live.finish();
+        }
+        let mut failure: Option<String> = None;
+        let ends = self.threads.join();
+        for joined in &ends {
+            if let ThreadEnd::Failed(message) = &joined.end {
+                let cpu = joined.cpu;
+                let message = format!("measuring thread on CPU {cpu} failed: {message}");
+                self.events.write(&Event::ThreadFailed {
+                    time_ns: monotonic_ns(),
+                    cpu,
+                    message: message.clone(),
+                });
+                failure.get_or_insert(message);
+            }
+        }
+        self.stop.store(true, Ordering::SeqCst);
+        let (load_outcome, load_events) = self.loads.stop();
+        load_events.iter().for_each(|e| self.events.write(e));
+        if let Some(f) = &load_outcome.failure {
+            failure.get_or_insert(f.clone());
+        }
+        let end_clock = self.plan.clock.now_ns().min(self.end_ns);
+        // The trace is read to its end before the last samples are joined with it.
+        let trace_stats = self.tracer.as_mut().map(|t| t.finish_reading());
+        if let Some(Err(e)) = &trace_stats {
+            self.record
+                .warnings
+                .push(format!("--trace: the trace reader failed: {e}"));
+        }
+        let mut recorder = self
+            .recorder
+            .take()
+            .expect("finish takes the recorder once");
+        if let Err(e) = recorder.drain_last() {
+            let message = write_failed(&self.dir, e);
+            self.io_error.get_or_insert(message);
+        }
+        for x in recorder.take_explanations() {
+            self.events.write(&Event::SpikeExplained(x));
+        }
+        let (worst, explained) = recorder.worst_explanations();
+        let (worst, explained) = (worst.to_vec(), explained);
+        let (results, last_error) = recorder.finish(end_clock);
+        if let Some(e) = last_error {
+            let message = write_failed(&self.dir, e);
+            self.io_error.get_or_insert(message);
+        }
+        self.pm_qos.release();
+
+        let end_wall = SystemTime::now();
+        let record = &mut self.record;
+        record.ended = if failure.is_some() || self.io_error.is_some() {
+            Ended::Failed
+        } else if self.interrupted.load(Ordering::SeqCst) || self.stopped_by_caller {
+            Ended::Interrupted
+        } else {
+            Ended::Completed
+        };
+        record.end_reason = failure.or(self.io_error.clone()).or_else(|| {
+            if self.interrupted.load(Ordering::SeqCst) {
+                Some("stopped by SIGINT or SIGTERM".into())
+            } else if self.stopped_by_caller {
+                Some("stopped by its caller".into())
+            } else {
+                None
+            }
+        });
+        record.ended_utc = Some(humantime::format_rfc3339_millis(end_wall).to_string());
+        let elapsed_ns = monotonic_ns().saturating_sub(self.start_mono);
+        record.duration_ns = Some(match self.plan.length {
+            // Measurement ends at the last due time; the drain after it is not part of the run.
+            RunLength::Duration(ns) => elapsed_ns.min(ns),
+            RunLength::Loops(_) | RunLength::Endless => elapsed_ns,
+        });
+        record.threads = thread_summaries(&self.plan, &results, &ends);
+        record.cpu_time = Some(CpuTimeRecord::read_now(
+            ends.iter()
+                .map(|j| ThreadCpuTime {
+                    cpu: j.cpu,
+                    thread_index: j.index,
+                    cpu_time_ns: j.cpu_time_ns,
+                })
+                .collect(),
+        ));
+        record.loads = self
+            .loads
+            .spike_records(&self.plan, record.duration_ns.unwrap_or(0));
+        loads::record(&load_outcome, record, &self.dir);
+        record.warnings.extend(run_warnings(&results));
+        if let (Some(t), Some(stats)) = (self.tracer.take(), trace_stats) {
+            let stats = stats.unwrap_or_default();
+            let config = t.config.clone();
+            if let Err(e) = t.remove() {
+                record.warnings.push(e);
+            }
+            record
+                .warnings
+                .extend(crate::trace::record::trace_warnings(&stats, &results));
+            record.trace = Some(crate::trace::record::trace_record(
+                &self.plan, &config, &stats, &results, worst, explained,
+            ));
+        }
+        if let Some(budget) = &self.plan.budget {
+            for e in crate::analysis::budget::judge_run(budget, record) {
+                self.events.write(&e);
+            }
+        }
+        self.events.write(&Event::RunEnd {
+            time_ns: monotonic_ns(),
+            ended: record.ended.as_str().into(),
+        });
+        // A failure here still ends with the summary (from memory) and exit 4.
+        if let Err(e) = self.dir.write_final_run_record(record) {
+            eprintln!("jitterlab: {e}");
+        }
+        // The rest of the session (its parts, in field order) is dropped on return.
+        RunOutcome {
+            dir: self.dir,
+            record: self.record,
+        }
+    }
+}
