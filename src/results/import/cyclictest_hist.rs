@@ -5,7 +5,7 @@
 //! N us, not in the rows) and `# Histogram Overflow at cycle number:` with one `# Thread k:`
 //! line each. cyclictest truncates latencies to whole us, so row k holds [k, k+1) us.
 
-use super::{Imported, SourceFormat, SourceHistogram, SourceThread, add_counts};
+use super::{Imported, RunFacts, SourceFormat, SourceHistogram, SourceThread, add_counts};
 
 /// The numbers after `label`, e.g. `# Max Latencies: 00280 00421` → [280, 421].
 fn numbers_after(line: &str, label: &str) -> Option<Result<Vec<u64>, String>> {
@@ -19,6 +19,12 @@ fn numbers_after(line: &str, label: &str) -> Option<Result<Vec<u64>, String>> {
             .collect(),
     )
 }
+
+pub static FORMAT: SourceFormat = SourceFormat {
+    name: "cyclictest-hist",
+    help: "what cyclictest -h N prints: a 1 us histogram per thread and its summary lines",
+    parse,
+};
 
 pub fn parse(text: &str) -> Result<Imported, String> {
     let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
@@ -115,9 +121,11 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 min: pick(&min, t).map(|v| v as f64),
                 mean: pick(&avg, t).map(|v| v as f64),
                 max: pick(&Some(max.clone()), t).map(|v| v as f64),
+                quantiles: Vec::new(),
             },
             irq: None,
             kernel_thread: None,
+            interval_ns: None,
         });
     }
     let mut warnings = vec![
@@ -128,11 +136,13 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         warnings.push("no '# Histogram Overflows:' line: no overflow counted".into());
     }
     Ok(Imported {
-        format: SourceFormat::CyclictestHist,
+        format: &FORMAT,
         threads: out,
         command_line: Vec::new(),
         started: None,
         duration_ns: None,
+        stopped: None,
+        facts: RunFacts::default(),
         failed: false,
         system: serde_json::Value::Null,
         warnings,

@@ -1,9 +1,10 @@
 //! Recognising a source format from a file's content.
 
 use super::model::*;
+use super::{cyclictest_hist, cyclictest_json, oslat_json, rtla_timerlat};
 
 /// Recognises a file's format from its content; the error says what was recognised.
-pub fn detect(text: &str) -> std::result::Result<SourceFormat, String> {
+pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
         let v: serde_json::Value = serde_json::from_str(text)
@@ -19,10 +20,10 @@ pub fn detect(text: &str) -> std::result::Result<SourceFormat, String> {
             .and_then(|t| t.as_object())
             .and_then(|t| t.values().next());
         return match (tool.as_deref(), first_thread) {
-            (Some("cyclictest"), _) => Ok(SourceFormat::CyclictestJson),
-            (Some("oslat"), _) => Ok(SourceFormat::OslatJson),
-            (_, Some(t)) if t.get("cycles").is_some() => Ok(SourceFormat::CyclictestJson),
-            (_, Some(t)) if t.get("freq").is_some() => Ok(SourceFormat::OslatJson),
+            (Some("cyclictest"), _) => Ok(&cyclictest_json::FORMAT),
+            (Some("oslat"), _) => Ok(&oslat_json::FORMAT),
+            (_, Some(t)) if t.get("cycles").is_some() => Ok(&cyclictest_json::FORMAT),
+            (_, Some(t)) if t.get("freq").is_some() => Ok(&oslat_json::FORMAT),
             _ => Err(format!(
                 "it is JSON{} but neither cyclictest's (thread.N.cycles) nor oslat's (thread.N.freq)",
                 tool.map_or(String::new(), |t| format!(" written by '{t}'"))
@@ -37,10 +38,10 @@ pub fn detect(text: &str) -> std::result::Result<SourceFormat, String> {
             .iter()
             .any(|l| l.starts_with("Index") && (l.contains("IRQ-") || l.contains("Thr-")))
     {
-        return Ok(SourceFormat::RtlaTimerlatHist);
+        return Ok(&rtla_timerlat::FORMAT);
     }
     if lines.iter().any(|l| l.starts_with("# Max Latencies:")) || lines.contains(&"# Histogram") {
-        return Ok(SourceFormat::CyclictestHist);
+        return Ok(&cyclictest_hist::FORMAT);
     }
     if lines.iter().any(|l| l.starts_with("oslat V")) {
         return Err(

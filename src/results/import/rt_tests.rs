@@ -143,3 +143,60 @@ pub fn parse_rt_tests_time(text: &str) -> Option<SystemTime> {
     let t = SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(secs).ok()?);
     rfc3339(t).map(|_| t)
 }
+
+/// A cyclictest or oslat duration option (`-D 10m`, `-D5`, plain seconds), ns.
+fn duration_option(text: &str) -> Option<u64> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let seconds = match unit.to_ascii_lowercase().as_str() {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return None,
+    };
+    number.checked_mul(seconds)?.checked_mul(1_000_000_000)
+}
+
+/// What a cyclictest command line states: `-p N` (FIFO, cyclictest's policy with a priority,
+/// unless `-y/--policy` names another), `-i` (us, 1000 by default), `-m` (mlockall), `-D`.
+pub fn cyclictest_facts(args: &[String]) -> super::RunFacts {
+    if args.is_empty() {
+        return super::RunFacts::default();
+    }
+    let priority: i32 = option_value(args, "-p", "--priority")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    let policy = option_value(args, "-y", "--policy")
+        .map(|p| p.to_ascii_lowercase())
+        .unwrap_or_else(|| if priority > 0 { "fifo" } else { "other" }.into());
+    let interval_us: u64 = option_value(args, "-i", "--interval")
+        .and_then(|i| i.parse().ok())
+        .unwrap_or(1000);
+    super::RunFacts {
+        policy: Some(policy),
+        priority: Some(priority),
+        interval_ns: interval_us.checked_mul(1000),
+        memory_locked: Some(args.iter().any(|a| a == "-m" || a == "--mlockall")),
+        duration_ns: option_value(args, "-D", "--duration").and_then(|d| duration_option(&d)),
+    }
+}
+
+/// What an oslat command line states: `-f N` (`--rtprio`, SCHED_FIFO N; else SCHED_OTHER),
+/// `-D`. oslat always locks its memory (mlockall at start).
+pub fn oslat_facts(args: &[String]) -> super::RunFacts {
+    if args.is_empty() {
+        return super::RunFacts::default();
+    }
+    let rtprio: Option<i32> = option_value(args, "-f", "--rtprio").and_then(|p| p.parse().ok());
+    super::RunFacts {
+        policy: Some(if rtprio.is_some() { "fifo" } else { "other" }.into()),
+        priority: Some(rtprio.unwrap_or(0)),
+        interval_ns: None,
+        memory_locked: Some(true),
+        duration_ns: option_value(args, "-D", "--duration").and_then(|d| duration_option(&d)),
+    }
+}

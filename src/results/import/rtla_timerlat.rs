@@ -8,7 +8,7 @@
 //! The latency a task sees is the Usr column (rtla -u, a user-space thread) or else the Thr
 //! column (the timerlat kernel thread); IRQ is the timer interrupt's latency.
 
-use super::{Imported, SourceFormat, SourceHistogram, SourceThread, add_counts};
+use super::{Imported, RunFacts, SourceFormat, SourceHistogram, SourceThread, add_counts};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -52,6 +52,12 @@ fn parse_duration(text: &str) -> Option<u64> {
         .checked_add(*s)?
         .checked_mul(1_000_000_000)
 }
+
+pub static FORMAT: SourceFormat = SourceFormat {
+    name: "rtla-timerlat-hist",
+    help: "what rtla timerlat hist prints: IRQ, Thr (and Usr) columns per CPU",
+    parse,
+};
 
 pub fn parse(text: &str) -> Result<Imported, String> {
     let mut unit_ns = 1000;
@@ -168,6 +174,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             min: c.min,
             mean: c.avg,
             max: c.max,
+            quantiles: Vec::new(),
         };
         let sum = add_counts(h.buckets.iter().map(|&(_, c)| c).chain([h.overflow]))
             .map_err(|e| format!("{what}: {e}"))?;
@@ -215,6 +222,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             latency,
             irq,
             kernel_thread,
+            interval_ns: None,
         });
     }
     let mut warnings = Vec::new();
@@ -223,11 +231,13 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     }
     warnings.push("rtla prints averages in whole units (truncated); mean_ns is that figure".into());
     Ok(Imported {
-        format: SourceFormat::RtlaTimerlatHist,
+        format: &FORMAT,
         threads,
         command_line: Vec::new(),
         started: None,
         duration_ns,
+        stopped: None,
+        facts: RunFacts::default(),
         failed: false,
         system: serde_json::Value::Null,
         warnings,
