@@ -397,7 +397,7 @@ fn bad_or_unknown_files_exit_2_with_what_was_recognised() {
         ),
         (
             write("cut.txt", &cut),
-            "no '# Total:'",
+            "no '# Max Latencies:'",
             vec!["--format", "cyclictest-hist"],
         ),
         (write("tampered.txt", &tampered), "says 5001", vec![]),

@@ -66,6 +66,20 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 format!("thread {index}: the histogram holds {in_range} samples, more than its {cycles} cycles")
             })?
         };
+        // A thread that never ran: cycles 0, avg -nan (null here), min and max still at
+        // cyclictest's initial values. Its figures are no latencies.
+        let never_ran = cycles == 0;
+        if never_ran {
+            warnings.push(format!(
+                "thread {index} (CPU {cpu}) never ran: 0 cycles{}; it is imported with no samples",
+                if t.get("avg").is_some_and(Value::is_null) {
+                    ", avg -nan"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let field = |name: &str| field(name).filter(|_| !never_ran);
         let max = field("max");
         let overflow_from = histogram_size
             .or_else(|| buckets.last().map(|&(v, _)| v + 1))

@@ -5,10 +5,8 @@ use super::{cyclictest_hist, cyclictest_json, oslat_json, rtla_timerlat};
 
 /// Recognises a file's format from its content; the error says what was recognised.
 pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> {
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('{') {
-        let v: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| format!("it starts like JSON but is not valid JSON ({e})"))?;
+    if text.lines().any(|l| l.trim_start().starts_with('{')) {
+        let v = super::parse_json(text).map_err(|e| format!("it starts like JSON but {e}"))?;
         let tool = v
             .get("cmdline:")
             .or_else(|| v.get("cmdline"))

@@ -10,7 +10,7 @@ pub fn rt_tests_json(
     tool: &str,
 ) -> std::result::Result<(serde_json::Value, Vec<String>), String> {
     use serde_json::Value;
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("it is not valid JSON ({e})"))?;
+    let v: Value = parse_json(text)?;
     let command_line: Vec<String> = v
         .get("cmdline:")
         .or_else(|| v.get("cmdline"))
@@ -23,6 +23,35 @@ pub fn rt_tests_json(
         return Err(format!("it was written by '{first}', not {tool}"));
     }
     Ok((v, command_line))
+}
+
+/// The JSON object in `text`: from the first line that starts with `{` (a prompt or command
+/// pasted before it is skipped) to its end (text after it is ignored). cyclictest writes a
+/// thread that never ran as `"avg": -nan` (C's printf of NaN), which is no JSON: such values
+/// are read as null.
+pub fn parse_json(text: &str) -> std::result::Result<serde_json::Value, String> {
+    let start = text
+        .lines()
+        .find(|l| l.trim_start().starts_with('{'))
+        .map_or(0, |l| l.as_ptr() as usize - text.as_ptr() as usize);
+    let first = |t: &str| {
+        serde_json::Deserializer::from_str(t)
+            .into_iter::<serde_json::Value>()
+            .next()
+            .unwrap_or_else(|| serde_json::from_str(""))
+    };
+    let text = &text[start..];
+    first(text).or_else(|e| {
+        let unnan =
+            ["-nan", "nan", "-NaN", "NaN", "-inf", "inf"]
+                .iter()
+                .fold(text.to_string(), |t, n| {
+                    t.replace(&format!(": {n},"), ": null,")
+                        .replace(&format!(": {n}\n"), ": null\n")
+                        .replace(&format!(":{n},"), ":null,")
+                });
+        first(&unnan).map_err(|_| format!("it is not valid JSON ({e})"))
+    })
 }
 
 /// The per-thread objects of an rt-tests JSON file (`"thread": {"0": {...}, "1": {...}}`), in
