@@ -38,6 +38,13 @@ pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> 
     {
         return Ok(&rtla_timerlat::FORMAT);
     }
+    // rtla --no-header: the rows and the count:/over: lines, but no column line to name them.
+    if ["over:", "count:", "min:", "max:"]
+        .iter()
+        .all(|label| lines.iter().any(|l| l.starts_with(label)))
+    {
+        return Err(rtla_timerlat::NO_HEADER.into());
+    }
     if lines.iter().any(|l| l.starts_with("# Max Latencies:")) || lines.contains(&"# Histogram") {
         return Ok(&cyclictest_hist::FORMAT);
     }

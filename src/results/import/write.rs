@@ -129,23 +129,15 @@ pub fn write_result(
     let absent = absent_fields(imported, with_histograms.len() == imported.threads.len());
     let mut warnings = imported.warnings.clone();
     for t in &imported.threads {
-        let h = &t.latency;
-        if h.overflow > 0 {
-            let unit = h.unit_ns;
-            warnings.push(format!(
-                "CPU {}: {} beyond the source histogram (at or above {}); recorded at {}{}, so percentiles that fall among them are lower bounds",
-                t.cpu,
-                if h.overflow == 1 { "1 sample was".to_string() } else { format!("{} samples were", h.overflow) },
-                format_ns(h.overflow_from * unit),
-                format_ns(h.overflow_from * unit),
-                match h.max {
-                    Some(m) if m >= h.overflow_from as f64 => format!(
-                        " except one at the printed maximum {}",
-                        format_ns((m * unit as f64) as u64)
-                    ),
-                    _ => String::new(),
-                }
-            ));
+        let columns = [
+            ("", Some(&t.latency)),
+            (" IRQ", t.irq.as_ref()),
+            (" Thr", t.kernel_thread.as_ref()),
+        ];
+        for (column, h) in columns {
+            if let Some(h) = h.filter(|h| h.overflow > 0) {
+                warnings.push(overflow_warning(t.cpu, column, h));
+            }
         }
     }
     let cpus: Vec<usize> = imported.threads.iter().map(|t| t.cpu).collect();
@@ -233,6 +225,29 @@ pub fn write_result(
         .write_run_record(&record)
         .or_run(|| format!("cannot write run.json in {}", out.display()))?;
     Ok(record)
+}
+
+/// Says how many samples of one column lay beyond the source's histogram and where they
+/// are recorded.
+fn overflow_warning(cpu: usize, column: &str, h: &SourceHistogram) -> String {
+    let unit = h.unit_ns;
+    format!(
+        "CPU {cpu}{column}: {} beyond the source histogram (at or above {}); recorded at {}{}, so percentiles that fall among them are lower bounds",
+        if h.overflow == 1 {
+            "1 sample was".to_string()
+        } else {
+            format!("{} samples were", h.overflow)
+        },
+        format_ns(h.overflow_from * unit),
+        format_ns(h.overflow_from * unit),
+        match h.max {
+            Some(m) if m >= h.overflow_from as f64 => format!(
+                " except one at the printed maximum {}",
+                format_ns((m * unit as f64) as u64)
+            ),
+            _ => String::new(),
+        }
+    )
 }
 
 pub fn summary(record: &RunRecord, out: &Path) -> String {
