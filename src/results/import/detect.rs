@@ -1,7 +1,7 @@
 //! Recognising a source format from a file's content.
 
 use super::model::*;
-use super::{cyclictest_hist, cyclictest_json, oslat_json, rtla_timerlat};
+use super::{cyclictest_hist, cyclictest_json, cyclictest_status, oslat_json, rtla_timerlat};
 
 /// Recognises a file's format from its content; the error says what was recognised.
 pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> {
@@ -60,10 +60,7 @@ pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> 
         .iter()
         .any(|l| l.starts_with("T:") && l.contains("Max:"))
     {
-        return Err(
-            "it is cyclictest's per-thread status output without a histogram; run cyclictest with -h N (and -q), or with --json=FILE"
-                .into(),
-        );
+        return Ok(&cyclictest_status::FORMAT);
     }
     Err("it is neither JSON nor a histogram text jitterlab knows".into())
 }

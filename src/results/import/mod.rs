@@ -11,6 +11,7 @@
 
 pub mod cyclictest_hist;
 pub mod cyclictest_json;
+pub mod cyclictest_status;
 mod detect;
 mod model;
 pub mod oslat_json;
@@ -29,6 +30,7 @@ pub use write::{summary, write_result};
 pub static SOURCE_FORMATS: &[&SourceFormat] = &[
     &cyclictest_json::FORMAT,
     &cyclictest_hist::FORMAT,
+    &cyclictest_status::FORMAT,
     &rtla_timerlat::FORMAT,
     &oslat_json::FORMAT,
 ];

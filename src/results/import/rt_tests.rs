@@ -215,7 +215,7 @@ pub fn cyclictest_facts(args: &[String]) -> super::RunFacts {
 }
 
 /// What an oslat command line states: `-f N` (`--rtprio`, SCHED_FIFO N; else SCHED_OTHER),
-/// `-D`. oslat always locks its memory (mlockall at start).
+/// `-D`. Whether it locked its memory is not on its command line: left unknown.
 pub fn oslat_facts(args: &[String]) -> super::RunFacts {
     if args.is_empty() {
         return super::RunFacts::default();
@@ -225,7 +225,7 @@ pub fn oslat_facts(args: &[String]) -> super::RunFacts {
         policy: Some(if rtprio.is_some() { "fifo" } else { "other" }.into()),
         priority: Some(rtprio.unwrap_or(0)),
         interval_ns: None,
-        memory_locked: Some(true),
+        memory_locked: None,
         duration_ns: option_value(args, "-D", "--duration").and_then(|d| duration_option(&d)),
     }
 }
