@@ -254,8 +254,8 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The file another tool wrote: cyclictest --json, cyclictest -h output, rtla timerlat hist
-    /// output, oslat --json.
+    /// The file another tool wrote: cyclictest --json, cyclictest -h output or status lines,
+    /// rtla timerlat hist output, oslat --json (docs/import.md).
     pub file: PathBuf,
     /// The result directory to create. Default: ./jitterlab-results/imported-<file name>.
     #[arg(long, short = 'o', value_name = "DIR")]

@@ -38,7 +38,10 @@ fn edit_column(text: &str, column: usize, set: impl Fn(&str, &str) -> String) ->
     out
 }
 
-fn import_text(content: &str) -> (Option<i32>, String, Option<(Value, Vec<String>)>) {
+/// run.json and the latency.hlog tags of a successful import.
+type Imported = Option<(Value, Vec<String>)>;
+
+fn import_text(content: &str) -> (Option<i32>, String, Imported) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("rtla.txt");
     std::fs::write(&file, content).unwrap();

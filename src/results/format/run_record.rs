@@ -188,7 +188,7 @@ pub struct TraceThreadRecord {
 /// Where an imported result came from. What the source lacks is absent, never invented.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ImportRecord {
-    /// `cyclictest-json`, `cyclictest-histogram`, `rtla-timerlat-hist`, `oslat-json`.
+    /// The `import --format` name of the source (`results::import::SOURCE_FORMATS`).
     pub source_format: String,
     /// The file imported, as given.
     pub source_file: String,

@@ -182,6 +182,8 @@ mod tests {
             "cyclictest.json",
             "cyclictest-hist.txt",
             "cyclictest-hist-overflow.txt",
+            "cyclictest-status.txt",
+            "cyclictest-status.json",
             "oslat.json",
             "rtla-timerlat-hist.txt",
             "rtla-timerlat-hist-user.txt",

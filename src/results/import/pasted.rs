@@ -45,15 +45,12 @@ pub fn clean(text: &str) -> std::result::Result<String, String> {
 /// Skips one escape sequence after its ESC: CSI (`[` parameters, intermediates, one final
 /// byte), or a single character for the two-byte forms.
 fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    match chars.next() {
-        Some('[') => {
-            for c in chars.by_ref() {
-                if ('\u{40}'..='\u{7e}').contains(&c) {
-                    break;
-                }
+    if chars.next() == Some('[') {
+        for c in chars.by_ref() {
+            if ('\u{40}'..='\u{7e}').contains(&c) {
+                break;
             }
         }
-        Some(_) | None => {}
     }
 }
 
