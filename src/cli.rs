@@ -17,8 +17,9 @@ use crate::measure::PolicyKind;
 use crate::measure::clock::{CLOCKS, Clock};
 use crate::measure::wake::{WAKE_METHODS, WakeMethod};
 use crate::report::export::{ExportFormat, FORMATS as EXPORT_FORMATS};
+use crate::results::import::{SOURCE_FORMATS, SourceFormat};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -263,28 +264,22 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The file another tool wrote: cyclictest --json, cyclictest -h output, rtla timerlat hist
-    /// output, oslat --json.
+    /// The file another tool wrote: cyclictest --json, cyclictest -h output or status lines,
+    /// rtla timerlat hist output, oslat --json (docs/import.md).
     pub file: PathBuf,
     /// The result directory to create. Default: ./jitterlab-results/imported-<file name>.
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// The file's format; auto recognises it from its content.
-    #[arg(long, value_enum, default_value_t = ImportFormat::Auto)]
+    /// The file's format; auto recognises it from its content (docs/import.md).
+    #[arg(long, default_value = "auto", value_parser = import_format_value())]
     pub format: ImportFormat,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// `import --format`: recognise the content, or read it as one row of the importers' table.
+#[derive(Debug, Clone, Copy)]
 pub enum ImportFormat {
     Auto,
-    /// The file of `cyclictest --json=FILE`.
-    CyclictestJson,
-    /// What `cyclictest -h N` prints: a 1 us histogram per thread and its summary lines.
-    CyclictestHist,
-    /// What `rtla timerlat hist` prints: IRQ, Thr (and Usr) columns per CPU.
-    RtlaTimerlatHist,
-    /// The file of `oslat --json=FILE`.
-    OslatJson,
+    Named(&'static SourceFormat),
 }
 
 #[derive(Debug, Args)]
@@ -438,4 +433,17 @@ fn policy_value() -> impl TypedValueParser<Value = PolicyKind> {
 fn export_format_value() -> impl TypedValueParser<Value = &'static ExportFormat> {
     PossibleValuesParser::new(EXPORT_FORMATS.iter().map(|f| f.name))
         .map(|name| ExportFormat::named(&name).expect("clap admits only the table's names"))
+}
+
+/// `import --format`: `auto`, or the names of the importers' table.
+fn import_format_value() -> impl TypedValueParser<Value = ImportFormat> {
+    PossibleValuesParser::new(
+        std::iter::once(PossibleValue::new("auto").help("recognise the format from the content"))
+            .chain(
+                SOURCE_FORMATS
+                    .iter()
+                    .map(|f| PossibleValue::new(f.name).help(f.help)),
+            ),
+    )
+    .map(|name| SourceFormat::named(&name).map_or(ImportFormat::Auto, ImportFormat::Named))
 }

@@ -145,7 +145,7 @@ fn cyclictest_histogram_text_matches_what_cyclictest_printed() {
         let (rows, summary) = cyclictest_text(name);
         let (_b, out) = import(name, &[]);
         let run = run_json(&out);
-        assert_eq!(run["imported"]["source_format"], "cyclictest-histogram");
+        assert_eq!(run["imported"]["source_format"], "cyclictest-hist");
         let counts = hlog_counts(&out);
         for t in 0..2 {
             let ours = thread(&run, t);
@@ -344,7 +344,7 @@ fn imported_runs_work_with_compare_and_export() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["runs"][1]["imported_from"], "cyclictest-histogram");
+    assert_eq!(v["runs"][1]["imported_from"], "cyclictest-hist");
     let max = v["scopes"][0]["rows"]
         .as_array()
         .unwrap()
@@ -397,7 +397,7 @@ fn bad_or_unknown_files_exit_2_with_what_was_recognised() {
         ),
         (
             write("cut.txt", &cut),
-            "no '# Total:'",
+            "no '# Max Latencies:'",
             vec!["--format", "cyclictest-hist"],
         ),
         (write("tampered.txt", &tampered), "says 5001", vec![]),

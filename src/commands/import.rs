@@ -6,7 +6,7 @@ use crate::cli::{ImportArgs, ImportFormat};
 use crate::error::{Failure, Result};
 use crate::results::ResultDir;
 use crate::results::import::{
-    MAX_FILE_BYTES, SourceFormat, detect, parse_checked, summary, write_result,
+    MAX_FILE_BYTES, SOURCE_FORMATS, detect, parse_checked, pasted, summary, write_result,
 };
 use std::path::PathBuf;
 
@@ -17,18 +17,21 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
             args.file.display()
         ))
     })?;
-    let accepted = "accepted: cyclictest --json=FILE, cyclictest -h N output, rtla timerlat hist output, oslat --json=FILE (see docs/import.md)";
+    let text = pasted::clean(&text)
+        .map_err(|why| Failure::usage(format!("{}: not imported: {why}", args.file.display())))?;
     let format = match args.format {
+        ImportFormat::Named(format) => format,
         ImportFormat::Auto => detect(&text).map_err(|why| {
             Failure::usage(format!(
-                "{}: not a format jitterlab imports: {why}; {accepted}",
-                args.file.display()
+                "{}: not a format jitterlab imports: {why}; accepted: {} (see docs/import.md)",
+                args.file.display(),
+                SOURCE_FORMATS
+                    .iter()
+                    .map(|f| format!("{} ({})", f.name, f.help))
+                    .collect::<Vec<_>>()
+                    .join("; ")
             ))
         })?,
-        ImportFormat::CyclictestJson => SourceFormat::CyclictestJson,
-        ImportFormat::CyclictestHist => SourceFormat::CyclictestHist,
-        ImportFormat::RtlaTimerlatHist => SourceFormat::RtlaTimerlatHist,
-        ImportFormat::OslatJson => SourceFormat::OslatJson,
     };
     let imported = parse_checked(format, &text).map_err(|why| {
         Failure::usage(format!(

@@ -31,6 +31,9 @@ struct CpuColumn {
     /// Only when some thread has a timer IRQ latency (`--trace`).
     traced: bool,
     cell: fn(&ThreadSummary, Detail) -> String,
+    /// The run.json thread field the cell shows, when an imported run may lack it
+    /// (`imported.absent`): then the cell is `-`, not the placeholder.
+    field: Option<&'static str>,
 }
 
 /// The columns, in order: adding a figure to the per-CPU table is one row here.
@@ -54,21 +57,33 @@ const CPU_COLUMNS: &[CpuColumn] = &[
         unsigned(t.latency.p9999_ns)
     }),
     column("max", "max", true, |t, _| signed(t.latency.max_ns)),
-    column("missed periods", "missed", true, |t, _| {
-        t.missed_periods.to_string()
-    }),
-    column("dropped", "dropped", true, |t, _| {
-        t.dropped_records.to_string()
-    }),
+    CpuColumn {
+        field: Some("missed_periods"),
+        ..column("missed periods", "missed", true, |t, _| {
+            t.missed_periods.to_string()
+        })
+    },
+    CpuColumn {
+        field: Some("dropped_records"),
+        ..column("dropped", "dropped", true, |t, _| {
+            t.dropped_records.to_string()
+        })
+    },
     // The summary's narrow form has no space after '>' (as it always had).
-    column("deadline misses", "> deadline", true, |t, detail| {
-        let deadline = format_ns(t.deadline_ns);
-        match detail {
-            Detail::Summary => format!("{} (>{deadline})", t.deadline_misses),
-            Detail::Full => format!("{} (> {deadline})", t.deadline_misses),
-        }
-    }),
-    column("early", "early", false, |t, _| t.early_wakeups.to_string()),
+    CpuColumn {
+        field: Some("deadline_misses"),
+        ..column("deadline misses", "> deadline", true, |t, detail| {
+            let deadline = format_ns(t.deadline_ns);
+            match detail {
+                Detail::Summary => format!("{} (>{deadline})", t.deadline_misses),
+                Detail::Full => format!("{} (> {deadline})", t.deadline_misses),
+            }
+        })
+    },
+    CpuColumn {
+        field: Some("early_wakeups"),
+        ..column("early", "early", false, |t, _| t.early_wakeups.to_string())
+    },
     CpuColumn {
         traced: true,
         ..column("timer IRQ p99", "IRQ p99", false, |t, _| {
@@ -95,6 +110,7 @@ const fn column(
         in_summary,
         traced: false,
         cell,
+        field: None,
     }
 }
 
@@ -135,7 +151,10 @@ pub fn latency(record: &RunRecord, detail: Detail) -> Table {
         table.push_row(
             columns
                 .iter()
-                .map(|c| Cell::from((c.cell)(t, detail)))
+                .map(|c| match c.field {
+                    Some(f) if record.is_absent(f) => Cell::from("-".to_string()),
+                    _ => Cell::from((c.cell)(t, detail)),
+                })
                 .collect(),
         );
     }

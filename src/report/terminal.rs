@@ -19,15 +19,23 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
         out.push('\n');
     }
     let plan = &record.plan;
+    // An imported run's placeholders are unknowns (imported.absent): `-`.
+    let known = |field: &str, shown: String| {
+        if record.is_absent(field) {
+            "-".to_string()
+        } else {
+            shown
+        }
+    };
     let _ = writeln!(
         out,
         "jitterlab run: {} {} on CPUs {:?}, wake {} ({} clock), interval {}, {}",
-        plan.policy.to_uppercase(),
-        plan.priority,
+        known("plan.policy", plan.policy.to_uppercase()),
+        known("plan.priority", plan.priority.to_string()),
         plan.cpus,
-        plan.wake,
-        plan.clock,
-        format_ns(plan.interval_ns),
+        known("plan.wake", plan.wake.clone()),
+        known("plan.clock", plan.clock.clone()),
+        known("plan.interval_ns", format_ns(plan.interval_ns)),
         match (record.ended, record.duration_ns) {
             (Ended::Completed, Some(d)) => format!("completed after {}", format_ns(d)),
             (e, Some(d)) => format!("{} after {}", e.as_str(), format_ns(d)),

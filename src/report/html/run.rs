@@ -123,6 +123,14 @@ fn warnings(h: &mut String, r: &RunRecord) {
 
 fn plan_rows(r: &RunRecord) -> Vec<(&'static str, String)> {
     let p = &r.plan;
+    // An imported run's placeholders are unknowns, shown as `-` (imported.absent).
+    let known = |field: &str, shown: String| {
+        if r.is_absent(field) {
+            "-".into()
+        } else {
+            shown
+        }
+    };
     let mut rows = vec![
         (
             "CPUs",
@@ -134,10 +142,20 @@ fn plan_rows(r: &RunRecord) -> Vec<(&'static str, String)> {
         ),
         (
             "policy",
-            format!("{} {}", p.policy.to_uppercase(), p.priority),
+            match (r.is_absent("plan.policy"), r.is_absent("plan.priority")) {
+                (true, true) => "-".into(),
+                (false, true) => p.policy.to_uppercase(),
+                _ => format!("{} {}", p.policy.to_uppercase(), p.priority),
+            },
         ),
-        ("wake method", format!("{} ({} clock)", p.wake, p.clock)),
-        ("interval", format_ns(p.interval_ns)),
+        (
+            "wake method",
+            known("plan.wake", format!("{} ({} clock)", p.wake, p.clock)),
+        ),
+        (
+            "interval",
+            known("plan.interval_ns", format_ns(p.interval_ns)),
+        ),
     ];
     if p.distance_ns > 0 {
         rows.push(("distance per thread", format_ns(p.distance_ns)));
@@ -157,7 +175,9 @@ fn plan_rows(r: &RunRecord) -> Vec<(&'static str, String)> {
         "deadline",
         p.deadline_ns.map_or("the interval".into(), format_ns),
     ));
-    rows.push(("log interval", format_ns(p.log_interval_ns)));
+    if r.imported.is_none() {
+        rows.push(("log interval", format_ns(p.log_interval_ns)));
+    }
     rows.push((
         "loads",
         if p.loads.is_empty() {
@@ -166,17 +186,26 @@ fn plan_rows(r: &RunRecord) -> Vec<(&'static str, String)> {
             p.loads.join("; ")
         },
     ));
-    rows.push(("memory locked", yes_no(r.environment.memory_locked)));
+    rows.push((
+        "memory locked",
+        known(
+            "environment.memory_locked",
+            yes_no(r.environment.memory_locked),
+        ),
+    ));
     rows.push((
         "PM QoS",
-        match (r.environment.pm_qos.held_us, &r.environment.pm_qos.error) {
-            (Some(us), _) => format!("/dev/cpu_dma_latency held at {us} us"),
-            (None, Some(e)) => format!("not held: {e}"),
-            (None, None) => "left alone".into(),
-        },
+        known(
+            "environment.pm_qos",
+            match (r.environment.pm_qos.held_us, &r.environment.pm_qos.error) {
+                (Some(us), _) => format!("/dev/cpu_dma_latency held at {us} us"),
+                (None, Some(e)) => format!("not held: {e}"),
+                (None, None) => "left alone".into(),
+            },
+        ),
     ));
     rows.push(("sample log", yes_no(p.samples)));
-    rows.push(("started (UTC)", r.started_utc.clone()));
+    rows.push(("started (UTC)", known("started_utc", r.started_utc.clone())));
     rows.push((
         "ended",
         match r.duration_ns {
@@ -185,7 +214,10 @@ fn plan_rows(r: &RunRecord) -> Vec<(&'static str, String)> {
         },
     ));
     rows.push(("jitterlab", r.jitterlab_version.clone()));
-    rows.push(("command line", r.command_line.join(" ")));
+    rows.push((
+        "command line",
+        known("command_line", r.command_line.join(" ")),
+    ));
     rows
 }
 
@@ -233,16 +265,35 @@ fn system_rows(r: &RunRecord) -> Vec<(&'static str, String)> {
             ));
             rows
         }
-        // Imported or synthetic runs hold what they know: show the host name if any.
-        Err(_) => vec![(
-            "host",
-            r.system
-                .get("hostname")
-                .and_then(|v| v.as_str())
-                .unwrap_or("unknown")
-                .to_string(),
-        )],
+        // Imported or synthetic runs hold what their source wrote (rt-tests' sysinfo:
+        // nodename, release, version, machine, realtime): show what is there.
+        Err(_) => source_system_rows(&r.system),
     }
+}
+
+/// The System table of an imported run, from the source's own system information.
+fn source_system_rows(system: &serde_json::Value) -> Vec<(&'static str, String)> {
+    let text = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| system.get(*k))
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+    };
+    let mut rows = vec![(
+        "host",
+        text(&["nodename", "hostname"]).unwrap_or_else(|| "unknown".into()),
+    )];
+    if let Some(release) = text(&["release", "kernel_release"]) {
+        let machine = text(&["machine"]).map_or(String::new(), |m| format!(" ({m})"));
+        rows.push(("kernel", format!("{release}{machine}")));
+    }
+    if let Some(version) = text(&["version"]) {
+        rows.push(("kernel build", version));
+    }
+    if let Some(rt) = system.get("realtime").and_then(serde_json::Value::as_i64) {
+        let shown = if rt != 0 { "yes (PREEMPT_RT)" } else { "no" };
+        rows.push(("realtime kernel", shown.into()));
+    }
+    rows
 }
 
 fn cpu_table(h: &mut String, r: &RunRecord) {

@@ -48,6 +48,15 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// Whether `field` (a run.json field name as `imported.absent` lists it, e.g.
+    /// `missed_periods`, `plan.policy`) holds a placeholder: the run was imported from a
+    /// source that did not have it. Readers show such a field as unknown (`-`).
+    pub fn is_absent(&self, field: &str) -> bool {
+        self.imported
+            .as_ref()
+            .is_some_and(|i| i.absent.iter().any(|a| a == field))
+    }
+
     /// The record of a run that has just started, in this build's format: what was asked
     /// (`command_line`, `plan`), the system, what jitterlab changed on it, and when measuring
     /// started. Everything measured is empty and the run is `running`; whoever builds a record
@@ -234,7 +243,7 @@ pub struct TraceThreadRecord {
 /// Where an imported result came from. What the source lacks is absent, never invented.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ImportRecord {
-    /// `cyclictest-json`, `cyclictest-histogram`, `rtla-timerlat-hist`, `oslat-json`.
+    /// The `import --format` name of the source (`results::import::SOURCE_FORMATS`).
     pub source_format: String,
     /// The file imported, as given.
     pub source_file: String,

@@ -4,8 +4,16 @@
 //! `# Avg Latencies:`, `# Max Latencies:` (us), `# Histogram Overflows:` (samples at or above
 //! N us, not in the rows) and `# Histogram Overflow at cycle number:` with one `# Thread k:`
 //! line each. cyclictest truncates latencies to whole us, so row k holds [k, k+1) us.
+//!
+//! rt-tests 2.7 and later ("cyclictest: Remove histogram totals") print no `# Total:` line
+//! and leave out rows whose counts are all zero: the samples are then the rows plus the
+//! overflows, and a missing row counts zero.
+//!
+//! Pasted output is read too: lines before the histogram (a shell prompt, `running cmd:`,
+//! cyclictest's `policy:` and `T:` status lines) and after its summary (comments, analysis)
+//! are skipped; a line in the middle of the rows that is not a row is refused.
 
-use super::{Imported, SourceFormat, SourceHistogram, SourceThread, add_counts};
+use super::{Imported, RunFacts, SourceFormat, SourceHistogram, SourceThread, add_counts};
 
 /// The numbers after `label`, e.g. `# Max Latencies: 00280 00421` → [280, 421].
 fn numbers_after(line: &str, label: &str) -> Option<Result<Vec<u64>, String>> {
@@ -20,10 +28,19 @@ fn numbers_after(line: &str, label: &str) -> Option<Result<Vec<u64>, String>> {
     )
 }
 
+pub static FORMAT: SourceFormat = SourceFormat {
+    name: "cyclictest-hist",
+    help: "what cyclictest -h N prints: a 1 us histogram per thread and its summary lines",
+    parse,
+};
+
 pub fn parse(text: &str) -> Result<Imported, String> {
     let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
     let (mut total, mut min, mut avg, mut max, mut overflows) = (None, None, None, None, None);
     let mut thread_lines = 0;
+    // Where the output is: before the histogram, in it (rows and # lines), or after its
+    // summary lines (# Max Latencies: and what follows).
+    let (mut started, mut ended) = (false, false);
     for (n, raw) in text.lines().enumerate() {
         let line = raw.trim();
         if line.is_empty() {
@@ -32,6 +49,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         if let Some(rest) = line.strip_prefix('#') {
             let rest = rest.trim_start();
             let line = format!("# {rest}");
+            started |= rest.starts_with("Histogram");
             if let Some(v) = numbers_after(&line, "# Total:") {
                 total = Some(v?);
             } else if let Some(v) = numbers_after(&line, "# Min Latencies:") {
@@ -40,6 +58,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 avg = Some(v?);
             } else if let Some(v) = numbers_after(&line, "# Max Latencies:") {
                 max = Some(v?);
+                ended = true;
             } else if let Some(v) = numbers_after(&line, "# Histogram Overflows:") {
                 overflows = Some(v?);
             } else if rest.starts_with("Thread ") && rest.contains(':') {
@@ -50,9 +69,13 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         let fields: Vec<&str> = line.split_whitespace().collect();
         let numbers: Option<Vec<u64>> = fields.iter().map(|f| f.parse().ok()).collect();
         match numbers {
-            Some(v) if v.len() >= 2 => rows.push((v[0], v[1..].to_vec())),
-            // Status lines of a run without -q (T: 0 ...) and other chatter are not data.
-            _ if line.starts_with("T:") || line.starts_with("policy") => {}
+            Some(v) if v.len() >= 2 && !ended => {
+                started = true;
+                rows.push((v[0], v[1..].to_vec()));
+            }
+            // A prompt or status lines before the output, text after it, and the status lines
+            // of a run without -q (T: 0 ...) are not data.
+            _ if !started || ended || line.starts_with("T:") || line.starts_with("policy") => {}
             _ => {
                 return Err(format!(
                     "line {} ('{line}') is neither a histogram row nor a # line",
@@ -61,15 +84,21 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             }
         }
     }
-    let (Some(total), Some(max)) = (total, max) else {
-        return Err("it has no '# Total:' and '# Max Latencies:' lines: the output is cut short, or cyclictest ran without -h".into());
+    let Some(max) = max else {
+        return Err("it has no '# Max Latencies:' line: the output is cut short, or cyclictest ran without -h".into());
     };
     let threads = if thread_lines > 0 {
         thread_lines
     } else {
         max.len()
     };
-    if threads == 0 || total.len() < threads {
+    if threads == 0 || max.len() < threads {
+        return Err(format!(
+            "'# Max Latencies:' has {} values for {threads} threads",
+            max.len()
+        ));
+    }
+    if let Some(total) = total.as_ref().filter(|t| t.len() < threads) {
         return Err(format!(
             "'# Total:' has {} values for {threads} threads",
             total.len()
@@ -95,10 +124,12 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             .collect();
         let in_range =
             add_counts(buckets.iter().map(|&(_, c)| c)).map_err(|e| format!("thread {t}: {e}"))?;
-        if in_range != total[t] {
+        // Without '# Total:' (rt-tests 2.7+) the rows are all there is to check against.
+        if let Some(total) = pick(&total, t)
+            && in_range != total
+        {
             return Err(format!(
-                "thread {t}'s rows add up to {in_range} samples but '# Total:' says {}",
-                total[t]
+                "thread {t}'s rows add up to {in_range} samples but '# Total:' says {total}"
             ));
         }
         let overflow = pick(&overflows, t).unwrap_or(0);
@@ -110,29 +141,36 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 overflow,
                 overflow_from: histogram_size,
                 count: Some(
-                    add_counts([total[t], overflow]).map_err(|e| format!("thread {t}: {e}"))?,
+                    add_counts([in_range, overflow]).map_err(|e| format!("thread {t}: {e}"))?,
                 ),
                 min: pick(&min, t).map(|v| v as f64),
                 mean: pick(&avg, t).map(|v| v as f64),
                 max: pick(&Some(max.clone()), t).map(|v| v as f64),
+                quantiles: Vec::new(),
             },
             irq: None,
             kernel_thread: None,
+            interval_ns: None,
         });
     }
     let mut warnings = vec![
         "cyclictest's histogram output does not name CPUs: thread k is reported as CPU k (true with -a -t, cyclictest's usual pinning)".to_string(),
         "cyclictest prints averages as whole microseconds; mean_ns is that rounded figure".to_string(),
     ];
+    if total.is_none() && out.iter().any(|t| t.latency.overflow > 0) {
+        warnings.push("no '# Total:' line (rt-tests 2.7+ leaves empty rows out): the histogram's end is taken as its last printed row + 1 us, so overflow samples are recorded there, which may be below cyclictest's -h limit".into());
+    }
     if overflows.is_none() {
         warnings.push("no '# Histogram Overflows:' line: no overflow counted".into());
     }
     Ok(Imported {
-        format: SourceFormat::CyclictestHist,
+        format: &FORMAT,
         threads: out,
         command_line: Vec::new(),
         started: None,
         duration_ns: None,
+        stopped: None,
+        facts: RunFacts::default(),
         failed: false,
         system: serde_json::Value::Null,
         warnings,

@@ -4,10 +4,16 @@
 //! ones at or above N us, so `cycles − Σ histogram` are overflows.
 
 use super::{
-    Imported, SourceFormat, SourceHistogram, SourceThread, add_counts, option_value, rt_tests_json,
-    rt_tests_threads, rt_tests_time,
+    Imported, SourceFormat, SourceHistogram, SourceThread, add_counts, cyclictest_facts,
+    option_value, rt_tests_json, rt_tests_threads, rt_tests_time,
 };
 use serde_json::Value;
+
+pub static FORMAT: SourceFormat = SourceFormat {
+    name: "cyclictest-json",
+    help: "the file of cyclictest --json=FILE",
+    parse,
+};
 
 pub fn parse(text: &str) -> Result<Imported, String> {
     let (v, command_line) = rt_tests_json(text, "cyclictest")?;
@@ -60,6 +66,20 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 format!("thread {index}: the histogram holds {in_range} samples, more than its {cycles} cycles")
             })?
         };
+        // A thread that never ran: cycles 0, avg -nan (null here), min and max still at
+        // cyclictest's initial values. Its figures are no latencies.
+        let never_ran = cycles == 0;
+        if never_ran {
+            warnings.push(format!(
+                "thread {index} (CPU {cpu}) never ran: 0 cycles{}; it is imported with no samples",
+                if t.get("avg").is_some_and(Value::is_null) {
+                    ", avg -nan"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let field = |name: &str| field(name).filter(|_| !never_ran);
         let max = field("max");
         let overflow_from = histogram_size
             .or_else(|| buckets.last().map(|&(v, _)| v + 1))
@@ -75,9 +95,11 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 min: field("min"),
                 mean: field("avg"),
                 max,
+                quantiles: Vec::new(),
             },
             irq: None,
             kernel_thread: None,
+            interval_ns: None,
         });
     }
     if threads.is_empty() {
@@ -97,12 +119,15 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         ),
         _ => None,
     };
+    let facts = cyclictest_facts(&command_line);
     Ok(Imported {
-        format: SourceFormat::CyclictestJson,
+        format: &FORMAT,
         threads,
         command_line,
         started: start,
         duration_ns,
+        stopped: None,
+        facts,
         failed: v
             .get("return_code")
             .and_then(Value::as_i64)

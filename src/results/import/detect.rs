@@ -1,13 +1,12 @@
 //! Recognising a source format from a file's content.
 
 use super::model::*;
+use super::{cyclictest_hist, cyclictest_json, cyclictest_status, oslat_json, rtla_timerlat};
 
 /// Recognises a file's format from its content; the error says what was recognised.
-pub fn detect(text: &str) -> std::result::Result<SourceFormat, String> {
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('{') {
-        let v: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| format!("it starts like JSON but is not valid JSON ({e})"))?;
+pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> {
+    if text.lines().any(|l| l.trim_start().starts_with('{')) {
+        let v = super::parse_json(text).map_err(|e| format!("it starts like JSON but {e}"))?;
         let tool = v
             .get("cmdline:")
             .or_else(|| v.get("cmdline"))
@@ -19,10 +18,10 @@ pub fn detect(text: &str) -> std::result::Result<SourceFormat, String> {
             .and_then(|t| t.as_object())
             .and_then(|t| t.values().next());
         return match (tool.as_deref(), first_thread) {
-            (Some("cyclictest"), _) => Ok(SourceFormat::CyclictestJson),
-            (Some("oslat"), _) => Ok(SourceFormat::OslatJson),
-            (_, Some(t)) if t.get("cycles").is_some() => Ok(SourceFormat::CyclictestJson),
-            (_, Some(t)) if t.get("freq").is_some() => Ok(SourceFormat::OslatJson),
+            (Some("cyclictest"), _) => Ok(&cyclictest_json::FORMAT),
+            (Some("oslat"), _) => Ok(&oslat_json::FORMAT),
+            (_, Some(t)) if t.get("cycles").is_some() => Ok(&cyclictest_json::FORMAT),
+            (_, Some(t)) if t.get("freq").is_some() => Ok(&oslat_json::FORMAT),
             _ => Err(format!(
                 "it is JSON{} but neither cyclictest's (thread.N.cycles) nor oslat's (thread.N.freq)",
                 tool.map_or(String::new(), |t| format!(" written by '{t}'"))
@@ -37,10 +36,17 @@ pub fn detect(text: &str) -> std::result::Result<SourceFormat, String> {
             .iter()
             .any(|l| l.starts_with("Index") && (l.contains("IRQ-") || l.contains("Thr-")))
     {
-        return Ok(SourceFormat::RtlaTimerlatHist);
+        return Ok(&rtla_timerlat::FORMAT);
+    }
+    // rtla --no-header: the rows and the count:/over: lines, but no column line to name them.
+    if ["over:", "count:", "min:", "max:"]
+        .iter()
+        .all(|label| lines.iter().any(|l| l.starts_with(label)))
+    {
+        return Err(rtla_timerlat::NO_HEADER.into());
     }
     if lines.iter().any(|l| l.starts_with("# Max Latencies:")) || lines.contains(&"# Histogram") {
-        return Ok(SourceFormat::CyclictestHist);
+        return Ok(&cyclictest_hist::FORMAT);
     }
     if lines.iter().any(|l| l.starts_with("oslat V")) {
         return Err(
@@ -54,10 +60,7 @@ pub fn detect(text: &str) -> std::result::Result<SourceFormat, String> {
         .iter()
         .any(|l| l.starts_with("T:") && l.contains("Max:"))
     {
-        return Err(
-            "it is cyclictest's per-thread status output without a histogram; run cyclictest with -h N (and -q), or with --json=FILE"
-                .into(),
-        );
+        return Ok(&cyclictest_status::FORMAT);
     }
     Err("it is neither JSON nor a histogram text jitterlab knows".into())
 }

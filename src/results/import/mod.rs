@@ -11,9 +11,11 @@
 
 pub mod cyclictest_hist;
 pub mod cyclictest_json;
+pub mod cyclictest_status;
 mod detect;
 mod model;
 pub mod oslat_json;
+pub mod pasted;
 mod rt_tests;
 pub mod rtla_timerlat;
 mod write;
@@ -23,9 +25,23 @@ pub use model::*;
 pub use rt_tests::*;
 pub use write::{summary, write_result};
 
-/// Parses `text` with `format`'s importer and checks every thread against itself.
-pub fn parse_checked(format: SourceFormat, text: &str) -> std::result::Result<Imported, String> {
-    let imported = format.parse(text)?;
+/// Every format `jitterlab import` reads, one row each: `import --format` offers these names
+/// (and `auto`, which is `detect`), and run.json's `imported.source_format` is the row's name.
+pub static SOURCE_FORMATS: &[&SourceFormat] = &[
+    &cyclictest_json::FORMAT,
+    &cyclictest_hist::FORMAT,
+    &cyclictest_status::FORMAT,
+    &rtla_timerlat::FORMAT,
+    &oslat_json::FORMAT,
+];
+
+/// Parses `text` (cleaned by [`pasted::clean`]) with `format`'s importer and checks every
+/// thread against itself.
+pub fn parse_checked(
+    format: &'static SourceFormat,
+    text: &str,
+) -> std::result::Result<Imported, String> {
+    let imported = (format.parse)(text)?;
     imported
         .threads
         .iter()
@@ -90,6 +106,7 @@ mod tests {
             min: Some(11.0),
             mean: Some(11.6),
             max: Some(12.0),
+            quantiles: Vec::new(),
         }
     }
 
@@ -165,12 +182,14 @@ mod tests {
             "cyclictest.json",
             "cyclictest-hist.txt",
             "cyclictest-hist-overflow.txt",
+            "cyclictest-status.txt",
+            "cyclictest-status.json",
             "oslat.json",
             "rtla-timerlat-hist.txt",
             "rtla-timerlat-hist-user.txt",
         ] {
             let text = std::fs::read_to_string(dir.join(name)).unwrap();
-            let imported = detect(&text).and_then(|f| f.parse(&text)).unwrap();
+            let imported = detect(&text).and_then(|f| (f.parse)(&text)).unwrap();
             for t in &imported.threads {
                 t.check().unwrap_or_else(|e| panic!("{name}: {e}"));
             }
@@ -215,6 +234,7 @@ mod tests {
             min: Some(11.0),
             mean: Some(100.0),
             max: Some(421.0),
+            quantiles: Vec::new(),
         };
         let hist = h.histogram();
         assert_eq!(hist.len(), 8);

@@ -1,7 +1,6 @@
 //! What every importer produces: the source's histograms per thread, with the checks that
 //! refuse contradictions and counts no histogram can hold, and the size limits of imports.
 
-use super::{cyclictest_hist, cyclictest_json, oslat_json, rtla_timerlat};
 use crate::record::stats::{LatencySummary, new_histogram};
 use crate::units::format_ns;
 use hdrhistogram::Histogram;
@@ -34,33 +33,34 @@ pub fn add_counts(counts: impl IntoIterator<Item = u64>) -> std::result::Result<
         })
 }
 
-/// The formats, by the names run.json's `imported.source_format` uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceFormat {
-    CyclictestJson,
-    CyclictestHist,
-    RtlaTimerlatHist,
-    OslatJson,
+/// One source format: a row of [`super::SOURCE_FORMATS`]. `name` is both the CLI's
+/// `import --format` value and run.json's `imported.source_format`.
+#[derive(Debug)]
+pub struct SourceFormat {
+    pub name: &'static str,
+    /// One line for `--help`: what to capture.
+    pub help: &'static str,
+    /// Parses the (cleaned, see `pasted.rs`) text of such a file.
+    pub parse: fn(&str) -> std::result::Result<Imported, String>,
+}
+
+impl PartialEq for SourceFormat {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
 }
 
 impl SourceFormat {
-    pub fn name(self) -> &'static str {
-        match self {
-            SourceFormat::CyclictestJson => "cyclictest-json",
-            SourceFormat::CyclictestHist => "cyclictest-histogram",
-            SourceFormat::RtlaTimerlatHist => "rtla-timerlat-hist",
-            SourceFormat::OslatJson => "oslat-json",
-        }
+    pub fn name(&self) -> &'static str {
+        self.name
     }
 
-    /// Parses `text` with this format's importer.
-    pub fn parse(self, text: &str) -> std::result::Result<Imported, String> {
-        match self {
-            SourceFormat::CyclictestJson => cyclictest_json::parse(text),
-            SourceFormat::CyclictestHist => cyclictest_hist::parse(text),
-            SourceFormat::RtlaTimerlatHist => rtla_timerlat::parse(text),
-            SourceFormat::OslatJson => oslat_json::parse(text),
-        }
+    /// The row named `name`.
+    pub fn named(name: &str) -> Option<&'static SourceFormat> {
+        super::SOURCE_FORMATS
+            .iter()
+            .copied()
+            .find(|f| f.name == name)
     }
 }
 
@@ -80,6 +80,9 @@ pub struct SourceHistogram {
     pub min: Option<f64>,
     pub mean: Option<f64>,
     pub max: Option<f64>,
+    /// Percentiles the source printed, (quantile, value in the source unit), for sources
+    /// without buckets (stress-ng); used only when `buckets` is empty.
+    pub quantiles: Vec<(f64, f64)>,
 }
 
 impl SourceHistogram {
@@ -223,7 +226,15 @@ impl SourceHistogram {
             return LatencySummary::default();
         }
         let unit = self.unit_ns as f64;
-        let q = |quantile: f64| (!h.is_empty()).then(|| h.value_at_quantile(quantile));
+        let q = |quantile: f64| {
+            if !h.is_empty() {
+                return Some(h.value_at_quantile(quantile));
+            }
+            self.quantiles
+                .iter()
+                .find(|&&(q, _)| (q - quantile).abs() < 1e-9)
+                .map(|&(_, v)| (v * unit).round() as u64)
+        };
         LatencySummary {
             samples,
             min_ns: self.min.map(|v| (v * unit).round() as i64),
@@ -250,6 +261,21 @@ pub struct SourceThread {
     pub irq: Option<SourceHistogram>,
     /// rtla's Thr column when a Usr column is the latency (rtla -u).
     pub kernel_thread: Option<SourceHistogram>,
+    /// This thread's period, ns, when the source states it (cyclictest's `I:`).
+    pub interval_ns: Option<u64>,
+}
+
+impl SourceThread {
+    /// A thread with only its latency column.
+    pub fn new(cpu: usize, latency: SourceHistogram) -> Self {
+        SourceThread {
+            cpu,
+            latency,
+            irq: None,
+            kernel_thread: None,
+            interval_ns: None,
+        }
+    }
 }
 
 impl SourceThread {
@@ -273,7 +299,7 @@ impl SourceThread {
 /// What a source file holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Imported {
-    pub format: SourceFormat,
+    pub format: &'static SourceFormat,
     pub threads: Vec<SourceThread>,
     /// The source's command line, when it recorded it.
     pub command_line: Vec<String>,
@@ -281,7 +307,45 @@ pub struct Imported {
     pub duration_ns: Option<u64>,
     /// The source tool reported failure.
     pub failed: bool,
+    /// Why the source stopped before the end it was asked for (e.g. rtla's "hit stop
+    /// tracing"), when it says so.
+    pub stopped: Option<String>,
+    /// What the source's command line states about how it measured.
+    pub facts: RunFacts,
     /// The source's system information, as it wrote it.
     pub system: serde_json::Value,
     pub warnings: Vec<String>,
+}
+
+impl Imported {
+    /// What `format` read: `threads`, and nothing else known yet.
+    pub fn new(format: &'static SourceFormat, threads: Vec<SourceThread>) -> Self {
+        Imported {
+            format,
+            threads,
+            command_line: Vec::new(),
+            started: None,
+            duration_ns: None,
+            failed: false,
+            stopped: None,
+            facts: RunFacts::default(),
+            system: serde_json::Value::Null,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// How the source measured, as far as its command line (or the file) states it; None where it
+/// does not. run.json takes these instead of placeholders, and `imported.absent` leaves them out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunFacts {
+    /// jitterlab's policy name: `fifo`, `rr`, `other`, `deadline`...
+    pub policy: Option<String>,
+    pub priority: Option<i32>,
+    /// The period between wakeups, ns.
+    pub interval_ns: Option<u64>,
+    /// The tool locked its memory (cyclictest `-m`).
+    pub memory_locked: Option<bool>,
+    /// The duration it was asked to run, ns.
+    pub duration_ns: Option<u64>,
 }

@@ -4,10 +4,16 @@
 //! same unit, and the last bucket (`-b`, 32 by default) also holds every longer gap.
 
 use super::{
-    Imported, SourceFormat, SourceHistogram, SourceThread, add_counts, option_value, rt_tests_json,
-    rt_tests_threads, rt_tests_time,
+    Imported, SourceFormat, SourceHistogram, SourceThread, add_counts, option_value, oslat_facts,
+    rt_tests_json, rt_tests_threads, rt_tests_time,
 };
 use serde_json::Value;
+
+pub static FORMAT: SourceFormat = SourceFormat {
+    name: "oslat-json",
+    help: "the file of oslat --json=FILE",
+    parse,
+};
 
 pub fn parse(text: &str) -> Result<Imported, String> {
     let (v, command_line) = rt_tests_json(text, "oslat")?;
@@ -68,9 +74,11 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 min: field("min"),
                 mean: field("avg"),
                 max: field("max"),
+                quantiles: Vec::new(),
             },
             irq: None,
             kernel_thread: None,
+            interval_ns: None,
         });
     }
     if threads.is_empty() {
@@ -80,12 +88,15 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         "oslat measures the gaps of a busy loop, not timer wakeups: each sample is one loop gap, in whole us rounded up (oslat's buckets)".to_string(),
     ];
     let start = rt_tests_time(&v, "start_time", &mut warnings);
+    let facts = oslat_facts(&command_line);
     Ok(Imported {
-        format: SourceFormat::OslatJson,
+        format: &FORMAT,
         threads,
         command_line,
         started: start,
         duration_ns,
+        stopped: None,
+        facts,
         failed: v
             .get("return_code")
             .and_then(Value::as_i64)

@@ -10,7 +10,7 @@ pub fn rt_tests_json(
     tool: &str,
 ) -> std::result::Result<(serde_json::Value, Vec<String>), String> {
     use serde_json::Value;
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("it is not valid JSON ({e})"))?;
+    let v: Value = parse_json(text)?;
     let command_line: Vec<String> = v
         .get("cmdline:")
         .or_else(|| v.get("cmdline"))
@@ -23,6 +23,35 @@ pub fn rt_tests_json(
         return Err(format!("it was written by '{first}', not {tool}"));
     }
     Ok((v, command_line))
+}
+
+/// The JSON object in `text`: from the first line that starts with `{` (a prompt or command
+/// pasted before it is skipped) to its end (text after it is ignored). cyclictest writes a
+/// thread that never ran as `"avg": -nan` (C's printf of NaN), which is no JSON: such values
+/// are read as null.
+pub fn parse_json(text: &str) -> std::result::Result<serde_json::Value, String> {
+    let start = text
+        .lines()
+        .find(|l| l.trim_start().starts_with('{'))
+        .map_or(0, |l| l.as_ptr() as usize - text.as_ptr() as usize);
+    let first = |t: &str| {
+        serde_json::Deserializer::from_str(t)
+            .into_iter::<serde_json::Value>()
+            .next()
+            .unwrap_or_else(|| serde_json::from_str(""))
+    };
+    let text = &text[start..];
+    first(text).or_else(|e| {
+        let unnan =
+            ["-nan", "nan", "-NaN", "NaN", "-inf", "inf"]
+                .iter()
+                .fold(text.to_string(), |t, n| {
+                    t.replace(&format!(": {n},"), ": null,")
+                        .replace(&format!(": {n}\n"), ": null\n")
+                        .replace(&format!(":{n},"), ":null,")
+                });
+        first(&unnan).map_err(|_| format!("it is not valid JSON ({e})"))
+    })
 }
 
 /// The per-thread objects of an rt-tests JSON file (`"thread": {"0": {...}, "1": {...}}`), in
@@ -142,4 +171,61 @@ pub fn parse_rt_tests_time(text: &str) -> Option<SystemTime> {
     let secs = days * 86_400 + h * 3600 + m * 60 + s - offset;
     let t = SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(secs).ok()?);
     rfc3339(t).map(|_| t)
+}
+
+/// A cyclictest or oslat duration option (`-D 10m`, `-D5`, plain seconds), ns.
+fn duration_option(text: &str) -> Option<u64> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let seconds = match unit.to_ascii_lowercase().as_str() {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return None,
+    };
+    number.checked_mul(seconds)?.checked_mul(1_000_000_000)
+}
+
+/// What a cyclictest command line states: `-p N` (FIFO, cyclictest's policy with a priority,
+/// unless `-y/--policy` names another), `-i` (us, 1000 by default), `-m` (mlockall), `-D`.
+pub fn cyclictest_facts(args: &[String]) -> super::RunFacts {
+    if args.is_empty() {
+        return super::RunFacts::default();
+    }
+    let priority: i32 = option_value(args, "-p", "--priority")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    let policy = option_value(args, "-y", "--policy")
+        .map(|p| p.to_ascii_lowercase())
+        .unwrap_or_else(|| if priority > 0 { "fifo" } else { "other" }.into());
+    let interval_us: u64 = option_value(args, "-i", "--interval")
+        .and_then(|i| i.parse().ok())
+        .unwrap_or(1000);
+    super::RunFacts {
+        policy: Some(policy),
+        priority: Some(priority),
+        interval_ns: interval_us.checked_mul(1000),
+        memory_locked: Some(args.iter().any(|a| a == "-m" || a == "--mlockall")),
+        duration_ns: option_value(args, "-D", "--duration").and_then(|d| duration_option(&d)),
+    }
+}
+
+/// What an oslat command line states: `-f N` (`--rtprio`, SCHED_FIFO N; else SCHED_OTHER),
+/// `-D`. Whether it locked its memory is not on its command line: left unknown.
+pub fn oslat_facts(args: &[String]) -> super::RunFacts {
+    if args.is_empty() {
+        return super::RunFacts::default();
+    }
+    let rtprio: Option<i32> = option_value(args, "-f", "--rtprio").and_then(|p| p.parse().ok());
+    super::RunFacts {
+        policy: Some(if rtprio.is_some() { "fifo" } else { "other" }.into()),
+        priority: Some(rtprio.unwrap_or(0)),
+        interval_ns: None,
+        memory_locked: None,
+        duration_ns: option_value(args, "-D", "--duration").and_then(|d| duration_option(&d)),
+    }
 }

@@ -6,9 +6,14 @@
 //! (`-` without samples), and an `ALL:` block of totals that is not needed here.
 //!
 //! The latency a task sees is the Usr column (rtla -u, a user-space thread) or else the Thr
-//! column (the timerlat kernel thread); IRQ is the timer interrupt's latency.
+//! column (the timerlat kernel thread); IRQ is the timer interrupt's latency. A Usr column
+//! without samples (its user thread never woke: count 0, figures `-` or 2^64−1, rtla's
+//! unset value) leaves Thr as the latency, so that the CPU's histograms are kept.
+//!
+//! rtla stops early when a latency crosses `-i`/`-T` and prints `rtla timerlat hit stop
+//! tracing`: such a run is recorded as interrupted, with that reason.
 
-use super::{Imported, SourceFormat, SourceHistogram, SourceThread, add_counts};
+use super::{Imported, RunFacts, SourceFormat, SourceHistogram, SourceThread, add_counts};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -53,10 +58,27 @@ fn parse_duration(text: &str) -> Option<u64> {
         .checked_mul(1_000_000_000)
 }
 
+/// Why output without the column line cannot be read.
+pub const NO_HEADER: &str = "it is rtla timerlat hist output without its column line 'Index IRQ-000 Thr-000 ...' (rtla --no-header, as LAVA's job saves it): the columns are not named, so which CPU and which of IRQ, Thr and Usr each column is cannot be known; capture without --no-header";
+
+pub static FORMAT: SourceFormat = SourceFormat {
+    name: "rtla-timerlat-hist",
+    help: "what rtla timerlat hist prints: IRQ, Thr (and Usr) columns per CPU",
+    parse,
+};
+
 pub fn parse(text: &str) -> Result<Imported, String> {
     let mut unit_ns = 1000;
     let mut duration_ns = None;
     let mut columns: Vec<(Kind, usize, Column)> = Vec::new();
+    // rtla prints it after the histogram (and its ALL: block).
+    let stopped = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.contains("hit stop tracing"))
+        .map(|line| format!(
+            "rtla stopped tracing because a latency crossed its stop threshold ('{line}'); the histograms end there"
+        ));
     for (n, raw) in text.lines().enumerate() {
         let line = raw.trim();
         if let Some(rest) = line.strip_prefix("# Time unit is ") {
@@ -121,7 +143,8 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         }
         for (value, (_, _, col)) in values.iter().zip(columns.iter_mut()) {
             let number = |v: &str| -> Result<Option<f64>, String> {
-                if v == "-" {
+                // rtla prints an unset min/max as - or as the unsigned 2^64−1.
+                if v == "-" || v == "18446744073709551615" {
                     return Ok(None);
                 }
                 v.parse::<f64>()
@@ -149,7 +172,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         }
     }
     if columns.is_empty() {
-        return Err("it has no 'Index IRQ-000 Thr-000 ...' column line (rtla --no-index or --no-header output is not imported)".into());
+        return Err(NO_HEADER.into());
     }
     // Rows are printed at index · bucket size; the step between them tells the bucket size.
     let indices: Vec<u64> = columns
@@ -168,6 +191,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             min: c.min,
             mean: c.avg,
             max: c.max,
+            quantiles: Vec::new(),
         };
         let sum = add_counts(h.buckets.iter().map(|&(_, c)| c).chain([h.overflow]))
             .map_err(|e| format!("{what}: {e}"))?;
@@ -184,6 +208,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     cpus.sort_unstable();
     cpus.dedup();
     let mut threads = Vec::new();
+    let mut empty_usr = Vec::new();
     for cpu in cpus {
         let find = |kind: Kind| {
             columns
@@ -202,6 +227,10 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             .map(|c| histogram(c, &name("Usr")))
             .transpose()?;
         let (latency, kernel_thread) = match (usr, thr) {
+            (Some(u), Some(t)) if u.samples() == 0 => {
+                empty_usr.push(cpu);
+                (t, None)
+            }
             (Some(u), thr) => (u, thr),
             (None, Some(t)) => (t, None),
             (None, None) => {
@@ -215,19 +244,28 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             latency,
             irq,
             kernel_thread,
+            interval_ns: None,
         });
     }
     let mut warnings = Vec::new();
+    if !empty_usr.is_empty() {
+        warnings.push(format!(
+            "CPU {:?}: the Usr column has no samples (rtla's user-space thread never woke); the Thr column is the latency there",
+            empty_usr
+        ));
+    }
     if threads.iter().any(|t| t.kernel_thread.is_some()) {
         warnings.push("rtla ran with user-space threads (-u): the latency is the Usr column; the kernel-side Thr column is kept in latency.hlog as cpuN.thr".into());
     }
     warnings.push("rtla prints averages in whole units (truncated); mean_ns is that figure".into());
     Ok(Imported {
-        format: SourceFormat::RtlaTimerlatHist,
+        format: &FORMAT,
         threads,
         command_line: Vec::new(),
         started: None,
         duration_ns,
+        stopped,
+        facts: RunFacts::default(),
         failed: false,
         system: serde_json::Value::Null,
         warnings,

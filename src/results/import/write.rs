@@ -14,19 +14,56 @@ use crate::units::format_ns;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-/// Placeholders written where run.json has no null; listed in `imported.absent`.
+/// Placeholders written where run.json has no null and no source states the value; listed in
+/// `imported.absent`. Fields a source can state (policy, interval, memory locking) are listed
+/// by [`absent_fields`] only when this source does not.
 const ABSENT_ALWAYS: &[&str] = &[
-    "plan",
-    "environment",
+    "plan.wake",
+    "plan.clock",
+    "plan.distance_ns",
+    "plan.interval_step_ns",
+    "plan.ring_size",
+    "environment.stack_prefaulted_bytes",
+    "environment.pm_qos",
     "start_monotonic_ns",
     "tid",
-    "interval_ns",
     "deadline_ns",
     "missed_periods",
     "dropped_records",
     "deadline_misses",
     "early_wakeups",
 ];
+
+/// Every run.json field that holds a placeholder for this source.
+fn absent_fields(imported: &Imported, with_hlog: bool) -> Vec<String> {
+    let facts = &imported.facts;
+    let mut absent: Vec<&str> = ABSENT_ALWAYS.to_vec();
+    if facts.policy.is_none() {
+        absent.push("plan.policy");
+    }
+    if facts.priority.is_none() {
+        absent.push("plan.priority");
+    }
+    if facts.interval_ns.is_none() {
+        absent.push("plan.interval_ns");
+    }
+    if imported.threads.iter().any(|t| t.interval_ns.is_none()) {
+        absent.push("interval_ns");
+    }
+    if facts.memory_locked.is_none() {
+        absent.extend(["plan.mlock", "environment.memory_locked"]);
+    }
+    if imported.started.is_none() {
+        absent.push("started_utc");
+    }
+    if imported.command_line.is_empty() {
+        absent.push("command_line");
+    }
+    if !with_hlog {
+        absent.push("latency.hlog");
+    }
+    absent.into_iter().map(String::from).collect()
+}
 
 /// Writes the files of the new result directory and returns its run.json.
 pub fn write_result(
@@ -89,38 +126,22 @@ pub fn write_result(
         write(&mut w).or_run(|| format!("cannot write {}", path.display()))?;
     }
 
-    let mut absent: Vec<String> = ABSENT_ALWAYS.iter().map(|s| s.to_string()).collect();
-    if imported.started.is_none() {
-        absent.push("started_utc".into());
-    }
-    if imported.command_line.is_empty() {
-        absent.push("command_line".into());
-    }
-    if with_histograms.len() < imported.threads.len() {
-        absent.push("latency.hlog".into());
-    }
+    let absent = absent_fields(imported, with_histograms.len() == imported.threads.len());
     let mut warnings = imported.warnings.clone();
     for t in &imported.threads {
-        let h = &t.latency;
-        if h.overflow > 0 {
-            let unit = h.unit_ns;
-            warnings.push(format!(
-                "CPU {}: {} beyond the source histogram (at or above {}); recorded at {}{}, so percentiles that fall among them are lower bounds",
-                t.cpu,
-                if h.overflow == 1 { "1 sample was".to_string() } else { format!("{} samples were", h.overflow) },
-                format_ns(h.overflow_from * unit),
-                format_ns(h.overflow_from * unit),
-                match h.max {
-                    Some(m) if m >= h.overflow_from as f64 => format!(
-                        " except one at the printed maximum {}",
-                        format_ns((m * unit as f64) as u64)
-                    ),
-                    _ => String::new(),
-                }
-            ));
+        let columns = [
+            ("", Some(&t.latency)),
+            (" IRQ", t.irq.as_ref()),
+            (" Thr", t.kernel_thread.as_ref()),
+        ];
+        for (column, h) in columns {
+            if let Some(h) = h.filter(|h| h.overflow > 0) {
+                warnings.push(overflow_warning(t.cpu, column, h));
+            }
         }
     }
     let cpus: Vec<usize> = imported.threads.iter().map(|t| t.cpu).collect();
+    let facts = &imported.facts;
     let record = RunRecord {
         ended_utc: match (imported.started, imported.duration_ns) {
             (Some(s), Some(d)) => s.checked_add(Duration::from_nanos(d)).and_then(rfc3339),
@@ -129,12 +150,16 @@ pub fn write_result(
         duration_ns: imported.duration_ns,
         ended: if imported.failed {
             Ended::Failed
+        } else if imported.stopped.is_some() {
+            Ended::Interrupted
         } else {
             Ended::Completed
         },
-        end_reason: imported
-            .failed
-            .then(|| format!("{} reported failure", imported.format.name())),
+        end_reason: if imported.failed {
+            Some(format!("{} reported failure", imported.format.name()))
+        } else {
+            imported.stopped.clone()
+        },
         threads: imported
             .threads
             .iter()
@@ -143,7 +168,7 @@ pub fn write_result(
                 cpu: t.cpu,
                 thread_index: i,
                 tid: 0,
-                interval_ns: 0,
+                interval_ns: t.interval_ns.unwrap_or(0),
                 deadline_ns: 0,
                 latency: t.latency.summary(),
                 missed_periods: 0,
@@ -165,30 +190,30 @@ pub fn write_result(
             imported.command_line.clone(),
             PlanRecord {
                 cpus: cpus.clone(),
-                policy: "unknown".into(),
-                priority: 0,
+                policy: facts.policy.clone().unwrap_or_else(|| "unknown".into()),
+                priority: facts.priority.unwrap_or(0),
                 deadline_runtime_ns: None,
                 wake: "unknown".into(),
                 clock: "unknown".into(),
-                interval_ns: 0,
+                interval_ns: facts.interval_ns.unwrap_or(0),
                 distance_ns: 0,
                 interval_step_ns: 0,
-                duration_ns: imported.duration_ns,
+                duration_ns: facts.duration_ns.or(imported.duration_ns),
                 loops: None,
                 deadline_ns: None,
                 log_interval_ns: imported.duration_ns.unwrap_or(0),
                 loads: Vec::new(),
                 samples: false,
                 ring_size: 0,
-                mlock: false,
+                mlock: facts.memory_locked.unwrap_or(false),
                 pm_qos_us: None,
                 trace: false,
                 explain_above_ns: None,
             },
             imported.system.clone(),
-            // Nothing was changed: the source tool measured, not jitterlab.
+            // What the source tool did, as far as it says; jitterlab changed nothing.
             EnvironmentRecord {
-                memory_locked: false,
+                memory_locked: facts.memory_locked.unwrap_or(false),
                 stack_prefaulted_bytes: 0,
                 pm_qos: PmQosRecord::default(),
             },
@@ -200,6 +225,29 @@ pub fn write_result(
         .write_run_record(&record)
         .or_run(|| format!("cannot write run.json in {}", out.display()))?;
     Ok(record)
+}
+
+/// Says how many samples of one column lay beyond the source's histogram and where they
+/// are recorded.
+fn overflow_warning(cpu: usize, column: &str, h: &SourceHistogram) -> String {
+    let unit = h.unit_ns;
+    format!(
+        "CPU {cpu}{column}: {} beyond the source histogram (at or above {}); recorded at {}{}, so percentiles that fall among them are lower bounds",
+        if h.overflow == 1 {
+            "1 sample was".to_string()
+        } else {
+            format!("{} samples were", h.overflow)
+        },
+        format_ns(h.overflow_from * unit),
+        format_ns(h.overflow_from * unit),
+        match h.max {
+            Some(m) if m >= h.overflow_from as f64 => format!(
+                " except one at the printed maximum {}",
+                format_ns((m * unit as f64) as u64)
+            ),
+            _ => String::new(),
+        }
+    )
 }
 
 pub fn summary(record: &RunRecord, out: &Path) -> String {

@@ -1,0 +1,108 @@
+//! What people paste around a tool's output, taken off before any format reads it: the
+//! terminal's escape sequences (cyclictest without `-q` moves the cursor up with `ESC [ n A`
+//! before every status update, and a redirected file keeps those bytes), carriage returns
+//! (CRLF files, and `\r` status updates), trailing blanks. Shell prompts, `running cmd:` lines
+//! before the output and comments after it are each format's to skip, since only the format
+//! knows where its output begins and ends.
+//!
+//! Elisions are refused: a file where someone replaced part of the output with `...` or a
+//! "More histogram entries" note has lost samples, and importing it would print wrong counts
+//! as facts.
+
+/// The text with escape sequences and carriage returns removed, lines trimmed at the end; an
+/// error when a line shows that part of the output was left out.
+pub fn clean(text: &str) -> std::result::Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => skip_escape(&mut chars),
+            '\r' => {
+                // CRLF is one line break; a lone CR (a status line overwritten in place) too.
+                if chars.peek() != Some(&'\n') {
+                    out.push('\n');
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    let mut cleaned = String::with_capacity(out.len());
+    for (n, line) in out.lines().enumerate() {
+        let line = line.trim_end();
+        if let Some(what) = elision(line) {
+            return Err(format!(
+                "line {} ('{}') shows that {what}: the numbers would not add up; import the complete output as the tool wrote it",
+                n + 1,
+                line.trim()
+            ));
+        }
+        cleaned.push_str(line);
+        cleaned.push('\n');
+    }
+    Ok(cleaned)
+}
+
+/// Skips one escape sequence after its ESC: CSI (`[` parameters, intermediates, one final
+/// byte), or a single character for the two-byte forms.
+fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    if chars.next() == Some('[') {
+        for c in chars.by_ref() {
+            if ('\u{40}'..='\u{7e}').contains(&c) {
+                break;
+            }
+        }
+    }
+}
+
+/// What a line of an elided paste says was left out, or None for an ordinary line.
+fn elision(line: &str) -> Option<&'static str> {
+    let t = line.trim();
+    let lower = t.to_ascii_lowercase();
+    let dots = !t.is_empty()
+        && t.trim_matches(|c| c == '[' || c == ']' || c == '(' || c == ')')
+            .chars()
+            .all(|c| c == '.' || c == '\u{2026}')
+        && (t.contains("...") || t.contains('\u{2026}'));
+    if dots || lower == "<snip>" || lower == "[snip]" {
+        Some("part of the output was cut out")
+    } else if lower.contains("more histogram entries") {
+        Some("histogram rows were left out")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_codes_and_carriage_returns_go() {
+        let text = "T: 0 ( 12) P:95\r\n\u{1b}[2A\u{1b}[0KT: 0 ( 12) P:96   \r\n# Histogram\rrow";
+        assert_eq!(
+            clean(text).unwrap(),
+            "T: 0 ( 12) P:95\nT: 0 ( 12) P:96\n# Histogram\nrow\n"
+        );
+    }
+
+    #[test]
+    fn elisions_are_refused_with_the_line() {
+        for (text, needle) in [
+            (
+                "000001 5\n...\n# Total: 5",
+                "line 2 ('...') shows that part of the output was cut out",
+            ),
+            ("000001 5\n   [\u{2026}]\n", "line 2 ('[\u{2026}]')"),
+            ("000001 5\n<snip>\n", "cut out"),
+            (
+                "# More histogram entries ...\n",
+                "histogram rows were left out",
+            ),
+        ] {
+            let e = clean(text).unwrap_err();
+            assert!(e.contains(needle), "{text:?}: {e}");
+        }
+        // Dots inside a line are not an elision.
+        assert!(clean("Pre-heat for 1 seconds...\n").is_ok());
+    }
+}
