@@ -395,7 +395,7 @@ fn control_characters_from_input_are_escaped_in_messages() {
     let (o, _) = import_text(
         dir.path(),
         "esc.txt",
-        b"# Histogram\nx\x1b]0;owned\x07 \x1b[31mred\0nul\n",
+        b"# Histogram\nx\x1b]0;owned\x07 \x07bell\x1b[31mred\0nul\n",
     );
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
@@ -403,10 +403,9 @@ fn control_characters_from_input_are_escaped_in_messages() {
         !t.contains(['\u{1b}', '\u{7}', '\0']),
         "raw control characters: {t:?}"
     );
-    assert!(
-        t.contains("x\\u{1b}]0;owned\\u{7} \\u{1b}[31mred\\u{0}nul"),
-        "{t}"
-    );
+    // The terminal's escape sequences are taken off a pasted file before it is read (a title
+    // sequence and a colour); what is left is shown escaped.
+    assert!(t.contains("x \\u{7}bellred\\u{0}nul"), "{t}");
     // The same for a value clap quotes.
     let o = jitterlab(&["run", "--wake", "\u{1b}]0;owned\u{7}"]);
     let t = text(&o);

@@ -43,14 +43,29 @@ pub fn clean(text: &str) -> std::result::Result<String, String> {
 }
 
 /// Skips one escape sequence after its ESC: CSI (`[` parameters, intermediates, one final
-/// byte), or a single character for the two-byte forms.
+/// byte), OSC (`]` text up to BEL or the string terminator `ESC \`: a terminal title), or a
+/// single character for the two-byte forms.
 fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    if chars.next() == Some('[') {
-        for c in chars.by_ref() {
-            if ('\u{40}'..='\u{7e}').contains(&c) {
-                break;
+    match chars.next() {
+        Some('[') => {
+            for c in chars.by_ref() {
+                if ('\u{40}'..='\u{7e}').contains(&c) {
+                    break;
+                }
             }
         }
+        Some(']') => {
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' {
+                    break;
+                }
+                if c == '\u{1b}' {
+                    chars.next_if_eq(&'\\');
+                    break;
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -83,6 +98,9 @@ mod tests {
             clean(text).unwrap(),
             "T: 0 ( 12) P:95\nT: 0 ( 12) P:96\n# Histogram\nrow\n"
         );
+        // A title (OSC) ends at BEL or at ESC \; a lone BEL is not part of any sequence.
+        let titled = "a\u{1b}]0;title\u{7}b\u{1b}]2;t\u{1b}\\c\u{7}d";
+        assert_eq!(clean(titled).unwrap(), "abc\u{7}d\n");
     }
 
     #[test]
