@@ -138,7 +138,10 @@ impl SegmentPlan {
     /// and each file is a complete log of its own; and a size limit has room for at least a
     /// few KiB (a segment's header alone is hundreds of bytes).
     pub fn check(&self, log_interval_ns: u64) -> Result<()> {
-        if self.length_ns == 0 || log_interval_ns == 0 || self.length_ns % log_interval_ns != 0 {
+        if self.length_ns == 0
+            || log_interval_ns == 0
+            || !self.length_ns.is_multiple_of(log_interval_ns)
+        {
             return Err(Failure::usage(format!(
                 "segment length {}: not a whole number of log intervals ({}); use a multiple of --log-interval",
                 format_ns(self.length_ns),
@@ -337,5 +340,32 @@ fn or_list<'a>(items: impl Iterator<Item = &'a str>) -> String {
         None => String::new(),
         Some((last, [])) => last.to_string(),
         Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod segment_tests {
+    use super::*;
+
+    #[test]
+    fn a_segment_is_whole_log_intervals_and_retention_has_room() {
+        let s = |length_ns, retain| SegmentPlan { length_ns, retain };
+        let second = 1_000_000_000;
+        assert!(s(DEFAULT_SEGMENT_NS, Retain::Forever).check(second).is_ok());
+        assert!(
+            s(2 * second, Retain::Bytes(MIN_RETAIN_BYTES))
+                .check(second)
+                .is_ok()
+        );
+        for (bad, why) in [
+            (s(1_500_000_000, Retain::Forever), "whole number"),
+            (s(0, Retain::Forever), "whole number"),
+            (s(second, Retain::Bytes(MIN_RETAIN_BYTES - 1)), "smallest"),
+            (s(second, Retain::Age(0)), "every segment"),
+        ] {
+            let e = bad.check(second).unwrap_err();
+            assert_eq!(e.code, crate::error::ExitCode::Usage);
+            assert!(e.message.contains(why), "{}", e.message);
+        }
     }
 }

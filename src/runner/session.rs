@@ -172,8 +172,12 @@ impl Session {
             }
             None => (None, None),
         };
-        let (mut hlog_writer, mut sample_writer, events, segments) =
-            create_files(plan, claim.dir())?;
+        let RunFiles {
+            hlog: mut hlog_writer,
+            samples: mut sample_writer,
+            events,
+            segments,
+        } = create_files(plan, claim.dir())?;
         let mut events = EventWriter(events);
         // The generators start now, before measuring, and run when this returns.
         loads.start_generators(plan, claim.dir())?;
@@ -438,19 +442,18 @@ fn start_trace(
     )
 }
 
+/// The writers of a result directory's files.
+struct RunFiles {
+    hlog: HlogWriter,
+    samples: Option<SampleLogWriter>,
+    events: EventLog,
+    /// With segments: what the interval log's writer has done with them.
+    segments: Option<SegmentLedger>,
+}
+
 /// Creates the files of the result directory; their headers follow once the start is fixed.
-/// With segments, the interval log's files are made by its writer as the run goes, and the
-/// ledger of what it did is returned too.
-#[allow(clippy::type_complexity)]
-fn create_files(
-    plan: &RunPlan,
-    result_dir: &ResultDir,
-) -> Result<(
-    HlogWriter,
-    Option<SampleLogWriter>,
-    EventLog,
-    Option<SegmentLedger>,
-)> {
+/// With segments, the interval log's files are made by its writer as the run goes.
+fn create_files(plan: &RunPlan, result_dir: &ResultDir) -> Result<RunFiles> {
     let create = |name: &str| {
         result_dir
             .create_file(name)
@@ -471,7 +474,12 @@ fn create_files(
         false => None,
     };
     let events = EventLog::new(create(events::FILE_NAME)?);
-    Ok((hlog_writer, sample_writer, events, ledger))
+    Ok(RunFiles {
+        hlog: hlog_writer,
+        samples: sample_writer,
+        events,
+        segments: ledger,
+    })
 }
 
 fn write_failed(dir: &ResultDir, e: std::io::Error) -> String {
