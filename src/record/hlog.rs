@@ -1,7 +1,8 @@
 //! latency.hlog: the HdrHistogram interval-log format (the text format of HdrHistogram's Java
 //! HistogramLogWriter), V2 deflate-compressed histograms, values in ns, one line per thread per
 //! interval tagged `cpuN`. Every line is written through to the kernel as soon as it is made,
-//! so a run killed with SIGKILL keeps every finished interval.
+//! so a run killed with SIGKILL keeps every finished interval. A continuous run writes the same
+//! lines into a series of segment files instead (`super::segments`).
 
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::V2DeflateSerializer;
@@ -13,11 +14,21 @@ use std::time::{Duration, SystemTime};
 
 pub use crate::results::format::hlog::FILE_NAME;
 
+use super::segments::Segments;
+
 /// Writes interval histograms as they complete.
 pub struct HlogWriter {
-    file: File,
+    target: Target,
     serializer: V2DeflateSerializer,
     line: Vec<u8>,
+}
+
+/// Where the lines go.
+enum Target {
+    /// One latency.hlog.
+    File(File),
+    /// A segment file per `SegmentPlan::length_ns` of the run.
+    Segments(Segments),
 }
 
 impl HlogWriter {
@@ -26,7 +37,17 @@ impl HlogWriter {
     /// only when measuring starts.
     pub fn new(file: File) -> Self {
         HlogWriter {
-            file,
+            target: Target::File(file),
+            serializer: V2DeflateSerializer::new(),
+            line: Vec::with_capacity(4096),
+        }
+    }
+
+    /// Writes the log as segments (see [`Segments`]); nothing is written until
+    /// [`HlogWriter::begin`].
+    pub fn segmented(segments: Segments) -> Self {
+        HlogWriter {
+            target: Target::Segments(segments),
             serializer: V2DeflateSerializer::new(),
             line: Vec::with_capacity(4096),
         }
@@ -40,20 +61,13 @@ impl HlogWriter {
     /// Writes the header. `start` is the wall-clock time at which the first wakeups were due;
     /// interval timestamps are seconds from it (it is both StartTime and BaseTime).
     pub fn begin(&mut self, start: SystemTime, comment: &str) -> io::Result<()> {
-        let mut header = Vec::new();
-        IntervalLogWriterBuilder::new()
-            .add_comment(comment)
-            .add_comment(
-                "Values are latencies in nanoseconds; tags are cpuN (N = the measured CPU)",
-            )
-            .with_start_time(start)
-            .with_base_time(start)
-            .begin_log_with(&mut header, &mut self.serializer)?;
-        // The column legend of the Java writer, which other tools expect after the header.
-        header.extend_from_slice(
-            b"\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
-        );
-        self.file.write_all(&header)
+        match &mut self.target {
+            Target::File(file) => {
+                let header = header(start, start, &[comment], &mut self.serializer)?;
+                file.write_all(&header)
+            }
+            Target::Segments(segments) => segments.begin(start, comment, &mut self.serializer),
+        }
     }
 
     /// Appends one interval histogram and writes it through to the file.
@@ -76,8 +90,37 @@ impl HlogWriter {
             .begin_log_with(&mut self.line, &mut self.serializer)?
             .write_histogram(histogram, start_offset, length, Some(tag))
             .map_err(|e| io::Error::other(format!("cannot encode an interval histogram: {e:?}")))?;
-        self.file.write_all(&self.line)
+        match &mut self.target {
+            Target::File(file) => file.write_all(&self.line),
+            Target::Segments(segments) => {
+                segments.write_line(tag.as_str(), start_offset, &self.line, &mut self.serializer)
+            }
+        }
     }
+}
+
+/// A log's header: the comments, StartTime (when the log begins) and BaseTime (what interval
+/// timestamps count from), then the Java writer's column legend, which other tools expect.
+pub(super) fn header(
+    start: SystemTime,
+    base: SystemTime,
+    comments: &[&str],
+    serializer: &mut V2DeflateSerializer,
+) -> io::Result<Vec<u8>> {
+    let mut header = Vec::new();
+    let mut builder = IntervalLogWriterBuilder::new();
+    for c in comments {
+        builder.add_comment(c);
+    }
+    builder
+        .add_comment("Values are latencies in nanoseconds; tags are cpuN (N = the measured CPU)")
+        .with_start_time(start)
+        .with_base_time(base)
+        .begin_log_with(&mut header, serializer)?;
+    header.extend_from_slice(
+        b"\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
+    );
+    Ok(header)
 }
 
 /// One interval histogram read back from a log.

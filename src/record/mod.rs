@@ -18,6 +18,7 @@ pub mod hlog;
 pub mod hlog_scan;
 pub mod live;
 pub mod samplelog;
+pub mod segments;
 pub mod stats;
 mod thread_state;
 mod trace_join;

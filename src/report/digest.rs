@@ -225,7 +225,7 @@ impl RunDigest {
 /// its interval log in one parallel pass. `progress(done, total)` follows the hlog bytes.
 pub fn read_run(path: &Path, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<RunDigest, String> {
     let mut run = loaded::open(path)?;
-    let has_hlog = run.hlog_path().is_some();
+    let has_hlog = run.has_hlog();
     let chunks = run.scan_intervals(
         BTreeMap::<String, SeriesDigest>::new,
         |acc, i| {

@@ -33,6 +33,7 @@ use crate::plan::{PREFAULT_STACK_BYTES, RunPlan};
 use crate::record::hlog::{self, HlogWriter};
 use crate::record::live::LiveView;
 use crate::record::samplelog::{self, SampleLogHeader, SampleLogWriter};
+use crate::record::segments::{SegmentLedger, Segments};
 use crate::record::{LiveRow, Recorder, ThreadFeed};
 use crate::results::events::{self, Event, EventLog};
 use crate::results::run_record::{EnvironmentRecord, RunRecord};
@@ -108,6 +109,9 @@ pub struct Session {
     end_ns: u64,
     /// The first write error (a full disk): measuring stops, the statistics are still complete.
     io_error: Option<String>,
+    /// What the segment writer has done, with `RunPlan::segments`: run.json is rewritten when
+    /// it changes.
+    segments: Option<SegmentLedger>,
 }
 
 impl Session {
@@ -116,6 +120,9 @@ impl Session {
     /// the start gate: the first wakeups are due 50 ms after this returns. Any refusal returns
     /// before measuring, with what was taken given back (and the new directory removed).
     pub fn start(plan: &RunPlan, options: SessionOptions) -> Result<Session> {
+        if let Some(segments) = &plan.segments {
+            segments.check(plan.log_interval_ns)?;
+        }
         // Made before anything starts: a second run into the same --out is refused here (exit
         // 2), and dropping the claim before measuring begins removes the directory again.
         let claim = match &plan.out {
@@ -165,7 +172,12 @@ impl Session {
             }
             None => (None, None),
         };
-        let (mut hlog_writer, mut sample_writer, events) = create_files(plan, claim.dir())?;
+        let RunFiles {
+            hlog: mut hlog_writer,
+            samples: mut sample_writer,
+            events,
+            segments,
+        } = create_files(plan, claim.dir())?;
         let mut events = EventWriter(events);
         // The generators start now, before measuring, and run when this returns.
         loads.start_generators(plan, claim.dir())?;
@@ -188,6 +200,7 @@ impl Session {
 
         let record = RunRecord {
             warnings: warnings.clone(),
+            segments: segments.as_ref().map(SegmentLedger::record),
             ..RunRecord::new(
                 options.command_line,
                 plan_record(plan),
@@ -283,6 +296,7 @@ impl Session {
             start_mono,
             end_ns,
             io_error: None,
+            segments,
         })
     }
 
@@ -307,6 +321,7 @@ impl Session {
             self.stop.store(true, Ordering::SeqCst);
         }
         self.log_explanations();
+        self.record_segments();
         for e in self.loads.drain_events() {
             self.events.write(&e);
         }
@@ -355,6 +370,22 @@ impl Session {
             .into_iter()
             .zip(recorder.cumulative_histograms())
             .map(|(row, (_, cumulative))| CpuState { row, cumulative })
+    }
+
+    /// At a segment boundary (a segment sealed, or deleted by retention), rewrites run.json
+    /// with the segments as they are and the time measured so far, so that a crash leaves a
+    /// record that names every complete segment.
+    fn record_segments(&mut self) {
+        let Some(update) = self.segments.as_ref().and_then(SegmentLedger::take_update) else {
+            return;
+        };
+        self.record.segments = Some(update);
+        self.record.duration_ns = Some(self.elapsed_ns());
+        if let Err(e) = self.dir.write_first_run_record(&self.record) {
+            let message = write_failed(&self.dir, e);
+            self.io_error.get_or_insert(message);
+            self.stop.store(true, Ordering::SeqCst);
+        }
     }
 
     /// Moves the recorder's spike explanations (`--trace`) to events.jsonl.
@@ -411,23 +442,44 @@ fn start_trace(
     )
 }
 
+/// The writers of a result directory's files.
+struct RunFiles {
+    hlog: HlogWriter,
+    samples: Option<SampleLogWriter>,
+    events: EventLog,
+    /// With segments: what the interval log's writer has done with them.
+    segments: Option<SegmentLedger>,
+}
+
 /// Creates the files of the result directory; their headers follow once the start is fixed.
-fn create_files(
-    plan: &RunPlan,
-    result_dir: &ResultDir,
-) -> Result<(HlogWriter, Option<SampleLogWriter>, EventLog)> {
+/// With segments, the interval log's files are made by its writer as the run goes.
+fn create_files(plan: &RunPlan, result_dir: &ResultDir) -> Result<RunFiles> {
     let create = |name: &str| {
         result_dir
             .create_file(name)
             .or_run(|| format!("cannot create {}", result_dir.file(name).display()))
     };
-    let hlog_writer = HlogWriter::new(create(hlog::FILE_NAME)?);
+    let (hlog_writer, ledger) = match &plan.segments {
+        None => (HlogWriter::new(create(hlog::FILE_NAME)?), None),
+        Some(segments) => {
+            let ledger = SegmentLedger::new(segments);
+            // Every interval is written under each CPU's tag, and its IRQ tag with --trace.
+            let tags = plan.cpus.len() * if plan.trace { 2 } else { 1 };
+            let writer = Segments::new(result_dir.clone(), *segments, tags, ledger.clone());
+            (HlogWriter::segmented(writer), Some(ledger))
+        }
+    };
     let sample_writer = match plan.samples {
         true => Some(SampleLogWriter::new(create(samplelog::FILE_NAME)?)),
         false => None,
     };
     let events = EventLog::new(create(events::FILE_NAME)?);
-    Ok((hlog_writer, sample_writer, events))
+    Ok(RunFiles {
+        hlog: hlog_writer,
+        samples: sample_writer,
+        events,
+        segments: ledger,
+    })
 }
 
 fn write_failed(dir: &ResultDir, e: std::io::Error) -> String {

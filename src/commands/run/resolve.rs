@@ -188,6 +188,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         explain_above_ns,
         out: args.out.clone(),
         allow_shared_cpus: args.allow_shared_cpus,
+        segments: None,
         budget,
     })
 }

@@ -5,7 +5,41 @@
 use super::{StoredInterval, TornTail, scan};
 use std::collections::HashMap;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// What reading several log files (the segments of a continuous run) met besides intervals.
+#[derive(Debug, Default)]
+pub struct ReadNotes {
+    /// Files whose last line was torn, and the tail left out.
+    pub torn: Vec<(PathBuf, TornTail)>,
+    /// Files listed but gone when read (deleted by retention meanwhile).
+    pub vanished: Vec<PathBuf>,
+}
+
+/// Scans `paths` in order as one log; a file that has disappeared is skipped and noted.
+fn scan_files(
+    paths: &[PathBuf],
+    visit: &mut dyn FnMut(&super::SparseInterval),
+    notes: &mut ReadNotes,
+) -> io::Result<()> {
+    for path in paths {
+        if notes.vanished.contains(path) {
+            continue;
+        }
+        match scan(path, &mut *visit, |_, _| {}) {
+            Ok(torn) => {
+                if let Some(t) = torn
+                    && !notes.torn.iter().any(|(p, _)| p == path)
+                {
+                    notes.torn.push((path.clone(), t));
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => notes.vanished.push(path.clone()),
+            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+        }
+    }
+    Ok(())
+}
 
 /// Reads the log keeping at most `max_per_tag` intervals per tag: when a tag has more, runs of
 /// `ceil(n / max_per_tag)` consecutive intervals are merged into one (its start is the first's,
@@ -15,11 +49,28 @@ pub fn read_coarsened(
     path: &Path,
     max_per_tag: usize,
 ) -> io::Result<(Vec<StoredInterval>, Option<TornTail>)> {
+    let (intervals, notes) = read_coarsened_files(&[path.to_path_buf()], max_per_tag)?;
+    if let Some(p) = notes.vanished.first() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{}: no such file", p.display()),
+        ));
+    }
+    Ok((intervals, notes.torn.first().map(|(_, t)| *t)))
+}
+
+/// [`read_coarsened`] over several files read in order as one log (the segments of a
+/// continuous run): a file gone when read is skipped and noted, as is each torn last line.
+pub fn read_coarsened_files(
+    paths: &[PathBuf],
+    max_per_tag: usize,
+) -> io::Result<(Vec<StoredInterval>, ReadNotes)> {
+    let mut notes = ReadNotes::default();
     let mut per_tag: HashMap<String, usize> = HashMap::new();
-    scan(
-        path,
-        |i| *per_tag.entry(i.tag.to_string()).or_default() += 1,
-        |_, _| {},
+    scan_files(
+        paths,
+        &mut |i| *per_tag.entry(i.tag.to_string()).or_default() += 1,
+        &mut notes,
     )?;
     // Per tag: how many intervals go into one, and the group being filled.
     let mut groups: HashMap<String, (usize, usize, StoredInterval)> = HashMap::new();
@@ -45,9 +96,9 @@ pub fn read_coarsened(
             },
         ));
     };
-    let torn = scan(
-        path,
-        |i| {
+    scan_files(
+        paths,
+        &mut |i| {
             let (size, filled, group) = groups.entry(i.tag.to_string()).or_insert_with(|| {
                 let n = per_tag.get(i.tag).copied().unwrap_or(1);
                 (n.div_ceil(max_per_tag.max(1)).max(1), 0, i.to_stored())
@@ -65,7 +116,7 @@ pub fn read_coarsened(
                 *filled = 0;
             }
         },
-        |_, _| {},
+        &mut notes,
     )?;
     // Partial groups at the end of the log, in a stable order.
     let mut rest: Vec<_> = groups
@@ -76,7 +127,7 @@ pub fn read_coarsened(
     for (_, _, mut group) in rest {
         flush(&mut group, &mut out);
     }
-    Ok((out, torn))
+    Ok((out, notes))
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ mod interval;
 mod torn;
 mod v2;
 
-pub use coarsen::read_coarsened;
+pub use coarsen::{ReadNotes, read_coarsened, read_coarsened_files};
 pub use interval::{SparseInterval, StoredInterval, add_counts};
 pub use torn::{TornTail, complete_lines};
 

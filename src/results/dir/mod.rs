@@ -181,6 +181,35 @@ impl ResultDir {
         Ok(unsafe { File::from_raw_fd(fd) })
     }
 
+    /// Removes the file `name` from the directory (retention deleting a segment): through the
+    /// directory's descriptor, never following a link. A file already gone is not an error.
+    pub fn remove_file(&self, name: &str) -> io::Result<()> {
+        match unlinkat(self.fd.as_fd(), &cstr(OsStr::new(name))?, 0) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            r => r,
+        }
+    }
+
+    /// The total size of the regular files directly in the directory and in its
+    /// subdirectories one level down (the loads' logs), in bytes: what retention by size bounds.
+    pub fn files_bytes(&self) -> io::Result<u64> {
+        fn sum(path: &Path, depth: u32) -> io::Result<u64> {
+            let mut total = 0;
+            for entry in fs::read_dir(path)? {
+                let entry = entry?;
+                // Entries may vanish meanwhile (a temporary file renamed): skip them.
+                let Ok(meta) = entry.metadata() else { continue };
+                if meta.is_file() {
+                    total += meta.len();
+                } else if meta.is_dir() && depth > 0 {
+                    total += sum(&entry.path(), depth - 1)?;
+                }
+            }
+            Ok(total)
+        }
+        sum(&self.path, 1)
+    }
+
     /// Replaces the file `name` with `bytes` atomically: `.<name>.tmp` is made new and renamed
     /// over it (a reader sees the old or the new version). On failure the temporary file is
     /// removed and `name` is left as it was.
@@ -219,7 +248,8 @@ impl ResultDir {
         self.replace_file(RUN_JSON, &record_bytes(record)?)
     }
 
-    /// The first run.json of a run: written, then space reserved after it for
+    /// The first run.json of a run, and each one written while it runs (a segmented run's at
+    /// every segment boundary): written, then space reserved after it for
     /// [`ResultDir::write_final_run_record`]. A file system that cannot reserve space
     /// (`fallocate` unsupported) only loses that fallback.
     pub fn write_first_run_record(&self, record: &RunRecord) -> io::Result<()> {

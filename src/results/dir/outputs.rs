@@ -20,6 +20,10 @@ pub(super) fn is_own_file(name: &OsStr) -> bool {
     ]
     .iter()
     .any(|own| OsStr::new(own) == name)
+        || name
+            .to_str()
+            .and_then(crate::results::format::segments::parse_file_name)
+            .is_some()
 }
 
 /// Whether `dir` is a result directory or a sweep directory.

@@ -45,6 +45,10 @@ pub struct RunRecord {
     /// in files written before this field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_time: Option<CpuTimeRecord>,
+    /// The interval log's segments, when it is written in segments (a continuous run); None:
+    /// one latency.hlog. Updated at every segment boundary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments: Option<super::segments::SegmentsRecord>,
 }
 
 impl RunRecord {
@@ -91,6 +95,7 @@ impl RunRecord {
             trace: None,
             imported: None,
             cpu_time: None,
+            segments: None,
         }
     }
 }

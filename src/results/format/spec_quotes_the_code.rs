@@ -141,3 +141,23 @@ fn the_figures_of_run_json() {
         ),
     );
 }
+
+#[test]
+fn the_segment_layout() {
+    use super::segments::{FILE_PREFIX, FILE_SUFFIX, INDEX_DIGITS, file_name};
+    let spec = spec();
+    assert_quotes(
+        &spec,
+        &format!(
+            "Segment k is `{FILE_PREFIX}` followed by k in at least {INDEX_DIGITS} decimal digits (zero-padded) and `{FILE_SUFFIX}`"
+        ),
+    );
+    assert_quotes(&spec, &format!("`{}`, `{}`", file_name(0), file_name(1)));
+    assert_quotes(
+        &spec,
+        &format!(
+            "the smallest accepted limit is {} bytes",
+            crate::plan::MIN_RETAIN_BYTES
+        ),
+    );
+}

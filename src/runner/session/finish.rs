@@ -71,6 +71,10 @@ impl Session {
         let (worst, explained) = recorder.worst_explanations();
         let (worst, explained) = (worst.to_vec(), explained);
         let (results, last_error) = recorder.finish(end_clock);
+        // The recorder's end closed the last segments: their final sizes are in the ledger.
+        if let Some(ledger) = &self.segments {
+            self.record.segments = Some(ledger.record());
+        }
         if let Some(e) = last_error {
             let message = write_failed(&self.dir, e);
             self.io_error.get_or_insert(message);
