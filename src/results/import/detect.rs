@@ -1,7 +1,10 @@
 //! Recognising a source format from a file's content.
 
 use super::model::*;
-use super::{cyclictest_hist, cyclictest_json, cyclictest_status, oslat_json, rtla_timerlat};
+use super::{
+    cyclictest_hist, cyclictest_json, cyclictest_status, oslat_json, oslat_text, rtla_timerlat,
+    stress_ng_cyclic,
+};
 
 /// Recognises a file's format from its content; the error says what was recognised.
 pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> {
@@ -48,10 +51,17 @@ pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> 
     if lines.iter().any(|l| l.starts_with("# Max Latencies:")) || lines.contains(&"# Histogram") {
         return Ok(&cyclictest_hist::FORMAT);
     }
-    if lines.iter().any(|l| l.starts_with("oslat V")) {
-        return Err(
-            "it is oslat's text output; import the file of oslat --json=FILE instead".into(),
-        );
+    if lines.iter().any(|l| l.starts_with("oslat V"))
+        || (lines.iter().any(|l| l.starts_with("Core:"))
+            && lines.iter().any(|l| l.ends_with("(including overflows)")))
+    {
+        return Ok(&oslat_text::FORMAT);
+    }
+    if lines.iter().any(|l| l.contains("cyclic: sched ")) {
+        return Ok(&stress_ng_cyclic::FORMAT);
+    }
+    if lines.iter().any(|l| l.starts_with("stress-ng-version:")) {
+        return Err(stress_ng_cyclic::YAML_REFUSED.into());
     }
     if lines.iter().any(|l| l.starts_with("# RTLA osnoise")) {
         return Err("it is rtla osnoise output; only rtla timerlat hist is imported".into());

@@ -15,9 +15,11 @@ pub mod cyclictest_status;
 mod detect;
 mod model;
 pub mod oslat_json;
+pub mod oslat_text;
 pub mod pasted;
 mod rt_tests;
 pub mod rtla_timerlat;
+pub mod stress_ng_cyclic;
 mod write;
 
 pub use detect::detect;
@@ -33,6 +35,8 @@ pub static SOURCE_FORMATS: &[&SourceFormat] = &[
     &cyclictest_status::FORMAT,
     &rtla_timerlat::FORMAT,
     &oslat_json::FORMAT,
+    &oslat_text::FORMAT,
+    &stress_ng_cyclic::FORMAT,
 ];
 
 /// Parses `text` (cleaned by [`pasted::clean`]) with `format`'s importer and checks every
@@ -107,6 +111,7 @@ mod tests {
             mean: Some(11.6),
             max: Some(12.0),
             quantiles: Vec::new(),
+            stddev: None,
         }
     }
 
@@ -185,6 +190,10 @@ mod tests {
             "cyclictest-status.txt",
             "cyclictest-status.json",
             "oslat.json",
+            "oslat.txt",
+            "oslat-2cpu.txt",
+            "oslat-2cpu.json",
+            "stress-ng-cyclic.txt",
             "rtla-timerlat-hist.txt",
             "rtla-timerlat-hist-user.txt",
         ] {
@@ -235,6 +244,7 @@ mod tests {
             mean: Some(100.0),
             max: Some(421.0),
             quantiles: Vec::new(),
+            stddev: None,
         };
         let hist = h.histogram();
         assert_eq!(hist.len(), 8);
