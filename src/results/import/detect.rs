@@ -2,8 +2,8 @@
 
 use super::model::*;
 use super::{
-    cyclictest_hist, cyclictest_json, cyclictest_status, oslat_json, oslat_text, rtla_timerlat,
-    stress_ng_cyclic,
+    cyclictest_hist, cyclictest_json, cyclictest_status, jitterdebugger, oslat_json, oslat_text,
+    rtla_timerlat, stress_ng_cyclic,
 };
 
 /// Recognises a file's format from its content; the error says what was recognised.
@@ -25,8 +25,11 @@ pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> 
             (Some("oslat"), _) => Ok(&oslat_json::FORMAT),
             (_, Some(t)) if t.get("cycles").is_some() => Ok(&cyclictest_json::FORMAT),
             (_, Some(t)) if t.get("freq").is_some() => Ok(&oslat_json::FORMAT),
+            (None, None) if v.get("cpu").is_some_and(|c| c.is_object()) => {
+                Ok(&jitterdebugger::FORMAT)
+            }
             _ => Err(format!(
-                "it is JSON{} but neither cyclictest's (thread.N.cycles) nor oslat's (thread.N.freq)",
+                "it is JSON{} but neither cyclictest's (thread.N.cycles), oslat's (thread.N.freq) nor jitterdebugger's (cpu.N.histogram)",
                 tool.map_or(String::new(), |t| format!(" written by '{t}'"))
             )),
         };

@@ -13,6 +13,7 @@ pub mod cyclictest_hist;
 pub mod cyclictest_json;
 pub mod cyclictest_status;
 mod detect;
+pub mod jitterdebugger;
 mod model;
 pub mod oslat_json;
 pub mod oslat_text;
@@ -37,6 +38,7 @@ pub static SOURCE_FORMATS: &[&SourceFormat] = &[
     &oslat_json::FORMAT,
     &oslat_text::FORMAT,
     &stress_ng_cyclic::FORMAT,
+    &jitterdebugger::FORMAT,
 ];
 
 /// Parses `text` (cleaned by [`pasted::clean`]) with `format`'s importer and checks every
@@ -194,6 +196,7 @@ mod tests {
             "oslat-2cpu.txt",
             "oslat-2cpu.json",
             "stress-ng-cyclic.txt",
+            "jitterdebugger-results.json",
             "rtla-timerlat-hist.txt",
             "rtla-timerlat-hist-user.txt",
         ] {
