@@ -3,7 +3,7 @@
 use super::model::*;
 use super::{
     cyclictest_hist, cyclictest_json, cyclictest_status, jitterdebugger, oslat_json, oslat_text,
-    rtla_timerlat, stress_ng_cyclic,
+    rteval, rtla_timerlat, stress_ng_cyclic,
 };
 
 /// Recognises a file's format from its content; the error says what was recognised.
@@ -35,6 +35,9 @@ pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> 
         };
     }
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    if lines.iter().any(|l| l.starts_with("<rteval")) {
+        return Ok(&rteval::FORMAT);
+    }
     if lines
         .iter()
         .any(|l| l.starts_with("# RTLA timerlat histogram"))

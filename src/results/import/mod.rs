@@ -19,6 +19,7 @@ pub mod oslat_json;
 pub mod oslat_text;
 pub mod pasted;
 mod rt_tests;
+pub mod rteval;
 pub mod rtla_timerlat;
 pub mod stress_ng_cyclic;
 mod write;
@@ -39,6 +40,7 @@ pub static SOURCE_FORMATS: &[&SourceFormat] = &[
     &oslat_text::FORMAT,
     &stress_ng_cyclic::FORMAT,
     &jitterdebugger::FORMAT,
+    &rteval::FORMAT,
 ];
 
 /// Parses `text` (cleaned by [`pasted::clean`]) with `format`'s importer and checks every
@@ -197,6 +199,7 @@ mod tests {
             "oslat-2cpu.json",
             "stress-ng-cyclic.txt",
             "jitterdebugger-results.json",
+            "rteval-summary.xml",
             "rtla-timerlat-hist.txt",
             "rtla-timerlat-hist-user.txt",
         ] {

@@ -209,9 +209,18 @@ pub fn cyclictest_facts(args: &[String]) -> super::RunFacts {
         policy: Some(policy),
         priority: Some(priority),
         interval_ns: interval_us.checked_mul(1000),
-        memory_locked: Some(args.iter().any(|a| a == "-m" || a == "--mlockall")),
+        memory_locked: Some(args.iter().any(|a| a == "--mlockall" || short_flag(a, 'm'))),
         duration_ns: option_value(args, "-D", "--duration").and_then(|d| duration_option(&d)),
     }
+}
+
+/// `a` is a cluster of single-letter flags holding `flag` (`-m`, or `-qmu` as rteval writes it).
+fn short_flag(a: &str, flag: char) -> bool {
+    a.strip_prefix('-').is_some_and(|flags| {
+        !flags.starts_with('-')
+            && flags.chars().all(|c| c.is_ascii_alphabetic())
+            && flags.contains(flag)
+    })
 }
 
 /// What an oslat command line states: `-f N` (`--rtprio`, SCHED_FIFO N; else SCHED_OTHER),
