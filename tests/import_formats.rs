@@ -366,3 +366,48 @@ fn rteval_reports_that_contradict_themselves_or_stopped_are_handled() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("more buckets"), "{}", text(&o));
 }
+
+#[test]
+fn rtla_osnoise_and_timerlat_top_are_refused_with_the_reason() {
+    // Laid out as rtla prints them (Documentation/tools/rtla examples).
+    let osnoise_top = "                                          Operating System Noise\n\
+        duration:   0 00:00:10 | time is in us\n\
+        CPU Period       Runtime        Noise  % CPU Aval   Max Noise   Max Single          HW          NMI          IRQ      Softirq       Thread\n\
+          0 #9           9000000          162    99.99820          42           6           0           0        9023            0            4\n";
+    let osnoise_hist = "# RTLA osnoise histogram\n# Time unit is microseconds (us)\nIndex   CPU-000\n0          120\ncount:     120\n";
+    let timerlat_top = "                                     Timer Latency\n\
+          0 00:00:10   |          IRQ Timer Latency (us)        |         Thread Timer Latency (us)\n\
+        CPU COUNT      |      cur       min       avg       max |      cur       min       avg       max\n\
+          0 #10003     |        1         0         1        22 |        4         3         4        28\n";
+    let dir = tempfile::tempdir().unwrap();
+    for (name, content, says) in [
+        (
+            "osnoise-top.txt",
+            osnoise_top,
+            "a noise result: jitterlab noise is not built yet",
+        ),
+        (
+            "osnoise-hist.txt",
+            osnoise_hist,
+            "a noise result: jitterlab noise is not built yet",
+        ),
+        (
+            "timerlat-top.txt",
+            timerlat_top,
+            "capture rtla timerlat hist",
+        ),
+    ] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, content).unwrap();
+        let out = dir.path().join(format!("out-{name}"));
+        let o = jitterlab(&[
+            "import",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", text(&o));
+        assert!(text(&o).contains(says), "{name}: {}", text(&o));
+        assert!(!out.exists());
+    }
+}

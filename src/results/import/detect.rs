@@ -69,8 +69,15 @@ pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> 
     if lines.iter().any(|l| l.starts_with("stress-ng-version:")) {
         return Err(stress_ng_cyclic::YAML_REFUSED.into());
     }
-    if lines.iter().any(|l| l.starts_with("# RTLA osnoise")) {
-        return Err("it is rtla osnoise output; only rtla timerlat hist is imported".into());
+    if lines.iter().any(|l| l.starts_with("# RTLA osnoise"))
+        || lines
+            .iter()
+            .any(|l| l.starts_with("Operating System Noise"))
+    {
+        return Err("it is rtla osnoise output (top or hist), a noise result: jitterlab noise is not built yet, so there is no result kind to import it into".into());
+    }
+    if lines.iter().any(|l| l.starts_with("CPU COUNT")) {
+        return Err("it is rtla timerlat top output, which jitterlab does not read yet (min/avg/max per CPU only); capture rtla timerlat hist, which carries the histograms".into());
     }
     if lines
         .iter()
