@@ -401,7 +401,11 @@ fn bad_or_unknown_files_exit_2_with_what_was_recognised() {
             vec!["--format", "cyclictest-hist"],
         ),
         (write("tampered.txt", &tampered), "says 5001", vec![]),
-        (data("oslat.txt"), "oslat's text output", vec![]),
+        (
+            data("oslat.txt"),
+            "read as oslat-json, but",
+            vec!["--format", "oslat-json"],
+        ),
         (
             data("cyclictest.json"),
             "read as oslat-json, but",

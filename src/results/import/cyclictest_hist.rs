@@ -147,6 +147,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 mean: pick(&avg, t).map(|v| v as f64),
                 max: pick(&Some(max.clone()), t).map(|v| v as f64),
                 quantiles: Vec::new(),
+                stddev: None,
             },
             irq: None,
             kernel_thread: None,

@@ -96,6 +96,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 mean: field("avg"),
                 max,
                 quantiles: Vec::new(),
+                stddev: None,
             },
             irq: None,
             kernel_thread: None,

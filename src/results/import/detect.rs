@@ -1,7 +1,10 @@
 //! Recognising a source format from a file's content.
 
 use super::model::*;
-use super::{cyclictest_hist, cyclictest_json, cyclictest_status, oslat_json, rtla_timerlat};
+use super::{
+    cyclictest_hist, cyclictest_json, cyclictest_status, jitterdebugger, oslat_json, oslat_text,
+    rteval, rtla_timerlat, stress_ng_cyclic,
+};
 
 /// Recognises a file's format from its content; the error says what was recognised.
 pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> {
@@ -22,13 +25,19 @@ pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> 
             (Some("oslat"), _) => Ok(&oslat_json::FORMAT),
             (_, Some(t)) if t.get("cycles").is_some() => Ok(&cyclictest_json::FORMAT),
             (_, Some(t)) if t.get("freq").is_some() => Ok(&oslat_json::FORMAT),
+            (None, None) if v.get("cpu").is_some_and(|c| c.is_object()) => {
+                Ok(&jitterdebugger::FORMAT)
+            }
             _ => Err(format!(
-                "it is JSON{} but neither cyclictest's (thread.N.cycles) nor oslat's (thread.N.freq)",
+                "it is JSON{} but neither cyclictest's (thread.N.cycles), oslat's (thread.N.freq) nor jitterdebugger's (cpu.N.histogram)",
                 tool.map_or(String::new(), |t| format!(" written by '{t}'"))
             )),
         };
     }
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    if lines.iter().any(|l| l.starts_with("<rteval")) {
+        return Ok(&rteval::FORMAT);
+    }
     if lines
         .iter()
         .any(|l| l.starts_with("# RTLA timerlat histogram"))
@@ -48,13 +57,27 @@ pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> 
     if lines.iter().any(|l| l.starts_with("# Max Latencies:")) || lines.contains(&"# Histogram") {
         return Ok(&cyclictest_hist::FORMAT);
     }
-    if lines.iter().any(|l| l.starts_with("oslat V")) {
-        return Err(
-            "it is oslat's text output; import the file of oslat --json=FILE instead".into(),
-        );
+    if lines.iter().any(|l| l.starts_with("oslat V"))
+        || (lines.iter().any(|l| l.starts_with("Core:"))
+            && lines.iter().any(|l| l.ends_with("(including overflows)")))
+    {
+        return Ok(&oslat_text::FORMAT);
     }
-    if lines.iter().any(|l| l.starts_with("# RTLA osnoise")) {
-        return Err("it is rtla osnoise output; only rtla timerlat hist is imported".into());
+    if lines.iter().any(|l| l.contains("cyclic: sched ")) {
+        return Ok(&stress_ng_cyclic::FORMAT);
+    }
+    if lines.iter().any(|l| l.starts_with("stress-ng-version:")) {
+        return Err(stress_ng_cyclic::YAML_REFUSED.into());
+    }
+    if lines.iter().any(|l| l.starts_with("# RTLA osnoise"))
+        || lines
+            .iter()
+            .any(|l| l.starts_with("Operating System Noise"))
+    {
+        return Err("it is rtla osnoise output (top or hist), a noise result: jitterlab noise is not built yet, so there is no result kind to import it into".into());
+    }
+    if lines.iter().any(|l| l.starts_with("CPU COUNT")) {
+        return Err("it is rtla timerlat top output, which jitterlab does not read yet (min/avg/max per CPU only); capture rtla timerlat hist, which carries the histograms".into());
     }
     if lines
         .iter()

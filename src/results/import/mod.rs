@@ -13,11 +13,15 @@ pub mod cyclictest_hist;
 pub mod cyclictest_json;
 pub mod cyclictest_status;
 mod detect;
+pub mod jitterdebugger;
 mod model;
 pub mod oslat_json;
+pub mod oslat_text;
 pub mod pasted;
 mod rt_tests;
+pub mod rteval;
 pub mod rtla_timerlat;
+pub mod stress_ng_cyclic;
 mod write;
 
 pub use detect::detect;
@@ -33,6 +37,10 @@ pub static SOURCE_FORMATS: &[&SourceFormat] = &[
     &cyclictest_status::FORMAT,
     &rtla_timerlat::FORMAT,
     &oslat_json::FORMAT,
+    &oslat_text::FORMAT,
+    &stress_ng_cyclic::FORMAT,
+    &jitterdebugger::FORMAT,
+    &rteval::FORMAT,
 ];
 
 /// Parses `text` (cleaned by [`pasted::clean`]) with `format`'s importer and checks every
@@ -107,6 +115,7 @@ mod tests {
             mean: Some(11.6),
             max: Some(12.0),
             quantiles: Vec::new(),
+            stddev: None,
         }
     }
 
@@ -185,6 +194,12 @@ mod tests {
             "cyclictest-status.txt",
             "cyclictest-status.json",
             "oslat.json",
+            "oslat.txt",
+            "oslat-2cpu.txt",
+            "oslat-2cpu.json",
+            "stress-ng-cyclic.txt",
+            "jitterdebugger-results.json",
+            "rteval-summary.xml",
             "rtla-timerlat-hist.txt",
             "rtla-timerlat-hist-user.txt",
         ] {
@@ -235,6 +250,7 @@ mod tests {
             mean: Some(100.0),
             max: Some(421.0),
             quantiles: Vec::new(),
+            stddev: None,
         };
         let hist = h.histogram();
         assert_eq!(hist.len(), 8);

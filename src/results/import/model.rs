@@ -83,6 +83,8 @@ pub struct SourceHistogram {
     /// Percentiles the source printed, (quantile, value in the source unit), for sources
     /// without buckets (stress-ng); used only when `buckets` is empty.
     pub quantiles: Vec<(f64, f64)>,
+    /// The standard deviation (source unit), when the source printed one (stress-ng).
+    pub stddev: Option<f64>,
 }
 
 impl SourceHistogram {
@@ -239,8 +241,8 @@ impl SourceHistogram {
             samples,
             min_ns: self.min.map(|v| (v * unit).round() as i64),
             mean_ns: self.mean.map(|v| v * unit),
-            // Not printed by any of the sources; not derived from 1 us buckets either.
-            stddev_ns: None,
+            // Only as printed: not derived from 1 us buckets.
+            stddev_ns: self.stddev.map(|v| v * unit),
             p50_ns: q(0.50),
             p90_ns: q(0.90),
             p99_ns: q(0.99),

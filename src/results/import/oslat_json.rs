@@ -4,8 +4,8 @@
 //! same unit, and the last bucket (`-b`, 32 by default) also holds every longer gap.
 
 use super::{
-    Imported, SourceFormat, SourceHistogram, SourceThread, add_counts, option_value, oslat_facts,
-    rt_tests_json, rt_tests_threads, rt_tests_time,
+    Imported, OSLAT_WARNING, SourceFormat, option_value, oslat_facts, oslat_thread, rt_tests_json,
+    rt_tests_threads, rt_tests_time, seconds_to_ns,
 };
 use serde_json::Value;
 
@@ -36,8 +36,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             .get("histogram")
             .and_then(Value::as_object)
             .ok_or_else(|| format!("thread {index} has no \"histogram\" object"))?;
-        let mut buckets = Vec::new();
-        let mut overflow = 0;
+        let mut rows = Vec::new();
         for (k, c) in h {
             let us: u64 = k.parse().map_err(|_| {
                 format!("thread {index}: histogram key '{k}' is not a bucket number")
@@ -45,48 +44,24 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             let c = c.as_u64().ok_or_else(|| {
                 format!("thread {index}: the count of bucket {k} is not an integer")
             })?;
-            if us >= last_bucket {
-                // The last bucket: this many us, or more (oslat's "including overflows").
-                overflow = add_counts([overflow, c]).map_err(|e| format!("thread {index}: {e}"))?;
-            } else {
-                buckets.push((us, c));
-            }
+            rows.push((us, c));
         }
-        buckets.sort_unstable();
         if let Some(d) = field("duration") {
-            // Seconds as printed; beyond u64 ns (584 years) is no duration a run had.
-            duration_ns = Some(
-                Some((d * 1e9).round())
-                    .filter(|ns| (0.0..u64::MAX as f64).contains(ns))
-                    .ok_or_else(|| {
-                        format!("thread {index}: duration {d} s is not a run's length")
-                    })? as u64,
-            );
+            duration_ns =
+                Some(seconds_to_ns(d).ok_or_else(|| {
+                    format!("thread {index}: duration {d} s is not a run's length")
+                })?);
         }
-        threads.push(SourceThread {
-            cpu,
-            latency: SourceHistogram {
-                unit_ns: 1000,
-                buckets,
-                overflow,
-                overflow_from: last_bucket,
-                count: None,
-                min: field("min"),
-                mean: field("avg"),
-                max: field("max"),
-                quantiles: Vec::new(),
-            },
-            irq: None,
-            kernel_thread: None,
-            interval_ns: None,
-        });
+        let figures = [field("min"), field("avg"), field("max")];
+        threads.push(
+            oslat_thread(cpu, rows, last_bucket, figures)
+                .map_err(|e| format!("thread {index}: {e}"))?,
+        );
     }
     if threads.is_empty() {
         return Err("its \"thread\" object is empty".into());
     }
-    let mut warnings = vec![
-        "oslat measures the gaps of a busy loop, not timer wakeups: each sample is one loop gap, in whole us rounded up (oslat's buckets)".to_string(),
-    ];
+    let mut warnings = vec![OSLAT_WARNING.to_string()];
     let start = rt_tests_time(&v, "start_time", &mut warnings);
     let facts = oslat_facts(&command_line);
     Ok(Imported {

@@ -209,9 +209,18 @@ pub fn cyclictest_facts(args: &[String]) -> super::RunFacts {
         policy: Some(policy),
         priority: Some(priority),
         interval_ns: interval_us.checked_mul(1000),
-        memory_locked: Some(args.iter().any(|a| a == "-m" || a == "--mlockall")),
+        memory_locked: Some(args.iter().any(|a| a == "--mlockall" || short_flag(a, 'm'))),
         duration_ns: option_value(args, "-D", "--duration").and_then(|d| duration_option(&d)),
     }
+}
+
+/// `a` is a cluster of single-letter flags holding `flag` (`-m`, or `-qmu` as rteval writes it).
+fn short_flag(a: &str, flag: char) -> bool {
+    a.strip_prefix('-').is_some_and(|flags| {
+        !flags.starts_with('-')
+            && flags.chars().all(|c| c.is_ascii_alphabetic())
+            && flags.contains(flag)
+    })
 }
 
 /// What an oslat command line states: `-f N` (`--rtprio`, SCHED_FIFO N; else SCHED_OTHER),
@@ -228,4 +237,52 @@ pub fn oslat_facts(args: &[String]) -> super::RunFacts {
         memory_locked: None,
         duration_ns: option_value(args, "-D", "--duration").and_then(|d| duration_option(&d)),
     }
+}
+
+/// The warning every oslat import carries.
+pub const OSLAT_WARNING: &str = "oslat measures the gaps of a busy loop, not timer wakeups: each sample is one loop gap, in whole us rounded up (oslat's buckets)";
+
+/// One oslat thread from its histogram rows `(k us, count)` as oslat prints them (JSON or
+/// text) and its `[min, avg, max]` (us): a gap of g us is in row floor(g) + 1, and the row at
+/// `last_bucket` (`-b`, 32 by default) also holds every longer gap, so it becomes the overflow.
+pub fn oslat_thread(
+    cpu: usize,
+    rows: Vec<(u64, u64)>,
+    last_bucket: u64,
+    [min, mean, max]: [Option<f64>; 3],
+) -> std::result::Result<super::SourceThread, String> {
+    let mut buckets = Vec::new();
+    let mut overflow = 0;
+    for (us, c) in rows {
+        if us >= last_bucket {
+            // The last bucket: this many us, or more (oslat's "including overflows").
+            overflow = super::add_counts([overflow, c])?;
+        } else {
+            buckets.push((us, c));
+        }
+    }
+    buckets.sort_unstable();
+    Ok(super::SourceThread::new(
+        cpu,
+        super::SourceHistogram {
+            unit_ns: 1000,
+            buckets,
+            overflow,
+            overflow_from: last_bucket,
+            count: None,
+            min,
+            mean,
+            max,
+            quantiles: Vec::new(),
+            stddev: None,
+        },
+    ))
+}
+
+/// Seconds as a tool printed them, in ns; None for what is no run's length (negative, not a
+/// number, beyond u64 ns = 584 years).
+pub fn seconds_to_ns(seconds: f64) -> Option<u64> {
+    Some((seconds * 1e9).round())
+        .filter(|ns| (0.0..u64::MAX as f64).contains(ns))
+        .map(|ns| ns as u64)
 }

@@ -192,6 +192,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             mean: c.avg,
             max: c.max,
             quantiles: Vec::new(),
+            stddev: None,
         };
         let sum = add_counts(h.buckets.iter().map(|&(_, c)| c).chain([h.overflow]))
             .map_err(|e| format!("{what}: {e}"))?;

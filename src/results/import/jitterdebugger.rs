@@ -1,0 +1,125 @@
+//! jitterdebugger's `results.json` (written with `-o DIR`), format versions 1 to 3:
+//!
+//! ```text
+//! { "version": 3,
+//!   "sysinfo": { "sysname", "nodename", "release", "version", "machine", "cpus_online",
+//!                "resolution_in_ns": 1000 },                 (version 3; before: always us)
+//!   "cpu": { "0": { "histogram": { "12": 4711, ... }, "count": N, "min": m, "max": M, "avg": a } } }
+//! ```
+//!
+//! Values are in `resolution_in_ns` units (1000: us; 1 with `--nanosec`), truncated. The
+//! histogram has 10⁶ / resolution buckets (1000 us, or 10⁶ ns: one millisecond either way) and
+//! prints only the non-empty ones; a longer latency is counted in `count` but in no bucket. The
+//! `cpu` keys are jitterdebugger's thread numbers: thread i runs on the i-th CPU of its affinity
+//! mask (all online CPUs by default, so thread i is CPU i), which the file does not record.
+
+use super::{Imported, SourceFormat, SourceHistogram, SourceThread, add_counts, parse_json};
+use serde_json::Value;
+
+pub static FORMAT: SourceFormat = SourceFormat {
+    name: "jitterdebugger",
+    help: "jitterdebugger's results.json (jitterdebugger -o DIR)",
+    parse,
+};
+
+/// jitterdebugger's histogram covers one millisecond in whichever resolution it measured.
+const HISTOGRAM_SPAN_NS: u64 = 1_000_000;
+
+pub fn parse(text: &str) -> Result<Imported, String> {
+    let v = parse_json(text)?;
+    let version = v.get("version").and_then(Value::as_u64);
+    if let Some(version) = version.filter(|&n| n > 3) {
+        return Err(format!(
+            "it is results.json version {version}; jitterlab reads versions 1 to 3"
+        ));
+    }
+    let sysinfo = v.get("sysinfo").cloned().unwrap_or(Value::Null);
+    let resolution_ns = match sysinfo.get("resolution_in_ns") {
+        None => 1000,
+        Some(r) => r
+            .as_u64()
+            .filter(|r| [1, 1000].contains(r))
+            .ok_or_else(|| {
+                format!("its resolution_in_ns is {r}; jitterdebugger measures in 1 or 1000 ns")
+            })?,
+    };
+    let histogram_end = HISTOGRAM_SPAN_NS / resolution_ns;
+    let cpus = v
+        .get("cpu")
+        .and_then(Value::as_object)
+        .ok_or("it has no \"cpu\" object")?;
+    let mut entries = cpus
+        .iter()
+        .map(|(k, t)| {
+            k.parse::<usize>()
+                .map(|i| (i, t))
+                .map_err(|_| format!("cpu key '{k}' is not a thread number"))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    entries.sort_by_key(|&(i, _)| i);
+    let mut threads = Vec::new();
+    let mut warnings = vec![
+        "jitterdebugger's results.json numbers its threads, not CPUs: thread i is reported as CPU i (true with the default affinity, all online CPUs)".to_string(),
+    ];
+    for (index, t) in entries {
+        let at = |e: String| format!("thread {index}: {e}");
+        let count = t
+            .get("count")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| at("no \"count\"".into()))?;
+        let h = t
+            .get("histogram")
+            .and_then(Value::as_object)
+            .ok_or_else(|| at("no \"histogram\" object".into()))?;
+        let mut buckets = Vec::new();
+        for (k, c) in h {
+            let value: u64 = k
+                .parse()
+                .map_err(|_| at(format!("histogram key '{k}' is not a bucket number")))?;
+            let c = c
+                .as_u64()
+                .ok_or_else(|| at(format!("the count of bucket {k} is not an integer")))?;
+            if value >= histogram_end {
+                return Err(at(format!(
+                    "bucket {k} is beyond jitterdebugger's histogram (0 to {})",
+                    histogram_end - 1
+                )));
+            }
+            buckets.push((value, c));
+        }
+        buckets.sort_unstable();
+        let in_buckets = add_counts(buckets.iter().map(|&(_, c)| c)).map_err(at)?;
+        let overflow = count.checked_sub(in_buckets).ok_or_else(|| {
+            at(format!(
+                "its histogram holds {in_buckets} samples but its count is {count}"
+            ))
+        })?;
+        let seen = count > 0;
+        let field = |name: &str| t.get(name).and_then(Value::as_f64).filter(|_| seen);
+        if !seen {
+            warnings.push(format!("thread {index} took no sample (count 0)"));
+        }
+        threads.push(SourceThread::new(
+            index,
+            SourceHistogram {
+                unit_ns: resolution_ns,
+                buckets,
+                overflow,
+                overflow_from: histogram_end,
+                count: Some(count),
+                min: field("min"),
+                mean: field("avg"),
+                max: field("max"),
+                ..SourceHistogram::default()
+            },
+        ));
+    }
+    if threads.is_empty() {
+        return Err("its \"cpu\" object is empty".into());
+    }
+    Ok(Imported {
+        system: sysinfo,
+        warnings,
+        ..Imported::new(&FORMAT, threads)
+    })
+}
