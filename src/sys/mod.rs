@@ -1,4 +1,5 @@
-//! The one place that talks to libc for scheduling, rlimits, clocks, ioctls and file offsets.
+//! The one place that talks to libc for scheduling, rlimits, clocks, signals, ioctls and
+//! file offsets.
 //!
 //! jitterlab runs on glibc and musl, on 64-bit and 32-bit boards. The C types differ between
 //! them: `rlim_t`, `time_t` and `off_t` are 32 bits on armv7 glibc, `sched_param` has extra fields on
@@ -11,6 +12,7 @@ pub mod file;
 pub mod ioctl;
 pub mod rlimit;
 pub mod sched;
+pub mod signal;
 pub mod time;
 
 use std::io;

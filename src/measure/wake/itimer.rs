@@ -21,7 +21,7 @@ fn set_itimer(value_ns: u64, interval_ns: u64) -> io::Result<()> {
 
 /// setitimer(ITIMER_REAL) one-shot, re-armed every cycle, then sigwaitinfo for SIGALRM.
 pub struct ItimerOneShot {
-    set: libc::sigset_t,
+    set: crate::sys::signal::SignalSet,
 }
 
 impl Default for ItimerOneShot {
@@ -47,7 +47,7 @@ impl Waker for ItimerOneShot {
 
 /// setitimer(ITIMER_REAL) periodic, armed once, then sigwaitinfo for each SIGALRM.
 pub struct ItimerPeriodic {
-    set: libc::sigset_t,
+    set: crate::sys::signal::SignalSet,
     clock: Clock,
     interval_ns: u64,
 }
