@@ -402,7 +402,13 @@ mod tests {
         };
         let counters = ThreadCounters::default();
         let mut samples = Vec::new();
-        let end = run_cycles(&mut waker, &plan, &mut samples, &counters, &AtomicBool::new(false));
+        let end = run_cycles(
+            &mut waker,
+            &plan,
+            &mut samples,
+            &counters,
+            &AtomicBool::new(false),
+        );
         assert_eq!(end, ThreadEnd::Completed);
         // The hour-late wakeup let 3600 grid points pass: 86_400 - 3_600 samples.
         assert_eq!(samples.len(), 86_400 - 3_600);

@@ -13,9 +13,7 @@ pub fn reserve(fd: BorrowedFd, offset: u64, len: u64) -> io::Result<()> {
     let len = i64::try_from(len).map_err(|_| too_large())?;
     // SAFETY: plain syscall on a descriptor the caller keeps open.
     #[cfg(target_env = "gnu")]
-    let ret = unsafe {
-        libc::fallocate64(fd.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, offset, len)
-    };
+    let ret = unsafe { libc::fallocate64(fd.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, offset, len) };
     // SAFETY: as above.
     #[cfg(not(target_env = "gnu"))]
     let ret = unsafe { libc::fallocate(fd.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, offset, len) };

@@ -50,7 +50,10 @@ pub fn process_cpu_time_ns() -> (u64, u64) {
     // SAFETY: an all-zero rusage is valid; getrusage fills it and cannot fail for RUSAGE_SELF.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    (timeval_to_ns(&usage.ru_utime), timeval_to_ns(&usage.ru_stime))
+    (
+        timeval_to_ns(&usage.ru_utime),
+        timeval_to_ns(&usage.ru_stime),
+    )
 }
 
 /// A timespec (non-negative, as clocks and durations give them) in nanoseconds.
@@ -100,9 +103,21 @@ mod tests {
 
     #[test]
     fn a_day_long_timestamp_round_trips_exactly_through_timespec_and_timeval() {
-        for ns in [0, 1, 999_999_999, NS_PER_S, DAY_NS, 30 * DAY_NS, u32::MAX as u64 + 7] {
+        for ns in [
+            0,
+            1,
+            999_999_999,
+            NS_PER_S,
+            DAY_NS,
+            30 * DAY_NS,
+            u32::MAX as u64 + 7,
+        ] {
             assert_eq!(timespec_to_ns(&ns_to_timespec(ns)), ns, "{ns}");
-            assert_eq!(timeval_to_ns(&ns_to_timeval(ns)), ns / 1_000 * 1_000, "{ns}");
+            assert_eq!(
+                timeval_to_ns(&ns_to_timeval(ns)),
+                ns / 1_000 * 1_000,
+                "{ns}"
+            );
         }
         let ts = ns_to_timespec(DAY_NS);
         assert_eq!((ts.tv_sec as i64, ts.tv_nsec as i64), (86_400, 123_456_789));

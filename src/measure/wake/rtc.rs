@@ -3,8 +3,8 @@
 use super::{MakeWaker, Waker, check, resume_unless_stopped};
 use crate::measure::clock::Clock;
 use crate::sys::ioctl::{self, Request};
-use std::os::fd::BorrowedFd;
 use std::io;
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::AtomicBool;
 
 /// The path of the RTC device.
@@ -12,8 +12,7 @@ pub const RTC_DEVICE: &str = "/dev/rtc";
 
 /// RTC ioctls from include/uapi/linux/rtc.h. RTC_IRQP_SET is _IOW('p', 0x0c, unsigned long):
 /// its number encodes the argument's size, which differs between 32- and 64-bit boards.
-const RTC_IRQP_SET: Request =
-    Request::write(b'p', 0x0c, std::mem::size_of::<libc::c_ulong>());
+const RTC_IRQP_SET: Request = Request::write(b'p', 0x0c, std::mem::size_of::<libc::c_ulong>());
 const RTC_PIE_ON: Request = Request::none(b'p', 0x05);
 const RTC_PIE_OFF: Request = Request::none(b'p', 0x06);
 

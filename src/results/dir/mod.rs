@@ -226,11 +226,8 @@ impl ResultDir {
         self.write_run_record(record)?;
         if let Ok(f) = self.open_existing(RUN_JSON) {
             let len = f.metadata().map_or(0, |m| m.len());
-            let _ = crate::sys::file::reserve(
-                f.as_fd(),
-                0,
-                len + FINAL_RECORD_RESERVE_BYTES as u64,
-            );
+            let _ =
+                crate::sys::file::reserve(f.as_fd(), 0, len + FINAL_RECORD_RESERVE_BYTES as u64);
         }
         Ok(())
     }

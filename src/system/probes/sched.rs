@@ -13,7 +13,10 @@ const RT_PERMISSION_FIX: &str = "run as root or grant CAP_SYS_NICE; without it r
 fn try_policy(policy: libc::c_int, priority: libc::c_int) -> Result<(), i32> {
     use crate::sys::sched as os;
     let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EINVAL);
-    let (old_policy, old_priority) = (os::scheduler(0).map_err(errno)?, os::priority(0).map_err(errno)?);
+    let (old_policy, old_priority) = (
+        os::scheduler(0).map_err(errno)?,
+        os::priority(0).map_err(errno)?,
+    );
     let result = os::set_scheduler(0, policy, priority).map_err(errno);
     let _ = os::set_scheduler(0, old_policy, old_priority);
     result
@@ -115,7 +118,9 @@ pub(super) fn mlockall() -> Check {
     // permission check is the same, and the probe does not disturb the system by paging.
     use crate::sys::sched::{MemoryLock, lock_memory, unlock_memory};
     let mut r = lock_memory(MemoryLock::CurrentOnFault);
-    if r.as_ref().is_err_and(|e| e.raw_os_error() == Some(libc::EINVAL)) {
+    if r.as_ref()
+        .is_err_and(|e| e.raw_os_error() == Some(libc::EINVAL))
+    {
         r = lock_memory(MemoryLock::Current); // kernels before 4.4
     }
     match r {
@@ -129,6 +134,6 @@ pub(super) fn mlockall() -> Check {
                 describe(e.raw_os_error().unwrap_or(0))
             ),
             "run as root or grant CAP_IPC_LOCK, or raise RLIMIT_MEMLOCK (`ulimit -l unlimited`)",
-        )
+        ),
     }
 }
