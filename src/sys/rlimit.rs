@@ -36,11 +36,13 @@ pub struct Limit {
     pub hard: u64,
 }
 
+// u64::from widens the 32-bit rlim_t of armv7 glibc; elsewhere it is the identity.
+#[allow(clippy::useless_conversion)]
 fn from_raw(v: libc::rlim_t) -> u64 {
     if v == libc::RLIM_INFINITY {
         u64::MAX
     } else {
-        v as u64
+        u64::from(v)
     }
 }
 

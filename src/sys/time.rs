@@ -34,6 +34,8 @@ pub fn now_ns(clock: ClockId) -> u64 {
 }
 
 /// clock_getres(2) in nanoseconds, or None when the clock is not supported.
+// i64::from widens time_t and c_long on 32-bit targets; on 64-bit ones it is the identity.
+#[allow(clippy::useless_conversion)]
 pub fn resolution_ns(clock: ClockId) -> Option<i64> {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -102,6 +104,7 @@ mod tests {
     const DAY_NS: u64 = 86_400 * NS_PER_S + 123_456_789;
 
     #[test]
+    #[allow(clippy::useless_conversion)] // i64::from widens on 32-bit targets
     fn a_day_long_timestamp_round_trips_exactly_through_timespec_and_timeval() {
         for ns in [
             0,
@@ -120,7 +123,10 @@ mod tests {
             );
         }
         let ts = ns_to_timespec(DAY_NS);
-        assert_eq!((ts.tv_sec as i64, ts.tv_nsec as i64), (86_400, 123_456_789));
+        assert_eq!(
+            (i64::from(ts.tv_sec), i64::from(ts.tv_nsec)),
+            (86_400, 123_456_789)
+        );
     }
 
     #[test]
