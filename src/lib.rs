@@ -13,6 +13,7 @@ pub mod record;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod sys;
 pub mod system;
 pub mod trace;
 pub mod units;

@@ -420,4 +420,27 @@ mod tests {
         assert_eq!(b.samples, 1000);
         assert_eq!(b.nonempty_slots, 1000);
     }
+
+    /// A day of 24 hourly histograms at 1 us intervals: 8.64e10 samples, beyond 32 bits, with
+    /// per-bucket counts beyond 32 bits too. Totals and ranks stay exact on 32-bit boards (run
+    /// under qemu-arm by ci/cross.sh's unit-test step).
+    #[test]
+    fn a_day_of_interval_histograms_totals_and_ranks_exactly_on_every_target() {
+        const HOUR: u64 = 3_600_000_000; // samples in an hour at 1 us
+        let mut day = Sparse::new();
+        for hour in 0..24u64 {
+            // All but 10 samples of each hour at 2000 ns, 10 at a value of their own hour.
+            merge_into(&mut day, &[(2_000, HOUR - 10), (1_000_000 + hour, 10)]);
+        }
+        assert_eq!(total(&day), 24 * HOUR);
+        assert_eq!(day[0], (2_000, 24 * (HOUR - 10)));
+        assert_eq!(day.len(), 25);
+        // The last 240 samples are the hourly outliers, in order of their hour.
+        assert_eq!(value_at_rank(&day, 24 * (HOUR - 10)), Some(2_000));
+        assert_eq!(value_at_rank(&day, 24 * (HOUR - 10) + 1), Some(1_000_000));
+        assert_eq!(value_at_rank(&day, 24 * HOUR), Some(1_000_023));
+        assert_eq!(value_at_rank(&day, 24 * HOUR + 1), None);
+        assert_eq!(quantile(&day, 1.0), Some(1_000_023));
+        assert_eq!(quantile(&day, 0.5), Some(2_000));
+    }
 }

@@ -146,17 +146,7 @@ pub fn reap(pid: libc::pid_t) -> io::Result<i32> {
 
 /// Restricts the calling thread (and so every thread and child made later) to `cpus`.
 pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
-    // SAFETY: cpu_set_t is plain data; the CPUs were checked against the online ones.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus {
-            libc::CPU_SET(c, &mut set);
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    crate::sys::sched::set_affinity(cpus)
 }
 
 /// Runs `body(i)` on `n` threads named `jl-<name>-<i>` and waits for them; the first error

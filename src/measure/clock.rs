@@ -1,6 +1,8 @@
 //! Clocks: the table of the clocks jitterlab measures on, and clock reads. On Linux
 //! `clock_gettime` is served by the vDSO: no syscall, a few tens of nanoseconds.
 
+use crate::sys::time::{self, ClockId};
+
 /// The clock due times and wakeups are read from. Its name and id are its row in [`CLOCKS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Clock {
@@ -15,7 +17,7 @@ pub struct ClockRow {
     pub clock: Clock,
     /// The name on the command line (`--clock`) and in run.json.
     pub name: &'static str,
-    pub id: libc::clockid_t,
+    pub id: ClockId,
     /// Offered by `--clock`. A clock that only a wake method of its own sleeps on (that method's
     /// row names it, see [`super::wake::ClockUse::Own`]) is not.
     pub on_command_line: bool,
@@ -26,20 +28,20 @@ pub const CLOCKS: &[ClockRow] = &[
     ClockRow {
         clock: Clock::Monotonic,
         name: "monotonic",
-        id: libc::CLOCK_MONOTONIC,
+        id: time::MONOTONIC,
         on_command_line: true,
     },
     ClockRow {
         clock: Clock::Realtime,
         name: "realtime",
-        id: libc::CLOCK_REALTIME,
+        id: time::REALTIME,
         on_command_line: true,
     },
     // Only `--wake clock-nanosleep-tai` sleeps on it.
     ClockRow {
         clock: Clock::Tai,
         name: "tai",
-        id: libc::CLOCK_TAI,
+        id: time::TAI,
         on_command_line: false,
     },
 ];
@@ -54,7 +56,7 @@ impl Clock {
     }
 
     #[inline(always)]
-    pub const fn id(self) -> libc::clockid_t {
+    pub const fn id(self) -> ClockId {
         self.row().id
     }
 
@@ -70,13 +72,7 @@ impl Clock {
     /// Reads the clock in nanoseconds.
     #[inline(always)]
     pub fn now_ns(self) -> u64 {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: ts is a valid out-pointer; every clock of the table exists on Linux.
-        unsafe { libc::clock_gettime(self.id(), &mut ts) };
-        timespec_to_ns(&ts)
+        time::now_ns(self.id())
     }
 }
 
@@ -88,36 +84,7 @@ pub fn monotonic_ns() -> u64 {
 /// CPU time the calling thread has used so far (CLOCK_THREAD_CPUTIME_ID: the scheduler's
 /// run time of the thread, the figure of /proc/self/task/TID/schedstat), ns.
 pub fn thread_cpu_time_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid out-pointer; the clock exists on every Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    timespec_to_ns(&ts)
-}
-
-/// User and system CPU time of the whole process so far (getrusage RUSAGE_SELF: every thread,
-/// ended ones included; child processes not), ns, in that order.
-pub fn process_cpu_time_ns() -> (u64, u64) {
-    // SAFETY: an all-zero rusage is valid; getrusage fills it and cannot fail for RUSAGE_SELF.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
-    (ns(usage.ru_utime), ns(usage.ru_stime))
-}
-
-#[inline(always)]
-pub fn timespec_to_ns(ts: &libc::timespec) -> u64 {
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-#[inline(always)]
-pub fn ns_to_timespec(ns: u64) -> libc::timespec {
-    libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-    }
+    time::now_ns(time::THREAD_CPUTIME)
 }
 
 #[cfg(test)]

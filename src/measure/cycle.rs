@@ -372,4 +372,58 @@ mod tests {
         );
         assert_eq!(stopped, ThreadEnd::Stopped);
     }
+
+    /// A day at 1 s on a machine up 30 days: due times reach 2.6e15 ns, far beyond 32 bits, and
+    /// must stay exact on 32-bit boards (run under qemu-arm by ci/cross.sh's unit-test step).
+    #[test]
+    fn a_day_long_run_has_exact_timestamps_on_every_target() {
+        const S: u64 = 1_000_000_000;
+        let start = 30 * 86_400 * S + 123;
+        let time = FakeTime::default();
+        time.0.set(start - S);
+        let wakeups = 86_400;
+        // Latencies of i * 7 ns (under 1 s), and one wakeup an hour late at 12:00.
+        let mut latencies: Vec<u64> = (0..wakeups as u64).map(|i| i * 7).collect();
+        latencies[43_200] = 3_600 * S + 5;
+        let plan = CyclePlan {
+            clock: time.clone(),
+            schedule: Schedule::Absolute,
+            interval_ns: S,
+            interval_step_ns: 0,
+            first_due_ns: start,
+            stop_at: StopAt::ClockTime(start + 86_400 * S),
+        };
+        let mut waker = ScriptedWaker {
+            time: time.clone(),
+            schedule: Schedule::Absolute,
+            latencies,
+            next: 0,
+            skipped_to: Vec::new(),
+        };
+        let counters = ThreadCounters::default();
+        let mut samples = Vec::new();
+        let end = run_cycles(
+            &mut waker,
+            &plan,
+            &mut samples,
+            &counters,
+            &AtomicBool::new(false),
+        );
+        assert_eq!(end, ThreadEnd::Completed);
+        // The hour-late wakeup let 3600 grid points pass: 86_400 - 3_600 samples.
+        assert_eq!(samples.len(), 86_400 - 3_600);
+        assert_eq!(counters.missed_periods.load(Relaxed), 3_600);
+        for (i, s) in samples.iter().enumerate() {
+            let i = i as u64;
+            // Grid point of sample i: after 12:00, shifted by the 3600 skipped points.
+            let grid = if i <= 43_200 { i } else { i + 3_600 };
+            assert_eq!(s.seq, i);
+            assert_eq!(s.expected_ns, start + grid * S, "sample {i}");
+            let latency = if i == 43_200 { 3_600 * S + 5 } else { i * 7 };
+            assert_eq!(s.latency_ns, latency as i64, "sample {i}");
+        }
+        let last = samples.last().unwrap();
+        assert_eq!(last.expected_ns, start + 86_399 * S);
+        assert_eq!(samples[43_200].missed, 3_600);
+    }
 }

@@ -1,6 +1,8 @@
 //! Scheduling setup of the calling thread: policy, priority, CPU affinity, and memory locking,
 //! with diagnoses that name the cause of a refusal and the fix.
 
+use crate::sys::rlimit::{self, Resource};
+use crate::sys::sched as os;
 use std::fs;
 use std::io;
 
@@ -56,24 +58,17 @@ impl Policy {
             period_ns,
         } = *self
         {
-            return set_deadline(runtime_ns, deadline_ns, period_ns);
+            return os::set_deadline(runtime_ns, deadline_ns, period_ns);
         }
         let (policy, priority) = match *self {
-            Policy::Fifo(p) => (libc::SCHED_FIFO, p),
-            Policy::RoundRobin(p) => (libc::SCHED_RR, p),
-            Policy::Other => (libc::SCHED_OTHER, 0),
-            Policy::Batch => (libc::SCHED_BATCH, 0),
-            Policy::Idle => (libc::SCHED_IDLE, 0),
+            Policy::Fifo(p) => (os::SCHED_FIFO, p),
+            Policy::RoundRobin(p) => (os::SCHED_RR, p),
+            Policy::Other => (os::SCHED_OTHER, 0),
+            Policy::Batch => (os::SCHED_BATCH, 0),
+            Policy::Idle => (os::SCHED_IDLE, 0),
             Policy::Deadline { .. } => unreachable!("handled above"),
         };
-        let param = libc::sched_param {
-            sched_priority: priority,
-        };
-        // SAFETY: pid 0 is the calling thread; param is a valid pointer.
-        if unsafe { libc::sched_setscheduler(0, policy, &param) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        os::set_scheduler(0, policy, priority)
     }
 }
 
@@ -134,66 +129,20 @@ impl PolicyKind {
     }
 }
 
-/// The kernel's `struct sched_attr` (include/uapi/linux/sched/types.h), first version.
-#[repr(C)]
-struct SchedAttr {
-    size: u32,
-    sched_policy: u32,
-    sched_flags: u64,
-    sched_nice: i32,
-    sched_priority: u32,
-    sched_runtime: u64,
-    sched_deadline: u64,
-    sched_period: u64,
-}
-
-fn set_deadline(runtime_ns: u64, deadline_ns: u64, period_ns: u64) -> io::Result<()> {
-    const SCHED_DEADLINE: u32 = 6;
-    let attr = SchedAttr {
-        size: std::mem::size_of::<SchedAttr>() as u32,
-        sched_policy: SCHED_DEADLINE,
-        sched_flags: 0,
-        sched_nice: 0,
-        sched_priority: 0,
-        sched_runtime: runtime_ns,
-        sched_deadline: deadline_ns,
-        sched_period: period_ns,
-    };
-    // SAFETY: glibc has no wrapper; the syscall reads `attr` of the size it declares.
-    if unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// Pins the calling thread to one CPU.
 pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
-    // SAFETY: cpu_set_t is plain data; CPU_SET stays within it for cpu < CPU_SETSIZE, which the
-    // caller's validation against the online CPUs guarantees.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    os::set_affinity(&[cpu])
 }
 
 /// Sets the calling thread's timer slack to 1 ns, so that non-real-time policies are not
 /// woken up to 50 us late on purpose (real-time threads have no slack anyway).
 pub fn minimise_timer_slack() {
-    // SAFETY: PR_SET_TIMERSLACK takes a plain integer.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+    os::set_timer_slack_ns(1);
 }
 
 /// Locks all current and future pages of the process in memory.
 pub fn lock_all_memory() -> io::Result<()> {
-    // SAFETY: plain syscall with flags.
-    if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    os::lock_memory(os::MemoryLock::All)
 }
 
 /// Touches `bytes` of the calling thread's stack so that its pages are resident before the
@@ -238,7 +187,7 @@ pub fn explain_refusal_with(
     };
     let mut causes = Vec::new();
     if err.raw_os_error() == Some(libc::EPERM) || err.raw_os_error() == Some(libc::EBUSY) {
-        let rtprio = rlimit(libc::RLIMIT_RTPRIO);
+        let rtprio = soft_limit(Resource::RtPrio);
         let has_nice = has_capability(CAP_SYS_NICE);
         if !has_nice {
             causes.push(format!(
@@ -274,7 +223,7 @@ pub fn explain_refusal_with(
 
 /// Explains a refused mlockall.
 pub fn explain_mlock_refusal(err: &io::Error) -> String {
-    let limit = rlimit(libc::RLIMIT_MEMLOCK).map_or("unknown".to_string(), |v| {
+    let limit = soft_limit(Resource::Memlock).map_or("unknown".to_string(), |v| {
         if v == u64::MAX {
             "unlimited".into()
         } else {
@@ -296,13 +245,8 @@ pub fn explain_mlock_refusal(err: &io::Error) -> String {
 const CAP_SYS_NICE: u32 = 23;
 const CAP_IPC_LOCK: u32 = 14;
 
-fn rlimit(resource: libc::__rlimit_resource_t) -> Option<u64> {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: valid out-pointer.
-    (unsafe { libc::getrlimit(resource, &mut r) } == 0).then_some(r.rlim_cur)
+fn soft_limit(resource: Resource) -> Option<u64> {
+    rlimit::get(resource).ok().map(|l| l.soft)
 }
 
 /// Whether the effective capability set (CapEff in /proc/self/status) holds `cap`.

@@ -8,6 +8,7 @@ use super::sched::{
 };
 use super::wake::{Cycles, WakeMethod};
 use super::{Sample, ThreadCounters, ThreadEnd};
+use crate::sys::signal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
@@ -126,10 +127,7 @@ fn measure(
     mut producer: rtrb::Producer<Sample>,
     counters: &ThreadCounters,
 ) -> ThreadEnd {
-    // SAFETY: gettid cannot fail.
-    counters
-        .tid
-        .store(unsafe { libc::gettid() }, Ordering::Relaxed);
+    counters.tid.store(signal::thread_id(), Ordering::Relaxed);
     let setup = set_up(&plan);
     let failed = setup.is_err();
     let _ = ready.send(setup);
@@ -174,17 +172,15 @@ impl MeasuringThread {
 /// is installed without SA_RESTART, so the sleep returns EINTR, and every wake method then
 /// ends its wait if the stop flag is set (`Waker::wait`). Without it, a stop would wait for
 /// the next wakeup: 15 s at `--interval 15s`.
-pub fn interrupt_signal() -> libc::c_int {
-    libc::SIGRTMIN() + 1
+pub fn interrupt_signal() -> signal::Signal {
+    signal::rt_min() + 1
 }
 
 /// Sends [`interrupt_signal`] to thread `tid` of this process (0: not started; ignored).
 pub fn interrupt(tid: libc::pid_t) {
     if tid > 0 {
-        // SAFETY: plain syscall; a thread that has exited makes it fail with ESRCH, harmlessly.
-        unsafe {
-            libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, interrupt_signal());
-        }
+        // A thread that has exited makes it fail with ESRCH, harmlessly.
+        let _ = signal::send_to_thread(tid, interrupt_signal());
     }
 }
 
@@ -192,20 +188,9 @@ pub fn interrupt(tid: libc::pid_t) {
 /// action would end the process.
 fn install_interrupt_handler() -> std::io::Result<()> {
     static INSTALLED: std::sync::OnceLock<Result<(), i32>> = std::sync::OnceLock::new();
-    extern "C" fn ignore(_: libc::c_int) {}
     let result = INSTALLED.get_or_init(|| {
-        // SAFETY: sigaction with a handler that touches nothing; flags without SA_RESTART.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = ignore as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            libc::sigemptyset(&mut action.sa_mask);
-            action.sa_flags = 0;
-            if libc::sigaction(interrupt_signal(), &action, std::ptr::null_mut()) == 0 {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
-            }
-        }
+        signal::install_interrupting_handler(interrupt_signal())
+            .map_err(|e| e.raw_os_error().unwrap_or(0))
     });
     result.map_err(std::io::Error::from_raw_os_error)
 }
@@ -235,12 +220,5 @@ fn set_up(plan: &ThreadPlan) -> Result<(), SetupError> {
 /// SIGINT and SIGTERM are handled on the runner's thread; blocking them here keeps their
 /// handler from ever interrupting a measured sleep.
 fn block_termination_signals() {
-    // SAFETY: sigset operations on a local set.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
+    signal::SignalSet::of(&[signal::SIGINT, signal::SIGTERM]).block_in_this_thread();
 }

@@ -228,4 +228,22 @@ mod tests {
     fn empty_summary_has_no_numbers() {
         assert_eq!(LatencyStats::default().summary(), LatencySummary::default());
     }
+
+    /// A day of samples whose sum (3.7e15 ns) is far beyond 32 bits: count, sum, mean, min and
+    /// max stay exact on 32-bit boards (run under qemu-arm by ci/cross.sh's unit-test step).
+    #[test]
+    fn a_day_long_runs_sums_are_exact_on_every_target() {
+        let n: u64 = 86_400;
+        let mut stats = LatencyStats::default();
+        for i in 0..n {
+            stats.record((i * 1_000_003) as i64);
+        }
+        assert_eq!(stats.count(), n);
+        assert_eq!(stats.sum, 1_000_003 * (n as i128) * (n as i128 - 1) / 2);
+        assert_eq!(stats.min_ns(), Some(0));
+        assert_eq!(stats.max_ns(), Some(((n - 1) * 1_000_003) as i64));
+        // (n - 1) * 1_000_003 / 2 = 43_199_629_598.5: exact in f64.
+        assert_eq!(stats.mean_ns(), Some(43_199_629_598.5));
+        assert_eq!(stats.summary().samples, n);
+    }
 }

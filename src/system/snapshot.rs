@@ -217,7 +217,7 @@ mod tests {
         }
         // The probe thread restored everything it changed on itself; the calling thread was
         // never touched.
-        let policy = unsafe { libc::sched_getscheduler(0) };
-        assert_eq!(policy, libc::SCHED_OTHER);
+        let policy = crate::sys::sched::scheduler(0).unwrap();
+        assert_eq!(policy, crate::sys::sched::SCHED_OTHER);
     }
 }

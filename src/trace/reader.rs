@@ -36,29 +36,18 @@ pub struct TaskPolicy {
 
 /// Looks up a task's policy now (sched_getscheduler, sched_getparam, getpriority).
 pub fn lookup_policy(pid: i32, kernel_prio: i32) -> Option<TaskPolicy> {
-    // SAFETY: plain syscalls on a pid; failures return -1.
-    let policy = unsafe { libc::sched_getscheduler(pid) };
-    if policy < 0 {
-        return None;
-    }
-    let policy_name = match policy & !libc::SCHED_RESET_ON_FORK {
-        libc::SCHED_FIFO => "FIFO",
-        libc::SCHED_RR => "RR",
-        libc::SCHED_OTHER => "OTHER",
-        libc::SCHED_BATCH => "BATCH",
-        libc::SCHED_IDLE => "IDLE",
-        6 => "DEADLINE",
+    use crate::sys::sched as os;
+    let policy_name = match os::scheduler(pid).ok()? {
+        os::SCHED_FIFO => "FIFO",
+        os::SCHED_RR => "RR",
+        os::SCHED_OTHER => "OTHER",
+        os::SCHED_BATCH => "BATCH",
+        os::SCHED_IDLE => "IDLE",
+        os::SCHED_DEADLINE => "DEADLINE",
         _ => return None,
     };
     let prio = match policy_name {
-        "FIFO" | "RR" => {
-            let mut p = libc::sched_param { sched_priority: 0 };
-            // SAFETY: valid out-pointer.
-            if unsafe { libc::sched_getparam(pid, &mut p) } != 0 {
-                return None;
-            }
-            p.sched_priority
-        }
+        "FIFO" | "RR" => os::priority(pid).ok()?,
         "DEADLINE" => 0,
         _ => {
             // SAFETY: getpriority may legitimately return -1; errno tells failures apart.
@@ -167,16 +156,6 @@ impl Drop for Reader {
     }
 }
 
-fn thread_cpu_time_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    crate::measure::clock::timespec_to_ns(&ts)
-}
-
 fn read_loop(
     mut pipes: Vec<CpuPipe>,
     formats: Formats,
@@ -259,12 +238,12 @@ fn read_loop(
             };
             if tx.send(batch).is_err() {
                 // The recorder is gone: nothing more to do.
-                stats.cpu_time_ns = thread_cpu_time_ns();
+                stats.cpu_time_ns = crate::measure::clock::thread_cpu_time_ns();
                 return Ok(stats);
             }
         }
         if last_round {
-            stats.cpu_time_ns = thread_cpu_time_ns();
+            stats.cpu_time_ns = crate::measure::clock::thread_cpu_time_ns();
             return Ok(stats);
         }
         std::thread::sleep(poll);

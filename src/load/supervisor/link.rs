@@ -198,9 +198,8 @@ fn demote(pids: &[libc::pid_t]) {
         };
         for t in tasks.flatten() {
             if let Ok(tid) = t.file_name().to_string_lossy().parse::<libc::pid_t>() {
-                let param = libc::sched_param { sched_priority: 0 };
-                // SAFETY: plain syscall with a valid parameter.
-                unsafe { libc::sched_setscheduler(tid, libc::SCHED_OTHER, &param) };
+                // A thread that has ended meanwhile is simply gone.
+                let _ = crate::sys::sched::set_scheduler(tid, crate::sys::sched::SCHED_OTHER, 0);
             }
         }
     }

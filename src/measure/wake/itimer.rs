@@ -4,17 +4,13 @@
 use super::signal::{ITIMER_SIGNAL, drain_signal, signal_set, wait_for_signal};
 use super::{MakeWaker, Waker, check};
 use crate::measure::clock::Clock;
+use crate::sys::time::ns_to_timeval;
 use std::io;
 use std::sync::atomic::AtomicBool;
 
 fn set_itimer(value_ns: u64, interval_ns: u64) -> io::Result<()> {
-    let tv = |ns: u64| {
-        let us = ns.div_ceil(1_000);
-        libc::timeval {
-            tv_sec: (us / 1_000_000) as libc::time_t,
-            tv_usec: (us % 1_000_000) as libc::suseconds_t,
-        }
-    };
+    // Rounded up to whole us: an itimer never fires before the time asked.
+    let tv = |ns: u64| ns_to_timeval(ns.div_ceil(1_000) * 1_000);
     let it = libc::itimerval {
         it_interval: tv(interval_ns),
         it_value: tv(value_ns),
@@ -25,7 +21,7 @@ fn set_itimer(value_ns: u64, interval_ns: u64) -> io::Result<()> {
 
 /// setitimer(ITIMER_REAL) one-shot, re-armed every cycle, then sigwaitinfo for SIGALRM.
 pub struct ItimerOneShot {
-    set: libc::sigset_t,
+    set: crate::sys::signal::SignalSet,
 }
 
 impl Default for ItimerOneShot {
@@ -51,7 +47,7 @@ impl Waker for ItimerOneShot {
 
 /// setitimer(ITIMER_REAL) periodic, armed once, then sigwaitinfo for each SIGALRM.
 pub struct ItimerPeriodic {
-    set: libc::sigset_t,
+    set: crate::sys::signal::SignalSet,
     clock: Clock,
     interval_ns: u64,
 }

@@ -31,7 +31,8 @@ pub use sleep::{AbsoluteSleep, Nanosleep, RelativeClockNanosleep};
 pub use timerfd::TimerFd;
 
 use super::ThreadEnd;
-use super::clock::{Clock, ns_to_timespec};
+use super::clock::Clock;
+use crate::sys::time::ns_to_timespec;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 

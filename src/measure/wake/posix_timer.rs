@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 /// only (SIGEV_THREAD_ID), awaited with sigwaitinfo.
 pub struct PosixTimer {
     timer: libc::timer_t,
-    set: libc::sigset_t,
+    set: crate::sys::signal::SignalSet,
     clock: Clock,
     interval_ns: u64,
 }

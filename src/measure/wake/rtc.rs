@@ -2,7 +2,9 @@
 
 use super::{MakeWaker, Waker, check, resume_unless_stopped};
 use crate::measure::clock::Clock;
+use crate::sys::ioctl::{self, Request};
 use std::io;
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::AtomicBool;
 
 /// The path of the RTC device.
@@ -10,12 +12,9 @@ pub const RTC_DEVICE: &str = "/dev/rtc";
 
 /// RTC ioctls from include/uapi/linux/rtc.h. RTC_IRQP_SET is _IOW('p', 0x0c, unsigned long):
 /// its number encodes the argument's size, which differs between 32- and 64-bit boards.
-const RTC_IRQP_SET: libc::c_ulong = 0x4000_0000
-    | ((std::mem::size_of::<libc::c_ulong>() as libc::c_ulong) << 16)
-    | (0x70 << 8)
-    | 0x0c;
-const RTC_PIE_ON: libc::c_ulong = 0x7005;
-const RTC_PIE_OFF: libc::c_ulong = 0x7006;
+const RTC_IRQP_SET: Request = Request::write(b'p', 0x0c, std::mem::size_of::<libc::c_ulong>());
+const RTC_PIE_ON: Request = Request::none(b'p', 0x05);
+const RTC_PIE_OFF: Request = Request::none(b'p', 0x06);
 
 /// The RTC ticks at a power-of-two rate from 2 to 8192 Hz; the kernel's period is 1 s / rate
 /// in whole ns. Only intervals of exactly that length are accepted.
@@ -48,11 +47,11 @@ impl RtcPeriodic {
         let fd = check(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })?;
         // The plan admits only intervals of exactly 1 s / rate (rounded down to whole ns).
         let rate_hz = (1_000_000_000 / interval_ns) as libc::c_ulong;
-        // SAFETY: valid fd; ioctls with integer arguments.
-        let programmed = unsafe { libc::ioctl(fd, RTC_IRQP_SET, rate_hz) } >= 0
-            && unsafe { libc::ioctl(fd, RTC_PIE_ON, 0) } >= 0;
-        if !programmed {
-            let e = io::Error::last_os_error();
+        // SAFETY: fd is open and owned by this function until returned.
+        let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+        let programmed = ioctl::with_ulong(borrowed, RTC_IRQP_SET, rate_hz)
+            .and_then(|_| ioctl::with_ulong(borrowed, RTC_PIE_ON, 0));
+        if let Err(e) = programmed {
             // SAFETY: fd is owned.
             unsafe { libc::close(fd) };
             return Err(e);
@@ -122,10 +121,9 @@ impl Waker for RtcPeriodic {
 
 impl Drop for RtcPeriodic {
     fn drop(&mut self) {
+        // SAFETY: fd is owned and open until the close below.
+        let _ = ioctl::with_ulong(unsafe { BorrowedFd::borrow_raw(self.fd) }, RTC_PIE_OFF, 0);
         // SAFETY: fd is owned.
-        unsafe {
-            libc::ioctl(self.fd, RTC_PIE_OFF, 0);
-            libc::close(self.fd);
-        }
+        unsafe { libc::close(self.fd) };
     }
 }

@@ -1,7 +1,8 @@
 //! Sleeping in a wait for descriptors, with none: `select` and `poll` (relative).
 
 use super::{MakeWaker, Waker, retry_interrupted};
-use crate::measure::clock::{Clock, ns_to_timespec};
+use crate::measure::clock::Clock;
+use crate::sys::time::{ns_to_timespec, ns_to_timeval};
 use std::io;
 use std::sync::atomic::AtomicBool;
 
@@ -16,11 +17,7 @@ impl MakeWaker for SelectSleep {
 
 impl Waker for SelectSleep {
     fn wait(&mut self, _due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
-        let us = interval_ns / 1_000;
-        let mut tv = libc::timeval {
-            tv_sec: (us / 1_000_000) as libc::time_t,
-            tv_usec: (us % 1_000_000) as libc::suseconds_t,
-        };
+        let mut tv = ns_to_timeval(interval_ns);
         // SAFETY: no descriptor sets; Linux updates tv to the time left on EINTR.
         retry_interrupted(stop, || unsafe {
             libc::select(

@@ -2,15 +2,16 @@
 //! they are, blocking them process-wide, and waiting for them.
 
 use super::retry_interrupted;
+use crate::sys::signal::{self as sig, Signal, SignalSet};
 use std::io;
 use std::sync::atomic::AtomicBool;
 
 /// The signal that setitimer(ITIMER_REAL) delivers.
-pub const ITIMER_SIGNAL: libc::c_int = libc::SIGALRM;
+pub const ITIMER_SIGNAL: Signal = sig::SIGALRM;
 
 /// The signal of the per-thread POSIX timers: the first real-time signal, which queues.
-pub fn posix_timer_signal() -> libc::c_int {
-    libc::SIGRTMIN()
+pub fn posix_timer_signal() -> Signal {
+    sig::rt_min()
 }
 
 /// Blocks the timer signals in the calling thread, and so in every thread it creates later.
@@ -19,43 +20,21 @@ pub fn posix_timer_signal() -> libc::c_int {
 /// delivered only through sigwaitinfo in the measuring thread, never to a default handler
 /// that would end the process.
 pub fn block_timer_signals() {
-    // SAFETY: sigset operations on a local set.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, ITIMER_SIGNAL);
-        libc::sigaddset(&mut set, posix_timer_signal());
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
+    SignalSet::of(&[ITIMER_SIGNAL, posix_timer_signal()]).block_in_this_thread();
 }
 
 /// Waits for one of the signals of `set`, which every thread blocks (see
 /// [`block_timer_signals`]).
-pub(super) fn wait_for_signal(set: &libc::sigset_t, stop: &AtomicBool) -> io::Result<()> {
-    // SAFETY: valid set; the siginfo is not needed.
-    retry_interrupted(stop, || unsafe {
-        libc::sigwaitinfo(set, std::ptr::null_mut()) as isize
-    })
+pub(super) fn wait_for_signal(set: &SignalSet, stop: &AtomicBool) -> io::Result<()> {
+    retry_interrupted(stop, || set.wait_raw() as isize)
 }
 
 /// Takes every pending signal of `set` without waiting.
-pub(super) fn drain_signal(set: &libc::sigset_t) {
-    let zero = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid set and timeout; the siginfo is not needed. Returns -1 (EAGAIN) once none
-    // is pending.
-    while unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &zero) } >= 0 {}
+pub(super) fn drain_signal(set: &SignalSet) {
+    set.drain();
 }
 
 /// The set holding just `signal`.
-pub(super) fn signal_set(signal: libc::c_int) -> libc::sigset_t {
-    // SAFETY: sigset operations on a local set.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, signal);
-        set
-    }
+pub(super) fn signal_set(signal: Signal) -> SignalSet {
+    SignalSet::of(&[signal])
 }

@@ -2,7 +2,8 @@
 //! (relative).
 
 use super::{MakeWaker, Waker, resume_unless_stopped};
-use crate::measure::clock::{Clock, ns_to_timespec};
+use crate::measure::clock::Clock;
+use crate::sys::time::ns_to_timespec;
 use std::io;
 use std::sync::atomic::AtomicBool;
 

@@ -255,16 +255,9 @@ impl ResultDir {
     pub fn write_first_run_record(&self, record: &RunRecord) -> io::Result<()> {
         self.write_run_record(record)?;
         if let Ok(f) = self.open_existing(RUN_JSON) {
-            let len = f.metadata().map_or(0, |m| m.len() as i64);
-            // SAFETY: valid descriptor; KEEP_SIZE allocates without changing the file's size.
-            unsafe {
-                libc::fallocate(
-                    f.as_raw_fd(),
-                    libc::FALLOC_FL_KEEP_SIZE,
-                    0,
-                    len + FINAL_RECORD_RESERVE_BYTES,
-                )
-            };
+            let len = f.metadata().map_or(0, |m| m.len());
+            let _ =
+                crate::sys::file::reserve(f.as_fd(), 0, len + FINAL_RECORD_RESERVE_BYTES as u64);
         }
         Ok(())
     }

@@ -132,7 +132,7 @@ impl CpuTimeRecord {
     /// recorder thread once the measuring threads have been joined (their `cpu_time_ns` is
     /// final then, and the process total includes all of them).
     pub fn read_now(measuring_threads: Vec<ThreadCpuTime>) -> Self {
-        let (process_user_ns, process_system_ns) = crate::measure::clock::process_cpu_time_ns();
+        let (process_user_ns, process_system_ns) = crate::sys::time::process_cpu_time_ns();
         CpuTimeRecord {
             process_user_ns,
             process_system_ns,

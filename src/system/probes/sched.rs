@@ -1,6 +1,6 @@
 //! Probes of the real-time scheduling policies and of memory locking.
 
-use super::{describe, errno};
+use super::describe;
 use crate::measure::Policy;
 use crate::system::checks::sched::RUN_PRIORITY;
 use crate::system::root;
@@ -11,19 +11,15 @@ const RT_PERMISSION_FIX: &str = "run as root or grant CAP_SYS_NICE; without it r
 
 /// Sets `policy` at `priority` on the calling thread and restores the previous policy.
 fn try_policy(policy: libc::c_int, priority: libc::c_int) -> Result<(), i32> {
-    // SAFETY: plain calls on the current thread with valid pointers to local structs.
-    unsafe {
-        let me = libc::pthread_self();
-        let mut old_policy = 0;
-        let mut old = libc::sched_param { sched_priority: 0 };
-        libc::pthread_getschedparam(me, &mut old_policy, &mut old);
-        let param = libc::sched_param {
-            sched_priority: priority,
-        };
-        let err = libc::pthread_setschedparam(me, policy, &param);
-        libc::pthread_setschedparam(me, old_policy, &old);
-        if err == 0 { Ok(()) } else { Err(err) }
-    }
+    use crate::sys::sched as os;
+    let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EINVAL);
+    let (old_policy, old_priority) = (
+        os::scheduler(0).map_err(errno)?,
+        os::priority(0).map_err(errno)?,
+    );
+    let result = os::set_scheduler(0, policy, priority).map_err(errno);
+    let _ = os::set_scheduler(0, old_policy, old_priority);
+    result
 }
 
 const SCHED_FIFO: Spec = Spec {
@@ -120,18 +116,24 @@ pub(super) fn mlockall() -> Check {
     }
     // MCL_ONFAULT locks pages as they are touched instead of faulting everything in now: the
     // permission check is the same, and the probe does not disturb the system by paging.
-    // SAFETY: mlockall/munlockall take flags only.
-    let mut r = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_ONFAULT) };
-    if r != 0 && errno() == libc::EINVAL {
-        r = unsafe { libc::mlockall(libc::MCL_CURRENT) }; // kernels before 4.4
+    use crate::sys::sched::{MemoryLock, lock_memory, unlock_memory};
+    let mut r = lock_memory(MemoryLock::CurrentOnFault);
+    if r.as_ref()
+        .is_err_and(|e| e.raw_os_error() == Some(libc::EINVAL))
+    {
+        r = lock_memory(MemoryLock::Current); // kernels before 4.4
     }
-    if r == 0 {
-        unsafe { libc::munlockall() };
-        MLOCKALL.ok("mlockall(MCL_CURRENT) succeeded and was undone with munlockall")
-    } else {
-        MLOCKALL.fail(
-            format!("mlockall(MCL_CURRENT) failed: {}", describe(errno())),
+    match r {
+        Ok(()) => {
+            unlock_memory();
+            MLOCKALL.ok("mlockall(MCL_CURRENT) succeeded and was undone with munlockall")
+        }
+        Err(e) => MLOCKALL.fail(
+            format!(
+                "mlockall(MCL_CURRENT) failed: {}",
+                describe(e.raw_os_error().unwrap_or(0))
+            ),
             "run as root or grant CAP_IPC_LOCK, or raise RLIMIT_MEMLOCK (`ulimit -l unlimited`)",
-        )
+        ),
     }
 }

@@ -51,15 +51,7 @@ pub fn hz(ctx: &Ctx) -> Check {
 }
 
 /// clock_getres(2) in nanoseconds, or None when the clock is not supported.
-pub fn clock_res_ns(clock: libc::clockid_t) -> Option<i64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_getres writes one timespec into the pointer we pass.
-    (unsafe { libc::clock_getres(clock, &mut ts) } == 0)
-        .then(|| ts.tv_sec * 1_000_000_000 + ts.tv_nsec)
-}
+pub use crate::sys::time::resolution_ns as clock_res_ns;
 
 const HRTIMERS: Spec = Spec {
     id: "kernel.hrtimers",

@@ -1,0 +1,153 @@
+//! Clocks and time conversions. Nanoseconds are `u64` everywhere outside this file: a
+//! day-long run is 8.64e13 ns, far beyond 32 bits, and `time_t`/`c_long` are 32 bits on armv7
+//! glibc, so every conversion widens to 64 bits before multiplying.
+
+/// A clock id as the kernel knows it (`clockid_t`).
+pub type ClockId = libc::clockid_t;
+
+pub const MONOTONIC: ClockId = libc::CLOCK_MONOTONIC;
+pub const MONOTONIC_COARSE: ClockId = libc::CLOCK_MONOTONIC_COARSE;
+pub const REALTIME: ClockId = libc::CLOCK_REALTIME;
+pub const TAI: ClockId = libc::CLOCK_TAI;
+pub const THREAD_CPUTIME: ClockId = libc::CLOCK_THREAD_CPUTIME_ID;
+
+const NS_PER_S: u64 = 1_000_000_000;
+
+// This target's time_t and suseconds_t: 32 bits on armv7 glibc, 64 on the others. libc marks
+// musl's as deprecated because 32-bit musl moved to 64 bits in musl 1.2; on the 64-bit musl
+// targets jitterlab builds for they are 64 bits already.
+#[allow(deprecated)]
+type TimeT = libc::time_t;
+#[allow(deprecated)]
+type SusecondsT = libc::suseconds_t;
+
+/// Reads `clock` in nanoseconds (vDSO: no syscall on the clocks jitterlab measures with).
+#[inline(always)]
+pub fn now_ns(clock: ClockId) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer; callers pass clocks that exist on Linux.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    timespec_to_ns(&ts)
+}
+
+/// clock_getres(2) in nanoseconds, or None when the clock is not supported.
+// i64::from widens time_t and c_long on 32-bit targets; on 64-bit ones it is the identity.
+#[allow(clippy::useless_conversion)]
+pub fn resolution_ns(clock: ClockId) -> Option<i64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_getres writes one timespec into the pointer we pass.
+    (unsafe { libc::clock_getres(clock, &mut ts) } == 0)
+        .then(|| i64::from(ts.tv_sec) * NS_PER_S as i64 + i64::from(ts.tv_nsec))
+}
+
+/// User and system CPU time of the whole process so far (getrusage RUSAGE_SELF: every thread,
+/// ended ones included; child processes not), ns, in that order.
+pub fn process_cpu_time_ns() -> (u64, u64) {
+    // SAFETY: an all-zero rusage is valid; getrusage fills it and cannot fail for RUSAGE_SELF.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    (
+        timeval_to_ns(&usage.ru_utime),
+        timeval_to_ns(&usage.ru_stime),
+    )
+}
+
+/// A timespec (non-negative, as clocks and durations give them) in nanoseconds.
+#[inline(always)]
+pub fn timespec_to_ns(ts: &libc::timespec) -> u64 {
+    // `as u64` widens before the multiplication: 32-bit time_t cannot overflow here.
+    ts.tv_sec as u64 * NS_PER_S + ts.tv_nsec as u64
+}
+
+/// Nanoseconds as a timespec. On a 32-bit time_t (armv7 glibc) seconds beyond 2^31 cannot be
+/// represented; they saturate rather than wrap (CLOCK_MONOTONIC is far from it: 68 years of
+/// uptime; CLOCK_REALTIME reaches it in 2038).
+#[inline(always)]
+pub fn ns_to_timespec(ns: u64) -> libc::timespec {
+    let secs = ns / NS_PER_S;
+    libc::timespec {
+        tv_sec: TimeT::try_from(secs).unwrap_or(TimeT::MAX),
+        // Below 1e9: fits a 32-bit c_long.
+        tv_nsec: (ns % NS_PER_S) as libc::c_long,
+    }
+}
+
+/// A timeval (rusage, itimers) in nanoseconds.
+#[inline(always)]
+pub fn timeval_to_ns(tv: &libc::timeval) -> u64 {
+    tv.tv_sec as u64 * NS_PER_S + tv.tv_usec as u64 * 1_000
+}
+
+/// Nanoseconds as a timeval, rounded down to whole microseconds (saturating like
+/// [`ns_to_timespec`]).
+#[inline(always)]
+pub fn ns_to_timeval(ns: u64) -> libc::timeval {
+    let us = ns / 1_000;
+    libc::timeval {
+        tv_sec: TimeT::try_from(us / 1_000_000).unwrap_or(TimeT::MAX),
+        // Below 1e6: fits every suseconds_t.
+        tv_usec: (us % 1_000_000) as SusecondsT,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A day and a bit in ns: beyond 32 bits in ns, and its seconds beyond 16 bits.
+    const DAY_NS: u64 = 86_400 * NS_PER_S + 123_456_789;
+
+    #[test]
+    #[allow(clippy::useless_conversion)] // i64::from widens on 32-bit targets
+    fn a_day_long_timestamp_round_trips_exactly_through_timespec_and_timeval() {
+        for ns in [
+            0,
+            1,
+            999_999_999,
+            NS_PER_S,
+            DAY_NS,
+            30 * DAY_NS,
+            u32::MAX as u64 + 7,
+        ] {
+            assert_eq!(timespec_to_ns(&ns_to_timespec(ns)), ns, "{ns}");
+            assert_eq!(
+                timeval_to_ns(&ns_to_timeval(ns)),
+                ns / 1_000 * 1_000,
+                "{ns}"
+            );
+        }
+        let ts = ns_to_timespec(DAY_NS);
+        assert_eq!(
+            (i64::from(ts.tv_sec), i64::from(ts.tv_nsec)),
+            (86_400, 123_456_789)
+        );
+    }
+
+    #[test]
+    fn seconds_beyond_time_t_saturate_instead_of_wrapping() {
+        let secs_max = TimeT::MAX as u64;
+        if secs_max >= u64::MAX / NS_PER_S {
+            // 64-bit time_t: every u64 of ns fits; the largest converts exactly.
+            let ts = ns_to_timespec(u64::MAX);
+            assert_eq!(ts.tv_sec as u64, u64::MAX / NS_PER_S);
+            return;
+        }
+        let far = (secs_max + 10) * NS_PER_S;
+        assert_eq!(ns_to_timespec(far).tv_sec, TimeT::MAX);
+    }
+
+    #[test]
+    fn clocks_read_and_resolve() {
+        let a = now_ns(MONOTONIC);
+        let b = now_ns(MONOTONIC);
+        assert!(a > 0 && b >= a);
+        let res = resolution_ns(MONOTONIC).expect("CLOCK_MONOTONIC exists");
+        assert!((1..=10_000_000).contains(&res), "{res}");
+    }
+}
