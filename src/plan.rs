@@ -102,6 +102,28 @@ pub struct RunPlan {
     pub allow_shared_cpus: bool,
     /// `--budget`, judged when the run ends.
     pub budget: Option<crate::analysis::budget::Budget>,
+    /// `monitor --segment/--retain/--retain-size`: the hlog in segments with the oldest
+    /// deleted; None: one latency.hlog for the whole run (`run`, `sweep`).
+    pub segments: Option<SegmentPlan>,
+}
+
+/// How a run without end keeps its result directory bounded: latency.hlog cut into segments
+/// of `length_ns` (each a complete interval log), the oldest deleted as `retain` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentPlan {
+    pub length_ns: u64,
+    pub retain: Retain,
+}
+
+/// Which hlog segments a run without end keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retain {
+    /// Every segment.
+    Forever,
+    /// Segments younger than this many ns (`--retain 7d`).
+    Age(u64),
+    /// The newest segments whose sizes add up to at most this many bytes (`--retain-size 1GiB`).
+    Bytes(u64),
 }
 
 impl RunPlan {
