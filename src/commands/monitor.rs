@@ -37,6 +37,7 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
     let identity = identity(&session);
     let mut metrics = LiveMetrics::new(&plan.run, plan.window_ns, identity);
     let published = Published::default();
+    // Served from the first scrape: the families with no samples yet.
     published.set(render(&metrics.update(0, session.cpu_states())));
     http::serve(listener, published.clone())
         .map_err(|e| Failure::system(format!("cannot start the /metrics thread: {e}")))?;
@@ -47,17 +48,13 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
             session.dir().path.display()
         );
     }
-    let mut next_update_ns = UPDATE_EVERY_NS;
     loop {
         std::thread::sleep(DRAIN_EVERY);
         if session.poll() == Progress::Ended {
             break;
         }
-        let elapsed = session.elapsed_ns();
-        if elapsed >= next_update_ns {
-            published.set(render(&metrics.update(elapsed, session.cpu_states())));
-            next_update_ns = (elapsed / UPDATE_EVERY_NS + 1) * UPDATE_EVERY_NS;
-        }
+        let exposition = metrics.update(session.elapsed_ns(), session.cpu_states());
+        published.set(render(&exposition));
     }
     let outcome = session.finish();
     if !args.run.quiet {

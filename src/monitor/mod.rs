@@ -6,8 +6,12 @@
 //! `report::openmetrics` (the one place of the metric families, shared with `export --format
 //! openmetrics`), with the windowed figures from `window.rs`; the endpoint is `http.rs`.
 //!
-//! Cost: the metrics are brought up to date once per [`UPDATE_EVERY_NS`], on the recorder's
-//! thread after a drain, never on a measuring thread; a scrape only copies a pointer.
+//! Cost and freshness: the counters and cumulative histograms are rendered after every drain
+//! (every 100 ms), so that a scrape every second sees them move by a tenth of a second's
+//! samples at most, not by whole seconds (which would alias with the scrape interval and make
+//! `increase()` and `rate()` jump); the windows slide once per [`UPDATE_EVERY_NS`], the costlier
+//! part. All of it on the recorder's thread, never on a measuring thread; a scrape only copies
+//! a pointer.
 
 pub mod http;
 pub mod window;
@@ -20,7 +24,7 @@ use crate::results::run_record::ThreadSummary;
 use crate::runner::CpuState;
 use window::{Counters, CpuWindow};
 
-/// How often the metrics are brought up to date (and the shortest `--window`).
+/// How often the windows slide (and the shortest `--window`).
 pub const UPDATE_EVERY_NS: u64 = 1_000_000_000;
 /// The most slots a window is kept in: longer windows get longer slots, so that memory stays
 /// bounded whatever the window (a 5 m window slides by 1 s, a 1 h window by 6 s).
@@ -40,8 +44,22 @@ pub fn slot_ns(window_ns: u64) -> u64 {
 pub struct LiveMetrics {
     identity: Identity,
     budget: Option<Budget>,
-    /// Per measured CPU in plan order: (cpu, interval ns, deadline ns, window).
-    cpus: Vec<(usize, u64, u64, CpuWindow)>,
+    /// Per measured CPU in plan order.
+    cpus: Vec<CpuMetrics>,
+    /// When the windows slide next, ns since the start.
+    next_slide_ns: u64,
+    /// The budget's verdict on the windows as of their last slide: (clause, holds).
+    budget_verdict: Vec<(String, bool)>,
+}
+
+/// One CPU's part of [`LiveMetrics`].
+struct CpuMetrics {
+    cpu: usize,
+    interval_ns: u64,
+    deadline_ns: u64,
+    window: CpuWindow,
+    /// The window's figures as of its last slide.
+    windowed: LatencySummary,
 }
 
 impl LiveMetrics {
@@ -54,43 +72,53 @@ impl LiveMetrics {
                 .cpus
                 .iter()
                 .enumerate()
-                .map(|(i, &cpu)| {
-                    (
-                        cpu,
-                        plan.thread_interval_ns(i),
-                        plan.thread_deadline_ns(i),
-                        CpuWindow::new(window_ns, slot),
-                    )
+                .map(|(i, &cpu)| CpuMetrics {
+                    cpu,
+                    interval_ns: plan.thread_interval_ns(i),
+                    deadline_ns: plan.thread_deadline_ns(i),
+                    window: CpuWindow::new(window_ns, slot),
+                    windowed: LatencySummary::default(),
                 })
                 .collect(),
+            next_slide_ns: 0,
+            budget_verdict: Vec::new(),
         }
     }
 
     /// Takes in the session's state at `elapsed_ns` since the start and returns the
-    /// exposition: cumulative histograms and counters as they are, max and quantiles over the
-    /// window, the budget judged on the window.
+    /// exposition: cumulative histograms and counters as they are now; max, quantiles and the
+    /// budget over the window, which slides when [`UPDATE_EVERY_NS`] has passed since its last
+    /// slide (on the first call too).
     pub fn update<'a>(
         &mut self,
         elapsed_ns: u64,
         states: impl Iterator<Item = CpuState<'a>>,
     ) -> Exposition {
+        let slide = elapsed_ns >= self.next_slide_ns;
+        if slide {
+            self.next_slide_ns = (elapsed_ns / UPDATE_EVERY_NS + 1) * UPDATE_EVERY_NS;
+        }
         let mut figures = Vec::with_capacity(self.cpus.len());
-        let mut judged = Vec::with_capacity(self.cpus.len());
-        for ((cpu, interval_ns, deadline_ns, window), state) in self.cpus.iter_mut().zip(states) {
+        let mut judged = Vec::new();
+        for (m, state) in self.cpus.iter_mut().zip(states) {
             let row = &state.row;
             let now = Counters {
                 missed_periods: row.missed_periods,
                 dropped_records: row.dropped_records,
                 deadline_misses: row.deadline_misses,
             };
-            window.update(elapsed_ns, state.cumulative, now);
-            let windowed = window.summary();
-            let in_window = window.counters(now);
+            if slide {
+                m.window.update(elapsed_ns, state.cumulative, now);
+                m.windowed = m.window.summary();
+                if self.budget.is_some() {
+                    judged.push(window_summary(m, m.window.counters(now)));
+                }
+            }
             figures.push(CpuFigures {
-                cpu: *cpu,
+                cpu: m.cpu,
                 latency: Some(buckets(state.cumulative)),
-                max_ns: windowed.max_ns,
-                quantiles_ns: [windowed.p99_ns, windowed.p999_ns, windowed.p9999_ns],
+                max_ns: m.windowed.max_ns,
+                quantiles_ns: [m.windowed.p99_ns, m.windowed.p999_ns, m.windowed.p9999_ns],
                 samples: Some(row.samples),
                 missed_periods: Some(row.missed_periods),
                 dropped_records: Some(row.dropped_records),
@@ -98,27 +126,19 @@ impl LiveMetrics {
                 irq_latency: state.irq.map(buckets),
                 late_wakeups: state.late_wakeups.to_vec(),
             });
-            if self.budget.is_some() {
-                judged.push(window_summary(
-                    *cpu,
-                    *interval_ns,
-                    *deadline_ns,
-                    windowed,
-                    in_window,
-                ));
-            }
         }
-        let budget = self.budget.as_ref().map_or_else(Vec::new, |b| {
-            b.evaluate_threads(&judged, &[])
+        if slide && let Some(b) = &self.budget {
+            self.budget_verdict = b
+                .evaluate_threads(&judged, &[])
                 .clauses
                 .into_iter()
                 .map(|c| (c.clause, c.passed))
-                .collect()
-        });
+                .collect();
+        }
         Exposition {
             identity: self.identity.clone(),
             cpus: figures,
-            budget,
+            budget: self.budget_verdict.clone(),
         }
     }
 }
@@ -128,21 +148,15 @@ fn buckets(h: &hdrhistogram::Histogram<u64>) -> LatencyBuckets {
     LatencyBuckets::from_histogram(h, h.mean() * h.len() as f64)
 }
 
-/// One CPU's window as the budget judges it.
-fn window_summary(
-    cpu: usize,
-    interval_ns: u64,
-    deadline_ns: u64,
-    latency: LatencySummary,
-    counts: Counters,
-) -> ThreadSummary {
+/// One CPU's window as the budget judges it: its figures, and its counters' growth over it.
+fn window_summary(m: &CpuMetrics, counts: Counters) -> ThreadSummary {
     ThreadSummary {
-        cpu,
+        cpu: m.cpu,
         thread_index: 0,
         tid: 0,
-        interval_ns,
-        deadline_ns,
-        latency,
+        interval_ns: m.interval_ns,
+        deadline_ns: m.deadline_ns,
+        latency: m.windowed.clone(),
         missed_periods: counts.missed_periods,
         dropped_records: counts.dropped_records,
         deadline_misses: counts.deadline_misses,
