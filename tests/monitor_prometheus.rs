@@ -192,19 +192,20 @@ fn attempt() -> Result<(), String> {
     if max0 < 0.002 {
         return Err(format!("CPU 0's max is below the injected 2 ms: {figures}"));
     }
-    // The load's signature is a late wakeup (beyond the 1 ms deadline) every 500 ms on CPU 0:
-    // about 20 in 10 s. CPU 1 must not show it. Its maximum alone cannot tell: this VM's
+    // The load's signature is a wakeup over 2 ms every 500 ms on CPU 0 (the spike starts at a
+    // due time and outranks the measuring thread): 20 in 10 s (increase() extrapolates, and
+    // noise adds some). CPU 1 must not show it. Its maximum alone cannot tell: this VM's
     // kernel is not preemptible, and a stall of the virtual CPU or kernel work of another
     // process (a build, Prometheus starting) holds a CPU 1 wakeup for milliseconds now and
-    // then, so a late CPU 1 wakeup is allowed now and then, not every 500 ms.
-    if !(15.0..=40.0).contains(&late0) {
+    // then; so CPU 1 may be that late now and then, but not at the load's rate.
+    if late0 < 18.0 {
         return Err(format!(
-            "CPU 0 should be late once per spike, ~20 times in 10 s: {figures}"
+            "CPU 0 should be over 2 ms once per spike, 20 times in 10 s: {figures}"
         ));
     }
-    if late1 > 4.0 {
+    if late1 > late0 / 2.0 {
         return Err(format!(
-            "CPU 1 is late as often as the loaded CPU: {figures}"
+            "CPU 1 is over 2 ms nearly as often as the loaded CPU: {figures}"
         ));
     }
     // Prometheus's increase (extrapolated to the range) against jitterlab's own count over
