@@ -165,7 +165,7 @@ fn attempt() -> Result<(), String> {
     // Wakeups later than 2 ms in the last 10 s, from the cumulative buckets.
     let late = |cpu: usize| {
         q(&format!(
-            "increase(jitterlab_wakeup_latency_seconds_count{{cpu=\"{cpu}\"}}[10s]) - increase(jitterlab_wakeup_latency_seconds_bucket{{cpu=\"{cpu}\",le=\"0.002\"}}[10s])"
+            "increase(jitterlab_wakeup_latency_seconds_count{{cpu=\"{cpu}\"}}[10s]) - ignoring(le) increase(jitterlab_wakeup_latency_seconds_bucket{{cpu=\"{cpu}\",le=\"0.002\"}}[10s])"
         ))
     };
     let (late0, late1) = (late(0)?, late(1)?);
