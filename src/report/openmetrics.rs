@@ -1,9 +1,10 @@
 //! jitterlab's Prometheus metrics: the families (names, help, units, label names, bucket
 //! bounds) and their rendering in the Prometheus text exposition format 0.0.4 from plain
-//! per-CPU figures. The names are the interface fixed by the monitor issue (docs/monitor.md once
-//! it exists, docs/user-guide.md's export section now): `export --format openmetrics` renders a
-//! finished run with this module, and `jitterlab monitor` is meant to render its live `/metrics`
-//! with the same [`render`], so both feed the same dashboards and alerts.
+//! per-CPU figures. The names are the interface fixed by the monitor issue (docs/monitor.md,
+//! and docs/user-guide.md's export section): `export --format openmetrics` renders a finished
+//! run with this module, and `jitterlab monitor` renders its live `/metrics` with the same
+//! [`render`] (src/monitor/), so both feed the same dashboards and alerts. The families only the
+//! monitor fills (the IRQ latency histogram, late wakeups by cause) are left out of an export.
 //!
 //! Format 0.0.4 rather than OpenMetrics 1.0 text, because node_exporter's textfile collector
 //! (the consumer of the export) reads only 0.0.4, and every Prometheus scrapes it. It is written
