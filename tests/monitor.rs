@@ -106,3 +106,63 @@ fn memory_stays_flat() {
         "VmRSS grew from {early} KiB at 5 s to {late} KiB at 20 s"
     );
 }
+
+/// With --trace and --budget, against the spike load on CPU 0 (2 ms every 500 ms, a FIFO 99
+/// task): the late wakeups are counted with the cause `task`, about one per spike; the IRQ
+/// latency histogram counts joined samples; the budget clause the spikes break is 0 and the one
+/// they keep is 1.
+#[test]
+fn traced_monitor_names_the_cause_and_judges_the_budget() {
+    let _x = exclusive();
+    let test = "traced_monitor_names_the_cause_and_judges_the_budget";
+    if !realtime_available(test) || !tracefs_writable(test) {
+        return;
+    }
+    with_one_retry(test, || {
+        let (_base, out) = temp_out();
+        let mut m = Monitor::start(
+            bin(),
+            &out,
+            &[
+                "--cpus",
+                "0",
+                "--trace",
+                "--budget",
+                "max<1ms,max<1s",
+                "--load",
+                "spike:cpu=0,every=500ms,len=2ms",
+            ],
+        );
+        m.wait_for_samples(&[0], Duration::from_secs(20))?;
+        // 5 s: ten spikes; explanations wait for the trace up to 2 s.
+        std::thread::sleep(Duration::from_secs(5));
+        let (_, body) = get(m.port, "/metrics").map_err(|e| e.to_string())?;
+        let (code, t) = m.terminate();
+        if code != Some(0) {
+            return Err(format!("exit {code:?} on SIGTERM: {t}"));
+        }
+        let value = |series: &str| sample(&body, series);
+        let task = value("jitterlab_late_wakeups_total{cpu=\"0\",cause=\"task\"}").unwrap_or(0.0);
+        let samples = value("jitterlab_samples_total{cpu=\"0\"}").unwrap_or(0.0);
+        let irq = value("jitterlab_irq_latency_seconds_count{cpu=\"0\"}").unwrap_or(0.0);
+        let broken = value("jitterlab_budget_ok{clause=\"max<1ms\"}");
+        let kept = value("jitterlab_budget_ok{clause=\"max<1s\"}");
+        let figures = format!(
+            "task {task}, samples {samples}, irq count {irq}, max<1ms {broken:?}, max<1s {kept:?}"
+        );
+        if !(6.0..=20.0).contains(&task) {
+            return Err(format!(
+                "expected about one `task` late wakeup per spike: {figures}"
+            ));
+        }
+        if irq < 0.9 * samples || irq > samples {
+            return Err(format!(
+                "the IRQ histogram should count the joined samples: {figures}"
+            ));
+        }
+        if broken != Some(0.0) || kept != Some(1.0) {
+            return Err(format!("budget clauses: {figures}"));
+        }
+        Ok(())
+    });
+}

@@ -133,3 +133,22 @@ pub fn rss_kib(pid: i32) -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("VmRSS in /proc/PID/status")
 }
+
+/// Whether a tracing instance can be made here (tracefs at /sys/kernel/tracing, root). Skips
+/// with a reason, unless JITTERLAB_REQUIRE_RT=1, where it fails.
+pub fn tracefs_writable(test: &str) -> bool {
+    let probe = format!(
+        "/sys/kernel/tracing/instances/jltest-monitor-{}",
+        std::process::id()
+    );
+    let ok = std::fs::create_dir(&probe).is_ok();
+    let _ = std::fs::remove_dir(&probe);
+    if !ok {
+        assert!(
+            std::env::var("JITTERLAB_REQUIRE_RT").as_deref() != Ok("1"),
+            "{test}: cannot create a tracing instance and JITTERLAB_REQUIRE_RT=1 demands it"
+        );
+        eprintln!("SKIPPED {test}: no writable tracefs at /sys/kernel/tracing (run as root)");
+    }
+    ok
+}
