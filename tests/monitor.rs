@@ -108,7 +108,10 @@ fn memory_stays_flat() {
 }
 
 /// With --trace and --budget, against the spike load on CPU 0 (2 ms every 500 ms, a FIFO 99
-/// task): the late wakeups are counted with the cause `task`, about one per spike; the IRQ
+/// task): the late wakeups are counted with the cause `task`, one or two per spike (the spike
+/// and a wakeup are due at the same moment: when the spike runs first it holds that wakeup
+/// 2 ms and the next one over 1 ms, both past the 1 ms deadline above which wakeups are
+/// explained; when the wakeup runs first only the next one is late); the IRQ
 /// latency histogram counts joined samples; the budget clause the spikes break is 0 and the one
 /// they keep is 1.
 #[test]
@@ -150,9 +153,12 @@ fn traced_monitor_names_the_cause_and_judges_the_budget() {
         let figures = format!(
             "task {task}, samples {samples}, irq count {irq}, max<1ms {broken:?}, max<1s {kept:?}"
         );
-        if !(6.0..=20.0).contains(&task) {
+        // One spike per 500 wakeups at 1 ms; the counts are read at one moment, so a spike
+        // whose second wakeup is not yet explained, or noise, moves them by a few.
+        let spikes = samples / 500.0;
+        if !(1.5 * spikes - 2.0..=2.0 * spikes + 3.0).contains(&task) {
             return Err(format!(
-                "expected about one `task` late wakeup per spike: {figures}"
+                "expected two `task` late wakeups per spike: {figures}"
             ));
         }
         if irq < 0.9 * samples || irq > samples {
