@@ -156,9 +156,9 @@ fn traced_monitor_names_the_cause_and_judges_the_budget() {
         // One spike per 500 wakeups at 1 ms; the counts are read at one moment, so a spike
         // whose second wakeup is not yet explained, or noise, moves them by a few.
         let spikes = samples / 500.0;
-        if !(1.5 * spikes - 2.0..=2.0 * spikes + 3.0).contains(&task) {
+        if !(0.8 * spikes - 2.0..=2.0 * spikes + 3.0).contains(&task) {
             return Err(format!(
-                "expected two `task` late wakeups per spike: {figures}"
+                "expected one or two `task` late wakeups per spike: {figures}"
             ));
         }
         if irq < 0.9 * samples || irq > samples {
