@@ -8,6 +8,7 @@ pub mod error;
 pub mod input;
 pub mod load;
 pub mod measure;
+pub mod monitor;
 pub mod plan;
 pub mod record;
 pub mod report;

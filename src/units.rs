@@ -61,6 +61,44 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     Ok(ns)
 }
 
+/// Bytes per size unit: binary (KiB, MiB, GiB, TiB) and decimal (kB, MB, GB, TB), and B.
+const SIZE_UNITS: &[(&str, u64)] = &[
+    ("B", 1),
+    ("KiB", 1 << 10),
+    ("MiB", 1 << 20),
+    ("GiB", 1 << 30),
+    ("TiB", 1 << 40),
+    ("kB", 1_000),
+    ("MB", 1_000_000),
+    ("GB", 1_000_000_000),
+    ("TB", 1_000_000_000_000),
+];
+
+/// Parses a size such as `500MiB`, `1GiB` or `2GB` into bytes. A unit is required, for the
+/// same reason as for durations: a bare number could be bytes or megabytes.
+pub fn parse_size_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let accepted =
+        "a whole number with a unit: B, KiB, MiB, GiB, TiB, kB, MB, GB or TB (e.g. 500MiB, 1GiB)";
+    let split = t
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| format!("'{text}' has no unit; expected {accepted}"))?;
+    let (number, unit) = t.split_at(split);
+    if number.is_empty() {
+        return Err(format!("'{text}' is not a size; expected {accepted}"));
+    }
+    let scale = SIZE_UNITS
+        .iter()
+        .find(|(name, _)| *name == unit)
+        .map(|&(_, scale)| scale)
+        .ok_or_else(|| format!("'{text}' has an unknown unit '{unit}'; expected {accepted}"))?;
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or_else(|| format!("'{text}' is too large"))
+}
+
 /// Formats nanoseconds with a unit chosen for readability: `850 ns`, `42.1 us`, `1.50 ms`, `2.00 s`.
 pub fn format_ns(ns: u64) -> String {
     if ns < 1_000 {
@@ -141,5 +179,30 @@ mod tests {
         assert_eq!(format_ns(1_500_000), "1.50 ms");
         assert_eq!(format_ns(2_000_000_000), "2.00 s");
         assert_eq!(format_elapsed(3_723_000_000_000), "1h02m03s");
+    }
+
+    #[test]
+    fn sizes_need_a_unit_and_fit() {
+        assert_eq!(parse_size_bytes("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size_bytes("500MiB"), Ok(500 << 20));
+        assert_eq!(parse_size_bytes("2GB"), Ok(2_000_000_000));
+        assert_eq!(parse_size_bytes("4096B"), Ok(4096));
+        assert!(parse_size_bytes("100").unwrap_err().contains("no unit"));
+        assert!(
+            parse_size_bytes("1.5GiB")
+                .unwrap_err()
+                .contains("unknown unit '.5GiB'")
+        );
+        assert!(
+            parse_size_bytes("1gib")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
+        assert!(parse_size_bytes("MiB").unwrap_err().contains("not a size"));
+        assert!(
+            parse_size_bytes("99999999999TiB")
+                .unwrap_err()
+                .contains("too large")
+        );
     }
 }

@@ -327,25 +327,12 @@ fn metric_words(text: &str) -> Vec<String> {
     out
 }
 
-/// Exported by the monitor's branch (w-monitor), which adds them to src/report/openmetrics.rs;
-/// this list must be emptied when both are merged (the test says so).
-const PENDING: [&str; 2] = [
-    "jitterlab_irq_latency_seconds",
-    "jitterlab_late_wakeups_total",
-];
-
 #[test]
 fn every_metric_in_deploy_is_exported_and_the_dashboard_parses() {
     let families = exported_families();
     assert!(families.contains(&"jitterlab_wakeup_latency_seconds".to_string()));
-    for p in PENDING {
-        assert!(
-            !families.iter().any(|f| f == p),
-            "{p} is exported now: remove it from PENDING in tests/deploy.rs"
-        );
-    }
     let family_of = |word: &str| -> Option<String> {
-        let known = |n: &str| families.iter().any(|f| f == n) || PENDING.contains(&n);
+        let known = |n: &str| families.iter().any(|f| f == n);
         if known(word) {
             return Some(word.to_string());
         }

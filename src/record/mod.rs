@@ -223,6 +223,14 @@ impl Recorder {
             .map(|t| (t.feed.cpu, t.cumulative_histogram()))
     }
 
+    /// Each thread's timer IRQ latency histogram since the start (`--trace`; None without),
+    /// in plan order, borrowed like [`Recorder::cumulative_histograms`].
+    pub fn cumulative_irq_histograms(
+        &self,
+    ) -> impl Iterator<Item = Option<&hdrhistogram::Histogram<u64>>> {
+        self.threads.iter().map(ThreadState::irq_histogram)
+    }
+
     /// Drains what is left, writes each thread's last (possibly partial) interval ending at
     /// `end_ns`, flushes the files and returns the per-thread figures, with the write error
     /// not yet returned by a drain, if any (the figures are complete even then).

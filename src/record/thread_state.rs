@@ -141,6 +141,11 @@ impl ThreadState {
         &self.total.histogram
     }
 
+    /// The timer IRQ latency since the start, with `--trace`.
+    pub(super) fn irq_histogram(&self) -> Option<&hdrhistogram::Histogram<u64>> {
+        self.trace.as_ref().map(|t| t.irq_histogram())
+    }
+
     pub(super) fn live_row(&self) -> LiveRow {
         LiveRow {
             cpu: self.feed.cpu,

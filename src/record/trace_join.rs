@@ -86,6 +86,11 @@ impl ThreadTraceState {
         }
     }
 
+    /// The timer IRQ latency since the start (a monitor's cumulative histogram).
+    pub(super) fn irq_histogram(&self) -> &hdrhistogram::Histogram<u64> {
+        &self.irq_total.histogram
+    }
+
     /// The thread's trace figures at the end of the run.
     pub(super) fn result(&self) -> ThreadTraceResult {
         ThreadTraceResult {

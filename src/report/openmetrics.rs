@@ -1,9 +1,10 @@
 //! jitterlab's Prometheus metrics: the families (names, help, units, label names, bucket
 //! bounds) and their rendering in the Prometheus text exposition format 0.0.4 from plain
-//! per-CPU figures. The names are the interface fixed by the monitor issue (docs/monitor.md once
-//! it exists, docs/user-guide.md's export section now): `export --format openmetrics` renders a
-//! finished run with this module, and `jitterlab monitor` is meant to render its live `/metrics`
-//! with the same [`render`], so both feed the same dashboards and alerts.
+//! per-CPU figures. The names are the interface fixed by the monitor issue (docs/monitor.md,
+//! and docs/user-guide.md's export section): `export --format openmetrics` renders a finished
+//! run with this module, and `jitterlab monitor` renders its live `/metrics` with the same
+//! [`render`] (src/monitor/), so both feed the same dashboards and alerts. The families only the
+//! monitor fills (the IRQ latency histogram, late wakeups by cause) are left out of an export.
 //!
 //! Format 0.0.4 rather than OpenMetrics 1.0 text, because node_exporter's textfile collector
 //! (the consumer of the export) reads only 0.0.4, and every Prometheus scrapes it. It is written
@@ -85,10 +86,20 @@ const DEADLINE: Family = Family {
     kind: "counter",
     help: "Wakeups later than the deadline (by default the interval), per CPU.",
 };
+const IRQ_LATENCY: Family = Family {
+    name: "jitterlab_irq_latency_seconds",
+    kind: "histogram",
+    help: "Timer IRQ latency of each CPU (--trace): timer expiry minus its programmed expiry, in seconds.",
+};
+const LATE_WAKEUPS: Family = Family {
+    name: "jitterlab_late_wakeups_total",
+    kind: "counter",
+    help: "Late wakeups explained from the kernel trace (--trace), per CPU and by the class of what held the CPU longest.",
+};
 const BUDGET: Family = Family {
     name: "jitterlab_budget_ok",
     kind: "gauge",
-    help: "1 when the latency budget clause holds on every CPU it judges, else 0.",
+    help: "1 when the latency budget clause holds on every CPU it judges (monitor: over the window), else 0.",
 };
 const INFO: Family = Family {
     name: "jitterlab_info",
@@ -143,7 +154,15 @@ pub struct CpuFigures {
     pub missed_periods: Option<u64>,
     pub dropped_records: Option<u64>,
     pub deadline_misses: Option<u64>,
+    /// The timer IRQ latency (`--trace`), in the same buckets.
+    pub irq_latency: Option<LatencyBuckets>,
+    /// (cause, count) of explained late wakeups (`--trace`); causes in [`LATE_WAKEUP_CAUSES`].
+    pub late_wakeups: Vec<(&'static str, u64)>,
 }
+
+/// The `cause` label values of `jitterlab_late_wakeups_total`: the kind of what held the CPU
+/// longest (the explanation's first contributor), or `no_event` when the trace showed nothing.
+pub const LATE_WAKEUP_CAUSES: [&str; 5] = ["irq", "softirq", "task", "idle_exit", "no_event"];
 
 /// The labels of `jitterlab_info`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -211,43 +230,51 @@ fn per_cpu(
     }
 }
 
+/// One histogram family in [`LATENCY_BUCKET_BOUNDS_NS`]'s buckets, per CPU that has it;
+/// nothing when none has.
+fn histogram(
+    out: &mut String,
+    f: &Family,
+    cpus: &[CpuFigures],
+    buckets: impl Fn(&CpuFigures) -> Option<&LatencyBuckets>,
+) {
+    if !cpus.iter().any(|c| buckets(c).is_some()) {
+        return;
+    }
+    header(out, f);
+    for c in cpus {
+        let Some(l) = buckets(c) else { continue };
+        for (bound, count) in LATENCY_BUCKET_BOUNDS_NS.iter().zip(l.at_or_below) {
+            let _ = writeln!(
+                out,
+                "{}_bucket{{cpu=\"{}\",le=\"{}\"}} {count}",
+                f.name,
+                c.cpu,
+                seconds(*bound as f64)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{}_bucket{{cpu=\"{}\",le=\"+Inf\"}} {}",
+            f.name, c.cpu, l.count
+        );
+        let _ = writeln!(
+            out,
+            "{}_sum{{cpu=\"{}\"}} {}",
+            f.name,
+            c.cpu,
+            seconds(l.sum_ns)
+        );
+        let _ = writeln!(out, "{}_count{{cpu=\"{}\"}} {}", f.name, c.cpu, l.count);
+    }
+}
+
 /// The exposition in the Prometheus text format 0.0.4, families in a fixed order, CPUs in the
 /// order given.
 pub fn render(e: &Exposition) -> String {
     let mut out = String::new();
     let cpus = &e.cpus;
-    if cpus.iter().any(|c| c.latency.is_some()) {
-        header(&mut out, &LATENCY);
-        for c in cpus {
-            let Some(l) = &c.latency else { continue };
-            for (bound, count) in LATENCY_BUCKET_BOUNDS_NS.iter().zip(l.at_or_below) {
-                let _ = writeln!(
-                    out,
-                    "{}_bucket{{cpu=\"{}\",le=\"{}\"}} {count}",
-                    LATENCY.name,
-                    c.cpu,
-                    seconds(*bound as f64)
-                );
-            }
-            let _ = writeln!(
-                out,
-                "{}_bucket{{cpu=\"{}\",le=\"+Inf\"}} {}",
-                LATENCY.name, c.cpu, l.count
-            );
-            let _ = writeln!(
-                out,
-                "{}_sum{{cpu=\"{}\"}} {}",
-                LATENCY.name,
-                c.cpu,
-                seconds(l.sum_ns)
-            );
-            let _ = writeln!(
-                out,
-                "{}_count{{cpu=\"{}\"}} {}",
-                LATENCY.name, c.cpu, l.count
-            );
-        }
-    }
+    histogram(&mut out, &LATENCY, cpus, |c| c.latency.as_ref());
     per_cpu(&mut out, &MAX, cpus, |c| {
         c.max_ns.map(|v| seconds(v as f64))
     });
@@ -275,6 +302,19 @@ pub fn render(e: &Exposition) -> String {
     per_cpu(&mut out, &MISSED, cpus, |c| count(c.missed_periods));
     per_cpu(&mut out, &DROPPED, cpus, |c| count(c.dropped_records));
     per_cpu(&mut out, &DEADLINE, cpus, |c| count(c.deadline_misses));
+    histogram(&mut out, &IRQ_LATENCY, cpus, |c| c.irq_latency.as_ref());
+    if cpus.iter().any(|c| !c.late_wakeups.is_empty()) {
+        header(&mut out, &LATE_WAKEUPS);
+        for c in cpus {
+            for (cause, n) in &c.late_wakeups {
+                let _ = writeln!(
+                    out,
+                    "{}{{cpu=\"{}\",cause=\"{cause}\"}} {n}",
+                    LATE_WAKEUPS.name, c.cpu
+                );
+            }
+        }
+    }
     if !e.budget.is_empty() {
         header(&mut out, &BUDGET);
         for (clause, ok) in &e.budget {

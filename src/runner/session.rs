@@ -72,6 +72,11 @@ pub struct CpuState<'a> {
     pub row: LiveRow,
     /// Every sample since the start, as a histogram in ns (negative latencies counted as 0).
     pub cumulative: &'a Histogram<u64>,
+    /// With `--trace`: the timer IRQ latency of every joined sample since the start, ns.
+    pub irq: Option<&'a Histogram<u64>>,
+    /// With `--trace`: explained late wakeups since the start, by
+    /// [`crate::results::events::SpikeExplanation::cause`], as (cause, count), in first-seen order.
+    pub late_wakeups: &'a [(&'static str, u64)],
 }
 
 /// A measurement in progress. See the module documentation for the order of its parts.
@@ -112,6 +117,8 @@ pub struct Session {
     /// What the segment writer has done, with `RunPlan::segments`: run.json is rewritten when
     /// it changes.
     segments: Option<SegmentLedger>,
+    /// Per thread (plan order), explained late wakeups by cause (`--trace`).
+    late_wakeups: Vec<Vec<(&'static str, u64)>>,
 }
 
 impl Session {
@@ -297,6 +304,7 @@ impl Session {
             end_ns,
             io_error: None,
             segments,
+            late_wakeups: vec![Vec::new(); plan.cpus.len()],
         })
     }
 
@@ -369,7 +377,14 @@ impl Session {
             .live_rows()
             .into_iter()
             .zip(recorder.cumulative_histograms())
-            .map(|(row, (_, cumulative))| CpuState { row, cumulative })
+            .zip(recorder.cumulative_irq_histograms())
+            .zip(&self.late_wakeups)
+            .map(|(((row, (_, cumulative)), irq), late)| CpuState {
+                row,
+                cumulative,
+                irq,
+                late_wakeups: late,
+            })
     }
 
     /// At a segment boundary (a segment sealed, or deleted by retention), rewrites run.json
@@ -395,6 +410,14 @@ impl Session {
             .as_mut()
             .expect("the recorder lives until finish");
         for x in recorder.take_explanations() {
+            // Counted for `cpu_states` (a monitor's metrics) before it goes to events.jsonl.
+            if let Some(index) = self.plan.cpus.iter().position(|&c| c == x.cpu) {
+                let counts = &mut self.late_wakeups[index];
+                match counts.iter_mut().find(|(cause, _)| *cause == x.cause()) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((x.cause(), 1)),
+                }
+            }
             self.events.write(&Event::SpikeExplained(x));
         }
     }

@@ -13,10 +13,16 @@ impl Budget {
             .imported
             .as_ref()
             .map_or(&[], |i| i.absent.as_slice());
+        self.evaluate_threads(&record.threads, absent)
+    }
+
+    /// Judges per-CPU figures that are not a stored run (a monitor's window); `absent` names
+    /// the count fields the figures lack.
+    pub fn evaluate_threads(&self, threads: &[ThreadSummary], absent: &[String]) -> BudgetVerdict {
         let clauses: Vec<ClauseVerdict> = self
             .clauses
             .iter()
-            .map(|c| evaluate_clause(c, &record.threads, absent))
+            .map(|c| evaluate_clause(c, threads, absent))
             .collect();
         BudgetVerdict {
             expression: self.expression.clone(),

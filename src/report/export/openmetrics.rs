@@ -38,6 +38,7 @@ pub fn exposition(run: &LoadedRun) -> Exposition {
                 missed_periods: known("missed_periods", t.missed_periods),
                 dropped_records: known("dropped_records", t.dropped_records),
                 deadline_misses: known("deadline_misses", t.deadline_misses),
+                ..CpuFigures::default()
             }
         })
         .collect();

@@ -81,6 +81,20 @@ pub struct SpikeExplanation {
     pub contributors: Vec<Contributor>,
 }
 
+impl SpikeExplanation {
+    /// The class of the late wakeup's cause: the kind of what held the CPU longest (`irq`,
+    /// `softirq`, `task`, `idle_exit`), or `no_event` when the trace showed nothing holding it.
+    pub fn cause(&self) -> &'static str {
+        match self.contributors.first().map(|c| c.kind.as_str()) {
+            Some("irq") => "irq",
+            Some("softirq") => "softirq",
+            Some("task") => "task",
+            Some("idle_exit") => "idle_exit",
+            _ => "no_event",
+        }
+    }
+}
+
 /// One thing that held a CPU while a wakeup was late.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Contributor {

@@ -1,0 +1,294 @@
+//! `jitterlab monitor`: the `run` options resolved as for `run` into a plan without end, the
+//! monitor's own options checked, the /metrics port bound, all before anything starts; then a
+//! [`Session`] polled until SIGINT or SIGTERM, its figures published after each update.
+
+use super::run::resolve;
+use crate::cli::MonitorArgs;
+use crate::error::{ExitCode, Failure, Result};
+use crate::monitor::http::{self, Published};
+use crate::monitor::{LiveMetrics, MAX_WINDOW_NS, UPDATE_EVERY_NS};
+use crate::plan::{Retain, RunLength, RunPlan, SegmentPlan};
+use crate::report::export::system_facts::SystemFacts;
+use crate::report::openmetrics::{Identity, render};
+use crate::results::run_record::Ended;
+use crate::runner::{DRAIN_EVERY, Progress, Session, SessionOptions};
+use crate::units::{format_ns, parse_duration_ns, parse_size_bytes};
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+
+/// A validated `jitterlab monitor`.
+#[derive(Debug)]
+pub struct MonitorPlan {
+    pub run: RunPlan,
+    pub listen: SocketAddr,
+    pub window_ns: u64,
+}
+
+pub fn run(args: &MonitorArgs) -> Result<i32> {
+    let plan = resolve_monitor(args)?;
+    // Bound before the session starts: a port in use is refused before anything measures.
+    let listener = bind(plan.listen)?;
+    let mut session = Session::start(
+        &plan.run,
+        SessionOptions {
+            quiet: args.run.quiet,
+            command_line: std::env::args().collect(),
+        },
+    )?;
+    let identity = identity(&session);
+    let mut metrics = LiveMetrics::new(&plan.run, plan.window_ns, identity);
+    let published = Published::default();
+    // Served from the first scrape: the families with no samples yet.
+    published.set(render(&metrics.update(0, session.cpu_states())));
+    http::serve(listener, published.clone())
+        .map_err(|e| Failure::system(format!("cannot start the /metrics thread: {e}")))?;
+    if !args.run.quiet {
+        eprintln!(
+            "jitterlab: monitoring; metrics at http://{}/metrics, results in {}; stop with Ctrl-C or SIGTERM",
+            plan.listen,
+            session.dir().path.display()
+        );
+    }
+    loop {
+        std::thread::sleep(DRAIN_EVERY);
+        if session.poll() == Progress::Ended {
+            break;
+        }
+        let exposition = metrics.update(session.elapsed_ns(), session.cpu_states());
+        published.set(render(&exposition));
+    }
+    let outcome = session.finish();
+    if !args.run.quiet {
+        print!(
+            "{}",
+            crate::report::terminal::summary(&outcome.record, &outcome.dir.path)
+        );
+    }
+    // Ending on a signal is how a monitor ends: exit 0. Budgets are judged on the window by
+    // the metrics, not by the exit code.
+    Ok(match outcome.record.ended {
+        Ended::Failed => ExitCode::Run as i32,
+        _ => 0,
+    })
+}
+
+/// The labels of `jitterlab_info`, from the run.json the session wrote at its start.
+fn identity(session: &Session) -> Identity {
+    let facts = session
+        .dir()
+        .read_run_record()
+        .ok()
+        .map(|r| SystemFacts::of(&r));
+    let (kernel, preemption, host) = facts.map_or_else(
+        || ("unknown".into(), "unknown".into(), "unknown".into()),
+        |f| (f.kernel_release, f.preemption, f.host),
+    );
+    Identity {
+        version: env!("CARGO_PKG_VERSION").into(),
+        kernel,
+        preemption,
+        host,
+    }
+}
+
+/// Every option checked, as for `run` plus the monitor's own; exit 2 for bad input.
+pub fn resolve_monitor(args: &MonitorArgs) -> Result<MonitorPlan> {
+    let r = &args.run;
+    let refused = [
+        ("--duration", r.duration.is_some()),
+        ("--loops", r.loops.is_some()),
+        ("--scenario", r.scenario.is_some()),
+    ];
+    if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
+        return Err(Failure::usage(format!(
+            "{flag}: a monitor runs until SIGINT or SIGTERM; drop {flag}, or use `jitterlab run` for a run that ends"
+        )));
+    }
+    if r.samples {
+        return Err(Failure::usage(
+            "--samples: a monitor runs without end and samples.bin would grow without bound; drop --samples, or use `jitterlab run --samples` for a run that ends",
+        ));
+    }
+    if r.interval_step.is_some() {
+        return Err(Failure::usage(
+            "--interval-step: the period would grow without bound in a run without end; drop --interval-step",
+        ));
+    }
+    if r.json {
+        return Err(Failure::usage(
+            "--json: a monitor's figures are at /metrics and in the result directory (run.json); drop --json",
+        ));
+    }
+    let listen = listen_address(&args.listen, args.listen_public)?;
+    let window_ns =
+        parse_duration_ns(&args.window).map_err(|e| Failure::usage(format!("--window: {e}")))?;
+    if !(UPDATE_EVERY_NS..=MAX_WINDOW_NS).contains(&window_ns) {
+        return Err(Failure::usage(format!(
+            "--window {}: outside 1s..7d; the metrics are updated once a second, and a window is kept in memory (e.g. 1m, 5m, 1h)",
+            args.window
+        )));
+    }
+    let segments = segment_plan(args)?;
+    let mut run = resolve::resolve(r)?;
+    run.length = RunLength::Endless;
+    run.segments = Some(segments);
+    Ok(MonitorPlan {
+        run,
+        listen,
+        window_ns,
+    })
+}
+
+/// `--segment`, `--retain`, `--retain-size`.
+fn segment_plan(args: &MonitorArgs) -> Result<SegmentPlan> {
+    let length_ns =
+        parse_duration_ns(&args.segment).map_err(|e| Failure::usage(format!("--segment: {e}")))?;
+    let log_interval_ns = parse_duration_ns(&args.run.log_interval).unwrap_or(0);
+    if length_ns == 0 || length_ns < log_interval_ns {
+        return Err(Failure::usage(format!(
+            "--segment {}: shorter than --log-interval {}; a segment holds whole log intervals (e.g. 1h)",
+            args.segment, args.run.log_interval
+        )));
+    }
+    let retain = match (&args.retain_size, args.retain.as_str()) {
+        (Some(size), _) => {
+            let bytes = parse_size_bytes(size)
+                .map_err(|e| Failure::usage(format!("--retain-size: {e}")))?;
+            if bytes == 0 {
+                return Err(Failure::usage(
+                    "--retain-size 0: nothing could be kept; give a size such as 1GiB",
+                ));
+            }
+            Retain::Bytes(bytes)
+        }
+        (None, "forever") => Retain::Forever,
+        (None, age) => {
+            let ns = parse_duration_ns(age).map_err(|e| {
+                Failure::usage(format!("--retain: {e}, or 'forever' to keep every segment"))
+            })?;
+            if ns < length_ns {
+                return Err(Failure::usage(format!(
+                    "--retain {age}: shorter than --segment {} ({}); keep at least one segment",
+                    args.segment,
+                    format_ns(length_ns)
+                )));
+            }
+            Retain::Age(ns)
+        }
+    };
+    Ok(SegmentPlan { length_ns, retain })
+}
+
+/// `--listen`: one address, loopback unless `--listen-public`.
+fn listen_address(text: &str, public: bool) -> Result<SocketAddr> {
+    let accepted = "HOST:PORT, e.g. 127.0.0.1:9467 or [::1]:9467";
+    let addr = text
+        .to_socket_addrs()
+        .map_err(|e| Failure::usage(format!("--listen {text}: {e}; expected {accepted}")))?
+        .next()
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "--listen {text}: names no address; expected {accepted}"
+            ))
+        })?;
+    if !addr.ip().is_loopback() && !public {
+        return Err(Failure::usage(format!(
+            "--listen {text}: {} is not a loopback address, and the metrics would reach the network; add --listen-public to allow it, or listen on 127.0.0.1",
+            addr.ip()
+        )));
+    }
+    Ok(addr)
+}
+
+/// Binds the /metrics port; a port in use or a privileged port refused is exit 3.
+fn bind(addr: SocketAddr) -> Result<TcpListener> {
+    TcpListener::bind(addr).map_err(|e| {
+        let fix = match e.kind() {
+            std::io::ErrorKind::AddrInUse => format!(
+                "port {} is in use (another jitterlab monitor or service?); stop it, or pass --listen with a free port",
+                addr.port()
+            ),
+            std::io::ErrorKind::PermissionDenied => format!(
+                "port {} needs privileges; run as root, or pass --listen with a port above 1023",
+                addr.port()
+            ),
+            _ => "pass --listen with an address of this machine".into(),
+        };
+        Failure::system(format!("cannot listen on {addr}: {e}; {fix}"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(extra: &[&str]) -> MonitorArgs {
+        let mut argv = vec!["jitterlab", "monitor"];
+        argv.extend_from_slice(extra);
+        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Monitor(a) => *a,
+            _ => unreachable!(),
+        }
+    }
+
+    fn err(extra: &[&str]) -> String {
+        let e = resolve_monitor(&args(extra)).unwrap_err();
+        assert_eq!(e.code, ExitCode::Usage, "{}", e.message);
+        e.message
+    }
+
+    #[test]
+    fn defaults() {
+        let p = resolve_monitor(&args(&[])).unwrap();
+        assert_eq!(p.run.length, RunLength::Endless);
+        assert_eq!(p.listen, "127.0.0.1:9467".parse().unwrap());
+        assert_eq!(p.window_ns, 300_000_000_000);
+        assert_eq!(
+            p.run.segments,
+            Some(SegmentPlan {
+                length_ns: 3_600_000_000_000,
+                retain: Retain::Age(7 * 86_400_000_000_000)
+            })
+        );
+        let p = resolve_monitor(&args(&["--retain-size", "1GiB", "--segment", "10m"])).unwrap();
+        assert_eq!(p.run.segments.unwrap().retain, Retain::Bytes(1 << 30));
+        let p = resolve_monitor(&args(&["--retain", "forever"])).unwrap();
+        assert_eq!(p.run.segments.unwrap().retain, Retain::Forever);
+        let p = resolve_monitor(&args(&["--listen", "0.0.0.0:9000", "--listen-public"])).unwrap();
+        assert_eq!(p.listen.port(), 9000);
+    }
+
+    #[test]
+    fn bad_inputs_name_the_option() {
+        assert!(err(&["--listen", "0.0.0.0:9467"]).contains("add --listen-public"));
+        assert!(err(&["--listen", "nonsense"]).starts_with("--listen nonsense:"));
+        assert!(err(&["--window", "5"]).contains("--window: '5' has no unit"));
+        assert!(err(&["--window", "10ms"]).contains("outside 1s..7d"));
+        assert!(err(&["--window", "8d"]).contains("outside 1s..7d"));
+        assert!(err(&["--segment", "10ms"]).contains("shorter than --log-interval"));
+        assert!(err(&["--retain", "1m", "--segment", "1h"]).contains("keep at least one"));
+        assert!(err(&["--retain", "always"]).contains("'forever'"));
+        assert!(err(&["--retain-size", "lots"]).contains("--retain-size: 'lots'"));
+        assert!(err(&["--duration", "10s"]).starts_with("--duration: a monitor runs until"));
+        assert!(err(&["--loops", "10"]).starts_with("--loops"));
+        assert!(err(&["--samples"]).contains("without bound"));
+        assert!(err(&["--interval-step", "1us"]).contains("without bound"));
+        assert!(err(&["--json"]).starts_with("--json"));
+        // The run options are checked as for `run`.
+        assert!(err(&["--interval", "0ms"]).contains("below 1us"));
+    }
+
+    #[test]
+    fn a_port_in_use_is_exit_3_naming_it() {
+        let held = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = held.local_addr().unwrap();
+        let e = bind(addr).unwrap_err();
+        assert_eq!(e.code, ExitCode::System);
+        assert!(
+            e.message
+                .contains(&format!("port {} is in use", addr.port())),
+            "{}",
+            e.message
+        );
+    }
+}
