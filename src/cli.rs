@@ -212,6 +212,11 @@ pub struct RunArgs {
     /// the verdict goes to run.json and a violation exits 1.
     #[arg(long, value_name = "EXPR")]
     pub budget: Option<String>,
+
+    /// Count exactly, per CPU, the wakeups at or below each threshold, e.g. 2us,50us,250us
+    /// (docs/tails.md). Default: each thread's deadline; 10x the median is always added.
+    #[arg(long, value_name = "DURATIONS", value_delimiter = ',')]
+    pub under: Vec<String>,
 }
 
 #[derive(Debug, Args)]

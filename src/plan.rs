@@ -102,6 +102,9 @@ pub struct RunPlan {
     pub allow_shared_cpus: bool,
     /// `--budget`, judged when the run ends.
     pub budget: Option<crate::analysis::budget::Budget>,
+    /// `--under`: thresholds whose share of wakeups within is counted exactly; empty: each
+    /// thread's deadline (10x the median is always added at the end, docs/tails.md).
+    pub under_ns: Vec<u64>,
 }
 
 impl RunPlan {
@@ -114,6 +117,39 @@ impl RunPlan {
     pub fn thread_deadline_ns(&self, index: usize) -> u64 {
         self.deadline_ns
             .unwrap_or_else(|| self.thread_interval_ns(index))
+    }
+
+    /// What the recorder counts for the tail figures of the thread at `index`: the `--under`
+    /// thresholds (default: its deadline), the thresholds of `under(...)` and `max<` budget
+    /// clauses (for their exact counts and the run-length bound), the k of `firm(m,k)` clauses.
+    pub fn thread_tail_plan(&self, index: usize) -> crate::record::tails::TailPlan {
+        use crate::analysis::metric::Metric;
+        let clauses = self.budget.iter().flat_map(|b| &b.clauses);
+        let mut within_ns = if self.under_ns.is_empty() {
+            vec![self.thread_deadline_ns(index)]
+        } else {
+            self.under_ns.clone()
+        };
+        within_ns.extend(clauses.clone().filter_map(|c| match c.metric {
+            Metric::Under(t) => Some(t),
+            Metric::Max => Some(c.limit as u64),
+            _ => None,
+        }));
+        within_ns.sort_unstable();
+        within_ns.dedup();
+        let mut firm_k: Vec<u64> = clauses
+            .filter_map(|c| match c.metric {
+                Metric::Firm(k) => Some(k),
+                _ => None,
+            })
+            .collect();
+        firm_k.sort_unstable();
+        firm_k.dedup();
+        crate::record::tails::TailPlan {
+            interval_ns: self.thread_interval_ns(index),
+            within_ns,
+            firm_k,
+        }
     }
 
     /// Samples of the thread at `index` later than this are explained (`--trace`).

@@ -164,6 +164,11 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         )));
     }
     let explain_above_ns = check_trace(args, wake, clock)?;
+    let under_ns = args
+        .under
+        .iter()
+        .map(|d| duration_arg("--under", d))
+        .collect::<Result<Vec<u64>>>()?;
 
     Ok(RunPlan {
         cpus,
@@ -189,6 +194,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         out: args.out.clone(),
         allow_shared_cpus: args.allow_shared_cpus,
         budget,
+        under_ns,
     })
 }
 

@@ -7,6 +7,7 @@ pub mod events;
 pub mod hlog;
 pub mod run_record;
 pub mod samples;
+pub mod tails;
 
 pub use run_record::FORMAT;
 
