@@ -214,7 +214,7 @@ pub struct RunArgs {
     pub budget: Option<String>,
 
     /// Count exactly, per CPU, the wakeups at or below each threshold, e.g. 2us,50us,250us
-    /// (docs/tails.md). Default: each thread's deadline; 10x the median is always added.
+    /// (docs/tails.md). Each thread's deadline and 10x its median are always counted too.
     #[arg(long, value_name = "DURATIONS", value_delimiter = ',')]
     pub under: Vec<String>,
 }

@@ -102,8 +102,8 @@ pub struct RunPlan {
     pub allow_shared_cpus: bool,
     /// `--budget`, judged when the run ends.
     pub budget: Option<crate::analysis::budget::Budget>,
-    /// `--under`: thresholds whose share of wakeups within is counted exactly; empty: each
-    /// thread's deadline (10x the median is always added at the end, docs/tails.md).
+    /// `--under`: thresholds whose share of wakeups within is counted exactly (each thread's
+    /// deadline always is, and 10x the median is added at the end, docs/tails.md).
     pub under_ns: Vec<u64>,
 }
 
@@ -120,16 +120,13 @@ impl RunPlan {
     }
 
     /// What the recorder counts for the tail figures of the thread at `index`: the `--under`
-    /// thresholds (default: its deadline), the thresholds of `under(...)` and `max<` budget
+    /// thresholds and its deadline, the thresholds of `under(...)` and `max<` budget
     /// clauses (for their exact counts and the run-length bound), the k of `firm(m,k)` clauses.
     pub fn thread_tail_plan(&self, index: usize) -> crate::record::tails::TailPlan {
         use crate::analysis::metric::Metric;
         let clauses = self.budget.iter().flat_map(|b| &b.clauses);
-        let mut within_ns = if self.under_ns.is_empty() {
-            vec![self.thread_deadline_ns(index)]
-        } else {
-            self.under_ns.clone()
-        };
+        let mut within_ns = self.under_ns.clone();
+        within_ns.push(self.thread_deadline_ns(index));
         within_ns.extend(clauses.clone().filter_map(|c| match c.metric {
             Metric::Under(t) => Some(t),
             Metric::Max => Some(c.limit as u64),
