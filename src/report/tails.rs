@@ -3,8 +3,10 @@
 //! always labelled "extrapolated, not measured". Used by the terminal summary after a run and
 //! by `jitterlab report`.
 
+use crate::analysis::compare::RunInfo;
 use crate::analysis::metric::Metric;
 use crate::analysis::tails::run_length;
+use crate::analysis::tails_compare::TailComparison;
 use crate::results::format::tails::{SpikeRecord, TailRecord, WithinRecord};
 use crate::results::run_record::{RunRecord, ThreadSummary};
 use crate::units::{format_elapsed, format_ns};
@@ -162,6 +164,58 @@ pub fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
             )
         }
     }
+}
+
+/// The tail comparison for people: "cpu0 within 250.0 us: A 99.241 %, B 99.870 % (+0.629
+/// points, 95 % 0.45 to 0.81)"; "cpu0 spikes over 1.00 ms: A 10130/h (7652-13154/h), B ...".
+pub fn compare_lines(c: &TailComparison, runs: &[RunInfo]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for row in &c.within {
+        let mut parts = Vec::new();
+        for (i, (p, run)) in row.percent.iter().zip(runs).enumerate() {
+            let mut part = match p {
+                Some(p) => format!("{} {p:.3} %", run.label),
+                None => format!("{} not counted", run.label),
+            };
+            if i > 0
+                && let Some(Some((d, low, high))) = row.difference.get(i - 1)
+            {
+                let _ = write!(part, " ({d:+.3} points, 95 % {low:+.3} to {high:+.3})");
+            }
+            parts.push(part);
+        }
+        lines.push(format!(
+            "cpu{} within {}: {}",
+            row.cpu,
+            format_ns(row.threshold_ns),
+            parts.join(", ")
+        ));
+    }
+    for row in &c.spikes {
+        let parts: Vec<String> = row
+            .rates
+            .iter()
+            .zip(runs)
+            .map(|(r, run)| match r {
+                Some((threshold, count, per_hour, low, high)) => format!(
+                    "{} {} over {}: {}/h (95 % {}-{}/h)",
+                    run.label,
+                    grouped(*count),
+                    format_ns(*threshold),
+                    rate(*per_hour),
+                    rate(*low),
+                    rate(*high)
+                ),
+                None => format!("{} not counted", run.label),
+            })
+            .collect();
+        lines.push(format!(
+            "cpu{} spikes over the deadline: {}",
+            row.cpu,
+            parts.join(", ")
+        ));
+    }
+    lines
 }
 
 /// The limits of the run's `max<` budget clauses (the run-length lines answer for them).
