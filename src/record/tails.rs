@@ -322,3 +322,114 @@ fn spike_record(
         not_counted: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::quantile::SplitMix64;
+    use crate::record::stats::new_histogram;
+
+    /// A seeded run of `n` wakeups at 1 ms: a uniform body of 10-20 us, bursts of 1-3 late
+    /// wakeups (200 us - 5 ms) now and then, and now and then a wakeup that skipped periods.
+    fn run(n: u64, seed: u64) -> Vec<Sample> {
+        let mut rng = SplitMix64::new(seed);
+        let mut burst = 0;
+        (0..n)
+            .map(|seq| {
+                if burst == 0 && rng.uniform() < 0.002 {
+                    burst = 1 + (rng.uniform() * 3.0) as u32;
+                }
+                let latency = if burst > 0 {
+                    burst -= 1;
+                    200_000 + (rng.uniform() * 4_800_000.0) as i64
+                } else {
+                    10_000 + (rng.uniform() * 10_000.0) as i64
+                };
+                Sample {
+                    seq,
+                    expected_ns: 7_000 + seq * 1_000_000,
+                    latency_ns: latency,
+                    missed: (latency / 1_000_000) as u32,
+                }
+            })
+            .collect()
+    }
+
+    /// Every count against a recount of the samples themselves: shares within, spikes over the
+    /// deadline (streamed) and over 10x the median (from the kept peaks), the worst firm window.
+    #[test]
+    fn counts_match_a_recount_of_the_samples() {
+        let samples = run(200_000, 7);
+        let plan = TailPlan {
+            interval_ns: 1_000_000,
+            within_ns: vec![15_000, 250_000, 1_000_000],
+            firm_k: vec![10, 100],
+        };
+        let mut state = TailState::new(plan, 1_000_000, 7_000);
+        let mut h = new_histogram();
+        for s in &samples {
+            state.record(s);
+            h.record(s.latency_ns as u64).unwrap();
+        }
+        let r = state.result(&h);
+        let latencies: Vec<u64> = samples.iter().map(|s| s.latency_ns as u64).collect();
+        for w in &r.within {
+            let e = Exceedance::from_samples(&latencies, w.threshold_ns);
+            assert_eq!(
+                (w.within, w.above, w.undecided),
+                (e.within, e.above, 0),
+                "{w:?}"
+            );
+        }
+        let tenfold = ten_times_median(&h).unwrap();
+        assert!(r.within.iter().any(|w| w.threshold_ns == tenfold));
+        let pairs = || {
+            samples
+                .iter()
+                .map(|s| (s.expected_ns - 7_000, s.latency_ns as u64))
+        };
+        for s in &r.spikes {
+            assert!(s.not_counted.is_none(), "{s:?}");
+            let want = spikes::spikes_from_samples(pairs(), s.threshold_ns);
+            assert_eq!(s.count, want.len() as u64, "{}", s.basis);
+            let times: Vec<u64> = want.iter().map(|x| x.time_ns).collect();
+            assert_eq!(s.times_ns, times, "{}", s.basis);
+        }
+        let mut periods = Vec::new();
+        for s in &samples {
+            periods.extend(std::iter::repeat_n(true, s.missed as usize));
+            periods.push(s.latency_ns > 1_000_000);
+        }
+        for f in &r.firm {
+            let worst = periods
+                .windows(f.k as usize)
+                .map(|w| w.iter().filter(|&&m| m).count() as u64)
+                .max()
+                .unwrap();
+            assert_eq!(f.worst_misses, worst, "k={}", f.k);
+        }
+    }
+
+    /// The peak keeper holds at most twice PEAKS_KEPT, and every wakeup above its level.
+    #[test]
+    fn peaks_are_bounded_and_complete_above_their_level() {
+        let samples = run(300_000, 11);
+        let mut keeper = PeakKeeper::default();
+        let mut rng = SplitMix64::new(3);
+        let latencies: Vec<u64> = samples
+            .iter()
+            .map(|_| (rng.uniform() * 1e6) as u64)
+            .collect();
+        for (s, &l) in samples.iter().zip(&latencies) {
+            keeper.push(s.seq, s.expected_ns, l);
+            assert!(keeper.peaks.len() < 2 * PEAKS_KEPT);
+        }
+        let above = latencies.iter().filter(|&&l| l > keeper.level_ns).count();
+        assert_eq!(keeper.peaks.len(), above);
+        assert!(keeper.peaks.len() >= PEAKS_KEPT.min(above));
+        assert!(
+            keeper.peaks.windows(2).all(|w| w[0].0 < w[1].0),
+            "in wakeup order"
+        );
+    }
+}
