@@ -26,8 +26,19 @@ pub struct WithinRow {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct SpikeRow {
     pub cpu: usize,
-    /// Per run: (threshold ns, count, rate per hour, low, high); None when not counted.
-    pub rates: Vec<Option<(u64, u64, f64, f64, f64)>>,
+    /// Per run; None when not counted.
+    pub rates: Vec<Option<RunSpikeRate>>,
+}
+
+/// One run's spikes over its deadline.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct RunSpikeRate {
+    pub threshold_ns: u64,
+    pub count: u64,
+    pub per_hour: f64,
+    /// 95 % exact Poisson interval.
+    pub per_hour_low: f64,
+    pub per_hour_high: f64,
 }
 
 /// The tail comparison of `runs` against the first.
@@ -96,14 +107,12 @@ pub fn compare_tails(runs: &[LoadedRun]) -> TailComparison {
                 .spikes
                 .iter()
                 .find(|s| s.basis == "deadline" && s.not_counted.is_none())
-                .map(|s: &SpikeRecord| {
-                    (
-                        s.threshold_ns,
-                        s.count,
-                        s.rate_per_hour,
-                        s.rate_per_hour_low,
-                        s.rate_per_hour_high,
-                    )
+                .map(|s: &SpikeRecord| RunSpikeRate {
+                    threshold_ns: s.threshold_ns,
+                    count: s.count,
+                    per_hour: s.rate_per_hour,
+                    per_hour_low: s.rate_per_hour_low,
+                    per_hour_high: s.rate_per_hour_high,
                 })
         };
         if deadline_rate(first).is_some() {

@@ -285,7 +285,7 @@ impl TailState {
 /// median is 0.
 pub fn ten_times_median(h: &Histogram<u64>) -> Option<u64> {
     let median = h.value_at_quantile(0.5);
-    (h.len() > 0 && median > 0).then(|| h.highest_equivalent(10 * median))
+    (!h.is_empty() && median > 0).then(|| h.highest_equivalent(10 * median))
 }
 
 /// A spike count with its rate, MTBF and period.

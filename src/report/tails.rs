@@ -197,14 +197,14 @@ pub fn compare_lines(c: &TailComparison, runs: &[RunInfo]) -> Vec<String> {
             .iter()
             .zip(runs)
             .map(|(r, run)| match r {
-                Some((threshold, count, per_hour, low, high)) => format!(
+                Some(s) => format!(
                     "{} {} over {}: {}/h (95 % {}-{}/h)",
                     run.label,
-                    grouped(*count),
-                    format_ns(*threshold),
-                    rate(*per_hour),
-                    rate(*low),
-                    rate(*high)
+                    grouped(s.count),
+                    format_ns(s.threshold_ns),
+                    rate(s.per_hour),
+                    rate(s.per_hour_low),
+                    rate(s.per_hour_high)
                 ),
                 None => format!("{} not counted", run.label),
             })
@@ -251,7 +251,7 @@ fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(' ');
         }
         out.push(c);
