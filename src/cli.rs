@@ -215,6 +215,11 @@ pub struct RunArgs {
     /// the verdict goes to run.json and a violation exits 1.
     #[arg(long, value_name = "EXPR")]
     pub budget: Option<String>,
+
+    /// Count exactly, per CPU, the wakeups at or below each threshold, e.g. 2us,50us,250us
+    /// (docs/tails.md). Each thread's deadline and 10x its median are always counted too.
+    #[arg(long, value_name = "DURATIONS", value_delimiter = ',')]
+    pub under: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -105,6 +105,9 @@ pub struct RunPlan {
     /// The interval log in segments with retention (a continuous run); None: one latency.hlog
     /// (`run` always). See [`SegmentPlan`].
     pub segments: Option<SegmentPlan>,
+    /// `--under`: thresholds whose share of wakeups within is counted exactly (each thread's
+    /// deadline always is, and 10x the median is added at the end, docs/tails.md).
+    pub under_ns: Vec<u64>,
 }
 
 /// The interval log written as a series of segment files, each a complete HdrHistogram
@@ -178,6 +181,36 @@ impl RunPlan {
     pub fn thread_deadline_ns(&self, index: usize) -> u64 {
         self.deadline_ns
             .unwrap_or_else(|| self.thread_interval_ns(index))
+    }
+
+    /// What the recorder counts for the tail figures of the thread at `index`: the `--under`
+    /// thresholds and its deadline, the thresholds of `under(...)` and `max<` budget
+    /// clauses (for their exact counts and the run-length bound), the k of `firm(m,k)` clauses.
+    pub fn thread_tail_plan(&self, index: usize) -> crate::record::tails::TailPlan {
+        use crate::analysis::metric::Metric;
+        let clauses = self.budget.iter().flat_map(|b| &b.clauses);
+        let mut within_ns = self.under_ns.clone();
+        within_ns.push(self.thread_deadline_ns(index));
+        within_ns.extend(clauses.clone().filter_map(|c| match c.metric {
+            Metric::Under(t) => Some(t),
+            Metric::Max => Some(c.limit as u64),
+            _ => None,
+        }));
+        within_ns.sort_unstable();
+        within_ns.dedup();
+        let mut firm_k: Vec<u64> = clauses
+            .filter_map(|c| match c.metric {
+                Metric::Firm(k) => Some(k),
+                _ => None,
+            })
+            .collect();
+        firm_k.sort_unstable();
+        firm_k.dedup();
+        crate::record::tails::TailPlan {
+            interval_ns: self.thread_interval_ns(index),
+            within_ns,
+            firm_k,
+        }
     }
 
     /// Samples of the thread at `index` later than this are explained (`--trace`).

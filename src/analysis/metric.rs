@@ -18,6 +18,11 @@ pub enum Metric {
     Missed,
     Dropped,
     DeadlineMisses,
+    /// `under(250us)`: the share of wakeups at or below the threshold (ns), in percent.
+    Under(u64),
+    /// `firm(m,k)`: the most deadline misses in any k consecutive periods (the clause's m is
+    /// its limit, `<=`).
+    Firm(u64),
 }
 
 /// Every metric with its name in the grammar, in the order the docs list them.
@@ -37,12 +42,27 @@ pub const METRICS: &[(&str, Metric)] = &[
 ];
 
 impl Metric {
+    /// The metric's name in the grammar; `under` and `firm` without their parameters (see
+    /// [`Metric::label`]).
     pub fn name(self) -> &'static str {
-        METRICS
-            .iter()
-            .find(|(_, m)| *m == self)
-            .map(|(n, _)| *n)
-            .expect("every metric is listed")
+        match self {
+            Metric::Under(_) => "under",
+            Metric::Firm(_) => "firm",
+            _ => METRICS
+                .iter()
+                .find(|(_, m)| *m == self)
+                .map(|(n, _)| *n)
+                .expect("every fixed metric is listed"),
+        }
+    }
+
+    /// The metric as people read it, with its parameters: `under(250.0 us)`, `firm(k=10)`.
+    pub fn label(self) -> String {
+        match self {
+            Metric::Under(t) => format!("under({})", format_ns(t)),
+            Metric::Firm(k) => format!("firm(k={k})"),
+            _ => self.name().into(),
+        }
     }
 
     /// Counts of events (periods, records, wakeups) rather than latencies.
@@ -71,7 +91,11 @@ impl Metric {
     pub fn is_latency(self) -> bool {
         !matches!(
             self,
-            Metric::Missed | Metric::Dropped | Metric::DeadlineMisses
+            Metric::Missed
+                | Metric::Dropped
+                | Metric::DeadlineMisses
+                | Metric::Under(_)
+                | Metric::Firm(_)
         )
     }
 
@@ -108,6 +132,18 @@ impl Metric {
             Metric::Missed => Some(t.missed_periods as f64),
             Metric::Dropped => Some(t.dropped_records as f64),
             Metric::DeadlineMisses => Some(t.deadline_misses as f64),
+            Metric::Under(threshold) => t
+                .tails
+                .within
+                .iter()
+                .find(|w| w.threshold_ns == threshold)
+                .and_then(|w| w.percent_within()),
+            Metric::Firm(k) => t
+                .tails
+                .firm
+                .iter()
+                .find(|f| f.k == k)
+                .map(|f| f.worst_misses as f64),
         }
     }
 
@@ -115,6 +151,8 @@ impl Metric {
     pub fn format(self, value: f64) -> String {
         if self.is_latency() {
             format_latency(value)
+        } else if let Metric::Under(_) = self {
+            format!("{value:.3} %")
         } else {
             format!("{}", value.round() as i64)
         }

@@ -8,3 +8,4 @@ pub mod metric;
 pub mod quantile;
 pub mod regression;
 pub mod tails;
+pub mod tails_compare;

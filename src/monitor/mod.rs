@@ -163,6 +163,9 @@ fn window_summary(m: &CpuMetrics, counts: Counters) -> ThreadSummary {
         early_wakeups: 0,
         end: "running".into(),
         irq_latency: None,
+        // The tail counts are the whole run's (run.json), not a window's: a budget clause on them
+        // (under, firm) reads "not counted" here.
+        tails: Default::default(),
     }
 }
 

@@ -20,6 +20,7 @@ pub mod live;
 pub mod samplelog;
 pub mod segments;
 pub mod stats;
+pub mod tails;
 mod thread_state;
 mod trace_join;
 
@@ -45,6 +46,8 @@ pub struct ThreadFeed {
     pub deadline_ns: u64,
     pub counters: Arc<ThreadCounters>,
     pub consumer: rtrb::Consumer<Sample>,
+    /// What to count for the tail figures (docs/tails.md).
+    pub tails: tails::TailPlan,
 }
 
 /// A thread's figures at the end of the run.
@@ -59,6 +62,8 @@ pub struct ThreadResult {
     pub early_wakeups: u64,
     /// The trace side, with `--trace`.
     pub trace: Option<ThreadTraceResult>,
+    /// Shares within thresholds, spikes, firm windows, the extrapolated worst case.
+    pub tails: crate::results::format::tails::ThreadTails,
 }
 
 /// A thread's state as the live view shows it.
@@ -100,7 +105,10 @@ impl Recorder {
         log_interval_ns: u64,
     ) -> Self {
         Recorder {
-            threads: feeds.into_iter().map(ThreadState::new).collect(),
+            threads: feeds
+                .into_iter()
+                .map(|f| ThreadState::new(f, start_ns))
+                .collect(),
             files: Files::new(hlog, samples),
             start_ns,
             log_interval_ns,
@@ -263,6 +271,7 @@ mod tests {
             deadline_ns: 100_000,
             counters: Arc::new(ThreadCounters::default()),
             consumer: c,
+            tails: tails::TailPlan::default(),
         }
     }
 

@@ -7,6 +7,7 @@
 use super::files::Files;
 use super::samplelog::SampleRecord;
 use super::stats::LatencyStats;
+use super::tails::TailState;
 use super::trace_join::{SampleTrace, ThreadTraceState};
 use super::{LiveRow, ThreadFeed, ThreadResult};
 use crate::measure::Sample;
@@ -43,11 +44,13 @@ pub(super) struct ThreadState {
     interval_index: u64,
     last_interval: IntervalFigures,
     deadline_misses: u64,
+    tails: TailState,
 }
 
 impl ThreadState {
-    pub(super) fn new(feed: ThreadFeed) -> Self {
+    pub(super) fn new(feed: ThreadFeed, start_ns: u64) -> Self {
         ThreadState {
+            tails: TailState::new(feed.tails.clone(), feed.deadline_ns, start_ns),
             tag: format!("cpu{}", feed.cpu),
             irq_tag: format!("cpu{}.irq", feed.cpu),
             trace: None,
@@ -73,6 +76,7 @@ impl ThreadState {
         if sample.latency_ns > self.feed.deadline_ns as i64 {
             self.deadline_misses += 1;
         }
+        self.tails.record(sample);
         let irq = traced.as_ref().and_then(|x| x.irq_latency_ns);
         if let (Some(tr), Some(x)) = (&mut self.trace, &traced) {
             tr.record(x);
@@ -170,6 +174,7 @@ impl ThreadState {
             deadline_misses: self.deadline_misses,
             early_wakeups: self.total.early,
             trace: self.trace.as_ref().map(ThreadTraceState::result),
+            tails: self.tails.result(&self.total.histogram),
         }
     }
 }

@@ -22,6 +22,8 @@ pub struct CompareOutput {
     pub regression: Option<RegressionVerdict>,
     /// The `--budget` verdict of each run, when a budget was given.
     pub budgets: Vec<RunBudget>,
+    /// Shares within thresholds and spike rates against the first run (docs/tails.md).
+    pub tails: crate::analysis::tails_compare::TailComparison,
     /// False when the regression check or any budget failed (exit 1).
     pub passed: bool,
 }
@@ -57,6 +59,7 @@ pub fn evaluate(
         comparison,
         regression,
         budgets,
+        tails: crate::analysis::tails_compare::compare_tails(runs),
         passed,
     }
 }
@@ -300,6 +303,17 @@ pub fn terminal(o: &CompareOutput) -> String {
         let _ = writeln!(out, "\n{}: samples {}", scope_title(s), samples.join(", "));
         out.push_str(&Terminal.render(&scope_table(cmp, s)));
         for line in method_legend(cmp, s) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    let tails = super::tails::compare_lines(&o.tails, &cmp.runs);
+    if !tails.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nTails (docs/tails.md), against {}:",
+            cmp.runs[0].label
+        );
+        for line in tails {
             let _ = writeln!(out, "  {line}");
         }
     }

@@ -12,4 +12,5 @@ pub mod plot;
 pub mod png;
 pub mod svg;
 pub mod table;
+pub mod tails;
 pub mod terminal;

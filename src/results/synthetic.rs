@@ -150,6 +150,7 @@ pub fn write_run(
                 early_wakeups: whole[slot].early,
                 end: "completed".into(),
                 irq_latency: None,
+                tails: Default::default(),
             })
             .collect(),
         loads: run.loads.clone(),

@@ -135,6 +135,7 @@ pub(crate) fn thread_summaries(
                 ThreadEnd::Failed(m) => format!("failed: {m}"),
             },
             irq_latency: r.trace.as_ref().map(|t| t.irq_latency.clone()),
+            tails: r.tails.clone(),
         })
         .collect()
 }

@@ -265,6 +265,7 @@ impl Session {
                 deadline_ns: plan.thread_deadline_ns(t.index),
                 counters: Arc::clone(&t.counters),
                 consumer: std::mem::replace(&mut t.consumer, rtrb::RingBuffer::new(1).1),
+                tails: plan.thread_tail_plan(t.index),
             })
             .collect();
         let mut recorder = Recorder::new(

@@ -54,12 +54,16 @@ fn evaluate_clause(c: &Clause, threads: &[ThreadSummary], absent: &[String]) -> 
     // A CPU without the figure decides the verdict: it cannot be shown to meet the budget.
     for t in &in_scope {
         if c.metric.value(t, absent).is_none() {
-            let why = if c.metric.is_count() {
-                "not in the imported source"
-            } else {
-                "no samples"
+            let why = match c.metric {
+                _ if t.latency.samples == 0 => "no samples",
+                crate::analysis::metric::Metric::Under(_)
+                | crate::analysis::metric::Metric::Firm(_) => {
+                    "not counted in this run (the recorder counts the thresholds and windows of the run's own --under and --budget)"
+                }
+                _ if c.metric.is_count() => "not in the imported source",
+                _ => "no samples",
             };
-            return verdict(false, format!("cpu{}: {}: {why}", t.cpu, c.metric.name()));
+            return verdict(false, format!("cpu{}: {}: {why}", t.cpu, c.metric.label()));
         }
     }
     let values: Vec<(usize, f64)> = in_scope

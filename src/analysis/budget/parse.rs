@@ -1,7 +1,7 @@
 //! Reading a budget from its text: clause by clause, with an error that points at the bad
 //! clause and says what the grammar accepts.
 
-use super::{Budget, Clause, METRICS, Op};
+use super::{Budget, Clause, METRICS, Metric, Op};
 use crate::units::parse_duration_ns;
 use std::fmt;
 
@@ -24,7 +24,8 @@ pub fn accepted() -> String {
     format!(
         "clauses [cpuN:]METRIC OP VALUE separated by commas; METRIC is one of {}; OP is one of <, <=, =, >=, >; \
          latency values carry a unit (ns, us, ms, s), counts (missed, dropped, deadline_misses) are plain integers; \
-         e.g. 'max<200us,p99.9<50us,missed=0' or 'cpu1:max<100us'",
+         under(THRESHOLD)>=PERCENT% judges the share of wakeups within a threshold, firm(m,k) allows at most m deadline misses in any k consecutive periods; \
+         e.g. 'max<200us,p99.9<50us,missed=0', 'cpu1:max<100us', 'under(250us)>=99.5%,firm(2,10)'",
         names.join(", ")
     )
 }
@@ -55,7 +56,7 @@ impl Budget {
     pub fn parse(expression: &str) -> Result<Budget, BudgetError> {
         let mut clauses = Vec::new();
         let mut offset = 0;
-        for (i, raw) in expression.split(',').enumerate() {
+        for (i, raw) in split_clauses(expression).into_iter().enumerate() {
             let lead = raw.len() - raw.trim_start().len();
             let text = raw.trim();
             let fail = |reason: String| BudgetError {
@@ -84,6 +85,56 @@ impl Budget {
     }
 }
 
+/// The clauses of an expression: split at the commas outside parentheses (`firm(2,10)` is one
+/// clause).
+fn split_clauses(expression: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, c) in expression.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(&expression[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&expression[start..]);
+    parts
+}
+
+/// `firm(m,k)`: never more than m deadline misses in any k consecutive periods, read as the
+/// clause `firm(k) <= m`.
+fn parse_firm(text: &str, cpu: Option<usize>) -> Result<Clause, String> {
+    let inner = text
+        .strip_prefix("firm(")
+        .and_then(|r| r.strip_suffix(')'))
+        .ok_or_else(|| "is not of the form firm(m,k), e.g. firm(2,10)".to_string())?;
+    let (m, k) = inner
+        .split_once(',')
+        .ok_or_else(|| "needs two numbers: firm(m,k), e.g. firm(2,10)".to_string())?;
+    let number = |v: &str, what: &str| {
+        v.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("has '{}' where {what} needs a plain integer", v.trim()))
+    };
+    let (m, k) = (number(m, "m")?, number(k, "k")?);
+    if k == 0 || m > k {
+        return Err(format!(
+            "needs 0 <= m <= k and k >= 1 (m misses allowed in any k consecutive periods); got m={m}, k={k}"
+        ));
+    }
+    Ok(Clause {
+        text: text.to_string(),
+        cpu,
+        metric: Metric::Firm(k),
+        op: Op::Le,
+        limit: m as f64,
+    })
+}
+
 fn parse_clause(text: &str) -> Result<Clause, String> {
     if text.is_empty() {
         return Err("is empty (two commas in a row, or a comma at the end?)".into());
@@ -101,15 +152,33 @@ fn parse_clause(text: &str) -> Result<Clause, String> {
         }
         None => (None, text),
     };
+    if body.starts_with("firm") && !body.contains(['<', '>', '=']) {
+        return parse_firm(body, cpu);
+    }
     let op_at = body
         .find(['<', '>', '=', '!'])
         .ok_or_else(|| "has no operator (<, <=, =, >=, >)".to_string())?;
     let (metric_text, rest) = body.split_at(op_at);
     let metric_text = metric_text.trim();
-    let metric = METRICS
-        .iter()
-        .find(|(n, _)| *n == metric_text)
-        .map(|(_, m)| *m)
+    let under = match metric_text.strip_prefix("under(") {
+        Some(rest) => {
+            let threshold = rest.strip_suffix(')').ok_or_else(|| {
+                "has 'under(' without its ')': under(THRESHOLD), e.g. under(250us)>=99.5%"
+                    .to_string()
+            })?;
+            Some(Metric::Under(parse_duration_ns(threshold.trim()).map_err(
+                |e| format!("has a bad threshold in under(...): {e}"),
+            )?))
+        }
+        None => None,
+    };
+    let metric = under
+        .or_else(|| {
+            METRICS
+                .iter()
+                .find(|(n, _)| *n == metric_text)
+                .map(|(_, m)| *m)
+        })
         .ok_or_else(|| {
             if metric_text.is_empty() {
                 "has no metric before the operator".to_string()
@@ -140,7 +209,16 @@ fn parse_clause(text: &str) -> Result<Clause, String> {
     if value_text.is_empty() {
         return Err(format!("has no value after '{}'", op.symbol()));
     }
-    let limit = if metric.is_latency() {
+    let limit = if let Metric::Under(_) = metric {
+        let percent = value_text.strip_suffix('%').unwrap_or(value_text).trim();
+        percent
+            .parse::<f64>()
+            .ok()
+            .filter(|p| (0.0..=100.0).contains(p))
+            .ok_or_else(|| {
+                format!("has '{value_text}' where under(...) needs a share in percent, e.g. 99.5%")
+            })?
+    } else if metric.is_latency() {
         parse_duration_ns(value_text).map_err(|e| format!("has a bad latency value: {e}"))? as f64
     } else {
         value_text.parse::<u64>().map_err(|_| {

@@ -30,6 +30,7 @@ fn thread(cpu: usize, max_us: i64, p999_us: u64, missed: u64) -> ThreadSummary {
         early_wakeups: 0,
         end: "completed".into(),
         irq_latency: None,
+        tails: Default::default(),
     }
 }
 
@@ -172,4 +173,76 @@ fn absent_figures_fail_the_clause() {
     r.threads[0].latency = LatencySummary::default();
     let v = Budget::parse("max<1ms").unwrap().evaluate(&r);
     assert_eq!(v.clauses[0].actual, "cpu0: max: no samples");
+}
+
+/// `under(...)` judges the exact share within (undecided wakeups count as above), `firm(m,k)`
+/// the worst window of k periods; a threshold or k the run did not count fails the clause.
+#[test]
+fn under_and_firm_judge_the_counted_figures() {
+    use crate::results::format::tails::{FirmRecord, WithinRecord};
+    let mut t = thread(0, 300, 50, 0);
+    // 995 of 1000 within 250 us: 99.5 % exactly; 4 more undecided count as above.
+    t.tails.within = vec![
+        WithinRecord {
+            threshold_ns: 250_000,
+            within: 995,
+            above: 5,
+            undecided: 0,
+        },
+        WithinRecord {
+            threshold_ns: 50_000,
+            within: 900,
+            above: 96,
+            undecided: 4,
+        },
+    ];
+    t.tails.firm = vec![FirmRecord {
+        k: 10,
+        worst_misses: 2,
+        worst_first_period: 40,
+        window_periods: 10,
+    }];
+    let r = record(vec![t]);
+    let v = |e: &str| Budget::parse(e).unwrap().evaluate(&r);
+    assert!(v("under(250us)>=99.5%").passed);
+    assert!(!v("under(250us)>99.5%").passed);
+    assert!(
+        v("under(250us)>=99.5").passed,
+        "the percent sign is optional"
+    );
+    assert_eq!(v("under(250us)>=99.6%").clauses[0].actual, "cpu0: 99.500 %");
+    assert!(v("under(50us)>=90%").passed);
+    assert!(
+        !v("under(50us)>90%").passed,
+        "undecided wakeups count as above"
+    );
+    assert!(v("firm(2,10)").passed);
+    assert!(!v("firm(1,10)").passed);
+    let both = v("firm(2,10),under(250us)>=99%,max<1ms");
+    assert_eq!(
+        both.clauses.len(),
+        3,
+        "the comma inside firm(...) does not split"
+    );
+    assert!(both.passed);
+    let missing = v("firm(1,20)");
+    assert!(!missing.passed);
+    assert!(
+        missing.clauses[0]
+            .actual
+            .contains("not counted in this run"),
+        "{missing:?}"
+    );
+    assert!(!v("under(100us)>=50%").passed);
+    for (bad, why) in [
+        ("firm(3,2)", "m <= k"),
+        ("firm(2)", "two numbers"),
+        ("firm(a,10)", "plain integer"),
+        ("under(250us)>=101%", "percent"),
+        ("under(25)>=99%", "bad threshold"),
+        ("under(250us>=99%", "without its ')'"),
+    ] {
+        let e = Budget::parse(bad).unwrap_err().to_string();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
 }

@@ -164,6 +164,11 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         )));
     }
     let explain_above_ns = check_trace(args, wake, clock)?;
+    let under_ns = args
+        .under
+        .iter()
+        .map(|d| duration_arg("--under", d))
+        .collect::<Result<Vec<u64>>>()?;
 
     Ok(RunPlan {
         cpus,
@@ -190,6 +195,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         allow_shared_cpus: args.allow_shared_cpus,
         segments: None,
         budget,
+        under_ns,
     })
 }
 

@@ -8,6 +8,7 @@ mod compare;
 mod page;
 mod run;
 mod sweep;
+mod tails;
 
 use crate::analysis::budget::{self, Budget};
 use crate::error::{ExitCode, Failure, OrFailure, Result};

@@ -8,6 +8,7 @@ pub mod hlog;
 pub mod run_record;
 pub mod samples;
 pub mod segments;
+pub mod tails;
 
 pub use run_record::FORMAT;
 

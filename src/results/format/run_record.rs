@@ -357,6 +357,10 @@ pub struct ThreadSummary {
     /// Timer IRQ latency (hrtimer expiry minus programmed expiry), with `--trace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub irq_latency: Option<LatencySummary>,
+    /// Shares within thresholds, spikes, (m,k)-firm windows, the extrapolated worst case
+    /// (docs/tails.md); empty in imported runs and files written before them.
+    #[serde(flatten, default)]
+    pub tails: super::tails::ThreadTails,
 }
 
 /// One load generator's report.

@@ -177,6 +177,7 @@ pub fn write_result(
                 early_wakeups: 0,
                 end: "completed".into(),
                 irq_latency: t.irq.as_ref().map(SourceHistogram::summary),
+                tails: Default::default(),
             })
             .collect(),
         warnings,

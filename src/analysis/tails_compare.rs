@@ -1,0 +1,126 @@
+//! The tail figures of several runs against the first (docs/tails.md, docs/compare.md): per
+//! CPU, the share within each threshold both runs counted, with the difference and Newcombe's
+//! 95 % interval of it, and the spike rates over the deadline with their Poisson intervals.
+
+use super::tails::exceedance::{Exceedance, share_difference};
+use crate::results::format::tails::{SpikeRecord, WithinRecord};
+use crate::results::loaded::LoadedRun;
+use serde::Serialize;
+
+/// Confidence of every interval here.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// One threshold on one CPU, in every run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WithinRow {
+    pub cpu: usize,
+    pub threshold_ns: u64,
+    /// Per run: the percentage within (undecided counted as above); None when the run did not
+    /// count this threshold on this CPU.
+    pub percent: Vec<Option<f64>>,
+    /// Per run after the first: the difference (B − A, percentage points) and its interval.
+    pub difference: Vec<Option<(f64, f64, f64)>>,
+}
+
+/// The spike rate over the deadline on one CPU, in every run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SpikeRow {
+    pub cpu: usize,
+    /// Per run; None when not counted.
+    pub rates: Vec<Option<RunSpikeRate>>,
+}
+
+/// One run's spikes over its deadline.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct RunSpikeRate {
+    pub threshold_ns: u64,
+    pub count: u64,
+    pub per_hour: f64,
+    /// 95 % exact Poisson interval.
+    pub per_hour_low: f64,
+    pub per_hour_high: f64,
+}
+
+/// The tail comparison of `runs` against the first.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct TailComparison {
+    pub within: Vec<WithinRow>,
+    pub spikes: Vec<SpikeRow>,
+}
+
+fn exceedance(w: &WithinRecord) -> Exceedance {
+    Exceedance {
+        threshold_ns: w.threshold_ns,
+        total: w.total(),
+        within: w.within,
+        above: w.above,
+        undecided: w.undecided,
+    }
+}
+
+/// Compares the runs' tail figures; thresholds are matched exactly, so a row appears for each
+/// threshold the first run counted.
+pub fn compare_tails(runs: &[LoadedRun]) -> TailComparison {
+    let Some(first) = runs.first() else {
+        return TailComparison::default();
+    };
+    let find = |r: &LoadedRun, cpu: usize, threshold: u64| {
+        r.record
+            .threads
+            .iter()
+            .find(|t| t.cpu == cpu)
+            .and_then(|t| t.tails.within.iter().find(|w| w.threshold_ns == threshold))
+            .copied()
+    };
+    let mut out = TailComparison::default();
+    for t in &first.record.threads {
+        for w in &t.tails.within {
+            let found: Vec<Option<WithinRecord>> = runs
+                .iter()
+                .map(|r| find(r, t.cpu, w.threshold_ns))
+                .collect();
+            let a = exceedance(w);
+            out.within.push(WithinRow {
+                cpu: t.cpu,
+                threshold_ns: w.threshold_ns,
+                percent: found
+                    .iter()
+                    .map(|f| f.and_then(|f| f.percent_within()))
+                    .collect(),
+                difference: found[1..]
+                    .iter()
+                    .map(|b| {
+                        let b = exceedance(b.as_ref()?);
+                        let (low, high) = share_difference(&a, &b, CONFIDENCE)?;
+                        let d = b.share_within()? - a.share_within()?;
+                        Some((100.0 * d, 100.0 * low, 100.0 * high))
+                    })
+                    .collect(),
+            });
+        }
+        let deadline_rate = |r: &LoadedRun| {
+            r.record
+                .threads
+                .iter()
+                .find(|x| x.cpu == t.cpu)?
+                .tails
+                .spikes
+                .iter()
+                .find(|s| s.basis == "deadline" && s.not_counted.is_none())
+                .map(|s: &SpikeRecord| RunSpikeRate {
+                    threshold_ns: s.threshold_ns,
+                    count: s.count,
+                    per_hour: s.rate_per_hour,
+                    per_hour_low: s.rate_per_hour_low,
+                    per_hour_high: s.rate_per_hour_high,
+                })
+        };
+        if deadline_rate(first).is_some() {
+            out.spikes.push(SpikeRow {
+                cpu: t.cpu,
+                rates: runs.iter().map(deadline_rate).collect(),
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,435 @@
+//! The tail counters the recorder keeps per thread (issue 16, docs/tails.md). The recorder
+//! sees every sample in wakeup order, so it counts what the measuring loop must not: wakeups
+//! within each `--under` threshold, spikes over the deadline (a run of late wakeups counted
+//! once, with its due time), the (m,k)-firm windows (missed periods count as misses), and the
+//! largest wakeups in order for the extrapolated worst case and for spike thresholds only known
+//! at the end (10x the median). Everything here is bounded: a few counters per threshold, at
+//! most [`SPIKE_TIMES_KEPT`] spike times, at most 2 × [`PEAKS_KEPT`] peaks.
+
+use crate::analysis::tails::evt::{self, Peak};
+use crate::analysis::tails::exceedance::Exceedance;
+use crate::analysis::tails::firm::FirmWindow;
+use crate::analysis::tails::spikes::{self, Spike, SpikeTimes};
+use crate::measure::Sample;
+use crate::results::format::tails::{
+    FirmRecord, SPIKE_TIMES_KEPT, SpikeRecord, TailFitRecord, TailLevelRecord, TailRecord,
+    ThreadTails, WithinRecord,
+};
+use hdrhistogram::Histogram;
+
+/// The largest wakeups kept in wakeup order: enough for every threshold candidate of the tail
+/// fit (at most the top 2000) with room to spare.
+pub const PEAKS_KEPT: usize = 20_000;
+/// Per-wakeup probabilities of the extrapolated levels.
+pub const TAIL_LEVELS: [f64; 3] = [1e-6, 1e-9, 1e-12];
+/// Confidence of every interval in the tail figures.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// What the recorder counts for one thread, fixed before the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TailPlan {
+    /// The thread's period (for the exposure of spike rates).
+    pub interval_ns: u64,
+    /// `--under` thresholds (and the limits of `under(...)` and `max<` budget clauses).
+    pub within_ns: Vec<u64>,
+    /// The k of each `firm(m,k)` budget clause.
+    pub firm_k: Vec<u64>,
+}
+
+/// Spikes over one threshold, counted as the samples come.
+struct SpikeCounter {
+    threshold_ns: u64,
+    in_spike: bool,
+    count: u64,
+    /// Due times (since the run's start) of the first [`SPIKE_TIMES_KEPT`] spikes.
+    times_ns: Vec<u64>,
+}
+
+/// The largest wakeups of the run in wakeup order: every wakeup above `level_ns` is kept; when
+/// twice [`PEAKS_KEPT`] are held, the level rises to keep the largest [`PEAKS_KEPT`].
+#[derive(Default)]
+struct PeakKeeper {
+    level_ns: u64,
+    /// (wakeup number, due time since start, latency), in wakeup order.
+    peaks: Vec<(u64, u64, u64)>,
+}
+
+impl PeakKeeper {
+    fn push(&mut self, seq: u64, due_ns: u64, latency_ns: u64) {
+        if latency_ns <= self.level_ns {
+            return;
+        }
+        self.peaks.push((seq, due_ns, latency_ns));
+        if self.peaks.len() >= 2 * PEAKS_KEPT {
+            let mut latencies: Vec<u64> = self.peaks.iter().map(|p| p.2).collect();
+            let (_, &mut nth, _) = latencies.select_nth_unstable_by(PEAKS_KEPT, |a, b| b.cmp(a));
+            // Everything above the (PEAKS_KEPT+1)-th largest stays: at most PEAKS_KEPT.
+            self.level_ns = self.level_ns.max(nth);
+            let level = self.level_ns;
+            self.peaks.retain(|p| p.2 > level);
+        }
+    }
+}
+
+/// One thread's tail counters.
+pub(super) struct TailState {
+    plan: TailPlan,
+    deadline_ns: u64,
+    start_ns: u64,
+    within: Vec<(u64, u64)>,
+    deadline_spikes: SpikeCounter,
+    firm: Vec<FirmWindow>,
+    peaks: PeakKeeper,
+    last_seq: Option<u64>,
+}
+
+impl TailState {
+    pub(super) fn new(plan: TailPlan, deadline_ns: u64, start_ns: u64) -> Self {
+        TailState {
+            within: plan.within_ns.iter().map(|&t| (t, 0)).collect(),
+            firm: plan.firm_k.iter().map(|&k| FirmWindow::new(k)).collect(),
+            deadline_spikes: SpikeCounter {
+                threshold_ns: deadline_ns,
+                in_spike: false,
+                count: 0,
+                times_ns: Vec::new(),
+            },
+            peaks: PeakKeeper::default(),
+            plan,
+            deadline_ns,
+            start_ns,
+            last_seq: None,
+        }
+    }
+
+    /// Counts one sample (in wakeup order).
+    pub(super) fn record(&mut self, s: &Sample) {
+        let latency = s.latency_ns.max(0) as u64;
+        for (threshold, within) in &mut self.within {
+            *within += u64::from(latency <= *threshold);
+        }
+        let late = latency > self.deadline_ns;
+        for f in &mut self.firm {
+            // The periods this wakeup skipped went unserved: each is a miss.
+            (0..s.missed).for_each(|_| f.push(true));
+            f.push(late);
+        }
+        let due = s.expected_ns.saturating_sub(self.start_ns);
+        let spikes = &mut self.deadline_spikes;
+        if late && !spikes.in_spike {
+            spikes.count += 1;
+            if spikes.times_ns.len() < SPIKE_TIMES_KEPT {
+                spikes.times_ns.push(due);
+            }
+        }
+        spikes.in_spike = late;
+        self.peaks.push(s.seq, due, latency);
+        self.last_seq = Some(s.seq);
+    }
+
+    /// The thread's tail figures for run.json, given its whole-run histogram.
+    pub(super) fn result(&self, histogram: &Histogram<u64>) -> ThreadTails {
+        let total = histogram.len();
+        let mut within: Vec<WithinRecord> = self
+            .within
+            .iter()
+            .map(|&(threshold_ns, within)| WithinRecord {
+                threshold_ns,
+                within,
+                above: total - within,
+                undecided: 0,
+            })
+            .collect();
+        // 10x the median, raised to the top of its histogram bucket so that the histogram's
+        // count is exact.
+        let tenfold = ten_times_median(histogram);
+        if let Some(t) = tenfold
+            && !within.iter().any(|w| w.threshold_ns == t)
+        {
+            let e = Exceedance::from_histogram(histogram, t);
+            within.push(WithinRecord {
+                threshold_ns: t,
+                within: e.within,
+                above: e.above,
+                undecided: e.undecided,
+            });
+        }
+        within.sort_by_key(|w| w.threshold_ns);
+        let wakeups = self.last_seq.map_or(0, |s| s + 1);
+        let exposure_ns = total * self.plan.interval_ns;
+        let mut spikes = vec![spike_record(
+            "deadline",
+            self.deadline_spikes.threshold_ns,
+            self.deadline_spikes.count,
+            self.deadline_spikes.times_ns.clone(),
+            self.plan.interval_ns,
+            exposure_ns,
+        )];
+        if let Some(t) = tenfold
+            && t != self.deadline_ns
+        {
+            spikes.push(self.spikes_from_peaks(t, exposure_ns));
+        }
+        spikes.sort_by_key(|s| s.threshold_ns);
+        ThreadTails {
+            within,
+            spikes,
+            firm: self
+                .firm
+                .iter()
+                .map(|f| {
+                    let w = f.worst();
+                    FirmRecord {
+                        k: f.k(),
+                        worst_misses: w.misses,
+                        worst_first_period: w.first_period,
+                        window_periods: w.periods,
+                    }
+                })
+                .collect(),
+            tail: (total > 0).then(|| self.tail_fit(wakeups)),
+        }
+    }
+
+    /// Spikes over a threshold known only at the end, from the kept peaks: exact when the
+    /// threshold is at or above the level the peaks were kept over.
+    fn spikes_from_peaks(&self, threshold_ns: u64, exposure_ns: u64) -> SpikeRecord {
+        if threshold_ns < self.peaks.level_ns {
+            let mut r = spike_record("10x median", threshold_ns, 0, Vec::new(), 0, exposure_ns);
+            r.not_counted = Some(format!(
+                "the recorder kept only the {PEAKS_KEPT} largest wakeups (over {} ns) in order; \
+                 run with --samples to count spikes this low",
+                self.peaks.level_ns
+            ));
+            return r;
+        }
+        // Consecutive wakeup numbers over the threshold are one spike.
+        let mut found: Vec<Spike> = Vec::new();
+        let mut last: Option<u64> = None;
+        for &(seq, due, latency) in &self.peaks.peaks {
+            if latency <= threshold_ns {
+                continue;
+            }
+            match (found.last_mut(), last) {
+                (Some(s), Some(prev)) if seq == prev + 1 => {
+                    s.peak_ns = s.peak_ns.max(latency);
+                    s.wakeups += 1;
+                }
+                _ => found.push(Spike {
+                    time_ns: due,
+                    peak_ns: latency,
+                    wakeups: 1,
+                }),
+            }
+            last = Some(seq);
+        }
+        let times: Vec<u64> = found
+            .iter()
+            .take(SPIKE_TIMES_KEPT)
+            .map(|s| s.time_ns)
+            .collect();
+        spike_record(
+            "10x median",
+            threshold_ns,
+            found.len() as u64,
+            times,
+            self.plan.interval_ns,
+            exposure_ns,
+        )
+    }
+
+    /// The extrapolated worst case from the kept peaks, over the two halves of the run.
+    fn tail_fit(&self, wakeups: u64) -> TailRecord {
+        let peaks: Vec<Peak> = self
+            .peaks
+            .peaks
+            .iter()
+            .map(|&(seq, _, latency_ns)| Peak {
+                wakeup: seq,
+                latency_ns,
+            })
+            .collect();
+        match evt::fit_tail(wakeups, &peaks, &evt::halves(wakeups), CONFIDENCE) {
+            Ok(fit) => TailRecord::Fitted(TailFitRecord {
+                method: "pot-gpd-mle".into(),
+                threshold_ns: fit.threshold_ns,
+                exceedances: fit.exceedances as u64,
+                clusters: fit.clusters as u64,
+                extremal_index: fit.extremal_index,
+                shape: fit.gpd.shape,
+                shape_low: fit.shape_interval.0,
+                shape_high: fit.shape_interval.1,
+                scale_ns: fit.gpd.scale,
+                anderson_darling: fit.anderson_darling,
+                levels: TAIL_LEVELS
+                    .iter()
+                    .filter_map(|&p| fit.return_level(p))
+                    .map(|l| TailLevelRecord {
+                        per_wakeup: l.per_wakeup,
+                        latency_ns: l.latency_ns,
+                        low_ns: l.low_ns,
+                        high_ns: l.high_ns,
+                    })
+                    .collect(),
+                extrapolated: true,
+            }),
+            Err(r) => TailRecord::Refused {
+                refused: format!("{:?}", r.check),
+                reason: r.reason,
+            },
+        }
+    }
+}
+
+/// 10x the median, at the top of its histogram bucket; None without samples or when the
+/// median is 0.
+pub fn ten_times_median(h: &Histogram<u64>) -> Option<u64> {
+    let median = h.value_at_quantile(0.5);
+    (!h.is_empty() && median > 0).then(|| h.highest_equivalent(10 * median))
+}
+
+/// A spike count with its rate, MTBF and period.
+fn spike_record(
+    basis: &str,
+    threshold_ns: u64,
+    count: u64,
+    times_ns: Vec<u64>,
+    resolution_ns: u64,
+    exposure_ns: u64,
+) -> SpikeRecord {
+    let rate = spikes::spike_rate(count, exposure_ns.max(1), CONFIDENCE);
+    let times = SpikeTimes {
+        times_ns,
+        resolution_ns,
+        count_is_lower_bound: false,
+    };
+    // The period is found from the kept times; past SPIKE_TIMES_KEPT it describes the first ones.
+    let period = spikes::dominant_period(&times);
+    SpikeRecord {
+        threshold_ns,
+        basis: basis.into(),
+        count,
+        count_is_lower_bound: false,
+        resolution_ns,
+        exposure_ns,
+        rate_per_hour: rate.per_hour,
+        rate_per_hour_low: rate.per_hour_low,
+        rate_per_hour_high: rate.per_hour_high,
+        mtbf_ns: rate.mtbf_ns,
+        period_ns: period.map(|p| p.period_ns),
+        period_share: period.map(|p| p.share_on_grid()),
+        times_ns: times.times_ns,
+        not_counted: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::quantile::SplitMix64;
+    use crate::record::stats::new_histogram;
+
+    /// A seeded run of `n` wakeups at 1 ms: a uniform body of 10-20 us, bursts of 1-3 late
+    /// wakeups (200 us - 5 ms) now and then, and now and then a wakeup that skipped periods.
+    fn run(n: u64, seed: u64) -> Vec<Sample> {
+        let mut rng = SplitMix64::new(seed);
+        let mut burst = 0;
+        (0..n)
+            .map(|seq| {
+                if burst == 0 && rng.uniform() < 0.002 {
+                    burst = 1 + (rng.uniform() * 3.0) as u32;
+                }
+                let latency = if burst > 0 {
+                    burst -= 1;
+                    200_000 + (rng.uniform() * 4_800_000.0) as i64
+                } else {
+                    10_000 + (rng.uniform() * 10_000.0) as i64
+                };
+                Sample {
+                    seq,
+                    expected_ns: 7_000 + seq * 1_000_000,
+                    latency_ns: latency,
+                    missed: (latency / 1_000_000) as u32,
+                }
+            })
+            .collect()
+    }
+
+    /// Every count against a recount of the samples themselves: shares within, spikes over the
+    /// deadline (streamed) and over 10x the median (from the kept peaks), the worst firm window.
+    #[test]
+    fn counts_match_a_recount_of_the_samples() {
+        let samples = run(200_000, 7);
+        let plan = TailPlan {
+            interval_ns: 1_000_000,
+            within_ns: vec![15_000, 250_000, 1_000_000],
+            firm_k: vec![10, 100],
+        };
+        let mut state = TailState::new(plan, 1_000_000, 7_000);
+        let mut h = new_histogram();
+        for s in &samples {
+            state.record(s);
+            h.record(s.latency_ns as u64).unwrap();
+        }
+        let r = state.result(&h);
+        let latencies: Vec<u64> = samples.iter().map(|s| s.latency_ns as u64).collect();
+        for w in &r.within {
+            let e = Exceedance::from_samples(&latencies, w.threshold_ns);
+            assert_eq!(
+                (w.within, w.above, w.undecided),
+                (e.within, e.above, 0),
+                "{w:?}"
+            );
+        }
+        let tenfold = ten_times_median(&h).unwrap();
+        assert!(r.within.iter().any(|w| w.threshold_ns == tenfold));
+        let pairs = || {
+            samples
+                .iter()
+                .map(|s| (s.expected_ns - 7_000, s.latency_ns as u64))
+        };
+        for s in &r.spikes {
+            assert!(s.not_counted.is_none(), "{s:?}");
+            let want = spikes::spikes_from_samples(pairs(), s.threshold_ns);
+            assert_eq!(s.count, want.len() as u64, "{}", s.basis);
+            let times: Vec<u64> = want.iter().map(|x| x.time_ns).collect();
+            assert_eq!(s.times_ns, times, "{}", s.basis);
+        }
+        let mut periods = Vec::new();
+        for s in &samples {
+            periods.extend(std::iter::repeat_n(true, s.missed as usize));
+            periods.push(s.latency_ns > 1_000_000);
+        }
+        for f in &r.firm {
+            let worst = periods
+                .windows(f.k as usize)
+                .map(|w| w.iter().filter(|&&m| m).count() as u64)
+                .max()
+                .unwrap();
+            assert_eq!(f.worst_misses, worst, "k={}", f.k);
+        }
+    }
+
+    /// The peak keeper holds at most twice PEAKS_KEPT, and every wakeup above its level.
+    #[test]
+    fn peaks_are_bounded_and_complete_above_their_level() {
+        let samples = run(300_000, 11);
+        let mut keeper = PeakKeeper::default();
+        let mut rng = SplitMix64::new(3);
+        let latencies: Vec<u64> = samples
+            .iter()
+            .map(|_| (rng.uniform() * 1e6) as u64)
+            .collect();
+        for (s, &l) in samples.iter().zip(&latencies) {
+            keeper.push(s.seq, s.expected_ns, l);
+            assert!(keeper.peaks.len() < 2 * PEAKS_KEPT);
+        }
+        let above = latencies.iter().filter(|&&l| l > keeper.level_ns).count();
+        assert_eq!(keeper.peaks.len(), above);
+        assert!(keeper.peaks.len() >= PEAKS_KEPT.min(above));
+        assert!(
+            keeper.peaks.windows(2).all(|w| w[0].0 < w[1].0),
+            "in wakeup order"
+        );
+    }
+}

@@ -1,0 +1,134 @@
+//! The tail figures of one thread in run.json (issue 16, docs/tails.md): shares within
+//! thresholds, spikes with their rate and period, the worst (m,k)-firm windows and the
+//! extrapolated worst case. All optional: files written before them read as empty.
+
+use serde::{Deserialize, Serialize};
+
+/// A thread's tail figures, flattened into its `threads[]` entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadTails {
+    /// One per `--under` threshold (and the limits budgets name), ascending.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub within: Vec<WithinRecord>,
+    /// One per spike threshold (the deadline and 10x the median), ascending.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spikes: Vec<SpikeRecord>,
+    /// One per k that a `firm(m,k)` budget clause names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub firm: Vec<FirmRecord>,
+    /// The extrapolated worst case, or why there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail: Option<TailRecord>,
+}
+
+/// Wakeups at or below a threshold, and above it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WithinRecord {
+    pub threshold_ns: u64,
+    pub within: u64,
+    pub above: u64,
+    /// Wakeups whose side is unknown (only when counted from a histogram bucket that straddles
+    /// the threshold); 0 when counted from the samples.
+    pub undecided: u64,
+}
+
+impl WithinRecord {
+    /// All wakeups counted.
+    pub fn total(&self) -> u64 {
+        self.within + self.above + self.undecided
+    }
+
+    /// The share within in percent, undecided wakeups counted as above (the conservative side).
+    pub fn percent_within(&self) -> Option<f64> {
+        (self.total() > 0).then(|| 100.0 * self.within as f64 / self.total() as f64)
+    }
+}
+
+/// Spikes over a threshold: runs of consecutive late wakeups, each counted once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpikeRecord {
+    pub threshold_ns: u64,
+    /// Why this threshold: `deadline` or `10x median`.
+    pub basis: String,
+    pub count: u64,
+    /// True when several spikes may have counted as one (from per-interval maxima).
+    pub count_is_lower_bound: bool,
+    /// Spike times are known to within this.
+    pub resolution_ns: u64,
+    /// The time the spikes were counted over (wakeups × interval).
+    pub exposure_ns: u64,
+    pub rate_per_hour: f64,
+    /// Exact (Garwood) 95 % Poisson interval of the rate.
+    pub rate_per_hour_low: f64,
+    pub rate_per_hour_high: f64,
+    /// Mean time between spikes; absent without spikes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtbf_ns: Option<u64>,
+    /// The dominant period of the spike times, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period_ns: Option<f64>,
+    /// Share (0..1) of the spikes on the period's grid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period_share: Option<f64>,
+    /// Spike times since the run's first due time (ns), at most [`SPIKE_TIMES_KEPT`]; the
+    /// report draws them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub times_ns: Vec<u64>,
+    /// Why the spikes were not counted (the threshold lies below the wakeups the recorder
+    /// kept in order); the other fields are then zero.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_counted: Option<String>,
+}
+
+/// Spike times kept per threshold in run.json (the count goes on beyond).
+pub const SPIKE_TIMES_KEPT: usize = 10_000;
+
+/// The worst window of k consecutive periods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FirmRecord {
+    pub k: u64,
+    pub worst_misses: u64,
+    /// Number (0-based) of the window's first period.
+    pub worst_first_period: u64,
+    /// The window's length: k, or all periods when the run had fewer.
+    pub window_periods: u64,
+}
+
+/// The extrapolated worst case: a fit, or the check that refused it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TailRecord {
+    Fitted(TailFitRecord),
+    Refused { refused: String, reason: String },
+}
+
+/// A generalized Pareto fit over a threshold (docs/tails.md); extrapolated, not measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TailFitRecord {
+    /// Always `pot-gpd-mle`.
+    pub method: String,
+    pub threshold_ns: u64,
+    pub exceedances: u64,
+    pub clusters: u64,
+    pub extremal_index: f64,
+    pub shape: f64,
+    #[serde(default)]
+    pub shape_low: Option<f64>,
+    #[serde(default)]
+    pub shape_high: Option<f64>,
+    pub scale_ns: f64,
+    pub anderson_darling: f64,
+    pub levels: Vec<TailLevelRecord>,
+    /// Always true: a reminder to every reader.
+    pub extrapolated: bool,
+}
+
+/// The latency exceeded with probability `per_wakeup` per wakeup.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TailLevelRecord {
+    pub per_wakeup: f64,
+    pub latency_ns: f64,
+    /// 95 % profile-likelihood interval; a missing upper end: not bounded by the data.
+    pub low_ns: Option<f64>,
+    pub high_ns: Option<f64>,
+}

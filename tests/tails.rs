@@ -1,0 +1,200 @@
+//! Tails wired into `run` (issue 16): a real run with the spike load every 700 ms, its
+//! figures in run.json checked against the injections (events.jsonl) and against counts
+//! recomputed from the run's own `--samples` file.
+
+mod common;
+
+use common::*;
+use jitterlab::record::samplelog::{SampleLogReader, SampleRecord};
+use jitterlab::results::events::{Event, read_events};
+
+const DEADLINE_NS: u64 = 3_000_000;
+const EVERY_NS: f64 = 700e6;
+/// Spikes the machine's own stalls may add to the injections' (see tests/ground_truth.rs: this
+/// VM stalls a virtual CPU for milliseconds now and then).
+const MAX_NOISY: usize = 2;
+
+/// One run; every check that can fail returns Err so the caller may retry once.
+fn spike_run() -> Result<(), String> {
+    let (_base, out) = temp_out();
+    let o = jitterlab(&[
+        "run",
+        "--duration",
+        "15s",
+        "--cpus",
+        "0",
+        "--deadline",
+        "3ms",
+        "--samples",
+        "--quiet",
+        "--under",
+        "50us,250us",
+        "--budget",
+        "firm(3,10),under(250us)>=50%",
+        "--load",
+        "spike:cpu=0,every=700ms,len=5ms,prio=99",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    // The budget may fail on a noisy machine (exit 1); its verdict is checked below.
+    if !matches!(o.status.code(), Some(0 | 1)) {
+        return Err(format!("the run failed: {}", text(&o)));
+    }
+    let run = run_json(&out);
+    let t = thread(&run, 0);
+    let log = SampleLogReader::open(&out.join("samples.bin")).unwrap();
+    let offset = log.header.start_ns as i64 - run["start_monotonic_ns"].as_u64().unwrap() as i64;
+    let samples: Vec<SampleRecord> = log
+        .map(|s| {
+            let mut s = s.unwrap();
+            s.expected_ns = (s.expected_ns as i64 - offset) as u64;
+            s
+        })
+        .collect();
+    assert_eq!(samples.len() as u64, t["samples"].as_u64().unwrap());
+
+    // Shares within: exact counts, recomputed from the samples.
+    let within = t["within"].as_array().unwrap();
+    for threshold in [50_000u64, 250_000, DEADLINE_NS] {
+        let w = within
+            .iter()
+            .find(|w| w["threshold_ns"] == threshold)
+            .unwrap_or_else(|| panic!("within {threshold} ns in {within:?}"));
+        let want = samples
+            .iter()
+            .filter(|s| s.latency_ns <= threshold as i64)
+            .count() as u64;
+        assert_eq!(w["within"].as_u64().unwrap(), want, "within {threshold} ns");
+        assert_eq!(
+            w["above"].as_u64().unwrap(),
+            samples.len() as u64 - want,
+            "above {threshold} ns"
+        );
+        assert_eq!(w["undecided"], 0);
+    }
+
+    // (m,k)-firm: the worst window of 10 periods, by brute force over every window; a wakeup
+    // that reports n missed periods stands for n missed periods then its own.
+    let mut periods: Vec<bool> = Vec::new();
+    for s in &samples {
+        periods.extend(std::iter::repeat_n(true, s.missed as usize));
+        periods.push(s.latency_ns > DEADLINE_NS as i64);
+    }
+    let worst = periods
+        .windows(10)
+        .map(|w| w.iter().filter(|&&m| m).count() as u64)
+        .max()
+        .unwrap();
+    let firm = &t["firm"][0];
+    assert_eq!(firm["k"], 10);
+    assert_eq!(firm["worst_misses"].as_u64().unwrap(), worst, "{firm}");
+    let verdict = &run["budget"]["clauses"][0];
+    assert_eq!(
+        verdict["passed"].as_bool().unwrap(),
+        worst <= 3,
+        "{verdict}"
+    );
+
+    // Spikes over the deadline: runs of late wakeups, recomputed from the samples.
+    let mut spike_starts: Vec<&SampleRecord> = Vec::new();
+    let mut in_spike = false;
+    for s in &samples {
+        let late = s.latency_ns > DEADLINE_NS as i64;
+        if late && !in_spike {
+            spike_starts.push(s);
+        }
+        in_spike = late;
+    }
+    let spikes = t["spikes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["basis"] == "deadline")
+        .expect("spikes over the deadline");
+    assert_eq!(spikes["threshold_ns"], DEADLINE_NS);
+    assert_eq!(
+        spikes["count"].as_u64().unwrap(),
+        spike_starts.len() as u64,
+        "spike count against the samples"
+    );
+
+    // Against the injections: each held one wakeup run, and spikes are injections plus at most
+    // MAX_NOISY stalls of the machine.
+    let injections: Vec<(u64, u64)> = read_events(&out.join("events.jsonl"))
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::SpikeInjection {
+                cpu: 0,
+                start_ns,
+                end_ns,
+                ..
+            } => Some((start_ns, end_ns)),
+            _ => None,
+        })
+        .collect();
+    if !(20..=22).contains(&injections.len()) {
+        return Err(format!(
+            "expected 21 injections in 15 s, logged {}",
+            injections.len()
+        ));
+    }
+    let matched = |s: &SampleRecord| {
+        injections.iter().any(|&(start, end)| {
+            s.expected_ns < end && s.expected_ns as i64 + s.latency_ns >= start as i64
+        })
+    };
+    for (k, &(start, end)) in injections.iter().enumerate() {
+        let held = spike_starts
+            .iter()
+            .filter(|s| s.expected_ns < end && s.expected_ns as i64 + s.latency_ns >= start as i64);
+        if held.count() != 1 {
+            return Err(format!(
+                "injection {k}: not exactly one spike over the deadline"
+            ));
+        }
+    }
+    let noisy = spike_starts.iter().filter(|s| !matched(s)).count();
+    if noisy > MAX_NOISY {
+        return Err(format!(
+            "{noisy} spikes over 3 ms besides the {} injections: the machine is too noisy",
+            injections.len()
+        ));
+    }
+
+    // The period: 700 ms within 1 %.
+    let period = spikes["period_ns"]
+        .as_f64()
+        .ok_or_else(|| format!("no period found: {spikes}"))?;
+    if (period - EVERY_NS).abs() > 0.01 * EVERY_NS {
+        return Err(format!("period {period} ns, injected every 700 ms"));
+    }
+    // The rate interval contains the true rate (one injection per 700 ms).
+    let true_per_hour = 3600e9 / EVERY_NS;
+    let (low, high) = (
+        spikes["rate_per_hour_low"].as_f64().unwrap(),
+        spikes["rate_per_hour_high"].as_f64().unwrap(),
+    );
+    if !(low <= true_per_hour && true_per_hour <= high) {
+        return Err(format!(
+            "rate interval {low:.0}-{high:.0}/h misses the true {true_per_hour:.0}/h"
+        ));
+    }
+    // The terminal summary says the figures.
+    let summary = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        summary.contains("spikes over 3.00 ms (deadline)"),
+        "{summary}"
+    );
+    assert!(summary.contains("every 700."), "{summary}");
+    Ok(())
+}
+
+#[test]
+fn spike_load_every_700ms_gives_its_period_count_and_rate() {
+    if !realtime_available("spike_load_every_700ms_gives_its_period_count_and_rate") {
+        return;
+    }
+    let _lock = exclusive();
+    with_one_retry("spike run every 700 ms", spike_run);
+}
