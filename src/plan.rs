@@ -102,6 +102,9 @@ pub struct RunPlan {
     pub allow_shared_cpus: bool,
     /// `--budget`, judged when the run ends.
     pub budget: Option<crate::analysis::budget::Budget>,
+    /// Wakeup latency (`jitterlab run`) or OS noise (`jitterlab noise`, which then ignores the
+    /// wake method).
+    pub kind: crate::measure::MeasureKind,
 }
 
 impl RunPlan {

@@ -8,6 +8,7 @@ pub mod doctor;
 pub mod export;
 pub mod import;
 pub mod load;
+pub mod noise;
 pub mod report;
 pub mod run;
 pub mod sweep;
@@ -26,6 +27,7 @@ pub fn dispatch(command: Command) -> Result<i32> {
         Command::Load(args) => load::run(&args),
         Command::Sweep(args) => sweep::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Noise(args) => noise::run(&args),
         // The hidden entry points of jitterlab's own child processes: nothing to translate.
         Command::LoadWorker(args) => Ok(crate::load::worker::main(
             &args.spec,

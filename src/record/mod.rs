@@ -44,6 +44,8 @@ pub struct ThreadFeed {
     pub deadline_ns: u64,
     pub counters: Arc<ThreadCounters>,
     pub consumer: rtrb::Consumer<Sample>,
+    /// Wakeups or noise gaps (a noise thread's throttled gaps stay out of the statistics).
+    pub kind: crate::measure::MeasureKind,
 }
 
 /// A thread's figures at the end of the run.
@@ -58,6 +60,18 @@ pub struct ThreadResult {
     pub early_wakeups: u64,
     /// The trace side, with `--trace`.
     pub trace: Option<ThreadTraceResult>,
+    /// What a noise thread counted itself (all 0 for wakeup threads).
+    pub loop_counts: LoopCounts,
+}
+
+/// A noise thread's own counters at its end (see [`crate::measure::noise`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoopCounts {
+    pub iterations: u64,
+    pub span_ns: u64,
+    pub noise_ns: u64,
+    pub throttled_gaps: u64,
+    pub throttled_ns: u64,
 }
 
 /// A thread's state as the live view shows it.
@@ -254,6 +268,7 @@ mod tests {
             deadline_ns: 100_000,
             counters: Arc::new(ThreadCounters::default()),
             consumer: c,
+            kind: Default::default(),
         }
     }
 

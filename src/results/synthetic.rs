@@ -150,6 +150,7 @@ pub fn write_run(
                 early_wakeups: whole[slot].early,
                 end: "completed".into(),
                 irq_latency: None,
+                noise: None,
             })
             .collect(),
         loads: run.loads.clone(),
@@ -198,6 +199,7 @@ pub fn write_run(
                 pm_qos_us: Some(0),
                 trace: false,
                 explain_above_ns: None,
+                noise_threshold_ns: None,
             },
             serde_json::json!({ "hostname": "synthetic" }),
             EnvironmentRecord {

@@ -188,6 +188,7 @@ impl Session {
 
         let record = RunRecord {
             warnings: warnings.clone(),
+            kind: super::run_kind(plan),
             ..RunRecord::new(
                 options.command_line,
                 plan_record(plan),
@@ -204,7 +205,11 @@ impl Session {
         let headers = hlog_writer
             .begin(
                 start_wall,
-                &format!("jitterlab {} latency log", env!("CARGO_PKG_VERSION")),
+                &format!(
+                    "jitterlab {} {} log",
+                    env!("CARGO_PKG_VERSION"),
+                    plan.kind.name()
+                ),
             )
             .and_then(|_| match &mut sample_writer {
                 Some(w) => w.begin(SampleLogHeader {
@@ -245,6 +250,7 @@ impl Session {
                 deadline_ns: plan.thread_deadline_ns(t.index),
                 counters: Arc::clone(&t.counters),
                 consumer: std::mem::replace(&mut t.consumer, rtrb::RingBuffer::new(1).1),
+                kind: plan.kind,
             })
             .collect();
         let mut recorder = Recorder::new(

@@ -30,6 +30,7 @@ fn thread(cpu: usize, max_us: i64, p999_us: u64, missed: u64) -> ThreadSummary {
         early_wakeups: 0,
         end: "completed".into(),
         irq_latency: None,
+        noise: None,
     }
 }
 

@@ -189,6 +189,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         out: args.out.clone(),
         allow_shared_cpus: args.allow_shared_cpus,
         budget,
+        kind: crate::measure::MeasureKind::Latency,
     })
 }
 

@@ -177,6 +177,7 @@ pub fn write_result(
                 early_wakeups: 0,
                 end: "completed".into(),
                 irq_latency: t.irq.as_ref().map(SourceHistogram::summary),
+                noise: None,
             })
             .collect(),
         warnings,
@@ -209,6 +210,7 @@ pub fn write_result(
                 pm_qos_us: None,
                 trace: false,
                 explain_above_ns: None,
+                noise_threshold_ns: None,
             },
             imported.system.clone(),
             // What the source tool did, as far as it says; jitterlab changed nothing.
