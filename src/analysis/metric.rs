@@ -18,6 +18,8 @@ pub enum Metric {
     Missed,
     Dropped,
     DeadlineMisses,
+    /// Noise runs: the share of the CPU taken by gaps above the threshold, percent.
+    NoisePct,
 }
 
 /// Every metric with its name in the grammar, in the order the docs list them.
@@ -34,6 +36,7 @@ pub const METRICS: &[(&str, Metric)] = &[
     ("missed", Metric::Missed),
     ("dropped", Metric::Dropped),
     ("deadline_misses", Metric::DeadlineMisses),
+    ("noise_pct", Metric::NoisePct),
 ];
 
 impl Metric {
@@ -45,9 +48,17 @@ impl Metric {
             .expect("every metric is listed")
     }
 
-    /// Counts of events (periods, records, wakeups) rather than latencies.
+    /// Counts of events (periods, records, wakeups) rather than latencies or shares.
     pub fn is_count(self) -> bool {
-        !self.is_latency()
+        matches!(
+            self,
+            Metric::Missed | Metric::Dropped | Metric::DeadlineMisses
+        )
+    }
+
+    /// A share in percent (`noise_pct`), written as a decimal number with or without `%`.
+    pub fn is_percent(self) -> bool {
+        self == Metric::NoisePct
     }
 
     /// The quantile of a percentile metric (0.999 for p99.9).
@@ -67,12 +78,9 @@ impl Metric {
         METRICS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
     }
 
-    /// Latency metrics take a duration with a unit; the others are counts.
+    /// Latency metrics take a duration with a unit; the others are counts or a share.
     pub fn is_latency(self) -> bool {
-        !matches!(
-            self,
-            Metric::Missed | Metric::Dropped | Metric::DeadlineMisses
-        )
+        !self.is_count() && !self.is_percent()
     }
 
     /// The name of the run.json thread field a count metric reads (what `imported.absent`
@@ -108,6 +116,7 @@ impl Metric {
             Metric::Missed => Some(t.missed_periods as f64),
             Metric::Dropped => Some(t.dropped_records as f64),
             Metric::DeadlineMisses => Some(t.deadline_misses as f64),
+            Metric::NoisePct => t.noise.map(|n| n.noise_pct),
         }
     }
 
@@ -115,6 +124,8 @@ impl Metric {
     pub fn format(self, value: f64) -> String {
         if self.is_latency() {
             format_latency(value)
+        } else if self.is_percent() {
+            format!("{value:.4} %")
         } else {
             format!("{}", value.round() as i64)
         }

@@ -50,6 +50,8 @@ fn evaluate_clause(c: &Clause, threads: &[ThreadSummary], absent: &[String]) -> 
         if c.metric.value(t, absent).is_none() {
             let why = if c.metric.is_count() {
                 "not in the imported source"
+            } else if c.metric.is_percent() {
+                "only noise runs (jitterlab noise) have it"
             } else {
                 "no samples"
             };

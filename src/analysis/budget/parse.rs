@@ -23,7 +23,7 @@ pub fn accepted() -> String {
     let names: Vec<&str> = METRICS.iter().map(|(n, _)| *n).collect();
     format!(
         "clauses [cpuN:]METRIC OP VALUE separated by commas; METRIC is one of {}; OP is one of <, <=, =, >=, >; \
-         latency values carry a unit (ns, us, ms, s), counts (missed, dropped, deadline_misses) are plain integers; \
+         latency values carry a unit (ns, us, ms, s), counts (missed, dropped, deadline_misses) are plain integers, noise_pct a percentage (noise runs); \
          e.g. 'max<200us,p99.9<50us,missed=0' or 'cpu1:max<100us'",
         names.join(", ")
     )
@@ -140,7 +140,20 @@ fn parse_clause(text: &str) -> Result<Clause, String> {
     if value_text.is_empty() {
         return Err(format!("has no value after '{}'", op.symbol()));
     }
-    let limit = if metric.is_latency() {
+    let limit = if metric.is_percent() {
+        value_text
+            .trim_end_matches('%')
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| {
+                format!(
+                    "has '{value_text}' where {} needs a percentage (e.g. 0.1 or 0.1%)",
+                    metric.name()
+                )
+            })?
+    } else if metric.is_latency() {
         parse_duration_ns(value_text).map_err(|e| format!("has a bad latency value: {e}"))? as f64
     } else {
         value_text.parse::<u64>().map_err(|_| {
