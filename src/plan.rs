@@ -108,6 +108,9 @@ pub struct RunPlan {
     /// `--under`: thresholds whose share of wakeups within is counted exactly (each thread's
     /// deadline always is, and 10x the median is added at the end, docs/tails.md).
     pub under_ns: Vec<u64>,
+    /// Wakeup latency (`jitterlab run`) or OS noise (`jitterlab noise`, which then ignores the
+    /// wake method).
+    pub kind: crate::measure::MeasureKind,
 }
 
 /// The interval log written as a series of segment files, each a complete HdrHistogram

@@ -23,6 +23,8 @@ pub enum Metric {
     /// `firm(m,k)`: the most deadline misses in any k consecutive periods (the clause's m is
     /// its limit, `<=`).
     Firm(u64),
+    /// Noise runs: the share of the CPU taken by gaps above the threshold, percent.
+    NoisePct,
 }
 
 /// Every metric with its name in the grammar, in the order the docs list them.
@@ -39,6 +41,7 @@ pub const METRICS: &[(&str, Metric)] = &[
     ("missed", Metric::Missed),
     ("dropped", Metric::Dropped),
     ("deadline_misses", Metric::DeadlineMisses),
+    ("noise_pct", Metric::NoisePct),
 ];
 
 impl Metric {
@@ -65,9 +68,17 @@ impl Metric {
         }
     }
 
-    /// Counts of events (periods, records, wakeups) rather than latencies.
+    /// Counts of events (periods, records, wakeups) rather than latencies or shares.
     pub fn is_count(self) -> bool {
-        !self.is_latency()
+        matches!(
+            self,
+            Metric::Missed | Metric::Dropped | Metric::DeadlineMisses
+        )
+    }
+
+    /// A share in percent (`noise_pct`), written as a decimal number with or without `%`.
+    pub fn is_percent(self) -> bool {
+        self == Metric::NoisePct
     }
 
     /// The quantile of a percentile metric (0.999 for p99.9).
@@ -87,16 +98,11 @@ impl Metric {
         METRICS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
     }
 
-    /// Latency metrics take a duration with a unit; the others are counts.
+    /// Latency metrics take a duration with a unit; the others are counts or a share.
     pub fn is_latency(self) -> bool {
-        !matches!(
-            self,
-            Metric::Missed
-                | Metric::Dropped
-                | Metric::DeadlineMisses
-                | Metric::Under(_)
-                | Metric::Firm(_)
-        )
+        !self.is_count()
+            && !self.is_percent()
+            && !matches!(self, Metric::Under(_) | Metric::Firm(_))
     }
 
     /// The name of the run.json thread field a count metric reads (what `imported.absent`
@@ -144,6 +150,7 @@ impl Metric {
                 .iter()
                 .find(|f| f.k == k)
                 .map(|f| f.worst_misses as f64),
+            Metric::NoisePct => t.noise.map(|n| n.noise_pct),
         }
     }
 
@@ -153,6 +160,8 @@ impl Metric {
             format_latency(value)
         } else if let Metric::Under(_) = self {
             format!("{value:.3} %")
+        } else if self.is_percent() {
+            format!("{value:.4} %")
         } else {
             format!("{}", value.round() as i64)
         }

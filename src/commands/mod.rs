@@ -9,6 +9,7 @@ pub mod export;
 pub mod import;
 pub mod load;
 pub mod monitor;
+pub mod noise;
 pub mod report;
 pub mod run;
 pub mod sweep;
@@ -28,6 +29,7 @@ pub fn dispatch(command: Command) -> Result<i32> {
         Command::Sweep(args) => sweep::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Monitor(args) => monitor::run(&args),
+        Command::Noise(args) => noise::run(&args),
         // The hidden entry points of jitterlab's own child processes: nothing to translate.
         Command::LoadWorker(args) => Ok(crate::load::worker::main(
             &args.spec,

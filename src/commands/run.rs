@@ -11,7 +11,13 @@ use crate::results::run_record::Ended;
 pub fn run(args: &RunArgs) -> Result<i32> {
     let plan = resolve::resolve(args)?;
     let outcome = crate::runner::run(&plan, args.quiet, std::env::args().collect())?;
-    if args.json {
+    Ok(print_outcome(&outcome, args.json))
+}
+
+/// Prints a finished run (run.json with `json`, else the summary) and returns its exit code:
+/// 4 for a failed run, 1 for a failed budget, else 0. Shared with `jitterlab noise`.
+pub fn print_outcome(outcome: &crate::runner::RunOutcome, json: bool) -> i32 {
+    if json {
         println!(
             "{}",
             serde_json::to_string_pretty(&outcome.record).expect("run records serialise")
@@ -22,11 +28,11 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             report::terminal::summary(&outcome.record, &outcome.dir.path)
         );
     }
-    Ok(match outcome.record.ended {
+    match outcome.record.ended {
         Ended::Failed => ExitCode::Run as i32,
         _ if outcome.record.budget.as_ref().is_some_and(|b| !b.passed) => {
             ExitCode::CheckFailed as i32
         }
         _ => 0,
-    })
+    }
 }

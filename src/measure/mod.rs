@@ -4,10 +4,12 @@
 //! back a stream of [`Sample`]s through a wait-free single-producer ring, plus a few counters
 //! that the thread publishes with relaxed atomic stores. The loop in [`cycle`] performs one sleep
 //! syscall and one vDSO clock read per wakeup and never allocates, locks, prints or blocks on
-//! the consumer.
+//! the consumer. The noise loop ([`noise`]) is the other kind of measuring thread: it never
+//! sleeps, and pushes the gaps it sees through the same ring.
 
 pub mod clock;
 pub mod cycle;
+pub mod noise;
 pub mod sched;
 pub mod thread;
 pub mod wake;
@@ -49,6 +51,40 @@ pub struct ThreadCounters {
     /// The thread's CPU time over its whole life, ns: stored once, when its loop has ended (0
     /// before). Read it after joining the thread.
     pub cpu_time_ns: AtomicU64,
+    /// Noise loop only ([`noise`]): the sum of the gaps above the threshold so far, ns.
+    pub noise_ns: AtomicU64,
+    /// Noise loop only: loop iterations (clock reads) so far, published every
+    /// [`noise::PUBLISH_EVERY`].
+    pub iterations: AtomicU64,
+    /// Noise loop only: the time from the loop's first read to its last published one, ns.
+    pub span_ns: AtomicU64,
+    /// Noise loop only: gaps taken for real-time throttling (not pushed), and their sum, ns.
+    pub throttled_gaps: AtomicU64,
+    pub throttled_ns: AtomicU64,
+}
+
+/// What a measuring thread measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MeasureKind {
+    /// `jitterlab run`: how late each wakeup comes.
+    #[default]
+    Latency,
+    /// `jitterlab noise`: the gaps in a loop that never sleeps longer than `threshold_ns`;
+    /// those of at least `throttle_min_ns` are counted as real-time throttling instead.
+    Noise {
+        threshold_ns: u64,
+        throttle_min_ns: u64,
+    },
+}
+
+impl MeasureKind {
+    /// The name run.json stores (`kind`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MeasureKind::Latency => "latency",
+            MeasureKind::Noise { .. } => "noise",
+        }
+    }
 }
 
 /// How a measuring thread's loop ended.

@@ -3,11 +3,12 @@
 
 use super::clock::{Clock, thread_cpu_time_ns};
 use super::cycle::{CyclePlan, StopAt};
+use super::noise::{NoiseLoopPlan, run_noise};
 use super::sched::{
     Policy, explain_policy_refusal, minimise_timer_slack, pin_current_thread, prefault_stack,
 };
 use super::wake::{Cycles, WakeMethod};
-use super::{Sample, ThreadCounters, ThreadEnd};
+use super::{MeasureKind, Sample, ThreadCounters, ThreadEnd};
 use crate::sys::signal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -32,6 +33,8 @@ pub struct ThreadPlan {
     /// Stack to touch before measuring (0: none).
     pub prefault_stack_bytes: usize,
     pub ring_capacity: usize,
+    /// Wakeups (the wake method's loop) or noise (the noise loop; `wake` then unused).
+    pub kind: MeasureKind,
 }
 
 /// The rendezvous of all measuring threads: each finishes its setup, reports it, and waits
@@ -136,6 +139,20 @@ fn measure(
         return ThreadEnd::Stopped;
     }
     let start_ns = gate.start_ns.load(Ordering::SeqCst);
+    if let MeasureKind::Noise {
+        threshold_ns,
+        throttle_min_ns,
+    } = plan.kind
+    {
+        let noise = NoiseLoopPlan {
+            clock: plan.clock,
+            threshold_ns,
+            throttle_min_ns,
+            start_ns,
+            end_ns: gate.end_ns.load(Ordering::SeqCst),
+        };
+        return run_noise(&noise, &mut producer, counters, &stop);
+    }
     let stop_at = match plan.loops {
         Some(n) => StopAt::Loops(n),
         None => StopAt::ClockTime(gate.end_ns.load(Ordering::SeqCst)),

@@ -166,6 +166,7 @@ fn window_summary(m: &CpuMetrics, counts: Counters) -> ThreadSummary {
         // The tail counts are the whole run's (run.json), not a window's: a budget clause on them
         // (under, firm) reads "not counted" here.
         tails: Default::default(),
+        noise: None,
     }
 }
 

@@ -48,6 +48,8 @@ pub struct ThreadFeed {
     pub consumer: rtrb::Consumer<Sample>,
     /// What to count for the tail figures (docs/tails.md).
     pub tails: tails::TailPlan,
+    /// Wakeups or noise gaps (a noise thread's throttled gaps stay out of the statistics).
+    pub kind: crate::measure::MeasureKind,
 }
 
 /// A thread's figures at the end of the run.
@@ -64,6 +66,18 @@ pub struct ThreadResult {
     pub trace: Option<ThreadTraceResult>,
     /// Shares within thresholds, spikes, firm windows, the extrapolated worst case.
     pub tails: crate::results::format::tails::ThreadTails,
+    /// What a noise thread counted itself (all 0 for wakeup threads).
+    pub loop_counts: LoopCounts,
+}
+
+/// A noise thread's own counters at its end (see [`crate::measure::noise`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoopCounts {
+    pub iterations: u64,
+    pub span_ns: u64,
+    pub noise_ns: u64,
+    pub throttled_gaps: u64,
+    pub throttled_ns: u64,
 }
 
 /// A thread's state as the live view shows it.
@@ -272,6 +286,7 @@ mod tests {
             counters: Arc::new(ThreadCounters::default()),
             consumer: c,
             tails: tails::TailPlan::default(),
+            kind: Default::default(),
         }
     }
 

@@ -9,8 +9,8 @@ use super::samplelog::SampleRecord;
 use super::stats::LatencyStats;
 use super::tails::TailState;
 use super::trace_join::{SampleTrace, ThreadTraceState};
-use super::{LiveRow, ThreadFeed, ThreadResult};
-use crate::measure::Sample;
+use super::{LiveRow, LoopCounts, ThreadFeed, ThreadResult};
+use crate::measure::{MeasureKind, Sample};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
@@ -71,16 +71,14 @@ impl ThreadState {
             self.close_interval(out.files, out.log_interval_ns, out.log_interval_ns);
             *out.closed_any = true;
         }
-        self.interval.record(sample.latency_ns);
-        self.total.record(sample.latency_ns);
-        if sample.latency_ns > self.feed.deadline_ns as i64 {
-            self.deadline_misses += 1;
+        // A noise thread's throttled gap: in the sample log only (its thread counted it).
+        let throttled = matches!(self.feed.kind, MeasureKind::Noise { .. })
+            && sample.missed == crate::measure::noise::THROTTLED;
+        if !throttled {
+            self.record_statistics(sample, traced.as_ref());
         }
         self.tails.record(sample);
         let irq = traced.as_ref().and_then(|x| x.irq_latency_ns);
-        if let (Some(tr), Some(x)) = (&mut self.trace, &traced) {
-            tr.record(x);
-        }
         let record = SampleRecord {
             cpu: self.feed.cpu as u32,
             missed: sample.missed,
@@ -91,6 +89,17 @@ impl ThreadState {
         };
         out.files
             .write(|_, samples| samples.as_mut().map_or(Ok(()), |l| l.write(&record)));
+    }
+
+    fn record_statistics(&mut self, sample: &Sample, traced: Option<&SampleTrace>) {
+        self.interval.record(sample.latency_ns);
+        self.total.record(sample.latency_ns);
+        if sample.latency_ns > self.feed.deadline_ns as i64 {
+            self.deadline_misses += 1;
+        }
+        if let (Some(tr), Some(x)) = (&mut self.trace, traced) {
+            tr.record(x);
+        }
     }
 
     /// Writes the last (possibly partial) interval, cut at `end_ns`, unless the run ended
@@ -175,6 +184,16 @@ impl ThreadState {
             early_wakeups: self.total.early,
             trace: self.trace.as_ref().map(ThreadTraceState::result),
             tails: self.tails.result(&self.total.histogram),
+            loop_counts: {
+                let c = &self.feed.counters;
+                LoopCounts {
+                    iterations: c.iterations.load(Relaxed),
+                    span_ns: c.span_ns.load(Relaxed),
+                    noise_ns: c.noise_ns.load(Relaxed),
+                    throttled_gaps: c.throttled_gaps.load(Relaxed),
+                    throttled_ns: c.throttled_ns.load(Relaxed),
+                }
+            },
         }
     }
 }

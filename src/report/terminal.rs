@@ -18,6 +18,36 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
         }
         out.push('\n');
     }
+    if record.kind.is_noise() {
+        let _ = writeln!(out, "{}", super::noise::heading(record));
+        if let Some(reason) = &record.end_reason {
+            let _ = writeln!(out, "  ended: {reason}");
+        }
+        out.push_str(&Terminal.render(&super::noise::table(record)));
+    } else {
+        out.push_str(&latency_heading(record));
+        out.push_str(&Terminal.render(&cpu_tables::latency(record, Detail::Summary)));
+    }
+    for load in &record.loads {
+        let _ = writeln!(out, "  {}", crate::results::run_record::load_line(load));
+    }
+    out.push_str(&trace_section(record));
+    out.push_str(&super::phases::summary(record));
+    out.push_str(&super::tails::summary(record));
+    if let Some(verdict) = &record.budget {
+        let _ = writeln!(out, "Budget {}:", verdict.expression);
+        for line in crate::analysis::budget::verdict_lines(verdict) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    let _ = writeln!(out, "Results: {}", dir.display());
+    out
+}
+
+/// `jitterlab run: FIFO 95 on CPUs [0, 1], wake ..., interval ..., completed after ...`, and why
+/// the run ended when it did not complete.
+fn latency_heading(record: &RunRecord) -> String {
+    let mut out = String::new();
     let plan = &record.plan;
     // An imported run's placeholders are unknowns (imported.absent): `-`.
     let known = |field: &str, shown: String| {
@@ -36,30 +66,21 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
         known("plan.wake", plan.wake.clone()),
         known("plan.clock", plan.clock.clone()),
         known("plan.interval_ns", format_ns(plan.interval_ns)),
-        match (record.ended, record.duration_ns) {
-            (Ended::Completed, Some(d)) => format!("completed after {}", format_ns(d)),
-            (e, Some(d)) => format!("{} after {}", e.as_str(), format_ns(d)),
-            (e, None) => e.as_str().to_string(),
-        }
+        ended_text(record)
     );
     if let Some(reason) = &record.end_reason {
         let _ = writeln!(out, "  ended: {reason}");
     }
-    out.push_str(&Terminal.render(&cpu_tables::latency(record, Detail::Summary)));
-    for load in &record.loads {
-        let _ = writeln!(out, "  {}", crate::results::run_record::load_line(load));
-    }
-    out.push_str(&trace_section(record));
-    out.push_str(&super::phases::summary(record));
-    out.push_str(&super::tails::summary(record));
-    if let Some(verdict) = &record.budget {
-        let _ = writeln!(out, "Budget {}:", verdict.expression);
-        for line in crate::analysis::budget::verdict_lines(verdict) {
-            let _ = writeln!(out, "  {line}");
-        }
-    }
-    let _ = writeln!(out, "Results: {}", dir.display());
     out
+}
+
+/// How the run ended and after how long: `completed after 30.00 s`.
+pub(super) fn ended_text(record: &RunRecord) -> String {
+    match (record.ended, record.duration_ns) {
+        (Ended::Completed, Some(d)) => format!("completed after {}", format_ns(d)),
+        (e, Some(d)) => format!("{} after {}", e.as_str(), format_ns(d)),
+        (e, None) => e.as_str().to_string(),
+    }
 }
 
 /// `--trace`: IRQ and thread latency side by side per CPU, and the worst explained wakeups.

@@ -151,6 +151,7 @@ pub fn write_run(
                 end: "completed".into(),
                 irq_latency: None,
                 tails: Default::default(),
+                noise: None,
             })
             .collect(),
         loads: run.loads.clone(),
@@ -199,6 +200,7 @@ pub fn write_run(
                 pm_qos_us: Some(0),
                 trace: false,
                 explain_above_ns: None,
+                noise_threshold_ns: None,
             },
             serde_json::json!({ "hostname": "synthetic" }),
             EnvironmentRecord {

@@ -29,7 +29,7 @@ use crate::measure::ThreadEnd;
 use crate::plan::RunPlan;
 use crate::record::ThreadResult;
 use crate::results::ResultDir;
-use crate::results::run_record::{PlanRecord, RunRecord, ThreadSummary};
+use crate::results::run_record::{NoiseSummary, PlanRecord, RunRecord, ThreadSummary};
 use std::time::Duration;
 use threads::JoinedThread;
 
@@ -80,6 +80,15 @@ pub(crate) fn system_snapshot(plan: &RunPlan) -> (serde_json::Value, Vec<String>
     )
 }
 
+/// What run.json says the run measured.
+pub(crate) fn run_kind(plan: &RunPlan) -> crate::results::run_record::RunKind {
+    use crate::results::run_record::RunKind;
+    match plan.kind {
+        crate::measure::MeasureKind::Latency => RunKind::Latency,
+        crate::measure::MeasureKind::Noise { .. } => RunKind::Noise,
+    }
+}
+
 /// The plan as run.json stores it.
 pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
     PlanRecord {
@@ -106,6 +115,10 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
         pm_qos_us: plan.pm_qos_us,
         trace: plan.trace,
         explain_above_ns: plan.explain_above_ns,
+        noise_threshold_ns: match plan.kind {
+            crate::measure::MeasureKind::Noise { threshold_ns, .. } => Some(threshold_ns),
+            crate::measure::MeasureKind::Latency => None,
+        },
     }
 }
 
@@ -136,8 +149,23 @@ pub(crate) fn thread_summaries(
             },
             irq_latency: r.trace.as_ref().map(|t| t.irq_latency.clone()),
             tails: r.tails.clone(),
+            noise: match plan.kind {
+                crate::measure::MeasureKind::Noise { .. } => Some(noise_summary(r)),
+                crate::measure::MeasureKind::Latency => None,
+            },
         })
         .collect()
+}
+
+/// A noise thread's figures: its own counters, and its gap count (recorded and dropped).
+fn noise_summary(r: &ThreadResult) -> NoiseSummary {
+    let c = &r.loop_counts;
+    NoiseSummary::new(
+        c.span_ns,
+        c.iterations,
+        (r.latency.samples + r.dropped_records, c.noise_ns),
+        (c.throttled_gaps, c.throttled_ns),
+    )
 }
 
 /// Warnings about what the run itself saw.

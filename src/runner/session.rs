@@ -208,6 +208,7 @@ impl Session {
         let record = RunRecord {
             warnings: warnings.clone(),
             segments: segments.as_ref().map(SegmentLedger::record),
+            kind: super::run_kind(plan),
             ..RunRecord::new(
                 options.command_line,
                 plan_record(plan),
@@ -224,7 +225,11 @@ impl Session {
         let headers = hlog_writer
             .begin(
                 start_wall,
-                &format!("jitterlab {} latency log", env!("CARGO_PKG_VERSION")),
+                &format!(
+                    "jitterlab {} {} log",
+                    env!("CARGO_PKG_VERSION"),
+                    plan.kind.name()
+                ),
             )
             .and_then(|_| match &mut sample_writer {
                 Some(w) => w.begin(SampleLogHeader {
@@ -266,6 +271,7 @@ impl Session {
                 counters: Arc::clone(&t.counters),
                 consumer: std::mem::replace(&mut t.consumer, rtrb::RingBuffer::new(1).1),
                 tails: plan.thread_tail_plan(t.index),
+                kind: plan.kind,
             })
             .collect();
         let mut recorder = Recorder::new(

@@ -119,6 +119,7 @@ fn start_measuring_threads(
             loops: plan.length.loops(),
             prefault_stack_bytes: if plan.mlock { PREFAULT_STACK_BYTES } else { 0 },
             ring_capacity: plan.ring_size,
+            kind: plan.kind,
         };
         match spawn_measuring_thread(
             thread_plan,

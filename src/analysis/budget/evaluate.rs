@@ -61,6 +61,7 @@ fn evaluate_clause(c: &Clause, threads: &[ThreadSummary], absent: &[String]) -> 
                     "not counted in this run (the recorder counts the thresholds and windows of the run's own --under and --budget)"
                 }
                 _ if c.metric.is_count() => "not in the imported source",
+                _ if c.metric.is_percent() => "only noise runs (jitterlab noise) have it",
                 _ => "no samples",
             };
             return verdict(false, format!("cpu{}: {}: {why}", t.cpu, c.metric.label()));

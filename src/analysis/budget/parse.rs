@@ -25,6 +25,7 @@ pub fn accepted() -> String {
         "clauses [cpuN:]METRIC OP VALUE separated by commas; METRIC is one of {}; OP is one of <, <=, =, >=, >; \
          latency values carry a unit (ns, us, ms, s), counts (missed, dropped, deadline_misses) are plain integers; \
          under(THRESHOLD)>=PERCENT% judges the share of wakeups within a threshold, firm(m,k) allows at most m deadline misses in any k consecutive periods; \
+         noise_pct is a percentage (noise runs); \
          e.g. 'max<200us,p99.9<50us,missed=0', 'cpu1:max<100us', 'under(250us)>=99.5%,firm(2,10)'",
         names.join(", ")
     )
@@ -217,6 +218,19 @@ fn parse_clause(text: &str) -> Result<Clause, String> {
             .filter(|p| (0.0..=100.0).contains(p))
             .ok_or_else(|| {
                 format!("has '{value_text}' where under(...) needs a share in percent, e.g. 99.5%")
+            })?
+    } else if metric.is_percent() {
+        value_text
+            .trim_end_matches('%')
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| {
+                format!(
+                    "has '{value_text}' where {} needs a percentage (e.g. 0.1 or 0.1%)",
+                    metric.name()
+                )
             })?
     } else if metric.is_latency() {
         parse_duration_ns(value_text).map_err(|e| format!("has a bad latency value: {e}"))? as f64

@@ -31,6 +31,7 @@ fn thread(cpu: usize, max_us: i64, p999_us: u64, missed: u64) -> ThreadSummary {
         end: "completed".into(),
         irq_latency: None,
         tails: Default::default(),
+        noise: None,
     }
 }
 
@@ -245,4 +246,37 @@ fn under_and_firm_judge_the_counted_figures() {
         let e = Budget::parse(bad).unwrap_err().to_string();
         assert!(e.contains(why), "{bad}: {e}");
     }
+}
+
+/// `noise_pct` takes a percentage with or without `%`, judges each noise thread's share, and
+/// fails on a latency run, which has no noise share.
+#[test]
+fn noise_pct_judges_noise_runs_only() {
+    use crate::results::run_record::NoiseSummary;
+    let b = Budget::parse("noise_pct<0.1,cpu1:noise_pct<=2%").unwrap();
+    assert_eq!(b.clauses[0].metric, Metric::NoisePct);
+    assert_eq!((b.clauses[0].limit, b.clauses[1].limit), (0.1, 2.0));
+    assert!(Budget::parse("noise_pct<abc").is_err());
+    assert!(Budget::parse("noise_pct<-1").is_err());
+    let noisy = |cpu, noise_ns| ThreadSummary {
+        noise: Some(NoiseSummary::new(1_000_000_000, 1, (1, noise_ns), (0, 0))),
+        ..thread(cpu, 10, 10, 0)
+    };
+    // 0.05 % and 1.5 % of a second.
+    let run = record(vec![noisy(0, 500_000), noisy(1, 15_000_000)]);
+    let v = b.evaluate(&run);
+    assert!(!v.passed);
+    assert_eq!(
+        v.clauses.iter().map(|c| c.passed).collect::<Vec<_>>(),
+        vec![false, true]
+    );
+    let v = Budget::parse("noise_pct<0.1")
+        .unwrap()
+        .evaluate(&record(vec![thread(0, 10, 10, 0)]));
+    assert!(!v.passed);
+    assert!(
+        v.clauses[0].actual.contains("only noise runs"),
+        "{}",
+        v.clauses[0].actual
+    );
 }

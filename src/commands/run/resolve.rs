@@ -196,6 +196,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         segments: None,
         budget,
         under_ns,
+        kind: crate::measure::MeasureKind::Latency,
     })
 }
 

@@ -55,6 +55,8 @@ fn case_name(text: &str) -> String {
 fn measurement(metric: Metric, value: f64) -> String {
     if metric.is_latency() {
         format!("{:.3} us", value / 1e3)
+    } else if metric.is_percent() {
+        format!("{value:.4} %")
     } else {
         let unit = match metric {
             Metric::Missed => "periods",
@@ -90,7 +92,9 @@ pub fn render(run: &LoadedRun) -> Result<String> {
     for t in &r.threads {
         // The standard deviation is not a figure CI systems track for latency; budgets can
         // still judge it (its verdict is in the budget lines).
-        for &(_, metric) in METRICS.iter().filter(|(_, m)| *m != Metric::Stddev) {
+        // noise_pct only for noise runs' threads.
+        let shown = |m: &Metric| *m != Metric::Stddev && (t.noise.is_some() || !m.is_percent());
+        for &(_, metric) in METRICS.iter().filter(|(_, m)| shown(m)) {
             let judged: Vec<&CpuCase> = cases
                 .iter()
                 .filter(|c| c.cpu == t.cpu && c.metric == metric)

@@ -5,6 +5,7 @@
 
 pub mod events;
 pub mod hlog;
+pub mod noise;
 pub mod run_record;
 pub mod samples;
 pub mod segments;

@@ -1,6 +1,7 @@
 //! run.json: what a run was asked to do, what it found, and what it measured.
 //! The fields are specified in docs/result-format.md; every quantity carries its unit in its name.
 
+pub use super::noise::{NoiseSummary, RunKind};
 use crate::record::stats::LatencySummary;
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +13,10 @@ pub const FILE_NAME: &str = "run.json";
 pub struct RunRecord {
     pub format: u32,
     pub jitterlab_version: String,
+    /// `latency` (`jitterlab run`) or `noise` (`jitterlab noise`); absent in older files, which
+    /// are latency runs.
+    #[serde(default)]
+    pub kind: RunKind,
     pub command_line: Vec<String>,
     pub plan: PlanRecord,
     /// The system snapshot and readiness verdicts (see docs/doctor.md).
@@ -77,6 +82,7 @@ impl RunRecord {
         RunRecord {
             format: FORMAT,
             jitterlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            kind: RunKind::Latency,
             command_line,
             plan,
             system,
@@ -312,6 +318,9 @@ pub struct PlanRecord {
     /// `--explain-above`; None: each thread's deadline.
     #[serde(default)]
     pub explain_above_ns: Option<u64>,
+    /// Noise runs: a gap longer than this is a noise event, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_threshold_ns: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -361,6 +370,9 @@ pub struct ThreadSummary {
     /// (docs/tails.md); empty in imported runs and files written before them.
     #[serde(flatten, default)]
     pub tails: super::tails::ThreadTails,
+    /// Noise runs: the noise figures besides the gap statistics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<NoiseSummary>,
 }
 
 /// One load generator's report.

@@ -178,6 +178,7 @@ pub fn write_result(
                 end: "completed".into(),
                 irq_latency: t.irq.as_ref().map(SourceHistogram::summary),
                 tails: Default::default(),
+                noise: None,
             })
             .collect(),
         warnings,
@@ -210,6 +211,7 @@ pub fn write_result(
                 pm_qos_us: None,
                 trace: false,
                 explain_above_ns: None,
+                noise_threshold_ns: None,
             },
             imported.system.clone(),
             // What the source tool did, as far as it says; jitterlab changed nothing.

@@ -1,0 +1,242 @@
+//! The noise loop (`jitterlab noise`): a thread that never sleeps reads the clock in a tight
+//! loop, and every gap between two consecutive reads longer than the threshold is time the
+//! system took the CPU away (an IRQ, a softirq, another task, a hypervisor stall). The gap is
+//! pushed through the same ring as a wakeup [`Sample`] would be, so the recorder, the interval
+//! log and the statistics need nothing new: `expected_ns` is the read before the gap (when it
+//! began), `latency_ns` its length, `missed` 0 (or [`THROTTLED`]).
+//!
+//! Per iteration: one vDSO clock read, a subtraction and a compare. A gap (the cold path) also
+//! pushes into the wait-free ring and stores the running noise total; every
+//! [`PUBLISH_EVERY`] iterations the loop stores its iteration count and span and checks the end
+//! and the stop flag. No syscall, allocation, lock or I/O.
+
+use super::cycle::{SampleSink, TimeSource};
+use super::{Sample, ThreadCounters, ThreadEnd};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+/// Iterations between two publications of the counters and checks of the stop flag and the
+/// end time: about 20-100 us of loop at 5-25 ns an iteration, so a stop is seen at once, while
+/// the loop's common iteration touches no shared cache line.
+pub const PUBLISH_EVERY: u64 = 4096;
+
+/// The `missed` mark of a gap taken for real-time throttling: the recorder keeps it out of the
+/// statistics and the interval log, and the sample log has it where it happened.
+pub const THROTTLED: u32 = 1;
+
+/// What one noise thread needs to know.
+#[derive(Debug, Clone, Copy)]
+pub struct NoiseLoopPlan<T> {
+    pub clock: T,
+    /// A gap between two reads longer than this is a noise event, ns.
+    pub threshold_ns: u64,
+    /// A gap at least this long is real-time throttling, not noise: counted apart and not
+    /// pushed (`u64::MAX`: no throttling to expect). See docs/noise.md.
+    pub throttle_min_ns: u64,
+    /// The loop starts at its first read at or after this clock time (it spins until then).
+    pub start_ns: u64,
+    /// The loop ends at its first read at or after this clock time (`u64::MAX`: on stop only).
+    pub end_ns: u64,
+}
+
+/// Spins until `plan.end_ns` or `stop`, pushing every gap above the threshold into `sink`.
+///
+/// The counters it publishes: `iterations` (clock reads since the start, minus one),
+/// `span_ns` (last read minus the first), `noise_ns` (the sum of the gaps above the threshold,
+/// including those whose record was dropped), `dropped_records`, and for gaps of at least
+/// `throttle_min_ns` `throttled_gaps` and `throttled_ns` instead (those are pushed marked
+/// [`THROTTLED`]).
+pub fn run_noise<S: SampleSink, T: TimeSource>(
+    plan: &NoiseLoopPlan<T>,
+    sink: &mut S,
+    counters: &ThreadCounters,
+    stop: &AtomicBool,
+) -> ThreadEnd {
+    let clock = &plan.clock;
+    // The wait for the common start is a spin too: the thread holds its CPU as it will while
+    // measuring, and the first gap is not a wakeup latency.
+    let mut prev = clock.now_ns();
+    while prev < plan.start_ns {
+        if stop.load(Relaxed) {
+            return ThreadEnd::Stopped;
+        }
+        prev = clock.now_ns();
+    }
+    let first = prev;
+    let (mut seq, mut iterations, mut noise, mut dropped) = (0u64, 0u64, 0u64, 0u64);
+    let mut throttled = (0u64, 0u64);
+    loop {
+        for _ in 0..PUBLISH_EVERY {
+            let now = clock.now_ns();
+            let gap = now.wrapping_sub(prev);
+            if gap > plan.threshold_ns {
+                let is_throttling = gap >= plan.throttle_min_ns;
+                if is_throttling {
+                    throttled.0 += 1;
+                    throttled.1 += gap;
+                    counters.throttled_gaps.store(throttled.0, Relaxed);
+                    counters.throttled_ns.store(throttled.1, Relaxed);
+                } else {
+                    noise += gap;
+                    counters.noise_ns.store(noise, Relaxed);
+                }
+                if !sink.try_push(Sample {
+                    seq,
+                    expected_ns: prev,
+                    latency_ns: gap.min(i64::MAX as u64) as i64,
+                    missed: if is_throttling { THROTTLED } else { 0 },
+                }) {
+                    dropped += 1;
+                    counters.dropped_records.store(dropped, Relaxed);
+                }
+                seq += 1;
+            }
+            prev = now;
+        }
+        iterations += PUBLISH_EVERY;
+        counters.iterations.store(iterations, Relaxed);
+        counters.span_ns.store(prev - first, Relaxed);
+        if prev >= plan.end_ns {
+            return ThreadEnd::Completed;
+        }
+        if stop.load(Relaxed) {
+            return ThreadEnd::Stopped;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// A clock that advances by a fixed step per read, with scripted extra delays before given
+    /// reads (the gaps an interruption would make).
+    struct ScriptedClock {
+        now: Cell<u64>,
+        reads: Cell<u64>,
+        step: u64,
+        /// (read number, extra ns before that read)
+        delays: Vec<(u64, u64)>,
+    }
+
+    impl TimeSource for ScriptedClock {
+        fn now_ns(&self) -> u64 {
+            let n = self.reads.get();
+            self.reads.set(n + 1);
+            let extra = self.delays.iter().find(|(k, _)| *k == n).map_or(0, |d| d.1);
+            self.now.set(self.now.get() + self.step + extra);
+            self.now.get()
+        }
+    }
+
+    fn run(delays: Vec<(u64, u64)>, end_ns: u64) -> (Vec<Sample>, ThreadCounters, ThreadEnd) {
+        let plan = NoiseLoopPlan {
+            clock: ScriptedClock {
+                now: Cell::new(0),
+                reads: Cell::new(0),
+                step: 20,
+                delays,
+            },
+            threshold_ns: 1_000,
+            throttle_min_ns: 40_000,
+            start_ns: 1_000,
+            end_ns,
+        };
+        let (mut samples, counters) = (Vec::new(), ThreadCounters::default());
+        let end = run_noise(&plan, &mut samples, &counters, &AtomicBool::new(false));
+        (samples, counters, end)
+    }
+
+    /// Known gaps of 5 us and 6 us in a 20 ns loop are found with their start and length; the
+    /// noise total is their sum, iterations and span follow the loop, a delay of exactly the
+    /// threshold minus the loop's own step is not a gap, and a 50 us gap (above the throttling
+    /// bound of 40 us) is counted as throttling, not noise.
+    #[test]
+    fn gaps_above_the_threshold_are_found_with_their_length() {
+        // Reads 0..49 reach the start at 1000 ns (read 49 returns 1000).
+        let (samples, counters, end) = run(
+            vec![(100, 5_000), (3_000, 6_000), (5_000, 50_000), (7_000, 980)],
+            1_000_000,
+        );
+        assert_eq!(end, ThreadEnd::Completed);
+        let gaps: Vec<(u64, i64, u32)> = samples
+            .iter()
+            .map(|s| (s.seq, s.latency_ns, s.missed))
+            .collect();
+        assert_eq!(
+            gaps,
+            vec![(0, 5_020, 0), (1, 6_020, 0), (2, 50_020, THROTTLED)]
+        );
+        // The gap starts at the read before it: read 99 at 100 x 20 ns.
+        assert_eq!(samples[0].expected_ns, 2_000);
+        assert_eq!(counters.noise_ns.load(Relaxed), 11_040);
+        assert_eq!(counters.throttled_gaps.load(Relaxed), 1);
+        assert_eq!(counters.throttled_ns.load(Relaxed), 50_020);
+        let iterations = counters.iterations.load(Relaxed);
+        assert_eq!(iterations % PUBLISH_EVERY, 0);
+        // 20 ns a read plus the delays: the span is every step after the first read.
+        assert_eq!(
+            counters.span_ns.load(Relaxed),
+            iterations * 20 + 5_000 + 6_000 + 50_000 + 980
+        );
+        assert!(counters.span_ns.load(Relaxed) + 1_000 >= 1_000_000);
+    }
+
+    #[test]
+    fn stops_on_the_flag_before_and_while_measuring() {
+        let plan = NoiseLoopPlan {
+            clock: ScriptedClock {
+                now: Cell::new(0),
+                reads: Cell::new(0),
+                step: 20,
+                delays: Vec::new(),
+            },
+            threshold_ns: 1_000,
+            throttle_min_ns: 40_000,
+            start_ns: u64::MAX,
+            end_ns: u64::MAX,
+        };
+        let (mut samples, counters) = (Vec::new(), ThreadCounters::default());
+        let stop = AtomicBool::new(true);
+        assert_eq!(
+            run_noise(&plan, &mut samples, &counters, &stop),
+            ThreadEnd::Stopped
+        );
+        let plan = NoiseLoopPlan {
+            start_ns: 0,
+            ..plan
+        };
+        assert_eq!(
+            run_noise(&plan, &mut samples, &counters, &stop),
+            ThreadEnd::Stopped
+        );
+        assert_eq!(counters.iterations.load(Relaxed), PUBLISH_EVERY);
+    }
+
+    /// A full ring drops the record but not the noise: the total still counts the gap.
+    #[test]
+    fn a_dropped_gap_still_counts_as_noise() {
+        struct Full;
+        impl SampleSink for Full {
+            fn try_push(&mut self, _: Sample) -> bool {
+                false
+            }
+        }
+        let plan = NoiseLoopPlan {
+            clock: ScriptedClock {
+                now: Cell::new(0),
+                reads: Cell::new(0),
+                step: 20,
+                delays: vec![(10, 3_000)],
+            },
+            threshold_ns: 1_000,
+            throttle_min_ns: 40_000,
+            start_ns: 0,
+            end_ns: 10_000,
+        };
+        let counters = ThreadCounters::default();
+        run_noise(&plan, &mut Full, &counters, &AtomicBool::new(false));
+        assert_eq!(counters.dropped_records.load(Relaxed), 1);
+        assert_eq!(counters.noise_ns.load(Relaxed), 3_020);
+    }
+}

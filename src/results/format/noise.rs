@@ -1,0 +1,109 @@
+//! The noise side of run.json (`jitterlab noise`): the run's `kind`, and each thread's noise
+//! figures. Specified in docs/result-format.md and docs/noise.md.
+
+use serde::{Deserialize, Serialize};
+
+/// What a run measured. Files written before this field are latency runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunKind {
+    /// Wakeup latency (`jitterlab run`): each sample is how late a wakeup came.
+    #[default]
+    Latency,
+    /// OS noise (`jitterlab noise`): each sample is a gap in a loop that never sleeps.
+    Noise,
+}
+
+impl RunKind {
+    pub fn is_noise(self) -> bool {
+        self == RunKind::Noise
+    }
+
+    /// What one sample is called in tables and plots: "latency" or "gap".
+    pub fn sample_word(self) -> &'static str {
+        match self {
+            RunKind::Latency => "latency",
+            RunKind::Noise => "gap",
+        }
+    }
+}
+
+/// One noise thread's figures besides the gap statistics (which are the thread's usual
+/// `samples`, percentiles and `max_ns`: one sample per gap above the threshold).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct NoiseSummary {
+    /// From the loop's first clock read to its last, ns: the time measured.
+    pub measured_ns: u64,
+    /// The sum of the gaps above the threshold, ns (throttled gaps excluded).
+    pub noise_ns: u64,
+    /// `noise_ns` as a share of `measured_ns`, percent.
+    pub noise_pct: f64,
+    /// Gaps above the threshold per second of `measured_ns`.
+    pub gaps_per_s: f64,
+    /// Clock reads of the loop (each one iteration).
+    pub iterations: u64,
+    /// The mean cost of one undisturbed iteration: the time not in gaps above the threshold
+    /// (noise or throttled) over `iterations`, ns. The shortest gap the loop can see is about
+    /// this.
+    pub iteration_ns: f64,
+    /// Gaps counted as real-time throttling (see docs/noise.md) rather than noise: their number
+    /// and total length, ns. 0 unless the run used a real-time policy with throttling on.
+    pub throttled_gaps: u64,
+    pub throttled_ns: u64,
+}
+
+impl NoiseSummary {
+    /// The figures of a loop that ran `measured_ns` for `iterations` reads, with `gaps` gaps
+    /// of noise summing to `noise_ns` and `throttled_gaps` of throttling summing to
+    /// `throttled_ns`.
+    pub fn new(
+        measured_ns: u64,
+        iterations: u64,
+        (gaps, noise_ns): (u64, u64),
+        (throttled_gaps, throttled_ns): (u64, u64),
+    ) -> Self {
+        let per = |x: f64, of: u64| if of == 0 { 0.0 } else { x / of as f64 };
+        let undisturbed = measured_ns.saturating_sub(noise_ns + throttled_ns);
+        NoiseSummary {
+            measured_ns,
+            noise_ns,
+            noise_pct: 100.0 * per(noise_ns as f64, measured_ns),
+            gaps_per_s: 1e9 * per(gaps as f64, measured_ns),
+            iterations,
+            iteration_ns: per(undisturbed as f64, iterations),
+            throttled_gaps,
+            throttled_ns,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_and_rates_follow_the_counts() {
+        let s = NoiseSummary::new(2_000_000_000, 100_000_000, (50, 4_000_000), (1, 46_000_000));
+        assert_eq!(s.noise_pct, 0.2);
+        assert_eq!(s.gaps_per_s, 25.0);
+        assert_eq!(
+            s.iteration_ns, 19.5,
+            "1950 ms undisturbed over 100 M iterations"
+        );
+        let empty = NoiseSummary::new(0, 0, (0, 0), (0, 0));
+        assert_eq!((empty.noise_pct, empty.iteration_ns), (0.0, 0.0));
+    }
+
+    #[test]
+    fn old_files_read_as_latency_runs() {
+        #[derive(Deserialize)]
+        struct R {
+            #[serde(default)]
+            kind: RunKind,
+        }
+        let r: R = serde_json::from_str("{}").unwrap();
+        assert_eq!(r.kind, RunKind::Latency);
+        let r: R = serde_json::from_str(r#"{"kind":"noise"}"#).unwrap();
+        assert!(r.kind.is_noise());
+    }
+}

@@ -1,0 +1,217 @@
+//! `jitterlab noise` against ground truth: a FIFO-99 spinner of known length and period (the
+//! `spike` load) on one measured CPU, its injections (events.jsonl) matched with the gaps the
+//! noise loop recorded (samples.bin).
+
+mod common;
+
+use common::*;
+use jitterlab::record::samplelog::{SampleLogReader, SampleRecord};
+use std::path::Path;
+
+/// How close a found gap must be to its injection, in start and length.
+const TOLERANCE_NS: i64 = 20_000;
+/// The `missed` mark of a throttled gap in a noise run's sample log (docs/noise.md).
+const THROTTLED: u32 = 1;
+
+/// One spike injection: its timer was due at `due_ns` (the CPU is taken from then: the timer
+/// IRQ and the switch to the spike are part of what it takes) and it spun from `start_ns` to
+/// `end_ns`.
+struct Injection {
+    due_ns: u64,
+    start_ns: u64,
+    end_ns: u64,
+}
+
+fn injections(dir: &Path, cpu: usize) -> Vec<Injection> {
+    std::fs::read_to_string(dir.join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["type"] == "spike_injection" && e["cpu"] == cpu)
+        .map(|e| Injection {
+            due_ns: e["due_ns"].as_u64().unwrap(),
+            start_ns: e["start_ns"].as_u64().unwrap(),
+            end_ns: e["end_ns"].as_u64().unwrap(),
+        })
+        .collect()
+}
+
+fn gaps(dir: &Path) -> Vec<SampleRecord> {
+    SampleLogReader::open(&dir.join("samples.bin"))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+fn overlaps(g: &SampleRecord, i: &Injection) -> bool {
+    g.expected_ns < i.end_ns && g.expected_ns + g.latency_ns as u64 > i.due_ns
+}
+
+/// Every 2 ms injection on the measured CPU is found as a gap covering it from its due time
+/// (the timer IRQ may show as a short gap of its own), the gaps during it adding up to its
+/// length within 20 us (injections that were themselves held up, by a throttled gap
+/// that the sample log shows or by a start more than 1 ms late, have no known time and are
+/// not checked; at least 8 are); the
+/// matched gaps make up the injected share of the CPU within 10 %; the loop's own noise total
+/// equals the sum of the gaps it logged; the other CPU sees no gap of a millisecond or more
+/// during the injections (one allowed, and one injection adjoined by other noise: this shared
+/// VM has noise of its own).
+#[test]
+fn injected_gaps_are_found_on_their_cpu_only() {
+    let _x = exclusive();
+    if !realtime_available("injected_gaps_are_found_on_their_cpu_only") {
+        return;
+    }
+    let online = online_cpus();
+    if online.len() < 2 {
+        eprintln!("SKIPPED injected_gaps_are_found_on_their_cpu_only: needs two online CPUs");
+        return;
+    }
+    let (measured, other) = (online[0], online[1]);
+    with_one_retry("noise ground truth", || {
+        let (_base, out) = temp_out();
+        let spike = format!("spike:cpu={measured},every=200ms,len=2ms,prio=99");
+        let cpus = format!("{measured},{other}");
+        let o = jitterlab(&[
+            "noise",
+            "--policy",
+            "fifo",
+            "--duration",
+            "3s",
+            "--cpus",
+            &cpus,
+            "--samples",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+            "--load",
+            &spike,
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let run = run_json(&out);
+        assert_eq!(run["kind"], "noise");
+        let all = gaps(&out);
+        let on = |cpu: usize| all.iter().filter(move |g| g.cpu as usize == cpu);
+        let inj = injections(&out, measured);
+        if inj.len() < 12 {
+            return Err(format!("{} injections in 3 s at 200 ms", inj.len()));
+        }
+        // Per checked injection: the gap that starts at its due time, or an error.
+        let mut found = Vec::new();
+        for i in &inj {
+            if i.start_ns - i.due_ns > 1_000_000
+                || on(measured).any(|g| g.missed == THROTTLED && overlaps(g, i))
+            {
+                continue;
+            }
+            let len = (i.end_ns - i.due_ns) as i64;
+            // The timer IRQ can show as a short gap of its own just before the spike's.
+            let during: Vec<&SampleRecord> = on(measured).filter(|g| overlaps(g, i)).collect();
+            let covers = during.iter().any(|g| {
+                g.expected_ns + TOLERANCE_NS as u64 >= i.due_ns
+                    && g.expected_ns <= i.start_ns
+                    && g.expected_ns + g.latency_ns as u64 >= i.end_ns
+            });
+            if !covers {
+                let near: Vec<(i64, i64)> = during
+                    .iter()
+                    .map(|g| (g.expected_ns as i64 - i.due_ns as i64, g.latency_ns))
+                    .collect();
+                return Err(format!(
+                    "no gap covers the injection due at {} ({len} ns); overlapping gaps (start offset, length): {near:?}",
+                    i.due_ns
+                ));
+            }
+            let g = during.iter().map(|g| g.latency_ns).sum::<i64>();
+            found.push((len, g));
+        }
+        let checked = found.len();
+        if checked < 8 {
+            return Err(format!(
+                "only {checked} of {} injections came on time outside throttled gaps",
+                inj.len()
+            ));
+        }
+        // The spike's end_ns is its last clock read; the CPU comes back after its sleep syscall
+        // and the switch to the noise thread, a cost common to every injection (10-25 us in
+        // this VM). Taken as the median excess, it must be small; each gap is then within the
+        // tolerance of the injection's length plus it.
+        let mut excess: Vec<i64> = found.iter().map(|(len, gap)| gap - len).collect();
+        excess.sort_unstable();
+        let switch_back = excess[excess.len() / 2];
+        if !(0..=50_000).contains(&switch_back) {
+            return Err(format!(
+                "the median gap exceeds its injection by {switch_back} ns"
+            ));
+        }
+        // Shorter is always an error; longer is allowed once: this shared VM's own noise (a
+        // task let in by the fair server) can adjoin an injection.
+        let mut longer = Vec::new();
+        for (len, gap) in &found {
+            let off = gap - len - switch_back;
+            if off < -TOLERANCE_NS || (off > TOLERANCE_NS && !longer.is_empty()) {
+                return Err(format!(
+                    "a gap of {gap} ns for an injection of {len} ns (+{switch_back} ns switching back)"
+                ));
+            }
+            if off > TOLERANCE_NS {
+                longer.push((len, gap));
+            }
+        }
+        let within = || found.iter().filter(|f| !longer.iter().any(|l| l.0 == &f.0));
+        let matched_ns: i64 = within().map(|f| f.1 - switch_back).sum();
+        let injected_ns: i64 = within().map(|f| f.0).sum();
+        let t = thread(&run, measured);
+        let measured_ns = t["noise"]["measured_ns"].as_u64().unwrap() as f64;
+        let (share, injected_share) = (
+            matched_ns as f64 / measured_ns,
+            injected_ns as f64 / measured_ns,
+        );
+        assert!(
+            (share - injected_share).abs() <= 0.1 * injected_share,
+            "gap share {share} vs injected share {injected_share}"
+        );
+        // The loop's counters against its own log (nothing dropped): exact.
+        for cpu in [measured, other] {
+            let t = thread(&run, cpu);
+            assert_eq!(t["dropped_records"], 0);
+            let logged = |throttled: bool| -> u64 {
+                on(cpu)
+                    .filter(|g| (g.missed == THROTTLED) == throttled)
+                    .map(|g| g.latency_ns as u64)
+                    .sum()
+            };
+            assert_eq!(t["noise"]["noise_ns"].as_u64().unwrap(), logged(false));
+            assert_eq!(t["noise"]["throttled_ns"].as_u64().unwrap(), logged(true));
+            assert_eq!(
+                t["samples"].as_u64().unwrap(),
+                on(cpu).filter(|g| g.missed != THROTTLED).count() as u64
+            );
+        }
+        let seen: Vec<i64> = on(other)
+            .filter(|g| g.missed != THROTTLED && g.latency_ns >= 1_000_000)
+            .filter(|g| inj.iter().any(|i| overlaps(g, i)))
+            .map(|g| g.latency_ns)
+            .collect();
+        // At most one, for the same reason: the VM's own noise, not the injections.
+        if seen.len() > 1 {
+            return Err(format!("CPU {other} saw gaps {seen:?} during injections"));
+        }
+        Ok(())
+    });
+}
+
+/// Bad input is refused before anything starts, with exit 2 and the option named.
+#[test]
+fn bad_input_exits_2() {
+    for (args, expect) in [
+        (&["noise", "--threshold", "10ns"][..], "--threshold 10ns"),
+        (&["noise", "--cpus", "999"][..], "CPU 999 is not online"),
+        (&["noise", "--policy", "deadline"][..], "deadline"),
+        (&["noise", "--budget", "noise_pct<"][..], "--budget"),
+    ] {
+        let o = jitterlab(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(expect), "{args:?}: {}", text(&o));
+    }
+}
