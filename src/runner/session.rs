@@ -18,6 +18,7 @@
 //! outcome) on the way.
 
 mod finish;
+mod parts;
 
 use super::cpulock::{self, CpuLocks};
 use super::loads::RunLoads;
@@ -25,20 +26,19 @@ use super::pmqos::{self, PmQosHold};
 use super::threads::Threads;
 use super::{plan_record, system_snapshot};
 use crate::error::{Failure, OrFailure, Result};
-use crate::measure::MeasuringThread;
 use crate::measure::clock::monotonic_ns;
 use crate::measure::sched::{explain_mlock_refusal, lock_all_memory};
 use crate::measure::wake::block_timer_signals;
 use crate::plan::{PREFAULT_STACK_BYTES, RunPlan};
-use crate::record::hlog::{self, HlogWriter};
 use crate::record::live::LiveView;
-use crate::record::samplelog::{self, SampleLogHeader, SampleLogWriter};
-use crate::record::segments::{SegmentLedger, Segments};
+use crate::record::samplelog::SampleLogHeader;
+use crate::record::segments::SegmentLedger;
 use crate::record::{LiveRow, Recorder, ThreadFeed};
-use crate::results::events::{self, Event, EventLog};
+use crate::results::events::Event;
 use crate::results::run_record::{EnvironmentRecord, RunRecord};
 use crate::results::{ResultDir, dir};
 use hdrhistogram::Histogram;
+use parts::{EventWriter, RunFiles, create_files, start_trace, stop_on_signals, write_failed};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
@@ -428,90 +428,4 @@ impl Session {
             self.events.write(&Event::SpikeExplained(x));
         }
     }
-}
-
-/// events.jsonl, written by the session alone: the loads and the budget hand their events
-/// back to it. Best effort: a full disk shows as a failed hlog write instead.
-struct EventWriter(EventLog);
-
-impl EventWriter {
-    fn write(&mut self, event: &Event) {
-        let _ = self.0.write(event);
-    }
-}
-
-/// The stop and interrupted flags, set by SIGINT and SIGTERM; a second signal while stopping
-/// ends the process at once.
-fn stop_on_signals() -> Result<(Arc<AtomicBool>, Arc<AtomicBool>)> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupted))
-            .or_run(|| "cannot install the SIGINT/SIGTERM handlers".into())?;
-        signal_hook::flag::register(signal, Arc::clone(&interrupted))
-            .or_run(|| "cannot install the signal handlers".into())?;
-        signal_hook::flag::register(signal, Arc::clone(&stop))
-            .or_run(|| "cannot install the signal handlers".into())?;
-    }
-    Ok((stop, interrupted))
-}
-
-/// Starts tracing for the measuring threads (their ids are known once they are set up).
-fn start_trace(
-    setup: crate::trace::TraceSetup,
-    plan: &RunPlan,
-    threads: &[MeasuringThread],
-) -> std::result::Result<(crate::trace::Tracer, crate::trace::Joiner), String> {
-    let ids: Vec<(usize, usize, i32)> = threads
-        .iter()
-        .map(|t| (t.index, t.cpu, t.counters.tid.load(Ordering::Relaxed)))
-        .collect();
-    setup.start(
-        crate::trace::record::thread_traces(plan, &ids),
-        crate::trace::record::timer_functions(plan.wake),
-    )
-}
-
-/// The writers of a result directory's files.
-struct RunFiles {
-    hlog: HlogWriter,
-    samples: Option<SampleLogWriter>,
-    events: EventLog,
-    /// With segments: what the interval log's writer has done with them.
-    segments: Option<SegmentLedger>,
-}
-
-/// Creates the files of the result directory; their headers follow once the start is fixed.
-/// With segments, the interval log's files are made by its writer as the run goes.
-fn create_files(plan: &RunPlan, result_dir: &ResultDir) -> Result<RunFiles> {
-    let create = |name: &str| {
-        result_dir
-            .create_file(name)
-            .or_run(|| format!("cannot create {}", result_dir.file(name).display()))
-    };
-    let (hlog_writer, ledger) = match &plan.segments {
-        None => (HlogWriter::new(create(hlog::FILE_NAME)?), None),
-        Some(segments) => {
-            let ledger = SegmentLedger::new(segments);
-            // Every interval is written under each CPU's tag, and its IRQ tag with --trace.
-            let tags = plan.cpus.len() * if plan.trace { 2 } else { 1 };
-            let writer = Segments::new(result_dir.clone(), *segments, tags, ledger.clone());
-            (HlogWriter::segmented(writer), Some(ledger))
-        }
-    };
-    let sample_writer = match plan.samples {
-        true => Some(SampleLogWriter::new(create(samplelog::FILE_NAME)?)),
-        false => None,
-    };
-    let events = EventLog::new(create(events::FILE_NAME)?);
-    Ok(RunFiles {
-        hlog: hlog_writer,
-        samples: sample_writer,
-        events,
-        segments: ledger,
-    })
-}
-
-fn write_failed(dir: &ResultDir, e: std::io::Error) -> String {
-    format!("cannot write the results in {}: {e}", dir.path.display())
 }

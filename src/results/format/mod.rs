@@ -3,6 +3,7 @@
 //! (`results::loaded`, the exporters) take the format from here and nowhere else; a unit test
 //! checks that the specification quotes these constants as the code has them.
 
+pub mod cpu_time;
 pub mod events;
 pub mod hlog;
 pub mod noise;

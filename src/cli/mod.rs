@@ -13,6 +13,12 @@
 // reads, not HTML: rustdoc must not take it for a tag.
 #![allow(rustdoc::invalid_html_tags)]
 
+mod monitor;
+mod noise;
+
+pub use monitor::MonitorArgs;
+pub use noise::NoiseArgs;
+
 use crate::measure::PolicyKind;
 use crate::measure::clock::{CLOCKS, Clock};
 use crate::measure::wake::{WAKE_METHODS, WakeMethod};
@@ -225,105 +231,6 @@ pub struct RunArgs {
     pub under: Vec<String>,
 }
 
-#[derive(Debug, Args, Clone)]
-pub struct NoiseArgs {
-    /// How long to measure (with a unit: 500ms, 30s, 10m, 24h). Default 60s.
-    #[arg(long, short = 'D', value_name = "DURATION", allow_hyphen_values = true)]
-    pub duration: Option<String>,
-
-    /// CPUs to measure, one pinned spinning thread each (e.g. 0-3,6). Default: every online CPU.
-    #[arg(long, short = 'a', value_name = "LIST", allow_hyphen_values = true)]
-    pub cpus: Option<String>,
-
-    /// Scheduling policy of the spinning threads. Default other, as oslat's (no -f); with fifo
-    /// or rr and RT throttling on, long gaps are counted as throttling (docs/noise.md).
-    #[arg(long, default_value = PolicyKind::Other.name(), value_parser = noise_policy_value())]
-    pub policy: PolicyKind,
-
-    /// Priority of the spinning threads: 1-99 for fifo and rr (default 95); 0 for other.
-    #[arg(
-        long,
-        short = 'p',
-        value_name = "PRIO",
-        allow_negative_numbers = true,
-        value_parser = priority_value
-    )]
-    pub priority: Option<i32>,
-
-    /// A gap between two clock reads longer than this is a noise event (at least 100ns).
-    #[arg(
-        long,
-        default_value = "1us",
-        value_name = "DURATION",
-        allow_hyphen_values = true
-    )]
-    pub threshold: String,
-
-    /// Length of the recorder's intervals: one gap histogram per CPU per interval in latency.hlog.
-    #[arg(
-        long,
-        default_value = "1s",
-        value_name = "DURATION",
-        allow_hyphen_values = true
-    )]
-    pub log_interval: String,
-
-    /// A load to run while measuring (as for `run`; docs/loads.md). Repeatable.
-    #[arg(long, value_name = "SPEC")]
-    pub load: Vec<String>,
-
-    /// A scenario file (as for `run`); it sets the run's length, so --duration is refused.
-    #[arg(long, value_name = "FILE.toml", conflicts_with = "duration")]
-    pub scenario: Option<PathBuf>,
-
-    /// A noise budget judged at the end, e.g. 'noise_pct<0.1,max<20us' (docs/budget.md);
-    /// a violation exits 1.
-    #[arg(long, value_name = "EXPR")]
-    pub budget: Option<String>,
-
-    /// Also write every gap (its start, length, and whether it was throttling) to samples.bin.
-    #[arg(long)]
-    pub samples: bool,
-
-    /// Capacity of each thread's gap ring, in gaps (default 65536: 0.1 s at 655k gaps/s).
-    #[arg(
-        long,
-        value_name = "N",
-        allow_negative_numbers = true,
-        value_parser = ring_size_value
-    )]
-    pub ring_size: Option<usize>,
-
-    /// Do not lock memory (mlockall) or pre-fault the threads' stacks.
-    #[arg(long)]
-    pub no_mlock: bool,
-
-    /// Hold /dev/cpu_dma_latency at N microseconds during the run ("off" to leave it alone).
-    #[arg(
-        long,
-        default_value = "0",
-        value_name = "off|N",
-        allow_hyphen_values = true
-    )]
-    pub pm_qos: String,
-
-    /// The result directory, made new. Default: ./jitterlab-results/<UTC time>-<host>-<pid>.
-    #[arg(long, short = 'o', value_name = "DIR")]
-    pub out: Option<PathBuf>,
-
-    /// Measure CPUs that another jitterlab run is measuring (refused otherwise, exit 3).
-    #[arg(long)]
-    pub allow_shared_cpus: bool,
-
-    /// Print run.json on stdout at the end instead of the summary table.
-    #[arg(long)]
-    pub json: bool,
-
-    /// No live view or status lines; errors and the final summary only.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-}
-
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// The result directory to export from.
@@ -436,58 +343,6 @@ pub struct SweepArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Every `jitterlab run` option applies except those that end a run or grow without bound: \
-                  --duration, --loops, --scenario, --samples and --json are refused. The run ends on \
-                  SIGINT or SIGTERM (exit 0, run.json `interrupted`). Metrics: docs/monitor.md."
-)]
-pub struct MonitorArgs {
-    /// The address /metrics is served on (HOST:PORT). Loopback only unless --listen-public.
-    #[arg(long, default_value = "127.0.0.1:9467", value_name = "ADDR")]
-    pub listen: String,
-
-    /// Allow a --listen address other than loopback (the metrics then reach the network).
-    #[arg(long)]
-    pub listen_public: bool,
-
-    /// The window of the max, quantile and budget metrics: the last this long (e.g. 1m, 5m, 1h).
-    #[arg(
-        long,
-        default_value = "5m",
-        value_name = "DURATION",
-        allow_hyphen_values = true
-    )]
-    pub window: String,
-
-    /// Length of each latency.hlog segment (each a complete interval log).
-    #[arg(
-        long,
-        default_value = "1h",
-        value_name = "DURATION",
-        allow_hyphen_values = true
-    )]
-    pub segment: String,
-
-    /// Delete hlog segments older than this (e.g. 7d); `forever` keeps every segment.
-    #[arg(
-        long,
-        default_value = "7d",
-        value_name = "DURATION|forever",
-        allow_hyphen_values = true,
-        conflicts_with = "retain_size"
-    )]
-    pub retain: String,
-
-    /// Instead of --retain: delete the oldest segments while the result directory would exceed this
-    /// size (e.g. 500MiB, 1GiB; at least 64KiB).
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
-    pub retain_size: Option<String>,
-
-    #[command(flatten)]
-    pub run: RunArgs,
-}
-
-#[derive(Debug, Args)]
 pub struct LoadWorkerArgs {
     pub spec: String,
     #[arg(long)]
@@ -588,14 +443,6 @@ fn clock_value() -> impl TypedValueParser<Value = Clock> {
 /// `--policy`: the names of measure's policy kinds.
 fn policy_value() -> impl TypedValueParser<Value = PolicyKind> {
     PossibleValuesParser::new(PolicyKind::ALL.map(PolicyKind::name))
-        .map(|name| PolicyKind::named(&name).expect("clap admits only the kinds' names"))
-}
-
-/// `noise --policy`: the policies a thread that never sleeps can have (deadline needs sleeps,
-/// batch and idle measure nothing oslat users ask for).
-fn noise_policy_value() -> impl TypedValueParser<Value = PolicyKind> {
-    let kinds = [PolicyKind::Other, PolicyKind::Fifo, PolicyKind::Rr];
-    PossibleValuesParser::new(kinds.map(PolicyKind::name))
         .map(|name| PolicyKind::named(&name).expect("clap admits only the kinds' names"))
 }
 

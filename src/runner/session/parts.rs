@@ -1,0 +1,99 @@
+//! The pieces a session is made from that need no session: the signal flags, the trace
+//! started for the measuring threads, the result files and their one writer of events.jsonl.
+
+use crate::error::{OrFailure, Result};
+use crate::measure::MeasuringThread;
+use crate::plan::RunPlan;
+use crate::record::hlog::{self, HlogWriter};
+use crate::record::samplelog::{self, SampleLogWriter};
+use crate::record::segments::{SegmentLedger, Segments};
+use crate::results::ResultDir;
+use crate::results::events::{self, Event, EventLog};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// events.jsonl, written by the session alone: the loads and the budget hand their events
+/// back to it. Best effort: a full disk shows as a failed hlog write instead.
+pub(super) struct EventWriter(pub(super) EventLog);
+
+impl EventWriter {
+    pub(super) fn write(&mut self, event: &Event) {
+        let _ = self.0.write(event);
+    }
+}
+
+/// The stop and interrupted flags, set by SIGINT and SIGTERM; a second signal while stopping
+/// ends the process at once.
+pub(super) fn stop_on_signals() -> Result<(Arc<AtomicBool>, Arc<AtomicBool>)> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupted))
+            .or_run(|| "cannot install the SIGINT/SIGTERM handlers".into())?;
+        signal_hook::flag::register(signal, Arc::clone(&interrupted))
+            .or_run(|| "cannot install the signal handlers".into())?;
+        signal_hook::flag::register(signal, Arc::clone(&stop))
+            .or_run(|| "cannot install the signal handlers".into())?;
+    }
+    Ok((stop, interrupted))
+}
+
+/// Starts tracing for the measuring threads (their ids are known once they are set up).
+pub(super) fn start_trace(
+    setup: crate::trace::TraceSetup,
+    plan: &RunPlan,
+    threads: &[MeasuringThread],
+) -> std::result::Result<(crate::trace::Tracer, crate::trace::Joiner), String> {
+    let ids: Vec<(usize, usize, i32)> = threads
+        .iter()
+        .map(|t| (t.index, t.cpu, t.counters.tid.load(Ordering::Relaxed)))
+        .collect();
+    setup.start(
+        crate::trace::record::thread_traces(plan, &ids),
+        crate::trace::record::timer_functions(plan.wake),
+    )
+}
+
+/// The writers of a result directory's files.
+pub(super) struct RunFiles {
+    pub(super) hlog: HlogWriter,
+    pub(super) samples: Option<SampleLogWriter>,
+    pub(super) events: EventLog,
+    /// With segments: what the interval log's writer has done with them.
+    pub(super) segments: Option<SegmentLedger>,
+}
+
+/// Creates the files of the result directory; their headers follow once the start is fixed.
+/// With segments, the interval log's files are made by its writer as the run goes.
+pub(super) fn create_files(plan: &RunPlan, result_dir: &ResultDir) -> Result<RunFiles> {
+    let create = |name: &str| {
+        result_dir
+            .create_file(name)
+            .or_run(|| format!("cannot create {}", result_dir.file(name).display()))
+    };
+    let (hlog_writer, ledger) = match &plan.segments {
+        None => (HlogWriter::new(create(hlog::FILE_NAME)?), None),
+        Some(segments) => {
+            let ledger = SegmentLedger::new(segments);
+            // Every interval is written under each CPU's tag, and its IRQ tag with --trace.
+            let tags = plan.cpus.len() * if plan.trace { 2 } else { 1 };
+            let writer = Segments::new(result_dir.clone(), *segments, tags, ledger.clone());
+            (HlogWriter::segmented(writer), Some(ledger))
+        }
+    };
+    let sample_writer = match plan.samples {
+        true => Some(SampleLogWriter::new(create(samplelog::FILE_NAME)?)),
+        false => None,
+    };
+    let events = EventLog::new(create(events::FILE_NAME)?);
+    Ok(RunFiles {
+        hlog: hlog_writer,
+        samples: sample_writer,
+        events,
+        segments: ledger,
+    })
+}
+
+pub(super) fn write_failed(dir: &ResultDir, e: std::io::Error) -> String {
+    format!("cannot write the results in {}: {e}", dir.path.display())
+}
