@@ -117,7 +117,7 @@ fn junit_has_a_case_per_clause_and_cpu_and_is_valid() {
     assert!(xml.contains("name=\"cpu1: cpu1:p99&lt;20us\""), "{xml}");
     assert!(!xml.contains('\u{1b}'), "no raw control character");
     assert!(
-        xml.contains("hostname=\"a&lt;b&amp;&quot;c&apos;\\d\n\u{FFFD}[31m\""),
+        xml.contains("hostname=\"a&lt;b&amp;&quot;c&#39;\\d\n\u{FFFD}[31m\""),
         "{xml}"
     );
 }

@@ -18,24 +18,19 @@ use std::path::Path;
 
 pub struct Junit;
 
-/// Text for XML 1.0 attributes and content: the five special characters escaped, and the
+/// Text for XML 1.0 attributes and content: escaped as the report's SVG and HTML are, with the
 /// control characters XML 1.0 cannot hold (all but tab, newline, carriage return) replaced by
-/// U+FFFD.
+/// U+FFFD first.
 pub fn xml_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if c.is_control() => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
+    let holdable: String = text
+        .chars()
+        .map(|c| match c {
+            '\t' | '\n' | '\r' => c,
+            c if c.is_control() => '\u{FFFD}',
+            c => c,
+        })
+        .collect();
+    crate::report::svg::escape(&holdable)
 }
 
 /// One `<testcase>`: its name, and the failure or skip message when it did not pass.
@@ -243,7 +238,7 @@ mod tests {
     fn xml_special_and_control_characters() {
         assert_eq!(
             xml_escape("a<b & \"c\" 'd'>\u{1b}[31m\n"),
-            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;\u{FFFD}[31m\n"
+            "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;\u{FFFD}[31m\n"
         );
     }
 }
