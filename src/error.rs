@@ -129,8 +129,9 @@ mod tests {
     /// the caller's default; "no such file", "exists", "read-only" and "too long" keep it.
     #[test]
     fn permission_errors_are_system_errors_and_others_keep_the_default() {
+        use crate::sys::errno;
         let os = io::Error::from_raw_os_error;
-        for errno in [libc::EACCES, libc::EPERM] {
+        for errno in [errno::EACCES, errno::EPERM] {
             assert_eq!(
                 ExitCode::of_io(&os(errno), ExitCode::Usage),
                 ExitCode::System,
@@ -139,11 +140,11 @@ mod tests {
             );
         }
         for errno in [
-            libc::ENOENT,
-            libc::EEXIST,
-            libc::EROFS,
-            libc::ENAMETOOLONG,
-            libc::ENOSPC,
+            errno::ENOENT,
+            errno::EEXIST,
+            errno::EROFS,
+            errno::ENAMETOOLONG,
+            errno::ENOSPC,
         ] {
             assert_eq!(
                 ExitCode::of_io(&os(errno), ExitCode::Usage),

@@ -22,8 +22,13 @@
 //! next jitterlab that starts loads in the same cgroup.
 
 use super::protocol::MARKER_ENV;
+use crate::sys::errno;
+use crate::sys::file;
+use crate::sys::process::{self, Pid};
+use crate::sys::signal;
 use std::fs::File;
 use std::io::Read;
+use std::os::fd::RawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -55,14 +60,14 @@ fn owner_prefix(owner: u32) -> Vec<u8> {
 
 /// The processes whose environment has an entry for which `matches` is true. Zombies and
 /// kernel threads have no environment to read and are never listed.
-fn marked(matches: &dyn Fn(&[u8]) -> bool) -> Vec<libc::pid_t> {
+fn marked(matches: &dyn Fn(&[u8]) -> bool) -> Vec<Pid> {
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
-    let own = std::process::id() as libc::pid_t;
+    let own = std::process::id() as Pid;
     procs
         .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .filter_map(|e| e.file_name().to_str()?.parse::<Pid>().ok())
         .filter(|&pid| pid != own)
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/environ"))
@@ -73,7 +78,7 @@ fn marked(matches: &dyn Fn(&[u8]) -> bool) -> Vec<libc::pid_t> {
 
 /// SIGKILLs every process `members` lists, again and again, until it lists none (a member may
 /// fork between a listing and its kill) or [`KILL_WAIT`] has passed; the pids killed.
-fn kill_until_none(members: &dyn Fn() -> Vec<libc::pid_t>) -> Vec<libc::pid_t> {
+fn kill_until_none(members: &dyn Fn() -> Vec<Pid>) -> Vec<Pid> {
     let deadline = Instant::now() + KILL_WAIT;
     let mut killed = Vec::new();
     loop {
@@ -82,8 +87,7 @@ fn kill_until_none(members: &dyn Fn() -> Vec<libc::pid_t>) -> Vec<libc::pid_t> {
             return killed;
         }
         for &pid in &now {
-            // SAFETY: plain syscall.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let _ = process::kill(pid, signal::SIGKILL);
             if !killed.contains(&pid) {
                 killed.push(pid);
             }
@@ -113,7 +117,7 @@ fn own_cgroup_dir() -> Result<PathBuf, String> {
         .ok_or("this process has no cgroup v2 path in /proc/self/cgroup")?;
     let dir = Path::new(mount).join(path.trim_start_matches('/'));
     // A cgroup namespace or a mount of a sub-tree can make the two disagree: check.
-    let pid = std::process::id() as libc::pid_t;
+    let pid = std::process::id() as Pid;
     if !procs_of(&dir).contains(&pid) {
         return Err(format!("{} does not list this process", dir.display()));
     }
@@ -121,14 +125,14 @@ fn own_cgroup_dir() -> Result<PathBuf, String> {
 }
 
 /// The processes in cgroup `dir` (not in its children).
-fn procs_of(dir: &Path) -> Vec<libc::pid_t> {
+fn procs_of(dir: &Path) -> Vec<Pid> {
     std::fs::read_to_string(dir.join("cgroup.procs"))
         .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
         .unwrap_or_default()
 }
 
 /// The processes in cgroup `dir` and every cgroup below it.
-fn procs_below(dir: &Path) -> Vec<libc::pid_t> {
+fn procs_below(dir: &Path) -> Vec<Pid> {
     let mut pids = procs_of(dir);
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
@@ -143,7 +147,7 @@ fn procs_below(dir: &Path) -> Vec<libc::pid_t> {
 /// Kills every process in cgroup `dir` and below, waits until it is empty, and removes it and
 /// the cgroups below it; the pids killed (those listed before the kill). Nothing to do when it
 /// does not exist.
-fn kill_and_remove_cgroup(dir: &Path) -> Vec<libc::pid_t> {
+fn kill_and_remove_cgroup(dir: &Path) -> Vec<Pid> {
     if !dir.exists() {
         return Vec::new();
     }
@@ -191,13 +195,12 @@ fn remove_stale(parent: &Path) {
             .to_str()
             .and_then(|n| n.strip_prefix(CGROUP_PREFIX))
             .and_then(|rest| rest.split('-').next())
-            .and_then(|p| p.parse::<libc::pid_t>().ok())
+            .and_then(|p| p.parse::<Pid>().ok())
         else {
             continue;
         };
-        // SAFETY: signal 0 only checks for existence.
-        let gone = unsafe { libc::kill(pid, 0) } != 0
-            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        // Signal 0 only checks for existence.
+        let gone = process::kill(pid, 0).is_err_and(|e| e.raw_os_error() == Some(errno::ESRCH));
         if gone {
             kill_and_remove_cgroup(&e.path());
         }
@@ -223,7 +226,7 @@ impl LoadContainer {
     }
 
     /// Every process of the load: the members of its cgroup and the carriers of its marker.
-    pub fn pids(&self) -> Vec<libc::pid_t> {
+    pub fn pids(&self) -> Vec<Pid> {
         let mut pids = self.cgroup.as_deref().map(procs_of).unwrap_or_default();
         for p in marked(&|e| e == self.entry.as_slice()) {
             if !pids.contains(&p) {
@@ -235,7 +238,7 @@ impl LoadContainer {
 
     /// SIGKILLs every process of the load and removes its cgroup; the pids killed, for the
     /// caller to reap those that come back to it.
-    pub fn kill_all(&self) -> Vec<libc::pid_t> {
+    pub fn kill_all(&self) -> Vec<Pid> {
         let mut killed = self
             .cgroup
             .as_deref()
@@ -253,9 +256,9 @@ impl LoadContainer {
 /// Called in the child between fork and exec: moves the calling process into the cgroup whose
 /// `cgroup.procs` is open as `fd` ("0" means the writer). Async-signal-safe. A refusal is
 /// ignored: the load then has the marker alone.
-pub fn join_own_cgroup(fd: libc::c_int) {
-    // SAFETY: a write of a static buffer to a descriptor the parent opened.
-    unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
+pub fn join_own_cgroup(fd: RawFd) {
+    // A descriptor the parent opened.
+    file::write_raw(fd, b"0");
 }
 
 /// The containment of one supervisor's loads: their parent cgroup (when cgroups can be used)
@@ -290,15 +293,11 @@ impl Containment {
     /// `jitterlab __load-reaper --owner PID [--cgroup DIR]` with the read end of a pipe as its
     /// stdin; this process keeps the only write end (close-on-exec, so no load inherits it).
     fn start_reaper(&self) -> std::io::Result<(Child, File)> {
-        let mut fds = [0; 2];
-        // SAFETY: valid array of two descriptors.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        let (read_fd, write_fd) = file::pipe()?;
         // SAFETY: fresh descriptors from pipe2, owned here.
         let (read, write) = unsafe {
             use std::os::fd::FromRawFd;
-            (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1]))
+            (File::from_raw_fd(read_fd), File::from_raw_fd(write_fd))
         };
         let mut cmd = Command::new("/proc/self/exe");
         cmd.arg("__load-reaper")
@@ -317,7 +316,7 @@ impl Containment {
         // the terminal's signals (Ctrl-C, hangup) that end jitterlab.
         unsafe {
             cmd.pre_exec(|| {
-                libc::setsid();
+                process::new_session();
                 Ok(())
             });
         }
@@ -361,9 +360,8 @@ impl Drop for Containment {
 /// The reaper's main (`jitterlab __load-reaper`): waits for end-of-file on stdin, then kills
 /// every process of `owner`'s loads and removes `cgroup` and the cgroups below it; the exit code.
 pub fn reaper_main(owner: u32, cgroup: Option<&Path>) -> i32 {
-    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: plain syscall.
-        unsafe { libc::signal(signal, libc::SIG_IGN) };
+    for s in [signal::SIGINT, signal::SIGTERM, signal::SIGHUP] {
+        signal::ignore(s);
     }
     let mut stdin = std::io::stdin().lock();
     let mut buf = [0u8; 64];
@@ -404,12 +402,12 @@ mod tests {
         assert!(status.success());
     }
 
-    fn sleeping(arg: &str) -> Vec<libc::pid_t> {
+    fn sleeping(arg: &str) -> Vec<Pid> {
         let wanted = format!("sleep\0{arg}\0");
         std::fs::read_dir("/proc")
             .unwrap()
             .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<libc::pid_t>().ok())
+            .filter_map(|e| e.file_name().to_str()?.parse::<Pid>().ok())
             .filter(|p| {
                 std::fs::read(format!("/proc/{p}/cmdline"))
                     .is_ok_and(|c| c.ends_with(wanted.as_bytes()))

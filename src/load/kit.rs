@@ -4,6 +4,9 @@
 //! A leaf module: generators use it, and it uses none of them.
 
 use crate::results::run_record::Throughput;
+use crate::sys::mem;
+use crate::sys::process::{self, Pid};
+use crate::sys::signal;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -70,70 +73,44 @@ impl Ctx {
 /// The mapping lives as long as the process.
 pub fn shared_counters(n: usize) -> io::Result<&'static [AtomicU64]> {
     let bytes = n * std::mem::size_of::<AtomicU64>();
-    // SAFETY: an anonymous shared mapping, zero-filled by the kernel; it is never unmapped, so
-    // the 'static slice stays valid for the life of the process and its children.
-    unsafe {
-        let p = libc::mmap(
-            std::ptr::null_mut(),
-            bytes,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        );
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(std::slice::from_raw_parts(p as *const AtomicU64, n))
-    }
+    let p = mem::map_anonymous(bytes, mem::Sharing::Shared)?;
+    // SAFETY: an anonymous shared mapping, zero-filled by the kernel (a valid AtomicU64 is all
+    // zero); it is never unmapped, so the 'static slice stays valid for the life of the
+    // process and its children.
+    Ok(unsafe { std::slice::from_raw_parts(p as *const AtomicU64, n) })
 }
 
 /// Ties a freshly forked child to its parent: it gets SIGKILL when the parent (the thread that
 /// forked it) dies, and exits at once if the parent died before the request took effect.
 /// Async-signal-safe: fit to call between fork and exec or _exit.
-pub fn die_with_parent(parent: libc::pid_t) {
-    // SAFETY: plain syscalls.
-    unsafe {
-        libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        );
-        if libc::getppid() != parent {
-            libc::_exit(0);
-        }
+pub fn die_with_parent(parent: Pid) {
+    process::set_parent_death_signal(signal::SIGKILL);
+    if process::parent_id() != parent {
+        process::exit_now(0);
     }
 }
 
 /// Forks a child that runs `body` and exits with its result. The child must only make
 /// async-signal-safe calls (no allocation, no locks): the worker has other threads.
-pub fn fork_child(body: impl FnOnce() -> i32) -> io::Result<libc::pid_t> {
-    // SAFETY: getpid/fork are plain syscalls; the child only runs `body`, which the caller
-    // keeps async-signal-safe, and leaves with _exit (no destructors, no atexit handlers).
+pub fn fork_child(body: impl FnOnce() -> i32) -> io::Result<Pid> {
+    let parent = process::id();
+    // SAFETY: the child only runs `body`, which the caller keeps async-signal-safe, and
+    // leaves with _exit (no destructors, no atexit handlers).
     unsafe {
-        let parent = libc::getpid();
-        match libc::fork() {
-            -1 => Err(io::Error::last_os_error()),
-            0 => {
-                die_with_parent(parent);
-                // The worker's SIGTERM handler is inherited; the child must die of SIGTERM.
-                libc::signal(libc::SIGTERM, libc::SIG_DFL);
-                let code = body();
-                libc::_exit(code)
-            }
-            pid => Ok(pid),
-        }
+        process::fork_child(|| {
+            die_with_parent(parent);
+            // The worker's SIGTERM handler is inherited; the child must die of SIGTERM.
+            signal::set_default_action(signal::SIGTERM);
+            body()
+        })
     }
 }
 
 /// Waits for a child; its exit status.
-pub fn reap(pid: libc::pid_t) -> io::Result<i32> {
+pub fn reap(pid: Pid) -> io::Result<i32> {
     let mut status = 0;
     loop {
-        // SAFETY: plain syscall with a valid status pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        let r = process::wait_raw(pid, &mut status);
         if r == pid {
             return Ok(status);
         }
@@ -230,31 +207,15 @@ pub fn mib(bytes: u128) -> String {
 
 /// `signal 9 (SIGKILL)`.
 pub fn signal_text(signal: i32) -> String {
-    let name = match signal {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGUSR1 => "SIGUSR1",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGUSR2 => "SIGUSR2",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGXCPU => "SIGXCPU",
-        libc::SIGSYS => "SIGSYS",
-        _ => return format!("signal {signal}"),
+    let Some(name) = signal::name(signal) else {
+        return format!("signal {signal}");
     };
     format!("signal {signal} ({name})")
 }
 
 /// What to add to the message of a load killed by `signal`.
 pub fn kill_hint(signal: i32) -> &'static str {
-    if signal == libc::SIGKILL {
+    if signal == signal::SIGKILL {
         "; SIGKILL is what the kernel's OOM killer sends when memory runs out (see dmesg), or a user's kill -9"
     } else {
         ""

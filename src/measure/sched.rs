@@ -1,6 +1,7 @@
 //! Scheduling setup of the calling thread: policy, priority, CPU affinity, and memory locking,
 //! with diagnoses that name the cause of a refusal and the fix.
 
+use crate::sys::errno;
 use crate::sys::rlimit::{self, Resource};
 use crate::sys::sched as os;
 use std::fs;
@@ -186,7 +187,7 @@ pub fn explain_refusal_with(
         other => other.name().to_string(),
     };
     let mut causes = Vec::new();
-    if err.raw_os_error() == Some(libc::EPERM) || err.raw_os_error() == Some(libc::EBUSY) {
+    if err.raw_os_error() == Some(errno::EPERM) || err.raw_os_error() == Some(errno::EBUSY) {
         let rtprio = soft_limit(Resource::RtPrio);
         let has_nice = has_capability(CAP_SYS_NICE);
         if !has_nice {

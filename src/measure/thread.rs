@@ -194,7 +194,7 @@ pub fn interrupt_signal() -> signal::Signal {
 }
 
 /// Sends [`interrupt_signal`] to thread `tid` of this process (0: not started; ignored).
-pub fn interrupt(tid: libc::pid_t) {
+pub fn interrupt(tid: crate::sys::process::Pid) {
     if tid > 0 {
         // A thread that has exited makes it fail with ESRCH, harmlessly.
         let _ = signal::send_to_thread(tid, interrupt_signal());

@@ -458,7 +458,7 @@ mod tests {
         // Interval 0 closes when a sample of interval 1 arrives: its write fails.
         (0..12).for_each(|k| p.push(s(k)).unwrap());
         let e = rec.drain().unwrap_err();
-        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
+        assert_eq!(e.raw_os_error(), Some(crate::sys::errno::ENOSPC), "{e}");
         (12..25).for_each(|k| p.push(s(k)).unwrap());
         assert_eq!(rec.drain().unwrap(), 13, "reported once, then counted on");
         let (results, error) = rec.finish(start + 2_500 * ms);

@@ -11,12 +11,14 @@
 //! by another user can make a lock fail, not redirect anything.
 
 use crate::error::{Failure, Result};
+use crate::sys::{errno, fs};
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 
 /// Where the lock files live.
@@ -66,19 +68,20 @@ pub fn take(cpus: &[usize], allow_shared: bool) -> Result<(CpuLocks, Vec<String>
                 continue;
             }
         };
-        // SAFETY: valid descriptor.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-            let file = Arc::new(file);
-            held_here.insert(cpu, Arc::downgrade(&file));
-            held.push(file);
-            continue;
-        }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
-            warnings.push(format!(
-                "cannot take the lock of CPU {cpu} ({path}: {e}): another jitterlab measuring it at the same time would go unnoticed"
-            ));
-            continue;
+        match fs::try_lock_exclusive(file.as_fd()) {
+            Ok(true) => {
+                let file = Arc::new(file);
+                held_here.insert(cpu, Arc::downgrade(&file));
+                held.push(file);
+                continue;
+            }
+            Ok(false) => {}
+            Err(e) => {
+                warnings.push(format!(
+                    "cannot take the lock of CPU {cpu} ({path}: {e}): another jitterlab measuring it at the same time would go unnoticed"
+                ));
+                continue;
+            }
         }
         let holder = match holder_pid(&file) {
             Some(pid) => format!("another jitterlab run (pid {pid})"),
@@ -98,25 +101,11 @@ pub fn take(cpus: &[usize], allow_shared: bool) -> Result<(CpuLocks, Vec<String>
 
 /// Opens /run/jitterlab, making it (sticky, world-writable) if missing.
 fn lock_dir() -> io::Result<OwnedFd> {
-    let c = CString::new(LOCK_DIR).expect("no NUL in the path");
-    // SAFETY: valid C string.
-    let made = unsafe { libc::mkdir(c.as_ptr(), 0o755) } == 0;
-    // SAFETY: valid C string.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a fresh descriptor, owned from here on.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let made = fs::make_dir(Path::new(LOCK_DIR), 0o755).is_ok();
+    let fd = fs::open_dir_nofollow(Path::new(LOCK_DIR))?;
     if made {
         // Not through mkdir's mode, which the umask trims.
-        // SAFETY: valid descriptor.
-        unsafe { libc::fchmod(fd.as_raw_fd(), 0o1777) };
+        let _ = fs::set_mode(fd.as_fd(), 0o1777);
     }
     Ok(fd)
 }
@@ -125,34 +114,25 @@ fn lock_dir() -> io::Result<OwnedFd> {
 /// more, and nothing is ever written to it.
 fn open_lock_file(dir: &OwnedFd, cpu: usize) -> io::Result<File> {
     let name = CString::new(format!("cpu{cpu}.lock")).expect("no NUL in the name");
-    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
     // An existing file is opened without O_CREAT: in a sticky world-writable directory the
     // kernel refuses O_CREAT on another user's file (fs.protected_regular).
-    let fd = loop {
-        // SAFETY: valid descriptor and C string.
-        let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) };
-        if fd >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ENOENT) {
-            break fd;
+    let file = loop {
+        let opened = fs::open_read_at(dir.as_fd(), &name, false);
+        if !opened
+            .as_ref()
+            .is_err_and(|e| e.raw_os_error() == Some(errno::ENOENT))
+        {
+            break opened?;
         }
-        // SAFETY: valid descriptor and C string.
-        let fd = unsafe {
-            libc::openat(
-                dir.as_raw_fd(),
-                name.as_ptr(),
-                flags | libc::O_CREAT | libc::O_EXCL,
-                0o644 as libc::c_uint,
-            )
-        };
+        let made = fs::open_read_at(dir.as_fd(), &name, true);
         // Made by another run meanwhile: open it as an existing file.
-        if fd >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST) {
-            break fd;
+        if !made
+            .as_ref()
+            .is_err_and(|e| e.raw_os_error() == Some(errno::EEXIST))
+        {
+            break made?;
         }
     };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a fresh descriptor, owned from here on.
-    let file = unsafe { File::from_raw_fd(fd) };
     if !file.metadata()?.is_file() {
         return Err(io::Error::other("not a regular file; remove it"));
     }
@@ -163,12 +143,8 @@ fn open_lock_file(dir: &OwnedFd, cpu: usize) -> io::Result<File> {
 /// `1: FLOCK  ADVISORY  WRITE 1234 fe:00:5400194 0 EOF`, the file named by device and inode).
 fn holder_pid(file: &File) -> Option<u32> {
     let meta = file.metadata().ok()?;
-    let id = format!(
-        "{:02x}:{:02x}:{}",
-        libc::major(meta.dev()),
-        libc::minor(meta.dev()),
-        meta.ino()
-    );
+    let (major, minor) = fs::major_minor(meta.dev());
+    let id = format!("{:02x}:{:02x}:{}", major, minor, meta.ino());
     let locks = std::fs::read_to_string("/proc/locks").ok()?;
     holder_in(&locks, &id)
 }

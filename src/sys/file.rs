@@ -1,9 +1,11 @@
-//! File-descriptor calls whose offsets must be 64-bit on every target: `off_t` is 32 bits on
-//! armv7 glibc (the libc crate does not build with _FILE_OFFSET_BITS=64), so the `64` variants
-//! are called there; musl's `off_t` is 64 bits everywhere.
+//! File-descriptor calls: pipes, raw reads and writes (async-signal-safe, for forked
+//! children and the measuring loop), descriptor flags, polling, and calls whose offsets must
+//! be 64-bit on every target: `off_t` is 32 bits on armv7 glibc (the libc crate does not build
+//! with _FILE_OFFSET_BITS=64), so the `64` variants are called there; musl's `off_t` is 64
+//! bits everywhere.
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 
 /// Allocates `len` bytes from `offset` without changing the file's size
 /// (fallocate FALLOC_FL_KEEP_SIZE).
@@ -18,6 +20,100 @@ pub fn reserve(fd: BorrowedFd, offset: u64, len: u64) -> io::Result<()> {
     #[cfg(not(target_env = "gnu"))]
     let ret = unsafe { libc::fallocate(fd.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, offset, len) };
     super::check(ret).map(drop)
+}
+
+/// O_NONBLOCK, for `OpenOptionsExt::custom_flags`: reads return EAGAIN instead of blocking.
+pub const O_NONBLOCK: i32 = libc::O_NONBLOCK;
+
+/// A pipe, both ends close-on-exec: (read end, write end), owned by the caller.
+pub fn pipe() -> io::Result<(RawFd, RawFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: valid array of two descriptors.
+    super::check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    Ok((fds[0], fds[1]))
+}
+
+/// A connected pair of Unix stream sockets, close-on-exec, owned by the caller.
+pub fn socket_pair() -> io::Result<(RawFd, RawFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: valid array of two descriptors.
+    super::check(unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    })?;
+    Ok((fds[0], fds[1]))
+}
+
+/// Opens `path` read-only, close-on-exec; the descriptor is the caller's to close.
+pub fn open_read_only(path: &std::ffi::CStr) -> io::Result<RawFd> {
+    // SAFETY: valid C string.
+    super::check(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })
+}
+
+/// Closes a descriptor the caller owns and no one else uses.
+pub fn close(fd: RawFd) {
+    // SAFETY: as the caller promises; a failed close leaves nothing to do.
+    unsafe { libc::close(fd) };
+}
+
+/// read(2) into `buf`: the raw result (bytes read, 0 at the end, -1 with errno set).
+/// Async-signal-safe and allocation-free: fit for forked children and the measuring loop.
+#[inline(always)]
+pub fn read_raw(fd: RawFd, buf: &mut [u8]) -> isize {
+    // SAFETY: the slice bounds the read.
+    unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) }
+}
+
+/// write(2) of `buf`: the raw result (bytes written, -1 with errno set). Async-signal-safe.
+#[inline(always)]
+pub fn write_raw(fd: RawFd, buf: &[u8]) -> isize {
+    // SAFETY: the slice bounds the write.
+    unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) }
+}
+
+/// dup2(2): makes `to` a copy of `from` (not close-on-exec). Async-signal-safe.
+pub fn duplicate_to(from: RawFd, to: RawFd) -> io::Result<()> {
+    // SAFETY: plain syscall on integer descriptors.
+    super::check(unsafe { libc::dup2(from, to) }).map(drop)
+}
+
+/// Clears close-on-exec on `fd`, so that an exec'd program inherits it. Async-signal-safe.
+pub fn inherit_on_exec(fd: RawFd) {
+    // SAFETY: plain fcntl on an integer descriptor.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
+}
+
+/// Makes reads and writes on `fd` return EAGAIN instead of blocking.
+pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: plain fcntl calls on an integer descriptor.
+    unsafe {
+        let flags = super::check(libc::fcntl(fd, libc::F_GETFL))?;
+        super::check(libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK)).map(drop)
+    }
+}
+
+/// poll(2) on one descriptor for input, waiting up to `timeout_ms` (-1: no limit): None when
+/// the time ran out, Some(readable) when an event came (readable: POLLIN among them; a hang-up
+/// alone is an event too). Async-signal-safe.
+pub fn poll_input(fd: RawFd, timeout_ms: i32) -> io::Result<Option<bool>> {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let r = super::check(unsafe { libc::poll(&mut pfd, 1, timeout_ms) })?;
+    Ok((r > 0).then_some(pfd.revents & libc::POLLIN != 0))
+}
+
+/// Advises the kernel to drop the file's cached pages (written back already: clean ones go).
+pub fn drop_cache(fd: BorrowedFd) {
+    // SAFETY: plain syscall on an open descriptor; advice only.
+    unsafe { libc::posix_fadvise(fd.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
 }
 
 #[cfg(test)]
@@ -39,6 +135,32 @@ mod tests {
             }
             // A file system without fallocate (tmpfs has it; some do not) cannot show it.
             Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EOPNOTSUPP), "{e}"),
+        }
+    }
+
+    #[test]
+    fn bytes_pass_through_a_pipe_and_a_socket_pair_and_poll_sees_them() {
+        for (r, w) in [pipe().unwrap(), socket_pair().unwrap()] {
+            assert_eq!(poll_input(r, 0).unwrap(), None, "nothing written yet");
+            assert_eq!(write_raw(w, b"abc"), 3);
+            assert_eq!(poll_input(r, 0).unwrap(), Some(true));
+            let mut buf = [0u8; 8];
+            assert_eq!(read_raw(r, &mut buf), 3);
+            assert_eq!(&buf[..3], b"abc");
+            set_nonblocking(r).unwrap();
+            assert_eq!(read_raw(r, &mut buf), -1, "empty and non-blocking");
+            assert_eq!(
+                io::Error::last_os_error().raw_os_error(),
+                Some(libc::EAGAIN)
+            );
+            close(w);
+            assert_eq!(
+                poll_input(r, 0).unwrap(),
+                Some(true),
+                "end of stream is readable"
+            );
+            assert_eq!(read_raw(r, &mut buf), 0);
+            close(r);
         }
     }
 }

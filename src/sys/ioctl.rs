@@ -11,6 +11,10 @@ type RawRequest = libc::c_int;
 #[cfg(not(target_env = "musl"))]
 type RawRequest = libc::c_ulong;
 
+/// C's `unsigned long`: 32 bits on armv7, 64 on the 64-bit targets (ioctl arguments and the
+/// RTC's reads are of this size).
+pub type Ulong = libc::c_ulong;
+
 /// An ioctl request number (the kernel's 32-bit encoding, asm-generic layout: direction in
 /// bits 30-31, argument size in 16-29, type in 8-15, number in 0-7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,7 @@
-//! The one place that talks to libc for scheduling, rlimits, clocks, signals, ioctls and
-//! file offsets.
+//! The one place that talks to libc: scheduling, rlimits, clocks, timers and sleeps, signals,
+//! processes, memory mappings, ioctls, descriptors, directory-relative file calls, errno values
+//! and the doctor's IPC round trips. `tests/sys_boundary.rs` fails if `libc::` appears anywhere
+//! else in `src/`.
 //!
 //! jitterlab runs on glibc and musl, on 64-bit and 32-bit boards. The C types differ between
 //! them: `rlim_t`, `time_t` and `off_t` are 32 bits on armv7 glibc, `sched_param` has extra fields on
@@ -8,12 +10,19 @@
 //! nowhere else: what leaves it is plain Rust (`u64` nanoseconds and limits, `i32` priorities,
 //! [`std::io::Result`]).
 
+pub mod errno;
 pub mod file;
+pub mod fs;
+pub mod host;
 pub mod ioctl;
+pub mod ipc;
+pub mod mem;
+pub mod process;
 pub mod rlimit;
 pub mod sched;
 pub mod signal;
 pub mod time;
+pub mod timer;
 
 use std::io;
 

@@ -169,6 +169,20 @@ pub fn unlock_memory() {
     unsafe { libc::munlockall() };
 }
 
+/// The nice value of process `pid` (getpriority PRIO_PROCESS). getpriority may rightly
+/// return -1, so errno is cleared first to tell a failure apart.
+pub fn nice(pid: libc::pid_t) -> io::Result<i32> {
+    // SAFETY: errno is this thread's; getpriority takes integers.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let nice = libc::getpriority(libc::PRIO_PROCESS, pid as libc::id_t);
+        if nice == -1 && *libc::__errno_location() != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(nice)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,14 +7,55 @@ use std::io;
 /// A signal number.
 pub type Signal = libc::c_int;
 
-pub const SIGALRM: Signal = libc::SIGALRM;
+pub const SIGHUP: Signal = libc::SIGHUP;
 pub const SIGINT: Signal = libc::SIGINT;
+pub const SIGQUIT: Signal = libc::SIGQUIT;
+pub const SIGILL: Signal = libc::SIGILL;
+pub const SIGABRT: Signal = libc::SIGABRT;
+pub const SIGBUS: Signal = libc::SIGBUS;
+pub const SIGFPE: Signal = libc::SIGFPE;
+pub const SIGKILL: Signal = libc::SIGKILL;
+pub const SIGUSR1: Signal = libc::SIGUSR1;
+pub const SIGSEGV: Signal = libc::SIGSEGV;
+pub const SIGUSR2: Signal = libc::SIGUSR2;
+pub const SIGPIPE: Signal = libc::SIGPIPE;
+pub const SIGALRM: Signal = libc::SIGALRM;
 pub const SIGTERM: Signal = libc::SIGTERM;
+pub const SIGXCPU: Signal = libc::SIGXCPU;
+pub const SIGSYS: Signal = libc::SIGSYS;
+
+/// The name of `signal` (`SIGKILL`), for those a load can die of; None for others.
+pub fn name(signal: Signal) -> Option<&'static str> {
+    Some(match signal {
+        SIGHUP => "SIGHUP",
+        SIGINT => "SIGINT",
+        SIGQUIT => "SIGQUIT",
+        SIGILL => "SIGILL",
+        SIGABRT => "SIGABRT",
+        SIGBUS => "SIGBUS",
+        SIGFPE => "SIGFPE",
+        SIGKILL => "SIGKILL",
+        SIGUSR1 => "SIGUSR1",
+        SIGSEGV => "SIGSEGV",
+        SIGUSR2 => "SIGUSR2",
+        SIGPIPE => "SIGPIPE",
+        SIGALRM => "SIGALRM",
+        SIGTERM => "SIGTERM",
+        SIGXCPU => "SIGXCPU",
+        SIGSYS => "SIGSYS",
+        _ => return None,
+    })
+}
 
 /// The first real-time signal (SIGRTMIN: the C library reserves the ones below it, and glibc
 /// and musl reserve different numbers, so it is asked for at run time).
 pub fn rt_min() -> Signal {
     libc::SIGRTMIN()
+}
+
+/// The last real-time signal (SIGRTMAX).
+pub fn rt_max() -> Signal {
+    libc::SIGRTMAX()
 }
 
 /// A set of signals.
@@ -45,6 +86,48 @@ impl SignalSet {
     pub fn block_in_this_thread(&self) {
         // SAFETY: valid set; the old mask is not needed.
         unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &self.0, std::ptr::null_mut()) };
+    }
+
+    /// Blocks the set's signals in the calling thread; the mask it had before, for
+    /// [`SignalSet::set_as_mask_of_this_thread`].
+    pub fn block_in_this_thread_saving(&self) -> SignalSet {
+        let mut old = SignalSet::of(&[]);
+        // SAFETY: valid sets.
+        unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &self.0, &mut old.0) };
+        old
+    }
+
+    /// Makes the set the calling thread's signal mask (restoring a saved one).
+    pub fn set_as_mask_of_this_thread(&self) {
+        // SAFETY: valid set; the old mask is not needed.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
+    }
+
+    /// Blocks the set's signals in the whole (single-threaded: a forked child's) process with
+    /// sigprocmask. Async-signal-safe.
+    pub fn block_in_this_process(&self) {
+        // SAFETY: valid set; the old mask is not needed.
+        unsafe { libc::sigprocmask(libc::SIG_BLOCK, &self.0, std::ptr::null_mut()) };
+    }
+
+    /// The signals pending for the calling thread or its process.
+    pub fn pending() -> SignalSet {
+        let mut set = SignalSet::of(&[]);
+        // SAFETY: valid out-pointer.
+        unsafe { libc::sigpending(&mut set.0) };
+        set
+    }
+
+    /// Takes one pending signal of the set without waiting, with the value it was queued with
+    /// (sigqueue's `sival_ptr`); None when none is pending.
+    pub fn take_with_value(&self) -> Option<(Signal, usize)> {
+        let zero = super::time::ns_to_timespec(0);
+        // SAFETY: siginfo_t is plain data; all-zero is valid.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: valid set, out-pointer and timeout.
+        let sig = unsafe { libc::sigtimedwait(&self.0, &mut info, &zero) };
+        // SAFETY: a signal sigtimedwait returned has a filled-in siginfo.
+        (sig > 0).then(|| (sig, unsafe { info.si_value() }.sival_ptr as usize))
     }
 
     /// Waits for one of the set's signals, which the calling thread must block: the raw return
@@ -83,6 +166,69 @@ pub fn install_interrupting_handler(signal: Signal) -> io::Result<()> {
         if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
             return Err(io::Error::last_os_error());
         }
+    }
+    Ok(())
+}
+
+/// Sets `signal`'s action to ignore it (SIG_IGN).
+pub fn ignore(signal: Signal) {
+    // SAFETY: plain syscall with a constant disposition.
+    unsafe { libc::signal(signal, libc::SIG_IGN) };
+}
+
+/// Sets `signal`'s action back to the default (SIG_DFL). Async-signal-safe.
+pub fn set_default_action(signal: Signal) {
+    // SAFETY: plain syscall with a constant disposition.
+    unsafe { libc::signal(signal, libc::SIG_DFL) };
+}
+
+/// The head of siginfo_t for a queued signal: si_signo, si_errno, si_code, then the `_rt`
+/// member of the union; the rest of the 128 bytes stays zero.
+#[repr(C)]
+struct QueuedInfo {
+    signo: libc::c_int,
+    errno: libc::c_int,
+    code: libc::c_int,
+    // A struct of its own because the kernel's union is pointer-aligned: on 64-bit targets it
+    // starts at offset 16, not 12.
+    rt: QueuedRt,
+}
+
+#[repr(C)]
+struct QueuedRt {
+    pid: libc::pid_t,
+    uid: libc::uid_t,
+    value: libc::sigval,
+}
+
+/// Queues `signal` with `value` (as sigqueue's `sival_ptr`) to the calling thread only.
+/// rt_tgsigqueueinfo is sigqueue(3) aimed at one thread (what pthread_sigqueue uses): a
+/// process-directed sigqueue could be delivered to another thread that does not block the
+/// signal.
+pub fn queue_to_this_thread(signal: Signal, value: usize) -> io::Result<()> {
+    // SAFETY: siginfo_t is plain data, all-zero is valid, and QueuedInfo is a prefix of it.
+    let ret = unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let head = &mut info as *mut libc::siginfo_t as *mut QueuedInfo;
+        (*head).signo = signal;
+        (*head).code = libc::SI_QUEUE;
+        (*head).rt = QueuedRt {
+            pid: libc::getpid(),
+            uid: libc::getuid(),
+            value: libc::sigval {
+                sival_ptr: value as *mut libc::c_void,
+            },
+        };
+        libc::syscall(
+            libc::SYS_rt_tgsigqueueinfo,
+            libc::getpid(),
+            libc::gettid(),
+            signal,
+            &info,
+        )
+    };
+    if ret != 0 {
+        return Err(io::Error::last_os_error());
     }
     Ok(())
 }
@@ -129,6 +275,28 @@ mod tests {
             send_to_thread(thread_id(), signal).unwrap();
             assert_eq!(set.drain(), 2);
             assert_eq!(set.drain(), 0);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn values_queued_to_this_thread_come_back_in_order() {
+        std::thread::spawn(|| {
+            let signal = rt_max();
+            let set = SignalSet::of(&[signal]);
+            let old = set.block_in_this_thread_saving();
+            assert!(!old.contains(signal));
+            assert!(!SignalSet::pending().contains(signal));
+            for v in [11, 22, 33] {
+                queue_to_this_thread(signal, v).unwrap();
+            }
+            assert!(SignalSet::pending().contains(signal));
+            let got: Vec<_> = std::iter::from_fn(|| set.take_with_value()).collect();
+            assert_eq!(got, [(signal, 11), (signal, 22), (signal, 33)]);
+            old.set_as_mask_of_this_thread();
+            assert_eq!(name(SIGKILL), Some("SIGKILL"));
+            assert_eq!(name(signal), None);
         })
         .join()
         .unwrap();

@@ -49,17 +49,7 @@ pub fn lookup_policy(pid: i32, kernel_prio: i32) -> Option<TaskPolicy> {
     let prio = match policy_name {
         "FIFO" | "RR" => os::priority(pid).ok()?,
         "DEADLINE" => 0,
-        _ => {
-            // SAFETY: getpriority may legitimately return -1; errno tells failures apart.
-            unsafe {
-                *libc::__errno_location() = 0;
-                let nice = libc::getpriority(libc::PRIO_PROCESS, pid as libc::id_t);
-                if nice == -1 && *libc::__errno_location() != 0 {
-                    return None;
-                }
-                nice
-            }
-        }
+        _ => os::nice(pid).ok()?,
     };
     Some(TaskPolicy {
         policy: policy_name,
@@ -119,7 +109,7 @@ pub fn spawn(
         let path = instance.join(format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
         let file = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NONBLOCK)
+            .custom_flags(crate::sys::file::O_NONBLOCK)
             .open(&path)
             .map_err(|e| format!("--trace: cannot open {}: {e}", path.display()))?;
         pipes.push(CpuPipe { cpu, file });

@@ -78,13 +78,7 @@ pub fn find() -> Result<PathBuf, String> {
 }
 
 fn access_writable(dir: &Path) -> io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(io::Error::other)?;
-    // SAFETY: a valid C string.
-    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    crate::sys::fs::can_write(dir)
 }
 
 /// The instance name of process `pid`.
@@ -173,7 +167,7 @@ pub struct WriteError {
 impl WriteError {
     /// The kernel parsed the value and refused it (EINVAL), as opposed to refusing the write.
     pub fn is_value_refused(&self) -> bool {
-        self.error.raw_os_error() == Some(libc::EINVAL)
+        self.error.raw_os_error() == Some(crate::sys::errno::EINVAL)
     }
 }
 

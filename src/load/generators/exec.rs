@@ -18,6 +18,8 @@ use crate::load::kit::{Counts, Ctx, die_with_parent, kill_hint, run_threads, sig
 use crate::load::spec::Params;
 use crate::measure::clock::monotonic_ns;
 use crate::results::run_record::Throughput;
+use crate::sys::process;
+use crate::sys::signal::{self, SignalSet};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 
@@ -110,8 +112,7 @@ impl Generator for ExecLoad {
                     return Ok(());
                 }
                 last_start = monotonic_ns();
-                // SAFETY: getpid is a plain syscall.
-                let parent = unsafe { libc::getpid() };
+                let parent = process::id();
                 let mut command = std::process::Command::new(&self.argv[0]);
                 command.args(&self.argv[1..]);
                 // SAFETY: die_with_parent is async-signal-safe.
@@ -181,42 +182,30 @@ fn is_executable(path: &Path) -> bool {
 /// Called from the worker's main thread, which lives as long as the worker: a parent-death
 /// signal follows the thread that forked.
 fn start_guardian() -> std::io::Result<()> {
+    let parent = process::id();
     // SAFETY: the child makes only async-signal-safe calls (sigprocmask, prctl, getppid,
     // sigwaitinfo, kill, _exit) on stack data.
     unsafe {
-        let parent = libc::getpid();
-        match libc::fork() {
-            -1 => Err(std::io::Error::last_os_error()),
-            0 => {
-                let mut set: libc::sigset_t = std::mem::zeroed();
-                libc::sigemptyset(&mut set);
-                libc::sigaddset(&mut set, libc::SIGHUP);
-                libc::sigaddset(&mut set, libc::SIGTERM);
-                libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-                libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGHUP as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                );
-                if libc::getppid() != parent {
-                    libc::kill(0, libc::SIGKILL);
-                    libc::_exit(0);
+        process::fork_child(|| {
+            let set = SignalSet::of(&[signal::SIGHUP, signal::SIGTERM]);
+            set.block_in_this_process();
+            process::set_parent_death_signal(signal::SIGHUP);
+            if process::parent_id() != parent {
+                let _ = process::kill(0, signal::SIGKILL);
+                process::exit_now(0);
+            }
+            loop {
+                let sig = set.wait_raw();
+                if sig == signal::SIGHUP {
+                    // The worker died: no one else will stop the program's children.
+                    let _ = process::kill(0, signal::SIGKILL);
+                    process::exit_now(0);
                 }
-                loop {
-                    let sig = libc::sigwaitinfo(&set, std::ptr::null_mut());
-                    if sig == libc::SIGHUP {
-                        // The worker died: no one else will stop the program's children.
-                        libc::kill(0, libc::SIGKILL);
-                        libc::_exit(0);
-                    }
-                    if sig == libc::SIGTERM {
-                        libc::_exit(0);
-                    }
+                if sig == signal::SIGTERM {
+                    process::exit_now(0);
                 }
             }
-            _ => Ok(()),
-        }
+        })
     }
+    .map(drop)
 }

@@ -8,6 +8,7 @@ use crate::load::kit::{Counts, Ctx, fork_child, reap, run_threads};
 use crate::load::spec::Params;
 use crate::measure::clock::monotonic_ns;
 use crate::results::run_record::Throughput;
+use crate::sys::process::Pid;
 use std::collections::VecDeque;
 
 pub static INFO: GeneratorInfo = GeneratorInfo {
@@ -57,7 +58,7 @@ impl Generator for ForkLoad {
     fn run(&self, ctx: &Ctx) -> Result<(), String> {
         let period_ns = self.rate.map(|r| 1_000_000_000 * ctx.workers as u64 / r);
         run_threads(ctx.workers, "fork", |i| {
-            let mut alive: VecDeque<libc::pid_t> = VecDeque::with_capacity(self.count);
+            let mut alive: VecDeque<Pid> = VecDeque::with_capacity(self.count);
             let mut due = monotonic_ns();
             while !ctx.stopped() {
                 if alive.len() >= self.count {
@@ -90,7 +91,7 @@ impl Generator for ForkLoad {
     }
 }
 
-fn reap_one(alive: &mut VecDeque<libc::pid_t>, ctx: &Ctx, worker: usize) -> Result<(), String> {
+fn reap_one(alive: &mut VecDeque<Pid>, ctx: &Ctx, worker: usize) -> Result<(), String> {
     let pid = alive.pop_front().expect("a child to reap");
     reap(pid).map_err(|e| format!("fork worker {worker}: waitpid failed: {e}"))?;
     ctx.add(REAPED, 1);

@@ -16,6 +16,10 @@ use crate::load::kit::{Counts, Ctx, fork_child, reap, run_threads, shared_counte
 use crate::load::spec::Params;
 use crate::measure::clock::monotonic_ns;
 use crate::results::run_record::Throughput;
+use crate::sys::errno;
+use crate::sys::file::{self, close, pipe, socket_pair};
+use crate::sys::process;
+use crate::sys::signal;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -227,13 +231,13 @@ impl HackbenchLoad {
             let mut cut_short = false;
             for pid in pids.drain(..) {
                 let status = reap(pid).map_err(|e| format!("hackbench: waitpid: {e}"))?;
-                if libc::WIFSIGNALED(status) || ctx.stopped() {
+                if process::killed_by(status).is_some() || ctx.stopped() {
                     // SIGTERM to the load's process group: the load is being stopped.
                     cut_short = true;
-                } else if libc::WEXITSTATUS(status) != 0 {
+                } else if process::exit_code(status) != 0 {
                     return Err(format!(
                         "hackbench: a task failed (exit status {})",
-                        libc::WEXITSTATUS(status)
+                        process::exit_code(status)
                     ));
                 }
             }
@@ -247,8 +251,7 @@ impl HackbenchLoad {
         })();
         // On an error, tasks still alive are killed by the load's stop (same process group).
         for pid in pids {
-            // SAFETY: plain syscall on our own child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let _ = process::kill(pid, signal::SIGKILL);
             let _ = reap(pid);
         }
         open.into_iter().chain(control).for_each(close);
@@ -325,19 +328,11 @@ fn ready(ready_w: RawFd, wake_r: RawFd) -> bool {
     if write_full(ready_w, b"R") != 0 {
         return false;
     }
-    let mut pfd = libc::pollfd {
-        fd: wake_r,
-        events: libc::POLLIN,
-        revents: 0,
-    };
     loop {
-        // SAFETY: one valid pollfd.
-        let r = unsafe { libc::poll(&mut pfd, 1, -1) };
-        if r == 1 {
-            return true;
-        }
-        if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return false;
+        match file::poll_input(wake_r, -1) {
+            Ok(Some(_)) => return true,
+            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => return false,
+            _ => {}
         }
     }
 }
@@ -396,13 +391,12 @@ fn receiver(
 fn write_full(fd: RawFd, buf: &[u8]) -> i32 {
     let mut done = 0;
     while done < buf.len() {
-        // SAFETY: the slice bounds the write.
-        let r = unsafe { libc::write(fd, buf[done..].as_ptr().cast(), buf.len() - done) };
+        let r = file::write_raw(fd, &buf[done..]);
         if r < 0 {
             let e = std::io::Error::last_os_error()
                 .raw_os_error()
-                .unwrap_or(libc::EIO);
-            if e == libc::EINTR {
+                .unwrap_or(errno::EIO);
+            if e == errno::EINTR {
                 continue;
             }
             return e;
@@ -416,54 +410,22 @@ fn write_full(fd: RawFd, buf: &[u8]) -> i32 {
 fn read_full(fd: RawFd, buf: &mut [u8]) -> i32 {
     let mut done = 0;
     while done < buf.len() {
-        // SAFETY: the slice bounds the read.
-        let r = unsafe { libc::read(fd, buf[done..].as_mut_ptr().cast(), buf.len() - done) };
+        let r = file::read_raw(fd, &mut buf[done..]);
         if r < 0 {
             let e = std::io::Error::last_os_error()
                 .raw_os_error()
-                .unwrap_or(libc::EIO);
-            if e == libc::EINTR {
+                .unwrap_or(errno::EIO);
+            if e == errno::EINTR {
                 continue;
             }
             return e;
         }
         if r == 0 {
-            return libc::EPIPE;
+            return errno::EPIPE;
         }
         done += r as usize;
     }
     0
-}
-
-fn pipe() -> std::io::Result<(RawFd, RawFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: valid array of two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok((fds[0], fds[1]))
-}
-
-fn socket_pair() -> std::io::Result<(RawFd, RawFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: valid array of two descriptors.
-    if unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    } != 0
-    {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok((fds[0], fds[1]))
-}
-
-fn close(fd: RawFd) {
-    // SAFETY: closing a descriptor this module opened and no one else uses.
-    unsafe { libc::close(fd) };
 }
 
 #[cfg(test)]

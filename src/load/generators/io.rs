@@ -9,11 +9,10 @@ use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
 use crate::load::kit::{Counts, Ctx, PER_MIB, run_threads};
 use crate::load::spec::Params;
 use crate::results::run_record::Throughput;
-use std::ffi::CString;
+use crate::sys::fs;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -81,25 +80,18 @@ impl Generator for IoLoad {
                 "load '{text}': dir={d} is not a directory; give dir= an existing directory on the disk to load"
             ));
         }
-        let c = CString::new(self.dir.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
-        // SAFETY: valid C string and a zeroed statvfs to fill.
-        unsafe {
-            if libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) != 0 {
+        if let Err(e) = fs::can_write_dir(&self.dir) {
+            return Err(format!(
+                "load '{text}': dir={d} is not writable ({e}); give dir= a writable directory"
+            ));
+        }
+        if let Ok(free) = fs::free_bytes(&self.dir) {
+            let need = self.size.saturating_mul(workers);
+            if need > free {
                 return Err(format!(
-                    "load '{text}': dir={d} is not writable ({}); give dir= a writable directory",
-                    io::Error::last_os_error()
+                    "load '{text}': {workers} file(s) of {} bytes need {need} bytes and {d} has {free} bytes free; use a smaller size= or another dir=",
+                    self.size
                 ));
-            }
-            let mut st: libc::statvfs = std::mem::zeroed();
-            if libc::statvfs(c.as_ptr(), &mut st) == 0 {
-                let free = st.f_bavail as u64 * st.f_frsize as u64;
-                let need = self.size.saturating_mul(workers);
-                if need > free {
-                    return Err(format!(
-                        "load '{text}': {workers} file(s) of {} bytes need {need} bytes and {d} has {free} bytes free; use a smaller size= or another dir=",
-                        self.size
-                    ));
-                }
             }
         }
         Ok(())
@@ -129,8 +121,7 @@ impl Generator for IoLoad {
                 ctx.add(FSYNCS, 1);
                 // Written back by the fsync, so the pages are clean and can be dropped: the
                 // reads then come from the disk, not from the page cache.
-                // SAFETY: plain syscall on an open descriptor.
-                unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+                crate::sys::file::drop_cache(file.as_fd());
                 let mut offset = 0;
                 while offset < self.size && !ctx.stopped() {
                     let n = (self.size - offset).min(self.bs) as usize;
@@ -157,17 +148,8 @@ impl Generator for IoLoad {
 
 /// A read-write file in `dir` with no name.
 fn anonymous_file(dir: &Path, index: usize) -> io::Result<File> {
-    let c = CString::new(dir.as_os_str().as_bytes()).map_err(io::Error::other)?;
-    // SAFETY: valid C string; the descriptor is owned by the File.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_TMPFILE | libc::O_RDWR | libc::O_CLOEXEC,
-            0o600,
-        )
-    };
-    if fd >= 0 {
-        return Ok(unsafe { File::from_raw_fd(fd) });
+    if let Ok(f) = fs::anonymous_file_in(dir) {
+        return Ok(f);
     }
     // No O_TMPFILE on this file system: a named file, unlinked as soon as it is open.
     let path = dir.join(format!(".jitterlab-io-{}-{index}", std::process::id()));

@@ -7,6 +7,7 @@ use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
 use crate::load::kit::{Counts, Ctx, PER_MIB, mib, run_threads};
 use crate::load::spec::Params;
 use crate::results::run_record::Throughput;
+use crate::sys::mem;
 
 pub static INFO: GeneratorInfo = GeneratorInfo {
     name: "memory",
@@ -50,29 +51,18 @@ impl Generator for MemoryLoad {
 
     fn run(&self, ctx: &Ctx) -> Result<(), String> {
         let size = self.size as usize;
-        // SAFETY: sysconf has no failure mode for _SC_PAGESIZE on Linux.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let page = mem::page_size();
         run_threads(ctx.workers, "memory", |i| {
             while !ctx.stopped() {
+                let base = mem::map_anonymous(size, mem::Sharing::Private).map_err(|e| {
+                    format!(
+                        "memory worker {i}: mmap of {} failed: {e}",
+                        mib(self.size as u128)
+                    )
+                })?;
                 // SAFETY: a private anonymous mapping of `size` bytes, written only within its
                 // bounds and unmapped before the next.
                 unsafe {
-                    let p = libc::mmap(
-                        std::ptr::null_mut(),
-                        size,
-                        libc::PROT_READ | libc::PROT_WRITE,
-                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                        -1,
-                        0,
-                    );
-                    if p == libc::MAP_FAILED {
-                        return Err(format!(
-                            "memory worker {i}: mmap of {} failed: {}",
-                            mib(self.size as u128),
-                            std::io::Error::last_os_error()
-                        ));
-                    }
-                    let base = p as *mut u8;
                     let mut offset = 0;
                     let mut pages = 0;
                     while offset < size {
@@ -89,7 +79,7 @@ impl Generator for MemoryLoad {
                     }
                     ctx.add(PAGES, pages % 256);
                     ctx.add(BYTES, (pages % 256) * page as u64);
-                    libc::munmap(p, size);
+                    mem::unmap(base, size);
                 }
                 ctx.add(MAPS, 1);
             }

@@ -8,6 +8,8 @@ use crate::load::kit::signal_text;
 use crate::load::protocol::WorkerMessage;
 use crate::measure::clock::monotonic_ns;
 use crate::results::run_record::LoadEnded;
+use crate::sys::process::{self, Pid};
+use crate::sys::signal;
 use std::fs::File;
 use std::io::Read;
 use std::time::Duration;
@@ -18,7 +20,7 @@ pub const GRACE: Duration = Duration::from_millis(300);
 /// One load process.
 pub(super) struct Running {
     pub(super) index: usize,
-    pub(super) pid: libc::pid_t,
+    pub(super) pid: Pid,
     pub(super) reader: File,
     pub(super) pending: Vec<u8>,
     pub(super) values: Vec<u64>,
@@ -40,12 +42,7 @@ pub(super) struct Running {
 
 impl Running {
     /// A worker just started, reporting on `reader`.
-    pub(super) fn new(
-        index: usize,
-        pid: libc::pid_t,
-        reader: File,
-        container: LoadContainer,
-    ) -> Self {
+    pub(super) fn new(index: usize, pid: Pid, reader: File, container: LoadContainer) -> Self {
         Running {
             index,
             pid,
@@ -95,43 +92,32 @@ impl Running {
         if self.status.is_some() {
             return true;
         }
-        let mut status = 0;
-        // SAFETY: zeroed rusage to fill, our own child.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        let flags = if block { 0 } else { libc::WNOHANG };
-        let r = unsafe { libc::wait4(self.pid, &mut status, flags, &mut ru) };
-        if r == self.pid {
-            self.status = Some(status);
-            self.cpu_time_ns += rusage_ns(&ru);
+        let r = process::wait_for(self.pid, block);
+        if let Ok(Some(reaped)) = r {
+            self.status = Some(reaped.status);
+            self.cpu_time_ns += reaped.cpu_ns;
             self.ended_ns = monotonic_ns();
             self.drain();
             true
         } else {
-            r < 0 // ECHILD: already gone
+            r.is_err() // ECHILD: already gone
         }
     }
 
     /// The signal that killed the worker, if one did.
     pub(super) fn killed_by(&self) -> Option<i32> {
-        self.status
-            .filter(|&s| libc::WIFSIGNALED(s))
-            .map(|s| libc::WTERMSIG(s))
+        self.status.and_then(process::killed_by)
     }
 
     pub(super) fn exit_text(&self) -> String {
         match self.status {
-            Some(s) if libc::WIFSIGNALED(s) => {
-                format!("killed by {}", signal_text(libc::WTERMSIG(s)))
-            }
-            Some(s) => format!("exit status {}", libc::WEXITSTATUS(s)),
+            Some(s) => match process::killed_by(s) {
+                Some(signal) => format!("killed by {}", signal_text(signal)),
+                None => format!("exit status {}", process::exit_code(s)),
+            },
             None => "still running".into(),
         }
     }
-}
-
-fn rusage_ns(ru: &libc::rusage) -> u64 {
-    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 /// SIGTERM, grace, SIGKILL, reap: the loads `stopping` (of plan `loads`) and every process of
@@ -144,8 +130,8 @@ pub(super) fn stop(mut stopping: Vec<Running>, loads: &[PlannedLoad]) -> Vec<Loa
             demote(&r.container.pids());
         }
         if r.status.is_none() {
-            // SAFETY: signalling our own child's process group.
-            unsafe { libc::kill(-r.pid, libc::SIGTERM) };
+            // Our own child's process group.
+            let _ = process::kill(-r.pid, signal::SIGTERM);
         }
     }
     let deadline = std::time::Instant::now() + GRACE;
@@ -164,8 +150,8 @@ pub(super) fn stop(mut stopping: Vec<Running>, loads: &[PlannedLoad]) -> Vec<Loa
         // Whatever is left of the group (a worker that did not exit, children that ignore
         // SIGTERM), of the cgroup and of the marker's carriers (descendants that left the
         // group) is killed; members the worker did not reap come back to us.
-        // SAFETY: signalling our own child's process group.
-        unsafe { libc::kill(-r.pid, libc::SIGKILL) };
+        // Our own child's process group.
+        let _ = process::kill(-r.pid, signal::SIGKILL);
         let killed = r.container.kill_all();
         r.try_reap(true);
         r.cpu_time_ns += reap_group(r.pid);
@@ -191,13 +177,13 @@ pub(super) fn stop(mut stopping: Vec<Running>, loads: &[PlannedLoad]) -> Vec<Loa
 /// Returns every thread of the processes `pids` (a load's) to SCHED_OTHER, so that a real-time
 /// load that saturates its CPUs stops doing so at once, and its worker can handle SIGTERM and
 /// report (its threads may all share CPUs with the hog).
-fn demote(pids: &[libc::pid_t]) {
+fn demote(pids: &[Pid]) {
     for pid in pids {
         let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
             continue;
         };
         for t in tasks.flatten() {
-            if let Ok(tid) = t.file_name().to_string_lossy().parse::<libc::pid_t>() {
+            if let Ok(tid) = t.file_name().to_string_lossy().parse::<Pid>() {
                 // A thread that has ended meanwhile is simply gone.
                 let _ = crate::sys::sched::set_scheduler(tid, crate::sys::sched::SCHED_OTHER, 0);
             }
@@ -207,20 +193,16 @@ fn demote(pids: &[libc::pid_t]) {
 
 /// Reaps every member of process group `pgid` that became our child, until the group is gone
 /// (at most a second); the CPU time of those reaped, ns.
-fn reap_group(pgid: libc::pid_t) -> u64 {
+fn reap_group(pgid: Pid) -> u64 {
     let deadline = std::time::Instant::now() + Duration::from_secs(1);
     let mut cpu = 0;
     loop {
-        let mut status = 0;
-        // SAFETY: zeroed rusage to fill.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        let r = unsafe { libc::wait4(-pgid, &mut status, libc::WNOHANG, &mut ru) };
-        if r > 0 {
-            cpu += rusage_ns(&ru);
+        if let Ok(Some(reaped)) = process::wait_for(-pgid, false) {
+            cpu += reaped.cpu_ns;
             continue;
         }
-        // SAFETY: signal 0 only checks for existence.
-        let gone = unsafe { libc::kill(-pgid, 0) } != 0;
+        // Signal 0 only checks for existence.
+        let gone = process::kill(-pgid, 0).is_err();
         if gone || std::time::Instant::now() > deadline {
             return cpu;
         }
@@ -231,20 +213,17 @@ fn reap_group(pgid: libc::pid_t) -> u64 {
 /// Reaps those of `pids` (a load's killed processes) that are or become our children (a dead
 /// parent's children come back to jitterlab, a child subreaper), until each is reaped or gone
 /// (at most a second); the CPU time of those reaped, ns.
-fn reap_pids(pids: &[libc::pid_t]) -> u64 {
+fn reap_pids(pids: &[Pid]) -> u64 {
     let deadline = std::time::Instant::now() + Duration::from_secs(1);
     let mut left = pids.to_vec();
     let mut cpu = 0;
     while !left.is_empty() && std::time::Instant::now() < deadline {
         left.retain(|&pid| {
-            let mut status = 0;
-            // SAFETY: zeroed rusage to fill.
-            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-            let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
-            if r == pid {
-                cpu += rusage_ns(&ru);
+            let r = process::wait_for(pid, false);
+            if let Ok(Some(reaped)) = r {
+                cpu += reaped.cpu_ns;
                 false
-            } else if r < 0 {
+            } else if r.is_err() {
                 // Not our child: reaped already, or a zombie still on its way to us.
                 std::path::Path::new(&format!("/proc/{pid}")).exists()
             } else {

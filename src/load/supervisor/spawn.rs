@@ -9,8 +9,10 @@ use crate::error::Failure;
 use crate::load::contain::{self, Containment};
 use crate::load::kit::die_with_parent;
 use crate::load::protocol::{MARKER_ENV, REPORT_FD};
+use crate::sys::file::{self, pipe};
+use crate::sys::process;
 use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
@@ -67,16 +69,15 @@ pub(super) fn spawn(
             .map_err(|e| Failure::run(format!("cannot open {}: {e}", path.display())))?;
         cmd.stdout(log).stderr(err);
     }
-    // SAFETY: getpid is a plain syscall.
-    let parent = unsafe { libc::getpid() };
+    let parent = process::id();
     let w = writer.as_raw_fd();
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
             if w == REPORT_FD {
-                libc::fcntl(w, libc::F_SETFD, 0);
-            } else if libc::dup2(w, REPORT_FD) < 0 {
-                return Err(std::io::Error::last_os_error());
+                file::inherit_on_exec(w);
+            } else {
+                file::duplicate_to(w, REPORT_FD)?;
             }
             if let Some(fd) = procs_fd {
                 contain::join_own_cgroup(fd);
@@ -90,14 +91,11 @@ pub(super) fn spawn(
         .map_err(|e| Failure::system(format!("cannot start load '{text}': {e}")))?;
     drop(writer);
     drop(cgroup_procs);
-    // SAFETY: our own descriptor.
-    unsafe {
-        let flags = libc::fcntl(read_fd, libc::F_GETFL);
-        libc::fcntl(read_fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
-    }
+    // Our own descriptor; a failure leaves it blocking, as before.
+    let _ = file::set_nonblocking(read_fd);
     Ok(Running::new(
         index,
-        child.id() as libc::pid_t,
+        child.id() as process::Pid,
         reader,
         container,
     ))
@@ -116,13 +114,4 @@ fn report_cpus(setup: &Setup) -> Vec<usize> {
     } else {
         rest
     }
-}
-
-fn pipe() -> std::io::Result<(RawFd, RawFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: valid array of two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok((fds[0], fds[1]))
 }

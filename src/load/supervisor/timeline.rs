@@ -87,8 +87,7 @@ impl State {
         ready: mpsc::Sender<Result<(), Failure>>,
     ) -> Outcome {
         // Orphans of a dying worker come back to us, to be reaped.
-        // SAFETY: plain prctl.
-        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        crate::sys::process::become_child_subreaper();
         match Containment::start() {
             Ok(c) => self.containment = Some(c),
             Err(e) => {

@@ -2,21 +2,16 @@
 //! `itimer-periodic`. The process has one ITIMER_REAL, so each serves one measuring thread.
 
 use super::signal::{ITIMER_SIGNAL, drain_signal, signal_set, wait_for_signal};
-use super::{MakeWaker, Waker, check};
+use super::{MakeWaker, Waker};
 use crate::measure::clock::Clock;
-use crate::sys::time::ns_to_timeval;
+use crate::sys::timer;
 use std::io;
 use std::sync::atomic::AtomicBool;
 
 fn set_itimer(value_ns: u64, interval_ns: u64) -> io::Result<()> {
     // Rounded up to whole us: an itimer never fires before the time asked.
-    let tv = |ns: u64| ns_to_timeval(ns.div_ceil(1_000) * 1_000);
-    let it = libc::itimerval {
-        it_interval: tv(interval_ns),
-        it_value: tv(value_ns),
-    };
-    // SAFETY: valid itimerval.
-    check(unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) }).map(drop)
+    let us = |ns: u64| ns.div_ceil(1_000) * 1_000;
+    timer::set_real_itimer(us(value_ns), us(interval_ns))
 }
 
 /// setitimer(ITIMER_REAL) one-shot, re-armed every cycle, then sigwaitinfo for SIGALRM.

@@ -32,7 +32,7 @@ pub use timerfd::TimerFd;
 
 use super::ThreadEnd;
 use super::clock::Clock;
-use crate::sys::time::ns_to_timespec;
+use crate::sys::timer::Arming;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -411,34 +411,23 @@ fn retry_interrupted(stop: &AtomicBool, mut call: impl FnMut() -> isize) -> io::
             return Ok(());
         }
         let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
+        if e.raw_os_error() != Some(crate::sys::errno::EINTR) {
             return Err(e);
         }
         resume_unless_stopped(stop)?;
     }
 }
 
-fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(ret)
-    }
-}
-
 /// The absolute arming of a periodic timer: first expiry at `planned_ns`, or 1 us from now if
 /// that has passed (arming in the past would fire at once and count as latency).
-fn periodic_spec(clock: Clock, planned_ns: u64, interval_ns: u64) -> (u64, libc::itimerspec) {
+fn periodic_spec(clock: Clock, planned_ns: u64, interval_ns: u64) -> (u64, Arming) {
     let first = planned_ns.max(clock.now_ns() + 1_000);
     (first, absolute_spec(first, interval_ns))
 }
 
 /// First expiry at the absolute time `first_ns`, then every `interval_ns`.
-fn absolute_spec(first_ns: u64, interval_ns: u64) -> libc::itimerspec {
-    libc::itimerspec {
-        it_interval: ns_to_timespec(interval_ns),
-        it_value: ns_to_timespec(first_ns),
-    }
+fn absolute_spec(first_ns: u64, interval_ns: u64) -> Arming {
+    Arming::new(first_ns, interval_ns)
 }
 
 #[cfg(test)]

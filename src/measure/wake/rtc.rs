@@ -1,10 +1,12 @@
 //! `rtc`: periodic interrupts of /dev/rtc (the MontaVista Jitter Benchmark).
 
-use super::{MakeWaker, Waker, check, resume_unless_stopped};
+use super::{MakeWaker, Waker, resume_unless_stopped};
 use crate::measure::clock::Clock;
+use crate::sys::errno::EINTR;
+use crate::sys::file;
 use crate::sys::ioctl::{self, Request};
 use std::io;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{BorrowedFd, RawFd};
 use std::sync::atomic::AtomicBool;
 
 /// The path of the RTC device.
@@ -12,7 +14,7 @@ pub const RTC_DEVICE: &str = "/dev/rtc";
 
 /// RTC ioctls from include/uapi/linux/rtc.h. RTC_IRQP_SET is _IOW('p', 0x0c, unsigned long):
 /// its number encodes the argument's size, which differs between 32- and 64-bit boards.
-const RTC_IRQP_SET: Request = Request::write(b'p', 0x0c, std::mem::size_of::<libc::c_ulong>());
+const RTC_IRQP_SET: Request = Request::write(b'p', 0x0c, std::mem::size_of::<ioctl::Ulong>());
 const RTC_PIE_ON: Request = Request::none(b'p', 0x05);
 const RTC_PIE_OFF: Request = Request::none(b'p', 0x06);
 
@@ -34,7 +36,7 @@ pub fn check_interval(interval_ns: u64) -> Result<(), String> {
 /// is not the system clock, so the grid is anchored at the first interrupt and advanced by the
 /// period; see the user guide for what that implies.
 pub struct RtcPeriodic {
-    fd: libc::c_int,
+    fd: RawFd,
     clock: Clock,
     interval_ns: u64,
 }
@@ -43,17 +45,15 @@ impl RtcPeriodic {
     /// Opens the RTC and programs its periodic rate (1 s / interval, a power of two).
     pub fn new(clock: Clock, interval_ns: u64) -> io::Result<Self> {
         let path = std::ffi::CString::new(RTC_DEVICE).expect("no NUL in path");
-        // SAFETY: valid C string.
-        let fd = check(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })?;
+        let fd = file::open_read_only(&path)?;
         // The plan admits only intervals of exactly 1 s / rate (rounded down to whole ns).
-        let rate_hz = (1_000_000_000 / interval_ns) as libc::c_ulong;
+        let rate_hz = (1_000_000_000 / interval_ns) as ioctl::Ulong;
         // SAFETY: fd is open and owned by this function until returned.
         let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
         let programmed = ioctl::with_ulong(borrowed, RTC_IRQP_SET, rate_hz)
             .and_then(|_| ioctl::with_ulong(borrowed, RTC_PIE_ON, 0));
         if let Err(e) = programmed {
-            // SAFETY: fd is owned.
-            unsafe { libc::close(fd) };
+            file::close(fd);
             return Err(e);
         }
         Ok(RtcPeriodic {
@@ -64,21 +64,15 @@ impl RtcPeriodic {
     }
 
     fn read_interrupt(&mut self, stop: &AtomicBool) -> io::Result<()> {
-        let mut data: libc::c_ulong = 0;
+        // One unsigned long, as the RTC driver returns.
+        let mut data = [0u8; std::mem::size_of::<ioctl::Ulong>()];
         loop {
-            // SAFETY: reads one unsigned long, as the RTC driver returns.
-            let n = unsafe {
-                libc::read(
-                    self.fd,
-                    &mut data as *mut libc::c_ulong as *mut libc::c_void,
-                    std::mem::size_of::<libc::c_ulong>(),
-                )
-            };
+            let n = file::read_raw(self.fd, &mut data);
             if n > 0 {
                 return Ok(());
             }
             let e = io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EINTR) {
+            if e.raw_os_error() != Some(EINTR) {
                 return Err(e);
             }
             resume_unless_stopped(stop)?;
@@ -106,13 +100,7 @@ impl Waker for RtcPeriodic {
     /// The RTC's grid cannot be moved. An interrupt for a skipped grid point that is already
     /// pending is read away, so that it does not wake the next wait early.
     fn skipped_to(&mut self, _next_due_ns: u64) -> io::Result<()> {
-        let mut fds = libc::pollfd {
-            fd: self.fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd; zero timeout.
-        if unsafe { libc::poll(&mut fds, 1, 0) } > 0 && fds.revents & libc::POLLIN != 0 {
+        if let Ok(Some(true)) = file::poll_input(self.fd, 0) {
             self.read_interrupt(&AtomicBool::new(false))?;
         }
         Ok(())
@@ -123,7 +111,6 @@ impl Drop for RtcPeriodic {
     fn drop(&mut self) {
         // SAFETY: fd is owned and open until the close below.
         let _ = ioctl::with_ulong(unsafe { BorrowedFd::borrow_raw(self.fd) }, RTC_PIE_OFF, 0);
-        // SAFETY: fd is owned.
-        unsafe { libc::close(self.fd) };
+        file::close(self.fd);
     }
 }

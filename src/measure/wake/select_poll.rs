@@ -2,7 +2,7 @@
 
 use super::{MakeWaker, Waker, retry_interrupted};
 use crate::measure::clock::Clock;
-use crate::sys::time::{ns_to_timespec, ns_to_timeval};
+use crate::sys::timer;
 use std::io;
 use std::sync::atomic::AtomicBool;
 
@@ -17,17 +17,9 @@ impl MakeWaker for SelectSleep {
 
 impl Waker for SelectSleep {
     fn wait(&mut self, _due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
-        let mut tv = ns_to_timeval(interval_ns);
-        // SAFETY: no descriptor sets; Linux updates tv to the time left on EINTR.
-        retry_interrupted(stop, || unsafe {
-            libc::select(
-                0,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                &mut tv,
-            ) as isize
-        })
+        // Linux updates the time left on EINTR, and select_sleep passes it back.
+        let mut left_ns = interval_ns;
+        retry_interrupted(stop, || timer::select_sleep(&mut left_ns))
     }
 }
 
@@ -43,10 +35,6 @@ impl MakeWaker for PollSleep {
 
 impl Waker for PollSleep {
     fn wait(&mut self, _due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
-        let ts = ns_to_timespec(interval_ns);
-        // SAFETY: zero descriptors; valid timespec; no signal mask change.
-        retry_interrupted(stop, || unsafe {
-            libc::ppoll(std::ptr::null_mut(), 0, &ts, std::ptr::null()) as isize
-        })
+        retry_interrupted(stop, || timer::ppoll_sleep(interval_ns))
     }
 }

@@ -3,7 +3,8 @@
 
 use super::{MakeWaker, Waker, resume_unless_stopped};
 use crate::measure::clock::Clock;
-use crate::sys::time::ns_to_timespec;
+use crate::sys::errno::EINTR;
+use crate::sys::timer;
 use std::io;
 use std::sync::atomic::AtomicBool;
 
@@ -20,21 +21,11 @@ impl MakeWaker for AbsoluteSleep {
 
 impl Waker for AbsoluteSleep {
     fn wait(&mut self, due_ns: u64, _interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
-        let ts = ns_to_timespec(due_ns);
         loop {
-            // SAFETY: valid timespec; no remainder is needed for absolute sleeps.
-            let rc = unsafe {
-                libc::clock_nanosleep(
-                    self.clock.id(),
-                    libc::TIMER_ABSTIME,
-                    &ts,
-                    std::ptr::null_mut(),
-                )
-            };
-            match rc {
+            match timer::sleep_until(self.clock.id(), due_ns) {
                 0 => return Ok(()),
                 // Same absolute target: simply sleep again.
-                libc::EINTR => resume_unless_stopped(stop)?,
+                EINTR => resume_unless_stopped(stop)?,
                 e => return Err(io::Error::from_raw_os_error(e)),
             }
         }
@@ -55,10 +46,7 @@ impl MakeWaker for RelativeClockNanosleep {
 impl Waker for RelativeClockNanosleep {
     fn wait(&mut self, _due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
         let clock = self.clock.id();
-        // SAFETY: valid timespecs.
-        sleep_relative(interval_ns, stop, |req, rem| unsafe {
-            libc::clock_nanosleep(clock, 0, req, rem)
-        })
+        sleep_relative(interval_ns, stop, |ns| timer::clock_sleep_for(clock, ns))
     }
 }
 
@@ -73,38 +61,27 @@ impl MakeWaker for Nanosleep {
 
 impl Waker for Nanosleep {
     fn wait(&mut self, _due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
-        sleep_relative(interval_ns, stop, |req, rem| {
-            // SAFETY: valid timespecs.
-            if unsafe { libc::nanosleep(req, rem) } == 0 {
-                0
-            } else {
-                io::Error::last_os_error().raw_os_error().unwrap_or(0)
-            }
-        })
+        sleep_relative(interval_ns, stop, timer::nanosleep_for)
     }
 }
 
-/// Sleeps `interval_ns` with `sleep` (returning 0 or an errno). On EINTR the remainder is
-/// slept, so that the requested sleep is honoured as a whole.
+/// Sleeps `interval_ns` with `sleep` (returning Ok, or an errno and the time left). On EINTR
+/// the remainder is slept, so that the requested sleep is honoured as a whole.
 #[inline(always)]
 fn sleep_relative(
     interval_ns: u64,
     stop: &AtomicBool,
-    mut sleep: impl FnMut(&libc::timespec, &mut libc::timespec) -> libc::c_int,
+    mut sleep: impl FnMut(u64) -> Result<(), (i32, u64)>,
 ) -> io::Result<()> {
-    let mut req = ns_to_timespec(interval_ns);
-    let mut rem = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut left_ns = interval_ns;
     loop {
-        match sleep(&req, &mut rem) {
-            0 => return Ok(()),
-            libc::EINTR => {
+        match sleep(left_ns) {
+            Ok(()) => return Ok(()),
+            Err((EINTR, rem_ns)) => {
                 resume_unless_stopped(stop)?;
-                req = rem;
+                left_ns = rem_ns;
             }
-            e => return Err(io::Error::from_raw_os_error(e)),
+            Err((e, _)) => return Err(io::Error::from_raw_os_error(e)),
         }
     }
 }

@@ -1,35 +1,30 @@
 //! `timerfd`: a timerfd firing periodically at absolute times.
 
-use super::{MakeWaker, Waker, absolute_spec, check, periodic_spec, retry_interrupted};
+use super::{MakeWaker, Waker, absolute_spec, periodic_spec, retry_interrupted};
 use crate::measure::clock::Clock;
+use crate::sys::timer::{self, Arming};
 use std::io;
 use std::sync::atomic::AtomicBool;
 
 /// A timerfd firing periodically at absolute times; read() blocks until an expiry.
 pub struct TimerFd {
-    fd: libc::c_int,
+    timer: timer::TimerFd,
     clock: Clock,
     interval_ns: u64,
 }
 
 impl TimerFd {
     pub fn new(clock: Clock, interval_ns: u64) -> io::Result<Self> {
-        // SAFETY: plain syscall.
-        let fd = check(unsafe { libc::timerfd_create(clock.id(), libc::TFD_CLOEXEC) })?;
         Ok(TimerFd {
-            fd,
+            timer: timer::TimerFd::new(clock.id())?,
             clock,
             interval_ns,
         })
     }
 
     /// Arms the timer; this also discards the expirations not yet read.
-    fn settime(&self, spec: &libc::itimerspec) -> io::Result<()> {
-        // SAFETY: valid fd and itimerspec.
-        check(unsafe {
-            libc::timerfd_settime(self.fd, libc::TFD_TIMER_ABSTIME, spec, std::ptr::null_mut())
-        })
-        .map(drop)
+    fn settime(&self, spec: &Arming) -> io::Result<()> {
+        self.timer.set_absolute(spec)
     }
 }
 
@@ -55,21 +50,6 @@ impl Waker for TimerFd {
     }
 
     fn wait(&mut self, _due_ns: u64, _interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
-        let mut expirations = 0u64;
-        // SAFETY: reads 8 bytes into a u64 (a timerfd read returns 8 or fails).
-        retry_interrupted(stop, || unsafe {
-            libc::read(
-                self.fd,
-                &mut expirations as *mut u64 as *mut libc::c_void,
-                8,
-            )
-        })
-    }
-}
-
-impl Drop for TimerFd {
-    fn drop(&mut self) {
-        // SAFETY: fd is owned.
-        unsafe { libc::close(self.fd) };
+        retry_interrupted(stop, || self.timer.read_raw())
     }
 }

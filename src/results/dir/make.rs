@@ -1,9 +1,10 @@
 //! Making a result directory: a plain `mkdir` of a new name (with the parents it needs), opened
 //! by descriptor and checked to be this process's.
 
-use super::fd::*;
 use super::*;
 use crate::error::ExitCode;
+use crate::sys::errno;
+use crate::sys::fs::{make_dir_at, owner};
 
 /// Why a directory could not be made.
 pub(super) enum MakeError {
@@ -59,11 +60,11 @@ impl MakeError {
 /// An I/O error, with what it means for a path when the system's words are terse.
 pub(super) fn describe(e: &io::Error) -> String {
     match e.raw_os_error() {
-        Some(libc::ENAMETOOLONG) => {
+        Some(errno::ENAMETOOLONG) => {
             format!("{e} (a name has at most 255 bytes, a path at most 4095)")
         }
         // mkdir in a directory that exists: a file system that makes no new entries.
-        Some(libc::ENOENT) => {
+        Some(errno::ENOENT) => {
             format!("{e} (a file system such as /proc that takes no new directories)")
         }
         _ => e.to_string(),
@@ -92,24 +93,22 @@ pub(super) fn make(path: &Path) -> Result<Claim, MakeError> {
     let parent_fd = open_dir(parent).map_err(|e| undo(MakeError::Parent(parent.into(), e)))?;
     // Mode 0755 (the umask may take more away), never group- or world-writable: no other user
     // adds entries (say, links) while the run writes into it.
-    // SAFETY: valid descriptor and C string.
-    if let Err(e) = check(unsafe { libc::mkdirat(parent_fd.as_raw_fd(), name.as_ptr(), 0o755) }) {
+    if let Err(e) = make_dir_at(parent_fd.as_fd(), &name, 0o755) {
         return Err(undo(match e.raw_os_error() {
-            Some(libc::EEXIST) => MakeError::Exists("made by another process just now"),
+            Some(errno::EEXIST) => MakeError::Exists("made by another process just now"),
             _ => MakeError::Io(e),
         }));
     }
     // Between mkdir and open, another user who can write the parent could have put a link or a
     // directory of theirs in its place: a link is not followed, and what is ours is owned by us.
     let opened = openat_dir(parent_fd.as_fd(), &name).and_then(|fd| Ok((owner(fd.as_fd())?, fd)));
-    // SAFETY: geteuid has no failure mode.
-    let me = unsafe { libc::geteuid() };
+    let me = crate::sys::process::effective_user_id();
     let fd = match opened {
         Ok((uid, fd)) if uid == me => fd,
         Ok(_) => return Err(undo(MakeError::Replaced)),
         Err(e) => {
             // Only an empty directory is removed, so never someone else's files.
-            let _ = unlinkat(parent_fd.as_fd(), &name, libc::AT_REMOVEDIR);
+            let _ = unlink_at(parent_fd.as_fd(), &name, Entry::Dir);
             return Err(undo(MakeError::Io(e)));
         }
     };
@@ -123,15 +122,6 @@ pub(super) fn make(path: &Path) -> Result<Claim, MakeError> {
         made_parents,
         kept: false,
     })
-}
-
-/// The owner of an open file.
-pub(super) fn owner(fd: BorrowedFd) -> io::Result<libc::uid_t> {
-    // SAFETY: an all-zero stat is a valid out-buffer.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: valid descriptor and out-pointer.
-    check(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
-    Ok(st.st_uid)
 }
 
 /// What is at `path` already, in words.
@@ -187,9 +177,9 @@ pub(super) fn remove_contents(dir: BorrowedFd) -> io::Result<()> {
         if entry.file_type()?.is_dir() {
             let sub = openat_dir(dir, &name)?;
             remove_contents(sub.as_fd())?;
-            unlinkat(dir, &name, libc::AT_REMOVEDIR)?;
+            unlink_at(dir, &name, Entry::Dir)?;
         } else {
-            unlinkat(dir, &name, 0)?;
+            unlink_at(dir, &name, Entry::File)?;
         }
     }
     Ok(())

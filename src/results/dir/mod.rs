@@ -16,17 +16,20 @@ use crate::error::Failure;
 use std::ffi::{CString, OsStr};
 use std::fs::{self, File};
 use std::io::{self, Write};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-mod fd;
 mod make;
 mod outputs;
 
-use fd::*;
+// Everything inside a result directory is opened or removed relative to its descriptor, never
+// through a path that a link could redirect.
+use crate::sys::fs::{
+    Entry, create_new_at, cstr, open_dir, open_write_at, openat_dir, rename_at, unlink_at,
+};
 use make::*;
 pub use outputs::{check_output_dir, check_output_file};
 
@@ -99,7 +102,7 @@ impl Drop for Claim {
         // Best effort: the run is ending with the refusal that dropped the claim, which is what
         // the user must see; a leftover is only untidy.
         let _ = remove_contents(self.dir.fd.as_fd());
-        let _ = unlinkat(self.parent.as_fd(), &self.name, libc::AT_REMOVEDIR);
+        let _ = unlink_at(self.parent.as_fd(), &self.name, Entry::Dir);
         for p in self.made_parents.iter().rev() {
             let _ = fs::remove_dir(p);
         }
@@ -163,28 +166,13 @@ impl ResultDir {
     /// included, is an error (EEXIST): nothing is ever written through a link.
     pub fn create_file(&self, name: &str) -> io::Result<File> {
         let c = cstr(OsStr::new(name))?;
-        // SAFETY: valid descriptor and C string; the new descriptor is owned by the File.
-        let fd = check(unsafe {
-            libc::openat(
-                self.fd.as_raw_fd(),
-                c.as_ptr(),
-                libc::O_WRONLY
-                    | libc::O_APPEND
-                    | libc::O_CREAT
-                    | libc::O_EXCL
-                    | libc::O_NOFOLLOW
-                    | libc::O_CLOEXEC,
-                0o666 as libc::c_uint,
-            )
-        })?;
-        // SAFETY: a fresh descriptor, owned from here on.
-        Ok(unsafe { File::from_raw_fd(fd) })
+        create_new_at(self.fd.as_fd(), &c)
     }
 
     /// Removes the file `name` from the directory (retention deleting a segment): through the
     /// directory's descriptor, never following a link. A file already gone is not an error.
     pub fn remove_file(&self, name: &str) -> io::Result<()> {
-        match unlinkat(self.fd.as_fd(), &cstr(OsStr::new(name))?, 0) {
+        match unlink_at(self.fd.as_fd(), &cstr(OsStr::new(name))?, Entry::File) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             r => r,
         }
@@ -218,27 +206,16 @@ impl ResultDir {
         let target = cstr(OsStr::new(name))?;
         // One left by this process's own earlier write that died half-way; unlinking never
         // follows a link.
-        match unlinkat(self.fd.as_fd(), &tmp, 0) {
+        match unlink_at(self.fd.as_fd(), &tmp, Entry::File) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
         let written = self
             .create_file(&tmp.to_string_lossy())
             .and_then(|mut f| f.write_all(bytes))
-            .and_then(|_| {
-                // SAFETY: valid descriptor and C strings.
-                check(unsafe {
-                    libc::renameat(
-                        self.fd.as_raw_fd(),
-                        tmp.as_ptr(),
-                        self.fd.as_raw_fd(),
-                        target.as_ptr(),
-                    )
-                })
-                .map(drop)
-            });
+            .and_then(|_| rename_at(self.fd.as_fd(), &tmp, &target));
         if written.is_err() {
-            let _ = unlinkat(self.fd.as_fd(), &tmp, 0);
+            let _ = unlink_at(self.fd.as_fd(), &tmp, Entry::File);
         }
         written
     }
@@ -305,16 +282,7 @@ impl ResultDir {
     /// Opens the existing regular file `name` for writing, without following a link.
     fn open_existing(&self, name: &str) -> io::Result<File> {
         let c = cstr(OsStr::new(name))?;
-        // SAFETY: valid descriptor and C string.
-        let fd = check(unsafe {
-            libc::openat(
-                self.fd.as_raw_fd(),
-                c.as_ptr(),
-                libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            )
-        })?;
-        // SAFETY: a fresh descriptor, owned from here on.
-        Ok(unsafe { File::from_raw_fd(fd) })
+        open_write_at(self.fd.as_fd(), &c)
     }
 
     pub fn read_run_record(&self) -> Result<RunRecord, String> {

@@ -52,25 +52,9 @@ const PROBE_THREAD: Spec = Spec {
     why: "The POSIX real-time features are checked by trying them on a probe thread.",
 };
 
-fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
 /// `EPERM (Operation not permitted)` for an errno value.
 fn describe(err: i32) -> String {
-    let name = match err {
-        libc::EPERM => "EPERM",
-        libc::EINVAL => "EINVAL",
-        libc::ENOSYS => "ENOSYS",
-        libc::EBUSY => "EBUSY",
-        libc::ENOMEM => "ENOMEM",
-        libc::EACCES => "EACCES",
-        libc::EAGAIN => "EAGAIN",
-        libc::ENOENT => "ENOENT",
-        libc::ENOTSUP => "ENOTSUP",
-        libc::EMFILE => "EMFILE",
-        _ => "",
-    };
+    let name = crate::sys::errno::name(err).unwrap_or("");
     let text = std::io::Error::from_raw_os_error(err).to_string();
     let text = text.split(" (os error").next().unwrap_or(&text).to_string();
     if name.is_empty() {

@@ -10,9 +10,9 @@ const RT_PERMISSION_FIX: &str = "run as root or grant CAP_SYS_NICE; without it r
      in a container, also give its cgroup RT runtime (see scheduling.rt_group)";
 
 /// Sets `policy` at `priority` on the calling thread and restores the previous policy.
-fn try_policy(policy: libc::c_int, priority: libc::c_int) -> Result<(), i32> {
+fn try_policy(policy: i32, priority: i32) -> Result<(), i32> {
     use crate::sys::sched as os;
-    let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EINVAL);
+    let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(crate::sys::errno::EINVAL);
     let (old_policy, old_priority) = (
         os::scheduler(0).map_err(errno)?,
         os::priority(0).map_err(errno)?,
@@ -30,7 +30,7 @@ const SCHED_FIFO: Spec = Spec {
 };
 
 pub(super) fn sched_fifo() -> Check {
-    match try_policy(libc::SCHED_FIFO, RUN_PRIORITY as i32) {
+    match try_policy(crate::sys::sched::SCHED_FIFO, RUN_PRIORITY as i32) {
         Ok(()) => SCHED_FIFO.ok(format!(
             "SCHED_FIFO {RUN_PRIORITY} set on a probe thread and restored"
         )),
@@ -48,7 +48,7 @@ const SCHED_RR: Spec = Spec {
 };
 
 pub(super) fn sched_rr() -> Check {
-    match try_policy(libc::SCHED_RR, RUN_PRIORITY as i32) {
+    match try_policy(crate::sys::sched::SCHED_RR, RUN_PRIORITY as i32) {
         Ok(()) => SCHED_RR.ok(format!(
             "SCHED_RR {RUN_PRIORITY} set on a probe thread and restored"
         )),
@@ -119,7 +119,7 @@ pub(super) fn mlockall() -> Check {
     use crate::sys::sched::{MemoryLock, lock_memory, unlock_memory};
     let mut r = lock_memory(MemoryLock::CurrentOnFault);
     if r.as_ref()
-        .is_err_and(|e| e.raw_os_error() == Some(libc::EINVAL))
+        .is_err_and(|e| e.raw_os_error() == Some(crate::sys::errno::EINVAL))
     {
         r = lock_memory(MemoryLock::Current); // kernels before 4.4
     }

@@ -25,7 +25,7 @@ pub fn tick_hz(ctx: &Ctx) -> Option<(u32, String)> {
         return Some((hz.0, format!("CONFIG_HZ={} in {}", hz.0, hz.1)));
     }
     if ctx.live {
-        let res = clock_res_ns(libc::CLOCK_MONOTONIC_COARSE)?;
+        let res = clock_res_ns(crate::sys::time::MONOTONIC_COARSE)?;
         if res > 0 {
             let hz = (1_000_000_000 / res) as u32;
             return Some((
@@ -64,7 +64,7 @@ pub fn hrtimers(ctx: &Ctx) -> Check {
     // The live system answers through clock_getres; a fixture carries /proc/timer_list.
     let (res, source) = if ctx.live {
         (
-            clock_res_ns(libc::CLOCK_MONOTONIC),
+            clock_res_ns(crate::sys::time::MONOTONIC),
             "clock_getres(CLOCK_MONOTONIC)",
         )
     } else {

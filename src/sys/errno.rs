@@ -1,0 +1,58 @@
+//! Error numbers (errno) as the kernel gives them, for matching `io::Error::raw_os_error()`.
+//! The values are the same on every Linux target jitterlab builds for except where the
+//! architecture says otherwise; taking them from libc here keeps that knowledge in `sys`.
+
+pub const EACCES: i32 = libc::EACCES;
+pub const EAGAIN: i32 = libc::EAGAIN;
+pub const EBUSY: i32 = libc::EBUSY;
+pub const EEXIST: i32 = libc::EEXIST;
+pub const EINTR: i32 = libc::EINTR;
+pub const EINVAL: i32 = libc::EINVAL;
+pub const EIO: i32 = libc::EIO;
+pub const EMFILE: i32 = libc::EMFILE;
+pub const ENAMETOOLONG: i32 = libc::ENAMETOOLONG;
+pub const ENOENT: i32 = libc::ENOENT;
+pub const ENOMEM: i32 = libc::ENOMEM;
+pub const ENOSPC: i32 = libc::ENOSPC;
+pub const ENOSYS: i32 = libc::ENOSYS;
+pub const ENOTSUP: i32 = libc::ENOTSUP;
+pub const EOPNOTSUPP: i32 = libc::EOPNOTSUPP;
+pub const EPERM: i32 = libc::EPERM;
+pub const EPIPE: i32 = libc::EPIPE;
+pub const EROFS: i32 = libc::EROFS;
+pub const ESRCH: i32 = libc::ESRCH;
+pub const EWOULDBLOCK: i32 = libc::EWOULDBLOCK;
+
+/// The symbolic name of `errno` (`EPERM`), for the errors probes report; None for those
+/// jitterlab does not name.
+pub fn name(errno: i32) -> Option<&'static str> {
+    Some(match errno {
+        EPERM => "EPERM",
+        EINVAL => "EINVAL",
+        ENOSYS => "ENOSYS",
+        EBUSY => "EBUSY",
+        ENOMEM => "ENOMEM",
+        EACCES => "EACCES",
+        EAGAIN => "EAGAIN",
+        ENOENT => "ENOENT",
+        ENOTSUP => "ENOTSUP",
+        EMFILE => "EMFILE",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_match_the_kernels_numbers() {
+        // include/uapi/asm-generic/errno-base.h and errno.h (the same on x86, ARM, RISC-V).
+        assert_eq!(name(1), Some("EPERM"));
+        assert_eq!(name(22), Some("EINVAL"));
+        assert_eq!(name(38), Some("ENOSYS"));
+        assert_eq!(name(95), Some("ENOTSUP"));
+        assert_eq!(name(4), None, "EINTR is not among the named");
+        assert_eq!((EINTR, ENOENT, EEXIST, ESRCH), (4, 2, 17, 3));
+    }
+}

@@ -1,0 +1,157 @@
+//! Processes: ids, fork, exit, kill, wait statuses and reaping, parent-death signals, sessions.
+//! A pid is `pid_t`, 32 bits on every Linux target; [`Pid`] names it outside this module.
+
+use super::signal::Signal;
+use std::io;
+
+/// A process or thread id.
+pub type Pid = libc::pid_t;
+
+/// This process's id.
+pub fn id() -> Pid {
+    // SAFETY: no arguments; cannot fail.
+    unsafe { libc::getpid() }
+}
+
+/// The parent's id (async-signal-safe).
+pub fn parent_id() -> Pid {
+    // SAFETY: no arguments; cannot fail.
+    unsafe { libc::getppid() }
+}
+
+/// The real user id of this process.
+pub fn user_id() -> u32 {
+    // SAFETY: no arguments; cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// The effective user id of this process.
+pub fn effective_user_id() -> u32 {
+    // SAFETY: no arguments; cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Forks a child that runs `body` and leaves with `_exit(body())` (no destructors, no atexit
+/// handlers); the parent gets the child's pid.
+///
+/// # Safety
+/// The calling process may have other threads: `body` must make only async-signal-safe calls
+/// (no allocation, no locks), as between fork and exec.
+pub unsafe fn fork_child(body: impl FnOnce() -> i32) -> io::Result<Pid> {
+    // SAFETY: the caller keeps the child's work async-signal-safe.
+    match unsafe { libc::fork() } {
+        -1 => Err(io::Error::last_os_error()),
+        0 => exit_now(body()),
+        pid => Ok(pid),
+    }
+}
+
+/// Ends the process at once with `code` (`_exit`: async-signal-safe, no destructors).
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit never returns and is async-signal-safe.
+    unsafe { libc::_exit(code) }
+}
+
+/// kill(2): `signal` to `pid`, with kill's meaning of the target: a negative pid is a
+/// process group, 0 the caller's own group; signal 0 only checks that the target exists.
+/// Async-signal-safe.
+pub fn kill(pid: Pid, signal: Signal) -> io::Result<()> {
+    // SAFETY: plain syscall with integer arguments.
+    super::check(unsafe { libc::kill(pid, signal) }).map(drop)
+}
+
+/// Asks the kernel to send `signal` to the calling thread's process when the thread that
+/// forked it dies (PR_SET_PDEATHSIG). Async-signal-safe.
+pub fn set_parent_death_signal(signal: Signal) {
+    // SAFETY: plain prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) };
+}
+
+/// Makes this process a child subreaper: orphans below it come back to it to be reaped.
+pub fn become_child_subreaper() {
+    // SAFETY: plain prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+}
+
+/// Starts a new session with the calling process as its leader (async-signal-safe).
+pub fn new_session() {
+    // SAFETY: plain syscall; failure (already a group leader) leaves things as they were.
+    unsafe { libc::setsid() };
+}
+
+/// A child's exit: who and how (the raw wait status) and its CPU time (user + system, ns, of
+/// it and its reaped descendants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reaped {
+    pub pid: Pid,
+    pub status: i32,
+    pub cpu_ns: u64,
+}
+
+/// wait4(2) for `pid` (kill's meaning: negative is a process group); `block` waits for it,
+/// otherwise Ok(None) when none has exited yet.
+pub fn wait_for(pid: Pid, block: bool) -> io::Result<Option<Reaped>> {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid out-buffer.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let flags = if block { 0 } else { libc::WNOHANG };
+    // SAFETY: valid out-pointers.
+    let r = unsafe { libc::wait4(pid, &mut status, flags, &mut ru) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((r > 0).then(|| Reaped {
+        pid: r,
+        status,
+        cpu_ns: super::time::timeval_to_ns(&ru.ru_utime) + super::time::timeval_to_ns(&ru.ru_stime),
+    }))
+}
+
+/// waitpid(2) for child `pid`, blocking: its raw wait status (-1 with errno on failure).
+pub fn wait_raw(pid: Pid, status: &mut i32) -> Pid {
+    // SAFETY: valid status pointer.
+    unsafe { libc::waitpid(pid, status, 0) }
+}
+
+/// The signal that ended a child, from its wait status; None when it exited.
+pub fn killed_by(status: i32) -> Option<Signal> {
+    libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status))
+}
+
+/// The exit code in a wait status (meaningful when [`killed_by`] is None).
+pub fn exit_code(status: i32) -> i32 {
+    libc::WEXITSTATUS(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::signal::SIGKILL;
+
+    #[test]
+    fn a_forked_childs_exit_code_and_killing_signal_are_read_back() {
+        // SAFETY: the child only returns a constant.
+        let pid = unsafe { fork_child(|| 7) }.unwrap();
+        let mut status = 0;
+        assert_eq!(wait_raw(pid, &mut status), pid);
+        assert_eq!((killed_by(status), exit_code(status)), (None, 7));
+
+        // SAFETY: the child only sleeps (a syscall) until killed.
+        let pid = unsafe {
+            fork_child(|| {
+                loop {
+                    libc::pause();
+                }
+            })
+        }
+        .unwrap();
+        kill(pid, SIGKILL).unwrap();
+        let reaped = wait_for(pid, true).unwrap().expect("blocking wait reaps");
+        assert_eq!((reaped.pid, killed_by(reaped.status)), (pid, Some(SIGKILL)));
+        assert!(kill(pid, 0).is_err(), "reaped: gone");
+        assert!(
+            wait_for(pid, false).is_err(),
+            "not our child any more: ECHILD"
+        );
+    }
+}
