@@ -154,11 +154,8 @@ mod tests {
                 Some(libc::EAGAIN)
             );
             close(w);
-            assert_eq!(
-                poll_input(r, 0).unwrap(),
-                Some(true),
-                "end of stream is readable"
-            );
+            // The end of stream is an event (a pipe reports POLLHUP alone, a socket POLLIN too).
+            assert!(poll_input(r, 0).unwrap().is_some(), "the hang-up is an event");
             assert_eq!(read_raw(r, &mut buf), 0);
             close(r);
         }
