@@ -52,7 +52,7 @@ fn names_libc(line: &str) -> bool {
         let before_ok = at == 0 || !ident(bytes[at - 1]);
         let rest = line[at + 4..].trim_start();
         let path = rest.starts_with("::");
-        let whole = rest.is_empty() || rest.starts_with(';') || rest.starts_with(" as");
+        let whole = rest.is_empty() || rest.starts_with(';') || rest.starts_with("as ");
         let imported = line.trim_start().starts_with("use ")
             || line.trim_start().starts_with("pub use ")
             || line.contains("extern crate");
