@@ -155,7 +155,10 @@ mod tests {
             );
             close(w);
             // The end of stream is an event (a pipe reports POLLHUP alone, a socket POLLIN too).
-            assert!(poll_input(r, 0).unwrap().is_some(), "the hang-up is an event");
+            assert!(
+                poll_input(r, 0).unwrap().is_some(),
+                "the hang-up is an event"
+            );
             assert_eq!(read_raw(r, &mut buf), 0);
             close(r);
         }
