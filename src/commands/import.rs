@@ -1,45 +1,63 @@
 //! `jitterlab import`: another tool's output to a result directory. The format is the one
 //! given (`--format`) or recognised (`results::import::detect`); the parsing, the checks and the
-//! writing are `results::import`'s.
+//! writing are `results::import`'s. Text formats get the file as cleaned text, binary formats
+//! (jitterdebugger's samples.raw) its bytes.
 
 use crate::cli::{ImportArgs, ImportFormat};
 use crate::error::{Failure, Result};
 use crate::results::ResultDir;
 use crate::results::import::{
-    MAX_FILE_BYTES, SOURCE_FORMATS, detect, parse_checked, pasted, summary, write_result,
+    Input, MAX_BINARY_FILE_BYTES, MAX_FILE_BYTES, Parser, SOURCE_FORMATS, SourceFormat, detect,
+    detect_binary, is_binary, parse_checked, pasted, summary, write_result,
 };
 use std::path::PathBuf;
 
 pub fn run(args: &ImportArgs) -> Result<i32> {
-    let text = crate::input::read_text(&args.file, MAX_FILE_BYTES).map_err(|e| {
+    let file = args.file.display();
+    let unreadable = |e: crate::input::ReadError| {
         Failure::usage(format!(
-            "{}: {e}; give the file of a tool listed in docs/import.md",
-            args.file.display()
+            "{file}: {e}; give the file of a tool listed in docs/import.md"
         ))
-    })?;
-    let text = pasted::clean(&text)
-        .map_err(|why| Failure::usage(format!("{}: not imported: {why}", args.file.display())))?;
-    let format = match args.format {
-        ImportFormat::Named(format) => format,
-        ImportFormat::Auto => detect(&text).map_err(|why| {
-            Failure::usage(format!(
-                "{}: not a format jitterlab imports: {why}; accepted: {} (see docs/import.md)",
-                args.file.display(),
-                SOURCE_FORMATS
-                    .iter()
-                    .map(|f| format!("{} ({})", f.name, f.help))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ))
-        })?,
     };
-    let imported = parse_checked(format, &text).map_err(|why| {
+    let bytes = crate::input::read_bytes(&args.file, MAX_BINARY_FILE_BYTES).map_err(unreadable)?;
+    // The text a text format reads: at most MAX_FILE_BYTES, UTF-8, cleaned of what pasting adds.
+    let text = |bytes: &[u8]| -> Result<String> {
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(unreadable(crate::input::ReadError::TooLarge {
+                max_bytes: MAX_FILE_BYTES,
+            }));
+        }
+        let text = crate::input::text_from_bytes(bytes.to_vec()).map_err(unreadable)?;
+        pasted::clean(&text).map_err(|why| Failure::usage(format!("{file}: not imported: {why}")))
+    };
+    let not_recognised = |why: String| {
         Failure::usage(format!(
-            "{}: read as {}, but {why}",
-            args.file.display(),
-            format.name()
+            "{file}: not a format jitterlab imports: {why}; accepted: {} (see docs/import.md)",
+            SOURCE_FORMATS
+                .iter()
+                .map(|f| format!("{} ({})", f.name, f.help))
+                .collect::<Vec<_>>()
+                .join("; ")
         ))
-    })?;
+    };
+    let mut cleaned = None;
+    let format: &'static SourceFormat = match args.format {
+        ImportFormat::Named(format) => format,
+        ImportFormat::Auto if is_binary(&bytes) => detect_binary(&bytes).map_err(not_recognised)?,
+        ImportFormat::Auto => detect(cleaned.insert(text(&bytes)?)).map_err(not_recognised)?,
+    };
+    let parsed = match format.parse {
+        Parser::Text(_) => {
+            let text = match cleaned {
+                Some(text) => text,
+                None => text(&bytes)?,
+            };
+            parse_checked(format, Input::Text(&text))
+        }
+        Parser::Bytes(_) => parse_checked(format, Input::Bytes(&bytes, &args.file)),
+    };
+    let imported = parsed
+        .map_err(|why| Failure::usage(format!("{file}: read as {}, but {why}", format.name())))?;
     let out = match &args.out {
         Some(out) => out.clone(),
         None => {
