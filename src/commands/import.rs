@@ -19,7 +19,18 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
             "{file}: {e}; give the file of a tool listed in docs/import.md"
         ))
     };
-    let bytes = crate::input::read_bytes(&args.file, MAX_BINARY_FILE_BYTES).map_err(unreadable)?;
+    // Under auto the text cap applies: only a named binary format reads more.
+    let cap = match args.format {
+        ImportFormat::Named(format) => format.parse.max_file_bytes(),
+        ImportFormat::Auto => MAX_FILE_BYTES,
+    };
+    let bytes = crate::input::read_bytes(&args.file, cap).map_err(|e| match e {
+        crate::input::ReadError::TooLarge { .. } if cap < MAX_BINARY_FILE_BYTES => Failure::usage(format!(
+            "{file}: {e}; give the file of a tool listed in docs/import.md (a jitterdebugger samples.raw of up to {} is read with --format jitterdebugger-samples)",
+            crate::input::format_bytes(MAX_BINARY_FILE_BYTES)
+        )),
+        e => unreadable(e),
+    })?;
     // The text a text format reads: at most MAX_FILE_BYTES, UTF-8, cleaned of what pasting adds.
     let text = |bytes: &[u8]| -> Result<String> {
         if bytes.len() as u64 > MAX_FILE_BYTES {
@@ -43,8 +54,20 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
     let mut cleaned = None;
     let format: &'static SourceFormat = match args.format {
         ImportFormat::Named(format) => format,
-        ImportFormat::Auto if is_binary(&bytes) => detect_binary(&bytes).map_err(not_recognised)?,
-        ImportFormat::Auto => detect(cleaned.insert(text(&bytes)?)).map_err(not_recognised)?,
+        // A binary file whose layout fits; any other file with NUL bytes is read as text, which
+        // says what is wrong with it (a text output with a stray NUL still imports).
+        ImportFormat::Auto if is_binary(&bytes) && detect_binary(&bytes).is_ok() => {
+            detect_binary(&bytes).map_err(not_recognised)?
+        }
+        ImportFormat::Auto => {
+            // Why a file with NUL bytes is not a samples.raw, said beside the text's reason.
+            let binary = || detect_binary(&bytes).err().filter(|_| is_binary(&bytes));
+            let read = text(&bytes).map_err(|e| binary().map_or(e, &not_recognised))?;
+            detect(cleaned.insert(read)).map_err(|why| match binary() {
+                Some(binary) => not_recognised(format!("{why}; {binary}")),
+                None => not_recognised(why),
+            })?
+        }
     };
     let parsed = match format.parse {
         Parser::Text(_) => {

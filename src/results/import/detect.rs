@@ -12,7 +12,7 @@ pub fn detect_binary(bytes: &[u8]) -> std::result::Result<&'static SourceFormat,
     jitterdebugger_samples::layout(bytes)
         .map(|_| &jitterdebugger_samples::FORMAT)
         .map_err(|why| {
-            format!("it is a binary file, and the only binary format read is jitterdebugger's samples.raw, but {why}")
+            format!("as a binary file (it has NUL bytes) it is not jitterdebugger's samples.raw, the binary format read: {why}")
         })
 }
 
