@@ -13,18 +13,16 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// latency.hlog's histograms by tag.
+type Hlog = BTreeMap<String, hdrhistogram::Histogram<u64>>;
+
 /// Imports `content` written to `name` in a fresh directory (with `beside` files next to it):
 /// exit code, output, run.json and the latency.hlog histograms by tag when written.
 fn import_bytes(
     name: &str,
     content: &[u8],
     beside: &[(&str, &str)],
-) -> (
-    Option<i32>,
-    String,
-    Option<Value>,
-    Option<BTreeMap<String, hdrhistogram::Histogram<u64>>>,
-) {
+) -> (Option<i32>, String, Option<Value>, Option<Hlog>) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join(name);
     std::fs::write(&file, content).unwrap();
@@ -42,7 +40,7 @@ fn import_bytes(
         .ok()
         .map(|t| serde_json::from_str(&t).unwrap());
     let hlog = out.join("latency.hlog").exists().then(|| {
-        let mut m: BTreeMap<String, hdrhistogram::Histogram<u64>> = BTreeMap::new();
+        let mut m = Hlog::new();
         for i in read_intervals(&out.join("latency.hlog")).unwrap() {
             m.entry(i.tag.clone())
                 .or_insert_with(new_histogram)

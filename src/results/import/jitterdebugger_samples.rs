@@ -66,7 +66,7 @@ impl Layout {
 
     /// Whether every record reads as a sample: a valid time, not going backwards per thread.
     fn fits(self, bytes: &[u8]) -> bool {
-        if bytes.is_empty() || bytes.len() % self.record_bytes() != 0 {
+        if bytes.is_empty() || !bytes.len().is_multiple_of(self.record_bytes()) {
             return false;
         }
         let mut last: BTreeMap<u32, u64> = BTreeMap::new();
