@@ -64,6 +64,27 @@ pub fn read_result_file(path: &Path, max_bytes: u64) -> Result<String, ReadError
 }
 
 fn read(path: &Path, max_bytes: u64, regular_only: bool) -> Result<String, ReadError> {
+    text_from_bytes(read_raw(path, max_bytes, regular_only)?)
+}
+
+/// Reads the file at `path` as bytes, at most `max_bytes` of it: for binary formats
+/// (jitterdebugger's samples.raw). Devices and pipes are accepted, as in [`read_text`].
+pub fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
+    read_raw(path, max_bytes, false)
+}
+
+/// What [`read_text`] makes of the bytes it read: UTF-8 text without a leading BOM.
+pub fn text_from_bytes(bytes: Vec<u8>) -> Result<String, ReadError> {
+    let mut text = String::from_utf8(bytes).map_err(|e| ReadError::NotText {
+        offset: e.utf8_error().valid_up_to(),
+    })?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
+}
+
+fn read_raw(path: &Path, max_bytes: u64, regular_only: bool) -> Result<Vec<u8>, ReadError> {
     let file = std::fs::File::open(path).map_err(ReadError::Io)?;
     let meta = file.metadata().map_err(ReadError::Io)?;
     if regular_only && !meta.is_file() {
@@ -81,13 +102,7 @@ fn read(path: &Path, max_bytes: u64, regular_only: bool) -> Result<String, ReadE
     if bytes.len() as u64 > max_bytes {
         return Err(ReadError::TooLarge { max_bytes });
     }
-    let mut text = String::from_utf8(bytes).map_err(|e| ReadError::NotText {
-        offset: e.utf8_error().valid_up_to(),
-    })?;
-    if text.starts_with('\u{feff}') {
-        text.drain(..'\u{feff}'.len_utf8());
-    }
-    Ok(text)
+    Ok(bytes)
 }
 
 /// `64 MiB`, `512 KiB`, `100 bytes`: a cap as the documentation states it.

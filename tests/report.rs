@@ -528,6 +528,7 @@ fn an_import_without_intervals_has_no_time_plots() {
         source_file: "ct.txt".into(),
         absent: vec!["missed_periods".into()],
         per_interval: false,
+        figures: Vec::new(),
     });
     ResultDir::open(&dir)
         .unwrap()

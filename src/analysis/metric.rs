@@ -150,7 +150,11 @@ impl Metric {
                 .iter()
                 .find(|f| f.k == k)
                 .map(|f| f.worst_misses as f64),
-            Metric::NoisePct => t.noise.map(|n| n.noise_pct),
+            // Absent from an imported source that does not state it (rtla osnoise hist, oslat).
+            Metric::NoisePct => t
+                .noise
+                .filter(|_| !absent.iter().any(|a| a == "noise.noise_pct"))
+                .map(|n| n.noise_pct),
         }
     }
 

@@ -45,23 +45,34 @@ pub fn table(record: &RunRecord) -> Table {
     );
     for t in &record.threads {
         let Some(n) = &t.noise else { continue };
+        // An imported run's placeholders are unknowns (imported.absent): `-`.
+        let known = |field: &str, text: String| -> Cell {
+            if record.is_absent(field) {
+                "-".to_string().into()
+            } else {
+                text.into()
+            }
+        };
         table.push_row(vec![
             t.cpu.to_string().into(),
-            format!("{:.4} %", n.noise_pct).into(),
-            format_ns(n.noise_ns).into(),
-            t.latency.samples.to_string().into(),
-            format!("{:.1}", n.gaps_per_s).into(),
+            known("noise.noise_pct", format!("{:.4} %", n.noise_pct)),
+            known("noise.noise_ns", format_ns(n.noise_ns)),
+            known("samples", t.latency.samples.to_string()),
+            known("noise.gaps_per_s", format!("{:.1}", n.gaps_per_s)),
             unsigned(t.latency.p50_ns).into(),
             unsigned(t.latency.p99_ns).into(),
             unsigned(t.latency.p999_ns).into(),
             signed(t.latency.max_ns).into(),
-            n.iterations.to_string().into(),
-            format!("{:.1} ns", n.iteration_ns).into(),
-            Cell::from(match n.throttled_gaps {
-                0 => "0".to_string(),
-                k => format!("{} in {k}", format_ns(n.throttled_ns)),
-            }),
-            t.dropped_records.to_string().into(),
+            known("noise.iterations", n.iterations.to_string()),
+            known("noise.iteration_ns", format!("{:.1} ns", n.iteration_ns)),
+            known(
+                "noise.throttled_ns",
+                match n.throttled_gaps {
+                    0 => "0".to_string(),
+                    k => format!("{} in {k}", format_ns(n.throttled_ns)),
+                },
+            ),
+            known("dropped_records", t.dropped_records.to_string()),
         ]);
     }
     table

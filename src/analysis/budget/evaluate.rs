@@ -55,12 +55,16 @@ fn evaluate_clause(c: &Clause, threads: &[ThreadSummary], absent: &[String]) -> 
     for t in &in_scope {
         if c.metric.value(t, absent).is_none() {
             let why = match c.metric {
+                // rtla osnoise top: the largest gap only, no count or distribution.
+                _ if absent.iter().any(|a| a == "samples") => "not in the imported source",
                 _ if t.latency.samples == 0 => "no samples",
                 crate::analysis::metric::Metric::Under(_)
                 | crate::analysis::metric::Metric::Firm(_) => {
                     "not counted in this run (the recorder counts the thresholds and windows of the run's own --under and --budget)"
                 }
                 _ if c.metric.is_count() => "not in the imported source",
+                // A noise run without the figure: an import whose source lacks it.
+                _ if c.metric.is_percent() && t.noise.is_some() => "not in the imported source",
                 _ if c.metric.is_percent() => "only noise runs (jitterlab noise) have it",
                 _ => "no samples",
             };

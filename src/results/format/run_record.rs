@@ -215,6 +215,20 @@ pub struct ImportRecord {
     /// (e.g. `tid`, `missed_periods`, `plan.interval_ns`); consumers treat them as unknown.
     #[serde(default)]
     pub absent: Vec<String>,
+    /// Figures the source printed per CPU that run.json has no field for (rtla osnoise top's
+    /// interference counts and largest noise in one period), as printed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<SourceFigure>,
+}
+
+/// One figure of [`ImportRecord::figures`]: `{"cpu": 0, "name": "irq", "value": 1204, "unit": "events"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceFigure {
+    pub cpu: usize,
+    pub name: String,
+    pub value: u64,
+    /// `events`, `periods` or `ns`.
+    pub unit: String,
 }
 
 /// How a run ended. `running` is what a run killed by SIGKILL leaves behind.

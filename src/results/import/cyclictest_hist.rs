@@ -13,7 +13,9 @@
 //! cyclictest's `policy:` and `T:` status lines) and after its summary (comments, analysis)
 //! are skipped; a line in the middle of the rows that is not a row is refused.
 
-use super::{Imported, RunFacts, SourceFormat, SourceHistogram, SourceThread, add_counts};
+use super::{
+    Imported, Parser, RunFacts, RunKind, SourceFormat, SourceHistogram, SourceThread, add_counts,
+};
 
 /// The numbers after `label`, e.g. `# Max Latencies: 00280 00421` → [280, 421].
 fn numbers_after(line: &str, label: &str) -> Option<Result<Vec<u64>, String>> {
@@ -31,7 +33,7 @@ fn numbers_after(line: &str, label: &str) -> Option<Result<Vec<u64>, String>> {
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "cyclictest-hist",
     help: "what cyclictest -h N prints: a 1 us histogram per thread and its summary lines",
-    parse,
+    parse: Parser::Text(parse),
 };
 
 pub fn parse(text: &str) -> Result<Imported, String> {
@@ -152,6 +154,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             irq: None,
             kernel_thread: None,
             interval_ns: None,
+            noise: None,
         });
     }
     let mut warnings = vec![
@@ -166,6 +169,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     }
     Ok(Imported {
         format: &FORMAT,
+        kind: RunKind::Latency,
         threads: out,
         command_line: Vec::new(),
         started: None,

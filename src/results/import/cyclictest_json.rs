@@ -4,15 +4,15 @@
 //! ones at or above N us, so `cycles − Σ histogram` are overflows.
 
 use super::{
-    Imported, SourceFormat, SourceHistogram, SourceThread, add_counts, cyclictest_facts,
-    option_value, rt_tests_json, rt_tests_threads, rt_tests_time,
+    Imported, Parser, RunKind, SourceFormat, SourceHistogram, SourceThread, add_counts,
+    cyclictest_facts, option_value, rt_tests_json, rt_tests_threads, rt_tests_time,
 };
 use serde_json::Value;
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "cyclictest-json",
     help: "the file of cyclictest --json=FILE",
-    parse,
+    parse: Parser::Text(parse),
 };
 
 pub fn parse(text: &str) -> Result<Imported, String> {
@@ -101,6 +101,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             irq: None,
             kernel_thread: None,
             interval_ns: None,
+            noise: None,
         });
     }
     if threads.is_empty() {
@@ -123,6 +124,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     let facts = cyclictest_facts(&command_line);
     Ok(Imported {
         format: &FORMAT,
+        kind: RunKind::Latency,
         threads,
         command_line,
         started: start,

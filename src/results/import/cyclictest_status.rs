@@ -6,13 +6,13 @@
 //! figures. There is no histogram: the run has samples, min, mean and max, and every
 //! percentile is absent.
 
-use super::{Imported, RunFacts, SourceFormat, SourceHistogram, SourceThread};
+use super::{Imported, Parser, RunFacts, SourceFormat, SourceHistogram, SourceThread};
 use std::collections::BTreeMap;
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "cyclictest-status",
     help: "cyclictest's T: status lines (a run without -h): count, min, avg, max per thread",
-    parse,
+    parse: Parser::Text(parse),
 };
 
 /// One status line's figures.

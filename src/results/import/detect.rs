@@ -2,9 +2,19 @@
 
 use super::model::*;
 use super::{
-    cyclictest_hist, cyclictest_json, cyclictest_status, jitterdebugger, oslat_json, oslat_text,
-    rteval, rtla_timerlat, stress_ng_cyclic,
+    cyclictest_hist, cyclictest_json, cyclictest_status, jitterdebugger, jitterdebugger_samples,
+    oslat_json, oslat_text, rteval, rtla_osnoise_hist, rtla_osnoise_top, rtla_timerlat,
+    rtla_timerlat_top, stress_ng_cyclic,
 };
+
+/// Recognises a binary file (one with NUL bytes, `super::is_binary`) from its content.
+pub fn detect_binary(bytes: &[u8]) -> std::result::Result<&'static SourceFormat, String> {
+    jitterdebugger_samples::layout(bytes)
+        .map(|_| &jitterdebugger_samples::FORMAT)
+        .map_err(|why| {
+            format!("as a binary file (it has NUL bytes) it is not jitterdebugger's samples.raw, the binary format read: {why}")
+        })
+}
 
 /// Recognises a file's format from its content; the error says what was recognised.
 pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> {
@@ -40,6 +50,15 @@ pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> 
     }
     if lines
         .iter()
+        .any(|l| l.starts_with("# RTLA osnoise histogram"))
+        || lines
+            .iter()
+            .any(|l| l.starts_with("Index") && l.contains("CPU-"))
+    {
+        return Ok(&rtla_osnoise_hist::FORMAT);
+    }
+    if lines
+        .iter()
         .any(|l| l.starts_with("# RTLA timerlat histogram"))
         || lines
             .iter()
@@ -69,15 +88,15 @@ pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> 
     if lines.iter().any(|l| l.starts_with("stress-ng-version:")) {
         return Err(stress_ng_cyclic::YAML_REFUSED.into());
     }
-    if lines.iter().any(|l| l.starts_with("# RTLA osnoise"))
+    if lines.iter().any(|l| l.starts_with("CPU Period"))
         || lines
             .iter()
-            .any(|l| l.starts_with("Operating System Noise"))
+            .any(|l| l == &"Operating System Noise" || l == &"Hardware-related Noise")
     {
-        return Err("it is rtla osnoise output (top or hist), a noise result: jitterlab noise is not built yet, so there is no result kind to import it into".into());
+        return Ok(&rtla_osnoise_top::FORMAT);
     }
     if lines.iter().any(|l| l.starts_with("CPU COUNT")) {
-        return Err("it is rtla timerlat top output, which jitterlab does not read yet (min/avg/max per CPU only); capture rtla timerlat hist, which carries the histograms".into());
+        return Ok(&rtla_timerlat_top::FORMAT);
     }
     if lines
         .iter()

@@ -13,13 +13,15 @@
 //! `cpu` keys are jitterdebugger's thread numbers: thread i runs on the i-th CPU of its affinity
 //! mask (all online CPUs by default, so thread i is CPU i), which the file does not record.
 
-use super::{Imported, SourceFormat, SourceHistogram, SourceThread, add_counts, parse_json};
+use super::{
+    Imported, Parser, SourceFormat, SourceHistogram, SourceThread, add_counts, parse_json,
+};
 use serde_json::Value;
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "jitterdebugger",
     help: "jitterdebugger's results.json (jitterdebugger -o DIR)",
-    parse,
+    parse: Parser::Text(parse),
 };
 
 /// jitterdebugger's histogram covers one millisecond in whichever resolution it measured.

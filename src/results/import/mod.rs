@@ -14,17 +14,23 @@ pub mod cyclictest_json;
 pub mod cyclictest_status;
 mod detect;
 pub mod jitterdebugger;
+pub mod jitterdebugger_samples;
 mod model;
 pub mod oslat_json;
 pub mod oslat_text;
 pub mod pasted;
 mod rt_tests;
 pub mod rteval;
+mod rtla_hist;
+pub mod rtla_osnoise_hist;
+pub mod rtla_osnoise_top;
 pub mod rtla_timerlat;
+pub mod rtla_timerlat_top;
 pub mod stress_ng_cyclic;
 mod write;
 
-pub use detect::detect;
+pub use crate::results::run_record::RunKind;
+pub use detect::{detect, detect_binary};
 pub use model::*;
 pub use rt_tests::*;
 pub use write::{summary, write_result};
@@ -36,20 +42,46 @@ pub static SOURCE_FORMATS: &[&SourceFormat] = &[
     &cyclictest_hist::FORMAT,
     &cyclictest_status::FORMAT,
     &rtla_timerlat::FORMAT,
+    &rtla_timerlat_top::FORMAT,
+    &rtla_osnoise_hist::FORMAT,
+    &rtla_osnoise_top::FORMAT,
     &oslat_json::FORMAT,
     &oslat_text::FORMAT,
     &stress_ng_cyclic::FORMAT,
     &jitterdebugger::FORMAT,
+    &jitterdebugger_samples::FORMAT,
     &rteval::FORMAT,
 ];
 
-/// Parses `text` (cleaned by [`pasted::clean`]) with `format`'s importer and checks every
-/// thread against itself.
+/// A source file as its format reads it.
+pub enum Input<'a> {
+    /// Cleaned by [`pasted::clean`].
+    Text(&'a str),
+    /// The bytes as written, and the file's path.
+    Bytes(&'a [u8], &'a std::path::Path),
+}
+
+/// Whether a file is binary: text outputs never hold a NUL byte, binary records nearly always
+/// do (a CPU number or a small value in a wider field).
+pub fn is_binary(bytes: &[u8]) -> bool {
+    bytes.contains(&0)
+}
+
+/// Parses `input` with `format`'s importer and checks every thread against itself.
 pub fn parse_checked(
     format: &'static SourceFormat,
-    text: &str,
+    input: Input,
 ) -> std::result::Result<Imported, String> {
-    let imported = (format.parse)(text)?;
+    let imported = match (format.parse, input) {
+        (Parser::Text(parse), Input::Text(text)) => parse(text)?,
+        (Parser::Bytes(parse), Input::Bytes(bytes, path)) => parse(bytes, path)?,
+        (Parser::Text(_), Input::Bytes(..)) => {
+            return Err("it is a binary file, and this format is text".into());
+        }
+        (Parser::Bytes(..), Input::Text(_)) => {
+            return Err("it is text, and this format is binary".into());
+        }
+    };
     imported
         .threads
         .iter()
@@ -204,7 +236,9 @@ mod tests {
             "rtla-timerlat-hist-user.txt",
         ] {
             let text = std::fs::read_to_string(dir.join(name)).unwrap();
-            let imported = detect(&text).and_then(|f| (f.parse)(&text)).unwrap();
+            let imported = detect(&text)
+                .and_then(|f| parse_checked(f, Input::Text(&text)))
+                .unwrap();
             for t in &imported.threads {
                 t.check().unwrap_or_else(|e| panic!("{name}: {e}"));
             }

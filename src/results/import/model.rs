@@ -2,8 +2,10 @@
 //! refuse contradictions and counts no histogram can hold, and the size limits of imports.
 
 use crate::record::stats::{LatencySummary, new_histogram};
+use crate::results::run_record::{NoiseSummary, RunKind};
 use crate::units::format_ns;
 use hdrhistogram::Histogram;
+use std::path::Path;
 use std::time::SystemTime;
 
 /// The largest file imported. The sources are histograms: a cyclictest --json with -h 10000 on
@@ -33,6 +35,11 @@ pub fn add_counts(counts: impl IntoIterator<Item = u64>) -> std::result::Result<
         })
 }
 
+/// The largest binary file imported (jitterdebugger's samples.raw: 28 bytes a sample, so about
+/// 9.6 million samples, 40 minutes of 4 CPUs at its default 250 us period). The file is read
+/// whole.
+pub const MAX_BINARY_FILE_BYTES: u64 = 256 << 20;
+
 /// One source format: a row of [`super::SOURCE_FORMATS`]. `name` is both the CLI's
 /// `import --format` value and run.json's `imported.source_format`.
 #[derive(Debug)]
@@ -40,8 +47,28 @@ pub struct SourceFormat {
     pub name: &'static str,
     /// One line for `--help`: what to capture.
     pub help: &'static str,
-    /// Parses the (cleaned, see `pasted.rs`) text of such a file.
-    pub parse: fn(&str) -> std::result::Result<Imported, String>,
+    /// How the format reads its file: as text or as bytes.
+    pub parse: Parser,
+}
+
+/// How a format reads its file. Text formats get the file as UTF-8 text cleaned of what
+/// pasting adds (`pasted.rs`); binary formats get the bytes as written, and the file's path
+/// for a companion file their documentation names (jitterdebugger's results.json next to its
+/// samples.raw).
+#[derive(Debug, Clone, Copy)]
+pub enum Parser {
+    Text(fn(&str) -> std::result::Result<Imported, String>),
+    Bytes(fn(&[u8], &Path) -> std::result::Result<Imported, String>),
+}
+
+impl Parser {
+    /// The largest file this kind of parser is given.
+    pub fn max_file_bytes(self) -> u64 {
+        match self {
+            Parser::Text(_) => MAX_FILE_BYTES,
+            Parser::Bytes(..) => MAX_BINARY_FILE_BYTES,
+        }
+    }
 }
 
 impl PartialEq for SourceFormat {
@@ -224,7 +251,9 @@ impl SourceHistogram {
     pub fn summary(&self) -> LatencySummary {
         let h = self.histogram();
         let samples = self.samples();
-        if samples == 0 {
+        // No samples, unless the source printed figures without a count (rtla osnoise top's
+        // "Max Single"): then those figures stand and the count is absent.
+        if samples == 0 && (self.count.is_some() || self.max.is_none()) {
             return LatencySummary::default();
         }
         let unit = self.unit_ns as f64;
@@ -265,6 +294,8 @@ pub struct SourceThread {
     pub kernel_thread: Option<SourceHistogram>,
     /// This thread's period, ns, when the source states it (cyclictest's `I:`).
     pub interval_ns: Option<u64>,
+    /// Noise sources (oslat, rtla osnoise): the figures besides the gap histogram.
+    pub noise: Option<SourceNoise>,
 }
 
 impl SourceThread {
@@ -276,6 +307,59 @@ impl SourceThread {
             irq: None,
             kernel_thread: None,
             interval_ns: None,
+            noise: None,
+        }
+    }
+}
+
+/// A noise source's figures for one CPU, as far as the source states them (run.json's
+/// `noise`, docs/noise.md): each None becomes a placeholder named in `imported.absent` as
+/// `noise.FIELD`. Throttling is never stated by a source.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SourceNoise {
+    pub measured_ns: Option<u64>,
+    pub noise_ns: Option<u64>,
+    pub noise_pct: Option<f64>,
+    pub gaps_per_s: Option<f64>,
+    pub iterations: Option<u64>,
+    pub iteration_ns: Option<f64>,
+    /// Figures the source printed that run.json has no field for, (name, value, unit): rtla
+    /// osnoise top's interference counts. Kept in run.json's `imported.figures`.
+    pub figures: Vec<(&'static str, u64, &'static str)>,
+}
+
+impl SourceNoise {
+    /// Each figure that is None, as `imported.absent` names it.
+    pub fn absent(&self) -> Vec<&'static str> {
+        let mut absent = Vec::new();
+        for (field, known) in [
+            ("noise.measured_ns", self.measured_ns.is_some()),
+            ("noise.noise_ns", self.noise_ns.is_some()),
+            ("noise.noise_pct", self.noise_pct.is_some()),
+            ("noise.gaps_per_s", self.gaps_per_s.is_some()),
+            ("noise.iterations", self.iterations.is_some()),
+            ("noise.iteration_ns", self.iteration_ns.is_some()),
+        ] {
+            if !known {
+                absent.push(field);
+            }
+        }
+        // No source says which of its gaps were real-time throttling.
+        absent.extend(["noise.throttled_gaps", "noise.throttled_ns"]);
+        absent
+    }
+
+    /// run.json's noise figures: each None a 0 placeholder (listed by [`SourceNoise::absent`]).
+    pub fn summary(&self) -> NoiseSummary {
+        NoiseSummary {
+            measured_ns: self.measured_ns.unwrap_or(0),
+            noise_ns: self.noise_ns.unwrap_or(0),
+            noise_pct: self.noise_pct.unwrap_or(0.0),
+            gaps_per_s: self.gaps_per_s.unwrap_or(0.0),
+            iterations: self.iterations.unwrap_or(0),
+            iteration_ns: self.iteration_ns.unwrap_or(0.0),
+            throttled_gaps: 0,
+            throttled_ns: 0,
         }
     }
 }
@@ -302,6 +386,8 @@ impl SourceThread {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Imported {
     pub format: &'static SourceFormat,
+    /// A latency source (cyclictest, rtla timerlat...) or a noise source (oslat, rtla osnoise).
+    pub kind: RunKind,
     pub threads: Vec<SourceThread>,
     /// The source's command line, when it recorded it.
     pub command_line: Vec<String>,
@@ -324,6 +410,7 @@ impl Imported {
     pub fn new(format: &'static SourceFormat, threads: Vec<SourceThread>) -> Self {
         Imported {
             format,
+            kind: RunKind::Latency,
             threads,
             command_line: Vec::new(),
             started: None,

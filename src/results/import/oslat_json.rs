@@ -4,15 +4,15 @@
 //! same unit, and the last bucket (`-b`, 32 by default) also holds every longer gap.
 
 use super::{
-    Imported, OSLAT_WARNING, SourceFormat, option_value, oslat_facts, oslat_thread, rt_tests_json,
-    rt_tests_threads, rt_tests_time, seconds_to_ns,
+    Imported, OSLAT_WARNING, Parser, RunKind, SourceFormat, option_value, oslat_facts,
+    oslat_thread, rt_tests_json, rt_tests_threads, rt_tests_time, seconds_to_ns,
 };
 use serde_json::Value;
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "oslat-json",
     help: "the file of oslat --json=FILE",
-    parse,
+    parse: Parser::Text(parse),
 };
 
 pub fn parse(text: &str) -> Result<Imported, String> {
@@ -46,15 +46,16 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             })?;
             rows.push((us, c));
         }
-        if let Some(d) = field("duration") {
-            duration_ns =
-                Some(seconds_to_ns(d).ok_or_else(|| {
-                    format!("thread {index}: duration {d} s is not a run's length")
-                })?);
-        }
+        let thread_ns = field("duration")
+            .map(|d| {
+                seconds_to_ns(d)
+                    .ok_or_else(|| format!("thread {index}: duration {d} s is not a run's length"))
+            })
+            .transpose()?;
+        duration_ns = duration_ns.max(thread_ns);
         let figures = [field("min"), field("avg"), field("max")];
         threads.push(
-            oslat_thread(cpu, rows, last_bucket, figures)
+            oslat_thread(cpu, rows, last_bucket, figures, thread_ns)
                 .map_err(|e| format!("thread {index}: {e}"))?,
         );
     }
@@ -66,6 +67,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     let facts = oslat_facts(&command_line);
     Ok(Imported {
         format: &FORMAT,
+        kind: RunKind::Noise,
         threads,
         command_line,
         started: start,

@@ -16,12 +16,14 @@
 //! The last row (`-b`, marked "including overflows") also holds every longer gap. There is no
 //! command line and no time stamp; the priority line gives the policy.
 
-use super::{Imported, OSLAT_WARNING, RunFacts, SourceFormat, oslat_thread, seconds_to_ns};
+use super::{
+    Imported, OSLAT_WARNING, Parser, RunFacts, RunKind, SourceFormat, oslat_thread, seconds_to_ns,
+};
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "oslat-text",
     help: "oslat's text output (stdout), the same figures as its --json file",
-    parse,
+    parse: Parser::Text(parse),
 };
 
 /// The numbers after `label:` on a line, up to the unit in parentheses.
@@ -63,7 +65,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     let mut rows: Vec<Vec<(u64, u64)>> = vec![Vec::new(); n];
     let mut last_bucket = None;
     let mut figures: [Option<Vec<f64>>; 3] = [None, None, None];
-    let mut duration_ns = None;
+    let mut durations: Option<Vec<u64>> = None;
     for (i, line) in lines.iter().enumerate().skip(core_line + 1) {
         let at = |e: String| format!("line {} ('{line}'): {e}", i + 1);
         if let Some((label, _)) = line.split_once(" (us):") {
@@ -87,14 +89,14 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             figures[f] = Some(numbers(line, n).map_err(at)?);
         } else if line.starts_with("Duration:") {
             let seconds: Vec<f64> = numbers(line, n).map_err(at)?;
-            duration_ns = seconds
-                .iter()
-                .map(|&s| {
-                    seconds_to_ns(s).ok_or_else(|| at(format!("{s} s is not a run's length")))
-                })
-                .collect::<std::result::Result<Vec<u64>, String>>()?
-                .into_iter()
-                .max();
+            durations = Some(
+                seconds
+                    .iter()
+                    .map(|&s| {
+                        seconds_to_ns(s).ok_or_else(|| at(format!("{s} s is not a run's length")))
+                    })
+                    .collect::<std::result::Result<Vec<u64>, String>>()?,
+            );
         }
     }
     let last_bucket = last_bucket.ok_or(
@@ -113,12 +115,14 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 std::mem::take(&mut rows[c]),
                 last_bucket,
                 [Some(min[c]), Some(avg[c]), Some(max[c])],
+                durations.as_ref().map(|d| d[c]),
             )
             .map_err(|e| format!("CPU {}: {e}", cpus[c]))
         })
         .collect::<std::result::Result<Vec<_>, String>>()?;
     Ok(Imported {
-        duration_ns,
+        kind: RunKind::Noise,
+        duration_ns: durations.and_then(|d| d.into_iter().max()),
         facts: facts(&lines),
         warnings: vec![
             OSLAT_WARNING.into(),

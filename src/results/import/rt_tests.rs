@@ -240,16 +240,19 @@ pub fn oslat_facts(args: &[String]) -> super::RunFacts {
 }
 
 /// The warning every oslat import carries.
-pub const OSLAT_WARNING: &str = "oslat measures the gaps of a busy loop, not timer wakeups: each sample is one loop gap, in whole us rounded up (oslat's buckets)";
+pub const OSLAT_WARNING: &str = "oslat records every pass of its busy loop, not only gaps above a threshold: each sample is one loop gap in whole us rounded up (oslat's buckets), iterations are the samples, and the noise time, share and gap rate are absent";
 
-/// One oslat thread from its histogram rows `(k us, count)` as oslat prints them (JSON or
-/// text) and its `[min, avg, max]` (us): a gap of g us is in row floor(g) + 1, and the row at
-/// `last_bucket` (`-b`, 32 by default) also holds every longer gap, so it becomes the overflow.
+/// One oslat thread, a noise run's CPU, from its histogram rows `(k us, count)` as oslat
+/// prints them (JSON or text), its `[min, avg, max]` (us) and its duration: a gap of g us is in
+/// row floor(g) + 1, and the row at `last_bucket` (`-b`, 32 by default) also holds every longer
+/// gap, so it becomes the overflow. oslat counts every loop pass, so the samples are the loop
+/// iterations and the duration is the time measured; there is no threshold, so no noise time.
 pub fn oslat_thread(
     cpu: usize,
     rows: Vec<(u64, u64)>,
     last_bucket: u64,
     [min, mean, max]: [Option<f64>; 3],
+    duration_ns: Option<u64>,
 ) -> std::result::Result<super::SourceThread, String> {
     let mut buckets = Vec::new();
     let mut overflow = 0;
@@ -262,21 +265,29 @@ pub fn oslat_thread(
         }
     }
     buckets.sort_unstable();
-    Ok(super::SourceThread::new(
-        cpu,
-        super::SourceHistogram {
-            unit_ns: 1000,
-            buckets,
-            overflow,
-            overflow_from: last_bucket,
-            count: None,
-            min,
-            mean,
-            max,
-            quantiles: Vec::new(),
-            stddev: None,
-        },
-    ))
+    let iterations = super::add_counts(buckets.iter().map(|&(_, c)| c).chain([overflow]))?;
+    Ok(super::SourceThread {
+        noise: Some(super::SourceNoise {
+            measured_ns: duration_ns,
+            iterations: Some(iterations),
+            ..super::SourceNoise::default()
+        }),
+        ..super::SourceThread::new(
+            cpu,
+            super::SourceHistogram {
+                unit_ns: 1000,
+                buckets,
+                overflow,
+                overflow_from: last_bucket,
+                count: None,
+                min,
+                mean,
+                max,
+                quantiles: Vec::new(),
+                stddev: None,
+            },
+        )
+    })
 }
 
 /// Seconds as a tool printed them, in ns; None for what is no run's length (negative, not a

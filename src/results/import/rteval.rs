@@ -18,7 +18,7 @@
 //! keeps per-CPU figures only.
 
 use super::{
-    Imported, SourceFormat, SourceHistogram, SourceThread, add_counts, cyclictest_facts,
+    Imported, Parser, SourceFormat, SourceHistogram, SourceThread, add_counts, cyclictest_facts,
     option_value,
 };
 use roxmltree::{Document, Node};
@@ -26,7 +26,7 @@ use roxmltree::{Document, Node};
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "rteval",
     help: "rteval's summary.xml (its cyclictest measurement: per-CPU and system statistics and histograms)",
-    parse,
+    parse: Parser::Text(parse),
 };
 
 /// The first child element named `name`.

@@ -17,12 +17,14 @@
 //! percentiles. stress-ng's `-Y` YAML holds bogo-ops only (0.15), no latency: it is refused
 //! with that reason by `detect`.
 
-use super::{Imported, RunFacts, SourceFormat, SourceHistogram, SourceThread, seconds_to_ns};
+use super::{
+    Imported, Parser, RunFacts, SourceFormat, SourceHistogram, SourceThread, seconds_to_ns,
+};
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "stress-ng-cyclic",
     help: "stress-ng --cyclic N --metrics log (stdout): samples, min, mean, stddev, max and its percentiles",
-    parse,
+    parse: Parser::Text(parse),
 };
 
 /// What `detect` says of stress-ng's `-Y` file.

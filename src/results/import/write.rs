@@ -8,7 +8,8 @@ use crate::record::hlog::{self, HlogWriter};
 use crate::results::ResultDir;
 use crate::results::run_record::Ended;
 use crate::results::run_record::{
-    EnvironmentRecord, ImportRecord, PlanRecord, PmQosRecord, RunRecord, ThreadSummary,
+    EnvironmentRecord, ImportRecord, PlanRecord, PmQosRecord, RunRecord, SourceFigure,
+    ThreadSummary,
 };
 use crate::units::format_ns;
 use std::path::Path;
@@ -61,6 +62,16 @@ fn absent_fields(imported: &Imported, with_hlog: bool) -> Vec<String> {
     }
     if !with_hlog {
         absent.push("latency.hlog");
+    }
+    // Noise figures: the same fields are absent on every CPU of one source.
+    if let Some(noise) = imported.threads.iter().find_map(|t| t.noise.as_ref()) {
+        absent.extend(noise.absent());
+    }
+    if imported.threads.iter().any(|t| {
+        t.latency.count.is_none() && t.latency.buckets.is_empty() && t.latency.overflow == 0
+    }) {
+        // rtla osnoise top prints the largest gap but not how many there were.
+        absent.push("samples");
     }
     absent.into_iter().map(String::from).collect()
 }
@@ -178,7 +189,7 @@ pub fn write_result(
                 end: "completed".into(),
                 irq_latency: t.irq.as_ref().map(SourceHistogram::summary),
                 tails: Default::default(),
-                noise: None,
+                noise: t.noise.as_ref().map(SourceNoise::summary),
             })
             .collect(),
         warnings,
@@ -187,6 +198,19 @@ pub fn write_result(
             source_file: source.display().to_string(),
             per_interval: false,
             absent,
+            figures: imported
+                .threads
+                .iter()
+                .flat_map(|t| {
+                    let figures = t.noise.iter().flat_map(|n| n.figures.iter());
+                    figures.map(|&(name, value, unit)| SourceFigure {
+                        cpu: t.cpu,
+                        name: name.into(),
+                        value,
+                        unit: unit.into(),
+                    })
+                })
+                .collect(),
         }),
         ..RunRecord::new(
             imported.command_line.clone(),
@@ -223,6 +247,10 @@ pub fn write_result(
             imported.started.and_then(rfc3339).unwrap_or_default(),
             0,
         )
+    };
+    let record = RunRecord {
+        kind: imported.kind,
+        ..record
     };
     result_dir
         .write_run_record(&record)

@@ -1,0 +1,217 @@
+//! The histogram table that `rtla timerlat hist` and `rtla osnoise hist` both print
+//! (tools/tracing/rtla/src/{timerlat,osnoise}_hist.c): a header (`# RTLA ... histogram`,
+//! `# Time unit is microseconds (us)` or nanoseconds, `# Duration: D HH:MM:SS`), the column
+//! line `Index NAME-000 NAME-001 ...` (timerlat: IRQ, Thr, Usr; osnoise: CPU), one row per
+//! non-empty bucket (`index` is the bucket's lowest value: bucket number x bucket size), then
+//! per column `over:` (samples beyond the last bucket), `count:` (all samples, over included),
+//! `min:`, `avg:`, `max:` (`-` without samples), and, in timerlat, an `ALL:` block of totals
+//! that is not needed here. rtla prints `... hit stop tracing` when a threshold stopped it.
+
+use super::{SourceHistogram, add_counts};
+
+/// One named column of the table, as a histogram in the table's unit.
+pub struct Column {
+    /// The name before the CPU number: `IRQ`, `Thr`, `Usr`, `CPU`.
+    pub name: String,
+    pub cpu: usize,
+    pub histogram: SourceHistogram,
+}
+
+/// What the table holds.
+pub struct Table {
+    pub columns: Vec<Column>,
+    pub duration_ns: Option<u64>,
+    /// Why rtla stopped early, when it says so.
+    pub stopped: Option<String>,
+}
+
+#[derive(Default)]
+struct Figures {
+    buckets: Vec<(u64, u64)>,
+    over: Option<u64>,
+    count: Option<u64>,
+    min: Option<f64>,
+    avg: Option<f64>,
+    max: Option<f64>,
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// `0 00:10:00` → ns.
+pub fn parse_duration(text: &str) -> Option<u64> {
+    let (days, clock) = text.trim().split_once(' ')?;
+    let days: u64 = days.trim().parse().ok()?;
+    let hms: Vec<u64> = clock
+        .trim()
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let [h, m, s] = hms.as_slice() else {
+        return None;
+    };
+    // Checked: a damaged header must not overflow (None leaves the duration out).
+    days.checked_mul(24)?
+        .checked_add(*h)?
+        .checked_mul(60)?
+        .checked_add(*m)?
+        .checked_mul(60)?
+        .checked_add(*s)?
+        .checked_mul(1_000_000_000)
+}
+
+/// Reads the table; `names` are the column names this tool prints. `Ok` with no columns
+/// when there is no `Index` line (the caller says why that cannot be read).
+pub fn read(text: &str, names: &[&str]) -> Result<Table, String> {
+    let mut unit_ns = 1000;
+    let mut duration_ns = None;
+    let mut columns: Vec<(String, usize, Figures)> = Vec::new();
+    let stopped = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.contains("hit stop tracing"))
+        .map(|line| format!(
+            "rtla stopped tracing because a value crossed its stop threshold ('{line}'); the histograms end there"
+        ));
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if let Some(rest) = line.strip_prefix("# Time unit is ") {
+            unit_ns = if rest.starts_with("nanoseconds") {
+                1
+            } else if rest.starts_with("microseconds") {
+                1000
+            } else {
+                return Err(format!("line {}: unknown time unit '{rest}'", n + 1));
+            };
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("# Duration:") {
+            duration_ns = parse_duration(rest);
+            continue;
+        }
+        if line.starts_with("Index") {
+            for column in line.split_whitespace().skip(1) {
+                let (name, cpu) = column
+                    .split_once('-')
+                    .filter(|(name, _)| names.contains(name))
+                    .and_then(|(name, c)| Some((name.to_string(), c.parse::<usize>().ok()?)))
+                    .ok_or_else(|| {
+                        format!(
+                            "line {}: column '{column}' is not {}",
+                            n + 1,
+                            names
+                                .iter()
+                                .map(|k| format!("{k}-N"))
+                                .collect::<Vec<_>>()
+                                .join(" or ")
+                        )
+                    })?;
+                columns.push((name, cpu, Figures::default()));
+            }
+            continue;
+        }
+        if line.starts_with("ALL:") {
+            // Totals over all CPUs follow; every per-CPU figure is already read.
+            break;
+        }
+        if columns.is_empty() || line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut fields = line.split_whitespace();
+        let head = fields.next().unwrap_or_default();
+        let values: Vec<&str> = fields.collect();
+        let label = head.strip_suffix(':');
+        let is_row = head.parse::<u64>().is_ok();
+        if !is_row && !matches!(label, Some("over" | "count" | "min" | "avg" | "max")) {
+            continue; // messages rtla prints around the table
+        }
+        if values.len() != columns.len() {
+            return Err(format!(
+                "line {} ('{line}') has {} values for {} columns",
+                n + 1,
+                values.len(),
+                columns.len()
+            ));
+        }
+        for (value, (_, _, col)) in values.iter().zip(columns.iter_mut()) {
+            let number = |v: &str| -> Result<Option<f64>, String> {
+                // rtla prints an unset min/max as - or as the unsigned 2^64−1.
+                if v == "-" || v == "18446744073709551615" {
+                    return Ok(None);
+                }
+                v.parse::<f64>()
+                    .map(Some)
+                    .map_err(|_| format!("line {} has '{v}' where a number belongs", n + 1))
+            };
+            let count = |v: &str| -> Result<u64, String> {
+                v.parse::<u64>()
+                    .map_err(|_| format!("line {} has '{v}' where a count belongs", n + 1))
+            };
+            match label {
+                None => {
+                    let c = count(value)?;
+                    if c > 0 {
+                        col.buckets.push((head.parse().expect("checked"), c));
+                    }
+                }
+                Some("over") => col.over = Some(count(value)?),
+                Some("count") => col.count = Some(count(value)?),
+                Some("min") => col.min = number(value)?,
+                Some("avg") => col.avg = number(value)?,
+                Some("max") => col.max = number(value)?,
+                _ => unreachable!(),
+            }
+        }
+    }
+    // Rows are printed at index · bucket size; the step between them tells the bucket size.
+    let indices: Vec<u64> = columns
+        .iter()
+        .flat_map(|(_, _, c)| c.buckets.iter().map(|&(v, _)| v))
+        .collect();
+    let bucket = indices.iter().fold(0, |g, &v| gcd(g, v)).max(1);
+    let last_row = indices.iter().copied().max().unwrap_or(0);
+    let columns = columns
+        .into_iter()
+        .map(|(name, cpu, c)| {
+            let what = format!("{name}-{cpu:03}");
+            let histogram = SourceHistogram {
+                unit_ns,
+                overflow: c.over.unwrap_or(0),
+                overflow_from: last_row + bucket,
+                count: c.count,
+                min: c.min,
+                mean: c.avg,
+                max: c.max,
+                buckets: c.buckets,
+                quantiles: Vec::new(),
+                stddev: None,
+            };
+            let sum = add_counts(
+                histogram
+                    .buckets
+                    .iter()
+                    .map(|&(_, c)| c)
+                    .chain([histogram.overflow]),
+            )
+            .map_err(|e| format!("{what}: {e}"))?;
+            if let Some(count) = c.count
+                && sum != count
+            {
+                return Err(format!(
+                    "{what}: rows and over: add up to {sum} samples but count: says {count}"
+                ));
+            }
+            Ok(Column {
+                name,
+                cpu,
+                histogram,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(Table {
+        columns,
+        duration_ns,
+        stopped,
+    })
+}

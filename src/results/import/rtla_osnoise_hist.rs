@@ -1,0 +1,42 @@
+//! What `rtla osnoise hist` prints (tools/tracing/rtla/src/osnoise_hist.c): rtla's histogram
+//! table (`rtla_hist.rs`) with one column per CPU, `Index CPU-000 CPU-001 ...`. Each sample is
+//! one noise event: a gap in osnoise's loop longer than its threshold (`-T`, 5 us by default),
+//! so a column is a noise run's gap histogram. rtla leaves out the columns of CPUs that saw no
+//! noise, and prints no runtime or total noise: the noise share, the gap rate and the loop
+//! figures are absent.
+
+use super::{Imported, Parser, RunKind, SourceFormat, SourceNoise, SourceThread, rtla_hist};
+
+/// Why output without the column line cannot be read.
+pub const NO_HEADER: &str = "it is rtla osnoise hist output without its column line 'Index CPU-000 ...' (rtla --no-header), or one where no CPU saw noise (rtla then prints no column): which CPU each column is cannot be known; capture without --no-header";
+
+pub static FORMAT: SourceFormat = SourceFormat {
+    name: "rtla-osnoise-hist",
+    help: "what rtla osnoise hist prints: a histogram of noise lengths per CPU",
+    parse: Parser::Text(parse),
+};
+
+pub fn parse(text: &str) -> Result<Imported, String> {
+    let table = rtla_hist::read(text, &["CPU"])?;
+    if table.columns.is_empty() {
+        return Err(NO_HEADER.into());
+    }
+    let threads = table
+        .columns
+        .into_iter()
+        .map(|c| SourceThread {
+            noise: Some(SourceNoise::default()),
+            ..SourceThread::new(c.cpu, c.histogram)
+        })
+        .collect();
+    Ok(Imported {
+        kind: RunKind::Noise,
+        duration_ns: table.duration_ns,
+        stopped: table.stopped,
+        warnings: vec![
+            "rtla osnoise hist: each sample is one noise event (a gap above osnoise's threshold, 5 us unless -T); it prints no runtime or total noise, so the noise share, gap rate and loop figures are absent, and CPUs without noise are not listed".into(),
+            "rtla prints averages to 2 decimals; mean_ns is that figure".into(),
+        ],
+        ..Imported::new(&FORMAT, threads)
+    })
+}
