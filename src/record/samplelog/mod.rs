@@ -1,8 +1,8 @@
 //! samples.bin: every sample of a run, streamed to disk (`run --samples`).
 //!
 //! Two layouts behind one writer and one reader (docs/result-format.md, "samples.bin"): format
-//! 1, fixed 40-byte records ([`v1`]), and format 2, the default, checksummed blocks of
-//! delta-coded records of about 4 bytes ([`v2`]). Both start with a 32-byte header:
+//! 1, fixed 40-byte records (`v1`), and format 2, the default, checksummed blocks of
+//! delta-coded records of about 4 bytes (`v2`). Both start with a 32-byte header:
 //!
 //! ```text
 //!   0  8  magic "JLSAMPL1" or "JLSAMPL2"
@@ -72,10 +72,7 @@ pub struct SampleLogWriter {
 
 enum Output {
     V1(BufWriter<File>),
-    V2 {
-        file: File,
-        block: v2::BlockEncoder,
-    },
+    V2 { file: File, block: v2::BlockEncoder },
 }
 
 impl SampleLogWriter {
@@ -254,7 +251,10 @@ pub(super) enum Read1 {
     End,
     /// The damage that ends the readable part: what, and the file offset of the record or
     /// block it is in.
-    Damaged { what: String, at: u64 },
+    Damaged {
+        what: String,
+        at: u64,
+    },
 }
 
 /// Reads into `buf` until it is full or the input ends; returns the bytes read.
@@ -306,8 +306,14 @@ mod tests {
     #[test]
     fn both_formats_round_trip_and_name_a_torn_tail() {
         for (format, torn) in [
-            (SampleLogFormat::V1, "a partial last record (3 of 40 bytes) at byte 152"),
-            (SampleLogFormat::V2, "a torn last block (3 of its 12-byte header) at byte"),
+            (
+                SampleLogFormat::V1,
+                "a partial last record (3 of 40 bytes) at byte 152",
+            ),
+            (
+                SampleLogFormat::V2,
+                "a torn last block (3 of its 12-byte header) at byte",
+            ),
         ] {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join(FILE_NAME);
@@ -328,7 +334,10 @@ mod tests {
             assert_eq!(back, records());
             let damage = reader.damage().unwrap();
             assert!(damage.contains(torn), "{damage}");
-            assert!(damage.contains("the 3 samples before it are read"), "{damage}");
+            assert!(
+                damage.contains("the 3 samples before it are read"),
+                "{damage}"
+            );
         }
     }
 

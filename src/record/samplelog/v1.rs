@@ -62,10 +62,7 @@ impl RecordReader {
         if n < self.record.len() {
             // A run killed mid-write can leave a partial last record: it is not a sample.
             return Ok(Read1::Damaged {
-                what: format!(
-                    "a partial last record ({n} of {} bytes)",
-                    self.record.len()
-                ),
+                what: format!("a partial last record ({n} of {} bytes)", self.record.len()),
                 at: self.offset,
             });
         }

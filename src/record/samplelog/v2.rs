@@ -9,8 +9,8 @@
 
 use super::{Read1, SampleRecord, read_up_to};
 use crate::results::format::samples::{
-    BLOCK_HEADER_BYTES, BLOCK_PAYLOAD_BYTES, HEADER_BYTES, MAX_BLOCK_PAYLOAD_BYTES, TAG_CPU, TAG_DUE_OFF_GRID, TAG_IRQ, TAG_KNOWN,
-    TAG_MISSED, TAG_SEQ_GAP,
+    BLOCK_HEADER_BYTES, BLOCK_PAYLOAD_BYTES, HEADER_BYTES, MAX_BLOCK_PAYLOAD_BYTES, TAG_CPU,
+    TAG_DUE_OFF_GRID, TAG_IRQ, TAG_KNOWN, TAG_MISSED, TAG_SEQ_GAP,
 };
 use std::io::{self, Read};
 
@@ -343,9 +343,8 @@ impl BlockReader {
         let count = u32::from_le_bytes(header[4..8].try_into().unwrap());
         let crc = u32::from_le_bytes(header[8..12].try_into().unwrap());
         if size > MAX_BLOCK_PAYLOAD_BYTES {
-            let what = format!(
-                "a block header claiming {size} bytes (at most {MAX_BLOCK_PAYLOAD_BYTES})"
-            );
+            let what =
+                format!("a block header claiming {size} bytes (at most {MAX_BLOCK_PAYLOAD_BYTES})");
             return Ok(Some(self.damaged(what)));
         }
         self.payload.resize(size, 0);
@@ -463,9 +462,15 @@ mod tests {
         let mut dec = BlockDecoder::default();
         assert!(dec.next(&[0, 0]).unwrap_err().contains("no CPU"));
         let mut dec = BlockDecoder::default();
-        assert!(dec.next(&[TAG_CPU, 0x80]).unwrap_err().contains("past the end"));
+        assert!(
+            dec.next(&[TAG_CPU, 0x80])
+                .unwrap_err()
+                .contains("past the end")
+        );
         let mut dec = BlockDecoder::default();
-        let long = [TAG_CPU, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f];
+        let long = [
+            TAG_CPU, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
+        ];
         assert!(dec.next(&long).unwrap_err().contains("overflows"));
     }
 }
