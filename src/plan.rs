@@ -89,6 +89,8 @@ pub struct RunPlan {
     /// `--scenario`: phases of loads on the run's timeline.
     pub scenario: Option<crate::load::scenario::Scenario>,
     pub samples: bool,
+    /// The layout samples.bin is written in (`--samples-format`).
+    pub samples_format: crate::results::format::samples::SampleLogFormat,
     pub ring_size: usize,
     pub mlock: bool,
     pub pm_qos_us: Option<u32>,

@@ -8,7 +8,8 @@ use jitterlab::record::samplelog::{SampleLogHeader, SampleLogWriter, SampleRecor
 fn constructed_run() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("run.json"), "{}").unwrap();
-    let mut w = SampleLogWriter::create(&dir.path().join("samples.bin")).unwrap();
+    let mut w =
+        SampleLogWriter::create(&dir.path().join("samples.bin"), Default::default()).unwrap();
     w.begin(SampleLogHeader {
         clock_id: 1,
         start_ns: 5_000_000_000,

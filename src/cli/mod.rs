@@ -23,6 +23,7 @@ use crate::measure::PolicyKind;
 use crate::measure::clock::{CLOCKS, Clock};
 use crate::measure::wake::{WAKE_METHODS, WakeMethod};
 use crate::report::export::{ExportFormat, FORMATS as EXPORT_FORMATS};
+use crate::results::format::samples::SampleLogFormat;
 use crate::results::import::{SOURCE_FORMATS, SourceFormat};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
@@ -181,6 +182,11 @@ pub struct RunArgs {
     /// Also write every sample to samples.bin (see docs/result-format.md).
     #[arg(long)]
     pub samples: bool,
+
+    /// The layout of samples.bin: 2, compact checksummed blocks of about 4 bytes a sample (the
+    /// default), or 1, fixed 40-byte records, for tools that read only format 1.
+    #[arg(long, value_name = "1|2", value_parser = samples_format_value(), requires = "samples")]
+    pub samples_format: Option<SampleLogFormat>,
 
     /// Capacity of each thread's sample ring, in samples; a full ring drops (and counts) records.
     /// Default: one second of samples at the thread's interval, at least 1024.
@@ -417,6 +423,14 @@ fn ring_size_value(text: &str) -> Result<usize, String> {
             crate::plan::MAX_RING_SIZE
         ),
     )
+}
+
+/// `--samples-format`: a format number of samples.bin.
+fn samples_format_value() -> impl TypedValueParser<Value = SampleLogFormat> {
+    PossibleValuesParser::new(["1", "2"]).map(|n| match n.as_str() {
+        "1" => SampleLogFormat::V1,
+        _ => SampleLogFormat::V2,
+    })
 }
 
 /// `--wake`: the names and help of the wake-method table.

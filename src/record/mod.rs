@@ -330,7 +330,8 @@ mod tests {
         let log_path = dir.path().join(samplelog::FILE_NAME);
         let mut hlog = HlogWriter::create(&hlog_path).unwrap();
         hlog.begin(SystemTime::now(), "t").unwrap();
-        let mut log = SampleLogWriter::create(&log_path).unwrap();
+        let mut log =
+            SampleLogWriter::create(&log_path, samplelog::SampleLogFormat::default()).unwrap();
         let start = monotonic_ns();
         log.begin(samplelog::SampleLogHeader {
             clock_id: 1,
@@ -451,7 +452,10 @@ mod tests {
         let mut rec = Recorder::new(
             vec![feed],
             HlogWriter::new(full()),
-            Some(SampleLogWriter::new(full())),
+            Some(SampleLogWriter::new(
+                full(),
+                samplelog::SampleLogFormat::default(),
+            )),
             start,
             1_000 * ms,
         );

@@ -186,6 +186,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         load_texts: args.load.clone(),
         scenario,
         samples: args.samples,
+        samples_format: args.samples_format.unwrap_or_default(),
         ring_size,
         mlock: !args.no_mlock,
         pm_qos_us,

@@ -161,16 +161,21 @@ fn export_samples(
             samplelog::FILE_NAME
         )));
     }
-    let reader = SampleLogReader::open(&path).map_err(|e| Failure::usage(e.to_string()))?;
+    let mut reader = SampleLogReader::open(&path).map_err(|e| Failure::usage(e.to_string()))?;
     // Times count from the run's start, the due time of the first wakeups.
     let start_ns = reader.header.start_ns;
     // Streamed record by record: a day-long sample log does not fit in memory.
-    let write_all = |out: &mut dyn Write| -> io::Result<()> {
+    let mut write_all = |out: &mut dyn Write| -> io::Result<()> {
         exporter.header(out)?;
-        for sample in reader {
+        for sample in reader.by_ref() {
             exporter.row(out, &sample?, start_ns)?;
         }
-        out.flush()
+        out.flush()?;
+        // A log cut by a kill or a full disk is exported up to the cut, and the cut named.
+        if let Some(damage) = reader.damage() {
+            eprintln!("jitterlab: warning: {damage}");
+        }
+        Ok(())
     };
     match output {
         None => {

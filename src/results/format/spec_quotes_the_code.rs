@@ -57,13 +57,17 @@ fn the_sample_log_layout() {
     let spec = spec();
     let magic = std::str::from_utf8(samples::MAGIC).unwrap();
     let (header, record) = (samples::HEADER_BYTES, samples::RECORD_BYTES);
+    let magic2 = std::str::from_utf8(samples::MAGIC_V2).unwrap();
     assert_quotes(
         &spec,
-        &format!("A {header}-byte header, then fixed-size records"),
+        &format!("A {header}-byte header, then the body in one of two formats"),
     );
     assert_quotes(&spec, &format!("`samples.bin` its {header}-byte header"));
     assert_quotes(&spec, &format!("Header, {header} bytes:"));
-    assert_quotes(&spec, &format!("magic `{magic}` (ASCII)"));
+    assert_quotes(
+        &spec,
+        &format!("magic `{magic2}` (ASCII) for format 2, `{magic}` for format 1"),
+    );
     assert_quotes(
         &spec,
         &format!("record size in bytes: {record} in format {FORMAT}"),
@@ -89,6 +93,40 @@ fn the_sample_log_layout() {
             format_bytes(samples::WRITE_BUFFER_BYTES as u64)
         ),
     );
+}
+
+#[test]
+fn the_sample_log_format_2() {
+    use samples::*;
+    let spec = spec();
+    assert_quotes(
+        &spec,
+        &format!("A block header is {BLOCK_HEADER_BYTES} bytes"),
+    );
+    let payload = format_bytes(BLOCK_PAYLOAD_BYTES as u64);
+    assert_quotes(&spec, &format!("keeps a payload within {payload}"));
+    assert_quotes(&spec, &format!("before its payload would exceed {payload}"));
+    assert_quotes(
+        &spec,
+        &format!(
+            "its payload size is at most {}",
+            format_bytes(MAX_BLOCK_PAYLOAD_BYTES as u64)
+        ),
+    );
+    for (bit, field) in [
+        (TAG_CPU, "varint: `cpu`"),
+        (TAG_SEQ_GAP, "zigzag varint: `seq` − predicted seq"),
+        (
+            TAG_DUE_OFF_GRID,
+            "zigzag varint: `expected_ns` − predicted due time",
+        ),
+        (TAG_MISSED, "varint: `missed`"),
+        (TAG_IRQ, "zigzag varint: `irq_latency_ns`"),
+    ] {
+        assert_quotes(&spec, &format!("| {bit:#04x} | {field} |"));
+    }
+    assert_eq!(TAG_KNOWN, 0x1f);
+    assert_quotes(&spec, &format!("Tag bits above {TAG_IRQ:#04x} are zero"));
 }
 
 #[test]

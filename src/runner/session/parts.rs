@@ -82,7 +82,10 @@ pub(super) fn create_files(plan: &RunPlan, result_dir: &ResultDir) -> Result<Run
         }
     };
     let sample_writer = match plan.samples {
-        true => Some(SampleLogWriter::new(create(samplelog::FILE_NAME)?)),
+        true => Some(SampleLogWriter::new(
+            create(samplelog::FILE_NAME)?,
+            plan.samples_format,
+        )),
         false => None,
     };
     let events = EventLog::new(create(events::FILE_NAME)?);
