@@ -331,6 +331,34 @@ fn traced_gaps_are_attributed_to_the_spinner() {
                 .as_u64()
                 .unwrap()
         );
+        // The summary and the HTML report speak of gaps and noise, and name the spinner.
+        let summary = String::from_utf8_lossy(&o.stdout);
+        let spinner_label = format!("{name} (pid {tid}, FIFO 99)");
+        assert!(
+            summary.contains(&format!("CPU {measured}: ")) && summary.contains("% noise: "),
+            "{summary}"
+        );
+        assert!(summary.contains(&spinner_label), "{summary}");
+        let html = out.join("report.html");
+        let o = jitterlab(&[
+            "report",
+            out.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let page = std::fs::read_to_string(&html).unwrap();
+        for words in [
+            "Noise by cause",
+            "Gap histogram",
+            "Gap over time",
+            "share of gaps longer than x",
+            "longest gaps explained",
+            &spinner_label,
+        ] {
+            assert!(page.contains(words), "the report lacks {words:?}");
+        }
+        assert!(!page.contains("Latency histogram") && !page.contains("wakeups explained"));
         Ok(())
     });
 }

@@ -100,16 +100,35 @@ fn shares(causes: &[NoiseCause]) -> Vec<f64> {
         .collect()
 }
 
+/// Causes named in a line or a bar; the rest are summed as "N others".
+const CAUSES_NAMED: usize = 7;
+
+/// The labels and shares of a CPU's line and bar: the first [`CAUSES_NAMED`] causes, then
+/// "N others" with the rest of the share.
+fn named_shares(causes: &[NoiseCause]) -> Vec<(String, f64)> {
+    let all = shares(causes);
+    let mut out: Vec<(String, f64)> = causes
+        .iter()
+        .zip(&all)
+        .take(CAUSES_NAMED)
+        .map(|(c, s)| (c.label(), *s))
+        .collect();
+    if causes.len() > CAUSES_NAMED {
+        let rest: f64 = all[CAUSES_NAMED..].iter().sum();
+        out.push((format!("{} others", causes.len() - CAUSES_NAMED), rest));
+    }
+    out
+}
+
 /// Per CPU, the noise by cause: "CPU 1: 0.1200 % noise: 61 % local_timer, 30 % NET_RX
 /// softirq, 9 % no trace event" (the shares of the explained noise, most first).
 pub fn cause_lines(record: &RunRecord) -> Vec<String> {
     causes(record)
         .into_iter()
         .map(|(cpu, pct, causes)| {
-            let parts: Vec<String> = causes
-                .iter()
-                .zip(shares(causes))
-                .map(|(c, s)| format!("{s:.0} % {}", c.label()))
+            let parts: Vec<String> = named_shares(causes)
+                .into_iter()
+                .map(|(label, s)| format!("{s:.0} % {label}"))
                 .collect();
             format!("CPU {cpu}: {pct:.4} % noise: {}", parts.join(", "))
         })
@@ -158,23 +177,23 @@ pub fn html_cause_bars(record: &RunRecord) -> String {
         h.push_str(&format!(
             "<div class=\"noise-bar\"><span class=\"noise-bar-label\">CPU {cpu}: {pct:.4} % noise</span><div style=\"display:flex;width:100%;height:1.2em\">"
         ));
-        for (i, (c, share)) in causes.iter().zip(shares(causes)).enumerate() {
-            let label = crate::report::svg::escape(&format!("{} {share:.1} %", c.label()));
+        let named = named_shares(causes);
+        for (i, (label, share)) in named.iter().enumerate() {
+            let label = crate::report::svg::escape(&format!("{label} {share:.1} %"));
             h.push_str(&format!(
                 "<div title=\"{label}\" style=\"width:{share:.3}%;background:{}\"></div>",
                 crate::report::plot::PALETTE[i % crate::report::plot::PALETTE.len()]
             ));
         }
         h.push_str("</div><p class=\"note\">");
-        let legend: Vec<String> = causes
+        let legend: Vec<String> = named
             .iter()
-            .zip(shares(causes))
             .enumerate()
-            .map(|(i, (c, s))| {
+            .map(|(i, (label, s))| {
                 format!(
                     "<span style=\"color:{}\">&#9632;</span> {} {s:.0} %",
                     crate::report::plot::PALETTE[i % crate::report::plot::PALETTE.len()],
-                    crate::report::svg::escape(&c.label())
+                    crate::report::svg::escape(label)
                 )
             })
             .collect();
