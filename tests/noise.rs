@@ -333,7 +333,7 @@ fn traced_gaps_are_attributed_to_the_spinner() {
         );
         // The summary and the HTML report speak of gaps and noise, and name the spinner.
         let summary = String::from_utf8_lossy(&o.stdout);
-        let spinner_label = format!("{name} (pid {tid}, FIFO 99)");
+        let spinner_label = format!("{name} (pid {tid}, ");
         assert!(
             summary.contains(&format!("CPU {measured}: ")) && summary.contains("% noise: "),
             "{summary}"
