@@ -215,3 +215,150 @@ fn bad_input_exits_2() {
         assert!(text(&o).contains(expect), "{args:?}: {}", text(&o));
     }
 }
+
+/// With `--trace`, every gap that covers a spike injection is explained with the spike thread
+/// as its main cause, by name (`jl-spike-N`) and by the thread id the spike load logged; the
+/// CPU's noise by cause in run.json has that thread with at least the injections' time, and
+/// the causes of the CPU add up to its noise (every gap is explained at the default
+/// --explain-above, the threshold).
+#[test]
+fn traced_gaps_are_attributed_to_the_spinner() {
+    let _x = exclusive();
+    if !tracing_available("traced_gaps_are_attributed_to_the_spinner") {
+        return;
+    }
+    let measured = online_cpus()[0];
+    with_one_retry("noise trace ground truth", || {
+        let (_base, out) = temp_out();
+        let spike = format!("spike:cpu={measured},every=200ms,len=2ms,prio=99");
+        let cpus = measured.to_string();
+        let o = jitterlab(&[
+            "noise",
+            "--policy",
+            "fifo",
+            "--duration",
+            "2s",
+            "--cpus",
+            &cpus,
+            "--trace",
+            "--samples",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+            "--load",
+            &spike,
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let events: Vec<serde_json::Value> = std::fs::read_to_string(out.join("events.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let name = format!("jl-spike-{measured}");
+        let injections: Vec<&serde_json::Value> = events
+            .iter()
+            .filter(|e| e["type"] == "spike_injection" && e["cpu"] == measured)
+            .collect();
+        if injections.len() < 8 {
+            return Err(format!("{} injections in 2 s at 200 ms", injections.len()));
+        }
+        let tid = injections[0]["tid"].as_i64().expect("the spike's tid");
+        let throttled: Vec<SampleRecord> = gaps(&out)
+            .into_iter()
+            .filter(|g| g.missed == THROTTLED)
+            .collect();
+        let explained: Vec<&serde_json::Value> = events
+            .iter()
+            .filter(|e| e["type"] == "spike_explained" && e["cpu"] == measured)
+            .collect();
+        for i in &injections {
+            let (start, end) = (
+                i["start_ns"].as_u64().unwrap(),
+                i["end_ns"].as_u64().unwrap(),
+            );
+            // The gap that holds the spinning (a throttled gap is not noise and not explained).
+            let Some(x) = explained.iter().find(|x| {
+                let from = x["due_ns"].as_u64().unwrap();
+                from <= start && from + x["latency_ns"].as_u64().unwrap() >= end
+            }) else {
+                // Throttling (not noise, not explained) may hold the injection.
+                if throttled
+                    .iter()
+                    .any(|g| g.expected_ns < end && g.expected_ns + g.latency_ns as u64 > start)
+                {
+                    continue;
+                }
+                return Err(format!("no explained gap covers the injection {i}"));
+            };
+            let top = &x["contributors"][0];
+            if top["kind"] != "task" || top["name"] != name.as_str() || top["pid"] != tid {
+                return Err(format!(
+                    "gap attributed to {top} ({}), not {name} pid {tid}",
+                    x["verdict"]
+                ));
+            }
+            // The spinner's time in the gap is at least what it spun.
+            assert!(top["duration_ns"].as_u64().unwrap() + TOLERANCE_NS as u64 >= end - start);
+        }
+        let run = run_json(&out);
+        let t = run["trace"]["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["cpu"] == measured)
+            .unwrap();
+        let causes = t["noise_causes"].as_array().unwrap();
+        let spinner = causes
+            .iter()
+            .find(|c| c["name"] == name.as_str())
+            .ok_or(format!("no {name} among {causes:?}"))?;
+        assert_eq!(spinner["pid"], tid);
+        assert_eq!(spinner["kind"], "task");
+        let spun: u64 = injections
+            .iter()
+            .map(|i| i["end_ns"].as_u64().unwrap() - i["start_ns"].as_u64().unwrap())
+            .sum();
+        assert!(spinner["time_ns"].as_u64().unwrap() + TOLERANCE_NS as u64 >= spun);
+        // Every gap was explained (none dropped, none waited too long for its trace): the
+        // causes sum to the CPU's noise exactly.
+        if t["samples_trace_late"] != 0 || thread(&run, measured)["dropped_records"] != 0 {
+            return Err(format!("gaps left unexplained: {t}"));
+        }
+        let by_cause: u64 = causes.iter().map(|c| c["time_ns"].as_u64().unwrap()).sum();
+        assert_eq!(
+            by_cause,
+            thread(&run, measured)["noise"]["noise_ns"]
+                .as_u64()
+                .unwrap()
+        );
+        // The summary and the HTML report speak of gaps and noise, and name the spinner.
+        let summary = String::from_utf8_lossy(&o.stdout);
+        let spinner_label = format!("{name} (pid {tid}, ");
+        assert!(
+            summary.contains(&format!("CPU {measured}: ")) && summary.contains("% noise: "),
+            "{summary}"
+        );
+        assert!(summary.contains(&spinner_label), "{summary}");
+        let html = out.join("report.html");
+        let o = jitterlab(&[
+            "report",
+            out.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let page = std::fs::read_to_string(&html).unwrap();
+        for words in [
+            "Noise by cause",
+            "Gap histogram",
+            "Gap over time",
+            "share of gaps longer than x",
+            "longest gaps explained",
+            &spinner_label,
+        ] {
+            assert!(page.contains(words), "the report lacks {words:?}");
+        }
+        assert!(!page.contains("Latency histogram") && !page.contains("wakeups explained"));
+        Ok(())
+    });
+}

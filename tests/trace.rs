@@ -349,29 +349,6 @@ fn decoder_reads_the_captured_events() {
 
 const TRACEFS: &str = "/sys/kernel/tracing";
 
-/// Whether this process can trace (tracefs mounted at the usual place, instances creatable)
-/// and use SCHED_FIFO. Skips with a reason, unless JITTERLAB_REQUIRE_RT=1, where it fails.
-fn tracing_available(test: &str) -> bool {
-    if !realtime_available(test) {
-        return false;
-    }
-    let instances = Path::new(TRACEFS).join("instances");
-    let probe = instances.join(format!("jltest-probe-{}", std::process::id()));
-    let ok = std::fs::create_dir(&probe).is_ok();
-    let _ = std::fs::remove_dir(&probe);
-    if !ok {
-        if std::env::var("JITTERLAB_REQUIRE_RT").as_deref() == Ok("1") {
-            panic!(
-                "{test}: cannot create a tracing instance in {TRACEFS} and JITTERLAB_REQUIRE_RT=1 demands it (mount -t tracefs nodev {TRACEFS}; run as root)"
-            );
-        }
-        eprintln!(
-            "SKIPPED {test}: no writable tracefs at {TRACEFS} (mount -t tracefs nodev {TRACEFS}; run as root)"
-        );
-    }
-    ok
-}
-
 fn instance_path(name: &str) -> PathBuf {
     Path::new(TRACEFS).join("instances").join(name)
 }

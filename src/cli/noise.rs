@@ -96,6 +96,17 @@ pub struct NoiseArgs {
     #[arg(long)]
     pub allow_shared_cpus: bool,
 
+    /// Attribute each gap to what took the CPU (IRQs by name, softirqs, NMIs, other tasks, or no
+    /// trace event: a hardware, firmware or hypervisor stall), from kernel tracepoints in a
+    /// tracefs instance of jitterlab's own; noise by cause per CPU in run.json (docs/noise.md).
+    #[arg(long)]
+    pub trace: bool,
+
+    /// With --trace: explain and attribute every gap longer than this (each in events.jsonl).
+    /// Default: the threshold (every gap).
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub explain_above: Option<String>,
+
     /// Print run.json on stdout at the end instead of the summary table.
     #[arg(long)]
     pub json: bool,

@@ -70,6 +70,8 @@ pub struct SpikeLoad {
     start: mpsc::Sender<(u64, u64)>,
     join: Option<JoinHandle<()>>,
     pub count: u64,
+    /// The spike thread's id.
+    pub tid: i32,
 }
 
 impl SpikeLoad {
@@ -77,7 +79,7 @@ impl SpikeLoad {
     /// [`SpikeLoad::begin`].
     pub fn start(spec: SpikeSpec, stop: Arc<AtomicBool>) -> Result<Self, String> {
         let (mut producer, consumer) = rtrb::RingBuffer::new(4096);
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<i32, String>>();
         let (start_tx, start_rx) = mpsc::channel::<(u64, u64)>();
         let s = spec.clone();
         let join = std::thread::Builder::new()
@@ -104,7 +106,7 @@ impl SpikeLoad {
                             })
                     });
                 let ok = setup.is_ok();
-                let _ = ready_tx.send(setup);
+                let _ = ready_tx.send(setup.map(|_| crate::sys::signal::thread_id()));
                 if !ok {
                     return;
                 }
@@ -118,12 +120,13 @@ impl SpikeLoad {
             })
             .map_err(|e| format!("spike load: cannot start its thread: {e}"))?;
         match ready_rx.recv() {
-            Ok(Ok(())) => Ok(SpikeLoad {
+            Ok(Ok(tid)) => Ok(SpikeLoad {
                 spec,
                 injections: consumer,
                 start: start_tx,
                 join: Some(join),
                 count: 0,
+                tid,
             }),
             Ok(Err(message)) => {
                 let _ = join.join();
@@ -149,6 +152,7 @@ impl SpikeLoad {
                 due_ns: i.due_ns,
                 start_ns: i.start_ns,
                 end_ns: i.end_ns,
+                tid: Some(self.tid),
             });
         }
         self.count += out.len() as u64;

@@ -138,7 +138,10 @@ impl Recorder {
     /// queue of at most `pending_cap` for their trace.
     pub fn with_trace(mut self, join: Box<dyn TraceJoin>, pending_cap: usize) -> Self {
         for t in &mut self.threads {
-            t.trace = Some(ThreadTraceState::default());
+            t.trace = Some(ThreadTraceState::new(matches!(
+                t.feed.kind,
+                crate::measure::MeasureKind::Noise { .. }
+            )));
         }
         self.trace = Some(join);
         self.pending_cap = pending_cap.max(16);

@@ -127,12 +127,12 @@ impl ThreadState {
         let length = Duration::from_nanos(length_ns);
         files.write(|hlog, _| {
             hlog.write_interval(&self.tag, start, length, &self.interval.histogram)?;
-            // The IRQ latency of the same interval, under its own tag.
+            // The IRQ latency of the same interval, under its own tag (a noise gap has none).
             match &self.trace {
-                Some(tr) => {
+                Some(tr) if !tr.gaps => {
                     hlog.write_interval(&self.irq_tag, start, length, &tr.irq_interval.histogram)
                 }
-                None => Ok(()),
+                _ => Ok(()),
             }
         });
         if let Some(tr) = &mut self.trace {

@@ -3,8 +3,9 @@
 
 use super::stats::{LatencyStats, LatencySummary};
 use crate::measure::Sample;
-use crate::results::events::SpikeExplanation;
-use std::collections::VecDeque;
+use crate::results::events::{Contributor, SpikeExplanation};
+use crate::results::run_record::NoiseCause;
+use std::collections::{HashMap, VecDeque};
 
 /// How long a sample waits for its CPU's trace before it is recorded without IRQ latency.
 pub const TRACE_WAIT_NS: u64 = 2_000_000_000;
@@ -21,6 +22,9 @@ pub struct SampleTrace {
     pub switch_to_user_ns: Option<i64>,
     /// For samples above the explanation threshold.
     pub explanation: Option<SpikeExplanation>,
+    /// A noise gap above the explanation threshold: its whole length by cause (sums to the
+    /// gap; see `trace::explain::gap`).
+    pub gap_attribution: Option<Vec<Contributor>>,
 }
 
 /// The trace as the recorder sees it (implemented by `trace::Joiner`).
@@ -47,6 +51,8 @@ pub struct ThreadTraceResult {
     pub unmatched: u64,
     /// Samples recorded without waiting for their trace (it came too late).
     pub timed_out: u64,
+    /// A noise thread's explained gaps by cause, most time first (empty for wakeup threads).
+    pub noise_causes: Vec<NoiseCause>,
 }
 
 /// Per-thread trace state of the recorder.
@@ -61,11 +67,31 @@ pub(super) struct ThreadTraceState {
     joined: u64,
     unmatched: u64,
     pub(super) timed_out: u64,
+    /// A noise thread: samples are gaps, joined by attribution, not by a timer.
+    pub(super) gaps: bool,
+    noise_causes: NoiseCauses,
 }
 
 impl ThreadTraceState {
+    /// The state of a wakeup thread, or with `gaps` of a noise thread.
+    pub(super) fn new(gaps: bool) -> Self {
+        ThreadTraceState {
+            gaps,
+            ..Default::default()
+        }
+    }
+
     /// Adds one joined sample's trace figures.
     pub(super) fn record(&mut self, x: &SampleTrace) {
+        if self.gaps {
+            // A gap below the explanation threshold is not attributed, and not missing
+            // anything either.
+            if let Some(a) = &x.gap_attribution {
+                self.joined += 1;
+                self.noise_causes.add(a);
+            }
+            return;
+        }
         match x.irq_latency_ns {
             Some(irq) => {
                 self.joined += 1;
@@ -101,7 +127,46 @@ impl ThreadTraceState {
             joined: self.joined,
             unmatched: self.unmatched,
             timed_out: self.timed_out,
+            noise_causes: self.noise_causes.result(),
         }
+    }
+}
+
+/// A noise thread's gaps summed by cause: a cause is its kind, name and pid (a task's policy
+/// and priority as first seen).
+#[derive(Default)]
+struct NoiseCauses {
+    by_cause: HashMap<(String, String, Option<i32>), NoiseCause>,
+}
+
+impl NoiseCauses {
+    /// Adds one gap's attribution.
+    fn add(&mut self, attribution: &[Contributor]) {
+        for c in attribution {
+            let cause = self
+                .by_cause
+                .entry((c.kind.clone(), c.name.clone(), c.pid))
+                .or_insert_with(|| NoiseCause {
+                    kind: c.kind.clone(),
+                    name: c.name.clone(),
+                    pid: c.pid,
+                    policy: c.policy.clone(),
+                    prio: c.prio,
+                    time_ns: 0,
+                    count: 0,
+                    max_ns: 0,
+                });
+            cause.time_ns += c.duration_ns;
+            cause.count += 1;
+            cause.max_ns = cause.max_ns.max(c.duration_ns);
+        }
+    }
+
+    /// The causes, most time first (ties by name).
+    fn result(&self) -> Vec<NoiseCause> {
+        let mut v: Vec<NoiseCause> = self.by_cause.values().cloned().collect();
+        v.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.name.cmp(&b.name)));
+        v
     }
 }
 

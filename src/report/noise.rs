@@ -1,10 +1,12 @@
-//! The noise run's own figures (`jitterlab noise`): its heading and its per-CPU table of gaps,
-//! noise share, loop cost and throttled time. Used by the terminal summary; the gap statistics
-//! themselves are the usual per-thread figures under the word "gap".
+//! The noise run's own figures (`jitterlab noise`): its heading, its per-CPU table of gaps,
+//! noise share, loop cost and throttled time, and with `--trace` the noise by cause (a table,
+//! one line per CPU, the HTML report's stacked bars). Used by the terminal summary and the
+//! HTML report; the gap statistics themselves are the usual per-thread figures under the word
+//! "gap".
 
 use super::cpu_tables::{signed, unsigned};
 use super::table::{Align, Cell, Table};
-use crate::results::run_record::RunRecord;
+use crate::results::run_record::{NoiseCause, RunRecord};
 use crate::units::format_ns;
 
 /// "jitterlab noise: FIFO 95 on CPUs [0, 1], threshold 1.0 us, completed after 5.00 s".
@@ -76,4 +78,138 @@ pub fn table(record: &RunRecord) -> Table {
         ]);
     }
     table
+}
+
+/// The traced causes of each CPU's noise (`noise --trace`): (CPU, its noise share in %, its
+/// causes most first). Empty without a trace.
+fn causes(record: &RunRecord) -> Vec<(usize, f64, &[NoiseCause])> {
+    let Some(trace) = &record.trace else {
+        return Vec::new();
+    };
+    trace
+        .threads
+        .iter()
+        .filter(|t| !t.noise_causes.is_empty())
+        .map(|t| {
+            let pct = record
+                .threads
+                .iter()
+                .find(|r| r.cpu == t.cpu)
+                .and_then(|r| r.noise.as_ref())
+                .map_or(0.0, |n| n.noise_pct);
+            (t.cpu, pct, t.noise_causes.as_slice())
+        })
+        .collect()
+}
+
+/// Each cause's share of the CPU's explained noise, percent.
+fn shares(causes: &[NoiseCause]) -> Vec<f64> {
+    let total: u64 = causes.iter().map(|c| c.time_ns).sum();
+    causes
+        .iter()
+        .map(|c| 100.0 * c.time_ns as f64 / total.max(1) as f64)
+        .collect()
+}
+
+/// Causes named in a line or a bar; the rest are summed as "N others".
+const CAUSES_NAMED: usize = 7;
+
+/// The labels and shares of a CPU's line and bar: the first [`CAUSES_NAMED`] causes, then
+/// "N others" with the rest of the share.
+fn named_shares(causes: &[NoiseCause]) -> Vec<(String, f64)> {
+    let all = shares(causes);
+    let mut out: Vec<(String, f64)> = causes
+        .iter()
+        .zip(&all)
+        .take(CAUSES_NAMED)
+        .map(|(c, s)| (c.label(), *s))
+        .collect();
+    if causes.len() > CAUSES_NAMED {
+        let rest: f64 = all[CAUSES_NAMED..].iter().sum();
+        out.push((format!("{} others", causes.len() - CAUSES_NAMED), rest));
+    }
+    out
+}
+
+/// Per CPU, the noise by cause: "CPU 1: 0.1200 % noise: 61 % local_timer, 30 % NET_RX
+/// softirq, 9 % no trace event" (the shares of the explained noise, most first).
+pub fn cause_lines(record: &RunRecord) -> Vec<String> {
+    causes(record)
+        .into_iter()
+        .map(|(cpu, pct, causes)| {
+            let parts: Vec<String> = named_shares(causes)
+                .into_iter()
+                .map(|(label, s)| format!("{s:.0} % {label}"))
+                .collect();
+            format!("CPU {cpu}: {pct:.4} % noise: {}", parts.join(", "))
+        })
+        .collect()
+}
+
+/// Per CPU and cause: its time, share of the CPU's explained noise, gaps and largest part.
+pub fn causes_table(record: &RunRecord) -> Option<Table> {
+    let all = causes(record);
+    if all.is_empty() {
+        return None;
+    }
+    let mut table = Table::new(
+        [
+            "CPU",
+            "cause",
+            "kind",
+            "noise time",
+            "share",
+            "gaps",
+            "max in a gap",
+        ],
+        Align::Right,
+    );
+    for (cpu, _, causes) in all {
+        for (c, share) in causes.iter().zip(shares(causes)) {
+            table.push_row(vec![
+                cpu.to_string().into(),
+                Cell::from(c.label()),
+                Cell::from(c.kind.clone()),
+                format_ns(c.time_ns).into(),
+                format!("{share:.1} %").into(),
+                c.count.to_string().into(),
+                format_ns(c.max_ns).into(),
+            ]);
+        }
+    }
+    Some(table)
+}
+
+/// The stacked bars of the HTML report: one per CPU, a segment per cause (its share of the
+/// explained noise), the legend in each segment's title.
+pub fn html_cause_bars(record: &RunRecord) -> String {
+    let mut h = String::new();
+    for (cpu, pct, causes) in causes(record) {
+        h.push_str(&format!(
+            "<div class=\"noise-bar\"><span class=\"noise-bar-label\">CPU {cpu}: {pct:.4} % noise</span><div style=\"display:flex;width:100%;height:1.2em\">"
+        ));
+        let named = named_shares(causes);
+        for (i, (label, share)) in named.iter().enumerate() {
+            let label = crate::report::svg::escape(&format!("{label} {share:.1} %"));
+            h.push_str(&format!(
+                "<div title=\"{label}\" style=\"width:{share:.3}%;background:{}\"></div>",
+                crate::report::plot::PALETTE[i % crate::report::plot::PALETTE.len()]
+            ));
+        }
+        h.push_str("</div><p class=\"note\">");
+        let legend: Vec<String> = named
+            .iter()
+            .enumerate()
+            .map(|(i, (label, s))| {
+                format!(
+                    "<span style=\"color:{}\">&#9632;</span> {} {s:.0} %",
+                    crate::report::plot::PALETTE[i % crate::report::plot::PALETTE.len()],
+                    crate::report::svg::escape(label)
+                )
+            })
+            .collect();
+        h.push_str(&legend.join(", "));
+        h.push_str("</p></div>\n");
+    }
+    h
 }

@@ -44,6 +44,40 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
     out
 }
 
+/// A noise run's trace: the noise by cause per CPU, and the longest gaps explained.
+fn noise_trace_section(
+    record: &RunRecord,
+    trace: &crate::results::run_record::TraceRecord,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  noise by cause (--trace; gaps above {} explained: {}, all in events.jsonl):",
+        format_ns(trace.explain_above_ns),
+        trace.explained
+    );
+    for line in super::noise::cause_lines(record) {
+        let _ = writeln!(out, "  {line}");
+    }
+    if let Some(table) = super::noise::causes_table(record) {
+        out.push_str(&Terminal.render(&table));
+    }
+    if !trace.worst.is_empty() {
+        let _ = writeln!(out, "  the longest gaps:");
+    }
+    for x in &trace.worst {
+        let at = x.due_ns.saturating_sub(record.start_monotonic_ns);
+        let _ = writeln!(
+            out,
+            "    cpu{} at {:.3} s: {}",
+            x.cpu,
+            at as f64 / 1e9,
+            x.verdict
+        );
+    }
+    out
+}
+
 /// `jitterlab run: FIFO 95 on CPUs [0, 1], wake ..., interval ..., completed after ...`, and why
 /// the run ended when it did not complete.
 fn latency_heading(record: &RunRecord) -> String {
@@ -89,6 +123,9 @@ fn trace_section(record: &RunRecord) -> String {
     let Some(trace) = &record.trace else {
         return out;
     };
+    if record.kind.is_noise() {
+        return noise_trace_section(record, trace);
+    }
     let _ = writeln!(
         out,
         "  latency split (--trace): IRQ = timer interrupt late vs its expiry; thread = timer expiry to the thread in user space"

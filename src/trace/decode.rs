@@ -97,6 +97,11 @@ pub enum Kind {
     VectorExit {
         vector: u16,
     },
+    /// An NMI handler ran for `delta_ns`, ending at the event's time (x86's `nmi:nmi_handler`;
+    /// NMIs have no entry event, the kernel reports their length when they end).
+    Nmi {
+        delta_ns: u64,
+    },
     /// The kernel lost events here (a page flagged with missed events); count when known.
     Lost {
         count: Option<u64>,
@@ -151,6 +156,9 @@ enum Decode {
     Vector {
         index: u16,
         entry: bool,
+    },
+    Nmi {
+        delta_ns: Field,
     },
 }
 
@@ -283,6 +291,12 @@ impl Decoder {
                 },
             );
         }
+        // Optional: NMIs (x86), for the attribution of noise gaps.
+        if let Ok(f) = fmt("nmi", "nmi_handler")
+            && let Ok(delta_ns) = f.require("delta_ns")
+        {
+            add(&f, Decode::Nmi { delta_ns });
+        }
         let (common_type, common_pid) = common.expect("set above");
         Ok(Decoder {
             by_id,
@@ -367,6 +381,9 @@ impl Decoder {
                     Kind::VectorExit { vector: *index }
                 }
             }
+            Decode::Nmi { delta_ns } => Kind::Nmi {
+                delta_ns: delta_ns.int(record)?.max(0) as u64,
+            },
         };
         Some(TraceEvent {
             ts,

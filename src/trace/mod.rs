@@ -279,6 +279,9 @@ pub struct ThreadTrace {
     pub tolerance_ns: u64,
     /// Samples above this latency are explained.
     pub explain_above_ns: u64,
+    /// A noise thread: its samples are gaps of a loop that never sleeps (no timer to split
+    /// by); each gap above `explain_above_ns` is attributed ([`explain::gap`]).
+    pub gaps: bool,
 }
 
 /// The recorder's side: takes the reader's batches and joins samples with them.
@@ -327,6 +330,9 @@ impl TraceJoin for Joiner {
             return SampleTrace::default();
         };
         let tl = self.timelines.entry(th.cpu).or_default();
+        if th.gaps {
+            return join_gap(&th, sample, tl, &self.policies, &self.names);
+        }
         let due = sample.expected_ns;
         let wake = (due as i64 + sample.latency_ns).max(0) as u64;
         let split = tl.split(th.tid, due, wake, th.tolerance_ns);
@@ -351,7 +357,43 @@ impl TraceJoin for Joiner {
             wake_to_switch_ns: split.and_then(|s| s.wake_to_switch_ns),
             switch_to_user_ns: split.and_then(|s| s.switch_to_user_ns),
             explanation,
+            gap_attribution: None,
         }
+    }
+}
+
+/// A noise thread's gap with the trace: above the thread's explanation threshold, its
+/// explanation and attribution; throttled gaps (not noise) are left alone.
+fn join_gap(
+    th: &ThreadTrace,
+    sample: &Sample,
+    tl: &mut CpuTimeline,
+    policies: &explain::Policies,
+    names: &Names,
+) -> SampleTrace {
+    let start = sample.expected_ns;
+    let explained =
+        (sample.missed == 0 && sample.latency_ns > th.explain_above_ns as i64).then(|| {
+            explain::explain_gap(
+                &explain::Gap {
+                    cpu: th.cpu,
+                    tid: th.tid,
+                    start_ns: start,
+                    end_ns: start + sample.latency_ns.max(0) as u64,
+                },
+                tl,
+                policies,
+                names,
+            )
+        });
+    tl.trim_before_due(start);
+    match explained {
+        Some(x) => SampleTrace {
+            explanation: Some(x.explanation),
+            gap_attribution: Some(x.attribution),
+            ..SampleTrace::default()
+        },
+        None => SampleTrace::default(),
     }
 }
 

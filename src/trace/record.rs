@@ -21,6 +21,7 @@ pub fn thread_traces(plan: &RunPlan, threads: &[(usize, usize, i32)]) -> Vec<Thr
                 Expiry::NearDue => plan.thread_interval_ns(index) / 2,
             },
             explain_above_ns: plan.thread_explain_above_ns(index),
+            gaps: matches!(plan.kind, crate::measure::MeasureKind::Noise { .. }),
         })
         .collect()
 }
@@ -63,6 +64,7 @@ pub fn trace_record(
                     thread_latency: t.thread_latency.clone(),
                     wake_to_switch: t.wake_to_switch.clone(),
                     switch_to_user: t.switch_to_user.clone(),
+                    noise_causes: t.noise_causes.clone(),
                 })
             })
             .collect(),

@@ -107,6 +107,29 @@ pub fn realtime_available(test: &str) -> bool {
     ok
 }
 
+/// Whether this process can trace (tracefs mounted at the usual place, instances creatable)
+/// and use SCHED_FIFO. Skips with a reason, unless JITTERLAB_REQUIRE_RT=1, where it fails.
+pub fn tracing_available(test: &str) -> bool {
+    if !realtime_available(test) {
+        return false;
+    }
+    let instances = Path::new("/sys/kernel/tracing").join("instances");
+    let probe = instances.join(format!("jltest-probe-{}", std::process::id()));
+    let ok = std::fs::create_dir(&probe).is_ok();
+    let _ = std::fs::remove_dir(&probe);
+    if !ok {
+        if std::env::var("JITTERLAB_REQUIRE_RT").as_deref() == Ok("1") {
+            panic!(
+                "{test}: cannot create a tracing instance in /sys/kernel/tracing and JITTERLAB_REQUIRE_RT=1 demands it (mount -t tracefs nodev /sys/kernel/tracing; run as root)"
+            );
+        }
+        eprintln!(
+            "SKIPPED {test}: no writable tracefs at /sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing; run as root)"
+        );
+    }
+    ok
+}
+
 pub fn online_cpus() -> Vec<usize> {
     jitterlab::cpulist::online_cpus().unwrap()
 }

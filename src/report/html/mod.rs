@@ -230,11 +230,15 @@ fn has_time_series(run: &RunDigest) -> bool {
 /// The figures of one run, named `<prefix>-<kind>`.
 fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
     let mut out = Vec::new();
+    // What a sample is: a wakeup's latency, or a noise run's gap (the plots' own axis labels
+    // still say latency: issue 14).
+    let noise = run.record.kind.is_noise();
+    let word = if noise { "Gap" } else { "Latency" };
     let dists = distributions(run);
     if dists.iter().any(|d| !d.histogram.is_empty()) {
         out.push(histogram::draw(
             &format!("{prefix}-histogram"),
-            "Latency histogram",
+            &format!("{word} histogram"),
             &histogram::prepare(&dists),
         ));
     }
@@ -256,14 +260,18 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
         let data = timeline::prepare(&wakeups, run.extent_s(), run.phase_spans(), markers);
         out.push(timeline::draw(
             &format!("{prefix}-timeline"),
-            "Latency over time: max and p99 of each interval",
+            &format!("{word} over time: max and p99 of each interval"),
             &data,
         ));
     }
     if dists.iter().any(|d| !d.histogram.is_empty()) {
         out.push(exceedance::draw(
             &format!("{prefix}-exceedance"),
-            "Exceedance: share of wakeups later than x",
+            if noise {
+                "Exceedance: share of gaps longer than x"
+            } else {
+                "Exceedance: share of wakeups later than x"
+            },
             &exceedance::prepare(&dists),
         ));
     }

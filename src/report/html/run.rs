@@ -299,6 +299,22 @@ fn source_system_rows(system: &serde_json::Value) -> Vec<(&'static str, String)>
 
 fn cpu_table(h: &mut String, r: &RunRecord) {
     h.push_str("<h3>Per CPU</h3>");
+    if r.kind.is_noise() {
+        // Gaps of a loop that never sleeps: noise share, gaps, loop cost; by cause with --trace.
+        h.push_str(
+            &Html {
+                class: "numbers cpus",
+            }
+            .render(&super::super::noise::table(r)),
+        );
+        h.push_str("<p class=\"note\">A gap is the time between two clock reads of a loop that never sleeps, above the threshold; noise is their sum.</p>\n");
+        if let Some(table) = super::super::noise::causes_table(r) {
+            h.push_str("<h3>Noise by cause</h3>");
+            h.push_str(&super::super::noise::html_cause_bars(r));
+            h.push_str(&Html { class: "numbers" }.render(&table));
+        }
+        return;
+    }
     h.push_str(
         &Html {
             class: "numbers cpus",
@@ -395,7 +411,14 @@ fn trace_section(h: &mut String, run: &RunDigest) {
         "trace",
         &[
             ("explained above", format_ns(t.explain_above_ns)),
-            ("spikes explained", t.explained.to_string()),
+            (
+                if run.record.kind.is_noise() {
+                    "gaps explained"
+                } else {
+                    "spikes explained"
+                },
+                t.explained.to_string(),
+            ),
             ("trace events lost", t.events_lost.to_string()),
             ("tracefs instance", t.instance.clone()),
         ],
@@ -414,8 +437,13 @@ fn spikes_table(
     spikes.sort_by_key(|s| std::cmp::Reverse(s.latency_ns));
     let _ = write!(
         h,
-        "<p>The {} latest wakeups explained, worst first{}.</p>",
+        "<p>The {} {} explained, worst first{}.</p>",
         spikes.len().min(MAX_SPIKES_LISTED),
+        if run.record.kind.is_noise() {
+            "longest gaps"
+        } else {
+            "latest wakeups"
+        },
         if spikes.len() > MAX_SPIKES_LISTED {
             format!(" (of {})", spikes.len())
         } else {
@@ -426,7 +454,7 @@ fn spikes_table(
         [
             "at",
             "CPU",
-            "latency",
+            run.record.kind.sample_word(),
             "timer IRQ",
             "thread",
             "verdict",

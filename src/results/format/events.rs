@@ -25,6 +25,9 @@ pub enum Event {
         due_ns: u64,
         start_ns: u64,
         end_ns: u64,
+        /// The spike thread's id (what a trace names it by); absent in older files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tid: Option<i32>,
     },
     /// A measuring thread stopped with an error.
     ThreadFailed {
@@ -98,7 +101,8 @@ impl SpikeExplanation {
 /// One thing that held a CPU while a wakeup was late.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Contributor {
-    /// `irq`, `softirq`, `task` or `idle_exit`.
+    /// `irq`, `softirq`, `task` or `idle_exit`; in noise runs also `nmi`, and `no_event` (time
+    /// without any trace event: hardware, firmware or hypervisor).
     pub kind: String,
     /// IRQ handler name, softirq name, or task comm.
     pub name: String,

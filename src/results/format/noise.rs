@@ -77,6 +77,46 @@ impl NoiseSummary {
     }
 }
 
+/// One cause of a noise thread's gaps (`noise --trace`; docs/noise.md): what took the CPU,
+/// and how much of the explained gaps' time it got. The causes of a thread sum to the time of
+/// its explained gaps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoiseCause {
+    /// `irq`, `softirq`, `nmi`, `task`, or `no_event` (no trace event: hardware, firmware or
+    /// hypervisor).
+    pub kind: String,
+    /// IRQ handler or vector name, softirq name, task comm, `NMI`, or `no trace event`.
+    pub name: String,
+    /// Tasks: pid, policy (`FIFO`, `RR`, `OTHER`, `DEADLINE`) and priority.
+    pub pid: Option<i32>,
+    pub policy: Option<String>,
+    pub prio: Option<i32>,
+    /// Time attributed to it, ns.
+    pub time_ns: u64,
+    /// Gaps it had a part in.
+    pub count: u64,
+    /// Its largest part of one gap, ns.
+    pub max_ns: u64,
+}
+
+impl NoiseCause {
+    /// How the report names it: "local_timer", "NET_RX softirq", "spinner (pid 12, FIFO 99)".
+    pub fn label(&self) -> String {
+        match self.kind.as_str() {
+            "softirq" => format!("{} softirq", self.name),
+            "task" => {
+                let policy = match (&self.policy, self.prio) {
+                    (Some(p), Some(prio)) => format!(", {p} {prio}"),
+                    (Some(p), None) => format!(", {p}"),
+                    _ => String::new(),
+                };
+                format!("{} (pid {}{policy})", self.name, self.pid.unwrap_or(-1))
+            }
+            _ => self.name.clone(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 //! The fields are specified in docs/result-format.md; every quantity carries its unit in its name.
 
 pub use super::cpu_time::{CpuTimeRecord, ThreadCpuTime};
-pub use super::noise::{NoiseSummary, RunKind};
+pub use super::noise::{NoiseCause, NoiseSummary, RunKind};
 use crate::record::stats::LatencySummary;
 use serde::{Deserialize, Serialize};
 
@@ -200,6 +200,9 @@ pub struct TraceThreadRecord {
     pub wake_to_switch: LatencySummary,
     /// From sched_switch to the clock read in user space.
     pub switch_to_user: LatencySummary,
+    /// A noise run: the explained gaps' time by cause, most first (docs/noise.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub noise_causes: Vec<NoiseCause>,
 }
 
 /// Where an imported result came from. What the source lacks is absent, never invented.

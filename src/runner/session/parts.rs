@@ -75,8 +75,10 @@ pub(super) fn create_files(plan: &RunPlan, result_dir: &ResultDir) -> Result<Run
         None => (HlogWriter::new(create(hlog::FILE_NAME)?), None),
         Some(segments) => {
             let ledger = SegmentLedger::new(segments);
-            // Every interval is written under each CPU's tag, and its IRQ tag with --trace.
-            let tags = plan.cpus.len() * if plan.trace { 2 } else { 1 };
+            // Every interval is written under each CPU's tag, and its IRQ tag with --trace
+            // (not for noise gaps, which have no IRQ latency).
+            let irq_tags = plan.trace && plan.kind == crate::measure::MeasureKind::Latency;
+            let tags = plan.cpus.len() * if irq_tags { 2 } else { 1 };
             let writer = Segments::new(result_dir.clone(), *segments, tags, ledger.clone());
             (HlogWriter::segmented(writer), Some(ledger))
         }

@@ -17,13 +17,16 @@
 //! `OTHER` (nice = prio − 120).
 //!
 //! The parts: `replay` rebuilds who held the CPU when, `contributors` names and sums the
-//! holders, `verdict` words the one-line verdict; this file puts them together.
+//! holders, `verdict` words the one-line verdict; this file puts them together. `gap` does
+//! the same for the gaps of a noise loop (`jitterlab noise --trace`).
 
 mod contributors;
+pub mod gap;
 mod replay;
 mod verdict;
 
 pub use contributors::{Names, Policies};
+pub use gap::{Gap, GapExplanation, explain_gap};
 
 use super::split::{CpuTimeline, Split};
 use crate::results::events::SpikeExplanation;

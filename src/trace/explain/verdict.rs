@@ -77,7 +77,7 @@ fn signed_ns(ns: i64) -> String {
 }
 
 /// "CPU held by jl-spike-0 (pid 1234, FIFO 99) for 1.47 ms", and the like.
-fn held(c: &Contributor) -> String {
+pub(super) fn held(c: &Contributor) -> String {
     let d = format_ns(c.duration_ns);
     match c.kind.as_str() {
         "task" => {
@@ -94,6 +94,7 @@ fn held(c: &Contributor) -> String {
         }
         "irq" => format!("CPU in IRQ handler {} for {d}", c.name),
         "softirq" => format!("CPU in softirq {} for {d}", c.name),
+        "nmi" => format!("CPU in an NMI for {d}"),
         _ => format!("CPU idle (exit from idle) for {d}"),
     }
 }
