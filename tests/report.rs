@@ -383,11 +383,14 @@ fn phases_budget_trace_and_warnings_are_shown() {
     // 30 one-second intervals: each CPU's max and p99 is one line of 30 points, the max solid
     // and the p99 dashed as the legend says; the traced CPU's timer IRQ max a dotted line.
     assert_eq!(
-        polyline_points(timeline, r#"data-line="max" stroke="#0072B2""#),
+        polyline_points(timeline, r##"data-line="max" stroke="#0072B2""##),
         vec![30]
     );
     assert_eq!(
-        polyline_points(timeline, r#"data-line="max" stroke="#D55E00" stroke-width="1.8""#),
+        polyline_points(
+            timeline,
+            r##"data-line="max" stroke="#D55E00" stroke-width="1.8""##
+        ),
         vec![30]
     );
     assert_eq!(

@@ -47,7 +47,7 @@ impl Culprit {
         }
     }
 
-    /// "82 % held by jl-io-0 (FIFO 99), worst 37.0 ms".
+    /// "82 % held by jl-io-0 (FIFO 99), worst 37.00 ms".
     pub fn sentence(&self) -> String {
         format!(
             "{:.0} % {}, worst {}",
@@ -212,7 +212,7 @@ mod tests {
         assert_eq!(c[0].worst_ns, 37_000_000);
         assert_eq!(
             c[0].sentence(),
-            "82 % held by jl-io-0 (FIFO 90), worst 37.0 ms"
+            "82 % held by jl-io-0 (FIFO 90), worst 37.00 ms"
         );
         assert_eq!(
             (c[1].kind, c[1].name.as_str(), c[1].count),
