@@ -258,3 +258,75 @@ fn bad_input_exits_2_and_says_why() {
         assert!(text(&o).contains(says), "{args:?}: {}", text(&o));
     }
 }
+
+#[test]
+fn one_phase_is_compared_across_runs() {
+    use jitterlab::results::synthetic::{SyntheticPhase, SyntheticRun, write_run};
+    let base = tempfile::tempdir().unwrap();
+    let phase = |label: &str, from: u64, to: u64| SyntheticPhase {
+        label: label.into(),
+        start_offset_ns: from * 1_000_000_000,
+        end_offset_ns: to * 1_000_000_000,
+        loads: vec![],
+    };
+    // Two runs with the same idle phase (10 us) and an io phase of 40 us in A, 80 us in B,
+    // with one 3.5 ms wakeup in B's io phase (3 missed periods).
+    let write = |name: &str, io_ns: i64, spike: bool| {
+        let run = SyntheticRun {
+            cpus: vec![0],
+            interval_ns: 1_000_000,
+            log_interval_ns: 1_000_000_000,
+            duration_ns: 20_000_000_000,
+            phases: vec![phase("idle", 0, 10), phase("io", 10, 20)],
+            loads: vec![],
+            warnings: vec![],
+            seed: 3,
+        };
+        let dir = base.path().join(name);
+        write_run(&dir, &run, |_, t, _| {
+            if spike && t == 15_000_000_000 {
+                3_500_000
+            } else if t >= 10_000_000_000 {
+                io_ns
+            } else {
+                10_000
+            }
+        })
+        .unwrap();
+        dir
+    };
+    let (a, b) = (write("a", 40_000, false), write("b", 80_000, true));
+    let (code, io) = compare_json(&[s(&a), s(&b), "--phase", "io"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        row(&io, "cpu0", "min")["values"],
+        serde_json::json!([40000.0, 80000.0])
+    );
+    assert_eq!(
+        row(&io, "cpu0", "max")["values"],
+        serde_json::json!([40000.0, 3500000.0])
+    );
+    assert_eq!(
+        row(&io, "cpu0", "missed")["values"],
+        serde_json::json!([0.0, 3.0])
+    );
+    let p50 = &row(&io, "cpu0", "p50")["versus_first"][0]["ratio"];
+    assert!((p50.as_f64().unwrap() - 2.0).abs() < 0.005, "{p50}");
+    assert_eq!(
+        io["scopes"][0]["samples"],
+        serde_json::json!([10000, 10000])
+    );
+    let (_, idle) = compare_json(&[s(&a), s(&b), "--phase", "idle"]);
+    assert_eq!(
+        row(&idle, "cpu0", "max")["values"],
+        serde_json::json!([10000.0, 10000.0])
+    );
+    // A phase that is not there: exit 2, naming the phases there are.
+    let o = jitterlab(&["compare", s(&a), s(&b), "--phase", "memory"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("has no phase named \"memory\": its phases are idle, io"),
+        "{}",
+        text(&o)
+    );
+}

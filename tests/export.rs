@@ -200,3 +200,97 @@ fn json_summary_is_one_line_with_threads_and_budget() {
     let o = jitterlab(&["export", empty.path().to_str().unwrap(), "--format", "json"]);
     assert_eq!(o.status.code(), Some(2), "an invalid run.json is bad input");
 }
+
+/// A scenario run of 30 s on CPUs 0 and 1 with phases of 20 s ("idle", 10 us) and 10 s
+/// ("memory": a quarter of the wakeups at 1 ms, the rest at 20 us).
+fn phased_run(dir: &std::path::Path) {
+    use jitterlab::results::synthetic::{SyntheticPhase, SyntheticRun, write_run};
+    let phase = |label: &str, from: u64, to: u64| SyntheticPhase {
+        label: label.into(),
+        start_offset_ns: from * 1_000_000_000,
+        end_offset_ns: to * 1_000_000_000,
+        loads: vec![],
+    };
+    let run = SyntheticRun {
+        cpus: vec![0, 1],
+        interval_ns: 1_000_000,
+        log_interval_ns: 1_000_000_000,
+        duration_ns: 30_000_000_000,
+        phases: vec![phase("idle", 0, 20), phase("memory", 20, 30)],
+        loads: vec![],
+        warnings: vec![],
+        seed: 8,
+    };
+    write_run(dir, &run, |_, t, _| {
+        if t < 20_000_000_000 {
+            10_000
+        } else if (t / 1_000_000) % 4 == 0 {
+            1_000_000
+        } else {
+            20_000
+        }
+    })
+    .unwrap();
+}
+
+#[test]
+fn gnuplot_per_phase_blocks_sum_to_one_per_phase_and_cpu() {
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().join("run");
+    phased_run(&dir);
+    let name = base.path().join("phases");
+    let o = jitterlab(&[
+        "export",
+        dir.to_str().unwrap(),
+        "--format",
+        "gnuplot",
+        "--per-phase",
+        "-o",
+        name.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let data = std::fs::read_to_string(base.path().join("phases.dat")).unwrap();
+    let script = std::fs::read_to_string(base.path().join("phases.gp")).unwrap();
+    let blocks: Vec<&str> = data.split("\n\n\n").collect();
+    assert_eq!(blocks.len(), 2, "one block per phase");
+    assert!(
+        blocks[0]
+            .contains("# phase 0: idle from 0.000 s to 20.000 s; samples: cpu0 20000, cpu1 20000")
+    );
+    assert!(
+        blocks[1].contains(
+            "# phase 1: memory from 20.000 s to 30.000 s; samples: cpu0 10000, cpu1 10000"
+        )
+    );
+    for (k, block) in blocks.iter().enumerate() {
+        let rows: Vec<Vec<f64>> = block
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .map(|l| l.split(' ').map(|x| x.parse().unwrap()).collect())
+            .collect();
+        for cpu in 0..2 {
+            let sum: f64 = rows.iter().map(|r| r[cpu + 1]).sum();
+            assert!((sum - 1.0).abs() < 1e-9, "phase {k} cpu{cpu}: {sum}");
+            // The ground truth: idle all in the 10 us bin; memory 3/4 at 20 us, 1/4 at 1 ms
+            // (the HDR bucket of 1 ms reaches 1000.4 us: the 1000 us bin).
+            let at = |us: f64| rows.iter().find(|r| r[0] == us).map_or(0.0, |r| r[cpu + 1]);
+            if k == 0 {
+                assert_eq!(at(10.0), 1.0);
+            } else {
+                assert_eq!((at(20.0), at(1000.0)), (0.75, 0.25));
+            }
+        }
+    }
+    assert!(script.contains("index 1 using 1:3"), "{script}");
+    assert!(script.contains("title \"memory CPU 1\""), "{script}");
+    // Wrong uses say why and exit 2.
+    let o = jitterlab(&[
+        "export",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+        "--per-phase",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--per-phase is for --format gnuplot"));
+}

@@ -285,7 +285,7 @@ fn featureful_run(dir: &Path) -> RunRecord {
         instance: "jitterlab-123".into(),
         explain_above_ns: 500_000,
         events_lost: 0,
-        explained: 1,
+        explained: 4,
         ..Default::default()
     });
     ResultDir::open(dir)
@@ -312,7 +312,55 @@ fn featureful_run(dir: &Path) -> RunRecord {
             }],
         }))
         .unwrap();
+    // Three late timer interrupts with no trace event (a hypervisor's stalls) on CPU 0.
+    for k in 0..3 {
+        events
+            .write(&Event::SpikeExplained(SpikeExplanation {
+                time_ns: START_MONOTONIC_NS + (4 + 8 * k) * S + MS,
+                cpu: 0,
+                due_ns: START_MONOTONIC_NS + (4 + 8 * k) * S,
+                latency_ns: 600_000 + k as i64 * 100_000,
+                irq_latency_ns: Some(590_000 + k as i64 * 100_000),
+                thread_latency_ns: Some(10_000),
+                verdict: "timer IRQ latency: no trace event".into(),
+                contributors: vec![],
+            }))
+            .unwrap();
+    }
+    add_irq_series(dir, 1, 3_000);
     record
+}
+
+/// Appends a timer IRQ latency series (`cpuN.irq`, one interval per second like the run's own)
+/// of a constant `irq_ns` to the run's latency.hlog, as a traced run writes it.
+fn add_irq_series(dir: &Path, cpu: usize, irq_ns: i64) {
+    let scratch = tempfile::tempdir().unwrap();
+    let mut run = two_cpus(30, vec![], 9);
+    run.cpus = vec![cpu];
+    write_run(&scratch.path().join("irq"), &run, |_, _, _| irq_ns).unwrap();
+    let lines = std::fs::read_to_string(scratch.path().join("irq/latency.hlog")).unwrap();
+    let tag = format!("Tag=cpu{cpu},");
+    let irq: String = lines
+        .lines()
+        .filter(|l| l.starts_with(&tag))
+        .map(|l| l.replacen(&tag, &format!("Tag=cpu{cpu}.irq,"), 1) + "\n")
+        .collect();
+    assert_eq!(irq.lines().count(), 30);
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join("latency.hlog"))
+        .unwrap();
+    std::io::Write::write_all(&mut log, irq.as_bytes()).unwrap();
+}
+
+/// The number of points of each `<polyline>` whose attributes contain `attribute`.
+fn polyline_points(svg: &str, attribute: &str) -> Vec<usize> {
+    svg.split("<polyline points=\"")
+        .skip(1)
+        .map(|p| &p[..p.find("/>").unwrap()])
+        .filter(|p| p.contains(attribute))
+        .map(|p| p[..p.find('"').unwrap()].split(' ').count())
+        .collect()
 }
 
 #[test]
@@ -332,6 +380,58 @@ fn phases_budget_trace_and_warnings_are_shown() {
         );
     }
     assert!(timeline.contains("CPU 1: thread latency 2397 us: CPU held by perturb"));
+    // 30 one-second intervals: each CPU's max and p99 is one line of 30 points, the max solid
+    // and the p99 dashed as the legend says; the traced CPU's timer IRQ max a dotted line.
+    assert_eq!(
+        polyline_points(timeline, r##"data-line="max" stroke="#0072B2""##),
+        vec![30]
+    );
+    assert_eq!(
+        polyline_points(
+            timeline,
+            r##"data-line="max" stroke="#D55E00" stroke-width="1.8""##
+        ),
+        vec![30]
+    );
+    assert_eq!(
+        polyline_points(timeline, r#"data-line="p99""#),
+        vec![30, 30]
+    );
+    assert!(
+        polyline_points(timeline, r#"data-line="p99""#).len()
+            == polyline_points(timeline, r#"stroke-dasharray="5 3""#).len()
+    );
+    assert_eq!(
+        polyline_points(timeline, r#"stroke-dasharray="1.5 2.5""#),
+        vec![30],
+        "CPU 1's timer IRQ latency"
+    );
+    assert!(timeline.contains(">CPU 1 timer IRQ max</text>"));
+    assert!(!timeline.contains(r#"r="1.5""#), "lines, not dots");
+    // Full phase names on the heat map too, over its shading.
+    for cpu in [0, 1] {
+        let heat = svg_by_id(&html, &format!("run1-heatmap-cpu{cpu}"));
+        assert_eq!(heat.matches(r#"class="phase-label""#).count(), 3);
+        assert!(heat.contains(">idle-again</text>"));
+        assert!(heat.contains("<title>phase cpu-hog: 10.0s to 20.0s</title>"));
+    }
+    // The distribution per phase: one line per phase, per CPU.
+    for cpu in [0, 1] {
+        let pdf = svg_by_id(&html, &format!("run1-phases-cpu{cpu}"));
+        for label in ["idle", "cpu-hog", "idle-again"] {
+            assert!(pdf.contains(&format!(r#"data-label="{label}""#)), "{label}");
+        }
+        assert_eq!(pdf.matches("<polyline").count(), 3);
+    }
+    // Causes first: 3 of 4 late wakeups had a late timer IRQ and no event, 1 was held by perturb.
+    assert!(
+        html.contains("Of 4 explained late wakeups: 75 % timer IRQ late with no trace event: the hypervisor or firmware (SMI) held the CPU, worst 800.0 us; 25 % held by perturb (FIFO 99), worst 2.40 ms."),
+        "cause summary"
+    );
+    assert!(html.contains(
+        "<td>held by perturb (FIFO 99)</td><td>1</td><td>25.0 %</td><td>2.40 ms</td><td>2.40 ms</td>"
+    ));
+    assert!(html.contains("<td>3</td><td>75.0 %</td><td>2.10 ms</td><td>800.0 us</td>"));
     assert!(html.contains("Budget <code>max&lt;1ms,p99&lt;50us</code>: FAILED"));
     assert!(html.contains("<td>cpu1: 2.40 ms</td>"));
     assert!(html.contains("RT throttling is on (950 ms per 1000 ms)"));
@@ -387,6 +487,11 @@ fn several_runs_are_overlaid_with_ratios_to_the_first() {
     svg_by_id(&html, "run1-histogram");
     svg_by_id(&html, "run2-histogram");
     assert!(html.contains("(max 42x lower)"), "max 4.2 ms vs 100 us");
+    // min 20 us vs 10 us; means (19 999 x 20 us + 4.2 ms) / 20 000 = 20.21 us and
+    // (19 999 x 10 us + 100 us) / 20 000 = 10.0045 us, exact from run.json.
+    assert!(html.contains("(min 2.00x lower)"));
+    assert!(html.contains("20.2 us"));
+    assert!(html.contains("(mean 2.02x lower)"));
     // p50: 20 us vs 10 us, within the histogram's 0.1%.
     assert!(html.contains("(p50 2.00x lower)"));
     assert!(
@@ -647,6 +752,12 @@ fn chromium_opens_the_report_without_errors() {
         .expect("chromium runs");
     let log = text(&o);
     assert!(o.status.success(), "chromium failed: {log}");
+    // For a person to look at: JITTERLAB_KEEP_REPORT=DIR keeps the page and the screenshot.
+    if let Ok(keep) = std::env::var("JITTERLAB_KEEP_REPORT") {
+        std::fs::create_dir_all(&keep).unwrap();
+        std::fs::copy(&page, Path::new(&keep).join("report.html")).unwrap();
+        std::fs::copy(&shot, Path::new(&keep).join("shot.png")).unwrap();
+    }
     for bad in [
         "CONSOLE",
         "Uncaught",

@@ -5,6 +5,7 @@
 pub mod budget;
 pub mod compare;
 pub mod metric;
+pub mod phase;
 pub mod quantile;
 pub mod regression;
 pub mod tails;

@@ -259,6 +259,11 @@ pub struct ExportArgs {
     /// in the file; export itself exits 0.
     #[arg(long, value_name = "EXPR")]
     pub budget: Option<String>,
+    /// With --format gnuplot: one distribution per scenario phase, each CPU's column the share
+    /// of the phase's wakeups per bin (sums to 1), as FILE.dat and FILE.gp (default
+    /// ./<run directory name>-phases.dat and .gp).
+    #[arg(long)]
+    pub per_phase: bool,
 }
 
 #[derive(Debug, Args)]
@@ -283,6 +288,10 @@ pub struct CompareArgs {
     /// a violation exits 1.
     #[arg(long, value_name = "EXPR")]
     pub budget: Option<String>,
+    /// Compare one scenario phase (its label, e.g. io) of every run: its whole log intervals
+    /// and run.json's per-phase figures (docs/compare.md).
+    #[arg(long, value_name = "NAME")]
+    pub phase: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 
 use crate::analysis::budget::Budget;
 use crate::analysis::compare;
+use crate::analysis::phase;
 use crate::analysis::regression::RegressionCheck;
 use crate::cli::CompareArgs;
 use crate::error::{ExitCode, Failure, Result};
@@ -29,7 +30,11 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
             path.display()
         ));
         progress.tick();
-        runs.push(loaded::load(path).map_err(Failure::usage)?);
+        let run = loaded::load(path).map_err(Failure::usage)?;
+        runs.push(match &args.phase {
+            Some(name) => phase::restrict(run, name).map_err(Failure::usage)?,
+            None => run,
+        });
     }
     progress.set_message("comparing (bootstrap intervals)");
     progress.tick();

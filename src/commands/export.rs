@@ -9,6 +9,7 @@ pub fn run(args: &ExportArgs) -> Result<i32> {
         args.format,
         args.output.as_deref(),
         args.budget.as_deref(),
+        args.per_phase,
     )
     .map(|_| 0)
 }

@@ -3,10 +3,17 @@
 //! latency in us, one series per CPU. `-o NAME` writes NAME.dat and NAME.gp (a .dat or .gp
 //! suffix on NAME is dropped); the default NAME is `<run directory name>-histogram` in the
 //! current directory.
+//!
+//! `--per-phase` writes the distributions of a scenario run's phases instead: one data block
+//! per phase, each CPU's column normalised to the share of that phase's wakeups, so phases of
+//! different length compare (the OCERA study's per-phase PDFs).
 
 use super::{RunExporter, write_text};
 use crate::analysis::compare::is_cpu_tag;
+use crate::analysis::phase;
 use crate::error::{Failure, Result};
+use crate::record::hlog_scan::add_counts;
+use crate::record::stats::new_histogram;
 use crate::results::loaded::LoadedRun;
 use hdrhistogram::Histogram;
 use std::fmt::Write;
@@ -104,30 +111,7 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
 
     let title = run.path.display().to_string().replace('"', "'");
     let mut gp = String::new();
-    let _ = writeln!(
-        gp,
-        "# gnuplot script written by jitterlab: latency histogram of {title}"
-    );
-    let _ = writeln!(
-        gp,
-        "# gnuplot {name}.gp writes {name}.svg; choose another output with"
-    );
-    let _ = writeln!(
-        gp,
-        "#   gnuplot -e \"outfile='x.png'; term='pngcairo size 1200,700'\" {name}.gp"
-    );
-    let _ = writeln!(
-        gp,
-        "# Run it in the directory of {name}.dat (or set datafile the same way)."
-    );
-    let _ = writeln!(gp, "if (!exists(\"datafile\")) datafile = \"{name}.dat\"");
-    let _ = writeln!(gp, "if (!exists(\"outfile\")) outfile = \"{name}.svg\"");
-    let _ = writeln!(
-        gp,
-        "if (!exists(\"term\")) term = \"svg size 1000,600 dynamic\""
-    );
-    let _ = writeln!(gp, "set terminal @term");
-    let _ = writeln!(gp, "set output outfile");
+    script_head(&mut gp, &format!("latency histogram of {title}"), name);
     let _ = writeln!(gp, "set title \"Latency histogram: {title}\" noenhanced");
     let _ = writeln!(gp, "set xlabel \"latency (us)\"");
     let _ = writeln!(gp, "set ylabel \"wakeups per {width_text} bin\"");
@@ -155,42 +139,231 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
 
 impl RunExporter for Gnuplot {
     fn write(&self, run: &LoadedRun, output: Option<&Path>) -> Result<()> {
-        let base: PathBuf = match output {
-            Some(o) => match o.extension().and_then(|e| e.to_str()) {
-                Some("dat" | "gp") => o.with_extension(""),
-                _ => o.to_path_buf(),
-            },
-            None => {
-                let dir_name = run
-                    .path
-                    .canonicalize()
-                    .ok()
-                    .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                    .unwrap_or_else(|| "run".into());
-                PathBuf::from(format!("{dir_name}-histogram"))
-            }
-        };
-        let name = base
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(|| Failure::usage(format!("-o {}: not a file name", base.display())))?;
+        let (base, name) = output_base(run, output, "histogram")?;
         let (data, script) = render(run, &name)?;
-        let with = |ext: &str| {
-            let mut p = base.clone().into_os_string();
-            p.push(ext);
-            PathBuf::from(p)
-        };
-        let (dat, gp) = (with(".dat"), with(".gp"));
-        write_text(Some(&dat), &data)?;
-        write_text(Some(&gp), &script)?;
-        eprintln!(
-            "wrote {} and {} (gnuplot {} draws the plot)",
-            dat.display(),
-            gp.display(),
-            name.clone() + ".gp"
-        );
-        Ok(())
+        write_pair(&base, &name, &data, &script)
     }
+}
+
+/// `--per-phase`: writes the per-phase distributions of a scenario run as NAME.dat and NAME.gp
+/// (default NAME: `<run directory name>-phases`).
+pub fn write_per_phase(run: &LoadedRun, output: Option<&Path>) -> Result<()> {
+    let (base, name) = output_base(run, output, "phases")?;
+    let (data, script) = render_per_phase(run, &name)?;
+    write_pair(&base, &name, &data, &script)
+}
+
+/// The base path of the two files and its file name: `-o NAME` without a .dat or .gp suffix,
+/// else `<run directory name>-<suffix>` in the current directory.
+fn output_base(run: &LoadedRun, output: Option<&Path>, suffix: &str) -> Result<(PathBuf, String)> {
+    let base: PathBuf = match output {
+        Some(o) => match o.extension().and_then(|e| e.to_str()) {
+            Some("dat" | "gp") => o.with_extension(""),
+            _ => o.to_path_buf(),
+        },
+        None => {
+            let dir_name = run
+                .path
+                .canonicalize()
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| "run".into());
+            PathBuf::from(format!("{dir_name}-{suffix}"))
+        }
+    };
+    let name = base
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| Failure::usage(format!("-o {}: not a file name", base.display())))?;
+    Ok((base, name))
+}
+
+fn write_pair(base: &Path, name: &str, data: &str, script: &str) -> Result<()> {
+    let with = |ext: &str| {
+        let mut p = base.to_path_buf().into_os_string();
+        p.push(ext);
+        PathBuf::from(p)
+    };
+    let (dat, gp) = (with(".dat"), with(".gp"));
+    write_text(Some(&dat), data)?;
+    write_text(Some(&gp), script)?;
+    eprintln!(
+        "wrote {} and {} (gnuplot {name}.gp draws the plot)",
+        dat.display(),
+        gp.display(),
+    );
+    Ok(())
+}
+
+/// The lines every script starts with: where the data is, where the plot goes, the terminal.
+fn script_head(gp: &mut String, what: &str, name: &str) {
+    let _ = writeln!(gp, "# gnuplot script written by jitterlab: {what}");
+    let _ = writeln!(
+        gp,
+        "# gnuplot {name}.gp writes {name}.svg; choose another output with"
+    );
+    let _ = writeln!(
+        gp,
+        "#   gnuplot -e \"outfile='x.png'; term='pngcairo size 1200,700'\" {name}.gp"
+    );
+    let _ = writeln!(
+        gp,
+        "# Run it in the directory of {name}.dat (or set datafile the same way)."
+    );
+    let _ = writeln!(gp, "if (!exists(\"datafile\")) datafile = \"{name}.dat\"");
+    let _ = writeln!(gp, "if (!exists(\"outfile\")) outfile = \"{name}.svg\"");
+    let _ = writeln!(
+        gp,
+        "if (!exists(\"term\")) term = \"svg size 1000,600 dynamic\""
+    );
+    let _ = writeln!(gp, "set terminal @term");
+    let _ = writeln!(gp, "set output outfile");
+}
+
+/// Dash types of gnuplot's `dt`, one per CPU in the per-phase plot (colours are the phases).
+const CPU_DASHES: &[u32] = &[1, 2, 3, 4, 5];
+
+/// The per-phase data file (one block per phase, gnuplot `index` 0, 1...; in each block one
+/// column per CPU holding the share of the phase's wakeups on that CPU per bin, so each column
+/// sums to 1 and phases of different length compare) and its script.
+pub fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)> {
+    let r = &run.record;
+    if r.phases.is_empty() {
+        return Err(Failure::usage(format!(
+            "{} has no phases: --per-phase needs a run made with --scenario",
+            run.path.display()
+        )));
+    }
+    let tags: Vec<String> = run.tags().into_iter().filter(|t| is_cpu_tag(t)).collect();
+    if tags.is_empty() {
+        return Err(Failure::usage(format!(
+            "{} has no latency histograms (no latency.hlog): nothing to plot",
+            run.path.display()
+        )));
+    }
+    // Per phase, per CPU tag: the histogram of the intervals wholly inside the phase.
+    let phases: Vec<(&str, (f64, f64), Vec<Histogram<u64>>)> = r
+        .phases
+        .iter()
+        .map(|p| {
+            let window = phase::window_s(r, p);
+            let hists = tags
+                .iter()
+                .map(|tag| {
+                    let mut h = new_histogram();
+                    run.intervals_of(tag)
+                        .filter(|i| phase::inside(window, i.start_s, i.length_s))
+                        .for_each(|i| add_counts(&mut h, &i.counts));
+                    h
+                })
+                .collect();
+            (p.label.as_str(), window, hists)
+        })
+        .collect();
+    let max = phases
+        .iter()
+        .flat_map(|(_, _, hs)| hs.iter().map(|h| h.max()))
+        .max()
+        .unwrap_or(0);
+    let width = bin_width_ns(max);
+    let width_text = format!("{} us", width / 1000);
+    let mut data = String::new();
+    let _ = writeln!(
+        data,
+        "# jitterlab per-phase latency distributions of {}",
+        run.path.display()
+    );
+    let _ = writeln!(
+        data,
+        "# one block per phase (gnuplot index 0, 1, ...), blocks separated by two blank lines"
+    );
+    let _ = writeln!(
+        data,
+        "# columns: bin_us, the lower edge of the bin in us (bins of {width_text}); then per CPU the share of the phase's wakeups on that CPU that fell in the bin (each column sums to 1; empty CPUs are 0)"
+    );
+    for (k, (label, window, hists)) in phases.iter().enumerate() {
+        if k > 0 {
+            data.push_str("\n\n");
+        }
+        let samples: Vec<String> = tags
+            .iter()
+            .zip(hists)
+            .map(|(t, h)| format!("{t} {}", h.len()))
+            .collect();
+        let _ = writeln!(
+            data,
+            "# phase {k}: {} from {:.3} s to {:.3} s; samples: {}",
+            sanitize(label),
+            window.0 + 0.001,
+            window.1 - 0.001,
+            samples.join(", ")
+        );
+        let _ = writeln!(data, "# bin_us {}", tags.join(" "));
+        let phase_max = hists.iter().map(|h| h.max()).max().unwrap_or(0);
+        let rows = (phase_max / width + 1) as usize;
+        let columns: Vec<Vec<u64>> = hists.iter().map(|h| bins(h, width, rows)).collect();
+        for row in 0..rows {
+            let _ = write!(data, "{}", (row as u64 * width) as f64 / 1000.0);
+            for (c, h) in columns.iter().zip(hists) {
+                let share = if h.is_empty() {
+                    0.0
+                } else {
+                    c[row] as f64 / h.len() as f64
+                };
+                let _ = write!(data, " {share}");
+            }
+            data.push('\n');
+        }
+    }
+
+    let title = run.path.display().to_string().replace('"', "'");
+    let mut gp = String::new();
+    script_head(
+        &mut gp,
+        &format!("per-phase latency distributions of {title}"),
+        name,
+    );
+    let _ = writeln!(
+        gp,
+        "set title \"Latency distribution per phase: {title}\" noenhanced"
+    );
+    let _ = writeln!(gp, "set xlabel \"latency (us)\"");
+    let _ = writeln!(
+        gp,
+        "set ylabel \"share of the phase's wakeups per {width_text} bin\""
+    );
+    let _ = writeln!(gp, "set logscale y");
+    let _ = writeln!(gp, "set xrange [0:*]");
+    let _ = writeln!(gp, "set grid");
+    let _ = writeln!(gp, "set key top right noenhanced");
+    let mut series = Vec::new();
+    for (k, (label, _, hists)) in phases.iter().enumerate() {
+        for (j, (tag, h)) in tags.iter().zip(hists).enumerate() {
+            if h.is_empty() {
+                continue;
+            }
+            let cpu = tag.trim_start_matches("cpu");
+            series.push(format!(
+                "{} index {k} using 1:{} with steps lw 1.5 lc rgb \"{}\" dt {} title \"{} CPU {cpu}\"",
+                if series.is_empty() { "datafile" } else { "''" },
+                j + 2,
+                PALETTE[k % PALETTE.len()],
+                CPU_DASHES[j % CPU_DASHES.len()],
+                sanitize(label).replace('"', "'")
+            ));
+        }
+    }
+    let _ = writeln!(gp, "plot {}", series.join(", \\\n     "));
+    Ok((data, gp))
+}
+
+/// A phase label as it may go into a data-file comment or a gnuplot string: control
+/// characters (from a scenario file) become `?`.
+fn sanitize(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
 }
 
 #[cfg(test)]

@@ -101,15 +101,33 @@ impl std::fmt::Debug for ExportFormat {
 /// Exports `run_dir` in `format` to `output` (stdout when None, for the formats of one file).
 /// `budget` (`--budget`) replaces the run's stored budget verdict for the whole-run formats:
 /// the run is judged against it as `run --budget` would have judged it.
+///
+/// `per_phase` (`--per-phase`, gnuplot only) writes a scenario run's per-phase distributions.
 pub fn export(
     run_dir: &Path,
     format: &ExportFormat,
     output: Option<&Path>,
     budget: Option<&str>,
+    per_phase: bool,
 ) -> Result<()> {
     // Before anything is read or written: `-o RUN/run.json` would destroy the run.
     if let Some(o) = output {
         crate::results::dir::check_output_file(o, "-o")?;
+    }
+    if per_phase {
+        if format.name != "gnuplot" {
+            return Err(Failure::usage(format!(
+                "--per-phase is for --format gnuplot (per-phase distributions), not --format {}",
+                format.name
+            )));
+        }
+        if budget.is_some() {
+            return Err(Failure::usage(
+                "--budget judges a run's summary; --per-phase writes distributions, which no budget judges",
+            ));
+        }
+        let run = loaded::load(run_dir).map_err(Failure::usage)?;
+        return gnuplot::write_per_phase(&run, output);
     }
     let budget = Budget::from_option(budget)?;
     match (format.exporter)() {

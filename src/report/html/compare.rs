@@ -1,4 +1,4 @@
-//! The comparison section of a report of several runs: p50 to max and missed periods of each
+//! The comparison section of a report of several runs: min, mean, p50 to max and missed periods of each
 //! run (all CPUs together) with ratios to the first run, then the overlaid plots. Confidence
 //! intervals are `jitterlab compare`'s job.
 
@@ -42,6 +42,23 @@ pub(crate) fn ratio_text(first: f64, other: f64) -> String {
     }
 }
 
+/// The mean of every CPU's samples together: run.json's exact per-thread means weighted by
+/// their sample counts.
+fn mean_of_all_cpus(run: &RunDigest) -> Option<f64> {
+    let (sum, count) = run
+        .record
+        .threads
+        .iter()
+        .filter_map(|t| {
+            Some((
+                t.latency.mean_ns? * t.latency.samples as f64,
+                t.latency.samples,
+            ))
+        })
+        .fold((0.0, 0u64), |(s, n), (ts, tn)| (s + ts, n + tn));
+    (count > 0).then(|| sum / count as f64)
+}
+
 /// The comparison of two or more runs: a table of figures with ratios to the first, then the
 /// overlays.
 pub(super) fn section(h: &mut String, runs: &[&RunDigest], overlays: &[Figure]) {
@@ -53,6 +70,26 @@ pub(super) fn section(h: &mut String, runs: &[&RunDigest], overlays: &[Figure]) 
             .collect()
     };
     let metrics = vec![
+        Metric {
+            name: "min",
+            values: runs
+                .iter()
+                .map(|r| {
+                    r.record
+                        .threads
+                        .iter()
+                        .filter_map(|t| t.latency.min_ns)
+                        .min()
+                        .map(|v| v as f64)
+                })
+                .collect(),
+            latency: true,
+        },
+        Metric {
+            name: "mean",
+            values: runs.iter().map(|r| mean_of_all_cpus(r)).collect(),
+            latency: true,
+        },
         Metric {
             name: "p50",
             values: q(0.5),
@@ -106,7 +143,7 @@ pub(super) fn section(h: &mut String, runs: &[&RunDigest], overlays: &[Figure]) 
         },
     ];
     h.push_str("<section id=\"comparison\" class=\"comparison\"><h2>Comparison of the runs</h2>");
-    h.push_str("<p>All CPUs of each run together; ratios are to the first run. Percentiles come from the interval histograms (within 0.1%), max and missed periods from run.json.</p>");
+    h.push_str("<p>All CPUs of each run together; ratios are to the first run. Percentiles come from the interval histograms (within 0.1%); min, mean, max and missed periods from run.json (exact).</p>");
     let mut headers = vec!["figure".to_string()];
     headers.extend(runs.iter().enumerate().map(|(i, r)| run_label(i, r)));
     let mut table = Table::new(headers, Align::Right);

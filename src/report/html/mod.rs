@@ -4,6 +4,7 @@
 //! run in one streaming pass ([`crate::report::digest`]), prepare and draw the figures
 //! ([`crate::report::plot`]), assemble the page (`page`), write the files.
 
+mod causes;
 mod compare;
 mod page;
 mod run;
@@ -14,7 +15,7 @@ use crate::analysis::budget::{self, Budget};
 use crate::error::{ExitCode, Failure, OrFailure, Result};
 use crate::report::digest::{self, RunDigest};
 use crate::report::plot::{
-    Distribution, Figure, exceedance, heatmap, histogram, sweep as sweep_plot, timeline,
+    Distribution, Figure, exceedance, heatmap, histogram, phase_pdf, sweep as sweep_plot, timeline,
 };
 use crate::report::png::PngRenderer;
 use crate::results::dir;
@@ -243,7 +244,8 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
         ));
     }
     if has_time_series(run) {
-        let wakeups: Vec<_> = run.wakeup_series().collect();
+        // Wakeup latency, and the timer IRQ latency when the run was traced.
+        let series: Vec<_> = run.series.iter().collect();
         let markers = run
             .events
             .iter()
@@ -257,7 +259,7 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
                 _ => None,
             })
             .collect();
-        let data = timeline::prepare(&wakeups, run.extent_s(), run.phase_spans(), markers);
+        let data = timeline::prepare(&series, run.extent_s(), run.phase_spans(), markers);
         out.push(timeline::draw(
             &format!("{prefix}-timeline"),
             &format!("{word} over time: max and p99 of each interval"),
@@ -275,6 +277,17 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
             &exceedance::prepare(&dists),
         ));
     }
+    let phases = run.phase_spans();
+    if has_time_series(run) && !phases.is_empty() {
+        for s in run.wakeup_series().filter(|s| !s.intervals.is_empty()) {
+            let suffix = s.cpu.map_or_else(|| s.tag.clone(), |c| format!("cpu{c}"));
+            out.push(phase_pdf::draw(
+                &format!("{prefix}-phases-{suffix}"),
+                &format!("Latency distribution per phase, {}", s.label),
+                &phase_pdf::prepare(s, &phases),
+            ));
+        }
+    }
     if has_time_series(run) {
         for s in run.wakeup_series().filter(|s| !s.intervals.is_empty()) {
             let suffix = s.cpu.map_or_else(|| s.tag.clone(), |c| format!("cpu{c}"));
@@ -282,6 +295,7 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
                 &format!("{prefix}-heatmap-{suffix}"),
                 &format!("Heat map of {}'s interval histograms", s.label),
                 &heatmap::prepare(s, run.extent_s()),
+                &phases,
             ));
         }
     }

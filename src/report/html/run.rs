@@ -402,6 +402,7 @@ fn trace_section(h: &mut String, run: &RunDigest) {
             return;
         }
         h.push_str("<h3>Explained spikes</h3>");
+        super::causes::section(h, &run.record, &spikes);
         spikes_table(h, run, &mut spikes);
         return;
     };
@@ -423,6 +424,7 @@ fn trace_section(h: &mut String, run: &RunDigest) {
             ("tracefs instance", t.instance.clone()),
         ],
     );
+    super::causes::section(h, &run.record, &spikes);
     spikes_table(h, run, &mut spikes);
 }
 

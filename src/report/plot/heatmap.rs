@@ -102,7 +102,9 @@ fn class_colour(k: usize, n: usize) -> &'static str {
     RAMP[(k * (RAMP.len() - 1) + (n - 1) / 2) / (n - 1)]
 }
 
-pub fn draw(name: &str, title: &str, grid: &HeatGrid) -> Figure {
+/// Draws the grid, with the scenario's phases (label, from s, to s) shaded where no wakeup
+/// falls and named above the cells.
+pub fn draw(name: &str, title: &str, grid: &HeatGrid, phases: &[(String, f64, f64)]) -> Figure {
     let (lo_row, hi_row) = grid.row_span().unwrap_or((30, 60));
     let max = grid.cells.iter().copied().max().unwrap_or(0);
     let (_, unit) = time_unit(grid.extent_s);
@@ -142,6 +144,7 @@ pub fn draw(name: &str, title: &str, grid: &HeatGrid) -> Figure {
     let mut frame = Frame::begin(name, title, x, y, &legend);
     let (left, _, right, _) = frame.area;
     let col_px = (right - left) / grid.columns as f64;
+    super::phases::draw_bands(&mut frame, phases);
     frame
         .svg
         .group(r#"class="cells" shape-rendering="crispEdges""#);
@@ -175,13 +178,15 @@ pub fn draw(name: &str, title: &str, grid: &HeatGrid) -> Figure {
         }
     }
     frame.svg.end_group();
-    let statements = vec![format!(
+    super::phases::draw_labels(&mut frame, phases);
+    let mut statements = vec![format!(
         "{}: {} columns of {} each, rows of 1/10 decade of latency; the darkest cells hold up to {} wakeups.",
         grid.label,
         grid.columns,
         crate::units::format_elapsed((grid.extent_s / grid.columns as f64 * 1e9) as u64),
         max
     )];
+    statements.extend(super::phases::statement(phases));
     Figure {
         name: name.into(),
         title: title.into(),

@@ -8,6 +8,8 @@ pub mod chart;
 pub mod exceedance;
 pub mod heatmap;
 pub mod histogram;
+pub mod phase_pdf;
+pub mod phases;
 pub mod sweep;
 pub mod timeline;
 

@@ -1,24 +1,40 @@
-//! Latency over time: per interval the largest and the 99th-percentile latency of each CPU,
-//! with the scenario's load phases shaded and labelled and explained spikes marked. A long run
-//! has more intervals than the plot has pixels: each pixel column then shows the largest
-//! per-interval max and the largest per-interval p99 among the intervals it covers, so no
-//! spike is averaged away.
+//! Latency over time: per interval the largest and the 99th-percentile latency of each CPU
+//! (and the timer IRQ latency's largest when the run was traced), drawn as lines, with the
+//! scenario's load phases shaded and labelled and explained spikes marked. A run with no more
+//! intervals than the plot has columns gets one point per interval; a longer run gets one point
+//! per column holding the largest per-interval max and the largest per-interval p99 among the
+//! intervals it covers, so no spike is averaged away. Lines break only where the log has a gap.
 
 use super::axis::{Quantity, Scale, ScaleKind, time_unit};
 use super::chart::{Axis, Frame, LegendEntry, Style};
-use super::{Figure, series_style};
+use super::{Figure, phases, series_style};
 use crate::report::digest::SeriesDigest;
-use crate::report::svg::{Anchor, escape};
+use crate::report::svg::escape;
 use crate::units::format_ns;
 
-/// Columns of the plot area (about one per pixel).
+/// Columns of the plot area (about one per pixel): the most points a line gets.
 pub const COLUMNS: usize = 800;
 
-/// One CPU's curves: per column (max, p99) in ns, None where no interval falls.
+/// One point of a line: an interval, or the intervals of one column.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    /// The middle of the interval (of the column for a column's intervals), s from the start.
+    pub time_s: f64,
+    pub max_ns: u64,
+    pub p99_ns: u64,
+    /// The log has a gap before this point: the line breaks here.
+    pub after_gap: bool,
+}
+
+/// One series' curves.
 #[derive(Debug, Clone)]
 pub struct Track {
     pub label: String,
-    pub columns: Vec<Option<(u64, u64)>>,
+    /// Timer IRQ latency (drawn dotted, max only) rather than wakeup latency.
+    pub irq: bool,
+    /// The CPU's index among the wakeup series: the colour it shares with its IRQ series.
+    pub style_index: usize,
+    pub points: Vec<Point>,
     /// The worst interval: (start s, max ns).
     pub worst: Option<(f64, u64)>,
 }
@@ -38,11 +54,13 @@ pub struct Timeline {
     pub tracks: Vec<Track>,
     pub phases: Vec<(String, f64, f64)>,
     pub markers: Vec<Marker>,
-    /// Seconds of run per column.
-    pub column_s: f64,
+    /// Seconds of run per point when intervals were merged into columns; None: one point per
+    /// interval.
+    pub column_s: Option<f64>,
 }
 
-/// Reduces each series' intervals to `COLUMNS` columns over [0, extent_s].
+/// Reduces each series' intervals to at most `COLUMNS` points over [0, extent_s]. `series`
+/// holds the wakeup series and, when traced, the timer IRQ series.
 pub fn prepare(
     series: &[&SeriesDigest],
     extent_s: f64,
@@ -50,28 +68,60 @@ pub fn prepare(
     markers: Vec<Marker>,
 ) -> Timeline {
     let extent_s = if extent_s > 0.0 { extent_s } else { 1.0 };
-    let column_s = extent_s / COLUMNS as f64;
+    let most = series.iter().map(|s| s.intervals.len()).max().unwrap_or(0);
+    let column_s = (most > COLUMNS).then(|| extent_s / COLUMNS as f64);
+    let wakeup_cpus: Vec<Option<usize>> = series.iter().filter(|s| !s.irq).map(|s| s.cpu).collect();
     let tracks = series
         .iter()
-        .map(|s| {
-            let mut columns: Vec<Option<(u64, u64)>> = vec![None; COLUMNS];
+        .enumerate()
+        .map(|(i, s)| {
+            // An IRQ series takes the colour of its CPU's wakeup series.
+            let style_index = wakeup_cpus.iter().position(|&c| c == s.cpu).unwrap_or(i);
+            let mut points: Vec<Point> = Vec::new();
             let mut worst: Option<(f64, u64)> = None;
+            let mut last_column = usize::MAX;
+            let mut previous_end: Option<f64> = None;
             for p in &s.intervals {
                 let (Some(max), Some(p99)) = (p.max_ns, p.p99_ns) else {
                     continue;
                 };
-                let mid = p.start_s + p.length_s / 2.0;
-                let c = ((mid / column_s) as usize).min(COLUMNS - 1);
-                let cell = columns[c].get_or_insert((0, 0));
-                cell.0 = cell.0.max(max);
-                cell.1 = cell.1.max(p99);
+                // A gap: this interval starts more than half an interval after the last ended.
+                let after_gap = previous_end.is_some_and(|end| p.start_s > end + p.length_s / 2.0);
+                previous_end = Some(p.start_s + p.length_s);
                 if worst.is_none_or(|w| max > w.1) {
                     worst = Some((p.start_s, max));
+                }
+                let mid = p.start_s + p.length_s / 2.0;
+                match column_s {
+                    None => points.push(Point {
+                        time_s: mid,
+                        max_ns: max,
+                        p99_ns: p99,
+                        after_gap,
+                    }),
+                    Some(w) => {
+                        let c = ((mid / w) as usize).min(COLUMNS - 1);
+                        match points.last_mut() {
+                            Some(last) if c == last_column => {
+                                last.max_ns = last.max_ns.max(max);
+                                last.p99_ns = last.p99_ns.max(p99);
+                            }
+                            _ => points.push(Point {
+                                time_s: (c as f64 + 0.5) * w,
+                                max_ns: max,
+                                p99_ns: p99,
+                                after_gap,
+                            }),
+                        }
+                        last_column = c;
+                    }
                 }
             }
             Track {
                 label: s.label.clone(),
-                columns,
+                irq: s.irq,
+                style_index,
+                points,
                 worst,
             }
         })
@@ -85,14 +135,11 @@ pub fn prepare(
     }
 }
 
-/// Phase bands alternate these fills.
-const PHASE_FILLS: &[&str] = &["#e8eef7", "#f6eedf"];
-
 pub fn draw(name: &str, title: &str, t: &Timeline) -> Figure {
     let values = t
         .tracks
         .iter()
-        .flat_map(|tr| tr.columns.iter().flatten().flat_map(|&(a, b)| [a, b]));
+        .flat_map(|tr| tr.points.iter().flat_map(|p| [p.max_ns, p.p99_ns]));
     let (lo, hi) = values.fold((u64::MAX, 0u64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let (lo, hi) = if hi == 0 {
         (1_000, 1_000_000)
@@ -111,17 +158,14 @@ pub fn draw(name: &str, title: &str, t: &Timeline) -> Figure {
         title: "latency per interval (log scale)".into(),
     };
     let mut legend = Vec::new();
-    for (i, tr) in t.tracks.iter().enumerate() {
-        legend.push(LegendEntry {
-            label: format!("{} max", tr.label),
-            style: max_style(i),
-            filled: false,
-        });
-        legend.push(LegendEntry {
-            label: format!("{} p99", tr.label),
-            style: p99_style(i),
-            filled: false,
-        });
+    for tr in &t.tracks {
+        for (kind, style) in lines_of(tr) {
+            legend.push(LegendEntry {
+                label: format!("{} {kind}", tr.label),
+                style,
+                filled: false,
+            });
+        }
     }
     if !t.markers.is_empty() {
         legend.push(LegendEntry {
@@ -135,60 +179,22 @@ pub fn draw(name: &str, title: &str, t: &Timeline) -> Figure {
         });
     }
     let mut frame = Frame::begin(name, title, x, y, &legend);
-    let (left, top, _, bottom) = frame.area;
-    frame.svg.group(r#"class="phases""#);
-    for (k, (label, from, to)) in t.phases.iter().enumerate() {
-        let x0 = frame.x.scale.px(*from).max(left);
-        let x1 = frame.x.scale.px(*to);
-        frame.svg.rect_titled(
-            x0,
-            top,
-            x1 - x0,
-            bottom - top,
-            &format!(r#"fill="{}""#, PHASE_FILLS[k % PHASE_FILLS.len()]),
-            &format!(
-                "phase {label}: {} to {}",
-                crate::units::format_elapsed((from * 1e9) as u64),
-                crate::units::format_elapsed((to * 1e9) as u64)
-            ),
-        );
-        frame.svg.line(
-            x0,
-            top,
-            x0,
-            bottom,
-            r##"stroke="#8a8a8a" stroke-dasharray="3 3""##,
-        );
-        frame.svg.text(
-            x0 + 4.0,
-            top + 14.0,
-            Anchor::Start,
-            r##"class="phase-label" font-size="12" fill="#333""##,
-            label,
-        );
-    }
-    frame.svg.end_group();
-    let col_px = (frame.area.2 - frame.area.0) / COLUMNS as f64;
-    for (i, tr) in t.tracks.iter().enumerate() {
+    phases::draw_bands(&mut frame, &t.phases);
+    for tr in &t.tracks {
         frame.svg.group(&format!(
             r#"class="series" data-label="{}""#,
             escape(&tr.label)
         ));
-        for (pick, style) in [(0usize, p99_style(i)), (1, max_style(i))] {
-            // Lines break where no interval falls (a gap in the log).
+        for (kind, style) in lines_of(tr) {
             let mut run: Vec<(f64, f64)> = Vec::new();
-            for (c, cell) in tr.columns.iter().enumerate() {
-                match cell {
-                    Some((max, p99)) => {
-                        let v = if pick == 1 { *max } else { *p99 };
-                        run.push((left + (c as f64 + 0.5) * col_px, frame.y.scale.px(v as f64)));
-                    }
-                    None => {
-                        flush(&mut frame, &mut run, &style);
-                    }
+            for p in &tr.points {
+                if p.after_gap {
+                    flush(&mut frame, &mut run, &style, kind);
                 }
+                let v = if kind == "p99" { p.p99_ns } else { p.max_ns };
+                run.push((frame.x.scale.px(p.time_s), frame.y.scale.px(v as f64)));
             }
-            flush(&mut frame, &mut run, &style);
+            flush(&mut frame, &mut run, &style, kind);
         }
         frame.svg.end_group();
     }
@@ -203,15 +209,23 @@ pub fn draw(name: &str, title: &str, t: &Timeline) -> Figure {
         );
     }
     frame.svg.end_group();
-    let mut statements = vec![if t.column_s >= 1.0 {
-        format!(
+    phases::draw_labels(&mut frame, &t.phases);
+    let mut statements = vec![match t.column_s {
+        Some(w) => format!(
             "Each point covers {} of the run: the largest max and the largest p99 of the intervals in it.",
-            crate::units::format_elapsed((t.column_s * 1e9) as u64)
-        )
-    } else {
-        "One point per interval: its max and its p99.".to_string()
+            crate::units::format_elapsed((w * 1e9) as u64)
+        ),
+        None => "One point per interval: its max (solid) and its p99 (dashed).".to_string(),
     }];
-    for tr in &t.tracks {
+    if t.tracks.iter().any(|tr| tr.irq) {
+        statements.push(
+            "Dotted: the largest timer IRQ latency per interval (from the kernel trace); the gap \
+             between it and the solid max is thread latency."
+                .into(),
+        );
+    }
+    statements.extend(phases::statement(&t.phases));
+    for tr in t.tracks.iter().filter(|tr| !tr.irq) {
         if let Some((at, max)) = tr.worst {
             statements.push(format!(
                 "{}: worst interval at {} after the start, max {}",
@@ -229,25 +243,118 @@ pub fn draw(name: &str, title: &str, t: &Timeline) -> Figure {
     }
 }
 
-fn flush(frame: &mut Frame, run: &mut Vec<(f64, f64)>, style: &Style) {
+/// The lines of a track by name (`max`, `p99`, as the legend and the SVG's `data-line` call
+/// them): a wakeup series has its max (solid) and p99 (dashed), an IRQ series its max (dotted).
+fn lines_of(tr: &Track) -> Vec<(&'static str, Style)> {
+    let base = series_style(tr.style_index);
+    if tr.irq {
+        vec![(
+            "max",
+            Style {
+                dash: Some("1.5 2.5"),
+                width: 1.4,
+                ..base
+            },
+        )]
+    } else {
+        vec![
+            ("max", base.clone()),
+            (
+                "p99",
+                Style {
+                    dash: Some("5 3"),
+                    width: 1.2,
+                    ..base
+                },
+            ),
+        ]
+    }
+}
+
+/// Draws one unbroken stretch of a line; a lone point (an interval between two gaps) as a dot.
+fn flush(frame: &mut Frame, run: &mut Vec<(f64, f64)>, style: &Style, kind: &str) {
     if run.len() == 1 {
         let (x, y) = run[0];
         frame
             .svg
             .circle(x, y, 1.5, &format!(r#"fill="{}""#, style.colour), None);
-    } else {
-        frame.svg.polyline(run, &style.stroke());
+    } else if run.len() > 1 {
+        frame
+            .svg
+            .polyline(run, &format!(r#"data-line="{kind}" {}"#, style.stroke()));
     }
     run.clear();
 }
 
-fn max_style(i: usize) -> Style {
-    series_style(i)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::digest::read_run;
+    use crate::results::synthetic::{SyntheticRun, write_run};
 
-fn p99_style(i: usize) -> Style {
-    let mut s = series_style(i);
-    s.dash = Some("4 3");
-    s.width = 1.2;
-    s
+    /// A 2-CPU run of `seconds` with 1 s log intervals; CPU 0 has a 3 ms spike at 7 s.
+    fn digest(seconds: u64) -> crate::report::digest::RunDigest {
+        let dir = tempfile::tempdir().unwrap();
+        let run = SyntheticRun {
+            cpus: vec![0, 1],
+            interval_ns: 100_000_000,
+            log_interval_ns: 1_000_000_000,
+            duration_ns: seconds * 1_000_000_000,
+            phases: vec![],
+            loads: vec![],
+            warnings: vec![],
+            seed: 5,
+        };
+        write_run(&dir.path().join("run"), &run, |cpu, t, rng| {
+            if cpu == 0 && t == 7_000_000_000 {
+                3_000_000
+            } else {
+                10_000 + (rng.uniform() * 5_000.0) as i64
+            }
+        })
+        .unwrap();
+        read_run(&dir.path().join("run"), &|_, _| {}).unwrap()
+    }
+
+    /// The points of each `<polyline>` with `data-line="kind"`.
+    fn polylines<'a>(svg: &'a str, kind: &str) -> Vec<usize> {
+        let tag = format!(r#"data-line="{kind}""#);
+        svg.split("<polyline points=\"")
+            .skip(1)
+            .filter(|p| p.contains(&tag) && p.find(&tag) < p.find("/>"))
+            .map(|p| p[..p.find('"').unwrap()].split(' ').count())
+            .collect()
+    }
+
+    #[test]
+    fn a_short_run_is_one_line_per_series_with_a_point_per_interval() {
+        let d = digest(120);
+        let series: Vec<_> = d.series.iter().collect();
+        let t = prepare(&series, d.extent_s(), vec![], vec![]);
+        assert_eq!(t.column_s, None);
+        assert!(t.tracks.iter().all(|tr| tr.points.len() == 120));
+        let svg = draw("t", "t", &t).svg;
+        assert_eq!(polylines(&svg, "max"), vec![120, 120]);
+        assert_eq!(polylines(&svg, "p99"), vec![120, 120]);
+        assert!(!svg.contains("<circle"), "no dots");
+        // The max line is solid and the p99 line dashed, as the legend draws them.
+        let p99 = &svg[svg.find(r#"data-line="p99""#).unwrap()..];
+        assert!(p99[..p99.find("/>").unwrap()].contains("stroke-dasharray=\"5 3\""));
+        let max = &svg[svg.find(r#"data-line="max""#).unwrap()..];
+        assert!(!max[..max.find("/>").unwrap()].contains("stroke-dasharray"));
+    }
+
+    #[test]
+    fn a_long_run_is_resampled_to_the_columns_keeping_the_spike() {
+        let d = digest(1500);
+        let series: Vec<_> = d.series.iter().collect();
+        let t = prepare(&series, d.extent_s(), vec![], vec![]);
+        assert_eq!(t.column_s, Some(1500.0 / COLUMNS as f64));
+        for tr in &t.tracks {
+            assert_eq!(tr.points.len(), COLUMNS, "{}", tr.label);
+        }
+        let spike = t.tracks[0].points.iter().map(|p| p.max_ns).max().unwrap();
+        assert!(spike.abs_diff(3_000_000) < 3_000, "{spike}");
+        assert_eq!(polylines(&draw("t", "t", &t).svg, "max"), vec![800, 800]);
+    }
 }

@@ -1,0 +1,131 @@
+//! One scenario phase of a run on its own: which log intervals belong to a phase (the same rule
+//! as run.json's per-phase statistics: intervals wholly inside the phase, with 1 ms of slack
+//! for the log's millisecond timestamps), and a run cut down to one phase so that `compare
+//! --phase NAME` compares that phase across runs with the ordinary comparison.
+
+use crate::record::hlog_scan::StoredInterval;
+use crate::results::loaded::LoadedRun;
+use crate::results::run_record::{PhaseRecord, RunRecord};
+
+/// Slack for the hlog's millisecond timestamps (as `runner::loads` matches intervals).
+const EDGE_SLACK_S: f64 = 0.001;
+
+/// A phase's span in s from the run's start (`start_monotonic_ns`, the base of the log's
+/// interval times), widened by the edge slack.
+pub fn window_s(record: &RunRecord, phase: &PhaseRecord) -> (f64, f64) {
+    let offset = |ns: u64| ns.saturating_sub(record.start_monotonic_ns) as f64 / 1e9;
+    (
+        offset(phase.start_ns) - EDGE_SLACK_S,
+        offset(phase.end_ns) + EDGE_SLACK_S,
+    )
+}
+
+/// Whether the interval [start_s, start_s + length_s] lies wholly inside `window`.
+pub fn inside(window: (f64, f64), start_s: f64, length_s: f64) -> bool {
+    start_s >= window.0 && start_s + length_s <= window.1
+}
+
+/// The run restricted to the phase labelled `name`: its intervals inside the phase, its
+/// threads' figures from run.json's per-phase statistics, missed periods and deadline misses
+/// counted from the phase's interval histograms (within their 0.1% precision), its length the
+/// phase's. Figures that exist only for the whole run (CPU time, tail statistics, dropped
+/// records) are left out. An error names the phases there are.
+pub fn restrict(mut run: LoadedRun, name: &str) -> Result<LoadedRun, String> {
+    let Some(phase) = run.record.phases.iter().find(|p| p.label == name).cloned() else {
+        let names: Vec<&str> = run.record.phases.iter().map(|p| p.label.as_str()).collect();
+        return Err(format!(
+            "{} has no phase named {name:?}: {}",
+            run.path.display(),
+            if names.is_empty() {
+                "it was not a scenario run (no phases); --phase needs runs made with --scenario"
+                    .to_string()
+            } else {
+                format!("its phases are {}", names.join(", "))
+            }
+        ));
+    };
+    let window = window_s(&run.record, &phase);
+    run.intervals
+        .retain(|i| inside(window, i.start_s, i.length_s));
+    for t in &mut run.record.threads {
+        let tag = format!("cpu{}", t.cpu);
+        let counted = |over: &dyn Fn(u64) -> u64| -> u64 {
+            run.intervals
+                .iter()
+                .filter(|i| i.tag == tag)
+                .flat_map(|i: &StoredInterval| i.counts.iter())
+                .map(|&(value, count)| over(value) * count)
+                .sum()
+        };
+        let interval = t.interval_ns.max(1);
+        let deadline = t.deadline_ns;
+        t.missed_periods = counted(&|v| v / interval);
+        t.deadline_misses = counted(&|v| u64::from(deadline > 0 && v > deadline));
+        t.latency = phase
+            .threads
+            .iter()
+            .find(|p| p.cpu == t.cpu)
+            .map(|p| p.latency.clone())
+            .unwrap_or_default();
+        t.dropped_records = 0;
+        t.tails = Default::default();
+        t.irq_latency = None;
+    }
+    run.record.cpu_time = None;
+    run.record.duration_ns = Some(phase.end_ns.saturating_sub(phase.start_ns));
+    run.record.phases = vec![phase];
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::loaded;
+    use crate::results::synthetic::{SyntheticPhase, SyntheticRun, write_run};
+
+    #[test]
+    fn a_run_cut_to_one_phase_holds_only_that_phase() {
+        let dir = tempfile::tempdir().unwrap();
+        let phase = |label: &str, from: u64, to: u64| SyntheticPhase {
+            label: label.into(),
+            start_offset_ns: from * 1_000_000_000,
+            end_offset_ns: to * 1_000_000_000,
+            loads: vec![],
+        };
+        let run = SyntheticRun {
+            cpus: vec![0],
+            interval_ns: 1_000_000,
+            log_interval_ns: 1_000_000_000,
+            duration_ns: 20_000_000_000,
+            phases: vec![phase("idle", 0, 10), phase("io", 10, 20)],
+            loads: vec![],
+            warnings: vec![],
+            seed: 1,
+        };
+        // idle: 10 us; io: 50 us and one 2.5 ms wakeup at 15 s (two missed 1 ms periods).
+        write_run(&dir.path().join("r"), &run, |_, t, _| {
+            if t == 15_000_000_000 {
+                2_500_000
+            } else if t >= 10_000_000_000 {
+                50_000
+            } else {
+                10_000
+            }
+        })
+        .unwrap();
+        let whole = loaded::load(&dir.path().join("r")).unwrap();
+        let io = restrict(whole.clone(), "io").unwrap();
+        assert_eq!(io.intervals.len(), 10);
+        let t = &io.record.threads[0];
+        assert_eq!(t.latency.samples, 10_000);
+        assert_eq!(t.latency.min_ns, Some(50_000));
+        assert_eq!(t.latency.max_ns, Some(2_500_000));
+        assert_eq!(t.missed_periods, 2);
+        assert_eq!(io.record.duration_ns, Some(10_000_000_000));
+        let idle = restrict(whole.clone(), "idle").unwrap();
+        assert_eq!(idle.record.threads[0].latency.max_ns, Some(10_000));
+        assert_eq!(idle.record.threads[0].missed_periods, 0);
+        let e = restrict(whole, "memory").unwrap_err();
+        assert!(e.contains("its phases are idle, io"), "{e}");
+    }
+}
