@@ -89,13 +89,12 @@ pub fn wake_cpus(wake: &jitterlab::measure::WakeMethod, many: &'static str) -> &
 /// Whether this process may use SCHED_FIFO. When it may not, the test is skipped with a
 /// printed reason, unless JITTERLAB_REQUIRE_RT=1 (set by .ci/run), where it fails.
 pub fn realtime_available(test: &str) -> bool {
-    let param = libc::sched_param { sched_priority: 1 };
-    // Try on a short-lived thread, so that the test thread itself stays SCHED_OTHER.
-    let ok = std::thread::spawn(move || unsafe {
-        libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0
-    })
-    .join()
-    .unwrap();
+    use jitterlab::sys::sched::{SCHED_FIFO, set_scheduler};
+    // Try on a short-lived thread, so that the test thread itself stays SCHED_OTHER. Through
+    // the sys layer: musl's sched_param has extra fields, and its wrapper returns ENOSYS.
+    let ok = std::thread::spawn(|| set_scheduler(0, SCHED_FIFO, 1).is_ok())
+        .join()
+        .unwrap();
     if !ok {
         if std::env::var("JITTERLAB_REQUIRE_RT").as_deref() == Ok("1") {
             panic!("{test}: SCHED_FIFO is refused here and JITTERLAB_REQUIRE_RT=1 demands it");
