@@ -63,7 +63,8 @@ pub fn within_line(w: &WithinRecord) -> String {
 }
 
 /// "12 spikes over 1.00 ms (deadline), 8.0/h (4.1-14.0/h), MTBF 7m30s, every 3.00 s (94 % on
-/// the grid; times known to 1.00 ms)".
+/// the grid; times known to 1.00 ms)"; from interval maxima, "from 1.00 s interval maxima: at
+/// least 12 spikes over ...".
 pub fn spike_line(s: &SpikeRecord) -> String {
     let over = format!("over {} ({})", format_ns(s.threshold_ns), s.basis);
     if let Some(why) = &s.not_counted {
@@ -72,9 +73,13 @@ pub fn spike_line(s: &SpikeRecord) -> String {
     let mut line = format!(
         "{}{} spike{} {over}, {}/h (95 % {}-{}/h)",
         if s.count_is_lower_bound {
-            "at least "
+            // Several spikes in one log interval count as one.
+            format!(
+                "from {} interval maxima: at least ",
+                format_ns(s.resolution_ns)
+            )
         } else {
-            ""
+            String::new()
         },
         grouped(s.count),
         if s.count == 1 { "" } else { "s" },
@@ -198,8 +203,16 @@ pub fn compare_lines(c: &TailComparison, runs: &[RunInfo]) -> Vec<String> {
             .zip(runs)
             .map(|(r, run)| match r {
                 Some(s) => format!(
-                    "{} {} over {}: {}/h (95 % {}-{}/h)",
+                    "{} {}{} over {}: {}/h (95 % {}-{}/h)",
                     run.label,
+                    if s.count_is_lower_bound {
+                        format!(
+                            "(from {} interval maxima) at least ",
+                            format_ns(s.resolution_ns)
+                        )
+                    } else {
+                        String::new()
+                    },
                     grouped(s.count),
                     format_ns(s.threshold_ns),
                     rate(s.per_hour),
