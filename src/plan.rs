@@ -203,7 +203,14 @@ impl RunPlan {
         }));
         within_ns.sort_unstable();
         within_ns.dedup();
+        let run_length_ns = clauses
+            .clone()
+            .filter(|c| c.metric == Metric::Max)
+            .map(|c| c.limit as u64)
+            .min()
+            .unwrap_or(self.thread_deadline_ns(index));
         let mut firm_k: Vec<u64> = clauses
+            .clone()
             .filter_map(|c| match c.metric {
                 Metric::Firm(k) => Some(k),
                 _ => None,
@@ -211,10 +218,7 @@ impl RunPlan {
             .collect();
         firm_k.sort_unstable();
         firm_k.dedup();
-        let mut spike_ns: Vec<u64> = self
-            .budget
-            .iter()
-            .flat_map(|b| &b.clauses)
+        let mut spike_ns: Vec<u64> = clauses
             .filter_map(|c| match c.metric {
                 Metric::Spikes(t) | Metric::SpikeRate(t) => Some(t),
                 _ => None,
@@ -227,6 +231,7 @@ impl RunPlan {
             within_ns,
             firm_k,
             spike_ns,
+            run_length_ns: Some(run_length_ns),
             phases: self
                 .scenario
                 .iter()

@@ -41,6 +41,9 @@ pub struct TailPlan {
     /// The scenario's phases: the stretches whose tails must agree before the tail is
     /// extrapolated (without phases, the run's halves).
     pub phases: Vec<evt::PhaseSpan>,
+    /// The limit the live view's "how long to run" line answers for (the smallest `max<`
+    /// budget limit, else the deadline); counted in `within_ns`.
+    pub run_length_ns: Option<u64>,
 }
 
 /// Spikes over one threshold, counted as the samples come.
@@ -115,6 +118,8 @@ pub(super) struct TailState {
     firm: Vec<FirmWindow>,
     peaks: PeakKeeper,
     last_seq: Option<u64>,
+    /// Samples counted.
+    recorded: u64,
 }
 
 impl TailState {
@@ -135,12 +140,21 @@ impl TailState {
             deadline_ns,
             start_ns,
             last_seq: None,
+            recorded: 0,
         }
+    }
+
+    /// (limit, wakeups over it, wakeups) so far, for the live view's "how long to run" line.
+    pub(super) fn run_length_exceedances(&self) -> Option<(u64, u64, u64)> {
+        let limit = self.plan.run_length_ns?;
+        let &(_, within) = self.within.iter().find(|(t, _)| *t == limit)?;
+        Some((limit, self.recorded - within, self.recorded))
     }
 
     /// Counts one sample (in wakeup order).
     pub(super) fn record(&mut self, s: &Sample) {
         let latency = s.latency_ns.max(0) as u64;
+        self.recorded += 1;
         for (threshold, within) in &mut self.within {
             *within += u64::from(latency <= *threshold);
         }
@@ -389,6 +403,7 @@ mod tests {
             // One budget threshold of its own, one that is the deadline (counted once).
             spike_ns: vec![400_000, 1_000_000],
             phases: Vec::new(),
+            run_length_ns: Some(250_000),
         };
         let mut state = TailState::new(plan, 1_000_000, 7_000);
         let mut h = new_histogram();
