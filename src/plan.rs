@@ -190,7 +190,9 @@ impl RunPlan {
 
     /// What the recorder counts for the tail figures of the thread at `index`: the `--under`
     /// thresholds and its deadline, the thresholds of `under(...)` and `max<` budget
-    /// clauses (for their exact counts and the run-length bound), the k of `firm(m,k)` clauses.
+    /// clauses (for their exact counts and the run-length bound), the k of `firm(m,k)` clauses,
+    /// the thresholds of `spikes(...)` clauses, the scenario's phases (the tail fit's
+    /// stationarity segments).
     pub fn thread_tail_plan(&self, index: usize) -> crate::record::tails::TailPlan {
         use crate::analysis::metric::Metric;
         let clauses = self.budget.iter().flat_map(|b| &b.clauses);
@@ -203,7 +205,14 @@ impl RunPlan {
         }));
         within_ns.sort_unstable();
         within_ns.dedup();
+        let run_length_ns = clauses
+            .clone()
+            .filter(|c| c.metric == Metric::Max)
+            .map(|c| c.limit as u64)
+            .min()
+            .unwrap_or(self.thread_deadline_ns(index));
         let mut firm_k: Vec<u64> = clauses
+            .clone()
             .filter_map(|c| match c.metric {
                 Metric::Firm(k) => Some(k),
                 _ => None,
@@ -211,10 +220,30 @@ impl RunPlan {
             .collect();
         firm_k.sort_unstable();
         firm_k.dedup();
+        let mut spike_ns: Vec<u64> = clauses
+            .filter_map(|c| match c.metric {
+                Metric::Spikes(t) | Metric::SpikeRate(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        spike_ns.sort_unstable();
+        spike_ns.dedup();
         crate::record::tails::TailPlan {
             interval_ns: self.thread_interval_ns(index),
             within_ns,
             firm_k,
+            spike_ns,
+            run_length_ns: Some(run_length_ns),
+            phases: self
+                .scenario
+                .iter()
+                .flat_map(|s| &s.phases)
+                .map(|p| crate::analysis::tails::evt::PhaseSpan {
+                    label: p.label.clone(),
+                    start_ns: p.start_ns,
+                    end_ns: p.end_ns,
+                })
+                .collect(),
         }
     }
 

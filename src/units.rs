@@ -121,6 +121,20 @@ pub fn format_ns_signed(ns: i64) -> String {
     }
 }
 
+/// An integer with its digits in groups of three, as the tail sentences write counts:
+/// `1 990 241`.
+pub fn group_digits(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Formats a duration for humans, as in progress lines: `1h02m03s`, `4m05s`, `12.3s`.
 pub fn format_elapsed(ns: u64) -> String {
     let s = ns / 1_000_000_000;

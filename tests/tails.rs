@@ -1,12 +1,15 @@
 //! Tails wired into `run` (issue 16): a real run with the spike load every 700 ms, its
 //! figures in run.json checked against the injections (events.jsonl) and against counts
-//! recomputed from the run's own `--samples` file.
+//! recomputed from the run's own `--samples` file; and a run written without tail figures
+//! (as imported and older runs are), whose spikes `report` and `compare` estimate from the
+//! interval maxima.
 
 mod common;
 
 use common::*;
 use jitterlab::record::samplelog::{SampleLogReader, SampleRecord};
 use jitterlab::results::events::{Event, read_events};
+use jitterlab::results::synthetic::{SyntheticRun, write_run};
 
 const DEADLINE_NS: u64 = 3_000_000;
 const EVERY_NS: f64 = 700e6;
@@ -30,7 +33,7 @@ fn spike_run() -> Result<(), String> {
         "--under",
         "50us,250us",
         "--budget",
-        "firm(3,10),under(250us)>=50%",
+        "firm(3,10),under(250us)>=50%,spikes(2ms)<=25",
         "--load",
         "spike:cpu=0,every=700ms,len=5ms,prio=99",
         "--out",
@@ -118,6 +121,26 @@ fn spike_run() -> Result<(), String> {
         "spike count against the samples"
     );
 
+    // Spikes over the budget's 2 ms, streamed by the recorder: the same recount, and the
+    // verdict of spikes(2ms)<=25 follows it.
+    let mut over_2ms = 0;
+    let mut in_spike = false;
+    for s in &samples {
+        let late = s.latency_ns > 2_000_000;
+        over_2ms += u64::from(late && !in_spike);
+        in_spike = late;
+    }
+    let budget_spikes = t["spikes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["basis"] == "budget" && s["threshold_ns"] == 2_000_000)
+        .expect("spikes over the budget's 2 ms");
+    assert_eq!(budget_spikes["count"].as_u64().unwrap(), over_2ms);
+    let verdict = &run["budget"]["clauses"][2];
+    assert_eq!(verdict["clause"], "spikes(2ms)<=25");
+    assert_eq!(verdict["passed"].as_bool().unwrap(), over_2ms <= 25);
+
     // Against the injections: each held one wakeup run, and spikes are injections plus at most
     // MAX_NOISY stalls of the machine.
     let injections: Vec<(u64, u64)> = read_events(&out.join("events.jsonl"))
@@ -197,4 +220,73 @@ fn spike_load_every_700ms_gives_its_period_count_and_rate() {
     }
     let _lock = exclusive();
     with_one_retry("spike run every 700 ms", spike_run);
+}
+
+/// A run without tail figures in run.json (as imported runs and files written before them):
+/// 2 minutes at 1 ms, 1 s log intervals, 12 us wakeups except 2.5 ms ones 0.3 s into every
+/// 7th second (18 of them) and two in second 50. `report` and `compare` estimate the spikes over
+/// the deadline (1 ms) from the interval maxima: at least 19 (the two in one interval count
+/// once), a 7 s period, times known to 1 s.
+#[test]
+fn spikes_of_a_run_without_a_spike_record_come_from_interval_maxima() {
+    const MS: u64 = 1_000_000;
+    let (base, _) = temp_out();
+    let dir = base.path().join("old");
+    let run = SyntheticRun {
+        cpus: vec![0],
+        interval_ns: MS,
+        log_interval_ns: 1000 * MS,
+        duration_ns: 120_000 * MS,
+        phases: vec![],
+        loads: vec![],
+        warnings: vec![],
+        seed: 5,
+    };
+    let record = write_run(&dir, &run, |_, due, _| {
+        let spike = due % (7000 * MS) == 300 * MS || due == 50_200 * MS || due == 50_600 * MS;
+        if spike { 2_500_000 } else { 12_000 }
+    })
+    .unwrap();
+    assert!(record.threads[0].tails.spikes.is_empty(), "no spike record");
+    assert_eq!(record.threads[0].deadline_ns, MS);
+
+    let html = base.path().join("report.html");
+    let o = jitterlab(&[
+        "report",
+        dir.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    let line = page
+        .split("<li>")
+        .find(|l| l.contains("(deadline)"))
+        .unwrap_or_else(|| panic!("no spike line over the deadline in the report"));
+    assert!(
+        line.contains("from 1.00 s interval maxima: at least 19 spikes over 1.00 ms (deadline)"),
+        "{line}"
+    );
+    assert!(line.contains("every 7.00 s"), "{line}");
+    assert!(line.contains("times known to 1.00 s"), "{line}");
+
+    let o = jitterlab(&[
+        "compare",
+        dir.to_str().unwrap(),
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rates = &v["tails"]["spikes"][0]["rates"];
+    for r in rates.as_array().unwrap() {
+        assert_eq!(r["count"], 19, "{r}");
+        assert_eq!(r["count_is_lower_bound"], true, "{r}");
+        assert_eq!(r["resolution_ns"], 1000 * MS, "{r}");
+        // 19 in 2 minutes: 570 per hour.
+        assert!(
+            (r["per_hour"].as_f64().unwrap() - 570.0).abs() < 1e-6,
+            "{r}"
+        );
+    }
 }

@@ -23,6 +23,11 @@ pub enum Metric {
     /// `firm(m,k)`: the most deadline misses in any k consecutive periods (the clause's m is
     /// its limit, `<=`).
     Firm(u64),
+    /// `spikes(100us)`: spikes over the threshold (ns) in the run, a run of late wakeups
+    /// counted once.
+    Spikes(u64),
+    /// `spikes(100us)/h`: the same spikes per hour of the run.
+    SpikeRate(u64),
     /// Noise runs: the share of the CPU taken by gaps above the threshold, percent.
     NoisePct,
 }
@@ -51,6 +56,8 @@ impl Metric {
         match self {
             Metric::Under(_) => "under",
             Metric::Firm(_) => "firm",
+            Metric::Spikes(_) => "spikes",
+            Metric::SpikeRate(_) => "spikes/h",
             _ => METRICS
                 .iter()
                 .find(|(_, m)| *m == self)
@@ -64,6 +71,8 @@ impl Metric {
         match self {
             Metric::Under(t) => format!("under({})", format_ns(t)),
             Metric::Firm(k) => format!("firm(k={k})"),
+            Metric::Spikes(t) => format!("spikes({})", format_ns(t)),
+            Metric::SpikeRate(t) => format!("spikes({})/h", format_ns(t)),
             _ => self.name().into(),
         }
     }
@@ -102,7 +111,10 @@ impl Metric {
     pub fn is_latency(self) -> bool {
         !self.is_count()
             && !self.is_percent()
-            && !matches!(self, Metric::Under(_) | Metric::Firm(_))
+            && !matches!(
+                self,
+                Metric::Under(_) | Metric::Firm(_) | Metric::Spikes(_) | Metric::SpikeRate(_)
+            )
     }
 
     /// The name of the run.json thread field a count metric reads (what `imported.absent`
@@ -150,6 +162,8 @@ impl Metric {
                 .iter()
                 .find(|f| f.k == k)
                 .map(|f| f.worst_misses as f64),
+            Metric::Spikes(threshold) => spikes_over(t, threshold).map(|s| s.count as f64),
+            Metric::SpikeRate(threshold) => spikes_over(t, threshold).map(|s| s.rate_per_hour),
             // Absent from an imported source that does not state it (rtla osnoise hist, oslat).
             Metric::NoisePct => t
                 .noise
@@ -164,12 +178,25 @@ impl Metric {
             format_latency(value)
         } else if let Metric::Under(_) = self {
             format!("{value:.3} %")
+        } else if let Metric::SpikeRate(_) = self {
+            format!("{value:.2}/h")
         } else if self.is_percent() {
             format!("{value:.4} %")
         } else {
             format!("{}", value.round() as i64)
         }
     }
+}
+
+/// The thread's exact spike count over `threshold_ns` (the recorder's, not an estimate from
+/// interval maxima), if it was counted.
+fn spikes_over(
+    t: &ThreadSummary,
+    threshold_ns: u64,
+) -> Option<&crate::results::format::tails::SpikeRecord> {
+    t.tails.spikes.iter().find(|s| {
+        s.threshold_ns == threshold_ns && s.not_counted.is_none() && !s.count_is_lower_bound
+    })
 }
 
 /// Formats a latency in ns that may be negative or fractional (a mean), with a unit.

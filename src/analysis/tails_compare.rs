@@ -1,10 +1,14 @@
 //! The tail figures of several runs against the first (docs/tails.md, docs/compare.md): per
 //! CPU, the share within each threshold both runs counted, with the difference and Newcombe's
-//! 95 % interval of it, and the spike rates over the deadline with their Poisson intervals.
+//! 95 % interval of it, and the spike rates over the deadline with their Poisson intervals
+//! (estimated from the interval maxima for runs without a spike record).
 
 use super::tails::exceedance::{Exceedance, share_difference};
+use super::tails::interval_spikes::{self, IntervalMax};
+use crate::results::format::hlog::parse_tag;
 use crate::results::format::tails::{SpikeRecord, WithinRecord};
 use crate::results::loaded::LoadedRun;
+use crate::results::run_record::RunRecord;
 use serde::Serialize;
 
 /// Confidence of every interval here.
@@ -35,6 +39,10 @@ pub struct SpikeRow {
 pub struct RunSpikeRate {
     pub threshold_ns: u64,
     pub count: u64,
+    /// Estimated from the interval maxima (the run has no spike record): at least `count`.
+    pub count_is_lower_bound: bool,
+    /// The spike times are known to within this.
+    pub resolution_ns: u64,
     pub per_hour: f64,
     /// 95 % exact Poisson interval.
     pub per_hour_low: f64,
@@ -72,6 +80,7 @@ pub fn compare_tails(runs: &[LoadedRun]) -> TailComparison {
             .and_then(|t| t.tails.within.iter().find(|w| w.threshold_ns == threshold))
             .copied()
     };
+    let records: Vec<RunRecord> = runs.iter().map(with_interval_spikes).collect();
     let mut out = TailComparison::default();
     for t in &first.record.threads {
         for w in &t.tails.within {
@@ -98,9 +107,8 @@ pub fn compare_tails(runs: &[LoadedRun]) -> TailComparison {
                     .collect(),
             });
         }
-        let deadline_rate = |r: &LoadedRun| {
-            r.record
-                .threads
+        let deadline_rate = |r: &RunRecord| {
+            r.threads
                 .iter()
                 .find(|x| x.cpu == t.cpu)?
                 .tails
@@ -110,17 +118,37 @@ pub fn compare_tails(runs: &[LoadedRun]) -> TailComparison {
                 .map(|s: &SpikeRecord| RunSpikeRate {
                     threshold_ns: s.threshold_ns,
                     count: s.count,
+                    count_is_lower_bound: s.count_is_lower_bound,
+                    resolution_ns: s.resolution_ns,
                     per_hour: s.rate_per_hour,
                     per_hour_low: s.rate_per_hour_low,
                     per_hour_high: s.rate_per_hour_high,
                 })
         };
-        if deadline_rate(first).is_some() {
+        if deadline_rate(&records[0]).is_some() {
             out.spikes.push(SpikeRow {
                 cpu: t.cpu,
-                rates: runs.iter().map(deadline_rate).collect(),
+                rates: records.iter().map(deadline_rate).collect(),
             });
         }
     }
     out
+}
+
+/// The run's record, with spikes estimated from its (coarsened) interval maxima on every CPU
+/// the recorder did not count them on.
+fn with_interval_spikes(run: &LoadedRun) -> RunRecord {
+    let mut record = run.record.clone();
+    interval_spikes::fill_missing_spikes(&mut record, |cpu| {
+        run.intervals
+            .iter()
+            .filter(|i| parse_tag(&i.tag) == (Some(cpu), false))
+            .map(|i| IntervalMax {
+                start_ns: (i.start_s * 1e9).round() as u64,
+                length_ns: (i.length_s * 1e9).round() as u64,
+                max_ns: i.counts.last().map(|&(v, _)| v),
+            })
+            .collect()
+    });
+    record
 }

@@ -1,14 +1,36 @@
 //! Progress while a run measures: a live per-CPU view on a terminal, a plain status line every
 //! few seconds otherwise, nothing with --quiet. Everything goes to stderr, so that stdout
-//! carries only results (`--json`).
+//! carries only results (`--json`). Long runs also show, per CPU, how long the run must still
+//! go on to claim a lower exceedance rate (docs/tails.md, "How long to run").
 
 use super::LiveRow;
+use crate::analysis::tails::run_length;
 use crate::units::{format_elapsed, format_ns};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 
 /// Seconds between status lines when stderr is not a terminal.
 const STATUS_EVERY_NS: u64 = 5_000_000_000;
+
+/// Runs planned at least this long, or without an end, show the "how long to run" lines.
+const LONG_RUN_NS: u64 = 10 * 60 * 1_000_000_000;
+/// The "how long to run" lines are recomputed at most this often on a terminal (each solves
+/// for a run length; the figures change slowly) and printed this often as plain lines.
+const RUN_LENGTH_EVERY_NS: u64 = 5_000_000_000;
+const RUN_LENGTH_LINES_EVERY_NS: u64 = 60_000_000_000;
+
+/// Whether a run of this planned length shows the "how long to run" lines.
+fn is_long(total_ns: Option<u64>) -> bool {
+    total_ns.is_none_or(|t| t >= LONG_RUN_NS)
+}
+
+/// "cpu0 how long to run: no exceedance of 1.00 ms in 1 200 000 wakeups: ..."; None before the
+/// first wakeup or without a limit.
+pub fn run_length_text(r: &LiveRow) -> Option<String> {
+    let (limit_ns, over, wakeups) = r.run_length?;
+    let claim = run_length::claim(limit_ns, over, wakeups, r.interval_ns)?;
+    Some(format!("cpu{} how long to run: {claim}", r.cpu))
+}
 
 /// How progress is shown.
 pub enum LiveView {
@@ -17,10 +39,16 @@ pub enum LiveView {
         _multi: MultiProgress,
         bar: ProgressBar,
         rows: Vec<ProgressBar>,
+        /// One per CPU in long runs, else none.
+        run_length_rows: Vec<ProgressBar>,
+        /// When they were last computed.
+        run_length_at_ns: Option<u64>,
         total_ns: Option<u64>,
     },
     Lines {
         last_ns: u64,
+        /// When the "how long to run" lines were last printed (long runs only).
+        run_length_at_ns: u64,
         total_ns: Option<u64>,
     },
 }
@@ -36,6 +64,7 @@ impl LiveView {
         if !std::io::stderr().is_terminal() {
             return LiveView::Lines {
                 last_ns: 0,
+                run_length_at_ns: 0,
                 total_ns,
             };
         }
@@ -64,10 +93,23 @@ impl LiveView {
                 row
             })
             .collect();
+        let run_length_rows = if is_long(total_ns) {
+            cpus.iter()
+                .map(|_| {
+                    let row = multi.add(ProgressBar::new_spinner());
+                    row.set_style(ProgressStyle::with_template("  {msg}").expect("valid template"));
+                    row
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         LiveView::Terminal {
             _multi: multi,
             bar,
             rows,
+            run_length_rows,
+            run_length_at_ns: None,
             total_ns,
         }
     }
@@ -79,6 +121,8 @@ impl LiveView {
             LiveView::Terminal {
                 bar,
                 rows: lines,
+                run_length_rows,
+                run_length_at_ns,
                 total_ns,
                 ..
             } => {
@@ -99,8 +143,27 @@ impl LiveView {
                 for (line, row) in lines.iter().zip(rows) {
                     line.set_message(row_text(row));
                 }
+                if !run_length_rows.is_empty()
+                    && run_length_at_ns.is_none_or(|at| elapsed_ns >= at + RUN_LENGTH_EVERY_NS)
+                {
+                    *run_length_at_ns = Some(elapsed_ns);
+                    for (line, row) in run_length_rows.iter().zip(rows) {
+                        line.set_message(run_length_text(row).unwrap_or_default());
+                    }
+                }
             }
-            LiveView::Lines { last_ns, total_ns } => {
+            LiveView::Lines {
+                last_ns,
+                run_length_at_ns,
+                total_ns,
+            } => {
+                if is_long(*total_ns) && elapsed_ns >= *run_length_at_ns + RUN_LENGTH_LINES_EVERY_NS
+                {
+                    *run_length_at_ns = elapsed_ns;
+                    for text in rows.iter().filter_map(run_length_text) {
+                        eprintln!("jitterlab: {text}");
+                    }
+                }
                 if elapsed_ns >= *last_ns + STATUS_EVERY_NS {
                     *last_ns = elapsed_ns;
                     let cpus: Vec<String> = rows
@@ -130,8 +193,17 @@ impl LiveView {
 
     /// Removes the live view from the screen.
     pub fn finish(self) {
-        if let LiveView::Terminal { bar, rows, .. } = self {
+        if let LiveView::Terminal {
+            bar,
+            rows,
+            run_length_rows,
+            ..
+        } = self
+        {
             rows.iter().for_each(ProgressBar::finish_and_clear);
+            run_length_rows
+                .iter()
+                .for_each(ProgressBar::finish_and_clear);
             bar.finish_and_clear();
         }
     }
@@ -164,4 +236,40 @@ fn row_text(r: &LiveRow) -> String {
             String::new()
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_runs_say_how_long_to_run() {
+        assert!(is_long(None) && is_long(Some(LONG_RUN_NS)));
+        assert!(!is_long(Some(LONG_RUN_NS - 1)));
+        let row = LiveRow {
+            cpu: 2,
+            last_interval: Default::default(),
+            samples: 1_200_000,
+            max_ns: Some(90_000),
+            missed_periods: 0,
+            deadline_misses: 0,
+            dropped_records: 0,
+            interval_ns: 1_000_000,
+            run_length: Some((100_000, 0, 1_200_000)),
+        };
+        assert_eq!(
+            run_length_text(&row).unwrap(),
+            format!(
+                "cpu2 how long to run: {}",
+                run_length::claim(100_000, 0, 1_200_000, 1_000_000).unwrap()
+            )
+        );
+        assert_eq!(
+            run_length_text(&LiveRow {
+                run_length: None,
+                ..row
+            }),
+            None
+        );
+    }
 }

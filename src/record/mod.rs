@@ -90,6 +90,11 @@ pub struct LiveRow {
     pub missed_periods: u64,
     pub deadline_misses: u64,
     pub dropped_records: u64,
+    /// The thread's period.
+    pub interval_ns: u64,
+    /// For the "how long to run" line: the limit it answers for (the smallest `max<` budget
+    /// limit, else the deadline), the wakeups over it so far, and all wakeups so far.
+    pub run_length: Option<(u64, u64, u64)>,
 }
 
 /// Drains rings into histograms and files.

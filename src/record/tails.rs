@@ -9,7 +9,8 @@
 use crate::analysis::tails::evt::{self, Peak};
 use crate::analysis::tails::exceedance::Exceedance;
 use crate::analysis::tails::firm::FirmWindow;
-use crate::analysis::tails::spikes::{self, Spike, SpikeTimes};
+use crate::analysis::tails::interval_spikes;
+use crate::analysis::tails::spikes::{Spike, SpikeTimes};
 use crate::measure::Sample;
 use crate::results::format::tails::{
     FirmRecord, SPIKE_TIMES_KEPT, SpikeRecord, TailFitRecord, TailLevelRecord, TailRecord,
@@ -34,10 +35,21 @@ pub struct TailPlan {
     pub within_ns: Vec<u64>,
     /// The k of each `firm(m,k)` budget clause.
     pub firm_k: Vec<u64>,
+    /// The thresholds of `spikes(...)` budget clauses (spikes over the deadline are always
+    /// counted).
+    pub spike_ns: Vec<u64>,
+    /// The scenario's phases: the stretches whose tails must agree before the tail is
+    /// extrapolated (without phases, the run's halves).
+    pub phases: Vec<evt::PhaseSpan>,
+    /// The limit the live view's "how long to run" line answers for (the smallest `max<`
+    /// budget limit, else the deadline); counted in `within_ns`.
+    pub run_length_ns: Option<u64>,
 }
 
 /// Spikes over one threshold, counted as the samples come.
 struct SpikeCounter {
+    /// Why this threshold: `deadline` or `budget`.
+    basis: &'static str,
     threshold_ns: u64,
     in_spike: bool,
     count: u64,
@@ -52,6 +64,30 @@ struct PeakKeeper {
     level_ns: u64,
     /// (wakeup number, due time since start, latency), in wakeup order.
     peaks: Vec<(u64, u64, u64)>,
+}
+
+impl SpikeCounter {
+    fn new(basis: &'static str, threshold_ns: u64) -> Self {
+        SpikeCounter {
+            basis,
+            threshold_ns,
+            in_spike: false,
+            count: 0,
+            times_ns: Vec::new(),
+        }
+    }
+
+    /// Counts a wakeup due at `due_ns` (since the start) with `latency_ns`.
+    fn push(&mut self, due_ns: u64, latency_ns: u64) {
+        let late = latency_ns > self.threshold_ns;
+        if late && !self.in_spike {
+            self.count += 1;
+            if self.times_ns.len() < SPIKE_TIMES_KEPT {
+                self.times_ns.push(due_ns);
+            }
+        }
+        self.in_spike = late;
+    }
 }
 
 impl PeakKeeper {
@@ -77,10 +113,13 @@ pub(super) struct TailState {
     deadline_ns: u64,
     start_ns: u64,
     within: Vec<(u64, u64)>,
-    deadline_spikes: SpikeCounter,
+    /// Over the deadline first, then over each `spikes(...)` budget threshold.
+    spikes: Vec<SpikeCounter>,
     firm: Vec<FirmWindow>,
     peaks: PeakKeeper,
     last_seq: Option<u64>,
+    /// Samples counted.
+    recorded: u64,
 }
 
 impl TailState {
@@ -88,23 +127,34 @@ impl TailState {
         TailState {
             within: plan.within_ns.iter().map(|&t| (t, 0)).collect(),
             firm: plan.firm_k.iter().map(|&k| FirmWindow::new(k)).collect(),
-            deadline_spikes: SpikeCounter {
-                threshold_ns: deadline_ns,
-                in_spike: false,
-                count: 0,
-                times_ns: Vec::new(),
-            },
+            spikes: std::iter::once(SpikeCounter::new("deadline", deadline_ns))
+                .chain(
+                    plan.spike_ns
+                        .iter()
+                        .filter(|&&t| t != deadline_ns)
+                        .map(|&t| SpikeCounter::new("budget", t)),
+                )
+                .collect(),
             peaks: PeakKeeper::default(),
             plan,
             deadline_ns,
             start_ns,
             last_seq: None,
+            recorded: 0,
         }
+    }
+
+    /// (limit, wakeups over it, wakeups) so far, for the live view's "how long to run" line.
+    pub(super) fn run_length_exceedances(&self) -> Option<(u64, u64, u64)> {
+        let limit = self.plan.run_length_ns?;
+        let &(_, within) = self.within.iter().find(|(t, _)| *t == limit)?;
+        Some((limit, self.recorded - within, self.recorded))
     }
 
     /// Counts one sample (in wakeup order).
     pub(super) fn record(&mut self, s: &Sample) {
         let latency = s.latency_ns.max(0) as u64;
+        self.recorded += 1;
         for (threshold, within) in &mut self.within {
             *within += u64::from(latency <= *threshold);
         }
@@ -115,14 +165,9 @@ impl TailState {
             f.push(late);
         }
         let due = s.expected_ns.saturating_sub(self.start_ns);
-        let spikes = &mut self.deadline_spikes;
-        if late && !spikes.in_spike {
-            spikes.count += 1;
-            if spikes.times_ns.len() < SPIKE_TIMES_KEPT {
-                spikes.times_ns.push(due);
-            }
+        for spikes in &mut self.spikes {
+            spikes.push(due, latency);
         }
-        spikes.in_spike = late;
         self.peaks.push(s.seq, due, latency);
         self.last_seq = Some(s.seq);
     }
@@ -157,16 +202,22 @@ impl TailState {
         within.sort_by_key(|w| w.threshold_ns);
         let wakeups = self.last_seq.map_or(0, |s| s + 1);
         let exposure_ns = total * self.plan.interval_ns;
-        let mut spikes = vec![spike_record(
-            "deadline",
-            self.deadline_spikes.threshold_ns,
-            self.deadline_spikes.count,
-            self.deadline_spikes.times_ns.clone(),
-            self.plan.interval_ns,
-            exposure_ns,
-        )];
+        let mut spikes: Vec<SpikeRecord> = self
+            .spikes
+            .iter()
+            .map(|c| {
+                spike_record(
+                    c.basis,
+                    c.threshold_ns,
+                    c.count,
+                    c.times_ns.clone(),
+                    self.plan.interval_ns,
+                    exposure_ns,
+                )
+            })
+            .collect();
         if let Some(t) = tenfold
-            && t != self.deadline_ns
+            && !self.spikes.iter().any(|c| c.threshold_ns == t)
         {
             spikes.push(self.spikes_from_peaks(t, exposure_ns));
         }
@@ -238,7 +289,8 @@ impl TailState {
         )
     }
 
-    /// The extrapolated worst case from the kept peaks, over the two halves of the run.
+    /// The extrapolated worst case from the kept peaks, its stationarity checked across the
+    /// scenario's phases (or the run's halves).
     fn tail_fit(&self, wakeups: u64) -> TailRecord {
         let peaks: Vec<Peak> = self
             .peaks
@@ -249,7 +301,8 @@ impl TailState {
                 latency_ns,
             })
             .collect();
-        match evt::fit_tail(wakeups, &peaks, &evt::halves(wakeups), CONFIDENCE) {
+        let segments = evt::phase_segments(wakeups, self.plan.interval_ns, &self.plan.phases);
+        match evt::fit_tail(wakeups, &peaks, &segments, CONFIDENCE) {
             Ok(fit) => TailRecord::Fitted(TailFitRecord {
                 method: "pot-gpd-mle".into(),
                 threshold_ns: fit.threshold_ns,
@@ -288,7 +341,7 @@ pub fn ten_times_median(h: &Histogram<u64>) -> Option<u64> {
     (!h.is_empty() && median > 0).then(|| h.highest_equivalent(10 * median))
 }
 
-/// A spike count with its rate, MTBF and period.
+/// A spike count from the recorder: exact, its times known to the wakeup interval.
 fn spike_record(
     basis: &str,
     threshold_ns: u64,
@@ -297,36 +350,19 @@ fn spike_record(
     resolution_ns: u64,
     exposure_ns: u64,
 ) -> SpikeRecord {
-    let rate = spikes::spike_rate(count, exposure_ns.max(1), CONFIDENCE);
     let times = SpikeTimes {
         times_ns,
         resolution_ns,
         count_is_lower_bound: false,
     };
-    // The period is found from the kept times; past SPIKE_TIMES_KEPT it describes the first ones.
-    let period = spikes::dominant_period(&times);
-    SpikeRecord {
-        threshold_ns,
-        basis: basis.into(),
-        count,
-        count_is_lower_bound: false,
-        resolution_ns,
-        exposure_ns,
-        rate_per_hour: rate.per_hour,
-        rate_per_hour_low: rate.per_hour_low,
-        rate_per_hour_high: rate.per_hour_high,
-        mtbf_ns: rate.mtbf_ns,
-        period_ns: period.map(|p| p.period_ns),
-        period_share: period.map(|p| p.share_on_grid()),
-        times_ns: times.times_ns,
-        not_counted: None,
-    }
+    interval_spikes::spike_record(basis, threshold_ns, count, times, exposure_ns)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::analysis::quantile::SplitMix64;
+    use crate::analysis::tails::spikes;
     use crate::record::stats::new_histogram;
 
     /// A seeded run of `n` wakeups at 1 ms: a uniform body of 10-20 us, bursts of 1-3 late
@@ -364,6 +400,10 @@ mod tests {
             interval_ns: 1_000_000,
             within_ns: vec![15_000, 250_000, 1_000_000],
             firm_k: vec![10, 100],
+            // One budget threshold of its own, one that is the deadline (counted once).
+            spike_ns: vec![400_000, 1_000_000],
+            phases: Vec::new(),
+            run_length_ns: Some(250_000),
         };
         let mut state = TailState::new(plan, 1_000_000, 7_000);
         let mut h = new_histogram();
@@ -388,6 +428,19 @@ mod tests {
                 .iter()
                 .map(|s| (s.expected_ns - 7_000, s.latency_ns as u64))
         };
+        let bases: Vec<(&str, u64)> = r
+            .spikes
+            .iter()
+            .map(|s| (s.basis.as_str(), s.threshold_ns))
+            .collect();
+        assert_eq!(
+            bases,
+            [
+                ("10x median", tenfold),
+                ("budget", 400_000),
+                ("deadline", 1_000_000)
+            ]
+        );
         for s in &r.spikes {
             assert!(s.not_counted.is_none(), "{s:?}");
             let want = spikes::spikes_from_samples(pairs(), s.threshold_ns);

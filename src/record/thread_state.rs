@@ -168,6 +168,8 @@ impl ThreadState {
             missed_periods: self.feed.counters.missed_periods.load(Relaxed),
             deadline_misses: self.deadline_misses,
             dropped_records: self.feed.counters.dropped_records.load(Relaxed),
+            interval_ns: self.feed.tails.interval_ns,
+            run_length: self.tails.run_length_exceedances(),
         }
     }
 

@@ -9,7 +9,7 @@ use crate::analysis::tails::run_length;
 use crate::analysis::tails_compare::TailComparison;
 use crate::results::format::tails::{SpikeRecord, TailRecord, WithinRecord};
 use crate::results::run_record::{RunRecord, ThreadSummary};
-use crate::units::{format_elapsed, format_ns};
+use crate::units::{format_elapsed, format_ns, group_digits as grouped};
 use std::fmt::Write;
 
 /// Every tail line of a run, indented under a heading; empty when the run has no tail figures
@@ -63,7 +63,8 @@ pub fn within_line(w: &WithinRecord) -> String {
 }
 
 /// "12 spikes over 1.00 ms (deadline), 8.0/h (4.1-14.0/h), MTBF 7m30s, every 3.00 s (94 % on
-/// the grid; times known to 1.00 ms)".
+/// the grid; times known to 1.00 ms)"; from interval maxima, "from 1.00 s interval maxima: at
+/// least 12 spikes over ...".
 pub fn spike_line(s: &SpikeRecord) -> String {
     let over = format!("over {} ({})", format_ns(s.threshold_ns), s.basis);
     if let Some(why) = &s.not_counted {
@@ -72,9 +73,13 @@ pub fn spike_line(s: &SpikeRecord) -> String {
     let mut line = format!(
         "{}{} spike{} {over}, {}/h (95 % {}-{}/h)",
         if s.count_is_lower_bound {
-            "at least "
+            // Several spikes in one log interval count as one.
+            format!(
+                "from {} interval maxima: at least ",
+                format_ns(s.resolution_ns)
+            )
         } else {
-            ""
+            String::new()
         },
         grouped(s.count),
         if s.count == 1 { "" } else { "s" },
@@ -99,34 +104,10 @@ pub fn spike_line(s: &SpikeRecord) -> String {
     line
 }
 
-/// "No exceedance of 100 us in 1 200 000 wakeups: rate < 2.5e-6 per wakeup with 95 %
-/// confidence; 8h00m00s more at this interval to reach 1e-7" for a `max<` limit counted in
-/// `within`.
+/// The run-length sentence (`run_length::claim`) for a `max<` limit counted in `within`.
 pub fn run_length_line(t: &ThreadSummary, limit_ns: u64) -> Option<String> {
     let w = t.tails.within.iter().find(|w| w.threshold_ns == limit_ns)?;
-    let exceedances = w.above + w.undecided;
-    let bound = run_length::rate_bound(exceedances, w.total(), 0.95)?;
-    let target = 10f64.powf(bound.upper_per_wakeup.log10().floor());
-    let per_second = 1e9 / t.interval_ns.max(1) as f64;
-    let more = run_length::seconds_still_needed(exceedances, w.total(), target, 0.95, per_second);
-    let seen = if exceedances == 0 {
-        "no exceedance".to_string()
-    } else {
-        format!("{} exceedances", grouped(exceedances))
-    };
-    Some(format!(
-        "{seen} of {} in {} wakeups: rate < {:.1e} per wakeup with 95 % confidence; {}",
-        format_ns(limit_ns),
-        grouped(w.total()),
-        bound.upper_per_wakeup,
-        match more {
-            Some(s) => format!(
-                "{} more at this interval to reach {target:.0e}",
-                format_elapsed((s * 1e9) as u64)
-            ),
-            None => format!("the rate seen does not support {target:.0e} at any run length"),
-        }
-    ))
+    run_length::claim(limit_ns, w.above + w.undecided, w.total(), t.interval_ns)
 }
 
 /// The extrapolated levels, labelled, or why there are none.
@@ -198,8 +179,16 @@ pub fn compare_lines(c: &TailComparison, runs: &[RunInfo]) -> Vec<String> {
             .zip(runs)
             .map(|(r, run)| match r {
                 Some(s) => format!(
-                    "{} {} over {}: {}/h (95 % {}-{}/h)",
+                    "{} {}{} over {}: {}/h (95 % {}-{}/h)",
                     run.label,
+                    if s.count_is_lower_bound {
+                        format!(
+                            "(from {} interval maxima) at least ",
+                            format_ns(s.resolution_ns)
+                        )
+                    } else {
+                        String::new()
+                    },
                     grouped(s.count),
                     format_ns(s.threshold_ns),
                     rate(s.per_hour),
@@ -244,19 +233,6 @@ fn rate(per_hour: f64) -> String {
     } else {
         format!("{per_hour:.1}")
     }
-}
-
-/// An integer with thin groups of three: 1 990 241.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

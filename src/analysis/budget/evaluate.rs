@@ -59,7 +59,9 @@ fn evaluate_clause(c: &Clause, threads: &[ThreadSummary], absent: &[String]) -> 
                 _ if absent.iter().any(|a| a == "samples") => "not in the imported source",
                 _ if t.latency.samples == 0 => "no samples",
                 crate::analysis::metric::Metric::Under(_)
-                | crate::analysis::metric::Metric::Firm(_) => {
+                | crate::analysis::metric::Metric::Firm(_)
+                | crate::analysis::metric::Metric::Spikes(_)
+                | crate::analysis::metric::Metric::SpikeRate(_) => {
                     "not counted in this run (the recorder counts the thresholds and windows of the run's own --under and --budget)"
                 }
                 _ if c.metric.is_count() => "not in the imported source",

@@ -25,8 +25,9 @@ pub fn accepted() -> String {
         "clauses [cpuN:]METRIC OP VALUE separated by commas; METRIC is one of {}; OP is one of <, <=, =, >=, >; \
          latency values carry a unit (ns, us, ms, s), counts (missed, dropped, deadline_misses) are plain integers; \
          under(THRESHOLD)>=PERCENT% judges the share of wakeups within a threshold, firm(m,k) allows at most m deadline misses in any k consecutive periods; \
+         spikes(THRESHOLD)<=COUNT judges the spikes over a threshold (a run of late wakeups counted once), spikes(THRESHOLD)/h<=RATE their rate per hour; \
          noise_pct is a percentage (noise runs); \
-         e.g. 'max<200us,p99.9<50us,missed=0', 'cpu1:max<100us', 'under(250us)>=99.5%,firm(2,10)'",
+         e.g. 'max<200us,p99.9<50us,missed=0', 'cpu1:max<100us', 'under(250us)>=99.5%,firm(2,10)', 'spikes(100us)<=3', 'spikes(1ms)/h<=0.5'",
         names.join(", ")
     )
 }
@@ -136,6 +137,36 @@ fn parse_firm(text: &str, cpu: Option<usize>) -> Result<Clause, String> {
     })
 }
 
+/// `spikes(THRESHOLD)` (a count) or `spikes(THRESHOLD)/h` (a rate per hour); None when the
+/// text is not a spikes metric at all.
+fn parse_spikes(metric_text: &str) -> Option<Result<Metric, String>> {
+    let rest = metric_text.strip_prefix("spikes(")?;
+    let (threshold, per_hour) = match rest.strip_suffix(")/h") {
+        Some(t) => (Some(t), true),
+        None => (rest.strip_suffix(')'), false),
+    };
+    let Some(threshold) = threshold else {
+        return Some(Err(
+            "is not of the form spikes(THRESHOLD) or spikes(THRESHOLD)/h, e.g. spikes(100us)<=3"
+                .into(),
+        ));
+    };
+    Some(
+        parse_duration_ns(threshold.trim())
+            .map_err(|e| format!("has a bad threshold in spikes(...): {e}"))
+            .and_then(|t| {
+                if t == 0 {
+                    return Err("has the threshold 0 in spikes(...); it must be above 0".into());
+                }
+                Ok(if per_hour {
+                    Metric::SpikeRate(t)
+                } else {
+                    Metric::Spikes(t)
+                })
+            }),
+    )
+}
+
 fn parse_clause(text: &str) -> Result<Clause, String> {
     if text.is_empty() {
         return Err("is empty (two commas in a row, or a comma at the end?)".into());
@@ -174,6 +205,9 @@ fn parse_clause(text: &str) -> Result<Clause, String> {
         None => None,
     };
     let metric = under
+        .map(Ok)
+        .or_else(|| parse_spikes(metric_text))
+        .transpose()?
         .or_else(|| {
             METRICS
                 .iter()
@@ -210,7 +244,17 @@ fn parse_clause(text: &str) -> Result<Clause, String> {
     if value_text.is_empty() {
         return Err(format!("has no value after '{}'", op.symbol()));
     }
-    let limit = if let Metric::Under(_) = metric {
+    let limit = if let Metric::SpikeRate(_) = metric {
+        value_text
+            .trim_end_matches("/h")
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| {
+                format!("has '{value_text}' where spikes(...)/h needs a rate per hour, e.g. 0.5")
+            })?
+    } else if let Metric::Under(_) = metric {
         let percent = value_text.strip_suffix('%').unwrap_or(value_text).trim();
         percent
             .parse::<f64>()

@@ -281,3 +281,59 @@ fn noise_pct_judges_noise_runs_only() {
         v.clauses[0].actual
     );
 }
+
+/// `spikes(T)<=N` judges the recorder's exact count over T, `spikes(T)/h<=R` its rate per hour;
+/// an estimate from interval maxima (a lower bound) or a threshold not counted fails the clause.
+#[test]
+fn spikes_judge_the_counted_spikes() {
+    use crate::analysis::tails::interval_spikes::spike_record;
+    use crate::analysis::tails::spikes::SpikeTimes;
+    let hour = 3_600_000_000_000;
+    let times = |lower_bound| SpikeTimes {
+        times_ns: vec![1, 2, 3],
+        resolution_ns: 1_000_000,
+        count_is_lower_bound: lower_bound,
+    };
+    let mut t = thread(0, 300, 50, 0);
+    // 3 spikes over 100 us in half an hour: 6 per hour.
+    t.tails.spikes = vec![spike_record("budget", 100_000, 3, times(false), hour / 2)];
+    let mut estimated = thread(1, 300, 50, 0);
+    estimated.tails.spikes = vec![spike_record("budget", 100_000, 3, times(true), hour / 2)];
+    let r = record(vec![t.clone()]);
+    let v = |e: &str| Budget::parse(e).unwrap().evaluate(&r);
+    let b = Budget::parse("spikes(100us)<=3,cpu0:spikes(100us)/h<6.5").unwrap();
+    assert_eq!(b.clauses[0].metric, Metric::Spikes(100_000));
+    assert_eq!(b.clauses[1].metric, Metric::SpikeRate(100_000));
+    assert!(b.evaluate(&r).passed);
+    assert!(!v("spikes(100us)<3").passed);
+    assert_eq!(v("spikes(100us)<3").clauses[0].actual, "cpu0: 3");
+    assert!(v("spikes(100us)/h<=6").passed);
+    let rate = v("spikes(100us)/h<5.9");
+    assert!(!rate.passed);
+    assert_eq!(rate.clauses[0].actual, "cpu0: 6.00/h");
+    let missing = v("spikes(50us)<=100");
+    assert!(!missing.passed);
+    assert!(
+        missing.clauses[0]
+            .actual
+            .contains("not counted in this run")
+    );
+    let with_estimate = Budget::parse("spikes(100us)<=3")
+        .unwrap()
+        .evaluate(&record(vec![t, estimated]));
+    assert!(
+        !with_estimate.passed,
+        "a lower bound cannot show the budget holds"
+    );
+    assert!(with_estimate.clauses[0].actual.starts_with("cpu1:"));
+    for (bad, why) in [
+        ("spikes(100us)<=2.5", "count"),
+        ("spikes(100us)/h<=fast", "rate per hour"),
+        ("spikes(0us)<=1", "above 0"),
+        ("spikes(10)<=1", "bad threshold"),
+        ("spikes(10us<=1", "of the form"),
+    ] {
+        let e = Budget::parse(bad).unwrap_err().to_string();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+}

@@ -5,6 +5,8 @@
 //!
 //! - [`exceedance`]: "x % of wakeups within y", with the exact counts.
 //! - [`spikes`]: spikes over a threshold, their rate (exact Poisson interval), MTBF and period.
+//! - [`interval_spikes`]: spikes estimated from the interval log's maxima, for runs without
+//!   the recorder's spike record (imported runs, older files).
 //! - [`firm`]: (m,k)-firm deadlines, counted one period at a time.
 //! - [`evt`]: the extrapolated worst case (peaks over threshold, generalized Pareto) with the
 //!   checks that must pass before it is shown.
@@ -13,6 +15,7 @@
 pub mod evt;
 pub mod exceedance;
 pub mod firm;
+pub mod interval_spikes;
 pub mod run_length;
 mod special;
 pub mod spikes;

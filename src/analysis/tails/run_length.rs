@@ -83,6 +83,37 @@ pub fn seconds_still_needed(
     Some(needed.saturating_sub(wakeups) as f64 / wakeups_per_second)
 }
 
+/// What a run so far can claim about exceeding `limit_ns` (the limit of a `max<` budget, or
+/// the deadline), and how much longer it must run to claim the next power of ten below that:
+/// "no exceedance of 100.0 us in 1 200 000 wakeups: rate < 2.5e-6 per wakeup with 95 %
+/// confidence; 8h00m00s more at this interval to reach 1e-6". The terminal summary and the
+/// live view print it; None before the first wakeup.
+pub fn claim(limit_ns: u64, exceedances: u64, wakeups: u64, interval_ns: u64) -> Option<String> {
+    use crate::units::{format_elapsed, format_ns, group_digits};
+    let bound = rate_bound(exceedances, wakeups, 0.95)?;
+    let target = 10f64.powf(bound.upper_per_wakeup.log10().floor());
+    let per_second = 1e9 / interval_ns.max(1) as f64;
+    let more = seconds_still_needed(exceedances, wakeups, target, 0.95, per_second);
+    let seen = match exceedances {
+        0 => "no exceedance".to_string(),
+        1 => "1 exceedance".to_string(),
+        n => format!("{} exceedances", group_digits(n)),
+    };
+    Some(format!(
+        "{seen} of {} in {} wakeups: rate < {:.1e} per wakeup with 95 % confidence; {}",
+        format_ns(limit_ns),
+        group_digits(wakeups),
+        bound.upper_per_wakeup,
+        match more {
+            Some(s) => format!(
+                "{} more at this interval to reach {target:.0e}",
+                format_elapsed((s * 1e9) as u64)
+            ),
+            None => format!("the rate seen does not support {target:.0e} at any run length"),
+        }
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +139,14 @@ mod tests {
         );
         // Seen rate above the target: no run length helps.
         assert_eq!(wakeups_needed(10, 1_000_000, 1e-6, 0.95), None);
+        // The sentence: bound 2.5e-6, next power of ten 1e-6, −ln 0.05 / 1e-6 ≈ 2 995 733
+        // wakeups in all, 1 795 733 s / 1000 = 29m55s more at 1 ms.
+        assert_eq!(
+            claim(100_000, 0, 1_200_000, 1_000_000).unwrap(),
+            "no exceedance of 100.0 us in 1 200 000 wakeups: rate < 2.5e-6 per wakeup with \
+             95 % confidence; 29m55s more at this interval to reach 1e-6"
+        );
+        assert_eq!(claim(100_000, 0, 0, 1_000_000), None);
     }
 
     #[test]

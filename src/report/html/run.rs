@@ -70,7 +70,7 @@ pub(super) fn section(h: &mut String, number: usize, run: &RunDigest, figures: &
     phases_table(h, r);
     loads_table(h, r);
     trace_section(h, run);
-    super::tails::section(h, r);
+    super::tails::section(h, run);
     if !run.has_hlog {
         h.push_str("<p class=\"note\">This directory has no latency.hlog: there are no plots, only run.json's figures.</p>");
     }

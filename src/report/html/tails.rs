@@ -1,7 +1,10 @@
 //! The run's tail figures in the HTML report (docs/tails.md): the same sentences as the
 //! terminal summary, and a raster of the spike times per CPU and threshold, one tick per spike,
-//! so that a period (a comb of even ticks) or a burst shows at a glance.
+//! so that a period (a comb of even ticks) or a burst shows at a glance. Runs without the
+//! recorder's spike record (imported, older files) get the estimate from their interval maxima.
 
+use crate::analysis::tails::interval_spikes::{self, IntervalMax};
+use crate::report::digest::RunDigest;
 use crate::report::svg::escape;
 use crate::results::format::tails::SpikeRecord;
 use crate::results::run_record::RunRecord;
@@ -12,7 +15,8 @@ const WIDTH: f64 = 800.0;
 const ROW: f64 = 18.0;
 
 /// The "Tails" part of a run's section; nothing when the run has no tail figures.
-pub(super) fn section(h: &mut String, r: &RunRecord) {
+pub(super) fn section(h: &mut String, run: &RunDigest) {
+    let r = &with_interval_spikes(run);
     let text = crate::report::tails::summary(r);
     if text.is_empty() {
         return;
@@ -83,4 +87,26 @@ pub(super) fn section(h: &mut String, r: &RunRecord) {
         height - 2.0,
         escape(&format_ns(span_ns))
     );
+}
+
+/// The run's record, with spikes estimated from the interval maxima for every CPU the recorder
+/// did not count them on.
+fn with_interval_spikes(run: &RunDigest) -> RunRecord {
+    let mut record = run.record.clone();
+    interval_spikes::fill_missing_spikes(&mut record, |cpu| {
+        run.wakeup_series()
+            .find(|s| s.cpu == Some(cpu))
+            .map(|s| {
+                s.intervals
+                    .iter()
+                    .map(|p| IntervalMax {
+                        start_ns: (p.start_s * 1e9).round() as u64,
+                        length_ns: (p.length_s * 1e9).round() as u64,
+                        max_ns: p.max_ns,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    });
+    record
 }

@@ -7,6 +7,9 @@
 //! measured; docs/tails.md says how, and the callers must say so where they show them.
 
 pub mod gpd;
+mod segments;
+
+pub use segments::{PhaseSpan, phase_segments};
 
 use super::special::chi_square_survival;
 use crate::units::format_ns;
