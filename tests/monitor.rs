@@ -1,6 +1,6 @@
 //! `jitterlab monitor` end to end: bad input refused before anything starts, SIGTERM a clean
-//! end whose directory `report` reads, and memory that stays flat while it measures and is
-//! scraped.
+//! end whose directory `report` reads, SIGKILL a directory that keeps the figures of its
+//! complete segments, and memory that stays flat while it measures and is scraped.
 
 mod common;
 mod monitor_support;
@@ -171,4 +171,99 @@ fn traced_monitor_names_the_cause_and_judges_the_budget() {
         }
         Ok(())
     });
+}
+
+/// The segment files run.json lists, oldest first: (file, complete).
+fn listed_segments(run: &serde_json::Value) -> Vec<(String, bool)> {
+    run["segments"]["files"]
+        .as_array()
+        .map(|files| {
+            files
+                .iter()
+                .map(|f| {
+                    (
+                        f["file"].as_str().unwrap().to_string(),
+                        f["complete"].as_bool().unwrap(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Samples of tag `cpu0` in the given log files, read with the hdrhistogram crate's reader.
+fn samples_in(out: &std::path::Path, files: &[String]) -> u64 {
+    files
+        .iter()
+        .flat_map(|f| jitterlab::record::hlog::read_intervals(&out.join(f)).unwrap())
+        .filter(|i| i.tag == "cpu0")
+        .map(|i| i.histogram.len())
+        .sum()
+}
+
+/// SIGKILL after two complete 500 ms segments: run.json, rewritten at each segment boundary,
+/// carries CPU 0's figures up to that boundary (`end` `running`). Ground truth: its sample
+/// count is at least the samples of the complete segments' logs (every sealed interval was
+/// counted before the boundary's run.json was written) and at most one per 1 ms period of the
+/// `duration_ns` of the same write (nothing counted that was not measured); `report` shows it.
+#[test]
+fn a_killed_monitor_keeps_the_figures_of_its_complete_segments() {
+    let _x = exclusive();
+    if !realtime_available("a_killed_monitor_keeps_the_figures_of_its_complete_segments") {
+        return;
+    }
+    let (base, out) = temp_out();
+    let mut m = Monitor::start(
+        bin(),
+        &out,
+        &[
+            "--cpus",
+            "0",
+            "--log-interval",
+            "100ms",
+            "--segment",
+            "500ms",
+            "--retain",
+            "forever",
+        ],
+    );
+    m.wait_for_samples(&[0], Duration::from_secs(20)).unwrap();
+    let t0 = std::time::Instant::now();
+    let complete = |run: &serde_json::Value| listed_segments(run).iter().filter(|s| s.1).count();
+    while complete(&run_json(&out)) < 2 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no two complete segments in run.json"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    m.kill_hard();
+    let run = run_json(&out);
+    assert_eq!(run["ended"], "running", "{run}");
+    let listed = listed_segments(&run);
+    let sealed: Vec<String> = listed.iter().filter(|s| s.1).map(|s| s.0.clone()).collect();
+    let cpu0 = thread(&run, 0);
+    assert_eq!(cpu0["end"], "running", "{cpu0}");
+    let samples = cpu0["samples"].as_u64().unwrap();
+    let in_sealed = samples_in(&out, &sealed);
+    // At most one wakeup per 1 ms period up to the rewrite (duration_ns is of the same write).
+    let periods = run["duration_ns"].as_u64().unwrap() / 1_000_000 + 1;
+    assert!(
+        in_sealed > 0 && (in_sealed..=periods).contains(&samples),
+        "run.json counts {samples} samples; complete segments hold {in_sealed}; {periods} periods"
+    );
+    assert!(cpu0["max_ns"].as_i64().unwrap() >= cpu0["p50_ns"].as_i64().unwrap());
+    let html = base.path().join("report.html");
+    let o = jitterlab(&[
+        "report",
+        out.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains(&format!(">{samples}<")),
+        "the report lacks CPU 0's {samples} samples"
+    );
 }

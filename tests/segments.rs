@@ -367,3 +367,70 @@ fn a_session_in_segments_stays_within_its_size_limit() {
     ]);
     assert!(o.status.success(), "{}", text(&o));
 }
+
+/// Per-phase statistics of a segmented run are read across its segments: a known run (1 CPU,
+/// 12 s of 1 s intervals, 1000 samples each) rewritten as 4 s segments, with phases of
+/// [2 s, 6 s) and [6 s, 11 s) that each span two segments; `runner::loads::record` gives each
+/// phase the samples of exactly the intervals inside it (4000 and 5000), with the same maximum
+/// as those intervals read from the single latency.hlog.
+#[test]
+fn phase_statistics_span_segments() {
+    use jitterlab::load::supervisor::{Outcome, PhasePlan, PhaseResult};
+    let base = tempfile::tempdir().unwrap();
+    let known = base.path().join("known");
+    let mut record = write_known_run(&known, &[0], 12, 1000, common::uniform_10_50, 3, 0);
+    let intervals = hlog::read_intervals(&known.join(hlog::FILE_NAME)).unwrap();
+    let out = base.path().join("segmented");
+    let dir = ResultDir::create(&out, "--out").unwrap().keep();
+    let plan = SegmentPlan {
+        length_ns: 4 * S,
+        retain: Retain::Forever,
+    };
+    let ledger = SegmentLedger::new(&plan);
+    let mut writer = HlogWriter::segmented(Segments::new(dir.clone(), plan, 1, ledger));
+    writer.begin(SystemTime::UNIX_EPOCH, "t").unwrap();
+    for i in &intervals {
+        let (start, length) = (
+            Duration::from_secs_f64(i.start_s),
+            Duration::from_secs_f64(i.length_s),
+        );
+        writer
+            .write_interval(&i.tag, start, length, &i.histogram)
+            .unwrap();
+    }
+    drop(writer);
+    assert_eq!(segment_files(&out).len(), 3);
+    let phase = |index: usize, from_s: u64, to_s: u64| PhaseResult {
+        index,
+        plan: PhasePlan {
+            label: format!("p{index}"),
+            start_ns: from_s * S,
+            end_ns: to_s * S,
+            loads: vec![],
+        },
+        started_ns: 0,
+        ended_ns: 0,
+    };
+    let outcome = Outcome {
+        phases: vec![phase(0, 2, 6), phase(1, 6, 11)],
+        ..Outcome::default()
+    };
+    record.warnings.clear();
+    jitterlab::runner::loads::record(&outcome, &mut record, &dir);
+    assert!(record.warnings.is_empty(), "{:?}", record.warnings);
+    let inside = |from_s: f64, to_s: f64| {
+        let mut merged = jitterlab::record::stats::new_histogram();
+        intervals
+            .iter()
+            .filter(|i| i.start_s >= from_s && i.start_s + i.length_s <= to_s + 1e-3)
+            .for_each(|i| merged.add(&i.histogram).unwrap());
+        merged
+    };
+    for (p, (from_s, to_s), samples) in [(0, (2.0, 6.0), 4000), (1, (6.0, 11.0), 5000)] {
+        let figures = &record.phases[p].threads[0].latency;
+        let truth = inside(from_s, to_s);
+        assert_eq!(figures.samples, samples, "phase {p}");
+        assert_eq!(truth.len(), samples, "phase {p}: the known intervals");
+        assert_eq!(figures.max_ns, Some(truth.max() as i64), "phase {p}");
+    }
+}

@@ -1,6 +1,6 @@
 //! `jitterlab monitor`: the `run` options resolved as for `run` into a plan without end, the
 //! monitor's own options checked, the /metrics port bound, all before anything starts; then a
-//! [`Session`] polled until SIGINT or SIGTERM, its figures published after each update.
+//! [`Session`] polled until SIGINT or SIGTERM, its figures rendered for each scrape.
 
 use super::run::resolve;
 use crate::cli::MonitorArgs;
@@ -37,8 +37,9 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
     let identity = identity(&session);
     let mut metrics = LiveMetrics::new(&plan.run, plan.window_ns, identity);
     let published = Published::default();
-    // Served from the first scrape: the families with no samples yet.
-    published.set(render(&metrics.update(0, session.cpu_states())));
+    // Served to a scrape the recorder has no time to answer: the families with no samples yet.
+    metrics.take_in(0, session.cpu_states());
+    published.set(render(&metrics.exposition()));
     http::serve(listener, published.clone())
         .map_err(|e| Failure::system(format!("cannot start the /metrics thread: {e}")))?;
     if !args.run.quiet {
@@ -53,8 +54,16 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
         if session.poll() == Progress::Ended {
             break;
         }
-        let exposition = metrics.update(session.elapsed_ns(), session.cpu_states());
-        published.set(render(&exposition));
+        // Rendered only for a scrape that waits for it; taken in for it, or when the windows
+        // are due to slide (once a second).
+        let wanted = published.wanted();
+        let elapsed_ns = session.elapsed_ns();
+        if wanted || metrics.slide_due(elapsed_ns) {
+            metrics.take_in(elapsed_ns, session.cpu_states());
+        }
+        if wanted {
+            published.set(render(&metrics.exposition()));
+        }
     }
     let outcome = session.finish();
     if !args.run.quiet {

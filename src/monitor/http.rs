@@ -8,38 +8,89 @@
 //! a slow or hostile client holds the thread for at most [`CLIENT_TIMEOUT`], never the
 //! recorder.
 //!
-//! The recorder publishes each new exposition with [`Published::set`]: a pointer swap under a
-//! lock held for that swap alone. A scrape takes the pointer under the same lock and writes
-//! the text after releasing it, so a slow client never delays the recorder, and the measuring
-//! threads never see the endpoint at all.
+//! Rendered on demand: a scrape asks for a fresh exposition ([`Published::fresh`]) and waits
+//! for the recorder's thread, which renders after its next drain when one is wanted
+//! ([`Published::wanted`]) and publishes it with [`Published::set`]: a pointer swap under a
+//! lock held for that swap alone. Nothing is rendered between scrapes, so a monitor scraped
+//! every 15 s costs a fifteenth of one scraped every second. The scrape writes the text after
+//! releasing the lock, so a slow client never delays the recorder, and the measuring threads
+//! never see the endpoint at all.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// How long a client may take to send its request or take the response.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a scrape waits for a fresh exposition: the recorder renders one after its next
+/// drain (every 100 ms), so this is only reached when the process is stalled.
+pub const FRESH_PATIENCE: Duration = Duration::from_secs(1);
 /// The longest request head read (request line and headers); more is refused.
 const MAX_REQUEST_BYTES: u64 = 8 * 1024;
 /// The media type of the Prometheus text format 0.0.4.
 const METRICS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// The latest exposition text, shared by the recorder (writer) and the endpoint (reader).
+/// The latest exposition text, shared by the recorder (writer) and the endpoint (reader), with
+/// the endpoint's request for a fresh one.
 #[derive(Clone, Default)]
-pub struct Published(Arc<Mutex<Arc<String>>>);
+pub struct Published(Arc<Shared>);
+
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    /// Signalled by [`Published::set`].
+    renewed: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    text: Arc<String>,
+    /// How many texts have been set.
+    generation: u64,
+    /// A scrape waits for a text newer than the one there.
+    wanted: bool,
+}
 
 impl Published {
-    /// Replaces the text every later scrape serves.
+    /// Replaces the text every later scrape serves, and wakes the scrapes waiting for it.
     pub fn set(&self, text: String) {
         let text = Arc::new(text);
-        // Poisoning cannot leave a half-written pointer: take the value either way.
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = text;
+        let mut state = self.lock();
+        state.text = text;
+        state.generation += 1;
+        state.wanted = false;
+        drop(state);
+        self.0.renewed.notify_all();
+    }
+
+    /// Whether a scrape waits for a fresh text (the recorder then renders one).
+    pub fn wanted(&self) -> bool {
+        self.lock().wanted
     }
 
     /// The text now served.
     pub fn get(&self) -> Arc<String> {
-        Arc::clone(&self.0.lock().unwrap_or_else(|e| e.into_inner()))
+        Arc::clone(&self.lock().text)
+    }
+
+    /// A text set after this call, waiting for it at most `patience`; the text there then if
+    /// none came (a recorder stalled by a stalled machine: the scrape still gets an answer).
+    pub fn fresh(&self, patience: Duration) -> Arc<String> {
+        let mut state = self.lock();
+        let asked_at = state.generation;
+        state.wanted = true;
+        let (state, _) = self
+            .0
+            .renewed
+            .wait_timeout_while(state, patience, |s| s.generation == asked_at)
+            .unwrap_or_else(|e| e.into_inner());
+        Arc::clone(&state.text)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // Poisoning cannot leave a half-written pointer: take the value either way.
+        self.0.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -86,7 +137,7 @@ fn respond(request_line: &str, published: &Published) -> Vec<u8> {
     let head_only = method == "HEAD";
     match (method, path) {
         ("GET" | "HEAD", "/metrics") => {
-            let text = published.get();
+            let text = published.fresh(FRESH_PATIENCE);
             response("200 OK", METRICS_TYPE, text.as_bytes(), head_only)
         }
         ("GET" | "HEAD", "/") => response(
@@ -148,7 +199,18 @@ mod tests {
         let published = Published::default();
         published.set("first 1\n".into());
         serve(listener, published.clone()).unwrap();
-        published.set("jitterlab_samples_total{cpu=\"0\"} 5\n".into());
+        // The recorder's side: renders when a scrape wants a text, as the monitor's loop does.
+        let recorder = {
+            let published = published.clone();
+            std::thread::spawn(move || {
+                for n in 0..2 {
+                    while !published.wanted() {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    published.set(format!("jitterlab_samples_total{{cpu=\"0\"}} {}\n", n + 5));
+                }
+            })
+        };
         let r = get(
             addr,
             "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n",
@@ -168,5 +230,18 @@ mod tests {
         assert!(r.starts_with("HTTP/1.1 405"), "{r}");
         let r = get(addr, "HEAD /metrics HTTP/1.1\r\n\r\n");
         assert!(r.ends_with("Connection: close\r\n\r\n"), "{r}");
+        recorder.join().unwrap();
+        assert_eq!(*published.get(), "jitterlab_samples_total{cpu=\"0\"} 6\n");
+    }
+
+    /// Without a recorder to answer, a scrape gets the text there after its patience.
+    #[test]
+    fn a_stalled_recorder_still_gets_an_answer() {
+        let published = Published::default();
+        published.set("old 1\n".into());
+        let t0 = std::time::Instant::now();
+        assert_eq!(*published.fresh(Duration::from_millis(50)), "old 1\n");
+        assert!(t0.elapsed() >= Duration::from_millis(50));
+        assert!(published.wanted());
     }
 }

@@ -6,23 +6,24 @@
 //! `report::openmetrics` (the one place of the metric families, shared with `export --format
 //! openmetrics`), with the windowed figures from `window.rs`; the endpoint is `http.rs`.
 //!
-//! Cost and freshness: the counters and cumulative histograms are rendered after every drain
-//! (every 100 ms), so that a scrape every second sees them move by a tenth of a second's
-//! samples at most, not by whole seconds (which would alias with the scrape interval and make
-//! `increase()` and `rate()` jump); the windows slide once per [`UPDATE_EVERY_NS`], the costlier
-//! part. All of it on the recorder's thread, never on a measuring thread; a scrape only copies
-//! a pointer.
+//! Cost and freshness: the exposition is rendered only when a scrape asks for it (`http.rs`),
+//! from the state after the last drain (at most 100 ms old); the windows slide once per
+//! [`UPDATE_EVERY_NS`]. Both take in what the recorder's cumulative histograms gained since the
+//! last look (`cumulative.rs`: one walk of each), so the cumulative buckets are never rebuilt
+//! from a whole histogram. All of it on the recorder's thread, never on a measuring thread.
 
+pub mod cumulative;
 pub mod http;
 pub mod window;
 
 use crate::analysis::budget::Budget;
 use crate::plan::RunPlan;
 use crate::record::stats::LatencySummary;
-use crate::report::openmetrics::{CpuFigures, Exposition, Identity, LatencyBuckets};
+use crate::report::openmetrics::{CpuFigures, Exposition, Identity};
 use crate::results::run_record::ThreadSummary;
 use crate::runner::CpuState;
-use window::{Counters, CpuWindow};
+use cumulative::Cumulative;
+use window::{Counters, CpuWindow, WindowFigures};
 
 /// How often the windows slide (and the shortest `--window`).
 pub const UPDATE_EVERY_NS: u64 = 1_000_000_000;
@@ -58,8 +59,15 @@ struct CpuMetrics {
     interval_ns: u64,
     deadline_ns: u64,
     window: CpuWindow,
+    latency: Cumulative,
+    /// With `--trace`: the timer IRQ latency.
+    irq: Option<Cumulative>,
     /// The window's figures as of its last slide.
-    windowed: LatencySummary,
+    windowed: WindowFigures,
+    /// The counters as of the last take-in.
+    samples: u64,
+    counters: Counters,
+    late_wakeups: Vec<(&'static str, u64)>,
 }
 
 impl LiveMetrics {
@@ -77,7 +85,12 @@ impl LiveMetrics {
                     interval_ns: plan.thread_interval_ns(i),
                     deadline_ns: plan.thread_deadline_ns(i),
                     window: CpuWindow::new(window_ns, slot),
-                    windowed: LatencySummary::default(),
+                    latency: Cumulative::default(),
+                    irq: None,
+                    windowed: WindowFigures::default(),
+                    samples: 0,
+                    counters: Counters::default(),
+                    late_wakeups: Vec::new(),
                 })
                 .collect(),
             next_slide_ns: 0,
@@ -85,47 +98,48 @@ impl LiveMetrics {
         }
     }
 
-    /// Takes in the session's state at `elapsed_ns` since the start and returns the
-    /// exposition: cumulative histograms and counters as they are now; max, quantiles and the
-    /// budget over the window, which slides when [`UPDATE_EVERY_NS`] has passed since its last
-    /// slide (on the first call too).
-    pub fn update<'a>(
-        &mut self,
-        elapsed_ns: u64,
-        states: impl Iterator<Item = CpuState<'a>>,
-    ) -> Exposition {
-        let slide = elapsed_ns >= self.next_slide_ns;
+    /// Whether the windows are due to slide at `elapsed_ns` since the start: a
+    /// [`LiveMetrics::take_in`] is then due even without a scrape.
+    pub fn slide_due(&self, elapsed_ns: u64) -> bool {
+        elapsed_ns >= self.next_slide_ns
+    }
+
+    /// Takes in the session's state at `elapsed_ns` since the start: what the cumulative
+    /// histograms gained (into the windows' current slots and the cumulative buckets) and the
+    /// counters; the windows' figures and the budget are recomputed when they are due to slide
+    /// (every [`UPDATE_EVERY_NS`], and on the first call).
+    pub fn take_in<'a>(&mut self, elapsed_ns: u64, states: impl Iterator<Item = CpuState<'a>>) {
+        let slide = self.slide_due(elapsed_ns);
         if slide {
             self.next_slide_ns = (elapsed_ns / UPDATE_EVERY_NS + 1) * UPDATE_EVERY_NS;
         }
-        let mut figures = Vec::with_capacity(self.cpus.len());
         let mut judged = Vec::new();
         for (m, state) in self.cpus.iter_mut().zip(states) {
             let row = &state.row;
-            let now = Counters {
+            m.counters = Counters {
                 missed_periods: row.missed_periods,
                 dropped_records: row.dropped_records,
                 deadline_misses: row.deadline_misses,
             };
+            m.samples = row.samples;
+            m.late_wakeups.clear();
+            m.late_wakeups.extend_from_slice(state.late_wakeups);
+            m.window.advance(elapsed_ns, m.counters);
+            let window = &mut m.window;
+            m.latency
+                .take_in(state.cumulative, |value, count| window.record(value, count));
+            if let Some(h) = state.irq {
+                m.irq
+                    .get_or_insert_with(Cumulative::default)
+                    .take_in(h, |_, _| {});
+            }
             if slide {
-                m.window.update(elapsed_ns, state.cumulative, now);
-                m.windowed = m.window.summary();
+                m.windowed = m.window.figures();
                 if self.budget.is_some() {
-                    judged.push(window_summary(m, m.window.counters(now)));
+                    let counts = m.window.counters(m.counters);
+                    judged.push(window_summary(m, m.window.summary(), counts));
                 }
             }
-            figures.push(CpuFigures {
-                cpu: m.cpu,
-                latency: Some(buckets(state.cumulative)),
-                max_ns: m.windowed.max_ns,
-                quantiles_ns: [m.windowed.p99_ns, m.windowed.p999_ns, m.windowed.p9999_ns],
-                samples: Some(row.samples),
-                missed_periods: Some(row.missed_periods),
-                dropped_records: Some(row.dropped_records),
-                deadline_misses: Some(row.deadline_misses),
-                irq_latency: state.irq.map(buckets),
-                late_wakeups: state.late_wakeups.to_vec(),
-            });
         }
         if slide && let Some(b) = &self.budget {
             self.budget_verdict = b
@@ -135,28 +149,44 @@ impl LiveMetrics {
                 .map(|c| (c.clause, c.passed))
                 .collect();
         }
+    }
+
+    /// The exposition as of the last [`LiveMetrics::take_in`]: cumulative histograms and
+    /// counters as they were then; max, quantiles and the budget over the window as of its
+    /// last slide.
+    pub fn exposition(&self) -> Exposition {
         Exposition {
             identity: self.identity.clone(),
-            cpus: figures,
+            cpus: self
+                .cpus
+                .iter()
+                .map(|m| CpuFigures {
+                    cpu: m.cpu,
+                    latency: Some(m.latency.buckets().clone()),
+                    max_ns: m.windowed.max_ns,
+                    quantiles_ns: m.windowed.quantiles_ns,
+                    samples: Some(m.samples),
+                    missed_periods: Some(m.counters.missed_periods),
+                    dropped_records: Some(m.counters.dropped_records),
+                    deadline_misses: Some(m.counters.deadline_misses),
+                    irq_latency: m.irq.as_ref().map(|c| c.buckets().clone()),
+                    late_wakeups: m.late_wakeups.clone(),
+                })
+                .collect(),
             budget: self.budget_verdict.clone(),
         }
     }
 }
 
-/// A cumulative histogram in the families' buckets; the sum at the histogram's precision.
-fn buckets(h: &hdrhistogram::Histogram<u64>) -> LatencyBuckets {
-    LatencyBuckets::from_histogram(h, h.mean() * h.len() as f64)
-}
-
 /// One CPU's window as the budget judges it: its figures, and its counters' growth over it.
-fn window_summary(m: &CpuMetrics, counts: Counters) -> ThreadSummary {
+fn window_summary(m: &CpuMetrics, latency: LatencySummary, counts: Counters) -> ThreadSummary {
     ThreadSummary {
         cpu: m.cpu,
         thread_index: 0,
         tid: 0,
         interval_ns: m.interval_ns,
         deadline_ns: m.deadline_ns,
-        latency: m.windowed.clone(),
+        latency,
         missed_periods: counts.missed_periods,
         dropped_records: counts.dropped_records,
         deadline_misses: counts.deadline_misses,

@@ -1,10 +1,10 @@
 //! One CPU's latency over the last `--window`: a ring of slots, each the samples of one stretch
 //! of time kept as sparse (value, count) pairs, and an HDR histogram of the slots in the window
-//! kept up to date by adding each new delta and subtracting each slot that leaves the window.
+//! kept up to date by adding each new sample and subtracting each slot that leaves the window.
 //!
-//! Where the deltas come from: the recorder's cumulative histogram of the CPU. Each
-//! [`CpuWindow::update`] takes the difference between it and the copy made at the last update,
-//! so nothing in the recorder (or the measuring threads) changes for the monitor.
+//! Where the samples come from: the gains of the recorder's cumulative histogram of the CPU
+//! (`cumulative.rs`), handed to [`CpuWindow::record`] as they are found, so that nothing in the
+//! recorder (or the measuring threads) changes for the monitor.
 //!
 //! Memory is flat: the ring has a fixed number of slots (the window over the slot length),
 //! each slot's pairs are at most the histogram's distinct buckets, and a slot that leaves the
@@ -52,10 +52,16 @@ pub struct CpuWindow {
     ring: VecDeque<Slot>,
     /// The sum of the ring's slots.
     window: Histogram<u64>,
-    /// The cumulative histogram as of the last update.
-    seen: Histogram<u64>,
-    /// Scratch for the delta and for a slot leaving the window (allocations reused).
+    /// Scratch for a slot leaving the window (its allocation reused).
     scratch: Histogram<u64>,
+}
+
+/// The figures of a window that the exposition shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WindowFigures {
+    pub max_ns: Option<i64>,
+    /// p99, p99.9, p99.99 (the exposition's quantiles), ns.
+    pub quantiles_ns: [Option<u64>; 3],
 }
 
 impl CpuWindow {
@@ -67,14 +73,14 @@ impl CpuWindow {
             slots,
             ring: VecDeque::with_capacity(slots + 1),
             window: new_histogram(),
-            seen: new_histogram(),
             scratch: new_histogram(),
         }
     }
 
-    /// Takes in what `cumulative` gained since the last update, at `elapsed_ns` since the
-    /// start, with the CPU's `counters` now; drops the slots that left the window.
-    pub fn update(&mut self, elapsed_ns: u64, cumulative: &Histogram<u64>, counters: Counters) {
+    /// Moves the window to `elapsed_ns` since the start, with the CPU's `counters` now: a new
+    /// current slot when a slot boundary has passed, and the slots that left the window
+    /// dropped. Samples [`CpuWindow::record`]ed after this belong to the current slot.
+    pub fn advance(&mut self, elapsed_ns: u64, counters: Counters) {
         let index = elapsed_ns / self.slot_ns;
         if self.ring.back().is_none_or(|s| s.index < index) {
             let mut slot = match self.ring.len() >= self.slots {
@@ -94,26 +100,18 @@ impl CpuWindow {
             let old = self.ring.pop_front().expect("a front slot");
             self.drop_from_window(&old.counts);
         }
+    }
 
-        // The delta since the last update: cumulative minus what was seen.
-        self.scratch.reset();
-        self.scratch
-            .add(cumulative)
-            .expect("auto-resizing histograms add");
-        self.scratch
-            .subtract(&self.seen)
-            .expect("a cumulative histogram only grows");
-        let slot = self.ring.back_mut().expect("the current slot");
-        for v in self.scratch.iter_recorded() {
-            let (value, count) = (v.value_iterated_to(), v.count_at_value());
-            slot.counts.push((value, count));
-            self.window
-                .record_n(value, count)
-                .expect("auto-resizing histogram");
-        }
-        self.seen
-            .add(&self.scratch)
-            .expect("auto-resizing histograms add");
+    /// Adds `count` samples of `value` (an HDR bucket's highest value) to the current slot.
+    pub fn record(&mut self, value: u64, count: u64) {
+        let slot = self
+            .ring
+            .back_mut()
+            .expect("advanced before the first record");
+        slot.counts.push((value, count));
+        self.window
+            .record_n(value, count)
+            .expect("auto-resizing histogram");
     }
 
     fn drop_from_window(&mut self, counts: &[(u64, u64)]) {
@@ -137,6 +135,19 @@ impl CpuWindow {
         LatencySummary::from_histogram(&self.window)
     }
 
+    /// The part of [`CpuWindow::summary`] the exposition shows, without the walks of the
+    /// whole histogram that its mean and deviation take.
+    pub fn figures(&self) -> WindowFigures {
+        if self.window.is_empty() {
+            return WindowFigures::default();
+        }
+        let q = |quantile: f64| Some(self.window.value_at_quantile(quantile));
+        WindowFigures {
+            max_ns: Some(self.window.max() as i64),
+            quantiles_ns: [q(0.99), q(0.999), q(0.9999)],
+        }
+    }
+
     /// How much each counter grew over the window, given the counters now.
     pub fn counters(&self, now: Counters) -> Counters {
         self.ring
@@ -153,72 +164,101 @@ impl CpuWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::monitor::cumulative::Cumulative;
 
     const SLOT: u64 = 1_000_000_000;
+
+    /// A window fed as the monitor feeds it: advanced, then the cumulative histogram's gains.
+    struct Fed {
+        window: CpuWindow,
+        cumulative: Cumulative,
+    }
+
+    impl Fed {
+        fn new(window_ns: u64) -> Self {
+            Fed {
+                window: CpuWindow::new(window_ns, SLOT),
+                cumulative: Cumulative::default(),
+            }
+        }
+
+        fn update(&mut self, elapsed_ns: u64, h: &Histogram<u64>, counters: Counters) {
+            self.window.advance(elapsed_ns, counters);
+            let window = &mut self.window;
+            self.cumulative.take_in(h, |v, n| window.record(v, n));
+        }
+    }
 
     /// Known samples per slot; the window's figures are those of the last `slots` slots only.
     #[test]
     fn the_window_forgets_what_left_it() {
-        let mut w = CpuWindow::new(3 * SLOT, SLOT);
+        let mut f = Fed::new(3 * SLOT);
         let mut cumulative = new_histogram();
         let c = Counters::default();
         // Slot 0: one 5 ms spike and 999 samples of 10 us.
         cumulative.record_n(10_000, 999).unwrap();
         cumulative.record(5_000_000).unwrap();
-        w.update(SLOT / 2, &cumulative, c);
-        let s = w.summary();
+        f.update(SLOT / 2, &cumulative, c);
+        let s = f.window.summary();
         assert_eq!(s.samples, 1000);
         assert!((5_000_000..=5_005_000).contains(&(s.max_ns.unwrap() as u64)));
         // Slots 1 and 2: 20 us samples. The spike is still in the window.
         for slot in 1..3 {
             cumulative.record_n(20_000, 1000).unwrap();
-            w.update(slot * SLOT, &cumulative, c);
+            f.update(slot * SLOT, &cumulative, c);
         }
-        assert_eq!(w.summary().samples, 3000);
-        assert!(w.summary().max_ns.unwrap() >= 5_000_000);
+        assert_eq!(f.window.summary().samples, 3000);
+        assert!(f.window.summary().max_ns.unwrap() >= 5_000_000);
         // Slot 3: slot 0 leaves; the max is 20 us (at 0.1%), p99 too.
         cumulative.record_n(20_000, 1000).unwrap();
-        w.update(3 * SLOT, &cumulative, c);
-        let s = w.summary();
+        f.update(3 * SLOT, &cumulative, c);
+        let s = f.window.summary();
         assert_eq!(s.samples, 3000);
         assert!(
             (20_000..=20_020).contains(&(s.max_ns.unwrap() as u64)),
             "{s:?}"
         );
         assert!((20_000..=20_020).contains(&s.p99_ns.unwrap()), "{s:?}");
-        assert_eq!(w.slots_held(), 3);
+        assert_eq!(
+            f.window.figures(),
+            WindowFigures {
+                max_ns: s.max_ns,
+                quantiles_ns: [s.p99_ns, s.p999_ns, s.p9999_ns]
+            }
+        );
+        assert_eq!(f.window.slots_held(), 3);
     }
 
     /// A gap longer than the window (no update for a while) empties it.
     #[test]
     fn a_long_gap_empties_the_window() {
-        let mut w = CpuWindow::new(2 * SLOT, SLOT);
+        let mut f = Fed::new(2 * SLOT);
         let mut cumulative = new_histogram();
         cumulative.record_n(7_000, 10).unwrap();
-        w.update(0, &cumulative, Counters::default());
-        w.update(10 * SLOT, &cumulative, Counters::default());
-        assert_eq!(w.summary().samples, 0);
-        assert_eq!(w.slots_held(), 1);
+        f.update(0, &cumulative, Counters::default());
+        f.update(10 * SLOT, &cumulative, Counters::default());
+        assert_eq!(f.window.summary().samples, 0);
+        assert_eq!(f.window.slots_held(), 1);
     }
 
     #[test]
     fn counters_grow_over_the_window_only() {
-        let mut w = CpuWindow::new(2 * SLOT, SLOT);
+        let mut f = Fed::new(2 * SLOT);
         let h = new_histogram();
         let at = |missed| Counters {
             missed_periods: missed,
             ..Counters::default()
         };
-        w.update(0, &h, at(5));
-        w.update(SLOT, &h, at(7));
+        f.update(0, &h, at(5));
+        f.update(SLOT, &h, at(7));
         assert_eq!(
-            w.counters(at(9)).missed_periods,
+            f.window.counters(at(9)).missed_periods,
             4,
             "since slot 0 began at 5"
         );
-        w.update(2 * SLOT, &h, at(9));
+        f.update(2 * SLOT, &h, at(9));
         assert_eq!(
-            w.counters(at(9)).missed_periods,
+            f.window.counters(at(9)).missed_periods,
             2,
             "since slot 1 began at 7"
         );

@@ -243,6 +243,13 @@ impl Recorder {
         self.threads.iter().map(ThreadState::live_row).collect()
     }
 
+    /// Each thread's figures so far, as [`Recorder::finish`] would return them now without the
+    /// last partial interval: what a continuous run writes into run.json at each segment, so
+    /// that a run killed later still says what it measured up to then.
+    pub fn results_so_far(&self) -> Vec<ThreadResult> {
+        self.threads.iter().map(ThreadState::result).collect()
+    }
+
     /// Each thread's latency histogram since the start, with its CPU, in plan order: borrowed,
     /// so that a caller reading them after every drain (a monitor) copies only what it needs.
     pub fn cumulative_histograms(

@@ -107,8 +107,8 @@ const INFO: Family = Family {
     help: "Always 1; the labels name the jitterlab version, kernel release, preemption model and host.",
 };
 
-/// The latency histogram of one CPU in the family's buckets.
-#[derive(Debug, Clone, PartialEq)]
+/// The latency histogram of one CPU in the family's buckets (default: no samples).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LatencyBuckets {
     /// Samples at or below each bound of [`LATENCY_BUCKET_BOUNDS_NS`] (cumulative).
     pub at_or_below: [u64; LATENCY_BUCKET_BOUNDS_NS.len()],
@@ -124,20 +124,23 @@ impl LatencyBuckets {
     /// `sum_ns` is the exact sum where it is known (mean times samples), since the histogram's
     /// own is rounded.
     pub fn from_histogram(h: &Histogram<u64>, sum_ns: f64) -> Self {
-        let mut at_or_below = [0; LATENCY_BUCKET_BOUNDS_NS.len()];
+        let mut buckets = LatencyBuckets::default();
         for v in h.iter_recorded() {
-            let value = v.value_iterated_to();
-            for (slot, &bound) in at_or_below.iter_mut().zip(&LATENCY_BUCKET_BOUNDS_NS) {
-                if value <= bound {
-                    *slot += v.count_at_value();
-                }
-            }
+            buckets.add(v.value_iterated_to(), v.count_at_value());
         }
-        LatencyBuckets {
-            at_or_below,
-            count: h.len(),
-            sum_ns,
+        buckets.sum_ns = sum_ns;
+        buckets
+    }
+
+    /// Counts `count` samples of `value_ns` (an HDR bucket's highest value, as from
+    /// [`LatencyBuckets::from_histogram`]) into the buckets and the count; the sum is the
+    /// caller's.
+    pub fn add(&mut self, value_ns: u64, count: u64) {
+        let first = LATENCY_BUCKET_BOUNDS_NS.partition_point(|&bound| bound < value_ns);
+        for slot in &mut self.at_or_below[first..] {
+            *slot += count;
         }
+        self.count += count;
     }
 }
 

@@ -74,30 +74,36 @@ pub fn open(path: &Path) -> Result<LoadedRun, String> {
     })
 }
 
+/// The files of the interval log of the result directory at `path` in time order:
+/// latency.hlog, or the segment files (`latency-NNNNNN.hlog`) in index order; none when the run
+/// has no log.
+pub fn hlog_files(path: &Path) -> Result<Vec<PathBuf>, String> {
+    let single = path.join(hlog::FILE_NAME);
+    if single.is_file() {
+        return Ok(vec![single]);
+    }
+    let entries =
+        std::fs::read_dir(path).map_err(|e| format!("cannot list {}: {e}", path.display()))?;
+    let mut found: Vec<(u64, PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let index = segments::parse_file_name(e.file_name().to_str()?)?;
+            Some((index, e.path()))
+        })
+        .collect();
+    found.sort_unstable();
+    Ok(found.into_iter().map(|(_, p)| p).collect())
+}
+
 impl LoadedRun {
     /// Whether the run has an interval log (latency.hlog or segments).
     pub fn has_hlog(&self) -> bool {
         self.hlog_files().is_ok_and(|f| !f.is_empty())
     }
 
-    /// The files of the run's interval log in time order: latency.hlog, or the segment files
-    /// (`latency-NNNNNN.hlog`) in index order; none when the run has no log.
+    /// The files of the run's interval log in time order (see [`hlog_files`]).
     pub fn hlog_files(&self) -> Result<Vec<PathBuf>, String> {
-        let single = self.path.join(hlog::FILE_NAME);
-        if single.is_file() {
-            return Ok(vec![single]);
-        }
-        let entries = std::fs::read_dir(&self.path)
-            .map_err(|e| format!("cannot list {}: {e}", self.path.display()))?;
-        let mut found: Vec<(u64, PathBuf)> = entries
-            .filter_map(|e| e.ok())
-            .filter_map(|e| {
-                let index = segments::parse_file_name(e.file_name().to_str()?)?;
-                Some((index, e.path()))
-            })
-            .collect();
-        found.sort_unstable();
-        Ok(found.into_iter().map(|(_, p)| p).collect())
+        hlog_files(&self.path)
     }
 
     /// Scans latency.hlog on up to 8 threads, each folding the intervals of its share of the

@@ -15,8 +15,8 @@ use crate::error::{Failure, Result};
 use crate::load::supervisor::{Outcome, PhasePlan, PlannedLoad, Setup, Supervisor};
 use crate::load::{LoadSpec, SpikeLoad};
 use crate::plan::RunPlan;
+use crate::record::hlog_scan;
 use crate::record::stats::{LatencySummary, new_histogram};
-use crate::record::{hlog, hlog_scan};
 use crate::results::ResultDir;
 use crate::results::events::Event;
 use crate::results::run_record::{LoadRecord, PhaseRecord, PhaseThreadSummary, RunRecord};
@@ -196,12 +196,20 @@ pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Opt
     record.warnings.extend(outcome.warnings.iter().cloned());
     if !outcome.phases.is_empty() {
         // Streamed: a day-long scenario has 86 400 intervals per CPU, too many to hold decoded.
+        // From latency.hlog, or from every segment of a segmented log in order (their
+        // timestamps share the run's start).
         let mut stats = PhaseStats::new(outcome, &record.plan.cpus);
-        let scanned = hlog_scan::scan(
-            &dir.file(hlog::FILE_NAME),
-            |i| stats.add(i.tag, i.start_s, i.length_s, i.counts),
-            |_, _| {},
-        );
+        let scanned = crate::results::loaded::hlog_files(&dir.path).and_then(|files| {
+            files.iter().try_for_each(|file| {
+                hlog_scan::scan(
+                    file,
+                    |i| stats.add(i.tag, i.start_s, i.length_s, i.counts),
+                    |_, _| {},
+                )
+                .map(drop)
+                .map_err(|e| format!("{}: {e}", file.display()))
+            })
+        });
         if let Err(e) = scanned {
             record
                 .warnings

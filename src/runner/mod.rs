@@ -128,13 +128,44 @@ pub(crate) fn thread_summaries(
     results: &[ThreadResult],
     ends: &[JoinedThread],
 ) -> Vec<ThreadSummary> {
+    let ends = ends.iter().map(|joined| {
+        let end = match &joined.end {
+            ThreadEnd::Completed => "completed".into(),
+            ThreadEnd::Stopped => "stopped".into(),
+            ThreadEnd::Failed(m) => format!("failed: {m}"),
+        };
+        (joined.tid, end)
+    });
+    summaries(plan, results, ends)
+}
+
+/// Per thread still measuring (kernel thread ids in plan order), its figures so far for the
+/// run.json of a run in progress: `end` is `running`.
+pub(crate) fn running_thread_summaries(
+    plan: &RunPlan,
+    results: &[ThreadResult],
+    tids: &[i32],
+) -> Vec<ThreadSummary> {
+    summaries(
+        plan,
+        results,
+        tids.iter().map(|&tid| (tid, "running".to_string())),
+    )
+}
+
+/// Per thread, its figures with its (tid, end) in plan order.
+fn summaries(
+    plan: &RunPlan,
+    results: &[ThreadResult],
+    ends: impl Iterator<Item = (i32, String)>,
+) -> Vec<ThreadSummary> {
     results
         .iter()
         .zip(ends)
-        .map(|(r, joined)| ThreadSummary {
+        .map(|(r, (tid, end))| ThreadSummary {
             cpu: r.cpu,
             thread_index: r.index,
-            tid: joined.tid,
+            tid,
             interval_ns: plan.thread_interval_ns(r.index),
             deadline_ns: plan.thread_deadline_ns(r.index),
             latency: r.latency.clone(),
@@ -142,11 +173,7 @@ pub(crate) fn thread_summaries(
             dropped_records: r.dropped_records,
             deadline_misses: r.deadline_misses,
             early_wakeups: r.early_wakeups,
-            end: match &joined.end {
-                ThreadEnd::Completed => "completed".into(),
-                ThreadEnd::Stopped => "stopped".into(),
-                ThreadEnd::Failed(m) => format!("failed: {m}"),
-            },
+            end,
             irq_latency: r.trace.as_ref().map(|t| t.irq_latency.clone()),
             tails: r.tails.clone(),
             noise: match plan.kind {

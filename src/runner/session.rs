@@ -29,7 +29,7 @@ use crate::error::{Failure, OrFailure, Result};
 use crate::measure::clock::monotonic_ns;
 use crate::measure::sched::{explain_mlock_refusal, lock_all_memory};
 use crate::measure::wake::block_timer_signals;
-use crate::plan::{PREFAULT_STACK_BYTES, RunPlan};
+use crate::plan::{PREFAULT_STACK_BYTES, RunLength, RunPlan};
 use crate::record::live::LiveView;
 use crate::record::samplelog::SampleLogHeader;
 use crate::record::segments::SegmentLedger;
@@ -336,6 +336,7 @@ impl Session {
             self.stop.store(true, Ordering::SeqCst);
         }
         self.log_explanations();
+        self.stop_if_a_thread_ended();
         self.record_segments();
         for e in self.loads.drain_events() {
             self.events.write(&e);
@@ -394,15 +395,37 @@ impl Session {
             })
     }
 
+    /// In a run without end, a measuring thread that returns before the stop has failed (its
+    /// wake method's sleep or timer refused): the run stops, so that it ends `failed` (exit 4)
+    /// with its segments closed, rather than going on with a CPU that no longer measures, whose
+    /// tag would keep every later segment open (a segment is sealed once every tag has left it)
+    /// and whose metrics would stand still. A monitor's service manager restarts it.
+    fn stop_if_a_thread_ended(&mut self) {
+        if self.plan.length == RunLength::Endless
+            && !self.stop.load(Ordering::SeqCst)
+            && self.threads.any_ended()
+        {
+            self.stop.store(true, Ordering::SeqCst);
+        }
+    }
+
     /// At a segment boundary (a segment sealed, or deleted by retention), rewrites run.json
-    /// with the segments as they are and the time measured so far, so that a crash leaves a
-    /// record that names every complete segment.
+    /// with the segments as they are, the time measured so far and each thread's figures so far
+    /// (`end`: `running`), so that a crash (SIGKILL) leaves a record that names every complete
+    /// segment and loses only the figures measured since the last boundary.
     fn record_segments(&mut self) {
         let Some(update) = self.segments.as_ref().and_then(SegmentLedger::take_update) else {
             return;
         };
         self.record.segments = Some(update);
         self.record.duration_ns = Some(self.elapsed_ns());
+        let results = self
+            .recorder
+            .as_ref()
+            .expect("the recorder lives until finish")
+            .results_so_far();
+        self.record.threads =
+            super::running_thread_summaries(&self.plan, &results, &self.threads.tids());
         if let Err(e) = self.dir.write_first_run_record(&self.record) {
             let message = write_failed(&self.dir, e);
             self.io_error.get_or_insert(message);

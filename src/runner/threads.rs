@@ -62,6 +62,19 @@ impl Threads {
         self.list.iter().all(|t| t.join.is_finished())
     }
 
+    /// Whether some thread has returned.
+    pub(super) fn any_ended(&self) -> bool {
+        self.list.iter().any(|t| t.join.is_finished())
+    }
+
+    /// The kernel thread ids, in plan order (0 for a thread not started yet).
+    pub(super) fn tids(&self) -> Vec<i32> {
+        self.list
+            .iter()
+            .map(|t| t.counters.tid.load(Ordering::Relaxed))
+            .collect()
+    }
+
     /// Joins every thread: per thread its CPU, its kernel thread id and how it ended (a panic
     /// is a failure).
     pub(super) fn join(&mut self) -> Vec<JoinedThread> {

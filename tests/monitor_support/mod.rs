@@ -113,6 +113,13 @@ impl Monitor {
             ),
         )
     }
+
+    /// Sends SIGKILL and reaps the process.
+    pub fn kill_hard(&mut self) {
+        let mut child = self.child.take().expect("running");
+        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+        let _ = child.wait();
+    }
 }
 
 impl Drop for Monitor {
