@@ -10,6 +10,7 @@
 
 pub mod file;
 pub mod ioctl;
+pub mod ipc;
 pub mod rlimit;
 pub mod sched;
 pub mod signal;

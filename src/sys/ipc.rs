@@ -1,0 +1,482 @@
+//! Inter-thread wake mechanisms for the IPC wake methods (measure/wake/ipc/): futexes, pthread
+//! mutexes and condition variables, POSIX and System V semaphores, POSIX message queues, pipes,
+//! eventfds, and queued real-time signals. Each is a plain Rust type that is `Send + Sync` and
+//! frees its kernel object on drop; blocking calls return the raw result (EINTR included) so
+//! that the caller decides whether to resume.
+//!
+//! glibc/musl differences: `sival_ptr` is pointer-sized, so a signal carries a 64-bit value only
+//! on 64-bit targets ([`SIGNAL_VALUE_CARRIES_U64`]); the rest has the same layout on both.
+
+use std::cell::UnsafeCell;
+use std::io;
+use std::sync::atomic::AtomicU32;
+
+fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
+    super::check(ret)
+}
+
+/// Blocks while `*word == expected` (FUTEX_WAIT_PRIVATE). Returns at once if it differs;
+/// EINTR and EAGAIN come back as errors.
+pub fn futex_wait(word: &AtomicU32, expected: u32) -> io::Result<()> {
+    // SAFETY: the address is a live, aligned u32 for the call's duration; no timeout.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            std::ptr::null::<libc::timespec>(),
+        )
+    };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Wakes one thread blocked in [`futex_wait`] on `word`.
+pub fn futex_wake_one(word: &AtomicU32) {
+    // SAFETY: as above; waking never fails on a valid address.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            1,
+        );
+    }
+}
+
+/// A default (normal) pthread mutex, boxed so it never moves. Used as ptsematest uses it: one
+/// thread locks it (and blocks while it is held) and the other unlocks it, which POSIX leaves
+/// undefined but glibc and musl implement for normal mutexes as a plain release.
+pub struct RawMutex(Box<UnsafeCell<libc::pthread_mutex_t>>);
+
+// SAFETY: a pthread mutex is made to be shared between threads; it never moves (boxed).
+unsafe impl Send for RawMutex {}
+unsafe impl Sync for RawMutex {}
+
+impl RawMutex {
+    pub fn new() -> RawMutex {
+        RawMutex(Box::new(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER)))
+    }
+
+    /// pthread_mutex_lock: blocks while the mutex is held, by any thread (the caller too).
+    pub fn lock(&self) -> io::Result<()> {
+        // SAFETY: initialised, pinned mutex.
+        errno_result(unsafe { libc::pthread_mutex_lock(self.0.get()) })
+    }
+
+    pub fn unlock(&self) -> io::Result<()> {
+        // SAFETY: as above.
+        errno_result(unsafe { libc::pthread_mutex_unlock(self.0.get()) })
+    }
+}
+
+impl Default for RawMutex {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for RawMutex {
+    fn drop(&mut self) {
+        // SAFETY: no thread uses it any more (we own it exclusively).
+        unsafe { libc::pthread_mutex_destroy(self.0.get()) };
+    }
+}
+
+/// A pthread condition variable, used with a [`RawMutex`] the caller holds.
+pub struct RawCondvar(Box<UnsafeCell<libc::pthread_cond_t>>);
+
+// SAFETY: as for RawMutex.
+unsafe impl Send for RawCondvar {}
+unsafe impl Sync for RawCondvar {}
+
+impl RawCondvar {
+    pub fn new() -> RawCondvar {
+        RawCondvar(Box::new(UnsafeCell::new(libc::PTHREAD_COND_INITIALIZER)))
+    }
+
+    /// pthread_cond_wait; `mutex` must be locked by the caller. May return spuriously.
+    pub fn wait(&self, mutex: &RawMutex) -> io::Result<()> {
+        // SAFETY: both initialised and pinned; the caller holds the mutex.
+        errno_result(unsafe { libc::pthread_cond_wait(self.0.get(), mutex.0.get()) })
+    }
+
+    pub fn signal(&self) -> io::Result<()> {
+        // SAFETY: initialised, pinned.
+        errno_result(unsafe { libc::pthread_cond_signal(self.0.get()) })
+    }
+}
+
+impl Default for RawCondvar {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for RawCondvar {
+    fn drop(&mut self) {
+        // SAFETY: no thread waits on it any more.
+        unsafe { libc::pthread_cond_destroy(self.0.get()) };
+    }
+}
+
+/// An unnamed POSIX semaphore (sem_init, process-private), starting at 0.
+pub struct PosixSemaphore(Box<UnsafeCell<libc::sem_t>>);
+
+// SAFETY: made to be shared between threads; pinned in its box.
+unsafe impl Send for PosixSemaphore {}
+unsafe impl Sync for PosixSemaphore {}
+
+impl PosixSemaphore {
+    pub fn new() -> io::Result<PosixSemaphore> {
+        // SAFETY: all-zero is valid storage for sem_init to initialise.
+        let sem = PosixSemaphore(Box::new(UnsafeCell::new(unsafe { std::mem::zeroed() })));
+        // SAFETY: pinned storage; pshared 0 (threads of this process).
+        check(unsafe { libc::sem_init(sem.0.get(), 0, 0) })?;
+        Ok(sem)
+    }
+
+    pub fn post(&self) -> io::Result<()> {
+        // SAFETY: initialised.
+        check(unsafe { libc::sem_post(self.0.get()) }).map(drop)
+    }
+
+    /// sem_wait: the raw return (0, or -1 with errno, EINTR included).
+    pub fn wait_raw(&self) -> libc::c_int {
+        // SAFETY: initialised.
+        unsafe { libc::sem_wait(self.0.get()) }
+    }
+}
+
+impl Drop for PosixSemaphore {
+    fn drop(&mut self) {
+        // SAFETY: nobody waits on it any more.
+        unsafe { libc::sem_destroy(self.0.get()) };
+    }
+}
+
+/// A private System V semaphore set of one semaphore, starting at 0; removed on drop.
+pub struct SysvSemaphore {
+    id: libc::c_int,
+}
+
+impl SysvSemaphore {
+    pub fn new() -> io::Result<SysvSemaphore> {
+        // SAFETY: plain syscall; IPC_PRIVATE always makes a new set.
+        let id = check(unsafe { libc::semget(libc::IPC_PRIVATE, 1, libc::IPC_CREAT | 0o600) })?;
+        Ok(SysvSemaphore { id })
+    }
+
+    /// semop of `delta` on the semaphore: the raw return (EINTR included).
+    pub fn op_raw(&self, delta: i16) -> libc::c_int {
+        let mut op = libc::sembuf {
+            sem_num: 0,
+            sem_op: delta,
+            sem_flg: 0,
+        };
+        // SAFETY: one valid sembuf.
+        unsafe { libc::semop(self.id, &mut op, 1) }
+    }
+}
+
+impl Drop for SysvSemaphore {
+    fn drop(&mut self) {
+        // SAFETY: removes the set; waiters (none by now) would get EIDRM.
+        unsafe { libc::semctl(self.id, 0, libc::IPC_RMID) };
+    }
+}
+
+/// A POSIX message queue of 8-byte messages, unlinked as soon as it is open (only the two
+/// descriptors hold it, so nothing is left in /dev/mqueue even after a crash).
+pub struct MessageQueue {
+    mqd: libc::mqd_t,
+}
+
+// SAFETY: a message queue descriptor is a file descriptor, usable from any thread.
+unsafe impl Send for MessageQueue {}
+unsafe impl Sync for MessageQueue {}
+
+impl MessageQueue {
+    /// A new queue holding up to `capacity` messages of 8 bytes.
+    pub fn new(capacity: i64) -> io::Result<MessageQueue> {
+        let name = format!(
+            "/jitterlab-{}-{}\0",
+            std::process::id(),
+            super::signal::thread_id()
+        );
+        // SAFETY: all-zero mq_attr is valid; the fields set are the ones mq_open reads.
+        let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
+        attr.mq_maxmsg = capacity as _;
+        attr.mq_msgsize = 8;
+        // SAFETY: NUL-terminated name; valid attr.
+        let mqd = unsafe {
+            libc::mq_open(
+                name.as_ptr().cast(),
+                libc::O_CREAT | libc::O_EXCL | libc::O_RDWR | libc::O_CLOEXEC,
+                0o600 as libc::mode_t,
+                &attr as *const libc::mq_attr,
+            )
+        };
+        if mqd == -1 as libc::mqd_t {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: same name.
+        unsafe { libc::mq_unlink(name.as_ptr().cast()) };
+        Ok(MessageQueue { mqd })
+    }
+
+    pub fn send(&self, value: u64) -> io::Result<()> {
+        let bytes = value.to_ne_bytes();
+        // SAFETY: 8 valid bytes, the queue's message size.
+        check(unsafe { libc::mq_send(self.mqd, bytes.as_ptr().cast(), 8, 0) }).map(drop)
+    }
+
+    /// mq_receive of one message: its value, or the error (EINTR included).
+    pub fn receive(&self) -> io::Result<u64> {
+        let mut bytes = [0u8; 8];
+        // SAFETY: an 8-byte buffer for a queue of 8-byte messages.
+        let n = unsafe {
+            libc::mq_receive(
+                self.mqd,
+                bytes.as_mut_ptr().cast(),
+                8,
+                std::ptr::null_mut(),
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(u64::from_ne_bytes(bytes))
+    }
+}
+
+impl Drop for MessageQueue {
+    fn drop(&mut self) {
+        // SAFETY: our descriptor.
+        unsafe { libc::mq_close(self.mqd) };
+    }
+}
+
+/// A file descriptor that 8-byte values are written to and read from whole: a pipe's two
+/// ends, or one eventfd for both.
+pub struct ValueFds {
+    read: libc::c_int,
+    write: libc::c_int,
+}
+
+impl ValueFds {
+    /// A pipe (writes of 8 bytes are atomic: less than PIPE_BUF).
+    pub fn pipe() -> io::Result<ValueFds> {
+        let mut fds = [0; 2];
+        // SAFETY: a two-int array.
+        check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+        Ok(ValueFds {
+            read: fds[0],
+            write: fds[1],
+        })
+    }
+
+    /// An eventfd counting from 0: a write adds its value, a read returns the sum and resets it.
+    pub fn eventfd() -> io::Result<ValueFds> {
+        // SAFETY: plain syscall.
+        let fd = check(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) })?;
+        Ok(ValueFds { read: fd, write: fd })
+    }
+
+    pub fn write(&self, value: u64) -> io::Result<()> {
+        let bytes = value.to_ne_bytes();
+        // SAFETY: 8 valid bytes.
+        let n = unsafe { libc::write(self.write, bytes.as_ptr().cast(), 8) };
+        match n {
+            8 => Ok(()),
+            n if n < 0 => Err(io::Error::last_os_error()),
+            _ => Err(io::Error::new(io::ErrorKind::WriteZero, "short write")),
+        }
+    }
+
+    /// Reads one 8-byte value (blocking): the value or the error (EINTR included).
+    pub fn read(&self) -> io::Result<u64> {
+        let mut bytes = [0u8; 8];
+        // SAFETY: an 8-byte buffer.
+        let n = unsafe { libc::read(self.read, bytes.as_mut_ptr().cast(), 8) };
+        match n {
+            8 => Ok(u64::from_ne_bytes(bytes)),
+            n if n < 0 => Err(io::Error::last_os_error()),
+            _ => Err(io::Error::new(io::ErrorKind::UnexpectedEof, "short read")),
+        }
+    }
+}
+
+impl Drop for ValueFds {
+    fn drop(&mut self) {
+        // SAFETY: our descriptors (one, for an eventfd).
+        unsafe {
+            libc::close(self.read);
+            if self.write != self.read {
+                libc::close(self.write);
+            }
+        }
+    }
+}
+
+/// Whether a queued signal's value (`sival_ptr`, pointer-sized) holds a whole u64.
+pub const SIGNAL_VALUE_CARRIES_U64: bool = usize::BITS >= 64;
+
+/// Queues `signal` with `value` (truncated to a pointer's width) to thread `tid` of this
+/// process: rt_tgsigqueueinfo with SI_QUEUE, as sigqueue() but aimed at one thread.
+pub fn queue_signal_to_thread(
+    tid: libc::pid_t,
+    signal: libc::c_int,
+    value: u64,
+) -> io::Result<()> {
+    // SAFETY: all-zero siginfo is valid; the fields written are those of SI_QUEUE.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    info.si_signo = signal;
+    info.si_code = libc::SI_QUEUE;
+    // The SI_QUEUE member of the union (si_pid, si_uid, si_value) follows the three ints at
+    // the union's alignment, a pointer's; libc exposes no setter, so it is written through
+    // structs of that layout.
+    #[repr(C)]
+    struct Queued {
+        signo: libc::c_int,
+        errno: libc::c_int,
+        code: libc::c_int,
+        rt: Rt,
+    }
+    #[repr(C)]
+    struct Rt {
+        pid: libc::pid_t,
+        uid: libc::uid_t,
+        value: libc::sigval,
+    }
+    const _: () = assert!(size_of::<Queued>() <= size_of::<libc::siginfo_t>());
+    // SAFETY: siginfo_t is larger than Queued and starts with this layout for SI_QUEUE.
+    unsafe {
+        let queued = &mut *(&mut info as *mut libc::siginfo_t).cast::<Queued>();
+        queued.rt.pid = libc::getpid();
+        queued.rt.uid = libc::getuid();
+        queued.rt.value = libc::sigval {
+            sival_ptr: value as usize as *mut libc::c_void,
+        };
+    }
+    // SAFETY: plain syscall with a valid siginfo.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_rt_tgsigqueueinfo,
+            libc::getpid(),
+            tid,
+            signal,
+            &info as *const libc::siginfo_t,
+        )
+    };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// One signal that the calling thread blocks and waits for without a handler.
+pub struct SignalWaiter {
+    set: libc::sigset_t,
+    signal: libc::c_int,
+}
+
+// SAFETY: a sigset_t is plain data.
+unsafe impl Send for SignalWaiter {}
+unsafe impl Sync for SignalWaiter {}
+
+impl SignalWaiter {
+    /// Blocks `signal` in the calling thread (it then stays pending until waited for).
+    pub fn block_in_this_thread(signal: libc::c_int) -> SignalWaiter {
+        // SAFETY: sigset operations on a local set.
+        let set = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, signal);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            set
+        };
+        SignalWaiter { set, signal }
+    }
+
+    /// sigwaitinfo: the value the signal was queued with, or the error (EINTR included).
+    pub fn wait_value(&self) -> io::Result<u64> {
+        // SAFETY: all-zero siginfo is valid output storage.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: valid set and output.
+        if unsafe { libc::sigwaitinfo(&self.set, &mut info) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the signal was queued with SI_QUEUE, so si_value is the member in use.
+        Ok(unsafe { info.si_value().sival_ptr } as usize as u64)
+    }
+
+    /// Plain sigwait, as sigwaittest: no value. glibc resumes it after EINTR itself.
+    pub fn wait(&self) -> io::Result<()> {
+        let mut got = 0;
+        // SAFETY: valid set and output.
+        errno_result(unsafe { libc::sigwait(&self.set, &mut got) })?;
+        debug_assert_eq!(got, self.signal);
+        Ok(())
+    }
+}
+
+/// A pthread-style return (0, or the error number) as a result.
+fn errno_result(ret: libc::c_int) -> io::Result<()> {
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(ret))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queued_signal_carries_its_value_to_the_thread() {
+        std::thread::spawn(|| {
+            let signal = libc::SIGRTMIN() + 6;
+            let waiter = SignalWaiter::block_in_this_thread(signal);
+            let value = if SIGNAL_VALUE_CARRIES_U64 {
+                0x1234_5678_9abc_def0
+            } else {
+                0x9abc_def0
+            };
+            queue_signal_to_thread(super::super::signal::thread_id(), signal, value).unwrap();
+            assert_eq!(waiter.wait_value().unwrap(), value);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn queues_and_fds_carry_values() {
+        let mq = MessageQueue::new(2).unwrap();
+        mq.send(42).unwrap();
+        mq.send(7).unwrap();
+        assert_eq!((mq.receive().unwrap(), mq.receive().unwrap()), (42, 7));
+        let pipe = ValueFds::pipe().unwrap();
+        pipe.write(u64::MAX - 1).unwrap();
+        assert_eq!(pipe.read().unwrap(), u64::MAX - 1);
+        // An eventfd adds up what was written before a read.
+        let efd = ValueFds::eventfd().unwrap();
+        efd.write(5).unwrap();
+        efd.write(6).unwrap();
+        assert_eq!(efd.read().unwrap(), 11);
+    }
+
+    #[test]
+    fn semaphores_count() {
+        let sem = PosixSemaphore::new().unwrap();
+        sem.post().unwrap();
+        assert_eq!(sem.wait_raw(), 0);
+        let sysv = SysvSemaphore::new().unwrap();
+        assert_eq!(sysv.op_raw(1), 0);
+        assert_eq!(sysv.op_raw(-1), 0);
+    }
+}
