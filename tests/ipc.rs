@@ -37,7 +37,10 @@ fn counts(wake: &str, sender_cpu: &str) -> Result<(), String> {
         out.to_str().unwrap(),
     ]);
     if !o.status.success() {
-        return Err(format!("--wake {wake} --sender-cpu {sender_cpu}: {}", text(&o)));
+        return Err(format!(
+            "--wake {wake} --sender-cpu {sender_cpu}: {}",
+            text(&o)
+        ));
     }
     let run = run_json(&out);
     let ipc = &run["plan"]["ipc"];
@@ -65,7 +68,9 @@ fn counts(wake: &str, sender_cpu: &str) -> Result<(), String> {
         }
         let min = t["min_ns"].as_i64().unwrap();
         if min < 0 {
-            return Err(format!("--wake {wake}: CPU {cpu} woke {min} ns before the sender's stamp"));
+            return Err(format!(
+                "--wake {wake}: CPU {cpu} woke {min} ns before the sender's stamp"
+            ));
         }
         if t["end"] != "completed" {
             return Err(format!("--wake {wake}: CPU {cpu} ended {}", t["end"]));
@@ -84,13 +89,17 @@ fn every_ipc_method_serves_every_due_time_on_the_same_and_another_cpu() {
         return;
     }
     let methods = ipc_methods();
-    assert!(methods.len() >= 10, "the IPC methods are in the table: {methods:?}");
+    assert!(
+        methods.len() >= 10,
+        "the IPC methods are in the table: {methods:?}"
+    );
     let _g = exclusive();
     for wake in methods {
         for sender_cpu in ["same", "other"] {
-            with_one_retry(&format!("ipc counts --wake {wake} --sender-cpu {sender_cpu}"), || {
-                counts(wake, sender_cpu)
-            });
+            with_one_retry(
+                &format!("ipc counts --wake {wake} --sender-cpu {sender_cpu}"),
+                || counts(wake, sender_cpu),
+            );
         }
     }
 }
@@ -101,10 +110,22 @@ fn sender_options_are_checked() {
     let (_base, out) = temp_out();
     let out = out.to_str().unwrap();
     for (args, says) in [
-        (vec!["--wake", "clock-nanosleep", "--sender-cpu", "0"], "no sender thread"),
-        (vec!["--wake", "mq", "--sender-cpu", "elsewhere"], "same, other or a CPU number"),
-        (vec!["--wake", "mq", "--sender-priority", "120"], "--sender-priority 120"),
-        (vec!["--wake", "mq", "--trace"], "do not yet follow the sender"),
+        (
+            vec!["--wake", "clock-nanosleep", "--sender-cpu", "0"],
+            "no sender thread",
+        ),
+        (
+            vec!["--wake", "mq", "--sender-cpu", "elsewhere"],
+            "same, other or a CPU number",
+        ),
+        (
+            vec!["--wake", "mq", "--sender-priority", "120"],
+            "--sender-priority 120",
+        ),
+        (
+            vec!["--wake", "mq", "--trace"],
+            "do not yet follow the sender",
+        ),
     ] {
         let mut all = vec!["run", "--duration", "1s", "--out", out];
         all.extend(args.iter());

@@ -239,12 +239,7 @@ impl MessageQueue {
         let mut bytes = [0u8; 8];
         // SAFETY: an 8-byte buffer for a queue of 8-byte messages.
         let n = unsafe {
-            libc::mq_receive(
-                self.mqd,
-                bytes.as_mut_ptr().cast(),
-                8,
-                std::ptr::null_mut(),
-            )
+            libc::mq_receive(self.mqd, bytes.as_mut_ptr().cast(), 8, std::ptr::null_mut())
         };
         if n < 0 {
             return Err(io::Error::last_os_error());
@@ -283,7 +278,10 @@ impl ValueFds {
     pub fn eventfd() -> io::Result<ValueFds> {
         // SAFETY: plain syscall.
         let fd = check(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) })?;
-        Ok(ValueFds { read: fd, write: fd })
+        Ok(ValueFds {
+            read: fd,
+            write: fd,
+        })
     }
 
     pub fn write(&self, value: u64) -> io::Result<()> {
@@ -327,11 +325,7 @@ pub const SIGNAL_VALUE_CARRIES_U64: bool = usize::BITS >= 64;
 
 /// Queues `signal` with `value` (truncated to a pointer's width) to thread `tid` of this
 /// process: rt_tgsigqueueinfo with SI_QUEUE, as sigqueue() but aimed at one thread.
-pub fn queue_signal_to_thread(
-    tid: libc::pid_t,
-    signal: libc::c_int,
-    value: u64,
-) -> io::Result<()> {
+pub fn queue_signal_to_thread(tid: libc::pid_t, signal: libc::c_int, value: u64) -> io::Result<()> {
     // SAFETY: all-zero siginfo is valid; the fields written are those of SI_QUEUE.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     info.si_signo = signal;

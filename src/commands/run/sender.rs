@@ -118,19 +118,43 @@ mod tests {
 
     #[test]
     fn senders_default_to_the_receivers_cpu_and_priority() {
-        let spec = resolve_sender(&args(None, None), method("mq"), PolicyKind::Fifo, 95, &[0, 1], &[0, 1])
-            .unwrap()
-            .unwrap();
-        assert_eq!((spec.cpu, spec.cpus, spec.priority), (SenderCpu::Same, vec![0, 1], 95));
+        let spec = resolve_sender(
+            &args(None, None),
+            method("mq"),
+            PolicyKind::Fifo,
+            95,
+            &[0, 1],
+            &[0, 1],
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            (spec.cpu, spec.cpus, spec.priority),
+            (SenderCpu::Same, vec![0, 1], 95)
+        );
     }
 
     #[test]
     fn other_is_the_next_online_cpu_wrapping() {
-        let spec = resolve_sender(&args(Some("other"), Some(80)), method("futex"), PolicyKind::Fifo, 95, &[0, 2, 3], &[0, 2, 3])
-            .unwrap()
-            .unwrap();
+        let spec = resolve_sender(
+            &args(Some("other"), Some(80)),
+            method("futex"),
+            PolicyKind::Fifo,
+            95,
+            &[0, 2, 3],
+            &[0, 2, 3],
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!((spec.cpus, spec.priority), (vec![2, 3, 0], 80));
-        let alone = resolve_sender(&args(Some("other"), None), method("pipe"), PolicyKind::Fifo, 95, &[0], &[0]);
+        let alone = resolve_sender(
+            &args(Some("other"), None),
+            method("pipe"),
+            PolicyKind::Fifo,
+            95,
+            &[0],
+            &[0],
+        );
         assert!(alone.unwrap_err().to_string().contains("only online CPU"));
     }
 
@@ -141,11 +165,16 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
-        assert!(err(args(Some("1"), None), "clock-nanosleep", PolicyKind::Fifo).contains("no sender thread"));
+        assert!(
+            err(args(Some("1"), None), "clock-nanosleep", PolicyKind::Fifo)
+                .contains("no sender thread")
+        );
         assert!(err(args(Some("7"), None), "mq", PolicyKind::Fifo).contains("not online"));
         assert!(err(args(Some("x"), None), "mq", PolicyKind::Fifo).contains("same, other"));
         assert!(err(args(None, Some(100)), "mq", PolicyKind::Fifo).contains("1..=99"));
-        assert!(err(args(None, Some(5)), "mq", PolicyKind::Other).contains("omit --sender-priority"));
+        assert!(
+            err(args(None, Some(5)), "mq", PolicyKind::Other).contains("omit --sender-priority")
+        );
         assert!(err(args(None, None), "mq", PolicyKind::Deadline).contains("cannot be pinned"));
     }
 }

@@ -158,9 +158,7 @@ impl Channel for Semaphore {
 
     #[inline(always)]
     fn receive(&self, end: impl Fn() -> bool) -> io::Result<u64> {
-        resume_after_signal(&end, || {
-            crate::sys::check(self.sem.wait_raw()).map(drop)
-        })?;
+        resume_after_signal(&end, || crate::sys::check(self.sem.wait_raw()).map(drop))?;
         Ok(self.stamp.load(Acquire))
     }
 }

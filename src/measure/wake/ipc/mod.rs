@@ -32,12 +32,12 @@ pub mod locks;
 pub mod queues;
 pub mod signals;
 
+use super::Waker;
 use super::driver::{Cycles, Driver};
 use super::sleep::AbsoluteSleep;
-use super::Waker;
+use crate::measure::ThreadEnd;
 use crate::measure::clock::{Clock, thread_cpu_time_ns};
 use crate::measure::sched::{Policy, minimise_timer_slack, pin_current_thread};
-use crate::measure::ThreadEnd;
 use crate::sys::ipc::{futex_wait, futex_wake_one};
 use crate::sys::signal;
 use std::io;
@@ -105,7 +105,9 @@ impl<C: Channel> Pair<C> {
                     Ok(()) => {}
                     Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {}
                     Err(e) if e.raw_os_error() == Some(libc::EINTR) => return self.close(None),
-                    Err(e) => return self.close(Some(format!("the sender's futex wait failed: {e}"))),
+                    Err(e) => {
+                        return self.close(Some(format!("the sender's futex wait failed: {e}")));
+                    }
                 }
                 continue;
             }
@@ -190,7 +192,8 @@ impl<C: Channel> IpcWaker<C> {
         };
         let pair = &self.pair;
         pair.closing.store(true, Release);
-        pair.request_seq.store(self.requests.wrapping_add(1), Release);
+        pair.request_seq
+            .store(self.requests.wrapping_add(1), Release);
         // A sender waiting for a due time sees this at once; one asleep towards a due time (the
         // receiver's wait failed) at that time, within an interval.
         futex_wake_one(&pair.request_seq);
@@ -281,9 +284,7 @@ fn run_pair<C: Channel>(cycles: Cycles<'_>) -> ThreadEnd {
     let counters = cycles.counters;
     counters.sender_tid.store(waker.sender_tid, Relaxed);
     let end = cycles.run(&mut waker);
-    counters
-        .sender_cpu_time_ns
-        .store(waker.finish(), Relaxed);
+    counters.sender_cpu_time_ns.store(waker.finish(), Relaxed);
     end
 }
 
