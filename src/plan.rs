@@ -113,6 +113,39 @@ pub struct RunPlan {
     /// Wakeup latency (`jitterlab run`) or OS noise (`jitterlab noise`, which then ignores the
     /// wake method).
     pub kind: crate::measure::MeasureKind,
+    /// IPC wake methods ([`Schedule::Sender`]) only: where and how each thread's sender runs.
+    pub sender: Option<SenderSpec>,
+}
+
+/// `--sender-cpu`, as given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SenderCpu {
+    /// The receiver's CPU (the default).
+    Same,
+    /// The next online CPU after the receiver's.
+    Other,
+    Cpu(usize),
+}
+
+impl SenderCpu {
+    /// The name run.json stores (`same`, `other`, or the number).
+    pub fn name(self) -> String {
+        match self {
+            SenderCpu::Same => "same".into(),
+            SenderCpu::Other => "other".into(),
+            SenderCpu::Cpu(n) => n.to_string(),
+        }
+    }
+}
+
+/// The senders of an IPC run, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SenderSpec {
+    pub cpu: SenderCpu,
+    /// The sender CPU of each measuring thread, in `cpus` order.
+    pub cpus: Vec<usize>,
+    /// The senders' priority under the run's policy (0 for the kinds without one).
+    pub priority: i32,
 }
 
 /// The interval log written as a series of segment files, each a complete HdrHistogram
@@ -251,6 +284,21 @@ impl RunPlan {
     pub fn thread_explain_above_ns(&self, index: usize) -> u64 {
         self.explain_above_ns
             .unwrap_or_else(|| self.thread_deadline_ns(index))
+    }
+
+    /// Where and how the sender of the thread at `index` runs (IPC wake methods only): pinned
+    /// to its CPU, under the run's policy at the senders' priority.
+    pub fn thread_sender(&self, index: usize) -> Option<crate::measure::wake::ipc::SenderPlan> {
+        let spec = self.sender.as_ref()?;
+        let policy = match self.thread_policy(index) {
+            Policy::Fifo(_) => Policy::Fifo(spec.priority),
+            Policy::RoundRobin(_) => Policy::RoundRobin(spec.priority),
+            other => other,
+        };
+        Some(crate::measure::wake::ipc::SenderPlan {
+            cpu: Some(spec.cpus[index]),
+            policy,
+        })
     }
 
     /// The scheduling policy of the thread at `index`. SCHED_DEADLINE reserves a tenth of the

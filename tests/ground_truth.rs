@@ -21,7 +21,14 @@ const EVERY: &str = "211.7ms";
 fn run_method(method: &jitterlab::measure::WakeMethod) -> Result<(), String> {
     let (_base, out) = temp_out();
     let (wake, cpus) = (method.name, wake_cpus(method, "0-1"));
-    let o = jitterlab(&[
+    // An IPC method's sender stamps each wake: on the receiver's CPU it would be held by the
+    // injection too and stamp after it (the number is the wake's latency, not the sender's);
+    // on the other CPU it stamps on time and the injection shows on the receiver.
+    let sender: &[&str] = match method.schedule {
+        jitterlab::measure::wake::Schedule::Sender => &["--sender-cpu", "other"],
+        _ => &[],
+    };
+    let run_args = [
         "run",
         "--duration",
         "3s",
@@ -37,7 +44,8 @@ fn run_method(method: &jitterlab::measure::WakeMethod) -> Result<(), String> {
         &format!("spike:cpu=0,every={EVERY},len=2.6ms,prio=99,offset=106.4ms"),
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ];
+    let o = jitterlab(&[&run_args[..], sender].concat());
     if !o.status.success() {
         return Err(format!("--wake {wake}: the run failed: {}", text(&o)));
     }

@@ -15,9 +15,11 @@
 
 mod monitor;
 mod noise;
+mod sender;
 
 pub use monitor::MonitorArgs;
 pub use noise::NoiseArgs;
+pub use sender::SenderArgs;
 
 use crate::measure::PolicyKind;
 use crate::measure::clock::{CLOCKS, Clock};
@@ -235,6 +237,9 @@ pub struct RunArgs {
     /// (docs/tails.md). Each thread's deadline and 10x its median are always counted too.
     #[arg(long, value_name = "DURATIONS", value_delimiter = ',')]
     pub under: Vec<String>,
+
+    #[command(flatten)]
+    pub sender: SenderArgs,
 }
 
 #[derive(Debug, Args)]

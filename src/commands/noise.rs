@@ -136,6 +136,7 @@ fn as_run_args(args: &NoiseArgs) -> RunArgs {
         quiet: args.quiet,
         budget: args.budget.clone(),
         under: Vec::new(),
+        sender: Default::default(),
     }
 }
 

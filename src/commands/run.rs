@@ -2,6 +2,7 @@
 //! (`runner`), then run.json or the summary on stdout and the exit code.
 
 pub mod resolve;
+pub mod sender;
 
 use crate::cli::RunArgs;
 use crate::error::{ExitCode, Result};

@@ -81,7 +81,7 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
     let mut interval = plan.interval_ns;
     let mut due = match plan.schedule {
         Schedule::Relative => clock.now_ns() + interval,
-        Schedule::Absolute | Schedule::Periodic => plan.first_due_ns,
+        Schedule::Absolute | Schedule::Periodic | Schedule::Sender => plan.first_due_ns,
     };
     let (mut seq, mut dropped, mut missed_total) = (0u64, 0u64, 0u64);
     loop {
@@ -103,7 +103,7 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
             return ThreadEnd::Failed(format!("the sleep before wakeup {seq} failed: {e}"));
         }
         let now = clock.now_ns();
-        let latency = now as i64 - due as i64;
+        let latency = now as i64 - waker.reference_ns(due) as i64;
         let missed = periods_missed(latency, interval);
         if !sink.try_push(Sample {
             seq,
@@ -119,7 +119,7 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
             // The wake read doubles as the next sleep's start, keeping one clock read per cycle.
             Schedule::Relative => now + interval + plan.interval_step_ns,
             // Skip the grid points that passed unserved; they are counted as missed.
-            Schedule::Absolute | Schedule::Periodic => {
+            Schedule::Absolute | Schedule::Periodic | Schedule::Sender => {
                 due + interval * (missed + 1) + plan.interval_step_ns
             }
         };

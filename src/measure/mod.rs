@@ -44,6 +44,11 @@ pub struct Sample {
 pub struct ThreadCounters {
     /// Kernel thread id, once the thread has started (0 before).
     pub tid: AtomicI32,
+    /// IPC wake methods only: the kernel thread id of the thread's sender, once started.
+    pub sender_tid: AtomicI32,
+    /// IPC wake methods only: the sender's CPU time over its life, ns, stored once it has been
+    /// joined; added to `cpu_time_ns`.
+    pub sender_cpu_time_ns: AtomicU64,
     /// Samples that found the ring full and were not recorded.
     pub dropped_records: AtomicU64,
     /// Missed periods so far, including those of dropped records.

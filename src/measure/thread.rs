@@ -7,6 +7,7 @@ use super::noise::{NoiseLoopPlan, run_noise};
 use super::sched::{
     Policy, explain_policy_refusal, minimise_timer_slack, pin_current_thread, prefault_stack,
 };
+use super::wake::ipc::SenderPlan;
 use super::wake::{Cycles, WakeMethod};
 use super::{MeasureKind, Sample, ThreadCounters, ThreadEnd};
 use crate::sys::signal;
@@ -35,6 +36,8 @@ pub struct ThreadPlan {
     pub ring_capacity: usize,
     /// Wakeups (the wake method's loop) or noise (the noise loop; `wake` then unused).
     pub kind: MeasureKind,
+    /// Where the sender runs, for wake methods woken by another thread.
+    pub sender: Option<SenderPlan>,
 }
 
 /// The rendezvous of all measuring threads: each finishes its setup, reports it, and waits
@@ -108,9 +111,11 @@ pub fn spawn_measuring_thread(
             let end = measure(plan, gate, stop, ready, producer, &thread_counters);
             // After the loop, never in it: what the thread cost, set-up and start-up included,
             // for run.json's `cpu_time` (the joining thread reads it after the join).
+            // An IPC method's sender has been joined by now: its time is the run's too.
+            let sender_ns = thread_counters.sender_cpu_time_ns.load(Ordering::Relaxed);
             thread_counters
                 .cpu_time_ns
-                .store(thread_cpu_time_ns(), Ordering::Relaxed);
+                .store(thread_cpu_time_ns() + sender_ns, Ordering::Relaxed);
             end
         })?;
     Ok(MeasuringThread {
@@ -171,6 +176,7 @@ fn measure(
         sink: &mut producer,
         counters,
         stop: &stop,
+        sender: plan.sender,
     })
 }
 
@@ -180,6 +186,7 @@ impl MeasuringThread {
     pub fn interrupt(&self) {
         if !self.join.is_finished() {
             interrupt(self.counters.tid.load(Ordering::Relaxed));
+            interrupt(self.counters.sender_tid.load(Ordering::Relaxed));
         }
     }
 }

@@ -201,6 +201,7 @@ pub fn write_run(
                 trace: false,
                 explain_above_ns: None,
                 noise_threshold_ns: None,
+                ipc: None,
             },
             serde_json::json!({ "hostname": "synthetic" }),
             EnvironmentRecord {

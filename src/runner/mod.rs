@@ -119,6 +119,17 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
             crate::measure::MeasureKind::Noise { threshold_ns, .. } => Some(threshold_ns),
             crate::measure::MeasureKind::Latency => None,
         },
+        ipc: plan
+            .sender
+            .as_ref()
+            .map(|spec| crate::results::run_record::IpcRecord {
+                mechanism: plan.wake.name.into(),
+                sender_cpu: spec.cpu.name(),
+                sender_cpus: spec.cpus.clone(),
+                sender_policy: plan.policy.name().into(),
+                sender_priority: spec.priority,
+                between: "threads".into(),
+            }),
     }
 }
 

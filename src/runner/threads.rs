@@ -133,6 +133,7 @@ fn start_measuring_threads(
             prefault_stack_bytes: if plan.mlock { PREFAULT_STACK_BYTES } else { 0 },
             ring_capacity: plan.ring_size,
             kind: plan.kind,
+            sender: plan.thread_sender(index),
         };
         match spawn_measuring_thread(
             thread_plan,

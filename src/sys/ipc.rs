@@ -1,181 +1,430 @@
-//! Round trips through the POSIX inter-process mechanisms and bpf(2), for the doctor's probes:
-//! each tries the mechanism once and says which step the system refused, with its errno.
-//! `mq_attr`, `pthread_mutex_t` and the futex and bpf calls differ between libcs and word
-//! sizes; they stay here.
+//! Inter-thread wake mechanisms for the IPC wake methods (measure/wake/ipc/): futexes, pthread
+//! mutexes and condition variables, POSIX and System V semaphores, POSIX message queues, pipes,
+//! eventfds, and queued real-time signals. Each is a plain Rust type that is `Send + Sync` and
+//! frees its kernel object on drop; blocking calls return the raw result (EINTR included) so
+//! that the caller decides whether to resume.
+//!
+//! glibc/musl differences: `sival_ptr` is pointer-sized, so a signal carries a 64-bit value only
+//! on 64-bit targets ([`SIGNAL_VALUE_CARRIES_U64`]); the rest has the same layout on both.
 
-use std::ffi::CStr;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::cell::UnsafeCell;
+use std::io;
+use std::sync::atomic::AtomicU32;
 
-/// The step of a round trip that failed, and the errno it failed with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
-    /// Making the object (mq_open, the PI mutex, shm_open).
-    Create(i32),
-    /// Using it once made (send/receive, lock/unlock, size/map).
-    Use(i32),
+fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
+    super::check(ret)
 }
 
-fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+/// Blocks while `*word == expected` (FUTEX_WAIT_PRIVATE). Returns at once if it differs;
+/// EINTR and EAGAIN come back as errors.
+pub fn futex_wait(word: &AtomicU32, expected: u32) -> io::Result<()> {
+    // SAFETY: the address is a live, aligned u32 for the call's duration; no timeout.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            std::ptr::null::<libc::timespec>(),
+        )
+    };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
-/// Makes the message queue `name` (removed again at once), sends a message with priority 7
-/// and receives it back.
-pub fn message_queue_round_trip(name: &CStr) -> Result<(), Refused> {
-    let msg = b"probe";
-    // SAFETY: the queue name is a valid C string; buffers are local and sized as declared.
+/// Wakes one thread blocked in [`futex_wait`] on `word`.
+pub fn futex_wake_one(word: &AtomicU32) {
+    // SAFETY: as above; waking never fails on a valid address.
     unsafe {
-        let mut attr: libc::mq_attr = std::mem::zeroed();
-        attr.mq_maxmsg = 1;
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            1,
+        );
+    }
+}
+
+/// A default (normal) pthread mutex, boxed so it never moves. Used as ptsematest uses it: one
+/// thread locks it (and blocks while it is held) and the other unlocks it, which POSIX leaves
+/// undefined but glibc and musl implement for normal mutexes as a plain release.
+pub struct RawMutex(Box<UnsafeCell<libc::pthread_mutex_t>>);
+
+// SAFETY: a pthread mutex is made to be shared between threads; it never moves (boxed).
+unsafe impl Send for RawMutex {}
+unsafe impl Sync for RawMutex {}
+
+impl RawMutex {
+    pub fn new() -> RawMutex {
+        RawMutex(Box::new(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER)))
+    }
+
+    /// pthread_mutex_lock: blocks while the mutex is held, by any thread (the caller too).
+    pub fn lock(&self) -> io::Result<()> {
+        // SAFETY: initialised, pinned mutex.
+        errno_result(unsafe { libc::pthread_mutex_lock(self.0.get()) })
+    }
+
+    pub fn unlock(&self) -> io::Result<()> {
+        // SAFETY: as above.
+        errno_result(unsafe { libc::pthread_mutex_unlock(self.0.get()) })
+    }
+}
+
+impl Default for RawMutex {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for RawMutex {
+    fn drop(&mut self) {
+        // SAFETY: no thread uses it any more (we own it exclusively).
+        unsafe { libc::pthread_mutex_destroy(self.0.get()) };
+    }
+}
+
+/// A pthread condition variable, used with a [`RawMutex`] the caller holds.
+pub struct RawCondvar(Box<UnsafeCell<libc::pthread_cond_t>>);
+
+// SAFETY: as for RawMutex.
+unsafe impl Send for RawCondvar {}
+unsafe impl Sync for RawCondvar {}
+
+impl RawCondvar {
+    pub fn new() -> RawCondvar {
+        RawCondvar(Box::new(UnsafeCell::new(libc::PTHREAD_COND_INITIALIZER)))
+    }
+
+    /// pthread_cond_wait; `mutex` must be locked by the caller. May return spuriously.
+    pub fn wait(&self, mutex: &RawMutex) -> io::Result<()> {
+        // SAFETY: both initialised and pinned; the caller holds the mutex.
+        errno_result(unsafe { libc::pthread_cond_wait(self.0.get(), mutex.0.get()) })
+    }
+
+    pub fn signal(&self) -> io::Result<()> {
+        // SAFETY: initialised, pinned.
+        errno_result(unsafe { libc::pthread_cond_signal(self.0.get()) })
+    }
+}
+
+impl Default for RawCondvar {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for RawCondvar {
+    fn drop(&mut self) {
+        // SAFETY: no thread waits on it any more.
+        unsafe { libc::pthread_cond_destroy(self.0.get()) };
+    }
+}
+
+/// An unnamed POSIX semaphore (sem_init, process-private), starting at 0.
+pub struct PosixSemaphore(Box<UnsafeCell<libc::sem_t>>);
+
+// SAFETY: made to be shared between threads; pinned in its box.
+unsafe impl Send for PosixSemaphore {}
+unsafe impl Sync for PosixSemaphore {}
+
+impl PosixSemaphore {
+    pub fn new() -> io::Result<PosixSemaphore> {
+        // SAFETY: all-zero is valid storage for sem_init to initialise.
+        let sem = PosixSemaphore(Box::new(UnsafeCell::new(unsafe { std::mem::zeroed() })));
+        // SAFETY: pinned storage; pshared 0 (threads of this process).
+        check(unsafe { libc::sem_init(sem.0.get(), 0, 0) })?;
+        Ok(sem)
+    }
+
+    pub fn post(&self) -> io::Result<()> {
+        // SAFETY: initialised.
+        check(unsafe { libc::sem_post(self.0.get()) }).map(drop)
+    }
+
+    /// sem_wait: the raw return (0, or -1 with errno, EINTR included).
+    pub fn wait_raw(&self) -> libc::c_int {
+        // SAFETY: initialised.
+        unsafe { libc::sem_wait(self.0.get()) }
+    }
+}
+
+impl Drop for PosixSemaphore {
+    fn drop(&mut self) {
+        // SAFETY: nobody waits on it any more.
+        unsafe { libc::sem_destroy(self.0.get()) };
+    }
+}
+
+/// A private System V semaphore set of one semaphore, starting at 0; removed on drop.
+pub struct SysvSemaphore {
+    id: libc::c_int,
+}
+
+impl SysvSemaphore {
+    pub fn new() -> io::Result<SysvSemaphore> {
+        // SAFETY: plain syscall; IPC_PRIVATE always makes a new set.
+        let id = check(unsafe { libc::semget(libc::IPC_PRIVATE, 1, libc::IPC_CREAT | 0o600) })?;
+        Ok(SysvSemaphore { id })
+    }
+
+    /// semop of `delta` on the semaphore: the raw return (EINTR included).
+    pub fn op_raw(&self, delta: i16) -> libc::c_int {
+        let mut op = libc::sembuf {
+            sem_num: 0,
+            sem_op: delta,
+            sem_flg: 0,
+        };
+        // SAFETY: one valid sembuf.
+        unsafe { libc::semop(self.id, &mut op, 1) }
+    }
+}
+
+impl Drop for SysvSemaphore {
+    fn drop(&mut self) {
+        // SAFETY: removes the set; waiters (none by now) would get EIDRM.
+        unsafe { libc::semctl(self.id, 0, libc::IPC_RMID) };
+    }
+}
+
+/// A POSIX message queue of 8-byte messages, unlinked as soon as it is open (only the two
+/// descriptors hold it, so nothing is left in /dev/mqueue even after a crash).
+pub struct MessageQueue {
+    mqd: libc::mqd_t,
+}
+
+// SAFETY: a message queue descriptor is a file descriptor, usable from any thread.
+unsafe impl Send for MessageQueue {}
+unsafe impl Sync for MessageQueue {}
+
+impl MessageQueue {
+    /// A new queue holding up to `capacity` messages of 8 bytes.
+    pub fn new(capacity: i64) -> io::Result<MessageQueue> {
+        let name = format!(
+            "/jitterlab-{}-{}\0",
+            std::process::id(),
+            super::signal::thread_id()
+        );
+        // SAFETY: all-zero mq_attr is valid; the fields set are the ones mq_open reads.
+        let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
+        attr.mq_maxmsg = capacity as _;
         attr.mq_msgsize = 8;
-        let q = libc::mq_open(
-            name.as_ptr(),
-            libc::O_CREAT | libc::O_EXCL | libc::O_RDWR,
-            0o600 as libc::mode_t,
-            &mut attr as *mut libc::mq_attr,
-        );
-        if q == -1 {
-            return Err(Refused::Create(errno()));
+        // SAFETY: NUL-terminated name; valid attr.
+        let mqd = unsafe {
+            libc::mq_open(
+                name.as_ptr().cast(),
+                libc::O_CREAT | libc::O_EXCL | libc::O_RDWR | libc::O_CLOEXEC,
+                0o600 as libc::mode_t,
+                &attr as *const libc::mq_attr,
+            )
+        };
+        if mqd == -1 as libc::mqd_t {
+            return Err(io::Error::last_os_error());
         }
-        // Unlink at once: the queue lives on through the descriptor and disappears with it.
-        libc::mq_unlink(name.as_ptr());
-        let sent = libc::mq_send(q, msg.as_ptr() as *const libc::c_char, msg.len(), 7);
-        let mut buf = [0u8; 8];
-        let mut prio = 0u32;
-        let got = libc::mq_receive(
-            q,
-            buf.as_mut_ptr() as *mut libc::c_char,
-            buf.len(),
-            &mut prio,
-        );
-        let err = errno();
-        libc::mq_close(q);
-        if sent == 0 && got == msg.len() as isize && &buf[..msg.len()] == msg && prio == 7 {
-            Ok(())
-        } else {
-            Err(Refused::Use(err))
+        // SAFETY: same name.
+        unsafe { libc::mq_unlink(name.as_ptr().cast()) };
+        Ok(MessageQueue { mqd })
+    }
+
+    pub fn send(&self, value: u64) -> io::Result<()> {
+        let bytes = value.to_ne_bytes();
+        // SAFETY: 8 valid bytes, the queue's message size.
+        check(unsafe { libc::mq_send(self.mqd, bytes.as_ptr().cast(), 8, 0) }).map(drop)
+    }
+
+    /// mq_receive of one message: its value, or the error (EINTR included).
+    pub fn receive(&self) -> io::Result<u64> {
+        let mut bytes = [0u8; 8];
+        // SAFETY: an 8-byte buffer for a queue of 8-byte messages.
+        let n = unsafe {
+            libc::mq_receive(self.mqd, bytes.as_mut_ptr().cast(), 8, std::ptr::null_mut())
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(u64::from_ne_bytes(bytes))
+    }
+}
+
+impl Drop for MessageQueue {
+    fn drop(&mut self) {
+        // SAFETY: our descriptor.
+        unsafe { libc::mq_close(self.mqd) };
+    }
+}
+
+/// A file descriptor that 8-byte values are written to and read from whole: a pipe's two
+/// ends, or one eventfd for both.
+pub struct ValueFds {
+    read: libc::c_int,
+    write: libc::c_int,
+}
+
+impl ValueFds {
+    /// A pipe (writes of 8 bytes are atomic: less than PIPE_BUF).
+    pub fn pipe() -> io::Result<ValueFds> {
+        let mut fds = [0; 2];
+        // SAFETY: a two-int array.
+        check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+        Ok(ValueFds {
+            read: fds[0],
+            write: fds[1],
+        })
+    }
+
+    /// An eventfd counting from 0: a write adds its value, a read returns the sum and resets it.
+    pub fn eventfd() -> io::Result<ValueFds> {
+        // SAFETY: plain syscall.
+        let fd = check(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) })?;
+        Ok(ValueFds {
+            read: fd,
+            write: fd,
+        })
+    }
+
+    pub fn write(&self, value: u64) -> io::Result<()> {
+        let bytes = value.to_ne_bytes();
+        // SAFETY: 8 valid bytes.
+        let n = unsafe { libc::write(self.write, bytes.as_ptr().cast(), 8) };
+        match n {
+            8 => Ok(()),
+            n if n < 0 => Err(io::Error::last_os_error()),
+            _ => Err(io::Error::new(io::ErrorKind::WriteZero, "short write")),
+        }
+    }
+
+    /// Reads one 8-byte value (blocking): the value or the error (EINTR included).
+    pub fn read(&self) -> io::Result<u64> {
+        let mut bytes = [0u8; 8];
+        // SAFETY: an 8-byte buffer.
+        let n = unsafe { libc::read(self.read, bytes.as_mut_ptr().cast(), 8) };
+        match n {
+            8 => Ok(u64::from_ne_bytes(bytes)),
+            n if n < 0 => Err(io::Error::last_os_error()),
+            _ => Err(io::Error::new(io::ErrorKind::UnexpectedEof, "short read")),
         }
     }
 }
 
-/// Makes a PTHREAD_PRIO_INHERIT mutex, locks and unlocks it (errnos as pthread returns them).
-pub fn pi_mutex_round_trip() -> Result<(), Refused> {
-    // SAFETY: the mutex and attribute live on this stack frame for their whole init..destroy
-    // life.
+impl Drop for ValueFds {
+    fn drop(&mut self) {
+        // SAFETY: our descriptors (one, for an eventfd).
+        unsafe {
+            libc::close(self.read);
+            if self.write != self.read {
+                libc::close(self.write);
+            }
+        }
+    }
+}
+
+/// Whether a queued signal's value (`sival_ptr`, pointer-sized) holds a whole u64.
+pub const SIGNAL_VALUE_CARRIES_U64: bool = usize::BITS >= 64;
+
+/// Queues `signal` with `value` (truncated to a pointer's width) to thread `tid` of this
+/// process: rt_tgsigqueueinfo with SI_QUEUE, as sigqueue() but aimed at one thread.
+pub fn queue_signal_to_thread(tid: libc::pid_t, signal: libc::c_int, value: u64) -> io::Result<()> {
+    // SAFETY: all-zero siginfo is valid; the fields written are those of SI_QUEUE.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    info.si_signo = signal;
+    info.si_code = libc::SI_QUEUE;
+    // The SI_QUEUE member of the union (si_pid, si_uid, si_value) follows the three ints at
+    // the union's alignment, a pointer's; libc exposes no setter, so it is written through
+    // structs of that layout.
+    #[repr(C)]
+    struct Queued {
+        signo: libc::c_int,
+        errno: libc::c_int,
+        code: libc::c_int,
+        rt: Rt,
+    }
+    #[repr(C)]
+    struct Rt {
+        pid: libc::pid_t,
+        uid: libc::uid_t,
+        value: libc::sigval,
+    }
+    const _: () = assert!(size_of::<Queued>() <= size_of::<libc::siginfo_t>());
+    // SAFETY: siginfo_t is larger than Queued and starts with this layout for SI_QUEUE.
     unsafe {
-        let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
-        libc::pthread_mutexattr_init(&mut attr);
-        let proto = libc::pthread_mutexattr_setprotocol(&mut attr, libc::PTHREAD_PRIO_INHERIT);
-        let mut mutex: libc::pthread_mutex_t = std::mem::zeroed();
-        let init = if proto == 0 {
-            libc::pthread_mutex_init(&mut mutex, &attr)
-        } else {
-            proto
+        let queued = &mut *(&mut info as *mut libc::siginfo_t).cast::<Queued>();
+        queued.rt.pid = libc::getpid();
+        queued.rt.uid = libc::getuid();
+        queued.rt.value = libc::sigval {
+            sival_ptr: value as usize as *mut libc::c_void,
         };
-        libc::pthread_mutexattr_destroy(&mut attr);
-        if init != 0 {
-            return Err(Refused::Create(init));
-        }
-        let lock = libc::pthread_mutex_lock(&mut mutex);
-        let unlock = if lock == 0 {
-            libc::pthread_mutex_unlock(&mut mutex)
-        } else {
-            lock
+    }
+    // SAFETY: plain syscall with a valid siginfo.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_rt_tgsigqueueinfo,
+            libc::getpid(),
+            tid,
+            signal,
+            &info as *const libc::siginfo_t,
+        )
+    };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// One signal that the calling thread blocks and waits for without a handler.
+pub struct SignalWaiter {
+    set: libc::sigset_t,
+    signal: libc::c_int,
+}
+
+// SAFETY: a sigset_t is plain data.
+unsafe impl Send for SignalWaiter {}
+unsafe impl Sync for SignalWaiter {}
+
+impl SignalWaiter {
+    /// Blocks `signal` in the calling thread (it then stays pending until waited for).
+    pub fn block_in_this_thread(signal: libc::c_int) -> SignalWaiter {
+        // SAFETY: sigset operations on a local set.
+        let set = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, signal);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            set
         };
-        libc::pthread_mutex_destroy(&mut mutex);
-        if unlock != 0 {
-            return Err(Refused::Use(unlock));
+        SignalWaiter { set, signal }
+    }
+
+    /// sigwaitinfo: the value the signal was queued with, or the error (EINTR included).
+    pub fn wait_value(&self) -> io::Result<u64> {
+        // SAFETY: all-zero siginfo is valid output storage.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: valid set and output.
+        if unsafe { libc::sigwaitinfo(&self.set, &mut info) } < 0 {
+            return Err(io::Error::last_os_error());
         }
+        // SAFETY: the signal was queued with SI_QUEUE, so si_value is the member in use.
+        Ok(unsafe { info.si_value().sival_ptr } as usize as u64)
+    }
+
+    /// Plain sigwait, as sigwaittest: no value. glibc resumes it after EINTR itself.
+    pub fn wait(&self) -> io::Result<()> {
+        let mut got = 0;
+        // SAFETY: valid set and output.
+        errno_result(unsafe { libc::sigwait(&self.set, &mut got) })?;
+        debug_assert_eq!(got, self.signal);
         Ok(())
     }
 }
 
-/// Takes a PI futex through the kernel (FUTEX_LOCK_PI) and releases it: the owner the kernel
-/// wrote into the futex word (this thread's id), or the errno. An uncontended PI mutex is
-/// taken in user space without asking the kernel, which is why this is asked separately.
-pub fn futex_pi_round_trip() -> Result<u32, i32> {
-    const FUTEX_LOCK_PI: libc::c_int = 6;
-    const FUTEX_UNLOCK_PI: libc::c_int = 7;
-    let word = AtomicU32::new(0);
-    // SAFETY: the futex word is a local owned by this thread, valid for every call.
-    let futex = |op: libc::c_int| unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            op | libc::FUTEX_PRIVATE_FLAG,
-            0,
-            std::ptr::null::<libc::timespec>(),
-            0,
-            0,
-        )
-    };
-    if futex(FUTEX_LOCK_PI) != 0 {
-        return Err(errno());
+/// A pthread-style return (0, or the error number) as a result.
+fn errno_result(ret: libc::c_int) -> io::Result<()> {
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(ret))
     }
-    let owner = word.load(Ordering::Relaxed) & 0x3fff_ffff;
-    futex(FUTEX_UNLOCK_PI);
-    Ok(owner)
-}
-
-/// Makes the shared memory object `name` (removed again at once), sizes it to a page, maps it
-/// and writes to it.
-pub fn shared_memory_round_trip(name: &CStr) -> Result<(), Refused> {
-    // SAFETY: valid C string name; the mapping is used only between mmap and munmap.
-    unsafe {
-        let fd = libc::shm_open(
-            name.as_ptr(),
-            libc::O_CREAT | libc::O_EXCL | libc::O_RDWR,
-            0o600,
-        );
-        if fd < 0 {
-            return Err(Refused::Create(errno()));
-        }
-        // Unlink at once so nothing remains in /dev/shm whatever happens next.
-        libc::shm_unlink(name.as_ptr());
-        let len = 4096;
-        let ok = libc::ftruncate(fd, len as libc::off_t) == 0 && {
-            let p = libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd,
-                0,
-            );
-            p != libc::MAP_FAILED && {
-                *(p as *mut u8) = 1;
-                libc::munmap(p, len);
-                true
-            }
-        };
-        let err = errno();
-        libc::close(fd);
-        if ok { Ok(()) } else { Err(Refused::Use(err)) }
-    }
-}
-
-/// bpf(BPF_MAP_CREATE) of a one-entry array map, closed again; the errno when refused.
-pub fn bpf_map_round_trip() -> Result<(), i32> {
-    // union bpf_attr for BPF_MAP_CREATE: map_type, key_size, value_size, max_entries; the rest
-    // must be zero.
-    const BPF_MAP_CREATE: libc::c_long = 0;
-    const BPF_MAP_TYPE_ARRAY: u32 = 2;
-    let mut attr = [0u32; 32];
-    attr[..4].copy_from_slice(&[BPF_MAP_TYPE_ARRAY, 4, 4, 1]);
-    // SAFETY: the attribute buffer is valid for its full size for the duration of the call.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            BPF_MAP_CREATE,
-            attr.as_ptr(),
-            std::mem::size_of_val(&attr),
-        )
-    };
-    if fd < 0 {
-        return Err(errno());
-    }
-    super::file::close(fd as libc::c_int);
-    Ok(())
 }
 
 #[cfg(test)]
@@ -183,25 +432,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_pi_futex_is_owned_by_the_calling_thread() {
-        // CONFIG_FUTEX_PI is in every kernel jitterlab supports; a refusal names its errno.
-        let me = crate::sys::signal::thread_id() as u32;
-        assert_eq!(futex_pi_round_trip(), Ok(me));
-        assert_eq!(pi_mutex_round_trip(), Ok(()));
+    fn a_queued_signal_carries_its_value_to_the_thread() {
+        std::thread::spawn(|| {
+            let signal = libc::SIGRTMIN() + 6;
+            let waiter = SignalWaiter::block_in_this_thread(signal);
+            let value = if SIGNAL_VALUE_CARRIES_U64 {
+                0x1234_5678_9abc_def0
+            } else {
+                0x9abc_def0
+            };
+            queue_signal_to_thread(super::super::signal::thread_id(), signal, value).unwrap();
+            assert_eq!(waiter.wait_value().unwrap(), value);
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
-    fn a_second_queue_of_the_same_name_is_refused_at_creation() {
-        let name =
-            std::ffi::CString::new(format!("/jitterlab-sys-test-{}", std::process::id())).unwrap();
-        match message_queue_round_trip(&name) {
-            Ok(()) => {}
-            // A kernel or container without mqueue: creation is what fails.
-            Err(r) => assert!(matches!(r, Refused::Create(_)), "{r:?}"),
-        }
-        match shared_memory_round_trip(&name) {
-            Ok(()) => {}
-            Err(r) => assert!(matches!(r, Refused::Create(_)), "{r:?}"),
-        }
+    fn queues_and_fds_carry_values() {
+        let mq = MessageQueue::new(2).unwrap();
+        mq.send(42).unwrap();
+        mq.send(7).unwrap();
+        assert_eq!((mq.receive().unwrap(), mq.receive().unwrap()), (42, 7));
+        let pipe = ValueFds::pipe().unwrap();
+        pipe.write(u64::MAX - 1).unwrap();
+        assert_eq!(pipe.read().unwrap(), u64::MAX - 1);
+        // An eventfd adds up what was written before a read.
+        let efd = ValueFds::eventfd().unwrap();
+        efd.write(5).unwrap();
+        efd.write(6).unwrap();
+        assert_eq!(efd.read().unwrap(), 11);
+    }
+
+    #[test]
+    fn semaphores_count() {
+        let sem = PosixSemaphore::new().unwrap();
+        sem.post().unwrap();
+        assert_eq!(sem.wait_raw(), 0);
+        let sysv = SysvSemaphore::new().unwrap();
+        assert_eq!(sysv.op_raw(1), 0);
+        assert_eq!(sysv.op_raw(-1), 0);
     }
 }

@@ -164,6 +164,8 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         )));
     }
     let explain_above_ns = check_trace(args, wake, clock)?;
+    let sender =
+        super::sender::resolve_sender(&args.sender, wake, args.policy, priority, &cpus, online)?;
     let under_ns = args
         .under
         .iter()
@@ -198,6 +200,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         budget,
         under_ns,
         kind: crate::measure::MeasureKind::Latency,
+        sender,
     })
 }
 
@@ -225,6 +228,12 @@ fn check_trace(args: &RunArgs, wake: &WakeMethod, clock: Clock) -> Result<Option
         return Err(Failure::usage(format!(
             "--trace with {option}: trace times are CLOCK_MONOTONIC (trace_clock=mono) and a {} wakeup cannot be placed on them exactly; drop {option}",
             clock.name()
+        )));
+    }
+    if wake.schedule == crate::measure::wake::Schedule::Sender {
+        return Err(Failure::usage(format!(
+            "--trace with --wake {}: the explanations do not yet follow the sender thread (they would blame the receiver for a late sender); drop --trace, or use a timer wake method such as clock-nanosleep",
+            wake.name
         )));
     }
     if args.policy == PolicyKind::Deadline {

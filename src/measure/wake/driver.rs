@@ -22,6 +22,8 @@ pub struct Cycles<'a> {
     pub sink: &'a mut rtrb::Producer<Sample>,
     pub counters: &'a ThreadCounters,
     pub stop: &'a AtomicBool,
+    /// Where the sender runs, for methods woken by another thread ([`super::ipc`]).
+    pub sender: Option<super::ipc::SenderPlan>,
 }
 
 impl Cycles<'_> {

@@ -12,6 +12,7 @@
 //! What the latency means for each method is documented in docs/user-guide.md, "Wake methods".
 
 pub mod driver;
+pub mod ipc;
 pub mod itimer;
 pub mod posix_timer;
 pub mod rtc;
@@ -191,6 +192,127 @@ pub static WAKE_METHODS: &[WakeMethod] = &[
         },
         driver: driver::<RtcPeriodic>(),
     },
+    // Woken by another thread (ipc/): the sender sleeps to each due time on its timer.
+    WakeMethod {
+        name: "signal",
+        help: "Another thread queues a real-time signal carrying its clock read (rt_tgsigqueueinfo); wait with sigwaitinfo, as signaltest",
+        schedule: Schedule::Sender,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_AT_DUE,
+        requires: Requirement::Nothing,
+        driver: ipc::ipc_driver::<ipc::signals::QueuedSignal>(),
+    },
+    WakeMethod {
+        name: "sigwait",
+        help: "Another thread sends a real-time signal (tgkill); wait with sigwait, as sigwaittest",
+        schedule: Schedule::Sender,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_AT_DUE,
+        requires: Requirement::Nothing,
+        driver: ipc::ipc_driver::<ipc::signals::PlainSignal>(),
+    },
+    WakeMethod {
+        name: "mq",
+        help: "Another thread sends its clock read on a POSIX message queue; wait in mq_receive, as pmqtest",
+        schedule: Schedule::Sender,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_AT_DUE,
+        requires: Requirement::Nothing,
+        driver: ipc::ipc_driver::<ipc::queues::PosixQueue>(),
+    },
+    WakeMethod {
+        name: "mutex",
+        help: "Another thread unlocks a pthread mutex; wait in pthread_mutex_lock, as ptsematest",
+        schedule: Schedule::Sender,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_AT_DUE,
+        requires: Requirement::Nothing,
+        driver: ipc::ipc_driver::<ipc::locks::Mutex>(),
+    },
+    WakeMethod {
+        name: "sem",
+        help: "Another thread posts a POSIX semaphore; wait in sem_wait",
+        schedule: Schedule::Sender,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_AT_DUE,
+        requires: Requirement::Nothing,
+        driver: ipc::ipc_driver::<ipc::locks::Semaphore>(),
+    },
+    WakeMethod {
+        name: "sysv-sem",
+        help: "Another thread increments a System V semaphore; wait in semop, as svsematest",
+        schedule: Schedule::Sender,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_AT_DUE,
+        requires: Requirement::Nothing,
+        driver: ipc::ipc_driver::<ipc::locks::SysvSem>(),
+    },
+    WakeMethod {
+        name: "futex",
+        help: "Another thread wakes a futex (FUTEX_WAKE); wait in FUTEX_WAIT",
+        schedule: Schedule::Sender,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_AT_DUE,
+        requires: Requirement::Nothing,
+        driver: ipc::ipc_driver::<ipc::locks::Futex>(),
+    },
+    WakeMethod {
+        name: "pipe",
+        help: "Another thread writes its clock read to a pipe; wait in read()",
+        schedule: Schedule::Sender,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_AT_DUE,
+        requires: Requirement::Nothing,
+        driver: ipc::ipc_driver::<ipc::queues::Pipe>(),
+    },
+    WakeMethod {
+        name: "eventfd",
+        help: "Another thread writes its clock read to an eventfd; wait in read()",
+        schedule: Schedule::Sender,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_AT_DUE,
+        requires: Requirement::Nothing,
+        driver: ipc::ipc_driver::<ipc::queues::EventFd>(),
+    },
+    WakeMethod {
+        name: "condvar",
+        help: "Another thread signals a pthread condition variable; wait in pthread_cond_wait",
+        schedule: Schedule::Sender,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_AT_DUE,
+        requires: Requirement::Nothing,
+        driver: ipc::ipc_driver::<ipc::locks::Condvar>(),
+    },
 ];
 
 /// One wake method: everything jitterlab knows about it. Held as `&'static WakeMethod`, a row
@@ -223,6 +345,10 @@ pub enum Schedule {
     Relative,
     /// A kernel timer fires on a fixed grid armed once; the thread waits for each expiry.
     Periodic,
+    /// Another thread, the sender, sleeps to each absolute due time and wakes the measuring
+    /// thread through an IPC mechanism ([`mod@ipc`]); latency is measured from the sender's
+    /// clock read before the wake.
+    Sender,
 }
 
 /// The clocks a method sleeps on, and so the clocks due times and wakeups are read from.
@@ -376,6 +502,15 @@ pub trait Waker {
     fn skipped_to(&mut self, _next_due_ns: u64) -> io::Result<()> {
         Ok(())
     }
+
+    /// The time a wakeup's latency is measured from: its due time, except for the methods
+    /// where another thread sends the wake ([`Schedule::Sender`]), whose reference is the
+    /// sender's clock read just before it sent. Inlined to `due_ns` for every other waker, so
+    /// their loops are unchanged.
+    #[inline(always)]
+    fn reference_ns(&self, due_ns: u64) -> u64 {
+        due_ns
+    }
 }
 
 /// A borrowed waker is a waker: lets tests run the loop with a lent `&mut dyn Waker`.
@@ -390,6 +525,11 @@ impl<W: Waker + ?Sized> Waker for &mut W {
 
     fn skipped_to(&mut self, next_due_ns: u64) -> io::Result<()> {
         (**self).skipped_to(next_due_ns)
+    }
+
+    #[inline(always)]
+    fn reference_ns(&self, due_ns: u64) -> u64 {
+        (**self).reference_ns(due_ns)
     }
 }
 

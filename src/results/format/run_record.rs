@@ -289,6 +289,25 @@ pub struct PlanRecord {
     /// Noise runs: a gap longer than this is a noise event, ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_threshold_ns: Option<u64>,
+    /// IPC wake methods: the mechanism and the roles of the thread pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipc: Option<IpcRecord>,
+}
+
+/// The roles of an IPC run: each measuring thread (the receiver) is woken by a sender thread
+/// of its own through `mechanism` (the `--wake` name).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IpcRecord {
+    pub mechanism: String,
+    /// `--sender-cpu` as given: `same`, `other`, or a CPU number.
+    pub sender_cpu: String,
+    /// The CPU of each sender, in the order of `cpus` (the receivers').
+    pub sender_cpus: Vec<usize>,
+    /// The senders' scheduling policy (the run's) and priority.
+    pub sender_policy: String,
+    pub sender_priority: i32,
+    /// Threads, not processes: the pair shares one address space.
+    pub between: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

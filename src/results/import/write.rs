@@ -236,6 +236,7 @@ pub fn write_result(
                 trace: false,
                 explain_above_ns: None,
                 noise_threshold_ns: None,
+                ipc: None,
             },
             imported.system.clone(),
             // What the source tool did, as far as it says; jitterlab changed nothing.

@@ -12,7 +12,7 @@ const BPF: Spec = Spec {
 };
 
 pub(super) fn bpf() -> Check {
-    let Err(err) = crate::sys::ipc::bpf_map_round_trip() else {
+    let Err(err) = crate::sys::ipc_probes::bpf_map_round_trip() else {
         return BPF.ok("bpf(BPF_MAP_CREATE) created a one-entry array map, closed again");
     };
     let setting = root::read_trim(

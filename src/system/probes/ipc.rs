@@ -1,7 +1,7 @@
 //! Probes of the inter-process mechanisms: message queues, PI futexes, shared memory.
 
 use super::{describe, unique_name};
-use crate::sys::ipc::{self, Refused};
+use crate::sys::ipc_probes::{self as ipc, Refused};
 use crate::system::verdict::{Check, Spec};
 
 const MQUEUE: Spec = Spec {

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# jitterlab's IPC wake methods vs rt-tests' IPC programs, same settings, interleaved.
+#
+#   jitterlab --wake mq        vs  pmqtest     -S   (a POSIX message queue)
+#   jitterlab --wake mutex     vs  ptsematest  -S   (a pthread mutex unlocked by the sender)
+#   jitterlab --wake sysv-sem  vs  svsematest  -S   (a System V semaphore)
+#   jitterlab --wake sigwait   vs  sigwaittest -a -t N  (a signal taken with sigwait)
+#   jitterlab --wake signal    vs  signaltest  -a 0 (a real-time signal; see below)
+#
+# Settings of both: one sender/receiver pair per CPU, both threads of a pair pinned to that
+# CPU, SCHED_FIFO 95 for both, 1 ms interval, no distance between pairs, mlockall, threads (not
+# processes). rt-tests' sender sends as soon as its receiver asks (after sleeping the interval);
+# jitterlab's sleeps to the due time the receiver handed over: both measure from the sender's
+# clock read before the wake to the receiver's after it. signaltest has no interval (its two
+# threads signal each other back to back on CPU 0); its row compares the wake path only.
+#
+# rt-tests' IPC programs report min, avg and max per pair, no percentiles: the ratios printed
+# are jitterlab/rt-tests of the mean and of the max latency (per CPU, each pair of runs, and the
+# mean over the pairs). Informational: exits 0 unless a run failed.
+#
+#   flock /tmp/jitterlab-measuring-tests.lock bash bench/vs-rt-tests-ipc.sh
+#
+# Environment:
+#   PAIRS=3             runs of each tool per method, alternating which goes first
+#   SECONDS_PER_RUN=10  length of each run, whole seconds
+#   CPUS=0-N            CPUs to measure (default: every online CPU; numbered from 0 without gaps)
+#   METHODS="mq mutex sysv-sem sigwait signal"
+#   JITTERLAB=path      jitterlab binary (default: build target/release/jitterlab)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+PAIRS=${PAIRS:-3}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
+CPUS=${CPUS:-$(cat /sys/devices/system/cpu/online)}
+METHODS=${METHODS:-mq mutex sysv-sem sigwait signal}
+need_positive PAIRS "$PAIRS"
+need_positive SECONDS_PER_RUN "$SECONDS_PER_RUN"
+nthreads=$(awk -F, '{ for (i = 1; i <= NF; i++) { n += split($i, r, "-") == 2 ? r[2] - r[1] + 1 : 1 } }
+    END { print n }' <<<"$CPUS")
+
+for tool in pmqtest ptsematest svsematest sigwaittest signaltest; do
+    command -v "$tool" >/dev/null || { echo "skipped: $tool not found; apt-get install rt-tests"; exit 0; }
+done
+jitterlab=$(jitterlab_binary)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/vs-rt-tests-ipc.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# rt_command METHOD JSON: the rt-tests command line of METHOD's counterpart.
+rt_command() {
+    local common=(-p 95 -i 1000 -d 0 -D "$SECONDS_PER_RUN" -q --json="$2")
+    case $1 in
+    mq) echo pmqtest -S "${common[@]}" ;;
+    mutex) echo ptsematest -S "${common[@]}" ;;
+    sysv-sem) echo svsematest -S "${common[@]}" ;;
+    sigwait) echo sigwaittest -a -t "$nthreads" "${common[@]}" ;;
+    signal) echo signaltest -a 0 -m -p 95 -D "$SECONDS_PER_RUN" -q --json="$2" ;;
+    esac
+}
+
+# jl_means DIR: "CPU MEAN_US MAX_US" per thread of a jitterlab run.json.
+jl_means() {
+    awk -F'[:,]' '
+        /"cpu":/ && !c { cpu = $2 + 0; c = 1 }
+        /"mean_ns":/ { mean = $2 / 1000 }
+        /"max_ns":/ && c { printf "%d %.3f %.3f\n", cpu, mean, $2 / 1000; c = 0 }
+    ' < <(sed -n '/"threads": \[/,$p' "$1/run.json")
+}
+
+# rt_means JSON: "CPU MEAN_US MAX_US" per receiver of an rt-tests JSON file (signaltest: per
+# thread, the first only: the one woken by the last of the chain).
+rt_means() {
+    awk -F'[:,]' '
+        /"receiver"/ { r = 1 }
+        /"cpu":/ { cpu = $2 + 0 }
+        /"avg":/ { avg = $2 + 0 }
+        /"max":/ { max = $2 + 0; if (r || !seen) { printf "%d %.3f %.3f\n", cpu, avg, max; seen = 1 }; r = 0 }
+    ' "$1"
+}
+
+run_one() { # TOOL METHOD PAIR -> $tmp/TOOL-METHOD-PAIR.means
+    local tool=$1 m=$2 p=$3 out=$tmp/$1-$2-$3 cpus=$CPUS
+    [[ $m == signal ]] && cpus=0
+    if [[ $tool == jitterlab ]]; then
+        "$jitterlab" run --duration "${SECONDS_PER_RUN}s" --interval 1000us --distance 0ns \
+            --cpus "$cpus" --policy fifo --priority 95 --wake "$m" --sender-cpu same \
+            --pm-qos off --quiet --out "$out" >"$out.log" 2>&1 || die "jitterlab --wake $m failed: $(cat "$out.log")"
+        jl_means "$out" >"$out.means"
+    else
+        # shellcheck disable=SC2046
+        $(rt_command "$m" "$out.json") >"$out.log" 2>&1 || die "$(rt_command "$m" x) failed: $(cat "$out.log")"
+        rt_means "$out.json" >"$out.means"
+    fi
+}
+
+echo "uptime: $(uptime)"
+printf '%-9s %-5s %-4s %10s %10s %8s %10s %10s %8s\n' method pair cpu "jl mean" "rt mean" ratio "jl max" "rt max" ratio
+for m in $METHODS; do
+    for ((p = 1; p <= PAIRS; p++)); do
+        if ((p % 2)); then run_one jitterlab "$m" "$p"; run_one rt "$m" "$p"
+        else run_one rt "$m" "$p"; run_one jitterlab "$m" "$p"; fi
+        join <(sort "$tmp/jitterlab-$m-$p.means") <(sort "$tmp/rt-$m-$p.means") |
+            awk -v m="$m" -v p="$p" '{ printf "%-9s %-5s %-4s %8.2fus %8.2fus %8.2f %8.1fus %8.1fus %8.2f\n",
+                m, p, $1, $2, $4, $2 / $4, $3, $5, $3 / $5 }' | tee -a "$tmp/rows"
+    done
+done
+echo
+echo "mean over the pairs of the ratio jitterlab/rt-tests (target 0.8-1.25):"
+awk '{ n[$1]++; mean[$1] += $6; max[$1] += $9 }
+     END { for (m in n) printf "  %-9s mean %.2f   max %.2f   (%d rows)\n", m, mean[m] / n[m], max[m] / n[m], n[m] }' "$tmp/rows"

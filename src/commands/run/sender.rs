@@ -1,0 +1,180 @@
+//! `--sender-cpu` and `--sender-priority` to a [`SenderSpec`], for the wake methods where
+//! another thread sends the wake; refused with any other method.
+
+use crate::cli::SenderArgs;
+use crate::error::{Failure, Result};
+use crate::measure::wake::Schedule;
+use crate::measure::{PolicyKind, WakeMethod};
+use crate::plan::{SenderCpu, SenderSpec};
+
+/// The senders of a run of `wake` on `cpus` under `policy` at the receivers' `priority`.
+pub fn resolve_sender(
+    args: &SenderArgs,
+    wake: &WakeMethod,
+    policy: PolicyKind,
+    priority: i32,
+    cpus: &[usize],
+    online: &[usize],
+) -> Result<Option<SenderSpec>> {
+    if wake.schedule != Schedule::Sender {
+        let given = [
+            args.sender_cpu.as_ref().map(|_| "--sender-cpu"),
+            args.sender_priority.map(|_| "--sender-priority"),
+        ];
+        if let Some(flag) = given.into_iter().flatten().next() {
+            return Err(Failure::usage(format!(
+                "{flag}: --wake {} has no sender thread; it applies to the IPC wake methods (signal, sigwait, mq, mutex, sem, sysv-sem, futex, pipe, eventfd, condvar)",
+                wake.name
+            )));
+        }
+        return Ok(None);
+    }
+    if policy == PolicyKind::Deadline {
+        return Err(Failure::usage(format!(
+            "--wake {} with --policy deadline: the sender is pinned next to its receiver, and SCHED_DEADLINE threads cannot be pinned; use --policy fifo or rr",
+            wake.name
+        )));
+    }
+    let cpu = match args.sender_cpu.as_deref() {
+        None | Some("same") => SenderCpu::Same,
+        Some("other") => SenderCpu::Other,
+        Some(text) => match text.parse::<usize>() {
+            Ok(n) if online.contains(&n) => SenderCpu::Cpu(n),
+            Ok(n) => {
+                return Err(Failure::usage(format!(
+                    "--sender-cpu {n}: CPU {n} is not online; name an online CPU, or same or other"
+                )));
+            }
+            Err(_) => {
+                return Err(Failure::usage(format!(
+                    "--sender-cpu {}: expected same, other or a CPU number",
+                    crate::error::escape_controls(text)
+                )));
+            }
+        },
+    };
+    let cpus = cpus
+        .iter()
+        .map(|&receiver| match cpu {
+            SenderCpu::Same => Ok(receiver),
+            SenderCpu::Cpu(n) => Ok(n),
+            SenderCpu::Other => other_cpu(receiver, online).ok_or_else(|| {
+                Failure::system(format!(
+                    "--sender-cpu other: CPU {receiver} is the only online CPU; use --sender-cpu same"
+                ))
+            }),
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    let priority = match args.sender_priority {
+        None => priority,
+        Some(p) => {
+            let (range, _) = policy.priorities();
+            if !range.contains(&p) || *range.end() == 0 {
+                return Err(Failure::usage(format!(
+                    "--sender-priority {p}: --policy {} takes priorities {}..={}; {}",
+                    policy.name(),
+                    range.start(),
+                    range.end(),
+                    if *range.end() == 0 {
+                        "omit --sender-priority (senders run under the run's policy), or use --policy fifo or rr"
+                    } else {
+                        "real-time priorities are 1 to 99"
+                    }
+                )));
+            }
+            p
+        }
+    };
+    Ok(Some(SenderSpec {
+        cpu,
+        cpus,
+        priority,
+    }))
+}
+
+/// The next online CPU after `cpu`, wrapping around; None if it is the only one.
+fn other_cpu(cpu: usize, online: &[usize]) -> Option<usize> {
+    online
+        .iter()
+        .copied()
+        .find(|&c| c > cpu)
+        .or_else(|| online.iter().copied().find(|&c| c != cpu))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(cpu: Option<&str>, priority: Option<i32>) -> SenderArgs {
+        SenderArgs {
+            sender_cpu: cpu.map(String::from),
+            sender_priority: priority,
+        }
+    }
+
+    fn method(name: &str) -> &'static WakeMethod {
+        WakeMethod::named(name).unwrap()
+    }
+
+    #[test]
+    fn senders_default_to_the_receivers_cpu_and_priority() {
+        let spec = resolve_sender(
+            &args(None, None),
+            method("mq"),
+            PolicyKind::Fifo,
+            95,
+            &[0, 1],
+            &[0, 1],
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            (spec.cpu, spec.cpus, spec.priority),
+            (SenderCpu::Same, vec![0, 1], 95)
+        );
+    }
+
+    #[test]
+    fn other_is_the_next_online_cpu_wrapping() {
+        let spec = resolve_sender(
+            &args(Some("other"), Some(80)),
+            method("futex"),
+            PolicyKind::Fifo,
+            95,
+            &[0, 2, 3],
+            &[0, 2, 3],
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!((spec.cpus, spec.priority), (vec![2, 3, 0], 80));
+        let alone = resolve_sender(
+            &args(Some("other"), None),
+            method("pipe"),
+            PolicyKind::Fifo,
+            95,
+            &[0],
+            &[0],
+        );
+        assert!(alone.unwrap_err().to_string().contains("only online CPU"));
+    }
+
+    #[test]
+    fn refusals_name_the_option() {
+        let err = |a: SenderArgs, wake: &str, policy| {
+            resolve_sender(&a, method(wake), policy, 95, &[0], &[0, 1])
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            err(args(Some("1"), None), "clock-nanosleep", PolicyKind::Fifo)
+                .contains("no sender thread")
+        );
+        assert!(err(args(Some("7"), None), "mq", PolicyKind::Fifo).contains("not online"));
+        assert!(err(args(Some("x"), None), "mq", PolicyKind::Fifo).contains("same, other"));
+        assert!(err(args(None, Some(100)), "mq", PolicyKind::Fifo).contains("1..=99"));
+        assert!(
+            err(args(None, Some(5)), "mq", PolicyKind::Other).contains("omit --sender-priority")
+        );
+        assert!(err(args(None, None), "mq", PolicyKind::Deadline).contains("cannot be pinned"));
+    }
+}

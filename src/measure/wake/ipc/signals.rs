@@ -1,0 +1,81 @@
+//! `signal` (a queued real-time signal carrying the stamp, taken with sigwaitinfo, as
+//! signaltest) and `sigwait` (a plain real-time signal taken with sigwait, as sigwaittest).
+//! Neither installs a handler: the receiver blocks the signal and waits for it.
+
+use super::{Channel, resume_after_signal};
+use crate::sys::ipc::{SIGNAL_VALUE_CARRIES_U64, SignalWaiter, queue_signal_to_thread};
+use crate::sys::signal;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering::*};
+
+/// The signal both methods use: the third real-time signal (the first is the POSIX timer's,
+/// the second the stop's interrupt, see measure/thread.rs).
+pub fn ipc_signal() -> signal::Signal {
+    signal::rt_min() + 2
+}
+
+/// rt_tgsigqueueinfo to the receiving thread; sigwaitinfo there.
+pub struct QueuedSignal {
+    receiver: libc::pid_t,
+    waiter: SignalWaiter,
+    /// Where the stamp goes on 32-bit targets, whose signal value is 32 bits.
+    stamp: AtomicU64,
+}
+
+impl Channel for QueuedSignal {
+    fn open() -> io::Result<Self> {
+        Ok(QueuedSignal {
+            receiver: signal::thread_id(),
+            waiter: SignalWaiter::block_in_this_thread(ipc_signal()),
+            stamp: AtomicU64::new(0),
+        })
+    }
+
+    fn send(&self, stamp_ns: u64) -> io::Result<()> {
+        if !SIGNAL_VALUE_CARRIES_U64 {
+            self.stamp.store(stamp_ns, Release);
+        }
+        queue_signal_to_thread(self.receiver, ipc_signal(), stamp_ns)
+    }
+
+    #[inline(always)]
+    fn receive(&self, end: impl Fn() -> bool) -> io::Result<u64> {
+        let value = resume_after_signal(&end, || self.waiter.wait_value())?;
+        Ok(if SIGNAL_VALUE_CARRIES_U64 {
+            value
+        } else {
+            self.stamp.load(Acquire)
+        })
+    }
+}
+
+/// tgkill to the receiving thread; sigwait there. The signal carries nothing: the stamp is
+/// written before it is sent.
+pub struct PlainSignal {
+    receiver: libc::pid_t,
+    waiter: SignalWaiter,
+    stamp: AtomicU64,
+}
+
+impl Channel for PlainSignal {
+    fn open() -> io::Result<Self> {
+        Ok(PlainSignal {
+            receiver: signal::thread_id(),
+            waiter: SignalWaiter::block_in_this_thread(ipc_signal()),
+            stamp: AtomicU64::new(0),
+        })
+    }
+
+    fn send(&self, stamp_ns: u64) -> io::Result<()> {
+        self.stamp.store(stamp_ns, Release);
+        signal::send_to_thread(self.receiver, ipc_signal())
+    }
+
+    /// sigwait resumes itself after a signal's handler ran (glibc and musl): a stop reaches it
+    /// through the sender's closing wake.
+    #[inline(always)]
+    fn receive(&self, _end: impl Fn() -> bool) -> io::Result<u64> {
+        self.waiter.wait()?;
+        Ok(self.stamp.load(Acquire))
+    }
+}
