@@ -223,6 +223,9 @@ fn script_head(gp: &mut String, what: &str, name: &str) {
 /// Dash types of gnuplot's `dt`, one per CPU in the per-phase plot (colours are the phases).
 const CPU_DASHES: &[u32] = &[1, 2, 3, 4, 5];
 
+/// A phase's label, its window (s from the run's start) and one histogram per CPU tag.
+type PhaseHistograms<'a> = (&'a str, (f64, f64), Vec<Histogram<u64>>);
+
 /// The per-phase data file (one block per phase, gnuplot `index` 0, 1...; in each block one
 /// column per CPU holding the share of the phase's wakeups on that CPU per bin, so each column
 /// sums to 1 and phases of different length compare) and its script.
@@ -242,7 +245,7 @@ pub fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)>
         )));
     }
     // Per phase, per CPU tag: the histogram of the intervals wholly inside the phase.
-    let phases: Vec<(&str, (f64, f64), Vec<Histogram<u64>>)> = r
+    let phases: Vec<PhaseHistograms> = r
         .phases
         .iter()
         .map(|p| {

@@ -317,7 +317,7 @@ mod tests {
     }
 
     /// The points of each `<polyline>` with `data-line="kind"`.
-    fn polylines<'a>(svg: &'a str, kind: &str) -> Vec<usize> {
+    fn polylines(svg: &str, kind: &str) -> Vec<usize> {
         let tag = format!(r#"data-line="{kind}""#);
         svg.split("<polyline points=\"")
             .skip(1)
