@@ -216,6 +216,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Check the plan as a run's start would (options, loads, scenario, CPUs, real-time
+    /// priority, budget, output directory) and print what would run, for how long, and what it
+    /// would write; start nothing and write nothing. Exit codes as for the run's checks.
+    #[arg(long)]
+    pub dry_run: bool,
+
     /// No live view or status lines; errors and the final summary only.
     #[arg(long, short = 'q')]
     pub quiet: bool,

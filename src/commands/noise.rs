@@ -132,6 +132,7 @@ fn as_run_args(args: &NoiseArgs) -> RunArgs {
         trace: false,
         explain_above: None,
         json: args.json,
+        dry_run: false,
         quiet: args.quiet,
         budget: args.budget.clone(),
         under: Vec::new(),

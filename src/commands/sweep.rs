@@ -58,6 +58,9 @@ fn plan(args: &SweepArgs) -> Result<SweepPlan> {
 pub fn run(args: &SweepArgs) -> Result<i32> {
     let command_line: Vec<String> = std::env::args().collect();
     let mut plan = plan(args)?;
+    if args.run.dry_run {
+        return dry_run(args, &mut plan);
+    }
     // The sweep directory is made (new) before anything starts, like a run's, and removed again
     // if the first level is refused before it measures.
     let mut claim = Some(match &args.run.out {
@@ -134,4 +137,29 @@ pub fn run(args: &SweepArgs) -> Result<i32> {
         println!("Sweep: {}", sweep_dir.path.display());
     }
     Ok(if failed { ExitCode::Run as i32 } else { 0 })
+}
+
+/// `sweep --dry-run`: every level checked as its run's start would check it, and what each
+/// would run and write; nothing is started or made.
+fn dry_run(args: &SweepArgs, plan: &mut SweepPlan) -> Result<i32> {
+    if let Some(out) = &args.run.out {
+        for (run, level) in plan.runs.iter_mut().zip(&plan.levels) {
+            run.out = Some(out.join(format!("level-{level}")));
+        }
+    }
+    let mut text = String::new();
+    for (k, level) in plan.levels.iter().enumerate() {
+        text += &format!(
+            "sweep level {level} ({}/{}): {}\n",
+            k + 1,
+            plan.levels.len(),
+            plan.specs[k]
+        );
+        text += &crate::commands::run::dry_run::check(&plan.runs[k]).map_err(|f| Failure {
+            code: f.code,
+            message: format!("sweep level {level}: {}", f.message),
+        })?;
+    }
+    print!("{text}");
+    Ok(0)
 }
