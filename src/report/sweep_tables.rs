@@ -126,7 +126,7 @@ pub fn comparison_table<'a>(sweeps: &[(String, &'a SweepRecord)]) -> Table {
     let mut table = Table::new(headers, Align::Right);
     let row_of = |s: &'a SweepRecord, level: &str| s.rows.iter().find(|r| r.level == level);
     for level in all_levels(sweeps) {
-        let reference = row_of(sweeps[0].1, level).and_then(|r| worst(&r, |t| t.max_ns));
+        let reference = row_of(sweeps[0].1, level).and_then(|r| worst(r, |t| t.max_ns));
         let mut cells = vec![Cell::label(level)];
         for (k, (_, s)) in sweeps.iter().enumerate() {
             let row = row_of(s, level);
