@@ -150,6 +150,7 @@ fn constructed_sweep(dir: &std::path::Path, max_us: impl Fn(u32) -> i64, traced:
     let record = SweepRecord {
         format: 1,
         load_template: "hackbench:groups={}".into(),
+        load_only: false,
         levels: levels.iter().map(|l| l.to_string()).collect(),
         rows,
     };
@@ -325,4 +326,79 @@ fn dry_run_checks_a_long_plan_and_starts_nothing() {
     }
     assert!(t.contains("sweep level 40 (3/3)"), "{t}");
     assert!(!sweep_out.exists());
+}
+
+#[test]
+fn no_measure_runs_each_level_alone_and_records_its_throughput() {
+    let _g = exclusive();
+    let (_base, out) = temp_out();
+    let o = jitterlab(&[
+        "sweep",
+        "--no-measure",
+        "--load",
+        "hackbench:groups={},loops=10",
+        "--levels",
+        "1,2",
+        "--duration",
+        "1s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(sweep["load_only"], true, "{sweep}");
+    let rows = sweep["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{sweep}");
+    for (row, groups) in rows.iter().zip([1.0, 2.0]) {
+        let fig = |name: &str| {
+            row["throughput"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["name"] == name)
+                .unwrap_or_else(|| panic!("no {name}: {row}"))["value"]
+                .as_f64()
+                .unwrap()
+        };
+        // Each exchange of g groups moves g x 20 x 20 x 10 messages, all received.
+        let exchanges = fig("exchanges");
+        assert!(exchanges >= 1.0, "{row}");
+        assert_eq!(
+            fig("messages received"),
+            exchanges * groups * 4000.0,
+            "{row}"
+        );
+        assert_eq!(
+            row["threads"].as_array().unwrap().len(),
+            0,
+            "not measured: {row}"
+        );
+    }
+    // No level was measured, so no level directory was made.
+    let entries: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        entries.iter().all(|e| !e.starts_with("level-")),
+        "{entries:?}"
+    );
+    // Measuring options are refused with it.
+    let o = jitterlab(&[
+        "sweep",
+        "--no-measure",
+        "--trace",
+        "--load",
+        "hackbench:groups={}",
+        "--levels",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("--trace has nothing to apply to"),
+        "{}",
+        text(&o)
+    );
 }

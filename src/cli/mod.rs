@@ -344,6 +344,12 @@ pub struct SweepArgs {
     #[arg(long, value_name = "LIST", required = true, allow_hyphen_values = true)]
     pub levels: String,
 
+    /// Run each level's loads alone for --duration, without measuring (the "without driver"
+    /// series of a load-vs-latency study): sweep.json gets each level's throughput and no
+    /// latency, and no level directories are made.
+    #[arg(long)]
+    pub no_measure: bool,
+
     #[command(flatten)]
     pub run: RunArgs,
 }

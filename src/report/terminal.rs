@@ -132,6 +132,9 @@ pub fn sweep_row(row: &SweepRow) -> String {
             )
         })
         .collect();
+    if cpus.is_empty() {
+        return format_throughput(&row.throughput);
+    }
     format!(
         "{}; {}",
         format_throughput(&row.throughput),
@@ -145,7 +148,11 @@ pub fn sweep_table(record: &SweepRecord) -> String {
     use crate::report::sweep_tables::{latency_table, throughput_table};
     use crate::report::table::{Markup, Terminal};
     let mut out = format!("jitterlab sweep: {}\n", record.load_template);
-    out += &Terminal.render(&latency_table(record, |_| String::new()));
+    if record.load_only {
+        out += "(loads alone, not measured)\n";
+    } else {
+        out += &Terminal.render(&latency_table(record, |_| String::new()));
+    }
     if let Some(t) = throughput_table(record) {
         out += "Load throughput per level:\n";
         out += &Terminal.render(&t);

@@ -17,6 +17,10 @@ pub struct SweepRecord {
     /// The load template as given, with `{}` where each level goes.
     pub load_template: String,
     pub levels: Vec<String>,
+    /// `sweep --no-measure`: each level ran its loads alone, so rows have throughput only (no
+    /// `threads`, an empty `run_dir`): the "without driver" series.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub load_only: bool,
     pub rows: Vec<SweepRow>,
 }
 
@@ -215,6 +219,7 @@ mod tests {
         let record = SweepRecord {
             format: 1,
             load_template: "hackbench:groups={}".into(),
+            load_only: false,
             levels: vec!["1".into(), "2".into()],
             rows: vec![
                 SweepRow {

@@ -298,10 +298,12 @@ fn sweep_figures(prefix: &str, record: &SweepRecord) -> Vec<Figure> {
             )
         })
         .collect();
-    out.push(sweep_plot::draw_latency(
-        &format!("{prefix}-latency"),
-        record,
-    ));
+    if !record.load_only {
+        out.push(sweep_plot::draw_latency(
+            &format!("{prefix}-latency"),
+            record,
+        ));
+    }
     out
 }
 

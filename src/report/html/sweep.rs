@@ -31,12 +31,16 @@ pub(super) fn section(
             " (missing)".into()
         }
     };
-    h.push_str(
-        &Html {
-            class: "numbers levels",
-        }
-        .render(&latency_table(s, missing)),
-    );
+    if s.load_only {
+        h.push_str("<p>The loads alone, not measured (<code>sweep --no-measure</code>).</p>");
+    } else {
+        h.push_str(
+            &Html {
+                class: "numbers levels",
+            }
+            .render(&latency_table(s, missing)),
+        );
+    }
     if let Some(t) = throughput_table(s) {
         h.push_str("<h3>Load throughput per level</h3>");
         h.push_str(&Html { class: "numbers" }.render(&t));
