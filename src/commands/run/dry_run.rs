@@ -138,7 +138,7 @@ pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
     let _ = writeln!(
         t,
         "    run.json, latency.hlog ({intervals} intervals of {} per thread), events.jsonl",
-        format_elapsed(plan.log_interval_ns)
+        format_ns(plan.log_interval_ns)
     );
     if plan.samples {
         let _ = writeln!(
