@@ -582,6 +582,7 @@ fn a_sweep_plots_throughput_and_latency_against_the_level() {
     let sweep = SweepRecord {
         format: 1,
         load_template: "hackbench:groups={}".into(),
+        load_only: false,
         levels: rows.iter().map(|r| r.level.clone()).collect(),
         rows,
     };

@@ -113,3 +113,292 @@ fn bad_sweeps_exit_2_before_the_first_run() {
         assert!(!out.exists(), "{args:?}: something was created");
     }
 }
+
+/// A sweep directory with a sweep.json only (the levels' runs are not needed to compare or
+/// overlay sweeps): per level `max_us(level)` on CPU 0 and half of it on CPU 1, p99 a tenth of
+/// the max, IRQ max a quarter when `traced`, and a throughput of `level` x 100 messages/s.
+fn constructed_sweep(dir: &std::path::Path, max_us: impl Fn(u32) -> i64, traced: bool) {
+    use jitterlab::results::run_record::Throughput;
+    use jitterlab::results::sweep::{SweepRecord, SweepRow, SweepThread};
+    let levels = [1u32, 10, 20, 40];
+    let rows = levels
+        .iter()
+        .map(|&level| {
+            let thread = |cpu: usize, max_ns: i64| SweepThread {
+                cpu,
+                samples: 1000,
+                min_ns: Some(1_000),
+                p99_ns: Some(max_ns as u64 / 10),
+                max_ns: Some(max_ns),
+                missed_periods: 0,
+                irq_p99_ns: traced.then_some(max_ns as u64 / 40),
+                irq_max_ns: traced.then_some(max_ns / 4),
+            };
+            let max_ns = max_us(level) * 1000;
+            SweepRow {
+                level: level.to_string(),
+                run_dir: format!("level-{level}"),
+                throughput: vec![Throughput {
+                    name: "messages".into(),
+                    value: level as f64 * 100.0,
+                    unit: "messages/s".into(),
+                }],
+                threads: vec![thread(0, max_ns), thread(1, max_ns / 2)],
+            }
+        })
+        .collect();
+    let record = SweepRecord {
+        format: 1,
+        load_template: "hackbench:groups={}".into(),
+        load_only: false,
+        levels: levels.iter().map(|l| l.to_string()).collect(),
+        rows,
+    };
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("sweep.json"),
+        serde_json::to_string(&record).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn two_sweeps_compare_and_overlay_with_their_irq_latency() {
+    let base = tempfile::tempdir().unwrap();
+    let rt = base.path().join("with-rt");
+    let std_kernel = base.path().join("without-rt");
+    // With RT the max stays at 50 us; without it grows 100 us per hackbench group.
+    constructed_sweep(&rt, |_| 50, true);
+    constructed_sweep(&std_kernel, |level| 100 * level as i64, true);
+    let o = jitterlab(&[
+        "compare",
+        rt.to_str().unwrap(),
+        std_kernel.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    // Level 40: A's worst max 50 us, B's 4 ms = 80x; B's IRQ max a quarter of it, 1 ms.
+    let line40 = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("40 "))
+        .unwrap_or_else(|| panic!("no level 40 row: {t}"));
+    for needle in ["50.0 us", "4.00 ms (80.00x)", "1.00 ms", "5.0 us"] {
+        assert!(line40.contains(needle), "lacks {needle}: {line40}\n{t}");
+    }
+    let line1 = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap();
+    assert!(line1.contains("100.0 us (2.00x)"), "{line1}");
+    assert!(t.contains("Load throughput per level"), "{t}");
+    assert!(t.contains("4000"), "B's level 40 throughput: {t}");
+
+    // A sweep and a run cannot be compared.
+    let run_like = base.path().join("not-a-sweep");
+    std::fs::create_dir_all(&run_like).unwrap();
+    let o = jitterlab(&["compare", rt.to_str().unwrap(), run_like.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("not a sweep directory"), "{}", text(&o));
+
+    // The report overlays both: per sweep the worst CPU's max, p99 and IRQ max.
+    let html_path = base.path().join("r.html");
+    let o = jitterlab(&[
+        "report",
+        rt.to_str().unwrap(),
+        std_kernel.to_str().unwrap(),
+        "-o",
+        html_path.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let start = html
+        .find(r#"id="sweeps-latency""#)
+        .expect("an overlay latency plot");
+    let svg = &html[start..start + html[start..].find("</svg>").unwrap()];
+    for label in [
+        "A: with-rt max",
+        "A: with-rt p99",
+        "A: with-rt IRQ max",
+        "B: without-rt max",
+        "B: without-rt IRQ max",
+    ] {
+        assert!(svg.contains(&format!(r#"data-label="{label}""#)), "{label}");
+    }
+    assert!(
+        svg.contains("B: without-rt max: level 40: 4000000"),
+        "B's worst max at 40"
+    );
+    assert!(svg.contains("B: without-rt IRQ max: level 40: 1000000"));
+    assert!(html.contains(r#"id="sweeps-throughput-messages""#));
+    assert!(html.contains(
+        "B: without-rt: level 40: worst p99 400.0 us, worst max 4.00 ms, worst IRQ max 1.00 ms"
+    ));
+    // Each sweep's own table has the IRQ columns, and throughput is a table of its own.
+    assert!(
+        html.contains("<th>IRQ max</th>") || html.contains(">IRQ max<"),
+        "IRQ column"
+    );
+    assert!(html.contains("Load throughput per level"));
+}
+
+#[test]
+fn dry_run_checks_a_long_plan_and_starts_nothing() {
+    let base = tempfile::tempdir().unwrap();
+    let out = base.path().join("day");
+    let out_s = out.to_str().unwrap();
+    // A day at 1 ms on CPU 0 with a load: checked, described, nothing made. --policy other
+    // needs no real-time permission, so this runs anywhere.
+    let o = jitterlab(&[
+        "run",
+        "--dry-run",
+        "--duration",
+        "24h",
+        "--cpus",
+        "0",
+        "--policy",
+        "other",
+        "--load",
+        "cpu:workers=1",
+        "--budget",
+        "max<1ms",
+        "--samples",
+        "--out",
+        out_s,
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    for needle in [
+        "nothing was started",
+        "CPUs 0, other 0",
+        "86400000 wakeups per thread",
+        "load for the whole run: cpu:workers=1",
+        "budget: max<1ms",
+        "86400 intervals of 1.00 s",
+        "samples.bin",
+        out_s,
+    ] {
+        assert!(t.contains(needle), "lacks '{needle}': {t}");
+    }
+    assert!(!out.exists(), "a dry run made {out_s}");
+
+    // The checks exit as a real run's: an existing --out and a bad load are bad input (2).
+    std::fs::create_dir_all(&out).unwrap();
+    let o = jitterlab(&[
+        "run",
+        "--dry-run",
+        "--policy",
+        "other",
+        "--cpus",
+        "0",
+        "--out",
+        out_s,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("exists"), "{}", text(&o));
+    let o = jitterlab(&["run", "--dry-run", "--cpus", "0", "--load", "memory:size=1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+
+    // A sweep checks every level.
+    let sweep_out = base.path().join("sweep");
+    let o = jitterlab(&[
+        "sweep",
+        "--dry-run",
+        "--policy",
+        "other",
+        "--cpus",
+        "0",
+        "--duration",
+        "10m",
+        "--load",
+        "hackbench:groups={}",
+        "--levels",
+        "1,20,40",
+        "--out",
+        sweep_out.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    for level in ["1", "20", "40"] {
+        assert!(
+            t.contains(&format!("load for the whole run: hackbench:groups={level}")),
+            "{t}"
+        );
+    }
+    assert!(t.contains("sweep level 40 (3/3)"), "{t}");
+    assert!(!sweep_out.exists());
+}
+
+#[test]
+fn no_measure_runs_each_level_alone_and_records_its_throughput() {
+    let _g = exclusive();
+    let (_base, out) = temp_out();
+    let o = jitterlab(&[
+        "sweep",
+        "--no-measure",
+        "--load",
+        "hackbench:groups={},loops=10",
+        "--levels",
+        "1,2",
+        "--duration",
+        "1s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(sweep["load_only"], true, "{sweep}");
+    let rows = sweep["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{sweep}");
+    for (row, groups) in rows.iter().zip([1.0, 2.0]) {
+        let fig = |name: &str| {
+            row["throughput"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["name"] == name)
+                .unwrap_or_else(|| panic!("no {name}: {row}"))["value"]
+                .as_f64()
+                .unwrap()
+        };
+        // Each exchange of g groups moves g x 20 x 20 x 10 messages, all received.
+        let exchanges = fig("exchanges");
+        assert!(exchanges >= 1.0, "{row}");
+        assert_eq!(
+            fig("messages received"),
+            exchanges * groups * 4000.0,
+            "{row}"
+        );
+        assert_eq!(
+            row["threads"].as_array().unwrap().len(),
+            0,
+            "not measured: {row}"
+        );
+    }
+    // No level was measured, so no level directory was made.
+    let entries: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        entries.iter().all(|e| !e.starts_with("level-")),
+        "{entries:?}"
+    );
+    // Measuring options are refused with it.
+    let o = jitterlab(&[
+        "sweep",
+        "--no-measure",
+        "--trace",
+        "--load",
+        "hackbench:groups={}",
+        "--levels",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("--trace has nothing to apply to"),
+        "{}",
+        text(&o)
+    );
+}

@@ -224,6 +224,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Check the plan as a run's start would (options, loads, scenario, CPUs, real-time
+    /// priority, budget, output directory) and print what would run, for how long, and what it
+    /// would write; start nothing and write nothing. Exit codes as for the run's checks.
+    #[arg(long)]
+    pub dry_run: bool,
+
     /// No live view or status lines; errors and the final summary only.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -357,6 +363,12 @@ pub struct SweepArgs {
     /// The levels to put in place of `{}` in the swept --load, comma-separated (e.g. 1,2,4,8).
     #[arg(long, value_name = "LIST", required = true, allow_hyphen_values = true)]
     pub levels: String,
+
+    /// Run each level's loads alone for --duration, without measuring (the "without driver"
+    /// series of a load-vs-latency study): sweep.json gets each level's throughput and no
+    /// latency, and no level directories are made.
+    #[arg(long)]
+    pub no_measure: bool,
 
     #[command(flatten)]
     pub run: RunArgs,

@@ -7,11 +7,16 @@ use crate::analysis::compare;
 use crate::analysis::phase;
 use crate::analysis::regression::RegressionCheck;
 use crate::cli::CompareArgs;
-use crate::error::{ExitCode, Failure, Result};
+use crate::error::{ExitCode, Failure, Result, escape_controls};
 use crate::report::compare_view::{evaluate, markdown, terminal};
-use crate::results::loaded;
+use crate::report::sweep_tables::{comparison_table, throughput_comparison_table};
+use crate::report::table::{Markdown, Markup, Terminal};
+use crate::results::{loaded, sweep};
 
 pub fn run(args: &CompareArgs) -> Result<i32> {
+    if args.runs.iter().any(|p| sweep::is_sweep_dir(p)) {
+        return compare_sweeps(args);
+    }
     // Every argument is checked before any run is read.
     let budget = Budget::from_option(args.budget.as_deref())?;
     let check = args
@@ -56,4 +61,70 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
     } else {
         ExitCode::CheckFailed as i32
     })
+}
+
+/// Sweep directories side by side ("with RT" vs "without RT"): per level the worst CPU's
+/// latency of each, with each later sweep's max as a ratio to the first's, then the loads'
+/// throughput. Every argument must be a sweep directory; the run checks (--budget,
+/// --fail-if-worse) judge runs, not sweeps, and are refused.
+fn compare_sweeps(args: &CompareArgs) -> Result<i32> {
+    if let Some(p) = args.runs.iter().find(|p| !sweep::is_sweep_dir(p)) {
+        return Err(Failure::usage(format!(
+            "{} is not a sweep directory (no {}), and the others given are; compare sweeps with sweeps, or runs with runs (a level's run is <sweep>/level-<value>)",
+            p.display(),
+            sweep::FILE_NAME
+        )));
+    }
+    if args.budget.is_some() || args.fail_if_worse.is_some() {
+        return Err(Failure::usage(
+            "--budget and --fail-if-worse judge runs, not sweeps; compare the levels' runs (<sweep>/level-<value>) to check them",
+        ));
+    }
+    let records = args
+        .runs
+        .iter()
+        .map(|p| sweep::read(p))
+        .collect::<Result<Vec<_>>>()?;
+    let sweeps: Vec<(String, &sweep::SweepRecord)> = args
+        .runs
+        .iter()
+        .zip(&records)
+        .enumerate()
+        .map(|(i, (_, r))| (compare::label(i), r))
+        .collect();
+    if args.json {
+        let list: Vec<serde_json::Value> = args
+            .runs
+            .iter()
+            .zip(&sweeps)
+            .map(|(path, (label, record))| {
+                serde_json::json!({"label": label, "path": path, "sweep": record})
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "sweeps": list }))
+                .expect("sweep records serialise")
+        );
+        return Ok(0);
+    }
+    let markup: &dyn Markup = if args.markdown { &Markdown } else { &Terminal };
+    let mut out = String::new();
+    for (i, (label, record)) in sweeps.iter().enumerate() {
+        out += &format!(
+            "{label}: {} ({}){}\n",
+            args.runs[i].display(),
+            record.load_template,
+            if i == 0 { ", the reference" } else { "" }
+        );
+    }
+    out += "\nWorst CPU's latency per level (max as a multiple of A's):\n";
+    out += &markup.render(&comparison_table(&sweeps));
+    if let Some(t) = throughput_comparison_table(&sweeps) {
+        out += "\nLoad throughput per level:\n";
+        out += &markup.render(&t);
+    }
+    // sweep.json and the paths are input: no control character reaches the terminal raw.
+    print!("{}", escape_controls(&out));
+    Ok(0)
 }

@@ -6,7 +6,9 @@ use crate::cli::LoadArgs;
 use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
 use crate::load::LoadSpec;
+use crate::load::generator::GeneratorSpec;
 use crate::load::memory_guard::{self, Scheduled};
+use crate::load::supervisor::Outcome;
 use crate::load::supervisor::{PlannedLoad, Setup, Supervisor};
 use crate::measure::clock::monotonic_ns;
 use crate::results::run_record::{LoadRecord, load_line};
@@ -17,35 +19,7 @@ use std::time::Duration;
 
 pub fn run(args: &LoadArgs) -> Result<i32> {
     let online = online_cpus().map_err(Failure::system)?;
-    let mut loads = Vec::new();
-    for text in &args.specs {
-        let g = match LoadSpec::parse(text).map_err(Failure::usage)? {
-            LoadSpec::Generator(g) => g,
-            LoadSpec::Spike(_) => {
-                return Err(Failure::usage(format!(
-                    "'{text}': the spike load is a calibration load for measuring threads; use it with jitterlab run --load"
-                )));
-            }
-        };
-        if let Some(c) = g.listed_cpus().iter().find(|c| !online.contains(c)) {
-            return Err(Failure::usage(format!(
-                "load '{text}': CPU {c} is not online; this system's online CPUs are {}",
-                crate::cpulist::format_cpu_list(&online)
-            )));
-        }
-        g.check_on_system(&[], &online).map_err(Failure::usage)?;
-        loads.push(g);
-    }
-    // They all run at the same time.
-    let scheduled: Vec<Scheduled> = loads
-        .iter()
-        .map(|g| Scheduled {
-            spec: g,
-            origin: String::new(),
-            window: None,
-        })
-        .collect();
-    memory_guard::check_together(&scheduled).map_err(Failure::usage)?;
+    let loads = parse_alone(&args.specs, &online)?;
     let duration_ns = args
         .duration
         .as_deref()
@@ -72,39 +46,7 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
             println!("{banner}");
         }
     }
-    let setup = Setup {
-        loads: loads
-            .iter()
-            .map(|g| PlannedLoad {
-                spec: g.clone(),
-                phase: None,
-            })
-            .collect(),
-        online,
-        once,
-        ..Setup::default()
-    };
-    let supervisor = Supervisor::start(setup, Arc::clone(&stop))?;
-    let start = monotonic_ns();
-    supervisor.begin(start);
-    if once && loads.iter().any(|g| !g.generator.ends_when_run_once()) {
-        eprintln!("jitterlab load: running until Ctrl-C (give --duration to stop by itself)");
-    }
-    loop {
-        std::thread::sleep(Duration::from_millis(10));
-        // Standalone loads have no result directory, so no events.jsonl: the supervisor's
-        // events are let go (its warnings come back in the outcome and are printed below).
-        drop(supervisor.drain_events());
-        let elapsed = monotonic_ns() - start;
-        if interrupted.load(Ordering::SeqCst)
-            || stop.load(Ordering::SeqCst)
-            || supervisor.all_ended()
-            || duration_ns.is_some_and(|d| elapsed >= d)
-        {
-            break;
-        }
-    }
-    let (outcome, _events) = supervisor.finish();
+    let outcome = run_alone(&loads, online, duration_ns, once, &interrupted, &stop)?;
     for w in &outcome.warnings {
         eprintln!("jitterlab load: warning: {w}");
     }
@@ -126,4 +68,85 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
         return Err(Failure::run(f));
     }
     Ok(0)
+}
+
+/// Runs `loads` together, alone (no measuring, no result directory), until `duration_ns` has
+/// passed, they have all ended, or `interrupted` or `stop` is set. Shared by `jitterlab load`
+/// and `jitterlab sweep --no-measure`, whose caller owns the signal handling.
+pub(crate) fn run_alone(
+    loads: &[GeneratorSpec],
+    online: Vec<usize>,
+    duration_ns: Option<u64>,
+    once: bool,
+    interrupted: &AtomicBool,
+    stop: &Arc<AtomicBool>,
+) -> Result<Outcome> {
+    let setup = Setup {
+        loads: loads
+            .iter()
+            .map(|g| PlannedLoad {
+                spec: g.clone(),
+                phase: None,
+            })
+            .collect(),
+        online,
+        once,
+        ..Setup::default()
+    };
+    let supervisor = Supervisor::start(setup, Arc::clone(stop))?;
+    let start = monotonic_ns();
+    supervisor.begin(start);
+    if once && loads.iter().any(|g| !g.generator.ends_when_run_once()) {
+        eprintln!("jitterlab load: running until Ctrl-C (give --duration to stop by itself)");
+    }
+    loop {
+        std::thread::sleep(Duration::from_millis(10));
+        // Standalone loads have no result directory, so no events.jsonl: the supervisor's
+        // events are let go (its warnings come back in the outcome).
+        drop(supervisor.drain_events());
+        let elapsed = monotonic_ns() - start;
+        if interrupted.load(Ordering::SeqCst)
+            || stop.load(Ordering::SeqCst)
+            || supervisor.all_ended()
+            || duration_ns.is_some_and(|d| elapsed >= d)
+        {
+            break;
+        }
+    }
+    Ok(supervisor.finish().0)
+}
+
+/// The loads of `texts`, to run alone: built-in generators only (the spike load needs
+/// measuring threads), on online CPUs, checked against this system (exit 2).
+pub(crate) fn parse_alone(texts: &[String], online: &[usize]) -> Result<Vec<GeneratorSpec>> {
+    let mut loads = Vec::new();
+    for text in texts {
+        let g = match LoadSpec::parse(text).map_err(Failure::usage)? {
+            LoadSpec::Generator(g) => g,
+            LoadSpec::Spike(_) => {
+                return Err(Failure::usage(format!(
+                    "'{text}': the spike load is a calibration load for measuring threads; use it with jitterlab run --load"
+                )));
+            }
+        };
+        if let Some(c) = g.listed_cpus().iter().find(|c| !online.contains(c)) {
+            return Err(Failure::usage(format!(
+                "load '{text}': CPU {c} is not online; this system's online CPUs are {}",
+                crate::cpulist::format_cpu_list(online)
+            )));
+        }
+        g.check_on_system(&[], online).map_err(Failure::usage)?;
+        loads.push(g);
+    }
+    // They all run at the same time.
+    let scheduled: Vec<Scheduled> = loads
+        .iter()
+        .map(|g| Scheduled {
+            spec: g,
+            origin: String::new(),
+            window: None,
+        })
+        .collect();
+    memory_guard::check_together(&scheduled).map_err(Failure::usage)?;
+    Ok(loads)
 }

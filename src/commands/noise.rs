@@ -133,6 +133,7 @@ fn as_run_args(args: &NoiseArgs) -> RunArgs {
         trace: args.trace,
         explain_above: args.explain_above.clone(),
         json: args.json,
+        dry_run: false,
         quiet: args.quiet,
         budget: args.budget.clone(),
         under: Vec::new(),

@@ -1,6 +1,7 @@
 //! `jitterlab run`: the options to a [`RunPlan`](crate::plan::RunPlan) (`resolve`), the run
 //! (`runner`), then run.json or the summary on stdout and the exit code.
 
+pub mod dry_run;
 pub mod resolve;
 pub mod sender;
 
@@ -11,6 +12,10 @@ use crate::results::run_record::Ended;
 
 pub fn run(args: &RunArgs) -> Result<i32> {
     let plan = resolve::resolve(args)?;
+    if args.dry_run {
+        print!("{}", dry_run::check(&plan)?);
+        return Ok(0);
+    }
     let outcome = crate::runner::run(&plan, args.quiet, std::env::args().collect())?;
     Ok(print_outcome(&outcome, args.json))
 }

@@ -55,12 +55,10 @@ fn plan(args: &SweepArgs) -> Result<SweepPlan> {
     })
 }
 
-pub fn run(args: &SweepArgs) -> Result<i32> {
-    let command_line: Vec<String> = std::env::args().collect();
-    let mut plan = plan(args)?;
-    // The sweep directory is made (new) before anything starts, like a run's, and removed again
-    // if the first level is refused before it measures.
-    let mut claim = Some(match &args.run.out {
+/// The sweep directory, made (new) before anything starts, like a run's; dropping the claim
+/// removes it again (a first level refused before it did anything).
+fn claim_sweep_dir(args: &SweepArgs) -> Result<dir::Claim> {
+    Ok(match &args.run.out {
         Some(out) => ResultDir::create(out, "--out")?,
         None => {
             let mut p = dir::default_path(SystemTime::now(), &crate::system::host::hostname())
@@ -68,7 +66,19 @@ pub fn run(args: &SweepArgs) -> Result<i32> {
             p.push("-sweep");
             ResultDir::create_unique(&PathBuf::from(p), "--out")?
         }
-    });
+    })
+}
+
+pub fn run(args: &SweepArgs) -> Result<i32> {
+    if args.no_measure {
+        return run_load_only(args);
+    }
+    let command_line: Vec<String> = std::env::args().collect();
+    let mut plan = plan(args)?;
+    if args.run.dry_run {
+        return dry_run(args, &mut plan);
+    }
+    let mut claim = Some(claim_sweep_dir(args)?);
     let sweep_dir = claim.as_ref().expect("made above").dir().clone();
     for (run, level) in plan.runs.iter_mut().zip(&plan.levels) {
         run.out = Some(sweep_dir.file(&format!("level-{level}")));
@@ -83,6 +93,7 @@ pub fn run(args: &SweepArgs) -> Result<i32> {
         format: FORMAT,
         load_template: plan.template.clone(),
         levels: plan.levels.clone(),
+        load_only: false,
         rows: Vec::new(),
     };
     let n = plan.levels.len();
@@ -122,6 +133,164 @@ pub fn run(args: &SweepArgs) -> Result<i32> {
             }
             Ended::Failed => failed = true,
             _ => {}
+        }
+    }
+    if args.run.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&record).expect("sweep records serialise")
+        );
+    } else {
+        print!("{}", sweep_table(&record));
+        println!("Sweep: {}", sweep_dir.path.display());
+    }
+    Ok(if failed { ExitCode::Run as i32 } else { 0 })
+}
+
+/// `sweep --dry-run`: every level checked as its run's start would check it, and what each
+/// would run and write; nothing is started or made.
+fn dry_run(args: &SweepArgs, plan: &mut SweepPlan) -> Result<i32> {
+    if let Some(out) = &args.run.out {
+        for (run, level) in plan.runs.iter_mut().zip(&plan.levels) {
+            run.out = Some(out.join(format!("level-{level}")));
+        }
+    }
+    let mut text = String::new();
+    for (k, level) in plan.levels.iter().enumerate() {
+        text += &format!(
+            "sweep level {level} ({}/{}): {}\n",
+            k + 1,
+            plan.levels.len(),
+            plan.specs[k]
+        );
+        text += &crate::commands::run::dry_run::check(&plan.runs[k]).map_err(|f| Failure {
+            code: f.code,
+            message: format!("sweep level {level}: {}", f.message),
+        })?;
+    }
+    print!("{text}");
+    Ok(0)
+}
+
+/// `sweep --no-measure`: per level, the level's loads alone for `--duration` (no measuring
+/// thread, no level directory), and their throughput in sweep.json and sweep.csv. Every level's
+/// loads are checked before the first starts.
+fn run_load_only(args: &SweepArgs) -> Result<i32> {
+    for (given, flag) in [
+        (args.run.loops.is_some(), "--loops"),
+        (args.run.trace, "--trace"),
+        (args.run.budget.is_some(), "--budget"),
+        (args.run.samples, "--samples"),
+    ] {
+        if given {
+            return Err(Failure::usage(format!(
+                "sweep --no-measure runs each level's loads alone, without measuring, so {flag} has nothing to apply to; drop {flag}, or drop --no-measure"
+            )));
+        }
+    }
+    let levels = levels(&args.levels)?;
+    let swept = swept_load(&args.run.load, args.run.scenario.is_some())?;
+    let template = args.run.load[swept].clone();
+    let duration_ns = match &args.run.duration {
+        None => crate::plan::DEFAULT_DURATION_NS,
+        Some(d) => crate::units::parse_duration_ns(d)
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| {
+                Failure::usage(format!(
+                    "--duration {d}: expected a duration above zero with a unit (e.g. 30s, 10m)"
+                ))
+            })?,
+    };
+    let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
+    let mut per_level = Vec::new();
+    for level in &levels {
+        let mut texts = args.run.load.clone();
+        texts[swept] = level_spec(&template, level);
+        let loads = crate::commands::load::parse_alone(&texts, &online).map_err(|f| Failure {
+            code: f.code,
+            message: format!("sweep level {level}: {}", f.message),
+        })?;
+        per_level.push((texts[swept].clone(), loads));
+    }
+    let n = levels.len();
+    let for_how_long = crate::units::format_elapsed(duration_ns);
+    if args.run.dry_run {
+        for (k, (level, (spec, loads))) in levels.iter().zip(&per_level).enumerate() {
+            let texts: Vec<&str> = loads.iter().map(|g| g.text.as_str()).collect();
+            println!(
+                "sweep level {level} ({}/{n}): {spec}: the loads alone for {for_how_long}, not measured: {}",
+                k + 1,
+                texts.join(", ")
+            );
+        }
+        println!("nothing was started; sweep.json and sweep.csv would be written");
+        return Ok(0);
+    }
+    let mut claim = Some(claim_sweep_dir(args)?);
+    let sweep_dir = claim.as_ref().expect("made above").dir().clone();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register_conditional_shutdown(
+            signal,
+            130,
+            std::sync::Arc::clone(&interrupted),
+        );
+        let _ = signal_hook::flag::register(signal, std::sync::Arc::clone(&interrupted));
+    }
+    let mut record = SweepRecord {
+        format: FORMAT,
+        load_template: template,
+        levels: levels.clone(),
+        load_only: true,
+        rows: Vec::new(),
+    };
+    let mut failed = false;
+    for (k, (level, (spec, loads))) in levels.iter().zip(&per_level).enumerate() {
+        eprintln!(
+            "sweep: level {level} ({}/{n}): {spec}, alone for {for_how_long}",
+            k + 1
+        );
+        let outcome = crate::commands::load::run_alone(
+            loads,
+            online.clone(),
+            Some(duration_ns),
+            false,
+            &interrupted,
+            &stop,
+        )?;
+        if let Some(c) = claim.take() {
+            c.keep();
+        }
+        outcome
+            .warnings
+            .iter()
+            .for_each(|w| eprintln!("jitterlab: warning: {w}"));
+        let row = SweepRow {
+            level: level.clone(),
+            run_dir: String::new(),
+            throughput: outcome
+                .loads
+                .iter()
+                .find(|l| &l.spec.text == spec)
+                .map(|l| l.record().throughput)
+                .unwrap_or_default(),
+            threads: Vec::new(),
+        };
+        eprintln!("sweep: level {level} done: {}", sweep_row(&row));
+        record.rows.push(row);
+        sweep::write(&sweep_dir, &record)?;
+        if let Some(f) = &outcome.failure {
+            eprintln!("jitterlab: sweep level {level}: {f}");
+            failed = true;
+        }
+        if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+            eprintln!(
+                "sweep: interrupted at level {level}; the levels done so far are in {}",
+                sweep_dir.path.display()
+            );
+            break;
         }
     }
     if args.run.json {

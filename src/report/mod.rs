@@ -13,6 +13,7 @@ pub mod phases;
 pub mod plot;
 pub mod png;
 pub mod svg;
+pub mod sweep_tables;
 pub mod table;
 pub mod tails;
 pub mod terminal;

@@ -169,6 +169,9 @@ pub fn sweep_row(row: &SweepRow) -> String {
             )
         })
         .collect();
+    if cpus.is_empty() {
+        return format_throughput(&row.throughput);
+    }
     format!(
         "{}; {}",
         format_throughput(&row.throughput),
@@ -176,11 +179,20 @@ pub fn sweep_row(row: &SweepRow) -> String {
     )
 }
 
-/// A sweep's summary on the terminal: one line per level.
+/// A sweep's summary on the terminal: the latency per level and CPU, then the load's
+/// throughput per level (a table of its own, so that the latency columns stay on screen).
 pub fn sweep_table(record: &SweepRecord) -> String {
+    use crate::report::sweep_tables::{latency_table, throughput_table};
+    use crate::report::table::{Markup, Terminal};
     let mut out = format!("jitterlab sweep: {}\n", record.load_template);
-    for row in &record.rows {
-        let _ = writeln!(out, "  level {:>6}: {}", row.level, sweep_row(row));
+    if record.load_only {
+        out += "(loads alone, not measured)\n";
+    } else {
+        out += &Terminal.render(&latency_table(record, |_| String::new()));
+    }
+    if let Some(t) = throughput_table(record) {
+        out += "Load throughput per level:\n";
+        out += &Terminal.render(&t);
     }
     out
 }

@@ -17,6 +17,10 @@ pub struct SweepRecord {
     /// The load template as given, with `{}` where each level goes.
     pub load_template: String,
     pub levels: Vec<String>,
+    /// `sweep --no-measure`: each level ran its loads alone, so rows have throughput only (no
+    /// `threads`, an empty `run_dir`): the "without driver" series.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub load_only: bool,
     pub rows: Vec<SweepRow>,
 }
 
@@ -54,6 +58,12 @@ pub struct SweepThread {
     pub p99_ns: Option<u64>,
     pub max_ns: Option<i64>,
     pub missed_periods: u64,
+    /// Timer IRQ latency (hrtimer expiry minus programmed expiry) when the level ran with
+    /// `--trace`: the "IRQ handler" series of the SH7780 figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq_p99_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq_max_ns: Option<i64>,
 }
 
 impl From<&ThreadSummary> for SweepThread {
@@ -66,6 +76,8 @@ impl From<&ThreadSummary> for SweepThread {
             p99_ns: t.latency.p99_ns,
             max_ns: t.latency.max_ns,
             missed_periods: t.missed_periods,
+            irq_p99_ns: t.irq_latency.as_ref().and_then(|l| l.p99_ns),
+            irq_max_ns: t.irq_latency.as_ref().and_then(|l| l.max_ns),
         }
     }
 }
@@ -87,6 +99,24 @@ impl SweepRow {
     }
 }
 
+/// Whether `dir` is a sweep directory (holds sweep.json).
+pub fn is_sweep_dir(dir: &std::path::Path) -> bool {
+    dir.join(FILE_NAME).is_file()
+}
+
+/// Reads the sweep.json of the sweep directory `dir`; errors are bad input (exit 2).
+pub fn read(dir: &std::path::Path) -> Result<SweepRecord> {
+    let file = dir.join(FILE_NAME);
+    let text = crate::input::read_result_file(&file, crate::input::RESULT_RECORD_MAX_BYTES)
+        .or_usage(|| file.display().to_string())?;
+    serde_json::from_str(&text).map_err(|e| {
+        crate::error::Failure::usage(format!(
+            "{} is not a valid sweep.json: {e}; pass the directory jitterlab sweep wrote",
+            file.display()
+        ))
+    })
+}
+
 /// Writes sweep.json and sweep.csv (after every level, so an interrupted sweep keeps its rows),
 /// each replaced atomically and never through a link.
 pub fn write(out: &ResultDir, record: &SweepRecord) -> Result<()> {
@@ -100,7 +130,19 @@ pub fn write(out: &ResultDir, record: &SweepRecord) -> Result<()> {
 
 /// One row per level: level, run_dir, the swept load's throughput (`name (unit)` columns, from
 /// the first row), then per CPU `cpuN_samples, cpuN_min_ns, cpuN_p99_ns, cpuN_max_ns,
-/// cpuN_missed_periods`. Empty cells for values a level lacks.
+/// cpuN_missed_periods, cpuN_irq_p99_ns, cpuN_irq_max_ns` (the IRQ cells empty unless the level
+/// was traced). Empty cells for values a level lacks.
+/// The columns of sweep.csv per CPU, after `cpuN_`.
+const COLUMNS_PER_CPU: [&str; 7] = [
+    "samples",
+    "min_ns",
+    "p99_ns",
+    "max_ns",
+    "missed_periods",
+    "irq_p99_ns",
+    "irq_max_ns",
+];
+
 pub fn csv(record: &SweepRecord) -> String {
     let quote = |s: &str| {
         if s.contains([',', '"', '\n']) {
@@ -120,7 +162,7 @@ pub fn csv(record: &SweepRecord) -> String {
     let mut header = vec!["level".to_string(), "run_dir".to_string()];
     header.extend(figures.iter().map(|(n, u)| quote(&format!("{n} ({u})"))));
     for c in &cpus {
-        for f in ["samples", "min_ns", "p99_ns", "max_ns", "missed_periods"] {
+        for f in COLUMNS_PER_CPU {
             header.push(format!("cpu{c}_{f}"));
         }
     }
@@ -144,11 +186,75 @@ pub fn csv(record: &SweepRecord) -> String {
                     cells.push(opt(t.p99_ns.map(|v| v.to_string())));
                     cells.push(opt(t.max_ns.map(|v| v.to_string())));
                     cells.push(t.missed_periods.to_string());
+                    cells.push(opt(t.irq_p99_ns.map(|v| v.to_string())));
+                    cells.push(opt(t.irq_max_ns.map(|v| v.to_string())));
                 }
-                None => cells.extend(std::iter::repeat_n(String::new(), 5)),
+                None => cells.extend(std::iter::repeat_n(String::new(), COLUMNS_PER_CPU.len())),
             }
         }
         text += &(cells.join(",") + "\n");
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread(cpu: usize, irq: Option<i64>) -> SweepThread {
+        SweepThread {
+            cpu,
+            samples: 10,
+            min_ns: Some(1_000),
+            p99_ns: Some(20_000),
+            max_ns: Some(30_000),
+            missed_periods: 1,
+            irq_p99_ns: irq.map(|v| v as u64 / 2),
+            irq_max_ns: irq,
+        }
+    }
+
+    #[test]
+    fn the_csv_holds_the_timer_irq_latency_of_traced_levels() {
+        let record = SweepRecord {
+            format: 1,
+            load_template: "hackbench:groups={}".into(),
+            load_only: false,
+            levels: vec!["1".into(), "2".into()],
+            rows: vec![
+                SweepRow {
+                    level: "1".into(),
+                    run_dir: "level-1".into(),
+                    throughput: Vec::new(),
+                    threads: vec![thread(0, Some(8_000))],
+                },
+                SweepRow {
+                    level: "2".into(),
+                    run_dir: "level-2".into(),
+                    throughput: Vec::new(),
+                    threads: vec![thread(0, None)],
+                },
+            ],
+        };
+        let text = csv(&record);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "level,run_dir,cpu0_samples,cpu0_min_ns,cpu0_p99_ns,cpu0_max_ns,cpu0_missed_periods,cpu0_irq_p99_ns,cpu0_irq_max_ns",
+                "1,level-1,10,1000,20000,30000,1,4000,8000",
+                "2,level-2,10,1000,20000,30000,1,,",
+            ]
+        );
+        // sweep.json keeps them, and a level without them reads back without them.
+        let back: SweepRecord =
+            serde_json::from_str(&serde_json::to_string(&record).unwrap()).unwrap();
+        assert_eq!(back.rows[0].threads[0].irq_max_ns, Some(8_000));
+        assert_eq!(back.rows[1].threads[0].irq_p99_ns, None);
+        assert!(
+            !serde_json::to_string(&record.rows[1])
+                .unwrap()
+                .contains("irq")
+        );
+    }
 }

@@ -99,7 +99,7 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
             }
             Kind::Sweep => {
                 sweep_number += 1;
-                let record = read_sweep(path)?;
+                let record = crate::results::sweep::read(path)?;
                 let figures = sweep_figures(&format!("sweep{sweep_number}"), &record);
                 inputs.push(Input::Sweep {
                     path: path.clone(),
@@ -121,7 +121,21 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
     } else {
         Vec::new()
     };
-    let html = page::render(&inputs, &runs, &overlays);
+    let sweeps: Vec<(String, &SweepRecord)> = inputs
+        .iter()
+        .filter_map(|i| match i {
+            Input::Sweep { path, record, .. } => Some((path, record)),
+            _ => None,
+        })
+        .enumerate()
+        .map(|(k, (path, record))| (sweep_label(k, path), record))
+        .collect();
+    let sweep_overlays = if sweeps.len() >= 2 {
+        sweep_overlay_figures(&sweeps)
+    } else {
+        Vec::new()
+    };
+    let html = page::render(&inputs, &runs, &overlays, &sweep_overlays);
     // The plot directory first: if it cannot be made, nothing has been written.
     if let Some(plots) = request.plots {
         std::fs::create_dir_all(plots)
@@ -136,6 +150,7 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
                 Input::Run { figures, .. } | Input::Sweep { figures, .. } => figures.iter(),
             })
             .chain(overlays.iter())
+            .chain(sweep_overlays.iter())
             .collect();
         write_plots(dir, &all)?;
     }
@@ -163,14 +178,6 @@ fn classify(path: &Path) -> Result<Kind> {
             path.display()
         )))
     }
-}
-
-fn read_sweep(path: &Path) -> Result<SweepRecord> {
-    let file = path.join(SWEEP_JSON);
-    let text = crate::input::read_result_file(&file, crate::input::RESULT_RECORD_MAX_BYTES)
-        .or_usage(|| file.display().to_string())?;
-    serde_json::from_str(&text)
-        .map_err(|e| Failure::usage(format!("{} is not a valid sweep.json: {e}", file.display())))
 }
 
 /// A progress bar on stderr, drawn only when stderr is a terminal.
@@ -313,10 +320,38 @@ fn sweep_figures(prefix: &str, record: &SweepRecord) -> Vec<Figure> {
             )
         })
         .collect();
-    out.push(sweep_plot::draw_latency(
-        &format!("{prefix}-latency"),
-        record,
-    ));
+    if !record.load_only {
+        out.push(sweep_plot::draw_latency(
+            &format!("{prefix}-latency"),
+            record,
+        ));
+    }
+    out
+}
+
+/// The name of sweep `k` (from 0) in overlays: its letter, as compare names runs, and its
+/// directory's name (`A: with-rt`).
+fn sweep_label(k: usize, path: &Path) -> String {
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    format!("{}: {name}", crate::analysis::compare::label(k))
+}
+
+/// Two or more sweeps overlaid: each throughput figure, then the latency.
+fn sweep_overlay_figures(sweeps: &[(String, &SweepRecord)]) -> Vec<Figure> {
+    let mut out: Vec<Figure> = sweep_plot::overlay_throughput_lines(sweeps)
+        .iter()
+        .map(|metric| {
+            sweep_plot::draw_throughput_overlay(
+                &format!("sweeps-throughput-{}", slug(&metric.0)),
+                sweeps,
+                metric,
+            )
+        })
+        .collect();
+    out.push(sweep_plot::draw_latency_overlay("sweeps-latency", sweeps));
     out
 }
 

@@ -11,7 +11,12 @@ use std::fmt::Write;
 
 const STYLE: &str = include_str!("style.css");
 
-pub(super) fn render(inputs: &[Input], runs: &[&RunDigest], overlays: &[Figure]) -> String {
+pub(super) fn render(
+    inputs: &[Input],
+    runs: &[&RunDigest],
+    overlays: &[Figure],
+    sweep_overlays: &[Figure],
+) -> String {
     let mut h = String::with_capacity(1 << 20);
     let title = match inputs {
         [Input::Run { digest, .. }] => format!("jitterlab report: {}", digest.path.display()),
@@ -60,9 +65,15 @@ pub(super) fn render(inputs: &[Input], runs: &[&RunDigest], overlays: &[Figure])
     if runs.len() >= 2 {
         h.push_str("<li><a href=\"#comparison\">comparison of the runs</a></li>");
     }
+    if !sweep_overlays.is_empty() {
+        h.push_str("<li><a href=\"#sweeps-overlaid\">sweeps overlaid</a></li>");
+    }
     h.push_str("</ul></nav>\n");
     if runs.len() >= 2 {
         compare::section(&mut h, runs, overlays);
+    }
+    if !sweep_overlays.is_empty() {
+        sweep::overlay_section(&mut h, sweep_overlays);
     }
     let (mut run_i, mut sweep_i) = (0, 0);
     for input in inputs {

@@ -1,15 +1,16 @@
-//! A sweep's section of the report (`jitterlab sweep` directories).
+//! A sweep's section of the report (`jitterlab sweep` directories), and the section of two or
+//! more sweeps overlaid.
 
 use super::page::figure;
-use crate::report::cpu_tables::{signed, unsigned};
 use crate::report::plot::Figure;
 use crate::report::svg::escape;
-use crate::report::table::{Align, Html, Markup, Table};
+use crate::report::sweep_tables::{latency_table, throughput_table};
+use crate::report::table::{Html, Markup};
 use crate::results::sweep::SweepRecord;
 use std::fmt::Write;
 
-/// A sweep's section: per level its run, the load's throughput and each CPU's figures, then
-/// the sweep plots.
+/// A sweep's section: per level and CPU its latency, then per level the load's throughput (a
+/// table of its own, so that the latency columns stay in view), then the sweep plots.
 pub(super) fn section(
     h: &mut String,
     number: usize,
@@ -23,53 +24,39 @@ pub(super) fn section(
         escape(&s.load_template),
         escape(&path.display().to_string())
     );
-    let mut table = Table::new(
-        [
-            "level",
-            "run",
-            "throughput",
-            "CPU",
-            "samples",
-            "min",
-            "p99",
-            "max",
-            "missed periods",
-        ],
-        Align::Right,
-    );
-    for row in &s.rows {
-        let tp: Vec<String> = row.throughput.iter().map(|t| t.to_string()).collect();
-        let missing = if path.join(&row.run_dir).join("run.json").is_file() {
-            ""
+    let missing = |row: &crate::results::sweep::SweepRow| {
+        if path.join(&row.run_dir).join("run.json").is_file() {
+            String::new()
         } else {
-            " (missing)"
-        };
-        let lead = vec![
-            row.level.as_str().into(),
-            format!("{}{missing}", row.run_dir).into(),
-            tp.join(", ").into(),
-        ];
-        let rows = row
-            .threads
-            .iter()
-            .map(|t| {
-                vec![
-                    t.cpu.to_string().into(),
-                    t.samples.to_string().into(),
-                    signed(t.min_ns).into(),
-                    unsigned(t.p99_ns).into(),
-                    signed(t.max_ns).into(),
-                    t.missed_periods.to_string().into(),
-                ]
-            })
-            .collect();
-        table.push_group(lead, rows, "no measurements");
-    }
-    h.push_str(
-        &Html {
-            class: "numbers levels",
+            " (missing)".into()
         }
-        .render(&table),
+    };
+    if s.load_only {
+        h.push_str("<p>The loads alone, not measured (<code>sweep --no-measure</code>).</p>");
+    } else {
+        h.push_str(
+            &Html {
+                class: "numbers levels",
+            }
+            .render(&latency_table(s, missing)),
+        );
+    }
+    if let Some(t) = throughput_table(s) {
+        h.push_str("<h3>Load throughput per level</h3>");
+        h.push_str(&Html { class: "numbers" }.render(&t));
+    }
+    for f in figures {
+        figure(h, f);
+    }
+    h.push_str("</section>\n");
+}
+
+/// Two or more sweeps overlaid ("with RT" vs "without RT"): the overlay plots.
+pub(super) fn overlay_section(h: &mut String, figures: &[Figure]) {
+    h.push_str(
+        "<section id=\"sweeps-overlaid\" class=\"sweep\"><h2>Sweeps overlaid</h2>\
+         <p>Each sweep in its own colour: the worst CPU's max (solid), p99 (dashed) and, where \
+         traced, timer IRQ max (dotted) at each level.</p>",
     );
     for f in figures {
         figure(h, f);

@@ -1,12 +1,13 @@
 //! A sweep's two views (as in the hackbench studies): the swept load's throughput against its
-//! level, and each CPU's p99 and max latency against the level. Levels that are all numbers are
+//! level, and each CPU's p99 and max latency (and timer IRQ latency when traced) against the
+//! level; and both views of several sweeps overlaid ("with RT" vs "without RT"). Levels that are all numbers are
 //! placed at their values; otherwise at their positions 1, 2, 3...
 
 use super::axis::{Quantity, Scale, ScaleKind};
 use super::chart::{Axis, Frame, LegendEntry, Style};
 use super::{Figure, series_style};
 use crate::report::svg::escape;
-use crate::results::sweep::SweepRecord;
+use crate::results::sweep::{SweepRecord, SweepRow, SweepThread};
 use crate::units::format_ns;
 
 /// A line of points (x, y) with its label.
@@ -74,9 +75,41 @@ pub fn throughput_lines(sweep: &SweepRecord) -> Vec<(String, String, Line)> {
         .collect()
 }
 
-/// Per CPU, a max line (solid) and a p99 line (dashed), in ns.
-pub fn latency_lines(sweep: &SweepRecord) -> Vec<Line> {
+/// The latencies of one thread that the latency plots draw: name, dash, value in ns (at least
+/// 1, for the log axis). The timer IRQ latency is there only for levels run with `--trace`.
+type Pick = fn(&SweepThread) -> Option<f64>;
+const LATENCY_FIGURES: [(&str, Option<&str>, Pick); 3] = [
+    ("max", None, |t| t.max_ns.map(|v| v.max(1) as f64)),
+    ("p99", Some("4 3"), |t| t.p99_ns.map(|v| v.max(1) as f64)),
+    ("IRQ max", Some("1 3"), |t| {
+        t.irq_max_ns.map(|v| v.max(1) as f64)
+    }),
+];
+
+/// A line through the levels where `value` has a figure; None when it has none at any level.
+fn line_over_levels(
+    sweep: &SweepRecord,
+    label: String,
+    style: Style,
+    value: impl Fn(&SweepRow) -> Option<f64>,
+) -> Option<Line> {
     let (xs, _) = level_positions(sweep);
+    let points: Vec<(f64, f64)> = sweep
+        .rows
+        .iter()
+        .zip(&xs)
+        .filter_map(|(r, &x)| value(r).map(|v| (x, v)))
+        .collect();
+    (!points.is_empty()).then_some(Line {
+        label,
+        points,
+        style,
+    })
+}
+
+/// Per CPU, a max line (solid), a p99 line (dashed) and, when traced, a timer IRQ max line
+/// (dotted), in ns.
+pub fn latency_lines(sweep: &SweepRecord) -> Vec<Line> {
     let mut cpus: Vec<usize> = sweep
         .rows
         .iter()
@@ -86,34 +119,80 @@ pub fn latency_lines(sweep: &SweepRecord) -> Vec<Line> {
     cpus.dedup();
     let mut out = Vec::new();
     for (i, &cpu) in cpus.iter().enumerate() {
-        let pick = |f: &dyn Fn(&crate::results::sweep::SweepThread) -> Option<f64>| {
-            sweep
-                .rows
-                .iter()
-                .zip(&xs)
-                .filter_map(|(r, &x)| {
-                    r.threads
-                        .iter()
-                        .find(|t| t.cpu == cpu)
-                        .and_then(f)
-                        .map(|v| (x, v))
-                })
-                .collect::<Vec<_>>()
-        };
-        out.push(Line {
-            label: format!("CPU {cpu} max"),
-            points: pick(&|t| t.max_ns.map(|v| v.max(1) as f64)),
-            style: series_style(i),
-        });
-        let mut dashed = series_style(i);
-        dashed.dash = Some("4 3");
-        out.push(Line {
-            label: format!("CPU {cpu} p99"),
-            points: pick(&|t| t.p99_ns.map(|v| v.max(1) as f64)),
-            style: dashed,
-        });
+        for (figure, dash, pick) in LATENCY_FIGURES {
+            let mut style = series_style(i);
+            style.dash = dash;
+            out.extend(line_over_levels(
+                sweep,
+                format!("CPU {cpu} {figure}"),
+                style,
+                |r| r.threads.iter().find(|t| t.cpu == cpu).and_then(pick),
+            ));
+        }
     }
     out
+}
+
+/// For sweeps overlaid (e.g. "with RT" and "without RT"): per sweep, in its own colour, the
+/// worst CPU's max (solid), p99 (dashed) and, when traced, timer IRQ max (dotted) per level.
+pub fn overlay_latency_lines(sweeps: &[(String, &SweepRecord)]) -> Vec<Line> {
+    let mut out = Vec::new();
+    for (i, (label, sweep)) in sweeps.iter().enumerate() {
+        for (figure, dash, pick) in LATENCY_FIGURES {
+            let mut style = series_style(i);
+            style.dash = dash;
+            out.extend(line_over_levels(
+                sweep,
+                format!("{label} {figure}"),
+                style,
+                |r| r.threads.iter().filter_map(pick).reduce(f64::max),
+            ));
+        }
+    }
+    out
+}
+
+/// For sweeps overlaid: per throughput figure (name, unit) of any of them, one line per sweep
+/// that has it.
+pub fn overlay_throughput_lines(
+    sweeps: &[(String, &SweepRecord)],
+) -> Vec<(String, String, Vec<Line>)> {
+    let mut metrics: Vec<(String, String)> = Vec::new();
+    for m in sweeps.iter().flat_map(|(_, s)| s.throughput_metrics()) {
+        if !metrics.contains(&m) {
+            metrics.push(m);
+        }
+    }
+    metrics
+        .into_iter()
+        .map(|(name, unit)| {
+            let lines = sweeps
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (label, sweep))| {
+                    line_over_levels(sweep, label.clone(), series_style(i), |r| {
+                        r.throughput
+                            .iter()
+                            .find(|t| t.name == name && t.unit == unit)
+                            .map(|t| t.value)
+                    })
+                })
+                .collect();
+            (name, unit, lines)
+        })
+        .collect()
+}
+
+/// The x-axis title of sweeps overlaid: their own titles, once each.
+fn overlay_x_title(sweeps: &[(String, &SweepRecord)]) -> String {
+    let mut titles: Vec<String> = Vec::new();
+    for (_, s) in sweeps {
+        let t = level_positions(s).1;
+        if !titles.contains(&t) {
+            titles.push(t);
+        }
+    }
+    titles.join(" / ")
 }
 
 /// Draws lines with a dot at each level.
@@ -212,28 +291,120 @@ fn rate(v: f64) -> String {
 pub fn draw_latency(name: &str, sweep: &SweepRecord) -> Figure {
     let (_, x_title) = level_positions(sweep);
     let lines = latency_lines(sweep);
+    let traced = sweep.rows.iter().any(traced);
+    let title = if traced {
+        "Wakeup and timer IRQ latency vs load level: p99 and max per CPU"
+    } else {
+        "Wakeup latency vs load level: p99 and max per CPU"
+    }
+    .to_string();
+    let svg = draw_lines(name, &title, x_title, latency_axis(&lines), &lines);
+    let statements = sweep.rows.iter().map(|r| level_statement("", r)).collect();
+    Figure {
+        name: name.into(),
+        title,
+        statements,
+        svg,
+    }
+}
+
+/// Whether a level's run was traced (has timer IRQ latencies).
+fn traced(row: &SweepRow) -> bool {
+    row.threads.iter().any(|t| t.irq_max_ns.is_some())
+}
+
+/// The log-scale latency axis that holds every point of `lines`.
+fn latency_axis(lines: &[Line]) -> Axis {
     let ys = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
     let (lo, hi) = ys.fold((f64::INFINITY, 0.0f64), |(a, b), y| (a.min(y), b.max(y)));
     let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (1e3, 1e6) };
-    let y = Axis {
+    Axis {
         scale: Scale::new(ScaleKind::Log, lo, hi).rounded_out(),
         quantity: Quantity::LatencyNs,
         title: "latency (log scale)".into(),
-    };
-    let title = "Wakeup latency vs load level: p99 and max per CPU".to_string();
-    let svg = draw_lines(name, &title, x_title, y, &lines);
-    let statements = sweep
-        .rows
+    }
+}
+
+/// `level 8: worst p99 80.0 us, worst max 80.0 us[, worst IRQ max 12.0 us]`, after `prefix`.
+fn level_statement(prefix: &str, r: &SweepRow) -> String {
+    let worst = r.threads.iter().filter_map(|t| t.max_ns).max();
+    let worst_p99 = r.threads.iter().filter_map(|t| t.p99_ns).max();
+    let worst_irq = r.threads.iter().filter_map(|t| t.irq_max_ns).max();
+    let signed = |v: i64| format_ns(v.max(0) as u64);
+    let mut text = format!(
+        "{prefix}level {}: worst p99 {}, worst max {}",
+        r.level,
+        worst_p99.map_or("-".into(), format_ns),
+        worst.map_or("-".into(), signed)
+    );
+    if let Some(irq) = worst_irq {
+        text += &format!(", worst IRQ max {}", signed(irq));
+    }
+    text
+}
+
+/// Sweeps overlaid ("with RT" vs "without RT", SH7780 Figs. 2-5): the worst CPU's latency of
+/// each against the level.
+pub fn draw_latency_overlay(name: &str, sweeps: &[(String, &SweepRecord)]) -> Figure {
+    let lines = overlay_latency_lines(sweeps);
+    let title = "Sweeps overlaid: worst CPU's latency vs load level".to_string();
+    let svg = draw_lines(
+        name,
+        &title,
+        overlay_x_title(sweeps),
+        latency_axis(&lines),
+        &lines,
+    );
+    let statements = sweeps
         .iter()
-        .map(|r| {
-            let worst = r.threads.iter().filter_map(|t| t.max_ns).max();
-            let worst_p99 = r.threads.iter().filter_map(|t| t.p99_ns).max();
-            format!(
-                "level {}: worst p99 {}, worst max {}",
-                r.level,
-                worst_p99.map_or("-".into(), format_ns),
-                worst.map_or("-".into(), |v| format_ns(v.max(0) as u64))
-            )
+        .flat_map(|(label, s)| {
+            s.rows
+                .iter()
+                .map(move |r| level_statement(&format!("{label}: "), r))
+        })
+        .collect();
+    Figure {
+        name: name.into(),
+        title,
+        statements,
+        svg,
+    }
+}
+
+/// Sweeps overlaid: one throughput figure (name, unit) of each against the level.
+pub fn draw_throughput_overlay(
+    name: &str,
+    sweeps: &[(String, &SweepRecord)],
+    metric: &(String, String, Vec<Line>),
+) -> Figure {
+    let (metric_name, unit, lines) = metric;
+    let top = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
+    let y = Axis {
+        scale: Scale::new(
+            ScaleKind::Linear,
+            0.0,
+            if top > 0.0 { top * 1.05 } else { 1.0 },
+        )
+        .rounded_out(),
+        quantity: Quantity::Plain(unit.clone()),
+        title: format!("{metric_name} ({unit})"),
+    };
+    let title = format!("Sweeps overlaid: {metric_name} vs load level");
+    let svg = draw_lines(name, &title, overlay_x_title(sweeps), y, lines);
+    let statements = lines
+        .iter()
+        .flat_map(|l| {
+            l.points.iter().map(move |p| {
+                format!(
+                    "{}: level {}: {metric_name} {} {unit}",
+                    l.label,
+                    p.0,
+                    rate(p.1)
+                )
+            })
         })
         .collect();
     Figure {

@@ -1,0 +1,163 @@
+//! `jitterlab run --dry-run`: the checks of a real run's start, without starting anything, and
+//! what the run would do: which CPUs, policy and wake method, for how long, with which loads
+//! and phases, the budget, and the files it would write. A long plan (a day, a week) is checked
+//! in a second instead of failing after its first hour.
+//!
+//! The checks and their exit codes are a real run's: the options (`resolve`, exit 2), the
+//! output directory not taken (exit 2), what the wake method needs of the system, real-time
+//! scheduling, tracefs with `--trace`, and the CPU locks (exit 3). Nothing is created or
+//! changed: no directory, no file, no load, no trace instance.
+
+use crate::error::{Failure, Result};
+use crate::plan::{RunLength, RunPlan};
+use crate::units::{format_elapsed, format_ns};
+use std::fmt::Write;
+
+/// Checks `plan` as a real run's start would and returns what it would do, as text for stdout.
+pub fn check(plan: &RunPlan) -> Result<String> {
+    if let Some(out) = &plan.out
+        && std::fs::symlink_metadata(out).is_ok()
+    {
+        return Err(Failure::usage(format!(
+            "--out {}: it exists; a run makes its result directory new, so that no run is mixed with another. Pass a new name, or remove the old one",
+            out.display()
+        )));
+    }
+    plan.wake.check_system().map_err(Failure::system)?;
+    check_scheduling(plan)?;
+    if plan.trace {
+        crate::trace::tracefs::find().map_err(Failure::system)?;
+    }
+    // Taken and released at once: a CPU that another run measures is refused as it would be.
+    let (locks, lock_warnings) = crate::runner::cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
+    drop(locks);
+    Ok(describe(plan, &lock_warnings))
+}
+
+/// Whether the measuring threads' policy and priority would be granted: set on a thread of our
+/// own, which then ends (exit 3 with the fix, as a real run's refusal).
+fn check_scheduling(plan: &RunPlan) -> Result<()> {
+    let policy = plan.thread_policy(0);
+    let cpu = plan.cpus.first().copied().unwrap_or(0);
+    std::thread::scope(|s| {
+        s.spawn(|| policy.apply_to_current_thread())
+            .join()
+            .expect("the probe thread does not panic")
+    })
+    .map_err(|e| {
+        Failure::system(crate::measure::sched::explain_policy_refusal(
+            &policy, cpu, &e,
+        ))
+    })
+}
+
+/// The plan in words: what would run, for how long, and what it would write.
+pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
+    let mut t = String::from("jitterlab run --dry-run: every check passed; nothing was started.\n");
+    let _ = writeln!(
+        t,
+        "  measure: CPUs {}, {} {}, wake {} ({} clock), interval {}{}",
+        crate::cpulist::format_cpu_list(&plan.cpus),
+        plan.policy.name(),
+        plan.priority,
+        plan.wake.name,
+        plan.clock.name(),
+        format_ns(plan.interval_ns),
+        if plan.distance_ns > 0 {
+            format!(" + {} per further thread", format_ns(plan.distance_ns))
+        } else {
+            String::new()
+        }
+    );
+    let wakeups = wakeups_per_thread(plan);
+    let length = match plan.length {
+        RunLength::Duration(ns) => format!("{} (until stopped early)", format_elapsed(ns)),
+        RunLength::Loops(n) => format!(
+            "{n} wakeups per thread, about {} at the interval",
+            format_elapsed(n.saturating_mul(plan.interval_ns))
+        ),
+        RunLength::Endless => "until stopped".into(),
+    };
+    let _ = writeln!(
+        t,
+        "  length: {length}; about {} wakeups per thread, {} in all",
+        wakeups,
+        wakeups.saturating_mul(plan.cpus.len() as u64)
+    );
+    for load in &plan.load_texts {
+        let _ = writeln!(t, "  load for the whole run: {load}");
+    }
+    if let Some(s) = &plan.scenario {
+        let _ = writeln!(
+            t,
+            "  scenario {} ({}):",
+            s.path.display(),
+            format_elapsed(s.length_ns)
+        );
+        for p in &s.phases {
+            let loads: Vec<&str> = p.loads.iter().map(|l| l.text.as_str()).collect();
+            let _ = writeln!(
+                t,
+                "    {:>9} - {:>9}  {}: {}",
+                format_elapsed(p.start_ns),
+                format_elapsed(p.end_ns),
+                p.label,
+                if loads.is_empty() {
+                    "no load".into()
+                } else {
+                    loads.join(", ")
+                }
+            );
+        }
+    }
+    let _ = writeln!(
+        t,
+        "  budget: {}",
+        plan.budget
+            .as_ref()
+            .map_or("none".into(), |b| b.expression.clone())
+    );
+    let _ = writeln!(
+        t,
+        "  trace: {}",
+        if plan.trace {
+            "on (timer IRQ latency and explanations of late wakeups)"
+        } else {
+            "off"
+        }
+    );
+    let out = plan.out.as_ref().map_or_else(
+        || "./jitterlab-results/<UTC time>-<host>-<pid> (new)".to_string(),
+        |o| format!("{} (new)", o.display()),
+    );
+    let _ = writeln!(t, "  output: {out}");
+    let intervals = match plan.length.expected_ns(plan.interval_ns) {
+        Some(ns) => ns.div_ceil(plan.log_interval_ns.max(1)).to_string(),
+        None => "open-ended:".into(),
+    };
+    let _ = writeln!(
+        t,
+        "    run.json, latency.hlog ({intervals} intervals of {} per thread), events.jsonl",
+        format_ns(plan.log_interval_ns)
+    );
+    if plan.samples {
+        let _ = writeln!(
+            t,
+            "    samples.bin: every sample, {} in all (docs/result-format.md gives its size per sample)",
+            wakeups.saturating_mul(plan.cpus.len() as u64)
+        );
+    }
+    for w in warnings {
+        let _ = writeln!(t, "  warning: {w}");
+    }
+    t
+}
+
+/// The wakeups each thread would make: its loops, or its length over the interval.
+fn wakeups_per_thread(plan: &RunPlan) -> u64 {
+    match plan.length {
+        RunLength::Loops(n) => n,
+        RunLength::Duration(ns) => ns / plan.interval_ns.max(1),
+        RunLength::Endless => 0,
+    }
+}

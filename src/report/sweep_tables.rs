@@ -1,0 +1,197 @@
+//! The tables of sweeps, built once and written by any markup (`report::table`): a sweep's
+//! latency per level and CPU, its load's throughput per level (a table of its own, so that a
+//! load with several figures does not push the latency columns off the screen), and sweeps
+//! side by side per level (`jitterlab compare` of sweep directories).
+
+use crate::report::cpu_tables::{signed, unsigned};
+use crate::report::table::{Align, Cell, Table};
+use crate::results::run_record::Throughput;
+use crate::results::sweep::{SweepRecord, SweepRow, SweepThread};
+
+/// Whether any level of `sweeps` was traced (has timer IRQ latencies): then the tables have
+/// IRQ columns.
+fn traced<'a>(rows: impl IntoIterator<Item = &'a SweepRow>) -> bool {
+    rows.into_iter()
+        .flat_map(|r| &r.threads)
+        .any(|t| t.irq_max_ns.is_some())
+}
+
+/// Per level, one row per CPU: samples, min, p99, max, missed periods, and with `--trace` the
+/// timer IRQ p99 and max. `note(row)` is added after the run directory's name (e.g. "
+/// (missing)").
+pub fn latency_table(record: &SweepRecord, note: impl Fn(&SweepRow) -> String) -> Table {
+    let irq = traced(&record.rows);
+    let mut headers = vec!["level", "run", "CPU", "samples", "min", "p99", "max"];
+    if irq {
+        headers.extend(["IRQ p99", "IRQ max"]);
+    }
+    headers.push("missed periods");
+    let mut table = Table::new(headers, Align::Right);
+    for row in &record.rows {
+        let lead = vec![
+            Cell::label(row.level.as_str()),
+            format!("{}{}", row.run_dir, note(row)).into(),
+        ];
+        let rows = row
+            .threads
+            .iter()
+            .map(|t| {
+                let mut cells: Vec<Cell> = vec![
+                    t.cpu.to_string().into(),
+                    t.samples.to_string().into(),
+                    signed(t.min_ns).into(),
+                    unsigned(t.p99_ns).into(),
+                    signed(t.max_ns).into(),
+                ];
+                if irq {
+                    cells.push(unsigned(t.irq_p99_ns).into());
+                    cells.push(signed(t.irq_max_ns).into());
+                }
+                cells.push(t.missed_periods.to_string().into());
+                cells
+            })
+            .collect();
+        table.push_group(lead, rows, "no measurements");
+    }
+    table
+}
+
+/// Per level, one column per throughput figure the swept load reported; None when it reported
+/// none (a load without figures).
+pub fn throughput_table(record: &SweepRecord) -> Option<Table> {
+    let metrics = record.throughput_metrics();
+    if metrics.is_empty() {
+        return None;
+    }
+    let mut headers = vec!["level".to_string()];
+    headers.extend(
+        metrics
+            .iter()
+            .map(|(name, unit)| format!("{name} ({unit})")),
+    );
+    let mut table = Table::new(headers, Align::Right);
+    for row in &record.rows {
+        let mut cells = vec![Cell::label(row.level.as_str())];
+        cells.extend(
+            metrics
+                .iter()
+                .map(|(name, unit)| figure(&row.throughput, name, unit).into()),
+        );
+        table.push_row(cells);
+    }
+    Some(table)
+}
+
+/// One throughput figure of a level, as the terminal summary prints it, or `-`.
+fn figure(throughput: &[Throughput], name: &str, unit: &str) -> String {
+    throughput
+        .iter()
+        .find(|t| t.name == name && t.unit == unit)
+        .map_or("-".into(), |t| {
+            if t.value.fract() == 0.0 {
+                format!("{}", t.value)
+            } else {
+                format!("{:.2}", t.value)
+            }
+        })
+}
+
+/// The worst CPU's figure of a level.
+fn worst<T: Ord + Copy>(row: &SweepRow, pick: impl Fn(&SweepThread) -> Option<T>) -> Option<T> {
+    row.threads.iter().filter_map(pick).max()
+}
+
+/// `1.30x`: `value` as a multiple of the reference; None without both or with a zero reference.
+fn ratio(value: Option<i64>, reference: Option<i64>) -> Option<String> {
+    match (value, reference) {
+        (Some(v), Some(r)) if r > 0 => Some(format!("{:.2}x", v as f64 / r as f64)),
+        _ => None,
+    }
+}
+
+/// Sweeps side by side, one row per level (the levels of the first sweep, then those only
+/// later sweeps have): per sweep the worst CPU's p99 and max (and IRQ max when any was traced),
+/// each later sweep's max with its ratio to the first's at that level. `labels` name the sweeps
+/// (`A: with-rt`).
+pub fn comparison_table<'a>(sweeps: &[(String, &'a SweepRecord)]) -> Table {
+    let irq = traced(sweeps.iter().flat_map(|(_, s)| &s.rows));
+    let mut headers = vec!["level".to_string()];
+    for (label, _) in sweeps {
+        headers.push(format!("{label} p99"));
+        headers.push(format!("{label} max"));
+        if irq {
+            headers.push(format!("{label} IRQ max"));
+        }
+    }
+    let mut table = Table::new(headers, Align::Right);
+    let row_of = |s: &'a SweepRecord, level: &str| s.rows.iter().find(|r| r.level == level);
+    for level in all_levels(sweeps) {
+        let reference = row_of(sweeps[0].1, level).and_then(|r| worst(r, |t| t.max_ns));
+        let mut cells = vec![Cell::label(level)];
+        for (k, (_, s)) in sweeps.iter().enumerate() {
+            let row = row_of(s, level);
+            let get = |pick: fn(&SweepThread) -> Option<i64>| row.and_then(|r| worst(r, pick));
+            cells.push(unsigned(row.and_then(|r| worst(r, |t| t.p99_ns))).into());
+            let max = get(|t| t.max_ns);
+            let mut max_cell = Cell::from(signed(max));
+            if k > 0
+                && let Some(r) = ratio(max, reference)
+            {
+                max_cell = max_cell.with_ratio(r);
+            }
+            cells.push(max_cell);
+            if irq {
+                cells.push(signed(get(|t| t.irq_max_ns)).into());
+            }
+        }
+        table.push_row(cells);
+    }
+    table
+}
+
+/// The levels of the first sweep, then those only later sweeps have.
+fn all_levels<'a>(sweeps: &[(String, &'a SweepRecord)]) -> Vec<&'a str> {
+    let mut levels: Vec<&str> = Vec::new();
+    for r in sweeps.iter().flat_map(|(_, s)| &s.rows) {
+        if !levels.contains(&r.level.as_str()) {
+            levels.push(&r.level);
+        }
+    }
+    levels
+}
+
+/// Sweeps' throughput side by side: one row per level, one column per sweep and figure.
+pub fn throughput_comparison_table(sweeps: &[(String, &SweepRecord)]) -> Option<Table> {
+    let mut metrics: Vec<(String, String)> = Vec::new();
+    for m in sweeps.iter().flat_map(|(_, s)| s.throughput_metrics()) {
+        if !metrics.contains(&m) {
+            metrics.push(m);
+        }
+    }
+    if metrics.is_empty() {
+        return None;
+    }
+    let mut headers = vec!["level".to_string()];
+    for (name, unit) in &metrics {
+        for (label, _) in sweeps {
+            headers.push(format!("{label} {name} ({unit})"));
+        }
+    }
+    let mut table = Table::new(headers, Align::Right);
+    for level in all_levels(sweeps) {
+        let mut cells = vec![Cell::label(level)];
+        for (name, unit) in &metrics {
+            for (_, s) in sweeps {
+                cells.push(
+                    s.rows
+                        .iter()
+                        .find(|r| r.level == level)
+                        .map_or("-".into(), |r| figure(&r.throughput, name, unit))
+                        .into(),
+                );
+            }
+        }
+        table.push_row(cells);
+    }
+    Some(table)
+}
