@@ -487,7 +487,11 @@ mod tests {
         let mut rec = Recorder::new(vec![f], hlog, None, start, 1_000 * ms);
         rec.drain().unwrap();
         let first = rec.take_noise_intervals();
-        assert_eq!(first.len(), 3, "intervals 0-2 closed by the gap in 3: {first:?}");
+        assert_eq!(
+            first.len(),
+            3,
+            "intervals 0-2 closed by the gap in 3: {first:?}"
+        );
         rec.close_intervals(start + 3_400 * ms);
         let mut all = first;
         all.extend(rec.take_noise_intervals());

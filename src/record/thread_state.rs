@@ -51,6 +51,8 @@ pub(super) struct ThreadState {
     /// A noise thread's exact noise time in the current interval (the histogram's sum is
     /// rounded), ns.
     interval_noise_ns: u64,
+    /// The end of a noise thread's latest gap, ns (the last interval reaches at least there).
+    last_gap_end_ns: u64,
     /// A noise thread's closed intervals, until the recorder's owner takes them for
     /// events.jsonl (one per log interval; empty for wakeup threads).
     pub noise_intervals: Vec<NoiseInterval>,
@@ -71,6 +73,7 @@ impl ThreadState {
             deadline_misses: 0,
             start_ns,
             interval_noise_ns: 0,
+            last_gap_end_ns: 0,
             noise_intervals: Vec::new(),
         }
     }
@@ -107,6 +110,9 @@ impl ThreadState {
         self.interval.record(sample.latency_ns);
         if matches!(self.feed.kind, MeasureKind::Noise { .. }) {
             self.interval_noise_ns += sample.latency_ns.max(0) as u64;
+            self.last_gap_end_ns = self
+                .last_gap_end_ns
+                .max(sample.expected_ns + sample.latency_ns.max(0) as u64);
         }
         self.total.record(sample.latency_ns);
         if sample.latency_ns > self.feed.deadline_ns as i64 {
@@ -126,6 +132,16 @@ impl ThreadState {
         log_interval_ns: u64,
         end_ns: u64,
     ) {
+        // A noise loop checks for the end only every `PUBLISH_EVERY` iterations, so it reads
+        // past `end_ns` (by up to about 0.1 ms) and may log gaps there: its last interval ends
+        // at its last read (its first read is at `start_ns`, give or take an iteration), so
+        // that every gap it logged lies in an interval.
+        let end_ns = match self.feed.kind {
+            MeasureKind::Noise { .. } => end_ns
+                .max(start_ns + self.feed.counters.span_ns.load(Relaxed))
+                .max(self.last_gap_end_ns),
+            MeasureKind::Latency => end_ns,
+        };
         let interval_start = start_ns + self.interval_index * log_interval_ns;
         let length = end_ns
             .saturating_sub(interval_start)

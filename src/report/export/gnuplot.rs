@@ -68,16 +68,22 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
         .map(|(_, h)| bins(h, width, rows))
         .collect();
     let width_text = format!("{} us", width / 1000);
+    // What a sample is: a wakeup and its latency, or a noise run's gap and its length.
+    let (what, value, samples_name) = if run.record.kind.is_noise() {
+        ("gap", "gap length", "gaps")
+    } else {
+        ("latency", "latency", "wakeups")
+    };
 
     let mut data = String::new();
     let _ = writeln!(
         data,
-        "# jitterlab latency histogram of {}",
+        "# jitterlab {what} histogram of {}",
         run.path.display()
     );
     let _ = writeln!(
         data,
-        "# columns: bin_us, the lower edge of the bin in us (bins of {width_text}); then per CPU the wakeups whose latency fell in the bin"
+        "# columns: bin_us, the lower edge of the bin in us (bins of {width_text}); then per CPU the {samples_name} whose {value} fell in the bin"
     );
     let samples: Vec<String> = histograms
         .iter()
@@ -106,7 +112,7 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
     let mut gp = String::new();
     let _ = writeln!(
         gp,
-        "# gnuplot script written by jitterlab: latency histogram of {title}"
+        "# gnuplot script written by jitterlab: {what} histogram of {title}"
     );
     let _ = writeln!(
         gp,
@@ -128,9 +134,17 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
     );
     let _ = writeln!(gp, "set terminal @term");
     let _ = writeln!(gp, "set output outfile");
-    let _ = writeln!(gp, "set title \"Latency histogram: {title}\" noenhanced");
-    let _ = writeln!(gp, "set xlabel \"latency (us)\"");
-    let _ = writeln!(gp, "set ylabel \"wakeups per {width_text} bin\"");
+    let title_word = if run.record.kind.is_noise() {
+        "Gap"
+    } else {
+        "Latency"
+    };
+    let _ = writeln!(
+        gp,
+        "set title \"{title_word} histogram: {title}\" noenhanced"
+    );
+    let _ = writeln!(gp, "set xlabel \"{value} (us)\"");
+    let _ = writeln!(gp, "set ylabel \"{samples_name} per {width_text} bin\"");
     let _ = writeln!(gp, "set logscale y");
     let _ = writeln!(gp, "set yrange [0.8:*]");
     let _ = writeln!(gp, "set xrange [0:*]");

@@ -305,11 +305,8 @@ fn noise_timeline_figure(prefix: &str, run: &RunDigest) -> Option<Figure> {
     if !run.record.kind.is_noise() || intervals.is_empty() {
         return None;
     }
-    let data = crate::report::plot::noise_timeline::prepare(
-        &intervals,
-        run.extent_s(),
-        run.phase_spans(),
-    );
+    let data =
+        crate::report::plot::noise_timeline::prepare(&intervals, run.extent_s(), run.phase_spans());
     Some(crate::report::plot::noise_timeline::draw(
         &format!("{prefix}-noise-timeline"),
         "Noise over time: share of each CPU per interval",
