@@ -43,6 +43,32 @@ fn gaps(dir: &Path) -> Vec<SampleRecord> {
         .collect()
 }
 
+/// A `noise_interval` line of events.jsonl: (CPU, interval start from the run's start, length,
+/// gaps, noise), ns.
+struct IntervalNoise {
+    cpu: usize,
+    offset_ns: u64,
+    length_ns: u64,
+    gaps: u64,
+    noise_ns: u64,
+}
+
+fn noise_intervals(dir: &Path) -> Vec<IntervalNoise> {
+    std::fs::read_to_string(dir.join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["type"] == "noise_interval")
+        .map(|e| IntervalNoise {
+            cpu: e["cpu"].as_u64().unwrap() as usize,
+            offset_ns: e["offset_ns"].as_u64().unwrap(),
+            length_ns: e["length_ns"].as_u64().unwrap(),
+            gaps: e["gaps"].as_u64().unwrap(),
+            noise_ns: e["noise_ns"].as_u64().unwrap(),
+        })
+        .collect()
+}
+
 fn overlaps(g: &SampleRecord, i: &Injection) -> bool {
     g.expected_ns < i.end_ns && g.expected_ns + g.latency_ns as u64 > i.due_ns
 }
@@ -56,6 +82,13 @@ fn overlaps(g: &SampleRecord, i: &Injection) -> bool {
 /// equals the sum of the gaps it logged; the other CPU sees no gap of a millisecond or more
 /// during the injections (one allowed, and one injection adjoined by other noise: this shared
 /// VM has noise of its own).
+///
+/// Per 100 ms log interval (events.jsonl `noise_interval`; the injections fall 50 ms into
+/// every other interval): the intervals tile the run, each holds exactly the gaps of
+/// samples.bin that began in it, their sums are the run's noise_ns and gap count, each
+/// interval holding a checked injection carries its time (the gaps over it, within 20 us of
+/// its length plus the switch back; one adjoined by other noise allowed, as above), and the
+/// intervals without one hold no gap of an injection's size (one VM stall allowed).
 #[test]
 fn injected_gaps_are_found_on_their_cpu_only() {
     let _x = exclusive();
@@ -70,7 +103,7 @@ fn injected_gaps_are_found_on_their_cpu_only() {
     let (measured, other) = (online[0], online[1]);
     with_one_retry("noise ground truth", || {
         let (_base, out) = temp_out();
-        let spike = format!("spike:cpu={measured},every=200ms,len=2ms,prio=99");
+        let spike = format!("spike:cpu={measured},every=200ms,offset=150ms,len=2ms,prio=99");
         let cpus = format!("{measured},{other}");
         let o = jitterlab(&[
             "noise",
@@ -81,6 +114,8 @@ fn injected_gaps_are_found_on_their_cpu_only() {
             "--cpus",
             &cpus,
             "--samples",
+            "--log-interval",
+            "100ms",
             "--quiet",
             "--out",
             out.to_str().unwrap(),
@@ -98,6 +133,7 @@ fn injected_gaps_are_found_on_their_cpu_only() {
         }
         // Per checked injection: the gap that starts at its due time, or an error.
         let mut found = Vec::new();
+        let mut checked_injections = Vec::new();
         for i in &inj {
             if i.start_ns - i.due_ns > 1_000_000
                 || on(measured).any(|g| g.missed == THROTTLED && overlaps(g, i))
@@ -124,6 +160,7 @@ fn injected_gaps_are_found_on_their_cpu_only() {
             }
             let g = during.iter().map(|g| g.latency_ns).sum::<i64>();
             found.push((len, g));
+            checked_injections.push(i);
         }
         let checked = found.len();
         if checked < 8 {
@@ -197,8 +234,114 @@ fn injected_gaps_are_found_on_their_cpu_only() {
         if seen.len() > 1 {
             return Err(format!("CPU {other} saw gaps {seen:?} during injections"));
         }
-        Ok(())
+        check_noise_intervals(
+            &out,
+            &run,
+            &all,
+            (measured, other),
+            &inj,
+            &checked_injections,
+            switch_back,
+        )
     });
+}
+
+/// The per-interval part of [`injected_gaps_are_found_on_their_cpu_only`].
+fn check_noise_intervals(
+    out: &Path,
+    run: &serde_json::Value,
+    all: &[SampleRecord],
+    (measured, other): (usize, usize),
+    inj: &[Injection],
+    checked: &[&Injection],
+    switch_back: i64,
+) -> Result<(), String> {
+    const INTERVAL_NS: u64 = 100_000_000;
+    let start = run["start_monotonic_ns"].as_u64().unwrap();
+    let intervals = noise_intervals(out);
+    let noise_gaps = |cpu: usize| {
+        all.iter()
+            .filter(move |g| g.cpu as usize == cpu && g.missed != THROTTLED)
+    };
+    for cpu in [measured, other] {
+        let mine: Vec<&IntervalNoise> = intervals.iter().filter(|i| i.cpu == cpu).collect();
+        let t = thread(run, cpu);
+        // The intervals tile the run from its start: 30 of 100 ms (the last may be cut short).
+        assert!(mine.len() >= 29, "CPU {cpu}: {} intervals", mine.len());
+        for (k, i) in mine.iter().enumerate() {
+            assert_eq!(
+                i.offset_ns,
+                k as u64 * INTERVAL_NS,
+                "CPU {cpu} interval {k}"
+            );
+            assert!(i.length_ns == INTERVAL_NS || k + 1 == mine.len());
+            // Exactly the gaps that began in it.
+            let from = start + i.offset_ns;
+            let inside: Vec<&SampleRecord> = noise_gaps(cpu)
+                .filter(|g| (from..from + i.length_ns).contains(&g.expected_ns))
+                .collect();
+            assert_eq!(i.gaps, inside.len() as u64, "CPU {cpu} interval {k}");
+            let sum: u64 = inside.iter().map(|g| g.latency_ns as u64).sum();
+            assert_eq!(i.noise_ns, sum, "CPU {cpu} interval {k}");
+        }
+        let total: u64 = mine.iter().map(|i| i.noise_ns).sum();
+        assert_eq!(total, t["noise"]["noise_ns"].as_u64().unwrap(), "CPU {cpu}");
+        let gaps: u64 = mine.iter().map(|i| i.gaps).sum();
+        assert_eq!(gaps, t["samples"].as_u64().unwrap(), "CPU {cpu}");
+    }
+    // On the measured CPU: the intervals' noise against the injections they hold.
+    let (mut adjoined, mut stalls) = (Vec::new(), Vec::new());
+    for i in intervals.iter().filter(|i| i.cpu == measured) {
+        let (from, to) = (start + i.offset_ns, start + i.offset_ns + i.length_ns);
+        let holds: Vec<&Injection> = inj
+            .iter()
+            .filter(|x| (from..to).contains(&x.due_ns))
+            .collect();
+        let began_here = |g: &&SampleRecord| (from..to).contains(&g.expected_ns);
+        if holds.is_empty() {
+            let big: Vec<i64> = noise_gaps(measured)
+                .filter(began_here)
+                .filter(|g| g.latency_ns >= 1_500_000)
+                .map(|g| g.latency_ns)
+                .collect();
+            if !big.is_empty() {
+                stalls.push((i.offset_ns, big));
+            }
+            continue;
+        }
+        if !holds
+            .iter()
+            .all(|x| checked.iter().any(|c| c.due_ns == x.due_ns))
+        {
+            continue;
+        }
+        let injected: i64 = holds
+            .iter()
+            .map(|x| (x.end_ns - x.due_ns) as i64 + switch_back)
+            .sum();
+        let over_injections: i64 = noise_gaps(measured)
+            .filter(began_here)
+            .filter(|g| holds.iter().any(|x| overlaps(g, x)))
+            .map(|g| g.latency_ns)
+            .sum();
+        let off = over_injections - injected;
+        let tolerance = TOLERANCE_NS * holds.len() as i64;
+        if off < -tolerance {
+            return Err(format!(
+                "interval at {} ms: {over_injections} ns of gaps over injections of {injected} ns",
+                i.offset_ns / 1_000_000
+            ));
+        }
+        if off > tolerance {
+            adjoined.push((i.offset_ns, over_injections, injected));
+        }
+    }
+    if adjoined.len() > 1 || stalls.len() > 1 {
+        return Err(format!(
+            "intervals (offset ns, gaps over injections, injected) {adjoined:?}; intervals without an injection with gaps of 1.5 ms or more: {stalls:?}"
+        ));
+    }
+    Ok(())
 }
 
 /// Bad input is refused before anything starts, with exit 2 and the option named.
@@ -361,4 +504,116 @@ fn traced_gaps_are_attributed_to_the_spinner() {
         assert!(!page.contains("Latency histogram") && !page.contains("wakeups explained"));
         Ok(())
     });
+}
+
+/// Compare, export and report on noise runs name gaps, not latencies: two short noise runs
+/// (SCHED_OTHER, no RT needed) compared and exported; a noise run compared with a latency run
+/// is refused with exit 2, naming which run is which.
+#[test]
+fn compare_export_and_report_name_gaps() {
+    let _x = exclusive();
+    let (_base, out) = temp_out();
+    let noise_run = |name: &str| {
+        let dir = out.parent().unwrap().join(name);
+        let o = jitterlab(&[
+            "noise",
+            "--duration",
+            "1s",
+            "--cpus",
+            "0",
+            "--log-interval",
+            "200ms",
+            "--samples",
+            "--quiet",
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        dir
+    };
+    let (a, b) = (noise_run("a"), noise_run("b"));
+    let (a_s, b_s) = (a.to_str().unwrap(), b.to_str().unwrap());
+    // Every interval of 200 ms is in events.jsonl: the timeline has them all.
+    let intervals = noise_intervals(&a);
+    assert!(intervals.len() >= 5, "{} intervals", intervals.len());
+    let total: u64 = intervals.iter().map(|i| i.noise_ns).sum();
+    let run = run_json(&a);
+    assert_eq!(
+        total,
+        thread(&run, 0)["noise"]["noise_ns"].as_u64().unwrap()
+    );
+
+    let o = jitterlab(&["compare", a_s, b_s]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("gap statistic"), "{t}");
+    assert!(t.contains("noise run, completed"), "{t}");
+    assert!(t.contains("CPU 0: gaps A "), "{t}");
+    assert!(t.contains("B vs A overall (gap length):"), "{t}");
+    assert!(!t.contains("samples"), "{t}");
+
+    let o = jitterlab(&["export", a_s, "--format", "csv"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let csv = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        csv.starts_with("cpu,seq,start_ns,time_s,gap_ns,irq_latency_ns,throttled\n"),
+        "{csv}"
+    );
+    let o = jitterlab(&["export", a_s, "--format", "columns"]);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("# time_s gap_us irq_latency_us\n"));
+    let gp = out.parent().unwrap().join("hist");
+    let o = jitterlab(&[
+        "export",
+        a_s,
+        "--format",
+        "gnuplot",
+        "-o",
+        gp.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let script = std::fs::read_to_string(gp.with_extension("gp")).unwrap();
+    assert!(
+        script.contains("set xlabel \"gap length (us)\""),
+        "{script}"
+    );
+    assert!(script.contains("set ylabel \"gaps per"), "{script}");
+    assert!(!script.to_lowercase().contains("latency"), "{script}");
+    let o = jitterlab(&["export", a_s, "--format", "lava"]);
+    let lava = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(lava.contains("cpu0-max-gap "), "{lava}");
+    assert!(!lava.contains("-latency"), "{lava}");
+    let o = jitterlab(&["export", a_s, "--format", "junit"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("jitterlab noise"));
+
+    let html = out.parent().unwrap().join("r.html");
+    let o = jitterlab(&["report", a_s, "-o", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Noise over time: share of each CPU per interval"));
+    assert!(page.contains("noise per interval (% of the CPU)"));
+
+    // A latency run against a noise run: refused, saying which is which.
+    let lat = out.parent().unwrap().join("lat");
+    let o = jitterlab(&[
+        "run",
+        "--duration",
+        "300ms",
+        "--cpus",
+        "0",
+        "--policy",
+        "other",
+        "--quiet",
+        "--out",
+        lat.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = jitterlab(&["compare", a_s, lat.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("cannot compare A")
+            && t.contains("A is a noise run")
+            && t.contains("B is a latency run"),
+        "{t}"
+    );
 }

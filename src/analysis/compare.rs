@@ -51,6 +51,8 @@ pub struct RunInfo {
     pub intervals_per_cpu: usize,
     /// The source format when the run was imported.
     pub imported_from: Option<String>,
+    /// What the run measured: wakeup latencies, or a noise run's gaps (`samples` counts them).
+    pub kind: crate::results::format::noise::RunKind,
 }
 
 /// A confidence interval of a difference (B − A), ns. A None side is unbounded: the data
@@ -218,6 +220,7 @@ fn run_info(i: usize, r: &LoadedRun) -> RunInfo {
         samples: r.record.threads.iter().map(|t| t.latency.samples).sum(),
         intervals_per_cpu: per_cpu,
         imported_from: r.record.imported.as_ref().map(|i| i.source_format.clone()),
+        kind: r.record.kind,
     }
 }
 

@@ -13,6 +13,35 @@ use crate::report::sweep_tables::{comparison_table, throughput_comparison_table}
 use crate::report::table::{Markdown, Markup, Terminal};
 use crate::results::{loaded, sweep};
 
+/// A noise run's samples are gaps in a loop that never sleeps, a latency run's are wakeup
+/// latencies: their ratios would compare different quantities, so such a pair is refused.
+fn refuse_mixed_kinds(paths: &[std::path::PathBuf], runs: &[loaded::LoadedRun]) -> Result<()> {
+    let Some(first) = runs.first() else {
+        return Ok(());
+    };
+    let what = |kind: crate::results::format::noise::RunKind| {
+        if kind.is_noise() {
+            "a noise run (jitterlab noise: its figures are gap lengths in a loop that never sleeps)"
+        } else {
+            "a latency run (its figures are wakeup latencies)"
+        }
+    };
+    match runs.iter().position(|r| r.record.kind != first.record.kind) {
+        None => Ok(()),
+        Some(k) => Err(Failure::usage(format!(
+            "cannot compare {} ({}) with {} ({}): {} is {}, {} is {}; they measure different things. Compare noise runs with noise runs and latency runs with latency runs",
+            compare::label(0),
+            paths[0].display(),
+            compare::label(k),
+            paths[k].display(),
+            compare::label(0),
+            what(first.record.kind),
+            compare::label(k),
+            what(runs[k].record.kind),
+        ))),
+    }
+}
+
 pub fn run(args: &CompareArgs) -> Result<i32> {
     if args.runs.iter().any(|p| sweep::is_sweep_dir(p)) {
         return compare_sweeps(args);
@@ -41,6 +70,8 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
             None => run,
         });
     }
+    progress.finish_and_clear();
+    refuse_mixed_kinds(&args.runs, &runs)?;
     progress.set_message("comparing (bootstrap intervals)");
     progress.tick();
     let output = evaluate(&runs, budget.as_ref(), check);

@@ -31,6 +31,7 @@ use trace_join::{ThreadTraceState, keep_worst};
 use crate::measure::clock::monotonic_ns;
 use crate::measure::{Sample, ThreadCounters};
 use crate::results::events::SpikeExplanation;
+use crate::results::format::noise::NoiseInterval;
 use files::Files;
 use hlog::HlogWriter;
 use samplelog::SampleLogWriter;
@@ -111,6 +112,8 @@ pub struct Recorder {
     explained: u64,
     /// A queue longer than this is joined without waiting (bounded memory).
     pending_cap: usize,
+    /// Set once the last intervals are written ([`Recorder::close_intervals`]).
+    closed: bool,
 }
 
 impl Recorder {
@@ -136,6 +139,7 @@ impl Recorder {
             worst: Vec::new(),
             explained: 0,
             pending_cap: 0,
+            closed: false,
         }
     }
 
@@ -238,6 +242,30 @@ impl Recorder {
         taken
     }
 
+    /// The noise intervals closed since the last call (`jitterlab noise`), in the order they
+    /// closed per CPU, for events.jsonl. The caller takes them after every drain and after
+    /// [`Recorder::close_intervals`]; they wait here until then (one per CPU per log interval).
+    pub fn take_noise_intervals(&mut self) -> Vec<NoiseInterval> {
+        self.threads
+            .iter_mut()
+            .flat_map(|t| std::mem::take(&mut t.noise_intervals))
+            .collect()
+    }
+
+    /// Drains what is left and writes each thread's last (possibly partial) interval ending
+    /// at `end_ns`, so that the last noise intervals can be taken before
+    /// [`Recorder::finish`] (which does it itself when not done). Once only.
+    pub fn close_intervals(&mut self, end_ns: u64) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        self.drain_until(true);
+        for t in &mut self.threads {
+            t.close_last_interval(&mut self.files, self.start_ns, self.log_interval_ns, end_ns);
+        }
+    }
+
     /// The live view's figures.
     pub fn live_rows(&self) -> Vec<LiveRow> {
         self.threads.iter().map(ThreadState::live_row).collect()
@@ -272,10 +300,7 @@ impl Recorder {
     /// `end_ns`, flushes the files and returns the per-thread figures, with the write error
     /// not yet returned by a drain, if any (the figures are complete even then).
     pub fn finish(mut self, end_ns: u64) -> (Vec<ThreadResult>, Option<io::Error>) {
-        self.drain_until(true);
-        for t in &mut self.threads {
-            t.close_last_interval(&mut self.files, self.start_ns, self.log_interval_ns, end_ns);
-        }
+        self.close_intervals(end_ns);
         self.files.flush_samples();
         let error = self.files.new_error();
         (
@@ -441,6 +466,65 @@ mod tests {
             intervals[0].histogram.max(),
             intervals[0].histogram.highest_equivalent(150_000)
         );
+    }
+
+    /// A noise thread's intervals carry the exact noise time and gap count of the gaps that
+    /// began in them (throttled gaps left out), empty intervals included, the last one cut at
+    /// the end; taken once, they sum to the gaps recorded.
+    #[test]
+    fn noise_intervals_hold_the_exact_noise_of_their_gaps() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut hlog = HlogWriter::create(&dir.path().join(hlog::FILE_NAME)).unwrap();
+        hlog.begin(SystemTime::now(), "t").unwrap();
+        let start = 1_000_000_000u64;
+        let ms = 1_000_000u64;
+        let gap = |k: u64, at_ms: u64, len: i64, missed: u32| Sample {
+            seq: k,
+            expected_ns: start + at_ms * ms,
+            latency_ns: len,
+            missed,
+        };
+        // Interval 0: 1 234 ns + 2 000 001 ns; 1: a throttled gap only; 2: none; 3: 777 ns.
+        let gaps = [
+            gap(0, 5, 1_234, 0),
+            gap(1, 999, 2_000_001, 0),
+            gap(2, 1_500, 30_000_000, crate::measure::noise::THROTTLED),
+            gap(3, 3_100, 777, 0),
+        ];
+        let mut f = feed(3, &gaps);
+        f.kind = crate::measure::MeasureKind::Noise {
+            threshold_ns: 1_000,
+            throttle_min_ns: 25_000_000,
+        };
+        let mut rec = Recorder::new(vec![f], hlog, None, start, 1_000 * ms);
+        rec.drain().unwrap();
+        let first = rec.take_noise_intervals();
+        assert_eq!(
+            first.len(),
+            3,
+            "intervals 0-2 closed by the gap in 3: {first:?}"
+        );
+        rec.close_intervals(start + 3_400 * ms);
+        let mut all = first;
+        all.extend(rec.take_noise_intervals());
+        assert!(rec.take_noise_intervals().is_empty());
+        let got: Vec<(usize, u64, u64, u64, u64)> = all
+            .iter()
+            .map(|i| (i.cpu, i.offset_ns, i.length_ns, i.gaps, i.noise_ns))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (3, 0, 1_000 * ms, 2, 2_001_235),
+                (3, 1_000 * ms, 1_000 * ms, 0, 0),
+                (3, 2_000 * ms, 1_000 * ms, 0, 0),
+                (3, 3_000 * ms, 400 * ms, 1, 777),
+            ]
+        );
+        assert_eq!(all[3].time_ns, start + 3_400 * ms);
+        assert_eq!(all[0].noise_pct(), 0.2001235);
+        let (results, _) = rec.finish(start + 3_400 * ms);
+        assert_eq!(results[0].latency.samples, 3);
     }
 
     /// A full disk (here /dev/full) stops the files at the first failed write, which the drain

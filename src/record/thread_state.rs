@@ -11,6 +11,7 @@ use super::tails::TailState;
 use super::trace_join::{SampleTrace, ThreadTraceState};
 use super::{LiveRow, LoopCounts, ThreadFeed, ThreadResult};
 use crate::measure::{MeasureKind, Sample};
+use crate::results::format::noise::NoiseInterval;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
@@ -45,6 +46,16 @@ pub(super) struct ThreadState {
     last_interval: IntervalFigures,
     deadline_misses: u64,
     tails: TailState,
+    /// When interval 0 starts (CLOCK_MONOTONIC), ns.
+    start_ns: u64,
+    /// A noise thread's exact noise time in the current interval (the histogram's sum is
+    /// rounded), ns.
+    interval_noise_ns: u64,
+    /// The end of a noise thread's latest gap, ns (the last interval reaches at least there).
+    last_gap_end_ns: u64,
+    /// A noise thread's closed intervals, until the recorder's owner takes them for
+    /// events.jsonl (one per log interval; empty for wakeup threads).
+    pub noise_intervals: Vec<NoiseInterval>,
 }
 
 impl ThreadState {
@@ -60,6 +71,10 @@ impl ThreadState {
             interval_index: 0,
             last_interval: IntervalFigures::default(),
             deadline_misses: 0,
+            start_ns,
+            interval_noise_ns: 0,
+            last_gap_end_ns: 0,
+            noise_intervals: Vec::new(),
         }
     }
 
@@ -93,6 +108,12 @@ impl ThreadState {
 
     fn record_statistics(&mut self, sample: &Sample, traced: Option<&SampleTrace>) {
         self.interval.record(sample.latency_ns);
+        if matches!(self.feed.kind, MeasureKind::Noise { .. }) {
+            self.interval_noise_ns += sample.latency_ns.max(0) as u64;
+            self.last_gap_end_ns = self
+                .last_gap_end_ns
+                .max(sample.expected_ns + sample.latency_ns.max(0) as u64);
+        }
         self.total.record(sample.latency_ns);
         if sample.latency_ns > self.feed.deadline_ns as i64 {
             self.deadline_misses += 1;
@@ -111,6 +132,16 @@ impl ThreadState {
         log_interval_ns: u64,
         end_ns: u64,
     ) {
+        // A noise loop checks for the end only every `PUBLISH_EVERY` iterations, so it reads
+        // past `end_ns` (by up to about 0.1 ms) and may log gaps there: its last interval ends
+        // at its last read (its first read is at `start_ns`, give or take an iteration), so
+        // that every gap it logged lies in an interval.
+        let end_ns = match self.feed.kind {
+            MeasureKind::Noise { .. } => end_ns
+                .max(start_ns + self.feed.counters.span_ns.load(Relaxed))
+                .max(self.last_gap_end_ns),
+            MeasureKind::Latency => end_ns,
+        };
         let interval_start = start_ns + self.interval_index * log_interval_ns;
         let length = end_ns
             .saturating_sub(interval_start)
@@ -137,6 +168,18 @@ impl ThreadState {
         });
         if let Some(tr) = &mut self.trace {
             tr.irq_interval.reset();
+        }
+        if matches!(self.feed.kind, MeasureKind::Noise { .. }) {
+            let offset_ns = self.interval_index * log_interval_ns;
+            self.noise_intervals.push(NoiseInterval {
+                time_ns: self.start_ns + offset_ns + length_ns,
+                cpu: self.feed.cpu,
+                offset_ns,
+                length_ns,
+                gaps: self.interval.count(),
+                noise_ns: self.interval_noise_ns,
+            });
+            self.interval_noise_ns = 0;
         }
         self.last_interval = IntervalFigures {
             samples: self.interval.count(),

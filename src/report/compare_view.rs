@@ -160,7 +160,12 @@ fn method_legend(cmp: &Comparison, s: &ScopeComparison) -> Vec<String> {
 /// The comparison table of one scope: a row per statistic; per later run its value, its ratio
 /// to A and the difference with its 95% interval. Built once for the terminal and Markdown.
 fn scope_table(cmp: &Comparison, s: &ScopeComparison) -> Table {
-    let mut headers = vec!["statistic".to_string(), "A".to_string()];
+    let first = if noise(cmp) {
+        "gap statistic"
+    } else {
+        "statistic"
+    };
+    let mut headers = vec![first.to_string(), "A".to_string()];
     for r in &cmp.runs[1..] {
         headers.push(r.label.clone());
         headers.push(format!("{}/A", r.label));
@@ -180,19 +185,32 @@ fn scope_table(cmp: &Comparison, s: &ScopeComparison) -> Table {
     table
 }
 
+/// Whether the runs are noise runs (`jitterlab compare` refuses a mix): their samples are
+/// gaps, and the tables say so.
+fn noise(cmp: &Comparison) -> bool {
+    cmp.runs.first().is_some_and(|r| r.kind.is_noise())
+}
+
+/// What a sample is called in counts: "samples" (wakeups) or "gaps".
+fn samples_word(cmp: &Comparison) -> &'static str {
+    if noise(cmp) { "gaps" } else { "samples" }
+}
+
 fn run_lines(cmp: &Comparison) -> Vec<String> {
     cmp.runs
         .iter()
         .map(|r| {
             let cpus: Vec<String> = r.cpus.iter().map(|c| c.to_string()).collect();
             let mut line = format!(
-                "{}  {}  {}, CPUs {}, {}, {} samples, {} interval{} per CPU",
+                "{}  {}  {}{}, CPUs {}, {}, {} {}, {} interval{} per CPU",
                 r.label,
                 r.path,
+                if r.kind.is_noise() { "noise run, " } else { "" },
                 r.ended,
                 cpus.join(","),
                 r.duration_ns.map_or("duration unknown".into(), format_ns),
                 r.samples,
+                samples_word(cmp),
                 r.intervals_per_cpu,
                 if r.intervals_per_cpu == 1 { "" } else { "s" }
             );
@@ -234,8 +252,9 @@ fn headlines(cmp: &Comparison) -> Vec<String> {
                 })
                 .collect();
             format!(
-                "{} vs A overall: {}",
+                "{} vs A overall{}: {}",
                 cmp.runs[k + 1].label,
+                if noise(cmp) { " (gap length)" } else { "" },
                 if parts.is_empty() {
                     "no common figures".into()
                 } else {
@@ -300,7 +319,13 @@ pub fn terminal(o: &CompareOutput) -> String {
             .zip(&cmp.runs)
             .map(|(n, r)| format!("{} {n}", r.label))
             .collect();
-        let _ = writeln!(out, "\n{}: samples {}", scope_title(s), samples.join(", "));
+        let _ = writeln!(
+            out,
+            "\n{}: {} {}",
+            scope_title(s),
+            samples_word(cmp),
+            samples.join(", ")
+        );
         out.push_str(&Terminal.render(&scope_table(cmp, s)));
         for line in method_legend(cmp, s) {
             let _ = writeln!(out, "  {line}");

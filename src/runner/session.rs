@@ -433,12 +433,16 @@ impl Session {
         }
     }
 
-    /// Moves the recorder's spike explanations (`--trace`) to events.jsonl.
+    /// Moves the recorder's spike explanations (`--trace`) and closed noise intervals to
+    /// events.jsonl.
     fn log_explanations(&mut self) {
         let recorder = self
             .recorder
             .as_mut()
             .expect("the recorder lives until finish");
+        for i in recorder.take_noise_intervals() {
+            self.events.write(&Event::NoiseInterval(i));
+        }
         for x in recorder.take_explanations() {
             // Counted for `cpu_states` (a monitor's metrics) before it goes to events.jsonl.
             if let Some(index) = self.plan.cpus.iter().position(|&c| c == x.cpu) {

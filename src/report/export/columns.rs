@@ -4,13 +4,18 @@
 
 use super::SampleExporter;
 use crate::record::samplelog::SampleRecord;
+use crate::results::format::noise::RunKind;
 use std::io::{self, Write};
 
 pub struct Columns;
 
 impl SampleExporter for Columns {
-    fn header(&mut self, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(out, "# time_s latency_us irq_latency_us")
+    fn header(&mut self, out: &mut dyn Write, kind: RunKind) -> io::Result<()> {
+        match kind {
+            RunKind::Latency => writeln!(out, "# time_s latency_us irq_latency_us"),
+            // A gap has no IRQ latency: the third column is `-`.
+            RunKind::Noise => writeln!(out, "# time_s gap_us irq_latency_us"),
+        }
     }
 
     fn row(&mut self, out: &mut dyn Write, s: &SampleRecord, start_ns: u64) -> io::Result<()> {

@@ -1,17 +1,25 @@
-//! CSV: one row per sample, units in the header names.
+//! CSV: one row per sample, units in the header names. A noise run's rows are gaps: `start_ns`
+//! (the read before the gap), `gap_ns`, and `throttled` (1 for a gap taken as RT throttling).
 
 use super::SampleExporter;
 use crate::record::samplelog::SampleRecord;
+use crate::results::format::noise::RunKind;
 use std::io::{self, Write};
 
 pub struct Csv;
 
 impl SampleExporter for Csv {
-    fn header(&mut self, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(
-            out,
-            "cpu,seq,expected_ns,time_s,latency_ns,irq_latency_ns,missed_periods"
-        )
+    fn header(&mut self, out: &mut dyn Write, kind: RunKind) -> io::Result<()> {
+        match kind {
+            RunKind::Latency => writeln!(
+                out,
+                "cpu,seq,expected_ns,time_s,latency_ns,irq_latency_ns,missed_periods"
+            ),
+            RunKind::Noise => writeln!(
+                out,
+                "cpu,seq,start_ns,time_s,gap_ns,irq_latency_ns,throttled"
+            ),
+        }
     }
 
     fn row(&mut self, out: &mut dyn Write, s: &SampleRecord, start_ns: u64) -> io::Result<()> {

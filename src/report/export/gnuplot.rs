@@ -75,16 +75,22 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
         .map(|(_, h)| bins(h, width, rows))
         .collect();
     let width_text = format!("{} us", width / 1000);
+    // What a sample is: a wakeup and its latency, or a noise run's gap and its length.
+    let (what, value, samples_name) = if run.record.kind.is_noise() {
+        ("gap", "gap length", "gaps")
+    } else {
+        ("latency", "latency", "wakeups")
+    };
 
     let mut data = String::new();
     let _ = writeln!(
         data,
-        "# jitterlab latency histogram of {}",
+        "# jitterlab {what} histogram of {}",
         run.path.display()
     );
     let _ = writeln!(
         data,
-        "# columns: bin_us, the lower edge of the bin in us (bins of {width_text}); then per CPU the wakeups whose latency fell in the bin"
+        "# columns: bin_us, the lower edge of the bin in us (bins of {width_text}); then per CPU the {samples_name} whose {value} fell in the bin"
     );
     let samples: Vec<String> = histograms
         .iter()
@@ -111,10 +117,15 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
 
     let title = run.path.display().to_string().replace('"', "'");
     let mut gp = String::new();
-    script_head(&mut gp, &format!("latency histogram of {title}"), name);
-    let _ = writeln!(gp, "set title \"Latency histogram: {title}\" noenhanced");
-    let _ = writeln!(gp, "set xlabel \"latency (us)\"");
-    let _ = writeln!(gp, "set ylabel \"wakeups per {width_text} bin\"");
+    script_head(&mut gp, &format!("{what} histogram of {title}"), name);
+    let _ = writeln!(
+        gp,
+        "set title \"{}{} histogram: {title}\" noenhanced",
+        what[..1].to_uppercase(),
+        &what[1..]
+    );
+    let _ = writeln!(gp, "set xlabel \"{value} (us)\"");
+    let _ = writeln!(gp, "set ylabel \"{samples_name} per {width_text} bin\"");
     let _ = writeln!(gp, "set logscale y");
     let _ = writeln!(gp, "set yrange [0.8:*]");
     let _ = writeln!(gp, "set xrange [0:*]");

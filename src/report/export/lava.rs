@@ -67,10 +67,12 @@ fn measurement(metric: Metric, value: f64) -> String {
     }
 }
 
-/// The line name of a per-CPU figure.
-fn figure_name(cpu: usize, metric: Metric) -> String {
+/// The line name of a per-CPU figure: `cpu0-p99-latency`, or for a noise thread's gap
+/// lengths `cpu0-p99-gap`.
+fn figure_name(cpu: usize, metric: Metric, noise: bool) -> String {
     if metric.is_latency() {
-        format!("cpu{cpu}-{}-latency", metric.name())
+        let what = if noise { "gap" } else { "latency" };
+        format!("cpu{cpu}-{}-{what}", metric.name())
     } else {
         format!("cpu{cpu}-{}", metric.name())
     }
@@ -104,7 +106,7 @@ pub fn render(run: &LoadedRun) -> Result<String> {
             } else {
                 Some(result_word(judged.iter().all(|c| c.passed)))
             };
-            let name = figure_name(t.cpu, metric);
+            let name = figure_name(t.cpu, metric, t.noise.is_some());
             match metric.value(t, absent) {
                 Some(v) => {
                     let _ = writeln!(

@@ -18,14 +18,15 @@ use crate::analysis::budget::Budget;
 use crate::error::{Failure, OrFailure, Result};
 use crate::record::samplelog::{self, SampleLogReader, SampleRecord};
 use crate::results::ResultDir;
+use crate::results::format::noise::RunKind;
 use crate::results::loaded::{self, LoadedRun};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 /// Writes samples in one output format.
 pub trait SampleExporter {
-    /// Writes what comes before the first row.
-    fn header(&mut self, out: &mut dyn Write) -> io::Result<()>;
+    /// Writes what comes before the first row; a noise run's columns name gaps (`kind`).
+    fn header(&mut self, out: &mut dyn Write, kind: RunKind) -> io::Result<()>;
     /// Writes one sample; `start_ns` is the run's first due time on the same clock.
     fn row(&mut self, out: &mut dyn Write, sample: &SampleRecord, start_ns: u64) -> io::Result<()>;
 }
@@ -180,11 +181,14 @@ fn export_samples(
         )));
     }
     let mut reader = SampleLogReader::open(&path).map_err(|e| Failure::usage(e.to_string()))?;
+    // Only the column names depend on it: a run.json that cannot be read is reported by the
+    // commands that need its figures, not here.
+    let kind = dir.read_run_record().map_or(RunKind::Latency, |r| r.kind);
     // Times count from the run's start, the due time of the first wakeups.
     let start_ns = reader.header.start_ns;
     // Streamed record by record: a day-long sample log does not fit in memory.
     let mut write_all = |out: &mut dyn Write| -> io::Result<()> {
-        exporter.header(out)?;
+        exporter.header(out, kind)?;
         for sample in reader.by_ref() {
             exporter.row(out, &sample?, start_ns)?;
         }

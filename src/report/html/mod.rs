@@ -273,6 +273,9 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
             &data,
         ));
     }
+    if let Some(figure) = noise_timeline_figure(prefix, run) {
+        out.push(figure);
+    }
     if dists.iter().any(|d| !d.histogram.is_empty()) {
         out.push(exceedance::draw(
             &format!("{prefix}-exceedance"),
@@ -307,6 +310,29 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
         }
     }
     out
+}
+
+/// A noise run's share of each CPU over time, from its `noise_interval` events (runs written
+/// before them, and imports, have none: no figure).
+fn noise_timeline_figure(prefix: &str, run: &RunDigest) -> Option<Figure> {
+    let intervals: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::NoiseInterval(i) => Some(*i),
+            _ => None,
+        })
+        .collect();
+    if !run.record.kind.is_noise() || intervals.is_empty() {
+        return None;
+    }
+    let data =
+        crate::report::plot::noise_timeline::prepare(&intervals, run.extent_s(), run.phase_spans());
+    Some(crate::report::plot::noise_timeline::draw(
+        &format!("{prefix}-noise-timeline"),
+        "Noise over time: share of each CPU per interval",
+        &data,
+    ))
 }
 
 fn sweep_figures(prefix: &str, record: &SweepRecord) -> Vec<Figure> {

@@ -8,6 +8,7 @@ pub mod chart;
 pub mod exceedance;
 pub mod heatmap;
 pub mod histogram;
+pub mod noise_timeline;
 pub mod phase_pdf;
 pub mod phases;
 pub mod sweep;

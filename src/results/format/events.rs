@@ -62,6 +62,9 @@ pub enum Event {
     },
     /// A late wakeup reconstructed from the kernel trace (`--trace`).
     SpikeExplained(SpikeExplanation),
+    /// One log interval of a noise thread: its exact noise time and gap count (`jitterlab
+    /// noise`, written as the interval closes).
+    NoiseInterval(super::noise::NoiseInterval),
 }
 
 /// What the CPU did between a sample's due time and its wakeup, from the kernel trace.

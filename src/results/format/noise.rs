@@ -77,6 +77,33 @@ impl NoiseSummary {
     }
 }
 
+/// One log interval of one noise thread (`noise_interval` in events.jsonl; docs/noise.md): the
+/// exact noise time and gap count of the interval whose histogram latency.hlog holds under the
+/// same CPU's tag and start. Gaps are placed by their start, as in the histograms; throttled
+/// gaps are left out. Without dropped records a CPU's intervals sum to its `noise_ns` and its
+/// gap count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoiseInterval {
+    /// The end of the interval (CLOCK_MONOTONIC), ns.
+    pub time_ns: u64,
+    pub cpu: usize,
+    /// The interval's start from the interval log's start (its hlog `StartTimestamp`), ns.
+    pub offset_ns: u64,
+    /// Its length (the last interval of a run may be shorter), ns.
+    pub length_ns: u64,
+    /// Gaps above the threshold that began in it.
+    pub gaps: u64,
+    /// Their total length, ns.
+    pub noise_ns: u64,
+}
+
+impl NoiseInterval {
+    /// `noise_ns` as a share of the interval, percent.
+    pub fn noise_pct(&self) -> f64 {
+        100.0 * self.noise_ns as f64 / self.length_ns.max(1) as f64
+    }
+}
+
 /// One cause of a noise thread's gaps (`noise --trace`; docs/noise.md): what took the CPU,
 /// and how much of the explained gaps' time it got. The causes of a thread sum to the time of
 /// its explained gaps.

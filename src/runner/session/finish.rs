@@ -68,6 +68,10 @@ impl Session {
         for x in recorder.take_explanations() {
             self.events.write(&Event::SpikeExplained(x));
         }
+        recorder.close_intervals(end_clock);
+        for i in recorder.take_noise_intervals() {
+            self.events.write(&Event::NoiseInterval(i));
+        }
         let (worst, explained) = recorder.worst_explanations();
         let (worst, explained) = (worst.to_vec(), explained);
         let (results, last_error) = recorder.finish(end_clock);
