@@ -492,6 +492,25 @@ mod tests {
     }
 
     #[test]
+    fn a_plain_signal_reaches_the_thread_it_was_aimed_at() {
+        std::thread::spawn(|| {
+            let signal = libc::SIGRTMIN() + 7;
+            let waiter = SignalWaiter::block_in_this_thread(signal);
+            let me = ThreadSignal::to_thread(super::super::signal::thread_id(), signal);
+            me.send().unwrap();
+            waiter.wait().unwrap();
+            // A thread of another process id gets nothing (ESRCH): the pid is this process's.
+            let nobody = ThreadSignal {
+                pid: 0x7fff_fff0,
+                ..me
+            };
+            assert_eq!(nobody.send().unwrap_err().raw_os_error(), Some(libc::ESRCH));
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
     fn queues_and_fds_carry_values() {
         let mq = MessageQueue::new(2).unwrap();
         mq.send(42).unwrap();
