@@ -323,53 +323,94 @@ impl Drop for ValueFds {
 /// Whether a queued signal's value (`sival_ptr`, pointer-sized) holds a whole u64.
 pub const SIGNAL_VALUE_CARRIES_U64: bool = usize::BITS >= 64;
 
-/// Queues `signal` with `value` (truncated to a pointer's width) to thread `tid` of this
-/// process: rt_tgsigqueueinfo with SI_QUEUE, as sigqueue() but aimed at one thread.
-pub fn queue_signal_to_thread(tid: libc::pid_t, signal: libc::c_int, value: u64) -> io::Result<()> {
-    // SAFETY: all-zero siginfo is valid; the fields written are those of SI_QUEUE.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    info.si_signo = signal;
-    info.si_code = libc::SI_QUEUE;
-    // The SI_QUEUE member of the union (si_pid, si_uid, si_value) follows the three ints at
-    // the union's alignment, a pointer's; libc exposes no setter, so it is written through
-    // structs of that layout.
-    #[repr(C)]
-    struct Queued {
-        signo: libc::c_int,
-        errno: libc::c_int,
-        code: libc::c_int,
-        rt: Rt,
-    }
-    #[repr(C)]
-    struct Rt {
-        pid: libc::pid_t,
-        uid: libc::uid_t,
-        value: libc::sigval,
-    }
-    const _: () = assert!(size_of::<Queued>() <= size_of::<libc::siginfo_t>());
-    // SAFETY: siginfo_t is larger than Queued and starts with this layout for SI_QUEUE.
-    unsafe {
-        let queued = &mut *(&mut info as *mut libc::siginfo_t).cast::<Queued>();
-        queued.rt.pid = libc::getpid();
-        queued.rt.uid = libc::getuid();
-        queued.rt.value = libc::sigval {
-            sival_ptr: value as usize as *mut libc::c_void,
-        };
-    }
-    // SAFETY: plain syscall with a valid siginfo.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_rt_tgsigqueueinfo,
-            libc::getpid(),
+/// A signal aimed at one thread of this process, with everything the send needs looked up
+/// once: the process id and user id are syscalls (glibc no longer caches getpid), and a sender
+/// that paid for them per wake would put two or three syscalls between its stamp and the wake.
+pub struct ThreadSignal {
+    pid: libc::pid_t,
+    uid: libc::uid_t,
+    tid: libc::pid_t,
+    signal: libc::c_int,
+}
+
+impl ThreadSignal {
+    /// `signal` to thread `tid` of this process.
+    pub fn to_thread(tid: libc::pid_t, signal: libc::c_int) -> ThreadSignal {
+        // SAFETY: plain syscalls without arguments; they cannot fail.
+        let (pid, uid) = unsafe { (libc::getpid(), libc::getuid()) };
+        ThreadSignal {
+            pid,
+            uid,
             tid,
             signal,
-            &info as *const libc::siginfo_t,
-        )
-    };
-    if ret < 0 {
-        return Err(io::Error::last_os_error());
+        }
     }
-    Ok(())
+
+    /// Sends the plain signal (tgkill): one syscall.
+    pub fn send(&self) -> io::Result<()> {
+        // SAFETY: plain syscall with integer arguments.
+        let ret = unsafe {
+            libc::syscall(
+                libc::SYS_tgkill,
+                self.pid as libc::c_long,
+                self.tid as libc::c_long,
+                self.signal as libc::c_long,
+            )
+        };
+        if ret != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Queues the signal with `value` (truncated to a pointer's width): rt_tgsigqueueinfo with
+    /// SI_QUEUE, as sigqueue() but aimed at one thread; one syscall.
+    pub fn queue(&self, value: u64) -> io::Result<()> {
+        // SAFETY: all-zero siginfo is valid; the fields written are those of SI_QUEUE.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        info.si_signo = self.signal;
+        info.si_code = libc::SI_QUEUE;
+        // The SI_QUEUE member of the union (si_pid, si_uid, si_value) follows the three ints at
+        // the union's alignment, a pointer's; libc exposes no setter, so it is written through
+        // structs of that layout.
+        #[repr(C)]
+        struct Queued {
+            signo: libc::c_int,
+            errno: libc::c_int,
+            code: libc::c_int,
+            rt: Rt,
+        }
+        #[repr(C)]
+        struct Rt {
+            pid: libc::pid_t,
+            uid: libc::uid_t,
+            value: libc::sigval,
+        }
+        const _: () = assert!(size_of::<Queued>() <= size_of::<libc::siginfo_t>());
+        // SAFETY: siginfo_t is larger than Queued and starts with this layout for SI_QUEUE.
+        unsafe {
+            let queued = &mut *(&mut info as *mut libc::siginfo_t).cast::<Queued>();
+            queued.rt.pid = self.pid;
+            queued.rt.uid = self.uid;
+            queued.rt.value = libc::sigval {
+                sival_ptr: value as usize as *mut libc::c_void,
+            };
+        }
+        // SAFETY: plain syscall with a valid siginfo.
+        let ret = unsafe {
+            libc::syscall(
+                libc::SYS_rt_tgsigqueueinfo,
+                self.pid,
+                self.tid,
+                self.signal,
+                &info as *const libc::siginfo_t,
+            )
+        };
+        if ret < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
 }
 
 /// One signal that the calling thread blocks and waits for without a handler.
@@ -441,8 +482,29 @@ mod tests {
             } else {
                 0x9abc_def0
             };
-            queue_signal_to_thread(super::super::signal::thread_id(), signal, value).unwrap();
+            ThreadSignal::to_thread(super::super::signal::thread_id(), signal)
+                .queue(value)
+                .unwrap();
             assert_eq!(waiter.wait_value().unwrap(), value);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_plain_signal_reaches_the_thread_it_was_aimed_at() {
+        std::thread::spawn(|| {
+            let signal = libc::SIGRTMIN() + 7;
+            let waiter = SignalWaiter::block_in_this_thread(signal);
+            let me = ThreadSignal::to_thread(super::super::signal::thread_id(), signal);
+            me.send().unwrap();
+            waiter.wait().unwrap();
+            // A thread of another process id gets nothing (ESRCH): the pid is this process's.
+            let nobody = ThreadSignal {
+                pid: 0x7fff_fff0,
+                ..me
+            };
+            assert_eq!(nobody.send().unwrap_err().raw_os_error(), Some(libc::ESRCH));
         })
         .join()
         .unwrap();

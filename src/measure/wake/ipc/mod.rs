@@ -16,7 +16,19 @@
 //! Handing each due time over, rather than letting the sender run its own grid, keeps exactly
 //! one wake in flight (rt-tests does the same with a second, "sync" mutex or queue): a late
 //! receiver never finds a backlog of old wakes, and the two threads can never disagree about
-//! when the run ends.
+//! when the run ends. It also keeps the arming of the sender's next timer out of the number: a
+//! sender on its own grid would call `clock_nanosleep` right after its send, and on the same CPU
+//! the receiver runs only once the sender blocks, i.e. after the timer was programmed (a VM exit
+//! on a guest: 10-20 us here). Blocking in a futex instead costs what rt-tests' sender pays
+//! blocking in its sync call.
+//!
+//! The span measured is rt-tests': from the sender's clock read right before the wake call to
+//! the receiver's read right after its blocking call returns, with no syscall between the stamp
+//! and the wake. What differs, by the definition, is how the sender gets to its stamp:
+//! rt-tests' receiver sleeps the interval and wakes the sender through the sync object, so
+//! the sender stamps a few microseconds after both threads ran; ours wakes from its own timer
+//! after the CPU ran other work for an interval, so the send and the switch run on a cold cache.
+//! docs/user-guide.md (the IPC methods) gives the figures.
 //!
 //! Stopping: the runner interrupts both threads ([`crate::measure::ThreadCounters::sender_tid`]);
 //! a sender interrupted, or told to close, wakes its receiver once more with `closing` set, so

@@ -3,7 +3,7 @@
 //! Neither installs a handler: the receiver blocks the signal and waits for it.
 
 use super::{Channel, resume_after_signal};
-use crate::sys::ipc::{SIGNAL_VALUE_CARRIES_U64, SignalWaiter, queue_signal_to_thread};
+use crate::sys::ipc::{SIGNAL_VALUE_CARRIES_U64, SignalWaiter, ThreadSignal};
 use crate::sys::signal;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering::*};
@@ -16,7 +16,7 @@ pub fn ipc_signal() -> signal::Signal {
 
 /// rt_tgsigqueueinfo to the receiving thread; sigwaitinfo there.
 pub struct QueuedSignal {
-    receiver: libc::pid_t,
+    receiver: ThreadSignal,
     waiter: SignalWaiter,
     /// Where the stamp goes on 32-bit targets, whose signal value is 32 bits.
     stamp: AtomicU64,
@@ -25,7 +25,7 @@ pub struct QueuedSignal {
 impl Channel for QueuedSignal {
     fn open() -> io::Result<Self> {
         Ok(QueuedSignal {
-            receiver: signal::thread_id(),
+            receiver: ThreadSignal::to_thread(signal::thread_id(), ipc_signal()),
             waiter: SignalWaiter::block_in_this_thread(ipc_signal()),
             stamp: AtomicU64::new(0),
         })
@@ -35,7 +35,7 @@ impl Channel for QueuedSignal {
         if !SIGNAL_VALUE_CARRIES_U64 {
             self.stamp.store(stamp_ns, Release);
         }
-        queue_signal_to_thread(self.receiver, ipc_signal(), stamp_ns)
+        self.receiver.queue(stamp_ns)
     }
 
     #[inline(always)]
@@ -52,7 +52,7 @@ impl Channel for QueuedSignal {
 /// tgkill to the receiving thread; sigwait there. The signal carries nothing: the stamp is
 /// written before it is sent.
 pub struct PlainSignal {
-    receiver: libc::pid_t,
+    receiver: ThreadSignal,
     waiter: SignalWaiter,
     stamp: AtomicU64,
 }
@@ -60,7 +60,7 @@ pub struct PlainSignal {
 impl Channel for PlainSignal {
     fn open() -> io::Result<Self> {
         Ok(PlainSignal {
-            receiver: signal::thread_id(),
+            receiver: ThreadSignal::to_thread(signal::thread_id(), ipc_signal()),
             waiter: SignalWaiter::block_in_this_thread(ipc_signal()),
             stamp: AtomicU64::new(0),
         })
@@ -68,7 +68,7 @@ impl Channel for PlainSignal {
 
     fn send(&self, stamp_ns: u64) -> io::Result<()> {
         self.stamp.store(stamp_ns, Release);
-        signal::send_to_thread(self.receiver, ipc_signal())
+        self.receiver.send()
     }
 
     /// sigwait resumes itself after a signal's handler ran (glibc and musl): a stop reaches it
