@@ -3,6 +3,7 @@
 //! the wake orders it (release before the wake, acquire after it).
 
 use super::{Channel, resume_after_signal};
+use crate::sys::errno;
 use crate::sys::ipc::{
     PosixSemaphore, RawCondvar, RawMutex, SysvSemaphore, futex_wait, futex_wake_one,
 };
@@ -125,8 +126,8 @@ impl Channel for Futex {
             match futex_wait(&self.sent, sent) {
                 Ok(()) => {}
                 // The count moved before the wait began.
-                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
+                Err(e) if e.raw_os_error() == Some(errno::EAGAIN) => {}
+                Err(e) if e.raw_os_error() == Some(errno::EINTR) => {
                     if end() {
                         return Err(io::ErrorKind::Interrupted.into());
                     }

@@ -50,7 +50,9 @@ use super::sleep::AbsoluteSleep;
 use crate::measure::ThreadEnd;
 use crate::measure::clock::{Clock, thread_cpu_time_ns};
 use crate::measure::sched::{Policy, minimise_timer_slack, pin_current_thread};
+use crate::sys::errno;
 use crate::sys::ipc::{futex_wait, futex_wake_one};
+use crate::sys::process::Pid;
 use crate::sys::signal;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
@@ -115,8 +117,8 @@ impl<C: Channel> Pair<C> {
             if seq == seen {
                 match futex_wait(&self.request_seq, seq) {
                     Ok(()) => {}
-                    Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {}
-                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => return self.close(None),
+                    Err(e) if e.raw_os_error() == Some(errno::EAGAIN) => {}
+                    Err(e) if e.raw_os_error() == Some(errno::EINTR) => return self.close(None),
                     Err(e) => {
                         return self.close(Some(format!("the sender's futex wait failed: {e}")));
                     }
@@ -152,7 +154,7 @@ impl<C: Channel> Pair<C> {
 pub struct IpcWaker<C: Channel> {
     pair: Arc<Pair<C>>,
     sender: Option<JoinHandle<u64>>,
-    pub sender_tid: libc::pid_t,
+    pub sender_tid: Pid,
     requests: u32,
     stamp_ns: u64,
 }
@@ -260,7 +262,7 @@ impl<C: Channel> IpcWaker<C> {
 }
 
 /// Pins and schedules the sender; its thread id, or the failure message.
-fn set_up_sender(plan: SenderPlan) -> Result<libc::pid_t, String> {
+fn set_up_sender(plan: SenderPlan) -> Result<Pid, String> {
     if let Some(cpu) = plan.cpu {
         pin_current_thread(cpu).map_err(|e| {
             format!("cannot pin the sender thread to CPU {cpu}: {e}; check that the CPU is online and in this process's cpuset, or pass another --sender-cpu")
@@ -325,7 +327,7 @@ fn resume_after_signal<T>(
 ) -> io::Result<T> {
     loop {
         match call() {
-            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
+            Err(e) if e.raw_os_error() == Some(errno::EINTR) => {
                 if end() {
                     return Err(io::ErrorKind::Interrupted.into());
                 }
