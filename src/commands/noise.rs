@@ -137,6 +137,7 @@ fn as_run_args(args: &NoiseArgs) -> RunArgs {
         budget: args.budget.clone(),
         under: Vec::new(),
         sender: Default::default(),
+        inversion: Default::default(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! `jitterlab run`: the options to a [`RunPlan`](crate::plan::RunPlan) (`resolve`), the run
 //! (`runner`), then run.json or the summary on stdout and the exit code.
 
+pub mod inversion;
 pub mod resolve;
 pub mod sender;
 
