@@ -115,6 +115,21 @@ pub struct RunPlan {
     pub kind: crate::measure::MeasureKind,
     /// IPC wake methods ([`Schedule::Sender`]) only: where and how each thread's sender runs.
     pub sender: Option<SenderSpec>,
+    /// `--wake pi-mutex` only: the holder and the hog of each measuring thread.
+    pub inversion: Option<InversionSpec>,
+}
+
+/// The priority-inversion scenario of a `--wake pi-mutex` run, resolved
+/// (measure/wake/inversion.rs). The helpers run under the run's policy, below the measuring
+/// threads' priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InversionSpec {
+    pub hold_ns: u64,
+    pub hog_ns: u64,
+    /// PTHREAD_PRIO_INHERIT; false for `--no-pi`.
+    pub inherit: bool,
+    pub holder_priority: i32,
+    pub hog_priority: i32,
 }
 
 /// `--sender-cpu`, as given.
@@ -298,6 +313,27 @@ impl RunPlan {
         Some(crate::measure::wake::ipc::SenderPlan {
             cpu: Some(spec.cpus[index]),
             policy,
+        })
+    }
+
+    /// The holder and the hog of the thread at `index` (`--wake pi-mutex` only): pinned to its
+    /// CPU, under the run's policy at their priorities.
+    pub fn thread_inversion(
+        &self,
+        index: usize,
+    ) -> Option<crate::measure::wake::inversion::InversionPlan> {
+        let spec = self.inversion?;
+        let at = |priority| match self.thread_policy(index) {
+            Policy::RoundRobin(_) => Policy::RoundRobin(priority),
+            _ => Policy::Fifo(priority),
+        };
+        Some(crate::measure::wake::inversion::InversionPlan {
+            cpu: Some(self.cpus[index]),
+            holder: at(spec.holder_priority),
+            hog: at(spec.hog_priority),
+            hold_ns: spec.hold_ns,
+            hog_ns: spec.hog_ns,
+            inherit: spec.inherit,
         })
     }
 

@@ -13,10 +13,12 @@
 // reads, not HTML: rustdoc must not take it for a tag.
 #![allow(rustdoc::invalid_html_tags)]
 
+mod inversion;
 mod monitor;
 mod noise;
 mod sender;
 
+pub use inversion::InversionArgs;
 pub use monitor::MonitorArgs;
 pub use noise::NoiseArgs;
 pub use sender::SenderArgs;
@@ -246,6 +248,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub sender: SenderArgs,
+
+    #[command(flatten)]
+    pub inversion: InversionArgs,
 }
 
 #[derive(Debug, Args)]

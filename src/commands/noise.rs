@@ -138,6 +138,7 @@ fn as_run_args(args: &NoiseArgs) -> RunArgs {
         budget: args.budget.clone(),
         under: Vec::new(),
         sender: Default::default(),
+        inversion: Default::default(),
     }
 }
 

@@ -2,6 +2,7 @@
 //! (`runner`), then run.json or the summary on stdout and the exit code.
 
 pub mod dry_run;
+pub mod inversion;
 pub mod resolve;
 pub mod sender;
 

@@ -104,6 +104,7 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
         }
         let now = clock.now_ns();
         let latency = now as i64 - waker.reference_ns(due) as i64;
+        waker.woke(latency);
         let missed = periods_missed(latency, interval);
         if !sink.try_push(Sample {
             seq,

@@ -49,6 +49,10 @@ pub struct ThreadCounters {
     /// IPC wake methods only: the sender's CPU time over its life, ns, stored once it has been
     /// joined; added to `cpu_time_ns`.
     pub sender_cpu_time_ns: AtomicU64,
+    /// `--wake pi-mutex` only: priority inversions so far, and the worst one's latency, ns
+    /// ([`wake::inversion`]); stored at each inversion.
+    pub inversions: AtomicU64,
+    pub worst_inversion_ns: AtomicU64,
     /// Samples that found the ring full and were not recorded.
     pub dropped_records: AtomicU64,
     /// Missed periods so far, including those of dropped records.

@@ -38,6 +38,8 @@ pub struct ThreadPlan {
     pub kind: MeasureKind,
     /// Where the sender runs, for wake methods woken by another thread.
     pub sender: Option<SenderPlan>,
+    /// The holder and the hog of `--wake pi-mutex`.
+    pub inversion: Option<super::wake::inversion::InversionPlan>,
 }
 
 /// The rendezvous of all measuring threads: each finishes its setup, reports it, and waits
@@ -177,6 +179,7 @@ fn measure(
         counters,
         stop: &stop,
         sender: plan.sender,
+        inversion: plan.inversion,
     })
 }
 

@@ -67,11 +67,12 @@ pub struct ThreadResult {
     pub trace: Option<ThreadTraceResult>,
     /// Shares within thresholds, spikes, firm windows, the extrapolated worst case.
     pub tails: crate::results::format::tails::ThreadTails,
-    /// What a noise thread counted itself (all 0 for wakeup threads).
+    /// What the thread counted itself (noise, inversions; 0 where it counts none).
     pub loop_counts: LoopCounts,
 }
 
-/// A noise thread's own counters at its end (see [`crate::measure::noise`]).
+/// A thread's own counters at its end: a noise thread's (see [`crate::measure::noise`]), and
+/// the inversions of `--wake pi-mutex` ([`crate::measure::wake::inversion`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LoopCounts {
     pub iterations: u64,
@@ -79,6 +80,8 @@ pub struct LoopCounts {
     pub noise_ns: u64,
     pub throttled_gaps: u64,
     pub throttled_ns: u64,
+    pub inversions: u64,
+    pub worst_inversion_ns: u64,
 }
 
 /// A thread's state as the live view shows it.

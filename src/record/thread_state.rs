@@ -237,6 +237,8 @@ impl ThreadState {
                     noise_ns: c.noise_ns.load(Relaxed),
                     throttled_gaps: c.throttled_gaps.load(Relaxed),
                     throttled_ns: c.throttled_ns.load(Relaxed),
+                    inversions: c.inversions.load(Relaxed),
+                    worst_inversion_ns: c.worst_inversion_ns.load(Relaxed),
                 }
             },
         }

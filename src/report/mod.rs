@@ -7,6 +7,7 @@ pub mod cpu_tables;
 pub mod digest;
 pub mod export;
 pub mod html;
+pub mod inversion;
 pub mod noise;
 pub mod openmetrics;
 pub mod phases;

@@ -31,6 +31,9 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
     for load in &record.loads {
         let _ = writeln!(out, "  {}", crate::results::run_record::load_line(load));
     }
+    for (i, line) in super::inversion::lines(record).iter().enumerate() {
+        let _ = writeln!(out, "{}{line}", if i == 0 { "" } else { "  " });
+    }
     out.push_str(&trace_section(record));
     out.push_str(&super::phases::summary(record));
     out.push_str(&super::tails::summary(record));

@@ -133,6 +133,47 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
     }
 }
 
+/// run.json's `inversion` of a `--wake pi-mutex` run: the roles, and each thread's count.
+pub(crate) fn inversion_record(
+    plan: &RunPlan,
+    results: &[ThreadResult],
+) -> Option<crate::results::run_record::InversionRecord> {
+    use crate::results::run_record::{InversionCount, InversionRecord, RoleRecord};
+    let spec = plan.inversion?;
+    let role = |role: &str, priority| RoleRecord {
+        role: role.into(),
+        policy: plan.policy.name().into(),
+        priority,
+    };
+    Some(InversionRecord {
+        mechanism: format!(
+            "pthread_mutex {}",
+            if spec.inherit {
+                "PTHREAD_PRIO_INHERIT"
+            } else {
+                "PTHREAD_PRIO_NONE"
+            }
+        ),
+        priority_inheritance: spec.inherit,
+        hold_ns: spec.hold_ns,
+        hog_ns: spec.hog_ns,
+        inversion_above_ns: spec.hold_ns + crate::measure::wake::inversion::INVERSION_MARGIN_NS,
+        roles: vec![
+            role("measuring", plan.priority),
+            role("hog", spec.hog_priority),
+            role("holder", spec.holder_priority),
+        ],
+        threads: results
+            .iter()
+            .map(|r| InversionCount {
+                cpu: r.cpu,
+                inversions: r.loop_counts.inversions,
+                worst_inversion_ns: r.loop_counts.worst_inversion_ns,
+            })
+            .collect(),
+    })
+}
+
 /// Per thread, its figures for run.json.
 pub(crate) fn thread_summaries(
     plan: &RunPlan,

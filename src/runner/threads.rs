@@ -134,6 +134,7 @@ fn start_measuring_threads(
             ring_capacity: plan.ring_size,
             kind: plan.kind,
             sender: plan.thread_sender(index),
+            inversion: plan.thread_inversion(index),
         };
         match spawn_measuring_thread(
             thread_plan,

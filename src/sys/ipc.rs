@@ -34,6 +34,43 @@ pub fn futex_wait(word: &AtomicU32, expected: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// Blocks while `*word == expected`, until the absolute time `deadline_ns` of `clock`
+/// (CLOCK_MONOTONIC, or CLOCK_REALTIME; FUTEX_WAIT_BITSET). Ok(true) when the deadline came,
+/// Ok(false) when woken or when the word differed; EINTR comes back as an error.
+pub fn futex_wait_until(
+    word: &AtomicU32,
+    expected: u32,
+    clock: libc::clockid_t,
+    deadline_ns: u64,
+) -> io::Result<bool> {
+    let mut op = libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG;
+    if clock == libc::CLOCK_REALTIME {
+        op |= libc::FUTEX_CLOCK_REALTIME;
+    }
+    let deadline = super::time::ns_to_timespec(deadline_ns);
+    // SAFETY: a live, aligned u32 and a valid timespec for the call's duration.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            op,
+            expected,
+            &deadline as *const libc::timespec,
+            std::ptr::null::<u32>(),
+            libc::FUTEX_BITSET_MATCH_ANY,
+        )
+    };
+    if ret == 0 {
+        return Ok(false);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::ETIMEDOUT) => Ok(true),
+        Some(libc::EAGAIN) => Ok(false),
+        _ => Err(e),
+    }
+}
+
 /// Wakes one thread blocked in [`futex_wait`] on `word`.
 pub fn futex_wake_one(word: &AtomicU32) {
     // SAFETY: as above; waking never fails on a valid address.
@@ -43,6 +80,19 @@ pub fn futex_wake_one(word: &AtomicU32) {
             word.as_ptr(),
             libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
             1,
+        );
+    }
+}
+
+/// Wakes every thread blocked in [`futex_wait`] on `word`.
+pub fn futex_wake_all(word: &AtomicU32) {
+    // SAFETY: as above.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
         );
     }
 }
@@ -59,6 +109,33 @@ unsafe impl Sync for RawMutex {}
 impl RawMutex {
     pub fn new() -> RawMutex {
         RawMutex(Box::new(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER)))
+    }
+
+    /// A mutex with the priority protocol PTHREAD_PRIO_INHERIT (`inherit`: its holder runs at
+    /// the priority of the highest thread blocked on it, the kernel's PI futexes) or
+    /// PTHREAD_PRIO_NONE (a plain mutex: the holder keeps its own priority). Only the thread
+    /// that locked a PI mutex may unlock it.
+    pub fn with_protocol(inherit: bool) -> io::Result<RawMutex> {
+        let protocol = if inherit {
+            libc::PTHREAD_PRIO_INHERIT
+        } else {
+            libc::PTHREAD_PRIO_NONE
+        };
+        let mutex = RawMutex::new();
+        // SAFETY: the attribute lives on this frame from init to destroy; the mutex is pinned
+        // in its box and not yet shared, so re-initialising it is sound.
+        unsafe {
+            let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
+            errno_result(libc::pthread_mutexattr_init(&mut attr))?;
+            let set = errno_result(libc::pthread_mutexattr_setprotocol(&mut attr, protocol));
+            let init = set.and_then(|()| {
+                libc::pthread_mutex_destroy(mutex.0.get());
+                errno_result(libc::pthread_mutex_init(mutex.0.get(), &attr))
+            });
+            libc::pthread_mutexattr_destroy(&mut attr);
+            init?;
+        }
+        Ok(mutex)
     }
 
     /// pthread_mutex_lock: blocks while the mutex is held, by any thread (the caller too).

@@ -166,6 +166,13 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
     let explain_above_ns = check_trace(args, wake, clock)?;
     let sender =
         super::sender::resolve_sender(&args.sender, wake, args.policy, priority, &cpus, online)?;
+    let inversion = super::inversion::resolve_inversion(
+        &args.inversion,
+        wake,
+        args.policy,
+        priority,
+        interval_ns,
+    )?;
     let under_ns = args
         .under
         .iter()
@@ -201,6 +208,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         under_ns,
         kind: crate::measure::MeasureKind::Latency,
         sender,
+        inversion,
     })
 }
 

@@ -24,6 +24,8 @@ pub struct Cycles<'a> {
     pub stop: &'a AtomicBool,
     /// Where the sender runs, for methods woken by another thread ([`super::ipc`]).
     pub sender: Option<super::ipc::SenderPlan>,
+    /// The helpers of `--wake pi-mutex` ([`super::inversion`]).
+    pub inversion: Option<super::inversion::InversionPlan>,
 }
 
 impl Cycles<'_> {

@@ -12,6 +12,7 @@
 //! What the latency means for each method is documented in docs/user-guide.md, "Wake methods".
 
 pub mod driver;
+pub mod inversion;
 pub mod ipc;
 pub mod itimer;
 pub mod posix_timer;
@@ -313,6 +314,19 @@ pub static WAKE_METHODS: &[WakeMethod] = &[
         requires: Requirement::Nothing,
         driver: ipc::ipc_driver::<ipc::locks::Condvar>(),
     },
+    // Priority inversion (inversion.rs): a holder and a hog share the measuring thread's CPU.
+    WakeMethod {
+        name: "pi-mutex",
+        help: "clock_nanosleep to the due time, then take a mutex a lower-priority thread holds (--hold) while a medium-priority hog runs (--hog): priority inversion, with inheritance unless --no-pi",
+        schedule: Schedule::Absolute,
+        clocks: ClockUse::OneOf(&[Clock::Monotonic, Clock::Realtime]),
+        per_process: None,
+        whole_microseconds: false,
+        interval_rule: None,
+        trace: TraceJoin::HRTIMER_AT_DUE,
+        requires: Requirement::Nothing,
+        driver: inversion::pi_mutex_driver(),
+    },
 ];
 
 /// One wake method: everything jitterlab knows about it. Held as `&'static WakeMethod`, a row
@@ -511,6 +525,12 @@ pub trait Waker {
     fn reference_ns(&self, due_ns: u64) -> u64 {
         due_ns
     }
+
+    /// Told each wakeup's latency, right after the loop measured it: for a method that judges
+    /// its own wakeups (`pi-mutex` counts priority inversions, [`mod@inversion`]). Inlined to
+    /// nothing for every other waker.
+    #[inline(always)]
+    fn woke(&mut self, _latency_ns: i64) {}
 }
 
 /// A borrowed waker is a waker: lets tests run the loop with a lent `&mut dyn Waker`.
@@ -530,6 +550,11 @@ impl<W: Waker + ?Sized> Waker for &mut W {
     #[inline(always)]
     fn reference_ns(&self, due_ns: u64) -> u64 {
         (**self).reference_ns(due_ns)
+    }
+
+    #[inline(always)]
+    fn woke(&mut self, latency_ns: i64) {
+        (**self).woke(latency_ns)
     }
 }
 

@@ -69,6 +69,7 @@ pub(super) fn section(h: &mut String, number: usize, run: &RunDigest, figures: &
     cpu_table(h, r);
     phases_table(h, r);
     loads_table(h, r);
+    inversion_section(h, r);
     trace_section(h, run);
     super::tails::section(h, run);
     if !run.has_hlog {
@@ -120,6 +121,23 @@ fn warnings(h: &mut String, r: &RunRecord) {
         );
     }
     h.push_str("</ul></div>\n");
+}
+
+/// `--wake pi-mutex`: the roles and each CPU's inversions.
+fn inversion_section(h: &mut String, r: &RunRecord) {
+    let lines = crate::report::inversion::lines(r);
+    let Some((heading, cpus)) = lines.split_first() else {
+        return;
+    };
+    let _ = write!(
+        h,
+        "<h3>Priority inversion</h3>\n<p>{}</p>\n<ul>",
+        escape(heading)
+    );
+    for line in cpus {
+        let _ = write!(h, "<li>{}</li>", escape(line));
+    }
+    h.push_str("</ul>\n");
 }
 
 fn plan_rows(r: &RunRecord) -> Vec<(&'static str, String)> {

@@ -6,6 +6,7 @@
 pub mod cpu_time;
 pub mod events;
 pub mod hlog;
+pub mod inversion;
 pub mod noise;
 pub mod run_record;
 pub mod samples;

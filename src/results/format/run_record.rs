@@ -2,6 +2,7 @@
 //! The fields are specified in docs/result-format.md; every quantity carries its unit in its name.
 
 pub use super::cpu_time::{CpuTimeRecord, ThreadCpuTime};
+pub use super::inversion::{InversionCount, InversionRecord, RoleRecord};
 pub use super::noise::{NoiseCause, NoiseSummary, RunKind};
 use crate::record::stats::LatencySummary;
 use serde::{Deserialize, Serialize};
@@ -55,6 +56,9 @@ pub struct RunRecord {
     /// one latency.hlog. Updated at every segment boundary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segments: Option<super::segments::SegmentsRecord>,
+    /// `--wake pi-mutex`: the priority-inversion scenario's roles and the inversions found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inversion: Option<InversionRecord>,
 }
 
 impl RunRecord {
@@ -103,6 +107,7 @@ impl RunRecord {
             imported: None,
             cpu_time: None,
             segments: None,
+            inversion: None,
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::measure::clock::monotonic_ns;
 use crate::plan::RunLength;
 use crate::results::events::Event;
 use crate::results::run_record::{CpuTimeRecord, Ended, ThreadCpuTime};
-use crate::runner::{RunOutcome, loads, run_warnings, thread_summaries};
+use crate::runner::{RunOutcome, inversion_record, loads, run_warnings, thread_summaries};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
@@ -111,6 +111,7 @@ impl Session {
             RunLength::Loops(_) | RunLength::Endless => elapsed_ns,
         });
         record.threads = thread_summaries(&self.plan, &results, &ends);
+        record.inversion = inversion_record(&self.plan, &results);
         record.cpu_time = Some(CpuTimeRecord::read_now(
             ends.iter()
                 .map(|j| ThreadCpuTime {
