@@ -30,6 +30,7 @@ use super::{Waker, resume_unless_stopped};
 use crate::measure::clock::{Clock, thread_cpu_time_ns};
 use crate::measure::sched::{Policy, minimise_timer_slack, pin_current_thread};
 use crate::measure::{ThreadCounters, ThreadEnd};
+use crate::sys::errno;
 use crate::sys::ipc::{RawMutex, futex_wait, futex_wait_until, futex_wake_all};
 use crate::sys::timer;
 use std::io;
@@ -114,7 +115,7 @@ impl Scenario {
             if seq == seen {
                 match futex_wait(&self.request_seq, seq) {
                     Ok(()) => {}
-                    Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EINTR)) => {}
+                    Err(e) if matches!(e.raw_os_error(), Some(errno::EAGAIN | errno::EINTR)) => {}
                     Err(e) => {
                         return self.close(Some(format!("a helper's futex wait failed: {e}")));
                     }
@@ -132,7 +133,7 @@ impl Scenario {
                 match futex_wait_until(&self.closing, 0, clock.id(), target) {
                     Ok(true) => break,
                     Ok(false) => {}
-                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                    Err(e) if e.raw_os_error() == Some(errno::EINTR) => {}
                     Err(e) => return self.close(Some(format!("a helper's sleep failed: {e}"))),
                 }
             }
@@ -347,7 +348,7 @@ impl Waker for PiMutexWaker<'_> {
         loop {
             match timer::sleep_until(self.clock.id(), due_ns) {
                 0 => break,
-                libc::EINTR => resume_unless_stopped(stop)?,
+                errno::EINTR => resume_unless_stopped(stop)?,
                 e => return Err(io::Error::from_raw_os_error(e)),
             }
         }
