@@ -591,6 +591,16 @@ fn compare_export_and_report_name_gaps() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("Noise over time: share of each CPU per interval"));
     assert!(page.contains("noise per interval (% of the CPU)"));
+    // The plots' axes name gaps, never wakeups.
+    for axis in [
+        "gap length (log scale; bins of 1/40 decade)",
+        "gaps per bin (log scale)",
+        "gaps longer than x (log scale)",
+        "gap length per interval (log scale)",
+    ] {
+        assert!(page.contains(axis), "no axis '{axis}' in the noise run's report");
+    }
+    assert!(!page.contains("wakeup latency (log scale"));
 
     // A latency run against a noise run: refused, saying which is which.
     let lat = out.parent().unwrap().join("lat");

@@ -15,7 +15,8 @@ use crate::analysis::budget::{self, Budget};
 use crate::error::{ExitCode, Failure, OrFailure, Result};
 use crate::report::digest::{self, RunDigest};
 use crate::report::plot::{
-    Distribution, Figure, exceedance, heatmap, histogram, phase_pdf, sweep as sweep_plot, timeline,
+    Distribution, Figure, Samples, exceedance, heatmap, histogram, phase_pdf, sweep as sweep_plot,
+    timeline,
 };
 use crate::report::png::PngRenderer;
 use crate::results::dir;
@@ -238,9 +239,9 @@ fn has_time_series(run: &RunDigest) -> bool {
 /// The figures of one run, named `<prefix>-<kind>`.
 fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
     let mut out = Vec::new();
-    // What a sample is: a wakeup's latency, or a noise run's gap (the plots' own axis labels
-    // still say latency: issue 14).
+    // What a sample is: a wakeup's latency, or a noise run's gap.
     let noise = run.record.kind.is_noise();
+    let samples = Samples::of(run.record.kind);
     let word = if noise { "Gap" } else { "Latency" };
     let dists = distributions(run);
     if dists.iter().any(|d| !d.histogram.is_empty()) {
@@ -248,6 +249,7 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
             &format!("{prefix}-histogram"),
             &format!("{word} histogram"),
             &histogram::prepare(&dists),
+            samples,
         ));
     }
     if has_time_series(run) {
@@ -271,6 +273,7 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
             &format!("{prefix}-timeline"),
             &format!("{word} over time: max and p99 of each interval"),
             &data,
+            samples,
         ));
     }
     if let Some(figure) = noise_timeline_figure(prefix, run) {
@@ -285,6 +288,7 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
                 "Exceedance: share of wakeups later than x"
             },
             &exceedance::prepare(&dists),
+            samples,
         ));
     }
     let phases = run.phase_spans();
@@ -293,8 +297,9 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
             let suffix = s.cpu.map_or_else(|| s.tag.clone(), |c| format!("cpu{c}"));
             out.push(phase_pdf::draw(
                 &format!("{prefix}-phases-{suffix}"),
-                &format!("Latency distribution per phase, {}", s.label),
+                &format!("{word} distribution per phase, {}", s.label),
                 &phase_pdf::prepare(s, &phases),
+                samples,
             ));
         }
     }
@@ -306,6 +311,7 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
                 &format!("Heat map of {}'s interval histograms", s.label),
                 &heatmap::prepare(s, run.extent_s()),
                 &phases,
+                samples,
             ));
         }
     }
@@ -431,11 +437,13 @@ fn overlay_figures(runs: &[&RunDigest]) -> Vec<Figure> {
             "overlay-histogram",
             "Latency histograms of every run (all CPUs)",
             &histogram::prepare(&dists),
+            Samples::WAKEUPS,
         ),
         exceedance::draw(
             "overlay-exceedance",
             "Exceedance of every run (all CPUs)",
             &exceedance::prepare(&dists),
+            Samples::WAKEUPS,
         ),
     ]
 }

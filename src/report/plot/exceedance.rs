@@ -4,7 +4,7 @@
 
 use super::axis::{Quantity, Scale, ScaleKind};
 use super::chart::{Axis, Frame, LegendEntry};
-use super::{Distribution, Figure, series_style, thin_polyline};
+use super::{Distribution, Figure, Samples, series_style, thin_polyline};
 use crate::report::svg::escape;
 use crate::units::format_ns;
 
@@ -94,7 +94,7 @@ pub fn statements(curves: &[Curve]) -> Vec<String> {
         .collect()
 }
 
-pub fn draw(name: &str, title: &str, curves: &[Curve]) -> Figure {
+pub fn draw(name: &str, title: &str, curves: &[Curve], samples: Samples) -> Figure {
     let lo = curves
         .iter()
         .filter_map(|c| c.steps.first())
@@ -110,12 +110,12 @@ pub fn draw(name: &str, title: &str, curves: &[Curve]) -> Figure {
     let x = Axis {
         scale: Scale::new(ScaleKind::Log, lo, hi).rounded_out(),
         quantity: Quantity::LatencyNs,
-        title: "latency x (log scale)".into(),
+        title: format!("{} x (log scale)", samples.value),
     };
     let y = Axis {
         scale: Scale::new(ScaleKind::Log, 0.5 / n_max as f64, 1.0).rounded_out(),
         quantity: Quantity::Fraction,
-        title: "wakeups later than x (log scale)".into(),
+        title: format!("{} {} than x (log scale)", samples.plural, samples.exceeds),
     };
     let legend: Vec<LegendEntry> = curves
         .iter()
@@ -209,7 +209,7 @@ mod tests {
             "CPU 0: 99% of wakeups within 10.0 us; 99.9% of wakeups within 10.0 us; \
              99.99% of wakeups within 50.0 us; all 10000 within 2.00 ms"
         );
-        let f = draw("run1-exceedance", "Exceedance", &curves);
+        let f = draw("run1-exceedance", "Exceedance", &curves, Samples::WAKEUPS);
         assert!(f.svg.contains("<circle"));
     }
 }

@@ -3,9 +3,9 @@
 //! long-run view OSADL draws in 3D, flattened: a steady body shows as a band, a periodic
 //! disturbance as dots at a fixed height, a change of load as a step of the band.
 
-use super::Figure;
 use super::axis::{Quantity, Scale, ScaleKind, format_value, time_unit};
 use super::chart::{Axis, Frame, LegendEntry, Style};
+use super::{Figure, Samples};
 use crate::report::digest::{ROWS, SeriesDigest, row_floor_ns};
 
 /// Time columns of the grid (fewer when the run has fewer intervals).
@@ -104,7 +104,13 @@ fn class_colour(k: usize, n: usize) -> &'static str {
 
 /// Draws the grid, with the scenario's phases (label, from s, to s) shaded where no wakeup
 /// falls and named above the cells.
-pub fn draw(name: &str, title: &str, grid: &HeatGrid, phases: &[(String, f64, f64)]) -> Figure {
+pub fn draw(
+    name: &str,
+    title: &str,
+    grid: &HeatGrid,
+    phases: &[(String, f64, f64)],
+    samples: Samples,
+) -> Figure {
     let (lo_row, hi_row) = grid.row_span().unwrap_or((30, 60));
     let max = grid.cells.iter().copied().max().unwrap_or(0);
     let (_, unit) = time_unit(grid.extent_s);
@@ -120,7 +126,7 @@ pub fn draw(name: &str, title: &str, grid: &HeatGrid, phases: &[(String, f64, f6
             row_floor_ns(hi_row + 1),
         ),
         quantity: Quantity::LatencyNs,
-        title: "latency (log scale)".into(),
+        title: format!("{} (log scale)", samples.value),
     };
     // The legend is the colour scale: each class's smallest count.
     let floors = class_floors(max);
@@ -129,8 +135,9 @@ pub fn draw(name: &str, title: &str, grid: &HeatGrid, phases: &[(String, f64, f6
         .enumerate()
         .map(|(k, &from)| LegendEntry {
             label: format!(
-                "{}≥{}",
-                if k == 0 { "wakeups per cell: " } else { "" },
+                "{}{}≥{}",
+                if k == 0 { samples.plural } else { "" },
+                if k == 0 { " per cell: " } else { "" },
                 format_value(from as f64, &Quantity::Count, from as f64)
             ),
             style: Style {
@@ -180,11 +187,13 @@ pub fn draw(name: &str, title: &str, grid: &HeatGrid, phases: &[(String, f64, f6
     frame.svg.end_group();
     super::phases::draw_labels(&mut frame, phases);
     let mut statements = vec![format!(
-        "{}: {} columns of {} each, rows of 1/10 decade of latency; the darkest cells hold up to {} wakeups.",
+        "{}: {} columns of {} each, rows of 1/10 decade of {}; the darkest cells hold up to {} {}.",
         grid.label,
         grid.columns,
         crate::units::format_elapsed((grid.extent_s / grid.columns as f64 * 1e9) as u64),
-        max
+        samples.value,
+        max,
+        samples.plural
     )];
     statements.extend(super::phases::statement(phases));
     Figure {

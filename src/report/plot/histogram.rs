@@ -5,7 +5,7 @@
 
 use super::axis::{Quantity, Scale, ScaleKind};
 use super::chart::{Axis, Frame, LegendEntry};
-use super::{Distribution, Figure, series_style};
+use super::{Distribution, Figure, Samples, series_style};
 use crate::units::format_ns;
 
 pub const BINS_PER_DECADE: f64 = 40.0;
@@ -49,7 +49,7 @@ pub fn prepare(distributions: &[Distribution]) -> Vec<Binned> {
 }
 
 /// Draws the binned distributions.
-pub fn draw(name: &str, title: &str, binned: &[Binned]) -> Figure {
+pub fn draw(name: &str, title: &str, binned: &[Binned], samples: Samples) -> Figure {
     let lo = binned
         .iter()
         .filter_map(|b| b.bins.first())
@@ -69,7 +69,7 @@ pub fn draw(name: &str, title: &str, binned: &[Binned]) -> Figure {
     let x = Axis {
         scale: Scale::new(ScaleKind::Log, bin_edge_ns(lo), bin_edge_ns(hi + 1)).rounded_out(),
         quantity: Quantity::LatencyNs,
-        title: "wakeup latency (log scale; bins of 1/40 decade)".into(),
+        title: format!("{} (log scale; bins of 1/40 decade)", samples.sample_value),
     };
     let y = Axis {
         // From half a wakeup, so that bins of one wakeup stand clear of the axis.
@@ -79,7 +79,7 @@ pub fn draw(name: &str, title: &str, binned: &[Binned]) -> Figure {
             10f64.powf((max_count as f64 * 2.0).log10().ceil()),
         ),
         quantity: Quantity::Count,
-        title: "wakeups per bin (log scale)".into(),
+        title: format!("{} per bin (log scale)", samples.plural),
     };
     let legend: Vec<LegendEntry> = binned
         .iter()
@@ -166,7 +166,7 @@ mod tests {
         }]);
         assert_eq!(b[0].bins, vec![(160, 95), (240, 5)]);
         assert_eq!(b[0].total, 100);
-        let f = draw("run1-histogram", "Latency histogram", &b);
+        let f = draw("run1-histogram", "Latency histogram", &b, Samples::WAKEUPS);
         assert!(f.svg.contains(r#"id="run1-histogram""#));
         assert!(f.svg.contains("<polyline"));
         assert!(

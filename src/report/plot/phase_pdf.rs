@@ -5,7 +5,7 @@
 
 use super::axis::{Quantity, Scale, ScaleKind};
 use super::chart::{Axis, Frame, LegendEntry};
-use super::{Figure, series_style};
+use super::{Figure, Samples, series_style};
 use crate::analysis::phase::inside;
 use crate::report::digest::{ROWS, SeriesDigest, row_floor_ns};
 use crate::report::svg::escape;
@@ -56,7 +56,7 @@ pub fn prepare(series: &SeriesDigest, phases: &[(String, f64, f64)]) -> Vec<Phas
         .collect()
 }
 
-pub fn draw(name: &str, title: &str, pdfs: &[PhasePdf]) -> Figure {
+pub fn draw(name: &str, title: &str, pdfs: &[PhasePdf], samples: Samples) -> Figure {
     let rows = pdfs.iter().flat_map(|p| p.rows.iter());
     let (lo, hi) = rows
         .clone()
@@ -69,7 +69,7 @@ pub fn draw(name: &str, title: &str, pdfs: &[PhasePdf]) -> Figure {
     let x = Axis {
         scale: Scale::new(ScaleKind::Log, row_floor_ns(lo), row_floor_ns(hi + 1)).rounded_out(),
         quantity: Quantity::LatencyNs,
-        title: "wakeup latency (log scale; bins of 1/10 decade)".into(),
+        title: format!("{} (log scale; bins of 1/10 decade)", samples.sample_value),
     };
     let y = Axis {
         scale: Scale::new(
@@ -78,7 +78,10 @@ pub fn draw(name: &str, title: &str, pdfs: &[PhasePdf]) -> Figure {
             1.0,
         ),
         quantity: Quantity::Fraction,
-        title: "share of the phase's wakeups per bin (log scale)".into(),
+        title: format!(
+            "share of the phase's {} per bin (log scale)",
+            samples.plural
+        ),
     };
     let legend: Vec<LegendEntry> = pdfs
         .iter()
@@ -187,7 +190,7 @@ mod tests {
         // 10 us is row 40 (10^4.0); 20 us row 43; 1 ms row 60.
         assert_eq!(pdfs[0].rows, vec![(40, 1.0)]);
         assert_eq!(pdfs[1].rows, vec![(43, 0.75), (60, 0.25)]);
-        let f = draw("run1-phases-cpu0", "t", &pdfs);
+        let f = draw("run1-phases-cpu0", "t", &pdfs, Samples::WAKEUPS);
         assert_eq!(f.svg.matches("<polyline").count(), 2);
         assert!(f.svg.contains(r#"data-label="memory""#));
     }

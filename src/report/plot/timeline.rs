@@ -7,7 +7,7 @@
 
 use super::axis::{Quantity, Scale, ScaleKind, time_unit};
 use super::chart::{Axis, Frame, LegendEntry, Style};
-use super::{Figure, phases, series_style};
+use super::{Figure, Samples, phases, series_style};
 use crate::report::digest::SeriesDigest;
 use crate::report::svg::escape;
 use crate::units::format_ns;
@@ -135,7 +135,7 @@ pub fn prepare(
     }
 }
 
-pub fn draw(name: &str, title: &str, t: &Timeline) -> Figure {
+pub fn draw(name: &str, title: &str, t: &Timeline, samples: Samples) -> Figure {
     let values = t
         .tracks
         .iter()
@@ -155,7 +155,7 @@ pub fn draw(name: &str, title: &str, t: &Timeline) -> Figure {
     let y = Axis {
         scale: Scale::new(ScaleKind::Log, lo as f64, hi as f64).rounded_out(),
         quantity: Quantity::LatencyNs,
-        title: "latency per interval (log scale)".into(),
+        title: format!("{} per interval (log scale)", samples.value),
     };
     let mut legend = Vec::new();
     for tr in &t.tracks {
@@ -333,7 +333,7 @@ mod tests {
         let t = prepare(&series, d.extent_s(), vec![], vec![]);
         assert_eq!(t.column_s, None);
         assert!(t.tracks.iter().all(|tr| tr.points.len() == 120));
-        let svg = draw("t", "t", &t).svg;
+        let svg = draw("t", "t", &t, Samples::WAKEUPS).svg;
         assert_eq!(polylines(&svg, "max"), vec![120, 120]);
         assert_eq!(polylines(&svg, "p99"), vec![120, 120]);
         assert!(!svg.contains("<circle"), "no dots");
@@ -355,6 +355,9 @@ mod tests {
         }
         let spike = t.tracks[0].points.iter().map(|p| p.max_ns).max().unwrap();
         assert!(spike.abs_diff(3_000_000) < 3_000, "{spike}");
-        assert_eq!(polylines(&draw("t", "t", &t).svg, "max"), vec![800, 800]);
+        assert_eq!(
+            polylines(&draw("t", "t", &t, Samples::WAKEUPS).svg, "max"),
+            vec![800, 800]
+        );
     }
 }
