@@ -283,7 +283,10 @@ mod tests {
     #[test]
     fn values_queued_to_this_thread_come_back_in_order() {
         std::thread::spawn(|| {
-            let signal = rt_max();
+            // A real-time signal jitterlab itself does not use. Not SIGRTMAX: qemu-user keeps
+            // the last real-time signals for itself (rt_tgsigqueueinfo gives EINVAL under
+            // qemu-arm 7.2), and ci/cross.sh runs these tests there.
+            let signal = rt_min() + 3;
             let set = SignalSet::of(&[signal]);
             let old = set.block_in_this_thread_saving();
             assert!(!old.contains(signal));
