@@ -263,12 +263,7 @@ fn bad_input_exits_2_and_says_why() {
 fn one_phase_is_compared_across_runs() {
     use jitterlab::results::synthetic::{SyntheticPhase, SyntheticRun, write_run};
     let base = tempfile::tempdir().unwrap();
-    let phase = |label: &str, from: u64, to: u64| SyntheticPhase {
-        label: label.into(),
-        start_offset_ns: from * 1_000_000_000,
-        end_offset_ns: to * 1_000_000_000,
-        loads: vec![],
-    };
+    let phase = SyntheticPhase::seconds;
     // Two runs with the same idle phase (10 us) and an io phase of 40 us in A, 80 us in B,
     // with one 3.5 ms wakeup in B's io phase (3 missed periods).
     let write = |name: &str, io_ns: i64, spike: bool| {

@@ -205,12 +205,7 @@ fn json_summary_is_one_line_with_threads_and_budget() {
 /// ("memory": a quarter of the wakeups at 1 ms, the rest at 20 us).
 fn phased_run(dir: &std::path::Path) {
     use jitterlab::results::synthetic::{SyntheticPhase, SyntheticRun, write_run};
-    let phase = |label: &str, from: u64, to: u64| SyntheticPhase {
-        label: label.into(),
-        start_offset_ns: from * 1_000_000_000,
-        end_offset_ns: to * 1_000_000_000,
-        loads: vec![],
-    };
+    let phase = SyntheticPhase::seconds;
     let run = SyntheticRun {
         cpus: vec![0, 1],
         interval_ns: 1_000_000,

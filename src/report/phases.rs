@@ -61,12 +61,7 @@ mod tests {
     #[test]
     fn phase_lines_are_aligned_whatever_the_name_length() {
         let dir = tempfile::tempdir().unwrap();
-        let phase = |label: &str, from: u64, to: u64| SyntheticPhase {
-            label: label.into(),
-            start_offset_ns: from * 1_000_000_000,
-            end_offset_ns: to * 1_000_000_000,
-            loads: vec![],
-        };
+        let phase = SyntheticPhase::seconds;
         let run = SyntheticRun {
             cpus: vec![0, 1],
             interval_ns: 1_000_000,

@@ -25,6 +25,18 @@ pub struct SyntheticPhase {
     pub loads: Vec<String>,
 }
 
+impl SyntheticPhase {
+    /// A phase without loads from `from_s` to `to_s` seconds after the run's start.
+    pub fn seconds(label: &str, from_s: u64, to_s: u64) -> Self {
+        SyntheticPhase {
+            label: label.into(),
+            start_offset_ns: from_s * 1_000_000_000,
+            end_offset_ns: to_s * 1_000_000_000,
+            loads: vec![],
+        }
+    }
+}
+
 /// What to write. Every CPU wakes every `interval_ns` for `duration_ns`.
 #[derive(Debug, Clone)]
 pub struct SyntheticRun {

@@ -151,12 +151,7 @@ mod tests {
     #[test]
     fn each_phase_sums_to_one_and_holds_its_own_latencies() {
         let dir = tempfile::tempdir().unwrap();
-        let phase = |label: &str, from: u64, to: u64| SyntheticPhase {
-            label: label.into(),
-            start_offset_ns: from * 1_000_000_000,
-            end_offset_ns: to * 1_000_000_000,
-            loads: vec![],
-        };
+        let phase = SyntheticPhase::seconds;
         let run = SyntheticRun {
             cpus: vec![0],
             interval_ns: 1_000_000,

@@ -173,30 +173,9 @@ fn gap_verdict(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{push, task};
     use super::*;
-    use crate::trace::decode::{Comm, TaskRef, TraceEvent};
     use std::collections::HashMap;
-
-    fn task(pid: i32, prio: i32, comm: &str) -> TaskRef {
-        let mut c = [0u8; 16];
-        c[..comm.len()].copy_from_slice(comm.as_bytes());
-        TaskRef {
-            pid,
-            prio,
-            comm: Comm(c),
-        }
-    }
-
-    fn push(t: &mut CpuTimeline, pid: i32, ts: u64, kind: Kind) {
-        t.push(
-            TraceEvent {
-                ts,
-                common_pid: pid,
-                kind,
-            },
-            &[77],
-        );
-    }
 
     fn gap(start_ns: u64, end_ns: u64) -> Gap {
         Gap {

@@ -73,7 +73,8 @@ mod tests {
     use crate::trace::reader::TaskPolicy;
     use std::collections::HashMap;
 
-    fn task(pid: i32, prio: i32, comm: &str) -> TaskRef {
+    /// A task of the trace, as the decoder gives it (shared with gap.rs's tests).
+    pub(super) fn task(pid: i32, prio: i32, comm: &str) -> TaskRef {
         let mut c = [0u8; 16];
         c[..comm.len()].copy_from_slice(comm.as_bytes());
         TaskRef {
@@ -84,7 +85,7 @@ mod tests {
     }
 
     /// Adds an event recorded while `pid` ran.
-    fn push(t: &mut CpuTimeline, pid: i32, ts: u64, kind: Kind) {
+    pub(super) fn push(t: &mut CpuTimeline, pid: i32, ts: u64, kind: Kind) {
         t.push(
             TraceEvent {
                 ts,
