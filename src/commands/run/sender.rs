@@ -186,7 +186,10 @@ mod tests {
         let spec = resolve_sender(&given, method("sysv-sem"), PolicyKind::Fifo, 95, &[0], &[0])
             .unwrap()
             .unwrap();
-        assert_eq!((spec.between, spec.pace), (Between::Processes, Pace::Receiver));
+        assert_eq!(
+            (spec.between, spec.pace),
+            (Between::Processes, Pace::Receiver)
+        );
         let bad = |a: SenderArgs, wake: &str| {
             resolve_sender(&a, method(wake), PolicyKind::Fifo, 95, &[0], &[0])
                 .unwrap_err()
@@ -201,7 +204,10 @@ mod tests {
             ipc_pace: Some("receiver".into()),
             ..Default::default()
         };
-        assert!(bad(pace, "clock-nanosleep").contains("--ipc-pace: --wake clock-nanosleep has no sender"));
+        assert!(
+            bad(pace, "clock-nanosleep")
+                .contains("--ipc-pace: --wake clock-nanosleep has no sender")
+        );
     }
 
     #[test]

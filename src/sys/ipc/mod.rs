@@ -282,7 +282,9 @@ unsafe impl Sync for PosixSemaphore {}
 impl PosixSemaphore {
     pub fn new(scope: Scope) -> io::Result<PosixSemaphore> {
         // SAFETY: all-zero is valid storage for sem_init to initialise.
-        let sem = PosixSemaphore(SharedCell::new(UnsafeCell::new(unsafe { std::mem::zeroed() }))?);
+        let sem = PosixSemaphore(SharedCell::new(UnsafeCell::new(unsafe {
+            std::mem::zeroed()
+        }))?);
         let pshared = match scope {
             Scope::Process => 0,
             Scope::Shared => 1,
