@@ -319,6 +319,7 @@ impl RunPlan {
             policy,
             between: spec.between,
             pace: spec.pace,
+            lock_memory: self.mlock,
         })
     }
 

@@ -157,6 +157,9 @@ pub struct SenderPlan {
     pub policy: Policy,
     pub between: Between,
     pub pace: Pace,
+    /// A sender process locks its memory, as the run's mlockall locks a sender thread's
+    /// (`--no-mlock`: neither).
+    pub lock_memory: bool,
 }
 
 /// One IPC mechanism: how the sender wakes the receiver, handing it the stamp.
@@ -462,6 +465,7 @@ fn lend_pair<C: Channel>(
         policy: Policy::Other,
         between: Between::Threads,
         pace: Pace::SenderTimer,
+        lock_memory: false,
     };
     match IpcWaker::<C>::start(clock, plan) {
         Ok(mut waker) => with(&mut waker),

@@ -13,7 +13,7 @@
 
 use super::{Between, Channel, Pair, SenderPlan};
 use crate::measure::clock::{Clock, thread_cpu_time_ns};
-use crate::measure::sched::{minimise_timer_slack, pin_current_thread};
+use crate::measure::sched::{lock_all_memory, minimise_timer_slack, pin_current_thread};
 use crate::sys::ipc::SharedCell;
 use crate::sys::process::{self, Pid};
 use crate::sys::signal;
@@ -30,6 +30,7 @@ pub(super) enum SenderStep {
     FutexWait = 3,
     Sleep = 4,
     Wake = 5,
+    LockMemory = 6,
 }
 
 impl SenderStep {
@@ -40,6 +41,7 @@ impl SenderStep {
             SenderStep::FutexWait,
             SenderStep::Sleep,
             SenderStep::Wake,
+            SenderStep::LockMemory,
         ]
         .into_iter()
         .find(|s| *s as u32 == code)
@@ -62,6 +64,9 @@ impl SenderStep {
             SenderStep::FutexWait => format!("the sender's futex wait failed: {e}"),
             SenderStep::Sleep => format!("the sender's sleep failed: {e}"),
             SenderStep::Wake => format!("the sender's wake failed: {e}"),
+            SenderStep::LockMemory => format!(
+                "cannot lock the sender process's memory (mlockall): {e}; raise RLIMIT_MEMLOCK or grant CAP_IPC_LOCK, or pass --no-mlock"
+            ),
         }
     }
 }
@@ -133,7 +138,14 @@ impl SenderHandle {
                             return 1;
                         }
                         process::set_thread_name(&comm);
-                        let setup = set_up_sender(&plan);
+                        // mlockall is not inherited: without it the child would take a
+                        // copy-on-write fault at the first write to each page it shares with
+                        // jitterlab, at any time in the run. Locking copies them all now.
+                        let setup = match plan.lock_memory {
+                            true => lock_all_memory().map_err(|e| (SenderStep::LockMemory, e)),
+                            false => Ok(()),
+                        }
+                        .and_then(|()| set_up_sender(&plan));
                         let ok = setup.is_ok();
                         shared.report_setup(setup);
                         if !ok {
