@@ -8,15 +8,18 @@
 #   jitterlab --wake signal    vs  signaltest  -a 0 (a real-time signal; see below)
 #
 # Settings of both: one sender/receiver pair per CPU, both threads of a pair pinned to that
-# CPU, SCHED_FIFO 95 for both, 1 ms interval, no distance between pairs, mlockall, threads (not
-# processes). Both measure from the sender's clock read right before the wake call to the
-# receiver's right after its blocking call returns. rt-tests' sender sends as soon as its
-# receiver asks (the receiver sleeps the interval, then posts a "sync" object), a few us after
-# both threads ran; jitterlab's wakes from its own timer at the due time, on caches the rest of
-# the system used for an interval: on a busy VM that alone makes jitterlab's mean about 1.4-1.8x
-# rt-tests' (docs/user-guide.md, "Comparing with rt-tests"). signaltest has no interval and no
-# sender: its two threads signal each other back to back on CPU 0 and thread 0 times the round
-# trip of two signals; its row compares half of that with one wake.
+# CPU, SCHED_FIFO 95 for both, 1 ms interval, no distance between pairs, mlockall, threads (or
+# processes with BETWEEN=processes: svsematest and sigwaittest -f, jitterlab --ipc-between
+# processes; the other methods are then left out, rt-tests has no -f for them). Both measure
+# from the sender's clock read right before the wake call to the receiver's right after its
+# blocking call returns. rt-tests' sender sends as soon as its receiver asks (the receiver
+# sleeps the interval, then posts a "sync" object); jitterlab does the same with
+# `--ipc-pace receiver`, the run compared. jitterlab's default pace (the sender wakes from its
+# own timer at the due time, on caches the rest of the system used for an interval) is run too
+# and its ratio printed for information: on a busy VM it makes the mean about 1.4-1.8x
+# (docs/user-guide.md, "Comparing with rt-tests"). signaltest has no interval and no sender: its
+# two threads signal each other back to back on CPU 0 and thread 0 times the round trip of two
+# signals; its row compares half of that with one wake.
 #
 # rt-tests' IPC programs report min, avg and max per pair, no percentiles: the ratios printed
 # are jitterlab/rt-tests of the mean and of the max latency (per CPU, each pair of runs, and the
@@ -29,6 +32,7 @@
 #   SECONDS_PER_RUN=10  length of each run, whole seconds
 #   CPUS=0-N            CPUs to measure (default: every online CPU; numbered from 0 without gaps)
 #   METHODS="mq mutex sysv-sem sigwait signal"
+#   BETWEEN=threads     or processes (sysv-sem and sigwait only)
 #   JITTERLAB=path      jitterlab binary (default: build target/release/jitterlab)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -37,6 +41,16 @@ PAIRS=${PAIRS:-3}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
 CPUS=${CPUS:-$(cat /sys/devices/system/cpu/online)}
 METHODS=${METHODS:-mq mutex sysv-sem sigwait signal}
+BETWEEN=${BETWEEN:-threads}
+case $BETWEEN in
+threads) fork=() ;;
+processes)
+    fork=(-f)
+    METHODS=$(tr ' ' '\n' <<<"$METHODS" | grep -xE 'sysv-sem|sigwait' | tr '\n' ' ')
+    [[ -n $METHODS ]] || die "BETWEEN=processes: only sysv-sem and sigwait have an rt-tests counterpart with -f"
+    ;;
+*) die "BETWEEN=$BETWEEN: expected threads or processes" ;;
+esac
 need_positive PAIRS "$PAIRS"
 need_positive SECONDS_PER_RUN "$SECONDS_PER_RUN"
 nthreads=$(awk -F, '{ for (i = 1; i <= NF; i++) { n += split($i, r, "-") == 2 ? r[2] - r[1] + 1 : 1 } }
@@ -55,8 +69,8 @@ rt_command() {
     case $1 in
     mq) echo pmqtest -S "${common[@]}" ;;
     mutex) echo ptsematest -S "${common[@]}" ;;
-    sysv-sem) echo svsematest -S "${common[@]}" ;;
-    sigwait) echo sigwaittest -a -t "$nthreads" "${common[@]}" ;;
+    sysv-sem) echo svsematest -S "${fork[@]}" "${common[@]}" ;;
+    sigwait) echo sigwaittest -a -t "$nthreads" "${fork[@]}" "${common[@]}" ;;
     signal) echo signaltest -a 0 -m -p 95 -D "$SECONDS_PER_RUN" -q --json="$2" ;;
     esac
 }
@@ -88,12 +102,13 @@ rt_means() {
     ' "$1"
 }
 
-run_one() { # TOOL METHOD PAIR -> $tmp/TOOL-METHOD-PAIR.means
+run_one() { # TOOL METHOD PAIR -> $tmp/TOOL-METHOD-PAIR.means; TOOL: jitterlab-PACE or rt
     local tool=$1 m=$2 p=$3 out=$tmp/$1-$2-$3 cpus=$CPUS
     [[ $m == signal ]] && cpus=0
-    if [[ $tool == jitterlab ]]; then
+    if [[ $tool == jitterlab-* ]]; then
         "$jitterlab" run --duration "${SECONDS_PER_RUN}s" --interval 1000us --distance 0ns \
             --cpus "$cpus" --policy fifo --priority 95 --wake "$m" --sender-cpu same \
+            --ipc-pace "${tool#jitterlab-}" --ipc-between "$BETWEEN" \
             --pm-qos off --quiet --out "$out" >"$out.log" 2>&1 || die "jitterlab --wake $m failed: $(cat "$out.log")"
         jl_means "$out" >"$out.means"
     else
@@ -104,17 +119,20 @@ run_one() { # TOOL METHOD PAIR -> $tmp/TOOL-METHOD-PAIR.means
 }
 
 echo "uptime: $(uptime)"
-printf '%-9s %-5s %-4s %10s %10s %8s %10s %10s %8s\n' method pair cpu "jl mean" "rt mean" ratio "jl max" "rt max" ratio
+echo "jl: jitterlab --ipc-pace receiver (rt-tests' structure); timer: the default pace, for information"
+printf '%-9s %-5s %-4s %10s %10s %8s %10s %10s %8s %10s %8s\n' method pair cpu "jl mean" "rt mean" ratio "jl max" "rt max" ratio "timer mean" ratio
 for m in $METHODS; do
     for ((p = 1; p <= PAIRS; p++)); do
-        if ((p % 2)); then run_one jitterlab "$m" "$p"; run_one rt "$m" "$p"
-        else run_one rt "$m" "$p"; run_one jitterlab "$m" "$p"; fi
-        join <(sort "$tmp/jitterlab-$m-$p.means") <(sort "$tmp/rt-$m-$p.means") |
-            awk -v m="$m" -v p="$p" '{ printf "%-9s %-5s %-4s %8.2fus %8.2fus %8.2f %8.1fus %8.1fus %8.2f\n",
-                m, p, $1, $2, $4, $2 / $4, $3, $5, $3 / $5 }' | tee -a "$tmp/rows"
+        if ((p % 2)); then order=(jitterlab-receiver rt jitterlab-sender-timer)
+        else order=(rt jitterlab-receiver jitterlab-sender-timer); fi
+        for tool in "${order[@]}"; do run_one "$tool" "$m" "$p"; done
+        join <(sort "$tmp/jitterlab-receiver-$m-$p.means") <(sort "$tmp/rt-$m-$p.means") |
+            join - <(sort "$tmp/jitterlab-sender-timer-$m-$p.means") |
+            awk -v m="$m" -v p="$p" '{ printf "%-9s %-5s %-4s %8.2fus %8.2fus %8.2f %8.1fus %8.1fus %8.2f %8.2fus %8.2f\n",
+                m, p, $1, $2, $4, $2 / $4, $3, $5, $3 / $5, $6, $6 / $4 }' | tee -a "$tmp/rows"
     done
 done
 echo
-echo "mean over the pairs of the ratio jitterlab/rt-tests (target 0.8-1.25):"
-awk '{ n[$1]++; mean[$1] += $6; max[$1] += $9 }
-     END { for (m in n) printf "  %-9s mean %.2f   max %.2f   (%d rows)\n", m, mean[m] / n[m], max[m] / n[m], n[m] }' "$tmp/rows"
+echo "mean over the pairs of the ratio jitterlab/rt-tests (target 0.8-1.25; timer: the default pace, for information):"
+awk '{ n[$1]++; mean[$1] += $6; max[$1] += $9; timer[$1] += $11 }
+     END { for (m in n) printf "  %-9s mean %.2f   max %.2f   timer mean %.2f   (%d rows)\n", m, mean[m] / n[m], max[m] / n[m], timer[m] / n[m], n[m] }' "$tmp/rows"

@@ -161,6 +161,10 @@ pub struct SenderSpec {
     pub cpus: Vec<usize>,
     /// The senders' priority under the run's policy (0 for the kinds without one).
     pub priority: i32,
+    /// `--ipc-between`: sender threads or sender processes.
+    pub between: crate::measure::wake::ipc::Between,
+    /// `--ipc-pace`: what wakes each sender for a due time.
+    pub pace: crate::measure::wake::ipc::Pace,
 }
 
 /// The interval log written as a series of segment files, each a complete HdrHistogram
@@ -313,6 +317,9 @@ impl RunPlan {
         Some(crate::measure::wake::ipc::SenderPlan {
             cpu: Some(spec.cpus[index]),
             policy,
+            between: spec.between,
+            pace: spec.pace,
+            lock_memory: self.mlock,
         })
     }
 

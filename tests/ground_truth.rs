@@ -17,8 +17,8 @@ struct Injection {
 const EVERY: &str = "211.7ms";
 
 /// One run of `wake` with two injectors on CPU 0: 1.5 ms (one period passes unserved) and
-/// 2.6 ms (two pass), 105.3 ms apart so they never overlap.
-fn run_method(method: &jitterlab::measure::WakeMethod) -> Result<(), String> {
+/// 2.6 ms (two pass), 105.3 ms apart so they never overlap; `extra` options added.
+fn run_method(method: &jitterlab::measure::WakeMethod, extra: &[&str]) -> Result<(), String> {
     let (_base, out) = temp_out();
     let (wake, cpus) = (method.name, wake_cpus(method, "0-1"));
     // An IPC method's sender stamps each wake: on the receiver's CPU it would be held by the
@@ -45,7 +45,7 @@ fn run_method(method: &jitterlab::measure::WakeMethod) -> Result<(), String> {
         "--out",
         out.to_str().unwrap(),
     ];
-    let o = jitterlab(&[&run_args[..], sender].concat());
+    let o = jitterlab(&[&run_args[..], sender, extra].concat());
     if !o.status.success() {
         return Err(format!("--wake {wake}: the run failed: {}", text(&o)));
     }
@@ -187,7 +187,33 @@ fn every_wake_method_finds_injections_at_every_phase() {
     let _g = exclusive();
     for method in wake_methods_here("ground truth", 1_000_000) {
         with_one_retry(&format!("ground truth --wake {}", method.name), || {
-            run_method(method)
+            run_method(method, &[])
         });
+    }
+}
+
+/// The IPC methods with each sender in a process of its own (`--ipc-between processes`): the
+/// same injections, found at their size on the receiver.
+#[test]
+fn ipc_methods_with_sender_processes_find_injections_at_every_phase() {
+    if !realtime_available("ground truth of sender processes") {
+        return;
+    }
+    if online_cpus().len() < 2 {
+        eprintln!("SKIPPED ground truth of sender processes: needs two CPUs");
+        return;
+    }
+    let _g = exclusive();
+    for method in wake_methods_here("ground truth", 1_000_000)
+        .into_iter()
+        .filter(|m| m.schedule == jitterlab::measure::wake::Schedule::Sender)
+    {
+        with_one_retry(
+            &format!(
+                "ground truth --wake {} --ipc-between processes",
+                method.name
+            ),
+            || run_method(method, &["--ipc-between", "processes"]),
+        );
     }
 }

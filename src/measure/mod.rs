@@ -46,6 +46,9 @@ pub struct ThreadCounters {
     pub tid: AtomicI32,
     /// IPC wake methods only: the kernel thread id of the thread's sender, once started.
     pub sender_tid: AtomicI32,
+    /// `--ipc-between processes` only: the pid of the thread's sender process while it runs
+    /// (0 before it starts and once it is being reaped), for the stop's interrupt.
+    pub sender_process: AtomicI32,
     /// IPC wake methods only: the sender's CPU time over its life, ns, stored once it has been
     /// joined; added to `cpu_time_ns`.
     pub sender_cpu_time_ns: AtomicU64,

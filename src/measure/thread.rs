@@ -190,6 +190,11 @@ impl MeasuringThread {
         if !self.join.is_finished() {
             interrupt(self.counters.tid.load(Ordering::Relaxed));
             interrupt(self.counters.sender_tid.load(Ordering::Relaxed));
+            let sender_process = self.counters.sender_process.load(Ordering::Relaxed);
+            if sender_process > 0 {
+                // A forked sender inherited the handler; it has exited if this fails.
+                let _ = crate::sys::process::kill(sender_process, interrupt_signal());
+            }
         }
     }
 }

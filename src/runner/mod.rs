@@ -128,7 +128,8 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
                 sender_cpus: spec.cpus.clone(),
                 sender_policy: plan.policy.name().into(),
                 sender_priority: spec.priority,
-                between: "threads".into(),
+                between: spec.between.name().into(),
+                pace: spec.pace.name().into(),
             }),
     }
 }

@@ -67,6 +67,13 @@ pub fn set_parent_death_signal(signal: Signal) {
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) };
 }
 
+/// Names the calling thread (its `comm`, as `ps` and /proc show it): up to 15 bytes of
+/// `name`, NUL-terminated in the array. Async-signal-safe.
+pub fn set_thread_name(name: &[u8; 16]) {
+    // SAFETY: a NUL-terminated buffer of 16 bytes, the most PR_SET_NAME reads.
+    unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0) };
+}
+
 /// Makes this process a child subreaper: orphans below it come back to it to be reaped.
 pub fn become_child_subreaper() {
     // SAFETY: plain prctl with integer arguments.

@@ -1,9 +1,11 @@
-//! `--sender-cpu` and `--sender-priority` to a [`SenderSpec`], for the wake methods where
-//! another thread sends the wake; refused with any other method.
+//! `--sender-cpu`, `--sender-priority`, `--ipc-between` and `--ipc-pace` to a [`SenderSpec`],
+//! for the wake methods where another thread or process sends the wake; refused with any other
+//! method.
 
 use crate::cli::SenderArgs;
 use crate::error::{Failure, Result};
 use crate::measure::wake::Schedule;
+use crate::measure::wake::ipc::{Between, Pace};
 use crate::measure::{PolicyKind, WakeMethod};
 use crate::plan::{SenderCpu, SenderSpec};
 
@@ -20,6 +22,8 @@ pub fn resolve_sender(
         let given = [
             args.sender_cpu.as_ref().map(|_| "--sender-cpu"),
             args.sender_priority.map(|_| "--sender-priority"),
+            args.ipc_between.as_ref().map(|_| "--ipc-between"),
+            args.ipc_pace.as_ref().map(|_| "--ipc-pace"),
         ];
         if let Some(flag) = given.into_iter().flatten().next() {
             return Err(Failure::usage(format!(
@@ -89,7 +93,38 @@ pub fn resolve_sender(
         cpu,
         cpus,
         priority,
+        between: named(
+            "--ipc-between",
+            args.ipc_between.as_deref(),
+            Between::named,
+            &Between::NAMES,
+        )?,
+        pace: named(
+            "--ipc-pace",
+            args.ipc_pace.as_deref(),
+            Pace::named,
+            &Pace::NAMES,
+        )?,
     }))
+}
+
+/// The value of `flag` named `text` (its default when not given), or the usage error.
+fn named<T: Default>(
+    flag: &str,
+    text: Option<&str>,
+    by_name: fn(&str) -> Option<T>,
+    names: &[&str],
+) -> Result<T> {
+    match text {
+        None => Ok(T::default()),
+        Some(text) => by_name(text).ok_or_else(|| {
+            Failure::usage(format!(
+                "{flag} {}: expected {}",
+                crate::error::escape_controls(text),
+                names.join(" or ")
+            ))
+        }),
+    }
 }
 
 /// The next online CPU after `cpu`, wrapping around; None if it is the only one.
@@ -109,6 +144,7 @@ mod tests {
         SenderArgs {
             sender_cpu: cpu.map(String::from),
             sender_priority: priority,
+            ..Default::default()
         }
     }
 
@@ -129,8 +165,48 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(
-            (spec.cpu, spec.cpus, spec.priority),
-            (SenderCpu::Same, vec![0, 1], 95)
+            (spec.cpu, spec.cpus, spec.priority, spec.between, spec.pace),
+            (
+                SenderCpu::Same,
+                vec![0, 1],
+                95,
+                Between::Threads,
+                Pace::SenderTimer
+            )
+        );
+    }
+
+    #[test]
+    fn between_and_pace_are_read_by_name() {
+        let given = SenderArgs {
+            ipc_between: Some("processes".into()),
+            ipc_pace: Some("receiver".into()),
+            ..Default::default()
+        };
+        let spec = resolve_sender(&given, method("sysv-sem"), PolicyKind::Fifo, 95, &[0], &[0])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (spec.between, spec.pace),
+            (Between::Processes, Pace::Receiver)
+        );
+        let bad = |a: SenderArgs, wake: &str| {
+            resolve_sender(&a, method(wake), PolicyKind::Fifo, 95, &[0], &[0])
+                .unwrap_err()
+                .to_string()
+        };
+        let forks = SenderArgs {
+            ipc_between: Some("forks".into()),
+            ..Default::default()
+        };
+        assert!(bad(forks, "mq").contains("expected threads or processes"));
+        let pace = SenderArgs {
+            ipc_pace: Some("receiver".into()),
+            ..Default::default()
+        };
+        assert!(
+            bad(pace, "clock-nanosleep")
+                .contains("--ipc-pace: --wake clock-nanosleep has no sender")
         );
     }
 

@@ -311,8 +311,18 @@ pub struct IpcRecord {
     /// The senders' scheduling policy (the run's) and priority.
     pub sender_policy: String,
     pub sender_priority: i32,
-    /// Threads, not processes: the pair shares one address space.
+    /// `threads` (the pair shares one address space) or `processes` (each sender is a process
+    /// forked by its receiver's thread).
     pub between: String,
+    /// `sender-timer` (each sender sleeps to the due time on its own timer) or `receiver` (the
+    /// receiver sleeps to it and wakes its sender, as rt-tests). Absent in runs made before
+    /// the option: those are `sender-timer`.
+    #[serde(default = "sender_timer")]
+    pub pace: String,
+}
+
+fn sender_timer() -> String {
+    "sender-timer".into()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

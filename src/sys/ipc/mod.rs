@@ -1,13 +1,18 @@
-//! Inter-thread wake mechanisms for the IPC wake methods (measure/wake/ipc/): futexes, pthread
-//! mutexes and condition variables, POSIX and System V semaphores, POSIX message queues, pipes,
-//! eventfds, and queued real-time signals. Each is a plain Rust type that is `Send + Sync` and
-//! frees its kernel object on drop; blocking calls return the raw result (EINTR included) so
-//! that the caller decides whether to resume.
+//! Wake mechanisms between threads, or between this process and a child it forks, for the IPC
+//! wake methods (measure/wake/ipc/): futexes, pthread mutexes and condition variables, POSIX and
+//! System V semaphores, POSIX message queues, pipes, eventfds, and queued real-time signals.
+//! Each is a plain Rust type that is `Send + Sync` and frees its kernel object on drop; blocking
+//! calls return the raw result (EINTR included) so that the caller decides whether to resume.
+//! The pthread objects and semaphores live in [`SharedCell`]s, so that a child forked later
+//! reaches them at the same address; made with [`Scope::Shared`] they work across the fork.
 //!
-//! The queued signals are in `signals.rs`. The other types have the same layout on glibc and musl.
+//! The queued signals are in `signals.rs`, the shared cells in `shared.rs`. The other types
+//! have the same layout on glibc and musl.
 
+mod shared;
 mod signals;
 
+pub use shared::SharedCell;
 pub use signals::{SIGNAL_VALUE_CARRIES_U64, SignalWaiter, ThreadSignal};
 use std::cell::UnsafeCell;
 use std::io;
@@ -17,15 +22,39 @@ fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
     super::check(ret)
 }
 
+/// Who may use a synchronisation object: the threads of this process, or also the children it
+/// forks (futexes without FUTEX_PRIVATE_FLAG, PTHREAD_PROCESS_SHARED, `sem_init(pshared=1)`).
+/// Shared objects must lie in memory the child shares ([`SharedCell`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Process,
+    Shared,
+}
+
+impl Scope {
+    /// The futex operation `op` for objects of this scope.
+    fn futex_op(self, op: libc::c_int) -> libc::c_int {
+        match self {
+            Scope::Process => op | libc::FUTEX_PRIVATE_FLAG,
+            Scope::Shared => op,
+        }
+    }
+}
+
 /// Blocks while `*word == expected` (FUTEX_WAIT_PRIVATE). Returns at once if it differs;
 /// EINTR and EAGAIN come back as errors.
 pub fn futex_wait(word: &AtomicU32, expected: u32) -> io::Result<()> {
+    futex_wait_in(Scope::Process, word, expected)
+}
+
+/// [`futex_wait`] on a word of `scope`.
+pub fn futex_wait_in(scope: Scope, word: &AtomicU32, expected: u32) -> io::Result<()> {
     // SAFETY: the address is a live, aligned u32 for the call's duration; no timeout.
     let ret = unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            scope.futex_op(libc::FUTEX_WAIT),
             expected,
             std::ptr::null::<libc::timespec>(),
         )
@@ -45,7 +74,18 @@ pub fn futex_wait_until(
     clock: libc::clockid_t,
     deadline_ns: u64,
 ) -> io::Result<bool> {
-    let mut op = libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG;
+    futex_wait_until_in(Scope::Process, word, expected, clock, deadline_ns)
+}
+
+/// [`futex_wait_until`] on a word of `scope`.
+pub fn futex_wait_until_in(
+    scope: Scope,
+    word: &AtomicU32,
+    expected: u32,
+    clock: libc::clockid_t,
+    deadline_ns: u64,
+) -> io::Result<bool> {
+    let mut op = scope.futex_op(libc::FUTEX_WAIT_BITSET);
     if clock == libc::CLOCK_REALTIME {
         op |= libc::FUTEX_CLOCK_REALTIME;
     }
@@ -75,12 +115,17 @@ pub fn futex_wait_until(
 
 /// Wakes one thread blocked in [`futex_wait`] on `word`.
 pub fn futex_wake_one(word: &AtomicU32) {
+    futex_wake_one_in(Scope::Process, word)
+}
+
+/// [`futex_wake_one`] on a word of `scope` (async-signal-safe).
+pub fn futex_wake_one_in(scope: Scope, word: &AtomicU32) {
     // SAFETY: as above; waking never fails on a valid address.
     unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
-            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            scope.futex_op(libc::FUTEX_WAKE),
             1,
         );
     }
@@ -99,37 +144,50 @@ pub fn futex_wake_all(word: &AtomicU32) {
     }
 }
 
-/// A default (normal) pthread mutex, boxed so it never moves. Used as ptsematest uses it: one
+/// A default (normal) pthread mutex in a [`SharedCell`]. Used as ptsematest uses it: one
 /// thread locks it (and blocks while it is held) and the other unlocks it, which POSIX leaves
 /// undefined but glibc and musl implement for normal mutexes as a plain release.
-pub struct RawMutex(Box<UnsafeCell<libc::pthread_mutex_t>>);
+pub struct RawMutex(SharedCell<UnsafeCell<libc::pthread_mutex_t>>);
 
-// SAFETY: a pthread mutex is made to be shared between threads; it never moves (boxed).
+// SAFETY: a pthread mutex is made to be shared between threads; it never moves.
 unsafe impl Send for RawMutex {}
 unsafe impl Sync for RawMutex {}
 
 impl RawMutex {
-    pub fn new() -> RawMutex {
-        RawMutex(Box::new(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER)))
+    /// A normal mutex for `scope`.
+    pub fn new(scope: Scope) -> io::Result<RawMutex> {
+        RawMutex::init(scope, libc::PTHREAD_PRIO_NONE)
     }
 
-    /// A mutex with the priority protocol PTHREAD_PRIO_INHERIT (`inherit`: its holder runs at
-    /// the priority of the highest thread blocked on it, the kernel's PI futexes) or
-    /// PTHREAD_PRIO_NONE (a plain mutex: the holder keeps its own priority). Only the thread
-    /// that locked a PI mutex may unlock it.
+    /// A mutex of this process with the priority protocol PTHREAD_PRIO_INHERIT (`inherit`: its
+    /// holder runs at the priority of the highest thread blocked on it, the kernel's PI
+    /// futexes) or PTHREAD_PRIO_NONE (a plain mutex: the holder keeps its own priority). Only
+    /// the thread that locked a PI mutex may unlock it.
     pub fn with_protocol(inherit: bool) -> io::Result<RawMutex> {
         let protocol = if inherit {
             libc::PTHREAD_PRIO_INHERIT
         } else {
             libc::PTHREAD_PRIO_NONE
         };
-        let mutex = RawMutex::new();
+        RawMutex::init(Scope::Process, protocol)
+    }
+
+    fn init(scope: Scope, protocol: libc::c_int) -> io::Result<RawMutex> {
+        let mutex = RawMutex(SharedCell::new(UnsafeCell::new(
+            libc::PTHREAD_MUTEX_INITIALIZER,
+        ))?);
         // SAFETY: the attribute lives on this frame from init to destroy; the mutex is pinned
-        // in its box and not yet shared, so re-initialising it is sound.
+        // in its cell and not yet shared, so re-initialising it is sound.
         unsafe {
             let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
             errno_result(libc::pthread_mutexattr_init(&mut attr))?;
-            let set = errno_result(libc::pthread_mutexattr_setprotocol(&mut attr, protocol));
+            let set = errno_result(libc::pthread_mutexattr_setprotocol(&mut attr, protocol))
+                .and_then(|()| {
+                    errno_result(libc::pthread_mutexattr_setpshared(
+                        &mut attr,
+                        pshared(scope),
+                    ))
+                });
             let init = set.and_then(|()| {
                 libc::pthread_mutex_destroy(mutex.0.get());
                 errno_result(libc::pthread_mutex_init(mutex.0.get(), &attr))
@@ -152,12 +210,6 @@ impl RawMutex {
     }
 }
 
-impl Default for RawMutex {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Drop for RawMutex {
     fn drop(&mut self) {
         // SAFETY: no thread uses it any more (we own it exclusively).
@@ -165,16 +217,40 @@ impl Drop for RawMutex {
     }
 }
 
-/// A pthread condition variable, used with a [`RawMutex`] the caller holds.
-pub struct RawCondvar(Box<UnsafeCell<libc::pthread_cond_t>>);
+/// PTHREAD_PROCESS_PRIVATE or PTHREAD_PROCESS_SHARED.
+fn pshared(scope: Scope) -> libc::c_int {
+    match scope {
+        Scope::Process => libc::PTHREAD_PROCESS_PRIVATE,
+        Scope::Shared => libc::PTHREAD_PROCESS_SHARED,
+    }
+}
+
+/// A pthread condition variable in a [`SharedCell`], used with a [`RawMutex`] of the same
+/// scope that the caller holds.
+pub struct RawCondvar(SharedCell<UnsafeCell<libc::pthread_cond_t>>);
 
 // SAFETY: as for RawMutex.
 unsafe impl Send for RawCondvar {}
 unsafe impl Sync for RawCondvar {}
 
 impl RawCondvar {
-    pub fn new() -> RawCondvar {
-        RawCondvar(Box::new(UnsafeCell::new(libc::PTHREAD_COND_INITIALIZER)))
+    pub fn new(scope: Scope) -> io::Result<RawCondvar> {
+        let cond = RawCondvar(SharedCell::new(UnsafeCell::new(
+            libc::PTHREAD_COND_INITIALIZER,
+        ))?);
+        // SAFETY: as in RawMutex::init.
+        unsafe {
+            let mut attr: libc::pthread_condattr_t = std::mem::zeroed();
+            errno_result(libc::pthread_condattr_init(&mut attr))?;
+            let init = errno_result(libc::pthread_condattr_setpshared(&mut attr, pshared(scope)))
+                .and_then(|()| {
+                    libc::pthread_cond_destroy(cond.0.get());
+                    errno_result(libc::pthread_cond_init(cond.0.get(), &attr))
+                });
+            libc::pthread_condattr_destroy(&mut attr);
+            init?;
+        }
+        Ok(cond)
     }
 
     /// pthread_cond_wait; `mutex` must be locked by the caller. May return spuriously.
@@ -189,12 +265,6 @@ impl RawCondvar {
     }
 }
 
-impl Default for RawCondvar {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Drop for RawCondvar {
     fn drop(&mut self) {
         // SAFETY: no thread waits on it any more.
@@ -202,19 +272,25 @@ impl Drop for RawCondvar {
     }
 }
 
-/// An unnamed POSIX semaphore (sem_init, process-private), starting at 0.
-pub struct PosixSemaphore(Box<UnsafeCell<libc::sem_t>>);
+/// An unnamed POSIX semaphore (sem_init) in a [`SharedCell`], starting at 0.
+pub struct PosixSemaphore(SharedCell<UnsafeCell<libc::sem_t>>);
 
-// SAFETY: made to be shared between threads; pinned in its box.
+// SAFETY: made to be shared between threads; pinned in its cell.
 unsafe impl Send for PosixSemaphore {}
 unsafe impl Sync for PosixSemaphore {}
 
 impl PosixSemaphore {
-    pub fn new() -> io::Result<PosixSemaphore> {
+    pub fn new(scope: Scope) -> io::Result<PosixSemaphore> {
         // SAFETY: all-zero is valid storage for sem_init to initialise.
-        let sem = PosixSemaphore(Box::new(UnsafeCell::new(unsafe { std::mem::zeroed() })));
-        // SAFETY: pinned storage; pshared 0 (threads of this process).
-        check(unsafe { libc::sem_init(sem.0.get(), 0, 0) })?;
+        let sem = PosixSemaphore(SharedCell::new(UnsafeCell::new(unsafe {
+            std::mem::zeroed()
+        }))?);
+        let pshared = match scope {
+            Scope::Process => 0,
+            Scope::Shared => 1,
+        };
+        // SAFETY: pinned storage.
+        check(unsafe { libc::sem_init(sem.0.get(), pshared, 0) })?;
         Ok(sem)
     }
 
@@ -429,7 +505,7 @@ mod tests {
 
     #[test]
     fn semaphores_count() {
-        let sem = PosixSemaphore::new().unwrap();
+        let sem = PosixSemaphore::new(Scope::Process).unwrap();
         sem.post().unwrap();
         assert_eq!(sem.wait_raw(), 0);
         let sysv = SysvSemaphore::new().unwrap();

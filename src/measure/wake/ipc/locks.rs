@@ -1,11 +1,13 @@
 //! Mechanisms that carry no data: `mutex` (as ptsematest), `condvar`, `futex`, `sem` (POSIX)
 //! and `sysv-sem` (as svsematest). The sender writes the stamp to an atomic before the wake;
-//! the wake orders it (release before the wake, acquire after it).
+//! the wake orders it (release before the wake, acquire after it). Opened with
+//! [`Scope::Shared`], the mutex and the condition variable are PTHREAD_PROCESS_SHARED, the
+//! semaphore `pshared`, the futex not private; a System V semaphore is the kernel's anyway.
 
 use super::{Channel, resume_after_signal};
 use crate::sys::errno;
 use crate::sys::ipc::{
-    PosixSemaphore, RawCondvar, RawMutex, SysvSemaphore, futex_wait, futex_wake_one,
+    PosixSemaphore, RawCondvar, RawMutex, Scope, SysvSemaphore, futex_wait_in, futex_wake_one_in,
 };
 use std::io;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
@@ -19,8 +21,8 @@ pub struct Mutex {
 }
 
 impl Channel for Mutex {
-    fn open() -> io::Result<Self> {
-        let mutex = RawMutex::new();
+    fn open(scope: Scope) -> io::Result<Self> {
+        let mutex = RawMutex::new(scope)?;
         mutex.lock()?;
         Ok(Mutex {
             mutex,
@@ -54,10 +56,10 @@ pub struct Condvar {
 }
 
 impl Channel for Condvar {
-    fn open() -> io::Result<Self> {
+    fn open(scope: Scope) -> io::Result<Self> {
         Ok(Condvar {
-            mutex: RawMutex::new(),
-            cond: RawCondvar::new(),
+            mutex: RawMutex::new(scope)?,
+            cond: RawCondvar::new(scope)?,
             sent: AtomicU64::new(0),
             taken: AtomicU64::new(0),
             stamp: AtomicU64::new(0),
@@ -93,6 +95,7 @@ impl Channel for Condvar {
 
 /// FUTEX_WAIT on a count of wakes sent; the sender bumps it and calls FUTEX_WAKE.
 pub struct Futex {
+    scope: Scope,
     sent: AtomicU32,
     /// Receiver only.
     taken: AtomicU32,
@@ -100,8 +103,9 @@ pub struct Futex {
 }
 
 impl Channel for Futex {
-    fn open() -> io::Result<Self> {
+    fn open(scope: Scope) -> io::Result<Self> {
         Ok(Futex {
+            scope,
             sent: AtomicU32::new(0),
             taken: AtomicU32::new(0),
             stamp: AtomicU64::new(0),
@@ -111,7 +115,7 @@ impl Channel for Futex {
     fn send(&self, stamp_ns: u64) -> io::Result<()> {
         self.stamp.store(stamp_ns, Relaxed);
         self.sent.fetch_add(1, Release);
-        futex_wake_one(&self.sent);
+        futex_wake_one_in(self.scope, &self.sent);
         Ok(())
     }
 
@@ -123,7 +127,7 @@ impl Channel for Futex {
                 self.taken.store(sent, Relaxed);
                 return Ok(self.stamp.load(Relaxed));
             }
-            match futex_wait(&self.sent, sent) {
+            match futex_wait_in(self.scope, &self.sent, sent) {
                 Ok(()) => {}
                 // The count moved before the wait began.
                 Err(e) if e.raw_os_error() == Some(errno::EAGAIN) => {}
@@ -145,9 +149,9 @@ pub struct Semaphore {
 }
 
 impl Channel for Semaphore {
-    fn open() -> io::Result<Self> {
+    fn open(scope: Scope) -> io::Result<Self> {
         Ok(Semaphore {
-            sem: PosixSemaphore::new()?,
+            sem: PosixSemaphore::new(scope)?,
             stamp: AtomicU64::new(0),
         })
     }
@@ -171,7 +175,7 @@ pub struct SysvSem {
 }
 
 impl Channel for SysvSem {
-    fn open() -> io::Result<Self> {
+    fn open(_scope: Scope) -> io::Result<Self> {
         Ok(SysvSem {
             sem: SysvSemaphore::new()?,
             stamp: AtomicU64::new(0),

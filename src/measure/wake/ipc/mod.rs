@@ -1,9 +1,12 @@
-//! Wake methods where another thread, the sender, wakes the measuring thread (the receiver)
-//! through an IPC mechanism, as rt-tests' pmqtest, ptsematest, svsematest, signaltest and
-//! sigwaittest do.
+//! Wake methods where another thread or process, the sender, wakes the measuring thread (the
+//! receiver) through an IPC mechanism, as rt-tests' pmqtest, ptsematest, svsematest, signaltest
+//! and sigwaittest do.
 //!
-//! Each receiver has a sender thread of its own, started by the receiver's waker when the run
-//! starts and joined when its loop ends, on every path. Per cycle:
+//! Each receiver has a sender of its own ([`Between`]: a thread of jitterlab, or a process
+//! forked for it, see `sender.rs`), started by the receiver's waker when the run starts and
+//! ended when its loop ends, on every path. What the two share ([`Pair`]) lives in memory a
+//! forked child shares, so one implementation serves both. Per cycle, with the default
+//! [`Pace::SenderTimer`]:
 //!
 //! 1. the receiver hands the next due time to the sender (two stores and a futex wake; nothing
 //!    blocks) and blocks on the mechanism;
@@ -30,34 +33,43 @@
 //! after the CPU ran other work for an interval, so the send and the switch run on a cold cache.
 //! docs/user-guide.md (the IPC methods) gives the figures.
 //!
-//! Stopping: the runner interrupts both threads ([`crate::measure::ThreadCounters::sender_tid`]);
-//! a sender interrupted, or told to close, wakes its receiver once more with `closing` set, so
-//! that receivers blocked in calls that do not return on a signal (pthread mutexes and condition
-//! variables, sigwait) end too.
+//! [`Pace::Receiver`] is rt-tests' structure instead: the receiver sleeps to the due time itself,
+//! then hands it over and blocks; the sender, blocked in the handover's futex, stamps and sends
+//! at once. The span measured is the same; the sender runs hot, right after the receiver.
 //!
-//! Adding a mechanism is a [`Channel`] (its two halves) in one of this module's files, and a row
+//! Stopping: the runner interrupts the receiver and its sender
+//! ([`crate::measure::ThreadCounters::sender_tid`], `sender_process`); a sender interrupted, or
+//! told to close, wakes its receiver once more with `closing` set, so that receivers blocked in
+//! calls that do not return on a signal (pthread mutexes and condition variables, sigwait) end
+//! too.
+//!
+//! Adding a mechanism is a [`Channel`] (its two halves, usable across a fork when opened with
+//! [`Scope::Shared`]) in one of this module's files, and a row
 //! in [`super::WAKE_METHODS`] with `driver: ipc_driver::<TheChannel>()` and
 //! `schedule: Schedule::Sender`. A scenario with other roles (e.g. priority inversion) reuses
 //! [`SenderPlan`] and [`Pair`]: the sender side is [`Pair::sender_loop`].
 
 pub mod locks;
+mod options;
 pub mod queues;
+mod sender;
 pub mod signals;
 
 use super::Waker;
 use super::driver::{Cycles, Driver};
 use super::sleep::AbsoluteSleep;
 use crate::measure::ThreadEnd;
-use crate::measure::clock::{Clock, thread_cpu_time_ns};
-use crate::measure::sched::{Policy, minimise_timer_slack, pin_current_thread};
+use crate::measure::clock::Clock;
+use crate::measure::sched::Policy;
 use crate::sys::errno;
-use crate::sys::ipc::{futex_wait, futex_wake_one};
+pub use crate::sys::ipc::Scope;
+use crate::sys::ipc::{SharedCell, futex_wait_in, futex_wake_one_in};
 use crate::sys::process::Pid;
-use crate::sys::signal;
+pub use options::{Between, Pace};
+use sender::{SenderHandle, SenderStep};
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
-use std::sync::{Arc, Mutex, mpsc};
-use std::thread::JoinHandle;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::*};
 
 /// Where and how a receiver's sender runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,12 +77,19 @@ pub struct SenderPlan {
     /// The CPU to pin the sender to; None leaves it to the scheduler.
     pub cpu: Option<usize>,
     pub policy: Policy,
+    pub between: Between,
+    pub pace: Pace,
+    /// A sender process locks its memory, as the run's mlockall locks a sender thread's
+    /// (`--no-mlock`: neither).
+    pub lock_memory: bool,
 }
 
 /// One IPC mechanism: how the sender wakes the receiver, handing it the stamp.
 pub trait Channel: Send + Sync + Sized + 'static {
     /// Made in the receiving (measuring) thread: signals are aimed at the thread that makes it.
-    fn open() -> io::Result<Self>;
+    /// With [`Scope::Shared`] it also works from a child forked afterwards, whose `send` must
+    /// then be async-signal-safe (no allocation, no lock of this process).
+    fn open(scope: Scope) -> io::Result<Self>;
 
     /// Sender side: wakes the receiver, handing it `stamp_ns`.
     fn send(&self, stamp_ns: u64) -> io::Result<()>;
@@ -80,31 +99,48 @@ pub trait Channel: Send + Sync + Sized + 'static {
     fn receive(&self, end: impl Fn() -> bool) -> io::Result<u64>;
 }
 
-/// What a receiver and its sender share.
+/// [`Pair::setup`]: the sender has not said yet.
+const SETUP_PENDING: u32 = 0;
+const SETUP_DONE: u32 = 1;
+const SETUP_FAILED: u32 = 2;
+
+/// What a receiver and its sender share, in a [`SharedCell`]: plain atomics and the channel,
+/// nothing that points into one process's private memory (a failure is a code, not a String).
 pub struct Pair<C> {
     pub channel: C,
+    scope: Scope,
+    pace: Pace,
     /// Bumped by the receiver for each due time it hands over; the sender's futex word.
     request_seq: AtomicU32,
     request_due_ns: AtomicU64,
     /// Set to end the pair: by the receiver when its loop ended, by the sender when it was
     /// interrupted or failed.
     closing: AtomicBool,
-    /// Why the sender failed, if it did (read only on the closing path).
-    failure: Mutex<Option<String>>,
+    /// SETUP_PENDING until the sender is pinned and scheduled (or failed to be); a futex word.
+    setup: AtomicU32,
+    /// What failed in the sender, if anything ([`SenderStep`] as u32, 0: nothing), and its
+    /// errno; read only on the closing path.
+    failed_step: AtomicU32,
+    failed_errno: AtomicI32,
 }
 
 impl<C: Channel> Pair<C> {
-    fn new(channel: C) -> Pair<C> {
+    fn new(channel: C, scope: Scope, pace: Pace) -> Pair<C> {
         Pair {
             channel,
+            scope,
+            pace,
             request_seq: AtomicU32::new(0),
             request_due_ns: AtomicU64::new(0),
             closing: AtomicBool::new(false),
-            failure: Mutex::new(None),
+            setup: AtomicU32::new(SETUP_PENDING),
+            failed_step: AtomicU32::new(0),
+            failed_errno: AtomicI32::new(0),
         }
     }
 
-    /// The sender's life: wait for a due time, sleep to it, stamp, send; until closed.
+    /// The sender's life: wait for a due time, sleep to it (with its own timer's pace), stamp,
+    /// send; until closed. Async-signal-safe: it runs in a forked child too.
     pub fn sender_loop(&self, clock: Clock) {
         // Any signal (only the stop's interrupt has a handler) ends the sleep.
         static END_ON_SIGNAL: AtomicBool = AtomicBool::new(true);
@@ -115,103 +151,155 @@ impl<C: Channel> Pair<C> {
                 return;
             }
             if seq == seen {
-                match futex_wait(&self.request_seq, seq) {
+                match futex_wait_in(self.scope, &self.request_seq, seq) {
                     Ok(()) => {}
                     Err(e) if e.raw_os_error() == Some(errno::EAGAIN) => {}
                     Err(e) if e.raw_os_error() == Some(errno::EINTR) => return self.close(None),
-                    Err(e) => {
-                        return self.close(Some(format!("the sender's futex wait failed: {e}")));
-                    }
+                    Err(e) => return self.close(Some((SenderStep::FutexWait, e))),
                 }
                 continue;
             }
             seen = seq;
-            let due = self.request_due_ns.load(Relaxed);
-            match (AbsoluteSleep { clock }).wait(due, 0, &END_ON_SIGNAL) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => return self.close(None),
-                Err(e) => return self.close(Some(format!("the sender's sleep failed: {e}"))),
+            if self.pace == Pace::SenderTimer {
+                let due = self.request_due_ns.load(Relaxed);
+                match (AbsoluteSleep { clock }).wait(due, 0, &END_ON_SIGNAL) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => return self.close(None),
+                    Err(e) => return self.close(Some((SenderStep::Sleep, e))),
+                }
             }
             let stamp = clock.now_ns();
             if let Err(e) = self.channel.send(stamp) {
-                return self.close(Some(format!("the sender's wake failed: {e}")));
+                return self.close(Some((SenderStep::Wake, e)));
             }
         }
     }
 
     /// Ends the pair from the sender's side and wakes the receiver once more to see it.
-    fn close(&self, failure: Option<String>) {
-        if failure.is_some() {
-            *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = failure;
+    fn close(&self, failure: Option<(SenderStep, io::Error)>) {
+        if let Some((step, e)) = failure {
+            self.record_failure(step, &e);
         }
         self.closing.store(true, Release);
         // The stamp of a closing wake is never used.
         let _ = self.channel.send(1);
     }
+
+    fn record_failure(&self, step: SenderStep, e: &io::Error) {
+        self.failed_errno
+            .store(e.raw_os_error().unwrap_or(0), Relaxed);
+        self.failed_step.store(step as u32, Release);
+    }
+
+    /// The sender's side of its setup: done, or what failed.
+    fn report_setup(&self, result: Result<(), (SenderStep, io::Error)>) {
+        let state = match result {
+            Ok(()) => SETUP_DONE,
+            Err((step, e)) => {
+                self.record_failure(step, &e);
+                SETUP_FAILED
+            }
+        };
+        self.setup.store(state, Release);
+        crate::sys::ipc::futex_wake_one_in(self.scope, &self.setup);
+    }
+
+    /// What the sender recorded as its failure, if anything.
+    fn failure(&self) -> Option<(SenderStep, i32)> {
+        let step = SenderStep::from_code(self.failed_step.load(Acquire))?;
+        Some((step, self.failed_errno.load(Relaxed)))
+    }
 }
 
-/// The receiver's waker: a channel shared with a running sender thread.
+/// The receiver's waker: a channel shared with a running sender.
 pub struct IpcWaker<C: Channel> {
-    pair: Arc<Pair<C>>,
-    sender: Option<JoinHandle<u64>>,
+    pair: Arc<SharedCell<Pair<C>>>,
+    sender: Option<SenderHandle>,
+    plan: SenderPlan,
+    /// The sender's kernel thread id (a sender process's pid: its only thread).
     pub sender_tid: Pid,
     requests: u32,
     stamp_ns: u64,
+    clock: Clock,
 }
 
 impl<C: Channel> IpcWaker<C> {
     /// Opens the channel in the calling (receiving) thread and starts its sender, set up per
     /// `plan`; the error is the measuring thread's failure message.
     pub fn start(clock: Clock, plan: SenderPlan) -> Result<Self, String> {
-        let channel = C::open().map_err(|e| format!("cannot open the IPC channel: {e}"))?;
-        let pair = Arc::new(Pair::new(channel));
-        let (ready_tx, ready_rx) = mpsc::channel();
-        let sender_pair = Arc::clone(&pair);
-        let name = match plan.cpu {
-            Some(cpu) => format!("jl-send-{cpu}"),
-            None => "jl-send".into(),
-        };
-        let join = std::thread::Builder::new()
-            .name(name)
-            .stack_size(256 * 1024)
-            .spawn(move || {
-                let setup = set_up_sender(plan);
-                let ok = setup.is_ok();
-                let _ = ready_tx.send(setup);
-                if ok {
-                    sender_pair.sender_loop(clock);
-                }
-                thread_cpu_time_ns()
-            })
-            .map_err(|e| format!("cannot start the sender thread: {e}"))?;
+        let scope = plan.between.scope();
+        let channel = C::open(scope).map_err(|e| format!("cannot open the IPC channel: {e}"))?;
+        let pair = SharedCell::new(Pair::new(channel, scope, plan.pace))
+            .map_err(|e| format!("cannot map the memory the IPC pair shares: {e}"))?;
+        let pair = Arc::new(pair);
+        let (handle, sender_tid) = SenderHandle::start(Arc::clone(&pair), clock, plan)?;
         let mut waker = IpcWaker {
             pair,
-            sender: Some(join),
-            sender_tid: 0,
+            sender: Some(handle),
+            plan,
+            sender_tid,
             requests: 0,
             stamp_ns: 0,
+            clock,
         };
-        match ready_rx.recv() {
-            Ok(Ok(tid)) => waker.sender_tid = tid,
-            Ok(Err(message)) => return Err(message),
-            Err(_) => return Err("the sender thread ended during its setup".into()),
-        }
+        waker.await_setup()?;
         Ok(waker)
     }
 
-    /// Stops and joins the sender; its CPU time over its life, ns. Idempotent.
+    /// Waits for the sender to say it is set up; the failure message if it is not.
+    fn await_setup(&mut self) -> Result<(), String> {
+        let pair = &**self.pair;
+        loop {
+            match pair.setup.load(Acquire) {
+                SETUP_DONE => return Ok(()),
+                SETUP_FAILED => {
+                    self.finish();
+                    return Err(self.failure_message().unwrap_or_default());
+                }
+                _ => {}
+            }
+            // Look every 20 ms whether the sender is still there.
+            let deadline = Clock::Monotonic.now_ns() + 20_000_000;
+            let _ = crate::sys::ipc::futex_wait_until_in(
+                pair.scope,
+                &pair.setup,
+                SETUP_PENDING,
+                Clock::Monotonic.id(),
+                deadline,
+            );
+            if pair.setup.load(Acquire) == SETUP_PENDING
+                && let Some(handle) = &mut self.sender
+                && let Some(how) = handle.ended()
+            {
+                self.sender = None;
+                return Err(format!(
+                    "the sender {} ended during its setup ({how})",
+                    self.plan.between.role()
+                ));
+            }
+        }
+    }
+
+    /// Stops and ends the sender (joins the thread, reaps the process); its CPU time over its
+    /// life, ns. Idempotent.
     pub fn finish(&mut self) -> u64 {
-        let Some(join) = self.sender.take() else {
+        let Some(handle) = self.sender.take() else {
             return 0;
         };
-        let pair = &self.pair;
+        let pair = &**self.pair;
         pair.closing.store(true, Release);
         pair.request_seq
             .store(self.requests.wrapping_add(1), Release);
         // A sender waiting for a due time sees this at once; one asleep towards a due time (the
         // receiver's wait failed) at that time, within an interval.
-        futex_wake_one(&pair.request_seq);
-        join.join().unwrap_or(0)
+        futex_wake_one_in(pair.scope, &pair.request_seq);
+        handle.end()
+    }
+
+    /// The sender's failure, as the measuring thread reports it.
+    fn failure_message(&self) -> Option<String> {
+        let (step, errno) = self.pair.failure()?;
+        Some(step.message(&self.plan, errno))
     }
 }
 
@@ -223,12 +311,16 @@ impl<C: Channel> Drop for IpcWaker<C> {
 
 impl<C: Channel> Waker for IpcWaker<C> {
     #[inline(always)]
-    fn wait(&mut self, due_ns: u64, _interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
-        let pair = &*self.pair;
+    fn wait(&mut self, due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
+        let pair = &**self.pair;
+        if pair.pace == Pace::Receiver {
+            // rt-tests' receiver: sleep the interval, then wake the sender, which sends at once.
+            (AbsoluteSleep { clock: self.clock }).wait(due_ns, interval_ns, stop)?;
+        }
         self.requests = self.requests.wrapping_add(1);
         pair.request_due_ns.store(due_ns, Relaxed);
         pair.request_seq.store(self.requests, Release);
-        futex_wake_one(&pair.request_seq);
+        futex_wake_one_in(pair.scope, &pair.request_seq);
         let stamp = pair
             .channel
             .receive(|| stop.load(Relaxed) || pair.closing.load(Acquire))?;
@@ -248,35 +340,11 @@ impl<C: Channel> Waker for IpcWaker<C> {
 impl<C: Channel> IpcWaker<C> {
     #[cold]
     fn closing_error(&self) -> io::Error {
-        match self
-            .pair
-            .failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-        {
+        match self.failure_message() {
             Some(message) => io::Error::other(message),
             None => io::ErrorKind::Interrupted.into(),
         }
     }
-}
-
-/// Pins and schedules the sender; its thread id, or the failure message.
-fn set_up_sender(plan: SenderPlan) -> Result<Pid, String> {
-    if let Some(cpu) = plan.cpu {
-        pin_current_thread(cpu).map_err(|e| {
-            format!("cannot pin the sender thread to CPU {cpu}: {e}; check that the CPU is online and in this process's cpuset, or pass another --sender-cpu")
-        })?;
-    }
-    minimise_timer_slack();
-    plan.policy.apply_to_current_thread().map_err(|e| {
-        format!(
-            "cannot give the sender thread {} priority {}: {e}; run as root or grant CAP_SYS_NICE, or pass --sender-priority with a value the system allows",
-            plan.policy.name(),
-            plan.policy.priority()
-        )
-    })?;
-    Ok(signal::thread_id())
 }
 
 /// The driver of the IPC method whose channel is `C`.
@@ -297,12 +365,18 @@ fn run_pair<C: Channel>(cycles: Cycles<'_>) -> ThreadEnd {
     };
     let counters = cycles.counters;
     counters.sender_tid.store(waker.sender_tid, Relaxed);
+    if plan.between == Between::Processes {
+        counters.sender_process.store(waker.sender_tid, Relaxed);
+    }
     let end = cycles.run(&mut waker);
+    // Before the reaping: the runner must not signal a pid that may be reused.
+    counters.sender_process.store(0, Relaxed);
     counters.sender_cpu_time_ns.store(waker.finish(), Relaxed);
     end
 }
 
-/// For tests that drive the loop themselves: a sender left to the scheduler, SCHED_OTHER.
+/// For tests that drive the loop themselves: a sender thread left to the scheduler,
+/// SCHED_OTHER, on its own timer.
 fn lend_pair<C: Channel>(
     clock: Clock,
     _interval_ns: u64,
@@ -311,6 +385,9 @@ fn lend_pair<C: Channel>(
     let plan = SenderPlan {
         cpu: None,
         policy: Policy::Other,
+        between: Between::Threads,
+        pace: Pace::SenderTimer,
+        lock_memory: false,
     };
     match IpcWaker::<C>::start(clock, plan) {
         Ok(mut waker) => with(&mut waker),
@@ -334,5 +411,47 @@ fn resume_after_signal<T>(
             }
             other => return other,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::process::{fork_child, wait_for};
+
+    /// A channel opened for processes carries a stamp from a child forked afterwards (which
+    /// only sends: async-signal-safe) to the thread that opened it.
+    fn carries_a_stamp_across_a_fork<C: Channel>(name: &str) {
+        let stamp = if usize::BITS >= 64 {
+            0x1234_5678_9abc_def0
+        } else {
+            0x9abc_def0
+        };
+        let cell = SharedCell::new(C::open(Scope::Shared).unwrap()).unwrap();
+        let channel: &C = &cell;
+        // SAFETY: the child only sends through the channel and leaves.
+        let pid = unsafe { fork_child(|| i32::from(channel.send(stamp).is_err())) }.unwrap();
+        let got = channel.receive(|| false).unwrap();
+        let reaped = wait_for(pid, true).unwrap().unwrap();
+        assert_eq!((got, reaped.status), (stamp, 0), "{name}");
+    }
+
+    #[test]
+    fn every_channel_carries_a_stamp_from_a_forked_sender() {
+        // Each in a thread of its own: the signal channels block their signal in the thread.
+        std::thread::spawn(|| {
+            carries_a_stamp_across_a_fork::<signals::QueuedSignal>("signal");
+            carries_a_stamp_across_a_fork::<signals::PlainSignal>("sigwait");
+            carries_a_stamp_across_a_fork::<queues::PosixQueue>("mq");
+            carries_a_stamp_across_a_fork::<queues::Pipe>("pipe");
+            carries_a_stamp_across_a_fork::<queues::EventFd>("eventfd");
+            carries_a_stamp_across_a_fork::<locks::Mutex>("mutex");
+            carries_a_stamp_across_a_fork::<locks::Condvar>("condvar");
+            carries_a_stamp_across_a_fork::<locks::Futex>("futex");
+            carries_a_stamp_across_a_fork::<locks::Semaphore>("sem");
+            carries_a_stamp_across_a_fork::<locks::SysvSem>("sysv-sem");
+        })
+        .join()
+        .unwrap();
     }
 }

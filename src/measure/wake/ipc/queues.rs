@@ -1,9 +1,10 @@
 //! Mechanisms that carry the stamp as data: `mq` (a POSIX message queue, as pmqtest), `pipe`,
 //! and `eventfd` (an 8-byte counter; one wake is in flight at a time, so the counter holds
-//! exactly the stamp when it is read).
+//! exactly the stamp when it is read). All three are file descriptors, which a forked sender
+//! inherits: they need nothing more to work between processes.
 
 use super::{Channel, resume_after_signal};
-use crate::sys::ipc::{MessageQueue, ValueFds};
+use crate::sys::ipc::{MessageQueue, Scope, ValueFds};
 use std::io;
 
 /// One wake in flight, plus the closing wake: two would do; four leave room.
@@ -13,7 +14,7 @@ const QUEUE_CAPACITY: i64 = 4;
 pub struct PosixQueue(MessageQueue);
 
 impl Channel for PosixQueue {
-    fn open() -> io::Result<Self> {
+    fn open(_scope: Scope) -> io::Result<Self> {
         MessageQueue::new(QUEUE_CAPACITY).map(PosixQueue)
     }
 
@@ -31,7 +32,7 @@ impl Channel for PosixQueue {
 pub struct Pipe(ValueFds);
 
 impl Channel for Pipe {
-    fn open() -> io::Result<Self> {
+    fn open(_scope: Scope) -> io::Result<Self> {
         ValueFds::pipe().map(Pipe)
     }
 
@@ -49,7 +50,7 @@ impl Channel for Pipe {
 pub struct EventFd(ValueFds);
 
 impl Channel for EventFd {
-    fn open() -> io::Result<Self> {
+    fn open(_scope: Scope) -> io::Result<Self> {
         ValueFds::eventfd().map(EventFd)
     }
 

@@ -1,9 +1,11 @@
 //! `signal` (a queued real-time signal carrying the stamp, taken with sigwaitinfo, as
 //! signaltest) and `sigwait` (a plain real-time signal taken with sigwait, as sigwaittest).
-//! Neither installs a handler: the receiver blocks the signal and waits for it.
+//! Neither installs a handler: the receiver blocks the signal and waits for it. A sender
+//! process aims at the receiving thread of jitterlab (its process and thread ids are looked up
+//! before the fork); SI_QUEUE signals may be queued to another process.
 
 use super::{Channel, resume_after_signal};
-use crate::sys::ipc::{SIGNAL_VALUE_CARRIES_U64, SignalWaiter, ThreadSignal};
+use crate::sys::ipc::{SIGNAL_VALUE_CARRIES_U64, Scope, SignalWaiter, ThreadSignal};
 use crate::sys::signal;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering::*};
@@ -23,7 +25,7 @@ pub struct QueuedSignal {
 }
 
 impl Channel for QueuedSignal {
-    fn open() -> io::Result<Self> {
+    fn open(_scope: Scope) -> io::Result<Self> {
         Ok(QueuedSignal {
             receiver: ThreadSignal::to_thread(signal::thread_id(), ipc_signal()),
             waiter: SignalWaiter::block_in_this_thread(ipc_signal()),
@@ -58,7 +60,7 @@ pub struct PlainSignal {
 }
 
 impl Channel for PlainSignal {
-    fn open() -> io::Result<Self> {
+    fn open(_scope: Scope) -> io::Result<Self> {
         Ok(PlainSignal {
             receiver: ThreadSignal::to_thread(signal::thread_id(), ipc_signal()),
             waiter: SignalWaiter::block_in_this_thread(ipc_signal()),
