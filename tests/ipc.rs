@@ -122,10 +122,6 @@ fn sender_options_are_checked() {
             vec!["--wake", "mq", "--sender-priority", "120"],
             "--sender-priority 120",
         ),
-        (
-            vec!["--wake", "mq", "--trace"],
-            "do not yet follow the sender",
-        ),
     ] {
         let mut all = vec!["run", "--duration", "1s", "--out", out];
         all.extend(args.iter());

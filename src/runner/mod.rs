@@ -129,6 +129,8 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
                 sender_policy: plan.policy.name().into(),
                 sender_priority: spec.priority,
                 between: "threads".into(),
+                // Known once the senders have started (Session::start).
+                sender_tids: Vec::new(),
             }),
     }
 }

@@ -313,6 +313,11 @@ pub struct IpcRecord {
     pub sender_priority: i32,
     /// Threads, not processes: the pair shares one address space.
     pub between: String,
+    /// The kernel thread id of each sender, in the order of `cpus` (0 for one that had not
+    /// started when the first wakeup was due): what a trace names the senders by. Absent in
+    /// files of versions before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sender_tids: Vec<i32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
