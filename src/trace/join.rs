@@ -216,14 +216,14 @@ impl Joiner {
         let sender_tl = self.timelines.entry(sender.cpu).or_default();
         let mut found: Option<IpcChain> = match sender.tid {
             0 => None,
-            tid => chain::take_sender_cycle(sender_tl, tid, due),
+            tid => chain::take_sender_cycle(sender_tl, tid, due, sample.latency_ns),
         };
         let receiver_tl = &self.timelines[&th.cpu];
         let sender_tl = &self.timelines[&sender.cpu];
         if let Some(c) = &mut found {
             chain::follow_wake(c, sender_tl, receiver_tl, sender.tid, th.tid);
         }
-        let chain_latency = sample.latency_ns + found.map_or(0, |c| c.sender_late_ns(due).max(0));
+        let chain_latency = sample.latency_ns + found.map_or(0, |c| c.sender_late_ns().max(0));
         let explanation = (chain_latency > th.explain_above_ns as i64).then(|| {
             explain::explain_ipc(
                 &IpcSample {

@@ -48,6 +48,8 @@ pub struct TimerCycle {
     /// Hard and soft expiry on the timer's clock, ns.
     pub expires: i64,
     pub softexpires: i64,
+    /// Trace time of hrtimer_start (the arming).
+    pub armed_ts: u64,
     /// Trace time of hrtimer_expire_entry, and the timer base's `now` in it.
     pub expiry_ts: u64,
     pub now: i64,
@@ -71,6 +73,7 @@ struct Armed {
     tid: i32,
     expires: i64,
     softexpires: i64,
+    ts: u64,
 }
 
 /// What the trace says about one CPU: the measuring threads' timer cycles, and the recent
@@ -104,6 +107,7 @@ impl CpuTimeline {
                         tid: e.common_pid,
                         expires: *expires,
                         softexpires: *softexpires,
+                        ts: e.ts,
                     },
                 );
             }
@@ -117,6 +121,7 @@ impl CpuTimeline {
                         hrtimer: *hrtimer,
                         expires: a.expires,
                         softexpires: a.softexpires,
+                        armed_ts: a.ts,
                         expiry_ts: e.ts,
                         now: *now,
                         waking_ts: None,

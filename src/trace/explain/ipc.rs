@@ -19,6 +19,7 @@ use super::{LateSample, Names, Policies, contributors};
 use crate::results::events::{Contributor, SpikeExplanation};
 use crate::trace::chain::IpcChain;
 use crate::trace::split::CpuTimeline;
+use crate::units::format_ns;
 
 /// One IPC sample to explain.
 #[derive(Debug, Clone, Copy)]
@@ -68,22 +69,21 @@ pub fn explain_ipc(
         return explanation;
     };
     explanation.irq_latency_ns = Some(chain.sender_irq_latency_ns);
-    let sender_late = chain.sender_late_ns(s.due_ns);
-    let sender_running = chain.sender_running_ts.unwrap_or(chain.sender_expiry_ts);
-    explanation.time_ns = chain
-        .receiver_running_ts
-        .unwrap_or((sender_running as i64 + s.latency_ns).max(0) as u64);
+    let sender_late = chain.sender_late_ns();
+    let stamp = chain.stamp_ts();
+    explanation.time_ns = (stamp as i64 + s.latency_ns).max(0) as u64;
+    // A due time handed over late: what held the sender's CPU counts from the arming.
     let mut links = vec![Link {
         what: "sender late",
-        from: s.due_ns,
-        to: sender_running,
+        from: s.due_ns + chain.handed_late_ns,
+        to: stamp,
         cpu: s.sender_cpu,
         own: s.sender_tid,
     }];
-    if let (Some(k), Some(_)) = (chain.waking_ts, chain.sender_running_ts) {
+    if let Some(k) = chain.waking_ts {
         links.push(Link {
             what: "wake late",
-            from: sender_running,
+            from: stamp,
             to: k,
             cpu: s.sender_cpu,
             own: s.sender_tid,
@@ -122,13 +122,20 @@ pub fn explain_ipc(
     let cause = held_or_not(found.first(), length);
     let head = match longest.what {
         "sender late" => format!(
-            "sender late {} (its timer's IRQ latency {}; sender on CPU {}): {cause}",
-            signed_ns(length),
+            "sender late {} (its timer's IRQ latency {}{}; sender on CPU {}): {cause}",
+            signed_ns(sender_late),
             signed_ns(chain.sender_irq_latency_ns),
+            match chain.handed_late_ns {
+                0 => String::new(),
+                h => format!(
+                    "; its due time handed over {} late, by a previous wakeup that ran past it",
+                    format_ns(h)
+                ),
+            },
             s.sender_cpu
         ),
         "wake late" => format!(
-            "wake late: {} from the sender running to its sched_waking of the receiver (sender on CPU {}): {cause}",
+            "wake late: {} from the sender's stamp to its sched_waking of the receiver (sender on CPU {}): {cause}",
             signed_ns(length),
             s.sender_cpu
         ),
@@ -145,9 +152,9 @@ pub fn explain_ipc(
         part(chain.kept_off_ns()),
     );
     if chain.waking_ts.is_none() {
-        explanation
-            .verdict
-            .push_str(" (the sender's sched_waking of the receiver is not in the trace)");
+        explanation.verdict.push_str(
+            " (no sched_waking of the receiver by the sender before its next sleep: the receiver had not blocked yet, or the event was lost)",
+        );
     } else if chain.receiver_running_ts.is_none() {
         explanation
             .verdict
@@ -194,7 +201,7 @@ mod tests {
     #[test]
     fn names_what_kept_the_receiver_off_its_cpu() {
         let (cpu0, mut cpu1) = two_cpus(task(900, 0, "jl-spike-0"));
-        let mut chain = take_sender_cycle(&mut cpu1, 8, 1_000_000).unwrap();
+        let mut chain = take_sender_cycle(&mut cpu1, 8, 1_000_000, 306_000).unwrap();
         follow_wake(&mut chain, &cpu1, &cpu0, 8, 7);
         let x = explain_ipc(
             &sample(Some(chain), 306_000),
@@ -209,7 +216,8 @@ mod tests {
         );
         assert_eq!(x.contributors[0].pid, Some(900));
         assert_eq!(x.irq_latency_ns, Some(2_000));
-        assert_eq!(x.time_ns, 1_307_000);
+        // The stamp at the sender running (3 us late), plus the latency.
+        assert_eq!(x.time_ns, 1_309_000);
     }
 
     /// The sender's CPU held from before the due time to 1.5 ms: the sender is blamed, on its
@@ -258,7 +266,7 @@ mod tests {
             next: receiver,
         };
         push(&mut cpu0, 1_510_000, 0, home, &tids);
-        let mut chain = take_sender_cycle(&mut cpu1, 8, 1_000_000).unwrap();
+        let mut chain = take_sender_cycle(&mut cpu1, 8, 1_000_000, 12_000).unwrap();
         follow_wake(&mut chain, &cpu1, &cpu0, 8, 7);
         let x = explain_ipc(
             &sample(Some(chain), 12_000),
