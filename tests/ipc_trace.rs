@@ -90,23 +90,46 @@ fn ipc_run_with_spikes(spike_cpu: usize) -> IpcRun {
     }
 }
 
-/// The sample due inside injection `inj`, and its explanation.
-fn hit<'a>(
+/// Injections that may have no sample due inside them: on a loaded VM the receiver's previous
+/// wakeup can run into the injection, and the due times it passed are skipped (missed periods).
+const MAY_SKIP: usize = 3;
+
+/// The samples due inside the injections (None: none is), checking that enough have one.
+fn samples_in_injections(r: &IpcRun) -> Result<Vec<Option<&SampleRecord>>, String> {
+    if r.injections.len() != 14 {
+        return Err(format!(
+            "expected 14 injections, got {}",
+            r.injections.len()
+        ));
+    }
+    let hits: Vec<Option<&SampleRecord>> = r
+        .injections
+        .iter()
+        .map(|inj| {
+            r.samples
+                .iter()
+                .find(|s| (inj.start_ns..inj.end_ns).contains(&s.expected_ns))
+        })
+        .collect();
+    let without = hits.iter().filter(|h| h.is_none()).count();
+    if without > MAY_SKIP {
+        return Err(format!(
+            "{without} injections have no sample due inside them"
+        ));
+    }
+    Ok(hits)
+}
+
+/// The explanation of `sample`, the one due inside injection `k`.
+fn explanation<'a>(
     r: &'a IpcRun,
     k: usize,
-    inj: &Injection,
-) -> Result<(&'a SampleRecord, &'a SpikeExplanation), String> {
-    let sample = r
-        .samples
-        .iter()
-        .find(|s| (inj.start_ns..inj.end_ns).contains(&s.expected_ns))
-        .ok_or_else(|| format!("injection {k}: no sample due inside it"))?;
-    let x = r
-        .explanations
+    sample: &SampleRecord,
+) -> Result<&'a SpikeExplanation, String> {
+    r.explanations
         .iter()
         .find(|x| x.due_ns == sample.expected_ns)
-        .ok_or_else(|| format!("injection {k}: the sample due inside it was not explained"))?;
-    Ok((sample, x))
+        .ok_or_else(|| format!("injection {k}: the sample due inside it was not explained"))
 }
 
 /// What run.json says of the pair and the trace: the sender's tid, the sender's CPU traced,
@@ -131,33 +154,34 @@ fn check_run_json(r: &IpcRun) -> Result<(), String> {
 }
 
 fn check_receiver_kept_off(r: &IpcRun) -> Result<(), String> {
-    if r.injections.len() != 14 {
-        return Err(format!(
-            "expected 14 injections, got {}",
-            r.injections.len()
-        ));
-    }
-    for (k, inj) in r.injections.iter().enumerate() {
-        let (sample, x) = hit(r, k, inj)?;
-        // The sender stamps and wakes on time; the receiver waits for the rest of the spike.
+    let hits = samples_in_injections(r)?;
+    for (k, (inj, sample)) in r.injections.iter().zip(hits).enumerate() {
+        let Some(sample) = sample else { continue };
+        let x = explanation(r, k, sample)?;
         let remaining = (inj.end_ns - sample.expected_ns) as i64;
-        if (sample.latency_ns - remaining).abs() > 100_000 {
+        // The receiver waits for the rest of the spike: its wakeup (the stamp, placed from the
+        // trace, plus the latency) is the spike's end, whenever the sender stamped.
+        let stamp = x.time_ns as i64 - sample.latency_ns;
+        if (x.time_ns as i64 - inj.end_ns as i64).abs() > 100_000
+            || sample.latency_ns > remaining + 100_000
+        {
             return Err(format!(
-                "injection {k}: latency {} ns, but the spike ended {remaining} ns after the due time",
-                sample.latency_ns
+                "injection {k}: receiver woke at {} ns (latency {} ns), but the spike ended at {} ns",
+                x.time_ns, sample.latency_ns, inj.end_ns
             ));
         }
         if !x.verdict.starts_with("receiver kept off the CPU") {
             return Err(format!("injection {k}: verdict '{}'", x.verdict));
         }
+        let held = inj.end_ns as i64 - stamp;
         let top = &x.contributors[0];
         if top.name != "jl-spike-0"
             || top.policy.as_deref() != Some("FIFO")
             || top.prio != Some(99)
-            || (top.duration_ns as i64 - remaining).abs() > 100_000
+            || (top.duration_ns as i64 - held).abs() > 100_000
         {
             return Err(format!(
-                "injection {k}: expected jl-spike-0 (FIFO 99) keeping CPU 0 ~{remaining} ns, got {top:?}"
+                "injection {k}: expected jl-spike-0 (FIFO 99) keeping CPU 0 ~{held} ns, got {top:?}"
             ));
         }
     }
@@ -165,20 +189,18 @@ fn check_receiver_kept_off(r: &IpcRun) -> Result<(), String> {
 }
 
 fn check_sender_late(r: &IpcRun) -> Result<(), String> {
-    if r.injections.len() != 14 {
-        return Err(format!(
-            "expected 14 injections, got {}",
-            r.injections.len()
-        ));
-    }
-    for (k, inj) in r.injections.iter().enumerate() {
-        let (sample, x) = hit(r, k, inj)?;
+    let hits = samples_in_injections(r)?;
+    for (k, (inj, sample)) in r.injections.iter().zip(hits).enumerate() {
+        let Some(sample) = sample else { continue };
+        let x = explanation(r, k, sample)?;
         let remaining = (inj.end_ns - sample.expected_ns) as i64;
-        // The receiver's latency starts at the sender's stamp, after the spike: small.
-        if sample.latency_ns > 200_000 {
+        // The sender stamps when the spike ends; the receiver's latency starts there and does
+        // not hold the spike.
+        let stamp = x.time_ns as i64 - sample.latency_ns;
+        if (stamp - inj.end_ns as i64).abs() > 100_000 || sample.latency_ns > remaining / 2 {
             return Err(format!(
-                "injection {k}: receiver latency {} ns; the sender's delay is not in it",
-                sample.latency_ns
+                "injection {k}: sender stamped at {stamp} ns (receiver latency {} ns), but the spike ended at {} ns",
+                sample.latency_ns, inj.end_ns
             ));
         }
         if !x.verdict.starts_with("sender late") || !x.verdict.contains("sender on CPU 1") {
@@ -219,10 +241,12 @@ fn two_cpus(test: &str) -> bool {
 #[test]
 fn a_spike_on_the_receivers_cpu_keeps_it_off_the_cpu() {
     let test = "ipc trace: receiver kept off";
+    // Taken first: tracing_available's probe instance is named by the process, so the two
+    // tests of this file must not probe at once.
+    let _g = exclusive();
     if !two_cpus(test) {
         return;
     }
-    let _g = exclusive();
     with_one_retry(test, || {
         check_receiver_kept_off(&ipc_run_with_spikes(RECEIVER_CPU))
     });
@@ -231,9 +255,11 @@ fn a_spike_on_the_receivers_cpu_keeps_it_off_the_cpu() {
 #[test]
 fn a_spike_on_the_senders_cpu_makes_the_sender_late() {
     let test = "ipc trace: sender late";
+    // Taken first: tracing_available's probe instance is named by the process, so the two
+    // tests of this file must not probe at once.
+    let _g = exclusive();
     if !two_cpus(test) {
         return;
     }
-    let _g = exclusive();
     with_one_retry(test, || check_sender_late(&ipc_run_with_spikes(SENDER_CPU)));
 }
