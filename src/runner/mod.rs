@@ -130,6 +130,8 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
                 sender_priority: spec.priority,
                 between: spec.between.name().into(),
                 pace: spec.pace.name().into(),
+                // Known once the senders have started (Session::start).
+                sender_tids: Vec::new(),
             }),
     }
 }

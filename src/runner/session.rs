@@ -38,7 +38,9 @@ use crate::results::events::Event;
 use crate::results::run_record::{EnvironmentRecord, RunRecord};
 use crate::results::{ResultDir, dir};
 use hdrhistogram::Histogram;
-use parts::{EventWriter, RunFiles, create_files, start_trace, stop_on_signals, write_failed};
+use parts::{
+    EventWriter, RunFiles, create_files, follow_senders, start_trace, stop_on_signals, write_failed,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
@@ -148,7 +150,10 @@ impl Session {
         warnings.extend(crate::trace::tracefs::remove_stale_instances());
         // Before anything starts: a system that cannot trace is refused here (exit 3).
         let trace_setup = match plan.trace {
-            true => Some(crate::trace::prepare(&plan.cpus).map_err(Failure::system)?),
+            true => Some(
+                crate::trace::prepare(&crate::trace::record::traced_cpus(plan))
+                    .map_err(Failure::system)?,
+            ),
             false => None,
         };
 
@@ -172,7 +177,7 @@ impl Session {
             warnings.push(e.clone());
         }
         // Tracing starts once the measuring threads' ids are known (its filters name them).
-        let (tracer, joiner) = match trace_setup {
+        let (mut tracer, joiner) = match trace_setup {
             Some(setup) => {
                 let (t, j) = start_trace(setup, plan, &threads.list).map_err(Failure::system)?;
                 (Some(t), Some(j))
@@ -205,7 +210,7 @@ impl Session {
             None => (u64::MAX, u64::MAX),
         };
 
-        let record = RunRecord {
+        let mut record = RunRecord {
             warnings: warnings.clone(),
             segments: segments.as_ref().map(SegmentLedger::record),
             kind: super::run_kind(plan),
@@ -291,6 +296,16 @@ impl Session {
         );
 
         threads.open(start_ns, end_ns);
+        if plan.sender.is_some() {
+            let warning = follow_senders(&threads.list, start_mono, &mut record, tracer.as_mut());
+            if let Some(message) = warning {
+                record.warnings.push(message.clone());
+                events.write(&Event::Warning {
+                    time_ns: monotonic_ns(),
+                    message,
+                });
+            }
+        }
         loads.begin(start_mono, end_mono);
         Ok(Session {
             tracer,

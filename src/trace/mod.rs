@@ -6,32 +6,34 @@
 //! - [`tracefs`]: the mount, the instance (`instances/jitterlab-<pid>`), stale-instance removal;
 //! - [`format`](mod@format): the kernel's format files; [`page`]: the ring-buffer page parser;
 //! - [`decode`]: the events used, decoded; [`reader`]: the thread that reads them;
-//! - [`split`]: per-sample IRQ / thread latency; [`explain`]: what held the CPU.
+//! - [`split`]: per-sample IRQ / thread latency; [`explain`]: what held the CPU;
+//! - [`chain`]: an IPC sample's chain from its sender's timer to the receiver running;
+//! - [`join`]: the recorder's side, joining samples with the trace.
 //!
 //! [`prepare`] sets the instance up before any measuring thread starts (so that a system that
 //! cannot trace is refused, exit 3, before measuring); [`TraceSetup::start`] adds the filters
 //! that need the measuring threads' ids and starts tracing; the recorder joins samples with the
-//! trace through [`Joiner`], which implements [`crate::record::TraceJoin`].
+//! trace through [`Joiner`], which implements [`crate::record::TraceJoin`]. IPC senders start
+//! with the run, after tracing: [`Tracer::follow_senders`] adds them once their ids are known.
 
+pub mod chain;
 pub mod decode;
 pub mod explain;
 pub mod format;
+pub mod join;
 pub mod page;
 pub mod reader;
 pub mod record;
 pub mod split;
 pub mod tracefs;
 
-use crate::measure::Sample;
-use crate::record::{SampleTrace, TraceJoin};
 use decode::Decoder;
-use explain::{LateSample, Names};
+use explain::Names;
 use format::Formats;
-use reader::{Reader, ReaderStats, TraceBatch};
-use split::CpuTimeline;
-use std::collections::HashMap;
+pub use join::{Joiner, SenderTrace, ThreadTrace};
+use reader::{Reader, ReaderStats};
 use std::path::Path;
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::{self, Sender};
 use std::time::Duration;
 use tracefs::Instance;
 
@@ -129,6 +131,10 @@ pub struct Tracer {
     instance: Instance,
     cpus: Vec<usize>,
     pub config: TraceConfig,
+    /// The measuring threads' ids, plan order.
+    tids: Vec<i32>,
+    /// Tells the joiner the IPC senders' ids ([`Tracer::follow_senders`]).
+    senders_tx: Sender<Vec<i32>>,
 }
 
 impl TraceSetup {
@@ -142,30 +148,18 @@ impl TraceSetup {
         threads: Vec<ThreadTrace>,
         timer_functions: &[&str],
     ) -> Result<(Tracer, Joiner), String> {
-        let tids: Vec<i32> = threads.iter().map(|t| t.tid).collect();
-        let any = |field: &str| {
-            tids.iter()
-                .map(|t| format!("{field} == {t}"))
-                .collect::<Vec<_>>()
-                .join(" || ")
-        };
-        // Only the measuring threads' timers and wakeups matter; every other event stays
-        // unfiltered (the CPU mask limits them to the measured CPUs), because attribution must
-        // see the other tasks, interrupts and softirqs on those CPUs.
-        let filters = [
-            ("timer/hrtimer_start", any("common_pid")),
-            ("sched/sched_waking", any("pid")),
-        ];
         let i = &self.instance;
         let mut config = TraceConfig {
             instance: i.name.clone(),
             buffer_kb: BUFFER_KB,
             ..Default::default()
         };
-        for (event, filter) in &filters {
-            i.write(&format!("events/{event}/filter"), filter)
-                .map_err(|e| format!("--trace: cannot filter the events: {e}"))?;
-            config.filters.push(format!("{event}: {filter}"));
+        let tids: Vec<i32> = threads.iter().map(|t| t.tid).collect();
+        // An IPC run's filters must also name the senders, which start with the run: until
+        // then (the lead-in, before any sample is due) these events stay unfiltered.
+        let ipc = threads.iter().any(|t| t.sender.is_some());
+        if !ipc {
+            write_thread_filters(i, &tids, &mut config)?;
         }
         if !timer_functions.is_empty() {
             let filter = timer_functions
@@ -202,17 +196,46 @@ impl TraceSetup {
         )?;
         i.write("tracing_on", "1")
             .map_err(|e| format!("--trace: cannot start tracing: {e}"))?;
-        let joiner = Joiner::new(rx, threads, names);
+        let (senders_tx, senders_rx) = mpsc::channel();
+        let joiner = Joiner::new(rx, senders_rx, threads, names);
         Ok((
             Tracer {
                 reader: Some(reader),
                 instance: self.instance,
                 cpus: self.cpus,
                 config,
+                tids,
+                senders_tx,
             },
             joiner,
         ))
     }
+}
+
+/// Filters the timer starts and wakeups to `tids` (and records the filters in `config`). Only
+/// the followed threads' timers and wakeups matter; every other event stays unfiltered (the
+/// CPU mask limits them to the traced CPUs), because attribution must see the other tasks,
+/// interrupts and softirqs on those CPUs.
+fn write_thread_filters(
+    i: &Instance,
+    tids: &[i32],
+    config: &mut TraceConfig,
+) -> Result<(), String> {
+    let any = |field: &str| {
+        tids.iter()
+            .map(|t| format!("{field} == {t}"))
+            .collect::<Vec<_>>()
+            .join(" || ")
+    };
+    for (event, filter) in [
+        ("timer/hrtimer_start", any("common_pid")),
+        ("sched/sched_waking", any("pid")),
+    ] {
+        i.write(&format!("events/{event}/filter"), &filter)
+            .map_err(|e| format!("--trace: cannot filter the events: {e}"))?;
+        config.filters.push(format!("{event}: {filter}"));
+    }
+    Ok(())
 }
 
 /// What tracing did, at the end.
@@ -249,6 +272,19 @@ impl Tracer {
         })
     }
 
+    /// IPC runs: follows the senders (`sender_tids`, per measuring thread in plan order, 0 for
+    /// one that did not start) from now on: filters the timer starts and wakeups to them and
+    /// the measuring threads, and tells the joiner. Call once the senders have started, before
+    /// the first sample is due.
+    pub fn follow_senders(&mut self, sender_tids: &[i32]) -> Result<(), String> {
+        let mut tids = self.tids.clone();
+        tids.extend(sender_tids.iter().filter(|&&t| t > 0));
+        write_thread_filters(&self.instance, &tids, &mut self.config)?;
+        // The joiner is gone only when the recorder is: nothing to tell.
+        let _ = self.senders_tx.send(sender_tids.to_vec());
+        Ok(())
+    }
+
     /// Removes the instance now (it is also removed when the tracer is dropped).
     pub fn remove(mut self) -> Result<(), String> {
         self.reader = None;
@@ -267,134 +303,6 @@ fn stat_field(text: &str, key: &str) -> u64 {
                 .ok()
         })
         .unwrap_or(0)
-}
-
-/// One measuring thread, as the joiner needs it.
-#[derive(Debug, Clone, Copy)]
-pub struct ThreadTrace {
-    pub cpu: usize,
-    pub tid: i32,
-    /// How far after the due time the timer's soft expiry may lie (0: exactly the due time;
-    /// see [`split`]).
-    pub tolerance_ns: u64,
-    /// Samples above this latency are explained.
-    pub explain_above_ns: u64,
-    /// A noise thread: its samples are gaps of a loop that never sleeps (no timer to split
-    /// by); each gap above `explain_above_ns` is attributed ([`explain::gap`]).
-    pub gaps: bool,
-}
-
-/// The recorder's side: takes the reader's batches and joins samples with them.
-pub struct Joiner {
-    rx: Receiver<TraceBatch>,
-    timelines: HashMap<usize, CpuTimeline>,
-    threads: Vec<ThreadTrace>,
-    tids: Vec<i32>,
-    policies: explain::Policies,
-    names: Names,
-}
-
-impl Joiner {
-    pub fn new(rx: Receiver<TraceBatch>, threads: Vec<ThreadTrace>, names: Names) -> Self {
-        Joiner {
-            rx,
-            timelines: HashMap::new(),
-            tids: threads.iter().map(|t| t.tid).collect(),
-            threads,
-            policies: HashMap::new(),
-            names,
-        }
-    }
-}
-
-impl TraceJoin for Joiner {
-    fn receive(&mut self) {
-        while let Ok(batch) = self.rx.try_recv() {
-            let tl = self.timelines.entry(batch.cpu).or_default();
-            for e in batch.events {
-                tl.push(e, &self.tids);
-            }
-            tl.complete_until_ns = tl.complete_until_ns.max(batch.complete_until_ns);
-            for (pid, p) in batch.policies {
-                self.policies.insert((pid, p.kernel_prio), p);
-            }
-        }
-    }
-
-    fn complete_until_ns(&self, cpu: usize) -> u64 {
-        self.timelines.get(&cpu).map_or(0, |t| t.complete_until_ns)
-    }
-
-    fn join(&mut self, thread_index: usize, sample: &Sample) -> SampleTrace {
-        let Some(&th) = self.threads.get(thread_index) else {
-            return SampleTrace::default();
-        };
-        let tl = self.timelines.entry(th.cpu).or_default();
-        if th.gaps {
-            return join_gap(&th, sample, tl, &self.policies, &self.names);
-        }
-        let due = sample.expected_ns;
-        let wake = (due as i64 + sample.latency_ns).max(0) as u64;
-        let split = tl.split(th.tid, due, wake, th.tolerance_ns);
-        let explanation = (sample.latency_ns > th.explain_above_ns as i64).then(|| {
-            explain::explain(
-                &LateSample {
-                    cpu: th.cpu,
-                    tid: th.tid,
-                    due_ns: due,
-                    wake_ns: wake,
-                    split,
-                },
-                tl,
-                &self.policies,
-                &self.names,
-            )
-        });
-        tl.trim_before_due(due);
-        SampleTrace {
-            irq_latency_ns: split.map(|s| s.irq_latency_ns),
-            thread_latency_ns: split.map(|s| s.thread_latency_ns),
-            wake_to_switch_ns: split.and_then(|s| s.wake_to_switch_ns),
-            switch_to_user_ns: split.and_then(|s| s.switch_to_user_ns),
-            explanation,
-            gap_attribution: None,
-        }
-    }
-}
-
-/// A noise thread's gap with the trace: above the thread's explanation threshold, its
-/// explanation and attribution; throttled gaps (not noise) are left alone.
-fn join_gap(
-    th: &ThreadTrace,
-    sample: &Sample,
-    tl: &mut CpuTimeline,
-    policies: &explain::Policies,
-    names: &Names,
-) -> SampleTrace {
-    let start = sample.expected_ns;
-    let explained =
-        (sample.missed == 0 && sample.latency_ns > th.explain_above_ns as i64).then(|| {
-            explain::explain_gap(
-                &explain::Gap {
-                    cpu: th.cpu,
-                    tid: th.tid,
-                    start_ns: start,
-                    end_ns: start + sample.latency_ns.max(0) as u64,
-                },
-                tl,
-                policies,
-                names,
-            )
-        });
-    tl.trim_before_due(start);
-    match explained {
-        Some(x) => SampleTrace {
-            explanation: Some(x.explanation),
-            gap_attribution: Some(x.attribution),
-            ..SampleTrace::default()
-        },
-        None => SampleTrace::default(),
-    }
 }
 
 /// Reads a captured set of pages with the formats of `root` (a tracefs, or a copy of its

@@ -67,6 +67,9 @@ pub struct TraceBatch {
     pub complete_until_ns: u64,
     /// Policies of tasks first seen in this batch.
     pub policies: Vec<(i32, TaskPolicy)>,
+    /// The reader's last batch of this CPU (read after the measuring threads ended): nothing
+    /// the run did is still to come.
+    pub last: bool,
 }
 
 /// What the reader did, for run.json and the cost benchmark.
@@ -225,6 +228,7 @@ fn read_loop(
                 events,
                 complete_until_ns,
                 policies,
+                last: last_round,
             };
             if tx.send(batch).is_err() {
                 // The recorder is gone: nothing more to do.

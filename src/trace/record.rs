@@ -1,7 +1,7 @@
 //! What a traced run needs from the plan and gives to run.json: the per-thread join settings,
 //! and the `trace` section of run.json.
 
-use super::{ThreadTrace, TraceConfig, TraceStats};
+use super::{SenderTrace, ThreadTrace, TraceConfig, TraceStats};
 use crate::measure::wake::{Expiry, WakeMethod};
 use crate::plan::RunPlan;
 use crate::record::ThreadResult;
@@ -22,8 +22,24 @@ pub fn thread_traces(plan: &RunPlan, threads: &[(usize, usize, i32)]) -> Vec<Thr
             },
             explain_above_ns: plan.thread_explain_above_ns(index),
             gaps: matches!(plan.kind, crate::measure::MeasureKind::Noise { .. }),
+            sender: plan
+                .thread_sender(index)
+                .and_then(|s| s.cpu)
+                .map(|cpu| SenderTrace { cpu, tid: 0 }),
         })
         .collect()
+}
+
+/// The CPUs to trace: the measured ones, and those of IPC senders (the sender's timer and its
+/// wake of the receiver are recorded on the sender's CPU), ascending.
+pub fn traced_cpus(plan: &RunPlan) -> Vec<usize> {
+    let mut cpus = plan.cpus.clone();
+    if let Some(spec) = &plan.sender {
+        cpus.extend(&spec.cpus);
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
 }
 
 /// The kernel callbacks of the timers the run's wake method sleeps on, for filtering the timer

@@ -48,6 +48,8 @@ pub struct TimerCycle {
     /// Hard and soft expiry on the timer's clock, ns.
     pub expires: i64,
     pub softexpires: i64,
+    /// Trace time of hrtimer_start (the arming).
+    pub armed_ts: u64,
     /// Trace time of hrtimer_expire_entry, and the timer base's `now` in it.
     pub expiry_ts: u64,
     pub now: i64,
@@ -71,6 +73,7 @@ struct Armed {
     tid: i32,
     expires: i64,
     softexpires: i64,
+    ts: u64,
 }
 
 /// What the trace says about one CPU: the measuring threads' timer cycles, and the recent
@@ -85,6 +88,8 @@ pub struct CpuTimeline {
     pub base_task: Option<TaskRef>,
     /// Every event of this CPU before this CLOCK_MONOTONIC time has arrived.
     pub complete_until_ns: u64,
+    /// The reader's last batch of this CPU has arrived: every event of the run is in.
+    pub finished: bool,
 }
 
 impl CpuTimeline {
@@ -102,6 +107,7 @@ impl CpuTimeline {
                         tid: e.common_pid,
                         expires: *expires,
                         softexpires: *softexpires,
+                        ts: e.ts,
                     },
                 );
             }
@@ -115,6 +121,7 @@ impl CpuTimeline {
                         hrtimer: *hrtimer,
                         expires: a.expires,
                         softexpires: a.softexpires,
+                        armed_ts: a.ts,
                         expiry_ts: e.ts,
                         now: *now,
                         waking_ts: None,
@@ -165,6 +172,24 @@ impl CpuTimeline {
         wake_ns: u64,
         tolerance_ns: u64,
     ) -> Option<Split> {
+        let c = self.take_cycle(tid, due_ns, tolerance_ns)?;
+        let wake = wake_ns as i64;
+        Some(Split {
+            irq_latency_ns: c.now - c.expires,
+            thread_latency_ns: wake - c.now,
+            wake_to_switch_ns: match (c.waking_ts, c.switch_in_ts) {
+                (Some(w), Some(s)) => Some(s as i64 - w as i64),
+                _ => None,
+            },
+            switch_to_user_ns: c.switch_in_ts.map(|s| wake - s as i64),
+            expiry_ts: c.expiry_ts,
+        })
+    }
+
+    /// The timer cycle of thread `tid` whose soft expiry lies within `tolerance_ns` after
+    /// `due_ns`, taken out of the timeline with this thread's cycles before it (samples come in
+    /// order).
+    pub fn take_cycle(&mut self, tid: i32, due_ns: u64, tolerance_ns: u64) -> Option<TimerCycle> {
         let due = due_ns as i64;
         let found = self.cycles.iter().position(|c| {
             c.tid == tid && c.softexpires >= due && c.softexpires - due <= tolerance_ns as i64
@@ -179,18 +204,7 @@ impl CpuTimeline {
             index += 1;
             keep
         });
-        let c = matched?;
-        let wake = wake_ns as i64;
-        Some(Split {
-            irq_latency_ns: c.now - c.expires,
-            thread_latency_ns: wake - c.now,
-            wake_to_switch_ns: match (c.waking_ts, c.switch_in_ts) {
-                (Some(w), Some(s)) => Some(s as i64 - w as i64),
-                _ => None,
-            },
-            switch_to_user_ns: c.switch_in_ts.map(|s| wake - s as i64),
-            expiry_ts: c.expiry_ts,
-        })
+        matched
     }
 
     /// Forgets the history older than what the next sample (due after `due_ns`) can need.

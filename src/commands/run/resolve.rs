@@ -238,12 +238,6 @@ fn check_trace(args: &RunArgs, wake: &WakeMethod, clock: Clock) -> Result<Option
             clock.name()
         )));
     }
-    if wake.schedule == crate::measure::wake::Schedule::Sender {
-        return Err(Failure::usage(format!(
-            "--trace with --wake {}: the explanations do not yet follow the sender thread (they would blame the receiver for a late sender); drop --trace, or use a timer wake method such as clock-nanosleep",
-            wake.name
-        )));
-    }
     if args.policy == PolicyKind::Deadline {
         return Err(Failure::usage(
             "--trace with --policy deadline: the split follows each thread on its CPU, and SCHED_DEADLINE threads cannot be pinned; use --policy fifo or rr",
@@ -421,6 +415,19 @@ mod tests {
         assert!(err(&["--wake", "clock-nanosleep-tai", "--trace"]).contains(
             "a tai wakeup cannot be placed on them exactly; drop --wake clock-nanosleep-tai"
         ));
+    }
+
+    /// The IPC methods are traced too: the explanations follow each receiver's sender.
+    #[test]
+    fn ipc_methods_can_be_traced() {
+        let p = resolve_with_online(
+            &args(&["--wake", "mq", "--trace", "--sender-cpu", "other"]),
+            &[0, 1],
+        )
+        .unwrap();
+        assert!(p.trace);
+        assert_eq!(p.sender.unwrap().cpus, [1, 0]);
+        assert!(err(&["--wake", "mq", "--trace", "--clock", "realtime"]).contains("drop --clock"));
     }
 
     #[test]

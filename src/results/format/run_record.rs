@@ -319,6 +319,11 @@ pub struct IpcRecord {
     /// the option: those are `sender-timer`.
     #[serde(default = "sender_timer")]
     pub pace: String,
+    /// The kernel thread id of each sender, in the order of `cpus` (0 for one that had not
+    /// started when the first wakeup was due): what a trace names the senders by. Absent in
+    /// files of versions before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sender_tids: Vec<i32>,
 }
 
 fn sender_timer() -> String {

@@ -54,6 +54,40 @@ pub(super) fn start_trace(
     )
 }
 
+/// IPC runs, once the gate is open: waits for each measuring thread's sender to start (until
+/// `until_mono`, the first due time, at the latest), records the senders' thread ids in
+/// run.json's `plan.ipc`, and with `--trace` has the tracer follow them. A warning when the
+/// tracer cannot.
+pub(super) fn follow_senders(
+    threads: &[MeasuringThread],
+    until_mono: u64,
+    record: &mut crate::results::run_record::RunRecord,
+    tracer: Option<&mut crate::trace::Tracer>,
+) -> Option<String> {
+    let tids = || -> Vec<i32> {
+        threads
+            .iter()
+            .map(|t| t.counters.sender_tid.load(Ordering::Relaxed))
+            .collect()
+    };
+    // A thread whose sender failed to start has ended: nothing to wait for.
+    let waiting = |t: &MeasuringThread| {
+        t.counters.sender_tid.load(Ordering::Relaxed) == 0 && !t.join.is_finished()
+    };
+    while threads.iter().any(waiting) && crate::measure::clock::monotonic_ns() < until_mono {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    let tids = tids();
+    if let Some(ipc) = &mut record.plan.ipc {
+        ipc.sender_tids = tids.clone();
+    }
+    let tracer = tracer?;
+    tracer
+        .follow_senders(&tids)
+        .err()
+        .map(|e| format!("{e}; the explanations of this run do not follow the sender threads"))
+}
+
 /// The writers of a result directory's files.
 pub(super) struct RunFiles {
     pub(super) hlog: HlogWriter,

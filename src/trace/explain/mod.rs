@@ -18,15 +18,18 @@
 //!
 //! The parts: `replay` rebuilds who held the CPU when, `contributors` names and sums the
 //! holders, `verdict` words the one-line verdict; this file puts them together. `gap` does
-//! the same for the gaps of a noise loop (`jitterlab noise --trace`).
+//! the same for the gaps of a noise loop (`jitterlab noise --trace`), `ipc` for the chain of
+//! an IPC wake method (sender, wake, receiver).
 
 mod contributors;
 pub mod gap;
+pub mod ipc;
 mod replay;
 mod verdict;
 
 pub use contributors::{Names, Policies};
 pub use gap::{Gap, GapExplanation, explain_gap};
+pub use ipc::{IpcSample, explain_ipc};
 
 use super::split::{CpuTimeline, Split};
 use crate::results::events::SpikeExplanation;

@@ -68,7 +68,7 @@ pub(super) fn verdict(
 }
 
 /// [`format_ns`] for a signed duration.
-fn signed_ns(ns: i64) -> String {
+pub(super) fn signed_ns(ns: i64) -> String {
     if ns < 0 {
         format!("-{}", format_ns(ns.unsigned_abs()))
     } else {

@@ -1,0 +1,303 @@
+//! Explaining a late sample of an IPC wake method: which link of the chain was late (see
+//! [`crate::trace::chain`]) and what held the CPU during it.
+//!
+//! The three links, and the CPU whose trace is replayed for each:
+//!
+//! - `sender late` (due time → the sender running), the sender's CPU: its timer came late, or
+//!   something held its CPU. Not in the sample's latency, which starts at the sender's stamp,
+//!   but the whole chain was late by it;
+//! - `wake late` (the sender running → its sched_waking of the receiver), the sender's CPU:
+//!   the sender was preempted before its wake call, or the mechanism's kernel path was slow;
+//! - `receiver kept off the CPU` (sched_waking → the receiver switched in), the receiver's CPU.
+//!
+//! The verdict blames the longest link; its contributors are those of that link's window on
+//! its CPU. The verdict ends with every link's length, so the whole chain can be read from it.
+
+use super::replay::replay;
+use super::verdict::{held, signed_ns};
+use super::{LateSample, Names, Policies, contributors};
+use crate::results::events::{Contributor, SpikeExplanation};
+use crate::trace::chain::IpcChain;
+use crate::trace::split::CpuTimeline;
+use crate::units::format_ns;
+
+/// One IPC sample to explain.
+#[derive(Debug, Clone, Copy)]
+pub struct IpcSample {
+    /// The receiver (the measuring thread) and its CPU.
+    pub cpu: usize,
+    pub tid: i32,
+    pub sender_cpu: usize,
+    pub sender_tid: i32,
+    pub due_ns: u64,
+    /// The sample's latency: the receiver's clock read minus the sender's stamp.
+    pub latency_ns: i64,
+    pub chain: Option<IpcChain>,
+}
+
+/// A link of the chain, and what the trace shows of it.
+struct Link {
+    what: &'static str,
+    from: u64,
+    to: u64,
+    cpu: usize,
+    /// The thread whose own time in the window is not a contributor.
+    own: i32,
+}
+
+/// Explains `s` from the sender's and the receiver's CPU timelines (the same one when both
+/// threads share a CPU).
+pub fn explain_ipc(
+    s: &IpcSample,
+    receiver_cpu: &CpuTimeline,
+    sender_cpu: &CpuTimeline,
+    policies: &Policies,
+    names: &Names,
+) -> SpikeExplanation {
+    let latency = signed_ns(s.latency_ns);
+    let mut explanation = SpikeExplanation {
+        time_ns: (s.due_ns as i64 + s.latency_ns).max(0) as u64,
+        cpu: s.cpu,
+        due_ns: s.due_ns,
+        latency_ns: s.latency_ns,
+        irq_latency_ns: None,
+        thread_latency_ns: None,
+        verdict: format!("receiver latency {latency}: the sender's timer is not in the trace"),
+        contributors: Vec::new(),
+    };
+    let Some(chain) = s.chain else {
+        return explanation;
+    };
+    explanation.irq_latency_ns = Some(chain.sender_irq_latency_ns);
+    let sender_late = chain.sender_late_ns();
+    let stamp = chain.stamp_ts();
+    explanation.time_ns = (stamp as i64 + s.latency_ns).max(0) as u64;
+    // A due time handed over late: what held the sender's CPU counts from the arming.
+    let mut links = vec![Link {
+        what: "sender late",
+        from: s.due_ns + chain.handed_late_ns,
+        to: stamp,
+        cpu: s.sender_cpu,
+        own: s.sender_tid,
+    }];
+    if let Some(k) = chain.waking_ts {
+        links.push(Link {
+            what: "wake late",
+            from: stamp,
+            to: k,
+            cpu: s.sender_cpu,
+            own: s.sender_tid,
+        });
+    }
+    if let (Some(k), Some(r)) = (chain.waking_ts, chain.receiver_running_ts) {
+        links.push(Link {
+            what: "receiver kept off the CPU",
+            from: k,
+            to: r,
+            cpu: s.cpu,
+            own: s.tid,
+        });
+    }
+    let longest = links
+        .iter()
+        .max_by_key(|l| l.to as i64 - l.from as i64)
+        .expect("the sender link is always there");
+    let timeline = if longest.cpu == s.cpu {
+        receiver_cpu
+    } else {
+        sender_cpu
+    };
+    let window = replay(
+        &LateSample {
+            cpu: longest.cpu,
+            tid: longest.own,
+            due_ns: longest.from,
+            wake_ns: longest.to,
+            split: None,
+        },
+        timeline,
+    );
+    let found = contributors::between(&window, longest.from, longest.to, policies, names);
+    let length = longest.to as i64 - longest.from as i64;
+    let cause = held_or_not(found.first(), length);
+    let head = match longest.what {
+        "sender late" => format!(
+            "sender late {} (its timer's IRQ latency {}{}; sender on CPU {}): {cause}",
+            signed_ns(sender_late),
+            signed_ns(chain.sender_irq_latency_ns),
+            match chain.handed_late_ns {
+                0 => String::new(),
+                h => format!(
+                    "; its due time handed over {} late, by a previous wakeup that ran past it",
+                    format_ns(h)
+                ),
+            },
+            s.sender_cpu
+        ),
+        "wake late" => format!(
+            "wake late: {} from the sender's stamp to its sched_waking of the receiver (sender on CPU {}): {cause}",
+            signed_ns(length),
+            s.sender_cpu
+        ),
+        _ => format!(
+            "receiver kept off the CPU {} after its sched_waking: {cause}",
+            signed_ns(length)
+        ),
+    };
+    let part = |v: Option<i64>| v.map_or("-".into(), signed_ns);
+    explanation.verdict = format!(
+        "{head}; chain: sender late {}, wake call {}, kept off {}, receiver latency {latency}",
+        signed_ns(sender_late),
+        part(chain.wake_call_ns()),
+        part(chain.kept_off_ns()),
+    );
+    if chain.waking_ts.is_none() {
+        explanation.verdict.push_str(
+            " (no sched_waking of the receiver by the sender before its next sleep: the receiver had not blocked yet, or the event was lost)",
+        );
+    } else if chain.receiver_running_ts.is_none() {
+        explanation
+            .verdict
+            .push_str(" (the receiver's switch in is not in the trace)");
+    }
+    if window.lost {
+        explanation
+            .verdict
+            .push_str(" [trace incomplete: the kernel lost events in this window]");
+    }
+    explanation.contributors = found;
+    explanation
+}
+
+/// "CPU held by ..." when the top contributor took at least a tenth of the link, else says
+/// that nothing else held the CPU.
+fn held_or_not(top: Option<&Contributor>, length_ns: i64) -> String {
+    match top {
+        Some(c) if c.duration_ns as i64 * 10 >= length_ns => held(c),
+        _ => "no other work held the CPU".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::chain::tests::{task, two_cpus};
+    use crate::trace::chain::{follow_wake, take_sender_cycle};
+    use std::collections::HashMap;
+
+    fn sample(chain: Option<IpcChain>, latency_ns: i64) -> IpcSample {
+        IpcSample {
+            cpu: 0,
+            tid: 7,
+            sender_cpu: 1,
+            sender_tid: 8,
+            due_ns: 1_000_000,
+            latency_ns,
+            chain,
+        }
+    }
+
+    /// A spinner on the receiver's CPU from before the wake to 300 us after it.
+    #[test]
+    fn names_what_kept_the_receiver_off_its_cpu() {
+        let (cpu0, mut cpu1) = two_cpus(task(900, 0, "jl-spike-0"));
+        let mut chain = take_sender_cycle(&mut cpu1, 8, 1_000_000, 306_000).unwrap();
+        follow_wake(&mut chain, &cpu1, &cpu0, 8, 7);
+        let x = explain_ipc(
+            &sample(Some(chain), 306_000),
+            &cpu0,
+            &cpu1,
+            &HashMap::new(),
+            &Names::default(),
+        );
+        assert_eq!(
+            x.verdict,
+            "receiver kept off the CPU 300.0 us after its sched_waking: CPU held by jl-spike-0 (pid 900, RT 99) for 300.0 us; chain: sender late 3.0 us, wake call 4.0 us, kept off 300.0 us, receiver latency 306.0 us"
+        );
+        assert_eq!(x.contributors[0].pid, Some(900));
+        assert_eq!(x.irq_latency_ns, Some(2_000));
+        // The stamp at the sender running (3 us late), plus the latency.
+        assert_eq!(x.time_ns, 1_309_000);
+    }
+
+    /// The sender's CPU held from before the due time to 1.5 ms: the sender is blamed, on its
+    /// CPU, and the receiver's small latency is reported as such.
+    #[test]
+    fn blames_a_late_sender_not_the_receiver() {
+        let tids = [7, 8];
+        let spike = task(901, 0, "jl-spike-1");
+        let sender = task(8, 4, "jl-send-1");
+        let receiver = task(7, 4, "jl-measure-0");
+        let idle0 = task(0, 120, "swapper/0");
+        let mut cpu1 = CpuTimeline::default();
+        use crate::trace::chain::tests::push;
+        use crate::trace::decode::Kind;
+        let start = Kind::HrtimerStart {
+            hrtimer: 0x51,
+            expires: 1_000_000,
+            softexpires: 1_000_000,
+        };
+        push(&mut cpu1, 10_000, 8, start, &tids);
+        let out = Kind::Switch {
+            prev: sender,
+            next: spike,
+        };
+        push(&mut cpu1, 11_000, 8, out, &tids);
+        let expire = Kind::HrtimerExpire {
+            hrtimer: 0x51,
+            now: 1_001_000,
+        };
+        push(&mut cpu1, 1_001_000, 901, expire, &tids);
+        push(&mut cpu1, 1_001_200, 901, Kind::Waking { pid: 8 }, &tids);
+        let back = Kind::Switch {
+            prev: spike,
+            next: sender,
+        };
+        push(&mut cpu1, 1_500_000, 901, back, &tids);
+        push(&mut cpu1, 1_504_000, 8, Kind::Waking { pid: 7 }, &tids);
+        let mut cpu0 = CpuTimeline::default();
+        let away = Kind::Switch {
+            prev: receiver,
+            next: idle0,
+        };
+        push(&mut cpu0, 900_000, 7, away, &tids);
+        let home = Kind::Switch {
+            prev: idle0,
+            next: receiver,
+        };
+        push(&mut cpu0, 1_510_000, 0, home, &tids);
+        let mut chain = take_sender_cycle(&mut cpu1, 8, 1_000_000, 12_000).unwrap();
+        follow_wake(&mut chain, &cpu1, &cpu0, 8, 7);
+        let x = explain_ipc(
+            &sample(Some(chain), 12_000),
+            &cpu0,
+            &cpu1,
+            &HashMap::new(),
+            &Names::default(),
+        );
+        assert!(
+            x.verdict.starts_with(
+                "sender late 500.0 us (its timer's IRQ latency 1.0 us; sender on CPU 1): CPU held by jl-spike-1 (pid 901, RT 99) for 500.0 us; chain: sender late 500.0 us, wake call 4.0 us, kept off 6.0 us, receiver latency 12.0 us"
+            ),
+            "{}",
+            x.verdict
+        );
+        assert_eq!(x.contributors[0].name, "jl-spike-1");
+    }
+
+    #[test]
+    fn says_when_the_chain_is_not_in_the_trace() {
+        let x = explain_ipc(
+            &sample(None, 400_000),
+            &CpuTimeline::default(),
+            &CpuTimeline::default(),
+            &HashMap::new(),
+            &Names::default(),
+        );
+        assert_eq!(
+            x.verdict,
+            "receiver latency 400.0 us: the sender's timer is not in the trace"
+        );
+        assert!(x.contributors.is_empty());
+    }
+}

@@ -1,0 +1,265 @@
+//! `run --trace` with an IPC wake method: the explanation follows the chain from the sender's
+//! timer to the receiver running, against the spike load's ground truth. A spike on the
+//! receiver's CPU keeps the woken receiver off it (and is named); a spike on the sender's CPU
+//! makes the sender late (and is named as such, not blamed on the receiver, whose latency from
+//! the sender's stamp stays small).
+
+mod common;
+
+use common::*;
+use jitterlab::record::samplelog::{SampleLogReader, SampleRecord};
+use jitterlab::results::events::{Event, SpikeExplanation, read_events};
+
+/// The receiver on CPU 0, its sender on CPU 1.
+const RECEIVER_CPU: usize = 0;
+const SENDER_CPU: usize = 1;
+
+struct Injection {
+    start_ns: u64,
+    end_ns: u64,
+}
+
+struct IpcRun {
+    injections: Vec<Injection>,
+    samples: Vec<SampleRecord>,
+    explanations: Vec<SpikeExplanation>,
+    run: serde_json::Value,
+    _dir: tempfile::TempDir,
+}
+
+/// 3 s of `--wake mq` on CPU 0 with the sender on CPU 1, traced, with 1.5 ms FIFO 99
+/// injections of the spike load on `spike_cpu` every 200 ms, each starting 300 us before a due
+/// time.
+fn ipc_run_with_spikes(spike_cpu: usize) -> IpcRun {
+    let (dir, out) = temp_out();
+    let spike = format!("spike:cpu={spike_cpu},every=200ms,len=1.5ms,prio=99,offset=199.7ms");
+    let o = jitterlab(&[
+        "run",
+        "--wake",
+        "mq",
+        "--duration",
+        "3s",
+        "--cpus",
+        &RECEIVER_CPU.to_string(),
+        "--sender-cpu",
+        "other",
+        "--samples",
+        "--trace",
+        "--explain-above",
+        "300us",
+        "--quiet",
+        "--load",
+        &spike,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let events = read_events(&out.join("events.jsonl")).unwrap();
+    let injections = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::SpikeInjection {
+                cpu,
+                start_ns,
+                end_ns,
+                ..
+            } if *cpu == spike_cpu => Some(Injection {
+                start_ns: *start_ns,
+                end_ns: *end_ns,
+            }),
+            _ => None,
+        })
+        .collect();
+    let explanations = events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::SpikeExplained(x) => Some(x),
+            _ => None,
+        })
+        .collect();
+    let samples = SampleLogReader::open(&out.join("samples.bin"))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    IpcRun {
+        injections,
+        samples,
+        explanations,
+        run: run_json(&out),
+        _dir: dir,
+    }
+}
+
+/// Injections that may have no sample due inside them: on a loaded VM the receiver's previous
+/// wakeup can run into the injection, and the due times it passed are skipped (missed periods).
+const MAY_SKIP: usize = 3;
+
+/// The samples due inside the injections (None: none is), checking that enough have one.
+fn samples_in_injections(r: &IpcRun) -> Result<Vec<Option<&SampleRecord>>, String> {
+    if r.injections.len() != 14 {
+        return Err(format!(
+            "expected 14 injections, got {}",
+            r.injections.len()
+        ));
+    }
+    let hits: Vec<Option<&SampleRecord>> = r
+        .injections
+        .iter()
+        .map(|inj| {
+            r.samples
+                .iter()
+                .find(|s| (inj.start_ns..inj.end_ns).contains(&s.expected_ns))
+        })
+        .collect();
+    let without = hits.iter().filter(|h| h.is_none()).count();
+    if without > MAY_SKIP {
+        return Err(format!(
+            "{without} injections have no sample due inside them"
+        ));
+    }
+    Ok(hits)
+}
+
+/// The explanation of `sample`, the one due inside injection `k`.
+fn explanation<'a>(
+    r: &'a IpcRun,
+    k: usize,
+    sample: &SampleRecord,
+) -> Result<&'a SpikeExplanation, String> {
+    r.explanations
+        .iter()
+        .find(|x| x.due_ns == sample.expected_ns)
+        .ok_or_else(|| format!("injection {k}: the sample due inside it was not explained"))
+}
+
+/// What run.json says of the pair and the trace: the sender's tid, the sender's CPU traced,
+/// and (nearly) every sample joined with its sender's timer.
+fn check_run_json(r: &IpcRun) -> Result<(), String> {
+    let ipc = &r.run["plan"]["ipc"];
+    let tids = ipc["sender_tids"].as_array().cloned().unwrap_or_default();
+    if tids.len() != 1 || tids[0].as_i64().unwrap_or(0) <= 0 {
+        return Err(format!("run.json plan.ipc.sender_tids: {ipc}"));
+    }
+    let t = &r.run["trace"]["threads"][0];
+    let joined = t["samples_joined"].as_u64().unwrap_or(0);
+    let total = joined
+        + t["samples_unmatched"].as_u64().unwrap_or(0)
+        + t["samples_trace_late"].as_u64().unwrap_or(0);
+    if total == 0 || joined * 100 < total * 99 {
+        return Err(format!(
+            "only {joined} of {total} samples joined with their sender's timer: {t}"
+        ));
+    }
+    Ok(())
+}
+
+fn check_receiver_kept_off(r: &IpcRun) -> Result<(), String> {
+    let hits = samples_in_injections(r)?;
+    for (k, (inj, sample)) in r.injections.iter().zip(hits).enumerate() {
+        let Some(sample) = sample else { continue };
+        let x = explanation(r, k, sample)?;
+        let remaining = (inj.end_ns - sample.expected_ns) as i64;
+        // The receiver waits for the rest of the spike: its wakeup (the stamp, placed from the
+        // trace, plus the latency) is the spike's end, whenever the sender stamped.
+        let stamp = x.time_ns as i64 - sample.latency_ns;
+        if (x.time_ns as i64 - inj.end_ns as i64).abs() > 100_000
+            || sample.latency_ns > remaining + 100_000
+        {
+            return Err(format!(
+                "injection {k}: receiver woke at {} ns (latency {} ns), but the spike ended at {} ns",
+                x.time_ns, sample.latency_ns, inj.end_ns
+            ));
+        }
+        if !x.verdict.starts_with("receiver kept off the CPU") {
+            return Err(format!("injection {k}: verdict '{}'", x.verdict));
+        }
+        let held = inj.end_ns as i64 - stamp;
+        let top = &x.contributors[0];
+        if top.name != "jl-spike-0"
+            || top.policy.as_deref() != Some("FIFO")
+            || top.prio != Some(99)
+            || (top.duration_ns as i64 - held).abs() > 100_000
+        {
+            return Err(format!(
+                "injection {k}: expected jl-spike-0 (FIFO 99) keeping CPU 0 ~{held} ns, got {top:?}"
+            ));
+        }
+    }
+    check_run_json(r)
+}
+
+fn check_sender_late(r: &IpcRun) -> Result<(), String> {
+    let hits = samples_in_injections(r)?;
+    for (k, (inj, sample)) in r.injections.iter().zip(hits).enumerate() {
+        let Some(sample) = sample else { continue };
+        let x = explanation(r, k, sample)?;
+        let remaining = (inj.end_ns - sample.expected_ns) as i64;
+        // The sender stamps when the spike ends; the receiver's latency starts there and does
+        // not hold the spike.
+        let stamp = x.time_ns as i64 - sample.latency_ns;
+        if (stamp - inj.end_ns as i64).abs() > 100_000 || sample.latency_ns > remaining / 2 {
+            return Err(format!(
+                "injection {k}: sender stamped at {stamp} ns (receiver latency {} ns), but the spike ended at {} ns",
+                sample.latency_ns, inj.end_ns
+            ));
+        }
+        if !x.verdict.starts_with("sender late") || !x.verdict.contains("sender on CPU 1") {
+            return Err(format!("injection {k}: verdict '{}'", x.verdict));
+        }
+        let top = &x.contributors[0];
+        if top.name != "jl-spike-1"
+            || top.policy.as_deref() != Some("FIFO")
+            || top.prio != Some(99)
+            || (top.duration_ns as i64 - remaining).abs() > 100_000
+        {
+            return Err(format!(
+                "injection {k}: expected jl-spike-1 (FIFO 99) delaying the sender ~{remaining} ns, got {top:?}"
+            ));
+        }
+        // The sender's timer itself came on time: the spike did not block the interrupt.
+        if !x.irq_latency_ns.is_some_and(|i| (0..200_000).contains(&i)) {
+            return Err(format!(
+                "injection {k}: the sender's timer IRQ latency {:?}",
+                x.irq_latency_ns
+            ));
+        }
+    }
+    check_run_json(r)
+}
+
+fn two_cpus(test: &str) -> bool {
+    if !tracing_available(test) {
+        return false;
+    }
+    if !online_cpus().contains(&SENDER_CPU) {
+        eprintln!("SKIPPED {test}: needs CPUs 0 and 1");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn a_spike_on_the_receivers_cpu_keeps_it_off_the_cpu() {
+    let test = "ipc trace: receiver kept off";
+    // Taken first: tracing_available's probe instance is named by the process, so the two
+    // tests of this file must not probe at once.
+    let _g = exclusive();
+    if !two_cpus(test) {
+        return;
+    }
+    with_one_retry(test, || {
+        check_receiver_kept_off(&ipc_run_with_spikes(RECEIVER_CPU))
+    });
+}
+
+#[test]
+fn a_spike_on_the_senders_cpu_makes_the_sender_late() {
+    let test = "ipc trace: sender late";
+    // Taken first: tracing_available's probe instance is named by the process, so the two
+    // tests of this file must not probe at once.
+    let _g = exclusive();
+    if !two_cpus(test) {
+        return;
+    }
+    with_one_retry(test, || check_sender_late(&ipc_run_with_spikes(SENDER_CPU)));
+}
