@@ -74,7 +74,8 @@ fn run_method(method: &jitterlab::measure::WakeMethod, extra: &[&str]) -> Result
             s
         })
         .collect();
-    check_every_phase(wake, &injections, &samples, &run)
+    let sender = method.schedule == jitterlab::measure::wake::Schedule::Sender;
+    check_every_phase(wake, sender, &injections, &samples, &run)
 }
 
 /// How many of a run's 28 injections may be over-sized by the machine's noise (see below).
@@ -82,8 +83,10 @@ const MAX_NOISY: usize = 3;
 
 /// What every wake method must show: each injection found with its size, the periods it
 /// forced counted as missed, no wakeup before its due time, and nothing on the other CPU.
+/// `sender`: an IPC method, whose latency runs from its sender's stamp on CPU 1.
 fn check_every_phase(
     wake: &str,
+    sender: bool,
     injections: &[Injection],
     samples: &[SampleRecord],
     run: &serde_json::Value,
@@ -111,7 +114,11 @@ fn check_every_phase(
     // also make a CPU 1 wakeup look like the injection by chance. Up to MAX_NOISY such
     // wakeups per run are allowed: a measurement error that over-sizes injections would show
     // on most of them. (Noise only ever adds latency: a wakeup measured shorter than its
-    // injection fails at once, as does any error of the other kinds.)
+    // injection fails at once, as does any error of the other kinds. Except for an IPC
+    // method: its latency runs from the sender's stamp, and CPU 1's own noise (a kernel
+    // section of another task, a vCPU stall) can hold the sender past the due time, so that
+    // the receiver's latency is shorter than the injection by that much; such a wakeup is
+    // one of the MAX_NOISY.)
     let mut noise: Vec<String> = Vec::new();
     let mut forced_missed = 0;
     for (k, inj) in injections.iter().enumerate() {
@@ -133,13 +140,22 @@ fn check_every_phase(
             "--wake {wake}: injection {k} ({len} ns): latency {} ns, but it ended {want} ns after the due time",
             hit.latency_ns
         );
-        if hit.latency_ns < want - TOLERANCE {
-            return Err(sized);
+        let late_sender = hit.latency_ns < want - TOLERANCE;
+        if late_sender {
+            if !sender {
+                return Err(sized);
+            }
+            noise.push(format!("{sized} (a late sender?)"));
         }
         if hit.latency_ns > want + TOLERANCE {
             noise.push(sized);
         }
-        let forced = (want - TOLERANCE).max(0) as u64 / INTERVAL;
+        // The missed periods of an IPC wakeup count from its sender's stamp: a late sender's
+        // are not all the injection's.
+        let forced = match late_sender {
+            true => 0,
+            false => (want - TOLERANCE).max(0) as u64 / INTERVAL,
+        };
         if (hit.missed as u64) < forced {
             return Err(format!(
                 "--wake {wake}: injection {k} ({len} ns): a wakeup {} ns late counted {} missed periods, at least {forced} passed",
