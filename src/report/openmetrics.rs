@@ -153,11 +153,6 @@ const MISSED: Family = Family {
     kind: "counter",
     help: "Periods that passed unserved because a wakeup came a period or more late, per CPU.",
 };
-const DROPPED: Family = Family {
-    name: "jitterlab_dropped_records_total",
-    kind: "counter",
-    help: "Samples lost because the recorder fell behind the measuring thread, per CPU.",
-};
 const DEADLINE: Family = Family {
     name: "jitterlab_deadline_misses_total",
     kind: "counter",
