@@ -364,6 +364,118 @@ fn check_noise_intervals(
     Ok(())
 }
 
+/// The CPU's counter and CLOCK_MONOTONIC see the same injections (`--clock tsc` or `cntvct`,
+/// where the kernel trusts it, and `--clock monotonic`, one run each, the same spike scheme):
+/// in both, the gap that covers an injection starts within 20 us of its due time (the
+/// counter's gaps are on CLOCK_MONOTONIC, the spike load's clock) and the gaps during it add
+/// up to its length within 20 us after the switch back (the median excess); the two clocks'
+/// median excesses agree within 20 us. run.json names each clock; the counter's calibration
+/// has a rate, was recalibrated during the run, and corrected less than 1 us at any time.
+#[test]
+fn the_counter_and_the_monotonic_clock_find_the_same_gaps() {
+    let _x = exclusive();
+    if !realtime_available("the_counter_and_the_monotonic_clock_find_the_same_gaps") {
+        return;
+    }
+    let counter = if cfg!(target_arch = "aarch64") {
+        "cntvct"
+    } else {
+        "tsc"
+    };
+    let measured = online_cpus()[0];
+    let mut excess = Vec::new();
+    for clock in [counter, "monotonic"] {
+        with_one_retry(clock, || {
+            let (_base, out) = temp_out();
+            let spike = format!("spike:cpu={measured},every=200ms,offset=150ms,len=2ms,prio=99");
+            let o = jitterlab(&[
+                "noise",
+                "--policy",
+                "fifo",
+                "--duration",
+                "2s",
+                "--cpus",
+                &measured.to_string(),
+                "--clock",
+                clock,
+                "--samples",
+                "--quiet",
+                "--out",
+                out.to_str().unwrap(),
+                "--load",
+                &spike,
+            ]);
+            if clock == counter && o.status.code() == Some(3) {
+                eprintln!("SKIPPED --clock {clock}: {}", text(&o));
+                return Ok(());
+            }
+            assert!(o.status.success(), "--clock {clock}: {}", text(&o));
+            let run = run_json(&out);
+            let c = &thread(&run, measured)["noise"]["clock"];
+            assert_eq!(c["source"], clock, "{c}");
+            if clock == counter {
+                assert!(c["ticks_per_s"].as_f64().unwrap() > 1e6, "{c}");
+                assert!(c["recalibrations"].as_u64().unwrap() >= 5, "{c}");
+                let correction = c["largest_correction_ns"].as_u64().unwrap();
+                assert!(
+                    correction < 1_000,
+                    "--clock {clock}: corrected by {correction} ns"
+                );
+            }
+            let all = gaps(&out);
+            let mut found = Vec::new();
+            for i in injections(&out, measured) {
+                if i.start_ns - i.due_ns > 1_000_000
+                    || all.iter().any(|g| g.missed == THROTTLED && overlaps(g, &i))
+                {
+                    continue;
+                }
+                let during: Vec<&SampleRecord> = all.iter().filter(|g| overlaps(g, &i)).collect();
+                let Some(cover) = during.iter().find(|g| {
+                    g.expected_ns <= i.start_ns && g.expected_ns + g.latency_ns as u64 >= i.end_ns
+                }) else {
+                    return Err(format!(
+                        "--clock {clock}: no gap covers the injection due at {}",
+                        i.due_ns
+                    ));
+                };
+                let start_off = cover.expected_ns as i64 - i.due_ns as i64;
+                let sum: i64 = during.iter().map(|g| g.latency_ns).sum();
+                found.push((start_off, sum - (i.end_ns - i.due_ns) as i64));
+            }
+            if found.len() < 5 {
+                return Err(format!(
+                    "--clock {clock}: only {} injections to check",
+                    found.len()
+                ));
+            }
+            let mut over: Vec<i64> = found.iter().map(|f| f.1).collect();
+            over.sort_unstable();
+            let median = over[over.len() / 2];
+            // This VM's own noise can adjoin an injection: a quarter may be off (as above).
+            let off = found
+                .iter()
+                .filter(|(start, o)| {
+                    start.abs() > TOLERANCE_NS || (o - median).abs() > TOLERANCE_NS
+                })
+                .count();
+            if off > adjoined_allowed(found.len()) {
+                return Err(format!(
+                    "--clock {clock}: (start offset, excess) of the injections' gaps: {found:?}"
+                ));
+            }
+            excess.push(median);
+            Ok(())
+        });
+    }
+    if let [a, b] = excess[..] {
+        assert!(
+            (a - b).abs() <= TOLERANCE_NS,
+            "median excess {a} ns vs {b} ns"
+        );
+    }
+}
+
 /// Bad input is refused before anything starts, with exit 2 and the option named.
 #[test]
 fn bad_input_exits_2() {
@@ -611,6 +723,37 @@ fn compare_export_and_report_name_gaps() {
     assert!(!lava.contains("-latency"), "{lava}");
     let o = jitterlab(&["export", a_s, "--format", "junit"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("jitterlab noise"));
+    // OpenMetrics: the noise families with the run's own figures, no latency family or
+    // wording, and valid for Prometheus (promtool, where installed).
+    let o = jitterlab(&["export", a_s, "--format", "openmetrics"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let metrics = String::from_utf8_lossy(&o.stdout).to_string();
+    let noise = &thread(&run, 0)["noise"];
+    for line in [
+        format!(
+            "jitterlab_noise_gap_seconds_count{{cpu=\"0\"}} {}\n",
+            thread(&run, 0)["samples"]
+        ),
+        format!(
+            "jitterlab_noise_gaps_total{{cpu=\"0\"}} {}\n",
+            thread(&run, 0)["samples"]
+        ),
+        format!(
+            "jitterlab_noise_seconds_total{{cpu=\"0\"}} {}\n",
+            noise["noise_ns"].as_u64().unwrap() as f64 / 1e9
+        ),
+        format!(
+            "jitterlab_noise_ratio{{cpu=\"0\"}} {}\n",
+            noise["noise_pct"].as_f64().unwrap() / 100.0
+        ),
+        "# TYPE jitterlab_noise_gap_max_seconds gauge\n".to_string(),
+    ] {
+        assert!(metrics.contains(&line), "no {line:?} in {metrics}");
+    }
+    for word in ["latency", "wakeup", "Wakeup", "missed", "deadline"] {
+        assert!(!metrics.contains(word), "{word:?} in {metrics}");
+    }
+    promtool_check_metrics(&metrics);
 
     let html = out.parent().unwrap().join("r.html");
     let o = jitterlab(&["report", a_s, "-o", html.to_str().unwrap()]);
@@ -631,6 +774,13 @@ fn compare_export_and_report_name_gaps() {
         );
     }
     assert!(!page.contains("wakeup latency (log scale"));
+    // Two noise runs in one report: the overlays name gaps too.
+    let o = jitterlab(&["report", a_s, b_s, "-o", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Gap length histograms of every run"));
+    assert!(page.contains("gaps longer than x (log scale)"));
+    assert!(!page.contains("Latency histograms") && !page.contains("wakeups later than x"));
 
     // A latency run against a noise run: refused, saying which is which.
     let lat = out.parent().unwrap().join("lat");
@@ -656,4 +806,28 @@ fn compare_export_and_report_name_gaps() {
             && t.contains("B is a latency run"),
         "{t}"
     );
+}
+
+/// `promtool check metrics` on `text`, where promtool is installed (Debian: prometheus).
+fn promtool_check_metrics(text: &str) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let Ok(mut child) = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        eprintln!("SKIPPED promtool: not installed (Debian: prometheus)");
+        return;
+    };
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "promtool: {}\n{text}", self::text(&o));
 }

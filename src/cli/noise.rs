@@ -49,6 +49,17 @@ pub struct NoiseArgs {
     )]
     pub log_interval: String,
 
+    /// What the loop reads: tsc (x86_64) or cntvct (aarch64), the CPU's counter read directly
+    /// as oslat does, calibrated against CLOCK_MONOTONIC; monotonic (the vDSO); auto: the
+    /// counter where the kernel keeps time with it, else monotonic (docs/noise.md).
+    #[arg(
+        long,
+        default_value = "auto",
+        value_name = "CLOCK",
+        value_parser = PossibleValuesParser::new(["auto", "tsc", "cntvct", "monotonic"])
+    )]
+    pub clock: String,
+
     /// A load to run while measuring (as for `run`; docs/loads.md). Repeatable.
     #[arg(long, value_name = "SPEC")]
     pub load: Vec<String>,

@@ -6,6 +6,7 @@ use crate::cli::{NoiseArgs, RunArgs};
 use crate::error::{Failure, Result};
 use crate::measure::MeasureKind;
 use crate::measure::clock::Clock;
+use crate::measure::noise_clock::NoiseClock;
 use crate::measure::wake::WakeMethod;
 use crate::units::{format_ns, parse_duration_ns};
 
@@ -89,6 +90,9 @@ pub fn resolve(args: &NoiseArgs, throttling: Option<RtThrottling>) -> Result<cra
             args.threshold
         )));
     }
+    let clock = NoiseClock::resolve(&args.clock)
+        .expect("clap admits only the clocks' names")
+        .map_err(Failure::system)?;
     let mut plan = super::run::resolve::resolve(&as_run_args(args))?;
     let throttle_min_ns = match (plan.policy.is_realtime(), throttling) {
         (true, Some(t)) => t.throttle_min_ns().max(threshold_ns + 1),
@@ -97,6 +101,7 @@ pub fn resolve(args: &NoiseArgs, throttling: Option<RtThrottling>) -> Result<cra
     plan.kind = MeasureKind::Noise {
         threshold_ns,
         throttle_min_ns,
+        clock,
     };
     // run.json's per-thread interval and deadline: the threshold (the least a sample can be;
     // every gap is above it). Nothing in a noise run wakes or is due.
@@ -170,7 +175,8 @@ mod tests {
             p.kind,
             MeasureKind::Noise {
                 threshold_ns: 1_000,
-                throttle_min_ns: u64::MAX
+                throttle_min_ns: u64::MAX,
+                clock: NoiseClock::resolve("auto").unwrap().unwrap(),
             },
             "SCHED_OTHER is not throttled"
         );
@@ -183,7 +189,14 @@ mod tests {
     #[test]
     fn fifo_counts_half_the_throttle_window_as_throttling() {
         let p = resolve(
-            &args(&["--policy", "fifo", "--threshold", "2us"]),
+            &args(&[
+                "--policy",
+                "fifo",
+                "--threshold",
+                "2us",
+                "--clock",
+                "monotonic",
+            ]),
             THROTTLED,
         )
         .unwrap();
@@ -192,7 +205,8 @@ mod tests {
             p.kind,
             MeasureKind::Noise {
                 threshold_ns: 2_000,
-                throttle_min_ns: 25_000_000
+                throttle_min_ns: 25_000_000,
+                clock: NoiseClock::Monotonic,
             }
         );
         let p = resolve(&args(&["--policy", "fifo"]), None).unwrap();
@@ -203,6 +217,30 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    /// `--clock` names the loop's clock; a counter this CPU does not have is refused as
+    /// something the system cannot do (exit 3), naming the way out.
+    #[test]
+    fn the_clock_is_chosen_or_refused_with_the_reason() {
+        let kind = |extra: &[&str]| resolve(&args(extra), None).map(|p| p.kind);
+        assert!(matches!(
+            kind(&["--clock", "monotonic"]),
+            Ok(MeasureKind::Noise {
+                clock: NoiseClock::Monotonic,
+                ..
+            })
+        ));
+        let other_arch = if cfg!(target_arch = "aarch64") {
+            "tsc"
+        } else {
+            "cntvct"
+        };
+        let e = kind(&["--clock", other_arch]).unwrap_err();
+        assert_eq!(e.code, crate::error::ExitCode::System, "{}", e.message);
+        assert!(e.message.contains("use --clock monotonic"), "{}", e.message);
+        let parse = crate::cli::Cli::try_parse_from(["jitterlab", "noise", "--clock", "hpet"]);
+        assert!(parse.is_err(), "not a clock");
     }
 
     #[test]

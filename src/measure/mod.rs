@@ -10,6 +10,7 @@
 pub mod clock;
 pub mod cycle;
 pub mod noise;
+pub mod noise_clock;
 pub mod sched;
 pub mod thread;
 pub mod wake;
@@ -73,6 +74,19 @@ pub struct ThreadCounters {
     /// Noise loop only: gaps taken for real-time throttling (not pushed), and their sum, ns.
     pub throttled_gaps: AtomicU64,
     pub throttled_ns: AtomicU64,
+    /// Noise loop only: its clock's calibration ([`noise_clock`]).
+    pub clock: CalibrationCounters,
+}
+
+/// A noise loop's calibration as it publishes it (run.json `threads[].noise.clock`).
+#[derive(Debug, Default)]
+pub struct CalibrationCounters {
+    /// The clock's ticks per second (1e9 for CLOCK_MONOTONIC).
+    pub ticks_per_s: AtomicU64,
+    /// Recalibrations done in the loop.
+    pub recalibrations: AtomicU64,
+    /// The largest conversion error a recalibration corrected, ns.
+    pub largest_correction_ns: AtomicU64,
 }
 
 /// What a measuring thread measures.
@@ -82,10 +96,12 @@ pub enum MeasureKind {
     #[default]
     Latency,
     /// `jitterlab noise`: the gaps in a loop that never sleeps longer than `threshold_ns`;
-    /// those of at least `throttle_min_ns` are counted as real-time throttling instead.
+    /// those of at least `throttle_min_ns` are counted as real-time throttling instead; the
+    /// loop reads `clock`.
     Noise {
         threshold_ns: u64,
         throttle_min_ns: u64,
+        clock: noise_clock::NoiseClock,
     },
 }
 

@@ -5,12 +5,15 @@
 //! log and the statistics need nothing new: `expected_ns` is the read before the gap (when it
 //! began), `latency_ns` its length, `missed` 0 (or [`THROTTLED`]).
 //!
-//! Per iteration: one vDSO clock read, a subtraction and a compare. A gap (the cold path) also
-//! pushes into the wait-free ring and stores the running noise total; every
-//! [`PUBLISH_EVERY`] iterations the loop stores its iteration count and span and checks the end
-//! and the stop flag. No syscall, allocation, lock or I/O.
+//! Per iteration: one clock read (the CPU's counter, or CLOCK_MONOTONIC through the vDSO:
+//! [`super::noise_clock`]), a subtraction and a compare, all in the clock's ticks. A gap (the
+//! cold path) is converted to CLOCK_MONOTONIC ns, pushed into the wait-free ring, and added to
+//! the running noise total; every [`PUBLISH_EVERY`] iterations the loop stores its iteration
+//! count and span, checks the end and the stop flag, and recalibrates the counter when due. No
+//! syscall, allocation, lock or I/O.
 
-use super::cycle::{SampleSink, TimeSource};
+use super::cycle::SampleSink;
+use super::noise_clock::{Calibration, TickSource};
 use super::{Sample, ThreadCounters, ThreadEnd};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -26,16 +29,38 @@ pub const THROTTLED: u32 = 1;
 /// What one noise thread needs to know.
 #[derive(Debug, Clone, Copy)]
 pub struct NoiseLoopPlan<T> {
-    pub clock: T,
+    /// What the loop reads.
+    pub source: T,
+    /// Its ticks to CLOCK_MONOTONIC ns ([`Calibration::IDENTITY`] for a source in ns).
+    pub calibration: Calibration,
     /// A gap between two reads longer than this is a noise event, ns.
     pub threshold_ns: u64,
     /// A gap at least this long is real-time throttling, not noise: counted apart and not
     /// pushed (`u64::MAX`: no throttling to expect). See docs/noise.md.
     pub throttle_min_ns: u64,
-    /// The loop starts at its first read at or after this clock time (it spins until then).
+    /// The loop starts at its first read at or after this CLOCK_MONOTONIC time (it spins
+    /// until then).
     pub start_ns: u64,
-    /// The loop ends at its first read at or after this clock time (`u64::MAX`: on stop only).
+    /// The loop ends at its first read at or after this CLOCK_MONOTONIC time (`u64::MAX`: on
+    /// stop only).
     pub end_ns: u64,
+}
+
+/// The plan's times in the current calibration's ticks: converted once, and again after each
+/// recalibration, so the loop compares ticks only.
+#[derive(Debug, Clone, Copy)]
+struct TickBounds {
+    threshold: u64,
+    end: u64,
+}
+
+impl TickBounds {
+    fn of<T>(plan: &NoiseLoopPlan<T>, calibration: &Calibration) -> TickBounds {
+        TickBounds {
+            threshold: calibration.scale.len_ticks(plan.threshold_ns),
+            end: calibration.scale.ticks_at(plan.end_ns),
+        }
+    }
 }
 
 /// Spins until `plan.end_ns` or `stop`, pushing every gap above the threshold into `sink`.
@@ -44,31 +69,37 @@ pub struct NoiseLoopPlan<T> {
 /// `span_ns` (last read minus the first), `noise_ns` (the sum of the gaps above the threshold,
 /// including those whose record was dropped), `dropped_records`, and for gaps of at least
 /// `throttle_min_ns` `throttled_gaps` and `throttled_ns` instead (those are pushed marked
-/// [`THROTTLED`]).
-pub fn run_noise<S: SampleSink, T: TimeSource>(
+/// [`THROTTLED`]); the calibration's rate, recalibrations and largest correction.
+pub fn run_noise<S: SampleSink, T: TickSource>(
     plan: &NoiseLoopPlan<T>,
     sink: &mut S,
     counters: &ThreadCounters,
     stop: &AtomicBool,
 ) -> ThreadEnd {
-    let clock = &plan.clock;
+    let source = &plan.source;
+    let mut calibration = plan.calibration;
+    publish_calibration(&calibration, counters);
+    let mut bounds = TickBounds::of(plan, &calibration);
     // The wait for the common start is a spin too: the thread holds its CPU as it will while
     // measuring, and the first gap is not a wakeup latency.
-    let mut prev = clock.now_ns();
-    while prev < plan.start_ns {
+    let start = calibration.scale.ticks_at(plan.start_ns);
+    let mut prev = source.ticks();
+    while prev < start {
         if stop.load(Relaxed) {
             return ThreadEnd::Stopped;
         }
-        prev = clock.now_ns();
+        prev = source.ticks();
     }
-    let first = prev;
+    let first_ns = calibration.scale.ns_at(prev);
     let (mut seq, mut iterations, mut noise, mut dropped) = (0u64, 0u64, 0u64, 0u64);
     let mut throttled = (0u64, 0u64);
     loop {
         for _ in 0..PUBLISH_EVERY {
-            let now = clock.now_ns();
-            let gap = now.wrapping_sub(prev);
-            if gap > plan.threshold_ns {
+            let now = source.ticks();
+            let gap_ticks = now.wrapping_sub(prev);
+            if gap_ticks > bounds.threshold {
+                // Cold: a gap, in CLOCK_MONOTONIC ns from here on.
+                let gap = calibration.scale.len_ns(gap_ticks);
                 let is_throttling = gap >= plan.throttle_min_ns;
                 if is_throttling {
                     throttled.0 += 1;
@@ -81,7 +112,7 @@ pub fn run_noise<S: SampleSink, T: TimeSource>(
                 }
                 if !sink.try_push(Sample {
                     seq,
-                    expected_ns: prev,
+                    expected_ns: calibration.scale.ns_at(prev),
                     latency_ns: gap.min(i64::MAX as u64) as i64,
                     missed: if is_throttling { THROTTLED } else { 0 },
                 }) {
@@ -94,14 +125,31 @@ pub fn run_noise<S: SampleSink, T: TimeSource>(
         }
         iterations += PUBLISH_EVERY;
         counters.iterations.store(iterations, Relaxed);
-        counters.span_ns.store(prev - first, Relaxed);
-        if prev >= plan.end_ns {
+        if calibration.maybe_recalibrate(prev, source) {
+            bounds = TickBounds::of(plan, &calibration);
+            publish_calibration(&calibration, counters);
+        }
+        counters.span_ns.store(
+            calibration.scale.ns_at(prev).saturating_sub(first_ns),
+            Relaxed,
+        );
+        if prev >= bounds.end {
             return ThreadEnd::Completed;
         }
         if stop.load(Relaxed) {
             return ThreadEnd::Stopped;
         }
     }
+}
+
+/// The calibration as run.json reports it, for the recorder to read.
+fn publish_calibration(calibration: &Calibration, counters: &ThreadCounters) {
+    let c = &counters.clock;
+    c.ticks_per_s
+        .store(calibration.scale.ticks_per_s().round() as u64, Relaxed);
+    c.recalibrations.store(calibration.recalibrations, Relaxed);
+    c.largest_correction_ns
+        .store(calibration.largest_correction_ns, Relaxed);
 }
 
 #[cfg(test)]
@@ -119,8 +167,11 @@ mod tests {
         delays: Vec<(u64, u64)>,
     }
 
-    impl TimeSource for ScriptedClock {
-        fn now_ns(&self) -> u64 {
+    impl TickSource for ScriptedClock {
+        fn anchor(&self) -> Option<super::super::noise_clock::Anchor> {
+            None
+        }
+        fn ticks(&self) -> u64 {
             let n = self.reads.get();
             self.reads.set(n + 1);
             let extra = self.delays.iter().find(|(k, _)| *k == n).map_or(0, |d| d.1);
@@ -131,7 +182,8 @@ mod tests {
 
     fn run(delays: Vec<(u64, u64)>, end_ns: u64) -> (Vec<Sample>, ThreadCounters, ThreadEnd) {
         let plan = NoiseLoopPlan {
-            clock: ScriptedClock {
+            calibration: Calibration::IDENTITY,
+            source: ScriptedClock {
                 now: Cell::new(0),
                 reads: Cell::new(0),
                 step: 20,
@@ -185,7 +237,8 @@ mod tests {
     #[test]
     fn stops_on_the_flag_before_and_while_measuring() {
         let plan = NoiseLoopPlan {
-            clock: ScriptedClock {
+            calibration: Calibration::IDENTITY,
+            source: ScriptedClock {
                 now: Cell::new(0),
                 reads: Cell::new(0),
                 step: 20,
@@ -213,6 +266,50 @@ mod tests {
         assert_eq!(counters.iterations.load(Relaxed), PUBLISH_EVERY);
     }
 
+    /// A counter at 2 ticks per ns: the loop compares ticks against the threshold converted
+    /// once (1 us = 2000 ticks) and writes each gap's start and length in ns.
+    #[test]
+    fn counter_ticks_are_converted_for_a_gap_only() {
+        use super::super::noise_clock::Anchor;
+        let calibration = Calibration::from_anchors(
+            Anchor { ticks: 0, ns: 0 },
+            Anchor {
+                ticks: 2_000_000_000,
+                ns: 1_000_000_000,
+            },
+        )
+        .unwrap();
+        let plan = NoiseLoopPlan {
+            calibration,
+            source: ScriptedClock {
+                now: Cell::new(0),
+                reads: Cell::new(0),
+                step: 40,
+                // 10 000 ticks (5 us) before read 100; 1 940 ticks (a 990 ns gap) before 3 000.
+                delays: vec![(100, 10_000), (3_000, 1_940)],
+            },
+            threshold_ns: 1_000,
+            throttle_min_ns: u64::MAX,
+            start_ns: 1_000,
+            end_ns: 1_000_000,
+        };
+        let (mut samples, counters) = (Vec::new(), ThreadCounters::default());
+        run_noise(&plan, &mut samples, &counters, &AtomicBool::new(false));
+        let gaps: Vec<(u64, i64)> = samples
+            .iter()
+            .map(|s| (s.expected_ns, s.latency_ns))
+            .collect();
+        // Read 99 is at 4 000 ticks: 2 us; the gap is 10 040 ticks.
+        assert_eq!(gaps, vec![(2_000, 5_020)]);
+        assert_eq!(counters.noise_ns.load(Relaxed), 5_020);
+        assert_eq!(counters.clock.ticks_per_s.load(Relaxed), 2_000_000_000);
+        let iterations = counters.iterations.load(Relaxed);
+        assert_eq!(
+            counters.span_ns.load(Relaxed),
+            (iterations * 40 + 10_000 + 1_940) / 2
+        );
+    }
+
     /// A full ring drops the record but not the noise: the total still counts the gap.
     #[test]
     fn a_dropped_gap_still_counts_as_noise() {
@@ -223,7 +320,8 @@ mod tests {
             }
         }
         let plan = NoiseLoopPlan {
-            clock: ScriptedClock {
+            calibration: Calibration::IDENTITY,
+            source: ScriptedClock {
                 now: Cell::new(0),
                 reads: Cell::new(0),
                 step: 20,

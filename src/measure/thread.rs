@@ -4,6 +4,7 @@
 use super::clock::{Clock, thread_cpu_time_ns};
 use super::cycle::{CyclePlan, StopAt};
 use super::noise::{NoiseLoopPlan, run_noise};
+use super::noise_clock::{Calibration, CounterTicks, MonotonicTicks, NoiseClock, calibrate};
 use super::sched::{
     Policy, explain_policy_refusal, minimise_timer_slack, pin_current_thread, prefault_stack,
 };
@@ -140,6 +141,15 @@ fn measure(
     counters.tid.store(signal::thread_id(), Ordering::Relaxed);
     let setup = set_up(&plan);
     let failed = setup.is_err();
+    // A noise loop's counter is calibrated on its own CPU, with the thread's policy, before the
+    // thread reports ready: the start is not delayed by it.
+    let calibration = match plan.kind {
+        MeasureKind::Noise {
+            clock: NoiseClock::Counter,
+            ..
+        } if !failed => calibrate(&CounterTicks),
+        _ => Calibration::IDENTITY,
+    };
     let _ = ready.send(setup);
     gate.barrier.wait();
     if failed || gate.abort.load(Ordering::SeqCst) {
@@ -149,16 +159,39 @@ fn measure(
     if let MeasureKind::Noise {
         threshold_ns,
         throttle_min_ns,
+        clock,
     } = plan.kind
     {
-        let noise = NoiseLoopPlan {
-            clock: plan.clock,
-            threshold_ns,
-            throttle_min_ns,
-            start_ns,
-            end_ns: gate.end_ns.load(Ordering::SeqCst),
+        let end_ns = gate.end_ns.load(Ordering::SeqCst);
+        // Monomorphised per clock: the loop's read is inlined, no dispatch per iteration.
+        return match clock {
+            NoiseClock::Counter => run_noise(
+                &NoiseLoopPlan {
+                    source: CounterTicks,
+                    calibration,
+                    threshold_ns,
+                    throttle_min_ns,
+                    start_ns,
+                    end_ns,
+                },
+                &mut producer,
+                counters,
+                &stop,
+            ),
+            NoiseClock::Monotonic => run_noise(
+                &NoiseLoopPlan {
+                    source: MonotonicTicks,
+                    calibration,
+                    threshold_ns,
+                    throttle_min_ns,
+                    start_ns,
+                    end_ns,
+                },
+                &mut producer,
+                counters,
+                &stop,
+            ),
         };
-        return run_noise(&noise, &mut producer, counters, &stop);
     }
     let stop_at = match plan.loops {
         Some(n) => StopAt::Loops(n),

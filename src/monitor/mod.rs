@@ -156,6 +156,7 @@ impl LiveMetrics {
     /// last slide.
     pub fn exposition(&self) -> Exposition {
         Exposition {
+            kind: crate::results::run_record::RunKind::Latency,
             identity: self.identity.clone(),
             cpus: self
                 .cpus
@@ -171,6 +172,7 @@ impl LiveMetrics {
                     deadline_misses: Some(m.counters.deadline_misses),
                     irq_latency: m.irq.as_ref().map(|c| c.buckets().clone()),
                     late_wakeups: m.late_wakeups.clone(),
+                    noise: None,
                 })
                 .collect(),
             budget: self.budget_verdict.clone(),

@@ -82,6 +82,9 @@ pub struct LoopCounts {
     pub throttled_ns: u64,
     pub inversions: u64,
     pub worst_inversion_ns: u64,
+    /// Noise loop: its clock's calibration (ticks per second, recalibrations, the largest
+    /// correction in ns), as [`crate::measure::CalibrationCounters`].
+    pub calibration: (u64, u64, u64),
 }
 
 /// A thread's state as the live view shows it.
@@ -498,6 +501,7 @@ mod tests {
         f.kind = crate::measure::MeasureKind::Noise {
             threshold_ns: 1_000,
             throttle_min_ns: 25_000_000,
+            clock: crate::measure::noise_clock::NoiseClock::Monotonic,
         };
         let mut rec = Recorder::new(vec![f], hlog, None, start, 1_000 * ms);
         rec.drain().unwrap();

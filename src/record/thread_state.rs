@@ -239,6 +239,11 @@ impl ThreadState {
                     throttled_ns: c.throttled_ns.load(Relaxed),
                     inversions: c.inversions.load(Relaxed),
                     worst_inversion_ns: c.worst_inversion_ns.load(Relaxed),
+                    calibration: (
+                        c.clock.ticks_per_s.load(Relaxed),
+                        c.clock.recalibrations.load(Relaxed),
+                        c.clock.largest_correction_ns.load(Relaxed),
+                    ),
                 }
             },
         }

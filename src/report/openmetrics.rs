@@ -13,10 +13,11 @@
 //! rejects, and it is built around live registered metric objects, where here a snapshot of
 //! plain numbers is rendered once.
 
+use crate::results::run_record::RunKind;
 use hdrhistogram::Histogram;
 use std::fmt::Write;
 
-/// Upper bounds of `jitterlab_wakeup_latency_seconds`'s buckets, ns: a 1-2-5 series from 1 us
+/// Upper bounds of `jitterlab_wakeup_latency_seconds`'s (and `jitterlab_noise_gap_seconds`') buckets, ns: a 1-2-5 series from 1 us
 /// to 100 ms (`+Inf` follows).
 pub const LATENCY_BUCKET_BOUNDS_NS: [u64; 16] = [
     1_000,
@@ -37,7 +38,8 @@ pub const LATENCY_BUCKET_BOUNDS_NS: [u64; 16] = [
     100_000_000,
 ];
 
-/// The quantiles of `jitterlab_wakeup_latency_quantile_seconds`, as its `quantile` label.
+/// The quantiles of `jitterlab_wakeup_latency_quantile_seconds` (and the noise gaps'), as its
+/// `quantile` label.
 pub const QUANTILES: [&str; 3] = ["0.99", "0.999", "0.9999"];
 
 /// One metric family: what `# HELP` and `# TYPE` say.
@@ -47,39 +49,109 @@ struct Family {
     help: &'static str,
 }
 
-const LATENCY: Family = Family {
-    name: "jitterlab_wakeup_latency_seconds",
-    kind: "histogram",
-    help: "Wakeup latency of the measuring thread of each CPU: how long after its due time it ran, in seconds.",
+/// The families whose meaning depends on what the run measured: the same shape, named and
+/// described for wakeup latency (`jitterlab run`, `monitor`) or for a noise run's gaps
+/// (`jitterlab noise`), so that a dashboard never takes one for the other.
+struct SampleFamilies {
+    histogram: Family,
+    max: Family,
+    quantile: Family,
+    samples: Family,
+    dropped: Family,
+    budget: Family,
+}
+
+const LATENCY_RUN: SampleFamilies = SampleFamilies {
+    histogram: Family {
+        name: "jitterlab_wakeup_latency_seconds",
+        kind: "histogram",
+        help: "Wakeup latency of the measuring thread of each CPU: how long after its due time it ran, in seconds.",
+    },
+    max: Family {
+        name: "jitterlab_wakeup_latency_max_seconds",
+        kind: "gauge",
+        help: "Largest wakeup latency of each CPU over the window (export: the whole run), in seconds.",
+    },
+    // Untyped, not the gauge the monitor issue names: Prometheus reserves the `quantile` label
+    // for summaries (`promtool check metrics` refuses it on a gauge), and as a summary without
+    // `_sum` and `_count` node_exporter's textfile collector would add both as 0, numbers
+    // nobody measured. Prometheus stores and queries an untyped series exactly like a gauge.
+    quantile: Family {
+        name: "jitterlab_wakeup_latency_quantile_seconds",
+        kind: "untyped",
+        help: "Wakeup latency quantile of each CPU over the window (export: the whole run), from the HDR histogram (within 0.1%), in seconds.",
+    },
+    samples: Family {
+        name: "jitterlab_samples_total",
+        kind: "counter",
+        help: "Wakeups measured on each CPU.",
+    },
+    dropped: Family {
+        name: "jitterlab_dropped_records_total",
+        kind: "counter",
+        help: "Samples lost because the recorder fell behind the measuring thread, per CPU.",
+    },
+    budget: Family {
+        name: "jitterlab_budget_ok",
+        kind: "gauge",
+        help: "1 when the latency budget clause holds on every CPU it judges (monitor: over the window), else 0.",
+    },
 };
-const MAX: Family = Family {
-    name: "jitterlab_wakeup_latency_max_seconds",
-    kind: "gauge",
-    help: "Largest wakeup latency of each CPU over the window (export: the whole run), in seconds.",
+
+/// A noise run's: gaps in a loop that never sleeps (docs/noise.md). `jitterlab_budget_ok` and
+/// `jitterlab_dropped_records_total` keep their names (an alert on either means the same), with
+/// a help that says gaps.
+const NOISE_RUN: SampleFamilies = SampleFamilies {
+    histogram: Family {
+        name: "jitterlab_noise_gap_seconds",
+        kind: "histogram",
+        help: "OS noise: length of each gap above the threshold in the never-sleeping loop of each CPU (jitterlab noise), in seconds.",
+    },
+    max: Family {
+        name: "jitterlab_noise_gap_max_seconds",
+        kind: "gauge",
+        help: "Largest gap of each CPU's noise loop over the run, in seconds.",
+    },
+    quantile: Family {
+        name: "jitterlab_noise_gap_quantile_seconds",
+        kind: "untyped",
+        help: "Gap length quantile of each CPU's noise loop over the run, from the HDR histogram (within 0.1%), in seconds.",
+    },
+    samples: Family {
+        name: "jitterlab_noise_gaps_total",
+        kind: "counter",
+        help: "Gaps above the threshold in each CPU's noise loop (real-time throttling excluded).",
+    },
+    dropped: Family {
+        name: "jitterlab_dropped_records_total",
+        kind: "counter",
+        help: "Gap records lost because the recorder fell behind the noise loop, per CPU (the noise totals still count them).",
+    },
+    budget: Family {
+        name: "jitterlab_budget_ok",
+        kind: "gauge",
+        help: "1 when the noise budget clause holds on every CPU it judges, else 0.",
+    },
 };
-/// Untyped, not the gauge the monitor issue names: Prometheus reserves the `quantile` label for
-/// summaries (`promtool check metrics` refuses it on a gauge), and as a summary without `_sum`
-/// and `_count` node_exporter's textfile collector would add both as 0, numbers nobody
-/// measured. Prometheus stores and queries an untyped series exactly like a gauge.
-const QUANTILE: Family = Family {
-    name: "jitterlab_wakeup_latency_quantile_seconds",
-    kind: "untyped",
-    help: "Wakeup latency quantile of each CPU over the window (export: the whole run), from the HDR histogram (within 0.1%), in seconds.",
-};
-const SAMPLES: Family = Family {
-    name: "jitterlab_samples_total",
+const NOISE_TIME: Family = Family {
+    name: "jitterlab_noise_seconds_total",
     kind: "counter",
-    help: "Wakeups measured on each CPU.",
+    help: "OS noise: the sum of the gaps above the threshold in each CPU's noise loop, in seconds.",
+};
+const NOISE_RATIO: Family = Family {
+    name: "jitterlab_noise_ratio",
+    kind: "gauge",
+    help: "OS noise as a share of the time each CPU's noise loop measured (0 to 1).",
+};
+const THROTTLED: Family = Family {
+    name: "jitterlab_noise_throttled_seconds_total",
+    kind: "counter",
+    help: "Time each CPU's real-time noise loop was stopped by RT throttling, counted apart from noise, in seconds.",
 };
 const MISSED: Family = Family {
     name: "jitterlab_missed_periods_total",
     kind: "counter",
     help: "Periods that passed unserved because a wakeup came a period or more late, per CPU.",
-};
-const DROPPED: Family = Family {
-    name: "jitterlab_dropped_records_total",
-    kind: "counter",
-    help: "Samples lost because the recorder fell behind the measuring thread, per CPU.",
 };
 const DEADLINE: Family = Family {
     name: "jitterlab_deadline_misses_total",
@@ -95,11 +167,6 @@ const LATE_WAKEUPS: Family = Family {
     name: "jitterlab_late_wakeups_total",
     kind: "counter",
     help: "Late wakeups explained from the kernel trace (--trace), per CPU and by the class of what held the CPU longest.",
-};
-const BUDGET: Family = Family {
-    name: "jitterlab_budget_ok",
-    kind: "gauge",
-    help: "1 when the latency budget clause holds on every CPU it judges (monitor: over the window), else 0.",
 };
 const INFO: Family = Family {
     name: "jitterlab_info",
@@ -161,6 +228,17 @@ pub struct CpuFigures {
     pub irq_latency: Option<LatencyBuckets>,
     /// (cause, count) of explained late wakeups (`--trace`); causes in [`LATE_WAKEUP_CAUSES`].
     pub late_wakeups: Vec<(&'static str, u64)>,
+    /// A noise run's totals.
+    pub noise: Option<NoiseFigures>,
+}
+
+/// One CPU's noise totals (run.json `threads[].noise`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NoiseFigures {
+    pub noise_ns: u64,
+    /// Noise over the time measured, 0 to 1.
+    pub noise_ratio: f64,
+    pub throttled_ns: u64,
 }
 
 /// The `cause` label values of `jitterlab_late_wakeups_total`: the kind of what held the CPU
@@ -179,6 +257,8 @@ pub struct Identity {
 /// Everything one exposition holds.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Exposition {
+    /// What the run measured: it names the sample families (wakeup latency or noise gaps).
+    pub kind: RunKind,
     pub identity: Identity,
     pub cpus: Vec<CpuFigures>,
     /// (clause as written, holds) per budget clause; empty without a budget.
@@ -277,22 +357,27 @@ fn histogram(
 pub fn render(e: &Exposition) -> String {
     let mut out = String::new();
     let cpus = &e.cpus;
-    histogram(&mut out, &LATENCY, cpus, |c| c.latency.as_ref());
-    per_cpu(&mut out, &MAX, cpus, |c| {
+    let f = if e.kind.is_noise() {
+        &NOISE_RUN
+    } else {
+        &LATENCY_RUN
+    };
+    histogram(&mut out, &f.histogram, cpus, |c| c.latency.as_ref());
+    per_cpu(&mut out, &f.max, cpus, |c| {
         c.max_ns.map(|v| seconds(v as f64))
     });
     if cpus
         .iter()
         .any(|c| c.quantiles_ns.iter().any(Option::is_some))
     {
-        header(&mut out, &QUANTILE);
+        header(&mut out, &f.quantile);
         for c in cpus {
             for (q, v) in QUANTILES.iter().zip(c.quantiles_ns) {
                 if let Some(v) = v {
                     let _ = writeln!(
                         out,
                         "{}{{cpu=\"{}\",quantile=\"{q}\"}} {}",
-                        QUANTILE.name,
+                        f.quantile.name,
                         c.cpu,
                         seconds(v as f64)
                     );
@@ -301,10 +386,19 @@ pub fn render(e: &Exposition) -> String {
         }
     }
     let count = |v: Option<u64>| v.map(|n| n.to_string());
-    per_cpu(&mut out, &SAMPLES, cpus, |c| count(c.samples));
+    per_cpu(&mut out, &f.samples, cpus, |c| count(c.samples));
     per_cpu(&mut out, &MISSED, cpus, |c| count(c.missed_periods));
-    per_cpu(&mut out, &DROPPED, cpus, |c| count(c.dropped_records));
+    per_cpu(&mut out, &f.dropped, cpus, |c| count(c.dropped_records));
     per_cpu(&mut out, &DEADLINE, cpus, |c| count(c.deadline_misses));
+    per_cpu(&mut out, &NOISE_TIME, cpus, |c| {
+        c.noise.map(|n| seconds(n.noise_ns as f64))
+    });
+    per_cpu(&mut out, &NOISE_RATIO, cpus, |c| {
+        c.noise.map(|n| n.noise_ratio.to_string())
+    });
+    per_cpu(&mut out, &THROTTLED, cpus, |c| {
+        c.noise.map(|n| seconds(n.throttled_ns as f64))
+    });
     histogram(&mut out, &IRQ_LATENCY, cpus, |c| c.irq_latency.as_ref());
     if cpus.iter().any(|c| !c.late_wakeups.is_empty()) {
         header(&mut out, &LATE_WAKEUPS);
@@ -319,12 +413,12 @@ pub fn render(e: &Exposition) -> String {
         }
     }
     if !e.budget.is_empty() {
-        header(&mut out, &BUDGET);
+        header(&mut out, &f.budget);
         for (clause, ok) in &e.budget {
             let _ = writeln!(
                 out,
                 "{}{{clause=\"{}\"}} {}",
-                BUDGET.name,
+                f.budget.name,
                 escape_label_value(clause),
                 u8::from(*ok)
             );
@@ -345,53 +439,5 @@ pub fn render(e: &Exposition) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::record::stats::new_histogram;
-
-    #[test]
-    fn buckets_are_cumulative_and_exact_away_from_bounds() {
-        let mut h = new_histogram();
-        h.record_n(1_500, 10).unwrap(); // 1.5 us: above 1 us, at or below 2 us
-        h.record_n(30_000, 5).unwrap(); // 30 us
-        h.record(3_000_000).unwrap(); // 3 ms
-        let b = LatencyBuckets::from_histogram(&h, 1.0);
-        assert_eq!(b.count, 16);
-        assert_eq!(b.at_or_below[0], 0, "le 1 us");
-        assert_eq!(b.at_or_below[1], 10, "le 2 us");
-        assert_eq!(b.at_or_below[5], 15, "le 50 us");
-        assert_eq!(b.at_or_below[10], 15, "le 2 ms");
-        assert_eq!(b.at_or_below[11], 16, "le 5 ms");
-        assert_eq!(b.at_or_below[15], 16, "le 100 ms");
-    }
-
-    #[test]
-    fn label_values_are_escaped() {
-        assert_eq!(
-            escape_label_value("a\\b\"c\nd\u{1b}e"),
-            "a\\\\b\\\"c\\nd\u{FFFD}e"
-        );
-    }
-
-    #[test]
-    fn absent_figures_are_left_out_not_zero() {
-        let e = Exposition {
-            cpus: vec![CpuFigures {
-                cpu: 3,
-                samples: Some(7),
-                ..CpuFigures::default()
-            }],
-            ..Exposition::default()
-        };
-        let text = render(&e);
-        assert!(
-            text.contains("jitterlab_samples_total{cpu=\"3\"} 7\n"),
-            "{text}"
-        );
-        assert!(!text.contains("jitterlab_missed_periods_total"), "{text}");
-        assert!(
-            !text.contains("jitterlab_wakeup_latency_seconds_bucket"),
-            "{text}"
-        );
-    }
-}
+#[path = "openmetrics_tests.rs"]
+mod tests;

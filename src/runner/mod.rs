@@ -232,7 +232,7 @@ fn summaries(
             irq_latency: r.trace.as_ref().map(|t| t.irq_latency.clone()),
             tails: r.tails.clone(),
             noise: match plan.kind {
-                crate::measure::MeasureKind::Noise { .. } => Some(noise_summary(r)),
+                crate::measure::MeasureKind::Noise { clock, .. } => Some(noise_summary(r, clock)),
                 crate::measure::MeasureKind::Latency => None,
             },
         })
@@ -240,14 +240,29 @@ fn summaries(
 }
 
 /// A noise thread's figures: its own counters, and its gap count (recorded and dropped).
-fn noise_summary(r: &ThreadResult) -> NoiseSummary {
+fn noise_summary(r: &ThreadResult, clock: crate::measure::noise_clock::NoiseClock) -> NoiseSummary {
+    use crate::measure::noise_clock::NoiseClock;
+    use crate::results::format::noise::{LoopClock, LoopClockSource};
     let c = &r.loop_counts;
-    NoiseSummary::new(
-        c.span_ns,
-        c.iterations,
-        (r.latency.samples + r.dropped_records, c.noise_ns),
-        (c.throttled_gaps, c.throttled_ns),
-    )
+    let (ticks_per_s, recalibrations, largest_correction_ns) = c.calibration;
+    NoiseSummary {
+        clock: Some(LoopClock {
+            source: match clock {
+                NoiseClock::Monotonic => LoopClockSource::Monotonic,
+                NoiseClock::Counter if cfg!(target_arch = "aarch64") => LoopClockSource::Cntvct,
+                NoiseClock::Counter => LoopClockSource::Tsc,
+            },
+            ticks_per_s: ticks_per_s as f64,
+            recalibrations,
+            largest_correction_ns,
+        }),
+        ..NoiseSummary::new(
+            c.span_ns,
+            c.iterations,
+            (r.latency.samples + r.dropped_records, c.noise_ns),
+            (c.throttled_gaps, c.throttled_ns),
+        )
+    }
 }
 
 /// Warnings about what the run itself saw.

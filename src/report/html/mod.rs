@@ -432,18 +432,28 @@ fn overlay_figures(runs: &[&RunDigest]) -> Vec<Figure> {
             secondary: false,
         })
         .collect();
+    // Runs overlaid are of one kind (compare refuses a mix); the first one's names the axes.
+    let kind = runs
+        .first()
+        .map_or_else(Default::default, |r| r.record.kind);
+    let samples = Samples::of(kind);
+    let histograms = if kind.is_noise() {
+        "Gap length histograms of every run (all CPUs)"
+    } else {
+        "Latency histograms of every run (all CPUs)"
+    };
     vec![
         histogram::draw(
             "overlay-histogram",
-            "Latency histograms of every run (all CPUs)",
+            histograms,
             &histogram::prepare(&dists),
-            Samples::WAKEUPS,
+            samples,
         ),
         exceedance::draw(
             "overlay-exceedance",
             "Exceedance of every run (all CPUs)",
             &exceedance::prepare(&dists),
-            Samples::WAKEUPS,
+            samples,
         ),
     ]
 }

@@ -50,6 +50,32 @@ pub struct NoiseSummary {
     /// and total length, ns. 0 unless the run used a real-time policy with throttling on.
     pub throttled_gaps: u64,
     pub throttled_ns: u64,
+    /// The clock the loop read and its calibration (absent in imports and older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<LoopClock>,
+}
+
+/// What a noise loop read (`noise --clock`), and how its ticks were converted to
+/// CLOCK_MONOTONIC (docs/noise.md).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LoopClock {
+    /// `tsc`, `cntvct` (the CPU's counter) or `monotonic`.
+    pub source: LoopClockSource,
+    /// The calibrated rate, ticks per second (1e9 for `monotonic`).
+    pub ticks_per_s: f64,
+    /// Recalibrations during the run.
+    pub recalibrations: u64,
+    /// The largest error of the conversion that a recalibration found and corrected, ns.
+    pub largest_correction_ns: u64,
+}
+
+/// [`LoopClock::source`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoopClockSource {
+    Monotonic,
+    Tsc,
+    Cntvct,
 }
 
 impl NoiseSummary {
@@ -73,6 +99,7 @@ impl NoiseSummary {
             iteration_ns: per(undisturbed as f64, iterations),
             throttled_gaps,
             throttled_ns,
+            clock: None,
         }
     }
 }

@@ -360,6 +360,7 @@ impl SourceNoise {
             iteration_ns: self.iteration_ns.unwrap_or(0.0),
             throttled_gaps: 0,
             throttled_ns: 0,
+            clock: None,
         }
     }
 }

@@ -1,0 +1,100 @@
+//! Tests of `report::openmetrics` (in a file of their own to keep that one readable).
+use super::*;
+use crate::record::stats::new_histogram;
+
+#[test]
+fn buckets_are_cumulative_and_exact_away_from_bounds() {
+    let mut h = new_histogram();
+    h.record_n(1_500, 10).unwrap(); // 1.5 us: above 1 us, at or below 2 us
+    h.record_n(30_000, 5).unwrap(); // 30 us
+    h.record(3_000_000).unwrap(); // 3 ms
+    let b = LatencyBuckets::from_histogram(&h, 1.0);
+    assert_eq!(b.count, 16);
+    assert_eq!(b.at_or_below[0], 0, "le 1 us");
+    assert_eq!(b.at_or_below[1], 10, "le 2 us");
+    assert_eq!(b.at_or_below[5], 15, "le 50 us");
+    assert_eq!(b.at_or_below[10], 15, "le 2 ms");
+    assert_eq!(b.at_or_below[11], 16, "le 5 ms");
+    assert_eq!(b.at_or_below[15], 16, "le 100 ms");
+}
+
+/// A noise run's gaps are exposed under the noise families, with its noise totals; none of
+/// the wakeup latency names or words, and no missed periods or deadline misses.
+#[test]
+fn a_noise_run_is_exposed_as_gaps() {
+    let mut h = new_histogram();
+    h.record_n(1_500, 4).unwrap();
+    let e = Exposition {
+        kind: RunKind::Noise,
+        cpus: vec![CpuFigures {
+            cpu: 1,
+            latency: Some(LatencyBuckets::from_histogram(&h, 6_000.0)),
+            max_ns: Some(1_500),
+            quantiles_ns: [Some(1_500), None, None],
+            samples: Some(4),
+            dropped_records: Some(0),
+            noise: Some(NoiseFigures {
+                noise_ns: 6_000,
+                noise_ratio: 0.000_6,
+                throttled_ns: 50_000_000,
+            }),
+            ..CpuFigures::default()
+        }],
+        budget: vec![("max<20us".into(), true)],
+        ..Exposition::default()
+    };
+    let text = render(&e);
+    for line in [
+        "jitterlab_noise_gap_seconds_bucket{cpu=\"1\",le=\"0.000002\"} 4\n",
+        "jitterlab_noise_gap_seconds_sum{cpu=\"1\"} 0.000006\n",
+        "jitterlab_noise_gap_max_seconds{cpu=\"1\"} 0.0000015\n",
+        "jitterlab_noise_gap_quantile_seconds{cpu=\"1\",quantile=\"0.99\"} 0.0000015\n",
+        "jitterlab_noise_gaps_total{cpu=\"1\"} 4\n",
+        "jitterlab_noise_seconds_total{cpu=\"1\"} 0.000006\n",
+        "jitterlab_noise_ratio{cpu=\"1\"} 0.0006\n",
+        "jitterlab_noise_throttled_seconds_total{cpu=\"1\"} 0.05\n",
+        "# HELP jitterlab_budget_ok 1 when the noise budget clause holds",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    for word in [
+        "latency",
+        "wakeup",
+        "Wakeup",
+        "samples_total",
+        "missed",
+        "deadline",
+    ] {
+        assert!(!text.contains(word), "{word}: {text}");
+    }
+}
+
+#[test]
+fn label_values_are_escaped() {
+    assert_eq!(
+        escape_label_value("a\\b\"c\nd\u{1b}e"),
+        "a\\\\b\\\"c\\nd\u{FFFD}e"
+    );
+}
+
+#[test]
+fn absent_figures_are_left_out_not_zero() {
+    let e = Exposition {
+        cpus: vec![CpuFigures {
+            cpu: 3,
+            samples: Some(7),
+            ..CpuFigures::default()
+        }],
+        ..Exposition::default()
+    };
+    let text = render(&e);
+    assert!(
+        text.contains("jitterlab_samples_total{cpu=\"3\"} 7\n"),
+        "{text}"
+    );
+    assert!(!text.contains("jitterlab_missed_periods_total"), "{text}");
+    assert!(
+        !text.contains("jitterlab_wakeup_latency_seconds_bucket"),
+        "{text}"
+    );
+}
