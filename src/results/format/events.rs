@@ -65,6 +65,9 @@ pub enum Event {
     /// One log interval of a noise thread: its exact noise time and gap count (`jitterlab
     /// noise`, written as the interval closes).
     NoiseInterval(super::noise::NoiseInterval),
+    /// The min, mean and max of a block of one thread's samples (`run --summary-every N`,
+    /// written as the block closes; a thread's last block may be shorter).
+    WakeupSummary(super::wakeup_summary::WakeupSummary),
 }
 
 /// What the CPU did between a sample's due time and its wakeup, from the kernel trace.
