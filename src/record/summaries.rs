@@ -27,8 +27,9 @@ struct Open {
     samples: u64,
     min_ns: i64,
     max_ns: i64,
-    /// Exact: a block of up to 2^64 samples of i64 latencies fits in an i128.
-    sum_ns: i128,
+    /// Exact while the block's latencies add up to less than 2^63 ns (292 years), which any
+    /// block does; beyond that it would saturate rather than wrap.
+    sum_ns: i64,
     missed_periods: u64,
 }
 
@@ -61,7 +62,7 @@ impl SummaryBlocks {
         b.samples += 1;
         b.min_ns = b.min_ns.min(s.latency_ns);
         b.max_ns = b.max_ns.max(s.latency_ns);
-        b.sum_ns += i128::from(s.latency_ns);
+        b.sum_ns = b.sum_ns.saturating_add(s.latency_ns);
         b.missed_periods += u64::from(s.missed);
         if b.samples == self.every {
             self.close();
@@ -84,6 +85,7 @@ impl SummaryBlocks {
             first_due_ns: b.first_due_ns,
             last_due_ns: b.last_due_ns,
             min_ns: b.min_ns,
+            sum_ns: b.sum_ns,
             mean_ns: b.sum_ns as f64 / b.samples as f64,
             max_ns: b.max_ns,
             missed_periods: b.missed_periods,
@@ -142,7 +144,7 @@ mod tests {
             )
         };
         assert_eq!(figures(&got[0]), (2, 0, 2, 3, 0, -5, 40, 1));
-        assert_eq!(got[0].mean_ns, 15.0);
+        assert_eq!((got[0].sum_ns, got[0].mean_ns), (45, 15.0));
         assert_eq!(figures(&got[1]), (2, 3, 6, 3, 1, 7, 2_000_000, 2));
         assert_eq!(got[1].mean_ns, 2_000_015.0 / 3.0);
         assert_eq!(got[1].span_ns(), 3_000_000);

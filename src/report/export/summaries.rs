@@ -12,8 +12,8 @@ use std::path::Path;
 
 pub struct Summaries;
 
-/// The header row; `mean_ns` is the exact mean of the block's latencies.
-pub const HEADER: &str = "cpu,first_seq,last_seq,samples,dropped_records,first_due_ns,last_due_ns,span_ns,min_ns,mean_ns,max_ns,missed_periods";
+/// The header row; `mean_ns` is the mean of the block's latencies from their exact sum.
+pub const HEADER: &str = "cpu,first_seq,last_seq,samples,dropped_records,first_due_ns,last_due_ns,span_ns,min_ns,mean_ns,max_ns,sum_ns,missed_periods";
 
 impl RunExporter for Summaries {
     fn write(&self, run: &LoadedRun, output: Option<&Path>) -> Result<()> {
@@ -37,7 +37,7 @@ impl RunExporter for Summaries {
             // `{}` of an f64 prints the shortest text that reads back as the same number.
             let _ = writeln!(
                 text,
-                "{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 s.cpu,
                 s.first_seq,
                 s.last_seq,
@@ -47,8 +47,9 @@ impl RunExporter for Summaries {
                 s.last_due_ns,
                 s.span_ns(),
                 s.min_ns,
-                s.mean_ns,
+                s.mean(),
                 s.max_ns,
+                s.sum_ns,
                 s.missed_periods
             );
         }

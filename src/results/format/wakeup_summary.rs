@@ -25,7 +25,10 @@ pub struct WakeupSummary {
     pub first_due_ns: u64,
     pub last_due_ns: u64,
     pub min_ns: i64,
-    /// The exact mean of the block's latencies (not histogram-rounded), ns.
+    /// The sum of the block's latencies, ns: exact, so that the mean can be recomputed exactly
+    /// ([`WakeupSummary::mean`]; JSON readers may round `mean_ns` in its last digit).
+    pub sum_ns: i64,
+    /// `sum_ns / samples` (not histogram-rounded), ns.
     pub mean_ns: f64,
     pub max_ns: i64,
     /// Periods that passed unserved, summed over the block's samples (their `missed`).
@@ -33,6 +36,11 @@ pub struct WakeupSummary {
 }
 
 impl WakeupSummary {
+    /// The mean latency from the exact sum, ns.
+    pub fn mean(&self) -> f64 {
+        self.sum_ns as f64 / self.samples.max(1) as f64
+    }
+
     /// The time from the block's first to its last due time, ns.
     pub fn span_ns(&self) -> u64 {
         self.last_due_ns.saturating_sub(self.first_due_ns)
