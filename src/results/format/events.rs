@@ -52,6 +52,22 @@ pub enum Event {
         index: usize,
         label: String,
     },
+    /// A load with `loops=N` finished its loops by itself (docs/loads.md, "Loads that stop
+    /// after a number of loops"); its phase, if it has one, may end with it.
+    LoadFinished {
+        /// When its worker was reaped.
+        time_ns: u64,
+        /// Its index in run.json `loads[]`.
+        index: usize,
+        /// The load spec as given.
+        load: String,
+        /// Its scenario phase; None for a load of the whole run.
+        phase: Option<usize>,
+        /// The loops its workers did in all (`loops` per worker times its workers).
+        loops: u64,
+        /// `loops=` as given: each worker's loops.
+        loops_per_worker: u64,
+    },
     /// A budget clause was violated (written once per violated clause when the run ends).
     BudgetBreach {
         time_ns: u64,
