@@ -92,11 +92,15 @@ fn a_phase_ends_when_its_loops_are_done() {
     );
     let at = |wanted: fn(&Event) -> Option<u64>| events.iter().find_map(wanted).unwrap();
     let started = at(|e| match e {
-        Event::PhaseStart { time_ns, index: 0, .. } => Some(*time_ns),
+        Event::PhaseStart {
+            time_ns, index: 0, ..
+        } => Some(*time_ns),
         _ => None,
     });
     let ended = at(|e| match e {
-        Event::PhaseEnd { time_ns, index: 0, .. } => Some(*time_ns),
+        Event::PhaseEnd {
+            time_ns, index: 0, ..
+        } => Some(*time_ns),
         _ => None,
     });
     let finished_at = at(|e| match e {
@@ -105,7 +109,10 @@ fn a_phase_ends_when_its_loops_are_done() {
     });
     // Five maps of 64 MiB take a few hundred ms; the supervisor looks every 20 ms. Two seconds
     // are far below the planned 4 s, even on a VM that stalls.
-    assert!(finished_at <= ended, "the phase ends after its load finished");
+    assert!(
+        finished_at <= ended,
+        "the phase ends after its load finished"
+    );
     assert!(
         ended - started < 2_000_000_000,
         "phase 0 lasted {} ms of its planned 4 s",

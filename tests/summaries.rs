@@ -95,12 +95,19 @@ fn each_summary_holds_exactly_its_samples() {
     for (cpu, samples) in &per_cpu {
         let got: Vec<&WakeupSummary> = summaries.iter().filter(|s| s.cpu == *cpu).collect();
         let blocks: Vec<&[SampleRecord]> = samples.chunks(EVERY).collect();
-        assert!(samples.len() > 3 * EVERY, "cpu{cpu}: {} samples", samples.len());
+        assert!(
+            samples.len() > 3 * EVERY,
+            "cpu{cpu}: {} samples",
+            samples.len()
+        );
         assert_eq!(got.len(), blocks.len(), "cpu{cpu}: one summary per block");
         for (s, block) in got.iter().zip(&blocks) {
             assert_eq!(figures(s), expected(block), "cpu{cpu}");
             // As written, before JSON reading may round its last digit.
-            assert!((s.mean_ns - s.mean()).abs() <= s.mean().abs() * 1e-15, "{s:?}");
+            assert!(
+                (s.mean_ns - s.mean()).abs() <= s.mean().abs() * 1e-15,
+                "{s:?}"
+            );
             // No record was dropped, so each block's sequence numbers are consecutive.
             assert_eq!(s.dropped_records, 0);
             assert_eq!(s.last_seq - s.first_seq + 1, s.samples);
@@ -108,7 +115,10 @@ fn each_summary_holds_exactly_its_samples() {
         // The last block is written even though it is shorter (unless the run's samples
         // happened to be a whole number of blocks).
         let last = got.last().unwrap();
-        assert_eq!(last.samples as usize, samples.len() - EVERY * (blocks.len() - 1));
+        assert_eq!(
+            last.samples as usize,
+            samples.len() - EVERY * (blocks.len() - 1)
+        );
         assert_eq!(last.last_seq, samples.last().unwrap().seq);
         assert_eq!(
             thread(&run, *cpu)["samples"].as_u64().unwrap(),
@@ -136,7 +146,10 @@ fn each_summary_holds_exactly_its_samples() {
         assert_eq!(row[0].parse::<usize>().unwrap(), s.cpu);
         assert_eq!(row[1].parse::<u64>().unwrap(), s.first_seq);
         assert_eq!(row[3].parse::<u64>().unwrap(), s.samples);
-        assert_eq!(row[7].parse::<u64>().unwrap(), s.last_due_ns - s.first_due_ns);
+        assert_eq!(
+            row[7].parse::<u64>().unwrap(),
+            s.last_due_ns - s.first_due_ns
+        );
         assert_eq!(row[8].parse::<i64>().unwrap(), s.min_ns);
         assert_eq!(row[9].parse::<f64>().unwrap(), s.mean());
         assert_eq!(row[10].parse::<i64>().unwrap(), s.max_ns);
@@ -161,12 +174,11 @@ fn a_run_without_summaries_has_none_to_export() {
     let base = tempfile::tempdir().unwrap();
     let dir = base.path().join("run");
     write_known_run(&dir, &[0], 2, 100, uniform_10_50, 1, 0);
-    let o = jitterlab(&[
-        "export",
-        dir.to_str().unwrap(),
-        "--format",
-        "summaries",
-    ]);
+    let o = jitterlab(&["export", dir.to_str().unwrap(), "--format", "summaries"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("run again with --summary-every N"), "{}", text(&o));
+    assert!(
+        text(&o).contains("run again with --summary-every N"),
+        "{}",
+        text(&o)
+    );
 }

@@ -453,7 +453,10 @@ fn loops_value(text: &str) -> Result<u64, String> {
 }
 
 fn summary_every_value(text: &str) -> Result<u64, String> {
-    match whole_number(text, "a number of samples per summary, 1 or more (e.g. 1000)") {
+    match whole_number(
+        text,
+        "a number of samples per summary, 1 or more (e.g. 1000)",
+    ) {
         Ok(0) => Err("0 samples make no summary; give 1 or more (e.g. 1000)".into()),
         other => other,
     }

@@ -99,7 +99,8 @@ impl PhaseResult {
     /// Where its window ends, offset from the run's start: the planned end, or the earlier
     /// end its loads' loops made.
     pub fn window_end_ns(&self) -> u64 {
-        self.early_end_ns.map_or(self.plan.end_ns, |e| e.min(self.plan.end_ns))
+        self.early_end_ns
+            .map_or(self.plan.end_ns, |e| e.min(self.plan.end_ns))
     }
 }
 

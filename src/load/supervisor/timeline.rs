@@ -282,10 +282,7 @@ impl State {
                 && r.status
                     .is_some_and(|s| crate::sys::process::exit_code(s) == 0)
             {
-                let loops = self.setup.loads[i]
-                    .spec
-                    .loops_done(&r.values)
-                    .unwrap_or(0);
+                let loops = self.setup.loads[i].spec.loops_done(&r.values).unwrap_or(0);
                 let event = Event::LoadFinished {
                     time_ns: r.ended_ns,
                     index: self.setup.record_index_base + i,
@@ -297,7 +294,9 @@ impl State {
                 self.event(event);
                 (
                     LoadEnded::Completed,
-                    Some(format!("finished its loops ({loops} in all) after {secs:.1} s")),
+                    Some(format!(
+                        "finished its loops ({loops} in all) after {secs:.1} s"
+                    )),
                 )
             } else if self.setup.once {
                 (LoadEnded::Completed, None)
