@@ -91,6 +91,8 @@ pub struct RunPlan {
     pub samples: bool,
     /// The layout samples.bin is written in (`--samples-format`).
     pub samples_format: crate::results::format::samples::SampleLogFormat,
+    /// `--summary-every N`: min, mean and max of every N samples per thread, to events.jsonl.
+    pub summary_every: Option<u64>,
     pub ring_size: usize,
     pub mlock: bool,
     pub pm_qos_us: Option<u32>,

@@ -222,6 +222,10 @@ fn a_real_run_takes_at_most_8_bytes_a_sample() {
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let run = run_json(&out);
+    assert_eq!(
+        run["plan"]["samples_format"], 2,
+        "run.json names the layout"
+    );
     let path = out.join("samples.bin");
     let reader = SampleLogReader::open(&path).unwrap();
     assert_eq!(reader.format(), SampleLogFormat::V2);

@@ -410,6 +410,7 @@ fn phase_statistics_span_segments() {
         },
         started_ns: 0,
         ended_ns: 0,
+        early_end_ns: None,
     };
     let outcome = Outcome {
         phases: vec![phase(0, 2, 6), phase(1, 6, 11)],

@@ -192,6 +192,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "1|2", value_parser = samples_format_value(), requires = "samples")]
     pub samples_format: Option<SampleLogFormat>,
 
+    /// Every N recorded samples of each thread, write their min, mean and max (with their
+    /// sequence range, due times and missed periods) to events.jsonl as a `wakeup_summary`
+    /// (FirmTimers measure_latency -w); a thread's last block may be shorter. `export --format
+    /// summaries` prints them.
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = summary_every_value
+    )]
+    pub summary_every: Option<u64>,
+
     /// Capacity of each thread's sample ring, in samples; a full ring drops (and counts) records.
     /// Default: one second of samples at the thread's interval, at least 1024.
     #[arg(
@@ -263,7 +275,8 @@ pub struct ExportArgs {
     /// junit: JUnit XML, one test case per budget clause and CPU (without a budget: per CPU,
     /// completed without missed periods or dropped records); lava: `name result measurement
     /// units` lines; cyclictest-json: the layout of `cyclictest --json`; openmetrics: Prometheus
-    /// text for node_exporter's textfile collector.
+    /// text for node_exporter's textfile collector; summaries: the min, mean and max of every
+    /// block of a `run --summary-every N`, as CSV.
     #[arg(long, value_parser = export_format_value())]
     pub format: &'static ExportFormat,
     /// Write here instead of stdout. For gnuplot: the name of both files, FILE.dat and FILE.gp
@@ -437,6 +450,16 @@ fn loops_value(text: &str) -> Result<u64, String> {
         text,
         "a number of wakeups per thread, 1 or more (e.g. 10000)",
     )
+}
+
+fn summary_every_value(text: &str) -> Result<u64, String> {
+    match whole_number(
+        text,
+        "a number of samples per summary, 1 or more (e.g. 1000)",
+    ) {
+        Ok(0) => Err("0 samples make no summary; give 1 or more (e.g. 1000)".into()),
+        other => other,
+    }
 }
 
 fn priority_value(text: &str) -> Result<i32, String> {

@@ -9,7 +9,7 @@ use super::*;
 #[derive(Debug, Args)]
 #[command(
     after_help = "Every `jitterlab run` option applies except those that end a run or grow without bound: \
-                  --duration, --loops, --scenario, --samples and --json are refused. The run ends on \
+                  --duration, --loops, --scenario, --samples, --summary-every and --json are refused. The run ends on \
                   SIGINT or SIGTERM (exit 0, run.json `interrupted`). Metrics: docs/monitor.md."
 )]
 pub struct MonitorArgs {

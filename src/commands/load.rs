@@ -96,7 +96,11 @@ pub(crate) fn run_alone(
     let supervisor = Supervisor::start(setup, Arc::clone(stop))?;
     let start = monotonic_ns();
     supervisor.begin(start);
-    if once && loads.iter().any(|g| !g.generator.ends_when_run_once()) {
+    if once
+        && loads
+            .iter()
+            .any(|g| !g.generator.ends_when_run_once() && g.common.loops.is_none())
+    {
         eprintln!("jitterlab load: running until Ctrl-C (give --duration to stop by itself)");
     }
     loop {

@@ -117,6 +117,11 @@ pub fn resolve_monitor(args: &MonitorArgs) -> Result<MonitorPlan> {
             "--samples: a monitor runs without end and samples.bin would grow without bound; drop --samples, or use `jitterlab run --samples` for a run that ends",
         ));
     }
+    if r.summary_every.is_some() {
+        return Err(Failure::usage(
+            "--summary-every: a monitor runs without end and its summaries would grow events.jsonl without bound; drop --summary-every (the windowed figures are at /metrics), or use `jitterlab run --summary-every N` for a run that ends",
+        ));
+    }
     if r.interval_step.is_some() {
         return Err(Failure::usage(
             "--interval-step: the period would grow without bound in a run without end; drop --interval-step",
@@ -283,6 +288,7 @@ mod tests {
         assert!(err(&["--samples"]).contains("without bound"));
         assert!(err(&["--interval-step", "1us"]).contains("without bound"));
         assert!(err(&["--json"]).starts_with("--json"));
+        assert!(err(&["--summary-every", "10"]).starts_with("--summary-every"));
         // The run options are checked as for `run`.
         assert!(err(&["--interval", "0ms"]).contains("below 1us"));
     }

@@ -132,6 +132,7 @@ fn as_run_args(args: &NoiseArgs) -> RunArgs {
         scenario: args.scenario.clone(),
         samples: args.samples,
         samples_format: None,
+        summary_every: None,
         ring_size: Some(args.ring_size.unwrap_or(DEFAULT_RING_GAPS)),
         out: args.out.clone(),
         allow_shared_cpus: args.allow_shared_cpus,

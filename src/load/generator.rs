@@ -28,9 +28,20 @@ pub struct GeneratorInfo {
     pub parameters: &'static [Parameter],
     /// Names of the counters it keeps in the worker, in slot order.
     pub counters: &'static [&'static str],
+    /// What one loop of its work is, for `loops=N` (FirmTimers `generate_load -l`); None: its
+    /// work has no loop to count, and `loops=` is refused.
+    pub loop_unit: Option<LoopUnit>,
     /// Parses its own parameters from `p` (the registry parses the common ones and rejects
     /// keys no one read).
     pub parse: fn(&mut Params) -> Result<Box<dyn Generator>, String>,
+}
+
+/// One loop of a generator's work (`loops=N`): the counter that counts it, and what it is.
+pub struct LoopUnit {
+    /// The index in [`GeneratorInfo::counters`] of the counter that grows by one per loop.
+    pub counter: usize,
+    /// What one loop does, for docs and messages.
+    pub what: &'static str,
 }
 
 /// How a generator's spec is written.
@@ -120,6 +131,9 @@ pub trait Generator: fmt::Debug + Send + Sync {
 /// The parameters every generator takes.
 pub const COMMON_PARAMETERS: &[&str] = &["cpus", "workers", "policy", "prio"];
 
+/// The parameter of the generators with a [`LoopUnit`]: each worker stops after this many loops.
+pub const LOOPS_PARAMETER: &str = "loops";
+
 /// Which CPUs a generator's processes may run on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CpuChoice {
@@ -186,10 +200,30 @@ pub struct Common {
     /// None: the generator's own default.
     pub workers: Option<usize>,
     pub policy: LoadPolicy,
+    /// `loops=N`: each worker ends after N loops of its work (generators with a [`LoopUnit`]);
+    /// None: it works until stopped.
+    pub loops: Option<u64>,
 }
 
 impl Common {
-    fn parse(p: &mut Params) -> Result<Self, String> {
+    fn parse(p: &mut Params, info: &GeneratorInfo) -> Result<Self, String> {
+        // A generator's own `loops` (hackbench's messages per exchange) was read before this.
+        let loops = p
+            .int(LOOPS_PARAMETER, 1..=i64::MAX, None)?
+            .map(|n| n as u64);
+        if loops.is_some() && info.loop_unit.is_none() {
+            let counted: Vec<&str> = super::generators::GENERATORS
+                .iter()
+                .filter(|g| g.loop_unit.is_some())
+                .map(|g| g.name)
+                .collect();
+            return Err(format!(
+                "load '{}': {} has no loop to count, so it takes no loops=; loops=N is taken by {} (docs/loads.md); run this load for a --duration instead",
+                p.spec_text(),
+                info.name,
+                counted.join(", ")
+            ));
+        }
         let cpus = match p.text("cpus", None) {
             None => CpuChoice::All,
             Some(v) if v == "all" => CpuChoice::All,
@@ -228,6 +262,7 @@ impl Common {
             cpus,
             workers,
             policy,
+            loops,
         })
     }
 }
@@ -256,10 +291,11 @@ impl GeneratorSpec {
     pub fn parse(info: &'static GeneratorInfo, mut params: Params) -> Result<Self, String> {
         let text = params.spec_text().to_string();
         let generator = (info.parse)(&mut params)?;
-        let common = Common::parse(&mut params)?;
+        let common = Common::parse(&mut params, info)?;
         let known: Vec<&str> = info
             .parameter_names()
             .chain(COMMON_PARAMETERS.iter().copied())
+            .chain(info.loop_unit.as_ref().map(|_| LOOPS_PARAMETER))
             .collect();
         params.finish(&known)?;
         Ok(GeneratorSpec {
@@ -304,6 +340,13 @@ impl GeneratorSpec {
     pub fn check_system(&self) -> Result<(), String> {
         let workers = self.common.workers.unwrap_or(1) as u64;
         self.generator.check_system(&self.text, workers)
+    }
+
+    /// The loops its workers have done in all, from its counters (`values`, in slot order),
+    /// when it counts loops.
+    pub fn loops_done(&self, values: &[u64]) -> Option<u64> {
+        let unit = self.generator.info().loop_unit.as_ref()?;
+        values.get(unit.counter).copied()
     }
 
     /// Names of the counters the generator keeps, in slot order.

@@ -21,17 +21,31 @@ pub struct Ctx {
     pub workers: usize,
     /// Do the work once and return (hackbench alone, without --duration).
     pub once: bool,
+    /// `loops=N`: each worker returns after N loops of its work (the generator's `LoopUnit`).
+    pub loops: Option<u64>,
 }
 
 impl Ctx {
     /// Maps the counters (shared with every child forked later) for a worker process.
-    pub fn map(cpus: Vec<usize>, workers: usize, once: bool) -> io::Result<Self> {
+    pub fn map(
+        cpus: Vec<usize>,
+        workers: usize,
+        once: bool,
+        loops: Option<u64>,
+    ) -> io::Result<Self> {
         Ok(Ctx {
             slots: shared_counters(SLOTS)?,
             cpus,
             workers,
             once,
+            loops,
         })
+    }
+
+    /// Whether a worker that has done `done` loops goes on: not told to stop, and short of
+    /// `loops=` if given.
+    pub fn keep_looping(&self, done: u64) -> bool {
+        !self.stopped() && self.loops.is_none_or(|n| done < n)
     }
 
     /// Whether the load has been told to stop.

@@ -82,7 +82,7 @@ pub fn main(spec_text: &str, cpus_text: &str, report_cpus_text: &str, once: bool
         let _ = set_affinity(&report_cpus);
     }
     let workers = spec.workers(&cpus);
-    let ctx = match Ctx::map(cpus, workers, once) {
+    let ctx = match Ctx::map(cpus, workers, once, spec.common.loops) {
         Ok(c) => Arc::new(c),
         Err(e) => return fail(&mut reporter, format!("cannot map the counters: {e}"), 4),
     };

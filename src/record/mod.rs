@@ -20,6 +20,7 @@ pub mod live;
 pub mod samplelog;
 pub mod segments;
 pub mod stats;
+mod summaries;
 pub mod tails;
 mod thread_state;
 mod trace_join;
@@ -32,6 +33,7 @@ use crate::measure::clock::monotonic_ns;
 use crate::measure::{Sample, ThreadCounters};
 use crate::results::events::SpikeExplanation;
 use crate::results::format::noise::NoiseInterval;
+use crate::results::format::wakeup_summary::WakeupSummary;
 use files::Files;
 use hlog::HlogWriter;
 use samplelog::SampleLogWriter;
@@ -163,6 +165,27 @@ impl Recorder {
         self
     }
 
+    /// Summarises every block of `every` consecutive recorded samples of each thread
+    /// (`--summary-every`; [`Recorder::take_wakeup_summaries`]).
+    pub fn with_summaries(mut self, every: u64) -> Self {
+        for t in &mut self.threads {
+            t.summaries = Some(summaries::SummaryBlocks::new(t.feed.cpu, every));
+        }
+        self
+    }
+
+    /// The blocks of samples closed since the last call (`--summary-every`), per thread in the
+    /// order they closed, for events.jsonl. Taken like [`Recorder::take_noise_intervals`]: after
+    /// every drain and after [`Recorder::close_intervals`], which closes each thread's last,
+    /// shorter block.
+    pub fn take_wakeup_summaries(&mut self) -> Vec<WakeupSummary> {
+        self.threads
+            .iter_mut()
+            .filter_map(|t| t.summaries.as_mut())
+            .flat_map(|b| b.take())
+            .collect()
+    }
+
     /// The explanations made since the last call, for events.jsonl.
     pub fn take_explanations(&mut self) -> Vec<SpikeExplanation> {
         std::mem::take(&mut self.explanations)
@@ -259,7 +282,8 @@ impl Recorder {
     }
 
     /// Drains what is left and writes each thread's last (possibly partial) interval ending
-    /// at `end_ns`, so that the last noise intervals can be taken before
+    /// at `end_ns`, and closes its last block of samples (`--summary-every`), so that the last
+    /// noise intervals and summaries can be taken before
     /// [`Recorder::finish`] (which does it itself when not done). Once only.
     pub fn close_intervals(&mut self, end_ns: u64) {
         if self.closed {
@@ -269,6 +293,9 @@ impl Recorder {
         self.drain_until(true);
         for t in &mut self.threads {
             t.close_last_interval(&mut self.files, self.start_ns, self.log_interval_ns, end_ns);
+            if let Some(blocks) = &mut t.summaries {
+                blocks.close();
+            }
         }
     }
 

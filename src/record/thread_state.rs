@@ -7,6 +7,7 @@
 use super::files::Files;
 use super::samplelog::SampleRecord;
 use super::stats::LatencyStats;
+use super::summaries::SummaryBlocks;
 use super::tails::TailState;
 use super::trace_join::{SampleTrace, ThreadTraceState};
 use super::{LiveRow, LoopCounts, ThreadFeed, ThreadResult};
@@ -56,6 +57,8 @@ pub(super) struct ThreadState {
     /// A noise thread's closed intervals, until the recorder's owner takes them for
     /// events.jsonl (one per log interval; empty for wakeup threads).
     pub noise_intervals: Vec<NoiseInterval>,
+    /// With `--summary-every`: the thread's blocks of samples.
+    pub summaries: Option<SummaryBlocks>,
 }
 
 impl ThreadState {
@@ -75,6 +78,7 @@ impl ThreadState {
             interval_noise_ns: 0,
             last_gap_end_ns: 0,
             noise_intervals: Vec::new(),
+            summaries: None,
         }
     }
 
@@ -91,6 +95,9 @@ impl ThreadState {
             && sample.missed == crate::measure::noise::THROTTLED;
         if !throttled {
             self.record_statistics(sample, traced.as_ref());
+            if let Some(blocks) = &mut self.summaries {
+                blocks.record(sample);
+            }
         }
         self.tails.record(sample);
         let irq = traced.as_ref().and_then(|x| x.irq_latency_ns);

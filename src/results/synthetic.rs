@@ -207,6 +207,8 @@ pub fn write_run(
                 log_interval_ns: run.log_interval_ns,
                 loads: run.loads.iter().map(|l| l.spec.clone()).collect(),
                 samples: false,
+                samples_format: None,
+                summary_every: None,
                 ring_size: 1024,
                 mlock: true,
                 pm_qos_us: Some(0),

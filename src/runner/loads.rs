@@ -223,7 +223,8 @@ pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Opt
 }
 
 /// Per-phase statistics, accumulated interval by interval: each phase gets, per CPU, the
-/// intervals wholly inside its planned window.
+/// intervals wholly inside its planned window (cut where it ended early, when its loads'
+/// `loops=` were all done).
 pub struct PhaseStats<'a> {
     outcome: &'a Outcome,
     cpus: &'a [usize],
@@ -257,7 +258,7 @@ impl<'a> PhaseStats<'a> {
         let end = ((start_s + length_s) * 1e9).round() as u64;
         for (ph, merged) in self.outcome.phases.iter().zip(&mut self.merged) {
             let from = ph.plan.start_ns.saturating_sub(EDGE_SLACK_NS);
-            let to = ph.plan.end_ns + EDGE_SLACK_NS;
+            let to = ph.window_end_ns() + EDGE_SLACK_NS;
             if start >= from && end <= to {
                 hlog_scan::add_counts(&mut merged[k], counts);
             }
@@ -337,6 +338,7 @@ mod tests {
             },
             started_ns: 7,
             ended_ns: 9,
+            early_end_ns: None,
         };
         let outcome = Outcome {
             phases: vec![phase(0, 1.0, 2.0), phase(1, 1.5, 3.5), phase(2, 0.2, 0.9)],

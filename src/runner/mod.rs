@@ -110,6 +110,8 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
         log_interval_ns: plan.log_interval_ns,
         loads: plan.load_texts.clone(),
         samples: plan.samples,
+        samples_format: plan.samples.then(|| plan.samples_format.number()),
+        summary_every: plan.summary_every,
         ring_size: plan.ring_size,
         mlock: plan.mlock,
         pm_qos_us: plan.pm_qos_us,

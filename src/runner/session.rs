@@ -289,6 +289,9 @@ impl Session {
         if let Some(j) = joiner {
             recorder = recorder.with_trace(Box::new(j), plan.ring_size * 4);
         }
+        if let Some(every) = plan.summary_every {
+            recorder = recorder.with_summaries(every);
+        }
         let live = LiveView::new(
             options.quiet,
             &plan.cpus,
@@ -448,8 +451,8 @@ impl Session {
         }
     }
 
-    /// Moves the recorder's spike explanations (`--trace`) and closed noise intervals to
-    /// events.jsonl.
+    /// Moves the recorder's spike explanations (`--trace`), closed noise intervals and closed
+    /// blocks of samples (`--summary-every`) to events.jsonl.
     fn log_explanations(&mut self) {
         let recorder = self
             .recorder
@@ -457,6 +460,9 @@ impl Session {
             .expect("the recorder lives until finish");
         for i in recorder.take_noise_intervals() {
             self.events.write(&Event::NoiseInterval(i));
+        }
+        for s in recorder.take_wakeup_summaries() {
+            self.events.write(&Event::WakeupSummary(s));
         }
         for x in recorder.take_explanations() {
             // Counted for `cpu_states` (a monitor's metrics) before it goes to events.jsonl.

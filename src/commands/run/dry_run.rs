@@ -147,6 +147,13 @@ pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
             wakeups.saturating_mul(plan.cpus.len() as u64)
         );
     }
+    if let Some(every) = plan.summary_every {
+        let _ = writeln!(
+            t,
+            "    events.jsonl: a wakeup_summary every {every} samples per thread, about {} per thread",
+            wakeups.div_ceil(every)
+        );
+    }
     for w in warnings {
         let _ = writeln!(t, "  warning: {w}");
     }

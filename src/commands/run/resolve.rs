@@ -196,6 +196,7 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         scenario,
         samples: args.samples,
         samples_format: args.samples_format.unwrap_or_default(),
+        summary_every: args.summary_every,
         ring_size,
         mlock: !args.no_mlock,
         pm_qos_us,

@@ -14,6 +14,7 @@ pub static INFO: GeneratorInfo = GeneratorInfo {
     syntax: Syntax::Parameters,
     parameters: &[],
     counters: &["iterations"],
+    loop_unit: None,
     parse: |_| Ok(Box::new(CpuLoad)),
 };
 const ITERATIONS: usize = 0;

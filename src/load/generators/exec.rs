@@ -35,6 +35,7 @@ pub static INFO: GeneratorInfo = GeneratorInfo {
         help: "start the program again when it exits before the load's end",
     }],
     counters: &["starts", "early_exits"],
+    loop_unit: None,
     parse: |p| Ok(Box::new(ExecLoad::parse(p)?)),
 };
 const STARTS: usize = 0;

@@ -3,7 +3,7 @@
 //! ties itself to its parent (parent-death signal) and exits at once, so the load is the
 //! kernel's fork, exit and wait paths.
 
-use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
+use crate::load::generator::{Generator, GeneratorInfo, LoopUnit, Parameter, Syntax};
 use crate::load::kit::{Counts, Ctx, fork_child, reap, run_threads};
 use crate::load::spec::Params;
 use crate::measure::clock::monotonic_ns;
@@ -28,6 +28,10 @@ pub static INFO: GeneratorInfo = GeneratorInfo {
         },
     ],
     counters: &["forks", "reaped"],
+    loop_unit: Some(LoopUnit {
+        counter: FORKS,
+        what: "one fork of a child that exits at once (every child is reaped before the worker ends)",
+    }),
     parse: |p| Ok(Box::new(ForkLoad::parse(p)?)),
 };
 const FORKS: usize = 0;
@@ -60,7 +64,8 @@ impl Generator for ForkLoad {
         run_threads(ctx.workers, "fork", |i| {
             let mut alive: VecDeque<Pid> = VecDeque::with_capacity(self.count);
             let mut due = monotonic_ns();
-            while !ctx.stopped() {
+            let mut done = 0;
+            while ctx.keep_looping(done) {
                 if alive.len() >= self.count {
                     reap_one(&mut alive, ctx, i)?;
                 }
@@ -75,6 +80,7 @@ impl Generator for ForkLoad {
                     fork_child(|| 0).map_err(|e| format!("fork worker {i}: fork failed: {e}"))?;
                 alive.push_back(pid);
                 ctx.add(FORKS, 1);
+                done += 1;
             }
             while !alive.is_empty() {
                 reap_one(&mut alive, ctx, i)?;

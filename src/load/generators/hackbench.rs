@@ -66,6 +66,7 @@ pub static INFO: GeneratorInfo = GeneratorInfo {
         "exchange_ns_total",
         "last_exchange_ns",
     ],
+    loop_unit: None,
     parse: |p| Ok(Box::new(HackbenchLoad::parse(p)?)),
 };
 const EXCHANGES: usize = 0;

@@ -5,7 +5,7 @@
 //! where the file system lacks O_TMPFILE), so it has no name and the kernel frees it when the
 //! worker exits, however it exits; nothing is left in `dir`, not even after a SIGKILL.
 
-use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
+use crate::load::generator::{Generator, GeneratorInfo, LoopUnit, Parameter, Syntax};
 use crate::load::kit::{Counts, Ctx, PER_MIB, run_threads};
 use crate::load::spec::Params;
 use crate::results::run_record::Throughput;
@@ -38,6 +38,10 @@ pub static INFO: GeneratorInfo = GeneratorInfo {
         },
     ],
     counters: &["written", "read", "fsyncs"],
+    loop_unit: Some(LoopUnit {
+        counter: FSYNCS,
+        what: "one write of size to the worker's file, its fsync, and the read back of size",
+    }),
     parse: |p| Ok(Box::new(IoLoad::parse(p)?)),
 };
 const WRITTEN: usize = 0;
@@ -107,7 +111,8 @@ impl Generator for IoLoad {
             })?;
             let block = vec![0xA5u8 ^ i as u8; self.bs as usize];
             let mut back = vec![0u8; self.bs as usize];
-            while !ctx.stopped() {
+            let mut done = 0;
+            while ctx.keep_looping(done) {
                 let mut offset = 0;
                 while offset < self.size && !ctx.stopped() {
                     let n = (self.size - offset).min(self.bs) as usize;
@@ -130,6 +135,7 @@ impl Generator for IoLoad {
                     ctx.add(READ, n as u64);
                     offset += n as u64;
                 }
+                done += 1;
             }
             Ok(())
         })

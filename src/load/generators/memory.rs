@@ -3,7 +3,7 @@
 //! mmap/munmap keeps the page-fault and page-zeroing path of the kernel busy, which a buffer
 //! touched once would not.
 
-use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
+use crate::load::generator::{Generator, GeneratorInfo, LoopUnit, Parameter, Syntax};
 use crate::load::kit::{Counts, Ctx, PER_MIB, mib, run_threads};
 use crate::load::spec::Params;
 use crate::results::run_record::Throughput;
@@ -19,6 +19,10 @@ pub static INFO: GeneratorInfo = GeneratorInfo {
         help: "bytes mapped by each worker (4 KiB - 16 TiB)",
     }],
     counters: &["bytes", "pages", "maps"],
+    loop_unit: Some(LoopUnit {
+        counter: MAPS,
+        what: "one mmap of size, a write to each of its pages, and its munmap",
+    }),
     parse: |p| Ok(Box::new(MemoryLoad::parse(p)?)),
 };
 const BYTES: usize = 0;
@@ -53,7 +57,8 @@ impl Generator for MemoryLoad {
         let size = self.size as usize;
         let page = mem::page_size();
         run_threads(ctx.workers, "memory", |i| {
-            while !ctx.stopped() {
+            let mut done = 0;
+            while ctx.keep_looping(done) {
                 let base = mem::map_anonymous(size, mem::Sharing::Private).map_err(|e| {
                     format!(
                         "memory worker {i}: mmap of {} failed: {e}",
@@ -82,6 +87,7 @@ impl Generator for MemoryLoad {
                     mem::unmap(base, size);
                 }
                 ctx.add(MAPS, 1);
+                done += 1;
             }
             Ok(())
         })

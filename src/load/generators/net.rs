@@ -27,6 +27,7 @@ pub static INFO: GeneratorInfo = GeneratorInfo {
         },
     ],
     counters: &["received", "sent"],
+    loop_unit: None,
     parse: |p| Ok(Box::new(NetLoad::parse(p)?)),
 };
 const RECEIVED: usize = 0;

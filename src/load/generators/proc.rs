@@ -12,6 +12,7 @@ pub static INFO: GeneratorInfo = GeneratorInfo {
     syntax: Syntax::Parameters,
     parameters: &[],
     counters: &["files", "bytes"],
+    loop_unit: None,
     parse: |_| Ok(Box::new(ProcLoad)),
 };
 const FILES: usize = 0;

@@ -24,6 +24,7 @@ pub static INFO: GeneratorInfo = GeneratorInfo {
         help: "bytes of each of a worker's three arrays (4 KiB - 16 TiB)",
     }],
     counters: &["bytes", "passes"],
+    loop_unit: None,
     parse: |p| Ok(Box::new(StreamLoad::parse(p)?)),
 };
 const BYTES: usize = 0;

@@ -90,6 +90,18 @@ pub struct PhaseResult {
     /// Monotonic: when its loads were all started, and when they were all reaped.
     pub started_ns: u64,
     pub ended_ns: u64,
+    /// When the phase ended before its planned end because its loads with `loops=` had all
+    /// finished: the offset from the run's start, ns (as `plan.end_ns`); None otherwise.
+    pub early_end_ns: Option<u64>,
+}
+
+impl PhaseResult {
+    /// Where its window ends, offset from the run's start: the planned end, or the earlier
+    /// end its loads' loops made.
+    pub fn window_end_ns(&self) -> u64 {
+        self.early_end_ns
+            .map_or(self.plan.end_ns, |e| e.min(self.plan.end_ns))
+    }
 }
 
 #[derive(Debug, Default)]

@@ -48,6 +48,8 @@ pub(super) struct State {
     running: Vec<Running>,
     outcome: Outcome,
     phase_state: Vec<PhaseState>,
+    /// The run's start (CLOCK_MONOTONIC), once [`Msg::Begin`] has said it.
+    start_ns: u64,
 }
 
 impl State {
@@ -66,6 +68,7 @@ impl State {
             events,
             running: Vec::new(),
             outcome: Outcome::default(),
+            start_ns: 0,
         }
     }
 
@@ -110,6 +113,7 @@ impl State {
             Ok(Msg::Begin(t)) => t,
             _ => return self.wind_up(),
         };
+        self.start_ns = start_ns;
         loop {
             let now = monotonic_ns();
             for p in 0..self.setup.phases.len() {
@@ -185,6 +189,7 @@ impl State {
                     plan: plan.clone(),
                     started_ns: now,
                     ended_ns: now,
+                    early_end_ns: None,
                 });
                 self.event(Event::PhaseStart {
                     time_ns: now,
@@ -201,6 +206,24 @@ impl State {
                 ));
                 self.stop.store(true, Ordering::SeqCst);
             }
+        }
+    }
+
+    /// Ends phase `p` before its planned end when it has loads with `loops=` and every one of
+    /// them has finished (its other loads are stopped with it).
+    fn end_phase_if_loops_done(&mut self, p: usize) {
+        let looped = |i: usize| {
+            self.setup.loads[i].phase == Some(p) && self.setup.loads[i].spec.common.loops.is_some()
+        };
+        let has_loops = (0..self.setup.loads.len()).any(looped);
+        let still_looping = self.running.iter().any(|r| looped(r.index));
+        if self.phase_state[p] != PhaseState::Running || !has_loops || still_looping {
+            return;
+        }
+        self.end_phase(p);
+        let offset = monotonic_ns().saturating_sub(self.start_ns);
+        if let Some(ph) = self.outcome.phases.iter_mut().find(|ph| ph.index == p) {
+            ph.early_end_ns = Some(offset);
         }
     }
 
@@ -255,6 +278,26 @@ impl State {
                     kill_hint(signal)
                 ));
                 (LoadEnded::Killed, Some(reason))
+            } else if let Some(per_worker) = self.setup.loads[i].spec.common.loops
+                && r.status
+                    .is_some_and(|s| crate::sys::process::exit_code(s) == 0)
+            {
+                let loops = self.setup.loads[i].spec.loops_done(&r.values).unwrap_or(0);
+                let event = Event::LoadFinished {
+                    time_ns: r.ended_ns,
+                    index: self.setup.record_index_base + i,
+                    load: text.clone(),
+                    phase: self.setup.loads[i].phase,
+                    loops,
+                    loops_per_worker: per_worker,
+                };
+                self.event(event);
+                (
+                    LoadEnded::Completed,
+                    Some(format!(
+                        "finished its loops ({loops} in all) after {secs:.1} s"
+                    )),
+                )
             } else if self.setup.once {
                 (LoadEnded::Completed, None)
             } else {
@@ -264,6 +307,9 @@ impl State {
             };
             self.running[pos].end = Some(end);
             self.stop_loads(&[i]);
+        }
+        for p in 0..self.setup.phases.len() {
+            self.end_phase_if_loops_done(p);
         }
         self.all_ended
             .store(self.running.is_empty(), Ordering::SeqCst);

@@ -1,6 +1,6 @@
 //! `jitterlab export`: a run in other shapes. One file per format: the sample log's formats
 //! implement [`SampleExporter`] (streamed row by row), the whole-run formats (histogram data,
-//! summary, CI formats) implement [`RunExporter`]. What the CI formats share: the budget judged
+//! summary, CI formats, the `--summary-every` blocks) implement [`RunExporter`]. What the CI formats share: the budget judged
 //! per CPU (`verdict`) and the measured system's facts (`system_facts`).
 
 mod columns;
@@ -11,6 +11,7 @@ mod json;
 mod junit;
 mod lava;
 mod openmetrics;
+mod summaries;
 pub mod system_facts;
 pub mod verdict;
 
@@ -84,6 +85,10 @@ pub const FORMATS: &[ExportFormat] = &[
         name: "openmetrics",
         exporter: || Exporter::Run(Box::new(openmetrics::OpenMetrics)),
     },
+    ExportFormat {
+        name: "summaries",
+        exporter: || Exporter::Run(Box::new(summaries::Summaries)),
+    },
 ];
 
 impl ExportFormat {
@@ -129,6 +134,11 @@ pub fn export(
         }
         let run = loaded::load(run_dir).map_err(Failure::usage)?;
         return gnuplot::write_per_phase(&run, output);
+    }
+    if format.name == "summaries" && budget.is_some() {
+        return Err(Failure::usage(
+            "--budget judges a run's summary; --format summaries writes the blocks of --summary-every, which no budget judges. Use --budget with json, junit, lava or openmetrics",
+        ));
     }
     let budget = Budget::from_option(budget)?;
     match (format.exporter)() {

@@ -52,6 +52,22 @@ pub enum Event {
         index: usize,
         label: String,
     },
+    /// A load with `loops=N` finished its loops by itself (docs/loads.md, "Loads that stop
+    /// after a number of loops"); its phase, if it has one, may end with it.
+    LoadFinished {
+        /// When its worker was reaped.
+        time_ns: u64,
+        /// Its index in run.json `loads[]`.
+        index: usize,
+        /// The load spec as given.
+        load: String,
+        /// Its scenario phase; None for a load of the whole run.
+        phase: Option<usize>,
+        /// The loops its workers did in all (`loops` per worker times its workers).
+        loops: u64,
+        /// `loops=` as given: each worker's loops.
+        loops_per_worker: u64,
+    },
     /// A budget clause was violated (written once per violated clause when the run ends).
     BudgetBreach {
         time_ns: u64,
@@ -65,6 +81,9 @@ pub enum Event {
     /// One log interval of a noise thread: its exact noise time and gap count (`jitterlab
     /// noise`, written as the interval closes).
     NoiseInterval(super::noise::NoiseInterval),
+    /// The min, mean and max of a block of one thread's samples (`run --summary-every N`,
+    /// written as the block closes; a thread's last block may be shorter).
+    WakeupSummary(super::wakeup_summary::WakeupSummary),
 }
 
 /// What the CPU did between a sample's due time and its wakeup, from the kernel trace.

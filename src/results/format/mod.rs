@@ -12,6 +12,7 @@ pub mod run_record;
 pub mod samples;
 pub mod segments;
 pub mod tails;
+pub mod wakeup_summary;
 
 pub use run_record::FORMAT;
 

@@ -281,6 +281,13 @@ pub struct PlanRecord {
     pub log_interval_ns: u64,
     pub loads: Vec<String>,
     pub samples: bool,
+    /// The layout samples.bin was written in (1 or 2, `--samples-format`); None without
+    /// `--samples` (and in files written before this field).
+    #[serde(default)]
+    pub samples_format: Option<u32>,
+    /// `--summary-every`: samples per `wakeup_summary` event; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_every: Option<u64>,
     pub ring_size: usize,
     pub mlock: bool,
     /// Requested /dev/cpu_dma_latency value in us; None for --pm-qos off.

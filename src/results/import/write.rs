@@ -230,6 +230,8 @@ pub fn write_result(
                 log_interval_ns: imported.duration_ns.unwrap_or(0),
                 loads: Vec::new(),
                 samples: false,
+                samples_format: None,
+                summary_every: None,
                 ring_size: 0,
                 mlock: facts.memory_locked.unwrap_or(false),
                 pm_qos_us: None,

@@ -72,6 +72,9 @@ impl Session {
         for i in recorder.take_noise_intervals() {
             self.events.write(&Event::NoiseInterval(i));
         }
+        for s in recorder.take_wakeup_summaries() {
+            self.events.write(&Event::WakeupSummary(s));
+        }
         let (worst, explained) = recorder.worst_explanations();
         let (worst, explained) = (worst.to_vec(), explained);
         let (results, last_error) = recorder.finish(end_clock);

@@ -1,0 +1,58 @@
+//! `--format summaries`: the `wakeup_summary` events of a `run --summary-every N` as CSV, one
+//! row per block of N samples of one thread (FirmTimers `measure_latency -w N`'s min/avg/max
+//! lines), sorted by CPU and sequence number, units in the header names.
+
+use super::{RunExporter, write_text};
+use crate::error::{Failure, Result};
+use crate::results::events::Event;
+use crate::results::format::wakeup_summary::WakeupSummary;
+use crate::results::loaded::LoadedRun;
+use std::fmt::Write as _;
+use std::path::Path;
+
+pub struct Summaries;
+
+/// The header row; `mean_ns` is the mean of the block's latencies from their exact sum.
+pub const HEADER: &str = "cpu,first_seq,last_seq,samples,dropped_records,first_due_ns,last_due_ns,span_ns,min_ns,mean_ns,max_ns,sum_ns,missed_periods";
+
+impl RunExporter for Summaries {
+    fn write(&self, run: &LoadedRun, output: Option<&Path>) -> Result<()> {
+        let mut blocks: Vec<&WakeupSummary> = run
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::WakeupSummary(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        if blocks.is_empty() && run.record.plan.summary_every.is_none() {
+            return Err(Failure::usage(format!(
+                "{} has no wakeup summaries: the run was made without --summary-every; run again with --summary-every N (e.g. 1000) to get the min, mean and max of every N wakeups",
+                run.path.display()
+            )));
+        }
+        blocks.sort_by_key(|s| (s.cpu, s.first_seq));
+        let mut text = format!("{HEADER}\n");
+        for s in blocks {
+            // `{}` of an f64 prints the shortest text that reads back as the same number.
+            let _ = writeln!(
+                text,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                s.cpu,
+                s.first_seq,
+                s.last_seq,
+                s.samples,
+                s.dropped_records,
+                s.first_due_ns,
+                s.last_due_ns,
+                s.span_ns(),
+                s.min_ns,
+                s.mean(),
+                s.max_ns,
+                s.sum_ns,
+                s.missed_periods
+            );
+        }
+        write_text(output, &text)
+    }
+}
