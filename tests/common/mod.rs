@@ -112,8 +112,13 @@ pub fn tracing_available(test: &str) -> bool {
     if !realtime_available(test) {
         return false;
     }
+    // Tests of one binary run in parallel: each probe gets its own name, or one test's probe
+    // would make another's fail to create and the test skip (or panic under
+    // JITTERLAB_REQUIRE_RT).
+    static PROBES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let instances = Path::new("/sys/kernel/tracing").join("instances");
-    let probe = instances.join(format!("jltest-probe-{}", std::process::id()));
+    let probe = instances.join(format!("jltest-probe-{}-{n}", std::process::id()));
     let ok = std::fs::create_dir(&probe).is_ok();
     let _ = std::fs::remove_dir(&probe);
     if !ok {
