@@ -3,7 +3,7 @@
 //! Values are kept as text here and validated by the commands (e.g.
 //! [`crate::commands::run::resolve`]), so that every bad input is reported with the value, what
 //! is accepted, and exit code 2, before anything starts. Option values that name an entry of a
-//! table (wake methods, clocks, policies, export formats) come from that table.
+//! table (wake methods, clocks, policies, export formats) come from that table (`values.rs`).
 //!
 //! Options that take a number or a duration accept values that start with '-' (e.g.
 //! `--priority -1`), so that those are refused by our own range check, which names the option
@@ -17,6 +17,7 @@ mod inversion;
 mod monitor;
 mod noise;
 mod sender;
+mod values;
 
 pub use inversion::InversionArgs;
 pub use monitor::MonitorArgs;
@@ -24,14 +25,18 @@ pub use noise::NoiseArgs;
 pub use sender::SenderArgs;
 
 use crate::measure::PolicyKind;
-use crate::measure::clock::{CLOCKS, Clock};
-use crate::measure::wake::{WAKE_METHODS, WakeMethod};
-use crate::report::export::{ExportFormat, FORMATS as EXPORT_FORMATS};
+use crate::measure::clock::Clock;
+use crate::measure::wake::WakeMethod;
+use crate::report::export::ExportFormat;
 use crate::results::format::samples::SampleLogFormat;
-use crate::results::import::{SOURCE_FORMATS, SourceFormat};
-use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use crate::results::import::SourceFormat;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use values::{
+    clock_value, export_format_value, import_format_value, loops_value, policy_value,
+    priority_value, ring_size_value, samples_format_value, summary_every_value, wake_value,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -432,103 +437,4 @@ pub struct ReportArgs {
     /// printed, and a violation exits 1. Runs are not modified.
     #[arg(long, value_name = "EXPR", allow_hyphen_values = true)]
     pub budget: Option<String>,
-}
-
-/// A whole number for an option whose type is an integer; `accepted` says what the option takes
-/// (its range is checked in [`crate::commands::run::resolve`] with the same words). clap prints
-/// the result as "invalid value '-1' for '--loops <N>': ...".
-fn whole_number<T: TryFrom<i128>>(text: &str, accepted: &str) -> Result<T, String> {
-    text.trim()
-        .parse::<i128>()
-        .ok()
-        .and_then(|n| T::try_from(n).ok())
-        .ok_or_else(|| format!("'{text}' is not {accepted}"))
-}
-
-fn loops_value(text: &str) -> Result<u64, String> {
-    whole_number(
-        text,
-        "a number of wakeups per thread, 1 or more (e.g. 10000)",
-    )
-}
-
-fn summary_every_value(text: &str) -> Result<u64, String> {
-    match whole_number(
-        text,
-        "a number of samples per summary, 1 or more (e.g. 1000)",
-    ) {
-        Ok(0) => Err("0 samples make no summary; give 1 or more (e.g. 1000)".into()),
-        other => other,
-    }
-}
-
-fn priority_value(text: &str) -> Result<i32, String> {
-    whole_number(
-        text,
-        "a priority: 1 to 99 for --policy fifo and rr, 0 for the others",
-    )
-}
-
-fn ring_size_value(text: &str) -> Result<usize, String> {
-    whole_number(
-        text,
-        &format!(
-            "a number of samples from 16 to {}",
-            crate::plan::MAX_RING_SIZE
-        ),
-    )
-}
-
-/// `--samples-format`: a format number of samples.bin.
-fn samples_format_value() -> impl TypedValueParser<Value = SampleLogFormat> {
-    PossibleValuesParser::new(["1", "2"]).map(|n| match n.as_str() {
-        "1" => SampleLogFormat::V1,
-        _ => SampleLogFormat::V2,
-    })
-}
-
-/// `--wake`: the names and help of the wake-method table.
-fn wake_value() -> impl TypedValueParser<Value = &'static WakeMethod> {
-    PossibleValuesParser::new(
-        WAKE_METHODS
-            .iter()
-            .map(|m| PossibleValue::new(m.name).help(m.help)),
-    )
-    .map(|name| WakeMethod::named(&name).expect("clap admits only the table's names"))
-}
-
-/// `--clock`: the clocks of the clock table that the command line offers.
-fn clock_value() -> impl TypedValueParser<Value = Clock> {
-    PossibleValuesParser::new(
-        CLOCKS
-            .iter()
-            .filter(|c| c.on_command_line)
-            .map(|c| PossibleValue::new(c.name)),
-    )
-    .map(|name| Clock::named(&name).expect("clap admits only the table's names"))
-}
-
-/// `--policy`: the names of measure's policy kinds.
-fn policy_value() -> impl TypedValueParser<Value = PolicyKind> {
-    PossibleValuesParser::new(PolicyKind::ALL.map(PolicyKind::name))
-        .map(|name| PolicyKind::named(&name).expect("clap admits only the kinds' names"))
-}
-
-/// `export --format`: the names of the exporters' table.
-fn export_format_value() -> impl TypedValueParser<Value = &'static ExportFormat> {
-    PossibleValuesParser::new(EXPORT_FORMATS.iter().map(|f| f.name))
-        .map(|name| ExportFormat::named(&name).expect("clap admits only the table's names"))
-}
-
-/// `import --format`: `auto`, or the names of the importers' table.
-fn import_format_value() -> impl TypedValueParser<Value = ImportFormat> {
-    PossibleValuesParser::new(
-        std::iter::once(PossibleValue::new("auto").help("recognise the format from the content"))
-            .chain(
-                SOURCE_FORMATS
-                    .iter()
-                    .map(|f| PossibleValue::new(f.name).help(f.help)),
-            ),
-    )
-    .map(|name| SourceFormat::named(&name).map_or(ImportFormat::Auto, ImportFormat::Named))
 }
