@@ -14,7 +14,12 @@
 # from the sender's clock read right before the wake call to the receiver's right after its
 # blocking call returns. rt-tests' sender sends as soon as its receiver asks (the receiver
 # sleeps the interval, then posts a "sync" object); jitterlab does the same with
-# `--ipc-pace receiver`, the run compared. jitterlab's default pace (the sender wakes from its
+# `--ipc-pace receiver`, the run compared, and hands over through the mechanism under test as
+# rt-tests does for mq (a second queue), sigwait and signal (a signal to the sender), through a
+# futex for mutex and sysv-sem (src/measure/wake/ipc/handover.rs). One difference is kept:
+# rt-tests' signals go through glibc's pthread_kill, which wraps its tgkill in two
+# rt_sigprocmask calls (glibc >= 2.34), both between the stamp and the receiver's wake;
+# jitterlab makes the one syscall (tgkill, rt_tgsigqueueinfo). jitterlab's default pace (the sender wakes from its
 # own timer at the due time, on caches the rest of the system used for an interval) is run too
 # and its ratio printed for information: on a busy VM it makes the mean about 1.4-1.8x
 # (docs/user-guide.md, "Comparing with rt-tests"). signaltest has no interval and no sender: its

@@ -33,6 +33,22 @@ impl ThreadSignal {
         }
     }
 
+    /// `signal` to thread `tid` of process `pid` (which may be another process, e.g. a forked
+    /// sender), sent by user `uid`: no syscall, so that it can be made in a forked child.
+    pub fn to_thread_of(
+        pid: libc::pid_t,
+        tid: libc::pid_t,
+        uid: libc::uid_t,
+        signal: libc::c_int,
+    ) -> ThreadSignal {
+        ThreadSignal {
+            pid,
+            uid,
+            tid,
+            signal,
+        }
+    }
+
     /// Sends the plain signal (tgkill): one syscall.
     pub fn send(&self) -> io::Result<()> {
         // SAFETY: plain syscall with integer arguments.
@@ -113,15 +129,39 @@ unsafe impl Sync for SignalWaiter {}
 impl SignalWaiter {
     /// Blocks `signal` in the calling thread (it then stays pending until waited for).
     pub fn block_in_this_thread(signal: libc::c_int) -> SignalWaiter {
+        let waiter = SignalWaiter::for_signal(signal);
+        waiter.block_in_calling_thread();
+        waiter
+    }
+
+    /// A waiter for `signal` that blocks it nowhere yet: the thread that will wait calls
+    /// [`SignalWaiter::block_in_calling_thread`] (e.g. a sender, in its own thread or process).
+    pub fn for_signal(signal: libc::c_int) -> SignalWaiter {
         // SAFETY: sigset operations on a local set.
         let set = unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
             libc::sigaddset(&mut set, signal);
-            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
             set
         };
         SignalWaiter { set, signal }
+    }
+
+    /// Blocks the signal in the calling thread. Async-signal-safe (one rt_sigprocmask).
+    pub fn block_in_calling_thread(&self) {
+        // SAFETY: a valid set; no old set wanted.
+        unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &self.set, std::ptr::null_mut()) };
+    }
+
+    /// sigwaitinfo without the signal's information (the call glibc's sigwait makes): returns
+    /// once the signal was taken, or the error (EINTR included, unlike sigwait).
+    /// Async-signal-safe.
+    pub fn wait_once(&self) -> io::Result<()> {
+        // SAFETY: a valid set; sigwaitinfo takes a null info.
+        if unsafe { libc::sigwaitinfo(&self.set, std::ptr::null_mut()) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
     }
 
     /// sigwaitinfo: the value the signal was queued with, or the error (EINTR included).

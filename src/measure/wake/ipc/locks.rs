@@ -4,6 +4,7 @@
 //! [`Scope::Shared`], the mutex and the condition variable are PTHREAD_PROCESS_SHARED, the
 //! semaphore `pshared`, the futex not private; a System V semaphore is the kernel's anyway.
 
+use super::handover::FutexHandover;
 use super::{Channel, resume_after_signal};
 use crate::sys::errno;
 use crate::sys::ipc::{
@@ -21,6 +22,8 @@ pub struct Mutex {
 }
 
 impl Channel for Mutex {
+    type Handover = FutexHandover;
+
     fn open(scope: Scope) -> io::Result<Self> {
         let mutex = RawMutex::new(scope)?;
         mutex.lock()?;
@@ -56,6 +59,8 @@ pub struct Condvar {
 }
 
 impl Channel for Condvar {
+    type Handover = FutexHandover;
+
     fn open(scope: Scope) -> io::Result<Self> {
         Ok(Condvar {
             mutex: RawMutex::new(scope)?,
@@ -103,6 +108,8 @@ pub struct Futex {
 }
 
 impl Channel for Futex {
+    type Handover = FutexHandover;
+
     fn open(scope: Scope) -> io::Result<Self> {
         Ok(Futex {
             scope,
@@ -149,6 +156,8 @@ pub struct Semaphore {
 }
 
 impl Channel for Semaphore {
+    type Handover = FutexHandover;
+
     fn open(scope: Scope) -> io::Result<Self> {
         Ok(Semaphore {
             sem: PosixSemaphore::new(scope)?,
@@ -175,6 +184,8 @@ pub struct SysvSem {
 }
 
 impl Channel for SysvSem {
+    type Handover = FutexHandover;
+
     fn open(_scope: Scope) -> io::Result<Self> {
         Ok(SysvSem {
             sem: SysvSemaphore::new()?,

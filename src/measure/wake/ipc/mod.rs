@@ -35,7 +35,10 @@
 //!
 //! [`Pace::Receiver`] is rt-tests' structure instead: the receiver sleeps to the due time itself,
 //! then hands it over and blocks; the sender, blocked in the handover's futex, stamps and sends
-//! at once. The span measured is the same; the sender runs hot, right after the receiver.
+//! at once. The span measured is the same; the sender runs hot, right after the receiver. The
+//! handover goes through the mechanism under test where rt-tests' does (a second queue, a
+//! signal to the sender: [`Channel::Handover`], handover.rs), so that the timed send finds the
+//! kernel's path as warm as rt-tests' does.
 //!
 //! Stopping: the runner interrupts the receiver and its sender
 //! ([`crate::measure::ThreadCounters::sender_tid`], `sender_process`); a sender interrupted, or
@@ -49,6 +52,7 @@
 //! `schedule: Schedule::Sender`. A scenario with other roles (e.g. priority inversion) reuses
 //! [`SenderPlan`] and [`Pair`]: the sender side is [`Pair::sender_loop`].
 
+pub mod handover;
 pub mod locks;
 mod options;
 pub mod queues;
@@ -65,6 +69,7 @@ use crate::sys::errno;
 pub use crate::sys::ipc::Scope;
 use crate::sys::ipc::{SharedCell, futex_wait_in, futex_wake_one_in};
 use crate::sys::process::Pid;
+use handover::Handover;
 pub use options::{Between, Pace};
 use sender::{SenderHandle, SenderStep};
 use std::io;
@@ -97,6 +102,10 @@ pub trait Channel: Send + Sync + Sized + 'static {
     /// Receiver side: blocks until woken; the stamp. After a signal interrupts the call it is
     /// resumed, unless `end()` says to give up: then [`io::ErrorKind::Interrupted`].
     fn receive(&self, end: impl Fn() -> bool) -> io::Result<u64>;
+
+    /// How a receiver paced by its own sleep ([`Pace::Receiver`]) wakes this mechanism's
+    /// sender: rt-tests' "sync" object (handover.rs says which and why).
+    type Handover: Handover;
 }
 
 /// [`Pair::setup`]: the sender has not said yet.
@@ -106,10 +115,11 @@ const SETUP_FAILED: u32 = 2;
 
 /// What a receiver and its sender share, in a [`SharedCell`]: plain atomics and the channel,
 /// nothing that points into one process's private memory (a failure is a code, not a String).
-pub struct Pair<C> {
+pub struct Pair<C: Channel> {
     pub channel: C,
     scope: Scope,
-    pace: Pace,
+    /// With [`Pace::Receiver`] only: how the receiver wakes the sender.
+    handover: Option<C::Handover>,
     /// Bumped by the receiver for each due time it hands over; the sender's futex word.
     request_seq: AtomicU32,
     request_due_ns: AtomicU64,
@@ -125,11 +135,11 @@ pub struct Pair<C> {
 }
 
 impl<C: Channel> Pair<C> {
-    fn new(channel: C, scope: Scope, pace: Pace) -> Pair<C> {
+    fn new(channel: C, scope: Scope, handover: Option<C::Handover>) -> Pair<C> {
         Pair {
             channel,
             scope,
-            pace,
+            handover,
             request_seq: AtomicU32::new(0),
             request_due_ns: AtomicU64::new(0),
             closing: AtomicBool::new(false),
@@ -140,8 +150,12 @@ impl<C: Channel> Pair<C> {
     }
 
     /// The sender's life: wait for a due time, sleep to it (with its own timer's pace), stamp,
-    /// send; until closed. Async-signal-safe: it runs in a forked child too.
+    /// send; or, with [`Pace::Receiver`], wait for the receiver's handover, stamp, send; until
+    /// closed. Async-signal-safe: it runs in a forked child too.
     pub fn sender_loop(&self, clock: Clock) {
+        if let Some(handover) = &self.handover {
+            return self.handed_over_loop(handover, clock);
+        }
         // Any signal (only the stop's interrupt has a handler) ends the sleep.
         static END_ON_SIGNAL: AtomicBool = AtomicBool::new(true);
         let mut seen = 0u32;
@@ -160,18 +174,45 @@ impl<C: Channel> Pair<C> {
                 continue;
             }
             seen = seq;
-            if self.pace == Pace::SenderTimer {
-                let due = self.request_due_ns.load(Relaxed);
-                match (AbsoluteSleep { clock }).wait(due, 0, &END_ON_SIGNAL) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => return self.close(None),
-                    Err(e) => return self.close(Some((SenderStep::Sleep, e))),
-                }
+            let due = self.request_due_ns.load(Relaxed);
+            match (AbsoluteSleep { clock }).wait(due, 0, &END_ON_SIGNAL) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => return self.close(None),
+                Err(e) => return self.close(Some((SenderStep::Sleep, e))),
             }
             let stamp = clock.now_ns();
             if let Err(e) = self.channel.send(stamp) {
                 return self.close(Some((SenderStep::Wake, e)));
             }
+        }
+    }
+
+    /// [`Pace::Receiver`]'s sender, as rt-tests': blocked in the handover until the receiver
+    /// has slept to its due time, then it stamps and sends at once.
+    fn handed_over_loop(&self, handover: &C::Handover, clock: Clock) {
+        loop {
+            match handover.await_receiver() {
+                Ok(()) => {}
+                Err(e) if e.raw_os_error() == Some(errno::EINTR) => return self.close(None),
+                Err(e) => return self.close(Some((SenderStep::AwaitReceiver, e))),
+            }
+            if self.closing.load(Acquire) {
+                return;
+            }
+            let stamp = clock.now_ns();
+            if let Err(e) = self.channel.send(stamp) {
+                return self.close(Some((SenderStep::Wake, e)));
+            }
+        }
+    }
+
+    /// The sender's side of the handover, during its setup (nothing without one).
+    fn attach_sender(&self) -> Result<(), (SenderStep, io::Error)> {
+        match &self.handover {
+            Some(handover) => handover
+                .attach_sender()
+                .map_err(|e| (SenderStep::AttachHandover, e)),
+            None => Ok(()),
         }
     }
 
@@ -229,7 +270,14 @@ impl<C: Channel> IpcWaker<C> {
     pub fn start(clock: Clock, plan: SenderPlan) -> Result<Self, String> {
         let scope = plan.between.scope();
         let channel = C::open(scope).map_err(|e| format!("cannot open the IPC channel: {e}"))?;
-        let pair = SharedCell::new(Pair::new(channel, scope, plan.pace))
+        let handover = match plan.pace {
+            Pace::Receiver => Some(
+                C::Handover::open(scope)
+                    .map_err(|e| format!("cannot open the receiver's wake of its sender: {e}"))?,
+            ),
+            Pace::SenderTimer => None,
+        };
+        let pair = SharedCell::new(Pair::new(channel, scope, handover))
             .map_err(|e| format!("cannot map the memory the IPC pair shares: {e}"))?;
         let pair = Arc::new(pair);
         let (handle, sender_tid) = SenderHandle::start(Arc::clone(&pair), clock, plan)?;
@@ -293,6 +341,10 @@ impl<C: Channel> IpcWaker<C> {
         // A sender waiting for a due time sees this at once; one asleep towards a due time (the
         // receiver's wait failed) at that time, within an interval.
         futex_wake_one_in(pair.scope, &pair.request_seq);
+        if let Some(handover) = &pair.handover {
+            // Fails only if the sender is gone already.
+            let _ = handover.wake_sender();
+        }
         handle.end()
     }
 
@@ -313,14 +365,16 @@ impl<C: Channel> Waker for IpcWaker<C> {
     #[inline(always)]
     fn wait(&mut self, due_ns: u64, interval_ns: u64, stop: &AtomicBool) -> io::Result<()> {
         let pair = &**self.pair;
-        if pair.pace == Pace::Receiver {
+        if let Some(handover) = &pair.handover {
             // rt-tests' receiver: sleep the interval, then wake the sender, which sends at once.
             (AbsoluteSleep { clock: self.clock }).wait(due_ns, interval_ns, stop)?;
+            handover.wake_sender()?;
+        } else {
+            self.requests = self.requests.wrapping_add(1);
+            pair.request_due_ns.store(due_ns, Relaxed);
+            pair.request_seq.store(self.requests, Release);
+            futex_wake_one_in(pair.scope, &pair.request_seq);
         }
-        self.requests = self.requests.wrapping_add(1);
-        pair.request_due_ns.store(due_ns, Relaxed);
-        pair.request_seq.store(self.requests, Release);
-        futex_wake_one_in(pair.scope, &pair.request_seq);
         let stamp = pair
             .channel
             .receive(|| stop.load(Relaxed) || pair.closing.load(Acquire))?;
@@ -415,43 +469,4 @@ fn resume_after_signal<T>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sys::process::{fork_child, wait_for};
-
-    /// A channel opened for processes carries a stamp from a child forked afterwards (which
-    /// only sends: async-signal-safe) to the thread that opened it.
-    fn carries_a_stamp_across_a_fork<C: Channel>(name: &str) {
-        let stamp = if usize::BITS >= 64 {
-            0x1234_5678_9abc_def0
-        } else {
-            0x9abc_def0
-        };
-        let cell = SharedCell::new(C::open(Scope::Shared).unwrap()).unwrap();
-        let channel: &C = &cell;
-        // SAFETY: the child only sends through the channel and leaves.
-        let pid = unsafe { fork_child(|| i32::from(channel.send(stamp).is_err())) }.unwrap();
-        let got = channel.receive(|| false).unwrap();
-        let reaped = wait_for(pid, true).unwrap().unwrap();
-        assert_eq!((got, reaped.status), (stamp, 0), "{name}");
-    }
-
-    #[test]
-    fn every_channel_carries_a_stamp_from_a_forked_sender() {
-        // Each in a thread of its own: the signal channels block their signal in the thread.
-        std::thread::spawn(|| {
-            carries_a_stamp_across_a_fork::<signals::QueuedSignal>("signal");
-            carries_a_stamp_across_a_fork::<signals::PlainSignal>("sigwait");
-            carries_a_stamp_across_a_fork::<queues::PosixQueue>("mq");
-            carries_a_stamp_across_a_fork::<queues::Pipe>("pipe");
-            carries_a_stamp_across_a_fork::<queues::EventFd>("eventfd");
-            carries_a_stamp_across_a_fork::<locks::Mutex>("mutex");
-            carries_a_stamp_across_a_fork::<locks::Condvar>("condvar");
-            carries_a_stamp_across_a_fork::<locks::Futex>("futex");
-            carries_a_stamp_across_a_fork::<locks::Semaphore>("sem");
-            carries_a_stamp_across_a_fork::<locks::SysvSem>("sysv-sem");
-        })
-        .join()
-        .unwrap();
-    }
-}
+mod tests;

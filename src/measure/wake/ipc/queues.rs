@@ -3,6 +3,7 @@
 //! exactly the stamp when it is read). All three are file descriptors, which a forked sender
 //! inherits: they need nothing more to work between processes.
 
+use super::handover::{FutexHandover, QueueHandover};
 use super::{Channel, resume_after_signal};
 use crate::sys::ipc::{MessageQueue, Scope, ValueFds};
 use std::io;
@@ -14,6 +15,8 @@ const QUEUE_CAPACITY: i64 = 4;
 pub struct PosixQueue(MessageQueue);
 
 impl Channel for PosixQueue {
+    type Handover = QueueHandover;
+
     fn open(_scope: Scope) -> io::Result<Self> {
         MessageQueue::new(QUEUE_CAPACITY).map(PosixQueue)
     }
@@ -32,6 +35,8 @@ impl Channel for PosixQueue {
 pub struct Pipe(ValueFds);
 
 impl Channel for Pipe {
+    type Handover = FutexHandover;
+
     fn open(_scope: Scope) -> io::Result<Self> {
         ValueFds::pipe().map(Pipe)
     }
@@ -50,6 +55,8 @@ impl Channel for Pipe {
 pub struct EventFd(ValueFds);
 
 impl Channel for EventFd {
+    type Handover = FutexHandover;
+
     fn open(_scope: Scope) -> io::Result<Self> {
         ValueFds::eventfd().map(EventFd)
     }

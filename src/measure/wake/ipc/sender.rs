@@ -31,6 +31,8 @@ pub(super) enum SenderStep {
     Sleep = 4,
     Wake = 5,
     LockMemory = 6,
+    AttachHandover = 7,
+    AwaitReceiver = 8,
 }
 
 impl SenderStep {
@@ -42,6 +44,8 @@ impl SenderStep {
             SenderStep::Sleep,
             SenderStep::Wake,
             SenderStep::LockMemory,
+            SenderStep::AttachHandover,
+            SenderStep::AwaitReceiver,
         ]
         .into_iter()
         .find(|s| *s as u32 == code)
@@ -64,6 +68,12 @@ impl SenderStep {
             SenderStep::FutexWait => format!("the sender's futex wait failed: {e}"),
             SenderStep::Sleep => format!("the sender's sleep failed: {e}"),
             SenderStep::Wake => format!("the sender's wake failed: {e}"),
+            SenderStep::AttachHandover => {
+                format!("the sender cannot take its receiver's wake: {e}")
+            }
+            SenderStep::AwaitReceiver => {
+                format!("the sender's wait for its receiver failed: {e}")
+            }
             SenderStep::LockMemory => format!(
                 "cannot lock the sender process's memory (mlockall): {e}; raise RLIMIT_MEMLOCK or grant CAP_IPC_LOCK, or pass --no-mlock"
             ),
@@ -110,7 +120,7 @@ impl SenderHandle {
                     .stack_size(256 * 1024)
                     .spawn(move || {
                         let _ = tid_tx.send(signal::thread_id());
-                        let setup = set_up_sender(&plan);
+                        let setup = set_up_sender(&plan).and_then(|()| pair.attach_sender());
                         let ok = setup.is_ok();
                         pair.report_setup(setup);
                         if ok {
@@ -145,7 +155,8 @@ impl SenderHandle {
                             true => lock_all_memory().map_err(|e| (SenderStep::LockMemory, e)),
                             false => Ok(()),
                         }
-                        .and_then(|()| set_up_sender(&plan));
+                        .and_then(|()| set_up_sender(&plan))
+                        .and_then(|()| shared.attach_sender());
                         let ok = setup.is_ok();
                         shared.report_setup(setup);
                         if !ok {

@@ -4,6 +4,7 @@
 //! process aims at the receiving thread of jitterlab (its process and thread ids are looked up
 //! before the fork); SI_QUEUE signals may be queued to another process.
 
+use super::handover::SignalHandover;
 use super::{Channel, resume_after_signal};
 use crate::sys::ipc::{SIGNAL_VALUE_CARRIES_U64, Scope, SignalWaiter, ThreadSignal};
 use crate::sys::signal;
@@ -25,6 +26,8 @@ pub struct QueuedSignal {
 }
 
 impl Channel for QueuedSignal {
+    type Handover = SignalHandover<true>;
+
     fn open(_scope: Scope) -> io::Result<Self> {
         Ok(QueuedSignal {
             receiver: ThreadSignal::to_thread(signal::thread_id(), ipc_signal()),
@@ -60,6 +63,8 @@ pub struct PlainSignal {
 }
 
 impl Channel for PlainSignal {
+    type Handover = SignalHandover<false>;
+
     fn open(_scope: Scope) -> io::Result<Self> {
         Ok(PlainSignal {
             receiver: ThreadSignal::to_thread(signal::thread_id(), ipc_signal()),
