@@ -13,7 +13,9 @@ mod shared;
 mod signals;
 
 pub use shared::SharedCell;
-pub use signals::{SIGNAL_VALUE_CARRIES_U64, SignalWaiter, ThreadSignal};
+pub use signals::{
+    SIGNAL_VALUE_CARRIES_U64, SignalWaiter, ThreadSignal, calling_thread_ids, user_id,
+};
 use std::cell::UnsafeCell;
 use std::io;
 use std::sync::atomic::AtomicU32;

@@ -116,6 +116,18 @@ impl ThreadSignal {
     }
 }
 
+/// The calling thread's process id and kernel thread id. Async-signal-safe (two syscalls).
+pub fn calling_thread_ids() -> (libc::pid_t, libc::pid_t) {
+    // SAFETY: plain syscalls without arguments; they cannot fail.
+    unsafe { (libc::getpid(), libc::gettid()) }
+}
+
+/// The calling process's real user id: the origin a queued signal names.
+pub fn user_id() -> libc::uid_t {
+    // SAFETY: plain syscall without arguments; it cannot fail.
+    unsafe { libc::getuid() }
+}
+
 /// One signal that the calling thread blocks and waits for without a handler.
 pub struct SignalWaiter {
     set: libc::sigset_t,

@@ -19,8 +19,11 @@
 //! The default pace (`sender-timer`) does not use this: its sender sleeps on its own timer and
 //! is handed each due time through the pair's futex word (mod.rs).
 
-use crate::sys::ipc::{MessageQueue, Scope, SignalWaiter, ThreadSignal};
+use crate::sys::ipc::{
+    MessageQueue, Scope, SignalWaiter, ThreadSignal, calling_thread_ids, user_id,
+};
 use crate::sys::ipc::{futex_wait_in, futex_wake_one_in};
+use crate::sys::signal;
 use std::io;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering::*};
 
@@ -78,7 +81,7 @@ impl Handover for FutexHandover {
                 return Ok(());
             }
             match futex_wait_in(self.scope, &self.posted, posted) {
-                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {}
+                Err(e) if e.raw_os_error() == Some(crate::sys::errno::EAGAIN) => {}
                 other => other?,
             }
         }
@@ -112,9 +115,9 @@ impl Handover for QueueHandover {
 /// method does (rt_tgsigqueueinfo), else as `sigwait` does (tgkill).
 pub struct SignalHandover<const QUEUED: bool> {
     waiter: SignalWaiter,
-    signal: libc::c_int,
+    signal: signal::Signal,
     /// The receiver's user id: the signal's origin, looked up once.
-    uid: libc::uid_t,
+    uid: u32,
     /// Where the sender runs, written by it before it says it is ready (0: not yet).
     sender_pid: AtomicI32,
     sender_tid: AtomicI32,
@@ -126,8 +129,7 @@ impl<const QUEUED: bool> Handover for SignalHandover<QUEUED> {
         Ok(SignalHandover {
             waiter: SignalWaiter::for_signal(signal),
             signal,
-            // SAFETY: plain syscall without arguments; it cannot fail.
-            uid: unsafe { libc::getuid() },
+            uid: user_id(),
             sender_pid: AtomicI32::new(0),
             sender_tid: AtomicI32::new(0),
         })
@@ -135,8 +137,7 @@ impl<const QUEUED: bool> Handover for SignalHandover<QUEUED> {
 
     fn attach_sender(&self) -> io::Result<()> {
         self.waiter.block_in_calling_thread();
-        // SAFETY: plain syscalls without arguments; they cannot fail.
-        let (pid, tid) = unsafe { (libc::getpid(), libc::gettid()) };
+        let (pid, tid) = calling_thread_ids();
         self.sender_pid.store(pid, Relaxed);
         self.sender_tid.store(tid, Relaxed);
         Ok(())
@@ -166,7 +167,6 @@ mod tests {
     use super::*;
     use crate::sys::ipc::SharedCell;
     use crate::sys::process::{self, fork_child, wait_for};
-    use crate::sys::signal;
     use std::time::{Duration, Instant};
 
     struct Shared<H> {
