@@ -46,6 +46,21 @@ pub struct NoiseLoopPlan<T> {
     pub end_ns: u64,
 }
 
+impl NoiseLoopPlan<()> {
+    /// The same plan reading `source`: one plan for every clock, the loop monomorphised per
+    /// source so that its read is inlined.
+    pub fn reading<T: TickSource>(self, source: T) -> NoiseLoopPlan<T> {
+        NoiseLoopPlan {
+            source,
+            calibration: self.calibration,
+            threshold_ns: self.threshold_ns,
+            throttle_min_ns: self.throttle_min_ns,
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+        }
+    }
+}
+
 /// The plan's times in the current calibration's ticks: converted once, and again after each
 /// recalibration, so the loop compares ticks only.
 #[derive(Debug, Clone, Copy)]

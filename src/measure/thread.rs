@@ -163,30 +163,21 @@ fn measure(
     } = plan.kind
     {
         let end_ns = gate.end_ns.load(Ordering::SeqCst);
+        let noise = NoiseLoopPlan {
+            source: (),
+            calibration,
+            threshold_ns,
+            throttle_min_ns,
+            start_ns,
+            end_ns,
+        };
         // Monomorphised per clock: the loop's read is inlined, no dispatch per iteration.
         return match clock {
-            NoiseClock::Counter => run_noise(
-                &NoiseLoopPlan {
-                    source: CounterTicks,
-                    calibration,
-                    threshold_ns,
-                    throttle_min_ns,
-                    start_ns,
-                    end_ns,
-                },
-                &mut producer,
-                counters,
-                &stop,
-            ),
+            NoiseClock::Counter => {
+                run_noise(&noise.reading(CounterTicks), &mut producer, counters, &stop)
+            }
             NoiseClock::Monotonic => run_noise(
-                &NoiseLoopPlan {
-                    source: MonotonicTicks,
-                    calibration,
-                    threshold_ns,
-                    throttle_min_ns,
-                    start_ns,
-                    end_ns,
-                },
+                &noise.reading(MonotonicTicks),
                 &mut producer,
                 counters,
                 &stop,
