@@ -182,14 +182,25 @@ pub(crate) mod tests {
         );
     }
 
-    /// The sender (tid 8) on CPU 1 sleeps to 1 ms; its timer fires 2 us late, it runs 1 us
-    /// later and wakes the receiver (tid 7) 4 us after that; CPU 0 switches the receiver in
-    /// 300 us later. `spinner` is what held CPU 0 meanwhile.
-    pub fn two_cpus(spinner: TaskRef) -> (CpuTimeline, CpuTimeline) {
+    /// One IPC cycle on two CPUs: the sender (tid 8, `jl-send-1`) on CPU 1 arms its timer for
+    /// 1 ms and leaves the CPU to `held_by_1`; the timer fires at `expire_ns` (its waking of
+    /// the sender 200 ns later), the sender gets the CPU back at `sender_back_ns` and wakes the
+    /// receiver (tid 7, `jl-measure-0`) at `wake_ns`. On CPU 0 the receiver left at 0.9 ms to
+    /// `held_by_0` and is switched in again at `home_ns`.
+    pub struct Scene {
+        pub held_by_1: TaskRef,
+        pub expire_ns: u64,
+        pub sender_back_ns: u64,
+        pub wake_ns: u64,
+        pub held_by_0: TaskRef,
+        pub home_ns: u64,
+    }
+
+    pub fn scene(s: Scene) -> (CpuTimeline, CpuTimeline) {
         let tids = [7, 8];
         let sender = task(8, 4, "jl-send-1");
         let receiver = task(7, 4, "jl-measure-0");
-        let idle1 = task(0, 120, "swapper/1");
+        let (on1, on0) = (s.held_by_1.pid, s.held_by_0.pid);
         let mut cpu1 = CpuTimeline::default();
         let start = Kind::HrtimerStart {
             hrtimer: 0x51,
@@ -199,33 +210,53 @@ pub(crate) mod tests {
         push(&mut cpu1, 10_000, 8, start, &tids);
         let out = Kind::Switch {
             prev: sender,
-            next: idle1,
+            next: s.held_by_1,
         };
         push(&mut cpu1, 11_000, 8, out, &tids);
         let expire = Kind::HrtimerExpire {
             hrtimer: 0x51,
-            now: 1_002_000,
+            now: s.expire_ns as i64,
         };
-        push(&mut cpu1, 1_002_000, 0, expire, &tids);
-        push(&mut cpu1, 1_002_200, 0, Kind::Waking { pid: 8 }, &tids);
+        push(&mut cpu1, s.expire_ns, on1, expire, &tids);
+        push(
+            &mut cpu1,
+            s.expire_ns + 200,
+            on1,
+            Kind::Waking { pid: 8 },
+            &tids,
+        );
         let back = Kind::Switch {
-            prev: idle1,
+            prev: s.held_by_1,
             next: sender,
         };
-        push(&mut cpu1, 1_003_000, 0, back, &tids);
-        push(&mut cpu1, 1_007_000, 8, Kind::Waking { pid: 7 }, &tids);
+        push(&mut cpu1, s.sender_back_ns, on1, back, &tids);
+        push(&mut cpu1, s.wake_ns, 8, Kind::Waking { pid: 7 }, &tids);
         let mut cpu0 = CpuTimeline::default();
         let away = Kind::Switch {
             prev: receiver,
-            next: spinner,
+            next: s.held_by_0,
         };
         push(&mut cpu0, 900_000, 7, away, &tids);
         let home = Kind::Switch {
-            prev: spinner,
+            prev: s.held_by_0,
             next: receiver,
         };
-        push(&mut cpu0, 1_307_000, spinner.pid, home, &tids);
+        push(&mut cpu0, s.home_ns, on0, home, &tids);
         (cpu0, cpu1)
+    }
+
+    /// The sender's timer fires 2 us late on an idle CPU 1, the sender runs 1 us later and
+    /// wakes the receiver 4 us after that; CPU 0 switches the receiver in 300 us later.
+    /// `spinner` is what held CPU 0 meanwhile.
+    pub fn two_cpus(spinner: TaskRef) -> (CpuTimeline, CpuTimeline) {
+        scene(Scene {
+            held_by_1: task(0, 120, "swapper/1"),
+            expire_ns: 1_002_000,
+            sender_back_ns: 1_003_000,
+            wake_ns: 1_007_000,
+            held_by_0: spinner,
+            home_ns: 1_307_000,
+        })
     }
 
     #[test]

@@ -181,7 +181,7 @@ fn held_or_not(top: Option<&Contributor>, length_ns: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::chain::tests::{task, two_cpus};
+    use crate::trace::chain::tests::{Scene, scene, task, two_cpus};
     use crate::trace::chain::{follow_wake, take_sender_cycle};
     use std::collections::HashMap;
 
@@ -224,48 +224,14 @@ mod tests {
     /// CPU, and the receiver's small latency is reported as such.
     #[test]
     fn blames_a_late_sender_not_the_receiver() {
-        let tids = [7, 8];
-        let spike = task(901, 0, "jl-spike-1");
-        let sender = task(8, 4, "jl-send-1");
-        let receiver = task(7, 4, "jl-measure-0");
-        let idle0 = task(0, 120, "swapper/0");
-        let mut cpu1 = CpuTimeline::default();
-        use crate::trace::chain::tests::push;
-        use crate::trace::decode::Kind;
-        let start = Kind::HrtimerStart {
-            hrtimer: 0x51,
-            expires: 1_000_000,
-            softexpires: 1_000_000,
-        };
-        push(&mut cpu1, 10_000, 8, start, &tids);
-        let out = Kind::Switch {
-            prev: sender,
-            next: spike,
-        };
-        push(&mut cpu1, 11_000, 8, out, &tids);
-        let expire = Kind::HrtimerExpire {
-            hrtimer: 0x51,
-            now: 1_001_000,
-        };
-        push(&mut cpu1, 1_001_000, 901, expire, &tids);
-        push(&mut cpu1, 1_001_200, 901, Kind::Waking { pid: 8 }, &tids);
-        let back = Kind::Switch {
-            prev: spike,
-            next: sender,
-        };
-        push(&mut cpu1, 1_500_000, 901, back, &tids);
-        push(&mut cpu1, 1_504_000, 8, Kind::Waking { pid: 7 }, &tids);
-        let mut cpu0 = CpuTimeline::default();
-        let away = Kind::Switch {
-            prev: receiver,
-            next: idle0,
-        };
-        push(&mut cpu0, 900_000, 7, away, &tids);
-        let home = Kind::Switch {
-            prev: idle0,
-            next: receiver,
-        };
-        push(&mut cpu0, 1_510_000, 0, home, &tids);
+        let (cpu0, mut cpu1) = scene(Scene {
+            held_by_1: task(901, 0, "jl-spike-1"),
+            expire_ns: 1_001_000,
+            sender_back_ns: 1_500_000,
+            wake_ns: 1_504_000,
+            held_by_0: task(0, 120, "swapper/0"),
+            home_ns: 1_510_000,
+        });
         let mut chain = take_sender_cycle(&mut cpu1, 8, 1_000_000, 12_000).unwrap();
         follow_wake(&mut chain, &cpu1, &cpu0, 8, 7);
         let x = explain_ipc(
