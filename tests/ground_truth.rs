@@ -193,11 +193,9 @@ fn check_every_phase(
 /// (It replaces a run of one 1.5 ms injector at a single phase with clock-nanosleep only.)
 #[test]
 fn every_wake_method_finds_injections_at_every_phase() {
-    if !realtime_available("ground truth per wake method") {
-        return;
-    }
-    if online_cpus().len() < 2 {
-        eprintln!("SKIPPED ground truth per wake method: needs two CPUs");
+    if !realtime_available("ground truth per wake method")
+        || !two_cpus_online("ground truth per wake method")
+    {
         return;
     }
     let _g = exclusive();
@@ -212,11 +210,9 @@ fn every_wake_method_finds_injections_at_every_phase() {
 /// same injections, found at their size on the receiver.
 #[test]
 fn ipc_methods_with_sender_processes_find_injections_at_every_phase() {
-    if !realtime_available("ground truth of sender processes") {
-        return;
-    }
-    if online_cpus().len() < 2 {
-        eprintln!("SKIPPED ground truth of sender processes: needs two CPUs");
+    if !realtime_available("ground truth of sender processes")
+        || !two_cpus_online("ground truth of sender processes")
+    {
         return;
     }
     let _g = exclusive();

@@ -89,11 +89,7 @@ fn counts(wake: &str, sender_cpu: &str, between: &str, pace: &str) -> Result<(),
 /// `pace`.
 fn every_method_counts(between: &str, pace: &str) {
     let test = format!("ipc counts --ipc-between {between} --ipc-pace {pace}");
-    if !realtime_available(&test) {
-        return;
-    }
-    if online_cpus().len() < 2 {
-        eprintln!("SKIPPED {test}: needs two CPUs");
+    if !realtime_available(&test) || !two_cpus_online(&test) {
         return;
     }
     let methods = ipc_methods();
@@ -164,11 +160,9 @@ fn alive(pid: u32) -> bool {
 /// pthread_mutex_lock and one in sigwait, whose calls no signal ends.
 #[test]
 fn sender_processes_die_with_a_killed_jitterlab() {
-    if !realtime_available("sender processes after SIGKILL") {
-        return;
-    }
-    if online_cpus().len() < 2 {
-        eprintln!("SKIPPED sender processes after SIGKILL: needs two CPUs");
+    if !realtime_available("sender processes after SIGKILL")
+        || !two_cpus_online("sender processes after SIGKILL")
+    {
         return;
     }
     let _g = exclusive();
@@ -225,11 +219,9 @@ fn sender_processes_die_with_a_killed_jitterlab() {
 /// sender process, for `mq` and `sysv-sem`.
 #[test]
 fn receiver_pace_does_not_see_a_load_before_the_stamp() {
-    if !realtime_available("ipc receiver pace ground truth") {
-        return;
-    }
-    if online_cpus().len() < 2 {
-        eprintln!("SKIPPED ipc receiver pace ground truth: needs two CPUs");
+    if !realtime_available("ipc receiver pace ground truth")
+        || !two_cpus_online("ipc receiver pace ground truth")
+    {
         return;
     }
     let _g = exclusive();

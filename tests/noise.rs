@@ -95,14 +95,11 @@ fn overlaps(g: &SampleRecord, i: &Injection) -> bool {
 #[test]
 fn injected_gaps_are_found_on_their_cpu_only() {
     let _x = exclusive();
-    if !realtime_available("injected_gaps_are_found_on_their_cpu_only") {
+    let test = "injected_gaps_are_found_on_their_cpu_only";
+    if !realtime_available(test) || !two_cpus_online(test) {
         return;
     }
     let online = online_cpus();
-    if online.len() < 2 {
-        eprintln!("SKIPPED injected_gaps_are_found_on_their_cpu_only: needs two online CPUs");
-        return;
-    }
     let (measured, other) = (online[0], online[1]);
     with_one_retry("noise ground truth", || {
         let (_base, out) = temp_out();

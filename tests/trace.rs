@@ -489,11 +489,7 @@ fn check_spikes(r: &TracedRun) -> Result<(), String> {
 
 #[test]
 fn trace_splits_spike_delays_and_names_the_spike_thread() {
-    if !tracing_available("trace ground truth") {
-        return;
-    }
-    if online_cpus().len() < 2 {
-        eprintln!("SKIPPED trace ground truth: needs two CPUs");
+    if !tracing_available("trace ground truth") || !two_cpus_online("trace ground truth") {
         return;
     }
     let _g = exclusive();

@@ -134,6 +134,16 @@ pub fn tracing_available(test: &str) -> bool {
     ok
 }
 
+/// Whether two CPUs are online, as a test that measures one against the other needs; says it
+/// skips `test` when not.
+pub fn two_cpus_online(test: &str) -> bool {
+    let two = online_cpus().len() >= 2;
+    if !two {
+        eprintln!("SKIPPED {test}: needs two online CPUs");
+    }
+    two
+}
+
 pub fn online_cpus() -> Vec<usize> {
     jitterlab::cpulist::online_cpus().unwrap()
 }
