@@ -126,7 +126,8 @@ pub fn follow_wake(
         e.common_pid == sender && matches!(e.kind, Kind::HrtimerStart { .. })
     });
     chain.waking_ts = first_from(sender_cpu, from, |e| {
-        e.common_pid == sender && matches!(e.kind, Kind::Waking { pid } if pid == receiver)
+        e.common_pid == sender
+            && matches!(e.kind, Kind::Waking { task, .. } if task.pid == receiver)
     })
     .filter(|&k| next_sleep.is_none_or(|n| k < n));
     // The sender ran before it woke the receiver, or slept again: a switch in after that is a
@@ -218,19 +219,13 @@ pub(crate) mod tests {
             now: s.expire_ns as i64,
         };
         push(&mut cpu1, s.expire_ns, on1, expire, &tids);
-        push(
-            &mut cpu1,
-            s.expire_ns + 200,
-            on1,
-            Kind::Waking { pid: 8 },
-            &tids,
-        );
+        push(&mut cpu1, s.expire_ns + 200, on1, Kind::waking(8), &tids);
         let back = Kind::Switch {
             prev: s.held_by_1,
             next: sender,
         };
         push(&mut cpu1, s.sender_back_ns, on1, back, &tids);
-        push(&mut cpu1, s.wake_ns, 8, Kind::Waking { pid: 7 }, &tids);
+        push(&mut cpu1, s.wake_ns, 8, Kind::waking(7), &tids);
         let mut cpu0 = CpuTimeline::default();
         let away = Kind::Switch {
             prev: receiver,
@@ -287,7 +282,7 @@ pub(crate) mod tests {
             softexpires: 2_000_000,
         };
         push(&mut cpu1, 1_005_000, 8, next, &[7, 8]);
-        push(&mut cpu1, 2_004_000, 8, Kind::Waking { pid: 7 }, &[7, 8]);
+        push(&mut cpu1, 2_004_000, 8, Kind::waking(7), &[7, 8]);
         follow_wake(&mut chain, &cpu1, &cpu0, 8, 7);
         assert_eq!(chain.waking_ts, None);
     }
@@ -350,7 +345,7 @@ pub(crate) mod tests {
             now: 1_001_000,
         };
         push(&mut cpu1, 1_001_000, 30, expire, &tids);
-        push(&mut cpu1, 1_001_500, 30, Kind::Waking { pid: 8 }, &tids);
+        push(&mut cpu1, 1_001_500, 30, Kind::waking(8), &tids);
         let cycle = [(1_003_000, other, sender), (1_005_000, sender, other)];
         for (ts, prev, next) in cycle {
             push(&mut cpu1, ts, prev.pid, Kind::Switch { prev, next }, &tids);
@@ -360,7 +355,7 @@ pub(crate) mod tests {
             next: sender,
         };
         push(&mut cpu1, 1_580_000, 30, back, &tids);
-        push(&mut cpu1, 1_590_000, 8, Kind::Waking { pid: 7 }, &tids);
+        push(&mut cpu1, 1_590_000, 8, Kind::waking(7), &tids);
         let mut cpu0 = CpuTimeline::default();
         let away = Kind::Switch {
             prev: receiver,

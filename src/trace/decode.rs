@@ -69,9 +69,12 @@ pub enum Kind {
         hrtimer: u64,
         now: i64,
     },
-    /// A task is being woken up.
+    /// A task is being woken up, with its priority and name at that moment (a task switched
+    /// in from idle may have no sched_switch in the trace: see docs/tracing.md).
     Waking {
-        pid: i32,
+        task: TaskRef,
+        /// The CPU it will run on.
+        target_cpu: i32,
     },
     Switch {
         prev: TaskRef,
@@ -108,6 +111,21 @@ pub enum Kind {
     },
 }
 
+#[cfg(test)]
+impl Kind {
+    /// A wakeup of a normal task `pid` onto CPU 0, for tests that only follow pids.
+    pub fn waking(pid: i32) -> Kind {
+        Kind::Waking {
+            task: TaskRef {
+                pid,
+                prio: 120,
+                comm: Comm::default(),
+            },
+            target_cpu: 0,
+        }
+    }
+}
+
 /// One decoded event on one CPU. `ts` is the trace clock (CLOCK_MONOTONIC with
 /// trace_clock=mono), ns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +158,9 @@ enum Decode {
     },
     Waking {
         pid: Field,
+        prio: Field,
+        comm: Field,
+        target_cpu: Field,
     },
     Switch(Box<SwitchFields>),
     IrqEntry {
@@ -213,6 +234,9 @@ impl Decoder {
             &f,
             Decode::Waking {
                 pid: f.require("pid")?,
+                prio: f.require("prio")?,
+                comm: f.require("comm")?,
+                target_cpu: f.require("target_cpu")?,
             },
         );
         let f = fmt("sched", "sched_switch")?;
@@ -335,8 +359,18 @@ impl Decoder {
                 hrtimer: hrtimer.uint(record)?,
                 now: now.int(record)?,
             },
-            Decode::Waking { pid } => Kind::Waking {
-                pid: pid.int(record)? as i32,
+            Decode::Waking {
+                pid,
+                prio,
+                comm,
+                target_cpu,
+            } => Kind::Waking {
+                task: TaskRef {
+                    pid: pid.int(record)? as i32,
+                    prio: prio.int(record)? as i32,
+                    comm: Comm::from_bytes(comm.str(record)?),
+                },
+                target_cpu: target_cpu.int(record)? as i32,
             },
             Decode::Switch(f) => Kind::Switch {
                 prev: TaskRef {

@@ -212,10 +212,13 @@ impl TraceSetup {
     }
 }
 
-/// Filters the timer starts and wakeups to `tids` (and records the filters in `config`). Only
-/// the followed threads' timers and wakeups matter; every other event stays unfiltered (the
-/// CPU mask limits them to the traced CPUs), because attribution must see the other tasks,
-/// interrupts and softirqs on those CPUs.
+/// Filters the timer starts to `tids`, and the wakeups to `tids` and every real-time or
+/// deadline task (and records the filters in `config`). The followed threads' timers and
+/// wakeups give the split; a real-time task's wakeup gives its priority when the kernel leaves
+/// its switch in out of the trace (some kernels never trace a switch out of idle on some CPUs;
+/// docs/tracing.md), so that attribution can still say "FIFO 99". Every other event stays
+/// unfiltered (the CPU mask limits them to the traced CPUs), because attribution must see the
+/// other tasks, interrupts and softirqs on those CPUs.
 fn write_thread_filters(
     i: &Instance,
     tids: &[i32],
@@ -229,7 +232,10 @@ fn write_thread_filters(
     };
     for (event, filter) in [
         ("timer/hrtimer_start", any("common_pid")),
-        ("sched/sched_waking", any("pid")),
+        (
+            "sched/sched_waking",
+            format!("{} || prio < 100", any("pid")),
+        ),
     ] {
         i.write(&format!("events/{event}/filter"), &filter)
             .map_err(|e| format!("--trace: cannot filter the events: {e}"))?;

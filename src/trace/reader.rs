@@ -212,14 +212,18 @@ fn read_loop(
             }
             stats.events += events.len() as u64;
             for e in &events {
-                if let Kind::Switch { next, .. } = &e.kind {
-                    // The policy of each task that ran, looked up once per (pid, prio) while
-                    // the task most likely still exists and still has it.
-                    if next.pid > 0 && known.get(&next.pid) != Some(&next.prio) {
-                        known.insert(next.pid, next.prio);
-                        if let Some(p) = lookup_policy(next.pid, next.prio) {
-                            policies.push((next.pid, p));
-                        }
+                // The policy of each task that ran (or was woken to run: its switch in may be
+                // missing, see replay.rs), looked up once per (pid, prio) while the task most
+                // likely still exists and still has it.
+                let task = match &e.kind {
+                    Kind::Switch { next, .. } => next,
+                    Kind::Waking { task, .. } => task,
+                    _ => continue,
+                };
+                if task.pid > 0 && known.get(&task.pid) != Some(&task.prio) {
+                    known.insert(task.pid, task.prio);
+                    if let Some(p) = lookup_policy(task.pid, task.prio) {
+                        policies.push((task.pid, p));
                     }
                 }
             }

@@ -129,12 +129,12 @@ impl CpuTimeline {
                     });
                 }
             }
-            Kind::Waking { pid } if measuring.contains(pid) => {
+            Kind::Waking { task, .. } if measuring.contains(&task.pid) => {
                 if let Some(c) = self
                     .cycles
                     .iter_mut()
                     .rev()
-                    .find(|c| c.tid == *pid && c.waking_ts.is_none() && c.expiry_ts <= e.ts)
+                    .find(|c| c.tid == task.pid && c.waking_ts.is_none() && c.expiry_ts <= e.ts)
                 {
                     c.waking_ts = Some(e.ts);
                 }
@@ -305,7 +305,7 @@ mod tests {
             ),
             &tids,
         );
-        t.push(ev(12_400, 900, Kind::Waking { pid: 77 }), &tids);
+        t.push(ev(12_400, 900, Kind::waking(77)), &tids);
         t.push(
             ev(
                 62_400,
@@ -374,7 +374,7 @@ mod tests {
         let a = task(1, 120, "a");
         let b = task(2, 120, "b");
         t.push(ev(1_000, 1, Kind::Switch { prev: a, next: b }), &[]);
-        t.push(ev(50_000_000, 2, Kind::Waking { pid: 3 }), &[]);
+        t.push(ev(50_000_000, 2, Kind::waking(3)), &[]);
         t.trim_before_due(30_000_000);
         assert_eq!(t.history.len(), 1);
         assert_eq!(t.base_task, Some(b));

@@ -145,8 +145,15 @@ pub fn explain_ipc(
         ),
     };
     let part = |v: Option<i64>| v.map_or("-".into(), signed_ns);
+    // The head names a late handover when it is about the sender; otherwise the chain does.
+    let handed = match chain.handed_late_ns {
+        h if h > 0 && longest.what != "sender late" => {
+            format!(" (due time handed over {} late)", format_ns(h))
+        }
+        _ => String::new(),
+    };
     explanation.verdict = format!(
-        "{head}; chain: sender late {}, wake call {}, kept off {}, receiver latency {latency}",
+        "{head}; chain: sender late {}{handed}, wake call {}, kept off {}, receiver latency {latency}",
         signed_ns(sender_late),
         part(chain.wake_call_ns()),
         part(chain.kept_off_ns()),
@@ -218,6 +225,31 @@ mod tests {
         assert_eq!(x.irq_latency_ns, Some(2_000));
         // The stamp at the sender running (3 us late), plus the latency.
         assert_eq!(x.time_ns, 1_309_000);
+    }
+
+    /// A due time handed over late is named in the chain when the verdict is about another
+    /// link: the sender was not asleep until its due time.
+    #[test]
+    fn names_a_late_handover_in_the_chain() {
+        let (cpu0, mut cpu1) = two_cpus(task(900, 0, "jl-spike-0"));
+        let mut chain = take_sender_cycle(&mut cpu1, 8, 1_000_000, 306_000).unwrap();
+        follow_wake(&mut chain, &cpu1, &cpu0, 8, 7);
+        chain.handed_late_ns = 1_000;
+        let x = explain_ipc(
+            &sample(Some(chain), 306_000),
+            &cpu0,
+            &cpu1,
+            &HashMap::new(),
+            &Names::default(),
+        );
+        assert!(
+            x.verdict.starts_with("receiver kept off the CPU 300.0 us")
+                && x.verdict.contains(
+                    "chain: sender late 3.0 us (due time handed over 1.0 us late), wake call 4.0 us"
+                ),
+            "{}",
+            x.verdict
+        );
     }
 
     /// The sender's CPU held from before the due time to 1.5 ms: the sender is blamed, on its

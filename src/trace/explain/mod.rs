@@ -265,4 +265,146 @@ mod tests {
         // b until the first event that shows a, then a.
         assert_eq!(who, [("a", 499_000), ("b", 100_000), ("vector 0", 1_000)]);
     }
+
+    /// A real-time task woken while a normal task runs, with its switch in traced 44 us after
+    /// the interrupt (the normal task was in kernel code on a kernel without preemption): the
+    /// normal task held the CPU until the switch, not the woken task.
+    #[test]
+    fn a_traced_switch_says_when_the_woken_task_got_the_cpu() {
+        let me = task(77, 4, "jl-measure-0");
+        let kw = task(30, 120, "kworker");
+        let spike = task(900, 0, "jl-spike-0");
+        let mut t = CpuTimeline::default();
+        push(&mut t, 77, 100, Kind::Switch { prev: me, next: kw });
+        push(&mut t, 30, 1_005_000, Kind::VectorEntry { vector: 0 });
+        push(
+            &mut t,
+            30,
+            1_005_500,
+            Kind::Waking {
+                task: spike,
+                target_cpu: 0,
+            },
+        );
+        push(&mut t, 30, 1_006_000, Kind::VectorExit { vector: 0 });
+        push(
+            &mut t,
+            30,
+            1_050_000,
+            Kind::Switch {
+                prev: kw,
+                next: spike,
+            },
+        );
+        push(
+            &mut t,
+            900,
+            1_500_000,
+            Kind::Switch {
+                prev: spike,
+                next: me,
+            },
+        );
+        let s = LateSample {
+            cpu: 0,
+            tid: 77,
+            due_ns: 1_000_000,
+            wake_ns: 1_500_000,
+            split: None,
+        };
+        let x = explain(&s, &t, &HashMap::new(), &Names::default());
+        let who: Vec<(&str, u64)> = x
+            .contributors
+            .iter()
+            .map(|c| (c.name.as_str(), c.duration_ns))
+            .collect();
+        assert_eq!(
+            who,
+            [
+                ("jl-spike-0", 450_000),
+                ("kworker", 49_000),
+                ("vector 0", 1_000)
+            ]
+        );
+    }
+
+    /// The spike load on a CPU whose kernel never traces a switch out of idle (CPU 1 of the
+    /// development VM): the spike is woken from idle, its switch in is missing, and it drops to
+    /// SCHED_OTHER before its switch out. Its wakeup is all that shows its priority while it
+    /// held the CPU, and when it took the CPU: as the interrupt that woke it ended.
+    #[test]
+    fn knows_a_task_switched_in_from_idle_by_its_wakeup() {
+        let me = task(77, 4, "jl-measure-1");
+        let idle = task(0, 120, "swapper/1");
+        let spike = task(900, 0, "jl-spike-1");
+        let spike_other = task(900, 120, "jl-spike-1");
+        let mut t = CpuTimeline::default();
+        push(
+            &mut t,
+            77,
+            100,
+            Kind::Switch {
+                prev: me,
+                next: idle,
+            },
+        );
+        push(&mut t, 0, 700_000, Kind::VectorEntry { vector: 0 });
+        // A task woken onto the other CPU does not take this one.
+        push(
+            &mut t,
+            0,
+            700_500,
+            Kind::Waking {
+                task: task(950, 100, "elsewhere"),
+                target_cpu: 0,
+            },
+        );
+        push(
+            &mut t,
+            0,
+            701_000,
+            Kind::Waking {
+                task: spike,
+                target_cpu: 1,
+            },
+        );
+        push(&mut t, 0, 702_000, Kind::VectorExit { vector: 0 });
+        // idle -> spike is missing; the spike's first own event is the measuring timer's IRQ.
+        push(&mut t, 900, 1_010_000, Kind::VectorEntry { vector: 0 });
+        push(&mut t, 900, 1_012_000, Kind::VectorExit { vector: 0 });
+        push(
+            &mut t,
+            900,
+            2_200_000,
+            Kind::Switch {
+                prev: spike_other,
+                next: me,
+            },
+        );
+        let s = LateSample {
+            cpu: 1,
+            tid: 77,
+            due_ns: 1_000_000,
+            wake_ns: 2_200_000,
+            split: None,
+        };
+        // The reader looked the spike up when it had already dropped to SCHED_OTHER.
+        let stale = HashMap::from([(
+            (900, 0),
+            TaskPolicy {
+                policy: "OTHER",
+                prio: 0,
+                kernel_prio: 0,
+            },
+        )]);
+        let x = explain(&s, &t, &stale, &Names::default());
+        let top = &x.contributors[0];
+        assert_eq!(top.name, "jl-spike-1");
+        assert_eq!(top.policy.as_deref(), Some("RT"));
+        assert_eq!(top.prio, Some(99));
+        // It took the CPU when the interrupt that woke it ended: the whole window but the
+        // measuring timer's interrupt inside it.
+        assert_eq!(top.duration_ns, 1_200_000 - 2_000);
+        assert_eq!(x.contributors.len(), 2, "{:?}", x.contributors);
+    }
 }

@@ -69,16 +69,22 @@ pub(super) fn replay(s: &LateSample, tl: &CpuTimeline) -> Window {
         Some(t) => Holder::Task(t.pid),
     };
     // Names for every task the history shows, also those only seen before the replay starts.
-    // A task is known as it was when it last got the CPU: its priority when it is switched
-    // out may already be another (the spike load drops to SCHED_OTHER at its end).
-    let learn = |tasks: &mut HashMap<i32, TaskRef>, prev: &TaskRef, next: &TaskRef| {
-        tasks.entry(prev.pid).or_insert(*prev);
-        tasks.insert(next.pid, *next);
+    // A task is known as it was when it last got the CPU (or was woken to get it: some kernels
+    // never trace a switch out of idle on some CPUs, and the wakeup is then all there is). Its
+    // priority when it is switched out may already be another (the spike load drops to
+    // SCHED_OTHER at its end).
+    let learn = |tasks: &mut HashMap<i32, TaskRef>, e: &Kind| match e {
+        Kind::Switch { prev, next } => {
+            tasks.entry(prev.pid).or_insert(*prev);
+            tasks.insert(next.pid, *next);
+        }
+        Kind::Waking { task, .. } => {
+            tasks.insert(task.pid, *task);
+        }
+        _ => {}
     };
     for e in h.iter().take(first_after_due) {
-        if let Kind::Switch { prev, next } = &e.kind {
-            learn(&mut tasks, prev, next);
-        }
+        learn(&mut tasks, &e.kind);
     }
     if let Some(t) = current {
         tasks.insert(t.pid, t);
@@ -86,6 +92,15 @@ pub(super) fn replay(s: &LateSample, tl: &CpuTimeline) -> Window {
     let mut stack: Vec<Holder> = Vec::new();
     let mut segments: Vec<Segment> = Vec::new();
     let mut at = s.due_ns;
+    // A task woken onto this CPU takes it when the interrupt that woke it ends, if the CPU
+    // idles, or if the task is real-time and more urgent than the one running (on a kernel
+    // that preempts there). A normal task's wakeup preempts at the fair scheduler's
+    // discretion, so it is left to the switch or the task's own events.
+    let mut woken: Option<TaskRef> = None;
+    // Such a task once that interrupt ended, the holder it would replace and the first segment
+    // since. The switch normally follows; if the task's own events come first, the trace
+    // lacks its switch in (see `learn`) and those segments were the task's.
+    let mut unswitched: Option<(TaskRef, Holder, usize)> = None;
     let mut lost = false;
     let irq_end = s.split.map_or(s.wake_ns, |sp| sp.expiry_ts);
     let mut widest_gap = 0u64;
@@ -121,12 +136,37 @@ pub(super) fn replay(s: &LateSample, tl: &CpuTimeline) -> Window {
                 comm: Default::default(),
             }));
             stack.clear();
+            woken = None;
+            if let Some((t, replaced, since)) = unswitched.take()
+                && t.pid == pid
+            {
+                let holder = holder_of(&current);
+                for seg in &mut segments[since..] {
+                    if seg.holder == replaced {
+                        seg.holder = holder.clone();
+                    }
+                }
+            }
         }
         match &e.kind {
-            Kind::Switch { prev, next } => {
+            Kind::Switch { next, .. } => {
                 current = Some(*next);
-                learn(&mut tasks, prev, next);
+                learn(&mut tasks, &e.kind);
                 stack.clear();
+                woken = None;
+                unswitched = None;
+            }
+            Kind::Waking { task, target_cpu } => {
+                learn(&mut tasks, &e.kind);
+                let preempts = |c: &TaskRef| c.pid == 0 || (task.prio < 100 && task.prio < c.prio);
+                let here = *target_cpu as usize == s.cpu;
+                // Of several, the scheduler picks the most urgent (the lowest kernel prio).
+                if here
+                    && current.as_ref().is_some_and(preempts)
+                    && woken.is_none_or(|w| task.prio < w.prio)
+                {
+                    woken = Some(*task);
+                }
             }
             Kind::IrqEntry { name, .. } => stack.push(Holder::Irq(name.clone())),
             Kind::VectorEntry { vector } => stack.push(Holder::Vector(*vector)),
@@ -136,6 +176,11 @@ pub(super) fn replay(s: &LateSample, tl: &CpuTimeline) -> Window {
             }
             Kind::Lost { .. } if e.ts >= s.due_ns => lost = true,
             _ => {}
+        }
+        if stack.is_empty()
+            && let Some(t) = woken.take()
+        {
+            unswitched = Some((t, holder_of(&current), segments.len()));
         }
     }
     if s.wake_ns > at {
