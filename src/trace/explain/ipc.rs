@@ -204,19 +204,25 @@ mod tests {
         }
     }
 
-    /// A spinner on the receiver's CPU from before the wake to 300 us after it.
-    #[test]
-    fn names_what_kept_the_receiver_off_its_cpu() {
+    /// A spinner on the receiver's CPU from before the wake to 300 us after it; the sender's
+    /// due time handed over `handed_late_ns` late.
+    fn receiver_kept_off(handed_late_ns: u64) -> SpikeExplanation {
         let (cpu0, mut cpu1) = two_cpus(task(900, 0, "jl-spike-0"));
         let mut chain = take_sender_cycle(&mut cpu1, 8, 1_000_000, 306_000).unwrap();
         follow_wake(&mut chain, &cpu1, &cpu0, 8, 7);
-        let x = explain_ipc(
+        chain.handed_late_ns = handed_late_ns;
+        explain_ipc(
             &sample(Some(chain), 306_000),
             &cpu0,
             &cpu1,
             &HashMap::new(),
             &Names::default(),
-        );
+        )
+    }
+
+    #[test]
+    fn names_what_kept_the_receiver_off_its_cpu() {
+        let x = receiver_kept_off(0);
         assert_eq!(
             x.verdict,
             "receiver kept off the CPU 300.0 us after its sched_waking: CPU held by jl-spike-0 (pid 900, RT 99) for 300.0 us; chain: sender late 3.0 us, wake call 4.0 us, kept off 300.0 us, receiver latency 306.0 us"
@@ -231,17 +237,7 @@ mod tests {
     /// link: the sender was not asleep until its due time.
     #[test]
     fn names_a_late_handover_in_the_chain() {
-        let (cpu0, mut cpu1) = two_cpus(task(900, 0, "jl-spike-0"));
-        let mut chain = take_sender_cycle(&mut cpu1, 8, 1_000_000, 306_000).unwrap();
-        follow_wake(&mut chain, &cpu1, &cpu0, 8, 7);
-        chain.handed_late_ns = 1_000;
-        let x = explain_ipc(
-            &sample(Some(chain), 306_000),
-            &cpu0,
-            &cpu1,
-            &HashMap::new(),
-            &Names::default(),
-        );
+        let x = receiver_kept_off(1_000);
         assert!(
             x.verdict.starts_with("receiver kept off the CPU 300.0 us")
                 && x.verdict.contains(

@@ -99,6 +99,25 @@ mod tests {
         );
     }
 
+    /// A late sample of thread 77 with no split, from the due time to the wakeup.
+    fn late(cpu: usize, due_ns: u64, wake_ns: u64) -> LateSample {
+        LateSample {
+            cpu,
+            tid: 77,
+            due_ns,
+            wake_ns,
+            split: None,
+        }
+    }
+
+    /// The contributors by name and time, longest first.
+    fn who(x: &SpikeExplanation) -> Vec<(&str, u64)> {
+        x.contributors
+            .iter()
+            .map(|c| (c.name.as_str(), c.duration_ns))
+            .collect()
+    }
+
     /// The spike load's shape: a FIFO 99 task holds the CPU from before the due time until
     /// 1.47 ms after it; the timer interrupt comes on time and is handled inside that; a
     /// softirq runs after it.
@@ -249,21 +268,13 @@ mod tests {
         push(&mut t, 5, 1_000_000, Kind::VectorEntry { vector: 0 });
         push(&mut t, 5, 1_001_000, Kind::VectorExit { vector: 0 });
         push(&mut t, 5, 1_500_000, Kind::Switch { prev: a, next: me });
-        let s = LateSample {
-            cpu: 0,
-            tid: 77,
-            due_ns: 900_000,
-            wake_ns: 1_500_000,
-            split: None,
-        };
+        let s = late(0, 900_000, 1_500_000);
         let x = explain(&s, &t, &HashMap::new(), &Names::default());
-        let who: Vec<(&str, u64)> = x
-            .contributors
-            .iter()
-            .map(|c| (c.name.as_str(), c.duration_ns))
-            .collect();
         // b until the first event that shows a, then a.
-        assert_eq!(who, [("a", 499_000), ("b", 100_000), ("vector 0", 1_000)]);
+        assert_eq!(
+            who(&x),
+            [("a", 499_000), ("b", 100_000), ("vector 0", 1_000)]
+        );
     }
 
     /// A real-time task woken while a normal task runs, with its switch in traced 44 us after
@@ -305,21 +316,10 @@ mod tests {
                 next: me,
             },
         );
-        let s = LateSample {
-            cpu: 0,
-            tid: 77,
-            due_ns: 1_000_000,
-            wake_ns: 1_500_000,
-            split: None,
-        };
+        let s = late(0, 1_000_000, 1_500_000);
         let x = explain(&s, &t, &HashMap::new(), &Names::default());
-        let who: Vec<(&str, u64)> = x
-            .contributors
-            .iter()
-            .map(|c| (c.name.as_str(), c.duration_ns))
-            .collect();
         assert_eq!(
-            who,
+            who(&x),
             [
                 ("jl-spike-0", 450_000),
                 ("kworker", 49_000),
@@ -381,13 +381,7 @@ mod tests {
                 next: me,
             },
         );
-        let s = LateSample {
-            cpu: 1,
-            tid: 77,
-            due_ns: 1_000_000,
-            wake_ns: 2_200_000,
-            split: None,
-        };
+        let s = late(1, 1_000_000, 2_200_000);
         // The reader looked the spike up when it had already dropped to SCHED_OTHER.
         let stale = HashMap::from([(
             (900, 0),
