@@ -5,12 +5,6 @@ mod common;
 
 use common::*;
 use jitterlab::record::samplelog::{SampleLogReader, SampleRecord};
-use jitterlab::results::events::{Event, read_events};
-
-struct Injection {
-    start_ns: u64,
-    end_ns: u64,
-}
 
 /// Period of both injectors: not a multiple of the 1 ms interval (211.7 ms = 211 periods and
 /// 0.7 of one), so the injections land at ten different phases of the grid in 3 s.
@@ -49,19 +43,7 @@ fn run_method(method: &jitterlab::measure::WakeMethod, extra: &[&str]) -> Result
     if !o.status.success() {
         return Err(format!("--wake {wake}: the run failed: {}", text(&o)));
     }
-    let injections: Vec<Injection> = read_events(&out.join("events.jsonl"))
-        .unwrap()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::SpikeInjection {
-                cpu: 0,
-                start_ns,
-                end_ns,
-                ..
-            } => Some(Injection { start_ns, end_ns }),
-            _ => None,
-        })
-        .collect();
+    let injections = spike_injections(&out, 0);
     let log = SampleLogReader::open(&out.join("samples.bin")).unwrap();
     let run = run_json(&out);
     // Injections are timed on CLOCK_MONOTONIC; a method's own clock (e.g. CLOCK_TAI) is moved
@@ -193,9 +175,7 @@ fn check_every_phase(
 /// (It replaces a run of one 1.5 ms injector at a single phase with clock-nanosleep only.)
 #[test]
 fn every_wake_method_finds_injections_at_every_phase() {
-    if !realtime_available("ground truth per wake method")
-        || !two_cpus_online("ground truth per wake method")
-    {
+    if !realtime_on_two_cpus("ground truth per wake method") {
         return;
     }
     let _g = exclusive();
@@ -210,9 +190,7 @@ fn every_wake_method_finds_injections_at_every_phase() {
 /// same injections, found at their size on the receiver.
 #[test]
 fn ipc_methods_with_sender_processes_find_injections_at_every_phase() {
-    if !realtime_available("ground truth of sender processes")
-        || !two_cpus_online("ground truth of sender processes")
-    {
+    if !realtime_on_two_cpus("ground truth of sender processes") {
         return;
     }
     let _g = exclusive();

@@ -89,7 +89,7 @@ fn counts(wake: &str, sender_cpu: &str, between: &str, pace: &str) -> Result<(),
 /// `pace`.
 fn every_method_counts(between: &str, pace: &str) {
     let test = format!("ipc counts --ipc-between {between} --ipc-pace {pace}");
-    if !realtime_available(&test) || !two_cpus_online(&test) {
+    if !realtime_on_two_cpus(&test) {
         return;
     }
     let methods = ipc_methods();
@@ -160,9 +160,7 @@ fn alive(pid: u32) -> bool {
 /// pthread_mutex_lock and one in sigwait, whose calls no signal ends.
 #[test]
 fn sender_processes_die_with_a_killed_jitterlab() {
-    if !realtime_available("sender processes after SIGKILL")
-        || !two_cpus_online("sender processes after SIGKILL")
-    {
+    if !realtime_on_two_cpus("sender processes after SIGKILL") {
         return;
     }
     let _g = exclusive();
@@ -219,9 +217,7 @@ fn sender_processes_die_with_a_killed_jitterlab() {
 /// sender process, for `mq` and `sysv-sem`.
 #[test]
 fn receiver_pace_does_not_see_a_load_before_the_stamp() {
-    if !realtime_available("ipc receiver pace ground truth")
-        || !two_cpus_online("ipc receiver pace ground truth")
-    {
+    if !realtime_on_two_cpus("ipc receiver pace ground truth") {
         return;
     }
     let _g = exclusive();
@@ -234,8 +230,6 @@ fn receiver_pace_does_not_see_a_load_before_the_stamp() {
 }
 
 fn receiver_pace(what: &str) -> Result<(), String> {
-    use jitterlab::record::samplelog::SampleLogReader;
-    use jitterlab::results::events::{Event, read_events};
     const TOLERANCE: i64 = 100_000;
     /// Late wakeups of the VM's own in 3 s (see the test's documentation).
     const MAX_UNEXPLAINED: usize = 8;
@@ -264,19 +258,7 @@ fn receiver_pace(what: &str) -> Result<(), String> {
     if !o.status.success() {
         return Err(format!("{what}: {}", text(&o)));
     }
-    let injections: Vec<(u64, u64)> = read_events(&out.join("events.jsonl"))
-        .unwrap()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::SpikeInjection {
-                cpu: 0,
-                start_ns,
-                end_ns,
-                ..
-            } => Some((start_ns, end_ns)),
-            _ => None,
-        })
-        .collect();
+    let injections = spike_injections(&out, 0);
     if injections.len() != 28 {
         return Err(format!(
             "{what}: expected 28 injections in 3 s, logged {}",
@@ -284,10 +266,7 @@ fn receiver_pace(what: &str) -> Result<(), String> {
         ));
     }
     // The default clock is CLOCK_MONOTONIC, the injections' too.
-    let samples: Vec<_> = SampleLogReader::open(&out.join("samples.bin"))
-        .unwrap()
-        .map(|s| s.unwrap())
-        .collect();
+    let samples = sample_records(&out);
     let run = run_json(&out);
     let served = thread(&run, 0)["samples"].as_u64().unwrap();
     if !(2910..=3030).contains(&served) {
@@ -296,10 +275,10 @@ fn receiver_pace(what: &str) -> Result<(), String> {
     let (mut shown, mut unexplained) = (vec![false; injections.len()], Vec::new());
     for s in samples.iter().filter(|s| s.latency_ns > 1_000_000) {
         let due = s.expected_ns;
-        let by = injections.iter().position(|&(start, end)| {
-            start >= due
-                && (start as i64) < due as i64 + s.latency_ns + TOLERANCE
-                && s.latency_ns <= (end - due) as i64 + TOLERANCE
+        let by = injections.iter().position(|i| {
+            i.start_ns >= due
+                && (i.start_ns as i64) < due as i64 + s.latency_ns + TOLERANCE
+                && s.latency_ns <= (i.end_ns - due) as i64 + TOLERANCE
         });
         match by {
             Some(k) => shown[k] = true,

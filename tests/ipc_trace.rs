@@ -7,18 +7,12 @@
 mod common;
 
 use common::*;
-use jitterlab::record::samplelog::{SampleLogReader, SampleRecord};
-use jitterlab::results::events::{Event, SpikeExplanation, read_events};
+use jitterlab::record::samplelog::SampleRecord;
+use jitterlab::results::events::SpikeExplanation;
 
 /// The receiver on CPU 0, its sender on CPU 1.
 const RECEIVER_CPU: usize = 0;
 const SENDER_CPU: usize = 1;
-
-struct Injection {
-    due_ns: u64,
-    start_ns: u64,
-    end_ns: u64,
-}
 
 struct IpcRun {
     injections: Vec<Injection>,
@@ -55,39 +49,10 @@ fn ipc_run_with_spikes(spike_cpu: usize) -> IpcRun {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    let events = read_events(&out.join("events.jsonl")).unwrap();
-    let injections = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::SpikeInjection {
-                cpu,
-                due_ns,
-                start_ns,
-                end_ns,
-                ..
-            } if *cpu == spike_cpu => Some(Injection {
-                due_ns: *due_ns,
-                start_ns: *start_ns,
-                end_ns: *end_ns,
-            }),
-            _ => None,
-        })
-        .collect();
-    let explanations = events
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::SpikeExplained(x) => Some(x),
-            _ => None,
-        })
-        .collect();
-    let samples = SampleLogReader::open(&out.join("samples.bin"))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
     IpcRun {
-        injections,
-        samples,
-        explanations,
+        injections: spike_injections(&out, spike_cpu),
+        samples: sample_records(&out),
+        explanations: spike_explanations(&out),
         run: run_json(&out),
         _dir: dir,
     }
@@ -181,7 +146,20 @@ fn check_run_json(r: &IpcRun) -> Result<(), String> {
     Ok(())
 }
 
-fn check_receiver_kept_off(r: &IpcRun) -> Result<(), String> {
+/// Checks the explanation of the sample due inside each injection with `check`, which returns
+/// `Some(why)` when the VM disturbed the scene. Disturbed too, before `check`: a spike that
+/// started late, and a sender whose previous wakeup ran past this due time (a stall of CPU 1;
+/// the explanation says "handed over"), so that it was not asleep until its due time as both
+/// scenes need.
+fn check_each_injection(
+    r: &IpcRun,
+    check: impl Fn(
+        usize,
+        &Injection,
+        &SampleRecord,
+        &SpikeExplanation,
+    ) -> Result<Option<String>, String>,
+) -> Result<(), String> {
     let hits = samples_in_injections(r)?;
     let mut disturbed = Vec::new();
     for (k, (inj, sample)) in r.injections.iter().zip(hits).enumerate() {
@@ -191,6 +169,20 @@ fn check_receiver_kept_off(r: &IpcRun) -> Result<(), String> {
             continue;
         }
         let x = explanation(r, k, sample)?;
+        if x.verdict.contains("handed over") {
+            disturbed.push(format!("injection {k}: {}", x.verdict));
+            continue;
+        }
+        if let Some(why) = check(k, inj, sample, x)? {
+            disturbed.push(why);
+        }
+    }
+    few_disturbed(disturbed)?;
+    check_run_json(r)
+}
+
+fn check_receiver_kept_off(r: &IpcRun) -> Result<(), String> {
+    check_each_injection(r, |k, inj, sample, x| {
         let remaining = (inj.end_ns - sample.expected_ns) as i64;
         // The receiver waits for the rest of the spike: its wakeup (the stamp, placed from the
         // trace, plus the latency) is the spike's end, whenever the sender stamped.
@@ -198,17 +190,10 @@ fn check_receiver_kept_off(r: &IpcRun) -> Result<(), String> {
         if (x.time_ns as i64 - inj.end_ns as i64).abs() > 100_000
             || sample.latency_ns > remaining + 100_000
         {
-            disturbed.push(format!(
+            return Ok(Some(format!(
                 "injection {k}: receiver woke at {} ns (latency {} ns), but the spike ended at {} ns",
                 x.time_ns, sample.latency_ns, inj.end_ns
-            ));
-            continue;
-        }
-        // The sender's previous wakeup ran past this due time (a stall of CPU 1): the sender
-        // was not on time as the scene needs.
-        if x.verdict.contains("handed over") {
-            disturbed.push(format!("injection {k}: {}", x.verdict));
-            continue;
+            )));
         }
         if !x.verdict.starts_with("receiver kept off the CPU") {
             return Err(format!("injection {k}: verdict '{}'", x.verdict));
@@ -224,9 +209,8 @@ fn check_receiver_kept_off(r: &IpcRun) -> Result<(), String> {
                 "injection {k}: expected jl-spike-0 (FIFO 99) keeping CPU 0 ~{held} ns, got {top:?}"
             ));
         }
-    }
-    few_disturbed(disturbed)?;
-    check_run_json(r)
+        Ok(None)
+    })
 }
 
 /// The spike's policy as an explanation names it: `FIFO`, or `RT` when the trace reader could
@@ -238,36 +222,24 @@ fn fifo_or_rt(policy: Option<&str>) -> bool {
 }
 
 fn check_sender_late(r: &IpcRun) -> Result<(), String> {
-    let hits = samples_in_injections(r)?;
-    let mut disturbed = Vec::new();
-    for (k, (inj, sample)) in r.injections.iter().zip(hits).enumerate() {
-        let Some(sample) = sample else { continue };
-        if let Some(why) = started_late(k, inj) {
-            disturbed.push(why);
-            continue;
-        }
-        let x = explanation(r, k, sample)?;
+    check_each_injection(r, |k, inj, sample, x| {
         let remaining = (inj.end_ns - sample.expected_ns) as i64;
         // The sender stamps when the spike ends; the receiver's latency starts there and does
         // not hold the spike.
         let stamp = x.time_ns as i64 - sample.latency_ns;
         if (stamp - inj.end_ns as i64).abs() > 100_000 || sample.latency_ns > remaining / 2 {
-            disturbed.push(format!(
+            return Ok(Some(format!(
                 "injection {k}: sender stamped at {stamp} ns (receiver latency {} ns), but the spike ended at {} ns",
                 sample.latency_ns, inj.end_ns
-            ));
-            continue;
+            )));
         }
-        // The sender's timer came late (a stall of CPU 1), or was armed after the due time
-        // because the sender's previous wakeup was still running when the spike began: either
-        // way the sender was not asleep until its due time as the scene needs.
-        let irq_late = !x.irq_latency_ns.is_some_and(|i| (0..200_000).contains(&i));
-        if irq_late || x.verdict.contains("handed over") {
-            disturbed.push(format!(
-                "injection {k}: the sender's timer IRQ latency {:?} ns: {}",
-                x.irq_latency_ns, x.verdict
-            ));
-            continue;
+        // The sender's timer came late: a stall of CPU 1, not the spike (which cannot hold
+        // an interrupt off).
+        if !x.irq_latency_ns.is_some_and(|i| (0..200_000).contains(&i)) {
+            return Ok(Some(format!(
+                "injection {k}: the sender's timer IRQ latency {:?} ns",
+                x.irq_latency_ns
+            )));
         }
         if !x.verdict.starts_with("sender late") || !x.verdict.contains("sender on CPU 1") {
             return Err(format!("injection {k}: verdict '{}'", x.verdict));
@@ -282,9 +254,8 @@ fn check_sender_late(r: &IpcRun) -> Result<(), String> {
                 "injection {k}: expected jl-spike-1 (FIFO 99) delaying the sender ~{remaining} ns, got {top:?}"
             ));
         }
-    }
-    few_disturbed(disturbed)?;
-    check_run_json(r)
+        Ok(None)
+    })
 }
 
 fn two_cpus(test: &str) -> bool {

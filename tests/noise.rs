@@ -96,7 +96,7 @@ fn overlaps(g: &SampleRecord, i: &Injection) -> bool {
 fn injected_gaps_are_found_on_their_cpu_only() {
     let _x = exclusive();
     let test = "injected_gaps_are_found_on_their_cpu_only";
-    if !realtime_available(test) || !two_cpus_online(test) {
+    if !realtime_on_two_cpus(test) {
         return;
     }
     let online = online_cpus();

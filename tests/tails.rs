@@ -8,7 +8,6 @@ mod common;
 
 use common::*;
 use jitterlab::record::samplelog::{SampleLogReader, SampleRecord};
-use jitterlab::results::events::{Event, read_events};
 use jitterlab::results::synthetic::{SyntheticRun, write_run};
 
 const DEADLINE_NS: u64 = 3_000_000;
@@ -143,34 +142,20 @@ fn spike_run() -> Result<(), String> {
 
     // Against the injections: each held one wakeup run, and spikes are injections plus at most
     // MAX_NOISY stalls of the machine.
-    let injections: Vec<(u64, u64)> = read_events(&out.join("events.jsonl"))
-        .unwrap()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::SpikeInjection {
-                cpu: 0,
-                start_ns,
-                end_ns,
-                ..
-            } => Some((start_ns, end_ns)),
-            _ => None,
-        })
-        .collect();
+    let injections = spike_injections(&out, 0);
     if !(20..=22).contains(&injections.len()) {
         return Err(format!(
             "expected 21 injections in 15 s, logged {}",
             injections.len()
         ));
     }
-    let matched = |s: &SampleRecord| {
-        injections.iter().any(|&(start, end)| {
-            s.expected_ns < end && s.expected_ns as i64 + s.latency_ns >= start as i64
-        })
+    // The wakeup of `s` was due before the injection ended and came after it started.
+    let held_by = |s: &SampleRecord, i: &Injection| {
+        s.expected_ns < i.end_ns && s.expected_ns as i64 + s.latency_ns >= i.start_ns as i64
     };
-    for (k, &(start, end)) in injections.iter().enumerate() {
-        let held = spike_starts
-            .iter()
-            .filter(|s| s.expected_ns < end && s.expected_ns as i64 + s.latency_ns >= start as i64);
+    let matched = |s: &SampleRecord| injections.iter().any(|i| held_by(s, i));
+    for (k, i) in injections.iter().enumerate() {
+        let held = spike_starts.iter().filter(|s| held_by(s, i));
         if held.count() != 1 {
             return Err(format!(
                 "injection {k}: not exactly one spike over the deadline"

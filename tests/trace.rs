@@ -353,11 +353,6 @@ fn instance_path(name: &str) -> PathBuf {
     Path::new(TRACEFS).join("instances").join(name)
 }
 
-struct Injection {
-    start_ns: u64,
-    end_ns: u64,
-}
-
 struct TracedRun {
     injections: Vec<Injection>,
     samples: Vec<jitterlab::record::samplelog::SampleRecord>,
@@ -370,7 +365,6 @@ struct TracedRun {
 /// 3 s on CPUs 0-1 with --trace and 1.5 ms injections of the spike load (FIFO 99) on CPU 0
 /// every 200 ms, each starting 300 us before a due time (as tests/ground_truth.rs).
 fn traced_run_with_spikes() -> TracedRun {
-    use jitterlab::results::events::{Event, read_events};
     let (dir, out) = temp_out();
     let o = jitterlab(&[
         "run",
@@ -387,37 +381,10 @@ fn traced_run_with_spikes() -> TracedRun {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    let events = read_events(&out.join("events.jsonl")).unwrap();
-    let injections = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::SpikeInjection {
-                cpu: 0,
-                start_ns,
-                end_ns,
-                ..
-            } => Some(Injection {
-                start_ns: *start_ns,
-                end_ns: *end_ns,
-            }),
-            _ => None,
-        })
-        .collect();
-    let explanations = events
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::SpikeExplained(x) => Some(x),
-            _ => None,
-        })
-        .collect();
-    let samples = jitterlab::record::samplelog::SampleLogReader::open(&out.join("samples.bin"))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
     TracedRun {
-        injections,
-        samples,
-        explanations,
+        injections: spike_injections(&out, 0),
+        samples: sample_records(&out),
+        explanations: spike_explanations(&out),
         run: run_json(&out),
         out,
         _dir: dir,

@@ -144,6 +144,12 @@ pub fn two_cpus_online(test: &str) -> bool {
     two
 }
 
+/// Real-time scheduling and two online CPUs (for the tests that measure one CPU against the
+/// other); each missing one is reported as a skip.
+pub fn realtime_on_two_cpus(test: &str) -> bool {
+    realtime_available(test) && two_cpus_online(test)
+}
+
 pub fn online_cpus() -> Vec<usize> {
     jitterlab::cpulist::online_cpus().unwrap()
 }
@@ -157,6 +163,60 @@ pub fn temp_out() -> (tempfile::TempDir, PathBuf) {
     let base = tempfile::tempdir().unwrap();
     let out = base.path().join("run");
     (base, out)
+}
+
+/// One injection of the spike load, as events.jsonl logged it (CLOCK_MONOTONIC ns): the known
+/// delay every ground-truth test checks against.
+#[derive(Debug, Clone, Copy)]
+pub struct Injection {
+    /// When it was scheduled to start.
+    pub due_ns: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// The spike load's injections on `cpu` in the results directory `out`, in order.
+pub fn spike_injections(out: &Path, cpu: usize) -> Vec<Injection> {
+    use jitterlab::results::events::{Event, read_events};
+    read_events(&out.join("events.jsonl"))
+        .expect("events.jsonl is readable")
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::SpikeInjection {
+                cpu: c,
+                due_ns,
+                start_ns,
+                end_ns,
+                ..
+            } if c == cpu => Some(Injection {
+                due_ns,
+                start_ns,
+                end_ns,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The explanations (`spike_explained`) in the results directory `out`, in order.
+pub fn spike_explanations(out: &Path) -> Vec<jitterlab::results::events::SpikeExplanation> {
+    use jitterlab::results::events::{Event, read_events};
+    read_events(&out.join("events.jsonl"))
+        .expect("events.jsonl is readable")
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::SpikeExplained(x) => Some(x),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every sample of samples.bin in the results directory `out`, on the run's own clock.
+pub fn sample_records(out: &Path) -> Vec<jitterlab::record::samplelog::SampleRecord> {
+    jitterlab::record::samplelog::SampleLogReader::open(&out.join("samples.bin"))
+        .expect("samples.bin opens")
+        .map(|s| s.expect("a whole sample"))
+        .collect()
 }
 
 /// The thread entry of run.json for `cpu`.
