@@ -160,17 +160,8 @@ fn first_from(tl: &CpuTimeline, from: u64, wanted: impl Fn(&TraceEvent) -> bool)
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::trace::decode::{Comm, TaskRef};
-
-    pub fn task(pid: i32, prio: i32, comm: &str) -> TaskRef {
-        let mut c = [0u8; 16];
-        c[..comm.len()].copy_from_slice(comm.as_bytes());
-        TaskRef {
-            pid,
-            prio,
-            comm: Comm(c),
-        }
-    }
+    use crate::trace::decode::TaskRef;
+    use crate::trace::decode::task;
 
     pub fn push(t: &mut CpuTimeline, ts: u64, pid: i32, kind: Kind, measuring: &[i32]) {
         t.push(

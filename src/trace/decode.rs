@@ -111,6 +111,16 @@ pub enum Kind {
     },
 }
 
+/// A task as the decoder gives it, for tests.
+#[cfg(test)]
+pub fn task(pid: i32, prio: i32, comm: &str) -> TaskRef {
+    TaskRef {
+        pid,
+        prio,
+        comm: Comm::from_bytes(comm.as_bytes()),
+    }
+}
+
 #[cfg(test)]
 impl Kind {
     /// A wakeup of a normal task `pid` onto CPU 0, for tests that only follow pids.

@@ -219,17 +219,7 @@ impl CpuTimeline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::decode::Comm;
-
-    pub fn task(pid: i32, prio: i32, comm: &str) -> TaskRef {
-        let mut c = [0u8; 16];
-        c[..comm.len()].copy_from_slice(comm.as_bytes());
-        TaskRef {
-            pid,
-            prio,
-            comm: Comm(c),
-        }
-    }
+    use crate::trace::decode::task;
 
     fn ev(ts: u64, pid: i32, kind: Kind) -> TraceEvent {
         TraceEvent {

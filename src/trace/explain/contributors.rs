@@ -130,17 +130,7 @@ fn contributor(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::decode::Comm;
-
-    fn task(pid: i32, prio: i32, comm: &str) -> TaskRef {
-        let mut c = [0u8; 16];
-        c[..comm.len()].copy_from_slice(comm.as_bytes());
-        TaskRef {
-            pid,
-            prio,
-            comm: Comm(c),
-        }
-    }
+    use crate::trace::decode::task;
 
     #[test]
     fn policy_falls_back_to_the_traced_priority() {

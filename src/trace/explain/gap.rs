@@ -173,8 +173,9 @@ fn gap_verdict(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{push, task};
+    use super::super::tests::push;
     use super::*;
+    use crate::trace::decode::task;
     use std::collections::HashMap;
 
     fn gap(start_ns: u64, end_ns: u64) -> Gap {

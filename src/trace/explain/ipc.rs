@@ -188,8 +188,9 @@ fn held_or_not(top: Option<&Contributor>, length_ns: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::chain::tests::{Scene, scene, task, two_cpus};
+    use crate::trace::chain::tests::{Scene, scene, two_cpus};
     use crate::trace::chain::{follow_wake, take_sender_cycle};
+    use crate::trace::decode::task;
     use std::collections::HashMap;
 
     fn sample(chain: Option<IpcChain>, latency_ns: i64) -> IpcSample {

@@ -72,20 +72,10 @@ pub fn explain(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::decode::{Comm, Kind, TaskRef, TraceEvent};
+    use crate::trace::decode::task;
+    use crate::trace::decode::{Kind, TraceEvent};
     use crate::trace::reader::TaskPolicy;
     use std::collections::HashMap;
-
-    /// A task of the trace, as the decoder gives it (shared with gap.rs's tests).
-    pub(super) fn task(pid: i32, prio: i32, comm: &str) -> TaskRef {
-        let mut c = [0u8; 16];
-        c[..comm.len()].copy_from_slice(comm.as_bytes());
-        TaskRef {
-            pid,
-            prio,
-            comm: Comm(c),
-        }
-    }
 
     /// Adds an event recorded while `pid` ran.
     pub(super) fn push(t: &mut CpuTimeline, pid: i32, ts: u64, kind: Kind) {
