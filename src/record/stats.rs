@@ -95,7 +95,7 @@ impl LatencyStats {
         let mean = self.sum as f64 / n;
         let variance = (self.sum_squares / n - mean * mean).max(0.0);
         let q = |quantile: f64| Some(self.histogram.value_at_quantile(quantile));
-        LatencySummary {
+        let mut summary = LatencySummary {
             samples: self.count,
             min_ns: Some(self.min),
             mean_ns: Some(mean),
@@ -106,12 +106,17 @@ impl LatencyStats {
             p999_ns: q(0.999),
             p9999_ns: q(0.9999),
             max_ns: Some(self.max),
-        }
+        };
+        // The histogram reports the top of a bucket, which can lie above the exact maximum.
+        summary.clamp_into(self.min, self.max);
+        summary
     }
 }
 
-/// The latency figures of run.json. Percentiles are HDR histogram values (within 0.1%);
-/// min, max, mean and standard deviation are exact. All None when there were no samples.
+/// The latency figures of run.json. Percentiles are HDR histogram values (3 significant
+/// digits: the top of the bucket holding the nearest-rank value, at most 1/1024 above it),
+/// clamped into the exact [min, max]; min, max, mean and standard deviation are exact. All
+/// None when there were no samples.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
     pub samples: u64,
@@ -146,6 +151,35 @@ impl LatencySummary {
             p999_ns: q(0.999),
             p9999_ns: q(0.9999),
             max_ns: Some(h.max() as i64),
+        }
+    }
+
+    /// Every figure read from a histogram brought into the exact range [`min_ns`, `max_ns`]
+    /// known for the same samples (a bucket's top can lie above the true maximum, its bottom
+    /// below the true minimum): the percentiles, the mean, and min and max themselves when they
+    /// came from a histogram. The true value lies inside the range and inside the bucket, so
+    /// the clamped figure stays within the histogram's precision of it. Percentiles cannot be
+    /// negative (negative latencies count as 0), so they are brought into [max(min, 0),
+    /// max(max, 0)].
+    pub fn clamp_into(&mut self, min_ns: i64, max_ns: i64) {
+        if self.samples == 0 || min_ns > max_ns {
+            return;
+        }
+        let within = |v: i64| v.clamp(min_ns, max_ns);
+        self.min_ns = self.min_ns.map(within);
+        self.max_ns = self.max_ns.map(within);
+        self.mean_ns = self
+            .mean_ns
+            .map(|m| m.clamp(min_ns as f64, max_ns as f64));
+        let (low, high) = (min_ns.max(0) as u64, max_ns.max(0) as u64);
+        for p in [
+            &mut self.p50_ns,
+            &mut self.p90_ns,
+            &mut self.p99_ns,
+            &mut self.p999_ns,
+            &mut self.p9999_ns,
+        ] {
+            *p = p.map(|v| v.clamp(low, high));
         }
     }
 }
@@ -202,6 +236,52 @@ mod tests {
                 "p{q}: histogram {got} vs sorted {want}"
             );
         }
+    }
+
+    /// issue 23: a 1.55 ms maximum whose bucket reaches 1.5564 ms gave a p99.99 of 1.56 ms,
+    /// above the maximum. Every percentile now lies within the exact [min, max].
+    #[test]
+    fn percentiles_never_leave_the_exact_range() {
+        let mut stats = LatencyStats::default();
+        for _ in 0..3_999 {
+            stats.record(20_001);
+        }
+        stats.record(1_550_123);
+        // The histogram alone puts both ends outside the samples' range.
+        assert!(stats.histogram.value_at_quantile(0.9999) > 1_550_123);
+        assert!(stats.histogram.value_at_quantile(0.5) > 20_001);
+        let s = stats.summary();
+        assert_eq!(s.p9999_ns, Some(1_550_123));
+        assert_eq!(s.max_ns, Some(1_550_123));
+        // The p50 is all 20 001 ns; its bucket's top (20 015 ns) is above every sample.
+        assert_eq!(s.p50_ns, Some(20_001));
+        for p in [s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns, s.p9999_ns] {
+            let p = p.unwrap() as i64;
+            assert!(s.min_ns.unwrap() <= p && p <= s.max_ns.unwrap(), "{s:?}");
+        }
+    }
+
+    /// A summary made from a histogram alone (a phase) is brought into the run's exact range:
+    /// a phase max can no longer exceed the run's max.
+    #[test]
+    fn a_histogram_summary_is_clamped_into_the_exact_range() {
+        let mut h = new_histogram();
+        for v in [42_080_123u64, 30_001, 31_000] {
+            h.record(v).unwrap();
+        }
+        let mut s = LatencySummary::from_histogram(&h);
+        assert!(s.max_ns.unwrap() > 42_080_123, "{s:?}");
+        assert!(s.min_ns.unwrap() < 30_001, "{s:?}");
+        s.clamp_into(30_001, 42_080_123);
+        assert_eq!((s.min_ns, s.max_ns), (Some(30_001), Some(42_080_123)));
+        assert_eq!(s.p9999_ns, Some(42_080_123));
+        assert!(s.mean_ns.unwrap() <= 42_080_123.0);
+        // Early wakeups: percentiles (counted as 0) stay at 0, min stays negative.
+        let mut stats = LatencyStats::default();
+        stats.record(-500);
+        stats.record(-100);
+        let s = stats.summary();
+        assert_eq!((s.min_ns, s.p50_ns, s.max_ns), (Some(-500), Some(0), Some(-100)));
     }
 
     #[test]

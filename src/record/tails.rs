@@ -302,8 +302,10 @@ impl TailState {
             })
             .collect();
         let segments = evt::phase_segments(wakeups, self.plan.interval_ns, &self.plan.phases);
-        match evt::fit_tail(wakeups, &peaks, &segments, CONFIDENCE) {
-            Ok(fit) => TailRecord::Fitted(TailFitRecord {
+        // The one place the levels are computed: run.json keeps them, every view reads them.
+        let fit = evt::fit_tail(wakeups, &peaks, &segments, CONFIDENCE);
+        match fit.and_then(|fit| evt::extrapolate(&fit, &TAIL_LEVELS).map(|l| (l, fit))) {
+            Ok((levels, fit)) => TailRecord::Fitted(TailFitRecord {
                 method: "pot-gpd-mle".into(),
                 threshold_ns: fit.threshold_ns,
                 exceedances: fit.exceedances as u64,
@@ -314,16 +316,9 @@ impl TailState {
                 shape_high: fit.shape_interval.1,
                 scale_ns: fit.gpd.scale,
                 anderson_darling: fit.anderson_darling,
-                levels: TAIL_LEVELS
-                    .iter()
-                    .filter_map(|&p| fit.return_level(p))
-                    .map(|l| TailLevelRecord {
-                        per_wakeup: l.per_wakeup,
-                        latency_ns: l.latency_ns,
-                        low_ns: l.low_ns,
-                        high_ns: l.high_ns,
-                    })
-                    .collect(),
+                exposure_factor: evt::EXPOSURE_FACTOR,
+                wakeups: fit.wakeups,
+                levels: levels.into_iter().map(level_record).collect(),
                 extrapolated: true,
             }),
             Err(r) => TailRecord::Refused {
@@ -331,6 +326,26 @@ impl TailState {
                 reason: r.reason,
             },
         }
+    }
+}
+
+/// One extrapolated level as run.json holds it.
+fn level_record(level: evt::Level) -> TailLevelRecord {
+    match level {
+        evt::Level::Shown(l) => TailLevelRecord {
+            per_wakeup: l.per_wakeup,
+            latency_ns: Some(l.latency_ns),
+            low_ns: l.low_ns,
+            high_ns: l.high_ns,
+            refused: None,
+        },
+        evt::Level::Refused { per_wakeup, reason } => TailLevelRecord {
+            per_wakeup,
+            latency_ns: None,
+            low_ns: None,
+            high_ns: None,
+            refused: Some(reason),
+        },
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::analysis::compare::RunInfo;
 use crate::analysis::metric::Metric;
-use crate::analysis::tails::run_length;
+use crate::analysis::tails::{evt, run_length};
 use crate::analysis::tails_compare::TailComparison;
 use crate::results::format::tails::{SpikeRecord, TailRecord, WithinRecord};
 use crate::results::run_record::{RunRecord, ThreadSummary};
@@ -110,7 +110,9 @@ pub fn run_length_line(t: &ThreadSummary, limit_ns: u64) -> Option<String> {
     run_length::claim(limit_ns, w.above + w.undecided, w.total(), t.interval_ns)
 }
 
-/// The extrapolated levels, labelled, or why there are none.
+/// The extrapolated levels, labelled, or why there are none. Figures are read from the record
+/// as `record::tails` wrote them (the only place they are computed); one that cannot be written
+/// (a file from before the limits) is not shown, never a saturated number.
 pub fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
     match tail {
         // Some reasons already start with "not extrapolated:".
@@ -120,26 +122,41 @@ pub fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
         },
         TailRecord::Fitted(f) => {
             let per_second = 1e9 / interval_ns.max(1) as f64;
+            let figure = |ns: Option<f64>, none: &str| {
+                ns.and_then(evt::writable_ns)
+                    .map_or(none.to_string(), format_ns)
+            };
             let levels: Vec<String> = f
                 .levels
                 .iter()
                 .map(|l| {
-                    let high = l
-                        .high_ns
-                        .map_or("unbounded".into(), |h| format_ns(h.round() as u64));
-                    let low = l.low_ns.map_or("-".into(), |v| format_ns(v.round() as u64));
-                    format!(
-                        "p {:.0e} per wakeup (once in {}): {} ({low} - {high})",
-                        l.per_wakeup,
-                        format_elapsed((1e9 / (l.per_wakeup * per_second)).min(1.8e19) as u64),
-                        format_ns(l.latency_ns.round() as u64)
-                    )
+                    let once_in = evt::writable_ns(1e9 / (l.per_wakeup * per_second))
+                        .map_or(String::new(), |ns| format!(" (once in {})", format_elapsed(ns)));
+                    let head = format!("p {:.0e} per wakeup{once_in}", l.per_wakeup);
+                    match (&l.refused, l.latency_ns.and_then(evt::writable_ns)) {
+                        (Some(why), _) => format!("{head}: not extrapolated, {why}"),
+                        (None, None) => format!("{head}: not extrapolated, too large to write"),
+                        (None, Some(ns)) => format!(
+                            "{head}: {} (95 % {} - {})",
+                            format_ns(ns),
+                            figure(l.low_ns, "-"),
+                            figure(l.high_ns, "unbounded")
+                        ),
+                    }
                 })
                 .collect();
+            let reach = if f.exposure_factor > 0 {
+                format!(", to at most {}x the run's wakeups", f.exposure_factor)
+            } else {
+                String::new()
+            };
             format!(
-                "extrapolated, not measured (GPD over {}, shape {:.2}, {} independent exceedances): {}",
+                "extrapolated, not measured (GPD over {}, shape {:.2} (95 % {} - {}), {} \
+                 independent exceedances{reach}): {}",
                 format_ns(f.threshold_ns),
                 f.shape,
+                f.shape_low.map_or("-".into(), |v| format!("{v:.2}")),
+                f.shape_high.map_or("unbounded".into(), |v| format!("{v:.2}")),
                 f.clusters,
                 levels.join("; ")
             )
@@ -238,6 +255,7 @@ fn rate(per_hour: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::format::tails::{TailFitRecord, TailLevelRecord};
 
     #[test]
     fn within_reads_as_the_issue_writes_it() {
@@ -251,5 +269,72 @@ mod tests {
             within_line(&w),
             "99.512 % (1 990 241 of 2 000 000) within 250.0 us; 9 759 above"
         );
+    }
+
+    fn fit(levels: Vec<TailLevelRecord>) -> TailRecord {
+        TailRecord::Fitted(TailFitRecord {
+            method: "pot-gpd-mle".into(),
+            threshold_ns: 40_000,
+            exceedances: 150,
+            clusters: 120,
+            extremal_index: 0.8,
+            shape: 0.21,
+            shape_low: Some(0.05),
+            shape_high: Some(0.41),
+            scale_ns: 6_000.0,
+            anderson_darling: 0.4,
+            exposure_factor: 100,
+            wakeups: 30_000,
+            levels,
+            extrapolated: true,
+        })
+    }
+
+    #[test]
+    fn levels_read_with_their_interval_or_why_not() {
+        let line = tail_line(
+            &fit(vec![
+                TailLevelRecord {
+                    per_wakeup: 1e-6,
+                    latency_ns: Some(612_300.0),
+                    low_ns: Some(410_000.0),
+                    high_ns: None,
+                    refused: None,
+                },
+                TailLevelRecord {
+                    per_wakeup: 1e-9,
+                    latency_ns: None,
+                    low_ns: None,
+                    high_ns: None,
+                    refused: Some("beyond 100x the run's 30 000 wakeups".into()),
+                },
+            ]),
+            1_000_000,
+        );
+        assert_eq!(
+            line,
+            "extrapolated, not measured (GPD over 40.0 us, shape 0.21 (95 % 0.05 - 0.41), 120 \
+             independent exceedances, to at most 100x the run's wakeups): p 1e-6 per wakeup \
+             (once in 16m40s): 612.3 us (95 % 410.0 us - unbounded); p 1e-9 per wakeup (once \
+             in 277h46m40s): not extrapolated, beyond 100x the run's 30 000 wakeups"
+        );
+    }
+
+    /// issue 23: a file written before the limits held 2.9e23 ns and an upper end beyond
+    /// u64::MAX; neither is printed as a (saturated) number.
+    #[test]
+    fn an_unwritable_figure_is_never_printed_saturated() {
+        let line = tail_line(
+            &fit(vec![TailLevelRecord {
+                per_wakeup: 1e-12,
+                latency_ns: Some(2.9e23),
+                low_ns: Some(1.73e15),
+                high_ns: Some(1e30),
+                refused: None,
+            }]),
+            1_000_000,
+        );
+        assert!(!line.contains("18446744073"), "{line}");
+        assert!(line.ends_with("p 1e-12 per wakeup: not extrapolated, too large to write"), "{line}");
     }
 }

@@ -19,7 +19,9 @@ use crate::record::hlog_scan;
 use crate::record::stats::{LatencySummary, new_histogram};
 use crate::results::ResultDir;
 use crate::results::events::Event;
-use crate::results::run_record::{LoadRecord, PhaseRecord, PhaseThreadSummary, RunRecord};
+use crate::results::run_record::{
+    LoadRecord, PhaseRecord, PhaseThreadSummary, RunRecord, ThreadSummary,
+};
 use hdrhistogram::Histogram;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -215,7 +217,7 @@ pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Opt
                 .warnings
                 .push(format!("per-phase statistics are incomplete: {e}"));
         }
-        let (phases, warnings) = stats.finish();
+        let (phases, warnings) = stats.finish(&record.threads);
         record.phases = phases;
         record.warnings.extend(warnings);
     }
@@ -265,8 +267,11 @@ impl<'a> PhaseStats<'a> {
         }
     }
 
-    /// The phase records, and a warning for each phase left without statistics.
-    pub fn finish(self) -> (Vec<PhaseRecord>, Vec<String>) {
+    /// The phase records, and a warning for each phase left without statistics. A phase's
+    /// figures come from merged interval histograms, whose min and max are bucket ends (up to
+    /// 1/1024 beyond the samples); they are clamped into the exact [min, max] of the same CPU
+    /// in `run` (the recorder's), so that no phase figure lies outside the run's.
+    pub fn finish(self, run: &[ThreadSummary]) -> (Vec<PhaseRecord>, Vec<String>) {
         let mut warnings = Vec::new();
         let records = self
             .outcome
@@ -278,9 +283,13 @@ impl<'a> PhaseStats<'a> {
                     .cpus
                     .iter()
                     .zip(merged)
-                    .map(|(&cpu, h)| PhaseThreadSummary {
-                        cpu,
-                        latency: LatencySummary::from_histogram(h),
+                    .map(|(&cpu, h)| {
+                        let mut latency = LatencySummary::from_histogram(h);
+                        let exact = run.iter().find(|t| t.cpu == cpu).map(|t| &t.latency);
+                        if let Some((min, max)) = exact.and_then(|e| e.min_ns.zip(e.max_ns)) {
+                            latency.clamp_into(min, max);
+                        }
+                        PhaseThreadSummary { cpu, latency }
                     })
                     .collect();
                 if threads.iter().all(|t| t.latency.samples == 0) {
@@ -348,7 +357,7 @@ mod tests {
         for i in &intervals {
             stats.add(&i.tag, i.start_s, i.length_s, &i.counts);
         }
-        let (records, warnings) = stats.finish();
+        let (records, warnings) = stats.finish(&[]);
         let cpu0 = |p: usize| &records[p].threads[0].latency;
         assert_eq!(cpu0(0).samples, 2);
         assert_eq!(cpu0(0).max_ns, Some(30));
@@ -360,5 +369,51 @@ mod tests {
         assert_eq!(cpu0(2).samples, 0);
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("phase 2"), "{warnings:?}");
+    }
+
+    /// issue 23: a phase max of 42.11 ms above the run's max of 42.08 ms (the top of the
+    /// histogram bucket). The phase's figures are clamped into the run's exact range.
+    #[test]
+    fn phase_figures_stay_within_the_runs_exact_range() {
+        let outcome = Outcome {
+            phases: vec![PhaseResult {
+                index: 0,
+                plan: PhasePlan {
+                    label: "io".into(),
+                    start_ns: 0,
+                    end_ns: 2_000_000_000,
+                    loads: vec![],
+                },
+                started_ns: 0,
+                ended_ns: 2_000_000_000,
+                early_end_ns: None,
+            }],
+            ..Outcome::default()
+        };
+        // What latency.hlog holds: the top of each value's bucket.
+        let mut h = new_histogram();
+        for v in [30_001u64, 42_080_123] {
+            h.record(v).unwrap();
+        }
+        let stored: Vec<(u64, u64)> = h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect();
+        let mut stats = PhaseStats::new(&outcome, &[0]);
+        stats.add("cpu0", 0.0, 1.0, &stored);
+        let run: ThreadSummary = serde_json::from_value(serde_json::json!({
+            "cpu": 0, "thread_index": 0, "tid": 1, "interval_ns": 1_000_000,
+            "deadline_ns": 1_000_000, "samples": 2, "min_ns": 30_001, "mean_ns": 21_055_062.0,
+            "stddev_ns": 0.0, "p50_ns": 30_001, "p90_ns": 42_080_123, "p99_ns": 42_080_123,
+            "p999_ns": 42_080_123, "p9999_ns": 42_080_123, "max_ns": 42_080_123,
+            "missed_periods": 42, "dropped_records": 0, "deadline_misses": 1,
+            "early_wakeups": 0, "end": "completed"
+        }))
+        .unwrap();
+        let mut unclamped = PhaseStats::new(&outcome, &[0]);
+        unclamped.add("cpu0", 0.0, 1.0, &stored);
+        let loose = &unclamped.finish(&[]).0[0].threads[0].latency;
+        assert!(loose.max_ns.unwrap() > 42_080_123, "{loose:?}");
+        let (records, _) = stats.finish(std::slice::from_ref(&run));
+        let phase = &records[0].threads[0].latency;
+        assert_eq!((phase.min_ns, phase.max_ns), (Some(30_001), Some(42_080_123)));
+        assert_eq!(phase.p9999_ns, Some(42_080_123));
     }
 }

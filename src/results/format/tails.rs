@@ -118,17 +118,29 @@ pub struct TailFitRecord {
     pub shape_high: Option<f64>,
     pub scale_ns: f64,
     pub anderson_darling: f64,
+    /// Levels are extrapolated to at most this many times the run's wakeups (0 in files
+    /// written before the limit).
+    #[serde(default)]
+    pub exposure_factor: u64,
+    /// The wakeups the fit saw (0 in files written before the limit).
+    #[serde(default)]
+    pub wakeups: u64,
     pub levels: Vec<TailLevelRecord>,
     /// Always true: a reminder to every reader.
     pub extrapolated: bool,
 }
 
-/// The latency exceeded with probability `per_wakeup` per wakeup.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// The latency exceeded with probability `per_wakeup` per wakeup, or why it is not given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TailLevelRecord {
     pub per_wakeup: f64,
-    pub latency_ns: f64,
-    /// 95 % profile-likelihood interval; a missing upper end: not bounded by the data.
+    /// None (null) when refused.
+    pub latency_ns: Option<f64>,
+    /// 95 % profile-likelihood interval, containing `latency_ns`; a null upper end: unbounded
+    /// (the data do not bound it). Both null when refused.
     pub low_ns: Option<f64>,
     pub high_ns: Option<f64>,
+    /// Why there is no level (beyond the exposure factor, or too large to write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }

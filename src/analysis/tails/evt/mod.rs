@@ -2,13 +2,19 @@
 //! distribution (see [`gpd`] for why maximum likelihood), the latency exceeded with a given
 //! probability per wakeup with its profile-likelihood interval, and the checks that must pass
 //! before any of it is shown: enough independent exceedances (declustered when they come in
-//! bursts), a rate and a tail that do not change over the run, and a fit that matches. A failed
-//! check is returned as a [`Refusal`] with a plain reason. These figures are extrapolated, not
+//! bursts), a rate and a tail that do not change over the run, a fit that matches, and then
+//! ([`extrapolate`]) a shape light enough and levels within the run's exposure. A failed check
+//! is returned as a [`Refusal`] with a plain reason. These figures are extrapolated, not
 //! measured; docs/tails.md says how, and the callers must say so where they show them.
 
+mod extrapolate;
 pub mod gpd;
 mod segments;
 
+pub use extrapolate::{
+    EXPOSURE_FACTOR, LARGEST_FIGURE_NS, Level, SHAPE_LIMIT, extrapolate, within_exposure,
+    writable_ns,
+};
 pub use segments::{PhaseSpan, phase_segments};
 
 use super::special::chi_square_survival;
@@ -99,6 +105,9 @@ pub enum Check {
     StationaryRate,
     StationaryTail,
     GoodnessOfFit,
+    /// The shape's interval reaches [`SHAPE_LIMIT`]: the fit is made, but nothing is
+    /// extrapolated from it ([`extrapolate`]).
+    HeavyTail,
 }
 
 /// A fitted tail and what it says.
