@@ -101,6 +101,15 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// How a file name is shown in every message and output: [`escape_controls`], a newline
+/// escaped too (a name holding one would otherwise read as two lines, or forge a line of the
+/// message), bytes that are not UTF-8 replaced. The one way jitterlab displays a path it was
+/// given or found; messages that [`escape_controls`] later passes through are then unchanged.
+pub fn display_path(path: &std::path::Path) -> String {
+    let text = path.to_string_lossy();
+    escape_controls(&text).replace('\n', "\\n")
+}
+
 /// Result type of everything that can end the program with an exit code.
 pub type Result<T> = std::result::Result<T, Failure>;
 
@@ -163,6 +172,10 @@ mod tests {
             "a\\u{1b}]0;title\\u{7}b\\u{0}c\\rd\\te\nf"
         );
         assert_eq!(escape_controls("x\u{202e}y\u{9b}z"), "x\\u{202e}y\\u{9b}z");
+        assert_eq!(
+            display_path(std::path::Path::new("a\nb\u{7}/c")),
+            "a\\nb\\u{7}/c"
+        );
         assert!(matches!(
             escape_controls("plain 'text'\n"),
             Cow::Borrowed(_)

@@ -53,6 +53,10 @@ pub struct RunInfo {
     pub imported_from: Option<String>,
     /// What the run measured: wakeup latencies, or a noise run's gaps (`samples` counts them).
     pub kind: crate::results::format::noise::RunKind,
+    /// What reading the run's files met that its figures depend on (a missing or short
+    /// interval log): shown under the run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A confidence interval of a difference (B − A), ns. A None side is unbounded: the data
@@ -221,6 +225,7 @@ fn run_info(i: usize, r: &LoadedRun) -> RunInfo {
         intervals_per_cpu: per_cpu,
         imported_from: r.record.imported.as_ref().map(|i| i.source_format.clone()),
         kind: r.record.kind,
+        warnings: r.read_warnings.clone(),
     }
 }
 

@@ -13,7 +13,7 @@ use crate::results::import::{
 use std::path::PathBuf;
 
 pub fn run(args: &ImportArgs) -> Result<i32> {
-    let file = args.file.display();
+    let file = crate::error::display_path(&args.file);
     let unreadable = |e: crate::input::ReadError| {
         Failure::usage(format!(
             "{file}: {e}; give the file of a tool listed in docs/import.md"

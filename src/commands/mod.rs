@@ -19,6 +19,14 @@ use crate::error::Result;
 
 /// Runs `command`; returns the exit code.
 pub fn dispatch(command: Command) -> Result<i32> {
+    // The commands that change the system catch SIGINT/SIGTERM before anything else: a signal
+    // during their setup then stops them cleanly instead of killing them half set up.
+    if matches!(
+        command,
+        Command::Run(_) | Command::Sweep(_) | Command::Monitor(_) | Command::Noise(_)
+    ) {
+        crate::runner::signals::catch()?;
+    }
     match command {
         Command::Run(args) => run::run(&args),
         Command::Export(args) => export::run(&args),

@@ -230,15 +230,7 @@ fn run_load_only(args: &SweepArgs) -> Result<i32> {
     let mut claim = Some(claim_sweep_dir(args)?);
     let sweep_dir = claim.as_ref().expect("made above").dir().clone();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ = signal_hook::flag::register_conditional_shutdown(
-            signal,
-            130,
-            std::sync::Arc::clone(&interrupted),
-        );
-        let _ = signal_hook::flag::register(signal, std::sync::Arc::clone(&interrupted));
-    }
+    let interrupted = crate::runner::signals::catch()?;
     let mut record = SweepRecord {
         format: FORMAT,
         load_template: template,

@@ -207,6 +207,48 @@ fn remove_stale(parent: &Path) {
     }
 }
 
+/// The largest pid Linux hands out (PID_MAX_LIMIT, 2^22): a marker naming an owner above it
+/// is no jitterlab's (the unit tests use such owners, so that no run ever takes them for its
+/// leftovers).
+const PID_MAX_LIMIT: u32 = 1 << 22;
+
+/// The owner pid in a marker entry `JITTERLAB_LOAD=<owner>:<k>`.
+fn owner_of(entry: &[u8]) -> Option<u32> {
+    let rest = entry.strip_prefix(format!("{MARKER_ENV}=").as_bytes())?;
+    let owner = rest.split(|&b| b == b':').next()?;
+    std::str::from_utf8(owner).ok()?.parse().ok()
+}
+
+/// Kills the load processes of jitterlab processes that no longer exist, wherever they are:
+/// after a SIGKILL of jitterlab together with its reaper, a load that moved itself out of its
+/// cgroup (a privileged one can) is in no cgroup [`remove_stale`] looks at, but still carries
+/// its marker. Found by scanning every process's environment for a marker whose owner is gone.
+/// Called when a run starts, as stale CPU locks and tracing instances are dealt with; returns
+/// a warning naming what was killed, if anything was.
+pub fn kill_orphaned_loads() -> Option<String> {
+    let orphaned = |entry: &[u8]| {
+        owner_of(entry).is_some_and(|owner| {
+            owner <= PID_MAX_LIMIT
+                && owner != std::process::id()
+                && process::kill(owner as Pid, 0)
+                    .is_err_and(|e| e.raw_os_error() == Some(errno::ESRCH))
+        })
+    };
+    let killed = kill_until_none(&|| marked(&orphaned));
+    (!killed.is_empty()).then(|| {
+        format!(
+            "killed {} load process{} left running by a jitterlab that no longer exists (found by their {MARKER_ENV} marker; pids {}): they were disturbing the CPUs",
+            killed.len(),
+            if killed.len() == 1 { "" } else { "es" },
+            killed
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
 /// The containment of one load: its cgroup when it has one, and its marker.
 pub struct LoadContainer {
     cgroup: Option<PathBuf>,
@@ -275,6 +317,8 @@ impl Containment {
     /// the reaper.
     pub fn start() -> std::io::Result<Self> {
         let owner = std::process::id();
+        // Not reported here: a run reports what it killed at its start (`kill_orphaned_loads`).
+        kill_orphaned_loads();
         let cgroup = own_cgroup_dir().ok().and_then(|parent| {
             remove_stale(&parent);
             let n = SEQUENCE.fetch_add(1, Ordering::SeqCst);
@@ -453,6 +497,35 @@ mod tests {
         wait_for("the other owner's sleep ended", || {
             sleeping("2001.13").is_empty()
         });
+    }
+
+    /// A load left by a jitterlab killed with its reaper, outside any cgroup jitterlab looks
+    /// at (here: none), is found by its marker and killed at the next start; a live owner's is
+    /// left alone.
+    #[test]
+    fn orphaned_loads_are_killed_by_marker_wherever_they_are() {
+        let mut gone = Command::new("true").spawn().unwrap();
+        let dead = gone.id();
+        gone.wait().unwrap();
+        // A live owner that is not this test process (whose own loads other tests may run).
+        let mut owner = Command::new("sleep").arg("2001.20").spawn().unwrap();
+        let alive = owner.id();
+        escaped_sleep(dead, 3, "2001.21");
+        escaped_sleep(alive, 3, "2001.22");
+        wait_for("the sleeps started", || {
+            !sleeping("2001.21").is_empty() && !sleeping("2001.22").is_empty()
+        });
+        let orphan = sleeping("2001.21");
+        let warning = kill_orphaned_loads().expect("the orphan was killed");
+        assert!(warning.contains(&orphan[0].to_string()), "{warning}");
+        wait_for("the orphan ended", || sleeping("2001.21").is_empty());
+        assert_eq!(sleeping("2001.22").len(), 1, "a live owner's load is kept");
+        sweep(alive, None);
+        wait_for("the live owner's sleep ended", || {
+            sleeping("2001.22").is_empty()
+        });
+        let _ = owner.kill();
+        let _ = owner.wait();
     }
 
     #[test]

@@ -158,9 +158,15 @@ where
         }
         let mut first = Ok(());
         for h in handles {
-            let r = h
-                .join()
-                .unwrap_or_else(|_| Err(format!("a {name} worker panicked")));
+            let r = h.join().unwrap_or_else(|panic| {
+                // The panic's message says what went wrong (e.g. a failed print).
+                let why = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("no message");
+                Err(format!("a {name} worker panicked: {why}"))
+            });
             if first.is_ok() {
                 first = r;
             }

@@ -57,7 +57,9 @@ pub fn main(spec_text: &str, cpus_text: &str, report_cpus_text: &str, once: bool
             message: message.clone(),
             code,
         });
-        eprintln!("jitterlab load worker: {message}");
+        // Also in the load's log; that log may be on a full disk, and the message has gone
+        // through the report pipe already: a failed write is no reason to panic.
+        let _ = writeln!(std::io::stderr(), "jitterlab load worker: {message}");
         code as i32
     };
     let spec: GeneratorSpec = match LoadSpec::parse(spec_text) {

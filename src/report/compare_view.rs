@@ -217,6 +217,9 @@ fn run_lines(cmp: &Comparison) -> Vec<String> {
             if let Some(source) = &r.imported_from {
                 line.push_str(&format!(" (imported from {source})"));
             }
+            for w in &r.warnings {
+                line.push_str(&format!("\n    warning: {w}"));
+            }
             line
         })
         .collect()

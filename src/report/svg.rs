@@ -4,11 +4,17 @@
 
 use std::fmt::Write;
 
-/// Escapes text for SVG/HTML element content and attribute values.
+/// Escapes text for SVG/HTML (and the JUnit export's XML) element content and attribute
+/// values: the markup characters as entities, and the control characters XML 1.0 cannot hold
+/// (all but tab, newline and carriage return; C1 controls too, which HTML refuses) replaced by
+/// U+FFFD, so that text from run.json (a scenario label, a warning quoting a file) can never
+/// make a page or a plot invalid. The one escaping of every markup jitterlab writes.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
+            '\t' | '\n' | '\r' => out.push(c),
+            c if c.is_control() => out.push('\u{FFFD}'),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),

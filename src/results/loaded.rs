@@ -12,8 +12,9 @@
 use super::ResultDir;
 use super::format::events::{self, Event};
 use super::format::hlog;
-use super::format::run_record::RunRecord;
+use super::format::run_record::{Ended, RunRecord};
 use super::format::segments;
+use crate::error::display_path;
 use crate::record::hlog_scan::{self, ReadNotes, SparseInterval, StoredInterval};
 use crate::record::stats::new_histogram;
 use crate::units::format_ns;
@@ -36,6 +37,22 @@ pub struct LoadedRun {
     pub intervals: Vec<StoredInterval>,
     /// events.jsonl; empty when the file is missing.
     pub events: Vec<Event>,
+    /// What reading the run's files met that the figures shown depend on (a torn or missing
+    /// log, a log with fewer samples than run.json counts): also in `record.warnings` and on
+    /// stderr; kept apart for `compare`, which shows them under the run they concern.
+    pub read_warnings: Vec<String>,
+}
+
+/// Samples per tag of the interval log read (`cpu0`, `cpu0.irq`...).
+type TagTotals = std::collections::HashMap<String, u64>;
+
+fn add_total(totals: &mut TagTotals, tag: &str, n: u64) {
+    match totals.get_mut(tag) {
+        Some(t) => *t += n,
+        None => {
+            totals.insert(tag.to_string(), n);
+        }
+    }
 }
 
 /// Reads a result directory whole, its interval log coarsened to at most
@@ -44,12 +61,18 @@ pub struct LoadedRun {
 pub fn load(path: &Path) -> Result<LoadedRun, String> {
     let mut run = open(path)?;
     let files = run.hlog_files()?;
+    let mut notes = ReadNotes::default();
+    let mut totals = TagTotals::new();
     if !files.is_empty() {
-        let (intervals, notes) = hlog_scan::read_coarsened_files(&files, MAX_INTERVALS_PER_TAG)
+        let (intervals, read) = hlog_scan::read_coarsened_files(&files, MAX_INTERVALS_PER_TAG)
             .map_err(|e| e.to_string())?;
-        run.note_reading(&files, notes);
+        for i in &intervals {
+            add_total(&mut totals, &i.tag, i.counts.iter().map(|&(_, c)| c).sum());
+        }
+        notes = read;
         run.intervals = intervals;
     }
+    run.note_reading(&files, notes, &totals)?;
     Ok(run)
 }
 
@@ -71,6 +94,7 @@ pub fn open(path: &Path) -> Result<LoadedRun, String> {
         record,
         intervals: Vec::new(),
         events,
+        read_warnings: Vec::new(),
     })
 }
 
@@ -126,14 +150,26 @@ impl LoadedRun {
         let total: u64 = sizes.iter().sum();
         let mut states = Vec::new();
         let mut notes = ReadNotes::default();
+        let mut totals = TagTotals::new();
         let mut before = 0;
+        // Each worker also counts the samples per tag, for checking them against run.json.
+        let init = || (init(), TagTotals::new());
+        let visit = |(state, totals): &mut (S, TagTotals), i: &SparseInterval| {
+            add_total(totals, i.tag, i.total);
+            visit(state, i)
+        };
         for (path, size) in files.iter().zip(&sizes) {
             let scanned = hlog_scan::scan_parallel(path, workers, &init, &visit, |done, _| {
                 progress(before + done, total)
             });
             match scanned {
                 Ok((chunk, torn)) => {
-                    states.extend(chunk);
+                    for (state, counted) in chunk {
+                        states.push(state);
+                        for (tag, n) in counted {
+                            add_total(&mut totals, &tag, n);
+                        }
+                    }
                     notes.torn.extend(torn.map(|t| (path.clone(), t)));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -143,26 +179,110 @@ impl LoadedRun {
             }
             before += size;
         }
-        self.note_reading(&files, notes);
+        self.note_reading(&files, notes, &totals)?;
         Ok(states)
     }
 
     /// Tells what reading the log met, on stderr now and among the run's warnings (which
-    /// reports and exports show): a torn last line (a full disk, a kill), and for segments,
-    /// the part of the run the segments read cover when retention has deleted some.
-    fn note_reading(&mut self, files: &[PathBuf], notes: ReadNotes) {
+    /// reports and exports show, and `compare` under the run): a torn last line (a full disk,
+    /// a kill); for segments, the part of the run the segments read cover when retention has
+    /// deleted some; a missing log; a log whose samples do not add up to run.json's (see
+    /// [`LoadedRun::check_totals`], which refuses a log holding more than the run measured).
+    fn note_reading(
+        &mut self,
+        files: &[PathBuf],
+        notes: ReadNotes,
+        totals: &TagTotals,
+    ) -> Result<(), String> {
         let mut warnings: Vec<String> = notes
             .torn
             .iter()
             .map(|(path, torn)| torn.warning(path))
             .collect();
-        if let Some(w) = self.segment_coverage(files, &notes.vanished) {
-            warnings.push(w);
+        let coverage = self.segment_coverage(files, &notes.vanished);
+        let partial = coverage.is_some();
+        warnings.extend(coverage);
+        if files.is_empty() {
+            warnings.extend(self.missing_log());
+        } else {
+            warnings.extend(self.check_totals(totals, partial)?);
         }
         for warning in warnings {
             eprintln!("jitterlab: warning: {warning}");
-            self.record.warnings.push(warning);
+            self.record.warnings.push(warning.clone());
+            self.read_warnings.push(warning);
         }
+        Ok(())
+    }
+
+    /// A run that measured samples but has no interval log (deleted, or never copied): what
+    /// is lost without it. None when there is nothing to miss (no samples, or an imported
+    /// source without histograms, which run.json already lists as absent).
+    fn missing_log(&self) -> Option<String> {
+        let samples: u64 = self.record.threads.iter().map(|t| t.latency.samples).sum();
+        let known_absent = self
+            .record
+            .imported
+            .as_ref()
+            .is_some_and(|i| i.absent.iter().any(|a| a == hlog::FILE_NAME));
+        (samples > 0 && !known_absent && self.record.ended != Ended::Running).then(|| {
+            format!(
+                "{}: {} is missing: this run's {samples} samples are known only by run.json's whole-run figures; lost are its intervals (the timeline, the per-CPU histograms and phases read from the log) and compare's confidence intervals of percentile differences",
+                display_path(&self.path),
+                hlog::FILE_NAME
+            )
+        })
+    }
+
+    /// Checks the samples of each CPU in the log read against run.json's `samples` of that
+    /// CPU's threads. A log holding MORE samples than the run measured (a log concatenated
+    /// with itself, another run's log copied in) cannot be this run's: refused (exit 2), since
+    /// every interval and compare's confidence intervals would be built from samples the run
+    /// never had. A log holding FEWER (cut short by a full disk or a kill, or segments deleted
+    /// by retention) is a warning naming the difference: what it holds is still this run's.
+    /// A run still running (a live monitor) is not checked: its log runs ahead of the
+    /// run.json written at its last segment boundary.
+    fn check_totals(&self, totals: &TagTotals, partial: bool) -> Result<Vec<String>, String> {
+        if self.record.ended == Ended::Running {
+            return Ok(Vec::new());
+        }
+        let mut counted: std::collections::BTreeMap<usize, u64> = Default::default();
+        for t in &self.record.threads {
+            *counted.entry(t.cpu).or_default() += t.latency.samples;
+        }
+        let mut logged: std::collections::BTreeMap<usize, u64> = Default::default();
+        for (tag, &n) in totals {
+            if let Some(cpu) = tag
+                .strip_prefix("cpu")
+                .and_then(|c| c.parse::<usize>().ok())
+                && crate::analysis::compare::is_cpu_tag(tag)
+            {
+                *logged.entry(cpu).or_default() += n;
+            }
+        }
+        let log = display_path(&self.path.join(hlog::FILE_NAME));
+        let mut warnings = Vec::new();
+        let cpus: std::collections::BTreeSet<usize> =
+            counted.keys().chain(logged.keys()).copied().collect();
+        for cpu in cpus {
+            let (want, got) = (
+                counted.get(&cpu).copied().unwrap_or(0),
+                logged.get(&cpu).copied().unwrap_or(0),
+            );
+            if got > want {
+                return Err(format!(
+                    "{log} holds {got} samples of CPU {cpu} where run.json counts {want} ({} more): the log is not this run's (duplicated, or another run's), and every interval read from it would be wrong; restore the run's own log, or move it away to read run.json's whole-run figures alone",
+                    got - want
+                ));
+            }
+            if got < want && !partial {
+                warnings.push(format!(
+                    "{log} holds {got} samples of CPU {cpu} where run.json counts {want} ({} missing: the log was cut short or edited); intervals, phases read from the log and compare's confidence intervals use the {got} it holds, run.json's whole-run figures all {want}",
+                    want - got
+                ));
+            }
+        }
+        Ok(warnings)
     }
 
     /// For a segmented log with segments missing (deleted by retention, before or while it was

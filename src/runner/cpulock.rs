@@ -84,8 +84,10 @@ pub fn take(cpus: &[usize], allow_shared: bool) -> Result<(CpuLocks, Vec<String>
             }
         }
         let holder = match holder_pid(&file) {
-            Some(pid) => format!("another jitterlab run (pid {pid})"),
-            None => format!("another jitterlab run (it holds {path})"),
+            Some(pid) => describe_holder(Path::new("/proc"), pid, &path),
+            None => format!(
+                "a process this user cannot see (it holds {path}; /proc/locks does not name it)"
+            ),
         };
         if !allow_shared {
             return Err(Failure::system(format!(
@@ -139,6 +141,62 @@ fn open_lock_file(dir: &OwnedFd, cpu: usize) -> io::Result<File> {
     Ok(file)
 }
 
+/// Who holds a CPU's lock, for the refusal: a lock file in the world-writable /run/jitterlab
+/// can be locked by any local user, so the message says whose process it is (user, uid,
+/// command line) and whether it is jitterlab at all, e.g. `pid 4242 of user nobody (uid
+/// 65534), 'flock /run/jitterlab/cpu1.lock sleep 600', which is not jitterlab (...)`.
+fn describe_holder(proc: &Path, pid: u32, path: &str) -> String {
+    let dir = proc.join(pid.to_string());
+    let uid = std::fs::read_to_string(dir.join("status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|l| l.split_whitespace().next()?.parse::<u32>().ok())
+        });
+    let user = uid.map_or("an unknown user".to_string(), |uid| match user_name(uid) {
+        Some(name) => format!("user {name} (uid {uid})"),
+        None => format!("a user without a name (uid {uid})"),
+    });
+    let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+    let comm = comm.trim();
+    let cmdline: Vec<String> = std::fs::read(dir.join("cmdline"))
+        .unwrap_or_default()
+        .split(|&b| b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let command = match cmdline.is_empty() {
+        true => comm.to_string(),
+        false => shell_words::join(&cmdline),
+    };
+    // The same executable as this process (or, when its link cannot be read, the same name).
+    let exe = |p: &Path| std::fs::read_link(p.join("exe")).ok();
+    let jitterlab = match (exe(&dir), exe(&proc.join("self"))) {
+        (Some(theirs), Some(ours)) => theirs == ours,
+        _ => comm == "jitterlab",
+    };
+    let what = match jitterlab {
+        true => "another jitterlab run".to_string(),
+        false => format!(
+            "a process that is not jitterlab (any user can lock the files of {LOCK_DIR}; if it is not measuring, end it with kill {pid}, or remove {path} so that the next run makes it anew)"
+        ),
+    };
+    format!(
+        "{what}: pid {pid} of {user}, '{}'",
+        crate::error::escape_controls(&command)
+    )
+}
+
+/// The name of the user `uid` in /etc/passwd.
+fn user_name(uid: u32) -> Option<String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() > 2 && f[2].parse() == Ok(uid)).then(|| f[0].to_string())
+    })
+}
+
 /// The pid holding the flock of `file`, from /proc/locks (lines such as
 /// `1: FLOCK  ADVISORY  WRITE 1234 fe:00:5400194 0 EOF`, the file named by device and inode).
 fn holder_pid(file: &File) -> Option<u32> {
@@ -174,6 +232,40 @@ mod tests {
         assert_eq!(holder_in(locks, "fe:00:77"), Some(4242));
         assert_eq!(holder_in(locks, "fe:00:5400194"), Some(10834));
         assert_eq!(holder_in(locks, "fe:00:78"), None, "not a flock");
+    }
+
+    /// The holder is described by its user, command line and whether it is jitterlab: a
+    /// `sleep` is not; this process is (the same executable), whatever its name.
+    #[test]
+    fn the_holder_is_named_with_its_user_and_command() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let text = describe_holder(Path::new("/proc"), pid, "/run/jitterlab/cpu1.lock");
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            text.starts_with("a process that is not jitterlab"),
+            "{text}"
+        );
+        assert!(text.contains(&format!("kill {pid}")), "{text}");
+        assert!(text.contains(&format!("pid {pid} of ")), "{text}");
+        assert!(text.ends_with("'sleep 30'"), "{text}");
+        let uid = std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_string();
+        assert!(text.contains(&format!("uid {uid})")), "{text}");
+        let me = std::process::id();
+        let text = describe_holder(Path::new("/proc"), me, "/run/jitterlab/cpu1.lock");
+        assert!(text.starts_with("another jitterlab run: pid"), "{text}");
     }
 
     /// Holders in one process share the lock: a sweep holds its CPUs around its levels' runs.

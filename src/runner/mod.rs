@@ -20,6 +20,7 @@ pub mod cpulock;
 pub mod loads;
 pub mod pmqos;
 pub mod session;
+pub mod signals;
 mod threads;
 
 pub use session::{CpuState, Progress, Session, SessionOptions};

@@ -148,6 +148,8 @@ impl Session {
         let (system, mut warnings) = system_snapshot(plan);
         // Tracing instances left by a jitterlab that was killed are removed at every start.
         warnings.extend(crate::trace::tracefs::remove_stale_instances());
+        // So are loads of a jitterlab killed with its reaper (found by their marker).
+        warnings.extend(crate::load::contain::kill_orphaned_loads());
         // Before anything starts: a system that cannot trace is refused here (exit 3).
         let trace_setup = match plan.trace {
             true => Some(

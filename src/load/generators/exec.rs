@@ -150,11 +150,14 @@ impl Generator for ExecLoad {
                 }
                 ctx.add(EARLY_EXITS, 1);
                 let ran = (monotonic_ns() - last_start) as f64 / 1e9;
-                eprintln!(
-                    "jitterlab exec worker {i}: '{}' exited ({status}) after {ran:.3} s, before the load's end{}",
-                    self.argv[0],
-                    if self.restart { "; restarting" } else { "" }
-                );
+                early_exit_note(
+                    &mut std::io::stderr(),
+                    i,
+                    &self.argv[0],
+                    &status.to_string(),
+                    ran,
+                    self.restart,
+                )?;
                 if !self.restart {
                     return Ok(());
                 }
@@ -168,6 +171,33 @@ impl Generator for ExecLoad {
             c.total("early exits", c.get(EARLY_EXITS), "exits"),
         ]
     }
+}
+
+/// Notes in the load's log (the worker's stderr) that the program exited before the load's
+/// end. The log is a file in the result directory: when it cannot be written (a full disk,
+/// ENOSPC) the load fails naming why, as the program's own output is failing too.
+fn early_exit_note(
+    log: &mut dyn std::io::Write,
+    i: usize,
+    program: &str,
+    status: &str,
+    ran_s: f64,
+    restart: bool,
+) -> Result<(), String> {
+    writeln!(
+        log,
+        "jitterlab exec worker {i}: '{program}' exited ({status}) after {ran_s:.3} s, before the load's end{}",
+        if restart { "; restarting" } else { "" }
+    )
+    .map_err(|e| {
+        format!(
+            "exec worker {i}: '{program}' exited ({status}) after {ran_s:.3} s, and the load's log cannot be written: {e}{}",
+            match e.raw_os_error() {
+                Some(crate::sys::errno::ENOSPC) => " (the disk holding the result directory is full)",
+                _ => "",
+            }
+        )
+    })
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -209,4 +239,33 @@ fn start_guardian() -> std::io::Result<()> {
         })
     }
     .map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A printing program on a full disk: the worker's note to the log fails with ENOSPC, and
+    /// the load fails naming the full disk (it used to panic in `eprintln!`, reported as "a
+    /// exec worker panicked"). /dev/full answers every write with ENOSPC.
+    #[test]
+    fn a_log_on_a_full_disk_fails_the_load_naming_it() {
+        let mut full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let e = early_exit_note(&mut full, 0, "yes", "exit status: 1", 0.5, true).unwrap_err();
+        assert!(e.contains("No space left on device"), "{e}");
+        assert!(
+            e.contains("the disk holding the result directory is full"),
+            "{e}"
+        );
+        let mut log = Vec::new();
+        early_exit_note(&mut log, 0, "yes", "exit status: 1", 0.5, true).unwrap();
+        assert!(
+            String::from_utf8(log)
+                .unwrap()
+                .contains("'yes' exited (exit status: 1)")
+        );
+    }
 }

@@ -119,7 +119,9 @@ fn equivalent_command_line(r: &RunRecord, histogram_us: i64) -> String {
 fn thread_object(out: &mut String, index: usize, t: &ThreadSummary, h: Option<&Histogram<u64>>) {
     let l = &t.latency;
     let min_us = whole_us(l.min_ns.unwrap_or(0));
-    let max_us = whole_us(l.max_ns.unwrap_or(0));
+    // An imported source may give a minimum and no maximum: never a range that ends below
+    // its start (run.json's reader refuses a minimum above the maximum).
+    let max_us = whole_us(l.max_ns.unwrap_or(0)).max(min_us);
     let _ = writeln!(out, "    \"{index}\": {{");
     if let Some(h) = h {
         let buckets = us_buckets(h, min_us, max_us);

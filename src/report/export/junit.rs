@@ -18,20 +18,9 @@ use std::path::Path;
 
 pub struct Junit;
 
-/// Text for XML 1.0 attributes and content: escaped as the report's SVG and HTML are, with the
-/// control characters XML 1.0 cannot hold (all but tab, newline, carriage return) replaced by
-/// U+FFFD first.
-pub fn xml_escape(text: &str) -> String {
-    let holdable: String = text
-        .chars()
-        .map(|c| match c {
-            '\t' | '\n' | '\r' => c,
-            c if c.is_control() => '\u{FFFD}',
-            c => c,
-        })
-        .collect();
-    crate::report::svg::escape(&holdable)
-}
+// Text for XML 1.0 attributes and content is escaped as the report's SVG and HTML are (control
+// characters XML cannot hold included): one escaping for every markup.
+use crate::report::svg::escape as xml_escape;
 
 /// One `<testcase>`: its name, and the failure or skip message when it did not pass.
 struct Case {

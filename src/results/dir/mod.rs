@@ -300,7 +300,15 @@ impl ResultDir {
         };
         match serde_json::from_str::<RunRecord>(&text) {
             Ok(record) if record.format > FORMAT => Err(newer(record.format)),
-            Ok(record) => Ok(record),
+            Ok(record) => {
+                crate::results::format::figures_check::check_figures(&record).map_err(|e| {
+                    format!(
+                        "{} has figures that cannot be a run's: {e}; it was edited or damaged (restore it from a copy, or measure again)",
+                        path.display()
+                    )
+                })?;
+                Ok(record)
+            }
             Err(e) => match serde_json::from_str::<FormatOnly>(&text) {
                 Ok(FormatOnly { format }) if format > FORMAT => Err(newer(format)),
                 _ => Err(format!(

@@ -5,6 +5,7 @@
 
 pub mod cpu_time;
 pub mod events;
+pub mod figures_check;
 pub mod hlog;
 pub mod inversion;
 pub mod noise;

@@ -89,27 +89,46 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     let Some(max) = max else {
         return Err("it has no '# Max Latencies:' line: the output is cut short, or cyclictest ran without -h".into());
     };
-    let threads = if thread_lines > 0 {
-        thread_lines
-    } else {
-        max.len()
-    };
-    if threads == 0 || max.len() < threads {
-        return Err(format!(
-            "'# Max Latencies:' has {} values for {threads} threads",
-            max.len()
-        ));
+    // Every per-thread line must name the same threads: a line with fewer values (an edited
+    // file, a line lost in pasting) would otherwise import some threads and drop the rest in
+    // silence. '# Max Latencies:' is always there, so it sets the count the others must match.
+    let threads = max.len();
+    if threads == 0 {
+        return Err("'# Max Latencies:' has no values".into());
     }
-    if let Some(total) = total.as_ref().filter(|t| t.len() < threads) {
-        return Err(format!(
-            "'# Total:' has {} values for {threads} threads",
-            total.len()
-        ));
+    // With -H (and several threads) '# Total:' and '# Histogram Overflows:' end with a
+    // value for all threads together, as the rows end with a column.
+    let all = usize::from(threads > 1);
+    let per_thread = [
+        ("'# Total:'", total.as_ref().map(Vec::len), all),
+        ("'# Min Latencies:'", min.as_ref().map(Vec::len), 0),
+        ("'# Avg Latencies:'", avg.as_ref().map(Vec::len), 0),
+        (
+            "'# Histogram Overflows:'",
+            overflows.as_ref().map(Vec::len),
+            all,
+        ),
+        (
+            "'# Thread k:' overflow lines",
+            (thread_lines > 0).then_some(thread_lines),
+            0,
+        ),
+    ];
+    for (what, n, extra) in per_thread {
+        if let Some(n) = n.filter(|&n| n < threads || n > threads + extra) {
+            return Err(format!(
+                "{what} has {n} values (or lines) but '# Max Latencies:' has {threads}: the threads do not add up (an edited or damaged file); nothing imported"
+            ));
+        }
     }
     if rows.is_empty() {
         return Err("it has no histogram rows".into());
     }
-    if let Some((at, r)) = rows.iter().find(|(_, r)| r.len() < threads) {
+    // With -H a row has one more column: all threads together.
+    if let Some((at, r)) = rows
+        .iter()
+        .find(|(_, r)| r.len() < threads || r.len() > threads + 1)
+    {
         return Err(format!(
             "the row of {at} us has {} counts for {threads} threads",
             r.len()

@@ -59,6 +59,16 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         })
         .collect::<Result<Vec<_>, String>>()?;
     entries.sort_by_key(|&(i, _)| i);
+    // Threads are numbered from 0, one per online CPU: a number beyond them is not a thread
+    // jitterdebugger ran.
+    if let Some(online) = sysinfo.get("cpus_online").and_then(Value::as_u64)
+        && let Some(&(i, _)) = entries.iter().find(|&&(i, _)| i as u64 >= online)
+    {
+        return Err(format!(
+            "thread {i} is out of range: its sysinfo says cpus_online {online}, so threads are 0 to {}",
+            online.saturating_sub(1)
+        ));
+    }
     let mut threads = Vec::new();
     let mut warnings = vec![
         "jitterdebugger's results.json numbers its threads, not CPUs: thread i is reported as CPU i (true with the default affinity, all online CPUs)".to_string(),

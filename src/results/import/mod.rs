@@ -67,6 +67,10 @@ pub fn is_binary(bytes: &[u8]) -> bool {
     bytes.contains(&0)
 }
 
+/// The most CPUs a Linux kernel numbers (the largest CONFIG_NR_CPUS): a CPU number at or above
+/// it is no CPU, whatever a source says.
+pub const MAX_CPUS: usize = 8192;
+
 /// Parses `input` with `format`'s importer and checks every thread against itself.
 pub fn parse_checked(
     format: &'static SourceFormat,
@@ -82,6 +86,13 @@ pub fn parse_checked(
             return Err("it is text, and this format is binary".into());
         }
     };
+    if let Some(t) = imported.threads.iter().find(|t| t.cpu >= MAX_CPUS) {
+        return Err(format!(
+            "CPU {} is out of range: Linux numbers at most {MAX_CPUS} CPUs (0 to {}); the file is damaged or not what it claims",
+            t.cpu,
+            MAX_CPUS - 1
+        ));
+    }
     imported
         .threads
         .iter()

@@ -11,6 +11,13 @@ pub fn rt_tests_json(
 ) -> std::result::Result<(serde_json::Value, Vec<String>), String> {
     use serde_json::Value;
     let v: Value = parse_json(text)?;
+    // rt-tests has written file_version 1 since its JSON output began; a later one may mean
+    // other things by the same fields.
+    if let Some(version) = v.get("file_version").filter(|f| f.as_u64() != Some(1)) {
+        return Err(format!(
+            "it is file_version {version}, a version of the rt-tests JSON format this jitterlab does not know (it reads file_version 1); import it with a jitterlab that reads it, or convert it"
+        ));
+    }
     let command_line: Vec<String> = v
         .get("cmdline:")
         .or_else(|| v.get("cmdline"))
@@ -26,19 +33,31 @@ pub fn rt_tests_json(
 }
 
 /// The JSON object in `text`: from the first line that starts with `{` (a prompt or command
-/// pasted before it is skipped) to its end (text after it is ignored). cyclictest writes a
+/// pasted before it is skipped) to its end (text after it, a prompt, is ignored; a second JSON
+/// document is refused: which of two runs to import cannot be guessed). cyclictest writes a
 /// thread that never ran as `"avg": -nan` (C's printf of NaN), which is no JSON: such values
-/// are read as null.
+/// are read as null. An object with a key twice is refused (see [`Strict`]).
 pub fn parse_json(text: &str) -> std::result::Result<serde_json::Value, String> {
     let start = text
         .lines()
         .find(|l| l.trim_start().starts_with('{'))
         .map_or(0, |l| l.as_ptr() as usize - text.as_ptr() as usize);
-    let first = |t: &str| {
-        serde_json::Deserializer::from_str(t)
-            .into_iter::<serde_json::Value>()
-            .next()
-            .unwrap_or_else(|| serde_json::from_str(""))
+    let first = |t: &str| -> std::result::Result<serde_json::Value, String> {
+        let mut values = serde_json::Deserializer::from_str(t).into_iter::<Strict>();
+        let value = match values.next() {
+            Some(v) => v.map_err(|e| format!("it is not valid JSON ({e})"))?.0,
+            None => serde_json::from_str("").map_err(|e| format!("it is not valid JSON ({e})"))?,
+        };
+        let rest = &t[values.byte_offset()..];
+        let after = rest.trim_start();
+        if after.starts_with(['{', '[']) {
+            let line = t[..t.len() - after.len()].lines().count();
+            return Err(format!(
+                "it holds trailing data: a second JSON document starts at line {} of the JSON; import one document per file",
+                line.max(1)
+            ));
+        }
+        Ok(value)
     };
     let text = &text[start..];
     first(text).or_else(|e| {
@@ -50,8 +69,83 @@ pub fn parse_json(text: &str) -> std::result::Result<serde_json::Value, String> 
                         .replace(&format!(": {n}\n"), ": null\n")
                         .replace(&format!(":{n},"), ":null,")
                 });
-        first(&unnan).map_err(|_| format!("it is not valid JSON ({e})"))
+        match first(&unnan) {
+            // Not NaN that made it invalid: the first error says what did.
+            Err(_) if unnan == text => Err(e),
+            Err(e2) if !e2.starts_with("it is not valid JSON") => Err(e2),
+            r => r.map_err(|_| e),
+        }
     })
+}
+
+/// A JSON value read refusing an object that has a key twice: serde_json keeps the last in
+/// silence, so which of two figures is imported would depend on their order in the file.
+struct Strict(serde_json::Value);
+
+impl<'de> serde::Deserialize<'de> for Strict {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<Self::Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, Into::into))
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_string<E>(self, v: String) -> std::result::Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_none<E>(self) -> std::result::Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(Strict(v)) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(out.into())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "duplicate key \"{key}\" in one object: which value is meant cannot be told"
+                )));
+            }
+            let Strict(v) = map.next_value()?;
+            out.insert(key, v);
+        }
+        Ok(out.into())
+    }
 }
 
 /// The per-thread objects of an rt-tests JSON file (`"thread": {"0": {...}, "1": {...}}`), in

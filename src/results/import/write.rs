@@ -3,7 +3,7 @@
 
 use super::model::*;
 use super::rt_tests::*;
-use crate::error::{OrFailure, Result, escape_controls};
+use crate::error::{OrFailure, Result, display_path, escape_controls};
 use crate::record::hlog::{self, HlogWriter};
 use crate::results::ResultDir;
 use crate::results::run_record::Ended;
@@ -103,7 +103,7 @@ pub fn write_result(
                 &format!(
                     "jitterlab {} import of {} ({}): one whole-run interval per CPU",
                     env!("CARGO_PKG_VERSION"),
-                    source.display(),
+                    display_path(source),
                     imported.format.name()
                 ),
             )?;
@@ -291,7 +291,7 @@ pub fn summary(record: &RunRecord, out: &Path) -> String {
     let _ = writeln!(
         s,
         "Imported {} ({}): {} CPU{}",
-        escape_controls(&source.source_file),
+        display_path(Path::new(&source.source_file)),
         source.source_format,
         record.threads.len(),
         if record.threads.len() == 1 { "" } else { "s" }
@@ -335,10 +335,6 @@ pub fn summary(record: &RunRecord, out: &Path) -> String {
     for w in &record.warnings {
         let _ = writeln!(s, "  ! {}", escape_controls(w));
     }
-    let _ = writeln!(
-        s,
-        "Results: {}",
-        escape_controls(&out.display().to_string())
-    );
+    let _ = writeln!(s, "Results: {}", display_path(out));
     s
 }

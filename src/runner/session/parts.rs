@@ -22,20 +22,12 @@ impl EventWriter {
     }
 }
 
-/// The stop and interrupted flags, set by SIGINT and SIGTERM; a second signal while stopping
-/// ends the process at once.
+/// The stop and interrupted flags, set by SIGINT and SIGTERM (`runner::signals`: caught since
+/// the command began, so a signal during setup stops the session as soon as it starts); a
+/// second signal while stopping ends the process at once.
 pub(super) fn stop_on_signals() -> Result<(Arc<AtomicBool>, Arc<AtomicBool>)> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupted))
-            .or_run(|| "cannot install the SIGINT/SIGTERM handlers".into())?;
-        signal_hook::flag::register(signal, Arc::clone(&interrupted))
-            .or_run(|| "cannot install the signal handlers".into())?;
-        signal_hook::flag::register(signal, Arc::clone(&stop))
-            .or_run(|| "cannot install the signal handlers".into())?;
-    }
-    Ok((stop, interrupted))
+    let stop = crate::runner::signals::stop_flag()?;
+    Ok((stop, crate::runner::signals::catch()?))
 }
 
 /// Starts tracing for the measuring threads (their ids are known once they are set up).
