@@ -19,8 +19,15 @@ use std::path::Path;
 #[derive(Debug)]
 pub enum ReadError {
     Io(std::io::Error),
-    /// A result-directory file that is a device, a pipe or a directory.
-    NotAFile,
+    /// Not a regular file where one is required: `what` it is (a FIFO, a device, a
+    /// directory), and whether it is a result directory's file.
+    NotAFile {
+        what: &'static str,
+        result_file: bool,
+    },
+    /// A result directory's file that is a symbolic link (never followed: another user may
+    /// have planted it).
+    Link,
     /// More than `max_bytes` bytes (or a device or pipe that kept giving them).
     TooLarge {
         max_bytes: u64,
@@ -35,9 +42,20 @@ impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReadError::Io(e) => write!(f, "cannot read it: {e}"),
-            ReadError::NotAFile => write!(
+            ReadError::NotAFile {
+                what,
+                result_file: true,
+            } => write!(
                 f,
-                "it is not a regular file (a result directory holds only files jitterlab wrote)"
+                "it is {what}, not a regular file (a result directory holds only files jitterlab wrote)"
+            ),
+            ReadError::NotAFile {
+                what,
+                result_file: false,
+            } => write!(f, "it is {what}, not a regular file; pass a regular file"),
+            ReadError::Link => write!(
+                f,
+                "it is a symbolic link (a result directory holds only files jitterlab wrote; a link is never followed)"
             ),
             ReadError::TooLarge { max_bytes } => write!(
                 f,
@@ -51,26 +69,108 @@ impl fmt::Display for ReadError {
     }
 }
 
+impl From<ReadError> for std::io::Error {
+    /// For readers that return `io::Result`: an I/O error stays one (NotFound stays NotFound),
+    /// the rest is invalid data with the words above.
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::Io(e) => e,
+            other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
+        }
+    }
+}
+
+/// What a reader accepts at a path; see [`open`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A file of a result directory (run.json, latency.hlog, samples.bin...): a regular file,
+    /// not a link.
+    ResultFile,
+    /// A file the user named that must be a regular file (`--scenario`); a link is followed.
+    UserFile,
+    /// An import source: a regular file, a device or a pipe (`import <(ssh board cat
+    /// out.json)`); a link is followed.
+    Stream,
+}
+
+/// Opens `path` for reading as `source` allows. The one way jitterlab opens a file it reads:
+/// the open never blocks (a FIFO with no writer does not hang it), and what is not allowed (a
+/// FIFO where a regular file is required, a link in a result directory) is refused from the
+/// open descriptor's `fstat`, before a byte is read. A pipe or device accepted as a
+/// [`Source::Stream`] is read blocking from then on (a FIFO with no writer reads as empty).
+pub fn open(path: &Path, source: Source) -> Result<std::fs::File, ReadError> {
+    use std::os::fd::AsRawFd;
+    let follow = source != Source::ResultFile;
+    let file = crate::sys::fs::open_read_nonblocking(path, follow).map_err(|e| {
+        if !follow && e.raw_os_error() == Some(crate::sys::errno::ELOOP) {
+            ReadError::Link
+        } else {
+            ReadError::Io(e)
+        }
+    })?;
+    let meta = file.metadata().map_err(ReadError::Io)?;
+    let t = meta.file_type();
+    if !t.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let what = if t.is_dir() {
+            "a directory"
+        } else if t.is_fifo() {
+            "a FIFO (named pipe)"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "not a file"
+        };
+        if source != Source::Stream || t.is_dir() {
+            return Err(ReadError::NotAFile {
+                what,
+                result_file: source == Source::ResultFile,
+            });
+        }
+        crate::sys::file::set_blocking(file.as_raw_fd()).map_err(ReadError::Io)?;
+    }
+    Ok(file)
+}
+
+/// Opens a result directory's file for reading (see [`open`], [`Source::ResultFile`]), for the
+/// readers that return `io::Result`.
+pub fn open_result_file(path: &Path) -> std::io::Result<std::fs::File> {
+    Ok(open(path, Source::ResultFile)?)
+}
+
+/// Reads a result directory's file whole as bytes, at most `max_bytes` (see [`open`]).
+pub fn read_result_bytes(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
+    Ok(read_raw(path, max_bytes, Source::ResultFile)?)
+}
+
 /// Reads the file at `path` as text, at most `max_bytes` of it, without a leading UTF-8 BOM.
 /// Devices and pipes are accepted (`import <(ssh board cat out.json)`).
 pub fn read_text(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
-    read(path, max_bytes, false)
+    read(path, max_bytes, Source::Stream)
+}
+
+/// [`read_text`] for a file the user named that must be a regular file (`--scenario`): a FIFO
+/// or a device is refused before reading.
+pub fn read_user_file(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
+    read(path, max_bytes, Source::UserFile)
 }
 
 /// [`read_text`] for a file of a result directory, which jitterlab wrote as a regular file:
-/// anything else (a link to /dev/zero, a FIFO) is refused before reading.
+/// anything else (a link, a FIFO, a device) is refused before reading.
 pub fn read_result_file(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
-    read(path, max_bytes, true)
+    read(path, max_bytes, Source::ResultFile)
 }
 
-fn read(path: &Path, max_bytes: u64, regular_only: bool) -> Result<String, ReadError> {
-    text_from_bytes(read_raw(path, max_bytes, regular_only)?)
+fn read(path: &Path, max_bytes: u64, source: Source) -> Result<String, ReadError> {
+    text_from_bytes(read_raw(path, max_bytes, source)?)
 }
 
 /// Reads the file at `path` as bytes, at most `max_bytes` of it: for binary formats
 /// (jitterdebugger's samples.raw). Devices and pipes are accepted, as in [`read_text`].
 pub fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
-    read_raw(path, max_bytes, false)
+    read_raw(path, max_bytes, Source::Stream)
 }
 
 /// What [`read_text`] makes of the bytes it read: UTF-8 text without a leading BOM.
@@ -84,12 +184,9 @@ pub fn text_from_bytes(bytes: Vec<u8>) -> Result<String, ReadError> {
     Ok(text)
 }
 
-fn read_raw(path: &Path, max_bytes: u64, regular_only: bool) -> Result<Vec<u8>, ReadError> {
-    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+fn read_raw(path: &Path, max_bytes: u64, source: Source) -> Result<Vec<u8>, ReadError> {
+    let file = open(path, source)?;
     let meta = file.metadata().map_err(ReadError::Io)?;
-    if regular_only && !meta.is_file() {
-        return Err(ReadError::NotAFile);
-    }
     // A regular file's size is known: refuse it without reading. Devices and pipes are read up
     // to one byte past the cap, which bounds both the time and the memory.
     if meta.is_file() && meta.len() > max_bytes {
@@ -147,11 +244,11 @@ mod tests {
     #[test]
     fn result_files_must_be_regular_files() {
         let e = read_result_file(Path::new("/dev/zero"), 1 << 30).unwrap_err();
-        assert!(matches!(e, ReadError::NotAFile), "{e}");
+        assert!(matches!(e, ReadError::NotAFile { .. }), "{e}");
         let dir = tempfile::tempdir().unwrap();
         assert!(matches!(
             read_result_file(dir.path(), 100).unwrap_err(),
-            ReadError::NotAFile
+            ReadError::NotAFile { .. }
         ));
         let path = dir.path().join("run.json");
         std::fs::write(&path, "{}").unwrap();

@@ -151,6 +151,8 @@ pub fn run(args: &SweepArgs) -> Result<i32> {
 /// would run and write; nothing is started or made.
 fn dry_run(args: &SweepArgs, plan: &mut SweepPlan) -> Result<i32> {
     if let Some(out) = &args.run.out {
+        // The sweep directory is made new as a run's is: the same check.
+        ResultDir::check_new(out, "--out")?;
         for (run, level) in plan.runs.iter_mut().zip(&plan.levels) {
             run.out = Some(out.join(format!("level-{level}")));
         }

@@ -25,6 +25,9 @@ pub const MAX_PHASES: usize = 10_000;
 #[derive(Debug, Clone)]
 pub struct Scenario {
     pub path: PathBuf,
+    /// The file's text as read once: what the run keeps as scenario.toml (never read again
+    /// through the path, which may name another file by then).
+    pub text: String,
     pub description: Option<String>,
     /// The run's length: `duration`, or the end of the last phase.
     pub length_ns: u64,
@@ -63,7 +66,7 @@ struct RawPhase {
 /// Reads and validates a scenario file against this system's online CPUs.
 pub fn load_file(path: &Path, online: &[usize]) -> Result<Scenario, String> {
     // The caller prefixes "--scenario: ", as for every other scenario error.
-    let text = crate::input::read_text(path, MAX_FILE_BYTES).map_err(|e| {
+    let text = crate::input::read_user_file(path, MAX_FILE_BYTES).map_err(|e| {
         format!(
             "{}: {e}; give the path of a scenario .toml file (see examples/ and docs/loads.md)",
             path.display()
@@ -244,6 +247,7 @@ pub fn parse(text: &str, path: &Path, online: &[usize]) -> Result<Scenario, Stri
     }
     Ok(Scenario {
         path: path.to_path_buf(),
+        text: text.to_string(),
         description: raw.description,
         length_ns: total.unwrap_or(last_end),
         phases,

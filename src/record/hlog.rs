@@ -138,7 +138,7 @@ pub struct IntervalHistogram {
 pub fn read_intervals(path: &Path) -> io::Result<Vec<IntervalHistogram>> {
     use hdrhistogram::serialization::Deserializer;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-    let bytes = std::fs::read(path)?;
+    let bytes = crate::input::read_result_bytes(path, u64::MAX)?;
     let (whole, _) = super::hlog_scan::complete_lines(&bytes);
     let mut deserializer = Deserializer::new();
     let mut out = Vec::new();

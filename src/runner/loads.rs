@@ -154,7 +154,10 @@ fn start_supervisor(
     let mut phases = Vec::new();
     if let Some(s) = &plan.scenario {
         // Kept with the results: the run can be understood and repeated from its directory.
-        let _ = std::fs::copy(&s.path, dir.file(SCENARIO_COPY));
+        // Made new through the directory's descriptor, as every file of a run.
+        let _ = dir
+            .create_file(SCENARIO_COPY)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, s.text.as_bytes()));
         for (i, p) in s.phases.iter().enumerate() {
             phases.push(PhasePlan {
                 label: p.label.clone(),
@@ -182,7 +185,7 @@ fn start_supervisor(
         phases,
         online: online_cpus().map_err(Failure::system)?,
         measured: plan.cpus.clone(),
-        result_dir: Some(dir.path.clone()),
+        result_dir: Some(dir.clone()),
         record_index_base: spikes,
         once: false,
     };

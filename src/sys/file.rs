@@ -96,6 +96,15 @@ pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     }
 }
 
+/// Makes reads on `fd` wait for data again (undoes O_NONBLOCK).
+pub fn set_blocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: plain fcntl calls on an integer descriptor.
+    unsafe {
+        let flags = super::check(libc::fcntl(fd, libc::F_GETFL))?;
+        super::check(libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK)).map(drop)
+    }
+}
+
 /// poll(2) on one descriptor for input, waiting up to `timeout_ms` (-1: no limit): None when
 /// the time ran out, Some(readable) when an event came (readable: POLLIN among them; a hang-up
 /// alone is an event too). Async-signal-safe.

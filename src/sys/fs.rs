@@ -45,6 +45,59 @@ pub fn open_dir_nofollow(path: &Path) -> io::Result<OwnedFd> {
     })
 }
 
+/// Opens `path` for reading without blocking (a FIFO with no writer opens at once instead of
+/// waiting for one) and, unless `follow`, refusing a link in its last component. Reads on a
+/// FIFO or device stay non-blocking until [`super::file::set_blocking`].
+pub fn open_read_nonblocking(path: &Path, follow: bool) -> io::Result<File> {
+    let c = cstr(path.as_os_str())?;
+    let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
+    // SAFETY: valid C string.
+    owned(unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC | nofollow,
+        )
+    })
+    .map(File::from)
+}
+
+/// The pseudo file systems that hold no results (their files are the kernel's interfaces),
+/// by `statfs` magic number (linux/magic.h): a directory cannot be made there, or one made
+/// there is not a place for data.
+const PSEUDO_FILE_SYSTEMS: &[(i64, &str)] = &[
+    (0x9fa0, "proc"),
+    (0x6265_6572, "sysfs"),
+    (0x0027_e0eb, "cgroup"),
+    (0x6367_7270, "cgroup2"),
+    (0x7472_6163, "tracefs"),
+    (0x6462_6720, "debugfs"),
+    (0x1cd1, "devpts"),
+    (0x7363_6673, "securityfs"),
+    (0xcafe_4a11, "bpf"),
+    (0x6165_676c, "pstore"),
+    (0x6265_6570, "configfs"),
+    (0x6573_5543, "fusectl"),
+    (0xde5e_81e4, "efivarfs"),
+    (0x1980_0202, "mqueue"),
+];
+
+/// The name of the pseudo file system (proc, sysfs...) holding `path`, or None for any other.
+// The f_type field is __fsword_t (i64 on 64-bit glibc, i32 elsewhere): widened for the table.
+#[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+pub fn pseudo_file_system(path: &Path) -> io::Result<Option<&'static str>> {
+    let c = cstr(path.as_os_str())?;
+    // SAFETY: an all-zero statfs is a valid out-buffer.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: valid C string and out-pointer.
+    super::check(unsafe { libc::statfs(c.as_ptr(), &mut st) })?;
+    // Magic numbers are 32-bit; a signed 32-bit f_type holds 0xcafe4a11 as a negative number.
+    let magic = i64::from(st.f_type as i64) & 0xffff_ffff;
+    Ok(PSEUDO_FILE_SYSTEMS
+        .iter()
+        .find(|(m, _)| *m == magic)
+        .map(|(_, name)| *name))
+}
+
 /// Opens the directory `name` in `dir`, refusing a link.
 pub fn openat_dir(dir: BorrowedFd, name: &CStr) -> io::Result<OwnedFd> {
     // SAFETY: valid descriptor and C string.

@@ -9,19 +9,23 @@
 //! changed: no directory, no file, no load, no trace instance.
 
 use crate::error::{Failure, Result};
+use crate::results::dir::ResultDir;
 use crate::plan::{RunLength, RunPlan};
 use crate::units::{format_elapsed, format_ns};
 use std::fmt::Write;
 
 /// Checks `plan` as a real run's start would and returns what it would do, as text for stdout.
 pub fn check(plan: &RunPlan) -> Result<String> {
-    if let Some(out) = &plan.out
-        && std::fs::symlink_metadata(out).is_ok()
-    {
-        return Err(Failure::usage(format!(
-            "--out {}: it exists; a run makes its result directory new, so that no run is mixed with another. Pass a new name, or remove the old one",
-            out.display()
-        )));
+    // The real run's own check of its result directory, nothing made.
+    match &plan.out {
+        Some(out) => ResultDir::check_new(out, "--out")?,
+        None => ResultDir::check_new_default(
+            &crate::results::dir::default_path(
+                std::time::SystemTime::now(),
+                &crate::system::host::hostname(),
+            ),
+            "--out",
+        )?,
     }
     plan.wake.check_system().map_err(Failure::system)?;
     check_scheduling(plan)?;

@@ -3,7 +3,7 @@
 
 use crate::load::generator::GeneratorSpec;
 use crate::results::run_record::{LoadEnded, LoadRecord, Throughput};
-use std::path::PathBuf;
+use crate::results::dir::ResultDir;
 
 /// Name of the log directory inside a result directory.
 pub const LOG_DIR: &str = "loads";
@@ -35,7 +35,7 @@ pub struct Setup {
     pub measured: Vec<usize>,
     /// The result directory: logs go to its `loads/`; None: the loads share jitterlab's
     /// stdout and stderr.
-    pub result_dir: Option<PathBuf>,
+    pub result_dir: Option<ResultDir>,
     /// Index in run.json `loads[]` of the first load here (the spike loads come first).
     pub record_index_base: usize,
     /// Run hackbench once instead of repeating it (`jitterlab load` without --duration).

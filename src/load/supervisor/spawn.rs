@@ -59,10 +59,14 @@ pub(super) fn spawn(
     let cgroup_procs = container.procs_file();
     let procs_fd = cgroup_procs.as_ref().map(|f| f.as_raw_fd());
     if let Some(dir) = &setup.result_dir {
-        let logs = dir.join(LOG_DIR);
-        let path = logs.join(format!("{record_index}-{}.log", load.spec.name()));
-        let log = std::fs::create_dir_all(&logs)
-            .and_then(|_| File::create(&path))
+        let name = format!("{record_index}-{}.log", load.spec.name());
+        let path = dir.file(LOG_DIR).join(&name);
+        wait_for_test_hook();
+        // Through the result directory's descriptor, made new, never through a link: the
+        // directory may have been renamed and replaced by another user meanwhile (issue 24 D01).
+        let log = dir
+            .subdir(LOG_DIR)
+            .and_then(|logs| logs.create_file(&name))
             .map_err(|e| Failure::run(format!("cannot create {}: {e}", path.display())))?;
         let err = log
             .try_clone()
@@ -113,5 +117,23 @@ fn report_cpus(setup: &Setup) -> Vec<usize> {
         setup.online.clone()
     } else {
         rest
+    }
+}
+
+/// The environment variable of [`wait_for_test_hook`].
+#[cfg(debug_assertions)]
+pub const TEST_HOOK_ENV: &str = "JITTERLAB_TEST_WAIT_BEFORE_LOAD_LOG";
+
+/// Test builds only: with `JITTERLAB_TEST_WAIT_BEFORE_LOAD_LOG=FILE`, waits (at most 30 s) until
+/// FILE exists before making a load's log, so that tests/hostile_files.rs can replace the
+/// result directory in that window as another user would, every time instead of by chance.
+/// Release builds have no such variable.
+fn wait_for_test_hook() {
+    #[cfg(debug_assertions)]
+    if let Some(go) = std::env::var_os(TEST_HOOK_ENV) {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !std::path::Path::new(&go).exists() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 }

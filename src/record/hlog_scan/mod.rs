@@ -39,7 +39,7 @@ pub fn scan(
     mut visit: impl FnMut(&SparseInterval),
     mut progress: impl FnMut(u64, u64),
 ) -> io::Result<Option<TornTail>> {
-    let bytes = std::fs::read(path)?;
+    let bytes = crate::input::read_result_bytes(path, u64::MAX)?;
     let size = bytes.len() as u64;
     let (whole, torn) = complete_lines(&bytes);
     scan_chunk(whole, path, &mut visit, &mut |done| progress(done, size))?;
@@ -59,7 +59,7 @@ pub fn scan_parallel<S: Send>(
     progress: impl Fn(u64, u64) + Sync,
 ) -> io::Result<(Vec<S>, Option<TornTail>)> {
     use std::sync::atomic::{AtomicU64, Ordering};
-    let bytes = std::fs::read(path)?;
+    let bytes = crate::input::read_result_bytes(path, u64::MAX)?;
     let size = bytes.len() as u64;
     let done = AtomicU64::new(0);
     let (whole, torn) = complete_lines(&bytes);

@@ -170,7 +170,7 @@ impl SampleLogReader {
                 format!("{}: {what}", path.display()),
             )
         };
-        let mut input = BufReader::with_capacity(256 * 1024, File::open(path)?);
+        let mut input = BufReader::with_capacity(256 * 1024, crate::input::open_result_file(path)?);
         let mut h = [0u8; HEADER_BYTES];
         input
             .read_exact(&mut h)

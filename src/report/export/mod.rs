@@ -118,7 +118,7 @@ pub fn export(
 ) -> Result<()> {
     // Before anything is read or written: `-o RUN/run.json` would destroy the run.
     if let Some(o) = output {
-        crate::results::dir::check_output_file(o, "-o")?;
+        crate::results::dir::check_output_file(o, "-o", &[run_dir])?;
     }
     if per_phase {
         if format.name != "gnuplot" {
@@ -166,12 +166,8 @@ fn write_text(output: Option<&Path>, text: &str) -> Result<()> {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
             r => r.or_run(|| "writing the export to stdout".into()),
         },
-        Some(file) => {
-            let mut f = std::fs::File::create(file)
-                .or_usage(|| format!("cannot create {}", file.display()))?;
-            f.write_all(text.as_bytes())
-                .or_run(|| format!("writing {}", file.display()))
-        }
+        Some(file) => crate::results::dir::write_output(file, |w| w.write_all(text.as_bytes()))
+            .or_run(|| format!("writing {}", file.display())),
     }
 }
 
@@ -219,10 +215,7 @@ fn export_samples(
                 r => r.or_run(|| "writing the export to stdout".into()),
             }
         }
-        Some(file) => {
-            let f = std::fs::File::create(file)
-                .or_usage(|| format!("cannot create {}", file.display()))?;
-            write_all(&mut BufWriter::new(f)).or_run(|| format!("writing {}", file.display()))
-        }
+        Some(file) => crate::results::dir::write_output(file, |w| write_all(w))
+            .or_run(|| format!("writing {}", file.display())),
     }
 }

@@ -67,7 +67,8 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
         .iter()
         .map(|p| classify(p))
         .collect::<Result<_>>()?;
-    dir::check_output_file(request.output, "-o")?;
+    let input_paths: Vec<&Path> = request.run_dirs.iter().map(|p| p.as_path()).collect();
+    dir::check_output_file(request.output, "-o", &input_paths)?;
     if let Some(plots) = request.plots {
         dir::check_output_dir(plots, "--plots")?;
     }
@@ -138,13 +139,13 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
     };
     let html = page::render(&inputs, &runs, &overlays, &sweep_overlays);
     // The plot directory first: if it cannot be made, nothing has been written.
-    if let Some(plots) = request.plots {
-        std::fs::create_dir_all(plots)
-            .or_usage(|| format!("cannot create --plots {}", plots.display()))?;
-    }
-    std::fs::write(request.output, html)
+    let plots = request
+        .plots
+        .map(|p| dir::OutputDir::open_or_make(p, "--plots"))
+        .transpose()?;
+    dir::write_output(request.output, |w| w.write_all(html.as_bytes()))
         .or_usage(|| format!("cannot write the report to {}", request.output.display()))?;
-    if let Some(dir) = request.plots {
+    if let Some(dir) = plots {
         let all: Vec<&Figure> = inputs
             .iter()
             .flat_map(|i| match i {
@@ -153,7 +154,7 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
             .chain(overlays.iter())
             .chain(sweep_overlays.iter())
             .collect();
-        write_plots(dir, &all)?;
+        write_plots(&dir, &all)?;
     }
     eprintln!("jitterlab: report written to {}", request.output.display());
     Ok(if budget_failed {
@@ -459,7 +460,7 @@ fn overlay_figures(runs: &[&RunDigest]) -> Vec<Figure> {
 }
 
 /// Writes `<name>.svg` and `<name>.png` for every figure.
-fn write_plots(dir: &Path, figures: &[&Figure]) -> Result<()> {
+fn write_plots(dir: &dir::OutputDir, figures: &[&Figure]) -> Result<()> {
     let renderer = PngRenderer::new();
     if !renderer.has_fonts {
         eprintln!(
@@ -468,16 +469,18 @@ fn write_plots(dir: &Path, figures: &[&Figure]) -> Result<()> {
     }
     let bar = progress_bar(
         figures.len() as u64,
-        format!("writing plots to {}", dir.display()),
+        format!("writing plots to {}", dir.path.display()),
     );
     for f in figures {
-        let svg_path = dir.join(format!("{}.svg", f.name));
-        std::fs::write(&svg_path, &f.svg).or_run(|| format!("writing {}", svg_path.display()))?;
+        let svg = format!("{}.svg", f.name);
+        dir.write(&svg, f.svg.as_bytes())
+            .or_run(|| format!("writing {}", dir.path.join(&svg).display()))?;
         let png = renderer
             .render(&f.svg)
             .map_err(|e| Failure::run(format!("cannot render {} as PNG: {e}", f.name)))?;
-        let png_path = dir.join(format!("{}.png", f.name));
-        std::fs::write(&png_path, png).or_run(|| format!("writing {}", png_path.display()))?;
+        let png_name = format!("{}.png", f.name);
+        dir.write(&png_name, &png)
+            .or_run(|| format!("writing {}", dir.path.join(&png_name).display()))?;
         bar.inc(1);
     }
     bar.finish_and_clear();

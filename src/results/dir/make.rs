@@ -4,7 +4,17 @@
 use super::*;
 use crate::error::ExitCode;
 use crate::sys::errno;
-use crate::sys::fs::{make_dir_at, owner};
+use crate::sys::fs::{can_write_dir, pseudo_file_system};
+use std::os::unix::fs::MetadataExt;
+
+/// Whether the directory that will hold a result directory is the user's choice (`--out`) or
+/// jitterlab's (`./jitterlab-results` of the default name), which must then be safe from other
+/// users: in a shared directory another user may have prepared it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Parent {
+    AsGiven,
+    Shared,
+}
 
 /// Why a directory could not be made.
 pub(super) enum MakeError {
@@ -19,6 +29,13 @@ pub(super) enum MakeError {
     /// What was opened after `mkdir` is not what this process made (the name was replaced
     /// in between by another user).
     Replaced,
+    /// A name or the path is longer than Linux allows; the string says which.
+    TooLong(String),
+    /// The nearest existing directory is on a pseudo file system (proc, sysfs...).
+    PseudoFs(PathBuf, &'static str),
+    /// The default results directory is a link, or another user could replace what is in it;
+    /// the string says why.
+    Unsafe(PathBuf, String),
 }
 
 impl MakeError {
@@ -27,7 +44,12 @@ impl MakeError {
     pub(super) fn exit_code(&self) -> ExitCode {
         match self {
             MakeError::Parent(_, e) | MakeError::Io(e) => ExitCode::of_io(e, ExitCode::Usage),
-            MakeError::Exists(_) | MakeError::NoName | MakeError::Replaced => ExitCode::Usage,
+            MakeError::Exists(_)
+            | MakeError::NoName
+            | MakeError::Replaced
+            | MakeError::TooLong(_)
+            | MakeError::PseudoFs(..)
+            | MakeError::Unsafe(..) => ExitCode::Usage,
         }
     }
 
@@ -53,6 +75,15 @@ impl MakeError {
             MakeError::Replaced => format!(
                 "{option} {p}: was replaced by another user's directory while being made; {fix}"
             ),
+            MakeError::TooLong(why) => format!("{option} {p}: {why}; {fix}"),
+            MakeError::PseudoFs(dir, fs) => format!(
+                "{option} {p}: {} is on {fs}, a file system of kernel interfaces that holds no results; {fix}",
+                dir.display()
+            ),
+            MakeError::Unsafe(dir, why) => format!(
+                "{option} {p}: {} {why}: another user could replace the results in it; remove or fix it (chown, chmod go-w), or pass {option} with a new directory in a place of your own",
+                dir.display()
+            ),
         }
     }
 }
@@ -71,16 +102,84 @@ pub(super) fn describe(e: &io::Error) -> String {
     }
 }
 
-/// Makes `path` and opens it; see [`ResultDir::create`].
-pub(super) fn make(path: &Path) -> Result<Claim, MakeError> {
-    let name = cstr(path.file_name().ok_or(MakeError::NoName)?).map_err(MakeError::Io)?;
-    let parent = match path.parent() {
+/// The directory `path` would be made in ("." for a bare name).
+pub(super) fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
-    };
+    }
+}
+
+/// Everything that can be known about making `path` without making anything: the names fit,
+/// nothing is there, the nearest existing ancestor is a directory this user may write, on a
+/// file system that holds files. The one check of a real run and of `--dry-run` (issue 24 D09).
+pub(super) fn check_new(path: &Path, kind: Parent) -> Result<(), MakeError> {
+    outputs::check_name_lengths(path).map_err(MakeError::TooLong)?;
+    path.file_name().ok_or(MakeError::NoName)?;
     if let Ok(meta) = fs::symlink_metadata(path) {
         return Err(MakeError::Exists(existing_kind(path, &meta)));
     }
+    if kind == Parent::Shared {
+        let parent = parent_of(path);
+        if let Ok(meta) = fs::symlink_metadata(parent) {
+            if meta.is_symlink() {
+                return Err(MakeError::Unsafe(
+                    parent.into(),
+                    "is a symbolic link".into(),
+                ));
+            }
+            check_shared_parent(parent, &meta)?;
+        }
+    }
+    let mut at = parent_of(path);
+    let ancestor = loop {
+        match fs::metadata(at) {
+            Ok(m) if m.is_dir() => break at,
+            Ok(_) => {
+                return Err(MakeError::Parent(
+                    at.into(),
+                    io::Error::from_raw_os_error(errno::ENOTDIR),
+                ));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound && parent_of(at) != at => {
+                at = parent_of(at)
+            }
+            Err(e) => return Err(MakeError::Parent(at.into(), e)),
+        }
+    };
+    if let Ok(Some(fs)) = pseudo_file_system(ancestor) {
+        return Err(MakeError::PseudoFs(ancestor.into(), fs));
+    }
+    can_write_dir(ancestor).map_err(|e| MakeError::Parent(ancestor.into(), e))
+}
+
+/// Refuses the default results directory (`./jitterlab-results`) when it is a link, or when
+/// another user could replace what is in it: owned by a user other than this one or root, or
+/// writable by its group or by all without the sticky bit (issue 24 D08).
+fn check_shared_parent(parent: &Path, meta: &fs::Metadata) -> Result<(), MakeError> {
+    let unsafe_because = |why: String| MakeError::Unsafe(parent.into(), why);
+    let me = crate::sys::process::effective_user_id();
+    if meta.uid() != me && meta.uid() != 0 {
+        return Err(unsafe_because(format!(
+            "belongs to user {} (not you, nor root)",
+            meta.uid()
+        )));
+    }
+    let mode = meta.mode();
+    if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        return Err(unsafe_because(format!(
+            "is writable by other users (mode {:04o}, no sticky bit)",
+            mode & 0o7777
+        )));
+    }
+    Ok(())
+}
+
+/// Makes `path` and opens it; see [`ResultDir::create`].
+pub(super) fn make(path: &Path, kind: Parent) -> Result<Claim, MakeError> {
+    check_new(path, kind)?;
+    let name = cstr(path.file_name().ok_or(MakeError::NoName)?).map_err(MakeError::Io)?;
+    let parent = parent_of(path);
     let made_parents = make_parents(parent)?;
     let undo = |e| {
         made_parents
@@ -90,7 +189,18 @@ pub(super) fn make(path: &Path) -> Result<Claim, MakeError> {
         e
     };
     // From here on everything goes through the parent's descriptor: the name is looked up once.
-    let parent_fd = open_dir(parent).map_err(|e| undo(MakeError::Parent(parent.into(), e)))?;
+    let parent_fd = match kind {
+        Parent::AsGiven => open_dir(parent),
+        Parent::Shared => open_dir_nofollow(parent),
+    }
+    .map_err(|e| undo(MakeError::Parent(parent.into(), e)))?;
+    if kind == Parent::Shared {
+        // Again on what was opened: the name may have been replaced since the check above.
+        let opened = File::from(parent_fd.try_clone().map_err(|e| undo(MakeError::Io(e)))?)
+            .metadata()
+            .map_err(|e| undo(MakeError::Io(e)))?;
+        check_shared_parent(parent, &opened).map_err(undo)?;
+    }
     // Mode 0755 (the umask may take more away), never group- or world-writable: no other user
     // adds entries (say, links) while the run writes into it.
     if let Err(e) = make_dir_at(parent_fd.as_fd(), &name, 0o755) {

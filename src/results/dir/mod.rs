@@ -28,10 +28,11 @@ mod outputs;
 // Everything inside a result directory is opened or removed relative to its descriptor, never
 // through a path that a link could redirect.
 use crate::sys::fs::{
-    Entry, create_new_at, cstr, open_dir, open_write_at, openat_dir, rename_at, unlink_at,
+    Entry, create_new_at, cstr, make_dir_at, open_dir, open_dir_nofollow, open_write_at, openat_dir,
+    owner, rename_at, unlink_at,
 };
 use make::*;
-pub use outputs::{check_output_dir, check_output_file};
+pub use outputs::{OutputDir, check_output_dir, check_output_file, write_output};
 
 /// Space kept allocated after the first run.json (beyond its end, the file's size unchanged) so
 /// that the final record can still be written over it when the disk has filled up during the
@@ -115,7 +116,19 @@ impl ResultDir {
     /// written into a directory this process did not make. Errors are exit 2, or exit 3 when
     /// this user is not allowed to make a directory there (EACCES, EPERM).
     pub fn create(path: &Path, option: &str) -> Result<Claim, Failure> {
-        make(path).map_err(|e| e.failure(option, path))
+        make(path, Parent::AsGiven).map_err(|e| e.failure(option, path))
+    }
+
+    /// The checks [`ResultDir::create`] makes of `path` before making anything: `--dry-run`
+    /// runs exactly these, so that it passes only what a real run accepts (exit 2 for a path
+    /// that cannot hold results, 3 when this user may not make a directory there).
+    pub fn check_new(path: &Path, option: &str) -> Result<(), Failure> {
+        check_new(path, Parent::AsGiven).map_err(|e| e.failure(option, path))
+    }
+
+    /// The same checks for a default name (see [`ResultDir::create_unique`]).
+    pub fn check_new_default(path: &Path, option: &str) -> Result<(), Failure> {
+        check_new(path, Parent::Shared).map_err(|e| e.failure(option, path))
     }
 
     /// Makes a new result directory named `base`, or `base-2`, `base-3`... when the name is
@@ -130,7 +143,8 @@ impl ResultDir {
                     PathBuf::from(p)
                 }
             };
-            match make(&path) {
+            // A default name: the directory holding it must be safe from other users.
+            match make(&path, Parent::Shared) {
                 Err(MakeError::Exists(_)) => continue,
                 r => return r.map_err(|e| e.failure(option, &path)),
             }
@@ -167,6 +181,28 @@ impl ResultDir {
     pub fn create_file(&self, name: &str) -> io::Result<File> {
         let c = cstr(OsStr::new(name))?;
         create_new_at(self.fd.as_fd(), &c)
+    }
+
+    /// The subdirectory `name` (`loads/`), made (mode 0755) if missing and opened through this
+    /// directory's descriptor, refusing a link and a directory another user made: its files are
+    /// then made through it as through this one.
+    pub fn subdir(&self, name: &str) -> io::Result<ResultDir> {
+        let c = cstr(OsStr::new(name))?;
+        match make_dir_at(self.fd.as_fd(), &c, 0o755) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+        let fd = openat_dir(self.fd.as_fd(), &c)?;
+        if owner(fd.as_fd())? != crate::sys::process::effective_user_id() {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "made by another user",
+            ));
+        }
+        Ok(ResultDir {
+            path: self.path.join(name),
+            fd: Arc::new(fd),
+        })
     }
 
     /// Removes the file `name` from the directory (retention deleting a segment): through the

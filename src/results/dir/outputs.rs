@@ -1,7 +1,157 @@
-//! The checks of output paths (`report -o`, `export -o`, `--plots`): made before anything is
-//! written, and refusing a result directory's own files, also through a link.
+//! Output files (`report -o`, `export -o`, `--plots`): checked before anything is written,
+//! refusing a result directory's own files (also through a symbolic or a hard link), and
+//! written so that no link another user planted is followed and no existing file is truncated:
+//! each file is written whole into a new temporary file made (O_EXCL, O_NOFOLLOW) in the
+//! target's directory through its descriptor, then renamed over the target's name. A link at
+//! that name is replaced, never written through; a file hard-linked elsewhere keeps its
+//! contents; two writers of one file leave one whole version, the last renamed (issue 24 D06,
+//! D07, D17).
 
 use super::*;
+use std::os::unix::fs::MetadataExt;
+
+/// How many temporary names a write tries before giving up (each has the pid and a counter:
+/// another name is needed only when a file of that name was planted).
+const TEMP_NAME_ATTEMPTS: u32 = 100;
+
+/// Writes the file `name` in the directory `dir` whole: `fill` writes into a new temporary
+/// file, which is then renamed over `name`. On failure the temporary file is removed and
+/// `name` is left as it was.
+fn write_replacing(
+    dir: BorrowedFd,
+    name: &OsStr,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let target = cstr(name)?;
+    // The name shortened to leave room for the rest within NAME_MAX (255 bytes).
+    let short = String::from_utf8_lossy(&name.as_bytes()[..name.len().min(200)]).into_owned();
+    let (tmp, file) = (|| {
+        for _ in 0..TEMP_NAME_ATTEMPTS {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let tmp = cstr(OsStr::new(&format!(".{short}.{}-{n}.tmp", std::process::id())))?;
+            match create_new_at(dir, &tmp) {
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                r => return r.map(|f| (tmp, f)),
+            }
+        }
+        Err(io::Error::other("no free temporary name beside it"))
+    })()?;
+    let mut out = io::BufWriter::new(file);
+    let written = fill(&mut out)
+        .and_then(|_| out.flush())
+        .and_then(|_| rename_at(dir, &tmp, &target));
+    if written.is_err() {
+        let _ = unlink_at(dir, &tmp, Entry::File);
+    }
+    written
+}
+
+/// Writes the output file `path` (see the module's comment). Its directory is the one the user
+/// named (links in it followed); its last name is never followed.
+pub fn write_output(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "names no file"))?;
+    let dir = open_dir(parent_of(path))?;
+    write_replacing(dir.as_fd(), name, fill)
+}
+
+/// The directory `report --plots` writes into, held by its descriptor.
+#[derive(Debug)]
+pub struct OutputDir {
+    pub path: PathBuf,
+    fd: OwnedFd,
+}
+
+impl OutputDir {
+    /// Opens the directory `path` for `option`, made (with its parents) if missing. A link at
+    /// `path` is refused (exit 2): its target may be anything, another user's choice.
+    pub fn open_or_make(path: &Path, option: &str) -> Result<OutputDir, Failure> {
+        let fail = |e: io::Error| {
+            Failure::new(
+                crate::error::ExitCode::of_io(&e, crate::error::ExitCode::Usage),
+                format!(
+                    "{option} {}: {}; pass {option} with a directory (made if missing)",
+                    path.display(),
+                    make::describe(&e)
+                ),
+            )
+        };
+        if fs::symlink_metadata(path).is_err() {
+            fs::create_dir_all(parent_of(path)).map_err(fail)?;
+            match crate::sys::fs::make_dir(path, 0o755) {
+                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(fail(e)),
+                _ => {}
+            }
+        }
+        let fd = open_dir_nofollow(path).map_err(|e| match e.raw_os_error() {
+            Some(crate::sys::errno::ELOOP) | Some(crate::sys::errno::ENOTDIR) => {
+                Failure::usage(link_refusal(path, option))
+            }
+            _ => fail(e),
+        })?;
+        Ok(OutputDir {
+            path: path.to_path_buf(),
+            fd,
+        })
+    }
+
+    /// Writes the file `name` in the directory whole (see the module's comment).
+    pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        write_replacing(self.fd.as_fd(), OsStr::new(name), |w| w.write_all(bytes))
+    }
+}
+
+fn link_refusal(path: &Path, option: &str) -> String {
+    format!(
+        "{option} {}: is a symbolic link or not a directory; jitterlab writes plots only into a directory itself, never through a link; pass {option} with a directory (made if missing)",
+        path.display()
+    )
+}
+
+/// The regular files under `dir` (a result or sweep directory: level directories and loads/
+/// within), down to `depth` levels, links not followed: (device, inode) and path.
+fn files_under(dir: &Path, depth: u32, out: &mut Vec<((u64, u64), PathBuf)>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Ok(meta) = entry.metadata() else { continue };
+        if meta.is_file() {
+            out.push(((meta.dev(), meta.ino()), entry.path()));
+        } else if meta.is_dir() && depth > 0 {
+            files_under(&entry.path(), depth - 1, out);
+        }
+    }
+}
+
+/// Refuses an output path that is one of the input runs' files under another name: a hard
+/// link (or a link to it), compared by device and inode, not by name.
+fn check_not_an_input(path: &Path, option: &str, inputs: &[&Path]) -> Result<(), Failure> {
+    let Ok(target) = fs::metadata(path) else {
+        return Ok(());
+    };
+    let id = (target.dev(), target.ino());
+    for input in inputs {
+        let mut files = Vec::new();
+        // A sweep directory holds level directories, each with loads/: three levels down.
+        files_under(input, 3, &mut files);
+        if let Some((_, file)) = files.iter().find(|(f, _)| *f == id) {
+            return Err(Failure::usage(format!(
+                "{option} {}: is the file {} of the input {} under another name (a hard link to it); writing it would destroy the results; pass {option} with another file",
+                path.display(),
+                file.display(),
+                input.display()
+            )));
+        }
+    }
+    Ok(())
+}
 
 /// The names a result directory (holding run.json) or a sweep directory (holding sweep.json)
 /// uses for its own files and folders.
@@ -35,7 +185,8 @@ pub(super) fn is_result_dir(dir: &Path) -> bool {
 /// too long, it is not a directory, its directory exists, and it is not one of a result
 /// directory's own files (`report RUN -o RUN/run.json` would destroy the run), also when
 /// reached through a link.
-pub fn check_output_file(path: &Path, option: &str) -> Result<(), Failure> {
+pub fn check_output_file(path: &Path, option: &str, inputs: &[&Path]) -> Result<(), Failure> {
+    check_not_an_input(path, option, inputs)?;
     let refuse = |why: String| {
         Failure::usage(format!(
             "{option} {}: {why}; pass {option} with another file",
@@ -92,6 +243,9 @@ pub fn check_output_dir(path: &Path, option: &str) -> Result<(), Failure> {
         ))
     };
     check_name_lengths(path).map_err(refuse)?;
+    if fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) {
+        return Err(Failure::usage(link_refusal(path, option)));
+    }
     let mut at = Some(path);
     while let Some(p) = at.filter(|p| !p.as_os_str().is_empty()) {
         match fs::metadata(p) {
@@ -138,19 +292,19 @@ mod tests {
             run.join("loads/1-cpu.log"),
             base.path().join("link"),
         ] {
-            let e = check_output_file(&bad, "-o").unwrap_err();
+            let e = check_output_file(&bad, "-o", &[]).unwrap_err();
             assert!(e.message.contains("would destroy"), "{}", e.message);
         }
-        assert!(check_output_file(&run.join("report.html"), "-o").is_ok());
-        assert!(check_output_file(&base.path().join("r.html"), "-o").is_ok());
+        assert!(check_output_file(&run.join("report.html"), "-o", &[]).is_ok());
+        assert!(check_output_file(&base.path().join("r.html"), "-o", &[]).is_ok());
         for bad in [run.clone(), base.path().join("missing/r.html")] {
-            assert!(check_output_file(&bad, "-o").is_err(), "{}", bad.display());
+            assert!(check_output_file(&bad, "-o", &[]).is_err(), "{}", bad.display());
         }
         assert!(check_output_dir(&base.path().join("plots/deeper"), "--plots").is_ok());
         let e = check_output_dir(&run.join("run.json/plots"), "--plots").unwrap_err();
         assert!(e.message.contains("not a directory"), "{}", e.message);
         let long = base.path().join("y".repeat(256));
         assert!(check_output_dir(&long, "--plots").is_err());
-        assert!(check_output_file(&long, "-o").is_err());
+        assert!(check_output_file(&long, "-o", &[]).is_err());
     }
 }

@@ -163,12 +163,7 @@ impl EventLog {
 
 /// Reads events.jsonl; lines of event types this version does not know are skipped.
 pub fn read_events(path: &Path) -> io::Result<Vec<Event>> {
-    let text = crate::input::read_result_file(path, crate::input::EVENTS_MAX_BYTES).map_err(
-        |e| match e {
-            crate::input::ReadError::Io(e) => e,
-            other => io::Error::new(io::ErrorKind::InvalidData, other.to_string()),
-        },
-    )?;
+    let text = crate::input::read_result_file(path, crate::input::EVENTS_MAX_BYTES)?;
     Ok(text
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
