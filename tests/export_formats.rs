@@ -182,6 +182,34 @@ fn lava_lines_carry_measurements_and_the_budget_verdict() {
     );
 }
 
+/// Issue 23, defect 4: an `under()` clause's LAVA line carries the share within in %, as
+/// JUnit does, not the share rounded into a count of "wakeups" (`fail 99 wakeups`).
+#[test]
+fn lava_under_lines_carry_the_share_in_percent() {
+    let base = tempfile::tempdir().unwrap();
+    let dir = known_run(base.path());
+    // 1988 of 2000 wakeups within 100 us on CPU 0: 99.4 % (the synthetic writer counts no
+    // shares, so run.json is given the recorder's counts).
+    let result_dir = jitterlab::results::ResultDir::open(&dir).unwrap();
+    let mut record = result_dir.read_run_record().unwrap();
+    record.threads[0].tails.within = vec![jitterlab::results::format::tails::WithinRecord {
+        threshold_ns: 100_000,
+        within: 1988,
+        above: 12,
+        undecided: 0,
+    }];
+    result_dir.write_run_record(&record).unwrap();
+    let budget = "cpu0:under(100us)>=99.99%";
+    let lava = export(&dir, "lava", &["--budget", budget]);
+    let line = lava
+        .lines()
+        .find(|l| l.starts_with("budget-cpu0-cpu0-under"))
+        .unwrap_or_else(|| panic!("no under() line in\n{lava}"));
+    assert_eq!(line, "budget-cpu0-cpu0-under_100us_-ge-99.99_ fail 99.4000 %");
+    let junit = export(&dir, "junit", &["--budget", budget]);
+    assert!(junit.contains("99.400 %"), "{junit}");
+}
+
 /// The value of the sample `series` (name and labels as written) in a text exposition.
 fn sample(text: &str, series: &str) -> f64 {
     let line = text

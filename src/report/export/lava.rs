@@ -8,7 +8,8 @@
 //!   without a budget is measured, not judged. A figure the run does not have (no samples, a
 //!   count an imported source lacked) is `unknown` without a measurement, or `fail` when judged.
 //! - With a budget, one line per clause and CPU, `budget-cpuN-CLAUSE RESULT VALUE UNITS`, and a
-//!   last line `budget RESULT`. Names hold only `[A-Za-z0-9._-]`: `<` is `lt`, `<=` `le`, `=`
+//!   last line `budget RESULT`. VALUE UNITS is the figure the clause judged: a share within
+//!   (`under()`) in `%`, spikes in `spikes` or `spikes/h`, `firm()` in `misses`. Names hold only `[A-Za-z0-9._-]`: `<` is `lt`, `<=` `le`, `=`
 //!   `eq`, `>=` `ge`, `>` `gt`, anything else `_` (`p99.9<50us` is `p99.9-lt-50us`).
 
 use super::verdict::{self, CpuCase};
@@ -51,19 +52,20 @@ fn case_name(text: &str) -> String {
     out
 }
 
-/// A value in the line's unit: us with three decimals for latencies, integers for counts.
+/// A value in the line's unit, as `MEASUREMENT UNITS`: us with three decimals for latencies;
+/// shares (`under()`, a noise run's noise) in % with four decimals, so that a share like
+/// 99.407 % is never rounded into a count or up to the 100 % a limit like >=99.99% needs;
+/// spike rates per hour with two decimals; counts as integers, each with what it counts.
 fn measurement(metric: Metric, value: f64) -> String {
-    if metric.is_latency() {
-        format!("{:.3} us", value / 1e3)
-    } else if metric.is_percent() {
-        format!("{value:.4} %")
-    } else {
-        let unit = match metric {
-            Metric::Missed => "periods",
-            Metric::Dropped => "records",
-            _ => "wakeups",
-        };
-        format!("{} {unit}", value.round() as i64)
+    match metric {
+        _ if metric.is_latency() => format!("{:.3} us", value / 1e3),
+        Metric::Under(_) | Metric::NoisePct => format!("{value:.4} %"),
+        Metric::SpikeRate(_) => format!("{value:.2} spikes/h"),
+        Metric::Spikes(_) => format!("{} spikes", value.round() as i64),
+        Metric::Firm(_) => format!("{} misses", value.round() as i64),
+        Metric::Missed => format!("{} periods", value.round() as i64),
+        Metric::Dropped => format!("{} records", value.round() as i64),
+        _ => format!("{} wakeups", value.round() as i64),
     }
 }
 
