@@ -168,9 +168,7 @@ impl LatencySummary {
         let within = |v: i64| v.clamp(min_ns, max_ns);
         self.min_ns = self.min_ns.map(within);
         self.max_ns = self.max_ns.map(within);
-        self.mean_ns = self
-            .mean_ns
-            .map(|m| m.clamp(min_ns as f64, max_ns as f64));
+        self.mean_ns = self.mean_ns.map(|m| m.clamp(min_ns as f64, max_ns as f64));
         let (low, high) = (min_ns.max(0) as u64, max_ns.max(0) as u64);
         for p in [
             &mut self.p50_ns,
@@ -281,7 +279,10 @@ mod tests {
         stats.record(-500);
         stats.record(-100);
         let s = stats.summary();
-        assert_eq!((s.min_ns, s.p50_ns, s.max_ns), (Some(-500), Some(0), Some(-100)));
+        assert_eq!(
+            (s.min_ns, s.p50_ns, s.max_ns),
+            (Some(-500), Some(0), Some(-100))
+        );
     }
 
     #[test]

@@ -38,7 +38,10 @@ pub enum Level {
     /// Estimate and interval, each within [`LARGEST_FIGURE_NS`]; `high_ns` None: unbounded.
     /// Always low ≤ estimate ≤ high.
     Shown(ReturnLevel),
-    Refused { per_wakeup: f64, reason: String },
+    Refused {
+        per_wakeup: f64,
+        reason: String,
+    },
 }
 
 /// The levels of `fit` at the probabilities `per_wakeup`, or why the tail is not extrapolated
@@ -184,7 +187,9 @@ mod tests {
                 );
                 if refusal.check == Check::HeavyTail {
                     assert!(
-                        refusal.reason.starts_with("not extrapolated: the tail may be too heavy"),
+                        refusal
+                            .reason
+                            .starts_with("not extrapolated: the tail may be too heavy"),
                         "{}",
                         refusal.reason
                     );
