@@ -131,7 +131,9 @@ pub fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
                 .iter()
                 .map(|l| {
                     let once_in = evt::writable_ns(1e9 / (l.per_wakeup * per_second))
-                        .map_or(String::new(), |ns| format!(" (once in {})", format_elapsed(ns)));
+                        .map_or(String::new(), |ns| {
+                            format!(" (once in {})", format_elapsed(ns))
+                        });
                     let head = format!("p {:.0e} per wakeup{once_in}", l.per_wakeup);
                     match (&l.refused, l.latency_ns.and_then(evt::writable_ns)) {
                         (Some(why), _) => format!("{head}: not extrapolated, {why}"),
@@ -156,7 +158,8 @@ pub fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
                 format_ns(f.threshold_ns),
                 f.shape,
                 f.shape_low.map_or("-".into(), |v| format!("{v:.2}")),
-                f.shape_high.map_or("unbounded".into(), |v| format!("{v:.2}")),
+                f.shape_high
+                    .map_or("unbounded".into(), |v| format!("{v:.2}")),
                 f.clusters,
                 levels.join("; ")
             )
@@ -335,6 +338,9 @@ mod tests {
             1_000_000,
         );
         assert!(!line.contains("18446744073"), "{line}");
-        assert!(line.ends_with("p 1e-12 per wakeup: not extrapolated, too large to write"), "{line}");
+        assert!(
+            line.ends_with("p 1e-12 per wakeup: not extrapolated, too large to write"),
+            "{line}"
+        );
     }
 }

@@ -398,7 +398,10 @@ mod tests {
         for v in [30_001u64, 42_080_123] {
             h.record(v).unwrap();
         }
-        let stored: Vec<(u64, u64)> = h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect();
+        let stored: Vec<(u64, u64)> = h
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect();
         let mut stats = PhaseStats::new(&outcome, &[0]);
         stats.add("cpu0", 0.0, 1.0, &stored);
         let run: ThreadSummary = serde_json::from_value(serde_json::json!({
@@ -416,7 +419,10 @@ mod tests {
         assert!(loose.max_ns.unwrap() > 42_080_123, "{loose:?}");
         let (records, _) = stats.finish(std::slice::from_ref(&run));
         let phase = &records[0].threads[0].latency;
-        assert_eq!((phase.min_ns, phase.max_ns), (Some(30_001), Some(42_080_123)));
+        assert_eq!(
+            (phase.min_ns, phase.max_ns),
+            (Some(30_001), Some(42_080_123))
+        );
         assert_eq!(phase.p9999_ns, Some(42_080_123));
     }
 }

@@ -38,7 +38,10 @@ pub enum Level {
     /// Estimate and interval, each within [`LARGEST_FIGURE_NS`]; `high_ns` None: unbounded.
     /// Always low ≤ estimate ≤ high.
     Shown(ReturnLevel),
-    Refused { per_wakeup: f64, reason: String },
+    Refused {
+        per_wakeup: f64,
+        reason: String,
+    },
 }
 
 /// The levels of `fit` at the probabilities `per_wakeup`, or why the tail is not extrapolated
@@ -184,7 +187,9 @@ mod tests {
                 );
                 if refusal.check == Check::HeavyTail {
                     assert!(
-                        refusal.reason.starts_with("not extrapolated: the tail may be too heavy"),
+                        refusal
+                            .reason
+                            .starts_with("not extrapolated: the tail may be too heavy"),
                         "{}",
                         refusal.reason
                     );
@@ -193,15 +198,18 @@ mod tests {
         }
     }
 
-    /// The README's spike run in miniature: a light body and, once a second at 1 kHz, two
-    /// wakeups of about 2 ms (two regimes, nothing between 40 us and 1.9 ms). Not extrapolated.
+    /// The README's spike run in miniature: a light body and, once every 4000 wakeups, one of
+    /// about 2 ms (two regimes, nothing between 50 us and 1.9 ms), rarer than the highest
+    /// threshold's share (0.05 %), so that every threshold tried has both regimes above it.
+    /// Not extrapolated. (With spikes more common than that, a threshold inside the spikes'
+    /// own regime is fitted, and its bounded tail is a fair model of them.)
     #[test]
     fn a_two_regime_tail_is_refused() {
         for seed in 0..3 {
             let mut rng = SplitMix64::new(300 + seed);
             let latencies: Vec<u64> = (0..400_000u64)
                 .map(|i| {
-                    if i % 1000 < 2 {
+                    if i % 4000 == 0 {
                         1_900_000 + (rng.uniform() * 200_000.0) as u64
                     } else {
                         8_000 + (-3_000.0 * (1.0 - rng.uniform()).ln()) as u64
@@ -209,7 +217,10 @@ mod tests {
                 })
                 .collect();
             let refusal = worst_case(&latencies, &[1e-6]).expect_err("two regimes refused");
-            assert_ne!(refusal.check, Check::TooFewExceedances, "{refusal:?}");
+            assert!(
+                matches!(refusal.check, Check::HeavyTail | Check::GoodnessOfFit),
+                "{refusal:?}"
+            );
         }
     }
 
