@@ -256,6 +256,32 @@ mod tests {
     }
 
     #[test]
+    fn a_fifo_never_blocks_and_a_result_files_link_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("samples.bin");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        // No writer: a blocking open would wait forever.
+        for source in [Source::ResultFile, Source::UserFile] {
+            let e = open(&fifo, source).unwrap_err();
+            assert!(e.to_string().contains("a FIFO (named pipe)"), "{e}");
+        }
+        // An import source may be a pipe: no writer reads as empty.
+        assert_eq!(read_bytes(&fifo, 100).unwrap(), b"");
+        let file = dir.path().join("run.json");
+        std::fs::write(&file, "{}").unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(matches!(read_result_file(&link, 100), Err(ReadError::Link)));
+        assert_eq!(read_user_file(&link, 100).unwrap(), "{}");
+    }
+
+    #[test]
     fn says_where_a_file_stops_being_text() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");

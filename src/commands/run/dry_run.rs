@@ -9,8 +9,8 @@
 //! changed: no directory, no file, no load, no trace instance.
 
 use crate::error::{Failure, Result};
-use crate::results::dir::ResultDir;
 use crate::plan::{RunLength, RunPlan};
+use crate::results::dir::ResultDir;
 use crate::units::{format_elapsed, format_ns};
 use std::fmt::Write;
 

@@ -2,8 +2,8 @@
 //! phases did ([`Outcome`]).
 
 use crate::load::generator::GeneratorSpec;
-use crate::results::run_record::{LoadEnded, LoadRecord, Throughput};
 use crate::results::dir::ResultDir;
+use crate::results::run_record::{LoadEnded, LoadRecord, Throughput};
 
 /// Name of the log directory inside a result directory.
 pub const LOG_DIR: &str = "loads";

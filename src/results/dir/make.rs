@@ -5,7 +5,7 @@ use super::*;
 use crate::error::ExitCode;
 use crate::sys::errno;
 use crate::sys::fs::{can_write_dir, pseudo_file_system};
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 
 /// Whether the directory that will hold a result directory is the user's choice (`--out`) or
 /// jitterlab's (`./jitterlab-results` of the default name), which must then be safe from other
@@ -263,7 +263,9 @@ pub(super) fn make_parents(dir: &Path) -> Result<Vec<PathBuf>, MakeError> {
     }
     let mut made = Vec::new();
     for p in missing.into_iter().rev() {
-        match fs::create_dir(&p) {
+        // 0755 as the result directory itself (less the umask): never writable by others,
+        // even under umask 0.
+        match fs::DirBuilder::new().mode(0o755).create(&p) {
             Ok(()) => made.push(p),
             // Made by another process meanwhile: a shared parent such as jitterlab-results/.
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && p.is_dir() => {}

@@ -28,8 +28,8 @@ mod outputs;
 // Everything inside a result directory is opened or removed relative to its descriptor, never
 // through a path that a link could redirect.
 use crate::sys::fs::{
-    Entry, create_new_at, cstr, make_dir_at, open_dir, open_dir_nofollow, open_write_at, openat_dir,
-    owner, rename_at, unlink_at,
+    Entry, create_new_at, cstr, make_dir_at, open_dir, open_dir_nofollow, open_write_at,
+    openat_dir, owner, rename_at, unlink_at,
 };
 use make::*;
 pub use outputs::{OutputDir, check_output_dir, check_output_file, write_output};
@@ -464,5 +464,38 @@ mod tests {
         let run_json = fs::symlink_metadata(dir.file(RUN_JSON)).unwrap();
         assert!(run_json.is_file(), "run.json is a file of its own");
         assert!(!dir.file(".run.json.tmp").exists());
+        // loads/ as a link: refused, not followed.
+        let elsewhere = base.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        symlink(&elsewhere, dir.file("loads")).unwrap();
+        assert!(dir.subdir("loads").is_err());
+        assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+        let sub = dir.subdir("logs").unwrap();
+        sub.create_file("0-cpu.log").unwrap();
+        assert!(
+            dir.subdir("logs").is_ok(),
+            "an existing subdirectory of ours is used"
+        );
+    }
+
+    #[test]
+    fn the_dry_runs_check_refuses_what_making_refuses() {
+        let base = tempfile::tempdir().unwrap();
+        let file = base.path().join("file");
+        fs::write(&file, "x").unwrap();
+        for (path, code) in [
+            (PathBuf::from("/proc/jl"), 2),
+            (PathBuf::from("/sys/jl"), 2),
+            (PathBuf::from("/dev/null/x"), 2),
+            (file.join("x"), 2),
+            (base.path().join("n".repeat(300)), 2),
+            (file.clone(), 2),
+        ] {
+            let checked = ResultDir::check_new(&path, "--out").unwrap_err();
+            let made = ResultDir::create(&path, "--out").unwrap_err();
+            assert_eq!(checked.code as i32, code, "{}", checked.message);
+            assert_eq!(made.code as i32, code, "{}", made.message);
+        }
+        ResultDir::check_new(&base.path().join("a/b"), "--out").unwrap();
     }
 }

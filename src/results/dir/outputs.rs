@@ -30,7 +30,10 @@ fn write_replacing(
     let (tmp, file) = (|| {
         for _ in 0..TEMP_NAME_ATTEMPTS {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let tmp = cstr(OsStr::new(&format!(".{short}.{}-{n}.tmp", std::process::id())))?;
+            let tmp = cstr(OsStr::new(&format!(
+                ".{short}.{}-{n}.tmp",
+                std::process::id()
+            )))?;
             match create_new_at(dir, &tmp) {
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 r => return r.map(|f| (tmp, f)),
@@ -280,6 +283,36 @@ mod tests {
     use std::os::unix::fs::symlink;
 
     #[test]
+    fn an_output_replaces_a_link_and_never_truncates_another_name() {
+        let base = tempfile::tempdir().unwrap();
+        let victim = base.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        let out = base.path().join("out.html");
+        symlink(&victim, &out).unwrap();
+        write_output(&out, |w| w.write_all(b"report")).unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(fs::symlink_metadata(&out).unwrap().is_file());
+        let hard = base.path().join("hard.html");
+        fs::hard_link(&victim, &hard).unwrap();
+        write_output(&hard, |w| w.write_all(b"report")).unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(fs::read_to_string(&hard).unwrap(), "report");
+        // A failed write leaves the target as it was and no temporary file.
+        let e = write_output(&out, |_| Err(io::Error::other("disk full"))).unwrap_err();
+        assert_eq!(e.to_string(), "disk full");
+        assert_eq!(fs::read_to_string(&out).unwrap(), "report");
+        assert_eq!(fs::read_dir(base.path()).unwrap().count(), 3);
+        // By device and inode: a hard link to an input's file is refused.
+        let run = base.path().join("run");
+        fs::create_dir(&run).unwrap();
+        fs::write(run.join(RUN_JSON), "{}").unwrap();
+        let saved = base.path().join("saved.json");
+        fs::hard_link(run.join(RUN_JSON), &saved).unwrap();
+        let e = check_output_file(&saved, "-o", &[&run]).unwrap_err();
+        assert!(e.message.contains("hard link"), "{}", e.message);
+    }
+
+    #[test]
     fn output_files_of_a_result_directory_are_refused() {
         let base = tempfile::tempdir().unwrap();
         let run = base.path().join("run");
@@ -298,7 +331,11 @@ mod tests {
         assert!(check_output_file(&run.join("report.html"), "-o", &[]).is_ok());
         assert!(check_output_file(&base.path().join("r.html"), "-o", &[]).is_ok());
         for bad in [run.clone(), base.path().join("missing/r.html")] {
-            assert!(check_output_file(&bad, "-o", &[]).is_err(), "{}", bad.display());
+            assert!(
+                check_output_file(&bad, "-o", &[]).is_err(),
+                "{}",
+                bad.display()
+            );
         }
         assert!(check_output_dir(&base.path().join("plots/deeper"), "--plots").is_ok());
         let e = check_output_dir(&run.join("run.json/plots"), "--plots").unwrap_err();
