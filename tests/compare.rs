@@ -325,3 +325,108 @@ fn one_phase_is_compared_across_runs() {
         text(&o)
     );
 }
+
+/// Issue 23, defect 3: `compare --phase` covers the intervals run.json's per-phase statistics
+/// cover (the phase's planned window, not the times its loads were ready and reaped), counts
+/// them as run.json does, and every interval contains its own estimate.
+#[test]
+fn a_phase_comparison_covers_run_json_intervals_and_contains_its_estimates() {
+    use jitterlab::results::synthetic::{START_MONOTONIC_NS, SyntheticPhase, SyntheticRun, write_run};
+    let base = tempfile::tempdir().unwrap();
+    const S: u64 = 1_000_000_000;
+    // io from 10 to 20 s: 50 us, except B's first second of io at 80 us (10% of the phase).
+    let write = |name: &str, first_second_ns: i64| {
+        let run = SyntheticRun {
+            cpus: vec![0],
+            interval_ns: 1_000_000,
+            log_interval_ns: S,
+            duration_ns: 30 * S,
+            phases: vec![
+                SyntheticPhase::seconds("idle", 0, 10),
+                SyntheticPhase::seconds("io", 10, 20),
+                SyntheticPhase::seconds("proc", 20, 30),
+            ],
+            loads: vec![],
+            warnings: vec![],
+            seed: 7,
+        };
+        let dir = base.path().join(name);
+        write_run(&dir, &run, |_, t, _| match t {
+            t if (10 * S..11 * S).contains(&t) => first_second_ns,
+            t if (10 * S..20 * S).contains(&t) => 50_000,
+            _ => 10_000,
+        })
+        .unwrap();
+        // As in a real run, the loads were ready 50 ms after the phase's planned start and
+        // reaped 300 ms after its end.
+        edit_run_json(&dir, |v| {
+            let io = &mut v["phases"][1];
+            io["start_ns"] = (START_MONOTONIC_NS + 10 * S + 50_000_000).into();
+            io["end_ns"] = (START_MONOTONIC_NS + 20 * S + 300_000_000).into();
+        });
+        dir
+    };
+    let (a, b) = (write("a", 50_000), write("b", 80_000));
+    let phase_samples = run_json(&a)["phases"][1]["threads"][0]["samples"].clone();
+    assert_eq!(phase_samples, 10_000);
+    let (code, v) = compare_json(&[s(&a), s(&b), "--phase", "io"]);
+    assert_eq!(code, Some(0), "{v}");
+    for k in 0..2 {
+        assert_eq!(v["runs"][k]["intervals_per_cpu"], 10, "{}", v["runs"][k]);
+        assert_eq!(v["runs"][k]["duration_ns"], 10 * S, "{}", v["runs"][k]);
+    }
+    assert_eq!(v["scopes"][1]["samples"], serde_json::json!([10000, 10000]));
+    let p99 = row(&v, "cpu0", "p99")["versus_first"][0]["difference"]
+        .as_f64()
+        .unwrap();
+    assert!((p99 - 30_000.0).abs() < 100.0, "{p99}");
+    assert_intervals_contain_estimates(&v);
+
+    // A file written before run.json recorded the phase's window: the loads' times are all
+    // there is, and the figures come from the intervals inside them (9 whole seconds).
+    for dir in [&a, &b] {
+        edit_run_json(dir, |v| {
+            let io = v["phases"][1].as_object_mut().unwrap();
+            io.remove("window_start_ns");
+            io.remove("window_end_ns");
+        });
+    }
+    let (_, v) = compare_json(&[s(&a), s(&b), "--phase", "io"]);
+    assert_eq!(v["runs"][1]["intervals_per_cpu"], 9, "{}", v["runs"][1]);
+    assert_eq!(v["scopes"][1]["samples"], serde_json::json!([9000, 9000]));
+    assert_intervals_contain_estimates(&v);
+}
+
+/// Rewrites run.json through `edit` (as a JSON value, so that fields this version does not
+/// know can be removed too).
+fn edit_run_json(dir: &Path, edit: impl FnOnce(&mut Value)) {
+    let path = dir.join("run.json");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&path, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+}
+
+/// Every interval of `compare --json` contains the difference it is the interval of.
+fn assert_intervals_contain_estimates(v: &Value) {
+    for scope in v["scopes"].as_array().unwrap() {
+        for r in scope["rows"].as_array().unwrap() {
+            for versus in r["versus_first"].as_array().unwrap() {
+                let (Some(d), Some(i)) = (versus["difference"].as_f64(), versus.get("interval"))
+                else {
+                    continue;
+                };
+                if i.is_null() {
+                    continue;
+                }
+                let low = i["low_ns"].as_f64().unwrap_or(f64::NEG_INFINITY);
+                let high = i["high_ns"].as_f64().unwrap_or(f64::INFINITY);
+                assert!(
+                    low <= d && d <= high,
+                    "{} {}: {d} outside [{low}, {high}]",
+                    scope["scope"],
+                    r["statistic"]
+                );
+            }
+        }
+    }
+}

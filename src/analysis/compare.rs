@@ -203,18 +203,29 @@ pub fn label(i: usize) -> String {
 
 fn run_info(i: usize, r: &LoadedRun) -> RunInfo {
     let tags = r.tags();
-    // Counted from the plan when it says: a long log is read with its intervals merged.
-    let logged = match (r.record.duration_ns, r.record.plan.log_interval_ns) {
-        (Some(d), i) if i > 0 => Some(d.div_ceil(i) as usize),
+    let log_interval_ns = r.record.plan.log_interval_ns;
+    let read = tags
+        .iter()
+        .filter(|t| is_cpu_tag(t))
+        .map(|t| r.intervals_of(t).count())
+        .max()
+        .unwrap_or(0);
+    // The intervals read, counted; a long log is read with its intervals merged, and its
+    // intervals are then counted from the plan (a run cut to one phase is never that long
+    // in practice, and is counted as read otherwise: the intervals its figures cover).
+    let merged = log_interval_ns > 0
+        && r
+            .intervals
+            .iter()
+            .any(|i| i.length_s * 1e9 > 1.5 * log_interval_ns as f64);
+    let logged = match r.record.duration_ns {
+        Some(d) if log_interval_ns > 0 => Some(d.div_ceil(log_interval_ns) as usize),
         _ => None,
     };
-    let per_cpu = logged.unwrap_or_else(|| {
-        tags.iter()
-            .filter(|t| is_cpu_tag(t))
-            .map(|t| r.intervals_of(t).count())
-            .max()
-            .unwrap_or(0)
-    });
+    let per_cpu = match logged {
+        Some(n) if merged || read == 0 => n,
+        _ => read,
+    };
     RunInfo {
         label: label(i),
         path: r.path.display().to_string(),
@@ -290,6 +301,13 @@ fn scope_data(r: &LoadedRun, cpu: Option<usize>) -> ScopeData {
             let vals = per_thread(m);
             let present: Vec<f64> = vals.iter().flatten().copied().collect();
             match m {
+                // Percentiles from the scope's interval histograms, the samples their
+                // intervals are resampled from, so that each estimate and its interval come
+                // from the same data (run.json's figures when there is no log).
+                _ if m.quantile().is_some() && !merged.is_empty() => m
+                    .quantile()
+                    .and_then(|q| quantile::quantile(&merged, q))
+                    .map(|v| v as f64),
                 _ if threads.len() == 1 => vals[0],
                 Metric::Min => present.iter().copied().reduce(f64::min),
                 Metric::Max => present.iter().copied().reduce(f64::max),
@@ -398,8 +416,7 @@ fn percentile_intervals(a: &ScopeData, b: &ScopeData, seed: u64) -> Vec<Option<I
         if enough_intervals && tail >= MIN_TAIL_SAMPLES {
             bootstrap_rows.push((row, q));
         } else {
-            let bounds = quantile::order_statistic_difference(&a.merged, &b.merged, q, CONFIDENCE);
-            out[row] = Some(interval(bounds, "order-statistic"));
+            out[row] = Some(order_statistic(a, b, q));
         }
     }
     if !bootstrap_rows.is_empty() {
@@ -408,11 +425,37 @@ fn percentile_intervals(a: &ScopeData, b: &ScopeData, seed: u64) -> Vec<Option<I
         let qs: Vec<f64> = bootstrap_rows.iter().map(|&(_, q)| q).collect();
         let bounds =
             quantile::bootstrap_difference(&blocks_a, &blocks_b, &qs, REPLICATES, CONFIDENCE, seed);
-        for ((row, _), b) in bootstrap_rows.into_iter().zip(bounds) {
-            out[row] = Some(interval(b, "bootstrap"));
+        for ((row, q), bounds) in bootstrap_rows.into_iter().zip(bounds) {
+            // A percentile-bootstrap interval can miss the estimate itself when the resampled
+            // quantiles are lumpy or skewed (a few blocks hold the tail): the resampling then
+            // does not describe the estimate's uncertainty, and the order-statistic interval,
+            // which always contains it, is used instead.
+            let estimate = difference(a, b, q);
+            out[row] = Some(if contains(&bounds, estimate) {
+                interval(bounds, "bootstrap")
+            } else {
+                order_statistic(a, b, q)
+            });
         }
     }
     out
+}
+
+fn order_statistic(a: &ScopeData, b: &ScopeData, q: f64) -> Interval {
+    let bounds = quantile::order_statistic_difference(&a.merged, &b.merged, q, CONFIDENCE);
+    interval(bounds, "order-statistic")
+}
+
+/// The estimate of `quantile_b − quantile_a`, as the table shows it (both histograms are
+/// non-empty where it is asked for).
+fn difference(a: &ScopeData, b: &ScopeData, q: f64) -> f64 {
+    let at = |d: &ScopeData| quantile::quantile(&d.merged, q).unwrap_or(0) as f64;
+    at(b) - at(a)
+}
+
+/// Whether `x` lies inside the bounds (an absent side is unbounded).
+fn contains(b: &Bounds, x: f64) -> bool {
+    b.low.is_none_or(|l| l <= x) && b.high.is_none_or(|h| x <= h)
 }
 
 fn interval(b: Bounds, method: &'static str) -> Interval {

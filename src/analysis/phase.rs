@@ -1,23 +1,28 @@
 //! One scenario phase of a run on its own: which log intervals belong to a phase (the same rule
-//! as run.json's per-phase statistics: intervals wholly inside the phase, with 1 ms of slack
-//! for the log's millisecond timestamps), and a run cut down to one phase so that `compare
-//! --phase NAME` compares that phase across runs with the ordinary comparison.
+//! as run.json's per-phase statistics: intervals wholly inside the phase's recorded window,
+//! with 1 ms of slack for the log's millisecond timestamps), and a run cut down to one phase so
+//! that `compare --phase NAME` compares that phase across runs with the ordinary comparison.
 
-use crate::record::hlog_scan::StoredInterval;
+use crate::record::hlog_scan::{self, StoredInterval};
+use crate::record::stats::{LatencySummary, new_histogram};
 use crate::results::loaded::LoadedRun;
 use crate::results::run_record::{PhaseRecord, RunRecord};
 
 /// Slack for the hlog's millisecond timestamps (as `runner::loads` matches intervals).
 const EDGE_SLACK_S: f64 = 0.001;
 
-/// A phase's span in s from the run's start (`start_monotonic_ns`, the base of the log's
-/// interval times), widened by the edge slack.
+/// A phase's window in s from the run's start (`start_monotonic_ns`, the base of the log's
+/// interval times), widened by the edge slack: the window run.json's per-phase statistics
+/// cover (`window_start_ns`/`window_end_ns`, the planned one). Files written before those
+/// fields have only the times the phase's loads were ready and reaped, which lie a little
+/// inside or outside the planned window; they are the best there is for such files.
 pub fn window_s(record: &RunRecord, phase: &PhaseRecord) -> (f64, f64) {
     let offset = |ns: u64| ns.saturating_sub(record.start_monotonic_ns) as f64 / 1e9;
-    (
-        offset(phase.start_ns) - EDGE_SLACK_S,
-        offset(phase.end_ns) + EDGE_SLACK_S,
-    )
+    let (from, to) = match (phase.window_start_ns, phase.window_end_ns) {
+        (Some(from), Some(to)) => (from, to),
+        _ => (phase.start_ns, phase.end_ns),
+    };
+    (offset(from) - EDGE_SLACK_S, offset(to) + EDGE_SLACK_S)
 }
 
 /// Whether the interval [start_s, start_s + length_s] lies wholly inside `window`.
@@ -25,11 +30,14 @@ pub fn inside(window: (f64, f64), start_s: f64, length_s: f64) -> bool {
     start_s >= window.0 && start_s + length_s <= window.1
 }
 
-/// The run restricted to the phase labelled `name`: its intervals inside the phase, its
-/// threads' figures from run.json's per-phase statistics, missed periods and deadline misses
-/// counted from the phase's interval histograms (within their 0.1% precision), its length the
-/// phase's. Figures that exist only for the whole run (CPU time, tail statistics, dropped
-/// records) are left out. An error names the phases there are.
+/// The run restricted to the phase labelled `name`: its intervals inside the phase; its
+/// threads' latency figures those of run.json's per-phase statistics, which cover the same
+/// intervals (for files without the phase's window, computed from the intervals kept, so that
+/// every figure and every interval of the comparison comes from the same samples); missed
+/// periods and deadline misses counted from the phase's interval histograms (within their
+/// 0.1% precision); its length the time its intervals cover. Figures that exist only for the
+/// whole run (CPU time, tail statistics, dropped records) are left out. An error names the
+/// phases there are.
 pub fn restrict(mut run: LoadedRun, name: &str) -> Result<LoadedRun, String> {
     let Some(phase) = run.record.phases.iter().find(|p| p.label == name).cloned() else {
         let names: Vec<&str> = run.record.phases.iter().map(|p| p.label.as_str()).collect();
@@ -45,15 +53,16 @@ pub fn restrict(mut run: LoadedRun, name: &str) -> Result<LoadedRun, String> {
         ));
     };
     let window = window_s(&run.record, &phase);
+    let same_window = phase.window_start_ns.is_some() && phase.window_end_ns.is_some();
     run.intervals
         .retain(|i| inside(window, i.start_s, i.length_s));
+    let mut covered_ns = 0u64;
     for t in &mut run.record.threads {
         let tag = format!("cpu{}", t.cpu);
+        let kept: Vec<&StoredInterval> = run.intervals.iter().filter(|i| i.tag == tag).collect();
         let counted = |over: &dyn Fn(u64) -> u64| -> u64 {
-            run.intervals
-                .iter()
-                .filter(|i| i.tag == tag)
-                .flat_map(|i: &StoredInterval| i.counts.iter())
+            kept.iter()
+                .flat_map(|i| i.counts.iter())
                 .map(|&(value, count)| over(value) * count)
                 .sum()
         };
@@ -61,18 +70,28 @@ pub fn restrict(mut run: LoadedRun, name: &str) -> Result<LoadedRun, String> {
         let deadline = t.deadline_ns;
         t.missed_periods = counted(&|v| v / interval);
         t.deadline_misses = counted(&|v| u64::from(deadline > 0 && v > deadline));
-        t.latency = phase
-            .threads
-            .iter()
-            .find(|p| p.cpu == t.cpu)
-            .map(|p| p.latency.clone())
-            .unwrap_or_default();
+        t.latency = if same_window {
+            phase
+                .threads
+                .iter()
+                .find(|p| p.cpu == t.cpu)
+                .map(|p| p.latency.clone())
+                .unwrap_or_default()
+        } else {
+            let mut merged = new_histogram();
+            kept.iter()
+                .for_each(|i| hlog_scan::add_counts(&mut merged, &i.counts));
+            LatencySummary::from_histogram(&merged)
+        };
+        // The log's times have millisecond resolution.
+        let span: f64 = kept.iter().map(|i| i.length_s).sum();
+        covered_ns = covered_ns.max(((span * 1e3).round() as u64) * 1_000_000);
         t.dropped_records = 0;
         t.tails = Default::default();
         t.irq_latency = None;
     }
     run.record.cpu_time = None;
-    run.record.duration_ns = Some(phase.end_ns.saturating_sub(phase.start_ns));
+    run.record.duration_ns = Some(covered_ns);
     run.record.phases = vec![phase];
     Ok(run)
 }

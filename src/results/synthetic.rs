@@ -179,6 +179,8 @@ pub fn write_run(
                 start_ns: START_MONOTONIC_NS + phase.start_offset_ns,
                 end_ns: START_MONOTONIC_NS + phase.end_offset_ns,
                 loads: phase.loads.clone(),
+                window_start_ns: Some(START_MONOTONIC_NS + phase.start_offset_ns),
+                window_end_ns: Some(START_MONOTONIC_NS + phase.end_offset_ns),
                 threads: run
                     .cpus
                     .iter()

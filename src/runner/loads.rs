@@ -203,7 +203,7 @@ pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Opt
         // Streamed: a day-long scenario has 86 400 intervals per CPU, too many to hold decoded.
         // From latency.hlog, or from every segment of a segmented log in order (their
         // timestamps share the run's start).
-        let mut stats = PhaseStats::new(outcome, &record.plan.cpus);
+        let mut stats = PhaseStats::new(outcome, &record.plan.cpus, record.start_monotonic_ns);
         let scanned = crate::results::loaded::hlog_files(&dir.path).and_then(|files| {
             files.iter().try_for_each(|file| {
                 hlog_scan::scan(
@@ -233,15 +233,18 @@ pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Opt
 pub struct PhaseStats<'a> {
     outcome: &'a Outcome,
     cpus: &'a [usize],
+    /// The run's start on CLOCK_MONOTONIC, the base of the phases' planned offsets.
+    run_start_ns: u64,
     /// `merged[phase][k]`: the histogram of `cpus[k]` in that phase.
     merged: Vec<Vec<Histogram<u64>>>,
 }
 
 impl<'a> PhaseStats<'a> {
-    pub fn new(outcome: &'a Outcome, cpus: &'a [usize]) -> Self {
+    pub fn new(outcome: &'a Outcome, cpus: &'a [usize], run_start_ns: u64) -> Self {
         PhaseStats {
             outcome,
             cpus,
+            run_start_ns,
             merged: outcome
                 .phases
                 .iter()
@@ -307,6 +310,8 @@ impl<'a> PhaseStats<'a> {
                     start_ns: ph.started_ns,
                     end_ns: ph.ended_ns,
                     loads: ph.plan.loads.clone(),
+                    window_start_ns: Some(self.run_start_ns + ph.plan.start_ns),
+                    window_end_ns: Some(self.run_start_ns + ph.window_end_ns()),
                     threads,
                 }
             })
@@ -356,7 +361,7 @@ mod tests {
             phases: vec![phase(0, 1.0, 2.0), phase(1, 1.5, 3.5), phase(2, 0.2, 0.9)],
             ..Outcome::default()
         };
-        let mut stats = PhaseStats::new(&outcome, &[0, 1]);
+        let mut stats = PhaseStats::new(&outcome, &[0, 1], 0);
         for i in &intervals {
             stats.add(&i.tag, i.start_s, i.length_s, &i.counts);
         }
@@ -369,6 +374,9 @@ mod tests {
         assert_eq!(cpu0(1).samples, 2);
         assert_eq!(cpu0(1).min_ns, Some(50));
         assert_eq!(records[0].start_ns, 7);
+        // The window the statistics cover is recorded, for readers that cut the log to a phase.
+        assert_eq!(records[1].window_start_ns, Some(1_500_000_000));
+        assert_eq!(records[1].window_end_ns, Some(3_500_000_000));
         assert_eq!(cpu0(2).samples, 0);
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("phase 2"), "{warnings:?}");

@@ -122,6 +122,14 @@ pub struct PhaseRecord {
     pub start_ns: u64,
     pub end_ns: u64,
     pub loads: Vec<String>,
+    /// The window whose whole log intervals `threads` cover (CLOCK_MONOTONIC, ns): the planned
+    /// start and end, or the earlier end the loads' `loops=` made. Readers that cut the log to
+    /// a phase (`compare --phase`, per-phase exports) use it so that they cover the same
+    /// intervals. Absent in files written before this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_start_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_end_ns: Option<u64>,
     pub threads: Vec<PhaseThreadSummary>,
 }
 
