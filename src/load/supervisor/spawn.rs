@@ -60,10 +60,18 @@ pub(super) fn spawn(
     let procs_fd = cgroup_procs.as_ref().map(|f| f.as_raw_fd());
     if let Some(dir) = &setup.result_dir {
         let logs = dir.join(LOG_DIR);
-        let path = logs.join(format!("{record_index}-{}.log", load.spec.name()));
+        let file_name = format!("{record_index}-{}.log", load.spec.name());
+        let path = logs.join(&file_name);
         let log = std::fs::create_dir_all(&logs)
             .and_then(|_| File::create(&path))
             .map_err(|e| Failure::run(format!("cannot create {}: {e}", path.display())))?;
+        // Bounded (a segmented run's): through a pipe and a copying thread that rotates it.
+        let log = match setup.log_cap {
+            None => log,
+            Some(cap) => crate::sys::fs::open_dir_nofollow(&logs)
+                .and_then(|dir| super::log::capped(log, dir, &file_name, cap))
+                .map_err(|e| Failure::run(format!("cannot log {}: {e}", path.display())))?,
+        };
         let err = log
             .try_clone()
             .map_err(|e| Failure::run(format!("cannot open {}: {e}", path.display())))?;
