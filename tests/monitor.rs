@@ -267,3 +267,131 @@ fn a_killed_monitor_keeps_the_figures_of_its_complete_segments() {
         "the report lacks CPU 0's {samples} samples"
     );
 }
+
+/// D20: `monitor --dry-run` checks and prints the plan and exits 0 at once: nothing listens on
+/// the port meanwhile (it is bound to check it is free and released), the --out directory is
+/// not made. A port in use is refused as the real start would (exit 3).
+#[test]
+fn dry_run_starts_nothing() {
+    let _x = exclusive();
+    if !realtime_available("dry_run_starts_nothing") {
+        return;
+    }
+    let (_base, out) = temp_out();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut child = std::process::Command::new(bin())
+        .args(["monitor", "--dry-run", "--cpus", "0", "--listen", &listen])
+        .args(["--retain-size", "1MiB", "--load", "exec:true", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A monitor that measured would run until stopped: watch the port while it runs.
+    let t0 = std::time::Instant::now();
+    let mut listened = false;
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(20) {
+        listened |= std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let o = child.wait_with_output().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(!listened, "something listened on {listen}: {t}");
+    assert!(!out.exists(), "the result directory was made: {t}");
+    assert!(t.contains("nothing was started"), "{t}");
+    assert!(t.contains(&format!("http://{listen}/metrics")), "{t}");
+    assert!(t.contains("loads/: each load's log at most"), "{t}");
+    let held = TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = format!("127.0.0.1:{}", held.local_addr().unwrap().port());
+    let o = jitterlab(&["monitor", "--dry-run", "--cpus", "0", "--listen", &busy]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("is in use"), "{}", text(&o));
+}
+
+/// The size of the regular files in `dir` and in its subdirectories one level down (what
+/// `--retain-size` bounds), and the names of its latency segments.
+fn directory_bytes(dir: &std::path::Path) -> (u64, Vec<String>) {
+    let (mut total, mut segments) = (0, Vec::new());
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let Ok(meta) = entry.metadata() else { continue };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if meta.is_dir() {
+            total += directory_bytes(&entry.path()).0;
+        } else {
+            total += meta.len();
+            if name.starts_with("latency-") {
+                segments.push(name);
+            }
+        }
+    }
+    (total, segments)
+}
+
+/// D10: with `--retain-size 64KiB`, 1 s segments and a load printing about 80 KB/s, the
+/// directory (every file, load logs included) stays within the limit plus one segment, sampled
+/// every 250 ms for 12 s; the load's log and its `.1` each stay within their bound (64 KiB / 4
+/// / 2 = 8 KiB); latency history older than the current segment survives (at least 5 segment
+/// files at the end). Before the fix the log grew to 800 KB in 12 s and retention deleted every
+/// segment but the current one.
+#[test]
+fn retain_size_bounds_the_directory_with_a_printing_load() {
+    let _x = exclusive();
+    if !realtime_available("retain_size_bounds_the_directory_with_a_printing_load") {
+        return;
+    }
+    let limit = 64 * 1024;
+    let (_base, out) = temp_out();
+    let mut m = Monitor::start(
+        bin(),
+        &out,
+        &[
+            "--cpus",
+            "0",
+            "--segment",
+            "1s",
+            "--retain-size",
+            "64KiB",
+            "--load",
+            "exec:sh -c 'while true; do seq 1 1000; sleep 0.05; done'",
+        ],
+    );
+    m.wait_for_samples(&[0], Duration::from_secs(20)).unwrap();
+    let t0 = std::time::Instant::now();
+    let (mut largest, mut largest_segment, mut segments) = (0, 0, Vec::new());
+    while t0.elapsed() < Duration::from_secs(12) {
+        let (bytes, names) = directory_bytes(&out);
+        largest = largest.max(bytes);
+        for name in &names {
+            let len = std::fs::metadata(out.join(name)).map_or(0, |m| m.len());
+            largest_segment = largest_segment.max(len);
+        }
+        segments = names;
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let logs: Vec<(String, u64)> = std::fs::read_dir(out.join("loads"))
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, e.metadata().unwrap().len())
+        })
+        .collect();
+    let (code, t) = m.terminate();
+    assert_eq!(code, Some(0), "{t}");
+    assert!(
+        largest <= limit + largest_segment,
+        "the directory reached {largest} bytes, limit {limit} + one segment {largest_segment}"
+    );
+    assert!(
+        logs.iter().any(|(n, _)| n == "0-exec.log.1"),
+        "the load's log was never rotated: {logs:?}"
+    );
+    assert!(logs.iter().all(|(_, len)| *len <= 8 * 1024), "{logs:?}");
+    assert!(
+        segments.len() >= 5,
+        "latency history was deleted: only {segments:?} left"
+    );
+}

@@ -13,6 +13,7 @@ use crate::report::openmetrics::{Identity, render};
 use crate::results::run_record::Ended;
 use crate::runner::{DRAIN_EVERY, Progress, Session, SessionOptions};
 use crate::units::{format_ns, parse_duration_ns, parse_size_bytes};
+use std::fmt::Write;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 
 /// A validated `jitterlab monitor`.
@@ -27,6 +28,12 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
     let plan = resolve_monitor(args)?;
     // Bound before the session starts: a port in use is refused before anything measures.
     let listener = bind(plan.listen)?;
+    if args.run.dry_run {
+        // Released at once: the port was free, and nothing listens on it.
+        drop(listener);
+        print!("{}", dry_run(&plan)?);
+        return Ok(0);
+    }
     let mut session = Session::start(
         &plan.run,
         SessionOptions {
@@ -78,6 +85,50 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
         Ended::Failed => ExitCode::Run as i32,
         _ => 0,
     })
+}
+
+/// `monitor --dry-run`: the checks of `run --dry-run` (nothing made, started or changed) and
+/// the port checked free (bound and released by the caller), then the plan in words.
+fn dry_run(plan: &MonitorPlan) -> Result<String> {
+    let checked = super::run::dry_run::check(&plan.run)?;
+    // The run's description, under the monitor's own first line.
+    let mut t = String::from(
+        "jitterlab monitor --dry-run: every check passed; nothing was started, written or listened on.\n",
+    );
+    t += checked.split_once('\n').map_or("", |(_, rest)| rest);
+    let segments = plan.run.segments.expect("a monitor's plan has segments");
+    let retain = match segments.retain {
+        Retain::Forever => "every segment kept".to_string(),
+        Retain::Age(ns) => format!("segments deleted {} after they end", format_ns(ns)),
+        Retain::Bytes(b) => format!(
+            "the oldest segments deleted to keep the directory within {b} bytes"
+        ),
+    };
+    let _ = writeln!(
+        t,
+        "    the log in segments of {}; {retain}",
+        format_ns(segments.length_ns)
+    );
+    let loads = plan
+        .run
+        .loads
+        .iter()
+        .filter(|l| matches!(l, crate::load::LoadSpec::Generator(_)))
+        .count();
+    if loads > 0 {
+        let _ = writeln!(
+            t,
+            "    loads/: each load's log at most {} bytes, and one older part (.1)",
+            segments.load_log_cap(loads)
+        );
+    }
+    let _ = writeln!(
+        t,
+        "  metrics: http://{}/metrics (port free), windows of {}",
+        plan.listen,
+        format_ns(plan.window_ns)
+    );
+    Ok(t)
 }
 
 /// The labels of `jitterlab_info`, from the run.json the session wrote at its start.

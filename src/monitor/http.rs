@@ -1,12 +1,20 @@
-//! The /metrics endpoint: a minimal HTTP/1.1 responder on `std::net`, on a thread of its own.
+//! The /metrics endpoint: a minimal HTTP/1.1 responder on `std::net`, on threads of its own.
 //!
 //! Written by hand rather than with a crate: it answers one GET path from a text prepared
-//! elsewhere, one connection at a time, and closes each connection after its response. The
-//! small synchronous server crates (tiny_http) bring a thread pool, chunked encoding and their
-//! own request types for that; the others need an async runtime. A reader of this file sees
-//! everything the endpoint does: the request line is read with a timeout and a size bound, so
-//! a slow or hostile client holds the thread for at most [`CLIENT_TIMEOUT`], never the
-//! recorder.
+//! elsewhere and closes each connection after its response. The small synchronous server
+//! crates (tiny_http) bring a thread pool, chunked encoding and their own request types for
+//! that; the others need an async runtime. A reader of this file sees everything the endpoint
+//! does, and what bounds a hostile client:
+//!
+//! - each connection is answered on a thread of its own, at most [`MAX_CONNECTIONS`] at once;
+//!   a connection beyond them is answered `503` at once and closed, so a client holding
+//!   connections open delays no scrape until it holds all of them;
+//! - each request has one deadline, [`REQUEST_DEADLINE`] from its accept, for reading its head
+//!   and writing its response: every read and write waits only for what is left of it (a
+//!   timeout per read would let a client sending a byte now and then hold its thread for ever);
+//!   past it the connection is answered `408` and closed;
+//! - a request head (request line and headers) longer than [`MAX_REQUEST_BYTES`] is answered
+//!   `431` and closed.
 //!
 //! Rendered on demand: a scrape asks for a fresh exposition ([`Published::fresh`]) and waits
 //! for the recorder's thread, which renders after its next drain when one is wanted
@@ -16,20 +24,33 @@
 //! releasing the lock, so a slow client never delays the recorder, and the measuring threads
 //! never see the endpoint at all.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// How long a client may take to send its request or take the response.
-pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one request may take from its accept: reading its head, waiting for a fresh text
+/// and writing the response.
+pub const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
+/// The most connections answered at once; more are refused with 503.
+pub const MAX_CONNECTIONS: usize = 8;
 /// How long a scrape waits for a fresh exposition: the recorder renders one after its next
 /// drain (every 100 ms), so this is only reached when the process is stalled.
 pub const FRESH_PATIENCE: Duration = Duration::from_secs(1);
-/// The longest request head read (request line and headers); more is refused.
-const MAX_REQUEST_BYTES: u64 = 8 * 1024;
+/// The longest request head read (request line and headers); more is refused with 431.
+pub const MAX_REQUEST_BYTES: usize = 8 * 1024;
+/// How long a refusal (503, 408, 431) may take to write, and how long what the client still
+/// sends is then read and dropped, so that the refusal is not lost to a reset from unread
+/// input.
+const REFUSAL_PATIENCE: Duration = Duration::from_millis(500);
+/// The most bytes read and dropped after a refusal.
+const DRAIN_BYTES: usize = 256 * 1024;
+/// Stack of a connection's thread: it only parses a head and copies a prepared text.
+const CONNECTION_STACK_BYTES: usize = 128 * 1024;
 /// The media type of the Prometheus text format 0.0.4.
 const METRICS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+const TEXT_TYPE: &str = "text/plain; charset=utf-8";
 
 /// The latest exposition text, shared by the recorder (writer) and the endpoint (reader), with
 /// the endpoint's request for a fresh one.
@@ -94,38 +115,200 @@ impl Published {
     }
 }
 
-/// Serves `published` on `listener` from a new thread, for the life of the process (the thread
-/// holds nothing the process must release: the socket closes when the process exits).
+/// Serves `published` on `listener` from a new thread, for the life of the process (the
+/// threads hold nothing the process must release: the sockets close when the process exits).
 pub fn serve(listener: TcpListener, published: Published) -> io::Result<()> {
     std::thread::Builder::new()
         .name("jl-metrics".into())
         .spawn(move || {
-            // A failed accept (a client gone, out of file descriptors) skips that client only,
-            // and a failed answer ends only its connection.
+            let active = Arc::new(AtomicUsize::new(0));
+            // A failed accept (a client gone, out of file descriptors) skips that client only.
             for stream in listener.incoming().flatten() {
-                let _ = answer(stream, &published);
+                let deadline = Instant::now() + REQUEST_DEADLINE;
+                if active.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
+                    active.fetch_sub(1, Ordering::AcqRel);
+                    refuse_at_once(&stream);
+                    continue;
+                }
+                let slot = Slot(Arc::clone(&active));
+                let published = published.clone();
+                // A thread that cannot start drops the connection (closed) and its slot.
+                let _ = std::thread::Builder::new()
+                    .name("jl-metrics-conn".into())
+                    .stack_size(CONNECTION_STACK_BYTES)
+                    .spawn(move || {
+                        let _slot = slot;
+                        answer(&stream, deadline, &published);
+                    });
             }
         })
         .map(|_| ())
 }
 
-/// Reads one request and writes its response.
-fn answer(stream: TcpStream, published: &Published) -> io::Result<()> {
-    stream.set_read_timeout(Some(CLIENT_TIMEOUT))?;
-    stream.set_write_timeout(Some(CLIENT_TIMEOUT))?;
-    let mut reader = BufReader::new((&stream).take(MAX_REQUEST_BYTES));
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line)?;
-    // The headers are read and ignored (nothing in them changes the answer), up to the bound.
-    let mut header = String::new();
-    loop {
-        header.clear();
-        if reader.read_line(&mut header)? == 0 || header == "\r\n" || header == "\n" {
-            break;
+/// One of the [`MAX_CONNECTIONS`], given back when its connection's thread ends.
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Reads one request and writes its response, all by `deadline`; a failed read or write ends
+/// only this connection.
+fn answer(stream: &TcpStream, deadline: Instant, published: &Published) {
+    match read_head(stream, deadline) {
+        Ok(Head::Request(line)) => {
+            let _ = write_by(stream, &respond(&line, published), deadline);
+        }
+        Ok(Head::TooLong) => refuse(
+            stream,
+            "431 Request Header Fields Too Large",
+            &format!("a request head (request line and headers) is at most {MAX_REQUEST_BYTES} bytes\n"),
+            true,
+        ),
+        Err(e) if timed_out(&e) => refuse(
+            stream,
+            "408 Request Timeout",
+            &format!(
+                "the request was not received within {} s\n",
+                REQUEST_DEADLINE.as_secs()
+            ),
+            false,
+        ),
+        // The client closed or reset the connection: nobody to answer.
+        Err(_) => {}
+    }
+}
+
+/// What came of reading a request head.
+enum Head {
+    /// Its request line (the headers are read and ignored: nothing in them changes the
+    /// answer).
+    Request(String),
+    /// Longer than [`MAX_REQUEST_BYTES`].
+    TooLong,
+}
+
+/// Reads the request head up to its empty line (or the client's end of sending), each read
+/// waiting only for what is left until `deadline`.
+fn read_head(stream: &TcpStream, deadline: Instant) -> io::Result<Head> {
+    let mut head = Vec::with_capacity(1024);
+    let mut buf = [0u8; 1024];
+    let end = loop {
+        stream.set_read_timeout(Some(left(deadline)?))?;
+        let n = match (&*stream).read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        head.extend_from_slice(&buf[..n]);
+        if let Some(end) = end_of_head(&head) {
+            break end;
+        }
+        if n == 0 {
+            // The client stopped sending without the empty line: answer what it sent.
+            if head.is_empty() {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            break head.len();
+        }
+        if head.len() > MAX_REQUEST_BYTES {
+            return Ok(Head::TooLong);
+        }
+    };
+    if end > MAX_REQUEST_BYTES {
+        return Ok(Head::TooLong);
+    }
+    let line = head[..end].split(|&b| b == b'\n').next().unwrap_or(&[]);
+    Ok(Head::Request(String::from_utf8_lossy(line).into_owned()))
+}
+
+/// Where the head ends (after its empty line, `\r\n\r\n` or a bare `\n\n`), if it has.
+fn end_of_head(bytes: &[u8]) -> Option<usize> {
+    (0..bytes.len()).find_map(|i| {
+        let rest = &bytes[i..];
+        if rest.starts_with(b"\r\n\r\n") {
+            Some(i + 4)
+        } else if rest.starts_with(b"\n\n") {
+            Some(i + 2)
+        } else {
+            None
+        }
+    })
+}
+
+/// The time left until `deadline`, or a timeout error when there is none.
+fn left(deadline: Instant) -> io::Result<Duration> {
+    deadline
+        .checked_duration_since(Instant::now())
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| io::ErrorKind::TimedOut.into())
+}
+
+/// Whether an error is a timeout (a read or write timeout is EAGAIN on Linux).
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    )
+}
+
+/// Writes `bytes` by `deadline`, each write waiting only for what is left of it.
+fn write_by(stream: &TcpStream, mut bytes: &[u8], deadline: Instant) -> io::Result<()> {
+    while !bytes.is_empty() {
+        stream.set_write_timeout(Some(left(deadline)?))?;
+        match (&*stream).write(bytes) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
-    let response = respond(&request_line, published);
-    (&stream).write_all(&response)
+    Ok(())
+}
+
+/// Answers `status` and closes, within [`REFUSAL_PATIENCE`]. With `drain`, what the client
+/// still sends is read and dropped first (up to [`DRAIN_BYTES`], within the same patience):
+/// closing with unread input resets the connection, which can discard the answer before the
+/// client reads it.
+fn refuse(stream: &TcpStream, status: &str, body: &str, drain: bool) {
+    let deadline = Instant::now() + REFUSAL_PATIENCE;
+    let _ = write_by(
+        stream,
+        &response(status, TEXT_TYPE, body.as_bytes(), false),
+        deadline,
+    );
+    let _ = stream.shutdown(Shutdown::Write);
+    let mut buf = [0u8; 4096];
+    let mut drained = 0;
+    while drain && drained < DRAIN_BYTES {
+        let read = left(deadline)
+            .and_then(|t| stream.set_read_timeout(Some(t)))
+            .and_then(|_| (&*stream).read(&mut buf));
+        match read {
+            Ok(n) if n > 0 => drained += n,
+            _ => break,
+        }
+    }
+}
+
+/// The 503 for a connection beyond [`MAX_CONNECTIONS`], on the accepting thread: without
+/// waiting for anything (what the client sent already is read, and the short answer fits in
+/// the empty send buffer of a new connection).
+fn refuse_at_once(stream: &TcpStream) {
+    if stream.set_nonblocking(true).is_err() {
+        return;
+    }
+    let _ = (&*stream).read(&mut [0u8; MAX_REQUEST_BYTES]);
+    let _ = (&*stream).write(&response(
+        "503 Service Unavailable",
+        TEXT_TYPE,
+        format!("{MAX_CONNECTIONS} connections to this endpoint are open already; try again\n")
+            .as_bytes(),
+        false,
+    ));
+    let _ = stream.shutdown(Shutdown::Write);
 }
 
 /// The whole response to a request line.
@@ -148,13 +331,13 @@ fn respond(request_line: &str, published: &Published) -> Vec<u8> {
         ),
         ("GET" | "HEAD", _) => response(
             "404 Not Found",
-            "text/plain; charset=utf-8",
+            TEXT_TYPE,
             b"not found: jitterlab serves /metrics\n",
             head_only,
         ),
         _ => response(
             "405 Method Not Allowed",
-            "text/plain; charset=utf-8",
+            TEXT_TYPE,
             b"only GET and HEAD are served\n",
             head_only,
         ),
@@ -184,10 +367,121 @@ mod tests {
 
     fn get(addr: SocketAddr, request: &str) -> String {
         let mut s = TcpStream::connect(addr).unwrap();
+        // Bounded, so that a server that never answers fails the test instead of hanging it.
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         s.write_all(request.as_bytes()).unwrap();
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
         out
+    }
+
+    /// An endpoint on a free loopback port whose recorder renders whenever a scrape wants a
+    /// text (as the monitor's loop does), for the life of the test process.
+    fn endpoint() -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let published = Published::default();
+        published.set("up 1\n".into());
+        serve(listener, published.clone()).unwrap();
+        std::thread::spawn(move || {
+            loop {
+                if published.wanted() {
+                    published.set("up 1\n".into());
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        addr
+    }
+
+    /// D02: a client sending its head a byte a second (each byte well within any per-read
+    /// timeout) delays no scrape made meanwhile (each answered within 1 s), and is answered
+    /// 408 and cut off at the request's deadline, 5 s after it connected.
+    #[test]
+    fn a_slow_client_delays_no_scrape_and_is_cut_off_at_the_deadline() {
+        let addr = endpoint();
+        let slow = std::thread::spawn(move || {
+            let t0 = Instant::now();
+            let mut c = TcpStream::connect(addr).unwrap();
+            c.write_all(b"GET /metrics HTTP/1.1\r\n").unwrap();
+            // The read timeout paces the bytes: one a second until the server answers.
+            c.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+            let mut answer = Vec::new();
+            let mut buf = [0u8; 1024];
+            while t0.elapsed() < Duration::from_secs(15) {
+                let _ = c.write_all(b"X");
+                match c.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => answer.extend_from_slice(&buf[..n]),
+                    Err(e) if timed_out(&e) => {}
+                    Err(_) => break,
+                }
+            }
+            (t0.elapsed(), String::from_utf8_lossy(&answer).into_owned())
+        });
+        let t0 = Instant::now();
+        let mut slowest = Duration::ZERO;
+        let mut scrapes = 0;
+        while !slow.is_finished() && t0.elapsed() < Duration::from_secs(16) {
+            let t = Instant::now();
+            let r = get(addr, "GET /metrics HTTP/1.1\r\n\r\n");
+            assert!(r.starts_with("HTTP/1.1 200 OK\r\n"), "{r}");
+            slowest = slowest.max(t.elapsed());
+            scrapes += 1;
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let (cut_after, answer) = slow.join().unwrap();
+        assert!(scrapes >= 10, "{scrapes} scrapes in {:?}", t0.elapsed());
+        assert!(slowest < Duration::from_secs(1), "a scrape took {slowest:?}");
+        assert!(
+            (REQUEST_DEADLINE..REQUEST_DEADLINE + Duration::from_millis(1500))
+                .contains(&cut_after),
+            "the slow client was cut off after {cut_after:?}"
+        );
+        assert!(answer.starts_with("HTTP/1.1 408 "), "{answer}");
+    }
+
+    /// D18: a head over 8 KiB (a 100 KiB header) is answered 431 at once, not served; one just
+    /// under the bound is served.
+    #[test]
+    fn a_head_over_the_bound_is_refused() {
+        let addr = endpoint();
+        let padded = |n: usize| format!("GET /metrics HTTP/1.1\r\nX-Pad: {}\r\n\r\n", "a".repeat(n));
+        let t = Instant::now();
+        let r = get(addr, &padded(100 * 1024));
+        assert!(
+            r.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
+            "{r}"
+        );
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        let r = get(addr, &padded(MAX_REQUEST_BYTES - 64));
+        assert!(r.starts_with("HTTP/1.1 200 OK\r\n"), "{r}");
+    }
+
+    /// Connections beyond [`MAX_CONNECTIONS`] are answered 503 at once; once the open ones
+    /// close, scrapes are served again.
+    #[test]
+    fn connections_beyond_the_cap_are_refused_at_once() {
+        let addr = endpoint();
+        let idle: Vec<TcpStream> = (0..MAX_CONNECTIONS)
+            .map(|_| TcpStream::connect(addr).unwrap())
+            .collect();
+        // Until the server has accepted them all.
+        std::thread::sleep(Duration::from_millis(300));
+        let t = Instant::now();
+        let r = get(addr, "GET /metrics HTTP/1.1\r\n\r\n");
+        assert!(r.starts_with("HTTP/1.1 503 Service Unavailable\r\n"), "{r}");
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        drop(idle);
+        let t = Instant::now();
+        loop {
+            let r = get(addr, "GET /metrics HTTP/1.1\r\n\r\n");
+            if r.starts_with("HTTP/1.1 200 OK\r\n") {
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(2), "still refused: {r}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Over a real socket: /metrics serves the latest published text with its length, other

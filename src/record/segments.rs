@@ -14,6 +14,7 @@
 //! recorder's thread, never by a measuring thread.
 
 use super::hlog::header;
+use crate::load::supervisor::LOG_DIR;
 use crate::plan::{Retain, SegmentPlan};
 use crate::results::ResultDir;
 use crate::results::format::segments::{self, SegmentEntry, SegmentsRecord};
@@ -242,9 +243,11 @@ impl Segments {
                     .collect()
             }
             Retain::Bytes(limit) => {
-                // Room is kept for the next segment, so that the directory stays within the
-                // limit while it is written, not only at the boundaries.
-                let mut total = self.dir.files_bytes()? + self.last_sealed_bytes;
+                // Room is kept for the next segment, and for the loads' logs to reach their
+                // bound, so that the directory stays within the limit while they are written,
+                // not only at the boundaries; a printing load thus never costs latency history.
+                let mut total =
+                    self.dir.files_bytes()? + self.last_sealed_bytes + self.load_log_room()?;
                 let mut doomed = Vec::new();
                 for e in self.ledger.record().files.iter().filter(|e| e.complete) {
                     if total <= limit {
@@ -264,6 +267,28 @@ impl Segments {
             });
         }
         Ok(())
+    }
+}
+
+impl Segments {
+    /// What the loads' logs may still grow by: each log and its `.1` up to the bound
+    /// (`SegmentPlan::load_log_cap`, the copying thread keeps them within it) less what they
+    /// hold now.
+    fn load_log_room(&self) -> io::Result<u64> {
+        let entries = match std::fs::read_dir(self.dir.file(LOG_DIR)) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+            r => r?,
+        };
+        let (mut logs, mut held) = (0, 0);
+        for entry in entries {
+            let entry = entry?;
+            // Entries may vanish meanwhile (a log being rotated): skip them.
+            let Ok(meta) = entry.metadata() else { continue };
+            held += meta.len();
+            logs += usize::from(entry.file_name().to_string_lossy().ends_with(".log"));
+        }
+        let most = 2 * logs as u64 * self.plan.load_log_cap(logs);
+        Ok(most.saturating_sub(held))
     }
 }
 

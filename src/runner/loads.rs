@@ -180,12 +180,14 @@ fn start_supervisor(
             .iter()
             .filter(|l| matches!(l, LoadSpec::Generator(_)))
             .count();
+    let log_cap = plan.segments.map(|s| s.load_log_cap(loads.len()));
     let setup = Setup {
         loads,
         phases,
         online: online_cpus().map_err(Failure::system)?,
         measured: plan.cpus.clone(),
         result_dir: Some(dir.clone()),
+        log_cap,
         record_index_base: spikes,
         once: false,
     };

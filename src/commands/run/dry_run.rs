@@ -82,12 +82,16 @@ pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
         ),
         RunLength::Endless => "until stopped".into(),
     };
-    let _ = writeln!(
-        t,
-        "  length: {length}; about {} wakeups per thread, {} in all",
-        wakeups,
-        wakeups.saturating_mul(plan.cpus.len() as u64)
-    );
+    let _ = match plan.length {
+        // No count of wakeups to give for a run without end (`monitor`).
+        RunLength::Endless => writeln!(t, "  length: {length} (SIGINT or SIGTERM)"),
+        _ => writeln!(
+            t,
+            "  length: {length}; about {} wakeups per thread, {} in all",
+            wakeups,
+            wakeups.saturating_mul(plan.cpus.len() as u64)
+        ),
+    };
     for load in &plan.load_texts {
         let _ = writeln!(t, "  load for the whole run: {load}");
     }
@@ -139,9 +143,14 @@ pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
         Some(ns) => ns.div_ceil(plan.log_interval_ns.max(1)).to_string(),
         None => "open-ended:".into(),
     };
+    // A segmented run (`monitor`) writes its log in segments (the monitor says which).
+    let log = match plan.segments {
+        Some(_) => "latency-NNNNNN.hlog",
+        None => "latency.hlog",
+    };
     let _ = writeln!(
         t,
-        "    run.json, latency.hlog ({intervals} intervals of {} per thread), events.jsonl",
+        "    run.json, {log} ({intervals} intervals of {} per thread), events.jsonl",
         format_ns(plan.log_interval_ns)
     );
     if plan.samples {

@@ -36,6 +36,8 @@ pub struct Setup {
     /// The result directory: logs go to its `loads/`; None: the loads share jitterlab's
     /// stdout and stderr.
     pub result_dir: Option<ResultDir>,
+    /// The bound of each load's log (`SegmentPlan::load_log_cap`); None: unbounded.
+    pub log_cap: Option<u64>,
     /// Index in run.json `loads[]` of the first load here (the spike loads come first).
     pub record_index_base: usize,
     /// Run hackbench once instead of repeating it (`jitterlab load` without --duration).

@@ -12,7 +12,8 @@
 //! - at the end of its phase: SIGTERM to the group (the worker reports its last counters),
 //!   [`GRACE`] later SIGKILL to the group, then every member is reaped. jitterlab is a child
 //!   subreaper while loads run, so members orphaned by the worker's death come back to it;
-//! - its stdout and stderr go to `loads/<k>-<name>.log` in the result directory.
+//! - its stdout and stderr go to `loads/<k>-<name>.log` in the result directory (in a
+//!   segmented run through a copying thread that keeps it bounded, `log.rs`).
 //!
 //! Every process of a load carries `JITTERLAB_LOAD=<jitterlab pid>:<k>` in its environment and,
 //! where the system allows, lives in a cgroup of the load's own: descendants that leave the
@@ -33,6 +34,7 @@
 
 mod data;
 mod link;
+mod log;
 mod spawn;
 mod timeline;
 

@@ -64,10 +64,20 @@ pub(super) fn spawn(
         wait_for_test_hook();
         // Through the result directory's descriptor, made new, never through a link: the
         // directory may have been renamed and replaced by another user meanwhile (issue 24 D01).
-        let log = dir
+        let logs = dir
             .subdir(LOG_DIR)
-            .and_then(|logs| logs.create_file(&name))
+            .map_err(|e| Failure::run(format!("cannot open {}: {e}", path.display())))?;
+        let log = logs
+            .create_file(&name)
             .map_err(|e| Failure::run(format!("cannot create {}: {e}", path.display())))?;
+        // Bounded (a segmented run's): through a pipe and a copying thread that rotates it.
+        let log = match setup.log_cap {
+            None => log,
+            Some(cap) => logs
+                .duplicate_fd()
+                .and_then(|dir| super::log::capped(log, dir, &name, cap))
+                .map_err(|e| Failure::run(format!("cannot log {}: {e}", path.display())))?,
+        };
         let err = log
             .try_clone()
             .map_err(|e| Failure::run(format!("cannot open {}: {e}", path.display())))?;

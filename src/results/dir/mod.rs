@@ -205,6 +205,12 @@ impl ResultDir {
         })
     }
 
+    /// A descriptor of the directory of its own (a thread that makes files in it after this
+    /// value is gone: a capped load log's copier).
+    pub fn duplicate_fd(&self) -> io::Result<OwnedFd> {
+        self.fd.try_clone()
+    }
+
     /// Removes the file `name` from the directory (retention deleting a segment): through the
     /// directory's descriptor, never following a link. A file already gone is not an error.
     pub fn remove_file(&self, name: &str) -> io::Result<()> {
