@@ -42,11 +42,7 @@ fn main() {
         loads: vec![LoadRecord {
             spec: "stress:cpu=2".into(),
             kind: "stress".into(),
-            throughput: vec![Throughput {
-                name: "rate".into(),
-                value: 1234.5,
-                unit: "bogo-ops/s".into(),
-            }],
+            throughput: vec![Throughput::new("rate", 1234.5, "bogo-ops/s")],
             ended: None,
             end_reason: None,
         }],

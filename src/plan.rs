@@ -227,6 +227,7 @@ impl RunPlan {
         spike_ns.dedup();
         crate::record::tails::TailPlan {
             interval_ns: self.thread_interval_ns(index),
+            noise: matches!(self.kind, crate::measure::MeasureKind::Noise { .. }),
             within_ns,
             firm_k,
             spike_ns,

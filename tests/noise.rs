@@ -474,6 +474,124 @@ fn the_counter_and_the_monotonic_clock_find_the_same_gaps() {
 }
 
 /// Bad input is refused before anything starts, with exit 2 and the option named.
+/// Issue 23: a 4 s noise run printed a spike rate of 5.9e8/h and an MTBF of 0.0 s, its
+/// exposure being gaps x threshold, plus "0.000 % within 1.0 us" and "1 spike over 1.0 us
+/// (deadline)". In a real 2 s run every rate is a count over the time the loop measured (gap
+/// rate x time = gaps; noise per second x time = noise), each gap counts on its own, and the
+/// terminal and the report say noise per second, time lost, gaps over x per second and the
+/// longest gap instead of the wakeup statements.
+#[test]
+fn noise_rates_are_per_second_of_the_time_measured() {
+    let _x = exclusive();
+    let (base, out) = temp_out();
+    let o = jitterlab(&[
+        "noise",
+        "--duration",
+        "2s",
+        "--cpus",
+        "0",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let terminal = text(&o);
+    assert!(o.status.success(), "{terminal}");
+    let run = run_json(&out);
+    let t = thread(&run, 0);
+    let n = &t["noise"];
+    let measured_ns = n["measured_ns"].as_u64().unwrap();
+    assert!(
+        (1_900_000_000..2_500_000_000).contains(&measured_ns),
+        "{measured_ns} ns measured in a 2 s run"
+    );
+    let seconds = measured_ns as f64 / 1e9;
+    let noise_ns = n["noise_ns"].as_u64().unwrap() as f64;
+    let per_s = n["noise_ns_per_s"].as_f64().unwrap();
+    assert!(
+        (per_s * seconds - noise_ns).abs() <= 1e-6 * noise_ns.max(1.0),
+        "noise per second x time = noise: {per_s} x {seconds} vs {noise_ns}"
+    );
+    assert!((per_s / 1e7 - n["noise_pct"].as_f64().unwrap()).abs() < 1e-9);
+    let samples = t["samples"].as_u64().unwrap();
+    let max_ns = t["max_ns"].as_i64().unwrap_or(0);
+    let gaps_over = n["gaps_over"].as_array().unwrap();
+    let over = |ns: u64| gaps_over.iter().find(|g| g["threshold_ns"] == ns);
+    let all = over(1_000).expect("gaps over the threshold");
+    assert_eq!(
+        all["gaps"].as_u64().unwrap(),
+        samples,
+        "every gap, each its own"
+    );
+    for g in gaps_over {
+        let gaps = g["gaps"].as_u64().unwrap() as f64;
+        let rate = g["gaps_per_s"].as_f64().unwrap();
+        assert!(
+            (rate * seconds - gaps).abs() < 1e-6 * gaps.max(1.0),
+            "rate x time = count: {g}"
+        );
+        assert!(g["gaps_per_s_low"].as_f64().unwrap() <= rate);
+        assert!(g["gaps_per_s_high"].as_f64().unwrap() >= rate);
+        // Above the threshold (which the loop compared in clock ticks), the counts agree
+        // with the longest gap.
+        let threshold = g["threshold_ns"].as_u64().unwrap();
+        if threshold > 1_000 {
+            assert_eq!(
+                gaps > 0.0,
+                max_ns > threshold as i64,
+                "gaps over {threshold} ns against the longest gap {max_ns} ns"
+            );
+        }
+    }
+    for ladder in [10_000, 100_000, 1_000_000, 10_000_000] {
+        assert!(over(ladder).is_some(), "gaps over {ladder} ns are counted");
+    }
+    // The spike records are the same counts over the same exposure.
+    for s in t["tails"]["spikes"].as_array().unwrap() {
+        assert_eq!(s["exposure_ns"].as_u64().unwrap(), measured_ns, "{s}");
+        let count = s["count"].as_u64().unwrap() as f64;
+        let per_hour = s["rate_per_hour"].as_f64().unwrap();
+        assert!(
+            (per_hour * seconds / 3600.0 - count).abs() < 1e-6 * count.max(1.0),
+            "{s}"
+        );
+        if count > 0.0 {
+            let mtbf = s["mtbf_ns"].as_u64().unwrap() as f64;
+            assert!((mtbf - measured_ns as f64 / count).abs() <= 1.0, "{s}");
+        }
+    }
+    // The terminal and the report state the noise, never wakeup statements.
+    let html = base.path().join("r.html");
+    let r = jitterlab(&[
+        "report",
+        out.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", text(&r));
+    let page = std::fs::read_to_string(&html).unwrap();
+    for shown in [&terminal, &page] {
+        assert!(
+            shown.contains(&format!("noise {per_s:.0} ns/s: ")),
+            "noise per second: {shown}"
+        );
+        assert!(shown.contains(" lost"), "time lost");
+        let gaps = jitterlab::units::group_digits(samples);
+        assert!(
+            shown.contains(&format!("gaps over 1.0 us: {gaps}, ")),
+            "gaps over the threshold"
+        );
+        assert!(shown.contains("gaps over 10.0 us: "), "the ladder");
+        assert!(
+            !shown.contains("within 1.0 us"),
+            "no share within the threshold"
+        );
+        assert!(!shown.contains("(deadline)"), "no deadline in a noise run");
+    }
+    if samples > 0 {
+        assert!(terminal.contains("; longest gap "), "{terminal}");
+    }
+}
+
 #[test]
 fn bad_input_exits_2() {
     for (args, expect) in [

@@ -247,11 +247,7 @@ fn featureful_run(dir: &Path) -> RunRecord {
     run.loads = vec![LoadRecord {
         spec: "stress:cpu-hog".into(),
         kind: "stress".into(),
-        throughput: vec![Throughput {
-            name: "rate".into(),
-            value: 1234.4,
-            unit: "bogo-ops/s".into(),
-        }],
+        throughput: vec![Throughput::new("rate", 1234.4, "bogo-ops/s")],
         ended: None,
         end_reason: None,
     }];
@@ -571,11 +567,7 @@ fn a_sweep_plots_throughput_and_latency_against_the_level() {
         rows.push(SweepRow {
             level: level.to_string(),
             run_dir,
-            throughput: vec![Throughput {
-                name: "time".into(),
-                value: 0.5 * *level as f64,
-                unit: "s".into(),
-            }],
+            throughput: vec![Throughput::new("time", 0.5 * *level as f64, "s")],
             threads: record.threads.iter().map(SweepThread::from).collect(),
         });
     }
@@ -585,6 +577,7 @@ fn a_sweep_plots_throughput_and_latency_against_the_level() {
         load_only: false,
         levels: rows.iter().map(|r| r.level.clone()).collect(),
         rows,
+        warnings: Vec::new(),
     };
     std::fs::write(
         sweep_dir.join("sweep.json"),

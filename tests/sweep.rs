@@ -131,6 +131,7 @@ fn constructed_sweep(dir: &std::path::Path, max_us: impl Fn(u32) -> i64, traced:
                 p99_ns: Some(max_ns as u64 / 10),
                 max_ns: Some(max_ns),
                 missed_periods: 0,
+                dropped_records: 0,
                 irq_p99_ns: traced.then_some(max_ns as u64 / 40),
                 irq_max_ns: traced.then_some(max_ns / 4),
             };
@@ -138,11 +139,11 @@ fn constructed_sweep(dir: &std::path::Path, max_us: impl Fn(u32) -> i64, traced:
             SweepRow {
                 level: level.to_string(),
                 run_dir: format!("level-{level}"),
-                throughput: vec![Throughput {
-                    name: "messages".into(),
-                    value: level as f64 * 100.0,
-                    unit: "messages/s".into(),
-                }],
+                throughput: vec![Throughput::new(
+                    "messages",
+                    level as f64 * 100.0,
+                    "messages/s",
+                )],
                 threads: vec![thread(0, max_ns), thread(1, max_ns / 2)],
             }
         })
@@ -153,6 +154,7 @@ fn constructed_sweep(dir: &std::path::Path, max_us: impl Fn(u32) -> i64, traced:
         load_only: false,
         levels: levels.iter().map(|l| l.to_string()).collect(),
         rows,
+        warnings: Vec::new(),
     };
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(
@@ -160,6 +162,96 @@ fn constructed_sweep(dir: &std::path::Path, max_us: impl Fn(u32) -> i64, traced:
         serde_json::to_string(&record).unwrap(),
     )
     .unwrap();
+}
+
+/// Issue 23: a sweep whose level 30 lost 781 of 2000 samples on CPU 0, and whose levels 30
+/// and 40 finished no hackbench exchange. The report's sweep section shows the dropped count
+/// per level with a warning, and the throughput plot has no point (never 0 s) where there is
+/// no value, saying why; `compare` of the sweep reads "none" there.
+#[test]
+fn a_sweep_shows_dropped_samples_and_levels_without_a_value() {
+    use jitterlab::results::run_record::Throughput;
+    use jitterlab::results::sweep::{SweepRecord, SweepRow, SweepThread};
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().join("lossy");
+    let mut record = SweepRecord {
+        format: 1,
+        load_template: "hackbench:groups={}".into(),
+        load_only: false,
+        levels: vec!["10".into(), "20".into(), "30".into(), "40".into()],
+        rows: Vec::new(),
+        warnings: Vec::new(),
+    };
+    for level in [10u32, 20, 30, 40] {
+        let thread = |cpu: usize, samples: u64, dropped_records: u64| SweepThread {
+            cpu,
+            samples,
+            min_ns: Some(1_000),
+            p99_ns: Some(50_000),
+            max_ns: Some(90_000),
+            missed_periods: 3,
+            dropped_records,
+            irq_p99_ns: None,
+            irq_max_ns: None,
+        };
+        let exchange = if level < 30 {
+            Throughput::new("mean exchange time", 0.01 * level as f64, "s")
+        } else {
+            Throughput::none(
+                "mean exchange time",
+                "s",
+                "no exchange finished in 1.00 s".into(),
+            )
+        };
+        let lost = if level == 30 { 781 } else { 0 };
+        record.push_row(SweepRow {
+            level: level.to_string(),
+            run_dir: format!("level-{level}"),
+            throughput: vec![exchange],
+            threads: vec![thread(0, 2000 - lost, lost), thread(1, 2000, 0)],
+        });
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("sweep.json"),
+        serde_json::to_string(&record).unwrap(),
+    )
+    .unwrap();
+    let html_path = base.path().join("r.html");
+    let o = jitterlab(&[
+        "report",
+        dir.to_str().unwrap(),
+        "-o",
+        html_path.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(html.contains(">dropped<"), "a dropped column");
+    assert!(html.contains(">781<"), "level 30's dropped count");
+    assert!(
+        html.contains("level 30: CPU 0 dropped 781 of 2000 samples (39.0 %)"),
+        "the warning"
+    );
+    assert!(html.contains("level 40: no mean exchange time: no exchange finished in 1.00 s"));
+    let start = html
+        .find(r#"id="sweep1-throughput-mean-exchange-time""#)
+        .expect("a throughput plot");
+    let svg = &html[start..start + html[start..].find("</svg>").unwrap()];
+    assert_eq!(
+        svg.matches("<circle").count(),
+        2,
+        "no point without a value"
+    );
+    assert!(
+        html.contains("level 20: mean exchange time 0.20 s"),
+        "the statements stay with their levels"
+    );
+    assert!(
+        html.contains(
+            "level 30: no mean exchange time (no exchange finished in 1.00 s; not drawn)"
+        )
+    );
+    assert!(!html.contains("level 30: mean exchange time 0 s"));
 }
 
 #[test]

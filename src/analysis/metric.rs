@@ -167,6 +167,7 @@ impl Metric {
             // Absent from an imported source that does not state it (rtla osnoise hist, oslat).
             Metric::NoisePct => t
                 .noise
+                .as_ref()
                 .filter(|_| !absent.iter().any(|a| a == "noise.noise_pct"))
                 .map(|n| n.noise_pct),
         }

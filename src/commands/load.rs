@@ -11,7 +11,7 @@ use crate::load::memory_guard::{self, Scheduled};
 use crate::load::supervisor::Outcome;
 use crate::load::supervisor::{PlannedLoad, Setup, Supervisor};
 use crate::measure::clock::monotonic_ns;
-use crate::results::run_record::{LoadRecord, load_line};
+use crate::results::run_record::{LoadRecord, load_line, no_value_warnings};
 use crate::units::parse_duration_ns;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,10 +47,15 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
         }
     }
     let outcome = run_alone(&loads, online, duration_ns, once, &interrupted, &stop)?;
-    for w in &outcome.warnings {
+    let records: Vec<LoadRecord> = outcome.loads.iter().map(|l| l.record()).collect();
+    for w in outcome
+        .warnings
+        .iter()
+        .cloned()
+        .chain(records.iter().flat_map(no_value_warnings))
+    {
         eprintln!("jitterlab load: warning: {w}");
     }
-    let records: Vec<LoadRecord> = outcome.loads.iter().map(|l| l.record()).collect();
     if args.json {
         println!(
             "{}",

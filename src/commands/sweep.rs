@@ -95,6 +95,7 @@ pub fn run(args: &SweepArgs) -> Result<i32> {
         levels: plan.levels.clone(),
         load_only: false,
         rows: Vec::new(),
+        warnings: Vec::new(),
     };
     let n = plan.levels.len();
     let started = std::time::Instant::now();
@@ -121,7 +122,7 @@ pub fn run(args: &SweepArgs) -> Result<i32> {
         }
         let row = SweepRow::new(level, &plan.specs[k], &outcome.record);
         eprintln!("sweep: level {level} done: {}", sweep_row(&row));
-        record.rows.push(row);
+        record.push_row(row);
         sweep::write(&sweep_dir, &record)?;
         match outcome.record.ended {
             Ended::Interrupted => {
@@ -239,6 +240,7 @@ fn run_load_only(args: &SweepArgs) -> Result<i32> {
         levels: levels.clone(),
         load_only: true,
         rows: Vec::new(),
+        warnings: Vec::new(),
     };
     let mut failed = false;
     for (k, (level, (spec, loads))) in levels.iter().zip(&per_level).enumerate() {
@@ -273,7 +275,7 @@ fn run_load_only(args: &SweepArgs) -> Result<i32> {
             threads: Vec::new(),
         };
         eprintln!("sweep: level {level} done: {}", sweep_row(&row));
-        record.rows.push(row);
+        record.push_row(row);
         sweep::write(&sweep_dir, &record)?;
         if let Some(f) = &outcome.failure {
             eprintln!("jitterlab: sweep level {level}: {f}");

@@ -196,24 +196,20 @@ impl<'a> Counts<'a> {
 
     /// `count / seconds`, scaled by `scale` (e.g. 1/2^20 for MiB/s).
     pub fn rate(&self, name: &str, count: u64, scale: f64, unit: &str) -> Throughput {
-        Throughput {
-            name: name.into(),
-            value: if self.seconds > 0.0 {
+        Throughput::new(
+            name,
+            if self.seconds > 0.0 {
                 count as f64 * scale / self.seconds
             } else {
                 0.0
             },
-            unit: unit.into(),
-        }
+            unit,
+        )
     }
 
     /// A plain count.
     pub fn total(&self, name: &str, count: u64, unit: &str) -> Throughput {
-        Throughput {
-            name: name.into(),
-            value: count as f64,
-            unit: unit.into(),
-        }
+        Throughput::new(name, count as f64, unit)
     }
 }
 

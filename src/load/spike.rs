@@ -166,20 +166,16 @@ impl SpikeLoad {
             spec: text.to_string(),
             kind: NAME.into(),
             throughput: vec![
-                Throughput {
-                    name: "total".into(),
-                    value: self.count as f64,
-                    unit: "injections".into(),
-                },
-                Throughput {
-                    name: "rate".into(),
-                    value: if seconds > 0.0 {
+                Throughput::new("total", self.count as f64, "injections"),
+                Throughput::new(
+                    "rate",
+                    if seconds > 0.0 {
                         self.count as f64 / seconds
                     } else {
                         0.0
                     },
-                    unit: "injections/s".into(),
-                },
+                    "injections/s",
+                ),
             ],
             ended: Some(LoadEnded::Stopped),
             end_reason: None,

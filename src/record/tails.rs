@@ -25,12 +25,19 @@ pub const PEAKS_KEPT: usize = 20_000;
 pub const TAIL_LEVELS: [f64; 3] = [1e-6, 1e-9, 1e-12];
 /// Confidence of every interval in the tail figures.
 pub const CONFIDENCE: f64 = 0.95;
+/// The gap lengths a noise thread also counts gaps over (those above its threshold), basis
+/// `ladder`: the decades an oslat or osnoise user reads noise in.
+pub const NOISE_LADDER_NS: [u64; 4] = [10_000, 100_000, 1_000_000, 10_000_000];
 
 /// What the recorder counts for one thread, fixed before the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TailPlan {
-    /// The thread's period (for the exposure of spike rates).
+    /// The thread's period (for the exposure of spike rates); a noise thread's threshold.
     pub interval_ns: u64,
+    /// A noise thread (`jitterlab noise`): every sample is a gap of its own, so consecutive
+    /// samples over a threshold are separate events (not one run of late wakeups), and the
+    /// exposure of the rates is the time the loop measured, not samples x interval.
+    pub noise: bool,
     /// `--under` thresholds (and the limits of `under(...)` and `max<` budget clauses).
     pub within_ns: Vec<u64>,
     /// The k of each `firm(m,k)` budget clause.
@@ -51,6 +58,11 @@ struct SpikeCounter {
     /// Why this threshold: `deadline` or `budget`.
     basis: &'static str,
     threshold_ns: u64,
+    /// Count every sample over the threshold, consecutive or not (noise gaps).
+    each_sample: bool,
+    /// Every sample is over it: a noise thread's threshold, which the loop compared in its
+    /// clock's ticks (a gap just over it may read a nanosecond under it once converted).
+    all_over: bool,
     in_spike: bool,
     count: u64,
     /// Due times (since the run's start) of the first [`SPIKE_TIMES_KEPT`] spikes.
@@ -67,10 +79,12 @@ struct PeakKeeper {
 }
 
 impl SpikeCounter {
-    fn new(basis: &'static str, threshold_ns: u64) -> Self {
+    fn new(basis: &'static str, threshold_ns: u64, each_sample: bool) -> Self {
         SpikeCounter {
             basis,
             threshold_ns,
+            each_sample,
+            all_over: false,
             in_spike: false,
             count: 0,
             times_ns: Vec::new(),
@@ -79,8 +93,8 @@ impl SpikeCounter {
 
     /// Counts a wakeup due at `due_ns` (since the start) with `latency_ns`.
     fn push(&mut self, due_ns: u64, latency_ns: u64) {
-        let late = latency_ns > self.threshold_ns;
-        if late && !self.in_spike {
+        let late = self.all_over || latency_ns > self.threshold_ns;
+        if late && (!self.in_spike || self.each_sample) {
             self.count += 1;
             if self.times_ns.len() < SPIKE_TIMES_KEPT {
                 self.times_ns.push(due_ns);
@@ -127,14 +141,28 @@ impl TailState {
         TailState {
             within: plan.within_ns.iter().map(|&t| (t, 0)).collect(),
             firm: plan.firm_k.iter().map(|&k| FirmWindow::new(k)).collect(),
-            spikes: std::iter::once(SpikeCounter::new("deadline", deadline_ns))
-                .chain(
-                    plan.spike_ns
-                        .iter()
-                        .filter(|&&t| t != deadline_ns)
-                        .map(|&t| SpikeCounter::new("budget", t)),
+            // A noise thread's "deadline" is its threshold: every gap is over it.
+            spikes: std::iter::once(SpikeCounter {
+                all_over: plan.noise,
+                ..SpikeCounter::new(
+                    if plan.noise { "threshold" } else { "deadline" },
+                    deadline_ns,
+                    plan.noise,
                 )
-                .collect(),
+            })
+            .chain(
+                plan.spike_ns
+                    .iter()
+                    .filter(|&&t| t != deadline_ns)
+                    .map(|&t| SpikeCounter::new("budget", t, plan.noise)),
+            )
+            .chain(
+                NOISE_LADDER_NS
+                    .iter()
+                    .filter(|&&t| plan.noise && t > deadline_ns && !plan.spike_ns.contains(&t))
+                    .map(|&t| SpikeCounter::new("ladder", t, true)),
+            )
+            .collect(),
             peaks: PeakKeeper::default(),
             plan,
             deadline_ns,
@@ -172,8 +200,13 @@ impl TailState {
         self.last_seq = Some(s.seq);
     }
 
-    /// The thread's tail figures for run.json, given its whole-run histogram.
-    pub(super) fn result(&self, histogram: &Histogram<u64>) -> ThreadTails {
+    /// The thread's tail figures for run.json, given its whole-run histogram and, for a noise
+    /// thread, the time its loop measured (the exposure of its rates).
+    pub(super) fn result(
+        &self,
+        histogram: &Histogram<u64>,
+        measured_ns: Option<u64>,
+    ) -> ThreadTails {
         let total = histogram.len();
         let mut within: Vec<WithinRecord> = self
             .within
@@ -201,7 +234,12 @@ impl TailState {
         }
         within.sort_by_key(|w| w.threshold_ns);
         let wakeups = self.last_seq.map_or(0, |s| s + 1);
-        let exposure_ns = total * self.plan.interval_ns;
+        // A wakeup thread is exposed for one period per wakeup; a noise thread for the time
+        // its loop ran (its samples are gaps, and its "interval" is the threshold).
+        let exposure_ns = match measured_ns {
+            Some(m) if self.plan.noise => m,
+            _ => total * self.plan.interval_ns,
+        };
         let mut spikes: Vec<SpikeRecord> = self
             .spikes
             .iter()
@@ -254,7 +292,7 @@ impl TailState {
             ));
             return r;
         }
-        // Consecutive wakeup numbers over the threshold are one spike.
+        // Consecutive wakeup numbers over the threshold are one spike; gaps are each their own.
         let mut found: Vec<Spike> = Vec::new();
         let mut last: Option<u64> = None;
         for &(seq, due, latency) in &self.peaks.peaks {
@@ -262,7 +300,7 @@ impl TailState {
                 continue;
             }
             match (found.last_mut(), last) {
-                (Some(s), Some(prev)) if seq == prev + 1 => {
+                (Some(s), Some(prev)) if seq == prev + 1 && !self.plan.noise => {
                     s.peak_ns = s.peak_ns.max(latency);
                     s.wakeups += 1;
                 }
@@ -413,6 +451,7 @@ mod tests {
         let samples = run(200_000, 7);
         let plan = TailPlan {
             interval_ns: 1_000_000,
+            noise: false,
             within_ns: vec![15_000, 250_000, 1_000_000],
             firm_k: vec![10, 100],
             // One budget threshold of its own, one that is the deadline (counted once).
@@ -426,7 +465,7 @@ mod tests {
             state.record(s);
             h.record(s.latency_ns as u64).unwrap();
         }
-        let r = state.result(&h);
+        let r = state.result(&h, None);
         let latencies: Vec<u64> = samples.iter().map(|s| s.latency_ns as u64).collect();
         for w in &r.within {
             let e = Exceedance::from_samples(&latencies, w.threshold_ns);
@@ -499,5 +538,83 @@ mod tests {
             keeper.peaks.windows(2).all(|w| w[0].0 < w[1].0),
             "in wakeup order"
         );
+    }
+
+    /// Issue 23: a synthetic noise run of 4 s with 500 known gaps, one every 8 ms (2 us; every
+    /// 50th 20 us, two of those 200 us). Each gap is its own event (consecutive gaps are not one
+    /// spike), the exposure is the 4 s measured (not 500 x the 1 us threshold, which gave
+    /// 5.9e8/h and an MTBF of 0 s), and the ladder counts the gaps over 10 us, 100 us, 1 ms
+    /// and 10 ms exactly.
+    #[test]
+    fn a_noise_thread_counts_every_gap_over_the_time_measured() {
+        use crate::results::format::noise::GapsOver;
+        let gaps: Vec<Sample> = (0..500u64)
+            .map(|k| Sample {
+                seq: k,
+                expected_ns: 7_000 + k * 8_000_000,
+                latency_ns: match k {
+                    100 | 300 => 200_000,
+                    _ if k % 50 == 0 => 20_000,
+                    _ => 2_000,
+                },
+                missed: 0,
+            })
+            .collect();
+        let plan = TailPlan {
+            interval_ns: 1_000,
+            noise: true,
+            within_ns: vec![1_000],
+            ..TailPlan::default()
+        };
+        let mut state = TailState::new(plan, 1_000, 7_000);
+        let mut h = new_histogram();
+        for g in &gaps {
+            state.record(g);
+            h.record(g.latency_ns as u64).unwrap();
+        }
+        let measured_ns = 4_000_000_000;
+        let r = state.result(&h, Some(measured_ns));
+        let over = |t: u64| gaps.iter().filter(|g| g.latency_ns as u64 > t).count() as u64;
+        let counted: Vec<(&str, u64, u64)> = r
+            .spikes
+            .iter()
+            .map(|s| (s.basis.as_str(), s.threshold_ns, s.count))
+            .filter(|s| s.0 != "10x median")
+            .collect();
+        assert_eq!(
+            counted,
+            [
+                ("threshold", 1_000, 500),
+                ("ladder", 10_000, 10),
+                ("ladder", 100_000, 2),
+                ("ladder", 1_000_000, 0),
+                ("ladder", 10_000_000, 0),
+            ]
+        );
+        for s in &r.spikes {
+            assert_eq!(s.count, over(s.threshold_ns), "{}", s.basis);
+            assert_eq!(s.exposure_ns, measured_ns, "{}", s.basis);
+        }
+        let all = &r.spikes.iter().find(|s| s.basis == "threshold").unwrap();
+        assert!((all.rate_per_hour - 450_000.0).abs() < 1e-6, "{all:?}");
+        assert_eq!(all.mtbf_ns, Some(8_000_000));
+        let per_s: Vec<(u64, u64, f64)> = GapsOver::from_spikes(&r.spikes)
+            .iter()
+            .filter(|g| g.threshold_ns != ten_times_median(&h).unwrap())
+            .map(|g| (g.threshold_ns, g.gaps, g.gaps_per_s))
+            .collect();
+        assert_eq!(
+            per_s,
+            [
+                (1_000, 500, 125.0),
+                (10_000, 10, 2.5),
+                (100_000, 2, 0.5),
+                (1_000_000, 0, 0.0),
+                (10_000_000, 0, 0.0),
+            ]
+        );
+        for g in GapsOver::from_spikes(&r.spikes) {
+            assert!(g.gaps_per_s_low <= g.gaps_per_s && g.gaps_per_s <= g.gaps_per_s_high);
+        }
     }
 }

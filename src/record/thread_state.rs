@@ -90,7 +90,8 @@ impl ThreadState {
             self.close_interval(out.files, out.log_interval_ns, out.log_interval_ns);
             *out.closed_any = true;
         }
-        // A noise thread's throttled gap: in the sample log only (its thread counted it).
+        // A noise thread's throttled gap: in the sample log only (its thread counted it), not
+        // noise, so not in the gap counts of the tails either.
         let throttled = matches!(self.feed.kind, MeasureKind::Noise { .. })
             && sample.missed == crate::measure::noise::THROTTLED;
         if !throttled {
@@ -98,8 +99,8 @@ impl ThreadState {
             if let Some(blocks) = &mut self.summaries {
                 blocks.record(sample);
             }
+            self.tails.record(sample);
         }
-        self.tails.record(sample);
         let irq = traced.as_ref().and_then(|x| x.irq_latency_ns);
         let record = SampleRecord {
             cpu: self.feed.cpu as u32,
@@ -235,7 +236,10 @@ impl ThreadState {
             deadline_misses: self.deadline_misses,
             early_wakeups: self.total.early,
             trace: self.trace.as_ref().map(ThreadTraceState::result),
-            tails: self.tails.result(&self.total.histogram),
+            tails: self.tails.result(
+                &self.total.histogram,
+                Some(self.feed.counters.span_ns.load(Relaxed)),
+            ),
             loop_counts: {
                 let c = &self.feed.counters;
                 LoopCounts {

@@ -6,8 +6,10 @@
 
 use super::cpu_tables::{signed, unsigned};
 use super::table::{Align, Cell, Table};
-use crate::results::run_record::{NoiseCause, RunRecord};
-use crate::units::format_ns;
+use crate::results::format::noise::NoiseSummary;
+use crate::results::run_record::{NoiseCause, RunRecord, ThreadSummary};
+use crate::units::{format_ns, group_digits as grouped};
+use std::fmt::Write;
 
 /// "jitterlab noise: FIFO 95 on CPUs [0, 1], threshold 1.0 us, completed after 5.00 s".
 pub fn heading(record: &RunRecord) -> String {
@@ -31,6 +33,7 @@ pub fn table(record: &RunRecord) -> Table {
         [
             "CPU",
             "noise",
+            "noise/s",
             "noise time",
             "gaps",
             "gaps/s",
@@ -58,6 +61,9 @@ pub fn table(record: &RunRecord) -> Table {
         table.push_row(vec![
             t.cpu.to_string().into(),
             known("noise.noise_pct", format!("{:.4} %", n.noise_pct)),
+            n.noise_ns_per_s
+                .map_or("-".into(), |v| format!("{v:.0} ns"))
+                .into(),
             known("noise.noise_ns", format_ns(n.noise_ns)),
             known("samples", t.latency.samples.to_string()),
             known("noise.gaps_per_s", format!("{:.1}", n.gaps_per_s)),
@@ -78,6 +84,63 @@ pub fn table(record: &RunRecord) -> Table {
         ]);
     }
     table
+}
+
+/// A noise thread's statements, as an oslat or osnoise user reads noise (the tails section
+/// of the terminal summary and the report): "noise 1 234 ns/s: 0.1234 % of 4.00 s lost, in
+/// 512 gaps over 1.0 us; longest gap 45.6 us", then per length "gaps over 10.0 us: 3, 0.75/s
+/// (95 % 0.15-2.19/s)". Each figure is from the loop's exact counts over the time measured.
+/// An imported run states only what its source did.
+pub fn statements(record: &RunRecord, t: &ThreadSummary, n: &NoiseSummary) -> Vec<String> {
+    let absent = |field: &str| record.is_absent(field);
+    let mut lines = Vec::new();
+    if let Some(per_s) = n.noise_ns_per_s.filter(|_| !absent("noise.noise_pct")) {
+        let mut line = format!("noise {per_s:.0} ns/s: {:.4} % of the time", n.noise_pct);
+        if !absent("noise.measured_ns") {
+            let _ = write!(line, " ({} measured)", format_ns(n.measured_ns));
+        }
+        line.push_str(" lost");
+        if !absent("samples") {
+            let _ = write!(
+                line,
+                ", in {} gap{} over {}",
+                grouped(t.latency.samples),
+                if t.latency.samples == 1 { "" } else { "s" },
+                record
+                    .plan
+                    .noise_threshold_ns
+                    .map_or("the threshold".into(), format_ns)
+            );
+        }
+        if let Some(max) = t.latency.max_ns {
+            let _ = write!(line, "; longest gap {}", format_ns(max.max(0) as u64));
+        }
+        lines.push(line);
+    }
+    for g in &n.gaps_over {
+        lines.push(format!(
+            "gaps over {}: {}, {}/s (95 % {}-{}/s)",
+            format_ns(g.threshold_ns),
+            grouped(g.gaps),
+            per_second(g.gaps_per_s),
+            per_second(g.gaps_per_s_low),
+            per_second(g.gaps_per_s_high)
+        ));
+    }
+    lines
+}
+
+/// A rate per second with sensible digits: `128`, `12.5`, `0.75`, `0.0012`.
+fn per_second(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else if v >= 0.01 || v == 0.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.2e}")
+    }
 }
 
 /// The traced causes of each CPU's noise (`noise --trace`): (CPU, its noise share in %, its

@@ -16,8 +16,8 @@ fn traced<'a>(rows: impl IntoIterator<Item = &'a SweepRow>) -> bool {
         .any(|t| t.irq_max_ns.is_some())
 }
 
-/// Per level, one row per CPU: samples, min, p99, max, missed periods, and with `--trace` the
-/// timer IRQ p99 and max. `note(row)` is added after the run directory's name (e.g. "
+/// Per level, one row per CPU: samples, min, p99, max, with `--trace` the timer IRQ p99 and
+/// max, missed periods and dropped samples (a level's figures are of the samples kept). `note(row)` is added after the run directory's name (e.g. "
 /// (missing)").
 pub fn latency_table(record: &SweepRecord, note: impl Fn(&SweepRow) -> String) -> Table {
     let irq = traced(&record.rows);
@@ -25,7 +25,7 @@ pub fn latency_table(record: &SweepRecord, note: impl Fn(&SweepRow) -> String) -
     if irq {
         headers.extend(["IRQ p99", "IRQ max"]);
     }
-    headers.push("missed periods");
+    headers.extend(["missed periods", "dropped"]);
     let mut table = Table::new(headers, Align::Right);
     for row in &record.rows {
         let lead = vec![
@@ -48,6 +48,7 @@ pub fn latency_table(record: &SweepRecord, note: impl Fn(&SweepRow) -> String) -
                     cells.push(signed(t.irq_max_ns).into());
                 }
                 cells.push(t.missed_periods.to_string().into());
+                cells.push(t.dropped_records.to_string().into());
                 cells
             })
             .collect();
@@ -87,12 +88,11 @@ fn figure(throughput: &[Throughput], name: &str, unit: &str) -> String {
     throughput
         .iter()
         .find(|t| t.name == name && t.unit == unit)
-        .map_or("-".into(), |t| {
-            if t.value.fract() == 0.0 {
-                format!("{}", t.value)
-            } else {
-                format!("{:.2}", t.value)
-            }
+        .map_or("-".into(), |t| match t.value {
+            Some(v) if v.fract() == 0.0 => format!("{v}"),
+            Some(v) => format!("{v:.2}"),
+            // No value (hackbench with no exchange finished): the warnings say why.
+            None => "none".into(),
         })
 }
 

@@ -18,8 +18,17 @@ pub fn summary(record: &RunRecord) -> String {
     let mut out = String::new();
     let limits = max_limits(record);
     for t in &record.threads {
-        let mut lines: Vec<String> = t.tails.within.iter().map(within_line).collect();
-        lines.extend(t.tails.spikes.iter().map(spike_line));
+        let mut lines: Vec<String> = match &t.noise {
+            // A noise run's statements: noise per second, time lost, gaps over each length
+            // per second, the longest gap. "% within the threshold" and "spikes over the
+            // deadline" mean nothing for gaps that are all over the threshold.
+            Some(n) if record.kind.is_noise() => super::noise::statements(record, t, n),
+            _ => {
+                let mut lines: Vec<String> = t.tails.within.iter().map(within_line).collect();
+                lines.extend(t.tails.spikes.iter().map(spike_line));
+                lines
+            }
+        };
         lines.extend(t.tails.firm.iter().map(|f| {
             format!(
                 "(m,k)-firm, k = {}: at most {} deadline misses in any {} consecutive periods (worst window from period {})",

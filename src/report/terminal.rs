@@ -164,12 +164,16 @@ pub fn sweep_row(row: &SweepRow) -> String {
         .threads
         .iter()
         .map(|t| {
-            format!(
+            let mut text = format!(
                 "cpu{} p99 {} max {}",
                 t.cpu,
                 t.p99_ns.map_or("-".into(), format_ns),
                 signed(t.max_ns)
-            )
+            );
+            if t.dropped_records > 0 {
+                let _ = write!(text, " ({} samples dropped)", t.dropped_records);
+            }
+            text
         })
         .collect();
     if cpus.is_empty() {
@@ -196,6 +200,13 @@ pub fn sweep_table(record: &SweepRecord) -> String {
     if let Some(t) = throughput_table(record) {
         out += "Load throughput per level:\n";
         out += &Terminal.render(&t);
+    }
+    let warnings = record.level_warnings();
+    if !warnings.is_empty() {
+        out += "Warnings (conditions that affect these results):\n";
+        for w in warnings {
+            let _ = writeln!(out, "  ! {w}");
+        }
     }
     out
 }

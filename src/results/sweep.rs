@@ -22,9 +22,49 @@ pub struct SweepRecord {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub load_only: bool,
     pub rows: Vec<SweepRow>,
+    /// What the figures of some level miss ([`SweepRecord::level_warnings`]), kept up to date
+    /// by [`SweepRecord::push_row`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl SweepRecord {
+    /// Adds a level's row, and its warnings.
+    pub fn push_row(&mut self, row: SweepRow) {
+        self.rows.push(row);
+        self.warnings = self.level_warnings();
+    }
+
+    /// Per level, what its figures miss: samples the recorder dropped on a CPU (its latency
+    /// figures are of the samples kept), and throughput figures the load gave no value for.
+    /// From the rows, so that sweep.json files written before the `warnings` field get them
+    /// too.
+    pub fn level_warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for row in &self.rows {
+            for t in row.threads.iter().filter(|t| t.dropped_records > 0) {
+                let of = t.samples + t.dropped_records;
+                out.push(format!(
+                    "level {}: CPU {} dropped {} of {} samples ({:.1} %) because the recorder fell behind (ring full); that level's latency figures miss them. Raise --ring-size",
+                    row.level,
+                    t.cpu,
+                    t.dropped_records,
+                    of,
+                    100.0 * t.dropped_records as f64 / of as f64
+                ));
+            }
+            for t in row.throughput.iter().filter(|t| t.value.is_none()) {
+                out.push(format!(
+                    "level {}: no {}: {}",
+                    row.level,
+                    t.name,
+                    t.no_value.as_deref().unwrap_or("the load reported none")
+                ));
+            }
+        }
+        out
+    }
+
     /// Every throughput figure (name, unit) that some level reported, in order of first
     /// appearance: the columns of sweep.csv and the lines of the throughput plot.
     pub fn throughput_metrics(&self) -> Vec<(String, String)> {
@@ -58,6 +98,10 @@ pub struct SweepThread {
     pub p99_ns: Option<u64>,
     pub max_ns: Option<i64>,
     pub missed_periods: u64,
+    /// Samples the recorder lost (ring full): the level's figures are of `samples` only.
+    /// Absent (0) in sweep.json files written before this field.
+    #[serde(default)]
+    pub dropped_records: u64,
     /// Timer IRQ latency (hrtimer expiry minus programmed expiry) when the level ran with
     /// `--trace`: the "IRQ handler" series of the SH7780 figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,6 +120,7 @@ impl From<&ThreadSummary> for SweepThread {
             p99_ns: t.latency.p99_ns,
             max_ns: t.latency.max_ns,
             missed_periods: t.missed_periods,
+            dropped_records: t.dropped_records,
             irq_p99_ns: t.irq_latency.as_ref().and_then(|l| l.p99_ns),
             irq_max_ns: t.irq_latency.as_ref().and_then(|l| l.max_ns),
         }
@@ -130,15 +175,17 @@ pub fn write(out: &ResultDir, record: &SweepRecord) -> Result<()> {
 
 /// One row per level: level, run_dir, the swept load's throughput (`name (unit)` columns, from
 /// the first row), then per CPU `cpuN_samples, cpuN_min_ns, cpuN_p99_ns, cpuN_max_ns,
-/// cpuN_missed_periods, cpuN_irq_p99_ns, cpuN_irq_max_ns` (the IRQ cells empty unless the level
-/// was traced). Empty cells for values a level lacks.
+/// cpuN_missed_periods, cpuN_dropped_records, cpuN_irq_p99_ns, cpuN_irq_max_ns` (the IRQ cells
+/// empty unless the level was traced). Empty cells for values a level lacks (a throughput
+/// figure without a value too).
 /// The columns of sweep.csv per CPU, after `cpuN_`.
-const COLUMNS_PER_CPU: [&str; 7] = [
+const COLUMNS_PER_CPU: [&str; 8] = [
     "samples",
     "min_ns",
     "p99_ns",
     "max_ns",
     "missed_periods",
+    "dropped_records",
     "irq_p99_ns",
     "irq_max_ns",
 ];
@@ -174,7 +221,8 @@ pub fn csv(record: &SweepRecord) -> String {
                 row.throughput
                     .iter()
                     .find(|t| &t.name == name && &t.unit == unit)
-                    .map_or(String::new(), |t| t.value.to_string()),
+                    .and_then(|t| t.value)
+                    .map_or(String::new(), |v| v.to_string()),
             );
         }
         for c in &cpus {
@@ -186,6 +234,7 @@ pub fn csv(record: &SweepRecord) -> String {
                     cells.push(opt(t.p99_ns.map(|v| v.to_string())));
                     cells.push(opt(t.max_ns.map(|v| v.to_string())));
                     cells.push(t.missed_periods.to_string());
+                    cells.push(t.dropped_records.to_string());
                     cells.push(opt(t.irq_p99_ns.map(|v| v.to_string())));
                     cells.push(opt(t.irq_max_ns.map(|v| v.to_string())));
                 }
@@ -209,6 +258,7 @@ mod tests {
             p99_ns: Some(20_000),
             max_ns: Some(30_000),
             missed_periods: 1,
+            dropped_records: 0,
             irq_p99_ns: irq.map(|v| v as u64 / 2),
             irq_max_ns: irq,
         }
@@ -235,15 +285,16 @@ mod tests {
                     threads: vec![thread(0, None)],
                 },
             ],
+            warnings: Vec::new(),
         };
         let text = csv(&record);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines,
             [
-                "level,run_dir,cpu0_samples,cpu0_min_ns,cpu0_p99_ns,cpu0_max_ns,cpu0_missed_periods,cpu0_irq_p99_ns,cpu0_irq_max_ns",
-                "1,level-1,10,1000,20000,30000,1,4000,8000",
-                "2,level-2,10,1000,20000,30000,1,,",
+                "level,run_dir,cpu0_samples,cpu0_min_ns,cpu0_p99_ns,cpu0_max_ns,cpu0_missed_periods,cpu0_dropped_records,cpu0_irq_p99_ns,cpu0_irq_max_ns",
+                "1,level-1,10,1000,20000,30000,1,0,4000,8000",
+                "2,level-2,10,1000,20000,30000,1,0,,",
             ]
         );
         // sweep.json keeps them, and a level without them reads back without them.
@@ -256,5 +307,74 @@ mod tests {
                 .unwrap()
                 .contains("irq")
         );
+    }
+
+    /// Issue 23: a level whose recorder dropped samples (hackbench at 30 groups with --trace
+    /// dropped 781 of about 2000 on CPU 0) says so in sweep.csv, sweep.json and a warning; a
+    /// level whose load gave no value leaves the cell empty (never 0) and says why.
+    #[test]
+    fn dropped_samples_and_missing_values_are_shown_per_level() {
+        let mut record = SweepRecord {
+            format: 1,
+            load_template: "hackbench:groups={}".into(),
+            load_only: false,
+            levels: vec!["20".into(), "30".into()],
+            rows: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let exchange = |v: Option<f64>| match v {
+            Some(v) => Throughput::new("mean exchange time", v, "s"),
+            None => Throughput::none(
+                "mean exchange time",
+                "s",
+                "no exchange finished in 1.00 s".into(),
+            ),
+        };
+        record.push_row(SweepRow {
+            level: "20".into(),
+            run_dir: "level-20".into(),
+            throughput: vec![exchange(Some(0.25))],
+            threads: vec![thread(0, None)],
+        });
+        assert!(record.warnings.is_empty(), "{:?}", record.warnings);
+        let mut lossy = thread(0, None);
+        lossy.samples = 1_219;
+        lossy.dropped_records = 781;
+        record.push_row(SweepRow {
+            level: "30".into(),
+            run_dir: "level-30".into(),
+            throughput: vec![exchange(None)],
+            threads: vec![lossy, thread(1, None)],
+        });
+        let text = csv(&record);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("level,run_dir,mean exchange time (s),cpu0_samples,")
+                && lines[0].contains(",cpu0_missed_periods,cpu0_dropped_records,"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[1].starts_with("20,level-20,0.25,10,"), "{}", lines[1]);
+        assert!(
+            lines[2].starts_with("30,level-30,,1219,1000,20000,30000,1,781,"),
+            "no value is an empty cell, and the dropped count is there: {}",
+            lines[2]
+        );
+        assert_eq!(
+            record.warnings,
+            [
+                "level 30: CPU 0 dropped 781 of 2000 samples (39.0 %) because the recorder fell behind (ring full); that level's latency figures miss them. Raise --ring-size",
+                "level 30: no mean exchange time: no exchange finished in 1.00 s",
+            ]
+        );
+        let json = serde_json::to_value(&record).unwrap();
+        assert_eq!(json["rows"][1]["threads"][0]["dropped_records"], 781);
+        assert!(json["rows"][1]["throughput"][0]["value"].is_null());
+        assert_eq!(json["warnings"].as_array().unwrap().len(), 2);
+        // A sweep.json from before the fields reads with 0 dropped and its warnings derived.
+        let mut old = json.clone();
+        old.as_object_mut().unwrap().remove("warnings");
+        let back: SweepRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(back.level_warnings(), record.warnings);
     }
 }

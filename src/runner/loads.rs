@@ -201,6 +201,12 @@ pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Opt
         .loads
         .extend(outcome.loads.iter().map(|l| l.record()));
     record.warnings.extend(outcome.warnings.iter().cloned());
+    let no_value: Vec<String> = record
+        .loads
+        .iter()
+        .flat_map(crate::results::run_record::no_value_warnings)
+        .collect();
+    record.warnings.extend(no_value);
     if !outcome.phases.is_empty() {
         // Streamed: a day-long scenario has 86 400 intervals per CPU, too many to hold decoded.
         // From latency.hlog, or from every segment of a segmented log in order (their

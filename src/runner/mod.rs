@@ -259,6 +259,7 @@ fn noise_summary(r: &ThreadResult, clock: crate::measure::noise_clock::NoiseCloc
             recalibrations,
             largest_correction_ns,
         }),
+        gaps_over: crate::results::format::noise::GapsOver::from_spikes(&r.tails.spikes),
         ..NoiseSummary::new(
             c.span_ns,
             c.iterations,

@@ -283,14 +283,23 @@ impl Generator for HackbenchLoad {
             c.rate("messages", c.get(RECEIVED), 1.0, "messages/s"),
             c.total("messages sent", c.get(SENT), "messages"),
             c.total("messages received", c.get(RECEIVED), "messages"),
-            Throughput {
-                name: "mean exchange time".into(),
-                value: if exchanges > 0 {
-                    c.get(EXCHANGE_NS_TOTAL) as f64 / exchanges as f64 / 1e9
-                } else {
-                    0.0
-                },
-                unit: "s".into(),
+            if exchanges > 0 {
+                Throughput::new(
+                    "mean exchange time",
+                    c.get(EXCHANGE_NS_TOTAL) as f64 / exchanges as f64 / 1e9,
+                    "s",
+                )
+            } else {
+                // No exchange, no time: a 0 here would read as infinitely fast.
+                Throughput::none(
+                    "mean exchange time",
+                    "s",
+                    format!(
+                        "no exchange finished in {:.2} s: an exchange of {} tasks takes longer; run longer or use fewer groups",
+                        c.seconds,
+                        self.tasks()
+                    ),
+                )
             },
         ]
     }
@@ -450,5 +459,56 @@ mod tests {
                 .unwrap_err()
                 .contains("process, thread")
         );
+    }
+
+    /// Issue 23: `load hackbench:groups=40 --duration 1s` finished no exchange and printed
+    /// "mean exchange time 0 s". No exchange is no time: null in run.json, "none" with the
+    /// reason on the terminal, and a warning.
+    #[test]
+    fn no_exchange_finished_is_no_exchange_time() {
+        use crate::results::run_record::{LoadRecord, format_throughput, no_value_warnings};
+        let mut p = Params::parse("hackbench:groups=40").unwrap();
+        let h = HackbenchLoad::parse(&mut p).unwrap();
+        let figures = h.throughput(&Counts::new(&[0, 0, 0, 0, 0], 1_000_000_000));
+        let mean = figures
+            .iter()
+            .find(|t| t.name == "mean exchange time")
+            .unwrap();
+        assert_eq!(mean.value, None);
+        let line = format_throughput(&figures);
+        assert!(
+            line.contains(
+                "mean exchange time: none (no exchange finished in 1.00 s: an exchange of 1600 tasks takes longer"
+            ),
+            "{line}"
+        );
+        assert!(!line.contains("mean exchange time 0 s"), "{line}");
+        let record = LoadRecord {
+            spec: "hackbench:groups=40".into(),
+            kind: "hackbench".into(),
+            throughput: figures,
+            ended: None,
+            end_reason: None,
+        };
+        let json = serde_json::to_value(&record).unwrap();
+        let mean = json["throughput"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "mean exchange time")
+            .unwrap();
+        assert!(mean["value"].is_null(), "{mean}");
+        let warnings = no_value_warnings(&record);
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].starts_with(
+                "load hackbench:groups=40: no mean exchange time: no exchange finished in 1.00 s"
+            ),
+            "{warnings:?}"
+        );
+        // Two exchanges of 0.5 s each: the mean is there.
+        let figures = h.throughput(&Counts::new(&[2, 0, 0, 1_000_000_000, 0], 2_000_000_000));
+        let mean = figures.iter().find(|t| t.name == "mean exchange time");
+        assert_eq!(mean.unwrap().value, Some(0.5));
     }
 }

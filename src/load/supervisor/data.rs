@@ -65,11 +65,11 @@ pub struct LoadResult {
 impl LoadResult {
     pub fn throughput(&self) -> Vec<Throughput> {
         let mut t = self.spec.throughput(&self.values, self.elapsed_ns);
-        t.push(Throughput {
-            name: "cpu time".into(),
-            value: self.cpu_time_ns as f64 / 1e9,
-            unit: "s".into(),
-        });
+        t.push(Throughput::new(
+            "cpu time",
+            self.cpu_time_ns as f64 / 1e9,
+            "s",
+        ));
         t
     }
 

@@ -44,7 +44,7 @@ pub fn exposition(run: &LoadedRun) -> Exposition {
                 missed_periods: latency_only("missed_periods", t.missed_periods),
                 dropped_records: known("dropped_records", t.dropped_records),
                 deadline_misses: latency_only("deadline_misses", t.deadline_misses),
-                noise: t.noise.map(|n| NoiseFigures {
+                noise: t.noise.as_ref().map(|n| NoiseFigures {
                     noise_ns: n.noise_ns,
                     noise_ratio: n.noise_pct / 100.0,
                     throttled_ns: n.throttled_ns,

@@ -31,6 +31,16 @@ pub(super) fn section(
             " (missing)".into()
         }
     };
+    let warnings = s.level_warnings();
+    if !warnings.is_empty() {
+        h.push_str(
+            "<div class=\"warnings\"><h3>Warnings (conditions that affect these results)</h3><ul>",
+        );
+        for w in &warnings {
+            let _ = write!(h, "<li>{}</li>", escape(w));
+        }
+        h.push_str("</ul></div>");
+    }
     if s.load_only {
         h.push_str("<p>The loads alone, not measured (<code>sweep --no-measure</code>).</p>");
     } else {

@@ -59,7 +59,10 @@ pub fn throughput_lines(sweep: &SweepRecord) -> Vec<(String, String, Line)> {
                     r.throughput
                         .iter()
                         .find(|t| t.name == name && t.unit == unit)
-                        .map(|t| (x, t.value))
+                        // A level without a value (no hackbench exchange finished) has no
+                        // point, never a point at 0.
+                        .and_then(|t| t.value)
+                        .map(|v| (x, v))
                 })
                 .collect();
             (
@@ -174,7 +177,7 @@ pub fn overlay_throughput_lines(
                         r.throughput
                             .iter()
                             .find(|t| t.name == name && t.unit == unit)
-                            .map(|t| t.value)
+                            .and_then(|t| t.value)
                     })
                 })
                 .collect();
@@ -264,11 +267,25 @@ pub fn draw_throughput(name: &str, sweep: &SweepRecord, metric: &(String, String
     };
     let title = format!("Load throughput vs level: {metric_name}");
     let svg = draw_lines(name, &title, x_title, y, std::slice::from_ref(line));
-    let statements = line
-        .points
+    // Per level, from the rows (a level without a value has no point, so the points do not
+    // line up with the rows).
+    let statements = sweep
+        .rows
         .iter()
-        .zip(&sweep.rows)
-        .map(|(p, r)| format!("level {}: {metric_name} {} {unit}", r.level, rate(p.1)))
+        .filter_map(|r| {
+            let t = r
+                .throughput
+                .iter()
+                .find(|t| &t.name == metric_name && &t.unit == unit)?;
+            Some(match t.value {
+                Some(v) => format!("level {}: {metric_name} {} {unit}", r.level, rate(v)),
+                None => format!(
+                    "level {}: no {metric_name} ({}; not drawn)",
+                    r.level,
+                    t.no_value.as_deref().unwrap_or("the load reported none")
+                ),
+            })
+        })
         .collect();
     Figure {
         name: name.into(),

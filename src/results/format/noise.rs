@@ -29,15 +29,20 @@ impl RunKind {
 }
 
 /// One noise thread's figures besides the gap statistics (which are the thread's usual
-/// `samples`, percentiles and `max_ns`: one sample per gap above the threshold).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// `samples`, percentiles and `max_ns`: one sample per gap above the threshold; `max_ns` is
+/// the longest gap).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NoiseSummary {
     /// From the loop's first clock read to its last, ns: the time measured.
     pub measured_ns: u64,
     /// The sum of the gaps above the threshold, ns (throttled gaps excluded).
     pub noise_ns: u64,
-    /// `noise_ns` as a share of `measured_ns`, percent.
+    /// `noise_ns` as a share of `measured_ns`, percent: the share of the time lost.
     pub noise_pct: f64,
+    /// `noise_ns` per second of `measured_ns`, ns/s (oslat's and osnoise's way of saying it).
+    /// Absent in files written before it; an import has it where the source states the share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_ns_per_s: Option<f64>,
     /// Gaps above the threshold per second of `measured_ns`.
     pub gaps_per_s: f64,
     /// Clock reads of the loop (each one iteration).
@@ -53,6 +58,43 @@ pub struct NoiseSummary {
     /// The clock the loop read and its calibration (absent in imports and older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<LoopClock>,
+    /// Gaps longer than the threshold and than each of 10 us, 100 us, 1 ms and 10 ms above it
+    /// (and each `spikes(...)` budget threshold), counted exactly, per second of
+    /// `measured_ns`; empty in imports and older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gaps_over: Vec<GapsOver>,
+}
+
+/// The gaps of a noise thread longer than one length (`noise.gaps_over`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GapsOver {
+    pub threshold_ns: u64,
+    /// Gaps longer than `threshold_ns` (throttled gaps excluded), exactly.
+    pub gaps: u64,
+    /// `gaps` per second of the time measured, with its 95 % interval (Poisson, as the spike
+    /// rates of docs/tails.md).
+    pub gaps_per_s: f64,
+    pub gaps_per_s_low: f64,
+    pub gaps_per_s_high: f64,
+}
+
+impl GapsOver {
+    /// A noise thread's gap counts from its spike records (each gap counted on its own, the
+    /// exposure the time measured); records not counted, or counted only as a lower bound,
+    /// are left out.
+    pub fn from_spikes(spikes: &[super::tails::SpikeRecord]) -> Vec<GapsOver> {
+        spikes
+            .iter()
+            .filter(|s| s.not_counted.is_none() && !s.count_is_lower_bound && s.exposure_ns > 0)
+            .map(|s| GapsOver {
+                threshold_ns: s.threshold_ns,
+                gaps: s.count,
+                gaps_per_s: s.count as f64 * 1e9 / s.exposure_ns as f64,
+                gaps_per_s_low: s.rate_per_hour_low / 3600.0,
+                gaps_per_s_high: s.rate_per_hour_high / 3600.0,
+            })
+            .collect()
+    }
 }
 
 /// What a noise loop read (`noise --clock`), and how its ticks were converted to
@@ -94,12 +136,14 @@ impl NoiseSummary {
             measured_ns,
             noise_ns,
             noise_pct: 100.0 * per(noise_ns as f64, measured_ns),
+            noise_ns_per_s: Some(1e9 * per(noise_ns as f64, measured_ns)),
             gaps_per_s: 1e9 * per(gaps as f64, measured_ns),
             iterations,
             iteration_ns: per(undisturbed as f64, iterations),
             throttled_gaps,
             throttled_ns,
             clock: None,
+            gaps_over: Vec::new(),
         }
     }
 }
@@ -179,6 +223,7 @@ mod tests {
     fn shares_and_rates_follow_the_counts() {
         let s = NoiseSummary::new(2_000_000_000, 100_000_000, (50, 4_000_000), (1, 46_000_000));
         assert_eq!(s.noise_pct, 0.2);
+        assert_eq!(s.noise_ns_per_s, Some(2_000_000.0), "4 ms in 2 s");
         assert_eq!(s.gaps_per_s, 25.0);
         assert_eq!(
             s.iteration_ns, 19.5,

@@ -443,8 +443,52 @@ impl LoadEnded {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Throughput {
     pub name: String,
-    pub value: f64,
+    /// None (`null`) when the run gave no value, never a 0 in its place: hackbench's mean
+    /// exchange time when no exchange finished. `no_value` says why.
+    pub value: Option<f64>,
     pub unit: String,
+    /// Why `value` is None, in words: `no exchange finished in 1.00 s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_value: Option<String>,
+}
+
+impl Throughput {
+    pub fn new(name: &str, value: f64, unit: &str) -> Self {
+        Throughput {
+            name: name.into(),
+            value: Some(value),
+            unit: unit.into(),
+            no_value: None,
+        }
+    }
+
+    /// A figure the run has no value for, and why.
+    pub fn none(name: &str, unit: &str, why: String) -> Self {
+        Throughput {
+            name: name.into(),
+            value: None,
+            unit: unit.into(),
+            no_value: Some(why),
+        }
+    }
+}
+
+/// The warnings about a load's figures that have no value: `load hackbench:groups=40: no mean
+/// exchange time: no exchange finished in 1.00 s`. In run.json's and `jitterlab load`'s
+/// warnings, so that a missing figure is never only a dash in a table.
+pub fn no_value_warnings(load: &LoadRecord) -> Vec<String> {
+    load.throughput
+        .iter()
+        .filter(|t| t.value.is_none())
+        .map(|t| {
+            format!(
+                "load {}: no {}: {}",
+                load.spec,
+                t.name,
+                t.no_value.as_deref().unwrap_or("the load reported none")
+            )
+        })
+        .collect()
 }
 
 /// `load SPEC: FIGURES`, and how it ended when that was not the normal end:
@@ -466,7 +510,15 @@ pub fn load_line(load: &LoadRecord) -> String {
 /// print as integers, large rates without decimals, small ones with three significant digits.
 impl std::fmt::Display for Throughput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let v = self.value;
+        let Some(v) = self.value else {
+            // `mean exchange time: none (no exchange finished in 1.00 s)`.
+            return write!(
+                f,
+                "{}: none ({})",
+                self.name,
+                self.no_value.as_deref().unwrap_or("not reported")
+            );
+        };
         let value = if v.fract() == 0.0 || v.abs() >= 100.0 {
             format!("{v:.0}")
         } else if v.abs() >= 10.0 {
@@ -499,11 +551,7 @@ mod tests {
     use super::*;
 
     fn t(name: &str, value: f64, unit: &str) -> Throughput {
-        Throughput {
-            name: name.into(),
-            value,
-            unit: unit.into(),
-        }
+        Throughput::new(name, value, unit)
     }
 
     #[test]

@@ -355,12 +355,15 @@ impl SourceNoise {
             measured_ns: self.measured_ns.unwrap_or(0),
             noise_ns: self.noise_ns.unwrap_or(0),
             noise_pct: self.noise_pct.unwrap_or(0.0),
+            // The same share in ns/s.
+            noise_ns_per_s: self.noise_pct.map(|p| p * 1e7),
             gaps_per_s: self.gaps_per_s.unwrap_or(0.0),
             iterations: self.iterations.unwrap_or(0),
             iteration_ns: self.iteration_ns.unwrap_or(0.0),
             throttled_gaps: 0,
             throttled_ns: 0,
             clock: None,
+            gaps_over: Vec::new(),
         }
     }
 }
