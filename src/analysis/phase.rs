@@ -10,14 +10,20 @@ use crate::results::run_record::{PhaseRecord, RunRecord};
 /// Slack for the hlog's millisecond timestamps (as `runner::loads` matches intervals).
 const EDGE_SLACK_S: f64 = 0.001;
 
-/// A phase's span in s from the run's start (`start_monotonic_ns`, the base of the log's
-/// interval times), widened by the edge slack.
+/// The window of log intervals that belong to a phase spanning `from_s` to `to_s` (s from the
+/// run's start): the span widened by the edge slack. The one definition of a phase's window:
+/// run.json's per-phase statistics (`runner::loads`), the Phases tables, the per-phase plots,
+/// `export --per-phase` and `compare --phase` all select intervals with it and [`inside`].
+pub fn phase_window(from_s: f64, to_s: f64) -> (f64, f64) {
+    (from_s - EDGE_SLACK_S, to_s + EDGE_SLACK_S)
+}
+
+/// [`phase_window`] of a phase of run.json: its `start_ns`/`end_ns` (the span its statistics
+/// cover) as offsets from the run's start (`start_monotonic_ns`, the base of the log's
+/// interval times).
 pub fn window_s(record: &RunRecord, phase: &PhaseRecord) -> (f64, f64) {
     let offset = |ns: u64| ns.saturating_sub(record.start_monotonic_ns) as f64 / 1e9;
-    (
-        offset(phase.start_ns) - EDGE_SLACK_S,
-        offset(phase.end_ns) + EDGE_SLACK_S,
-    )
+    phase_window(offset(phase.start_ns), offset(phase.end_ns))
 }
 
 /// Whether the interval [start_s, start_s + length_s] lies wholly inside `window`.

@@ -10,9 +10,10 @@
 //! the default 1 s --log-interval a phase's statistics cover its whole seconds; phase
 //! boundaries on whole multiples of --log-interval lose nothing.
 
+use crate::analysis::phase;
 use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
-use crate::load::supervisor::{Outcome, PhasePlan, PlannedLoad, Setup, Supervisor};
+use crate::load::supervisor::{Outcome, PhasePlan, PhaseResult, PlannedLoad, Setup, Supervisor};
 use crate::load::{LoadSpec, SpikeLoad};
 use crate::plan::RunPlan;
 use crate::record::hlog_scan;
@@ -26,8 +27,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Name of the copy of the scenario file in the result directory.
 pub const SCENARIO_COPY: &str = "scenario.toml";
-/// Slack for the hlog's millisecond timestamps when matching intervals to phases.
-const EDGE_SLACK_NS: u64 = 1_000_000;
 
 /// The loads of a run: the spike threads of this process and the supervisor of the generators'
 /// processes. Dropping it stops them (sets the run's stop flag) and waits for them, on every
@@ -215,11 +214,17 @@ pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Opt
                 .warnings
                 .push(format!("per-phase statistics are incomplete: {e}"));
         }
-        let (phases, warnings) = stats.finish();
+        let (phases, warnings) = stats.finish(record.start_monotonic_ns);
         record.phases = phases;
         record.warnings.extend(warnings);
     }
     outcome.failure.clone()
+}
+
+/// A phase's span as offsets from the run's start, ns: its planned start, and its planned end
+/// or the earlier end its loads' `loops=` made.
+fn span_ns(ph: &PhaseResult) -> (u64, u64) {
+    (ph.plan.start_ns, ph.window_end_ns())
 }
 
 /// Per-phase statistics, accumulated interval by interval: each phase gets, per CPU, the
@@ -254,19 +259,18 @@ impl<'a> PhaseStats<'a> {
         else {
             return;
         };
-        let start = (start_s * 1e9).round() as u64;
-        let end = ((start_s + length_s) * 1e9).round() as u64;
         for (ph, merged) in self.outcome.phases.iter().zip(&mut self.merged) {
-            let from = ph.plan.start_ns.saturating_sub(EDGE_SLACK_NS);
-            let to = ph.window_end_ns() + EDGE_SLACK_NS;
-            if start >= from && end <= to {
+            let (from, to) = span_ns(ph);
+            let window = phase::phase_window(from as f64 / 1e9, to as f64 / 1e9);
+            if phase::inside(window, start_s, length_s) {
                 hlog_scan::add_counts(&mut merged[k], counts);
             }
         }
     }
 
     /// The phase records, and a warning for each phase left without statistics.
-    pub fn finish(self) -> (Vec<PhaseRecord>, Vec<String>) {
+    /// `run_start_ns` is run.json's `start_monotonic_ns`, the base of the log's interval times.
+    pub fn finish(self, run_start_ns: u64) -> (Vec<PhaseRecord>, Vec<String>) {
         let mut warnings = Vec::new();
         let records = self
             .outcome
@@ -289,11 +293,16 @@ impl<'a> PhaseStats<'a> {
                         ph.index, ph.plan.label
                     ));
                 }
+                // The span the statistics cover, so that every reader (tables, plots,
+                // exports, compare --phase) selects the same intervals with
+                // `analysis::phase::window_s`. When its loads were started and reaped is in
+                // events.jsonl (phase_start, phase_end).
+                let (from, to) = span_ns(ph);
                 PhaseRecord {
                     index: ph.index,
                     label: ph.plan.label.clone(),
-                    start_ns: ph.started_ns,
-                    end_ns: ph.ended_ns,
+                    start_ns: run_start_ns + from,
+                    end_ns: run_start_ns + to,
                     loads: ph.plan.loads.clone(),
                     threads,
                 }
@@ -306,7 +315,6 @@ impl<'a> PhaseStats<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::supervisor::PhaseResult;
     use crate::record::hlog_scan::StoredInterval;
 
     fn interval(tag: &str, start_s: f64, length_s: f64, values: &[u64]) -> StoredInterval {
@@ -348,7 +356,7 @@ mod tests {
         for i in &intervals {
             stats.add(&i.tag, i.start_s, i.length_s, &i.counts);
         }
-        let (records, warnings) = stats.finish();
+        let (records, warnings) = stats.finish(1_000);
         let cpu0 = |p: usize| &records[p].threads[0].latency;
         assert_eq!(cpu0(0).samples, 2);
         assert_eq!(cpu0(0).max_ns, Some(30));
@@ -356,9 +364,57 @@ mod tests {
         // [1.0, 2.0) straddles 1.5 and is left out; [2.0, 2.5) and [2.5, 3.499] are inside.
         assert_eq!(cpu0(1).samples, 2);
         assert_eq!(cpu0(1).min_ns, Some(50));
-        assert_eq!(records[0].start_ns, 7);
+        assert_eq!(records[0].start_ns, 1_000 + 1_000_000_000);
         assert_eq!(cpu0(2).samples, 0);
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("phase 2"), "{warnings:?}");
+    }
+
+    /// Issue 23 defect 8: a phase whose loads were ready 50 ms after its planned start (and
+    /// reaped 80 ms after its end) had 1000 samples in the Phases table but no whole log
+    /// interval in its plot and export, which took their window from run.json's start_ns and
+    /// end_ns. run.json now holds the span the statistics cover.
+    #[test]
+    fn run_json_holds_the_window_its_phase_statistics_cover() {
+        let run_start = 5_000_000_000u64;
+        let outcome = Outcome {
+            phases: vec![PhaseResult {
+                index: 0,
+                plan: PhasePlan {
+                    label: "io".into(),
+                    start_ns: 1_000_000_000,
+                    end_ns: 2_000_000_000,
+                    loads: vec![],
+                },
+                started_ns: run_start + 1_050_000_000,
+                ended_ns: run_start + 2_080_000_000,
+                early_end_ns: None,
+            }],
+            ..Outcome::default()
+        };
+        let intervals: Vec<StoredInterval> = (0..3)
+            .map(|s| interval("cpu0", s as f64, 1.0, &vec![10_000; 1000]))
+            .collect();
+        let mut stats = PhaseStats::new(&outcome, &[0]);
+        for i in &intervals {
+            stats.add(&i.tag, i.start_s, i.length_s, &i.counts);
+        }
+        let (records, _) = stats.finish(run_start);
+        let p = &records[0];
+        assert_eq!(p.threads[0].latency.samples, 1000);
+        // Every reader's window (`phase::window_s`: plots, export --per-phase, compare
+        // --phase) selects the intervals the statistics were made of.
+        let offset = |ns: u64| (ns - run_start) as f64 / 1e9;
+        let window = phase::phase_window(offset(p.start_ns), offset(p.end_ns));
+        let selected: u64 = intervals
+            .iter()
+            .filter(|i| phase::inside(window, i.start_s, i.length_s))
+            .map(|i| i.counts.iter().map(|c| c.1).sum::<u64>())
+            .sum();
+        assert_eq!(selected, 1000);
+        assert_eq!(
+            (p.start_ns, p.end_ns),
+            (run_start + 1_000_000_000, run_start + 2_000_000_000)
+        );
     }
 }
