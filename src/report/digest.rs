@@ -30,6 +30,15 @@ pub fn row_floor_ns(row: usize) -> f64 {
 static ROW_EDGES: std::sync::LazyLock<Vec<u64>> =
     std::sync::LazyLock::new(|| (0..=ROWS).map(|r| row_floor_ns(r).ceil() as u64).collect());
 
+/// The heat-map row of a value, ns (values of 0 go to the first row, values past the last
+/// row's edge to the last).
+pub fn row_of(value_ns: u64) -> usize {
+    ROW_EDGES
+        .partition_point(|&edge| edge <= value_ns)
+        .clamp(1, ROWS)
+        - 1
+}
+
 /// One interval of one tag.
 #[derive(Debug, Clone, Copy)]
 pub struct IntervalPoint {
