@@ -152,7 +152,7 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
         let colour = PALETTE[i % PALETTE.len()];
         let _ = writeln!(
             gp,
-            "set arrow {} from {x}, graph 0 to {x}, graph 1 nohead dt 2 lc rgb \"{colour}\"",
+            "set arrow {} from {x}, graph 0 to {x}, graph 1 nohead back dt 2 lc rgb \"{colour}\"",
             i + 1
         );
         let _ = writeln!(
