@@ -398,19 +398,21 @@ pub fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)>
         gp,
         "set ylabel \"share of the phase's wakeups per 1/10 decade bin\""
     );
-    // Both axes log: the body and a tail decades out are both seen; the x axis ends past the
-    // largest value's bin, the y axis below the smallest share (one wakeup of the longest
-    // phase). Points mark every non-empty bin; a line breaks at an empty one.
+    // Both axes log: the body and a tail decades out are both seen. Points sit at their bins'
+    // lower edges, none on the frame: the x axis runs from a bin below the first to the end of
+    // the largest value's bin, the y axis from below the smallest share (one wakeup of the
+    // longest phase) to above 1. Points mark every non-empty bin; a line breaks at an empty one.
     let _ = writeln!(gp, "set logscale xy");
     let _ = writeln!(
         gp,
         "set xrange [{}:{}]",
-        row_floor_ns(lo) / 1000.0,
+        // row_floor_ns(1): the ratio of one bin.
+        row_floor_ns(lo) / row_floor_ns(1) / 1000.0,
         row_floor_ns(hi + 1) / 1000.0
     );
     let _ = writeln!(
         gp,
-        "set yrange [{}:1]",
+        "set yrange [{}:2]",
         10f64.powf((smallest / 2.0).log10().floor())
     );
     let _ = writeln!(gp, "set grid");
