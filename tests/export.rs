@@ -168,6 +168,108 @@ fn gnuplot_data_sums_to_the_samples_and_the_script_runs() {
     }
 }
 
+/// Runs the gnuplot script `NAME.gp` in `dir` on gnuplot's dumb terminal (`cols` x `rows`
+/// characters) and returns the text plot; None when gnuplot is not installed.
+fn gnuplot_dumb(dir: &std::path::Path, name: &str, cols: u32, rows: u32) -> Option<String> {
+    let out = dir.join(format!("{name}.txt"));
+    let g = std::process::Command::new("gnuplot")
+        .arg("-e")
+        .arg(format!(
+            "term='dumb {cols},{rows}'; outfile='{}'",
+            out.display()
+        ))
+        .arg(format!("{name}.gp"))
+        .current_dir(dir)
+        .output();
+    match g {
+        Err(_) => {
+            eprintln!("SKIPPED running the script: gnuplot is not installed (Debian: gnuplot-nox)");
+            None
+        }
+        Ok(g) => {
+            assert!(g.status.success(), "{}", text(&g));
+            Some(std::fs::read_to_string(out).unwrap())
+        }
+    }
+}
+
+/// Issue 23 defect 9: `with steps` on the log count axis drew no isolated bin, and the x axis
+/// ended at the largest bin (on the border). A run with a 10-50 us body on both CPUs and
+/// three lone wakeups on CPU 1 at 1.5, 4.3 and 8.72 ms: the text plot shows all three at their
+/// place, the largest inside the frame, and marks each CPU's maximum.
+#[test]
+fn gnuplot_histogram_draws_lone_tail_bins_and_the_maximum() {
+    use jitterlab::results::synthetic::{SyntheticRun, write_run};
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().join("run");
+    let run = SyntheticRun {
+        cpus: vec![0, 1],
+        interval_ns: 1_000_000,
+        log_interval_ns: 1_000_000_000,
+        duration_ns: 5_000_000_000,
+        phases: vec![],
+        loads: vec![],
+        warnings: vec![],
+        seed: 3,
+    };
+    let tail = [
+        (1_000_000_000, 1_500_000),
+        (2_000_000_000, 4_300_000),
+        (3_000_000_000, 8_720_000),
+    ];
+    write_run(&dir, &run, |cpu, t, rng| {
+        match tail.iter().find(|(at, _)| cpu == 1 && *at == t) {
+            Some(&(_, ns)) => ns,
+            None => uniform_10_50(rng.uniform()).round() as i64,
+        }
+    })
+    .unwrap();
+    let name = base.path().join("plot");
+    let o = jitterlab(&[
+        "export",
+        dir.to_str().unwrap(),
+        "--format",
+        "gnuplot",
+        "-o",
+        name.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let script = std::fs::read_to_string(base.path().join("plot.gp")).unwrap();
+    assert!(script.contains("CPU 1 max 8.72 ms"), "{script}");
+    let range = script
+        .lines()
+        .find_map(|l| l.strip_prefix("set xrange ["))
+        .unwrap();
+    let (from, to) = range.trim_end_matches(']').split_once(':').unwrap();
+    let (from, to): (f64, f64) = (from.parse().unwrap(), to.parse().unwrap());
+    assert!(from < 10.0 && to > 8724.0, "{script}");
+    let Some(plot) = gnuplot_dumb(base.path(), "plot", 160, 40) else {
+        return;
+    };
+    // The frame's bottom line, its corners the ends of the x range; the line above it is the
+    // bottom of the count axis, where a bin of one wakeup shows. CPU 1's mark is '#'.
+    let lines: Vec<&str> = plot.lines().collect();
+    let bottom = lines
+        .iter()
+        .rposition(|l| l.trim().starts_with('+') && l.trim().chars().all(|c| "+-".contains(c)))
+        .expect(&plot);
+    let left = lines[bottom].find('+').unwrap() as f64;
+    let right = lines[bottom].rfind('+').unwrap() as f64;
+    let column = |us: f64| (left + (us - from) / (to - from) * (right - left)).round() as usize;
+    let marks: Vec<usize> = lines[bottom - 1]
+        .char_indices()
+        .filter(|&(_, c)| c == '#')
+        .map(|(i, _)| i)
+        .collect();
+    for (_, ns) in tail {
+        let at = column(ns as f64 / 1000.0);
+        assert!(
+            marks.iter().any(|&m| m.abs_diff(at) <= 1),
+            "no mark for {ns} ns near column {at} (marks {marks:?}):\n{plot}"
+        );
+    }
+}
+
 #[test]
 fn gnuplot_default_names_follow_the_run_directory() {
     let (base, dir) = histogram_run();
@@ -267,8 +369,13 @@ fn gnuplot_per_phase_blocks_sum_to_one_per_phase_and_cpu() {
             let sum: f64 = rows.iter().map(|r| r[cpu + 1]).sum();
             assert!((sum - 1.0).abs() < 1e-9, "phase {k} cpu{cpu}: {sum}");
             // The ground truth: idle all in the 10 us bin; memory 3/4 at 20 us, 1/4 at 1 ms
-            // (the HDR bucket of 1 ms reaches 1000.4 us: the 1000 us bin).
-            let at = |us: f64| rows.iter().find(|r| r[0] == us).map_or(0.0, |r| r[cpu + 1]);
+            // (the HDR bucket of 1 ms reaches 1000.4 us: the bin from 1000 us). Bins are
+            // 1/10 decade: the share at `us` is in the last bin starting at or below it.
+            let at = |us: f64| {
+                rows.iter()
+                    .rfind(|r| r[0] <= us)
+                    .map_or(0.0, |r| r[cpu + 1])
+            };
             if k == 0 {
                 assert_eq!(at(10.0), 1.0);
             } else {
@@ -278,6 +385,25 @@ fn gnuplot_per_phase_blocks_sum_to_one_per_phase_and_cpu() {
     }
     assert!(script.contains("index 1 using 1:3"), "{script}");
     assert!(script.contains("title \"memory CPU 1\""), "{script}");
+    // Issue 23 defect 9: a log latency axis reaching past the largest bin (not a linear one
+    // of 1 us bins), every non-empty bin a point.
+    assert!(script.contains("set logscale xy"), "{script}");
+    let range = script
+        .lines()
+        .find_map(|l| l.strip_prefix("set xrange ["))
+        .unwrap();
+    let top: f64 = range
+        .trim_end_matches(']')
+        .split_once(':')
+        .unwrap()
+        .1
+        .parse()
+        .unwrap();
+    assert!(top > 1000.4, "{script}");
+    assert!(script.contains("with linespoints pt 7"), "{script}");
+    if let Some(plot) = gnuplot_dumb(base.path(), "phases", 120, 30) {
+        assert!(plot.contains("memory CPU 1"), "{plot}");
+    }
     // Wrong uses say why and exit 2.
     let o = jitterlab(&[
         "export",

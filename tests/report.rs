@@ -421,7 +421,7 @@ fn phases_budget_trace_and_warnings_are_shown() {
     }
     // Causes first: 3 of 4 late wakeups had a late timer IRQ and no event, 1 was held by perturb.
     assert!(
-        html.contains("Of 4 explained late wakeups: 75 % timer IRQ late with no trace event: the hypervisor or firmware (SMI) held the CPU, worst 800.0 us; 25 % held by perturb (FIFO 99), worst 2.40 ms."),
+        html.contains("Of 4 explained late wakeups: 75 % timer IRQ late with no trace event: hypervisor, SMI or interrupts off, worst 800.0 us; 25 % held by perturb (FIFO 99), worst 2.40 ms."),
         "cause summary"
     );
     assert!(html.contains(

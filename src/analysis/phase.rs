@@ -11,18 +11,34 @@ use crate::results::run_record::{PhaseRecord, RunRecord};
 /// Slack for the hlog's millisecond timestamps (as `runner::loads` matches intervals).
 const EDGE_SLACK_S: f64 = 0.001;
 
-/// A phase's window in s from the run's start (`start_monotonic_ns`, the base of the log's
-/// interval times), widened by the edge slack: the window run.json's per-phase statistics
-/// cover (`window_start_ns`/`window_end_ns`, the planned one). Files written before those
-/// fields have only the times the phase's loads were ready and reaped, which lie a little
-/// inside or outside the planned window; they are the best there is for such files.
-pub fn window_s(record: &RunRecord, phase: &PhaseRecord) -> (f64, f64) {
+/// A phase's span in s from the run's start (`start_monotonic_ns`, the base of the log's
+/// interval times): the window run.json's per-phase statistics cover
+/// (`window_start_ns`/`window_end_ns`, the planned one, cut where `loops=` ended it early).
+/// Files written before those fields have only the times the phase's loads were ready and
+/// reaped, which lie a little inside or outside the planned window; they are the best there is
+/// for such files.
+pub fn span_s(record: &RunRecord, phase: &PhaseRecord) -> (f64, f64) {
     let offset = |ns: u64| ns.saturating_sub(record.start_monotonic_ns) as f64 / 1e9;
     let (from, to) = match (phase.window_start_ns, phase.window_end_ns) {
         (Some(from), Some(to)) => (from, to),
         _ => (phase.start_ns, phase.end_ns),
     };
-    (offset(from) - EDGE_SLACK_S, offset(to) + EDGE_SLACK_S)
+    (offset(from), offset(to))
+}
+
+/// The window of log intervals that belong to a phase spanning `from_s` to `to_s` (s from the
+/// run's start): the span widened by the edge slack. The one definition of a phase's window:
+/// run.json's per-phase statistics (`runner::loads`), the Phases tables, the per-phase plots,
+/// `export --per-phase` and `compare --phase` all select intervals with it and [`inside`]
+/// (issue 23 defect 8: plots and exports once used the loads-ready times).
+pub fn phase_window(from_s: f64, to_s: f64) -> (f64, f64) {
+    (from_s - EDGE_SLACK_S, to_s + EDGE_SLACK_S)
+}
+
+/// [`phase_window`] of a phase of run.json ([`span_s`]).
+pub fn window_s(record: &RunRecord, phase: &PhaseRecord) -> (f64, f64) {
+    let (from, to) = span_s(record, phase);
+    phase_window(from, to)
 }
 
 /// Whether the interval [start_s, start_s + length_s] lies wholly inside `window`.

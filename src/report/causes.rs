@@ -27,7 +27,7 @@ pub struct Culprit {
 
 impl Culprit {
     /// What it is, in words: "held by jl-io-0 (FIFO 99)", "IRQ eth0", "timer IRQ late with no
-    /// trace event: the hypervisor or firmware".
+    /// trace event: hypervisor, SMI or interrupts off".
     pub fn description(&self) -> String {
         let policies = if self.policies.is_empty() {
             String::new()
@@ -40,8 +40,7 @@ impl Culprit {
             ("softirq", name) => format!("softirq {name}"),
             ("idle_exit", _) => "leaving an idle state".into(),
             (_, "timer IRQ") => {
-                "timer IRQ late with no trace event: the hypervisor or firmware (SMI) held the CPU"
-                    .into()
+                "timer IRQ late with no trace event: hypervisor, SMI or interrupts off".into()
             }
             _ => "thread late with no trace event".into(),
         }

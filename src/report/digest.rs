@@ -5,6 +5,7 @@
 //! heat map. A day at 1 s intervals on 2 CPUs is a few tens of MB here instead of the
 //! gigabytes the decoded interval histograms would take (see `record::hlog_scan`).
 
+use crate::analysis::phase;
 use crate::record::hlog_scan::SparseInterval;
 use crate::record::stats::new_histogram;
 use crate::results::format::events::Event;
@@ -29,6 +30,15 @@ pub fn row_floor_ns(row: usize) -> f64 {
 /// scan compares millions of values; no floating point in that loop).
 static ROW_EDGES: std::sync::LazyLock<Vec<u64>> =
     std::sync::LazyLock::new(|| (0..=ROWS).map(|r| row_floor_ns(r).ceil() as u64).collect());
+
+/// The heat-map row of a value, ns (values of 0 go to the first row, values past the last
+/// row's edge to the last).
+pub fn row_of(value_ns: u64) -> usize {
+    ROW_EDGES
+        .partition_point(|&edge| edge <= value_ns)
+        .clamp(1, ROWS)
+        - 1
+}
 
 /// One interval of one tag.
 #[derive(Debug, Clone, Copy)]
@@ -187,7 +197,10 @@ impl RunDigest {
                 .record
                 .phases
                 .iter()
-                .map(|p| (p.label.clone(), offset(p.start_ns), offset(p.end_ns)))
+                .map(|p| {
+                    let (from, to) = phase::span_s(&self.record, p);
+                    (p.label.clone(), from, to)
+                })
                 .collect();
         }
         let mut open: BTreeMap<usize, (String, u64)> = BTreeMap::new();

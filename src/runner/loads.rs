@@ -13,6 +13,7 @@
 use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
 use crate::load::supervisor::{Outcome, PhasePlan, PlannedLoad, Setup, Supervisor};
+use crate::analysis::phase;
 use crate::load::{LoadSpec, SpikeLoad};
 use crate::plan::RunPlan;
 use crate::record::hlog_scan;
@@ -28,8 +29,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Name of the copy of the scenario file in the result directory.
 pub const SCENARIO_COPY: &str = "scenario.toml";
-/// Slack for the hlog's millisecond timestamps when matching intervals to phases.
-const EDGE_SLACK_NS: u64 = 1_000_000;
 
 /// The loads of a run: the spike threads of this process and the supervisor of the generators'
 /// processes. Dropping it stops them (sets the run's stop flag) and waits for them, on every
@@ -270,12 +269,13 @@ impl<'a> PhaseStats<'a> {
         else {
             return;
         };
-        let start = (start_s * 1e9).round() as u64;
-        let end = ((start_s + length_s) * 1e9).round() as u64;
         for (ph, merged) in self.outcome.phases.iter().zip(&mut self.merged) {
-            let from = ph.plan.start_ns.saturating_sub(EDGE_SLACK_NS);
-            let to = ph.window_end_ns() + EDGE_SLACK_NS;
-            if start >= from && end <= to {
+            // The one definition of a phase's window, as every reader of run.json applies it.
+            let window = phase::phase_window(
+                ph.plan.start_ns as f64 / 1e9,
+                ph.window_end_ns() as f64 / 1e9,
+            );
+            if phase::inside(window, start_s, length_s) {
                 hlog_scan::add_counts(&mut merged[k], counts);
             }
         }
@@ -388,6 +388,49 @@ mod tests {
         assert_eq!(cpu0(2).samples, 0);
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("phase 2"), "{warnings:?}");
+    }
+
+    /// Issue 23 defect 8: a phase whose loads were ready 50 ms after its planned start (and
+    /// reaped 80 ms after its end) had 1000 samples in the Phases table but no whole log
+    /// interval in its plot and export, which took their window from the loads' times.
+    /// run.json holds the window its statistics cover, and every reader selects with it.
+    #[test]
+    fn readers_select_the_intervals_the_phase_statistics_cover() {
+        let run_start = 5_000_000_000u64;
+        let outcome = Outcome {
+            phases: vec![PhaseResult {
+                index: 0,
+                plan: PhasePlan {
+                    label: "io".into(),
+                    start_ns: 1_000_000_000,
+                    end_ns: 2_000_000_000,
+                    loads: vec![],
+                },
+                started_ns: run_start + 1_050_000_000,
+                ended_ns: run_start + 2_080_000_000,
+                early_end_ns: None,
+            }],
+            ..Outcome::default()
+        };
+        let intervals: Vec<StoredInterval> = (0..3)
+            .map(|s| interval("cpu0", s as f64, 1.0, &vec![10_000; 1000]))
+            .collect();
+        let mut stats = PhaseStats::new(&outcome, &[0], run_start);
+        for i in &intervals {
+            stats.add(&i.tag, i.start_s, i.length_s, &i.counts);
+        }
+        let (records, _) = stats.finish(&[]);
+        let p = &records[0];
+        assert_eq!(p.threads[0].latency.samples, 1000);
+        let offset = |ns: Option<u64>| (ns.unwrap() - run_start) as f64 / 1e9;
+        let window =
+            phase::phase_window(offset(p.window_start_ns), offset(p.window_end_ns));
+        let selected: u64 = intervals
+            .iter()
+            .filter(|i| phase::inside(window, i.start_s, i.length_s))
+            .map(|i| i.counts.iter().map(|c| c.1).sum::<u64>())
+            .sum();
+        assert_eq!(selected, 1000);
     }
 
     /// issue 23: a phase max of 42.11 ms above the run's max of 42.08 ms (the top of the

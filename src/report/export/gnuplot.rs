@@ -6,7 +6,13 @@
 //!
 //! `--per-phase` writes the distributions of a scenario run's phases instead: one data block
 //! per phase, each CPU's column normalised to the share of that phase's wakeups, so phases of
-//! different length compare (the OCERA study's per-phase PDFs).
+//! different length compare (the OCERA study's per-phase PDFs), in bins of 1/10 decade on a
+//! log latency axis (the HTML report's per-phase plot's bins).
+//!
+//! The worst case is visible in both: a bin holding one wakeup far out in the tail is drawn
+//! (impulses from the bottom of the log count axis; points on the per-phase lines, which
+//! break at empty bins instead of dropping to a log axis's undefined 0), the latency axis
+//! reaches past the largest value, and the histogram marks each CPU's maximum.
 
 use super::{RunExporter, write_text};
 use crate::analysis::compare::is_cpu_tag;
@@ -14,7 +20,9 @@ use crate::analysis::phase;
 use crate::error::{Failure, Result};
 use crate::record::hlog_scan::add_counts;
 use crate::record::stats::new_histogram;
+use crate::report::digest::{row_floor_ns, row_of};
 use crate::results::loaded::LoadedRun;
+use crate::units::format_ns;
 use hdrhistogram::Histogram;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -126,18 +134,43 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
     );
     let _ = writeln!(gp, "set xlabel \"{value} (us)\"");
     let _ = writeln!(gp, "set ylabel \"{samples_name} per {width_text} bin\"");
+    // Impulses rise from the bottom of the log axis, so a bin of one wakeup is a line a third
+    // of a decade high (0.5 to 1); `steps` would join it to its empty neighbours, whose log is
+    // undefined, and gnuplot would draw nothing.
     let _ = writeln!(gp, "set logscale y");
-    let _ = writeln!(gp, "set yrange [0.8:*]");
-    let _ = writeln!(gp, "set xrange [0:*]");
+    let _ = writeln!(gp, "set yrange [0.5:*]");
+    // Past the largest value, so its bin is not drawn on the border; a little left of 0, so
+    // the body of the distribution is not either.
+    let (x_from, x_to) = latency_range_us(max, width);
+    let _ = writeln!(gp, "set xrange [{x_from}:{x_to}]");
     let _ = writeln!(gp, "set grid");
     let _ = writeln!(gp, "set key top right");
+    // Each CPU's maximum, marked: however small its bin, the worst case is seen.
+    for (i, (t, h)) in histograms.iter().enumerate() {
+        let max_ns = max_of(run, t).unwrap_or_else(|| h.max());
+        let x = max_ns as f64 / 1000.0;
+        let colour = PALETTE[i % PALETTE.len()];
+        let _ = writeln!(
+            gp,
+            "set arrow {} from {x}, graph 0 to {x}, graph 1 nohead back dt 2 lc rgb \"{colour}\"",
+            i + 1
+        );
+        let _ = writeln!(
+            gp,
+            "set label {} \"CPU {} max {}\" at {x}, graph {} right offset -0.5,0 tc rgb \"{colour}\" noenhanced",
+            i + 1,
+            t.trim_start_matches("cpu"),
+            format_ns(max_ns),
+            0.95 - 0.05 * i as f64
+        );
+    }
     let series: Vec<String> = histograms
         .iter()
         .enumerate()
         .map(|(i, (t, _))| {
             let cpu = t.trim_start_matches("cpu");
             format!(
-                "{} using 1:{} with steps lw 1.5 lc rgb \"{}\" title \"CPU {cpu}\"",
+                "{} using 1:{} with impulses lw 1.5 lc rgb \"{}\" title \"CPU {cpu}\"",
                 if i == 0 { "datafile" } else { "''" },
                 i + 2,
                 PALETTE[i % PALETTE.len()]
@@ -146,6 +179,21 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
         .collect();
     let _ = writeln!(gp, "plot {}", series.join(", \\\n     "));
     Ok((data, gp))
+}
+
+/// The latency axis in us: from a little below 0 to a little past `max_ns` (at least one bin
+/// of `width_ns`), so that neither the body nor the largest value lies on the border.
+fn latency_range_us(max_ns: u64, width_ns: u64) -> (f64, f64) {
+    let max_us = max_ns as f64 / 1000.0;
+    let margin = (max_us * 0.03).max(width_ns as f64 / 1000.0);
+    (-margin, max_us + margin)
+}
+
+/// The exact maximum of a CPU tag's thread from run.json (the histogram's is within 0.1 %).
+fn max_of(run: &LoadedRun, tag: &str) -> Option<u64> {
+    let cpu: usize = tag.strip_prefix("cpu")?.parse().ok()?;
+    let t = run.record.threads.iter().find(|t| t.cpu == cpu)?;
+    t.latency.max_ns.and_then(|m| u64::try_from(m).ok())
 }
 
 impl RunExporter for Gnuplot {
@@ -274,13 +322,15 @@ pub fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)>
             (p.label.as_str(), window, hists)
         })
         .collect();
-    let max = phases
+    // Rows of 1/10 decade from the smallest to the largest value of any phase, so every
+    // block has the same rows and the axis covers the largest.
+    let (lo, hi) = phases
         .iter()
-        .flat_map(|(_, _, hs)| hs.iter().map(|h| h.max()))
-        .max()
-        .unwrap_or(0);
-    let width = bin_width_ns(max);
-    let width_text = format!("{} us", width / 1000);
+        .flat_map(|(_, _, hs)| hs.iter().filter(|h| !h.is_empty()))
+        .fold((usize::MAX, 0), |(lo, hi), h| {
+            (lo.min(row_of(h.min())), hi.max(row_of(h.max())))
+        });
+    let (lo, hi) = if lo > hi { (0, 0) } else { (lo, hi) };
     let mut data = String::new();
     let _ = writeln!(
         data,
@@ -293,8 +343,9 @@ pub fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)>
     );
     let _ = writeln!(
         data,
-        "# columns: bin_us, the lower edge of the bin in us (bins of {width_text}); then per CPU the share of the phase's wakeups on that CPU that fell in the bin (each column sums to 1; empty CPUs are 0)"
+        "# columns: bin_us, the lower edge of the bin in us (bins of 1/10 decade: a value v is in the bin when lower edge <= v < next lower edge, edges rounded up to whole ns); then per CPU the share of the phase's wakeups on that CPU that fell in the bin (each column sums to 1; empty CPUs are 0)"
     );
+    let mut smallest = 1.0f64;
     for (k, (label, window, hists)) in phases.iter().enumerate() {
         if k > 0 {
             data.push_str("\n\n");
@@ -313,17 +364,18 @@ pub fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)>
             samples.join(", ")
         );
         let _ = writeln!(data, "# bin_us {}", tags.join(" "));
-        let phase_max = hists.iter().map(|h| h.max()).max().unwrap_or(0);
-        let rows = (phase_max / width + 1) as usize;
-        let columns: Vec<Vec<u64>> = hists.iter().map(|h| bins(h, width, rows)).collect();
-        for row in 0..rows {
-            let _ = write!(data, "{}", (row as u64 * width) as f64 / 1000.0);
+        let columns: Vec<Vec<u64>> = hists.iter().map(|h| decade_bins(h, lo, hi)).collect();
+        for row in lo..=hi {
+            let _ = write!(data, "{}", row_floor_ns(row) / 1000.0);
             for (c, h) in columns.iter().zip(hists) {
                 let share = if h.is_empty() {
                     0.0
                 } else {
-                    c[row] as f64 / h.len() as f64
+                    c[row - lo] as f64 / h.len() as f64
                 };
+                if share > 0.0 {
+                    smallest = smallest.min(share);
+                }
                 let _ = write!(data, " {share}");
             }
             data.push('\n');
@@ -341,13 +393,28 @@ pub fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)>
         gp,
         "set title \"Latency distribution per phase: {title}\" noenhanced"
     );
-    let _ = writeln!(gp, "set xlabel \"latency (us)\"");
+    let _ = writeln!(gp, "set xlabel \"latency (us, log scale)\"");
     let _ = writeln!(
         gp,
-        "set ylabel \"share of the phase's wakeups per {width_text} bin\""
+        "set ylabel \"share of the phase's wakeups per 1/10 decade bin\""
     );
-    let _ = writeln!(gp, "set logscale y");
-    let _ = writeln!(gp, "set xrange [0:*]");
+    // Both axes log: the body and a tail decades out are both seen. Points sit at their bins'
+    // lower edges, none on the frame: the x axis runs from a bin below the first to the end of
+    // the largest value's bin, the y axis from below the smallest share (one wakeup of the
+    // longest phase) to above 1. Points mark every non-empty bin; a line breaks at an empty one.
+    let _ = writeln!(gp, "set logscale xy");
+    let _ = writeln!(
+        gp,
+        "set xrange [{}:{}]",
+        // row_floor_ns(1): the ratio of one bin.
+        row_floor_ns(lo) / row_floor_ns(1) / 1000.0,
+        row_floor_ns(hi + 1) / 1000.0
+    );
+    let _ = writeln!(
+        gp,
+        "set yrange [{}:2]",
+        10f64.powf((smallest / 2.0).log10().floor())
+    );
     let _ = writeln!(gp, "set grid");
     let _ = writeln!(gp, "set key top right noenhanced");
     let mut series = Vec::new();
@@ -358,7 +425,7 @@ pub fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)>
             }
             let cpu = tag.trim_start_matches("cpu");
             series.push(format!(
-                "{} index {k} using 1:{} with steps lw 1.5 lc rgb \"{}\" dt {} title \"{} CPU {cpu}\"",
+                "{} index {k} using 1:{} with linespoints pt 7 ps 0.6 lw 1.5 lc rgb \"{}\" dt {} title \"{} CPU {cpu}\"",
                 if series.is_empty() { "datafile" } else { "''" },
                 j + 2,
                 PALETTE[k % PALETTE.len()],
@@ -369,6 +436,17 @@ pub fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)>
     }
     let _ = writeln!(gp, "plot {}", series.join(", \\\n     "));
     Ok((data, gp))
+}
+
+/// Counts per 1/10-decade row from `lo` to `hi` (a histogram bucket goes to the row of its
+/// highest value, as in [`bins`]).
+fn decade_bins(h: &Histogram<u64>, lo: usize, hi: usize) -> Vec<u64> {
+    let mut out = vec![0; hi - lo + 1];
+    for v in h.iter_recorded() {
+        let row = row_of(v.value_iterated_to()).clamp(lo, hi);
+        out[row - lo] += v.count_at_value();
+    }
+    out
 }
 
 /// A phase label as it may go into a data-file comment or a gnuplot string: control

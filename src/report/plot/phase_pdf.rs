@@ -6,7 +6,7 @@
 use super::axis::{Quantity, Scale, ScaleKind};
 use super::chart::{Axis, Frame, LegendEntry};
 use super::{Figure, Samples, series_style};
-use crate::analysis::phase::inside;
+use crate::analysis::phase::{inside, phase_window};
 use crate::report::digest::{ROWS, SeriesDigest, row_floor_ns};
 use crate::report::svg::escape;
 
@@ -21,15 +21,12 @@ pub struct PhasePdf {
     pub rows: Vec<(usize, f64)>,
 }
 
-/// Slack for the hlog's millisecond timestamps, s (as `analysis::phase`).
-const EDGE_SLACK_S: f64 = 0.001;
-
 /// The distribution of each phase (label, from s, to s) on one CPU's series.
 pub fn prepare(series: &SeriesDigest, phases: &[(String, f64, f64)]) -> Vec<PhasePdf> {
     phases
         .iter()
         .map(|(label, from, to)| {
-            let window = (from - EDGE_SLACK_S, to + EDGE_SLACK_S);
+            let window = phase_window(*from, *to);
             let mut counts = vec![0u64; ROWS];
             for p in series
                 .intervals

@@ -123,6 +123,7 @@ fn contributor(
                 .unwrap_or_else(|| format!("vector {v}")),
         ),
         Holder::Softirq(vec) => simple("softirq", names.softirq(*vec)),
+        Holder::NoEvent => simple(super::gap::NO_EVENT_KIND, super::gap::NO_EVENT_NAME.into()),
         Holder::Idle | Holder::Measuring | Holder::Unknown => simple("idle_exit", "idle".into()),
     }
 }

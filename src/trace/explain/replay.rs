@@ -23,7 +23,15 @@ pub(super) enum Holder {
     Softirq(u32),
     /// Before the first event known.
     Unknown,
+    /// Time the trace shows nothing for that could explain it (see [`without_evidence`]).
+    NoEvent,
 }
+
+/// The longest an exit from an idle state is taken to last: above the exit latency of the
+/// C-states most CPUs declare up to C6, and far above the ~1 us of those jitterlab's PM QoS
+/// hold (/dev/cpu_dma_latency 0) leaves. An idle stretch longer than this before the timer
+/// interrupt is not an idle exit.
+pub(super) const IDLE_EXIT_MAX_NS: u64 = 100_000;
 
 /// A stretch of the window held by one holder.
 #[derive(Debug, Clone)]
@@ -199,5 +207,49 @@ pub(super) fn replay(s: &LateSample, tl: &CpuTimeline) -> Window {
         tasks,
         lost,
         widest_gap_ns: widest_gap,
+    }
+}
+
+/// Takes from the replay what it has a task or idle hold without evidence, and gives it to
+/// [`Holder::NoEvent`]:
+///
+/// - While the timer interrupt was pending (from the due time to its expiry, when the sample
+///   was joined to its timer), no task held it up: a task, real-time or not, is interrupted
+///   the moment the interrupt arrives. The replay's holder there is only who ran last; the
+///   delay is code with interrupts off, an SMI or the hypervisor, none of which leaves a trace
+///   event. Interrupt handlers and softirqs, which show by their events, keep their time.
+/// - Idle before the interrupt is an idle exit for at most [`IDLE_EXIT_MAX_NS`] in all; a
+///   longer idle silence is not (an idle CPU leaves idle for any interrupt). Without the
+///   timer's events the whole window counts as before the interrupt for idle.
+pub(super) fn without_evidence(window: &mut Window, s: &LateSample) {
+    let pending_end = s.split.map_or(s.wake_ns, |sp| sp.expiry_ts.min(s.wake_ns));
+    // Cut the segment that straddles the interrupt's expiry, so each lies on one side.
+    if let Some(k) = window
+        .segments
+        .iter()
+        .position(|g| g.from < pending_end && g.to > pending_end)
+    {
+        let mut after = window.segments[k].clone();
+        after.from = pending_end;
+        window.segments[k].to = pending_end;
+        window.segments.insert(k + 1, after);
+    }
+    let pending = |g: &Segment| g.to <= pending_end;
+    let idle_ns: u64 = window
+        .segments
+        .iter()
+        .filter(|g| pending(g) && g.holder == Holder::Idle)
+        .map(|g| g.to - g.from)
+        .sum();
+    let joined = s.split.is_some();
+    for g in window.segments.iter_mut().filter(|g| pending(g)) {
+        let silent = match g.holder {
+            Holder::Task(_) => joined,
+            Holder::Idle => idle_ns > IDLE_EXIT_MAX_NS,
+            _ => false,
+        };
+        if silent {
+            g.holder = Holder::NoEvent;
+        }
     }
 }

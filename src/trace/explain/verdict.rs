@@ -39,10 +39,12 @@ pub(super) fn verdict(
                 "IRQ latency {}: the timer interrupt came late",
                 signed_ns(i)
             );
-            if let Some(top) = part.first() {
+            let top = part.first();
+            if let Some(top) = top {
                 v.push_str(&format!("; {}", held(top)));
             }
-            if window.widest_gap_ns as i64 * 2 >= i {
+            let silence_named = top.is_some_and(|t| t.kind == super::gap::NO_EVENT_KIND);
+            if !silence_named && window.widest_gap_ns as i64 * 2 >= i {
                 v.push_str(&format!(
                     "; no trace event for {} (interrupts off, or the CPU stalled by the hypervisor)",
                     format_ns(window.widest_gap_ns)
@@ -95,6 +97,9 @@ pub(super) fn held(c: &Contributor) -> String {
         "irq" => format!("CPU in IRQ handler {} for {d}", c.name),
         "softirq" => format!("CPU in softirq {} for {d}", c.name),
         "nmi" => format!("CPU in an NMI for {d}"),
+        super::gap::NO_EVENT_KIND => {
+            format!("no trace event for {d}: hypervisor, SMI or interrupts off")
+        }
         _ => format!("CPU idle (exit from idle) for {d}"),
     }
 }
