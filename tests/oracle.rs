@@ -15,7 +15,7 @@
 
 mod common;
 
-use common::invariants::check_result_dir;
+use common::invariants::violations;
 use common::oracle::{self, Figures, PERCENTILES, Sample};
 use common::*;
 use jitterlab::results::synthetic::{SyntheticPhase, SyntheticRun, write_run};
@@ -44,7 +44,12 @@ fn export(dir: &Path, format: &str, extra: &[&str]) -> String {
 }
 
 fn compare_json(a: &Path, b: &Path) -> Value {
-    let o = jitterlab(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--json"]);
+    let o = jitterlab(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--json",
+    ]);
     assert!(
         matches!(o.status.code(), Some(0 | 1)),
         "compare: {}",
@@ -111,7 +116,10 @@ fn check_threads(run: &Value, truth: &Truth, noise: bool) -> Vec<String> {
             let missed: u64 = samples.iter().map(|s| u64::from(s.missed)).sum();
             let dropped = t["dropped_records"].as_u64().unwrap();
             for (k, want) in [
-                ("deadline_misses", count(&|s: &Sample| s.latency_ns > deadline)),
+                (
+                    "deadline_misses",
+                    count(&|s: &Sample| s.latency_ns > deadline),
+                ),
                 ("early_wakeups", count(&|s: &Sample| s.latency_ns < 0)),
                 ("missed_periods", missed),
             ] {
@@ -122,15 +130,23 @@ fn check_threads(run: &Value, truth: &Truth, noise: bool) -> Vec<String> {
                     t[k].as_u64() == Some(want)
                 };
                 if !ok {
-                    bad.push(format!("{what} {k}: got {}, the oracle counts {want}", t[k]));
+                    bad.push(format!(
+                        "{what} {k}: got {}, the oracle counts {want}",
+                        t[k]
+                    ));
                 }
             }
         }
         for w in t["within"].as_array().into_iter().flatten() {
             let thr = w["threshold_ns"].as_i64().unwrap();
             let want = f.within(thr);
-            let (within, undecided) = (w["within"].as_u64().unwrap(), w["undecided"].as_u64().unwrap());
-            if !(within <= want && want <= within + undecided) || w["above"].as_u64() != Some(f.count() - within - undecided) {
+            let (within, undecided) = (
+                w["within"].as_u64().unwrap(),
+                w["undecided"].as_u64().unwrap(),
+            );
+            if !(within <= want && want <= within + undecided)
+                || w["above"].as_u64() != Some(f.count() - within - undecided)
+            {
                 bad.push(format!(
                     "{what} within {thr} ns: got within {within} above {} undecided {undecided}, the oracle counts {want} within",
                     w["above"]
@@ -139,7 +155,12 @@ fn check_threads(run: &Value, truth: &Truth, noise: bool) -> Vec<String> {
         }
         // A noise run's spikes are counted over gaps, not wakeups (docs/noise.md): their
         // rate is checked by the invariants (measured exposure), not against runs of samples.
-        for s in t["spikes"].as_array().into_iter().flatten().filter(|_| !noise) {
+        for s in t["spikes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|_| !noise)
+        {
             if !s["not_counted"].is_null() || s["count_is_lower_bound"] == true {
                 continue;
             }
@@ -210,10 +231,18 @@ fn check_export_cyclictest(dir: &Path, truth: &Truth) -> Vec<String> {
             ("max", f.max() / 1000),
         ] {
             if t[field].as_i64() != Some(want) {
-                bad.push(format!("{what} {field}: got {}, the oracle says {want}", t[field]));
+                bad.push(format!(
+                    "{what} {field}: got {}, the oracle says {want}",
+                    t[field]
+                ));
             }
         }
-        if let Err(e) = oracle::near(&format!("{what} avg"), t["avg"].as_f64().unwrap(), f.mean / 1000.0, 0.0051) {
+        if let Err(e) = oracle::near(
+            &format!("{what} avg"),
+            t["avg"].as_f64().unwrap(),
+            f.mean / 1000.0,
+            0.0051,
+        ) {
             bad.push(e);
         }
         let hist: BTreeMap<i64, u64> = t["histogram"]
@@ -227,7 +256,11 @@ fn check_export_cyclictest(dir: &Path, truth: &Truth) -> Vec<String> {
             cumulative += n;
             let top = (us + 1) * 1000 - 1; // the last ns of bucket `us`
             let at_least = f.within(top);
-            let at_most = f.sorted.iter().filter(|&&x| x - x / 1024 - 1 <= top).count() as u64;
+            let at_most = f
+                .sorted
+                .iter()
+                .filter(|&&x| x - x / 1024 - 1 <= top)
+                .count() as u64;
             if cumulative < at_least.min(f.count()) || cumulative > at_most {
                 bad.push(format!(
                     "{what} histogram up to {us} us: {cumulative} samples, the oracle has {at_least}..={at_most}"
@@ -235,7 +268,10 @@ fn check_export_cyclictest(dir: &Path, truth: &Truth) -> Vec<String> {
             }
         }
         if cumulative != f.count() {
-            bad.push(format!("{what} histogram holds {cumulative} samples of {}", f.count()));
+            bad.push(format!(
+                "{what} histogram holds {cumulative} samples of {}",
+                f.count()
+            ));
         }
     }
     bad
@@ -263,12 +299,17 @@ fn check_export_lava(dir: &Path, truth: &Truth, run: &Value, budget: &str) -> Ve
         for (name, want) in [("min-latency", f.min()), ("max-latency", f.max())] {
             match get(name) {
                 Some((us, "us")) if (us * 1000.0).round() as i64 == want => {}
-                other => bad.push(format!("{what} {name}: got {other:?}, the oracle says {want} ns")),
+                other => bad.push(format!(
+                    "{what} {name}: got {other:?}, the oracle says {want} ns"
+                )),
             }
         }
         match get("mean-latency") {
             Some((us, "us")) if (us * 1000.0 - f.mean).abs() <= 0.51 => {}
-            other => bad.push(format!("{what} mean-latency: got {other:?}, the oracle says {} ns", f.mean)),
+            other => bad.push(format!(
+                "{what} mean-latency: got {other:?}, the oracle says {} ns",
+                f.mean
+            )),
         }
         for &(field, num, den) in PERCENTILES {
             let name = format!("{}-latency", metric_name(field));
@@ -285,16 +326,24 @@ fn check_export_lava(dir: &Path, truth: &Truth, run: &Value, budget: &str) -> Ve
         let deadline = t["deadline_ns"].as_i64().unwrap();
         let missed: u64 = samples.iter().map(|s| u64::from(s.missed)).sum();
         let late = samples.iter().filter(|s| s.latency_ns > deadline).count() as u64;
-        for (name, want, unit) in [("missed", missed, "periods"), ("deadline_misses", late, "wakeups")] {
+        for (name, want, unit) in [
+            ("missed", missed, "periods"),
+            ("deadline_misses", late, "wakeups"),
+        ] {
             match get(name) {
                 Some((n, u)) if n as u64 == want && u == unit => {}
-                other => bad.push(format!("{what} {name}: got {other:?}, the oracle counts {want} {unit}")),
+                other => bad.push(format!(
+                    "{what} {name}: got {other:?}, the oracle counts {want} {unit}"
+                )),
             }
         }
     }
     // `under(X)>=Y%` clauses: the share of wakeups within X, in percent (3 decimals).
     for clause in budget.split(',') {
-        let Some(limit) = clause.strip_prefix("under(").and_then(|r| r.split(')').next()) else {
+        let Some(limit) = clause
+            .strip_prefix("under(")
+            .and_then(|r| r.split(')').next())
+        else {
             continue;
         };
         let limit_ns = jitterlab::units::parse_duration_ns(limit).unwrap() as i64;
@@ -332,7 +381,10 @@ fn check_export_junit(dir: &Path, truth: &Truth, budget: &str) -> Vec<String> {
     let xml = export(dir, "junit", &["--budget", budget]);
     let mut bad = Vec::new();
     for clause in budget.split(',') {
-        let Some(limit) = clause.strip_prefix("under(").and_then(|r| r.split(')').next()) else {
+        let Some(limit) = clause
+            .strip_prefix("under(")
+            .and_then(|r| r.split(')').next())
+        else {
             continue;
         };
         let limit_ns = jitterlab::units::parse_duration_ns(limit).unwrap() as i64;
@@ -340,7 +392,9 @@ fn check_export_junit(dir: &Path, truth: &Truth, budget: &str) -> Vec<String> {
             let share = 100.0 * f.within(limit_ns) as f64 / f.count() as f64;
             let want = format!("cpu{cpu}: under {share:.3} %");
             if !xml.contains(&want) {
-                bad.push(format!("junit {clause}: no \"{want}\" (the oracle's share)"));
+                bad.push(format!(
+                    "junit {clause}: no \"{want}\" (the oracle's share)"
+                ));
             }
         }
     }
@@ -367,9 +421,21 @@ fn check_export_openmetrics(dir: &Path, truth: &Truth, run: &Value) -> Vec<Strin
         let sum: i64 = f.sorted.iter().map(|&v| v.max(0)).sum();
         let checks: Vec<(String, f64, f64)> = vec![
             (format!("{m}_seconds_count{label}"), f.count() as f64, 0.0),
-            (format!("{m}_seconds_sum{label}"), sum as f64 / 1e9, sum as f64 / 1e9 / 1024.0 + 1e-9),
-            (format!("{m}_max_seconds{label}"), f.max() as f64 / 1e9, 0.6e-9),
-            (format!("jitterlab_samples_total{label}"), f.count() as f64, 0.0),
+            (
+                format!("{m}_seconds_sum{label}"),
+                sum as f64 / 1e9,
+                sum as f64 / 1e9 / 1024.0 + 1e-9,
+            ),
+            (
+                format!("{m}_max_seconds{label}"),
+                f.max() as f64 / 1e9,
+                0.6e-9,
+            ),
+            (
+                format!("jitterlab_samples_total{label}"),
+                f.count() as f64,
+                0.0,
+            ),
             (
                 format!("jitterlab_missed_periods_total{label}"),
                 samples.iter().map(|s| s.missed as f64).sum(),
@@ -377,7 +443,10 @@ fn check_export_openmetrics(dir: &Path, truth: &Truth, run: &Value) -> Vec<Strin
             ),
             (
                 format!("jitterlab_deadline_misses_total{label}"),
-                samples.iter().filter(|s| s.latency_ns > t["deadline_ns"].as_i64().unwrap()).count() as f64,
+                samples
+                    .iter()
+                    .filter(|s| s.latency_ns > t["deadline_ns"].as_i64().unwrap())
+                    .count() as f64,
                 0.0,
             ),
         ];
@@ -391,8 +460,14 @@ fn check_export_openmetrics(dir: &Path, truth: &Truth, run: &Value) -> Vec<Strin
                 None => bad.push(format!("openmetrics: no {name}")),
             }
         }
-        for (q, num, den) in [("0.99", 99, 100), ("0.999", 999, 1000), ("0.9999", 9999, 10000)] {
-            match value(&format!("{m}_quantile_seconds{{cpu=\"{cpu}\",quantile=\"{q}\"}}")) {
+        for (q, num, den) in [
+            ("0.99", 99, 100),
+            ("0.999", 999, 1000),
+            ("0.9999", 9999, 10000),
+        ] {
+            match value(&format!(
+                "{m}_quantile_seconds{{cpu=\"{cpu}\",quantile=\"{q}\"}}"
+            )) {
                 Some(s) => {
                     if let Err(e) = f.percentile_agrees(num, den, (s * 1e9).round() as i64) {
                         bad.push(format!("{what} quantile {q}: {e}"));
@@ -413,7 +488,9 @@ fn check_export_openmetrics(dir: &Path, truth: &Truth, run: &Value) -> Vec<Strin
                 (f.within(ns - ns / 1024 - 1), f.within(ns + ns / 1024 + 1))
             };
             if got < lo || got > hi {
-                bad.push(format!("{what} bucket le={le}: {got}, the oracle has {lo}..={hi}"));
+                bad.push(format!(
+                    "{what} bucket le={le}: {got}, the oracle has {lo}..={hi}"
+                ));
             }
         }
     }
@@ -428,7 +505,11 @@ fn check_export_samples(dir: &Path, noise: bool) -> Vec<String> {
     let csv = export(dir, "csv", &[]);
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     if rows.len() != file.samples.len() {
-        bad.push(format!("csv: {} rows, samples.bin holds {}", rows.len(), file.samples.len()));
+        bad.push(format!(
+            "csv: {} rows, samples.bin holds {}",
+            rows.len(),
+            file.samples.len()
+        ));
     }
     for (row, s) in rows.iter().zip(&file.samples) {
         let c: Vec<&str> = row.split(',').collect();
@@ -443,7 +524,9 @@ fn check_export_samples(dir: &Path, noise: bool) -> Vec<String> {
         ];
         let got = [c[0], c[1], c[2], c[4], c[5], c[6]];
         let t = (s.expected_ns - file.start_ns) as f64 / 1e9;
-        if got.iter().zip(&want).any(|(g, w)| g != w) || (c[3].parse::<f64>().unwrap() - t).abs() > 1e-9 {
+        if got.iter().zip(&want).any(|(g, w)| g != w)
+            || (c[3].parse::<f64>().unwrap() - t).abs() > 1e-9
+        {
             bad.push(format!("csv row {row:?}: the oracle decodes {s:?}"));
             break;
         }
@@ -451,13 +534,19 @@ fn check_export_samples(dir: &Path, noise: bool) -> Vec<String> {
     let columns = export(dir, "columns", &[]);
     let rows: Vec<&str> = columns.lines().filter(|l| !l.starts_with('#')).collect();
     if rows.len() != file.samples.len() {
-        bad.push(format!("columns: {} rows, samples.bin holds {}", rows.len(), file.samples.len()));
+        bad.push(format!(
+            "columns: {} rows, samples.bin holds {}",
+            rows.len(),
+            file.samples.len()
+        ));
     }
     for (row, s) in rows.iter().zip(&file.samples) {
         let c: Vec<f64> = row.split(' ').take(2).map(|x| x.parse().unwrap()).collect();
         let t = (s.expected_ns - file.start_ns) as f64 / 1e9;
         if (c[0] - t).abs() > 0.51e-6 || (c[1] - s.latency_ns as f64 / 1e3).abs() > 0.51e-6 {
-            bad.push(format!("columns row {row:?}: the oracle decodes {s:?} (noise run: {noise})"));
+            bad.push(format!(
+                "columns row {row:?}: the oracle decodes {s:?} (noise run: {noise})"
+            ));
             break;
         }
     }
@@ -478,7 +567,11 @@ fn check_export_summaries(dir: &Path, truth: &Truth, n: usize) -> Vec<String> {
         let blocks: Vec<&[Sample]> = samples.chunks(n).collect();
         let got = rows.get(&cpu).map_or(&[][..], |r| &r[..]);
         if got.len() != blocks.len() {
-            bad.push(format!("summaries cpu{cpu}: {} blocks, the oracle makes {}", got.len(), blocks.len()));
+            bad.push(format!(
+                "summaries cpu{cpu}: {} blocks, the oracle makes {}",
+                got.len(),
+                blocks.len()
+            ));
             continue;
         }
         for (row, b) in got.iter().zip(blocks) {
@@ -492,11 +585,21 @@ fn check_export_summaries(dir: &Path, truth: &Truth, n: usize) -> Vec<String> {
                 ("min_ns", 8, lat.clone().min().unwrap().to_string()),
                 ("max_ns", 10, lat.clone().max().unwrap().to_string()),
                 ("sum_ns", 11, lat.sum::<i64>().to_string()),
-                ("missed_periods", 12, b.iter().map(|s| u64::from(s.missed)).sum::<u64>().to_string()),
+                (
+                    "missed_periods",
+                    12,
+                    b.iter()
+                        .map(|s| u64::from(s.missed))
+                        .sum::<u64>()
+                        .to_string(),
+                ),
             ];
             for (name, col, w) in want {
                 if row[col] != w {
-                    bad.push(format!("summaries cpu{cpu} block from seq {}: {name} {}, the oracle says {w}", b[0].seq, row[col]));
+                    bad.push(format!(
+                        "summaries cpu{cpu} block from seq {}: {name} {}, the oracle says {w}",
+                        b[0].seq, row[col]
+                    ));
                 }
             }
         }
@@ -520,7 +623,10 @@ fn check_compare_self(dir: &Path, truth: &Truth, missed: &BTreeMap<u32, u64>) ->
             let what = format!("compare {name} {stat}");
             let got = row["values"][0].as_f64();
             if row["values"][1].as_f64() != got {
-                bad.push(format!("{what}: A {} but B {} (the same run)", row["values"][0], row["values"][1]));
+                bad.push(format!(
+                    "{what}: A {} but B {} (the same run)",
+                    row["values"][0], row["values"][1]
+                ));
             }
             let Some(got) = got else {
                 bad.push(format!("{what}: no value"));
@@ -532,7 +638,9 @@ fn check_compare_self(dir: &Path, truth: &Truth, missed: &BTreeMap<u32, u64>) ->
                 ("max", _) => Ok(got == f.max() as f64),
                 ("mean", _) => Ok((got - f.mean).abs() <= f.mean.abs() * 1e-9 + 1e-6),
                 ("missed", _) => Ok(got == missed as f64),
-                (_, Some(&(_, num, den))) => f.percentile_agrees(num, den, got as i64).map(|_| true),
+                (_, Some(&(_, num, den))) => {
+                    f.percentile_agrees(num, den, got as i64).map(|_| true)
+                }
                 _ => Ok(true),
             };
             match ok {
@@ -545,11 +653,20 @@ fn check_compare_self(dir: &Path, truth: &Truth, missed: &BTreeMap<u32, u64>) ->
                 bad.push(format!("{what}: ratio {} against itself", vs["ratio"]));
             }
             if vs["difference"].as_f64() != Some(0.0) {
-                bad.push(format!("{what}: difference {} against itself", vs["difference"]));
+                bad.push(format!(
+                    "{what}: difference {} against itself",
+                    vs["difference"]
+                ));
             }
             let i = &vs["interval"];
-            if i.is_object() && (i["low_ns"].as_f64().is_some_and(|l| l > 0.0) || i["high_ns"].as_f64().is_some_and(|h| h < 0.0)) {
-                bad.push(format!("{what}: interval [{}, {}] excludes 0 against itself", i["low_ns"], i["high_ns"]));
+            if i.is_object()
+                && (i["low_ns"].as_f64().is_some_and(|l| l > 0.0)
+                    || i["high_ns"].as_f64().is_some_and(|h| h < 0.0))
+            {
+                bad.push(format!(
+                    "{what}: interval [{}, {}] excludes 0 against itself",
+                    i["low_ns"], i["high_ns"]
+                ));
             }
         }
     }
@@ -560,11 +677,18 @@ fn check_compare_self(dir: &Path, truth: &Truth, missed: &BTreeMap<u32, u64>) ->
         let share = 100.0 * f.within(thr) as f64 / f.count() as f64;
         let got = w["percent"][0].as_f64().unwrap();
         if (got - share).abs() > 1e-9 {
-            bad.push(format!("compare tails cpu{cpu} within {thr} ns: {got} %, the oracle {share} %"));
+            bad.push(format!(
+                "compare tails cpu{cpu} within {thr} ns: {got} %, the oracle {share} %"
+            ));
         }
         let d = &w["difference"][0];
-        if !(d[0].as_f64() == Some(0.0) && d[1].as_f64().unwrap() <= 0.0 && d[2].as_f64().unwrap() >= 0.0) {
-            bad.push(format!("compare tails cpu{cpu} within {thr} ns: difference {d} against itself"));
+        if !(d[0].as_f64() == Some(0.0)
+            && d[1].as_f64().unwrap() <= 0.0
+            && d[2].as_f64().unwrap() >= 0.0)
+        {
+            bad.push(format!(
+                "compare tails cpu{cpu} within {thr} ns: difference {d} against itself"
+            ));
         }
     }
     for s in v["tails"]["spikes"].as_array().into_iter().flatten() {
@@ -574,10 +698,17 @@ fn check_compare_self(dir: &Path, truth: &Truth, missed: &BTreeMap<u32, u64>) ->
             if r["count_is_lower_bound"] == false {
                 let want = oracle::spike_count(&truth.by_cpu[&cpu], thr);
                 if r["count"].as_u64() != Some(want) {
-                    bad.push(format!("compare tails cpu{cpu} spikes over {thr} ns: {}, the oracle counts {want}", r["count"]));
+                    bad.push(format!(
+                        "compare tails cpu{cpu} spikes over {thr} ns: {}, the oracle counts {want}",
+                        r["count"]
+                    ));
                 }
             }
-            let (lo, x, hi) = (r["per_hour_low"].as_f64(), r["per_hour"].as_f64(), r["per_hour_high"].as_f64());
+            let (lo, x, hi) = (
+                r["per_hour_low"].as_f64(),
+                r["per_hour"].as_f64(),
+                r["per_hour_high"].as_f64(),
+            );
             if !matches!((lo, x, hi), (Some(l), Some(x), Some(h)) if l <= x && x <= h) {
                 bad.push(format!("compare tails cpu{cpu} spike rate over {thr} ns: {x:?} outside [{lo:?}, {hi:?}]"));
             }
@@ -600,8 +731,17 @@ fn real_run(test: &str, args: &[&str], out: &Path) -> Option<Value> {
     }
     let mut argv = args.to_vec();
     argv.extend(["--quiet", "--out", out.to_str().unwrap()]);
-    let o = jitterlab(&argv);
-    assert!(matches!(o.status.code(), Some(0 | 1)), "{args:?}: {}", text(&o));
+    // Not through `jitterlab()`: its invariant check would stop the test before the oracle's
+    // checks; the tests add the invariants' violations to their own list instead.
+    let o = std::process::Command::new(bin())
+        .args(&argv)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{args:?}: {}",
+        text(&o)
+    );
     Some(run_json(out))
 }
 
@@ -614,10 +754,22 @@ fn a_spike_run_on_both_cpus_equals_the_oracle() {
     let Some(run) = real_run(
         "a_spike_run_on_both_cpus_equals_the_oracle",
         &[
-            "run", "--duration", "5s", "--cpus", "0-1", "--samples", "--summary-every", "1000",
-            "--under", "50us", "--budget", BUDGET,
-            "--load", "spike:cpu=0,every=250ms,len=1.5ms",
-            "--load", "spike:cpu=1,every=400ms,len=600us",
+            "run",
+            "--duration",
+            "5s",
+            "--cpus",
+            "0-1",
+            "--samples",
+            "--summary-every",
+            "1000",
+            "--under",
+            "50us",
+            "--budget",
+            BUDGET,
+            "--load",
+            "spike:cpu=0,every=250ms,len=1.5ms",
+            "--load",
+            "spike:cpu=1,every=400ms,len=600us",
         ],
         &out,
     ) else {
@@ -633,6 +785,7 @@ fn a_spike_run_on_both_cpus_equals_the_oracle() {
     bad.extend(check_export_openmetrics(&out, &truth, &run));
     bad.extend(check_export_summaries(&out, &truth, 1000));
     bad.extend(check_compare_self(&out, &truth, &missed_per_cpu(&truth)));
+    bad.extend(violations(&out));
     assert_none("spike run", bad);
 }
 
@@ -650,8 +803,14 @@ fn a_scenario_run_with_phases_equals_the_oracle() {
     let Some(run) = real_run(
         "a_scenario_run_with_phases_equals_the_oracle",
         &[
-            "run", "--scenario", scenario.to_str().unwrap(), "--cpus", "0-1", "--samples",
-            "--log-interval", "1s",
+            "run",
+            "--scenario",
+            scenario.to_str().unwrap(),
+            "--cpus",
+            "0-1",
+            "--samples",
+            "--log-interval",
+            "1s",
         ],
         &out,
     ) else {
@@ -668,7 +827,12 @@ fn a_scenario_run_with_phases_equals_the_oracle() {
         for pt in p["threads"].as_array().unwrap() {
             let cpu = pt["cpu"].as_u64().unwrap() as u32;
             let f = oracle::figures_between(&truth.by_cpu[&cpu], truth.start_ns, from, to);
-            bad.extend(oracle::summary_mismatches(&format!("phase {label} cpu{cpu}"), pt, &f, true));
+            bad.extend(oracle::summary_mismatches(
+                &format!("phase {label} cpu{cpu}"),
+                pt,
+                &f,
+                true,
+            ));
         }
     }
     // The phases cover the run: their samples add up to the run's.
@@ -682,10 +846,14 @@ fn a_scenario_run_with_phases_equals_the_oracle() {
             .map(|pt| pt["samples"].as_u64().unwrap())
             .sum();
         if Some(sum) != t["samples"].as_u64() {
-            bad.push(format!("cpu{}: phases hold {sum} samples, the run {}", t["cpu"], t["samples"]));
+            bad.push(format!(
+                "cpu{}: phases hold {sum} samples, the run {}",
+                t["cpu"], t["samples"]
+            ));
         }
     }
     bad.extend(check_compare_self(&out, &truth, &missed_per_cpu(&truth)));
+    bad.extend(violations(&out));
     assert_none("scenario run", bad);
 }
 
@@ -709,12 +877,21 @@ fn a_noise_run_equals_the_oracle() {
         let gaps = &truth.by_cpu[&cpu];
         let throttled: Vec<&Sample> = all[&cpu].iter().filter(|s| s.missed == 1).collect();
         for (k, want) in [
-            ("noise_ns", gaps.iter().map(|s| s.latency_ns as u64).sum::<u64>()),
+            (
+                "noise_ns",
+                gaps.iter().map(|s| s.latency_ns as u64).sum::<u64>(),
+            ),
             ("throttled_gaps", throttled.len() as u64),
-            ("throttled_ns", throttled.iter().map(|s| s.latency_ns as u64).sum()),
+            (
+                "throttled_ns",
+                throttled.iter().map(|s| s.latency_ns as u64).sum(),
+            ),
         ] {
             if n[k].as_u64() != Some(want) {
-                bad.push(format!("noise cpu{cpu} {k}: got {}, the oracle says {want}", n[k]));
+                bad.push(format!(
+                    "noise cpu{cpu} {k}: got {}, the oracle says {want}",
+                    n[k]
+                ));
             }
         }
     }
@@ -725,9 +902,15 @@ fn a_noise_run_equals_the_oracle() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| (t["cpu"].as_u64().unwrap() as u32, t["missed_periods"].as_u64().unwrap()))
+        .map(|t| {
+            (
+                t["cpu"].as_u64().unwrap() as u32,
+                t["missed_periods"].as_u64().unwrap(),
+            )
+        })
         .collect();
     bad.extend(check_compare_self(&out, &truth, &missed));
+    bad.extend(violations(&out));
     assert_none("noise run", bad);
 }
 
@@ -736,7 +919,8 @@ fn a_noise_run_equals_the_oracle() {
 /// A latency that depends only on the CPU and the due time (so that a run can be rewritten
 /// shifted or with every sample twice): mostly 10-50 us, one in 500 a spike of 0.2-3 ms.
 fn known_latency(cpu: usize, due_ms: u64) -> i64 {
-    let mut x = (due_ms + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (cpu as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let mut x = (due_ms + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (cpu as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
     x ^= x >> 31;
     x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x ^= x >> 29;
@@ -756,7 +940,10 @@ fn synthetic(dir: &Path, interval_ns: u64, shift: i64) -> Truth {
         interval_ns,
         log_interval_ns: 1000 * MS,
         duration_ns: 20_000 * MS,
-        phases: vec![SyntheticPhase::seconds("first", 0, 8), SyntheticPhase::seconds("second", 8, 20)],
+        phases: vec![
+            SyntheticPhase::seconds("first", 0, 8),
+            SyntheticPhase::seconds("second", 8, 20),
+        ],
         loads: vec![],
         warnings: vec![],
         seed: 3,
@@ -777,7 +964,9 @@ fn synthetic(dir: &Path, interval_ns: u64, shift: i64) -> Truth {
         ns
     })
     .unwrap();
-    written.values_mut().for_each(|v| v.sort_by_key(|s| s.expected_ns));
+    written
+        .values_mut()
+        .for_each(|v| v.sort_by_key(|s| s.expected_ns));
     Truth::from_samples(0, written)
 }
 
@@ -786,22 +975,32 @@ fn a_synthetic_run_equals_the_oracle() {
     let base = tempfile::tempdir().unwrap();
     let dir = base.path().join("run");
     let truth = synthetic(&dir, MS, 0);
-    check_result_dir(&dir);
     let run = run_json(&dir);
-    let mut bad = check_threads(&run, &truth, false);
+    let mut bad = violations(&dir);
+    bad.extend(check_threads(&run, &truth, false));
     for p in run["phases"].as_array().unwrap() {
-        let (from, to) = if p["label"] == "first" { (0, 8_000 * MS) } else { (8_000 * MS, 20_000 * MS) };
+        let (from, to) = if p["label"] == "first" {
+            (0, 8_000 * MS)
+        } else {
+            (8_000 * MS, 20_000 * MS)
+        };
         for pt in p["threads"].as_array().unwrap() {
             let cpu = pt["cpu"].as_u64().unwrap() as u32;
             let f = oracle::figures_between(&truth.by_cpu[&cpu], 0, from, to);
-            bad.extend(oracle::summary_mismatches(&format!("phase {} cpu{cpu}", p["label"]), pt, &f, true));
+            bad.extend(oracle::summary_mismatches(
+                &format!("phase {} cpu{cpu}", p["label"]),
+                pt,
+                &f,
+                true,
+            ));
         }
     }
     bad.extend(check_export_json(&dir, &truth));
     bad.extend(check_export_cyclictest(&dir, &truth));
     bad.extend(check_export_openmetrics(&dir, &truth, &run));
-    bad.extend(check_export_lava(&dir, &truth, &run, BUDGET));
-    bad.extend(check_export_junit(&dir, &truth, BUDGET));
+    // A synthetic run has no recorder counts of within-shares: `under()` is refused there
+    // (not counted in this run), so its budget judges figures only.
+    bad.extend(check_export_lava(&dir, &truth, &run, "max<200ms,p99<1s"));
     bad.extend(check_compare_self(&dir, &truth, &missed_per_cpu(&truth)));
     assert_none("synthetic run", bad);
 }
@@ -815,18 +1014,32 @@ fn shifting_every_sample_shifts_every_latency_figure() {
     let truth_b = synthetic(&b, MS, D);
     let (ra, rb) = (run_json(&a), run_json(&b));
     let mut bad = check_threads(&rb, &truth_b, false);
-    for (ta, tb) in ra["threads"].as_array().unwrap().iter().zip(rb["threads"].as_array().unwrap()) {
+    for (ta, tb) in ra["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(rb["threads"].as_array().unwrap())
+    {
         let what = format!("cpu{}", ta["cpu"]);
         for k in ["min_ns", "max_ns"] {
             if tb[k].as_i64() != ta[k].as_i64().map(|v| v + D) {
-                bad.push(format!("{what} {k}: {} shifted by {D} is not {}", ta[k], tb[k]));
+                bad.push(format!(
+                    "{what} {k}: {} shifted by {D} is not {}",
+                    ta[k], tb[k]
+                ));
             }
         }
-        let (ma, mb) = (ta["mean_ns"].as_f64().unwrap(), tb["mean_ns"].as_f64().unwrap());
+        let (ma, mb) = (
+            ta["mean_ns"].as_f64().unwrap(),
+            tb["mean_ns"].as_f64().unwrap(),
+        );
         if (mb - ma - D as f64).abs() > 1e-6 * mb {
             bad.push(format!("{what} mean: {ma} shifted by {D} is not {mb}"));
         }
-        let (sa, sb) = (ta["stddev_ns"].as_f64().unwrap(), tb["stddev_ns"].as_f64().unwrap());
+        let (sa, sb) = (
+            ta["stddev_ns"].as_f64().unwrap(),
+            tb["stddev_ns"].as_f64().unwrap(),
+        );
         if (sa - sb).abs() > 1e-6 * sa {
             bad.push(format!("{what} stddev: {sa} changed to {sb} by a shift"));
         }
@@ -834,7 +1047,10 @@ fn shifting_every_sample_shifts_every_latency_figure() {
             let (pa, pb) = (ta[k].as_i64().unwrap(), tb[k].as_i64().unwrap());
             // Both are bucket tops: the shift holds within a bucket of the larger value.
             if (pb - pa - D).abs() > pb / 1024 + 1 {
-                bad.push(format!("{what} {k}: {pa} shifted by {D} is not {pb} (within {})", pb / 1024 + 1));
+                bad.push(format!(
+                    "{what} {k}: {pa} shifted by {D} is not {pb} (within {})",
+                    pb / 1024 + 1
+                ));
             }
         }
     }
@@ -857,7 +1073,10 @@ fn shifting_every_sample_shifts_every_latency_figure() {
                 && (i["low_ns"].as_f64().is_some_and(|l| l > D as f64 + tol)
                     || i["high_ns"].as_f64().is_some_and(|h| h < D as f64 - tol))
             {
-                bad.push(format!("{what}: interval [{}, {}] excludes the shift {D}", i["low_ns"], i["high_ns"]));
+                bad.push(format!(
+                    "{what}: interval [{}, {}] excludes the shift {D}",
+                    i["low_ns"], i["high_ns"]
+                ));
             }
         }
     }
@@ -873,24 +1092,47 @@ fn duplicating_every_sample_keeps_every_figure() {
     let truth2 = synthetic(&twice, MS / 2, 0);
     let (r1, r2) = (run_json(&once), run_json(&twice));
     let mut bad = Vec::new();
-    for (t1, t2) in r1["threads"].as_array().unwrap().iter().zip(r2["threads"].as_array().unwrap()) {
+    for (t1, t2) in r1["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(r2["threads"].as_array().unwrap())
+    {
         let cpu = t1["cpu"].as_u64().unwrap() as u32;
-        assert_eq!(truth2.figures[&cpu].count(), 2 * truth.figures[&cpu].count());
+        assert_eq!(
+            truth2.figures[&cpu].count(),
+            2 * truth.figures[&cpu].count()
+        );
         if t2["samples"].as_u64() != t1["samples"].as_u64().map(|n| 2 * n) {
-            bad.push(format!("cpu{cpu}: {} samples twice are not {}", t1["samples"], t2["samples"]));
+            bad.push(format!(
+                "cpu{cpu}: {} samples twice are not {}",
+                t1["samples"], t2["samples"]
+            ));
         }
-        for k in ["min_ns", "max_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns"] {
+        for k in [
+            "min_ns", "max_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns",
+        ] {
             if t1[k] != t2[k] {
-                bad.push(format!("cpu{cpu} {k}: {} with every sample twice, {} once", t2[k], t1[k]));
+                bad.push(format!(
+                    "cpu{cpu} {k}: {} with every sample twice, {} once",
+                    t2[k], t1[k]
+                ));
             }
         }
         for k in ["mean_ns", "stddev_ns"] {
             let (a, b) = (t1[k].as_f64().unwrap(), t2[k].as_f64().unwrap());
             if (a - b).abs() > 1e-6 * a {
-                bad.push(format!("cpu{cpu} {k}: {b} with every sample twice, {a} once"));
+                bad.push(format!(
+                    "cpu{cpu} {k}: {b} with every sample twice, {a} once"
+                ));
             }
         }
-        bad.extend(oracle::summary_mismatches(&format!("twice cpu{cpu}"), t2, &truth2.figures[&cpu], false));
+        bad.extend(oracle::summary_mismatches(
+            &format!("twice cpu{cpu}"),
+            t2,
+            &truth2.figures[&cpu],
+            false,
+        ));
     }
     assert_none("duplicated samples", bad);
 }
@@ -926,7 +1168,11 @@ fn assert_coverage(what: &str, covered: usize) {
 }
 
 /// Interval histograms (30 of 100 samples) of uniform [lo, hi) ns.
-fn uniform_slots(rng: &mut XorShift, lo: f64, hi: f64) -> Vec<jitterlab::analysis::quantile::Sparse> {
+fn uniform_slots(
+    rng: &mut XorShift,
+    lo: f64,
+    hi: f64,
+) -> Vec<jitterlab::analysis::quantile::Sparse> {
     use jitterlab::analysis::quantile::sparse;
     (0..30)
         .map(|_| {
@@ -942,7 +1188,9 @@ fn uniform_slots(rng: &mut XorShift, lo: f64, hi: f64) -> Vec<jitterlab::analysi
 #[test]
 fn compare_percentile_intervals_cover_the_true_difference() {
     use jitterlab::analysis::compare::{CONFIDENCE, MAX_BLOCKS, REPLICATES};
-    use jitterlab::analysis::quantile::{Blocks, bootstrap_difference, merge_into, order_statistic_difference};
+    use jitterlab::analysis::quantile::{
+        Blocks, bootstrap_difference, merge_into, order_statistic_difference,
+    };
     // A: uniform [10, 50) us; B: uniform [15, 75) us. True differences of the quantiles:
     // p50 45 - 30 us, p90 69 - 46 us. Histogram values are bucket tops (up to 1/1024 high).
     let qs = [0.5, 0.9];
@@ -950,7 +1198,10 @@ fn compare_percentile_intervals_cover_the_true_difference() {
     let mut rng = XorShift(0x5eed_0001);
     let (mut boot, mut order) = ([0usize; 2], [0usize; 2]);
     for rep in 0..REPETITIONS {
-        let (a, b) = (uniform_slots(&mut rng, 10_000.0, 50_000.0), uniform_slots(&mut rng, 15_000.0, 75_000.0));
+        let (a, b) = (
+            uniform_slots(&mut rng, 10_000.0, 50_000.0),
+            uniform_slots(&mut rng, 15_000.0, 75_000.0),
+        );
         let holds = |low: Option<f64>, high: Option<f64>, q: f64| {
             let t = truth(q);
             let tol = (15_000.0 + 60_000.0 * q) / 1024.0;
@@ -987,13 +1238,19 @@ fn within_share_intervals_cover_the_true_share() {
     // runs: B uniform [10, 60) us within 45 us (0.7).
     let (mut wide, mut narrow, mut diff) = (0, 0, 0);
     for _ in 0..REPETITIONS {
-        let a: Vec<u64> = (0..2000).map(|_| (10_000.0 + 40_000.0 * rng.uniform()) as u64).collect();
-        let b: Vec<u64> = (0..2000).map(|_| (10_000.0 + 50_000.0 * rng.uniform()) as u64).collect();
+        let a: Vec<u64> = (0..2000)
+            .map(|_| (10_000.0 + 40_000.0 * rng.uniform()) as u64)
+            .collect();
+        let b: Vec<u64> = (0..2000)
+            .map(|_| (10_000.0 + 50_000.0 * rng.uniform()) as u64)
+            .collect();
         let small: Vec<u64> = a[..500].to_vec();
         let ea = Exceedance::from_samples(&a, 45_000);
         let (l, h) = ea.share_interval(0.95).unwrap();
         wide += (l <= 0.875 && 0.875 <= h) as usize;
-        let (l, h) = Exceedance::from_samples(&small, 49_600).share_interval(0.95).unwrap();
+        let (l, h) = Exceedance::from_samples(&small, 49_600)
+            .share_interval(0.95)
+            .unwrap();
         narrow += (l <= 0.99 && 0.99 <= h) as usize;
         let (l, h) = share_difference(&ea, &Exceedance::from_samples(&b, 45_000), 0.95).unwrap();
         diff += (l <= -0.175 && -0.175 <= h) as usize;

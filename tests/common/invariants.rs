@@ -78,7 +78,12 @@ pub fn violations(dir: &Path) -> Vec<String> {
         let what = format!("run.json threads[cpu {cpu}]");
         summary(&what, t, &absent, &mut bad);
         if t["irq_latency"].is_object() {
-            summary(&format!("{what}.irq_latency"), &t["irq_latency"], &[], &mut bad);
+            summary(
+                &format!("{what}.irq_latency"),
+                &t["irq_latency"],
+                &[],
+                &mut bad,
+            );
         }
         within(&what, t, &absent, &mut bad);
         if !imported {
@@ -211,7 +216,8 @@ fn spikes(what: &str, t: &Value, run: &Value, bad: &mut Vec<String>) {
         return;
     };
     let interval = t["interval_ns"].as_f64().unwrap_or(0.0);
-    let skipped = t["missed_periods"].as_f64().unwrap_or(0.0) + t["dropped_records"].as_f64().unwrap_or(0.0);
+    let skipped =
+        t["missed_periods"].as_f64().unwrap_or(0.0) + t["dropped_records"].as_f64().unwrap_or(0.0);
     let duration = run["duration_ns"].as_f64();
     let noise_measured = t["noise"]["measured_ns"].as_f64();
     for s in list {
@@ -223,7 +229,9 @@ fn spikes(what: &str, t: &Value, run: &Value, bad: &mut Vec<String>) {
         };
         if exposure <= 0.0 {
             if count > 0.0 {
-                bad.push(format!("{at}: {count} spikes over an exposure of {exposure} ns"));
+                bad.push(format!(
+                    "{at}: {count} spikes over an exposure of {exposure} ns"
+                ));
             }
             continue;
         }
@@ -241,13 +249,18 @@ fn spikes(what: &str, t: &Value, run: &Value, bad: &mut Vec<String>) {
             s["rate_per_hour_high"].as_f64(),
         ) && !(lo <= got && got <= hi)
         {
-            bad.push(format!("{at}: rate_per_hour {got} outside its interval [{lo}, {hi}]"));
+            bad.push(format!(
+                "{at}: rate_per_hour {got} outside its interval [{lo}, {hi}]"
+            ));
         }
         if count > 0.0
             && let Some(mtbf) = s["mtbf_ns"].as_f64()
             && (mtbf - exposure / count).abs() > 1.0 + exposure / count * 1e-9
         {
-            bad.push(format!("{at}: mtbf_ns {mtbf}, but exposure / count = {}", exposure / count));
+            bad.push(format!(
+                "{at}: mtbf_ns {mtbf}, but exposure / count = {}",
+                exposure / count
+            ));
         }
         // The exposure is the time measured: the noise loop's measured time, or the run's
         // duration less the periods that late or dropped wakeups skipped.
@@ -276,7 +289,9 @@ fn noise(what: &str, t: &Value, bad: &mut Vec<String>) {
     };
     let samples = t["samples"].as_f64().unwrap_or(0.0);
     if noise_ns > measured {
-        bad.push(format!("{what}: noise_ns {noise_ns} > measured_ns {measured}"));
+        bad.push(format!(
+            "{what}: noise_ns {noise_ns} > measured_ns {measured}"
+        ));
     }
     if let Some(mean) = t["mean_ns"].as_f64() {
         let sum = mean * samples;
@@ -344,7 +359,10 @@ fn phases(run: &Value, threads: &[Value], absent: &[&str], bad: &mut Vec<String>
                 continue;
             };
             if pt["samples"].as_u64() > t["samples"].as_u64() {
-                bad.push(format!("{what}: samples {} > the run's {}", pt["samples"], t["samples"]));
+                bad.push(format!(
+                    "{what}: samples {} > the run's {}",
+                    pt["samples"], t["samples"]
+                ));
             }
             if pt["samples"].as_u64() == Some(0) {
                 continue;
@@ -364,7 +382,12 @@ fn phases(run: &Value, threads: &[Value], absent: &[&str], bad: &mut Vec<String>
     }
     // Sums: at most the run's samples when no two phases overlap; exactly them when the
     // phases also cover the run from its start to its end.
-    let span = |p: &Value| (p["start_ns"].as_u64().unwrap_or(0), p["end_ns"].as_u64().unwrap_or(0));
+    let span = |p: &Value| {
+        (
+            p["start_ns"].as_u64().unwrap_or(0),
+            p["end_ns"].as_u64().unwrap_or(0),
+        )
+    };
     let mut spans: Vec<(u64, u64)> = phases.iter().map(span).collect();
     spans.sort_unstable();
     if spans.windows(2).any(|w| w[1].0 < w[0].1) {
@@ -387,7 +410,11 @@ fn phases(run: &Value, threads: &[Value], absent: &[&str], bad: &mut Vec<String>
             bad.push(format!(
                 "run.json cpu {}: the phases hold {sum} samples, the run {samples}{}",
                 t["cpu"],
-                if covered { " (the phases cover the run)" } else { "" }
+                if covered {
+                    " (the phases cover the run)"
+                } else {
+                    ""
+                }
             ));
         }
     }

@@ -58,7 +58,10 @@ pub fn jitterlab(args: &[&str]) -> Output {
 
 /// The result directory named by `--out`/`-o` of a command that writes one.
 fn produced_dir(args: &[&str]) -> Option<PathBuf> {
-    if !matches!(args.first(), Some(&("run" | "noise" | "sweep" | "monitor" | "import"))) {
+    if !matches!(
+        args.first(),
+        Some(&("run" | "noise" | "sweep" | "monitor" | "import"))
+    ) {
         return None;
     }
     let at = args.iter().position(|a| *a == "--out" || *a == "-o")?;

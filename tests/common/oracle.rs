@@ -206,7 +206,11 @@ impl Figures {
         sorted.sort_unstable();
         let n = sorted.len() as f64;
         let mean = sorted.iter().map(|&v| v as f64).sum::<f64>() / n;
-        let var = sorted.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n;
+        let var = sorted
+            .iter()
+            .map(|&v| (v as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
         Figures {
             sorted,
             mean,
@@ -327,7 +331,10 @@ pub fn summary_mismatches(
             None => false,
         };
         if !ok {
-            bad.push(format!("{what} {k}: got {}, the oracle says {want}", summary[k]));
+            bad.push(format!(
+                "{what} {k}: got {}, the oracle says {want}",
+                summary[k]
+            ));
         }
     }
     let rel = if from_histogram { 1.0 / 1024.0 } else { 1e-9 };
