@@ -54,6 +54,7 @@ fn sigterm_ends_cleanly_and_the_directory_reads() {
     let scraped = sample(&body, "jitterlab_samples_total{cpu=\"0\"}").unwrap() as u64;
     let (code, t) = m.terminate();
     assert_eq!(code, Some(0), "{t}");
+    invariants::check_result_dir(&out);
     let run = run_json(&out);
     assert_eq!(run["ended"], "interrupted", "{run}");
     let samples = thread(&run, 0)["samples"].as_u64().unwrap();

@@ -243,6 +243,7 @@ fn sigint_stops_cleanly_with_complete_results() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(0));
+    invariants::check_result_dir(&out);
     let run = run_json(&out);
     assert_eq!(run["ended"], "interrupted");
     for t in run["threads"].as_array().unwrap() {

@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+pub mod invariants;
+pub mod oracle;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
@@ -39,11 +42,30 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_jitterlab")
 }
 
+/// Runs jitterlab with `args`. A `run`, `noise`, `sweep`, `monitor` or `import` that made its
+/// `--out` directory has it checked against the result invariants (invariants.rs) before the
+/// test sees it, so that every result the suite produces keeps them.
 pub fn jitterlab(args: &[&str]) -> Output {
-    Command::new(bin())
+    let output = Command::new(bin())
         .args(args)
         .output()
-        .expect("the jitterlab binary runs")
+        .expect("the jitterlab binary runs");
+    if let Some(out) = produced_dir(args) {
+        invariants::check_result_dir(&out);
+    }
+    output
+}
+
+/// The result directory named by `--out`/`-o` of a command that writes one.
+fn produced_dir(args: &[&str]) -> Option<PathBuf> {
+    if !matches!(
+        args.first(),
+        Some(&("run" | "noise" | "sweep" | "monitor" | "import"))
+    ) {
+        return None;
+    }
+    let at = args.iter().position(|a| *a == "--out" || *a == "-o")?;
+    args.get(at + 1).map(PathBuf::from)
 }
 
 pub fn text(output: &Output) -> String {
