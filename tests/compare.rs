@@ -331,7 +331,9 @@ fn one_phase_is_compared_across_runs() {
 /// them as run.json does, and every interval contains its own estimate.
 #[test]
 fn a_phase_comparison_covers_run_json_intervals_and_contains_its_estimates() {
-    use jitterlab::results::synthetic::{START_MONOTONIC_NS, SyntheticPhase, SyntheticRun, write_run};
+    use jitterlab::results::synthetic::{
+        START_MONOTONIC_NS, SyntheticPhase, SyntheticRun, write_run,
+    };
     let base = tempfile::tempdir().unwrap();
     const S: u64 = 1_000_000_000;
     // io from 10 to 20 s: 50 us, except B's first second of io at 80 us (10% of the phase).

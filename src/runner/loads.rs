@@ -10,10 +10,10 @@
 //! the default 1 s --log-interval a phase's statistics cover its whole seconds; phase
 //! boundaries on whole multiples of --log-interval lose nothing.
 
+use crate::analysis::phase;
 use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
 use crate::load::supervisor::{Outcome, PhasePlan, PlannedLoad, Setup, Supervisor};
-use crate::analysis::phase;
 use crate::load::{LoadSpec, SpikeLoad};
 use crate::plan::RunPlan;
 use crate::record::hlog_scan;
@@ -423,8 +423,7 @@ mod tests {
         let p = &records[0];
         assert_eq!(p.threads[0].latency.samples, 1000);
         let offset = |ns: Option<u64>| (ns.unwrap() - run_start) as f64 / 1e9;
-        let window =
-            phase::phase_window(offset(p.window_start_ns), offset(p.window_end_ns));
+        let window = phase::phase_window(offset(p.window_start_ns), offset(p.window_end_ns));
         let selected: u64 = intervals
             .iter()
             .filter(|i| phase::inside(window, i.start_s, i.length_s))
@@ -461,7 +460,7 @@ mod tests {
             .iter_recorded()
             .map(|v| (v.value_iterated_to(), v.count_at_value()))
             .collect();
-        let mut stats = PhaseStats::new(&outcome, &[0]);
+        let mut stats = PhaseStats::new(&outcome, &[0], 0);
         stats.add("cpu0", 0.0, 1.0, &stored);
         let run: ThreadSummary = serde_json::from_value(serde_json::json!({
             "cpu": 0, "thread_index": 0, "tid": 1, "interval_ns": 1_000_000,
@@ -472,7 +471,7 @@ mod tests {
             "early_wakeups": 0, "end": "completed"
         }))
         .unwrap();
-        let mut unclamped = PhaseStats::new(&outcome, &[0]);
+        let mut unclamped = PhaseStats::new(&outcome, &[0], 0);
         unclamped.add("cpu0", 0.0, 1.0, &stored);
         let loose = &unclamped.finish(&[]).0[0].threads[0].latency;
         assert!(loose.max_ns.unwrap() > 42_080_123, "{loose:?}");
