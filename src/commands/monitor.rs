@@ -100,9 +100,9 @@ fn dry_run(plan: &MonitorPlan) -> Result<String> {
     let retain = match segments.retain {
         Retain::Forever => "every segment kept".to_string(),
         Retain::Age(ns) => format!("segments deleted {} after they end", format_ns(ns)),
-        Retain::Bytes(b) => format!(
-            "the oldest segments deleted to keep the directory within {b} bytes"
-        ),
+        Retain::Bytes(b) => {
+            format!("the oldest segments deleted to keep the directory within {b} bytes")
+        }
     };
     let _ = writeln!(
         t,

@@ -8,8 +8,8 @@
 //! Every name is made and renamed through the descriptor of `loads/`, without following a link:
 //! an entry planted there makes the copy stop with a warning, never a write elsewhere.
 
-use crate::sys::fs::{create_new_at, cstr, rename_at};
 use crate::sys::file::pipe;
+use crate::sys::fs::{create_new_at, cstr, rename_at};
 use std::ffi::{CString, OsStr};
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -133,7 +133,9 @@ mod tests {
         let lines: Vec<String> = (0..200).map(|i| format!("line {i}\n")).collect();
         for piece in lines.chunks(7) {
             copy.write(piece.concat().as_bytes()).unwrap();
-            let len = std::fs::metadata(dir.path().join("0-exec.log")).unwrap().len();
+            let len = std::fs::metadata(dir.path().join("0-exec.log"))
+                .unwrap()
+                .len();
             assert!(len <= 100, "{len}");
         }
         let read = |n: &str| std::fs::read_to_string(dir.path().join(n)).unwrap();
@@ -141,7 +143,10 @@ mod tests {
         assert!(older.len() <= 100 && older.ends_with('\n'), "{older}");
         let kept = format!("{older}{latest}");
         assert!(kept.ends_with("line 199\n"), "{kept}");
-        assert!(lines.concat().ends_with(&kept), "not the latest lines whole: {kept}");
+        assert!(
+            lines.concat().ends_with(&kept),
+            "not the latest lines whole: {kept}"
+        );
         // A line longer than the bound is cut at it.
         copy.write(&[b'x'; 250]).unwrap();
         assert_eq!(read("0-exec.log"), "x".repeat(50));
