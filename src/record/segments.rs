@@ -279,15 +279,22 @@ impl Segments {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
             r => r?,
         };
-        let (mut logs, mut held) = (0, 0);
+        let (mut logs, mut held) = (std::collections::BTreeSet::new(), 0);
         for entry in entries {
             let entry = entry?;
             // Entries may vanish meanwhile (a log being rotated): skip them.
             let Ok(meta) = entry.metadata() else { continue };
             held += meta.len();
-            logs += usize::from(entry.file_name().to_string_lossy().ends_with(".log"));
+            // A log and its `.1` are one load's (its log is missing while it is rotated).
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(load) = name
+                .strip_suffix(".log.1")
+                .or_else(|| name.strip_suffix(".log"))
+            {
+                logs.insert(load.to_string());
+            }
         }
-        let most = 2 * logs as u64 * self.plan.load_log_cap(logs);
+        let most = 2 * logs.len() as u64 * self.plan.load_log_cap(logs.len());
         Ok(most.saturating_sub(held))
     }
 }
