@@ -571,7 +571,10 @@ fn noise_rates_are_per_second_of_the_time_measured() {
     let page = std::fs::read_to_string(&html).unwrap();
     for shown in [&terminal, &page] {
         assert!(
-            shown.contains(&format!("noise {per_s:.0} ns/s: ")),
+            shown.contains(&format!(
+                "noise {} ns/s: ",
+                jitterlab::units::group_digits(per_s.round() as u64)
+            )),
             "noise per second: {shown}"
         );
         assert!(shown.contains(" lost"), "time lost");
