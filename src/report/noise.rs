@@ -62,7 +62,7 @@ pub fn table(record: &RunRecord) -> Table {
             t.cpu.to_string().into(),
             known("noise.noise_pct", format!("{:.4} %", n.noise_pct)),
             n.noise_ns_per_s
-                .map_or("-".into(), |v| format!("{v:.0} ns"))
+                .map_or("-".into(), |v| format!("{} ns", grouped(v.round() as u64)))
                 .into(),
             known("noise.noise_ns", format_ns(n.noise_ns)),
             known("samples", t.latency.samples.to_string()),
@@ -95,7 +95,11 @@ pub fn statements(record: &RunRecord, t: &ThreadSummary, n: &NoiseSummary) -> Ve
     let absent = |field: &str| record.is_absent(field);
     let mut lines = Vec::new();
     if let Some(per_s) = n.noise_ns_per_s.filter(|_| !absent("noise.noise_pct")) {
-        let mut line = format!("noise {per_s:.0} ns/s: {:.4} % of the time", n.noise_pct);
+        let mut line = format!(
+            "noise {} ns/s: {:.4} % of the time",
+            grouped(per_s.round() as u64),
+            n.noise_pct
+        );
         if !absent("noise.measured_ns") {
             let _ = write!(line, " ({} measured)", format_ns(n.measured_ns));
         }
