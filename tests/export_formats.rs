@@ -205,7 +205,10 @@ fn lava_under_lines_carry_the_share_in_percent() {
         .lines()
         .find(|l| l.starts_with("budget-cpu0-cpu0-under"))
         .unwrap_or_else(|| panic!("no under() line in\n{lava}"));
-    assert_eq!(line, "budget-cpu0-cpu0-under_100us_-ge-99.99_ fail 99.4000 %");
+    assert_eq!(
+        line,
+        "budget-cpu0-cpu0-under_100us_-ge-99.99_ fail 99.4000 %"
+    );
     let junit = export(&dir, "junit", &["--budget", budget]);
     assert!(junit.contains("99.400 %"), "{junit}");
 }

@@ -210,8 +210,7 @@ fn run_info(i: usize, r: &LoadedRun) -> RunInfo {
     // intervals are then counted from the plan (a run cut to one phase is never that long
     // in practice, and is counted as read otherwise: the intervals its figures cover).
     let merged = log_interval_ns > 0
-        && r
-            .intervals
+        && r.intervals
             .iter()
             .any(|i| i.length_s * 1e9 > 1.5 * log_interval_ns as f64);
     let logged = match r.record.duration_ns {
