@@ -202,7 +202,7 @@ fn terminal_and_markdown_show_ratios_and_intervals() {
     let t = String::from_utf8(o.stdout).unwrap();
     assert!(t.contains("B/A") && t.contains("C-A [95% interval]"), "{t}");
     assert!(t.contains("1.50x"), "{t}");
-    assert!(t.contains("B vs A overall: p99 1.50x higher"), "{t}");
+    assert!(t.contains("B vs A overall: p99 1.50x (50 % higher)"), "{t}");
     assert!(
         t.contains("block bootstrap over intervals for p50, p99, p99.9"),
         "{t}"
@@ -431,4 +431,72 @@ fn assert_intervals_contain_estimates(v: &Value) {
             }
         }
     }
+}
+
+/// Issue 23, defect 11: `--fail-if-worse` judges p99.9 unless `--at` names others, says which
+/// statistic it judged, and judges each of several (`--at max,p99.9`): an 8x worse max with an
+/// equal p99.9 passes the default check, visibly at p99.9 only, and fails `--at max`.
+#[test]
+fn fail_if_worse_names_its_statistics_and_judges_each_of_several() {
+    use jitterlab::results::synthetic::{SyntheticRun, write_run};
+    let base = tempfile::tempdir().unwrap();
+    const S: u64 = 1_000_000_000;
+    let write = |name: &str, spike_ns: i64| {
+        let run = SyntheticRun {
+            cpus: vec![0],
+            interval_ns: 1_000_000,
+            log_interval_ns: S,
+            duration_ns: 60 * S,
+            phases: vec![],
+            loads: vec![],
+            warnings: vec![],
+            seed: 11,
+        };
+        let dir = base.path().join(name);
+        write_run(
+            &dir,
+            &run,
+            |_, t, _| if t == 30 * S { spike_ns } else { 20_000 },
+        )
+        .unwrap();
+        dir
+    };
+    let (a, b) = (write("a", 1_000_000), write("b", 8_000_000));
+    let check = |extra: &[&str]| {
+        let mut argv = vec!["compare", s(&a), s(&b), "--fail-if-worse", "10%"];
+        argv.extend_from_slice(extra);
+        let o = jitterlab(&argv);
+        (o.status.code(), text(&o))
+    };
+    let (code, out) = check(&[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains(
+            "worse than A by more than 10% at p99.9 (the default statistic; --at chooses others"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("pass  no run is worse beyond the margin at p99.9"),
+        "{out}"
+    );
+    let (code, out) = check(&["--at", "max"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("FAIL  B overall: max 8.00 ms vs 1.00 ms in A (8.00x)"),
+        "{out}"
+    );
+    let (code, out) = check(&["--at", "max,p99.9"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("at max or p99.9\n"), "{out}");
+    let (_, v) = compare_json(&[s(&a), s(&b), "--fail-if-worse", "10%", "--at", "max,p99.9"]);
+    assert_eq!(
+        v["regression"]["statistics"],
+        serde_json::json!(["max", "p99.9"])
+    );
+    assert_eq!(v["regression"]["default_statistic"], false);
+    assert_eq!(v["regression"]["regressions"][0]["statistic"], "max");
+    // The help says which statistic is judged by default.
+    let help = text(&jitterlab(&["compare", "--help"]));
+    assert!(help.contains("p99.9 unless --at"), "{help}");
 }

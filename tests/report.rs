@@ -456,7 +456,7 @@ fn several_runs_are_overlaid_with_ratios_to_the_first() {
     let base = tempfile::tempdir().unwrap();
     let a = base.path().join("standard");
     let b = base.path().join("rt");
-    // Same body; the first run's worst wakeup is 4.2 ms, the second's 100 us: "42x lower".
+    // Same body; the first run's worst wakeup is 4.2 ms, the second's 100 us: 0.024x.
     write_run(&a, &two_cpus(10, vec![], 1), |cpu, t, _| {
         if cpu == 0 && t == 5 * S {
             4_200_000
@@ -482,14 +482,17 @@ fn several_runs_are_overlaid_with_ratios_to_the_first() {
     }
     svg_by_id(&html, "run1-histogram");
     svg_by_id(&html, "run2-histogram");
-    assert!(html.contains("(max 42x lower)"), "max 4.2 ms vs 100 us");
+    assert!(
+        html.contains("(max 0.024x (98 % lower))"),
+        "max 4.2 ms vs 100 us"
+    );
     // min 20 us vs 10 us; means (19 999 x 20 us + 4.2 ms) / 20 000 = 20.21 us and
     // (19 999 x 10 us + 100 us) / 20 000 = 10.0045 us, exact from run.json.
-    assert!(html.contains("(min 2.00x lower)"));
+    assert!(html.contains("(min 0.50x (50 % lower))"));
     assert!(html.contains("20.2 us"));
-    assert!(html.contains("(mean 2.02x lower)"));
+    assert!(html.contains("(mean 0.50x (50 % lower))"));
     // p50: 20 us vs 10 us, within the histogram's 0.1%.
-    assert!(html.contains("(p50 2.00x lower)"));
+    assert!(html.contains("(p50 0.50x (50 % lower))"));
     assert!(
         html.contains("(missed periods lower)"),
         "4 missed periods vs none"

@@ -1,4 +1,5 @@
-//! `--fail-if-worse 10% [--at p99.9]`: is any run worse than the first by more than a margin?
+//! `--fail-if-worse 10% [--at max,p99.9]`: is any run worse than the first by more than a margin
+//! at any of the statistics judged (p99.9 unless `--at` names others)?
 //!
 //! A run is worse at a statistic, in a scope (overall or one CPU), when its value exceeds the
 //! first run's by more than the margin (`B > A·(1 + margin)`; with A = 0, any B > 0), and, for
@@ -14,15 +15,20 @@ use serde::Serialize;
 /// second, and one whose interval is still narrow for runs of a few minutes.
 pub const DEFAULT_AT: Metric = Metric::P999;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RegressionCheck {
     /// 0.10 for `10%`.
     pub margin: f64,
-    pub at: Metric,
+    /// The statistics judged, in the order given, without repeats: each is judged, and a run
+    /// worse at any of them fails.
+    pub at: Vec<Metric>,
+    /// Whether `at` is the default (no `--at`): the verdict says so.
+    pub default_at: bool,
 }
 
 impl RegressionCheck {
-    /// Parses `--fail-if-worse` and `--at`; errors name the value and what is accepted.
+    /// Parses `--fail-if-worse` and `--at` (one statistic or several, comma-separated); errors
+    /// name the value and what is accepted.
     pub fn parse(margin: &str, at: Option<&str>) -> Result<RegressionCheck, String> {
         let number = margin.trim().strip_suffix('%').ok_or_else(|| {
             format!("--fail-if-worse {margin}: expected a percentage with '%', e.g. 10% or 2.5%")
@@ -37,21 +43,41 @@ impl RegressionCheck {
                     "--fail-if-worse {margin}: '{number}' is not a percentage of 0 or more, e.g. 10%"
                 )
             })?;
-        let at = match at {
-            None => DEFAULT_AT,
-            Some(name) => Metric::parse(name.trim())
-                .filter(|m| COMPARED.contains(m))
-                .ok_or_else(|| {
-                    let names: Vec<&str> = COMPARED.iter().map(|m| m.name()).collect();
-                    format!(
-                        "--at {name}: not a compared statistic; use one of {}",
-                        names.join(", ")
-                    )
-                })?,
+        let names = || {
+            let names: Vec<&str> = COMPARED.iter().map(|m| m.name()).collect();
+            names.join(", ")
         };
+        let mut list = Vec::new();
+        if let Some(text) = at {
+            for name in text.split(',').map(str::trim) {
+                let metric = Metric::parse(name)
+                    .filter(|m| COMPARED.contains(m))
+                    .ok_or_else(|| {
+                        if name.is_empty() {
+                            format!(
+                                "--at {text}: an empty statistic; give one or several separated by commas, e.g. --at max,p99.9 ({})",
+                                names()
+                            )
+                        } else {
+                            format!(
+                                "--at {name}: not a compared statistic; use one or several of {} separated by commas, e.g. --at max,p99.9",
+                                names()
+                            )
+                        }
+                    })?;
+                if !list.contains(&metric) {
+                    list.push(metric);
+                }
+            }
+        }
         Ok(RegressionCheck {
             margin: percent / 100.0,
-            at,
+            default_at: list.is_empty(),
+            at: if list.is_empty() {
+                vec![DEFAULT_AT]
+            } else {
+                list
+            },
         })
     }
 }
@@ -79,7 +105,10 @@ pub struct Unconfirmed {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RegressionVerdict {
-    pub statistic: &'static str,
+    /// The statistics judged, in `--at` order.
+    pub statistics: Vec<&'static str>,
+    /// True when they are the default (p99.9, no `--at`).
+    pub default_statistic: bool,
     /// The margin as a fraction (0.1 for 10%).
     pub margin: f64,
     pub passed: bool,
@@ -87,12 +116,16 @@ pub struct RegressionVerdict {
     pub unconfirmed: Vec<Unconfirmed>,
 }
 
-/// Judges every later run against the first, in every scope.
+/// Judges every later run against the first, in every scope, at every statistic of the check.
 pub fn check(cmp: &Comparison, check: RegressionCheck) -> RegressionVerdict {
     let mut regressions = Vec::new();
     let mut unconfirmed = Vec::new();
-    for scope in &cmp.scopes {
-        let Some(row) = scope.rows.iter().find(|r| r.metric() == check.at) else {
+    for (&at, scope) in check
+        .at
+        .iter()
+        .flat_map(|m| cmp.scopes.iter().map(move |s| (m, s)))
+    {
+        let Some(row) = scope.rows.iter().find(|r| r.metric() == at) else {
             continue;
         };
         let Some(first) = row.values[0] else { continue };
@@ -130,7 +163,8 @@ pub fn check(cmp: &Comparison, check: RegressionCheck) -> RegressionVerdict {
         }
     }
     RegressionVerdict {
-        statistic: check.at.name(),
+        statistics: check.at.iter().map(|m| m.name()).collect(),
+        default_statistic: check.default_at,
         margin: check.margin,
         passed: regressions.is_empty(),
         regressions,
@@ -146,10 +180,16 @@ mod tests {
     fn parses_margins_and_statistics() {
         let c = RegressionCheck::parse("10%", None).unwrap();
         assert_eq!(c.margin, 0.1);
-        assert_eq!(c.at, Metric::P999);
+        assert_eq!(c.at, vec![Metric::P999]);
+        assert!(c.default_at);
         let c = RegressionCheck::parse("2.5%", Some("max")).unwrap();
         assert_eq!(c.margin, 0.025);
-        assert_eq!(c.at, Metric::Max);
+        assert_eq!(c.at, vec![Metric::Max]);
+        assert!(!c.default_at);
+        let c = RegressionCheck::parse("10%", Some("max, p99.9,max")).unwrap();
+        assert_eq!(c.at, vec![Metric::Max, Metric::P999]);
+        let e = RegressionCheck::parse("10%", Some("max,,p99")).unwrap_err();
+        assert!(e.contains("empty statistic"), "{e}");
         assert!(
             RegressionCheck::parse("10", None)
                 .unwrap_err()

@@ -311,12 +311,15 @@ pub struct CompareArgs {
     /// Print the comparison as Markdown tables.
     #[arg(long)]
     pub markdown: bool,
-    /// Exit 1 when a run is worse than A by more than this margin (e.g. 10%) at --at, for any
-    /// CPU or overall, with the 95% interval of the difference above zero for percentiles.
+    /// Exit 1 when a run is worse than A by more than this margin (e.g. 10%), for any CPU or
+    /// overall, with the 95% interval of the difference above zero for percentiles. Judged at
+    /// p99.9 unless --at names other statistics: the max is not judged by default.
     #[arg(long, value_name = "PERCENT", allow_hyphen_values = true)]
     pub fail_if_worse: Option<String>,
-    /// The statistic --fail-if-worse judges: min, mean, p50, p99, p99.9, p99.99, max, missed.
-    #[arg(long, value_name = "STAT", requires = "fail_if_worse")]
+    /// The statistics --fail-if-worse judges, one or several separated by commas (e.g.
+    /// max,p99.9; any worse fails): min, mean, p50, p99, p99.9, p99.99, max, missed. Default
+    /// p99.9.
+    #[arg(long, value_name = "STAT[,STAT...]", requires = "fail_if_worse")]
     pub at: Option<String>,
     /// Judge every run against a latency budget, e.g. 'max<200us,p99.9<50us' (docs/budget.md);
     /// a violation exits 1.

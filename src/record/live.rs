@@ -177,13 +177,9 @@ impl LiveView {
                             )
                         })
                         .collect();
-                    let of_total = match *total_ns {
-                        Some(total) => format!(" of {}", format_elapsed(total)),
-                        None => String::new(),
-                    };
                     eprintln!(
-                        "jitterlab: {}{of_total}: {}",
-                        format_elapsed(elapsed_ns),
+                        "jitterlab: {}: {}",
+                        progress_text(elapsed_ns, *total_ns),
                         cpus.join(" | ")
                     );
                 }
@@ -206,6 +202,20 @@ impl LiveView {
                 .for_each(ProgressBar::finish_and_clear);
             bar.finish_and_clear();
         }
+    }
+}
+
+/// How far the run is, for the status lines: `12.0s measured (planned 20.0s)`. The last
+/// line comes after the planned end (`20.1s measured (planned 20.0s)`), so the two are never
+/// written as a part "of" a whole.
+fn progress_text(elapsed_ns: u64, total_ns: Option<u64>) -> String {
+    match total_ns {
+        Some(total) => format!(
+            "{} measured (planned {})",
+            format_elapsed(elapsed_ns),
+            format_elapsed(total)
+        ),
+        None => format!("{} measured", format_elapsed(elapsed_ns)),
     }
 }
 
@@ -241,6 +251,16 @@ fn row_text(r: &LiveRow) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 23, defect 12: the last status line of a 20 s run said "20.1s of 20.0s".
+    #[test]
+    fn status_lines_never_say_a_part_exceeds_its_whole() {
+        assert_eq!(
+            progress_text(20_100_000_000, Some(20_000_000_000)),
+            "20.1s measured (planned 20.0s)"
+        );
+        assert_eq!(progress_text(5_000_000_000, None), "5.0s measured");
+    }
 
     #[test]
     fn long_runs_say_how_long_to_run() {

@@ -86,11 +86,17 @@ fn signed(metric: Metric, d: f64) -> String {
     }
 }
 
+/// A ratio B/A: whole numbers from 10, two decimals from 0.1, two significant digits below
+/// (0.024x, not 0.02x).
 fn ratio(r: Option<f64>) -> String {
     match r {
         None => "-".into(),
         Some(r) if r >= 9.995 => format!("{r:.0}x"),
-        Some(r) => format!("{r:.2}x"),
+        Some(r) if r >= 0.0995 || r <= 0.0 => format!("{r:.2}x"),
+        Some(r) => {
+            let decimals = (-r.log10()).ceil() as usize + 1;
+            format!("{r:.decimals$}x")
+        }
     }
 }
 
@@ -225,7 +231,8 @@ fn run_lines(cmp: &Comparison) -> Vec<String> {
         .collect()
 }
 
-/// "B vs A overall: max 42x lower, p99.9 1.52x higher": the headline of each later run.
+/// "B vs A overall: p99 1.52x (52 % higher), max 0.79x (21 % lower)": the headline of each
+/// later run. The ratio is B/A, as in the table's B/A column, and the words say which way.
 fn headlines(cmp: &Comparison) -> Vec<String> {
     let Some(overall) = cmp.scopes.iter().find(|s| s.cpu.is_none()) else {
         return Vec::new();
@@ -238,13 +245,7 @@ fn headlines(cmp: &Comparison) -> Vec<String> {
                 .filter(|r| matches!(r.metric(), Metric::P99 | Metric::P999 | Metric::Max))
                 .filter_map(|r| {
                     let q = r.versus_first[k].ratio?;
-                    let word = if q > 1.0 {
-                        format!("{} higher", ratio(Some(q)))
-                    } else if q < 1.0 {
-                        format!("{} lower", ratio(Some(1.0 / q)))
-                    } else {
-                        "the same".into()
-                    };
+                    let word = ratio_words(q);
                     let noise = match &r.versus_first[k].interval {
                         Some(i) if !i.above_zero() && !i.below_zero() => {
                             " (within noise: the interval includes 0)"
@@ -268,14 +269,36 @@ fn headlines(cmp: &Comparison) -> Vec<String> {
         .collect()
 }
 
+/// A ratio B/A as the table shows it, with the change in words: `0.79x (21 % lower)`,
+/// `1.52x (52 % higher)`, `42x (4100 % higher)`, `1.00x (the same)`.
+pub(crate) fn ratio_words(q: f64) -> String {
+    let change = (q - 1.0).abs() * 100.0;
+    let way = if q > 1.0 { "higher" } else { "lower" };
+    let words = if q == 1.0 {
+        "the same".to_string()
+    } else if change >= 0.5 {
+        format!("{change:.0} % {way}")
+    } else {
+        format!("{change:.1} % {way}")
+    };
+    format!("{} ({words})", ratio(Some(q)))
+}
+
 fn regression_lines(r: &RegressionVerdict) -> Vec<String> {
+    // The statistics judged are named, and when they are the default, that --at chooses
+    // others: a check at p99.9 says nothing about the max.
     let mut lines = vec![format!(
-        "Regression check: worse than A by more than {}% at {}",
+        "Regression check: worse than A by more than {}% at {}{}",
         r.margin * 100.0,
-        r.statistic
+        r.statistics.join(" or "),
+        if r.default_statistic {
+            " (the default statistic; --at chooses others, e.g. --at max,p99.9)"
+        } else {
+            ""
+        }
     )];
-    let metric = Metric::parse(r.statistic).expect("grammar name");
     for x in &r.regressions {
+        let metric = Metric::parse(x.statistic).expect("grammar name");
         lines.push(format!(
             "  FAIL  {} {}: {} {} vs {} in A ({})",
             x.run,
@@ -296,7 +319,10 @@ fn regression_lines(r: &RegressionVerdict) -> Vec<String> {
         ));
     }
     lines.push(if r.passed {
-        "  pass  no run is worse beyond the margin".into()
+        format!(
+            "  pass  no run is worse beyond the margin at {}",
+            r.statistics.join(" or ")
+        )
     } else {
         format!(
             "  regression check FAILED ({} finding{})",
@@ -405,4 +431,21 @@ pub fn markdown(o: &CompareOutput) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 23, defect 12: the headline's ratio is the table's B/A and its words agree
+    /// ("max 1.26x lower" stood beside 0.79x).
+    #[test]
+    fn headline_ratios_read_as_the_table_does() {
+        assert_eq!(ratio_words(0.79), "0.79x (21 % lower)");
+        assert_eq!(ratio_words(1.52), "1.52x (52 % higher)");
+        assert_eq!(ratio_words(42.0), "42x (4100 % higher)");
+        assert_eq!(ratio_words(1.0), "1.00x (the same)");
+        assert_eq!(ratio_words(1.002), "1.00x (0.2 % higher)");
+        assert_eq!(ratio_words(100.0 / 4200.0), "0.024x (98 % lower)");
+    }
 }

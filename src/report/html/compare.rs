@@ -16,7 +16,9 @@ struct Metric {
     latency: bool,
 }
 
-/// "42x lower", "1.3x higher", "same", against the first run.
+/// Against the first run, as `jitterlab compare` says it: the ratio other/first with the change
+/// in words ("0.79x (21 % lower)", "42x (4100 % higher)"); "same", or only "lower"/"higher"
+/// when either is 0 (no ratio).
 pub(crate) fn ratio_text(first: f64, other: f64) -> String {
     if first == other {
         return "same".into();
@@ -28,18 +30,7 @@ pub(crate) fn ratio_text(first: f64, other: f64) -> String {
             "higher".into()
         };
     }
-    let (r, word) = if other < first {
-        (first / other, "lower")
-    } else {
-        (other / first, "higher")
-    };
-    if r < 1.005 {
-        "same".into()
-    } else if r >= 10.0 {
-        format!("{r:.0}x {word}")
-    } else {
-        format!("{r:.2}x {word}")
-    }
+    crate::report::compare_view::ratio_words(other / first)
 }
 
 /// The mean of every CPU's samples together: run.json's exact per-thread means weighted by
@@ -184,9 +175,9 @@ mod tests {
 
     #[test]
     fn ratios_read_as_sentences() {
-        assert_eq!(ratio_text(4_200_000.0, 100_000.0), "42x lower");
-        assert_eq!(ratio_text(100.0, 130.0), "1.30x higher");
-        assert_eq!(ratio_text(100.0, 100.2), "same");
+        assert_eq!(ratio_text(4_200_000.0, 100_000.0), "0.024x (98 % lower)");
+        assert_eq!(ratio_text(100.0, 130.0), "1.30x (30 % higher)");
+        assert_eq!(ratio_text(100.0, 100.2), "1.00x (0.2 % higher)");
         assert_eq!(ratio_text(0.0, 3.0), "higher");
         assert_eq!(ratio_text(0.0, 0.0), "same");
     }
