@@ -416,7 +416,7 @@ mod tests {
         assert!(e.message.contains("its parent"), "{}", e.message);
         let long = "x".repeat(300);
         let e = ResultDir::create(&at(&long), "--out").unwrap_err();
-        assert!(e.message.contains("at most 255 bytes"), "{}", e.message);
+        assert!(e.message.contains("longer than 255 bytes"), "{}", e.message);
 
         let claim = ResultDir::create(&at("new/deeper"), "--out").unwrap();
         assert!(at("new/deeper").is_dir());

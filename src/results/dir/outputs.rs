@@ -52,11 +52,40 @@ fn write_replacing(
 }
 
 /// Writes the output file `path` (see the module's comment). Its directory is the one the user
-/// named (links in it followed); its last name is never followed.
+/// named (links in it followed); its last name is never followed, except to what is not a
+/// file: an existing device or pipe (`-o /dev/stdout`, `/dev/null`), reached directly or by a
+/// link of this user's or root's, is written in place (replacing it would destroy a device
+/// node; writing into it destroys no file). Another user's link is replaced, never followed
+/// (it could name a disk).
 pub fn write_output(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
+    if let Ok(lmeta) = fs::symlink_metadata(path) {
+        let me = crate::sys::process::effective_user_id();
+        let trusted_link = lmeta.is_symlink() && (lmeta.uid() == me || lmeta.uid() == 0);
+        let target = if trusted_link {
+            fs::metadata(path).ok()
+        } else {
+            Some(lmeta.clone())
+        };
+        if let Some(t) = target
+            && !t.is_file()
+            && !t.is_dir()
+            && !t.is_symlink()
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            // Non-blocking open: a FIFO without a reader fails instead of hanging.
+            let file = fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(crate::sys::file::O_NONBLOCK)
+                .open(path)?;
+            crate::sys::file::set_blocking(std::os::fd::AsRawFd::as_raw_fd(&file))?;
+            let mut out = io::BufWriter::new(file);
+            fill(&mut out)?;
+            return out.flush();
+        }
+    }
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "names no file"))?;
@@ -302,6 +331,15 @@ mod tests {
         assert_eq!(e.to_string(), "disk full");
         assert_eq!(fs::read_to_string(&out).unwrap(), "report");
         assert_eq!(fs::read_dir(base.path()).unwrap().count(), 3);
+        // A device is written in place, never replaced by a file (`-o /dev/null`).
+        write_output(Path::new("/dev/null"), |w| w.write_all(b"report")).unwrap();
+        use std::os::unix::fs::FileTypeExt;
+        assert!(
+            fs::metadata("/dev/null")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
         // By device and inode: a hard link to an input's file is refused.
         let run = base.path().join("run");
         fs::create_dir(&run).unwrap();
