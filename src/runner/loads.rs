@@ -413,7 +413,7 @@ mod tests {
             ..Outcome::default()
         };
         let intervals: Vec<StoredInterval> = (0..3)
-            .map(|s| interval("cpu0", s as f64, 1.0, &vec![10_000; 1000]))
+            .map(|s| interval("cpu0", s as f64, 1.0, &[10_000; 1000]))
             .collect();
         let mut stats = PhaseStats::new(&outcome, &[0], run_start);
         for i in &intervals {
