@@ -129,6 +129,13 @@ pub fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
             Some(r) => format!("not extrapolated: {r}"),
             None => format!("not extrapolated: {reason}"),
         },
+        // Written before the limits of docs/tails.md (issue 23): its levels may come from a
+        // tail too heavy to extrapolate, or lie far beyond the run; none is shown.
+        TailRecord::Fitted(f) if f.exposure_factor == 0 => format!(
+            "not extrapolated: this run.json predates the limits on extrapolation (shape {:.2}; \
+             docs/tails.md); its stored levels are not shown",
+            f.shape
+        ),
         TailRecord::Fitted(f) => {
             let per_second = 1e9 / interval_ns.max(1) as f64;
             let figure = |ns: Option<f64>, none: &str| {
@@ -351,5 +358,22 @@ mod tests {
             line.ends_with("p 1e-12 per wakeup: not extrapolated, too large to write"),
             "{line}"
         );
+        // The README run's file as the old version wrote it: no level shown at all.
+        let mut old = fit(vec![TailLevelRecord {
+            per_wakeup: 1e-6,
+            latency_ns: Some(3.49e9),
+            low_ns: Some(2.1e8),
+            high_ns: Some(1.9e11),
+            refused: None,
+        }]);
+        if let TailRecord::Fitted(f) = &mut old {
+            f.exposure_factor = 0;
+        }
+        let line = tail_line(&old, 1_000_000);
+        assert!(
+            line.starts_with("not extrapolated: this run.json predates"),
+            "{line}"
+        );
+        assert!(!line.contains("3.49 s"), "{line}");
     }
 }
