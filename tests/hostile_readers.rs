@@ -265,10 +265,8 @@ fn bad_run_json_figures_are_refused_and_never_panic_an_export() {
     let null_max = |t: &mut serde_json::Map<String, serde_json::Value>| {
         t.insert("max_ns".into(), serde_json::Value::Null);
     };
-    let edits: [(
-        &dyn Fn(&mut serde_json::Map<String, serde_json::Value>),
-        &str,
-    ); 2] = [
+    type Edit<'a> = &'a dyn Fn(&mut serde_json::Map<String, serde_json::Value>);
+    let edits: [(Edit, &str); 2] = [
         (&swapped, "threads[1] (CPU 1): min_ns"),
         (&null_max, "threads[1] (CPU 1): max_ns is missing"),
     ];
