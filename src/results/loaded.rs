@@ -159,7 +159,7 @@ impl LoadedRun {
             visit(state, i)
         };
         for (path, size) in files.iter().zip(&sizes) {
-            let scanned = hlog_scan::scan_parallel(path, workers, &init, &visit, |done, _| {
+            let scanned = hlog_scan::scan_parallel(path, workers, init, visit, |done, _| {
                 progress(before + done, total)
             });
             match scanned {

@@ -243,6 +243,14 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id();
+        // Until the child has become sleep (before its exec it is a copy of this process).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()
+            != b"sleep\x0030\x00"
+        {
+            assert!(std::time::Instant::now() < deadline, "sleep did not start");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         let text = describe_holder(Path::new("/proc"), pid, "/run/jitterlab/cpu1.lock");
         let _ = child.kill();
         let _ = child.wait();

@@ -147,7 +147,8 @@ mod tests {
     fn each_inconsistent_figure_is_named() {
         assert_eq!(summary("t", &full(), true), Ok(()));
         assert_eq!(summary("t", &LatencySummary::default(), true), Ok(()));
-        let cases: [(fn(&mut LatencySummary), &str); 6] = [
+        type Spoil = fn(&mut LatencySummary);
+        let cases: [(Spoil, &str); 6] = [
             (
                 |s| s.min_ns = Some(5000),
                 "min_ns 5000 is above max_ns 3000",
