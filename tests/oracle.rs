@@ -717,6 +717,180 @@ fn check_compare_self(dir: &Path, truth: &Truth, missed: &BTreeMap<u32, u64>) ->
     bad
 }
 
+/// The per-CPU table of the run's terminal summary (`printed`, when the run printed one) and
+/// of its HTML report (`jitterlab report RUN -o RUN.html`), against the oracle.
+fn check_printed_tables(
+    dir: &Path,
+    printed: Option<&str>,
+    run: &Value,
+    truth: &Truth,
+    noise: bool,
+) -> Vec<String> {
+    let page = dir.with_extension("html");
+    let o = jitterlab(&[
+        "report",
+        dir.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "report: {}", text(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let (first, terminal, full): (_, &[&str], &[&str]) = if noise {
+        const GAPS: &[&str] = &[
+            "gaps",
+            "p50 gap",
+            "p99 gap",
+            "p99.9 gap",
+            "max gap",
+            "noise time",
+        ];
+        (["CPU", "noise"], GAPS, GAPS)
+    } else {
+        (
+            ["CPU", "samples"],
+            &[
+                "samples",
+                "min",
+                "mean",
+                "p50",
+                "p99",
+                "p99.9",
+                "p99.99",
+                "max",
+                "missed",
+                "> deadline",
+            ],
+            &[
+                "samples",
+                "min",
+                "mean",
+                "stddev",
+                "p50",
+                "p90",
+                "p99",
+                "p99.9",
+                "p99.99",
+                "max",
+                "missed periods",
+                "deadline misses",
+                "early",
+            ],
+        )
+    };
+    let mut bad = Vec::new();
+    if let Some(printed) = printed {
+        bad.extend(check_cpu_table(
+            "terminal summary",
+            &oracle::text_table(printed, &first),
+            terminal,
+            run,
+            truth,
+        ));
+    }
+    bad.extend(check_cpu_table(
+        "HTML report",
+        &oracle::html_table(&html, "numbers cpus"),
+        full,
+        run,
+        truth,
+    ));
+    bad
+}
+
+/// One per-CPU table as printed: a row per CPU of the oracle, with every column of `columns`,
+/// each figure the oracle's within its printed rounding (`oracle::printed_ns`) and the
+/// documented precision (exact figures exact, percentiles within their HDR bucket, the mean
+/// and stddev rounded to the ns first). A noise run's columns name gaps ("p99 gap").
+fn check_cpu_table(
+    what: &str,
+    rows: &[Vec<(String, String)>],
+    columns: &[&str],
+    run: &Value,
+    truth: &Truth,
+) -> Vec<String> {
+    let mut bad = Vec::new();
+    if rows.len() != truth.figures.len() {
+        bad.push(format!(
+            "{what}: {} per-CPU rows, the oracle has {} CPUs",
+            rows.len(),
+            truth.figures.len()
+        ));
+    }
+    for row in rows {
+        let cell = |h: &str| row.iter().find(|(k, _)| k == h).map(|(_, v)| v.as_str());
+        let cpu = cell("CPU").and_then(|c| c.parse::<u32>().ok());
+        let Some((cpu, f)) = cpu.and_then(|c| Some((c, truth.figures.get(&c)?))) else {
+            bad.push(format!("{what}: a row of no CPU the oracle knows: {row:?}"));
+            continue;
+        };
+        let samples = &truth.by_cpu[&cpu];
+        let t = run["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["cpu"] == cpu)
+            .unwrap();
+        let count = |p: &dyn Fn(&Sample) -> bool| samples.iter().filter(|s| p(s)).count() as u64;
+        let deadline = t["deadline_ns"].as_i64().unwrap_or(i64::MAX);
+        let missed: u64 = samples.iter().map(|s| u64::from(s.missed)).sum();
+        let dropped = t["dropped_records"].as_u64().unwrap_or(0);
+        for &column in columns {
+            let Some(text) = cell(column) else {
+                bad.push(format!("{what} cpu{cpu}: no column {column:?}"));
+                continue;
+            };
+            let figure = column.strip_suffix(" gap").unwrap_or(column);
+            // A count: exact (missed periods also count the periods of dropped records).
+            let counted = match figure {
+                "samples" | "gaps" => Some((f.count(), 0)),
+                "missed" | "missed periods" => Some((missed, dropped)),
+                "> deadline" | "deadline misses" => {
+                    Some((count(&|s: &Sample| s.latency_ns > deadline), 0))
+                }
+                "early" => Some((count(&|s: &Sample| s.latency_ns < 0), 0)),
+                _ => None,
+            };
+            if let Some((want, slack)) = counted {
+                // "3 (>1.00 ms)": the count before the deadline.
+                let got = text.split(' ').next().and_then(|n| n.parse::<u64>().ok());
+                if !got.is_some_and(|g| g >= want && (slack > 0 || g == want)) {
+                    bad.push(format!(
+                        "{what} cpu{cpu} {column}: printed {text:?}, the oracle counts {want}"
+                    ));
+                }
+                continue;
+            }
+            // A latency: the range of ns the oracle accepts before the printed rounding.
+            let exact = |v: f64, rel: f64| (v - 0.5 - v.abs() * rel, v + 0.5 + v.abs() * rel);
+            let (lo, hi) = match figure {
+                "min" => (f.min() as f64, f.min() as f64),
+                "max" => (f.max() as f64, f.max() as f64),
+                "mean" => exact(f.mean, 1e-9),
+                "stddev" => exact(f.stddev, 1e-6),
+                "noise time" => {
+                    let sum: i64 = f.sorted.iter().sum();
+                    (sum as f64, sum as f64)
+                }
+                p => {
+                    let &(_, num, den) = PERCENTILES
+                        .iter()
+                        .find(|x| metric_name(x.0) == p)
+                        .unwrap_or_else(|| panic!("{what}: no oracle for column {column:?}"));
+                    let (lo, hi) = f.percentile_range(num, den);
+                    (lo as f64, hi as f64)
+                }
+            };
+            match oracle::printed_ns(text) {
+                Some((v, half)) if v + half + 1e-6 >= lo && v - half - 1e-6 <= hi => {}
+                _ => bad.push(format!(
+                    "{what} cpu{cpu} {column}: printed {text:?}, the oracle says {lo}..={hi} ns (before rounding to the printed digits)"
+                )),
+            }
+        }
+    }
+    bad
+}
+
 fn missed_per_cpu(truth: &Truth) -> BTreeMap<u32, u64> {
     truth
         .by_cpu
@@ -725,7 +899,8 @@ fn missed_per_cpu(truth: &Truth) -> BTreeMap<u32, u64> {
         .collect()
 }
 
-fn real_run(test: &str, args: &[&str], out: &Path) -> Option<Value> {
+/// Runs `args` for real into `out`; run.json and what the run printed (its summary).
+fn real_run(test: &str, args: &[&str], out: &Path) -> Option<(Value, String)> {
     if !realtime_on_two_cpus(test) {
         return None;
     }
@@ -742,7 +917,7 @@ fn real_run(test: &str, args: &[&str], out: &Path) -> Option<Value> {
         "{args:?}: {}",
         text(&o)
     );
-    Some(run_json(out))
+    Some((run_json(out), String::from_utf8(o.stdout).unwrap()))
 }
 
 const BUDGET: &str = "under(100us)>=90%,max<200ms";
@@ -751,7 +926,7 @@ const BUDGET: &str = "under(100us)>=90%,max<200ms";
 fn a_spike_run_on_both_cpus_equals_the_oracle() {
     let _g = exclusive();
     let (_base, out) = temp_out();
-    let Some(run) = real_run(
+    let Some((run, printed)) = real_run(
         "a_spike_run_on_both_cpus_equals_the_oracle",
         &[
             "run",
@@ -785,6 +960,13 @@ fn a_spike_run_on_both_cpus_equals_the_oracle() {
     bad.extend(check_export_openmetrics(&out, &truth, &run));
     bad.extend(check_export_summaries(&out, &truth, 1000));
     bad.extend(check_compare_self(&out, &truth, &missed_per_cpu(&truth)));
+    bad.extend(check_printed_tables(
+        &out,
+        Some(&printed),
+        &run,
+        &truth,
+        false,
+    ));
     bad.extend(violations(&out));
     assert_none("spike run", bad);
 }
@@ -800,7 +982,7 @@ fn a_scenario_run_with_phases_equals_the_oracle() {
          [[phase]]\nlabel = \"proc\"\nduration = \"3s\"\nloads = [\"proc\"]\n",
     )
     .unwrap();
-    let Some(run) = real_run(
+    let Some((run, printed)) = real_run(
         "a_scenario_run_with_phases_equals_the_oracle",
         &[
             "run",
@@ -858,6 +1040,13 @@ fn a_scenario_run_with_phases_equals_the_oracle() {
         }
     }
     bad.extend(check_compare_self(&out, &truth, &missed_per_cpu(&truth)));
+    bad.extend(check_printed_tables(
+        &out,
+        Some(&printed),
+        &run,
+        &truth,
+        false,
+    ));
     bad.extend(violations(&out));
     assert_none("scenario run", bad);
 }
@@ -866,7 +1055,7 @@ fn a_scenario_run_with_phases_equals_the_oracle() {
 fn a_noise_run_equals_the_oracle() {
     let _g = exclusive();
     let (_base, out) = temp_out();
-    let Some(run) = real_run(
+    let Some((run, printed)) = real_run(
         "a_noise_run_equals_the_oracle",
         &["noise", "--duration", "4s", "--cpus", "0-1", "--samples"],
         &out,
@@ -915,6 +1104,13 @@ fn a_noise_run_equals_the_oracle() {
         })
         .collect();
     bad.extend(check_compare_self(&out, &truth, &missed));
+    bad.extend(check_printed_tables(
+        &out,
+        Some(&printed),
+        &run,
+        &truth,
+        true,
+    ));
     bad.extend(violations(&out));
     assert_none("noise run", bad);
 }
@@ -1007,6 +1203,7 @@ fn a_synthetic_run_equals_the_oracle() {
     // (not counted in this run), so its budget judges figures only.
     bad.extend(check_export_lava(&dir, &truth, &run, "max<200ms,p99<1s"));
     bad.extend(check_compare_self(&dir, &truth, &missed_per_cpu(&truth)));
+    bad.extend(check_printed_tables(&dir, None, &run, &truth, false));
     assert_none("synthetic run", bad);
 }
 

@@ -247,12 +247,8 @@ impl Figures {
     /// f64, as the histogram computes it) may differ from the exact rank by one where q·n is
     /// an integer; either rank's sample is accepted.
     pub fn percentile_agrees(&self, num: u64, den: u64, reported: i64) -> Result<(), String> {
-        let n = self.count();
-        let float_rank = ((num as f64 / den as f64 * n as f64).ceil() as u64).clamp(1, n);
         let exact = self.percentile(num, den);
-        let other = self.sorted[(float_rank - 1) as usize].max(0);
-        let (lo, hi) = (exact.min(other), exact.max(other));
-        let top = (hi + hi / 1024).min(self.max().max(0));
+        let (lo, top) = self.percentile_range(num, den);
         if reported >= lo && reported <= top {
             Ok(())
         } else {
@@ -260,6 +256,18 @@ impl Figures {
                 "p{num}/{den}: reported {reported} ns, the oracle's sample of that rank is {exact} ns (accepted {lo}..={top} ns: the HDR bucket, clamped to max)"
             ))
         }
+    }
+}
+
+impl Figures {
+    /// The values [`Figures::percentile_agrees`] accepts for the percentile num/den.
+    pub fn percentile_range(&self, num: u64, den: u64) -> (i64, i64) {
+        let n = self.count();
+        let float_rank = ((num as f64 / den as f64 * n as f64).ceil() as u64).clamp(1, n);
+        let exact = self.percentile(num, den);
+        let other = self.sorted[(float_rank - 1) as usize].max(0);
+        let (lo, hi) = (exact.min(other), exact.max(other));
+        (lo, (hi + hi / 1024).min(self.max().max(0)))
     }
 }
 
@@ -368,4 +376,95 @@ pub fn summary_mismatches(
         }
     }
     bad
+}
+
+/// A latency as the terminal and HTML tables print it (`units::format_ns`: "812 ns",
+/// "58.8 us", "2.18 ms", "1.20 s", a leading `-` when negative), in ns, with half of its last
+/// printed digit: the printed rounding.
+pub fn printed_ns(cell: &str) -> Option<(f64, f64)> {
+    let (number, unit) = cell.trim().split_once(' ')?;
+    let (scale, half) = match unit {
+        "ns" => (1.0, 0.0),
+        "us" => (1e3, 50.0),
+        "ms" => (1e6, 5e3),
+        "s" => (1e9, 5e6),
+        _ => return None,
+    };
+    Some((number.parse::<f64>().ok()? * scale, half))
+}
+
+/// A table the terminal prints (`report::table::Terminal`: cells two or more spaces apart, a
+/// rule of dashes under the header): the rows of the first table whose header starts with
+/// `first`, each as (header, cell) pairs. The rows end at the first line with another number
+/// of cells.
+pub fn text_table(out: &str, first: &[&str]) -> Vec<Vec<(String, String)>> {
+    let cells = |l: &str| -> Vec<String> {
+        l.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let mut lines = out.lines();
+    let header = loop {
+        match lines.next() {
+            Some(l)
+                if cells(l).iter().zip(first).filter(|(c, f)| c == *f).count() == first.len() =>
+            {
+                break cells(l);
+            }
+            Some(_) => continue,
+            None => return Vec::new(),
+        }
+    };
+    lines
+        .skip(1) // the rule
+        .map(cells)
+        .take_while(|row| row.len() == header.len())
+        .map(|row| header.iter().cloned().zip(row).collect())
+        .collect()
+}
+
+/// The rows of the first `<table class="{class}">` of an HTML page (`report::table::Html`: no
+/// whitespace between tags, a header row of `<th>`), each as (header, cell text) pairs, the
+/// text unescaped. Rows of another width than the header (a spanning note) are left out.
+pub fn html_table(html: &str, class: &str) -> Vec<Vec<(String, String)>> {
+    let open = format!("<table class=\"{class}\">");
+    let Some(at) = html.find(&open) else {
+        return Vec::new();
+    };
+    let body = &html[at + open.len()..];
+    let body = &body[..body.find("</table>").unwrap_or(body.len())];
+    // Each `<td ...>text</td>` or `<th ...>text</th>`: the text between the tag's `>` and the
+    // next `</t` (the per-CPU cells hold no inner markup).
+    let cells = |row: &str| -> Vec<String> {
+        let mut out = Vec::new();
+        let mut rest = row;
+        while let Some(open) = rest.find("<t") {
+            let after = &rest[open..];
+            let (Some(gt), Some(close)) = (after.find('>'), after.find("</t")) else {
+                break;
+            };
+            out.push(
+                after[gt + 1..close]
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">")
+                    .replace("&quot;", "\"")
+                    .replace("&#39;", "'")
+                    .replace("&amp;", "&"),
+            );
+            rest = &after[close + 3..];
+        }
+        out
+    };
+    let mut rows = body
+        .split("<tr>")
+        .filter(|r| !r.is_empty())
+        .map(|r| cells(r.trim_end_matches("</tr>")));
+    let Some(header) = rows.next() else {
+        return Vec::new();
+    };
+    rows.filter(|r| r.len() == header.len())
+        .map(|r| header.iter().cloned().zip(r).collect())
+        .collect()
 }
