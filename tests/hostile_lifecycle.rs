@@ -6,6 +6,7 @@ mod common;
 
 use common::*;
 use std::path::Path;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -102,6 +103,9 @@ fn a_cpu_lock_held_by_another_user_names_that_user_and_program() {
             "sleep",
             "30",
         ])
+        // Its own process group: flock forks `sleep`, which inherits the lock and must end
+        // with it (killing flock alone left it holding cpu1.lock for the tests after this one).
+        .process_group(0)
         .spawn()
         .unwrap();
     // Until the lock is held (flock took it).
@@ -124,7 +128,9 @@ fn a_cpu_lock_held_by_another_user_names_that_user_and_program() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    let _ = holder.kill();
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", holder.id())])
+        .status();
     let _ = holder.wait();
     let all = text(&o);
     assert_eq!(o.status.code(), Some(3), "{all}");
