@@ -86,6 +86,7 @@ pub fn restrict(mut run: LoadedRun, name: &str) -> Result<LoadedRun, String> {
         let deadline = t.deadline_ns;
         t.missed_periods = counted(&|v| v / interval);
         t.deadline_misses = counted(&|v| u64::from(deadline > 0 && v > deadline));
+        let run_range = t.latency.min_ns.zip(t.latency.max_ns);
         t.latency = if same_window {
             phase
                 .threads
@@ -99,6 +100,12 @@ pub fn restrict(mut run: LoadedRun, name: &str) -> Result<LoadedRun, String> {
                 .for_each(|i| hlog_scan::add_counts(&mut merged, &i.counts));
             LatencySummary::from_histogram(&merged)
         };
+        // Bucket ends, brought into the run's exact range for the CPU (as run.json's own
+        // per-phase figures are since issue 23; older files and the figures computed here
+        // are not): no phase figure lies beyond the run's.
+        if let Some((min, max)) = run_range {
+            t.latency.clamp_into(min, max);
+        }
         // The log's times have millisecond resolution.
         let span: f64 = kept.iter().map(|i| i.length_s).sum();
         covered_ns = covered_ns.max(((span * 1e3).round() as u64) * 1_000_000);

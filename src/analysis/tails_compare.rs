@@ -26,7 +26,8 @@ pub struct WithinRow {
     pub difference: Vec<Option<(f64, f64, f64)>>,
 }
 
-/// The spike rate over the deadline on one CPU, in every run.
+/// The spike rate over the deadline (a noise run: the gaps over its threshold) on one CPU, in
+/// every run.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct SpikeRow {
     pub cpu: usize,
@@ -114,7 +115,11 @@ pub fn compare_tails(runs: &[LoadedRun]) -> TailComparison {
                 .tails
                 .spikes
                 .iter()
-                .find(|s| s.basis == "deadline" && s.not_counted.is_none())
+                // The thread's own limit: a wakeup thread's deadline, a noise thread's
+                // threshold (its gaps over it, issue 23).
+                .find(|s| {
+                    matches!(s.basis.as_str(), "deadline" | "threshold") && s.not_counted.is_none()
+                })
                 .map(|s: &SpikeRecord| RunSpikeRate {
                     threshold_ns: s.threshold_ns,
                     count: s.count,

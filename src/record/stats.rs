@@ -169,7 +169,6 @@ impl LatencySummary {
         self.min_ns = self.min_ns.map(within);
         self.max_ns = self.max_ns.map(within);
         self.mean_ns = self.mean_ns.map(|m| m.clamp(min_ns as f64, max_ns as f64));
-        let (low, high) = (min_ns.max(0) as u64, max_ns.max(0) as u64);
         for p in [
             &mut self.p50_ns,
             &mut self.p90_ns,
@@ -177,9 +176,22 @@ impl LatencySummary {
             &mut self.p999_ns,
             &mut self.p9999_ns,
         ] {
-            *p = p.map(|v| v.clamp(low, high));
+            *p = p.map(|v| clamp_percentile(v, min_ns, max_ns));
         }
     }
+}
+
+/// A value read from a histogram (a percentile, or a bucket's value that percentiles are read
+/// from) brought into the exact range [`min_ns`, `max_ns`] of the same samples, as
+/// [`LatencySummary::clamp_into`] does for run.json: percentiles cannot be negative (negative
+/// latencies count as 0), so the range is [max(min, 0), max(max, 0)]. The one rule for every
+/// figure read from a histogram (run.json, phases, imports, `compare`'s estimates and
+/// intervals).
+pub fn clamp_percentile(v: u64, min_ns: i64, max_ns: i64) -> u64 {
+    if min_ns > max_ns {
+        return v;
+    }
+    v.clamp(min_ns.max(0) as u64, max_ns.max(0) as u64)
 }
 
 #[cfg(test)]

@@ -330,6 +330,14 @@ impl TailState {
     /// The extrapolated worst case from the kept peaks, its stationarity checked across the
     /// scenario's phases (or the run's halves).
     fn tail_fit(&self, wakeups: u64) -> TailRecord {
+        // The one place extrapolation is decided: a noise thread's samples are gaps, and its
+        // rates are per second (the noise statements), so there is no per-wakeup level.
+        if self.plan.noise {
+            return TailRecord::Refused {
+                refused: format!("{:?}", evt::Check::NoiseRun),
+                reason: evt::NOISE_RUN.into(),
+            };
+        }
         let peaks: Vec<Peak> = self
             .peaks
             .peaks
@@ -616,5 +624,55 @@ mod tests {
         for g in GapsOver::from_spikes(&r.spikes) {
             assert!(g.gaps_per_s_low <= g.gaps_per_s && g.gaps_per_s <= g.gaps_per_s_high);
         }
+    }
+
+    /// Issue 23: a noise thread's tail is never extrapolated per wakeup (its samples are gaps;
+    /// "once in" was computed from the threshold as if it were a period). Before, these gaps
+    /// went to the fit (and were refused by a check, or extrapolated per "wakeup").
+    #[test]
+    fn a_noise_thread_refuses_the_per_wakeup_extrapolation() {
+        // 200 000 gaps of 2-12 us, every 200th an exponential excess over 20 us.
+        let mut rng = crate::analysis::quantile::SplitMix64::new(3);
+        let gaps: Vec<Sample> = (0..200_000u64)
+            .map(|k| Sample {
+                seq: k,
+                expected_ns: 7_000 + k * 20_000,
+                latency_ns: if k % 200 == 0 {
+                    20_000 + (-5_000.0 * (1.0 - rng.uniform()).ln()) as i64
+                } else {
+                    2_000 + (rng.uniform() * 10_000.0) as i64
+                },
+                missed: 0,
+            })
+            .collect();
+        let tail = |noise: bool| {
+            let plan = TailPlan {
+                interval_ns: 1_000,
+                noise,
+                ..TailPlan::default()
+            };
+            let mut state = TailState::new(plan, 1_000, 7_000);
+            let mut h = new_histogram();
+            for g in &gaps {
+                state.record(g);
+                h.record(g.latency_ns as u64).unwrap();
+            }
+            state.result(&h, Some(4_000_000_000)).tail
+        };
+        // The wakeup thread's tail is judged by the fit's checks (which may refuse it), never
+        // by the noise rule.
+        assert!(
+            !matches!(tail(false), Some(TailRecord::Refused { ref refused, .. }) if refused == "NoiseRun"),
+            "{:?}",
+            tail(false)
+        );
+        assert_eq!(
+            tail(true),
+            Some(TailRecord::Refused {
+                refused: "NoiseRun".into(),
+                reason: "not extrapolated: a noise run has no wakeups; gaps are counted per second"
+                    .into(),
+            })
+        );
     }
 }

@@ -135,7 +135,7 @@ pub fn statements(record: &RunRecord, t: &ThreadSummary, n: &NoiseSummary) -> Ve
 }
 
 /// A rate per second with sensible digits: `128`, `12.5`, `0.75`, `0.0012`.
-fn per_second(v: f64) -> String {
+pub(super) fn per_second(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 10.0 {

@@ -3,6 +3,7 @@
 //! always labelled "extrapolated, not measured". Used by the terminal summary after a run and
 //! by `jitterlab report`.
 
+use super::noise::per_second;
 use crate::analysis::compare::RunInfo;
 use crate::analysis::metric::Metric;
 use crate::analysis::tails::{evt, run_length};
@@ -137,7 +138,7 @@ pub fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
             f.shape
         ),
         TailRecord::Fitted(f) => {
-            let per_second = 1e9 / interval_ns.max(1) as f64;
+            let wakeups_per_s = 1e9 / interval_ns.max(1) as f64;
             let figure = |ns: Option<f64>, none: &str| {
                 ns.and_then(evt::writable_ns)
                     .map_or(none.to_string(), format_ns)
@@ -146,7 +147,7 @@ pub fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
                 .levels
                 .iter()
                 .map(|l| {
-                    let once_in = evt::writable_ns(1e9 / (l.per_wakeup * per_second))
+                    let once_in = evt::writable_ns(1e9 / (l.per_wakeup * wakeups_per_s))
                         .map_or(String::new(), |ns| {
                             format!(" (once in {})", format_elapsed(ns))
                         });
@@ -185,9 +186,13 @@ pub fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
 
 /// The tail comparison for people: "cpu0 within 250.0 us: A 99.241 %, B 99.870 % (+0.629
 /// points, 95 % 0.45 to 0.81)"; "cpu0 spikes over 1.00 ms: A 10130/h (7652-13154/h), B ...".
+/// Noise runs (issue 23): no share within the threshold (every gap is over it), and their
+/// spikes are gaps over the threshold, per second: "cpu0 gaps over the threshold (1.0 us): A
+/// 534, 132/s (95 % 121-144/s), B ...".
 pub fn compare_lines(c: &TailComparison, runs: &[RunInfo]) -> Vec<String> {
+    let noise = runs.first().is_some_and(|r| r.kind.is_noise());
     let mut lines = Vec::new();
-    for row in &c.within {
+    for row in c.within.iter().filter(|_| !noise) {
         let mut parts = Vec::new();
         for (i, (p, run)) in row.percent.iter().zip(runs).enumerate() {
             let mut part = match p {
@@ -208,7 +213,40 @@ pub fn compare_lines(c: &TailComparison, runs: &[RunInfo]) -> Vec<String> {
             parts.join(", ")
         ));
     }
-    for row in &c.spikes {
+    for row in c.spikes.iter().filter(|_| noise) {
+        let threshold = row.rates.iter().flatten().next().map(|s| s.threshold_ns);
+        let parts: Vec<String> = row
+            .rates
+            .iter()
+            .zip(runs)
+            .map(|(r, run)| match r {
+                Some(s) => format!(
+                    "{} {}{}, {}/s (95 % {}-{}/s)",
+                    run.label,
+                    if s.count_is_lower_bound {
+                        format!(
+                            "(from {} interval maxima) at least ",
+                            format_ns(s.resolution_ns)
+                        )
+                    } else {
+                        String::new()
+                    },
+                    grouped(s.count),
+                    per_second(s.per_hour / 3600.0),
+                    per_second(s.per_hour_low / 3600.0),
+                    per_second(s.per_hour_high / 3600.0)
+                ),
+                None => format!("{} not counted", run.label),
+            })
+            .collect();
+        lines.push(format!(
+            "cpu{} gaps over the threshold ({}): {}",
+            row.cpu,
+            threshold.map_or("-".into(), format_ns),
+            parts.join(", ")
+        ));
+    }
+    for row in c.spikes.iter().filter(|_| !noise) {
         let parts: Vec<String> = row
             .rates
             .iter()
@@ -336,6 +374,65 @@ mod tests {
              independent exceedances, to at most 100x the run's wakeups): p 1e-6 per wakeup \
              (once in 16m40s): 612.3 us (95 % 410.0 us - unbounded); p 1e-9 per wakeup (once \
              in 277h46m40s): not extrapolated, beyond 100x the run's 30 000 wakeups"
+        );
+    }
+
+    /// Issue 23: compare labelled a noise run's rows "spikes over the deadline" and showed
+    /// "0.000 % within" its threshold; a noise comparison states its gaps over the threshold
+    /// per second, and a latency comparison keeps its wording.
+    #[test]
+    fn a_noise_comparison_speaks_of_gaps_over_the_threshold() {
+        use crate::analysis::tails_compare::{RunSpikeRate, SpikeRow, WithinRow};
+        use crate::results::format::noise::RunKind;
+        let run = |label: &str, kind: RunKind| RunInfo {
+            label: label.into(),
+            path: format!("/r/{label}"),
+            ended: "completed".into(),
+            cpus: vec![0],
+            duration_ns: Some(4_000_000_000),
+            samples: 534,
+            intervals_per_cpu: 4,
+            imported_from: None,
+            kind,
+            warnings: vec![],
+        };
+        let rate = |count: u64, per_s: f64| RunSpikeRate {
+            threshold_ns: 1_000,
+            count,
+            count_is_lower_bound: false,
+            resolution_ns: 1_000,
+            per_hour: per_s * 3600.0,
+            per_hour_low: (per_s - 10.0) * 3600.0,
+            per_hour_high: (per_s + 10.0) * 3600.0,
+        };
+        let c = TailComparison {
+            within: vec![WithinRow {
+                cpu: 0,
+                threshold_ns: 1_000,
+                percent: vec![Some(0.0), Some(0.0)],
+                difference: vec![Some((0.0, -0.1, 0.1))],
+            }],
+            spikes: vec![SpikeRow {
+                cpu: 0,
+                rates: vec![Some(rate(534, 133.5)), Some(rate(600, 150.0))],
+            }],
+        };
+        let noise = [run("A", RunKind::Noise), run("B", RunKind::Noise)];
+        assert_eq!(
+            compare_lines(&c, &noise),
+            [
+                "cpu0 gaps over the threshold (1.0 us): A 534, 134/s (95 % 124-144/s), B 600, 150/s (95 % 140-160/s)"
+            ]
+        );
+        let latency = [run("A", RunKind::Latency), run("B", RunKind::Latency)];
+        let lines = compare_lines(&c, &latency);
+        assert!(
+            lines[0].starts_with("cpu0 within 1.0 us: A 0.000 %"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].starts_with("cpu0 spikes over the deadline: A 534 over 1.0 us"),
+            "{lines:?}"
         );
     }
 

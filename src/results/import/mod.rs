@@ -283,6 +283,61 @@ mod tests {
         );
     }
 
+    /// Issue 23 defect 5: a cyclictest histogram whose last sample is at its printed max of
+    /// 8 000 us read p90-p99.99 as 8 003 us (the top of the HDR bucket holding 8 ms) and an
+    /// overflow at a max of 280 us read 280.063 us: every figure now lies within the printed
+    /// [min, max]. A source without a printed max is left as the histogram reads.
+    #[test]
+    fn percentiles_stay_within_the_printed_min_and_max() {
+        let h = SourceHistogram {
+            unit_ns: 1000,
+            buckets: vec![(7_999, 0), (8_000, 10)],
+            overflow: 0,
+            overflow_from: 8_001,
+            count: Some(10),
+            min: Some(8_000.0),
+            mean: Some(8_000.0),
+            max: Some(8_000.0),
+            quantiles: Vec::new(),
+            stddev: None,
+        };
+        assert!(
+            h.histogram().value_at_quantile(0.9) > 8_000_000,
+            "the defect's premise"
+        );
+        let s = h.summary();
+        for p in [s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns, s.p9999_ns] {
+            assert_eq!(p, Some(8_000_000));
+        }
+        let overflow = SourceHistogram {
+            unit_ns: 1000,
+            buckets: vec![(20, 9_990)],
+            overflow: 10,
+            overflow_from: 280,
+            count: Some(10_000),
+            min: Some(20.0),
+            mean: Some(20.3),
+            max: Some(280.0),
+            quantiles: Vec::new(),
+            stddev: None,
+        };
+        assert!(overflow.histogram().value_at_quantile(0.9999) > 280_000);
+        let s = overflow.summary();
+        assert_eq!(s.p9999_ns, Some(280_000));
+        assert_eq!(
+            s.p50_ns,
+            Some(overflow.histogram().highest_equivalent(20_000))
+        );
+        let unbounded = SourceHistogram {
+            max: None,
+            ..h.clone()
+        };
+        assert_eq!(
+            unbounded.summary().p9999_ns,
+            Some(h.histogram().value_at_quantile(0.9999))
+        );
+    }
+
     #[test]
     fn overflow_goes_to_the_threshold_and_one_to_the_max() {
         let h = SourceHistogram {

@@ -248,6 +248,9 @@ impl SourceHistogram {
     }
 
     /// run.json's latency figures: percentiles from the histogram, min/mean/max as printed.
+    /// The histogram's values are bucket tops (and overflows sit at the bucket's edge), so a
+    /// percentile can read above the printed max: the figures are clamped into the source's
+    /// exact [min, max] where it printed them (a side it did not print stays open).
     pub fn summary(&self) -> LatencySummary {
         let h = self.histogram();
         let samples = self.samples();
@@ -266,7 +269,7 @@ impl SourceHistogram {
                 .find(|&&(q, _)| (q - quantile).abs() < 1e-9)
                 .map(|&(_, v)| (v * unit).round() as u64)
         };
-        LatencySummary {
+        let mut summary = LatencySummary {
             samples,
             min_ns: self.min.map(|v| (v * unit).round() as i64),
             mean_ns: self.mean.map(|v| v * unit),
@@ -278,7 +281,12 @@ impl SourceHistogram {
             p999_ns: q(0.999),
             p9999_ns: q(0.9999),
             max_ns: self.max.map(|v| (v * unit).round() as i64),
+        };
+        if summary.min_ns.is_some() || summary.max_ns.is_some() {
+            let (min, max) = (summary.min_ns, summary.max_ns);
+            summary.clamp_into(min.unwrap_or(i64::MIN), max.unwrap_or(i64::MAX));
         }
+        summary
     }
 }
 

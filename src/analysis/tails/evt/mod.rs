@@ -108,7 +108,16 @@ pub enum Check {
     /// The shape's interval reaches [`SHAPE_LIMIT`]: the fit is made, but nothing is
     /// extrapolated from it ([`extrapolate`]).
     HeavyTail,
+    /// A noise run (`jitterlab noise`): its samples are gaps, not wakeups, so a level exceeded
+    /// with some probability per wakeup (and "once in" at a wakeup rate) means nothing; no fit
+    /// is made ([`NOISE_RUN`]).
+    NoiseRun,
 }
+
+/// Why a noise run's tail is not extrapolated (issue 23): the reason run.json keeps, and so
+/// what the terminal, the HTML report and the exports show.
+pub const NOISE_RUN: &str =
+    "not extrapolated: a noise run has no wakeups; gaps are counted per second";
 
 /// A fitted tail and what it says.
 #[derive(Debug, Clone, PartialEq)]
