@@ -1,4 +1,4 @@
-# gnuplot script written by jitterlab: latency histogram of /tmp/.tmpxDs4CH/run
+# gnuplot script written by jitterlab: latency histogram of /tmp/.tmp75NiR4/run
 # gnuplot run-histogram.gp writes run-histogram.svg; choose another output with
 #   gnuplot -e "outfile='x.png'; term='pngcairo size 1200,700'" run-histogram.gp
 # Run it in the directory of run-histogram.dat (or set datafile the same way).
@@ -7,7 +7,7 @@ if (!exists("outfile")) outfile = "run-histogram.svg"
 if (!exists("term")) term = "svg size 1000,600 dynamic"
 set terminal @term
 set output outfile
-set title "Latency histogram: /tmp/.tmpxDs4CH/run" noenhanced
+set title "Latency histogram: /tmp/.tmp75NiR4/run" noenhanced
 set xlabel "latency (us)"
 set ylabel "wakeups per 1 us bin"
 set logscale y

@@ -550,6 +550,65 @@ fn check_export_samples(dir: &Path, noise: bool) -> Vec<String> {
             break;
         }
     }
+    if !noise {
+        bad.extend(check_export_gnuplot(dir, &file.samples));
+    }
+    bad
+}
+
+/// `export --format gnuplot`'s data file: per CPU, the bins' counts add up to the samples, and
+/// the last non-empty bin is the one of the largest latency (each histogram bucket is counted
+/// in the bin of its highest value: at most 1/1024 above the value, docs/user-guide.md), so the
+/// worst case is in the data the plot draws.
+fn check_export_gnuplot(dir: &Path, samples: &[Sample]) -> Vec<String> {
+    let tmp = tempfile::tempdir().unwrap();
+    let name = tmp.path().join("h");
+    export(dir, "gnuplot", &["-o", name.to_str().unwrap()]);
+    let dat = std::fs::read_to_string(tmp.path().join("h.dat")).unwrap();
+    let mut bad = Vec::new();
+    let width_us: u64 = dat
+        .lines()
+        .find_map(|l| l.split("(bins of ").nth(1))
+        .and_then(|r| r.split(' ').next())
+        .and_then(|w| w.parse().ok())
+        .expect("the header states the bin width");
+    let cpus: Vec<u32> = dat
+        .lines()
+        .find(|l| l.starts_with("# bin_us"))
+        .expect("a column header")
+        .split_whitespace()
+        .skip(2)
+        .map(|c| c.trim_start_matches("cpu").parse().unwrap())
+        .collect();
+    let rows: Vec<Vec<u64>> = dat
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+        .collect();
+    for (k, cpu) in cpus.iter().enumerate() {
+        let mine: Vec<i64> = samples
+            .iter()
+            .filter(|s| s.cpu == *cpu)
+            .map(|s| s.latency_ns.max(0))
+            .collect();
+        let sum: u64 = rows.iter().map(|r| r[k + 1]).sum();
+        if sum != mine.len() as u64 {
+            bad.push(format!(
+                "gnuplot cpu{cpu}: bins hold {sum}, the oracle counts {}",
+                mine.len()
+            ));
+        }
+        let max = mine.iter().copied().max().unwrap_or(0) as u64;
+        let last = rows.iter().filter(|r| r[k + 1] > 0).map(|r| r[0]).max();
+        let ok = last.is_some_and(|lo_us| {
+            lo_us * 1000 <= max + max / 1024 && (lo_us + width_us) * 1000 > max
+        });
+        if !ok {
+            bad.push(format!(
+                "gnuplot cpu{cpu}: last non-empty bin {last:?} us (width {width_us} us), the oracle's max {max} ns"
+            ));
+        }
+    }
     bad
 }
 
