@@ -221,7 +221,7 @@ fn owner_of(entry: &[u8]) -> Option<u32> {
 
 /// Kills the load processes of jitterlab processes that no longer exist, wherever they are:
 /// after a SIGKILL of jitterlab together with its reaper, a load that moved itself out of its
-/// cgroup (a privileged one can) is in no cgroup [`remove_stale`] looks at, but still carries
+/// cgroup (a privileged one can) is in no cgroup `remove_stale` looks at, but still carries
 /// its marker. Found by scanning every process's environment for a marker whose owner is gone.
 /// Called when a run starts, as stale CPU locks and tracing instances are dealt with; returns
 /// a warning naming what was killed, if anything was.

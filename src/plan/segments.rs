@@ -77,8 +77,8 @@ pub const LOAD_LOG_SHARE: u64 = 4;
 const MIN_LOAD_LOG_BYTES: u64 = 512;
 
 impl SegmentPlan {
-    /// The bound of each load's log when `loads` loads log: [`LOAD_LOG_MAX_BYTES`], or under a
-    /// size limit their [`LOAD_LOG_SHARE`] of it split among them (each log and its `.1`), if
+    /// The bound of each load's log when `loads` loads log: `LOAD_LOG_MAX_BYTES`, or under a
+    /// size limit their `LOAD_LOG_SHARE` of it split among them (each log and its `.1`), if
     /// smaller.
     pub fn load_log_cap(&self, loads: usize) -> u64 {
         match self.retain {

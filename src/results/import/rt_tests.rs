@@ -36,7 +36,7 @@ pub fn rt_tests_json(
 /// pasted before it is skipped) to its end (text after it, a prompt, is ignored; a second JSON
 /// document is refused: which of two runs to import cannot be guessed). cyclictest writes a
 /// thread that never ran as `"avg": -nan` (C's printf of NaN), which is no JSON: such values
-/// are read as null. An object with a key twice is refused (see [`Strict`]).
+/// are read as null. An object with a key twice is refused (see `Strict`).
 pub fn parse_json(text: &str) -> std::result::Result<serde_json::Value, String> {
     let start = text
         .lines()
