@@ -195,6 +195,12 @@ fn check_receiver_kept_off(r: &IpcRun) -> Result<(), String> {
                 x.time_ns, sample.latency_ns, inj.end_ns
             )));
         }
+        // The sender's own CPU stalled (its timer interrupt came late, with nothing of ours on
+        // that CPU): a disturbance of the VM on the other CPU, counted apart, not a wrong
+        // verdict (seen here: 'sender late 986.5 us (its timer's IRQ latency 975.6 us ...').
+        if x.verdict.starts_with("sender late") && x.verdict.contains("its timer's IRQ latency") {
+            return Ok(Some(format!("injection {k}: {}", x.verdict)));
+        }
         if !x.verdict.starts_with("receiver kept off the CPU") {
             return Err(format!("injection {k}: verdict '{}'", x.verdict));
         }
