@@ -10,6 +10,17 @@ use jitterlab::record::samplelog::{SampleLogReader, SampleRecord};
 /// 0.7 of one), so the injections land at ten different phases of the grid in 3 s.
 const EVERY: &str = "211.7ms";
 
+/// Keeps both CPUs busy at SCHED_IDLE, below everything the run times: on a VM whose idle CPU
+/// halts (no haltpoll cpuidle driver), the host can take milliseconds to run a halted vCPU
+/// again while the other vCPU spins. Seen here in a trace: CPU 1 halted, CPU 0 in a 1.5 ms
+/// injection, CPU 1's next timer interrupt came 1.7 ms late, 0.2 ms after the injection's end;
+/// an IPC sender on CPU 1 then stamps late, and 4-9 of a run's 28 injections came out short
+/// (0-2 with the CPUs kept busy, in 9 runs each). A busy vCPU takes its interrupts at once, and
+/// a SCHED_IDLE thread in user space yields to a woken real-time thread at that interrupt's
+/// return, so the spinners add nothing to what is measured, and remove a disturbance that is
+/// the host's, not the kernel's.
+const KEEP_CPUS_AWAKE: &str = "cpu:cpus=0-1,policy=idle,workers=2";
+
 /// One run of `wake` with two injectors on CPU 0: 1.5 ms (one period passes unserved) and
 /// 2.6 ms (two pass), 105.3 ms apart so they never overlap; `extra` options added.
 fn run_method(method: &jitterlab::measure::WakeMethod, extra: &[&str]) -> Result<(), String> {
@@ -36,6 +47,8 @@ fn run_method(method: &jitterlab::measure::WakeMethod, extra: &[&str]) -> Result
         &format!("spike:cpu=0,every={EVERY},len=1.5ms,prio=99,offset=211.7ms"),
         "--load",
         &format!("spike:cpu=0,every={EVERY},len=2.6ms,prio=99,offset=106.4ms"),
+        "--load",
+        KEEP_CPUS_AWAKE,
         "--out",
         out.to_str().unwrap(),
     ];
