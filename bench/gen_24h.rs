@@ -6,8 +6,8 @@
 //!
 //! cargo run --release --example gen-24h -- OUT_DIR [HOURS]
 
-use jitterlab::analysis::quantile::SplitMix64;
-use jitterlab::results::run_record::{LoadRecord, Throughput};
+use jitterlab::format::run_record::{LoadRecord, Throughput};
+use jitterlab::random::SplitMix64;
 use jitterlab::results::synthetic::{SyntheticPhase, SyntheticRun, write_run};
 use std::path::PathBuf;
 

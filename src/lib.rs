@@ -5,11 +5,13 @@ pub mod cli;
 pub mod commands;
 pub mod cpulist;
 pub mod error;
+pub mod format;
 pub mod input;
 pub mod load;
 pub mod measure;
 pub mod monitor;
 pub mod plan;
+pub mod random;
 pub mod record;
 pub mod report;
 pub mod results;
@@ -18,3 +20,6 @@ pub mod sys;
 pub mod system;
 pub mod trace;
 pub mod units;
+
+#[cfg(test)]
+mod spec_quotes_the_code;

@@ -94,7 +94,7 @@ pub struct RunPlan {
     pub scenario: Option<crate::load::scenario::Scenario>,
     pub samples: bool,
     /// The layout samples.bin is written in (`--samples-format`).
-    pub samples_format: crate::results::format::samples::SampleLogFormat,
+    pub samples_format: crate::format::samples::SampleLogFormat,
     /// `--summary-every N`: min, mean and max of every N samples per thread, to events.jsonl.
     pub summary_every: Option<u64>,
     pub ring_size: usize,
@@ -190,7 +190,7 @@ impl RunPlan {
     /// clauses (for their exact counts and the run-length bound), the k of `firm(m,k)` clauses,
     /// the thresholds of `spikes(...)` clauses, the scenario's phases (the tail fit's
     /// stationarity segments).
-    pub fn thread_tail_plan(&self, index: usize) -> crate::record::tails::TailPlan {
+    pub fn thread_tail_plan(&self, index: usize) -> TailPlan {
         use crate::analysis::metric::Metric;
         let clauses = self.budget.iter().flat_map(|b| &b.clauses);
         let mut within_ns = self.under_ns.clone();
@@ -225,7 +225,7 @@ impl RunPlan {
             .collect();
         spike_ns.sort_unstable();
         spike_ns.dedup();
-        crate::record::tails::TailPlan {
+        TailPlan {
             interval_ns: self.thread_interval_ns(index),
             noise: matches!(self.kind, crate::measure::MeasureKind::Noise { .. }),
             within_ns,
@@ -445,4 +445,28 @@ fn or_list<'a>(items: impl Iterator<Item = &'a str>) -> String {
         Some((last, [])) => last.to_string(),
         Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
     }
+}
+
+/// What the recorder counts for one thread, fixed before the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TailPlan {
+    /// The thread's period (for the exposure of spike rates); a noise thread's threshold.
+    pub interval_ns: u64,
+    /// A noise thread (`jitterlab noise`): every sample is a gap of its own, so consecutive
+    /// samples over a threshold are separate events (not one run of late wakeups), and the
+    /// exposure of the rates is the time the loop measured, not samples x interval.
+    pub noise: bool,
+    /// `--under` thresholds (and the limits of `under(...)` and `max<` budget clauses).
+    pub within_ns: Vec<u64>,
+    /// The k of each `firm(m,k)` budget clause.
+    pub firm_k: Vec<u64>,
+    /// The thresholds of `spikes(...)` budget clauses (spikes over the deadline are always
+    /// counted).
+    pub spike_ns: Vec<u64>,
+    /// The scenario's phases: the stretches whose tails must agree before the tail is
+    /// extrapolated (without phases, the run's halves).
+    pub phases: Vec<crate::analysis::tails::evt::PhaseSpan>,
+    /// The limit the live view's "how long to run" line answers for (the smallest `max<`
+    /// budget limit, else the deadline); counted in `within_ns`.
+    pub run_length_ns: Option<u64>,
 }

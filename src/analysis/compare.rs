@@ -6,9 +6,9 @@
 
 use super::metric::Metric;
 use super::quantile::{self, Blocks, Bounds, Sparse};
-use crate::record::stats::clamp_percentile;
+use crate::format::run_record::ThreadSummary;
+use crate::format::stats::clamp_percentile;
 use crate::results::loaded::LoadedRun;
-use crate::results::run_record::ThreadSummary;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -53,7 +53,7 @@ pub struct RunInfo {
     /// The source format when the run was imported.
     pub imported_from: Option<String>,
     /// What the run measured: wakeup latencies, or a noise run's gaps (`samples` counts them).
-    pub kind: crate::results::format::noise::RunKind,
+    pub kind: crate::format::noise::RunKind,
     /// What reading the run's files met that its figures depend on (a missing or short
     /// interval log): shown under the run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -207,7 +207,7 @@ fn run_info(i: usize, r: &LoadedRun) -> RunInfo {
     let log_interval_ns = r.record.plan.log_interval_ns;
     let read = tags
         .iter()
-        .filter(|t| is_cpu_tag(t))
+        .filter(|t| crate::format::hlog::is_cpu_tag(t))
         .map(|t| r.intervals_of(t).count())
         .max()
         .unwrap_or(0);
@@ -240,12 +240,6 @@ fn run_info(i: usize, r: &LoadedRun) -> RunInfo {
     }
 }
 
-/// Latency tags are `cpuN`; `cpuN.irq` and others hold other quantities.
-pub fn is_cpu_tag(tag: &str) -> bool {
-    tag.strip_prefix("cpu")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
 fn scope_data(r: &LoadedRun, cpu: Option<usize>) -> ScopeData {
     let absent: &[String] = r
         .record
@@ -266,7 +260,7 @@ fn scope_data(r: &LoadedRun, cpu: Option<usize>) -> ScopeData {
     for i in &r.intervals {
         let keep = match cpu {
             Some(c) => i.tag == format!("cpu{c}"),
-            None => is_cpu_tag(&i.tag),
+            None => crate::format::hlog::is_cpu_tag(&i.tag),
         };
         if !keep {
             continue;

@@ -1,6 +1,6 @@
 //! The figures of a run that budgets judge and comparisons compare, with their names and units.
 
-use crate::results::run_record::ThreadSummary;
+use crate::format::run_record::ThreadSummary;
 use crate::units::format_ns;
 
 /// A figure of a run, per CPU.
@@ -191,10 +191,7 @@ impl Metric {
 
 /// The thread's exact spike count over `threshold_ns` (the recorder's, not an estimate from
 /// interval maxima), if it was counted.
-fn spikes_over(
-    t: &ThreadSummary,
-    threshold_ns: u64,
-) -> Option<&crate::results::format::tails::SpikeRecord> {
+fn spikes_over(t: &ThreadSummary, threshold_ns: u64) -> Option<&crate::format::tails::SpikeRecord> {
     t.tails.spikes.iter().find(|s| {
         s.threshold_ns == threshold_ns && s.not_counted.is_none() && !s.count_is_lower_bound
     })

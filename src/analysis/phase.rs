@@ -3,10 +3,10 @@
 //! with 1 ms of slack for the log's millisecond timestamps), and a run cut down to one phase so
 //! that `compare --phase NAME` compares that phase across runs with the ordinary comparison.
 
-use crate::record::hlog_scan::{self, StoredInterval};
-use crate::record::stats::{LatencySummary, new_histogram};
+use crate::format::hlog_scan::{self, StoredInterval};
+use crate::format::run_record::{PhaseRecord, RunRecord};
+use crate::format::stats::{LatencySummary, new_histogram};
 use crate::results::loaded::LoadedRun;
-use crate::results::run_record::{PhaseRecord, RunRecord};
 
 /// Slack for the hlog's millisecond timestamps (as `runner::loads` matches intervals).
 const EDGE_SLACK_S: f64 = 0.001;

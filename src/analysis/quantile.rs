@@ -3,6 +3,7 @@
 //! distribution-free order-statistic intervals from the binomial distribution. The methods and
 //! their limits are documented in docs/compare.md.
 
+use crate::random::SplitMix64;
 use hdrhistogram::Histogram;
 
 /// A histogram as `(value, count)` pairs in ascending value order. The value of each pair is the
@@ -73,43 +74,6 @@ pub fn value_at_rank(s: &[(u64, u64)], rank: u64) -> Option<u64> {
 pub fn quantile(s: &[(u64, u64)], q: f64) -> Option<u64> {
     let n = total(s);
     (n > 0).then(|| value_at_rank(s, nearest_rank(q, n)).expect("rank within n"))
-}
-
-/// A small, fast, deterministic generator (SplitMix64): the bootstrap must give the same
-/// interval on every machine and every invocation, so it draws from a fixed seed. It is the
-/// crate's one generator: synthetic runs (`results::synthetic`) draw from it too.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in 0..n (n > 0); the multiply-shift keeps the bias below 2^-32 for any n here.
-    pub fn below(&mut self, n: usize) -> usize {
-        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
-    }
-
-    /// Uniform in [0, 1), from the top 53 bits.
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Standard normal (Box-Muller).
-    pub fn normal(&mut self) -> f64 {
-        let u1 = self.uniform().max(f64::MIN_POSITIVE);
-        let u2 = self.uniform();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-    }
 }
 
 /// The resampling units of a bootstrap: consecutive time slots (interval histograms) grouped
@@ -332,7 +296,7 @@ pub fn order_statistic_difference(a: &[(u64, u64)], b: &[(u64, u64)], q: f64, c:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::stats::new_histogram;
+    use crate::format::stats::new_histogram;
 
     fn hist(values: impl IntoIterator<Item = u64>) -> Histogram<u64> {
         let mut h = new_histogram();

@@ -5,10 +5,10 @@
 
 use super::tails::exceedance::{Exceedance, share_difference};
 use super::tails::interval_spikes::{self, IntervalMax};
-use crate::results::format::hlog::parse_tag;
-use crate::results::format::tails::{SpikeRecord, WithinRecord};
+use crate::format::hlog::parse_tag;
+use crate::format::run_record::RunRecord;
+use crate::format::tails::{SpikeRecord, WithinRecord};
 use crate::results::loaded::LoadedRun;
-use crate::results::run_record::RunRecord;
 use serde::Serialize;
 
 /// Confidence of every interval here.

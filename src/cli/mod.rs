@@ -24,11 +24,11 @@ pub use monitor::MonitorArgs;
 pub use noise::NoiseArgs;
 pub use sender::SenderArgs;
 
+use crate::format::samples::SampleLogFormat;
 use crate::measure::PolicyKind;
 use crate::measure::clock::Clock;
 use crate::measure::wake::WakeMethod;
 use crate::report::export::ExportFormat;
-use crate::results::format::samples::SampleLogFormat;
 use crate::results::import::SourceFormat;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};

@@ -3,11 +3,11 @@
 //! export and import formats), so that `--help` lists exactly the table's entries.
 
 use super::ImportFormat;
+use crate::format::samples::SampleLogFormat;
 use crate::measure::PolicyKind;
 use crate::measure::clock::{CLOCKS, Clock};
 use crate::measure::wake::{WAKE_METHODS, WakeMethod};
 use crate::report::export::{ExportFormat, FORMATS as EXPORT_FORMATS};
-use crate::results::format::samples::SampleLogFormat;
 use crate::results::import::{SOURCE_FORMATS, SourceFormat};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 

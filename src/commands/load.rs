@@ -5,13 +5,13 @@
 use crate::cli::LoadArgs;
 use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
+use crate::format::run_record::{LoadRecord, load_line, no_value_warnings};
 use crate::load::LoadSpec;
 use crate::load::generator::GeneratorSpec;
 use crate::load::memory_guard::{self, Scheduled};
 use crate::load::supervisor::Outcome;
 use crate::load::supervisor::{PlannedLoad, Setup, Supervisor};
 use crate::measure::clock::monotonic_ns;
-use crate::results::run_record::{LoadRecord, load_line, no_value_warnings};
 use crate::units::parse_duration_ns;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -5,12 +5,12 @@
 use super::run::resolve;
 use crate::cli::MonitorArgs;
 use crate::error::{ExitCode, Failure, Result};
+use crate::format::run_record::Ended;
 use crate::monitor::http::{self, Published};
 use crate::monitor::{LiveMetrics, MAX_WINDOW_NS, UPDATE_EVERY_NS};
 use crate::plan::{Retain, RunLength, RunPlan, SegmentPlan};
 use crate::report::export::system_facts::SystemFacts;
 use crate::report::openmetrics::{Identity, render};
-use crate::results::run_record::Ended;
 use crate::runner::{DRAIN_EVERY, Progress, Session, SessionOptions};
 use crate::units::{format_ns, parse_duration_ns, parse_size_bytes};
 use std::fmt::Write;

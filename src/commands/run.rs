@@ -8,8 +8,8 @@ pub mod sender;
 
 use crate::cli::RunArgs;
 use crate::error::{ExitCode, Result};
+use crate::format::run_record::Ended;
 use crate::report;
-use crate::results::run_record::Ended;
 
 pub fn run(args: &RunArgs) -> Result<i32> {
     let plan = resolve::resolve(args)?;

@@ -7,10 +7,10 @@
 use crate::cli::SweepArgs;
 use crate::commands::run::resolve::resolve;
 use crate::error::{ExitCode, Failure, Result};
+use crate::format::run_record::{Ended, FORMAT};
 use crate::load::sweep::{level_spec, levels, swept_load};
 use crate::plan::RunPlan;
 use crate::report::terminal::{sweep_row, sweep_table};
-use crate::results::run_record::{Ended, FORMAT};
 use crate::results::sweep::{self, SweepRecord, SweepRow};
 use crate::results::{ResultDir, dir};
 use std::path::PathBuf;

@@ -10,8 +10,8 @@
 use super::kit::{Counts, Ctx};
 use super::spec::Params;
 use crate::cpulist::{format_cpu_list, parse_cpu_list};
+use crate::format::run_record::Throughput;
 use crate::measure::Policy;
-use crate::results::run_record::Throughput;
 use std::fmt;
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //!
 //! A leaf module: generators use it, and it uses none of them.
 
-use crate::results::run_record::Throughput;
+use crate::format::run_record::Throughput;
 use crate::sys::mem;
 use crate::sys::process::{self, Pid};
 use crate::sys::signal;

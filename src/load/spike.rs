@@ -4,12 +4,12 @@
 //! Each injection's start and end are read from CLOCK_MONOTONIC and logged to events.jsonl.
 
 use super::spec::Params;
+use crate::format::events::Event;
+use crate::format::run_record::{LoadEnded, LoadRecord, Throughput};
 use crate::measure::Clock;
 use crate::measure::clock::monotonic_ns;
 use crate::measure::sched::{Policy, explain_refusal_with, pin_current_thread};
 use crate::measure::wake::{AbsoluteSleep, Waker};
-use crate::results::events::Event;
-use crate::results::run_record::{LoadEnded, LoadRecord, Throughput};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;

@@ -7,7 +7,7 @@
 //! histogram once, hands each gain (value, count) to the caller (the window's current slot),
 //! and folds it into the exposition's buckets here; nothing else walks it.
 
-use crate::record::stats::new_histogram;
+use crate::format::stats::new_histogram;
 use crate::report::openmetrics::LatencyBuckets;
 use hdrhistogram::Histogram;
 

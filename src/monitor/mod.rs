@@ -17,10 +17,10 @@ pub mod http;
 pub mod window;
 
 use crate::analysis::budget::Budget;
+use crate::format::run_record::ThreadSummary;
+use crate::format::stats::LatencySummary;
 use crate::plan::RunPlan;
-use crate::record::stats::LatencySummary;
 use crate::report::openmetrics::{CpuFigures, Exposition, Identity};
-use crate::results::run_record::ThreadSummary;
 use crate::runner::CpuState;
 use cumulative::Cumulative;
 use window::{Counters, CpuWindow, WindowFigures};
@@ -156,7 +156,7 @@ impl LiveMetrics {
     /// last slide.
     pub fn exposition(&self) -> Exposition {
         Exposition {
-            kind: crate::results::run_record::RunKind::Latency,
+            kind: crate::format::run_record::RunKind::Latency,
             identity: self.identity.clone(),
             cpus: self
                 .cpus

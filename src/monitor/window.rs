@@ -11,7 +11,7 @@
 //! window hands its allocation to the next one. The histograms grow to the largest latency
 //! seen, like the recorder's.
 
-use crate::record::stats::{LatencySummary, new_histogram};
+use crate::format::stats::{LatencySummary, new_histogram};
 use hdrhistogram::Histogram;
 use std::collections::VecDeque;
 

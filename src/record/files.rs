@@ -2,8 +2,8 @@
 //! first write error stops every file. It lives apart from the recorder because that rule, not
 //! the draining, decides what a full disk leaves behind.
 
-use super::hlog::HlogWriter;
-use super::samplelog::SampleLogWriter;
+use crate::format::hlog::HlogWriter;
+use crate::format::samplelog::SampleLogWriter;
 use std::io;
 
 /// The files a recorder writes. After the first write error (a full disk) nothing more is

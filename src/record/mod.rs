@@ -14,12 +14,8 @@
 //! `thread_state.rs`, and the rule that the first write error stops every file in `files.rs`.
 
 mod files;
-pub mod hlog;
-pub mod hlog_scan;
 pub mod live;
-pub mod samplelog;
 pub mod segments;
-pub mod stats;
 mod summaries;
 pub mod tails;
 mod thread_state;
@@ -29,15 +25,15 @@ pub use thread_state::IntervalFigures;
 pub use trace_join::{SampleTrace, TRACE_WAIT_NS, ThreadTraceResult, TraceJoin, WORST_KEPT};
 use trace_join::{ThreadTraceState, keep_worst};
 
+use crate::format::events::SpikeExplanation;
+use crate::format::hlog::HlogWriter;
+use crate::format::noise::NoiseInterval;
+use crate::format::samplelog::SampleLogWriter;
+use crate::format::stats::LatencySummary;
+use crate::format::wakeup_summary::WakeupSummary;
 use crate::measure::clock::monotonic_ns;
 use crate::measure::{Sample, ThreadCounters};
-use crate::results::events::SpikeExplanation;
-use crate::results::format::noise::NoiseInterval;
-use crate::results::format::wakeup_summary::WakeupSummary;
 use files::Files;
-use hlog::HlogWriter;
-use samplelog::SampleLogWriter;
-use stats::LatencySummary;
 use std::io;
 use std::sync::Arc;
 use thread_state::{Sink, ThreadState};
@@ -50,7 +46,7 @@ pub struct ThreadFeed {
     pub counters: Arc<ThreadCounters>,
     pub consumer: rtrb::Consumer<Sample>,
     /// What to count for the tail figures (docs/tails.md).
-    pub tails: tails::TailPlan,
+    pub tails: crate::plan::TailPlan,
     /// Wakeups or noise gaps (a noise thread's throttled gaps stay out of the statistics).
     pub kind: crate::measure::MeasureKind,
 }
@@ -68,7 +64,7 @@ pub struct ThreadResult {
     /// The trace side, with `--trace`.
     pub trace: Option<ThreadTraceResult>,
     /// Shares within thresholds, spikes, firm windows, the extrapolated worst case.
-    pub tails: crate::results::format::tails::ThreadTails,
+    pub tails: crate::format::tails::ThreadTails,
     /// What the thread counted itself (noise, inversions; 0 where it counts none).
     pub loop_counts: LoopCounts,
 }

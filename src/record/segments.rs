@@ -1,6 +1,6 @@
 //! The interval log of a continuous run as a series of segment files (`RunPlan::segments`),
 //! each a complete HdrHistogram interval log, with retention deleting the oldest: a result
-//! directory that stays bounded however long the run. The layout is `results::format::segments`.
+//! directory that stays bounded however long the run. The layout is `format::segments`.
 //!
 //! Segment k holds the intervals that start in [k x length, (k+1) x length) from the run's start.
 //! Its header's StartTime is the segment's own start and its BaseTime the run's start, so the
@@ -13,11 +13,11 @@
 //! writer, and updates run.json then. The ledger's lock is taken once per segment, on the
 //! recorder's thread, never by a measuring thread.
 
-use super::hlog::header;
-use crate::load::supervisor::LOG_DIR;
+use crate::format::LOAD_LOG_DIR;
+use crate::format::hlog::{LogTarget, header};
+use crate::format::segments::{self, SegmentEntry, SegmentsRecord};
 use crate::plan::{Retain, SegmentPlan};
 use crate::results::ResultDir;
-use crate::results::format::segments::{self, SegmentEntry, SegmentsRecord};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -80,7 +80,7 @@ impl SegmentLedger {
     }
 }
 
-/// The segment writer behind `HlogWriter::segmented`.
+/// The segment writer behind a run's `HlogWriter` when the log is segmented.
 pub struct Segments {
     dir: ResultDir,
     plan: SegmentPlan,
@@ -111,10 +111,12 @@ impl Segments {
             last_sealed_bytes: 0,
         }
     }
+}
 
+impl LogTarget for Segments {
     /// Fixes the run's start and makes the first segment, so that a run killed before its first
     /// interval completes still has a log.
-    pub(super) fn begin(
+    fn begin(
         &mut self,
         start: SystemTime,
         comment: &str,
@@ -126,7 +128,7 @@ impl Segments {
 
     /// Appends one encoded interval line to the segment of its start, sealing the segments
     /// every tag has left behind.
-    pub(super) fn write_line(
+    fn write_line(
         &mut self,
         tag: &str,
         start_offset: Duration,
@@ -163,7 +165,9 @@ impl Segments {
         }
         Ok(())
     }
+}
 
+impl Segments {
     fn open_segment(
         &mut self,
         index: u64,
@@ -275,7 +279,7 @@ impl Segments {
     /// (`SegmentPlan::load_log_cap`, the copying thread keeps them within it) less what they
     /// hold now.
     fn load_log_room(&self) -> io::Result<u64> {
-        let entries = match std::fs::read_dir(self.dir.file(LOG_DIR)) {
+        let entries = match std::fs::read_dir(self.dir.file(LOAD_LOG_DIR)) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
             r => r?,
         };

@@ -3,9 +3,9 @@
 //! side from the samples it records anyway, so the measuring loop does nothing for it; the
 //! closed blocks wait here until the recorder's owner writes them to events.jsonl.
 
+use crate::format::wakeup_summary::WakeupSummary;
 use crate::measure::Sample;
 use crate::measure::clock::monotonic_ns;
-use crate::results::format::wakeup_summary::WakeupSummary;
 
 /// The block a thread is filling, and the blocks it has closed.
 #[derive(Debug)]

@@ -11,11 +11,12 @@ use crate::analysis::tails::exceedance::Exceedance;
 use crate::analysis::tails::firm::FirmWindow;
 use crate::analysis::tails::interval_spikes;
 use crate::analysis::tails::spikes::{Spike, SpikeTimes};
-use crate::measure::Sample;
-use crate::results::format::tails::{
+use crate::format::tails::{
     FirmRecord, SPIKE_TIMES_KEPT, SpikeRecord, TailFitRecord, TailLevelRecord, TailRecord,
     ThreadTails, WithinRecord,
 };
+use crate::measure::Sample;
+use crate::plan::TailPlan;
 use hdrhistogram::Histogram;
 
 /// The largest wakeups kept in wakeup order: enough for every threshold candidate of the tail
@@ -28,30 +29,6 @@ pub const CONFIDENCE: f64 = 0.95;
 /// The gap lengths a noise thread also counts gaps over (those above its threshold), basis
 /// `ladder`: the decades an oslat or osnoise user reads noise in.
 pub const NOISE_LADDER_NS: [u64; 4] = [10_000, 100_000, 1_000_000, 10_000_000];
-
-/// What the recorder counts for one thread, fixed before the run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TailPlan {
-    /// The thread's period (for the exposure of spike rates); a noise thread's threshold.
-    pub interval_ns: u64,
-    /// A noise thread (`jitterlab noise`): every sample is a gap of its own, so consecutive
-    /// samples over a threshold are separate events (not one run of late wakeups), and the
-    /// exposure of the rates is the time the loop measured, not samples x interval.
-    pub noise: bool,
-    /// `--under` thresholds (and the limits of `under(...)` and `max<` budget clauses).
-    pub within_ns: Vec<u64>,
-    /// The k of each `firm(m,k)` budget clause.
-    pub firm_k: Vec<u64>,
-    /// The thresholds of `spikes(...)` budget clauses (spikes over the deadline are always
-    /// counted).
-    pub spike_ns: Vec<u64>,
-    /// The scenario's phases: the stretches whose tails must agree before the tail is
-    /// extrapolated (without phases, the run's halves).
-    pub phases: Vec<evt::PhaseSpan>,
-    /// The limit the live view's "how long to run" line answers for (the smallest `max<`
-    /// budget limit, else the deadline); counted in `within_ns`.
-    pub run_length_ns: Option<u64>,
-}
 
 /// Spikes over one threshold, counted as the samples come.
 struct SpikeCounter {

@@ -2,6 +2,7 @@
 //! fed known samples through a real ring.
 
 use super::*;
+use crate::format::{hlog, samplelog};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::SystemTime;
 
@@ -14,7 +15,7 @@ fn feed(cpu: usize, samples: &[Sample]) -> ThreadFeed {
         deadline_ns: 100_000,
         counters: Arc::new(ThreadCounters::default()),
         consumer: c,
-        tails: tails::TailPlan::default(),
+        tails: crate::plan::TailPlan::default(),
         kind: Default::default(),
     }
 }

@@ -5,14 +5,14 @@
 //! not depend on how the rings are drained.
 
 use super::files::Files;
-use super::samplelog::SampleRecord;
-use super::stats::LatencyStats;
 use super::summaries::SummaryBlocks;
 use super::tails::TailState;
 use super::trace_join::{SampleTrace, ThreadTraceState};
 use super::{LiveRow, LoopCounts, ThreadFeed, ThreadResult};
+use crate::format::noise::NoiseInterval;
+use crate::format::samplelog::SampleRecord;
+use crate::format::stats::LatencyStats;
 use crate::measure::{MeasureKind, Sample};
-use crate::results::format::noise::NoiseInterval;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 

@@ -1,10 +1,10 @@
 //! The trace side of the recorder (`run --trace`): what the kernel trace adds to each sample,
 //! the per-thread trace statistics, and the worst explanations kept for the summary.
 
-use super::stats::{LatencyStats, LatencySummary};
+use crate::format::events::{Contributor, SpikeExplanation};
+use crate::format::run_record::NoiseCause;
+use crate::format::stats::{LatencyStats, LatencySummary};
 use crate::measure::Sample;
-use crate::results::events::{Contributor, SpikeExplanation};
-use crate::results::run_record::NoiseCause;
 use std::collections::{HashMap, VecDeque};
 
 /// How long a sample waits for its CPU's trace before it is recorded without IRQ latency.

@@ -3,7 +3,7 @@
 //! the share of all explained late wakeups, and the total and worst latency of those wakeups.
 //! The report shows this before the list of explanations.
 
-use crate::results::events::SpikeExplanation;
+use crate::format::events::SpikeExplanation;
 use crate::units::format_ns;
 use std::collections::BTreeMap;
 
@@ -154,7 +154,7 @@ pub fn kernel_code_note(culprits: &[Culprit], preemption_model: &str) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::events::Contributor;
+    use crate::format::events::Contributor;
 
     fn spike(
         latency_us: i64,

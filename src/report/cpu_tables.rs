@@ -8,8 +8,8 @@
 //! (docs/user-guide.md, "Early wakeups").
 
 use super::table::{Align, Cell, Table};
-use crate::record::stats::LatencySummary;
-use crate::results::run_record::{RunRecord, ThreadSummary};
+use crate::format::run_record::{RunRecord, ThreadSummary};
+use crate::format::stats::LatencySummary;
 use crate::units::{format_ns, format_ns_signed};
 
 /// How many columns of the latency table to show.

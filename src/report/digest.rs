@@ -3,14 +3,14 @@
 //! run.json and the events as they are, and per hlog tag the whole run's histogram, one
 //! (max, p99) point per interval, and each interval's counts in coarse log-latency rows for the
 //! heat map. A day at 1 s intervals on 2 CPUs is a few tens of MB here instead of the
-//! gigabytes the decoded interval histograms would take (see `record::hlog_scan`).
+//! gigabytes the decoded interval histograms would take (see `format::hlog_scan`).
 
 use crate::analysis::phase;
-use crate::record::hlog_scan::SparseInterval;
-use crate::record::stats::new_histogram;
-use crate::results::format::events::Event;
-use crate::results::format::hlog::parse_tag;
-use crate::results::format::run_record::RunRecord;
+use crate::format::events::Event;
+use crate::format::hlog::parse_tag;
+use crate::format::hlog_scan::SparseInterval;
+use crate::format::run_record::RunRecord;
+use crate::format::stats::new_histogram;
 use crate::results::loaded;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;

@@ -1,7 +1,7 @@
 //! The priority-inversion lines of a `--wake pi-mutex` run (run.json's `inversion`), for the
 //! terminal summary and the HTML report: the roles, then each CPU's inversions.
 
-use crate::results::run_record::{InversionRecord, RunRecord};
+use crate::format::run_record::{InversionRecord, RunRecord};
 use crate::units::format_ns;
 
 /// The heading and one line per CPU; empty for other runs.
@@ -66,7 +66,7 @@ fn heading(inv: &InversionRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::run_record::{InversionCount, RoleRecord};
+    use crate::format::run_record::{InversionCount, RoleRecord};
 
     #[test]
     fn names_the_roles_and_counts_per_cpu() {

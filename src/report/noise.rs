@@ -6,8 +6,8 @@
 
 use super::cpu_tables::{signed, unsigned};
 use super::table::{Align, Cell, Table};
-use crate::results::format::noise::NoiseSummary;
-use crate::results::run_record::{NoiseCause, RunRecord, ThreadSummary};
+use crate::format::noise::NoiseSummary;
+use crate::format::run_record::{NoiseCause, RunRecord, ThreadSummary};
 use crate::units::{format_ns, group_digits as grouped};
 use std::fmt::Write;
 

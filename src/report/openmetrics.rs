@@ -13,7 +13,7 @@
 //! rejects, and it is built around live registered metric objects, where here a snapshot of
 //! plain numbers is rendered once.
 
-use crate::results::run_record::RunKind;
+use crate::format::run_record::RunKind;
 use hdrhistogram::Histogram;
 use std::fmt::Write;
 

@@ -1,6 +1,6 @@
 //! Tests of `report::openmetrics` (in a file of their own to keep that one readable).
 use super::*;
-use crate::record::stats::new_histogram;
+use crate::format::stats::new_histogram;
 
 #[test]
 fn buckets_are_cumulative_and_exact_away_from_bounds() {

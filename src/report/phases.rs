@@ -3,7 +3,7 @@
 //! aligned whatever the length of the phase names.
 
 use super::table::{Align, Markup, Table, Terminal};
-use crate::results::run_record::RunRecord;
+use crate::format::run_record::RunRecord;
 use crate::units::format_ns;
 
 /// Empty when the run had no phases.

@@ -3,9 +3,9 @@
 //! load with several figures does not push the latency columns off the screen), and sweeps
 //! side by side per level (`jitterlab compare` of sweep directories).
 
+use crate::format::run_record::Throughput;
 use crate::report::cpu_tables::{signed, unsigned};
 use crate::report::table::{Align, Cell, Table};
-use crate::results::run_record::Throughput;
 use crate::results::sweep::{SweepRecord, SweepRow, SweepThread};
 
 /// Whether any level of `sweeps` was traced (has timer IRQ latencies): then the tables have

@@ -8,8 +8,8 @@ use crate::analysis::compare::RunInfo;
 use crate::analysis::metric::Metric;
 use crate::analysis::tails::{evt, run_length};
 use crate::analysis::tails_compare::TailComparison;
-use crate::results::format::tails::{SpikeRecord, TailRecord, WithinRecord};
-use crate::results::run_record::{RunRecord, ThreadSummary};
+use crate::format::run_record::{RunRecord, ThreadSummary};
+use crate::format::tails::{SpikeRecord, TailRecord, WithinRecord};
 use crate::units::{format_elapsed, format_ns, group_digits as grouped};
 use std::fmt::Write;
 
@@ -312,7 +312,7 @@ fn rate(per_hour: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::format::tails::{TailFitRecord, TailLevelRecord};
+    use crate::format::tails::{TailFitRecord, TailLevelRecord};
 
     #[test]
     fn within_reads_as_the_issue_writes_it() {
@@ -383,7 +383,7 @@ mod tests {
     #[test]
     fn a_noise_comparison_speaks_of_gaps_over_the_threshold() {
         use crate::analysis::tails_compare::{RunSpikeRate, SpikeRow, WithinRow};
-        use crate::results::format::noise::RunKind;
+        use crate::format::noise::RunKind;
         let run = |label: &str, kind: RunKind| RunInfo {
             label: label.into(),
             path: format!("/r/{label}"),

@@ -3,7 +3,7 @@
 
 use super::cpu_tables::{self, Detail};
 use super::table::{Markup, Terminal};
-use crate::results::run_record::{Ended, RunRecord, format_throughput};
+use crate::format::run_record::{Ended, RunRecord, format_throughput};
 use crate::results::sweep::{SweepRecord, SweepRow};
 use crate::units::format_ns;
 use std::fmt::Write;
@@ -29,7 +29,7 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
         out.push_str(&Terminal.render(&cpu_tables::latency(record, Detail::Summary)));
     }
     for load in &record.loads {
-        let _ = writeln!(out, "  {}", crate::results::run_record::load_line(load));
+        let _ = writeln!(out, "  {}", crate::format::run_record::load_line(load));
     }
     for (i, line) in super::inversion::lines(record).iter().enumerate() {
         let _ = writeln!(out, "{}{line}", if i == 0 { "" } else { "  " });
@@ -50,7 +50,7 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
 /// A noise run's trace: the noise by cause per CPU, and the longest gaps explained.
 fn noise_trace_section(
     record: &RunRecord,
-    trace: &crate::results::run_record::TraceRecord,
+    trace: &crate::format::run_record::TraceRecord,
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(

@@ -10,13 +10,13 @@
 //! and a warning says which part of the run they cover.
 
 use super::ResultDir;
-use super::format::events::{self, Event};
-use super::format::hlog;
-use super::format::run_record::{Ended, RunRecord};
-use super::format::segments;
 use crate::error::display_path;
-use crate::record::hlog_scan::{self, ReadNotes, SparseInterval, StoredInterval};
-use crate::record::stats::new_histogram;
+use crate::format::events::{self, Event};
+use crate::format::hlog;
+use crate::format::hlog_scan::{self, ReadNotes, SparseInterval, StoredInterval};
+use crate::format::run_record::{Ended, RunRecord};
+use crate::format::segments;
+use crate::format::stats::new_histogram;
 use crate::units::format_ns;
 use hdrhistogram::Histogram;
 use std::path::{Path, PathBuf};
@@ -255,7 +255,7 @@ impl LoadedRun {
             if let Some(cpu) = tag
                 .strip_prefix("cpu")
                 .and_then(|c| c.parse::<usize>().ok())
-                && crate::analysis::compare::is_cpu_tag(tag)
+                && crate::format::hlog::is_cpu_tag(tag)
             {
                 *logged.entry(cpu).or_default() += n;
             }

@@ -3,8 +3,8 @@
 //! sweep.csv holds the same rows flat. Specified in docs/result-format.md.
 
 use super::ResultDir;
-use super::run_record::{RunRecord, ThreadSummary, Throughput};
 use crate::error::{OrFailure, Result};
+use crate::format::run_record::{RunRecord, ThreadSummary, Throughput};
 use serde::{Deserialize, Serialize};
 
 pub const FILE_NAME: &str = "sweep.json";

@@ -4,14 +4,14 @@
 //! with known distributions. Nothing here is used by `jitterlab run`.
 
 use super::ResultDir;
-use super::format::events::{self, Event, EventLog};
-use super::format::run_record::{
+use crate::format::events::{self, Event, EventLog};
+use crate::format::hlog::{self, HlogWriter};
+use crate::format::run_record::{
     Ended, EnvironmentRecord, LoadRecord, PhaseRecord, PhaseThreadSummary, PlanRecord, PmQosRecord,
     RunRecord, ThreadSummary,
 };
-use crate::analysis::quantile::SplitMix64;
-use crate::record::hlog::{self, HlogWriter};
-use crate::record::stats::LatencyStats;
+use crate::format::stats::LatencyStats;
+use crate::random::SplitMix64;
 use std::io;
 use std::path::Path;
 use std::time::{Duration, SystemTime};

@@ -13,22 +13,20 @@
 use crate::analysis::phase;
 use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
+use crate::format::SCENARIO_COPY;
+use crate::format::events::Event;
+use crate::format::hlog_scan;
+use crate::format::run_record::{
+    LoadRecord, PhaseRecord, PhaseThreadSummary, RunRecord, ThreadSummary,
+};
+use crate::format::stats::{LatencySummary, new_histogram};
 use crate::load::supervisor::{Outcome, PhasePlan, PlannedLoad, Setup, Supervisor};
 use crate::load::{LoadSpec, SpikeLoad};
 use crate::plan::RunPlan;
-use crate::record::hlog_scan;
-use crate::record::stats::{LatencySummary, new_histogram};
 use crate::results::ResultDir;
-use crate::results::events::Event;
-use crate::results::run_record::{
-    LoadRecord, PhaseRecord, PhaseThreadSummary, RunRecord, ThreadSummary,
-};
 use hdrhistogram::Histogram;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Name of the copy of the scenario file in the result directory.
-pub const SCENARIO_COPY: &str = "scenario.toml";
 
 /// The loads of a run: the spike threads of this process and the supervisor of the generators'
 /// processes. Dropping it stops them (sets the run's stop flag) and waits for them, on every
@@ -203,7 +201,7 @@ pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Opt
     let no_value: Vec<String> = record
         .loads
         .iter()
-        .flat_map(crate::results::run_record::no_value_warnings)
+        .flat_map(crate::format::run_record::no_value_warnings)
         .collect();
     record.warnings.extend(no_value);
     if !outcome.phases.is_empty() {
@@ -331,8 +329,8 @@ impl<'a> PhaseStats<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::hlog_scan::StoredInterval;
     use crate::load::supervisor::PhaseResult;
-    use crate::record::hlog_scan::StoredInterval;
 
     fn interval(tag: &str, start_s: f64, length_s: f64, values: &[u64]) -> StoredInterval {
         StoredInterval {

@@ -26,11 +26,11 @@ mod threads;
 pub use session::{CpuState, Progress, Session, SessionOptions};
 
 use crate::error::Result;
+use crate::format::run_record::{NoiseSummary, PlanRecord, RunRecord, ThreadSummary};
 use crate::measure::ThreadEnd;
 use crate::plan::RunPlan;
 use crate::record::ThreadResult;
 use crate::results::ResultDir;
-use crate::results::run_record::{NoiseSummary, PlanRecord, RunRecord, ThreadSummary};
 use std::time::Duration;
 use threads::JoinedThread;
 
@@ -82,8 +82,8 @@ pub(crate) fn system_snapshot(plan: &RunPlan) -> (serde_json::Value, Vec<String>
 }
 
 /// What run.json says the run measured.
-pub(crate) fn run_kind(plan: &RunPlan) -> crate::results::run_record::RunKind {
-    use crate::results::run_record::RunKind;
+pub(crate) fn run_kind(plan: &RunPlan) -> crate::format::run_record::RunKind {
+    use crate::format::run_record::RunKind;
     match plan.kind {
         crate::measure::MeasureKind::Latency => RunKind::Latency,
         crate::measure::MeasureKind::Noise { .. } => RunKind::Noise,
@@ -125,7 +125,7 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
         ipc: plan
             .sender
             .as_ref()
-            .map(|spec| crate::results::run_record::IpcRecord {
+            .map(|spec| crate::format::run_record::IpcRecord {
                 mechanism: plan.wake.name.into(),
                 sender_cpu: spec.cpu.name(),
                 sender_cpus: spec.cpus.clone(),
@@ -143,8 +143,8 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
 pub(crate) fn inversion_record(
     plan: &RunPlan,
     results: &[ThreadResult],
-) -> Option<crate::results::run_record::InversionRecord> {
-    use crate::results::run_record::{InversionCount, InversionRecord, RoleRecord};
+) -> Option<crate::format::run_record::InversionRecord> {
+    use crate::format::run_record::{InversionCount, InversionRecord, RoleRecord};
     let spec = plan.inversion?;
     let role = |role: &str, priority| RoleRecord {
         role: role.into(),
@@ -244,8 +244,8 @@ fn summaries(
 
 /// A noise thread's figures: its own counters, and its gap count (recorded and dropped).
 fn noise_summary(r: &ThreadResult, clock: crate::measure::noise_clock::NoiseClock) -> NoiseSummary {
+    use crate::format::noise::{LoopClock, LoopClockSource};
     use crate::measure::noise_clock::NoiseClock;
-    use crate::results::format::noise::{LoopClock, LoopClockSource};
     let c = &r.loop_counts;
     let (ticks_per_s, recalibrations, largest_correction_ns) = c.calibration;
     NoiseSummary {
@@ -259,7 +259,7 @@ fn noise_summary(r: &ThreadResult, clock: crate::measure::noise_clock::NoiseCloc
             recalibrations,
             largest_correction_ns,
         }),
-        gaps_over: crate::results::format::noise::GapsOver::from_spikes(&r.tails.spikes),
+        gaps_over: crate::format::noise::GapsOver::from_spikes(&r.tails.spikes),
         ..NoiseSummary::new(
             c.span_ns,
             c.iterations,

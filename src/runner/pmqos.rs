@@ -3,7 +3,7 @@
 //! lasts exactly as long as the file stays open, so the kernel itself undoes it when jitterlab
 //! exits, however it exits.
 
-use crate::results::run_record::PmQosRecord;
+use crate::format::run_record::PmQosRecord;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 

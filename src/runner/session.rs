@@ -26,16 +26,16 @@ use super::pmqos::{self, PmQosHold};
 use super::threads::Threads;
 use super::{plan_record, system_snapshot};
 use crate::error::{Failure, OrFailure, Result};
+use crate::format::events::Event;
+use crate::format::run_record::{EnvironmentRecord, RunRecord};
+use crate::format::samplelog::SampleLogHeader;
 use crate::measure::clock::monotonic_ns;
 use crate::measure::sched::{explain_mlock_refusal, lock_all_memory};
 use crate::measure::wake::block_timer_signals;
 use crate::plan::{PREFAULT_STACK_BYTES, RunLength, RunPlan};
 use crate::record::live::LiveView;
-use crate::record::samplelog::SampleLogHeader;
 use crate::record::segments::SegmentLedger;
 use crate::record::{LiveRow, Recorder, ThreadFeed};
-use crate::results::events::Event;
-use crate::results::run_record::{EnvironmentRecord, RunRecord};
 use crate::results::{ResultDir, dir};
 use hdrhistogram::Histogram;
 use parts::{
@@ -77,7 +77,7 @@ pub struct CpuState<'a> {
     /// With `--trace`: the timer IRQ latency of every joined sample since the start, ns.
     pub irq: Option<&'a Histogram<u64>>,
     /// With `--trace`: explained late wakeups since the start, by
-    /// [`crate::results::events::SpikeExplanation::cause`], as (cause, count), in first-seen order.
+    /// [`crate::format::events::SpikeExplanation::cause`], as (cause, count), in first-seen order.
     pub late_wakeups: &'a [(&'static str, u64)],
 }
 

@@ -1,6 +1,6 @@
 //! The one place that talks to libc (and reads the CPU's counter): scheduling, rlimits, clocks, timers and sleeps, signals,
 //! processes, memory mappings, ioctls, descriptors, directory-relative file calls, errno values
-//! the IPC wake mechanisms and the doctor's IPC round trips. `tests/sys_boundary.rs` fails if `libc::` appears anywhere
+//! the IPC wake mechanisms and the doctor's IPC round trips. `tests/offline/sys_boundary.rs` fails if `libc::` appears anywhere
 //! else in `src/`.
 //!
 //! jitterlab runs on glibc and musl, on 64-bit and 32-bit boards. The C types differ between

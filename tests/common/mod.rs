@@ -199,7 +199,7 @@ pub struct Injection {
 
 /// The spike load's injections on `cpu` in the results directory `out`, in order.
 pub fn spike_injections(out: &Path, cpu: usize) -> Vec<Injection> {
-    use jitterlab::results::events::{Event, read_events};
+    use jitterlab::format::events::{Event, read_events};
     read_events(&out.join("events.jsonl"))
         .expect("events.jsonl is readable")
         .into_iter()
@@ -221,8 +221,8 @@ pub fn spike_injections(out: &Path, cpu: usize) -> Vec<Injection> {
 }
 
 /// The explanations (`spike_explained`) in the results directory `out`, in order.
-pub fn spike_explanations(out: &Path) -> Vec<jitterlab::results::events::SpikeExplanation> {
-    use jitterlab::results::events::{Event, read_events};
+pub fn spike_explanations(out: &Path) -> Vec<jitterlab::format::events::SpikeExplanation> {
+    use jitterlab::format::events::{Event, read_events};
     read_events(&out.join("events.jsonl"))
         .expect("events.jsonl is readable")
         .into_iter()
@@ -234,8 +234,8 @@ pub fn spike_explanations(out: &Path) -> Vec<jitterlab::results::events::SpikeEx
 }
 
 /// Every sample of samples.bin in the results directory `out`, on the run's own clock.
-pub fn sample_records(out: &Path) -> Vec<jitterlab::record::samplelog::SampleRecord> {
-    jitterlab::record::samplelog::SampleLogReader::open(&out.join("samples.bin"))
+pub fn sample_records(out: &Path) -> Vec<jitterlab::format::samplelog::SampleRecord> {
+    jitterlab::format::samplelog::SampleLogReader::open(&out.join("samples.bin"))
         .expect("samples.bin opens")
         .map(|s| s.expect("a whole sample"))
         .collect()
@@ -300,7 +300,7 @@ pub fn write_known_run(
     dist: Dist,
     seed: u64,
     missed_periods: u64,
-) -> jitterlab::results::RunRecord {
+) -> jitterlab::format::RunRecord {
     use jitterlab::results::synthetic::{SyntheticRun, write_run};
     const MS: u64 = 1_000_000;
     // per_second samples at 1 ms: a single interval as long as it takes.

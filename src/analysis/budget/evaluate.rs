@@ -1,8 +1,8 @@
 //! Judging a run record against a budget: every clause on every CPU in its scope.
 
 use super::{Budget, Clause, Op};
-use crate::results::RunRecord;
-use crate::results::run_record::{BudgetVerdict, ClauseVerdict, ThreadSummary};
+use crate::format::RunRecord;
+use crate::format::run_record::{BudgetVerdict, ClauseVerdict, ThreadSummary};
 
 impl Budget {
     /// Judges a run. Every clause is judged on each CPU in scope; a CPU without the figure (no

@@ -1,9 +1,9 @@
 //! The budget's grammar, its verdicts and their boundaries, on known records.
 
 use super::*;
-use crate::record::stats::LatencySummary;
-use crate::results::RunRecord;
-use crate::results::run_record::ThreadSummary;
+use crate::format::RunRecord;
+use crate::format::run_record::ThreadSummary;
+use crate::format::stats::LatencySummary;
 
 fn thread(cpu: usize, max_us: i64, p999_us: u64, missed: u64) -> ThreadSummary {
     ThreadSummary {
@@ -158,7 +158,7 @@ fn boundaries_are_exact() {
 #[test]
 fn absent_figures_fail_the_clause() {
     let mut r = record(vec![thread(0, 100, 10, 0)]);
-    r.imported = Some(crate::results::run_record::ImportRecord {
+    r.imported = Some(crate::format::run_record::ImportRecord {
         source_format: "cyclictest-json".into(),
         source_file: "x".into(),
         per_interval: false,
@@ -181,7 +181,7 @@ fn absent_figures_fail_the_clause() {
 /// the worst window of k periods; a threshold or k the run did not count fails the clause.
 #[test]
 fn under_and_firm_judge_the_counted_figures() {
-    use crate::results::format::tails::{FirmRecord, WithinRecord};
+    use crate::format::tails::{FirmRecord, WithinRecord};
     let mut t = thread(0, 300, 50, 0);
     // 995 of 1000 within 250 us: 99.5 % exactly; 4 more undecided count as above.
     t.tails.within = vec![
@@ -253,7 +253,7 @@ fn under_and_firm_judge_the_counted_figures() {
 /// fails on a latency run, which has no noise share.
 #[test]
 fn noise_pct_judges_noise_runs_only() {
-    use crate::results::run_record::NoiseSummary;
+    use crate::format::run_record::NoiseSummary;
     let b = Budget::parse("noise_pct<0.1,cpu1:noise_pct<=2%").unwrap();
     assert_eq!(b.clauses[0].metric, Metric::NoisePct);
     assert_eq!((b.clauses[0].limit, b.clauses[1].limit), (0.1, 2.0));

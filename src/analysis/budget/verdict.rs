@@ -2,10 +2,10 @@
 //! violated clause for events.jsonl.
 
 use super::Budget;
+use crate::format::RunRecord;
+use crate::format::events::Event;
+use crate::format::run_record::BudgetVerdict;
 use crate::measure::clock::monotonic_ns;
-use crate::results::RunRecord;
-use crate::results::events::Event;
-use crate::results::run_record::BudgetVerdict;
 
 /// One line per clause for terminals: `PASS  max<200us  (cpu1: 42.0 us)`.
 pub fn verdict_lines(verdict: &BudgetVerdict) -> Vec<String> {

@@ -146,7 +146,7 @@ mod tests {
     fn newcombe_interval_covers_the_true_difference() {
         // Two runs drawn with shares 0.990 and 0.995 (n = 20 000 each); the 95 % interval of
         // the difference must contain 0.005 in about 95 % of 400 repetitions.
-        let mut rng = crate::analysis::quantile::SplitMix64::new(7);
+        let mut rng = crate::random::SplitMix64::new(7);
         let mut covered = 0;
         for _ in 0..400 {
             let mut count = |p: f64| (0..20_000).filter(|_| rng.uniform() < p).count() as u64;

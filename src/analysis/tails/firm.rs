@@ -92,7 +92,7 @@ impl FirmWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::quantile::SplitMix64;
+    use crate::random::SplitMix64;
 
     /// The worst window by recounting every window.
     fn brute_force(misses: &[bool], k: usize) -> (u64, u64) {

@@ -5,8 +5,8 @@
 //! the log interval (docs/tails.md, "Spikes from interval maxima").
 
 use super::spikes::{self, SpikeTimes};
-use crate::results::format::tails::{SPIKE_TIMES_KEPT, SpikeRecord};
-use crate::results::run_record::{RunRecord, ThreadSummary};
+use crate::format::run_record::{RunRecord, ThreadSummary};
+use crate::format::tails::{SPIKE_TIMES_KEPT, SpikeRecord};
 
 /// Confidence of the rate intervals.
 const CONFIDENCE: f64 = 0.95;
@@ -110,7 +110,7 @@ mod tests {
             tid: 1,
             interval_ns: 1_000_000,
             deadline_ns,
-            latency: crate::record::stats::LatencySummary {
+            latency: crate::format::stats::LatencySummary {
                 samples: 600_000,
                 p50_ns: Some(p50_ns),
                 ..Default::default()

@@ -117,7 +117,7 @@ pub fn claim(limit_ns: u64, exceedances: u64, wakeups: u64, interval_ns: u64) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::quantile::SplitMix64;
+    use crate::random::SplitMix64;
 
     #[test]
     fn zero_failures_is_the_rule_of_three() {

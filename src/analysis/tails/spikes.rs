@@ -342,7 +342,7 @@ fn least_squares_grid(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::quantile::SplitMix64;
+    use crate::random::SplitMix64;
 
     fn exact(times_ns: Vec<u64>, resolution_ns: u64) -> SpikeTimes {
         let mut times_ns = times_ns;

@@ -3,10 +3,10 @@
 //! chain and adds its iterations to a shared counter every 100 000 of them (well under a
 //! millisecond), where it also looks at the stop flag: one atomic add and one load per batch.
 
+use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, Syntax};
 use crate::load::kit::{Counts, Ctx, run_threads};
 use crate::measure::sched::pin_current_thread;
-use crate::results::run_record::Throughput;
 
 pub static INFO: GeneratorInfo = GeneratorInfo {
     name: "cpu",

@@ -13,11 +13,11 @@
 //! children of its own that know nothing of that signal; so the worker also forks a guardian
 //! that kills the whole process group when the worker dies, even by SIGKILL.
 
+use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
 use crate::load::kit::{Counts, Ctx, die_with_parent, kill_hint, run_threads, signal_text};
 use crate::load::spec::Params;
 use crate::measure::clock::monotonic_ns;
-use crate::results::run_record::Throughput;
 use crate::sys::process;
 use crate::sys::signal::{self, SignalSet};
 use std::os::unix::process::{CommandExt, ExitStatusExt};

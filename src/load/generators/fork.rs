@@ -3,11 +3,11 @@
 //! ties itself to its parent (parent-death signal) and exits at once, so the load is the
 //! kernel's fork, exit and wait paths.
 
+use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, LoopUnit, Parameter, Syntax};
 use crate::load::kit::{Counts, Ctx, fork_child, reap, run_threads};
 use crate::load::spec::Params;
 use crate::measure::clock::monotonic_ns;
-use crate::results::run_record::Throughput;
 use crate::sys::process::Pid;
 use std::collections::VecDeque;
 

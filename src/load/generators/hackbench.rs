@@ -11,11 +11,11 @@
 //! once. Senders and receivers count what they actually wrote and read, and an exchange
 //! counts only when every receiver got every message every sender sent.
 
+use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
 use crate::load::kit::{Counts, Ctx, fork_child, reap, run_threads, shared_counters};
 use crate::load::spec::Params;
 use crate::measure::clock::monotonic_ns;
-use crate::results::run_record::Throughput;
 use crate::sys::errno;
 use crate::sys::file::{self, close, pipe, socket_pair};
 use crate::sys::process;
@@ -466,7 +466,7 @@ mod tests {
     /// reason on the terminal, and a warning.
     #[test]
     fn no_exchange_finished_is_no_exchange_time() {
-        use crate::results::run_record::{LoadRecord, format_throughput, no_value_warnings};
+        use crate::format::run_record::{LoadRecord, format_throughput, no_value_warnings};
         let mut p = Params::parse("hackbench:groups=40").unwrap();
         let h = HackbenchLoad::parse(&mut p).unwrap();
         let figures = h.throughput(&Counts::new(&[0, 0, 0, 0, 0], 1_000_000_000));

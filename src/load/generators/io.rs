@@ -5,10 +5,10 @@
 //! where the file system lacks O_TMPFILE), so it has no name and the kernel frees it when the
 //! worker exits, however it exits; nothing is left in `dir`, not even after a SIGKILL.
 
+use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, LoopUnit, Parameter, Syntax};
 use crate::load::kit::{Counts, Ctx, PER_MIB, run_threads};
 use crate::load::spec::Params;
-use crate::results::run_record::Throughput;
 use crate::sys::fs;
 use std::fs::File;
 use std::io;

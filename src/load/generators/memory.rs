@@ -3,10 +3,10 @@
 //! mmap/munmap keeps the page-fault and page-zeroing path of the kernel busy, which a buffer
 //! touched once would not.
 
+use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, LoopUnit, Parameter, Syntax};
 use crate::load::kit::{Counts, Ctx, PER_MIB, mib, run_threads};
 use crate::load::spec::Params;
-use crate::results::run_record::Throughput;
 use crate::sys::mem;
 
 pub static INFO: GeneratorInfo = GeneratorInfo {

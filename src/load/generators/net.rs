@@ -3,10 +3,10 @@
 //! connection has a sender thread writing messages of `size` bytes as fast as the stack takes
 //! them and a receiver thread reading them (Netperf's TCP_STREAM, in miniature).
 
+use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
 use crate::load::kit::{Counts, Ctx, run_threads};
 use crate::load::spec::Params;
-use crate::results::run_record::Throughput;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 

@@ -1,9 +1,9 @@
 //! `proc`: reads /proc and /sys files in a loop, like `top` or `ps` do (the OCERA "/proc read"
 //! load): each round reads a fixed set of system-wide files and the `stat` of every process.
 
+use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, Syntax};
 use crate::load::kit::{Counts, Ctx, PER_MIB, run_threads};
-use crate::results::run_record::Throughput;
 use std::io::Read;
 
 pub static INFO: GeneratorInfo = GeneratorInfo {

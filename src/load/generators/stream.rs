@@ -9,10 +9,10 @@
 //! bytes to its counter and looks at the stop flag: one atomic add and one load per 768 KiB of
 //! traffic.
 
+use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
 use crate::load::kit::{Counts, Ctx, mib, run_threads};
 use crate::load::spec::Params;
-use crate::results::run_record::Throughput;
 
 pub static INFO: GeneratorInfo = GeneratorInfo {
     name: "stream",

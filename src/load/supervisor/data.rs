@@ -1,12 +1,9 @@
 //! The supervisor's plain data: what it is asked to run ([`Setup`]) and what the loads and
 //! phases did ([`Outcome`]).
 
+use crate::format::run_record::{LoadEnded, LoadRecord, Throughput};
 use crate::load::generator::GeneratorSpec;
 use crate::results::dir::ResultDir;
-use crate::results::run_record::{LoadEnded, LoadRecord, Throughput};
-
-/// Name of the log directory inside a result directory.
-pub const LOG_DIR: &str = "loads";
 
 /// One generator to run, for the whole run or for one phase.
 #[derive(Debug, Clone)]

@@ -3,11 +3,11 @@
 //! process group, its cgroup and every process carrying its marker.
 
 use super::data::{LoadResult, PlannedLoad};
+use crate::format::run_record::LoadEnded;
 use crate::load::contain::LoadContainer;
 use crate::load::kit::signal_text;
 use crate::load::protocol::WorkerMessage;
 use crate::measure::clock::monotonic_ns;
-use crate::results::run_record::LoadEnded;
 use crate::sys::process::{self, Pid};
 use crate::sys::signal;
 use std::fs::File;

@@ -38,11 +38,11 @@ mod log;
 mod spawn;
 mod timeline;
 
-pub use data::{LOG_DIR, LoadResult, Outcome, PhasePlan, PhaseResult, PlannedLoad, Setup};
+pub use data::{LoadResult, Outcome, PhasePlan, PhaseResult, PlannedLoad, Setup};
 pub use link::GRACE;
 
 use crate::error::Failure;
-use crate::results::events::Event;
+use crate::format::events::Event;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use timeline::{Msg, State};

@@ -2,10 +2,11 @@
 //! and cgroup of its own, with the report pipe on fd 3, the marker in its environment, a
 //! parent-death signal and its output in `loads/<k>-<name>.log`.
 
-use super::data::{LOG_DIR, Setup};
+use super::data::Setup;
 use super::link::Running;
 use crate::cpulist::format_cpu_list;
 use crate::error::Failure;
+use crate::format::LOAD_LOG_DIR as LOG_DIR;
 use crate::load::contain::{self, Containment};
 use crate::load::kit::die_with_parent;
 use crate::load::protocol::{MARKER_ENV, REPORT_FD};
@@ -135,7 +136,7 @@ fn report_cpus(setup: &Setup) -> Vec<usize> {
 pub const TEST_HOOK_ENV: &str = "JITTERLAB_TEST_WAIT_BEFORE_LOAD_LOG";
 
 /// Test builds only: with `JITTERLAB_TEST_WAIT_BEFORE_LOAD_LOG=FILE`, waits (at most 30 s) until
-/// FILE exists before making a load's log, so that tests/hostile_files.rs can replace the
+/// FILE exists before making a load's log, so that tests/measuring/hostile_files.rs can replace the
 /// result directory in that window as another user would, every time instead of by chance.
 /// Release builds have no such variable.
 fn wait_for_test_hook() {

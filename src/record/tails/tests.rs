@@ -1,7 +1,7 @@
 use super::*;
-use crate::analysis::quantile::SplitMix64;
 use crate::analysis::tails::spikes;
-use crate::record::stats::new_histogram;
+use crate::format::stats::new_histogram;
+use crate::random::SplitMix64;
 
 /// A seeded run of `n` wakeups at 1 ms: a uniform body of 10-20 us, bursts of 1-3 late
 /// wakeups (200 us - 5 ms) now and then, and now and then a wakeup that skipped periods.
@@ -132,7 +132,7 @@ fn peaks_are_bounded_and_complete_above_their_level() {
 /// and 10 ms exactly.
 #[test]
 fn a_noise_thread_counts_every_gap_over_the_time_measured() {
-    use crate::results::format::noise::GapsOver;
+    use crate::format::noise::GapsOver;
     let gaps: Vec<Sample> = (0..500u64)
         .map(|k| Sample {
             seq: k,
@@ -209,7 +209,7 @@ fn a_noise_thread_counts_every_gap_over_the_time_measured() {
 #[test]
 fn a_noise_thread_refuses_the_per_wakeup_extrapolation() {
     // 200 000 gaps of 2-12 us, every 200th an exponential excess over 20 us.
-    let mut rng = crate::analysis::quantile::SplitMix64::new(3);
+    let mut rng = crate::random::SplitMix64::new(3);
     let gaps: Vec<Sample> = (0..200_000u64)
         .map(|k| Sample {
             seq: k,

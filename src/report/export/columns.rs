@@ -3,8 +3,8 @@
 //! not traced. Rows of all CPUs interleave; export one CPU's run for the paper's exact shape.
 
 use super::SampleExporter;
-use crate::record::samplelog::SampleRecord;
-use crate::results::format::noise::RunKind;
+use crate::format::noise::RunKind;
+use crate::format::samplelog::SampleRecord;
 use std::io::{self, Write};
 
 pub struct Columns;

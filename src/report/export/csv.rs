@@ -2,8 +2,8 @@
 //! (the read before the gap), `gap_ns`, and `throttled` (1 for a gap taken as RT throttling).
 
 use super::SampleExporter;
-use crate::record::samplelog::SampleRecord;
-use crate::results::format::noise::RunKind;
+use crate::format::noise::RunKind;
+use crate::format::samplelog::SampleRecord;
 use std::io::{self, Write};
 
 pub struct Csv;

@@ -19,8 +19,8 @@
 use super::system_facts::SystemFacts;
 use super::{RunExporter, write_text};
 use crate::error::{Failure, Result};
+use crate::format::run_record::{RunRecord, ThreadSummary};
 use crate::results::loaded::LoadedRun;
-use crate::results::run_record::{RunRecord, ThreadSummary};
 use hdrhistogram::Histogram;
 use std::fmt::Write;
 use std::path::Path;
@@ -206,7 +206,7 @@ pub fn render(run: &LoadedRun) -> Result<String> {
     if let Some(e) = ended.and_then(rfc2822) {
         let _ = writeln!(out, "  \"end_time\": {},", quoted(&e));
     }
-    let failed = r.ended == crate::results::run_record::Ended::Failed;
+    let failed = r.ended == crate::format::run_record::Ended::Failed;
     let _ = writeln!(out, "  \"return_code\": {},", i32::from(failed));
     let _ = writeln!(out, "  \"sysinfo\": {{");
     let _ = writeln!(out, "    \"sysname\": \"Linux\",");
@@ -250,7 +250,7 @@ impl RunExporter for CyclictestJson {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::stats::new_histogram;
+    use crate::format::stats::new_histogram;
 
     #[test]
     fn rfc2822_as_strftime_writes_it() {

@@ -15,11 +15,11 @@
 //! reaches past the largest value, and the histogram marks each CPU's maximum.
 
 use super::{RunExporter, write_text};
-use crate::analysis::compare::is_cpu_tag;
 use crate::analysis::phase;
 use crate::error::{Failure, Result};
-use crate::record::hlog_scan::add_counts;
-use crate::record::stats::new_histogram;
+use crate::format::hlog::is_cpu_tag;
+use crate::format::hlog_scan::add_counts;
+use crate::format::stats::new_histogram;
 use crate::report::digest::{row_floor_ns, row_of};
 use crate::results::loaded::LoadedRun;
 use crate::units::format_ns;

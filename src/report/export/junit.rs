@@ -11,8 +11,8 @@ use super::system_facts::SystemFacts;
 use super::verdict::{self, CpuCase};
 use super::{RunExporter, write_text};
 use crate::error::Result;
+use crate::format::run_record::{RunRecord, ThreadSummary};
 use crate::results::loaded::LoadedRun;
-use crate::results::run_record::{RunRecord, ThreadSummary};
 use std::fmt::Write;
 use std::path::Path;
 

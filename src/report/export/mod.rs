@@ -17,9 +17,9 @@ pub mod verdict;
 
 use crate::analysis::budget::Budget;
 use crate::error::{Failure, OrFailure, Result};
-use crate::record::samplelog::{self, SampleLogReader, SampleRecord};
+use crate::format::noise::RunKind;
+use crate::format::samplelog::{self, SampleLogReader, SampleRecord};
 use crate::results::ResultDir;
-use crate::results::format::noise::RunKind;
 use crate::results::loaded::{self, LoadedRun};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;

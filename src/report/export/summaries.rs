@@ -4,8 +4,8 @@
 
 use super::{RunExporter, write_text};
 use crate::error::{Failure, Result};
-use crate::results::events::Event;
-use crate::results::format::wakeup_summary::WakeupSummary;
+use crate::format::events::Event;
+use crate::format::wakeup_summary::WakeupSummary;
 use crate::results::loaded::LoadedRun;
 use std::fmt::Write as _;
 use std::path::Path;

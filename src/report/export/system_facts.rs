@@ -3,7 +3,7 @@
 //! (docs/doctor.md) and the source's `sysinfo` for a cyclictest or oslat import. What neither
 //! says is `unknown`.
 
-use crate::results::RunRecord;
+use crate::format::RunRecord;
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq)]

@@ -6,7 +6,7 @@
 use crate::analysis::budget::{Budget, Clause};
 use crate::analysis::metric::Metric;
 use crate::error::{Failure, Result};
-use crate::results::RunRecord;
+use crate::format::RunRecord;
 
 /// The budget stored with the run (run.json `budget`, from `run --budget` or an earlier
 /// `export --budget`), parsed again so that it can be judged per CPU.

@@ -1,11 +1,11 @@
 //! The report's "late wakeups by cause" table of a traced run (`report::causes`), shown before
 //! the list of explanations.
 
+use crate::format::events::SpikeExplanation;
+use crate::format::run_record::RunRecord;
 use crate::report::causes::{self, Culprit};
 use crate::report::svg::escape;
 use crate::report::table::{Align, Html, Markup, Table};
-use crate::results::events::SpikeExplanation;
-use crate::results::run_record::RunRecord;
 use crate::units::format_ns;
 use std::fmt::Write;
 

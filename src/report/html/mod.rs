@@ -13,6 +13,8 @@ mod tails;
 
 use crate::analysis::budget::{self, Budget};
 use crate::error::{ExitCode, Failure, OrFailure, Result};
+use crate::format::events::Event;
+use crate::format::run_record::FILE_NAME as RUN_JSON;
 use crate::report::digest::{self, RunDigest};
 use crate::report::plot::{
     Distribution, Figure, Samples, exceedance, heatmap, histogram, phase_pdf, sweep as sweep_plot,
@@ -20,8 +22,6 @@ use crate::report::plot::{
 };
 use crate::report::png::PngRenderer;
 use crate::results::dir;
-use crate::results::events::Event;
-use crate::results::run_record::FILE_NAME as RUN_JSON;
 use crate::results::sweep::{FILE_NAME as SWEEP_JSON, SweepRecord};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;

@@ -3,13 +3,13 @@
 
 use super::page::{figure, key_values};
 use super::run_label;
+use crate::format::events::Event;
+use crate::format::run_record::RunRecord;
 use crate::report::cpu_tables::{self, Detail, signed, unsigned};
 use crate::report::digest::RunDigest;
 use crate::report::plot::Figure;
 use crate::report::svg::escape;
 use crate::report::table::{Align, Cell, Html, Markup, Table};
-use crate::results::events::Event;
-use crate::results::run_record::RunRecord;
 use crate::system::{SystemSnapshot, Verdict};
 use crate::units::{format_elapsed, format_ns, format_ns_signed};
 use std::fmt::Write;
@@ -449,7 +449,7 @@ fn trace_section(h: &mut String, run: &RunDigest) {
 fn spikes_table(
     h: &mut String,
     run: &RunDigest,
-    spikes: &mut Vec<&crate::results::events::SpikeExplanation>,
+    spikes: &mut Vec<&crate::format::events::SpikeExplanation>,
 ) {
     if spikes.is_empty() {
         return;

@@ -4,10 +4,10 @@
 //! recorder's spike record (imported, older files) get the estimate from their interval maxima.
 
 use crate::analysis::tails::interval_spikes::{self, IntervalMax};
+use crate::format::run_record::RunRecord;
+use crate::format::tails::SpikeRecord;
 use crate::report::digest::RunDigest;
 use crate::report::svg::escape;
-use crate::results::format::tails::SpikeRecord;
-use crate::results::run_record::RunRecord;
 use crate::units::format_ns;
 use std::fmt::Write;
 

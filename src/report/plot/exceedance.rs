@@ -182,7 +182,7 @@ fn style_of(i: usize, c: &Curve) -> super::chart::Style {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::stats::new_histogram;
+    use crate::format::stats::new_histogram;
 
     #[test]
     fn fractions_and_statements() {

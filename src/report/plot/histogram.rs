@@ -150,7 +150,7 @@ fn style_of(i: usize, b: &Binned) -> super::chart::Style {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::stats::new_histogram;
+    use crate::format::stats::new_histogram;
 
     #[test]
     fn bins_on_a_log_grid() {

@@ -14,7 +14,7 @@ pub mod phases;
 pub mod sweep;
 pub mod timeline;
 
-use crate::results::run_record::RunKind;
+use crate::format::run_record::RunKind;
 use chart::Style;
 
 /// What a run's samples are, for axis titles and statements: wakeups and their latency, or a

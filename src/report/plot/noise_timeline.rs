@@ -7,8 +7,8 @@
 use super::axis::{Quantity, Scale, ScaleKind, time_unit};
 use super::chart::{Axis, Frame, LegendEntry, Style};
 use super::{Figure, series_style};
+use crate::format::noise::NoiseInterval;
 use crate::report::svg::{Anchor, escape};
-use crate::results::format::noise::NoiseInterval;
 use crate::units::{format_elapsed, format_ns};
 
 /// Columns of the plot area (about one per pixel).

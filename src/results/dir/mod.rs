@@ -11,8 +11,8 @@
 //! touch is a result directory's own files (`outputs.rs`; making the directory is `make.rs`,
 //! the descriptor-relative calls `fd.rs`).
 
-use super::run_record::{Ended, FILE_NAME as RUN_JSON, FORMAT, RunRecord};
 use crate::error::Failure;
+use crate::format::run_record::{Ended, FILE_NAME as RUN_JSON, FORMAT, RunRecord};
 use std::ffi::{CString, OsStr};
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -343,7 +343,7 @@ impl ResultDir {
         match serde_json::from_str::<RunRecord>(&text) {
             Ok(record) if record.format > FORMAT => Err(newer(record.format)),
             Ok(record) => {
-                crate::results::format::figures_check::check_figures(&record).map_err(|e| {
+                crate::format::figures_check::check_figures(&record).map_err(|e| {
                     format!(
                         "{} has figures that cannot be a run's: {e}; it was edited or damaged (restore it from a copy, or measure again)",
                         path.display()

@@ -188,15 +188,15 @@ fn check_not_an_input(path: &Path, option: &str, inputs: &[&Path]) -> Result<(),
 /// The names a result directory (holding run.json) or a sweep directory (holding sweep.json)
 /// uses for its own files and folders.
 pub(super) fn is_own_file(name: &OsStr) -> bool {
-    use crate::record::{hlog, samplelog};
+    use crate::format::{hlog, samplelog};
     [
         RUN_JSON,
         ".run.json.tmp",
         hlog::FILE_NAME,
         samplelog::FILE_NAME,
-        crate::results::events::FILE_NAME,
-        crate::runner::loads::SCENARIO_COPY,
-        crate::load::supervisor::LOG_DIR,
+        crate::format::events::FILE_NAME,
+        crate::format::SCENARIO_COPY,
+        crate::format::LOAD_LOG_DIR,
         crate::results::sweep::FILE_NAME,
         crate::results::sweep::CSV_FILE_NAME,
     ]
@@ -204,7 +204,7 @@ pub(super) fn is_own_file(name: &OsStr) -> bool {
     .any(|own| OsStr::new(own) == name)
         || name
             .to_str()
-            .and_then(crate::results::format::segments::parse_file_name)
+            .and_then(crate::format::segments::parse_file_name)
             .is_some()
 }
 
@@ -253,7 +253,7 @@ pub fn check_output_file(path: &Path, option: &str, inputs: &[&Path]) -> Result<
     };
     if let (Some(dir), Some(name)) = (real.parent(), real.file_name()) {
         let in_own_folder = dir.parent().is_some_and(is_result_dir)
-            && dir.file_name() == Some(OsStr::new(crate::load::supervisor::LOG_DIR));
+            && dir.file_name() == Some(OsStr::new(crate::format::LOAD_LOG_DIR));
         if (is_result_dir(dir) && is_own_file(name)) || in_own_folder {
             return Err(refuse(format!(
                 "is a file of the result directory {} (writing it would destroy the results)",

@@ -29,7 +29,7 @@ pub mod rtla_timerlat_top;
 pub mod stress_ng_cyclic;
 mod write;
 
-pub use crate::results::run_record::RunKind;
+pub use crate::format::run_record::RunKind;
 pub use detect::{detect, detect_binary};
 pub use model::*;
 pub use rt_tests::*;

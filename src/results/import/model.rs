@@ -1,8 +1,8 @@
 //! What every importer produces: the source's histograms per thread, with the checks that
 //! refuse contradictions and counts no histogram can hold, and the size limits of imports.
 
-use crate::record::stats::{LatencySummary, new_histogram};
-use crate::results::run_record::{NoiseSummary, RunKind};
+use crate::format::run_record::{NoiseSummary, RunKind};
+use crate::format::stats::{LatencySummary, new_histogram};
 use crate::units::format_ns;
 use hdrhistogram::Histogram;
 use std::path::Path;

@@ -4,13 +4,13 @@
 use super::model::*;
 use super::rt_tests::*;
 use crate::error::{OrFailure, Result, display_path, escape_controls};
-use crate::record::hlog::{self, HlogWriter};
-use crate::results::ResultDir;
-use crate::results::run_record::Ended;
-use crate::results::run_record::{
+use crate::format::hlog::{self, HlogWriter};
+use crate::format::run_record::Ended;
+use crate::format::run_record::{
     EnvironmentRecord, ImportRecord, PlanRecord, PmQosRecord, RunRecord, SourceFigure,
     ThreadSummary,
 };
+use crate::results::ResultDir;
 use crate::units::format_ns;
 use std::path::Path;
 use std::time::{Duration, SystemTime};

@@ -3,11 +3,11 @@
 //! loads' outcome and per-phase statistics, the trace's figures, the budget's verdict).
 
 use super::{Progress, Session, write_failed};
+use crate::format::events::Event;
+use crate::format::run_record::{CpuTimeRecord, Ended, ThreadCpuTime};
 use crate::measure::ThreadEnd;
 use crate::measure::clock::monotonic_ns;
 use crate::plan::RunLength;
-use crate::results::events::Event;
-use crate::results::run_record::{CpuTimeRecord, Ended, ThreadCpuTime};
 use crate::runner::{RunOutcome, inversion_record, loads, run_warnings, thread_summaries};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
@@ -115,7 +115,7 @@ impl Session {
         });
         record.threads = thread_summaries(&self.plan, &results, &ends);
         record.inversion = inversion_record(&self.plan, &results);
-        record.cpu_time = Some(CpuTimeRecord::read_now(
+        record.cpu_time = Some(cpu_time_now(
             ends.iter()
                 .map(|j| ThreadCpuTime {
                     cpu: j.cpu,
@@ -160,5 +160,18 @@ impl Session {
             dir: self.dir,
             record: self.record,
         }
+    }
+}
+
+/// The process's CPU time now, with the calling thread as the recorder. Called on the recorder
+/// thread once the measuring threads have been joined (their `cpu_time_ns` is final then, and
+/// the process total includes all of them).
+fn cpu_time_now(measuring_threads: Vec<ThreadCpuTime>) -> CpuTimeRecord {
+    let (process_user_ns, process_system_ns) = crate::sys::time::process_cpu_time_ns();
+    CpuTimeRecord {
+        process_user_ns,
+        process_system_ns,
+        recorder_thread_ns: crate::measure::clock::thread_cpu_time_ns(),
+        measuring_threads,
     }
 }

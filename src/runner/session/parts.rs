@@ -2,13 +2,13 @@
 //! started for the measuring threads, the result files and their one writer of events.jsonl.
 
 use crate::error::{OrFailure, Result};
+use crate::format::events::{self, Event, EventLog};
+use crate::format::hlog::{self, HlogWriter};
+use crate::format::samplelog::{self, SampleLogWriter};
 use crate::measure::MeasuringThread;
 use crate::plan::RunPlan;
-use crate::record::hlog::{self, HlogWriter};
-use crate::record::samplelog::{self, SampleLogWriter};
 use crate::record::segments::{SegmentLedger, Segments};
 use crate::results::ResultDir;
-use crate::results::events::{self, Event, EventLog};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -53,7 +53,7 @@ pub(super) fn start_trace(
 pub(super) fn follow_senders(
     threads: &[MeasuringThread],
     until_mono: u64,
-    record: &mut crate::results::run_record::RunRecord,
+    record: &mut crate::format::run_record::RunRecord,
     tracer: Option<&mut crate::trace::Tracer>,
 ) -> Option<String> {
     let tids = || -> Vec<i32> {
@@ -106,7 +106,7 @@ pub(super) fn create_files(plan: &RunPlan, result_dir: &ResultDir) -> Result<Run
             let irq_tags = plan.trace && plan.kind == crate::measure::MeasureKind::Latency;
             let tags = plan.cpus.len() * if irq_tags { 2 } else { 1 };
             let writer = Segments::new(result_dir.clone(), *segments, tags, ledger.clone());
-            (HlogWriter::segmented(writer), Some(ledger))
+            (HlogWriter::to(Box::new(writer)), Some(ledger))
         }
     };
     let sample_writer = match plan.samples {

@@ -4,7 +4,7 @@
 //! priority) lives here, in one place.
 
 use super::replay::{Holder, UNKNOWN_PRIO, Window};
-use crate::results::events::Contributor;
+use crate::format::events::Contributor;
 use crate::trace::decode::TaskRef;
 use crate::trace::reader::TaskPolicy;
 use std::collections::HashMap;

@@ -15,7 +15,7 @@
 use super::contributors::{self, Names, Policies};
 use super::replay;
 use super::{LateSample, verdict};
-use crate::results::events::{Contributor, SpikeExplanation};
+use crate::format::events::{Contributor, SpikeExplanation};
 use crate::trace::decode::Kind;
 use crate::trace::split::CpuTimeline;
 use crate::units::format_ns;

@@ -16,7 +16,7 @@
 use super::replay::replay;
 use super::verdict::{held, signed_ns};
 use super::{LateSample, Names, Policies, contributors};
-use crate::results::events::{Contributor, SpikeExplanation};
+use crate::format::events::{Contributor, SpikeExplanation};
 use crate::trace::chain::IpcChain;
 use crate::trace::split::CpuTimeline;
 use crate::units::format_ns;

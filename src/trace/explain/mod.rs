@@ -32,7 +32,7 @@ pub use gap::{Gap, GapExplanation, explain_gap};
 pub use ipc::{IpcSample, explain_ipc};
 
 use super::split::{CpuTimeline, Split};
-use crate::results::events::SpikeExplanation;
+use crate::format::events::SpikeExplanation;
 
 /// The sample to explain.
 #[derive(Debug, Clone, Copy)]

@@ -132,7 +132,7 @@ pub(super) fn replay(s: &LateSample, tl: &CpuTimeline) -> Window {
         }
         // Every event is recorded in the context of the task running on the CPU (interrupts
         // too). The kernel occasionally leaves a context switch out of a trace read while it
-        // is written (see tests/trace.rs); the next event's common_pid still names the task.
+        // is written (see tests/measuring/trace.rs); the next event's common_pid still names the task.
         let resync = !matches!(e.kind, Kind::Lost { .. })
             && e.common_pid >= 0
             && current.is_some_and(|c| c.pid != e.common_pid);

@@ -4,7 +4,7 @@
 
 use super::LateSample;
 use super::replay::Window;
-use crate::results::events::Contributor;
+use crate::format::events::Contributor;
 use crate::units::format_ns;
 
 /// The verdict for `s`: `whole` holds the contributors of the whole window, `contributors`

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Captures real ring-buffer pages from this machine's tracefs for the page-parser tests
-# (tests/trace_pages.rs). Run as root on an otherwise quiet machine:
+# (tests/measuring/trace.rs). Run as root on an otherwise quiet machine:
 #
 #   tests/data/trace/capture.sh            # writes next to this script
 #

@@ -117,7 +117,7 @@ fn level(fit: &TailFit, per_wakeup: f64) -> Level {
 mod tests {
     use super::super::{fit_tail, halves, peaks_above};
     use super::*;
-    use crate::analysis::quantile::SplitMix64;
+    use crate::random::SplitMix64;
 
     /// A run of `n` wakeups: an exponential body (mean 5 us) cut at 30 us, and 1 % of the
     /// wakeups 30 us plus a GPD(σ = 5 us, ξ = `shape`) excess.

@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn a_tail_that_changes_in_a_phase_is_refused_by_name() {
         use super::super::{Check, fit_tail, peaks_above};
-        use crate::analysis::quantile::SplitMix64;
+        use crate::random::SplitMix64;
         let phases = [
             span("idle", 0, 100),
             span("io", 100, 150),

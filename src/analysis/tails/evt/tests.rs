@@ -1,5 +1,5 @@
 use super::*;
-use crate::analysis::quantile::SplitMix64;
+use crate::random::SplitMix64;
 
 /// A GPD(σ, ξ) excess by inversion.
 fn gpd_excess(rng: &mut SplitMix64, scale: f64, shape: f64) -> f64 {

@@ -1,0 +1,30 @@
+//! The result-directory format, version [`FORMAT`]: the types, layout constants, encoders and
+//! decoders of every file a run writes, specified in docs/result-format.md. A leaf: it imports
+//! nothing else of the crate but the input rules (`crate::input`, how a result file is opened
+//! for reading), so that the recorder that writes these files (`record`), the readers
+//! (`results`, `analysis`, the exporters) and the importers all take the format from here and
+//! nowhere else. A unit test (`spec_quotes_the_code`) checks that the specification quotes these
+//! constants as the code has them.
+
+pub mod cpu_time;
+pub mod events;
+pub mod figures_check;
+pub mod hlog;
+pub mod hlog_scan;
+pub mod inversion;
+pub mod noise;
+pub mod run_record;
+pub mod samplelog;
+pub mod samples;
+pub mod segments;
+pub mod stats;
+pub mod tails;
+pub mod wakeup_summary;
+
+pub use run_record::{FORMAT, RunRecord};
+
+/// The directory of the load generators' logs inside a result directory (`loads/<k>-<name>.log`).
+pub const LOAD_LOG_DIR: &str = "loads";
+
+/// Name of the copy of the scenario file in the result directory.
+pub const SCENARIO_COPY: &str = "scenario.toml";

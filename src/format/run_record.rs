@@ -1,0 +1,581 @@
+//! run.json: what a run was asked to do, what it found, and what it measured.
+//! The fields are specified in docs/result-format.md; every quantity carries its unit in its name.
+
+pub use super::cpu_time::{CpuTimeRecord, ThreadCpuTime};
+pub use super::inversion::{InversionCount, InversionRecord, RoleRecord};
+pub use super::noise::{NoiseCause, NoiseSummary, RunKind};
+use crate::format::stats::LatencySummary;
+use serde::{Deserialize, Serialize};
+
+/// The version of the result-directory format this build writes.
+pub const FORMAT: u32 = 1;
+pub const FILE_NAME: &str = "run.json";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub format: u32,
+    pub jitterlab_version: String,
+    /// `latency` (`jitterlab run`) or `noise` (`jitterlab noise`); absent in older files, which
+    /// are latency runs.
+    #[serde(default)]
+    pub kind: RunKind,
+    pub command_line: Vec<String>,
+    pub plan: PlanRecord,
+    /// The system snapshot and readiness verdicts (see docs/doctor.md).
+    pub system: serde_json::Value,
+    /// What jitterlab itself changed on the system for the run.
+    pub environment: EnvironmentRecord,
+    pub started_utc: String,
+    pub ended_utc: Option<String>,
+    /// The run's start on CLOCK_MONOTONIC (the time base of events.jsonl), ns.
+    pub start_monotonic_ns: u64,
+    pub duration_ns: Option<u64>,
+    pub ended: Ended,
+    /// Why the run failed or was interrupted, when it did not complete.
+    pub end_reason: Option<String>,
+    pub threads: Vec<ThreadSummary>,
+    pub loads: Vec<LoadRecord>,
+    pub warnings: Vec<String>,
+    /// Per-phase statistics of a scenario run (`--scenario`); empty otherwise.
+    #[serde(default)]
+    pub phases: Vec<PhaseRecord>,
+    /// The verdict of `--budget`, when one was given.
+    #[serde(default)]
+    pub budget: Option<BudgetVerdict>,
+    /// What `--trace` did and found, when it was given.
+    #[serde(default)]
+    pub trace: Option<TraceRecord>,
+    /// Set when the directory was made by `jitterlab import` from another tool's output.
+    #[serde(default)]
+    pub imported: Option<ImportRecord>,
+    /// The CPU time jitterlab itself used, read at the end of a run; None in imported runs and
+    /// in files written before this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_time: Option<CpuTimeRecord>,
+    /// The interval log's segments, when it is written in segments (a continuous run); None:
+    /// one latency.hlog. Updated at every segment boundary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments: Option<super::segments::SegmentsRecord>,
+    /// `--wake pi-mutex`: the priority-inversion scenario's roles and the inversions found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inversion: Option<InversionRecord>,
+}
+
+impl RunRecord {
+    /// Whether `field` (a run.json field name as `imported.absent` lists it, e.g.
+    /// `missed_periods`, `plan.policy`) holds a placeholder: the run was imported from a
+    /// source that did not have it. Readers show such a field as unknown (`-`).
+    pub fn is_absent(&self, field: &str) -> bool {
+        self.imported
+            .as_ref()
+            .is_some_and(|i| i.absent.iter().any(|a| a == field))
+    }
+
+    /// The record of a run that has just started, in this build's format: what was asked
+    /// (`command_line`, `plan`), the system, what jitterlab changed on it, and when measuring
+    /// started. Everything measured is empty and the run is `running`; whoever builds a record
+    /// (the runner, importers, synthetic runs) fills in the rest as it learns it, e.g.
+    /// `RunRecord { threads, ended: Ended::Completed, ..RunRecord::new(...) }`.
+    pub fn new(
+        command_line: Vec<String>,
+        plan: PlanRecord,
+        system: serde_json::Value,
+        environment: EnvironmentRecord,
+        started_utc: String,
+        start_monotonic_ns: u64,
+    ) -> Self {
+        RunRecord {
+            format: FORMAT,
+            jitterlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            kind: RunKind::Latency,
+            command_line,
+            plan,
+            system,
+            environment,
+            started_utc,
+            ended_utc: None,
+            start_monotonic_ns,
+            duration_ns: None,
+            ended: Ended::Running,
+            end_reason: None,
+            threads: Vec::new(),
+            loads: Vec::new(),
+            warnings: Vec::new(),
+            phases: Vec::new(),
+            budget: None,
+            trace: None,
+            imported: None,
+            cpu_time: None,
+            segments: None,
+            inversion: None,
+        }
+    }
+}
+
+/// One phase of a scenario and the latency measured while it ran. Statistics come from the
+/// interval histograms whose intervals lie inside the phase.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhaseRecord {
+    pub index: usize,
+    pub label: String,
+    /// Phase start and end on CLOCK_MONOTONIC (the time base of events.jsonl), ns.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub loads: Vec<String>,
+    /// The window whose whole log intervals `threads` cover (CLOCK_MONOTONIC, ns): the planned
+    /// start and end, or the earlier end the loads' `loops=` made. Readers that cut the log to
+    /// a phase (`compare --phase`, per-phase exports) use it so that they cover the same
+    /// intervals. Absent in files written before this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_start_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_end_ns: Option<u64>,
+    pub threads: Vec<PhaseThreadSummary>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhaseThreadSummary {
+    pub cpu: usize,
+    #[serde(flatten)]
+    pub latency: LatencySummary,
+}
+
+/// The outcome of a `--budget` expression.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BudgetVerdict {
+    /// The expression as given.
+    pub expression: String,
+    pub passed: bool,
+    pub clauses: Vec<ClauseVerdict>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClauseVerdict {
+    /// The clause as written, e.g. `p99.9<50us`.
+    pub clause: String,
+    pub passed: bool,
+    /// The worst measured value the clause was judged on, with its unit, and where (e.g.
+    /// `cpu1: 63.2 us`).
+    pub actual: String,
+}
+
+/// The tracing side of a `--trace` run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TraceRecord {
+    /// The tracefs instance used (removed at the end).
+    pub instance: String,
+    /// Samples above this latency were explained in events.jsonl, ns.
+    pub explain_above_ns: u64,
+    /// Events the kernel dropped because the reader fell behind.
+    pub events_lost: u64,
+    /// Number of spike explanations written.
+    pub explained: u64,
+    /// The tracepoints enabled (`system:event`).
+    #[serde(default)]
+    pub events: Vec<String>,
+    /// The event filters set (`system/event: filter`); other events are limited to the
+    /// measured CPUs by the instance's CPU mask only.
+    #[serde(default)]
+    pub filters: Vec<String>,
+    /// Ring buffer per measured CPU, KiB.
+    #[serde(default)]
+    pub buffer_kb: u64,
+    /// Events read and decoded.
+    #[serde(default)]
+    pub events_read: u64,
+    /// CPU time of the trace reader thread, ns.
+    #[serde(default)]
+    pub reader_cpu_ns: u64,
+    /// Per measuring thread: how many samples were joined, and the parts of the latency.
+    #[serde(default)]
+    pub threads: Vec<TraceThreadRecord>,
+    /// The worst explanations (highest latency first, at most 5); all are in events.jsonl.
+    #[serde(default)]
+    pub worst: Vec<crate::format::events::SpikeExplanation>,
+}
+
+/// The trace side of one measuring thread (`--trace`). IRQ latency is in
+/// `ThreadSummary.irq_latency`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TraceThreadRecord {
+    pub cpu: usize,
+    /// Samples later than this were explained, ns.
+    pub explain_above_ns: u64,
+    /// Samples joined with their timer in the trace (they have an IRQ latency).
+    pub samples_joined: u64,
+    /// Samples whose trace arrived but held no timer for them (e.g. `--wake rtc`, or events
+    /// lost), and samples whose trace came too late: recorded without IRQ latency.
+    pub samples_unmatched: u64,
+    pub samples_trace_late: u64,
+    /// From the timer's expiry to the thread in user space.
+    pub thread_latency: LatencySummary,
+    /// From sched_waking to sched_switch (scheduling delay).
+    pub wake_to_switch: LatencySummary,
+    /// From sched_switch to the clock read in user space.
+    pub switch_to_user: LatencySummary,
+    /// A noise run: the explained gaps' time by cause, most first (docs/noise.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub noise_causes: Vec<NoiseCause>,
+}
+
+/// Where an imported result came from. What the source lacks is absent, never invented.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ImportRecord {
+    /// The `import --format` name of the source (`results::import::SOURCE_FORMATS`).
+    pub source_format: String,
+    /// The file imported, as given.
+    pub source_file: String,
+    /// Whether latency.hlog holds per-interval data (false: one interval for the whole run).
+    pub per_interval: bool,
+    /// run.json fields the source did not have, written as 0, "" or "unknown" placeholders
+    /// (e.g. `tid`, `missed_periods`, `plan.interval_ns`); consumers treat them as unknown.
+    #[serde(default)]
+    pub absent: Vec<String>,
+    /// Figures the source printed per CPU that run.json has no field for (rtla osnoise top's
+    /// interference counts and largest noise in one period), as printed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<SourceFigure>,
+}
+
+/// One figure of [`ImportRecord::figures`]: `{"cpu": 0, "name": "irq", "value": 1204, "unit": "events"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceFigure {
+    pub cpu: usize,
+    pub name: String,
+    pub value: u64,
+    /// `events`, `periods` or `ns`.
+    pub unit: String,
+}
+
+/// How a run ended. `running` is what a run killed by SIGKILL leaves behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ended {
+    Running,
+    Completed,
+    Interrupted,
+    Failed,
+}
+
+impl Ended {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ended::Running => "running",
+            Ended::Completed => "completed",
+            Ended::Interrupted => "interrupted",
+            Ended::Failed => "failed",
+        }
+    }
+}
+
+/// The resolved plan: every option's effective value.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlanRecord {
+    pub cpus: Vec<usize>,
+    pub policy: String,
+    pub priority: i32,
+    /// For SCHED_DEADLINE: the runtime reserved for the first thread, ns. Each further thread's
+    /// is derived the same way from its own interval (interval / 10, within [10 us, interval]).
+    pub deadline_runtime_ns: Option<u64>,
+    pub wake: String,
+    pub clock: String,
+    pub interval_ns: u64,
+    pub distance_ns: u64,
+    pub interval_step_ns: u64,
+    pub duration_ns: Option<u64>,
+    pub loops: Option<u64>,
+    /// Explicit --deadline; when None each thread's deadline is its interval.
+    pub deadline_ns: Option<u64>,
+    pub log_interval_ns: u64,
+    pub loads: Vec<String>,
+    pub samples: bool,
+    /// The layout samples.bin was written in (1 or 2, `--samples-format`); None without
+    /// `--samples` (and in files written before this field).
+    #[serde(default)]
+    pub samples_format: Option<u32>,
+    /// `--summary-every`: samples per `wakeup_summary` event; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_every: Option<u64>,
+    pub ring_size: usize,
+    pub mlock: bool,
+    /// Requested /dev/cpu_dma_latency value in us; None for --pm-qos off.
+    pub pm_qos_us: Option<u32>,
+    /// `--trace` was given.
+    #[serde(default)]
+    pub trace: bool,
+    /// `--explain-above`; None: each thread's deadline.
+    #[serde(default)]
+    pub explain_above_ns: Option<u64>,
+    /// Noise runs: a gap longer than this is a noise event, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_threshold_ns: Option<u64>,
+    /// IPC wake methods: the mechanism and the roles of the thread pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipc: Option<IpcRecord>,
+}
+
+/// The roles of an IPC run: each measuring thread (the receiver) is woken by a sender thread
+/// of its own through `mechanism` (the `--wake` name).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IpcRecord {
+    pub mechanism: String,
+    /// `--sender-cpu` as given: `same`, `other`, or a CPU number.
+    pub sender_cpu: String,
+    /// The CPU of each sender, in the order of `cpus` (the receivers').
+    pub sender_cpus: Vec<usize>,
+    /// The senders' scheduling policy (the run's) and priority.
+    pub sender_policy: String,
+    pub sender_priority: i32,
+    /// `threads` (the pair shares one address space) or `processes` (each sender is a process
+    /// forked by its receiver's thread).
+    pub between: String,
+    /// `sender-timer` (each sender sleeps to the due time on its own timer) or `receiver` (the
+    /// receiver sleeps to it and wakes its sender, as rt-tests). Absent in runs made before
+    /// the option: those are `sender-timer`.
+    #[serde(default = "sender_timer")]
+    pub pace: String,
+    /// The kernel thread id of each sender, in the order of `cpus` (0 for one that had not
+    /// started when the first wakeup was due): what a trace names the senders by. Absent in
+    /// files of versions before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sender_tids: Vec<i32>,
+}
+
+fn sender_timer() -> String {
+    "sender-timer".into()
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EnvironmentRecord {
+    /// mlockall(MCL_CURRENT|MCL_FUTURE) succeeded.
+    pub memory_locked: bool,
+    /// Bytes of each measuring thread's stack touched before measuring.
+    pub stack_prefaulted_bytes: usize,
+    pub pm_qos: PmQosRecord,
+}
+
+/// What was done with /dev/cpu_dma_latency. The default: left alone.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PmQosRecord {
+    /// The value held for the run, us; None when left alone.
+    pub held_us: Option<u32>,
+    /// The value in force before the run, when readable, us.
+    pub previous_us: Option<u32>,
+    /// Why it was not held, when it was requested and could not be.
+    pub error: Option<String>,
+}
+
+/// One measuring thread's results.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ThreadSummary {
+    pub cpu: usize,
+    pub thread_index: usize,
+    pub tid: i32,
+    pub interval_ns: u64,
+    pub deadline_ns: u64,
+    #[serde(flatten)]
+    pub latency: LatencySummary,
+    /// Periods that passed unserved because a wakeup came a period or more late.
+    pub missed_periods: u64,
+    /// Samples lost because the ring was full (the recorder fell behind).
+    pub dropped_records: u64,
+    /// Wakeups later than `deadline_ns`.
+    pub deadline_misses: u64,
+    /// Wakeups with a negative latency (a clock step or an early-waking method).
+    pub early_wakeups: u64,
+    /// `completed`, `stopped` or `failed: <reason>`.
+    pub end: String,
+    /// Timer IRQ latency (hrtimer expiry minus programmed expiry), with `--trace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq_latency: Option<LatencySummary>,
+    /// Shares within thresholds, spikes, (m,k)-firm windows, the extrapolated worst case
+    /// (docs/tails.md); empty in imported runs and files written before them.
+    #[serde(flatten, default)]
+    pub tails: super::tails::ThreadTails,
+    /// Noise runs: the noise figures besides the gap statistics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<NoiseSummary>,
+}
+
+/// One load generator's report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadRecord {
+    pub spec: String,
+    pub kind: String,
+    pub throughput: Vec<Throughput>,
+    /// How the load ended; None in files written before this field.
+    #[serde(default)]
+    pub ended: Option<LoadEnded>,
+    /// In words, when it ended before it was stopped: `killed by signal 9 (SIGKILL) after 2.1 s`.
+    #[serde(default)]
+    pub end_reason: Option<String>,
+}
+
+/// How a load ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadEnded {
+    /// Stopped by jitterlab at the end of its phase or of the run: the normal end.
+    Stopped,
+    /// Did what it was asked and ended (hackbench's one exchange in `jitterlab load`).
+    Completed,
+    /// Ended by itself before it was stopped (a warning).
+    Exited,
+    /// Reported a failure (the run failed).
+    Failed,
+    /// Killed by a signal jitterlab did not send, e.g. the OOM killer's SIGKILL (the run failed).
+    Killed,
+}
+
+impl LoadEnded {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoadEnded::Stopped => "stopped",
+            LoadEnded::Completed => "completed",
+            LoadEnded::Exited => "exited",
+            LoadEnded::Failed => "failed",
+            LoadEnded::Killed => "killed",
+        }
+    }
+}
+
+/// A rate with its unit, e.g. 5.0 "injections/s".
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Throughput {
+    pub name: String,
+    /// None (`null`) when the run gave no value, never a 0 in its place: hackbench's mean
+    /// exchange time when no exchange finished. `no_value` says why.
+    pub value: Option<f64>,
+    pub unit: String,
+    /// Why `value` is None, in words: `no exchange finished in 1.00 s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_value: Option<String>,
+}
+
+impl Throughput {
+    pub fn new(name: &str, value: f64, unit: &str) -> Self {
+        Throughput {
+            name: name.into(),
+            value: Some(value),
+            unit: unit.into(),
+            no_value: None,
+        }
+    }
+
+    /// A figure the run has no value for, and why.
+    pub fn none(name: &str, unit: &str, why: String) -> Self {
+        Throughput {
+            name: name.into(),
+            value: None,
+            unit: unit.into(),
+            no_value: Some(why),
+        }
+    }
+}
+
+/// The warnings about a load's figures that have no value: `load hackbench:groups=40: no mean
+/// exchange time: no exchange finished in 1.00 s`. In run.json's and `jitterlab load`'s
+/// warnings, so that a missing figure is never only a dash in a table.
+pub fn no_value_warnings(load: &LoadRecord) -> Vec<String> {
+    load.throughput
+        .iter()
+        .filter(|t| t.value.is_none())
+        .map(|t| {
+            format!(
+                "load {}: no {}: {}",
+                load.spec,
+                t.name,
+                t.no_value.as_deref().unwrap_or("the load reported none")
+            )
+        })
+        .collect()
+}
+
+/// `load SPEC: FIGURES`, and how it ended when that was not the normal end:
+/// `load cpu: spin 3176 M iterations/s, cpu time 0.114 s (killed by signal 9 (SIGKILL) after 0.2 s)`.
+pub fn load_line(load: &LoadRecord) -> String {
+    let mut line = format!(
+        "load {}: {}",
+        load.spec,
+        format_throughput(&load.throughput)
+    );
+    if let Some(reason) = &load.end_reason {
+        line.push_str(&format!(" ({reason})"));
+    }
+    line
+}
+
+/// How people read a figure: `exchange rate 9.63 exchanges/s`, `385150 messages/s` (the name is
+/// left out when the unit already says it), `messages sent 2360000 messages`. Whole numbers
+/// print as integers, large rates without decimals, small ones with three significant digits.
+impl std::fmt::Display for Throughput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Some(v) = self.value else {
+            // `mean exchange time: none (no exchange finished in 1.00 s)`.
+            return write!(
+                f,
+                "{}: none ({})",
+                self.name,
+                self.no_value.as_deref().unwrap_or("not reported")
+            );
+        };
+        let value = if v.fract() == 0.0 || v.abs() >= 100.0 {
+            format!("{v:.0}")
+        } else if v.abs() >= 10.0 {
+            format!("{v:.1}")
+        } else if v.abs() >= 1.0 {
+            format!("{v:.2}")
+        } else {
+            format!("{v:.3}")
+        };
+        let says_it = self.unit == self.name || self.unit.starts_with(&format!("{}/", self.name));
+        if says_it {
+            write!(f, "{value} {}", self.unit)
+        } else {
+            write!(f, "{} {value} {}", self.name, self.unit)
+        }
+    }
+}
+
+/// Figures of one load on one line, comma-separated.
+pub fn format_throughput(figures: &[Throughput]) -> String {
+    figures
+        .iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(name: &str, value: f64, unit: &str) -> Throughput {
+        Throughput::new(name, value, unit)
+    }
+
+    #[test]
+    fn throughput_reads_with_its_unit_and_sensible_digits() {
+        assert_eq!(
+            t("exchanges", 59.0, "exchanges").to_string(),
+            "59 exchanges"
+        );
+        assert_eq!(
+            t("messages", 385150.2, "messages/s").to_string(),
+            "385150 messages/s"
+        );
+        assert_eq!(
+            t("exchange rate", 9.634, "exchanges/s").to_string(),
+            "exchange rate 9.63 exchanges/s"
+        );
+        assert_eq!(t("rate", 12.34, "Mbit/s").to_string(), "rate 12.3 Mbit/s");
+        assert_eq!(t("cpu time", 0.0123, "s").to_string(), "cpu time 0.012 s");
+        assert_eq!(
+            format_throughput(&[
+                t("total", 29.0, "injections"),
+                t("rate", 0.97, "injections/s")
+            ]),
+            "total 29 injections, rate 0.970 injections/s"
+        );
+    }
+}

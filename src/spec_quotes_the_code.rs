@@ -1,0 +1,201 @@
+//! docs/result-format.md is the specification other tools are written against: it must state
+//! each constant as the code has it. Each check builds the sentence from the constant, so a
+//! changed constant fails here until the document says the new value.
+
+use crate::format::{FORMAT, samples};
+use crate::input::{EVENTS_MAX_BYTES, RESULT_RECORD_MAX_BYTES, format_bytes};
+
+/// The document with every run of whitespace made one space, so that a quoted phrase may wrap.
+fn spec() -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/result-format.md");
+    let text = std::fs::read_to_string(path).expect("docs/result-format.md is readable");
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn assert_quotes(spec: &str, phrase: &str) {
+    assert!(
+        spec.contains(phrase),
+        "docs/result-format.md should say {phrase:?} (the value the code uses)"
+    );
+}
+
+#[test]
+fn the_format_version() {
+    let spec = spec();
+    assert_quotes(&spec, &format!("# Result directory, format {FORMAT}"));
+    assert_quotes(&spec, &format!("| `format` | integer | — | `{FORMAT}` |"));
+    assert_quotes(
+        &spec,
+        &format!("| `format` | integer | {FORMAT}, as run.json |"),
+    );
+}
+
+#[test]
+fn the_drain_period_and_what_it_bounds() {
+    let spec = spec();
+    let ms = crate::runner::DRAIN_EVERY.as_millis();
+    assert_quotes(
+        &spec,
+        &format!("the recorder (every {ms} ms) drains the rings"),
+    );
+    assert_quotes(
+        &spec,
+        &format!("spike injections within {ms} ms of their end"),
+    );
+    assert_quotes(
+        &spec,
+        &format!("injections that ended in the last ~{ms} ms may be missing"),
+    );
+    assert_quotes(
+        &spec,
+        &format!("spike injections up to {ms} ms after they end"),
+    );
+}
+
+#[test]
+fn the_sample_log_layout() {
+    let spec = spec();
+    let magic = std::str::from_utf8(samples::MAGIC).unwrap();
+    let (header, record) = (samples::HEADER_BYTES, samples::RECORD_BYTES);
+    let magic2 = std::str::from_utf8(samples::MAGIC_V2).unwrap();
+    assert_quotes(
+        &spec,
+        &format!("A {header}-byte header, then the body in one of two formats"),
+    );
+    assert_quotes(&spec, &format!("`samples.bin` its {header}-byte header"));
+    assert_quotes(&spec, &format!("Header, {header} bytes:"));
+    assert_quotes(
+        &spec,
+        &format!("magic `{magic2}` (ASCII) for format 2, `{magic}` for format 1"),
+    );
+    assert_quotes(
+        &spec,
+        &format!("record size in bytes: {record} in format {FORMAT}"),
+    );
+    assert_quotes(&spec, &format!("Record, {record} bytes:"));
+    assert_quotes(
+        &spec,
+        &format!(
+            "refuse a record size below {record}, and above {}",
+            samples::MAX_RECORD_BYTES
+        ),
+    );
+    assert_quotes(
+        &spec,
+        &format!("use the first {record} bytes and skip the rest"),
+    );
+    assert_eq!(samples::NO_IRQ_LATENCY, i64::MIN);
+    assert_quotes(&spec, "`i64::MIN` (0x8000000000000000) = absent");
+    assert_quotes(
+        &spec,
+        &format!(
+            "`samples.bin` is buffered ({})",
+            format_bytes(samples::WRITE_BUFFER_BYTES as u64)
+        ),
+    );
+}
+
+#[test]
+fn the_sample_log_format_2() {
+    use samples::*;
+    let spec = spec();
+    assert_quotes(
+        &spec,
+        &format!("A block header is {BLOCK_HEADER_BYTES} bytes"),
+    );
+    let payload = format_bytes(BLOCK_PAYLOAD_BYTES as u64);
+    assert_quotes(&spec, &format!("keeps a payload within {payload}"));
+    assert_quotes(&spec, &format!("before its payload would exceed {payload}"));
+    assert_quotes(
+        &spec,
+        &format!(
+            "its payload size is at most {}",
+            format_bytes(MAX_BLOCK_PAYLOAD_BYTES as u64)
+        ),
+    );
+    for (bit, field) in [
+        (TAG_CPU, "varint: `cpu`"),
+        (TAG_SEQ_GAP, "zigzag varint: `seq` − predicted seq"),
+        (
+            TAG_DUE_OFF_GRID,
+            "zigzag varint: `expected_ns` − predicted due time",
+        ),
+        (TAG_MISSED, "varint: `missed`"),
+        (TAG_IRQ, "zigzag varint: `irq_latency_ns`"),
+    ] {
+        assert_quotes(&spec, &format!("| {bit:#04x} | {field} |"));
+    }
+    assert_eq!(TAG_KNOWN, 0x1f);
+    assert_quotes(&spec, &format!("Tag bits above {TAG_IRQ:#04x} are zero"));
+}
+
+#[test]
+fn the_run_record_reserve_and_the_read_caps() {
+    let spec = spec();
+    let reserve = format_bytes(crate::results::dir::FINAL_RECORD_RESERVE_BYTES as u64);
+    assert_quotes(&spec, &format!("{reserve} are reserved after its end"));
+    assert_quotes(
+        &spec,
+        &format!(
+            "run.json and sweep.json of at most {}",
+            format_bytes(RESULT_RECORD_MAX_BYTES)
+        ),
+    );
+    assert_quotes(
+        &spec,
+        &format!("events.jsonl of at most {}", format_bytes(EVENTS_MAX_BYTES)),
+    );
+}
+
+#[test]
+fn the_figures_of_run_json() {
+    let spec = spec();
+    assert_quotes(
+        &spec,
+        &format!(
+            "stack touched by each measuring thread before measuring: {}",
+            crate::plan::PREFAULT_STACK_BYTES
+        ),
+    );
+    assert_quotes(
+        &spec,
+        &format!(
+            "an HDR histogram with {} significant digits",
+            crate::format::stats::HISTOGRAM_DIGITS
+        ),
+    );
+    assert_quotes(
+        &spec,
+        &format!(
+            "trace came more than {} s late",
+            crate::record::TRACE_WAIT_NS / 1_000_000_000
+        ),
+    );
+    assert_quotes(
+        &spec,
+        &format!(
+            "the {} worst `spike_explained` records",
+            crate::record::WORST_KEPT
+        ),
+    );
+}
+
+#[test]
+fn the_segment_layout() {
+    use crate::format::segments::{FILE_PREFIX, FILE_SUFFIX, INDEX_DIGITS, file_name};
+    let spec = spec();
+    assert_quotes(
+        &spec,
+        &format!(
+            "Segment k is `{FILE_PREFIX}` followed by k in at least {INDEX_DIGITS} decimal digits (zero-padded) and `{FILE_SUFFIX}`"
+        ),
+    );
+    assert_quotes(&spec, &format!("`{}`, `{}`", file_name(0), file_name(1)));
+    assert_quotes(
+        &spec,
+        &format!(
+            "the smallest accepted limit is {} bytes",
+            crate::plan::MIN_RETAIN_BYTES
+        ),
+    );
+}

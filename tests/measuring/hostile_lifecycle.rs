@@ -1,0 +1,144 @@
+//! Hostile timing and neighbours around a run's lifecycle (issue 24): a signal while the run
+//! is still setting up, a CPU lock held by another user, a load left behind by a jitterlab
+//! killed with its reaper. Each test is a reproducer of the issue that failed before.
+
+use crate::common;
+
+use common::*;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// D11: SIGTERM 50, 100 and 150 ms after the start, while the run is still setting up (making
+/// its directory, preparing tracing): the signal is caught, the run ends as a SIGTERM ends it
+/// (exit 0, run.json `interrupted`), and no tracing instance or empty result directory is left.
+/// (A signal before the process reached its first instruction of jitterlab, on a very loaded
+/// machine, still kills it; then nothing may have been made yet.)
+#[test]
+fn a_signal_during_setup_stops_the_run_cleanly() {
+    let _x = exclusive();
+    let trace = tracing_available("a_signal_during_setup_stops_the_run_cleanly");
+    for delay_ms in [50, 100, 150] {
+        let (_base, out) = temp_out();
+        let mut args = vec![
+            "run",
+            "-D",
+            "5s",
+            "--cpus",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if trace {
+            args.push("--trace");
+        }
+        let child = Command::new(bin())
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let pid = child.id();
+        let sent = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let started = Instant::now();
+        let output = child.wait_with_output().unwrap();
+        let all = text(&output);
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{delay_ms} ms: the run went on after SIGTERM: {all}"
+        );
+        let instance = Path::new("/sys/kernel/tracing/instances").join(format!("jitterlab-{pid}"));
+        assert!(
+            !instance.exists(),
+            "{delay_ms} ms: {} is left behind",
+            instance.display()
+        );
+        match output.status.code() {
+            Some(0) => {
+                let run = run_json(&out);
+                assert_eq!(run["ended"], "interrupted", "{delay_ms} ms: {all}");
+            }
+            code => {
+                // Killed before jitterlab's first instruction, or refused by a check: nothing
+                // may be left then.
+                assert!(
+                    !out.exists(),
+                    "{delay_ms} ms: exit {code:?} and {} is left behind: {all}",
+                    out.display()
+                );
+            }
+        }
+    }
+}
+
+/// D16: another user (nobody) holding a flock on /run/jitterlab/cpu1.lock is named as what it
+/// is: its pid, its user, its command line, and that it is not jitterlab (it was called
+/// "another jitterlab run").
+#[test]
+fn a_cpu_lock_held_by_another_user_names_that_user_and_program() {
+    if !two_cpus_online("a_cpu_lock_held_by_another_user_names_that_user_and_program") {
+        return;
+    }
+    let _x = exclusive();
+    // Made by root as a run makes it, so that nobody can open it to lock it.
+    let _ = std::fs::create_dir_all("/run/jitterlab");
+    let lock = "/run/jitterlab/cpu1.lock";
+    if !Path::new(lock).exists() {
+        std::fs::write(lock, "").unwrap();
+    }
+    let mut holder = Command::new("setpriv")
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            "flock",
+            "-s",
+            lock,
+            "sleep",
+            "30",
+        ])
+        // Its own process group: flock forks `sleep`, which inherits the lock and must end
+        // with it (killing flock alone left it holding cpu1.lock for the tests after this one).
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    // Until the lock is held (flock took it).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let locks = std::fs::read_to_string("/proc/locks").unwrap();
+        if locks.contains(&format!(" {} ", holder.id())) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "flock did not take {lock}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (_base, out) = temp_out();
+    let o = jitterlab(&[
+        "run",
+        "-D",
+        "1s",
+        "--cpus",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", holder.id())])
+        .status();
+    let _ = holder.wait();
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{all}");
+    assert!(all.contains("a process that is not jitterlab"), "{all}");
+    assert!(all.contains("user nobody (uid 65534)"), "{all}");
+    assert!(
+        all.contains(&format!("'flock -s {lock} sleep 30'")),
+        "{all}"
+    );
+    assert!(!all.contains("another jitterlab run"), "{all}");
+}

@@ -1,0 +1,37 @@
+//! The measuring tier: every test file that holds the measuring lock (`common::exclusive()`)
+//! for some of its tests, one module each, in one binary. Its tests measure latency on this
+//! machine, with ground truth and tolerances; each takes the lock, so that no two measurements
+//! (of this binary, of a bench, of another checkout) run at once. The offline tier is
+//! tests/offline/main.rs; the wake-method grid (tests/wake_grid.rs) is a binary of its own.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../monitor_support/mod.rs"]
+mod monitor_support;
+
+mod bad_input;
+mod budget;
+mod cpu_time;
+mod ground_truth;
+mod hostile_files;
+mod hostile_lifecycle;
+mod inversion;
+mod ipc;
+mod ipc_trace;
+mod load_loops;
+mod loads;
+mod monitor;
+mod monitor_prometheus;
+mod noise;
+mod oracle;
+mod report;
+mod result_files;
+mod run;
+mod samples_format;
+mod scenario;
+mod segments;
+mod session;
+mod summaries;
+mod sweep;
+mod tails;
+mod trace;

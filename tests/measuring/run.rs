@@ -1,0 +1,428 @@
+//! `jitterlab run` end to end, as root: counts, statistics against the sample log, every wake
+//! method, and signals.
+
+use crate::common;
+
+use common::*;
+use jitterlab::format::samplelog::SampleLogReader;
+use std::process::Command;
+use std::time::Duration;
+
+#[test]
+fn a_three_second_run_gives_duration_over_interval_samples_per_thread() {
+    if !realtime_available("three_second_run") {
+        return;
+    }
+    let _g = exclusive();
+    let (_base, out) = temp_out();
+    let o = jitterlab(&[
+        "run",
+        "--duration",
+        "3s",
+        "--samples",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let run = run_json(&out);
+    assert_eq!(run["ended"], "completed");
+    let cpus = online_cpus();
+    assert_eq!(run["threads"].as_array().unwrap().len(), cpus.len());
+    for &cpu in &cpus {
+        let t = thread(&run, cpu);
+        let samples = t["samples"].as_u64().unwrap();
+        let missed = t["missed_periods"].as_u64().unwrap();
+        // Every period of the 3 s is either a sample or a counted missed period.
+        assert!(
+            (2970..=3030).contains(&(samples + missed)),
+            "CPU {cpu}: {samples} samples + {missed} missed"
+        );
+        // Samples alone within 3 %: this VM stalls a vCPU for milliseconds now and then, and
+        // the periods it takes are the missed ones above.
+        assert!(
+            (2910..=3030).contains(&samples),
+            "CPU {cpu}: {samples} samples"
+        );
+        assert_eq!(t["dropped_records"], 0);
+    }
+    // The summary table went to stdout with units.
+    let summary = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        summary.contains(" us") && summary.contains("p99.9"),
+        "{summary}"
+    );
+
+    // run.json agrees with statistics recomputed from every sample.
+    let reader = SampleLogReader::open(&out.join("samples.bin")).unwrap();
+    let header_start = reader.header.start_ns;
+    let records: Vec<_> = reader.map(Result::unwrap).collect();
+    // The header's start is the due time of every thread's first wakeup.
+    assert_eq!(
+        header_start,
+        records.iter().map(|r| r.expected_ns).min().unwrap()
+    );
+    for &cpu in &cpus {
+        let t = thread(&run, cpu);
+        let mut lat: Vec<i64> = records
+            .iter()
+            .filter(|r| r.cpu as usize == cpu)
+            .map(|r| r.latency_ns)
+            .collect();
+        assert_eq!(lat.len() as u64, t["samples"].as_u64().unwrap());
+        lat.sort_unstable();
+        assert_eq!(t["min_ns"].as_i64().unwrap(), lat[0]);
+        assert_eq!(t["max_ns"].as_i64().unwrap(), *lat.last().unwrap());
+        let mean = lat.iter().map(|&v| v as f64).sum::<f64>() / lat.len() as f64;
+        assert!((t["mean_ns"].as_f64().unwrap() - mean).abs() < 1.0);
+        for (key, q) in [
+            ("p50_ns", 0.5),
+            ("p90_ns", 0.9),
+            ("p99_ns", 0.99),
+            ("p999_ns", 0.999),
+            ("p9999_ns", 0.9999),
+        ] {
+            let rank = ((q * lat.len() as f64).ceil() as usize).clamp(1, lat.len());
+            let want = lat[rank - 1] as f64;
+            let got = t[key].as_u64().unwrap() as f64;
+            // HDR histograms with 3 significant digits: within 0.1% of the exact order statistic.
+            assert!(
+                (got - want).abs() <= want * 0.001 + 1.0,
+                "CPU {cpu} {key}: run.json {got} vs samples {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_wake_method_available_here_completes_a_short_run() {
+    if !realtime_available("every_wake_method") {
+        return;
+    }
+    let _g = exclusive();
+    for wake in wake_methods_here("every_wake_method", 1_000_000) {
+        let method = wake.name;
+        let (_base, out) = temp_out();
+        let mut args = vec![
+            "run",
+            "--wake",
+            method,
+            "--loops",
+            "300",
+            "--quiet",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if wake.per_process.is_some() {
+            args.extend(["--cpus", "0"]);
+        }
+        let o = jitterlab(&args);
+        assert!(o.status.success(), "{method}: {}", text(&o));
+        let run: serde_json::Value =
+            serde_json::from_slice(&o.stdout).expect("--json prints run.json");
+        assert_eq!(run["plan"]["wake"], method);
+        for t in run["threads"].as_array().unwrap() {
+            assert_eq!(t["samples"], 300, "{method}: every loop is a sample");
+            // Plausible: half the wakeups within a millisecond, none before its due time.
+            assert!(
+                t["p50_ns"].as_u64().unwrap() < 1_000_000,
+                "{method}: median {}",
+                t["p50_ns"]
+            );
+            assert!(
+                t["min_ns"].as_i64().unwrap() >= 0,
+                "{method}: woke before the due time"
+            );
+        }
+        // It really slept: 300 periods of 1 ms take at least 300 ms.
+        let d = run["duration_ns"].as_u64().unwrap();
+        assert!(
+            d >= 299_000_000,
+            "{method}: 300 loops of 1 ms took only {d} ns"
+        );
+    }
+}
+
+#[test]
+fn every_policy_completes_a_short_run() {
+    if !realtime_available("every_policy") {
+        return;
+    }
+    let _g = exclusive();
+    for (policy, priority) in [
+        ("fifo", 95),
+        ("rr", 95),
+        ("other", 0),
+        ("batch", 0),
+        ("idle", 0),
+        ("deadline", 0),
+    ] {
+        let (_base, out) = temp_out();
+        let o = jitterlab(&[
+            "run",
+            "--policy",
+            policy,
+            "--loops",
+            "200",
+            "--quiet",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{policy}: {}", text(&o));
+        let run: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(run["plan"]["policy"], policy);
+        assert_eq!(run["plan"]["priority"], priority);
+        for t in run["threads"].as_array().unwrap() {
+            assert_eq!(t["samples"], 200, "{policy}");
+            assert_eq!(t["end"], "completed", "{policy}");
+        }
+        let warnings = run["warnings"].to_string();
+        if priority == 0 && policy != "deadline" {
+            assert!(
+                warnings.contains("SCHED_OTHER") || warnings.contains("real-time priority"),
+                "{policy}: {warnings}"
+            );
+        }
+        if policy == "deadline" {
+            assert_eq!(run["plan"]["deadline_runtime_ns"], 100_000);
+            assert!(warnings.contains("not pinned"), "{warnings}");
+        }
+    }
+}
+
+#[test]
+fn rtc_is_refused_with_exit_3_where_there_is_no_rtc() {
+    if std::path::Path::new("/dev/rtc").exists() {
+        eprintln!("SKIPPED rtc refusal: this machine has /dev/rtc");
+        return;
+    }
+    let (_base, out) = temp_out();
+    let o = jitterlab(&[
+        "run",
+        "--wake",
+        "rtc",
+        "--cpus",
+        "0",
+        "--interval",
+        "500ms",
+        "--duration",
+        "1s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("no /dev/rtc on this system"),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn sigint_stops_cleanly_with_complete_results() {
+    if !realtime_available("sigint") {
+        return;
+    }
+    let _g = exclusive();
+    let (_base, out) = temp_out();
+    let child = Command::new(bin())
+        .args([
+            "run",
+            "--duration",
+            "60s",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2_000));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    invariants::check_result_dir(&out);
+    let run = run_json(&out);
+    assert_eq!(run["ended"], "interrupted");
+    for t in run["threads"].as_array().unwrap() {
+        let n = t["samples"].as_u64().unwrap();
+        assert!(
+            (1_000..=2_100).contains(&n),
+            "about 2 s of 1 ms samples, got {n}"
+        );
+        assert_eq!(t["end"], "stopped");
+        assert!(t["p99_ns"].as_u64().is_some() && t["max_ns"].as_i64().is_some());
+    }
+    // Every sample is in the interval log too.
+    let intervals = jitterlab::format::hlog::read_intervals(&out.join("latency.hlog")).unwrap();
+    let total: u64 = intervals.iter().map(|i| i.histogram.len()).sum();
+    let samples: u64 = run["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["samples"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, samples);
+}
+
+/// `--interval-step S` (FirmTimers -i, "increase delay by increment at each loop"): the sleep
+/// before wakeup n (n from 0) lasts interval + n·S, on a grid and relative alike.
+#[test]
+fn interval_step_lengthens_the_sleep_before_wakeup_n_by_n_steps() {
+    if !realtime_available("interval step") {
+        return;
+    }
+    let _g = exclusive();
+    for wake in ["clock-nanosleep", "nanosleep"] {
+        let (_base, out) = temp_out();
+        let o = jitterlab(&[
+            "run",
+            "--wake",
+            wake,
+            "--cpus",
+            "0",
+            "--interval",
+            "1ms",
+            "--interval-step",
+            "100us",
+            "--loops",
+            "20",
+            "--samples",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{wake}: {}", text(&o));
+        let samples: Vec<_> = SampleLogReader::open(&out.join("samples.bin"))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(samples.len(), 20, "{wake}");
+        for w in samples.windows(2) {
+            let (prev, this) = (&w[0], &w[1]);
+            if prev.missed > 0 {
+                continue; // a grid point skipped after a stall: the gap holds skipped periods
+            }
+            // On the grid the sleep starts at the previous due time; a relative sleep starts
+            // at the previous wake read.
+            let sleep_start = match wake {
+                "nanosleep" => (prev.expected_ns as i64 + prev.latency_ns) as u64,
+                _ => prev.expected_ns,
+            };
+            let n = this.seq;
+            assert_eq!(
+                this.expected_ns - sleep_start,
+                1_000_000 + n * 100_000,
+                "{wake}: the sleep before wakeup {n}"
+            );
+        }
+    }
+}
+
+/// A stop reaches a thread asleep for a long interval at once, with every wake method: a
+/// 30 s interval is interrupted one second in, and the run ends long before the next wakeup.
+#[test]
+fn sigint_ends_a_long_sleep_with_every_wake_method() {
+    if !realtime_available("sigint long sleep") {
+        return;
+    }
+    let _g = exclusive();
+    for wake in wake_methods_here("sigint long sleep", 30_000_000_000) {
+        let (method, cpus) = (wake.name, wake_cpus(wake, "0-1"));
+        let (_base, out) = temp_out();
+        let mut child = Command::new(bin())
+            .args([
+                "run",
+                "--wake",
+                method,
+                "--interval",
+                "30s",
+                "--duration",
+                "5m",
+            ])
+            .args(["--cpus", cpus, "--quiet", "--out", out.to_str().unwrap()])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1_000));
+        let sent = std::time::Instant::now();
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        // Not a speed check: the bound only has to lie well below the 30 s the sleep had left.
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if sent.elapsed() > Duration::from_secs(10) {
+                child.kill().unwrap();
+                panic!("--wake {method}: SIGINT did not end a 30 s sleep within 10 s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(status.code(), Some(0), "--wake {method}");
+        let run = run_json(&out);
+        assert_eq!(run["ended"], "interrupted", "--wake {method}");
+        for t in run["threads"].as_array().unwrap() {
+            assert_eq!(t["end"], "stopped", "--wake {method}");
+            // At most the first wakeup (due at the start on a grid; 30 s after the gate opened
+            // on relative methods) was recorded: the next was 30 s away.
+            assert!(t["samples"].as_u64().unwrap() <= 1, "--wake {method}");
+        }
+    }
+}
+
+#[test]
+fn sigkill_leaves_every_flushed_interval_in_the_log() {
+    if !realtime_available("sigkill") {
+        return;
+    }
+    let _g = exclusive();
+    let (_base, out) = temp_out();
+    let mut child = Command::new(bin())
+        .args([
+            "run",
+            "--duration",
+            "60s",
+            "--quiet",
+            "--log-interval",
+            "100ms",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2_500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let run = run_json(&out);
+    assert_eq!(
+        run["ended"], "running",
+        "a killed run's run.json says it never ended"
+    );
+    let intervals = jitterlab::format::hlog::read_intervals(&out.join("latency.hlog")).unwrap();
+    for cpu in online_cpus() {
+        let tag = format!("cpu{cpu}");
+        let mine: Vec<_> = intervals.iter().filter(|i| i.tag == tag).collect();
+        // ~2.45 s of 100 ms intervals had ended before the kill; allow the start-up and one
+        // drain period.
+        assert!(
+            mine.len() >= 20,
+            "{tag}: only {} intervals survived",
+            mine.len()
+        );
+        for (k, i) in mine.iter().enumerate() {
+            assert!(
+                (i.start_s - k as f64 * 0.1).abs() < 1e-6,
+                "intervals in order without holes"
+            );
+            let n = i.histogram.len();
+            // A late wakeup (a VM stall) skips the grid points that passed, and those may lie in
+            // the next interval: a short interval follows a late wakeup in it or just before.
+            let late = |j: usize| mine[j].histogram.max() > 1_000_000;
+            assert!(
+                (90..=100).contains(&n) || late(k) || (k > 0 && late(k - 1)),
+                "{tag} interval {k}: {n} samples"
+            );
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! `jitterlab import` of the forms people actually have: rt-tests 2.7+ histogram text (no
+//! `# Total:`, empty rows left out), output pasted with prompts, escape codes, CRLF and trailing
+//! text, and elided pastes (refused). Ground truth: the real rt-tests 2.4 capture in
+//! tests/data/import, whose own summary lines give the counts; every variant derived from it
+//! must import to exactly the same per-CPU figures.
+
+use crate::common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/import")
+        .join(name)
+}
+
+/// Imports `content` (written to a file); returns the exit code, the output and run.json.
+fn import_text(content: &str, extra: &[&str]) -> (Option<i32>, String, Option<Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pasted.txt");
+    std::fs::write(&file, content).unwrap();
+    let out = dir.path().join("run");
+    let mut argv = vec![
+        "import",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    argv.extend(extra);
+    let o = jitterlab(&argv);
+    let run = std::fs::read_to_string(out.join("run.json"))
+        .ok()
+        .map(|t| serde_json::from_str(&t).unwrap());
+    (o.status.code(), text(&o), run)
+}
+
+/// Per CPU: samples, min, mean, max and the percentiles, as run.json has them.
+fn figures(run: &Value) -> Vec<Value> {
+    run["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let mut t = t.clone();
+            let o = t.as_object_mut().unwrap();
+            o.retain(|k, _| k == "cpu" || k == "samples" || k.ends_with("_ns"));
+            t
+        })
+        .collect()
+}
+
+fn original() -> (String, Value) {
+    let text = std::fs::read_to_string(data("cyclictest-hist.txt")).unwrap();
+    let (code, out, run) = import_text(&text, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    (text, run.unwrap())
+}
+
+/// The 2.4 capture as rt-tests 2.7+ prints it: no `# Total:`, no all-zero rows.
+fn as_rt_tests_2_7(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("# Total:"))
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let row = f.iter().all(|x| x.parse::<u64>().is_ok()) && f.len() >= 2;
+            !row || f[1..].iter().any(|c| c.parse::<u64>().unwrap() > 0)
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn rt_tests_2_7_histogram_without_totals_gives_the_same_figures() {
+    let (text, run) = original();
+    let new_layout = as_rt_tests_2_7(&text);
+    assert!(!new_layout.contains("# Total:"));
+    assert!(new_layout.lines().count() < text.lines().count() / 2);
+    let (code, out, imported) = import_text(&new_layout, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    let imported = imported.unwrap();
+    assert_eq!(figures(&imported), figures(&run));
+    // The source's own lines: thread 0 5000 samples, max 280 us; thread 1 4999 + 1 overflow, max 421 us.
+    let t = &imported["threads"];
+    assert_eq!(t[0]["samples"], 5000);
+    assert_eq!(t[0]["max_ns"], 280_000);
+    assert_eq!(t[1]["samples"], 5000);
+    assert_eq!(t[1]["max_ns"], 421_000);
+    assert_eq!(imported["imported"]["source_format"], "cyclictest-hist");
+    // And by name.
+    let (code, out, _) = import_text(&new_layout, &["--format", "cyclictest-hist"]);
+    assert_eq!(code, Some(0), "{out}");
+}
+
+#[test]
+fn pasted_output_with_prompt_escapes_crlf_and_trailing_text_gives_the_same_figures() {
+    let (text, run) = original();
+    let pasted = format!(
+        "\u{feff}root@board:~# cyclictest -m -p95 -t -a -h400\nrunning cmd: cyclictest -m -p95\n\u{1b}[2A\u{1b}[0KT: 0 ( 1234) P:95 I:1000 C:   5000 Min:  11 Act:  15 Avg:  18 Max:  280\n{}\nAuto-analysis: the worst latency was 421 us on CPU 1.\nroot@board:~# \n",
+        text.lines()
+            .map(|l| format!("    {l}"))
+            .collect::<Vec<_>>()
+            .join("\r\n")
+    );
+    let (code, out, imported) = import_text(&pasted, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(figures(&imported.unwrap()), figures(&run));
+}
+
+#[test]
+fn elided_pastes_are_refused_and_say_so() {
+    let (text, _) = original();
+    let rows: Vec<&str> = text.lines().collect();
+    let dots = [&rows[..20], &["..."], &rows[300..]].concat().join("\n");
+    let note = text.replacen("000020 ", "# More histogram entries ...\n000020 ", 1);
+    for (pasted, says) in [
+        (
+            dots,
+            "line 21 ('...') shows that part of the output was cut out",
+        ),
+        (note, "histogram rows were left out"),
+    ] {
+        let (code, out, run) = import_text(&pasted, &[]);
+        assert_eq!(code, Some(2), "{out}");
+        assert!(out.contains(says), "{out}");
+        assert!(run.is_none());
+    }
+}
+
+#[test]
+fn cyclictest_json_with_a_never_run_thread_imports_the_others_and_names_it() {
+    let json = std::fs::read_to_string(data("cyclictest.json")).unwrap();
+    let (code, out, run) = import_text(&json, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    let run = run.unwrap();
+    // cyclictest prints a thread without cycles with its initial min/max and avg -nan.
+    let empty = r#""thread": {
+    "2": { "cycles": 0, "min": 1000000, "max": 0, "avg": -nan, "cpu": 2 },"#;
+    let with_empty = format!(
+        "$ cat cyclictest.json\n{}",
+        json.replacen(r#""thread": {"#, empty, 1)
+    );
+    let (code, out, imported) = import_text(&with_empty, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    let imported = imported.unwrap();
+    let threads = imported["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 3);
+    assert_eq!(figures(&imported)[..2], figures(&run)[..]);
+    assert_eq!(threads[2]["cpu"], 2);
+    assert_eq!(threads[2]["samples"], 0);
+    assert_eq!(threads[2]["max_ns"], Value::Null);
+    assert!(
+        out.contains("thread 2 (CPU 2) never ran: 0 cycles, avg -nan"),
+        "{out}"
+    );
+}

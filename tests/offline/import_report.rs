@@ -1,0 +1,86 @@
+//! The report of an imported run honours `imported.absent`: figures the source did not have
+//! show as `-`, figures its command line states are filled from it, and the source's sysinfo
+//! fills the System table. Ground truth: the real cyclictest capture of tests/data/import
+//! (`cyclictest -m -q -p95 -i1000 -D5 ...`, sysinfo release 6.18.44-fc-v669, realtime 0) and
+//! the histogram text of the same run, which has no command line.
+
+use crate::common;
+
+use common::*;
+use std::path::Path;
+
+/// The HTML report of `name` imported, as `<th>label</th><td>value</td>` pairs and the
+/// per-CPU cells.
+fn report_of(name: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/import")
+        .join(name);
+    let run = dir.path().join("run");
+    let html = dir.path().join("report.html");
+    let o = jitterlab(&[
+        "import",
+        source.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = jitterlab(&[
+        "report",
+        run.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    std::fs::read_to_string(html).unwrap()
+}
+
+fn row(html: &str, label: &str) -> String {
+    let start = format!("<tr><th>{label}</th><td>");
+    let at = html
+        .find(&start)
+        .unwrap_or_else(|| panic!("no row {label}"))
+        + start.len();
+    html[at..at + html[at..].find("</td>").unwrap()].to_string()
+}
+
+#[test]
+fn the_report_fills_what_the_source_states_and_shows_the_rest_as_unknown() {
+    let html = report_of("cyclictest.json");
+    for (label, value) in [
+        ("policy", "FIFO 95"),
+        ("interval", "1.00 ms"),
+        ("memory locked", "yes"),
+        ("wake method", "-"),
+        ("PM QoS", "-"),
+        ("host", "vm"),
+        ("kernel", "6.18.44-fc-v669 (x86_64)"),
+        ("realtime kernel", "no"),
+    ] {
+        assert_eq!(row(&html, label), value, "{label}");
+    }
+    // No missed-period, dropped or deadline counts in cyclictest: '-' in their columns, not 0.
+    let cpu_row = |cpu: &str| {
+        let at = html.find(&format!("<td>{cpu}</td><td>5000</td>")).unwrap();
+        html[at..at + html[at..].find("</tr>").unwrap()].to_string()
+    };
+    for cpu in ["0", "1"] {
+        let cells = cpu_row(cpu);
+        assert!(
+            cells.ends_with("<td>-</td><td>-</td><td>-</td><td>-</td>"),
+            "{cells}"
+        );
+        assert!(!cells[cpu.len() + 9..].contains("<td>0</td>"), "{cells}");
+    }
+
+    let html = report_of("cyclictest-hist.txt");
+    for (label, value) in [
+        ("policy", "-"),
+        ("interval", "-"),
+        ("memory locked", "-"),
+        ("started (UTC)", "-"),
+        ("command line", "-"),
+    ] {
+        assert_eq!(row(&html, label), value, "{label}");
+    }
+}

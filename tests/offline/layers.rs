@@ -1,0 +1,268 @@
+//! The module layers (issue 25): the crate's top-level modules form one stack, each importing
+//! only from the layers below it, so that the graph of `crate::` imports has no cycle and a
+//! module can be read with only what is under it in mind. docs/architecture.md draws the
+//! picture; this test keeps the code to it and fails naming each import that goes up or
+//! sideways.
+//!
+//! What counts is code: a `crate::module` path or a `use crate::{module, ..}` outside comments
+//! and outside unit tests (files named `tests.rs` or `*_tests.rs`, folders named `tests`, and
+//! everything after a file's `#[cfg(test)]`), which may reach anywhere. The crate root's
+//! files (`lib.rs`, `main.rs`) and `spec_quotes_the_code.rs`, a test of the whole crate, are
+//! not in a layer.
+
+use std::path::{Path, PathBuf};
+
+/// The layers, bottom first. A module may import the modules of every layer below its own and
+/// nothing of its own layer but itself.
+const LAYERS: &[(&str, &[&str])] = &[
+    // Leaves: the libc boundary, errors, units, CPU lists, the seeded generator.
+    ("base", &["sys", "error", "units", "cpulist", "random"]),
+    // How a result file is opened for reading (sys only), and the measuring loop (sys only).
+    ("io and measuring", &["input", "measure"]),
+    // The result-directory format: types, constants, encoders, decoders.
+    ("format", &["format"]),
+    // The result directory on disk: making it, reading a run back, importing other tools.
+    ("results", &["results"]),
+    // Statistics and judgements over results: tails, compare, budgets, phases.
+    ("analysis", &["analysis"]),
+    // Load generators and their supervisor.
+    ("load", &["load"]),
+    // The resolved options of a run.
+    ("plan", &["plan"]),
+    // The recorder: drains the measuring threads and writes the format.
+    ("record", &["record"]),
+    // Kernel tracing and the explanation of spikes.
+    ("trace", &["trace"]),
+    // Readiness checks of the system (doctor, run's warnings).
+    ("system", &["system"]),
+    // A measurement session, and the views of results (terminal, HTML, exports).
+    ("session and views", &["runner", "report"]),
+    // The long-running monitor (sessions and views).
+    ("monitor", &["monitor"]),
+    // Command-line definitions, then the commands that tie everything together.
+    ("cli", &["cli"]),
+    ("commands", &["commands"]),
+];
+
+/// Files outside every layer: the crate root and a test of the whole crate.
+const OUTSIDE: &[&str] = &["lib.rs", "main.rs", "spec_quotes_the_code.rs"];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|(_, mods)| mods.contains(&module))
+}
+
+/// One import that breaks the layering: where, and what it names.
+#[derive(Debug, PartialEq)]
+struct Breach {
+    at: String,
+    from: String,
+    to: String,
+}
+
+/// The top-level modules named by `crate::` paths in the code of `text` (a file of module
+/// `from`), with their 1-based line numbers: comments and the unit tests at the end left out.
+fn imports(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut in_group = false;
+    for (n, line) in text.lines().enumerate() {
+        let code = line.trim_start();
+        if code.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if code.starts_with("//") {
+            continue;
+        }
+        // `use crate::{a, b::c, ..};` may span lines: every first segment inside the braces.
+        let mut rest = code;
+        if let Some(at) = rest.find("use crate::{") {
+            in_group = true;
+            rest = &rest[at + "use crate::{".len()..];
+        }
+        if in_group {
+            let end = rest.find("};");
+            let inside = &rest[..end.unwrap_or(rest.len())];
+            out.extend(group_heads(inside).into_iter().map(|m| (n + 1, m)));
+            if end.is_some() {
+                in_group = false;
+            }
+            continue;
+        }
+        for (at, _) in code.match_indices("crate::") {
+            let before_ok = at == 0 || !is_ident(code.as_bytes()[at - 1]);
+            let name: String = code[at + "crate::".len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if before_ok && !name.is_empty() {
+                out.push((n + 1, name));
+            }
+        }
+    }
+    out
+}
+
+/// The first path segment of each item of a `use crate::{...}` group (nested groups skipped).
+fn group_heads(inside: &str) -> Vec<String> {
+    let mut heads = Vec::new();
+    let mut depth = 0;
+    let mut item_start = true;
+    let mut word = String::new();
+    for c in inside.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => item_start = true,
+            c if depth == 0 && item_start && (c.is_ascii_alphanumeric() || c == '_') => {
+                word.push(c)
+            }
+            _ => {
+                if !word.is_empty() {
+                    heads.push(std::mem::take(&mut word));
+                    item_start = false;
+                }
+            }
+        }
+    }
+    if !word.is_empty() {
+        heads.push(word);
+    }
+    heads
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Every breach of the layers in the `src/` tree at `root`.
+fn breaches(root: &Path) -> Vec<Breach> {
+    let mut files = Vec::new();
+    collect_rust_files(root, &mut files);
+    let mut out = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(root).unwrap();
+        let rel_text = rel.to_str().unwrap().to_string();
+        if OUTSIDE.contains(&rel_text.as_str()) || is_unit_test_file(rel) {
+            continue;
+        }
+        let top = top_module(rel);
+        let Some(own) = layer_of(&top) else {
+            out.push(Breach {
+                at: format!("src/{rel_text}"),
+                from: top.clone(),
+                to: "(a module in no layer: add it to LAYERS)".into(),
+            });
+            continue;
+        };
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (line, to) in imports(&text) {
+            if to == top {
+                continue;
+            }
+            // A name that is not a top-level module (a macro, `crate::Result`) is no layer's.
+            let Some(theirs) = layer_of(&to) else {
+                if root.join(&to).exists() || root.join(format!("{to}.rs")).exists() {
+                    out.push(Breach {
+                        at: format!("src/{rel_text}:{line}"),
+                        from: top.clone(),
+                        to: format!("{to} (a module in no layer: add it to LAYERS)"),
+                    });
+                }
+                continue;
+            };
+            if theirs >= own {
+                out.push(Breach {
+                    at: format!("src/{rel_text}:{line}"),
+                    from: format!("{top} (layer {})", LAYERS[own].0),
+                    to: format!("{to} (layer {})", LAYERS[theirs].0),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn top_module(rel: &Path) -> String {
+    let first = rel
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_str()
+        .unwrap();
+    first.strip_suffix(".rs").unwrap_or(first).to_string()
+}
+
+fn is_unit_test_file(rel: &Path) -> bool {
+    let name = rel.file_name().unwrap().to_str().unwrap();
+    name == "tests.rs"
+        || name.ends_with("_tests.rs")
+        || rel
+            .parent()
+            .is_some_and(|p| p.components().any(|c| c.as_os_str() == "tests"))
+}
+
+fn collect_rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect_rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_import_goes_down_the_layers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = breaches(&root);
+    assert!(
+        found.is_empty(),
+        "imports against the layers (tests/offline/layers.rs, docs/architecture.md):\n{}",
+        found
+            .iter()
+            .map(|b| format!("  {}: {} imports {}", b.at, b.from, b.to))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// The checker itself, on a tree made here: an import upward, one sideways, a grouped import,
+/// and the places it must not look (comments, unit tests).
+#[test]
+fn the_checker_names_imports_up_and_sideways_and_skips_comments_and_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    let write = |rel: &str, text: &str| {
+        let path = src.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "format/mod.rs",
+        "//! see crate::commands\nuse crate::input::open;\nuse crate::{\n    sys::x,\n    record::Recorder,\n};\n",
+    );
+    write("analysis/mod.rs", "fn f() { crate::load::go(); }\n");
+    write(
+        "record/mod.rs",
+        "use crate::format::hlog;\n#[cfg(test)]\nmod tests { use crate::commands::x; }\n",
+    );
+    write("record/tests.rs", "use crate::commands::run;\n");
+    for m in ["input.rs", "sys/mod.rs", "load/mod.rs", "commands/mod.rs"] {
+        write(m, "\n");
+    }
+    let mut found = breaches(src);
+    found.sort_by(|a, b| a.at.cmp(&b.at));
+    let at: Vec<(&str, &str)> = found
+        .iter()
+        .map(|b| (b.at.as_str(), b.to.as_str()))
+        .collect();
+    assert_eq!(
+        at,
+        vec![
+            ("src/analysis/mod.rs:1", "load (layer load)"),
+            ("src/format/mod.rs:5", "record (layer record)"),
+        ],
+        "{found:#?}"
+    );
+}

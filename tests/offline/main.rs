@@ -1,0 +1,23 @@
+//! The offline tier: tests that measure nothing (imports, exports, compare, report views,
+//! doctor on recorded inputs, deployment files, hostile inputs to the readers, the module and libc
+//! boundaries), one module each, in one binary. They run on any machine, real-time or not, and
+//! never hold the measuring lock. The measuring tier is tests/measuring/main.rs.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod compare;
+mod deploy;
+mod docs_match;
+mod doctor;
+mod export;
+mod export_formats;
+mod hostile_readers;
+mod import;
+mod import_formats;
+mod import_noise;
+mod import_pasted;
+mod import_report;
+mod import_rtla;
+mod layers;
+mod sys_boundary;
