@@ -1,13 +1,13 @@
 //! Errors that carry their exit code.
 //!
 //! Every failure that reaches `main` is a [`Failure`]: a message that says what failed, why,
-//! and what to do, plus the [`ExitCode`] of DESIGN.md that a script or CI job can act on.
+//! and what to do, plus the [`ExitCode`] of docs/architecture.md that a script or CI job can act on.
 
 use std::borrow::Cow;
 use std::fmt;
 use std::io;
 
-/// The exit codes of DESIGN.md.
+/// The exit codes of docs/architecture.md ("Exit codes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCode {
     /// 1: a budget or regression check failed.

@@ -1,4 +1,4 @@
-//! jitterlab: a real-time latency lab for Linux. See DESIGN.md and docs/.
+//! jitterlab: a real-time latency lab for Linux. See docs/architecture.md and docs/.
 
 pub mod analysis;
 pub mod cli;

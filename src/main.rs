@@ -1,4 +1,4 @@
-//! The jitterlab binary: parse, dispatch, turn errors into exit codes (DESIGN.md).
+//! The jitterlab binary: parse, dispatch, turn errors into exit codes (docs/architecture.md, "Exit codes").
 
 use clap::Parser;
 use jitterlab::cli::Cli;

@@ -1,6 +1,6 @@
 //! Analysis of stored runs: budgets (pass/fail against limits), comparisons between runs with
 //! confidence intervals, and the regression check built on them. Pure functions of result
-//! directories (DESIGN.md principle 4); rendering lives in `report/`.
+//! directories (docs/architecture.md, principle 4); rendering lives in `report/`.
 
 pub mod budget;
 pub mod compare;

@@ -1,4 +1,4 @@
-//! The command-line surface (DESIGN.md, "Command-line surface").
+//! The command-line surface (README, "Usage"; docs/user-guide.md).
 //!
 //! Values are kept as text here and validated by the commands (e.g.
 //! [`crate::commands::run::resolve`]), so that every bad input is reported with the value, what
@@ -62,7 +62,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Compare runs per CPU and overall: ratios to the first run, 95% intervals of differences.
     Compare(CompareArgs),
-    /// Make a result directory from cyclictest, rtla timerlat hist or oslat output.
+    /// Make a result directory from the output of cyclictest, rtla, oslat, stress-ng, rteval or
+    /// jitterdebugger (every format: `jitterlab import --help`).
     Import(ImportArgs),
     /// Run load generators alone, without measuring (like FirmTimers generate_load).
     Load(LoadArgs),

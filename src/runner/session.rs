@@ -4,7 +4,7 @@
 //! [`Session::start`] takes the parts one by one and returns with the start gate open;
 //! [`Session::poll`] is one round of the recorder; [`Session::stop`] asks the threads to end;
 //! [`Session::finish`] collects the results. `runner::run` is those four calls; a caller that
-//! measures without an end (`RunLength::Endless`, the future `jitterlab monitor`) polls until it
+//! measures without an end (`RunLength::Endless`: `jitterlab monitor`) polls until it
 //! decides to stop and reads the per-CPU state ([`Session::cpu_states`]) after each poll.
 //!
 //! Teardown order. Every part is a field whose `Drop` undoes it, and Rust drops fields in

@@ -287,7 +287,7 @@ fn an_unusable_out_is_refused_before_anything_starts() {
 }
 
 /// Ground truth of the kind behind an unusable --out: where this user is not allowed to make
-/// a directory (EACCES) the exit is 3, as DESIGN.md says of permissions (before the errors were
+/// a directory (EACCES) the exit is 3, as docs/architecture.md says of permissions (before the errors were
 /// typed it was 2); where the path is wrong (ENOENT in /proc, EROFS on a read-only mount, as
 /// docs/user-guide.md says) it stays 2. `import` makes the directory without measuring.
 #[test]

@@ -387,7 +387,7 @@ fn bad_or_unknown_files_exit_2_with_what_was_recognised() {
         ),
         (
             write("other.json", "{\"thread\": {\"0\": {\"x\": 1}}}"),
-            "neither cyclictest's",
+            "none of the JSON formats read (cyclictest-json (thread.N.cycles)",
             vec![],
         ),
         (

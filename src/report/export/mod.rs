@@ -43,12 +43,30 @@ enum Exporter {
     Run(Box<dyn RunExporter>),
 }
 
-/// An output format of `jitterlab export --format`: one row of [`FORMATS`].
+/// What `export --budget` does with a format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BudgetUse {
+    /// The run is judged against the budget and the format writes the verdict.
+    Verdict,
+    /// Accepted, but the format has no place for a verdict (a histogram, cyclictest's layout).
+    NoVerdict,
+    /// Refused: the format writes this (samples, blocks), which no budget judges.
+    Refused(&'static str),
+}
+
+/// An output format of `jitterlab export --format`: one row of [`FORMATS`]. What the command
+/// accepts with it (`--budget`, `--per-phase`) is in the row, not in tests of its name.
 pub struct ExportFormat {
     /// The value of `--format`.
     pub name: &'static str,
     exporter: fn() -> Exporter,
+    pub budget: BudgetUse,
+    /// `--per-phase`: writes a scenario run's per-phase form, where the format has one.
+    per_phase: Option<WriteRun>,
 }
+
+/// Writes a whole run to `-o` as given (None: the format's default).
+type WriteRun = fn(&LoadedRun, Option<&Path>) -> Result<()>;
 
 /// Every export format, in the order `--help` lists them. A new format is one file here and
 /// one row.
@@ -56,38 +74,56 @@ pub const FORMATS: &[ExportFormat] = &[
     ExportFormat {
         name: "csv",
         exporter: || Exporter::Samples(Box::new(csv::Csv)),
+        budget: BudgetUse::Refused("samples"),
+        per_phase: None,
     },
     ExportFormat {
         name: "columns",
         exporter: || Exporter::Samples(Box::new(columns::Columns)),
+        budget: BudgetUse::Refused("samples"),
+        per_phase: None,
     },
     ExportFormat {
         name: "gnuplot",
         exporter: || Exporter::Run(Box::new(gnuplot::Gnuplot)),
+        budget: BudgetUse::NoVerdict,
+        per_phase: Some(gnuplot::write_per_phase),
     },
     ExportFormat {
         name: "json",
         exporter: || Exporter::Run(Box::new(json::Json)),
+        budget: BudgetUse::Verdict,
+        per_phase: None,
     },
     ExportFormat {
         name: "junit",
         exporter: || Exporter::Run(Box::new(junit::Junit)),
+        budget: BudgetUse::Verdict,
+        per_phase: None,
     },
     ExportFormat {
         name: "lava",
         exporter: || Exporter::Run(Box::new(lava::Lava)),
+        budget: BudgetUse::Verdict,
+        per_phase: None,
     },
     ExportFormat {
         name: "cyclictest-json",
         exporter: || Exporter::Run(Box::new(cyclictest_json::CyclictestJson)),
+        budget: BudgetUse::NoVerdict,
+        per_phase: None,
     },
     ExportFormat {
         name: "openmetrics",
         exporter: || Exporter::Run(Box::new(openmetrics::OpenMetrics)),
+        budget: BudgetUse::Verdict,
+        per_phase: None,
     },
     ExportFormat {
         name: "summaries",
         exporter: || Exporter::Run(Box::new(summaries::Summaries)),
+        budget: BudgetUse::Refused("the blocks of --summary-every"),
+        per_phase: None,
     },
 ];
 
@@ -95,6 +131,16 @@ impl ExportFormat {
     /// The row of [`FORMATS`] with this name.
     pub fn named(name: &str) -> Option<&'static ExportFormat> {
         FORMATS.iter().find(|f| f.name == name)
+    }
+}
+
+/// The names of the formats that `keep`, as a sentence: `json, junit, lava or openmetrics`.
+fn names_where(keep: impl Fn(&ExportFormat) -> bool) -> String {
+    let names: Vec<&str> = FORMATS.iter().filter(|f| keep(f)).map(|f| f.name).collect();
+    match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 
@@ -121,31 +167,30 @@ pub fn export(
         crate::results::dir::check_output_file(o, "-o", &[run_dir])?;
     }
     if per_phase {
-        if format.name != "gnuplot" {
+        let Some(write_per_phase) = format.per_phase else {
             return Err(Failure::usage(format!(
-                "--per-phase is for --format gnuplot (per-phase distributions), not --format {}",
+                "--per-phase is for --format {} (per-phase distributions), not --format {}",
+                names_where(|f| f.per_phase.is_some()),
                 format.name
             )));
-        }
+        };
         if budget.is_some() {
             return Err(Failure::usage(
                 "--budget judges a run's summary; --per-phase writes distributions, which no budget judges",
             ));
         }
         let run = loaded::load(run_dir).map_err(Failure::usage)?;
-        return gnuplot::write_per_phase(&run, output);
+        return write_per_phase(&run, output);
     }
-    if format.name == "summaries" && budget.is_some() {
-        return Err(Failure::usage(
-            "--budget judges a run's summary; --format summaries writes the blocks of --summary-every, which no budget judges. Use --budget with json, junit, lava or openmetrics",
-        ));
+    if let (BudgetUse::Refused(what), Some(_)) = (format.budget, budget) {
+        return Err(Failure::usage(format!(
+            "--budget judges a run's summary; --format {} writes {what}, which no budget judges. Use --budget with {}",
+            format.name,
+            names_where(|f| f.budget == BudgetUse::Verdict)
+        )));
     }
     let budget = Budget::from_option(budget)?;
     match (format.exporter)() {
-        Exporter::Samples(_) if budget.is_some() => Err(Failure::usage(format!(
-            "--budget judges a run's summary; --format {} writes samples, which no budget judges. Use --budget with json, junit, lava or openmetrics",
-            format.name
-        ))),
         Exporter::Samples(e) => export_samples(run_dir, e, output),
         Exporter::Run(e) => {
             let mut run = loaded::load(run_dir).map_err(Failure::usage)?;

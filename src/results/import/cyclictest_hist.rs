@@ -16,6 +16,7 @@
 use super::{
     Imported, Parser, RunFacts, RunKind, SourceFormat, SourceHistogram, SourceThread, add_counts,
 };
+use super::{Recognise, Recognised};
 
 /// The numbers after `label`, e.g. `# Max Latencies: 00280 00421` → [280, 421].
 fn numbers_after(line: &str, label: &str) -> Option<Result<Vec<u64>, String>> {
@@ -34,7 +35,14 @@ pub static FORMAT: SourceFormat = SourceFormat {
     name: "cyclictest-hist",
     help: "what cyclictest -h N prints: a 1 us histogram per thread and its summary lines",
     parse: Parser::Text(parse),
+    recognise: Recognise::Text(recognise),
 };
+
+fn recognise(lines: &[&str]) -> Recognised {
+    Recognised::from(
+        lines.iter().any(|l| l.starts_with("# Max Latencies:")) || lines.contains(&"# Histogram"),
+    )
+}
 
 pub fn parse(text: &str) -> Result<Imported, String> {
     let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();

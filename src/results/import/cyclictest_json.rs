@@ -3,6 +3,7 @@
 //! count`, zero buckets left out). `cycles` counts every wakeup; the histogram leaves out the
 //! ones at or above N us, so `cycles − Σ histogram` are overflows.
 
+use super::Recognise;
 use super::{
     Imported, Parser, RunKind, SourceFormat, SourceHistogram, SourceThread, add_counts,
     cyclictest_facts, option_value, rt_tests_json, rt_tests_threads, rt_tests_time,
@@ -13,7 +14,15 @@ pub static FORMAT: SourceFormat = SourceFormat {
     name: "cyclictest-json",
     help: "the file of cyclictest --json=FILE",
     parse: Parser::Text(parse),
+    recognise: Recognise::Json(recognise, "thread.N.cycles"),
 };
+
+/// Named by its command line, or a thread with `cycles` (unless oslat's command line).
+fn recognise(tool: Option<&str>, doc: &serde_json::Value) -> bool {
+    tool == Some("cyclictest")
+        || (tool != Some("oslat")
+            && super::detect::first_thread(doc).is_some_and(|t| t.get("cycles").is_some()))
+}
 
 pub fn parse(text: &str) -> Result<Imported, String> {
     let (v, command_line) = rt_tests_json(text, "cyclictest")?;

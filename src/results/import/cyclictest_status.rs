@@ -7,13 +7,23 @@
 //! percentile is absent.
 
 use super::{Imported, Parser, RunFacts, SourceFormat, SourceHistogram, SourceThread};
+use super::{Recognise, Recognised};
 use std::collections::BTreeMap;
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "cyclictest-status",
     help: "cyclictest's T: status lines (a run without -h): count, min, avg, max per thread",
     parse: Parser::Text(parse),
+    recognise: Recognise::Text(recognise),
 };
+
+fn recognise(lines: &[&str]) -> Recognised {
+    Recognised::from(
+        lines
+            .iter()
+            .any(|l| l.starts_with("T:") && l.contains("Max:")),
+    )
+}
 
 /// One status line's figures.
 struct Status {

@@ -13,6 +13,7 @@
 //! `cpu` keys are jitterdebugger's thread numbers: thread i runs on the i-th CPU of its affinity
 //! mask (all online CPUs by default, so thread i is CPU i), which the file does not record.
 
+use super::Recognise;
 use super::{
     Imported, Parser, SourceFormat, SourceHistogram, SourceThread, add_counts, parse_json,
 };
@@ -22,7 +23,15 @@ pub static FORMAT: SourceFormat = SourceFormat {
     name: "jitterdebugger",
     help: "jitterdebugger's results.json (jitterdebugger -o DIR)",
     parse: Parser::Text(parse),
+    recognise: Recognise::Json(recognise, "cpu.N.histogram"),
 };
+
+/// No command line and no threads, but a `cpu` object.
+fn recognise(tool: Option<&str>, doc: &serde_json::Value) -> bool {
+    tool.is_none()
+        && super::detect::first_thread(doc).is_none()
+        && doc.get("cpu").is_some_and(|c| c.is_object())
+}
 
 /// jitterdebugger's histogram covers one millisecond in whichever resolution it measured.
 const HISTOGRAM_SPAN_NS: u64 = 1_000_000;

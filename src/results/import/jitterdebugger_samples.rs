@@ -17,6 +17,7 @@
 //! directory, or us (jitterdebugger's default) without one. Every sample is there, so the
 //! histograms are exact: one bucket per distinct value, count, min, max and mean exact.
 
+use super::Recognise;
 use super::{Imported, Parser, SourceFormat, SourceHistogram, SourceThread, parse_json};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -25,7 +26,12 @@ pub static FORMAT: SourceFormat = SourceFormat {
     name: "jitterdebugger-samples",
     help: "jitterdebugger's raw samples file (samples.raw of jitterdebugger -o DIR -s)",
     parse: Parser::Bytes(parse),
+    recognise: Recognise::Binary(recognise),
 };
+
+fn recognise(bytes: &[u8]) -> Result<(), String> {
+    layout(bytes).map(drop)
+}
 
 /// The record layouts, by `time_t` size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -37,20 +37,25 @@ pub use write::{summary, write_result};
 
 /// Every format `jitterlab import` reads, one row each: `import --format` offers these names
 /// (and `auto`, which is `detect`), and run.json's `imported.source_format` is the row's name.
+///
+/// The order is also the order of recognition (`detect`): the first row whose `recognise` says
+/// yes is the format. A text holding several tools' marks is the first's: rteval's XML (which
+/// embeds cyclictest's figures) before all, histograms before the top and status outputs that
+/// their files may also carry.
 pub static SOURCE_FORMATS: &[&SourceFormat] = &[
     &cyclictest_json::FORMAT,
-    &cyclictest_hist::FORMAT,
-    &cyclictest_status::FORMAT,
-    &rtla_timerlat::FORMAT,
-    &rtla_timerlat_top::FORMAT,
-    &rtla_osnoise_hist::FORMAT,
-    &rtla_osnoise_top::FORMAT,
     &oslat_json::FORMAT,
+    &jitterdebugger::FORMAT,
+    &rteval::FORMAT,
+    &rtla_osnoise_hist::FORMAT,
+    &rtla_timerlat::FORMAT,
+    &cyclictest_hist::FORMAT,
     &oslat_text::FORMAT,
     &stress_ng_cyclic::FORMAT,
-    &jitterdebugger::FORMAT,
+    &rtla_osnoise_top::FORMAT,
+    &rtla_timerlat_top::FORMAT,
+    &cyclictest_status::FORMAT,
     &jitterdebugger_samples::FORMAT,
-    &rteval::FORMAT,
 ];
 
 /// A source file as its format reads it.

@@ -49,6 +49,30 @@ pub struct SourceFormat {
     pub help: &'static str,
     /// How the format reads its file: as text or as bytes.
     pub parse: Parser,
+    /// How `import --format auto` recognises it ([`super::detect`] asks each row in turn).
+    pub recognise: Recognise,
+}
+
+/// How a format is recognised from a file's content.
+#[derive(Debug, Clone, Copy)]
+pub enum Recognise {
+    /// A JSON document (a file with a line that starts with `{`): the tool its command line
+    /// names (the file name of `cmdline`'s first word, if it has one), and the document; then
+    /// what marks the format, for the error when no JSON format is recognised.
+    Json(fn(Option<&str>, &serde_json::Value) -> bool, &'static str),
+    /// A text: its lines, trimmed.
+    Text(fn(&[&str]) -> Recognised),
+    /// A binary file (one with NUL bytes): why it is not this format.
+    Binary(fn(&[u8]) -> std::result::Result<(), String>),
+}
+
+/// What a text format's recogniser says of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recognised {
+    No,
+    Yes,
+    /// This tool's output, in a form that cannot be imported: why, and what to capture instead.
+    Refused(&'static str),
 }
 
 /// How a format reads its file. Text formats get the file as UTF-8 text cleaned of what

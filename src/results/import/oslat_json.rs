@@ -3,6 +3,7 @@
 //! loop: a gap of g us goes to bucket floor(g) + 1 (printed `k (us)`), its min/max are in that
 //! same unit, and the last bucket (`-b`, 32 by default) also holds every longer gap.
 
+use super::Recognise;
 use super::{
     Imported, OSLAT_WARNING, Parser, RunKind, SourceFormat, option_value, oslat_facts,
     oslat_thread, rt_tests_json, rt_tests_threads, rt_tests_time, seconds_to_ns,
@@ -13,7 +14,14 @@ pub static FORMAT: SourceFormat = SourceFormat {
     name: "oslat-json",
     help: "the file of oslat --json=FILE",
     parse: Parser::Text(parse),
+    recognise: Recognise::Json(recognise, "thread.N.freq"),
 };
+
+/// Named by its command line, or a thread with `freq`.
+fn recognise(tool: Option<&str>, doc: &serde_json::Value) -> bool {
+    tool == Some("oslat")
+        || super::detect::first_thread(doc).is_some_and(|t| t.get("freq").is_some())
+}
 
 pub fn parse(text: &str) -> Result<Imported, String> {
     let (v, command_line) = rt_tests_json(text, "oslat")?;

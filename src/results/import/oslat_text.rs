@@ -19,12 +19,22 @@
 use super::{
     Imported, OSLAT_WARNING, Parser, RunFacts, RunKind, SourceFormat, oslat_thread, seconds_to_ns,
 };
+use super::{Recognise, Recognised};
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "oslat-text",
     help: "oslat's text output (stdout), the same figures as its --json file",
     parse: Parser::Text(parse),
+    recognise: Recognise::Text(recognise),
 };
+
+fn recognise(lines: &[&str]) -> Recognised {
+    Recognised::from(
+        lines.iter().any(|l| l.starts_with("oslat V"))
+            || (lines.iter().any(|l| l.starts_with("Core:"))
+                && lines.iter().any(|l| l.ends_with("(including overflows)"))),
+    )
+}
 
 /// The numbers after `label:` on a line, up to the unit in parentheses.
 fn numbers<T: std::str::FromStr>(line: &str, n: usize) -> std::result::Result<Vec<T>, String> {

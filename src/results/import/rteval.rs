@@ -21,13 +21,19 @@ use super::{
     Imported, Parser, SourceFormat, SourceHistogram, SourceThread, add_counts, cyclictest_facts,
     option_value,
 };
+use super::{Recognise, Recognised};
 use roxmltree::{Document, Node};
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "rteval",
     help: "rteval's summary.xml (its cyclictest measurement: per-CPU and system statistics and histograms)",
     parse: Parser::Text(parse),
+    recognise: Recognise::Text(recognise),
 };
+
+fn recognise(lines: &[&str]) -> Recognised {
+    Recognised::from(lines.iter().any(|l| l.starts_with("<rteval")))
+}
 
 /// The first child element named `name`.
 fn child<'a>(node: Node<'a, 'a>, name: &str) -> Option<Node<'a, 'a>> {

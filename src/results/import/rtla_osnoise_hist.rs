@@ -6,6 +6,7 @@
 //! figures are absent.
 
 use super::{Imported, Parser, RunKind, SourceFormat, SourceNoise, SourceThread, rtla_hist};
+use super::{Recognise, Recognised};
 
 /// Why output without the column line cannot be read.
 pub const NO_HEADER: &str = "it is rtla osnoise hist output without its column line 'Index CPU-000 ...' (rtla --no-header), or one where no CPU saw noise (rtla then prints no column): which CPU each column is cannot be known; capture without --no-header";
@@ -14,7 +15,19 @@ pub static FORMAT: SourceFormat = SourceFormat {
     name: "rtla-osnoise-hist",
     help: "what rtla osnoise hist prints: a histogram of noise lengths per CPU",
     parse: Parser::Text(parse),
+    recognise: Recognise::Text(recognise),
 };
+
+fn recognise(lines: &[&str]) -> Recognised {
+    Recognised::from(
+        lines
+            .iter()
+            .any(|l| l.starts_with("# RTLA osnoise histogram"))
+            || lines
+                .iter()
+                .any(|l| l.starts_with("Index") && l.contains("CPU-")),
+    )
+}
 
 pub fn parse(text: &str) -> Result<Imported, String> {
     let table = rtla_hist::read(text, &["CPU"])?;

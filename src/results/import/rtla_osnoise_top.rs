@@ -19,12 +19,23 @@
 
 use super::rtla_hist::parse_duration;
 use super::{Imported, Parser, RunKind, SourceFormat, SourceHistogram, SourceNoise, SourceThread};
+use super::{Recognise, Recognised};
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "rtla-osnoise-top",
     help: "what rtla osnoise top (or rtla hwnoise) prints: runtime, noise, max single noise and interference counts per CPU",
     parse: Parser::Text(parse),
+    recognise: Recognise::Text(recognise),
 };
+
+fn recognise(lines: &[&str]) -> Recognised {
+    Recognised::from(
+        lines.iter().any(|l| l.starts_with("CPU Period"))
+            || lines
+                .iter()
+                .any(|l| l == &"Operating System Noise" || l == &"Hardware-related Noise"),
+    )
+}
 
 /// The interference columns, as `imported.figures` names them.
 const COUNTS: [&str; 5] = ["hw", "nmi", "irq", "softirq", "thread"];

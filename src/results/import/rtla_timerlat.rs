@@ -10,6 +10,7 @@
 //! tracing`: such a run is recorded as interrupted, with that reason.
 
 use super::{Imported, Parser, RunFacts, RunKind, SourceFormat, SourceThread, rtla_hist};
+use super::{Recognise, Recognised};
 
 /// Why output without the column line cannot be read.
 pub const NO_HEADER: &str = "it is rtla timerlat hist output without its column line 'Index IRQ-000 Thr-000 ...' (rtla --no-header, as LAVA's job saves it): the columns are not named, so which CPU and which of IRQ, Thr and Usr each column is cannot be known; capture without --no-header";
@@ -18,7 +19,29 @@ pub static FORMAT: SourceFormat = SourceFormat {
     name: "rtla-timerlat-hist",
     help: "what rtla timerlat hist prints: IRQ, Thr (and Usr) columns per CPU",
     parse: Parser::Text(parse),
+    recognise: Recognise::Text(recognise),
 };
+
+/// Its header or its column line; without both (`--no-header`), refused: the rows and the
+/// count:/over: lines are there, but nothing names the columns.
+fn recognise(lines: &[&str]) -> Recognised {
+    if lines
+        .iter()
+        .any(|l| l.starts_with("# RTLA timerlat histogram"))
+        || lines
+            .iter()
+            .any(|l| l.starts_with("Index") && (l.contains("IRQ-") || l.contains("Thr-")))
+    {
+        return Recognised::Yes;
+    }
+    if ["over:", "count:", "min:", "max:"]
+        .iter()
+        .all(|label| lines.iter().any(|l| l.starts_with(label)))
+    {
+        return Recognised::Refused(NO_HEADER);
+    }
+    Recognised::No
+}
 
 pub fn parse(text: &str) -> Result<Imported, String> {
     let table = rtla_hist::read(text, &["IRQ", "Thr", "Usr"])?;

@@ -20,12 +20,18 @@
 
 use super::rtla_hist::parse_duration;
 use super::{Imported, Parser, RunKind, SourceFormat, SourceHistogram, SourceThread};
+use super::{Recognise, Recognised};
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "rtla-timerlat-top",
     help: "what rtla timerlat top prints at its end: IRQ, thread (and user) min/avg/max per CPU",
     parse: Parser::Text(parse),
+    recognise: Recognise::Text(recognise),
 };
+
+fn recognise(lines: &[&str]) -> Recognised {
+    Recognised::from(lines.iter().any(|l| l.starts_with("CPU COUNT")))
+}
 
 /// One block (`cur min avg max`) of a CPU row; None for `-` (no samples).
 fn block(text: &str, at: &dyn Fn(String) -> String) -> Result<Option<[f64; 3]>, String> {

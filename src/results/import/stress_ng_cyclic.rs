@@ -20,12 +20,25 @@
 use super::{
     Imported, Parser, RunFacts, SourceFormat, SourceHistogram, SourceThread, seconds_to_ns,
 };
+use super::{Recognise, Recognised};
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "stress-ng-cyclic",
     help: "stress-ng --cyclic N --metrics log (stdout): samples, min, mean, stddev, max and its percentiles",
     parse: Parser::Text(parse),
+    recognise: Recognise::Text(recognise),
 };
+
+/// Its metrics log; its `-Y` YAML file is refused with what to capture instead.
+fn recognise(lines: &[&str]) -> Recognised {
+    if lines.iter().any(|l| l.contains("cyclic: sched ")) {
+        Recognised::Yes
+    } else if lines.iter().any(|l| l.starts_with("stress-ng-version:")) {
+        Recognised::Refused(YAML_REFUSED)
+    } else {
+        Recognised::No
+    }
+}
 
 /// What `detect` says of stress-ng's `-Y` file.
 pub const YAML_REFUSED: &str = "it is stress-ng's -Y YAML, which holds the stressors' bogo-ops, not the cyclic stressor's latencies; import the log of the same run (stress-ng --cyclic N --metrics ... > log 2>&1), where stress-ng prints them";

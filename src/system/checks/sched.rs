@@ -5,7 +5,7 @@ use super::Ctx;
 use crate::system::root;
 use crate::system::verdict::{Check, Spec};
 
-/// The priority `jitterlab run` asks for by default (DESIGN.md).
+/// The priority `jitterlab run` asks for by default (docs/architecture.md, principle 3).
 pub const RUN_PRIORITY: u64 = 95;
 
 const CAP_IPC_LOCK: u32 = 14;
