@@ -114,14 +114,14 @@ done
 # of .cargo/config.toml), among them the day-long ones (`a_day_long_*`, `a_day_of_*`).
 if [[ " ${TARGETS[*]} " == *" armv7-unknown-linux-gnueabihf "* ]]; then
     start=$SECONDS
-    echo "== unit tests of sys, measure, record, analysis on armv7-unknown-linux-gnueabihf (qemu-arm)"
+    echo "== unit tests of sys, measure, format, record, analysis on armv7-unknown-linux-gnueabihf (qemu-arm)"
     # Built first, then run under the measuring lock: the measure:: tests run real-time
     # threads (qemu-user passes sched_setscheduler to the host kernel), which would disturb a
     # measurement running beside them.
     if ! out=$(nice -n 10 cargo test --quiet --locked --target armv7-unknown-linux-gnueabihf \
         --lib --no-run 2>&1 &&
         flock "$LOCK" nice -n 10 cargo test --quiet --locked --target armv7-unknown-linux-gnueabihf \
-            --lib -- sys:: measure:: record:: analysis:: 2>&1); then
+            --lib -- sys:: measure:: format:: record:: analysis:: 2>&1); then
         echo "$out" | tail -n 60 >&2
         echo "FAIL: unit tests on armv7-unknown-linux-gnueabihf" >&2
         exit 1

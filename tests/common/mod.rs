@@ -333,3 +333,15 @@ pub fn write_known_run(
     }
     record
 }
+
+/// Every `.rs` file under `dir`, recursively (the source-reading tests: layers, sys boundary).
+pub fn collect_rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect_rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}

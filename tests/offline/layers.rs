@@ -10,7 +10,8 @@
 //! files (`lib.rs`, `main.rs`) and `spec_quotes_the_code.rs`, a test of the whole crate, are
 //! not in a layer.
 
-use std::path::{Path, PathBuf};
+use crate::common::collect_rust_files;
+use std::path::Path;
 
 /// The layers, bottom first. A module may import the modules of every layer below its own and
 /// nothing of its own layer but itself.
@@ -199,17 +200,6 @@ fn is_unit_test_file(rel: &Path) -> bool {
         || rel
             .parent()
             .is_some_and(|p| p.components().any(|c| c.as_os_str() == "tests"))
-}
-
-fn collect_rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            collect_rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 #[test]

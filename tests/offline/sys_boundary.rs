@@ -5,7 +5,8 @@
 //! Nothing is allowed outside `src/sys/`: the allow-list below is empty on purpose. Add a file
 //! to it only with a comment saying why its libc use cannot live in `src/sys/`.
 
-use std::path::{Path, PathBuf};
+use crate::common::collect_rust_files;
+use std::path::Path;
 
 /// Files outside `src/sys/` allowed to name libc, each with the reason. Empty: none needs to.
 const ALLOWED: &[&str] = &[];
@@ -30,17 +31,6 @@ fn libc_uses_outside_sys(root: &Path) -> Vec<String> {
         }
     }
     uses
-}
-
-fn collect_rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            collect_rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// Whether `line` names the libc crate: `libc` as a whole identifier followed by `::`, or
