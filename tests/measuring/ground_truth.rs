@@ -13,9 +13,9 @@ const EVERY: &str = "211.7ms";
 /// Keeps both CPUs busy at SCHED_IDLE, below everything the run times: on a VM whose idle CPU
 /// halts (no haltpoll cpuidle driver), the host can take milliseconds to run a halted vCPU
 /// again while the other vCPU spins. Seen here in a trace: CPU 1 halted, CPU 0 in a 1.5 ms
-/// injection, CPU 1's next timer interrupt came 1.7 ms late, 0.2 ms after the injection's end;
-/// an IPC sender on CPU 1 then stamps late, and 4-9 of a run's 28 injections came out short
-/// (0-2 with the CPUs kept busy, in 9 runs each). A busy vCPU takes its interrupts at once, and
+/// injection, CPU 1's next timer interrupt (an IPC sender's) came 1.5 ms late, 0.2 ms after the
+/// injection's end; the sender then stamps late, and up to 9 of a run's 28 injections came out
+/// short (0-2 in 9 runs with the CPUs kept busy). A busy vCPU takes its interrupts at once, and
 /// a SCHED_IDLE thread in user space yields to a woken real-time thread at that interrupt's
 /// return, so the spinners add nothing to what is measured, and remove a disturbance that is
 /// the host's, not the kernel's.
