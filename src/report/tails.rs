@@ -7,7 +7,7 @@ use super::noise::per_second;
 use crate::analysis::compare::RunInfo;
 use crate::analysis::metric::Metric;
 use crate::analysis::tails::{evt, run_length};
-use crate::analysis::tails_compare::TailComparison;
+use crate::analysis::tails_compare::{RunSpikeRate, TailComparison};
 use crate::format::run_record::{RunRecord, ThreadSummary};
 use crate::format::tails::{SpikeRecord, TailRecord, WithinRecord};
 use crate::units::{format_elapsed, format_ns, group_digits as grouped};
@@ -213,72 +213,58 @@ pub fn compare_lines(c: &TailComparison, runs: &[RunInfo]) -> Vec<String> {
             parts.join(", ")
         ));
     }
-    for row in c.spikes.iter().filter(|_| noise) {
-        let threshold = row.rates.iter().flatten().next().map(|s| s.threshold_ns);
+    for row in &c.spikes {
         let parts: Vec<String> = row
             .rates
             .iter()
             .zip(runs)
             .map(|(r, run)| match r {
-                Some(s) => format!(
-                    "{} {}{}, {}/s (95 % {}-{}/s)",
-                    run.label,
-                    if s.count_is_lower_bound {
-                        format!(
-                            "(from {} interval maxima) at least ",
-                            format_ns(s.resolution_ns)
-                        )
-                    } else {
-                        String::new()
-                    },
-                    grouped(s.count),
-                    per_second(s.per_hour / 3600.0),
-                    per_second(s.per_hour_low / 3600.0),
-                    per_second(s.per_hour_high / 3600.0)
-                ),
+                Some(s) => format!("{} {}", run.label, spike_rate(s, noise)),
                 None => format!("{} not counted", run.label),
             })
             .collect();
-        lines.push(format!(
-            "cpu{} gaps over the threshold ({}): {}",
-            row.cpu,
-            threshold.map_or("-".into(), format_ns),
-            parts.join(", ")
-        ));
-    }
-    for row in c.spikes.iter().filter(|_| !noise) {
-        let parts: Vec<String> = row
-            .rates
-            .iter()
-            .zip(runs)
-            .map(|(r, run)| match r {
-                Some(s) => format!(
-                    "{} {}{} over {}: {}/h (95 % {}-{}/h)",
-                    run.label,
-                    if s.count_is_lower_bound {
-                        format!(
-                            "(from {} interval maxima) at least ",
-                            format_ns(s.resolution_ns)
-                        )
-                    } else {
-                        String::new()
-                    },
-                    grouped(s.count),
-                    format_ns(s.threshold_ns),
-                    rate(s.per_hour),
-                    rate(s.per_hour_low),
-                    rate(s.per_hour_high)
-                ),
-                None => format!("{} not counted", run.label),
-            })
-            .collect();
-        lines.push(format!(
-            "cpu{} spikes over the deadline: {}",
-            row.cpu,
-            parts.join(", ")
-        ));
+        let what = if noise {
+            let threshold = row.rates.iter().flatten().next().map(|s| s.threshold_ns);
+            format!(
+                "gaps over the threshold ({})",
+                threshold.map_or("-".into(), format_ns)
+            )
+        } else {
+            "spikes over the deadline".to_string()
+        };
+        lines.push(format!("cpu{} {what}: {}", row.cpu, parts.join(", ")));
     }
     lines
+}
+
+/// One run's spike count and rate: a noise run's gaps per second, a latency run's spikes per
+/// hour over their threshold; a count read from interval maxima is a lower bound, said so.
+fn spike_rate(s: &RunSpikeRate, noise: bool) -> String {
+    let at_least = if s.count_is_lower_bound {
+        format!(
+            "(from {} interval maxima) at least ",
+            format_ns(s.resolution_ns)
+        )
+    } else {
+        String::new()
+    };
+    let count = grouped(s.count);
+    if noise {
+        format!(
+            "{at_least}{count}, {}/s (95 % {}-{}/s)",
+            per_second(s.per_hour / 3600.0),
+            per_second(s.per_hour_low / 3600.0),
+            per_second(s.per_hour_high / 3600.0)
+        )
+    } else {
+        format!(
+            "{at_least}{count} over {}: {}/h (95 % {}-{}/h)",
+            format_ns(s.threshold_ns),
+            rate(s.per_hour),
+            rate(s.per_hour_low),
+            rate(s.per_hour_high)
+        )
+    }
 }
 
 /// The limits of the run's `max<` budget clauses (the run-length lines answer for them).
