@@ -5,9 +5,11 @@
 //! ([`SegmentPlan`]) is in `plan/segments.rs`.
 
 use crate::error::{Failure, Result};
+pub use crate::format::run_record::RunKind;
 use crate::load::LoadSpec;
+pub use crate::measure::NoiseSpec;
 use crate::measure::wake::{ClockUse, Schedule, WAKE_METHODS};
-use crate::measure::{Clock, Policy, PolicyKind, WakeMethod};
+use crate::measure::{Clock, MeasureKind, Policy, PolicyKind, WakeMethod, WakeupPlan};
 use crate::units::format_ns;
 use std::path::PathBuf;
 
@@ -79,14 +81,9 @@ pub struct RunPlan {
     pub policy: PolicyKind,
     /// The priority of `policy` (0 for the kinds without one).
     pub priority: i32,
-    pub wake: &'static WakeMethod,
-    /// The clock due times and wakeups are read from: `--clock`, or the wake method's own.
-    pub clock: Clock,
-    pub interval_ns: u64,
-    pub distance_ns: u64,
-    pub interval_step_ns: u64,
+    /// What each thread measures, with what only that kind needs.
+    pub measurement: Measurement,
     pub length: RunLength,
-    pub deadline_ns: Option<u64>,
     pub log_interval_ns: u64,
     pub loads: Vec<LoadSpec>,
     pub load_texts: Vec<String>,
@@ -116,13 +113,63 @@ pub struct RunPlan {
     /// `--under`: thresholds whose share of wakeups within is counted exactly (each thread's
     /// deadline always is, and 10x the median is added at the end, docs/tails.md).
     pub under_ns: Vec<u64>,
-    /// Wakeup latency (`jitterlab run`) or OS noise (`jitterlab noise`, which then ignores the
-    /// wake method).
-    pub kind: crate::measure::MeasureKind,
+}
+
+/// What a run measures: the kind, with the settings only that kind has. Everything a kind
+/// needs is here, so that no field of [`RunPlan`] is unused by one kind or overwritten by
+/// another. A new kind is one variant with its spec type; [`Measurement::kind`] names it for
+/// run.json, whose [`RunKind`] gives it its words (format/kind.rs).
+#[derive(Debug, Clone)]
+pub enum Measurement {
+    /// `jitterlab run`: how late each wakeup comes.
+    Latency(LatencySpec),
+    /// `jitterlab noise`: the gaps in a loop that never sleeps.
+    Noise(NoiseSpec),
+}
+
+/// A latency run's wakeups (`jitterlab run`, `monitor`, `sweep`).
+#[derive(Debug, Clone)]
+pub struct LatencySpec {
+    pub wake: &'static WakeMethod,
+    /// The clock due times and wakeups are read from: `--clock`, or the wake method's own.
+    pub clock: Clock,
+    /// The first thread's period; thread k's is `interval_ns + k * distance_ns`.
+    pub interval_ns: u64,
+    pub distance_ns: u64,
+    /// `--interval-step`: added to a thread's period after every wakeup.
+    pub interval_step_ns: u64,
+    /// `--deadline`; None: each thread's interval.
+    pub deadline_ns: Option<u64>,
     /// IPC wake methods ([`Schedule::Sender`]) only: where and how each thread's sender runs.
     pub sender: Option<SenderSpec>,
     /// `--wake pi-mutex` only: the holder and the hog of each measuring thread.
     pub inversion: Option<InversionSpec>,
+}
+
+impl Measurement {
+    /// The kind run.json stores, which gives the run's figures their words.
+    pub fn kind(&self) -> RunKind {
+        match self {
+            Measurement::Latency(_) => RunKind::Latency,
+            Measurement::Noise(_) => RunKind::Noise,
+        }
+    }
+
+    /// The latency settings; None for a noise run.
+    pub fn latency(&self) -> Option<&LatencySpec> {
+        match self {
+            Measurement::Latency(spec) => Some(spec),
+            Measurement::Noise(_) => None,
+        }
+    }
+
+    /// The noise settings; None for a latency run.
+    pub fn noise(&self) -> Option<&NoiseSpec> {
+        match self {
+            Measurement::Noise(spec) => Some(spec),
+            Measurement::Latency(_) => None,
+        }
+    }
 }
 
 /// The priority-inversion scenario of a `--wake pi-mutex` run, resolved
@@ -174,15 +221,59 @@ pub struct SenderSpec {
 }
 
 impl RunPlan {
-    /// The period of the measuring thread at `index` (cyclictest -d).
+    /// The period of the measuring thread at `index` (cyclictest -d). A noise thread has no
+    /// period; run.json stores its threshold there (the least a gap can be; docs/noise.md).
     pub fn thread_interval_ns(&self, index: usize) -> u64 {
-        self.interval_ns + index as u64 * self.distance_ns
+        match &self.measurement {
+            Measurement::Latency(l) => l.interval_ns + index as u64 * l.distance_ns,
+            Measurement::Noise(n) => n.threshold_ns,
+        }
     }
 
-    /// The deadline of the thread at `index`: --deadline, or its interval.
+    /// The deadline of the thread at `index`: --deadline, or its interval (a noise thread's:
+    /// its threshold).
     pub fn thread_deadline_ns(&self, index: usize) -> u64 {
-        self.deadline_ns
-            .unwrap_or_else(|| self.thread_interval_ns(index))
+        match &self.measurement {
+            Measurement::Latency(l) => l
+                .deadline_ns
+                .unwrap_or_else(|| self.thread_interval_ns(index)),
+            Measurement::Noise(n) => n.threshold_ns,
+        }
+    }
+
+    /// The clock of the run's timeline (due times, interval starts): the wake method's for a
+    /// latency run; CLOCK_MONOTONIC for a noise run, whose loop converts every gap to it.
+    pub fn clock(&self) -> Clock {
+        match &self.measurement {
+            Measurement::Latency(l) => l.clock,
+            Measurement::Noise(_) => Clock::Monotonic,
+        }
+    }
+
+    /// The wake method whose row the system checks and the trace's timer filter use. A noise
+    /// run sleeps on no timer; it keeps the default method's row, as it always has, so that
+    /// its trace sees timer events as before.
+    pub fn wake_method(&self) -> &'static WakeMethod {
+        match &self.measurement {
+            Measurement::Latency(l) => l.wake,
+            Measurement::Noise(_) => WakeMethod::default_method(),
+        }
+    }
+
+    /// What the thread at `index` measures, for its own loop.
+    pub fn thread_kind(&self, index: usize) -> MeasureKind {
+        match &self.measurement {
+            Measurement::Latency(l) => MeasureKind::Latency(WakeupPlan {
+                wake: l.wake,
+                clock: l.clock,
+                interval_ns: self.thread_interval_ns(index),
+                interval_step_ns: l.interval_step_ns,
+                loops: self.length.loops(),
+                sender: self.thread_sender(index),
+                inversion: self.thread_inversion(index),
+            }),
+            Measurement::Noise(n) => MeasureKind::Noise(*n),
+        }
     }
 
     /// What the recorder counts for the tail figures of the thread at `index`: the `--under`
@@ -227,7 +318,7 @@ impl RunPlan {
         spike_ns.dedup();
         TailPlan {
             interval_ns: self.thread_interval_ns(index),
-            noise: matches!(self.kind, crate::measure::MeasureKind::Noise { .. }),
+            noise: self.measurement.kind() == RunKind::Noise,
             within_ns,
             firm_k,
             spike_ns,
@@ -254,7 +345,7 @@ impl RunPlan {
     /// Where and how the sender of the thread at `index` runs (IPC wake methods only): pinned
     /// to its CPU, under the run's policy at the senders' priority.
     pub fn thread_sender(&self, index: usize) -> Option<crate::measure::wake::ipc::SenderPlan> {
-        let spec = self.sender.as_ref()?;
+        let spec = self.measurement.latency()?.sender.as_ref()?;
         let policy = match self.thread_policy(index) {
             Policy::Fifo(_) => Policy::Fifo(spec.priority),
             Policy::RoundRobin(_) => Policy::RoundRobin(spec.priority),
@@ -275,7 +366,7 @@ impl RunPlan {
         &self,
         index: usize,
     ) -> Option<crate::measure::wake::inversion::InversionPlan> {
-        let spec = self.inversion?;
+        let spec = self.measurement.latency()?.inversion?;
         let at = |priority| match self.thread_policy(index) {
             Policy::RoundRobin(_) => Policy::RoundRobin(priority),
             _ => Policy::Fifo(priority),

@@ -53,7 +53,7 @@ pub struct RunInfo {
     /// The source format when the run was imported.
     pub imported_from: Option<String>,
     /// What the run measured: wakeup latencies, or a noise run's gaps (`samples` counts them).
-    pub kind: crate::format::noise::RunKind,
+    pub kind: crate::format::kind::RunKind,
     /// What reading the run's files met that its figures depend on (a missing or short
     /// interval log): shown under the run.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -19,7 +19,7 @@ fn refuse_mixed_kinds(paths: &[std::path::PathBuf], runs: &[loaded::LoadedRun]) 
     let Some(first) = runs.first() else {
         return Ok(());
     };
-    let what = |kind: crate::format::noise::RunKind| {
+    let what = |kind: crate::format::kind::RunKind| {
         if kind.is_noise() {
             "a noise run (jitterlab noise: its figures are gap lengths in a loop that never sleeps)"
         } else {

@@ -4,10 +4,10 @@
 
 use crate::cli::{NoiseArgs, RunArgs};
 use crate::error::{Failure, Result};
-use crate::measure::MeasureKind;
 use crate::measure::clock::Clock;
 use crate::measure::noise_clock::NoiseClock;
 use crate::measure::wake::WakeMethod;
+use crate::plan::{Measurement, NoiseSpec};
 use crate::units::{format_ns, parse_duration_ns};
 
 /// The shortest `--threshold`: below it a gap is hard to tell from the loop's own iteration
@@ -98,15 +98,11 @@ pub fn resolve(args: &NoiseArgs, throttling: Option<RtThrottling>) -> Result<cra
         (true, Some(t)) => t.throttle_min_ns().max(threshold_ns + 1),
         _ => u64::MAX,
     };
-    plan.kind = MeasureKind::Noise {
+    plan.measurement = Measurement::Noise(NoiseSpec {
         threshold_ns,
         throttle_min_ns,
         clock,
-    };
-    // run.json's per-thread interval and deadline: the threshold (the least a sample can be;
-    // every gap is above it). Nothing in a noise run wakes or is due.
-    plan.interval_ns = threshold_ns;
-    plan.deadline_ns = Some(threshold_ns);
+    });
     Ok(plan)
 }
 
@@ -173,12 +169,12 @@ mod tests {
         let p = resolve(&args(&[]), THROTTLED).unwrap();
         assert_eq!(p.policy, PolicyKind::Other);
         assert_eq!(
-            p.kind,
-            MeasureKind::Noise {
+            p.measurement.noise().copied(),
+            Some(NoiseSpec {
                 threshold_ns: 1_000,
                 throttle_min_ns: u64::MAX,
                 clock: NoiseClock::resolve("auto").unwrap().unwrap(),
-            },
+            }),
             "SCHED_OTHER is not throttled"
         );
         assert_eq!(p.ring_size, DEFAULT_RING_GAPS);
@@ -203,20 +199,20 @@ mod tests {
         .unwrap();
         assert_eq!(p.priority, 95);
         assert_eq!(
-            p.kind,
-            MeasureKind::Noise {
+            p.measurement.noise().copied(),
+            Some(NoiseSpec {
                 threshold_ns: 2_000,
                 throttle_min_ns: 25_000_000,
                 clock: NoiseClock::Monotonic,
-            }
+            })
         );
         let p = resolve(&args(&["--policy", "fifo"]), None).unwrap();
         assert!(matches!(
-            p.kind,
-            MeasureKind::Noise {
+            p.measurement.noise().copied(),
+            Some(NoiseSpec {
                 throttle_min_ns: u64::MAX,
                 ..
-            }
+            })
         ));
     }
 
@@ -224,13 +220,14 @@ mod tests {
     /// something the system cannot do (exit 3), naming the way out.
     #[test]
     fn the_clock_is_chosen_or_refused_with_the_reason() {
-        let kind = |extra: &[&str]| resolve(&args(extra), None).map(|p| p.kind);
+        let kind =
+            |extra: &[&str]| resolve(&args(extra), None).map(|p| p.measurement.noise().copied());
         assert!(matches!(
             kind(&["--clock", "monotonic"]),
-            Ok(MeasureKind::Noise {
+            Ok(Some(NoiseSpec {
                 clock: NoiseClock::Monotonic,
                 ..
-            })
+            }))
         ));
         let other_arch = if cfg!(target_arch = "aarch64") {
             "tsc"

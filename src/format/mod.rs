@@ -12,6 +12,7 @@ pub mod figures_check;
 pub mod hlog;
 pub mod hlog_scan;
 pub mod inversion;
+pub mod kind;
 pub mod noise;
 pub mod run_record;
 pub mod samplelog;

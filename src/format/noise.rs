@@ -1,32 +1,6 @@
-//! The noise side of run.json (`jitterlab noise`): the run's `kind`, and each thread's noise
-//! figures. Specified in docs/result-format.md and docs/noise.md.
+//! The noise side of run.json (`jitterlab noise`): each thread's noise figures. Specified in docs/result-format.md and docs/noise.md.
 
 use serde::{Deserialize, Serialize};
-
-/// What a run measured. Files written before this field are latency runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunKind {
-    /// Wakeup latency (`jitterlab run`): each sample is how late a wakeup came.
-    #[default]
-    Latency,
-    /// OS noise (`jitterlab noise`): each sample is a gap in a loop that never sleeps.
-    Noise,
-}
-
-impl RunKind {
-    pub fn is_noise(self) -> bool {
-        self == RunKind::Noise
-    }
-
-    /// What one sample is called in tables and plots: "latency" or "gap".
-    pub fn sample_word(self) -> &'static str {
-        match self {
-            RunKind::Latency => "latency",
-            RunKind::Noise => "gap",
-        }
-    }
-}
 
 /// One noise thread's figures besides the gap statistics (which are the thread's usual
 /// `samples`, percentiles and `max_ns`: one sample per gap above the threshold; `max_ns` is
@@ -235,6 +209,7 @@ mod tests {
 
     #[test]
     fn old_files_read_as_latency_runs() {
+        use crate::format::kind::RunKind;
         #[derive(Deserialize)]
         struct R {
             #[serde(default)]

@@ -3,7 +3,8 @@
 
 pub use super::cpu_time::{CpuTimeRecord, ThreadCpuTime};
 pub use super::inversion::{InversionCount, InversionRecord, RoleRecord};
-pub use super::noise::{NoiseCause, NoiseSummary, RunKind};
+pub use super::kind::RunKind;
+pub use super::noise::{NoiseCause, NoiseSummary};
 use crate::format::stats::LatencySummary;
 use serde::{Deserialize, Serialize};
 

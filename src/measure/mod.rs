@@ -89,30 +89,43 @@ pub struct CalibrationCounters {
     pub largest_correction_ns: AtomicU64,
 }
 
-/// What a measuring thread measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// What a measuring thread measures, with what only that kind needs. A new kind of
+/// measurement is one variant here with its plan type, and one branch in `thread::measure`.
+#[derive(Debug, Clone)]
 pub enum MeasureKind {
-    /// `jitterlab run`: how late each wakeup comes.
-    #[default]
-    Latency,
-    /// `jitterlab noise`: the gaps in a loop that never sleeps longer than `threshold_ns`;
-    /// those of at least `throttle_min_ns` are counted as real-time throttling instead; the
-    /// loop reads `clock`.
-    Noise {
-        threshold_ns: u64,
-        throttle_min_ns: u64,
-        clock: noise_clock::NoiseClock,
-    },
+    /// `jitterlab run`: how late each wakeup of a wake method comes.
+    Latency(WakeupPlan),
+    /// `jitterlab noise`: the gaps in a loop that never sleeps.
+    Noise(NoiseSpec),
 }
 
-impl MeasureKind {
-    /// The name run.json stores (`kind`).
-    pub fn name(self) -> &'static str {
-        match self {
-            MeasureKind::Latency => "latency",
-            MeasureKind::Noise { .. } => "noise",
-        }
-    }
+/// A latency thread's wakeups: how it sleeps, on which clock, how often, and for how long.
+#[derive(Debug, Clone)]
+pub struct WakeupPlan {
+    pub wake: &'static WakeMethod,
+    pub clock: Clock,
+    /// The thread's period (cyclictest -i plus its -d share).
+    pub interval_ns: u64,
+    /// Added to the period after every wakeup (`--interval-step`).
+    pub interval_step_ns: u64,
+    /// Stop after this many wakeups; otherwise at the gate's end time.
+    pub loops: Option<u64>,
+    /// Where the sender runs, for wake methods woken by another thread.
+    pub sender: Option<wake::ipc::SenderPlan>,
+    /// The holder and the hog of `--wake pi-mutex`.
+    pub inversion: Option<wake::inversion::InversionPlan>,
+}
+
+/// A noise loop's settings (`jitterlab noise`), the same for every thread of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoiseSpec {
+    /// A gap between two clock reads longer than this is a noise event, ns.
+    pub threshold_ns: u64,
+    /// A gap at least this long is counted as real-time throttling instead (`u64::MAX`: none
+    /// expected).
+    pub throttle_min_ns: u64,
+    /// What the loop reads.
+    pub clock: noise_clock::NoiseClock,
 }
 
 /// How a measuring thread's loop ended.

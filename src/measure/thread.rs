@@ -1,16 +1,15 @@
 //! Starting a measuring thread: set it up (affinity, policy, stack), report readiness, wait at
 //! the start gate, then run the cycle loop with the waker of the chosen method.
 
-use super::clock::{Clock, thread_cpu_time_ns};
+use super::clock::thread_cpu_time_ns;
 use super::cycle::{CyclePlan, StopAt};
 use super::noise::{NoiseLoopPlan, run_noise};
 use super::noise_clock::{Calibration, CounterTicks, MonotonicTicks, NoiseClock, calibrate};
 use super::sched::{
     Policy, explain_policy_refusal, minimise_timer_slack, pin_current_thread, prefault_stack,
 };
-use super::wake::ipc::SenderPlan;
-use super::wake::{Cycles, WakeMethod};
-use super::{MeasureKind, Sample, ThreadCounters, ThreadEnd};
+use super::wake::Cycles;
+use super::{MeasureKind, NoiseSpec, Sample, ThreadCounters, ThreadEnd, WakeupPlan};
 use crate::sys::signal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -26,21 +25,11 @@ pub struct ThreadPlan {
     /// Pin to `cpu`. Off for SCHED_DEADLINE, which the kernel refuses to pin to one CPU.
     pub pin: bool,
     pub policy: Policy,
-    pub wake: &'static WakeMethod,
-    pub clock: Clock,
-    pub interval_ns: u64,
-    pub interval_step_ns: u64,
-    /// Stop after this many wakeups; otherwise at the gate's end time.
-    pub loops: Option<u64>,
     /// Stack to touch before measuring (0: none).
     pub prefault_stack_bytes: usize,
     pub ring_capacity: usize,
-    /// Wakeups (the wake method's loop) or noise (the noise loop; `wake` then unused).
+    /// Wakeups of a wake method, or a noise loop, with what that kind needs.
     pub kind: MeasureKind,
-    /// Where the sender runs, for wake methods woken by another thread.
-    pub sender: Option<SenderPlan>,
-    /// The holder and the hog of `--wake pi-mutex`.
-    pub inversion: Option<super::wake::inversion::InversionPlan>,
 }
 
 /// The rendezvous of all measuring threads: each finishes its setup, reports it, and waits
@@ -144,10 +133,10 @@ fn measure(
     // A noise loop's counter is calibrated on its own CPU, with the thread's policy, before the
     // thread reports ready: the start is not delayed by it.
     let calibration = match plan.kind {
-        MeasureKind::Noise {
+        MeasureKind::Noise(NoiseSpec {
             clock: NoiseClock::Counter,
             ..
-        } if !failed => calibrate(&CounterTicks),
+        }) if !failed => calibrate(&CounterTicks),
         _ => Calibration::IDENTITY,
     };
     let _ = ready.send(setup);
@@ -156,37 +145,50 @@ fn measure(
         return ThreadEnd::Stopped;
     }
     let start_ns = gate.start_ns.load(Ordering::SeqCst);
-    if let MeasureKind::Noise {
-        threshold_ns,
-        throttle_min_ns,
-        clock,
-    } = plan.kind
-    {
-        let end_ns = gate.end_ns.load(Ordering::SeqCst);
-        let noise = NoiseLoopPlan {
-            source: (),
-            calibration,
-            threshold_ns,
-            throttle_min_ns,
-            start_ns,
-            end_ns,
-        };
-        // Monomorphised per clock: the loop's read is inlined, no dispatch per iteration.
-        return match clock {
-            NoiseClock::Counter => {
-                run_noise(&noise.reading(CounterTicks), &mut producer, counters, &stop)
+    let end_ns = gate.end_ns.load(Ordering::SeqCst);
+    // The one branch per kind of measurement.
+    match plan.kind {
+        MeasureKind::Latency(wakeups) => {
+            run_wakeups(wakeups, start_ns, end_ns, &mut producer, counters, &stop)
+        }
+        MeasureKind::Noise(spec) => {
+            let noise = NoiseLoopPlan {
+                source: (),
+                calibration,
+                threshold_ns: spec.threshold_ns,
+                throttle_min_ns: spec.throttle_min_ns,
+                start_ns,
+                end_ns,
+            };
+            // Monomorphised per clock: the loop's read is inlined, no dispatch per iteration.
+            match spec.clock {
+                NoiseClock::Counter => {
+                    run_noise(&noise.reading(CounterTicks), &mut producer, counters, &stop)
+                }
+                NoiseClock::Monotonic => run_noise(
+                    &noise.reading(MonotonicTicks),
+                    &mut producer,
+                    counters,
+                    &stop,
+                ),
             }
-            NoiseClock::Monotonic => run_noise(
-                &noise.reading(MonotonicTicks),
-                &mut producer,
-                counters,
-                &stop,
-            ),
-        };
+        }
     }
+}
+
+/// A latency thread's loop: the wake method's cycles from `start_ns` to its loop count or
+/// `end_ns`.
+fn run_wakeups(
+    plan: WakeupPlan,
+    start_ns: u64,
+    end_ns: u64,
+    producer: &mut rtrb::Producer<Sample>,
+    counters: &ThreadCounters,
+    stop: &AtomicBool,
+) -> ThreadEnd {
     let stop_at = match plan.loops {
         Some(n) => StopAt::Loops(n),
-        None => StopAt::ClockTime(gate.end_ns.load(Ordering::SeqCst)),
+        None => StopAt::ClockTime(end_ns),
     };
     let mut cycle = CyclePlan {
         clock: plan.clock,
@@ -199,9 +201,9 @@ fn measure(
     // The one call through the method's row; the loop it runs is monomorphised for its waker.
     plan.wake.run(Cycles {
         plan: &mut cycle,
-        sink: &mut producer,
+        sink: producer,
         counters,
-        stop: &stop,
+        stop,
         sender: plan.sender,
         inversion: plan.inversion,
     })

@@ -48,7 +48,7 @@ pub struct ThreadFeed {
     /// What to count for the tail figures (docs/tails.md).
     pub tails: crate::plan::TailPlan,
     /// Wakeups or noise gaps (a noise thread's throttled gaps stay out of the statistics).
-    pub kind: crate::measure::MeasureKind,
+    pub kind: crate::format::run_record::RunKind,
 }
 
 /// A thread's figures at the end of the run.
@@ -151,10 +151,9 @@ impl Recorder {
     /// queue of at most `pending_cap` for their trace.
     pub fn with_trace(mut self, join: Box<dyn TraceJoin>, pending_cap: usize) -> Self {
         for t in &mut self.threads {
-            t.trace = Some(ThreadTraceState::new(matches!(
-                t.feed.kind,
-                crate::measure::MeasureKind::Noise { .. }
-            )));
+            t.trace = Some(ThreadTraceState::new(
+                t.feed.kind == crate::format::run_record::RunKind::Noise,
+            ));
         }
         self.trace = Some(join);
         self.pending_cap = pending_cap.max(16);

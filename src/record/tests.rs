@@ -182,11 +182,7 @@ fn noise_intervals_hold_the_exact_noise_of_their_gaps() {
         gap(3, 3_100, 777, 0),
     ];
     let mut f = feed(3, &gaps);
-    f.kind = crate::measure::MeasureKind::Noise {
-        threshold_ns: 1_000,
-        throttle_min_ns: 25_000_000,
-        clock: crate::measure::noise_clock::NoiseClock::Monotonic,
-    };
+    f.kind = crate::format::run_record::RunKind::Noise;
     let mut rec = Recorder::new(vec![f], hlog, None, start, 1_000 * ms);
     rec.drain().unwrap();
     let first = rec.take_noise_intervals();

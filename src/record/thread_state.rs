@@ -10,9 +10,10 @@ use super::tails::TailState;
 use super::trace_join::{SampleTrace, ThreadTraceState};
 use super::{LiveRow, LoopCounts, ThreadFeed, ThreadResult};
 use crate::format::noise::NoiseInterval;
+use crate::format::run_record::RunKind;
 use crate::format::samplelog::SampleRecord;
 use crate::format::stats::LatencyStats;
-use crate::measure::{MeasureKind, Sample};
+use crate::measure::Sample;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
@@ -92,8 +93,8 @@ impl ThreadState {
         }
         // A noise thread's throttled gap: in the sample log only (its thread counted it), not
         // noise, so not in the gap counts of the tails either.
-        let throttled = matches!(self.feed.kind, MeasureKind::Noise { .. })
-            && sample.missed == crate::measure::noise::THROTTLED;
+        let throttled =
+            self.feed.kind == RunKind::Noise && sample.missed == crate::measure::noise::THROTTLED;
         if !throttled {
             self.record_statistics(sample, traced.as_ref());
             if let Some(blocks) = &mut self.summaries {
@@ -116,7 +117,7 @@ impl ThreadState {
 
     fn record_statistics(&mut self, sample: &Sample, traced: Option<&SampleTrace>) {
         self.interval.record(sample.latency_ns);
-        if matches!(self.feed.kind, MeasureKind::Noise { .. }) {
+        if self.feed.kind == RunKind::Noise {
             self.interval_noise_ns += sample.latency_ns.max(0) as u64;
             self.last_gap_end_ns = self
                 .last_gap_end_ns
@@ -145,10 +146,10 @@ impl ThreadState {
         // at its last read (its first read is at `start_ns`, give or take an iteration), so
         // that every gap it logged lies in an interval.
         let end_ns = match self.feed.kind {
-            MeasureKind::Noise { .. } => end_ns
+            RunKind::Noise => end_ns
                 .max(start_ns + self.feed.counters.span_ns.load(Relaxed))
                 .max(self.last_gap_end_ns),
-            MeasureKind::Latency => end_ns,
+            RunKind::Latency => end_ns,
         };
         let interval_start = start_ns + self.interval_index * log_interval_ns;
         let length = end_ns
@@ -177,7 +178,7 @@ impl ThreadState {
         if let Some(tr) = &mut self.trace {
             tr.irq_interval.reset();
         }
-        if matches!(self.feed.kind, MeasureKind::Noise { .. }) {
+        if self.feed.kind == RunKind::Noise {
             let offset_ns = self.interval_index * log_interval_ns;
             self.noise_intervals.push(NoiseInterval {
                 time_ns: self.start_ns + offset_ns + length_ns,

@@ -199,7 +199,13 @@ fn noise(cmp: &Comparison) -> bool {
 
 /// What a sample is called in counts: "samples" (wakeups) or "gaps".
 fn samples_word(cmp: &Comparison) -> &'static str {
-    if noise(cmp) { "gaps" } else { "samples" }
+    // A latency comparison has always said "samples" (its column header too); a noise one
+    // uses the kind's own word.
+    if noise(cmp) {
+        crate::format::kind::RunKind::Noise.words().plural
+    } else {
+        "samples"
+    }
 }
 
 fn run_lines(cmp: &Comparison) -> Vec<String> {

@@ -89,7 +89,7 @@ const LATENCY_RUN: SampleFamilies = SampleFamilies {
     dropped: Family {
         name: "jitterlab_dropped_records_total",
         kind: "counter",
-        help: "Samples lost because the recorder fell behind the measuring thread, per CPU.",
+        help: "Vocabulary lost because the recorder fell behind the measuring thread, per CPU.",
     },
     budget: Family {
         name: "jitterlab_budget_ok",
@@ -177,7 +177,7 @@ const INFO: Family = Family {
 /// The latency histogram of one CPU in the family's buckets (default: no samples).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LatencyBuckets {
-    /// Samples at or below each bound of [`LATENCY_BUCKET_BOUNDS_NS`] (cumulative).
+    /// Vocabulary at or below each bound of [`LATENCY_BUCKET_BOUNDS_NS`] (cumulative).
     pub at_or_below: [u64; LATENCY_BUCKET_BOUNDS_NS.len()],
     /// Every sample (the `+Inf` bucket and `_count`).
     pub count: u64,

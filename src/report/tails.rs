@@ -369,7 +369,7 @@ mod tests {
     #[test]
     fn a_noise_comparison_speaks_of_gaps_over_the_threshold() {
         use crate::analysis::tails_compare::{RunSpikeRate, SpikeRow, WithinRow};
-        use crate::format::noise::RunKind;
+        use crate::format::kind::RunKind;
         let run = |label: &str, kind: RunKind| RunInfo {
             label: label.into(),
             path: format!("/r/{label}"),

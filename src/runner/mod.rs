@@ -28,7 +28,7 @@ pub use session::{CpuState, Progress, Session, SessionOptions};
 use crate::error::Result;
 use crate::format::run_record::{NoiseSummary, PlanRecord, RunRecord, ThreadSummary};
 use crate::measure::ThreadEnd;
-use crate::plan::RunPlan;
+use crate::plan::{Measurement, RunPlan};
 use crate::record::ThreadResult;
 use crate::results::ResultDir;
 use std::time::Duration;
@@ -81,17 +81,18 @@ pub(crate) fn system_snapshot(plan: &RunPlan) -> (serde_json::Value, Vec<String>
     )
 }
 
-/// What run.json says the run measured.
-pub(crate) fn run_kind(plan: &RunPlan) -> crate::format::run_record::RunKind {
-    use crate::format::run_record::RunKind;
-    match plan.kind {
-        crate::measure::MeasureKind::Latency => RunKind::Latency,
-        crate::measure::MeasureKind::Noise { .. } => RunKind::Noise,
-    }
-}
-
 /// The plan as run.json stores it.
 pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
+    let latency = plan.measurement.latency();
+    // A noise run stores the fields a latency run has, as it always has (readers need them):
+    // the default wake method and clock, its threshold as interval and deadline.
+    let (wake, clock) = match latency {
+        Some(l) => (l.wake, l.clock.name()),
+        None => (
+            crate::measure::WakeMethod::default_method(),
+            crate::measure::Clock::Monotonic.name(),
+        ),
+    };
     PlanRecord {
         cpus: plan.cpus.clone(),
         policy: plan.policy.name().into(),
@@ -100,14 +101,17 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
             crate::measure::Policy::Deadline { runtime_ns, .. } => Some(runtime_ns),
             _ => None,
         },
-        wake: plan.wake.name.into(),
-        clock: plan.clock.name().into(),
-        interval_ns: plan.interval_ns,
-        distance_ns: plan.distance_ns,
-        interval_step_ns: plan.interval_step_ns,
+        wake: wake.name.into(),
+        clock: clock.into(),
+        interval_ns: plan.thread_interval_ns(0),
+        distance_ns: latency.map_or(0, |l| l.distance_ns),
+        interval_step_ns: latency.map_or(0, |l| l.interval_step_ns),
         duration_ns: plan.length.duration_ns(),
         loops: plan.length.loops(),
-        deadline_ns: plan.deadline_ns,
+        deadline_ns: match &plan.measurement {
+            Measurement::Latency(l) => l.deadline_ns,
+            Measurement::Noise(n) => Some(n.threshold_ns),
+        },
         log_interval_ns: plan.log_interval_ns,
         loads: plan.load_texts.clone(),
         samples: plan.samples,
@@ -118,15 +122,10 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
         pm_qos_us: plan.pm_qos_us,
         trace: plan.trace,
         explain_above_ns: plan.explain_above_ns,
-        noise_threshold_ns: match plan.kind {
-            crate::measure::MeasureKind::Noise { threshold_ns, .. } => Some(threshold_ns),
-            crate::measure::MeasureKind::Latency => None,
-        },
-        ipc: plan
-            .sender
-            .as_ref()
-            .map(|spec| crate::format::run_record::IpcRecord {
-                mechanism: plan.wake.name.into(),
+        noise_threshold_ns: plan.measurement.noise().map(|n| n.threshold_ns),
+        ipc: latency.and_then(|l| l.sender.as_ref()).map(|spec| {
+            crate::format::run_record::IpcRecord {
+                mechanism: wake.name.into(),
                 sender_cpu: spec.cpu.name(),
                 sender_cpus: spec.cpus.clone(),
                 sender_policy: plan.policy.name().into(),
@@ -135,7 +134,8 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
                 pace: spec.pace.name().into(),
                 // Known once the senders have started (Session::start).
                 sender_tids: Vec::new(),
-            }),
+            }
+        }),
     }
 }
 
@@ -145,7 +145,7 @@ pub(crate) fn inversion_record(
     results: &[ThreadResult],
 ) -> Option<crate::format::run_record::InversionRecord> {
     use crate::format::run_record::{InversionCount, InversionRecord, RoleRecord};
-    let spec = plan.inversion?;
+    let spec = plan.measurement.latency()?.inversion?;
     let role = |role: &str, priority| RoleRecord {
         role: role.into(),
         policy: plan.policy.name().into(),
@@ -234,10 +234,7 @@ fn summaries(
             end,
             irq_latency: r.trace.as_ref().map(|t| t.irq_latency.clone()),
             tails: r.tails.clone(),
-            noise: match plan.kind {
-                crate::measure::MeasureKind::Noise { clock, .. } => Some(noise_summary(r, clock)),
-                crate::measure::MeasureKind::Latency => None,
-            },
+            noise: plan.measurement.noise().map(|n| noise_summary(r, n.clock)),
         })
         .collect()
 }

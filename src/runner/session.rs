@@ -144,7 +144,7 @@ impl Session {
         let out = claim.dir().path.clone();
         // What the wake method needs of the system (e.g. /dev/rtc): exit 3 before anything
         // starts.
-        plan.wake.check_system().map_err(Failure::system)?;
+        plan.wake_method().check_system().map_err(Failure::system)?;
         let (system, mut warnings) = system_snapshot(plan);
         // Tracing instances left by a jitterlab that was killed are removed at every start.
         warnings.extend(crate::trace::tracefs::remove_stale_instances());
@@ -198,10 +198,10 @@ impl Session {
 
         // The common start: every thread is asleep by then.
         let start_wall = SystemTime::now() + Duration::from_nanos(LEAD_IN_NS);
-        let start_ns = plan.clock.now_ns() + LEAD_IN_NS;
+        let start_ns = plan.clock().now_ns() + LEAD_IN_NS;
         // Loads and events run on CLOCK_MONOTONIC; with the default clock the two starts are
         // one.
-        let start_mono = if plan.clock == crate::measure::Clock::Monotonic {
+        let start_mono = if plan.clock() == crate::measure::Clock::Monotonic {
             start_ns
         } else {
             monotonic_ns() + LEAD_IN_NS
@@ -215,7 +215,7 @@ impl Session {
         let mut record = RunRecord {
             warnings: warnings.clone(),
             segments: segments.as_ref().map(SegmentLedger::record),
-            kind: super::run_kind(plan),
+            kind: plan.measurement.kind(),
             ..RunRecord::new(
                 options.command_line,
                 plan_record(plan),
@@ -235,12 +235,12 @@ impl Session {
                 &format!(
                     "jitterlab {} {} log",
                     env!("CARGO_PKG_VERSION"),
-                    plan.kind.name()
+                    plan.measurement.kind().name()
                 ),
             )
             .and_then(|_| match &mut sample_writer {
                 Some(w) => w.begin(SampleLogHeader {
-                    clock_id: plan.clock.id() as u32,
+                    clock_id: plan.clock().id() as u32,
                     start_ns,
                 }),
                 None => Ok(()),
@@ -278,7 +278,7 @@ impl Session {
                 counters: Arc::clone(&t.counters),
                 consumer: std::mem::replace(&mut t.consumer, rtrb::RingBuffer::new(1).1),
                 tails: plan.thread_tail_plan(t.index),
-                kind: plan.kind,
+                kind: plan.measurement.kind(),
             })
             .collect();
         let mut recorder = Recorder::new(
@@ -297,11 +297,15 @@ impl Session {
         let live = LiveView::new(
             options.quiet,
             &plan.cpus,
-            plan.length.expected_ns(plan.interval_ns),
+            plan.length.expected_ns(plan.thread_interval_ns(0)),
         );
 
         threads.open(start_ns, end_ns);
-        if plan.sender.is_some() {
+        if plan
+            .measurement
+            .latency()
+            .is_some_and(|l| l.sender.is_some())
+        {
             let warning = follow_senders(&threads.list, start_mono, &mut record, tracer.as_mut());
             if let Some(message) = warning {
                 record.warnings.push(message.clone());

@@ -125,16 +125,9 @@ fn start_measuring_threads(
             cpu,
             pin: !matches!(policy, crate::measure::Policy::Deadline { .. }),
             policy,
-            wake: plan.wake,
-            clock: plan.clock,
-            interval_ns: plan.thread_interval_ns(index),
-            interval_step_ns: plan.interval_step_ns,
-            loops: plan.length.loops(),
             prefault_stack_bytes: if plan.mlock { PREFAULT_STACK_BYTES } else { 0 },
             ring_capacity: plan.ring_size,
-            kind: plan.kind,
-            sender: plan.thread_sender(index),
-            inversion: plan.thread_inversion(index),
+            kind: plan.thread_kind(index),
         };
         match spawn_measuring_thread(
             thread_plan,

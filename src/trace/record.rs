@@ -16,12 +16,12 @@ pub fn thread_traces(plan: &RunPlan, threads: &[(usize, usize, i32)]) -> Vec<Thr
         .map(|&(index, cpu, tid)| ThreadTrace {
             cpu,
             tid,
-            tolerance_ns: match plan.wake.trace.expiry {
+            tolerance_ns: match plan.wake_method().trace.expiry {
                 Expiry::AtDue => 0,
                 Expiry::NearDue => plan.thread_interval_ns(index) / 2,
             },
             explain_above_ns: plan.thread_explain_above_ns(index),
-            gaps: matches!(plan.kind, crate::measure::MeasureKind::Noise { .. }),
+            gaps: plan.measurement.kind() == crate::plan::RunKind::Noise,
             sender: plan
                 .thread_sender(index)
                 .and_then(|s| s.cpu)
@@ -34,7 +34,7 @@ pub fn thread_traces(plan: &RunPlan, threads: &[(usize, usize, i32)]) -> Vec<Thr
 /// wake of the receiver are recorded on the sender's CPU), ascending.
 pub fn traced_cpus(plan: &RunPlan) -> Vec<usize> {
     let mut cpus = plan.cpus.clone();
-    if let Some(spec) = &plan.sender {
+    if let Some(spec) = plan.measurement.latency().and_then(|l| l.sender.as_ref()) {
         cpus.extend(&spec.cpus);
     }
     cpus.sort_unstable();

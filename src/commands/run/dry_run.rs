@@ -27,7 +27,7 @@ pub fn check(plan: &RunPlan) -> Result<String> {
             "--out",
         )?,
     }
-    plan.wake.check_system().map_err(Failure::system)?;
+    plan.wake_method().check_system().map_err(Failure::system)?;
     check_scheduling(plan)?;
     if plan.trace {
         crate::trace::tracefs::find().map_err(Failure::system)?;
@@ -57,6 +57,7 @@ fn check_scheduling(plan: &RunPlan) -> Result<()> {
 
 /// The plan in words: what would run, for how long, and what it would write.
 pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
+    let distance_ns = plan.measurement.latency().map_or(0, |l| l.distance_ns);
     let mut t = String::from("jitterlab run --dry-run: every check passed; nothing was started.\n");
     let _ = writeln!(
         t,
@@ -64,11 +65,11 @@ pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
         crate::cpulist::format_cpu_list(&plan.cpus),
         plan.policy.name(),
         plan.priority,
-        plan.wake.name,
-        plan.clock.name(),
-        format_ns(plan.interval_ns),
-        if plan.distance_ns > 0 {
-            format!(" + {} per further thread", format_ns(plan.distance_ns))
+        plan.wake_method().name,
+        plan.clock().name(),
+        format_ns(plan.thread_interval_ns(0)),
+        if distance_ns > 0 {
+            format!(" + {} per further thread", format_ns(distance_ns))
         } else {
             String::new()
         }
@@ -78,7 +79,7 @@ pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
         RunLength::Duration(ns) => format!("{} (until stopped early)", format_elapsed(ns)),
         RunLength::Loops(n) => format!(
             "{n} wakeups per thread, about {} at the interval",
-            format_elapsed(n.saturating_mul(plan.interval_ns))
+            format_elapsed(n.saturating_mul(plan.thread_interval_ns(0)))
         ),
         RunLength::Endless => "until stopped".into(),
     };
@@ -139,7 +140,7 @@ pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
         |o| format!("{} (new)", o.display()),
     );
     let _ = writeln!(t, "  output: {out}");
-    let intervals = match plan.length.expected_ns(plan.interval_ns) {
+    let intervals = match plan.length.expected_ns(plan.thread_interval_ns(0)) {
         Some(ns) => ns.div_ceil(plan.log_interval_ns.max(1)).to_string(),
         None => "open-ended:".into(),
     };
@@ -177,7 +178,7 @@ pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
 fn wakeups_per_thread(plan: &RunPlan) -> u64 {
     match plan.length {
         RunLength::Loops(n) => n,
-        RunLength::Duration(ns) => ns / plan.interval_ns.max(1),
+        RunLength::Duration(ns) => ns / plan.thread_interval_ns(0).max(1),
         RunLength::Endless => 0,
     }
 }

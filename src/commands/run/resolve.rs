@@ -8,7 +8,8 @@ use crate::load::LoadSpec;
 use crate::measure::wake::ClockUse;
 use crate::measure::{Clock, PolicyKind, WakeMethod};
 use crate::plan::{
-    DEFAULT_DURATION_NS, MAX_RING_SIZE, RunLength, RunPlan, check_periods, check_wake,
+    DEFAULT_DURATION_NS, LatencySpec, MAX_RING_SIZE, Measurement, RunLength, RunPlan,
+    check_periods, check_wake,
 };
 use crate::units::parse_duration_ns;
 
@@ -183,13 +184,17 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         cpus,
         policy: args.policy,
         priority,
-        wake,
-        clock,
-        interval_ns,
-        distance_ns,
-        interval_step_ns,
+        measurement: Measurement::Latency(LatencySpec {
+            wake,
+            clock,
+            interval_ns,
+            distance_ns,
+            interval_step_ns,
+            deadline_ns,
+            sender,
+            inversion,
+        }),
         length,
-        deadline_ns,
         log_interval_ns,
         loads,
         load_texts: args.load.clone(),
@@ -207,9 +212,6 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
         segments: None,
         budget,
         under_ns,
-        kind: crate::measure::MeasureKind::Latency,
-        sender,
-        inversion,
     })
 }
 
@@ -283,7 +285,7 @@ mod tests {
         let p = resolve_with_online(&args(&[]), &[0, 1]).unwrap();
         assert_eq!(p.cpus, vec![0, 1]);
         assert_eq!(p.priority, 95);
-        assert_eq!(p.interval_ns, 1_000_000);
+        assert_eq!(p.thread_interval_ns(0), 1_000_000);
         assert_eq!(p.length, RunLength::Duration(60_000_000_000));
         assert_eq!(p.pm_qos_us, Some(0));
         assert!(p.mlock);
@@ -408,7 +410,7 @@ mod tests {
     #[test]
     fn a_method_with_its_own_clock_measures_on_it() {
         let p = resolve_with_online(&args(&["--wake", "clock-nanosleep-tai"]), &[0, 1]).unwrap();
-        assert_eq!(p.clock, Clock::Tai);
+        assert_eq!(p.clock(), Clock::Tai);
         assert!(
             err(&["--wake", "clock-nanosleep-tai", "--clock", "realtime"])
                 .contains("always sleeps on the tai clock; drop --clock realtime")
@@ -427,7 +429,16 @@ mod tests {
         )
         .unwrap();
         assert!(p.trace);
-        assert_eq!(p.sender.unwrap().cpus, [1, 0]);
+        assert_eq!(
+            p.measurement
+                .latency()
+                .unwrap()
+                .sender
+                .as_ref()
+                .unwrap()
+                .cpus,
+            [1, 0]
+        );
         assert!(err(&["--wake", "mq", "--trace", "--clock", "realtime"]).contains("drop --clock"));
     }
 

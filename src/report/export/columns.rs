@@ -3,7 +3,7 @@
 //! not traced. Rows of all CPUs interleave; export one CPU's run for the paper's exact shape.
 
 use super::SampleExporter;
-use crate::format::noise::RunKind;
+use crate::format::kind::RunKind;
 use crate::format::samplelog::SampleRecord;
 use std::io::{self, Write};
 
@@ -11,11 +11,7 @@ pub struct Columns;
 
 impl SampleExporter for Columns {
     fn header(&mut self, out: &mut dyn Write, kind: RunKind) -> io::Result<()> {
-        match kind {
-            RunKind::Latency => writeln!(out, "# time_s latency_us irq_latency_us"),
-            // A gap has no IRQ latency: the third column is `-`.
-            RunKind::Noise => writeln!(out, "# time_s gap_us irq_latency_us"),
-        }
+        writeln!(out, "{}", kind.words().columns_header)
     }
 
     fn row(&mut self, out: &mut dyn Write, s: &SampleRecord, start_ns: u64) -> io::Result<()> {

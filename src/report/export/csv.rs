@@ -2,7 +2,7 @@
 //! (the read before the gap), `gap_ns`, and `throttled` (1 for a gap taken as RT throttling).
 
 use super::SampleExporter;
-use crate::format::noise::RunKind;
+use crate::format::kind::RunKind;
 use crate::format::samplelog::SampleRecord;
 use std::io::{self, Write};
 
@@ -10,16 +10,7 @@ pub struct Csv;
 
 impl SampleExporter for Csv {
     fn header(&mut self, out: &mut dyn Write, kind: RunKind) -> io::Result<()> {
-        match kind {
-            RunKind::Latency => writeln!(
-                out,
-                "cpu,seq,expected_ns,time_s,latency_ns,irq_latency_ns,missed_periods"
-            ),
-            RunKind::Noise => writeln!(
-                out,
-                "cpu,seq,start_ns,time_s,gap_ns,irq_latency_ns,throttled"
-            ),
-        }
+        writeln!(out, "{}", kind.words().csv_header)
     }
 
     fn row(&mut self, out: &mut dyn Write, s: &SampleRecord, start_ns: u64) -> io::Result<()> {

@@ -84,11 +84,8 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
         .collect();
     let width_text = format!("{} us", width / 1000);
     // What a sample is: a wakeup and its latency, or a noise run's gap and its length.
-    let (what, value, samples_name) = if run.record.kind.is_noise() {
-        ("gap", "gap length", "gaps")
-    } else {
-        ("latency", "latency", "wakeups")
-    };
+    let words = run.record.kind.words();
+    let (what, value, samples_name) = (words.sample, words.value, words.plural);
 
     let mut data = String::new();
     let _ = writeln!(

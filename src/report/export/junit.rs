@@ -118,10 +118,8 @@ pub fn render(run: &LoadedRun) -> Result<String> {
         .count();
     let facts = SystemFacts::of(r);
     let suite_name = match &budget {
-        Some(b) if r.kind.is_noise() => format!("jitterlab noise budget {}", b.expression),
-        Some(b) => format!("jitterlab latency budget {}", b.expression),
-        None if r.kind.is_noise() => "jitterlab noise".to_string(),
-        None => "jitterlab run".to_string(),
+        Some(b) => format!("jitterlab {} budget {}", r.kind.name(), b.expression),
+        None => r.kind.words().command.to_string(),
     };
     let time = r
         .duration_ns

@@ -16,6 +16,7 @@ use super::verdict::{self, CpuCase};
 use super::{RunExporter, write_text};
 use crate::analysis::metric::{METRICS, Metric};
 use crate::error::Result;
+use crate::format::kind::RunKind;
 use crate::results::loaded::LoadedRun;
 use std::fmt::Write;
 use std::path::Path;
@@ -71,10 +72,9 @@ fn measurement(metric: Metric, value: f64) -> String {
 
 /// The line name of a per-CPU figure: `cpu0-p99-latency`, or for a noise thread's gap
 /// lengths `cpu0-p99-gap`.
-fn figure_name(cpu: usize, metric: Metric, noise: bool) -> String {
+fn figure_name(cpu: usize, metric: Metric, kind: RunKind) -> String {
     if metric.is_latency() {
-        let what = if noise { "gap" } else { "latency" };
-        format!("cpu{cpu}-{}-{what}", metric.name())
+        format!("cpu{cpu}-{}-{}", metric.name(), kind.words().sample)
     } else {
         format!("cpu{cpu}-{}", metric.name())
     }
@@ -108,7 +108,7 @@ pub fn render(run: &LoadedRun) -> Result<String> {
             } else {
                 Some(result_word(judged.iter().all(|c| c.passed)))
             };
-            let name = figure_name(t.cpu, metric, t.noise.is_some());
+            let name = figure_name(t.cpu, metric, r.kind);
             match metric.value(t, absent) {
                 Some(v) => {
                     let _ = writeln!(

@@ -17,7 +17,7 @@ pub mod verdict;
 
 use crate::analysis::budget::Budget;
 use crate::error::{Failure, OrFailure, Result};
-use crate::format::noise::RunKind;
+use crate::format::kind::RunKind;
 use crate::format::samplelog::{self, SampleLogReader, SampleRecord};
 use crate::results::ResultDir;
 use crate::results::loaded::{self, LoadedRun};
@@ -39,7 +39,7 @@ pub trait RunExporter {
 }
 
 enum Exporter {
-    Samples(Box<dyn SampleExporter>),
+    Vocabulary(Box<dyn SampleExporter>),
     Run(Box<dyn RunExporter>),
 }
 
@@ -73,13 +73,13 @@ type WriteRun = fn(&LoadedRun, Option<&Path>) -> Result<()>;
 pub const FORMATS: &[ExportFormat] = &[
     ExportFormat {
         name: "csv",
-        exporter: || Exporter::Samples(Box::new(csv::Csv)),
+        exporter: || Exporter::Vocabulary(Box::new(csv::Csv)),
         budget: BudgetUse::Refused("samples"),
         per_phase: None,
     },
     ExportFormat {
         name: "columns",
-        exporter: || Exporter::Samples(Box::new(columns::Columns)),
+        exporter: || Exporter::Vocabulary(Box::new(columns::Columns)),
         budget: BudgetUse::Refused("samples"),
         per_phase: None,
     },
@@ -191,7 +191,7 @@ pub fn export(
     }
     let budget = Budget::from_option(budget)?;
     match (format.exporter)() {
-        Exporter::Samples(e) => export_samples(run_dir, e, output),
+        Exporter::Vocabulary(e) => export_samples(run_dir, e, output),
         Exporter::Run(e) => {
             let mut run = loaded::load(run_dir).map_err(Failure::usage)?;
             if let Some(b) = budget {

@@ -17,8 +17,7 @@ use crate::format::events::Event;
 use crate::format::run_record::FILE_NAME as RUN_JSON;
 use crate::report::digest::{self, RunDigest};
 use crate::report::plot::{
-    Distribution, Figure, Samples, exceedance, heatmap, histogram, phase_pdf, sweep as sweep_plot,
-    timeline,
+    Distribution, Figure, exceedance, heatmap, histogram, phase_pdf, sweep as sweep_plot, timeline,
 };
 use crate::report::png::PngRenderer;
 use crate::results::dir;
@@ -242,7 +241,7 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
     let mut out = Vec::new();
     // What a sample is: a wakeup's latency, or a noise run's gap.
     let noise = run.record.kind.is_noise();
-    let samples = Samples::of(run.record.kind);
+    let samples = *run.record.kind.words();
     let word = if noise { "Gap" } else { "Latency" };
     let dists = distributions(run);
     if dists.iter().any(|d| !d.histogram.is_empty()) {
@@ -437,7 +436,7 @@ fn overlay_figures(runs: &[&RunDigest]) -> Vec<Figure> {
     let kind = runs
         .first()
         .map_or_else(Default::default, |r| r.record.kind);
-    let samples = Samples::of(kind);
+    let samples = *kind.words();
     let histograms = if kind.is_noise() {
         "Gap length histograms of every run (all CPUs)"
     } else {

@@ -474,7 +474,7 @@ fn spikes_table(
         [
             "at",
             "CPU",
-            run.record.kind.sample_word(),
+            run.record.kind.words().sample,
             "timer IRQ",
             "thread",
             "verdict",

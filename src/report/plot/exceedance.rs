@@ -4,7 +4,8 @@
 
 use super::axis::{Quantity, Scale, ScaleKind};
 use super::chart::{Axis, Frame, LegendEntry};
-use super::{Distribution, Figure, Samples, series_style, thin_polyline};
+use super::{Distribution, Figure, series_style, thin_polyline};
+use crate::format::kind::Vocabulary;
 use crate::report::svg::escape;
 use crate::units::format_ns;
 
@@ -94,7 +95,7 @@ pub fn statements(curves: &[Curve]) -> Vec<String> {
         .collect()
 }
 
-pub fn draw(name: &str, title: &str, curves: &[Curve], samples: Samples) -> Figure {
+pub fn draw(name: &str, title: &str, curves: &[Curve], samples: Vocabulary) -> Figure {
     let lo = curves
         .iter()
         .filter_map(|c| c.steps.first())
@@ -209,7 +210,12 @@ mod tests {
             "CPU 0: 99% of wakeups within 10.0 us; 99.9% of wakeups within 10.0 us; \
              99.99% of wakeups within 50.0 us; all 10000 within 2.00 ms"
         );
-        let f = draw("run1-exceedance", "Exceedance", &curves, Samples::WAKEUPS);
+        let f = draw(
+            "run1-exceedance",
+            "Exceedance",
+            &curves,
+            *crate::format::run_record::RunKind::Latency.words(),
+        );
         assert!(f.svg.contains("<circle"));
     }
 }

@@ -3,9 +3,10 @@
 //! long-run view OSADL draws in 3D, flattened: a steady body shows as a band, a periodic
 //! disturbance as dots at a fixed height, a change of load as a step of the band.
 
+use super::Figure;
 use super::axis::{Quantity, Scale, ScaleKind, format_value, time_unit};
 use super::chart::{Axis, Frame, LegendEntry, Style};
-use super::{Figure, Samples};
+use crate::format::kind::Vocabulary;
 use crate::report::digest::{ROWS, SeriesDigest, row_floor_ns};
 
 /// Time columns of the grid (fewer when the run has fewer intervals).
@@ -109,7 +110,7 @@ pub fn draw(
     title: &str,
     grid: &HeatGrid,
     phases: &[(String, f64, f64)],
-    samples: Samples,
+    samples: Vocabulary,
 ) -> Figure {
     let (lo_row, hi_row) = grid.row_span().unwrap_or((30, 60));
     let max = grid.cells.iter().copied().max().unwrap_or(0);

@@ -5,7 +5,8 @@
 
 use super::axis::{Quantity, Scale, ScaleKind};
 use super::chart::{Axis, Frame, LegendEntry};
-use super::{Distribution, Figure, Samples, series_style};
+use super::{Distribution, Figure, series_style};
+use crate::format::kind::Vocabulary;
 use crate::units::format_ns;
 
 pub const BINS_PER_DECADE: f64 = 40.0;
@@ -49,7 +50,7 @@ pub fn prepare(distributions: &[Distribution]) -> Vec<Binned> {
 }
 
 /// Draws the binned distributions.
-pub fn draw(name: &str, title: &str, binned: &[Binned], samples: Samples) -> Figure {
+pub fn draw(name: &str, title: &str, binned: &[Binned], samples: Vocabulary) -> Figure {
     let lo = binned
         .iter()
         .filter_map(|b| b.bins.first())
@@ -166,7 +167,12 @@ mod tests {
         }]);
         assert_eq!(b[0].bins, vec![(160, 95), (240, 5)]);
         assert_eq!(b[0].total, 100);
-        let f = draw("run1-histogram", "Latency histogram", &b, Samples::WAKEUPS);
+        let f = draw(
+            "run1-histogram",
+            "Latency histogram",
+            &b,
+            *crate::format::run_record::RunKind::Latency.words(),
+        );
         assert!(f.svg.contains(r#"id="run1-histogram""#));
         assert!(f.svg.contains("<polyline"));
         assert!(

@@ -14,46 +14,7 @@ pub mod phases;
 pub mod sweep;
 pub mod timeline;
 
-use crate::format::run_record::RunKind;
 use chart::Style;
-
-/// What a run's samples are, for axis titles and statements: wakeups and their latency, or a
-/// noise run's gaps and their length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Samples {
-    /// The value on the latency axis: "latency" or "gap length".
-    pub value: &'static str,
-    /// The value with its sample: "wakeup latency" or "gap length".
-    pub sample_value: &'static str,
-    /// The samples counted: "wakeups" or "gaps".
-    pub plural: &'static str,
-    /// How a sample exceeds x: "later" (a wakeup) or "longer" (a gap).
-    pub exceeds: &'static str,
-}
-
-impl Samples {
-    pub const WAKEUPS: Samples = Samples {
-        value: "latency",
-        sample_value: "wakeup latency",
-        plural: "wakeups",
-        exceeds: "later",
-    };
-    pub const GAPS: Samples = Samples {
-        value: "gap length",
-        sample_value: "gap length",
-        plural: "gaps",
-        exceeds: "longer",
-    };
-
-    /// The samples of a run of this kind.
-    pub fn of(kind: RunKind) -> Samples {
-        if kind.is_noise() {
-            Samples::GAPS
-        } else {
-            Samples::WAKEUPS
-        }
-    }
-}
 
 /// A finished plot.
 #[derive(Debug, Clone)]

@@ -5,8 +5,9 @@
 
 use super::axis::{Quantity, Scale, ScaleKind};
 use super::chart::{Axis, Frame, LegendEntry};
-use super::{Figure, Samples, series_style};
+use super::{Figure, series_style};
 use crate::analysis::phase::{inside, phase_window};
+use crate::format::kind::Vocabulary;
 use crate::report::digest::{ROWS, SeriesDigest, row_floor_ns};
 use crate::report::svg::escape;
 
@@ -53,7 +54,7 @@ pub fn prepare(series: &SeriesDigest, phases: &[(String, f64, f64)]) -> Vec<Phas
         .collect()
 }
 
-pub fn draw(name: &str, title: &str, pdfs: &[PhasePdf], samples: Samples) -> Figure {
+pub fn draw(name: &str, title: &str, pdfs: &[PhasePdf], samples: Vocabulary) -> Figure {
     let rows = pdfs.iter().flat_map(|p| p.rows.iter());
     let (lo, hi) = rows
         .clone()
@@ -182,7 +183,12 @@ mod tests {
         // 10 us is row 40 (10^4.0); 20 us row 43; 1 ms row 60.
         assert_eq!(pdfs[0].rows, vec![(40, 1.0)]);
         assert_eq!(pdfs[1].rows, vec![(43, 0.75), (60, 0.25)]);
-        let f = draw("run1-phases-cpu0", "t", &pdfs, Samples::WAKEUPS);
+        let f = draw(
+            "run1-phases-cpu0",
+            "t",
+            &pdfs,
+            *crate::format::run_record::RunKind::Latency.words(),
+        );
         assert_eq!(f.svg.matches("<polyline").count(), 2);
         assert!(f.svg.contains(r#"data-label="memory""#));
     }

@@ -7,7 +7,8 @@
 
 use super::axis::{Quantity, Scale, ScaleKind, time_unit};
 use super::chart::{Axis, Frame, LegendEntry, Style};
-use super::{Figure, Samples, phases, series_style};
+use super::{Figure, phases, series_style};
+use crate::format::kind::Vocabulary;
 use crate::report::digest::SeriesDigest;
 use crate::report::svg::escape;
 use crate::units::format_ns;
@@ -135,7 +136,7 @@ pub fn prepare(
     }
 }
 
-pub fn draw(name: &str, title: &str, t: &Timeline, samples: Samples) -> Figure {
+pub fn draw(name: &str, title: &str, t: &Timeline, samples: Vocabulary) -> Figure {
     let values = t
         .tracks
         .iter()
@@ -333,7 +334,13 @@ mod tests {
         let t = prepare(&series, d.extent_s(), vec![], vec![]);
         assert_eq!(t.column_s, None);
         assert!(t.tracks.iter().all(|tr| tr.points.len() == 120));
-        let svg = draw("t", "t", &t, Samples::WAKEUPS).svg;
+        let svg = draw(
+            "t",
+            "t",
+            &t,
+            *crate::format::run_record::RunKind::Latency.words(),
+        )
+        .svg;
         assert_eq!(polylines(&svg, "max"), vec![120, 120]);
         assert_eq!(polylines(&svg, "p99"), vec![120, 120]);
         assert!(!svg.contains("<circle"), "no dots");
@@ -356,7 +363,16 @@ mod tests {
         let spike = t.tracks[0].points.iter().map(|p| p.max_ns).max().unwrap();
         assert!(spike.abs_diff(3_000_000) < 3_000, "{spike}");
         assert_eq!(
-            polylines(&draw("t", "t", &t, Samples::WAKEUPS).svg, "max"),
+            polylines(
+                &draw(
+                    "t",
+                    "t",
+                    &t,
+                    *crate::format::run_record::RunKind::Latency.words()
+                )
+                .svg,
+                "max"
+            ),
             vec![800, 800]
         );
     }

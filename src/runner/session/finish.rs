@@ -49,7 +49,7 @@ impl Session {
         if let Some(f) = &load_outcome.failure {
             failure.get_or_insert(f.clone());
         }
-        let end_clock = self.plan.clock.now_ns().min(self.end_ns);
+        let end_clock = self.plan.clock().now_ns().min(self.end_ns);
         // The trace is read to its end before the last samples are joined with it.
         let trace_stats = self.tracer.as_mut().map(|t| t.finish_reading());
         if let Some(Err(e)) = &trace_stats {

@@ -42,7 +42,7 @@ pub(super) fn start_trace(
         .collect();
     setup.start(
         crate::trace::record::thread_traces(plan, &ids),
-        crate::trace::record::timer_functions(plan.wake),
+        crate::trace::record::timer_functions(plan.wake_method()),
     )
 }
 
@@ -103,7 +103,7 @@ pub(super) fn create_files(plan: &RunPlan, result_dir: &ResultDir) -> Result<Run
             let ledger = SegmentLedger::new(segments);
             // Every interval is written under each CPU's tag, and its IRQ tag with --trace
             // (not for noise gaps, which have no IRQ latency).
-            let irq_tags = plan.trace && plan.kind == crate::measure::MeasureKind::Latency;
+            let irq_tags = plan.trace && plan.measurement.kind() == crate::plan::RunKind::Latency;
             let tags = plan.cpus.len() * if irq_tags { 2 } else { 1 };
             let writer = Segments::new(result_dir.clone(), *segments, tags, ledger.clone());
             (HlogWriter::to(Box::new(writer)), Some(ledger))
