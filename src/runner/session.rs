@@ -19,35 +19,24 @@
 
 mod finish;
 mod parts;
+mod start;
 
-use super::cpulock::{self, CpuLocks};
+use super::cpulock::CpuLocks;
 use super::loads::RunLoads;
-use super::pmqos::{self, PmQosHold};
+use super::pmqos::PmQosHold;
 use super::threads::Threads;
-use super::{plan_record, system_snapshot};
-use crate::error::{Failure, OrFailure, Result};
 use crate::format::events::Event;
-use crate::format::run_record::{EnvironmentRecord, RunRecord};
-use crate::format::samplelog::SampleLogHeader;
+use crate::format::run_record::RunRecord;
 use crate::measure::clock::monotonic_ns;
-use crate::measure::sched::{explain_mlock_refusal, lock_all_memory};
-use crate::measure::wake::block_timer_signals;
-use crate::plan::{PREFAULT_STACK_BYTES, RunLength, RunPlan};
+use crate::plan::{RunLength, RunPlan};
 use crate::record::live::LiveView;
 use crate::record::segments::SegmentLedger;
-use crate::record::{LiveRow, Recorder, ThreadFeed};
-use crate::results::{ResultDir, dir};
+use crate::record::{LiveRow, Recorder};
+use crate::results::ResultDir;
 use hdrhistogram::Histogram;
-use parts::{
-    EventWriter, RunFiles, create_files, follow_senders, start_trace, stop_on_signals, write_failed,
-};
+use parts::{EventWriter, write_failed};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
-
-/// Time between opening the start gate and the first due wakeup: every thread must be back in
-/// its loop and asleep before it.
-const LEAD_IN_NS: u64 = 50_000_000;
 
 /// What a session needs besides its plan.
 #[derive(Debug, Clone, Default)]
@@ -124,221 +113,6 @@ pub struct Session {
 }
 
 impl Session {
-    /// Claims the result directory, checks the system, sets up the measuring threads, takes
-    /// the CPU locks, starts the loads, PM QoS and tracing, writes the first run.json, and opens
-    /// the start gate: the first wakeups are due 50 ms after this returns. Any refusal returns
-    /// before measuring, with what was taken given back (and the new directory removed).
-    pub fn start(plan: &RunPlan, options: SessionOptions) -> Result<Session> {
-        if let Some(segments) = &plan.segments {
-            segments.check(plan.log_interval_ns)?;
-        }
-        // Made before anything starts: a second run into the same --out is refused here (exit
-        // 2), and dropping the claim before measuring begins removes the directory again.
-        let claim = match &plan.out {
-            Some(out) => ResultDir::create(out, "--out")?,
-            None => ResultDir::create_unique(
-                &dir::default_path(SystemTime::now(), &crate::system::host::hostname()),
-                "--out",
-            )?,
-        };
-        let out = claim.dir().path.clone();
-        // What the wake method needs of the system (e.g. /dev/rtc): exit 3 before anything
-        // starts.
-        plan.wake_method().check_system().map_err(Failure::system)?;
-        let (system, mut warnings) = system_snapshot(plan);
-        // Tracing instances left by a jitterlab that was killed are removed at every start.
-        warnings.extend(crate::trace::tracefs::remove_stale_instances());
-        // So are loads of a jitterlab killed with its reaper (found by their marker).
-        warnings.extend(crate::load::contain::kill_orphaned_loads());
-        // Before anything starts: a system that cannot trace is refused here (exit 3).
-        let trace_setup = match plan.trace {
-            true => Some(
-                crate::trace::prepare(&crate::trace::record::traced_cpus(plan))
-                    .map_err(Failure::system)?,
-            ),
-            false => None,
-        };
-
-        // Before any other thread exists, so that every thread inherits the mask.
-        block_timer_signals();
-        let (stop, interrupted) = stop_on_signals()?;
-        if plan.mlock {
-            lock_all_memory().map_err(|e| Failure::system(explain_mlock_refusal(&e)))?;
-        }
-
-        // From here on every part is an owned value that undoes itself when dropped, taken in
-        // the reverse of the session's teardown order.
-        let mut threads = Threads::start(plan, &stop)?;
-        // Once the system has accepted everything and before anything runs: CPUs another run
-        // is measuring are refused here (exit 3).
-        let (cpu_locks, lock_warnings) = cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
-        warnings.extend(lock_warnings);
-        let mut loads = RunLoads::start_spikes(plan, &stop)?;
-        let pm_qos = pmqos::hold(plan.pm_qos_us);
-        if let Some(e) = &pm_qos.record.error {
-            warnings.push(e.clone());
-        }
-        // Tracing starts once the measuring threads' ids are known (its filters name them).
-        let (mut tracer, joiner) = match trace_setup {
-            Some(setup) => {
-                let (t, j) = start_trace(setup, plan, &threads.list).map_err(Failure::system)?;
-                (Some(t), Some(j))
-            }
-            None => (None, None),
-        };
-        let RunFiles {
-            hlog: mut hlog_writer,
-            samples: mut sample_writer,
-            events,
-            segments,
-        } = create_files(plan, claim.dir())?;
-        let mut events = EventWriter(events);
-        // The generators start now, before measuring, and run when this returns.
-        loads.start_generators(plan, claim.dir())?;
-
-        // The common start: every thread is asleep by then.
-        let start_wall = SystemTime::now() + Duration::from_nanos(LEAD_IN_NS);
-        let start_ns = plan.clock().now_ns() + LEAD_IN_NS;
-        // Loads and events run on CLOCK_MONOTONIC; with the default clock the two starts are
-        // one.
-        let start_mono = if plan.clock() == crate::measure::Clock::Monotonic {
-            start_ns
-        } else {
-            monotonic_ns() + LEAD_IN_NS
-        };
-        // Without an end in time (loops, or no end at all), nothing is due to end.
-        let (end_ns, end_mono) = match plan.length.duration_ns() {
-            Some(ns) => (start_ns + ns, start_mono + ns),
-            None => (u64::MAX, u64::MAX),
-        };
-
-        let mut record = RunRecord {
-            warnings: warnings.clone(),
-            segments: segments.as_ref().map(SegmentLedger::record),
-            kind: plan.measurement.kind(),
-            ..RunRecord::new(
-                options.command_line,
-                plan_record(plan),
-                system,
-                EnvironmentRecord {
-                    memory_locked: plan.mlock,
-                    stack_prefaulted_bytes: if plan.mlock { PREFAULT_STACK_BYTES } else { 0 },
-                    pm_qos: pm_qos.record.clone(),
-                },
-                humantime::format_rfc3339_millis(start_wall).to_string(),
-                start_mono,
-            )
-        };
-        let headers = hlog_writer
-            .begin(
-                start_wall,
-                &format!(
-                    "jitterlab {} {} log",
-                    env!("CARGO_PKG_VERSION"),
-                    plan.measurement.kind().name()
-                ),
-            )
-            .and_then(|_| match &mut sample_writer {
-                Some(w) => w.begin(SampleLogHeader {
-                    clock_id: plan.clock().id() as u32,
-                    start_ns,
-                }),
-                None => Ok(()),
-            });
-        if let Err(e) = headers {
-            return Err(Failure::run(format!(
-                "cannot write the result files in {}: {e}",
-                out.display()
-            )));
-        }
-        // Written now so that a directory left by a killed run says what it was; from here on
-        // the directory holds a run and stays.
-        claim
-            .dir()
-            .write_first_run_record(&record)
-            .or_run(|| format!("cannot write run.json in {}", out.display()))?;
-        let dir = claim.keep();
-        for w in &warnings {
-            events.write(&Event::Warning {
-                time_ns: monotonic_ns(),
-                message: w.clone(),
-            });
-        }
-        events.write(&Event::RunStart {
-            time_ns: start_mono,
-        });
-
-        let feeds: Vec<ThreadFeed> = threads
-            .list
-            .iter_mut()
-            .map(|t| ThreadFeed {
-                cpu: t.cpu,
-                index: t.index,
-                deadline_ns: plan.thread_deadline_ns(t.index),
-                counters: Arc::clone(&t.counters),
-                consumer: std::mem::replace(&mut t.consumer, rtrb::RingBuffer::new(1).1),
-                tails: plan.thread_tail_plan(t.index),
-                kind: plan.measurement.kind(),
-            })
-            .collect();
-        let mut recorder = Recorder::new(
-            feeds,
-            hlog_writer,
-            sample_writer,
-            start_ns,
-            plan.log_interval_ns,
-        );
-        if let Some(j) = joiner {
-            recorder = recorder.with_trace(Box::new(j), plan.ring_size * 4);
-        }
-        if let Some(every) = plan.summary_every {
-            recorder = recorder.with_summaries(every);
-        }
-        let live = LiveView::new(
-            options.quiet,
-            &plan.cpus,
-            plan.length.expected_ns(plan.thread_interval_ns(0)),
-        );
-
-        threads.open(start_ns, end_ns);
-        if plan
-            .measurement
-            .latency()
-            .is_some_and(|l| l.sender.is_some())
-        {
-            let warning = follow_senders(&threads.list, start_mono, &mut record, tracer.as_mut());
-            if let Some(message) = warning {
-                record.warnings.push(message.clone());
-                events.write(&Event::Warning {
-                    time_ns: monotonic_ns(),
-                    message,
-                });
-            }
-        }
-        loads.begin(start_mono, end_mono);
-        Ok(Session {
-            tracer,
-            pm_qos,
-            loads,
-            _cpu_locks: cpu_locks,
-            threads,
-            recorder: Some(recorder),
-            events,
-            plan: plan.clone(),
-            dir,
-            record,
-            live: Some(live),
-            stop,
-            interrupted,
-            stopped_by_caller: false,
-            start_mono,
-            end_ns,
-            io_error: None,
-            segments,
-            late_wakeups: vec![Vec::new(); plan.cpus.len()],
-        })
-    }
-
     /// One round of the recorder: takes what the rings hold (completed intervals go to
     /// latency.hlog), writes the spike explanations and the loads' events to events.jsonl, and
     /// updates the live view. Meant to be called every [`super::DRAIN_EVERY`]; the rings hold

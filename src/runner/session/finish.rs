@@ -4,13 +4,24 @@
 
 use super::{Progress, Session, write_failed};
 use crate::format::events::Event;
+use crate::format::events::SpikeExplanation;
 use crate::format::run_record::{CpuTimeRecord, Ended, ThreadCpuTime};
 use crate::measure::ThreadEnd;
 use crate::measure::clock::monotonic_ns;
 use crate::plan::RunLength;
+use crate::record::ThreadResult;
+use crate::runner::threads::JoinedThread;
 use crate::runner::{RunOutcome, inversion_record, loads, run_warnings, thread_summaries};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
+
+/// What the recorder had when it finished.
+struct Recorded {
+    results: Vec<ThreadResult>,
+    /// The worst explained late wakeups, and how many were explained (`--trace`).
+    worst: Vec<SpikeExplanation>,
+    explained: u64,
+}
 
 impl Session {
     /// Ends the run (stopping it first if its threads still measure) and writes the results:
@@ -18,6 +29,69 @@ impl Session {
     /// trace's figures, the budget's verdict, and the final run.json. Every part is given back
     /// here or when the session is dropped at the end.
     pub fn finish(mut self) -> RunOutcome {
+        let (ends, mut failure) = self.end_threads();
+        self.stop.store(true, Ordering::SeqCst);
+        let (load_outcome, load_events) = self.loads.stop();
+        load_events.iter().for_each(|e| self.events.write(e));
+        if let Some(f) = &load_outcome.failure {
+            failure.get_or_insert(f.clone());
+        }
+        let end_clock = self.plan.clock().now_ns().min(self.end_ns);
+        // The trace is read to its end before the last samples are joined with it.
+        let trace_stats = self.tracer.as_mut().map(|t| t.finish_reading());
+        if let Some(Err(e)) = &trace_stats {
+            self.record
+                .warnings
+                .push(format!("--trace: the trace reader failed: {e}"));
+        }
+        let recorded = self.drain_recorder(end_clock);
+        self.pm_qos.release();
+
+        self.record_end(failure);
+        self.record_figures(&recorded.results, &ends, &load_outcome);
+        if let (Some(t), Some(stats)) = (self.tracer.take(), trace_stats) {
+            let stats = stats.unwrap_or_default();
+            let config = t.config.clone();
+            let record = &mut self.record;
+            if let Err(e) = t.remove() {
+                record.warnings.push(e);
+            }
+            record.warnings.extend(crate::trace::record::trace_warnings(
+                &stats,
+                &recorded.results,
+            ));
+            record.trace = Some(crate::trace::record::trace_record(
+                &self.plan,
+                &config,
+                &stats,
+                &recorded.results,
+                recorded.worst,
+                recorded.explained,
+            ));
+        }
+        if let Some(budget) = &self.plan.budget {
+            for e in crate::analysis::budget::judge_run(budget, &mut self.record) {
+                self.events.write(&e);
+            }
+        }
+        self.events.write(&Event::RunEnd {
+            time_ns: monotonic_ns(),
+            ended: self.record.ended.as_str().into(),
+        });
+        // A failure here still ends with the summary (from memory) and exit 4.
+        if let Err(e) = self.dir.write_final_run_record(&mut self.record) {
+            eprintln!("jitterlab: {e}");
+        }
+        // The rest of the session (its parts, in field order) is dropped on return.
+        RunOutcome {
+            dir: self.dir,
+            record: self.record,
+        }
+    }
+
+    /// Stops the threads if they still measure, ends the live view, joins the threads and
+    /// writes each failure as an event; returns how each ended and the first failure.
+    fn end_threads(&mut self) -> (Vec<JoinedThread>, Option<String>) {
         if !self.threads.all_ended() {
             self.stop();
             // An interrupted thread ends within microseconds; each poll interrupts again a
@@ -43,20 +117,13 @@ impl Session {
                 failure.get_or_insert(message);
             }
         }
-        self.stop.store(true, Ordering::SeqCst);
-        let (load_outcome, load_events) = self.loads.stop();
-        load_events.iter().for_each(|e| self.events.write(e));
-        if let Some(f) = &load_outcome.failure {
-            failure.get_or_insert(f.clone());
-        }
-        let end_clock = self.plan.clock().now_ns().min(self.end_ns);
-        // The trace is read to its end before the last samples are joined with it.
-        let trace_stats = self.tracer.as_mut().map(|t| t.finish_reading());
-        if let Some(Err(e)) = &trace_stats {
-            self.record
-                .warnings
-                .push(format!("--trace: the trace reader failed: {e}"));
-        }
+        (ends, failure)
+    }
+
+    /// Takes the last samples from the rings, writes the explanations, noise intervals and
+    /// wakeup summaries still held, closes the intervals at `end_clock`, and finishes the
+    /// recorder.
+    fn drain_recorder(&mut self, end_clock: u64) -> Recorded {
         let mut recorder = self
             .recorder
             .take()
@@ -86,19 +153,26 @@ impl Session {
             let message = write_failed(&self.dir, e);
             self.io_error.get_or_insert(message);
         }
-        self.pm_qos.release();
+        Recorded {
+            results,
+            worst,
+            explained,
+        }
+    }
 
-        let end_wall = SystemTime::now();
+    /// run.json's end: how and why the run ended, when, and how long it measured.
+    fn record_end(&mut self, failure: Option<String>) {
+        let interrupted = self.interrupted.load(Ordering::SeqCst);
         let record = &mut self.record;
         record.ended = if failure.is_some() || self.io_error.is_some() {
             Ended::Failed
-        } else if self.interrupted.load(Ordering::SeqCst) || self.stopped_by_caller {
+        } else if interrupted || self.stopped_by_caller {
             Ended::Interrupted
         } else {
             Ended::Completed
         };
         record.end_reason = failure.or(self.io_error.clone()).or_else(|| {
-            if self.interrupted.load(Ordering::SeqCst) {
+            if interrupted {
                 Some("stopped by SIGINT or SIGTERM".into())
             } else if self.stopped_by_caller {
                 Some("stopped by its caller".into())
@@ -106,15 +180,26 @@ impl Session {
                 None
             }
         });
-        record.ended_utc = Some(humantime::format_rfc3339_millis(end_wall).to_string());
+        record.ended_utc = Some(humantime::format_rfc3339_millis(SystemTime::now()).to_string());
         let elapsed_ns = monotonic_ns().saturating_sub(self.start_mono);
         record.duration_ns = Some(match self.plan.length {
             // Measurement ends at the last due time; the drain after it is not part of the run.
             RunLength::Duration(ns) => elapsed_ns.min(ns),
             RunLength::Loops(_) | RunLength::Endless => elapsed_ns,
         });
-        record.threads = thread_summaries(&self.plan, &results, &ends);
-        record.inversion = inversion_record(&self.plan, &results);
+    }
+
+    /// run.json's figures: per thread, the inversion counts, the CPU time, the loads, and the
+    /// warnings about what the run saw.
+    fn record_figures(
+        &mut self,
+        results: &[ThreadResult],
+        ends: &[JoinedThread],
+        load_outcome: &crate::load::supervisor::Outcome,
+    ) {
+        let record = &mut self.record;
+        record.threads = thread_summaries(&self.plan, results, ends);
+        record.inversion = inversion_record(&self.plan, results);
         record.cpu_time = Some(cpu_time_now(
             ends.iter()
                 .map(|j| ThreadCpuTime {
@@ -127,39 +212,8 @@ impl Session {
         record.loads = self
             .loads
             .spike_records(&self.plan, record.duration_ns.unwrap_or(0));
-        loads::record(&load_outcome, record, &self.dir);
-        record.warnings.extend(run_warnings(&results));
-        if let (Some(t), Some(stats)) = (self.tracer.take(), trace_stats) {
-            let stats = stats.unwrap_or_default();
-            let config = t.config.clone();
-            if let Err(e) = t.remove() {
-                record.warnings.push(e);
-            }
-            record
-                .warnings
-                .extend(crate::trace::record::trace_warnings(&stats, &results));
-            record.trace = Some(crate::trace::record::trace_record(
-                &self.plan, &config, &stats, &results, worst, explained,
-            ));
-        }
-        if let Some(budget) = &self.plan.budget {
-            for e in crate::analysis::budget::judge_run(budget, record) {
-                self.events.write(&e);
-            }
-        }
-        self.events.write(&Event::RunEnd {
-            time_ns: monotonic_ns(),
-            ended: record.ended.as_str().into(),
-        });
-        // A failure here still ends with the summary (from memory) and exit 4.
-        if let Err(e) = self.dir.write_final_run_record(record) {
-            eprintln!("jitterlab: {e}");
-        }
-        // The rest of the session (its parts, in field order) is dropped on return.
-        RunOutcome {
-            dir: self.dir,
-            record: self.record,
-        }
+        loads::record(load_outcome, record, &self.dir);
+        record.warnings.extend(run_warnings(results));
     }
 }
 

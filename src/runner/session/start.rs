@@ -1,0 +1,373 @@
+//! Starting a session, in named steps: claim the result directory, check the system
+//! (preflight), acquire the parts (threads, CPU locks, loads, PM QoS, tracing), fix the
+//! timeline, open the result files with the first run.json, and arm (open the start gate).
+//! Each step returns owned values that undo themselves, so a refusal at any step gives back
+//! what the earlier ones took, in the session's teardown order, and removes the new directory.
+
+use super::parts::{
+    EventWriter, RunFiles, create_files, follow_senders, start_trace, stop_on_signals,
+};
+use super::{Session, SessionOptions};
+use crate::error::{Failure, OrFailure, Result};
+use crate::format::events::Event;
+use crate::format::hlog::HlogWriter;
+use crate::format::run_record::{EnvironmentRecord, RunRecord};
+use crate::format::samplelog::{SampleLogHeader, SampleLogWriter};
+use crate::measure::clock::monotonic_ns;
+use crate::measure::sched::{explain_mlock_refusal, lock_all_memory};
+use crate::measure::wake::block_timer_signals;
+use crate::plan::{PREFAULT_STACK_BYTES, RunPlan};
+use crate::record::live::LiveView;
+use crate::record::segments::SegmentLedger;
+use crate::record::{Recorder, ThreadFeed};
+use crate::results::ResultDir;
+use crate::results::dir::{self, Claim};
+use crate::runner::cpulock::{self, CpuLocks};
+use crate::runner::loads::RunLoads;
+use crate::runner::pmqos::{self, PmQosHold};
+use crate::runner::threads::Threads;
+use crate::runner::{plan_record, system_snapshot};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, SystemTime};
+
+/// Time between opening the start gate and the first due wakeup: every thread must be back in
+/// its loop and asleep before it.
+const LEAD_IN_NS: u64 = 50_000_000;
+
+/// What the checks before anything starts found.
+struct Preflight {
+    /// The system snapshot for run.json.
+    system: serde_json::Value,
+    /// Warnings for run.json and events.jsonl, in the order they were found.
+    warnings: Vec<String>,
+    /// With `--trace`: the tracefs instance, made but not started.
+    trace_setup: Option<crate::trace::TraceSetup>,
+}
+
+/// The parts that hold the system, in the session's teardown order (fields drop in
+/// declaration order): an error after this step gives them back in that order.
+struct Acquired {
+    tracer: Option<crate::trace::Tracer>,
+    joiner: Option<crate::trace::Joiner>,
+    pm_qos: PmQosHold,
+    loads: RunLoads,
+    cpu_locks: CpuLocks,
+    threads: Threads,
+}
+
+/// The run's start and end on its own clock and on CLOCK_MONOTONIC.
+#[derive(Debug, Clone, Copy)]
+struct Timeline {
+    start_wall: SystemTime,
+    /// The first due time, on the plan's clock.
+    start_ns: u64,
+    /// The same on CLOCK_MONOTONIC (loads and events run on it).
+    start_mono: u64,
+    /// No wakeup is due at or after this (plan's clock); `u64::MAX` without an end in time.
+    end_ns: u64,
+    end_mono: u64,
+}
+
+impl Session {
+    /// Claims the result directory, checks the system, sets up the measuring threads, takes
+    /// the CPU locks, starts the loads, PM QoS and tracing, writes the first run.json, and opens
+    /// the start gate: the first wakeups are due 50 ms after this returns. Any refusal returns
+    /// before measuring, with what was taken given back (and the new directory removed).
+    pub fn start(plan: &RunPlan, options: SessionOptions) -> Result<Session> {
+        if let Some(segments) = &plan.segments {
+            segments.check(plan.log_interval_ns)?;
+        }
+        // Declared first, so dropped last: a refusal below removes the directory after every
+        // part taken since has been given back.
+        let claim = claim_result_dir(plan)?;
+        let preflight = preflight(plan)?;
+        let mut warnings = preflight.warnings;
+        // Before any other thread exists, so that every thread inherits the mask.
+        block_timer_signals();
+        let (stop, interrupted) = stop_on_signals()?;
+        if plan.mlock {
+            lock_all_memory().map_err(|e| Failure::system(explain_mlock_refusal(&e)))?;
+        }
+        let mut parts = acquire(plan, &stop, preflight.trace_setup, &mut warnings)?;
+        let RunFiles {
+            hlog,
+            samples,
+            events,
+            segments,
+        } = create_files(plan, claim.dir())?;
+        let mut events = EventWriter(events);
+        // The generators start now, before measuring, and run when this returns.
+        parts.loads.start_generators(plan, claim.dir())?;
+
+        let timeline = Timeline::from_now(plan);
+        let mut record = RunRecord {
+            warnings: warnings.clone(),
+            segments: segments.as_ref().map(SegmentLedger::record),
+            kind: plan.measurement.kind(),
+            ..RunRecord::new(
+                options.command_line,
+                plan_record(plan),
+                preflight.system,
+                EnvironmentRecord {
+                    memory_locked: plan.mlock,
+                    stack_prefaulted_bytes: if plan.mlock { PREFAULT_STACK_BYTES } else { 0 },
+                    pm_qos: parts.pm_qos.record.clone(),
+                },
+                humantime::format_rfc3339_millis(timeline.start_wall).to_string(),
+                timeline.start_mono,
+            )
+        };
+        let (hlog, samples) = begin_files(plan, &timeline, hlog, samples, claim.dir())?;
+        // Written now so that a directory left by a killed run says what it was; from here on
+        // the directory holds a run and stays.
+        claim
+            .dir()
+            .write_first_run_record(&record)
+            .or_run(|| format!("cannot write run.json in {}", claim.dir().path.display()))?;
+        let dir = claim.keep();
+        for w in &warnings {
+            events.write(&Event::Warning {
+                time_ns: monotonic_ns(),
+                message: w.clone(),
+            });
+        }
+        events.write(&Event::RunStart {
+            time_ns: timeline.start_mono,
+        });
+
+        let recorder = recorder(plan, &mut parts, hlog, samples, timeline.start_ns);
+        let live = LiveView::new(
+            options.quiet,
+            &plan.cpus,
+            plan.length.expected_ns(plan.thread_interval_ns(0)),
+        );
+        arm(plan, &mut parts, &timeline, &mut record, &mut events);
+        let Acquired {
+            tracer,
+            joiner: _,
+            pm_qos,
+            loads,
+            cpu_locks,
+            threads,
+        } = parts;
+        Ok(Session {
+            tracer,
+            pm_qos,
+            loads,
+            _cpu_locks: cpu_locks,
+            threads,
+            recorder: Some(recorder),
+            events,
+            plan: plan.clone(),
+            dir,
+            record,
+            live: Some(live),
+            stop,
+            interrupted,
+            stopped_by_caller: false,
+            start_mono: timeline.start_mono,
+            end_ns: timeline.end_ns,
+            io_error: None,
+            segments,
+            late_wakeups: vec![Vec::new(); plan.cpus.len()],
+        })
+    }
+}
+
+/// Makes the result directory before anything starts: a second run into the same --out is
+/// refused here (exit 2), and dropping the claim before measuring begins removes it again.
+fn claim_result_dir(plan: &RunPlan) -> Result<Claim> {
+    match &plan.out {
+        Some(out) => ResultDir::create(out, "--out"),
+        None => ResultDir::create_unique(
+            &dir::default_path(SystemTime::now(), &crate::system::host::hostname()),
+            "--out",
+        ),
+    }
+}
+
+/// What the system must offer, checked before anything starts (exit 3 otherwise), and what
+/// killed runs left behind, cleaned up.
+fn preflight(plan: &RunPlan) -> Result<Preflight> {
+    // What the wake method needs of the system (e.g. /dev/rtc).
+    plan.wake_method().check_system().map_err(Failure::system)?;
+    let (system, mut warnings) = system_snapshot(plan);
+    // Tracing instances left by a jitterlab that was killed are removed at every start.
+    warnings.extend(crate::trace::tracefs::remove_stale_instances());
+    // So are loads of a jitterlab killed with its reaper (found by their marker).
+    warnings.extend(crate::load::contain::kill_orphaned_loads());
+    // A system that cannot trace is refused here.
+    let trace_setup = match plan.trace {
+        true => Some(
+            crate::trace::prepare(&crate::trace::record::traced_cpus(plan))
+                .map_err(Failure::system)?,
+        ),
+        false => None,
+    };
+    Ok(Preflight {
+        system,
+        warnings,
+        trace_setup,
+    })
+}
+
+/// Takes the parts in the reverse of the session's teardown order: the measuring threads set
+/// up and waiting at the gate, the CPU locks, the spike loads, PM QoS, and tracing (which
+/// needs the threads' ids).
+fn acquire(
+    plan: &RunPlan,
+    stop: &Arc<AtomicBool>,
+    trace_setup: Option<crate::trace::TraceSetup>,
+    warnings: &mut Vec<String>,
+) -> Result<Acquired> {
+    let threads = Threads::start(plan, stop)?;
+    // Once the system has accepted everything and before anything runs: CPUs another run
+    // is measuring are refused here (exit 3).
+    let (cpu_locks, lock_warnings) = cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
+    warnings.extend(lock_warnings);
+    let loads = RunLoads::start_spikes(plan, stop)?;
+    let pm_qos = pmqos::hold(plan.pm_qos_us);
+    if let Some(e) = &pm_qos.record.error {
+        warnings.push(e.clone());
+    }
+    let (tracer, joiner) = match trace_setup {
+        Some(setup) => {
+            let (t, j) = start_trace(setup, plan, &threads.list).map_err(Failure::system)?;
+            (Some(t), Some(j))
+        }
+        None => (None, None),
+    };
+    Ok(Acquired {
+        tracer,
+        joiner,
+        pm_qos,
+        loads,
+        cpu_locks,
+        threads,
+    })
+}
+
+impl Timeline {
+    /// The common start, [`LEAD_IN_NS`] from now (every thread is asleep by then), and the
+    /// end the plan's duration gives.
+    fn from_now(plan: &RunPlan) -> Timeline {
+        let start_wall = SystemTime::now() + Duration::from_nanos(LEAD_IN_NS);
+        let start_ns = plan.clock().now_ns() + LEAD_IN_NS;
+        // With the default clock the two starts are one.
+        let start_mono = if plan.clock() == crate::measure::Clock::Monotonic {
+            start_ns
+        } else {
+            monotonic_ns() + LEAD_IN_NS
+        };
+        // Without an end in time (loops, or no end at all), nothing is due to end.
+        let (end_ns, end_mono) = match plan.length.duration_ns() {
+            Some(ns) => (start_ns + ns, start_mono + ns),
+            None => (u64::MAX, u64::MAX),
+        };
+        Timeline {
+            start_wall,
+            start_ns,
+            start_mono,
+            end_ns,
+            end_mono,
+        }
+    }
+}
+
+/// Writes the headers of the interval log and the sample log, now that the start is fixed.
+fn begin_files(
+    plan: &RunPlan,
+    timeline: &Timeline,
+    mut hlog: HlogWriter,
+    mut samples: Option<SampleLogWriter>,
+    dir: &ResultDir,
+) -> Result<(HlogWriter, Option<SampleLogWriter>)> {
+    let headers = hlog
+        .begin(
+            timeline.start_wall,
+            &format!(
+                "jitterlab {} {} log",
+                env!("CARGO_PKG_VERSION"),
+                plan.measurement.kind().name()
+            ),
+        )
+        .and_then(|_| match &mut samples {
+            Some(w) => w.begin(SampleLogHeader {
+                clock_id: plan.clock().id() as u32,
+                start_ns: timeline.start_ns,
+            }),
+            None => Ok(()),
+        });
+    match headers {
+        Ok(()) => Ok((hlog, samples)),
+        Err(e) => Err(Failure::run(format!(
+            "cannot write the result files in {}: {e}",
+            dir.path.display()
+        ))),
+    }
+}
+
+/// The recorder, fed by every measuring thread's ring (taken from the threads), joined with
+/// the trace and summarising blocks where the plan asks.
+fn recorder(
+    plan: &RunPlan,
+    parts: &mut Acquired,
+    hlog: HlogWriter,
+    samples: Option<SampleLogWriter>,
+    start_ns: u64,
+) -> Recorder {
+    let feeds: Vec<ThreadFeed> = parts
+        .threads
+        .list
+        .iter_mut()
+        .map(|t| ThreadFeed {
+            cpu: t.cpu,
+            index: t.index,
+            deadline_ns: plan.thread_deadline_ns(t.index),
+            counters: Arc::clone(&t.counters),
+            consumer: std::mem::replace(&mut t.consumer, rtrb::RingBuffer::new(1).1),
+            tails: plan.thread_tail_plan(t.index),
+            kind: plan.measurement.kind(),
+        })
+        .collect();
+    let mut recorder = Recorder::new(feeds, hlog, samples, start_ns, plan.log_interval_ns);
+    if let Some(j) = parts.joiner.take() {
+        recorder = recorder.with_trace(Box::new(j), plan.ring_size * 4);
+    }
+    if let Some(every) = plan.summary_every {
+        recorder = recorder.with_summaries(every);
+    }
+    recorder
+}
+
+/// Opens the start gate, follows the IPC senders as they start, and starts the loads' clock.
+fn arm(
+    plan: &RunPlan,
+    parts: &mut Acquired,
+    timeline: &Timeline,
+    record: &mut RunRecord,
+    events: &mut EventWriter,
+) {
+    parts.threads.open(timeline.start_ns, timeline.end_ns);
+    let has_senders = plan
+        .measurement
+        .latency()
+        .is_some_and(|l| l.sender.is_some());
+    if has_senders {
+        let warning = follow_senders(
+            &parts.threads.list,
+            timeline.start_mono,
+            record,
+            parts.tracer.as_mut(),
+        );
+        if let Some(message) = warning {
+            record.warnings.push(message.clone());
+            events.write(&Event::Warning {
+                time_ns: monotonic_ns(),
+                message,
+            });
+        }
+    }
+    parts.loads.begin(timeline.start_mono, timeline.end_mono);
+}
