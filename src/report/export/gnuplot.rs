@@ -77,6 +77,14 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
         .collect();
     let max = histograms.iter().map(|(_, h)| h.max()).max().unwrap_or(0);
     let width = bin_width_ns(max);
+    let data = histogram_data(run, &histograms, width);
+    let script = histogram_script(run, &histograms, width, name);
+    Ok((data, script))
+}
+
+/// The histogram data file: one row per bin of `width` ns, one column per CPU.
+fn histogram_data(run: &LoadedRun, histograms: &[(String, Histogram<u64>)], width: u64) -> String {
+    let max = histograms.iter().map(|(_, h)| h.max()).max().unwrap_or(0);
     let rows = (max / width + 1) as usize;
     let columns: Vec<Vec<u64>> = histograms
         .iter()
@@ -119,7 +127,20 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
         }
         data.push('\n');
     }
+    data
+}
 
+/// The histogram script: impulses per CPU on a log count axis, each CPU's maximum marked.
+fn histogram_script(
+    run: &LoadedRun,
+    histograms: &[(String, Histogram<u64>)],
+    width: u64,
+    name: &str,
+) -> String {
+    let max = histograms.iter().map(|(_, h)| h.max()).max().unwrap_or(0);
+    let width_text = format!("{} us", width / 1000);
+    let words = run.record.kind.words();
+    let (what, value, samples_name) = (words.sample, words.value, words.plural);
     let title = run.path.display().to_string().replace('"', "'");
     let mut gp = String::new();
     script_head(&mut gp, &format!("{what} histogram of {title}"), name);
@@ -142,7 +163,26 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
     let _ = writeln!(gp, "set xrange [{x_from}:{x_to}]");
     let _ = writeln!(gp, "set grid");
     let _ = writeln!(gp, "set key top right");
-    // Each CPU's maximum, marked: however small its bin, the worst case is seen.
+    mark_maxima(&mut gp, run, histograms);
+    let series: Vec<String> = histograms
+        .iter()
+        .enumerate()
+        .map(|(i, (t, _))| {
+            let cpu = t.trim_start_matches("cpu");
+            format!(
+                "{} using 1:{} with impulses lw 1.5 lc rgb \"{}\" title \"CPU {cpu}\"",
+                if i == 0 { "datafile" } else { "''" },
+                i + 2,
+                PALETTE[i % PALETTE.len()]
+            )
+        })
+        .collect();
+    let _ = writeln!(gp, "plot {}", series.join(", \\\n     "));
+    gp
+}
+
+/// Each CPU's maximum, marked: however small its bin, the worst case is seen.
+fn mark_maxima(gp: &mut String, run: &LoadedRun, histograms: &[(String, Histogram<u64>)]) {
     for (i, (t, h)) in histograms.iter().enumerate() {
         let max_ns = max_of(run, t).unwrap_or_else(|| h.max());
         let x = max_ns as f64 / 1000.0;
@@ -161,21 +201,6 @@ pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
             0.95 - 0.05 * i as f64
         );
     }
-    let series: Vec<String> = histograms
-        .iter()
-        .enumerate()
-        .map(|(i, (t, _))| {
-            let cpu = t.trim_start_matches("cpu");
-            format!(
-                "{} using 1:{} with impulses lw 1.5 lc rgb \"{}\" title \"CPU {cpu}\"",
-                if i == 0 { "datafile" } else { "''" },
-                i + 2,
-                PALETTE[i % PALETTE.len()]
-            )
-        })
-        .collect();
-    let _ = writeln!(gp, "plot {}", series.join(", \\\n     "));
-    Ok((data, gp))
 }
 
 /// The latency axis in us: from a little below 0 to a little past `max_ns` (at least one bin
@@ -300,9 +325,25 @@ pub fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)>
             run.path.display()
         )));
     }
-    // Per phase, per CPU tag: the histogram of the intervals wholly inside the phase.
-    let phases: Vec<PhaseHistograms> = r
-        .phases
+    let phases = phase_histograms(run, &tags);
+    // Rows of 1/10 decade from the smallest to the largest value of any phase, so every
+    // block has the same rows and the axis covers the largest.
+    let (lo, hi) = phases
+        .iter()
+        .flat_map(|(_, _, hs)| hs.iter().filter(|h| !h.is_empty()))
+        .fold((usize::MAX, 0), |(lo, hi), h| {
+            (lo.min(row_of(h.min())), hi.max(row_of(h.max())))
+        });
+    let rows = if lo > hi { (0, 0) } else { (lo, hi) };
+    let (data, smallest) = per_phase_data(run, &tags, &phases, rows);
+    let script = per_phase_script(run, &tags, &phases, rows, smallest, name);
+    Ok((data, script))
+}
+
+/// Per phase, per CPU tag: the histogram of the intervals wholly inside the phase.
+fn phase_histograms<'a>(run: &'a LoadedRun, tags: &[String]) -> Vec<PhaseHistograms<'a>> {
+    let r = &run.record;
+    r.phases
         .iter()
         .map(|p| {
             let window = phase::window_s(r, p);
@@ -318,16 +359,17 @@ pub fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)>
                 .collect();
             (p.label.as_str(), window, hists)
         })
-        .collect();
-    // Rows of 1/10 decade from the smallest to the largest value of any phase, so every
-    // block has the same rows and the axis covers the largest.
-    let (lo, hi) = phases
-        .iter()
-        .flat_map(|(_, _, hs)| hs.iter().filter(|h| !h.is_empty()))
-        .fold((usize::MAX, 0), |(lo, hi), h| {
-            (lo.min(row_of(h.min())), hi.max(row_of(h.max())))
-        });
-    let (lo, hi) = if lo > hi { (0, 0) } else { (lo, hi) };
+        .collect()
+}
+
+/// The per-phase data file (rows `lo..=hi` of 1/10 decade in every block) and the smallest
+/// share in it (the script's y axis starts below it).
+fn per_phase_data(
+    run: &LoadedRun,
+    tags: &[String],
+    phases: &[PhaseHistograms],
+    (lo, hi): (usize, usize),
+) -> (String, f64) {
     let mut data = String::new();
     let _ = writeln!(
         data,
@@ -378,7 +420,19 @@ pub fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)>
             data.push('\n');
         }
     }
+    (data, smallest)
+}
 
+/// The per-phase script: both axes log, one line per phase and CPU (colour the phase, dash
+/// the CPU).
+fn per_phase_script(
+    run: &LoadedRun,
+    tags: &[String],
+    phases: &[PhaseHistograms],
+    (lo, hi): (usize, usize),
+    smallest: f64,
+    name: &str,
+) -> String {
     let title = run.path.display().to_string().replace('"', "'");
     let mut gp = String::new();
     script_head(
@@ -432,7 +486,7 @@ pub fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)>
         }
     }
     let _ = writeln!(gp, "plot {}", series.join(", \\\n     "));
-    Ok((data, gp))
+    gp
 }
 
 /// Counts per 1/10-decade row from `lo` to `hi` (a histogram bucket goes to the row of its

@@ -141,6 +141,30 @@ pub fn render(run: &LoadedRun) -> Result<String> {
         xml_escape(&r.started_utc),
         xml_escape(&facts.host)
     );
+    write_properties(&mut x, run, budget.as_ref(), &facts);
+    for c in &cases {
+        write_case(&mut x, c);
+    }
+    if !r.warnings.is_empty() {
+        let _ = writeln!(
+            x,
+            "    <system-err>{}</system-err>",
+            xml_escape(&r.warnings.join("\n"))
+        );
+    }
+    let _ = writeln!(x, "  </testsuite>");
+    let _ = writeln!(x, "</testsuites>");
+    Ok(x)
+}
+
+/// The suite's properties: where the run is, what made it, on which kernel, judged how.
+fn write_properties(
+    x: &mut String,
+    run: &LoadedRun,
+    budget: Option<&crate::analysis::budget::Budget>,
+    facts: &SystemFacts,
+) {
+    let r = &run.record;
     let _ = writeln!(x, "    <properties>");
     let mut properties = vec![
         ("run_dir", run.path.display().to_string()),
@@ -150,7 +174,7 @@ pub fn render(run: &LoadedRun) -> Result<String> {
         ("preemption", facts.preemption.clone()),
         ("command_line", r.command_line.join(" ")),
     ];
-    if let Some(b) = &budget {
+    if let Some(b) = budget {
         properties.push(("budget", b.expression.clone()));
     }
     if let Some(i) = &r.imported {
@@ -167,50 +191,42 @@ pub fn render(run: &LoadedRun) -> Result<String> {
         );
     }
     let _ = writeln!(x, "    </properties>");
-    for c in &cases {
-        let open = format!(
-            "    <testcase classname=\"{}\" name=\"{}\"",
-            c.classname,
-            xml_escape(&c.name)
-        );
-        match &c.outcome {
-            Outcome::Passed(text) => {
-                let _ = writeln!(x, "{open}>");
-                let _ = writeln!(x, "      <system-out>{}</system-out>", xml_escape(text));
-                let _ = writeln!(x, "    </testcase>");
-            }
-            Outcome::Failed(text) => {
-                let _ = writeln!(x, "{open}>");
-                let _ = writeln!(
-                    x,
-                    "      <failure type=\"{}\" message=\"{}\">{}</failure>",
-                    if c.classname == "jitterlab.budget" {
-                        "budget"
-                    } else {
-                        "run"
-                    },
-                    xml_escape(text),
-                    xml_escape(text)
-                );
-                let _ = writeln!(x, "    </testcase>");
-            }
-            Outcome::Skipped(text) => {
-                let _ = writeln!(x, "{open}>");
-                let _ = writeln!(x, "      <skipped message=\"{}\"/>", xml_escape(text));
-                let _ = writeln!(x, "    </testcase>");
-            }
+}
+
+/// One test case, with its output, failure or reason for skipping.
+fn write_case(x: &mut String, c: &Case) {
+    let open = format!(
+        "    <testcase classname=\"{}\" name=\"{}\"",
+        c.classname,
+        xml_escape(&c.name)
+    );
+    match &c.outcome {
+        Outcome::Passed(text) => {
+            let _ = writeln!(x, "{open}>");
+            let _ = writeln!(x, "      <system-out>{}</system-out>", xml_escape(text));
+            let _ = writeln!(x, "    </testcase>");
+        }
+        Outcome::Failed(text) => {
+            let _ = writeln!(x, "{open}>");
+            let _ = writeln!(
+                x,
+                "      <failure type=\"{}\" message=\"{}\">{}</failure>",
+                if c.classname == "jitterlab.budget" {
+                    "budget"
+                } else {
+                    "run"
+                },
+                xml_escape(text),
+                xml_escape(text)
+            );
+            let _ = writeln!(x, "    </testcase>");
+        }
+        Outcome::Skipped(text) => {
+            let _ = writeln!(x, "{open}>");
+            let _ = writeln!(x, "      <skipped message=\"{}\"/>", xml_escape(text));
+            let _ = writeln!(x, "    </testcase>");
         }
     }
-    if !r.warnings.is_empty() {
-        let _ = writeln!(
-            x,
-            "    <system-err>{}</system-err>",
-            xml_escape(&r.warnings.join("\n"))
-        );
-    }
-    let _ = writeln!(x, "  </testsuite>");
-    let _ = writeln!(x, "</testsuites>");
-    Ok(x)
 }
 
 impl RunExporter for Junit {

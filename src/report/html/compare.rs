@@ -53,6 +53,51 @@ fn mean_of_all_cpus(run: &RunDigest) -> Option<f64> {
 /// The comparison of two or more runs: a table of figures with ratios to the first, then the
 /// overlays.
 pub(super) fn section(h: &mut String, runs: &[&RunDigest], overlays: &[Figure]) {
+    let metrics = metrics(runs);
+    h.push_str("<section id=\"comparison\" class=\"comparison\"><h2>Comparison of the runs</h2>");
+    h.push_str("<p>All CPUs of each run together; ratios are to the first run. Percentiles come from the interval histograms (within 0.1%); min, mean, max and missed periods from run.json (exact).</p>");
+    let mut headers = vec!["figure".to_string()];
+    headers.extend(runs.iter().enumerate().map(|(i, r)| run_label(i, r)));
+    let mut table = Table::new(headers, Align::Right);
+    for m in &metrics {
+        table.push_row(row(m));
+    }
+    h.push_str(
+        &Html {
+            class: "numbers ratios",
+        }
+        .render(&table),
+    );
+    for f in overlays {
+        figure(h, f);
+    }
+    h.push_str("</section>\n");
+}
+
+/// One row of the table: the figure of each run, each after the first with its ratio to the
+/// first.
+fn row(m: &Metric) -> Vec<Cell> {
+    let mut cells = vec![Cell::label(m.name)];
+    for (i, v) in m.values.iter().enumerate() {
+        let shown = match v {
+            None => "-".to_string(),
+            Some(v) if m.latency => format_ns_signed(*v as i64),
+            Some(v) => format!("{v}"),
+        };
+        let cell = Cell::from(shown);
+        cells.push(match (i, m.values[0], v) {
+            (0, _, _) => cell,
+            (_, Some(first), Some(v)) => {
+                cell.with_ratio(format!("{} {}", m.name, ratio_text(first, *v)))
+            }
+            _ => cell,
+        });
+    }
+    cells
+}
+
+/// The figures compared, each for every run (all its CPUs together).
+fn metrics(runs: &[&RunDigest]) -> Vec<Metric> {
     let merged: Vec<_> = runs.iter().map(|r| r.all_cpus_histogram()).collect();
     let q = |quantile: f64| -> Vec<Option<f64>> {
         merged
@@ -60,7 +105,7 @@ pub(super) fn section(h: &mut String, runs: &[&RunDigest], overlays: &[Figure]) 
             .map(|m| (!m.is_empty()).then(|| m.value_at_quantile(quantile) as f64))
             .collect()
     };
-    let metrics = vec![
+    vec![
         Metric {
             name: "min",
             values: runs
@@ -132,41 +177,7 @@ pub(super) fn section(h: &mut String, runs: &[&RunDigest], overlays: &[Figure]) 
                 .collect(),
             latency: false,
         },
-    ];
-    h.push_str("<section id=\"comparison\" class=\"comparison\"><h2>Comparison of the runs</h2>");
-    h.push_str("<p>All CPUs of each run together; ratios are to the first run. Percentiles come from the interval histograms (within 0.1%); min, mean, max and missed periods from run.json (exact).</p>");
-    let mut headers = vec!["figure".to_string()];
-    headers.extend(runs.iter().enumerate().map(|(i, r)| run_label(i, r)));
-    let mut table = Table::new(headers, Align::Right);
-    for m in &metrics {
-        let mut cells = vec![Cell::label(m.name)];
-        for (i, v) in m.values.iter().enumerate() {
-            let shown = match v {
-                None => "-".to_string(),
-                Some(v) if m.latency => format_ns_signed(*v as i64),
-                Some(v) => format!("{v}"),
-            };
-            let cell = Cell::from(shown);
-            cells.push(match (i, m.values[0], v) {
-                (0, _, _) => cell,
-                (_, Some(first), Some(v)) => {
-                    cell.with_ratio(format!("{} {}", m.name, ratio_text(first, *v)))
-                }
-                _ => cell,
-            });
-        }
-        table.push_row(cells);
-    }
-    h.push_str(
-        &Html {
-            class: "numbers ratios",
-        }
-        .render(&table),
-    );
-    for f in overlays {
-        figure(h, f);
-    }
-    h.push_str("</section>\n");
+    ]
 }
 
 #[cfg(test)]

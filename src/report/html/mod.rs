@@ -73,43 +73,7 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
     }
 
     let budget = Budget::from_option(request.budget)?;
-
-    let mut inputs = Vec::new();
-    let mut budget_failed = false;
-    let mut run_number = 0;
-    let mut sweep_number = 0;
-    for (path, kind) in request.run_dirs.iter().zip(&kinds) {
-        match kind {
-            Kind::Run => {
-                run_number += 1;
-                let mut digest = read_with_progress(path, run_number)?;
-                if let Some(budget) = &budget {
-                    let verdict = budget.evaluate(&digest.record);
-                    println!("{}: budget {}", path.display(), verdict.expression);
-                    for line in budget::verdict_lines(&verdict) {
-                        println!("  {line}");
-                    }
-                    budget_failed |= !verdict.passed;
-                    digest.record.budget = Some(verdict);
-                }
-                let figures = run_figures(&format!("run{run_number}"), &digest);
-                inputs.push(Input::Run {
-                    digest: Box::new(digest),
-                    figures,
-                });
-            }
-            Kind::Sweep => {
-                sweep_number += 1;
-                let record = crate::results::sweep::read(path)?;
-                let figures = sweep_figures(&format!("sweep{sweep_number}"), &record);
-                inputs.push(Input::Sweep {
-                    path: path.clone(),
-                    record,
-                    figures,
-                });
-            }
-        }
-    }
+    let (inputs, budget_failed) = read_inputs(request, &kinds, budget.as_ref())?;
     let runs: Vec<&RunDigest> = inputs
         .iter()
         .filter_map(|i| match i {
@@ -161,6 +125,52 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
     } else {
         0
     })
+}
+
+/// Reads every run and sweep with its figures, each run judged against `budget` (its verdict
+/// printed and put in place of the stored one); returns them and whether a run failed.
+fn read_inputs(
+    request: &ReportRequest,
+    kinds: &[Kind],
+    budget: Option<&Budget>,
+) -> Result<(Vec<Input>, bool)> {
+    let mut inputs = Vec::new();
+    let mut budget_failed = false;
+    let mut run_number = 0;
+    let mut sweep_number = 0;
+    for (path, kind) in request.run_dirs.iter().zip(kinds) {
+        match kind {
+            Kind::Run => {
+                run_number += 1;
+                let mut digest = read_with_progress(path, run_number)?;
+                if let Some(budget) = budget {
+                    let verdict = budget.evaluate(&digest.record);
+                    println!("{}: budget {}", path.display(), verdict.expression);
+                    for line in budget::verdict_lines(&verdict) {
+                        println!("  {line}");
+                    }
+                    budget_failed |= !verdict.passed;
+                    digest.record.budget = Some(verdict);
+                }
+                let figures = run_figures(&format!("run{run_number}"), &digest);
+                inputs.push(Input::Run {
+                    digest: Box::new(digest),
+                    figures,
+                });
+            }
+            Kind::Sweep => {
+                sweep_number += 1;
+                let record = crate::results::sweep::read(path)?;
+                let figures = sweep_figures(&format!("sweep{sweep_number}"), &record);
+                inputs.push(Input::Sweep {
+                    path: path.clone(),
+                    record,
+                    figures,
+                });
+            }
+        }
+    }
+    Ok((inputs, budget_failed))
 }
 
 fn classify(path: &Path) -> Result<Kind> {

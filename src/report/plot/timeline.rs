@@ -211,6 +211,17 @@ pub fn draw(name: &str, title: &str, t: &Timeline, samples: Vocabulary) -> Figur
     }
     frame.svg.end_group();
     phases::draw_labels(&mut frame, &t.phases);
+    Figure {
+        name: name.into(),
+        title: title.into(),
+        statements: statements(t),
+        svg: frame.finish(),
+    }
+}
+
+/// What the timeline says in words: what a point is, what the dotted line is, the phases, and
+/// each CPU's worst interval.
+fn statements(t: &Timeline) -> Vec<String> {
     let mut statements = vec![match t.column_s {
         Some(w) => format!(
             "Each point covers {} of the run: the largest max and the largest p99 of the intervals in it.",
@@ -236,12 +247,7 @@ pub fn draw(name: &str, title: &str, t: &Timeline, samples: Vocabulary) -> Figur
             ));
         }
     }
-    Figure {
-        name: name.into(),
-        title: title.into(),
-        statements,
-        svg: frame.finish(),
-    }
+    statements
 }
 
 /// The lines of a track by name (`max`, `p99`, as the legend and the SVG's `data-line` call
