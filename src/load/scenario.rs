@@ -108,30 +108,7 @@ pub fn parse(text: &str, path: &Path, online: &[usize]) -> Result<Scenario, Stri
             "{file}:1: {count} [[phase]] tables, more than the {MAX_PHASES} a scenario may have; merge phases or split the experiment into several runs"
         ));
     }
-    let mut phases: Vec<ScenarioPhase> = Vec::with_capacity(count);
-    // Label -> phase index: one lookup per phase keeps validation linear in the phases.
-    let mut labels: HashMap<&str, usize> = HashMap::with_capacity(count);
-    for (i, sp) in raw.phase.iter().enumerate() {
-        let label = unique_label(&ctx, i, sp, &mut labels)?;
-        let what = format!("phase {i} ('{label}')");
-        let p = sp.get_ref();
-        let previous_end = phases.last().map_or(0, |q| q.end_ns);
-        let start_ns = phase_start(&ctx, i, sp, &what, previous_end)?;
-        // Only the last phase may run on to the scenario's `duration`.
-        let open_end = total.filter(|_| i + 1 == count);
-        let end_ns = phase_end(&ctx, sp, &what, start_ns, open_end)?;
-        let loads = p
-            .loads
-            .iter()
-            .map(|l| phase_load(&ctx, l, &what, online))
-            .collect::<Result<_, _>>()?;
-        phases.push(ScenarioPhase {
-            label: label.to_string(),
-            start_ns,
-            end_ns,
-            loads,
-        });
-    }
+    let phases = parse_phases(&ctx, &raw.phase, total, online)?;
     let last_end = phases.last().map_or(0, |p| p.end_ns);
     if let Some(t) = total
         && t < last_end
@@ -152,6 +129,42 @@ pub fn parse(text: &str, path: &Path, online: &[usize]) -> Result<Scenario, Stri
         length_ns: total.unwrap_or(last_end),
         phases,
     })
+}
+
+/// The phases in order, each checked against the one before; `total` is the scenario's
+/// `duration`, which the last phase may run on to.
+fn parse_phases(
+    ctx: &ErrorContext,
+    raw_phases: &[Spanned<RawPhase>],
+    total: Option<u64>,
+    online: &[usize],
+) -> Result<Vec<ScenarioPhase>, String> {
+    let count = raw_phases.len();
+    let mut phases: Vec<ScenarioPhase> = Vec::with_capacity(count);
+    // Label -> phase index: one lookup per phase keeps validation linear in the phases.
+    let mut labels: HashMap<&str, usize> = HashMap::with_capacity(count);
+    for (i, sp) in raw_phases.iter().enumerate() {
+        let label = unique_label(ctx, i, sp, &mut labels)?;
+        let what = format!("phase {i} ('{label}')");
+        let p = sp.get_ref();
+        let previous_end = phases.last().map_or(0, |q| q.end_ns);
+        let start_ns = phase_start(ctx, i, sp, &what, previous_end)?;
+        // Only the last phase may run on to the scenario's `duration`.
+        let open_end = total.filter(|_| i + 1 == count);
+        let end_ns = phase_end(ctx, sp, &what, start_ns, open_end)?;
+        let loads = p
+            .loads
+            .iter()
+            .map(|l| phase_load(ctx, l, &what, online))
+            .collect::<Result<_, _>>()?;
+        phases.push(ScenarioPhase {
+            label: label.to_string(),
+            start_ns,
+            end_ns,
+            loads,
+        });
+    }
+    Ok(phases)
 }
 
 /// Names the file and line in every error message, so each step of the parse can report where
