@@ -78,19 +78,14 @@ pub fn load_file(path: &Path, online: &[usize]) -> Result<Scenario, String> {
 /// Parses scenario text; `path` names it in errors.
 pub fn parse(text: &str, path: &Path, online: &[usize]) -> Result<Scenario, String> {
     let file = path.display().to_string();
-    let at = |span: std::ops::Range<usize>| line_of(text, span.start);
+    let ctx = ErrorContext { file: &file, text };
     let raw: RawScenario = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| at(s).to_string()).unwrap_or_else(|| "?".into());
+        let line = e.span().map(|s| ctx.line(s).to_string()).unwrap_or_else(|| "?".into());
         format!(
             "{file}:{line}: {}; a scenario has `description`, `duration` and [[phase]] tables with `label`, `start`, `end` or `duration`, and `loads`",
             e.message().trim()
         )
     })?;
-    let err = |span: std::ops::Range<usize>, msg: String| format!("{file}:{}: {msg}", at(span));
-    let duration_of = |v: &Spanned<String>, key: &str, what: &str| {
-        parse_duration_ns(v.get_ref())
-            .map_err(|e| err(v.span(), format!("{what}: key '{key}': {e}")))
-    };
     if raw.phase.is_empty() {
         return Err(format!(
             "{file}:1: no [[phase]] table; a scenario needs at least one phase, e.g. [[phase]] label = \"idle\" duration = \"10s\""
@@ -99,10 +94,10 @@ pub fn parse(text: &str, path: &Path, online: &[usize]) -> Result<Scenario, Stri
     let total = raw
         .duration
         .as_ref()
-        .map(|d| duration_of(d, "duration", "scenario"))
+        .map(|d| ctx.duration_of(d, "duration", "scenario"))
         .transpose()?;
     if total == Some(0) {
-        return Err(err(
+        return Err(ctx.err(
             raw.duration.as_ref().unwrap().span(),
             "scenario: key 'duration' must be above zero".into(),
         ));
@@ -113,130 +108,12 @@ pub fn parse(text: &str, path: &Path, online: &[usize]) -> Result<Scenario, Stri
             "{file}:1: {count} [[phase]] tables, more than the {MAX_PHASES} a scenario may have; merge phases or split the experiment into several runs"
         ));
     }
-    let mut phases: Vec<ScenarioPhase> = Vec::with_capacity(count);
-    // Label -> phase index: one lookup per phase keeps validation linear in the phases.
-    let mut labels: HashMap<&str, usize> = HashMap::with_capacity(count);
-    for (i, sp) in raw.phase.iter().enumerate() {
-        let p = sp.get_ref();
-        let Some(label) = &p.label else {
-            return Err(err(
-                sp.span(),
-                format!(
-                    "phase {i}: key 'label' is missing; every phase needs a label, e.g. label = \"idle\""
-                ),
-            ));
-        };
-        let what = format!("phase {i} ('{}')", label.get_ref());
-        if label.get_ref().trim().is_empty() {
-            return Err(err(
-                label.span(),
-                format!("phase {i}: key 'label' is empty"),
-            ));
-        }
-        if let Some(other) = labels.insert(label.get_ref(), i) {
-            return Err(err(
-                label.span(),
-                format!(
-                    "{what}: key 'label': phase {other} has the same label; labels must be unique"
-                ),
-            ));
-        }
-        let previous_end = phases.last().map_or(0, |q| q.end_ns);
-        let start_ns = match &p.start {
-            Some(s) => duration_of(s, "start", &what)?,
-            None => previous_end,
-        };
-        if start_ns < previous_end {
-            let span = p.start.as_ref().map_or(sp.span(), |s| s.span());
-            return Err(err(
-                span,
-                format!(
-                    "{what}: key 'start' ({} s) is before the end of phase {} ({} s): phases must not overlap and must be in time order",
-                    seconds(start_ns),
-                    i - 1,
-                    seconds(previous_end)
-                ),
-            ));
-        }
-        let end_ns = match (&p.end, &p.duration) {
-            (Some(e), None) => duration_of(e, "end", &what)?,
-            (None, Some(d)) => start_ns
-                .checked_add(duration_of(d, "duration", &what)?)
-                .ok_or_else(|| {
-                    err(
-                        d.span(),
-                        format!(
-                            "{what}: key 'duration': the phase would end more than 584 years after the start"
-                        ),
-                    )
-                })?,
-            (Some(_), Some(d)) => {
-                return Err(err(
-                    d.span(),
-                    format!("{what}: key 'duration' given with 'end'; give one of them"),
-                ));
-            }
-            (None, None) => match total {
-                Some(t) if i + 1 == count => t,
-                _ => {
-                    return Err(err(
-                        sp.span(),
-                        format!(
-                            "{what}: no 'end' or 'duration'; give one (only the last phase may omit both, to run until the scenario's `duration`)"
-                        ),
-                    ));
-                }
-            },
-        };
-        if end_ns <= start_ns {
-            let span = p
-                .end
-                .as_ref()
-                .or(p.duration.as_ref())
-                .map_or(sp.span(), |s| s.span());
-            return Err(err(
-                span,
-                format!(
-                    "{what}: ends at {} s, not after its start at {} s; a phase must last more than zero",
-                    seconds(end_ns),
-                    seconds(start_ns)
-                ),
-            ));
-        }
-        let mut loads = Vec::new();
-        for l in &p.loads {
-            let e = |m: String| err(l.span(), format!("{what}: key 'loads': {m}"));
-            let g = match LoadSpec::parse(l.get_ref()).map_err(e)? {
-                LoadSpec::Generator(g) => g,
-                LoadSpec::Spike(_) => {
-                    return Err(e(format!(
-                        "'{}': the spike load runs for the whole run; give it with --load instead",
-                        l.get_ref()
-                    )));
-                }
-            };
-            if let Some(c) = g.listed_cpus().iter().find(|c| !online.contains(c)) {
-                return Err(e(format!(
-                    "'{}': CPU {c} is not online; this system's online CPUs are {}",
-                    l.get_ref(),
-                    format_cpu_list(online)
-                )));
-            }
-            g.check_system().map_err(e)?;
-            loads.push(g);
-        }
-        phases.push(ScenarioPhase {
-            label: label.get_ref().clone(),
-            start_ns,
-            end_ns,
-            loads,
-        });
-    }
+    let phases = parse_phases(&ctx, &raw.phase, total, online)?;
     let last_end = phases.last().map_or(0, |p| p.end_ns);
     if let Some(t) = total
         && t < last_end
     {
-        return Err(err(
+        return Err(ctx.err(
             raw.duration.as_ref().unwrap().span(),
             format!(
                 "scenario: key 'duration' ({} s) ends before the last phase ends ({} s); lengthen it or drop it (the run then ends with the last phase)",
@@ -252,6 +129,206 @@ pub fn parse(text: &str, path: &Path, online: &[usize]) -> Result<Scenario, Stri
         length_ns: total.unwrap_or(last_end),
         phases,
     })
+}
+
+/// The phases in order, each checked against the one before; `total` is the scenario's
+/// `duration`, which the last phase may run on to.
+fn parse_phases(
+    ctx: &ErrorContext,
+    raw_phases: &[Spanned<RawPhase>],
+    total: Option<u64>,
+    online: &[usize],
+) -> Result<Vec<ScenarioPhase>, String> {
+    let count = raw_phases.len();
+    let mut phases: Vec<ScenarioPhase> = Vec::with_capacity(count);
+    // Label -> phase index: one lookup per phase keeps validation linear in the phases.
+    let mut labels: HashMap<&str, usize> = HashMap::with_capacity(count);
+    for (i, sp) in raw_phases.iter().enumerate() {
+        let label = unique_label(ctx, i, sp, &mut labels)?;
+        let what = format!("phase {i} ('{label}')");
+        let p = sp.get_ref();
+        let previous_end = phases.last().map_or(0, |q| q.end_ns);
+        let start_ns = phase_start(ctx, i, sp, &what, previous_end)?;
+        // Only the last phase may run on to the scenario's `duration`.
+        let open_end = total.filter(|_| i + 1 == count);
+        let end_ns = phase_end(ctx, sp, &what, start_ns, open_end)?;
+        let loads = p
+            .loads
+            .iter()
+            .map(|l| phase_load(ctx, l, &what, online))
+            .collect::<Result<_, _>>()?;
+        phases.push(ScenarioPhase {
+            label: label.to_string(),
+            start_ns,
+            end_ns,
+            loads,
+        });
+    }
+    Ok(phases)
+}
+
+/// Names the file and line in every error message, so each step of the parse can report where
+/// the scenario went wrong.
+struct ErrorContext<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl ErrorContext<'_> {
+    fn line(&self, span: std::ops::Range<usize>) -> usize {
+        line_of(self.text, span.start)
+    }
+
+    fn err(&self, span: std::ops::Range<usize>, msg: String) -> String {
+        format!("{}:{}: {msg}", self.file, self.line(span))
+    }
+
+    fn duration_of(&self, v: &Spanned<String>, key: &str, what: &str) -> Result<u64, String> {
+        parse_duration_ns(v.get_ref())
+            .map_err(|e| self.err(v.span(), format!("{what}: key '{key}': {e}")))
+    }
+}
+
+/// Phase `i`'s label: present, not blank, and not another phase's (labels name phases in
+/// reports and comparisons).
+fn unique_label<'r>(
+    ctx: &ErrorContext,
+    i: usize,
+    sp: &'r Spanned<RawPhase>,
+    labels: &mut HashMap<&'r str, usize>,
+) -> Result<&'r str, String> {
+    let Some(label) = &sp.get_ref().label else {
+        return Err(ctx.err(
+            sp.span(),
+            format!(
+                "phase {i}: key 'label' is missing; every phase needs a label, e.g. label = \"idle\""
+            ),
+        ));
+    };
+    let what = format!("phase {i} ('{}')", label.get_ref());
+    if label.get_ref().trim().is_empty() {
+        return Err(ctx.err(label.span(), format!("phase {i}: key 'label' is empty")));
+    }
+    if let Some(other) = labels.insert(label.get_ref(), i) {
+        return Err(ctx.err(
+            label.span(),
+            format!("{what}: key 'label': phase {other} has the same label; labels must be unique"),
+        ));
+    }
+    Ok(label.get_ref())
+}
+
+/// The phase's start: `start`, or the end of the phase before; never before that end, so the
+/// phases are in time order and do not overlap.
+fn phase_start(
+    ctx: &ErrorContext,
+    i: usize,
+    sp: &Spanned<RawPhase>,
+    what: &str,
+    previous_end: u64,
+) -> Result<u64, String> {
+    let p = sp.get_ref();
+    let start_ns = match &p.start {
+        Some(s) => ctx.duration_of(s, "start", what)?,
+        None => previous_end,
+    };
+    if start_ns < previous_end {
+        let span = p.start.as_ref().map_or(sp.span(), |s| s.span());
+        return Err(ctx.err(
+            span,
+            format!(
+                "{what}: key 'start' ({} s) is before the end of phase {} ({} s): phases must not overlap and must be in time order",
+                seconds(start_ns),
+                i - 1,
+                seconds(previous_end)
+            ),
+        ));
+    }
+    Ok(start_ns)
+}
+
+/// The phase's end: `end`, or `start` plus `duration`, or (`open_end`, the last phase only) the
+/// scenario's `duration`; after the start.
+fn phase_end(
+    ctx: &ErrorContext,
+    sp: &Spanned<RawPhase>,
+    what: &str,
+    start_ns: u64,
+    open_end: Option<u64>,
+) -> Result<u64, String> {
+    let p = sp.get_ref();
+    let end_ns = match (&p.end, &p.duration) {
+        (Some(e), None) => ctx.duration_of(e, "end", what)?,
+        (None, Some(d)) => start_ns
+            .checked_add(ctx.duration_of(d, "duration", what)?)
+            .ok_or_else(|| {
+                ctx.err(
+                    d.span(),
+                    format!(
+                        "{what}: key 'duration': the phase would end more than 584 years after the start"
+                    ),
+                )
+            })?,
+        (Some(_), Some(d)) => {
+            return Err(ctx.err(
+                d.span(),
+                format!("{what}: key 'duration' given with 'end'; give one of them"),
+            ));
+        }
+        (None, None) => open_end.ok_or_else(|| {
+            ctx.err(
+                sp.span(),
+                format!(
+                    "{what}: no 'end' or 'duration'; give one (only the last phase may omit both, to run until the scenario's `duration`)"
+                ),
+            )
+        })?,
+    };
+    if end_ns <= start_ns {
+        let span = p
+            .end
+            .as_ref()
+            .or(p.duration.as_ref())
+            .map_or(sp.span(), |s| s.span());
+        return Err(ctx.err(
+            span,
+            format!(
+                "{what}: ends at {} s, not after its start at {} s; a phase must last more than zero",
+                seconds(end_ns),
+                seconds(start_ns)
+            ),
+        ));
+    }
+    Ok(end_ns)
+}
+
+/// One entry of a phase's `loads`: a generator (the spike load is run-wide), on online CPUs,
+/// that this system can run.
+fn phase_load(
+    ctx: &ErrorContext,
+    l: &Spanned<String>,
+    what: &str,
+    online: &[usize],
+) -> Result<GeneratorSpec, String> {
+    let e = |m: String| ctx.err(l.span(), format!("{what}: key 'loads': {m}"));
+    let g = match LoadSpec::parse(l.get_ref()).map_err(e)? {
+        LoadSpec::Generator(g) => g,
+        LoadSpec::Spike(_) => {
+            return Err(e(format!(
+                "'{}': the spike load runs for the whole run; give it with --load instead",
+                l.get_ref()
+            )));
+        }
+    };
+    if let Some(c) = g.listed_cpus().iter().find(|c| !online.contains(c)) {
+        return Err(e(format!(
+            "'{}': CPU {c} is not online; this system's online CPUs are {}",
+            l.get_ref(),
+            format_cpu_list(online)
+        )));
+    }
+    g.check_system().map_err(e)?;
+    Ok(g)
 }
 
 impl Scenario {

@@ -21,6 +21,7 @@ use std::io::Write;
 use std::os::fd::FromRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 
 /// How often counters are reported.
@@ -44,6 +45,37 @@ impl Reporter {
         // The supervisor may be gone (then the parent-death signal follows): nothing to do.
         let _ = self.out.write_all(&line);
     }
+
+    /// Reports the failure and returns the exit code that goes with it.
+    fn fail(&mut self, failure: Failure) -> i32 {
+        let Failure { message, code } = failure;
+        self.send(&WorkerMessage::Failed {
+            message: message.clone(),
+            code,
+        });
+        // Also in the load's log; that log may be on a full disk, and the message has gone
+        // through the report pipe already: a failed write is no reason to panic.
+        let _ = writeln!(std::io::stderr(), "jitterlab load worker: {message}");
+        code as i32
+    }
+}
+
+/// Why the worker ends early, with the exit code that says so (the codes of `src/error.rs`).
+struct Failure {
+    message: String,
+    code: u8,
+}
+
+impl Failure {
+    /// Exit code 4: a failure during the run.
+    fn during_run(message: String) -> Self {
+        Failure { message, code: 4 }
+    }
+
+    /// Exit code 3: the system refused what the load asks for (its CPUs, its policy).
+    fn refused_by_system(message: String) -> Self {
+        Failure { message, code: 3 }
+    }
 }
 
 /// The worker's main; returns the process exit code.
@@ -52,31 +84,29 @@ pub fn main(spec_text: &str, cpus_text: &str, report_cpus_text: &str, once: bool
     let mut reporter = Reporter {
         out: unsafe { File::from_raw_fd(REPORT_FD) },
     };
-    let fail = |reporter: &mut Reporter, message: String, code: u8| {
-        reporter.send(&WorkerMessage::Failed {
-            message: message.clone(),
-            code,
-        });
-        // Also in the load's log; that log may be on a full disk, and the message has gone
-        // through the report pipe already: a failed write is no reason to panic.
-        let _ = writeln!(std::io::stderr(), "jitterlab load worker: {message}");
-        code as i32
-    };
-    let spec: GeneratorSpec = match LoadSpec::parse(spec_text) {
-        Ok(LoadSpec::Generator(g)) => g,
-        Ok(_) => {
-            return fail(
-                &mut reporter,
-                format!("'{spec_text}' is not a generator"),
-                4,
-            );
+    match run(&mut reporter, spec_text, cpus_text, report_cpus_text, once) {
+        Ok(()) => 0,
+        Err(failure) => reporter.fail(failure),
+    }
+}
+
+/// Sets the load up, runs it while reporting its counters, and reports the last counts.
+fn run(
+    reporter: &mut Reporter,
+    spec_text: &str,
+    cpus_text: &str,
+    report_cpus_text: &str,
+    once: bool,
+) -> Result<(), Failure> {
+    let spec: GeneratorSpec = match LoadSpec::parse(spec_text).map_err(Failure::during_run)? {
+        LoadSpec::Generator(g) => g,
+        _ => {
+            return Err(Failure::during_run(format!(
+                "'{spec_text}' is not a generator"
+            )));
         }
-        Err(e) => return fail(&mut reporter, e, 4),
     };
-    let cpus = match parse_cpu_list(cpus_text) {
-        Ok(c) => c,
-        Err(e) => return fail(&mut reporter, e, 4),
-    };
+    let cpus = parse_cpu_list(cpus_text).map_err(Failure::during_run)?;
     raise_open_file_limit();
     // This reporting thread stays off the load's CPUs when it can (on the CPUs not measured),
     // so that a real-time hog of the load cannot keep it from reporting and obeying SIGTERM.
@@ -84,10 +114,38 @@ pub fn main(spec_text: &str, cpus_text: &str, report_cpus_text: &str, once: bool
         let _ = set_affinity(&report_cpus);
     }
     let workers = spec.workers(&cpus);
-    let ctx = match Ctx::map(cpus, workers, once, spec.common.loops) {
-        Ok(c) => Arc::new(c),
-        Err(e) => return fail(&mut reporter, format!("cannot map the counters: {e}"), 4),
-    };
+    let ctx = Ctx::map(cpus, workers, once, spec.common.loops)
+        .map(Arc::new)
+        .map_err(|e| Failure::during_run(format!("cannot map the counters: {e}")))?;
+    let term = stop_on_sigterm(&ctx)?;
+    spec.generator
+        .prepare_worker()
+        .map_err(Failure::during_run)?;
+    let driver = Driver::start(&spec, &ctx)?;
+    driver.release_when_set_up(reporter)?;
+    let n = spec.counters().len();
+    let start = monotonic_ns();
+    let outcome = report_until_done(reporter, &driver, &ctx, &term, start, n);
+    ctx.stop();
+    let elapsed_ns = monotonic_ns() - start;
+    if let Some(Err(message)) = outcome {
+        return Err(Failure::during_run(message));
+    }
+    reporter.send(&WorkerMessage::Done {
+        elapsed_ns,
+        values: ctx.values(n),
+    });
+    if term.load(Ordering::Relaxed) {
+        // Ends by the signal it caught, as a process that handles SIGTERM should: the
+        // supervisor tells its own SIGTERM from someone else's, which kills the load.
+        let _ = signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGTERM);
+    }
+    // Threads still blocked in the generator end with the process.
+    Ok(())
+}
+
+/// Installs the SIGTERM handler; the flag returned says a SIGTERM came.
+fn stop_on_sigterm(ctx: &Ctx) -> Result<Arc<AtomicBool>, Failure> {
     let stop_flag = ctx.stop_flag();
     // SIGTERM (the end of the load's phase) sets the generator's stop flag in the handler
     // itself, so that the generator stops at its next check, not at the reporter's next poll.
@@ -100,79 +158,106 @@ pub fn main(spec_text: &str, cpus_text: &str, report_cpus_text: &str, once: bool
             flag.store(true, Ordering::Relaxed);
         })
     };
-    if let Err(e) = registered {
-        return fail(&mut reporter, format!("cannot handle SIGTERM: {e}"), 4);
+    registered.map_err(|e| Failure::during_run(format!("cannot handle SIGTERM: {e}")))?;
+    Ok(term)
+}
+
+/// The thread that runs the generator, and the channels to it: its setup's outcome, the go
+/// signal, and the generator's result.
+struct Driver {
+    setup: Receiver<Result<(), String>>,
+    go: Sender<()>,
+    done: Receiver<Result<(), String>>,
+}
+
+impl Driver {
+    /// Starts the driver thread. It takes the load's CPUs and policy (the reporting thread
+    /// stays SCHED_OTHER, so that it can report and obey SIGTERM even beside a real-time hog),
+    /// reports its setup, and waits for the go before running the generator.
+    fn start(spec: &GeneratorSpec, ctx: &Arc<Ctx>) -> Result<Driver, Failure> {
+        let (done_tx, done) = std::sync::mpsc::channel();
+        let (setup_tx, setup) = std::sync::mpsc::channel();
+        let (go, go_rx) = std::sync::mpsc::channel::<()>();
+        let driver_ctx = Arc::clone(ctx);
+        let driver_spec = spec.clone();
+        // The driver forks the generator's children, and lives until the process ends, so
+        // their parent-death signal fires only when this worker dies.
+        let spawned = std::thread::Builder::new()
+            .name("jl-load-driver".into())
+            .spawn(move || {
+                let set_up = take_cpus_and_policy(&driver_spec, &driver_ctx);
+                let ready = set_up.is_ok();
+                let _ = setup_tx.send(set_up);
+                // Only once Ready is out: a real-time load may keep this process's other
+                // thread from running for a while.
+                if ready && go_rx.recv().is_ok() {
+                    let _ = done_tx.send(driver_spec.run(&driver_ctx));
+                }
+            });
+        spawned.map_err(|e| Failure::during_run(format!("cannot start a thread: {e}")))?;
+        Ok(Driver { setup, go, done })
     }
-    if let Err(message) = spec.generator.prepare_worker() {
-        return fail(&mut reporter, message, 4);
-    }
-    let n = spec.counters().len();
-    let (done_tx, done_rx) = std::sync::mpsc::channel();
-    let (setup_tx, setup_rx) = std::sync::mpsc::channel();
-    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
-    let driver_ctx = Arc::clone(&ctx);
-    let driver_spec = spec.clone();
-    // The driver takes the load's CPUs and policy (this reporting thread stays SCHED_OTHER, so
-    // that it can report and obey SIGTERM even beside a real-time hog); it forks the
-    // generator's children, and lives until the process ends, so their parent-death signal
-    // fires only when this worker dies.
-    let spawned = std::thread::Builder::new()
-        .name("jl-load-driver".into())
-        .spawn(move || {
-            if let Err(e) = set_affinity(&driver_ctx.cpus) {
-                let _ = setup_tx.send(Err(format!(
-                    "load '{}': cannot restrict it to CPUs {}: {e}",
-                    driver_spec.text,
-                    crate::cpulist::format_cpu_list(&driver_ctx.cpus)
-                )));
-                return;
+
+    /// Waits for the driver's setup; once it succeeded, reports Ready and lets the generator
+    /// run.
+    fn release_when_set_up(&self, reporter: &mut Reporter) -> Result<(), Failure> {
+        match self.setup.recv() {
+            Ok(Ok(())) => {
+                reporter.send(&WorkerMessage::Ready);
+                let _ = self.go.send(());
+                Ok(())
             }
-            let policy = driver_spec.common.policy.to_policy();
-            if let Err(e) = policy.apply_to_current_thread() {
-                let _ = setup_tx.send(Err(format!(
-                    "load '{}': cannot set {} {}: {e}; real-time policies need root or CAP_SYS_NICE (or RLIMIT_RTPRIO); drop policy=/prio= to run the load as SCHED_OTHER",
-                    driver_spec.text,
-                    policy.name(),
-                    policy.priority()
-                )));
-                return;
-            }
-            let _ = setup_tx.send(Ok(()));
-            // Only once Ready is out: a real-time load may keep this process's other thread
-            // from running for a while.
-            if go_rx.recv().is_ok() {
-                let _ = done_tx.send(driver_spec.run(&driver_ctx));
-            }
-        });
-    if let Err(e) = spawned {
-        return fail(&mut reporter, format!("cannot start a thread: {e}"), 4);
-    }
-    match setup_rx.recv() {
-        Ok(Ok(())) => {
-            reporter.send(&WorkerMessage::Ready);
-            let _ = go_tx.send(());
-        }
-        Ok(Err(message)) => return fail(&mut reporter, message, 3),
-        Err(_) => {
-            return fail(
-                &mut reporter,
+            Ok(Err(message)) => Err(Failure::refused_by_system(message)),
+            Err(_) => Err(Failure::during_run(
                 "the load's thread ended during setup".into(),
-                4,
-            );
+            )),
         }
     }
-    let start = monotonic_ns();
+}
+
+/// Puts the calling (driver) thread on the load's CPUs and under its policy; the generator's
+/// threads and children inherit both.
+fn take_cpus_and_policy(spec: &GeneratorSpec, ctx: &Ctx) -> Result<(), String> {
+    if let Err(e) = set_affinity(&ctx.cpus) {
+        return Err(format!(
+            "load '{}': cannot restrict it to CPUs {}: {e}",
+            spec.text,
+            crate::cpulist::format_cpu_list(&ctx.cpus)
+        ));
+    }
+    let policy = spec.common.policy.to_policy();
+    if let Err(e) = policy.apply_to_current_thread() {
+        return Err(format!(
+            "load '{}': cannot set {} {}: {e}; real-time policies need root or CAP_SYS_NICE (or RLIMIT_RTPRIO); drop policy=/prio= to run the load as SCHED_OTHER",
+            spec.text,
+            policy.name(),
+            policy.priority()
+        ));
+    }
+    Ok(())
+}
+
+/// Reports the counters every [`REPORT_EVERY_NS`] until the generator ends (its result) or a
+/// SIGTERM comes (None).
+fn report_until_done(
+    reporter: &mut Reporter,
+    driver: &Driver,
+    ctx: &Ctx,
+    term: &AtomicBool,
+    start: u64,
+    n: usize,
+) -> Option<Result<(), String>> {
     let mut next_report = start + REPORT_EVERY_NS;
-    let outcome = loop {
-        match done_rx.recv_timeout(Duration::from_millis(10)) {
-            Ok(result) => break Some(result),
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                break Some(Err("the generator's thread panicked".into()));
+    loop {
+        match driver.done.recv_timeout(Duration::from_millis(10)) {
+            Ok(result) => return Some(result),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Some(Err("the generator's thread panicked".into()));
             }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Timeout) => {}
         }
         if term.load(Ordering::Relaxed) {
-            break None;
+            return None;
         }
         let now = monotonic_ns();
         if now >= next_report {
@@ -181,25 +266,6 @@ pub fn main(spec_text: &str, cpus_text: &str, report_cpus_text: &str, once: bool
                 elapsed_ns: now - start,
                 values: ctx.values(n),
             });
-        }
-    };
-    ctx.stop();
-    let elapsed_ns = monotonic_ns() - start;
-    match outcome {
-        Some(Err(message)) => fail(&mut reporter, message, 4),
-        _ => {
-            reporter.send(&WorkerMessage::Done {
-                elapsed_ns,
-                values: ctx.values(n),
-            });
-            if term.load(Ordering::Relaxed) {
-                // Ends by the signal it caught, as a process that handles SIGTERM should: the
-                // supervisor tells its own SIGTERM from someone else's, which kills the load.
-                let _ =
-                    signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGTERM);
-            }
-            // Threads still blocked in the generator end with the process.
-            0
         }
     }
 }

@@ -60,7 +60,7 @@ pub const START_MONOTONIC_NS: u64 = 1_000_000_000_000;
 pub fn write_run(
     dir: &Path,
     run: &SyntheticRun,
-    mut latency: impl FnMut(usize, u64, &mut SplitMix64) -> i64,
+    latency: impl FnMut(usize, u64, &mut SplitMix64) -> i64,
 ) -> io::Result<RunRecord> {
     let result_dir = ResultDir::create(dir, "--out")
         .map_err(|e| io::Error::other(e.message))?
@@ -79,17 +79,68 @@ pub fn write_run(
     events.write(&Event::RunStart {
         time_ns: START_MONOTONIC_NS,
     })?;
+    let tally = write_samples(run, latency, &mut hlog, &mut events)?;
+    events.write(&Event::RunEnd {
+        time_ns: START_MONOTONIC_NS + run.duration_ns,
+        ended: "completed".into(),
+    })?;
+    let record = run_record(run, &tally, start_wall);
+    result_dir.write_run_record(&record)?;
+    Ok(record)
+}
 
+/// What run.json states about the samples: per CPU over the whole run, and per phase.
+struct SampleTally {
+    whole: Vec<LatencyStats>,
+    /// Indexed by phase, then by the CPU's slot in `run.cpus`.
+    phases: Vec<Vec<LatencyStats>>,
+    missed: Vec<u64>,
+    late: Vec<u64>,
+}
+
+impl SampleTally {
+    fn new(run: &SyntheticRun) -> Self {
+        let per_cpu = || run.cpus.iter().map(|_| LatencyStats::default()).collect();
+        SampleTally {
+            whole: per_cpu(),
+            phases: run.phases.iter().map(|_| per_cpu()).collect(),
+            missed: vec![0; run.cpus.len()],
+            late: vec![0; run.cpus.len()],
+        }
+    }
+
+    /// Counts one wakeup due at `due` (offset from the start) that was `ns` late, as the
+    /// recorder counts a measured one: late past the period, missed periods, and in each phase
+    /// the due time falls in.
+    fn record(&mut self, run: &SyntheticRun, slot: usize, due: u64, ns: i64) {
+        self.whole[slot].record(ns);
+        if ns > run.interval_ns as i64 {
+            self.late[slot] += 1;
+        }
+        if ns >= run.interval_ns as i64 {
+            self.missed[slot] += ns as u64 / run.interval_ns;
+        }
+        for (p, phase) in run.phases.iter().enumerate() {
+            if (phase.start_offset_ns..phase.end_offset_ns).contains(&due) {
+                self.phases[p][slot].record(ns);
+            }
+        }
+    }
+}
+
+/// Draws every wakeup of the run, one log interval at a time: the phase events due by the
+/// interval's start go to events.jsonl first, then one interval per CPU to latency.hlog.
+/// Phase events after the last interval's start follow at the end.
+fn write_samples(
+    run: &SyntheticRun,
+    mut latency: impl FnMut(usize, u64, &mut SplitMix64) -> i64,
+    hlog: &mut HlogWriter,
+    events: &mut EventLog,
+) -> io::Result<SampleTally> {
     let mut rng = SplitMix64::new(run.seed);
-    let mut whole: Vec<LatencyStats> = run.cpus.iter().map(|_| LatencyStats::default()).collect();
-    let mut phase_stats: Vec<Vec<LatencyStats>> = run
-        .phases
-        .iter()
-        .map(|_| run.cpus.iter().map(|_| LatencyStats::default()).collect())
-        .collect();
+    let mut tally = SampleTally::new(run);
+    // One histogram reused for every interval, as the recorder reuses its own.
     let mut interval = LatencyStats::default();
-    let mut missed = vec![0u64; run.cpus.len()];
-    let mut late = vec![0u64; run.cpus.len()];
     let intervals = run.duration_ns.div_ceil(run.log_interval_ns);
     let mut next_phase_event = 0usize;
     let phase_events = phase_event_times(&run.phases);
@@ -109,18 +160,7 @@ pub fn write_run(
             while due < to {
                 let ns = latency(cpu, due, &mut rng);
                 interval.record(ns);
-                whole[slot].record(ns);
-                if ns > run.interval_ns as i64 {
-                    late[slot] += 1;
-                }
-                if ns >= run.interval_ns as i64 {
-                    missed[slot] += ns as u64 / run.interval_ns;
-                }
-                for (p, phase) in run.phases.iter().enumerate() {
-                    if (phase.start_offset_ns..phase.end_offset_ns).contains(&due) {
-                        phase_stats[p][slot].record(ns);
-                    }
-                }
+                tally.record(run, slot, due, ns);
                 due += run.interval_ns;
             }
             hlog.write_interval(
@@ -134,92 +174,25 @@ pub fn write_run(
     for (_, event) in &phase_events[next_phase_event..] {
         events.write(event)?;
     }
-    events.write(&Event::RunEnd {
-        time_ns: START_MONOTONIC_NS + run.duration_ns,
-        ended: "completed".into(),
-    })?;
+    Ok(tally)
+}
 
-    let record = RunRecord {
+/// The run.json of a synthetic run: a default real-time plan, and the tallied statistics.
+fn run_record(run: &SyntheticRun, tally: &SampleTally, start_wall: SystemTime) -> RunRecord {
+    RunRecord {
         ended_utc: Some(
             humantime::format_rfc3339_millis(start_wall + Duration::from_nanos(run.duration_ns))
                 .to_string(),
         ),
         duration_ns: Some(run.duration_ns),
         ended: Ended::Completed,
-        threads: run
-            .cpus
-            .iter()
-            .enumerate()
-            .map(|(slot, &cpu)| ThreadSummary {
-                cpu,
-                thread_index: slot,
-                tid: 0,
-                interval_ns: run.interval_ns,
-                deadline_ns: run.interval_ns,
-                latency: whole[slot].summary(),
-                missed_periods: missed[slot],
-                dropped_records: 0,
-                deadline_misses: late[slot],
-                early_wakeups: whole[slot].early,
-                end: "completed".into(),
-                irq_latency: None,
-                tails: Default::default(),
-                noise: None,
-            })
-            .collect(),
+        threads: thread_summaries(run, tally),
         loads: run.loads.clone(),
         warnings: run.warnings.clone(),
-        phases: run
-            .phases
-            .iter()
-            .enumerate()
-            .map(|(p, phase)| PhaseRecord {
-                index: p,
-                label: phase.label.clone(),
-                start_ns: START_MONOTONIC_NS + phase.start_offset_ns,
-                end_ns: START_MONOTONIC_NS + phase.end_offset_ns,
-                loads: phase.loads.clone(),
-                window_start_ns: Some(START_MONOTONIC_NS + phase.start_offset_ns),
-                window_end_ns: Some(START_MONOTONIC_NS + phase.end_offset_ns),
-                threads: run
-                    .cpus
-                    .iter()
-                    .enumerate()
-                    .map(|(slot, &cpu)| PhaseThreadSummary {
-                        cpu,
-                        latency: phase_stats[p][slot].summary(),
-                    })
-                    .collect(),
-            })
-            .collect(),
+        phases: phase_records(run, tally),
         ..RunRecord::new(
             vec!["synthetic".into(), format!("seed={}", run.seed)],
-            PlanRecord {
-                cpus: run.cpus.clone(),
-                policy: "fifo".into(),
-                priority: 95,
-                deadline_runtime_ns: None,
-                wake: "clock-nanosleep".into(),
-                clock: "monotonic".into(),
-                interval_ns: run.interval_ns,
-                distance_ns: 0,
-                interval_step_ns: 0,
-                duration_ns: Some(run.duration_ns),
-                loops: None,
-                deadline_ns: None,
-                log_interval_ns: run.log_interval_ns,
-                loads: run.loads.iter().map(|l| l.spec.clone()).collect(),
-                samples: false,
-                samples_format: None,
-                summary_every: None,
-                ring_size: 1024,
-                mlock: true,
-                pm_qos_us: Some(0),
-                trace: false,
-                explain_above_ns: None,
-                noise_threshold_ns: None,
-                ipc: None,
-            },
+            plan_record(run),
             serde_json::json!({ "hostname": "synthetic" }),
             EnvironmentRecord {
                 memory_locked: true,
@@ -229,9 +202,85 @@ pub fn write_run(
             humantime::format_rfc3339_millis(start_wall).to_string(),
             START_MONOTONIC_NS,
         )
-    };
-    result_dir.write_run_record(&record)?;
-    Ok(record)
+    }
+}
+
+fn thread_summaries(run: &SyntheticRun, tally: &SampleTally) -> Vec<ThreadSummary> {
+    run.cpus
+        .iter()
+        .enumerate()
+        .map(|(slot, &cpu)| ThreadSummary {
+            cpu,
+            thread_index: slot,
+            tid: 0,
+            interval_ns: run.interval_ns,
+            deadline_ns: run.interval_ns,
+            latency: tally.whole[slot].summary(),
+            missed_periods: tally.missed[slot],
+            dropped_records: 0,
+            deadline_misses: tally.late[slot],
+            early_wakeups: tally.whole[slot].early,
+            end: "completed".into(),
+            irq_latency: None,
+            tails: Default::default(),
+            noise: None,
+        })
+        .collect()
+}
+
+fn phase_records(run: &SyntheticRun, tally: &SampleTally) -> Vec<PhaseRecord> {
+    run.phases
+        .iter()
+        .enumerate()
+        .map(|(p, phase)| PhaseRecord {
+            index: p,
+            label: phase.label.clone(),
+            start_ns: START_MONOTONIC_NS + phase.start_offset_ns,
+            end_ns: START_MONOTONIC_NS + phase.end_offset_ns,
+            loads: phase.loads.clone(),
+            window_start_ns: Some(START_MONOTONIC_NS + phase.start_offset_ns),
+            window_end_ns: Some(START_MONOTONIC_NS + phase.end_offset_ns),
+            threads: run
+                .cpus
+                .iter()
+                .enumerate()
+                .map(|(slot, &cpu)| PhaseThreadSummary {
+                    cpu,
+                    latency: tally.phases[p][slot].summary(),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// jitterlab's defaults (SCHED_FIFO 95, clock_nanosleep, mlockall), as a real run would record.
+fn plan_record(run: &SyntheticRun) -> PlanRecord {
+    PlanRecord {
+        cpus: run.cpus.clone(),
+        policy: "fifo".into(),
+        priority: 95,
+        deadline_runtime_ns: None,
+        wake: "clock-nanosleep".into(),
+        clock: "monotonic".into(),
+        interval_ns: run.interval_ns,
+        distance_ns: 0,
+        interval_step_ns: 0,
+        duration_ns: Some(run.duration_ns),
+        loops: None,
+        deadline_ns: None,
+        log_interval_ns: run.log_interval_ns,
+        loads: run.loads.iter().map(|l| l.spec.clone()).collect(),
+        samples: false,
+        samples_format: None,
+        summary_every: None,
+        ring_size: 1024,
+        mlock: true,
+        pm_qos_us: Some(0),
+        trace: false,
+        explain_above_ns: None,
+        noise_threshold_ns: None,
+        ipc: None,
+    }
 }
 
 /// PhaseStart and PhaseEnd events in time order, with their offsets from the run's start.

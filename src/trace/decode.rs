@@ -210,19 +210,25 @@ pub struct Decoder {
     irq_names: HashMap<i32, Arc<str>>,
 }
 
-impl Decoder {
-    /// Loads the format of every event used from the tracefs (or captured copy) at `root`.
-    pub fn load(root: &Path) -> Result<Self, String> {
-        let mut by_id = HashMap::new();
-        let mut events = Vec::new();
-        let mut common = None;
-        let mut add = |f: &EventFormat, d: Decode| {
-            by_id.insert(f.id, d);
-            events.push((f.system.clone(), f.name.clone()));
-        };
-        let fmt = |s: &str, e: &str| load_event(root, s, e);
-        let f = fmt("timer", "hrtimer_start")?;
-        add(
+/// The events a [`Decoder`] knows while it is loaded: how to decode each id, and the
+/// (system, event) pairs to enable, in the order added.
+#[derive(Default)]
+struct KnownEvents {
+    by_id: HashMap<u16, Decode>,
+    events: Vec<(String, String)>,
+}
+
+impl KnownEvents {
+    fn add(&mut self, f: &EventFormat, d: Decode) {
+        self.by_id.insert(f.id, d);
+        self.events.push((f.system.clone(), f.name.clone()));
+    }
+
+    /// The timer and scheduler events every trace needs; returns the common fields (type and
+    /// pid), which every event's records share, as read from the first format.
+    fn add_timer_and_sched(&mut self, root: &Path) -> Result<(Field, Field), String> {
+        let f = load_event(root, "timer", "hrtimer_start")?;
+        self.add(
             &f,
             Decode::HrtimerStart {
                 hrtimer: f.require("hrtimer")?,
@@ -230,17 +236,17 @@ impl Decoder {
                 softexpires: f.require("softexpires")?,
             },
         );
-        common = common.or(Some((f.require("common_type")?, f.require("common_pid")?)));
-        let f = fmt("timer", "hrtimer_expire_entry")?;
-        add(
+        let common = (f.require("common_type")?, f.require("common_pid")?);
+        let f = load_event(root, "timer", "hrtimer_expire_entry")?;
+        self.add(
             &f,
             Decode::HrtimerExpire {
                 hrtimer: f.require("hrtimer")?,
                 now: f.require("now")?,
             },
         );
-        let f = fmt("sched", "sched_waking")?;
-        add(
+        let f = load_event(root, "sched", "sched_waking")?;
+        self.add(
             &f,
             Decode::Waking {
                 pid: f.require("pid")?,
@@ -249,8 +255,8 @@ impl Decoder {
                 target_cpu: f.require("target_cpu")?,
             },
         );
-        let f = fmt("sched", "sched_switch")?;
-        add(
+        let f = load_event(root, "sched", "sched_switch")?;
+        self.add(
             &f,
             Decode::Switch(Box::new(SwitchFields {
                 prev_comm: f.require("prev_comm")?,
@@ -261,39 +267,50 @@ impl Decoder {
                 next_prio: f.require("next_prio")?,
             })),
         );
-        let f = fmt("irq", "irq_handler_entry")?;
-        add(
+        Ok(common)
+    }
+
+    /// The IRQ handler and softirq events every trace needs; returns the softirq vector
+    /// names from softirq_entry's print format.
+    fn add_interrupts(&mut self, root: &Path) -> Result<Vec<(i64, String)>, String> {
+        let f = load_event(root, "irq", "irq_handler_entry")?;
+        self.add(
             &f,
             Decode::IrqEntry {
                 irq: f.require("irq")?,
                 name: f.require("name")?,
             },
         );
-        let f = fmt("irq", "irq_handler_exit")?;
-        add(
+        let f = load_event(root, "irq", "irq_handler_exit")?;
+        self.add(
             &f,
             Decode::IrqExit {
                 irq: f.require("irq")?,
             },
         );
-        let softirq_entry = fmt("irq", "softirq_entry")?;
+        let softirq_entry = load_event(root, "irq", "softirq_entry")?;
         let softirq_names = softirq_entry.symbols();
-        add(
+        self.add(
             &softirq_entry,
             Decode::Softirq {
                 vec: softirq_entry.require("vec")?,
                 entry: true,
             },
         );
-        let f = fmt("irq", "softirq_exit")?;
-        add(
+        let f = load_event(root, "irq", "softirq_exit")?;
+        self.add(
             &f,
             Decode::Softirq {
                 vec: f.require("vec")?,
                 entry: false,
             },
         );
-        // Optional: the architecture's vector events, as entry/exit pairs.
+        Ok(softirq_names)
+    }
+
+    /// Optional: the architecture's vector events, as entry/exit pairs (sorted by name, so the
+    /// indices do not depend on the directory's order); returns their names by index.
+    fn add_vectors(&mut self, root: &Path) -> Vec<String> {
         let mut vector_names = Vec::new();
         let dir = root.join("events").join(VECTOR_SYSTEM);
         let mut names: Vec<String> = std::fs::read_dir(&dir)
@@ -309,15 +326,15 @@ impl Decoder {
                 continue;
             };
             let (Ok(entry), Ok(exit)) = (
-                fmt(VECTOR_SYSTEM, &n),
-                fmt(VECTOR_SYSTEM, &format!("{base}_exit")),
+                load_event(root, VECTOR_SYSTEM, &n),
+                load_event(root, VECTOR_SYSTEM, &format!("{base}_exit")),
             ) else {
                 continue;
             };
             let index = vector_names.len() as u16;
             vector_names.push(base.to_string());
-            add(&entry, Decode::Vector { index, entry: true });
-            add(
+            self.add(&entry, Decode::Vector { index, entry: true });
+            self.add(
                 &exit,
                 Decode::Vector {
                     index,
@@ -325,20 +342,30 @@ impl Decoder {
                 },
             );
         }
+        vector_names
+    }
+}
+
+impl Decoder {
+    /// Loads the format of every event used from the tracefs (or captured copy) at `root`.
+    pub fn load(root: &Path) -> Result<Self, String> {
+        let mut known = KnownEvents::default();
+        let (common_type, common_pid) = known.add_timer_and_sched(root)?;
+        let softirq_names = known.add_interrupts(root)?;
+        let vector_names = known.add_vectors(root);
         // Optional: NMIs (x86), for the attribution of noise gaps.
-        if let Ok(f) = fmt("nmi", "nmi_handler")
+        if let Ok(f) = load_event(root, "nmi", "nmi_handler")
             && let Ok(delta_ns) = f.require("delta_ns")
         {
-            add(&f, Decode::Nmi { delta_ns });
+            known.add(&f, Decode::Nmi { delta_ns });
         }
-        let (common_type, common_pid) = common.expect("set above");
         Ok(Decoder {
-            by_id,
+            by_id: known.by_id,
             common_type,
             common_pid,
             vector_names,
             softirq_names,
-            events,
+            events: known.events,
             irq_names: HashMap::new(),
         })
     }

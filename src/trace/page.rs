@@ -20,7 +20,7 @@
 //! lost before this page (`RB_MISSED_EVENTS`, bit 31; and `RB_MISSED_STORED`, bit 30, when the
 //! number lost is stored as an unsigned long right after the data); those are named here.
 
-use super::format::Formats;
+use super::format::{Formats, HeaderEvent, HeaderPage};
 
 /// `RB_MISSED_EVENTS` in kernel/trace/ring_buffer.c: events were lost before this page.
 pub const MISSED_EVENTS: u64 = 1 << 31;
@@ -87,11 +87,62 @@ pub fn read_page(
     page: &[u8],
     mut event: impl FnMut(u64, &[u8]),
 ) -> Result<PageInfo, PageError> {
-    let hp = &formats.header_page;
     let he = &formats.header_event;
-    let bad = |what: String| PageError(format!("malformed trace page: {what}"));
+    let (mut info, data) = read_page_header(&formats.header_page, page)?;
+    let mut ts = info.timestamp;
+    let mut pos = 0usize;
+    while pos + 4 <= data.len() {
+        match entry_at(he, data, pos)? {
+            Entry::End => {
+                info.paddings += 1;
+                break;
+            }
+            Entry::Padding { size } => {
+                info.paddings += 1;
+                pos += size;
+            }
+            Entry::TimeExtend { delta } => {
+                ts += delta;
+                info.time_extends += 1;
+                pos += 8;
+            }
+            Entry::TimeStamp { stamp } => {
+                ts = absolute_time(stamp, ts, he.time_delta_bits);
+                info.time_stamps += 1;
+                pos += 8;
+            }
+            Entry::Data {
+                delta,
+                record,
+                size,
+                long,
+            } => {
+                ts += delta;
+                event(ts, record);
+                info.events += 1;
+                if long {
+                    info.long_events += 1;
+                }
+                pos += size;
+            }
+        }
+    }
+    Ok(info)
+}
+
+fn malformed(what: String) -> PageError {
+    PageError(format!("malformed trace page: {what}"))
+}
+
+/// Reads the page header: the page's time stamp, the length of its data (checked against the
+/// page) and the events lost before it. Returns the page's info with no entries counted yet,
+/// and its event data.
+fn read_page_header<'p>(
+    hp: &HeaderPage,
+    page: &'p [u8],
+) -> Result<(PageInfo, &'p [u8]), PageError> {
     if page.len() < hp.data.offset {
-        return Err(bad(format!(
+        return Err(malformed(format!(
             "{} bytes, shorter than the {}-byte page header",
             page.len(),
             hp.data.offset
@@ -100,15 +151,15 @@ pub fn read_page(
     let timestamp = hp
         .timestamp
         .uint(page)
-        .ok_or_else(|| bad("no timestamp".into()))?;
+        .ok_or_else(|| malformed("no timestamp".into()))?;
     let commit = hp
         .commit
         .uint(page)
-        .ok_or_else(|| bad("no commit word".into()))?;
+        .ok_or_else(|| malformed("no commit word".into()))?;
     let data_len = (commit & COMMIT_MASK) as usize;
     let data = &page[hp.data.offset..];
     if data_len > data.len() || data_len > hp.data.size {
-        return Err(bad(format!(
+        return Err(malformed(format!(
             "commit says {data_len} bytes of events, the page holds {}",
             data.len().min(hp.data.size)
         )));
@@ -126,7 +177,7 @@ pub fn read_page(
     } else {
         Missed::Unknown
     };
-    let mut info = PageInfo {
+    let info = PageInfo {
         timestamp,
         data_len,
         missed,
@@ -136,68 +187,96 @@ pub fn read_page(
         time_stamps: 0,
         long_events: 0,
     };
-    let data = &data[..data_len];
-    let mut ts = timestamp;
-    let mut pos = 0usize;
-    while pos + 4 <= data.len() {
-        let (type_len, delta) = split_header(u32_at(data, pos).unwrap(), he.type_len_bits);
-        let array0 = || {
-            u32_at(data, pos + 4)
-                .ok_or_else(|| bad(format!("event at byte {pos} is cut off by the page end")))
-        };
-        let long_time = |a: u32| ((a as u64) << he.time_delta_bits) | delta as u64;
-        if type_len == he.padding {
-            if delta == 0 {
-                // The rest of the page is unused.
-                info.paddings += 1;
-                break;
-            }
-            info.paddings += 1;
-            pos += 4 + array0()? as usize;
-        } else if type_len == he.time_extend {
-            ts += long_time(array0()?);
-            info.time_extends += 1;
-            pos += 8;
-        } else if type_len == he.time_stamp {
-            let abs = long_time(array0()?);
-            // The stamp keeps the low 59 bits; the top bits come from the current time.
-            let top_mask = !((1u64 << (he.time_delta_bits + 32)) - 1);
-            let mut t = abs | (ts & top_mask);
-            if t < ts && ts & top_mask != 0 {
-                t += 1 << (he.time_delta_bits + 32);
-            }
-            ts = t;
-            info.time_stamps += 1;
-            pos += 8;
-        } else if type_len == 0 {
-            let len = array0()? as usize;
-            if len < 4 {
-                return Err(bad(format!("event at byte {pos} has length {len}")));
-            }
-            let record = data
-                .get(pos + 8..pos + 4 + len)
-                .ok_or_else(|| bad(format!("event at byte {pos} runs past the page end")))?;
-            ts += delta as u64;
-            event(ts, record);
-            info.events += 1;
-            info.long_events += 1;
-            pos += 4 + len.next_multiple_of(4);
-        } else if type_len <= he.data_max_type_len {
-            let len = type_len as usize * 4;
-            let record = data
-                .get(pos + 4..pos + 4 + len)
-                .ok_or_else(|| bad(format!("event at byte {pos} runs past the page end")))?;
-            ts += delta as u64;
-            event(ts, record);
-            info.events += 1;
-            pos += 4 + len;
-        } else {
-            return Err(bad(format!(
-                "event at byte {pos} has type_len {type_len}, which header_event does not define"
-            )));
+    Ok((info, &data[..data_len]))
+}
+
+/// One entry of a page's event data, as its header word (and `array[0]`) say; `size` is the
+/// bytes it takes on the page, header included.
+enum Entry<'d> {
+    /// A padding with time_delta 0: the rest of the page is unused.
+    End,
+    /// Unused space or a discarded event; neither moves the time.
+    Padding {
+        size: usize,
+    },
+    TimeExtend {
+        delta: u64,
+    },
+    /// The absolute time's low bits.
+    TimeStamp {
+        stamp: u64,
+    },
+    Data {
+        delta: u64,
+        record: &'d [u8],
+        size: usize,
+        /// Its length was in `array[0]` (type_len 0).
+        long: bool,
+    },
+}
+
+/// Decodes the entry at byte `pos` of `data` (at least its header word is on the page).
+fn entry_at<'d>(he: &HeaderEvent, data: &'d [u8], pos: usize) -> Result<Entry<'d>, PageError> {
+    let (type_len, delta) = split_header(u32_at(data, pos).unwrap(), he.type_len_bits);
+    let array0 = || {
+        u32_at(data, pos + 4)
+            .ok_or_else(|| malformed(format!("event at byte {pos} is cut off by the page end")))
+    };
+    let long_time = |a: u32| ((a as u64) << he.time_delta_bits) | delta as u64;
+    let record = |range: std::ops::Range<usize>| {
+        data.get(range)
+            .ok_or_else(|| malformed(format!("event at byte {pos} runs past the page end")))
+    };
+    if type_len == he.padding {
+        if delta == 0 {
+            return Ok(Entry::End);
         }
+        Ok(Entry::Padding {
+            size: 4 + array0()? as usize,
+        })
+    } else if type_len == he.time_extend {
+        Ok(Entry::TimeExtend {
+            delta: long_time(array0()?),
+        })
+    } else if type_len == he.time_stamp {
+        Ok(Entry::TimeStamp {
+            stamp: long_time(array0()?),
+        })
+    } else if type_len == 0 {
+        let len = array0()? as usize;
+        if len < 4 {
+            return Err(malformed(format!("event at byte {pos} has length {len}")));
+        }
+        Ok(Entry::Data {
+            delta: delta as u64,
+            record: record(pos + 8..pos + 4 + len)?,
+            size: 4 + len.next_multiple_of(4),
+            long: true,
+        })
+    } else if type_len <= he.data_max_type_len {
+        let len = type_len as usize * 4;
+        Ok(Entry::Data {
+            delta: delta as u64,
+            record: record(pos + 4..pos + 4 + len)?,
+            size: 4 + len,
+            long: false,
+        })
+    } else {
+        Err(malformed(format!(
+            "event at byte {pos} has type_len {type_len}, which header_event does not define"
+        )))
     }
-    Ok(info)
+}
+
+/// The time an absolute time stamp gives, `ts` being the time before it. The stamp keeps the
+/// low 59 bits; the top bits come from the current time.
+fn absolute_time(stamp: u64, ts: u64, time_delta_bits: u32) -> u64 {
+    let top_mask = !((1u64 << (time_delta_bits + 32)) - 1);
+    let mut t = stamp | (ts & top_mask);
+    if t < ts && ts & top_mask != 0 {
+        t += 1 << (time_delta_bits + 32);
+    }
+    t
 }
 
 #[cfg(test)]

@@ -171,19 +171,7 @@ fn parse_clause(text: &str) -> Result<Clause, String> {
     if text.is_empty() {
         return Err("is empty (two commas in a row, or a comma at the end?)".into());
     }
-    let (cpu, body) = match text.split_once(':') {
-        Some((scope, body)) => {
-            let scope = scope.trim();
-            let n = scope
-                .strip_prefix("cpu")
-                .and_then(|n| n.parse::<usize>().ok())
-                .ok_or_else(|| {
-                    format!("has the scope '{scope}:'; a scope is cpuN: (e.g. cpu1:max<100us)")
-                })?;
-            (Some(n), body.trim())
-        }
-        None => (None, text),
-    };
+    let (cpu, body) = split_scope(text)?;
     if body.starts_with("firm") && !body.contains(['<', '>', '=']) {
         return parse_firm(body, cpu);
     }
@@ -191,7 +179,36 @@ fn parse_clause(text: &str) -> Result<Clause, String> {
         .find(['<', '>', '=', '!'])
         .ok_or_else(|| "has no operator (<, <=, =, >=, >)".to_string())?;
     let (metric_text, rest) = body.split_at(op_at);
-    let metric_text = metric_text.trim();
+    let metric = parse_metric(metric_text.trim())?;
+    let (op, value_text) = parse_operator(rest)?;
+    let limit = parse_limit(metric, value_text)?;
+    Ok(Clause {
+        text: text.to_string(),
+        cpu,
+        metric,
+        op,
+        limit,
+    })
+}
+
+/// Splits off a `cpuN:` scope: the CPU the clause is about (None: every CPU) and the rest.
+fn split_scope(text: &str) -> Result<(Option<usize>, &str), String> {
+    let Some((scope, body)) = text.split_once(':') else {
+        return Ok((None, text));
+    };
+    let scope = scope.trim();
+    let n = scope
+        .strip_prefix("cpu")
+        .and_then(|n| n.parse::<usize>().ok())
+        .ok_or_else(|| {
+            format!("has the scope '{scope}:'; a scope is cpuN: (e.g. cpu1:max<100us)")
+        })?;
+    Ok((Some(n), body.trim()))
+}
+
+/// The metric before the operator: under(THRESHOLD), spikes(THRESHOLD)[/h] or a name of
+/// [`METRICS`].
+fn parse_metric(metric_text: &str) -> Result<Metric, String> {
     let under = match metric_text.strip_prefix("under(") {
         Some(rest) => {
             let threshold = rest.strip_suffix(')').ok_or_else(|| {
@@ -204,7 +221,7 @@ fn parse_clause(text: &str) -> Result<Clause, String> {
         }
         None => None,
     };
-    let metric = under
+    under
         .map(Ok)
         .or_else(|| parse_spikes(metric_text))
         .transpose()?
@@ -220,7 +237,12 @@ fn parse_clause(text: &str) -> Result<Clause, String> {
             } else {
                 format!("has the unknown metric '{metric_text}'")
             }
-        })?;
+        })
+}
+
+/// The comparison at the start of `rest` and the value text after it; refuses a value that
+/// starts with more operator characters (`<<`, `=>`, `!=`) rather than misread it.
+fn parse_operator(rest: &str) -> Result<(Op, &str), String> {
     let (op, value_text) = [
         ("<=", Op::Le),
         (">=", Op::Ge),
@@ -244,6 +266,12 @@ fn parse_clause(text: &str) -> Result<Clause, String> {
     if value_text.is_empty() {
         return Err(format!("has no value after '{}'", op.symbol()));
     }
+    Ok((op, value_text))
+}
+
+/// The limit in the metric's own unit: a rate per hour, a share or percentage, a latency in ns,
+/// or a count.
+fn parse_limit(metric: Metric, value_text: &str) -> Result<f64, String> {
     let limit = if let Metric::SpikeRate(_) = metric {
         value_text
             .trim_end_matches("/h")
@@ -286,11 +314,5 @@ fn parse_clause(text: &str) -> Result<Clause, String> {
             )
         })? as f64
     };
-    Ok(Clause {
-        text: text.to_string(),
-        cpu,
-        metric,
-        op,
-        limit,
-    })
+    Ok(limit)
 }

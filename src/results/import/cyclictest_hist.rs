@@ -13,9 +13,7 @@
 //! cyclictest's `policy:` and `T:` status lines) and after its summary (comments, analysis)
 //! are skipped; a line in the middle of the rows that is not a row is refused.
 
-use super::{
-    Imported, Parser, RunFacts, RunKind, SourceFormat, SourceHistogram, SourceThread, add_counts,
-};
+use super::{Imported, Parser, SourceFormat, SourceHistogram, SourceThread, add_counts};
 use super::{Recognise, Recognised};
 
 /// The numbers after `label`, e.g. `# Max Latencies: 00280 00421` → [280, 421].
@@ -44,10 +42,67 @@ fn recognise(lines: &[&str]) -> Recognised {
     )
 }
 
+/// What the output holds, as read line by line: the rows (latency, counts per thread) and the
+/// summary lines' values.
+#[derive(Default)]
+struct HistogramText {
+    rows: Vec<(u64, Vec<u64>)>,
+    total: Option<Vec<u64>>,
+    min: Option<Vec<u64>>,
+    avg: Option<Vec<u64>>,
+    max: Option<Vec<u64>>,
+    overflows: Option<Vec<u64>>,
+    thread_lines: usize,
+}
+
 pub fn parse(text: &str) -> Result<Imported, String> {
-    let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
-    let (mut total, mut min, mut avg, mut max, mut overflows) = (None, None, None, None, None);
-    let mut thread_lines = 0;
+    let h = read_lines(text)?;
+    let Some(max) = &h.max else {
+        return Err("it has no '# Max Latencies:' line: the output is cut short, or cyclictest ran without -h".into());
+    };
+    // '# Max Latencies:' is always there, so it sets the thread count the others must match.
+    let threads = max.len();
+    if threads == 0 {
+        return Err("'# Max Latencies:' has no values".into());
+    }
+    check_thread_counts(&h, threads)?;
+    if h.rows.is_empty() {
+        return Err("it has no histogram rows".into());
+    }
+    // With -H a row has one more column: all threads together.
+    if let Some((at, r)) = h
+        .rows
+        .iter()
+        .find(|(_, r)| r.len() < threads || r.len() > threads + 1)
+    {
+        return Err(format!(
+            "the row of {at} us has {} counts for {threads} threads",
+            r.len()
+        ));
+    }
+    let out = (0..threads)
+        .map(|t| thread_histogram(&h, t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut warnings = vec![
+        "cyclictest's histogram output does not name CPUs: thread k is reported as CPU k (true with -a -t, cyclictest's usual pinning)".to_string(),
+        "cyclictest prints averages as whole microseconds; mean_ns is that rounded figure".to_string(),
+    ];
+    if h.total.is_none() && out.iter().any(|t| t.latency.overflow > 0) {
+        warnings.push("no '# Total:' line (rt-tests 2.7+ leaves empty rows out): the histogram's end is taken as its last printed row + 1 us, so overflow samples are recorded there, which may be below cyclictest's -h limit".into());
+    }
+    if h.overflows.is_none() {
+        warnings.push("no '# Histogram Overflows:' line: no overflow counted".into());
+    }
+    Ok(Imported {
+        warnings,
+        ..Imported::new(&FORMAT, out)
+    })
+}
+
+/// Reads the rows and the summary lines, skipping what comes before the histogram and after
+/// its summary; a line among the rows that is not a row is refused.
+fn read_lines(text: &str) -> Result<HistogramText, String> {
+    let mut h = HistogramText::default();
     // Where the output is: before the histogram, in it (rows and # lines), or after its
     // summary lines (# Max Latencies: and what follows).
     let (mut started, mut ended) = (false, false);
@@ -61,18 +116,18 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             let line = format!("# {rest}");
             started |= rest.starts_with("Histogram");
             if let Some(v) = numbers_after(&line, "# Total:") {
-                total = Some(v?);
+                h.total = Some(v?);
             } else if let Some(v) = numbers_after(&line, "# Min Latencies:") {
-                min = Some(v?);
+                h.min = Some(v?);
             } else if let Some(v) = numbers_after(&line, "# Avg Latencies:") {
-                avg = Some(v?);
+                h.avg = Some(v?);
             } else if let Some(v) = numbers_after(&line, "# Max Latencies:") {
-                max = Some(v?);
+                h.max = Some(v?);
                 ended = true;
             } else if let Some(v) = numbers_after(&line, "# Histogram Overflows:") {
-                overflows = Some(v?);
+                h.overflows = Some(v?);
             } else if rest.starts_with("Thread ") && rest.contains(':') {
-                thread_lines += 1;
+                h.thread_lines += 1;
             }
             continue;
         }
@@ -81,7 +136,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         match numbers {
             Some(v) if v.len() >= 2 && !ended => {
                 started = true;
-                rows.push((v[0], v[1..].to_vec()));
+                h.rows.push((v[0], v[1..].to_vec()));
             }
             // A prompt or status lines before the output, text after it, and the status lines
             // of a run without -q (T: 0 ...) are not data.
@@ -94,31 +149,28 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             }
         }
     }
-    let Some(max) = max else {
-        return Err("it has no '# Max Latencies:' line: the output is cut short, or cyclictest ran without -h".into());
-    };
-    // Every per-thread line must name the same threads: a line with fewer values (an edited
-    // file, a line lost in pasting) would otherwise import some threads and drop the rest in
-    // silence. '# Max Latencies:' is always there, so it sets the count the others must match.
-    let threads = max.len();
-    if threads == 0 {
-        return Err("'# Max Latencies:' has no values".into());
-    }
+    Ok(h)
+}
+
+/// Every per-thread line must name the same threads: a line with fewer values (an edited
+/// file, a line lost in pasting) would otherwise import some threads and drop the rest in
+/// silence.
+fn check_thread_counts(h: &HistogramText, threads: usize) -> Result<(), String> {
     // With -H (and several threads) '# Total:' and '# Histogram Overflows:' end with a
     // value for all threads together, as the rows end with a column.
     let all = usize::from(threads > 1);
     let per_thread = [
-        ("'# Total:'", total.as_ref().map(Vec::len), all),
-        ("'# Min Latencies:'", min.as_ref().map(Vec::len), 0),
-        ("'# Avg Latencies:'", avg.as_ref().map(Vec::len), 0),
+        ("'# Total:'", h.total.as_ref().map(Vec::len), all),
+        ("'# Min Latencies:'", h.min.as_ref().map(Vec::len), 0),
+        ("'# Avg Latencies:'", h.avg.as_ref().map(Vec::len), 0),
         (
             "'# Histogram Overflows:'",
-            overflows.as_ref().map(Vec::len),
+            h.overflows.as_ref().map(Vec::len),
             all,
         ),
         (
             "'# Thread k:' overflow lines",
-            (thread_lines > 0).then_some(thread_lines),
+            (h.thread_lines > 0).then_some(h.thread_lines),
             0,
         ),
     ];
@@ -129,82 +181,44 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             ));
         }
     }
-    if rows.is_empty() {
-        return Err("it has no histogram rows".into());
-    }
-    // With -H a row has one more column: all threads together.
-    if let Some((at, r)) = rows
+    Ok(())
+}
+
+/// Thread `t`'s column of the rows and its summary values, checked against '# Total:' when
+/// there is one.
+fn thread_histogram(h: &HistogramText, t: usize) -> Result<SourceThread, String> {
+    let histogram_size = h.rows.last().map(|(v, _)| v + 1).unwrap_or(0);
+    let pick = |v: &Option<Vec<u64>>| v.as_ref().and_then(|v| v.get(t)).copied();
+    let buckets: Vec<(u64, u64)> = h
+        .rows
         .iter()
-        .find(|(_, r)| r.len() < threads || r.len() > threads + 1)
+        .filter(|(_, r)| r[t] > 0)
+        .map(|(v, r)| (*v, r[t]))
+        .collect();
+    let in_range =
+        add_counts(buckets.iter().map(|&(_, c)| c)).map_err(|e| format!("thread {t}: {e}"))?;
+    // Without '# Total:' (rt-tests 2.7+) the rows are all there is to check against.
+    if let Some(total) = pick(&h.total)
+        && in_range != total
     {
         return Err(format!(
-            "the row of {at} us has {} counts for {threads} threads",
-            r.len()
+            "thread {t}'s rows add up to {in_range} samples but '# Total:' says {total}"
         ));
     }
-    let histogram_size = rows.last().map(|(v, _)| v + 1).unwrap_or(0);
-    let pick = |v: &Option<Vec<u64>>, t: usize| v.as_ref().and_then(|v| v.get(t)).copied();
-    let mut out = Vec::new();
-    for t in 0..threads {
-        let buckets: Vec<(u64, u64)> = rows
-            .iter()
-            .filter(|(_, r)| r[t] > 0)
-            .map(|(v, r)| (*v, r[t]))
-            .collect();
-        let in_range =
-            add_counts(buckets.iter().map(|&(_, c)| c)).map_err(|e| format!("thread {t}: {e}"))?;
-        // Without '# Total:' (rt-tests 2.7+) the rows are all there is to check against.
-        if let Some(total) = pick(&total, t)
-            && in_range != total
-        {
-            return Err(format!(
-                "thread {t}'s rows add up to {in_range} samples but '# Total:' says {total}"
-            ));
-        }
-        let overflow = pick(&overflows, t).unwrap_or(0);
-        out.push(SourceThread {
-            cpu: t,
-            latency: SourceHistogram {
-                unit_ns: 1000,
-                buckets,
-                overflow,
-                overflow_from: histogram_size,
-                count: Some(
-                    add_counts([in_range, overflow]).map_err(|e| format!("thread {t}: {e}"))?,
-                ),
-                min: pick(&min, t).map(|v| v as f64),
-                mean: pick(&avg, t).map(|v| v as f64),
-                max: pick(&Some(max.clone()), t).map(|v| v as f64),
-                quantiles: Vec::new(),
-                stddev: None,
-            },
-            irq: None,
-            kernel_thread: None,
-            interval_ns: None,
-            noise: None,
-        });
-    }
-    let mut warnings = vec![
-        "cyclictest's histogram output does not name CPUs: thread k is reported as CPU k (true with -a -t, cyclictest's usual pinning)".to_string(),
-        "cyclictest prints averages as whole microseconds; mean_ns is that rounded figure".to_string(),
-    ];
-    if total.is_none() && out.iter().any(|t| t.latency.overflow > 0) {
-        warnings.push("no '# Total:' line (rt-tests 2.7+ leaves empty rows out): the histogram's end is taken as its last printed row + 1 us, so overflow samples are recorded there, which may be below cyclictest's -h limit".into());
-    }
-    if overflows.is_none() {
-        warnings.push("no '# Histogram Overflows:' line: no overflow counted".into());
-    }
-    Ok(Imported {
-        format: &FORMAT,
-        kind: RunKind::Latency,
-        threads: out,
-        command_line: Vec::new(),
-        started: None,
-        duration_ns: None,
-        stopped: None,
-        facts: RunFacts::default(),
-        failed: false,
-        system: serde_json::Value::Null,
-        warnings,
-    })
+    let overflow = pick(&h.overflows).unwrap_or(0);
+    Ok(SourceThread::new(
+        t,
+        SourceHistogram {
+            unit_ns: 1000,
+            buckets,
+            overflow,
+            overflow_from: histogram_size,
+            count: Some(add_counts([in_range, overflow]).map_err(|e| format!("thread {t}: {e}"))?),
+            min: pick(&h.min).map(|v| v as f64),
+            mean: pick(&h.avg).map(|v| v as f64),
+            max: pick(&h.max).map(|v| v as f64),
+            quantiles: Vec::new(),
+            stddev: None,
+        },
+    ))
 }

@@ -15,7 +15,8 @@
 
 use super::Recognise;
 use super::{
-    Imported, Parser, SourceFormat, SourceHistogram, SourceThread, add_counts, parse_json,
+    BadBucket, Imported, Parser, SourceFormat, SourceHistogram, SourceThread, add_counts,
+    json_buckets, parse_json,
 };
 use serde_json::Value;
 
@@ -54,7 +55,26 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 format!("its resolution_in_ns is {r}; jitterdebugger measures in 1 or 1000 ns")
             })?,
     };
-    let histogram_end = HISTOGRAM_SPAN_NS / resolution_ns;
+    let entries = thread_entries(&v, &sysinfo)?;
+    let mut warnings = vec![
+        "jitterdebugger's results.json numbers its threads, not CPUs: thread i is reported as CPU i (true with the default affinity, all online CPUs)".to_string(),
+    ];
+    let threads = entries
+        .into_iter()
+        .map(|(index, t)| thread(index, t, resolution_ns, &mut warnings))
+        .collect::<Result<Vec<_>, _>>()?;
+    if threads.is_empty() {
+        return Err("its \"cpu\" object is empty".into());
+    }
+    Ok(Imported {
+        system: sysinfo,
+        warnings,
+        ..Imported::new(&FORMAT, threads)
+    })
+}
+
+/// The entries of the `cpu` object by thread number, each a thread jitterdebugger ran.
+fn thread_entries<'v>(v: &'v Value, sysinfo: &Value) -> Result<Vec<(usize, &'v Value)>, String> {
     let cpus = v
         .get("cpu")
         .and_then(Value::as_object)
@@ -78,69 +98,60 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             online.saturating_sub(1)
         ));
     }
-    let mut threads = Vec::new();
-    let mut warnings = vec![
-        "jitterdebugger's results.json numbers its threads, not CPUs: thread i is reported as CPU i (true with the default affinity, all online CPUs)".to_string(),
-    ];
-    for (index, t) in entries {
-        let at = |e: String| format!("thread {index}: {e}");
-        let count = t
-            .get("count")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| at("no \"count\"".into()))?;
-        let h = t
-            .get("histogram")
-            .and_then(Value::as_object)
-            .ok_or_else(|| at("no \"histogram\" object".into()))?;
-        let mut buckets = Vec::new();
-        for (k, c) in h {
-            let value: u64 = k
-                .parse()
-                .map_err(|_| at(format!("histogram key '{k}' is not a bucket number")))?;
-            let c = c
-                .as_u64()
-                .ok_or_else(|| at(format!("the count of bucket {k} is not an integer")))?;
-            if value >= histogram_end {
-                return Err(at(format!(
-                    "bucket {k} is beyond jitterdebugger's histogram (0 to {})",
-                    histogram_end - 1
-                )));
-            }
-            buckets.push((value, c));
-        }
-        buckets.sort_unstable();
-        let in_buckets = add_counts(buckets.iter().map(|&(_, c)| c)).map_err(at)?;
-        let overflow = count.checked_sub(in_buckets).ok_or_else(|| {
-            at(format!(
-                "its histogram holds {in_buckets} samples but its count is {count}"
-            ))
-        })?;
-        let seen = count > 0;
-        let field = |name: &str| t.get(name).and_then(Value::as_f64).filter(|_| seen);
-        if !seen {
-            warnings.push(format!("thread {index} took no sample (count 0)"));
-        }
-        threads.push(SourceThread::new(
-            index,
-            SourceHistogram {
-                unit_ns: resolution_ns,
-                buckets,
-                overflow,
-                overflow_from: histogram_end,
-                count: Some(count),
-                min: field("min"),
-                mean: field("avg"),
-                max: field("max"),
-                ..SourceHistogram::default()
-            },
-        ));
+    Ok(entries)
+}
+
+/// Thread `index`'s histogram (a latency beyond its millisecond is in `count` only, so
+/// `count` minus the buckets are overflows) and figures, none for a thread without samples.
+fn thread(
+    index: usize,
+    t: &Value,
+    resolution_ns: u64,
+    warnings: &mut Vec<String>,
+) -> Result<SourceThread, String> {
+    let histogram_end = HISTOGRAM_SPAN_NS / resolution_ns;
+    let at = |e: String| format!("thread {index}: {e}");
+    let count = t
+        .get("count")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| at("no \"count\"".into()))?;
+    let h = t
+        .get("histogram")
+        .and_then(Value::as_object)
+        .ok_or_else(|| at("no \"histogram\" object".into()))?;
+    let mut buckets = json_buckets(h, Some(histogram_end), |bad, k| {
+        at(match bad {
+            BadBucket::BeyondEnd(end) => format!(
+                "bucket {k} is beyond jitterdebugger's histogram (0 to {})",
+                end - 1
+            ),
+            other => other.of_bucket_number(k),
+        })
+    })?;
+    buckets.sort_unstable();
+    let in_buckets = add_counts(buckets.iter().map(|&(_, c)| c)).map_err(at)?;
+    let overflow = count.checked_sub(in_buckets).ok_or_else(|| {
+        at(format!(
+            "its histogram holds {in_buckets} samples but its count is {count}"
+        ))
+    })?;
+    let seen = count > 0;
+    let field = |name: &str| t.get(name).and_then(Value::as_f64).filter(|_| seen);
+    if !seen {
+        warnings.push(format!("thread {index} took no sample (count 0)"));
     }
-    if threads.is_empty() {
-        return Err("its \"cpu\" object is empty".into());
-    }
-    Ok(Imported {
-        system: sysinfo,
-        warnings,
-        ..Imported::new(&FORMAT, threads)
-    })
+    Ok(SourceThread::new(
+        index,
+        SourceHistogram {
+            unit_ns: resolution_ns,
+            buckets,
+            overflow,
+            overflow_from: histogram_end,
+            count: Some(count),
+            min: field("min"),
+            mean: field("avg"),
+            max: field("max"),
+            ..SourceHistogram::default()
+        },
+    ))
 }

@@ -5,8 +5,8 @@
 
 use super::Recognise;
 use super::{
-    Imported, OSLAT_WARNING, Parser, RunKind, SourceFormat, option_value, oslat_facts,
-    oslat_thread, rt_tests_json, rt_tests_threads, rt_tests_time, seconds_to_ns,
+    Imported, OSLAT_WARNING, Parser, RunKind, SourceFormat, json_buckets, option_value,
+    oslat_facts, oslat_thread, rt_tests_json, rt_tests_threads, rt_tests_time, seconds_to_ns,
 };
 use serde_json::Value;
 
@@ -44,16 +44,9 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             .get("histogram")
             .and_then(Value::as_object)
             .ok_or_else(|| format!("thread {index} has no \"histogram\" object"))?;
-        let mut rows = Vec::new();
-        for (k, c) in h {
-            let us: u64 = k.parse().map_err(|_| {
-                format!("thread {index}: histogram key '{k}' is not a bucket number")
-            })?;
-            let c = c.as_u64().ok_or_else(|| {
-                format!("thread {index}: the count of bucket {k} is not an integer")
-            })?;
-            rows.push((us, c));
-        }
+        let rows = json_buckets(h, None, |bad, k| {
+            format!("thread {index}: {}", bad.of_bucket_number(k))
+        })?;
         let thread_ns = field("duration")
             .map(|d| {
                 seconds_to_ns(d)

@@ -391,3 +391,46 @@ pub fn seconds_to_ns(seconds: f64) -> Option<u64> {
         .filter(|ns| (0.0..u64::MAX as f64).contains(ns))
         .map(|ns| ns as u64)
 }
+
+/// What is wrong with one entry of a JSON histogram object, for each format to word in its
+/// own terms.
+pub enum BadBucket {
+    /// The key is not a whole number.
+    Key,
+    /// The count is not an integer.
+    Count,
+    /// The bucket is at or beyond the histogram's end, which the format states.
+    BeyondEnd(u64),
+}
+
+impl BadBucket {
+    /// The words of the formats whose keys are bucket numbers (oslat, jitterdebugger);
+    /// `BeyondEnd` is each format's own.
+    pub fn of_bucket_number(&self, key: &str) -> String {
+        match self {
+            BadBucket::Key => format!("histogram key '{key}' is not a bucket number"),
+            BadBucket::Count => format!("the count of bucket {key} is not an integer"),
+            BadBucket::BeyondEnd(end) => format!("bucket {key} is at or beyond {end}"),
+        }
+    }
+}
+
+/// The `"value": count` entries of a JSON histogram object (cyclictest, oslat and
+/// jitterdebugger write their histograms so), in the object's order; values at or above `end`
+/// are refused when the format has one. The first bad entry is refused, worded by `bad`.
+pub fn json_buckets(
+    h: &serde_json::Map<String, serde_json::Value>,
+    end: Option<u64>,
+    bad: impl Fn(BadBucket, &str) -> String,
+) -> std::result::Result<Vec<(u64, u64)>, String> {
+    let mut buckets = Vec::with_capacity(h.len());
+    for (k, c) in h {
+        let value: u64 = k.parse().map_err(|_| bad(BadBucket::Key, k))?;
+        let c = c.as_u64().ok_or_else(|| bad(BadBucket::Count, k))?;
+        if let Some(end) = end.filter(|&end| value >= end) {
+            return Err(bad(BadBucket::BeyondEnd(end), k));
+        }
+        buckets.push((value, c));
+    }
+    Ok(buckets)
+}

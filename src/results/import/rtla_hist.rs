@@ -67,13 +67,6 @@ pub fn read(text: &str, names: &[&str]) -> Result<Table, String> {
     let mut unit_ns = 1000;
     let mut duration_ns = None;
     let mut columns: Vec<(String, usize, Figures)> = Vec::new();
-    let stopped = text
-        .lines()
-        .map(str::trim)
-        .find(|l| l.contains("hit stop tracing"))
-        .map(|line| format!(
-            "rtla stopped tracing because a value crossed its stop threshold ('{line}'); the histograms end there"
-        ));
     for (n, raw) in text.lines().enumerate() {
         let line = raw.trim();
         if let Some(rest) = line.strip_prefix("# Time unit is ") {
@@ -91,24 +84,7 @@ pub fn read(text: &str, names: &[&str]) -> Result<Table, String> {
             continue;
         }
         if line.starts_with("Index") {
-            for column in line.split_whitespace().skip(1) {
-                let (name, cpu) = column
-                    .split_once('-')
-                    .filter(|(name, _)| names.contains(name))
-                    .and_then(|(name, c)| Some((name.to_string(), c.parse::<usize>().ok()?)))
-                    .ok_or_else(|| {
-                        format!(
-                            "line {}: column '{column}' is not {}",
-                            n + 1,
-                            names
-                                .iter()
-                                .map(|k| format!("{k}-N"))
-                                .collect::<Vec<_>>()
-                                .join(" or ")
-                        )
-                    })?;
-                columns.push((name, cpu, Figures::default()));
-            }
+            columns.extend(column_names(line, n, names)?);
             continue;
         }
         if line.starts_with("ALL:") {
@@ -118,52 +94,108 @@ pub fn read(text: &str, names: &[&str]) -> Result<Table, String> {
         if columns.is_empty() || line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let mut fields = line.split_whitespace();
-        let head = fields.next().unwrap_or_default();
-        let values: Vec<&str> = fields.collect();
-        let label = head.strip_suffix(':');
-        let is_row = head.parse::<u64>().is_ok();
-        if !is_row && !matches!(label, Some("over" | "count" | "min" | "avg" | "max")) {
-            continue; // messages rtla prints around the table
+        read_row(line, n, &mut columns)?;
+    }
+    Ok(Table {
+        columns: into_histograms(columns, unit_ns)?,
+        duration_ns,
+        stopped: stop_line(text.lines().map(str::trim)).map(|line| format!(
+            "rtla stopped tracing because a value crossed its stop threshold ('{line}'); the histograms end there"
+        )),
+    })
+}
+
+/// The line where rtla says a stop threshold ended the run (`... hit stop tracing`), which
+/// the histogram and the top tables all print.
+pub fn stop_line<'t>(mut lines: impl Iterator<Item = &'t str>) -> Option<&'t str> {
+    lines.find(|l| l.contains("hit stop tracing"))
+}
+
+/// The columns the `Index` line (line `n`, 0-based) names: `NAME-CPU`, NAME one of `names`.
+fn column_names(
+    line: &str,
+    n: usize,
+    names: &[&str],
+) -> Result<Vec<(String, usize, Figures)>, String> {
+    let mut columns = Vec::new();
+    for column in line.split_whitespace().skip(1) {
+        let (name, cpu) = column
+            .split_once('-')
+            .filter(|(name, _)| names.contains(name))
+            .and_then(|(name, c)| Some((name.to_string(), c.parse::<usize>().ok()?)))
+            .ok_or_else(|| {
+                format!(
+                    "line {}: column '{column}' is not {}",
+                    n + 1,
+                    names
+                        .iter()
+                        .map(|k| format!("{k}-N"))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                )
+            })?;
+        columns.push((name, cpu, Figures::default()));
+    }
+    Ok(columns)
+}
+
+/// Adds line `n` (0-based), a bucket row or one of the `over:`, `count:`, `min:`, `avg:`,
+/// `max:` lines, to the columns; other lines are rtla's messages around the table.
+fn read_row(line: &str, n: usize, columns: &mut [(String, usize, Figures)]) -> Result<(), String> {
+    let mut fields = line.split_whitespace();
+    let head = fields.next().unwrap_or_default();
+    let values: Vec<&str> = fields.collect();
+    let label = head.strip_suffix(':');
+    let is_row = head.parse::<u64>().is_ok();
+    if !is_row && !matches!(label, Some("over" | "count" | "min" | "avg" | "max")) {
+        return Ok(()); // messages rtla prints around the table
+    }
+    if values.len() != columns.len() {
+        return Err(format!(
+            "line {} ('{line}') has {} values for {} columns",
+            n + 1,
+            values.len(),
+            columns.len()
+        ));
+    }
+    let number = |v: &str| -> Result<Option<f64>, String> {
+        // rtla prints an unset min/max as - or as the unsigned 2^64−1.
+        if v == "-" || v == "18446744073709551615" {
+            return Ok(None);
         }
-        if values.len() != columns.len() {
-            return Err(format!(
-                "line {} ('{line}') has {} values for {} columns",
-                n + 1,
-                values.len(),
-                columns.len()
-            ));
-        }
-        for (value, (_, _, col)) in values.iter().zip(columns.iter_mut()) {
-            let number = |v: &str| -> Result<Option<f64>, String> {
-                // rtla prints an unset min/max as - or as the unsigned 2^64−1.
-                if v == "-" || v == "18446744073709551615" {
-                    return Ok(None);
+        v.parse::<f64>()
+            .map(Some)
+            .map_err(|_| format!("line {} has '{v}' where a number belongs", n + 1))
+    };
+    let count = |v: &str| -> Result<u64, String> {
+        v.parse::<u64>()
+            .map_err(|_| format!("line {} has '{v}' where a count belongs", n + 1))
+    };
+    for (value, (_, _, col)) in values.iter().zip(columns.iter_mut()) {
+        match label {
+            None => {
+                let c = count(value)?;
+                if c > 0 {
+                    col.buckets.push((head.parse().expect("checked"), c));
                 }
-                v.parse::<f64>()
-                    .map(Some)
-                    .map_err(|_| format!("line {} has '{v}' where a number belongs", n + 1))
-            };
-            let count = |v: &str| -> Result<u64, String> {
-                v.parse::<u64>()
-                    .map_err(|_| format!("line {} has '{v}' where a count belongs", n + 1))
-            };
-            match label {
-                None => {
-                    let c = count(value)?;
-                    if c > 0 {
-                        col.buckets.push((head.parse().expect("checked"), c));
-                    }
-                }
-                Some("over") => col.over = Some(count(value)?),
-                Some("count") => col.count = Some(count(value)?),
-                Some("min") => col.min = number(value)?,
-                Some("avg") => col.avg = number(value)?,
-                Some("max") => col.max = number(value)?,
-                _ => unreachable!(),
             }
+            Some("over") => col.over = Some(count(value)?),
+            Some("count") => col.count = Some(count(value)?),
+            Some("min") => col.min = number(value)?,
+            Some("avg") => col.avg = number(value)?,
+            Some("max") => col.max = number(value)?,
+            _ => unreachable!(),
         }
     }
+    Ok(())
+}
+
+/// Makes each column's figures a histogram, checking that its rows and `over:` add up to its
+/// `count:`.
+fn into_histograms(
+    columns: Vec<(String, usize, Figures)>,
+    unit_ns: u64,
+) -> Result<Vec<Column>, String> {
     // Rows are printed at index · bucket size; the step between them tells the bucket size.
     let indices: Vec<u64> = columns
         .iter()
@@ -171,7 +203,7 @@ pub fn read(text: &str, names: &[&str]) -> Result<Table, String> {
         .collect();
     let bucket = indices.iter().fold(0, |g, &v| gcd(g, v)).max(1);
     let last_row = indices.iter().copied().max().unwrap_or(0);
-    let columns = columns
+    columns
         .into_iter()
         .map(|(name, cpu, c)| {
             let what = format!("{name}-{cpu:03}");
@@ -208,10 +240,5 @@ pub fn read(text: &str, names: &[&str]) -> Result<Table, String> {
                 histogram,
             })
         })
-        .collect::<Result<Vec<_>, String>>()?;
-    Ok(Table {
-        columns,
-        duration_ns,
-        stopped,
-    })
+        .collect()
 }

@@ -17,7 +17,7 @@
 //! the other gap statistics and the loop figures are absent (rtla does not print them). The
 //! interference counts and the largest noise in one period are kept as `imported.figures`.
 
-use super::rtla_hist::parse_duration;
+use super::rtla_hist::{parse_duration, stop_line};
 use super::{Imported, Parser, RunKind, SourceFormat, SourceHistogram, SourceNoise, SourceThread};
 use super::{Recognise, Recognised};
 
@@ -58,75 +58,10 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         .and_then(|d| parse_duration(d.split('|').next().unwrap_or_default()));
     let mut threads = Vec::new();
     for (i, line) in lines.iter().enumerate().skip(header + 1) {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.len() < 2 || !fields[1].starts_with('#') {
+        let Some(thread) = cpu_row(line, i, counts)? else {
             break; // the end of the table
-        }
-        let at = |e: String| format!("line {} ('{line}'): {e}", i + 1);
-        if fields.len() != 7 + counts {
-            return Err(at(format!(
-                "{} values where the column line names {}",
-                fields.len(),
-                7 + counts
-            )));
-        }
-        let number = |k: usize| -> Result<u64, String> {
-            let v = fields[k].trim_start_matches('#');
-            v.parse()
-                .map_err(|_| at(format!("'{v}' is not a whole number")))
         };
-        let cpu = number(0)? as usize;
-        let periods = number(1)?;
-        let runtime_us = number(2)?;
-        let noise_us = number(3)?;
-        let max_period_us = number(5)?;
-        let max_single_us = number(6)?;
-        if noise_us > runtime_us || runtime_us == 0 {
-            return Err(at(format!(
-                "its noise ({noise_us} us) is not within its runtime ({runtime_us} us)"
-            )));
-        }
-        // rtla prints (runtime - noise) * 10^7 / runtime, truncated, as NNN.NNNNN: the printed
-        // share must be what the printed times give.
-        let printed_share: u64 = fields[4]
-            .replace('.', "")
-            .parse()
-            .map_err(|_| at(format!("'{}' is not a percentage", fields[4])))?;
-        let share = (runtime_us - noise_us) as u128 * 10_000_000 / runtime_us as u128;
-        if share != printed_share as u128 {
-            return Err(at(format!(
-                "'% CPU Aval' is {} but its runtime and noise give {}.{:05}",
-                fields[4],
-                share / 100_000,
-                share % 100_000
-            )));
-        }
-        let too_large = || at("a time beyond what run.json stores".into());
-        let ns = |us: u64| us.checked_mul(1000).ok_or_else(too_large);
-        let mut figures = vec![
-            ("periods", periods, "periods"),
-            ("max_period_noise_ns", ns(max_period_us)?, "ns"),
-        ];
-        for (k, name) in COUNTS.iter().take(counts).enumerate() {
-            figures.push((name, number(7 + k)?, "events"));
-        }
-        threads.push(SourceThread {
-            noise: Some(SourceNoise {
-                measured_ns: Some(ns(runtime_us)?),
-                noise_ns: Some(ns(noise_us)?),
-                noise_pct: Some(100.0 * noise_us as f64 / runtime_us as f64),
-                figures,
-                ..SourceNoise::default()
-            }),
-            ..SourceThread::new(
-                cpu,
-                SourceHistogram {
-                    unit_ns: 1000,
-                    max: Some(max_single_us as f64),
-                    ..SourceHistogram::default()
-                },
-            )
-        });
+        threads.push(thread);
     }
     if threads.is_empty() {
         return Err(
@@ -134,12 +69,9 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 .into(),
         );
     }
-    let stopped = lines
-        .iter()
-        .find(|l| l.contains("hit stop tracing"))
-        .map(|line| {
-            format!("rtla stopped tracing because a noise crossed its stop threshold ('{line}')")
-        });
+    let stopped = stop_line(lines.iter().copied()).map(|line| {
+        format!("rtla stopped tracing because a noise crossed its stop threshold ('{line}')")
+    });
     Ok(Imported {
         kind: RunKind::Noise,
         duration_ns,
@@ -149,4 +81,82 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         ],
         ..Imported::new(&FORMAT, threads)
     })
+}
+
+/// Reads line `i` (0-based) as a CPU row with `counts` interference columns; None for a line
+/// that is none (the table's end).
+fn cpu_row(line: &str, i: usize, counts: usize) -> Result<Option<SourceThread>, String> {
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    if fields.len() < 2 || !fields[1].starts_with('#') {
+        return Ok(None);
+    }
+    let at = |e: String| format!("line {} ('{line}'): {e}", i + 1);
+    if fields.len() != 7 + counts {
+        return Err(at(format!(
+            "{} values where the column line names {}",
+            fields.len(),
+            7 + counts
+        )));
+    }
+    let number = |k: usize| -> Result<u64, String> {
+        let v = fields[k].trim_start_matches('#');
+        v.parse()
+            .map_err(|_| at(format!("'{v}' is not a whole number")))
+    };
+    let cpu = number(0)? as usize;
+    let periods = number(1)?;
+    let runtime_us = number(2)?;
+    let noise_us = number(3)?;
+    let max_period_us = number(5)?;
+    let max_single_us = number(6)?;
+    if noise_us > runtime_us || runtime_us == 0 {
+        return Err(at(format!(
+            "its noise ({noise_us} us) is not within its runtime ({runtime_us} us)"
+        )));
+    }
+    check_printed_share(fields[4], runtime_us, noise_us).map_err(at)?;
+    let too_large = || at("a time beyond what run.json stores".into());
+    let ns = |us: u64| us.checked_mul(1000).ok_or_else(too_large);
+    let mut figures = vec![
+        ("periods", periods, "periods"),
+        ("max_period_noise_ns", ns(max_period_us)?, "ns"),
+    ];
+    for (k, name) in COUNTS.iter().take(counts).enumerate() {
+        figures.push((name, number(7 + k)?, "events"));
+    }
+    Ok(Some(SourceThread {
+        noise: Some(SourceNoise {
+            measured_ns: Some(ns(runtime_us)?),
+            noise_ns: Some(ns(noise_us)?),
+            noise_pct: Some(100.0 * noise_us as f64 / runtime_us as f64),
+            figures,
+            ..SourceNoise::default()
+        }),
+        ..SourceThread::new(
+            cpu,
+            SourceHistogram {
+                unit_ns: 1000,
+                max: Some(max_single_us as f64),
+                ..SourceHistogram::default()
+            },
+        )
+    }))
+}
+
+/// rtla prints (runtime - noise) * 10^7 / runtime, truncated, as NNN.NNNNN: the printed share
+/// must be what the printed times give (`runtime_us` is above 0 and not below `noise_us`).
+fn check_printed_share(printed: &str, runtime_us: u64, noise_us: u64) -> Result<(), String> {
+    let printed_share: u64 = printed
+        .replace('.', "")
+        .parse()
+        .map_err(|_| format!("'{printed}' is not a percentage"))?;
+    let share = (runtime_us - noise_us) as u128 * 10_000_000 / runtime_us as u128;
+    if share != printed_share as u128 {
+        return Err(format!(
+            "'% CPU Aval' is {printed} but its runtime and noise give {}.{:05}",
+            share / 100_000,
+            share % 100_000
+        ));
+    }
+    Ok(())
 }

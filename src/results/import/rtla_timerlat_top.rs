@@ -18,7 +18,7 @@
 //! latency.hlog. The latency is the user block when it has samples, else the thread block, as
 //! in `rtla_timerlat.rs`.
 
-use super::rtla_hist::parse_duration;
+use super::rtla_hist::{parse_duration, stop_line};
 use super::{Imported, Parser, RunKind, SourceFormat, SourceHistogram, SourceThread};
 use super::{Recognise, Recognised};
 
@@ -68,23 +68,67 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         .ok_or(
             "the line above 'CPU COUNT' is not rtla's '... | IRQ Timer Latency (us) | ...' line",
         )?;
-    let unit_ns = if title.contains("Latency (ns)") {
-        1
-    } else {
-        1000
+    let table = TopTable {
+        unit_ns: if title.contains("Latency (ns)") {
+            1
+        } else {
+            1000
+        },
+        blocks: lines[header].split('|').count() - 1,
     };
     let duration_ns = parse_duration(title.split('|').next().unwrap_or_default());
-    let blocks = lines[header].split('|').count() - 1;
     let mut threads = Vec::new();
     let mut kernel_side = Vec::new();
     for (i, line) in lines.iter().enumerate().skip(header + 1) {
+        // None at the `----|----` line before ALL, or the end of the table.
+        let Some(row) = table.cpu_row(line, i)? else {
+            break;
+        };
+        threads.push(row.thread);
+        kernel_side.extend(row.kernel_side);
+    }
+    if threads.is_empty() {
+        return Err("its table has no CPU row: the output was cut short".into());
+    }
+    let warnings = warnings(&lines, kernel_side);
+    let stopped = stop_line(lines.iter().copied()).map(|line| {
+        format!("rtla stopped tracing because a latency crossed its stop threshold ('{line}')")
+    });
+    Ok(Imported {
+        kind: RunKind::Latency,
+        duration_ns,
+        stopped,
+        warnings,
+        ..Imported::new(&FORMAT, threads)
+    })
+}
+
+/// What the column lines say of every CPU row.
+struct TopTable {
+    unit_ns: u64,
+    /// The blocks after `CPU COUNT`: IRQ and thread, and user with `-u`/`-U`.
+    blocks: usize,
+}
+
+/// One CPU of the table, and what run.json has no field for: the thread block's figures when
+/// the user block is the latency.
+struct CpuRow {
+    thread: SourceThread,
+    kernel_side: Option<String>,
+}
+
+impl TopTable {
+    /// Reads line `i` (0-based) as a CPU row; None for a line that is none (the table's end).
+    fn cpu_row(&self, line: &str, i: usize) -> Result<Option<CpuRow>, String> {
+        let unit_ns = self.unit_ns;
+        let blocks = self.blocks;
         let parts: Vec<&str> = line.split('|').collect();
         let head: Vec<&str> = parts[0].split_whitespace().collect();
         let (Some(cpu), Some(count)) = (
             head.first().and_then(|c| c.parse::<usize>().ok()),
             head.get(1).and_then(|c| c.strip_prefix('#')),
         ) else {
-            break; // the `----|----` line before ALL, or the end of the table
+            return Ok(None);
         };
         let at = |e: String| format!("line {} ('{line}'): {e}", i + 1);
         if parts.len() != blocks + 1 {
@@ -115,29 +159,20 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             Some(p) => Some(histogram(block(p, &at)?)),
             None => None,
         };
-        let latency = match usr {
-            Some(u) if u.samples() > 0 => {
-                // run.json has no field for the kernel side without a histogram: say it.
-                let shown = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v}"));
-                kernel_side.push(format!(
-                    "CPU {cpu} thread block (kernel side of the user thread): min {}, avg {}, max {} {}",
-                    shown(thr.min),
-                    shown(thr.mean),
-                    shown(thr.max),
-                    if unit_ns == 1 { "ns" } else { "us" }
-                ));
-                u
-            }
-            _ => thr,
-        };
-        threads.push(SourceThread {
-            irq: Some(irq),
-            ..SourceThread::new(cpu, latency)
-        });
+        let (latency, kernel_side) = latency_block(cpu, thr, usr, unit_ns);
+        Ok(Some(CpuRow {
+            thread: SourceThread {
+                irq: Some(irq),
+                ..SourceThread::new(cpu, latency)
+            },
+            kernel_side,
+        }))
     }
-    if threads.is_empty() {
-        return Err("its table has no CPU row: the output was cut short".into());
-    }
+}
+
+/// What the table leaves out: no histogram, counts taken from the IRQ count, and the
+/// `kernel_side` figures of user-thread runs.
+fn warnings(lines: &[&str], kernel_side: Vec<String>) -> Vec<String> {
     let mut warnings = vec![
         "rtla timerlat top: no histogram, min, mean and max only (every percentile is absent, latency.hlog is not written); its averages are truncated to whole units".into(),
         "rtla timerlat top prints the IRQ count only: the thread (and user) latency's count is taken to be the same, as it is unless trace events were lost".into(),
@@ -154,17 +189,30 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         );
         warnings.extend(kernel_side);
     }
-    let stopped = lines
-        .iter()
-        .find(|l| l.contains("hit stop tracing"))
-        .map(|line| {
-            format!("rtla stopped tracing because a latency crossed its stop threshold ('{line}')")
-        });
-    Ok(Imported {
-        kind: RunKind::Latency,
-        duration_ns,
-        stopped,
-        warnings,
-        ..Imported::new(&FORMAT, threads)
-    })
+    warnings
+}
+
+/// The latency of a CPU row: the user block when it has samples (rtla -u/-U), else the thread
+/// block; with the user block, the thread block's figures as words, since run.json has no
+/// field for the kernel side without a histogram.
+fn latency_block(
+    cpu: usize,
+    thr: SourceHistogram,
+    usr: Option<SourceHistogram>,
+    unit_ns: u64,
+) -> (SourceHistogram, Option<String>) {
+    match usr {
+        Some(u) if u.samples() > 0 => {
+            let shown = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v}"));
+            let kernel_side = format!(
+                "CPU {cpu} thread block (kernel side of the user thread): min {}, avg {}, max {} {}",
+                shown(thr.min),
+                shown(thr.mean),
+                shown(thr.max),
+                if unit_ns == 1 { "ns" } else { "us" }
+            );
+            (u, Some(kernel_side))
+        }
+        _ => (thr, None),
+    }
 }

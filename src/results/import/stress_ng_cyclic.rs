@@ -61,14 +61,68 @@ fn ns_after(text: &str, key: &str) -> Option<f64> {
         .ok()
 }
 
+/// The figures of the log, as read line by line.
+#[derive(Default)]
+struct CyclicLog {
+    samples: Option<u64>,
+    delay_ns: Option<u64>,
+    policy: Option<String>,
+    mean: Option<f64>,
+    min: Option<f64>,
+    max: Option<f64>,
+    stddev: Option<f64>,
+    /// (quantile, ns) in the order printed.
+    quantiles: Vec<(f64, f64)>,
+    duration_ns: Option<u64>,
+    /// `cyclic: sched` lines: more than one is more than one run.
+    instances_with_figures: usize,
+}
+
 pub fn parse(text: &str) -> Result<Imported, String> {
-    let mut samples = None;
-    let mut delay_ns = None;
-    let mut policy = None;
-    let (mut mean, mut min, mut max, mut stddev) = (None, None, None, None);
-    let mut quantiles = Vec::new();
-    let mut duration_ns = None;
-    let mut instances_with_figures = 0;
+    let log = read_log(text)?;
+    let Some(samples) = log.samples else {
+        return Err("it has no 'cyclic: sched ...: N ns delay, M samples' line: not a stress-ng --cyclic log, or cut short".into());
+    };
+    if log.instances_with_figures > 1 {
+        return Err(
+            "it holds the figures of more than one stress-ng --cyclic run; import one run's log"
+                .into(),
+        );
+    }
+    let (Some(min_v), Some(max_v)) = (log.min, log.max) else {
+        return Err("it lacks the 'min: ... max: ...' line: cut short".into());
+    };
+    check_percentiles(&log.quantiles, min_v, max_v)?;
+    let latency = SourceHistogram {
+        unit_ns: 1,
+        count: Some(samples),
+        min: log.min,
+        mean: log.mean,
+        max: log.max,
+        stddev: log.stddev,
+        quantiles: log.quantiles,
+        ..SourceHistogram::default()
+    };
+    Ok(Imported {
+        duration_ns: log.duration_ns,
+        facts: RunFacts {
+            policy: log.policy,
+            interval_ns: log.delay_ns,
+            ..RunFacts::default()
+        },
+        warnings: vec![
+            "stress-ng does not say which CPU its cyclic stressor ran on: it is reported as CPU 0".into(),
+            "no histogram: samples, min, mean, stddev, max and the percentiles stress-ng printed (the sorted sample at floor(n x p / 100)); p50, p90, p99, p99.9 and p99.99 are those, and latency.hlog is not written".into(),
+            "with --cyclic N > 1 stress-ng prints instance 0's figures only".into(),
+        ],
+        ..Imported::new(&FORMAT, vec![SourceThread::new(0, latency)])
+    })
+}
+
+/// Reads the cyclic stressor's lines and the run time from its `metrc:` line; other lines
+/// (other stressors, stress-ng's own messages) are skipped.
+fn read_log(text: &str) -> Result<CyclicLog, String> {
+    let mut log = CyclicLog::default();
     for (n, line) in text.lines().enumerate() {
         let bad = |what: &str| format!("line {} ('{}'): {what}", n + 1, line.trim());
         if line.contains("metrc:") {
@@ -80,7 +134,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 .split_whitespace()
                 .collect();
             if fields.first() == Some(&"cyclic") {
-                duration_ns = fields
+                log.duration_ns = fields
                     .get(2)
                     .and_then(|s| s.parse::<f64>().ok())
                     .and_then(seconds_to_ns);
@@ -92,50 +146,43 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         };
         if let Some(sched) = rest.strip_prefix("sched ") {
             // `SCHED_FIFO: 100000 ns delay, 3000 samples`
-            instances_with_figures += 1;
-            policy = sched
+            log.instances_with_figures += 1;
+            log.policy = sched
                 .split(':')
                 .next()
                 .and_then(|p| p.trim().strip_prefix("SCHED_"))
                 .map(str::to_ascii_lowercase);
-            delay_ns = ns_after(sched, ":").map(|d| d as u64);
-            samples = sched
+            log.delay_ns = ns_after(sched, ":").map(|d| d as u64);
+            log.samples = sched
                 .split(',')
                 .nth(1)
                 .and_then(|s| s.split_whitespace().next())
                 .and_then(|s| s.parse::<u64>().ok());
-            if samples.is_none() {
+            if log.samples.is_none() {
                 return Err(bad("no sample count ('N samples')"));
             }
         } else if rest.starts_with("mean:") {
-            mean = Some(ns_after(rest, "mean:").ok_or_else(|| bad("no mean in ns"))?);
+            log.mean = Some(ns_after(rest, "mean:").ok_or_else(|| bad("no mean in ns"))?);
         } else if rest.starts_with("min:") {
-            min = Some(ns_after(rest, "min:").ok_or_else(|| bad("no min in ns"))?);
-            max = Some(ns_after(rest, "max:").ok_or_else(|| bad("no max in ns"))?);
-            stddev = ns_after(rest, "std.dev.");
+            log.min = Some(ns_after(rest, "min:").ok_or_else(|| bad("no min in ns"))?);
+            log.max = Some(ns_after(rest, "max:").ok_or_else(|| bad("no max in ns"))?);
+            log.stddev = ns_after(rest, "std.dev.");
         } else if let Some((pct, value)) = rest.split_once("%:") {
             let pct: f64 = pct.trim().parse().map_err(|_| bad("not a percentile"))?;
             let value = ns_after(value, "").ok_or_else(|| bad("no value in ns"))?;
             if !(0.0..=100.0).contains(&pct) {
                 return Err(bad("a percentile outside 0 to 100"));
             }
-            quantiles.push((pct / 100.0, value));
+            log.quantiles.push((pct / 100.0, value));
         } else if rest.contains("no latency information available") {
             return Err("stress-ng printed 'no latency information available': the cyclic stressor took no sample".into());
         }
     }
-    let Some(samples) = samples else {
-        return Err("it has no 'cyclic: sched ...: N ns delay, M samples' line: not a stress-ng --cyclic log, or cut short".into());
-    };
-    if instances_with_figures > 1 {
-        return Err(
-            "it holds the figures of more than one stress-ng --cyclic run; import one run's log"
-                .into(),
-        );
-    }
-    let (Some(min_v), Some(max_v)) = (min, max) else {
-        return Err("it lacks the 'min: ... max: ...' line: cut short".into());
-    };
+    Ok(log)
+}
+
+/// Percentiles of sorted samples lie within min and max and never fall as p rises.
+fn check_percentiles(quantiles: &[(f64, f64)], min_v: f64, max_v: f64) -> Result<(), String> {
     if let Some(&(q, v)) = quantiles
         .iter()
         .find(|&&(_, v)| !(min_v..=max_v).contains(&v))
@@ -154,28 +201,5 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             w[0].1
         ));
     }
-    let latency = SourceHistogram {
-        unit_ns: 1,
-        count: Some(samples),
-        min,
-        mean,
-        max,
-        stddev,
-        quantiles,
-        ..SourceHistogram::default()
-    };
-    Ok(Imported {
-        duration_ns,
-        facts: RunFacts {
-            policy,
-            interval_ns: delay_ns,
-            ..RunFacts::default()
-        },
-        warnings: vec![
-            "stress-ng does not say which CPU its cyclic stressor ran on: it is reported as CPU 0".into(),
-            "no histogram: samples, min, mean, stddev, max and the percentiles stress-ng printed (the sorted sample at floor(n x p / 100)); p50, p90, p99, p99.9 and p99.99 are those, and latency.hlog is not written".into(),
-            "with --cyclic N > 1 stress-ng prints instance 0's figures only".into(),
-        ],
-        ..Imported::new(&FORMAT, vec![SourceThread::new(0, latency)])
-    })
+    Ok(())
 }

@@ -82,62 +82,69 @@ pub fn write_result(
     source: &Path,
     result_dir: &ResultDir,
 ) -> Result<RunRecord> {
-    let out = &result_dir.path;
-    let start = imported.started.unwrap_or(SystemTime::UNIX_EPOCH);
-    let length = Duration::from_nanos(imported.duration_ns.unwrap_or(0));
+    // Only CPUs whose source printed a histogram get intervals; the others are summaries only.
     let with_histograms: Vec<&SourceThread> = imported
         .threads
         .iter()
         .filter(|t| !t.latency.buckets.is_empty() || t.latency.overflow > 0)
         .collect();
     if !with_histograms.is_empty() {
-        let path = result_dir.file(hlog::FILE_NAME);
-        let mut w = HlogWriter::new(
-            result_dir
-                .create_file(hlog::FILE_NAME)
-                .or_run(|| format!("cannot create {}", path.display()))?,
-        );
-        let write = |w: &mut HlogWriter| -> std::io::Result<()> {
-            w.begin(
-                start,
-                &format!(
-                    "jitterlab {} import of {} ({}): one whole-run interval per CPU",
-                    env!("CARGO_PKG_VERSION"),
-                    display_path(source),
-                    imported.format.name()
-                ),
-            )?;
-            for t in &with_histograms {
-                let cpu = t.cpu;
-                w.write_interval(
-                    &format!("cpu{cpu}"),
-                    Duration::ZERO,
-                    length,
-                    &t.latency.histogram(),
-                )?;
-                if let Some(irq) = &t.irq {
-                    w.write_interval(
-                        &format!("cpu{cpu}.irq"),
-                        Duration::ZERO,
-                        length,
-                        &irq.histogram(),
-                    )?;
-                }
-                if let Some(thr) = &t.kernel_thread {
-                    w.write_interval(
-                        &format!("cpu{cpu}.thr"),
-                        Duration::ZERO,
-                        length,
-                        &thr.histogram(),
-                    )?;
+        write_whole_run_hlog(imported, source, result_dir, &with_histograms)?;
+    }
+    let absent = absent_fields(imported, with_histograms.len() == imported.threads.len());
+    let record = run_record(imported, source, absent);
+    result_dir
+        .write_run_record(&record)
+        .or_run(|| format!("cannot write run.json in {}", result_dir.path.display()))?;
+    Ok(record)
+}
+
+/// Writes latency.hlog: one interval spanning the whole run for each CPU with a histogram, and
+/// one each for its IRQ and kernel-thread columns where the source has them.
+fn write_whole_run_hlog(
+    imported: &Imported,
+    source: &Path,
+    result_dir: &ResultDir,
+    with_histograms: &[&SourceThread],
+) -> Result<()> {
+    let start = imported.started.unwrap_or(SystemTime::UNIX_EPOCH);
+    let length = Duration::from_nanos(imported.duration_ns.unwrap_or(0));
+    let path = result_dir.file(hlog::FILE_NAME);
+    let mut w = HlogWriter::new(
+        result_dir
+            .create_file(hlog::FILE_NAME)
+            .or_run(|| format!("cannot create {}", path.display()))?,
+    );
+    let write = |w: &mut HlogWriter| -> std::io::Result<()> {
+        w.begin(
+            start,
+            &format!(
+                "jitterlab {} import of {} ({}): one whole-run interval per CPU",
+                env!("CARGO_PKG_VERSION"),
+                display_path(source),
+                imported.format.name()
+            ),
+        )?;
+        for t in with_histograms {
+            let cpu = t.cpu;
+            let columns = [
+                (format!("cpu{cpu}"), Some(&t.latency)),
+                (format!("cpu{cpu}.irq"), t.irq.as_ref()),
+                (format!("cpu{cpu}.thr"), t.kernel_thread.as_ref()),
+            ];
+            for (tag, h) in columns {
+                if let Some(h) = h {
+                    w.write_interval(&tag, Duration::ZERO, length, &h.histogram())?;
                 }
             }
-            Ok(())
-        };
-        write(&mut w).or_run(|| format!("cannot write {}", path.display()))?;
-    }
+        }
+        Ok(())
+    };
+    write(&mut w).or_run(|| format!("cannot write {}", path.display()))
+}
 
-    let absent = absent_fields(imported, with_histograms.len() == imported.threads.len());
+/// The source's own warnings, then one per column whose histogram overflowed.
+fn warnings_with_overflows(imported: &Imported) -> Vec<String> {
     let mut warnings = imported.warnings.clone();
     for t in &imported.threads {
         let columns = [
@@ -151,8 +158,12 @@ pub fn write_result(
             }
         }
     }
-    let cpus: Vec<usize> = imported.threads.iter().map(|t| t.cpu).collect();
-    let facts = &imported.facts;
+    warnings
+}
+
+/// The run.json of an import: what the source states, placeholders (named in `absent`) for
+/// what it does not.
+fn run_record(imported: &Imported, source: &Path, absent: Vec<String>) -> RunRecord {
     let record = RunRecord {
         ended_utc: match (imported.started, imported.duration_ns) {
             (Some(s), Some(d)) => s.checked_add(Duration::from_nanos(d)).and_then(rfc3339),
@@ -171,79 +182,16 @@ pub fn write_result(
         } else {
             imported.stopped.clone()
         },
-        threads: imported
-            .threads
-            .iter()
-            .enumerate()
-            .map(|(i, t)| ThreadSummary {
-                cpu: t.cpu,
-                thread_index: i,
-                tid: 0,
-                interval_ns: t.interval_ns.unwrap_or(0),
-                deadline_ns: 0,
-                latency: t.latency.summary(),
-                missed_periods: 0,
-                dropped_records: 0,
-                deadline_misses: 0,
-                early_wakeups: 0,
-                end: "completed".into(),
-                irq_latency: t.irq.as_ref().map(SourceHistogram::summary),
-                tails: Default::default(),
-                noise: t.noise.as_ref().map(SourceNoise::summary),
-            })
-            .collect(),
-        warnings,
-        imported: Some(ImportRecord {
-            source_format: imported.format.name().into(),
-            source_file: source.display().to_string(),
-            per_interval: false,
-            absent,
-            figures: imported
-                .threads
-                .iter()
-                .flat_map(|t| {
-                    let figures = t.noise.iter().flat_map(|n| n.figures.iter());
-                    figures.map(|&(name, value, unit)| SourceFigure {
-                        cpu: t.cpu,
-                        name: name.into(),
-                        value,
-                        unit: unit.into(),
-                    })
-                })
-                .collect(),
-        }),
+        threads: thread_summaries(imported),
+        warnings: warnings_with_overflows(imported),
+        imported: Some(import_record(imported, source, absent)),
         ..RunRecord::new(
             imported.command_line.clone(),
-            PlanRecord {
-                cpus: cpus.clone(),
-                policy: facts.policy.clone().unwrap_or_else(|| "unknown".into()),
-                priority: facts.priority.unwrap_or(0),
-                deadline_runtime_ns: None,
-                wake: "unknown".into(),
-                clock: "unknown".into(),
-                interval_ns: facts.interval_ns.unwrap_or(0),
-                distance_ns: 0,
-                interval_step_ns: 0,
-                duration_ns: facts.duration_ns.or(imported.duration_ns),
-                loops: None,
-                deadline_ns: None,
-                log_interval_ns: imported.duration_ns.unwrap_or(0),
-                loads: Vec::new(),
-                samples: false,
-                samples_format: None,
-                summary_every: None,
-                ring_size: 0,
-                mlock: facts.memory_locked.unwrap_or(false),
-                pm_qos_us: None,
-                trace: false,
-                explain_above_ns: None,
-                noise_threshold_ns: None,
-                ipc: None,
-            },
+            plan_record(imported),
             imported.system.clone(),
             // What the source tool did, as far as it says; jitterlab changed nothing.
             EnvironmentRecord {
-                memory_locked: facts.memory_locked.unwrap_or(false),
+                memory_locked: imported.facts.memory_locked.unwrap_or(false),
                 stack_prefaulted_bytes: 0,
                 pm_qos: PmQosRecord::default(),
             },
@@ -251,14 +199,90 @@ pub fn write_result(
             0,
         )
     };
-    let record = RunRecord {
+    RunRecord {
         kind: imported.kind,
         ..record
-    };
-    result_dir
-        .write_run_record(&record)
-        .or_run(|| format!("cannot write run.json in {}", out.display()))?;
-    Ok(record)
+    }
+}
+
+/// One summary per CPU; the counters no source prints (missed periods, drops) are
+/// placeholders listed in `absent`.
+fn thread_summaries(imported: &Imported) -> Vec<ThreadSummary> {
+    imported
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ThreadSummary {
+            cpu: t.cpu,
+            thread_index: i,
+            tid: 0,
+            interval_ns: t.interval_ns.unwrap_or(0),
+            deadline_ns: 0,
+            latency: t.latency.summary(),
+            missed_periods: 0,
+            dropped_records: 0,
+            deadline_misses: 0,
+            early_wakeups: 0,
+            end: "completed".into(),
+            irq_latency: t.irq.as_ref().map(SourceHistogram::summary),
+            tails: Default::default(),
+            noise: t.noise.as_ref().map(SourceNoise::summary),
+        })
+        .collect()
+}
+
+/// Where the run came from, what it lacks, and the source's own figures kept verbatim.
+fn import_record(imported: &Imported, source: &Path, absent: Vec<String>) -> ImportRecord {
+    ImportRecord {
+        source_format: imported.format.name().into(),
+        source_file: source.display().to_string(),
+        per_interval: false,
+        absent,
+        figures: imported
+            .threads
+            .iter()
+            .flat_map(|t| {
+                let figures = t.noise.iter().flat_map(|n| n.figures.iter());
+                figures.map(|&(name, value, unit)| SourceFigure {
+                    cpu: t.cpu,
+                    name: name.into(),
+                    value,
+                    unit: unit.into(),
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The plan as far as the source states it; the rest are the placeholders of `absent_fields`.
+fn plan_record(imported: &Imported) -> PlanRecord {
+    let facts = &imported.facts;
+    PlanRecord {
+        cpus: imported.threads.iter().map(|t| t.cpu).collect(),
+        policy: facts.policy.clone().unwrap_or_else(|| "unknown".into()),
+        priority: facts.priority.unwrap_or(0),
+        deadline_runtime_ns: None,
+        wake: "unknown".into(),
+        clock: "unknown".into(),
+        interval_ns: facts.interval_ns.unwrap_or(0),
+        distance_ns: 0,
+        interval_step_ns: 0,
+        duration_ns: facts.duration_ns.or(imported.duration_ns),
+        loops: None,
+        deadline_ns: None,
+        log_interval_ns: imported.duration_ns.unwrap_or(0),
+        loads: Vec::new(),
+        samples: false,
+        samples_format: None,
+        summary_every: None,
+        ring_size: 0,
+        mlock: facts.memory_locked.unwrap_or(false),
+        pm_qos_us: None,
+        trace: false,
+        explain_above_ns: None,
+        noise_threshold_ns: None,
+        ipc: None,
+    }
 }
 
 /// Says how many samples of one column lay beyond the source's histogram and where they

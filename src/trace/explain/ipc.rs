@@ -69,9 +69,48 @@ pub fn explain_ipc(
         return explanation;
     };
     explanation.irq_latency_ns = Some(chain.sender_irq_latency_ns);
-    let sender_late = chain.sender_late_ns();
+    explanation.time_ns = (chain.stamp_ts() as i64 + s.latency_ns).max(0) as u64;
+    let links = chain_links(s, &chain);
+    let longest = links
+        .iter()
+        .max_by_key(|l| l.to as i64 - l.from as i64)
+        .expect("the sender link is always there");
+    let timeline = if longest.cpu == s.cpu {
+        receiver_cpu
+    } else {
+        sender_cpu
+    };
+    let window = replay(
+        &LateSample {
+            cpu: longest.cpu,
+            tid: longest.own,
+            due_ns: longest.from,
+            wake_ns: longest.to,
+            split: None,
+        },
+        timeline,
+    );
+    let found = contributors::between(&window, longest.from, longest.to, policies, names);
+    let length = longest.to as i64 - longest.from as i64;
+    let cause = held_or_not(found.first(), length);
+    explanation.verdict = format!(
+        "{}; {}",
+        link_verdict(s, &chain, longest, &cause),
+        chain_summary(s, &chain, longest)
+    );
+    if window.lost {
+        explanation
+            .verdict
+            .push_str(" [trace incomplete: the kernel lost events in this window]");
+    }
+    explanation.contributors = found;
+    explanation
+}
+
+/// The links the trace shows: the sender's always, the wake call's once the receiver's
+/// sched_waking is found, the receiver's once its switch in is too.
+fn chain_links(s: &IpcSample, chain: &IpcChain) -> Vec<Link> {
     let stamp = chain.stamp_ts();
-    explanation.time_ns = (stamp as i64 + s.latency_ns).max(0) as u64;
     // A due time handed over late: what held the sender's CPU counts from the arming.
     let mut links = vec![Link {
         what: "sender late",
@@ -98,32 +137,16 @@ pub fn explain_ipc(
             own: s.tid,
         });
     }
-    let longest = links
-        .iter()
-        .max_by_key(|l| l.to as i64 - l.from as i64)
-        .expect("the sender link is always there");
-    let timeline = if longest.cpu == s.cpu {
-        receiver_cpu
-    } else {
-        sender_cpu
-    };
-    let window = replay(
-        &LateSample {
-            cpu: longest.cpu,
-            tid: longest.own,
-            due_ns: longest.from,
-            wake_ns: longest.to,
-            split: None,
-        },
-        timeline,
-    );
-    let found = contributors::between(&window, longest.from, longest.to, policies, names);
+    links
+}
+
+/// The verdict's head: the longest link, how long it was and `cause`, what held its CPU.
+fn link_verdict(s: &IpcSample, chain: &IpcChain, longest: &Link, cause: &str) -> String {
     let length = longest.to as i64 - longest.from as i64;
-    let cause = held_or_not(found.first(), length);
-    let head = match longest.what {
+    match longest.what {
         "sender late" => format!(
             "sender late {} (its timer's IRQ latency {}{}; sender on CPU {}): {cause}",
-            signed_ns(sender_late),
+            signed_ns(chain.sender_late_ns()),
             signed_ns(chain.sender_irq_latency_ns),
             match chain.handed_late_ns {
                 0 => String::new(),
@@ -143,7 +166,12 @@ pub fn explain_ipc(
             "receiver kept off the CPU {} after its sched_waking: {cause}",
             signed_ns(length)
         ),
-    };
+    }
+}
+
+/// Every link's length, so the whole chain can be read from the verdict, and which links the
+/// trace lacks.
+fn chain_summary(s: &IpcSample, chain: &IpcChain, longest: &Link) -> String {
     let part = |v: Option<i64>| v.map_or("-".into(), signed_ns);
     // The head names a late handover when it is about the sender; otherwise the chain does.
     let handed = match chain.handed_late_ns {
@@ -152,28 +180,21 @@ pub fn explain_ipc(
         }
         _ => String::new(),
     };
-    explanation.verdict = format!(
-        "{head}; chain: sender late {}{handed}, wake call {}, kept off {}, receiver latency {latency}",
-        signed_ns(sender_late),
+    let mut summary = format!(
+        "chain: sender late {}{handed}, wake call {}, kept off {}, receiver latency {}",
+        signed_ns(chain.sender_late_ns()),
         part(chain.wake_call_ns()),
         part(chain.kept_off_ns()),
+        signed_ns(s.latency_ns),
     );
     if chain.waking_ts.is_none() {
-        explanation.verdict.push_str(
+        summary.push_str(
             " (no sched_waking of the receiver by the sender before its next sleep: the receiver had not blocked yet, or the event was lost)",
         );
     } else if chain.receiver_running_ts.is_none() {
-        explanation
-            .verdict
-            .push_str(" (the receiver's switch in is not in the trace)");
+        summary.push_str(" (the receiver's switch in is not in the trace)");
     }
-    if window.lost {
-        explanation
-            .verdict
-            .push_str(" [trace incomplete: the kernel lost events in this window]");
-    }
-    explanation.contributors = found;
-    explanation
+    summary
 }
 
 /// "CPU held by ..." when the top contributor took at least a tenth of the link, else says

@@ -4,7 +4,7 @@
 //! that must follow the kernel's event semantics (nesting, lost events, missing switches).
 
 use super::LateSample;
-use crate::trace::decode::{Kind, TaskRef};
+use crate::trace::decode::{Kind, TaskRef, TraceEvent};
 use crate::trace::split::CpuTimeline;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -62,26 +62,37 @@ pub(super) fn replay(s: &LateSample, tl: &CpuTimeline) -> Window {
     let start = (0..first_after_due)
         .rev()
         .find(|&i| matches!(h[i].kind, Kind::Switch { .. }));
-    let mut tasks: HashMap<i32, TaskRef> = HashMap::new();
-    let mut current: Option<TaskRef> = match start {
+    let current: Option<TaskRef> = match start {
         Some(i) => match &h[i].kind {
             Kind::Switch { next, .. } => Some(*next),
             _ => unreachable!(),
         },
         None => tl.base_task,
     };
-    let holder_of = |t: &Option<TaskRef>| match t {
-        None => Holder::Unknown,
-        Some(t) if t.pid == 0 => Holder::Idle,
-        Some(t) if t.pid == s.tid => Holder::Measuring,
-        Some(t) => Holder::Task(t.pid),
-    };
     // Names for every task the history shows, also those only seen before the replay starts.
-    // A task is known as it was when it last got the CPU (or was woken to get it: some kernels
-    // never trace a switch out of idle on some CPUs, and the wakeup is then all there is). Its
-    // priority when it is switched out may already be another (the spike load drops to
-    // SCHED_OTHER at its end).
-    let learn = |tasks: &mut HashMap<i32, TaskRef>, e: &Kind| match e {
+    let mut tasks: HashMap<i32, TaskRef> = HashMap::new();
+    for e in h.iter().take(first_after_due) {
+        learn(&mut tasks, &e.kind);
+    }
+    if let Some(t) = current {
+        tasks.insert(t.pid, t);
+    }
+    let mut replayer = Replayer::new(s, current, tasks);
+    for e in h.iter().skip(start.map_or(0, |i| i + 1)) {
+        if e.ts > s.wake_ns {
+            break;
+        }
+        replayer.step(e);
+    }
+    replayer.finish()
+}
+
+/// Records the task an event shows. A task is known as it was when it last got the CPU (or was
+/// woken to get it: some kernels never trace a switch out of idle on some CPUs, and the wakeup
+/// is then all there is). Its priority when it is switched out may already be another (the
+/// spike load drops to SCHED_OTHER at its end).
+fn learn(tasks: &mut HashMap<i32, TaskRef>, e: &Kind) {
+    match e {
         Kind::Switch { prev, next } => {
             tasks.entry(prev.pid).or_insert(*prev);
             tasks.insert(next.pid, *next);
@@ -90,123 +101,174 @@ pub(super) fn replay(s: &LateSample, tl: &CpuTimeline) -> Window {
             tasks.insert(task.pid, *task);
         }
         _ => {}
-    };
-    for e in h.iter().take(first_after_due) {
-        learn(&mut tasks, &e.kind);
     }
-    if let Some(t) = current {
-        tasks.insert(t.pid, t);
+}
+
+/// The replay's state while it walks the events of one window.
+struct Replayer<'s> {
+    s: &'s LateSample,
+    tasks: HashMap<i32, TaskRef>,
+    current: Option<TaskRef>,
+    /// The interrupts in progress, innermost last.
+    stack: Vec<Holder>,
+    segments: Vec<Segment>,
+    /// Where the next segment starts.
+    at: u64,
+    /// A task woken onto this CPU takes it when the interrupt that woke it ends, if the CPU
+    /// idles, or if the task is real-time and more urgent than the one running (on a kernel
+    /// that preempts there). A normal task's wakeup preempts at the fair scheduler's
+    /// discretion, so it is left to the switch or the task's own events.
+    woken: Option<TaskRef>,
+    /// Such a task once that interrupt ended, the holder it would replace and the first
+    /// segment since. The switch normally follows; if the task's own events come first, the
+    /// trace lacks its switch in (see [`learn`]) and those segments were the task's.
+    unswitched: Option<(TaskRef, Holder, usize)>,
+    lost: bool,
+    /// The end of the stretch whose event gaps are measured: the timer's expiry when known.
+    irq_end: u64,
+    widest_gap: u64,
+    last_event_ts: u64,
+}
+
+impl<'s> Replayer<'s> {
+    fn new(s: &'s LateSample, current: Option<TaskRef>, tasks: HashMap<i32, TaskRef>) -> Self {
+        Replayer {
+            s,
+            tasks,
+            current,
+            stack: Vec::new(),
+            segments: Vec::new(),
+            at: s.due_ns,
+            woken: None,
+            unswitched: None,
+            lost: false,
+            irq_end: s.split.map_or(s.wake_ns, |sp| sp.expiry_ts),
+            widest_gap: 0,
+            last_event_ts: s.due_ns,
+        }
     }
-    let mut stack: Vec<Holder> = Vec::new();
-    let mut segments: Vec<Segment> = Vec::new();
-    let mut at = s.due_ns;
-    // A task woken onto this CPU takes it when the interrupt that woke it ends, if the CPU
-    // idles, or if the task is real-time and more urgent than the one running (on a kernel
-    // that preempts there). A normal task's wakeup preempts at the fair scheduler's
-    // discretion, so it is left to the switch or the task's own events.
-    let mut woken: Option<TaskRef> = None;
-    // Such a task once that interrupt ended, the holder it would replace and the first segment
-    // since. The switch normally follows; if the task's own events come first, the trace
-    // lacks its switch in (see `learn`) and those segments were the task's.
-    let mut unswitched: Option<(TaskRef, Holder, usize)> = None;
-    let mut lost = false;
-    let irq_end = s.split.map_or(s.wake_ns, |sp| sp.expiry_ts);
-    let mut widest_gap = 0u64;
-    let mut last_event_ts = s.due_ns;
-    for e in h.iter().skip(start.map_or(0, |i| i + 1)) {
-        if e.ts > s.wake_ns {
-            break;
+
+    /// The task holder of the CPU when no interrupt is in progress.
+    fn task_holder(&self) -> Holder {
+        match &self.current {
+            None => Holder::Unknown,
+            Some(t) if t.pid == 0 => Holder::Idle,
+            Some(t) if t.pid == self.s.tid => Holder::Measuring,
+            Some(t) => Holder::Task(t.pid),
         }
-        if e.ts > at {
-            let holder = stack.last().cloned().unwrap_or_else(|| holder_of(&current));
-            segments.push(Segment {
-                from: at,
-                to: e.ts,
-                holder,
-            });
-            at = e.ts;
+    }
+
+    /// Ends the segment that runs from `at` at `to`, held by the innermost interrupt or else
+    /// the current task.
+    fn close_segment(&mut self, to: u64) {
+        let holder = self
+            .stack
+            .last()
+            .cloned()
+            .unwrap_or_else(|| self.task_holder());
+        self.segments.push(Segment {
+            from: self.at,
+            to,
+            holder,
+        });
+        self.at = to;
+    }
+
+    fn step(&mut self, e: &TraceEvent) {
+        if e.ts > self.at {
+            self.close_segment(e.ts);
         }
-        if e.ts >= s.due_ns && e.ts <= irq_end {
-            widest_gap = widest_gap.max(e.ts - last_event_ts);
-            last_event_ts = e.ts;
+        if e.ts >= self.s.due_ns && e.ts <= self.irq_end {
+            self.widest_gap = self.widest_gap.max(e.ts - self.last_event_ts);
+            self.last_event_ts = e.ts;
         }
         // Every event is recorded in the context of the task running on the CPU (interrupts
         // too). The kernel occasionally leaves a context switch out of a trace read while it
         // is written (see tests/measuring/trace.rs); the next event's common_pid still names the task.
         let resync = !matches!(e.kind, Kind::Lost { .. })
             && e.common_pid >= 0
-            && current.is_some_and(|c| c.pid != e.common_pid);
+            && self.current.is_some_and(|c| c.pid != e.common_pid);
         if resync {
-            let pid = e.common_pid;
-            current = Some(tasks.get(&pid).copied().unwrap_or(TaskRef {
-                pid,
-                prio: UNKNOWN_PRIO,
-                comm: Default::default(),
-            }));
-            stack.clear();
-            woken = None;
-            if let Some((t, replaced, since)) = unswitched.take()
-                && t.pid == pid
-            {
-                let holder = holder_of(&current);
-                for seg in &mut segments[since..] {
-                    if seg.holder == replaced {
-                        seg.holder = holder.clone();
-                    }
+            self.resync_to(e.common_pid);
+        }
+        self.apply(e);
+        if self.stack.is_empty()
+            && let Some(t) = self.woken.take()
+        {
+            self.unswitched = Some((t, self.task_holder(), self.segments.len()));
+        }
+    }
+
+    /// Makes `pid` the current task after a switch the trace left out; if it is the task woken
+    /// earlier, the segments since that wakeup were its own.
+    fn resync_to(&mut self, pid: i32) {
+        self.current = Some(self.tasks.get(&pid).copied().unwrap_or(TaskRef {
+            pid,
+            prio: UNKNOWN_PRIO,
+            comm: Default::default(),
+        }));
+        self.stack.clear();
+        self.woken = None;
+        if let Some((t, replaced, since)) = self.unswitched.take()
+            && t.pid == pid
+        {
+            let holder = self.task_holder();
+            for seg in &mut self.segments[since..] {
+                if seg.holder == replaced {
+                    seg.holder = holder.clone();
                 }
             }
         }
+    }
+
+    /// Follows the event's meaning: a switch, a wakeup that may preempt, interrupt nesting,
+    /// lost events.
+    fn apply(&mut self, e: &TraceEvent) {
         match &e.kind {
             Kind::Switch { next, .. } => {
-                current = Some(*next);
-                learn(&mut tasks, &e.kind);
-                stack.clear();
-                woken = None;
-                unswitched = None;
+                self.current = Some(*next);
+                learn(&mut self.tasks, &e.kind);
+                self.stack.clear();
+                self.woken = None;
+                self.unswitched = None;
             }
             Kind::Waking { task, target_cpu } => {
-                learn(&mut tasks, &e.kind);
+                learn(&mut self.tasks, &e.kind);
                 let preempts = |c: &TaskRef| c.pid == 0 || (task.prio < 100 && task.prio < c.prio);
-                let here = *target_cpu as usize == s.cpu;
+                let here = *target_cpu as usize == self.s.cpu;
                 // Of several, the scheduler picks the most urgent (the lowest kernel prio).
                 if here
-                    && current.as_ref().is_some_and(preempts)
-                    && woken.is_none_or(|w| task.prio < w.prio)
+                    && self.current.as_ref().is_some_and(preempts)
+                    && self.woken.is_none_or(|w| task.prio < w.prio)
                 {
-                    woken = Some(*task);
+                    self.woken = Some(*task);
                 }
             }
-            Kind::IrqEntry { name, .. } => stack.push(Holder::Irq(name.clone())),
-            Kind::VectorEntry { vector } => stack.push(Holder::Vector(*vector)),
-            Kind::SoftirqEntry { vec } => stack.push(Holder::Softirq(*vec)),
+            Kind::IrqEntry { name, .. } => self.stack.push(Holder::Irq(name.clone())),
+            Kind::VectorEntry { vector } => self.stack.push(Holder::Vector(*vector)),
+            Kind::SoftirqEntry { vec } => self.stack.push(Holder::Softirq(*vec)),
             Kind::IrqExit { .. } | Kind::VectorExit { .. } | Kind::SoftirqExit { .. } => {
-                stack.pop();
+                self.stack.pop();
             }
-            Kind::Lost { .. } if e.ts >= s.due_ns => lost = true,
+            Kind::Lost { .. } if e.ts >= self.s.due_ns => self.lost = true,
             _ => {}
         }
-        if stack.is_empty()
-            && let Some(t) = woken.take()
-        {
-            unswitched = Some((t, holder_of(&current), segments.len()));
+    }
+
+    /// Closes the last segment at the wakeup and the gap measure at the timer's expiry.
+    fn finish(mut self) -> Window {
+        if self.s.wake_ns > self.at {
+            self.close_segment(self.s.wake_ns);
         }
-    }
-    if s.wake_ns > at {
-        let holder = stack.last().cloned().unwrap_or_else(|| holder_of(&current));
-        segments.push(Segment {
-            from: at,
-            to: s.wake_ns,
-            holder,
-        });
-    }
-    if irq_end > last_event_ts {
-        widest_gap = widest_gap.max(irq_end - last_event_ts);
-    }
-    Window {
-        segments,
-        tasks,
-        lost,
-        widest_gap_ns: widest_gap,
+        if self.irq_end > self.last_event_ts {
+            self.widest_gap = self.widest_gap.max(self.irq_end - self.last_event_ts);
+        }
+        Window {
+            segments: self.segments,
+            tasks: self.tasks,
+            lost: self.lost,
+            widest_gap_ns: self.widest_gap,
+        }
     }
 }
 

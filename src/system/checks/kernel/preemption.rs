@@ -69,37 +69,79 @@ impl Preemption {
 /// string, the kernel config, the `preempt=` parameter and debugfs's sched/preempt.
 pub fn read_preemption(ctx: &Ctx) -> Preemption {
     let mut ev = Vec::new();
-    let mut rt = false;
-    let mut dynamic = false;
-    let mut from_version = None;
+    let realtime = read_realtime_flag(ctx, &mut ev);
+    let version = read_version_string(ctx, &mut ev);
+    let config = read_config(ctx, &mut ev);
+    let rt = realtime || version.rt || config.rt;
+    let dynamic = version.dynamic || config.dynamic;
+    let (model, mode_is_current) = if rt {
+        (Some(Model::Rt), false)
+    } else if dynamic {
+        dynamic_mode(ctx, config.model, &mut ev)
+    } else {
+        // A non-dynamic kernel: the config knows none from voluntary, the version string doesn't.
+        (config.model.or(version.model), false)
+    };
+    Preemption {
+        model,
+        dynamic,
+        mode_is_current,
+        evidence: ev,
+    }
+}
 
-    if let Ok(v) = root::read_trim(ctx.root, "sys/kernel/realtime") {
-        ev.push(format!("/sys/kernel/realtime = {v}"));
-        rt |= v == "1";
+/// What one source says of the kernel: PREEMPT_RT, PREEMPT_DYNAMIC, and the model it names.
+#[derive(Default)]
+struct SourceSays {
+    rt: bool,
+    dynamic: bool,
+    model: Option<Model>,
+}
+
+/// /sys/kernel/realtime, which PREEMPT_RT kernels have (1).
+fn read_realtime_flag(ctx: &Ctx, ev: &mut Vec<String>) -> bool {
+    let Ok(v) = root::read_trim(ctx.root, "sys/kernel/realtime") else {
+        return false;
+    };
+    ev.push(format!("/sys/kernel/realtime = {v}"));
+    v == "1"
+}
+
+/// The marker in /proc/version: the strongest one of PREEMPT_RT, PREEMPT_DYNAMIC, PREEMPT_LAZY,
+/// PREEMPT; none means no preemption or voluntary.
+fn read_version_string(ctx: &Ctx, ev: &mut Vec<String>) -> SourceSays {
+    let mut says = SourceSays::default();
+    let Ok(version) = root::read(ctx.root, "proc/version") else {
+        return says;
+    };
+    let words: Vec<&str> = version.split_whitespace().collect();
+    let marker = ["PREEMPT_RT", "PREEMPT_DYNAMIC", "PREEMPT_LAZY", "PREEMPT"]
+        .into_iter()
+        .find(|m| words.contains(m));
+    match marker {
+        Some("PREEMPT_RT") => says.rt = true,
+        Some("PREEMPT_DYNAMIC") => says.dynamic = true,
+        Some("PREEMPT_LAZY") => says.model = Some(Model::Lazy),
+        Some(_) => says.model = Some(Model::Full),
+        None => says.model = Some(Model::NoneOrVoluntary),
     }
-    if let Ok(version) = root::read(ctx.root, "proc/version") {
-        let words: Vec<&str> = version.split_whitespace().collect();
-        let marker = ["PREEMPT_RT", "PREEMPT_DYNAMIC", "PREEMPT_LAZY", "PREEMPT"]
-            .into_iter()
-            .find(|m| words.contains(m));
-        match marker {
-            Some("PREEMPT_RT") => rt = true,
-            Some("PREEMPT_DYNAMIC") => dynamic = true,
-            Some("PREEMPT_LAZY") => from_version = Some(Model::Lazy),
-            Some(_) => from_version = Some(Model::Full),
-            None => from_version = Some(Model::NoneOrVoluntary),
-        }
-        ev.push(format!(
-            "/proc/version: {}",
-            marker.unwrap_or("no PREEMPT marker")
-        ));
-    }
-    // The config's choice is the compiled (or, with PREEMPT_DYNAMIC, the boot-default) model.
-    let mut from_config = None;
-    if let Ok(c) = &ctx.config {
-        rt |= c.enabled("PREEMPT_RT");
-        dynamic |= c.enabled("PREEMPT_DYNAMIC");
-        from_config = [
+    ev.push(format!(
+        "/proc/version: {}",
+        marker.unwrap_or("no PREEMPT marker")
+    ));
+    says
+}
+
+/// The kernel config's preemption options. The config's choice is the compiled (or, with
+/// PREEMPT_DYNAMIC, the boot-default) model.
+fn read_config(ctx: &Ctx, ev: &mut Vec<String>) -> SourceSays {
+    let Ok(c) = &ctx.config else {
+        return SourceSays::default();
+    };
+    let says = SourceSays {
+        rt: c.enabled("PREEMPT_RT"),
+        dynamic: c.enabled("PREEMPT_DYNAMIC"),
+        model: [
             ("PREEMPT_NONE", Model::None),
             ("PREEMPT_VOLUNTARY", Model::Voluntary),
             ("PREEMPT_LAZY", Model::Lazy),
@@ -107,67 +149,60 @@ pub fn read_preemption(ctx: &Ctx) -> Preemption {
         ]
         .into_iter()
         .find(|(name, _)| c.enabled(name))
-        .map(|(_, m)| m);
-        let opts: Vec<String> = [
-            "PREEMPT_RT",
-            "PREEMPT_DYNAMIC",
-            "PREEMPT_NONE",
-            "PREEMPT_VOLUNTARY",
-            "PREEMPT",
-            "PREEMPT_LAZY",
-        ]
-        .into_iter()
-        .filter(|o| c.enabled(o))
-        .map(|o| format!("CONFIG_{o}"))
-        .collect();
-        ev.push(format!(
-            "{}: {}",
-            c.source,
-            if opts.is_empty() {
-                "no preemption options".into()
-            } else {
-                opts.join(" ")
-            }
-        ));
-    }
-
-    let mut mode_is_current = false;
-    let model = if rt {
-        Some(Model::Rt)
-    } else if dynamic {
-        // debugfs shows the current mode in parentheses: "none voluntary (full) lazy".
-        let current = root::read(ctx.root, "sys/kernel/debug/sched/preempt")
-            .ok()
-            .and_then(|t| {
-                let word = t.split_whitespace().find(|w| w.starts_with('('))?;
-                Model::from_word(word.trim_matches(|c| c == '(' || c == ')'))
-            });
-        let cmdline = ctx.cmdline("preempt").and_then(|v| Model::from_word(&v));
-        if let Some(m) = current {
-            mode_is_current = true;
-            ev.push(format!(
-                "/sys/kernel/debug/sched/preempt: current mode {}",
-                m.name()
-            ));
-            Some(m)
-        } else {
-            ev.push("current mode unreadable (/sys/kernel/debug/sched/preempt needs debugfs and root); using the boot mode".into());
-            if let Some(m) = cmdline {
-                ev.push(format!("preempt={} on the command line", m.name()));
-                Some(m)
-            } else {
-                from_config
-            }
-        }
-    } else {
-        // A non-dynamic kernel: the config knows none from voluntary, the version string doesn't.
-        from_config.or(from_version)
+        .map(|(_, m)| m),
     };
-    Preemption {
-        model,
-        dynamic,
-        mode_is_current,
-        evidence: ev,
+    let opts: Vec<String> = [
+        "PREEMPT_RT",
+        "PREEMPT_DYNAMIC",
+        "PREEMPT_NONE",
+        "PREEMPT_VOLUNTARY",
+        "PREEMPT",
+        "PREEMPT_LAZY",
+    ]
+    .into_iter()
+    .filter(|o| c.enabled(o))
+    .map(|o| format!("CONFIG_{o}"))
+    .collect();
+    ev.push(format!(
+        "{}: {}",
+        c.source,
+        if opts.is_empty() {
+            "no preemption options".into()
+        } else {
+            opts.join(" ")
+        }
+    ));
+    says
+}
+
+/// A PREEMPT_DYNAMIC kernel's mode: the current one from debugfs when readable, else the boot
+/// mode (`preempt=`, or the config's default). Returns it and whether it is the current one.
+fn dynamic_mode(
+    ctx: &Ctx,
+    from_config: Option<Model>,
+    ev: &mut Vec<String>,
+) -> (Option<Model>, bool) {
+    // debugfs shows the current mode in parentheses: "none voluntary (full) lazy".
+    let current = root::read(ctx.root, "sys/kernel/debug/sched/preempt")
+        .ok()
+        .and_then(|t| {
+            let word = t.split_whitespace().find(|w| w.starts_with('('))?;
+            Model::from_word(word.trim_matches(|c| c == '(' || c == ')'))
+        });
+    let cmdline = ctx.cmdline("preempt").and_then(|v| Model::from_word(&v));
+    if let Some(m) = current {
+        ev.push(format!(
+            "/sys/kernel/debug/sched/preempt: current mode {}",
+            m.name()
+        ));
+        return (Some(m), true);
+    }
+    ev.push("current mode unreadable (/sys/kernel/debug/sched/preempt needs debugfs and root); using the boot mode".into());
+    if let Some(m) = cmdline {
+        ev.push(format!("preempt={} on the command line", m.name()));
+        (Some(m), false)
+    } else {
+        (from_config, false)
     }
 }
 
