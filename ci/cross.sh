@@ -117,11 +117,16 @@ if [[ " ${TARGETS[*]} " == *" armv7-unknown-linux-gnueabihf "* ]]; then
     echo "== unit tests of sys, measure, format, record, analysis on armv7-unknown-linux-gnueabihf (qemu-arm)"
     # Built first, then run under the measuring lock: the measure:: tests run real-time
     # threads (qemu-user passes sched_setscheduler to the host kernel), which would disturb a
-    # measurement running beside them.
-    if ! out=$(nice -n 10 cargo test --quiet --locked --target armv7-unknown-linux-gnueabihf \
-        --lib --no-run 2>&1 &&
-        flock "$LOCK" nice -n 10 cargo test --quiet --locked --target armv7-unknown-linux-gnueabihf \
-            --lib -- sys:: measure:: format:: record:: analysis:: 2>&1); then
+    # measurement running beside them. Built in the release profile, so that the dependencies
+    # built for the release binary above serve the tests too (a debug build would compile every
+    # dependency for armv7 a second time), with overflow checks and debug assertions turned on
+    # for jitterlab alone (a per-package setting: the dependencies stay as built): an overflow
+    # in 32-bit arithmetic panics as it would in a debug build.
+    armv7_test=(nice -n 10 cargo test --quiet --locked --release --target armv7-unknown-linux-gnueabihf
+        --config 'profile.release.package.jitterlab.overflow-checks=true'
+        --config 'profile.release.package.jitterlab.debug-assertions=true' --lib)
+    if ! out=$("${armv7_test[@]}" --no-run 2>&1 &&
+        flock "$LOCK" "${armv7_test[@]}" -- sys:: measure:: format:: record:: analysis:: 2>&1); then
         echo "$out" | tail -n 60 >&2
         echo "FAIL: unit tests on armv7-unknown-linux-gnueabihf" >&2
         exit 1
