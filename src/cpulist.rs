@@ -6,10 +6,10 @@ use std::fs;
 /// (CONFIG_NR_CPUS); the bound is checked before a range is expanded, so that `0-4000000000`
 /// is refused at once instead of allocating 32 GB, and whatever a list holds, its expansion
 /// takes at most 64 Ki entries.
-pub const MAX_CPU: usize = 65_535;
+pub(crate) const MAX_CPU: usize = 65_535;
 
 /// Parses a CPU list such as `0-3,5` into sorted, de-duplicated CPU numbers.
-pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
+pub(crate) fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Err("an empty CPU list; expected CPU numbers and ranges such as 0-3,5".into());
@@ -56,7 +56,7 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
 }
 
 /// Formats CPU numbers back into the compact kernel notation.
-pub fn format_cpu_list(cpus: &[usize]) -> String {
+pub(crate) fn format_cpu_list(cpus: &[usize]) -> String {
     let mut out = Vec::new();
     let mut i = 0;
     while i < cpus.len() {

@@ -26,7 +26,7 @@ impl ExitCode {
     /// the caller's default, because the fix is a privilege, not other input; any other error
     /// (no such file, exists, a read-only file system, too long) keeps `otherwise`. The one
     /// place that tells "not allowed" from "wrong input" by the error's kind.
-    pub fn of_io(e: &io::Error, otherwise: ExitCode) -> ExitCode {
+    pub(crate) fn of_io(e: &io::Error, otherwise: ExitCode) -> ExitCode {
         match e.kind() {
             io::ErrorKind::PermissionDenied => ExitCode::System,
             _ => otherwise,
@@ -105,7 +105,7 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
 /// escaped too (a name holding one would otherwise read as two lines, or forge a line of the
 /// message), bytes that are not UTF-8 replaced. The one way jitterlab displays a path it was
 /// given or found; messages that [`escape_controls`] later passes through are then unchanged.
-pub fn display_path(path: &std::path::Path) -> String {
+pub(crate) fn display_path(path: &std::path::Path) -> String {
     let text = path.to_string_lossy();
     escape_controls(&text).replace('\n', "\\n")
 }
@@ -114,7 +114,7 @@ pub fn display_path(path: &std::path::Path) -> String {
 pub type Result<T> = std::result::Result<T, Failure>;
 
 /// Adds context to I/O errors in one line: `fs::write(p, s).or_run(|| format!("writing {p}"))`.
-pub trait OrFailure<T> {
+pub(crate) trait OrFailure<T> {
     /// Maps the error to a run-time failure (exit 4) prefixed with `what`.
     fn or_run(self, what: impl FnOnce() -> String) -> Result<T>;
     /// Maps the error to bad input (exit 2) prefixed with `what`.

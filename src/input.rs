@@ -7,9 +7,9 @@
 
 /// The most read of run.json or sweep.json: a run with the most scenario phases on 64 CPUs
 /// writes about 250 MiB.
-pub const RESULT_RECORD_MAX_BYTES: u64 = 1 << 30;
+pub(crate) const RESULT_RECORD_MAX_BYTES: u64 = 1 << 30;
 /// The most read of events.jsonl: a spike load at its default rate logs about 130 MiB a day.
-pub const EVENTS_MAX_BYTES: u64 = 4 << 30;
+pub(crate) const EVENTS_MAX_BYTES: u64 = 4 << 30;
 
 use std::fmt;
 use std::io::Read;
@@ -136,30 +136,30 @@ pub fn open(path: &Path, source: Source) -> Result<std::fs::File, ReadError> {
 
 /// Opens a result directory's file for reading (see [`open`], [`Source::ResultFile`]), for the
 /// readers that return `io::Result`.
-pub fn open_result_file(path: &Path) -> std::io::Result<std::fs::File> {
+pub(crate) fn open_result_file(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(open(path, Source::ResultFile)?)
 }
 
 /// Reads a result directory's file whole as bytes, at most `max_bytes` (see [`open`]).
-pub fn read_result_bytes(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_result_bytes(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
     Ok(read_raw(path, max_bytes, Source::ResultFile)?)
 }
 
 /// Reads the file at `path` as text, at most `max_bytes` of it, without a leading UTF-8 BOM.
 /// Devices and pipes are accepted (`import <(ssh board cat out.json)`).
-pub fn read_text(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
+pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
     read(path, max_bytes, Source::Stream)
 }
 
 /// [`read_text`] for a file the user named that must be a regular file (`--scenario`): a FIFO
 /// or a device is refused before reading.
-pub fn read_user_file(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
+pub(crate) fn read_user_file(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
     read(path, max_bytes, Source::UserFile)
 }
 
 /// [`read_text`] for a file of a result directory, which jitterlab wrote as a regular file:
 /// anything else (a link, a FIFO, a device) is refused before reading.
-pub fn read_result_file(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
+pub(crate) fn read_result_file(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
     read(path, max_bytes, Source::ResultFile)
 }
 
@@ -169,12 +169,12 @@ fn read(path: &Path, max_bytes: u64, source: Source) -> Result<String, ReadError
 
 /// Reads the file at `path` as bytes, at most `max_bytes` of it: for binary formats
 /// (jitterdebugger's samples.raw). Devices and pipes are accepted, as in [`read_text`].
-pub fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
     read_raw(path, max_bytes, Source::Stream)
 }
 
 /// What [`read_text`] makes of the bytes it read: UTF-8 text without a leading BOM.
-pub fn text_from_bytes(bytes: Vec<u8>) -> Result<String, ReadError> {
+pub(crate) fn text_from_bytes(bytes: Vec<u8>) -> Result<String, ReadError> {
     let mut text = String::from_utf8(bytes).map_err(|e| ReadError::NotText {
         offset: e.utf8_error().valid_up_to(),
     })?;
@@ -203,7 +203,7 @@ fn read_raw(path: &Path, max_bytes: u64, source: Source) -> Result<Vec<u8>, Read
 }
 
 /// `64 MiB`, `512 KiB`, `100 bytes`: a cap as the documentation states it.
-pub fn format_bytes(n: u64) -> String {
+pub(crate) fn format_bytes(n: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
         if n >= 1 << shift && n.is_multiple_of(1 << shift) {
             return format!("{} {unit}", n >> shift);

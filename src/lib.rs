@@ -1,4 +1,11 @@
 //! jitterlab: a real-time latency lab for Linux. See docs/architecture.md and docs/.
+//!
+//! The library is the binary's and its tests' (not an API for others): only what `main.rs` and
+//! the tests use is `pub`, everything else `pub(crate)`, so that the compiler reports dead
+//! code. Its documentation is for the people who work on it and links freely to crate-private
+//! items (`cargo doc --document-private-items` shows them).
+
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod analysis;
 pub mod cli;
@@ -6,10 +13,10 @@ pub mod commands;
 pub mod cpulist;
 pub mod error;
 pub mod format;
-pub mod input;
+pub(crate) mod input;
 pub mod load;
 pub mod measure;
-pub mod monitor;
+pub(crate) mod monitor;
 pub mod plan;
 pub mod random;
 pub mod record;
@@ -17,7 +24,7 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod sys;
-pub mod system;
+pub(crate) mod system;
 pub mod trace;
 pub mod units;
 

@@ -17,22 +17,22 @@ mod segments;
 pub use segments::{DEFAULT_SEGMENT_NS, MIN_RETAIN_BYTES, Retain, SegmentPlan};
 
 /// Default run length when neither --duration nor --loops is given.
-pub const DEFAULT_DURATION_NS: u64 = 60_000_000_000;
+pub(crate) const DEFAULT_DURATION_NS: u64 = 60_000_000_000;
 /// The longest period a measuring thread may sleep (interval, plus distance, plus steps).
 /// Longer periods measure nothing useful, and the bound keeps every due-time sum in the
 /// measuring loop far from overflowing.
-pub const MAX_PERIOD_NS: u64 = 3_600_000_000_000;
+pub(crate) const MAX_PERIOD_NS: u64 = 3_600_000_000_000;
 /// The longest `--duration`: ten years keeps the run's end time (start + duration) and every
 /// sum of due times far inside 64-bit nanoseconds.
-pub const MAX_DURATION_NS: u64 = 3650 * 86_400_000_000_000;
+pub(crate) const MAX_DURATION_NS: u64 = 3650 * 86_400_000_000_000;
 /// Stack each measuring thread touches before measuring (with mlockall it stays resident).
-pub const PREFAULT_STACK_BYTES: usize = 256 * 1024;
+pub(crate) const PREFAULT_STACK_BYTES: usize = 256 * 1024;
 
 /// The largest `--ring-size`: 4 Mi samples, 128 MiB per thread (32 bytes a sample, locked in
 /// memory with mlockall): 4 s of samples at the smallest interval (1 us), 40 drains of the
 /// recorder. A larger ring only postpones drops that a recorder this far behind will make
 /// anyway, and would make an allocation failure abort the process.
-pub const MAX_RING_SIZE: usize = 1 << 22;
+pub(crate) const MAX_RING_SIZE: usize = 1 << 22;
 
 /// When the measuring threads stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,7 +223,7 @@ pub struct SenderSpec {
 impl RunPlan {
     /// The period of the measuring thread at `index` (cyclictest -d). A noise thread has no
     /// period; run.json stores its threshold there (the least a gap can be; docs/noise.md).
-    pub fn thread_interval_ns(&self, index: usize) -> u64 {
+    pub(crate) fn thread_interval_ns(&self, index: usize) -> u64 {
         match &self.measurement {
             Measurement::Latency(l) => l.interval_ns + index as u64 * l.distance_ns,
             Measurement::Noise(n) => n.threshold_ns,
@@ -232,7 +232,7 @@ impl RunPlan {
 
     /// The deadline of the thread at `index`: --deadline, or its interval (a noise thread's:
     /// its threshold).
-    pub fn thread_deadline_ns(&self, index: usize) -> u64 {
+    pub(crate) fn thread_deadline_ns(&self, index: usize) -> u64 {
         match &self.measurement {
             Measurement::Latency(l) => l
                 .deadline_ns
@@ -253,7 +253,7 @@ impl RunPlan {
     /// The wake method whose row the system checks and the trace's timer filter use. A noise
     /// run sleeps on no timer; it keeps the default method's row, as it always has, so that
     /// its trace sees timer events as before.
-    pub fn wake_method(&self) -> &'static WakeMethod {
+    pub(crate) fn wake_method(&self) -> &'static WakeMethod {
         match &self.measurement {
             Measurement::Latency(l) => l.wake,
             Measurement::Noise(_) => WakeMethod::default_method(),
@@ -261,7 +261,7 @@ impl RunPlan {
     }
 
     /// What the thread at `index` measures, for its own loop.
-    pub fn thread_kind(&self, index: usize) -> MeasureKind {
+    pub(crate) fn thread_kind(&self, index: usize) -> MeasureKind {
         match &self.measurement {
             Measurement::Latency(l) => MeasureKind::Latency(WakeupPlan {
                 wake: l.wake,
@@ -281,7 +281,7 @@ impl RunPlan {
     /// clauses (for their exact counts and the run-length bound), the k of `firm(m,k)` clauses,
     /// the thresholds of `spikes(...)` clauses, the scenario's phases (the tail fit's
     /// stationarity segments).
-    pub fn thread_tail_plan(&self, index: usize) -> TailPlan {
+    pub(crate) fn thread_tail_plan(&self, index: usize) -> TailPlan {
         use crate::analysis::metric::Metric;
         let clauses = self.budget.iter().flat_map(|b| &b.clauses);
         let mut within_ns = self.under_ns.clone();
@@ -337,14 +337,17 @@ impl RunPlan {
     }
 
     /// Samples of the thread at `index` later than this are explained (`--trace`).
-    pub fn thread_explain_above_ns(&self, index: usize) -> u64 {
+    pub(crate) fn thread_explain_above_ns(&self, index: usize) -> u64 {
         self.explain_above_ns
             .unwrap_or_else(|| self.thread_deadline_ns(index))
     }
 
     /// Where and how the sender of the thread at `index` runs (IPC wake methods only): pinned
     /// to its CPU, under the run's policy at the senders' priority.
-    pub fn thread_sender(&self, index: usize) -> Option<crate::measure::wake::ipc::SenderPlan> {
+    pub(crate) fn thread_sender(
+        &self,
+        index: usize,
+    ) -> Option<crate::measure::wake::ipc::SenderPlan> {
         let spec = self.measurement.latency()?.sender.as_ref()?;
         let policy = match self.thread_policy(index) {
             Policy::Fifo(_) => Policy::Fifo(spec.priority),
@@ -362,7 +365,7 @@ impl RunPlan {
 
     /// The holder and the hog of the thread at `index` (`--wake pi-mutex` only): pinned to its
     /// CPU, under the run's policy at their priorities.
-    pub fn thread_inversion(
+    pub(crate) fn thread_inversion(
         &self,
         index: usize,
     ) -> Option<crate::measure::wake::inversion::InversionPlan> {
@@ -384,7 +387,7 @@ impl RunPlan {
     /// The scheduling policy of the thread at `index`. SCHED_DEADLINE reserves a tenth of the
     /// period (at least 10 us, at most the period): far more than one wakeup needs, well within
     /// the kernel's default 95% real-time bandwidth for any number of threads per CPU.
-    pub fn thread_policy(&self, index: usize) -> Policy {
+    pub(crate) fn thread_policy(&self, index: usize) -> Policy {
         match self.policy {
             PolicyKind::Fifo => Policy::Fifo(self.priority),
             PolicyKind::Rr => Policy::RoundRobin(self.priority),
@@ -412,7 +415,7 @@ pub fn deadline_runtime_ns(period_ns: u64) -> u64 {
 /// [`MAX_PERIOD_NS`], and the run within [`MAX_DURATION_NS`]: checked arithmetic here, so that
 /// the measuring loop's plain arithmetic cannot overflow (a period wrapping to 0 would divide
 /// by zero in the loop, a huge one would sleep past the run's end).
-pub fn check_periods(
+pub(crate) fn check_periods(
     cpus: &[usize],
     interval: u64,
     distance: u64,
@@ -470,7 +473,7 @@ pub fn check_periods(
 
 /// The wake method's rules (its row in [`WAKE_METHODS`]) against the other options; returns
 /// the clock the run measures on.
-pub fn check_wake(
+pub(crate) fn check_wake(
     wake: &WakeMethod,
     chosen_clock: Clock,
     cpus: &[usize],

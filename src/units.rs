@@ -76,7 +76,7 @@ const SIZE_UNITS: &[(&str, u64)] = &[
 
 /// Parses a size such as `500MiB`, `1GiB` or `2GB` into bytes. A unit is required, for the
 /// same reason as for durations: a bare number could be bytes or megabytes.
-pub fn parse_size_bytes(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_size_bytes(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let accepted =
         "a whole number with a unit: B, KiB, MiB, GiB, TiB, kB, MB, GB or TB (e.g. 500MiB, 1GiB)";
@@ -136,7 +136,7 @@ pub fn group_digits(n: u64) -> String {
 }
 
 /// Formats a duration for humans, as in progress lines: `1h02m03s`, `4m05s`, `12.3s`.
-pub fn format_elapsed(ns: u64) -> String {
+pub(crate) fn format_elapsed(ns: u64) -> String {
     let s = ns / 1_000_000_000;
     if s >= 3600 {
         format!("{}h{:02}m{:02}s", s / 3600, s % 3600 / 60, s % 60)

@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The statistics compared, in the order shown.
-pub const COMPARED: &[Metric] = &[
+pub(crate) const COMPARED: &[Metric] = &[
     Metric::Min,
     Metric::Mean,
     Metric::P50,
@@ -30,13 +30,13 @@ pub const REPLICATES: usize = 1000;
 /// Long runs are resampled in at most this many blocks of consecutive intervals.
 pub const MAX_BLOCKS: usize = 400;
 /// The bootstrap is used only when both runs have at least this many non-empty intervals...
-pub const MIN_INTERVALS: usize = 30;
+pub(crate) const MIN_INTERVALS: usize = 30;
 /// ...and at least this many samples lie beyond the quantile in the smaller run (n·(1−q)):
 /// below that, resampling cannot see past the few largest samples and its interval is too
 /// narrow, so the order-statistic interval (wider, honest) is used.
-pub const MIN_TAIL_SAMPLES: f64 = 10.0;
+pub(crate) const MIN_TAIL_SAMPLES: f64 = 10.0;
 /// The bootstrap's fixed seed: the same data always give the same interval.
-pub const SEED: u64 = 0x6a69_7474_6572_6c61;
+pub(crate) const SEED: u64 = 0x6a69_7474_6572_6c61;
 
 /// One run as the comparison names it.
 #[derive(Debug, Clone, Serialize)]
@@ -72,10 +72,10 @@ pub struct Interval {
 
 impl Interval {
     /// Whether the whole interval lies above zero: B is larger than A beyond chance.
-    pub fn above_zero(&self) -> bool {
+    pub(crate) fn above_zero(&self) -> bool {
         self.low_ns.is_some_and(|l| l > 0.0)
     }
-    pub fn below_zero(&self) -> bool {
+    pub(crate) fn below_zero(&self) -> bool {
         self.high_ns.is_some_and(|h| h < 0.0)
     }
 }

@@ -78,7 +78,7 @@ impl Metric {
     }
 
     /// Counts of events (periods, records, wakeups) rather than latencies or shares.
-    pub fn is_count(self) -> bool {
+    pub(crate) fn is_count(self) -> bool {
         matches!(
             self,
             Metric::Missed | Metric::Dropped | Metric::DeadlineMisses
@@ -86,7 +86,7 @@ impl Metric {
     }
 
     /// A share in percent (`noise_pct`), written as a decimal number with or without `%`.
-    pub fn is_percent(self) -> bool {
+    pub(crate) fn is_percent(self) -> bool {
         self == Metric::NoisePct
     }
 
@@ -108,7 +108,7 @@ impl Metric {
     }
 
     /// Latency metrics take a duration with a unit; the others are counts or a share.
-    pub fn is_latency(self) -> bool {
+    pub(crate) fn is_latency(self) -> bool {
         !self.is_count()
             && !self.is_percent()
             && !matches!(
@@ -119,7 +119,7 @@ impl Metric {
 
     /// The name of the run.json thread field a count metric reads (what `imported.absent`
     /// lists when the source had no such figure).
-    pub fn count_field(self) -> Option<&'static str> {
+    pub(crate) fn count_field(self) -> Option<&'static str> {
         match self {
             Metric::Missed => Some("missed_periods"),
             Metric::Dropped => Some("dropped_records"),
@@ -198,7 +198,7 @@ fn spikes_over(t: &ThreadSummary, threshold_ns: u64) -> Option<&crate::format::t
 }
 
 /// Formats a latency in ns that may be negative or fractional (a mean), with a unit.
-pub fn format_latency(ns: f64) -> String {
+pub(crate) fn format_latency(ns: f64) -> String {
     let magnitude = format_ns(ns.abs().round() as u64);
     if ns < 0.0 && ns.round() != 0.0 {
         format!("-{magnitude}")

@@ -17,7 +17,7 @@ const EDGE_SLACK_S: f64 = 0.001;
 /// Files written before those fields have only the times the phase's loads were ready and
 /// reaped, which lie a little inside or outside the planned window; they are the best there is
 /// for such files.
-pub fn span_s(record: &RunRecord, phase: &PhaseRecord) -> (f64, f64) {
+pub(crate) fn span_s(record: &RunRecord, phase: &PhaseRecord) -> (f64, f64) {
     let offset = |ns: u64| ns.saturating_sub(record.start_monotonic_ns) as f64 / 1e9;
     let (from, to) = match (phase.window_start_ns, phase.window_end_ns) {
         (Some(from), Some(to)) => (from, to),
@@ -31,12 +31,12 @@ pub fn span_s(record: &RunRecord, phase: &PhaseRecord) -> (f64, f64) {
 /// run.json's per-phase statistics (`runner::loads`), the Phases tables, the per-phase plots,
 /// `export --per-phase` and `compare --phase` all select intervals with it and [`inside`]
 /// (issue 23 defect 8: plots and exports once used the loads-ready times).
-pub fn phase_window(from_s: f64, to_s: f64) -> (f64, f64) {
+pub(crate) fn phase_window(from_s: f64, to_s: f64) -> (f64, f64) {
     (from_s - EDGE_SLACK_S, to_s + EDGE_SLACK_S)
 }
 
 /// [`phase_window`] of a phase of run.json ([`span_s`]).
-pub fn window_s(record: &RunRecord, phase: &PhaseRecord) -> (f64, f64) {
+pub(crate) fn window_s(record: &RunRecord, phase: &PhaseRecord) -> (f64, f64) {
     let (from, to) = span_s(record, phase);
     phase_window(from, to)
 }
@@ -54,7 +54,7 @@ pub fn inside(window: (f64, f64), start_s: f64, length_s: f64) -> bool {
 /// 0.1% precision); its length the time its intervals cover. Figures that exist only for the
 /// whole run (CPU time, tail statistics, dropped records) are left out. An error names the
 /// phases there are.
-pub fn restrict(mut run: LoadedRun, name: &str) -> Result<LoadedRun, String> {
+pub(crate) fn restrict(mut run: LoadedRun, name: &str) -> Result<LoadedRun, String> {
     let Some(phase) = run.record.phases.iter().find(|p| p.label == name).cloned() else {
         let names: Vec<&str> = run.record.phases.iter().map(|p| p.label.as_str()).collect();
         return Err(format!(

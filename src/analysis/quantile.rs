@@ -54,12 +54,12 @@ pub fn total(s: &[(u64, u64)]) -> u64 {
 
 /// The nearest rank (1-based) of quantile `q` among `n` samples: ceil(q·n), at least 1, as the
 /// HDR histogram computes it.
-pub fn nearest_rank(q: f64, n: u64) -> u64 {
+pub(crate) fn nearest_rank(q: f64, n: u64) -> u64 {
     ((q * n as f64).ceil() as u64).clamp(1, n.max(1))
 }
 
 /// The value of the sample of rank `rank` (1-based); None when there are fewer samples.
-pub fn value_at_rank(s: &[(u64, u64)], rank: u64) -> Option<u64> {
+pub(crate) fn value_at_rank(s: &[(u64, u64)], rank: u64) -> Option<u64> {
     let mut seen = 0;
     for &(v, c) in s {
         seen += c;
@@ -205,7 +205,7 @@ pub fn bootstrap_difference(
 /// of the number of samples below the quantile: `P(X(l) <= ξq <= X(u)) >= confidence`.
 /// A side is None when it would need a rank outside 1..=n (below the first sample: the bound
 /// is the smallest possible value; above the last: unbounded).
-pub fn order_statistic_ranks(n: u64, q: f64, confidence: f64) -> (Option<u64>, Option<u64>) {
+pub(crate) fn order_statistic_ranks(n: u64, q: f64, confidence: f64) -> (Option<u64>, Option<u64>) {
     if n == 0 {
         return (None, None);
     }
@@ -265,7 +265,7 @@ pub fn order_statistic_ranks(n: u64, q: f64, confidence: f64) -> (Option<u64>, O
 }
 
 /// The interval of one quantile from one histogram's order statistics, as values.
-pub fn order_statistic_bounds(s: &[(u64, u64)], q: f64, confidence: f64) -> Bounds {
+pub(crate) fn order_statistic_bounds(s: &[(u64, u64)], q: f64, confidence: f64) -> Bounds {
     let n = total(s);
     let (l, u) = order_statistic_ranks(n, q, confidence);
     Bounds {

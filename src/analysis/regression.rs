@@ -13,7 +13,7 @@ use serde::Serialize;
 
 /// The statistic judged when `--at` is not given: the tail a 1 kHz loop meets several times a
 /// second, and one whose interval is still narrow for runs of a few minutes.
-pub const DEFAULT_AT: Metric = Metric::P999;
+pub(crate) const DEFAULT_AT: Metric = Metric::P999;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RegressionCheck {

@@ -69,7 +69,7 @@ fn exceedance(w: &WithinRecord) -> Exceedance {
 
 /// Compares the runs' tail figures; thresholds are matched exactly, so a row appears for each
 /// threshold the first run counted.
-pub fn compare_tails(runs: &[LoadedRun]) -> TailComparison {
+pub(crate) fn compare_tails(runs: &[LoadedRun]) -> TailComparison {
     let Some(first) = runs.first() else {
         return TailComparison::default();
     };

@@ -32,7 +32,7 @@ pub struct ThreadCpuTime {
 
 impl CpuTimeRecord {
     /// The measuring thread on `cpu`'s CPU time, ns.
-    pub fn of_cpu(&self, cpu: usize) -> Option<u64> {
+    pub(crate) fn of_cpu(&self, cpu: usize) -> Option<u64> {
         self.measuring_threads
             .iter()
             .find(|t| t.cpu == cpu)

@@ -10,7 +10,7 @@ use crate::format::stats::LatencySummary;
 /// Checks every latency summary of the record (per thread, per phase, IRQ and trace figures)
 /// and each thread's counts against its samples. The error names the field, e.g.
 /// `threads[1] (CPU 1): min_ns 50000 is above max_ns 20000`.
-pub fn check_figures(record: &RunRecord) -> Result<(), String> {
+pub(crate) fn check_figures(record: &RunRecord) -> Result<(), String> {
     // An imported source may leave figures out (listed in `imported.absent`), so only the
     // order of what is there is checked; a run this jitterlab measured has all or none.
     let complete = record.imported.is_none();

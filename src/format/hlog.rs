@@ -18,7 +18,7 @@ pub const FILE_NAME: &str = "latency.hlog";
 
 /// What an interval's tag says: `cpu3` -> (Some(3), false), CPU 3's wakeup latency;
 /// `cpu3.irq` -> (Some(3), true), its timer IRQ latency; any other tag -> (None, _).
-pub fn parse_tag(tag: &str) -> (Option<usize>, bool) {
+pub(crate) fn parse_tag(tag: &str) -> (Option<usize>, bool) {
     let (base, irq) = match tag.strip_suffix(".irq") {
         Some(b) => (b, true),
         None => (tag, false),
@@ -27,7 +27,7 @@ pub fn parse_tag(tag: &str) -> (Option<usize>, bool) {
 }
 
 /// Latency tags are `cpuN`; `cpuN.irq` and others hold other quantities.
-pub fn is_cpu_tag(tag: &str) -> bool {
+pub(crate) fn is_cpu_tag(tag: &str) -> bool {
     tag.strip_prefix("cpu")
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }

@@ -77,7 +77,7 @@ impl RunKind {
         }
     }
 
-    pub fn is_noise(self) -> bool {
+    pub(crate) fn is_noise(self) -> bool {
         self == RunKind::Noise
     }
 

@@ -25,7 +25,7 @@ pub mod wakeup_summary;
 pub use run_record::{FORMAT, RunRecord};
 
 /// The directory of the load generators' logs inside a result directory (`loads/<k>-<name>.log`).
-pub const LOAD_LOG_DIR: &str = "loads";
+pub(crate) const LOAD_LOG_DIR: &str = "loads";
 
 /// Name of the copy of the scenario file in the result directory.
-pub const SCENARIO_COPY: &str = "scenario.toml";
+pub(crate) const SCENARIO_COPY: &str = "scenario.toml";

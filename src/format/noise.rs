@@ -56,7 +56,7 @@ impl GapsOver {
     /// A noise thread's gap counts from its spike records (each gap counted on its own, the
     /// exposure the time measured); records not counted, or counted only as a lower bound,
     /// are left out.
-    pub fn from_spikes(spikes: &[super::tails::SpikeRecord]) -> Vec<GapsOver> {
+    pub(crate) fn from_spikes(spikes: &[super::tails::SpikeRecord]) -> Vec<GapsOver> {
         spikes
             .iter()
             .filter(|s| s.not_counted.is_none() && !s.count_is_lower_bound && s.exposure_ns > 0)

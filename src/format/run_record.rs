@@ -66,7 +66,7 @@ impl RunRecord {
     /// Whether `field` (a run.json field name as `imported.absent` lists it, e.g.
     /// `missed_periods`, `plan.policy`) holds a placeholder: the run was imported from a
     /// source that did not have it. Readers show such a field as unknown (`-`).
-    pub fn is_absent(&self, field: &str) -> bool {
+    pub(crate) fn is_absent(&self, field: &str) -> bool {
         self.imported
             .as_ref()
             .is_some_and(|i| i.absent.iter().any(|a| a == field))
@@ -477,7 +477,7 @@ impl Throughput {
 /// The warnings about a load's figures that have no value: `load hackbench:groups=40: no mean
 /// exchange time: no exchange finished in 1.00 s`. In run.json's and `jitterlab load`'s
 /// warnings, so that a missing figure is never only a dash in a table.
-pub fn no_value_warnings(load: &LoadRecord) -> Vec<String> {
+pub(crate) fn no_value_warnings(load: &LoadRecord) -> Vec<String> {
     load.throughput
         .iter()
         .filter(|t| t.value.is_none())
@@ -494,7 +494,7 @@ pub fn no_value_warnings(load: &LoadRecord) -> Vec<String> {
 
 /// `load SPEC: FIGURES`, and how it ended when that was not the normal end:
 /// `load cpu: spin 3176 M iterations/s, cpu time 0.114 s (killed by signal 9 (SIGKILL) after 0.2 s)`.
-pub fn load_line(load: &LoadRecord) -> String {
+pub(crate) fn load_line(load: &LoadRecord) -> String {
     let mut line = format!(
         "load {}: {}",
         load.spec,
@@ -539,7 +539,7 @@ impl std::fmt::Display for Throughput {
 }
 
 /// Figures of one load on one line, comma-separated.
-pub fn format_throughput(figures: &[Throughput]) -> String {
+pub(crate) fn format_throughput(figures: &[Throughput]) -> String {
     figures
         .iter()
         .map(|t| t.to_string())

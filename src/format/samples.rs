@@ -24,23 +24,23 @@ pub const WRITE_BUFFER_BYTES: usize = 256 * 1024;
 
 /// Format 2: each block starts with its payload size (u32), its record count (u32) and the
 /// CRC-32 (IEEE) of those 8 bytes and the payload (u32).
-pub const BLOCK_HEADER_BYTES: usize = 12;
+pub(crate) const BLOCK_HEADER_BYTES: usize = 12;
 /// Format 2: the writer ends a block before its payload would exceed this (and whenever an
 /// interval completes), and writes it with one write.
-pub const BLOCK_PAYLOAD_BYTES: usize = 64 * 1024;
+pub(crate) const BLOCK_PAYLOAD_BYTES: usize = 64 * 1024;
 /// Format 2: the largest payload a reader accepts; a block claiming more is damaged (and
 /// believing it would allocate what it says).
-pub const MAX_BLOCK_PAYLOAD_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_BLOCK_PAYLOAD_BYTES: usize = 1024 * 1024;
 
 /// Format 2 record tag bits: which optional fields follow the tag byte, in this order. The
 /// latency always follows them; the bits above `TAG_IRQ` are zero.
-pub const TAG_CPU: u8 = 0x01;
-pub const TAG_SEQ_GAP: u8 = 0x02;
-pub const TAG_DUE_OFF_GRID: u8 = 0x04;
-pub const TAG_MISSED: u8 = 0x08;
-pub const TAG_IRQ: u8 = 0x10;
+pub(crate) const TAG_CPU: u8 = 0x01;
+pub(crate) const TAG_SEQ_GAP: u8 = 0x02;
+pub(crate) const TAG_DUE_OFF_GRID: u8 = 0x04;
+pub(crate) const TAG_MISSED: u8 = 0x08;
+pub(crate) const TAG_IRQ: u8 = 0x10;
 /// Every tag bit format 2 defines.
-pub const TAG_KNOWN: u8 = TAG_CPU | TAG_SEQ_GAP | TAG_DUE_OFF_GRID | TAG_MISSED | TAG_IRQ;
+pub(crate) const TAG_KNOWN: u8 = TAG_CPU | TAG_SEQ_GAP | TAG_DUE_OFF_GRID | TAG_MISSED | TAG_IRQ;
 
 /// The layout a sample log is written in (`--samples-format`). Readers read both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

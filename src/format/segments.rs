@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 
 /// Segment files are `latency-NNNNNN.hlog`: this prefix, the segment's index in at least
 /// [`INDEX_DIGITS`] decimal digits, and [`FILE_SUFFIX`].
-pub const FILE_PREFIX: &str = "latency-";
-pub const FILE_SUFFIX: &str = ".hlog";
-pub const INDEX_DIGITS: usize = 6;
+pub(crate) const FILE_PREFIX: &str = "latency-";
+pub(crate) const FILE_SUFFIX: &str = ".hlog";
+pub(crate) const INDEX_DIGITS: usize = 6;
 
 /// The file name of segment `index`: `latency-000042.hlog`.
 pub fn file_name(index: u64) -> String {

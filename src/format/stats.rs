@@ -6,7 +6,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 /// Significant digits of every latency histogram: values within 0.1%.
-pub const HISTOGRAM_DIGITS: u8 = 3;
+pub(crate) const HISTOGRAM_DIGITS: u8 = 3;
 
 /// A fresh auto-resizing histogram: no value is ever out of range.
 pub fn new_histogram() -> Histogram<u64> {
@@ -15,7 +15,7 @@ pub fn new_histogram() -> Histogram<u64> {
 
 /// Accumulates latencies (ns).
 #[derive(Debug, Clone)]
-pub struct LatencyStats {
+pub(crate) struct LatencyStats {
     pub histogram: Histogram<u64>,
     count: u64,
     min: i64,
@@ -61,7 +61,7 @@ impl LatencyStats {
     }
 
     /// Forgets everything, keeping the histogram's allocation.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.histogram.reset();
         self.count = 0;
         self.min = i64::MAX;
@@ -161,7 +161,7 @@ impl LatencySummary {
     /// the clamped figure stays within the histogram's precision of it. Percentiles cannot be
     /// negative (negative latencies count as 0), so they are brought into [max(min, 0),
     /// max(max, 0)].
-    pub fn clamp_into(&mut self, min_ns: i64, max_ns: i64) {
+    pub(crate) fn clamp_into(&mut self, min_ns: i64, max_ns: i64) {
         if self.samples == 0 || min_ns > max_ns {
             return;
         }
@@ -187,7 +187,7 @@ impl LatencySummary {
 /// latencies count as 0), so the range is [max(min, 0), max(max, 0)]. The one rule for every
 /// figure read from a histogram (run.json, phases, imports, `compare`'s estimates and
 /// intervals).
-pub fn clamp_percentile(v: u64, min_ns: i64, max_ns: i64) -> u64 {
+pub(crate) fn clamp_percentile(v: u64, min_ns: i64, max_ns: i64) -> u64 {
     if min_ns > max_ns {
         return v;
     }

@@ -39,7 +39,7 @@ impl WithinRecord {
     }
 
     /// The share within in percent, undecided wakeups counted as above (the conservative side).
-    pub fn percent_within(&self) -> Option<f64> {
+    pub(crate) fn percent_within(&self) -> Option<f64> {
         (self.total() > 0).then(|| 100.0 * self.within as f64 / self.total() as f64)
     }
 }
@@ -81,7 +81,7 @@ pub struct SpikeRecord {
 }
 
 /// Spike times kept per threshold in run.json (the count goes on beyond).
-pub const SPIKE_TIMES_KEPT: usize = 10_000;
+pub(crate) const SPIKE_TIMES_KEPT: usize = 10_000;
 
 /// The worst window of k consecutive periods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Name prefix of the cgroup holding one supervisor's loads: `jitterlab-loads-<pid>-<n>`.
-pub const CGROUP_PREFIX: &str = "jitterlab-loads-";
+pub(crate) const CGROUP_PREFIX: &str = "jitterlab-loads-";
 /// How long killing a load's processes, or removing its cgroup, may take before giving up.
 const KILL_WAIT: Duration = Duration::from_secs(2);
 /// How long the supervisor waits for the reaper to finish after a normal end.
@@ -225,7 +225,7 @@ fn owner_of(entry: &[u8]) -> Option<u32> {
 /// its marker. Found by scanning every process's environment for a marker whose owner is gone.
 /// Called when a run starts, as stale CPU locks and tracing instances are dealt with; returns
 /// a warning naming what was killed, if anything was.
-pub fn kill_orphaned_loads() -> Option<String> {
+pub(crate) fn kill_orphaned_loads() -> Option<String> {
     let orphaned = |entry: &[u8]| {
         owner_of(entry).is_some_and(|owner| {
             owner <= PID_MAX_LIMIT
@@ -250,7 +250,7 @@ pub fn kill_orphaned_loads() -> Option<String> {
 }
 
 /// The containment of one load: its cgroup when it has one, and its marker.
-pub struct LoadContainer {
+pub(crate) struct LoadContainer {
     cgroup: Option<PathBuf>,
     entry: Vec<u8>,
 }
@@ -259,7 +259,7 @@ impl LoadContainer {
     /// The descriptor of the load cgroup's `cgroup.procs`, opened for the child to move itself
     /// in between fork and exec ([`join_own_cgroup`]), so that nothing it starts can be born
     /// outside. None without a cgroup.
-    pub fn procs_file(&self) -> Option<File> {
+    pub(crate) fn procs_file(&self) -> Option<File> {
         let dir = self.cgroup.as_ref()?;
         std::fs::OpenOptions::new()
             .write(true)
@@ -280,7 +280,7 @@ impl LoadContainer {
 
     /// SIGKILLs every process of the load and removes its cgroup; the pids killed, for the
     /// caller to reap those that come back to it.
-    pub fn kill_all(&self) -> Vec<Pid> {
+    pub(crate) fn kill_all(&self) -> Vec<Pid> {
         let mut killed = self
             .cgroup
             .as_deref()
@@ -298,7 +298,7 @@ impl LoadContainer {
 /// Called in the child between fork and exec: moves the calling process into the cgroup whose
 /// `cgroup.procs` is open as `fd` ("0" means the writer). Async-signal-safe. A refusal is
 /// ignored: the load then has the marker alone.
-pub fn join_own_cgroup(fd: RawFd) {
+pub(crate) fn join_own_cgroup(fd: RawFd) {
     // A descriptor the parent opened.
     file::write_raw(fd, b"0");
 }
@@ -306,7 +306,7 @@ pub fn join_own_cgroup(fd: RawFd) {
 /// The containment of one supervisor's loads: their parent cgroup (when cgroups can be used)
 /// and the reaper that cleans up if jitterlab dies. Dropping it removes the parent cgroup and
 /// lets the reaper finish.
-pub struct Containment {
+pub(crate) struct Containment {
     owner: u32,
     cgroup: Option<PathBuf>,
     reaper: Option<(Child, File)>,
@@ -369,7 +369,7 @@ impl Containment {
     }
 
     /// The container of load `k`: a cgroup of its own when this supervisor has one.
-    pub fn for_load(&self, k: usize) -> LoadContainer {
+    pub(crate) fn for_load(&self, k: usize) -> LoadContainer {
         // Each load is started once per supervisor, so the name is new.
         let cgroup = self.cgroup.as_ref().and_then(|parent| {
             let dir = parent.join(format!("load-{k}"));
@@ -403,7 +403,7 @@ impl Drop for Containment {
 
 /// The reaper's main (`jitterlab __load-reaper`): waits for end-of-file on stdin, then kills
 /// every process of `owner`'s loads and removes `cgroup` and the cgroups below it; the exit code.
-pub fn reaper_main(owner: u32, cgroup: Option<&Path>) -> i32 {
+pub(crate) fn reaper_main(owner: u32, cgroup: Option<&Path>) -> i32 {
     for s in [signal::SIGINT, signal::SIGTERM, signal::SIGHUP] {
         signal::ignore(s);
     }

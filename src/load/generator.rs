@@ -65,7 +65,7 @@ pub struct Parameter {
 
 impl GeneratorInfo {
     /// The names of its own parameters.
-    pub fn parameter_names(&self) -> impl Iterator<Item = &'static str> {
+    pub(crate) fn parameter_names(&self) -> impl Iterator<Item = &'static str> {
         self.parameters.iter().map(|p| p.name)
     }
 }
@@ -129,10 +129,10 @@ pub trait Generator: fmt::Debug + Send + Sync {
 }
 
 /// The parameters every generator takes.
-pub const COMMON_PARAMETERS: &[&str] = &["cpus", "workers", "policy", "prio"];
+pub(crate) const COMMON_PARAMETERS: &[&str] = &["cpus", "workers", "policy", "prio"];
 
 /// The parameter of the generators with a [`LoopUnit`]: each worker stops after this many loops.
-pub const LOOPS_PARAMETER: &str = "loops";
+pub(crate) const LOOPS_PARAMETER: &str = "loops";
 
 /// Which CPUs a generator's processes may run on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,7 +182,7 @@ pub enum LoadPolicy {
 }
 
 impl LoadPolicy {
-    pub fn to_policy(self) -> Policy {
+    pub(crate) fn to_policy(self) -> Policy {
         match self {
             LoadPolicy::Other => Policy::Other,
             LoadPolicy::Batch => Policy::Batch,
@@ -310,7 +310,7 @@ impl GeneratorSpec {
     }
 
     /// The explicit CPUs of `cpus=`, to check that they are online.
-    pub fn listed_cpus(&self) -> Vec<usize> {
+    pub(crate) fn listed_cpus(&self) -> Vec<usize> {
         match &self.common.cpus {
             CpuChoice::List(l) => l.clone(),
             _ => Vec::new(),
@@ -328,7 +328,11 @@ impl GeneratorSpec {
     /// Checks the load against this system: `cpus=` resolvable (with the measured CPUs for
     /// `housekeeping`), then the generator's own checks. Errors are bad input. Memory depends
     /// on the other loads that run at the same time: `memory_guard::check_together`.
-    pub fn check_on_system(&self, measured: &[usize], online: &[usize]) -> Result<(), String> {
+    pub(crate) fn check_on_system(
+        &self,
+        measured: &[usize],
+        online: &[usize],
+    ) -> Result<(), String> {
         self.common
             .cpus
             .resolve(online, measured)
@@ -344,7 +348,7 @@ impl GeneratorSpec {
 
     /// The loops its workers have done in all, from its counters (`values`, in slot order),
     /// when it counts loops.
-    pub fn loops_done(&self, values: &[u64]) -> Option<u64> {
+    pub(crate) fn loops_done(&self, values: &[u64]) -> Option<u64> {
         let unit = self.generator.info().loop_unit.as_ref()?;
         values.get(unit.counter).copied()
     }

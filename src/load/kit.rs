@@ -44,7 +44,7 @@ impl Ctx {
 
     /// Whether a worker that has done `done` loops goes on: not told to stop, and short of
     /// `loops=` if given.
-    pub fn keep_looping(&self, done: u64) -> bool {
+    pub(crate) fn keep_looping(&self, done: u64) -> bool {
         !self.stopped() && self.loops.is_none_or(|n| done < n)
     }
 
@@ -54,7 +54,7 @@ impl Ctx {
     }
 
     /// The stop flag itself, for a signal handler (an atomic store is async-signal-safe).
-    pub fn stop_flag(&self) -> &'static AtomicU64 {
+    pub(crate) fn stop_flag(&self) -> &'static AtomicU64 {
         &self.slots[0]
     }
 
@@ -85,7 +85,7 @@ impl Ctx {
 
 /// `n` counters in memory shared with every child forked later (MAP_SHARED survives fork).
 /// The mapping lives as long as the process.
-pub fn shared_counters(n: usize) -> io::Result<&'static [AtomicU64]> {
+pub(crate) fn shared_counters(n: usize) -> io::Result<&'static [AtomicU64]> {
     let bytes = n * std::mem::size_of::<AtomicU64>();
     let p = mem::map_anonymous(bytes, mem::Sharing::Shared)?;
     // SAFETY: an anonymous shared mapping, zero-filled by the kernel (a valid AtomicU64 is all
@@ -97,7 +97,7 @@ pub fn shared_counters(n: usize) -> io::Result<&'static [AtomicU64]> {
 /// Ties a freshly forked child to its parent: it gets SIGKILL when the parent (the thread that
 /// forked it) dies, and exits at once if the parent died before the request took effect.
 /// Async-signal-safe: fit to call between fork and exec or _exit.
-pub fn die_with_parent(parent: Pid) {
+pub(crate) fn die_with_parent(parent: Pid) {
     process::set_parent_death_signal(signal::SIGKILL);
     if process::parent_id() != parent {
         process::exit_now(0);
@@ -106,7 +106,7 @@ pub fn die_with_parent(parent: Pid) {
 
 /// Forks a child that runs `body` and exits with its result. The child must only make
 /// async-signal-safe calls (no allocation, no locks): the worker has other threads.
-pub fn fork_child(body: impl FnOnce() -> i32) -> io::Result<Pid> {
+pub(crate) fn fork_child(body: impl FnOnce() -> i32) -> io::Result<Pid> {
     let parent = process::id();
     // SAFETY: the child only runs `body`, which the caller keeps async-signal-safe, and
     // leaves with _exit (no destructors, no atexit handlers).
@@ -121,7 +121,7 @@ pub fn fork_child(body: impl FnOnce() -> i32) -> io::Result<Pid> {
 }
 
 /// Waits for a child; its exit status.
-pub fn reap(pid: Pid) -> io::Result<i32> {
+pub(crate) fn reap(pid: Pid) -> io::Result<i32> {
     let mut status = 0;
     loop {
         let r = process::wait_raw(pid, &mut status);
@@ -136,13 +136,13 @@ pub fn reap(pid: Pid) -> io::Result<i32> {
 }
 
 /// Restricts the calling thread (and so every thread and child made later) to `cpus`.
-pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
+pub(crate) fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     crate::sys::sched::set_affinity(cpus)
 }
 
 /// Runs `body(i)` on `n` threads named `jl-<name>-<i>` and waits for them; the first error
 /// wins. Used by generators whose workers are threads.
-pub fn run_threads<F>(n: usize, name: &str, body: F) -> Result<(), String>
+pub(crate) fn run_threads<F>(n: usize, name: &str, body: F) -> Result<(), String>
 where
     F: Fn(usize) -> Result<(), String> + Sync,
 {
@@ -214,15 +214,15 @@ impl<'a> Counts<'a> {
 }
 
 /// Bytes per MiB, for MiB/s.
-pub const PER_MIB: f64 = 1.0 / (1u64 << 20) as f64;
+pub(crate) const PER_MIB: f64 = 1.0 / (1u64 << 20) as f64;
 
 /// `12.5 MiB`: bytes for messages.
-pub fn mib(bytes: u128) -> String {
+pub(crate) fn mib(bytes: u128) -> String {
     format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
 }
 
 /// `signal 9 (SIGKILL)`.
-pub fn signal_text(signal: i32) -> String {
+pub(crate) fn signal_text(signal: i32) -> String {
     let Some(name) = signal::name(signal) else {
         return format!("signal {signal}");
     };
@@ -230,7 +230,7 @@ pub fn signal_text(signal: i32) -> String {
 }
 
 /// What to add to the message of a load killed by `signal`.
-pub fn kill_hint(signal: i32) -> &'static str {
+pub(crate) fn kill_hint(signal: i32) -> &'static str {
     if signal == signal::SIGKILL {
         "; SIGKILL is what the kernel's OOM killer sends when memory runs out (see dmesg), or a user's kill -9"
     } else {

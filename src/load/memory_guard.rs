@@ -12,10 +12,10 @@ use super::scenario::Scenario;
 /// The share of MemAvailable the memory loads may take, all workers of all the loads that run at
 /// the same time together: beyond it the kernel's OOM killer comes near, and it picks a process,
 /// possibly not one of ours.
-pub const SAFE_SHARE: f64 = 0.5;
+pub(crate) const SAFE_SHARE: f64 = 0.5;
 
 /// A load and when it runs, for [`check_together`].
-pub struct Scheduled<'a> {
+pub(crate) struct Scheduled<'a> {
     pub spec: &'a GeneratorSpec,
     /// Where it was given, for messages (`--load`, `scenario phase 1 ('mem')`); may be empty.
     pub origin: String,
@@ -35,7 +35,7 @@ fn bytes_of(spec: &GeneratorSpec) -> Option<(u64, u64)> {
 
 /// [`check_together`] for `jitterlab run`: its `--load` generators run for the whole run, each
 /// scenario phase's loads during the phase.
-pub fn check_run(loads: &[LoadSpec], scenario: Option<&Scenario>) -> Result<(), String> {
+pub(crate) fn check_run(loads: &[LoadSpec], scenario: Option<&Scenario>) -> Result<(), String> {
     let is_memory = |g: &&GeneratorSpec| bytes_of(g).is_some();
     let mut scheduled: Vec<Scheduled> = loads
         .iter()
@@ -62,7 +62,7 @@ pub fn check_run(loads: &[LoadSpec], scenario: Option<&Scenario>) -> Result<(), 
 
 /// Refuses memory loads that, at some moment, would together map more than [`SAFE_SHARE`] of
 /// MemAvailable, naming them, their sum and the limit. Other loads are not counted.
-pub fn check_together(loads: &[Scheduled]) -> Result<(), String> {
+pub(crate) fn check_together(loads: &[Scheduled]) -> Result<(), String> {
     if !loads.iter().any(|l| bytes_of(l.spec).is_some()) {
         return Ok(());
     }
@@ -148,7 +148,7 @@ fn check_against(loads: &[Scheduled], available: u64) -> Result<(), String> {
 }
 
 /// MemAvailable from /proc/meminfo, in bytes.
-pub fn mem_available_bytes() -> Option<u64> {
+pub(crate) fn mem_available_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

@@ -37,7 +37,7 @@ pub enum LoadSpec {
 }
 
 /// The loads this version knows, for error messages: the spike load and every generator.
-pub fn known_loads() -> Vec<&'static str> {
+pub(crate) fn known_loads() -> Vec<&'static str> {
     std::iter::once(spike::NAME)
         .chain(GENERATORS.iter().map(|g| g.name))
         .collect()
@@ -80,7 +80,11 @@ impl LoadSpec {
 
     /// Checks a parsed load against this system (see [`GeneratorSpec::check_on_system`]); the
     /// spike load has nothing to check. Errors are bad input.
-    pub fn check_on_system(&self, measured: &[usize], online: &[usize]) -> Result<(), String> {
+    pub(crate) fn check_on_system(
+        &self,
+        measured: &[usize],
+        online: &[usize],
+    ) -> Result<(), String> {
         match self {
             LoadSpec::Spike(_) => Ok(()),
             LoadSpec::Generator(g) => g.check_on_system(measured, online),

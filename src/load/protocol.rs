@@ -5,15 +5,15 @@
 use serde::{Deserialize, Serialize};
 
 /// The descriptor the worker reports on.
-pub const REPORT_FD: i32 = 3;
+pub(crate) const REPORT_FD: i32 = 3;
 /// Set in every load process's environment (value: jitterlab's pid and the load's index), so
 /// that they can be recognised in /proc; inherited by everything a load starts.
-pub const MARKER_ENV: &str = "JITTERLAB_LOAD";
+pub(crate) const MARKER_ENV: &str = "JITTERLAB_LOAD";
 
 /// One line on the report pipe.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "t", rename_all = "snake_case")]
-pub enum WorkerMessage {
+pub(crate) enum WorkerMessage {
     /// Set up (affinity, policy) and about to start working.
     Ready,
     /// The counters so far, after `elapsed_ns` of work.

@@ -15,11 +15,11 @@ use toml::Spanned;
 
 /// The largest scenario file read: hand-written scenarios are a few KiB, and a generated week
 /// of one-minute phases (10 080 of them) about 1 MiB.
-pub const MAX_FILE_BYTES: u64 = 4 << 20;
+pub(crate) const MAX_FILE_BYTES: u64 = 4 << 20;
 /// The most phases a scenario may have. Validation is linear, but every phase also becomes a
 /// run.json record per measured CPU and a band in every plot; a timeline with more phases is
 /// not one a reader can follow.
-pub const MAX_PHASES: usize = 10_000;
+pub(crate) const MAX_PHASES: usize = 10_000;
 
 /// A validated scenario.
 #[derive(Debug, Clone)]
@@ -64,7 +64,7 @@ struct RawPhase {
 }
 
 /// Reads and validates a scenario file against this system's online CPUs.
-pub fn load_file(path: &Path, online: &[usize]) -> Result<Scenario, String> {
+pub(crate) fn load_file(path: &Path, online: &[usize]) -> Result<Scenario, String> {
     // The caller prefixes "--scenario: ", as for every other scenario error.
     let text = crate::input::read_user_file(path, MAX_FILE_BYTES).map_err(|e| {
         format!(
@@ -333,7 +333,7 @@ fn phase_load(
 
 impl Scenario {
     /// Checks what needs the measured CPUs: `cpus=housekeeping` must leave CPUs for the loads.
-    pub fn check_cpus(&self, measured: &[usize], online: &[usize]) -> Result<(), String> {
+    pub(crate) fn check_cpus(&self, measured: &[usize], online: &[usize]) -> Result<(), String> {
         for (i, p) in self.phases.iter().enumerate() {
             for g in &p.loads {
                 g.common.cpus.resolve(online, measured).map_err(|e| {

@@ -23,7 +23,7 @@ impl Params {
     /// Parses `NAME[key=value,...]:COMMAND` or `NAME:COMMAND`: the keys in the brackets, and
     /// everything after the `:` as the command, whatever it holds. `usage` ends the message
     /// for a spec not written so.
-    pub fn parse_command(spec: &str, name: &str, usage: &str) -> Result<Self, String> {
+    pub(crate) fn parse_command(spec: &str, name: &str, usage: &str) -> Result<Self, String> {
         let rest = spec
             .strip_prefix(name)
             .ok_or_else(|| format!("load '{spec}': not an {name} load; {usage}"))?;
@@ -132,7 +132,7 @@ impl Params {
     }
 
     /// `true` or `false`, or `default`.
-    pub fn boolean(&mut self, key: &str, default: bool) -> Result<bool, String> {
+    pub(crate) fn boolean(&mut self, key: &str, default: bool) -> Result<bool, String> {
         match self.take(key).as_deref() {
             None => Ok(default),
             Some("true") => Ok(true),
@@ -164,7 +164,7 @@ impl Params {
     }
 
     /// The load text as given, for messages.
-    pub fn spec_text(&self) -> &str {
+    pub(crate) fn spec_text(&self) -> &str {
         &self.spec
     }
 
@@ -183,7 +183,7 @@ impl Params {
 }
 
 /// Parses `64M`, `4K`, `1G`, `512`, `2MiB`: bytes, with binary units.
-pub fn parse_bytes(text: &str) -> Option<u64> {
+pub(crate) fn parse_bytes(text: &str) -> Option<u64> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (number, unit) = t.split_at(split);

@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 
 /// The load's name in a spec.
 pub const NAME: &str = "spike";
-pub const PARAMETERS: &[&str] = &["cpu", "every", "len", "prio", "offset"];
+pub(crate) const PARAMETERS: &[&str] = &["cpu", "every", "len", "prio", "offset"];
 
 /// What `spike:...` asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,7 +142,7 @@ impl SpikeLoad {
     }
 
     /// Injections completed since the last call, as events.jsonl lines.
-    pub fn drain_events(&mut self) -> Vec<Event> {
+    pub(crate) fn drain_events(&mut self) -> Vec<Event> {
         let mut out = Vec::new();
         while let Ok(i) = self.injections.pop() {
             out.push(Event::SpikeInjection {

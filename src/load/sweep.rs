@@ -5,7 +5,7 @@
 use crate::error::{Failure, Result};
 
 /// Where `{}` goes in the swept load.
-pub const PLACEHOLDER: &str = "{}";
+pub(crate) const PLACEHOLDER: &str = "{}";
 
 /// The levels of `--levels` (comma-separated), each usable in a directory name, none twice.
 pub fn levels(text: &str) -> Result<Vec<String>> {
@@ -31,7 +31,7 @@ pub fn levels(text: &str) -> Result<Vec<String>> {
 
 /// The index of the one load among `loads` that holds [`PLACEHOLDER`]; a scenario cannot be
 /// swept.
-pub fn swept_load(loads: &[String], has_scenario: bool) -> Result<usize> {
+pub(crate) fn swept_load(loads: &[String], has_scenario: bool) -> Result<usize> {
     let swept: Vec<usize> = (0..loads.len())
         .filter(|&i| loads[i].contains(PLACEHOLDER))
         .collect();
@@ -50,6 +50,6 @@ pub fn swept_load(loads: &[String], has_scenario: bool) -> Result<usize> {
 }
 
 /// The swept load of one level: the template with the level in place of [`PLACEHOLDER`].
-pub fn level_spec(template: &str, level: &str) -> String {
+pub(crate) fn level_spec(template: &str, level: &str) -> String {
     template.replace(PLACEHOLDER, level)
 }

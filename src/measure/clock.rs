@@ -24,7 +24,7 @@ pub struct ClockRow {
 }
 
 /// Every clock, in the order of [`Clock`]'s variants (a row is found by its variant's index).
-pub const CLOCKS: &[ClockRow] = &[
+pub(crate) const CLOCKS: &[ClockRow] = &[
     ClockRow {
         clock: Clock::Monotonic,
         name: "monotonic",
@@ -77,13 +77,13 @@ impl Clock {
 }
 
 /// CLOCK_MONOTONIC now, in ns: the time base of events.jsonl and of the recorder.
-pub fn monotonic_ns() -> u64 {
+pub(crate) fn monotonic_ns() -> u64 {
     Clock::Monotonic.now_ns()
 }
 
 /// CPU time the calling thread has used so far (CLOCK_THREAD_CPUTIME_ID: the scheduler's
 /// run time of the thread, the figure of /proc/self/task/TID/schedstat), ns.
-pub fn thread_cpu_time_ns() -> u64 {
+pub(crate) fn thread_cpu_time_ns() -> u64 {
     time::now_ns(time::THREAD_CPUTIME)
 }
 

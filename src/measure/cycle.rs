@@ -44,7 +44,7 @@ pub struct CyclePlan<T = Clock> {
 /// Number of periods whose due time had passed at a wakeup `latency_ns` late: with a period of
 /// 1 ms, a wakeup 2.5 ms late let 2 further periods pass unserved.
 #[inline(always)]
-pub fn periods_missed(latency_ns: i64, interval_ns: u64) -> u64 {
+pub(crate) fn periods_missed(latency_ns: i64, interval_ns: u64) -> u64 {
     if latency_ns <= 0 {
         0
     } else {

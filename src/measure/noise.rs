@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 /// Iterations between two publications of the counters and checks of the stop flag and the
 /// end time: about 20-100 us of loop at 5-25 ns an iteration, so a stop is seen at once, while
 /// the loop's common iteration touches no shared cache line.
-pub const PUBLISH_EVERY: u64 = 4096;
+pub(crate) const PUBLISH_EVERY: u64 = 4096;
 
 /// The `missed` mark of a gap taken for real-time throttling: the recorder keeps it out of the
 /// statistics and the interval log, and the sample log has it where it happened.
@@ -28,7 +28,7 @@ pub const THROTTLED: u32 = 1;
 
 /// What one noise thread needs to know.
 #[derive(Debug, Clone, Copy)]
-pub struct NoiseLoopPlan<T> {
+pub(crate) struct NoiseLoopPlan<T> {
     /// What the loop reads.
     pub source: T,
     /// Its ticks to CLOCK_MONOTONIC ns ([`Calibration::IDENTITY`] for a source in ns).
@@ -85,7 +85,7 @@ impl TickBounds {
 /// including those whose record was dropped), `dropped_records`, and for gaps of at least
 /// `throttle_min_ns` `throttled_gaps` and `throttled_ns` instead (those are pushed marked
 /// [`THROTTLED`]); the calibration's rate, recalibrations and largest correction.
-pub fn run_noise<S: SampleSink, T: TickSource>(
+pub(crate) fn run_noise<S: SampleSink, T: TickSource>(
     plan: &NoiseLoopPlan<T>,
     sink: &mut S,
     counters: &ThreadCounters,

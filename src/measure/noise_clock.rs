@@ -20,9 +20,9 @@ use crate::sys::counter;
 
 /// How long [`calibrate`] spins between its two anchors, ns. The rate's first error is about
 /// the anchors' own (tens of ns) over this span; the recalibrations soon lengthen it.
-pub const CALIBRATION_NS: u64 = 10_000_000;
+pub(crate) const CALIBRATION_NS: u64 = 10_000_000;
 /// The longest time between two recalibrations once the calibrated span is long, ns.
-pub const RECALIBRATE_EVERY_NS: u64 = 1_000_000_000;
+pub(crate) const RECALIBRATE_EVERY_NS: u64 = 1_000_000_000;
 /// Fixed-point bits of the rate (ns per tick × 2^52): 2.2e-16 ns per tick, below a ns in an
 /// hour of extrapolation at 1 GHz; ns per tick below 4096 fits in 64 bits (a 250 kHz counter).
 const RATE_SHIFT: u32 = 52;
@@ -72,13 +72,13 @@ impl NoiseClock {
 
 /// A counter read and a CLOCK_MONOTONIC read taken together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Anchor {
+pub(crate) struct Anchor {
     pub ticks: u64,
     pub ns: u64,
 }
 
 /// What the noise loop reads. [`TickSource::ticks`] is its whole per-iteration cost.
-pub trait TickSource {
+pub(crate) trait TickSource {
     /// One read, in ticks.
     fn ticks(&self) -> u64;
     /// A fresh anchor, for ticks that are not CLOCK_MONOTONIC ns already (None for those).
@@ -87,7 +87,7 @@ pub trait TickSource {
 
 /// CLOCK_MONOTONIC read through the vDSO: ticks are ns, nothing to calibrate.
 #[derive(Debug, Clone, Copy)]
-pub struct MonotonicTicks;
+pub(crate) struct MonotonicTicks;
 
 impl TickSource for MonotonicTicks {
     #[inline(always)]
@@ -101,7 +101,7 @@ impl TickSource for MonotonicTicks {
 
 /// The CPU's counter, read directly.
 #[derive(Debug, Clone, Copy)]
-pub struct CounterTicks;
+pub(crate) struct CounterTicks;
 
 impl TickSource for CounterTicks {
     #[inline(always)]
@@ -130,14 +130,14 @@ impl TickSource for CounterTicks {
 /// A linear map from ticks to CLOCK_MONOTONIC ns: through `anchor`, at `rate` ns per tick
 /// × 2^52.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TickScale {
+pub(crate) struct TickScale {
     anchor: Anchor,
     rate: u64,
 }
 
 impl TickScale {
     /// Ticks that are ns already.
-    pub const IDENTITY: TickScale = TickScale {
+    pub(crate) const IDENTITY: TickScale = TickScale {
         anchor: Anchor { ticks: 0, ns: 0 },
         rate: 1 << RATE_SHIFT,
     };
@@ -152,7 +152,7 @@ impl TickScale {
 
     /// The CLOCK_MONOTONIC time of a read of `ticks`, ns.
     #[inline]
-    pub fn ns_at(&self, ticks: u64) -> u64 {
+    pub(crate) fn ns_at(&self, ticks: u64) -> u64 {
         if ticks >= self.anchor.ticks {
             self.anchor.ns + self.len_ns(ticks - self.anchor.ticks)
         } else {
@@ -164,20 +164,20 @@ impl TickScale {
 
     /// `ticks` of the counter as a length, ns (rounded to the nearest).
     #[inline]
-    pub fn len_ns(&self, ticks: u64) -> u64 {
+    pub(crate) fn len_ns(&self, ticks: u64) -> u64 {
         let scaled = ticks as u128 * self.rate as u128 + (1u128 << (RATE_SHIFT - 1));
         (scaled >> RATE_SHIFT).min(u64::MAX as u128) as u64
     }
 
     /// The ticks of a length of `ns` (rounded to the nearest: a gap of more ticks is longer
     /// than `ns` by at least half a tick).
-    pub fn len_ticks(&self, ns: u64) -> u64 {
+    pub(crate) fn len_ticks(&self, ns: u64) -> u64 {
         let rate = self.rate.max(1) as u128;
         ((((ns as u128) << RATE_SHIFT) + rate / 2) / rate).min(u64::MAX as u128) as u64
     }
 
     /// The read at CLOCK_MONOTONIC time `ns` (`u64::MAX` stays `u64::MAX`: never).
-    pub fn ticks_at(&self, ns: u64) -> u64 {
+    pub(crate) fn ticks_at(&self, ns: u64) -> u64 {
         if ns == u64::MAX {
             u64::MAX
         } else if ns >= self.anchor.ns {
@@ -199,7 +199,7 @@ impl TickScale {
 
 /// The loop's conversion and its upkeep.
 #[derive(Debug, Clone, Copy)]
-pub struct Calibration {
+pub(crate) struct Calibration {
     pub scale: TickScale,
     /// The first anchor: every rate is measured from it.
     first: Anchor,
@@ -214,7 +214,7 @@ pub struct Calibration {
 
 impl Calibration {
     /// For ticks that are ns: nothing to convert or recalibrate.
-    pub const IDENTITY: Calibration = Calibration {
+    pub(crate) const IDENTITY: Calibration = Calibration {
         scale: TickScale::IDENTITY,
         first: Anchor { ticks: 0, ns: 0 },
         next_ticks: u64::MAX,
@@ -223,7 +223,7 @@ impl Calibration {
     };
 
     /// From two anchors (`from` before `to`); the first recalibration is due after as long again.
-    pub fn from_anchors(from: Anchor, to: Anchor) -> Option<Calibration> {
+    pub(crate) fn from_anchors(from: Anchor, to: Anchor) -> Option<Calibration> {
         let scale = TickScale::between(from, to)?;
         Some(Calibration {
             scale,
@@ -238,7 +238,7 @@ impl Calibration {
     /// moves the map to it, with the rate since the first anchor. Returns whether it did.
     /// Cold: the loop calls it every few thousand iterations.
     #[inline]
-    pub fn maybe_recalibrate<T: TickSource>(&mut self, now: u64, source: &T) -> bool {
+    pub(crate) fn maybe_recalibrate<T: TickSource>(&mut self, now: u64, source: &T) -> bool {
         if now < self.next_ticks {
             return false;
         }
@@ -267,7 +267,7 @@ impl Calibration {
 
 /// The calibration of `source` before the loop: two anchors [`CALIBRATION_NS`] apart, the
 /// thread spinning between them (pinned, as it will measure). Identity for ticks that are ns.
-pub fn calibrate<T: TickSource>(source: &T) -> Calibration {
+pub(crate) fn calibrate<T: TickSource>(source: &T) -> Calibration {
     let Some(from) = source.anchor() else {
         return Calibration::IDENTITY;
     };

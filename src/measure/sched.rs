@@ -44,7 +44,7 @@ impl Policy {
     }
 
     /// True for the policies that preempt normal tasks (FIFO, RR, DEADLINE).
-    pub fn is_realtime(&self) -> bool {
+    pub(crate) fn is_realtime(&self) -> bool {
         matches!(
             self,
             Policy::Fifo(_) | Policy::RoundRobin(_) | Policy::Deadline { .. }
@@ -114,7 +114,7 @@ impl PolicyKind {
     }
 
     /// The priorities this kind accepts, and the default among them.
-    pub fn priorities(self) -> (std::ops::RangeInclusive<i32>, i32) {
+    pub(crate) fn priorities(self) -> (std::ops::RangeInclusive<i32>, i32) {
         match self {
             PolicyKind::Fifo | PolicyKind::Rr => (1..=99, 95),
             _ => (0..=0, 0),
@@ -122,7 +122,7 @@ impl PolicyKind {
     }
 
     /// True for the kinds that preempt normal tasks (FIFO, RR, DEADLINE).
-    pub fn is_realtime(self) -> bool {
+    pub(crate) fn is_realtime(self) -> bool {
         matches!(
             self,
             PolicyKind::Fifo | PolicyKind::Rr | PolicyKind::Deadline
@@ -137,19 +137,19 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
 
 /// Sets the calling thread's timer slack to 1 ns, so that non-real-time policies are not
 /// woken up to 50 us late on purpose (real-time threads have no slack anyway).
-pub fn minimise_timer_slack() {
+pub(crate) fn minimise_timer_slack() {
     os::set_timer_slack_ns(1);
 }
 
 /// Locks all current and future pages of the process in memory.
-pub fn lock_all_memory() -> io::Result<()> {
+pub(crate) fn lock_all_memory() -> io::Result<()> {
     os::lock_memory(os::MemoryLock::All)
 }
 
 /// Touches `bytes` of the calling thread's stack so that its pages are resident before the
 /// first measured cycle (with mlockall they then stay resident: no page fault in the loop).
 #[inline(never)]
-pub fn prefault_stack(bytes: usize) {
+pub(crate) fn prefault_stack(bytes: usize) {
     const CHUNK: usize = 8192;
     fn touch(remaining: usize) {
         let mut page = [0u8; CHUNK];
@@ -165,7 +165,7 @@ pub fn prefault_stack(bytes: usize) {
 
 /// Explains why the kernel refused `policy` and what to do, from the errno and what the
 /// process can see of its limits, capabilities and cgroup.
-pub fn explain_policy_refusal(policy: &Policy, cpu: usize, err: &io::Error) -> String {
+pub(crate) fn explain_policy_refusal(policy: &Policy, cpu: usize, err: &io::Error) -> String {
     explain_refusal_with(
         policy,
         cpu,
@@ -176,7 +176,7 @@ pub fn explain_policy_refusal(policy: &Policy, cpu: usize, err: &io::Error) -> S
 
 /// [`explain_policy_refusal`] for a thread that `--policy` does not govern (the spike load):
 /// `alternative` is the last fix offered, after root, CAP_SYS_NICE and RLIMIT_RTPRIO.
-pub fn explain_refusal_with(
+pub(crate) fn explain_refusal_with(
     policy: &Policy,
     cpu: usize,
     err: &io::Error,
@@ -223,7 +223,7 @@ pub fn explain_refusal_with(
 }
 
 /// Explains a refused mlockall.
-pub fn explain_mlock_refusal(err: &io::Error) -> String {
+pub(crate) fn explain_mlock_refusal(err: &io::Error) -> String {
     let limit = soft_limit(Resource::Memlock).map_or("unknown".to_string(), |v| {
         if v == u64::MAX {
             "unlimited".into()

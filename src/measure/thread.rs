@@ -230,7 +230,7 @@ impl MeasuringThread {
 /// is installed without SA_RESTART, so the sleep returns EINTR, and every wake method then
 /// ends its wait if the stop flag is set (`Waker::wait`). Without it, a stop would wait for
 /// the next wakeup: 15 s at `--interval 15s`.
-pub fn interrupt_signal() -> signal::Signal {
+pub(crate) fn interrupt_signal() -> signal::Signal {
     signal::rt_min() + 1
 }
 

@@ -12,7 +12,7 @@ use crate::report::openmetrics::LatencyBuckets;
 use hdrhistogram::Histogram;
 
 /// One cumulative histogram as last seen, and its exposition buckets.
-pub struct Cumulative {
+pub(crate) struct Cumulative {
     /// The counts as of the last [`Cumulative::take_in`].
     seen: Histogram<u64>,
     buckets: LatencyBuckets,
@@ -30,7 +30,7 @@ impl Default for Cumulative {
 impl Cumulative {
     /// Takes in what `now` gained since the last call, calling `gained(value, count)` for each
     /// HDR bucket that grew (its highest value, as percentiles report), in value order.
-    pub fn take_in(&mut self, now: &Histogram<u64>, mut gained: impl FnMut(u64, u64)) {
+    pub(crate) fn take_in(&mut self, now: &Histogram<u64>, mut gained: impl FnMut(u64, u64)) {
         if now.len() == self.seen.len() {
             return;
         }

@@ -32,14 +32,14 @@ use std::time::{Duration, Instant};
 
 /// How long one request may take from its accept: reading its head, waiting for a fresh text
 /// and writing the response.
-pub const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
+pub(crate) const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
 /// The most connections answered at once; more are refused with 503.
-pub const MAX_CONNECTIONS: usize = 8;
+pub(crate) const MAX_CONNECTIONS: usize = 8;
 /// How long a scrape waits for a fresh exposition: the recorder renders one after its next
 /// drain (every 100 ms), so this is only reached when the process is stalled.
-pub const FRESH_PATIENCE: Duration = Duration::from_secs(1);
+pub(crate) const FRESH_PATIENCE: Duration = Duration::from_secs(1);
 /// The longest request head read (request line and headers); more is refused with 431.
-pub const MAX_REQUEST_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_REQUEST_BYTES: usize = 8 * 1024;
 /// How long a refusal (503, 408, 431) may take to write, and how long what the client still
 /// sends is then read and dropped, so that the refusal is not lost to a reset from unread
 /// input.
@@ -55,7 +55,7 @@ const TEXT_TYPE: &str = "text/plain; charset=utf-8";
 /// The latest exposition text, shared by the recorder (writer) and the endpoint (reader), with
 /// the endpoint's request for a fresh one.
 #[derive(Clone, Default)]
-pub struct Published(Arc<Shared>);
+pub(crate) struct Published(Arc<Shared>);
 
 #[derive(Default)]
 struct Shared {
@@ -91,6 +91,7 @@ impl Published {
     }
 
     /// The text now served.
+    #[cfg(test)]
     pub fn get(&self) -> Arc<String> {
         Arc::clone(&self.lock().text)
     }
@@ -117,7 +118,7 @@ impl Published {
 
 /// Serves `published` on `listener` from a new thread, for the life of the process (the
 /// threads hold nothing the process must release: the sockets close when the process exits).
-pub fn serve(listener: TcpListener, published: Published) -> io::Result<()> {
+pub(crate) fn serve(listener: TcpListener, published: Published) -> io::Result<()> {
     std::thread::Builder::new()
         .name("jl-metrics".into())
         .spawn(move || {

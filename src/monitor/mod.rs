@@ -26,15 +26,15 @@ use cumulative::Cumulative;
 use window::{Counters, CpuWindow, WindowFigures};
 
 /// How often the windows slide (and the shortest `--window`).
-pub const UPDATE_EVERY_NS: u64 = 1_000_000_000;
+pub(crate) const UPDATE_EVERY_NS: u64 = 1_000_000_000;
 /// The most slots a window is kept in: longer windows get longer slots, so that memory stays
 /// bounded whatever the window (a 5 m window slides by 1 s, a 1 h window by 6 s).
-pub const MAX_SLOTS: u64 = 600;
+pub(crate) const MAX_SLOTS: u64 = 600;
 /// The longest `--window`.
-pub const MAX_WINDOW_NS: u64 = 7 * 86_400_000_000_000;
+pub(crate) const MAX_WINDOW_NS: u64 = 7 * 86_400_000_000_000;
 
 /// The slot length of a window: [`UPDATE_EVERY_NS`], or longer to keep [`MAX_SLOTS`].
-pub fn slot_ns(window_ns: u64) -> u64 {
+pub(crate) fn slot_ns(window_ns: u64) -> u64 {
     window_ns
         .div_ceil(MAX_SLOTS)
         .next_multiple_of(UPDATE_EVERY_NS)
@@ -42,7 +42,7 @@ pub fn slot_ns(window_ns: u64) -> u64 {
 }
 
 /// The metrics of a monitor: per CPU its window, and what every exposition repeats.
-pub struct LiveMetrics {
+pub(crate) struct LiveMetrics {
     identity: Identity,
     budget: Option<Budget>,
     /// Per measured CPU in plan order.
@@ -100,7 +100,7 @@ impl LiveMetrics {
 
     /// Whether the windows are due to slide at `elapsed_ns` since the start: a
     /// [`LiveMetrics::take_in`] is then due even without a scrape.
-    pub fn slide_due(&self, elapsed_ns: u64) -> bool {
+    pub(crate) fn slide_due(&self, elapsed_ns: u64) -> bool {
         elapsed_ns >= self.next_slide_ns
     }
 
@@ -108,7 +108,11 @@ impl LiveMetrics {
     /// histograms gained (into the windows' current slots and the cumulative buckets) and the
     /// counters; the windows' figures and the budget are recomputed when they are due to slide
     /// (every [`UPDATE_EVERY_NS`], and on the first call).
-    pub fn take_in<'a>(&mut self, elapsed_ns: u64, states: impl Iterator<Item = CpuState<'a>>) {
+    pub(crate) fn take_in<'a>(
+        &mut self,
+        elapsed_ns: u64,
+        states: impl Iterator<Item = CpuState<'a>>,
+    ) {
         let slide = self.slide_due(elapsed_ns);
         if slide {
             self.next_slide_ns = (elapsed_ns / UPDATE_EVERY_NS + 1) * UPDATE_EVERY_NS;

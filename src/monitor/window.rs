@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 
 /// Counters of one CPU at one moment (cumulative since the start).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counters {
+pub(crate) struct Counters {
     pub missed_periods: u64,
     pub dropped_records: u64,
     pub deadline_misses: u64,
@@ -45,7 +45,7 @@ struct Slot {
 }
 
 /// One CPU's sliding window.
-pub struct CpuWindow {
+pub(crate) struct CpuWindow {
     slot_ns: u64,
     /// Slots in the window: the current one and `slots - 1` before it.
     slots: usize,
@@ -58,7 +58,7 @@ pub struct CpuWindow {
 
 /// The figures of a window that the exposition shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WindowFigures {
+pub(crate) struct WindowFigures {
     pub max_ns: Option<i64>,
     /// p99, p99.9, p99.99 (the exposition's quantiles), ns.
     pub quantiles_ns: [Option<u64>; 3],
@@ -80,7 +80,7 @@ impl CpuWindow {
     /// Moves the window to `elapsed_ns` since the start, with the CPU's `counters` now: a new
     /// current slot when a slot boundary has passed, and the slots that left the window
     /// dropped. Samples [`CpuWindow::record`]ed after this belong to the current slot.
-    pub fn advance(&mut self, elapsed_ns: u64, counters: Counters) {
+    pub(crate) fn advance(&mut self, elapsed_ns: u64, counters: Counters) {
         let index = elapsed_ns / self.slot_ns;
         if self.ring.back().is_none_or(|s| s.index < index) {
             let mut slot = match self.ring.len() >= self.slots {
@@ -156,7 +156,8 @@ impl CpuWindow {
     }
 
     /// The slots the ring holds (for tests of the memory bound).
-    pub fn slots_held(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn slots_held(&self) -> usize {
         self.ring.len()
     }
 }

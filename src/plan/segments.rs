@@ -68,11 +68,11 @@ pub const MIN_RETAIN_BYTES: u64 = 64 * 1024;
 /// The most bytes of a load's log in a segmented run (`loads/<k>-<name>.log`): when a write
 /// would take it past its bound the log is renamed `.log.1` (replacing the older one) and
 /// begun anew, so a load that prints without end keeps at most twice its bound.
-pub const LOAD_LOG_MAX_BYTES: u64 = 1024 * 1024;
+pub(crate) const LOAD_LOG_MAX_BYTES: u64 = 1024 * 1024;
 /// Under `Retain::Bytes`, the part of the limit the load logs (each with its `.1`) may take
 /// together: a quarter. Retention keeps it free for them, so a printing load never makes it
 /// delete latency history.
-pub const LOAD_LOG_SHARE: u64 = 4;
+pub(crate) const LOAD_LOG_SHARE: u64 = 4;
 /// The smallest bound of a load's log, however many loads share the limit.
 const MIN_LOAD_LOG_BYTES: u64 = 512;
 
@@ -80,7 +80,7 @@ impl SegmentPlan {
     /// The bound of each load's log when `loads` loads log: `LOAD_LOG_MAX_BYTES`, or under a
     /// size limit their `LOAD_LOG_SHARE` of it split among them (each log and its `.1`), if
     /// smaller.
-    pub fn load_log_cap(&self, loads: usize) -> u64 {
+    pub(crate) fn load_log_cap(&self, loads: usize) -> u64 {
         match self.retain {
             Retain::Bytes(limit) => (limit / LOAD_LOG_SHARE / (2 * loads.max(1) as u64))
                 .clamp(MIN_LOAD_LOG_BYTES, LOAD_LOG_MAX_BYTES),

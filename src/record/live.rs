@@ -26,14 +26,14 @@ fn is_long(total_ns: Option<u64>) -> bool {
 
 /// "cpu0 how long to run: no exceedance of 1.00 ms in 1 200 000 wakeups: ..."; None before the
 /// first wakeup or without a limit.
-pub fn run_length_text(r: &LiveRow) -> Option<String> {
+pub(crate) fn run_length_text(r: &LiveRow) -> Option<String> {
     let (limit_ns, over, wakeups) = r.run_length?;
     let claim = run_length::claim(limit_ns, over, wakeups, r.interval_ns)?;
     Some(format!("cpu{} how long to run: {claim}", r.cpu))
 }
 
 /// How progress is shown.
-pub enum LiveView {
+pub(crate) enum LiveView {
     Quiet,
     Terminal {
         _multi: MultiProgress,

@@ -21,8 +21,10 @@ pub mod tails;
 mod thread_state;
 mod trace_join;
 
-pub use thread_state::IntervalFigures;
-pub use trace_join::{SampleTrace, TRACE_WAIT_NS, ThreadTraceResult, TraceJoin, WORST_KEPT};
+pub(crate) use thread_state::IntervalFigures;
+#[cfg(test)]
+pub(crate) use trace_join::WORST_KEPT;
+pub(crate) use trace_join::{SampleTrace, TRACE_WAIT_NS, ThreadTraceResult, TraceJoin};
 use trace_join::{ThreadTraceState, keep_worst};
 
 use crate::format::events::SpikeExplanation;
@@ -162,7 +164,7 @@ impl Recorder {
 
     /// Summarises every block of `every` consecutive recorded samples of each thread
     /// (`--summary-every`; [`Recorder::take_wakeup_summaries`]).
-    pub fn with_summaries(mut self, every: u64) -> Self {
+    pub(crate) fn with_summaries(mut self, every: u64) -> Self {
         for t in &mut self.threads {
             t.summaries = Some(summaries::SummaryBlocks::new(t.feed.cpu, every));
         }
@@ -173,7 +175,7 @@ impl Recorder {
     /// order they closed, for events.jsonl. Taken like [`Recorder::take_noise_intervals`]: after
     /// every drain and after [`Recorder::close_intervals`], which closes each thread's last,
     /// shorter block.
-    pub fn take_wakeup_summaries(&mut self) -> Vec<WakeupSummary> {
+    pub(crate) fn take_wakeup_summaries(&mut self) -> Vec<WakeupSummary> {
         self.threads
             .iter_mut()
             .filter_map(|t| t.summaries.as_mut())
@@ -182,13 +184,13 @@ impl Recorder {
     }
 
     /// The explanations made since the last call, for events.jsonl.
-    pub fn take_explanations(&mut self) -> Vec<SpikeExplanation> {
+    pub(crate) fn take_explanations(&mut self) -> Vec<SpikeExplanation> {
         std::mem::take(&mut self.explanations)
     }
 
     /// The worst explanations of the run (at most [`WORST_KEPT`], worst first) and how many
     /// were made in all.
-    pub fn worst_explanations(&self) -> (&[SpikeExplanation], u64) {
+    pub(crate) fn worst_explanations(&self) -> (&[SpikeExplanation], u64) {
         (&self.worst, self.explained)
     }
 
@@ -203,7 +205,7 @@ impl Recorder {
     /// The last drain, once the trace (if any) has been read to its end: samples still waiting
     /// for their trace are recorded without it. [`Recorder::finish`] does it too; calling it
     /// first lets the caller take the last explanations.
-    pub fn drain_last(&mut self) -> io::Result<usize> {
+    pub(crate) fn drain_last(&mut self) -> io::Result<usize> {
         let taken = self.drain_until(true);
         self.files.new_error().map_or(Ok(taken), Err)
     }
@@ -269,7 +271,7 @@ impl Recorder {
     /// The noise intervals closed since the last call (`jitterlab noise`), in the order they
     /// closed per CPU, for events.jsonl. The caller takes them after every drain and after
     /// [`Recorder::close_intervals`]; they wait here until then (one per CPU per log interval).
-    pub fn take_noise_intervals(&mut self) -> Vec<NoiseInterval> {
+    pub(crate) fn take_noise_intervals(&mut self) -> Vec<NoiseInterval> {
         self.threads
             .iter_mut()
             .flat_map(|t| std::mem::take(&mut t.noise_intervals))
@@ -280,7 +282,7 @@ impl Recorder {
     /// at `end_ns`, and closes its last block of samples (`--summary-every`), so that the last
     /// noise intervals and summaries can be taken before
     /// [`Recorder::finish`] (which does it itself when not done). Once only.
-    pub fn close_intervals(&mut self, end_ns: u64) {
+    pub(crate) fn close_intervals(&mut self, end_ns: u64) {
         if self.closed {
             return;
         }
@@ -295,20 +297,20 @@ impl Recorder {
     }
 
     /// The live view's figures.
-    pub fn live_rows(&self) -> Vec<LiveRow> {
+    pub(crate) fn live_rows(&self) -> Vec<LiveRow> {
         self.threads.iter().map(ThreadState::live_row).collect()
     }
 
     /// Each thread's figures so far, as [`Recorder::finish`] would return them now without the
     /// last partial interval: what a continuous run writes into run.json at each segment, so
     /// that a run killed later still says what it measured up to then.
-    pub fn results_so_far(&self) -> Vec<ThreadResult> {
+    pub(crate) fn results_so_far(&self) -> Vec<ThreadResult> {
         self.threads.iter().map(ThreadState::result).collect()
     }
 
     /// Each thread's latency histogram since the start, with its CPU, in plan order: borrowed,
     /// so that a caller reading them after every drain (a monitor) copies only what it needs.
-    pub fn cumulative_histograms(
+    pub(crate) fn cumulative_histograms(
         &self,
     ) -> impl Iterator<Item = (usize, &hdrhistogram::Histogram<u64>)> {
         self.threads
@@ -318,7 +320,7 @@ impl Recorder {
 
     /// Each thread's timer IRQ latency histogram since the start (`--trace`; None without),
     /// in plan order, borrowed like [`Recorder::cumulative_histograms`].
-    pub fn cumulative_irq_histograms(
+    pub(crate) fn cumulative_irq_histograms(
         &self,
     ) -> impl Iterator<Item = Option<&hdrhistogram::Histogram<u64>>> {
         self.threads.iter().map(ThreadState::irq_histogram)

@@ -21,14 +21,14 @@ use hdrhistogram::Histogram;
 
 /// The largest wakeups kept in wakeup order: enough for every threshold candidate of the tail
 /// fit (at most the top 2000) with room to spare.
-pub const PEAKS_KEPT: usize = 20_000;
+pub(crate) const PEAKS_KEPT: usize = 20_000;
 /// Per-wakeup probabilities of the extrapolated levels.
-pub const TAIL_LEVELS: [f64; 3] = [1e-6, 1e-9, 1e-12];
+pub(crate) const TAIL_LEVELS: [f64; 3] = [1e-6, 1e-9, 1e-12];
 /// Confidence of every interval in the tail figures.
 pub const CONFIDENCE: f64 = 0.95;
 /// The gap lengths a noise thread also counts gaps over (those above its threshold), basis
 /// `ladder`: the decades an oslat or osnoise user reads noise in.
-pub const NOISE_LADDER_NS: [u64; 4] = [10_000, 100_000, 1_000_000, 10_000_000];
+pub(crate) const NOISE_LADDER_NS: [u64; 4] = [10_000, 100_000, 1_000_000, 10_000_000];
 
 /// Spikes over one threshold, counted as the samples come.
 struct SpikeCounter {
@@ -374,7 +374,7 @@ fn level_record(level: evt::Level) -> TailLevelRecord {
 
 /// 10x the median, at the top of its histogram bucket; None without samples or when the
 /// median is 0.
-pub fn ten_times_median(h: &Histogram<u64>) -> Option<u64> {
+pub(crate) fn ten_times_median(h: &Histogram<u64>) -> Option<u64> {
     let median = h.value_at_quantile(0.5);
     (!h.is_empty() && median > 0).then(|| h.highest_equivalent(10 * median))
 }

@@ -8,9 +8,9 @@ use crate::measure::Sample;
 use std::collections::{HashMap, VecDeque};
 
 /// How long a sample waits for its CPU's trace before it is recorded without IRQ latency.
-pub const TRACE_WAIT_NS: u64 = 2_000_000_000;
+pub(crate) const TRACE_WAIT_NS: u64 = 2_000_000_000;
 /// How many explanations the run keeps for the summary (the worst by latency).
-pub const WORST_KEPT: usize = 5;
+pub(crate) const WORST_KEPT: usize = 5;
 
 /// What the trace adds to one sample.
 #[derive(Debug, Clone, Default)]

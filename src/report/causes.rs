@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 /// One culprit and the late wakeups it caused.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Culprit {
+pub(crate) struct Culprit {
     /// `task`, `irq`, `softirq`, `idle_exit`, or `no_event`.
     pub kind: &'static str,
     /// The task's comm, the IRQ's or softirq's name; for `no_event`, `timer IRQ` (the timer
@@ -47,7 +47,7 @@ impl Culprit {
     }
 
     /// "82 % held by jl-io-0 (FIFO 99), worst 37.00 ms".
-    pub fn sentence(&self) -> String {
+    pub(crate) fn sentence(&self) -> String {
         format!(
             "{:.0} % {}, worst {}",
             self.share_percent,
@@ -67,7 +67,7 @@ impl Culprit {
 }
 
 /// Groups explanations by culprit, most late wakeups first (ties: the worst first).
-pub fn aggregate(spikes: &[&SpikeExplanation]) -> Vec<Culprit> {
+pub(crate) fn aggregate(spikes: &[&SpikeExplanation]) -> Vec<Culprit> {
     let mut by: BTreeMap<(&'static str, String), Culprit> = BTreeMap::new();
     for s in spikes {
         let kind = s.cause();
@@ -122,7 +122,7 @@ pub fn aggregate(spikes: &[&SpikeExplanation]) -> Vec<Culprit> {
 
 /// Whether a kernel of this preemption model (run.json's `system.preemption_model`, e.g.
 /// `PREEMPT_DYNAMIC (voluntary)`) runs kernel code without preemption points between them.
-pub fn kernel_not_preemptible(preemption_model: &str) -> bool {
+pub(crate) fn kernel_not_preemptible(preemption_model: &str) -> bool {
     let m = preemption_model.to_ascii_lowercase();
     !m.contains("preempt_rt") && !m.contains("full") && !m.contains("lazy") && {
         m.contains("none") || m.contains("voluntary")
@@ -131,7 +131,7 @@ pub fn kernel_not_preemptible(preemption_model: &str) -> bool {
 
 /// On a kernel that does not preempt kernel code, why an ordinary task could hold the CPU
 /// against a real-time one; None when no such culprit or the kernel preempts.
-pub fn kernel_code_note(culprits: &[Culprit], preemption_model: &str) -> Option<String> {
+pub(crate) fn kernel_code_note(culprits: &[Culprit], preemption_model: &str) -> Option<String> {
     if !kernel_not_preemptible(preemption_model) {
         return None;
     }

@@ -119,12 +119,12 @@ const fn column(
 }
 
 /// An exact latency that can be negative, or `-` when there is none.
-pub fn signed(v: Option<i64>) -> String {
+pub(crate) fn signed(v: Option<i64>) -> String {
     v.map_or("-".into(), format_ns_signed)
 }
 
 /// A histogram figure (never negative), or `-`.
-pub fn unsigned(v: Option<u64>) -> String {
+pub(crate) fn unsigned(v: Option<u64>) -> String {
     v.map_or("-".into(), format_ns)
 }
 
@@ -167,7 +167,7 @@ pub fn latency(record: &RunRecord, detail: Detail) -> Table {
 
 /// `--trace`: per CPU the timer IRQ latency and the thread latency (timer expiry to the thread
 /// in user space) side by side, and how many samples have no split.
-pub fn latency_split(record: &RunRecord) -> Option<Table> {
+pub(crate) fn latency_split(record: &RunRecord) -> Option<Table> {
     let trace = record.trace.as_ref()?;
     let mut table = Table::new(
         [

@@ -17,12 +17,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Rows of the heat map per decade of latency.
-pub const ROWS_PER_DECADE: u32 = 10;
+pub(crate) const ROWS_PER_DECADE: u32 = 10;
 /// Rows cover 1 ns to 10^12 ns (1000 s); values of 0 go to the first row.
-pub const ROWS: usize = 12 * ROWS_PER_DECADE as usize;
+pub(crate) const ROWS: usize = 12 * ROWS_PER_DECADE as usize;
 
 /// The lower edge of heat-map row `row`, ns.
-pub fn row_floor_ns(row: usize) -> f64 {
+pub(crate) fn row_floor_ns(row: usize) -> f64 {
     10f64.powf(row as f64 / ROWS_PER_DECADE as f64)
 }
 
@@ -33,7 +33,7 @@ static ROW_EDGES: std::sync::LazyLock<Vec<u64>> =
 
 /// The heat-map row of a value, ns (values of 0 go to the first row, values past the last
 /// row's edge to the last).
-pub fn row_of(value_ns: u64) -> usize {
+pub(crate) fn row_of(value_ns: u64) -> usize {
     ROW_EDGES
         .partition_point(|&edge| edge <= value_ns)
         .clamp(1, ROWS)
@@ -133,12 +133,12 @@ impl SeriesDigest {
     }
 
     /// The (row, count) pairs of one interval.
-    pub fn rows_of(&self, p: &IntervalPoint) -> &[(u8, u32)] {
+    pub(crate) fn rows_of(&self, p: &IntervalPoint) -> &[(u8, u32)] {
         &self.rows[p.rows_from as usize..p.rows_to as usize]
     }
 
     /// The end of the last interval, s from the start.
-    pub fn extent_s(&self) -> f64 {
+    pub(crate) fn extent_s(&self) -> f64 {
         self.intervals
             .iter()
             .map(|p| p.start_s + p.length_s)
@@ -148,7 +148,7 @@ impl SeriesDigest {
 
 /// A run as the report shows it.
 #[derive(Debug, Clone)]
-pub struct RunDigest {
+pub(crate) struct RunDigest {
     pub path: PathBuf,
     pub record: RunRecord,
     pub events: Vec<Event>,
@@ -160,12 +160,12 @@ pub struct RunDigest {
 
 impl RunDigest {
     /// The wakeup-latency series (not the IRQ ones).
-    pub fn wakeup_series(&self) -> impl Iterator<Item = &SeriesDigest> {
+    pub(crate) fn wakeup_series(&self) -> impl Iterator<Item = &SeriesDigest> {
         self.series.iter().filter(|s| !s.irq)
     }
 
     /// The run's length in s: from run.json, else from the intervals.
-    pub fn extent_s(&self) -> f64 {
+    pub(crate) fn extent_s(&self) -> f64 {
         let from_intervals = self
             .series
             .iter()
@@ -178,7 +178,7 @@ impl RunDigest {
     }
 
     /// Every wakeup of every CPU in one histogram (for overlays of several runs).
-    pub fn all_cpus_histogram(&self) -> Histogram<u64> {
+    pub(crate) fn all_cpus_histogram(&self) -> Histogram<u64> {
         let mut h = new_histogram();
         for s in self.wakeup_series() {
             h.add(&s.histogram)
@@ -189,7 +189,7 @@ impl RunDigest {
 
     /// Scenario phases as (label, start s, end s) from the run's start: from run.json's
     /// `phases`, else from PhaseStart/PhaseEnd events.
-    pub fn phase_spans(&self) -> Vec<(String, f64, f64)> {
+    pub(crate) fn phase_spans(&self) -> Vec<(String, f64, f64)> {
         let t0 = self.record.start_monotonic_ns;
         let offset = |ns: u64| ns.saturating_sub(t0) as f64 / 1e9;
         if !self.record.phases.is_empty() {
@@ -236,7 +236,10 @@ impl RunDigest {
 
 /// Reads the result directory at `path` (through the one reader, `results::loaded`), digesting
 /// its interval log in one parallel pass. `progress(done, total)` follows the hlog bytes.
-pub fn read_run(path: &Path, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<RunDigest, String> {
+pub(crate) fn read_run(
+    path: &Path,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<RunDigest, String> {
     let mut run = loaded::open(path)?;
     let has_hlog = run.has_hlog();
     let chunks = run.scan_intervals(

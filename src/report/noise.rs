@@ -200,7 +200,7 @@ fn named_shares(causes: &[NoiseCause]) -> Vec<(String, f64)> {
 
 /// Per CPU, the noise by cause: "CPU 1: 0.1200 % noise: 61 % local_timer, 30 % NET_RX
 /// softirq, 9 % no trace event" (the shares of the explained noise, most first).
-pub fn cause_lines(record: &RunRecord) -> Vec<String> {
+pub(crate) fn cause_lines(record: &RunRecord) -> Vec<String> {
     causes(record)
         .into_iter()
         .map(|(cpu, pct, causes)| {
@@ -214,7 +214,7 @@ pub fn cause_lines(record: &RunRecord) -> Vec<String> {
 }
 
 /// Per CPU and cause: its time, share of the CPU's explained noise, gaps and largest part.
-pub fn causes_table(record: &RunRecord) -> Option<Table> {
+pub(crate) fn causes_table(record: &RunRecord) -> Option<Table> {
     let all = causes(record);
     if all.is_empty() {
         return None;
@@ -249,7 +249,7 @@ pub fn causes_table(record: &RunRecord) -> Option<Table> {
 
 /// The stacked bars of the HTML report: one per CPU, a segment per cause (its share of the
 /// explained noise), the legend in each segment's title.
-pub fn html_cause_bars(record: &RunRecord) -> String {
+pub(crate) fn html_cause_bars(record: &RunRecord) -> String {
     let mut h = String::new();
     for (cpu, pct, causes) in causes(record) {
         h.push_str(&format!(

@@ -19,7 +19,7 @@ use std::fmt::Write;
 
 /// Upper bounds of `jitterlab_wakeup_latency_seconds`'s (and `jitterlab_noise_gap_seconds`') buckets, ns: a 1-2-5 series from 1 us
 /// to 100 ms (`+Inf` follows).
-pub const LATENCY_BUCKET_BOUNDS_NS: [u64; 16] = [
+pub(crate) const LATENCY_BUCKET_BOUNDS_NS: [u64; 16] = [
     1_000,
     2_000,
     5_000,
@@ -40,7 +40,7 @@ pub const LATENCY_BUCKET_BOUNDS_NS: [u64; 16] = [
 
 /// The quantiles of `jitterlab_wakeup_latency_quantile_seconds` (and the noise gaps'), as its
 /// `quantile` label.
-pub const QUANTILES: [&str; 3] = ["0.99", "0.999", "0.9999"];
+pub(crate) const QUANTILES: [&str; 3] = ["0.99", "0.999", "0.9999"];
 
 /// One metric family: what `# HELP` and `# TYPE` say.
 struct Family {
@@ -176,7 +176,7 @@ const INFO: Family = Family {
 
 /// The latency histogram of one CPU in the family's buckets (default: no samples).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct LatencyBuckets {
+pub(crate) struct LatencyBuckets {
     /// Vocabulary at or below each bound of [`LATENCY_BUCKET_BOUNDS_NS`] (cumulative).
     pub at_or_below: [u64; LATENCY_BUCKET_BOUNDS_NS.len()],
     /// Every sample (the `+Inf` bucket and `_count`).
@@ -214,7 +214,7 @@ impl LatencyBuckets {
 /// What is known of one CPU. None: not known (e.g. a count an imported source lacked), and the
 /// sample is left out rather than shown as 0.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CpuFigures {
+pub(crate) struct CpuFigures {
     pub cpu: usize,
     pub latency: Option<LatencyBuckets>,
     pub max_ns: Option<i64>,
@@ -226,7 +226,7 @@ pub struct CpuFigures {
     pub deadline_misses: Option<u64>,
     /// The timer IRQ latency (`--trace`), in the same buckets.
     pub irq_latency: Option<LatencyBuckets>,
-    /// (cause, count) of explained late wakeups (`--trace`); causes in [`LATE_WAKEUP_CAUSES`].
+    /// (cause, count) of explained late wakeups (`--trace`); causes: irq, softirq, task, idle_exit, no_event.
     pub late_wakeups: Vec<(&'static str, u64)>,
     /// A noise run's totals.
     pub noise: Option<NoiseFigures>,
@@ -234,20 +234,16 @@ pub struct CpuFigures {
 
 /// One CPU's noise totals (run.json `threads[].noise`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct NoiseFigures {
+pub(crate) struct NoiseFigures {
     pub noise_ns: u64,
     /// Noise over the time measured, 0 to 1.
     pub noise_ratio: f64,
     pub throttled_ns: u64,
 }
 
-/// The `cause` label values of `jitterlab_late_wakeups_total`: the kind of what held the CPU
-/// longest (the explanation's first contributor), or `no_event` when the trace showed nothing.
-pub const LATE_WAKEUP_CAUSES: [&str; 5] = ["irq", "softirq", "task", "idle_exit", "no_event"];
-
 /// The labels of `jitterlab_info`.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Identity {
+pub(crate) struct Identity {
     pub version: String,
     pub kernel: String,
     pub preemption: String,
@@ -256,7 +252,7 @@ pub struct Identity {
 
 /// Everything one exposition holds.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Exposition {
+pub(crate) struct Exposition {
     /// What the run measured: it names the sample families (wakeup latency or noise gaps).
     pub kind: RunKind,
     pub identity: Identity,
@@ -268,7 +264,7 @@ pub struct Exposition {
 /// A label value escaped for the text format: backslash, double quote and newline as the
 /// format says; other control characters (which the format would pass raw, to a terminal too)
 /// become U+FFFD.
-pub fn escape_label_value(value: &str) -> String {
+pub(crate) fn escape_label_value(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for c in value.chars() {
         match c {
@@ -354,7 +350,7 @@ fn histogram(
 
 /// The exposition in the Prometheus text format 0.0.4, families in a fixed order, CPUs in the
 /// order given.
-pub fn render(e: &Exposition) -> String {
+pub(crate) fn render(e: &Exposition) -> String {
     let mut out = String::new();
     let cpus = &e.cpus;
     let f = if e.kind.is_noise() {

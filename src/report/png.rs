@@ -6,14 +6,14 @@ use resvg::{tiny_skia, usvg};
 use std::sync::Arc;
 
 /// Renders SVGs to PNG; loads the system fonts once.
-pub struct PngRenderer {
+pub(crate) struct PngRenderer {
     options: usvg::Options<'static>,
     /// Whether any font was found (without one, PNGs have no text).
     pub has_fonts: bool,
 }
 
 /// Pixels per SVG unit: 2x for sharp text on slides.
-pub const SCALE: f32 = 2.0;
+pub(crate) const SCALE: f32 = 2.0;
 
 impl PngRenderer {
     pub fn new() -> Self {
@@ -30,7 +30,7 @@ impl PngRenderer {
     }
 
     /// The PNG bytes of `svg`.
-    pub fn render(&self, svg: &str) -> Result<Vec<u8>, String> {
+    pub(crate) fn render(&self, svg: &str) -> Result<Vec<u8>, String> {
         let tree = usvg::Tree::from_str(svg, &self.options)
             .map_err(|e| format!("cannot parse the plot's SVG: {e}"))?;
         let size = tree

@@ -38,7 +38,7 @@ pub fn num(v: f64) -> String {
 
 /// Horizontal anchoring of a text.
 #[derive(Debug, Clone, Copy)]
-pub enum Anchor {
+pub(crate) enum Anchor {
     Start,
     Middle,
     End,
@@ -56,10 +56,10 @@ impl Anchor {
 
 /// The fonts asked for: DejaVu Sans is what the PNG renderer finds on Debian
 /// (fonts-dejavu-core); browsers fall back to their sans-serif.
-pub const FONT_FAMILY: &str = "DejaVu Sans, Verdana, Arial, sans-serif";
+pub(crate) const FONT_FAMILY: &str = "DejaVu Sans, Verdana, Arial, sans-serif";
 
 /// An SVG document being written.
-pub struct Svg {
+pub(crate) struct Svg {
     out: String,
 }
 
@@ -84,11 +84,6 @@ impl Svg {
         Svg { out }
     }
 
-    /// Appends raw SVG markup (already escaped).
-    pub fn raw(&mut self, markup: &str) {
-        self.out.push_str(markup);
-    }
-
     pub fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, style: &str) {
         let _ = write!(
             self.out,
@@ -101,7 +96,7 @@ impl Svg {
     }
 
     /// A rectangle with a tooltip.
-    pub fn rect_titled(&mut self, x: f64, y: f64, w: f64, h: f64, style: &str, tip: &str) {
+    pub(crate) fn rect_titled(&mut self, x: f64, y: f64, w: f64, h: f64, style: &str, tip: &str) {
         let _ = write!(
             self.out,
             r#"<rect x="{}" y="{}" width="{}" height="{}" {style}><title>{}</title></rect>"#,
@@ -165,7 +160,7 @@ impl Svg {
     }
 
     /// Text turned 90 degrees counter-clockwise around (x, y), for a y-axis label.
-    pub fn vertical_text(&mut self, x: f64, y: f64, style: &str, content: &str) {
+    pub(crate) fn vertical_text(&mut self, x: f64, y: f64, style: &str, content: &str) {
         let _ = write!(
             self.out,
             r#"<text x="{x}" y="{y}" text-anchor="middle" transform="rotate(-90 {x} {y})" {style}>{}</text>"#,
@@ -180,12 +175,12 @@ impl Svg {
         let _ = write!(self.out, "<g {attributes}>");
     }
 
-    pub fn end_group(&mut self) {
+    pub(crate) fn end_group(&mut self) {
         self.out.push_str("</g>");
     }
 
     /// Declares a rectangular clip path named `id`.
-    pub fn clip_rect(&mut self, id: &str, x: f64, y: f64, w: f64, h: f64) {
+    pub(crate) fn clip_rect(&mut self, id: &str, x: f64, y: f64, w: f64, h: f64) {
         let _ = write!(
             self.out,
             r#"<defs><clipPath id="{}"><rect x="{}" y="{}" width="{}" height="{}"/></clipPath></defs>"#,

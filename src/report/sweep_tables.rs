@@ -19,7 +19,7 @@ fn traced<'a>(rows: impl IntoIterator<Item = &'a SweepRow>) -> bool {
 /// Per level, one row per CPU: samples, min, p99, max, with `--trace` the timer IRQ p99 and
 /// max, missed periods and dropped samples (a level's figures are of the samples kept). `note(row)` is added after the run directory's name (e.g. "
 /// (missing)").
-pub fn latency_table(record: &SweepRecord, note: impl Fn(&SweepRow) -> String) -> Table {
+pub(crate) fn latency_table(record: &SweepRecord, note: impl Fn(&SweepRow) -> String) -> Table {
     let irq = traced(&record.rows);
     let mut headers = vec!["level", "run", "CPU", "samples", "min", "p99", "max"];
     if irq {
@@ -59,7 +59,7 @@ pub fn latency_table(record: &SweepRecord, note: impl Fn(&SweepRow) -> String) -
 
 /// Per level, one column per throughput figure the swept load reported; None when it reported
 /// none (a load without figures).
-pub fn throughput_table(record: &SweepRecord) -> Option<Table> {
+pub(crate) fn throughput_table(record: &SweepRecord) -> Option<Table> {
     let metrics = record.throughput_metrics();
     if metrics.is_empty() {
         return None;
@@ -113,7 +113,7 @@ fn ratio(value: Option<i64>, reference: Option<i64>) -> Option<String> {
 /// later sweeps have): per sweep the worst CPU's p99 and max (and IRQ max when any was traced),
 /// each later sweep's max with its ratio to the first's at that level. `labels` name the sweeps
 /// (`A: with-rt`).
-pub fn comparison_table<'a>(sweeps: &[(String, &'a SweepRecord)]) -> Table {
+pub(crate) fn comparison_table<'a>(sweeps: &[(String, &'a SweepRecord)]) -> Table {
     let irq = traced(sweeps.iter().flat_map(|(_, s)| &s.rows));
     let mut headers = vec!["level".to_string()];
     for (label, _) in sweeps {
@@ -161,7 +161,7 @@ fn all_levels<'a>(sweeps: &[(String, &'a SweepRecord)]) -> Vec<&'a str> {
 }
 
 /// Sweeps' throughput side by side: one row per level, one column per sweep and figure.
-pub fn throughput_comparison_table(sweeps: &[(String, &SweepRecord)]) -> Option<Table> {
+pub(crate) fn throughput_comparison_table(sweeps: &[(String, &SweepRecord)]) -> Option<Table> {
     let mut metrics: Vec<(String, String)> = Vec::new();
     for m in sweeps.iter().flat_map(|(_, s)| s.throughput_metrics()) {
         if !metrics.contains(&m) {

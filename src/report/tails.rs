@@ -51,7 +51,7 @@ pub fn summary(record: &RunRecord) -> String {
 }
 
 /// "99.512 % (1 990 241 of 2 000 000) within 250.0 us; 9 759 above".
-pub fn within_line(w: &WithinRecord) -> String {
+pub(crate) fn within_line(w: &WithinRecord) -> String {
     let Some(share) = w.percent_within() else {
         return format!("no wakeups to count within {}", format_ns(w.threshold_ns));
     };
@@ -75,7 +75,7 @@ pub fn within_line(w: &WithinRecord) -> String {
 /// "12 spikes over 1.00 ms (deadline), 8.0/h (4.1-14.0/h), MTBF 7m30s, every 3.00 s (94 % on
 /// the grid; times known to 1.00 ms)"; from interval maxima, "from 1.00 s interval maxima: at
 /// least 12 spikes over ...".
-pub fn spike_line(s: &SpikeRecord) -> String {
+pub(crate) fn spike_line(s: &SpikeRecord) -> String {
     let over = format!("over {} ({})", format_ns(s.threshold_ns), s.basis);
     if let Some(why) = &s.not_counted {
         return format!("spikes {over}: not counted: {why}");
@@ -115,7 +115,7 @@ pub fn spike_line(s: &SpikeRecord) -> String {
 }
 
 /// The run-length sentence (`run_length::claim`) for a `max<` limit counted in `within`.
-pub fn run_length_line(t: &ThreadSummary, limit_ns: u64) -> Option<String> {
+pub(crate) fn run_length_line(t: &ThreadSummary, limit_ns: u64) -> Option<String> {
     let w = t.tails.within.iter().find(|w| w.threshold_ns == limit_ns)?;
     run_length::claim(limit_ns, w.above + w.undecided, w.total(), t.interval_ns)
 }
@@ -123,7 +123,7 @@ pub fn run_length_line(t: &ThreadSummary, limit_ns: u64) -> Option<String> {
 /// The extrapolated levels, labelled, or why there are none. Figures are read from the record
 /// as `record::tails` wrote them (the only place they are computed); one that cannot be written
 /// (a file from before the limits) is not shown, never a saturated number.
-pub fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
+pub(crate) fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
     match tail {
         // Some reasons already start with "not extrapolated:".
         TailRecord::Refused { reason, .. } => match reason.strip_prefix("not extrapolated: ") {
@@ -189,7 +189,7 @@ pub fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
 /// Noise runs (issue 23): no share within the threshold (every gap is over it), and their
 /// spikes are gaps over the threshold, per second: "cpu0 gaps over the threshold (1.0 us): A
 /// 534, 132/s (95 % 121-144/s), B ...".
-pub fn compare_lines(c: &TailComparison, runs: &[RunInfo]) -> Vec<String> {
+pub(crate) fn compare_lines(c: &TailComparison, runs: &[RunInfo]) -> Vec<String> {
     let noise = runs.first().is_some_and(|r| r.kind.is_noise());
     let mut lines = Vec::new();
     for row in c.within.iter().filter(|_| !noise) {

@@ -159,7 +159,7 @@ fn trace_section(record: &RunRecord) -> String {
 }
 
 /// One level of a sweep on one line: the swept load's throughput, then p99 and max per CPU.
-pub fn sweep_row(row: &SweepRow) -> String {
+pub(crate) fn sweep_row(row: &SweepRow) -> String {
     let cpus: Vec<String> = row
         .threads
         .iter()
@@ -188,7 +188,7 @@ pub fn sweep_row(row: &SweepRow) -> String {
 
 /// A sweep's summary on the terminal: the latency per level and CPU, then the load's
 /// throughput per level (a table of its own, so that the latency columns stay on screen).
-pub fn sweep_table(record: &SweepRecord) -> String {
+pub(crate) fn sweep_table(record: &SweepRecord) -> String {
     use crate::report::sweep_tables::{latency_table, throughput_table};
     use crate::report::table::{Markup, Terminal};
     let mut out = format!("jitterlab sweep: {}\n", record.load_template);

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 /// At most this many intervals per tag are kept: a day of 1 s intervals is read as 1000
 /// intervals of 87 s. 2.5 times `compare`'s 400 bootstrap blocks, so blocks still group several.
-pub const MAX_INTERVALS_PER_TAG: usize = 1000;
+pub(crate) const MAX_INTERVALS_PER_TAG: usize = 1000;
 
 /// Everything a stored run holds except its sample log (which can be too big for memory and is
 /// streamed by the exporters instead).
@@ -101,7 +101,7 @@ pub fn open(path: &Path) -> Result<LoadedRun, String> {
 /// The files of the interval log of the result directory at `path` in time order:
 /// latency.hlog, or the segment files (`latency-NNNNNN.hlog`) in index order; none when the run
 /// has no log.
-pub fn hlog_files(path: &Path) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn hlog_files(path: &Path) -> Result<Vec<PathBuf>, String> {
     let single = path.join(hlog::FILE_NAME);
     if single.is_file() {
         return Ok(vec![single]);
@@ -121,12 +121,12 @@ pub fn hlog_files(path: &Path) -> Result<Vec<PathBuf>, String> {
 
 impl LoadedRun {
     /// Whether the run has an interval log (latency.hlog or segments).
-    pub fn has_hlog(&self) -> bool {
+    pub(crate) fn has_hlog(&self) -> bool {
         self.hlog_files().is_ok_and(|f| !f.is_empty())
     }
 
     /// The files of the run's interval log in time order (see [`hlog_files`]).
-    pub fn hlog_files(&self) -> Result<Vec<PathBuf>, String> {
+    pub(crate) fn hlog_files(&self) -> Result<Vec<PathBuf>, String> {
         hlog_files(&self.path)
     }
 
@@ -134,7 +134,7 @@ impl LoadedRun {
     /// file into a state made by `init` (see `hlog_scan::scan_parallel`); returns the states in
     /// file order, none when the run has no log. A torn last line is left out and warned about.
     /// `progress(done, total)` follows the bytes scanned.
-    pub fn scan_intervals<S: Send>(
+    pub(crate) fn scan_intervals<S: Send>(
         &mut self,
         init: impl Fn() -> S + Sync,
         visit: impl Fn(&mut S, &SparseInterval) + Sync,
@@ -331,7 +331,10 @@ impl LoadedRun {
     }
 
     /// The intervals of one tag, in time order.
-    pub fn intervals_of<'a>(&'a self, tag: &'a str) -> impl Iterator<Item = &'a StoredInterval> {
+    pub(crate) fn intervals_of<'a>(
+        &'a self,
+        tag: &'a str,
+    ) -> impl Iterator<Item = &'a StoredInterval> {
         self.intervals.iter().filter(move |i| i.tag == tag)
     }
 

@@ -8,7 +8,7 @@ use crate::format::run_record::{RunRecord, ThreadSummary, Throughput};
 use serde::{Deserialize, Serialize};
 
 pub const FILE_NAME: &str = "sweep.json";
-pub const CSV_FILE_NAME: &str = "sweep.csv";
+pub(crate) const CSV_FILE_NAME: &str = "sweep.csv";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepRecord {
@@ -39,7 +39,7 @@ impl SweepRecord {
     /// figures are of the samples kept), and throughput figures the load gave no value for.
     /// From the rows, so that sweep.json files written before the `warnings` field get them
     /// too.
-    pub fn level_warnings(&self) -> Vec<String> {
+    pub(crate) fn level_warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
         for row in &self.rows {
             for t in row.threads.iter().filter(|t| t.dropped_records > 0) {
@@ -67,7 +67,7 @@ impl SweepRecord {
 
     /// Every throughput figure (name, unit) that some level reported, in order of first
     /// appearance: the columns of sweep.csv and the lines of the throughput plot.
-    pub fn throughput_metrics(&self) -> Vec<(String, String)> {
+    pub(crate) fn throughput_metrics(&self) -> Vec<(String, String)> {
         let mut metrics: Vec<(String, String)> = Vec::new();
         for t in self.rows.iter().flat_map(|r| &r.throughput) {
             let key = (t.name.clone(), t.unit.clone());
@@ -145,7 +145,7 @@ impl SweepRow {
 }
 
 /// Whether `dir` is a sweep directory (holds sweep.json).
-pub fn is_sweep_dir(dir: &std::path::Path) -> bool {
+pub(crate) fn is_sweep_dir(dir: &std::path::Path) -> bool {
     dir.join(FILE_NAME).is_file()
 }
 

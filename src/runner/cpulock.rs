@@ -22,7 +22,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 
 /// Where the lock files live.
-pub const LOCK_DIR: &str = "/run/jitterlab";
+pub(crate) const LOCK_DIR: &str = "/run/jitterlab";
 
 /// The locks of one run. Dropping it releases them, unless another holder in this process (a
 /// sweep, around its levels' runs) still holds them.

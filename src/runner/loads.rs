@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// The loads of a run: the spike threads of this process and the supervisor of the generators'
 /// processes. Dropping it stops them (sets the run's stop flag) and waits for them, on every
 /// exit path.
-pub struct RunLoads {
+pub(crate) struct RunLoads {
     spikes: Vec<SpikeLoad>,
     supervisor: Option<Supervisor>,
     stop: Arc<AtomicBool>,
@@ -40,7 +40,7 @@ pub struct RunLoads {
 impl RunLoads {
     /// Starts the plan's spike threads, pinned and real-time, waiting for [`RunLoads::begin`].
     /// A spike refused its priority or CPU is a system refusal (exit 3).
-    pub fn start_spikes(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Self> {
+    pub(crate) fn start_spikes(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Self> {
         let mut loads = RunLoads {
             spikes: Vec::new(),
             supervisor: None,
@@ -58,7 +58,7 @@ impl RunLoads {
 
     /// Starts the supervisor and the generators that run for the whole run (they are running
     /// when this returns), when the plan has generators or a scenario.
-    pub fn start_generators(&mut self, plan: &RunPlan, dir: &ResultDir) -> Result<()> {
+    pub(crate) fn start_generators(&mut self, plan: &RunPlan, dir: &ResultDir) -> Result<()> {
         self.supervisor = start_supervisor(plan, dir, &self.stop)?;
         Ok(())
     }
@@ -77,7 +77,7 @@ impl RunLoads {
 
     /// What the loads did since the last call, for events.jsonl: the spikes' injections, then
     /// the supervisor's phase boundaries and warnings.
-    pub fn drain_events(&mut self) -> Vec<Event> {
+    pub(crate) fn drain_events(&mut self) -> Vec<Event> {
         let mut events: Vec<Event> = self
             .spikes
             .iter_mut()
@@ -108,7 +108,7 @@ impl RunLoads {
     }
 
     /// The spikes' run.json records, in plan order; `duration_ns` is the run's length.
-    pub fn spike_records(&self, plan: &RunPlan, duration_ns: u64) -> Vec<LoadRecord> {
+    pub(crate) fn spike_records(&self, plan: &RunPlan, duration_ns: u64) -> Vec<LoadRecord> {
         // Spikes start in the order of the plan, so each has its --load text at the same index.
         let texts = plan
             .load_texts
@@ -235,7 +235,7 @@ pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Opt
 /// Per-phase statistics, accumulated interval by interval: each phase gets, per CPU, the
 /// intervals wholly inside its planned window (cut where it ended early, when its loads'
 /// `loops=` were all done).
-pub struct PhaseStats<'a> {
+pub(crate) struct PhaseStats<'a> {
     outcome: &'a Outcome,
     cpus: &'a [usize],
     /// The run's start on CLOCK_MONOTONIC, the base of the phases' planned offsets.

@@ -7,7 +7,7 @@ use crate::format::run_record::PmQosRecord;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 
-pub const DEVICE: &str = "/dev/cpu_dma_latency";
+pub(crate) const DEVICE: &str = "/dev/cpu_dma_latency";
 
 /// An open PM QoS request; dropping it (or dying) releases it.
 pub struct PmQosHold {

@@ -15,7 +15,7 @@ static CAUGHT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 /// Installs the handlers, once per process (later calls return the same flag): from then on
 /// SIGINT and SIGTERM set the flag returned instead of ending the process, and a second one,
 /// while stopping, ends it at once with exit code 130.
-pub fn catch() -> Result<Arc<AtomicBool>> {
+pub(crate) fn catch() -> Result<Arc<AtomicBool>> {
     if let Some(flag) = CAUGHT.get() {
         return Ok(Arc::clone(flag));
     }
@@ -33,7 +33,7 @@ pub fn catch() -> Result<Arc<AtomicBool>> {
 /// A new flag set by every later SIGINT or SIGTERM, and set already when one came since
 /// [`catch`] (while the command was setting up): one per session, which the session may also
 /// set itself (a write error, a failed load) without stopping the sessions after it.
-pub fn stop_flag() -> Result<Arc<AtomicBool>> {
+pub(crate) fn stop_flag() -> Result<Arc<AtomicBool>> {
     let caught = catch()?;
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {

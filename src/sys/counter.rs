@@ -10,7 +10,7 @@
 
 /// The counter of this architecture, by the name run.json gives it; None where jitterlab reads
 /// none (the noise loop then reads CLOCK_MONOTONIC).
-pub const COUNTER_NAME: Option<&str> = if cfg!(target_arch = "x86_64") {
+pub(crate) const COUNTER_NAME: Option<&str> = if cfg!(target_arch = "x86_64") {
     Some("tsc")
 } else if cfg!(target_arch = "aarch64") {
     Some("cntvct")
@@ -29,7 +29,7 @@ const KERNEL_CLOCKSOURCE: &str = if cfg!(target_arch = "x86_64") {
 /// `rdtsc_ordered`), so a read is not hoisted above the previous iteration's work.
 /// Returns 0 on an architecture without one ([`COUNTER_NAME`] is None there).
 #[inline(always)]
-pub fn read_counter() -> u64 {
+pub(crate) fn read_counter() -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         // SAFETY: lfence and rdtsc exist on every x86_64 CPU and touch no memory.
@@ -56,7 +56,7 @@ pub fn read_counter() -> u64 {
 
 /// Whether the kernel keeps time with the counter here (Ok), or why the counter cannot be
 /// trusted for measuring (the reason, naming what was found).
-pub fn kernel_trusts_counter() -> Result<(), String> {
+pub(crate) fn kernel_trusts_counter() -> Result<(), String> {
     let Some(name) = COUNTER_NAME else {
         return Err(format!(
             "jitterlab reads no CPU counter on {} (x86_64: tsc, aarch64: cntvct)",

@@ -3,27 +3,25 @@
 //! architecture says otherwise; taking them from libc here keeps that knowledge in `sys`.
 
 pub const EACCES: i32 = libc::EACCES;
-pub const EAGAIN: i32 = libc::EAGAIN;
-pub const EBUSY: i32 = libc::EBUSY;
-pub const EEXIST: i32 = libc::EEXIST;
-pub const EINTR: i32 = libc::EINTR;
-pub const EINVAL: i32 = libc::EINVAL;
-pub const EIO: i32 = libc::EIO;
-pub const EMFILE: i32 = libc::EMFILE;
-pub const ENAMETOOLONG: i32 = libc::ENAMETOOLONG;
+pub(crate) const EAGAIN: i32 = libc::EAGAIN;
+pub(crate) const EBUSY: i32 = libc::EBUSY;
+pub(crate) const EEXIST: i32 = libc::EEXIST;
+pub(crate) const EINTR: i32 = libc::EINTR;
+pub(crate) const EINVAL: i32 = libc::EINVAL;
+pub(crate) const EIO: i32 = libc::EIO;
+pub(crate) const EMFILE: i32 = libc::EMFILE;
+pub(crate) const ENAMETOOLONG: i32 = libc::ENAMETOOLONG;
 pub const ENOENT: i32 = libc::ENOENT;
-pub const ELOOP: i32 = libc::ELOOP;
-pub const ENOTDIR: i32 = libc::ENOTDIR;
-pub const ENOMEM: i32 = libc::ENOMEM;
+pub(crate) const ELOOP: i32 = libc::ELOOP;
+pub(crate) const ENOTDIR: i32 = libc::ENOTDIR;
+pub(crate) const ENOMEM: i32 = libc::ENOMEM;
 pub const ENOSPC: i32 = libc::ENOSPC;
 pub const ENOSYS: i32 = libc::ENOSYS;
-pub const ENOTSUP: i32 = libc::ENOTSUP;
-pub const EOPNOTSUPP: i32 = libc::EOPNOTSUPP;
-pub const EPERM: i32 = libc::EPERM;
-pub const EPIPE: i32 = libc::EPIPE;
+pub(crate) const ENOTSUP: i32 = libc::ENOTSUP;
+pub(crate) const EPERM: i32 = libc::EPERM;
+pub(crate) const EPIPE: i32 = libc::EPIPE;
 pub const EROFS: i32 = libc::EROFS;
-pub const ESRCH: i32 = libc::ESRCH;
-pub const EWOULDBLOCK: i32 = libc::EWOULDBLOCK;
+pub(crate) const ESRCH: i32 = libc::ESRCH;
 
 /// The symbolic name of `errno` (`EPERM`), for the errors probes report; None for those
 /// jitterlab does not name.

@@ -9,7 +9,7 @@ use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 
 /// Allocates `len` bytes from `offset` without changing the file's size
 /// (fallocate FALLOC_FL_KEEP_SIZE).
-pub fn reserve(fd: BorrowedFd, offset: u64, len: u64) -> io::Result<()> {
+pub(crate) fn reserve(fd: BorrowedFd, offset: u64, len: u64) -> io::Result<()> {
     let too_large = || io::Error::new(io::ErrorKind::InvalidInput, "offset beyond 2^63");
     let offset = i64::try_from(offset).map_err(|_| too_large())?;
     let len = i64::try_from(len).map_err(|_| too_large())?;
@@ -23,7 +23,7 @@ pub fn reserve(fd: BorrowedFd, offset: u64, len: u64) -> io::Result<()> {
 }
 
 /// O_NONBLOCK, for `OpenOptionsExt::custom_flags`: reads return EAGAIN instead of blocking.
-pub const O_NONBLOCK: i32 = libc::O_NONBLOCK;
+pub(crate) const O_NONBLOCK: i32 = libc::O_NONBLOCK;
 
 /// A pipe, both ends close-on-exec: (read end, write end), owned by the caller.
 pub fn pipe() -> io::Result<(RawFd, RawFd)> {
@@ -34,7 +34,7 @@ pub fn pipe() -> io::Result<(RawFd, RawFd)> {
 }
 
 /// A connected pair of Unix stream sockets, close-on-exec, owned by the caller.
-pub fn socket_pair() -> io::Result<(RawFd, RawFd)> {
+pub(crate) fn socket_pair() -> io::Result<(RawFd, RawFd)> {
     let mut fds = [0; 2];
     // SAFETY: valid array of two descriptors.
     super::check(unsafe {
@@ -49,7 +49,7 @@ pub fn socket_pair() -> io::Result<(RawFd, RawFd)> {
 }
 
 /// Opens `path` read-only, close-on-exec; the descriptor is the caller's to close.
-pub fn open_read_only(path: &std::ffi::CStr) -> io::Result<RawFd> {
+pub(crate) fn open_read_only(path: &std::ffi::CStr) -> io::Result<RawFd> {
     // SAFETY: valid C string.
     super::check(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })
 }
@@ -63,32 +63,32 @@ pub fn close(fd: RawFd) {
 /// read(2) into `buf`: the raw result (bytes read, 0 at the end, -1 with errno set).
 /// Async-signal-safe and allocation-free: fit for forked children and the measuring loop.
 #[inline(always)]
-pub fn read_raw(fd: RawFd, buf: &mut [u8]) -> isize {
+pub(crate) fn read_raw(fd: RawFd, buf: &mut [u8]) -> isize {
     // SAFETY: the slice bounds the read.
     unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) }
 }
 
 /// write(2) of `buf`: the raw result (bytes written, -1 with errno set). Async-signal-safe.
 #[inline(always)]
-pub fn write_raw(fd: RawFd, buf: &[u8]) -> isize {
+pub(crate) fn write_raw(fd: RawFd, buf: &[u8]) -> isize {
     // SAFETY: the slice bounds the write.
     unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) }
 }
 
 /// dup2(2): makes `to` a copy of `from` (not close-on-exec). Async-signal-safe.
-pub fn duplicate_to(from: RawFd, to: RawFd) -> io::Result<()> {
+pub(crate) fn duplicate_to(from: RawFd, to: RawFd) -> io::Result<()> {
     // SAFETY: plain syscall on integer descriptors.
     super::check(unsafe { libc::dup2(from, to) }).map(drop)
 }
 
 /// Clears close-on-exec on `fd`, so that an exec'd program inherits it. Async-signal-safe.
-pub fn inherit_on_exec(fd: RawFd) {
+pub(crate) fn inherit_on_exec(fd: RawFd) {
     // SAFETY: plain fcntl on an integer descriptor.
     unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
 }
 
 /// Makes reads and writes on `fd` return EAGAIN instead of blocking.
-pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+pub(crate) fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     // SAFETY: plain fcntl calls on an integer descriptor.
     unsafe {
         let flags = super::check(libc::fcntl(fd, libc::F_GETFL))?;
@@ -97,7 +97,7 @@ pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
 }
 
 /// Makes reads on `fd` wait for data again (undoes O_NONBLOCK).
-pub fn set_blocking(fd: RawFd) -> io::Result<()> {
+pub(crate) fn set_blocking(fd: RawFd) -> io::Result<()> {
     // SAFETY: plain fcntl calls on an integer descriptor.
     unsafe {
         let flags = super::check(libc::fcntl(fd, libc::F_GETFL))?;
@@ -108,7 +108,7 @@ pub fn set_blocking(fd: RawFd) -> io::Result<()> {
 /// poll(2) on one descriptor for input, waiting up to `timeout_ms` (-1: no limit): None when
 /// the time ran out, Some(readable) when an event came (readable: POLLIN among them; a hang-up
 /// alone is an event too). Async-signal-safe.
-pub fn poll_input(fd: RawFd, timeout_ms: i32) -> io::Result<Option<bool>> {
+pub(crate) fn poll_input(fd: RawFd, timeout_ms: i32) -> io::Result<Option<bool>> {
     let mut pfd = libc::pollfd {
         fd,
         events: libc::POLLIN,
@@ -120,7 +120,7 @@ pub fn poll_input(fd: RawFd, timeout_ms: i32) -> io::Result<Option<bool>> {
 }
 
 /// Advises the kernel to drop the file's cached pages (written back already: clean ones go).
-pub fn drop_cache(fd: BorrowedFd) {
+pub(crate) fn drop_cache(fd: BorrowedFd) {
     // SAFETY: plain syscall on an open descriptor; advice only.
     unsafe { libc::posix_fadvise(fd.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
 }

@@ -10,7 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// A name or path as a C string.
-pub fn cstr(s: &OsStr) -> io::Result<CString> {
+pub(crate) fn cstr(s: &OsStr) -> io::Result<CString> {
     CString::new(s.as_bytes()).map_err(|_| io::Error::other("a name with a NUL byte"))
 }
 
@@ -22,7 +22,7 @@ fn owned(fd: libc::c_int) -> io::Result<OwnedFd> {
 }
 
 /// Opens a directory (following links: a path the user gave).
-pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+pub(crate) fn open_dir(path: &Path) -> io::Result<OwnedFd> {
     let c = cstr(path.as_os_str())?;
     // SAFETY: valid C string.
     owned(unsafe {
@@ -34,7 +34,7 @@ pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
 }
 
 /// Opens a directory, refusing a link in its last component.
-pub fn open_dir_nofollow(path: &Path) -> io::Result<OwnedFd> {
+pub(crate) fn open_dir_nofollow(path: &Path) -> io::Result<OwnedFd> {
     let c = cstr(path.as_os_str())?;
     // SAFETY: valid C string.
     owned(unsafe {
@@ -48,7 +48,7 @@ pub fn open_dir_nofollow(path: &Path) -> io::Result<OwnedFd> {
 /// Opens `path` for reading without blocking (a FIFO with no writer opens at once instead of
 /// waiting for one) and, unless `follow`, refusing a link in its last component. Reads on a
 /// FIFO or device stay non-blocking until [`super::file::set_blocking`].
-pub fn open_read_nonblocking(path: &Path, follow: bool) -> io::Result<File> {
+pub(crate) fn open_read_nonblocking(path: &Path, follow: bool) -> io::Result<File> {
     let c = cstr(path.as_os_str())?;
     let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
     // SAFETY: valid C string.
@@ -84,7 +84,7 @@ const PSEUDO_FILE_SYSTEMS: &[(i64, &str)] = &[
 /// The name of the pseudo file system (proc, sysfs...) holding `path`, or None for any other.
 // The f_type field is __fsword_t (i64 on 64-bit glibc, i32 elsewhere): widened for the table.
 #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
-pub fn pseudo_file_system(path: &Path) -> io::Result<Option<&'static str>> {
+pub(crate) fn pseudo_file_system(path: &Path) -> io::Result<Option<&'static str>> {
     let c = cstr(path.as_os_str())?;
     // SAFETY: an all-zero statfs is a valid out-buffer.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
@@ -99,7 +99,7 @@ pub fn pseudo_file_system(path: &Path) -> io::Result<Option<&'static str>> {
 }
 
 /// Opens the directory `name` in `dir`, refusing a link.
-pub fn openat_dir(dir: BorrowedFd, name: &CStr) -> io::Result<OwnedFd> {
+pub(crate) fn openat_dir(dir: BorrowedFd, name: &CStr) -> io::Result<OwnedFd> {
     // SAFETY: valid descriptor and C string.
     owned(unsafe {
         libc::openat(
@@ -112,7 +112,7 @@ pub fn openat_dir(dir: BorrowedFd, name: &CStr) -> io::Result<OwnedFd> {
 
 /// Makes the new file `name` in `dir` for appending (mode 0666 less the umask), refusing an
 /// existing entry and a link.
-pub fn create_new_at(dir: BorrowedFd, name: &CStr) -> io::Result<File> {
+pub(crate) fn create_new_at(dir: BorrowedFd, name: &CStr) -> io::Result<File> {
     // SAFETY: valid descriptor and C string.
     owned(unsafe {
         libc::openat(
@@ -131,7 +131,7 @@ pub fn create_new_at(dir: BorrowedFd, name: &CStr) -> io::Result<File> {
 }
 
 /// Opens the existing file `name` in `dir` for writing, refusing a link.
-pub fn open_write_at(dir: BorrowedFd, name: &CStr) -> io::Result<File> {
+pub(crate) fn open_write_at(dir: BorrowedFd, name: &CStr) -> io::Result<File> {
     // SAFETY: valid descriptor and C string.
     owned(unsafe {
         libc::openat(
@@ -145,7 +145,7 @@ pub fn open_write_at(dir: BorrowedFd, name: &CStr) -> io::Result<File> {
 
 /// Opens the regular file `name` in `dir` read-only without blocking (on a FIFO) or following
 /// a link; `create` makes it (mode 0644) and refuses an existing one.
-pub fn open_read_at(dir: BorrowedFd, name: &CStr, create: bool) -> io::Result<File> {
+pub(crate) fn open_read_at(dir: BorrowedFd, name: &CStr, create: bool) -> io::Result<File> {
     let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
     // SAFETY: valid descriptor and C string.
     owned(unsafe {
@@ -164,7 +164,7 @@ pub fn open_read_at(dir: BorrowedFd, name: &CStr, create: bool) -> io::Result<Fi
 }
 
 /// A read-write file in directory `dir` with no name (O_TMPFILE, mode 0600).
-pub fn anonymous_file_in(dir: &Path) -> io::Result<File> {
+pub(crate) fn anonymous_file_in(dir: &Path) -> io::Result<File> {
     let c = cstr(dir.as_os_str())?;
     // SAFETY: valid C string.
     owned(unsafe {
@@ -178,28 +178,28 @@ pub fn anonymous_file_in(dir: &Path) -> io::Result<File> {
 }
 
 /// Makes the directory `path` with `mode` (less the umask).
-pub fn make_dir(path: &Path, mode: u32) -> io::Result<()> {
+pub(crate) fn make_dir(path: &Path, mode: u32) -> io::Result<()> {
     let c = cstr(path.as_os_str())?;
     // SAFETY: valid C string.
     super::check(unsafe { libc::mkdir(c.as_ptr(), mode as libc::mode_t) }).map(drop)
 }
 
 /// Makes the directory `name` in `dir` with `mode` (less the umask).
-pub fn make_dir_at(dir: BorrowedFd, name: &CStr, mode: u32) -> io::Result<()> {
+pub(crate) fn make_dir_at(dir: BorrowedFd, name: &CStr, mode: u32) -> io::Result<()> {
     // SAFETY: valid descriptor and C string.
     super::check(unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), mode as libc::mode_t) })
         .map(drop)
 }
 
 /// Sets the mode of an open file exactly (the umask does not apply).
-pub fn set_mode(fd: BorrowedFd, mode: u32) -> io::Result<()> {
+pub(crate) fn set_mode(fd: BorrowedFd, mode: u32) -> io::Result<()> {
     // SAFETY: valid descriptor.
     super::check(unsafe { libc::fchmod(fd.as_raw_fd(), mode as libc::mode_t) }).map(drop)
 }
 
 /// What [`unlink_at`] removes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Entry {
+pub(crate) enum Entry {
     /// A file (or link, or other non-directory).
     File,
     /// An empty directory (AT_REMOVEDIR).
@@ -207,7 +207,7 @@ pub enum Entry {
 }
 
 /// Removes the entry `name` of `dir`.
-pub fn unlink_at(dir: BorrowedFd, name: &CStr, entry: Entry) -> io::Result<()> {
+pub(crate) fn unlink_at(dir: BorrowedFd, name: &CStr, entry: Entry) -> io::Result<()> {
     let flags = match entry {
         Entry::File => 0,
         Entry::Dir => libc::AT_REMOVEDIR,
@@ -217,7 +217,7 @@ pub fn unlink_at(dir: BorrowedFd, name: &CStr, entry: Entry) -> io::Result<()> {
 }
 
 /// Renames `from` to `to`, both in `dir` (atomically replacing `to`).
-pub fn rename_at(dir: BorrowedFd, from: &CStr, to: &CStr) -> io::Result<()> {
+pub(crate) fn rename_at(dir: BorrowedFd, from: &CStr, to: &CStr) -> io::Result<()> {
     // SAFETY: valid descriptor and C strings.
     super::check(unsafe {
         libc::renameat(dir.as_raw_fd(), from.as_ptr(), dir.as_raw_fd(), to.as_ptr())
@@ -235,7 +235,7 @@ pub fn owner(fd: BorrowedFd) -> io::Result<u32> {
 }
 
 /// Takes an exclusive flock on `fd` without waiting: Ok(false) when another holds it.
-pub fn try_lock_exclusive(fd: BorrowedFd) -> io::Result<bool> {
+pub(crate) fn try_lock_exclusive(fd: BorrowedFd) -> io::Result<bool> {
     // SAFETY: valid descriptor.
     match super::check(unsafe { libc::flock(fd.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }) {
         Ok(_) => Ok(true),
@@ -245,7 +245,7 @@ pub fn try_lock_exclusive(fd: BorrowedFd) -> io::Result<bool> {
 }
 
 /// The major and minor numbers of a device number (`st_dev`, `st_rdev`).
-pub fn major_minor(dev: u64) -> (u32, u32) {
+pub(crate) fn major_minor(dev: u64) -> (u32, u32) {
     // The libc crate takes dev_t, 64 bits on every Linux target.
     (
         libc::major(dev as libc::dev_t),
@@ -254,14 +254,14 @@ pub fn major_minor(dev: u64) -> (u32, u32) {
 }
 
 /// Whether this process may write `path` (access W_OK, with the real ids).
-pub fn can_write(path: &Path) -> io::Result<()> {
+pub(crate) fn can_write(path: &Path) -> io::Result<()> {
     let c = cstr(path.as_os_str())?;
     // SAFETY: valid C string.
     super::check(unsafe { libc::access(c.as_ptr(), libc::W_OK) }).map(drop)
 }
 
 /// Whether this process may make and remove entries in directory `path` (W_OK | X_OK).
-pub fn can_write_dir(path: &Path) -> io::Result<()> {
+pub(crate) fn can_write_dir(path: &Path) -> io::Result<()> {
     let c = cstr(path.as_os_str())?;
     // SAFETY: valid C string.
     super::check(unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) }).map(drop)
@@ -270,7 +270,7 @@ pub fn can_write_dir(path: &Path) -> io::Result<()> {
 /// The bytes free to unprivileged users on the file system holding `path`.
 // u64::from widens fsblkcnt_t and c_ulong on 32-bit targets; on 64-bit ones it is the identity.
 #[allow(clippy::useless_conversion)]
-pub fn free_bytes(path: &Path) -> io::Result<u64> {
+pub(crate) fn free_bytes(path: &Path) -> io::Result<u64> {
     let c = cstr(path.as_os_str())?;
     // SAFETY: an all-zero statvfs is a valid out-buffer.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };

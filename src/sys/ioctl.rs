@@ -13,12 +13,12 @@ type RawRequest = libc::c_ulong;
 
 /// C's `unsigned long`: 32 bits on armv7, 64 on the 64-bit targets (ioctl arguments and the
 /// RTC's reads are of this size).
-pub type Ulong = libc::c_ulong;
+pub(crate) type Ulong = libc::c_ulong;
 
 /// An ioctl request number (the kernel's 32-bit encoding, asm-generic layout: direction in
 /// bits 30-31, argument size in 16-29, type in 8-15, number in 0-7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Request(pub u32);
+pub(crate) struct Request(pub u32);
 
 const IOC_WRITE: u32 = 1;
 
@@ -40,7 +40,11 @@ impl Request {
 }
 
 /// `ioctl(fd, request, arg)` with an `unsigned long` argument passed by value.
-pub fn with_ulong(fd: BorrowedFd, request: Request, arg: libc::c_ulong) -> io::Result<libc::c_int> {
+pub(crate) fn with_ulong(
+    fd: BorrowedFd,
+    request: Request,
+    arg: libc::c_ulong,
+) -> io::Result<libc::c_int> {
     // SAFETY: the requests callers pass take an integer, not a pointer.
     super::check(unsafe { libc::ioctl(fd.as_raw_fd(), request.raw(), arg) })
 }

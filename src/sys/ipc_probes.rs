@@ -21,7 +21,7 @@ fn errno() -> i32 {
 
 /// Makes the message queue `name` (removed again at once), sends a message with priority 7
 /// and receives it back.
-pub fn message_queue_round_trip(name: &CStr) -> Result<(), Refused> {
+pub(crate) fn message_queue_round_trip(name: &CStr) -> Result<(), Refused> {
     let msg = b"probe";
     // SAFETY: the queue name is a valid C string; buffers are local and sized as declared.
     unsafe {
@@ -59,7 +59,7 @@ pub fn message_queue_round_trip(name: &CStr) -> Result<(), Refused> {
 }
 
 /// Makes a PTHREAD_PRIO_INHERIT mutex, locks and unlocks it (errnos as pthread returns them).
-pub fn pi_mutex_round_trip() -> Result<(), Refused> {
+pub(crate) fn pi_mutex_round_trip() -> Result<(), Refused> {
     // SAFETY: the mutex and attribute live on this stack frame for their whole init..destroy
     // life.
     unsafe {
@@ -93,7 +93,7 @@ pub fn pi_mutex_round_trip() -> Result<(), Refused> {
 /// Takes a PI futex through the kernel (FUTEX_LOCK_PI) and releases it: the owner the kernel
 /// wrote into the futex word (this thread's id), or the errno. An uncontended PI mutex is
 /// taken in user space without asking the kernel, which is why this is asked separately.
-pub fn futex_pi_round_trip() -> Result<u32, i32> {
+pub(crate) fn futex_pi_round_trip() -> Result<u32, i32> {
     const FUTEX_LOCK_PI: libc::c_int = 6;
     const FUTEX_UNLOCK_PI: libc::c_int = 7;
     let word = AtomicU32::new(0);
@@ -119,7 +119,7 @@ pub fn futex_pi_round_trip() -> Result<u32, i32> {
 
 /// Makes the shared memory object `name` (removed again at once), sizes it to a page, maps it
 /// and writes to it.
-pub fn shared_memory_round_trip(name: &CStr) -> Result<(), Refused> {
+pub(crate) fn shared_memory_round_trip(name: &CStr) -> Result<(), Refused> {
     // SAFETY: valid C string name; the mapping is used only between mmap and munmap.
     unsafe {
         let fd = libc::shm_open(
@@ -155,7 +155,7 @@ pub fn shared_memory_round_trip(name: &CStr) -> Result<(), Refused> {
 }
 
 /// bpf(BPF_MAP_CREATE) of a one-entry array map, closed again; the errno when refused.
-pub fn bpf_map_round_trip() -> Result<(), i32> {
+pub(crate) fn bpf_map_round_trip() -> Result<(), i32> {
     // union bpf_attr for BPF_MAP_CREATE: map_type, key_size, value_size, max_entries; the rest
     // must be zero.
     const BPF_MAP_CREATE: libc::c_long = 0;

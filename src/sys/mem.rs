@@ -10,7 +10,7 @@ pub fn page_size() -> usize {
 
 /// Whether a mapping is shared with children forked later or private to this process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sharing {
+pub(crate) enum Sharing {
     /// MAP_SHARED: children forked later see the same pages.
     Shared,
     /// MAP_PRIVATE: copy-on-write after fork.
@@ -18,7 +18,7 @@ pub enum Sharing {
 }
 
 /// Maps `len` bytes of zero-filled, readable and writable anonymous memory.
-pub fn map_anonymous(len: usize, sharing: Sharing) -> io::Result<*mut u8> {
+pub(crate) fn map_anonymous(len: usize, sharing: Sharing) -> io::Result<*mut u8> {
     let share = match sharing {
         Sharing::Shared => libc::MAP_SHARED,
         Sharing::Private => libc::MAP_PRIVATE,
@@ -44,7 +44,7 @@ pub fn map_anonymous(len: usize, sharing: Sharing) -> io::Result<*mut u8> {
 ///
 /// # Safety
 /// `p` and `len` are those of one mapping, and nothing uses its memory any more.
-pub unsafe fn unmap(p: *mut u8, len: usize) {
+pub(crate) unsafe fn unmap(p: *mut u8, len: usize) {
     // SAFETY: as the caller promises.
     unsafe { libc::munmap(p.cast(), len) };
 }

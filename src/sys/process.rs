@@ -5,7 +5,7 @@ use super::signal::Signal;
 use std::io;
 
 /// A process or thread id.
-pub type Pid = libc::pid_t;
+pub(crate) type Pid = libc::pid_t;
 
 /// This process's id.
 pub fn id() -> Pid {
@@ -14,7 +14,7 @@ pub fn id() -> Pid {
 }
 
 /// The parent's id (async-signal-safe).
-pub fn parent_id() -> Pid {
+pub(crate) fn parent_id() -> Pid {
     // SAFETY: no arguments; cannot fail.
     unsafe { libc::getppid() }
 }
@@ -37,7 +37,7 @@ pub fn effective_user_id() -> u32 {
 /// # Safety
 /// The calling process may have other threads: `body` must make only async-signal-safe calls
 /// (no allocation, no locks), as between fork and exec.
-pub unsafe fn fork_child(body: impl FnOnce() -> i32) -> io::Result<Pid> {
+pub(crate) unsafe fn fork_child(body: impl FnOnce() -> i32) -> io::Result<Pid> {
     // SAFETY: the caller keeps the child's work async-signal-safe.
     match unsafe { libc::fork() } {
         -1 => Err(io::Error::last_os_error()),
@@ -47,7 +47,7 @@ pub unsafe fn fork_child(body: impl FnOnce() -> i32) -> io::Result<Pid> {
 }
 
 /// Ends the process at once with `code` (`_exit`: async-signal-safe, no destructors).
-pub fn exit_now(code: i32) -> ! {
+pub(crate) fn exit_now(code: i32) -> ! {
     // SAFETY: _exit never returns and is async-signal-safe.
     unsafe { libc::_exit(code) }
 }
@@ -62,26 +62,26 @@ pub fn kill(pid: Pid, signal: Signal) -> io::Result<()> {
 
 /// Asks the kernel to send `signal` to the calling thread's process when the thread that
 /// forked it dies (PR_SET_PDEATHSIG). Async-signal-safe.
-pub fn set_parent_death_signal(signal: Signal) {
+pub(crate) fn set_parent_death_signal(signal: Signal) {
     // SAFETY: plain prctl with integer arguments.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) };
 }
 
 /// Names the calling thread (its `comm`, as `ps` and /proc show it): up to 15 bytes of
 /// `name`, NUL-terminated in the array. Async-signal-safe.
-pub fn set_thread_name(name: &[u8; 16]) {
+pub(crate) fn set_thread_name(name: &[u8; 16]) {
     // SAFETY: a NUL-terminated buffer of 16 bytes, the most PR_SET_NAME reads.
     unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0) };
 }
 
 /// Makes this process a child subreaper: orphans below it come back to it to be reaped.
-pub fn become_child_subreaper() {
+pub(crate) fn become_child_subreaper() {
     // SAFETY: plain prctl with integer arguments.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
 }
 
 /// Starts a new session with the calling process as its leader (async-signal-safe).
-pub fn new_session() {
+pub(crate) fn new_session() {
     // SAFETY: plain syscall; failure (already a group leader) leaves things as they were.
     unsafe { libc::setsid() };
 }
@@ -115,18 +115,18 @@ pub fn wait_for(pid: Pid, block: bool) -> io::Result<Option<Reaped>> {
 }
 
 /// waitpid(2) for child `pid`, blocking: its raw wait status (-1 with errno on failure).
-pub fn wait_raw(pid: Pid, status: &mut i32) -> Pid {
+pub(crate) fn wait_raw(pid: Pid, status: &mut i32) -> Pid {
     // SAFETY: valid status pointer.
     unsafe { libc::waitpid(pid, status, 0) }
 }
 
 /// The signal that ended a child, from its wait status; None when it exited.
-pub fn killed_by(status: i32) -> Option<Signal> {
+pub(crate) fn killed_by(status: i32) -> Option<Signal> {
     libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status))
 }
 
 /// The exit code in a wait status (meaningful when [`killed_by`] is None).
-pub fn exit_code(status: i32) -> i32 {
+pub(crate) fn exit_code(status: i32) -> i32 {
     libc::WEXITSTATUS(status)
 }
 

@@ -84,7 +84,7 @@ pub fn set(resource: Resource, limit: Limit) -> io::Result<()> {
 }
 
 /// Raises the soft limit to the hard one (allowed without privilege).
-pub fn raise_soft_to_hard(resource: Resource) -> io::Result<()> {
+pub(crate) fn raise_soft_to_hard(resource: Resource) -> io::Result<()> {
     let limit = get(resource)?;
     if limit.soft < limit.hard {
         set(

@@ -15,11 +15,11 @@ fn sched_param(priority: i32) -> libc::sched_param {
 /// The policies of sched_setscheduler(2), as the kernel numbers them.
 pub const SCHED_OTHER: i32 = libc::SCHED_OTHER;
 pub const SCHED_FIFO: i32 = libc::SCHED_FIFO;
-pub const SCHED_RR: i32 = libc::SCHED_RR;
-pub const SCHED_BATCH: i32 = libc::SCHED_BATCH;
+pub(crate) const SCHED_RR: i32 = libc::SCHED_RR;
+pub(crate) const SCHED_BATCH: i32 = libc::SCHED_BATCH;
 pub const SCHED_IDLE: i32 = libc::SCHED_IDLE;
 /// Not in every libc's headers; the kernel's number (include/uapi/linux/sched.h).
-pub const SCHED_DEADLINE: i32 = 6;
+pub(crate) const SCHED_DEADLINE: i32 = 6;
 
 /// Sets the policy and priority of task `tid` (0: the calling thread). Uses the raw syscall:
 /// musl's sched_setscheduler wrapper returns ENOSYS by design (POSIX gives it process scope,
@@ -82,7 +82,7 @@ struct SchedAttr {
 }
 
 /// Puts the calling thread under SCHED_DEADLINE with this reservation, all in ns.
-pub fn set_deadline(runtime_ns: u64, deadline_ns: u64, period_ns: u64) -> io::Result<()> {
+pub(crate) fn set_deadline(runtime_ns: u64, deadline_ns: u64, period_ns: u64) -> io::Result<()> {
     let attr = SchedAttr {
         size: std::mem::size_of::<SchedAttr>() as u32,
         sched_policy: SCHED_DEADLINE as u32,
@@ -110,7 +110,7 @@ pub fn set_deadline(runtime_ns: u64, deadline_ns: u64, period_ns: u64) -> io::Re
 
 /// Restricts the calling thread to the CPUs in `cpus`. A CPU beyond the set's capacity
 /// (CPU_SETSIZE, 1024) is an error, not memory corruption.
-pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
+pub(crate) fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     // SAFETY: cpu_set_t is plain data; all-zero is the empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     let capacity = 8 * std::mem::size_of::<libc::cpu_set_t>();
@@ -132,7 +132,7 @@ pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
 }
 
 /// Sets the calling thread's timer slack (PR_SET_TIMERSLACK), ns.
-pub fn set_timer_slack_ns(ns: u64) {
+pub(crate) fn set_timer_slack_ns(ns: u64) {
     // SAFETY: PR_SET_TIMERSLACK takes a plain integer (unsigned long: saturate on 32 bits).
     let slack = libc::c_ulong::try_from(ns).unwrap_or(libc::c_ulong::MAX);
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, slack, 0, 0, 0) };
@@ -140,7 +140,7 @@ pub fn set_timer_slack_ns(ns: u64) {
 
 /// What [`lock_memory`] locks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MemoryLock {
+pub(crate) enum MemoryLock {
     /// Current and future pages (MCL_CURRENT | MCL_FUTURE): what a measuring run needs.
     All,
     /// Current pages only (MCL_CURRENT).
@@ -150,7 +150,7 @@ pub enum MemoryLock {
 }
 
 /// mlockall(2).
-pub fn lock_memory(what: MemoryLock) -> io::Result<()> {
+pub(crate) fn lock_memory(what: MemoryLock) -> io::Result<()> {
     let flags = match what {
         MemoryLock::All => libc::MCL_CURRENT | libc::MCL_FUTURE,
         MemoryLock::Current => libc::MCL_CURRENT,
@@ -164,14 +164,14 @@ pub fn lock_memory(what: MemoryLock) -> io::Result<()> {
 }
 
 /// munlockall(2).
-pub fn unlock_memory() {
+pub(crate) fn unlock_memory() {
     // SAFETY: no arguments.
     unsafe { libc::munlockall() };
 }
 
 /// The nice value of process `pid` (getpriority PRIO_PROCESS). getpriority may rightly
 /// return -1, so errno is cleared first to tell a failure apart.
-pub fn nice(pid: libc::pid_t) -> io::Result<i32> {
+pub(crate) fn nice(pid: libc::pid_t) -> io::Result<i32> {
     // SAFETY: errno is this thread's; getpriority takes integers.
     unsafe {
         *libc::__errno_location() = 0;

@@ -5,24 +5,24 @@
 use std::io;
 
 /// A signal number.
-pub type Signal = libc::c_int;
+pub(crate) type Signal = libc::c_int;
 
-pub const SIGHUP: Signal = libc::SIGHUP;
+pub(crate) const SIGHUP: Signal = libc::SIGHUP;
 pub const SIGINT: Signal = libc::SIGINT;
-pub const SIGQUIT: Signal = libc::SIGQUIT;
-pub const SIGILL: Signal = libc::SIGILL;
-pub const SIGABRT: Signal = libc::SIGABRT;
-pub const SIGBUS: Signal = libc::SIGBUS;
-pub const SIGFPE: Signal = libc::SIGFPE;
+pub(crate) const SIGQUIT: Signal = libc::SIGQUIT;
+pub(crate) const SIGILL: Signal = libc::SIGILL;
+pub(crate) const SIGABRT: Signal = libc::SIGABRT;
+pub(crate) const SIGBUS: Signal = libc::SIGBUS;
+pub(crate) const SIGFPE: Signal = libc::SIGFPE;
 pub const SIGKILL: Signal = libc::SIGKILL;
-pub const SIGUSR1: Signal = libc::SIGUSR1;
-pub const SIGSEGV: Signal = libc::SIGSEGV;
-pub const SIGUSR2: Signal = libc::SIGUSR2;
-pub const SIGPIPE: Signal = libc::SIGPIPE;
+pub(crate) const SIGUSR1: Signal = libc::SIGUSR1;
+pub(crate) const SIGSEGV: Signal = libc::SIGSEGV;
+pub(crate) const SIGUSR2: Signal = libc::SIGUSR2;
+pub(crate) const SIGPIPE: Signal = libc::SIGPIPE;
 pub const SIGALRM: Signal = libc::SIGALRM;
 pub const SIGTERM: Signal = libc::SIGTERM;
-pub const SIGXCPU: Signal = libc::SIGXCPU;
-pub const SIGSYS: Signal = libc::SIGSYS;
+pub(crate) const SIGXCPU: Signal = libc::SIGXCPU;
+pub(crate) const SIGSYS: Signal = libc::SIGSYS;
 
 /// The name of `signal` (`SIGKILL`), for those a load can die of; None for others.
 pub fn name(signal: Signal) -> Option<&'static str> {
@@ -49,18 +49,18 @@ pub fn name(signal: Signal) -> Option<&'static str> {
 
 /// The first real-time signal (SIGRTMIN: the C library reserves the ones below it, and glibc
 /// and musl reserve different numbers, so it is asked for at run time).
-pub fn rt_min() -> Signal {
+pub(crate) fn rt_min() -> Signal {
     libc::SIGRTMIN()
 }
 
 /// The last real-time signal (SIGRTMAX).
-pub fn rt_max() -> Signal {
+pub(crate) fn rt_max() -> Signal {
     libc::SIGRTMAX()
 }
 
 /// A set of signals.
 #[derive(Clone, Copy)]
-pub struct SignalSet(libc::sigset_t);
+pub(crate) struct SignalSet(libc::sigset_t);
 
 impl SignalSet {
     /// The set holding `signals`.
@@ -83,14 +83,14 @@ impl SignalSet {
     }
 
     /// Blocks the set's signals in the calling thread (and so in threads it creates later).
-    pub fn block_in_this_thread(&self) {
+    pub(crate) fn block_in_this_thread(&self) {
         // SAFETY: valid set; the old mask is not needed.
         unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &self.0, std::ptr::null_mut()) };
     }
 
     /// Blocks the set's signals in the calling thread; the mask it had before, for
     /// [`SignalSet::set_as_mask_of_this_thread`].
-    pub fn block_in_this_thread_saving(&self) -> SignalSet {
+    pub(crate) fn block_in_this_thread_saving(&self) -> SignalSet {
         let mut old = SignalSet::of(&[]);
         // SAFETY: valid sets.
         unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &self.0, &mut old.0) };
@@ -98,20 +98,20 @@ impl SignalSet {
     }
 
     /// Makes the set the calling thread's signal mask (restoring a saved one).
-    pub fn set_as_mask_of_this_thread(&self) {
+    pub(crate) fn set_as_mask_of_this_thread(&self) {
         // SAFETY: valid set; the old mask is not needed.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
     }
 
     /// Blocks the set's signals in the whole (single-threaded: a forked child's) process with
     /// sigprocmask. Async-signal-safe.
-    pub fn block_in_this_process(&self) {
+    pub(crate) fn block_in_this_process(&self) {
         // SAFETY: valid set; the old mask is not needed.
         unsafe { libc::sigprocmask(libc::SIG_BLOCK, &self.0, std::ptr::null_mut()) };
     }
 
     /// The signals pending for the calling thread or its process.
-    pub fn pending() -> SignalSet {
+    pub(crate) fn pending() -> SignalSet {
         let mut set = SignalSet::of(&[]);
         // SAFETY: valid out-pointer.
         unsafe { libc::sigpending(&mut set.0) };
@@ -120,7 +120,7 @@ impl SignalSet {
 
     /// Takes one pending signal of the set without waiting, with the value it was queued with
     /// (sigqueue's `sival_ptr`); None when none is pending.
-    pub fn take_with_value(&self) -> Option<(Signal, usize)> {
+    pub(crate) fn take_with_value(&self) -> Option<(Signal, usize)> {
         let zero = super::time::ns_to_timespec(0);
         // SAFETY: siginfo_t is plain data; all-zero is valid.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -133,7 +133,7 @@ impl SignalSet {
     /// Waits for one of the set's signals, which the calling thread must block: the raw return
     /// of sigwaitinfo (the signal, or -1 with errno set, EINTR included).
     #[inline(always)]
-    pub fn wait_raw(&self) -> libc::c_int {
+    pub(crate) fn wait_raw(&self) -> libc::c_int {
         // SAFETY: valid set; the siginfo is not needed.
         unsafe { libc::sigwaitinfo(&self.0, std::ptr::null_mut()) }
     }
@@ -155,7 +155,7 @@ impl SignalSet {
 
 /// Installs a do-nothing handler for `signal` without SA_RESTART, so that a blocking call it
 /// interrupts returns EINTR (and the default action, often ending the process, is gone).
-pub fn install_interrupting_handler(signal: Signal) -> io::Result<()> {
+pub(crate) fn install_interrupting_handler(signal: Signal) -> io::Result<()> {
     extern "C" fn ignore(_: libc::c_int) {}
     // SAFETY: sigaction with a handler that touches nothing; flags without SA_RESTART.
     unsafe {
@@ -171,13 +171,13 @@ pub fn install_interrupting_handler(signal: Signal) -> io::Result<()> {
 }
 
 /// Sets `signal`'s action to ignore it (SIG_IGN).
-pub fn ignore(signal: Signal) {
+pub(crate) fn ignore(signal: Signal) {
     // SAFETY: plain syscall with a constant disposition.
     unsafe { libc::signal(signal, libc::SIG_IGN) };
 }
 
 /// Sets `signal`'s action back to the default (SIG_DFL). Async-signal-safe.
-pub fn set_default_action(signal: Signal) {
+pub(crate) fn set_default_action(signal: Signal) {
     // SAFETY: plain syscall with a constant disposition.
     unsafe { libc::signal(signal, libc::SIG_DFL) };
 }
@@ -205,7 +205,7 @@ struct QueuedRt {
 /// rt_tgsigqueueinfo is sigqueue(3) aimed at one thread (what pthread_sigqueue uses): a
 /// process-directed sigqueue could be delivered to another thread that does not block the
 /// signal.
-pub fn queue_to_this_thread(signal: Signal, value: usize) -> io::Result<()> {
+pub(crate) fn queue_to_this_thread(signal: Signal, value: usize) -> io::Result<()> {
     // SAFETY: siginfo_t is plain data, all-zero is valid, and QueuedInfo is a prefix of it.
     let ret = unsafe {
         let mut info: libc::siginfo_t = std::mem::zeroed();
@@ -234,13 +234,13 @@ pub fn queue_to_this_thread(signal: Signal, value: usize) -> io::Result<()> {
 }
 
 /// The kernel's id of the calling thread.
-pub fn thread_id() -> libc::pid_t {
+pub(crate) fn thread_id() -> libc::pid_t {
     // SAFETY: no arguments; cannot fail.
     unsafe { libc::gettid() }
 }
 
 /// Sends `signal` to thread `tid` of this process (tgkill).
-pub fn send_to_thread(tid: libc::pid_t, signal: Signal) -> io::Result<()> {
+pub(crate) fn send_to_thread(tid: libc::pid_t, signal: Signal) -> io::Result<()> {
     // SAFETY: plain syscall with integer arguments.
     let ret = unsafe {
         libc::syscall(

@@ -3,13 +3,13 @@
 //! glibc, so every conversion widens to 64 bits before multiplying.
 
 /// A clock id as the kernel knows it (`clockid_t`).
-pub type ClockId = libc::clockid_t;
+pub(crate) type ClockId = libc::clockid_t;
 
-pub const MONOTONIC: ClockId = libc::CLOCK_MONOTONIC;
-pub const MONOTONIC_COARSE: ClockId = libc::CLOCK_MONOTONIC_COARSE;
-pub const REALTIME: ClockId = libc::CLOCK_REALTIME;
-pub const TAI: ClockId = libc::CLOCK_TAI;
-pub const THREAD_CPUTIME: ClockId = libc::CLOCK_THREAD_CPUTIME_ID;
+pub(crate) const MONOTONIC: ClockId = libc::CLOCK_MONOTONIC;
+pub(crate) const MONOTONIC_COARSE: ClockId = libc::CLOCK_MONOTONIC_COARSE;
+pub(crate) const REALTIME: ClockId = libc::CLOCK_REALTIME;
+pub(crate) const TAI: ClockId = libc::CLOCK_TAI;
+pub(crate) const THREAD_CPUTIME: ClockId = libc::CLOCK_THREAD_CPUTIME_ID;
 
 const NS_PER_S: u64 = 1_000_000_000;
 
@@ -48,7 +48,7 @@ pub fn resolution_ns(clock: ClockId) -> Option<i64> {
 
 /// User and system CPU time of the whole process so far (getrusage RUSAGE_SELF: every thread,
 /// ended ones included; child processes not), ns, in that order.
-pub fn process_cpu_time_ns() -> (u64, u64) {
+pub(crate) fn process_cpu_time_ns() -> (u64, u64) {
     // SAFETY: an all-zero rusage is valid; getrusage fills it and cannot fail for RUSAGE_SELF.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
@@ -60,7 +60,7 @@ pub fn process_cpu_time_ns() -> (u64, u64) {
 
 /// A timespec (non-negative, as clocks and durations give them) in nanoseconds.
 #[inline(always)]
-pub fn timespec_to_ns(ts: &libc::timespec) -> u64 {
+pub(crate) fn timespec_to_ns(ts: &libc::timespec) -> u64 {
     // `as u64` widens before the multiplication: 32-bit time_t cannot overflow here.
     ts.tv_sec as u64 * NS_PER_S + ts.tv_nsec as u64
 }
@@ -69,7 +69,7 @@ pub fn timespec_to_ns(ts: &libc::timespec) -> u64 {
 /// represented; they saturate rather than wrap (CLOCK_MONOTONIC is far from it: 68 years of
 /// uptime; CLOCK_REALTIME reaches it in 2038).
 #[inline(always)]
-pub fn ns_to_timespec(ns: u64) -> libc::timespec {
+pub(crate) fn ns_to_timespec(ns: u64) -> libc::timespec {
     let secs = ns / NS_PER_S;
     libc::timespec {
         tv_sec: TimeT::try_from(secs).unwrap_or(TimeT::MAX),
@@ -80,14 +80,14 @@ pub fn ns_to_timespec(ns: u64) -> libc::timespec {
 
 /// A timeval (rusage, itimers) in nanoseconds.
 #[inline(always)]
-pub fn timeval_to_ns(tv: &libc::timeval) -> u64 {
+pub(crate) fn timeval_to_ns(tv: &libc::timeval) -> u64 {
     tv.tv_sec as u64 * NS_PER_S + tv.tv_usec as u64 * 1_000
 }
 
 /// Nanoseconds as a timeval, rounded down to whole microseconds (saturating like
 /// [`ns_to_timespec`]).
 #[inline(always)]
-pub fn ns_to_timeval(ns: u64) -> libc::timeval {
+pub(crate) fn ns_to_timeval(ns: u64) -> libc::timeval {
     let us = ns / 1_000;
     libc::timeval {
         tv_sec: TimeT::try_from(us / 1_000_000).unwrap_or(TimeT::MAX),

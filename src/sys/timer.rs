@@ -13,7 +13,7 @@ use std::os::fd::RawFd;
 
 /// An arming of a timer: the first expiry, then every interval (0: once).
 #[derive(Clone, Copy)]
-pub struct Arming(libc::itimerspec);
+pub(crate) struct Arming(libc::itimerspec);
 
 impl Arming {
     /// First expiry at `first_ns` (absolute or relative, as the call that takes it says), then
@@ -27,13 +27,13 @@ impl Arming {
     }
 
     /// No expiry: arming with it stops the timer.
-    pub fn disarmed() -> Arming {
+    pub(crate) fn disarmed() -> Arming {
         Arming::new(0, 0)
     }
 }
 
 /// A timerfd: a timer whose expirations are read from a descriptor.
-pub struct TimerFd(RawFd);
+pub(crate) struct TimerFd(RawFd);
 
 impl TimerFd {
     /// A timerfd on `clock`, close-on-exec, not armed.
@@ -44,7 +44,7 @@ impl TimerFd {
 
     /// Arms it at absolute times (TFD_TIMER_ABSTIME); this also discards the expirations not
     /// yet read.
-    pub fn set_absolute(&self, arming: &Arming) -> io::Result<()> {
+    pub(crate) fn set_absolute(&self, arming: &Arming) -> io::Result<()> {
         // SAFETY: valid descriptor and itimerspec.
         super::check(unsafe {
             libc::timerfd_settime(
@@ -60,7 +60,7 @@ impl TimerFd {
     /// Blocks until an expiry and reads the count: the raw read(2) result (8, or -1 with errno
     /// set, EINTR included).
     #[inline(always)]
-    pub fn read_raw(&self) -> isize {
+    pub(crate) fn read_raw(&self) -> isize {
         let mut expirations = [0u8; 8];
         super::file::read_raw(self.0, &mut expirations)
     }
@@ -73,12 +73,16 @@ impl Drop for TimerFd {
 }
 
 /// A POSIX timer (timer_create).
-pub struct PosixTimer(libc::timer_t);
+pub(crate) struct PosixTimer(libc::timer_t);
 
 impl PosixTimer {
     /// A timer on `clock` that sends `signal` to thread `tid` of this process at each expiry
     /// (SIGEV_THREAD_ID: no other thread takes it).
-    pub fn to_thread(clock: ClockId, signal: Signal, tid: libc::pid_t) -> io::Result<PosixTimer> {
+    pub(crate) fn to_thread(
+        clock: ClockId,
+        signal: Signal,
+        tid: libc::pid_t,
+    ) -> io::Result<PosixTimer> {
         // SAFETY: sigevent is plain data; the kernel reads the fields set here.
         let mut sev: libc::sigevent = unsafe { std::mem::zeroed() };
         sev.sigev_notify = libc::SIGEV_THREAD_ID;
@@ -88,7 +92,7 @@ impl PosixTimer {
     }
 
     /// A timer on `clock` that notifies no one (SIGEV_NONE): only its time left can be read.
-    pub fn silent(clock: ClockId) -> io::Result<PosixTimer> {
+    pub(crate) fn silent(clock: ClockId) -> io::Result<PosixTimer> {
         // SAFETY: sigevent is plain data; all-zero with SIGEV_NONE is valid.
         let mut sev: libc::sigevent = unsafe { std::mem::zeroed() };
         sev.sigev_notify = libc::SIGEV_NONE;
@@ -104,7 +108,7 @@ impl PosixTimer {
     }
 
     /// Arms it at absolute times (TIMER_ABSTIME).
-    pub fn set_absolute(&self, arming: &Arming) -> io::Result<()> {
+    pub(crate) fn set_absolute(&self, arming: &Arming) -> io::Result<()> {
         // SAFETY: valid timer and itimerspec.
         super::check(unsafe {
             libc::timer_settime(self.0, libc::TIMER_ABSTIME, &arming.0, std::ptr::null_mut())
@@ -113,14 +117,14 @@ impl PosixTimer {
     }
 
     /// Arms it relative to now.
-    pub fn set_relative(&self, arming: &Arming) -> io::Result<()> {
+    pub(crate) fn set_relative(&self, arming: &Arming) -> io::Result<()> {
         // SAFETY: valid timer and itimerspec.
         super::check(unsafe { libc::timer_settime(self.0, 0, &arming.0, std::ptr::null_mut()) })
             .map(drop)
     }
 
     /// The time to its next expiry, ns (0: expired and not re-armed, or disarmed).
-    pub fn remaining_ns(&self) -> io::Result<u64> {
+    pub(crate) fn remaining_ns(&self) -> io::Result<u64> {
         let mut left = Arming::disarmed();
         // SAFETY: valid timer and out-pointer.
         super::check(unsafe { libc::timer_gettime(self.0, &mut left.0) })?;
@@ -137,7 +141,7 @@ impl Drop for PosixTimer {
 
 /// Arms the process's ITIMER_REAL (SIGALRM): first in `value_ns`, then every `interval_ns`
 /// (0: once; both 0: stop), each rounded down to whole microseconds.
-pub fn set_real_itimer(value_ns: u64, interval_ns: u64) -> io::Result<()> {
+pub(crate) fn set_real_itimer(value_ns: u64, interval_ns: u64) -> io::Result<()> {
     let it = libc::itimerval {
         it_interval: ns_to_timeval(interval_ns),
         it_value: ns_to_timeval(value_ns),
@@ -149,7 +153,7 @@ pub fn set_real_itimer(value_ns: u64, interval_ns: u64) -> io::Result<()> {
 /// clock_nanosleep to the absolute time `due_ns` of `clock`: 0, or the errno (EINTR when a
 /// signal interrupted it; the same target can simply be slept to again).
 #[inline(always)]
-pub fn sleep_until(clock: ClockId, due_ns: u64) -> i32 {
+pub(crate) fn sleep_until(clock: ClockId, due_ns: u64) -> i32 {
     let ts = ns_to_timespec(due_ns);
     // SAFETY: valid timespec; no remainder is needed for absolute sleeps.
     unsafe { libc::clock_nanosleep(clock, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) }
@@ -157,7 +161,7 @@ pub fn sleep_until(clock: ClockId, due_ns: u64) -> i32 {
 
 /// clock_nanosleep for `ns` of `clock`: Ok, or the errno and the time left (EINTR).
 #[inline(always)]
-pub fn clock_sleep_for(clock: ClockId, ns: u64) -> Result<(), (i32, u64)> {
+pub(crate) fn clock_sleep_for(clock: ClockId, ns: u64) -> Result<(), (i32, u64)> {
     let req = ns_to_timespec(ns);
     let mut rem = ns_to_timespec(0);
     // SAFETY: valid timespecs.
@@ -169,7 +173,7 @@ pub fn clock_sleep_for(clock: ClockId, ns: u64) -> Result<(), (i32, u64)> {
 
 /// nanosleep(2) for `ns` (CLOCK_MONOTONIC): Ok, or the errno and the time left (EINTR).
 #[inline(always)]
-pub fn nanosleep_for(ns: u64) -> Result<(), (i32, u64)> {
+pub(crate) fn nanosleep_for(ns: u64) -> Result<(), (i32, u64)> {
     let req = ns_to_timespec(ns);
     let mut rem = ns_to_timespec(0);
     // SAFETY: valid timespecs.
@@ -185,7 +189,7 @@ pub fn nanosleep_for(ns: u64) -> Result<(), (i32, u64)> {
 /// result (0, or -1 with errno set). Linux writes the time left back on EINTR; so does this,
 /// into `left_ns`, so that calling again sleeps the rest.
 #[inline(always)]
-pub fn select_sleep(left_ns: &mut u64) -> isize {
+pub(crate) fn select_sleep(left_ns: &mut u64) -> isize {
     let mut tv = ns_to_timeval(*left_ns);
     // SAFETY: no descriptor sets; valid timeval.
     let r = unsafe {
@@ -203,7 +207,7 @@ pub fn select_sleep(left_ns: &mut u64) -> isize {
 
 /// ppoll() with no descriptors for `ns`: the raw result (0, or -1 with errno set).
 #[inline(always)]
-pub fn ppoll_sleep(ns: u64) -> isize {
+pub(crate) fn ppoll_sleep(ns: u64) -> isize {
     let ts = ns_to_timespec(ns);
     // SAFETY: zero descriptors; valid timespec; no signal mask change.
     unsafe { libc::ppoll(std::ptr::null_mut(), 0, &ts, std::ptr::null()) as isize }

@@ -61,7 +61,7 @@ impl KernelConfig {
     }
 
     /// Whether `CONFIG_<name>` is built in or a module.
-    pub fn enabled(&self, name: &str) -> bool {
+    pub(crate) fn enabled(&self, name: &str) -> bool {
         matches!(self.get(name), Some("y") | Some("m"))
     }
 }

@@ -16,4 +16,4 @@ pub mod snapshot;
 mod verdict;
 
 pub use snapshot::{SystemSnapshot, snapshot};
-pub use verdict::{Check, Verdict};
+pub use verdict::Verdict;

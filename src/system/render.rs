@@ -9,7 +9,7 @@ use super::verdict::Verdict;
 use crate::cpulist::format_cpu_list;
 
 /// Version of the doctor JSON document (docs/doctor.md).
-pub const DOCTOR_FORMAT: u32 = 1;
+pub(crate) const DOCTOR_FORMAT: u32 = 1;
 
 /// How many checks came out each way.
 #[derive(Debug, Default, Clone, Copy, Serialize, PartialEq, Eq)]

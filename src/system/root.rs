@@ -34,7 +34,7 @@ pub enum ReadError {
 
 impl ReadError {
     /// The file or directory does not exist (ENOENT).
-    pub fn is_missing(&self) -> bool {
+    pub(crate) fn is_missing(&self) -> bool {
         matches!(self, ReadError::Io { error, .. } if error.kind() == io::ErrorKind::NotFound)
     }
 }
@@ -76,12 +76,12 @@ pub fn read(root: &Path, rel: &str) -> Result<String, ReadError> {
 }
 
 /// The file's contents with surrounding whitespace removed.
-pub fn read_trim(root: &Path, rel: &str) -> Result<String, ReadError> {
+pub(crate) fn read_trim(root: &Path, rel: &str) -> Result<String, ReadError> {
     read(root, rel).map(|s| s.trim().to_string())
 }
 
 /// The file's contents parsed as an integer.
-pub fn read_i64(root: &Path, rel: &str) -> Result<i64, ReadError> {
+pub(crate) fn read_i64(root: &Path, rel: &str) -> Result<i64, ReadError> {
     let text = read_trim(root, rel)?;
     text.parse().map_err(|_| ReadError::NotANumber {
         rel: rel.trim_start_matches('/').to_string(),
@@ -111,7 +111,7 @@ pub fn list(root: &Path, rel: &str) -> Result<Vec<String>, ReadError> {
 }
 
 /// Directory entries that are numbers (CPUs, IRQs, PIDs), sorted numerically.
-pub fn numbered(names: &[String], prefix: &str) -> Vec<usize> {
+pub(crate) fn numbered(names: &[String], prefix: &str) -> Vec<usize> {
     let mut out: Vec<usize> = names
         .iter()
         .filter_map(|n| n.strip_prefix(prefix)?.parse().ok())

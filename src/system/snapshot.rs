@@ -10,7 +10,7 @@ use super::{host, probes, root};
 use crate::cpulist::parse_cpu_list;
 
 /// The areas in display order; checks are sorted into this order.
-pub const AREAS: &[&str] = &[
+pub(crate) const AREAS: &[&str] = &[
     "kernel",
     "scheduling",
     "cpu",
@@ -61,7 +61,7 @@ pub fn snapshot(measured_cpus: &[usize]) -> SystemSnapshot {
 }
 
 /// A snapshot of the system below `root`. Live probes and system calls run only with `live`.
-pub fn snapshot_at(root_dir: &Path, measured_cpus: &[usize], live: bool) -> SystemSnapshot {
+pub(crate) fn snapshot_at(root_dir: &Path, measured_cpus: &[usize], live: bool) -> SystemSnapshot {
     let ctx = Ctx::new(root_dir, measured_cpus, live);
     let mut checks = checks::all(&ctx);
     if live {
@@ -126,7 +126,7 @@ impl SystemSnapshot {
     }
 
     /// Whether any check failed (doctor exits 1 then).
-    pub fn any_fail(&self) -> bool {
+    pub(crate) fn any_fail(&self) -> bool {
         self.checks.iter().any(|c| c.verdict == Verdict::Fail)
     }
 
@@ -134,7 +134,10 @@ impl SystemSnapshot {
     /// unrepresentative: a VM or steal time, RT throttling, a non-PREEMPT_RT kernel, and
     /// measuring without real-time priority (`measuring_without_rt_priority`: the run uses
     /// SCHED_OTHER, SCHED_BATCH or SCHED_IDLE).
-    pub fn representativeness_warnings(&self, measuring_without_rt_priority: bool) -> Vec<String> {
+    pub(crate) fn representativeness_warnings(
+        &self,
+        measuring_without_rt_priority: bool,
+    ) -> Vec<String> {
         let mut out = Vec::new();
         let steal = match (self.steal_since_boot_percent, self.steal_recent_percent) {
             (_, Some(r)) if r > 0.0 => {

@@ -49,7 +49,7 @@ pub struct Check {
 /// Keeping these in one constant per check means a check's explanation cannot drift
 /// between its verdicts.
 #[derive(Debug, Clone, Copy)]
-pub struct Spec {
+pub(crate) struct Spec {
     pub id: &'static str,
     pub area: &'static str,
     pub why: &'static str,

@@ -61,7 +61,7 @@ pub struct IpcChain {
 impl IpcChain {
     /// Where the sender's stamp lies (see the module documentation): the latest of the sender
     /// running (its timer's expiry when its switch is missing), K − L and R − L.
-    pub fn stamp_ts(&self) -> u64 {
+    pub(crate) fn stamp_ts(&self) -> u64 {
         let latency = self.latency_ns.max(0) as u64;
         let running = self.sender_running_ts.unwrap_or(self.sender_expiry_ts);
         [self.waking_ts, self.receiver_running_ts]
@@ -72,17 +72,17 @@ impl IpcChain {
     }
 
     /// stamp − due: how late the sender stamped.
-    pub fn sender_late_ns(&self) -> i64 {
+    pub(crate) fn sender_late_ns(&self) -> i64 {
         self.stamp_ts() as i64 - self.due_ns as i64
     }
 
     /// K − stamp.
-    pub fn wake_call_ns(&self) -> Option<i64> {
+    pub(crate) fn wake_call_ns(&self) -> Option<i64> {
         Some(self.waking_ts? as i64 - self.stamp_ts() as i64)
     }
 
     /// R − K.
-    pub fn kept_off_ns(&self) -> Option<i64> {
+    pub(crate) fn kept_off_ns(&self) -> Option<i64> {
         Some(self.receiver_running_ts? as i64 - self.waking_ts? as i64)
     }
 }
@@ -90,7 +90,7 @@ impl IpcChain {
 /// The sender's timer cycle for the sample due at `due_ns` with `latency_ns`, taken out of
 /// the sender CPU's timeline (the sender sleeps with an absolute clock_nanosleep to exactly the
 /// due time).
-pub fn take_sender_cycle(
+pub(crate) fn take_sender_cycle(
     sender_cpu: &mut CpuTimeline,
     sender_tid: i32,
     due_ns: u64,
@@ -114,7 +114,7 @@ pub fn take_sender_cycle(
 /// wake is looked for before the sender's next sleep (its next hrtimer_start): a receiver that
 /// had not blocked yet when the sender sent needs no wakeup, and the next one is another
 /// sample's.
-pub fn follow_wake(
+pub(crate) fn follow_wake(
     chain: &mut IpcChain,
     sender_cpu: &CpuTimeline,
     receiver_cpu: &CpuTimeline,
@@ -179,7 +179,7 @@ pub(crate) mod tests {
     /// the sender 200 ns later), the sender gets the CPU back at `sender_back_ns` and wakes the
     /// receiver (tid 7, `jl-measure-0`) at `wake_ns`. On CPU 0 the receiver left at 0.9 ms to
     /// `held_by_0` and is switched in again at `home_ns`.
-    pub struct Scene {
+    pub(crate) struct Scene {
         pub held_by_1: TaskRef,
         pub expire_ns: u64,
         pub sender_back_ns: u64,

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Events that must exist (system, event); without them the split cannot be made.
-pub const REQUIRED_EVENTS: &[(&str, &str)] = &[
+pub(crate) const REQUIRED_EVENTS: &[(&str, &str)] = &[
     ("timer", "hrtimer_start"),
     ("timer", "hrtimer_expire_entry"),
     ("sched", "sched_waking"),
@@ -20,7 +20,7 @@ pub const REQUIRED_EVENTS: &[(&str, &str)] = &[
 
 /// The system of the architecture's interrupt-vector events (x86: local timer, IPIs...);
 /// every `<name>_entry` with a matching `<name>_exit` in it is used when it exists.
-pub const VECTOR_SYSTEM: &str = "irq_vectors";
+pub(crate) const VECTOR_SYSTEM: &str = "irq_vectors";
 
 /// A task name as the kernel stores it: up to 16 bytes, NUL-padded.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -34,7 +34,7 @@ impl Comm {
         Comm(c)
     }
 
-    pub fn as_string(&self) -> String {
+    pub(crate) fn as_string(&self) -> String {
         let end = self.0.iter().position(|&b| b == 0).unwrap_or(16);
         String::from_utf8_lossy(&self.0[..end]).into_owned()
     }
@@ -124,7 +124,7 @@ pub fn task(pid: i32, prio: i32, comm: &str) -> TaskRef {
 #[cfg(test)]
 impl Kind {
     /// A wakeup of a normal task `pid` onto CPU 0, for tests that only follow pids.
-    pub fn waking(pid: i32) -> Kind {
+    pub(crate) fn waking(pid: i32) -> Kind {
         Kind::Waking {
             task: TaskRef {
                 pid,
@@ -368,14 +368,6 @@ impl Decoder {
             events: known.events,
             irq_names: HashMap::new(),
         })
-    }
-
-    /// The name of a softirq vector (`TIMER`, `NET_RX`...), or its number.
-    pub fn softirq_name(&self, vec: u32) -> String {
-        self.softirq_names
-            .iter()
-            .find(|(v, _)| *v == vec as i64)
-            .map_or_else(|| format!("softirq {vec}"), |(_, n)| n.clone())
     }
 
     /// Decodes one record; None for events this decoder does not know or short records.

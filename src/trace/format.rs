@@ -24,7 +24,7 @@ pub struct Field {
 impl Field {
     /// A `__data_loc` field holds a 32-bit locator of variable-length data (offset in the low
     /// 16 bits, length in the high 16 bits) instead of the data itself.
-    pub fn is_data_loc(&self) -> bool {
+    pub(crate) fn is_data_loc(&self) -> bool {
         self.type_name.starts_with("__data_loc")
     }
 
@@ -45,7 +45,7 @@ impl Field {
     }
 
     /// The field as an unsigned 64-bit value (pointers, u64 counters).
-    pub fn uint(&self, record: &[u8]) -> Option<u64> {
+    pub(crate) fn uint(&self, record: &[u8]) -> Option<u64> {
         self.int(record).map(|v| match self.size {
             8 => v as u64,
             _ if self.signed => v as u64,
@@ -87,7 +87,7 @@ impl EventFormat {
     }
 
     /// Like [`EventFormat::field`], with an error that names the event and the field.
-    pub fn require(&self, name: &str) -> Result<Field, String> {
+    pub(crate) fn require(&self, name: &str) -> Result<Field, String> {
         self.field(name).cloned().ok_or_else(|| {
             format!(
                 "event {}/{} has no field '{name}' in its format file; this kernel's tracepoint differs from what jitterlab knows",
@@ -98,7 +98,7 @@ impl EventFormat {
 
     /// The value-to-name table of the first `__print_symbolic(...)` in the print format, e.g.
     /// softirq vectors `{ 0, "HI" }, { 1, "TIMER" }, ...`. Empty when there is none.
-    pub fn symbols(&self) -> Vec<(i64, String)> {
+    pub(crate) fn symbols(&self) -> Vec<(i64, String)> {
         let Some(start) = self.print_fmt.find("__print_symbolic(") else {
             return Vec::new();
         };
@@ -174,7 +174,7 @@ fn parse_field_line(line: &str) -> Option<Field> {
 }
 
 /// Parses the text of an event's `format` file.
-pub fn parse_event_format(system: &str, text: &str) -> Result<EventFormat, String> {
+pub(crate) fn parse_event_format(system: &str, text: &str) -> Result<EventFormat, String> {
     let mut name = None;
     let mut id = None;
     let mut fields = Vec::new();
@@ -289,7 +289,7 @@ impl HeaderEvent {
 /// Reads a tracefs file whole. Some of them (events/header_page) answer only the first read
 /// of an open file, so a small first read, as `fs::read_to_string` makes on files whose size
 /// shows as 0, would cut them short: read with a buffer larger than any of them.
-pub fn read_tracefs_file(path: &Path) -> std::io::Result<String> {
+pub(crate) fn read_tracefs_file(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
     let mut f = fs::File::open(path)?;
     let mut buf = vec![0u8; 256 * 1024];

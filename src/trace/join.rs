@@ -16,7 +16,7 @@ use std::sync::mpsc::Receiver;
 /// IPC sample waits for its chain's trace: the wakeup is really that much later than the due
 /// time by the sender's own lateness, which the sample does not carry. A sender later than
 /// this may find the end of its chain not yet read (the explanation then says what is missing).
-pub const IPC_CHAIN_WAIT_NS: u64 = 20_000_000;
+pub(crate) const IPC_CHAIN_WAIT_NS: u64 = 20_000_000;
 
 /// One measuring thread, as the joiner needs it.
 #[derive(Debug, Clone, Copy)]

@@ -40,11 +40,11 @@ use tracefs::Instance;
 /// Per-CPU ring buffer of the instance on each measured CPU, KiB. At the ~10 000 events/s of a
 /// 1 ms loop on a busy CPU (about 400 KB/s) this holds several seconds, against a reader that
 /// empties it every [`POLL_EVERY`].
-pub const BUFFER_KB: u64 = 2048;
+pub(crate) const BUFFER_KB: u64 = 2048;
 /// The buffer of CPUs that are not traced (tracing_cpumask leaves them empty): the minimum.
 const IDLE_BUFFER_KB: u64 = 4;
 /// How often the reader empties the buffers.
-pub const POLL_EVERY: Duration = Duration::from_millis(50);
+pub(crate) const POLL_EVERY: Duration = Duration::from_millis(50);
 
 /// The instance, configured but not yet tracing.
 pub struct TraceSetup {
@@ -55,7 +55,7 @@ pub struct TraceSetup {
 }
 
 /// A hex CPU mask as tracing_cpumask takes it: 32-bit groups separated by commas.
-pub fn cpumask_hex(cpus: &[usize]) -> String {
+pub(crate) fn cpumask_hex(cpus: &[usize]) -> String {
     let max = cpus.iter().copied().max().unwrap_or(0);
     let mut words = vec![0u32; max / 32 + 1];
     for &c in cpus {
@@ -246,7 +246,7 @@ fn write_thread_filters(
 
 /// What tracing did, at the end.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct TraceStats {
+pub(crate) struct TraceStats {
     pub reader: ReaderStats,
     /// Events the kernel lost (per-CPU `stats`: overrun + dropped events), or the reader's
     /// count from page headers when the stats cannot be read.
@@ -257,7 +257,7 @@ impl Tracer {
     /// Reads what is left (everything written until now), stops the reader and closes the
     /// trace files. Call when the measuring threads have ended, before the recorder's last
     /// drain.
-    pub fn finish_reading(&mut self) -> Result<TraceStats, String> {
+    pub(crate) fn finish_reading(&mut self) -> Result<TraceStats, String> {
         let reader = match self.reader.take() {
             Some(mut r) => r.finish()?,
             None => ReaderStats::default(),
@@ -282,7 +282,7 @@ impl Tracer {
     /// one that did not start) from now on: filters the timer starts and wakeups to them and
     /// the measuring threads, and tells the joiner. Call once the senders have started, before
     /// the first sample is due.
-    pub fn follow_senders(&mut self, sender_tids: &[i32]) -> Result<(), String> {
+    pub(crate) fn follow_senders(&mut self, sender_tids: &[i32]) -> Result<(), String> {
         let mut tids = self.tids.clone();
         tids.extend(sender_tids.iter().filter(|&&t| t > 0));
         write_thread_filters(&self.instance, &tids, &mut self.config)?;

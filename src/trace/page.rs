@@ -23,9 +23,9 @@
 use super::format::{Formats, HeaderEvent, HeaderPage};
 
 /// `RB_MISSED_EVENTS` in kernel/trace/ring_buffer.c: events were lost before this page.
-pub const MISSED_EVENTS: u64 = 1 << 31;
+pub(crate) const MISSED_EVENTS: u64 = 1 << 31;
 /// `RB_MISSED_STORED`: the number lost follows the data, as an unsigned long.
-pub const MISSED_STORED: u64 = 1 << 30;
+pub(crate) const MISSED_STORED: u64 = 1 << 30;
 /// The bits of `commit` that hold the data length.
 const COMMIT_MASK: u64 = MISSED_STORED - 1;
 

@@ -35,7 +35,7 @@ pub struct TaskPolicy {
 }
 
 /// Looks up a task's policy now (sched_getscheduler, sched_getparam, getpriority).
-pub fn lookup_policy(pid: i32, kernel_prio: i32) -> Option<TaskPolicy> {
+pub(crate) fn lookup_policy(pid: i32, kernel_prio: i32) -> Option<TaskPolicy> {
     use crate::sys::sched as os;
     let policy_name = match os::scheduler(pid).ok()? {
         os::SCHED_FIFO => "FIFO",

@@ -10,7 +10,7 @@ use crate::record::ThreadResult;
 
 /// The join settings of each measuring thread, from `(index, cpu, tid)`: where the timer's
 /// expiry lies for the run's wake method (its row's [`TraceJoin`](crate::measure::wake::TraceJoin)).
-pub fn thread_traces(plan: &RunPlan, threads: &[(usize, usize, i32)]) -> Vec<ThreadTrace> {
+pub(crate) fn thread_traces(plan: &RunPlan, threads: &[(usize, usize, i32)]) -> Vec<ThreadTrace> {
     threads
         .iter()
         .map(|&(index, cpu, tid)| ThreadTrace {
@@ -32,7 +32,7 @@ pub fn thread_traces(plan: &RunPlan, threads: &[(usize, usize, i32)]) -> Vec<Thr
 
 /// The CPUs to trace: the measured ones, and those of IPC senders (the sender's timer and its
 /// wake of the receiver are recorded on the sender's CPU), ascending.
-pub fn traced_cpus(plan: &RunPlan) -> Vec<usize> {
+pub(crate) fn traced_cpus(plan: &RunPlan) -> Vec<usize> {
     let mut cpus = plan.cpus.clone();
     if let Some(spec) = plan.measurement.latency().and_then(|l| l.sender.as_ref()) {
         cpus.extend(&spec.cpus);
@@ -44,12 +44,12 @@ pub fn traced_cpus(plan: &RunPlan) -> Vec<usize> {
 
 /// The kernel callbacks of the timers the run's wake method sleeps on, for filtering the timer
 /// expiries (none for `rtc`, which sleeps on the RTC interrupt, not a hrtimer).
-pub fn timer_functions(wake: &WakeMethod) -> &'static [&'static str] {
+pub(crate) fn timer_functions(wake: &WakeMethod) -> &'static [&'static str] {
     wake.trace.timer_functions
 }
 
 /// The `trace` section of run.json.
-pub fn trace_record(
+pub(crate) fn trace_record(
     plan: &RunPlan,
     config: &TraceConfig,
     stats: &TraceStats,
@@ -89,7 +89,7 @@ pub fn trace_record(
 }
 
 /// Warnings about the trace: lost events, samples left without IRQ latency.
-pub fn trace_warnings(stats: &TraceStats, results: &[ThreadResult]) -> Vec<String> {
+pub(crate) fn trace_warnings(stats: &TraceStats, results: &[ThreadResult]) -> Vec<String> {
     let mut w = Vec::new();
     if stats.events_lost > 0 {
         w.push(format!(

@@ -42,7 +42,7 @@ const MAX_CYCLES: usize = 100_000;
 
 /// One sleep of a measuring thread as the trace shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TimerCycle {
+pub(crate) struct TimerCycle {
     pub tid: i32,
     pub hrtimer: u64,
     /// Hard and soft expiry on the timer's clock, ns.
@@ -189,7 +189,12 @@ impl CpuTimeline {
     /// The timer cycle of thread `tid` whose soft expiry lies within `tolerance_ns` after
     /// `due_ns`, taken out of the timeline with this thread's cycles before it (samples come in
     /// order).
-    pub fn take_cycle(&mut self, tid: i32, due_ns: u64, tolerance_ns: u64) -> Option<TimerCycle> {
+    pub(crate) fn take_cycle(
+        &mut self,
+        tid: i32,
+        due_ns: u64,
+        tolerance_ns: u64,
+    ) -> Option<TimerCycle> {
         let due = due_ns as i64;
         let found = self.cycles.iter().position(|c| {
             c.tid == tid && c.softexpires >= due && c.softexpires - due <= tolerance_ns as i64
@@ -208,7 +213,7 @@ impl CpuTimeline {
     }
 
     /// Forgets the history older than what the next sample (due after `due_ns`) can need.
-    pub fn trim_before_due(&mut self, due_ns: u64) {
+    pub(crate) fn trim_before_due(&mut self, due_ns: u64) {
         let keep_from = due_ns.saturating_sub(HISTORY_BEHIND_NS);
         while self.history.front().is_some_and(|e| e.ts < keep_from) {
             self.pop_history();

@@ -11,13 +11,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// The prefix of jitterlab's instance names; the rest is the owning process id.
-pub const INSTANCE_PREFIX: &str = "jitterlab-";
+pub(crate) const INSTANCE_PREFIX: &str = "jitterlab-";
 /// The usual mount point, named in the fix when tracefs is not mounted.
-pub const DEFAULT_MOUNT: &str = "/sys/kernel/tracing";
+pub(crate) const DEFAULT_MOUNT: &str = "/sys/kernel/tracing";
 
 /// The tracefs mount point in a /proc/mounts text: a tracefs mount, or `tracing` inside a
 /// debugfs mount (older systems). `exists` tells whether a path exists (tests pass a fake).
-pub fn mount_from_mounts(mounts: &str, exists: impl Fn(&str) -> bool) -> Option<String> {
+pub(crate) fn mount_from_mounts(mounts: &str, exists: impl Fn(&str) -> bool) -> Option<String> {
     let mut debugfs = None;
     for line in mounts.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
@@ -82,12 +82,12 @@ fn access_writable(dir: &Path) -> io::Result<()> {
 }
 
 /// The instance name of process `pid`.
-pub fn instance_name(pid: u32) -> String {
+pub(crate) fn instance_name(pid: u32) -> String {
     format!("{INSTANCE_PREFIX}{pid}")
 }
 
 /// The process id in a jitterlab instance name, or None for other names.
-pub fn instance_owner(name: &str) -> Option<u32> {
+pub(crate) fn instance_owner(name: &str) -> Option<u32> {
     let pid = name.strip_prefix(INSTANCE_PREFIX)?;
     (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
         .then(|| pid.parse().ok())
@@ -96,7 +96,7 @@ pub fn instance_owner(name: &str) -> Option<u32> {
 
 /// Whether the owner of an instance is gone: no such process, or a process that is not this
 /// program (the pid was reused), judged by its `comm` against ours.
-pub fn owner_is_gone(proc_root: &Path, pid: u32, our_comm: &str) -> bool {
+pub(crate) fn owner_is_gone(proc_root: &Path, pid: u32, our_comm: &str) -> bool {
     match fs::read_to_string(proc_root.join(pid.to_string()).join("comm")) {
         Err(_) => true,
         Ok(comm) => comm.trim() != our_comm,
@@ -106,7 +106,7 @@ pub fn owner_is_gone(proc_root: &Path, pid: u32, our_comm: &str) -> bool {
 /// Removes the jitterlab instances under `instances_dir` whose owner is gone (see
 /// [`owner_is_gone`]). Returns the names removed and, for each that could not be removed, a
 /// message with the reason.
-pub fn remove_stale_in(
+pub(crate) fn remove_stale_in(
     instances_dir: &Path,
     proc_root: &Path,
     our_comm: &str,
@@ -138,7 +138,7 @@ pub fn remove_stale_in(
 /// Removes instances left by jitterlab processes that no longer exist (a SIGKILL, a crash).
 /// Called at every `jitterlab run`; silent when tracefs is not mounted or not accessible.
 /// Returns warnings for instances that could not be removed.
-pub fn remove_stale_instances() -> Vec<String> {
+pub(crate) fn remove_stale_instances() -> Vec<String> {
     let Ok(mounts) = fs::read_to_string("/proc/mounts") else {
         return Vec::new();
     };
@@ -158,7 +158,7 @@ pub fn remove_stale_instances() -> Vec<String> {
 /// decide on it: a value the kernel does not understand (EINVAL, e.g. a filter form newer than
 /// the kernel) is a missing feature to work around, anything else a failure.
 #[derive(Debug)]
-pub struct WriteError {
+pub(crate) struct WriteError {
     pub path: PathBuf,
     pub value: String,
     pub error: io::Error,
@@ -166,7 +166,7 @@ pub struct WriteError {
 
 impl WriteError {
     /// The kernel parsed the value and refused it (EINVAL), as opposed to refusing the write.
-    pub fn is_value_refused(&self) -> bool {
+    pub(crate) fn is_value_refused(&self) -> bool {
         self.error.raw_os_error() == Some(crate::sys::errno::EINVAL)
     }
 }
@@ -188,7 +188,7 @@ impl std::error::Error for WriteError {}
 /// jitterlab's tracing instance. Dropping it turns tracing off and removes the directory,
 /// and with it every setting made in it.
 #[derive(Debug)]
-pub struct Instance {
+pub(crate) struct Instance {
     pub name: String,
     pub path: PathBuf,
     removed: bool,

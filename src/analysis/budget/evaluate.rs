@@ -18,7 +18,11 @@ impl Budget {
 
     /// Judges per-CPU figures that are not a stored run (a monitor's window); `absent` names
     /// the count fields the figures lack.
-    pub fn evaluate_threads(&self, threads: &[ThreadSummary], absent: &[String]) -> BudgetVerdict {
+    pub(crate) fn evaluate_threads(
+        &self,
+        threads: &[ThreadSummary],
+        absent: &[String],
+    ) -> BudgetVerdict {
         let clauses: Vec<ClauseVerdict> = self
             .clauses
             .iter()

@@ -27,7 +27,7 @@ pub enum Op {
 }
 
 impl Op {
-    pub fn symbol(self) -> &'static str {
+    pub(crate) fn symbol(self) -> &'static str {
         match self {
             Op::Lt => "<",
             Op::Le => "<=",
@@ -70,7 +70,7 @@ pub struct Budget {
 
 impl Budget {
     /// The CPUs the clauses name explicitly (checked against the plan before a run starts).
-    pub fn named_cpus(&self) -> Vec<usize> {
+    pub(crate) fn named_cpus(&self) -> Vec<usize> {
         self.clauses.iter().filter_map(|c| c.cpu).collect()
     }
 }

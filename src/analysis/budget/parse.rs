@@ -79,7 +79,7 @@ impl Budget {
     }
 
     /// A `--budget` option: None when absent; a malformed expression is a usage error (exit 2).
-    pub fn from_option(expression: Option<&str>) -> crate::error::Result<Option<Budget>> {
+    pub(crate) fn from_option(expression: Option<&str>) -> crate::error::Result<Option<Budget>> {
         expression
             .map(Budget::parse)
             .transpose()

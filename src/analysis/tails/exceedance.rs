@@ -83,7 +83,7 @@ impl Exceedance {
 
     /// The share within the threshold as a fraction, counting undecided samples as above (the
     /// conservative side); None without samples.
-    pub fn share_within(&self) -> Option<f64> {
+    pub(crate) fn share_within(&self) -> Option<f64> {
         (self.total > 0).then(|| self.within as f64 / self.total as f64)
     }
 

@@ -7,7 +7,7 @@
 
 /// The misses in a sliding window of `k` consecutive periods, and the worst window so far.
 #[derive(Debug, Clone)]
-pub struct FirmWindow {
+pub(crate) struct FirmWindow {
     k: u64,
     /// Bit i says whether the period at position i of the ring (period number mod k) missed.
     ring: Vec<u64>,
@@ -19,7 +19,7 @@ pub struct FirmWindow {
 
 /// The window of k consecutive periods with the most misses (the first such, if several).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct WorstWindow {
+pub(crate) struct WorstWindow {
     pub misses: u64,
     /// Number (0-based) of the window's first period.
     pub first_period: u64,
@@ -73,19 +73,15 @@ impl FirmWindow {
         self.k
     }
 
-    /// Periods accounted so far.
-    pub fn periods(&self) -> u64 {
-        self.periods
+    /// Whether every window so far had at most `m` misses: the `firm(m,k)` verdict.
+    #[cfg(test)]
+    pub fn holds(&self, m: u64) -> bool {
+        self.worst.misses <= m
     }
 
     /// The worst window so far.
     pub fn worst(&self) -> WorstWindow {
         self.worst
-    }
-
-    /// Whether every window so far had at most `m` misses: the `firm(m,k)` verdict.
-    pub fn holds(&self, m: u64) -> bool {
-        self.worst.misses <= m
     }
 }
 

@@ -13,7 +13,7 @@ const CONFIDENCE: f64 = 0.95;
 
 /// One interval of one CPU's log: where it lies in the run and its largest latency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IntervalMax {
+pub(crate) struct IntervalMax {
     /// From the run's start (the log's base time), ns.
     pub start_ns: u64,
     pub length_ns: u64,
@@ -23,7 +23,7 @@ pub struct IntervalMax {
 
 /// A spike count with its rate, MTBF and period (from `times`, whose resolution and lower-bound
 /// flag carry over), the one way every spike record is made.
-pub fn spike_record(
+pub(crate) fn spike_record(
     basis: &str,
     threshold_ns: u64,
     count: u64,
@@ -56,7 +56,7 @@ pub fn spike_record(
 /// The spikes of one thread over its deadline and over 10x its median, from its interval
 /// maxima; none when there are no intervals. The log interval is the longest interval (the
 /// resolution of the times); the exposure is the sum of the intervals' lengths.
-pub fn spikes_from_interval_maxima(
+pub(crate) fn spikes_from_interval_maxima(
     t: &ThreadSummary,
     intervals: &[IntervalMax],
 ) -> Vec<SpikeRecord> {
@@ -91,7 +91,10 @@ pub fn spikes_from_interval_maxima(
 /// Gives every thread of `record` without spike figures the estimate from its interval
 /// maxima; `maxima(cpu)` gives that CPU's wakeup-latency intervals in time order. Threads with
 /// the recorder's own spike record are left as they are.
-pub fn fill_missing_spikes(record: &mut RunRecord, maxima: impl Fn(usize) -> Vec<IntervalMax>) {
+pub(crate) fn fill_missing_spikes(
+    record: &mut RunRecord,
+    maxima: impl Fn(usize) -> Vec<IntervalMax>,
+) {
     for t in &mut record.threads {
         if t.tails.spikes.is_empty() {
             t.tails.spikes = spikes_from_interval_maxima(t, &maxima(t.cpu));

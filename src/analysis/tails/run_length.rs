@@ -8,7 +8,7 @@ use super::special::chi_square_quantile;
 
 /// What the run so far supports about the rate of exceedances per wakeup.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RateBound {
+pub(crate) struct RateBound {
     pub wakeups: u64,
     pub exceedances: u64,
     pub confidence: f64,
@@ -17,7 +17,7 @@ pub struct RateBound {
 }
 
 /// The exact one-sided upper bound of a Poisson rate: x events in `wakeups` trials.
-pub fn rate_bound(exceedances: u64, wakeups: u64, confidence: f64) -> Option<RateBound> {
+pub(crate) fn rate_bound(exceedances: u64, wakeups: u64, confidence: f64) -> Option<RateBound> {
     (wakeups > 0).then(|| RateBound {
         wakeups,
         exceedances,
@@ -35,7 +35,7 @@ fn upper_mean(x: f64, confidence: f64) -> f64 {
 /// How many wakeups in total a run needs before it can claim, with `confidence`, that the rate
 /// is below `target_per_wakeup`, if exceedances keep coming at the rate seen so far. None when
 /// that rate is not below the target (no run length would support the claim).
-pub fn wakeups_needed(
+pub(crate) fn wakeups_needed(
     exceedances: u64,
     wakeups: u64,
     target_per_wakeup: f64,
@@ -72,7 +72,7 @@ pub fn wakeups_needed(
 
 /// The time still to run at `wakeups_per_second` (e.g. 1000 at a 1 ms interval), in seconds;
 /// 0 when the claim already holds. None as for [`wakeups_needed`].
-pub fn seconds_still_needed(
+pub(crate) fn seconds_still_needed(
     exceedances: u64,
     wakeups: u64,
     target_per_wakeup: f64,

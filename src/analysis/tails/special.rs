@@ -5,7 +5,7 @@
 //! what the intervals need.
 
 /// ln Γ(x) for x > 0 (Lanczos approximation, g = 7, 9 terms; relative error < 1e-14).
-pub fn ln_gamma(x: f64) -> f64 {
+pub(crate) fn ln_gamma(x: f64) -> f64 {
     const COEF: [f64; 9] = [
         0.999_999_999_999_809_9,
         676.520_368_121_885_1,
@@ -33,7 +33,7 @@ pub fn ln_gamma(x: f64) -> f64 {
 
 /// The regularized lower incomplete gamma function P(a, x) = γ(a, x)/Γ(a), a > 0, x ≥ 0:
 /// the series for x < a + 1, the continued fraction (modified Lentz) above.
-pub fn gamma_p(a: f64, x: f64) -> f64 {
+pub(crate) fn gamma_p(a: f64, x: f64) -> f64 {
     if x <= 0.0 {
         return 0.0;
     }
@@ -56,7 +56,7 @@ pub fn gamma_p(a: f64, x: f64) -> f64 {
 }
 
 /// Q(a, x) = 1 − P(a, x), without cancellation in the upper tail.
-pub fn gamma_q(a: f64, x: f64) -> f64 {
+pub(crate) fn gamma_q(a: f64, x: f64) -> f64 {
     if x < a + 1.0 {
         1.0 - gamma_p(a, x)
     } else {
@@ -92,7 +92,7 @@ fn gamma_q_continued_fraction(a: f64, x: f64) -> f64 {
 }
 
 /// The p-quantile of the chi-square distribution with `dof` degrees of freedom (dof > 0).
-pub fn chi_square_quantile(p: f64, dof: f64) -> f64 {
+pub(crate) fn chi_square_quantile(p: f64, dof: f64) -> f64 {
     // P(χ²_ν ≤ x) = P(ν/2, x/2), increasing in x: bisection on a bracket that doubles.
     let cdf = |x: f64| gamma_p(dof / 2.0, x / 2.0);
     let mut high = dof.max(1.0);
@@ -103,17 +103,17 @@ pub fn chi_square_quantile(p: f64, dof: f64) -> f64 {
 }
 
 /// P(χ²_dof > x): the p-value of a chi-square statistic.
-pub fn chi_square_survival(x: f64, dof: f64) -> f64 {
+pub(crate) fn chi_square_survival(x: f64, dof: f64) -> f64 {
     gamma_q(dof / 2.0, x.max(0.0) / 2.0)
 }
 
 /// The standard normal distribution function Φ(x) (via the complementary error function).
-pub fn normal_cdf(x: f64) -> f64 {
+pub(crate) fn normal_cdf(x: f64) -> f64 {
     0.5 * erfc(-x / std::f64::consts::SQRT_2)
 }
 
 /// Φ⁻¹(p) for 0 < p < 1, by bisection on Φ (fast enough: the callers need a few values).
-pub fn normal_quantile(p: f64) -> f64 {
+pub(crate) fn normal_quantile(p: f64) -> f64 {
     bisect(normal_cdf, p, -40.0, 40.0)
 }
 

@@ -18,7 +18,7 @@ pub struct Spike {
 
 /// Spike times and how precisely they are known.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpikeTimes {
+pub(crate) struct SpikeTimes {
     /// Ascending.
     pub times_ns: Vec<u64>,
     /// Each time is known to within this (the wakeup interval from samples, the log interval
@@ -31,7 +31,8 @@ pub struct SpikeTimes {
 
 /// The spikes over `threshold_ns` in `(due_ns, latency_ns)` samples in wakeup order. A spike
 /// ends at the first wakeup at or below the threshold.
-pub fn spikes_from_samples(
+#[cfg(test)]
+pub(crate) fn spikes_from_samples(
     samples: impl IntoIterator<Item = (u64, u64)>,
     threshold_ns: u64,
 ) -> Vec<Spike> {
@@ -61,21 +62,10 @@ pub fn spikes_from_samples(
 }
 
 impl SpikeTimes {
-    /// The times of spikes found in samples, known to the wakeup interval.
-    pub fn from_spikes(spikes: &[Spike], interval_ns: u64) -> SpikeTimes {
-        let mut times_ns: Vec<u64> = spikes.iter().map(|s| s.time_ns).collect();
-        times_ns.sort_unstable();
-        SpikeTimes {
-            times_ns,
-            resolution_ns: interval_ns,
-            count_is_lower_bound: false,
-        }
-    }
-
     /// Spike times when only each log interval's maximum is kept (the hlog without
     /// `--samples`): every interval `(start_ns, max_ns)` whose maximum is over the threshold
     /// holds at least one spike, dated to the interval's start.
-    pub fn from_interval_maxima(
+    pub(crate) fn from_interval_maxima(
         intervals: &[(u64, u64)],
         log_interval_ns: u64,
         threshold_ns: u64,
@@ -146,7 +136,7 @@ pub struct Period {
 }
 
 impl Period {
-    pub fn share_on_grid(&self) -> f64 {
+    pub(crate) fn share_on_grid(&self) -> f64 {
         self.on_grid as f64 / self.spikes as f64
     }
 }
@@ -167,7 +157,7 @@ const CANDIDATES: usize = 16;
 /// there by chance). Candidates are the common distances between a spike and its next few
 /// followers; each is refined by least squares over the spikes on its grid, over a span of the
 /// run that doubles, so that a small error in the candidate does not drift off the grid.
-pub fn dominant_period(times: &SpikeTimes) -> Option<Period> {
+pub(crate) fn dominant_period(times: &SpikeTimes) -> Option<Period> {
     let t = &times.times_ns;
     if (t.len() as u64) < MIN_ON_GRID {
         return None;

@@ -21,7 +21,7 @@ pub struct SparseInterval<'a> {
 impl SparseInterval<'_> {
     /// The smallest recorded value v with at least `quantile` of the counts at or below it (the
     /// definition of `Histogram::value_at_quantile`); None for an empty interval.
-    pub fn value_at_quantile(&self, quantile: f64) -> Option<u64> {
+    pub(crate) fn value_at_quantile(&self, quantile: f64) -> Option<u64> {
         if self.total == 0 {
             return None;
         }
@@ -42,7 +42,7 @@ impl SparseInterval<'_> {
     }
 
     /// A copy that owns its pairs, for readers that keep intervals.
-    pub fn to_stored(&self) -> StoredInterval {
+    pub(crate) fn to_stored(&self) -> StoredInterval {
         StoredInterval {
             tag: self.tag.to_string(),
             start_s: self.start_s,

@@ -51,7 +51,7 @@ pub fn scan(
 /// with a state made by `init`. Returns the states in file order, for the caller to merge (so
 /// the order of intervals is preserved chunk by chunk), and the torn tail left out, if any.
 /// `progress` gets the bytes scanned so far by all workers and the file's size.
-pub fn scan_parallel<S: Send>(
+pub(crate) fn scan_parallel<S: Send>(
     path: &Path,
     workers: usize,
     init: impl Fn() -> S + Sync,

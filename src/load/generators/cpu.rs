@@ -8,7 +8,7 @@ use crate::load::generator::{Generator, GeneratorInfo, Syntax};
 use crate::load::kit::{Counts, Ctx, run_threads};
 use crate::measure::sched::pin_current_thread;
 
-pub static INFO: GeneratorInfo = GeneratorInfo {
+pub(crate) static INFO: GeneratorInfo = GeneratorInfo {
     name: "cpu",
     about: "workers spinning in user space without syscalls, one per CPU by default",
     syntax: Syntax::Parameters,

@@ -23,7 +23,7 @@ use crate::sys::signal::{self, SignalSet};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 
-pub static INFO: GeneratorInfo = GeneratorInfo {
+pub(crate) static INFO: GeneratorInfo = GeneratorInfo {
     name: "exec",
     about: "any outside program as a load (stress-ng, lmbench, a real application)",
     syntax: Syntax::Command {

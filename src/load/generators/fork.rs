@@ -11,7 +11,7 @@ use crate::measure::clock::monotonic_ns;
 use crate::sys::process::Pid;
 use std::collections::VecDeque;
 
-pub static INFO: GeneratorInfo = GeneratorInfo {
+pub(crate) static INFO: GeneratorInfo = GeneratorInfo {
     name: "fork",
     about: "forks and reaps short-lived processes, as fast as possible or at a rate",
     syntax: Syntax::Parameters,

@@ -23,7 +23,7 @@ use crate::sys::signal;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub static INFO: GeneratorInfo = GeneratorInfo {
+pub(crate) static INFO: GeneratorInfo = GeneratorInfo {
     name: "hackbench",
     about: "rt-tests' hackbench: groups of senders and receivers over sockets or pipes",
     syntax: Syntax::Parameters,

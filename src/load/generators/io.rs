@@ -16,7 +16,7 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-pub static INFO: GeneratorInfo = GeneratorInfo {
+pub(crate) static INFO: GeneratorInfo = GeneratorInfo {
     name: "io",
     about: "writes, fsyncs, drops from the page cache and reads back a file per worker",
     syntax: Syntax::Parameters,
@@ -47,7 +47,7 @@ pub static INFO: GeneratorInfo = GeneratorInfo {
 const WRITTEN: usize = 0;
 const READ: usize = 1;
 const FSYNCS: usize = 2;
-pub const DEFAULT_DIR: &str = "/var/tmp";
+pub(crate) const DEFAULT_DIR: &str = "/var/tmp";
 
 #[derive(Debug)]
 struct IoLoad {

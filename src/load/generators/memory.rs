@@ -9,7 +9,7 @@ use crate::load::kit::{Counts, Ctx, PER_MIB, mib, run_threads};
 use crate::load::spec::Params;
 use crate::sys::mem;
 
-pub static INFO: GeneratorInfo = GeneratorInfo {
+pub(crate) static INFO: GeneratorInfo = GeneratorInfo {
     name: "memory",
     about: "maps a buffer, writes every page of it and unmaps it, over and over",
     syntax: Syntax::Parameters,

@@ -10,7 +10,7 @@ use crate::load::spec::Params;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 
-pub static INFO: GeneratorInfo = GeneratorInfo {
+pub(crate) static INFO: GeneratorInfo = GeneratorInfo {
     name: "net",
     about: "TCP streams over the loopback interface, and only over it",
     syntax: Syntax::Parameters,
@@ -33,7 +33,7 @@ pub static INFO: GeneratorInfo = GeneratorInfo {
 const RECEIVED: usize = 0;
 const SENT: usize = 1;
 /// The only address the load uses.
-pub const LOOPBACK: Ipv4Addr = Ipv4Addr::LOCALHOST;
+pub(crate) const LOOPBACK: Ipv4Addr = Ipv4Addr::LOCALHOST;
 
 #[derive(Debug)]
 struct NetLoad {

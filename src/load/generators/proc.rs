@@ -6,7 +6,7 @@ use crate::load::generator::{Generator, GeneratorInfo, Syntax};
 use crate::load::kit::{Counts, Ctx, PER_MIB, run_threads};
 use std::io::Read;
 
-pub static INFO: GeneratorInfo = GeneratorInfo {
+pub(crate) static INFO: GeneratorInfo = GeneratorInfo {
     name: "proc",
     about: "reads /proc and /sys files in a loop, like top or ps",
     syntax: Syntax::Parameters,

@@ -14,7 +14,7 @@ use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
 use crate::load::kit::{Counts, Ctx, mib, run_threads};
 use crate::load::spec::Params;
 
-pub static INFO: GeneratorInfo = GeneratorInfo {
+pub(crate) static INFO: GeneratorInfo = GeneratorInfo {
     name: "stream",
     about: "memory bandwidth: STREAM's triad a[i] = b[i] + s*c[i] over arrays larger than the caches",
     syntax: Syntax::Parameters,

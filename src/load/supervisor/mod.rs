@@ -48,7 +48,7 @@ use std::sync::{Arc, mpsc};
 use timeline::{Msg, State};
 
 /// A running supervisor thread. Dropping it stops and reaps every load.
-pub struct Supervisor {
+pub(crate) struct Supervisor {
     tx: mpsc::Sender<Msg>,
     join: Option<std::thread::JoinHandle<Outcome>>,
     all_ended: Arc<AtomicBool>,
@@ -97,13 +97,13 @@ impl Supervisor {
     }
 
     /// Whether every load has ended by itself (hackbench once, an exec without restart).
-    pub fn all_ended(&self) -> bool {
+    pub(crate) fn all_ended(&self) -> bool {
         self.all_ended.load(Ordering::SeqCst)
     }
 
     /// The events since the last call (phase starts and ends, warnings), in the order they
     /// happened.
-    pub fn drain_events(&self) -> Vec<Event> {
+    pub(crate) fn drain_events(&self) -> Vec<Event> {
         self.events.try_iter().collect()
     }
 

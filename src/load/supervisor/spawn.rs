@@ -133,7 +133,7 @@ fn report_cpus(setup: &Setup) -> Vec<usize> {
 
 /// The environment variable of [`wait_for_test_hook`].
 #[cfg(debug_assertions)]
-pub const TEST_HOOK_ENV: &str = "JITTERLAB_TEST_WAIT_BEFORE_LOAD_LOG";
+pub(crate) const TEST_HOOK_ENV: &str = "JITTERLAB_TEST_WAIT_BEFORE_LOAD_LOG";
 
 /// Test builds only: with `JITTERLAB_TEST_WAIT_BEFORE_LOAD_LOG=FILE`, waits (at most 30 s) until
 /// FILE exists before making a load's log, so that tests/measuring/hostile_files.rs can replace the

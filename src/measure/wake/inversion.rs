@@ -41,7 +41,7 @@ use std::thread::JoinHandle;
 /// A wakeup later than the hold plus this, while the hog ran inside the hold, is an inversion.
 /// With inheritance the measuring thread waits at most the rest of one hold; the margin covers
 /// the wake itself and the priority hand-over on a loaded virtual machine.
-pub const INVERSION_MARGIN_NS: u64 = 100_000;
+pub(crate) const INVERSION_MARGIN_NS: u64 = 100_000;
 
 /// The scenario of one measuring thread: its two helpers, all on its CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +63,7 @@ pub struct InversionPlan {
 
 impl InversionPlan {
     /// Latencies above this, with the hog inside the hold, are inversions.
-    pub fn inversion_above_ns(&self) -> u64 {
+    pub(crate) fn inversion_above_ns(&self) -> u64 {
         self.hold_ns + INVERSION_MARGIN_NS
     }
 }
@@ -185,7 +185,7 @@ impl Scenario {
 }
 
 /// The measuring thread's waker: sleep to the due time, then take the mutex.
-pub struct PiMutexWaker<'a> {
+pub(crate) struct PiMutexWaker<'a> {
     scenario: Arc<Scenario>,
     helpers: Vec<JoinHandle<()>>,
     clock: Clock,
@@ -290,11 +290,6 @@ impl<'a> PiMutexWaker<'a> {
         for join in self.helpers.drain(..) {
             let _ = join.join();
         }
-    }
-
-    /// Inversions counted so far, and the worst one's latency, ns.
-    pub fn inversions(&self) -> (u64, u64) {
-        (self.inversions, self.worst_inversion_ns)
     }
 
     #[cold]

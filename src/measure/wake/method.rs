@@ -103,7 +103,7 @@ impl WakeMethod {
     }
 
     /// `--wake`'s default: the first row.
-    pub fn default_method() -> &'static WakeMethod {
+    pub(crate) fn default_method() -> &'static WakeMethod {
         &WAKE_METHODS[0]
     }
 

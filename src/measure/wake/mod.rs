@@ -27,12 +27,12 @@ pub mod timerfd;
 pub use driver::{Cycles, Driver, MakeWaker, driver};
 pub use itimer::{ItimerOneShot, ItimerPeriodic};
 pub use method::{ClockUse, Expiry, Requirement, Schedule, TraceJoin, WakeMethod};
-pub use posix_timer::PosixTimer;
+pub(crate) use posix_timer::PosixTimer;
 pub use rtc::{RTC_DEVICE, RtcPeriodic};
-pub use select_poll::{PollSleep, SelectSleep};
+pub(crate) use select_poll::{PollSleep, SelectSleep};
 pub use signal::{ITIMER_SIGNAL, block_timer_signals, posix_timer_signal};
 pub use sleep::{AbsoluteSleep, Nanosleep, RelativeClockNanosleep};
-pub use timerfd::TimerFd;
+pub(crate) use timerfd::TimerFd;
 
 use super::clock::Clock;
 use crate::sys::timer::Arming;

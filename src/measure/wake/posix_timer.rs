@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 /// A POSIX timer (timer_create) firing periodically at absolute times, signalling this thread
 /// only (SIGEV_THREAD_ID), awaited with sigwaitinfo.
-pub struct PosixTimer {
+pub(crate) struct PosixTimer {
     timer: timer::PosixTimer,
     set: crate::sys::signal::SignalSet,
     clock: Clock,

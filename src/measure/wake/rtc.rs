@@ -20,7 +20,7 @@ const RTC_PIE_OFF: Request = Request::none(b'p', 0x06);
 
 /// The RTC ticks at a power-of-two rate from 2 to 8192 Hz; the kernel's period is 1 s / rate
 /// in whole ns. Only intervals of exactly that length are accepted.
-pub fn check_interval(interval_ns: u64) -> Result<(), String> {
+pub(crate) fn check_interval(interval_ns: u64) -> Result<(), String> {
     let rate = 1_000_000_000 / interval_ns;
     if !rate.is_power_of_two() || !(2..=8192).contains(&rate) || 1_000_000_000 / rate != interval_ns
     {

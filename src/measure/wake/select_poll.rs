@@ -7,7 +7,7 @@ use std::io;
 use std::sync::atomic::AtomicBool;
 
 /// select() with no descriptors: the classic portable sleep, microsecond resolution.
-pub struct SelectSleep;
+pub(crate) struct SelectSleep;
 
 impl MakeWaker for SelectSleep {
     fn make(_clock: Clock, _interval_ns: u64) -> Result<Self, String> {
@@ -25,7 +25,7 @@ impl Waker for SelectSleep {
 
 /// ppoll() with no descriptors: poll(2)'s timeout with a timespec, so sub-millisecond
 /// intervals are honoured (plain poll rounds up to whole milliseconds).
-pub struct PollSleep;
+pub(crate) struct PollSleep;
 
 impl MakeWaker for PollSleep {
     fn make(_clock: Clock, _interval_ns: u64) -> Result<Self, String> {

@@ -16,7 +16,7 @@ use std::sync::atomic::AtomicBool;
 
 /// clock_nanosleep(CLOCK_TAI, TIMER_ABSTIME) to the due time. Its row's
 /// `ClockUse::Own(Clock::Tai)` makes the loop read due times and wakeups on the same clock.
-pub struct TaiSleep(AbsoluteSleep);
+pub(crate) struct TaiSleep(AbsoluteSleep);
 
 impl MakeWaker for TaiSleep {
     fn make(_clock: Clock, _interval_ns: u64) -> Result<Self, String> {

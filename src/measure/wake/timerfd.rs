@@ -7,7 +7,7 @@ use std::io;
 use std::sync::atomic::AtomicBool;
 
 /// A timerfd firing periodically at absolute times; read() blocks until an expiry.
-pub struct TimerFd {
+pub(crate) struct TimerFd {
     timer: timer::TimerFd,
     clock: Clock,
     interval_ns: u64,

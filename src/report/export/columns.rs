@@ -7,7 +7,7 @@ use crate::format::kind::RunKind;
 use crate::format::samplelog::SampleRecord;
 use std::io::{self, Write};
 
-pub struct Columns;
+pub(crate) struct Columns;
 
 impl SampleExporter for Columns {
     fn header(&mut self, out: &mut dyn Write, kind: RunKind) -> io::Result<()> {

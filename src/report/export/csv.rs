@@ -6,7 +6,7 @@ use crate::format::kind::RunKind;
 use crate::format::samplelog::SampleRecord;
 use std::io::{self, Write};
 
-pub struct Csv;
+pub(crate) struct Csv;
 
 impl SampleExporter for Csv {
     fn header(&mut self, out: &mut dyn Write, kind: RunKind) -> io::Result<()> {

@@ -26,7 +26,7 @@ use std::fmt::Write;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-pub struct CyclictestJson;
+pub(crate) struct CyclictestJson;
 
 /// A JSON string literal.
 fn quoted(text: &str) -> String {
@@ -53,7 +53,7 @@ fn us_buckets(h: &Histogram<u64>, min_us: i64, max_us: i64) -> Vec<(i64, u64)> {
 }
 
 /// RFC 2822 time as rt-tests writes it (`strftime("%a, %d %b %Y %T %z")`), in UTC.
-pub fn rfc2822(t: SystemTime) -> Option<String> {
+pub(crate) fn rfc2822(t: SystemTime) -> Option<String> {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
@@ -148,7 +148,7 @@ fn thread_object(out: &mut String, index: usize, t: &ThreadSummary, h: Option<&H
 }
 
 /// The file of a run.
-pub fn render(run: &LoadedRun) -> Result<String> {
+pub(crate) fn render(run: &LoadedRun) -> Result<String> {
     let r = &run.record;
     if r.threads.is_empty() {
         return Err(Failure::usage(format!(

@@ -27,7 +27,7 @@ use hdrhistogram::Histogram;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-pub struct Gnuplot;
+pub(crate) struct Gnuplot;
 
 /// At most this many rows: bins widen (1, 2, 5, 10... us) for runs whose maximum is far out.
 const MAX_ROWS: u64 = 100_000;
@@ -63,7 +63,7 @@ fn bins(h: &Histogram<u64>, width: u64, rows: usize) -> Vec<u64> {
 }
 
 /// The data file and the script for one run; `name` is the base both are named by.
-pub fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
+pub(crate) fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
     let tags: Vec<String> = run.tags().into_iter().filter(|t| is_cpu_tag(t)).collect();
     if tags.is_empty() {
         return Err(Failure::usage(format!(
@@ -228,7 +228,7 @@ impl RunExporter for Gnuplot {
 
 /// `--per-phase`: writes the per-phase distributions of a scenario run as NAME.dat and NAME.gp
 /// (default NAME: `<run directory name>-phases`).
-pub fn write_per_phase(run: &LoadedRun, output: Option<&Path>) -> Result<()> {
+pub(crate) fn write_per_phase(run: &LoadedRun, output: Option<&Path>) -> Result<()> {
     let (base, name) = output_base(run, output, "phases")?;
     let (data, script) = render_per_phase(run, &name)?;
     write_pair(&base, &name, &data, &script)
@@ -310,7 +310,7 @@ type PhaseHistograms<'a> = (&'a str, (f64, f64), Vec<Histogram<u64>>);
 /// The per-phase data file (one block per phase, gnuplot `index` 0, 1...; in each block one
 /// column per CPU holding the share of the phase's wakeups on that CPU per bin, so each column
 /// sums to 1 and phases of different length compare) and its script.
-pub fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)> {
+pub(crate) fn render_per_phase(run: &LoadedRun, name: &str) -> Result<(String, String)> {
     let r = &run.record;
     if r.phases.is_empty() {
         return Err(Failure::usage(format!(

@@ -8,7 +8,7 @@ use crate::results::loaded::LoadedRun;
 use serde_json::json;
 use std::path::Path;
 
-pub struct Json;
+pub(crate) struct Json;
 
 impl RunExporter for Json {
     fn write(&self, run: &LoadedRun, output: Option<&Path>) -> Result<()> {

@@ -16,7 +16,7 @@ use crate::results::loaded::LoadedRun;
 use std::fmt::Write;
 use std::path::Path;
 
-pub struct Junit;
+pub(crate) struct Junit;
 
 // Text for XML 1.0 attributes and content is escaped as the report's SVG and HTML are (control
 // characters XML cannot hold included): one escaping for every markup.
@@ -96,7 +96,7 @@ fn completion_case(t: &ThreadSummary, absent: &[String]) -> Case {
 }
 
 /// The XML document of a run.
-pub fn render(run: &LoadedRun) -> Result<String> {
+pub(crate) fn render(run: &LoadedRun) -> Result<String> {
     let r: &RunRecord = &run.record;
     let absent: &[String] = r.imported.as_ref().map_or(&[], |i| i.absent.as_slice());
     let budget = verdict::stored_budget(r)?;

@@ -21,7 +21,7 @@ use crate::results::loaded::LoadedRun;
 use std::fmt::Write;
 use std::path::Path;
 
-pub struct Lava;
+pub(crate) struct Lava;
 
 /// A test case name for LAVA out of free text (a clause).
 fn case_name(text: &str) -> String {
@@ -85,7 +85,7 @@ fn result_word(passed: bool) -> &'static str {
 }
 
 /// The lines of a run.
-pub fn render(run: &LoadedRun) -> Result<String> {
+pub(crate) fn render(run: &LoadedRun) -> Result<String> {
     let r = &run.record;
     let absent: &[String] = r.imported.as_ref().map_or(&[], |i| i.absent.as_slice());
     let budget = verdict::stored_budget(r)?;

@@ -25,7 +25,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 /// Writes samples in one output format.
-pub trait SampleExporter {
+pub(crate) trait SampleExporter {
     /// Writes what comes before the first row; a noise run's columns name gaps (`kind`).
     fn header(&mut self, out: &mut dyn Write, kind: RunKind) -> io::Result<()>;
     /// Writes one sample; `start_ns` is the run's first due time on the same clock.
@@ -33,7 +33,7 @@ pub trait SampleExporter {
 }
 
 /// Writes a whole run (its histograms or its summary) in one output format.
-pub trait RunExporter {
+pub(crate) trait RunExporter {
     /// Writes the export of `run`; `output` is `-o` as given (None: the format's default).
     fn write(&self, run: &LoadedRun, output: Option<&Path>) -> Result<()>;
 }

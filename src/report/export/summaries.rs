@@ -10,10 +10,10 @@ use crate::results::loaded::LoadedRun;
 use std::fmt::Write as _;
 use std::path::Path;
 
-pub struct Summaries;
+pub(crate) struct Summaries;
 
 /// The header row; `mean_ns` is the mean of the block's latencies from their exact sum.
-pub const HEADER: &str = "cpu,first_seq,last_seq,samples,dropped_records,first_due_ns,last_due_ns,span_ns,min_ns,mean_ns,max_ns,sum_ns,missed_periods";
+pub(crate) const HEADER: &str = "cpu,first_seq,last_seq,samples,dropped_records,first_due_ns,last_due_ns,span_ns,min_ns,mean_ns,max_ns,sum_ns,missed_periods";
 
 impl RunExporter for Summaries {
     fn write(&self, run: &LoadedRun, output: Option<&Path>) -> Result<()> {

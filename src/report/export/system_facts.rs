@@ -7,7 +7,7 @@ use crate::format::RunRecord;
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct SystemFacts {
+pub(crate) struct SystemFacts {
     pub host: String,
     /// `uname -r`.
     pub kernel_release: String,
@@ -51,7 +51,7 @@ impl SystemFacts {
     }
 
     /// What rt-tests' `realtime` field says: the kernel is PREEMPT_RT.
-    pub fn is_realtime(&self) -> bool {
+    pub(crate) fn is_realtime(&self) -> bool {
         self.preemption == "PREEMPT_RT"
     }
 }

@@ -10,7 +10,7 @@ use crate::format::RunRecord;
 
 /// The budget stored with the run (run.json `budget`, from `run --budget` or an earlier
 /// `export --budget`), parsed again so that it can be judged per CPU.
-pub fn stored_budget(record: &RunRecord) -> Result<Option<Budget>> {
+pub(crate) fn stored_budget(record: &RunRecord) -> Result<Option<Budget>> {
     record
         .budget
         .as_ref()
@@ -41,7 +41,7 @@ pub struct CpuCase {
 
 impl CpuCase {
     /// The measured value with its unit, or why there is none.
-    pub fn value_text(&self) -> String {
+    pub(crate) fn value_text(&self) -> String {
         match self.value {
             Some(v) => self.metric.format(v),
             None => "not measured".into(),

@@ -52,7 +52,7 @@ impl Scale {
     }
 
     /// The scale with its ends widened to whole decades (log) or to nice steps (linear).
-    pub fn rounded_out(self) -> Self {
+    pub(crate) fn rounded_out(self) -> Self {
         match self.kind {
             ScaleKind::Log => Scale {
                 min: 10f64.powf(self.min.log10().floor()),
@@ -70,7 +70,7 @@ impl Scale {
         }
     }
 
-    pub fn with_pixels(self, from_px: f64, to_px: f64) -> Self {
+    pub(crate) fn with_pixels(self, from_px: f64, to_px: f64) -> Self {
         Scale {
             from_px,
             to_px,
@@ -79,7 +79,7 @@ impl Scale {
     }
 
     /// The pixel of `v`; values outside the range map outside the pixel range.
-    pub fn px(&self, v: f64) -> f64 {
+    pub(crate) fn px(&self, v: f64) -> f64 {
         let t = match self.kind {
             ScaleKind::Linear => (v - self.min) / (self.max - self.min),
             ScaleKind::Log => {
@@ -99,7 +99,7 @@ pub struct Tick {
 }
 
 /// 1, 2, 2.5 or 5 times a power of ten, at least `raw`.
-pub fn nice_step(raw: f64) -> f64 {
+pub(crate) fn nice_step(raw: f64) -> f64 {
     if raw.is_nan() || raw <= 0.0 || !raw.is_finite() {
         return 1.0;
     }
@@ -198,7 +198,7 @@ fn time_step(range_s: f64) -> f64 {
 }
 
 /// The time unit (seconds per unit, name) an axis spanning `range_s` is labelled in.
-pub fn time_unit(range_s: f64) -> (f64, &'static str) {
+pub(crate) fn time_unit(range_s: f64) -> (f64, &'static str) {
     if range_s >= 3.0 * 3600.0 {
         (3600.0, "h")
     } else if range_s >= 180.0 {
@@ -209,7 +209,7 @@ pub fn time_unit(range_s: f64) -> (f64, &'static str) {
 }
 
 /// (name, ns per unit) for latencies around `ns`.
-pub fn latency_unit(ns: f64) -> (&'static str, f64) {
+pub(crate) fn latency_unit(ns: f64) -> (&'static str, f64) {
     if ns >= 1e9 {
         ("s", 1e9)
     } else if ns >= 1e6 {
@@ -230,7 +230,7 @@ fn short(v: f64) -> String {
 
 /// A tick label. `scale_of` is a typical magnitude of the axis, which fixes the unit of
 /// linear latency axes so that every label of one axis has the same unit.
-pub fn format_value(v: f64, quantity: &Quantity, scale_of: f64) -> String {
+pub(crate) fn format_value(v: f64, quantity: &Quantity, scale_of: f64) -> String {
     match quantity {
         Quantity::LatencyNs => {
             // Log axes (labels at powers of ten) name each label's own unit.

@@ -5,8 +5,8 @@
 use super::axis::{Quantity, Scale, Tick, ticks};
 use crate::report::svg::{Anchor, Svg};
 
-pub const WIDTH: f64 = 900.0;
-pub const HEIGHT: f64 = 440.0;
+pub(crate) const WIDTH: f64 = 900.0;
+pub(crate) const HEIGHT: f64 = 440.0;
 const LEFT: f64 = 100.0;
 const RIGHT: f64 = 24.0;
 const TITLE_BAND: f64 = 34.0;
@@ -15,7 +15,7 @@ const BOTTOM: f64 = 56.0;
 
 /// How a series is drawn.
 #[derive(Debug, Clone)]
-pub struct Style {
+pub(crate) struct Style {
     pub colour: &'static str,
     /// SVG stroke-dasharray, e.g. "6 3"; None for a solid line.
     pub dash: Option<&'static str>,
@@ -37,7 +37,7 @@ impl Style {
 
 /// One legend entry.
 #[derive(Debug, Clone)]
-pub struct LegendEntry {
+pub(crate) struct LegendEntry {
     pub label: String,
     pub style: Style,
     /// Drawn as a filled square (areas, bands) instead of a line.
@@ -46,7 +46,7 @@ pub struct LegendEntry {
 
 /// One axis: its scale, what it shows, and its title (with the unit).
 #[derive(Debug, Clone)]
-pub struct Axis {
+pub(crate) struct Axis {
     pub scale: Scale,
     pub quantity: Quantity,
     pub title: String,
@@ -54,13 +54,12 @@ pub struct Axis {
 
 /// A chart being drawn. Marks go between [`Frame::begin`] and [`Frame::finish`], in pixel
 /// coordinates from `x.scale.px` / `y.scale.px`, clipped to the plot area.
-pub struct Frame {
+pub(crate) struct Frame {
     pub svg: Svg,
     pub x: Axis,
     pub y: Axis,
     /// The plot area: left, top, right, bottom, in pixels.
     pub area: (f64, f64, f64, f64),
-    id: String,
 }
 
 impl Frame {
@@ -145,17 +144,7 @@ impl Frame {
         let clip = format!("{id}-area");
         svg.clip_rect(&clip, area.0, area.1, area.2 - area.0, area.3 - area.1);
         svg.group(&format!(r#"clip-path="url(#{clip})" class="marks""#));
-        Frame {
-            svg,
-            x,
-            y,
-            area,
-            id: id.to_string(),
-        }
-    }
-
-    pub fn id(&self) -> &str {
-        &self.id
+        Frame { svg, x, y, area }
     }
 
     /// Closes the plot area and the document.

@@ -11,7 +11,7 @@ use crate::units::format_ns;
 
 /// The quantiles stated under the plot, when the run has enough wakeups to show them (at
 /// least 1/(1-q): a p99.999 from 1000 samples would only be the maximum again).
-pub const STATED_QUANTILES: &[(f64, &str)] = &[
+pub(crate) const STATED_QUANTILES: &[(f64, &str)] = &[
     (0.99, "99%"),
     (0.999, "99.9%"),
     (0.9999, "99.99%"),

@@ -10,7 +10,7 @@ use crate::format::kind::Vocabulary;
 use crate::report::digest::{ROWS, SeriesDigest, row_floor_ns};
 
 /// Time columns of the grid (fewer when the run has fewer intervals).
-pub const COLUMNS: usize = 240;
+pub(crate) const COLUMNS: usize = 240;
 
 /// A fixed grid: `cells[column * ROWS + row]` wakeups.
 #[derive(Debug, Clone)]
@@ -27,7 +27,7 @@ impl HeatGrid {
     }
 
     /// The rows holding any wakeup: (lowest, highest).
-    pub fn row_span(&self) -> Option<(usize, usize)> {
+    pub(crate) fn row_span(&self) -> Option<(usize, usize)> {
         let mut span: Option<(usize, usize)> = None;
         for c in 0..self.columns {
             for r in 0..ROWS {

@@ -9,7 +9,7 @@ use super::{Distribution, Figure, series_style};
 use crate::format::kind::Vocabulary;
 use crate::units::format_ns;
 
-pub const BINS_PER_DECADE: f64 = 40.0;
+pub(crate) const BINS_PER_DECADE: f64 = 40.0;
 
 /// One distribution binned: (bin index, count) for the non-empty bins, ascending. Bin k covers
 /// [10^(k/40), 10^((k+1)/40)) ns; a latency of 0 ns (an early wakeup) counts in bin 0.
@@ -21,7 +21,7 @@ pub struct Binned {
     pub secondary: bool,
 }
 
-pub fn bin_edge_ns(k: i32) -> f64 {
+pub(crate) fn bin_edge_ns(k: i32) -> f64 {
     10f64.powf(k as f64 / BINS_PER_DECADE)
 }
 

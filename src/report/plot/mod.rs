@@ -29,7 +29,7 @@ pub struct Figure {
 
 /// The Okabe-Ito palette (colour-blind safe), in the order series take it; yellow, which is
 /// hard to see on white, comes last.
-pub const PALETTE: &[&str] = &[
+pub(crate) const PALETTE: &[&str] = &[
     "#0072B2", // blue
     "#D55E00", // vermillion
     "#009E73", // bluish green
@@ -44,7 +44,7 @@ pub const PALETTE: &[&str] = &[
 const DASHES: &[Option<&str>] = &[None, Some("7 3"), Some("2 2"), Some("9 3 2 3")];
 
 /// The line style of the `index`-th series.
-pub fn series_style(index: usize) -> Style {
+pub(crate) fn series_style(index: usize) -> Style {
     Style {
         colour: PALETTE[index % PALETTE.len()],
         dash: DASHES[(index / PALETTE.len()) % DASHES.len()],
@@ -65,7 +65,7 @@ pub struct Distribution<'a> {
 
 /// Drops points that land on the same pixel as their neighbours without changing the line:
 /// keeps the first and last point of each pixel column and its extremes.
-pub fn thin_polyline(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+pub(crate) fn thin_polyline(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     let mut out: Vec<(f64, f64)> = Vec::with_capacity(points.len().min(4096));
     let mut i = 0;
     while i < points.len() {

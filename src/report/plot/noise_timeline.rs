@@ -12,7 +12,7 @@ use crate::report::svg::{Anchor, escape};
 use crate::units::{format_elapsed, format_ns};
 
 /// Columns of the plot area (about one per pixel).
-pub const COLUMNS: usize = 800;
+pub(crate) const COLUMNS: usize = 800;
 
 /// One CPU's curve: per column the largest noise share (percent), None where no interval falls.
 #[derive(Debug, Clone)]

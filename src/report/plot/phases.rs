@@ -18,7 +18,7 @@ const CHAR_PX: f64 = 7.2;
 /// Where each phase's name goes: (x of its left end, label row), given each phase's band
 /// [x0, x1) in pixels and the plot's right edge. A name starts just inside its band (moved left
 /// when it would pass the right edge) and takes the first row where it overlaps no earlier name.
-pub fn label_places(bands: &[(f64, f64, &str)], right: f64) -> Vec<(f64, usize)> {
+pub(crate) fn label_places(bands: &[(f64, f64, &str)], right: f64) -> Vec<(f64, usize)> {
     let mut row_ends = [f64::NEG_INFINITY; MAX_ROWS];
     bands
         .iter()
@@ -42,12 +42,12 @@ pub fn label_places(bands: &[(f64, f64, &str)], right: f64) -> Vec<(f64, usize)>
 }
 
 /// The estimated drawn width of a phase name, px.
-pub fn label_width(label: &str) -> f64 {
+pub(crate) fn label_width(label: &str) -> f64 {
     label.chars().count() as f64 * CHAR_PX
 }
 
 /// Draws the shaded bands, under the marks that follow.
-pub fn draw_bands(frame: &mut Frame, phases: &[(String, f64, f64)]) {
+pub(crate) fn draw_bands(frame: &mut Frame, phases: &[(String, f64, f64)]) {
     let (left, top, right, bottom) = frame.area;
     let bands: Vec<(f64, f64, &str)> = phases
         .iter()
@@ -77,7 +77,7 @@ pub fn draw_bands(frame: &mut Frame, phases: &[(String, f64, f64)]) {
 
 /// Draws the line where each phase starts and its name, after the marks so that nothing
 /// covers them (a white halo keeps the names legible over lines and cells).
-pub fn draw_labels(frame: &mut Frame, phases: &[(String, f64, f64)]) {
+pub(crate) fn draw_labels(frame: &mut Frame, phases: &[(String, f64, f64)]) {
     let (left, top, right, bottom) = frame.area;
     let bands: Vec<(f64, f64, &str)> = phases
         .iter()

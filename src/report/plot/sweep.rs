@@ -12,14 +12,14 @@ use crate::units::format_ns;
 
 /// A line of points (x, y) with its label.
 #[derive(Debug, Clone)]
-pub struct Line {
+pub(crate) struct Line {
     pub label: String,
     pub points: Vec<(f64, f64)>,
     pub style: Style,
 }
 
 /// Where each level goes on the x axis, and the axis title.
-pub fn level_positions(sweep: &SweepRecord) -> (Vec<f64>, String) {
+pub(crate) fn level_positions(sweep: &SweepRecord) -> (Vec<f64>, String) {
     let numbers: Option<Vec<f64>> = sweep
         .rows
         .iter()
@@ -44,7 +44,7 @@ pub fn level_positions(sweep: &SweepRecord) -> (Vec<f64>, String) {
 }
 
 /// One line per throughput figure (name and unit) found in the rows.
-pub fn throughput_lines(sweep: &SweepRecord) -> Vec<(String, String, Line)> {
+pub(crate) fn throughput_lines(sweep: &SweepRecord) -> Vec<(String, String, Line)> {
     let (xs, _) = level_positions(sweep);
     sweep
         .throughput_metrics()
@@ -112,7 +112,7 @@ fn line_over_levels(
 
 /// Per CPU, a max line (solid), a p99 line (dashed) and, when traced, a timer IRQ max line
 /// (dotted), in ns.
-pub fn latency_lines(sweep: &SweepRecord) -> Vec<Line> {
+pub(crate) fn latency_lines(sweep: &SweepRecord) -> Vec<Line> {
     let mut cpus: Vec<usize> = sweep
         .rows
         .iter()
@@ -138,7 +138,7 @@ pub fn latency_lines(sweep: &SweepRecord) -> Vec<Line> {
 
 /// For sweeps overlaid (e.g. "with RT" and "without RT"): per sweep, in its own colour, the
 /// worst CPU's max (solid), p99 (dashed) and, when traced, timer IRQ max (dotted) per level.
-pub fn overlay_latency_lines(sweeps: &[(String, &SweepRecord)]) -> Vec<Line> {
+pub(crate) fn overlay_latency_lines(sweeps: &[(String, &SweepRecord)]) -> Vec<Line> {
     let mut out = Vec::new();
     for (i, (label, sweep)) in sweeps.iter().enumerate() {
         for (figure, dash, pick) in LATENCY_FIGURES {
@@ -157,7 +157,7 @@ pub fn overlay_latency_lines(sweeps: &[(String, &SweepRecord)]) -> Vec<Line> {
 
 /// For sweeps overlaid: per throughput figure (name, unit) of any of them, one line per sweep
 /// that has it.
-pub fn overlay_throughput_lines(
+pub(crate) fn overlay_throughput_lines(
     sweeps: &[(String, &SweepRecord)],
 ) -> Vec<(String, String, Vec<Line>)> {
     let mut metrics: Vec<(String, String)> = Vec::new();
@@ -251,7 +251,11 @@ fn draw_lines(name: &str, title: &str, x_title: String, y: Axis, lines: &[Line])
 }
 
 /// The throughput plot of one figure (name, unit).
-pub fn draw_throughput(name: &str, sweep: &SweepRecord, metric: &(String, String, Line)) -> Figure {
+pub(crate) fn draw_throughput(
+    name: &str,
+    sweep: &SweepRecord,
+    metric: &(String, String, Line),
+) -> Figure {
     let (_, x_title) = level_positions(sweep);
     let (metric_name, unit, line) = metric;
     let top = line.points.iter().map(|p| p.1).fold(0.0, f64::max);
@@ -305,7 +309,7 @@ fn rate(v: f64) -> String {
 }
 
 /// The latency plot: p99 and max per CPU against the level.
-pub fn draw_latency(name: &str, sweep: &SweepRecord) -> Figure {
+pub(crate) fn draw_latency(name: &str, sweep: &SweepRecord) -> Figure {
     let (_, x_title) = level_positions(sweep);
     let lines = latency_lines(sweep);
     let traced = sweep.rows.iter().any(traced);
@@ -362,7 +366,7 @@ fn level_statement(prefix: &str, r: &SweepRow) -> String {
 
 /// Sweeps overlaid ("with RT" vs "without RT", SH7780 Figs. 2-5): the worst CPU's latency of
 /// each against the level.
-pub fn draw_latency_overlay(name: &str, sweeps: &[(String, &SweepRecord)]) -> Figure {
+pub(crate) fn draw_latency_overlay(name: &str, sweeps: &[(String, &SweepRecord)]) -> Figure {
     let lines = overlay_latency_lines(sweeps);
     let title = "Sweeps overlaid: worst CPU's latency vs load level".to_string();
     let svg = draw_lines(
@@ -389,7 +393,7 @@ pub fn draw_latency_overlay(name: &str, sweeps: &[(String, &SweepRecord)]) -> Fi
 }
 
 /// Sweeps overlaid: one throughput figure (name, unit) of each against the level.
-pub fn draw_throughput_overlay(
+pub(crate) fn draw_throughput_overlay(
     name: &str,
     sweeps: &[(String, &SweepRecord)],
     metric: &(String, String, Vec<Line>),

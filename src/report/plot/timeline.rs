@@ -14,7 +14,7 @@ use crate::report::svg::escape;
 use crate::units::format_ns;
 
 /// Columns of the plot area (about one per pixel): the most points a line gets.
-pub const COLUMNS: usize = 800;
+pub(crate) const COLUMNS: usize = 800;
 
 /// One point of a line: an interval, or the intervals of one column.
 #[derive(Debug, Clone, Copy, PartialEq)]

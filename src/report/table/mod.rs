@@ -69,7 +69,7 @@ impl Cell {
         }
     }
 
-    pub fn with_ratio(mut self, ratio: impl Into<String>) -> Self {
+    pub(crate) fn with_ratio(mut self, ratio: impl Into<String>) -> Self {
         self.ratio = Some(ratio.into());
         self
     }
@@ -135,7 +135,7 @@ impl Table {
     }
 
     /// Adds a group of rows sharing their leading cells.
-    pub fn push_group(&mut self, lead: Vec<Cell>, rows: Vec<Vec<Cell>>, empty: &str) {
+    pub(crate) fn push_group(&mut self, lead: Vec<Cell>, rows: Vec<Vec<Cell>>, empty: &str) {
         self.groups.push(RowGroup {
             lead,
             rows,
@@ -170,7 +170,7 @@ impl Table {
 
 impl Cell {
     /// The cell as plain text: the value, then its ratio in parentheses.
-    pub fn plain_text(&self) -> String {
+    pub(crate) fn plain_text(&self) -> String {
         match &self.ratio {
             Some(r) => format!("{} ({r})", self.text),
             None => self.text.clone(),
@@ -179,7 +179,7 @@ impl Cell {
 }
 
 /// A markup a [`Table`] can be written in.
-pub trait Markup {
+pub(crate) trait Markup {
     fn render(&self, table: &Table) -> String;
 }
 

@@ -52,7 +52,7 @@ pub struct ResultDir {
 /// The default result directory: `./jitterlab-results/<UTC time>-<host>-<pid>`, e.g.
 /// `jitterlab-results/20261122T134501Z-vm-4242`. The pid keeps two runs started in the same
 /// second apart; [`ResultDir::create_unique`] still moves on to another name if it is taken.
-pub fn default_path(start: SystemTime, host: &str) -> PathBuf {
+pub(crate) fn default_path(start: SystemTime, host: &str) -> PathBuf {
     let stamp = humantime::format_rfc3339_seconds(start)
         .to_string()
         .replace(['-', ':'], "");
@@ -122,18 +122,18 @@ impl ResultDir {
     /// The checks [`ResultDir::create`] makes of `path` before making anything: `--dry-run`
     /// runs exactly these, so that it passes only what a real run accepts (exit 2 for a path
     /// that cannot hold results, 3 when this user may not make a directory there).
-    pub fn check_new(path: &Path, option: &str) -> Result<(), Failure> {
+    pub(crate) fn check_new(path: &Path, option: &str) -> Result<(), Failure> {
         check_new(path, Parent::AsGiven).map_err(|e| e.failure(option, path))
     }
 
     /// The same checks for a default name (see [`ResultDir::create_unique`]).
-    pub fn check_new_default(path: &Path, option: &str) -> Result<(), Failure> {
+    pub(crate) fn check_new_default(path: &Path, option: &str) -> Result<(), Failure> {
         check_new(path, Parent::Shared).map_err(|e| e.failure(option, path))
     }
 
     /// Makes a new result directory named `base`, or `base-2`, `base-3`... when the name is
     /// taken (a default name that another process got first).
-    pub fn create_unique(base: &Path, option: &str) -> Result<Claim, Failure> {
+    pub(crate) fn create_unique(base: &Path, option: &str) -> Result<Claim, Failure> {
         for k in 1..=UNIQUE_NAME_ATTEMPTS {
             let path = match k {
                 1 => base.to_path_buf(),
@@ -178,7 +178,7 @@ impl ResultDir {
     /// Makes the new file `name` in the directory, for appending (events.jsonl has two
     /// writers, the run and the load supervisor). An existing entry of that name, a symbolic link
     /// included, is an error (EEXIST): nothing is ever written through a link.
-    pub fn create_file(&self, name: &str) -> io::Result<File> {
+    pub(crate) fn create_file(&self, name: &str) -> io::Result<File> {
         let c = cstr(OsStr::new(name))?;
         create_new_at(self.fd.as_fd(), &c)
     }
@@ -186,7 +186,7 @@ impl ResultDir {
     /// The subdirectory `name` (`loads/`), made (mode 0755) if missing and opened through this
     /// directory's descriptor, refusing a link and a directory another user made: its files are
     /// then made through it as through this one.
-    pub fn subdir(&self, name: &str) -> io::Result<ResultDir> {
+    pub(crate) fn subdir(&self, name: &str) -> io::Result<ResultDir> {
         let c = cstr(OsStr::new(name))?;
         match make_dir_at(self.fd.as_fd(), &c, 0o755) {
             Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
@@ -207,7 +207,7 @@ impl ResultDir {
 
     /// A descriptor of the directory of its own (a thread that makes files in it after this
     /// value is gone: a capped load log's copier).
-    pub fn duplicate_fd(&self) -> io::Result<OwnedFd> {
+    pub(crate) fn duplicate_fd(&self) -> io::Result<OwnedFd> {
         self.fd.try_clone()
     }
 
@@ -222,7 +222,7 @@ impl ResultDir {
 
     /// The total size of the regular files directly in the directory and in its
     /// subdirectories one level down (the loads' logs), in bytes: what retention by size bounds.
-    pub fn files_bytes(&self) -> io::Result<u64> {
+    pub(crate) fn files_bytes(&self) -> io::Result<u64> {
         fn sum(path: &Path, depth: u32) -> io::Result<u64> {
             let mut total = 0;
             for entry in fs::read_dir(path)? {
@@ -243,7 +243,7 @@ impl ResultDir {
     /// Replaces the file `name` with `bytes` atomically: `.<name>.tmp` is made new and renamed
     /// over it (a reader sees the old or the new version). On failure the temporary file is
     /// removed and `name` is left as it was.
-    pub fn replace_file(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+    pub(crate) fn replace_file(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         let tmp = cstr(OsStr::new(&format!(".{name}.tmp")))?;
         let target = cstr(OsStr::new(name))?;
         // One left by this process's own earlier write that died half-way; unlinking never
@@ -285,7 +285,7 @@ impl ResultDir {
     /// marked `failed` with the reason (unless it had failed already) and written over the first
     /// run.json in place, into the space reserved after it, so that run.json does not keep saying
     /// `running`. Returns what went wrong, for the caller to report (exit 4).
-    pub fn write_final_run_record(&self, record: &mut RunRecord) -> Result<(), String> {
+    pub(crate) fn write_final_run_record(&self, record: &mut RunRecord) -> Result<(), String> {
         let Err(e) = self.write_run_record(record) else {
             return Ok(());
         };

@@ -103,7 +103,7 @@ pub struct OutputDir {
 impl OutputDir {
     /// Opens the directory `path` for `option`, made (with its parents) if missing. A link at
     /// `path` is refused (exit 2): its target may be anything, another user's choice.
-    pub fn open_or_make(path: &Path, option: &str) -> Result<OutputDir, Failure> {
+    pub(crate) fn open_or_make(path: &Path, option: &str) -> Result<OutputDir, Failure> {
         let fail = |e: io::Error| {
             Failure::new(
                 crate::error::ExitCode::of_io(&e, crate::error::ExitCode::Usage),

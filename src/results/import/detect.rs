@@ -6,7 +6,7 @@ use super::SOURCE_FORMATS;
 use super::model::*;
 
 /// Recognises a binary file (one with NUL bytes, `super::is_binary`) from its content.
-pub fn detect_binary(bytes: &[u8]) -> std::result::Result<&'static SourceFormat, String> {
+pub(crate) fn detect_binary(bytes: &[u8]) -> std::result::Result<&'static SourceFormat, String> {
     let mut not = Vec::new();
     for &format in SOURCE_FORMATS {
         if let Recognise::Binary(recognise) = format.recognise {
@@ -23,7 +23,7 @@ pub fn detect_binary(bytes: &[u8]) -> std::result::Result<&'static SourceFormat,
 }
 
 /// Recognises a file's format from its content; the error says what was recognised.
-pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> {
+pub(crate) fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> {
     if text.lines().any(|l| l.trim_start().starts_with('{')) {
         let doc = super::parse_json(text).map_err(|e| format!("it starts like JSON but {e}"))?;
         let tool = doc
@@ -66,7 +66,7 @@ pub fn detect(text: &str) -> std::result::Result<&'static SourceFormat, String> 
 }
 
 /// The first entry of a JSON document's `thread` object (cyclictest's and oslat's layout).
-pub fn first_thread(doc: &serde_json::Value) -> Option<&serde_json::Value> {
+pub(crate) fn first_thread(doc: &serde_json::Value) -> Option<&serde_json::Value> {
     doc.get("thread")
         .and_then(|t| t.as_object())
         .and_then(|t| t.values().next())

@@ -43,7 +43,7 @@ pub enum Layout {
 }
 
 impl Layout {
-    pub fn record_bytes(self) -> usize {
+    pub(crate) fn record_bytes(self) -> usize {
         match self {
             Layout::Time64 => 28,
             Layout::Time32 => 20,

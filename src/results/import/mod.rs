@@ -30,9 +30,9 @@ pub mod stress_ng_cyclic;
 mod write;
 
 pub use crate::format::run_record::RunKind;
-pub use detect::{detect, detect_binary};
-pub use model::*;
-pub use rt_tests::*;
+pub(crate) use detect::{detect, detect_binary};
+pub(crate) use model::*;
+pub(crate) use rt_tests::*;
 pub use write::{summary, write_result};
 
 /// Every format `jitterlab import` reads, one row each: `import --format` offers these names
@@ -59,7 +59,7 @@ pub static SOURCE_FORMATS: &[&SourceFormat] = &[
 ];
 
 /// A source file as its format reads it.
-pub enum Input<'a> {
+pub(crate) enum Input<'a> {
     /// Cleaned by [`pasted::clean`].
     Text(&'a str),
     /// The bytes as written, and the file's path.
@@ -68,16 +68,16 @@ pub enum Input<'a> {
 
 /// Whether a file is binary: text outputs never hold a NUL byte, binary records nearly always
 /// do (a CPU number or a small value in a wider field).
-pub fn is_binary(bytes: &[u8]) -> bool {
+pub(crate) fn is_binary(bytes: &[u8]) -> bool {
     bytes.contains(&0)
 }
 
 /// The most CPUs a Linux kernel numbers (the largest CONFIG_NR_CPUS): a CPU number at or above
 /// it is no CPU, whatever a source says.
-pub const MAX_CPUS: usize = 8192;
+pub(crate) const MAX_CPUS: usize = 8192;
 
 /// Parses `input` with `format`'s importer and checks every thread against itself.
-pub fn parse_checked(
+pub(crate) fn parse_checked(
     format: &'static SourceFormat,
     input: Input,
 ) -> std::result::Result<Imported, String> {

@@ -10,16 +10,16 @@ use std::time::SystemTime;
 
 /// The largest file imported. The sources are histograms: a cyclictest --json with -h 10000 on
 /// 64 threads is about 10 MiB, and a file far larger is the wrong file, or a device.
-pub const MAX_FILE_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// The most samples one histogram may hold: latency.hlog stores counts as signed 64-bit
 /// numbers, and no run comes near it. A larger count, or counts whose sum is larger, is a
 /// damaged file.
-pub const MAX_SAMPLES: u64 = i64::MAX as u64;
+pub(crate) const MAX_SAMPLES: u64 = i64::MAX as u64;
 
 /// The largest latency a source may print, in ns: run.json stores signed 64-bit ns (about 292
 /// years).
-pub const MAX_VALUE_NS: u64 = i64::MAX as u64;
+pub(crate) const MAX_VALUE_NS: u64 = i64::MAX as u64;
 
 /// Adds sample counts, refusing a sum above [`MAX_SAMPLES`].
 pub fn add_counts(counts: impl IntoIterator<Item = u64>) -> std::result::Result<u64, String> {
@@ -38,7 +38,7 @@ pub fn add_counts(counts: impl IntoIterator<Item = u64>) -> std::result::Result<
 /// The largest binary file imported (jitterdebugger's samples.raw: 28 bytes a sample, so about
 /// 9.6 million samples, 40 minutes of 4 CPUs at its default 250 us period). The file is read
 /// whole.
-pub const MAX_BINARY_FILE_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_BINARY_FILE_BYTES: u64 = 256 << 20;
 
 /// One source format: a row of [`super::SOURCE_FORMATS`]. `name` is both the CLI's
 /// `import --format` value and run.json's `imported.source_format`.
@@ -87,7 +87,7 @@ pub enum Parser {
 
 impl Parser {
     /// The largest file this kind of parser is given.
-    pub fn max_file_bytes(self) -> u64 {
+    pub(crate) fn max_file_bytes(self) -> u64 {
         match self {
             Parser::Text(_) => MAX_FILE_BYTES,
             Parser::Bytes(..) => MAX_BINARY_FILE_BYTES,

@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 
 /// Opens the JSON file of an rt-tests tool (cyclictest, oslat): parses it and returns it with
 /// the tool's command line, after checking that `tool` wrote it.
-pub fn rt_tests_json(
+pub(crate) fn rt_tests_json(
     text: &str,
     tool: &str,
 ) -> std::result::Result<(serde_json::Value, Vec<String>), String> {
@@ -37,7 +37,7 @@ pub fn rt_tests_json(
 /// document is refused: which of two runs to import cannot be guessed). cyclictest writes a
 /// thread that never ran as `"avg": -nan` (C's printf of NaN), which is no JSON: such values
 /// are read as null. An object with a key twice is refused (see `Strict`).
-pub fn parse_json(text: &str) -> std::result::Result<serde_json::Value, String> {
+pub(crate) fn parse_json(text: &str) -> std::result::Result<serde_json::Value, String> {
     let start = text
         .lines()
         .find(|l| l.trim_start().starts_with('{'))
@@ -150,7 +150,7 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
 
 /// The per-thread objects of an rt-tests JSON file (`"thread": {"0": {...}, "1": {...}}`), in
 /// thread order.
-pub fn rt_tests_threads(
+pub(crate) fn rt_tests_threads(
     v: &serde_json::Value,
 ) -> std::result::Result<Vec<(usize, &serde_json::Value)>, String> {
     let threads = v
@@ -170,7 +170,7 @@ pub fn rt_tests_threads(
 }
 
 /// `-h400`, `-h 400`, `--histogram=400`, `--histogram 400` from a command line.
-pub fn option_value(args: &[String], short: &str, long: &str) -> Option<String> {
+pub(crate) fn option_value(args: &[String], short: &str, long: &str) -> Option<String> {
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if a == short || a == long {
@@ -195,14 +195,14 @@ const LAST_RFC3339_SECS: u64 = 253_402_300_799;
 
 /// `2026-11-22T13:05:23Z`, or None for a time RFC 3339 cannot write (before 1970 here, or
 /// after the year 9999).
-pub fn rfc3339(t: SystemTime) -> Option<String> {
+pub(crate) fn rfc3339(t: SystemTime) -> Option<String> {
     let secs = t.duration_since(SystemTime::UNIX_EPOCH).ok()?.as_secs();
     (secs <= LAST_RFC3339_SECS).then(|| humantime::format_rfc3339_seconds(t).to_string())
 }
 
 /// An rt-tests time stamp read from `key` of `v`: None when absent; a warning when present
 /// but not a time jitterlab reads, so that the run says why `started_utc` is empty.
-pub fn rt_tests_time(
+pub(crate) fn rt_tests_time(
     v: &serde_json::Value,
     key: &str,
     warnings: &mut Vec<String>,
@@ -219,7 +219,7 @@ pub fn rt_tests_time(
 
 /// rt-tests' JSON time stamps, e.g. `Sun, 22 Nov 2026 13:05:23 +0000`; None for anything
 /// else, including dates RFC 3339 (run.json) cannot hold.
-pub fn parse_rt_tests_time(text: &str) -> Option<SystemTime> {
+pub(crate) fn parse_rt_tests_time(text: &str) -> Option<SystemTime> {
     let parts: Vec<&str> = text.split_whitespace().collect();
     let [_, day, month, year, clock, zone] = parts.as_slice() else {
         return None;
@@ -286,7 +286,7 @@ fn duration_option(text: &str) -> Option<u64> {
 
 /// What a cyclictest command line states: `-p N` (FIFO, cyclictest's policy with a priority,
 /// unless `-y/--policy` names another), `-i` (us, 1000 by default), `-m` (mlockall), `-D`.
-pub fn cyclictest_facts(args: &[String]) -> super::RunFacts {
+pub(crate) fn cyclictest_facts(args: &[String]) -> super::RunFacts {
     if args.is_empty() {
         return super::RunFacts::default();
     }
@@ -319,7 +319,7 @@ fn short_flag(a: &str, flag: char) -> bool {
 
 /// What an oslat command line states: `-f N` (`--rtprio`, SCHED_FIFO N; else SCHED_OTHER),
 /// `-D`. Whether it locked its memory is not on its command line: left unknown.
-pub fn oslat_facts(args: &[String]) -> super::RunFacts {
+pub(crate) fn oslat_facts(args: &[String]) -> super::RunFacts {
     if args.is_empty() {
         return super::RunFacts::default();
     }
@@ -334,14 +334,14 @@ pub fn oslat_facts(args: &[String]) -> super::RunFacts {
 }
 
 /// The warning every oslat import carries.
-pub const OSLAT_WARNING: &str = "oslat records every pass of its busy loop, not only gaps above a threshold: each sample is one loop gap in whole us rounded up (oslat's buckets), iterations are the samples, and the noise time, share and gap rate are absent";
+pub(crate) const OSLAT_WARNING: &str = "oslat records every pass of its busy loop, not only gaps above a threshold: each sample is one loop gap in whole us rounded up (oslat's buckets), iterations are the samples, and the noise time, share and gap rate are absent";
 
 /// One oslat thread, a noise run's CPU, from its histogram rows `(k us, count)` as oslat
 /// prints them (JSON or text), its `[min, avg, max]` (us) and its duration: a gap of g us is in
 /// row floor(g) + 1, and the row at `last_bucket` (`-b`, 32 by default) also holds every longer
 /// gap, so it becomes the overflow. oslat counts every loop pass, so the samples are the loop
 /// iterations and the duration is the time measured; there is no threshold, so no noise time.
-pub fn oslat_thread(
+pub(crate) fn oslat_thread(
     cpu: usize,
     rows: Vec<(u64, u64)>,
     last_bucket: u64,
@@ -386,7 +386,7 @@ pub fn oslat_thread(
 
 /// Seconds as a tool printed them, in ns; None for what is no run's length (negative, not a
 /// number, beyond u64 ns = 584 years).
-pub fn seconds_to_ns(seconds: f64) -> Option<u64> {
+pub(crate) fn seconds_to_ns(seconds: f64) -> Option<u64> {
     Some((seconds * 1e9).round())
         .filter(|ns| (0.0..u64::MAX as f64).contains(ns))
         .map(|ns| ns as u64)
@@ -394,7 +394,7 @@ pub fn seconds_to_ns(seconds: f64) -> Option<u64> {
 
 /// What is wrong with one entry of a JSON histogram object, for each format to word in its
 /// own terms.
-pub enum BadBucket {
+pub(crate) enum BadBucket {
     /// The key is not a whole number.
     Key,
     /// The count is not an integer.
@@ -406,7 +406,7 @@ pub enum BadBucket {
 impl BadBucket {
     /// The words of the formats whose keys are bucket numbers (oslat, jitterdebugger);
     /// `BeyondEnd` is each format's own.
-    pub fn of_bucket_number(&self, key: &str) -> String {
+    pub(crate) fn of_bucket_number(&self, key: &str) -> String {
         match self {
             BadBucket::Key => format!("histogram key '{key}' is not a bucket number"),
             BadBucket::Count => format!("the count of bucket {key} is not an integer"),
@@ -418,7 +418,7 @@ impl BadBucket {
 /// The `"value": count` entries of a JSON histogram object (cyclictest, oslat and
 /// jitterdebugger write their histograms so), in the object's order; values at or above `end`
 /// are refused when the format has one. The first bad entry is refused, worded by `bad`.
-pub fn json_buckets(
+pub(crate) fn json_buckets(
     h: &serde_json::Map<String, serde_json::Value>,
     end: Option<u64>,
     bad: impl Fn(BadBucket, &str) -> String,

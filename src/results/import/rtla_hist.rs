@@ -40,7 +40,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 /// `0 00:10:00` → ns.
-pub fn parse_duration(text: &str) -> Option<u64> {
+pub(crate) fn parse_duration(text: &str) -> Option<u64> {
     let (days, clock) = text.trim().split_once(' ')?;
     let days: u64 = days.trim().parse().ok()?;
     let hms: Vec<u64> = clock
@@ -107,7 +107,7 @@ pub fn read(text: &str, names: &[&str]) -> Result<Table, String> {
 
 /// The line where rtla says a stop threshold ended the run (`... hit stop tracing`), which
 /// the histogram and the top tables all print.
-pub fn stop_line<'t>(mut lines: impl Iterator<Item = &'t str>) -> Option<&'t str> {
+pub(crate) fn stop_line<'t>(mut lines: impl Iterator<Item = &'t str>) -> Option<&'t str> {
     lines.find(|l| l.contains("hit stop tracing"))
 }
 

@@ -9,7 +9,7 @@ use super::{Imported, Parser, RunKind, SourceFormat, SourceNoise, SourceThread, 
 use super::{Recognise, Recognised};
 
 /// Why output without the column line cannot be read.
-pub const NO_HEADER: &str = "it is rtla osnoise hist output without its column line 'Index CPU-000 ...' (rtla --no-header), or one where no CPU saw noise (rtla then prints no column): which CPU each column is cannot be known; capture without --no-header";
+pub(crate) const NO_HEADER: &str = "it is rtla osnoise hist output without its column line 'Index CPU-000 ...' (rtla --no-header), or one where no CPU saw noise (rtla then prints no column): which CPU each column is cannot be known; capture without --no-header";
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "rtla-osnoise-hist",

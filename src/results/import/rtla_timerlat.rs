@@ -13,7 +13,7 @@ use super::{Imported, Parser, RunFacts, RunKind, SourceFormat, SourceThread, rtl
 use super::{Recognise, Recognised};
 
 /// Why output without the column line cannot be read.
-pub const NO_HEADER: &str = "it is rtla timerlat hist output without its column line 'Index IRQ-000 Thr-000 ...' (rtla --no-header, as LAVA's job saves it): the columns are not named, so which CPU and which of IRQ, Thr and Usr each column is cannot be known; capture without --no-header";
+pub(crate) const NO_HEADER: &str = "it is rtla timerlat hist output without its column line 'Index IRQ-000 Thr-000 ...' (rtla --no-header, as LAVA's job saves it): the columns are not named, so which CPU and which of IRQ, Thr and Usr each column is cannot be known; capture without --no-header";
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "rtla-timerlat-hist",

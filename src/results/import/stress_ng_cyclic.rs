@@ -41,7 +41,7 @@ fn recognise(lines: &[&str]) -> Recognised {
 }
 
 /// What `detect` says of stress-ng's `-Y` file.
-pub const YAML_REFUSED: &str = "it is stress-ng's -Y YAML, which holds the stressors' bogo-ops, not the cyclic stressor's latencies; import the log of the same run (stress-ng --cyclic N --metrics ... > log 2>&1), where stress-ng prints them";
+pub(crate) const YAML_REFUSED: &str = "it is stress-ng's -Y YAML, which holds the stressors' bogo-ops, not the cyclic stressor's latencies; import the log of the same run (stress-ng --cyclic N --metrics ... > log 2>&1), where stress-ng prints them";
 
 /// The text after `cyclic:` on a stress-ng log line (the `stress-ng: info: [pid]` prefix, or
 /// none with `--log-brief`).

@@ -45,12 +45,12 @@ impl Scope {
 
 /// Blocks while `*word == expected` (FUTEX_WAIT_PRIVATE). Returns at once if it differs;
 /// EINTR and EAGAIN come back as errors.
-pub fn futex_wait(word: &AtomicU32, expected: u32) -> io::Result<()> {
+pub(crate) fn futex_wait(word: &AtomicU32, expected: u32) -> io::Result<()> {
     futex_wait_in(Scope::Process, word, expected)
 }
 
 /// [`futex_wait`] on a word of `scope`.
-pub fn futex_wait_in(scope: Scope, word: &AtomicU32, expected: u32) -> io::Result<()> {
+pub(crate) fn futex_wait_in(scope: Scope, word: &AtomicU32, expected: u32) -> io::Result<()> {
     // SAFETY: the address is a live, aligned u32 for the call's duration; no timeout.
     let ret = unsafe {
         libc::syscall(
@@ -70,7 +70,7 @@ pub fn futex_wait_in(scope: Scope, word: &AtomicU32, expected: u32) -> io::Resul
 /// Blocks while `*word == expected`, until the absolute time `deadline_ns` of `clock`
 /// (CLOCK_MONOTONIC, or CLOCK_REALTIME; FUTEX_WAIT_BITSET). Ok(true) when the deadline came,
 /// Ok(false) when woken or when the word differed; EINTR comes back as an error.
-pub fn futex_wait_until(
+pub(crate) fn futex_wait_until(
     word: &AtomicU32,
     expected: u32,
     clock: libc::clockid_t,
@@ -80,7 +80,7 @@ pub fn futex_wait_until(
 }
 
 /// [`futex_wait_until`] on a word of `scope`.
-pub fn futex_wait_until_in(
+pub(crate) fn futex_wait_until_in(
     scope: Scope,
     word: &AtomicU32,
     expected: u32,
@@ -115,13 +115,8 @@ pub fn futex_wait_until_in(
     }
 }
 
-/// Wakes one thread blocked in [`futex_wait`] on `word`.
-pub fn futex_wake_one(word: &AtomicU32) {
-    futex_wake_one_in(Scope::Process, word)
-}
-
 /// [`futex_wake_one`] on a word of `scope` (async-signal-safe).
-pub fn futex_wake_one_in(scope: Scope, word: &AtomicU32) {
+pub(crate) fn futex_wake_one_in(scope: Scope, word: &AtomicU32) {
     // SAFETY: as above; waking never fails on a valid address.
     unsafe {
         libc::syscall(
@@ -134,7 +129,7 @@ pub fn futex_wake_one_in(scope: Scope, word: &AtomicU32) {
 }
 
 /// Wakes every thread blocked in [`futex_wait`] on `word`.
-pub fn futex_wake_all(word: &AtomicU32) {
+pub(crate) fn futex_wake_all(word: &AtomicU32) {
     // SAFETY: as above.
     unsafe {
         libc::syscall(
@@ -149,7 +144,7 @@ pub fn futex_wake_all(word: &AtomicU32) {
 /// A default (normal) pthread mutex in a [`SharedCell`]. Used as ptsematest uses it: one
 /// thread locks it (and blocks while it is held) and the other unlocks it, which POSIX leaves
 /// undefined but glibc and musl implement for normal mutexes as a plain release.
-pub struct RawMutex(SharedCell<UnsafeCell<libc::pthread_mutex_t>>);
+pub(crate) struct RawMutex(SharedCell<UnsafeCell<libc::pthread_mutex_t>>);
 
 // SAFETY: a pthread mutex is made to be shared between threads; it never moves.
 unsafe impl Send for RawMutex {}
@@ -165,7 +160,7 @@ impl RawMutex {
     /// holder runs at the priority of the highest thread blocked on it, the kernel's PI
     /// futexes) or PTHREAD_PRIO_NONE (a plain mutex: the holder keeps its own priority). Only
     /// the thread that locked a PI mutex may unlock it.
-    pub fn with_protocol(inherit: bool) -> io::Result<RawMutex> {
+    pub(crate) fn with_protocol(inherit: bool) -> io::Result<RawMutex> {
         let protocol = if inherit {
             libc::PTHREAD_PRIO_INHERIT
         } else {
@@ -206,7 +201,7 @@ impl RawMutex {
         errno_result(unsafe { libc::pthread_mutex_lock(self.0.get()) })
     }
 
-    pub fn unlock(&self) -> io::Result<()> {
+    pub(crate) fn unlock(&self) -> io::Result<()> {
         // SAFETY: as above.
         errno_result(unsafe { libc::pthread_mutex_unlock(self.0.get()) })
     }
@@ -229,7 +224,7 @@ fn pshared(scope: Scope) -> libc::c_int {
 
 /// A pthread condition variable in a [`SharedCell`], used with a [`RawMutex`] of the same
 /// scope that the caller holds.
-pub struct RawCondvar(SharedCell<UnsafeCell<libc::pthread_cond_t>>);
+pub(crate) struct RawCondvar(SharedCell<UnsafeCell<libc::pthread_cond_t>>);
 
 // SAFETY: as for RawMutex.
 unsafe impl Send for RawCondvar {}
@@ -275,7 +270,7 @@ impl Drop for RawCondvar {
 }
 
 /// An unnamed POSIX semaphore (sem_init) in a [`SharedCell`], starting at 0.
-pub struct PosixSemaphore(SharedCell<UnsafeCell<libc::sem_t>>);
+pub(crate) struct PosixSemaphore(SharedCell<UnsafeCell<libc::sem_t>>);
 
 // SAFETY: made to be shared between threads; pinned in its cell.
 unsafe impl Send for PosixSemaphore {}
@@ -296,13 +291,13 @@ impl PosixSemaphore {
         Ok(sem)
     }
 
-    pub fn post(&self) -> io::Result<()> {
+    pub(crate) fn post(&self) -> io::Result<()> {
         // SAFETY: initialised.
         check(unsafe { libc::sem_post(self.0.get()) }).map(drop)
     }
 
     /// sem_wait: the raw return (0, or -1 with errno, EINTR included).
-    pub fn wait_raw(&self) -> libc::c_int {
+    pub(crate) fn wait_raw(&self) -> libc::c_int {
         // SAFETY: initialised.
         unsafe { libc::sem_wait(self.0.get()) }
     }
@@ -316,7 +311,7 @@ impl Drop for PosixSemaphore {
 }
 
 /// A private System V semaphore set of one semaphore, starting at 0; removed on drop.
-pub struct SysvSemaphore {
+pub(crate) struct SysvSemaphore {
     id: libc::c_int,
 }
 
@@ -328,7 +323,7 @@ impl SysvSemaphore {
     }
 
     /// semop of `delta` on the semaphore: the raw return (EINTR included).
-    pub fn op_raw(&self, delta: i16) -> libc::c_int {
+    pub(crate) fn op_raw(&self, delta: i16) -> libc::c_int {
         let mut op = libc::sembuf {
             sem_num: 0,
             sem_op: delta,
@@ -348,7 +343,7 @@ impl Drop for SysvSemaphore {
 
 /// A POSIX message queue of 8-byte messages, unlinked as soon as it is open (only the two
 /// descriptors hold it, so nothing is left in /dev/mqueue even after a crash).
-pub struct MessageQueue {
+pub(crate) struct MessageQueue {
     mqd: libc::mqd_t,
 }
 
@@ -392,7 +387,7 @@ impl MessageQueue {
     }
 
     /// mq_receive of one message: its value, or the error (EINTR included).
-    pub fn receive(&self) -> io::Result<u64> {
+    pub(crate) fn receive(&self) -> io::Result<u64> {
         let mut bytes = [0u8; 8];
         // SAFETY: an 8-byte buffer for a queue of 8-byte messages.
         let n = unsafe {
@@ -414,7 +409,7 @@ impl Drop for MessageQueue {
 
 /// A file descriptor that 8-byte values are written to and read from whole: a pipe's two
 /// ends, or one eventfd for both.
-pub struct ValueFds {
+pub(crate) struct ValueFds {
     read: libc::c_int,
     write: libc::c_int,
 }
@@ -432,7 +427,7 @@ impl ValueFds {
     }
 
     /// An eventfd counting from 0: a write adds its value, a read returns the sum and resets it.
-    pub fn eventfd() -> io::Result<ValueFds> {
+    pub(crate) fn eventfd() -> io::Result<ValueFds> {
         // SAFETY: plain syscall.
         let fd = check(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) })?;
         Ok(ValueFds {

@@ -30,11 +30,6 @@ impl<T> SharedCell<T> {
         unsafe { ptr.write(value) };
         Ok(SharedCell { ptr, len })
     }
-
-    /// Where the value lives: stable for the cell's life.
-    pub fn as_ptr(&self) -> *mut T {
-        self.ptr
-    }
 }
 
 impl<T> Deref for SharedCell<T> {

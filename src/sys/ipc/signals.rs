@@ -22,7 +22,7 @@ pub struct ThreadSignal {
 
 impl ThreadSignal {
     /// `signal` to thread `tid` of this process.
-    pub fn to_thread(tid: libc::pid_t, signal: libc::c_int) -> ThreadSignal {
+    pub(crate) fn to_thread(tid: libc::pid_t, signal: libc::c_int) -> ThreadSignal {
         // SAFETY: plain syscalls without arguments; they cannot fail.
         let (pid, uid) = unsafe { (libc::getpid(), libc::getuid()) };
         ThreadSignal {
@@ -35,7 +35,7 @@ impl ThreadSignal {
 
     /// `signal` to thread `tid` of process `pid` (which may be another process, e.g. a forked
     /// sender), sent by user `uid`: no syscall, so that it can be made in a forked child.
-    pub fn to_thread_of(
+    pub(crate) fn to_thread_of(
         pid: libc::pid_t,
         tid: libc::pid_t,
         uid: libc::uid_t,
@@ -68,7 +68,7 @@ impl ThreadSignal {
 
     /// Queues the signal with `value` (truncated to a pointer's width): rt_tgsigqueueinfo with
     /// SI_QUEUE, as sigqueue() but aimed at one thread; one syscall.
-    pub fn queue(&self, value: u64) -> io::Result<()> {
+    pub(crate) fn queue(&self, value: u64) -> io::Result<()> {
         // SAFETY: all-zero siginfo is valid; the fields written are those of SI_QUEUE.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
         info.si_signo = self.signal;
@@ -140,7 +140,7 @@ unsafe impl Sync for SignalWaiter {}
 
 impl SignalWaiter {
     /// Blocks `signal` in the calling thread (it then stays pending until waited for).
-    pub fn block_in_this_thread(signal: libc::c_int) -> SignalWaiter {
+    pub(crate) fn block_in_this_thread(signal: libc::c_int) -> SignalWaiter {
         let waiter = SignalWaiter::for_signal(signal);
         waiter.block_in_calling_thread();
         waiter
@@ -148,7 +148,7 @@ impl SignalWaiter {
 
     /// A waiter for `signal` that blocks it nowhere yet: the thread that will wait calls
     /// [`SignalWaiter::block_in_calling_thread`] (e.g. a sender, in its own thread or process).
-    pub fn for_signal(signal: libc::c_int) -> SignalWaiter {
+    pub(crate) fn for_signal(signal: libc::c_int) -> SignalWaiter {
         // SAFETY: sigset operations on a local set.
         let set = unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
@@ -160,7 +160,7 @@ impl SignalWaiter {
     }
 
     /// Blocks the signal in the calling thread. Async-signal-safe (one rt_sigprocmask).
-    pub fn block_in_calling_thread(&self) {
+    pub(crate) fn block_in_calling_thread(&self) {
         // SAFETY: a valid set; no old set wanted.
         unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &self.set, std::ptr::null_mut()) };
     }
@@ -168,7 +168,7 @@ impl SignalWaiter {
     /// sigwaitinfo without the signal's information (the call glibc's sigwait makes): returns
     /// once the signal was taken, or the error (EINTR included, unlike sigwait).
     /// Async-signal-safe.
-    pub fn wait_once(&self) -> io::Result<()> {
+    pub(crate) fn wait_once(&self) -> io::Result<()> {
         // SAFETY: a valid set; sigwaitinfo takes a null info.
         if unsafe { libc::sigwaitinfo(&self.set, std::ptr::null_mut()) } < 0 {
             return Err(io::Error::last_os_error());
@@ -177,7 +177,7 @@ impl SignalWaiter {
     }
 
     /// sigwaitinfo: the value the signal was queued with, or the error (EINTR included).
-    pub fn wait_value(&self) -> io::Result<u64> {
+    pub(crate) fn wait_value(&self) -> io::Result<u64> {
         // SAFETY: all-zero siginfo is valid output storage.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
         // SAFETY: valid set and output.

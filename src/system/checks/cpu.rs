@@ -32,7 +32,7 @@ const GOVERNOR: Spec = Spec {
           to ramp up.",
 };
 
-pub fn governor(ctx: &Ctx) -> Check {
+pub(crate) fn governor(ctx: &Ctx) -> Check {
     let governors: Vec<(usize, Option<String>)> = ctx
         .cpus
         .iter()
@@ -83,7 +83,7 @@ const IDLE_STATES: Spec = Spec {
 /// Idle states with an exit latency above this are counted as deep.
 const DEEP_IDLE_US: u64 = 10;
 
-pub fn idle_states(ctx: &Ctx) -> Check {
+pub(crate) fn idle_states(ctx: &Ctx) -> Check {
     let mut deep = Vec::new();
     let mut shallow_only = true;
     let mut listed = None;
@@ -140,7 +140,7 @@ const SMT: Spec = Spec {
           measured thread by a varying amount.",
 };
 
-pub fn smt(ctx: &Ctx) -> Check {
+pub(crate) fn smt(ctx: &Ctx) -> Check {
     let control = root::read_trim(ctx.root, "sys/devices/system/cpu/smt/control").ok();
     let mut shared = Vec::new();
     let mut read_any = false;
@@ -188,7 +188,7 @@ const NUMA: Spec = Spec {
           unmaps pages to sample them, causing page faults in running tasks.",
 };
 
-pub fn numa(ctx: &Ctx) -> Check {
+pub(crate) fn numa(ctx: &Ctx) -> Check {
     let nodes = match root::read_trim(ctx.root, "sys/devices/system/node/online") {
         Ok(t) => parse_cpu_list(&t).unwrap_or_default(),
         // Kernels without CONFIG_NUMA have no node directory: one node.

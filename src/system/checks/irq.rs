@@ -23,7 +23,7 @@ const IRQ_FILES: &[&str] = &[
     "spurious",
 ];
 
-pub fn affinity(ctx: &Ctx) -> Check {
+pub(crate) fn affinity(ctx: &Ctx) -> Check {
     let names = match root::list(ctx.root, "proc/irq") {
         Ok(n) => n,
         Err(e) => return AFFINITY.unknown(e, "check that /proc is mounted"),
@@ -93,7 +93,7 @@ const IRQBALANCE: Spec = Spec {
           onto the measured CPUs.",
 };
 
-pub fn irqbalance(ctx: &Ctx) -> Check {
+pub(crate) fn irqbalance(ctx: &Ctx) -> Check {
     let names = match root::list(ctx.root, "proc") {
         Ok(n) => n,
         Err(e) => return IRQBALANCE.unknown(e, "check that /proc is mounted"),

@@ -5,7 +5,7 @@ use crate::system::root;
 use crate::system::verdict::{Check, Spec};
 
 /// The selected word of a sysfs choice file: `always [madvise] never` gives `madvise`.
-pub fn selected(choice: &str) -> Option<&str> {
+pub(crate) fn selected(choice: &str) -> Option<&str> {
     choice
         .split_whitespace()
         .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
@@ -18,7 +18,7 @@ const THP: Spec = Spec {
           page, and khugepaged collapses pages in the background, both stalling tasks.",
 };
 
-pub fn thp(ctx: &Ctx) -> Check {
+pub(crate) fn thp(ctx: &Ctx) -> Check {
     let dir = "sys/kernel/mm/transparent_hugepage";
     let enabled = match root::read_trim(ctx.root, &format!("{dir}/enabled")) {
         Ok(t) => t,
@@ -51,7 +51,7 @@ const SWAP: Spec = Spec {
           page-table work that can delay it, and unlocked loads stall on swap-ins.",
 };
 
-pub fn swap(ctx: &Ctx) -> Check {
+pub(crate) fn swap(ctx: &Ctx) -> Check {
     match root::read(ctx.root, "proc/swaps") {
         Ok(text) => {
             let devices: Vec<&str> = text
@@ -83,7 +83,7 @@ const KSM: Spec = Spec {
           copy-on-write fault.",
 };
 
-pub fn ksm(ctx: &Ctx) -> Check {
+pub(crate) fn ksm(ctx: &Ctx) -> Check {
     match root::read_i64(ctx.root, "sys/kernel/mm/ksm/run") {
         Ok(0) => KSM.ok("/sys/kernel/mm/ksm/run = 0"),
         Ok(v) => KSM.warn(

@@ -59,17 +59,17 @@ impl<'a> Ctx<'a> {
     }
 
     /// Steal time since boot and (live) over a short window, in percent; see [`virt::steal_shares`].
-    pub fn steal(&self) -> &Result<(f64, Option<f64>), String> {
+    pub(crate) fn steal(&self) -> &Result<(f64, Option<f64>), String> {
         self.steal.get_or_init(|| virt::steal_shares(self))
     }
 
     /// The measured CPUs in kernel notation, for evidence.
-    pub fn cpu_list(&self) -> String {
+    pub(crate) fn cpu_list(&self) -> String {
         format_cpu_list(&self.cpus)
     }
 
     /// True when every online CPU is measured, so nothing can be moved off the measured CPUs.
-    pub fn measures_everything(&self) -> bool {
+    pub(crate) fn measures_everything(&self) -> bool {
         !self.online.is_empty() && self.online.iter().all(|c| self.cpus.contains(c))
     }
 
@@ -123,7 +123,7 @@ pub fn all(ctx: &Ctx) -> Vec<Check> {
 
 /// Parses a CPU list out of a kernel parameter value, dropping leading flag words such as
 /// `isolcpus=domain,managed_irq,2-3`. Returns the flags and the CPUs.
-pub fn param_cpus(value: &str) -> (Vec<String>, Vec<usize>) {
+pub(crate) fn param_cpus(value: &str) -> (Vec<String>, Vec<usize>) {
     let mut flags = Vec::new();
     let mut rest = Vec::new();
     for part in value.split(',') {

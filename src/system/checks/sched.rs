@@ -6,7 +6,7 @@ use crate::system::root;
 use crate::system::verdict::{Check, Spec};
 
 /// The priority `jitterlab run` asks for by default (docs/architecture.md, principle 3).
-pub const RUN_PRIORITY: u64 = 95;
+pub(crate) const RUN_PRIORITY: u64 = 95;
 
 const CAP_IPC_LOCK: u32 = 14;
 const CAP_SYS_NICE: u32 = 23;
@@ -20,14 +20,14 @@ const RT_THROTTLING: Spec = Spec {
 };
 
 /// sched_rt_runtime_us and sched_rt_period_us; runtime -1 means no throttling.
-pub fn rt_runtime(ctx: &Ctx) -> Result<(i64, i64), String> {
+pub(crate) fn rt_runtime(ctx: &Ctx) -> Result<(i64, i64), String> {
     Ok((
         root::read_i64(ctx.root, "proc/sys/kernel/sched_rt_runtime_us")?,
         root::read_i64(ctx.root, "proc/sys/kernel/sched_rt_period_us")?,
     ))
 }
 
-pub fn rt_throttling(ctx: &Ctx) -> Check {
+pub(crate) fn rt_throttling(ctx: &Ctx) -> Check {
     match rt_runtime(ctx) {
         Ok((-1, period)) => RT_THROTTLING.ok(format!("sched_rt_runtime_us = -1 (no throttling), period {period} us")),
         Ok((runtime, period)) => RT_THROTTLING.warn(
@@ -86,7 +86,7 @@ const RT_GROUP: Spec = Spec {
           runtime; container runtimes give new cgroups none, so SCHED_FIFO fails with EPERM.",
 };
 
-pub fn rt_group(ctx: &Ctx) -> Check {
+pub(crate) fn rt_group(ctx: &Ctx) -> Check {
     let configured = ctx
         .config
         .as_ref()
@@ -181,7 +181,7 @@ const RTPRIO_FIX: &str = "run as root, or grant CAP_SYS_NICE (`setcap cap_sys_ni
      or raise the limit (`@realtime - rtprio 99` in /etc/security/limits.conf, `ulimit -r 99`); \
      or measure with --policy other";
 
-pub fn rlimit_rtprio(ctx: &Ctx) -> Check {
+pub(crate) fn rlimit_rtprio(ctx: &Ctx) -> Check {
     let (soft, hard) = match limit(ctx, "Max realtime priority") {
         Ok(l) => l,
         Err(e) => return RLIMIT_RTPRIO.unknown(e, "check that /proc is mounted"),
@@ -210,7 +210,7 @@ const CAP_NICE: Spec = Spec {
           of RLIMIT_RTPRIO.",
 };
 
-pub fn cap_sys_nice(ctx: &Ctx) -> Check {
+pub(crate) fn cap_sys_nice(ctx: &Ctx) -> Check {
     match has_cap(ctx, CAP_SYS_NICE) {
         Ok(true) => CAP_NICE.ok("CAP_SYS_NICE in CapEff of /proc/self/status"),
         // Without the capability, a sufficient RLIMIT_RTPRIO still allows SCHED_FIFO (but not
@@ -233,7 +233,7 @@ const RLIMIT_MEMLOCK: Spec = Spec {
 /// Below this, mlockall of jitterlab with its histograms and rings is likely to fail.
 const MEMLOCK_NEEDED: u64 = 256 << 20;
 
-pub fn rlimit_memlock(ctx: &Ctx) -> Check {
+pub(crate) fn rlimit_memlock(ctx: &Ctx) -> Check {
     let (soft, hard) = match limit(ctx, "Max locked memory") {
         Ok(l) => l,
         Err(e) => return RLIMIT_MEMLOCK.unknown(e, "check that /proc is mounted"),
@@ -258,7 +258,7 @@ const CAP_LOCK: Spec = Spec {
     why: "CAP_IPC_LOCK lets a process lock any amount of memory regardless of RLIMIT_MEMLOCK.",
 };
 
-pub fn cap_ipc_lock(ctx: &Ctx) -> Check {
+pub(crate) fn cap_ipc_lock(ctx: &Ctx) -> Check {
     match has_cap(ctx, CAP_IPC_LOCK) {
         Ok(true) => CAP_LOCK.ok("CAP_IPC_LOCK in CapEff of /proc/self/status"),
         Ok(false) => CAP_LOCK.warn(

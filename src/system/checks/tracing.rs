@@ -13,7 +13,7 @@ const TRACEFS: Spec = Spec {
 };
 
 /// The events `run --trace` enables.
-pub const TRACE_EVENTS: &[&str] = &[
+pub(crate) const TRACE_EVENTS: &[&str] = &[
     "sched/sched_switch",
     "sched/sched_waking",
     "irq/irq_handler_entry",
@@ -21,7 +21,7 @@ pub const TRACE_EVENTS: &[&str] = &[
 ];
 
 /// Where tracefs is mounted, from /proc/mounts (tracefs directly, or under debugfs).
-pub fn tracefs_mount(ctx: &Ctx) -> Option<String> {
+pub(crate) fn tracefs_mount(ctx: &Ctx) -> Option<String> {
     let mounts = root::read(ctx.root, "proc/mounts").ok()?;
     crate::trace::tracefs::mount_from_mounts(&mounts, |p| root::exists(ctx.root, p))
 }
@@ -63,7 +63,7 @@ const BTF: Spec = Spec {
           information at /sys/kernel/btf/vmlinux.",
 };
 
-pub fn btf(ctx: &Ctx) -> Check {
+pub(crate) fn btf(ctx: &Ctx) -> Check {
     if root::exists(ctx.root, "sys/kernel/btf/vmlinux") {
         BTF.ok("/sys/kernel/btf/vmlinux present")
     } else {

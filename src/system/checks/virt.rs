@@ -8,11 +8,11 @@ use crate::system::verdict::{Check, Spec};
 
 /// How long the live steal sample watches /proc/stat. Short, because the snapshot precedes
 /// every run; long enough to see a few ticks of steal on a busy host.
-pub const STEAL_WINDOW: Duration = Duration::from_millis(100);
+pub(crate) const STEAL_WINDOW: Duration = Duration::from_millis(100);
 
 /// Who the hypervisor is, if there is one: `Some("KVM")`, or `Some("unknown")` when only the
 /// CPU's hypervisor flag says so. None on bare metal (or when nothing tells).
-pub fn hypervisor_name(ctx: &Ctx) -> Option<String> {
+pub(crate) fn hypervisor_name(ctx: &Ctx) -> Option<String> {
     let flagged = root::read(ctx.root, "proc/cpuinfo").is_ok_and(|t| cpuinfo_flagged(&t));
     // Xen shows itself in /sys/hypervisor; others in the DMI vendor strings.
     let named = root::read_trim(ctx.root, "sys/hypervisor/type")
@@ -56,7 +56,7 @@ pub fn hypervisor_name(ctx: &Ctx) -> Option<String> {
 }
 
 /// Whether the CPU flags in /proc/cpuinfo include `hypervisor` (x86: CPUID.1:ECX bit 31).
-pub fn cpuinfo_flagged(cpuinfo: &str) -> bool {
+pub(crate) fn cpuinfo_flagged(cpuinfo: &str) -> bool {
     cpuinfo
         .lines()
         .any(|l| l.starts_with("flags") && l.split_whitespace().any(|w| w == "hypervisor"))
@@ -138,7 +138,7 @@ fn stat_steal(text: &str) -> Option<(u64, u64)> {
 }
 
 /// Steal time: its share since boot, and on the live system its share over [`STEAL_WINDOW`].
-pub fn steal_shares(ctx: &Ctx) -> Result<(f64, Option<f64>), String> {
+pub(crate) fn steal_shares(ctx: &Ctx) -> Result<(f64, Option<f64>), String> {
     let text = root::read(ctx.root, "proc/stat")?;
     let (steal, total) = stat_steal(&text).ok_or("no steal field in the cpu line of /proc/stat")?;
     let share = |s: u64, t: u64| {
@@ -168,7 +168,7 @@ const STEAL: Spec = Spec {
           to run; each such gap is latency the guest cannot see or prevent.",
 };
 
-pub fn steal(ctx: &Ctx) -> Check {
+pub(crate) fn steal(ctx: &Ctx) -> Check {
     match ctx.steal() {
         &Ok((boot, window)) => {
             let evidence = format!(

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use super::verdict::{Check, Spec};
 
 /// Runs every probe on a fresh thread and returns their checks, in display order.
-pub fn run_all() -> Vec<Check> {
+pub(crate) fn run_all() -> Vec<Check> {
     let probes = std::thread::Builder::new()
         .name("jitterlab-probe".into())
         .spawn(|| {

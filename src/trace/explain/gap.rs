@@ -21,8 +21,8 @@ use crate::trace::split::CpuTimeline;
 use crate::units::format_ns;
 
 /// The kind and name of a gap's untraced remainder.
-pub const NO_EVENT_KIND: &str = "no_event";
-pub const NO_EVENT_NAME: &str = "no trace event";
+pub(crate) const NO_EVENT_KIND: &str = "no_event";
+pub(crate) const NO_EVENT_NAME: &str = "no trace event";
 
 /// One gap of a noise thread: from the read before it to the read after it, CLOCK_MONOTONIC ns.
 #[derive(Debug, Clone, Copy)]

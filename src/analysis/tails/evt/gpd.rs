@@ -26,7 +26,7 @@ pub struct Gpd {
 }
 
 /// Log-likelihood of excesses `y` (all ≥ 0) under GPD(σ, ξ); −∞ outside the support.
-pub fn log_likelihood(y: &[f64], scale: f64, shape: f64) -> f64 {
+pub(crate) fn log_likelihood(y: &[f64], scale: f64, shape: f64) -> f64 {
     if scale.is_nan() || scale <= 0.0 {
         return f64::NEG_INFINITY;
     }
@@ -46,7 +46,7 @@ pub fn log_likelihood(y: &[f64], scale: f64, shape: f64) -> f64 {
 }
 
 /// P(Y ≤ y) under GPD(σ, ξ).
-pub fn cdf(y: f64, scale: f64, shape: f64) -> f64 {
+pub(crate) fn cdf(y: f64, scale: f64, shape: f64) -> f64 {
     if shape.abs() < EXPONENTIAL {
         return 1.0 - (-y / scale).exp();
     }
@@ -58,7 +58,7 @@ pub fn cdf(y: f64, scale: f64, shape: f64) -> f64 {
 }
 
 /// The excess exceeded with probability `q` (0 < q < 1): σ/ξ·(q^(−ξ) − 1).
-pub fn excess_at(q: f64, scale: f64, shape: f64) -> f64 {
+pub(crate) fn excess_at(q: f64, scale: f64, shape: f64) -> f64 {
     scale * growth(1.0 / q, shape)
 }
 
@@ -74,7 +74,7 @@ fn growth(r: f64, shape: f64) -> f64 {
 /// Maximum-likelihood fit (Grimshaw's reduction to one dimension): with θ = ξ/σ, the best ξ for
 /// a given θ is mean(ln(1 + θy)), which leaves a profile in θ alone; it is searched on a grid
 /// over the whole admissible range and refined by golden section around the best point.
-pub fn fit(y: &[f64]) -> Option<Gpd> {
+pub(crate) fn fit(y: &[f64]) -> Option<Gpd> {
     let n = y.len();
     let max = y.iter().copied().fold(0.0, f64::max);
     let mean = y.iter().sum::<f64>() / n as f64;
@@ -128,7 +128,7 @@ pub fn fit(y: &[f64]) -> Option<Gpd> {
 }
 
 /// The maximum of a unimodal function on [low, high] by golden-section search.
-pub fn golden_max(f: impl Fn(f64) -> f64, mut low: f64, mut high: f64, steps: usize) -> f64 {
+pub(crate) fn golden_max(f: impl Fn(f64) -> f64, mut low: f64, mut high: f64, steps: usize) -> f64 {
     let ratio = (5f64.sqrt() - 1.0) / 2.0;
     let mut a = high - ratio * (high - low);
     let mut b = low + ratio * (high - low);
@@ -233,7 +233,7 @@ fn bisect_edge(inside: impl Fn(f64) -> bool, mut inside_at: f64, mut outside_at:
 }
 
 /// Profile-likelihood interval of the shape ξ.
-pub fn shape_interval(y: &[f64], fit: &Gpd, confidence: f64) -> (Option<f64>, Option<f64>) {
+pub(crate) fn shape_interval(y: &[f64], fit: &Gpd, confidence: f64) -> (Option<f64>, Option<f64>) {
     let max = y.iter().copied().fold(0.0, f64::max);
     let profile = |shape: f64| {
         // For a fixed shape the best scale: golden section on ln σ within the support.
@@ -266,7 +266,7 @@ pub fn shape_interval(y: &[f64], fit: &Gpd, confidence: f64) -> (Option<f64>, Op
 /// Profile-likelihood interval of the excess exceeded with probability `q` by an excess: for a
 /// candidate excess z the scale is fixed by the shape (σ = z / growth(1/q, ξ)) and the
 /// likelihood maximised over the shape.
-pub fn excess_interval(
+pub(crate) fn excess_interval(
     y: &[f64],
     fit: &Gpd,
     q: f64,
@@ -287,7 +287,7 @@ pub fn excess_interval(
 }
 
 /// The Anderson-Darling statistic A² of the excesses against the fitted distribution.
-pub fn anderson_darling(y: &[f64], fit: &Gpd) -> f64 {
+pub(crate) fn anderson_darling(y: &[f64], fit: &Gpd) -> f64 {
     let mut z: Vec<f64> = y
         .iter()
         .map(|&v| cdf(v, fit.scale, fit.shape).clamp(1e-15, 1.0 - 1e-15))

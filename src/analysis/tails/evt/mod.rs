@@ -23,7 +23,7 @@ use gpd::Gpd;
 
 /// One wakeup over the collection level, in run order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Peak {
+pub(crate) struct Peak {
     /// The wakeup's number in the run (0-based).
     pub wakeup: u64,
     pub latency_ns: u64,
@@ -42,7 +42,8 @@ pub struct Segment {
 /// threshold among. The level must leave at least the top 0.5 % of the run, or its top 2000
 /// wakeups if fewer, above it (its p99 always does), so that every candidate threshold can be
 /// tried.
-pub fn peaks_above(latencies: &[u64], level_ns: u64) -> Vec<Peak> {
+#[cfg(test)]
+pub(crate) fn peaks_above(latencies: &[u64], level_ns: u64) -> Vec<Peak> {
     latencies
         .iter()
         .enumerate()
@@ -55,7 +56,7 @@ pub fn peaks_above(latencies: &[u64], level_ns: u64) -> Vec<Peak> {
 }
 
 /// The first and second half of a run of `wakeups`: the default segments.
-pub fn halves(wakeups: u64) -> Vec<Segment> {
+pub(crate) fn halves(wakeups: u64) -> Vec<Segment> {
     let mid = wakeups / 2;
     vec![
         Segment {
@@ -77,7 +78,7 @@ pub fn halves(wakeups: u64) -> Vec<Segment> {
 const THRESHOLD_CANDIDATES: [(f64, usize); 4] =
     [(0.005, 2000), (0.0025, 1000), (0.001, 500), (0.0005, 250)];
 /// Independent exceedances (cluster maxima) a fit needs.
-pub const MIN_CLUSTERS: usize = 50;
+pub(crate) const MIN_CLUSTERS: usize = 50;
 /// Below this extremal index the exceedances are declustered.
 const DECLUSTER_BELOW: f64 = 0.9;
 /// Significance of the stationarity tests (rate and tail across segments).
@@ -87,7 +88,7 @@ const MIN_PER_SEGMENT: usize = 20;
 /// Anderson-Darling A² above which the fitted GPD is rejected: the 99th percentile of A² for
 /// GPD samples with both parameters estimated (shapes −0.2..0.5, 50..500 excesses), checked
 /// by `anderson_darling_rejects_about_one_percent_of_true_gpd_samples`.
-pub const AD_CRITICAL: f64 = 1.6;
+pub(crate) const AD_CRITICAL: f64 = 1.6;
 
 /// Why no extrapolation is shown.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,7 +117,7 @@ pub enum Check {
 
 /// Why a noise run's tail is not extrapolated (issue 23): the reason run.json keeps, and so
 /// what the terminal, the HTML report and the exports show.
-pub const NOISE_RUN: &str =
+pub(crate) const NOISE_RUN: &str =
     "not extrapolated: a noise run has no wakeups; gaps are counted per second";
 
 /// A fitted tail and what it says.
@@ -151,13 +152,13 @@ pub struct ReturnLevel {
 
 impl TailFit {
     /// Probability per wakeup that a new (independent) exceedance of the threshold starts.
-    pub fn exceedance_rate(&self) -> f64 {
+    pub(crate) fn exceedance_rate(&self) -> f64 {
         self.clusters as f64 / self.wakeups as f64
     }
 
     /// The return level for `per_wakeup`, which must be below the exceedance rate (above it
     /// the measured percentiles answer, no extrapolation is needed).
-    pub fn return_level(&self, per_wakeup: f64) -> Option<ReturnLevel> {
+    pub(crate) fn return_level(&self, per_wakeup: f64) -> Option<ReturnLevel> {
         let q = per_wakeup / self.exceedance_rate();
         if !(q > 0.0 && q < 1.0) {
             return None;
@@ -180,7 +181,7 @@ impl TailFit {
 /// [`halves`]). The threshold is the lowest candidate (top 0.5 %, 0.25 %, 0.1 %, 0.05 % of
 /// the wakeups, but at most 2000, 1000, 500, 250 of them) at which the GPD fits; the other
 /// checks are made at that threshold.
-pub fn fit_tail(
+pub(crate) fn fit_tail(
     wakeups: u64,
     peaks: &[Peak],
     segments: &[Segment],
@@ -277,7 +278,7 @@ fn fit_at(
 
 /// Ferro and Segers' intervals estimator of the extremal index from the gaps (in wakeups)
 /// between exceedances; 1 when there are too few to tell.
-pub fn extremal_index(over: &[Peak]) -> f64 {
+pub(crate) fn extremal_index(over: &[Peak]) -> f64 {
     if over.len() < 3 {
         return 1.0;
     }

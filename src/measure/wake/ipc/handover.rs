@@ -89,7 +89,7 @@ impl Handover for FutexHandover {
 }
 
 /// A second POSIX message queue, as pmqtest's sync queue: mq_send / mq_receive of 8 bytes.
-pub struct QueueHandover(MessageQueue);
+pub(crate) struct QueueHandover(MessageQueue);
 
 impl Handover for QueueHandover {
     fn open(_scope: Scope) -> io::Result<Self> {
@@ -113,7 +113,7 @@ impl Handover for QueueHandover {
 /// A real-time signal aimed at the sender's thread, taken there without a handler: sigwaitinfo
 /// (the call behind sigwait, as sigwaittest's sender). `QUEUED` sends it as the `signal`
 /// method does (rt_tgsigqueueinfo), else as `sigwait` does (tgkill).
-pub struct SignalHandover<const QUEUED: bool> {
+pub(crate) struct SignalHandover<const QUEUED: bool> {
     waiter: SignalWaiter,
     signal: signal::Signal,
     /// The receiver's user id: the signal's origin, looked up once.

@@ -49,7 +49,7 @@ impl Channel for Mutex {
 
 /// pthread_cond_wait on a count of wakes sent; the sender signals under the mutex. The
 /// latency includes taking the mutex back after the sender released it.
-pub struct Condvar {
+pub(crate) struct Condvar {
     mutex: RawMutex,
     cond: RawCondvar,
     /// Wakes sent and wakes taken: written under the mutex only.
@@ -99,7 +99,7 @@ impl Channel for Condvar {
 }
 
 /// FUTEX_WAIT on a count of wakes sent; the sender bumps it and calls FUTEX_WAKE.
-pub struct Futex {
+pub(crate) struct Futex {
     scope: Scope,
     sent: AtomicU32,
     /// Receiver only.
@@ -150,7 +150,7 @@ impl Channel for Futex {
 }
 
 /// sem_post / sem_wait on an unnamed POSIX semaphore.
-pub struct Semaphore {
+pub(crate) struct Semaphore {
     sem: PosixSemaphore,
     stamp: AtomicU64,
 }
@@ -178,7 +178,7 @@ impl Channel for Semaphore {
 }
 
 /// semop(+1) / semop(-1) on a private System V semaphore.
-pub struct SysvSem {
+pub(crate) struct SysvSem {
     sem: SysvSemaphore,
     stamp: AtomicU64,
 }

@@ -115,7 +115,7 @@ const SETUP_FAILED: u32 = 2;
 
 /// What a receiver and its sender share, in a [`SharedCell`]: plain atomics and the channel,
 /// nothing that points into one process's private memory (a failure is a code, not a String).
-pub struct Pair<C: Channel> {
+pub(crate) struct Pair<C: Channel> {
     pub channel: C,
     scope: Scope,
     /// With [`Pace::Receiver`] only: how the receiver wakes the sender.
@@ -152,7 +152,7 @@ impl<C: Channel> Pair<C> {
     /// The sender's life: wait for a due time, sleep to it (with its own timer's pace), stamp,
     /// send; or, with [`Pace::Receiver`], wait for the receiver's handover, stamp, send; until
     /// closed. Async-signal-safe: it runs in a forked child too.
-    pub fn sender_loop(&self, clock: Clock) {
+    pub(crate) fn sender_loop(&self, clock: Clock) {
         if let Some(handover) = &self.handover {
             return self.handed_over_loop(handover, clock);
         }
@@ -253,7 +253,7 @@ impl<C: Channel> Pair<C> {
 }
 
 /// The receiver's waker: a channel shared with a running sender.
-pub struct IpcWaker<C: Channel> {
+pub(crate) struct IpcWaker<C: Channel> {
     pair: Arc<SharedCell<Pair<C>>>,
     sender: Option<SenderHandle>,
     plan: SenderPlan,

@@ -13,7 +13,7 @@ pub enum Between {
 }
 
 impl Between {
-    pub const NAMES: [&str; 2] = ["threads", "processes"];
+    pub(crate) const NAMES: [&str; 2] = ["threads", "processes"];
 
     pub fn named(name: &str) -> Option<Between> {
         match name {
@@ -63,7 +63,7 @@ pub enum Pace {
 }
 
 impl Pace {
-    pub const NAMES: [&str; 2] = ["sender-timer", "receiver"];
+    pub(crate) const NAMES: [&str; 2] = ["sender-timer", "receiver"];
 
     pub fn named(name: &str) -> Option<Pace> {
         match name {

@@ -12,7 +12,7 @@ use std::io;
 const QUEUE_CAPACITY: i64 = 4;
 
 /// mq_send / mq_receive of an 8-byte message holding the stamp.
-pub struct PosixQueue(MessageQueue);
+pub(crate) struct PosixQueue(MessageQueue);
 
 impl Channel for PosixQueue {
     type Handover = QueueHandover;
@@ -32,7 +32,7 @@ impl Channel for PosixQueue {
 }
 
 /// write / read of 8 bytes on a pipe.
-pub struct Pipe(ValueFds);
+pub(crate) struct Pipe(ValueFds);
 
 impl Channel for Pipe {
     type Handover = FutexHandover;
@@ -52,7 +52,7 @@ impl Channel for Pipe {
 }
 
 /// write / read on an eventfd; the value written is the stamp.
-pub struct EventFd(ValueFds);
+pub(crate) struct EventFd(ValueFds);
 
 impl Channel for EventFd {
     type Handover = FutexHandover;

@@ -13,12 +13,12 @@ use std::sync::atomic::{AtomicU64, Ordering::*};
 
 /// The signal both methods use: the third real-time signal (the first is the POSIX timer's,
 /// the second the stop's interrupt, see measure/thread.rs).
-pub fn ipc_signal() -> signal::Signal {
+pub(crate) fn ipc_signal() -> signal::Signal {
     signal::rt_min() + 2
 }
 
 /// rt_tgsigqueueinfo to the receiving thread; sigwaitinfo there.
-pub struct QueuedSignal {
+pub(crate) struct QueuedSignal {
     receiver: ThreadSignal,
     waiter: SignalWaiter,
     /// Where the stamp goes on 32-bit targets, whose signal value is 32 bits.
@@ -56,7 +56,7 @@ impl Channel for QueuedSignal {
 
 /// tgkill to the receiving thread; sigwait there. The signal carries nothing: the stamp is
 /// written before it is sent.
-pub struct PlainSignal {
+pub(crate) struct PlainSignal {
     receiver: ThreadSignal,
     waiter: SignalWaiter,
     stamp: AtomicU64,

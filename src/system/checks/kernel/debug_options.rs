@@ -37,7 +37,7 @@ const HURTFUL_OPTIONS: &[&str] = &[
     "DEBUG_VM",
 ];
 
-pub fn debug_options(ctx: &Ctx) -> Check {
+pub(crate) fn debug_options(ctx: &Ctx) -> Check {
     match &ctx.config {
         Ok(c) => {
             let found: Vec<String> = HURTFUL_OPTIONS

@@ -9,7 +9,7 @@ mod housekeeping;
 mod preemption;
 mod timers;
 
-pub use debug_options::debug_options;
+pub(crate) use debug_options::debug_options;
 pub use housekeeping::{isolation, watchdogs};
-pub use preemption::{Model, Preemption, preemption, read_preemption};
+pub use preemption::{preemption, read_preemption};
 pub use timers::{clock_res_ns, clocksource, hrtimers, hz, tick_hz, timer_migration};

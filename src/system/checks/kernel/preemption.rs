@@ -47,9 +47,6 @@ impl Model {
 pub struct Preemption {
     pub model: Option<Model>,
     pub dynamic: bool,
-    /// Whether a PREEMPT_DYNAMIC kernel's mode was read from debugfs (current) rather than
-    /// inferred from the boot configuration.
-    pub mode_is_current: bool,
     pub evidence: Vec<String>,
 }
 
@@ -74,18 +71,17 @@ pub fn read_preemption(ctx: &Ctx) -> Preemption {
     let config = read_config(ctx, &mut ev);
     let rt = realtime || version.rt || config.rt;
     let dynamic = version.dynamic || config.dynamic;
-    let (model, mode_is_current) = if rt {
-        (Some(Model::Rt), false)
+    let model = if rt {
+        Some(Model::Rt)
     } else if dynamic {
         dynamic_mode(ctx, config.model, &mut ev)
     } else {
         // A non-dynamic kernel: the config knows none from voluntary, the version string doesn't.
-        (config.model.or(version.model), false)
+        config.model.or(version.model)
     };
     Preemption {
         model,
         dynamic,
-        mode_is_current,
         evidence: ev,
     }
 }
@@ -177,11 +173,7 @@ fn read_config(ctx: &Ctx, ev: &mut Vec<String>) -> SourceSays {
 
 /// A PREEMPT_DYNAMIC kernel's mode: the current one from debugfs when readable, else the boot
 /// mode (`preempt=`, or the config's default). Returns it and whether it is the current one.
-fn dynamic_mode(
-    ctx: &Ctx,
-    from_config: Option<Model>,
-    ev: &mut Vec<String>,
-) -> (Option<Model>, bool) {
+fn dynamic_mode(ctx: &Ctx, from_config: Option<Model>, ev: &mut Vec<String>) -> Option<Model> {
     // debugfs shows the current mode in parentheses: "none voluntary (full) lazy".
     let current = root::read(ctx.root, "sys/kernel/debug/sched/preempt")
         .ok()
@@ -195,14 +187,14 @@ fn dynamic_mode(
             "/sys/kernel/debug/sched/preempt: current mode {}",
             m.name()
         ));
-        return (Some(m), true);
+        return Some(m);
     }
     ev.push("current mode unreadable (/sys/kernel/debug/sched/preempt needs debugfs and root); using the boot mode".into());
     if let Some(m) = cmdline {
         ev.push(format!("preempt={} on the command line", m.name()));
-        (Some(m), false)
+        Some(m)
     } else {
-        (from_config, false)
+        from_config
     }
 }
 
