@@ -34,10 +34,15 @@ pub const INVERSION: &str = "Priority inversion (--wake pi-mutex)";
 #[command(next_help_heading = LENGTH)]
 pub struct LengthArgs {
     /// How long to measure (with a unit: 500ms, 30s, 10m, 24h). Default 60s, unless --loops
-    /// (run, sweep) or --scenario sets the length.
+    /// (run, sweep) or --scenario (run, noise) sets the length.
     #[arg(long, short = 'D', value_name = "DURATION", allow_hyphen_values = true)]
     pub duration: Option<String>,
+}
 
+// A timeline of loads (`run`, `noise`; a sweep sweeps one load, and a monitor has no end).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = LENGTH)]
+pub struct ScenarioArgs {
     /// A scenario file: phases on a timeline, each with its loads (see examples/ and
     /// docs/loads.md). The scenario sets the run's length, so --duration (and --loops) are
     /// refused.

@@ -23,12 +23,12 @@ mod values;
 
 pub use groups::{
     BudgetArgs, CpuArgs, DryRunArgs, LatencyArgs, LengthArgs, LoadsArgs, OutputArgs,
-    SamplesAndJsonArgs, TraceArgs,
+    SamplesAndJsonArgs, ScenarioArgs, TraceArgs,
 };
 pub use inversion::InversionArgs;
 pub use monitor::MonitorArgs;
 pub use noise::{NoiseArgs, NoiseMeasurementArgs};
-pub use run::RunArgs;
+pub use run::{LatencyRunArgs, RunArgs};
 pub use sender::SenderArgs;
 
 use crate::report::export::ExportFormat;
@@ -194,8 +194,8 @@ pub struct LoadArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Every `jitterlab run` option applies to each level's run (with --no-measure: --duration, \
-                        --load, --out, --json, --dry-run and --quiet). Exactly one --load holds `{}`, \
+    after_help = "Every `jitterlab run` option but --scenario applies to each level's run (with --no-measure: \
+                        --duration, --load, --out, --json, --dry-run and --quiet). Exactly one --load holds `{}`, \
                         replaced by each level; other --load values run unchanged at every level. \
                         --out names the sweep directory (default ./jitterlab-results/<UTC time>-<host>-<pid>-sweep); \
                         each level's run goes to <out>/level-<value>/."
@@ -213,7 +213,7 @@ pub struct SweepArgs {
     pub no_measure: bool,
 
     #[command(flatten)]
-    pub run: RunArgs,
+    pub run: LatencyRunArgs,
 }
 
 #[derive(Debug, Args)]

@@ -6,7 +6,8 @@
 #![allow(rustdoc::invalid_html_tags)]
 
 use super::groups::{
-    BudgetArgs, CpuArgs, LengthArgs, LoadsArgs, NOISE, OutputArgs, SamplesAndJsonArgs, TraceArgs,
+    BudgetArgs, CpuArgs, LengthArgs, LoadsArgs, NOISE, OutputArgs, SamplesAndJsonArgs,
+    ScenarioArgs, TraceArgs,
 };
 use crate::measure::PolicyKind;
 use clap::Args;
@@ -16,6 +17,9 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 pub struct NoiseArgs {
     #[command(flatten)]
     pub length: LengthArgs,
+
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
 
     #[command(flatten)]
     pub cpus: CpuArgs,

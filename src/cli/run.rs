@@ -1,21 +1,35 @@
-//! `jitterlab run`'s options (also every level's of `jitterlab sweep`): the shared groups, the
-//! latency group, and what only a latency run that ends takes (`--loops`, `--interval-step`,
-//! `--samples-format`, `--summary-every`).
+//! `jitterlab run`'s options: those of every level of a `jitterlab sweep` (the shared groups,
+//! the latency group, and what only a latency run that ends takes: `--loops`,
+//! `--interval-step`, `--samples-format`, `--summary-every`), and a scenario, which a sweep has
+//! no use for (it sweeps one --load).
 
 // Doc comments are clap's help text; `<name>` is a placeholder, not HTML.
 #![allow(rustdoc::invalid_html_tags)]
 
 use super::groups::{
     BudgetArgs, CpuArgs, DryRunArgs, LATENCY, LENGTH, LatencyArgs, LengthArgs, LoadsArgs, OUTPUT,
-    OutputArgs, SamplesAndJsonArgs, TraceArgs,
+    OutputArgs, SamplesAndJsonArgs, ScenarioArgs, TraceArgs,
 };
 use super::values::{loops_value, samples_format_value, summary_every_value};
 use super::{InversionArgs, SenderArgs};
 use crate::format::samples::SampleLogFormat;
-use clap::Args;
+use clap::{ArgGroup, Args};
 
+// `--loops` and `--scenario` both set the length: one or the other (each already conflicts with
+// `--duration`). Named here, where both are flattened, as a sweep has no scenario.
 #[derive(Debug, Args, Clone)]
+#[command(group = ArgGroup::new("length_set_by").args(["loops", "scenario"]))]
 pub struct RunArgs {
+    #[command(flatten)]
+    pub run: LatencyRunArgs,
+
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+}
+
+// Every option of a latency run that ends but the scenario: `run`'s, and each sweep level's.
+#[derive(Debug, Args, Clone)]
+pub struct LatencyRunArgs {
     #[command(flatten)]
     pub length: LengthArgs,
 
@@ -25,7 +39,7 @@ pub struct RunArgs {
         short = 'l',
         value_name = "N",
         help_heading = LENGTH,
-        conflicts_with_all = ["duration", "scenario"],
+        conflicts_with = "duration",
         allow_negative_numbers = true,
         value_parser = loops_value
     )]

@@ -180,6 +180,7 @@ fn latency_groups(args: &MonitorArgs) -> resolve::LatencyGroups<'_> {
     resolve::LatencyGroups {
         shared: SharedGroups {
             length: None,
+            scenario: None,
             loops: None,
             cpus: &args.cpus,
             loads: &args.loads,

@@ -94,6 +94,7 @@ pub fn resolve(args: &NoiseArgs, throttling: Option<RtThrottling>) -> Result<Run
         .map_err(Failure::system)?;
     let groups = SharedGroups {
         length: Some(&args.length),
+        scenario: args.scenario.scenario.as_deref(),
         loops: None,
         cpus: &args.cpus,
         loads: &args.loads,

@@ -5,7 +5,7 @@
 //! the summary's format `results::sweep`'s.
 
 use crate::cli::SweepArgs;
-use crate::commands::run::resolve::resolve;
+use crate::commands::run::resolve::{LatencyGroups, resolve_latency};
 use crate::error::{ExitCode, Failure, Result};
 use crate::format::run_record::{Ended, FORMAT};
 use crate::load::GeneratorSpec;
@@ -33,15 +33,17 @@ struct SweepPlan {
 /// run plan (a level that makes a bad load fails here, naming the level).
 fn plan(args: &SweepArgs) -> Result<SweepPlan> {
     let levels = levels(&args.levels)?;
-    let swept = swept_load(&args.run.loads.load, args.run.length.scenario.is_some())?;
+    let swept = swept_load(&args.run.loads.load)?;
     let template = args.run.loads.load[swept].clone();
+    let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
     let mut runs = Vec::new();
     let mut specs = Vec::new();
     for level in &levels {
         let mut run = args.run.clone();
         let spec = level_spec(&template, level);
         run.loads.load[swept] = spec.clone();
-        let resolved = resolve(&run).map_err(|f| Failure {
+        let groups = LatencyGroups::of_latency_run(&run, None);
+        let resolved = resolve_latency(&groups, &online).map_err(|f| Failure {
             code: f.code,
             message: format!("sweep level {level}: {}", f.message),
         })?;
@@ -207,7 +209,7 @@ fn run_load_only(args: &SweepArgs) -> Result<i32> {
 
 fn plan_load_only(args: &SweepArgs) -> Result<LoadOnlyPlan> {
     let levels = levels(&args.levels)?;
-    let swept = swept_load(&args.run.loads.load, args.run.length.scenario.is_some())?;
+    let swept = swept_load(&args.run.loads.load)?;
     let template = args.run.loads.load[swept].clone();
     let duration_ns = match &args.run.length.duration {
         None => crate::plan::DEFAULT_DURATION_NS,

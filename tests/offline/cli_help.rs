@@ -1,7 +1,8 @@
 //! The measuring commands' `--help` against what they accept (issue 25, the composed CLI): each
 //! of `run`, `sweep`, `monitor` and `noise` lists only options it accepts, lists every option it
 //! accepts, in sections; `monitor` offers none of the options of a run that ends, `noise` none of
-//! the latency options; and what they do not have is refused by clap with exit 2.
+//! the latency options, `sweep` no scenario; and what they do not have is refused by clap with
+//! exit 2.
 
 use crate::common::{jitterlab, text};
 use clap::{CommandFactory, Parser};
@@ -232,6 +233,27 @@ fn noise_offers_no_latency_option() {
     }
     let out = jitterlab(&["noise", "--interval", "1ms"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
+/// `sweep` sweeps one --load: it has no scenario to offer.
+#[test]
+fn sweep_offers_no_scenario() {
+    assert!(!listed_options(&help("sweep", "--help")).contains("scenario"));
+    let out = jitterlab(&[
+        "sweep",
+        "--levels",
+        "1",
+        "--load",
+        "cpu:workers={}",
+        "--scenario",
+        "s.toml",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("unexpected argument '--scenario'"),
+        "{}",
+        text(&out)
+    );
 }
 
 /// `sweep --no-measure` with an option that only a measurement uses: clap's conflict, exit 2,

@@ -4,12 +4,13 @@
 //! `shared.rs`; this file resolves the latency group and fills the plan's latency fields.
 
 use super::shared::{self, MeasurementFields, Records, SharedGroups, duration_arg};
-use crate::cli::{InversionArgs, LatencyArgs, RunArgs, SenderArgs};
+use crate::cli::{InversionArgs, LatencyArgs, LatencyRunArgs, RunArgs, SenderArgs};
 use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
 use crate::measure::wake::ClockUse;
 use crate::measure::{Clock, MeasureKind, PolicyKind, WakeMethod};
 use crate::plan::{RunPlan, check_periods, check_wake};
+use std::path::Path;
 
 /// The option groups a latency run is made of, as `run`, `sweep` and `monitor` have them.
 #[derive(Debug, Clone, Copy)]
@@ -27,11 +28,17 @@ pub struct LatencyGroups<'a> {
 }
 
 impl<'a> LatencyGroups<'a> {
-    /// `run`'s (and each sweep level's) groups: all of them.
+    /// `run`'s groups: all of them.
     pub fn of_run(args: &'a RunArgs) -> Self {
+        Self::of_latency_run(&args.run, args.scenario.scenario.as_deref())
+    }
+
+    /// A latency run that ends, with `scenario` (a sweep level has none).
+    pub fn of_latency_run(args: &'a LatencyRunArgs, scenario: Option<&'a Path>) -> Self {
         LatencyGroups {
             shared: SharedGroups {
                 length: Some(&args.length),
+                scenario,
                 loops: args.loops,
                 cpus: &args.cpus,
                 loads: &args.loads,

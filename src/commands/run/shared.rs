@@ -17,7 +17,7 @@ use crate::plan::{
     SenderSpec,
 };
 use crate::units::{format_ns, parse_duration_ns};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub(super) fn duration_arg(flag: &str, text: &str) -> Result<u64> {
     parse_duration_ns(text).map_err(|e| Failure::usage(format!("{flag}: {e}")))
@@ -26,8 +26,10 @@ pub(super) fn duration_arg(flag: &str, text: &str) -> Result<u64> {
 /// The shared groups as a command has them.
 #[derive(Debug, Clone, Copy)]
 pub struct SharedGroups<'a> {
-    /// None for a run without end (`monitor`): no duration, no scenario.
+    /// None for a run without end (`monitor`): no duration.
     pub length: Option<&'a LengthArgs>,
+    /// `--scenario` (`run`, `noise`).
+    pub scenario: Option<&'a Path>,
     /// `--loops`, which only `run` and `sweep` have.
     pub loops: Option<u64>,
     pub cpus: &'a CpuArgs,
@@ -229,8 +231,7 @@ fn resolve_loads(
         loads.push(load);
     }
     let scenario = groups
-        .length
-        .and_then(|l| l.scenario.as_deref())
+        .scenario
         .map(|path| {
             crate::load::scenario::load_file(path, online)
                 .and_then(|s| s.check_cpus(cpus, online).map(|_| s))
