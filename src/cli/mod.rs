@@ -13,30 +13,29 @@
 // reads, not HTML: rustdoc must not take it for a tag.
 #![allow(rustdoc::invalid_html_tags)]
 
+pub mod groups;
 mod inversion;
 mod monitor;
 mod noise;
+mod run;
 mod sender;
 mod values;
 
+pub use groups::{
+    BudgetArgs, CpuArgs, DryRunArgs, LatencyArgs, LengthArgs, LoadsArgs, OutputArgs,
+    SamplesAndJsonArgs, ScenarioArgs, TraceArgs,
+};
 pub use inversion::InversionArgs;
 pub use monitor::MonitorArgs;
-pub use noise::NoiseArgs;
+pub use noise::{NoiseArgs, NoiseMeasurementArgs};
+pub use run::{LatencyRunArgs, RunArgs};
 pub use sender::SenderArgs;
 
-use crate::format::samples::SampleLogFormat;
-use crate::measure::PolicyKind;
-use crate::measure::clock::Clock;
-use crate::measure::wake::WakeMethod;
 use crate::report::export::ExportFormat;
 use crate::results::import::SourceFormat;
-use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
-use values::{
-    clock_value, export_format_value, import_format_value, loops_value, policy_value,
-    priority_value, ring_size_value, samples_format_value, summary_every_value, wake_value,
-};
+use values::{export_format_value, import_format_value};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -83,192 +82,6 @@ pub enum Command {
     /// Measure OS noise: per CPU, the gaps in a loop that never sleeps (like oslat), with the
     /// same result directory as `run` (docs/noise.md).
     Noise(Box<NoiseArgs>),
-}
-
-#[derive(Debug, Args, Clone)]
-pub struct RunArgs {
-    /// How long to measure (with a unit: 500ms, 30s, 10m, 24h). Default 60s unless --loops is given.
-    #[arg(long, short = 'D', value_name = "DURATION", allow_hyphen_values = true)]
-    pub duration: Option<String>,
-
-    /// Stop each thread after this many wakeups instead of after a duration.
-    #[arg(
-        long,
-        short = 'l',
-        value_name = "N",
-        conflicts_with = "duration",
-        allow_negative_numbers = true,
-        value_parser = loops_value
-    )]
-    pub loops: Option<u64>,
-
-    /// The wakeup period of the first thread (at least 1us).
-    #[arg(
-        long,
-        short = 'i',
-        default_value = "1ms",
-        value_name = "DURATION",
-        allow_hyphen_values = true
-    )]
-    pub interval: String,
-
-    /// Added to the interval of each further thread: thread k sleeps interval + k*distance (cyclictest -d).
-    #[arg(
-        long,
-        short = 'd',
-        default_value = "0ns",
-        value_name = "DURATION",
-        allow_hyphen_values = true
-    )]
-    pub distance: String,
-
-    /// Added to the interval after every wakeup, so the period grows each loop (FirmTimers -i):
-    /// the sleep before wakeup n lasts interval + n x step. Only with one-shot wake methods.
-    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
-    pub interval_step: Option<String>,
-
-    /// CPUs to measure, one pinned thread each (e.g. 0-3,6). Default: every online CPU.
-    #[arg(long, short = 'a', value_name = "LIST", allow_hyphen_values = true)]
-    pub cpus: Option<String>,
-
-    /// Scheduling policy of the measuring threads.
-    #[arg(long, default_value = PolicyKind::Fifo.name(), value_parser = policy_value())]
-    pub policy: PolicyKind,
-
-    /// Priority of the measuring threads: 1-99 for fifo and rr (default 95); 0 for the others.
-    #[arg(
-        long,
-        short = 'p',
-        value_name = "PRIO",
-        allow_negative_numbers = true,
-        value_parser = priority_value
-    )]
-    pub priority: Option<i32>,
-
-    /// How the measuring threads sleep until each wakeup is due.
-    #[arg(long, default_value = WakeMethod::default_method().name, value_parser = wake_value())]
-    pub wake: &'static WakeMethod,
-
-    /// The clock that due times and wakeups are read from.
-    #[arg(long, default_value = Clock::DEFAULT.name(), value_parser = clock_value())]
-    pub clock: Clock,
-
-    /// Do not lock memory (mlockall) or pre-fault the measuring threads' stacks.
-    #[arg(long)]
-    pub no_mlock: bool,
-
-    /// Hold /dev/cpu_dma_latency at N microseconds during the run ("off" to leave it alone).
-    #[arg(
-        long,
-        default_value = "0",
-        value_name = "off|N",
-        allow_hyphen_values = true
-    )]
-    pub pm_qos: String,
-
-    /// A wakeup later than this counts as a deadline miss. Default: the thread's interval.
-    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
-    pub deadline: Option<String>,
-
-    /// Length of the recorder's intervals: one histogram per thread per interval in latency.hlog.
-    #[arg(
-        long,
-        default_value = "1s",
-        value_name = "DURATION",
-        allow_hyphen_values = true
-    )]
-    pub log_interval: String,
-
-    /// A load to run while measuring, e.g. spike:cpu=0,every=100ms,len=500us,prio=99 or
-    /// hackbench:groups=4 (see docs/loads.md for every generator). Repeatable.
-    #[arg(long, value_name = "SPEC")]
-    pub load: Vec<String>,
-
-    /// A scenario file: phases on a timeline, each with its loads (see examples/ and
-    /// docs/loads.md). The scenario sets the run's length, so --duration and --loops are refused.
-    #[arg(long, value_name = "FILE.toml", conflicts_with_all = ["duration", "loops"])]
-    pub scenario: Option<PathBuf>,
-
-    /// Also write every sample to samples.bin (see docs/result-format.md).
-    #[arg(long)]
-    pub samples: bool,
-
-    /// The layout of samples.bin: 2, compact checksummed blocks of about 4 bytes a sample (the
-    /// default), or 1, fixed 40-byte records, for tools that read only format 1.
-    #[arg(long, value_name = "1|2", value_parser = samples_format_value(), requires = "samples")]
-    pub samples_format: Option<SampleLogFormat>,
-
-    /// Every N recorded samples of each thread, write their min, mean and max (with their
-    /// sequence range, due times and missed periods) to events.jsonl as a `wakeup_summary`
-    /// (FirmTimers measure_latency -w); a thread's last block may be shorter. `export --format
-    /// summaries` prints them.
-    #[arg(
-        long,
-        value_name = "N",
-        allow_negative_numbers = true,
-        value_parser = summary_every_value
-    )]
-    pub summary_every: Option<u64>,
-
-    /// Capacity of each thread's sample ring, in samples; a full ring drops (and counts) records.
-    /// Default: one second of samples at the thread's interval, at least 1024.
-    #[arg(
-        long,
-        value_name = "N",
-        allow_negative_numbers = true,
-        value_parser = ring_size_value
-    )]
-    pub ring_size: Option<usize>,
-
-    /// The result directory, made new (an existing name is refused). Default:
-    /// ./jitterlab-results/<UTC time>-<host>-<pid>.
-    #[arg(long, short = 'o', value_name = "DIR")]
-    pub out: Option<PathBuf>,
-
-    /// Measure CPUs that another jitterlab run is measuring (refused otherwise, exit 3); the
-    /// results carry a warning that the two runs disturbed each other.
-    #[arg(long)]
-    pub allow_shared_cpus: bool,
-
-    /// Split each sample's latency into timer IRQ latency and thread latency, and explain late
-    /// wakeups, from kernel tracepoints in a tracefs instance of jitterlab's own (docs/tracing.md).
-    #[arg(long)]
-    pub trace: bool,
-
-    /// With --trace: explain every sample later than this in events.jsonl (what held the CPU).
-    /// Default: each thread's deadline.
-    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
-    pub explain_above: Option<String>,
-
-    /// Print run.json on stdout at the end instead of the summary table.
-    #[arg(long)]
-    pub json: bool,
-
-    /// Check the plan as a run's start would (options, loads, scenario, CPUs, real-time
-    /// priority, budget, output directory) and print what would run, for how long, and what it
-    /// would write; start nothing and write nothing. Exit codes as for the run's checks.
-    #[arg(long)]
-    pub dry_run: bool,
-
-    /// No live view or status lines; errors and the final summary only.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-
-    /// A latency budget judged at the end, e.g. 'max<200us,p99.9<50us,missed=0' (docs/budget.md);
-    /// the verdict goes to run.json and a violation exits 1.
-    #[arg(long, value_name = "EXPR")]
-    pub budget: Option<String>,
-
-    /// Count exactly, per CPU, the wakeups at or below each threshold, e.g. 2us,50us,250us
-    /// (docs/tails.md). Each thread's deadline and 10x its median are always counted too.
-    #[arg(long, value_name = "DURATIONS", value_delimiter = ',')]
-    pub under: Vec<String>,
-
-    #[command(flatten)]
-    pub sender: SenderArgs,
-
-    #[command(flatten)]
-    pub inversion: InversionArgs,
 }
 
 #[derive(Debug, Args)]
@@ -381,7 +194,8 @@ pub struct LoadArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Every `jitterlab run` option applies to each level's run. Exactly one --load holds `{}`, \
+    after_help = "Every `jitterlab run` option but --scenario applies to each level's run (with --no-measure: \
+                        --duration, --load, --out, --json, --dry-run and --quiet). Exactly one --load holds `{}`, \
                         replaced by each level; other --load values run unchanged at every level. \
                         --out names the sweep directory (default ./jitterlab-results/<UTC time>-<host>-<pid>-sweep); \
                         each level's run goes to <out>/level-<value>/."
@@ -393,12 +207,13 @@ pub struct SweepArgs {
 
     /// Run each level's loads alone for --duration, without measuring (the "without driver"
     /// series of a load-vs-latency study): sweep.json gets each level's throughput and no
-    /// latency, and no level directories are made.
-    #[arg(long)]
+    /// latency, and no level directories are made. Nothing is measured, so --loops, --trace,
+    /// --budget and --samples have nothing to apply to and are refused.
+    #[arg(long, conflicts_with_all = ["loops", "trace", "budget", "samples"])]
     pub no_measure: bool,
 
     #[command(flatten)]
-    pub run: RunArgs,
+    pub run: LatencyRunArgs,
 }
 
 #[derive(Debug, Args)]

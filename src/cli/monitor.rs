@@ -1,15 +1,23 @@
-//! `jitterlab monitor`'s options: every `run` option plus where the metrics are served and
-//! how long the result directory keeps its segments (docs/monitor.md).
+//! `jitterlab monitor`'s options: where the metrics are served and how long the result
+//! directory keeps its segments, and the groups of `run` that apply to a run without end
+//! (docs/monitor.md). Not the length (`--duration`, `--loops`, `--scenario`), nor what would
+//! grow without bound or never be final (`--interval-step`, `--samples`, `--summary-every`,
+//! `--json`): clap refuses those as unexpected arguments.
 
 // Doc comments are clap's help text; `<name>` is a placeholder, not HTML.
 #![allow(rustdoc::invalid_html_tags)]
 
-use super::*;
+use super::groups::{
+    BudgetArgs, CpuArgs, DryRunArgs, LatencyArgs, LoadsArgs, OutputArgs, TraceArgs,
+};
+use super::{InversionArgs, SenderArgs};
+use clap::Args;
 
+// The monitor's own options come first: clap keeps the heading of the last flattened group for
+// the options declared after it.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Every `jitterlab run` option applies except those that end a run or grow without bound: \
-                  --duration, --loops, --scenario, --samples, --summary-every and --json are refused. The run ends on \
+    after_help = "The options of `jitterlab run` that apply to a run without end. The run ends on \
                   SIGINT or SIGTERM (exit 0, run.json `interrupted`). Metrics: docs/monitor.md."
 )]
 pub struct MonitorArgs {
@@ -55,5 +63,29 @@ pub struct MonitorArgs {
     pub retain_size: Option<String>,
 
     #[command(flatten)]
-    pub run: RunArgs,
+    pub cpus: CpuArgs,
+
+    #[command(flatten)]
+    pub latency: LatencyArgs,
+
+    #[command(flatten)]
+    pub sender: SenderArgs,
+
+    #[command(flatten)]
+    pub inversion: InversionArgs,
+
+    #[command(flatten)]
+    pub loads: LoadsArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub check: DryRunArgs,
+
+    #[command(flatten)]
+    pub trace: TraceArgs,
+
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }

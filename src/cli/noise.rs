@@ -1,36 +1,52 @@
-//! `jitterlab noise`'s options: the shared run options it takes as given, and what a loop
-//! that never sleeps adds (docs/noise.md).
+//! `jitterlab noise`'s options: the groups it shares with `run`, and what a loop that never
+//! sleeps has instead of the latency group: its policy (default other), its clock and the gap
+//! threshold (docs/noise.md).
 
 // Doc comments are clap's help text; `<name>` is a placeholder, not HTML.
 #![allow(rustdoc::invalid_html_tags)]
 
-use super::*;
+use super::groups::{
+    BudgetArgs, CpuArgs, LengthArgs, LoadsArgs, NOISE, OutputArgs, SamplesAndJsonArgs,
+    ScenarioArgs, TraceArgs,
+};
+use crate::measure::PolicyKind;
+use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 #[derive(Debug, Args, Clone)]
 pub struct NoiseArgs {
-    /// How long to measure (with a unit: 500ms, 30s, 10m, 24h). Default 60s.
-    #[arg(long, short = 'D', value_name = "DURATION", allow_hyphen_values = true)]
-    pub duration: Option<String>,
+    #[command(flatten)]
+    pub length: LengthArgs,
 
-    /// CPUs to measure, one pinned spinning thread each (e.g. 0-3,6). Default: every online CPU.
-    #[arg(long, short = 'a', value_name = "LIST", allow_hyphen_values = true)]
-    pub cpus: Option<String>,
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
 
-    /// Scheduling policy of the spinning threads. Default other, as oslat's (no -f); with fifo
-    /// or rr and RT throttling on, long gaps are counted as throttling (docs/noise.md).
-    #[arg(long, default_value = PolicyKind::Other.name(), value_parser = noise_policy_value())]
-    pub policy: PolicyKind,
+    #[command(flatten)]
+    pub cpus: CpuArgs,
 
-    /// Priority of the spinning threads: 1-99 for fifo and rr (default 95); 0 for other.
-    #[arg(
-        long,
-        short = 'p',
-        value_name = "PRIO",
-        allow_negative_numbers = true,
-        value_parser = priority_value
-    )]
-    pub priority: Option<i32>,
+    #[command(flatten)]
+    pub noise: NoiseMeasurementArgs,
 
+    #[command(flatten)]
+    pub loads: LoadsArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub samples_and_json: SamplesAndJsonArgs,
+
+    #[command(flatten)]
+    pub trace: TraceArgs,
+
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+}
+
+// What the spinning loop reads and what it counts as a gap.
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = NOISE)]
+pub struct NoiseMeasurementArgs {
     /// A gap between two clock reads longer than this is a noise event (at least 100ns).
     #[arg(
         long,
@@ -39,15 +55,6 @@ pub struct NoiseArgs {
         allow_hyphen_values = true
     )]
     pub threshold: String,
-
-    /// Length of the recorder's intervals: one gap histogram per CPU per interval in latency.hlog.
-    #[arg(
-        long,
-        default_value = "1s",
-        value_name = "DURATION",
-        allow_hyphen_values = true
-    )]
-    pub log_interval: String,
 
     /// What the loop reads: tsc (x86_64) or cntvct (aarch64), the CPU's counter read directly
     /// as oslat does, calibrated against CLOCK_MONOTONIC; monotonic (the vDSO); auto: the
@@ -60,71 +67,10 @@ pub struct NoiseArgs {
     )]
     pub clock: String,
 
-    /// A load to run while measuring (as for `run`; docs/loads.md). Repeatable.
-    #[arg(long, value_name = "SPEC")]
-    pub load: Vec<String>,
-
-    /// A scenario file (as for `run`); it sets the run's length, so --duration is refused.
-    #[arg(long, value_name = "FILE.toml", conflicts_with = "duration")]
-    pub scenario: Option<PathBuf>,
-
-    /// A noise budget judged at the end, e.g. 'noise_pct<0.1,max<20us' (docs/budget.md);
-    /// a violation exits 1.
-    #[arg(long, value_name = "EXPR")]
-    pub budget: Option<String>,
-
-    /// Also write every gap (its start, length, and whether it was throttling) to samples.bin.
-    #[arg(long)]
-    pub samples: bool,
-
-    /// Capacity of each thread's gap ring, in gaps (default 65536: 0.1 s at 655k gaps/s).
-    #[arg(
-        long,
-        value_name = "N",
-        allow_negative_numbers = true,
-        value_parser = ring_size_value
-    )]
-    pub ring_size: Option<usize>,
-
-    /// Do not lock memory (mlockall) or pre-fault the threads' stacks.
-    #[arg(long)]
-    pub no_mlock: bool,
-
-    /// Hold /dev/cpu_dma_latency at N microseconds during the run ("off" to leave it alone).
-    #[arg(
-        long,
-        default_value = "0",
-        value_name = "off|N",
-        allow_hyphen_values = true
-    )]
-    pub pm_qos: String,
-
-    /// The result directory, made new. Default: ./jitterlab-results/<UTC time>-<host>-<pid>.
-    #[arg(long, short = 'o', value_name = "DIR")]
-    pub out: Option<PathBuf>,
-
-    /// Measure CPUs that another jitterlab run is measuring (refused otherwise, exit 3).
-    #[arg(long)]
-    pub allow_shared_cpus: bool,
-
-    /// Attribute each gap to what took the CPU (IRQs by name, softirqs, NMIs, other tasks, or no
-    /// trace event: a hardware, firmware or hypervisor stall), from kernel tracepoints in a
-    /// tracefs instance of jitterlab's own; noise by cause per CPU in run.json (docs/noise.md).
-    #[arg(long)]
-    pub trace: bool,
-
-    /// With --trace: explain and attribute every gap longer than this (each in events.jsonl).
-    /// Default: the threshold (every gap).
-    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
-    pub explain_above: Option<String>,
-
-    /// Print run.json on stdout at the end instead of the summary table.
-    #[arg(long)]
-    pub json: bool,
-
-    /// No live view or status lines; errors and the final summary only.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
+    /// Scheduling policy of the spinning threads. Default other, as oslat's (no -f); with fifo
+    /// or rr and RT throttling on, long gaps are counted as throttling (docs/noise.md).
+    #[arg(long, default_value = PolicyKind::Other.name(), value_parser = noise_policy_value())]
+    pub policy: PolicyKind,
 }
 
 /// `noise --policy`: the policies a thread that never sleeps can have (deadline needs sleeps,

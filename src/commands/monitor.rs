@@ -3,12 +3,13 @@
 //! [`Session`] polled until SIGINT or SIGTERM, its figures rendered for each scrape.
 
 use super::run::resolve;
+use super::run::shared::SharedGroups;
 use crate::cli::MonitorArgs;
 use crate::error::{ExitCode, Failure, Result};
 use crate::format::run_record::Ended;
 use crate::monitor::http::{self, Published};
 use crate::monitor::{LiveMetrics, MAX_WINDOW_NS, UPDATE_EVERY_NS};
-use crate::plan::{Retain, RunLength, RunPlan, SegmentPlan};
+use crate::plan::{Retain, RunPlan, SegmentPlan};
 use crate::report::export::system_facts::SystemFacts;
 use crate::report::openmetrics::{Identity, render};
 use crate::runner::{DRAIN_EVERY, Progress, Session, SessionOptions};
@@ -28,7 +29,7 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
     let plan = resolve_monitor(args)?;
     // Bound before the session starts: a port in use is refused before anything measures.
     let listener = bind(plan.listen)?;
-    if args.run.dry_run {
+    if args.check.dry_run {
         // Released at once: the port was free, and nothing listens on it.
         drop(listener);
         print!("{}", dry_run(&plan)?);
@@ -37,7 +38,7 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
     let mut session = Session::start(
         &plan.run,
         SessionOptions {
-            quiet: args.run.quiet,
+            quiet: args.output.quiet,
             command_line: std::env::args().collect(),
         },
     )?;
@@ -49,7 +50,7 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
     published.set(render(&metrics.exposition()));
     http::serve(listener, published.clone())
         .map_err(|e| Failure::system(format!("cannot start the /metrics thread: {e}")))?;
-    if !args.run.quiet {
+    if !args.output.quiet {
         eprintln!(
             "jitterlab: monitoring; metrics at http://{}/metrics, results in {}; stop with Ctrl-C or SIGTERM",
             plan.listen,
@@ -73,7 +74,7 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
         }
     }
     let outcome = session.finish();
-    if !args.run.quiet {
+    if !args.output.quiet {
         print!(
             "{}",
             crate::report::terminal::summary(&outcome.record, &outcome.dir.path)
@@ -150,39 +151,9 @@ fn identity(session: &Session) -> Identity {
     }
 }
 
-/// Every option checked, as for `run` plus the monitor's own; exit 2 for bad input.
+/// Every option checked, the latency groups as for `run` plus the monitor's own; exit 2 for bad
+/// input.
 pub fn resolve_monitor(args: &MonitorArgs) -> Result<MonitorPlan> {
-    let r = &args.run;
-    let refused = [
-        ("--duration", r.duration.is_some()),
-        ("--loops", r.loops.is_some()),
-        ("--scenario", r.scenario.is_some()),
-    ];
-    if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
-        return Err(Failure::usage(format!(
-            "{flag}: a monitor runs until SIGINT or SIGTERM; drop {flag}, or use `jitterlab run` for a run that ends"
-        )));
-    }
-    if r.samples {
-        return Err(Failure::usage(
-            "--samples: a monitor runs without end and samples.bin would grow without bound; drop --samples, or use `jitterlab run --samples` for a run that ends",
-        ));
-    }
-    if r.summary_every.is_some() {
-        return Err(Failure::usage(
-            "--summary-every: a monitor runs without end and its summaries would grow events.jsonl without bound; drop --summary-every (the windowed figures are at /metrics), or use `jitterlab run --summary-every N` for a run that ends",
-        ));
-    }
-    if r.interval_step.is_some() {
-        return Err(Failure::usage(
-            "--interval-step: the period would grow without bound in a run without end; drop --interval-step",
-        ));
-    }
-    if r.json {
-        return Err(Failure::usage(
-            "--json: a monitor's figures are at /metrics and in the result directory (run.json); drop --json",
-        ));
-    }
     let listen = listen_address(&args.listen, args.listen_public)?;
     let window_ns =
         parse_duration_ns(&args.window).map_err(|e| Failure::usage(format!("--window: {e}")))?;
@@ -193,8 +164,8 @@ pub fn resolve_monitor(args: &MonitorArgs) -> Result<MonitorPlan> {
         )));
     }
     let segments = segment_plan(args)?;
-    let mut run = resolve::resolve(r)?;
-    run.length = RunLength::Endless;
+    let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
+    let mut run = resolve::resolve_latency(&latency_groups(args), &online)?;
     run.segments = Some(segments);
     Ok(MonitorPlan {
         run,
@@ -203,15 +174,39 @@ pub fn resolve_monitor(args: &MonitorArgs) -> Result<MonitorPlan> {
     })
 }
 
+/// The latency groups a monitor has: no length (it runs until stopped), no growing period, and
+/// nothing that would grow without bound (samples.bin, wakeup summaries).
+fn latency_groups(args: &MonitorArgs) -> resolve::LatencyGroups<'_> {
+    resolve::LatencyGroups {
+        shared: SharedGroups {
+            length: None,
+            scenario: None,
+            loops: None,
+            cpus: &args.cpus,
+            loads: &args.loads,
+            output: &args.output,
+            trace: &args.trace,
+            budget: &args.budget,
+        },
+        latency: &args.latency,
+        interval_step: None,
+        sender: &args.sender,
+        inversion: &args.inversion,
+        samples: false,
+        samples_format: None,
+        summary_every: None,
+    }
+}
+
 /// `--segment`, `--retain`, `--retain-size`.
 fn segment_plan(args: &MonitorArgs) -> Result<SegmentPlan> {
     let length_ns =
         parse_duration_ns(&args.segment).map_err(|e| Failure::usage(format!("--segment: {e}")))?;
-    let log_interval_ns = parse_duration_ns(&args.run.log_interval).unwrap_or(0);
+    let log_interval_ns = parse_duration_ns(&args.output.log_interval).unwrap_or(0);
     if length_ns == 0 || length_ns < log_interval_ns {
         return Err(Failure::usage(format!(
             "--segment {}: shorter than --log-interval {}; a segment holds whole log intervals (e.g. 1h)",
-            args.segment, args.run.log_interval
+            args.segment, args.output.log_interval
         )));
     }
     let retain = match (&args.retain_size, args.retain.as_str()) {
@@ -285,6 +280,7 @@ fn bind(addr: SocketAddr) -> Result<TcpListener> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::RunLength;
     use clap::Parser;
 
     fn args(extra: &[&str]) -> MonitorArgs {
@@ -334,12 +330,26 @@ mod tests {
         assert!(err(&["--retain", "1m", "--segment", "1h"]).contains("keep at least one"));
         assert!(err(&["--retain", "always"]).contains("'forever'"));
         assert!(err(&["--retain-size", "lots"]).contains("--retain-size: 'lots'"));
-        assert!(err(&["--duration", "10s"]).starts_with("--duration: a monitor runs until"));
-        assert!(err(&["--loops", "10"]).starts_with("--loops"));
-        assert!(err(&["--samples"]).contains("without bound"));
-        assert!(err(&["--interval-step", "1us"]).contains("without bound"));
-        assert!(err(&["--json"]).starts_with("--json"));
-        assert!(err(&["--summary-every", "10"]).starts_with("--summary-every"));
+        // The options of a run that ends are not the monitor's: clap refuses them (exit 2).
+        for extra in [
+            &["--duration", "10s"][..],
+            &["--loops", "10"],
+            &["--scenario", "s.toml"],
+            &["--samples"],
+            &["--summary-every", "10"],
+            &["--interval-step", "1us"],
+            &["--json"],
+        ] {
+            let mut argv = vec!["jitterlab", "monitor"];
+            argv.extend_from_slice(extra);
+            let e = crate::cli::Cli::try_parse_from(argv).unwrap_err();
+            assert_eq!(
+                e.kind(),
+                clap::error::ErrorKind::UnknownArgument,
+                "{extra:?}"
+            );
+            assert_eq!(e.exit_code(), 2);
+        }
         // The run options are checked as for `run`.
         assert!(err(&["--interval", "0ms"]).contains("below 1us"));
     }

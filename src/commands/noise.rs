@@ -1,13 +1,13 @@
-//! `jitterlab noise`: OS noise per CPU (docs/noise.md). The options become a `RunPlan` of the
-//! noise kind through `run`'s own resolution (the options the two share are checked by the same
-//! code), then the same runner, result directory and outcome as `run`.
+//! `jitterlab noise`: OS noise per CPU (docs/noise.md). The option groups it shares with `run`
+//! are resolved by the same code (`run::shared`), its own here, into a `RunPlan` of the noise
+//! kind; then the same runner, result directory and outcome as `run`.
 
-use crate::cli::{NoiseArgs, RunArgs};
+use super::run::shared::{self, Records, SharedGroups};
+use crate::cli::NoiseArgs;
+use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
-use crate::measure::clock::Clock;
 use crate::measure::noise_clock::NoiseClock;
-use crate::measure::wake::WakeMethod;
-use crate::plan::{Measurement, NoiseSpec};
+use crate::plan::{Measurement, NoiseSpec, RunPlan};
 use crate::units::{format_ns, parse_duration_ns};
 
 /// The shortest `--threshold`: below it a gap is hard to tell from the loop's own iteration
@@ -38,8 +38,11 @@ pub fn run(args: &NoiseArgs) -> Result<i32> {
             format_ns(t.throttle_min_ns())
         );
     }
-    let outcome = crate::runner::run(&plan, args.quiet, std::env::args().collect())?;
-    Ok(super::run::print_outcome(&outcome, args.json))
+    let outcome = crate::runner::run(&plan, args.output.quiet, std::env::args().collect())?;
+    Ok(super::run::print_outcome(
+        &outcome,
+        args.samples_and_json.json,
+    ))
 }
 
 /// The kernel's RT throttling: real-time tasks may use `runtime_us` of every `period_us`.
@@ -81,67 +84,49 @@ fn read_rt_throttling() -> Option<RtThrottling> {
 }
 
 /// The noise options to a validated plan; `throttling` as the system has it.
-pub fn resolve(args: &NoiseArgs, throttling: Option<RtThrottling>) -> Result<crate::plan::RunPlan> {
-    let threshold_ns = parse_duration_ns(&args.threshold)
-        .map_err(|e| Failure::usage(format!("--threshold: {e}")))?;
-    if !(MIN_THRESHOLD_NS..=MAX_THRESHOLD_NS).contains(&threshold_ns) {
-        return Err(Failure::usage(format!(
-            "--threshold {}: outside 100ns..=1s; a gap shorter than 100ns cannot be told from the loop's own clock read (default 1us)",
-            args.threshold
-        )));
-    }
-    let clock = NoiseClock::resolve(&args.clock)
+pub fn resolve(args: &NoiseArgs, throttling: Option<RtThrottling>) -> Result<RunPlan> {
+    let threshold_ns = resolve_threshold(&args.noise.threshold)?;
+    let clock = NoiseClock::resolve(&args.noise.clock)
         .expect("clap admits only the clocks' names")
         .map_err(Failure::system)?;
-    let mut plan = super::run::resolve::resolve(&as_run_args(args))?;
-    let throttle_min_ns = match (plan.policy.is_realtime(), throttling) {
+    let groups = SharedGroups {
+        length: Some(&args.length),
+        scenario: args.scenario.scenario.as_deref(),
+        loops: None,
+        cpus: &args.cpus,
+        loads: &args.loads,
+        output: &args.output,
+        trace: &args.trace,
+        budget: &args.budget,
+    };
+    let online = online_cpus().map_err(Failure::system)?;
+    let shared = shared::resolve(&groups, args.noise.policy, DEFAULT_RING_GAPS, &online)?;
+    let throttle_min_ns = match (shared.policy.is_realtime(), throttling) {
         (true, Some(t)) => t.throttle_min_ns().max(threshold_ns + 1),
         _ => u64::MAX,
     };
-    plan.measurement = Measurement::Noise(NoiseSpec {
+    let records = Records {
+        samples: args.samples_and_json.samples,
+        ..Records::default()
+    };
+    let measurement = Measurement::Noise(NoiseSpec {
         threshold_ns,
         throttle_min_ns,
         clock,
     });
-    Ok(plan)
+    Ok(shared.into_plan(measurement, records))
 }
 
-/// `run`'s options for the same plan: the shared options as given, the wakeup options (which a
-/// loop that never sleeps does not use) at their defaults.
-fn as_run_args(args: &NoiseArgs) -> RunArgs {
-    RunArgs {
-        duration: args.duration.clone(),
-        loops: None,
-        interval: "1ms".into(),
-        distance: "0ns".into(),
-        interval_step: None,
-        cpus: args.cpus.clone(),
-        policy: args.policy,
-        priority: args.priority,
-        wake: WakeMethod::default_method(),
-        clock: Clock::Monotonic,
-        no_mlock: args.no_mlock,
-        pm_qos: args.pm_qos.clone(),
-        deadline: None,
-        log_interval: args.log_interval.clone(),
-        load: args.load.clone(),
-        scenario: args.scenario.clone(),
-        samples: args.samples,
-        samples_format: None,
-        summary_every: None,
-        ring_size: Some(args.ring_size.unwrap_or(DEFAULT_RING_GAPS)),
-        out: args.out.clone(),
-        allow_shared_cpus: args.allow_shared_cpus,
-        trace: args.trace,
-        explain_above: args.explain_above.clone(),
-        json: args.json,
-        dry_run: false,
-        quiet: args.quiet,
-        budget: args.budget.clone(),
-        under: Vec::new(),
-        sender: Default::default(),
-        inversion: Default::default(),
+/// `--threshold`, within what the loop can tell from its own clock read.
+fn resolve_threshold(text: &str) -> Result<u64> {
+    let threshold_ns =
+        parse_duration_ns(text).map_err(|e| Failure::usage(format!("--threshold: {e}")))?;
+    if !(MIN_THRESHOLD_NS..=MAX_THRESHOLD_NS).contains(&threshold_ns) {
+        return Err(Failure::usage(format!(
+            "--threshold {text}: outside 100ns..=1s; a gap shorter than 100ns cannot be told from the loop's own clock read (default 1us)"
+        )));
     }
+    Ok(threshold_ns)
 }
 
 #[cfg(test)]

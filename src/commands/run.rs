@@ -5,6 +5,7 @@ pub mod dry_run;
 pub mod inversion;
 pub mod resolve;
 pub mod sender;
+pub mod shared;
 
 use crate::cli::RunArgs;
 use crate::error::{ExitCode, Result};
@@ -13,12 +14,12 @@ use crate::report;
 
 pub fn run(args: &RunArgs) -> Result<i32> {
     let plan = resolve::resolve(args)?;
-    if args.dry_run {
+    if args.run.check.dry_run {
         print!("{}", dry_run::check(&plan)?);
         return Ok(0);
     }
-    let outcome = crate::runner::run(&plan, args.quiet, std::env::args().collect())?;
-    Ok(print_outcome(&outcome, args.json))
+    let outcome = crate::runner::run(&plan, args.run.output.quiet, std::env::args().collect())?;
+    Ok(print_outcome(&outcome, args.run.samples_and_json.json))
 }
 
 /// Prints a finished run (run.json with `json`, else the summary) and returns its exit code:

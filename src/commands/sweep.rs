@@ -5,9 +5,11 @@
 //! the summary's format `results::sweep`'s.
 
 use crate::cli::SweepArgs;
-use crate::commands::run::resolve::resolve;
+use crate::commands::run::resolve::{LatencyGroups, resolve_latency};
 use crate::error::{ExitCode, Failure, Result};
 use crate::format::run_record::{Ended, FORMAT};
+use crate::load::GeneratorSpec;
+use crate::load::supervisor::Outcome;
 use crate::load::sweep::{level_spec, levels, swept_load};
 use crate::plan::RunPlan;
 use crate::report::terminal::{sweep_row, sweep_table};
@@ -31,15 +33,17 @@ struct SweepPlan {
 /// run plan (a level that makes a bad load fails here, naming the level).
 fn plan(args: &SweepArgs) -> Result<SweepPlan> {
     let levels = levels(&args.levels)?;
-    let swept = swept_load(&args.run.load, args.run.scenario.is_some())?;
-    let template = args.run.load[swept].clone();
+    let swept = swept_load(&args.run.loads.load)?;
+    let template = args.run.loads.load[swept].clone();
+    let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
     let mut runs = Vec::new();
     let mut specs = Vec::new();
     for level in &levels {
         let mut run = args.run.clone();
         let spec = level_spec(&template, level);
-        run.load[swept] = spec.clone();
-        let resolved = resolve(&run).map_err(|f| Failure {
+        run.loads.load[swept] = spec.clone();
+        let groups = LatencyGroups::of_latency_run(&run, None);
+        let resolved = resolve_latency(&groups, &online).map_err(|f| Failure {
             code: f.code,
             message: format!("sweep level {level}: {}", f.message),
         })?;
@@ -58,7 +62,7 @@ fn plan(args: &SweepArgs) -> Result<SweepPlan> {
 /// The sweep directory, made (new) before anything starts, like a run's; dropping the claim
 /// removes it again (a first level refused before it did anything).
 fn claim_sweep_dir(args: &SweepArgs) -> Result<dir::Claim> {
-    Ok(match &args.run.out {
+    Ok(match &args.run.output.out {
         Some(out) => ResultDir::create(out, "--out")?,
         None => {
             let mut p = dir::default_path(SystemTime::now(), &crate::system::host::hostname())
@@ -73,22 +77,32 @@ pub fn run(args: &SweepArgs) -> Result<i32> {
     if args.no_measure {
         return run_load_only(args);
     }
-    let command_line: Vec<String> = std::env::args().collect();
     let mut plan = plan(args)?;
-    if args.run.dry_run {
+    if args.run.check.dry_run {
         return dry_run(args, &mut plan);
     }
-    let mut claim = Some(claim_sweep_dir(args)?);
-    let sweep_dir = claim.as_ref().expect("made above").dir().clone();
+    let claim = claim_sweep_dir(args)?;
+    let sweep_dir = claim.dir().clone();
     for (run, level) in plan.runs.iter_mut().zip(&plan.levels) {
         run.out = Some(sweep_dir.file(&format!("level-{level}")));
     }
     // Held across the levels, so that no other run takes the CPUs between two of them.
     let (_cpu_locks, lock_warnings) =
-        crate::runner::cpulock::take(&plan.cpus, args.run.allow_shared_cpus)?;
+        crate::runner::cpulock::take(&plan.cpus, args.run.cpus.allow_shared_cpus)?;
     lock_warnings
         .iter()
         .for_each(|w| eprintln!("jitterlab: warning: {w}"));
+    let (record, failed) = measure_levels(&plan, claim, args.run.output.quiet)?;
+    print_sweep(args, &record, &sweep_dir);
+    Ok(if failed { ExitCode::Run as i32 } else { 0 })
+}
+
+/// Runs each level in turn, writing sweep.json and sweep.csv after each; the sweep directory is
+/// kept once a level has measured. Returns the record and whether a level failed.
+fn measure_levels(plan: &SweepPlan, claim: dir::Claim, quiet: bool) -> Result<(SweepRecord, bool)> {
+    let sweep_dir = claim.dir().clone();
+    let mut claim = Some(claim);
+    let command_line: Vec<String> = std::env::args().collect();
     let mut record = SweepRecord {
         format: FORMAT,
         load_template: plan.template.clone(),
@@ -115,7 +129,7 @@ pub fn run(args: &SweepArgs) -> Result<i32> {
             k + 1,
             plan.specs[k]
         );
-        let outcome = crate::runner::run(&plan.runs[k], args.run.quiet, command_line.clone())?;
+        let outcome = crate::runner::run(&plan.runs[k], quiet, command_line.clone())?;
         // A level has measured: the sweep directory holds results and stays.
         if let Some(c) = claim.take() {
             c.keep();
@@ -136,22 +150,13 @@ pub fn run(args: &SweepArgs) -> Result<i32> {
             _ => {}
         }
     }
-    if args.run.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&record).expect("sweep records serialise")
-        );
-    } else {
-        print!("{}", sweep_table(&record));
-        println!("Sweep: {}", sweep_dir.path.display());
-    }
-    Ok(if failed { ExitCode::Run as i32 } else { 0 })
+    Ok((record, failed))
 }
 
 /// `sweep --dry-run`: every level checked as its run's start would check it, and what each
 /// would run and write; nothing is started or made.
 fn dry_run(args: &SweepArgs, plan: &mut SweepPlan) -> Result<i32> {
-    if let Some(out) = &args.run.out {
+    if let Some(out) = &args.run.output.out {
         // The sweep directory is made new as a run's is: the same check.
         ResultDir::check_new(out, "--out")?;
         for (run, level) in plan.runs.iter_mut().zip(&plan.levels) {
@@ -175,26 +180,38 @@ fn dry_run(args: &SweepArgs, plan: &mut SweepPlan) -> Result<i32> {
     Ok(0)
 }
 
+/// `sweep --no-measure`'s plan: every level's loads, parsed and checked before the first starts.
+struct LoadOnlyPlan {
+    template: String,
+    levels: Vec<String>,
+    duration_ns: u64,
+    online: Vec<usize>,
+    /// Per level: the swept load's text and every load of the level.
+    per_level: Vec<(String, Vec<GeneratorSpec>)>,
+}
+
 /// `sweep --no-measure`: per level, the level's loads alone for `--duration` (no measuring
 /// thread, no level directory), and their throughput in sweep.json and sweep.csv. Every level's
-/// loads are checked before the first starts.
+/// loads are checked before the first starts; clap refuses the options that apply only to a
+/// measurement (--loops, --trace, --budget, --samples).
 fn run_load_only(args: &SweepArgs) -> Result<i32> {
-    for (given, flag) in [
-        (args.run.loops.is_some(), "--loops"),
-        (args.run.trace, "--trace"),
-        (args.run.budget.is_some(), "--budget"),
-        (args.run.samples, "--samples"),
-    ] {
-        if given {
-            return Err(Failure::usage(format!(
-                "sweep --no-measure runs each level's loads alone, without measuring, so {flag} has nothing to apply to; drop {flag}, or drop --no-measure"
-            )));
-        }
+    let plan = plan_load_only(args)?;
+    if args.run.check.dry_run {
+        print_load_only_dry_run(&plan);
+        return Ok(0);
     }
+    let claim = claim_sweep_dir(args)?;
+    let sweep_dir = claim.dir().clone();
+    let (record, failed) = run_levels_alone(&plan, claim)?;
+    print_sweep(args, &record, &sweep_dir);
+    Ok(if failed { ExitCode::Run as i32 } else { 0 })
+}
+
+fn plan_load_only(args: &SweepArgs) -> Result<LoadOnlyPlan> {
     let levels = levels(&args.levels)?;
-    let swept = swept_load(&args.run.load, args.run.scenario.is_some())?;
-    let template = args.run.load[swept].clone();
-    let duration_ns = match &args.run.duration {
+    let swept = swept_load(&args.run.loads.load)?;
+    let template = args.run.loads.load[swept].clone();
+    let duration_ns = match &args.run.length.duration {
         None => crate::plan::DEFAULT_DURATION_NS,
         Some(d) => crate::units::parse_duration_ns(d)
             .ok()
@@ -208,7 +225,7 @@ fn run_load_only(args: &SweepArgs) -> Result<i32> {
     let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
     let mut per_level = Vec::new();
     for level in &levels {
-        let mut texts = args.run.load.clone();
+        let mut texts = args.run.loads.load.clone();
         texts[swept] = level_spec(&template, level);
         let loads = crate::commands::load::parse_alone(&texts, &online).map_err(|f| Failure {
             code: f.code,
@@ -216,42 +233,58 @@ fn run_load_only(args: &SweepArgs) -> Result<i32> {
         })?;
         per_level.push((texts[swept].clone(), loads));
     }
-    let n = levels.len();
-    let for_how_long = crate::units::format_elapsed(duration_ns);
-    if args.run.dry_run {
-        for (k, (level, (spec, loads))) in levels.iter().zip(&per_level).enumerate() {
-            let texts: Vec<&str> = loads.iter().map(|g| g.text.as_str()).collect();
-            println!(
-                "sweep level {level} ({}/{n}): {spec}: the loads alone for {for_how_long}, not measured: {}",
-                k + 1,
-                texts.join(", ")
-            );
-        }
-        println!("nothing was started; sweep.json and sweep.csv would be written");
-        return Ok(0);
+    Ok(LoadOnlyPlan {
+        template,
+        levels,
+        duration_ns,
+        online,
+        per_level,
+    })
+}
+
+fn print_load_only_dry_run(plan: &LoadOnlyPlan) {
+    let for_how_long = crate::units::format_elapsed(plan.duration_ns);
+    let n = plan.levels.len();
+    for (k, (level, (spec, loads))) in plan.levels.iter().zip(&plan.per_level).enumerate() {
+        let texts: Vec<&str> = loads.iter().map(|g| g.text.as_str()).collect();
+        println!(
+            "sweep level {level} ({}/{n}): {spec}: the loads alone for {for_how_long}, not measured: {}",
+            k + 1,
+            texts.join(", ")
+        );
     }
-    let mut claim = Some(claim_sweep_dir(args)?);
-    let sweep_dir = claim.as_ref().expect("made above").dir().clone();
+    println!("nothing was started; sweep.json and sweep.csv would be written");
+}
+
+/// Runs each level's loads alone in turn, writing sweep.json and sweep.csv after each; the
+/// sweep directory is kept once a level has run. Returns the record and whether a level failed.
+fn run_levels_alone(plan: &LoadOnlyPlan, claim: dir::Claim) -> Result<(SweepRecord, bool)> {
+    let sweep_dir = claim.dir().clone();
+    let mut claim = Some(claim);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let interrupted = crate::runner::signals::catch()?;
     let mut record = SweepRecord {
         format: FORMAT,
-        load_template: template,
-        levels: levels.clone(),
+        load_template: plan.template.clone(),
+        levels: plan.levels.clone(),
         load_only: true,
         rows: Vec::new(),
         warnings: Vec::new(),
     };
+    let (n, for_how_long) = (
+        plan.levels.len(),
+        crate::units::format_elapsed(plan.duration_ns),
+    );
     let mut failed = false;
-    for (k, (level, (spec, loads))) in levels.iter().zip(&per_level).enumerate() {
+    for (k, (level, (spec, loads))) in plan.levels.iter().zip(&plan.per_level).enumerate() {
         eprintln!(
             "sweep: level {level} ({}/{n}): {spec}, alone for {for_how_long}",
             k + 1
         );
         let outcome = crate::commands::load::run_alone(
             loads,
-            online.clone(),
-            Some(duration_ns),
+            plan.online.clone(),
+            Some(plan.duration_ns),
             false,
             &interrupted,
             &stop,
@@ -263,17 +296,7 @@ fn run_load_only(args: &SweepArgs) -> Result<i32> {
             .warnings
             .iter()
             .for_each(|w| eprintln!("jitterlab: warning: {w}"));
-        let row = SweepRow {
-            level: level.clone(),
-            run_dir: String::new(),
-            throughput: outcome
-                .loads
-                .iter()
-                .find(|l| &l.spec.text == spec)
-                .map(|l| l.record().throughput)
-                .unwrap_or_default(),
-            threads: Vec::new(),
-        };
+        let row = load_only_row(level, spec, &outcome);
         eprintln!("sweep: level {level} done: {}", sweep_row(&row));
         record.push_row(row);
         sweep::write(&sweep_dir, &record)?;
@@ -289,14 +312,33 @@ fn run_load_only(args: &SweepArgs) -> Result<i32> {
             break;
         }
     }
-    if args.run.json {
+    Ok((record, failed))
+}
+
+/// A level of loads alone: the swept load's throughput, no latency.
+fn load_only_row(level: &str, spec: &str, outcome: &Outcome) -> SweepRow {
+    SweepRow {
+        level: level.to_string(),
+        run_dir: String::new(),
+        throughput: outcome
+            .loads
+            .iter()
+            .find(|l| l.spec.text == spec)
+            .map(|l| l.record().throughput)
+            .unwrap_or_default(),
+        threads: Vec::new(),
+    }
+}
+
+/// The sweep's record on stdout: sweep.json with `--json`, else the table and where it is.
+fn print_sweep(args: &SweepArgs, record: &SweepRecord, sweep_dir: &ResultDir) {
+    if args.run.samples_and_json.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&record).expect("sweep records serialise")
+            serde_json::to_string_pretty(record).expect("sweep records serialise")
         );
     } else {
-        print!("{}", sweep_table(&record));
+        print!("{}", sweep_table(record));
         println!("Sweep: {}", sweep_dir.path.display());
     }
-    Ok(if failed { ExitCode::Run as i32 } else { 0 })
 }

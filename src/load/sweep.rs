@@ -29,9 +29,9 @@ pub fn levels(text: &str) -> Result<Vec<String>> {
     Ok(levels)
 }
 
-/// The index of the one load among `loads` that holds [`PLACEHOLDER`]; a scenario cannot be
-/// swept.
-pub(crate) fn swept_load(loads: &[String], has_scenario: bool) -> Result<usize> {
+/// The index of the one load among `loads` that holds [`PLACEHOLDER`] (a sweep has no
+/// scenario: `sweep` does not take `--scenario`).
+pub(crate) fn swept_load(loads: &[String]) -> Result<usize> {
     let swept: Vec<usize> = (0..loads.len())
         .filter(|&i| loads[i].contains(PLACEHOLDER))
         .collect();
@@ -40,11 +40,6 @@ pub(crate) fn swept_load(loads: &[String], has_scenario: bool) -> Result<usize> 
             "sweep: exactly one --load must hold {PLACEHOLDER} where each level goes (e.g. --load 'hackbench:groups={{}}'); {} do",
             swept.len()
         )));
-    }
-    if has_scenario {
-        return Err(Failure::usage(
-            "sweep: --scenario cannot be swept; give the load to sweep with --load and its levels with --levels",
-        ));
     }
     Ok(swept[0])
 }

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod cli_help;
 mod compare;
 mod deploy;
 mod docs_match;

@@ -57,8 +57,36 @@ fn check_scheduling(plan: &RunPlan) -> Result<()> {
 
 /// The plan in words: what would run, for how long, and what it would write.
 pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
-    let distance_ns = plan.measurement.latency().map_or(0, |l| l.distance_ns);
     let mut t = String::from("jitterlab run --dry-run: every check passed; nothing was started.\n");
+    describe_measurement(&mut t, plan);
+    describe_length(&mut t, plan);
+    describe_loads(&mut t, plan);
+    let _ = writeln!(
+        t,
+        "  budget: {}",
+        plan.budget
+            .as_ref()
+            .map_or("none".into(), |b| b.expression.clone())
+    );
+    let _ = writeln!(
+        t,
+        "  trace: {}",
+        if plan.trace {
+            "on (timer IRQ latency and explanations of late wakeups)"
+        } else {
+            "off"
+        }
+    );
+    describe_output(&mut t, plan);
+    for w in warnings {
+        let _ = writeln!(t, "  warning: {w}");
+    }
+    t
+}
+
+/// The CPUs, scheduling, wake method and periods.
+fn describe_measurement(t: &mut String, plan: &RunPlan) {
+    let distance_ns = plan.measurement.latency().map_or(0, |l| l.distance_ns);
     let _ = writeln!(
         t,
         "  measure: CPUs {}, {} {}, wake {} ({} clock), interval {}{}",
@@ -74,6 +102,10 @@ pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
             String::new()
         }
     );
+}
+
+/// How long the run would last, and the wakeups it would make.
+fn describe_length(t: &mut String, plan: &RunPlan) {
     let wakeups = wakeups_per_thread(plan);
     let length = match plan.length {
         RunLength::Duration(ns) => format!("{} (until stopped early)", format_elapsed(ns)),
@@ -93,48 +125,41 @@ pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
             wakeups.saturating_mul(plan.cpus.len() as u64)
         ),
     };
+}
+
+/// The loads of the whole run, and the scenario's phases with theirs.
+fn describe_loads(t: &mut String, plan: &RunPlan) {
     for load in &plan.load_texts {
         let _ = writeln!(t, "  load for the whole run: {load}");
     }
-    if let Some(s) = &plan.scenario {
+    let Some(s) = &plan.scenario else {
+        return;
+    };
+    let _ = writeln!(
+        t,
+        "  scenario {} ({}):",
+        s.path.display(),
+        format_elapsed(s.length_ns)
+    );
+    for p in &s.phases {
+        let loads: Vec<&str> = p.loads.iter().map(|l| l.text.as_str()).collect();
         let _ = writeln!(
             t,
-            "  scenario {} ({}):",
-            s.path.display(),
-            format_elapsed(s.length_ns)
+            "    {:>9} - {:>9}  {}: {}",
+            format_elapsed(p.start_ns),
+            format_elapsed(p.end_ns),
+            p.label,
+            if loads.is_empty() {
+                "no load".into()
+            } else {
+                loads.join(", ")
+            }
         );
-        for p in &s.phases {
-            let loads: Vec<&str> = p.loads.iter().map(|l| l.text.as_str()).collect();
-            let _ = writeln!(
-                t,
-                "    {:>9} - {:>9}  {}: {}",
-                format_elapsed(p.start_ns),
-                format_elapsed(p.end_ns),
-                p.label,
-                if loads.is_empty() {
-                    "no load".into()
-                } else {
-                    loads.join(", ")
-                }
-            );
-        }
     }
-    let _ = writeln!(
-        t,
-        "  budget: {}",
-        plan.budget
-            .as_ref()
-            .map_or("none".into(), |b| b.expression.clone())
-    );
-    let _ = writeln!(
-        t,
-        "  trace: {}",
-        if plan.trace {
-            "on (timer IRQ latency and explanations of late wakeups)"
-        } else {
-            "off"
-        }
-    );
+}
+
+/// The result directory and the files the run would write in it.
+fn describe_output(t: &mut String, plan: &RunPlan) {
     let out = plan.out.as_ref().map_or_else(
         || "./jitterlab-results/<UTC time>-<host>-<pid> (new)".to_string(),
         |o| format!("{} (new)", o.display()),
@@ -154,6 +179,7 @@ pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
         "    run.json, {log} ({intervals} intervals of {} per thread), events.jsonl",
         format_ns(plan.log_interval_ns)
     );
+    let wakeups = wakeups_per_thread(plan);
     if plan.samples {
         let _ = writeln!(
             t,
@@ -168,10 +194,6 @@ pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
             wakeups.div_ceil(every)
         );
     }
-    for w in warnings {
-        let _ = writeln!(t, "  warning: {w}");
-    }
-    t
 }
 
 /// The wakeups each thread would make: its loops, or its length over the interval.

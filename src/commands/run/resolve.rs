@@ -1,20 +1,60 @@
-//! `jitterlab run`'s options to a validated [`RunPlan`]: every bad input is found here, with the
-//! option and value named and what is accepted, before any thread starts or any file is made.
+//! The latency options (`run`, `sweep`, `monitor`) to a validated [`RunPlan`]: every bad input
+//! is found here, with the option and value named and what is accepted, before any thread
+//! starts or any file is made. The groups every measuring command shares are resolved by
+//! `shared.rs`; this file resolves the latency group and fills the plan's latency fields.
 
-use crate::cli::RunArgs;
-use crate::cpulist::{format_cpu_list, online_cpus, parse_cpu_list};
+use super::shared::{self, Records, SharedGroups, duration_arg};
+use crate::cli::{InversionArgs, LatencyArgs, LatencyRunArgs, RunArgs, SenderArgs};
+use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
-use crate::load::LoadSpec;
 use crate::measure::wake::ClockUse;
 use crate::measure::{Clock, PolicyKind, WakeMethod};
-use crate::plan::{
-    DEFAULT_DURATION_NS, LatencySpec, MAX_RING_SIZE, Measurement, RunLength, RunPlan,
-    check_periods, check_wake,
-};
-use crate::units::parse_duration_ns;
+use crate::plan::{LatencySpec, Measurement, RunPlan, check_periods, check_wake};
+use std::path::Path;
 
-fn duration_arg(flag: &str, text: &str) -> Result<u64> {
-    parse_duration_ns(text).map_err(|e| Failure::usage(format!("{flag}: {e}")))
+/// The option groups a latency run is made of, as `run`, `sweep` and `monitor` have them.
+#[derive(Debug, Clone, Copy)]
+pub struct LatencyGroups<'a> {
+    pub shared: SharedGroups<'a>,
+    pub latency: &'a LatencyArgs,
+    /// `--interval-step` (`run`, `sweep`).
+    pub interval_step: Option<&'a str>,
+    pub sender: &'a SenderArgs,
+    pub inversion: &'a InversionArgs,
+    /// `--samples`, `--samples-format`, `--summary-every` (`run`, `sweep`).
+    pub samples: bool,
+    pub samples_format: Option<crate::format::samples::SampleLogFormat>,
+    pub summary_every: Option<u64>,
+}
+
+impl<'a> LatencyGroups<'a> {
+    /// `run`'s groups: all of them.
+    pub fn of_run(args: &'a RunArgs) -> Self {
+        Self::of_latency_run(&args.run, args.scenario.scenario.as_deref())
+    }
+
+    /// A latency run that ends, with `scenario` (a sweep level has none).
+    pub fn of_latency_run(args: &'a LatencyRunArgs, scenario: Option<&'a Path>) -> Self {
+        LatencyGroups {
+            shared: SharedGroups {
+                length: Some(&args.length),
+                scenario,
+                loops: args.loops,
+                cpus: &args.cpus,
+                loads: &args.loads,
+                output: &args.output,
+                trace: &args.trace,
+                budget: &args.budget,
+            },
+            latency: &args.latency,
+            interval_step: args.interval_step.as_deref(),
+            sender: &args.sender,
+            inversion: &args.inversion,
+            samples: args.samples_and_json.samples,
+            samples_format: args.samples_format,
+            summary_every: args.summary_every,
+        }
+    }
 }
 
 /// Validates `args` against this system's online CPUs.
@@ -25,70 +65,97 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
 
 /// [`resolve`] with the online CPUs given, for tests.
 pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> {
-    let interval_ns = duration_arg("--interval", &args.interval)?;
+    resolve_latency(&LatencyGroups::of_run(args), online)
+}
+
+/// The interval, distance and step of the threads' periods, ns.
+#[derive(Debug, Clone, Copy)]
+struct Periods {
+    interval_ns: u64,
+    distance_ns: u64,
+    step_ns: u64,
+}
+
+/// Validates a latency run's groups against `online`: the periods, the shared groups, then
+/// what the wake method, the trace and the senders need of them.
+pub fn resolve_latency(groups: &LatencyGroups, online: &[usize]) -> Result<RunPlan> {
+    let latency = groups.latency;
+    let periods = resolve_periods(latency, groups.interval_step)?;
+    let shared = shared::resolve(
+        &groups.shared,
+        latency.policy,
+        default_ring_size(periods.interval_ns),
+        online,
+    )?;
+    let clock = check_wake(
+        latency.wake,
+        latency.clock,
+        &shared.cpus,
+        periods.interval_ns,
+        periods.distance_ns,
+        periods.step_ns,
+    )?;
+    check_periods(
+        &shared.cpus,
+        periods.interval_ns,
+        periods.distance_ns,
+        periods.step_ns,
+        shared.length,
+    )?;
+    if shared.trace {
+        check_trace(latency.wake, clock, latency.policy)?;
+    }
+    let measurement = latency_fields(groups, &shared, periods, clock, online)?;
+    let records = Records {
+        samples: groups.samples,
+        samples_format: groups.samples_format.unwrap_or_default(),
+        summary_every: groups.summary_every,
+        under_ns: latency
+            .under
+            .iter()
+            .map(|d| duration_arg("--under", d))
+            .collect::<Result<Vec<u64>>>()?,
+    };
+    Ok(shared.into_plan(measurement, records))
+}
+
+/// `--interval`, `--distance` and `--interval-step`.
+fn resolve_periods(latency: &LatencyArgs, interval_step: Option<&str>) -> Result<Periods> {
+    let interval_ns = duration_arg("--interval", &latency.interval)?;
     if interval_ns < 1_000 {
         return Err(Failure::usage(format!(
             "--interval {}: below 1us; the interval must be at least 1us (e.g. 100us, 1ms)",
-            args.interval
+            latency.interval
         )));
     }
-    let distance_ns = duration_arg("--distance", &args.distance)?;
-    let interval_step_ns = args
-        .interval_step
-        .as_deref()
-        .map(|s| duration_arg("--interval-step", s))
-        .transpose()?
-        .unwrap_or(0);
-
-    let length = match (&args.duration, args.loops) {
-        (_, Some(0)) => return Err(Failure::usage("--loops 0: at least one loop is needed")),
-        (_, Some(n)) => RunLength::Loops(n),
-        (Some(d), None) => {
-            let ns = duration_arg("--duration", d)?;
-            if ns == 0 {
-                return Err(Failure::usage(format!(
-                    "--duration {d}: a run needs a duration above zero (e.g. 30s)"
-                )));
-            }
-            RunLength::Duration(ns)
-        }
-        (None, None) => RunLength::Duration(DEFAULT_DURATION_NS),
-    };
-
-    let online_text = format_cpu_list(online);
-    let cpus = match &args.cpus {
-        None => online.to_vec(),
-        Some(text) => parse_cpu_list(text).map_err(|e| Failure::usage(format!("--cpus: {e}")))?,
-    };
-    check_online("--cpus", &cpus, online, &online_text)?;
-
-    let (range, default_priority) = args.policy.priorities();
-    let priority = args.priority.unwrap_or(default_priority);
-    if !range.contains(&priority) {
-        return Err(Failure::usage(format!(
-            "--priority {priority}: outside the range of --policy {} ({}..={}); {}",
-            args.policy.name(),
-            range.start(),
-            range.end(),
-            if *range.end() == 0 {
-                "omit --priority, or use --policy fifo or rr for a real-time priority"
-            } else {
-                "real-time priorities are 1 to 99"
-            }
-        )));
-    }
-
-    let wake = args.wake;
-    let clock = check_wake(
-        wake,
-        args.clock,
-        &cpus,
+    Ok(Periods {
         interval_ns,
-        distance_ns,
-        interval_step_ns,
-    )?;
+        distance_ns: duration_arg("--distance", &latency.distance)?,
+        step_ns: interval_step
+            .map(|s| duration_arg("--interval-step", s))
+            .transpose()?
+            .unwrap_or(0),
+    })
+}
 
-    let deadline_ns = args
+/// One second of samples: the recorder drains every 100 ms, so a tenfold margin, while the ring
+/// stays small enough to live in the cache (a cold slot per push costs a cache miss in the
+/// measuring loop; see bench/README.md).
+fn default_ring_size(interval_ns: u64) -> usize {
+    (1_000_000_000 / interval_ns).clamp(1024, 262_144) as usize
+}
+
+/// What a latency run measures: the wake method on its clock, the periods, the deadline,
+/// and the senders or the inversion scenario of the methods that have them.
+fn latency_fields(
+    groups: &LatencyGroups,
+    shared: &shared::Shared,
+    periods: Periods,
+    clock: Clock,
+    online: &[usize],
+) -> Result<Measurement> {
+    let latency = groups.latency;
+    let deadline_ns = latency
         .deadline
         .as_deref()
         .map(|d| duration_arg("--deadline", d))
@@ -98,138 +165,35 @@ pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> 
             "--deadline 0: a deadline must be above zero",
         ));
     }
-    let log_interval_ns = duration_arg("--log-interval", &args.log_interval)?;
-    if log_interval_ns < 10_000_000 {
-        return Err(Failure::usage(format!(
-            "--log-interval {}: below 10ms; each interval writes one histogram per CPU, so use 10ms or more (default 1s)",
-            args.log_interval
-        )));
-    }
-
-    let mut loads = Vec::new();
-    for text in &args.load {
-        let load = LoadSpec::parse(text).map_err(|e| Failure::usage(format!("--load: {e}")))?;
-        check_online(
-            &format!("--load {text}"),
-            &load.cpus(),
-            online,
-            &online_text,
-        )?;
-        load.check_on_system(&cpus, online)
-            .map_err(|e| Failure::usage(format!("--load: {e}")))?;
-        loads.push(load);
-    }
-    let scenario = args
-        .scenario
-        .as_deref()
-        .map(|path| {
-            crate::load::scenario::load_file(path, online)
-                .and_then(|s| s.check_cpus(&cpus, online).map(|_| s))
-        })
-        .transpose()
-        .map_err(|e| Failure::usage(format!("--scenario: {e}")))?;
-    crate::load::memory_guard::check_run(&loads, scenario.as_ref()).map_err(Failure::usage)?;
-    // The scenario sets the length (clap refuses --duration and --loops with it).
-    let length = scenario
-        .as_ref()
-        .map_or(length, |s| RunLength::Duration(s.length_ns));
-    check_periods(&cpus, interval_ns, distance_ns, interval_step_ns, length)?;
-
-    // One second of samples: the recorder drains every 100 ms, so a tenfold margin, while the
-    // ring stays small enough to live in the cache (a cold slot per push costs a cache miss in
-    // the measuring loop; see bench/README.md).
-    let ring_size = args
-        .ring_size
-        .unwrap_or_else(|| (1_000_000_000 / interval_ns).clamp(1024, 262_144) as usize);
-    if !(16..=MAX_RING_SIZE).contains(&ring_size) {
-        return Err(Failure::usage(format!(
-            "--ring-size {ring_size}: outside 16..={MAX_RING_SIZE} samples per thread (the largest ring takes 128 MiB of locked memory per thread and holds 4 s of samples at a 1us interval); the default, one second of samples at the interval, suits almost every run"
-        )));
-    }
-
-    let pm_qos_us = match args.pm_qos.as_str() {
-        "off" => None,
-        n => Some(n.parse::<u32>().ok().filter(|v| *v <= i32::MAX as u32).ok_or_else(|| {
-            Failure::usage(format!("--pm-qos {n}: expected 'off' or a latency in microseconds from 0 to 2147483647 (0 keeps CPUs out of deep idle states)"))
-        })?),
-    };
-    let budget = crate::analysis::budget::Budget::from_option(args.budget.as_deref())?;
-    if let Some(cpu) = budget
-        .iter()
-        .flat_map(|b| b.named_cpus())
-        .find(|c| !cpus.contains(c))
-    {
-        return Err(Failure::usage(format!(
-            "--budget: a clause names cpu{cpu}, which this run does not measure (CPUs {}); name a measured CPU or add it to --cpus",
-            format_cpu_list(&cpus)
-        )));
-    }
-    let explain_above_ns = check_trace(args, wake, clock)?;
-    let sender =
-        super::sender::resolve_sender(&args.sender, wake, args.policy, priority, &cpus, online)?;
-    let inversion = super::inversion::resolve_inversion(
-        &args.inversion,
-        wake,
-        args.policy,
-        priority,
-        interval_ns,
+    let sender = super::sender::resolve_sender(
+        groups.sender,
+        latency.wake,
+        latency.policy,
+        shared.priority,
+        &shared.cpus,
+        online,
     )?;
-    let under_ns = args
-        .under
-        .iter()
-        .map(|d| duration_arg("--under", d))
-        .collect::<Result<Vec<u64>>>()?;
-
-    Ok(RunPlan {
-        cpus,
-        policy: args.policy,
-        priority,
-        measurement: Measurement::Latency(LatencySpec {
-            wake,
-            clock,
-            interval_ns,
-            distance_ns,
-            interval_step_ns,
-            deadline_ns,
-            sender,
-            inversion,
-        }),
-        length,
-        log_interval_ns,
-        loads,
-        load_texts: args.load.clone(),
-        scenario,
-        samples: args.samples,
-        samples_format: args.samples_format.unwrap_or_default(),
-        summary_every: args.summary_every,
-        ring_size,
-        mlock: !args.no_mlock,
-        pm_qos_us,
-        trace: args.trace,
-        explain_above_ns,
-        out: args.out.clone(),
-        allow_shared_cpus: args.allow_shared_cpus,
-        segments: None,
-        budget,
-        under_ns,
-    })
+    let inversion = super::inversion::resolve_inversion(
+        groups.inversion,
+        latency.wake,
+        latency.policy,
+        shared.priority,
+        periods.interval_ns,
+    )?;
+    Ok(Measurement::Latency(LatencySpec {
+        wake: latency.wake,
+        clock,
+        interval_ns: periods.interval_ns,
+        distance_ns: periods.distance_ns,
+        interval_step_ns: periods.step_ns,
+        deadline_ns,
+        sender,
+        inversion,
+    }))
 }
 
-/// `--trace` and `--explain-above`: the split needs pinned threads on CLOCK_MONOTONIC.
-fn check_trace(args: &RunArgs, wake: &WakeMethod, clock: Clock) -> Result<Option<u64>> {
-    let explain = args
-        .explain_above
-        .as_deref()
-        .map(|d| duration_arg("--explain-above", d))
-        .transpose()?;
-    if !args.trace {
-        if let Some(text) = &args.explain_above {
-            return Err(Failure::usage(format!(
-                "--explain-above {text}: explanations come from the kernel trace; add --trace"
-            )));
-        }
-        return Ok(None);
-    }
+/// `--trace`: the split needs pinned threads on CLOCK_MONOTONIC.
+fn check_trace(wake: &WakeMethod, clock: Clock, policy: PolicyKind) -> Result<()> {
     if clock != Clock::Monotonic {
         // The option that chose the clock.
         let option = match wake.clocks {
@@ -241,28 +205,19 @@ fn check_trace(args: &RunArgs, wake: &WakeMethod, clock: Clock) -> Result<Option
             clock.name()
         )));
     }
-    if args.policy == PolicyKind::Deadline {
+    if policy == PolicyKind::Deadline {
         return Err(Failure::usage(
             "--trace with --policy deadline: the split follows each thread on its CPU, and SCHED_DEADLINE threads cannot be pinned; use --policy fifo or rr",
         ));
     }
-    Ok(explain)
-}
-
-fn check_online(what: &str, cpus: &[usize], online: &[usize], online_text: &str) -> Result<()> {
-    match cpus.iter().find(|c| !online.contains(c)) {
-        Some(c) => Err(Failure::usage(format!(
-            "{what}: CPU {c} is not online; this system's online CPUs are {online_text}"
-        ))),
-        None => Ok(()),
-    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::measure::Policy;
-    use crate::plan::deadline_runtime_ns;
+    use crate::plan::{RunLength, deadline_runtime_ns};
     use clap::Parser;
 
     fn args(extra: &[&str]) -> RunArgs {

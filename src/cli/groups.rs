@@ -1,0 +1,236 @@
+//! The option groups the measuring subcommands are composed of (`run`, `sweep`, `monitor`,
+//! `noise`). Each subcommand flattens only the groups whose options it accepts, so its `--help`
+//! lists nothing it refuses, and each group is one section of that help (its heading).
+//!
+//! The groups carry no `///` comment: clap would take a flattened struct's doc comment for the
+//! subcommand's description. The help texts of the groups `noise` shares with the latency
+//! commands are written to be true for both.
+
+// Doc comments are clap's help text; `<name>` is a placeholder, not HTML.
+#![allow(rustdoc::invalid_html_tags)]
+
+use super::values::{policy_value, priority_value, ring_size_value, wake_value};
+use crate::measure::PolicyKind;
+use crate::measure::clock::Clock;
+use crate::measure::wake::WakeMethod;
+use clap::Args;
+use std::path::PathBuf;
+
+// The help headings: a section of `--help` each. An option declared outside a group names its
+// section with `help_heading` (clap keeps the heading of the last flattened group otherwise).
+pub const LENGTH: &str = "Length";
+pub const CPUS: &str = "CPUs and scheduling";
+pub const LATENCY: &str = "Latency measurement";
+pub const NOISE: &str = "Noise measurement";
+pub const LOADS: &str = "Loads";
+pub const OUTPUT: &str = "Output";
+pub const TRACE: &str = "Trace";
+pub const BUDGET: &str = "Budget";
+pub const SENDER: &str = "IPC wake methods (signal, sigwait, mq, mutex, sem, ...)";
+pub const INVERSION: &str = "Priority inversion (--wake pi-mutex)";
+
+// The length of a run that ends (`run`, `sweep`, `noise`; a monitor has none).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = LENGTH)]
+pub struct LengthArgs {
+    /// How long to measure (with a unit: 500ms, 30s, 10m, 24h). Default 60s, unless --loops
+    /// (run, sweep) or --scenario (run, noise) sets the length.
+    #[arg(long, short = 'D', value_name = "DURATION", allow_hyphen_values = true)]
+    pub duration: Option<String>,
+}
+
+// A timeline of loads (`run`, `noise`; a sweep sweeps one load, and a monitor has no end).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = LENGTH)]
+pub struct ScenarioArgs {
+    /// A scenario file: phases on a timeline, each with its loads (see examples/ and
+    /// docs/loads.md). The scenario sets the run's length, so --duration (and --loops) are
+    /// refused.
+    #[arg(long, value_name = "FILE.toml", conflicts_with = "duration")]
+    pub scenario: Option<PathBuf>,
+}
+
+// Where the measuring threads run and how they are kept there (every measuring command).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = CPUS)]
+pub struct CpuArgs {
+    /// CPUs to measure, one pinned thread each (e.g. 0-3,6). Default: every online CPU.
+    #[arg(long, short = 'a', value_name = "LIST", allow_hyphen_values = true)]
+    pub cpus: Option<String>,
+
+    /// Priority of the measuring threads: 1-99 for fifo and rr (default 95); 0 for the others.
+    #[arg(
+        long,
+        short = 'p',
+        value_name = "PRIO",
+        allow_negative_numbers = true,
+        value_parser = priority_value
+    )]
+    pub priority: Option<i32>,
+
+    /// Do not lock memory (mlockall) or pre-fault the measuring threads' stacks.
+    #[arg(long)]
+    pub no_mlock: bool,
+
+    /// Hold /dev/cpu_dma_latency at N microseconds during the run ("off" to leave it alone).
+    #[arg(
+        long,
+        default_value = "0",
+        value_name = "off|N",
+        allow_hyphen_values = true
+    )]
+    pub pm_qos: String,
+
+    /// Measure CPUs that another jitterlab run is measuring (refused otherwise, exit 3); the
+    /// results carry a warning that the two runs disturbed each other.
+    #[arg(long)]
+    pub allow_shared_cpus: bool,
+
+    /// Capacity of each thread's ring, in samples (gaps for noise); a full ring drops (and
+    /// counts) records. Default: one second of samples at the thread's interval, at least 1024;
+    /// for noise 65536 gaps (0.1 s at 655k gaps/s).
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = ring_size_value
+    )]
+    pub ring_size: Option<usize>,
+}
+
+// How a wakeup is scheduled and judged (`run`, `sweep`, `monitor`; noise has its own group).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = LATENCY)]
+pub struct LatencyArgs {
+    /// The wakeup period of the first thread (at least 1us).
+    #[arg(
+        long,
+        short = 'i',
+        default_value = "1ms",
+        value_name = "DURATION",
+        allow_hyphen_values = true
+    )]
+    pub interval: String,
+
+    /// Added to the interval of each further thread: thread k sleeps interval + k*distance (cyclictest -d).
+    #[arg(
+        long,
+        short = 'd',
+        default_value = "0ns",
+        value_name = "DURATION",
+        allow_hyphen_values = true
+    )]
+    pub distance: String,
+
+    /// How the measuring threads sleep until each wakeup is due.
+    #[arg(long, default_value = WakeMethod::default_method().name, value_parser = wake_value())]
+    pub wake: &'static WakeMethod,
+
+    /// The clock that due times and wakeups are read from.
+    #[arg(long, default_value = Clock::DEFAULT.name(), value_parser = super::values::clock_value())]
+    pub clock: Clock,
+
+    /// Scheduling policy of the measuring threads.
+    #[arg(long, default_value = PolicyKind::Fifo.name(), value_parser = policy_value())]
+    pub policy: PolicyKind,
+
+    /// A wakeup later than this counts as a deadline miss. Default: the thread's interval.
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub deadline: Option<String>,
+
+    /// Count exactly, per CPU, the wakeups at or below each threshold, e.g. 2us,50us,250us
+    /// (docs/tails.md). Each thread's deadline and 10x its median are always counted too.
+    #[arg(long, value_name = "DURATIONS", value_delimiter = ',')]
+    pub under: Vec<String>,
+}
+
+// The loads run beside the measurement (every measuring command).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = LOADS)]
+pub struct LoadsArgs {
+    /// A load to run while measuring, e.g. spike:cpu=0,every=100ms,len=500us,prio=99 or
+    /// hackbench:groups=4 (see docs/loads.md for every generator). Repeatable.
+    #[arg(long, value_name = "SPEC")]
+    pub load: Vec<String>,
+}
+
+// Where the results go and what is printed (every measuring command).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = OUTPUT)]
+pub struct OutputArgs {
+    /// The result directory, made new (an existing name is refused). Default:
+    /// ./jitterlab-results/<UTC time>-<host>-<pid>.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Length of the recorder's intervals: one histogram (of latencies, or of gaps for noise)
+    /// per thread per interval in latency.hlog.
+    #[arg(
+        long,
+        default_value = "1s",
+        value_name = "DURATION",
+        allow_hyphen_values = true
+    )]
+    pub log_interval: String,
+
+    /// No live view or status lines; errors and the final summary only.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+// What only a run that ends can write: a monitor's samples.bin would grow without bound, and
+// its run.json is never final (`run`, `sweep`, `noise`).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = OUTPUT)]
+pub struct SamplesAndJsonArgs {
+    /// Also write every sample (for noise every gap: its start, length, and whether it was
+    /// throttling) to samples.bin (see docs/result-format.md).
+    #[arg(long)]
+    pub samples: bool,
+
+    /// Print run.json (sweep: sweep.json) on stdout at the end instead of the summary table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+// `--dry-run` (`run`, `sweep`, `monitor`).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = OUTPUT)]
+pub struct DryRunArgs {
+    /// Check the plan as a run's start would (options, loads, scenario, CPUs, real-time
+    /// priority, budget, output directory; a monitor's port) and print what would run, for how
+    /// long, and what it would write; start nothing and write nothing. Exit codes as for the
+    /// run's checks.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+// The kernel trace (every measuring command).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = TRACE)]
+pub struct TraceArgs {
+    /// From kernel tracepoints in a tracefs instance of jitterlab's own: split each sample's
+    /// latency into timer IRQ latency and thread latency and explain late wakeups
+    /// (docs/tracing.md); for noise, attribute each gap to what took the CPU (IRQs by name,
+    /// softirqs, NMIs, other tasks, or no trace event: a hardware, firmware or hypervisor
+    /// stall), with the noise by cause per CPU in run.json (docs/noise.md).
+    #[arg(long)]
+    pub trace: bool,
+
+    /// With --trace: explain every sample (for noise every gap) longer than this in
+    /// events.jsonl (what held the CPU). Default: each thread's deadline (for noise the
+    /// threshold: every gap).
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub explain_above: Option<String>,
+}
+
+// The verdict at the end (every measuring command).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = BUDGET)]
+pub struct BudgetArgs {
+    /// A budget judged at the end, e.g. 'max<200us,p99.9<50us,missed=0', for noise e.g.
+    /// 'noise_pct<0.1,max<20us' (docs/budget.md); the verdict goes to run.json and a violation
+    /// exits 1 (a monitor judges it on its window, at /metrics).
+    #[arg(long, value_name = "EXPR")]
+    pub budget: Option<String>,
+}

@@ -1,0 +1,289 @@
+//! The option groups every measuring command shares (`run`, `sweep`, `monitor`, `noise`),
+//! resolved by the same code for each: the length, CPUs and priority, the ring, PM QoS, the loads
+//! and scenario, the output, the trace and the budget. A kind's own options are its command's
+//! (latency: `resolve.rs`; noise: `commands/noise.rs`); the two meet in [`Shared::into_plan`],
+//! with the settings that depend on the kind in a [`Measurement`].
+
+use crate::analysis::budget::Budget;
+use crate::cli::{BudgetArgs, CpuArgs, LengthArgs, LoadsArgs, OutputArgs, TraceArgs};
+use crate::cpulist::{format_cpu_list, parse_cpu_list};
+use crate::error::{Failure, Result};
+use crate::format::samples::SampleLogFormat;
+use crate::load::LoadSpec;
+use crate::load::scenario::Scenario;
+use crate::measure::PolicyKind;
+use crate::plan::{
+    DEFAULT_DURATION_NS, MAX_DURATION_NS, MAX_RING_SIZE, Measurement, RunLength, RunPlan,
+};
+use crate::units::{format_ns, parse_duration_ns};
+use std::path::{Path, PathBuf};
+
+pub(super) fn duration_arg(flag: &str, text: &str) -> Result<u64> {
+    parse_duration_ns(text).map_err(|e| Failure::usage(format!("{flag}: {e}")))
+}
+
+/// The shared groups as a command has them.
+#[derive(Debug, Clone, Copy)]
+pub struct SharedGroups<'a> {
+    /// None for a run without end (`monitor`): no duration.
+    pub length: Option<&'a LengthArgs>,
+    /// `--scenario` (`run`, `noise`).
+    pub scenario: Option<&'a Path>,
+    /// `--loops`, which only `run` and `sweep` have.
+    pub loops: Option<u64>,
+    pub cpus: &'a CpuArgs,
+    pub loads: &'a LoadsArgs,
+    pub output: &'a OutputArgs,
+    pub trace: &'a TraceArgs,
+    pub budget: &'a BudgetArgs,
+}
+
+/// The shared groups resolved: what a plan of any kind takes from them.
+#[derive(Debug)]
+pub struct Shared {
+    pub cpus: Vec<usize>,
+    pub policy: PolicyKind,
+    pub priority: i32,
+    pub length: RunLength,
+    pub ring_size: usize,
+    pub mlock: bool,
+    pub pm_qos_us: Option<u32>,
+    pub allow_shared_cpus: bool,
+    pub loads: Vec<LoadSpec>,
+    pub load_texts: Vec<String>,
+    pub scenario: Option<Scenario>,
+    pub log_interval_ns: u64,
+    pub out: Option<PathBuf>,
+    pub trace: bool,
+    pub explain_above_ns: Option<u64>,
+    pub budget: Option<Budget>,
+}
+
+/// What a run records beyond its histograms, for the commands that offer it.
+#[derive(Debug, Default)]
+pub struct Records {
+    pub samples: bool,
+    pub samples_format: SampleLogFormat,
+    pub summary_every: Option<u64>,
+    pub under_ns: Vec<u64>,
+}
+
+/// Resolves the shared groups for threads of `policy`, with `default_ring_size` (the kind's)
+/// where `--ring-size` is not given; every bad value is exit 2, naming the option.
+pub fn resolve(
+    groups: &SharedGroups,
+    policy: PolicyKind,
+    default_ring_size: usize,
+    online: &[usize],
+) -> Result<Shared> {
+    let cpus = resolve_cpus(groups.cpus, online)?;
+    let priority = resolve_priority(groups.cpus.priority, policy)?;
+    let (loads, scenario) = resolve_loads(groups, &cpus, online)?;
+    let length = resolve_length(groups.length, groups.loops, scenario.as_ref())?;
+    Ok(Shared {
+        priority,
+        policy,
+        length,
+        ring_size: resolve_ring_size(groups.cpus.ring_size, default_ring_size)?,
+        mlock: !groups.cpus.no_mlock,
+        pm_qos_us: resolve_pm_qos(&groups.cpus.pm_qos)?,
+        allow_shared_cpus: groups.cpus.allow_shared_cpus,
+        loads,
+        load_texts: groups.loads.load.clone(),
+        scenario,
+        log_interval_ns: resolve_log_interval(&groups.output.log_interval)?,
+        out: groups.output.out.clone(),
+        trace: groups.trace.trace,
+        explain_above_ns: resolve_explain_above(groups.trace)?,
+        budget: resolve_budget(groups.budget, &cpus)?,
+        cpus,
+    })
+}
+
+impl Shared {
+    /// The plan: these resolved groups, the kind's fields and what the run records.
+    pub fn into_plan(self, measurement: Measurement, records: Records) -> RunPlan {
+        RunPlan {
+            cpus: self.cpus,
+            policy: self.policy,
+            priority: self.priority,
+            measurement,
+            length: self.length,
+            log_interval_ns: self.log_interval_ns,
+            loads: self.loads,
+            load_texts: self.load_texts,
+            scenario: self.scenario,
+            samples: records.samples,
+            samples_format: records.samples_format,
+            summary_every: records.summary_every,
+            ring_size: self.ring_size,
+            mlock: self.mlock,
+            pm_qos_us: self.pm_qos_us,
+            trace: self.trace,
+            explain_above_ns: self.explain_above_ns,
+            out: self.out,
+            allow_shared_cpus: self.allow_shared_cpus,
+            segments: None,
+            budget: self.budget,
+            under_ns: records.under_ns,
+        }
+    }
+}
+
+/// `--duration`, `--loops` and `--scenario` to the run's length; no length group is a run
+/// without end.
+pub fn resolve_length(
+    length: Option<&LengthArgs>,
+    loops: Option<u64>,
+    scenario: Option<&Scenario>,
+) -> Result<RunLength> {
+    let Some(length) = length else {
+        return Ok(RunLength::Endless);
+    };
+    // clap refuses --duration and --loops with a scenario: the scenario sets the length.
+    if let Some(s) = scenario {
+        return Ok(RunLength::Duration(s.length_ns));
+    }
+    match (&length.duration, loops) {
+        (_, Some(0)) => Err(Failure::usage("--loops 0: at least one loop is needed")),
+        (_, Some(n)) => Ok(RunLength::Loops(n)),
+        (Some(d), None) => match duration_arg("--duration", d)? {
+            0 => Err(Failure::usage(format!(
+                "--duration {d}: a run needs a duration above zero (e.g. 30s)"
+            ))),
+            ns if ns > MAX_DURATION_NS => Err(Failure::usage(format!(
+                "--duration {}: above the longest run, 3650d (for an endless measurement, stop the run with SIGINT or SIGTERM)",
+                format_ns(ns)
+            ))),
+            ns => Ok(RunLength::Duration(ns)),
+        },
+        (None, None) => Ok(RunLength::Duration(DEFAULT_DURATION_NS)),
+    }
+}
+
+fn resolve_cpus(args: &CpuArgs, online: &[usize]) -> Result<Vec<usize>> {
+    let cpus = match &args.cpus {
+        None => online.to_vec(),
+        Some(text) => parse_cpu_list(text).map_err(|e| Failure::usage(format!("--cpus: {e}")))?,
+    };
+    check_online("--cpus", &cpus, online)?;
+    Ok(cpus)
+}
+
+/// `--priority` within `policy`'s range, or the policy's default.
+fn resolve_priority(given: Option<i32>, policy: PolicyKind) -> Result<i32> {
+    let (range, default_priority) = policy.priorities();
+    let priority = given.unwrap_or(default_priority);
+    if !range.contains(&priority) {
+        return Err(Failure::usage(format!(
+            "--priority {priority}: outside the range of --policy {} ({}..={}); {}",
+            policy.name(),
+            range.start(),
+            range.end(),
+            if *range.end() == 0 {
+                "omit --priority, or use --policy fifo or rr for a real-time priority"
+            } else {
+                "real-time priorities are 1 to 99"
+            }
+        )));
+    }
+    Ok(priority)
+}
+
+/// `--load` and `--scenario`, each checked against the measured and the online CPUs, and
+/// together against the memory they would take.
+fn resolve_loads(
+    groups: &SharedGroups,
+    cpus: &[usize],
+    online: &[usize],
+) -> Result<(Vec<LoadSpec>, Option<Scenario>)> {
+    let mut loads = Vec::new();
+    for text in &groups.loads.load {
+        let load = LoadSpec::parse(text).map_err(|e| Failure::usage(format!("--load: {e}")))?;
+        check_online(&format!("--load {text}"), &load.cpus(), online)?;
+        load.check_on_system(cpus, online)
+            .map_err(|e| Failure::usage(format!("--load: {e}")))?;
+        loads.push(load);
+    }
+    let scenario = groups
+        .scenario
+        .map(|path| {
+            crate::load::scenario::load_file(path, online)
+                .and_then(|s| s.check_cpus(cpus, online).map(|_| s))
+        })
+        .transpose()
+        .map_err(|e| Failure::usage(format!("--scenario: {e}")))?;
+    crate::load::memory_guard::check_run(&loads, scenario.as_ref()).map_err(Failure::usage)?;
+    Ok((loads, scenario))
+}
+
+fn resolve_ring_size(given: Option<usize>, default_ring_size: usize) -> Result<usize> {
+    let ring_size = given.unwrap_or(default_ring_size);
+    if !(16..=MAX_RING_SIZE).contains(&ring_size) {
+        return Err(Failure::usage(format!(
+            "--ring-size {ring_size}: outside 16..={MAX_RING_SIZE} samples per thread (the largest ring takes 128 MiB of locked memory per thread and holds 4 s of samples at a 1us interval); the default, one second of samples at the interval, suits almost every run"
+        )));
+    }
+    Ok(ring_size)
+}
+
+fn resolve_pm_qos(text: &str) -> Result<Option<u32>> {
+    match text {
+        "off" => Ok(None),
+        n => n.parse::<u32>().ok().filter(|v| *v <= i32::MAX as u32).map(Some).ok_or_else(|| {
+            Failure::usage(format!("--pm-qos {n}: expected 'off' or a latency in microseconds from 0 to 2147483647 (0 keeps CPUs out of deep idle states)"))
+        }),
+    }
+}
+
+fn resolve_log_interval(text: &str) -> Result<u64> {
+    let log_interval_ns = duration_arg("--log-interval", text)?;
+    if log_interval_ns < 10_000_000 {
+        return Err(Failure::usage(format!(
+            "--log-interval {text}: below 10ms; each interval writes one histogram per CPU, so use 10ms or more (default 1s)"
+        )));
+    }
+    Ok(log_interval_ns)
+}
+
+/// `--explain-above`, which needs `--trace`. What a kind's trace needs of its clock and policy
+/// is the kind's to check.
+fn resolve_explain_above(args: &TraceArgs) -> Result<Option<u64>> {
+    let explain = args
+        .explain_above
+        .as_deref()
+        .map(|d| duration_arg("--explain-above", d))
+        .transpose()?;
+    match (&args.explain_above, args.trace) {
+        (Some(text), false) => Err(Failure::usage(format!(
+            "--explain-above {text}: explanations come from the kernel trace; add --trace"
+        ))),
+        _ => Ok(explain),
+    }
+}
+
+/// `--budget`, whose clauses may name only measured CPUs.
+fn resolve_budget(args: &BudgetArgs, cpus: &[usize]) -> Result<Option<Budget>> {
+    let budget = Budget::from_option(args.budget.as_deref())?;
+    if let Some(cpu) = budget
+        .iter()
+        .flat_map(|b| b.named_cpus())
+        .find(|c| !cpus.contains(c))
+    {
+        return Err(Failure::usage(format!(
+            "--budget: a clause names cpu{cpu}, which this run does not measure (CPUs {}); name a measured CPU or add it to --cpus",
+            format_cpu_list(cpus)
+        )));
+    }
+    Ok(budget)
+}
+
+pub(super) fn check_online(what: &str, cpus: &[usize], online: &[usize]) -> Result<()> {
+    match cpus.iter().find(|c| !online.contains(c)) {
+        Some(c) => Err(Failure::usage(format!(
+            "{what}: CPU {c} is not online; this system's online CPUs are {}",
+            format_cpu_list(online)
+        ))),
+        None => Ok(()),
+    }
+}
