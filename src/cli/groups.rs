@@ -18,16 +18,16 @@ use std::path::PathBuf;
 
 // The help headings: a section of `--help` each. An option declared outside a group names its
 // section with `help_heading` (clap keeps the heading of the last flattened group otherwise).
-pub const LENGTH: &str = "Length";
-pub const CPUS: &str = "CPUs and scheduling";
-pub const LATENCY: &str = "Latency measurement";
-pub const NOISE: &str = "Noise measurement";
-pub const LOADS: &str = "Loads";
-pub const OUTPUT: &str = "Output";
-pub const TRACE: &str = "Trace";
+pub(crate) const LENGTH: &str = "Length";
+pub(crate) const CPUS: &str = "CPUs and scheduling";
+pub(crate) const LATENCY: &str = "Latency measurement";
+pub(crate) const NOISE: &str = "Noise measurement";
+pub(crate) const LOADS: &str = "Loads";
+pub(crate) const OUTPUT: &str = "Output";
+pub(crate) const TRACE: &str = "Trace";
 pub const BUDGET: &str = "Budget";
-pub const SENDER: &str = "IPC wake methods (signal, sigwait, mq, mutex, sem, ...)";
-pub const INVERSION: &str = "Priority inversion (--wake pi-mutex)";
+pub(crate) const SENDER: &str = "IPC wake methods (signal, sigwait, mq, mutex, sem, ...)";
+pub(crate) const INVERSION: &str = "Priority inversion (--wake pi-mutex)";
 
 // The length of a run that ends (`run`, `sweep`, `noise`; a monitor has none).
 #[derive(Debug, Args, Clone)]

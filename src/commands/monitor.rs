@@ -19,7 +19,7 @@ use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 
 /// A validated `jitterlab monitor`.
 #[derive(Debug)]
-pub struct MonitorPlan {
+pub(crate) struct MonitorPlan {
     pub run: RunPlan,
     pub listen: SocketAddr,
     pub window_ns: u64,
@@ -153,7 +153,7 @@ fn identity(session: &Session) -> Identity {
 
 /// Every option checked, the latency groups as for `run` plus the monitor's own; exit 2 for bad
 /// input.
-pub fn resolve_monitor(args: &MonitorArgs) -> Result<MonitorPlan> {
+pub(crate) fn resolve_monitor(args: &MonitorArgs) -> Result<MonitorPlan> {
     let listen = listen_address(&args.listen, args.listen_public)?;
     let window_ns =
         parse_duration_ns(&args.window).map_err(|e| Failure::usage(format!("--window: {e}")))?;

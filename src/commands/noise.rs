@@ -12,12 +12,12 @@ use crate::units::{format_ns, parse_duration_ns};
 
 /// The shortest `--threshold`: below it a gap is hard to tell from the loop's own iteration
 /// (20-60 ns of clock read on common hardware, more in a VM).
-pub const MIN_THRESHOLD_NS: u64 = 100;
+pub(crate) const MIN_THRESHOLD_NS: u64 = 100;
 /// The longest `--threshold`: a gap of a second is no longer noise but a stall.
-pub const MAX_THRESHOLD_NS: u64 = 1_000_000_000;
+pub(crate) const MAX_THRESHOLD_NS: u64 = 1_000_000_000;
 /// Default ring per thread, in gaps: the recorder drains every 100 ms, so this holds 655k gaps
 /// a second (a VM at a 100 ns threshold sees far fewer), in 2 MiB of locked memory.
-pub const DEFAULT_RING_GAPS: usize = 65_536;
+pub(crate) const DEFAULT_RING_GAPS: usize = 65_536;
 
 pub fn run(args: &NoiseArgs) -> Result<i32> {
     let throttling = read_rt_throttling();
@@ -54,14 +54,14 @@ pub struct RtThrottling {
 
 impl RtThrottling {
     /// The time a real-time task that never sleeps loses per period, ns.
-    pub fn window_ns(self) -> u64 {
+    pub(crate) fn window_ns(self) -> u64 {
         self.period_us.saturating_sub(self.runtime_us) * 1_000
     }
 
     /// A gap at least this long in a real-time noise run is taken for throttling: half the
     /// window. OS noise of that length (tens of ms) would be a stall of its own; a real-time
     /// task of higher priority spinning that long is counted as throttling too (docs/noise.md).
-    pub fn throttle_min_ns(self) -> u64 {
+    pub(crate) fn throttle_min_ns(self) -> u64 {
         (self.window_ns() / 2).max(1)
     }
 }

@@ -24,7 +24,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
 
 /// Prints a finished run (run.json with `json`, else the summary) and returns its exit code:
 /// 4 for a failed run, 1 for a failed budget, else 0. Shared with `jitterlab noise`.
-pub fn print_outcome(outcome: &crate::runner::RunOutcome, json: bool) -> i32 {
+pub(crate) fn print_outcome(outcome: &crate::runner::RunOutcome, json: bool) -> i32 {
     if json {
         println!(
             "{}",

@@ -56,7 +56,7 @@ fn check_scheduling(plan: &RunPlan) -> Result<()> {
 }
 
 /// The plan in words: what would run, for how long, and what it would write.
-pub fn describe(plan: &RunPlan, warnings: &[String]) -> String {
+pub(crate) fn describe(plan: &RunPlan, warnings: &[String]) -> String {
     let mut t = String::from("jitterlab run --dry-run: every check passed; nothing was started.\n");
     describe_measurement(&mut t, plan);
     describe_length(&mut t, plan);

@@ -9,13 +9,13 @@ use crate::plan::InversionSpec;
 use crate::units::{format_ns, parse_duration_ns};
 
 /// The wake method that runs the scenario.
-pub const PI_MUTEX: &str = "pi-mutex";
-pub const DEFAULT_HOLD_NS: u64 = 200_000;
-pub const DEFAULT_HOG_NS: u64 = 500_000;
+pub(crate) const PI_MUTEX: &str = "pi-mutex";
+pub(crate) const DEFAULT_HOLD_NS: u64 = 200_000;
+pub(crate) const DEFAULT_HOG_NS: u64 = 500_000;
 
 /// The scenario of a run of `wake` under `policy` at the measuring threads' `priority`, with
 /// `interval_ns` between due times.
-pub fn resolve_inversion(
+pub(crate) fn resolve_inversion(
     args: &InversionArgs,
     wake: &WakeMethod,
     policy: PolicyKind,

@@ -14,7 +14,7 @@ use std::path::Path;
 
 /// The option groups a latency run is made of, as `run`, `sweep` and `monitor` have them.
 #[derive(Debug, Clone, Copy)]
-pub struct LatencyGroups<'a> {
+pub(crate) struct LatencyGroups<'a> {
     pub shared: SharedGroups<'a>,
     pub latency: &'a LatencyArgs,
     /// `--interval-step` (`run`, `sweep`).
@@ -29,12 +29,12 @@ pub struct LatencyGroups<'a> {
 
 impl<'a> LatencyGroups<'a> {
     /// `run`'s groups: all of them.
-    pub fn of_run(args: &'a RunArgs) -> Self {
+    pub(crate) fn of_run(args: &'a RunArgs) -> Self {
         Self::of_latency_run(&args.run, args.scenario.scenario.as_deref())
     }
 
     /// A latency run that ends, with `scenario` (a sweep level has none).
-    pub fn of_latency_run(args: &'a LatencyRunArgs, scenario: Option<&'a Path>) -> Self {
+    pub(crate) fn of_latency_run(args: &'a LatencyRunArgs, scenario: Option<&'a Path>) -> Self {
         LatencyGroups {
             shared: SharedGroups {
                 length: Some(&args.length),
@@ -64,7 +64,7 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
 }
 
 /// [`resolve`] with the online CPUs given, for tests.
-pub fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> {
+pub(crate) fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> {
     resolve_latency(&LatencyGroups::of_run(args), online)
 }
 
@@ -78,7 +78,7 @@ struct Periods {
 
 /// Validates a latency run's groups against `online`: the periods, the shared groups, then
 /// what the wake method, the trace and the senders need of them.
-pub fn resolve_latency(groups: &LatencyGroups, online: &[usize]) -> Result<RunPlan> {
+pub(crate) fn resolve_latency(groups: &LatencyGroups, online: &[usize]) -> Result<RunPlan> {
     let latency = groups.latency;
     let periods = resolve_periods(latency, groups.interval_step)?;
     let shared = shared::resolve(

@@ -10,7 +10,7 @@ use crate::measure::{PolicyKind, WakeMethod};
 use crate::plan::{SenderCpu, SenderSpec};
 
 /// The senders of a run of `wake` on `cpus` under `policy` at the receivers' `priority`.
-pub fn resolve_sender(
+pub(crate) fn resolve_sender(
     args: &SenderArgs,
     wake: &WakeMethod,
     policy: PolicyKind,

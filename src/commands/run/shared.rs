@@ -61,7 +61,7 @@ pub struct Shared {
 
 /// What a run records beyond its histograms, for the commands that offer it.
 #[derive(Debug, Default)]
-pub struct Records {
+pub(crate) struct Records {
     pub samples: bool,
     pub samples_format: SampleLogFormat,
     pub summary_every: Option<u64>,
@@ -102,7 +102,7 @@ pub fn resolve(
 
 impl Shared {
     /// The plan: these resolved groups, the kind's fields and what the run records.
-    pub fn into_plan(self, measurement: Measurement, records: Records) -> RunPlan {
+    pub(crate) fn into_plan(self, measurement: Measurement, records: Records) -> RunPlan {
         RunPlan {
             cpus: self.cpus,
             policy: self.policy,
@@ -132,7 +132,7 @@ impl Shared {
 
 /// `--duration`, `--loops` and `--scenario` to the run's length; no length group is a run
 /// without end.
-pub fn resolve_length(
+pub(crate) fn resolve_length(
     length: Option<&LengthArgs>,
     loops: Option<u64>,
     scenario: Option<&Scenario>,
