@@ -22,7 +22,7 @@ pub mod random;
 pub mod record;
 pub mod report;
 pub mod results;
-pub mod runner;
+pub mod session;
 pub mod sys;
 pub(crate) mod system;
 pub mod trace;

@@ -42,7 +42,7 @@ pub enum RunLength {
     /// After this many wakeups per thread (`--loops`).
     Loops(u64),
     /// Never by itself: the run measures until it is stopped (SIGINT, SIGTERM or
-    /// `runner::Session::stop`), for continuous monitoring. No command line makes it yet.
+    /// `session::Session::stop`), for continuous monitoring. No command line makes it yet.
     Endless,
 }
 

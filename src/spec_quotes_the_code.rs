@@ -33,7 +33,7 @@ fn the_format_version() {
 #[test]
 fn the_drain_period_and_what_it_bounds() {
     let spec = spec();
-    let ms = crate::runner::DRAIN_EVERY.as_millis();
+    let ms = crate::session::DRAIN_EVERY.as_millis();
     assert_quotes(
         &spec,
         &format!("the recorder (every {ms} ms) drains the rings"),

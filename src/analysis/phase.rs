@@ -8,7 +8,7 @@ use crate::format::run_record::{PhaseRecord, RunRecord};
 use crate::format::stats::{LatencySummary, new_histogram};
 use crate::results::loaded::LoadedRun;
 
-/// Slack for the hlog's millisecond timestamps (as `runner::loads` matches intervals).
+/// Slack for the hlog's millisecond timestamps (as `session::loads` matches intervals).
 const EDGE_SLACK_S: f64 = 0.001;
 
 /// A phase's span in s from the run's start (`start_monotonic_ns`, the base of the log's
@@ -28,7 +28,7 @@ pub(crate) fn span_s(record: &RunRecord, phase: &PhaseRecord) -> (f64, f64) {
 
 /// The window of log intervals that belong to a phase spanning `from_s` to `to_s` (s from the
 /// run's start): the span widened by the edge slack. The one definition of a phase's window:
-/// run.json's per-phase statistics (`runner::loads`), the Phases tables, the per-phase plots,
+/// run.json's per-phase statistics (`session::loads`), the Phases tables, the per-phase plots,
 /// `export --per-phase` and `compare --phase` all select intervals with it and [`inside`]
 /// (issue 23 defect 8: plots and exports once used the loads-ready times).
 pub(crate) fn phase_window(from_s: f64, to_s: f64) -> (f64, f64) {

@@ -25,7 +25,7 @@ pub fn dispatch(command: Command) -> Result<i32> {
         command,
         Command::Run(_) | Command::Sweep(_) | Command::Monitor(_) | Command::Noise(_)
     ) {
-        crate::runner::signals::catch()?;
+        crate::session::signals::catch()?;
     }
     match command {
         Command::Run(args) => run::run(&args),

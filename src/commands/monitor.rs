@@ -12,7 +12,7 @@ use crate::monitor::{LiveMetrics, MAX_WINDOW_NS, UPDATE_EVERY_NS};
 use crate::plan::{Retain, RunPlan, SegmentPlan};
 use crate::report::export::system_facts::SystemFacts;
 use crate::report::openmetrics::{Identity, render};
-use crate::runner::{DRAIN_EVERY, Progress, Session, SessionOptions};
+use crate::session::{DRAIN_EVERY, Progress, Session, SessionOptions};
 use crate::units::{format_ns, parse_duration_ns, parse_size_bytes};
 use std::fmt::Write;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};

@@ -38,7 +38,7 @@ pub fn run(args: &NoiseArgs) -> Result<i32> {
             format_ns(t.throttle_min_ns())
         );
     }
-    let outcome = crate::runner::run(&plan, args.output.quiet, std::env::args().collect())?;
+    let outcome = crate::session::run(&plan, args.output.quiet, std::env::args().collect())?;
     Ok(super::run::print_outcome(
         &outcome,
         args.samples_and_json.json,

@@ -18,13 +18,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         print!("{}", dry_run::check(&plan)?);
         return Ok(0);
     }
-    let outcome = crate::runner::run(&plan, args.run.output.quiet, std::env::args().collect())?;
+    let outcome = crate::session::run(&plan, args.run.output.quiet, std::env::args().collect())?;
     Ok(print_outcome(&outcome, args.run.samples_and_json.json))
 }
 
 /// Prints a finished run (run.json with `json`, else the summary) and returns its exit code:
 /// 4 for a failed run, 1 for a failed budget, else 0. Shared with `jitterlab noise`.
-pub(crate) fn print_outcome(outcome: &crate::runner::RunOutcome, json: bool) -> i32 {
+pub(crate) fn print_outcome(outcome: &crate::session::RunOutcome, json: bool) -> i32 {
     if json {
         println!(
             "{}",

@@ -88,7 +88,7 @@ pub fn run(args: &SweepArgs) -> Result<i32> {
     }
     // Held across the levels, so that no other run takes the CPUs between two of them.
     let (_cpu_locks, lock_warnings) =
-        crate::runner::cpulock::take(&plan.cpus, args.run.cpus.allow_shared_cpus)?;
+        crate::session::cpulock::take(&plan.cpus, args.run.cpus.allow_shared_cpus)?;
     lock_warnings
         .iter()
         .for_each(|w| eprintln!("jitterlab: warning: {w}"));
@@ -129,7 +129,7 @@ fn measure_levels(plan: &SweepPlan, claim: dir::Claim, quiet: bool) -> Result<(S
             k + 1,
             plan.specs[k]
         );
-        let outcome = crate::runner::run(&plan.runs[k], quiet, command_line.clone())?;
+        let outcome = crate::session::run(&plan.runs[k], quiet, command_line.clone())?;
         // A level has measured: the sweep directory holds results and stays.
         if let Some(c) = claim.take() {
             c.keep();
@@ -262,7 +262,7 @@ fn run_levels_alone(plan: &LoadOnlyPlan, claim: dir::Claim) -> Result<(SweepReco
     let sweep_dir = claim.dir().clone();
     let mut claim = Some(claim);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let interrupted = crate::runner::signals::catch()?;
+    let interrupted = crate::session::signals::catch()?;
     let mut record = SweepRecord {
         format: FORMAT,
         load_template: plan.template.clone(),

@@ -1,7 +1,7 @@
 //! Continuous mode (`jitterlab monitor`): a run without end whose figures are served as
 //! Prometheus metrics.
 //!
-//! The run itself is a [`crate::runner::Session`]; the command (`commands/monitor.rs`) polls it.
+//! The run itself is a [`crate::session::Session`]; the command (`commands/monitor.rs`) polls it.
 //! Here: [`LiveMetrics`] turns the session's per-CPU state into the exposition of
 //! `report::openmetrics` (the one place of the metric families, shared with `export --format
 //! openmetrics`), with the windowed figures from `window.rs`; the endpoint is `http.rs`.
@@ -21,7 +21,7 @@ use crate::format::run_record::ThreadSummary;
 use crate::format::stats::LatencySummary;
 use crate::plan::RunPlan;
 use crate::report::openmetrics::{CpuFigures, Exposition, Identity};
-use crate::runner::CpuState;
+use crate::session::CpuState;
 use cumulative::Cumulative;
 use window::{Counters, CpuWindow, WindowFigures};
 

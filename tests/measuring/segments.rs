@@ -15,7 +15,7 @@ use jitterlab::format::segments::{file_name, parse_file_name};
 use jitterlab::plan::{Retain, RunLength, SegmentPlan};
 use jitterlab::record::segments::{SegmentLedger, Segments};
 use jitterlab::results::{ResultDir, loaded};
-use jitterlab::runner::{DRAIN_EVERY, Session, SessionOptions};
+use jitterlab::session::{DRAIN_EVERY, Session, SessionOptions};
 use jitterlab::units::format_ns;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -375,7 +375,7 @@ fn a_session_in_segments_stays_within_its_size_limit() {
 
 /// Per-phase statistics of a segmented run are read across its segments: a known run (1 CPU,
 /// 12 s of 1 s intervals, 1000 samples each) rewritten as 4 s segments, with phases of
-/// [2 s, 6 s) and [6 s, 11 s) that each span two segments; `runner::loads::record` gives each
+/// [2 s, 6 s) and [6 s, 11 s) that each span two segments; `session::loads::record` gives each
 /// phase the samples of exactly the intervals inside it (4000 and 5000), with the same maximum
 /// as those intervals read from the single latency.hlog.
 #[test]
@@ -422,7 +422,7 @@ fn phase_statistics_span_segments() {
         ..Outcome::default()
     };
     record.warnings.clear();
-    jitterlab::runner::loads::record(&outcome, &mut record, &dir);
+    jitterlab::session::loads::record(&outcome, &mut record, &dir);
     assert!(record.warnings.is_empty(), "{:?}", record.warnings);
     let inside = |from_s: f64, to_s: f64| {
         let mut merged = jitterlab::format::stats::new_histogram();

@@ -10,7 +10,7 @@ use jitterlab::cli::{Cli, Command};
 use jitterlab::format::events::{Event, read_events};
 use jitterlab::format::run_record::Ended;
 use jitterlab::plan::{RunLength, RunPlan};
-use jitterlab::runner::{DRAIN_EVERY, Progress, Session, SessionOptions};
+use jitterlab::session::{DRAIN_EVERY, Progress, Session, SessionOptions};
 use std::path::Path;
 
 const INTERVAL_NS: u64 = 1_000_000;

@@ -33,7 +33,7 @@ pub fn check(plan: &RunPlan) -> Result<String> {
         crate::trace::tracefs::find().map_err(Failure::system)?;
     }
     // Taken and released at once: a CPU that another run measures is refused as it would be.
-    let (locks, lock_warnings) = crate::runner::cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
+    let (locks, lock_warnings) = crate::session::cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
     drop(locks);
     Ok(describe(plan, &lock_warnings))
 }

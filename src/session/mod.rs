@@ -1,11 +1,25 @@
 //! A run session: everything a measurement holds, from the claimed result directory to the
-//! written results, as owned values that undo themselves.
+//! written results, as owned values that undo themselves. [`run`] is a session from start to
+//! finish: Result directory → system checks → memory lock → measuring threads set up and
+//! waiting → CPU locks → loads → PM QoS → tracing → result files → start → drain until done →
+//! results.
 //!
-//! [`Session::start`] takes the parts one by one and returns with the start gate open;
-//! [`Session::poll`] is one round of the recorder; [`Session::stop`] asks the threads to end;
-//! [`Session::finish`] collects the results. `runner::run` is those four calls; a caller that
-//! measures without an end (`RunLength::Endless`: `jitterlab monitor`) polls until it
-//! decides to stop and reads the per-CPU state ([`Session::cpu_states`]) after each poll.
+//! [`Session::start`] (start.rs) takes the parts one by one and returns with the start gate
+//! open; [`Session::poll`] is one round of the recorder; [`Session::stop`] asks the threads to
+//! end; [`Session::finish`] (finish.rs) collects the results. A caller that measures without an
+//! end (`RunLength::Endless`: `jitterlab monitor`) polls until it decides to stop and reads the
+//! per-CPU state ([`Session::cpu_states`]) after each poll.
+//!
+//! Every resource taken is released by the kernel or by a destructor on every exit path: the
+//! trace instance is removed (trace/), the PM QoS request is an open file (pmqos.rs), the spike
+//! load is a thread of this process and load generators are child processes stopped and reaped
+//! by a drop guard (loads.rs), the CPU locks are flocks (cpulock.rs), the measuring threads are
+//! a guard that releases them from the start gate and joins them (threads.rs). The result
+//! directory is made first, so that a second run into it is refused before anything starts;
+//! until measuring begins a refusal removes it again, and from then on it is written
+//! incrementally so that a crash leaves what was measured. The session is the one writer of
+//! events.jsonl (files.rs): the loads and the budget hand their events to it. What run.json
+//! says about the plan, the system and each thread is built in run_json.rs.
 //!
 //! Teardown order. Every part is a field whose `Drop` undoes it, and Rust drops fields in
 //! declaration order, so the order of [`Session`]'s fields is the order in which a session
@@ -17,26 +31,72 @@
 //! steps by hand, reading what each part has to say (the trace's statistics, the loads'
 //! outcome) on the way.
 
+pub mod cpulock;
+pub mod loads;
+pub mod pmqos;
+mod files;
 mod finish;
-mod parts;
+mod run_json;
 mod start;
+pub mod signals;
+mod threads;
 
-use super::cpulock::CpuLocks;
-use super::loads::RunLoads;
-use super::pmqos::PmQosHold;
-use super::threads::Threads;
-use crate::format::events::Event;
+pub(crate) use run_json::{
+    inversion_record, plan_record, run_warnings, running_thread_summaries, system_snapshot,
+    thread_summaries,
+};
+
+use crate::error::Result;
 use crate::format::run_record::RunRecord;
+use crate::results::ResultDir;
+use std::time::Duration;
+use cpulock::CpuLocks;
+use loads::RunLoads;
+use pmqos::PmQosHold;
+use threads::Threads;
+use crate::format::events::Event;
 use crate::measure::clock::monotonic_ns;
 use crate::plan::{RunLength, RunPlan};
 use crate::record::live::LiveView;
 use crate::record::segments::SegmentLedger;
 use crate::record::{LiveRow, Recorder};
-use crate::results::ResultDir;
 use hdrhistogram::Histogram;
-use parts::{EventWriter, write_failed};
+use files::{EventWriter, write_failed};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// How often the recorder drains the rings. Each drain wakes the recorder on one of the
+/// measured CPUs, so it should be rare; the rings hold a second of samples, ten drains' worth.
+pub const DRAIN_EVERY: Duration = Duration::from_millis(100);
+
+/// The outcome of a run, for the command to print and turn into an exit code.
+pub struct RunOutcome {
+    pub dir: ResultDir,
+    pub record: RunRecord,
+}
+
+/// Runs `plan` to its end: a [`Session`] started, polled every [`DRAIN_EVERY`] until its
+/// threads have ended, and finished. `quiet`: no live view or status lines; `command_line` is
+/// recorded in run.json.
+pub fn run(plan: &RunPlan, quiet: bool, command_line: Vec<String>) -> Result<RunOutcome> {
+    let mut session = Session::start(
+        plan,
+        SessionOptions {
+            quiet,
+            command_line,
+        },
+    )?;
+    loop {
+        std::thread::sleep(DRAIN_EVERY);
+        if session.poll() == Progress::Ended {
+            break;
+        }
+    }
+    Ok(session.finish())
+}
+
+
+
 
 /// What a session needs besides its plan.
 #[derive(Debug, Clone, Default)]
@@ -115,7 +175,7 @@ pub struct Session {
 impl Session {
     /// One round of the recorder: takes what the rings hold (completed intervals go to
     /// latency.hlog), writes the spike explanations and the loads' events to events.jsonl, and
-    /// updates the live view. Meant to be called every [`super::DRAIN_EVERY`]; the rings hold
+    /// updates the live view. Meant to be called every [`DRAIN_EVERY`]; the rings hold
     /// ten rounds' worth of samples.
     pub fn poll(&mut self) -> Progress {
         // A stop (SIGINT, SIGTERM, a write error, `stop`) ends the threads' sleeps now rather
@@ -223,7 +283,7 @@ impl Session {
             .expect("the recorder lives until finish")
             .results_so_far();
         self.record.threads =
-            super::running_thread_summaries(&self.plan, &results, &self.threads.tids());
+            running_thread_summaries(&self.plan, &results, &self.threads.tids());
         if let Err(e) = self.dir.write_first_run_record(&self.record) {
             let message = write_failed(&self.dir, e);
             self.io_error.get_or_insert(message);

@@ -10,8 +10,8 @@ use crate::measure::ThreadEnd;
 use crate::measure::clock::monotonic_ns;
 use crate::plan::RunLength;
 use crate::record::ThreadResult;
-use crate::runner::threads::JoinedThread;
-use crate::runner::{RunOutcome, inversion_record, loads, run_warnings, thread_summaries};
+use crate::session::threads::JoinedThread;
+use crate::session::{RunOutcome, inversion_record, loads, run_warnings, thread_summaries};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 

@@ -4,9 +4,7 @@
 //! Each step returns owned values that undo themselves, so a refusal at any step gives back
 //! what the earlier ones took, in the session's teardown order, and removes the new directory.
 
-use super::parts::{
-    EventWriter, RunFiles, create_files, follow_senders, start_trace, stop_on_signals,
-};
+use super::files::{EventWriter, RunFiles, create_files};
 use super::{Session, SessionOptions};
 use crate::error::{Failure, OrFailure, Result};
 use crate::format::events::Event;
@@ -22,13 +20,14 @@ use crate::record::segments::SegmentLedger;
 use crate::record::{Recorder, ThreadFeed};
 use crate::results::ResultDir;
 use crate::results::dir::{self, Claim};
-use crate::runner::cpulock::{self, CpuLocks};
-use crate::runner::loads::RunLoads;
-use crate::runner::pmqos::{self, PmQosHold};
-use crate::runner::threads::Threads;
-use crate::runner::{plan_record, system_snapshot};
+use crate::session::cpulock::{self, CpuLocks};
+use crate::session::loads::RunLoads;
+use crate::session::pmqos::{self, PmQosHold};
+use crate::session::threads::Threads;
+use crate::session::{plan_record, system_snapshot};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use crate::measure::MeasuringThread;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 /// Time between opening the start gate and the first due wakeup: every thread must be back in
@@ -370,4 +369,62 @@ fn arm(
         }
     }
     parts.loads.begin(timeline.start_mono, timeline.end_mono);
+}
+
+/// The stop and interrupted flags, set by SIGINT and SIGTERM (`session::signals`: caught since
+/// the command began, so a signal during setup stops the session as soon as it starts); a
+/// second signal while stopping ends the process at once.
+fn stop_on_signals() -> Result<(Arc<AtomicBool>, Arc<AtomicBool>)> {
+    let stop = crate::session::signals::stop_flag()?;
+    Ok((stop, crate::session::signals::catch()?))
+}
+
+/// Starts tracing for the measuring threads (their ids are known once they are set up).
+fn start_trace(
+    setup: crate::trace::TraceSetup,
+    plan: &RunPlan,
+    threads: &[MeasuringThread],
+) -> std::result::Result<(crate::trace::Tracer, crate::trace::Joiner), String> {
+    let ids: Vec<(usize, usize, i32)> = threads
+        .iter()
+        .map(|t| (t.index, t.cpu, t.counters.tid.load(Ordering::Relaxed)))
+        .collect();
+    setup.start(
+        crate::trace::record::thread_traces(plan, &ids),
+        crate::trace::record::timer_functions(plan.wake_method()),
+    )
+}
+
+/// IPC runs, once the gate is open: waits for each measuring thread's sender to start (until
+/// `until_mono`, the first due time, at the latest), records the senders' thread ids in
+/// run.json's `plan.ipc`, and with `--trace` has the tracer follow them. A warning when the
+/// tracer cannot.
+fn follow_senders(
+    threads: &[MeasuringThread],
+    until_mono: u64,
+    record: &mut crate::format::run_record::RunRecord,
+    tracer: Option<&mut crate::trace::Tracer>,
+) -> Option<String> {
+    let tids = || -> Vec<i32> {
+        threads
+            .iter()
+            .map(|t| t.counters.sender_tid.load(Ordering::Relaxed))
+            .collect()
+    };
+    // A thread whose sender failed to start has ended: nothing to wait for.
+    let waiting = |t: &MeasuringThread| {
+        t.counters.sender_tid.load(Ordering::Relaxed) == 0 && !t.join.is_finished()
+    };
+    while threads.iter().any(waiting) && crate::measure::clock::monotonic_ns() < until_mono {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    let tids = tids();
+    if let Some(ipc) = &mut record.plan.ipc {
+        ipc.sender_tids = tids.clone();
+    }
+    let tracer = tracer?;
+    tracer
+        .follow_senders(&tids)
+        .err()
+        .map(|e| format!("{e}; the explanations of this run do not follow the sender threads"))
 }

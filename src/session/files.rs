@@ -1,0 +1,68 @@
+//! The result files of a session and their one writer of events.jsonl.
+
+use crate::error::{OrFailure, Result};
+use crate::format::events::{self, Event, EventLog};
+use crate::format::hlog::{self, HlogWriter};
+use crate::format::samplelog::{self, SampleLogWriter};
+use crate::plan::RunPlan;
+use crate::record::segments::{SegmentLedger, Segments};
+use crate::results::ResultDir;
+
+/// events.jsonl, written by the session alone: the loads and the budget hand their events
+/// back to it. Best effort: a full disk shows as a failed hlog write instead.
+pub(super) struct EventWriter(pub(super) EventLog);
+
+impl EventWriter {
+    pub(super) fn write(&mut self, event: &Event) {
+        let _ = self.0.write(event);
+    }
+}
+
+/// The writers of a result directory's files.
+pub(super) struct RunFiles {
+    pub(super) hlog: HlogWriter,
+    pub(super) samples: Option<SampleLogWriter>,
+    pub(super) events: EventLog,
+    /// With segments: what the interval log's writer has done with them.
+    pub(super) segments: Option<SegmentLedger>,
+}
+
+/// Creates the files of the result directory; their headers follow once the start is fixed.
+/// With segments, the interval log's files are made by its writer as the run goes.
+pub(super) fn create_files(plan: &RunPlan, result_dir: &ResultDir) -> Result<RunFiles> {
+    let create = |name: &str| {
+        result_dir
+            .create_file(name)
+            .or_run(|| format!("cannot create {}", result_dir.file(name).display()))
+    };
+    let (hlog_writer, ledger) = match &plan.segments {
+        None => (HlogWriter::new(create(hlog::FILE_NAME)?), None),
+        Some(segments) => {
+            let ledger = SegmentLedger::new(segments);
+            // Every interval is written under each CPU's tag, and its IRQ tag with --trace
+            // (not for noise gaps, which have no IRQ latency).
+            let irq_tags = plan.trace && plan.measurement.kind() == crate::plan::RunKind::Latency;
+            let tags = plan.cpus.len() * if irq_tags { 2 } else { 1 };
+            let writer = Segments::new(result_dir.clone(), *segments, tags, ledger.clone());
+            (HlogWriter::to(Box::new(writer)), Some(ledger))
+        }
+    };
+    let sample_writer = match plan.samples {
+        true => Some(SampleLogWriter::new(
+            create(samplelog::FILE_NAME)?,
+            plan.samples_format,
+        )),
+        false => None,
+    };
+    let events = EventLog::new(create(events::FILE_NAME)?);
+    Ok(RunFiles {
+        hlog: hlog_writer,
+        samples: sample_writer,
+        events,
+        segments: ledger,
+    })
+}
+
+pub(super) fn write_failed(dir: &ResultDir, e: std::io::Error) -> String {
+    format!("cannot write the results in {}: {e}", dir.path.display())
+}
