@@ -168,14 +168,14 @@ fn the_figures_of_run_json() {
         &spec,
         &format!(
             "trace came more than {} s late",
-            crate::record::TRACE_WAIT_NS / 1_000_000_000
+            crate::recorder::TRACE_WAIT_NS / 1_000_000_000
         ),
     );
     assert_quotes(
         &spec,
         &format!(
             "the {} worst `spike_explained` records",
-            crate::record::WORST_KEPT
+            crate::recorder::WORST_KEPT
         ),
     );
 }

@@ -65,7 +65,7 @@ fn claim_sweep_dir(args: &SweepArgs) -> Result<dir::Claim> {
     Ok(match &args.run.output.out {
         Some(out) => ResultDir::create(out, "--out")?,
         None => {
-            let mut p = dir::default_path(SystemTime::now(), &crate::system::host::hostname())
+            let mut p = dir::default_path(SystemTime::now(), &crate::doctor::host::hostname())
                 .into_os_string();
             p.push("-sweep");
             ResultDir::create_unique(&PathBuf::from(p), "--out")?

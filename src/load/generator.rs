@@ -7,8 +7,8 @@
 //! ([`Generator::run`], see `worker.rs`) → turn the counters it kept into throughput with
 //! units ([`Generator::throughput`]).
 
-use super::kit::{Counts, Ctx};
 use super::spec::Params;
+use super::worker_kit::{Counts, Ctx};
 use crate::cpulist::{format_cpu_list, parse_cpu_list};
 use crate::format::run_record::Throughput;
 use crate::measure::Policy;

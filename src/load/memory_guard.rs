@@ -6,8 +6,8 @@
 
 use super::LoadSpec;
 use super::generator::GeneratorSpec;
-use super::kit::mib;
 use super::scenario::Scenario;
+use super::worker_kit::mib;
 
 /// The share of MemAvailable the memory loads may take, all workers of all the loads that run at
 /// the same time together: beyond it the kernel's OOM killer comes near, and it picks a process,

@@ -12,7 +12,6 @@
 pub mod contain;
 pub mod generator;
 pub mod generators;
-pub mod kit;
 pub mod memory_guard;
 pub mod protocol;
 pub mod scenario;
@@ -21,6 +20,7 @@ pub mod spike;
 pub mod supervisor;
 pub mod sweep;
 pub mod worker;
+pub mod worker_kit;
 
 pub use generator::GeneratorSpec;
 pub use spike::{SpikeLoad, SpikeSpec};

@@ -12,8 +12,8 @@
 
 use super::LoadSpec;
 use super::generator::GeneratorSpec;
-use super::kit::{Ctx, set_affinity};
 use super::protocol::{REPORT_FD, WorkerMessage};
+use super::worker_kit::{Ctx, set_affinity};
 use crate::cpulist::parse_cpu_list;
 use crate::measure::clock::monotonic_ns;
 use std::fs::File;

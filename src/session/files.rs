@@ -5,7 +5,7 @@ use crate::format::events::{self, Event, EventLog};
 use crate::format::hlog::{self, HlogWriter};
 use crate::format::samplelog::{self, SampleLogWriter};
 use crate::plan::RunPlan;
-use crate::record::segments::{SegmentLedger, Segments};
+use crate::recorder::segments::{SegmentLedger, Segments};
 use crate::results::ResultDir;
 
 /// events.jsonl, written by the session alone: the loads and the budget hand their events

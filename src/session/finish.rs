@@ -9,7 +9,7 @@ use crate::format::run_record::{CpuTimeRecord, Ended, ThreadCpuTime};
 use crate::measure::ThreadEnd;
 use crate::measure::clock::monotonic_ns;
 use crate::plan::RunLength;
-use crate::record::ThreadResult;
+use crate::recorder::ThreadResult;
 use crate::session::threads::JoinedThread;
 use crate::session::{RunOutcome, inversion_record, loads, run_warnings, thread_summaries};
 use std::sync::atomic::Ordering;

@@ -32,13 +32,13 @@
 //! outcome) on the way.
 
 pub mod cpulock;
-pub mod loads;
-pub mod pmqos;
 mod files;
 mod finish;
+pub mod loads;
+pub mod pmqos;
 mod run_json;
-mod start;
 pub mod signals;
+mod start;
 mod threads;
 
 pub(crate) use run_json::{
@@ -47,23 +47,23 @@ pub(crate) use run_json::{
 };
 
 use crate::error::Result;
-use crate::format::run_record::RunRecord;
-use crate::results::ResultDir;
-use std::time::Duration;
-use cpulock::CpuLocks;
-use loads::RunLoads;
-use pmqos::PmQosHold;
-use threads::Threads;
 use crate::format::events::Event;
+use crate::format::run_record::RunRecord;
 use crate::measure::clock::monotonic_ns;
 use crate::plan::{RunLength, RunPlan};
-use crate::record::live::LiveView;
-use crate::record::segments::SegmentLedger;
-use crate::record::{LiveRow, Recorder};
-use hdrhistogram::Histogram;
+use crate::recorder::live::LiveView;
+use crate::recorder::segments::SegmentLedger;
+use crate::recorder::{LiveRow, Recorder};
+use crate::results::ResultDir;
+use cpulock::CpuLocks;
 use files::{EventWriter, write_failed};
+use hdrhistogram::Histogram;
+use loads::RunLoads;
+use pmqos::PmQosHold;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use threads::Threads;
 
 /// How often the recorder drains the rings. Each drain wakes the recorder on one of the
 /// measured CPUs, so it should be rare; the rings hold a second of samples, ten drains' worth.
@@ -94,9 +94,6 @@ pub fn run(plan: &RunPlan, quiet: bool, command_line: Vec<String>) -> Result<Run
     }
     Ok(session.finish())
 }
-
-
-
 
 /// What a session needs besides its plan.
 #[derive(Debug, Clone, Default)]
@@ -282,8 +279,7 @@ impl Session {
             .as_ref()
             .expect("the recorder lives until finish")
             .results_so_far();
-        self.record.threads =
-            running_thread_summaries(&self.plan, &results, &self.threads.tids());
+        self.record.threads = running_thread_summaries(&self.plan, &results, &self.threads.tids());
         if let Err(e) = self.dir.write_first_run_record(&self.record) {
             let message = write_failed(&self.dir, e);
             self.io_error.get_or_insert(message);

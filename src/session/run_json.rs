@@ -7,11 +7,11 @@ use super::threads::JoinedThread;
 use crate::format::run_record::{NoiseSummary, PlanRecord, ThreadSummary};
 use crate::measure::ThreadEnd;
 use crate::plan::{Measurement, RunPlan};
-use crate::record::ThreadResult;
+use crate::recorder::ThreadResult;
 
 /// The system snapshot for run.json, and the warnings to show before the results.
 pub(crate) fn system_snapshot(plan: &RunPlan) -> (serde_json::Value, Vec<String>) {
-    let snapshot = crate::system::snapshot(&plan.cpus);
+    let snapshot = crate::doctor::snapshot(&plan.cpus);
     let mut warnings = snapshot.representativeness_warnings(!plan.policy.is_realtime());
     if plan.policy == crate::measure::PolicyKind::Deadline {
         warnings.push(

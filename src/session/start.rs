@@ -11,13 +11,14 @@ use crate::format::events::Event;
 use crate::format::hlog::HlogWriter;
 use crate::format::run_record::{EnvironmentRecord, RunRecord};
 use crate::format::samplelog::{SampleLogHeader, SampleLogWriter};
+use crate::measure::MeasuringThread;
 use crate::measure::clock::monotonic_ns;
 use crate::measure::sched::{explain_mlock_refusal, lock_all_memory};
 use crate::measure::wake::block_timer_signals;
 use crate::plan::{PREFAULT_STACK_BYTES, RunPlan};
-use crate::record::live::LiveView;
-use crate::record::segments::SegmentLedger;
-use crate::record::{Recorder, ThreadFeed};
+use crate::recorder::live::LiveView;
+use crate::recorder::segments::SegmentLedger;
+use crate::recorder::{Recorder, ThreadFeed};
 use crate::results::ResultDir;
 use crate::results::dir::{self, Claim};
 use crate::session::cpulock::{self, CpuLocks};
@@ -26,7 +27,6 @@ use crate::session::pmqos::{self, PmQosHold};
 use crate::session::threads::Threads;
 use crate::session::{plan_record, system_snapshot};
 use std::sync::Arc;
-use crate::measure::MeasuringThread;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -180,7 +180,7 @@ fn claim_result_dir(plan: &RunPlan) -> Result<Claim> {
     match &plan.out {
         Some(out) => ResultDir::create(out, "--out"),
         None => ResultDir::create_unique(
-            &dir::default_path(SystemTime::now(), &crate::system::host::hostname()),
+            &dir::default_path(SystemTime::now(), &crate::doctor::host::hostname()),
             "--out",
         ),
     }

@@ -8,7 +8,7 @@ use super::explain::{self, IpcSample, LateSample, Names};
 use super::reader::TraceBatch;
 use super::split::CpuTimeline;
 use crate::measure::Sample;
-use crate::record::{SampleTrace, TraceJoin};
+use crate::recorder::{SampleTrace, TraceJoin};
 use std::collections::HashMap;
 use std::sync::mpsc::Receiver;
 

@@ -13,7 +13,7 @@
 //! [`prepare`] sets the instance up before any measuring thread starts (so that a system that
 //! cannot trace is refused, exit 3, before measuring); [`TraceSetup::start`] adds the filters
 //! that need the measuring threads' ids and starts tracing; the recorder joins samples with the
-//! trace through [`Joiner`], which implements [`crate::record::TraceJoin`]. IPC senders start
+//! trace through [`Joiner`], which implements [`crate::recorder::TraceJoin`]. IPC senders start
 //! with the run, after tracing: [`Tracer::follow_senders`] adds them once their ids are known.
 
 pub mod chain;

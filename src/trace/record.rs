@@ -6,7 +6,7 @@ use crate::format::events::SpikeExplanation;
 use crate::format::run_record::{TraceRecord, TraceThreadRecord};
 use crate::measure::wake::{Expiry, WakeMethod};
 use crate::plan::RunPlan;
-use crate::record::ThreadResult;
+use crate::recorder::ThreadResult;
 
 /// The join settings of each measuring thread, from `(index, cpu, tid)`: where the timer's
 /// expiry lies for the run's wake method (its row's [`TraceJoin`](crate::measure::wake::TraceJoin)).

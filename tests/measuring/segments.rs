@@ -13,7 +13,7 @@ use jitterlab::format::hlog::{self, HlogWriter};
 use jitterlab::format::hlog_scan;
 use jitterlab::format::segments::{file_name, parse_file_name};
 use jitterlab::plan::{Retain, RunLength, SegmentPlan};
-use jitterlab::record::segments::{SegmentLedger, Segments};
+use jitterlab::recorder::segments::{SegmentLedger, Segments};
 use jitterlab::results::{ResultDir, loaded};
 use jitterlab::session::{DRAIN_EVERY, Session, SessionOptions};
 use jitterlab::units::format_ns;

@@ -31,13 +31,13 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The resolved options of a run.
     ("plan", &["plan"]),
     // The recorder: drains the measuring threads and writes the format.
-    ("record", &["record"]),
+    ("recorder", &["recorder"]),
     // Kernel tracing and the explanation of spikes.
     ("trace", &["trace"]),
-    // Readiness checks of the system (doctor, run's warnings).
-    ("system", &["system"]),
+    // The system snapshot and readiness checks (doctor, run's warnings).
+    ("doctor", &["doctor"]),
     // A measurement session, and the views of results (terminal, HTML, exports).
-    ("session and views", &["runner", "report"]),
+    ("session and views", &["session", "report"]),
     // The long-running monitor (sessions and views).
     ("monitor", &["monitor"]),
     // Command-line definitions, then the commands that tie everything together.
@@ -230,14 +230,14 @@ fn the_checker_names_imports_up_and_sideways_and_skips_comments_and_tests() {
     };
     write(
         "format/mod.rs",
-        "//! see crate::commands\nuse crate::input::open;\nuse crate::{\n    sys::x,\n    record::Recorder,\n};\n",
+        "//! see crate::commands\nuse crate::input::open;\nuse crate::{\n    sys::x,\n    recorder::Recorder,\n};\n",
     );
     write("analysis/mod.rs", "fn f() { crate::load::go(); }\n");
     write(
-        "record/mod.rs",
+        "recorder/mod.rs",
         "use crate::format::hlog;\n#[cfg(test)]\nmod tests { use crate::commands::x; }\n",
     );
-    write("record/tests.rs", "use crate::commands::run;\n");
+    write("recorder/tests.rs", "use crate::commands::run;\n");
     for m in ["input.rs", "sys/mod.rs", "load/mod.rs", "commands/mod.rs"] {
         write(m, "\n");
     }
@@ -251,7 +251,7 @@ fn the_checker_names_imports_up_and_sideways_and_skips_comments_and_tests() {
         at,
         vec![
             ("src/analysis/mod.rs:1", "load (layer load)"),
-            ("src/format/mod.rs:5", "record (layer record)"),
+            ("src/format/mod.rs:5", "recorder (layer recorder)"),
         ],
         "{found:#?}"
     );

@@ -22,7 +22,7 @@ pub fn check(plan: &RunPlan) -> Result<String> {
         None => ResultDir::check_new_default(
             &crate::results::dir::default_path(
                 std::time::SystemTime::now(),
-                &crate::system::host::hostname(),
+                &crate::doctor::host::hostname(),
             ),
             "--out",
         )?,

@@ -5,7 +5,7 @@
 
 use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, Syntax};
-use crate::load::kit::{Counts, Ctx, run_threads};
+use crate::load::worker_kit::{Counts, Ctx, run_threads};
 use crate::measure::sched::pin_current_thread;
 
 pub(crate) static INFO: GeneratorInfo = GeneratorInfo {

@@ -15,8 +15,8 @@
 
 use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
-use crate::load::kit::{Counts, Ctx, die_with_parent, kill_hint, run_threads, signal_text};
 use crate::load::spec::Params;
+use crate::load::worker_kit::{Counts, Ctx, die_with_parent, kill_hint, run_threads, signal_text};
 use crate::measure::clock::monotonic_ns;
 use crate::sys::process;
 use crate::sys::signal::{self, SignalSet};

@@ -5,8 +5,8 @@
 
 use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, LoopUnit, Parameter, Syntax};
-use crate::load::kit::{Counts, Ctx, fork_child, reap, run_threads};
 use crate::load::spec::Params;
+use crate::load::worker_kit::{Counts, Ctx, fork_child, reap, run_threads};
 use crate::measure::clock::monotonic_ns;
 use crate::sys::process::Pid;
 use std::collections::VecDeque;

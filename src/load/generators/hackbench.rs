@@ -13,8 +13,8 @@
 
 use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
-use crate::load::kit::{Counts, Ctx, fork_child, reap, run_threads, shared_counters};
 use crate::load::spec::Params;
+use crate::load::worker_kit::{Counts, Ctx, fork_child, reap, run_threads, shared_counters};
 use crate::measure::clock::monotonic_ns;
 use crate::sys::errno;
 use crate::sys::file::{self, close, pipe, socket_pair};

@@ -7,8 +7,8 @@
 
 use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, LoopUnit, Parameter, Syntax};
-use crate::load::kit::{Counts, Ctx, PER_MIB, run_threads};
 use crate::load::spec::Params;
+use crate::load::worker_kit::{Counts, Ctx, PER_MIB, run_threads};
 use crate::sys::fs;
 use std::fs::File;
 use std::io;

@@ -5,8 +5,8 @@
 
 use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, LoopUnit, Parameter, Syntax};
-use crate::load::kit::{Counts, Ctx, PER_MIB, mib, run_threads};
 use crate::load::spec::Params;
+use crate::load::worker_kit::{Counts, Ctx, PER_MIB, mib, run_threads};
 use crate::sys::mem;
 
 pub(crate) static INFO: GeneratorInfo = GeneratorInfo {

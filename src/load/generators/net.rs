@@ -5,8 +5,8 @@
 
 use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
-use crate::load::kit::{Counts, Ctx, run_threads};
 use crate::load::spec::Params;
+use crate::load::worker_kit::{Counts, Ctx, run_threads};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 

@@ -3,7 +3,7 @@
 
 use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, Syntax};
-use crate::load::kit::{Counts, Ctx, PER_MIB, run_threads};
+use crate::load::worker_kit::{Counts, Ctx, PER_MIB, run_threads};
 use std::io::Read;
 
 pub(crate) static INFO: GeneratorInfo = GeneratorInfo {

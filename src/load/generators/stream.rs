@@ -11,8 +11,8 @@
 
 use crate::format::run_record::Throughput;
 use crate::load::generator::{Generator, GeneratorInfo, Parameter, Syntax};
-use crate::load::kit::{Counts, Ctx, mib, run_threads};
 use crate::load::spec::Params;
+use crate::load::worker_kit::{Counts, Ctx, mib, run_threads};
 
 pub(crate) static INFO: GeneratorInfo = GeneratorInfo {
     name: "stream",

@@ -2,11 +2,11 @@
 //! and CPU time, and stopping a load: SIGTERM, [`GRACE`], SIGKILL, reap, for the worker, its
 //! process group, its cgroup and every process carrying its marker.
 
-use super::data::{LoadResult, PlannedLoad};
+use super::setup::{LoadResult, PlannedLoad};
 use crate::format::run_record::LoadEnded;
 use crate::load::contain::LoadContainer;
-use crate::load::kit::signal_text;
 use crate::load::protocol::WorkerMessage;
+use crate::load::worker_kit::signal_text;
 use crate::measure::clock::monotonic_ns;
 use crate::sys::process::{self, Pid};
 use crate::sys::signal;

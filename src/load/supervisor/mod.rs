@@ -8,7 +8,7 @@
 //! - it gets PR_SET_PDEATHSIG(SIGKILL) before exec, and exits at once if jitterlab already died;
 //!   the signal follows the *thread* that forked, so every load is forked by the supervisor's
 //!   own thread, which lives until every load is reaped; the worker's children do the same
-//!   against the worker (`kit::die_with_parent`);
+//!   against the worker (`worker_kit::die_with_parent`);
 //! - at the end of its phase: SIGTERM to the group (the worker reports its last counters),
 //!   [`GRACE`] later SIGKILL to the group, then every member is reaped. jitterlab is a child
 //!   subreaper while loads run, so members orphaned by the worker's death come back to it;
@@ -32,14 +32,14 @@
 //! loads) are handed back through [`Supervisor::drain_events`] and the end of
 //! [`Supervisor::finish`], each stamped when it happened.
 
-mod data;
 mod link;
 mod log;
+mod setup;
 mod spawn;
 mod timeline;
 
-pub use data::{LoadResult, Outcome, PhasePlan, PhaseResult, PlannedLoad, Setup};
 pub use link::GRACE;
+pub use setup::{LoadResult, Outcome, PhasePlan, PhaseResult, PlannedLoad, Setup};
 
 use crate::error::Failure;
 use crate::format::events::Event;

@@ -2,14 +2,14 @@
 //! and cgroup of its own, with the report pipe on fd 3, the marker in its environment, a
 //! parent-death signal and its output in `loads/<k>-<name>.log`.
 
-use super::data::Setup;
 use super::link::Running;
+use super::setup::Setup;
 use crate::cpulist::format_cpu_list;
 use crate::error::Failure;
 use crate::format::LOAD_LOG_DIR as LOG_DIR;
 use crate::load::contain::{self, Containment};
-use crate::load::kit::die_with_parent;
 use crate::load::protocol::{MARKER_ENV, REPORT_FD};
+use crate::load::worker_kit::die_with_parent;
 use crate::sys::file::{self, pipe};
 use crate::sys::process;
 use std::fs::File;

@@ -4,14 +4,14 @@
 //! boundaries, warnings) goes back as [`Event`]s on a channel, for the one writer of
 //! events.jsonl (the run session) to write.
 
-use super::data::{Outcome, PhaseResult, Setup};
 use super::link::{self, Running};
+use super::setup::{Outcome, PhaseResult, Setup};
 use super::spawn::spawn;
 use crate::error::{ExitCode, Failure};
 use crate::format::events::Event;
 use crate::format::run_record::LoadEnded;
 use crate::load::contain::Containment;
-use crate::load::kit::{kill_hint, signal_text};
+use crate::load::worker_kit::{kill_hint, signal_text};
 use crate::measure::clock::monotonic_ns;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};

@@ -3,6 +3,7 @@
 
 use super::page::{figure, key_values};
 use super::run_label;
+use crate::doctor::{SystemSnapshot, Verdict};
 use crate::format::events::Event;
 use crate::format::run_record::RunRecord;
 use crate::report::cpu_tables::{self, Detail, signed, unsigned};
@@ -10,7 +11,6 @@ use crate::report::digest::RunDigest;
 use crate::report::plot::Figure;
 use crate::report::svg::escape;
 use crate::report::table::{Align, Cell, Html, Markup, Table};
-use crate::system::{SystemSnapshot, Verdict};
 use crate::units::{format_elapsed, format_ns, format_ns_signed};
 use std::fmt::Write;
 

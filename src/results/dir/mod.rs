@@ -8,7 +8,7 @@
 //! `.run.json.tmp -> /etc/shadow`) makes the write fail instead of redirecting it; the directory's
 //! mode is 0755, so no other user adds entries to it meanwhile. The checks of
 //! output *files* (`report -o`, `export -o`, `--plots`) are here too, because what they must not
-//! touch is a result directory's own files (`outputs.rs`; making the directory is `make.rs`,
+//! touch is a result directory's own files (`outputs.rs`; making the directory is `create.rs`,
 //! the descriptor-relative calls `fd.rs`).
 
 use crate::error::Failure;
@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-mod make;
+mod create;
 mod outputs;
 
 // Everything inside a result directory is opened or removed relative to its descriptor, never
@@ -31,7 +31,7 @@ use crate::sys::fs::{
     Entry, create_new_at, cstr, make_dir_at, open_dir, open_dir_nofollow, open_write_at,
     openat_dir, owner, rename_at, unlink_at,
 };
-use make::*;
+use create::*;
 pub use outputs::{OutputDir, check_output_dir, check_output_file, write_output};
 
 /// Space kept allocated after the first run.json (beyond its end, the file's size unchanged) so

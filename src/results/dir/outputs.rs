@@ -110,7 +110,7 @@ impl OutputDir {
                 format!(
                     "{option} {}: {}; pass {option} with a directory (made if missing)",
                     path.display(),
-                    make::describe(&e)
+                    create::describe(&e)
                 ),
             )
         };

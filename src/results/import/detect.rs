@@ -3,7 +3,7 @@
 //! the format, and one that refuses ends the search with its reason.
 
 use super::SOURCE_FORMATS;
-use super::model::*;
+use super::imported::*;
 
 /// Recognises a binary file (one with NUL bytes, `super::is_binary`) from its content.
 pub(crate) fn detect_binary(bytes: &[u8]) -> std::result::Result<&'static SourceFormat, String> {

@@ -1,6 +1,6 @@
 //! Importers for `jitterlab import` (the command is `commands/import.rs`): a result directory (format 1) from another tool's output, so that
 //! report, compare and export work on it. One file per source format; each parses its text into
-//! [`Imported`] (`model.rs`, with the checks every source passes), using what the rt-tests
+//! [`Imported`] (`imported.rs`, with the checks every source passes), using what the rt-tests
 //! tools share (`rt_tests.rs`); `detect.rs` recognises the format and `write.rs` writes
 //! run.json and latency.hlog.
 //!
@@ -13,9 +13,9 @@ pub mod cyclictest_hist;
 pub mod cyclictest_json;
 pub mod cyclictest_status;
 mod detect;
+mod imported;
 pub mod jitterdebugger;
 pub mod jitterdebugger_samples;
-mod model;
 pub mod oslat_json;
 pub mod oslat_text;
 pub mod pasted;
@@ -31,7 +31,7 @@ mod write;
 
 pub use crate::format::run_record::RunKind;
 pub(crate) use detect::{detect, detect_binary};
-pub(crate) use model::*;
+pub(crate) use imported::*;
 pub(crate) use rt_tests::*;
 pub use write::{summary, write_result};
 

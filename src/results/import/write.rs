@@ -1,7 +1,7 @@
 //! Writing the result directory of an import: run.json with what the source lacks named in
 //! `imported.absent`, and latency.hlog with one whole-run interval per CPU.
 
-use super::model::*;
+use super::imported::*;
 use super::rt_tests::*;
 use crate::error::{OrFailure, Result, display_path, escape_controls};
 use crate::format::hlog::{self, HlogWriter};

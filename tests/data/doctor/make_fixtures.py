@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the doctor fixture trees: minimal copies of /proc and /sys as four kinds of machine
 would show them. Run from this directory; the trees are committed, this script documents and
-regenerates them. Expected verdicts are in src/system/checks/fixtures.rs."""
+regenerates them. Expected verdicts are in src/doctor/checks/fixtures.rs."""
 
 import gzip, os, shutil
 

@@ -1,5 +1,5 @@
 //! `jitterlab run`: the options to a [`RunPlan`](crate::plan::RunPlan) (`resolve`), the run
-//! (`runner`), then run.json or the summary on stdout and the exit code.
+//! (`session`), then run.json or the summary on stdout and the exit code.
 
 pub mod dry_run;
 pub mod inversion;

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use super::Ctx;
 use crate::cpulist::{format_cpu_list, parse_cpu_list};
-use crate::system::root;
-use crate::system::verdict::{Check, Spec};
+use crate::doctor::root;
+use crate::doctor::verdict::{Check, Spec};
 
 /// Groups CPUs by a per-CPU value, for evidence like `performance on 0-3, powersave on 4-7`.
 fn by_value(pairs: impl IntoIterator<Item = (usize, String)>) -> String {

@@ -103,7 +103,7 @@ pub struct RunPlan {
     pub explain_above_ns: Option<u64>,
     /// None: the default, named when the run starts.
     pub out: Option<PathBuf>,
-    /// `--allow-shared-cpus`: measure CPUs another jitterlab run holds (runner/cpulock.rs).
+    /// `--allow-shared-cpus`: measure CPUs another jitterlab run holds (session/cpulock.rs).
     pub allow_shared_cpus: bool,
     /// `--budget`, judged when the run ends.
     pub budget: Option<crate::analysis::budget::Budget>,

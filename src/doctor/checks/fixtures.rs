@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::{Ctx, all, param_cpus};
-use crate::system::snapshot::snapshot_at;
-use crate::system::verdict::Verdict::{self, Fail, Ok, Unknown, Warn};
+use crate::doctor::snapshot::snapshot_at;
+use crate::doctor::verdict::Verdict::{self, Fail, Ok, Unknown, Warn};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/doctor")).join(name)
@@ -292,7 +292,7 @@ fn kernel_parameters_drop_flag_words() {
 fn json_round_trips() {
     let snap = snapshot_at(&fixture("vm"), &[], false);
     let text = serde_json::to_string(&snap).unwrap();
-    let back: crate::system::SystemSnapshot = serde_json::from_str(&text).unwrap();
+    let back: crate::doctor::SystemSnapshot = serde_json::from_str(&text).unwrap();
     assert_eq!(back.checks.len(), snap.checks.len());
     assert!(text.contains("\"verdict\":\"warn\""));
 }

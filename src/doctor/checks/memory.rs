@@ -1,8 +1,8 @@
 //! Memory checks: transparent hugepages, swap, KSM.
 
 use super::Ctx;
-use crate::system::root;
-use crate::system::verdict::{Check, Spec};
+use crate::doctor::root;
+use crate::doctor::verdict::{Check, Spec};
 
 /// The selected word of a sysfs choice file: `always [madvise] never` gives `madvise`.
 pub(crate) fn selected(choice: &str) -> Option<&str> {

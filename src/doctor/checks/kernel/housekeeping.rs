@@ -3,9 +3,9 @@
 //! boot parameters that move it elsewhere.
 
 use crate::cpulist::format_cpu_list;
-use crate::system::checks::{Ctx, param_cpus};
-use crate::system::root;
-use crate::system::verdict::{Check, Spec};
+use crate::doctor::checks::{Ctx, param_cpus};
+use crate::doctor::root;
+use crate::doctor::verdict::{Check, Spec};
 
 const ISOLATION: Spec = Spec {
     id: "kernel.isolation",

@@ -1,11 +1,11 @@
 //! Probes of POSIX timers and real-time signals.
 
 use super::describe;
+use crate::doctor::checks::kernel::clock_res_ns;
+use crate::doctor::verdict::{Check, Spec};
 use crate::sys::signal::{self, SignalSet};
 use crate::sys::time::MONOTONIC;
 use crate::sys::timer::{Arming, PosixTimer, clock_sleep_for};
-use crate::system::checks::kernel::clock_res_ns;
-use crate::system::verdict::{Check, Spec};
 
 const TIMERS: Spec = Spec {
     id: "posix.timers",

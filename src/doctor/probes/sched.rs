@@ -1,10 +1,10 @@
 //! Probes of the real-time scheduling policies and of memory locking.
 
 use super::describe;
+use crate::doctor::checks::sched::RUN_PRIORITY;
+use crate::doctor::root;
+use crate::doctor::verdict::{Check, Spec};
 use crate::measure::Policy;
-use crate::system::checks::sched::RUN_PRIORITY;
-use crate::system::root;
-use crate::system::verdict::{Check, Spec};
 
 const RT_PERMISSION_FIX: &str = "run as root or grant CAP_SYS_NICE; without it raise RLIMIT_RTPRIO (`ulimit -r 99`); \
      in a container, also give its cgroup RT runtime (see scheduling.rt_group)";

@@ -2,8 +2,8 @@
 
 use super::Ctx;
 use crate::cpulist::parse_cpu_list;
-use crate::system::root;
-use crate::system::verdict::{Check, Spec};
+use crate::doctor::root;
+use crate::doctor::verdict::{Check, Spec};
 
 const AFFINITY: Spec = Spec {
     id: "irq.affinity",

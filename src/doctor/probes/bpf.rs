@@ -1,8 +1,8 @@
 //! Probe of the bpf(2) system call.
 
 use super::describe;
-use crate::system::root;
-use crate::system::verdict::{Check, Spec};
+use crate::doctor::root;
+use crate::doctor::verdict::{Check, Spec};
 
 const BPF: Spec = Spec {
     id: "tracing.bpf",

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use super::Ctx;
-use crate::system::root;
-use crate::system::verdict::{Check, Spec};
+use crate::doctor::root;
+use crate::doctor::verdict::{Check, Spec};
 
 /// How long the live steal sample watches /proc/stat. Short, because the snapshot precedes
 /// every run; long enough to see a few ticks of steal on a busy host.

@@ -2,8 +2,8 @@
 //! real-time priority and lock its memory (rlimits and capabilities).
 
 use super::Ctx;
-use crate::system::root;
-use crate::system::verdict::{Check, Spec};
+use crate::doctor::root;
+use crate::doctor::verdict::{Check, Spec};
 
 /// The priority `jitterlab run` asks for by default (docs/architecture.md, principle 3).
 pub(crate) const RUN_PRIORITY: u64 = 95;
@@ -272,7 +272,7 @@ pub(crate) fn cap_ipc_lock(ctx: &Ctx) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::system::verdict::Verdict;
+    use crate::doctor::verdict::Verdict;
     use std::fs;
 
     /// A root with this process in the v1 cpu cgroup `/docker/abc` and no kernel config, whose

@@ -1,4 +1,5 @@
-//! The system: snapshot of the conditions a run was measured under, and readiness checks.
+//! The system as jitterlab sees it: the snapshot of the conditions a run was measured under
+//! (run.json `system`), and the readiness checks of `jitterlab doctor` (commands/doctor.rs).
 //!
 //! Every check is a plain function over a [`checks::Ctx`], whose root path is `/` on the live
 //! machine and a fixture tree in tests, so the same code judges both. What cannot be read
@@ -6,7 +7,6 @@
 //! in [`probes`], which undoes everything it changes.
 
 pub mod checks;
-pub mod doctor;
 pub mod host;
 pub mod kconfig;
 pub mod probes;

@@ -2,8 +2,8 @@
 //! paths everywhere. Apart from the other kernel checks because it reads only the kernel
 //! config and its list of options grows on its own.
 
-use crate::system::checks::Ctx;
-use crate::system::verdict::{Check, Spec, Verdict};
+use crate::doctor::checks::Ctx;
+use crate::doctor::verdict::{Check, Spec, Verdict};
 
 const DEBUG_OPTIONS: Spec = Spec {
     id: "kernel.debug_options",

@@ -2,9 +2,9 @@
 //! timer migration. Together they decide how precisely and how cheaply a timed wakeup can
 //! happen at all, before any other work gets in its way.
 
-use crate::system::checks::Ctx;
-use crate::system::root;
-use crate::system::verdict::{Check, Spec};
+use crate::doctor::checks::Ctx;
+use crate::doctor::root;
+use crate::doctor::verdict::{Check, Spec};
 
 const HZ: Spec = Spec {
     id: "kernel.hz",

@@ -1,8 +1,8 @@
 //! Probes of the inter-process mechanisms: message queues, PI futexes, shared memory.
 
 use super::{describe, unique_name};
+use crate::doctor::verdict::{Check, Spec};
 use crate::sys::ipc_probes::{self as ipc, Refused};
-use crate::system::verdict::{Check, Spec};
 
 const MQUEUE: Spec = Spec {
     id: "posix.mqueue",

@@ -2,8 +2,8 @@
 //! The live bpf(2) probe is in `probes`.
 
 use super::Ctx;
-use crate::system::root;
-use crate::system::verdict::{Check, Spec};
+use crate::doctor::root;
+use crate::doctor::verdict::{Check, Spec};
 
 const TRACEFS: Spec = Spec {
     id: "tracing.tracefs",

@@ -3,9 +3,9 @@
 //! is read from five sources that disagree in known ways (a PREEMPT_DYNAMIC kernel's boot
 //! default vs its current mode), and the snapshot reuses the answer ([`read_preemption`]).
 
-use crate::system::checks::Ctx;
-use crate::system::root;
-use crate::system::verdict::{Check, Spec};
+use crate::doctor::checks::Ctx;
+use crate::doctor::root;
+use crate::doctor::verdict::{Check, Spec};
 
 /// The preemption models of Linux, most to least preemptible.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
