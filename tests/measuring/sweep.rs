@@ -477,7 +477,7 @@ fn no_measure_runs_each_level_alone_and_records_its_throughput() {
         entries.iter().all(|e| !e.starts_with("level-")),
         "{entries:?}"
     );
-    // Measuring options are refused with it.
+    // Measuring options are refused with it, by clap, naming both.
     let o = jitterlab(&[
         "sweep",
         "--no-measure",
@@ -489,7 +489,7 @@ fn no_measure_runs_each_level_alone_and_records_its_throughput() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
-        text(&o).contains("--trace has nothing to apply to"),
+        text(&o).contains("the argument '--no-measure' cannot be used with '--trace'"),
         "{}",
         text(&o)
     );
