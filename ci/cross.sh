@@ -114,7 +114,7 @@ done
 # of .cargo/config.toml), among them the day-long ones (`a_day_long_*`, `a_day_of_*`).
 if [[ " ${TARGETS[*]} " == *" armv7-unknown-linux-gnueabihf "* ]]; then
     start=$SECONDS
-    echo "== unit tests of sys, measure, format, record, analysis on armv7-unknown-linux-gnueabihf (qemu-arm)"
+    echo "== unit tests of sys, measure, format, recorder, analysis on armv7-unknown-linux-gnueabihf (qemu-arm)"
     # Built first, then run under the measuring lock: the measure:: tests run real-time
     # threads (qemu-user passes sched_setscheduler to the host kernel), which would disturb a
     # measurement running beside them. Built in the release profile, so that the dependencies
@@ -126,7 +126,7 @@ if [[ " ${TARGETS[*]} " == *" armv7-unknown-linux-gnueabihf "* ]]; then
         --config 'profile.release.package.jitterlab.overflow-checks=true'
         --config 'profile.release.package.jitterlab.debug-assertions=true' --lib)
     if ! out=$("${armv7_test[@]}" --no-run 2>&1 &&
-        flock "$LOCK" "${armv7_test[@]}" -- sys:: measure:: format:: record:: analysis:: 2>&1); then
+        flock "$LOCK" "${armv7_test[@]}" -- sys:: measure:: format:: recorder:: analysis:: 2>&1); then
         echo "$out" | tail -n 60 >&2
         echo "FAIL: unit tests on armv7-unknown-linux-gnueabihf" >&2
         exit 1

@@ -2,7 +2,7 @@
 //! HistogramLogWriter), V2 deflate-compressed histograms, values in ns, one line per thread per
 //! interval tagged `cpuN`. Every line is written through to the kernel as soon as it is made,
 //! so a run killed with SIGKILL keeps every finished interval. A continuous run writes the same
-//! lines into a series of segment files instead (`record::segments`, a [`LogTarget`] of its
+//! lines into a series of segment files instead (`recorder::segments`, a [`LogTarget`] of its
 //! own).
 
 use hdrhistogram::Histogram;

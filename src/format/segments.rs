@@ -1,7 +1,7 @@
 //! The segmented interval log of a continuous run (`RunPlan::segments`): its file names and the
 //! `segments` record of run.json. Each segment is a complete HdrHistogram interval log of its
 //! own; together, in index order, they are the run's latency.hlog with the oldest part possibly
-//! deleted by retention. Written by `record::segments`, read by `results::loaded`.
+//! deleted by retention. Written by `recorder::segments`, read by `results::loaded`.
 
 use serde::{Deserialize, Serialize};
 

@@ -121,7 +121,7 @@ pub(crate) fn run_length_line(t: &ThreadSummary, limit_ns: u64) -> Option<String
 }
 
 /// The extrapolated levels, labelled, or why there are none. Figures are read from the record
-/// as `record::tails` wrote them (the only place they are computed); one that cannot be written
+/// as `recorder::tails` wrote them (the only place they are computed); one that cannot be written
 /// (a file from before the limits) is not shown, never a saturated number.
 pub(crate) fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
     match tail {

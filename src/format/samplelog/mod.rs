@@ -137,7 +137,7 @@ impl SampleLogWriter {
 
 /// Writes the block with one write (so that a kill leaves it whole or torn at the end, never
 /// mixed with the next) and starts the next. A failed write keeps the block: nothing more is
-/// written after a write error anyway (`record::files`).
+/// written after a write error anyway (`recorder::files`).
 fn write_block(file: &mut File, block: &mut v2::BlockEncoder) -> io::Result<()> {
     file.write_all(block.finish())?;
     block.clear();
