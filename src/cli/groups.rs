@@ -87,8 +87,8 @@ pub struct CpuArgs {
     pub allow_shared_cpus: bool,
 
     /// Capacity of each thread's ring, in samples (gaps for noise); a full ring drops (and
-    /// counts) records. Default: one second of samples at the thread's interval, at least 1024;
-    /// for noise 65536 gaps (0.1 s at 655k gaps/s).
+    /// counts) records. Default: four seconds of samples at the thread's interval, at least
+    /// 4096; for noise 65536 gaps (0.1 s at 655k gaps/s).
     #[arg(
         long,
         value_name = "N",
@@ -96,6 +96,19 @@ pub struct CpuArgs {
         value_parser = ring_size_value
     )]
     pub ring_size: Option<usize>,
+
+    /// Real-time priority of the drain side (the recorder, the trace reader, the live view):
+    /// SCHED_FIFO N, below the measuring threads, so that no normal load can starve it into
+    /// dropping records. "auto": 1 when the measuring threads are real-time (at priority 2 or
+    /// more) and sleep between wakeups (not noise, whose threads never sleep); "off": normal
+    /// scheduling.
+    #[arg(
+        long,
+        default_value = "auto",
+        value_name = "auto|off|N",
+        allow_hyphen_values = true
+    )]
+    pub drain_priority: String,
 }
 
 // How a wakeup is scheduled and judged (`run`, `sweep`, `monitor`; noise has its own group).

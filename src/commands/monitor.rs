@@ -12,7 +12,7 @@ use crate::monitor::{LiveMetrics, MAX_WINDOW_NS, UPDATE_EVERY_NS};
 use crate::plan::{Retain, RunPlan, SegmentPlan};
 use crate::report::export::system_facts::SystemFacts;
 use crate::report::openmetrics::{Identity, render};
-use crate::session::{DRAIN_EVERY, Progress, Session, SessionOptions};
+use crate::session::{Progress, Session, SessionOptions};
 use crate::units::{format_ns, parse_duration_ns, parse_size_bytes};
 use std::fmt::Write;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
@@ -58,7 +58,7 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
         );
     }
     loop {
-        std::thread::sleep(DRAIN_EVERY);
+        std::thread::sleep(session.next_poll_in());
         if session.poll() == Progress::Ended {
             break;
         }

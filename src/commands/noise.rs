@@ -100,7 +100,13 @@ pub fn resolve(args: &NoiseArgs, throttling: Option<RtThrottling>) -> Result<Run
         budget: &args.budget,
     };
     let online = online_cpus().map_err(Failure::system)?;
-    let shared = shared::resolve(&groups, args.noise.policy, DEFAULT_RING_GAPS, &online)?;
+    let shared = shared::resolve(
+        &groups,
+        crate::plan::RunKind::Noise,
+        args.noise.policy,
+        DEFAULT_RING_GAPS,
+        &online,
+    )?;
     let throttle_min_ns = match (shared.policy.is_realtime(), throttling) {
         (true, Some(t)) => t.throttle_min_ns().max(threshold_ns + 1),
         _ => u64::MAX,

@@ -298,6 +298,10 @@ pub struct PlanRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary_every: Option<u64>,
     pub ring_size: usize,
+    /// The drain side's SCHED_FIFO priority (`--drain-priority`); None: normal scheduling
+    /// (and in files written before this field).
+    #[serde(default)]
+    pub drain_priority: Option<i32>,
     pub mlock: bool,
     /// Requested /dev/cpu_dma_latency value in us; None for --pm-qos off.
     pub pm_qos_us: Option<u32>,

@@ -95,6 +95,9 @@ pub struct RunPlan {
     /// `--summary-every N`: min, mean and max of every N samples per thread, to events.jsonl.
     pub summary_every: Option<u64>,
     pub ring_size: usize,
+    /// The drain side's SCHED_FIFO priority (`--drain-priority`, below the measuring
+    /// threads'); None: normal scheduling.
+    pub drain_priority: Option<i32>,
     pub mlock: bool,
     pub pm_qos_us: Option<u32>,
     /// `--trace`: the IRQ vs thread split and spike explanations.

@@ -15,6 +15,8 @@
 
 mod files;
 pub mod live;
+mod pace;
+pub mod scale;
 pub mod segments;
 mod summaries;
 pub mod tails;
@@ -36,6 +38,7 @@ use crate::format::wakeup_summary::WakeupSummary;
 use crate::measure::clock::monotonic_ns;
 use crate::measure::{Sample, ThreadCounters};
 use files::Files;
+pub(crate) use pace::{DrainPace, MAX_DRAIN_WAIT, TURN};
 use std::io;
 use std::sync::Arc;
 use thread_state::{Sink, ThreadState};
@@ -120,6 +123,8 @@ pub struct Recorder {
     pending_cap: usize,
     /// Set once the last intervals are written ([`Recorder::close_intervals`]).
     closed: bool,
+    /// When to drain next, from how fast the rings fill.
+    pace: DrainPace,
 }
 
 impl Recorder {
@@ -146,6 +151,7 @@ impl Recorder {
             explained: 0,
             pending_cap: 0,
             closed: false,
+            pace: DrainPace::new(),
         }
     }
 
@@ -212,60 +218,82 @@ impl Recorder {
 
     /// [`Recorder::drain`]; with `last`, samples still waiting for their trace are recorded
     /// without it (the trace has been read to its end).
+    ///
+    /// The rings are emptied turn by turn, at most [`TURN`] samples from each per turn, and
+    /// each only of what it held when the drain began: one full ring (a hundred CPUs' worth of
+    /// joins behind it) is never emptied to its end while the others fill, and a drain ends
+    /// even when producers outpace it.
     fn drain_until(&mut self, last: bool) -> usize {
+        let now = monotonic_ns();
+        self.pace.observe(
+            now,
+            self.threads.iter().map(|t| {
+                let c = &t.feed.consumer;
+                (c.slots(), c.buffer().capacity())
+            }),
+        );
+        let mut left: Vec<usize> = self
+            .threads
+            .iter()
+            .map(|t| t.feed.consumer.slots())
+            .collect();
         let mut taken = 0;
         let mut closed_any = false;
         if let Some(j) = &mut self.trace {
             j.receive();
         }
-        let now = monotonic_ns();
-        for (index, t) in self.threads.iter_mut().enumerate() {
-            let mut out = Sink {
-                files: &mut self.files,
-                start_ns: self.start_ns,
-                log_interval_ns: self.log_interval_ns,
-                closed_any: &mut closed_any,
-            };
-            while let Ok(sample) = t.feed.consumer.pop() {
-                taken += 1;
-                match &mut t.trace {
-                    Some(tr) => tr.pending.push_back(sample),
-                    None => t.record(&sample, None, &mut out),
+        loop {
+            let mut this_turn = 0;
+            for (index, t) in self.threads.iter_mut().enumerate() {
+                let mut out = Sink {
+                    files: &mut self.files,
+                    start_ns: self.start_ns,
+                    log_interval_ns: self.log_interval_ns,
+                    closed_any: &mut closed_any,
+                };
+                let turn = left[index].min(TURN);
+                left[index] -= turn;
+                this_turn += turn;
+                for _ in 0..turn {
+                    let Ok(sample) = t.feed.consumer.pop() else {
+                        break;
+                    };
+                    match &mut t.trace {
+                        Some(tr) => tr.pending.push_back(sample),
+                        None => t.record(&sample, None, &mut out),
+                    }
+                }
+                if let Some(join) = &mut self.trace {
+                    let explained = join_pending(
+                        t,
+                        index,
+                        join.as_mut(),
+                        now,
+                        last,
+                        self.pending_cap,
+                        &mut out,
+                    );
+                    for x in explained {
+                        self.explained += 1;
+                        keep_worst(&mut self.worst, &x);
+                        self.explanations.push(x);
+                    }
                 }
             }
-            let Some(join) = &mut self.trace else {
-                continue;
-            };
-            let complete = join.complete_until_ns(t.feed.cpu);
-            while let Some(tr) = &mut t.trace
-                && let Some(&sample) = tr.pending.front()
-            {
-                let wake = (sample.expected_ns as i64 + sample.latency_ns).max(0) as u64;
-                let joined = if wake < complete {
-                    Some(join.join(index, &sample))
-                } else if last
-                    || now.saturating_sub(wake) > TRACE_WAIT_NS
-                    || tr.pending.len() > self.pending_cap
-                {
-                    tr.timed_out += 1;
-                    None
-                } else {
-                    break;
-                };
-                tr.pending.pop_front();
-                let explanation = joined.as_ref().and_then(|j| j.explanation.clone());
-                t.record(&sample, joined, &mut out);
-                if let Some(x) = explanation {
-                    self.explained += 1;
-                    keep_worst(&mut self.worst, &x);
-                    self.explanations.push(x);
-                }
+            taken += this_turn;
+            if this_turn == 0 {
+                break;
             }
         }
         if closed_any {
             self.files.flush_samples();
         }
         taken
+    }
+
+    /// How long the caller may wait before the next drain: [`DrainPace::next_wait`].
+    pub(crate) fn next_drain_in(&self) -> std::time::Duration {
+        self.pace.next_wait()
     }
 
     /// The noise intervals closed since the last call (`jitterlab noise`), in the order they
@@ -338,6 +366,42 @@ impl Recorder {
             error,
         )
     }
+}
+
+/// Records the samples of thread `t` (number `index`) whose trace is complete, and those that
+/// can wait no longer (`last`, waited [`TRACE_WAIT_NS`], or more than `pending_cap` waiting)
+/// without it; returns the explanations made.
+fn join_pending(
+    t: &mut ThreadState,
+    index: usize,
+    join: &mut dyn TraceJoin,
+    now: u64,
+    last: bool,
+    pending_cap: usize,
+    out: &mut Sink,
+) -> Vec<SpikeExplanation> {
+    let mut explained = Vec::new();
+    let complete = join.complete_until_ns(t.feed.cpu);
+    while let Some(tr) = &mut t.trace
+        && let Some(&sample) = tr.pending.front()
+    {
+        let wake = (sample.expected_ns as i64 + sample.latency_ns).max(0) as u64;
+        let joined = if wake < complete {
+            Some(join.join(index, &sample))
+        } else if last || now.saturating_sub(wake) > TRACE_WAIT_NS || tr.pending.len() > pending_cap
+        {
+            tr.timed_out += 1;
+            None
+        } else {
+            break;
+        };
+        tr.pending.pop_front();
+        if let Some(x) = joined.as_ref().and_then(|j| j.explanation.clone()) {
+            explained.push(x);
+        }
+        t.record(&sample, joined, out);
+    }
+    explained
 }
 
 #[cfg(test)]

@@ -274,6 +274,7 @@ fn plan_record(run: &SyntheticRun) -> PlanRecord {
         samples_format: None,
         summary_every: None,
         ring_size: 1024,
+        drain_priority: None,
         mlock: true,
         pm_qos_us: Some(0),
         trace: false,

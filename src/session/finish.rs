@@ -45,6 +45,7 @@ impl Session {
                 .push(format!("--trace: the trace reader failed: {e}"));
         }
         let recorded = self.drain_recorder(end_clock);
+        self.drain_priority.leave();
         self.pm_qos.release();
 
         self.record_end(failure);

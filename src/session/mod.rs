@@ -50,6 +50,7 @@ use crate::error::Result;
 use crate::format::events::Event;
 use crate::format::run_record::RunRecord;
 use crate::measure::clock::monotonic_ns;
+use crate::measure::sched::DrainPriority;
 use crate::plan::{RunLength, RunPlan};
 use crate::recorder::live::LiveView;
 use crate::recorder::segments::SegmentLedger;
@@ -65,9 +66,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use threads::Threads;
 
-/// How often the recorder drains the rings. Each drain wakes the recorder on one of the
-/// measured CPUs, so it should be rare; the rings hold a second of samples, ten drains' worth.
-pub const DRAIN_EVERY: Duration = Duration::from_millis(100);
+/// How often the recorder usually drains the rings. Each drain wakes the recorder on one of
+/// the measured CPUs, so it should be rare; the rings hold four seconds of samples by default,
+/// forty drains' worth. A ring filling faster is drained sooner ([`Session::next_poll_in`]).
+pub const DRAIN_EVERY: Duration = crate::recorder::MAX_DRAIN_WAIT;
 
 /// The outcome of a run, for the command to print and turn into an exit code.
 pub struct RunOutcome {
@@ -87,7 +89,7 @@ pub fn run(plan: &RunPlan, quiet: bool, command_line: Vec<String>) -> Result<Run
         },
     )?;
     loop {
-        std::thread::sleep(DRAIN_EVERY);
+        std::thread::sleep(session.next_poll_in());
         if session.poll() == Progress::Ended {
             break;
         }
@@ -140,6 +142,9 @@ pub struct Session {
     _cpu_locks: CpuLocks,
     /// Released from the gate if never opened, stopped, interrupted, joined.
     threads: Threads,
+    /// This thread's real-time priority while it drains (`--drain-priority`); left once the
+    /// last samples are drained.
+    drain_priority: DrainPriority,
     /// The hlog and sample log (everything completed is written already); taken by `finish`.
     recorder: Option<Recorder>,
     /// The one writer of events.jsonl.
@@ -209,6 +214,14 @@ impl Session {
         } else {
             Progress::Measuring
         }
+    }
+
+    /// How long to wait before the next [`Session::poll`]: [`DRAIN_EVERY`], or less when a
+    /// ring fills faster than that allows (the recorder's pace, `recorder/pace.rs`).
+    pub fn next_poll_in(&self) -> Duration {
+        self.recorder
+            .as_ref()
+            .map_or(DRAIN_EVERY, Recorder::next_drain_in)
     }
 
     /// Asks the measuring threads to end (the next polls interrupt their sleeps); the run

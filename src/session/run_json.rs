@@ -63,6 +63,7 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
         samples_format: plan.samples.then(|| plan.samples_format.number()),
         summary_every: plan.summary_every,
         ring_size: plan.ring_size,
+        drain_priority: plan.drain_priority,
         mlock: plan.mlock,
         pm_qos_us: plan.pm_qos_us,
         trace: plan.trace,
@@ -217,8 +218,10 @@ pub(crate) fn run_warnings(results: &[ThreadResult]) -> Vec<String> {
     for r in results {
         if r.dropped_records > 0 {
             w.push(format!(
-                "CPU {}: {} samples were dropped because the recorder fell behind (ring full); the statistics miss them. Raise --ring-size",
-                r.cpu, r.dropped_records
+                "CPU {}: {} of {} samples were dropped because the recorder fell behind (ring full); the statistics miss them, and the late wakeups may be among them. Raise --ring-size, and see that the drain side runs real-time (--drain-priority)",
+                r.cpu,
+                r.dropped_records,
+                r.latency.samples + r.dropped_records
             ));
         }
         if r.early_wakeups > 0 {

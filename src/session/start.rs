@@ -13,7 +13,7 @@ use crate::format::run_record::{EnvironmentRecord, RunRecord};
 use crate::format::samplelog::{SampleLogHeader, SampleLogWriter};
 use crate::measure::MeasuringThread;
 use crate::measure::clock::monotonic_ns;
-use crate::measure::sched::{explain_mlock_refusal, lock_all_memory};
+use crate::measure::sched::{DrainPriority, explain_mlock_refusal, lock_all_memory};
 use crate::measure::wake::block_timer_signals;
 use crate::plan::{PREFAULT_STACK_BYTES, RunPlan};
 use crate::recorder::live::LiveView;
@@ -142,6 +142,16 @@ impl Session {
             plan.length.expected_ns(plan.thread_interval_ns(0)),
         );
         arm(plan, &mut parts, &timeline, &mut record, &mut events);
+        // From here on this thread is the drain side: it drains, joins the trace and draws
+        // the live view until finish has drained the last samples.
+        let (drain_priority, refused) = DrainPriority::enter(plan.drain_priority);
+        if let Some(message) = refused {
+            record.warnings.push(message.clone());
+            events.write(&Event::Warning {
+                time_ns: monotonic_ns(),
+                message,
+            });
+        }
         let Acquired {
             tracer,
             joiner: _,
@@ -156,6 +166,7 @@ impl Session {
             loads,
             _cpu_locks: cpu_locks,
             threads,
+            drain_priority,
             recorder: Some(recorder),
             events,
             plan: plan.clone(),
@@ -392,6 +403,7 @@ fn start_trace(
     setup.start(
         crate::trace::record::thread_traces(plan, &ids),
         crate::trace::record::timer_functions(plan.wake_method()),
+        plan.drain_priority,
     )
 }
 

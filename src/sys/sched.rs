@@ -20,6 +20,8 @@ pub(crate) const SCHED_BATCH: i32 = libc::SCHED_BATCH;
 pub const SCHED_IDLE: i32 = libc::SCHED_IDLE;
 /// Not in every libc's headers; the kernel's number (include/uapi/linux/sched.h).
 pub(crate) const SCHED_DEADLINE: i32 = 6;
+/// Or'ed into a policy: threads and processes the thread starts begin with SCHED_OTHER.
+pub(crate) const SCHED_RESET_ON_FORK: i32 = libc::SCHED_RESET_ON_FORK;
 
 /// Sets the policy and priority of task `tid` (0: the calling thread). Uses the raw syscall:
 /// musl's sched_setscheduler wrapper returns ENOSYS by design (POSIX gives it process scope,

@@ -142,11 +142,14 @@ impl TraceSetup {
     /// starts the reader and turns tracing on. `timer_functions` are the callbacks of the
     /// measuring threads' timers (see [`record::timer_functions`]): timer expiries of other
     /// callbacks are filtered out when the kernel can filter on function names (6.2 and
-    /// later); otherwise they are kept. Returns the tracer and the [`Joiner`] for the recorder.
+    /// later); otherwise they are kept. The reader thread runs at `drain_priority` (SCHED_FIFO;
+    /// None: normal), as the recorder does, so that a heavy load does not starve it into
+    /// losing events. Returns the tracer and the [`Joiner`] for the recorder.
     pub fn start(
         self,
         threads: Vec<ThreadTrace>,
         timer_functions: &[&str],
+        drain_priority: Option<i32>,
     ) -> Result<(Tracer, Joiner), String> {
         let i = &self.instance;
         let mut config = TraceConfig {
@@ -193,6 +196,7 @@ impl TraceSetup {
             self.decoder,
             tx,
             POLL_EVERY,
+            drain_priority,
         )?;
         i.write("tracing_on", "1")
             .map_err(|e| format!("--trace: cannot start tracing: {e}"))?;

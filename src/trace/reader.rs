@@ -12,6 +12,7 @@ use super::decode::{Decoder, Kind, TraceEvent};
 use super::format::Formats;
 use super::page::{Missed, read_page};
 use crate::measure::clock::monotonic_ns;
+use crate::measure::sched::DrainPriority;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read};
@@ -106,6 +107,7 @@ pub fn spawn(
     decoder: Decoder,
     tx: Sender<TraceBatch>,
     poll: Duration,
+    drain_priority: Option<i32>,
 ) -> Result<Reader, String> {
     let mut pipes = Vec::new();
     for &cpu in cpus {
@@ -121,7 +123,11 @@ pub fn spawn(
     let thread_stop = Arc::clone(&stop);
     let join = std::thread::Builder::new()
         .name("jl-trace-reader".into())
-        .spawn(move || read_loop(pipes, formats, decoder, tx, poll, &thread_stop))
+        .spawn(move || {
+            // A refusal is the recorder's too, and recorded there (session/start.rs).
+            let _priority = DrainPriority::enter(drain_priority);
+            read_loop(pipes, formats, decoder, tx, poll, &thread_stop)
+        })
         .map_err(|e| format!("--trace: cannot start the trace reader thread: {e}"))?;
     Ok(Reader {
         stop,

@@ -18,6 +18,7 @@ mod hostile_lifecycle;
 mod inversion;
 mod ipc;
 mod ipc_trace;
+mod keep_up;
 mod load_loops;
 mod loads;
 mod monitor;

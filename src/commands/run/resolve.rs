@@ -9,7 +9,7 @@ use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
 use crate::measure::wake::ClockUse;
 use crate::measure::{Clock, PolicyKind, WakeMethod};
-use crate::plan::{LatencySpec, Measurement, RunPlan, check_periods, check_wake};
+use crate::plan::{LatencySpec, MAX_RING_SIZE, Measurement, RunPlan, check_periods, check_wake};
 use std::path::Path;
 
 /// The option groups a latency run is made of, as `run`, `sweep` and `monitor` have them.
@@ -83,6 +83,7 @@ pub(crate) fn resolve_latency(groups: &LatencyGroups, online: &[usize]) -> Resul
     let periods = resolve_periods(latency, groups.interval_step)?;
     let shared = shared::resolve(
         &groups.shared,
+        crate::plan::RunKind::Latency,
         latency.policy,
         default_ring_size(periods.interval_ns),
         online,
@@ -138,12 +139,23 @@ fn resolve_periods(latency: &LatencyArgs, interval_step: Option<&str>) -> Result
     })
 }
 
-/// One second of samples: the recorder drains every 100 ms, so a tenfold margin, while the ring
-/// stays small enough to live in the cache (a cold slot per push costs a cache miss in the
-/// measuring loop; see bench/README.md).
+/// How long a ring holds by default: [`RING_SECONDS`] of samples at the thread's interval.
+///
+/// Sized in time, not in samples, because what a ring must outlast is a time: the longest the
+/// drain side may be kept from draining (a starved recorder, a stall of the whole machine),
+/// whatever the interval. Four seconds is forty rounds of the recorder, and ten times the
+/// longest stall of both vCPUs seen on this project's VM. The memory is small at ordinary
+/// intervals (32 bytes a sample: 128 KiB at 1 ms, 1.25 MiB at 100 us) and bounded by
+/// [`MAX_RING_SIZE`] at the smallest (4 s at 1 us).
 fn default_ring_size(interval_ns: u64) -> usize {
-    (1_000_000_000 / interval_ns).clamp(1024, 262_144) as usize
+    let samples = RING_SECONDS * 1_000_000_000 / interval_ns.max(1);
+    samples.clamp(MIN_DEFAULT_RING, MAX_RING_SIZE as u64) as usize
 }
+
+/// The time a default ring holds, s (see [`default_ring_size`]).
+pub(crate) const RING_SECONDS: u64 = 4;
+/// The smallest default ring, samples: long periods still get room for a burst.
+const MIN_DEFAULT_RING: u64 = 4096;
 
 /// What a latency run measures: the wake method on its clock, the periods, the deadline,
 /// and the senders or the inversion scenario of the methods that have them.

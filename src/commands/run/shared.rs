@@ -13,7 +13,7 @@ use crate::load::LoadSpec;
 use crate::load::scenario::Scenario;
 use crate::measure::PolicyKind;
 use crate::plan::{
-    DEFAULT_DURATION_NS, MAX_DURATION_NS, MAX_RING_SIZE, Measurement, RunLength, RunPlan,
+    DEFAULT_DURATION_NS, MAX_DURATION_NS, MAX_RING_SIZE, Measurement, RunKind, RunLength, RunPlan,
 };
 use crate::units::{format_ns, parse_duration_ns};
 use std::path::{Path, PathBuf};
@@ -46,6 +46,7 @@ pub struct Shared {
     pub priority: i32,
     pub length: RunLength,
     pub ring_size: usize,
+    pub drain_priority: Option<i32>,
     pub mlock: bool,
     pub pm_qos_us: Option<u32>,
     pub allow_shared_cpus: bool,
@@ -68,16 +69,19 @@ pub(crate) struct Records {
     pub under_ns: Vec<u64>,
 }
 
-/// Resolves the shared groups for threads of `policy`, with `default_ring_size` (the kind's)
-/// where `--ring-size` is not given; every bad value is exit 2, naming the option.
+/// Resolves the shared groups for threads of `kind` and `policy`, with `default_ring_size`
+/// (the kind's) where `--ring-size` is not given; every bad value is exit 2, naming the option.
 pub fn resolve(
     groups: &SharedGroups,
+    kind: RunKind,
     policy: PolicyKind,
     default_ring_size: usize,
     online: &[usize],
 ) -> Result<Shared> {
     let cpus = resolve_cpus(groups.cpus, online)?;
     let priority = resolve_priority(groups.cpus.priority, policy)?;
+    let drain_priority =
+        resolve_drain_priority(&groups.cpus.drain_priority, kind, policy, priority)?;
     let (loads, scenario) = resolve_loads(groups, &cpus, online)?;
     let length = resolve_length(groups.length, groups.loops, scenario.as_ref())?;
     Ok(Shared {
@@ -85,6 +89,7 @@ pub fn resolve(
         policy,
         length,
         ring_size: resolve_ring_size(groups.cpus.ring_size, default_ring_size)?,
+        drain_priority,
         mlock: !groups.cpus.no_mlock,
         pm_qos_us: resolve_pm_qos(&groups.cpus.pm_qos)?,
         allow_shared_cpus: groups.cpus.allow_shared_cpus,
@@ -117,6 +122,7 @@ impl Shared {
             samples_format: records.samples_format,
             summary_every: records.summary_every,
             ring_size: self.ring_size,
+            drain_priority: self.drain_priority,
             mlock: self.mlock,
             pm_qos_us: self.pm_qos_us,
             trace: self.trace,
@@ -190,6 +196,65 @@ fn resolve_priority(given: Option<i32>, policy: PolicyKind) -> Result<i32> {
     Ok(priority)
 }
 
+/// `--drain-priority auto|off|N`: the drain side's SCHED_FIFO priority, always below the
+/// measuring threads' (at equal priority a drain would delay a wakeup). Noise threads never
+/// sleep: a real-time drain on their CPUs would wait behind them, and be throttled with them,
+/// so noise drains at normal priority.
+fn resolve_drain_priority(
+    text: &str,
+    kind: RunKind,
+    policy: PolicyKind,
+    priority: i32,
+) -> Result<Option<i32>> {
+    let sleeps = kind != RunKind::Noise;
+    // The highest priority below the measuring threads: SCHED_DEADLINE runs ahead of every
+    // SCHED_FIFO priority; a normal policy leaves none.
+    let highest = match policy {
+        PolicyKind::Fifo | PolicyKind::Rr => priority - 1,
+        PolicyKind::Deadline => 99,
+        PolicyKind::Other | PolicyKind::Batch | PolicyKind::Idle => 0,
+    };
+    match text {
+        "off" => Ok(None),
+        "auto" => Ok((sleeps && highest >= 1).then_some(1)),
+        _ => {
+            let n: i32 = text.parse().map_err(|_| {
+                Failure::usage(format!(
+                    "--drain-priority {text}: not auto, off or a priority 1-99"
+                ))
+            })?;
+            if !sleeps {
+                return Err(Failure::usage(format!(
+                    "--drain-priority {n}: noise threads never sleep, so a real-time drain side on their CPUs would never run; omit it (noise drains at normal priority)"
+                )));
+            }
+            if !(1..=highest).contains(&n) {
+                return Err(Failure::usage(if highest < 1 {
+                    format!(
+                        "--drain-priority {n}: the measuring threads run --policy {} {}, so a real-time drain side would run ahead of them; use --drain-priority off, or a real-time --policy",
+                        policy.name(),
+                        if priority > 0 {
+                            format!("at priority {priority}")
+                        } else {
+                            String::new()
+                        }
+                    )
+                } else {
+                    format!(
+                        "--drain-priority {n}: must be 1 to {highest}, below the measuring threads' priority ({}), so that draining never delays a wakeup",
+                        if policy == PolicyKind::Deadline {
+                            "SCHED_DEADLINE".to_string()
+                        } else {
+                            priority.to_string()
+                        }
+                    )
+                }));
+            }
+            Ok(Some(n))
+        }
+    }
+}
+
 /// `--load` and `--scenario`, each checked against the measured and the online CPUs, and
 /// together against the memory they would take.
 fn resolve_loads(
@@ -221,7 +286,7 @@ fn resolve_ring_size(given: Option<usize>, default_ring_size: usize) -> Result<u
     let ring_size = given.unwrap_or(default_ring_size);
     if !(16..=MAX_RING_SIZE).contains(&ring_size) {
         return Err(Failure::usage(format!(
-            "--ring-size {ring_size}: outside 16..={MAX_RING_SIZE} samples per thread (the largest ring takes 128 MiB of locked memory per thread and holds 4 s of samples at a 1us interval); the default, one second of samples at the interval, suits almost every run"
+            "--ring-size {ring_size}: outside 16..={MAX_RING_SIZE} samples per thread (the largest ring takes 128 MiB of locked memory per thread and holds 4 s of samples at a 1us interval); the default, four seconds of samples at the interval, suits almost every run"
         )));
     }
     Ok(ring_size)
@@ -285,5 +350,56 @@ pub(super) fn check_online(what: &str, cpus: &[usize], online: &[usize]) -> Resu
             format_cpu_list(online)
         ))),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(text: &str, kind: RunKind, policy: PolicyKind, priority: i32) -> Result<Option<i32>> {
+        resolve_drain_priority(text, kind, policy, priority)
+    }
+
+    #[test]
+    fn auto_drains_at_fifo_1_below_real_time_sleeping_threads_only() {
+        use PolicyKind::*;
+        use RunKind::{Latency, Noise};
+        assert_eq!(drain("auto", Latency, Fifo, 95).unwrap(), Some(1));
+        assert_eq!(drain("auto", Latency, Rr, 2).unwrap(), Some(1));
+        assert_eq!(drain("auto", Latency, Deadline, 0).unwrap(), Some(1));
+        // Nothing is below priority 1; normal threads must not be preempted by the drain.
+        assert_eq!(drain("auto", Latency, Fifo, 1).unwrap(), None);
+        for normal in [Other, Batch, Idle] {
+            assert_eq!(drain("auto", Latency, normal, 0).unwrap(), None);
+        }
+        assert_eq!(drain("auto", Noise, Fifo, 95).unwrap(), None);
+        assert_eq!(drain("off", Latency, Fifo, 95).unwrap(), None);
+        assert_eq!(drain("50", Latency, Fifo, 95).unwrap(), Some(50));
+        assert_eq!(drain("99", Latency, Deadline, 0).unwrap(), Some(99));
+    }
+
+    #[test]
+    fn a_drain_priority_at_or_above_the_threads_or_for_noise_is_refused() {
+        use PolicyKind::*;
+        let refused = |text: &str, kind, policy, priority| {
+            let e = drain(text, kind, policy, priority).unwrap_err();
+            assert_eq!(
+                e.code,
+                crate::error::ExitCode::Usage,
+                "{text}: {}",
+                e.message
+            );
+            e.message
+        };
+        let m = refused("95", RunKind::Latency, Fifo, 95);
+        assert!(m.contains("must be 1 to 94"), "{m}");
+        let m = refused("1", RunKind::Latency, Other, 0);
+        assert!(m.contains("--drain-priority off"), "{m}");
+        let m = refused("1", RunKind::Noise, Fifo, 95);
+        assert!(m.contains("never sleep"), "{m}");
+        for bad in ["0", "100", "-1", "high", ""] {
+            refused(bad, RunKind::Latency, Fifo, 95);
+        }
     }
 }

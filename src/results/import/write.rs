@@ -276,6 +276,7 @@ fn plan_record(imported: &Imported) -> PlanRecord {
         samples_format: None,
         summary_every: None,
         ring_size: 0,
+        drain_priority: None,
         mlock: facts.memory_locked.unwrap_or(false),
         pm_qos_us: None,
         trace: false,
