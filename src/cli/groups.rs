@@ -98,10 +98,10 @@ pub struct CpuArgs {
     pub ring_size: Option<usize>,
 
     /// Real-time priority of the drain side (the recorder, the trace reader, the live view):
-    /// SCHED_FIFO N, below the measuring threads, so that no normal load can starve it into
-    /// dropping records. "auto": 1 when the measuring threads are real-time (at priority 2 or
-    /// more) and sleep between wakeups (not noise, whose threads never sleep); "off": normal
-    /// scheduling.
+    /// SCHED_FIFO N, below every real-time thread of the run, so that no normal load can
+    /// starve it into dropping records. "auto": 1 when every real-time thread of the run
+    /// (measuring, IPC senders, pi-mutex holder and hog) is at 2 or more and the threads sleep
+    /// between wakeups (not noise, whose threads never sleep); "off": normal scheduling.
     #[arg(
         long,
         default_value = "auto",

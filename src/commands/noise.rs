@@ -120,7 +120,7 @@ pub fn resolve(args: &NoiseArgs, throttling: Option<RtThrottling>) -> Result<Run
         throttle_min_ns,
         clock,
     });
-    Ok(shared.into_plan(measurement, records))
+    shared.into_plan(measurement, records)
 }
 
 /// `--threshold`, within what the loop can tell from its own clock read.

@@ -117,7 +117,7 @@ pub(crate) fn resolve_latency(groups: &LatencyGroups, online: &[usize]) -> Resul
             .map(|d| duration_arg("--under", d))
             .collect::<Result<Vec<u64>>>()?,
     };
-    Ok(shared.into_plan(measurement, records))
+    shared.into_plan(measurement, records)
 }
 
 /// `--interval`, `--distance` and `--interval-step`.

@@ -46,7 +46,9 @@ pub struct Shared {
     pub priority: i32,
     pub length: RunLength,
     pub ring_size: usize,
-    pub drain_priority: Option<i32>,
+    /// `--drain-priority` as asked; resolved against every thread of the run by
+    /// [`Shared::into_plan`].
+    pub(crate) drain_priority: DrainRequest,
     pub mlock: bool,
     pub pm_qos_us: Option<u32>,
     pub allow_shared_cpus: bool,
@@ -80,8 +82,7 @@ pub fn resolve(
 ) -> Result<Shared> {
     let cpus = resolve_cpus(groups.cpus, online)?;
     let priority = resolve_priority(groups.cpus.priority, policy)?;
-    let drain_priority =
-        resolve_drain_priority(&groups.cpus.drain_priority, kind, policy, priority)?;
+    let drain_priority = parse_drain_priority(&groups.cpus.drain_priority, kind)?;
     let (loads, scenario) = resolve_loads(groups, &cpus, online)?;
     let length = resolve_length(groups.length, groups.loops, scenario.as_ref())?;
     Ok(Shared {
@@ -106,9 +107,12 @@ pub fn resolve(
 }
 
 impl Shared {
-    /// The plan: these resolved groups, the kind's fields and what the run records.
-    pub(crate) fn into_plan(self, measurement: Measurement, records: Records) -> RunPlan {
-        RunPlan {
+    /// The plan: these resolved groups, the kind's fields and what the run records; the drain
+    /// side's priority is resolved here, below every real-time thread the measurement has.
+    pub(crate) fn into_plan(self, measurement: Measurement, records: Records) -> Result<RunPlan> {
+        let lowest = lowest_thread_priority(&measurement, self.policy, self.priority);
+        let drain_priority = resolve_drain_priority(self.drain_priority, lowest)?;
+        Ok(RunPlan {
             cpus: self.cpus,
             policy: self.policy,
             priority: self.priority,
@@ -122,7 +126,7 @@ impl Shared {
             samples_format: records.samples_format,
             summary_every: records.summary_every,
             ring_size: self.ring_size,
-            drain_priority: self.drain_priority,
+            drain_priority,
             mlock: self.mlock,
             pm_qos_us: self.pm_qos_us,
             trace: self.trace,
@@ -132,7 +136,7 @@ impl Shared {
             segments: None,
             budget: self.budget,
             under_ns: records.under_ns,
-        }
+        })
     }
 }
 
@@ -196,62 +200,81 @@ fn resolve_priority(given: Option<i32>, policy: PolicyKind) -> Result<i32> {
     Ok(priority)
 }
 
-/// `--drain-priority auto|off|N`: the drain side's SCHED_FIFO priority, always below the
-/// measuring threads' (at equal priority a drain would delay a wakeup). Noise threads never
-/// sleep: a real-time drain on their CPUs would wait behind them, and be throttled with them,
-/// so noise drains at normal priority.
-fn resolve_drain_priority(
-    text: &str,
-    kind: RunKind,
-    policy: PolicyKind,
-    priority: i32,
-) -> Result<Option<i32>> {
-    let sleeps = kind != RunKind::Noise;
-    // The highest priority below the measuring threads: SCHED_DEADLINE runs ahead of every
-    // SCHED_FIFO priority; a normal policy leaves none.
-    let highest = match policy {
-        PolicyKind::Fifo | PolicyKind::Rr => priority - 1,
-        PolicyKind::Deadline => 99,
-        PolicyKind::Other | PolicyKind::Batch | PolicyKind::Idle => 0,
-    };
+/// `--drain-priority` as asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DrainRequest {
+    /// `auto`: 1, where every real-time thread of the run is above it.
+    Auto,
+    /// `off`, and `auto` for noise: normal scheduling.
+    Off,
+    /// `N`.
+    Fixed(i32),
+}
+
+/// The syntax of `--drain-priority auto|off|N`. Noise threads never sleep: a real-time drain
+/// on their CPUs would wait behind them, and be throttled with them, so noise drains at
+/// normal priority and refuses a priority.
+fn parse_drain_priority(text: &str, kind: RunKind) -> Result<DrainRequest> {
+    let noise = kind == RunKind::Noise;
     match text {
-        "off" => Ok(None),
-        "auto" => Ok((sleeps && highest >= 1).then_some(1)),
+        "off" => Ok(DrainRequest::Off),
+        "auto" if noise => Ok(DrainRequest::Off),
+        "auto" => Ok(DrainRequest::Auto),
         _ => {
             let n: i32 = text.parse().map_err(|_| {
                 Failure::usage(format!(
                     "--drain-priority {text}: not auto, off or a priority 1-99"
                 ))
             })?;
-            if !sleeps {
+            if noise {
                 return Err(Failure::usage(format!(
                     "--drain-priority {n}: noise threads never sleep, so a real-time drain side on their CPUs would never run; omit it (noise drains at normal priority)"
                 )));
             }
-            if !(1..=highest).contains(&n) {
-                return Err(Failure::usage(if highest < 1 {
-                    format!(
-                        "--drain-priority {n}: the measuring threads run --policy {} {}, so a real-time drain side would run ahead of them; use --drain-priority off, or a real-time --policy",
-                        policy.name(),
-                        if priority > 0 {
-                            format!("at priority {priority}")
-                        } else {
-                            String::new()
-                        }
-                    )
-                } else {
-                    format!(
-                        "--drain-priority {n}: must be 1 to {highest}, below the measuring threads' priority ({}), so that draining never delays a wakeup",
-                        if policy == PolicyKind::Deadline {
-                            "SCHED_DEADLINE".to_string()
-                        } else {
-                            priority.to_string()
-                        }
-                    )
-                }));
-            }
-            Ok(Some(n))
+            Ok(DrainRequest::Fixed(n))
         }
+    }
+}
+
+/// The lowest real-time priority among the run's threads: the measuring threads, the IPC
+/// senders, the pi-mutex holder and hog; 100 when every one runs SCHED_DEADLINE (ahead of
+/// every SCHED_FIFO priority); 0 when the measuring threads are not real-time.
+fn lowest_thread_priority(measurement: &Measurement, policy: PolicyKind, priority: i32) -> i32 {
+    let measuring = match policy {
+        PolicyKind::Fifo | PolicyKind::Rr => priority,
+        PolicyKind::Deadline => 100,
+        PolicyKind::Other | PolicyKind::Batch | PolicyKind::Idle => return 0,
+    };
+    let latency = measurement.latency();
+    let sender = latency.and_then(|l| l.sender.as_ref()).map(|s| s.priority);
+    let inversion = latency.and_then(|l| l.inversion);
+    let helpers = [
+        sender,
+        inversion.map(|i| i.holder_priority),
+        inversion.map(|i| i.hog_priority),
+    ];
+    // A helper under SCHED_DEADLINE has priority 0 here, and is ahead of every FIFO thread.
+    helpers
+        .into_iter()
+        .flatten()
+        .filter(|&p| p > 0)
+        .fold(measuring, i32::min)
+}
+
+/// The drain side's SCHED_FIFO priority: always below `lowest`, the lowest real-time priority
+/// among the run's threads (at equal priority a drain would delay a wakeup or a helper).
+fn resolve_drain_priority(request: DrainRequest, lowest: i32) -> Result<Option<i32>> {
+    let highest = (lowest - 1).min(99);
+    match request {
+        DrainRequest::Off => Ok(None),
+        DrainRequest::Auto => Ok((highest >= 1).then_some(1)),
+        DrainRequest::Fixed(n) if (1..=highest).contains(&n) => Ok(Some(n)),
+        DrainRequest::Fixed(n) if highest < 1 => Err(Failure::usage(format!(
+            "--drain-priority {n}: no real-time priority is below every thread of this run (the lowest is {lowest}; 0: the measuring threads are not real-time), so a real-time drain side would run ahead of one; use --drain-priority off, or raise --priority"
+        ))),
+        DrainRequest::Fixed(n) => Err(Failure::usage(format!(
+            "--drain-priority {n}: must be 1 to {highest}, below every real-time thread of this run (the lowest is at {lowest}), so that draining never delays a wakeup"
+        ))),
     }
 }
 
@@ -357,49 +380,90 @@ pub(super) fn check_online(what: &str, cpus: &[usize], online: &[usize]) -> Resu
 mod tests {
     use super::*;
 
-    fn drain(text: &str, kind: RunKind, policy: PolicyKind, priority: i32) -> Result<Option<i32>> {
-        resolve_drain_priority(text, kind, policy, priority)
+    fn auto(lowest: i32) -> Option<i32> {
+        resolve_drain_priority(DrainRequest::Auto, lowest).unwrap()
     }
 
     #[test]
     fn auto_drains_at_fifo_1_below_real_time_sleeping_threads_only() {
-        use PolicyKind::*;
-        use RunKind::{Latency, Noise};
-        assert_eq!(drain("auto", Latency, Fifo, 95).unwrap(), Some(1));
-        assert_eq!(drain("auto", Latency, Rr, 2).unwrap(), Some(1));
-        assert_eq!(drain("auto", Latency, Deadline, 0).unwrap(), Some(1));
+        assert_eq!(auto(95), Some(1));
+        assert_eq!(auto(2), Some(1));
+        assert_eq!(auto(100), Some(1), "SCHED_DEADLINE threads");
         // Nothing is below priority 1; normal threads must not be preempted by the drain.
-        assert_eq!(drain("auto", Latency, Fifo, 1).unwrap(), None);
-        for normal in [Other, Batch, Idle] {
-            assert_eq!(drain("auto", Latency, normal, 0).unwrap(), None);
-        }
-        assert_eq!(drain("auto", Noise, Fifo, 95).unwrap(), None);
-        assert_eq!(drain("off", Latency, Fifo, 95).unwrap(), None);
-        assert_eq!(drain("50", Latency, Fifo, 95).unwrap(), Some(50));
-        assert_eq!(drain("99", Latency, Deadline, 0).unwrap(), Some(99));
+        assert_eq!(auto(1), None);
+        assert_eq!(auto(0), None);
+        assert_eq!(
+            parse_drain_priority("auto", RunKind::Noise).unwrap(),
+            DrainRequest::Off
+        );
+        assert_eq!(resolve_drain_priority(DrainRequest::Off, 95).unwrap(), None);
+        assert_eq!(
+            resolve_drain_priority(DrainRequest::Fixed(50), 95).unwrap(),
+            Some(50)
+        );
+        assert_eq!(
+            resolve_drain_priority(DrainRequest::Fixed(99), 100).unwrap(),
+            Some(99)
+        );
     }
 
     #[test]
-    fn a_drain_priority_at_or_above_the_threads_or_for_noise_is_refused() {
-        use PolicyKind::*;
-        let refused = |text: &str, kind, policy, priority| {
-            let e = drain(text, kind, policy, priority).unwrap_err();
-            assert_eq!(
-                e.code,
-                crate::error::ExitCode::Usage,
-                "{text}: {}",
-                e.message
-            );
+    fn the_lowest_priority_counts_senders_holder_and_hog() {
+        use crate::plan::{InversionSpec, LatencySpec};
+        let mut latency = LatencySpec {
+            wake: crate::measure::WakeMethod::default_method(),
+            clock: crate::measure::Clock::DEFAULT,
+            interval_ns: 1_000_000,
+            distance_ns: 0,
+            interval_step_ns: 0,
+            deadline_ns: None,
+            sender: None,
+            inversion: None,
+        };
+        let lowest = |l: &LatencySpec, policy, priority| {
+            lowest_thread_priority(&Measurement::Latency(l.clone()), policy, priority)
+        };
+        assert_eq!(lowest(&latency, PolicyKind::Fifo, 95), 95);
+        assert_eq!(lowest(&latency, PolicyKind::Other, 0), 0);
+        latency.inversion = Some(InversionSpec {
+            hold_ns: 1,
+            hog_ns: 1,
+            inherit: true,
+            holder_priority: 1,
+            hog_priority: 2,
+        });
+        // --priority 3: the holder at 1 leaves no priority for the drain side.
+        assert_eq!(lowest(&latency, PolicyKind::Fifo, 3), 1);
+        assert_eq!(
+            resolve_drain_priority(DrainRequest::Auto, lowest(&latency, PolicyKind::Fifo, 3))
+                .unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn a_drain_priority_at_or_above_a_thread_or_for_noise_is_refused() {
+        let refused = |r: Result<_>| {
+            let e: Failure = r.map(|_: Option<i32>| ()).unwrap_err();
+            assert_eq!(e.code, crate::error::ExitCode::Usage, "{}", e.message);
             e.message
         };
-        let m = refused("95", RunKind::Latency, Fifo, 95);
+        let m = refused(resolve_drain_priority(DrainRequest::Fixed(95), 95));
         assert!(m.contains("must be 1 to 94"), "{m}");
-        let m = refused("1", RunKind::Latency, Other, 0);
+        let m = refused(resolve_drain_priority(DrainRequest::Fixed(1), 0));
         assert!(m.contains("--drain-priority off"), "{m}");
-        let m = refused("1", RunKind::Noise, Fifo, 95);
-        assert!(m.contains("never sleep"), "{m}");
-        for bad in ["0", "100", "-1", "high", ""] {
-            refused(bad, RunKind::Latency, Fifo, 95);
+        let e = parse_drain_priority("1", RunKind::Noise).unwrap_err();
+        assert!(e.message.contains("never sleep"), "{}", e.message);
+        for bad in ["high", "", "1.5"] {
+            let e = parse_drain_priority(bad, RunKind::Latency).unwrap_err();
+            assert_eq!(e.code, crate::error::ExitCode::Usage);
+        }
+        for out_of_range in [0, 100, -1] {
+            let m = refused(resolve_drain_priority(
+                DrainRequest::Fixed(out_of_range),
+                95,
+            ));
+            assert!(m.contains("must be 1 to 94"), "{m}");
         }
     }
 }
