@@ -109,6 +109,13 @@ pub struct CpuArgs {
         allow_hyphen_values = true
     )]
     pub drain_priority: String,
+
+    /// CPUs for everything but the measurement: the drain side (recorder, trace reader, live
+    /// view), the load supervisor, the metrics server, and the `cpus=housekeeping` loads. Not
+    /// a measured CPU. Default: the drain side may run anywhere, and `cpus=housekeeping` is
+    /// every online CPU not measured.
+    #[arg(long, value_name = "CPUS")]
+    pub housekeeping: Option<String>,
 }
 
 // How a wakeup is scheduled and judged (`run`, `sweep`, `monitor`; noise has its own group).

@@ -41,7 +41,11 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
     }
     let once = duration_ns.is_none();
     for g in loads.iter().filter(|_| once && !args.json) {
-        let cpus = g.common.cpus.resolve(&online, &[]).unwrap_or_default();
+        let cpus = g
+            .common
+            .cpus
+            .resolve(&online, &[], None)
+            .unwrap_or_default();
         if let Some(banner) = g.generator.once_banner(g.workers(&cpus)) {
             println!("{banner}");
         }
@@ -144,7 +148,8 @@ pub(crate) fn parse_alone(texts: &[String], online: &[usize]) -> Result<Vec<Gene
                 crate::cpulist::format_cpu_list(online)
             )));
         }
-        g.check_on_system(&[], online).map_err(Failure::usage)?;
+        g.check_on_system(&[], online, None)
+            .map_err(Failure::usage)?;
         loads.push(g);
     }
     // They all run at the same time.

@@ -302,6 +302,10 @@ pub struct PlanRecord {
     /// (and in files written before this field).
     #[serde(default)]
     pub drain_priority: Option<i32>,
+    /// `--housekeeping`: the CPUs of the drain side, the load supervisor and the
+    /// `cpus=housekeeping` loads; None: not given (and in files written before this field).
+    #[serde(default)]
+    pub housekeeping: Option<Vec<usize>>,
     pub mlock: bool,
     /// Requested /dev/cpu_dma_latency value in us; None for --pm-qos off.
     pub pm_qos_us: Option<u32>,

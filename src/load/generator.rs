@@ -139,17 +139,27 @@ pub(crate) const LOOPS_PARAMETER: &str = "loops";
 pub enum CpuChoice {
     /// Every online CPU (the default).
     All,
-    /// The online CPUs that are not measured (`cpus=housekeeping`).
+    /// The housekeeping CPUs (`cpus=housekeeping`): `--housekeeping`, else the online CPUs
+    /// that are not measured.
     Housekeeping,
     List(Vec<usize>),
 }
 
 impl CpuChoice {
-    /// The CPUs this choice means, given the online and the measured CPUs.
-    pub fn resolve(&self, online: &[usize], measured: &[usize]) -> Result<Vec<usize>, String> {
+    /// The CPUs this choice means, given the online and the measured CPUs and the run's
+    /// `--housekeeping` CPUs, if given.
+    pub fn resolve(
+        &self,
+        online: &[usize],
+        measured: &[usize],
+        housekeeping: Option<&[usize]>,
+    ) -> Result<Vec<usize>, String> {
         match self {
             CpuChoice::All => Ok(online.to_vec()),
             CpuChoice::List(l) => Ok(l.clone()),
+            CpuChoice::Housekeeping if housekeeping.is_some() => {
+                Ok(housekeeping.unwrap_or_default().to_vec())
+            }
             CpuChoice::Housekeeping => {
                 let rest: Vec<usize> = online
                     .iter()
@@ -332,10 +342,11 @@ impl GeneratorSpec {
         &self,
         measured: &[usize],
         online: &[usize],
+        housekeeping: Option<&[usize]>,
     ) -> Result<(), String> {
         self.common
             .cpus
-            .resolve(online, measured)
+            .resolve(online, measured, housekeeping)
             .map_err(|e| format!("load '{}': {e}", self.text))?;
         self.check_system()
     }
@@ -409,20 +420,29 @@ mod tests {
     }
 
     #[test]
-    fn housekeeping_is_the_unmeasured_cpus() {
+    fn housekeeping_is_the_given_cpus_else_the_unmeasured_ones() {
         assert_eq!(
-            CpuChoice::Housekeeping.resolve(&[0, 1, 2, 3], &[2, 3]),
+            CpuChoice::Housekeeping.resolve(&[0, 1, 2, 3], &[2, 3], None),
             Ok(vec![0, 1])
+        );
+        // --housekeeping 1: CPU 0 is neither measured nor housekeeping.
+        assert_eq!(
+            CpuChoice::Housekeeping.resolve(&[0, 1, 2, 3], &[2, 3], Some(&[1])),
+            Ok(vec![1])
+        );
+        assert_eq!(
+            CpuChoice::All.resolve(&[0, 1, 2, 3], &[2, 3], Some(&[1])),
+            Ok(vec![0, 1, 2, 3])
         );
         assert!(
             CpuChoice::Housekeeping
-                .resolve(&[0, 1], &[0, 1])
+                .resolve(&[0, 1], &[0, 1], None)
                 .unwrap_err()
                 .contains("none is left")
         );
         assert!(
             CpuChoice::Housekeeping
-                .resolve(&[0, 1], &[])
+                .resolve(&[0, 1], &[], None)
                 .unwrap_err()
                 .contains("nothing is measured")
         );

@@ -84,10 +84,11 @@ impl LoadSpec {
         &self,
         measured: &[usize],
         online: &[usize],
+        housekeeping: Option<&[usize]>,
     ) -> Result<(), String> {
         match self {
             LoadSpec::Spike(_) => Ok(()),
-            LoadSpec::Generator(g) => g.check_on_system(measured, online),
+            LoadSpec::Generator(g) => g.check_on_system(measured, online, housekeeping),
         }
     }
 }

@@ -333,17 +333,25 @@ fn phase_load(
 
 impl Scenario {
     /// Checks what needs the measured CPUs: `cpus=housekeeping` must leave CPUs for the loads.
-    pub(crate) fn check_cpus(&self, measured: &[usize], online: &[usize]) -> Result<(), String> {
+    pub(crate) fn check_cpus(
+        &self,
+        measured: &[usize],
+        online: &[usize],
+        housekeeping: Option<&[usize]>,
+    ) -> Result<(), String> {
         for (i, p) in self.phases.iter().enumerate() {
             for g in &p.loads {
-                g.common.cpus.resolve(online, measured).map_err(|e| {
-                    format!(
-                        "{}: phase {i} ('{}'): load '{}': {e}",
-                        self.path.display(),
-                        p.label,
-                        g.text
-                    )
-                })?;
+                g.common
+                    .cpus
+                    .resolve(online, measured, housekeeping)
+                    .map_err(|e| {
+                        format!(
+                            "{}: phase {i} ('{}'): load '{}': {e}",
+                            self.path.display(),
+                            p.label,
+                            g.text
+                        )
+                    })?;
             }
         }
         Ok(())

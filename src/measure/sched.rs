@@ -189,6 +189,38 @@ impl Drop for DrainPriority {
     }
 }
 
+/// The calling thread confined to the housekeeping CPUs (`--housekeeping`) until this is
+/// dropped (on that thread), when its former CPUs are given back. Every thread it starts
+/// inherits the confinement: the trace reader, the load supervisor, the metrics server. The
+/// measuring threads and their helpers pin themselves to their own CPUs, which a confined
+/// parent does not prevent.
+#[derive(Debug)]
+pub(crate) struct Housekeeping {
+    former: Option<Vec<usize>>,
+}
+
+impl Housekeeping {
+    /// Confines the calling thread to `cpus` (None: leaves it alone).
+    pub(crate) fn enter(cpus: Option<&[usize]>) -> io::Result<Housekeeping> {
+        let Some(cpus) = cpus else {
+            return Ok(Housekeeping { former: None });
+        };
+        let former = os::affinity()?;
+        os::set_affinity(cpus)?;
+        Ok(Housekeeping {
+            former: Some(former),
+        })
+    }
+}
+
+impl Drop for Housekeeping {
+    fn drop(&mut self) {
+        if let Some(former) = self.former.take() {
+            let _ = os::set_affinity(&former);
+        }
+    }
+}
+
 /// Locks all current and future pages of the process in memory.
 pub(crate) fn lock_all_memory() -> io::Result<()> {
     os::lock_memory(os::MemoryLock::All)

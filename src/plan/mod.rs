@@ -98,6 +98,9 @@ pub struct RunPlan {
     /// The drain side's SCHED_FIFO priority (`--drain-priority`, below the measuring
     /// threads'); None: normal scheduling.
     pub drain_priority: Option<i32>,
+    /// `--housekeeping`: the CPUs of everything but the measuring threads and their helpers
+    /// (the drain side, the load supervisor, `cpus=housekeeping` loads); None: anywhere.
+    pub housekeeping: Option<Vec<usize>>,
     pub mlock: bool,
     pub pm_qos_us: Option<u32>,
     /// `--trace`: the IRQ vs thread split and spike explanations.

@@ -275,6 +275,7 @@ fn plan_record(run: &SyntheticRun) -> PlanRecord {
         summary_every: None,
         ring_size: 1024,
         drain_priority: None,
+        housekeeping: None,
         mlock: true,
         pm_qos_us: Some(0),
         trace: false,

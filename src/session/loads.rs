@@ -183,6 +183,7 @@ fn start_supervisor(
         phases,
         online: online_cpus().map_err(Failure::system)?,
         measured: plan.cpus.clone(),
+        housekeeping: plan.housekeeping.clone(),
         result_dir: Some(dir.clone()),
         log_cap,
         record_index_base: spikes,

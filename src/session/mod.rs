@@ -50,7 +50,7 @@ use crate::error::Result;
 use crate::format::events::Event;
 use crate::format::run_record::RunRecord;
 use crate::measure::clock::monotonic_ns;
-use crate::measure::sched::DrainPriority;
+use crate::measure::sched::{DrainPriority, Housekeeping};
 use crate::plan::{RunLength, RunPlan};
 use crate::recorder::live::LiveView;
 use crate::recorder::segments::SegmentLedger;
@@ -167,6 +167,9 @@ pub struct Session {
     end_ns: u64,
     /// The first write error (a full disk): measuring stops, the statistics are still complete.
     io_error: Option<String>,
+    /// This thread confined to the housekeeping CPUs (`--housekeeping`), its former CPUs given
+    /// back when the session is dropped.
+    _housekeeping: Housekeeping,
     /// What the segment writer has done, with `RunPlan::segments`: run.json is rewritten when
     /// it changes.
     segments: Option<SegmentLedger>,

@@ -64,6 +64,7 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
         summary_every: plan.summary_every,
         ring_size: plan.ring_size,
         drain_priority: plan.drain_priority,
+        housekeeping: plan.housekeeping.clone(),
         mlock: plan.mlock,
         pm_qos_us: plan.pm_qos_us,
         trace: plan.trace,

@@ -6,6 +6,7 @@
 
 use super::files::{EventWriter, RunFiles, create_files};
 use super::{Session, SessionOptions};
+use crate::cpulist::{format_cpu_list, parse_cpu_list};
 use crate::error::{Failure, OrFailure, Result};
 use crate::format::events::Event;
 use crate::format::hlog::HlogWriter;
@@ -13,7 +14,7 @@ use crate::format::run_record::{EnvironmentRecord, RunRecord};
 use crate::format::samplelog::{SampleLogHeader, SampleLogWriter};
 use crate::measure::MeasuringThread;
 use crate::measure::clock::monotonic_ns;
-use crate::measure::sched::{DrainPriority, explain_mlock_refusal, lock_all_memory};
+use crate::measure::sched::{DrainPriority, Housekeeping, explain_mlock_refusal, lock_all_memory};
 use crate::measure::wake::block_timer_signals;
 use crate::plan::{PREFAULT_STACK_BYTES, RunPlan};
 use crate::recorder::live::LiveView;
@@ -82,8 +83,16 @@ impl Session {
         let claim = claim_result_dir(plan)?;
         let preflight = preflight(plan)?;
         let mut warnings = preflight.warnings;
-        // Before any other thread exists, so that every thread inherits the mask.
+        // Before any other thread exists, so that every thread inherits the mask, and the
+        // housekeeping CPUs.
         block_timer_signals();
+        let housekeeping = Housekeeping::enter(plan.housekeeping.as_deref()).map_err(|e| {
+            Failure::system(format!(
+                "--housekeeping: cannot move jitterlab's own threads to CPUs {}: {e}; check that they are in this process's cpuset (/proc/self/status, Cpus_allowed_list)",
+                format_cpu_list(plan.housekeeping.as_deref().unwrap_or_default())
+            ))
+        })?;
+        warnings.extend(smt_shared_with_housekeeping(plan));
         let (stop, interrupted) = stop_on_signals()?;
         if plan.mlock {
             lock_all_memory().map_err(|e| Failure::system(explain_mlock_refusal(&e)))?;
@@ -168,6 +177,7 @@ impl Session {
             threads,
             drain_priority,
             recorder: Some(recorder),
+            _housekeeping: housekeeping,
             events,
             plan: plan.clone(),
             dir,
@@ -439,4 +449,29 @@ fn follow_senders(
         .follow_senders(&tids)
         .err()
         .map(|e| format!("{e}; the explanations of this run do not follow the sender threads"))
+}
+
+/// A warning per measured CPU that shares its core with a housekeeping CPU (`--housekeeping`):
+/// the drain side and the loads there slow the measured thread by a varying amount.
+fn smt_shared_with_housekeeping(plan: &RunPlan) -> Vec<String> {
+    let Some(housekeeping) = &plan.housekeeping else {
+        return Vec::new();
+    };
+    plan.cpus
+        .iter()
+        .filter_map(|&cpu| {
+            let path = format!("/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list");
+            let siblings = parse_cpu_list(std::fs::read_to_string(path).ok()?.trim()).ok()?;
+            let shared: Vec<usize> = siblings
+                .into_iter()
+                .filter(|s| *s != cpu && housekeeping.contains(s))
+                .collect();
+            (!shared.is_empty()).then(|| {
+                format!(
+                    "--housekeeping: measured CPU {cpu} shares its core with housekeeping CPU {} (SMT siblings): the drain side and the loads there slow it by a varying amount; choose housekeeping CPUs on other cores, or turn SMT off",
+                    format_cpu_list(&shared)
+                )
+            })
+        })
+        .collect()
 }

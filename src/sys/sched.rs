@@ -133,6 +133,22 @@ pub(crate) fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     Ok(())
 }
 
+/// The CPUs the calling thread may run on.
+pub(crate) fn affinity() -> io::Result<Vec<usize>> {
+    // SAFETY: cpu_set_t is plain data; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: set is valid for its size.
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    let capacity = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: every index is below the set's capacity.
+    Ok((0..capacity)
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect())
+}
+
 /// Sets the calling thread's timer slack (PR_SET_TIMERSLACK), ns.
 pub(crate) fn set_timer_slack_ns(ns: u64) {
     // SAFETY: PR_SET_TIMERSLACK takes a plain integer (unsigned long: saturate on 32 bits).

@@ -68,6 +68,26 @@ fn each_bad_input_exits_2_naming_the_value() {
         2,
         &["hibernate", "clock-nanosleep"],
     );
+    refused(
+        &["--cpus", "0", "--housekeeping", "0"],
+        2,
+        &["--housekeeping 0", "CPU 0 is also measured"],
+    );
+    refused(
+        &["--housekeeping", "64"],
+        2,
+        &["--housekeeping", "CPU 64 is not online"],
+    );
+    refused(
+        &["--priority", "10", "--drain-priority", "10"],
+        2,
+        &["--drain-priority 10", "must be 1 to 9"],
+    );
+    refused(
+        &["--policy", "other", "--drain-priority", "1"],
+        2,
+        &["--drain-priority 1", "--drain-priority off"],
+    );
 }
 
 #[test]

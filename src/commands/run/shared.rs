@@ -49,6 +49,7 @@ pub struct Shared {
     /// `--drain-priority` as asked; resolved against every thread of the run by
     /// [`Shared::into_plan`].
     pub(crate) drain_priority: DrainRequest,
+    pub housekeeping: Option<Vec<usize>>,
     pub mlock: bool,
     pub pm_qos_us: Option<u32>,
     pub allow_shared_cpus: bool,
@@ -81,9 +82,10 @@ pub fn resolve(
     online: &[usize],
 ) -> Result<Shared> {
     let cpus = resolve_cpus(groups.cpus, online)?;
+    let housekeeping = resolve_housekeeping(groups.cpus, &cpus, online)?;
     let priority = resolve_priority(groups.cpus.priority, policy)?;
     let drain_priority = parse_drain_priority(&groups.cpus.drain_priority, kind)?;
-    let (loads, scenario) = resolve_loads(groups, &cpus, online)?;
+    let (loads, scenario) = resolve_loads(groups, &cpus, online, housekeeping.as_deref())?;
     let length = resolve_length(groups.length, groups.loops, scenario.as_ref())?;
     Ok(Shared {
         priority,
@@ -91,6 +93,7 @@ pub fn resolve(
         length,
         ring_size: resolve_ring_size(groups.cpus.ring_size, default_ring_size)?,
         drain_priority,
+        housekeeping,
         mlock: !groups.cpus.no_mlock,
         pm_qos_us: resolve_pm_qos(&groups.cpus.pm_qos)?,
         allow_shared_cpus: groups.cpus.allow_shared_cpus,
@@ -127,6 +130,7 @@ impl Shared {
             summary_every: records.summary_every,
             ring_size: self.ring_size,
             drain_priority,
+            housekeeping: self.housekeeping,
             mlock: self.mlock,
             pm_qos_us: self.pm_qos_us,
             trace: self.trace,
@@ -178,6 +182,29 @@ fn resolve_cpus(args: &CpuArgs, online: &[usize]) -> Result<Vec<usize>> {
     };
     check_online("--cpus", &cpus, online)?;
     Ok(cpus)
+}
+
+/// `--housekeeping CPUS`: online, and none of them measured (a housekeeping CPU that is also
+/// measured would put the drain side and the loads on a measured CPU, which is what the option
+/// exists to avoid).
+fn resolve_housekeeping(
+    args: &CpuArgs,
+    cpus: &[usize],
+    online: &[usize],
+) -> Result<Option<Vec<usize>>> {
+    let Some(text) = &args.housekeeping else {
+        return Ok(None);
+    };
+    let housekeeping =
+        parse_cpu_list(text).map_err(|e| Failure::usage(format!("--housekeeping: {e}")))?;
+    check_online("--housekeeping", &housekeeping, online)?;
+    if let Some(both) = housekeeping.iter().find(|c| cpus.contains(c)) {
+        return Err(Failure::usage(format!(
+            "--housekeeping {text}: CPU {both} is also measured (--cpus {}); housekeeping CPUs run the drain side and the loads, so they must be other CPUs",
+            format_cpu_list(cpus)
+        )));
+    }
+    Ok(Some(housekeeping))
 }
 
 /// `--priority` within `policy`'s range, or the policy's default.
@@ -284,12 +311,13 @@ fn resolve_loads(
     groups: &SharedGroups,
     cpus: &[usize],
     online: &[usize],
+    housekeeping: Option<&[usize]>,
 ) -> Result<(Vec<LoadSpec>, Option<Scenario>)> {
     let mut loads = Vec::new();
     for text in &groups.loads.load {
         let load = LoadSpec::parse(text).map_err(|e| Failure::usage(format!("--load: {e}")))?;
         check_online(&format!("--load {text}"), &load.cpus(), online)?;
-        load.check_on_system(cpus, online)
+        load.check_on_system(cpus, online, housekeeping)
             .map_err(|e| Failure::usage(format!("--load: {e}")))?;
         loads.push(load);
     }
@@ -297,7 +325,7 @@ fn resolve_loads(
         .scenario
         .map(|path| {
             crate::load::scenario::load_file(path, online)
-                .and_then(|s| s.check_cpus(cpus, online).map(|_| s))
+                .and_then(|s| s.check_cpus(cpus, online, housekeeping).map(|_| s))
         })
         .transpose()
         .map_err(|e| Failure::usage(format!("--scenario: {e}")))?;

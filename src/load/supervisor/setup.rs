@@ -30,6 +30,9 @@ pub struct Setup {
     pub online: Vec<usize>,
     /// The measured CPUs, for `cpus=housekeeping`.
     pub measured: Vec<usize>,
+    /// `--housekeeping`: where `cpus=housekeeping` loads and the workers' reporting threads
+    /// run; None: the online CPUs not measured.
+    pub housekeeping: Option<Vec<usize>>,
     /// The result directory: logs go to its `loads/`; None: the loads share jitterlab's
     /// stdout and stderr.
     pub result_dir: Option<ResultDir>,

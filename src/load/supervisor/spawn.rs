@@ -30,7 +30,11 @@ pub(super) fn spawn(
         .spec
         .common
         .cpus
-        .resolve(&setup.online, &setup.measured)
+        .resolve(
+            &setup.online,
+            &setup.measured,
+            setup.housekeeping.as_deref(),
+        )
         .map_err(|e| Failure::usage(format!("load '{text}': {e}")))?;
     let record_index = setup.record_index_base + index;
     let (read_fd, write_fd) = pipe()
@@ -116,8 +120,12 @@ pub(super) fn spawn(
     ))
 }
 
-/// Where the workers' reporting threads run: the CPUs not measured, or all.
+/// Where the workers' reporting threads run: the housekeeping CPUs, else the CPUs not
+/// measured, or all.
 fn report_cpus(setup: &Setup) -> Vec<usize> {
+    if let Some(h) = &setup.housekeeping {
+        return h.clone();
+    }
     let rest: Vec<usize> = setup
         .online
         .iter()

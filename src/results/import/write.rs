@@ -277,6 +277,7 @@ fn plan_record(imported: &Imported) -> PlanRecord {
         summary_every: None,
         ring_size: 0,
         drain_priority: None,
+        housekeeping: None,
         mlock: facts.memory_locked.unwrap_or(false),
         pm_qos_us: None,
         trace: false,
