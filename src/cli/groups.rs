@@ -116,6 +116,12 @@ pub struct CpuArgs {
     /// every online CPU not measured.
     #[arg(long, value_name = "CPUS")]
     pub housekeeping: Option<String>,
+
+    /// Put the measuring threads in a cpuset of their own for the run: the measured CPUs,
+    /// exclusive, without load balancing (a cgroup v1 cpuset named jitterlab-PID), removed when
+    /// the run ends, or at the next start after a kill.
+    #[arg(long)]
+    pub cpuset_partition: bool,
 }
 
 // How a wakeup is scheduled and judged (`run`, `sweep`, `monitor`; noise has its own group).

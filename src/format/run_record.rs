@@ -306,6 +306,10 @@ pub struct PlanRecord {
     /// `cpus=housekeeping` loads; None: not given (and in files written before this field).
     #[serde(default)]
     pub housekeeping: Option<Vec<usize>>,
+    /// `--cpuset-partition`: the measuring threads ran in a cpuset of the measured CPUs
+    /// (false in files written before this field).
+    #[serde(default)]
+    pub cpuset_partition: bool,
     pub mlock: bool,
     /// Requested /dev/cpu_dma_latency value in us; None for --pm-qos off.
     pub pm_qos_us: Option<u32>,

@@ -101,6 +101,8 @@ pub struct RunPlan {
     /// `--housekeeping`: the CPUs of everything but the measuring threads and their helpers
     /// (the drain side, the load supervisor, `cpus=housekeeping` loads); None: anywhere.
     pub housekeeping: Option<Vec<usize>>,
+    /// `--cpuset-partition`: the measuring threads in a cpuset of the measured CPUs.
+    pub cpuset_partition: bool,
     pub mlock: bool,
     pub pm_qos_us: Option<u32>,
     /// `--trace`: the IRQ vs thread split and spike explanations.

@@ -276,6 +276,7 @@ fn plan_record(run: &SyntheticRun) -> PlanRecord {
         ring_size: 1024,
         drain_priority: None,
         housekeeping: None,
+        cpuset_partition: false,
         mlock: true,
         pm_qos_us: Some(0),
         trace: false,

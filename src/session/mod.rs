@@ -32,6 +32,7 @@
 //! outcome) on the way.
 
 pub mod cpulock;
+mod cpuset;
 mod files;
 mod finish;
 pub mod loads;
@@ -142,6 +143,8 @@ pub struct Session {
     _cpu_locks: CpuLocks,
     /// Released from the gate if never opened, stopped, interrupted, joined.
     threads: Threads,
+    /// `--cpuset-partition`: removed once the threads in it have ended.
+    _partition: Option<cpuset::CpusetPartition>,
     /// This thread's real-time priority while it drains (`--drain-priority`); left once the
     /// last samples are drained.
     drain_priority: DrainPriority,

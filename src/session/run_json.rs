@@ -65,6 +65,7 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
         ring_size: plan.ring_size,
         drain_priority: plan.drain_priority,
         housekeeping: plan.housekeeping.clone(),
+        cpuset_partition: plan.cpuset_partition,
         mlock: plan.mlock,
         pm_qos_us: plan.pm_qos_us,
         trace: plan.trace,

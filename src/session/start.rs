@@ -54,6 +54,7 @@ struct Acquired {
     loads: RunLoads,
     cpu_locks: CpuLocks,
     threads: Threads,
+    partition: Option<super::cpuset::CpusetPartition>,
 }
 
 /// The run's start and end on its own clock and on CLOCK_MONOTONIC.
@@ -168,6 +169,7 @@ impl Session {
             loads,
             cpu_locks,
             threads,
+            partition,
         } = parts;
         Ok(Session {
             tracer,
@@ -175,6 +177,7 @@ impl Session {
             loads,
             _cpu_locks: cpu_locks,
             threads,
+            _partition: partition,
             drain_priority,
             recorder: Some(recorder),
             _housekeeping: housekeeping,
@@ -215,6 +218,11 @@ fn preflight(plan: &RunPlan) -> Result<Preflight> {
     let (system, mut warnings) = system_snapshot(plan);
     // Tracing instances left by a jitterlab that was killed are removed at every start.
     warnings.extend(crate::trace::tracefs::remove_stale_instances());
+    // So are cpusets of --cpuset-partition.
+    warnings.extend(super::cpuset::remove_stale_in(
+        std::path::Path::new(super::cpuset::CPUSET_V1),
+        std::path::Path::new("/proc"),
+    ));
     // So are loads of a jitterlab killed with its reaper (found by their marker).
     warnings.extend(crate::load::contain::kill_orphaned_loads());
     // A system that cannot trace is refused here.
@@ -242,6 +250,10 @@ fn acquire(
     warnings: &mut Vec<String>,
 ) -> Result<Acquired> {
     let threads = Threads::start(plan, stop)?;
+    let partition = plan
+        .cpuset_partition
+        .then(|| partition(&threads.list))
+        .transpose()?;
     // Once the system has accepted everything and before anything runs: CPUs another run
     // is measuring are refused here (exit 3).
     let (cpu_locks, lock_warnings) = cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
@@ -265,7 +277,25 @@ fn acquire(
         loads,
         cpu_locks,
         threads,
+        partition,
     })
+}
+
+/// `--cpuset-partition`: the cpuset of the measured CPUs, with every measuring thread moved
+/// into it (set up and waiting at the gate, so none has measured yet).
+fn partition(threads: &[MeasuringThread]) -> Result<super::cpuset::CpusetPartition> {
+    let cpus: Vec<usize> = threads.iter().map(|t| t.cpu).collect();
+    let partition = super::cpuset::CpusetPartition::create(
+        std::path::Path::new(super::cpuset::CPUSET_V1),
+        &cpus,
+    )
+    .map_err(Failure::system)?;
+    for t in threads {
+        partition
+            .add_thread(t.counters.tid.load(Ordering::Relaxed), t.cpu)
+            .map_err(Failure::system)?;
+    }
+    Ok(partition)
 }
 
 impl Timeline {

@@ -113,6 +113,11 @@ pub(crate) fn set_deadline(runtime_ns: u64, deadline_ns: u64, period_ns: u64) ->
 /// Restricts the calling thread to the CPUs in `cpus`. A CPU beyond the set's capacity
 /// (CPU_SETSIZE, 1024) is an error, not memory corruption.
 pub(crate) fn set_affinity(cpus: &[usize]) -> io::Result<()> {
+    set_affinity_of(0, cpus)
+}
+
+/// Restricts thread `tid` (0: the calling thread) to the CPUs in `cpus`.
+pub(crate) fn set_affinity_of(tid: libc::pid_t, cpus: &[usize]) -> io::Result<()> {
     // SAFETY: cpu_set_t is plain data; all-zero is the empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     let capacity = 8 * std::mem::size_of::<libc::cpu_set_t>();
@@ -127,7 +132,7 @@ pub(crate) fn set_affinity(cpus: &[usize]) -> io::Result<()> {
         unsafe { libc::CPU_SET(cpu, &mut set) };
     }
     // SAFETY: set is valid for its size.
-    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
+    if unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())

@@ -19,6 +19,7 @@ mod inversion;
 mod ipc;
 mod ipc_trace;
 mod keep_up;
+mod layout;
 mod load_loops;
 mod loads;
 mod monitor;

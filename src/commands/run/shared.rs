@@ -50,6 +50,7 @@ pub struct Shared {
     /// [`Shared::into_plan`].
     pub(crate) drain_priority: DrainRequest,
     pub housekeeping: Option<Vec<usize>>,
+    pub cpuset_partition: bool,
     pub mlock: bool,
     pub pm_qos_us: Option<u32>,
     pub allow_shared_cpus: bool,
@@ -94,6 +95,7 @@ pub fn resolve(
         ring_size: resolve_ring_size(groups.cpus.ring_size, default_ring_size)?,
         drain_priority,
         housekeeping,
+        cpuset_partition: groups.cpus.cpuset_partition,
         mlock: !groups.cpus.no_mlock,
         pm_qos_us: resolve_pm_qos(&groups.cpus.pm_qos)?,
         allow_shared_cpus: groups.cpus.allow_shared_cpus,
@@ -131,6 +133,7 @@ impl Shared {
             ring_size: self.ring_size,
             drain_priority,
             housekeeping: self.housekeeping,
+            cpuset_partition: self.cpuset_partition,
             mlock: self.mlock,
             pm_qos_us: self.pm_qos_us,
             trace: self.trace,

@@ -278,6 +278,7 @@ fn plan_record(imported: &Imported) -> PlanRecord {
         ring_size: 0,
         drain_priority: None,
         housekeeping: None,
+        cpuset_partition: false,
         mlock: facts.memory_locked.unwrap_or(false),
         pm_qos_us: None,
         trace: false,

@@ -1,0 +1,222 @@
+//! The production layout (issue "measure the way production runs"): `--housekeeping` CPUs
+//! hold everything but the measurement, `--cpuset-partition` puts the measuring threads in a
+//! cpuset of their own and leaves none behind, even after SIGKILL. Each is checked in /proc
+//! and the cpuset hierarchy while the run measures.
+
+use crate::common::{bin, exclusive, run_json, temp_out, tracing_available, two_cpus_online};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// The CPUs each thread of `pid` may run on, from /proc/PID/task/TID/status
+/// (`Cpus_allowed_list`), by thread name (`comm`); a thread that ended while being read is
+/// left out.
+fn allowed_cpus(pid: u32) -> Vec<(String, String)> {
+    let mut threads = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return threads;
+    };
+    for task in tasks.flatten() {
+        let dir = task.path();
+        let (Ok(comm), Ok(status)) = (
+            std::fs::read_to_string(dir.join("comm")),
+            std::fs::read_to_string(dir.join("status")),
+        ) else {
+            continue;
+        };
+        if let Some(list) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        {
+            threads.push((comm.trim().to_string(), list.trim().to_string()));
+        }
+    }
+    threads
+}
+
+/// `--housekeeping 0 --cpus 1`: while the run measures, the main thread (the drain side), the
+/// trace reader and the load supervisor may run on CPU 0 only, the measuring thread on CPU 1
+/// only; the processes of a `cpus=housekeeping` load on CPU 0; run.json says so.
+#[test]
+fn housekeeping_cpus_hold_everything_but_the_measurement() {
+    let test = "housekeeping_cpus_hold_everything_but_the_measurement";
+    if !two_cpus_online(test) || !tracing_available(test) {
+        return;
+    }
+    let _lock = exclusive();
+    let (_base, out) = temp_out();
+    let child = Command::new(bin())
+        .args([
+            "run",
+            "--duration",
+            "3s",
+            "--cpus",
+            "1",
+            "--housekeeping",
+            "0",
+            "--trace",
+            "--load",
+            "cpu:cpus=housekeeping",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Measuring starts within a second (loads first, then a 50 ms lead-in).
+    std::thread::sleep(Duration::from_millis(1500));
+    let threads = allowed_cpus(child.id());
+    let load_threads: Vec<(String, String)> = children(child.id())
+        .into_iter()
+        .flat_map(allowed_cpus)
+        .collect();
+    let status = child.wait_with_output().unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let find = |name: &str| {
+        threads
+            .iter()
+            .find(|(comm, _)| comm == name)
+            .map(|(_, cpus)| cpus.as_str())
+            .unwrap_or_else(|| panic!("no thread {name} in {threads:?}"))
+    };
+    assert_eq!(find("jitterlab"), "0", "the drain side: {threads:?}");
+    assert_eq!(find("jl-trace-reader"), "0", "{threads:?}");
+    assert_eq!(find("jl-loads"), "0", "{threads:?}");
+    assert_eq!(find("jl-measure-1"), "1", "{threads:?}");
+    let run = run_json(&out);
+    assert_eq!(run["plan"]["housekeeping"], serde_json::json!([0]));
+    assert!(!load_threads.is_empty(), "the cpu load's processes");
+    assert!(
+        load_threads.iter().all(|(_, cpus)| cpus == "0"),
+        "the cpus=housekeeping load: {load_threads:?}"
+    );
+}
+
+/// The processes whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .flatten()
+        .filter_map(|p| p.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&p| {
+            std::fs::read_to_string(format!("/proc/{p}/status")).is_ok_and(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("PPid:"))
+                    .is_some_and(|v| v.trim() == pid.to_string())
+            })
+        })
+        .collect()
+}
+
+/// The cgroup v1 cpuset hierarchy the partition is made in.
+const CPUSET: &str = "/sys/fs/cgroup/cpuset";
+
+/// Starts `jitterlab run --cpus 1 --cpuset-partition` for `seconds` into `out`.
+fn partitioned_run(out: &Path, seconds: &str) -> Child {
+    Command::new(bin())
+        .args([
+            "run",
+            "--duration",
+            seconds,
+            "--cpus",
+            "1",
+            "--cpuset-partition",
+            "--quiet",
+        ])
+        .args(["--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Whether this machine has the v1 cpuset hierarchy (as this project's VM does); says the
+/// test is skipped when not.
+fn cpuset_v1(test: &str) -> bool {
+    let there = Path::new(CPUSET).join("tasks").is_file();
+    if !there {
+        eprintln!("SKIPPED {test}: no cgroup v1 cpuset hierarchy at {CPUSET}");
+    }
+    there
+}
+
+/// During the run the partition `jitterlab-<pid>` holds CPU 1, exclusively, without load
+/// balancing, with exactly the measuring thread in it, still pinned to CPU 1; after the run it
+/// is gone, and run.json says the run was partitioned.
+#[test]
+fn a_cpuset_partition_holds_the_measuring_threads_and_goes_with_the_run() {
+    let test = "a_cpuset_partition_holds_the_measuring_threads_and_goes_with_the_run";
+    if !two_cpus_online(test) || !crate::common::realtime_available(test) || !cpuset_v1(test) {
+        return;
+    }
+    let _lock = exclusive();
+    let (_base, out) = temp_out();
+    let child = partitioned_run(&out, "3s");
+    let dir = Path::new(CPUSET).join(format!("jitterlab-{}", child.id()));
+    std::thread::sleep(Duration::from_millis(1500));
+    let read = |file: &str| std::fs::read_to_string(dir.join(file)).map(|s| s.trim().to_string());
+    let (cpus, exclusive_flag, balance, tasks) = (
+        read("cpuset.cpus"),
+        read("cpuset.cpu_exclusive"),
+        read("cpuset.sched_load_balance"),
+        read("tasks"),
+    );
+    let threads = allowed_cpus(child.id());
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(cpus.as_deref().ok(), Some("1"), "{}", dir.display());
+    assert_eq!(exclusive_flag.as_deref().ok(), Some("1"));
+    assert_eq!(balance.as_deref().ok(), Some("0"));
+    let tasks = tasks.unwrap();
+    let run = run_json(&out);
+    assert_eq!(
+        tasks,
+        run["threads"][0]["tid"].to_string(),
+        "only the measuring thread"
+    );
+    assert!(
+        threads.contains(&("jl-measure-1".to_string(), "1".to_string())),
+        "the measuring thread pinned to CPU 1 again: {threads:?}"
+    );
+    assert!(!dir.exists(), "{} left after the run", dir.display());
+    assert_eq!(run["plan"]["cpuset_partition"], true);
+}
+
+/// A run killed with SIGKILL leaves its partition; the next run's start removes it.
+#[test]
+fn a_partition_left_by_a_killed_run_is_removed_at_the_next_start() {
+    let test = "a_partition_left_by_a_killed_run_is_removed_at_the_next_start";
+    if !two_cpus_online(test) || !crate::common::realtime_available(test) || !cpuset_v1(test) {
+        return;
+    }
+    let _lock = exclusive();
+    let (_base, out) = temp_out();
+    let mut child = partitioned_run(&out, "10s");
+    let pid = child.id();
+    let dir = Path::new(CPUSET).join(format!("jitterlab-{pid}"));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(dir.is_dir(), "{} while measuring", dir.display());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        dir.is_dir(),
+        "SIGKILL gives no chance to remove {}",
+        dir.display()
+    );
+    let (_base2, out2) = temp_out();
+    let o = Command::new(bin())
+        .args(["run", "--duration", "100ms", "--cpus", "1", "--quiet"])
+        .args(["--out", out2.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!dir.exists(), "{} left after the next start", dir.display());
+}
