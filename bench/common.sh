@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the bench scripts (sourced): argument checks, the jitterlab binary, other
 # processes' CPU use, and `jitterlab compare --json` flattened for awk. Needs bash 5 ($EPOCHREALTIME);
 # no jq, no python.
@@ -116,6 +117,7 @@ others_start() { _others_read _OTHERS_T0; }
 
 # others_pct [SOURCE]: % of all CPUs' time that processes other than the tool's tree used
 # (steal included) since `others_start`, one decimal; SOURCE as OTHERS_SOURCE, its default.
+# shellcheck disable=SC2120 # SOURCE is optional
 others_pct() {
     local source=${1:-$OTHERS_SOURCE} now
     [[ -n ${_OTHERS_T0:-} ]] || die "others_pct without others_start"
@@ -128,7 +130,7 @@ others_pct() {
         else if (src == "idle") o = wall * n - (y[4] - x[4]) * 1e9 / hz - own
         else o = (y[3] - x[3]) * 1e9 / hz - own
         if (o < 0) o = 0
-        printf "%.1f", wall > 0 ? 100 * o / (wall * n) : 0
+        printf "%.1f", (wall > 0 ? 100 * o / (wall * n) : 0)
     }'
 }
 

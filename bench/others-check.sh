@@ -30,8 +30,12 @@ jitterlab=$(jitterlab_binary)
 read -ra extra <<<"${JITTERLAB_ARGS:-}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/others-check.XXXXXX")
 waker_pid=""
+# shellcheck disable=SC2317 # called by the trap
 cleanup() {
-    if [[ -n $waker_pid ]]; then kill "$waker_pid" 2>/dev/null || true; wait "$waker_pid" 2>/dev/null || true; fi
+    if [[ -n $waker_pid ]]; then
+        kill "$waker_pid" 2>/dev/null || true
+        wait "$waker_pid" 2>/dev/null || true
+    fi
     rm -rf "$tmp"
 }
 trap cleanup EXIT
