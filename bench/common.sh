@@ -33,10 +33,11 @@ jitterlab_binary() {
 # once the tool has been waited for. Above 5 % a run is disturbed.
 #
 # Why not /proc/stat's busy time (what this file used before): user and system time there are
-# charged by the scheduler tick, to whatever runs when the tick fires. A task woken by a timer
-# runs just after that timer's interrupt and is back asleep long before the next tick, so it is
-# hardly ever charged: a 5 s jitterlab run at 100 us showed 0.10 s of busy ticks against 1.53 s
-# of CPU time in its run.json, and "others 0 %" hid whatever else woke in short bursts.
+# charged by the scheduler tick, to whatever runs when the tick fires, and a tickless kernel
+# stops the tick of an idle CPU. A task that wakes an idle CPU for a few us is back asleep before
+# any tick is due, and the time is charged to idle: a 5 s jitterlab run at 100 us showed 0.10 s
+# of busy ticks against 1.53 s of CPU time in its run.json, and "others 0 %" hid whatever else
+# woke in short bursts. (On a saturated machine the tick never stops and the figures agree.)
 #
 # What instead, each figure counted by the scheduler in ns of run time (the clock behind
 # /proc/PID/schedstat and CLOCK_THREAD_CPUTIME_ID), none sampled by the tick:

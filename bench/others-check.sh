@@ -30,20 +30,54 @@ jitterlab=$(jitterlab_binary)
 read -ra extra <<<"${JITTERLAB_ARGS:-}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/others-check.XXXXXX")
 waker_pid=""
+# Where the cpuacct hierarchy has no cpu controller beside it (a group there changes nothing in
+# scheduling), the tool and the second process each run in a cpuacct group of their own, for
+# the same tasks' run time (cpuacct.usage) against their tick-charged time (cpuacct.stat), a
+# comparison that other load on the machine does not blur.
+groups=""
+if [[ -n $OTHERS_USAGE_FILE ]]; then
+    acct=${OTHERS_USAGE_FILE%/cpuacct.usage}
+    opts=$(awk -v d="$acct" '$2 == d && $3 == "cgroup" { print "," $4 "," }' /proc/mounts)
+    if [[ $opts != *,cpu,* && -w $acct ]] && mkdir "$acct/others-check.$$.tool" "$acct/others-check.$$.waker"; then
+        groups=$acct/others-check.$$
+    fi
+fi
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {
     if [[ -n $waker_pid ]]; then
         kill "$waker_pid" 2>/dev/null || true
         wait "$waker_pid" 2>/dev/null || true
     fi
+    if [[ -n $groups ]]; then rmdir "$groups.tool" "$groups.waker" 2>/dev/null || true; fi
     rm -rf "$tmp"
 }
 trap cleanup EXIT
+
+# group_read NAME: "RUN_NS TICKS" of the cpuacct group NAME (tool or waker), "0 0" without.
+group_read() {
+    local ns user system _k
+    [[ -n $groups ]] || { echo "0 0"; return; }
+    read -r ns <"$groups.$1/cpuacct.usage"
+    { read -r _k user; read -r _k system; } <"$groups.$1/cpuacct.stat"
+    echo "$ns $((user + system))"
+}
+
+# in_group NAME COMMAND...: runs COMMAND in the cpuacct group NAME (as it is without groups).
+in_group() {
+    local name=$1
+    shift
+    if [[ -n $groups ]]; then
+        bash -c 'echo "$$" >"$1/cgroup.procs" && shift && exec "$@"' _ "$groups.$name" "$@"
+    else
+        "$@"
+    fi
+}
 
 # waker: wakes every 100 us until killed (the FIFO, opened read-write, never has data nor EOF).
 waker() {
     local fd _line
     exec {fd}<>"$tmp/fifo"
+    [[ -n $groups ]] && echo "$BASHPID" >"$groups.waker/cgroup.procs"
     while :; do read -r -t 0.0001 -u "$fd" _line || :; done
 }
 
@@ -59,25 +93,36 @@ busy_ticks() {
 
 # measure NAME: one run into $tmp/NAME; prints its line of figures.
 measure() {
-    local name=$1 dir=$tmp/$1 w0=0 w1=0 t0 t1 b0 b1 cpuacct idle ticks own
+    local name=$1 dir=$tmp/$1 w0=0 w1=0 t0 t1 b0 b1 cpuacct idle ticks own g0 g1 k0 k1
     [[ -n $waker_pid ]] && w0=$(run_ns "$waker_pid")
+    g0=$(group_read tool) k0=$(group_read waker)
     b0=$(busy_ticks) t0=$(now_us)
     others_start
-    "$jitterlab" run --duration "${SECONDS_PER_RUN}s" --interval "$INTERVAL" --cpus "$CPUS" \
+    in_group tool "$jitterlab" run --duration "${SECONDS_PER_RUN}s" --interval "$INTERVAL" --cpus "$CPUS" \
         --quiet --out "$dir" ${extra[@]+"${extra[@]}"} >"$dir.log" 2>&1 ||
         { cat "$dir.log" >&2; die "run $name failed"; }
     cpuacct=$( ([[ -n $OTHERS_USAGE_FILE ]] && others_pct cpuacct) || echo n/a)
     idle=$(others_pct idle) ticks=$(others_pct ticks)
     b1=$(busy_ticks) t1=$(now_us)
     [[ -n $waker_pid ]] && w1=$(run_ns "$waker_pid")
+    g1=$(group_read tool) k1=$(group_read waker)
     own=$(awk -F'[:,]' '/"process_(user|system)_ns"/ { s += $2 } END { print s + 0 }' "$dir/run.json")
     awk -v name="$name" -v wall="$((t1 - t0))" -v n="$(getconf _NPROCESSORS_ONLN)" \
         -v busy="$((b1 - b0))" -v hz="$(getconf CLK_TCK)" -v own="$own" -v waker="$((w1 - w0))" \
-        -v ca="$cpuacct" -v id="$idle" -v ti="$ticks" 'BEGIN {
-        printf "%-14s others: cpuacct %5s %%  idle %5s %%  ticks %5s %% (before)   busy ticks %.2f s," \
-            " tool CPU %.2f s (run.json)   second process %s\n", name, ca, id, ti, busy / hz,
-            own / 1e9, waker ? sprintf("%.1f %% (%.2f s, its schedstat)", 100 * waker / (wall * 1e3 * n),
-            waker / 1e9) : "-"
+        -v ca="$cpuacct" -v id="$idle" -v ti="$ticks" -v g="$g0 $g1" -v k="$k0 $k1" -v grp="$groups" 'BEGIN {
+        split(g, G, " "); split(k, K, " ")
+        printf "%s: others (%% of all CPUs) by cpuacct %s %%, idle %s %%, ticks %s %% (the figure before)\n",
+            name, ca, id, ti
+        printf "  /proc/stat busy ticks %.2f s; tool CPU %.2f s (run.json)", busy / hz, own / 1e9
+        if (grp != "") printf ", its cpuacct group: run time %.2f s, tick-charged %.2f s",
+            (G[3] - G[1]) / 1e9, (G[4] - G[2]) / hz
+        print ""
+        if (waker) {
+            printf "  second process: %.1f %% of all CPUs, %.2f s (its schedstat)", 100 * waker / (wall * 1e3 * n), waker / 1e9
+            if (grp != "") printf ", its cpuacct group: run time %.2f s, tick-charged %.2f s",
+                (K[3] - K[1]) / 1e9, (K[4] - K[2]) / hz
+            print ""
+        }
     }'
 }
 
