@@ -1,5 +1,6 @@
-# Shared by the bench scripts (sourced): argument checks, the jitterlab binary, the machine's
-# CPU use, and `jitterlab compare --json` flattened for awk. Needs bash 5 ($EPOCHREALTIME);
+# shellcheck shell=bash
+# Shared by the bench scripts (sourced): argument checks, the jitterlab binary, other
+# processes' CPU use, and `jitterlab compare --json` flattened for awk. Needs bash 5 ($EPOCHREALTIME);
 # no jq, no python.
 
 # die MESSAGE: the script's name, the message, exit 1.
@@ -27,20 +28,111 @@ jitterlab_binary() {
     echo "$JITTERLAB"
 }
 
-# busy_ticks: clock ticks all CPUs have spent busy so far (user nice system irq softirq
-# steal, from /proc/stat), for the share of the machine other processes used during a run.
-busy_ticks() {
-    local _cpu user nice system _idle _iowait irq softirq steal _rest
-    read -r _cpu user nice system _idle _iowait irq softirq steal _rest </proc/stat
-    echo $((user + nice + system + irq + softirq + steal))
+# Other processes' CPU use during a tool's run, as a share of all CPUs: `others_start` (in the
+# bench's own shell, not in $(...): it sets variables) just before the tool starts, `others_pct`
+# once the tool has been waited for. Above 5 % a run is disturbed.
+#
+# Why not /proc/stat's busy time (what this file used before): user and system time there are
+# charged by the scheduler tick, to whatever runs when the tick fires, and a tickless kernel
+# stops the tick of an idle CPU. A task that wakes an idle CPU for a few us is back asleep before
+# any tick is due, and the time is charged to idle: a 5 s jitterlab run at 100 us showed 0.10 s
+# of busy ticks against 1.53 s of CPU time in its run.json, and "others 0 %" hid whatever else
+# woke in short bursts. (On a saturated machine the tick never stops and the figures agree.)
+#
+# What instead, each figure counted by the scheduler in ns of run time (the clock behind
+# /proc/PID/schedstat and CLOCK_THREAD_CPUTIME_ID), none sampled by the tick:
+#   - every task's CPU time: the root group's cpuacct.usage in the cgroup v1 cpuacct hierarchy
+#     (found in /proc/mounts). It counts every task, kernel threads and the tasks that exited
+#     during the run included. Summing /proc/*/task/*/schedstat instead would lose every task
+#     that exits before the second reading (a compilation's thousands of short compilers), and
+#     cgroup v2's root cpu.stat is built from the same tick-charged figures as /proc/stat.
+#   - less the tool's CPU time: what the bench's shell got back from its reaped children
+#     (cutime + cstime, /proc/$$/stat). When a process is reaped the kernel adds the run time of
+#     all its threads and of the descendants it reaped in turn, so this is the tool's whole tree
+#     (jitterlab's load and sender processes, which it reaps) without moving the tool into a
+#     cgroup of its own: where cpuacct is mounted with the cpu controller, a new group has no
+#     real-time runtime under CONFIG_RT_GROUP_SCHED and SCHED_FIFO would be refused. So the
+#     tool must be started after `others_start` and waited for (by this shell) before
+#     `others_pct`; a child of the bench that lives on past `others_pct` counts as another
+#     process. Resolution: 10 ms per reading (clock ticks of a precise sum).
+#   - plus steal time (/proc/stat), read from the hypervisor's steal clock, not sampled: other
+#     guests' use of this VM's CPUs, as before. With CONFIG_PARAVIRT_TIME_ACCOUNTING (as on the
+#     development VM) the scheduler leaves it out of the tasks' run time, so it is not counted
+#     twice.
+# Interrupts count where the kernel charges them: without CONFIG_IRQ_TIME_ACCOUNTING to the
+# task they interrupt (the tool's own or another's), with it to nobody, and an interrupt that
+# wakes an idle CPU to the idle task: the tool's own timer interrupts are not "others".
+#
+# Without a cgroup v1 cpuacct hierarchy (a cgroup v2-only system) the busy time is taken from
+# /proc/stat's idle and iowait instead: all CPUs' time less idle; on a tickless kernel
+# (CONFIG_NO_HZ, the default) idle is timed at every idle entry and exit, not sampled. That
+# figure also counts the interrupts that wake idle CPUs, the tool's own included, so it reads a
+# little high at short intervals. OTHERS_SOURCE=cpuacct|idle|ticks picks one (ticks: the old,
+# tick-charged figure, kept for comparison).
+
+# _others_usage_file: the root cpuacct.usage of the cgroup v1 cpuacct hierarchy, or nothing.
+_others_usage_file() {
+    local _dev dir type opts _rest
+    while read -r _dev dir type opts _rest; do
+        if [[ $type == cgroup && ,$opts, == *,cpuacct,* && -r $dir/cpuacct.usage ]]; then
+            echo "$dir/cpuacct.usage"
+            return
+        fi
+    done </proc/mounts
+}
+OTHERS_USAGE_FILE=$(_others_usage_file)
+OTHERS_SOURCE=${OTHERS_SOURCE:-$([[ -n $OTHERS_USAGE_FILE ]] && echo cpuacct || echo idle)}
+case $OTHERS_SOURCE in
+cpuacct) [[ -n $OTHERS_USAGE_FILE ]] || die "OTHERS_SOURCE=cpuacct: no cgroup v1 cpuacct hierarchy mounted" ;;
+idle | ticks) ;;
+*) die "OTHERS_SOURCE must be cpuacct, idle or ticks, got '$OTHERS_SOURCE'" ;;
+esac
+
+# _others_read VAR: one reading into VAR, "WALL_US USAGE_NS BUSY IDLE STEAL CHILDREN":
+# CLOCK_REALTIME; every task's run time (0 without cpuacct); /proc/stat's busy (user nice
+# system irq softirq steal), idle + iowait and steal, and this shell's reaped children's user +
+# system time, all four in clock ticks. Builtins only: no child of its own to be counted.
+_others_read() {
+    local wall=${EPOCHREALTIME/./} usage=0 _cpu user nice system idle iowait irq softirq steal
+    local _rest line f
+    [[ -n $OTHERS_USAGE_FILE ]] && read -r usage <"$OTHERS_USAGE_FILE"
+    read -r _cpu user nice system idle iowait irq softirq steal _rest </proc/stat
+    read -r line <"/proc/$$/stat"
+    read -ra f <<<"${line##*) }" # from the 3rd field on: cutime and cstime are the 16th and 17th
+    printf -v "$1" '%s %s %s %s %s %s' "$wall" "$usage" \
+        "$((user + nice + system + irq + softirq + steal))" "$((idle + iowait))" "$steal" \
+        "$((f[13] + f[14]))"
 }
 
-# others_pct BUSY0 BUSY1 TOOL_NS WALL_US: % of all CPUs' time that the rest of the machine used
-# while a tool ran (busy ticks less the tool's own CPU time); above 5 % a run is disturbed.
+# others_method: how others_pct counts, in a few words, for a bench's legend.
+others_method() {
+    case $OTHERS_SOURCE in
+    cpuacct) echo "every task's run time (cgroup cpuacct) less the tool's tree, plus steal" ;;
+    idle) echo "all CPUs' time less timed idle, less the tool's tree" ;;
+    ticks) echo "tick-charged busy time of /proc/stat less the tool's tree (imprecise)" ;;
+    esac
+}
+
+# others_start: the first reading, for `others_pct`.
+others_start() { _others_read _OTHERS_T0; }
+
+# others_pct [SOURCE]: % of all CPUs' time that processes other than the tool's tree used
+# (steal included) since `others_start`, one decimal; SOURCE as OTHERS_SOURCE, its default.
+# shellcheck disable=SC2120 # SOURCE is optional
 others_pct() {
-    awk -v b="$(($2 - $1))" -v own="$3" -v wall="$4" -v hz="$(getconf CLK_TCK)" \
-        -v n="$(getconf _NPROCESSORS_ONLN)" \
-        'BEGIN { o = b / hz - own / 1e9; if (o < 0) o = 0; printf "%.1f", 100 * o / (wall / 1e6 * n) }'
+    local source=${1:-$OTHERS_SOURCE} now
+    [[ -n ${_OTHERS_T0:-} ]] || die "others_pct without others_start"
+    _others_read now
+    awk -v a="$_OTHERS_T0" -v b="$now" -v src="$source" -v hz="$(getconf CLK_TCK)" \
+        -v n="$(getconf _NPROCESSORS_ONLN)" 'BEGIN {
+        split(a, x, " "); split(b, y, " ")
+        wall = (y[1] - x[1]) * 1000; own = (y[6] - x[6]) * 1e9 / hz
+        if (src == "cpuacct") o = y[2] - x[2] + (y[5] - x[5]) * 1e9 / hz - own
+        else if (src == "idle") o = wall * n - (y[4] - x[4]) * 1e9 / hz - own
+        else o = (y[3] - x[3]) * 1e9 / hz - own
+        if (o < 0) o = 0
+        printf "%.1f", (wall > 0 ? 100 * o / (wall * n) : 0)
+    }'
 }
 
 # now_us: CLOCK_REALTIME in us (bash's $EPOCHREALTIME without the dot).

@@ -58,15 +58,18 @@ free_port() {
 # run.json's figure NAME (a key that occurs once; 0 when absent) in DIR.
 figure() { awk -F'[:,]' -v k="\"$2\"" '$1 ~ k { v = $2 } END { print v + 0 }' "$1/run.json"; }
 
-# measure KIND PAIR: one run into $tmp/KIND-PAIR, KIND run or monitor. Leaves KIND-PAIR.others.
+# measure KIND PAIR: one run into $tmp/KIND-PAIR, KIND run or monitor. Leaves KIND-PAIR.others
+# (common.sh's others_pct, read as soon as jitterlab has been reaped: Prometheus, reaped
+# later, is another process).
 measure() {
-    local kind=$1 p=$2 busy0 start own port pport
+    local kind=$1 p=$2 port pport
     local dir=$tmp/$kind-$p
     if [[ $kind == run ]]; then
-        busy0=$(busy_ticks) start=$(now_us)
+        others_start
         "$jitterlab" run --duration "${SECONDS_PER_RUN}s" --cpus "$CPUS" --quiet --out "$dir" \
             ${extra[@]+"${extra[@]}"} >"$dir.log" 2>&1 ||
             { cat "$dir.log" >&2; die "run $p failed"; }
+        others_pct >"$dir.others"
     else
         port=$(free_port) pport=$(free_port)
         printf 'global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: jitterlab\n    static_configs:\n      - targets: ["127.0.0.1:%s"]\n' \
@@ -77,7 +80,7 @@ measure() {
             --web.listen-address="127.0.0.1:$pport" >"$dir.prom.log" 2>&1 &
         prom_pid=$!
         sleep 2
-        busy0=$(busy_ticks) start=$(now_us)
+        others_start
         "$jitterlab" monitor --cpus "$CPUS" --quiet --out "$dir" --listen "127.0.0.1:$port" \
             ${extra[@]+"${extra[@]}"} >"$dir.log" 2>&1 &
         monitor_pid=$!
@@ -85,14 +88,13 @@ measure() {
         kill -TERM "$monitor_pid"
         wait "$monitor_pid" || { cat "$dir.log" >&2; die "monitor $p exited non-zero on SIGTERM"; }
         monitor_pid=""
+        others_pct >"$dir.others"
         curl -sG "http://127.0.0.1:$pport/api/v1/query" \
             --data-urlencode 'query=count_over_time(up{job="jitterlab"}[1h])' |
             grep -o '"[0-9]*"\]' | tr -dc '0-9' >"$dir.scrapes" || true
         kill "$prom_pid" && wait "$prom_pid" 2>/dev/null || true
         prom_pid=""
     fi
-    own=$(($(figure "$dir" process_user_ns) + $(figure "$dir" process_system_ns)))
-    others_pct "$busy0" "$(busy_ticks)" "$own" "$(($(now_us) - start))" >"$dir.others"
 }
 
 for ((p = 1; p <= PAIRS; p++)); do
@@ -116,6 +118,7 @@ echo "jitterlab monitor (scraped every 1 s by Prometheus) vs run, $PAIRS interle
     "$SECONDS_PER_RUN s, CPUs $CPUS${JITTERLAB_ARGS:+, extra options: $JITTERLAB_ARGS}"
 echo "(ratio = monitor / run; CPU time per wakeup: measuring thread = its CPU time / its" \
     "wakeups; process = user+system time of all jitterlab threads / all wakeups)"
+echo "(other processes: % of all CPUs during the run, $(others_method); see bench/common.sh)"
 awk '
     function add(set, k, v) { sum[set, k] += v; n[set, k]++ }
     function mean(set, k) { return n[set, k] ? sum[set, k] / n[set, k] : 0 }

@@ -39,16 +39,16 @@ trap 'rm -rf "$tmp"' EXIT
 # run.json's figure NAME (a key that occurs once; 0 when absent) in DIR.
 figure() { awk -F'[:,]' -v k="\"$2\"" '$1 ~ k { v = $2 } END { print v + 0 }' "$1/run.json"; }
 
-# run KIND PAIR: one run into $tmp/KIND-PAIR; KIND plain or traced. Leaves KIND-PAIR.others.
+# run KIND PAIR: one run into $tmp/KIND-PAIR; KIND plain or traced. Leaves KIND-PAIR.others
+# (common.sh's others_pct).
 run() {
-    local kind=$1 p=$2 busy0 start own
+    local kind=$1 p=$2
     local dir=$tmp/$kind-$p
-    busy0=$(busy_ticks) start=$(now_us)
+    others_start
     "$jitterlab" run --duration "${SECONDS_PER_RUN}s" --cpus "$CPUS" --quiet --out "$dir" \
         $([[ $kind == traced ]] && echo --trace) ${extra[@]+"${extra[@]}"} >"$dir.log" 2>&1 ||
         { cat "$dir.log" >&2; die "$kind run $p failed"; }
-    own=$(($(figure "$dir" process_user_ns) + $(figure "$dir" process_system_ns)))
-    others_pct "$busy0" "$(busy_ticks)" "$own" "$(($(now_us) - start))" >"$dir.others"
+    others_pct >"$dir.others"
 }
 
 for ((p = 1; p <= PAIRS; p++)); do
@@ -74,6 +74,7 @@ echo "jitterlab run --trace vs without, $PAIRS interleaved pairs of $SECONDS_PER
     "${JITTERLAB_ARGS:+, extra options: $JITTERLAB_ARGS}"
 echo "(ratio = traced / untraced; CPU time per wakeup: measuring thread = its CPU time / its" \
     "wakeups; process = user+system time of all jitterlab threads / all wakeups)"
+echo "(other processes: % of all CPUs during the run, $(others_method); see bench/common.sh)"
 awk '
     function add(set, k, v) { sum[set, k] += v; n[set, k]++ }
     function mean(set, k) { return n[set, k] ? sum[set, k] / n[set, k] : 0 }

@@ -44,12 +44,10 @@ trap 'rm -rf "$tmp"' EXIT
 # the figure CLOCK_THREAD_CPUTIME_ID reads), polled every 0.5 s and every 10 ms in the last
 # 1.5 s, so that the last reading is taken at most ~10 ms (~10 of its wakeups, 0.1 % of a 10 s
 # run) before each thread exits; cyclictest itself does not report its CPU time. Writes
-# "CPU NS" per thread (CPU: where the pinned thread last ran, /proc stat field 39) and
-# "process NS" (utime + stime of the whole process at the last reading).
+# "CPU NS" per thread (CPU: where the pinned thread last ran, /proc stat field 39).
 poll_schedstat() {
-    local pid=$1 tid ns f proc=0 hz end_us=$(($(now_us) + SECONDS_PER_RUN * 1000000))
+    local pid=$1 tid ns f end_us=$(($(now_us) + SECONDS_PER_RUN * 1000000))
     local -A run_ns cpu_of
-    hz=$(getconf CLK_TCK)
     while [[ -d /proc/$pid/task ]]; do
         for t in /proc/"$pid"/task/*; do
             tid=${t##*/}
@@ -58,27 +56,24 @@ poll_schedstat() {
             read -ra f 2>/dev/null <"$t/stat" || continue
             run_ns[$tid]=$ns cpu_of[$tid]=${f[38]}
         done
-        read -ra f 2>/dev/null </proc/"$pid"/stat && proc=$(((f[13] + f[14]) * 1000000000 / hz))
         if (($(now_us) > end_us - 1500000)); then sleep 0.01; else sleep 0.5; fi
     done
     for tid in "${!run_ns[@]}"; do echo "${cpu_of[$tid]} ${run_ns[$tid]}"; done
-    echo "process $proc"
 }
 
 # run_tool TOOL PAIR: one measured run; leaves $tmp/TOOL-PAIR (a result directory) and
-# $tmp/TOOL-PAIR.others (the % of the machine other processes used meanwhile).
+# $tmp/TOOL-PAIR.others (the % of the machine other processes used meanwhile: common.sh's
+# others_pct, with the tool's whole tree, and the schedstat poller, as its own).
 run_tool() {
-    local tool=$1 p=$2 busy0 start rc=0 own_ns
-    busy0=$(busy_ticks) start=$(now_us)
+    local tool=$1 p=$2 rc=0
+    others_start
     case $tool in
     jitterlab)
         "$jitterlab" run --duration "${SECONDS_PER_RUN}s" --interval 1000us --distance 0ns \
             --cpus "$CPUS" --policy fifo --priority 95 --wake clock-nanosleep --clock monotonic \
             --pm-qos 0 --quiet --out "$tmp/$tool-$p" ${jl_extra[@]+"${jl_extra[@]}"} \
             >"$tmp/$tool-$p.log" 2>&1 || rc=$?
-        # The process's user + system time, from its run.json.
-        own_ns=$(awk -F'[:,]' '/"process_(user|system)_ns"/ { s += $2 } END { print s + 0 }' \
-            "$tmp/$tool-$p/run.json" 2>/dev/null || echo 0)
+        others_pct >"$tmp/$tool-$p.others"
         ;;
     cyclictest)
         # Not --nsecs: its 1 ns histogram buckets (an 8 MB array at 1 ms) miss the cache on
@@ -92,7 +87,7 @@ run_tool() {
         poll_schedstat "$pid" >"$tmp/$tool-$p.sched" &
         wait "$pid" || rc=$?
         wait $! || die "the schedstat poller failed"
-        own_ns=$(awk '$1 == "process" { print $2 }' "$tmp/$tool-$p.sched")
+        others_pct >"$tmp/$tool-$p.others"
         if ((rc == 0)); then
             "$jitterlab" import "$tmp/$tool-$p.json" --out "$tmp/$tool-$p" \
                 >>"$tmp/$tool-$p.log" 2>&1 || rc=$?
@@ -100,7 +95,6 @@ run_tool() {
         ;;
     esac
     ((rc == 0)) || { cat "$tmp/$tool-$p.log" >&2; die "$tool run $p failed (exit status $rc)"; }
-    others_pct "$busy0" "$(busy_ticks)" "$own_ns" "$(($(now_us) - start))" >"$tmp/$tool-$p.others"
 }
 
 echo "jitterlab vs cyclictest: $PAIRS pairs x ${SECONDS_PER_RUN} s, CPUs $CPUS" >&2
@@ -131,7 +125,8 @@ echo "jitterlab / cyclictest, $PAIRS interleaved pairs of $SECONDS_PER_RUN s run
     "SCHED_FIFO 95, 1 ms absolute clock_nanosleep"
 echo "(latency: cyclictest's whole-us figures + 0.5 us for its truncation; CPU/wakeup: measuring" \
     "thread's CPU time / its wakeups, jitterlab's from run.json, cyclictest's from schedstat;" \
-    "others: % of all CPUs used by other processes during the run; ratio < 1: jitterlab lower)"
+    "others: % of all CPUs used by other processes during the run: $(others_method);" \
+    "ratio < 1: jitterlab lower)"
 sort -k2,2n -k1,1n "$tmp/figures" | awk '
     function us(ns) { return ns == "null" ? "n/a" : sprintf("%.2f", ns / 1000) }
     function ratio(a, b) { return (a == "null" || b == "null" || b == 0) ? "" : a / b }
