@@ -14,8 +14,9 @@ use std::time::SystemTime;
 pub struct Header {
     /// `cyclictest` and its options, as a cyclictest command line.
     pub command_line: String,
-    /// What rt-tests' `rt_test_version:` would say: the layout written is rt-tests 2.4's.
-    pub version: &'static str,
+    /// `rt_test_version:`: `jitterlab VERSION`, as `export --format cyclictest-json` writes it
+    /// (no parser known reads it; a claim to be rt-tests would be false).
+    pub version: String,
     pub start: SystemTime,
     pub end: SystemTime,
     pub return_code: i32,
@@ -36,7 +37,7 @@ pub fn render(header: &Header, threads: &[ThreadEntry], nsecs: bool) -> String {
     let mut f = String::from("{\n");
     let _ = writeln!(f, "  \"file_version\": 1,");
     let _ = writeln!(f, "  \"cmdline:\": {},", q(&header.command_line));
-    let _ = writeln!(f, "  \"rt_test_version:\": {},", q(header.version));
+    let _ = writeln!(f, "  \"rt_test_version:\": {},", q(&header.version));
     let _ = writeln!(f, "  \"start_time\": {},", q(&rt_tests_time(header.start)));
     let _ = writeln!(f, "  \"end_time\": {},", q(&rt_tests_time(header.end)));
     let _ = writeln!(f, "  \"return_code\": {},", header.return_code);
@@ -145,7 +146,7 @@ mod tests {
         let b = ThreadFigures::new(0);
         let header = Header {
             command_line: "cyclictest -q -h 30".into(),
-            version: "2.40",
+            version: "jitterlab 0.1.0".into(),
             start: SystemTime::UNIX_EPOCH,
             end: SystemTime::UNIX_EPOCH,
             return_code: 0,

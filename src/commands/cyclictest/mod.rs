@@ -26,9 +26,6 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 use text::ThreadId;
 
-/// The rt-tests version whose output layout is written (`rt_test_version:` in the JSON file).
-pub const RT_TESTS_LAYOUT: &str = "2.40";
-
 /// Runs cyclictest's command line `args` (the words after `cyclictest`); returns the exit code.
 pub fn run(args: &[String]) -> Result<i32> {
     let o = options::parse(args)?;
@@ -242,7 +239,7 @@ fn write_json(
             .chain(args.iter().map(String::as_str))
             .collect::<Vec<_>>()
             .join(" "),
-        version: RT_TESTS_LAYOUT,
+        version: format!("jitterlab {}", env!("CARGO_PKG_VERSION")),
         start,
         end,
         return_code: 0,
