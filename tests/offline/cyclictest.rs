@@ -178,7 +178,7 @@ fn run_answers_cyclictest_habits_with_a_hint_and_exit_2() {
 #[test]
 fn refused_and_unknown_options_are_exit_2_with_the_reason() {
     for (args, says) in [
-        (&["cyclictest", "-b", "100"][..], "--explain-above"),
+        (&["cyclictest", "--tracemark"][..], "trace_marker"),
         (&["cyclictest", "--smi"][..], "SMI"),
         (&["cyclictest", "-v"][..], "export --format csv"),
         (&["cyclictest", "-Z"][..], "unknown option '-Z'"),

@@ -103,13 +103,15 @@ pub fn from_records(
     threads
 }
 
-/// The figures from a run's samples.bin; a damaged end is a warning (the samples before it
-/// count), a read error is an error.
+/// The figures from a run's samples.bin, of the wakeups due up to `due_until` (ns on the run's
+/// clock) when given (`-b`); a damaged end is a warning (the samples before it count), a read
+/// error is an error.
 pub fn from_sample_log(
     path: &Path,
     cpus: &[usize],
     histogram: u64,
     nsecs: bool,
+    due_until: Option<u64>,
 ) -> Result<(Vec<ThreadFigures>, Option<String>), String> {
     let mut reader = SampleLogReader::open(path).map_err(|e| e.to_string())?;
     let mut error = None;
@@ -119,7 +121,8 @@ pub fn from_sample_log(
             error = Some(e.to_string());
             None
         }
-    });
+    })
+    .filter(|r| due_until.is_none_or(|d| r.expected_ns <= d));
     let figures = from_records(records, cpus, histogram, nsecs);
     if let Some(e) = error {
         return Err(format!("{}: {e}", path.display()));

@@ -7,6 +7,7 @@ jitterlab cyclictest: rt-tests 2.x cyclictest's command line and output, measure
 Usage: jitterlab cyclictest [options]   (or the binary called through a link named cyclictest)
 
 -a [CPUSET] --affinity     pin thread i to the i-th CPU of CPUSET (default: of all CPUs)
+-b USEC     --breaktrace   stop once a latency exceeds USEC, naming the thread and value
 -c CLOCK    --clock=CLOCK  0 = CLOCK_MONOTONIC (default), 1 = CLOCK_REALTIME
 -d DIST     --distance     distance of thread intervals in us, default 500 (0 with -h)
 -D TIME     --duration     length of the run in s, or with m, h or d (default: until Ctrl-C)
@@ -34,7 +35,7 @@ Usage: jitterlab cyclictest [options]   (or the binary called through a link nam
             --jitterlab-out=DIR  the jitterlab result directory to make (default: named on stderr)
             --help         this text
 
-Refused (exit 2, with the reason): -b --breaktrace, --tracemark, -C, --smi, -v, -o, -A
+Refused (exit 2, with the reason): --tracemark, -C, --smi, -v, -o, -A
 --aligned, --secaligned, --priospread, -F --fifo, --spike, --spike-nodes, -R. See
 docs/cyclictest.md.
 ";

@@ -7,6 +7,7 @@
 //! cyclictest read it unchanged. The run's jitterlab result directory is named on stderr.
 //! docs/cyclictest.md is the user's page.
 
+pub mod breaktrace;
 pub mod figures;
 mod help;
 pub mod json;
@@ -49,17 +50,23 @@ pub fn run(args: &[String]) -> Result<i32> {
     }
     let start = SystemTime::now();
     let command_line: Vec<String> = std::env::args().collect();
-    let outcome = measure(&plan, &o, &layout, command_line)?;
+    let limit = o.break_value.map(|b| breaktrace::limit_ns(b, o.nsecs));
+    let outcome = measure(&plan, &o, &layout, command_line, limit)?;
     let end = SystemTime::now();
-    let cpus: Vec<usize> = layout.threads.iter().map(|t| t.0).collect();
     let samples = outcome.dir.file(crate::format::samples::FILE_NAME);
-    let (threads, damage) = figures::from_sample_log(&samples, &cpus, o.histogram_us, o.nsecs)
+    let (threads, broke) = read_figures(&samples, &o, &layout, limit)
         .map_err(|e| Failure::run(format!("cannot read the run's samples: {e}")))?;
-    if let Some(d) = damage {
-        eprintln!("jitterlab: warning: {d}");
-    }
     let ids = thread_ids(&outcome.record, &layout);
     print_results(&o, &layout, &ids, &threads, (start, end), args)?;
+    if o.break_value.is_some() {
+        let tids: Vec<i32> = ids.iter().map(|id| id.tid).collect();
+        let thread = |b: &breaktrace::Break| layout.threads.iter().position(|t| t.0 == b.cpu);
+        let broke = broke.and_then(|b| {
+            let tid = ids[thread(&b)?].tid;
+            Some((tid, figures::in_unit(b.latency_ns, o.nsecs)))
+        });
+        print!("{}", breaktrace::lines(&tids, broke));
+    }
     for t in outcome
         .record
         .threads
@@ -85,6 +92,32 @@ pub fn run(args: &[String]) -> Result<i32> {
     })
 }
 
+/// The figures from the run's samples (with `-b`, of the wakeups due up to the break), and the
+/// break; a damaged end of the samples is a warning.
+fn read_figures(
+    samples: &Path,
+    o: &CyclictestOptions,
+    layout: &Layout,
+    break_limit: Option<i64>,
+) -> std::result::Result<(Vec<ThreadFigures>, Option<breaktrace::Break>), String> {
+    let cpus: Vec<usize> = layout.threads.iter().map(|t| t.0).collect();
+    let broke = match break_limit {
+        Some(limit) => breaktrace::find_in(samples, &cpus, limit)?,
+        None => None,
+    };
+    let (threads, damage) = figures::from_sample_log(
+        samples,
+        &cpus,
+        o.histogram_us,
+        o.nsecs,
+        broke.map(|b| b.due_ns),
+    )?;
+    if let Some(d) = damage {
+        eprintln!("jitterlab: warning: {d}");
+    }
+    Ok((threads, broke))
+}
+
 /// `--mainaffinity`: this thread (the drain side) on those CPUs.
 fn set_main_affinity(list: &str) -> Result<()> {
     let cpus = crate::cpulist::parse_cpu_list(list)
@@ -97,12 +130,14 @@ fn set_main_affinity(list: &str) -> Result<()> {
 }
 
 /// The session, polled to its end; without `-q` on a terminal, the status lines are redrawn
-/// about once a second as cyclictest redraws them (see [`live_lines`]).
+/// about once a second as cyclictest redraws them (see [`live_lines`]). With `-b`, stopped at
+/// the first poll that sees a latency at or over `break_limit` (ns).
 fn measure(
     plan: &crate::plan::RunPlan,
     o: &CyclictestOptions,
     layout: &Layout,
     command_line: Vec<String>,
+    break_limit: Option<i64>,
 ) -> Result<crate::session::RunOutcome> {
     let live = !o.quiet && std::io::stdout().is_terminal();
     let mut session = Session::start(
@@ -117,6 +152,13 @@ fn measure(
     loop {
         std::thread::sleep(session.next_poll_in());
         let progress = session.poll();
+        if let Some(limit) = break_limit
+            && session
+                .cpu_states()
+                .any(|c| c.row.max_ns.is_some_and(|m| m >= limit))
+        {
+            session.stop();
+        }
         if live && last_draw.elapsed() >= Duration::from_secs(1) {
             if drawn {
                 print!("\x1b[{}A", layout.threads.len() + 2);

@@ -64,6 +64,8 @@ pub struct CyclictestOptions {
     pub duration_s: Option<u64>,
     /// `-l`; 0: no limit.
     pub loops: u64,
+    /// `-b`: stop when a latency exceeds this (us, or ns with `-N`).
+    pub break_value: Option<u64>,
     /// `-h`/`-H`, us; 0: no histogram.
     pub histogram_us: u64,
     /// `-H`: a column and summary values of all threads.
@@ -104,6 +106,7 @@ impl Default for CyclictestOptions {
             distance_us: None,
             duration_s: None,
             loops: 0,
+            break_value: None,
             histogram_us: 0,
             histofall: false,
             histfile: None,
@@ -388,6 +391,7 @@ fn apply(o: &mut CyclictestOptions, found: &Found) -> Result<()> {
             })?);
         }
         "loops" => o.loops = number(found, "a number of loops")?,
+        "breaktrace" => o.break_value = Some(number(found, "a latency in microseconds")?),
         "histogram" | "histofall" => {
             o.histogram_us = number(found, "the histogram's size in microseconds")?;
             o.histofall |= found.spec.long == "histofall";
@@ -500,6 +504,7 @@ mod tests {
         assert!(refused("--quiet=1").contains("takes no value"));
         assert!(refused("1000").contains("not an option"));
         assert!(refused("--smi").contains("SMI"));
-        assert!(refused("-b 100").contains("--trace"));
+        assert!(refused("--tracemark").contains("trace_marker"));
+        assert_eq!(parsed("-b 100").break_value, Some(100));
     }
 }

@@ -5,12 +5,8 @@
 /// (long name, why it is refused and what to use instead).
 pub const REFUSED: &[(&str, &str)] = &[
     (
-        "breaktrace",
-        "jitterlab does not stop a run at a threshold to freeze an ftrace buffer; `jitterlab run --trace --explain-above <N>us` explains every late wakeup without stopping",
-    ),
-    (
         "tracemark",
-        "it only goes with -b (see there); jitterlab's trace is `jitterlab run --trace`",
+        "jitterlab writes no ftrace trace_marker; `jitterlab run --trace` records a trace of its own and explains each late wakeup",
     ),
     (
         "context",
