@@ -141,6 +141,60 @@ fn cyclictest_prints_the_runs_figures_and_they_import_back() {
     );
 }
 
+/// `-b 0`: every wakeup of 1 us or more exceeds it, so the run stops at once, names one of its
+/// threads and a value over 0, and its figures cover no more than the result directory holds.
+#[test]
+fn cyclictest_breaks_at_the_first_wakeup_over_the_limit() {
+    if !realtime_available("cyclictest_breaks_at_the_first_wakeup_over_the_limit") {
+        return;
+    }
+    let _g = exclusive();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("break-run");
+    let out = jitterlab(&[
+        "cyclictest",
+        "-q",
+        "-D",
+        "10",
+        "-S",
+        "-p",
+        "95",
+        "-b",
+        "0",
+        "--jitterlab-out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let run = run_json(&dir);
+    assert_eq!(run["ended"], "interrupted", "{stdout}");
+    let tids: Vec<i64> = run["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tid"].as_i64().unwrap())
+        .collect();
+    let value_of = |label: &str| -> i64 {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("{label}: {stdout}"));
+        line[label.len()..].trim().parse().unwrap()
+    };
+    assert!(tids.contains(&value_of("# Break thread:")), "{stdout}");
+    assert!(value_of("# Break value:") > 0, "{stdout}");
+    for (line, t) in stdout
+        .lines()
+        .filter(|l| l.starts_with("T:"))
+        .zip(run["threads"].as_array().unwrap())
+    {
+        assert!(
+            status_fields(line)[4] <= t["samples"].as_i64().unwrap(),
+            "{line}"
+        );
+    }
+}
+
 fn text_of_stderr(stderr: &[u8]) -> String {
     String::from_utf8_lossy(stderr).into_owned()
 }
