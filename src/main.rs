@@ -6,8 +6,12 @@ use jitterlab::commands;
 use jitterlab::error::{Failure, escape_controls};
 
 fn main() {
-    let cli = parse_command_line();
-    let code = match commands::dispatch(cli.command) {
+    // Called through a link named `cyclictest`: the arguments are cyclictest's.
+    let command = match invoked_as_cyclictest() {
+        Some(args) => jitterlab::cli::Command::Cyclictest(jitterlab::cli::CyclictestArgs { args }),
+        None => parse_command_line().command,
+    };
+    let code = match commands::dispatch(command) {
         Ok(code) => code,
         Err(Failure { code, message }) => {
             // Messages quote input (file contents, names, option values): escaped here, once.
@@ -24,6 +28,16 @@ fn main() {
 fn parse_command_line() -> Cli {
     Cli::try_parse().unwrap_or_else(|e| {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        // A cyclictest habit (`run -h 400`, `-m`, `-t`) gets its hint, never help and exit 0.
+        let words: Vec<String> = args
+            .iter()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into())
+            .collect();
+        if let Some(hint) = jitterlab::cli::habits::hint(&words) {
+            eprintln!("jitterlab {}", escape_controls(&hint));
+            std::process::exit(2);
+        }
         let escaped: Vec<String> = args
             .iter()
             .map(|a| escape_controls(&a.to_string_lossy()).into_owned())
@@ -40,4 +54,12 @@ fn parse_command_line() -> Cli {
         }
         e.exit()
     })
+}
+
+/// The arguments after the program name when the program's name is `cyclictest`.
+fn invoked_as_cyclictest() -> Option<Vec<String>> {
+    let mut args = std::env::args_os();
+    let name = std::path::PathBuf::from(args.next()?);
+    (name.file_name()? == "cyclictest")
+        .then(|| args.map(|a| a.to_string_lossy().into_owned()).collect())
 }

@@ -13,7 +13,9 @@
 // reads, not HTML: rustdoc must not take it for a tag.
 #![allow(rustdoc::invalid_html_tags)]
 
+mod cyclictest;
 pub mod groups;
+pub mod habits;
 mod inversion;
 mod monitor;
 mod noise;
@@ -21,6 +23,7 @@ mod run;
 mod sender;
 mod values;
 
+pub use cyclictest::CyclictestArgs;
 pub use groups::{
     BudgetArgs, CpuArgs, DryRunArgs, LatencyArgs, LengthArgs, LoadsArgs, OutputArgs,
     SamplesAndJsonArgs, ScenarioArgs, TraceArgs,
@@ -82,6 +85,9 @@ pub enum Command {
     /// Measure OS noise: per CPU, the gaps in a loop that never sleeps (like oslat), with the
     /// same result directory as `run` (docs/noise.md).
     Noise(Box<NoiseArgs>),
+    /// cyclictest's command line and output (rt-tests 2.x), measured by jitterlab, with a
+    /// result directory beside it (docs/cyclictest.md); `jitterlab cyclictest --help`.
+    Cyclictest(CyclictestArgs),
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 //! here, its entry in `cli::Command`, and its row in [`dispatch`].
 
 pub mod compare;
+pub mod cyclictest;
 pub mod doctor;
 pub mod export;
 pub mod import;
@@ -23,7 +24,11 @@ pub fn dispatch(command: Command) -> Result<i32> {
     // during their setup then stops them cleanly instead of killing them half set up.
     if matches!(
         command,
-        Command::Run(_) | Command::Sweep(_) | Command::Monitor(_) | Command::Noise(_)
+        Command::Run(_)
+            | Command::Sweep(_)
+            | Command::Monitor(_)
+            | Command::Noise(_)
+            | Command::Cyclictest(_)
     ) {
         crate::session::signals::catch()?;
     }
@@ -38,6 +43,7 @@ pub fn dispatch(command: Command) -> Result<i32> {
         Command::Report(args) => report::run(&args),
         Command::Monitor(args) => monitor::run(&args),
         Command::Noise(args) => noise::run(&args),
+        Command::Cyclictest(args) => cyclictest::run(&args.args),
         // The hidden entry points of jitterlab's own child processes: nothing to translate.
         Command::LoadWorker(args) => Ok(crate::load::worker::main(
             &args.spec,

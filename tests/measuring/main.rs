@@ -12,6 +12,7 @@ mod monitor_support;
 mod bad_input;
 mod budget;
 mod cpu_time;
+mod cyclictest;
 mod ground_truth;
 mod hostile_files;
 mod hostile_lifecycle;

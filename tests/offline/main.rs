@@ -8,6 +8,7 @@ mod common;
 
 mod cli_help;
 mod compare;
+mod cyclictest;
 mod deploy;
 mod docs_match;
 mod doctor;

@@ -1,0 +1,510 @@
+//! cyclictest's command line as rt-tests 2.x parses it (getopt_long): short options clustered
+//! (`-qm`) or with attached values (`-i1000`), long options with `=VALUE` or a separate value,
+//! and the options whose value is optional (`-a`, `-t`), which take the next word only when it
+//! looks like their value (a number, or for `-a` a CPU list), as cyclictest decides. Values are
+//! cyclictest's units: microseconds, seconds for `-D` (or with an `m`, `h`, `d` suffix).
+//!
+//! Unlike cyclictest, an unknown or refused option is exit 2 with a message naming it (rt-tests
+//! prints its help and exits 0, which lets a script "succeed" having measured nothing), and a
+//! value that is not a number is refused instead of read as 0.
+
+use crate::error::{Failure, Result};
+use std::path::PathBuf;
+
+/// Where the threads run (`-a`): cyclictest's affinity modes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Affinity {
+    /// No `-a`: thread i on the i-th CPU (rt-tests 2.x pins threads this way too).
+    #[default]
+    Unspecified,
+    /// `-a` without a list: every CPU.
+    All,
+    /// `-a LIST`: thread i on the (i mod n)-th CPU of the list.
+    List(String),
+}
+
+/// How many threads (`-t`, `-S`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Threads {
+    /// No `-t`: one thread.
+    #[default]
+    One,
+    /// `-t` without a number, or `-S`: one per CPU of the affinity.
+    PerCpu,
+    /// `-t N`.
+    Count(usize),
+}
+
+/// The wake method cyclictest's timer options choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Timer {
+    /// clock_nanosleep to an absolute time (cyclictest's default; `-n` of rt-tests 1.x).
+    #[default]
+    Absolute,
+    /// `-r`: clock_nanosleep for a relative time.
+    Relative,
+    /// `-s`: nanosleep.
+    System,
+    /// `-x`: a POSIX timer.
+    PosixTimer,
+}
+
+/// The options given, in cyclictest's terms and units.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CyclictestOptions {
+    pub affinity: Affinity,
+    pub threads: Threads,
+    /// `-S`: every CPU, `-a` and `-t` ignored (with cyclictest's warnings).
+    pub smp: bool,
+    /// `-i`, us.
+    pub interval_us: u64,
+    /// `-d`, us; None: cyclictest's default (500 us, or 0 with `-h`).
+    pub distance_us: Option<u64>,
+    /// `-D`, s; 0 or None: no limit.
+    pub duration_s: Option<u64>,
+    /// `-l`; 0: no limit.
+    pub loops: u64,
+    /// `-b`: stop when a latency exceeds this (us, or ns with `-N`).
+    pub break_value: Option<u64>,
+    /// `-h`/`-H`, us; 0: no histogram.
+    pub histogram_us: u64,
+    /// `-H`: a column and summary values of all threads.
+    pub histofall: bool,
+    pub histfile: Option<PathBuf>,
+    /// `-p`/`--priority`.
+    pub priority: Option<i32>,
+    /// `--policy`, as written.
+    pub policy: Option<String>,
+    pub quiet: bool,
+    /// `-N`: figures in ns.
+    pub nsecs: bool,
+    pub json: Option<PathBuf>,
+    /// `--mainaffinity`: the CPU list of the main (drain) thread.
+    pub main_affinity: Option<String>,
+    /// `--laptop` or `--default-system`: PM QoS left alone.
+    pub no_pm_qos: bool,
+    /// `--latency`, us.
+    pub pm_qos_us: Option<u32>,
+    /// `-c`: 0 CLOCK_MONOTONIC, 1 CLOCK_REALTIME.
+    pub clock: u32,
+    pub timer: Timer,
+    /// `--jitterlab-out DIR`: the result directory (jitterlab's own option).
+    pub jitterlab_out: Option<PathBuf>,
+    /// `--help`.
+    pub help: bool,
+    /// Warnings cyclictest itself would print (e.g. `-a ignored due to smp mode`).
+    pub warnings: Vec<String>,
+}
+
+impl Default for CyclictestOptions {
+    fn default() -> Self {
+        CyclictestOptions {
+            affinity: Affinity::default(),
+            threads: Threads::default(),
+            smp: false,
+            interval_us: 1000,
+            distance_us: None,
+            duration_s: None,
+            loops: 0,
+            break_value: None,
+            histogram_us: 0,
+            histofall: false,
+            histfile: None,
+            priority: None,
+            policy: None,
+            quiet: false,
+            nsecs: false,
+            json: None,
+            main_affinity: None,
+            no_pm_qos: false,
+            pm_qos_us: None,
+            clock: 0,
+            timer: Timer::default(),
+            jitterlab_out: None,
+            help: false,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// cyclictest's histogram limit (HIST_MAX): a larger `-h` is lowered to it, as cyclictest does.
+pub const HIST_MAX: u64 = 1_000_000;
+
+/// How an option takes its value.
+#[derive(Debug, Clone, Copy)]
+enum Takes {
+    Nothing,
+    Value,
+    /// Attached, or the next word when `looks_like` accepts it.
+    Optional(fn(&str) -> bool),
+}
+
+/// One option: short letter (if any), long name, how it takes a value.
+struct Spec {
+    short: Option<char>,
+    long: &'static str,
+    takes: Takes,
+}
+
+fn number_like(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_digit()) && !s.starts_with('-')
+}
+
+/// cyclictest takes the next word as `-a`'s list when it starts with a digit or `!`.
+fn cpu_list_like(s: &str) -> bool {
+    number_like(s) || s.starts_with('!')
+}
+
+const fn spec(short: Option<char>, long: &'static str, takes: Takes) -> Spec {
+    Spec { short, long, takes }
+}
+
+/// Every option accepted or refused by name; anything else is unknown.
+const SPECS: &[Spec] = &[
+    spec(Some('a'), "affinity", Takes::Optional(cpu_list_like)),
+    spec(Some('A'), "aligned", Takes::Optional(number_like)),
+    spec(Some('b'), "breaktrace", Takes::Value),
+    spec(Some('c'), "clock", Takes::Value),
+    spec(Some('C'), "context", Takes::Nothing),
+    spec(Some('d'), "distance", Takes::Value),
+    spec(Some('D'), "duration", Takes::Value),
+    spec(None, "latency", Takes::Value),
+    spec(Some('F'), "fifo", Takes::Value),
+    spec(Some('h'), "histogram", Takes::Value),
+    spec(Some('H'), "histofall", Takes::Value),
+    spec(None, "histfile", Takes::Value),
+    spec(Some('i'), "interval", Takes::Value),
+    spec(None, "json", Takes::Value),
+    spec(None, "laptop", Takes::Nothing),
+    spec(Some('l'), "loops", Takes::Value),
+    spec(None, "mainaffinity", Takes::Value),
+    spec(Some('m'), "mlockall", Takes::Nothing),
+    spec(Some('M'), "refresh_on_max", Takes::Nothing),
+    spec(Some('n'), "nanosleep", Takes::Nothing),
+    spec(Some('N'), "nsecs", Takes::Nothing),
+    spec(Some('o'), "oscope", Takes::Value),
+    spec(Some('p'), "priority", Takes::Value),
+    spec(None, "policy", Takes::Value),
+    spec(None, "priospread", Takes::Nothing),
+    spec(Some('q'), "quiet", Takes::Nothing),
+    spec(Some('r'), "relative", Takes::Nothing),
+    spec(Some('R'), "resolution", Takes::Nothing),
+    spec(None, "secaligned", Takes::Optional(number_like)),
+    spec(Some('s'), "system", Takes::Nothing),
+    spec(None, "smi", Takes::Nothing),
+    spec(Some('S'), "smp", Takes::Nothing),
+    spec(None, "spike", Takes::Value),
+    spec(None, "spike-nodes", Takes::Value),
+    spec(Some('t'), "threads", Takes::Optional(number_like)),
+    spec(None, "tracemark", Takes::Nothing),
+    spec(Some('u'), "unbuffered", Takes::Nothing),
+    spec(Some('v'), "verbose", Takes::Nothing),
+    spec(None, "dbg_cyclictest", Takes::Nothing),
+    spec(None, "default-system", Takes::Nothing),
+    spec(Some('x'), "posix_timers", Takes::Nothing),
+    spec(None, "help", Takes::Nothing),
+    spec(None, "jitterlab-out", Takes::Value),
+];
+
+/// One option as found on the command line: its spec and its value.
+struct Found<'a> {
+    spec: &'a Spec,
+    /// How the user wrote it (`-h`, `--histogram`), for messages.
+    written: String,
+    value: Option<String>,
+}
+
+/// Parses cyclictest's options (the words after `cyclictest`).
+pub fn parse(args: &[String]) -> Result<CyclictestOptions> {
+    let mut options = CyclictestOptions::default();
+    for found in split(args)? {
+        apply(&mut options, &found)?;
+    }
+    finish(&mut options);
+    Ok(options)
+}
+
+/// The command line cut into options with their values, as getopt_long would.
+fn split(args: &[String]) -> Result<Vec<Found<'static>>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        if let Some(long) = arg.strip_prefix("--") {
+            let (name, attached) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            let spec = SPECS
+                .iter()
+                .find(|s| s.long == name)
+                .ok_or_else(|| unknown(arg))?;
+            let value = take_value(spec, attached, args, &mut i, arg)?;
+            out.push(Found {
+                spec,
+                written: format!("--{name}"),
+                value,
+            });
+        } else if let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.is_empty()) {
+            split_cluster(cluster, args, &mut i, &mut out)?;
+        } else {
+            return Err(Failure::usage(format!(
+                "cyclictest: '{arg}' is not an option; cyclictest takes no operands (values follow their option, e.g. -i 1000)"
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// `-qmi1000`: flags, then at most one option with a value, which takes the rest.
+fn split_cluster(
+    cluster: &str,
+    args: &[String],
+    i: &mut usize,
+    out: &mut Vec<Found<'static>>,
+) -> Result<()> {
+    for (at, c) in cluster.char_indices() {
+        let spec = SPECS
+            .iter()
+            .find(|s| s.short == Some(c))
+            .ok_or_else(|| unknown(&format!("-{c}")))?;
+        let rest = &cluster[at + c.len_utf8()..];
+        let written = format!("-{c}");
+        if matches!(spec.takes, Takes::Nothing) {
+            out.push(Found {
+                spec,
+                written,
+                value: None,
+            });
+            continue;
+        }
+        let attached = (!rest.is_empty()).then(|| rest.to_string());
+        let value = take_value(spec, attached, args, i, &written)?;
+        out.push(Found {
+            spec,
+            written,
+            value,
+        });
+        return Ok(());
+    }
+    Ok(())
+}
+
+fn take_value(
+    spec: &Spec,
+    attached: Option<String>,
+    args: &[String],
+    i: &mut usize,
+    written: &str,
+) -> Result<Option<String>> {
+    match spec.takes {
+        Takes::Nothing if attached.is_some() => Err(Failure::usage(format!(
+            "cyclictest: {written} takes no value"
+        ))),
+        Takes::Nothing => Ok(None),
+        Takes::Value => match attached {
+            Some(v) => Ok(Some(v)),
+            None if *i < args.len() => {
+                *i += 1;
+                Ok(Some(args[*i - 1].clone()))
+            }
+            None => Err(Failure::usage(format!(
+                "cyclictest: {written} needs a value"
+            ))),
+        },
+        Takes::Optional(looks_like) => match attached {
+            Some(v) => Ok(Some(v)),
+            None if *i < args.len() && looks_like(&args[*i]) => {
+                *i += 1;
+                Ok(Some(args[*i - 1].clone()))
+            }
+            None => Ok(None),
+        },
+    }
+}
+
+fn unknown(written: &str) -> Failure {
+    Failure::usage(format!(
+        "cyclictest: unknown option '{written}' (jitterlab cyclictest takes rt-tests 2.x cyclictest's options; see `jitterlab cyclictest --help` and docs/cyclictest.md)"
+    ))
+}
+
+/// A whole number of cyclictest's units.
+fn number<T: std::str::FromStr>(found: &Found, what: &str) -> Result<T> {
+    let text = found.value.as_deref().unwrap_or("");
+    text.trim().parse().map_err(|_| {
+        Failure::usage(format!(
+            "cyclictest: {} '{text}': expected {what}",
+            found.written
+        ))
+    })
+}
+
+/// `-D`: seconds, or minutes, hours or days with an `m`, `h` or `d` suffix (parse_time_string).
+pub fn duration_seconds(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, suffix) = t.split_at(split);
+    let n: u64 = digits.parse().ok()?;
+    let scale = match suffix {
+        "" | "s" | "S" => 1,
+        "m" | "M" => 60,
+        "h" | "H" => 3600,
+        "d" | "D" => 86_400,
+        _ => return None,
+    };
+    n.checked_mul(scale)
+}
+
+/// Sets what `found` means, or refuses it with the reason.
+fn apply(o: &mut CyclictestOptions, found: &Found) -> Result<()> {
+    if let Some(reason) = super::refused::reason(found.spec.long) {
+        return Err(Failure::usage(format!(
+            "cyclictest: {} is not supported by jitterlab cyclictest: {reason}",
+            found.written
+        )));
+    }
+    match found.spec.long {
+        "affinity" => {
+            o.affinity = match &found.value {
+                Some(list) => Affinity::List(list.clone()),
+                None => Affinity::All,
+            }
+        }
+        "threads" => {
+            o.threads = match &found.value {
+                Some(_) => Threads::Count(number(found, "a number of threads")?),
+                None => Threads::PerCpu,
+            }
+        }
+        "smp" => o.smp = true,
+        "interval" => o.interval_us = number(found, "an interval in microseconds")?,
+        "distance" => o.distance_us = Some(number(found, "a distance in microseconds")?),
+        "duration" => {
+            let text = found.value.as_deref().unwrap_or("");
+            o.duration_s = Some(duration_seconds(text).ok_or_else(|| {
+                Failure::usage(format!(
+                    "cyclictest: {} '{text}': expected seconds, or a number with m, h or d (e.g. 60, 10m, 2h)",
+                    found.written
+                ))
+            })?);
+        }
+        "loops" => o.loops = number(found, "a number of loops")?,
+        "breaktrace" => o.break_value = Some(number(found, "a latency in microseconds")?),
+        "histogram" | "histofall" => {
+            o.histogram_us = number(found, "the histogram's size in microseconds")?;
+            o.histofall |= found.spec.long == "histofall";
+        }
+        "histfile" => o.histfile = found.value.clone().map(PathBuf::from),
+        "priority" => o.priority = Some(number(found, "a priority 0 to 99")?),
+        "policy" => o.policy = found.value.clone(),
+        "quiet" => o.quiet = true,
+        "nsecs" => o.nsecs = true,
+        "json" => o.json = found.value.clone().map(PathBuf::from),
+        "mainaffinity" => o.main_affinity = found.value.clone(),
+        "laptop" | "default-system" => o.no_pm_qos = true,
+        "latency" => o.pm_qos_us = Some(number(found, "a latency in microseconds")?),
+        "clock" => o.clock = number(found, "0 (CLOCK_MONOTONIC) or 1 (CLOCK_REALTIME)")?,
+        "relative" => o.timer = Timer::Relative,
+        "system" => o.timer = Timer::System,
+        "posix_timers" => o.timer = Timer::PosixTimer,
+        "jitterlab-out" => o.jitterlab_out = found.value.clone().map(PathBuf::from),
+        "help" => o.help = true,
+        // What jitterlab always does, or what changes only the live display: accepted.
+        "mlockall" | "nanosleep" | "unbuffered" | "refresh_on_max" => {}
+        other => unreachable!("option --{other} has a spec but no meaning"),
+    }
+    Ok(())
+}
+
+/// cyclictest's adjustments after parsing, with the warnings it prints for them.
+fn finish(o: &mut CyclictestOptions) {
+    if o.smp {
+        if o.affinity != Affinity::Unspecified {
+            o.warnings.push("-a ignored due to smp mode".into());
+        }
+        if o.threads != Threads::One {
+            o.warnings.push("-t ignored due to smp mode".into());
+        }
+        o.affinity = Affinity::All;
+        o.threads = Threads::PerCpu;
+    }
+    if o.histogram_us > HIST_MAX {
+        o.histogram_us = HIST_MAX;
+    }
+    if o.histogram_us > 0 && o.distance_us.is_some() {
+        o.warnings
+            .push("distance is ignored and set to 0, if histogram enabled".into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(line: &str) -> CyclictestOptions {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        parse(&args).unwrap()
+    }
+
+    fn refused(line: &str) -> String {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        let e = parse(&args).unwrap_err();
+        assert_eq!(e.code, crate::error::ExitCode::Usage, "{}", e.message);
+        e.message
+    }
+
+    #[test]
+    fn getopt_spellings() {
+        let o = parsed("-qm -i200 -D 10m -h 400 --priority=80 -t 2 -a 0-1 --json=/tmp/x.json");
+        assert!(o.quiet);
+        assert_eq!(o.interval_us, 200);
+        assert_eq!(o.duration_s, Some(600));
+        assert_eq!(o.histogram_us, 400);
+        assert_eq!(o.priority, Some(80));
+        assert_eq!(o.threads, Threads::Count(2));
+        assert_eq!(o.affinity, Affinity::List("0-1".into()));
+        assert_eq!(o.json, Some(PathBuf::from("/tmp/x.json")));
+        // Optional values: the next word only when it looks like one.
+        let o = parsed("-t -a -q");
+        assert_eq!(o.threads, Threads::PerCpu);
+        assert_eq!(o.affinity, Affinity::All);
+        assert!(o.quiet);
+        let o = parsed("-S -p95 -H 50 -l 100");
+        assert_eq!((o.affinity, o.threads), (Affinity::All, Threads::PerCpu));
+        assert!(o.histofall);
+        assert_eq!((o.histogram_us, o.loops), (50, 100));
+    }
+
+    #[test]
+    fn smp_overrides_with_cyclictests_warnings() {
+        let o = parsed("-S -t 3 -a 1");
+        assert_eq!(o.threads, Threads::PerCpu);
+        assert_eq!(o.warnings.len(), 2, "{:?}", o.warnings);
+        let o = parsed("-h 10 -d 100");
+        assert!(o.warnings[0].contains("distance is ignored"));
+        assert_eq!(parsed("-h 2000000").histogram_us, HIST_MAX);
+    }
+
+    #[test]
+    fn durations_as_cyclictest_reads_them() {
+        assert_eq!(duration_seconds("30"), Some(30));
+        assert_eq!(duration_seconds("2h"), Some(7200));
+        assert_eq!(duration_seconds("1d"), Some(86_400));
+        assert_eq!(duration_seconds("1ms"), None);
+        assert_eq!(duration_seconds("x"), None);
+    }
+
+    #[test]
+    fn bad_and_unknown_options_are_usage_errors() {
+        assert!(refused("-i fast").contains("-i 'fast'"));
+        assert!(refused("-Z").contains("unknown option '-Z'"));
+        assert!(refused("--histogram").contains("needs a value"));
+        assert!(refused("--quiet=1").contains("takes no value"));
+        assert!(refused("1000").contains("not an option"));
+        assert!(refused("--smi").contains("SMI"));
+        assert!(refused("--tracemark").contains("trace_marker"));
+        assert_eq!(parsed("-b 100").break_value, Some(100));
+    }
+}

@@ -1,0 +1,307 @@
+//! cyclictest's options to a jitterlab [`RunPlan`]: which thread runs on which CPU, at which
+//! policy, priority and interval, for how long, by cyclictest's rules (rt-tests 2.x), then the
+//! plan made and checked exactly as `jitterlab run` makes it, by handing the equivalent
+//! `jitterlab run` options to its resolver. Every sample is kept (`--samples`): the figures
+//! cyclictest prints (the last latency, the 1 us histogram, the cycle numbers of overflows)
+//! are computed from them exactly.
+
+use super::options::{Affinity, CyclictestOptions, Threads, Timer};
+use crate::cpulist::{format_cpu_list, parse_cpu_list};
+use crate::error::{Failure, Result};
+use crate::measure::PolicyKind;
+use crate::plan::RunPlan;
+
+/// cyclictest's default distance between the intervals of successive threads, us.
+const DEFAULT_DISTANCE_US: u64 = 500;
+
+/// What a cyclictest run is, in cyclictest's terms, besides the jitterlab plan.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    /// Per thread, in thread order: the CPU it is pinned to and its interval, us.
+    pub threads: Vec<(usize, u64)>,
+    /// The priority cyclictest would print (`P:`).
+    pub priority: i32,
+    pub policy: PolicyKind,
+    /// Notes cyclictest prints on stderr (priority defaults, ignored options).
+    pub notes: Vec<String>,
+}
+
+/// The layout and the plan, checked.
+pub fn plan(o: &CyclictestOptions, online: &[usize]) -> Result<(Layout, RunPlan)> {
+    let layout = layout(o, online)?;
+    let argv = run_argv(o, &layout)?;
+    use clap::Parser;
+    let args = match crate::cli::Cli::try_parse_from(&argv) {
+        Ok(crate::cli::Cli {
+            command: crate::cli::Command::Run(args),
+        }) => args,
+        Ok(_) => unreachable!("the argv names `run`"),
+        Err(e) => {
+            let first = e.to_string().lines().next().unwrap_or_default().to_string();
+            return Err(Failure::usage(format!("cyclictest: {first}")));
+        }
+    };
+    let plan = crate::commands::run::resolve::resolve(&args).map_err(|f| Failure {
+        code: f.code,
+        message: format!("cyclictest: {}", f.message),
+    })?;
+    Ok((layout, plan))
+}
+
+/// Threads, CPUs, policy and priority by cyclictest's rules.
+pub fn layout(o: &CyclictestOptions, online: &[usize]) -> Result<Layout> {
+    let cpus = thread_cpus(o, online)?;
+    let mut notes = o.warnings.clone();
+    let (policy, priority) = policy_and_priority(o, cpus.len(), &mut notes)?;
+    if o.interval_us == 0 {
+        return Err(Failure::usage(
+            "cyclictest: -i 0: the interval must be at least 1 (us)",
+        ));
+    }
+    // With a histogram every thread has the same interval (cyclictest ignores -d then).
+    let distance = if o.histogram_us > 0 {
+        0
+    } else {
+        o.distance_us.unwrap_or(DEFAULT_DISTANCE_US)
+    };
+    let threads = cpus
+        .iter()
+        .enumerate()
+        .map(|(k, &cpu)| (cpu, o.interval_us + k as u64 * distance))
+        .collect();
+    Ok(Layout {
+        threads,
+        priority,
+        policy,
+        notes,
+    })
+}
+
+/// The CPU of each thread: thread i on the (i mod n)-th CPU of the affinity, as cyclictest
+/// pins them. jitterlab measures one thread per CPU, so more threads than CPUs is refused.
+fn thread_cpus(o: &CyclictestOptions, online: &[usize]) -> Result<Vec<usize>> {
+    let base = match &o.affinity {
+        Affinity::List(text) => {
+            let cpus =
+                parse_cpu_list(text).map_err(|e| Failure::usage(format!("cyclictest: -a: {e}")))?;
+            if let Some(c) = cpus.iter().find(|c| !online.contains(c)) {
+                return Err(Failure::usage(format!(
+                    "cyclictest: -a {text}: CPU {c} is not online; this system's online CPUs are {}",
+                    format_cpu_list(online)
+                )));
+            }
+            cpus
+        }
+        Affinity::All | Affinity::Unspecified => online.to_vec(),
+    };
+    let n = match o.threads {
+        Threads::One => 1,
+        Threads::PerCpu => base.len(),
+        Threads::Count(n) => n,
+    };
+    if n == 0 {
+        return Err(Failure::usage(
+            "cyclictest: -t 0: at least one thread is needed",
+        ));
+    }
+    if n > base.len() {
+        return Err(Failure::usage(format!(
+            "cyclictest: {n} threads on {} CPU(s) ({}): jitterlab measures with one thread per CPU, so threads sharing a CPU would measure each other; use -t {} or fewer, or add CPUs with -a",
+            base.len(),
+            format_cpu_list(&base),
+            base.len()
+        )));
+    }
+    Ok(base[..n].to_vec())
+}
+
+/// cyclictest's rules: a priority makes the policy FIFO unless it is RR; a real-time policy
+/// without a priority gets threads + 1; without either, SCHED_OTHER at 0.
+fn policy_and_priority(
+    o: &CyclictestOptions,
+    threads: usize,
+    notes: &mut Vec<String>,
+) -> Result<(PolicyKind, i32)> {
+    let mut policy = match o.policy.as_deref() {
+        None | Some("other") | Some("normal") => PolicyKind::Other,
+        Some("batch") => PolicyKind::Batch,
+        Some("idle") => PolicyKind::Idle,
+        Some("fifo") => PolicyKind::Fifo,
+        Some("rr") => PolicyKind::Rr,
+        Some(other) => {
+            return Err(Failure::usage(format!(
+                "cyclictest: --policy {other}: expected other, normal, batch, idle, fifo or rr"
+            )));
+        }
+    };
+    let mut priority = o.priority.unwrap_or(0);
+    if !(0..=99).contains(&priority) {
+        return Err(Failure::usage(format!(
+            "cyclictest: -p {priority}: expected a priority 0 to 99"
+        )));
+    }
+    let realtime = |p: PolicyKind| matches!(p, PolicyKind::Fifo | PolicyKind::Rr);
+    if priority > 0 && !realtime(policy) {
+        if o.policy.is_some() {
+            notes.push("policy and priority don't match: setting policy to SCHED_FIFO".into());
+        }
+        policy = PolicyKind::Fifo;
+    }
+    if realtime(policy) && priority == 0 {
+        priority = threads as i32 + 1;
+        notes.push(format!("defaulting realtime priority to {priority}"));
+    }
+    Ok((policy, priority.min(99)))
+}
+
+/// The `jitterlab run` command line of the same measurement.
+fn run_argv(o: &CyclictestOptions, layout: &Layout) -> Result<Vec<String>> {
+    let cpus: Vec<usize> = layout.threads.iter().map(|&(cpu, _)| cpu).collect();
+    let distance = layout
+        .threads
+        .get(1)
+        .map_or(0, |t| t.1 - layout.threads[0].1);
+    let mut argv: Vec<String> = [
+        "jitterlab",
+        "run",
+        "--quiet",
+        "--samples",
+        "--cpus",
+        &format_cpu_list(&cpus),
+        "--policy",
+        layout.policy.name(),
+        "--priority",
+        &layout.priority.to_string(),
+        "--interval",
+        &format!("{}us", o.interval_us),
+        "--distance",
+        &format!("{distance}us"),
+        "--wake",
+        wake_name(o.timer),
+        "--clock",
+        clock_name(o.clock)?,
+        "--pm-qos",
+        &pm_qos(o),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // The order matters to the plan: cpus must be in thread order, which parse_cpu_list keeps
+    // (both are ascending).
+    argv.extend(length(o, layout)?);
+    if let Some(dir) = &o.jitterlab_out {
+        argv.push("--out".into());
+        argv.push(dir.display().to_string());
+    }
+    Ok(argv)
+}
+
+fn wake_name(timer: Timer) -> &'static str {
+    match timer {
+        Timer::Absolute => "clock-nanosleep",
+        Timer::Relative => "clock-nanosleep-rel",
+        Timer::System => "nanosleep",
+        Timer::PosixTimer => "posix-timer",
+    }
+}
+
+fn clock_name(clock: u32) -> Result<&'static str> {
+    match clock {
+        0 => Ok("monotonic"),
+        1 => Ok("realtime"),
+        n => Err(Failure::usage(format!(
+            "cyclictest: -c {n}: expected 0 (CLOCK_MONOTONIC) or 1 (CLOCK_REALTIME)"
+        ))),
+    }
+}
+
+fn pm_qos(o: &CyclictestOptions) -> String {
+    match (o.no_pm_qos, o.pm_qos_us) {
+        (true, _) => "off".into(),
+        (false, Some(us)) => us.to_string(),
+        (false, None) => "0".into(),
+    }
+}
+
+/// `-D` and `-l` as a jitterlab length. cyclictest stops at whichever comes first, per thread
+/// for loops: jitterlab has one or the other, so when both are given the one that ends every
+/// thread first is used, and a pair where that differs between threads is refused. Neither:
+/// cyclictest runs until SIGINT, jitterlab until its longest run (3650 days) or SIGINT.
+fn length(o: &CyclictestOptions, layout: &Layout) -> Result<Vec<String>> {
+    let duration_s = o.duration_s.filter(|&s| s > 0);
+    let loops = (o.loops > 0).then_some(o.loops);
+    let as_loops = |n: u64| vec!["--loops".to_string(), n.to_string()];
+    let as_duration = |s: u64| vec!["--duration".to_string(), format!("{s}s")];
+    match (duration_s, loops) {
+        (None, None) => Ok(vec!["--duration".into(), "3650d".into()]),
+        (Some(s), None) => Ok(as_duration(s)),
+        (None, Some(n)) => Ok(as_loops(n)),
+        (Some(s), Some(n)) => {
+            let longest_us = layout.threads.iter().map(|t| t.1).max().unwrap_or(0);
+            let shortest_us = layout.threads.iter().map(|t| t.1).min().unwrap_or(0);
+            let limit_us = s.saturating_mul(1_000_000);
+            if n.saturating_mul(longest_us) <= limit_us {
+                Ok(as_loops(n))
+            } else if n.saturating_mul(shortest_us) >= limit_us {
+                Ok(as_duration(s))
+            } else {
+                Err(Failure::usage(format!(
+                    "cyclictest: -l {n} with -D {s}: some threads would end by their loops and others by the duration, which jitterlab cannot mix; give one of them"
+                )))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::cyclictest::options::parse;
+
+    fn layout_of(line: &str, online: &[usize]) -> Result<Layout> {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        layout(&parse(&args).unwrap(), online)
+    }
+
+    #[test]
+    fn threads_and_intervals_as_cyclictest_lays_them_out() {
+        let l = layout_of("", &[0, 1, 2]).unwrap();
+        assert_eq!(l.threads, vec![(0, 1000)]);
+        assert_eq!((l.policy, l.priority), (PolicyKind::Other, 0));
+        let l = layout_of("-t -p 80 -i 200", &[0, 1, 2]).unwrap();
+        assert_eq!(l.threads, vec![(0, 200), (1, 700), (2, 1200)]);
+        assert_eq!((l.policy, l.priority), (PolicyKind::Fifo, 80));
+        let l = layout_of("-S -h 100 -d 50", &[0, 1]).unwrap();
+        assert_eq!(l.threads, vec![(0, 1000), (1, 1000)]);
+        let l = layout_of("-a 1 --policy rr", &[0, 1]).unwrap();
+        assert_eq!(l.threads, vec![(1, 1000)]);
+        assert_eq!((l.policy, l.priority), (PolicyKind::Rr, 2));
+        assert!(l.notes[0].contains("defaulting realtime priority to 2"));
+    }
+
+    #[test]
+    fn what_jitterlab_cannot_lay_out_is_refused() {
+        let e = layout_of("-t 3", &[0, 1]).unwrap_err();
+        assert!(e.message.contains("one thread per CPU"), "{}", e.message);
+        assert!(layout_of("-a 7", &[0, 1]).is_err());
+        assert!(layout_of("-p 100", &[0, 1]).is_err());
+        assert!(layout_of("--policy deadline", &[0, 1]).is_err());
+    }
+
+    #[test]
+    fn loops_and_duration_pick_what_ends_first() {
+        let o = |line: &str| {
+            let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+            parse(&args).unwrap()
+        };
+        let run = |line: &str| {
+            let opts = o(line);
+            let l = layout(&opts, &[0, 1]).unwrap();
+            length(&opts, &l)
+        };
+        assert_eq!(run("-l 100 -D 10").unwrap(), ["--loops", "100"]);
+        assert_eq!(run("-l 100000 -D 10").unwrap(), ["--duration", "10s"]);
+        assert_eq!(run("").unwrap(), ["--duration", "3650d"]);
+        assert!(run("-t 2 -i 1000 -d 100000 -l 100 -D 1").is_err());
+    }
+}

@@ -1,0 +1,200 @@
+//! `jitterlab cyclictest` measuring for real, briefly: the status lines it prints against the
+//! result directory it writes (run.json, and every sample re-read here by cyclictest's rules),
+//! and its `--json` file and `-h` output read back by `jitterlab import` to the same figures.
+
+use crate::common::{exclusive, jitterlab, realtime_available, run_json, sample_records, text};
+use std::path::Path;
+
+/// A status line's fields: thread, tid, priority, interval, C, Min, Act, Avg, Max.
+fn status_fields(line: &str) -> Vec<i64> {
+    line.split(|c: char| !(c.is_ascii_digit() || c == '-'))
+        .filter(|w| !w.is_empty() && *w != "-")
+        .map(|w| w.parse().unwrap())
+        .collect()
+}
+
+/// Per CPU of run.json: (cpu, samples, min us, max us) as cyclictest's truncation gives them.
+fn run_figures(dir: &Path) -> Vec<(i64, i64, i64, i64)> {
+    let run = run_json(dir);
+    run["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["cpu"].as_i64().unwrap(),
+                t["samples"].as_i64().unwrap(),
+                t["min_ns"].as_i64().unwrap() / 1000,
+                t["max_ns"].as_i64().unwrap() / 1000,
+            )
+        })
+        .collect()
+}
+
+/// An import of `file` into `dir`, its figures as [`run_figures`] gives them.
+fn imported(file: &Path, dir: &Path) -> Vec<(i64, i64, i64, i64)> {
+    let out = jitterlab(&[
+        "import",
+        file.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    run_figures(dir)
+}
+
+#[test]
+fn cyclictest_prints_the_runs_figures_and_they_import_back() {
+    if !realtime_available("cyclictest_prints_the_runs_figures_and_they_import_back") {
+        return;
+    }
+    let _g = exclusive();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = |name: &str| tmp.path().join(name).to_str().unwrap().to_string();
+    let out = jitterlab(&[
+        "cyclictest",
+        "-q",
+        "-D",
+        "2",
+        "-i",
+        "1000",
+        "-S",
+        "-p",
+        "95",
+        "-m",
+        &format!("--json={}", p("ct.json")),
+        "--jitterlab-out",
+        &p("status-run"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let dir = tmp.path().join("status-run");
+    assert!(text_of_stderr(&out.stderr).contains(&format!("result directory {}", dir.display())));
+    // The result directory keeps every invariant of a run's.
+    crate::common::invariants::check_result_dir(&dir);
+    let run = run_json(&dir);
+    let records = sample_records(&dir);
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("T:")).collect();
+    let threads = run["threads"].as_array().unwrap();
+    assert_eq!(lines.len(), threads.len(), "{stdout}");
+    for (k, (line, t)) in lines.iter().zip(threads).enumerate() {
+        let f = status_fields(line);
+        let cpu = t["cpu"].as_u64().unwrap() as u32;
+        // Independently: this CPU's samples truncated to us, as cyclictest truncates.
+        let us: Vec<i64> = records
+            .iter()
+            .filter(|r| r.cpu == cpu)
+            .map(|r| r.latency_ns / 1000)
+            .collect();
+        let avg = us.iter().sum::<i64>() / us.len() as i64;
+        assert_eq!(f[0], k as i64, "{line}");
+        assert_eq!(f[1], t["tid"].as_i64().unwrap(), "{line}: tid");
+        assert_eq!(f[2], 95, "{line}: priority");
+        // -S keeps cyclictest's 500 us distance between the threads' intervals.
+        assert_eq!(f[3], 1000 + 500 * k as i64, "{line}: interval");
+        assert_eq!(
+            f[3] * 1000,
+            t["interval_ns"].as_i64().unwrap(),
+            "{line}: interval"
+        );
+        assert_eq!(f[4], t["samples"].as_i64().unwrap(), "{line}: C");
+        assert_eq!(f[4], us.len() as i64, "{line}: C against samples.bin");
+        assert_eq!(f[5], t["min_ns"].as_i64().unwrap() / 1000, "{line}: Min");
+        assert_eq!(f[6], *us.last().unwrap(), "{line}: Act");
+        assert_eq!(f[7], avg, "{line}: Avg");
+        // Each sample truncated loses under 1 us, the truncated average under 1 more.
+        let mean_us = t["mean_ns"].as_f64().unwrap() / 1000.0;
+        assert!(
+            (f[7] as f64) <= mean_us && mean_us - (f[7] as f64) < 2.0,
+            "{line}: Avg against mean {mean_us} us"
+        );
+        assert_eq!(f[8], t["max_ns"].as_i64().unwrap() / 1000, "{line}: Max");
+    }
+    let figures = run_figures(&dir);
+    assert_eq!(
+        imported(&tmp.path().join("ct.json"), &tmp.path().join("imp-json")),
+        figures
+    );
+
+    // -h: the histogram output imports back to the same figures.
+    let out = jitterlab(&[
+        "cyclictest",
+        "-q",
+        "-D",
+        "2",
+        "-i",
+        "1000",
+        "-S",
+        "-p",
+        "95",
+        "-h",
+        "400",
+        "--jitterlab-out",
+        &p("hist-run"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    std::fs::write(tmp.path().join("hist.txt"), &out.stdout).unwrap();
+    let hist_figures = run_figures(&tmp.path().join("hist-run"));
+    assert_eq!(
+        imported(&tmp.path().join("hist.txt"), &tmp.path().join("imp-hist")),
+        hist_figures
+    );
+}
+
+/// `-b 0`: every wakeup of 1 us or more exceeds it, so the run stops at once, names one of its
+/// threads and a value over 0, and its figures cover no more than the result directory holds.
+#[test]
+fn cyclictest_breaks_at_the_first_wakeup_over_the_limit() {
+    if !realtime_available("cyclictest_breaks_at_the_first_wakeup_over_the_limit") {
+        return;
+    }
+    let _g = exclusive();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("break-run");
+    let out = jitterlab(&[
+        "cyclictest",
+        "-q",
+        "-D",
+        "10",
+        "-S",
+        "-p",
+        "95",
+        "-b",
+        "0",
+        "--jitterlab-out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let run = run_json(&dir);
+    assert_eq!(run["ended"], "interrupted", "{stdout}");
+    let tids: Vec<i64> = run["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tid"].as_i64().unwrap())
+        .collect();
+    let value_of = |label: &str| -> i64 {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("{label}: {stdout}"));
+        line[label.len()..].trim().parse().unwrap()
+    };
+    assert!(tids.contains(&value_of("# Break thread:")), "{stdout}");
+    assert!(value_of("# Break value:") > 0, "{stdout}");
+    for (line, t) in stdout
+        .lines()
+        .filter(|l| l.starts_with("T:"))
+        .zip(run["threads"].as_array().unwrap())
+    {
+        assert!(
+            status_fields(line)[4] <= t["samples"].as_i64().unwrap(),
+            "{line}"
+        );
+    }
+}
+
+fn text_of_stderr(stderr: &[u8]) -> String {
+    String::from_utf8_lossy(stderr).into_owned()
+}
