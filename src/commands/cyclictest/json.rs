@@ -87,39 +87,12 @@ fn thread(f: &mut String, k: usize, t: &ThreadEntry, last: bool) {
     let _ = writeln!(f, "    }}{}", if last { "" } else { "," });
 }
 
-/// rt-tests' time stamp, in UTC: `Thu, 26 Nov 2026 20:17:31 +0000`.
+/// rt-tests' time stamp, in UTC: `Thu, 26 Nov 2026 20:17:31 +0000`, as
+/// `export --format cyclictest-json` writes it (one place for the date arithmetic); a time
+/// before 1970 (a clock set wrong) is written as the epoch.
 pub fn rt_tests_time(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let days = (secs / 86_400) as i64;
-    let (y, m, d) = civil_from_days(days);
-    // 1970-01-01 was a Thursday.
-    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][(days % 7) as usize];
-    let month = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ][(m - 1) as usize];
-    let s = secs % 86_400;
-    format!(
-        "{weekday}, {d:02} {month} {y} {:02}:{:02}:{:02} +0000",
-        s / 3600,
-        s / 60 % 60,
-        s % 60
-    )
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    crate::report::export::cyclictest_json::rfc2822(t)
+        .unwrap_or_else(|| "Thu, 01 Jan 1970 00:00:00 +0000".to_string())
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 mod columns;
 mod csv;
-mod cyclictest_json;
+pub(crate) mod cyclictest_json;
 mod gnuplot;
 mod json;
 mod junit;
