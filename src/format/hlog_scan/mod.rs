@@ -77,16 +77,13 @@ pub fn scan(
 ) -> io::Result<Option<TornTail>> {
     let size = std::fs::symlink_metadata(path).map_or(0, |m| m.len());
     let mut before = 0u64;
-    for_each_chunk(
-        path,
-        |chunk| {
-            scan_chunk(chunk, path, &mut visit, &mut |done| {
-                progress(before + done, size)
-            })?;
-            before += chunk.len() as u64;
-            Ok(())
-        },
-    )
+    for_each_chunk(path, |chunk| {
+        scan_chunk(chunk, path, &mut visit, &mut |done| {
+            progress(before + done, size)
+        })?;
+        before += chunk.len() as u64;
+        Ok(())
+    })
     .inspect(|_| progress(size, size))
 }
 
@@ -105,35 +102,31 @@ pub(crate) fn scan_parallel<S: Send>(
     use std::sync::atomic::{AtomicU64, Ordering};
     let size = std::fs::symlink_metadata(path).map_or(0, |m| m.len());
     let done = AtomicU64::new(0);
-    let torn = for_each_chunk(
-        path,
-        |chunk| {
-            let shares = split_at_lines(chunk, states.len().max(1));
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = shares
-                    .iter()
-                    .zip(states.iter_mut())
-                    .map(|(share, state)| {
-                        let (visit, progress, done) = (&visit, &progress, &done);
-                        scope.spawn(move || {
-                            let mut reported = 0u64;
-                            scan_chunk(share, path, &mut |i| visit(state, i), &mut |at| {
-                                let total = done.fetch_add(at - reported, Ordering::Relaxed);
-                                progress(total + at - reported, size);
-                                reported = at;
-                            })?;
-                            done.fetch_add(share.len() as u64 - reported, Ordering::Relaxed);
-                            Ok(())
-                        })
+    let torn = for_each_chunk(path, |chunk| {
+        let shares = split_at_lines(chunk, states.len().max(1));
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = shares
+                .iter()
+                .zip(states.iter_mut())
+                .map(|(share, state)| {
+                    let (visit, progress, done) = (&visit, &progress, &done);
+                    scope.spawn(move || {
+                        let mut reported = 0u64;
+                        scan_chunk(share, path, &mut |i| visit(state, i), &mut |at| {
+                            let total = done.fetch_add(at - reported, Ordering::Relaxed);
+                            progress(total + at - reported, size);
+                            reported = at;
+                        })?;
+                        done.fetch_add(share.len() as u64 - reported, Ordering::Relaxed);
+                        Ok(())
                     })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("a scanning thread panicked"))
-                    .collect::<io::Result<()>>()
-            })
-        },
-    )?;
+                })
+                .collect();
+            handles
+                .into_iter()
+                .try_for_each(|h| h.join().expect("a scanning thread panicked"))
+        })
+    })?;
     progress(size, size);
     Ok(torn)
 }
