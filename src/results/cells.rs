@@ -80,14 +80,12 @@ pub(crate) trait Fold: Send {
         Self: Sized;
 }
 
-/// One tag's cell being gathered: its intervals' (value, count) pairs, merged from time to time.
+/// One tag's cell being gathered: its intervals' (value, count) pairs merged, values ascending.
 #[derive(Debug, Default)]
 struct Gather {
     start_s: f64,
     end_s: f64,
     counts: Vec<(u64, u64)>,
-    /// The length of `counts` after it was last merged.
-    tidy: usize,
     /// An interval was added (`start_s` and `end_s` are set).
     seen: bool,
 }
@@ -99,24 +97,25 @@ impl Gather {
         }
         self.start_s = self.start_s.min(start_s);
         self.end_s = self.end_s.max(end_s);
-        self.counts.extend_from_slice(counts);
-        // Merge once the pairs have doubled: a cell of thousands of intervals holds about as
-        // many pairs as its distinct values, not one per value per interval.
-        if self.counts.len() > 2 * self.tidy + 4096 {
-            self.tidy_up();
+        // Both ascending: one linear merge, so a cell of thousands of intervals holds one pair
+        // per distinct value and costs no sort.
+        let mut merged = Vec::with_capacity(self.counts.len() + counts.len());
+        let (mut mine, mut theirs) = (self.counts.iter().peekable(), counts.iter().peekable());
+        loop {
+            let next = match (mine.peek(), theirs.peek()) {
+                (Some(&&(a, ca)), Some(&&(b, cb))) if a == b => {
+                    mine.next();
+                    theirs.next();
+                    (a, ca + cb)
+                }
+                (Some(&&a), Some(&&b)) if a.0 < b.0 => *mine.next().expect("peeked"),
+                (_, Some(_)) => *theirs.next().expect("peeked"),
+                (Some(_), None) => *mine.next().expect("peeked"),
+                (None, None) => break,
+            };
+            merged.push(next);
         }
-    }
-
-    fn tidy_up(&mut self) {
-        self.counts.sort_unstable_by_key(|&(v, _)| v);
-        self.counts.dedup_by(|later, kept| {
-            let same = later.0 == kept.0;
-            if same {
-                kept.1 += later.1;
-            }
-            same
-        });
-        self.tidy = self.counts.len();
+        self.counts = merged;
     }
 }
 
@@ -163,9 +162,7 @@ impl Coarse {
         tags.sort_by_key(|(tag, _)| tag_order(tag));
         let mut out: Vec<(usize, usize, StoredInterval)> = Vec::new();
         for (k, (tag, cells)) in tags.into_iter().enumerate() {
-            for (cell, mut g) in cells {
-                g.tidy_up();
-                g.counts.shrink_to_fit();
+            for (cell, g) in cells {
                 out.push((
                     cell,
                     k,
