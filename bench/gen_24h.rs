@@ -1,10 +1,11 @@
-//! Writes a synthetic day-long result directory for bench/report-speed.sh: 2 CPUs woken every
-//! 1 ms for 24 h, one interval histogram per CPU per second (86 400 per CPU), with a
-//! distribution shaped like this VM's: a log-normal body around 13 us, interrupt-sized tails,
-//! rare long preemptions, and a 4 ms stall of both vCPUs every 4.7 s. Four 6-hour scenario
-//! phases change the tail, as a load would.
+//! Writes a synthetic long result directory for bench/report-speed.sh: 2 CPUs woken every 1 ms
+//! for 24 h (or LENGTH: whole hours, or a duration such as `7d`), one interval histogram per
+//! CPU per second (86 400 per CPU per day), with a distribution shaped like this VM's: a
+//! log-normal body around 13 us, interrupt-sized tails, rare long preemptions, and a 4 ms stall
+//! of both vCPUs every 4.7 s. Four scenario phases, a quarter of the run each, change the tail,
+//! as a load would. SEED (default 24) changes every sample, for two runs to compare.
 //!
-//! cargo run --release --example gen-24h -- OUT_DIR [HOURS]
+//! cargo run --release --example gen-24h -- OUT_DIR [LENGTH] [SEED]
 
 use jitterlab::format::run_record::{LoadRecord, Throughput};
 use jitterlab::random::SplitMix64;
@@ -16,11 +17,18 @@ const S: u64 = 1_000_000_000;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let out = PathBuf::from(args.next().expect("usage: gen-24h OUT_DIR [HOURS]"));
-    let hours: u64 = args
+    let out = PathBuf::from(args.next().expect("usage: gen-24h OUT_DIR [LENGTH] [SEED]"));
+    // Whole hours (the first form of this argument), or a duration with its unit.
+    let duration_ns = args
         .next()
-        .map_or(24, |h| h.parse().expect("HOURS is a whole number"));
-    let duration_ns = hours * 3600 * S;
+        .map_or(24 * 3600 * S, |l| match l.parse::<u64>() {
+            Ok(hours) => hours * 3600 * S,
+            Err(_) => jitterlab::units::parse_duration_ns(&l)
+                .expect("LENGTH is whole hours or a duration such as 7d"),
+        });
+    let seed: u64 = args
+        .next()
+        .map_or(24, |s| s.parse().expect("SEED is a whole number"));
     let quarter = duration_ns / 4;
     let phase = |i: u64, label: &str, loads: &[&str]| SyntheticPhase {
         label: label.into(),
@@ -47,7 +55,7 @@ fn main() {
             end_reason: None,
         }],
         warnings: vec!["synthetic run made by bench/gen_24h.rs, not a measurement".into()],
-        seed: 24,
+        seed,
     };
     // Tail probabilities per phase: idle, cpu load, io load, idle again.
     let irq_tail = [2e-4, 2e-3, 6e-4, 2e-4];

@@ -20,6 +20,41 @@ fn assert_quotes(spec: &str, phrase: &str) {
 }
 
 #[test]
+fn the_summaries() {
+    use crate::format::summary::{BUCKET_NS, FILE_SUFFIX, P99_SUFFIX, file_name};
+    let spec = spec();
+    assert_quotes(
+        &spec,
+        &format!("merged into buckets of {BUCKET_NS} ns (one minute)"),
+    );
+    assert_quotes(
+        &spec,
+        &format!("`floor((start + length / 2) / {BUCKET_NS} ns)`"),
+    );
+    assert_quotes(
+        &spec,
+        &format!("named after it with `{FILE_SUFFIX}` appended"),
+    );
+    assert_quotes(&spec, &format!("`{}`", file_name("latency.hlog")));
+    assert_quotes(
+        &spec,
+        &format!("followed by `{P99_SUFFIX}` (`cpu0{P99_SUFFIX}`)"),
+    );
+    assert_quotes(
+        &spec,
+        &format!("<bytes> bytes, buckets of {BUCKET_NS} ns]`"),
+    );
+    assert_quotes(
+        &spec,
+        &format!(
+            "(`report` {}, the others {})",
+            crate::report::digest::CELLS,
+            crate::results::loaded::MAX_INTERVALS_PER_TAG
+        ),
+    );
+}
+
+#[test]
 fn the_format_version() {
     let spec = spec();
     assert_quotes(&spec, &format!("# Result directory, format {FORMAT}"));

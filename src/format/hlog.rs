@@ -43,11 +43,13 @@ pub trait LogTarget: Send {
         serializer: &mut V2DeflateSerializer,
     ) -> io::Result<()>;
 
-    /// Writes one encoded interval line (`tag`'s, `start_offset` after the start) through.
+    /// Writes one encoded interval line through: `tag`'s, its `span` (start after the log's
+    /// start, length), holding `histogram`.
     fn write_line(
         &mut self,
         tag: &str,
-        start_offset: Duration,
+        span: (Duration, Duration),
+        histogram: &Histogram<u64>,
         line: &[u8],
         serializer: &mut V2DeflateSerializer,
     ) -> io::Result<()>;
@@ -67,7 +69,8 @@ impl LogTarget for File {
     fn write_line(
         &mut self,
         _tag: &str,
-        _start_offset: Duration,
+        _span: (Duration, Duration),
+        _histogram: &Histogram<u64>,
         line: &[u8],
         _serializer: &mut V2DeflateSerializer,
     ) -> io::Result<()> {
@@ -98,6 +101,16 @@ impl HlogWriter {
             serializer: V2DeflateSerializer::new(),
             line: Vec::with_capacity(4096),
         }
+    }
+
+    /// Writes the log into `log` (named `log_name`) and its summary (`format::summary`) into
+    /// `summary`, both made by `ResultDir::create_file`. The summary is completed (its footer
+    /// written) when the writer is dropped, with the log's final size; a run killed before
+    /// leaves a summary without footer, which readers ignore.
+    pub fn summarized(log: File, summary: File, log_name: &str) -> Self {
+        Self::to(Box::new(super::summary::SummarizedLog::new(
+            log, summary, log_name,
+        )))
     }
 
     /// Creates the new log file `path` (an existing file or link of that name is an error).
@@ -131,8 +144,13 @@ impl HlogWriter {
             .begin_log_with(&mut self.line, &mut self.serializer)?
             .write_histogram(histogram, start_offset, length, Some(tag))
             .map_err(|e| io::Error::other(format!("cannot encode an interval histogram: {e:?}")))?;
-        self.target
-            .write_line(tag.as_str(), start_offset, &self.line, &mut self.serializer)
+        self.target.write_line(
+            tag.as_str(),
+            (start_offset, length),
+            histogram,
+            &self.line,
+            &mut self.serializer,
+        )
     }
 }
 

@@ -16,8 +16,10 @@
 use crate::format::LOAD_LOG_DIR;
 use crate::format::hlog::{LogTarget, header};
 use crate::format::segments::{self, SegmentEntry, SegmentsRecord};
+use crate::format::summary::{self, SummaryWriter};
 use crate::plan::{Retain, SegmentPlan};
 use crate::results::ResultDir;
+use hdrhistogram::Histogram;
 use hdrhistogram::serialization::V2DeflateSerializer;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -80,6 +82,15 @@ impl SegmentLedger {
     }
 }
 
+/// A segment being written, and its summary (`format::summary`), completed when the segment is
+/// sealed: a month-long run is then read as ~720 hourly summaries instead of every interval.
+/// Building it costs the recorder one pass over each interval's histogram as it is written
+/// (microseconds per CPU per log interval), spread evenly, never a pass over a sealed segment.
+struct OpenSegment {
+    file: File,
+    summary: SummaryWriter,
+}
+
 /// The segment writer behind a run's `HlogWriter` when the log is segmented.
 pub struct Segments {
     dir: ResultDir,
@@ -90,7 +101,7 @@ pub struct Segments {
     ledger: SegmentLedger,
     /// Set by `begin`: the run's start and the header comment.
     start: Option<(SystemTime, String)>,
-    open: BTreeMap<u64, File>,
+    open: BTreeMap<u64, OpenSegment>,
     /// Each tag's latest segment.
     tag_segment: HashMap<String, u64>,
     /// The size of the last sealed segment: what the next one is expected to take.
@@ -126,12 +137,13 @@ impl LogTarget for Segments {
         self.open_segment(0, serializer).map(drop)
     }
 
-    /// Appends one encoded interval line to the segment of its start, sealing the segments
-    /// every tag has left behind.
+    /// Appends one encoded interval line to the segment of its start (and the interval to the
+    /// segment's summary), sealing the segments every tag has left behind.
     fn write_line(
         &mut self,
         tag: &str,
-        start_offset: Duration,
+        (start_offset, length): (Duration, Duration),
+        histogram: &Histogram<u64>,
         line: &[u8],
         serializer: &mut V2DeflateSerializer,
     ) -> io::Result<()> {
@@ -153,10 +165,10 @@ impl LogTarget for Segments {
             }
             self.open_segment(index, serializer)?;
         }
-        self.open
-            .get_mut(&index)
-            .expect("opened above")
-            .write_all(line)?;
+        let open = self.open.get_mut(&index).expect("opened above");
+        open.file.write_all(line)?;
+        open.summary
+            .add_histogram(tag, start_offset, length, histogram)?;
         let latest = self.tag_segment.entry(tag.to_string()).or_insert(index);
         *latest = (*latest).max(index);
         if self.tag_segment.len() >= self.tags {
@@ -172,7 +184,7 @@ impl Segments {
         &mut self,
         index: u64,
         serializer: &mut V2DeflateSerializer,
-    ) -> io::Result<&mut File> {
+    ) -> io::Result<&mut OpenSegment> {
         let (run_start, comment) = self
             .start
             .as_ref()
@@ -185,6 +197,8 @@ impl Segments {
         );
         let name = segments::file_name(index);
         let mut file = self.dir.create_file(&name)?;
+        let summary = self.dir.create_file(&summary::file_name(&name))?;
+        let summary = SummaryWriter::new(summary, *run_start, &name)?;
         file.write_all(&header(
             segment_start,
             *run_start,
@@ -201,7 +215,10 @@ impl Segments {
                 complete: false,
             })
         });
-        Ok(self.open.entry(index).or_insert(file))
+        Ok(self
+            .open
+            .entry(index)
+            .or_insert(OpenSegment { file, summary }))
     }
 
     /// Closes every open segment below `index`, then applies retention.
@@ -211,9 +228,10 @@ impl Segments {
             return Ok(());
         }
         for k in done {
-            let file = self.open.remove(&k).expect("listed above");
-            let bytes = file.metadata().map_or(0, |m| m.len());
-            self.last_sealed_bytes = bytes;
+            let open = self.open.remove(&k).expect("listed above");
+            let bytes = open.file.metadata().map_or(0, |m| m.len());
+            open.summary.finish(&segments::file_name(k), bytes)?;
+            self.last_sealed_bytes = bytes + self.summary_bytes(&segments::file_name(k));
             self.ledger.update(|r| {
                 if let Some(e) = r.files.iter_mut().find(|e| e.index == k) {
                     e.bytes = bytes;
@@ -257,13 +275,19 @@ impl Segments {
                     if total <= limit {
                         break;
                     }
-                    total = total.saturating_sub(e.bytes);
+                    total = total.saturating_sub(e.bytes + self.summary_bytes(&e.file));
                     doomed.push(e.file.clone());
                 }
                 doomed
             }
         };
         for name in doomed {
+            // The summary first: a summary never outlives its segment (one left by a kill
+            // between the two would be unusable anyway: its log is gone).
+            match self.dir.remove_file(&summary::file_name(&name)) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
             self.dir.remove_file(&name)?;
             self.ledger.update(|r| {
                 r.files.retain(|e| e.file != name);
@@ -275,6 +299,11 @@ impl Segments {
 }
 
 impl Segments {
+    /// The size of the summary of the segment `name` (0 when it has none).
+    fn summary_bytes(&self, name: &str) -> u64 {
+        std::fs::symlink_metadata(self.dir.file(&summary::file_name(name))).map_or(0, |m| m.len())
+    }
+
     /// What the loads' logs may still grow by: each log and its `.1` up to the bound
     /// (`SegmentPlan::load_log_cap`, the copying thread keeps them within it) less what they
     /// hold now.
@@ -307,8 +336,10 @@ impl Drop for Segments {
     /// At the end of the run the segments still open are complete: their final sizes go to
     /// the ledger, which the session writes into the final run.json.
     fn drop(&mut self) {
-        for (k, file) in std::mem::take(&mut self.open) {
-            let bytes = file.metadata().map_or(0, |m| m.len());
+        for (k, open) in std::mem::take(&mut self.open) {
+            let bytes = open.file.metadata().map_or(0, |m| m.len());
+            // Without its footer (an error here) the summary is ignored by readers.
+            let _ = open.summary.finish(&segments::file_name(k), bytes);
             self.ledger.update(|r| {
                 if let Some(e) = r.files.iter_mut().find(|e| e.index == k) {
                     e.bytes = bytes;

@@ -1,9 +1,11 @@
 //! What the report needs from a result directory (read by `results::loaded`, the one reader),
 //! digested in one streaming pass and kept small:
-//! run.json and the events as they are, and per hlog tag the whole run's histogram, one
-//! (max, p99) point per interval, and each interval's counts in coarse log-latency rows for the
-//! heat map. A day at 1 s intervals on 2 CPUs is a few tens of MB here instead of the
-//! gigabytes the decoded interval histograms would take (see `format::hlog_scan`).
+//! run.json and the events as they are, and per hlog tag the whole run's histogram and, per
+//! time cell (about [`CELLS`] over the run, `results::cells`), the largest latency, the
+//! largest per-interval 99th percentile and the counts in coarse log-latency rows for the heat
+//! map. Memory is bounded by the cells, not the run's length: at most about 9 MiB per tag and
+//! reading thread (up to 9600 cells of 120 rows), a month as an hour; a long run's summaries are read
+//! in place of its log where the cells are whole summary buckets.
 
 use crate::analysis::phase;
 use crate::format::events::Event;
@@ -11,10 +13,16 @@ use crate::format::hlog::parse_tag;
 use crate::format::hlog_scan::SparseInterval;
 use crate::format::run_record::RunRecord;
 use crate::format::stats::new_histogram;
+use crate::results::cells::{Fold, Grid, tag_order};
 use crate::results::loaded;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// The time cells a series is read into (up to twice as many once cells are whole minutes,
+/// `results::cells::Grid`): 6 per column of the timeline (800 columns), 20 per column of the
+/// heat map (240), so that every column is made of whole cells.
+pub(crate) const CELLS: usize = 4800;
 
 /// Rows of the heat map per decade of latency.
 pub(crate) const ROWS_PER_DECADE: u32 = 10;
@@ -40,16 +48,21 @@ pub(crate) fn row_of(value_ns: u64) -> usize {
         - 1
 }
 
-/// One interval of one tag.
+/// One time cell of one tag: the intervals whose middle falls in it (one interval when the run
+/// has no more intervals than cells).
 #[derive(Debug, Clone, Copy)]
 pub struct IntervalPoint {
+    /// The cell's index in the run's [`Grid`].
+    pub cell: usize,
+    /// The first interval's start, and the span to the last one's end.
     pub start_s: f64,
     pub length_s: f64,
     pub samples: u64,
-    /// The interval's largest and 99th-percentile latency (HDR precision), ns; None when empty.
+    /// The largest latency, and the largest of the intervals' 99th percentiles (HDR
+    /// precision), ns; None when empty.
     pub max_ns: Option<u64>,
     pub p99_ns: Option<u64>,
-    /// This interval's (row, count) pairs in [`SeriesDigest::rows`].
+    /// This cell's (row, count) pairs in [`SeriesDigest::rows`].
     rows_from: u32,
     rows_to: u32,
 }
@@ -65,13 +78,158 @@ pub struct SeriesDigest {
     pub irq: bool,
     /// The whole run's histogram.
     pub histogram: Histogram<u64>,
+    /// The cells holding intervals, in time order.
     pub intervals: Vec<IntervalPoint>,
+    /// The cells the intervals were read into.
+    pub grid: Grid,
     rows: Vec<(u8, u32)>,
 }
 
+/// One cell being filled.
+#[derive(Debug, Clone)]
+struct CellAcc {
+    start_s: f64,
+    end_s: f64,
+    samples: u64,
+    max_ns: Option<u64>,
+    p99_ns: Option<u64>,
+    rows: Box<[u64; ROWS]>,
+}
+
+impl CellAcc {
+    fn new(start_s: f64, end_s: f64) -> Self {
+        CellAcc {
+            start_s,
+            end_s,
+            samples: 0,
+            max_ns: None,
+            p99_ns: None,
+            rows: Box::new([0; ROWS]),
+        }
+    }
+
+    fn absorb(&mut self, other: &CellAcc) {
+        self.start_s = self.start_s.min(other.start_s);
+        self.end_s = self.end_s.max(other.end_s);
+        self.samples += other.samples;
+        self.max_ns = self.max_ns.max(other.max_ns);
+        self.p99_ns = self.p99_ns.max(other.p99_ns);
+        for (mine, theirs) in self.rows.iter_mut().zip(other.rows.iter()) {
+            *mine += theirs;
+        }
+    }
+}
+
+/// One tag while the log is read: the whole histogram and the cells holding intervals.
+#[derive(Debug, Clone)]
+struct SeriesAcc {
+    histogram: Histogram<u64>,
+    cells: BTreeMap<usize, CellAcc>,
+}
+
+impl SeriesAcc {
+    fn cell(&mut self, cell: usize, start_s: f64, end_s: f64) -> &mut CellAcc {
+        let c = self
+            .cells
+            .entry(cell)
+            .or_insert_with(|| CellAcc::new(start_s, end_s));
+        c.start_s = c.start_s.min(start_s);
+        c.end_s = c.end_s.max(end_s);
+        c
+    }
+}
+
+/// The report's state while reading a log: per tag, its histogram and cells.
+#[derive(Debug, Clone, Default)]
+struct Digesting {
+    series: BTreeMap<String, SeriesAcc>,
+}
+
+impl Digesting {
+    fn series(&mut self, tag: &str) -> &mut SeriesAcc {
+        if !self.series.contains_key(tag) {
+            let acc = SeriesAcc {
+                histogram: new_histogram(),
+                cells: BTreeMap::new(),
+            };
+            self.series.insert(tag.to_string(), acc);
+        }
+        self.series.get_mut(tag).expect("inserted above")
+    }
+}
+
+impl Fold for Digesting {
+    fn counts(&mut self, cell: usize, i: &SparseInterval) {
+        let s = self.series(i.tag);
+        for &(value, count) in i.counts {
+            s.histogram
+                .record_n(value, count)
+                .expect("auto-resizing histogram");
+        }
+        let c = s.cell(cell, i.start_s, i.start_s + i.length_s);
+        // Counts come in ascending value order, so the row only moves forward.
+        let edges = &*ROW_EDGES;
+        let mut row = 0usize;
+        for &(value, count) in i.counts {
+            while row + 1 < ROWS && value >= edges[row + 1] {
+                row += 1;
+            }
+            c.rows[row] += count;
+        }
+        c.samples += i.total;
+        c.max_ns = c.max_ns.max(i.max());
+    }
+
+    fn interval_p99(&mut self, cell: usize, tag: &str, p99_ns: u64) {
+        let c = self.series(tag).cells.entry(cell);
+        let c = c.or_insert_with(|| CellAcc::new(f64::INFINITY, f64::NEG_INFINITY));
+        c.p99_ns = c.p99_ns.max(Some(p99_ns));
+    }
+
+    fn absorb(&mut self, other: Self) {
+        for (tag, theirs) in other.series {
+            let mine = self.series(&tag);
+            mine.histogram
+                .add(&theirs.histogram)
+                .expect("histograms share one configuration");
+            for (k, c) in theirs.cells {
+                match mine.cells.get_mut(&k) {
+                    Some(m) => m.absorb(&c),
+                    None => {
+                        mine.cells.insert(k, c);
+                    }
+                }
+            }
+        }
+    }
+}
+
 impl SeriesDigest {
-    fn new(tag: &str) -> Self {
+    /// The series of `tag` from its accumulated cells.
+    fn from_cells(tag: &str, acc: SeriesAcc, grid: Grid) -> Self {
         let (cpu, irq) = parse_tag(tag);
+        let mut rows = Vec::new();
+        let mut intervals = Vec::with_capacity(acc.cells.len());
+        for (cell, c) in acc.cells {
+            let rows_from = rows.len() as u32;
+            rows.extend(
+                c.rows
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(r, &n)| (r as u8, n.min(u32::MAX as u64) as u32)),
+            );
+            intervals.push(IntervalPoint {
+                cell,
+                start_s: c.start_s,
+                length_s: (c.end_s - c.start_s).max(0.0),
+                samples: c.samples,
+                max_ns: c.max_ns,
+                p99_ns: c.p99_ns,
+                rows_from,
+                rows_to: rows.len() as u32,
+            });
+        }
         SeriesDigest {
             tag: tag.to_string(),
             label: match (cpu, irq) {
@@ -81,58 +239,14 @@ impl SeriesDigest {
             },
             cpu,
             irq,
-            histogram: new_histogram(),
-            intervals: Vec::new(),
-            rows: Vec::new(),
+            histogram: acc.histogram,
+            intervals,
+            grid,
+            rows,
         }
     }
 
-    fn add(&mut self, i: &SparseInterval) {
-        let rows_from = self.rows.len() as u32;
-        // Counts come in ascending value order, so the row only moves forward.
-        let edges = &*ROW_EDGES;
-        let mut row = 0usize;
-        for &(value, count) in i.counts {
-            self.histogram
-                .record_n(value, count)
-                .expect("auto-resizing histogram");
-            while row + 1 < ROWS && value >= edges[row + 1] {
-                row += 1;
-            }
-            let count = count.min(u32::MAX as u64) as u32;
-            let this_interval = self.rows.len() as u32 > rows_from;
-            match self.rows.last_mut() {
-                Some((r, c)) if this_interval && *r as usize == row => *c = c.saturating_add(count),
-                _ => self.rows.push((row as u8, count)),
-            }
-        }
-        self.intervals.push(IntervalPoint {
-            start_s: i.start_s,
-            length_s: i.length_s,
-            samples: i.total,
-            max_ns: i.max(),
-            p99_ns: i.value_at_quantile(0.99),
-            rows_from,
-            rows_to: self.rows.len() as u32,
-        });
-    }
-
-    /// Appends `later`, which holds the intervals that follow this one's in the file.
-    fn append(&mut self, later: SeriesDigest) {
-        let offset = self.rows.len() as u32;
-        self.histogram
-            .add(&later.histogram)
-            .expect("histograms share one configuration");
-        self.intervals
-            .extend(later.intervals.into_iter().map(|p| IntervalPoint {
-                rows_from: p.rows_from + offset,
-                rows_to: p.rows_to + offset,
-                ..p
-            }));
-        self.rows.extend(later.rows);
-    }
-
-    /// The (row, count) pairs of one interval.
+    /// The (row, count) pairs of one cell.
     pub(crate) fn rows_of(&self, p: &IntervalPoint) -> &[(u8, u32)] {
         &self.rows[p.rows_from as usize..p.rows_to as usize]
     }
@@ -235,36 +349,22 @@ impl RunDigest {
 }
 
 /// Reads the result directory at `path` (through the one reader, `results::loaded`), digesting
-/// its interval log in one parallel pass. `progress(done, total)` follows the hlog bytes.
+/// its interval log in one parallel pass into at most [`CELLS`] cells per tag.
+/// `progress(done, total)` follows the bytes read.
 pub(crate) fn read_run(
     path: &Path,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<RunDigest, String> {
     let mut run = loaded::open(path)?;
     let has_hlog = run.has_hlog();
-    let chunks = run.scan_intervals(
-        BTreeMap::<String, SeriesDigest>::new,
-        |acc, i| {
-            if !acc.contains_key(i.tag) {
-                acc.insert(i.tag.to_string(), SeriesDigest::new(i.tag));
-            }
-            acc.get_mut(i.tag).expect("inserted above").add(i);
-        },
-        progress,
-    )?;
-    let mut merged: BTreeMap<String, SeriesDigest> = BTreeMap::new();
-    for chunk in chunks {
-        for (tag, s) in chunk {
-            match merged.get_mut(&tag) {
-                Some(earlier) => earlier.append(s),
-                None => {
-                    merged.insert(tag, s);
-                }
-            }
-        }
-    }
-    let mut series: Vec<SeriesDigest> = merged.into_values().collect();
-    series.sort_by_key(|s| (s.cpu.unwrap_or(usize::MAX), s.irq, s.tag.clone()));
+    let grid = run.grid(CELLS)?;
+    let digested = run.scan_cells(&grid, Digesting::default, progress)?;
+    let mut series: Vec<SeriesDigest> = digested
+        .series
+        .into_iter()
+        .map(|(tag, acc)| SeriesDigest::from_cells(&tag, acc, grid))
+        .collect();
+    series.sort_by_key(|s| tag_order(&s.tag));
     Ok(RunDigest {
         path: run.path,
         record: run.record,

@@ -1,6 +1,8 @@
 //! Renderers of results: the terminal summary, the exporters, and the HTML report with its
 //! plots (`jitterlab report`, see docs/report.md).
 
+#[cfg(test)]
+mod bounded_tests;
 pub mod causes;
 pub mod compare_view;
 pub mod cpu_tables;

@@ -1,7 +1,10 @@
 //! The one reader of a result directory, for every command that reads runs (report, compare,
 //! budgets on stored runs, export): run.json with its format checked, the events, and the
-//! interval histograms, either coarsened and kept ([`load`]) or scanned whole by the caller
-//! ([`open`] then [`LoadedRun::scan_intervals`], the report's way for day-long runs). The size
+//! interval histograms read into a fixed grid of time cells (`results::cells`), either kept as
+//! intervals ([`load`]: about [`MAX_INTERVALS_PER_TAG`] per tag) or folded by the caller
+//! ([`open`] then [`LoadedRun::scan_cells`], the report's way). Either way one streaming pass,
+//! in memory bounded by the grid, not by the run's length; a long run's summaries
+//! (`format::summary`) are read in place of its log where the cells are whole buckets. The size
 //! caps are `crate::input`'s; a torn last line of latency.hlog is left out with a warning.
 //!
 //! A continuous run's log is a series of segment files (`format::segments`) instead of one
@@ -10,10 +13,11 @@
 //! and a warning says which part of the run they cover.
 
 use super::ResultDir;
+use super::cells::{self, Coarse, Fold, Grid, Source};
 use crate::error::display_path;
 use crate::format::events::{self, Event};
 use crate::format::hlog;
-use crate::format::hlog_scan::{self, ReadNotes, SparseInterval, StoredInterval};
+use crate::format::hlog_scan::{self, StoredInterval, TornTail};
 use crate::format::run_record::{Ended, RunRecord};
 use crate::format::segments;
 use crate::format::stats::new_histogram;
@@ -21,9 +25,20 @@ use crate::units::format_ns;
 use hdrhistogram::Histogram;
 use std::path::{Path, PathBuf};
 
-/// At most this many intervals per tag are kept: a day of 1 s intervals is read as 1000
-/// intervals of 87 s. 2.5 times `compare`'s 400 bootstrap blocks, so blocks still group several.
+/// About this many intervals per tag are kept (cells of `results::cells`, from 2/3 to 2 times
+/// as many once they are whole minutes): 12 h of 1 s intervals are read as 1000 intervals of
+/// 43.2 s, a day as 1440 of 1 min, a week as 1008 of 10 min. At least 1.6 times `compare`'s
+/// 400 bootstrap blocks, so blocks still group several.
 pub(crate) const MAX_INTERVALS_PER_TAG: usize = 1000;
+
+/// What reading the log's files met besides intervals.
+#[derive(Debug, Default)]
+struct ReadNotes {
+    /// Files whose last line was torn, and the tail left out.
+    torn: Vec<(PathBuf, TornTail)>,
+    /// Files listed but gone when read (deleted by retention meanwhile).
+    vanished: Vec<PathBuf>,
+}
 
 /// Everything a stored run holds except its sample log (which can be too big for memory and is
 /// streamed by the exporters instead).
@@ -31,9 +46,11 @@ pub(crate) const MAX_INTERVALS_PER_TAG: usize = 1000;
 pub struct LoadedRun {
     pub path: PathBuf,
     pub record: RunRecord,
-    /// The interval histograms of latency.hlog in file order, as sparse (value, count) pairs;
-    /// empty when the file is missing, or when the run was only [`open`]ed. A log with more than [`MAX_INTERVALS_PER_TAG`] intervals
-    /// of a tag is read with consecutive intervals merged (see `hlog_scan::read_coarsened`).
+    /// The interval histograms of latency.hlog in time order (by time cell, then by tag in CPU
+    /// order), as sparse (value, count) pairs; empty when the file is missing, or when the run
+    /// was only [`open`]ed. The intervals whose middle falls in the same one of about
+    /// [`MAX_INTERVALS_PER_TAG`] time cells are merged (`results::cells`): a short log's stay
+    /// as they are.
     pub intervals: Vec<StoredInterval>,
     /// events.jsonl; empty when the file is missing.
     pub events: Vec<Event>,
@@ -55,30 +72,20 @@ fn add_total(totals: &mut TagTotals, tag: &str, n: u64) {
     }
 }
 
-/// Reads a result directory whole, its interval log coarsened to at most
-/// [`MAX_INTERVALS_PER_TAG`] intervals per tag. The error says which file is wrong and why
-/// (exit code 2).
+/// Reads a result directory whole, its interval log in about [`MAX_INTERVALS_PER_TAG`] time
+/// cells per tag (consecutive intervals merged; a short log's intervals stay as they are). The
+/// error says which file is wrong and why (exit code 2).
 pub fn load(path: &Path) -> Result<LoadedRun, String> {
     let mut run = open(path)?;
-    let files = run.hlog_files()?;
-    let mut notes = ReadNotes::default();
-    let mut totals = TagTotals::new();
-    if !files.is_empty() {
-        let (intervals, read) = hlog_scan::read_coarsened_files(&files, MAX_INTERVALS_PER_TAG)
-            .map_err(|e| e.to_string())?;
-        for i in &intervals {
-            add_total(&mut totals, &i.tag, i.counts.iter().map(|&(_, c)| c).sum());
-        }
-        notes = read;
-        run.intervals = intervals;
-    }
-    run.note_reading(&files, notes, &totals)?;
+    let grid = run.grid(MAX_INTERVALS_PER_TAG)?;
+    let coarse = run.scan_cells(&grid, Coarse::default, &|_, _| {})?;
+    run.intervals = coarse.into_intervals();
     Ok(run)
 }
 
 /// Reads a result directory's run.json (its format checked) and events.jsonl, leaving the
-/// interval log to the caller: [`load`] reads it coarsened, the report scans it whole
-/// ([`LoadedRun::scan_intervals`]). Every reader of a result directory starts here.
+/// interval log to the caller: [`load`] reads it into cells kept as intervals, the report folds
+/// it into its own cells ([`LoadedRun::scan_cells`]). Every reader of a result directory starts here.
 pub fn open(path: &Path) -> Result<LoadedRun, String> {
     let dir = ResultDir::open(path)?;
     let record = dir.read_run_record()?;
@@ -130,57 +137,79 @@ impl LoadedRun {
         hlog_files(&self.path)
     }
 
-    /// Scans latency.hlog on up to 8 threads, each folding the intervals of its share of the
-    /// file into a state made by `init` (see `hlog_scan::scan_parallel`); returns the states in
-    /// file order, none when the run has no log. A torn last line is left out and warned about.
-    /// `progress(done, total)` follows the bytes scanned.
-    pub(crate) fn scan_intervals<S: Send>(
+    /// The grid of at most `most_cells` cells over the run: its length from run.json, or from
+    /// the end of its log's last interval when that is later or run.json does not state it.
+    pub(crate) fn grid(&self, most_cells: usize) -> Result<Grid, String> {
+        let files = self.hlog_files()?;
+        let from_record = self.record.duration_ns.map_or(0.0, |ns| ns as f64 / 1e9);
+        let from_log = files
+            .last()
+            .and_then(|f| cells::last_interval_end_s(f))
+            .unwrap_or(0.0);
+        Ok(Grid::new(from_record.max(from_log), most_cells))
+    }
+
+    /// Reads the interval log into `grid`'s cells in one streaming pass on up to 8 threads,
+    /// each folding into a state made by `init`; returns the states merged. A file's summary is
+    /// read in its place when the cells are whole buckets and it matches the log. A torn last
+    /// line is left out and warned about; the samples read are checked against run.json.
+    /// `progress(done, total)` follows the bytes read.
+    pub(crate) fn scan_cells<S: Fold>(
         &mut self,
-        init: impl Fn() -> S + Sync,
-        visit: impl Fn(&mut S, &SparseInterval) + Sync,
+        grid: &Grid,
+        init: impl Fn() -> S,
         progress: &(dyn Fn(u64, u64) + Sync),
-    ) -> Result<Vec<S>, String> {
+    ) -> Result<S, String> {
         let files = self.hlog_files()?;
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        // Progress over all files: the bytes of the files before this one are done.
-        let sizes: Vec<u64> = files
+        let sources: Vec<(&PathBuf, Source)> = files
             .iter()
-            .map(|f| f.metadata().map_or(0, |m| m.len()))
+            .map(|f| (f, cells::source_of(f, grid)))
+            .collect();
+        let path_of = |s: &Source| match s {
+            Source::Log(p) | Source::Summary(p) => p.clone(),
+        };
+        // Progress over all files: the bytes of the files before this one are done.
+        let sizes: Vec<u64> = sources
+            .iter()
+            .map(|(_, s)| path_of(s).metadata().map_or(0, |m| m.len()))
             .collect();
         let total: u64 = sizes.iter().sum();
-        let mut states = Vec::new();
-        let mut notes = ReadNotes::default();
-        let mut totals = TagTotals::new();
-        let mut before = 0;
         // Each worker also counts the samples per tag, for checking them against run.json.
-        let init = || (init(), TagTotals::new());
-        let visit = |(state, totals): &mut (S, TagTotals), i: &SparseInterval| {
-            add_total(totals, i.tag, i.total);
-            visit(state, i)
-        };
-        for (path, size) in files.iter().zip(&sizes) {
-            let scanned = hlog_scan::scan_parallel(path, workers, init, visit, |done, _| {
+        let mut states: Vec<(S, TagTotals)> =
+            (0..workers).map(|_| (init(), TagTotals::new())).collect();
+        let mut notes = ReadNotes::default();
+        let mut before = 0;
+        for ((log, source), size) in sources.iter().zip(&sizes) {
+            let summary = matches!(source, Source::Summary(_));
+            let path = path_of(source);
+            let visit = |(state, totals): &mut (S, TagTotals), i: &hlog_scan::SparseInterval| {
+                if let Some((tag, n)) = cells::visit(summary, grid, state, i) {
+                    add_total(totals, tag, n);
+                }
+            };
+            let scanned = hlog_scan::scan_parallel(&path, &mut states, visit, |done, _| {
                 progress(before + done, total)
             });
             match scanned {
-                Ok((chunk, torn)) => {
-                    for (state, counted) in chunk {
-                        states.push(state);
-                        for (tag, n) in counted {
-                            add_total(&mut totals, &tag, n);
-                        }
-                    }
-                    notes.torn.extend(torn.map(|t| (path.clone(), t)));
-                }
+                Ok(torn) => notes.torn.extend(torn.map(|t| (path.clone(), t))),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    notes.vanished.push(path.clone())
+                    notes.vanished.push((*log).clone())
                 }
                 Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
             }
             before += size;
         }
+        let mut merged = init();
+        let mut totals = TagTotals::new();
+        for (state, counted) in states {
+            merged.absorb(state);
+            for (tag, n) in counted {
+                add_total(&mut totals, &tag, n);
+            }
+        }
         self.note_reading(&files, notes, &totals)?;
-        Ok(states)
+        Ok(merged)
     }
 
     /// Tells what reading the log met, on stderr now and among the run's warnings (which

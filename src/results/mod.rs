@@ -2,6 +2,7 @@
 //! (`dir`), reading a run back (`loaded`, the one reader), sweep summaries, importers of other
 //! tools' output, and synthetic runs for tests and benches.
 
+pub mod cells;
 pub mod dir;
 pub mod import;
 pub mod loaded;

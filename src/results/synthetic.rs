@@ -1,5 +1,5 @@
 //! Result directories made from a latency model instead of a measurement: the same files a run
-//! writes (run.json, latency.hlog, events.jsonl), written with the same writers, so the readers
+//! writes (run.json, latency.hlog and its summary, events.jsonl), written with the same writers, so the readers
 //! (report, compare, export) can be benchmarked on a day-long run in seconds and tested on runs
 //! with known distributions. Nothing here is used by `jitterlab run`.
 
@@ -11,6 +11,7 @@ use crate::format::run_record::{
     RunRecord, ThreadSummary,
 };
 use crate::format::stats::LatencyStats;
+use crate::format::summary;
 use crate::random::SplitMix64;
 use std::io;
 use std::path::Path;
@@ -66,8 +67,13 @@ pub fn write_run(
         .map_err(|e| io::Error::other(e.message))?
         .keep();
     let start_wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
-    // Made as a run makes them: new, through the directory's descriptor.
-    let mut hlog = HlogWriter::new(result_dir.create_file(hlog::FILE_NAME)?);
+    // Made as a run makes them: new, through the directory's descriptor; with the log's
+    // summary (format::summary), completed when `hlog` is dropped at the end.
+    let mut hlog = HlogWriter::summarized(
+        result_dir.create_file(hlog::FILE_NAME)?,
+        result_dir.create_file(&summary::file_name(hlog::FILE_NAME))?,
+        hlog::FILE_NAME,
+    );
     hlog.begin(start_wall, "jitterlab synthetic latency log")?;
     let mut events = EventLog::new(result_dir.create_file(events::FILE_NAME)?);
     for w in &run.warnings {

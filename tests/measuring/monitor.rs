@@ -323,7 +323,8 @@ fn directory_bytes(dir: &std::path::Path) -> (u64, Vec<String>) {
             total += directory_bytes(&entry.path()).0;
         } else {
             total += meta.len();
-            if name.starts_with("latency-") {
+            // Segments, not their summaries (`latency-NNNNNN.hlog.summary`).
+            if name.starts_with("latency-") && name.ends_with(".hlog") {
                 segments.push(name);
             }
         }

@@ -171,14 +171,7 @@ pub fn compare(runs: &[LoadedRun]) -> Comparison {
     let scopes: Vec<Option<usize>> = std::iter::once(None)
         .chain(cpus.into_iter().map(Some))
         .collect();
-    let scopes = scopes
-        .iter()
-        .enumerate()
-        .map(|(scope_index, &cpu)| {
-            let data: Vec<ScopeData> = runs.iter().map(|r| scope_data(r, cpu)).collect();
-            compare_scope(scope_index, cpu, &data)
-        })
-        .collect();
+    let scopes = compare_scopes(runs, &scopes);
     Comparison {
         runs: infos,
         method: MethodInfo {
@@ -191,6 +184,40 @@ pub fn compare(runs: &[LoadedRun]) -> Comparison {
         },
         scopes,
     }
+}
+
+/// Compares each scope (overall, then each CPU) on as many threads as there are CPUs: the
+/// scopes are independent (each resampled with its own seed, so the result does not depend on
+/// the threads), and their bootstraps are most of `compare`'s time on a long run.
+fn compare_scopes(runs: &[LoadedRun], scopes: &[Option<usize>]) -> Vec<ScopeComparison> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, scopes.len().max(1));
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, ScopeComparison)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&cpu) = scopes.get(k) else { break };
+                        let data: Vec<ScopeData> =
+                            runs.iter().map(|r| scope_data(r, cpu)).collect();
+                        mine.push((k, compare_scope(k, cpu, &data)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a comparing thread panicked"))
+            .collect()
+    });
+    done.sort_by_key(|(k, _)| *k);
+    done.into_iter().map(|(_, c)| c).collect()
 }
 
 /// The label of run `i`: A, B, ... Z, then R27, R28...

@@ -41,7 +41,8 @@ impl SparseInterval<'_> {
         self.counts.last().map(|&(v, _)| v)
     }
 
-    /// A copy that owns its pairs, for readers that keep intervals.
+    /// A copy that owns its pairs (tests that keep what they scanned).
+    #[cfg(test)]
     pub(crate) fn to_stored(&self) -> StoredInterval {
         StoredInterval {
             tag: self.tag.to_string(),

@@ -13,16 +13,13 @@
 //! test checks the decoded pairs against the hdrhistogram crate's own deserializer.
 //!
 //! The parts: `v2` decodes one histogram payload, `interval` holds the decoded pairs, `torn`
-//! handles a last line cut by a full disk or a kill, `coarsen` reads a long log merged down to
-//! a bounded number of intervals per tag; this file walks the log's lines, on one thread or
-//! several.
+//! handles a last line cut by a full disk or a kill; this file walks the log's lines in chunks of
+//! bounded size, on one thread or several (`results::cells` folds them into time cells).
 
-mod coarsen;
 mod interval;
 mod torn;
 mod v2;
 
-pub use coarsen::{ReadNotes, read_coarsened, read_coarsened_files};
 pub use interval::{SparseInterval, StoredInterval, add_counts};
 pub use torn::{TornTail, complete_lines};
 
@@ -31,64 +28,107 @@ use std::io;
 use std::path::Path;
 use v2::PayloadDecoder;
 
+/// The most of a log held in memory at once while scanning: the log is read in chunks of about
+/// this size (each cut at a line end), so a month-long log of gigabytes is scanned in the memory
+/// of one chunk, not of the file.
+pub(crate) const CHUNK_BYTES: usize = 32 << 20;
+
+/// Reads the log at `path` in chunks of whole lines of about [`CHUNK_BYTES`], handing each to
+/// `lines` in file order; returns the torn tail (a last line without its end of line) left
+/// out, if any.
+fn for_each_chunk(
+    path: &Path,
+    mut lines: impl FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<Option<TornTail>> {
+    use std::io::Read;
+    let mut file = crate::input::open_result_file(path)?;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut want = CHUNK_BYTES;
+    loop {
+        let before = buf.len();
+        (&mut file)
+            .take(want.saturating_sub(before) as u64)
+            .read_to_end(&mut buf)?;
+        let eof = buf.len() == before;
+        let whole_len = complete_lines(&buf).0.len();
+        if whole_len == 0 && !eof {
+            // One line longer than the chunk: read on until it ends.
+            want = buf.len() * 2;
+            continue;
+        }
+        want = CHUNK_BYTES;
+        if whole_len > 0 {
+            lines(&buf[..whole_len])?;
+            buf.drain(..whole_len);
+        }
+        if eof {
+            return Ok((!buf.is_empty()).then_some(TornTail { bytes: buf.len() }));
+        }
+    }
+}
+
 /// Calls `visit` for every interval of the log at `path`, in file order, and returns the torn
 /// tail it left out, if any. `progress` is told the number of bytes of the file consumed so far
-/// and the file's size, every few thousand intervals.
+/// and the file's size, every few thousand intervals. Memory: one chunk ([`CHUNK_BYTES`]).
 pub fn scan(
     path: &Path,
     mut visit: impl FnMut(&SparseInterval),
     mut progress: impl FnMut(u64, u64),
 ) -> io::Result<Option<TornTail>> {
-    let bytes = crate::input::read_result_bytes(path, u64::MAX)?;
-    let size = bytes.len() as u64;
-    let (whole, torn) = complete_lines(&bytes);
-    scan_chunk(whole, path, &mut visit, &mut |done| progress(done, size))?;
-    progress(size, size);
-    Ok(torn)
+    let size = std::fs::symlink_metadata(path).map_or(0, |m| m.len());
+    let mut before = 0u64;
+    for_each_chunk(path, |chunk| {
+        scan_chunk(chunk, path, &mut visit, &mut |done| {
+            progress(before + done, size)
+        })?;
+        before += chunk.len() as u64;
+        Ok(())
+    })
+    .inspect(|_| progress(size, size))
 }
 
-/// Scans the log at `path` on `workers` threads, each taking a contiguous share of its lines
-/// with a state made by `init`. Returns the states in file order, for the caller to merge (so
-/// the order of intervals is preserved chunk by chunk), and the torn tail left out, if any.
-/// `progress` gets the bytes scanned so far by all workers and the file's size.
+/// Scans the log at `path` on as many threads as `states` has states, each folding into its
+/// own state a contiguous share of every chunk's lines; the states live on from file to file
+/// (a segmented log is many files). Worker k sees the k-th share of every chunk, so a state
+/// must fold intervals by their time stamps, not by the order it sees them. Returns the torn
+/// tail left out, if any. `progress` gets the bytes of this file scanned so far by all workers
+/// and its size. Memory: one chunk ([`CHUNK_BYTES`]) and the states.
 pub(crate) fn scan_parallel<S: Send>(
     path: &Path,
-    workers: usize,
-    init: impl Fn() -> S + Sync,
+    states: &mut [S],
     visit: impl Fn(&mut S, &SparseInterval) + Sync,
     progress: impl Fn(u64, u64) + Sync,
-) -> io::Result<(Vec<S>, Option<TornTail>)> {
+) -> io::Result<Option<TornTail>> {
     use std::sync::atomic::{AtomicU64, Ordering};
-    let bytes = crate::input::read_result_bytes(path, u64::MAX)?;
-    let size = bytes.len() as u64;
+    let size = std::fs::symlink_metadata(path).map_or(0, |m| m.len());
     let done = AtomicU64::new(0);
-    let (whole, torn) = complete_lines(&bytes);
-    let chunks = split_at_lines(whole, workers.max(1));
-    let results: Vec<io::Result<S>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .iter()
-            .map(|chunk| {
-                let (init, visit, progress, done) = (&init, &visit, &progress, &done);
-                scope.spawn(move || {
-                    let mut state = init();
-                    let mut reported = 0u64;
-                    scan_chunk(chunk, path, &mut |i| visit(&mut state, i), &mut |at| {
-                        let total = done.fetch_add(at - reported, Ordering::Relaxed);
-                        progress(total + at - reported, size);
-                        reported = at;
-                    })?;
-                    done.fetch_add(chunk.len() as u64 - reported, Ordering::Relaxed);
-                    Ok(state)
+    let torn = for_each_chunk(path, |chunk| {
+        let shares = split_at_lines(chunk, states.len().max(1));
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = shares
+                .iter()
+                .zip(states.iter_mut())
+                .map(|(share, state)| {
+                    let (visit, progress, done) = (&visit, &progress, &done);
+                    scope.spawn(move || {
+                        let mut reported = 0u64;
+                        scan_chunk(share, path, &mut |i| visit(state, i), &mut |at| {
+                            let total = done.fetch_add(at - reported, Ordering::Relaxed);
+                            progress(total + at - reported, size);
+                            reported = at;
+                        })?;
+                        done.fetch_add(share.len() as u64 - reported, Ordering::Relaxed);
+                        Ok(())
+                    })
                 })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a scanning thread panicked"))
-            .collect()
-    });
+                .collect();
+            handles
+                .into_iter()
+                .try_for_each(|h| h.join().expect("a scanning thread panicked"))
+        })
+    })?;
     progress(size, size);
-    Ok((results.into_iter().collect::<io::Result<_>>()?, torn))
+    Ok(torn)
 }
 
 /// Splits `bytes` into up to `n` pieces of similar size, each ending at a line end.
@@ -234,15 +274,15 @@ mod tests {
         assert_eq!(seen, 20);
 
         // Three workers see the same intervals, in file order chunk by chunk.
-        let states = scan_parallel(
+        let mut states = vec![Vec::new(); 3];
+        scan_parallel(
             &path,
-            3,
-            Vec::new,
+            &mut states,
             |v: &mut Vec<(String, f64, u64)>, i| v.push((i.tag.to_string(), i.start_s, i.total)),
             |_, _| {},
         )
         .unwrap();
-        let flat: Vec<(String, f64, u64)> = states.0.into_iter().flatten().collect();
+        let flat: Vec<(String, f64, u64)> = states.into_iter().flatten().collect();
         let want: Vec<(String, f64, u64)> = reference
             .iter()
             .map(|r| (r.tag.clone(), r.start_s, r.histogram.len()))
@@ -277,13 +317,12 @@ mod tests {
         let mut seen = 0;
         let torn = scan(&path, |_| seen += 1, |_, _| {}).unwrap();
         assert_eq!((seen, torn), (2, Some(TornTail { bytes: 10 })));
-        let (states, torn) = scan_parallel(&path, 2, || 0, |n, _| *n += 1, |_, _| {}).unwrap();
+        let mut states = [0, 0];
+        let torn = scan_parallel(&path, &mut states, |n, _| *n += 1, |_, _| {}).unwrap();
         assert_eq!(
             (states.iter().sum::<i32>(), torn),
             (2, Some(TornTail { bytes: 10 }))
         );
-        let (kept, torn) = read_coarsened(&path, 1000).unwrap();
-        assert_eq!((kept.len(), torn), (2, Some(TornTail { bytes: 10 })));
         assert!(torn.unwrap().warning(&path).contains("10 bytes"));
         assert_eq!(hlog::read_intervals(&path).unwrap().len(), 2);
         // A complete log has no torn tail.

@@ -40,14 +40,28 @@ impl HeatGrid {
     }
 }
 
-/// Adds each interval's row counts to the column its middle falls in.
+/// Adds each interval's row counts to its column: the column its middle falls in when the run
+/// has no more intervals than columns, else the column of whole time cells (`report::digest`)
+/// its cell is in, the grid then reaching to the end of the last column.
 pub fn prepare(series: &SeriesDigest, extent_s: f64) -> HeatGrid {
-    let columns = series.intervals.len().clamp(1, COLUMNS);
     let extent_s = if extent_s > 0.0 { extent_s } else { 1.0 };
+    let per_column = series.grid.cells_per_column(COLUMNS);
+    let by_cells = series.intervals.len() > COLUMNS;
+    let (columns, extent_s) = if by_cells {
+        let columns = series.grid.cells.div_ceil(per_column);
+        let reach_s = (columns * per_column) as f64 * series.grid.cell_s;
+        (columns, reach_s.max(extent_s))
+    } else {
+        (series.intervals.len().max(1), extent_s)
+    };
     let mut cells = vec![0u64; columns * ROWS];
     for p in &series.intervals {
         let mid = p.start_s + p.length_s / 2.0;
-        let c = ((mid / extent_s * columns as f64) as usize).min(columns - 1);
+        let c = if by_cells {
+            (p.cell / per_column).min(columns - 1)
+        } else {
+            ((mid / extent_s * columns as f64) as usize).min(columns - 1)
+        };
         for &(row, count) in series.rows_of(p) {
             cells[c * ROWS + row as usize] += count as u64;
         }

@@ -1,9 +1,10 @@
 //! Latency over time: per interval the largest and the 99th-percentile latency of each CPU
 //! (and the timer IRQ latency's largest when the run was traced), drawn as lines, with the
 //! scenario's load phases shaded and labelled and explained spikes marked. A run with no more
-//! intervals than the plot has columns gets one point per interval; a longer run gets one point
-//! per column holding the largest per-interval max and the largest per-interval p99 among the
-//! intervals it covers, so no spike is averaged away. Lines break only where the log has a gap.
+//! intervals (time cells, `report::digest`) than the plot has columns gets one point per
+//! interval; a longer run gets one point per column of whole cells holding the largest
+//! per-interval max and the largest per-interval p99 among the intervals it covers, so no spike
+//! is averaged away. Lines break only where the log has a gap.
 
 use super::axis::{Quantity, Scale, ScaleKind, time_unit};
 use super::chart::{Axis, Frame, LegendEntry, Style};
@@ -70,7 +71,12 @@ pub fn prepare(
 ) -> Timeline {
     let extent_s = if extent_s > 0.0 { extent_s } else { 1.0 };
     let most = series.iter().map(|s| s.intervals.len()).max().unwrap_or(0);
-    let column_s = (most > COLUMNS).then(|| extent_s / COLUMNS as f64);
+    // Columns of whole cells (the series share one grid): each cell's intervals in one column.
+    let grid = series.first().map(|s| s.grid);
+    let per_column = grid.map_or(1, |g| g.cells_per_column(COLUMNS));
+    let column_s = grid
+        .filter(|_| most > COLUMNS)
+        .map(|g| g.cell_s * per_column as f64);
     let wakeup_cpus: Vec<Option<usize>> = series.iter().filter(|s| !s.irq).map(|s| s.cpu).collect();
     let tracks = series
         .iter()
@@ -101,7 +107,7 @@ pub fn prepare(
                         after_gap,
                     }),
                     Some(w) => {
-                        let c = ((mid / w) as usize).min(COLUMNS - 1);
+                        let c = p.cell / per_column;
                         match points.last_mut() {
                             Some(last) if c == last_column => {
                                 last.max_ns = last.max_ns.max(max);

@@ -202,10 +202,13 @@ pub(super) fn is_own_file(name: &OsStr) -> bool {
     ]
     .iter()
     .any(|own| OsStr::new(own) == name)
-        || name
-            .to_str()
-            .and_then(crate::format::segments::parse_file_name)
-            .is_some()
+        || name.to_str().is_some_and(|n| {
+            // A log's summary is named after the log (`latency.hlog.summary`).
+            let log = n
+                .strip_suffix(crate::format::summary::FILE_SUFFIX)
+                .unwrap_or(n);
+            log == hlog::FILE_NAME || crate::format::segments::parse_file_name(log).is_some()
+        })
 }
 
 /// Whether `dir` is a result directory or a sweep directory.
