@@ -36,7 +36,16 @@ pub(super) fn create_files(plan: &RunPlan, result_dir: &ResultDir) -> Result<Run
             .or_run(|| format!("cannot create {}", result_dir.file(name).display()))
     };
     let (hlog_writer, ledger) = match &plan.segments {
-        None => (HlogWriter::new(create(hlog::FILE_NAME)?), None),
+        // The log and its per-minute summary (format/summary.rs), so that a long run is read
+        // from the summary, a day in a few thousand lines.
+        None => (
+            HlogWriter::summarized(
+                create(hlog::FILE_NAME)?,
+                create(&crate::format::summary::file_name(hlog::FILE_NAME))?,
+                hlog::FILE_NAME,
+            ),
+            None,
+        ),
         Some(segments) => {
             let ledger = SegmentLedger::new(segments);
             // Every interval is written under each CPU's tag, and its IRQ tag with --trace
