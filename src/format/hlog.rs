@@ -132,26 +132,46 @@ impl HlogWriter {
         length: Duration,
         histogram: &Histogram<u64>,
     ) -> io::Result<()> {
-        let tag = Tag::new(tag).ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("invalid hlog tag '{tag}'"),
-            )
-        })?;
-        self.line.clear();
-        // A builder with no headers writes nothing but the histogram line itself.
-        IntervalLogWriterBuilder::new()
-            .begin_log_with(&mut self.line, &mut self.serializer)?
-            .write_histogram(histogram, start_offset, length, Some(tag))
-            .map_err(|e| io::Error::other(format!("cannot encode an interval histogram: {e:?}")))?;
+        encode_interval(
+            &mut self.line,
+            &mut self.serializer,
+            tag,
+            (start_offset, length),
+            histogram,
+        )?;
         self.target.write_line(
-            tag.as_str(),
+            tag,
             (start_offset, length),
             histogram,
             &self.line,
             &mut self.serializer,
         )
     }
+}
+
+/// Encodes one interval histogram as its log line (start and length from the log's base
+/// time) into `line`, replacing what it held: the one encoder of latency.hlog, its segments and
+/// their summaries.
+pub(crate) fn encode_interval(
+    line: &mut Vec<u8>,
+    serializer: &mut V2DeflateSerializer,
+    tag: &str,
+    (start, length): (Duration, Duration),
+    histogram: &Histogram<u64>,
+) -> io::Result<()> {
+    let tag = Tag::new(tag).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("invalid hlog tag '{tag}'"),
+        )
+    })?;
+    line.clear();
+    // A builder with no headers writes nothing but the histogram line itself.
+    IntervalLogWriterBuilder::new()
+        .begin_log_with(line, serializer)?
+        .write_histogram(histogram, start, length, Some(tag))
+        .map_err(|e| io::Error::other(format!("cannot encode an interval histogram: {e:?}")))?;
+    Ok(())
 }
 
 /// A log's header: the comments, StartTime (when the log begins) and BaseTime (what interval

@@ -28,7 +28,6 @@ use super::hlog_scan::{SparseInterval, add_counts};
 use super::stats::new_histogram;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::V2DeflateSerializer;
-use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -163,14 +162,13 @@ impl SummaryWriter {
         length: Duration,
         h: &Histogram<u64>,
     ) -> io::Result<()> {
-        let tag = Tag::new(tag).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, format!("invalid tag '{tag}'"))
-        })?;
-        self.line.clear();
-        IntervalLogWriterBuilder::new()
-            .begin_log_with(&mut self.line, &mut self.serializer)?
-            .write_histogram(h, start, length, Some(tag))
-            .map_err(|e| io::Error::other(format!("cannot encode a summary bucket: {e:?}")))?;
+        super::hlog::encode_interval(
+            &mut self.line,
+            &mut self.serializer,
+            tag,
+            (start, length),
+            h,
+        )?;
         self.file.write_all(&self.line)
     }
 
