@@ -6,11 +6,11 @@
 #
 #   - exec to the first sample;
 #   - exec to the first due time (samples.bin's start_ns): the start-up proper. It holds the
-#     system snapshot with its live steal-time sample (100 ms; a run that took it has
-#     `steal_recent_percent` in run.json, counted below), the set-up, and the 50 ms lead-in
-#     from fixing the start to the first due time. As of this script the steal sample ends
-#     before the lead-in begins, so start-up is about 165 ms of which ~15 ms is work; were the
-#     two waits made to overlap, this figure would drop by up to 50 ms;
+#     system snapshot, the set-up, and the 50 ms lead-in from fixing the start to the first
+#     due time. The snapshot once waited 100 ms for a live steal-time sample before the
+#     lead-in (start-up about 165 ms, ~15 ms of it work); a run now measures steal over
+#     itself instead (run.json `steal`, its first reading as the lead-in begins), counted
+#     below;
 #   - how late the first wakeup was (first sample less first due time).
 #
 # Usage: ci/startup.sh BINARY [N] [extra run options...]; takes the measuring lock per run.
@@ -84,7 +84,7 @@ with open(sys.argv[2], "rb") as f:
 assert first, "no sample with seq 0"
 assert all(exp == start for exp, _ in first), ("a first due time is not the run start", first, start)
 wake = min(exp + lat for exp, lat in first)
-steal = json.load(open(sys.argv[3]))["system"].get("steal_recent_percent") is not None
+steal = json.load(open(sys.argv[3])).get("steal") is not None
 print((wake - t0) / 1e6, (start - t0) / 1e6, (wake - start) / 1e6, int(steal))' \
         "$work/t0" "$work/run$i/samples.bin" "$work/run$i/run.json"
 done | awk '
@@ -95,6 +95,6 @@ done | awk '
         if (NR == 0) exit 1
         printf "exec to first sample: %s, %d runs\n", show(total, NR), NR
         printf "  exec to first due time (start-up: system snapshot, set-up, 50 ms lead-in): %s;" \
-            " live steal-time sample taken in %d of %d runs\n", show(due, NR), steal, NR
+            " steal measured over the run in %d of %d runs\n", show(due, NR), steal, NR
         printf "  first wakeup late by: %s\n", show(late, NR)
     }'

@@ -53,17 +53,30 @@ pub struct SystemSnapshot {
     pub checks: Vec<Check>,
 }
 
-/// Live snapshot for a run's run.json `system` field: every check, including the live probes.
-/// Takes about a tenth of a second (the steal-time window); never fails, never panics on
-/// missing files (they become `unknown` checks), and leaves the system as it found it.
+/// Live snapshot for `doctor`: every check, including the live probes. Takes about a tenth
+/// of a second (the steal-time window); never fails, never panics on missing files (they
+/// become `unknown` checks), and leaves the system as it found it.
 pub fn snapshot(measured_cpus: &[usize]) -> SystemSnapshot {
     snapshot_at(Path::new("/"), measured_cpus, true)
 }
 
+/// Live snapshot for a run's run.json `system` field: as [`snapshot`] without the steal-time
+/// window (`steal_recent_percent` is null), so it does not delay the start: a run measures
+/// steal over its own measurement instead (run.json `steal`).
+pub fn snapshot_for_run(measured_cpus: &[usize]) -> SystemSnapshot {
+    let mut ctx = Ctx::new(Path::new("/"), measured_cpus, true);
+    ctx.steal_window = false;
+    snapshot_in(&ctx)
+}
+
 /// A snapshot of the system below `root`. Live probes and system calls run only with `live`.
 pub(crate) fn snapshot_at(root_dir: &Path, measured_cpus: &[usize], live: bool) -> SystemSnapshot {
-    let ctx = Ctx::new(root_dir, measured_cpus, live);
-    let mut checks = checks::all(&ctx);
+    snapshot_in(&Ctx::new(root_dir, measured_cpus, live))
+}
+
+fn snapshot_in(ctx: &Ctx) -> SystemSnapshot {
+    let (root_dir, live) = (ctx.root, ctx.live);
+    let mut checks = checks::all(ctx);
     if live {
         checks.extend(probes::run_all());
     }
@@ -104,14 +117,14 @@ pub(crate) fn snapshot_at(root_dir: &Path, measured_cpus: &[usize], live: bool) 
         cpu_count: present.map_or(ctx.online.len(), |p| p.len()),
         online_cpus: ctx.online.clone(),
         measured_cpus: ctx.cpus.clone(),
-        preemption_model: kernel::read_preemption(&ctx).label(),
-        hz: kernel::tick_hz(&ctx).map(|(hz, _)| hz),
+        preemption_model: kernel::read_preemption(ctx).label(),
+        hz: kernel::tick_hz(ctx).map(|(hz, _)| hz),
         clocksource: root::read_trim(
             root_dir,
             "sys/devices/system/clocksource/clocksource0/current_clocksource",
         )
         .ok(),
-        hypervisor: virt::hypervisor_name(&ctx),
+        hypervisor: virt::hypervisor_name(ctx),
         steal_since_boot_percent: steal.map(|s| s.0),
         steal_recent_percent: steal.and_then(|s| s.1),
         kernel_cmdline: read("proc/cmdline"),

@@ -19,6 +19,7 @@ pub mod samplelog;
 pub mod samples;
 pub mod segments;
 pub mod stats;
+pub mod steal;
 pub mod summary;
 pub mod tails;
 pub mod wakeup_summary;

@@ -60,6 +60,10 @@ pub struct RunRecord {
     /// `--wake pi-mutex`: the priority-inversion scenario's roles and the inversions found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inversion: Option<InversionRecord>,
+    /// Steal time of the measured CPUs over the run (a virtual machine's hypervisor taking
+    /// their time); None where /proc/stat has no steal field, and in older or imported runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal: Option<super::steal::StealRecord>,
 }
 
 impl RunRecord {
@@ -107,6 +111,7 @@ impl RunRecord {
             trace: None,
             imported: None,
             cpu_time: None,
+            steal: None,
             segments: None,
             inversion: None,
         }

@@ -215,6 +215,10 @@ impl Session {
             .spike_records(&self.plan, record.duration_ns.unwrap_or(0));
         loads::record(load_outcome, record, &self.dir);
         record.warnings.extend(run_warnings(results));
+        record.steal = self.steal.as_ref().and_then(|w| w.end());
+        if let Some(steal) = &record.steal {
+            record.warnings.extend(steal.warnings());
+        }
     }
 }
 

@@ -40,6 +40,7 @@ pub mod pmqos;
 mod run_json;
 pub mod signals;
 mod start;
+mod steal;
 mod threads;
 
 pub(crate) use run_json::{
@@ -178,6 +179,8 @@ pub struct Session {
     segments: Option<SegmentLedger>,
     /// Per thread (plan order), explained late wakeups by cause (`--trace`).
     late_wakeups: Vec<Vec<(&'static str, u64)>>,
+    /// The first reading of the measured CPUs' steal time (run.json `steal` at the end).
+    steal: Option<steal::StealWatch>,
 }
 
 impl Session {

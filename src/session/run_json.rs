@@ -11,7 +11,7 @@ use crate::recorder::ThreadResult;
 
 /// The system snapshot for run.json, and the warnings to show before the results.
 pub(crate) fn system_snapshot(plan: &RunPlan) -> (serde_json::Value, Vec<String>) {
-    let snapshot = crate::doctor::snapshot(&plan.cpus);
+    let snapshot = crate::doctor::snapshot::snapshot_for_run(&plan.cpus);
     let mut warnings = snapshot.representativeness_warnings(!plan.policy.is_realtime());
     if plan.policy == crate::measure::PolicyKind::Deadline {
         warnings.push(

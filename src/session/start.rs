@@ -5,7 +5,7 @@
 //! what the earlier ones took, in the session's teardown order, and removes the new directory.
 
 use super::files::{EventWriter, RunFiles, create_files};
-use super::{Session, SessionOptions};
+use super::{Session, SessionOptions, steal};
 use crate::cpulist::{format_cpu_list, parse_cpu_list};
 use crate::error::{Failure, OrFailure, Result};
 use crate::format::events::Event;
@@ -110,6 +110,8 @@ impl Session {
         parts.loads.start_generators(plan, claim.dir())?;
 
         let timeline = Timeline::from_now(plan);
+        // Read as the lead-in begins: the window covers the whole measurement.
+        let steal = steal::StealWatch::begin(&plan.cpus);
         let mut record = RunRecord {
             warnings: warnings.clone(),
             segments: segments.as_ref().map(SegmentLedger::record),
@@ -194,6 +196,7 @@ impl Session {
             io_error: None,
             segments,
             late_wakeups: vec![Vec::new(); plan.cpus.len()],
+            steal,
         })
     }
 }

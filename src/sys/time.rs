@@ -58,6 +58,14 @@ pub(crate) fn process_cpu_time_ns() -> (u64, u64) {
     )
 }
 
+/// The tick of the kernel's user-visible time counters (/proc/stat, clock_t), per second:
+/// USER_HZ, 100 on every Linux architecture; 100 if sysconf cannot say.
+pub(crate) fn user_hz() -> u64 {
+    // SAFETY: plain sysconf.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 { hz as u64 } else { 100 }
+}
+
 /// A timespec (non-negative, as clocks and durations give them) in nanoseconds.
 #[inline(always)]
 pub(crate) fn timespec_to_ns(ts: &libc::timespec) -> u64 {

@@ -138,3 +138,71 @@ fn measuring_thread_cpu_time_is_the_kernels_figure_at_its_end() {
         Ok(())
     });
 }
+
+/// Each CPU's steal ticks from /proc/stat, read here independently of jitterlab.
+fn steal_ticks(cpu: usize) -> u64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    let line = stat
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(&format!("cpu{cpu}")))
+        .expect("a cpuN line");
+    line.split_whitespace().nth(8).unwrap().parse().unwrap()
+}
+
+#[test]
+fn steal_over_the_run_lies_within_the_counters_read_around_it() {
+    if !realtime_available("steal_over_the_run_lies_within_the_counters_read_around_it") {
+        return;
+    }
+    let cpus = online_cpus();
+    let _lock = exclusive();
+    let (_base, out) = temp_out();
+    let before: Vec<u64> = cpus.iter().map(|&c| steal_ticks(c)).collect();
+    let started = Instant::now();
+    let o = jitterlab(&[
+        "run",
+        "--duration",
+        "1s",
+        "--interval",
+        "1ms",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let elapsed = started.elapsed();
+    let after: Vec<u64> = cpus.iter().map(|&c| steal_ticks(c)).collect();
+    assert!(o.status.success(), "{}", text(&o));
+    let run = run_json(&out);
+    // The run does not wait for a steal window in its snapshot.
+    assert!(run["system"]["steal_recent_percent"].is_null());
+    let steal = &run["steal"];
+    let tick = steal["tick_ns"].as_u64().expect("steal.tick_ns");
+    let window = steal["window_ns"].as_u64().unwrap();
+    // The lead-in, the second and the drain: inside what this test saw from outside.
+    assert!(
+        window >= 1_000_000_000 && window <= elapsed.as_nanos() as u64,
+        "window {window} ns, the process lasted {elapsed:?}"
+    );
+    let listed = steal["cpus"].as_array().unwrap();
+    assert_eq!(listed.len(), cpus.len());
+    for (i, &cpu) in cpus.iter().enumerate() {
+        let c = listed
+            .iter()
+            .find(|c| c["cpu"] == cpu)
+            .expect("each CPU listed");
+        let ns = c["steal_ns"].as_u64().unwrap();
+        assert_eq!(ns % tick, 0, "a whole number of ticks");
+        // Read inside the process's life: never more than the ticks around it.
+        assert!(
+            ns <= (after[i] - before[i]) * tick,
+            "CPU {cpu}: {ns} ns against {} ticks around the run",
+            after[i] - before[i]
+        );
+        let warned = run["warnings"].as_array().unwrap().iter().any(|w| {
+            w.as_str()
+                .unwrap()
+                .contains(&format!("of CPU {cpu}'s time"))
+        });
+        assert_eq!(warned, ns > 0, "a warning exactly when CPU {cpu} lost time");
+    }
+}

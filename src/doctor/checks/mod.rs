@@ -32,6 +32,10 @@ pub struct Ctx<'a> {
     /// True when the root is the running system, so checks may also ask the kernel through
     /// system calls. False for fixture trees, so that tests never see the test machine.
     pub live: bool,
+    /// Whether a live steal-time share is measured over [`virt::STEAL_WINDOW`] (doctor waits
+    /// for it; a run does not: it measures steal over the run itself, see
+    /// `session::steal`).
+    pub steal_window: bool,
     /// Steal-time shares, measured once because the live measurement waits.
     steal: OnceCell<Result<(f64, Option<f64>), String>>,
 }
@@ -54,6 +58,7 @@ impl<'a> Ctx<'a> {
             online,
             config: KernelConfig::load(root),
             live,
+            steal_window: live,
             steal: OnceCell::new(),
         }
     }

@@ -123,6 +123,23 @@ pub fn hypervisor(ctx: &Ctx) -> Check {
     }
 }
 
+/// The steal field's position in a `cpu` line of /proc/stat after the name: user nice system
+/// idle iowait irq softirq steal.
+const STEAL_FIELD: usize = 7;
+
+/// Each CPU's steal ticks (1/USER_HZ) from the `cpuN` lines of /proc/stat, in their order;
+/// CPUs whose line has no steal field (kernels before 2.6.11) are left out.
+pub(crate) fn stat_steal_per_cpu(text: &str) -> Vec<(usize, u64)> {
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let cpu = fields.next()?.strip_prefix("cpu")?.parse().ok()?;
+            let steal = fields.nth(STEAL_FIELD)?.parse().ok()?;
+            Some((cpu, steal))
+        })
+        .collect()
+}
+
 /// Steal and total jiffies from the aggregate `cpu` line of /proc/stat.
 fn stat_steal(text: &str) -> Option<(u64, u64)> {
     let line = text.lines().find(|l| l.starts_with("cpu "))?;
@@ -133,11 +150,12 @@ fn stat_steal(text: &str) -> Option<(u64, u64)> {
         .collect();
     // user nice system idle iowait irq softirq steal [guest guest_nice]; guest time is already
     // counted in user, so only the first eight fields make up the total.
-    let steal = *v.get(7)?;
-    Some((steal, v.iter().take(8).sum()))
+    let steal = *v.get(STEAL_FIELD)?;
+    Some((steal, v.iter().take(STEAL_FIELD + 1).sum()))
 }
 
-/// Steal time: its share since boot, and on the live system its share over [`STEAL_WINDOW`].
+/// Steal time: its share since boot, and on the live system (when the context asks for the
+/// window) its share over [`STEAL_WINDOW`].
 pub(crate) fn steal_shares(ctx: &Ctx) -> Result<(f64, Option<f64>), String> {
     let text = root::read(ctx.root, "proc/stat")?;
     let (steal, total) = stat_steal(&text).ok_or("no steal field in the cpu line of /proc/stat")?;
@@ -148,7 +166,7 @@ pub(crate) fn steal_shares(ctx: &Ctx) -> Result<(f64, Option<f64>), String> {
             s as f64 * 100.0 / t as f64
         }
     };
-    let window = if ctx.live {
+    let window = if ctx.live && ctx.steal_window {
         std::thread::sleep(STEAL_WINDOW);
         root::read(ctx.root, "proc/stat")
             .ok()
@@ -184,5 +202,21 @@ pub(crate) fn steal(ctx: &Ctx) -> Check {
             }
         }
         Err(e) => STEAL.unknown(e.clone(), "check that /proc is mounted"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_cpu_steal_reads_the_eighth_field_of_each_cpu_line() {
+        let text = "cpu  10 0 5 100 0 0 0 7 0 0\n\
+                    cpu0 5 0 2 50 0 0 0 3 0 0\n\
+                    cpu1 5 0 3 50 0 0 0 4\n\
+                    cpu2 5 0 3 50 0 0 0\n\
+                    intr 12345 0\n";
+        assert_eq!(stat_steal_per_cpu(text), vec![(0, 3), (1, 4)]);
+        assert_eq!(stat_steal(text), Some((7, 122)));
     }
 }

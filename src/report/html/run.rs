@@ -240,6 +240,28 @@ fn plan_rows(r: &RunRecord) -> Vec<(&'static str, String)> {
     rows
 }
 
+/// Each measured CPU's steal over the run, with the window and the tick it is exact to.
+fn steal_during_run(steal: &crate::format::steal::StealRecord) -> String {
+    let cpus: Vec<String> = steal
+        .cpus
+        .iter()
+        .map(|c| {
+            format!(
+                "CPU {}: {:.0} ms ({:.2}%)",
+                c.cpu,
+                c.steal_ns as f64 / 1e6,
+                steal.share_percent(c.steal_ns).unwrap_or(0.0)
+            )
+        })
+        .collect();
+    format!(
+        "{} of {:.1} s, ±{:.0} ms (/proc/stat ticks)",
+        cpus.join(", "),
+        steal.window_ns as f64 / 1e9,
+        steal.tick_ns as f64 / 1e6
+    )
+}
+
 fn yes_no(b: bool) -> String {
     if b { "yes".into() } else { "no".into() }
 }
@@ -270,6 +292,9 @@ fn system_rows(r: &RunRecord) -> Vec<(&'static str, String)> {
             ];
             if let Some(steal) = s.steal_recent_percent {
                 rows.push(("steal (recent)", format!("{steal:.1}%")));
+            }
+            if let Some(steal) = &r.steal {
+                rows.push(("steal during the run", steal_during_run(steal)));
             }
             let count = |v: Verdict| s.checks.iter().filter(|c| c.verdict == v).count();
             rows.push((
