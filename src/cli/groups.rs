@@ -28,6 +28,7 @@ pub(crate) const TRACE: &str = "Trace";
 pub const BUDGET: &str = "Budget";
 pub(crate) const SENDER: &str = "IPC wake methods (signal, sigwait, mq, mutex, sem, ...)";
 pub(crate) const INVERSION: &str = "Priority inversion (--wake pi-mutex)";
+pub(crate) const ACTIONS: &str = "Actions";
 
 // The length of a run that ends (`run`, `sweep`, `noise`; a monitor has none).
 #[derive(Debug, Args, Clone)]
@@ -259,4 +260,28 @@ pub struct BudgetArgs {
     /// exits 1 (a monitor judges it on its window, at /metrics).
     #[arg(long, value_name = "EXPR")]
     pub budget: Option<String>,
+}
+
+// What a spike and the end of the run set off (`run`).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = ACTIONS)]
+pub struct ActionArgs {
+    /// What to do when a spike starts (a run of wakeups later than --deadline, counted once):
+    /// continue (record it), stop (end the run, marked stopped), signal:SIG,pid=N or
+    /// signal:SIG,parent, exec:PROGRAM ARGS (no shell; JITTERLAB_CPU, JITTERLAB_TIME_NS,
+    /// JITTERLAB_LATENCY_NS and JITTERLAB_OUT in its environment), or
+    /// snapshot[:before=2s,after=1s] (every measured CPU's samples around it, in
+    /// snapshots/). Repeat for several; each firing is an `action` event in events.jsonl.
+    #[arg(long, value_name = "ACTION")]
+    pub on_threshold: Vec<String>,
+
+    /// What to do when the run has ended and its results are written: continue,
+    /// signal:SIG,pid=N, signal:SIG,parent or exec:PROGRAM ARGS (waited for). Repeatable.
+    #[arg(long, value_name = "ACTION")]
+    pub on_end: Vec<String>,
+
+    /// The least time between two firings of one --on-threshold action; spikes within it are
+    /// counted as suppressed (in the next firing's event and in run.json). Default 1s.
+    #[arg(long, value_name = "DURATION", requires = "on_threshold")]
+    pub action_gap: Option<String>,
 }

@@ -7,8 +7,8 @@
 #![allow(rustdoc::invalid_html_tags)]
 
 use super::groups::{
-    BudgetArgs, CpuArgs, DryRunArgs, LATENCY, LENGTH, LatencyArgs, LengthArgs, LoadsArgs, OUTPUT,
-    OutputArgs, SamplesAndJsonArgs, ScenarioArgs, TraceArgs,
+    ActionArgs, BudgetArgs, CpuArgs, DryRunArgs, LATENCY, LENGTH, LatencyArgs, LengthArgs,
+    LoadsArgs, OUTPUT, OutputArgs, SamplesAndJsonArgs, ScenarioArgs, TraceArgs,
 };
 use super::values::{loops_value, samples_format_value, summary_every_value};
 use super::{InversionArgs, SenderArgs};
@@ -25,6 +25,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub scenario: ScenarioArgs,
+
+    #[command(flatten)]
+    pub actions: ActionArgs,
 }
 
 // Every option of a latency run that ends but the scenario: `run`'s, and each sweep level's.

@@ -84,6 +84,8 @@ pub enum Event {
     /// The min, mean and max of a block of one thread's samples (`run --summary-every N`,
     /// written as the block closes; a thread's last block may be shorter).
     WakeupSummary(super::wakeup_summary::WakeupSummary),
+    /// An `--on-threshold` or `--on-end` action fired (or failed to).
+    Action(super::actions::ActionEvent),
 }
 
 /// What the CPU did between a sample's due time and its wakeup, from the kernel trace.

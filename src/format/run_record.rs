@@ -64,6 +64,9 @@ pub struct RunRecord {
     /// their time); None where /proc/stat has no steal field, and in older or imported runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal: Option<super::steal::StealRecord>,
+    /// `--on-threshold` / `--on-end`: each action and what it did; absent without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actions: Option<super::actions::ActionsRecord>,
 }
 
 impl RunRecord {
@@ -112,6 +115,7 @@ impl RunRecord {
             imported: None,
             cpu_time: None,
             steal: None,
+            actions: None,
             segments: None,
             inversion: None,
         }
@@ -260,6 +264,8 @@ pub enum Ended {
     Running,
     Completed,
     Interrupted,
+    /// Ended by an `--on-threshold stop` action (`end_reason` names the spike).
+    Stopped,
     Failed,
 }
 
@@ -269,6 +275,7 @@ impl Ended {
             Ended::Running => "running",
             Ended::Completed => "completed",
             Ended::Interrupted => "interrupted",
+            Ended::Stopped => "stopped",
             Ended::Failed => "failed",
         }
     }

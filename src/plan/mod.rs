@@ -13,6 +13,7 @@ use crate::measure::{Clock, MeasureKind, Policy, PolicyKind, WakeMethod, WakeupP
 use crate::units::format_ns;
 use std::path::PathBuf;
 
+pub mod actions;
 mod segments;
 pub use segments::{DEFAULT_SEGMENT_NS, MIN_RETAIN_BYTES, Retain, SegmentPlan};
 
@@ -121,6 +122,8 @@ pub struct RunPlan {
     /// `--under`: thresholds whose share of wakeups within is counted exactly (each thread's
     /// deadline always is, and 10x the median is added at the end, docs/tails.md).
     pub under_ns: Vec<u64>,
+    /// `--on-threshold` and `--on-end` (`run` only): what a spike and the end set off.
+    pub actions: actions::ActionPlan,
 }
 
 /// What a run measures: the kind, with the settings only that kind has. Everything a kind

@@ -22,6 +22,8 @@ mod summaries;
 pub mod tails;
 mod thread_state;
 mod trace_join;
+mod watch;
+pub(crate) use watch::SpikeStart;
 
 pub(crate) use thread_state::IntervalFigures;
 #[cfg(test)]
@@ -175,6 +177,54 @@ impl Recorder {
             t.summaries = Some(summaries::SummaryBlocks::new(t.feed.cpu, every));
         }
         self
+    }
+
+    /// Watches every thread for spike starts (`--on-threshold`), keeping `history_ns` of each
+    /// thread's samples for snapshots ([`Recorder::take_spike_starts`],
+    /// [`Recorder::snapshot_window`]).
+    pub(crate) fn with_spike_watch(mut self, history_ns: u64) -> Self {
+        for t in &mut self.threads {
+            t.watch = Some(watch::SpikeWatch::new(
+                t.feed.cpu,
+                t.feed.deadline_ns,
+                history_ns,
+            ));
+        }
+        self
+    }
+
+    /// The spikes started since the last call, in due-time order, and how many more started
+    /// than were kept (a storm between two drains).
+    pub(crate) fn take_spike_starts(&mut self) -> (Vec<SpikeStart>, u64) {
+        let mut starts = Vec::new();
+        let mut overflowed = 0;
+        for w in self.threads.iter_mut().filter_map(|t| t.watch.as_mut()) {
+            starts.append(&mut w.starts);
+            overflowed += std::mem::take(&mut w.overflowed);
+        }
+        starts.sort_by_key(|s| s.due_ns);
+        (starts, overflowed)
+    }
+
+    /// The due time every watched thread has been recorded up to, ns: a snapshot window
+    /// ending before it is complete.
+    pub(crate) fn recorded_through_ns(&self) -> u64 {
+        self.threads
+            .iter()
+            .filter_map(|t| t.watch.as_ref())
+            .map(|w| w.last_due_ns)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Every watched thread's kept samples due in [from_ns, to_ns], as (CPU, sample), by CPU
+    /// then due time.
+    pub(crate) fn snapshot_window(&self, from_ns: u64, to_ns: u64) -> Vec<(usize, Sample)> {
+        self.threads
+            .iter()
+            .filter_map(|t| t.watch.as_ref().map(|w| (t.feed.cpu, w)))
+            .flat_map(|(cpu, w)| w.window(from_ns, to_ns).map(move |s| (cpu, *s)))
+            .collect()
     }
 
     /// The blocks of samples closed since the last call (`--summary-every`), per thread in the

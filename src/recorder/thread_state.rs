@@ -60,6 +60,8 @@ pub(super) struct ThreadState {
     pub noise_intervals: Vec<NoiseInterval>,
     /// With `--summary-every`: the thread's blocks of samples.
     pub summaries: Option<SummaryBlocks>,
+    /// With `--on-threshold`: spike starts and recent samples.
+    pub watch: Option<super::watch::SpikeWatch>,
 }
 
 impl ThreadState {
@@ -80,6 +82,7 @@ impl ThreadState {
             last_gap_end_ns: 0,
             noise_intervals: Vec::new(),
             summaries: None,
+            watch: None,
         }
     }
 
@@ -101,6 +104,9 @@ impl ThreadState {
                 blocks.record(sample);
             }
             self.tails.record(sample);
+            if let Some(w) = &mut self.watch {
+                w.record(sample);
+            }
         }
         let irq = traced.as_ref().and_then(|x| x.irq_latency_ns);
         let record = SampleRecord {

@@ -79,9 +79,24 @@ impl Session {
             time_ns: monotonic_ns(),
             ended: self.record.ended.as_str().into(),
         });
+        if let Some(actions) = &self.actions {
+            self.record.actions = Some(actions.record());
+        }
         // A failure here still ends with the summary (from memory) and exit 4.
         if let Err(e) = self.dir.write_final_run_record(&mut self.record) {
             eprintln!("jitterlab: {e}");
+        }
+        // The --on-end actions see the results whole; what they did is then added.
+        if let Some(actions) = &mut self.actions
+            && !self.plan.actions.on_end.is_empty()
+        {
+            for e in actions.at_end() {
+                self.events.write(&e);
+            }
+            self.record.actions = Some(actions.record());
+            if let Err(e) = self.dir.write_final_run_record(&mut self.record) {
+                eprintln!("jitterlab: {e}");
+            }
         }
         // The rest of the session (its parts, in field order) is dropped on return.
         RunOutcome {
@@ -137,6 +152,11 @@ impl Session {
             self.events.write(&Event::SpikeExplained(x));
         }
         recorder.close_intervals(end_clock);
+        if let Some(actions) = &mut self.actions {
+            for e in actions.poll(&mut recorder, true) {
+                self.events.write(&e);
+            }
+        }
         for i in recorder.take_noise_intervals() {
             self.events.write(&Event::NoiseInterval(i));
         }
@@ -165,15 +185,20 @@ impl Session {
     fn record_end(&mut self, failure: Option<String>) {
         let interrupted = self.interrupted.load(Ordering::SeqCst);
         let record = &mut self.record;
+        let action_stop = self.actions.as_ref().and_then(|a| a.stop_reason.clone());
         record.ended = if failure.is_some() || self.io_error.is_some() {
             Ended::Failed
+        } else if action_stop.is_some() && !interrupted {
+            Ended::Stopped
         } else if interrupted || self.stopped_by_caller {
             Ended::Interrupted
         } else {
             Ended::Completed
         };
         record.end_reason = failure.or(self.io_error.clone()).or_else(|| {
-            if interrupted {
+            if let (Some(reason), false) = (&action_stop, interrupted) {
+                Some(reason.clone())
+            } else if interrupted {
                 Some("stopped by SIGINT or SIGTERM".into())
             } else if self.stopped_by_caller {
                 Some("stopped by its caller".into())

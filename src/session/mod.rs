@@ -31,6 +31,7 @@
 //! steps by hand, reading what each part has to say (the trace's statistics, the loads'
 //! outcome) on the way.
 
+mod actions;
 pub mod cpulock;
 mod cpuset;
 mod files;
@@ -181,6 +182,8 @@ pub struct Session {
     late_wakeups: Vec<Vec<(&'static str, u64)>>,
     /// The first reading of the measured CPUs' steal time (run.json `steal` at the end).
     steal: Option<steal::StealWatch>,
+    /// `--on-threshold` / `--on-end`: None without them.
+    actions: Option<actions::ActionRunner>,
 }
 
 impl Session {
@@ -205,6 +208,7 @@ impl Session {
             self.stop.store(true, Ordering::SeqCst);
         }
         self.log_explanations();
+        self.fire_actions(false);
         self.stop_if_a_thread_ended();
         self.record_segments();
         for e in self.loads.drain_events() {
@@ -305,6 +309,21 @@ impl Session {
         if let Err(e) = self.dir.write_first_run_record(&self.record) {
             let message = write_failed(&self.dir, e);
             self.io_error.get_or_insert(message);
+            self.stop.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Hands the spikes started since the last poll to the `--on-threshold` actions (all
+    /// pending snapshots completed when `last`), writes their events, and stops the run when a
+    /// `stop` action fired.
+    fn fire_actions(&mut self, last: bool) {
+        let (Some(actions), Some(recorder)) = (&mut self.actions, &mut self.recorder) else {
+            return;
+        };
+        for e in actions.poll(recorder, last) {
+            self.events.write(&e);
+        }
+        if actions.stop_reason.is_some() && !self.stop.load(Ordering::SeqCst) {
             self.stop.store(true, Ordering::SeqCst);
         }
     }

@@ -173,6 +173,8 @@ impl Session {
             threads,
             partition,
         } = parts;
+        let actions = (!plan.actions.on_threshold.is_empty() || !plan.actions.on_end.is_empty())
+            .then(|| super::actions::ActionRunner::new(&plan.actions, dir.clone()));
         Ok(Session {
             tracer,
             pm_qos,
@@ -197,6 +199,7 @@ impl Session {
             segments,
             late_wakeups: vec![Vec::new(); plan.cpus.len()],
             steal,
+            actions,
         })
     }
 }
@@ -390,6 +393,9 @@ fn recorder(
     }
     if let Some(every) = plan.summary_every {
         recorder = recorder.with_summaries(every);
+    }
+    if plan.actions.watches_spikes() {
+        recorder = recorder.with_spike_watch(plan.actions.history_ns());
     }
     recorder
 }

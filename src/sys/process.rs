@@ -60,6 +60,29 @@ pub fn kill(pid: Pid, signal: Signal) -> io::Result<()> {
     super::check(unsafe { libc::kill(pid, signal) }).map(drop)
 }
 
+/// Whether this process may signal `pid`, as kill(pid, 0) answers.
+#[derive(Debug)]
+pub enum SignalProbe {
+    Allowed,
+    /// No such process (ESRCH).
+    Missing,
+    /// It exists but belongs to another user (EPERM).
+    NotOurs,
+    Failed(io::Error),
+}
+
+/// kill(pid, 0): may this process signal `pid`?
+pub fn probe_signal(pid: Pid) -> SignalProbe {
+    match kill(pid, 0) {
+        Ok(()) => SignalProbe::Allowed,
+        Err(e) => match e.raw_os_error() {
+            Some(libc::ESRCH) => SignalProbe::Missing,
+            Some(libc::EPERM) => SignalProbe::NotOurs,
+            _ => SignalProbe::Failed(e),
+        },
+    }
+}
+
 /// Asks the kernel to send `signal` to the calling thread's process when the thread that
 /// forked it dies (PR_SET_PDEATHSIG). Async-signal-safe.
 pub(crate) fn set_parent_death_signal(signal: Signal) {

@@ -23,6 +23,9 @@ pub const SIGALRM: Signal = libc::SIGALRM;
 pub const SIGTERM: Signal = libc::SIGTERM;
 pub(crate) const SIGXCPU: Signal = libc::SIGXCPU;
 pub(crate) const SIGSYS: Signal = libc::SIGSYS;
+pub(crate) const SIGCONT: Signal = libc::SIGCONT;
+pub(crate) const SIGSTOP: Signal = libc::SIGSTOP;
+pub(crate) const SIGWINCH: Signal = libc::SIGWINCH;
 
 /// The name of `signal` (`SIGKILL`), for those a load can die of; None for others.
 pub fn name(signal: Signal) -> Option<&'static str> {
@@ -43,6 +46,9 @@ pub fn name(signal: Signal) -> Option<&'static str> {
         SIGTERM => "SIGTERM",
         SIGXCPU => "SIGXCPU",
         SIGSYS => "SIGSYS",
+        SIGCONT => "SIGCONT",
+        SIGSTOP => "SIGSTOP",
+        SIGWINCH => "SIGWINCH",
         _ => return None,
     })
 }

@@ -74,6 +74,29 @@ fn each_bad_input_exits_2_naming_the_value() {
         &["--housekeeping 0", "CPU 0 is also measured"],
     );
     refused(
+        &["--on-threshold", "exec:no-such-program-jl --flag"],
+        2,
+        &[
+            "--on-threshold exec:no-such-program-jl",
+            "not found or not executable",
+        ],
+    );
+    refused(
+        &["--on-threshold", "signal:USR1,pid=2147483647"],
+        2,
+        &["--on-threshold", "no process 2147483647"],
+    );
+    refused(
+        &["--on-end", "stop"],
+        2,
+        &["--on-end stop", "not on the end of the run"],
+    );
+    refused(
+        &["--on-threshold", "reboot"],
+        2,
+        &["unknown action 'reboot'", "snapshot"],
+    );
+    refused(
         &["--housekeeping", "64"],
         2,
         &["--housekeeping", "CPU 64 is not online"],

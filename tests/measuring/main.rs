@@ -9,6 +9,7 @@ mod common;
 #[path = "../monitor_support/mod.rs"]
 mod monitor_support;
 
+mod actions;
 mod bad_input;
 mod budget;
 mod cpu_time;

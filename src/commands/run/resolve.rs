@@ -9,6 +9,7 @@ use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
 use crate::measure::wake::ClockUse;
 use crate::measure::{Clock, PolicyKind, WakeMethod};
+use crate::plan::actions::{Action, ActionPlan, DEFAULT_ACTION_GAP_NS};
 use crate::plan::{LatencySpec, MAX_RING_SIZE, Measurement, RunPlan, check_periods, check_wake};
 use std::path::Path;
 
@@ -65,7 +66,33 @@ pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
 
 /// [`resolve`] with the online CPUs given, for tests.
 pub(crate) fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<RunPlan> {
-    resolve_latency(&LatencyGroups::of_run(args), online)
+    let mut plan = resolve_latency(&LatencyGroups::of_run(args), online)?;
+    plan.actions = resolve_actions(&args.actions)?;
+    Ok(plan)
+}
+
+/// `--on-threshold`, `--on-end` and `--action-gap`: spelled right (exit 2) and possible here
+/// (the program exists, the process is ours to signal: exit 2 too, before anything starts).
+fn resolve_actions(args: &crate::cli::groups::ActionArgs) -> Result<ActionPlan> {
+    let parse = |flag: &str, texts: &[String], on_end: bool| {
+        texts
+            .iter()
+            .map(|t| {
+                let a = Action::parse(t, on_end)
+                    .and_then(|a| a.check_system().map(|_| a))
+                    .map_err(|e| Failure::usage(format!("{flag} {t}: {e}")))?;
+                Ok(a)
+            })
+            .collect::<Result<Vec<Action>>>()
+    };
+    Ok(ActionPlan {
+        on_threshold: parse("--on-threshold", &args.on_threshold, false)?,
+        on_end: parse("--on-end", &args.on_end, true)?,
+        gap_ns: match &args.action_gap {
+            Some(t) => duration_arg("--action-gap", t)?,
+            None => DEFAULT_ACTION_GAP_NS,
+        },
+    })
 }
 
 /// The interval, distance and step of the threads' periods, ns.

@@ -132,6 +132,7 @@ impl Shared {
             summary_every: records.summary_every,
             ring_size: self.ring_size,
             drain_priority,
+            actions: crate::plan::actions::ActionPlan::default(),
             housekeeping: self.housekeeping,
             cpuset_partition: self.cpuset_partition,
             mlock: self.mlock,

@@ -1,0 +1,255 @@
+//! `--on-threshold` and `--on-end` against injected ground truth: the spike load holds CPU 1
+//! for 3 ms at known times, each injection is a spike (its wakeups over the 1 ms deadline), and
+//! each must set off every action once, with the spike's figures. The VM's own stalls may add
+//! spikes of their own: they are counted apart (an action event whose spike no injection
+//! covers), never required.
+
+use crate::common;
+
+use common::*;
+use jitterlab::format::actions::ActionEvent;
+use jitterlab::format::events::{Event, read_events};
+use std::path::Path;
+
+/// 900 ms apart, not a multiple of the 1 ms interval's grid phase (offset 300.4 ms).
+const SPIKE: &str = "spike:cpu=1,every=900ms,len=3ms,prio=99,offset=300.4ms";
+
+fn action_events(out: &Path) -> Vec<ActionEvent> {
+    read_events(&out.join("events.jsonl"))
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Action(a) => Some(a),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The injection whose hold covers a spike starting at `due_ns` (its first late wakeup was
+/// due while CPU 1 was held).
+fn covering(injections: &[Injection], due_ns: u64) -> Option<usize> {
+    injections
+        .iter()
+        .position(|i| due_ns + 1_000_000 >= i.start_ns && due_ns <= i.end_ns)
+}
+
+#[test]
+fn every_injected_spike_fires_each_action_once_with_its_figures() {
+    if !realtime_available("every_injected_spike_fires_each_action_once_with_its_figures") {
+        return;
+    }
+    let _lock = exclusive();
+    with_one_retry("actions on injected spikes", || {
+        let (base, out) = temp_out();
+        let log = base.path().join("exec.log");
+        let exec = format!(
+            "exec:sh -c 'echo $JITTERLAB_CPU $JITTERLAB_TIME_NS $JITTERLAB_LATENCY_NS >> {}'",
+            log.display()
+        );
+        let end = format!(
+            "exec:sh -c 'grep -q completed $JITTERLAB_OUT/run.json && echo end >> {}'",
+            log.display()
+        );
+        let o = jitterlab(&[
+            "run",
+            "--duration",
+            "2.5s",
+            "--cpus",
+            "1",
+            "--interval",
+            "1ms",
+            "--quiet",
+            "--load",
+            SPIKE,
+            "--on-threshold",
+            "continue",
+            "--on-threshold",
+            &exec,
+            "--on-threshold",
+            "snapshot:before=100ms,after=50ms",
+            "--on-end",
+            &end,
+            "--deadline",
+            "1.5ms",
+            "--action-gap",
+            "10ms",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        if !o.status.success() {
+            return Err(format!("the run failed: {}", text(&o)));
+        }
+        let injections = spike_injections(&out, 1);
+        if injections.len() != 3 {
+            return Err(format!(
+                "3 injections expected in 2.5 s, got {}",
+                injections.len()
+            ));
+        }
+        let events = action_events(&out);
+        let of = |prefix: &str| -> Vec<&ActionEvent> {
+            events
+                .iter()
+                .filter(|e| {
+                    e.trigger == "threshold" && e.action.starts_with(prefix) && e.due_ns.is_some()
+                })
+                .collect()
+        };
+        // Each action fired once per injection, with its spike: CPU 1, due inside the hold,
+        // over the 1.5 ms deadline (3 ms hold, wakeups due in its first half).
+        for prefix in ["continue", "exec:", "snapshot:"] {
+            let fired = of(prefix);
+            let mut hits = [0; 3];
+            for e in &fired {
+                assert_eq!(e.cpu, Some(1));
+                assert_eq!(e.outcome, "ok", "{e:?}");
+                if let Some(k) = covering(&injections, e.due_ns.unwrap()) {
+                    hits[k] += 1;
+                    let late = e.latency_ns.unwrap();
+                    if late <= 1_500_000 {
+                        return Err(format!(
+                            "{prefix}: the spike of injection {k} is only {late} ns late"
+                        ));
+                    }
+                }
+            }
+            if hits != [1, 1, 1] {
+                return Err(format!(
+                    "{prefix}: firings per injection {hits:?} (events {fired:?})"
+                ));
+            }
+        }
+        // The program saw the same figures in its environment; the end action saw the run
+        // completed and ran once.
+        let lines = std::fs::read_to_string(&log).unwrap();
+        let exec_events = of("exec:");
+        for e in &exec_events {
+            let line = format!("1 {} {}", e.due_ns.unwrap(), e.latency_ns.unwrap());
+            assert!(lines.lines().any(|l| l == line), "{line} not in {lines}");
+        }
+        assert_eq!(lines.lines().filter(|l| *l == "end").count(), 1, "{lines}");
+        // Each exec program was reaped with its exit status.
+        let exits = events
+            .iter()
+            .filter(|e| e.detail.ends_with("exited with 0"))
+            .count();
+        assert_eq!(exits, exec_events.len() + 1, "{events:?}");
+        // Each snapshot holds the window: 150 ms of CPU 1's wakeups with the spike's own.
+        for e in of("snapshot:") {
+            let name = e.detail.split_whitespace().nth(1).unwrap();
+            let csv = std::fs::read_to_string(out.join(name)).unwrap();
+            let rows: Vec<Vec<i64>> = csv
+                .lines()
+                .skip(2)
+                .map(|l| l.split(',').map(|f| f.parse().unwrap()).collect())
+                .collect();
+            let due = e.due_ns.unwrap() as i64;
+            assert!(
+                rows.iter()
+                    .any(|r| r[2] == due && r[3] == e.latency_ns.unwrap())
+            );
+            assert!(
+                rows.iter()
+                    .all(|r| r[0] == 1 && (due - 100_000_000..=due + 50_000_000).contains(&r[2]))
+            );
+            // Every period of the window inside the run is there, as a wakeup or as a missed
+            // period of the wakeup after it (the window is clipped at the run's end).
+            let run = run_json(&out);
+            let start = run["start_monotonic_ns"].as_u64().unwrap() as i64;
+            let end = start + run["duration_ns"].as_u64().unwrap() as i64;
+            let from = (due - 100_000_000).max(start);
+            let to = (due + 50_000_000).min(end - 1);
+            let periods = (to - start) / 1_000_000 - (from - start + 999_999) / 1_000_000 + 1;
+            let covered: i64 = rows.iter().map(|r| 1 + r[4]).sum();
+            if (covered - periods).abs() > 3 {
+                return Err(format!(
+                    "{name}: {} samples and {} missed periods in a window of {periods} periods",
+                    rows.len(),
+                    covered - rows.len() as i64
+                ));
+            }
+        }
+        let run = run_json(&out);
+        let actions = &run["actions"];
+        assert_eq!(actions["gap_ns"], 10_000_000);
+        let counts = actions["on_threshold"].as_array().unwrap();
+        assert_eq!(counts.len(), 3);
+        for c in counts {
+            let fired = c["fired"].as_u64().unwrap();
+            assert!(fired >= 3, "{c}");
+            assert_eq!(c["failed"], 0, "{c}");
+        }
+        assert_eq!(actions["on_end"][0]["fired"], 1);
+        Ok(())
+    });
+}
+
+#[test]
+fn stop_ends_the_run_at_the_first_spike_and_signal_reaches_its_process() {
+    if !realtime_available("stop_ends_the_run_at_the_first_spike_and_signal_reaches_its_process") {
+        return;
+    }
+    let _lock = exclusive();
+    let (_base, out) = temp_out();
+    // A process of ours to signal: SIGUSR1 ends `sleep` (its default action).
+    let mut target = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let o = jitterlab(&[
+        "run",
+        "--duration",
+        "20s",
+        "--cpus",
+        "1",
+        "--interval",
+        "1ms",
+        "--quiet",
+        "--load",
+        SPIKE,
+        "--on-threshold",
+        &format!("signal:USR1,pid={}", target.id()),
+        "--on-threshold",
+        "stop",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let status = target.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGUSR1), "{status:?}");
+    let run = run_json(&out);
+    assert_eq!(run["ended"], "stopped");
+    let reason = run["end_reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("stopped by --on-threshold stop: CPU 1 woke"),
+        "{reason}"
+    );
+    // At the first injection at the latest (0.3 s), not after 20 s: the spike that stopped it
+    // came no later than the first hold, and the run ended within a drain or two of it.
+    let events = action_events(&out);
+    let stop = events
+        .iter()
+        .find(|e| e.action == "stop")
+        .expect("a stop event");
+    // The first hold is due 300.4 ms after the start: the spike that stopped the run is that
+    // one, or a stall of the VM's before it.
+    let start = run["start_monotonic_ns"].as_u64().unwrap();
+    assert!(stop.due_ns.unwrap() <= start + 303_400_000, "{stop:?}");
+    assert!(
+        run["duration_ns"].as_u64().unwrap() < 2_000_000_000,
+        "{}",
+        run["duration_ns"]
+    );
+    // The signal fired for the same spike.
+    let signal = events
+        .iter()
+        .find(|e| e.action.starts_with("signal:"))
+        .unwrap();
+    assert_eq!(signal.due_ns, stop.due_ns);
+    assert!(
+        signal.detail.starts_with("sent SIGUSR1 to "),
+        "{}",
+        signal.detail
+    );
+}
