@@ -61,6 +61,7 @@ pub(crate) fn describe(plan: &RunPlan, warnings: &[String]) -> String {
     describe_measurement(&mut t, plan);
     describe_length(&mut t, plan);
     describe_loads(&mut t, plan);
+    describe_actions(&mut t, plan);
     let _ = writeln!(
         t,
         "  budget: {}",
@@ -155,6 +156,22 @@ fn describe_loads(t: &mut String, plan: &RunPlan) {
                 loads.join(", ")
             }
         );
+    }
+}
+
+/// `--on-threshold` and `--on-end`, as run.json `actions` will name them.
+fn describe_actions(t: &mut String, plan: &RunPlan) {
+    let a = &plan.actions;
+    for action in &a.on_threshold {
+        let _ = writeln!(
+            t,
+            "  on each spike (over the deadline; at most once per {}): {}",
+            format_ns(a.gap_ns),
+            action.describe()
+        );
+    }
+    for action in &a.on_end {
+        let _ = writeln!(t, "  at the end: {}", action.describe());
     }
 }
 
