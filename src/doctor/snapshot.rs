@@ -144,7 +144,8 @@ impl SystemSnapshot {
     }
 
     /// One-line warnings printed before a run's summary about conditions that make results
-    /// unrepresentative: a VM or steal time, RT throttling, a non-PREEMPT_RT kernel, and
+    /// unrepresentative: a VM or steal time, RT throttling, a non-PREEMPT_RT kernel, a
+    /// container, and
     /// measuring without real-time priority (`measuring_without_rt_priority`: the run uses
     /// SCHED_OTHER, SCHED_BATCH or SCHED_IDLE).
     pub(crate) fn representativeness_warnings(
@@ -182,6 +183,15 @@ impl SystemSnapshot {
             out.push(format!(
                 "the kernel is not PREEMPT_RT (preemption: {}): worst cases are those of a non-real-time kernel",
                 self.preemption_model
+            ));
+        }
+        if let Some(c) = self
+            .check("virtualization.container")
+            .filter(|c| c.verdict == Verdict::Warn)
+        {
+            out.push(format!(
+                "measured {}: the container's CPU, memory and scheduling limits are part of the result",
+                c.evidence.split(':').next().unwrap_or("inside a container")
             ));
         }
         if measuring_without_rt_priority {

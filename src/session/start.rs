@@ -255,7 +255,7 @@ fn acquire(
     trace_setup: Option<crate::trace::TraceSetup>,
     warnings: &mut Vec<String>,
 ) -> Result<Acquired> {
-    let threads = Threads::start(plan, stop)?;
+    let threads = Threads::start(plan, stop).map_err(name_the_container)?;
     let partition = plan
         .cpuset_partition
         .then(|| partition(&threads.list))
@@ -285,6 +285,27 @@ fn acquire(
         threads,
         partition,
     })
+}
+
+/// A real-time policy refused inside a container: the container's own settings are the likely
+/// cause, so its fix comes first.
+fn name_the_container(mut failure: Failure) -> Failure {
+    if failure.message.starts_with("cannot set")
+        && let Some(c) = crate::doctor::checks::container::detect(&crate::doctor::checks::Ctx::new(
+            std::path::Path::new("/"),
+            &[],
+            true,
+        ))
+    {
+        failure.message = format!(
+            "{}; this runs inside a container ({}: {}): {}",
+            failure.message,
+            c.runtime,
+            c.evidence,
+            crate::doctor::checks::container::container_fix(&c.runtime)
+        );
+    }
+    failure
 }
 
 /// `--cpuset-partition`: the cpuset of the measured CPUs, with every measuring thread moved

@@ -62,6 +62,7 @@ fn tuned_preempt_rt_machine_is_all_ok() {
             ("kernel.debug_options", Ok),
             ("scheduling.rt_throttling", Ok),
             ("scheduling.rt_group", Ok),
+            ("scheduling.cgroup", Ok),
             ("scheduling.rlimit_rtprio", Ok),
             ("scheduling.cap_sys_nice", Ok),
             ("scheduling.rlimit_memlock", Ok),
@@ -77,6 +78,7 @@ fn tuned_preempt_rt_machine_is_all_ok() {
             ("memory.ksm", Ok),
             ("virtualization.hypervisor", Ok),
             ("virtualization.steal", Ok),
+            ("virtualization.container", Ok),
             ("tracing.tracefs", Ok),
             ("tracing.btf", Ok),
         ],
@@ -99,6 +101,7 @@ fn stock_desktop_kernel_warns_and_fails_on_rtprio() {
             ("kernel.debug_options", Ok),
             ("scheduling.rt_throttling", Warn),
             ("scheduling.rt_group", Ok),
+            ("scheduling.cgroup", Ok),
             ("scheduling.rlimit_rtprio", Fail),
             ("scheduling.cap_sys_nice", Warn),
             ("scheduling.rlimit_memlock", Warn),
@@ -114,6 +117,7 @@ fn stock_desktop_kernel_warns_and_fails_on_rtprio() {
             ("memory.ksm", Ok),
             ("virtualization.hypervisor", Ok),
             ("virtualization.steal", Ok),
+            ("virtualization.container", Ok),
             ("tracing.tracefs", Ok),
             ("tracing.btf", Ok),
         ],
@@ -136,6 +140,7 @@ fn vm_with_debug_kernel() {
             ("kernel.debug_options", Warn),
             ("scheduling.rt_throttling", Warn),
             ("scheduling.rt_group", Ok),
+            ("scheduling.cgroup", Ok),
             ("scheduling.rlimit_rtprio", Ok),
             ("scheduling.cap_sys_nice", Ok),
             ("scheduling.rlimit_memlock", Ok),
@@ -151,6 +156,7 @@ fn vm_with_debug_kernel() {
             ("memory.ksm", Ok),
             ("virtualization.hypervisor", Warn),
             ("virtualization.steal", Warn),
+            ("virtualization.container", Ok),
             ("tracing.tracefs", Warn),
             ("tracing.btf", Warn),
         ],
@@ -173,6 +179,7 @@ fn container_without_rt_runtime_fails() {
             ("kernel.debug_options", Unknown),
             ("scheduling.rt_throttling", Warn),
             ("scheduling.rt_group", Fail),
+            ("scheduling.cgroup", Ok),
             ("scheduling.rlimit_rtprio", Fail),
             ("scheduling.cap_sys_nice", Warn),
             ("scheduling.rlimit_memlock", Warn),
@@ -188,6 +195,7 @@ fn container_without_rt_runtime_fails() {
             ("memory.ksm", Ok),
             ("virtualization.hypervisor", Ok),
             ("virtualization.steal", Ok),
+            ("virtualization.container", Warn),
             ("tracing.tracefs", Warn),
             ("tracing.btf", Ok),
         ],
@@ -295,4 +303,62 @@ fn json_round_trips() {
     let back: crate::doctor::SystemSnapshot = serde_json::from_str(&text).unwrap();
     assert_eq!(back.checks.len(), snap.checks.len());
     assert!(text.contains("\"verdict\":\"warn\""));
+}
+
+#[test]
+fn containers_are_named_by_each_mark_in_turn() {
+    use super::container::detect;
+    let dir = tempfile::tempdir().unwrap();
+    let put = |rel: &str, text: &[u8]| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let runtime = || detect(&Ctx::new(dir.path(), &[], false)).map(|c| c.runtime);
+    put(
+        "proc/self/cgroup",
+        b"0::/user.slice/user-0.slice/session-1.scope\n",
+    );
+    assert_eq!(runtime(), None);
+    put(
+        "proc/self/cgroup",
+        b"0::/kubepods.slice/kubepods-pod1.slice/cri-containerd-ab.scope\n",
+    );
+    assert_eq!(runtime().as_deref(), Some("kubernetes"));
+    put(
+        "proc/1/environ",
+        b"PATH=/bin\0container=systemd-nspawn\0HOME=/\0",
+    );
+    assert_eq!(runtime().as_deref(), Some("systemd-nspawn"));
+    put(
+        "run/.containerenv",
+        b"engine=\"podman-4.9.3\"\nname=\"rt\"\n",
+    );
+    assert_eq!(runtime().as_deref(), Some("podman"));
+    put(".dockerenv", b"");
+    let c = detect(&Ctx::new(dir.path(), &[], false)).unwrap();
+    assert_eq!(
+        (c.runtime.as_str(), c.evidence.as_str()),
+        ("docker", "/.dockerenv exists")
+    );
+    let check = super::container::container(&Ctx::new(dir.path(), &[], false));
+    assert_eq!(check.verdict, Warn);
+    assert!(
+        check.fix.contains("--cap-add SYS_NICE") && check.fix.contains("--ulimit rtprio=99"),
+        "{}",
+        check.fix
+    );
+}
+
+#[test]
+fn the_cgroup_layout_names_version_cpuset_and_group() {
+    let check =
+        |name: &str| super::container::cgroup(&Ctx::new(&fixture(name), &[], false)).evidence;
+    let c = check("container");
+    assert!(
+        c.starts_with("cgroup v1;") && c.ends_with("this process in /docker/3f2a9c"),
+        "{c}"
+    );
+    let d = check("desktop");
+    assert!(d.starts_with("cgroup v2 at /sys/fs/cgroup;"), "{d}");
 }

@@ -3,6 +3,7 @@
 //! Each check is a function `fn(&Ctx) -> Check`. [`all`] runs them in display order; the live
 //! probes that cannot be answered from files are in [`super::probes`].
 
+pub mod container;
 pub mod cpu;
 pub mod irq;
 pub mod kernel;
@@ -106,6 +107,7 @@ pub fn all(ctx: &Ctx) -> Vec<Check> {
         kernel::debug_options(ctx),
         sched::rt_throttling(ctx),
         sched::rt_group(ctx),
+        container::cgroup(ctx),
         sched::rlimit_rtprio(ctx),
         sched::cap_sys_nice(ctx),
         sched::rlimit_memlock(ctx),
@@ -121,6 +123,7 @@ pub fn all(ctx: &Ctx) -> Vec<Check> {
         memory::ksm(ctx),
         virt::hypervisor(ctx),
         virt::steal(ctx),
+        container::container(ctx),
         tracing::tracefs(ctx),
         tracing::btf(ctx),
     ]
