@@ -228,7 +228,7 @@ fn preflight(plan: &RunPlan) -> Result<Preflight> {
     // A system that cannot trace is refused here.
     let trace_setup = match plan.trace {
         true => Some(
-            crate::trace::prepare(&crate::trace::record::traced_cpus(plan))
+            crate::trace::prepare(&crate::trace::record::traced_cpus(plan), plan.trace_backend)
                 .map_err(Failure::system)?,
         ),
         false => None,
