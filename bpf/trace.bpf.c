@@ -198,6 +198,10 @@ struct {
 } events SEC(".maps");
 
 // ---- helpers ----
+//
+// Records are submitted with BPF_RB_NO_WAKEUP: the reader polls the ring buffer on its own
+// schedule (src/trace/bpf/mod.rs), so no program needs to wake it, which the kernel would do
+// through an irq_work (an interrupt on the traced CPU) after each drain.
 
 static __always_inline bool cpu_traced(__u32 cpu)
 {
@@ -236,7 +240,7 @@ static __always_inline void *reserve(__u64 size, __u16 kind, __u32 cpu)
 		c->h.cpu = cpu;
 		c->h.kind = JL_LOST;
 		c->count = l->pending;
-		bpf_ringbuf_submit(c, 0);
+		bpf_ringbuf_submit(c, BPF_RB_NO_WAKEUP);
 		l->pending = 0;
 	}
 	struct jl_header *h = bpf_ringbuf_reserve(&events, size, 0);
@@ -254,11 +258,13 @@ static __always_inline void *reserve(__u64 size, __u16 kind, __u32 cpu)
 	return h;
 }
 
+// tp_btf arguments are typed kernel pointers: fields are read with plain loads (CO-RE
+// relocated), no bpf_probe_read_kernel call per field.
 static __always_inline void read_task(struct jl_task *t, struct task_struct *p)
 {
-	t->pid = BPF_CORE_READ(p, pid);
-	t->prio = BPF_CORE_READ(p, prio);
-	bpf_core_read(t->comm, sizeof(t->comm), &p->comm);
+	t->pid = p->pid;
+	t->prio = p->prio;
+	__builtin_memcpy(t->comm, p->comm, sizeof(t->comm));
 }
 
 static __always_inline __s32 task_cpu(struct task_struct *p)
@@ -286,9 +292,9 @@ int BPF_PROG(hrtimer_start, struct hrtimer *timer)
 	if (!r)
 		return 0;
 	r->hrtimer = (__u64)timer;
-	r->expires = BPF_CORE_READ(timer, node.expires);
-	r->softexpires = BPF_CORE_READ(timer, _softexpires);
-	bpf_ringbuf_submit(r, 0);
+	r->expires = timer->node.expires;
+	r->softexpires = timer->_softexpires;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
@@ -300,7 +306,7 @@ int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, __s64 *now)
 		return 0;
 	struct jl_config *c = get_config();
 	if (c && c->n_functions) {
-		__u64 f = (__u64)BPF_CORE_READ(timer, function);
+		__u64 f = (__u64)timer->function;
 		bool keep = 0;
 		for (int i = 0; i < JL_MAX_FUNCTIONS; i++) {
 			if (i < c->n_functions && c->functions[i] == f)
@@ -316,7 +322,7 @@ int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, __s64 *now)
 	__s64 t = 0;
 	bpf_probe_read_kernel(&t, sizeof(t), now);
 	r->now = t;
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
@@ -328,8 +334,7 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 		return 0;
 	struct jl_config *c = get_config();
 	// As the tracefs filter `pid == <followed> || prio < 100`.
-	if (c && c->filter_tids && BPF_CORE_READ(p, prio) >= 100 &&
-	    !followed(BPF_CORE_READ(p, pid)))
+	if (c && c->filter_tids && p->prio >= 100 && !followed(p->pid))
 		return 0;
 	struct jl_waking *r = reserve(sizeof(*r), JL_WAKING, cpu);
 	if (!r)
@@ -337,7 +342,7 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	read_task(&r->task, p);
 	r->target_cpu = task_cpu(p);
 	r->pad = 0;
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
@@ -352,7 +357,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		return 0;
 	read_task(&r->prev, prev);
 	read_task(&r->next, next);
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
@@ -367,10 +372,10 @@ int BPF_PROG(irq_handler_entry, int irq, struct irqaction *action)
 		return 0;
 	r->irq = irq;
 	r->pad = 0;
-	const char *name = BPF_CORE_READ(action, name);
+	const char *name = action->name;
 	if (bpf_probe_read_kernel_str(r->name, sizeof(r->name), name) < 0)
 		r->name[0] = 0;
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
@@ -385,7 +390,7 @@ int BPF_PROG(irq_handler_exit, int irq)
 		return 0;
 	r->value = (__u32)irq;
 	r->pad = 0;
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
@@ -399,7 +404,7 @@ static __always_inline int small(__u16 kind, __u32 value)
 		return 0;
 	r->value = value;
 	r->pad = 0;
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
@@ -425,7 +430,7 @@ int BPF_PROG(nmi_handler, void *handler, __s64 delta_ns)
 	if (!r)
 		return 0;
 	r->count = delta_ns > 0 ? (__u64)delta_ns : 0;
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

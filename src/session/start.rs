@@ -233,6 +233,16 @@ fn preflight(plan: &RunPlan) -> Result<Preflight> {
         ),
         false => None,
     };
+    // `auto` taking tracefs is said, with the reason: tracing costs the measured CPUs more.
+    if let Some(b) = trace_setup.as_ref().map(|s| s.backend())
+        && b.backend == "tracefs"
+        && plan.trace_backend == crate::plan::TraceBackendChoice::Auto
+    {
+        warnings.push(format!(
+            "--trace: {}; tracefs costs the measured CPUs more than BPF (docs/tracing.md)",
+            b.reason
+        ));
+    }
     Ok(Preflight {
         system,
         warnings,

@@ -120,7 +120,8 @@ pub fn prepare(cpus: &[usize], choice: TraceBackendChoice) -> Result<TraceSetup,
                 },
             ),
             Err(e) => (
-                prepare_tracefs(cpus)?,
+                prepare_tracefs(cpus)
+                    .map_err(|t| format!("{t} (and the BPF back end is unavailable: {e})"))?,
                 BackendChoice {
                     backend: "tracefs",
                     reason: format!("auto: BPF unavailable ({e}); tracefs instead"),
@@ -133,6 +134,31 @@ pub fn prepare(cpus: &[usize], choice: TraceBackendChoice) -> Result<TraceSetup,
         backend,
         cpus: cpus.to_vec(),
     })
+}
+
+/// What [`prepare`] would choose for `choice` and why, checked without setting anything up
+/// (`run --dry-run`): BPF's object loaded and verified, then released; tracefs found and
+/// writable. Errors as [`prepare`]'s.
+pub fn check(choice: TraceBackendChoice) -> Result<BackendChoice, String> {
+    match choice {
+        TraceBackendChoice::Tracefs => tracefs::find().map(|_| BackendChoice {
+            backend: "tracefs",
+            reason: "--trace-backend tracefs".into(),
+        }),
+        TraceBackendChoice::Bpf => bpf::probe()
+            .map(|()| BackendChoice {
+                backend: "bpf",
+                reason: "--trace-backend bpf".into(),
+            })
+            .map_err(|e| format!("--trace-backend bpf: {e}; or use --trace-backend tracefs")),
+        TraceBackendChoice::Auto => {
+            let chosen = auto_backend();
+            if chosen.backend == "tracefs" {
+                tracefs::find()?;
+            }
+            Ok(chosen)
+        }
+    }
 }
 
 /// The reason `auto` gives when it takes BPF.

@@ -153,6 +153,11 @@ impl RecordDecoder {
             },
             _ => return None,
         };
+        // A loss belongs to no task (the tracefs reader marks it so too).
+        let common_pid = match kind {
+            Kind::Lost { .. } => -1,
+            _ => common_pid,
+        };
         Some((
             cpu,
             TraceEvent {
