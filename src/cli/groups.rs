@@ -9,10 +9,13 @@
 // Doc comments are clap's help text; `<name>` is a placeholder, not HTML.
 #![allow(rustdoc::invalid_html_tags)]
 
-use super::values::{policy_value, priority_value, ring_size_value, wake_value};
+use super::values::{
+    policy_value, priority_value, ring_size_value, trace_backend_value, wake_value,
+};
 use crate::measure::PolicyKind;
 use crate::measure::clock::Clock;
 use crate::measure::wake::WakeMethod;
+use crate::plan::TraceBackendChoice;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -249,6 +252,14 @@ pub struct TraceArgs {
     /// threshold: every gap).
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub explain_above: Option<String>,
+
+    /// With --trace: what collects the trace. bpf: BPF programs on the tracepoints, filtered in
+    /// the kernel (needs the kernel's BTF and permission to use bpf()); tracefs: an ftrace
+    /// instance of jitterlab's own; auto (the default): bpf where the kernel allows it, else
+    /// tracefs. The back end and the reason for it are in run.json; `doctor` shows what auto
+    /// would choose (docs/tracing.md).
+    #[arg(long, value_name = "auto|bpf|tracefs", value_parser = trace_backend_value(), requires = "trace")]
+    pub trace_backend: Option<TraceBackendChoice>,
 }
 
 // The verdict at the end (every measuring command).

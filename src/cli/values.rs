@@ -7,6 +7,7 @@ use crate::format::samples::SampleLogFormat;
 use crate::measure::PolicyKind;
 use crate::measure::clock::{CLOCKS, Clock};
 use crate::measure::wake::{WAKE_METHODS, WakeMethod};
+use crate::plan::TraceBackendChoice;
 use crate::report::export::{ExportFormat, FORMATS as EXPORT_FORMATS};
 use crate::results::import::{SOURCE_FORMATS, SourceFormat};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -83,6 +84,12 @@ pub(super) fn clock_value() -> impl TypedValueParser<Value = Clock> {
             .map(|c| PossibleValue::new(c.name)),
     )
     .map(|name| Clock::named(&name).expect("clap admits only the table's names"))
+}
+
+/// `--trace-backend`: the names of the back ends.
+pub(super) fn trace_backend_value() -> impl TypedValueParser<Value = TraceBackendChoice> {
+    PossibleValuesParser::new(TraceBackendChoice::ALL.map(TraceBackendChoice::name))
+        .map(|name| TraceBackendChoice::named(&name).expect("clap admits only the names"))
 }
 
 /// `--policy`: the names of measure's policy kinds.

@@ -172,7 +172,13 @@ pub struct ClauseVerdict {
 /// The tracing side of a `--trace` run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TraceRecord {
-    /// The tracefs instance used (removed at the end).
+    /// What collected the trace: `bpf` or `tracefs` (absent in older files: tracefs).
+    #[serde(default = "tracefs_backend")]
+    pub backend: String,
+    /// Why that back end: the option, or what `auto` found.
+    #[serde(default)]
+    pub backend_reason: String,
+    /// The tracefs instance used (removed at the end); empty with the BPF back end.
     pub instance: String,
     /// Samples above this latency were explained in events.jsonl, ns.
     pub explain_above_ns: u64,
@@ -184,10 +190,11 @@ pub struct TraceRecord {
     #[serde(default)]
     pub events: Vec<String>,
     /// The event filters set (`system/event: filter`); other events are limited to the
-    /// measured CPUs by the instance's CPU mask only.
+    /// measured CPUs by the instance's CPU mask only. With BPF, the filters the programs apply
+    /// in the kernel, in words.
     #[serde(default)]
     pub filters: Vec<String>,
-    /// Ring buffer per measured CPU, KiB.
+    /// tracefs: the ring buffer per measured CPU, KiB; BPF: the one ring buffer, KiB.
     #[serde(default)]
     pub buffer_kb: u64,
     /// Events read and decoded.
@@ -202,6 +209,10 @@ pub struct TraceRecord {
     /// The worst explanations (highest latency first, at most 5); all are in events.jsonl.
     #[serde(default)]
     pub worst: Vec<crate::format::events::SpikeExplanation>,
+}
+
+fn tracefs_backend() -> String {
+    "tracefs".into()
 }
 
 /// The trace side of one measuring thread (`--trace`). IRQ latency is in

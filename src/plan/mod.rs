@@ -35,6 +35,33 @@ pub(crate) const PREFAULT_STACK_BYTES: usize = 256 * 1024;
 /// anyway, and would make an allocation failure abort the process.
 pub(crate) const MAX_RING_SIZE: usize = 1 << 22;
 
+/// `--trace-backend`: which collector `--trace` uses (docs/tracing.md, "Back ends"): BPF
+/// programs on the tracepoints, tracefs (an ftrace instance), or BPF where the kernel allows
+/// it and tracefs otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TraceBackendChoice {
+    #[default]
+    Auto,
+    Bpf,
+    Tracefs,
+}
+
+impl TraceBackendChoice {
+    pub const ALL: [TraceBackendChoice; 3] = [Self::Auto, Self::Bpf, Self::Tracefs];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Bpf => "bpf",
+            Self::Tracefs => "tracefs",
+        }
+    }
+
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
 /// When the measuring threads stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunLength {
@@ -108,6 +135,8 @@ pub struct RunPlan {
     pub pm_qos_us: Option<u32>,
     /// `--trace`: the IRQ vs thread split and spike explanations.
     pub trace: bool,
+    /// `--trace-backend`: what collects the trace.
+    pub trace_backend: TraceBackendChoice,
     /// `--explain-above`; None: each thread's deadline.
     pub explain_above_ns: Option<u64>,
     /// None: the default, named when the run starts.

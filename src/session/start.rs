@@ -234,11 +234,21 @@ fn preflight(plan: &RunPlan) -> Result<Preflight> {
     // A system that cannot trace is refused here.
     let trace_setup = match plan.trace {
         true => Some(
-            crate::trace::prepare(&crate::trace::record::traced_cpus(plan))
+            crate::trace::prepare(&crate::trace::record::traced_cpus(plan), plan.trace_backend)
                 .map_err(Failure::system)?,
         ),
         false => None,
     };
+    // `auto` taking tracefs is said, with the reason: tracing costs the measured CPUs more.
+    if let Some(b) = trace_setup.as_ref().map(|s| s.backend())
+        && b.backend == "tracefs"
+        && plan.trace_backend == crate::plan::TraceBackendChoice::Auto
+    {
+        warnings.push(format!(
+            "--trace: {}; tracefs costs the measured CPUs more than BPF (docs/tracing.md)",
+            b.reason
+        ));
+    }
     Ok(Preflight {
         system,
         warnings,

@@ -3,6 +3,8 @@
 //! docs/tracing.md describes what each part includes, the events, the filters, the cost and the
 //! cleanup.
 //!
+//! - [`bpf`]: the BPF back end (the default where the kernel allows it): programs on the same
+//!   tracepoints, filtered in the kernel, their records decoded into the same events;
 //! - [`tracefs`]: the mount, the instance (`instances/jitterlab-<pid>`), stale-instance removal;
 //! - [`format`](mod@format): the kernel's format files; [`page`]: the ring-buffer page parser;
 //! - [`decode`]: the events used, decoded; [`reader`]: the thread that reads them;
@@ -16,6 +18,7 @@
 //! trace through [`Joiner`], which implements [`crate::recorder::TraceJoin`]. IPC senders start
 //! with the run, after tracing: [`Tracer::follow_senders`] adds them once their ids are known.
 
+pub mod bpf;
 pub mod chain;
 pub mod decode;
 pub mod explain;
@@ -27,6 +30,7 @@ pub mod record;
 pub mod split;
 pub mod tracefs;
 
+use crate::plan::TraceBackendChoice;
 use decode::Decoder;
 use explain::Names;
 use format::Formats;
@@ -46,11 +50,10 @@ const IDLE_BUFFER_KB: u64 = 4;
 /// How often the reader empties the buffers.
 pub(crate) const POLL_EVERY: Duration = Duration::from_millis(50);
 
-/// The instance, configured but not yet tracing.
+/// The back end, configured but not yet tracing.
 pub struct TraceSetup {
-    instance: Instance,
-    formats: Formats,
-    decoder: Decoder,
+    collector: Collector,
+    backend: BackendChoice,
     cpus: Vec<usize>,
 }
 
@@ -66,9 +69,118 @@ pub(crate) fn cpumask_hex(cpus: &[usize]) -> String {
     groups.join(",")
 }
 
-/// Checks that this system can trace and sets up jitterlab's instance for `cpus`: mono trace
-/// clock, buffer sizes, CPU mask. Errors are for exit 3 and name the fix.
-pub fn prepare(cpus: &[usize]) -> Result<TraceSetup, String> {
+/// The back end a run uses and why (run.json `trace.backend`, `trace.backend_reason`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendChoice {
+    /// `bpf` or `tracefs`.
+    pub backend: &'static str,
+    pub reason: String,
+}
+
+/// The BPF back end's state before tracing, or the tracefs instance's. One lives per run:
+/// the size difference of the variants does not matter.
+#[allow(clippy::large_enum_variant)]
+enum Collector {
+    Bpf(bpf::Loaded),
+    Tracefs {
+        instance: Instance,
+        formats: Formats,
+        decoder: Decoder,
+    },
+}
+
+/// Checks that this system can trace with the back end `choice` asks for and sets it up for
+/// `cpus`: for BPF the programs loaded and verified; for tracefs the instance with the mono
+/// trace clock, buffer sizes and CPU mask. `auto` takes BPF where it loads and falls back to
+/// tracefs, with the reason. Errors are for exit 3 and name the fix.
+pub fn prepare(cpus: &[usize], choice: TraceBackendChoice) -> Result<TraceSetup, String> {
+    let (collector, backend) = match choice {
+        TraceBackendChoice::Tracefs => (
+            prepare_tracefs(cpus)?,
+            BackendChoice {
+                backend: "tracefs",
+                reason: "--trace-backend tracefs".into(),
+            },
+        ),
+        TraceBackendChoice::Bpf => (
+            Collector::Bpf(bpf::load(cpus).map_err(|e| {
+                format!("--trace-backend bpf: {e}; or use --trace-backend tracefs")
+            })?),
+            BackendChoice {
+                backend: "bpf",
+                reason: "--trace-backend bpf".into(),
+            },
+        ),
+        TraceBackendChoice::Auto => match bpf::load(cpus) {
+            Ok(loaded) => (
+                Collector::Bpf(loaded),
+                BackendChoice {
+                    backend: "bpf",
+                    reason: AUTO_BPF_REASON.into(),
+                },
+            ),
+            Err(e) => (
+                prepare_tracefs(cpus)
+                    .map_err(|t| format!("{t} (and the BPF back end is unavailable: {e})"))?,
+                BackendChoice {
+                    backend: "tracefs",
+                    reason: format!("auto: BPF unavailable ({e}); tracefs instead"),
+                },
+            ),
+        },
+    };
+    Ok(TraceSetup {
+        collector,
+        backend,
+        cpus: cpus.to_vec(),
+    })
+}
+
+/// What [`prepare`] would choose for `choice` and why, checked without setting anything up
+/// (`run --dry-run`): BPF's object loaded and verified, then released; tracefs found and
+/// writable. Errors as [`prepare`]'s.
+pub fn check(choice: TraceBackendChoice) -> Result<BackendChoice, String> {
+    match choice {
+        TraceBackendChoice::Tracefs => tracefs::find().map(|_| BackendChoice {
+            backend: "tracefs",
+            reason: "--trace-backend tracefs".into(),
+        }),
+        TraceBackendChoice::Bpf => bpf::probe()
+            .map(|()| BackendChoice {
+                backend: "bpf",
+                reason: "--trace-backend bpf".into(),
+            })
+            .map_err(|e| format!("--trace-backend bpf: {e}; or use --trace-backend tracefs")),
+        TraceBackendChoice::Auto => {
+            let chosen = auto_backend();
+            if chosen.backend == "tracefs" {
+                tracefs::find()?;
+            }
+            Ok(chosen)
+        }
+    }
+}
+
+/// The reason `auto` gives when it takes BPF.
+pub(crate) const AUTO_BPF_REASON: &str =
+    "auto: the kernel has BTF and allowed the BPF programs to load";
+
+/// What `auto` would choose on this system now, and why (doctor): the BPF object is loaded
+/// and verified for CPU 0, then released; nothing is attached.
+pub(crate) fn auto_backend() -> BackendChoice {
+    match bpf::probe() {
+        Ok(()) => BackendChoice {
+            backend: "bpf",
+            reason: AUTO_BPF_REASON.into(),
+        },
+        Err(e) => BackendChoice {
+            backend: "tracefs",
+            reason: format!("auto: BPF unavailable ({e}); tracefs instead"),
+        },
+    }
+}
+
+fn prepare_tracefs(cpus: &[usize]) -> Result<Collector, String> {
     let root = tracefs::find()?;
     let clocks = format::read_tracefs_file(&root.join("trace_clock")).unwrap_or_default();
     if !clocks
@@ -107,28 +219,38 @@ pub fn prepare(cpus: &[usize]) -> Result<TraceSetup, String> {
         i.write("tracing_cpumask", &cpumask_hex(cpus))
     };
     setup(&instance).map_err(|e| format!("--trace: cannot set up the tracing instance: {e}"))?;
-    Ok(TraceSetup {
+    Ok(Collector::Tracefs {
         instance,
         formats,
         decoder,
-        cpus: cpus.to_vec(),
     })
 }
 
-/// What the instance was set to, for run.json and docs.
+/// What the back end was set to, for run.json and docs.
 #[derive(Debug, Clone, Default)]
 pub struct TraceConfig {
+    /// `bpf` or `tracefs`.
+    pub backend: &'static str,
+    pub backend_reason: String,
+    /// The tracefs instance; empty for BPF.
     pub instance: String,
     pub events: Vec<String>,
     pub filters: Vec<String>,
     pub buffer_kb: u64,
 }
 
-/// Tracing in progress. Dropping it stops the reader and removes the instance.
+/// The running back end: the tracefs instance, or the attached BPF programs.
+enum Active {
+    Bpf(bpf::Loaded),
+    Tracefs(Instance),
+}
+
+/// Tracing in progress. Dropping it stops the reader and removes the instance, or detaches and
+/// frees the BPF programs and maps.
 pub struct Tracer {
     // Dropped before the instance: the kernel refuses to remove an instance with open files.
     reader: Option<Reader>,
-    instance: Instance,
+    active: Active,
     cpus: Vec<usize>,
     pub config: TraceConfig,
     /// The measuring threads' ids, plan order.
@@ -138,74 +260,92 @@ pub struct Tracer {
 }
 
 impl TraceSetup {
+    /// The back end chosen and why.
+    pub fn backend(&self) -> &BackendChoice {
+        &self.backend
+    }
+
     /// Filters the events to the measuring threads where that is correct, enables them,
     /// starts the reader and turns tracing on. `timer_functions` are the callbacks of the
     /// measuring threads' timers (see [`record::timer_functions`]): timer expiries of other
-    /// callbacks are filtered out when the kernel can filter on function names (6.2 and
-    /// later); otherwise they are kept. The reader thread runs at `drain_priority` (SCHED_FIFO;
-    /// None: normal), as the recorder does, so that a heavy load does not starve it into
-    /// losing events. Returns the tracer and the [`Joiner`] for the recorder.
+    /// callbacks are filtered out when the kernel can filter on function names (tracefs: 6.2
+    /// and later; BPF: their addresses in /proc/kallsyms); otherwise they are kept. The reader
+    /// thread runs at `drain_priority` (SCHED_FIFO; None: normal), as the recorder does, so
+    /// that a heavy load does not starve it into losing events. Returns the tracer and the
+    /// [`Joiner`] for the recorder.
     pub fn start(
         self,
         threads: Vec<ThreadTrace>,
         timer_functions: &[&str],
         drain_priority: Option<i32>,
     ) -> Result<(Tracer, Joiner), String> {
-        let i = &self.instance;
-        let mut config = TraceConfig {
-            instance: i.name.clone(),
-            buffer_kb: BUFFER_KB,
-            ..Default::default()
-        };
         let tids: Vec<i32> = threads.iter().map(|t| t.tid).collect();
         // An IPC run's filters must also name the senders, which start with the run: until
         // then (the lead-in, before any sample is due) these events stay unfiltered.
         let ipc = threads.iter().any(|t| t.sender.is_some());
-        if !ipc {
-            write_thread_filters(i, &tids, &mut config)?;
-        }
-        if !timer_functions.is_empty() {
-            let filter = timer_functions
-                .iter()
-                .map(|f| format!("function.function == {f}"))
-                .collect::<Vec<_>>()
-                .join(" || ");
-            let event = "timer/hrtimer_expire_entry";
-            // A kernel before 6.2 does not know the `.function` form (EINVAL): the expiries then
-            // stay unfiltered. Any other refusal is a failure, as for the filters above.
-            match i.write(&format!("events/{event}/filter"), &filter) {
-                Ok(()) => config.filters.push(format!("{event}: {filter}")),
-                Err(e) if e.is_value_refused() => {}
-                Err(e) => return Err(format!("--trace: cannot filter the events: {e}")),
-            }
-        }
-        for (system, event) in &self.decoder.events {
-            i.write(&format!("events/{system}/{event}/enable"), "1")
-                .map_err(|e| format!("--trace: cannot enable the event: {e}"))?;
-            config.events.push(format!("{system}:{event}"));
-        }
-        let names = Names {
-            vectors: self.decoder.vector_names.clone(),
-            softirqs: self.decoder.softirq_names.clone(),
+        let mut config = TraceConfig {
+            backend: self.backend.backend,
+            backend_reason: self.backend.reason.clone(),
+            ..Default::default()
         };
         let (tx, rx) = mpsc::channel();
-        let reader = reader::spawn(
-            &i.path,
-            &self.cpus,
-            self.formats.clone(),
-            self.decoder,
-            tx,
-            POLL_EVERY,
-            drain_priority,
-        )?;
-        i.write("tracing_on", "1")
-            .map_err(|e| format!("--trace: cannot start tracing: {e}"))?;
+        let (reader, active, names) = match self.collector {
+            Collector::Bpf(mut loaded) => {
+                config.buffer_kb = loaded.ring_kb;
+                if !ipc {
+                    config.filters.extend(
+                        loaded
+                            .follow(&tids)
+                            .map_err(|e| format!("--trace: cannot filter the events: {e}"))?,
+                    );
+                }
+                let ring = loaded
+                    .take_ring()
+                    .map_err(|e| format!("--trace: cannot map the BPF ring buffer: {e}"))?;
+                let reader = bpf::spawn_reader(ring, &self.cpus, tx, POLL_EVERY, drain_priority)?;
+                config.filters.splice(
+                    0..0,
+                    loaded
+                        .attach(timer_functions)
+                        .map_err(|e| format!("--trace: {e}"))?,
+                );
+                config.events = loaded.events.clone();
+                let names = Names {
+                    vectors: bpf::record::VECTORS.iter().map(|v| v.to_string()).collect(),
+                    softirqs: bpf::Loaded::softirq_names(),
+                };
+                (reader, Active::Bpf(loaded), names)
+            }
+            Collector::Tracefs {
+                instance,
+                formats,
+                decoder,
+            } => {
+                let reader = start_tracefs(
+                    &instance,
+                    &self.cpus,
+                    formats,
+                    decoder.clone(),
+                    &tids,
+                    ipc,
+                    timer_functions,
+                    &mut config,
+                    tx,
+                    drain_priority,
+                )?;
+                let names = Names {
+                    vectors: decoder.vector_names.clone(),
+                    softirqs: decoder.softirq_names.clone(),
+                };
+                (reader, Active::Tracefs(instance), names)
+            }
+        };
         let (senders_tx, senders_rx) = mpsc::channel();
         let joiner = Joiner::new(rx, senders_rx, threads, names);
         Ok((
             Tracer {
                 reader: Some(reader),
-                instance: self.instance,
+                active,
                 cpus: self.cpus,
                 config,
                 tids,
@@ -214,6 +354,59 @@ impl TraceSetup {
             joiner,
         ))
     }
+}
+
+/// The tracefs back end's start: filters, events enabled, reader, tracing on.
+#[allow(clippy::too_many_arguments)]
+fn start_tracefs(
+    i: &Instance,
+    cpus: &[usize],
+    formats: Formats,
+    decoder: Decoder,
+    tids: &[i32],
+    ipc: bool,
+    timer_functions: &[&str],
+    config: &mut TraceConfig,
+    tx: Sender<reader::TraceBatch>,
+    drain_priority: Option<i32>,
+) -> Result<Reader, String> {
+    config.instance = i.name.clone();
+    config.buffer_kb = BUFFER_KB;
+    if !ipc {
+        write_thread_filters(i, tids, config)?;
+    }
+    if !timer_functions.is_empty() {
+        let filter = timer_functions
+            .iter()
+            .map(|f| format!("function.function == {f}"))
+            .collect::<Vec<_>>()
+            .join(" || ");
+        let event = "timer/hrtimer_expire_entry";
+        // A kernel before 6.2 does not know the `.function` form (EINVAL): the expiries then
+        // stay unfiltered. Any other refusal is a failure, as for the filters above.
+        match i.write(&format!("events/{event}/filter"), &filter) {
+            Ok(()) => config.filters.push(format!("{event}: {filter}")),
+            Err(e) if e.is_value_refused() => {}
+            Err(e) => return Err(format!("--trace: cannot filter the events: {e}")),
+        }
+    }
+    for (system, event) in &decoder.events {
+        i.write(&format!("events/{system}/{event}/enable"), "1")
+            .map_err(|e| format!("--trace: cannot enable the event: {e}"))?;
+        config.events.push(format!("{system}:{event}"));
+    }
+    let reader = reader::spawn(
+        &i.path,
+        cpus,
+        formats,
+        decoder,
+        tx,
+        POLL_EVERY,
+        drain_priority,
+    )?;
+    i.write("tracing_on", "1")
+        .map_err(|e| format!("--trace: cannot start tracing: {e}"))?;
+    Ok(reader)
 }
 
 /// Filters the timer starts to `tids`, and the wakeups to `tids` and every real-time or
@@ -266,19 +459,26 @@ impl Tracer {
             Some(mut r) => r.finish()?,
             None => ReaderStats::default(),
         };
-        let mut lost = 0;
-        let mut readable = true;
-        for c in &self.cpus {
-            match self.instance.read(&format!("per_cpu/cpu{c}/stats")) {
-                Ok(text) => {
-                    lost += stat_field(&text, "overrun") + stat_field(&text, "dropped events")
+        let events_lost = match &mut self.active {
+            Active::Bpf(loaded) => loaded.lost().unwrap_or(reader.lost_events),
+            Active::Tracefs(instance) => {
+                let mut lost = 0;
+                let mut readable = true;
+                for c in &self.cpus {
+                    match instance.read(&format!("per_cpu/cpu{c}/stats")) {
+                        Ok(text) => {
+                            lost +=
+                                stat_field(&text, "overrun") + stat_field(&text, "dropped events")
+                        }
+                        Err(_) => readable = false,
+                    }
                 }
-                Err(_) => readable = false,
+                if readable { lost } else { reader.lost_events }
             }
-        }
+        };
         Ok(TraceStats {
             reader,
-            events_lost: if readable { lost } else { reader.lost_events },
+            events_lost,
         })
     }
 
@@ -289,16 +489,29 @@ impl Tracer {
     pub(crate) fn follow_senders(&mut self, sender_tids: &[i32]) -> Result<(), String> {
         let mut tids = self.tids.clone();
         tids.extend(sender_tids.iter().filter(|&&t| t > 0));
-        write_thread_filters(&self.instance, &tids, &mut self.config)?;
+        match &mut self.active {
+            Active::Bpf(loaded) => self.config.filters.extend(
+                loaded
+                    .follow(&tids)
+                    .map_err(|e| format!("--trace: cannot filter the events: {e}"))?,
+            ),
+            Active::Tracefs(instance) => write_thread_filters(instance, &tids, &mut self.config)?,
+        }
         // The joiner is gone only when the recorder is: nothing to tell.
         let _ = self.senders_tx.send(sender_tids.to_vec());
         Ok(())
     }
 
-    /// Removes the instance now (it is also removed when the tracer is dropped).
+    /// Removes the instance, or detaches and frees the BPF programs, now (also done when the
+    /// tracer is dropped).
     pub fn remove(mut self) -> Result<(), String> {
         self.reader = None;
-        self.instance.remove()
+        match &mut self.active {
+            Active::Tracefs(instance) => instance.remove(),
+            // Closing the programs' links detaches them; closing the maps' and programs' fds
+            // frees them (nothing is pinned).
+            Active::Bpf(_) => Ok(()),
+        }
     }
 }
 

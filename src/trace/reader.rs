@@ -59,6 +59,30 @@ pub(crate) fn lookup_policy(pid: i32, kernel_prio: i32) -> Option<TaskPolicy> {
     })
 }
 
+/// The policy of each task that ran (or was woken to run: its switch in may be missing, see
+/// replay.rs) in `events` and is not in `known` with the same kernel prio, looked up once per
+/// (pid, prio) while the task most likely still exists and still has it.
+pub(crate) fn new_policies(
+    events: &[TraceEvent],
+    known: &mut HashMap<i32, i32>,
+) -> Vec<(i32, TaskPolicy)> {
+    let mut policies = Vec::new();
+    for e in events {
+        let task = match &e.kind {
+            Kind::Switch { next, .. } => next,
+            Kind::Waking { task, .. } => task,
+            _ => continue,
+        };
+        if task.pid > 0 && known.get(&task.pid) != Some(&task.prio) {
+            known.insert(task.pid, task.prio);
+            if let Some(p) = lookup_policy(task.pid, task.prio) {
+                policies.push((task.pid, p));
+            }
+        }
+    }
+    policies
+}
+
 /// Events of one CPU, complete up to `complete_until_ns`.
 #[derive(Debug, Clone)]
 pub struct TraceBatch {
@@ -119,6 +143,17 @@ pub fn spawn(
             .map_err(|e| format!("--trace: cannot open {}: {e}", path.display()))?;
         pipes.push(CpuPipe { cpu, file });
     }
+    spawn_thread(drain_priority, move |stop| {
+        read_loop(pipes, formats, decoder, tx, poll, stop)
+    })
+}
+
+/// Starts a reader thread running `body` (either back end's loop) at `drain_priority`; `body`
+/// reads until the flag it is given is set, then one last round, and returns its figures.
+pub(crate) fn spawn_thread(
+    drain_priority: Option<i32>,
+    body: impl FnOnce(&AtomicBool) -> Result<ReaderStats, String> + Send + 'static,
+) -> Result<Reader, String> {
     let stop = Arc::new(AtomicBool::new(false));
     let thread_stop = Arc::clone(&stop);
     let join = std::thread::Builder::new()
@@ -126,7 +161,7 @@ pub fn spawn(
         .spawn(move || {
             // A refusal is the recorder's too, and recorded there (session/start.rs).
             let _priority = DrainPriority::enter(drain_priority);
-            read_loop(pipes, formats, decoder, tx, poll, &thread_stop)
+            body(&thread_stop)
         })
         .map_err(|e| format!("--trace: cannot start the trace reader thread: {e}"))?;
     Ok(Reader {
@@ -217,22 +252,7 @@ fn read_loop(
                 }
             }
             stats.events += events.len() as u64;
-            for e in &events {
-                // The policy of each task that ran (or was woken to run: its switch in may be
-                // missing, see replay.rs), looked up once per (pid, prio) while the task most
-                // likely still exists and still has it.
-                let task = match &e.kind {
-                    Kind::Switch { next, .. } => next,
-                    Kind::Waking { task, .. } => task,
-                    _ => continue,
-                };
-                if task.pid > 0 && known.get(&task.pid) != Some(&task.prio) {
-                    known.insert(task.pid, task.prio);
-                    if let Some(p) = lookup_policy(task.pid, task.prio) {
-                        policies.push((task.pid, p));
-                    }
-                }
-            }
+            policies.extend(new_policies(&events, &mut known));
             let batch = TraceBatch {
                 cpu: pipe.cpu,
                 events,

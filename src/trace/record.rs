@@ -58,6 +58,8 @@ pub(crate) fn trace_record(
     explained: u64,
 ) -> TraceRecord {
     TraceRecord {
+        backend: config.backend.to_string(),
+        backend_reason: config.backend_reason.clone(),
         instance: config.instance.clone(),
         explain_above_ns: plan.thread_explain_above_ns(0),
         events_lost: stats.events_lost,

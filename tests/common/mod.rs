@@ -130,6 +130,22 @@ pub fn realtime_available(test: &str) -> bool {
 
 /// Whether this process can trace (tracefs mounted at the usual place, instances creatable)
 /// and use SCHED_FIFO. Skips with a reason, unless JITTERLAB_REQUIRE_RT=1, where it fails.
+/// Whether the BPF back end of `--trace` can work here: the kernel's BTF exists (the programs'
+/// loading is the run's to check, and a refusal fails the test). Under
+/// JITTERLAB_REQUIRE_RT=1 a missing BTF is a failure, not a skip.
+pub fn bpf_available(test: &str) -> bool {
+    if Path::new("/sys/kernel/btf/vmlinux").exists() {
+        return true;
+    }
+    if std::env::var("JITTERLAB_REQUIRE_RT").as_deref() == Ok("1") {
+        panic!(
+            "{test}: no /sys/kernel/btf/vmlinux and JITTERLAB_REQUIRE_RT=1 demands the BPF back end"
+        );
+    }
+    eprintln!("SKIPPED {test}: the kernel has no BTF (/sys/kernel/btf/vmlinux)");
+    false
+}
+
 pub fn tracing_available(test: &str) -> bool {
     if !realtime_available(test) {
         return false;

@@ -10,6 +10,9 @@ use common::*;
 use jitterlab::format::events::SpikeExplanation;
 use jitterlab::format::samplelog::SampleRecord;
 
+/// Both back ends of --trace: each must pass the same ground truth.
+const BACKENDS: [&str; 2] = ["bpf", "tracefs"];
+
 /// The receiver on CPU 0, its sender on CPU 1.
 const RECEIVER_CPU: usize = 0;
 const SENDER_CPU: usize = 1;
@@ -25,7 +28,7 @@ struct IpcRun {
 /// 3 s of `--wake mq` on CPU 0 with the sender on CPU 1, traced, with 1.5 ms FIFO 99
 /// injections of the spike load on `spike_cpu` every 200 ms, each starting 300 us before a due
 /// time.
-fn ipc_run_with_spikes(spike_cpu: usize) -> IpcRun {
+fn ipc_run_with_spikes(spike_cpu: usize, backend: &str) -> IpcRun {
     let (dir, out) = temp_out();
     let spike = format!("spike:cpu={spike_cpu},every=200ms,len=1.5ms,prio=99,offset=199.7ms");
     let o = jitterlab(&[
@@ -40,6 +43,8 @@ fn ipc_run_with_spikes(spike_cpu: usize) -> IpcRun {
         "other",
         "--samples",
         "--trace",
+        "--trace-backend",
+        backend,
         "--explain-above",
         "300us",
         "--quiet",
@@ -284,9 +289,15 @@ fn a_spike_on_the_receivers_cpu_keeps_it_off_the_cpu() {
     if !two_cpus(test) {
         return;
     }
-    with_one_retry(test, || {
-        check_receiver_kept_off(&ipc_run_with_spikes(RECEIVER_CPU))
-    });
+    // The same ground truth for both back ends.
+    for backend in BACKENDS {
+        if backend == "bpf" && !bpf_available(test) {
+            continue;
+        }
+        with_one_retry(&format!("{test} ({backend})"), || {
+            check_receiver_kept_off(&ipc_run_with_spikes(RECEIVER_CPU, backend))
+        });
+    }
 }
 
 #[test]
@@ -298,5 +309,12 @@ fn a_spike_on_the_senders_cpu_makes_the_sender_late() {
     if !two_cpus(test) {
         return;
     }
-    with_one_retry(test, || check_sender_late(&ipc_run_with_spikes(SENDER_CPU)));
+    for backend in BACKENDS {
+        if backend == "bpf" && !bpf_available(test) {
+            continue;
+        }
+        with_one_retry(&format!("{test} ({backend})"), || {
+            check_sender_late(&ipc_run_with_spikes(SENDER_CPU, backend))
+        });
+    }
 }

@@ -362,9 +362,10 @@ struct TracedRun {
     _dir: tempfile::TempDir,
 }
 
-/// 3 s on CPUs 0-1 with --trace and 1.5 ms injections of the spike load (FIFO 99) on CPU 0
-/// every 200 ms, each starting 300 us before a due time (as tests/ground_truth.rs).
-fn traced_run_with_spikes() -> TracedRun {
+/// 3 s on CPUs 0-1 with --trace (collected by `backend`) and 1.5 ms injections of the spike
+/// load (FIFO 99) on CPU 0 every 200 ms, each starting 300 us before a due time (as
+/// tests/ground_truth.rs).
+fn traced_run_with_spikes(backend: &str) -> TracedRun {
     let (dir, out) = temp_out();
     let o = jitterlab(&[
         "run",
@@ -374,6 +375,8 @@ fn traced_run_with_spikes() -> TracedRun {
         "0-1",
         "--samples",
         "--trace",
+        "--trace-backend",
+        backend,
         "--quiet",
         "--load",
         "spike:cpu=0,every=200ms,len=1.5ms,prio=99,offset=199.7ms",
@@ -461,9 +464,159 @@ fn trace_splits_spike_delays_and_names_the_spike_thread() {
     }
     let _g = exclusive();
     with_one_retry("trace ground truth", || {
-        let r = traced_run_with_spikes();
+        let r = traced_run_with_spikes("tracefs");
         check_spikes(&r).and_then(|()| check_run_files(&r))
     });
+}
+
+/// What an injection's explanation concluded: the split's side (the verdict's first words), and
+/// the top contributor's kind, name, policy and priority.
+type Verdict = (String, String, String, Option<String>, Option<i32>);
+
+fn verdicts(r: &TracedRun) -> Vec<Verdict> {
+    r.injections
+        .iter()
+        .filter_map(|inj| {
+            let hit = r
+                .samples
+                .iter()
+                .find(|s| s.cpu == 0 && (inj.start_ns..inj.end_ns).contains(&s.expected_ns))?;
+            let x = r
+                .explanations
+                .iter()
+                .find(|x| x.cpu == 0 && x.due_ns == hit.expected_ns)?;
+            let top = x.contributors.first()?;
+            Some((
+                x.verdict
+                    .split(':')
+                    .next()
+                    .unwrap_or("")
+                    .split(' ')
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                top.kind.clone(),
+                top.name.clone(),
+                top.policy.clone(),
+                top.prio,
+            ))
+        })
+        .collect()
+}
+
+/// The BPF back end and the tracefs back end over the same injected spikes: each passes the
+/// ground truth (the split of every injected delay, the spike thread named), and they agree on
+/// every injection's verdict and culprit. run.json names the back end and why; no BPF program
+/// is left loaded after the BPF run.
+#[test]
+fn trace_backends_agree_on_injected_spikes() {
+    let test = "trace back ends agree";
+    if !tracing_available(test) || !two_cpus_online(test) || !bpf_available(test) {
+        return;
+    }
+    let _g = exclusive();
+    with_one_retry(test, || {
+        let bpf = traced_run_with_spikes("bpf");
+        let tracefs = traced_run_with_spikes("tracefs");
+        for (name, r) in [("bpf", &bpf), ("tracefs", &tracefs)] {
+            check_spikes(r).map_err(|e| format!("{name}: {e}"))?;
+            let trace = &r.run["trace"];
+            if trace["backend"] != name
+                || trace["backend_reason"] != format!("--trace-backend {name}")
+            {
+                return Err(format!("{name}: run.json trace section: {trace}"));
+            }
+            if trace["events_lost"] != 0 {
+                return Err(format!("{name}: {} events lost", trace["events_lost"]));
+            }
+        }
+        if bpf.run["trace"]["instance"] != "" {
+            return Err(format!("bpf: an instance is named: {}", bpf.run["trace"]));
+        }
+        let (a, b) = (verdicts(&bpf), verdicts(&tracefs));
+        if a.len() != 14 || a != b {
+            return Err(format!("verdicts differ:\n bpf     {a:?}\n tracefs {b:?}"));
+        }
+        if let Some(left) = jitterlab_bpf_programs() {
+            return Err(format!("BPF programs left loaded after the run: {left}"));
+        }
+        Ok(())
+    });
+}
+
+/// jitterlab's BPF programs still loaded in the kernel (bpftool's list, by the names of
+/// bpf/trace.bpf.c's programs, which the kernel cuts at 15 characters), or None.
+fn jitterlab_bpf_programs() -> Option<String> {
+    let o = std::process::Command::new("bpftool")
+        .args(["prog", "list"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&o.stdout);
+    let left: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.contains("tracing")
+                && (l.contains("name hrtimer_expire_") || l.contains("name sched_switch"))
+        })
+        .collect();
+    (!left.is_empty()).then(|| left.join("; "))
+}
+
+/// SIGKILL ends a BPF-traced run with nothing to clean up: the programs, links and maps were
+/// file descriptors of the process, released by the kernel when it died.
+#[test]
+fn sigkill_leaves_no_bpf_program_behind() {
+    let test = "BPF cleanup after SIGKILL";
+    if !tracing_available(test) || !bpf_available(test) {
+        return;
+    }
+    if jitterlab_bpf_programs().is_none()
+        && std::process::Command::new("bpftool")
+            .arg("version")
+            .output()
+            .is_err()
+    {
+        eprintln!("SKIPPED {test}: needs bpftool to list the kernel's BPF programs");
+        return;
+    }
+    let _g = exclusive();
+    let (_dir, out) = temp_out();
+    let mut child = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--duration",
+            "60s",
+            "--trace",
+            "--trace-backend",
+            "bpf",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while jitterlab_bpf_programs().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the BPF programs never appeared in bpftool prog list"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The kernel frees a program after its last reference is dropped (an RCU grace period).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while let Some(left) = jitterlab_bpf_programs() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "left after SIGKILL: {left}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 /// run.json, latency.hlog and the exports of a traced run, and the instance gone at the end.
@@ -543,7 +696,16 @@ fn check_run_files(r: &TracedRun) -> Result<(), String> {
 /// Starts a long traced run, waits until its instance exists, and returns both.
 fn start_traced_run(out: &Path) -> (std::process::Child, PathBuf) {
     let child = std::process::Command::new(bin())
-        .args(["run", "--duration", "60s", "--trace", "--quiet", "--out"])
+        .args([
+            "run",
+            "--duration",
+            "60s",
+            "--trace",
+            "--trace-backend",
+            "tracefs",
+            "--quiet",
+            "--out",
+        ])
         .arg(out)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

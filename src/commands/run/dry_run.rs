@@ -29,13 +29,14 @@ pub fn check(plan: &RunPlan) -> Result<String> {
     }
     plan.wake_method().check_system().map_err(Failure::system)?;
     check_scheduling(plan)?;
-    if plan.trace {
-        crate::trace::tracefs::find().map_err(Failure::system)?;
-    }
+    let backend = match plan.trace {
+        true => Some(crate::trace::check(plan.trace_backend).map_err(Failure::system)?),
+        false => None,
+    };
     // Taken and released at once: a CPU that another run measures is refused as it would be.
     let (locks, lock_warnings) = crate::session::cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
     drop(locks);
-    Ok(describe(plan, &lock_warnings))
+    Ok(describe(plan, backend.as_ref(), &lock_warnings))
 }
 
 /// Whether the measuring threads' policy and priority would be granted: set on a thread of our
@@ -56,7 +57,11 @@ fn check_scheduling(plan: &RunPlan) -> Result<()> {
 }
 
 /// The plan in words: what would run, for how long, and what it would write.
-pub(crate) fn describe(plan: &RunPlan, warnings: &[String]) -> String {
+pub(crate) fn describe(
+    plan: &RunPlan,
+    backend: Option<&crate::trace::BackendChoice>,
+    warnings: &[String],
+) -> String {
     let mut t = String::from("jitterlab run --dry-run: every check passed; nothing was started.\n");
     describe_measurement(&mut t, plan);
     describe_length(&mut t, plan);
@@ -72,10 +77,12 @@ pub(crate) fn describe(plan: &RunPlan, warnings: &[String]) -> String {
     let _ = writeln!(
         t,
         "  trace: {}",
-        if plan.trace {
-            "on (timer IRQ latency and explanations of late wakeups)"
-        } else {
-            "off"
+        match backend {
+            Some(b) => format!(
+                "on (timer IRQ latency and explanations of late wakeups), back end {} ({})",
+                b.backend, b.reason
+            ),
+            None => "off".into(),
         }
     );
     describe_output(&mut t, plan);

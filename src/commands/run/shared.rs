@@ -60,6 +60,7 @@ pub struct Shared {
     pub log_interval_ns: u64,
     pub out: Option<PathBuf>,
     pub trace: bool,
+    pub trace_backend: crate::plan::TraceBackendChoice,
     pub explain_above_ns: Option<u64>,
     pub budget: Option<Budget>,
 }
@@ -105,6 +106,7 @@ pub fn resolve(
         log_interval_ns: resolve_log_interval(&groups.output.log_interval)?,
         out: groups.output.out.clone(),
         trace: groups.trace.trace,
+        trace_backend: groups.trace.trace_backend.unwrap_or_default(),
         explain_above_ns: resolve_explain_above(groups.trace)?,
         budget: resolve_budget(groups.budget, &cpus)?,
         cpus,
@@ -138,6 +140,7 @@ impl Shared {
             mlock: self.mlock,
             pm_qos_us: self.pm_qos_us,
             trace: self.trace,
+            trace_backend: self.trace_backend,
             explain_above_ns: self.explain_above_ns,
             out: self.out,
             allow_shared_cpus: self.allow_shared_cpus,

@@ -30,3 +30,25 @@ pub(super) fn bpf() -> Check {
         },
     )
 }
+
+const BACKEND: Spec = Spec {
+    id: "tracing.backend",
+    area: "tracing",
+    why: "`run --trace` collects with BPF programs where the kernel allows it (BTF, bpf() \
+          permission, the verifier accepting the programs): filtered in the kernel, far cheaper \
+          than tracefs, which is the fallback (--trace-backend).",
+};
+
+/// What `--trace-backend auto` would use: the BPF object loaded and verified (nothing
+/// attached), then released.
+pub(super) fn trace_backend() -> Check {
+    let chosen = crate::trace::auto_backend();
+    match chosen.backend {
+        "bpf" => BACKEND.ok(format!("--trace uses bpf ({})", chosen.reason)),
+        _ => BACKEND.warn(
+            format!("--trace uses tracefs ({})", chosen.reason),
+            "for the BPF back end use a kernel with CONFIG_DEBUG_INFO_BTF=y and run as root \
+             (or with CAP_BPF and CAP_PERFMON)",
+        ),
+    }
+}

@@ -35,6 +35,7 @@ pub(crate) fn run_all() -> Vec<Check> {
                 ipc::pi_futex(),
                 ipc::shared_memory(),
                 bpf::bpf(),
+                bpf::trace_backend(),
             ]
         });
     match probes.map(|handle| handle.join()) {

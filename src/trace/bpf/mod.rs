@@ -1,0 +1,439 @@
+//! The BPF back end of `--trace`: the programs of bpf/trace.bpf.c (built by bpf/build.sh, the
+//! object embedded here) loaded with aya, attached to the same tracepoints the tracefs back end
+//! enables, filtered in the kernel to the traced CPUs and followed threads, and their records
+//! read from one BPF ring buffer by a reader thread that hands the recorder the same per-CPU
+//! [`TraceBatch`]es as the tracefs reader (so the split and the explanations are one code).
+//!
+//! Nothing is pinned: the programs, maps and links are file descriptors of this process, so
+//! dropping [`Loaded`] (or the process ending in any way, SIGKILL included) detaches and frees
+//! them all.
+
+pub mod record;
+
+use super::reader::{self, Reader, ReaderStats, TraceBatch};
+use crate::measure::clock::monotonic_ns;
+use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf};
+use aya::programs::BtfTracePoint;
+use aya::{Btf, Ebpf, EbpfLoader};
+use record::{HEADER_BYTES, RecordDecoder, VECTORS};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+/// The object bpf/build.sh builds from bpf/trace.bpf.c, aligned for the ELF parser.
+#[repr(C, align(8))]
+struct Aligned<B: ?Sized>(B);
+static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../../bpf/trace.bpf.o"));
+
+/// Where the kernel publishes its own BTF; without it CO-RE cannot relocate the programs.
+pub(crate) const KERNEL_BTF: &str = "/sys/kernel/btf/vmlinux";
+
+/// The tracepoints every BPF trace needs (program name = tracepoint name), as
+/// [`super::decode::REQUIRED_EVENTS`] for tracefs.
+const REQUIRED: &[(&str, &str)] = &[
+    ("timer", "hrtimer_start"),
+    ("timer", "hrtimer_expire_entry"),
+    ("sched", "sched_waking"),
+    ("sched", "sched_switch"),
+    ("irq", "irq_handler_entry"),
+    ("irq", "irq_handler_exit"),
+    ("irq", "softirq_entry"),
+    ("irq", "softirq_exit"),
+];
+
+/// Up to this many timer callbacks filter the expiries (`JL_MAX_FUNCTIONS` in the C source).
+const MAX_FUNCTIONS: usize = 8;
+/// `struct jl_config` as u64 words: filter_tids, n_functions, functions[8].
+type Config = [u64; 2 + MAX_FUNCTIONS];
+/// `struct jl_lost`: total, pending.
+type Lost = [u64; 2];
+
+/// The softirq names by vector (the kernel's `softirq_to_name`, unchanged since 4.x), for a
+/// system whose tracefs format of softirq_entry cannot be read.
+const SOFTIRQ_NAMES: &[&str] = &[
+    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+];
+
+/// The ring buffer per traced CPU, KiB, as the tracefs back end's per-CPU buffer (the one ring
+/// buffer holds all CPUs': its size is this times their number, rounded up to a power of two).
+const RING_KB_PER_CPU: u64 = super::BUFFER_KB;
+
+/// An error chain as one line: aya's errors keep the kernel's reason in their sources.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = c.source();
+    }
+    s
+}
+
+/// The programs loaded (verified) but not attached, with their maps sized for the traced CPUs.
+pub(crate) struct Loaded {
+    ebpf: Ebpf,
+    btf: Btf,
+    cpus: Vec<usize>,
+    /// `system:event` of every program loaded, in attach order.
+    pub(crate) events: Vec<String>,
+    /// (program, tracepoint) loaded, in attach order.
+    programs: Vec<(String, String)>,
+    pub(crate) ring_kb: u64,
+}
+
+/// Loads the object for `cpus`: reads the kernel's BTF, relocates, sizes the maps and has the
+/// verifier check every program. The error names the cause (no BTF, no permission, a verifier
+/// rejection, a missing tracepoint).
+pub(crate) fn load(cpus: &[usize]) -> Result<Loaded, String> {
+    if !std::path::Path::new(KERNEL_BTF).exists() {
+        return Err(format!(
+            "this kernel has no BTF ({KERNEL_BTF} is missing; it needs CONFIG_DEBUG_INFO_BTF=y)"
+        ));
+    }
+    let btf = Btf::from_sys_fs().map_err(|e| format!("cannot read {KERNEL_BTF}: {}", chain(&e)))?;
+    let max_cpu = cpus.iter().copied().max().unwrap_or(0);
+    let ring_bytes = (RING_KB_PER_CPU * 1024 * cpus.len().max(1) as u64).next_power_of_two();
+    let ebpf = EbpfLoader::new()
+        .btf(Some(&btf))
+        .map_max_entries("traced_cpus", max_cpu as u32 + 1)
+        // The measuring threads and their IPC senders: at most two per CPU, with room to spare.
+        .map_max_entries("tids", (4 * cpus.len() as u32).max(64))
+        .map_max_entries("events", ring_bytes as u32)
+        .load(&OBJECT.0)
+        .map_err(|e| explain_load_error(&chain(&e)))?;
+    let mut loaded = Loaded {
+        ebpf,
+        btf,
+        cpus: cpus.to_vec(),
+        events: Vec::new(),
+        programs: Vec::new(),
+        ring_kb: ring_bytes / 1024,
+    };
+    for &(system, name) in REQUIRED {
+        loaded
+            .load_program(name, name)
+            .map_err(|e| format!("cannot load the program for {system}:{name}: {e}"))?;
+        loaded.events.push(format!("{system}:{name}"));
+    }
+    // Optional, as for tracefs: the architecture's vectors and NMIs where the kernel has them.
+    let mut optional: Vec<(String, String, String)> =
+        vec![("nmi".into(), "nmi_handler".into(), "nmi_handler".into())];
+    for v in VECTORS {
+        for end in ["entry", "exit"] {
+            optional.push((
+                super::decode::VECTOR_SYSTEM.into(),
+                format!("v_{v}_{end}"),
+                format!("{v}_{end}"),
+            ));
+        }
+    }
+    for (system, program, tracepoint) in optional {
+        if loaded
+            .btf
+            .id_by_type_name_kind(
+                &format!("btf_trace_{tracepoint}"),
+                aya_obj::btf::BtfKind::Typedef,
+            )
+            .is_err()
+        {
+            continue;
+        }
+        loaded
+            .load_program(&program, &tracepoint)
+            .map_err(|e| format!("cannot load the program for {system}:{tracepoint}: {e}"))?;
+        loaded.events.push(format!("{system}:{tracepoint}"));
+    }
+    Ok(loaded)
+}
+
+/// The fix for a load failure, from aya's message (which carries the kernel's errno).
+fn explain_load_error(message: &str) -> String {
+    if message.contains("Operation not permitted") || message.contains("Permission denied") {
+        format!(
+            "the kernel refused bpf() ({message}); run as root, or give jitterlab CAP_BPF and CAP_PERFMON"
+        )
+    } else {
+        format!("cannot load the BPF object: {message}")
+    }
+}
+
+impl Loaded {
+    fn load_program(&mut self, program: &str, tracepoint: &str) -> Result<(), String> {
+        let p: &mut BtfTracePoint = self
+            .ebpf
+            .program_mut(program)
+            .ok_or_else(|| format!("the object has no program {program}"))?
+            .try_into()
+            .map_err(|e: aya::programs::ProgramError| chain(&e))?;
+        p.load(tracepoint, &self.btf)
+            .map_err(|e| explain_load_error(&chain(&e)))?;
+        self.programs
+            .push((program.to_string(), tracepoint.to_string()));
+        Ok(())
+    }
+
+    /// The CPU mask and the timer callbacks filter, then every program attached.
+    /// `timer_functions` are kernel symbol names; those found in /proc/kallsyms filter the
+    /// expiries (none found: all expiries are kept, as tracefs does on kernels before 6.2).
+    /// Returns the filters set, for run.json.
+    pub(crate) fn attach(&mut self, timer_functions: &[&str]) -> Result<Vec<String>, String> {
+        let mut filters = Vec::new();
+        {
+            let traced = self.cpus.clone();
+            let mut cpus: Array<&mut MapData, u32> = self
+                .map_mut("traced_cpus")?
+                .try_into()
+                .map_err(|e: aya::maps::MapError| chain(&e))?;
+            for &c in &traced {
+                cpus.set(c as u32, 1, 0).map_err(|e| chain(&e))?;
+            }
+        }
+        filters.push(format!(
+            "all: CPU in {}",
+            crate::cpulist::format_cpu_list(&self.cpus)
+        ));
+        let addresses = kallsyms_addresses(timer_functions);
+        let mut config: Config = [0; 2 + MAX_FUNCTIONS];
+        if !addresses.is_empty() && addresses.len() <= MAX_FUNCTIONS {
+            config[1] = addresses.len() as u64;
+            config[2..2 + addresses.len()].copy_from_slice(&addresses);
+            filters.push(format!(
+                "timer:hrtimer_expire_entry: function in {}",
+                timer_functions.join(", ")
+            ));
+        }
+        self.set_config(config)?;
+        for (program, tracepoint) in &self.programs {
+            let p: &mut BtfTracePoint = self
+                .ebpf
+                .program_mut(program)
+                .ok_or_else(|| format!("the object has no program {program}"))?
+                .try_into()
+                .map_err(|e: aya::programs::ProgramError| chain(&e))?;
+            p.attach()
+                .map_err(|e| format!("cannot attach to {tracepoint}: {}", chain(&e)))?;
+        }
+        Ok(filters)
+    }
+
+    fn map_mut(&mut self, name: &str) -> Result<&mut aya::maps::Map, String> {
+        self.ebpf
+            .map_mut(name)
+            .ok_or_else(|| format!("the BPF object has no map {name}"))
+    }
+
+    fn config(&mut self) -> Result<Array<&mut MapData, Config>, String> {
+        self.map_mut("config")?
+            .try_into()
+            .map_err(|e: aya::maps::MapError| chain(&e))
+    }
+
+    fn set_config(&mut self, config: Config) -> Result<(), String> {
+        self.config()?.set(0, config, 0).map_err(|e| chain(&e))
+    }
+
+    /// Keeps the timer starts of `tids` only, and the wakeups of `tids` and of real-time tasks
+    /// (the tracefs back end's filters). Returns the filters, for run.json.
+    pub(crate) fn follow(&mut self, tids: &[i32]) -> Result<Vec<String>, String> {
+        {
+            let mut map: BpfHashMap<&mut MapData, i32, u32> = self
+                .map_mut("tids")?
+                .try_into()
+                .map_err(|e: aya::maps::MapError| chain(&e))?;
+            for &t in tids {
+                map.insert(t, 1, 0)
+                    .map_err(|e| format!("cannot follow thread {t}: {}", chain(&e)))?;
+            }
+        }
+        let mut config = self.config()?.get(&0, 0).map_err(|e| chain(&e))?;
+        config[0] = 1;
+        self.set_config(config)?;
+        let list = tids
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ok(vec![
+            format!("timer:hrtimer_start: common_pid in {list}"),
+            format!("sched:sched_waking: pid in {list} or prio < 100"),
+        ])
+    }
+
+    /// Takes the ring buffer out for the reader thread.
+    pub(crate) fn take_ring(&mut self) -> Result<RingBuf<MapData>, String> {
+        let map = self
+            .ebpf
+            .take_map("events")
+            .ok_or("the BPF object has no ring buffer 'events'")?;
+        RingBuf::try_from(map).map_err(|e| chain(&e))
+    }
+
+    /// Records the programs could not write (the ring buffer was full), all CPUs.
+    pub(crate) fn lost(&mut self) -> Result<u64, String> {
+        let map: PerCpuArray<&mut MapData, Lost> = self
+            .map_mut("lost")?
+            .try_into()
+            .map_err(|e: aya::maps::MapError| chain(&e))?;
+        let values = map.get(&0, 0).map_err(|e| chain(&e))?;
+        Ok(values.iter().map(|l| l[0]).sum())
+    }
+
+    /// The softirq names by vector, from tracefs when it can be read, else the kernel's
+    /// fixed list.
+    pub(crate) fn softirq_names() -> Vec<(i64, String)> {
+        let from_tracefs = super::tracefs::find().ok().and_then(|root| {
+            super::format::load_event(&root, "irq", "softirq_entry")
+                .ok()
+                .map(|f| f.symbols())
+        });
+        match from_tracefs {
+            Some(names) if !names.is_empty() => names,
+            _ => SOFTIRQ_NAMES
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (i as i64, n.to_string()))
+                .collect(),
+        }
+    }
+}
+
+/// The addresses of kernel functions `names` in /proc/kallsyms (every symbol of each name: a
+/// static function may have several); empty when any is missing or the addresses are hidden
+/// (kptr_restrict), so that no expiry the run needs is filtered out.
+fn kallsyms_addresses(names: &[&str]) -> Vec<u64> {
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let Ok(text) = std::fs::read_to_string("/proc/kallsyms") else {
+        return Vec::new();
+    };
+    addresses_in(&text, names)
+}
+
+/// [`kallsyms_addresses`] on a kallsyms text.
+fn addresses_in(text: &str, names: &[&str]) -> Vec<u64> {
+    let mut found: Vec<(usize, u64)> = Vec::new();
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        let (Some(addr), Some(kind), Some(name)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        if !matches!(kind, "t" | "T") {
+            continue;
+        }
+        if let Some(i) = names.iter().position(|n| *n == name)
+            && let Ok(a) = u64::from_str_radix(addr, 16)
+        {
+            found.push((i, a));
+        }
+    }
+    let all_named = (0..names.len()).all(|i| found.iter().any(|&(j, a)| j == i && a != 0));
+    match all_named {
+        true => found.into_iter().map(|(_, a)| a).collect(),
+        false => Vec::new(),
+    }
+}
+
+/// Starts the reader thread: every `poll`, empties the ring buffer, splits the records by CPU,
+/// and sends each traced CPU a batch, complete up to the time taken before the buffer was
+/// emptied (see [`super::reader`] for why that bounds what is still to come).
+pub(crate) fn spawn_reader(
+    ring: RingBuf<MapData>,
+    cpus: &[usize],
+    tx: Sender<TraceBatch>,
+    poll: Duration,
+    drain_priority: Option<i32>,
+) -> Result<Reader, String> {
+    let cpus = cpus.to_vec();
+    reader::spawn_thread(drain_priority, move |stop| {
+        read_loop(ring, cpus, tx, poll, stop)
+    })
+}
+
+fn read_loop(
+    mut ring: RingBuf<MapData>,
+    cpus: Vec<usize>,
+    tx: Sender<TraceBatch>,
+    poll: Duration,
+    stop: &AtomicBool,
+) -> Result<ReaderStats, String> {
+    let mut stats = ReaderStats::default();
+    let mut decoder = RecordDecoder::default();
+    let mut known: HashMap<i32, i32> = HashMap::new();
+    let mut per_cpu: HashMap<usize, Vec<super::decode::TraceEvent>> = HashMap::new();
+    loop {
+        let last_round = stop.load(Ordering::SeqCst);
+        let complete_until_ns = monotonic_ns();
+        while let Some(item) = ring.next() {
+            stats.bytes += (item.len() + 8) as u64;
+            if item.len() < HEADER_BYTES {
+                return Err(format!("a BPF trace record of {} bytes", item.len()));
+            }
+            let (cpu, event) = decoder.decode(&item).map_err(|e| e.to_string())?;
+            if let super::decode::Kind::Lost { count } = event.kind {
+                stats.lost_events += count.unwrap_or(0);
+            }
+            per_cpu.entry(cpu).or_default().push(event);
+        }
+        for &cpu in &cpus {
+            let mut events = per_cpu.remove(&cpu).unwrap_or_default();
+            // A program interrupted (by an interrupt's program) between taking its time and
+            // reserving its record writes after the interrupt's: order each CPU by time, as
+            // the ftrace ring buffer is.
+            events.sort_by_key(|e| e.ts);
+            stats.events += events.len() as u64;
+            let policies = reader::new_policies(&events, &mut known);
+            let batch = TraceBatch {
+                cpu,
+                events,
+                complete_until_ns,
+                policies,
+                last: last_round,
+            };
+            if tx.send(batch).is_err() {
+                stats.cpu_time_ns = crate::measure::clock::thread_cpu_time_ns();
+                return Ok(stats);
+            }
+        }
+        per_cpu.clear();
+        if last_round {
+            stats.cpu_time_ns = crate::measure::clock::thread_cpu_time_ns();
+            return Ok(stats);
+        }
+        std::thread::sleep(poll);
+    }
+}
+
+/// Whether this system can use the BPF back end, without attaching anything: the object loaded
+/// and verified for CPU 0, then released. Err: the reason it cannot.
+pub(crate) fn probe() -> Result<(), String> {
+    load(&[0]).map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_every_address_of_the_timer_callbacks_or_none() {
+        let text = "ffffffff81100000 T hrtimer_wakeup\nffffffff81200000 t it_real_fn\nffffffff81300000 t hrtimer_wakeup\nffffffff81400000 D hrtimer_wakeup_data\n";
+        assert_eq!(
+            addresses_in(text, &["hrtimer_wakeup"]),
+            vec![0xffffffff81100000, 0xffffffff81300000]
+        );
+        assert_eq!(
+            addresses_in(text, &["hrtimer_wakeup", "it_real_fn"]).len(),
+            3
+        );
+        // One name missing, or addresses hidden: no filter at all.
+        assert!(addresses_in(text, &["hrtimer_wakeup", "nope"]).is_empty());
+        assert!(
+            addresses_in("0000000000000000 T hrtimer_wakeup\n", &["hrtimer_wakeup"]).is_empty()
+        );
+    }
+}
