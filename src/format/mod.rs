@@ -6,6 +6,7 @@
 //! nowhere else. A unit test (`spec_quotes_the_code`) checks that the specification quotes these
 //! constants as the code has them.
 
+pub mod counters;
 pub mod cpu_time;
 pub mod events;
 pub mod figures_check;

@@ -60,6 +60,10 @@ pub struct RunRecord {
     /// `--wake pi-mutex`: the priority-inversion scenario's roles and the inversions found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inversion: Option<InversionRecord>,
+    /// The context counters of the measured CPUs and what moved with the late wakeups
+    /// (counters.log, docs/counters.md); absent with `--no-counters` and in imported runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<super::counters::CountersRecord>,
 }
 
 impl RunRecord {
@@ -109,6 +113,7 @@ impl RunRecord {
             cpu_time: None,
             segments: None,
             inversion: None,
+            counters: None,
         }
     }
 }
