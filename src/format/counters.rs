@@ -450,7 +450,7 @@ pub struct CpuCorrelation {
     /// A late interval holds a wakeup later than this (its maximum in latency.hlog is above
     /// it), ns.
     pub threshold_ns: u64,
-    /// `deadline` or `10x median`: the lowest spike threshold of the thread.
+    /// What the threshold is: `deadline` (the thread's `--deadline`, else its interval).
     pub threshold_basis: String,
     /// Intervals with and without a late wakeup, among those used.
     pub late_intervals: u64,

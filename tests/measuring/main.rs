@@ -11,6 +11,7 @@ mod monitor_support;
 
 mod bad_input;
 mod budget;
+mod counters;
 mod cpu_time;
 mod cyclictest;
 mod ground_truth;
