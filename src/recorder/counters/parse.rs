@@ -88,14 +88,13 @@ pub(crate) fn sched_debug_switches(text: &str, mut found: impl FnMut(usize, u64)
             continue;
         }
         let trimmed = line.trim_start();
-        if let (Some(c), Some(rest)) = (cpu, trimmed.strip_prefix(".nr_switches")) {
-            if let Some(v) = rest
+        if let (Some(c), Some(rest)) = (cpu, trimmed.strip_prefix(".nr_switches"))
+            && let Some(v) = rest
                 .trim_start()
                 .strip_prefix(':')
                 .and_then(|v| v.trim().parse::<u64>().ok())
-            {
-                found(c, v);
-            }
+        {
+            found(c, v);
         }
     }
 }
