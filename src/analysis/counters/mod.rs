@@ -12,9 +12,7 @@
 
 pub mod mann_whitney;
 
-use crate::format::counters::{
-    CounterShift, CountersFile, CpuCorrelation, GroupFigures, Kind, kind_of,
-};
+use crate::format::counters::{CounterShift, CountersFile, CpuCorrelation, GroupFigures};
 use crate::format::hlog_scan;
 use crate::format::run_record::RunRecord;
 use std::collections::HashMap;
@@ -208,30 +206,72 @@ pub fn correlate_dir(dir: &Path, record: &RunRecord) -> Result<Vec<CpuCorrelatio
     Ok(correlate(&thresholds(record), &counters, &maxima))
 }
 
-/// The mean per interval of each counter of each CPU (a gauge's mean reading), over the lines
-/// of `counters`: what `compare` sets side by side. (cpu, counter) → (mean, intervals).
-pub fn means(counters: &CountersFile) -> Vec<((usize, String), f64, u64)> {
-    let mut sums: HashMap<(usize, String), (f64, u64)> = HashMap::new();
-    for line in &counters.intervals {
-        for (name, v) in &line.values {
-            if let Some(v) = v {
-                let e = sums.entry((line.cpu, name.clone())).or_default();
-                e.0 += *v as f64;
-                e.1 += 1;
-            }
-        }
-    }
-    let mut out: Vec<_> = sums
-        .into_iter()
-        .map(|(k, (s, n))| (k, s / n.max(1) as f64, n))
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+/// One counter of one CPU whose per-interval values differ between two runs.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CounterDiff {
+    pub cpu: usize,
+    pub counter: String,
+    /// The first run's intervals, and the other's.
+    pub first: GroupFigures,
+    pub other: GroupFigures,
+    /// Two-sided Mann-Whitney U test of the two runs' intervals.
+    pub p: f64,
+    pub method: String,
 }
 
-/// Whether the counter's value is a change per interval (a gauge's is a reading).
-pub fn is_change(name: &str) -> bool {
-    kind_of(name) == Kind::Delta
+/// `compare`'s counters: each run after the first against the first, per CPU and counter
+/// present in both (a counter's values: its changes per interval; a gauge's readings), with the
+/// Mann-Whitney test held to [`ALPHA`] over all the counters tested between the two runs
+/// (Bonferroni). Returns per later run: the counters tested and those that differ, the smallest
+/// p first.
+pub fn compare_runs(first: &CountersFile, other: &CountersFile) -> (u64, Vec<CounterDiff>) {
+    let series = |f: &CountersFile| {
+        let mut m: HashMap<(usize, String), Vec<f64>> = HashMap::new();
+        for line in f
+            .intervals
+            .iter()
+            .take(MAX_INTERVALS * f.cpus().len().max(1))
+        {
+            for (name, v) in &line.values {
+                if let Some(v) = v {
+                    m.entry((line.cpu, name.clone()))
+                        .or_default()
+                        .push(*v as f64);
+                }
+            }
+        }
+        m
+    };
+    let (a, b) = (series(first), series(other));
+    let mut keys: Vec<&(usize, String)> = a.keys().filter(|k| b.contains_key(*k)).collect();
+    keys.sort();
+    let mut tests = Vec::new();
+    for k in keys {
+        let (x, y) = (&a[k], &b[k]);
+        let f = x[0];
+        if x.iter().chain(y).all(|v| *v == f) {
+            continue;
+        }
+        if let Some(t) = mann_whitney::test(x, y) {
+            tests.push((k, t));
+        }
+    }
+    let tested = tests.len() as u64;
+    let limit = ALPHA / tested.max(1) as f64;
+    let mut diffs: Vec<CounterDiff> = tests
+        .into_iter()
+        .filter(|(_, t)| t.p < limit)
+        .map(|(k, t)| CounterDiff {
+            cpu: k.0,
+            counter: k.1.clone(),
+            first: figures(&a[k]),
+            other: figures(&b[k]),
+            p: t.p,
+            method: t.method.name().into(),
+        })
+        .collect();
+    diffs.sort_by(|x, y| x.p.total_cmp(&y.p));
+    (tested, diffs)
 }
 
 #[cfg(test)]

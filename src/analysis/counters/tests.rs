@@ -99,3 +99,22 @@ fn a_cpu_without_late_intervals_is_refused_with_the_reason() {
             .contains("0 intervals with a wakeup over")
     );
 }
+
+#[test]
+fn compare_finds_the_counter_that_differs_between_two_runs() {
+    let (a, _) = synthetic(&[]);
+    let (mut b, _) = synthetic(&[]);
+    // Run B: NET_RX 100 higher in every interval, irq:LOC as in A.
+    for line in &mut b.intervals {
+        if let Some(v) = &mut line.values[1].1 {
+            *v += 100;
+        }
+    }
+    let (tested, diffs) = compare_runs(&a, &b);
+    assert_eq!(tested, 2);
+    assert_eq!(diffs.len(), 1, "{diffs:?}");
+    assert_eq!(diffs[0].counter, "softirq:NET_RX");
+    assert!(diffs[0].other.min >= 100 && diffs[0].first.max < 20);
+    let (_, none) = compare_runs(&a, &a);
+    assert!(none.is_empty());
+}
