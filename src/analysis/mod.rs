@@ -4,6 +4,7 @@
 
 pub mod budget;
 pub mod compare;
+pub mod counters;
 pub mod metric;
 pub mod phase;
 pub mod quantile;

@@ -203,6 +203,12 @@ pub struct OutputArgs {
     )]
     pub log_interval: String,
 
+    /// Do not read the measured CPUs' context counters (interrupts per line, softirqs, steal
+    /// time, context switches, idle states, frequency, temperature, throttling, SMIs) at each
+    /// log interval into counters.log (docs/counters.md).
+    #[arg(long)]
+    pub no_counters: bool,
+
     /// No live view or status lines; errors and the final summary only.
     #[arg(long, short = 'q')]
     pub quiet: bool,

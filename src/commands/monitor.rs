@@ -68,6 +68,7 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
         let elapsed_ns = session.elapsed_ns();
         if wanted || metrics.slide_due(elapsed_ns) {
             metrics.take_in(elapsed_ns, session.cpu_states());
+            metrics.take_counters(session.counter_totals());
         }
         if wanted {
             published.set(render(&metrics.exposition()));

@@ -7,6 +7,7 @@
 //! constants as the code has them.
 
 pub mod actions;
+pub mod counters;
 pub mod cpu_time;
 pub mod events;
 pub mod figures_check;

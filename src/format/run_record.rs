@@ -67,6 +67,10 @@ pub struct RunRecord {
     /// `--on-threshold` / `--on-end`: each action and what it did; absent without them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actions: Option<super::actions::ActionsRecord>,
+    /// The context counters of the measured CPUs and what moved with the late wakeups
+    /// (counters.log, docs/counters.md); absent with `--no-counters` and in imported runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<super::counters::CountersRecord>,
 }
 
 impl RunRecord {
@@ -118,6 +122,7 @@ impl RunRecord {
             actions: None,
             segments: None,
             inversion: None,
+            counters: None,
         }
     }
 }

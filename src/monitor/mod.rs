@@ -68,6 +68,8 @@ struct CpuMetrics {
     samples: u64,
     counters: Counters,
     late_wakeups: Vec<(&'static str, u64)>,
+    /// The context counters as of the last [`LiveMetrics::take_counters`].
+    context: Vec<(String, bool, i64)>,
 }
 
 impl LiveMetrics {
@@ -91,6 +93,7 @@ impl LiveMetrics {
                     samples: 0,
                     counters: Counters::default(),
                     late_wakeups: Vec::new(),
+                    context: Vec::new(),
                 })
                 .collect(),
             next_slide_ns: 0,
@@ -155,6 +158,23 @@ impl LiveMetrics {
         }
     }
 
+    /// Takes in the session's context counters since the start ([`crate::session::Session::counter_totals`]):
+    /// (cpu, name, kind, value).
+    pub(crate) fn take_counters<'a>(
+        &mut self,
+        totals: impl Iterator<Item = (usize, &'a str, crate::format::counters::Kind, i64)>,
+    ) {
+        for m in &mut self.cpus {
+            m.context.clear();
+        }
+        for (cpu, name, kind, value) in totals {
+            if let Some(m) = self.cpus.iter_mut().find(|m| m.cpu == cpu) {
+                let gauge = kind == crate::format::counters::Kind::Gauge;
+                m.context.push((name.to_string(), gauge, value));
+            }
+        }
+    }
+
     /// The exposition as of the last [`LiveMetrics::take_in`]: cumulative histograms and
     /// counters as they were then; max, quantiles and the budget over the window as of its
     /// last slide.
@@ -177,6 +197,7 @@ impl LiveMetrics {
                     irq_latency: m.irq.as_ref().map(|c| c.buckets().clone()),
                     late_wakeups: m.late_wakeups.clone(),
                     noise: None,
+                    context: m.context.clone(),
                 })
                 .collect(),
             budget: self.budget_verdict.clone(),

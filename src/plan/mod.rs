@@ -113,6 +113,9 @@ pub struct RunPlan {
     pub measurement: Measurement,
     pub length: RunLength,
     pub log_interval_ns: u64,
+    /// Read the measured CPUs' context counters at each log interval into counters.log (on
+    /// unless `--no-counters`).
+    pub counters: bool,
     pub loads: Vec<LoadSpec>,
     pub load_texts: Vec<String>,
     /// `--scenario`: phases of loads on the run's timeline.

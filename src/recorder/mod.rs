@@ -13,6 +13,7 @@
 //! recording a sample means for its thread (statistics, log intervals, deadline misses) is in
 //! `thread_state.rs`, and the rule that the first write error stops every file in `files.rs`.
 
+pub(crate) mod counters;
 mod files;
 pub mod live;
 mod pace;

@@ -24,8 +24,80 @@ pub struct CompareOutput {
     pub budgets: Vec<RunBudget>,
     /// Shares within thresholds and spike rates against the first run (docs/tails.md).
     pub tails: crate::analysis::tails_compare::TailComparison,
+    /// Context counters that differ, each later run against the first (docs/counters.md);
+    /// empty when a run has no counters.log.
+    pub counters: Vec<RunCounters>,
     /// False when the regression check or any budget failed (exit 1).
     pub passed: bool,
+}
+
+/// One later run's counters against the first run's.
+#[derive(Debug, Serialize)]
+pub struct RunCounters {
+    pub run: String,
+    /// Counters (per CPU) in both runs and not constant: each held to 0.01 / tested.
+    pub tested: u64,
+    pub differ: Vec<crate::analysis::counters::CounterDiff>,
+}
+
+/// The counters of each run after the first against the first's, where both have counters.log.
+fn compare_counters(runs: &[LoadedRun]) -> Vec<RunCounters> {
+    let read = |r: &LoadedRun| {
+        let path = r.path.join(crate::format::counters::FILE_NAME);
+        path.is_file()
+            .then(|| crate::format::counters::read(&path).ok())
+            .flatten()
+    };
+    let Some(first) = runs.first().and_then(read) else {
+        return Vec::new();
+    };
+    runs.iter()
+        .enumerate()
+        .skip(1)
+        .filter_map(|(i, r)| {
+            let other = read(r)?;
+            let (tested, differ) = crate::analysis::counters::compare_runs(&first, &other);
+            Some(RunCounters {
+                run: compare::label(i),
+                tested,
+                differ,
+            })
+        })
+        .collect()
+}
+
+/// The terminal's lines of the counters that differ (at most 10 per run; all in --json).
+fn counter_lines(o: &CompareOutput) -> Vec<String> {
+    let mut out = Vec::new();
+    for rc in &o.counters {
+        if rc.differ.is_empty() {
+            continue;
+        }
+        let first = compare::label(0);
+        out.push(format!(
+            "Counters per interval, {} against {first} (Mann-Whitney, p < 0.01 / {} tested; docs/counters.md):",
+            rc.run, rc.tested
+        ));
+        for d in rc.differ.iter().take(10) {
+            out.push(format!(
+                "  cpu{} {}: median {} ({}-{}) in {first}, {} ({}-{}) in {}, p {:.1e}",
+                d.cpu,
+                d.counter,
+                d.first.median,
+                d.first.min,
+                d.first.max,
+                d.other.median,
+                d.other.min,
+                d.other.max,
+                rc.run,
+                d.p
+            ));
+        }
+        if rc.differ.len() > 10 {
+            out.push(format!("  {} more in --json", rc.differ.len() - 10));
+        }
+    }
+    out
 }
 
 #[derive(Debug, Serialize)]
@@ -60,6 +132,7 @@ pub fn evaluate(
         regression,
         budgets,
         tails: crate::analysis::tails_compare::compare_tails(runs),
+        counters: compare_counters(runs),
         passed,
     }
 }
@@ -380,6 +453,13 @@ pub fn terminal(o: &CompareOutput) -> String {
     let _ = writeln!(out);
     for line in headlines(cmp) {
         let _ = writeln!(out, "{line}");
+    }
+    let counters = counter_lines(o);
+    if !counters.is_empty() {
+        let _ = writeln!(out);
+        for line in counters {
+            let _ = writeln!(out, "{line}");
+        }
     }
     if let Some(r) = &o.regression {
         let _ = writeln!(out);

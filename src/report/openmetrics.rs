@@ -168,6 +168,16 @@ const LATE_WAKEUPS: Family = Family {
     kind: "counter",
     help: "Late wakeups explained from the kernel trace (--trace), per CPU and by the class of what held the CPU longest.",
 };
+const CONTEXT_TOTAL: Family = Family {
+    name: "jitterlab_cpu_counter_total",
+    kind: "counter",
+    help: "Context counters of each measured CPU since the start, by counter (names and units in docs/counters.md: irq:LOC, softirq:NET_RX, steal_ns...).",
+};
+const CONTEXT_GAUGE: Family = Family {
+    name: "jitterlab_cpu_counter",
+    kind: "gauge",
+    help: "Context readings of each measured CPU at the last interval boundary, by counter (freq_khz, temp_mc; docs/counters.md).",
+};
 const INFO: Family = Family {
     name: "jitterlab_info",
     kind: "gauge",
@@ -230,6 +240,9 @@ pub(crate) struct CpuFigures {
     pub late_wakeups: Vec<(&'static str, u64)>,
     /// A noise run's totals.
     pub noise: Option<NoiseFigures>,
+    /// The context counters since the start (docs/counters.md): (name, is a gauge, value): a
+    /// change's sum, or a gauge's last reading.
+    pub context: Vec<(String, bool, i64)>,
 }
 
 /// One CPU's noise totals (run.json `threads[].noise`).
@@ -404,6 +417,23 @@ pub(crate) fn render(e: &Exposition) -> String {
                     out,
                     "{}{{cpu=\"{}\",cause=\"{cause}\"}} {n}",
                     LATE_WAKEUPS.name, c.cpu
+                );
+            }
+        }
+    }
+    for (family, gauge) in [(&CONTEXT_TOTAL, false), (&CONTEXT_GAUGE, true)] {
+        if !cpus.iter().any(|c| c.context.iter().any(|x| x.1 == gauge)) {
+            continue;
+        }
+        header(&mut out, family);
+        for c in cpus {
+            for (name, _, v) in c.context.iter().filter(|x| x.1 == gauge) {
+                let _ = writeln!(
+                    out,
+                    "{}{{cpu=\"{}\",counter=\"{}\"}} {v}",
+                    family.name,
+                    c.cpu,
+                    escape_label_value(name)
                 );
             }
         }

@@ -98,3 +98,31 @@ fn absent_figures_are_left_out_not_zero() {
         "{text}"
     );
 }
+
+#[test]
+fn context_counters_are_counters_and_gauges_by_their_names() {
+    let e = Exposition {
+        cpus: vec![CpuFigures {
+            cpu: 2,
+            context: vec![
+                ("irq:LOC".into(), false, 2500),
+                ("softirq:NET_RX".into(), false, 7),
+                ("freq_khz".into(), true, 2_400_000),
+            ],
+            ..CpuFigures::default()
+        }],
+        ..Exposition::default()
+    };
+    let text = render(&e);
+    for line in [
+        "# TYPE jitterlab_cpu_counter_total counter\n",
+        "jitterlab_cpu_counter_total{cpu=\"2\",counter=\"irq:LOC\"} 2500\n",
+        "jitterlab_cpu_counter_total{cpu=\"2\",counter=\"softirq:NET_RX\"} 7\n",
+        "# TYPE jitterlab_cpu_counter gauge\n",
+        "jitterlab_cpu_counter{cpu=\"2\",counter=\"freq_khz\"} 2400000\n",
+    ] {
+        assert!(text.contains(line), "{line} not in {text}");
+    }
+    let none = render(&Exposition::default());
+    assert!(!none.contains("jitterlab_cpu_counter"), "{none}");
+}

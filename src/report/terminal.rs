@@ -37,6 +37,7 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
     out.push_str(&trace_section(record));
     out.push_str(&super::phases::summary(record));
     out.push_str(&super::tails::summary(record));
+    out.push_str(&super::counters::summary(record));
     if let Some(verdict) = &record.budget {
         let _ = writeln!(out, "Budget {}:", verdict.expression);
         for line in crate::analysis::budget::verdict_lines(verdict) {

@@ -50,6 +50,7 @@ impl Session {
 
         self.record_end(failure);
         self.record_figures(&recorded.results, &ends, &load_outcome);
+        self.record_counters();
         if let (Some(t), Some(stats)) = (self.tracer.take(), trace_stats) {
             let stats = stats.unwrap_or_default();
             let config = t.config.clone();
@@ -179,6 +180,55 @@ impl Session {
             worst,
             explained,
         }
+    }
+
+    /// The last read of the counters (the interval since the last boundary), and run.json's
+    /// `counters`: what the reads cost, what is absent, and the correlation with the late
+    /// wakeups, computed from the files now complete (as `report` would recompute it).
+    fn record_counters(&mut self) {
+        let Some(mut log) = self.counters.take() else {
+            return;
+        };
+        log.finish();
+        let cost = log.cost;
+        let mut counters = crate::format::counters::CountersRecord {
+            file: log
+                .writes_file()
+                .then(|| crate::format::counters::FILE_NAME.to_string()),
+            reads: cost.reads,
+            read_mean_ns: cost.total_ns / cost.reads.max(1),
+            read_max_ns: cost.max_ns,
+            absent: log
+                .absent()
+                .iter()
+                .map(|a| crate::format::counters::AbsentRecord {
+                    counter: a.counter.clone(),
+                    reason: a.reason.clone(),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        if let Some(e) = log.error.take() {
+            self.record.warnings.push(format!(
+                "cannot write {} in {}: {e}; the counters of the later intervals are missing",
+                crate::format::counters::FILE_NAME,
+                self.dir.path.display()
+            ));
+        }
+        let writes_file = log.writes_file();
+        // Closes counters.log before it is read back.
+        drop(log);
+        if writes_file {
+            match crate::analysis::counters::correlate_dir(&self.dir.path, &self.record) {
+                Ok(c) => counters.correlation = c,
+                Err(e) => counters.correlation_refused = Some(e),
+            }
+        } else {
+            counters.correlation_refused = Some(
+                "a segmented run keeps its counters for /metrics only, without counters.log".into(),
+            );
+        }
+        self.record.counters = Some(counters);
     }
 
     /// run.json's end: how and why the run ended, when, and how long it measured.

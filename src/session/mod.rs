@@ -184,6 +184,9 @@ pub struct Session {
     steal: Option<steal::StealWatch>,
     /// `--on-threshold` / `--on-end`: None without them.
     actions: Option<actions::ActionRunner>,
+    /// The measured CPUs' context counters, read at each log interval boundary (None with
+    /// `--no-counters`).
+    counters: Option<crate::recorder::counters::CounterLog>,
 }
 
 impl Session {
@@ -197,6 +200,10 @@ impl Session {
         // went to sleep finds nothing to interrupt.
         if self.stop.load(Ordering::SeqCst) {
             self.threads.interrupt();
+        }
+        // First, so that the read comes as near its boundary as the poll does.
+        if let Some(c) = &mut self.counters {
+            c.poll(monotonic_ns());
         }
         let recorder = self
             .recorder
@@ -232,9 +239,23 @@ impl Session {
     /// How long to wait before the next [`Session::poll`]: [`DRAIN_EVERY`], or less when a
     /// ring fills faster than that allows (the recorder's pace, `recorder/pace.rs`).
     pub fn next_poll_in(&self) -> Duration {
-        self.recorder
+        let drain = self
+            .recorder
             .as_ref()
-            .map_or(DRAIN_EVERY, Recorder::next_drain_in)
+            .map_or(DRAIN_EVERY, Recorder::next_drain_in);
+        // The counters' next boundary, when it comes sooner.
+        match &self.counters {
+            Some(c) => drain.min(c.due_in(monotonic_ns())),
+            None => drain,
+        }
+    }
+
+    /// Per measured CPU and counter since the start: the sum of the changes, the last reading
+    /// of a gauge (`jitterlab monitor`'s `/metrics`); empty with `--no-counters`.
+    pub fn counter_totals(
+        &self,
+    ) -> impl Iterator<Item = (usize, &str, crate::format::counters::Kind, i64)> {
+        self.counters.iter().flat_map(|c| c.totals())
     }
 
     /// Asks the measuring threads to end (the next polls interrupt their sleeps); the run

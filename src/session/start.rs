@@ -131,6 +131,7 @@ impl Session {
             )
         };
         let (hlog, samples) = begin_files(plan, &timeline, hlog, samples, claim.dir())?;
+        let counters = counters(plan, claim.dir(), timeline.start_mono)?;
         // Written now so that a directory left by a killed run says what it was; from here on
         // the directory holds a run and stays.
         claim
@@ -201,6 +202,7 @@ impl Session {
             late_wakeups: vec![Vec::new(); plan.cpus.len()],
             steal,
             actions,
+            counters,
         })
     }
 }
@@ -394,6 +396,32 @@ fn begin_files(
             dir.path.display()
         ))),
     }
+}
+
+/// The context counters of the measured CPUs (`--no-counters`: none), with counters.log begun;
+/// a segmented run (`monitor`) keeps them for `/metrics` without a file, which would grow
+/// past the segments' retention.
+fn counters(
+    plan: &RunPlan,
+    dir: &ResultDir,
+    start_mono: u64,
+) -> Result<Option<crate::recorder::counters::CounterLog>> {
+    use crate::recorder::counters::{CounterLog, CounterSampler, Roots};
+    if !plan.counters {
+        return Ok(None);
+    }
+    let sampler = CounterSampler::open(&Roots::system(), &plan.cpus);
+    let name = crate::format::counters::FILE_NAME;
+    let file = match plan.segments {
+        Some(_) => None,
+        None => Some(
+            dir.create_file(name)
+                .or_run(|| format!("cannot create {}", dir.file(name).display()))?,
+        ),
+    };
+    CounterLog::begin(sampler, file, start_mono, plan.log_interval_ns)
+        .map(Some)
+        .or_run(|| format!("cannot write {}", dir.file(name).display()))
 }
 
 /// The recorder, fed by every measuring thread's ring (taken from the threads), joined with

@@ -49,6 +49,14 @@ pub(crate) unsafe fn unmap(p: *mut u8, len: usize) {
     unsafe { libc::munmap(p.cast(), len) };
 }
 
+/// USER_HZ: the ticks per second in which /proc/stat counts CPU time (100 on almost every
+/// system); None when the C library cannot say.
+pub(crate) fn user_hz() -> Option<u64> {
+    // SAFETY: plain sysconf.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then_some(hz as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

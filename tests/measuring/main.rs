@@ -12,6 +12,7 @@ mod monitor_support;
 mod actions;
 mod bad_input;
 mod budget;
+mod counters;
 mod cpu_time;
 mod cyclictest;
 mod ground_truth;

@@ -17,5 +17,5 @@ pub mod exceedance;
 pub mod firm;
 pub mod interval_spikes;
 pub mod run_length;
-mod special;
+pub(crate) mod special;
 pub mod spikes;

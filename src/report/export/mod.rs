@@ -4,6 +4,7 @@
 //! per CPU (`verdict`) and the measured system's facts (`system_facts`).
 
 mod columns;
+mod counters;
 mod csv;
 pub(crate) mod cyclictest_json;
 mod gnuplot;
@@ -117,6 +118,12 @@ pub const FORMATS: &[ExportFormat] = &[
         name: "openmetrics",
         exporter: || Exporter::Run(Box::new(openmetrics::OpenMetrics)),
         budget: BudgetUse::Verdict,
+        per_phase: None,
+    },
+    ExportFormat {
+        name: "counters",
+        exporter: || Exporter::Run(Box::new(counters::Counters)),
+        budget: BudgetUse::Refused("the context counters"),
         per_phase: None,
     },
     ExportFormat {
