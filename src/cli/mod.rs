@@ -19,6 +19,7 @@ pub mod habits;
 mod inversion;
 mod monitor;
 mod noise;
+mod oslat;
 mod run;
 mod sender;
 mod values;
@@ -31,6 +32,7 @@ pub use groups::{
 pub use inversion::InversionArgs;
 pub use monitor::MonitorArgs;
 pub use noise::{NoiseArgs, NoiseMeasurementArgs};
+pub use oslat::OslatArgs;
 pub use run::{LatencyRunArgs, RunArgs};
 pub use sender::SenderArgs;
 
@@ -88,6 +90,9 @@ pub enum Command {
     /// cyclictest's command line and output (rt-tests 2.x), measured by jitterlab, with a
     /// result directory beside it (docs/cyclictest.md); `jitterlab cyclictest --help`.
     Cyclictest(CyclictestArgs),
+    /// oslat's command line and output (rt-tests 2.40), measured by jitterlab's noise loop,
+    /// with a result directory beside it (docs/oslat.md); `jitterlab oslat --help`.
+    Oslat(OslatArgs),
 }
 
 #[derive(Debug, Args)]

@@ -27,6 +27,7 @@ mod monitor;
 mod monitor_prometheus;
 mod noise;
 mod oracle;
+mod oslat;
 mod report;
 mod result_files;
 mod run;
