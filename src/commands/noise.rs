@@ -27,6 +27,7 @@ pub fn run(args: &NoiseArgs) -> Result<i32> {
     Ok(super::run::print_outcome(
         &outcome,
         args.samples_and_json.json,
+        args.output.verbose,
     ))
 }
 

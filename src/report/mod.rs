@@ -5,6 +5,7 @@
 mod bounded_tests;
 pub mod causes;
 pub mod compare_view;
+pub mod cpu_summary;
 pub mod cpu_tables;
 pub mod digest;
 pub mod export;

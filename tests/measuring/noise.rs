@@ -491,6 +491,8 @@ fn noise_rates_are_per_second_of_the_time_measured() {
         "--cpus",
         "0",
         "--quiet",
+        // The noise statements are printed with --verbose (issue 30).
+        "--verbose",
         "--out",
         out.to_str().unwrap(),
     ]);

@@ -29,6 +29,8 @@ fn spike_run() -> Result<(), String> {
         "3ms",
         "--samples",
         "--quiet",
+        // The tail statements are printed with --verbose (issue 30).
+        "--verbose",
         "--under",
         "50us,250us",
         "--budget",
