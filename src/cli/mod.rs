@@ -22,6 +22,7 @@ mod noise;
 mod oslat;
 mod run;
 mod sender;
+mod timerlat;
 mod values;
 
 pub use cyclictest::CyclictestArgs;
@@ -35,6 +36,7 @@ pub use noise::{NoiseArgs, NoiseMeasurementArgs};
 pub use oslat::OslatArgs;
 pub use run::{LatencyRunArgs, RunArgs};
 pub use sender::SenderArgs;
+pub use timerlat::TimerlatArgs;
 
 use crate::report::export::ExportFormat;
 use crate::results::import::SourceFormat;
@@ -93,6 +95,9 @@ pub enum Command {
     /// oslat's command line and output (rt-tests 2.40), measured by jitterlab's noise loop,
     /// with a result directory beside it (docs/oslat.md); `jitterlab oslat --help`.
     Oslat(OslatArgs),
+    /// `rtla timerlat hist`'s command line and histogram, measured by jitterlab without the
+    /// timerlat tracer, with a result directory beside it (docs/timerlat.md).
+    Timerlat(TimerlatArgs),
 }
 
 #[derive(Debug, Args)]

@@ -32,6 +32,8 @@ pub const fn spec(short: Option<char>, long: &'static str, takes: Takes) -> Spec
 /// A drop-in's command line: its name (messages start with it) and its options.
 pub struct Tool {
     pub name: &'static str,
+    /// Whose command line it is, for messages: "rt-tests 2.x cyclictest".
+    pub origin: &'static str,
     pub specs: &'static [Spec],
     /// An option with its value, for the message about a word that is not an option.
     pub example: &'static str,
@@ -160,8 +162,8 @@ fn take_value(
 
 fn unknown(tool: &Tool, written: &str) -> Failure {
     Failure::usage(format!(
-        "{0}: unknown option '{written}' (jitterlab {0} takes rt-tests 2.x {0}'s options; see `jitterlab {0} --help` and docs/{0}.md)",
-        tool.name
+        "{0}: unknown option '{written}' (jitterlab {0} takes {1}'s options; see `jitterlab {0} --help` and docs/{0}.md)",
+        tool.name, tool.origin
     ))
 }
 
@@ -205,6 +207,7 @@ mod tests {
     ];
     static TOOL: Tool = Tool {
         name: "tool",
+        origin: "a tool",
         specs: SPECS,
         example: "-D 60",
     };

@@ -17,6 +17,7 @@ pub mod report;
 pub mod rt_json;
 pub mod run;
 pub mod sweep;
+pub mod timerlat;
 
 use crate::cli::Command;
 use crate::error::Result;
@@ -33,6 +34,7 @@ pub fn dispatch(command: Command) -> Result<i32> {
             | Command::Noise(_)
             | Command::Cyclictest(_)
             | Command::Oslat(_)
+            | Command::Timerlat(_)
     ) {
         crate::session::signals::catch()?;
     }
@@ -49,6 +51,7 @@ pub fn dispatch(command: Command) -> Result<i32> {
         Command::Noise(args) => noise::run(&args),
         Command::Cyclictest(args) => cyclictest::run(&args.args),
         Command::Oslat(args) => oslat::run(&args.args),
+        Command::Timerlat(args) => timerlat::run(&args.args),
         // The hidden entry points of jitterlab's own child processes: nothing to translate.
         Command::LoadWorker(args) => Ok(crate::load::worker::main(
             &args.spec,

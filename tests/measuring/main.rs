@@ -38,4 +38,5 @@ mod session;
 mod summaries;
 mod sweep;
 mod tails;
+mod timerlat;
 mod trace;

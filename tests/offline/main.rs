@@ -24,3 +24,4 @@ mod import_rtla;
 mod layers;
 mod oslat;
 mod sys_boundary;
+mod timerlat;

@@ -188,6 +188,7 @@ static SPECS: &[Spec] = &[
 /// cyclictest's command line.
 static TOOL: Tool = Tool {
     name: "cyclictest",
+    origin: "rt-tests 2.x cyclictest",
     specs: SPECS,
     example: "-i 1000",
 };

@@ -81,6 +81,7 @@ static SPECS: &[Spec] = &[
 
 static TOOL: Tool = Tool {
     name: "oslat",
+    origin: "rt-tests 2.40 oslat",
     specs: SPECS,
     example: "-D 60",
 };
