@@ -180,9 +180,12 @@ fn columns_of<'a>(c: &'a CpuHist, l: &Layout) -> Vec<&'a Column> {
     v
 }
 
+/// One summary row's value of a column; None prints `-` (a column without samples).
+type SummaryValue = fn(&Column) -> Option<u128>;
+
 /// `count:`, `min:`, `avg:`, `max:` of these columns.
 fn summary_rows(out: &mut String, columns: &[&Column], l: &Layout) {
-    let rows: [(&str, fn(&Column) -> Option<u128>); 4] = [
+    let rows: [(&str, SummaryValue); 4] = [
         ("count:", |c| Some(c.count as u128)),
         ("min:  ", |c| (c.count > 0).then_some(c.min as u128)),
         ("avg:  ", |c| (c.count > 0).then(|| c.sum / c.count as u128)),
