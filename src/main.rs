@@ -6,9 +6,12 @@ use jitterlab::commands;
 use jitterlab::error::{Failure, escape_controls};
 
 fn main() {
-    // Called through a link named `cyclictest`: the arguments are cyclictest's.
-    let command = match invoked_as_cyclictest() {
-        Some(args) => jitterlab::cli::Command::Cyclictest(jitterlab::cli::CyclictestArgs { args }),
+    // Called through a link named `cyclictest` or `oslat`: the arguments are that tool's.
+    let command = match invoked_as() {
+        Some(("cyclictest", args)) => {
+            jitterlab::cli::Command::Cyclictest(jitterlab::cli::CyclictestArgs { args })
+        }
+        Some((_, args)) => jitterlab::cli::Command::Oslat(jitterlab::cli::OslatArgs { args }),
         None => parse_command_line().command,
     };
     let code = match commands::dispatch(command) {
@@ -56,10 +59,16 @@ fn parse_command_line() -> Cli {
     })
 }
 
-/// The arguments after the program name when the program's name is `cyclictest`.
-fn invoked_as_cyclictest() -> Option<Vec<String>> {
+/// The drop-in the program was called as (through a link named `cyclictest` or `oslat`) and
+/// the arguments after its name.
+fn invoked_as() -> Option<(&'static str, Vec<String>)> {
     let mut args = std::env::args_os();
     let name = std::path::PathBuf::from(args.next()?);
-    (name.file_name()? == "cyclictest")
-        .then(|| args.map(|a| a.to_string_lossy().into_owned()).collect())
+    let tool = ["cyclictest", "oslat"]
+        .into_iter()
+        .find(|t| name.file_name().is_some_and(|n| n == *t))?;
+    Some((
+        tool,
+        args.map(|a| a.to_string_lossy().into_owned()).collect(),
+    ))
 }

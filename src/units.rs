@@ -147,9 +147,50 @@ pub(crate) fn format_elapsed(ns: u64) -> String {
     }
 }
 
+/// A long span for people, as "once in" and MTBF statements say it: `850 ns`, `3.0 s`,
+/// `7.5 min`, `5.2 h`, `11.4 days`, `3.2 years` (365.25 days), three figures at most; below a
+/// second as [`format_ns`].
+pub(crate) fn format_span(ns: u64) -> String {
+    const MIN: f64 = 60e9;
+    const HOUR: f64 = 3600e9;
+    const DAY: f64 = 86_400e9;
+    const YEAR: f64 = 365.25 * DAY;
+    let x = ns as f64;
+    let (value, unit) = if x < 1e9 {
+        return format_ns(ns);
+    } else if x < MIN {
+        (x / 1e9, "s")
+    } else if x < HOUR {
+        (x / MIN, "min")
+    } else if x < DAY {
+        (x / HOUR, "h")
+    } else if x < YEAR {
+        (x / DAY, "days")
+    } else {
+        (x / YEAR, "years")
+    };
+    if value < 100.0 {
+        format!("{value:.1} {unit}")
+    } else {
+        format!("{value:.0} {unit}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_spans_in_human_units() {
+        assert_eq!(format_span(500), "500 ns");
+        assert_eq!(format_span(3_000_000_000), "3.0 s");
+        assert_eq!(format_span(450_000_000_000), "7.5 min");
+        // 1e18 ns, which `format_elapsed` writes 277777h46m40s.
+        assert_eq!(format_span(1_000_000_000_000_000_000), "31.7 years");
+        assert_eq!(format_span(985_000_000_000_000), "11.4 days");
+        assert_eq!(format_span(18_720_000_000_000), "5.2 h");
+        assert_eq!(format_span(u64::MAX), "585 years");
+    }
 
     #[test]
     fn parses_every_unit() {

@@ -212,6 +212,11 @@ pub struct OutputArgs {
     /// No live view or status lines; errors and the final summary only.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// The final summary in full: every CPU (above 16 CPUs the default shows the worst and
+    /// sums up the rest), each CPU's percentiles, and its tail statements (docs/tails.md).
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 // What only a run that ends can write: a monitor's samples.bin would grow without bound, and

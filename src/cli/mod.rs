@@ -19,8 +19,10 @@ pub mod habits;
 mod inversion;
 mod monitor;
 mod noise;
+mod oslat;
 mod run;
 mod sender;
+mod timerlat;
 mod values;
 
 pub use cyclictest::CyclictestArgs;
@@ -31,8 +33,10 @@ pub use groups::{
 pub use inversion::InversionArgs;
 pub use monitor::MonitorArgs;
 pub use noise::{NoiseArgs, NoiseMeasurementArgs};
+pub use oslat::OslatArgs;
 pub use run::{LatencyRunArgs, RunArgs};
 pub use sender::SenderArgs;
+pub use timerlat::TimerlatArgs;
 
 use crate::report::export::ExportFormat;
 use crate::results::import::SourceFormat;
@@ -88,6 +92,12 @@ pub enum Command {
     /// cyclictest's command line and output (rt-tests 2.x), measured by jitterlab, with a
     /// result directory beside it (docs/cyclictest.md); `jitterlab cyclictest --help`.
     Cyclictest(CyclictestArgs),
+    /// oslat's command line and output (rt-tests 2.40), measured by jitterlab's noise loop,
+    /// with a result directory beside it (docs/oslat.md); `jitterlab oslat --help`.
+    Oslat(OslatArgs),
+    /// `rtla timerlat hist`'s command line and histogram, measured by jitterlab without the
+    /// timerlat tracer, with a result directory beside it (docs/timerlat.md).
+    Timerlat(TimerlatArgs),
 }
 
 #[derive(Debug, Args)]

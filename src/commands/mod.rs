@@ -7,13 +7,17 @@ pub mod compare;
 pub mod cyclictest;
 pub mod doctor;
 pub mod export;
+mod getopt;
 pub mod import;
 pub mod load;
 pub mod monitor;
 pub mod noise;
+pub mod oslat;
 pub mod report;
+pub mod rt_json;
 pub mod run;
 pub mod sweep;
+pub mod timerlat;
 
 use crate::cli::Command;
 use crate::error::Result;
@@ -29,6 +33,8 @@ pub fn dispatch(command: Command) -> Result<i32> {
             | Command::Monitor(_)
             | Command::Noise(_)
             | Command::Cyclictest(_)
+            | Command::Oslat(_)
+            | Command::Timerlat(_)
     ) {
         crate::session::signals::catch()?;
     }
@@ -44,6 +50,8 @@ pub fn dispatch(command: Command) -> Result<i32> {
         Command::Monitor(args) => monitor::run(&args),
         Command::Noise(args) => noise::run(&args),
         Command::Cyclictest(args) => cyclictest::run(&args.args),
+        Command::Oslat(args) => oslat::run(&args.args),
+        Command::Timerlat(args) => timerlat::run(&args.args),
         // The hidden entry points of jitterlab's own child processes: nothing to translate.
         Command::LoadWorker(args) => Ok(crate::load::worker::main(
             &args.spec,

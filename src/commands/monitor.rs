@@ -78,7 +78,11 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
     if !args.output.quiet {
         print!(
             "{}",
-            crate::report::terminal::summary(&outcome.record, &outcome.dir.path)
+            crate::report::terminal::summary(
+                &outcome.record,
+                &outcome.dir.path,
+                args.output.verbose
+            )
         );
     }
     // Ending on a signal is how a monitor ends: exit 0. Budgets are judged on the window by

@@ -22,10 +22,20 @@ pub(crate) const DEFAULT_RING_GAPS: usize = 65_536;
 pub fn run(args: &NoiseArgs) -> Result<i32> {
     let throttling = read_rt_throttling();
     let plan = resolve(args, throttling)?;
+    warn_of_throttling(&plan, throttling);
+    let outcome = crate::session::run(&plan, args.output.quiet, std::env::args().collect())?;
+    Ok(super::run::print_outcome(
+        &outcome,
+        args.samples_and_json.json,
+        args.output.verbose,
+    ))
+}
+
+/// Before the run: the user asked for a real-time spinner on a system that throttles
+/// real-time tasks. Not refused (the figures stay true, the throttled time is counted apart),
+/// but said on stderr, with the fix.
+pub(crate) fn warn_of_throttling(plan: &RunPlan, throttling: Option<RtThrottling>) {
     if let (true, Some(t)) = (plan.policy.is_realtime(), throttling) {
-        // Before the run: the user asked for a real-time spinner on a system that throttles
-        // real-time tasks. Not refused (the figures stay true, the throttled time is counted
-        // apart), but said, with the fix.
         eprintln!(
             "jitterlab noise: warning: RT throttling is on (sched_rt_runtime_us = {} of sched_rt_period_us = {}): \
              a {} thread that never sleeps is stopped for up to {} per period; gaps of {} or more are counted \
@@ -38,11 +48,6 @@ pub fn run(args: &NoiseArgs) -> Result<i32> {
             format_ns(t.throttle_min_ns())
         );
     }
-    let outcome = crate::session::run(&plan, args.output.quiet, std::env::args().collect())?;
-    Ok(super::run::print_outcome(
-        &outcome,
-        args.samples_and_json.json,
-    ))
 }
 
 /// The kernel's RT throttling: real-time tasks may use `runtime_us` of every `period_us`.
@@ -68,7 +73,7 @@ impl RtThrottling {
 
 /// RT throttling as /proc/sys/kernel says; None when off (runtime -1, or the whole period) or
 /// unreadable.
-fn read_rt_throttling() -> Option<RtThrottling> {
+pub(crate) fn read_rt_throttling() -> Option<RtThrottling> {
     let read = |name: &str| -> Option<i64> {
         std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
             .ok()?

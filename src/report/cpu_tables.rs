@@ -165,6 +165,31 @@ pub fn latency(record: &RunRecord, detail: Detail) -> Table {
     table
 }
 
+/// `--verbose`: every CPU's distribution, min to max (the summary's table shows p50 to max).
+pub(crate) fn percentiles(record: &RunRecord) -> Table {
+    let mut table = Table::new(
+        [
+            "CPU", "min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max",
+        ],
+        Align::Right,
+    );
+    for t in &record.threads {
+        let l = &t.latency;
+        table.push_row(vec![
+            t.cpu.to_string().into(),
+            signed(l.min_ns).into(),
+            mean(l).into(),
+            unsigned(l.p50_ns).into(),
+            unsigned(l.p90_ns).into(),
+            unsigned(l.p99_ns).into(),
+            unsigned(l.p999_ns).into(),
+            unsigned(l.p9999_ns).into(),
+            signed(l.max_ns).into(),
+        ]);
+    }
+    table
+}
+
 /// `--trace`: per CPU the timer IRQ latency and the thread latency (timer expiry to the thread
 /// in user space) side by side, and how many samples have no split.
 pub(crate) fn latency_split(record: &RunRecord) -> Option<Table> {

@@ -11,7 +11,7 @@ use crate::format::run_record::{NoiseCause, RunRecord, ThreadSummary};
 use crate::units::{format_ns, group_digits as grouped};
 use std::fmt::Write;
 
-/// "jitterlab noise: FIFO 95 on CPUs [0, 1], threshold 1.0 us, completed after 5.00 s".
+/// "jitterlab noise: FIFO 95 on CPUs 0-1, threshold 1.0 us, completed after 5.00 s".
 pub fn heading(record: &RunRecord) -> String {
     let plan = &record.plan;
     let policy = match plan.priority {
@@ -19,8 +19,8 @@ pub fn heading(record: &RunRecord) -> String {
         p => format!("{} {p}", plan.policy.to_uppercase()),
     };
     format!(
-        "jitterlab noise: {policy} on CPUs {:?}, threshold {}, {}",
-        plan.cpus,
+        "jitterlab noise: {policy} on CPUs {}, threshold {}, {}",
+        crate::cpulist::format_cpu_list(&plan.cpus),
         plan.noise_threshold_ns.map_or("-".into(), format_ns),
         super::terminal::ended_text(record)
     )
@@ -81,6 +81,41 @@ pub fn table(record: &RunRecord) -> Table {
                 },
             ),
             known("dropped_records", t.dropped_records.to_string()),
+        ]);
+    }
+    table
+}
+
+/// `--verbose`: the noise figures the summary's table leaves out, per CPU: noise time, the
+/// median and p99.9 gap, loop iterations and the cost of one.
+pub fn loop_table(record: &RunRecord) -> Table {
+    let mut table = Table::new(
+        [
+            "CPU",
+            "noise time",
+            "p50 gap",
+            "p99.9 gap",
+            "iterations",
+            "loop",
+        ],
+        Align::Right,
+    );
+    for t in &record.threads {
+        let Some(n) = &t.noise else { continue };
+        let known = |field: &str, text: String| -> Cell {
+            if record.is_absent(field) {
+                "-".to_string().into()
+            } else {
+                text.into()
+            }
+        };
+        table.push_row(vec![
+            t.cpu.to_string().into(),
+            known("noise.noise_ns", format_ns(n.noise_ns)),
+            unsigned(t.latency.p50_ns).into(),
+            unsigned(t.latency.p999_ns).into(),
+            known("noise.iterations", n.iterations.to_string()),
+            known("noise.iteration_ns", format!("{:.1} ns", n.iteration_ns)),
         ]);
     }
     table

@@ -10,7 +10,7 @@ use crate::analysis::tails::{evt, run_length};
 use crate::analysis::tails_compare::{RunSpikeRate, TailComparison};
 use crate::format::run_record::{RunRecord, ThreadSummary};
 use crate::format::tails::{SpikeRecord, TailRecord, WithinRecord};
-use crate::units::{format_elapsed, format_ns, group_digits as grouped};
+use crate::units::{format_ns, format_span, group_digits as grouped};
 use std::fmt::Write;
 
 /// Every tail line of a run, indented under a heading; empty when the run has no tail figures
@@ -72,7 +72,7 @@ pub(crate) fn within_line(w: &WithinRecord) -> String {
     line
 }
 
-/// "12 spikes over 1.00 ms (deadline), 8.0/h (4.1-14.0/h), MTBF 7m30s, every 3.00 s (94 % on
+/// "12 spikes over 1.00 ms (deadline), 8.0/h (4.1-14.0/h), MTBF 7.5 min, every 3.00 s (94 % on
 /// the grid; times known to 1.00 ms)"; from interval maxima, "from 1.00 s interval maxima: at
 /// least 12 spikes over ...".
 pub(crate) fn spike_line(s: &SpikeRecord) -> String {
@@ -98,7 +98,7 @@ pub(crate) fn spike_line(s: &SpikeRecord) -> String {
         rate(s.rate_per_hour_high),
     );
     if let Some(m) = s.mtbf_ns {
-        let _ = write!(line, ", MTBF {}", format_elapsed(m));
+        let _ = write!(line, ", MTBF {}", format_span(m));
     }
     if let (Some(p), Some(share)) = (s.period_ns, s.period_share) {
         let _ = write!(
@@ -149,7 +149,7 @@ pub(crate) fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
                 .map(|l| {
                     let once_in = evt::writable_ns(1e9 / (l.per_wakeup * wakeups_per_s))
                         .map_or(String::new(), |ns| {
-                            format!(" (once in {})", format_elapsed(ns))
+                            format!(" (once in {})", format_span(ns))
                         });
                     let head = format!("p {:.0e} per wakeup{once_in}", l.per_wakeup);
                     match (&l.refused, l.latency_ns.and_then(evt::writable_ns)) {
@@ -358,8 +358,8 @@ mod tests {
             line,
             "extrapolated, not measured (GPD over 40.0 us, shape 0.21 (95 % 0.05 - 0.41), 120 \
              independent exceedances, to at most 100x the run's wakeups): p 1e-6 per wakeup \
-             (once in 16m40s): 612.3 us (95 % 410.0 us - unbounded); p 1e-9 per wakeup (once \
-             in 277h46m40s): not extrapolated, beyond 100x the run's 30 000 wakeups"
+             (once in 16.7 min): 612.3 us (95 % 410.0 us - unbounded); p 1e-9 per wakeup (once \
+             in 11.6 days): not extrapolated, beyond 100x the run's 30 000 wakeups"
         );
     }
 

@@ -1,50 +1,82 @@
 //! The end-of-run summary on the terminal: warnings first, then one row per CPU, every number
 //! with its unit.
 
-use super::cpu_tables::{self, Detail};
+use super::cpu_summary::{self, WIDTH, wrap};
+use super::cpu_tables;
 use super::table::{Markup, Terminal};
 use crate::format::run_record::{Ended, RunRecord, format_throughput};
 use crate::results::sweep::{SweepRecord, SweepRow};
 use crate::units::format_ns;
 use std::fmt::Write;
 
-/// Renders the summary of a finished run.
-pub fn summary(record: &RunRecord, dir: &std::path::Path) -> String {
-    let mut out = String::new();
+/// Renders the summary of a finished run, within [`WIDTH`] columns: warnings first, the
+/// heading, one line per CPU (above 16 CPUs the worst and the rest summed up; `cpu_summary`),
+/// loads, trace, phases, budget. `verbose` adds every CPU, each CPU's percentiles and its tail
+/// statements (docs/tails.md), which the default folds into the table's last column.
+pub fn summary(record: &RunRecord, dir: &std::path::Path, verbose: bool) -> String {
+    let mut text = String::new();
     if !record.warnings.is_empty() {
-        out.push_str("Warnings (conditions that affect these results):\n");
+        text.push_str("Warnings (conditions that affect these results):\n");
         for w in &record.warnings {
-            let _ = writeln!(out, "  ! {w}");
+            let _ = writeln!(text, "  ! {w}");
         }
-        out.push('\n');
+        text.push('\n');
     }
+    let mut tables = String::new();
     if record.kind.is_noise() {
-        let _ = writeln!(out, "{}", super::noise::heading(record));
+        let _ = writeln!(text, "{}", super::noise::heading(record));
         if let Some(reason) = &record.end_reason {
-            let _ = writeln!(out, "  ended: {reason}");
+            let _ = writeln!(text, "  ended: {reason}");
         }
-        out.push_str(&Terminal.render(&super::noise::table(record)));
+        let (table, note) = cpu_summary::noise_table(&cpu_summary::noise_lines(record), verbose);
+        tables += &Terminal.render(&table);
+        if let Some(note) = note {
+            tables += &wrap(&format!("  {note}"), WIDTH, "  ");
+        }
+        if verbose {
+            tables += &Terminal.render(&super::noise::loop_table(record));
+        }
     } else {
-        out.push_str(&latency_heading(record));
-        out.push_str(&Terminal.render(&cpu_tables::latency(record, Detail::Summary)));
+        text.push_str(&latency_heading(record));
+        let words = record.kind.words();
+        let (table, note) =
+            cpu_summary::latency_table(&cpu_summary::cpu_lines(record), verbose, words.plural);
+        tables += &Terminal.render(&table);
+        if let Some(note) = note {
+            tables += &wrap(&format!("  {note}"), WIDTH, "  ");
+        }
+        if verbose {
+            tables += &Terminal.render(&cpu_tables::percentiles(record));
+        }
     }
+    let mut out = wrap(&text, WIDTH, "  ");
+    out += &tables;
+    let mut rest = String::new();
     for load in &record.loads {
-        let _ = writeln!(out, "  {}", crate::format::run_record::load_line(load));
+        let _ = writeln!(rest, "  {}", crate::format::run_record::load_line(load));
     }
     for (i, line) in super::inversion::lines(record).iter().enumerate() {
-        let _ = writeln!(out, "{}{line}", if i == 0 { "" } else { "  " });
+        let _ = writeln!(rest, "{}{line}", if i == 0 { "" } else { "  " });
     }
+    out += &wrap(&rest, WIDTH, "  ");
     out.push_str(&trace_section(record));
-    out.push_str(&super::phases::summary(record));
-    out.push_str(&super::tails::summary(record));
-    out.push_str(&super::counters::summary(record));
+    out += &super::phases::summary(record);
+    let tails = super::tails::summary(record);
+    if verbose {
+        out += &wrap(&tails, WIDTH, "    ");
+    } else if !tails.is_empty() {
+        out += "Tails: each CPU's statements with --verbose, or in `jitterlab report` (docs/tails.md)\n";
+    }
+    out += &wrap(&super::counters::summary(record), WIDTH, "    ");
+    let mut end = String::new();
     if let Some(verdict) = &record.budget {
-        let _ = writeln!(out, "Budget {}:", verdict.expression);
+        let _ = writeln!(end, "Budget {}:", verdict.expression);
         for line in crate::analysis::budget::verdict_lines(verdict) {
-            let _ = writeln!(out, "  {line}");
+            let _ = writeln!(end, "  {line}");
         }
     }
-    let _ = writeln!(out, "Results: {}", dir.display());
+    let _ = writeln!(end, "Results: {}", dir.display());
+    out += &wrap(&end, WIDTH, "  ");
     out
 }
 
@@ -63,9 +95,12 @@ fn noise_trace_section(
     for line in super::noise::cause_lines(record) {
         let _ = writeln!(out, "  {line}");
     }
+    let mut out = wrap(&out, WIDTH, "  ");
     if let Some(table) = super::noise::causes_table(record) {
         out.push_str(&Terminal.render(&table));
     }
+    let mut out_tables = out;
+    let mut out = String::new();
     if !trace.worst.is_empty() {
         let _ = writeln!(out, "  the longest gaps:");
     }
@@ -79,10 +114,11 @@ fn noise_trace_section(
             x.verdict
         );
     }
-    out
+    out_tables += &wrap(&out, WIDTH, "      ");
+    out_tables
 }
 
-/// `jitterlab run: FIFO 95 on CPUs [0, 1], wake ..., interval ..., completed after ...`, and why
+/// `jitterlab run: FIFO 95 on CPUs 0-1, wake ..., interval ..., completed after ...`, and why
 /// the run ended when it did not complete.
 fn latency_heading(record: &RunRecord) -> String {
     let mut out = String::new();
@@ -97,10 +133,10 @@ fn latency_heading(record: &RunRecord) -> String {
     };
     let _ = writeln!(
         out,
-        "jitterlab run: {} {} on CPUs {:?}, wake {} ({} clock), interval {}, {}",
+        "jitterlab run: {} {} on CPUs {}, wake {} ({} clock), interval {}, {}",
         known("plan.policy", plan.policy.to_uppercase()),
         known("plan.priority", plan.priority.to_string()),
-        plan.cpus,
+        crate::cpulist::format_cpu_list(&plan.cpus),
         known("plan.wake", plan.wake.clone()),
         known("plan.clock", plan.clock.clone()),
         known("plan.interval_ns", format_ns(plan.interval_ns)),
@@ -134,19 +170,21 @@ fn trace_section(record: &RunRecord) -> String {
         out,
         "  latency split (--trace): IRQ = timer interrupt late vs its expiry; thread = timer expiry to the thread in user space"
     );
+    let mut out = wrap(&out, WIDTH, "  ");
     if let Some(table) = cpu_tables::latency_split(record) {
         out.push_str(&Terminal.render(&table));
     }
+    let mut lines = String::new();
     if trace.explained > 0 {
         let _ = writeln!(
-            out,
+            lines,
             "  late wakeups explained: {} (all in events.jsonl); the worst:",
             trace.explained
         );
         for x in &trace.worst {
             let at = x.due_ns.saturating_sub(record.start_monotonic_ns);
             let _ = writeln!(
-                out,
+                lines,
                 "    cpu{} at {:.3} s: {}",
                 x.cpu,
                 at as f64 / 1e9,
@@ -154,8 +192,9 @@ fn trace_section(record: &RunRecord) -> String {
             );
         }
     } else {
-        let _ = writeln!(out, "  late wakeups explained: none");
+        let _ = writeln!(lines, "  late wakeups explained: none");
     }
+    out += &wrap(&lines, WIDTH, "      ");
     out
 }
 
@@ -217,5 +256,107 @@ fn signed(v: Option<i64>) -> String {
         Some(n) if n >= 0 => format_ns(n as u64),
         Some(n) => format!("-{}", format_ns(n.unsigned_abs())),
         None => "-".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::tails::{SpikeRecord, TailRecord};
+    use crate::results::synthetic::{SyntheticRun, write_run};
+
+    /// A synthetic 2 s run on `n` CPUs, the last CPU with one 5 ms wakeup, with the VM's
+    /// warning and each CPU's deadline spikes and a refused extrapolation, as a run has them.
+    fn synthetic(n: usize) -> (tempfile::TempDir, RunRecord) {
+        let dir = tempfile::tempdir().unwrap();
+        let run = SyntheticRun {
+            cpus: (0..n).collect(),
+            interval_ns: 1_000_000,
+            log_interval_ns: 1_000_000_000,
+            duration_ns: 2_000_000_000,
+            phases: vec![],
+            loads: vec![],
+            warnings: vec!["measured in a virtual machine (hypervisor: KVM); steal time so far 0.56%: latencies include the host's scheduling of the virtual CPUs and say little about the hardware".into()],
+            seed: n as u64,
+        };
+        let mut record = write_run(&dir.path().join("run"), &run, |cpu, t, rng| {
+            let spike = cpu == n - 1 && t == 1_000_000_000;
+            if spike {
+                5_000_000
+            } else {
+                10_000 + (rng.uniform() * 5_000.0) as i64
+            }
+        })
+        .unwrap();
+        for t in &mut record.threads {
+            let count = u64::from(t.cpu == n - 1);
+            t.tails.spikes.push(SpikeRecord {
+                threshold_ns: 1_000_000,
+                basis: "deadline".into(),
+                count,
+                count_is_lower_bound: false,
+                resolution_ns: 1_000_000,
+                exposure_ns: 2_000_000_000,
+                rate_per_hour: count as f64 * 1800.0,
+                rate_per_hour_low: 0.0,
+                rate_per_hour_high: 6_600.0,
+                mtbf_ns: (count > 0).then_some(2_000_000_000),
+                period_ns: None,
+                period_share: None,
+                times_ns: vec![],
+                not_counted: None,
+            });
+            t.tails.tail = Some(TailRecord::Refused {
+                refused: "too few".into(),
+                reason: "too few wakeups for a tail fit: 2000 wakeups give fewer than 50 in their top 0.5 % (run at least 10000 wakeups)".into(),
+            });
+        }
+        (dir, record)
+    }
+
+    fn assert_fits(text: &str) {
+        for l in text.lines() {
+            assert!(
+                l.chars().count() <= WIDTH,
+                "{} columns: {l}\n{text}",
+                l.chars().count()
+            );
+        }
+    }
+
+    #[test]
+    fn the_summary_of_2_16_and_128_cpus_fits_100_columns() {
+        for n in [2, 16, 128] {
+            let (dir, record) = synthetic(n);
+            let short = summary(&record, dir.path(), false);
+            assert_fits(&short);
+            let rows = short
+                .lines()
+                .filter(|l| l.contains(" ms, once in ") || l.contains("none > "))
+                .count();
+            // One line per CPU up to 16; above, the 8 worst and the rest's line.
+            assert_eq!(rows, if n <= 16 { n } else { 9 }, "{short}");
+            assert!(short.contains("1 > 1.00 ms, once in 2.0 s"), "{short}");
+            assert!(
+                short.contains("Tails: each CPU's statements with --verbose"),
+                "{short}"
+            );
+            let verbose = summary(&record, dir.path(), true);
+            assert_fits(&verbose);
+            assert!(
+                verbose.contains(&format!("cpu{}: not extrapolated", n - 1)),
+                "{verbose}"
+            );
+        }
+        let (dir, record) = synthetic(128);
+        let short = summary(&record, dir.path(), false);
+        // The worst CPU first, the rest summed up and named.
+        let first = short
+            .lines()
+            .find(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .unwrap();
+        assert!(first.trim_start().starts_with("127 "), "{short}");
+        assert!(short.contains("+120: the other 120 CPUs"), "{short}");
+        assert!(short.lines().count() < 30, "{short}");
     }
 }

@@ -154,7 +154,7 @@ fn a_histogram_whose_threads_do_not_add_up_is_refused() {
         .collect();
     let (_, out) = import(base.path(), "sed-39d.txt", &cut.join("\n"));
     assert!(
-        out.contains("'# Thread k:' overflow lines has 1 values (or lines) but '# Max Latencies:' has 2: the threads do not add up"),
+        out.contains("'# Thread k:' overflow lines has 1 values (or lines) for 2 threads: the threads do not add up"),
         "{out}"
     );
     // A summary line with a value missing is refused too.
@@ -162,6 +162,22 @@ fn a_histogram_whose_threads_do_not_add_up_is_refused() {
     let (code, out) = import(base.path(), "short-min.txt", &short_min);
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("'# Min Latencies:' has 1 values"), "{out}");
+    // -H: the all-threads value ending '# Max Latencies:' must be the threads' largest.
+    let all = data("cyclictest-hist-all.txt");
+    assert_eq!(import(base.path(), "all.txt", &all).0, Some(0));
+    let edited = all.replace(
+        "# Max Latencies: 14364 12403 14364",
+        "# Max Latencies: 14364 12403 15000",
+    );
+    assert_ne!(edited, all);
+    let (code, out) = import(base.path(), "all-edited.txt", &edited);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains(
+            "'# Max Latencies:' ends with 15000 for all threads, but its threads' values make 14364"
+        ),
+        "{out}"
+    );
 }
 
 /// D19: two JSON documents in one file, a key given twice, an unknown file_version, a thread

@@ -141,6 +141,9 @@ fn cyclictest_histogram_text_matches_what_cyclictest_printed() {
     for (name, limit_us) in [
         ("cyclictest-hist.txt", 400),
         ("cyclictest-hist-overflow.txt", 30),
+        // -H: every row, '# Total:', '# Max Latencies:' and '# Histogram Overflows:' end with
+        // all threads together.
+        ("cyclictest-hist-all.txt", 400),
     ] {
         let (rows, summary) = cyclictest_text(name);
         let (_b, out) = import(name, &[]);

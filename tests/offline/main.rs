@@ -22,4 +22,6 @@ mod import_pasted;
 mod import_report;
 mod import_rtla;
 mod layers;
+mod oslat;
 mod sys_boundary;
+mod timerlat;

@@ -1,28 +1,13 @@
 //! The `--json=FILE` file in rt-tests 2.x's layout (its `rt_write_json` and cyclictest's
-//! `write_stats`), line for line: the header (file_version 1, the command line under the key
-//! `"cmdline:"` with its colon, as rt-tests spells it, the times, uname and whether the kernel
-//! is PREEMPT_RT), then per thread the histogram's non-zero buckets, cycles, min, max, avg
+//! `write_stats`), line for line: the header of every rt-tests JSON file (`rt_json`), then
+//! per thread the histogram's non-zero buckets, cycles, min, max, avg
 //! (two decimals), cpu and node. Strings are escaped as JSON (rt-tests writes them raw; the two
 //! agree for every ordinary string).
 
 use super::figures::ThreadFigures;
+use crate::commands::rt_json;
+pub use crate::commands::rt_json::Header;
 use std::fmt::Write;
-use std::time::SystemTime;
-
-/// What the header says of the run and the system.
-#[derive(Debug, Clone)]
-pub struct Header {
-    /// `cyclictest` and its options, as a cyclictest command line.
-    pub command_line: String,
-    /// `rt_test_version:`: `jitterlab VERSION`, as `export --format cyclictest-json` writes it
-    /// (no parser known reads it; a claim to be rt-tests would be false).
-    pub version: String,
-    pub start: SystemTime,
-    pub end: SystemTime,
-    pub return_code: i32,
-    pub uname: crate::sys::host::Uname,
-    pub realtime: bool,
-}
 
 /// One thread's entry: its figures, its CPU, its NUMA node.
 pub struct ThreadEntry<'a> {
@@ -33,23 +18,7 @@ pub struct ThreadEntry<'a> {
 
 /// The whole file.
 pub fn render(header: &Header, threads: &[ThreadEntry], nsecs: bool) -> String {
-    let q = |s: &str| serde_json::to_string(s).expect("strings serialise");
-    let mut f = String::from("{\n");
-    let _ = writeln!(f, "  \"file_version\": 1,");
-    let _ = writeln!(f, "  \"cmdline:\": {},", q(&header.command_line));
-    let _ = writeln!(f, "  \"rt_test_version:\": {},", q(&header.version));
-    let _ = writeln!(f, "  \"start_time\": {},", q(&rt_tests_time(header.start)));
-    let _ = writeln!(f, "  \"end_time\": {},", q(&rt_tests_time(header.end)));
-    let _ = writeln!(f, "  \"return_code\": {},", header.return_code);
-    f += "  \"sysinfo\": {\n";
-    let u = &header.uname;
-    let _ = writeln!(f, "    \"sysname\": {},", q(&u.sysname));
-    let _ = writeln!(f, "    \"nodename\": {},", q(&u.nodename));
-    let _ = writeln!(f, "    \"release\": {},", q(&u.release));
-    let _ = writeln!(f, "    \"version\": {},", q(&u.version));
-    let _ = writeln!(f, "    \"machine\": {},", q(&u.machine));
-    let _ = writeln!(f, "    \"realtime\": {}", u8::from(header.realtime));
-    f += "  },\n";
+    let mut f = rt_json::header(header);
     let _ = writeln!(f, "  \"num_threads\": {},", threads.len());
     let _ = writeln!(f, "  \"resolution_in_ns\": {},", u8::from(nsecs));
     f += "  \"thread\": {\n";
@@ -87,30 +56,10 @@ fn thread(f: &mut String, k: usize, t: &ThreadEntry, last: bool) {
     let _ = writeln!(f, "    }}{}", if last { "" } else { "," });
 }
 
-/// rt-tests' time stamp, in UTC: `Thu, 26 Nov 2026 20:17:31 +0000`, as
-/// `export --format cyclictest-json` writes it (one place for the date arithmetic); a time
-/// before 1970 (a clock set wrong) is written as the epoch.
-pub fn rt_tests_time(t: SystemTime) -> String {
-    crate::report::export::cyclictest_json::rfc2822(t)
-        .unwrap_or_else(|| "Thu, 01 Jan 1970 00:00:00 +0000".to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn times_as_rt_tests_writes_them() {
-        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_724_251);
-        assert_eq!(rt_tests_time(t), "Thu, 26 Nov 2026 20:17:31 +0000");
-        assert_eq!(
-            rt_tests_time(SystemTime::UNIX_EPOCH),
-            "Thu, 01 Jan 1970 00:00:00 +0000"
-        );
-        let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
-        assert_eq!(rt_tests_time(leap), "Tue, 29 Feb 2000 00:00:00 +0000");
-    }
+    use std::time::SystemTime;
 
     #[test]
     fn the_layout_is_rt_tests() {

@@ -276,18 +276,7 @@ fn write_json(
     args: &[String],
     nsecs: bool,
 ) -> Result<()> {
-    let header = json::Header {
-        command_line: std::iter::once("cyclictest")
-            .chain(args.iter().map(String::as_str))
-            .collect::<Vec<_>>()
-            .join(" "),
-        version: format!("jitterlab {}", env!("CARGO_PKG_VERSION")),
-        start,
-        end,
-        return_code: 0,
-        uname: crate::sys::host::uname(),
-        realtime: std::fs::read_to_string("/sys/kernel/realtime").is_ok_and(|s| s.trim() == "1"),
-    };
+    let header = json::Header::of_this_run("cyclictest", args, (start, end));
     let entries: Vec<json::ThreadEntry> = threads
         .iter()
         .zip(&layout.threads)
@@ -297,13 +286,7 @@ fn write_json(
             node: numa_node(cpu),
         })
         .collect();
-    let text = json::render(&header, &entries, nsecs);
-    if path == Path::new("-") {
-        print!("{text}");
-        return Ok(());
-    }
-    std::fs::write(path, text)
-        .map_err(|e| Failure::run(format!("cannot write --json {}: {e}", path.display())))
+    crate::commands::rt_json::write(path, &json::render(&header, &entries, nsecs))
 }
 
 /// The NUMA node of `cpu` from sysfs (its `nodeN` link); 0 where the kernel shows none.

@@ -8,6 +8,9 @@
 //! prints its help and exits 0, which lets a script "succeed" having measured nothing), and a
 //! value that is not a number is refused instead of read as 0.
 
+use crate::commands::getopt::{
+    self, Found, Spec, Takes, Tool, duration_seconds, number_like, spec,
+};
 use crate::error::{Failure, Result};
 use std::path::PathBuf;
 
@@ -130,37 +133,13 @@ impl Default for CyclictestOptions {
 /// cyclictest's histogram limit (HIST_MAX): a larger `-h` is lowered to it, as cyclictest does.
 pub const HIST_MAX: u64 = 1_000_000;
 
-/// How an option takes its value.
-#[derive(Debug, Clone, Copy)]
-enum Takes {
-    Nothing,
-    Value,
-    /// Attached, or the next word when `looks_like` accepts it.
-    Optional(fn(&str) -> bool),
-}
-
-/// One option: short letter (if any), long name, how it takes a value.
-struct Spec {
-    short: Option<char>,
-    long: &'static str,
-    takes: Takes,
-}
-
-fn number_like(s: &str) -> bool {
-    s.chars().next().is_some_and(|c| c.is_ascii_digit()) && !s.starts_with('-')
-}
-
 /// cyclictest takes the next word as `-a`'s list when it starts with a digit or `!`.
 fn cpu_list_like(s: &str) -> bool {
     number_like(s) || s.starts_with('!')
 }
 
-const fn spec(short: Option<char>, long: &'static str, takes: Takes) -> Spec {
-    Spec { short, long, takes }
-}
-
 /// Every option accepted or refused by name; anything else is unknown.
-const SPECS: &[Spec] = &[
+static SPECS: &[Spec] = &[
     spec(Some('a'), "affinity", Takes::Optional(cpu_list_like)),
     spec(Some('A'), "aligned", Takes::Optional(number_like)),
     spec(Some('b'), "breaktrace", Takes::Value),
@@ -206,155 +185,27 @@ const SPECS: &[Spec] = &[
     spec(None, "jitterlab-out", Takes::Value),
 ];
 
-/// One option as found on the command line: its spec and its value.
-struct Found<'a> {
-    spec: &'a Spec,
-    /// How the user wrote it (`-h`, `--histogram`), for messages.
-    written: String,
-    value: Option<String>,
-}
+/// cyclictest's command line.
+static TOOL: Tool = Tool {
+    name: "cyclictest",
+    origin: "rt-tests 2.x cyclictest",
+    specs: SPECS,
+    example: "-i 1000",
+};
 
 /// Parses cyclictest's options (the words after `cyclictest`).
 pub fn parse(args: &[String]) -> Result<CyclictestOptions> {
     let mut options = CyclictestOptions::default();
-    for found in split(args)? {
+    for found in getopt::split(&TOOL, args)? {
         apply(&mut options, &found)?;
     }
     finish(&mut options);
     Ok(options)
 }
 
-/// The command line cut into options with their values, as getopt_long would.
-fn split(args: &[String]) -> Result<Vec<Found<'static>>> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
-        i += 1;
-        if let Some(long) = arg.strip_prefix("--") {
-            let (name, attached) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (long, None),
-            };
-            let spec = SPECS
-                .iter()
-                .find(|s| s.long == name)
-                .ok_or_else(|| unknown(arg))?;
-            let value = take_value(spec, attached, args, &mut i, arg)?;
-            out.push(Found {
-                spec,
-                written: format!("--{name}"),
-                value,
-            });
-        } else if let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.is_empty()) {
-            split_cluster(cluster, args, &mut i, &mut out)?;
-        } else {
-            return Err(Failure::usage(format!(
-                "cyclictest: '{arg}' is not an option; cyclictest takes no operands (values follow their option, e.g. -i 1000)"
-            )));
-        }
-    }
-    Ok(out)
-}
-
-/// `-qmi1000`: flags, then at most one option with a value, which takes the rest.
-fn split_cluster(
-    cluster: &str,
-    args: &[String],
-    i: &mut usize,
-    out: &mut Vec<Found<'static>>,
-) -> Result<()> {
-    for (at, c) in cluster.char_indices() {
-        let spec = SPECS
-            .iter()
-            .find(|s| s.short == Some(c))
-            .ok_or_else(|| unknown(&format!("-{c}")))?;
-        let rest = &cluster[at + c.len_utf8()..];
-        let written = format!("-{c}");
-        if matches!(spec.takes, Takes::Nothing) {
-            out.push(Found {
-                spec,
-                written,
-                value: None,
-            });
-            continue;
-        }
-        let attached = (!rest.is_empty()).then(|| rest.to_string());
-        let value = take_value(spec, attached, args, i, &written)?;
-        out.push(Found {
-            spec,
-            written,
-            value,
-        });
-        return Ok(());
-    }
-    Ok(())
-}
-
-fn take_value(
-    spec: &Spec,
-    attached: Option<String>,
-    args: &[String],
-    i: &mut usize,
-    written: &str,
-) -> Result<Option<String>> {
-    match spec.takes {
-        Takes::Nothing if attached.is_some() => Err(Failure::usage(format!(
-            "cyclictest: {written} takes no value"
-        ))),
-        Takes::Nothing => Ok(None),
-        Takes::Value => match attached {
-            Some(v) => Ok(Some(v)),
-            None if *i < args.len() => {
-                *i += 1;
-                Ok(Some(args[*i - 1].clone()))
-            }
-            None => Err(Failure::usage(format!(
-                "cyclictest: {written} needs a value"
-            ))),
-        },
-        Takes::Optional(looks_like) => match attached {
-            Some(v) => Ok(Some(v)),
-            None if *i < args.len() && looks_like(&args[*i]) => {
-                *i += 1;
-                Ok(Some(args[*i - 1].clone()))
-            }
-            None => Ok(None),
-        },
-    }
-}
-
-fn unknown(written: &str) -> Failure {
-    Failure::usage(format!(
-        "cyclictest: unknown option '{written}' (jitterlab cyclictest takes rt-tests 2.x cyclictest's options; see `jitterlab cyclictest --help` and docs/cyclictest.md)"
-    ))
-}
-
 /// A whole number of cyclictest's units.
 fn number<T: std::str::FromStr>(found: &Found, what: &str) -> Result<T> {
-    let text = found.value.as_deref().unwrap_or("");
-    text.trim().parse().map_err(|_| {
-        Failure::usage(format!(
-            "cyclictest: {} '{text}': expected {what}",
-            found.written
-        ))
-    })
-}
-
-/// `-D`: seconds, or minutes, hours or days with an `m`, `h` or `d` suffix (parse_time_string).
-pub fn duration_seconds(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, suffix) = t.split_at(split);
-    let n: u64 = digits.parse().ok()?;
-    let scale = match suffix {
-        "" | "s" | "S" => 1,
-        "m" | "M" => 60,
-        "h" | "H" => 3600,
-        "d" | "D" => 86_400,
-        _ => return None,
-    };
-    n.checked_mul(scale)
+    getopt::number(&TOOL, found, what)
 }
 
 /// Sets what `found` means, or refuses it with the reason.
@@ -485,15 +336,6 @@ mod tests {
         let o = parsed("-h 10 -d 100");
         assert!(o.warnings[0].contains("distance is ignored"));
         assert_eq!(parsed("-h 2000000").histogram_us, HIST_MAX);
-    }
-
-    #[test]
-    fn durations_as_cyclictest_reads_them() {
-        assert_eq!(duration_seconds("30"), Some(30));
-        assert_eq!(duration_seconds("2h"), Some(7200));
-        assert_eq!(duration_seconds("1d"), Some(86_400));
-        assert_eq!(duration_seconds("1ms"), None);
-        assert_eq!(duration_seconds("x"), None);
     }
 
     #[test]

@@ -19,12 +19,20 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         return Ok(0);
     }
     let outcome = crate::session::run(&plan, args.run.output.quiet, std::env::args().collect())?;
-    Ok(print_outcome(&outcome, args.run.samples_and_json.json))
+    Ok(print_outcome(
+        &outcome,
+        args.run.samples_and_json.json,
+        args.run.output.verbose,
+    ))
 }
 
 /// Prints a finished run (run.json with `json`, else the summary) and returns its exit code:
 /// 4 for a failed run, 1 for a failed budget, else 0. Shared with `jitterlab noise`.
-pub(crate) fn print_outcome(outcome: &crate::session::RunOutcome, json: bool) -> i32 {
+pub(crate) fn print_outcome(
+    outcome: &crate::session::RunOutcome,
+    json: bool,
+    verbose: bool,
+) -> i32 {
     if json {
         println!(
             "{}",
@@ -33,7 +41,7 @@ pub(crate) fn print_outcome(outcome: &crate::session::RunOutcome, json: bool) ->
     } else {
         print!(
             "{}",
-            report::terminal::summary(&outcome.record, &outcome.dir.path)
+            report::terminal::summary(&outcome.record, &outcome.dir.path, verbose)
         );
     }
     match outcome.record.ended {

@@ -60,12 +60,12 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     let Some(max) = &h.max else {
         return Err("it has no '# Max Latencies:' line: the output is cut short, or cyclictest ran without -h".into());
     };
-    // '# Max Latencies:' is always there, so it sets the thread count the others must match.
-    let threads = max.len();
+    let threads = thread_count(&h, max);
     if threads == 0 {
         return Err("'# Max Latencies:' has no values".into());
     }
     check_thread_counts(&h, threads)?;
+    check_all_threads_column(&h, threads)?;
     if h.rows.is_empty() {
         return Err("it has no histogram rows".into());
     }
@@ -152,17 +152,62 @@ fn read_lines(text: &str) -> Result<HistogramText, String> {
     Ok(h)
 }
 
+/// How many threads the output is of. '# Min Latencies:' and '# Avg Latencies:' have one value
+/// per thread; '# Max Latencies:' (always there) has one more with -H and several threads (the
+/// largest of all, as '# Total:' and '# Histogram Overflows:' end with their sum): rt-tests 2.4
+/// prints `# Max Latencies: 14364 12403 14364` for two threads.
+/// The -H shape is taken when both of those say one thread fewer than '# Max Latencies:'; a
+/// file where only one of them does is left to [`check_thread_counts`] to refuse.
+fn thread_count(h: &HistogramText, max: &[u64]) -> usize {
+    let fewer = |v: &Option<Vec<u64>>| v.as_ref().is_some_and(|v| v.len() + 1 == max.len());
+    if max.len() > 2 && fewer(&h.min) && fewer(&h.avg) {
+        max.len() - 1
+    } else {
+        max.len()
+    }
+}
+
+/// With -H, the all-threads values ending '# Max Latencies:' (the largest), '# Total:' and
+/// '# Histogram Overflows:' (the sums) must agree with the threads' own, as cyclictest
+/// computes them: a file where they do not was edited or damaged.
+fn check_all_threads_column(h: &HistogramText, threads: usize) -> Result<(), String> {
+    let lines = [
+        ("'# Max Latencies:'", &h.max, true),
+        ("'# Total:'", &h.total, false),
+        ("'# Histogram Overflows:'", &h.overflows, false),
+    ];
+    for (what, values, is_max) in lines {
+        let Some(v) = values.as_ref().filter(|v| v.len() == threads + 1) else {
+            continue;
+        };
+        let (each, all) = v.split_at(threads);
+        let expected = if is_max {
+            each.iter().copied().max().unwrap_or(0)
+        } else {
+            each.iter().fold(0u64, |a, &b| a.saturating_add(b))
+        };
+        if all[0] != expected {
+            return Err(format!(
+                "{what} ends with {} for all threads, but its threads' values make {expected} (an edited or damaged file); nothing imported",
+                all[0]
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Every per-thread line must name the same threads: a line with fewer values (an edited
 /// file, a line lost in pasting) would otherwise import some threads and drop the rest in
 /// silence.
 fn check_thread_counts(h: &HistogramText, threads: usize) -> Result<(), String> {
-    // With -H (and several threads) '# Total:' and '# Histogram Overflows:' end with a
-    // value for all threads together, as the rows end with a column.
+    // With -H (and several threads) '# Total:', '# Max Latencies:' and '# Histogram
+    // Overflows:' end with a value for all threads together, as the rows end with a column.
     let all = usize::from(threads > 1);
     let per_thread = [
         ("'# Total:'", h.total.as_ref().map(Vec::len), all),
         ("'# Min Latencies:'", h.min.as_ref().map(Vec::len), 0),
         ("'# Avg Latencies:'", h.avg.as_ref().map(Vec::len), 0),
+        ("'# Max Latencies:'", h.max.as_ref().map(Vec::len), all),
         (
             "'# Histogram Overflows:'",
             h.overflows.as_ref().map(Vec::len),
@@ -177,7 +222,7 @@ fn check_thread_counts(h: &HistogramText, threads: usize) -> Result<(), String> 
     for (what, n, extra) in per_thread {
         if let Some(n) = n.filter(|&n| n < threads || n > threads + extra) {
             return Err(format!(
-                "{what} has {n} values (or lines) but '# Max Latencies:' has {threads}: the threads do not add up (an edited or damaged file); nothing imported"
+                "{what} has {n} values (or lines) for {threads} threads: the threads do not add up (an edited or damaged file); nothing imported"
             ));
         }
     }

@@ -1,0 +1,203 @@
+//! `jitterlab oslat [oslat's options]`, also run when the binary is called through a link
+//! named `oslat`: rt-tests 2.40 oslat's command line (`options.rs`, with the refused options and
+//! why), measured as a `jitterlab noise` run (the same plan resolution, session and result
+//! directory), and printed as oslat prints it (`text.rs`; `json.rs`: the `--json` file), from
+//! figures computed by oslat's rules from the loop's exact counts and every gap of 1 us or
+//! more (`figures.rs`), so that the parsers written for oslat read it unchanged. The run's
+//! jitterlab result directory is named on stderr. docs/oslat.md is the user's page.
+
+pub mod figures;
+mod help;
+pub mod json;
+pub mod options;
+pub mod text;
+
+use crate::error::{ExitCode, Failure, Result};
+use crate::format::run_record::{Ended, RunRecord};
+use crate::plan::RunPlan;
+use figures::{LoopCounts, OslatFigures};
+use options::OslatOptions;
+use std::path::Path;
+use std::time::SystemTime;
+
+/// The noise threshold of an oslat run: every pass of 1 us or more (oslat's buckets 2 and up)
+/// must be a recorded gap, so the threshold is under 1 us; a gap the loop records under 1 us
+/// is placed in bucket 1 by its length, like the passes it does not record.
+pub const THRESHOLD_NS: u64 = 999;
+
+/// Runs oslat's command line `args` (the words after `oslat`); returns the exit code.
+pub fn run(args: &[String]) -> Result<i32> {
+    let o = options::parse(args)?;
+    if o.help {
+        print!("{}{}", text::version_line(), help::TEXT);
+        return Ok(0);
+    }
+    print!("{}", text::version_line());
+    if o.version {
+        return Ok(0);
+    }
+    let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
+    let cpus = measured_cpus(&o, &online)?;
+    let throttling = super::noise::read_rt_throttling();
+    let plan = plan(&o, &cpus, throttling)?;
+    super::noise::warn_of_throttling(&plan, throttling);
+    set_main_cpu(o.main_cpu)?;
+    if o.rtprio.is_some() && cpus.contains(&0) {
+        print!("{}", text::FIFO_ON_CPU0);
+    }
+    if !o.quiet {
+        print!(
+            "{}",
+            text::settings(&text::Settings {
+                duration_s: o.duration_s,
+                rtprio: o.rtprio,
+                cpu_list: o.cpu_list.clone().unwrap_or_else(|| "all".into()),
+                main_cpu: o.main_cpu,
+            })
+        );
+        println!("Test starts...");
+    }
+    let start = SystemTime::now();
+    let outcome = crate::session::run(&plan, true, std::env::args().collect())?;
+    let end = SystemTime::now();
+    if !o.quiet {
+        println!("Test completed.\n");
+    }
+    let threads = read_figures(
+        &outcome.dir.file(crate::format::samples::FILE_NAME),
+        &outcome.record,
+        &o,
+    )
+    .map_err(|e| Failure::run(format!("cannot read the run's gaps: {e}")))?;
+    print!("{}", text::summary(&threads, o.zero_omit));
+    if let Some(path) = &o.json {
+        let header = crate::commands::rt_json::Header::of_this_run("oslat", args, (start, end));
+        crate::commands::rt_json::write(path, &json::render(&header, &threads))?;
+    }
+    for t in threads.iter().filter(|t| t.missing > 0) {
+        eprintln!(
+            "jitterlab: warning: CPU {}: {} gaps of 1 us or more dropped (the recorder fell behind); they are in no bucket above",
+            t.cpu, t.missing
+        );
+    }
+    eprintln!(
+        "jitterlab: result directory {} (jitterlab report, compare and export read it)",
+        outcome.dir.path.display()
+    );
+    Ok(match outcome.record.ended {
+        Ended::Failed => {
+            let why = outcome.record.end_reason.as_deref().unwrap_or("a failure");
+            eprintln!("jitterlab: the run failed: {why}");
+            ExitCode::Run as i32
+        }
+        _ => 0,
+    })
+}
+
+/// `-c` (every online CPU without it, as oslat's "all"), each online.
+pub fn measured_cpus(o: &OslatOptions, online: &[usize]) -> Result<Vec<usize>> {
+    use crate::cpulist::{format_cpu_list, parse_cpu_list};
+    let Some(text) = &o.cpu_list else {
+        return Ok(online.to_vec());
+    };
+    let cpus = parse_cpu_list(text).map_err(|e| Failure::usage(format!("oslat: -c: {e}")))?;
+    if let Some(c) = cpus.iter().find(|c| !online.contains(c)) {
+        return Err(Failure::usage(format!(
+            "oslat: -c {text}: CPU {c} is not online; this system's online CPUs are {}",
+            format_cpu_list(online)
+        )));
+    }
+    Ok(cpus)
+}
+
+/// The `jitterlab noise` plan of the same measurement, made and checked by noise's own
+/// resolution: the CPUs, SCHED_FIFO at `-f` or SCHED_OTHER, `-D`, every gap kept, PM QoS left
+/// alone (oslat does not touch it).
+pub fn plan(
+    o: &OslatOptions,
+    cpus: &[usize],
+    throttling: Option<super::noise::RtThrottling>,
+) -> Result<RunPlan> {
+    let mut argv: Vec<String> = [
+        "jitterlab",
+        "noise",
+        "--quiet",
+        "--samples",
+        "--pm-qos",
+        "off",
+        "--threshold",
+        &format!("{THRESHOLD_NS}ns"),
+        "--cpus",
+        &crate::cpulist::format_cpu_list(cpus),
+        "--duration",
+        &format!("{}s", o.duration_s),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if let Some(p) = o.rtprio {
+        argv.extend([
+            "--policy".into(),
+            "fifo".into(),
+            "--priority".into(),
+            p.to_string(),
+        ]);
+    }
+    if let Some(dir) = &o.jitterlab_out {
+        argv.extend(["--out".into(), dir.display().to_string()]);
+    }
+    use clap::Parser;
+    let args = match crate::cli::Cli::try_parse_from(&argv) {
+        Ok(crate::cli::Cli {
+            command: crate::cli::Command::Noise(args),
+        }) => args,
+        Ok(_) => unreachable!("the argv names `noise`"),
+        Err(e) => {
+            let first = e.to_string().lines().next().unwrap_or_default().to_string();
+            return Err(Failure::usage(format!("oslat: {first}")));
+        }
+    };
+    super::noise::resolve(&args, throttling).map_err(|f| Failure {
+        code: f.code,
+        message: format!("oslat: {}", f.message),
+    })
+}
+
+/// `-C`: the main thread (and so the recorder and drain it starts) on that CPU, as oslat
+/// places its main thread (CPU 0 by default).
+fn set_main_cpu(cpu: usize) -> Result<()> {
+    crate::sys::sched::set_affinity(&[cpu]).map_err(|e| {
+        Failure::usage(format!(
+            "oslat: -C {cpu}: cannot run the main thread on CPU {cpu}: {e}"
+        ))
+    })
+}
+
+/// Each measured CPU's figures, in the order of run.json's threads.
+fn read_figures(
+    samples: &Path,
+    record: &RunRecord,
+    o: &OslatOptions,
+) -> std::result::Result<Vec<OslatFigures>, String> {
+    let counts: Vec<LoopCounts> = record
+        .threads
+        .iter()
+        .map(|t| {
+            let noise = t.noise.as_ref();
+            LoopCounts {
+                cpu: t.cpu,
+                passes: noise.map_or(0, |n| n.iterations),
+                measured_ns: noise.map_or(0, |n| n.measured_ns),
+                ticks_per_s: noise
+                    .and_then(|n| n.clock)
+                    .map_or(0, |c| c.ticks_per_s.round() as u64),
+                dropped: t.dropped_records,
+            }
+        })
+        .collect();
+    let (threads, damage) = figures::from_sample_log(samples, &counts, o.buckets)?;
+    if let Some(d) = damage {
+        eprintln!("jitterlab: warning: {d}");
+    }
+    Ok(threads)
+}

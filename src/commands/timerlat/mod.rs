@@ -1,0 +1,182 @@
+//! `jitterlab timerlat [hist] [rtla timerlat hist's options]`: rtla's command line (`options.rs`),
+//! measured by jitterlab's engine as a `jitterlab run` (one pinned thread per CPU waking every
+//! `-p` us with clock_nanosleep, at rtla's default SCHED_FIFO 95), and printed as `rtla timerlat
+//! hist` prints it (`hist.rs`), without the timerlat tracer in the kernel: the Thr column is the
+//! wakeup latency each thread measures, the IRQ column the timer IRQ latency of jitterlab's
+//! trace (`--jitterlab-trace`), printed as rtla prints a column that is off without it. The
+//! run's result directory is named on stderr. docs/timerlat.md is the user's page.
+
+pub mod hist;
+pub mod options;
+
+use crate::error::{ExitCode, Failure, Result};
+use crate::format::run_record::Ended;
+use crate::format::samplelog::SampleLogReader;
+use hist::{Column, CpuHist, Layout};
+use options::TimerlatOptions;
+
+const HELP: &str = "\
+jitterlab timerlat: `rtla timerlat hist`'s command line and output, measured by jitterlab
+Usage: jitterlab timerlat [hist] [options]
+
+  -c/--cpus LIST          measure these CPUs (default: every online CPU)
+  -H/--house-keeping LIST jitterlab's recorder and trace reader on these CPUs
+  -d/--duration TIME      seconds, or with s, m, h, d (default: until Ctrl-C)
+  -p/--period US          timer period in us (default 1000)
+  -P/--priority o:0|r:N|f:N  policy and priority (default f:95)
+  -b/--bucket-size N      histogram bucket size (default 1)
+  -E/--entries N          histogram entries (default 256)
+  -n/--nano               figures in ns
+  --no-irq --no-thread --no-header --no-summary --no-index --with-zeros   as rtla
+  --dma-latency US        hold /dev/cpu_dma_latency at US
+  -u -k -D --no-aa        accepted, no effect (jitterlab's threads are its own)
+  --jitterlab-trace       fill the IRQ column from jitterlab's trace (off: as --no-irq)
+  --jitterlab-out DIR     the jitterlab result directory (default: a new one, named on stderr)
+
+Refused with the reason (exit 2): -a -i -T -s -t -e --filter --trigger -C -U --dump-tasks
+--warm-up --trace-buffer-size --deepest-idle-state --on-threshold --on-end, -P d:..., top.
+See docs/timerlat.md for what each column holds.
+";
+
+/// Runs rtla timerlat's command line `args`; returns the exit code.
+pub fn run(args: &[String]) -> Result<i32> {
+    let o = options::parse(args)?;
+    if o.help {
+        print!("{HELP}");
+        return Ok(0);
+    }
+    if !o.jitterlab_trace && !o.no_irq {
+        eprintln!(
+            "jitterlab timerlat: the IRQ column needs jitterlab's trace (add --jitterlab-trace); without it the table is printed as rtla prints it with --no-irq"
+        );
+    }
+    let plan = plan(&o)?;
+    let outcome = crate::session::run(&plan, true, std::env::args().collect())?;
+    let layout = Layout {
+        no_irq: o.no_irq || !o.jitterlab_trace,
+        no_thread: o.no_thread,
+        no_header: o.no_header,
+        no_summary: o.no_summary,
+        no_index: o.no_index,
+        with_zeros: o.with_zeros,
+        nano: o.nano,
+        bucket_size: o.bucket_size,
+        entries: o.entries,
+    };
+    let cpus: Vec<usize> = outcome.record.threads.iter().map(|t| t.cpu).collect();
+    let samples = outcome.dir.file(crate::format::samples::FILE_NAME);
+    let hists = histograms(&samples, &cpus, &layout)
+        .map_err(|e| Failure::run(format!("cannot read the run's samples: {e}")))?;
+    let seconds = outcome.record.duration_ns.unwrap_or(0) / 1_000_000_000;
+    print!("{}", hist::render(&hists, &layout, seconds));
+    for t in outcome
+        .record
+        .threads
+        .iter()
+        .filter(|t| t.dropped_records > 0)
+    {
+        eprintln!(
+            "jitterlab: warning: CPU {}: {} samples dropped (the recorder fell behind); the table leaves them out",
+            t.cpu, t.dropped_records
+        );
+    }
+    eprintln!(
+        "jitterlab: result directory {} (jitterlab report, compare and export read it)",
+        outcome.dir.path.display()
+    );
+    Ok(match outcome.record.ended {
+        Ended::Failed => ExitCode::Run as i32,
+        _ => 0,
+    })
+}
+
+/// The `jitterlab run` plan of the same measurement, made and checked by run's resolution.
+pub fn plan(o: &TimerlatOptions) -> Result<crate::plan::RunPlan> {
+    let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
+    let cpus = o
+        .cpus
+        .clone()
+        .unwrap_or_else(|| crate::cpulist::format_cpu_list(&online));
+    let mut argv: Vec<String> = [
+        "jitterlab",
+        "run",
+        "--quiet",
+        "--samples",
+        "--cpus",
+        &cpus,
+        "--policy",
+        o.policy.0,
+        "--priority",
+        &o.policy.1.to_string(),
+        "--interval",
+        &format!("{}us", o.period_us),
+        "--distance",
+        "0us",
+        "--pm-qos",
+        &o.dma_latency_us.map_or("off".into(), |us| us.to_string()),
+        "--duration",
+        &o.duration_s.map_or("3650d".into(), |s| format!("{s}s")),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if let Some(h) = &o.housekeeping {
+        argv.extend(["--housekeeping".into(), h.clone()]);
+    }
+    if o.jitterlab_trace {
+        argv.push("--trace".into());
+    }
+    if let Some(dir) = &o.jitterlab_out {
+        argv.extend(["--out".into(), dir.display().to_string()]);
+    }
+    use clap::Parser;
+    let args = match crate::cli::Cli::try_parse_from(&argv) {
+        Ok(crate::cli::Cli {
+            command: crate::cli::Command::Run(args),
+        }) => args,
+        Ok(_) => unreachable!("the argv names `run`"),
+        Err(e) => {
+            let first = e.to_string().lines().next().unwrap_or_default().to_string();
+            return Err(Failure::usage(format!("timerlat: {first}")));
+        }
+    };
+    crate::commands::run::resolve::resolve(&args).map_err(|f| Failure {
+        code: f.code,
+        message: format!("timerlat: {}", f.message),
+    })
+}
+
+/// Every CPU's columns from the run's samples: Thr the wakeup latency, IRQ the timer IRQ
+/// latency where the trace has it; each in the output's unit (truncated, as rtla divides), a
+/// latency below zero (a clock step) counted as 0.
+pub fn histograms(
+    samples: &std::path::Path,
+    cpus: &[usize],
+    l: &Layout,
+) -> std::result::Result<Vec<CpuHist>, String> {
+    let unit = if l.nano { 1 } else { 1000 };
+    let mut hists: Vec<CpuHist> = cpus
+        .iter()
+        .map(|&cpu| CpuHist {
+            cpu,
+            irq: Column::new(l.entries),
+            thread: Column::new(l.entries),
+        })
+        .collect();
+    let mut reader = SampleLogReader::open(samples).map_err(|e| e.to_string())?;
+    for record in reader.by_ref() {
+        let r = record.map_err(|e| e.to_string())?;
+        let Some(h) = hists.iter_mut().find(|h| h.cpu == r.cpu as usize) else {
+            continue;
+        };
+        h.thread
+            .add(r.latency_ns.max(0) as u64 / unit, l.bucket_size);
+        if let Some(irq) = r.irq_latency_ns {
+            h.irq.add(irq.max(0) as u64 / unit, l.bucket_size);
+        }
+    }
+    if let Some(d) = reader.damage() {
+        eprintln!("jitterlab: warning: {d}");
+    }
+    Ok(hists)
+}

@@ -1,0 +1,590 @@
+//! The per-CPU part of the end-of-run summary on the terminal, scaled to the number of CPUs
+//! (issue 30): one line per CPU, with each CPU's tail statement folded into its last column;
+//! above [`GROUP_ABOVE`] CPUs the [`WORST_SHOWN`] worst CPUs (largest maximum first) and one
+//! row summing up the rest, each of its figures the largest among them (counts: their sum),
+//! so that what it says holds for every CPU it stands for; every CPU with `--verbose`. Built on
+//! plain data ([`CpuLine`], [`NoiseLine`]) so that the layout is tested on 2, 16 and 128 CPUs
+//! without a run; every line fits [`WIDTH`] columns.
+
+use super::table::{Align, Cell, Table};
+use crate::cpulist::format_cpu_list;
+use crate::format::run_record::{RunRecord, ThreadSummary};
+use crate::units::{format_ns, format_ns_signed, format_span, group_digits as grouped};
+
+/// The widest line of the summary, in columns.
+pub const WIDTH: usize = 100;
+/// Up to this many CPUs, every CPU has its line.
+pub const GROUP_ABOVE: usize = 16;
+/// Above [`GROUP_ABOVE`] CPUs, the lines shown before the rest's summary.
+pub const WORST_SHOWN: usize = 8;
+
+/// A CPU's spikes over its deadline (run.json `tails.spikes`, basis `deadline`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spikes {
+    /// The run has no such record (an imported run, a run without a deadline).
+    Unknown,
+    /// Not counted (the record says why; `--verbose` shows it).
+    NotCounted,
+    Counted {
+        threshold_ns: u64,
+        count: u64,
+        /// Several spikes in one log interval counted as one: a lower bound.
+        lower_bound: bool,
+        /// The time over which they were counted, ns.
+        exposure_ns: u64,
+    },
+}
+
+/// One CPU of a latency run, as the summary shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuLine {
+    pub cpu: usize,
+    /// None: unknown (an import whose source does not say).
+    pub samples: Option<u64>,
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub p999_ns: Option<u64>,
+    pub max_ns: Option<i64>,
+    /// Missed periods; None: unknown.
+    pub missed: Option<u64>,
+    pub dropped: u64,
+    pub spikes: Spikes,
+}
+
+/// One CPU of a noise run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NoiseLine {
+    pub cpu: usize,
+    /// The share of the time lost, percent; None: unknown.
+    pub noise_pct: Option<f64>,
+    pub noise_ns_per_s: Option<f64>,
+    pub gaps: Option<u64>,
+    pub gaps_per_s: Option<f64>,
+    pub p99_ns: Option<u64>,
+    pub max_ns: Option<i64>,
+    pub throttled_gaps: u64,
+    pub throttled_ns: u64,
+    pub dropped: u64,
+}
+
+/// Which lines are shown one by one, in order, and which are summed up: every line (in the
+/// given order) with `verbose` or up to [`GROUP_ABOVE`] of them; else the [`WORST_SHOWN`]
+/// with the largest maximum (an unknown maximum last, ties by CPU) and the rest.
+pub fn choose(max_ns: &[Option<i64>], verbose: bool) -> (Vec<usize>, Vec<usize>) {
+    let all: Vec<usize> = (0..max_ns.len()).collect();
+    if verbose || max_ns.len() <= GROUP_ABOVE {
+        return (all, Vec::new());
+    }
+    let mut order = all;
+    order.sort_by_key(|&i| std::cmp::Reverse(max_ns[i].map_or(i128::MIN, i128::from)));
+    let rest = order.split_off(WORST_SHOWN);
+    (order, rest)
+}
+
+/// The largest of some figures, or None when one is unknown (the largest is then unknown too).
+fn largest<T: Ord + Copy>(values: impl Iterator<Item = Option<T>>) -> Option<T> {
+    values
+        .collect::<Option<Vec<T>>>()
+        .and_then(|v| v.into_iter().max())
+}
+
+/// The sum of some counts, or None when one is unknown.
+fn sum(values: impl Iterator<Item = Option<u64>>) -> Option<u64> {
+    values
+        .collect::<Option<Vec<u64>>>()
+        .map(|v| v.iter().fold(0u64, |a, &b| a.saturating_add(b)))
+}
+
+fn ns(v: Option<u64>) -> String {
+    v.map_or("-".into(), format_ns)
+}
+
+fn signed(v: Option<i64>) -> String {
+    v.map_or("-".into(), format_ns_signed)
+}
+
+/// The tail statement of one CPU (or of the rest together): "none > 1.00 ms in 30.0 s",
+/// "3 > 1.00 ms, once in 10.0 s", "≥ 3 > 1.00 ms, once in ≤ 10.0 s" (a lower bound).
+fn spikes_cell(s: Spikes) -> String {
+    match s {
+        Spikes::Unknown => "-".into(),
+        Spikes::NotCounted => "not counted".into(),
+        Spikes::Counted {
+            threshold_ns,
+            count: 0,
+            exposure_ns,
+            ..
+        } => format!(
+            "none > {} in {}",
+            format_ns(threshold_ns),
+            format_span(exposure_ns)
+        ),
+        Spikes::Counted {
+            threshold_ns,
+            count,
+            lower_bound,
+            exposure_ns,
+        } => {
+            let (at_least, at_most) = if lower_bound {
+                ("≥ ", "≤ ")
+            } else {
+                ("", "")
+            };
+            format!(
+                "{at_least}{} > {}, once in {at_most}{}",
+                grouped(count),
+                format_ns(threshold_ns),
+                format_span(exposure_ns / count)
+            )
+        }
+    }
+}
+
+/// The spikes of the rest together: their counts and exposures summed, when every CPU counted
+/// them over the same threshold; else unknown.
+fn spikes_of(lines: &[&CpuLine]) -> Spikes {
+    let mut total: Option<(u64, u64, bool, u64)> = None;
+    for l in lines {
+        let Spikes::Counted {
+            threshold_ns,
+            count,
+            lower_bound,
+            exposure_ns,
+        } = l.spikes
+        else {
+            return if lines.iter().any(|l| l.spikes == Spikes::NotCounted) {
+                Spikes::NotCounted
+            } else {
+                Spikes::Unknown
+            };
+        };
+        let t = total.get_or_insert((threshold_ns, 0, false, 0));
+        if t.0 != threshold_ns {
+            return Spikes::Unknown;
+        }
+        t.1 = t.1.saturating_add(count);
+        t.2 |= lower_bound;
+        t.3 = t.3.saturating_add(exposure_ns);
+    }
+    total.map_or(
+        Spikes::Unknown,
+        |(threshold_ns, count, lower_bound, exposure_ns)| Spikes::Counted {
+            threshold_ns,
+            count,
+            lower_bound,
+            exposure_ns,
+        },
+    )
+}
+
+/// The latency table: CPU, samples, p50, p99, p99.9, max, missed periods, dropped records (only
+/// when a CPU dropped some), spikes over the deadline. `samples_word`: the samples' name
+/// ("wakeups").
+pub fn latency_table(
+    lines: &[CpuLine],
+    verbose: bool,
+    samples_word: &str,
+) -> (Table, Option<String>) {
+    let dropped = lines.iter().any(|l| l.dropped > 0);
+    let mut headers = vec!["CPU", samples_word, "p50", "p99", "p99.9", "max", "missed"];
+    if dropped {
+        headers.push("dropped");
+    }
+    headers.push("over the deadline");
+    let mut table = Table::new(headers, Align::Right);
+    let (shown, rest) = choose(&lines.iter().map(|l| l.max_ns).collect::<Vec<_>>(), verbose);
+    for &i in &shown {
+        let l = &lines[i];
+        let mut row: Vec<Cell> = vec![
+            l.cpu.to_string().into(),
+            l.samples.map_or("-".into(), |s| s.to_string()).into(),
+            ns(l.p50_ns).into(),
+            ns(l.p99_ns).into(),
+            ns(l.p999_ns).into(),
+            signed(l.max_ns).into(),
+            l.missed.map_or("-".into(), |m| m.to_string()).into(),
+        ];
+        if dropped {
+            row.push(l.dropped.to_string().into());
+        }
+        row.push(spikes_cell(l.spikes).into());
+        table.push_row(row);
+    }
+    if rest.is_empty() {
+        return (table, None);
+    }
+    let r: Vec<&CpuLine> = rest.iter().map(|&i| &lines[i]).collect();
+    let mut row: Vec<Cell> = vec![
+        format!("+{}", r.len()).into(),
+        sum(r.iter().map(|l| l.samples))
+            .map_or("-".into(), |s| s.to_string())
+            .into(),
+        ns(largest(r.iter().map(|l| l.p50_ns))).into(),
+        ns(largest(r.iter().map(|l| l.p99_ns))).into(),
+        ns(largest(r.iter().map(|l| l.p999_ns))).into(),
+        signed(largest(r.iter().map(|l| l.max_ns))).into(),
+        sum(r.iter().map(|l| l.missed))
+            .map_or("-".into(), |m| m.to_string())
+            .into(),
+    ];
+    if dropped {
+        row.push(r.iter().map(|l| l.dropped).sum::<u64>().to_string().into());
+    }
+    row.push(spikes_cell(spikes_of(&r)).into());
+    table.push_row(row);
+    let cpus: Vec<usize> = r.iter().map(|l| l.cpu).collect();
+    (table, Some(rest_note(&cpus)))
+}
+
+/// What the `+N` row is.
+fn rest_note(cpus: &[usize]) -> String {
+    let mut sorted = cpus.to_vec();
+    sorted.sort_unstable();
+    format!(
+        "+{}: the other {} CPUs ({}): each figure their largest, the counts their sum; --verbose shows every CPU",
+        cpus.len(),
+        cpus.len(),
+        format_cpu_list(&sorted)
+    )
+}
+
+/// The noise table: CPU, the share of the time lost, noise per second, gaps and gaps per
+/// second, p99 and longest gap, throttled time (only when a CPU was throttled) and dropped
+/// records (only when a CPU dropped some).
+pub fn noise_table(lines: &[NoiseLine], verbose: bool) -> (Table, Option<String>) {
+    let throttled = lines.iter().any(|l| l.throttled_gaps > 0);
+    let dropped = lines.iter().any(|l| l.dropped > 0);
+    let mut headers = vec![
+        "CPU", "noise", "noise/s", "gaps", "gaps/s", "p99 gap", "max gap",
+    ];
+    if throttled {
+        headers.push("throttled");
+    }
+    if dropped {
+        headers.push("dropped");
+    }
+    let mut table = Table::new(headers, Align::Right);
+    let pct = |v: Option<f64>| v.map_or("-".into(), |p| format!("{p:.4} %"));
+    let per_s =
+        |v: Option<f64>| v.map_or("-".into(), |x| format!("{} ns", grouped(x.round() as u64)));
+    let rate = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.1}"));
+    let throttle = |gaps: u64, ns: u64| match gaps {
+        0 => "0".to_string(),
+        k => format!("{} in {k}", format_ns(ns)),
+    };
+    let (shown, rest) = choose(&lines.iter().map(|l| l.max_ns).collect::<Vec<_>>(), verbose);
+    for &i in &shown {
+        let l = &lines[i];
+        let mut row: Vec<Cell> = vec![
+            l.cpu.to_string().into(),
+            pct(l.noise_pct).into(),
+            per_s(l.noise_ns_per_s).into(),
+            l.gaps.map_or("-".into(), |g| g.to_string()).into(),
+            rate(l.gaps_per_s).into(),
+            ns(l.p99_ns).into(),
+            signed(l.max_ns).into(),
+        ];
+        if throttled {
+            row.push(throttle(l.throttled_gaps, l.throttled_ns).into());
+        }
+        if dropped {
+            row.push(l.dropped.to_string().into());
+        }
+        table.push_row(row);
+    }
+    if rest.is_empty() {
+        return (table, None);
+    }
+    let r: Vec<&NoiseLine> = rest.iter().map(|&i| &lines[i]).collect();
+    // f64 figures have no Ord: their largest by total order, unknown if one is unknown.
+    let largest_f = |f: fn(&NoiseLine) -> Option<f64>| -> Option<f64> {
+        r.iter()
+            .map(|l| f(l))
+            .collect::<Option<Vec<f64>>>()
+            .and_then(|v| v.into_iter().max_by(f64::total_cmp))
+    };
+    let mut row: Vec<Cell> = vec![
+        format!("+{}", r.len()).into(),
+        pct(largest_f(|l| l.noise_pct)).into(),
+        per_s(largest_f(|l| l.noise_ns_per_s)).into(),
+        sum(r.iter().map(|l| l.gaps))
+            .map_or("-".into(), |g| g.to_string())
+            .into(),
+        rate(largest_f(|l| l.gaps_per_s)).into(),
+        ns(largest(r.iter().map(|l| l.p99_ns))).into(),
+        signed(largest(r.iter().map(|l| l.max_ns))).into(),
+    ];
+    if throttled {
+        row.push(
+            throttle(
+                r.iter().map(|l| l.throttled_gaps).sum(),
+                r.iter().map(|l| l.throttled_ns).sum(),
+            )
+            .into(),
+        );
+    }
+    if dropped {
+        row.push(r.iter().map(|l| l.dropped).sum::<u64>().to_string().into());
+    }
+    table.push_row(row);
+    let cpus: Vec<usize> = r.iter().map(|l| l.cpu).collect();
+    (table, Some(rest_note(&cpus)))
+}
+
+/// A latency run's CPUs as the summary shows them; an imported run's unknowns (`imported.absent`)
+/// are unknown here too.
+pub fn cpu_lines(record: &RunRecord) -> Vec<CpuLine> {
+    let known = |field: &str| !record.is_absent(field);
+    record
+        .threads
+        .iter()
+        .map(|t| CpuLine {
+            cpu: t.cpu,
+            samples: known("samples").then_some(t.latency.samples),
+            p50_ns: t.latency.p50_ns,
+            p99_ns: t.latency.p99_ns,
+            p999_ns: t.latency.p999_ns,
+            max_ns: t.latency.max_ns,
+            missed: known("missed_periods").then_some(t.missed_periods),
+            dropped: if known("dropped_records") {
+                t.dropped_records
+            } else {
+                0
+            },
+            spikes: deadline_spikes(t),
+        })
+        .collect()
+}
+
+/// The thread's spikes over its deadline, from its tail records.
+fn deadline_spikes(t: &ThreadSummary) -> Spikes {
+    match t.tails.spikes.iter().find(|s| s.basis == "deadline") {
+        None => Spikes::Unknown,
+        Some(s) if s.not_counted.is_some() || s.exposure_ns == 0 => Spikes::NotCounted,
+        Some(s) => Spikes::Counted {
+            threshold_ns: s.threshold_ns,
+            count: s.count,
+            lower_bound: s.count_is_lower_bound,
+            exposure_ns: s.exposure_ns,
+        },
+    }
+}
+
+/// A noise run's CPUs as the summary shows them.
+pub fn noise_lines(record: &RunRecord) -> Vec<NoiseLine> {
+    let known = |field: &str| !record.is_absent(field);
+    record
+        .threads
+        .iter()
+        .filter_map(|t| {
+            let n = t.noise.as_ref()?;
+            Some(NoiseLine {
+                cpu: t.cpu,
+                noise_pct: known("noise.noise_pct").then_some(n.noise_pct),
+                noise_ns_per_s: n.noise_ns_per_s.filter(|_| known("noise.noise_pct")),
+                gaps: known("samples").then_some(t.latency.samples),
+                gaps_per_s: known("noise.gaps_per_s").then_some(n.gaps_per_s),
+                p99_ns: t.latency.p99_ns,
+                max_ns: t.latency.max_ns,
+                throttled_gaps: if known("noise.throttled_ns") {
+                    n.throttled_gaps
+                } else {
+                    0
+                },
+                throttled_ns: if known("noise.throttled_ns") {
+                    n.throttled_ns
+                } else {
+                    0
+                },
+                dropped: if known("dropped_records") {
+                    t.dropped_records
+                } else {
+                    0
+                },
+            })
+        })
+        .collect()
+}
+
+/// `text` broken at spaces into lines of at most `width` columns (a word longer than that,
+/// a path, stays whole on its line); lines after the first start with `indent`. A line's own
+/// leading spaces are kept.
+pub fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let lead = line.len() - line.trim_start().len();
+        let mut current = line[..lead].to_string();
+        let mut empty = true;
+        for word in line.split_whitespace() {
+            let len = current.chars().count();
+            if !empty && len + 1 + word.chars().count() > width {
+                out += current.trim_end();
+                out.push('\n');
+                current = format!("{}{indent}", &line[..lead]);
+                empty = true;
+            }
+            if !empty {
+                current.push(' ');
+            }
+            current += word;
+            empty = false;
+        }
+        out += current.trim_end();
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::table::{Markup, Terminal};
+
+    /// A CPU of a 24 h run at 1 kHz: p99 and p99.9 grow with the CPU number, so do its
+    /// spikes; CPU 77 is the worst.
+    fn line(cpu: usize) -> CpuLine {
+        CpuLine {
+            cpu,
+            samples: Some(86_400_000),
+            p50_ns: Some(20_000 + cpu as u64),
+            p99_ns: Some(40_000 + 100 * cpu as u64),
+            p999_ns: Some(120_000 + 1000 * cpu as u64),
+            max_ns: Some(if cpu == 77 {
+                12_345_678
+            } else {
+                1_000_000 + 1000 * cpu as i64
+            }),
+            missed: Some(cpu as u64 % 3),
+            dropped: 0,
+            spikes: Spikes::Counted {
+                threshold_ns: 1_000_000,
+                count: cpu as u64 % 4,
+                lower_bound: false,
+                exposure_ns: 86_400_000_000_000,
+            },
+        }
+    }
+
+    fn rendered(n: usize, verbose: bool) -> String {
+        let lines: Vec<CpuLine> = (0..n).map(line).collect();
+        let (table, note) = latency_table(&lines, verbose, "wakeups");
+        let mut out = Terminal.render(&table);
+        if let Some(note) = note {
+            out += &wrap(&format!("  {note}"), WIDTH, "  ");
+        }
+        out
+    }
+
+    fn assert_fits(text: &str) {
+        for l in text.lines() {
+            assert!(
+                l.chars().count() <= WIDTH,
+                "{} columns: {l}",
+                l.chars().count()
+            );
+        }
+    }
+
+    #[test]
+    fn up_to_16_cpus_every_cpu_has_its_line() {
+        for n in [2, 16] {
+            let text = rendered(n, false);
+            assert_fits(&text);
+            // Header, rule, one line per CPU, nothing else.
+            assert_eq!(text.lines().count(), 2 + n, "{text}");
+        }
+        let text = rendered(2, false);
+        assert!(text.contains("none > 1.00 ms in 1.0 days"), "{text}");
+        assert!(text.contains("1 > 1.00 ms, once in 1.0 days"), "{text}");
+    }
+
+    #[test]
+    fn above_16_cpus_the_worst_first_and_the_rest_summed_up() {
+        let text = rendered(128, false);
+        assert_fits(&text);
+        let rows: Vec<&str> = text.lines().skip(2).collect();
+        // 8 worst, the rest's row, its note (wrapped).
+        assert_eq!(rows[..WORST_SHOWN + 1].len(), 9);
+        assert!(rows[0].trim_start().starts_with("77 "), "{text}");
+        // Then by max: 127, 126, ...
+        assert!(rows[1].trim_start().starts_with("127 "), "{text}");
+        assert!(rows[7].trim_start().starts_with("121 "), "{text}");
+        let rest = rows[8];
+        assert!(rest.trim_start().starts_with("+120 "), "{text}");
+        // The rest's figures hold for each of them: their largest max is CPU 120's, their
+        // samples and spikes are sums.
+        assert!(rest.contains(" 1.12 ms "), "{rest}");
+        assert!(rest.contains(&(120 * 86_400_000u64).to_string()), "{rest}");
+        let spikes: u64 = (0..128)
+            .filter(|c| *c != 77 && *c < 121)
+            .map(|c| c % 4)
+            .sum();
+        assert!(
+            rest.contains(&format!("{} > 1.00 ms", grouped(spikes))),
+            "{rest}"
+        );
+        assert!(text.contains("the other 120 CPUs (0-76,78-120)"), "{text}");
+        assert!(text.lines().count() <= 2 + 9 + 2, "{text}");
+        // --verbose: every CPU, still within the width.
+        let all = rendered(128, true);
+        assert_fits(&all);
+        assert_eq!(all.lines().count(), 2 + 128);
+    }
+
+    #[test]
+    fn an_unknown_figure_makes_the_rests_largest_unknown() {
+        let mut lines: Vec<CpuLine> = (0..20).map(line).collect();
+        lines[19].p99_ns = None;
+        lines[19].max_ns = None;
+        let (table, _) = latency_table(&lines, false, "wakeups");
+        let text = Terminal.render(&table);
+        let rest = text.lines().last().unwrap();
+        // CPU 19 (unknown max) sorts last, so it is in the rest: their largest p99 is unknown.
+        assert!(rest.contains("+12"), "{text}");
+        assert!(!rest.contains(" 41."), "{rest}");
+    }
+
+    #[test]
+    fn noise_tables_fit_and_group_alike() {
+        let lines: Vec<NoiseLine> = (0..128)
+            .map(|cpu| NoiseLine {
+                cpu,
+                noise_pct: Some(91.9864),
+                noise_ns_per_s: Some(919_864_042.0),
+                gaps: Some(123_456_789),
+                gaps_per_s: Some(132_000.5),
+                p99_ns: Some(68_000_000),
+                max_ns: Some(68_130_000 + cpu as i64),
+                throttled_gaps: 3,
+                throttled_ns: 75_000_000,
+                dropped: 1,
+            })
+            .collect();
+        let (table, note) = noise_table(&lines, false);
+        let text = Terminal.render(&table) + &wrap(&format!("  {}", note.unwrap()), WIDTH, "  ");
+        assert_fits(&text);
+        assert!(
+            text.lines()
+                .nth(2)
+                .unwrap()
+                .trim_start()
+                .starts_with("127 "),
+            "{text}"
+        );
+        assert!(text.contains("9.00 s in 360"), "{text}");
+    }
+
+    #[test]
+    fn wrapping_keeps_words_and_indents() {
+        let text = "  ! a warning that goes on and on about steal time and the host";
+        assert_eq!(
+            wrap(text, 30, "  "),
+            "  ! a warning that goes on and\n    on about steal time and\n    the host\n"
+        );
+        let long = "Results: /a/very/long/path/that/cannot/break";
+        assert_eq!(
+            wrap(long, 20, "  "),
+            "Results:\n  /a/very/long/path/that/cannot/break\n"
+        );
+    }
+}
