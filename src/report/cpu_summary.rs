@@ -408,10 +408,15 @@ pub fn noise_lines(record: &RunRecord) -> Vec<NoiseLine> {
 
 /// `text` broken at spaces into lines of at most `width` columns (a word longer than that,
 /// a path, stays whole on its line); lines after the first start with `indent`. A line's own
-/// leading spaces are kept.
+/// leading spaces are kept, and a line that fits is kept as it is (its aligned columns too).
 pub fn wrap(text: &str, width: usize, indent: &str) -> String {
     let mut out = String::new();
     for line in text.lines() {
+        if line.chars().count() <= width {
+            out += line.trim_end();
+            out.push('\n');
+            continue;
+        }
         let lead = line.len() - line.trim_start().len();
         let mut current = line[..lead].to_string();
         let mut empty = true;
