@@ -6,26 +6,44 @@
 //! afterwards stops at once and tears down what it set up (docs/user-guide.md, "Stopping").
 
 use crate::error::{OrFailure, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Set by the first SIGINT or SIGTERM since [`catch`]; a second one exits at once (130).
 static CAUGHT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+/// When the first SIGINT or SIGTERM came (CLOCK_MONOTONIC, ns; 0: none yet).
+static FIRST_SIGNAL_NS: AtomicU64 = AtomicU64::new(0);
+/// A second signal within this of the first is the same request delivered twice, not a
+/// second request: `timeout` (without --foreground) sends its signal to the command and
+/// then to its whole process group, and a shell's Ctrl-C may reach a pipeline twice.
+const SAME_REQUEST_NS: u64 = 1_000_000_000;
 
 /// Installs the handlers, once per process (later calls return the same flag): from then on
 /// SIGINT and SIGTERM set the flag returned instead of ending the process, and a second one,
-/// while stopping, ends it at once with exit code 130.
+/// more than a second after the first, ends it at once with exit code 130 (within the second
+/// it is the first request delivered twice, [`SAME_REQUEST_NS`]).
 pub(crate) fn catch() -> Result<Arc<AtomicBool>> {
     if let Some(flag) = CAUGHT.get() {
         return Ok(Arc::clone(flag));
     }
     let flag = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // Registered before the flag is set by the same signal: the first signal passes it.
-        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&flag))
-            .or_run(|| "cannot install the SIGINT/SIGTERM handlers".into())?;
-        signal_hook::flag::register(signal, Arc::clone(&flag))
-            .or_run(|| "cannot install the SIGINT/SIGTERM handlers".into())?;
+        let flag = Arc::clone(&flag);
+        // SAFETY: the handler only reads the clock (clock_gettime), touches atomics and may
+        // call _exit: all async-signal-safe.
+        unsafe {
+            signal_hook::low_level::register(signal, move || {
+                let now = crate::measure::clock::monotonic_ns().max(1);
+                match FIRST_SIGNAL_NS.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst) {
+                    Ok(_) => flag.store(true, Ordering::SeqCst),
+                    Err(first) if now.saturating_sub(first) > SAME_REQUEST_NS => {
+                        signal_hook::low_level::exit(130)
+                    }
+                    Err(_) => {}
+                }
+            })
+        }
+        .or_run(|| "cannot install the SIGINT/SIGTERM handlers".into())?;
     }
     Ok(Arc::clone(CAUGHT.get_or_init(|| flag)))
 }

@@ -77,6 +77,42 @@ fn a_signal_during_setup_stops_the_run_cleanly() {
     }
 }
 
+/// `timeout -s INT 2 jitterlab run ...` (without --foreground) delivers SIGINT twice, to the
+/// command and then to its process group: that is one request, so the run stops cleanly
+/// (run.json `interrupted`, the summary printed). Before, the second delivery counted as a
+/// second request and ended the process at once (exit 130, run.json `running`).
+#[test]
+fn one_interrupt_delivered_twice_stops_cleanly() {
+    if !realtime_available("one_interrupt_delivered_twice_stops_cleanly") {
+        return;
+    }
+    let _x = exclusive();
+    let (_base, out) = temp_out();
+    let o = Command::new("timeout")
+        .args(["-s", "INT", "2"])
+        .arg(bin())
+        .args([
+            "run",
+            "-D",
+            "30s",
+            "--cpus",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    // timeout's own status for a command it had to signal.
+    assert_eq!(o.status.code(), Some(124), "{}", text(&o));
+    let run = run_json(&out);
+    assert_eq!(run["ended"], "interrupted", "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("Results:"),
+        "{}",
+        text(&o)
+    );
+}
+
 /// D16: another user (nobody) holding a flock on /run/jitterlab/cpu1.lock is named as what it
 /// is: its pid, its user, its command line, and that it is not jitterlab (it was called
 /// "another jitterlab run").
