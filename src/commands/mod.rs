@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod cyclictest;
 pub mod doctor;
+mod dropin;
 pub mod export;
 mod getopt;
 pub mod import;

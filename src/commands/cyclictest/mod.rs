@@ -16,8 +16,7 @@ pub mod plan;
 pub mod refused;
 pub mod text;
 
-use crate::error::{ExitCode, Failure, Result};
-use crate::format::run_record::Ended;
+use crate::error::{Failure, Result};
 use crate::session::{Progress, Session, SessionOptions};
 use figures::ThreadFigures;
 use options::CyclictestOptions;
@@ -78,18 +77,7 @@ pub fn run(args: &[String]) -> Result<i32> {
             t.cpu, t.dropped_records
         );
     }
-    eprintln!(
-        "jitterlab: result directory {} (jitterlab report, compare and export read it)",
-        outcome.dir.path.display()
-    );
-    Ok(match outcome.record.ended {
-        Ended::Failed => {
-            let why = outcome.record.end_reason.as_deref().unwrap_or("a failure");
-            eprintln!("jitterlab: the run failed: {why}");
-            ExitCode::Run as i32
-        }
-        _ => 0,
-    })
+    Ok(super::dropin::finish(&outcome))
 }
 
 /// The figures from the run's samples (with `-b`, of the wakeups due up to the break), and the

@@ -12,8 +12,8 @@ pub mod json;
 pub mod options;
 pub mod text;
 
-use crate::error::{ExitCode, Failure, Result};
-use crate::format::run_record::{Ended, RunRecord};
+use crate::error::{Failure, Result};
+use crate::format::run_record::RunRecord;
 use crate::plan::RunPlan;
 use figures::{LoopCounts, OslatFigures};
 use options::OslatOptions;
@@ -80,18 +80,7 @@ pub fn run(args: &[String]) -> Result<i32> {
             t.cpu, t.missing
         );
     }
-    eprintln!(
-        "jitterlab: result directory {} (jitterlab report, compare and export read it)",
-        outcome.dir.path.display()
-    );
-    Ok(match outcome.record.ended {
-        Ended::Failed => {
-            let why = outcome.record.end_reason.as_deref().unwrap_or("a failure");
-            eprintln!("jitterlab: the run failed: {why}");
-            ExitCode::Run as i32
-        }
-        _ => 0,
-    })
+    Ok(super::dropin::finish(&outcome))
 }
 
 /// `-c` (every online CPU without it, as oslat's "all"), each online.

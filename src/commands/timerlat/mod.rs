@@ -9,8 +9,7 @@
 pub mod hist;
 pub mod options;
 
-use crate::error::{ExitCode, Failure, Result};
-use crate::format::run_record::Ended;
+use crate::error::{Failure, Result};
 use crate::format::samplelog::SampleLogReader;
 use hist::{Column, CpuHist, Layout};
 use options::TimerlatOptions;
@@ -80,14 +79,7 @@ pub fn run(args: &[String]) -> Result<i32> {
             t.cpu, t.dropped_records
         );
     }
-    eprintln!(
-        "jitterlab: result directory {} (jitterlab report, compare and export read it)",
-        outcome.dir.path.display()
-    );
-    Ok(match outcome.record.ended {
-        Ended::Failed => ExitCode::Run as i32,
-        _ => 0,
-    })
+    Ok(super::dropin::finish(&outcome))
 }
 
 /// The `jitterlab run` plan of the same measurement, made and checked by run's resolution.

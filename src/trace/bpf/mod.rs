@@ -29,18 +29,9 @@ static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../../bpf/trace.bpf
 /// Where the kernel publishes its own BTF; without it CO-RE cannot relocate the programs.
 pub(crate) const KERNEL_BTF: &str = "/sys/kernel/btf/vmlinux";
 
-/// The tracepoints every BPF trace needs (program name = tracepoint name), as
-/// [`super::decode::REQUIRED_EVENTS`] for tracefs.
-const REQUIRED: &[(&str, &str)] = &[
-    ("timer", "hrtimer_start"),
-    ("timer", "hrtimer_expire_entry"),
-    ("sched", "sched_waking"),
-    ("sched", "sched_switch"),
-    ("irq", "irq_handler_entry"),
-    ("irq", "irq_handler_exit"),
-    ("irq", "softirq_entry"),
-    ("irq", "softirq_exit"),
-];
+/// The tracepoints every BPF trace needs (program name = tracepoint name): the tracefs back
+/// end's, as the split needs the same events from either.
+const REQUIRED: &[(&str, &str)] = super::decode::REQUIRED_EVENTS;
 
 /// Up to this many timer callbacks filter the expiries (`JL_MAX_FUNCTIONS` in the C source).
 const MAX_FUNCTIONS: usize = 8;
