@@ -36,6 +36,7 @@ pub mod cpulock;
 mod cpuset;
 mod files;
 mod finish;
+mod layout;
 pub mod loads;
 pub mod pmqos;
 mod run_json;

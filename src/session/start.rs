@@ -5,8 +5,8 @@
 //! what the earlier ones took, in the session's teardown order, and removes the new directory.
 
 use super::files::{EventWriter, RunFiles, create_files};
-use super::{Session, SessionOptions, steal};
-use crate::cpulist::{format_cpu_list, parse_cpu_list};
+use super::{Session, SessionOptions, layout, steal};
+use crate::cpulist::format_cpu_list;
 use crate::error::{Failure, OrFailure, Result};
 use crate::format::events::Event;
 use crate::format::hlog::HlogWriter;
@@ -93,8 +93,11 @@ impl Session {
                 format_cpu_list(plan.housekeeping.as_deref().unwrap_or_default())
             ))
         })?;
-        warnings.extend(smt_shared_with_housekeeping(plan));
-        warnings.extend(numa_apart_from_housekeeping(plan, &numa_node_of));
+        warnings.extend(layout::smt_shared_with_housekeeping(plan));
+        warnings.extend(layout::numa_apart_from_housekeeping(
+            plan,
+            &layout::numa_node_of,
+        ));
         let (stop, interrupted) = stop_on_signals()?;
         if plan.mlock {
             lock_all_memory().map_err(|e| Failure::system(explain_mlock_refusal(&e)))?;
@@ -548,110 +551,4 @@ fn follow_senders(
         .follow_senders(&tids)
         .err()
         .map(|e| format!("{e}; the explanations of this run do not follow the sender threads"))
-}
-
-/// A warning per measured CPU that shares its core with a housekeeping CPU (`--housekeeping`):
-/// the drain side and the loads there slow the measured thread by a varying amount.
-/// The NUMA node of `cpu` (its `nodeK` entry in sysfs); None on a kernel without NUMA.
-fn numa_node_of(cpu: usize) -> Option<usize> {
-    std::fs::read_dir(format!("/sys/devices/system/cpu/cpu{cpu}"))
-        .ok()?
-        .flatten()
-        .find_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok())
-}
-
-/// With `--housekeeping`: a warning when the measured CPUs and the housekeeping CPUs (where
-/// the drain side and `cpus=housekeeping` loads run) are on different NUMA nodes: the loads
-/// then stress another node's memory and caches than the measured threads use, which a
-/// production layout with loads beside its real-time work would not.
-fn numa_apart_from_housekeeping(
-    plan: &RunPlan,
-    node_of: &dyn Fn(usize) -> Option<usize>,
-) -> Vec<String> {
-    let Some(housekeeping) = &plan.housekeeping else {
-        return Vec::new();
-    };
-    let nodes = |cpus: &[usize]| -> std::collections::BTreeSet<usize> {
-        cpus.iter().filter_map(|&c| node_of(c)).collect()
-    };
-    let (measured, kept) = (nodes(&plan.cpus), nodes(housekeeping));
-    if measured.is_empty() || kept.is_empty() || !measured.is_disjoint(&kept) {
-        return Vec::new();
-    }
-    let list = |n: &std::collections::BTreeSet<usize>| {
-        format_cpu_list(&n.iter().copied().collect::<Vec<_>>())
-    };
-    vec![format!(
-        "--housekeeping: the measured CPUs are on NUMA node {}, the housekeeping CPUs (the drain side, cpus=housekeeping loads) on node {}: those loads stress another node's memory than the measured threads use; pick housekeeping CPUs on the measured node to load it",
-        list(&measured),
-        list(&kept)
-    )]
-}
-
-fn smt_shared_with_housekeeping(plan: &RunPlan) -> Vec<String> {
-    let Some(housekeeping) = &plan.housekeeping else {
-        return Vec::new();
-    };
-    plan.cpus
-        .iter()
-        .filter_map(|&cpu| {
-            let path = format!("/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list");
-            let siblings = parse_cpu_list(std::fs::read_to_string(path).ok()?.trim()).ok()?;
-            let shared: Vec<usize> = siblings
-                .into_iter()
-                .filter(|s| *s != cpu && housekeeping.contains(s))
-                .collect();
-            (!shared.is_empty()).then(|| {
-                format!(
-                    "--housekeeping: measured CPU {cpu} shares its core with housekeeping CPU {} (SMT siblings): the drain side and the loads there slow it by a varying amount; choose housekeeping CPUs on other cores, or turn SMT off",
-                    format_cpu_list(&shared)
-                )
-            })
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    fn plan(args: &[&str]) -> RunPlan {
-        let cli = crate::cli::Cli::parse_from([&["jitterlab", "run"][..], args].concat());
-        let crate::cli::Command::Run(run) = cli.command else {
-            unreachable!()
-        };
-        crate::commands::run::resolve::resolve_with_online(&run, &[0, 1, 2, 3]).unwrap()
-    }
-
-    #[test]
-    fn numa_nodes_apart_warn_and_shared_do_not() {
-        // CPUs 0-1 on node 0, 2-3 on node 1.
-        let node = |c: usize| Some(c / 2);
-        let apart =
-            numa_apart_from_housekeeping(&plan(&["--cpus", "2-3", "--housekeeping", "0"]), &node);
-        assert_eq!(apart.len(), 1);
-        assert!(
-            apart[0].contains("NUMA node 1, the housekeeping CPUs"),
-            "{}",
-            apart[0]
-        );
-        assert!(apart[0].contains("on node 0"), "{}", apart[0]);
-        assert!(
-            numa_apart_from_housekeeping(&plan(&["--cpus", "3", "--housekeeping", "0,2"]), &node)
-                .is_empty()
-        );
-        assert!(
-            numa_apart_from_housekeeping(&plan(&["--cpus", "1", "--housekeeping", "0"]), &node)
-                .is_empty()
-        );
-        // No NUMA in the kernel, or no --housekeeping: nothing to say.
-        assert!(
-            numa_apart_from_housekeeping(&plan(&["--cpus", "2-3", "--housekeeping", "0"]), &|_| {
-                None
-            })
-            .is_empty()
-        );
-        assert!(numa_apart_from_housekeeping(&plan(&["--cpus", "2-3"]), &node).is_empty());
-    }
 }
