@@ -85,6 +85,12 @@ pub struct CpuArgs {
     )]
     pub pm_qos: String,
 
+    /// Disable the cpuidle states deeper than N on the measured CPUs for the run (0: only the
+    /// shallowest, usually POLL), and enable them again when it ends, or at the next start
+    /// after a kill. Refused (exit 3) where a measured CPU has no cpuidle states.
+    #[arg(long, value_name = "N")]
+    pub idle_state_max: Option<u32>,
+
     /// Measure CPUs that another jitterlab run is measuring (refused otherwise, exit 3); the
     /// results carry a warning that the two runs disturbed each other.
     #[arg(long)]

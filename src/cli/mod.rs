@@ -230,6 +230,11 @@ pub struct SweepArgs {
 
     #[command(flatten)]
     pub run: LatencyRunArgs,
+
+    /// Each level's run has these actions (its own --on-end too, with JITTERLAB_OUT its level
+    /// directory); `stop` ends that level's run and the sweep goes on to the next level.
+    #[command(flatten)]
+    pub actions: crate::cli::groups::ActionArgs,
 }
 
 #[derive(Debug, Args)]

@@ -8,7 +8,7 @@
 #![allow(rustdoc::invalid_html_tags)]
 
 use super::groups::{
-    BudgetArgs, CpuArgs, DryRunArgs, LatencyArgs, LoadsArgs, OutputArgs, TraceArgs,
+    ActionArgs, BudgetArgs, CpuArgs, DryRunArgs, LatencyArgs, LoadsArgs, OutputArgs, TraceArgs,
 };
 use super::{InversionArgs, SenderArgs};
 use clap::Args;
@@ -88,4 +88,7 @@ pub struct MonitorArgs {
 
     #[command(flatten)]
     pub budget: BudgetArgs,
+
+    #[command(flatten)]
+    pub actions: ActionArgs,
 }

@@ -9,6 +9,7 @@ use crate::error::{ExitCode, Failure, Result};
 use crate::format::run_record::Ended;
 use crate::monitor::http::{self, Published};
 use crate::monitor::{LiveMetrics, MAX_WINDOW_NS, UPDATE_EVERY_NS};
+use crate::plan::actions::Action;
 use crate::plan::{Retain, RunPlan, SegmentPlan};
 use crate::report::export::system_facts::SystemFacts;
 use crate::report::openmetrics::{Identity, render};
@@ -172,6 +173,19 @@ pub(crate) fn resolve_monitor(args: &MonitorArgs) -> Result<MonitorPlan> {
     let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
     let mut run = resolve::resolve_latency(&latency_groups(args), &online)?;
     run.segments = Some(segments);
+    run.actions = resolve::resolve_actions(&args.actions)?;
+    // Snapshots are not segments: --retain and --retain-size would not bound them.
+    if let Some(a) = run
+        .actions
+        .on_threshold
+        .iter()
+        .find(|a| matches!(a, Action::Snapshot { .. }))
+    {
+        return Err(Failure::usage(format!(
+            "--on-threshold {}: not with monitor: snapshots are kept outside the segments, so --retain and --retain-size would not bound them and a monitor's would grow without end; use exec: to save what you need, or snapshot on `jitterlab run`",
+            a.describe()
+        )));
+    }
     Ok(MonitorPlan {
         run,
         listen,

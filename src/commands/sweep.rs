@@ -36,6 +36,7 @@ fn plan(args: &SweepArgs) -> Result<SweepPlan> {
     let swept = swept_load(&args.run.loads.load)?;
     let template = args.run.loads.load[swept].clone();
     let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
+    let actions = crate::commands::run::resolve::resolve_actions(&args.actions)?;
     let mut runs = Vec::new();
     let mut specs = Vec::new();
     for level in &levels {
@@ -47,7 +48,10 @@ fn plan(args: &SweepArgs) -> Result<SweepPlan> {
             code: f.code,
             message: format!("sweep level {level}: {}", f.message),
         })?;
-        runs.push(resolved);
+        runs.push(RunPlan {
+            actions: actions.clone(),
+            ..resolved
+        });
         specs.push(spec);
     }
     Ok(SweepPlan {

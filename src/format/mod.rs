@@ -9,6 +9,7 @@
 pub mod actions;
 pub mod counters;
 pub mod cpu_time;
+pub mod environment;
 pub mod events;
 pub mod figures_check;
 pub mod hlog;

@@ -2,6 +2,7 @@
 //! The fields are specified in docs/result-format.md; every quantity carries its unit in its name.
 
 pub use super::cpu_time::{CpuTimeRecord, ThreadCpuTime};
+pub use super::environment::{EnvironmentRecord, IdleStateRecord, IdleStatesRecord, PmQosRecord};
 pub use super::inversion::{InversionCount, InversionRecord, RoleRecord};
 pub use super::kind::RunKind;
 pub use super::noise::{NoiseCause, NoiseSummary};
@@ -384,26 +385,6 @@ pub struct IpcRecord {
 
 fn sender_timer() -> String {
     "sender-timer".into()
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct EnvironmentRecord {
-    /// mlockall(MCL_CURRENT|MCL_FUTURE) succeeded.
-    pub memory_locked: bool,
-    /// Bytes of each measuring thread's stack touched before measuring.
-    pub stack_prefaulted_bytes: usize,
-    pub pm_qos: PmQosRecord,
-}
-
-/// What was done with /dev/cpu_dma_latency. The default: left alone.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct PmQosRecord {
-    /// The value held for the run, us; None when left alone.
-    pub held_us: Option<u32>,
-    /// The value in force before the run, when readable, us.
-    pub previous_us: Option<u32>,
-    /// Why it was not held, when it was requested and could not be.
-    pub error: Option<String>,
 }
 
 /// One measuring thread's results.

@@ -136,6 +136,9 @@ pub struct RunPlan {
     pub cpuset_partition: bool,
     pub mlock: bool,
     pub pm_qos_us: Option<u32>,
+    /// `--idle-state-max`: the deepest cpuidle state left enabled on the measured CPUs during
+    /// the run; None: idle states left alone.
+    pub idle_state_max: Option<u32>,
     /// `--trace`: the IRQ vs thread split and spike explanations.
     pub trace: bool,
     /// `--trace-backend`: what collects the trace.

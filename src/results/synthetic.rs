@@ -204,6 +204,7 @@ fn run_record(run: &SyntheticRun, tally: &SampleTally, start_wall: SystemTime) -
                 memory_locked: true,
                 stack_prefaulted_bytes: 0,
                 pm_qos: PmQosRecord::default(),
+                idle_states: None,
             },
             humantime::format_rfc3339_millis(start_wall).to_string(),
             START_MONOTONIC_NS,

@@ -49,7 +49,7 @@ pub fn take(cpus: &[usize], allow_shared: bool) -> Result<(CpuLocks, Vec<String>
             held.push(file);
             continue;
         }
-        let dir = match dir.get_or_insert_with(lock_dir) {
+        let dir = match dir.get_or_insert_with(run_dir) {
             Ok(d) => d,
             Err(e) => {
                 warnings.push(format!(
@@ -101,8 +101,9 @@ pub fn take(cpus: &[usize], allow_shared: bool) -> Result<(CpuLocks, Vec<String>
     Ok((CpuLocks { _held: held }, warnings))
 }
 
-/// Opens /run/jitterlab, making it (sticky, world-writable) if missing.
-fn lock_dir() -> io::Result<OwnedFd> {
+/// Opens /run/jitterlab, making it (sticky, world-writable) if missing: the CPU locks and the
+/// idle-state journals (session/idle_states.rs) live there.
+pub(crate) fn run_dir() -> io::Result<OwnedFd> {
     let made = fs::make_dir(Path::new(LOCK_DIR), 0o755).is_ok();
     let fd = fs::open_dir_nofollow(Path::new(LOCK_DIR))?;
     if made {

@@ -47,6 +47,10 @@ impl Session {
         let recorded = self.drain_recorder(end_clock);
         self.drain_priority.leave();
         self.pm_qos.release();
+        if let Some(limit) = &mut self.idle_states {
+            let failed = limit.restore();
+            self.record.warnings.extend(failed);
+        }
 
         self.record_end(failure);
         self.record_figures(&recorded.results, &ends, &load_outcome);

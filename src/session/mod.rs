@@ -36,6 +36,7 @@ pub mod cpulock;
 mod cpuset;
 mod files;
 mod finish;
+pub(crate) mod idle_states;
 mod layout;
 pub mod loads;
 pub mod pmqos;
@@ -140,6 +141,9 @@ pub struct Session {
     tracer: Option<crate::trace::Tracer>,
     /// PM QoS before the loads, as it was taken after them.
     pm_qos: PmQosHold,
+    /// `--idle-state-max`: the states disabled for the run, enabled again in `finish` (or on
+    /// drop).
+    idle_states: Option<idle_states::IdleStateLimit>,
     /// Spike threads joined, load generators stopped and reaped.
     loads: RunLoads,
     /// Other runs may measure these CPUs again.

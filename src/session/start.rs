@@ -5,6 +5,7 @@
 //! what the earlier ones took, in the session's teardown order, and removes the new directory.
 
 use super::files::{EventWriter, RunFiles, create_files};
+use super::idle_states::{self, IdleStateLimit};
 use super::{Session, SessionOptions, layout, steal};
 use crate::cpulist::format_cpu_list;
 use crate::error::{Failure, OrFailure, Result};
@@ -27,6 +28,7 @@ use crate::session::loads::RunLoads;
 use crate::session::pmqos::{self, PmQosHold};
 use crate::session::threads::Threads;
 use crate::session::{plan_record, system_snapshot};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
@@ -51,6 +53,7 @@ struct Acquired {
     tracer: Option<crate::trace::Tracer>,
     joiner: Option<crate::trace::Joiner>,
     pm_qos: PmQosHold,
+    idle_states: Option<IdleStateLimit>,
     loads: RunLoads,
     cpu_locks: CpuLocks,
     threads: Threads,
@@ -128,6 +131,7 @@ impl Session {
                     memory_locked: plan.mlock,
                     stack_prefaulted_bytes: if plan.mlock { PREFAULT_STACK_BYTES } else { 0 },
                     pm_qos: parts.pm_qos.record.clone(),
+                    idle_states: parts.idle_states.as_ref().map(|l| l.record.clone()),
                 },
                 humantime::format_rfc3339_millis(timeline.start_wall).to_string(),
                 timeline.start_mono,
@@ -173,6 +177,7 @@ impl Session {
             tracer,
             joiner: _,
             pm_qos,
+            idle_states,
             loads,
             cpu_locks,
             threads,
@@ -183,6 +188,7 @@ impl Session {
         Ok(Session {
             tracer,
             pm_qos,
+            idle_states,
             loads,
             _cpu_locks: cpu_locks,
             threads,
@@ -235,6 +241,12 @@ fn preflight(plan: &RunPlan) -> Result<Preflight> {
         std::path::Path::new(super::cpuset::CPUSET_V1),
         std::path::Path::new("/proc"),
     ));
+    // So are cpuidle states that a killed --idle-state-max left disabled.
+    warnings.extend(super::idle_states::restore_stale_in(
+        Path::new(super::idle_states::CPU_ROOT),
+        Path::new(super::cpulock::LOCK_DIR),
+        Path::new("/proc"),
+    ));
     // So are loads of a jitterlab killed with its reaper (found by their marker).
     warnings.extend(crate::load::contain::kill_orphaned_loads());
     // A system that cannot trace is refused here.
@@ -285,6 +297,10 @@ fn acquire(
     if let Some(e) = &pm_qos.record.error {
         warnings.push(e.clone());
     }
+    let idle_states = plan
+        .idle_state_max
+        .map(|max| limit_idle_states(&plan.cpus, max))
+        .transpose()?;
     let (tracer, joiner) = match trace_setup {
         Some(setup) => {
             let (t, j) = start_trace(setup, plan, &threads.list).map_err(Failure::system)?;
@@ -296,11 +312,25 @@ fn acquire(
         tracer,
         joiner,
         pm_qos,
+        idle_states,
         loads,
         cpu_locks,
         threads,
         partition,
     })
+}
+
+/// `--idle-state-max`: the deeper cpuidle states disabled on the measured CPUs, journaled in
+/// /run/jitterlab for the next start should this run be killed.
+fn limit_idle_states(cpus: &[usize], max: u32) -> Result<IdleStateLimit> {
+    let journal_dir = super::cpulock::run_dir().map_err(|e| {
+        Failure::system(format!(
+            "--idle-state-max: cannot open {} for the journal: {e}; run as root",
+            super::cpulock::LOCK_DIR
+        ))
+    })?;
+    IdleStateLimit::apply(Path::new(idle_states::CPU_ROOT), journal_dir, cpus, max)
+        .map_err(Failure::system)
 }
 
 /// A real-time policy refused inside a container: the container's own settings are the likely

@@ -253,3 +253,149 @@ fn stop_ends_the_run_at_the_first_spike_and_signal_reaches_its_process() {
         signal.detail
     );
 }
+
+/// Each injection covered by exactly one `exec` firing in `events` (spikes of the machine's
+/// own are counted apart); Err naming the firings per injection otherwise.
+fn one_firing_per_injection(
+    events: &[ActionEvent],
+    injections: &[Injection],
+) -> Result<usize, String> {
+    let mut hits = vec![0; injections.len()];
+    let mut own = 0;
+    // A firing has the spike's due time; a reaped program's exit is an event without one.
+    for e in events
+        .iter()
+        .filter(|e| e.trigger == "threshold" && e.due_ns.is_some())
+    {
+        match e.due_ns.and_then(|d| covering(injections, d)) {
+            Some(k) => hits[k] += 1,
+            None => own += 1,
+        }
+    }
+    if hits.iter().any(|&h| h != 1) {
+        return Err(format!("firings per injection {hits:?}: {events:?}"));
+    }
+    Ok(own)
+}
+
+/// `monitor` takes the same actions: each injection fires the exec once, the end action runs
+/// once after SIGTERM with the monitor's directory; a snapshot is refused (its files would not
+/// be bounded by --retain).
+#[test]
+fn a_monitor_fires_its_actions_on_each_injected_spike() {
+    if !realtime_available("a_monitor_fires_its_actions_on_each_injected_spike") {
+        return;
+    }
+    let _lock = exclusive();
+    let o = jitterlab(&["monitor", "--on-threshold", "snapshot", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("not with monitor"), "{}", text(&o));
+    with_one_retry("monitor actions", || {
+        let (base, out) = temp_out();
+        let log = base.path().join("exec.log");
+        let exec = format!("exec:sh -c 'echo $JITTERLAB_TIME_NS >> {}'", log.display());
+        let end = format!("exec:sh -c 'echo end $JITTERLAB_OUT >> {}'", log.display());
+        let mut m = crate::monitor_support::Monitor::start(
+            bin(),
+            &out,
+            &[
+                "--cpus",
+                "1",
+                "--load",
+                SPIKE,
+                "--deadline",
+                "1.5ms",
+                "--action-gap",
+                "10ms",
+                "--on-threshold",
+                &exec,
+                "--on-end",
+                &end,
+            ],
+        );
+        m.wait_for_samples(&[1], std::time::Duration::from_secs(10))?;
+        // Three injections at 0.3, 1.2 and 2.1 s after the start.
+        std::thread::sleep(std::time::Duration::from_millis(2600));
+        let (code, t) = m.terminate();
+        if code != Some(0) {
+            return Err(format!("the monitor exited {code:?}: {t}"));
+        }
+        let injections = spike_injections(&out, 1);
+        if injections.len() < 2 {
+            return Err(format!(
+                "2 or more injections expected, got {}",
+                injections.len()
+            ));
+        }
+        let events = action_events(&out);
+        one_firing_per_injection(&events, &injections)?;
+        let lines = std::fs::read_to_string(&log).unwrap();
+        for e in events.iter().filter(|e| e.trigger == "threshold") {
+            let Some(due) = e.due_ns.map(|d| d.to_string()) else {
+                continue;
+            };
+            assert!(lines.lines().any(|l| l == due), "{due} not in {lines}");
+        }
+        let ended = format!("end {}", out.display());
+        assert_eq!(lines.lines().filter(|l| *l == ended).count(), 1, "{lines}");
+        Ok(())
+    });
+}
+
+/// In a sweep each level is a run with the actions: each level's injections fire once in its
+/// own events, and the end action runs once per level with that level's directory.
+#[test]
+fn each_sweep_level_fires_its_actions() {
+    if !realtime_available("each_sweep_level_fires_its_actions") {
+        return;
+    }
+    let _lock = exclusive();
+    with_one_retry("sweep actions", || {
+        let (base, out) = temp_out();
+        let log = base.path().join("end.log");
+        let end = format!("exec:sh -c 'echo $JITTERLAB_OUT >> {}'", log.display());
+        let o = jitterlab(&[
+            "sweep",
+            "--levels",
+            "1,2",
+            "--load",
+            "cpu:cpus=0,workers={}",
+            "--load",
+            SPIKE,
+            "--cpus",
+            "1",
+            "--duration",
+            "1.5s",
+            "--deadline",
+            "1.5ms",
+            "--action-gap",
+            "10ms",
+            "--on-threshold",
+            "continue",
+            "--on-end",
+            &end,
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        if !o.status.success() {
+            return Err(format!("the sweep failed: {}", text(&o)));
+        }
+        let lines = std::fs::read_to_string(&log).unwrap();
+        for level in ["1", "2"] {
+            let dir = out.join(format!("level-{level}"));
+            let injections = spike_injections(&dir, 1);
+            if injections.len() != 2 {
+                return Err(format!(
+                    "level {level}: 2 injections expected, got {}",
+                    injections.len()
+                ));
+            }
+            one_firing_per_injection(&action_events(&dir), &injections)
+                .map_err(|e| format!("level {level}: {e}"))?;
+            let want = dir.display().to_string();
+            assert_eq!(lines.lines().filter(|l| *l == want).count(), 1, "{lines}");
+        }
+        Ok(())
+    });
+}

@@ -220,3 +220,102 @@ fn a_partition_left_by_a_killed_run_is_removed_at_the_next_start() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(!dir.exists(), "{} left after the next start", dir.display());
 }
+
+/// The `disable` value of every cpuidle state of `cpu`, by state index; empty without a
+/// cpuidle driver.
+fn idle_disable_values(cpu: usize) -> Vec<(u32, String)> {
+    let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut values: Vec<(u32, String)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let index = e
+                .file_name()
+                .to_str()?
+                .strip_prefix("state")?
+                .parse()
+                .ok()?;
+            let value = std::fs::read_to_string(e.path().join("disable")).ok()?;
+            Some((index, value.trim().to_string()))
+        })
+        .collect();
+    values.sort();
+    values
+}
+
+/// `--idle-state-max 0` on CPU 1. Where CPU 1 has cpuidle states: while the run measures every
+/// state deeper than 0 is disabled and run.json lists those it disabled; a SIGKILL leaves them
+/// disabled, and the next start enables them again, leaving every state as it was before.
+/// Where it has none (this project's VM: no cpuidle driver): exit 3 naming the cause, no
+/// result directory, no journal.
+#[test]
+fn idle_states_are_limited_for_the_run_and_restored_even_after_a_kill() {
+    let test = "idle_states_are_limited_for_the_run_and_restored_even_after_a_kill";
+    if !two_cpus_online(test) || !crate::common::realtime_available(test) {
+        return;
+    }
+    let _lock = exclusive();
+    let before = idle_disable_values(1);
+    let (_base, out) = temp_out();
+    let mut child = Command::new(bin())
+        .args([
+            "run",
+            "--duration",
+            "10s",
+            "--cpus",
+            "1",
+            "--idle-state-max",
+            "0",
+        ])
+        .args(["--quiet", "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let journal = Path::new("/run/jitterlab").join(format!("idle-states-{}", child.id()));
+    if before.is_empty() {
+        let o = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{stderr}");
+        assert!(stderr.contains("CPU 1 has no cpuidle states"), "{stderr}");
+        assert!(!out.exists(), "no result directory for a refused run");
+        assert!(!journal.exists(), "no journal for a refused run");
+        eprintln!("{test}: CPU 1 has no cpuidle states here: checked the refusal only");
+        return;
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let during = idle_disable_values(1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let after_kill = idle_disable_values(1);
+    let run = run_json(&out);
+    let listed: Vec<u64> = run["environment"]["idle_states"]["disabled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["state"].as_u64().unwrap())
+        .collect();
+    let wanted: Vec<u64> = before
+        .iter()
+        .filter(|(k, v)| *k > 0 && v == "0")
+        .map(|(k, _)| u64::from(*k))
+        .collect();
+    assert_eq!(listed, wanted, "run.json lists the states it disabled");
+    assert!(
+        during.iter().all(|(k, v)| *k == 0 || v != "0"),
+        "every state deeper than 0 disabled while measuring: {during:?}"
+    );
+    assert_eq!(during, after_kill, "SIGKILL gives no chance to restore");
+    assert!(journal.is_file(), "the journal stays for the next start");
+    let (_base2, out2) = temp_out();
+    let o = Command::new(bin())
+        .args(["run", "--duration", "100ms", "--cpus", "0", "--quiet"])
+        .args(["--out", out2.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(idle_disable_values(1), before, "restored by the next start");
+    assert!(!journal.exists(), "the journal removed once obeyed");
+}

@@ -33,10 +33,21 @@ pub fn check(plan: &RunPlan) -> Result<String> {
         true => Some(crate::trace::check(plan.trace_backend).map_err(Failure::system)?),
         false => None,
     };
+    // The states --idle-state-max would disable, read as the run would, nothing written.
+    let idle = plan
+        .idle_state_max
+        .map(|max| crate::session::idle_states::check(&plan.cpus, max))
+        .transpose()
+        .map_err(Failure::system)?;
     // Taken and released at once: a CPU that another run measures is refused as it would be.
     let (locks, lock_warnings) = crate::session::cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
     drop(locks);
-    Ok(describe(plan, backend.as_ref(), &lock_warnings))
+    Ok(describe(
+        plan,
+        backend.as_ref(),
+        idle.as_deref(),
+        &lock_warnings,
+    ))
 }
 
 /// Whether the measuring threads' policy and priority would be granted: set on a thread of our
@@ -60,6 +71,7 @@ fn check_scheduling(plan: &RunPlan) -> Result<()> {
 pub(crate) fn describe(
     plan: &RunPlan,
     backend: Option<&crate::trace::BackendChoice>,
+    idle: Option<&[crate::format::run_record::IdleStateRecord]>,
     warnings: &[String],
 ) -> String {
     let mut t = String::from("jitterlab run --dry-run: every check passed; nothing was started.\n");
@@ -85,6 +97,21 @@ pub(crate) fn describe(
             None => "off".into(),
         }
     );
+    if let (Some(max), Some(idle)) = (plan.idle_state_max, idle) {
+        let states: Vec<String> = idle
+            .iter()
+            .map(|s| format!("CPU {} {} ({} us)", s.cpu, s.name, s.latency_us))
+            .collect();
+        let _ = writeln!(
+            t,
+            "  idle states: deeper than state {max} disabled for the run: {}",
+            if states.is_empty() {
+                "none enabled now".into()
+            } else {
+                states.join(", ")
+            }
+        );
+    }
     describe_output(&mut t, plan);
     for w in warnings {
         let _ = writeln!(t, "  warning: {w}");

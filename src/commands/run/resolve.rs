@@ -73,7 +73,7 @@ pub(crate) fn resolve_with_online(args: &RunArgs, online: &[usize]) -> Result<Ru
 
 /// `--on-threshold`, `--on-end` and `--action-gap`: spelled right (exit 2) and possible here
 /// (the program exists, the process is ours to signal: exit 2 too, before anything starts).
-fn resolve_actions(args: &crate::cli::groups::ActionArgs) -> Result<ActionPlan> {
+pub(crate) fn resolve_actions(args: &crate::cli::groups::ActionArgs) -> Result<ActionPlan> {
     let parse = |flag: &str, texts: &[String], on_end: bool| {
         texts
             .iter()

@@ -127,8 +127,9 @@ pub(crate) fn idle_states(ctx: &Ctx) -> Check {
         IDLE_STATES.warn(
             format!("{evidence}; enabled states deeper than {DEEP_IDLE_US} us: {}", by_value(deep)),
             "`jitterlab run` holds /dev/cpu_dma_latency at 0 while measuring, which keeps CPUs out of \
-             them; to disable them for other work: `cpupower idle-set -D 10`, or boot with \
-             processor.max_cstate=1 intel_idle.max_cstate=0",
+             them; `--idle-state-max N` disables the states deeper than N on the measured CPUs \
+             only, for the run; to disable them for other work: `cpupower idle-set -D 10`, or \
+             boot with processor.max_cstate=1 intel_idle.max_cstate=0",
         )
     }
 }

@@ -223,6 +223,25 @@ fn plan_rows(r: &RunRecord) -> Vec<(&'static str, String)> {
             },
         ),
     ));
+    if let Some(idle) = &r.environment.idle_states {
+        let states: Vec<String> = idle
+            .disabled
+            .iter()
+            .map(|s| format!("CPU {} {} ({} us)", s.cpu, s.name, s.latency_us))
+            .collect();
+        rows.push((
+            "idle states",
+            format!(
+                "deeper than state {} disabled for the run: {}",
+                idle.max,
+                if states.is_empty() {
+                    "none was enabled".into()
+                } else {
+                    states.join(", ")
+                }
+            ),
+        ));
+    }
     rows.push(("sample log", yes_no(p.samples)));
     rows.push(("started (UTC)", known("started_utc", r.started_utc.clone())));
     rows.push((

@@ -194,6 +194,7 @@ fn run_record(imported: &Imported, source: &Path, absent: Vec<String>) -> RunRec
                 memory_locked: imported.facts.memory_locked.unwrap_or(false),
                 stack_prefaulted_bytes: 0,
                 pm_qos: PmQosRecord::default(),
+                idle_states: None,
             },
             imported.started.and_then(rfc3339).unwrap_or_default(),
             0,

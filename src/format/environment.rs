@@ -1,0 +1,51 @@
+//! run.json `environment`: what jitterlab itself changed on the system for a run (memory
+//! locking, PM QoS, cpuidle states), each undone when the run ends. Specified in
+//! docs/result-format.md.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EnvironmentRecord {
+    /// mlockall(MCL_CURRENT|MCL_FUTURE) succeeded.
+    pub memory_locked: bool,
+    /// Bytes of each measuring thread's stack touched before measuring.
+    pub stack_prefaulted_bytes: usize,
+    pub pm_qos: PmQosRecord,
+    /// `--idle-state-max`: the cpuidle states disabled for the run; None when not asked (and
+    /// in files written before the option).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_states: Option<IdleStatesRecord>,
+}
+
+/// What was done with /dev/cpu_dma_latency. The default: left alone.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PmQosRecord {
+    /// The value held for the run, us; None when left alone.
+    pub held_us: Option<u32>,
+    /// The value in force before the run, when readable, us.
+    pub previous_us: Option<u32>,
+    /// Why it was not held, when it was requested and could not be.
+    pub error: Option<String>,
+}
+
+/// `--idle-state-max N`: the cpuidle states deeper than N that were enabled on a measured CPU
+/// and were disabled for the run (states already disabled are left alone and not listed).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IdleStatesRecord {
+    /// The deepest state index left enabled (rtla's `--deepest-idle-state`).
+    pub max: u32,
+    /// Every state disabled for the run, restored when it ended.
+    pub disabled: Vec<IdleStateRecord>,
+}
+
+/// One cpuidle state of one CPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdleStateRecord {
+    pub cpu: usize,
+    /// Its index: `/sys/devices/system/cpu/cpuN/cpuidle/stateK`.
+    pub state: u32,
+    /// Its `name` (e.g. `C6`).
+    pub name: String,
+    /// Its exit latency (`latency`), us.
+    pub latency_us: u64,
+}
