@@ -188,6 +188,13 @@ pub struct LoadsArgs {
     /// hackbench:groups=4 (see docs/loads.md for every generator). Repeatable.
     #[arg(long, value_name = "SPEC")]
     pub load: Vec<String>,
+
+    /// Where a generator load (--load or a scenario's) that names no cpus= runs: all (every
+    /// online CPU), measured (beside the measuring threads: a "load the measured CPUs" test)
+    /// or housekeeping (--housekeeping, else the CPUs not measured: an isolation test).
+    /// Stored in run.json plan.load_cpus.
+    #[arg(long, default_value = "all", value_name = "all|measured|housekeeping")]
+    pub load_cpus: String,
 }
 
 // Where the results go and what is printed (every measuring command).

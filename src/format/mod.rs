@@ -17,6 +17,7 @@ pub mod hlog_scan;
 pub mod inversion;
 pub mod kind;
 pub mod noise;
+pub mod plan_record;
 pub mod run_record;
 pub mod samplelog;
 pub mod samples;

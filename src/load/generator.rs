@@ -142,10 +142,32 @@ pub enum CpuChoice {
     /// The housekeeping CPUs (`cpus=housekeeping`): `--housekeeping`, else the online CPUs
     /// that are not measured.
     Housekeeping,
+    /// The measured CPUs (`cpus=measured`): the load shares them with the measuring threads.
+    Measured,
     List(Vec<usize>),
 }
 
 impl CpuChoice {
+    /// `--load-cpus`: every choice but a list, by its name.
+    pub fn parse_default(text: &str) -> Option<CpuChoice> {
+        match text {
+            "all" => Some(CpuChoice::All),
+            "measured" => Some(CpuChoice::Measured),
+            "housekeeping" => Some(CpuChoice::Housekeeping),
+            _ => None,
+        }
+    }
+
+    /// The name of a choice as `cpus=` spells it (a list: `list`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            CpuChoice::All => "all",
+            CpuChoice::Measured => "measured",
+            CpuChoice::Housekeeping => "housekeeping",
+            CpuChoice::List(_) => "list",
+        }
+    }
+
     /// The CPUs this choice means, given the online and the measured CPUs and the run's
     /// `--housekeeping` CPUs, if given.
     pub fn resolve(
@@ -157,6 +179,10 @@ impl CpuChoice {
         match self {
             CpuChoice::All => Ok(online.to_vec()),
             CpuChoice::List(l) => Ok(l.clone()),
+            CpuChoice::Measured if measured.is_empty() => Err(
+                "cpus=measured means the measured CPUs, and nothing is measured here; give a CPU list (cpus=0-1) or use it with jitterlab run".into(),
+            ),
+            CpuChoice::Measured => Ok(measured.to_vec()),
             CpuChoice::Housekeeping if housekeeping.is_some() => {
                 Ok(housekeeping.unwrap_or_default().to_vec())
             }
@@ -207,6 +233,8 @@ impl LoadPolicy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Common {
     pub cpus: CpuChoice,
+    /// Whether the spec named `cpus=`; a load that did not takes the run's `--load-cpus`.
+    pub cpus_named: bool,
     /// None: the generator's own default.
     pub workers: Option<usize>,
     pub policy: LoadPolicy,
@@ -234,8 +262,11 @@ impl Common {
                 counted.join(", ")
             ));
         }
-        let cpus = match p.text("cpus", None) {
+        let named = p.text("cpus", None);
+        let cpus_named = named.is_some();
+        let cpus = match named {
             None => CpuChoice::All,
+            Some(v) if v == "measured" => CpuChoice::Measured,
             Some(v) if v == "all" => CpuChoice::All,
             Some(v) if v == "housekeeping" => CpuChoice::Housekeeping,
             // CPU lists use `-` and `+`-free notation; `,` separates load parameters, so a
@@ -244,7 +275,7 @@ impl Common {
                 p.bad(
                     "cpus",
                     &v,
-                    &format!("all, housekeeping, or a CPU list with + between parts (e.g. 1, 0-3, 0+2-3): {e}"),
+                    &format!("all, housekeeping, measured, or a CPU list with + between parts (e.g. 1, 0-3, 0+2-3): {e}"),
                 )
             })?),
         };
@@ -269,6 +300,7 @@ impl Common {
             _ => LoadPolicy::Other,
         };
         Ok(Common {
+            cpus_named,
             cpus,
             workers,
             policy,

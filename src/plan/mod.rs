@@ -134,6 +134,9 @@ pub struct RunPlan {
     pub housekeeping: Option<Vec<usize>>,
     /// `--cpuset-partition`: the measuring threads in a cpuset of the measured CPUs.
     pub cpuset_partition: bool,
+    /// `--load-cpus`: the CPUs of a generator load whose spec names no `cpus=` (already
+    /// applied to `loads` and the scenario's; kept for run.json).
+    pub load_cpus: crate::load::generator::CpuChoice,
     pub mlock: bool,
     pub pm_qos_us: Option<u32>,
     /// `--idle-state-max`: the deepest cpuidle state left enabled on the measured CPUs during

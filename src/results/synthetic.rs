@@ -284,6 +284,7 @@ fn plan_record(run: &SyntheticRun) -> PlanRecord {
         drain_priority: None,
         housekeeping: None,
         cpuset_partition: false,
+        load_cpus: "all".into(),
         mlock: true,
         pm_qos_us: Some(0),
         trace: false,

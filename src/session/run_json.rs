@@ -66,6 +66,7 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
         drain_priority: plan.drain_priority,
         housekeeping: plan.housekeeping.clone(),
         cpuset_partition: plan.cpuset_partition,
+        load_cpus: plan.load_cpus.name().into(),
         mlock: plan.mlock,
         pm_qos_us: plan.pm_qos_us,
         trace: plan.trace,

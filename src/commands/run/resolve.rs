@@ -287,6 +287,54 @@ mod tests {
         assert_eq!(p.thread_policy(0), Policy::Fifo(95));
     }
 
+    /// `--load-cpus` places the generator loads that name no `cpus=` (those that do keep
+    /// theirs), and is kept in the plan for run.json; a list or a bad name is exit 2.
+    #[test]
+    fn load_cpus_places_the_loads_without_cpus() {
+        use crate::load::LoadSpec;
+        use crate::load::generator::CpuChoice;
+        let p = resolve_with_online(
+            &args(&[
+                "--cpus",
+                "1",
+                "--load-cpus",
+                "measured",
+                "--load",
+                "cpu",
+                "--load",
+                "cpu:cpus=0",
+                "--load",
+                "cpu:cpus=all",
+            ]),
+            &[0, 1],
+        )
+        .unwrap();
+        let placed: Vec<CpuChoice> = p
+            .loads
+            .iter()
+            .map(|l| match l {
+                LoadSpec::Generator(g) => g.common.cpus.clone(),
+                LoadSpec::Spike(_) => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                CpuChoice::Measured,
+                CpuChoice::List(vec![0]),
+                CpuChoice::All
+            ]
+        );
+        assert_eq!(p.load_cpus, CpuChoice::Measured);
+        assert_eq!(
+            CpuChoice::Measured.resolve(&[0, 1], &p.cpus, None).unwrap(),
+            [1]
+        );
+        let p = resolve_with_online(&args(&[]), &[0, 1]).unwrap();
+        assert_eq!(p.load_cpus, CpuChoice::All);
+        assert!(err(&["--load-cpus", "0-1"]).contains("not all, measured or housekeeping"));
+    }
+
     /// Periods that would wrap to 0 (a divide by zero in the loop), to a tiny value, or sleep
     /// for centuries are refused here, naming the option (issue: M2).
     #[test]

@@ -10,6 +10,7 @@ use crate::cpulist::{format_cpu_list, parse_cpu_list};
 use crate::error::{Failure, Result};
 use crate::format::samples::SampleLogFormat;
 use crate::load::LoadSpec;
+use crate::load::generator::CpuChoice;
 use crate::load::scenario::Scenario;
 use crate::measure::PolicyKind;
 use crate::plan::{
@@ -51,6 +52,7 @@ pub struct Shared {
     pub(crate) drain_priority: DrainRequest,
     pub housekeeping: Option<Vec<usize>>,
     pub cpuset_partition: bool,
+    pub load_cpus: CpuChoice,
     pub mlock: bool,
     pub pm_qos_us: Option<u32>,
     pub idle_state_max: Option<u32>,
@@ -89,7 +91,8 @@ pub fn resolve(
     let housekeeping = resolve_housekeeping(groups.cpus, &cpus, online)?;
     let priority = resolve_priority(groups.cpus.priority, policy)?;
     let drain_priority = parse_drain_priority(&groups.cpus.drain_priority, kind)?;
-    let (loads, scenario) = resolve_loads(groups, &cpus, online, housekeeping.as_deref())?;
+    let (loads, scenario, load_cpus) =
+        resolve_loads(groups, &cpus, online, housekeeping.as_deref())?;
     let length = resolve_length(groups.length, groups.loops, scenario.as_ref())?;
     Ok(Shared {
         priority,
@@ -99,6 +102,7 @@ pub fn resolve(
         drain_priority,
         housekeeping,
         cpuset_partition: groups.cpus.cpuset_partition,
+        load_cpus,
         mlock: !groups.cpus.no_mlock,
         pm_qos_us: resolve_pm_qos(&groups.cpus.pm_qos)?,
         idle_state_max: groups.cpus.idle_state_max,
@@ -142,6 +146,7 @@ impl Shared {
             actions: crate::plan::actions::ActionPlan::default(),
             housekeeping: self.housekeeping,
             cpuset_partition: self.cpuset_partition,
+            load_cpus: self.load_cpus,
             mlock: self.mlock,
             pm_qos_us: self.pm_qos_us,
             idle_state_max: self.idle_state_max,
@@ -325,10 +330,21 @@ fn resolve_loads(
     cpus: &[usize],
     online: &[usize],
     housekeeping: Option<&[usize]>,
-) -> Result<(Vec<LoadSpec>, Option<Scenario>)> {
+) -> Result<(Vec<LoadSpec>, Option<Scenario>, CpuChoice)> {
+    let default = CpuChoice::parse_default(&groups.loads.load_cpus).ok_or_else(|| {
+        Failure::usage(format!(
+            "--load-cpus {}: not all, measured or housekeeping (a load's own cpus= takes a CPU list)",
+            groups.loads.load_cpus
+        ))
+    })?;
     let mut loads = Vec::new();
     for text in &groups.loads.load {
-        let load = LoadSpec::parse(text).map_err(|e| Failure::usage(format!("--load: {e}")))?;
+        let mut load = LoadSpec::parse(text).map_err(|e| Failure::usage(format!("--load: {e}")))?;
+        if let LoadSpec::Generator(g) = &mut load
+            && !g.common.cpus_named
+        {
+            g.common.cpus = default.clone();
+        }
         check_online(&format!("--load {text}"), &load.cpus(), online)?;
         load.check_on_system(cpus, online, housekeeping)
             .map_err(|e| Failure::usage(format!("--load: {e}")))?;
@@ -337,13 +353,19 @@ fn resolve_loads(
     let scenario = groups
         .scenario
         .map(|path| {
-            crate::load::scenario::load_file(path, online)
-                .and_then(|s| s.check_cpus(cpus, online, housekeeping).map(|_| s))
+            crate::load::scenario::load_file(path, online).and_then(|mut s| {
+                for g in s.phases.iter_mut().flat_map(|p| p.loads.iter_mut()) {
+                    if !g.common.cpus_named {
+                        g.common.cpus = default.clone();
+                    }
+                }
+                s.check_cpus(cpus, online, housekeeping).map(|_| s)
+            })
         })
         .transpose()
         .map_err(|e| Failure::usage(format!("--scenario: {e}")))?;
     crate::load::memory_guard::check_run(&loads, scenario.as_ref()).map_err(Failure::usage)?;
-    Ok((loads, scenario))
+    Ok((loads, scenario, default))
 }
 
 fn resolve_ring_size(given: Option<usize>, default_ring_size: usize) -> Result<usize> {

@@ -280,6 +280,7 @@ fn plan_record(imported: &Imported) -> PlanRecord {
         drain_priority: None,
         housekeeping: None,
         cpuset_partition: false,
+        load_cpus: "all".into(),
         mlock: facts.memory_locked.unwrap_or(false),
         pm_qos_us: None,
         trace: false,
