@@ -4,6 +4,7 @@
 //! with known distributions. Nothing here is used by `jitterlab run`.
 
 use super::ResultDir;
+use crate::format::counters::CpuCorrelation;
 use crate::format::events::{self, Event, EventLog};
 use crate::format::hlog::{self, HlogWriter};
 use crate::format::run_record::{
@@ -98,14 +99,16 @@ pub fn write_run(
 /// Writes counters.log beside the synthetic run `record` at `dir` (made by [`write_run`]), as a
 /// run's recorder writes it: the counters `names` on every CPU, read exactly at each log
 /// interval's boundaries, with `value(cpu, interval, k)` the value of `names[k]`. Then puts in
-/// run.json what a run's end puts there: the correlation computed from the stored files
-/// (`analysis::counters::correlate_dir`). Returns the record written.
+/// run.json what a run's end puts there: the correlation computed from the stored files by
+/// `correlate` (`analysis::counters::correlate_dir`, passed in: results sits below analysis).
+/// Returns the record written.
 pub fn write_counters(
     dir: &Path,
     run: &SyntheticRun,
     mut record: RunRecord,
     names: &[&str],
     mut value: impl FnMut(usize, u64, usize) -> Option<i64>,
+    correlate: impl FnOnce(&Path, &RunRecord) -> Result<Vec<CpuCorrelation>, String>,
 ) -> io::Result<RunRecord> {
     use crate::format::counters::{self, CountersRecord, CountersWriter, LineRef};
     let result_dir = ResultDir::open(dir).map_err(io::Error::other)?;
@@ -131,8 +134,7 @@ pub fn write_counters(
         }))?;
     }
     drop(writer);
-    let correlation =
-        crate::analysis::counters::correlate_dir(dir, &record).map_err(io::Error::other)?;
+    let correlation = correlate(dir, &record).map_err(io::Error::other)?;
     record.counters = Some(CountersRecord {
         file: Some(counters::FILE_NAME.into()),
         reads: intervals + 1,

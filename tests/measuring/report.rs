@@ -734,13 +734,20 @@ fn chromium_opens_the_report_without_errors() {
         }
     })
     .unwrap();
-    write_counters(&b, &synthetic, record, &["irq:LOC"], |cpu, k, _| {
-        Some(if cpu == 1 && spikes.contains(&k) {
-            1000
-        } else {
-            250 + (k % 2) as i64
-        })
-    })
+    write_counters(
+        &b,
+        &synthetic,
+        record,
+        &["irq:LOC"],
+        |cpu, k, _| {
+            Some(if cpu == 1 && spikes.contains(&k) {
+                1000
+            } else {
+                250 + (k % 2) as i64
+            })
+        },
+        jitterlab::analysis::counters::correlate_dir,
+    )
     .unwrap();
     let page = base.path().join("report.html");
     let html = report(&[&a, &b], &page, None);

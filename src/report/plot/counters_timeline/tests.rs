@@ -4,6 +4,7 @@
 //! re-derived here by hand, and a counter that did not move has no strip.
 
 use super::*;
+use crate::analysis::counters::correlate_dir;
 use crate::report::counters::{figures, html_note};
 use crate::report::digest::{RunDigest, read_run};
 use crate::report::plot::timeline;
@@ -45,14 +46,21 @@ fn run(
     })
     .unwrap();
     if let Some(jumps) = jumps {
-        write_counters(dir, &run, record, &NAMES, |cpu, k, n| {
-            Some(match NAMES[n] {
-                "irq:LOC" if cpu == 1 && jumps.contains(&k) => 1000,
-                "irq:LOC" => 250 + (k % 3) as i64,
-                "irq:RES" => (k % 5) as i64,
-                _ => 250,
-            })
-        })
+        write_counters(
+            dir,
+            &run,
+            record,
+            &NAMES,
+            |cpu, k, n| {
+                Some(match NAMES[n] {
+                    "irq:LOC" if cpu == 1 && jumps.contains(&k) => 1000,
+                    "irq:LOC" => 250 + (k % 3) as i64,
+                    "irq:RES" => (k % 5) as i64,
+                    _ => 250,
+                })
+            },
+            correlate_dir,
+        )
         .unwrap();
     }
     read_run(dir, &|_, _| {}).unwrap()
