@@ -348,7 +348,7 @@ pub fn draw(name: &str, title: &str, c: &CpuChart, extent_s: f64, column_s: Opti
         18.0,
         (top + bottom) / 2.0,
         r##"class="axis-title" fill="#222""##,
-        "max latency per interval",
+        "max per interval (log scale)",
     );
     let ty = y.px(threshold as f64);
     svg.line(
