@@ -286,13 +286,32 @@ impl CountersFile {
 /// left out and named in `damage`. Refused: a file that is not counters.log, or of a later
 /// version.
 pub fn read(path: &Path) -> Result<CountersFile, String> {
+    let mut intervals = Vec::new();
+    let file = scan(path, |i| intervals.push(i))?;
+    Ok(CountersFile { intervals, ..file })
+}
+
+/// [`read`] in bounded memory: each data line goes to `each` as it is read and is not kept
+/// (`intervals` of the result is empty), for readers that keep only what they draw (the
+/// report).
+pub fn scan(path: &Path, each: impl FnMut(CounterInterval)) -> Result<CountersFile, String> {
     let file = crate::input::open_result_file(path)
         .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    read_from(io::BufReader::new(file)).map_err(|e| format!("{}: {e}", path.display()))
+    scan_from(io::BufReader::new(file), each).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// [`read`] on any reader (unit tests, fixtures).
-pub fn read_from(mut input: impl BufRead) -> Result<CountersFile, String> {
+pub fn read_from(input: impl BufRead) -> Result<CountersFile, String> {
+    let mut intervals = Vec::new();
+    let file = scan_from(input, |i| intervals.push(i))?;
+    Ok(CountersFile { intervals, ..file })
+}
+
+/// [`scan`] on any reader.
+fn scan_from(
+    mut input: impl BufRead,
+    mut each: impl FnMut(CounterInterval),
+) -> Result<CountersFile, String> {
     let mut file = CountersFile::default();
     let mut line = String::new();
     let mut number = 0usize;
@@ -369,7 +388,7 @@ pub fn read_from(mut input: impl BufRead) -> Result<CountersFile, String> {
             continue;
         }
         match parse_data(text, &current) {
-            Some(i) => file.intervals.push(i),
+            Some(i) => each(i),
             None => file.damage.push(format!(
                 "line {number} is not a counters line and was left out"
             )),

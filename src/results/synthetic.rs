@@ -4,6 +4,7 @@
 //! with known distributions. Nothing here is used by `jitterlab run`.
 
 use super::ResultDir;
+use crate::format::counters::CpuCorrelation;
 use crate::format::events::{self, Event, EventLog};
 use crate::format::hlog::{self, HlogWriter};
 use crate::format::run_record::{
@@ -91,6 +92,55 @@ pub fn write_run(
         ended: "completed".into(),
     })?;
     let record = run_record(run, &tally, start_wall);
+    result_dir.write_run_record(&record)?;
+    Ok(record)
+}
+
+/// Writes counters.log beside the synthetic run `record` at `dir` (made by [`write_run`]), as a
+/// run's recorder writes it: the counters `names` on every CPU, read exactly at each log
+/// interval's boundaries, with `value(cpu, interval, k)` the value of `names[k]`. Then puts in
+/// run.json what a run's end puts there: the correlation computed from the stored files by
+/// `correlate` (`analysis::counters::correlate_dir`, passed in: results sits below analysis).
+/// Returns the record written.
+pub fn write_counters(
+    dir: &Path,
+    run: &SyntheticRun,
+    mut record: RunRecord,
+    names: &[&str],
+    mut value: impl FnMut(usize, u64, usize) -> Option<i64>,
+    correlate: impl FnOnce(&Path, &RunRecord) -> Result<Vec<CpuCorrelation>, String>,
+) -> io::Result<RunRecord> {
+    use crate::format::counters::{self, CountersRecord, CountersWriter, LineRef};
+    let result_dir = ResultDir::open(dir).map_err(io::Error::other)?;
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let file = result_dir.create_file(counters::FILE_NAME)?;
+    let mut writer = CountersWriter::begin(file, run.log_interval_ns, &[])?;
+    let intervals = run.duration_ns.div_ceil(run.log_interval_ns);
+    for k in 0..intervals {
+        let from_ns = k * run.log_interval_ns;
+        let to_ns = (from_ns + run.log_interval_ns).min(run.duration_ns);
+        let values: Vec<Vec<Option<i64>>> = run
+            .cpus
+            .iter()
+            .map(|&cpu| (0..names.len()).map(|n| value(cpu, k, n)).collect())
+            .collect();
+        writer.write_interval(run.cpus.iter().zip(&values).map(|(&cpu, values)| LineRef {
+            interval: k,
+            cpu,
+            from_ns,
+            to_ns,
+            names: &names,
+            values,
+        }))?;
+    }
+    drop(writer);
+    let correlation = correlate(dir, &record).map_err(io::Error::other)?;
+    record.counters = Some(CountersRecord {
+        file: Some(counters::FILE_NAME.into()),
+        reads: intervals + 1,
+        correlation,
+        ..Default::default()
+    });
     result_dir.write_run_record(&record)?;
     Ok(record)
 }

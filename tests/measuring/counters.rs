@@ -4,7 +4,8 @@
 //! second). counters.log must show the timer interrupts (`irq:LOC`) high in exactly those log
 //! intervals, and the correlation in run.json must name `irq:LOC` among the counters that moved
 //! with the late wakeups (the 15 ms holds are above the 10 ms deadline, which this VM's own
-//! noise rarely reaches).
+//! noise rarely reaches). The report then draws the CPU's counters beneath latency over time
+//! with the irq:LOC strip.
 
 use crate::common::{self, exclusive};
 use std::path::Path;
@@ -164,6 +165,27 @@ fn attempt() -> Result<(), String> {
     {
         return Err(format!("the summary has no counters line: {summary}"));
     }
+    // The report draws it beneath latency over time: CPU 1's plot with an irq:LOC strip.
+    let page = out.with_extension("html");
+    let o = common::jitterlab(&["report", &out_s, "-o", page.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let plot = html
+        .find(&format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"run1-counters-cpu{CPU}\""
+        ))
+        .map(|at| &html[at..at + html[at..].find("</svg>").unwrap()])
+        .ok_or("no counters plot for the CPU in the report")?;
+    // Strips for the 6 smallest p (the order of `moved`); the others are named under it.
+    if moved.iter().position(|m| *m == "irq:LOC") < Some(6) {
+        assert!(
+            plot.contains(r#"data-counter="irq:LOC""#),
+            "no irq:LOC strip"
+        );
+    } else {
+        assert!(html.contains("Also moved, not drawn: ") && html.contains("irq:LOC"));
+    }
+    assert!(plot.contains(r#"class="late""#), "no late interval shaded");
     // Exported as the CSV the docs promise.
     let csv = common::jitterlab(&["export", &out_s, "--format", "counters"]);
     let text = String::from_utf8_lossy(&csv.stdout);

@@ -12,7 +12,9 @@ use jitterlab::format::run_record::{
 };
 use jitterlab::results::ResultDir;
 use jitterlab::results::sweep::{SweepRecord, SweepRow, SweepThread};
-use jitterlab::results::synthetic::{START_MONOTONIC_NS, SyntheticPhase, SyntheticRun, write_run};
+use jitterlab::results::synthetic::{
+    START_MONOTONIC_NS, SyntheticPhase, SyntheticRun, write_counters, write_run,
+};
 use jitterlab::units::{format_ns, format_ns_signed};
 use resvg::{tiny_skia, usvg};
 use std::path::Path;
@@ -720,12 +722,41 @@ fn chromium_opens_the_report_without_errors() {
     let a = base.path().join("a");
     let b = base.path().join("b");
     featureful_run(&a);
-    write_run(&b, &two_cpus(10, vec![], 3), |_, _, rng| {
-        8_000 + (rng.uniform() * 2_000.0) as i64
+    // The second run has context counters: CPU 1's irq:LOC jumps in the 3 intervals where it
+    // is 2.5 ms late, so the report draws its counters plot beneath latency over time.
+    let spikes = [4u64, 9, 15];
+    let synthetic = two_cpus(20, vec![], 3);
+    let record = write_run(&b, &synthetic, |cpu, t, rng| {
+        if cpu == 1 && spikes.contains(&(t / S)) && t % S == S / 2 {
+            2_500_000
+        } else {
+            8_000 + (rng.uniform() * 2_000.0) as i64
+        }
     })
     .unwrap();
+    write_counters(
+        &b,
+        &synthetic,
+        record,
+        &["irq:LOC"],
+        |cpu, k, _| {
+            Some(if cpu == 1 && spikes.contains(&k) {
+                1000
+            } else {
+                250 + (k % 2) as i64
+            })
+        },
+        jitterlab::analysis::counters::correlate_dir,
+    )
+    .unwrap();
     let page = base.path().join("report.html");
-    report(&[&a, &b], &page, None);
+    let html = report(&[&a, &b], &page, None);
+    svg_by_id(&html, "run2-counters-cpu1");
+    let at = |id: &str| html.find(&format!("id=\"fig-{id}\"")).unwrap_or(usize::MAX);
+    assert!(at("run2-timeline") < at("run2-counters-cpu1"));
+    assert!(at("run2-counters-cpu1") < at("run2-exceedance"));
+    assert!(html.contains("CPU 0: not tested (0 intervals"));
+    assert!(!html.contains("run1-counters"), "run 1 has no counters");
     let shot = base.path().join("shot.png");
     let profile = base.path().join("profile");
     let o = Command::new(chromium)

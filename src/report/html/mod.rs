@@ -285,6 +285,8 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
             &data,
             samples,
         ));
+        // Beneath it, on the same time axis: the context counters that moved.
+        out.extend(crate::report::counters::figures(prefix, run));
     }
     if let Some(figure) = noise_timeline_figure(prefix, run) {
         out.push(figure);

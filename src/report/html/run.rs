@@ -77,6 +77,12 @@ pub(super) fn section(h: &mut String, number: usize, run: &RunDigest, figures: &
     }
     for f in figures {
         figure(h, f);
+        // What the context counters showed, where no figure of them does.
+        if f.name.ends_with("-timeline")
+            && let Some(note) = crate::report::counters::html_note(r, figures)
+        {
+            let _ = writeln!(h, "<p class=\"note counters\">{}</p>", escape(&note));
+        }
     }
     h.push_str("</section>\n");
 }

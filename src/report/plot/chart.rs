@@ -7,8 +7,8 @@ use crate::report::svg::{Anchor, Svg};
 
 pub(crate) const WIDTH: f64 = 900.0;
 pub(crate) const HEIGHT: f64 = 440.0;
-const LEFT: f64 = 100.0;
-const RIGHT: f64 = 24.0;
+pub(crate) const LEFT: f64 = 100.0;
+pub(crate) const RIGHT: f64 = 24.0;
 const TITLE_BAND: f64 = 34.0;
 const LEGEND_ROW: f64 = 20.0;
 const BOTTOM: f64 = 56.0;

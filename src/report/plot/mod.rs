@@ -5,6 +5,7 @@
 
 pub mod axis;
 pub mod chart;
+pub mod counters_timeline;
 pub mod exceedance;
 pub mod heatmap;
 pub mod histogram;
