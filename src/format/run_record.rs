@@ -569,12 +569,34 @@ impl std::fmt::Display for Throughput {
         } else {
             format!("{v:.3}")
         };
-        let says_it = self.unit == self.name || self.unit.starts_with(&format!("{}/", self.name));
-        if says_it {
-            write!(f, "{value} {}", self.unit)
-        } else {
-            write!(f, "{} {value} {}", self.name, self.unit)
-        }
+        f.write_str(&throughput_phrase(&self.name, &value, &self.unit))
+    }
+}
+
+/// Whether a throughput figure's unit already says its name: `exchanges` counted in
+/// `exchanges`, `messages` in `messages/s`. Then every label and sentence leaves the name out
+/// (never "exchanges (exchanges)"): [`throughput_label`], [`throughput_phrase`].
+fn unit_says_name(name: &str, unit: &str) -> bool {
+    unit == name || unit.starts_with(&format!("{name}/"))
+}
+
+/// A throughput figure's name with its unit, as a column header or an axis title: `exchange
+/// rate (exchanges/s)`, or the unit alone when it says the name (`exchanges`, `messages/s`).
+pub(crate) fn throughput_label(name: &str, unit: &str) -> String {
+    if unit_says_name(name, unit) {
+        unit.to_string()
+    } else {
+        format!("{name} ({unit})")
+    }
+}
+
+/// A throughput value in words, already formatted: `exchange rate 9.63 exchanges/s`, or
+/// `59 exchanges` when the unit says the name.
+pub(crate) fn throughput_phrase(name: &str, value: &str, unit: &str) -> String {
+    if unit_says_name(name, unit) {
+        format!("{value} {unit}")
+    } else {
+        format!("{name} {value} {unit}")
     }
 }
 
@@ -593,6 +615,24 @@ mod tests {
 
     fn t(name: &str, value: f64, unit: &str) -> Throughput {
         Throughput::new(name, value, unit)
+    }
+
+    #[test]
+    fn a_unit_that_says_the_name_is_not_repeated() {
+        assert_eq!(throughput_label("exchanges", "exchanges"), "exchanges");
+        assert_eq!(throughput_label("messages", "messages/s"), "messages/s");
+        assert_eq!(
+            throughput_label("exchange rate", "exchanges/s"),
+            "exchange rate (exchanges/s)"
+        );
+        assert_eq!(
+            throughput_phrase("exchanges", "59", "exchanges"),
+            "59 exchanges"
+        );
+        assert_eq!(
+            throughput_phrase("rate", "1234", "bogo-ops/s"),
+            "rate 1234 bogo-ops/s"
+        );
     }
 
     #[test]
