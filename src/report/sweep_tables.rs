@@ -3,7 +3,7 @@
 //! load with several figures does not push the latency columns off the screen), and sweeps
 //! side by side per level (`jitterlab compare` of sweep directories).
 
-use crate::format::run_record::{Throughput, throughput_label};
+use crate::format::throughput::{Throughput, throughput_label};
 use crate::report::cpu_tables::{signed, unsigned};
 use crate::report::table::{Align, Cell, Table};
 use crate::results::sweep::{SweepRecord, SweepRow, SweepThread};

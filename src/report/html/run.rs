@@ -381,9 +381,9 @@ fn grouped_table(
     for note in &notes {
         let _ = write!(h, "<p class=\"note\">{}</p>", escape(note));
     }
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "<details class=\"every-cpu\"><summary>{}</summary>{}</details>\n",
+        "<details class=\"every-cpu\"><summary>{}</summary>{}</details>",
         escape(fold),
         Html { class }.render(&table(true).0)
     );

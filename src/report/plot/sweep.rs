@@ -7,7 +7,7 @@
 use super::axis::{Quantity, Scale, ScaleKind};
 use super::chart::{Axis, Frame, LegendEntry, Style};
 use super::{Figure, series_style};
-use crate::format::run_record::{throughput_label, throughput_phrase};
+use crate::format::throughput::{throughput_label, throughput_phrase};
 use crate::report::svg::escape;
 use crate::results::sweep::{SweepRecord, SweepRow, SweepThread};
 use crate::units::format_ns;
