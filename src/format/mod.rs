@@ -26,6 +26,7 @@ pub mod stats;
 pub mod steal;
 pub mod summary;
 pub mod tails;
+pub mod throughput;
 pub mod wakeup_summary;
 
 pub use run_record::{FORMAT, RunRecord};

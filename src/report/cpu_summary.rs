@@ -1,22 +1,17 @@
 //! The per-CPU part of the end-of-run summary on the terminal, scaled to the number of CPUs
 //! (issue 30): one line per CPU, with each CPU's tail statement folded into its last column;
-//! above [`GROUP_ABOVE`] CPUs the [`WORST_SHOWN`] worst CPUs (largest maximum first) and one
-//! row summing up the rest, each of its figures the largest among them (counts: their sum),
-//! so that what it says holds for every CPU it stands for; every CPU with `--verbose`. Built on
+//! above 16 CPUs the worst CPUs and one row summing up the rest (`report::cpu_group`, the one
+//! place of that grouping); every CPU with `--verbose`. Built on
 //! plain data ([`CpuLine`], [`NoiseLine`]) so that the layout is tested on 2, 16 and 128 CPUs
 //! without a run; every line fits [`WIDTH`] columns.
 
+use super::cpu_group::{self, choose, largest, largest_f64, rest_label, sum};
 use super::table::{Align, Cell, Table};
-use crate::cpulist::format_cpu_list;
 use crate::format::run_record::{RunRecord, ThreadSummary};
 use crate::units::{format_ns, format_ns_signed, format_span, group_digits as grouped};
 
 /// The widest line of the summary, in columns.
 pub const WIDTH: usize = 100;
-/// Up to this many CPUs, every CPU has its line.
-pub const GROUP_ABOVE: usize = 16;
-/// Above [`GROUP_ABOVE`] CPUs, the lines shown before the rest's summary.
-pub const WORST_SHOWN: usize = 8;
 
 /// A CPU's spikes over its deadline (run.json `tails.spikes`, basis `deadline`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,34 +60,6 @@ pub struct NoiseLine {
     pub throttled_gaps: u64,
     pub throttled_ns: u64,
     pub dropped: u64,
-}
-
-/// Which lines are shown one by one, in order, and which are summed up: every line (in the
-/// given order) with `verbose` or up to [`GROUP_ABOVE`] of them; else the [`WORST_SHOWN`]
-/// with the largest maximum (an unknown maximum last, ties by CPU) and the rest.
-pub fn choose(max_ns: &[Option<i64>], verbose: bool) -> (Vec<usize>, Vec<usize>) {
-    let all: Vec<usize> = (0..max_ns.len()).collect();
-    if verbose || max_ns.len() <= GROUP_ABOVE {
-        return (all, Vec::new());
-    }
-    let mut order = all;
-    order.sort_by_key(|&i| std::cmp::Reverse(max_ns[i].map_or(i128::MIN, i128::from)));
-    let rest = order.split_off(WORST_SHOWN);
-    (order, rest)
-}
-
-/// The largest of some figures, or None when one is unknown (the largest is then unknown too).
-fn largest<T: Ord + Copy>(values: impl Iterator<Item = Option<T>>) -> Option<T> {
-    values
-        .collect::<Option<Vec<T>>>()
-        .and_then(|v| v.into_iter().max())
-}
-
-/// The sum of some counts, or None when one is unknown.
-fn sum(values: impl Iterator<Item = Option<u64>>) -> Option<u64> {
-    values
-        .collect::<Option<Vec<u64>>>()
-        .map(|v| v.iter().fold(0u64, |a, &b| a.saturating_add(b)))
 }
 
 fn ns(v: Option<u64>) -> String {
@@ -215,7 +182,7 @@ pub fn latency_table(
     }
     let r: Vec<&CpuLine> = rest.iter().map(|&i| &lines[i]).collect();
     let mut row: Vec<Cell> = vec![
-        format!("+{}", r.len()).into(),
+        rest_label(r.len()).into(),
         sum(r.iter().map(|l| l.samples))
             .map_or("-".into(), |s| s.to_string())
             .into(),
@@ -236,16 +203,9 @@ pub fn latency_table(
     (table, Some(rest_note(&cpus)))
 }
 
-/// What the `+N` row is.
+/// What the `+N` row is, and where every CPU is.
 fn rest_note(cpus: &[usize]) -> String {
-    let mut sorted = cpus.to_vec();
-    sorted.sort_unstable();
-    format!(
-        "+{}: the other {} CPUs ({}): each figure their largest, the counts their sum; --verbose shows every CPU",
-        cpus.len(),
-        cpus.len(),
-        format_cpu_list(&sorted)
-    )
+    format!("{}; --verbose shows every CPU", cpu_group::rest_note(cpus))
 }
 
 /// The noise table: CPU, the share of the time lost, noise per second, gaps and gaps per
@@ -296,15 +256,9 @@ pub fn noise_table(lines: &[NoiseLine], verbose: bool) -> (Table, Option<String>
         return (table, None);
     }
     let r: Vec<&NoiseLine> = rest.iter().map(|&i| &lines[i]).collect();
-    // f64 figures have no Ord: their largest by total order, unknown if one is unknown.
-    let largest_f = |f: fn(&NoiseLine) -> Option<f64>| -> Option<f64> {
-        r.iter()
-            .map(|l| f(l))
-            .collect::<Option<Vec<f64>>>()
-            .and_then(|v| v.into_iter().max_by(f64::total_cmp))
-    };
+    let largest_f = |f: fn(&NoiseLine) -> Option<f64>| largest_f64(r.iter().map(|l| f(l)));
     let mut row: Vec<Cell> = vec![
-        format!("+{}", r.len()).into(),
+        rest_label(r.len()).into(),
         pct(largest_f(|l| l.noise_pct)).into(),
         per_s(largest_f(|l| l.noise_ns_per_s)).into(),
         sum(r.iter().map(|l| l.gaps))
@@ -509,7 +463,7 @@ mod tests {
         assert_fits(&text);
         let rows: Vec<&str> = text.lines().skip(2).collect();
         // 8 worst, the rest's row, its note (wrapped).
-        assert_eq!(rows[..WORST_SHOWN + 1].len(), 9);
+        assert_eq!(rows[..cpu_group::WORST_SHOWN + 1].len(), 9);
         assert!(rows[0].trim_start().starts_with("77 "), "{text}");
         // Then by max: 127, 126, ...
         assert!(rows[1].trim_start().starts_with("127 "), "{text}");

@@ -7,6 +7,7 @@
 //! markup clamps it to 0. Percentiles come from HDR histograms, which hold early wakeups as 0
 //! (docs/user-guide.md, "Early wakeups").
 
+use super::cpu_group;
 use super::table::{Align, Cell, Table};
 use crate::format::run_record::{RunRecord, ThreadSummary};
 use crate::format::stats::LatencySummary;
@@ -190,9 +191,30 @@ pub(crate) fn percentiles(record: &RunRecord) -> Table {
     table
 }
 
+/// One CPU of the `--trace` split: its timer IRQ latency and its thread latency.
+struct SplitLine {
+    cpu: usize,
+    irq: LatencySummary,
+    thread: LatencySummary,
+    /// Samples without a split (no matching trace event, or the trace came too late).
+    no_split: u64,
+}
+
+impl SplitLine {
+    /// What orders the CPUs: the larger of the two maxima shown.
+    fn worst_ns(&self) -> Option<i64> {
+        self.irq.max_ns.max(self.thread.max_ns)
+    }
+}
+
 /// `--trace`: per CPU the timer IRQ latency and the thread latency (timer expiry to the thread
-/// in user space) side by side, and how many samples have no split.
-pub(crate) fn latency_split(record: &RunRecord) -> Option<Table> {
+/// in user space) side by side, and how many samples have no split. Above 16 CPUs (unless
+/// `every_cpu`) the worst CPUs and a `+N` row of the rest (`cpu_group`), with the note that
+/// names them.
+pub(crate) fn latency_split(
+    record: &RunRecord,
+    every_cpu: bool,
+) -> Option<(Table, Option<String>)> {
     let trace = record.trace.as_ref()?;
     let mut table = Table::new(
         [
@@ -207,23 +229,61 @@ pub(crate) fn latency_split(record: &RunRecord) -> Option<Table> {
         ],
         Align::Right,
     );
-    for t in &record.threads {
-        let Some(irq) = &t.irq_latency else { continue };
-        let th = trace.threads.iter().find(|x| x.cpu == t.cpu);
-        let thread = th.map(|x| x.thread_latency.clone()).unwrap_or_default();
-        let absent = th.map_or(0, |x| x.samples_unmatched + x.samples_trace_late);
+    let lines: Vec<SplitLine> = record
+        .threads
+        .iter()
+        .filter_map(|t| {
+            let irq = t.irq_latency.clone()?;
+            let th = trace.threads.iter().find(|x| x.cpu == t.cpu);
+            Some(SplitLine {
+                cpu: t.cpu,
+                irq,
+                thread: th.map(|x| x.thread_latency.clone()).unwrap_or_default(),
+                no_split: th.map_or(0, |x| x.samples_unmatched + x.samples_trace_late),
+            })
+        })
+        .collect();
+    let worst: Vec<Option<i64>> = lines.iter().map(SplitLine::worst_ns).collect();
+    let (shown, rest) = cpu_group::choose(&worst, every_cpu);
+    for &i in &shown {
+        let l = &lines[i];
         table.push_row(vec![
-            t.cpu.to_string().into(),
-            mean(irq).into(),
-            unsigned(irq.p99_ns).into(),
-            signed(irq.max_ns).into(),
-            mean(&thread).into(),
-            unsigned(thread.p99_ns).into(),
-            signed(thread.max_ns).into(),
-            absent.to_string().into(),
+            l.cpu.to_string().into(),
+            mean(&l.irq).into(),
+            unsigned(l.irq.p99_ns).into(),
+            signed(l.irq.max_ns).into(),
+            mean(&l.thread).into(),
+            unsigned(l.thread.p99_ns).into(),
+            signed(l.thread.max_ns).into(),
+            l.no_split.to_string().into(),
         ]);
     }
-    Some(table)
+    if rest.is_empty() {
+        return Some((table, None));
+    }
+    let r: Vec<&SplitLine> = rest.iter().map(|&i| &lines[i]).collect();
+    let largest_mean = |f: fn(&SplitLine) -> &LatencySummary| {
+        cpu_group::largest_f64(r.iter().map(|l| f(l).mean_ns))
+            .map_or("-".into(), |m| format_ns_signed(m.round() as i64))
+    };
+    let p99 = |f: fn(&SplitLine) -> &LatencySummary| {
+        unsigned(cpu_group::largest(r.iter().map(|l| f(l).p99_ns)))
+    };
+    let max = |f: fn(&SplitLine) -> &LatencySummary| {
+        signed(cpu_group::largest(r.iter().map(|l| f(l).max_ns)))
+    };
+    table.push_row(vec![
+        cpu_group::rest_label(r.len()).into(),
+        largest_mean(|l| &l.irq).into(),
+        p99(|l| &l.irq).into(),
+        max(|l| &l.irq).into(),
+        largest_mean(|l| &l.thread).into(),
+        p99(|l| &l.thread).into(),
+        max(|l| &l.thread).into(),
+        r.iter().map(|l| l.no_split).sum::<u64>().to_string().into(),
+    ]);
+    let cpus: Vec<usize> = r.iter().map(|l| l.cpu).collect();
+    Some((table, Some(cpu_group::rest_note(&cpus))))
 }
 
 #[cfg(test)]

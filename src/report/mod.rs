@@ -6,6 +6,7 @@ mod bounded_tests;
 pub mod causes;
 pub mod compare_view;
 pub mod counters;
+pub mod cpu_group;
 pub mod cpu_summary;
 pub mod cpu_tables;
 pub mod digest;

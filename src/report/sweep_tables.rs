@@ -3,7 +3,7 @@
 //! load with several figures does not push the latency columns off the screen), and sweeps
 //! side by side per level (`jitterlab compare` of sweep directories).
 
-use crate::format::run_record::Throughput;
+use crate::format::throughput::{Throughput, throughput_label};
 use crate::report::cpu_tables::{signed, unsigned};
 use crate::report::table::{Align, Cell, Table};
 use crate::results::sweep::{SweepRecord, SweepRow, SweepThread};
@@ -68,7 +68,7 @@ pub(crate) fn throughput_table(record: &SweepRecord) -> Option<Table> {
     headers.extend(
         metrics
             .iter()
-            .map(|(name, unit)| format!("{name} ({unit})")),
+            .map(|(name, unit)| throughput_label(name, unit)),
     );
     let mut table = Table::new(headers, Align::Right);
     for row in &record.rows {
@@ -174,7 +174,7 @@ pub(crate) fn throughput_comparison_table(sweeps: &[(String, &SweepRecord)]) -> 
     let mut headers = vec!["level".to_string()];
     for (name, unit) in &metrics {
         for (label, _) in sweeps {
-            headers.push(format!("{label} {name} ({unit})"));
+            headers.push(format!("{label} {}", throughput_label(name, unit)));
         }
     }
     let mut table = Table::new(headers, Align::Right);

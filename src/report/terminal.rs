@@ -59,8 +59,8 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path, verbose: bool) -> Stri
         let _ = writeln!(rest, "{}{line}", if i == 0 { "" } else { "  " });
     }
     out += &wrap(&rest, WIDTH, "  ");
-    out.push_str(&trace_section(record));
-    out += &super::phases::summary(record);
+    out.push_str(&trace_section(record, verbose));
+    out += &super::phases::summary(record, verbose);
     let tails = super::tails::summary(record);
     if verbose {
         out += &wrap(&tails, WIDTH, "    ");
@@ -158,7 +158,7 @@ pub(super) fn ended_text(record: &RunRecord) -> String {
 }
 
 /// `--trace`: IRQ and thread latency side by side per CPU, and the worst explained wakeups.
-fn trace_section(record: &RunRecord) -> String {
+fn trace_section(record: &RunRecord, verbose: bool) -> String {
     let mut out = String::new();
     let Some(trace) = &record.trace else {
         return out;
@@ -171,8 +171,11 @@ fn trace_section(record: &RunRecord) -> String {
         "  latency split (--trace): IRQ = timer interrupt late vs its expiry; thread = timer expiry to the thread in user space"
     );
     let mut out = wrap(&out, WIDTH, "  ");
-    if let Some(table) = cpu_tables::latency_split(record) {
+    if let Some((table, note)) = cpu_tables::latency_split(record, verbose) {
         out.push_str(&Terminal.render(&table));
+        if let Some(note) = note {
+            out += &wrap(&format!("  {note}; --verbose shows every CPU"), WIDTH, "  ");
+        }
     }
     let mut lines = String::new();
     if trace.explained > 0 {

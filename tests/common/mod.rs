@@ -361,3 +361,24 @@ pub fn collect_rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// The headless Chromium to run (`chromium` or `chromium-browser`), or None when neither is
+/// installed: then `test` is skipped with a printed reason, unless JITTERLAB_REQUIRE_RT=1
+/// demands it (.ci/run installs it).
+pub fn chromium(test: &str) -> Option<&'static str> {
+    let found = ["chromium", "chromium-browser"].into_iter().find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if found.is_none() {
+        if std::env::var("JITTERLAB_REQUIRE_RT").as_deref() == Ok("1") {
+            panic!(
+                "chromium is not installed and JITTERLAB_REQUIRE_RT=1 demands {test} (.ci/run installs it)"
+            );
+        }
+        eprintln!("SKIPPED {test}: chromium is not installed (apt-get install chromium)");
+    }
+    found
+}

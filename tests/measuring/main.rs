@@ -31,6 +31,7 @@ mod noise;
 mod oracle;
 mod oslat;
 mod report;
+mod report_tables;
 mod result_files;
 mod run;
 mod samples_format;

@@ -702,20 +702,7 @@ fn bad_input_exits_2_naming_the_path() {
 /// request, and draws it: the screenshot is not blank and shows the plots' colours.
 #[test]
 fn chromium_opens_the_report_without_errors() {
-    let Some(chromium) = ["chromium", "chromium-browser"].into_iter().find(|c| {
-        Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    }) else {
-        if std::env::var("JITTERLAB_REQUIRE_RT").as_deref() == Ok("1") {
-            panic!(
-                "chromium is not installed and JITTERLAB_REQUIRE_RT=1 demands this test (.ci/run installs it)"
-            );
-        }
-        eprintln!(
-            "SKIPPED chromium_opens_the_report_without_errors: chromium is not installed (apt-get install chromium)"
-        );
+    let Some(chromium) = common::chromium("chromium_opens_the_report_without_errors") else {
         return;
     };
     let base = tempfile::tempdir().unwrap();

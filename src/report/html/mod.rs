@@ -10,6 +10,7 @@ mod page;
 mod run;
 mod sweep;
 mod tails;
+mod warnings;
 
 use crate::analysis::budget::{self, Budget};
 use crate::error::{ExitCode, Failure, OrFailure, Result};
@@ -17,7 +18,7 @@ use crate::format::events::Event;
 use crate::format::run_record::FILE_NAME as RUN_JSON;
 use crate::report::digest::{self, RunDigest};
 use crate::report::plot::{
-    Distribution, Figure, exceedance, heatmap, histogram, phase_pdf, sweep as sweep_plot, timeline,
+    Distribution, Figure, exceedance, heatmap, histogram, phase_pdf, timeline,
 };
 use crate::report::png::PngRenderer;
 use crate::results::dir;
@@ -96,7 +97,7 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
         .map(|(k, (path, record))| (sweep_label(k, path), record))
         .collect();
     let sweep_overlays = if sweeps.len() >= 2 {
-        sweep_overlay_figures(&sweeps)
+        sweep::overlay_figures(&sweeps)
     } else {
         Vec::new()
     };
@@ -161,7 +162,7 @@ fn read_inputs(
             Kind::Sweep => {
                 sweep_number += 1;
                 let record = crate::results::sweep::read(path)?;
-                let figures = sweep_figures(&format!("sweep{sweep_number}"), &record);
+                let figures = sweep::figures(&format!("sweep{sweep_number}"), &record);
                 inputs.push(Input::Sweep {
                     path: path.clone(),
                     record,
@@ -353,26 +354,6 @@ fn noise_timeline_figure(prefix: &str, run: &RunDigest) -> Option<Figure> {
     ))
 }
 
-fn sweep_figures(prefix: &str, record: &SweepRecord) -> Vec<Figure> {
-    let mut out: Vec<Figure> = sweep_plot::throughput_lines(record)
-        .iter()
-        .map(|metric| {
-            sweep_plot::draw_throughput(
-                &format!("{prefix}-throughput-{}", slug(&metric.0)),
-                record,
-                metric,
-            )
-        })
-        .collect();
-    if !record.load_only {
-        out.push(sweep_plot::draw_latency(
-            &format!("{prefix}-latency"),
-            record,
-        ));
-    }
-    out
-}
-
 /// The name of sweep `k` (from 0) in overlays: its letter, as compare names runs, and its
 /// directory's name (`A: with-rt`).
 fn sweep_label(k: usize, path: &Path) -> String {
@@ -381,40 +362,6 @@ fn sweep_label(k: usize, path: &Path) -> String {
         |n| n.to_string_lossy().into_owned(),
     );
     format!("{}: {name}", crate::analysis::compare::label(k))
-}
-
-/// Two or more sweeps overlaid: each throughput figure, then the latency.
-fn sweep_overlay_figures(sweeps: &[(String, &SweepRecord)]) -> Vec<Figure> {
-    let mut out: Vec<Figure> = sweep_plot::overlay_throughput_lines(sweeps)
-        .iter()
-        .map(|metric| {
-            sweep_plot::draw_throughput_overlay(
-                &format!("sweeps-throughput-{}", slug(&metric.0)),
-                sweeps,
-                metric,
-            )
-        })
-        .collect();
-    out.push(sweep_plot::draw_latency_overlay("sweeps-latency", sweeps));
-    out
-}
-
-/// `rate (ops/s)` -> `rate-ops-s`: a file-name-safe form of a metric name.
-fn slug(text: &str) -> String {
-    let mut s: String = text
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    while s.contains("--") {
-        s = s.replace("--", "-");
-    }
-    s.trim_matches('-').to_string()
 }
 
 /// A run's short name in overlays: its position and directory name.
@@ -496,15 +443,4 @@ fn write_plots(dir: &dir::OutputDir, figures: &[&Figure]) -> Result<()> {
     }
     bar.finish_and_clear();
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slugs_are_file_names() {
-        assert_eq!(slug("rate (ops/s)"), "rate-ops-s");
-        assert_eq!(slug("Hackbench time"), "hackbench-time");
-    }
 }

@@ -3,7 +3,7 @@
 //! Every number comes from run.json or sweep.json (tables) or from the interval histograms
 //! (plots), always with its unit; the tables are [`crate::report::table`]s written as HTML.
 
-use super::{Input, compare, run, run_label, sweep};
+use super::{Input, compare, run, run_label, sweep, warnings};
 use crate::report::digest::RunDigest;
 use crate::report::plot::Figure;
 use crate::report::svg::escape;
@@ -62,6 +62,34 @@ pub(super) fn render(
             }
         }
     }
+    // Several runs: one warnings box per distinct set, naming its runs (`warnings`).
+    let groups = if runs.len() >= 2 {
+        warnings::group(
+            &runs
+                .iter()
+                .map(|r| warnings::of_run(&r.record))
+                .collect::<Vec<_>>(),
+        )
+    } else {
+        Vec::new()
+    };
+    let names = |g: &warnings::Group| {
+        g.runs
+            .iter()
+            .map(|&i| run_label(i, runs[i]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // Per run (by its position among the runs): its box's anchor and the runs it names.
+    let mut shared: Vec<Option<(String, String)>> = vec![None; runs.len()];
+    for (k, g) in groups.iter().enumerate() {
+        for &i in &g.runs {
+            shared[i] = Some((warnings::anchor(k), names(g)));
+        }
+    }
+    if !groups.is_empty() {
+        h.push_str("<li><a href=\"#warnings\">warnings</a></li>");
+    }
     if runs.len() >= 2 {
         h.push_str("<li><a href=\"#comparison\">comparison of the runs</a></li>");
     }
@@ -69,6 +97,13 @@ pub(super) fn render(
         h.push_str("<li><a href=\"#sweeps-overlaid\">sweeps overlaid</a></li>");
     }
     h.push_str("</ul></nav>\n");
+    if !groups.is_empty() {
+        h.push_str("<section id=\"warnings\" class=\"warnings-of-runs\"><h2>Warnings</h2>");
+        for (k, g) in groups.iter().enumerate() {
+            warnings::write_box(&mut h, &g.warnings, Some((&warnings::anchor(k), &names(g))));
+        }
+        h.push_str("</section>\n");
+    }
     if runs.len() >= 2 {
         compare::section(&mut h, runs, overlays);
     }
@@ -80,7 +115,7 @@ pub(super) fn render(
         match input {
             Input::Run { digest, figures } => {
                 run_i += 1;
-                run::section(&mut h, run_i, digest, figures);
+                run::section(&mut h, run_i, digest, figures, shared[run_i - 1].as_ref());
             }
             Input::Sweep {
                 path,
@@ -121,9 +156,9 @@ pub(super) fn figure(h: &mut String, f: &Figure) {
 
 /// A two-column table of (key, value).
 pub(super) fn key_values(h: &mut String, class: &str, rows: &[(&str, String)]) {
-    let _ = write!(h, "<table class=\"kv {class}\">");
+    let _ = write!(h, "<div class=\"table-wrap\"><table class=\"kv {class}\">");
     for (k, v) in rows {
         let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", escape(k), escape(v));
     }
-    h.push_str("</table>\n");
+    h.push_str("</table></div>\n");
 }

@@ -6,7 +6,7 @@ use super::run_label;
 use crate::doctor::{SystemSnapshot, Verdict};
 use crate::format::events::Event;
 use crate::format::run_record::RunRecord;
-use crate::report::cpu_tables::{self, Detail, signed, unsigned};
+use crate::report::cpu_tables::{self, Detail, signed};
 use crate::report::digest::RunDigest;
 use crate::report::plot::Figure;
 use crate::report::svg::escape;
@@ -19,7 +19,15 @@ use std::fmt::Write;
 const MAX_SPIKES_LISTED: usize = 50;
 
 /// The section of one run: notes, budget, warnings, plan and system, the tables, the plots.
-pub(super) fn section(h: &mut String, number: usize, run: &RunDigest, figures: &[Figure]) {
+/// `shared_warnings`: the anchor of the box this run's warnings are in, and the runs it names
+/// (a report of several runs); else the run's own box.
+pub(super) fn section(
+    h: &mut String,
+    number: usize,
+    run: &RunDigest,
+    figures: &[Figure],
+    shared_warnings: Option<&(String, String)>,
+) {
     let r = &run.record;
     let _ = write!(
         h,
@@ -43,7 +51,7 @@ pub(super) fn section(h: &mut String, number: usize, run: &RunDigest, figures: &
     if let Some(b) = &r.budget {
         let _ = write!(
             h,
-            "<div class=\"budget {}\"><h3>Budget <code>{}</code>: {}</h3><table><tr><th>clause</th><th>result</th><th>measured</th></tr>",
+            "<div class=\"budget {}\"><h3>Budget <code>{}</code>: {}</h3><div class=\"table-wrap\"><table><tr><th>clause</th><th>result</th><th>measured</th></tr>",
             if b.passed { "pass" } else { "fail" },
             escape(&b.expression),
             if b.passed { "PASSED" } else { "FAILED" }
@@ -58,9 +66,24 @@ pub(super) fn section(h: &mut String, number: usize, run: &RunDigest, figures: &
                 escape(&c.actual)
             );
         }
-        h.push_str("</table></div>\n");
+        h.push_str("</table></div></div>\n");
     }
-    warnings(h, r);
+    match shared_warnings {
+        Some((anchor, runs)) => {
+            let _ = writeln!(
+                h,
+                "<p class=\"note warnings-ref\">Warnings: <a href=\"#{}\">the box for {}</a>.</p>",
+                escape(anchor),
+                escape(runs)
+            );
+        }
+        None => {
+            let own = super::warnings::of_run(r);
+            if !own.is_empty() {
+                super::warnings::write_box(h, &own, None);
+            }
+        }
+    }
     h.push_str("<div class=\"columns\"><div><h3>Plan</h3>");
     key_values(h, "plan", &plan_rows(r));
     h.push_str("</div><div><h3>System</h3>");
@@ -85,48 +108,6 @@ pub(super) fn section(h: &mut String, number: usize, run: &RunDigest, figures: &
         }
     }
     h.push_str("</section>\n");
-}
-
-fn warnings(h: &mut String, r: &RunRecord) {
-    let checks: Vec<(String, String)> = serde_json::from_value::<SystemSnapshot>(r.system.clone())
-        .map(|s| {
-            s.checks
-                .into_iter()
-                .filter(|c| matches!(c.verdict, Verdict::Warn | Verdict::Fail))
-                .map(|c| {
-                    (
-                        c.verdict.as_str().to_string(),
-                        format!("{}: {}", c.id, c.evidence),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    if r.warnings.is_empty() && checks.is_empty() && r.end_reason.is_none() {
-        return;
-    }
-    h.push_str(
-        "<div class=\"warnings\"><h3>Warnings (conditions that affect these results)</h3><ul>",
-    );
-    if let Some(reason) = &r.end_reason {
-        let _ = write!(
-            h,
-            "<li class=\"fail\">the run ended {}: {}</li>",
-            r.ended.as_str(),
-            escape(reason)
-        );
-    }
-    for w in &r.warnings {
-        let _ = write!(h, "<li>{}</li>", escape(w));
-    }
-    for (verdict, text) in checks {
-        let _ = write!(
-            h,
-            "<li class=\"{verdict}\">readiness check {verdict}: {}</li>",
-            escape(&text)
-        );
-    }
-    h.push_str("</ul></div>\n");
 }
 
 /// `--wake pi-mutex`: the roles and each CPU's inversions.
@@ -393,53 +374,43 @@ fn cpu_table(h: &mut String, r: &RunRecord) {
         A missed period is a wakeup that came a whole period or more late.</p>\n");
 }
 
-/// Per phase (its span and loads, once) the figures of each CPU.
+/// Per phase (its span and loads, once) the figures of each CPU; above 16 CPUs each phase's
+/// worst and the rest (`report::phases`), with every CPU's rows below, folded.
 fn phases_table(h: &mut String, r: &RunRecord) {
     if r.phases.is_empty() {
         return;
     }
-    let mut table = Table::new(
-        [
-            "phase", "from", "to", "loads", "CPU", "samples", "p50", "p99", "p99.9", "max",
-        ],
-        Align::Right,
-    );
-    for p in r.phases.iter().filter(|p| !p.threads.is_empty()) {
-        let since_start = |t: u64| format_elapsed(t.saturating_sub(r.start_monotonic_ns));
-        let loads = if p.loads.is_empty() {
-            "none".to_string()
-        } else {
-            p.loads.join("; ")
-        };
-        let rows = p
-            .threads
-            .iter()
-            .map(|t| {
-                let l = &t.latency;
-                vec![
-                    t.cpu.to_string().into(),
-                    l.samples.to_string().into(),
-                    unsigned(l.p50_ns).into(),
-                    unsigned(l.p99_ns).into(),
-                    unsigned(l.p999_ns).into(),
-                    signed(l.max_ns).into(),
-                ]
-            })
-            .collect();
-        let lead = vec![
-            p.label.as_str().into(),
-            since_start(p.start_ns).into(),
-            since_start(p.end_ns).into(),
-            loads.into(),
-        ];
-        table.push_group(lead, rows, "");
-    }
     h.push_str("<h3>Phases</h3>");
-    h.push_str(
-        &Html {
-            class: "numbers phases",
-        }
-        .render(&table),
+    grouped_table(
+        h,
+        "numbers phases",
+        "every CPU of each phase",
+        |every_cpu| crate::report::phases::table(r, Detail::Full, every_cpu),
+    );
+}
+
+/// A per-CPU table scaled to the number of CPUs: `table(false)` (worst CPUs and `+N` rows,
+/// with their notes), and when that left CPUs out, `table(true)` (every CPU) in a `<details>`
+/// element, folded (no script: the browser opens it) under `fold`.
+fn grouped_table(
+    h: &mut String,
+    class: &str,
+    fold: &str,
+    table: impl Fn(bool) -> (Table, Vec<String>),
+) {
+    let (grouped, notes) = table(false);
+    h.push_str(&Html { class }.render(&grouped));
+    if notes.is_empty() {
+        return;
+    }
+    for note in &notes {
+        let _ = write!(h, "<p class=\"note\">{}</p>", escape(note));
+    }
+    let _ = writeln!(
+        h,
+        "<details class=\"every-cpu\"><summary>{}</summary>{}</details>",
+        escape(fold),
+        Html { class }.render(&table(true).0)
     );
 }
 
@@ -492,9 +463,26 @@ fn trace_section(h: &mut String, run: &RunDigest) {
             ("tracefs instance", t.instance.clone()),
         ],
     );
+    if has_split(&run.record) {
+        h.push_str(SPLIT_HEADING);
+        grouped_table(h, "numbers split", "every CPU", |every_cpu| {
+            cpu_tables::latency_split(&run.record, every_cpu)
+                .map(|(t, note)| (t, note.into_iter().collect()))
+                .unwrap_or_default()
+        });
+    }
     super::causes::section(h, &run.record, &spikes);
     spikes_table(h, run, &mut spikes);
 }
+
+/// Whether the run has a `--trace` split table: a latency run with timer IRQ latencies.
+fn has_split(r: &RunRecord) -> bool {
+    !r.kind.is_noise() && r.threads.iter().any(|t| t.irq_latency.is_some())
+}
+
+const SPLIT_HEADING: &str = "<h4>Latency split</h4><p class=\"note\">IRQ: how late the timer \
+    interrupt came after the timer's expiry; thread: from the expiry to the thread running in \
+    user space; no split: samples without a matching trace event.</p>";
 
 fn spikes_table(
     h: &mut String,

@@ -1,11 +1,13 @@
-//! A sweep's two views (as in the hackbench studies): the swept load's throughput against its
-//! level, and each CPU's p99 and max latency (and timer IRQ latency when traced) against the
-//! level; and both views of several sweeps overlaid ("with RT" vs "without RT"). Levels that are all numbers are
+//! A sweep's two views (as in the hackbench studies): each CPU's p99 and max latency (and timer
+//! IRQ latency when traced) against the level, and the swept load's throughput against its
+//! level; and both views of several sweeps overlaid ("with RT" vs "without RT"). The report
+//! shows them in that order, latency first (`html::sweep::figures`). Levels that are all numbers are
 //! placed at their values; otherwise at their positions 1, 2, 3...
 
 use super::axis::{Quantity, Scale, ScaleKind};
 use super::chart::{Axis, Frame, LegendEntry, Style};
 use super::{Figure, series_style};
+use crate::format::throughput::{throughput_label, throughput_phrase};
 use crate::report::svg::escape;
 use crate::results::sweep::{SweepRecord, SweepRow, SweepThread};
 use crate::units::format_ns;
@@ -69,7 +71,7 @@ pub(crate) fn throughput_lines(sweep: &SweepRecord) -> Vec<(String, String, Line
                 name.clone(),
                 unit.clone(),
                 Line {
-                    label: format!("{name} ({unit})"),
+                    label: throughput_label(&name, &unit),
                     points,
                     style: series_style(i),
                 },
@@ -267,7 +269,7 @@ pub(crate) fn draw_throughput(
         )
         .rounded_out(),
         quantity: Quantity::Plain(unit.clone()),
-        title: format!("{metric_name} ({unit})"),
+        title: throughput_label(metric_name, unit),
     };
     let title = format!("Load throughput vs level: {metric_name}");
     let svg = draw_lines(name, &title, x_title, y, std::slice::from_ref(line));
@@ -282,7 +284,11 @@ pub(crate) fn draw_throughput(
                 .iter()
                 .find(|t| &t.name == metric_name && &t.unit == unit)?;
             Some(match t.value {
-                Some(v) => format!("level {}: {metric_name} {} {unit}", r.level, rate(v)),
+                Some(v) => format!(
+                    "level {}: {}",
+                    r.level,
+                    throughput_phrase(metric_name, &rate(v), unit)
+                ),
                 None => format!(
                     "level {}: no {metric_name} ({}; not drawn)",
                     r.level,
@@ -411,7 +417,7 @@ pub(crate) fn draw_throughput_overlay(
         )
         .rounded_out(),
         quantity: Quantity::Plain(unit.clone()),
-        title: format!("{metric_name} ({unit})"),
+        title: throughput_label(metric_name, unit),
     };
     let title = format!("Sweeps overlaid: {metric_name} vs load level");
     let svg = draw_lines(name, &title, overlay_x_title(sweeps), y, lines);
@@ -420,10 +426,10 @@ pub(crate) fn draw_throughput_overlay(
         .flat_map(|l| {
             l.points.iter().map(move |p| {
                 format!(
-                    "{}: level {}: {metric_name} {} {unit}",
+                    "{}: level {}: {}",
                     l.label,
                     p.0,
-                    rate(p.1)
+                    throughput_phrase(metric_name, &rate(p.1), unit)
                 )
             })
         })

@@ -1,4 +1,6 @@
-//! Tables in HTML: `<table class="...">`, a header row of `<th>`, then the rows; every text is
+//! Tables in HTML: `<table class="...">` in a `<div class="table-wrap">` (the style sheet's
+//! scroll container: a table wider than the page scrolls inside it, never clipped, and the
+//! print view lets it shrink and wrap), a header row of `<th>`, then the rows; every text is
 //! escaped. A group's leading cells are written once with `rowspan`, an empty group's text
 //! spans the remaining columns. No whitespace between tags: the report is read by a browser,
 //! and tests find rows by their exact text.
@@ -26,7 +28,10 @@ fn cell(out: &mut String, c: &super::Cell, span: &str) {
 
 impl Markup for Html<'_> {
     fn render(&self, table: &Table) -> String {
-        let mut out = format!("<table class=\"{}\"><tr>", escape(self.class));
+        let mut out = format!(
+            "<div class=\"table-wrap\"><table class=\"{}\"><tr>",
+            escape(self.class)
+        );
         for c in &table.columns {
             let _ = write!(out, "<th>{}</th>", escape(&c.header));
         }
@@ -55,7 +60,7 @@ impl Markup for Html<'_> {
                 out.push_str("</tr>");
             }
         }
-        out.push_str("</table>\n");
+        out.push_str("</table></div>\n");
         out
     }
 }
@@ -72,9 +77,9 @@ mod tests {
                 class: "numbers phases"
             }
             .render(&sample()),
-            "<table class=\"numbers phases\"><tr><th>phase</th><th>CPU</th><th>max</th></tr>\
+            "<div class=\"table-wrap\"><table class=\"numbers phases\"><tr><th>phase</th><th>CPU</th><th>max</th></tr>\
              <tr><td rowspan=\"2\">idle</td><td>0</td><td>12.0 us</td></tr><tr><td>1</td><td>-3 ns</td></tr>\
-             <tr><td rowspan=\"1\"><code>a|b</code></td><td colspan=\"2\">no measurements</td></tr></table>\n"
+             <tr><td rowspan=\"1\"><code>a|b</code></td><td colspan=\"2\">no measurements</td></tr></table></div>\n"
         );
     }
 }

@@ -1,0 +1,197 @@
+//! The warnings boxes of the report (conditions that affect the results: run.json's warnings,
+//! how a run ended if it did not complete, readiness checks that came out warn or fail). With
+//! one run, its box is in its section. With several, the same machine usually gives every run
+//! the same warnings: one box per distinct set of warnings, at the top, names the runs it
+//! applies to, and each run's section links to its box instead of repeating it.
+
+use crate::doctor::{SystemSnapshot, Verdict};
+use crate::format::run_record::RunRecord;
+use crate::report::svg::escape;
+use std::fmt::Write;
+
+/// One line of a box.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Warning {
+    /// The style sheet's class of the line: `fail` (a failed check, a run that did not
+    /// complete), `warn`, or none.
+    pub class: Option<&'static str>,
+    pub text: String,
+}
+
+/// The runs that share one set of warnings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Group {
+    /// The warnings, in the order the group's first run has them.
+    pub warnings: Vec<Warning>,
+    /// The runs (indexes into the runs given), in order.
+    pub runs: Vec<usize>,
+}
+
+/// A run's warnings: how it ended if it did not complete, run.json's warnings, then the
+/// readiness checks that came out warn or fail.
+pub(super) fn of_run(r: &RunRecord) -> Vec<Warning> {
+    let mut out = Vec::new();
+    if let Some(reason) = &r.end_reason {
+        out.push(Warning {
+            class: Some("fail"),
+            text: format!("the run ended {}: {reason}", r.ended.as_str()),
+        });
+    }
+    out.extend(r.warnings.iter().map(|w| Warning {
+        class: None,
+        text: w.clone(),
+    }));
+    if let Ok(s) = serde_json::from_value::<SystemSnapshot>(r.system.clone()) {
+        for c in s.checks {
+            let class = match c.verdict {
+                Verdict::Warn => "warn",
+                Verdict::Fail => "fail",
+                _ => continue,
+            };
+            out.push(Warning {
+                class: Some(class),
+                text: format!("readiness check {class}: {}: {}", c.id, c.evidence),
+            });
+        }
+    }
+    out
+}
+
+/// Runs with the same set of warnings (whatever their order and repeats) in one group; groups
+/// in the order of their first run; a run without warnings in none.
+pub(super) fn group(runs: &[Vec<Warning>]) -> Vec<Group> {
+    let set = |w: &[Warning]| {
+        let mut s = w.to_vec();
+        s.sort();
+        s.dedup();
+        s
+    };
+    let mut groups: Vec<(Vec<Warning>, Group)> = Vec::new();
+    for (i, warnings) in runs.iter().enumerate() {
+        if warnings.is_empty() {
+            continue;
+        }
+        let key = set(warnings);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, g)) => g.runs.push(i),
+            None => groups.push((
+                key,
+                Group {
+                    warnings: warnings.clone(),
+                    runs: vec![i],
+                },
+            )),
+        }
+    }
+    groups.into_iter().map(|(_, g)| g).collect()
+}
+
+/// A box; `applies_to`: its anchor and the runs it applies to, when it is shared.
+pub(super) fn write_box(h: &mut String, warnings: &[Warning], applies_to: Option<(&str, &str)>) {
+    match applies_to {
+        Some((id, _)) => {
+            let _ = write!(h, "<div class=\"warnings\" id=\"{}\">", escape(id));
+        }
+        None => h.push_str("<div class=\"warnings\">"),
+    }
+    h.push_str("<h3>Warnings (conditions that affect these results)</h3>");
+    if let Some((_, runs)) = applies_to {
+        let _ = write!(h, "<p class=\"applies\">For {}.</p>", escape(runs));
+    }
+    h.push_str("<ul>");
+    for w in warnings {
+        match w.class {
+            Some(c) => {
+                let _ = write!(h, "<li class=\"{c}\">{}</li>", escape(&w.text));
+            }
+            None => {
+                let _ = write!(h, "<li>{}</li>", escape(&w.text));
+            }
+        }
+    }
+    h.push_str("</ul></div>\n");
+}
+
+/// The anchor of group `k` (from 0).
+pub(super) fn anchor(k: usize) -> String {
+    format!("warnings-{}", k + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(text: &str) -> Warning {
+        Warning {
+            class: None,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn runs_with_the_same_set_share_one_group() {
+        let steal = w("steal time 3 %");
+        let throttling = w("RT throttling is on");
+        let ended = Warning {
+            class: Some("fail"),
+            text: "the run ended interrupted: SIGINT".into(),
+        };
+        let runs = vec![
+            vec![throttling.clone(), steal.clone()],
+            vec![],
+            // The same set in another order, with a repeat: the same group.
+            vec![steal.clone(), throttling.clone(), steal.clone()],
+            vec![throttling.clone()],
+            vec![ended.clone(), throttling.clone(), steal.clone()],
+            vec![throttling.clone()],
+        ];
+        let groups = group(&runs);
+        assert_eq!(
+            groups,
+            vec![
+                Group {
+                    warnings: vec![throttling.clone(), steal.clone()],
+                    runs: vec![0, 2],
+                },
+                Group {
+                    warnings: vec![throttling.clone()],
+                    runs: vec![3, 5],
+                },
+                Group {
+                    warnings: vec![ended, throttling, steal],
+                    runs: vec![4],
+                },
+            ]
+        );
+        // Each run with warnings is in exactly one group; run 1 has none.
+        let mut all: Vec<usize> = groups.iter().flat_map(|g| g.runs.clone()).collect();
+        all.sort_unstable();
+        assert_eq!(all, vec![0, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn no_warnings_no_group() {
+        assert!(group(&[vec![], vec![]]).is_empty());
+    }
+
+    #[test]
+    fn a_shared_box_names_its_runs_and_escapes() {
+        let mut h = String::new();
+        write_box(
+            &mut h,
+            &[
+                w("a <b>"),
+                Warning {
+                    class: Some("fail"),
+                    text: "x".into(),
+                },
+            ],
+            Some(("warnings-1", "run 1: a, run 3: c")),
+        );
+        assert_eq!(
+            h,
+            "<div class=\"warnings\" id=\"warnings-1\"><h3>Warnings (conditions that affect these results)</h3>\
+             <p class=\"applies\">For run 1: a, run 3: c.</p><ul><li>a &lt;b&gt;</li><li class=\"fail\">x</li></ul></div>\n"
+        );
+    }
+}
