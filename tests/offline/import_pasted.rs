@@ -155,3 +155,47 @@ fn cyclictest_json_with_a_never_run_thread_imports_the_others_and_names_it() {
         "{out}"
     );
 }
+
+/// Issue 30: a note typed after a summary line (`... Max:    2217   # after tuning`) is not
+/// data. The commented fixtures are the captures with notes added (README.md); each imports to
+/// exactly its capture's figures, and oslat's table with notes too. cyclictest's own
+/// `# 00290 others` tail stays data: the overflow fixture's samples still add up.
+#[test]
+fn notes_after_summary_lines_give_the_same_figures() {
+    for (commented, capture) in [
+        ("cyclictest-status-commented.txt", "cyclictest-status.txt"),
+        (
+            "cyclictest-hist-overflow-commented.txt",
+            "cyclictest-hist-overflow.txt",
+        ),
+    ] {
+        let read = |name: &str| {
+            let text = std::fs::read_to_string(data(name)).unwrap();
+            let (code, out, run) = import_text(&text, &[]);
+            assert_eq!(code, Some(0), "{name}: {out}");
+            (text, run.unwrap())
+        };
+        let (with_notes, imported) = read(commented);
+        let (text, run) = read(capture);
+        assert!(with_notes.matches(" #").count() > text.matches(" #").count());
+        assert_eq!(figures(&imported), figures(&run), "{commented}");
+        assert_eq!(
+            imported["imported"]["source_format"], run["imported"]["source_format"],
+            "{commented}"
+        );
+    }
+    let oslat = std::fs::read_to_string(data("oslat-2cpu.txt")).unwrap();
+    let noted: String = oslat
+        .lines()
+        .map(|l| match l.trim_start().split(':').next() {
+            Some("Minimum" | "Maximum" | "001 (us)" | "Duration") => format!("{l}   # noted\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    assert_eq!(noted.matches("# noted").count(), 4, "{noted}");
+    let (code, out, imported) = import_text(&noted, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out, run) = import_text(&oslat, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(figures(&imported.unwrap()), figures(&run.unwrap()));
+}

@@ -15,6 +15,7 @@ pub static FORMAT: SourceFormat = SourceFormat {
     help: "the file of oslat --json=FILE",
     parse: Parser::Text(parse),
     recognise: Recognise::Json(recognise, "thread.N.freq"),
+    no_header: None,
 };
 
 /// Named by its command line, or a thread with `freq`.

@@ -16,6 +16,7 @@
 //! The last row (`-b`, marked "including overflows") also holds every longer gap. There is no
 //! command line and no time stamp; the priority line gives the policy.
 
+use super::pasted::without_comment;
 use super::{
     Imported, OSLAT_WARNING, Parser, RunFacts, RunKind, SourceFormat, oslat_thread, seconds_to_ns,
 };
@@ -26,6 +27,7 @@ pub static FORMAT: SourceFormat = SourceFormat {
     help: "oslat's text output (stdout), the same figures as its --json file",
     parse: Parser::Text(parse),
     recognise: Recognise::Text(recognise),
+    no_header: None,
 };
 
 fn recognise(lines: &[&str]) -> Recognised {
@@ -56,7 +58,8 @@ fn numbers<T: std::str::FromStr>(line: &str, n: usize) -> std::result::Result<Ve
 }
 
 pub fn parse(text: &str) -> Result<Imported, String> {
-    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    // A note typed after a row (`Maximum: 4050 (us) # irq storm`) is not one of its values.
+    let lines: Vec<&str> = text.lines().map(|l| without_comment(l.trim())).collect();
     let core_line = lines
         .iter()
         .position(|l| l.starts_with("Core:"))
