@@ -18,7 +18,8 @@
 
 use super::pasted::without_comment;
 use super::{
-    Imported, OSLAT_WARNING, Parser, RunFacts, RunKind, SourceFormat, oslat_thread, seconds_to_ns,
+    Imported, OSLAT_WARNING, OslatRelease, Parser, RunFacts, RunKind, SourceFormat, oslat_thread,
+    seconds_to_ns,
 };
 use super::{Recognise, Recognised};
 
@@ -121,13 +122,22 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 .into(),
         );
     };
+    let version = lines.iter().find_map(|l| l.strip_prefix("oslat V "));
+    let mhz = lines
+        .iter()
+        .find(|l| l.starts_with("Counter Freq:"))
+        .map(|l| l.contains("(MHz)"));
+    let (release, _) = OslatRelease::of(version, mhz);
+    let mut note = None;
     let threads = (0..n)
         .map(|c| {
+            let (figures, said) = release.figures([Some(min[c]), Some(avg[c]), Some(max[c])]);
+            note = said;
             oslat_thread(
                 cpus[c],
                 std::mem::take(&mut rows[c]),
                 last_bucket,
-                [Some(min[c]), Some(avg[c]), Some(max[c])],
+                figures,
                 durations.as_ref().map(|d| d[c]),
             )
             .map_err(|e| format!("CPU {}: {e}", cpus[c]))
@@ -137,10 +147,13 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         kind: RunKind::Noise,
         duration_ns: durations.and_then(|d| d.into_iter().max()),
         facts: facts(&lines),
-        warnings: vec![
+        warnings: [
             OSLAT_WARNING.into(),
             "oslat's text prints averages to 3 decimals; mean_ns is that figure".into(),
-        ],
+        ]
+        .into_iter()
+        .chain(note)
+        .collect(),
         ..Imported::new(&FORMAT, threads)
     })
 }
