@@ -172,6 +172,25 @@ pub struct ImportArgs {
     /// The file's format; auto recognises it from its content (docs/import.md).
     #[arg(long, default_value = "auto", value_parser = import_format_value())]
     pub format: ImportFormat,
+    /// For rtla hist output saved without its header (rtla --no-header, as LAVA's jobs save
+    /// it): the CPUs its columns are of, e.g. 0-3. rtla prints them in increasing order and
+    /// leaves out a CPU without samples. Needs --columns (docs/import.md).
+    #[arg(
+        long,
+        value_name = "LIST",
+        requires = "columns",
+        allow_hyphen_values = true
+    )]
+    pub cpus: Option<String>,
+    /// With --cpus: the columns rtla printed for each CPU, in rtla's order: irq,thr (rtla
+    /// timerlat hist), irq,thr,usr (with -u), thr (--no-irq), irq (--no-thread); cpu (rtla
+    /// osnoise hist). Each row must then hold CPUs x columns values.
+    #[arg(long, value_name = "irq,thr[,usr]|cpu", requires = "cpus")]
+    pub columns: Option<String>,
+    /// With --cpus and --columns: the unit of the values, us (rtla's default) or ns (rtla -n);
+    /// the header that says it is not in the file. Default us.
+    #[arg(long, value_name = "us|ns", requires = "cpus", value_parser = ["us", "ns"])]
+    pub time_unit: Option<String>,
 }
 
 /// `import --format`: recognise the content, or read it as one row of the importers' table.

@@ -22,6 +22,7 @@ mod inversion;
 mod ipc;
 mod ipc_trace;
 mod keep_up;
+mod lava;
 mod layout;
 mod load_loops;
 mod loads;

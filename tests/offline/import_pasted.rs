@@ -155,3 +155,119 @@ fn cyclictest_json_with_a_never_run_thread_imports_the_others_and_names_it() {
         "{out}"
     );
 }
+
+/// Issue 30: a note typed after a summary line (`... Max:    2217   # after tuning`) is not
+/// data. The commented fixtures are the captures with notes added (README.md); each imports to
+/// exactly its capture's figures, and oslat's table with notes too. cyclictest's own
+/// `# 00290 others` tail stays data: the overflow fixture's samples still add up.
+#[test]
+fn notes_after_summary_lines_give_the_same_figures() {
+    for (commented, capture) in [
+        ("cyclictest-status-commented.txt", "cyclictest-status.txt"),
+        (
+            "cyclictest-hist-overflow-commented.txt",
+            "cyclictest-hist-overflow.txt",
+        ),
+    ] {
+        let read = |name: &str| {
+            let text = std::fs::read_to_string(data(name)).unwrap();
+            let (code, out, run) = import_text(&text, &[]);
+            assert_eq!(code, Some(0), "{name}: {out}");
+            (text, run.unwrap())
+        };
+        let (with_notes, imported) = read(commented);
+        let (text, run) = read(capture);
+        assert!(with_notes.matches(" #").count() > text.matches(" #").count());
+        assert_eq!(figures(&imported), figures(&run), "{commented}");
+        assert_eq!(
+            imported["imported"]["source_format"], run["imported"]["source_format"],
+            "{commented}"
+        );
+    }
+    let oslat = std::fs::read_to_string(data("oslat-2cpu.txt")).unwrap();
+    let noted: String = oslat
+        .lines()
+        .map(|l| match l.trim_start().split(':').next() {
+            Some("Minimum" | "Maximum" | "001 (us)" | "Duration") => format!("{l}   # noted\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    assert_eq!(noted.matches("# noted").count(), 4, "{noted}");
+    let (code, out, imported) = import_text(&noted, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out, run) = import_text(&oslat, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(figures(&imported.unwrap()), figures(&run.unwrap()));
+}
+
+/// rt-tests 2.7 changed what oslat prints (commits 4aeacf7, 251d082): `(MHz)` for `(Mhz)`, and
+/// Minimum/Maximum rounded down, 1 us below the row (labelled floor + 1) the gap is in, where
+/// 2.4 printed the row's label. The 2.40 capture rewritten as 2.7+ prints it (text: the
+/// spelling, or the version line; JSON: `rt_test_version` 2.70) imports to the capture's own
+/// figures; the same file claiming 2.40 keeps its printed min and max.
+#[test]
+fn oslat_2_7_output_imports_to_the_same_figures_as_2_4s() {
+    let text = std::fs::read_to_string(data("oslat-2cpu.txt")).unwrap();
+    let json = std::fs::read_to_string(data("oslat-2cpu.json")).unwrap();
+    let (code, out, run) = import_text(&text, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    let run = run.unwrap();
+    // One less on the Minimum and Maximum rows (text) or keys (JSON).
+    let lower = |line: &str, label: &str| -> String {
+        let Some(at) = line.find(label) else {
+            return line.to_string();
+        };
+        let (head, rest) = line.split_at(at + label.len());
+        let values: Vec<String> = rest
+            .split_whitespace()
+            .map(|w| match w.trim_end_matches(',').parse::<u64>() {
+                Ok(n) => format!("{}{}", n - 1, if w.ends_with(',') { "," } else { "" }),
+                Err(_) => w.to_string(),
+            })
+            .collect();
+        format!("{head} {}", values.join(" "))
+    };
+    let as_2_7_text = |spelling: bool, version: &str| -> String {
+        text.lines()
+            .map(|l| lower(&lower(l, "Minimum:"), "Maximum:"))
+            .map(|l| {
+                if spelling {
+                    l.replace("(Mhz)", "(MHz)")
+                } else {
+                    l
+                }
+            })
+            .map(|l| l.replace("oslat V 2.40", version))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let as_2_7_json: String = json
+        .lines()
+        .map(|l| lower(&lower(l, "\"min\":"), "\"max\":"))
+        .map(|l| l.replace("\"2.40\"", "\"2.70\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(as_2_7_json.contains("\"max\": 52159,"), "{as_2_7_json}");
+    let (code, out, json_run) = import_text(&json, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    let json_run = json_run.unwrap();
+    for (what, input, original) in [
+        ("text, (MHz)", as_2_7_text(true, "oslat V 2.40"), &run),
+        (
+            "text, version line",
+            as_2_7_text(false, "oslat V 2.80"),
+            &run,
+        ),
+        ("JSON", as_2_7_json.clone(), &json_run),
+    ] {
+        let (code, out, imported) = import_text(&input, &[]);
+        assert_eq!(code, Some(0), "{what}: {out}");
+        assert_eq!(figures(&imported.unwrap()), figures(original), "{what}");
+        assert!(out.contains("rt-tests 2.7 or later"), "{what}: {out}");
+    }
+    // Claiming 2.40, the lowered figures are taken as printed.
+    let (code, out, imported) = import_text(&as_2_7_text(false, "oslat V 2.40"), &[]);
+    assert_eq!(code, Some(0), "{out}");
+    let max = |r: &Value| r["threads"][0]["max_ns"].as_u64().unwrap();
+    assert_eq!(max(&imported.unwrap()) + 1000, max(&run));
+}

@@ -42,16 +42,23 @@ fn edit_column(text: &str, column: usize, set: impl Fn(&str, &str) -> String) ->
 type Imported = Option<(Value, Vec<String>)>;
 
 fn import_text(content: &str) -> (Option<i32>, String, Imported) {
+    import_with(content, &[])
+}
+
+/// [`import_text`] with more options.
+fn import_with(content: &str, extra: &[&str]) -> (Option<i32>, String, Imported) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("rtla.txt");
     std::fs::write(&file, content).unwrap();
     let out = dir.path().join("run");
-    let o = jitterlab(&[
+    let mut argv = vec![
         "import",
         file.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ];
+    argv.extend(extra);
+    let o = jitterlab(&argv);
     let run = std::fs::read_to_string(out.join("run.json")).ok().map(|t| {
         let tags = read_intervals(&out.join("latency.hlog"))
             .unwrap()
@@ -127,14 +134,134 @@ fn overflow_in_the_irq_column_is_warned_like_thr() {
     );
 }
 
+/// `text` as rtla prints it with `--no-header`: without the `#` header and the column line.
+fn without_header(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("Index"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 #[test]
-fn no_header_output_is_named_precisely() {
-    let text: String = source().lines().skip(4).map(|l| format!("{l}\n")).collect();
-    let (code, out, run) = import_text(&text);
+fn no_header_output_is_refused_with_the_hint_to_name_its_columns() {
+    let (code, out, run) = import_text(&without_header(&source()));
     assert_eq!(code, Some(2), "{out}");
     assert!(
-        out.contains("without its column line") && out.contains("--no-header"),
+        out.contains("without its column line")
+            && out.contains("--no-header")
+            && out.contains("--cpus")
+            && out.contains("--columns irq,thr"),
         "{out}"
     );
     assert!(run.is_none());
+}
+
+/// Per CPU: samples, min, mean, max and the percentiles, of the latency and of the IRQ.
+fn figures(run: &Value) -> Vec<Value> {
+    run["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let mut t = t.clone();
+            let o = t.as_object_mut().unwrap();
+            o.retain(|k, _| {
+                k == "cpu" || k == "samples" || k.ends_with("_ns") || k == "irq_latency"
+            });
+            t
+        })
+        .collect()
+}
+
+/// Issue 30: rtla output saved with `--no-header` (LAVA's rtla jobs) imports when the columns
+/// are named, to exactly the figures of the same output with its header: IRQ and Thr
+/// (rtla-timerlat-hist.txt), IRQ, Thr and Usr (the -u file), and an osnoise table.
+#[test]
+fn no_header_output_imports_with_the_columns_named() {
+    let osnoise = "# RTLA osnoise histogram\n# Time unit is microseconds (us)\n# Duration:   0 00:00:10\n\
+                   Index   CPU-001   CPU-003\n5   4   0\n6   1   2\n9   0   1\n\
+                   over:   0   0\ncount:   5   3\nmin:   5   6\navg:   5.20   7.00\nmax:   6   9\n";
+    let timerlat = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import/rtla-timerlat-hist.txt"),
+    )
+    .unwrap();
+    for (with_header, cpus, columns) in [
+        (timerlat.as_str(), "0-1", "irq,thr"),
+        (&source(), "0-1", "irq,thr,usr"),
+        (osnoise, "1,3", "cpu"),
+    ] {
+        let (code, out, run) = import_text(with_header);
+        assert_eq!(code, Some(0), "{out}");
+        let (run, tags) = run.unwrap();
+        let bare = without_header(with_header);
+        let args = ["--cpus", cpus, "--columns", columns];
+        let (code, out, imported) = import_with(&bare, &args);
+        assert_eq!(code, Some(0), "{columns}: {out}");
+        let (imported, imported_tags) = imported.unwrap();
+        assert_eq!(figures(&imported), figures(&run), "{columns}");
+        assert_eq!(imported_tags, tags, "{columns}");
+        assert_eq!(imported["kind"], run["kind"], "{columns}");
+        assert!(out.contains("rtla --no-header output"), "{columns}: {out}");
+        // In ns (rtla -n), every figure is a thousandth.
+        if columns == "cpu" {
+            let args = ["--cpus", cpus, "--columns", columns, "--time-unit", "ns"];
+            let (code, out, ns) = import_with(&bare, &args);
+            assert_eq!(code, Some(0), "{out}");
+            let ns = ns.unwrap().0;
+            assert_eq!(ns["threads"][1]["max_ns"], 9);
+            assert_eq!(run["threads"][1]["max_ns"], 9000);
+        }
+    }
+}
+
+/// A row width other than CPUs x columns, columns out of rtla's order or of no rtla table, and
+/// the options on a file that names its own columns are refused (exit 2), naming the numbers.
+#[test]
+fn no_header_columns_that_do_not_fit_are_refused_naming_the_numbers() {
+    let bare = without_header(&source());
+    for (args, needle) in [
+        (
+            &["--cpus", "0-2", "--columns", "irq,thr,usr"][..],
+            "holds 6 values where --cpus 0-2 x --columns irq,thr,usr make 9 columns (3 CPUs x 3)",
+        ),
+        (
+            &["--cpus", "0-1", "--columns", "irq,thr"][..],
+            "make 4 columns (2 CPUs x 2)",
+        ),
+        (
+            &["--cpus", "0-1", "--columns", "thr,irq"][..],
+            "in the order irq,thr,usr",
+        ),
+        (
+            &["--cpus", "0-1", "--columns", "irq,irq,thr"][..],
+            "once each",
+        ),
+        (
+            &["--cpus", "0-1", "--columns", "max"][..],
+            "irq,thr,usr (rtla-timerlat-hist)",
+        ),
+        (&["--cpus", "0-x", "--columns", "irq"][..], "--cpus 0-x"),
+        (
+            &[
+                "--cpus",
+                "0-1",
+                "--columns",
+                "irq,thr",
+                "--format",
+                "cyclictest-hist",
+            ][..],
+            "cyclictest-hist output is read as it is",
+        ),
+    ] {
+        let (code, out, run) = import_with(&bare, args);
+        assert_eq!(code, Some(2), "{args:?}: {out}");
+        assert!(out.contains(needle), "{args:?}: '{needle}' not in {out}");
+        assert!(run.is_none());
+    }
+    let (code, out, _) = import_with(&source(), &["--cpus", "0-1", "--columns", "irq,thr,usr"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("names its own columns"), "{out}");
+    let (code, out, _) = import_with(&bare, &["--cpus", "0-1"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("--columns"), "{out}");
 }

@@ -133,9 +133,11 @@ impl Default for CyclictestOptions {
 /// cyclictest's histogram limit (HIST_MAX): a larger `-h` is lowered to it, as cyclictest does.
 pub const HIST_MAX: u64 = 1_000_000;
 
-/// cyclictest takes the next word as `-a`'s list when it starts with a digit or `!`.
+/// cyclictest takes the next word as `-a`'s list when it starts with a digit, `!`, `+` or `a`
+/// (rt-tests 2.4 `process_options`: libnuma's `all` and relative `+N` lists). LAVA's
+/// cyclictest job runs `-t $(nproc) -a all` for its "every CPU" setting.
 fn cpu_list_like(s: &str) -> bool {
-    number_like(s) || s.starts_with('!')
+    number_like(s) || s.starts_with(['!', '+', 'a'])
 }
 
 /// Every option accepted or refused by name; anything else is unknown.
@@ -219,6 +221,8 @@ fn apply(o: &mut CyclictestOptions, found: &Found) -> Result<()> {
     match found.spec.long {
         "affinity" => {
             o.affinity = match &found.value {
+                // libnuma's word for every CPU.
+                Some(list) if list == "all" => Affinity::All,
                 Some(list) => Affinity::List(list.clone()),
                 None => Affinity::All,
             }
@@ -322,6 +326,14 @@ mod tests {
         assert_eq!(o.threads, Threads::PerCpu);
         assert_eq!(o.affinity, Affinity::All);
         assert!(o.quiet);
+        // `-a all` (LAVA's cyclictest.sh with -t 0), in both spellings, is every CPU.
+        for line in ["-t 2 -a all -q", "-t 2 --affinity=all"] {
+            let o = parsed(line);
+            assert_eq!(
+                (&o.affinity, o.threads),
+                (&Affinity::All, Threads::Count(2))
+            );
+        }
         let o = parsed("-S -p95 -H 50 -l 100");
         assert_eq!((o.affinity, o.threads), (Affinity::All, Threads::PerCpu));
         assert!(o.histofall);

@@ -262,6 +262,33 @@ fn snapshot_facts_come_from_the_tree() {
     );
 }
 
+/// Issue 30: the switch to full preemption is a debugfs file; where debugfs is not mounted
+/// (the desktop), the fix mounts it before writing to it; where it is (the VM), it does not.
+#[test]
+fn the_preemption_fix_mounts_debugfs_first_where_it_is_not_mounted() {
+    let fix = |name: &str| {
+        let root = fixture(name);
+        let check = super::kernel::preemption(&Ctx::new(&root, &[], false));
+        assert_eq!(check.verdict, Warn, "{name}: {}", check.evidence);
+        check.fix
+    };
+    let desktop = fix("desktop");
+    let (mount, echo) = (
+        desktop.find("`mount -t debugfs none /sys/kernel/debug`"),
+        desktop.find("`echo full > /sys/kernel/debug/sched/preempt`"),
+    );
+    assert!(
+        matches!((mount, echo), (Some(m), Some(e)) if m < e),
+        "{desktop}"
+    );
+    let vm = fix("vm");
+    assert!(
+        vm.contains("`echo full > /sys/kernel/debug/sched/preempt`"),
+        "{vm}"
+    );
+    assert!(!vm.contains("mount -t debugfs"), "{vm}");
+}
+
 #[test]
 fn container_rt_group_names_the_cgroup_file() {
     let root = fixture("container");

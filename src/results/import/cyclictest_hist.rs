@@ -13,6 +13,7 @@
 //! cyclictest's `policy:` and `T:` status lines) and after its summary (comments, analysis)
 //! are skipped; a line in the middle of the rows that is not a row is refused.
 
+use super::pasted::without_comment;
 use super::{Imported, Parser, SourceFormat, SourceHistogram, SourceThread, add_counts};
 use super::{Recognise, Recognised};
 
@@ -34,6 +35,7 @@ pub static FORMAT: SourceFormat = SourceFormat {
     help: "what cyclictest -h N prints: a 1 us histogram per thread and its summary lines",
     parse: Parser::Text(parse),
     recognise: Recognise::Text(recognise),
+    no_header: None,
 };
 
 fn recognise(lines: &[&str]) -> Recognised {
@@ -107,7 +109,7 @@ fn read_lines(text: &str) -> Result<HistogramText, String> {
     // summary lines (# Max Latencies: and what follows).
     let (mut started, mut ended) = (false, false);
     for (n, raw) in text.lines().enumerate() {
-        let line = raw.trim();
+        let line = without_comment(raw.trim());
         if line.is_empty() {
             continue;
         }

@@ -15,6 +15,7 @@ pub static FORMAT: SourceFormat = SourceFormat {
     help: "the file of cyclictest --json=FILE",
     parse: Parser::Text(parse),
     recognise: Recognise::Json(recognise, "thread.N.cycles"),
+    no_header: None,
 };
 
 /// Named by its command line, or a thread with `cycles` (unless oslat's command line).

@@ -6,6 +6,7 @@
 //! figures. There is no histogram: the run has samples, min, mean and max, and every
 //! percentile is absent.
 
+use super::pasted::without_comment;
 use super::{Imported, Parser, RunFacts, SourceFormat, SourceHistogram, SourceThread};
 use super::{Recognise, Recognised};
 use std::collections::BTreeMap;
@@ -15,6 +16,7 @@ pub static FORMAT: SourceFormat = SourceFormat {
     help: "cyclictest's T: status lines (a run without -h): count, min, avg, max per thread",
     parse: Parser::Text(parse),
     recognise: Recognise::Text(recognise),
+    no_header: None,
 };
 
 fn recognise(lines: &[&str]) -> Recognised {
@@ -59,7 +61,7 @@ fn status(line: &str) -> Option<(usize, Status)> {
 pub fn parse(text: &str) -> Result<Imported, String> {
     let mut last: BTreeMap<usize, Status> = BTreeMap::new();
     let mut policy = None;
-    for (n, line) in text.lines().map(str::trim).enumerate() {
+    for (n, line) in text.lines().map(|l| without_comment(l.trim())).enumerate() {
         if let Some(rest) = line.strip_prefix("policy:") {
             policy = rest
                 .split(':')

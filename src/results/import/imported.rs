@@ -51,6 +51,17 @@ pub struct SourceFormat {
     pub parse: Parser,
     /// How `import --format auto` recognises it ([`super::detect`] asks each row in turn).
     pub recognise: Recognise,
+    /// How it reads output saved without its column line, when the user names the columns
+    /// (`import --cpus --columns`); None where the format has no such form.
+    pub no_header: Option<NoHeader>,
+}
+
+/// A format's reading of output printed without its header (rtla `--no-header`).
+#[derive(Debug, Clone, Copy)]
+pub struct NoHeader {
+    /// The columns it prints per CPU, as it names them and in its order (`IRQ`, `Thr`, `Usr`).
+    pub columns: &'static [&'static str],
+    pub parse: fn(&str, &super::NoHeaderLayout) -> std::result::Result<Imported, String>,
 }
 
 /// How a format is recognised from a file's content.

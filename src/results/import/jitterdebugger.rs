@@ -25,6 +25,7 @@ pub static FORMAT: SourceFormat = SourceFormat {
     help: "jitterdebugger's results.json (jitterdebugger -o DIR)",
     parse: Parser::Text(parse),
     recognise: Recognise::Json(recognise, "cpu.N.histogram"),
+    no_header: None,
 };
 
 /// No command line and no threads, but a `cpu` object.

@@ -27,6 +27,7 @@ pub static FORMAT: SourceFormat = SourceFormat {
     help: "jitterdebugger's raw samples file (samples.raw of jitterdebugger -o DIR -s)",
     parse: Parser::Bytes(parse),
     recognise: Recognise::Binary(recognise),
+    no_header: None,
 };
 
 fn recognise(bytes: &[u8]) -> Result<(), String> {

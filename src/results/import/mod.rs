@@ -33,6 +33,7 @@ pub use crate::format::run_record::RunKind;
 pub(crate) use detect::{detect, detect_binary};
 pub(crate) use imported::*;
 pub(crate) use rt_tests::*;
+pub use rtla_hist::NoHeaderLayout;
 pub use write::{summary, write_result};
 
 /// Every format `jitterlab import` reads, one row each: `import --format` offers these names
@@ -81,7 +82,7 @@ pub(crate) fn parse_checked(
     format: &'static SourceFormat,
     input: Input,
 ) -> std::result::Result<Imported, String> {
-    let imported = match (format.parse, input) {
+    checked(match (format.parse, input) {
         (Parser::Text(parse), Input::Text(text)) => parse(text)?,
         (Parser::Bytes(parse), Input::Bytes(bytes, path)) => parse(bytes, path)?,
         (Parser::Text(_), Input::Bytes(..)) => {
@@ -90,7 +91,24 @@ pub(crate) fn parse_checked(
         (Parser::Bytes(..), Input::Text(_)) => {
             return Err("it is text, and this format is binary".into());
         }
-    };
+    })
+}
+
+/// Parses output saved without its column line (rtla `--no-header`) with `format`'s reading
+/// of it, the columns as `layout` names them, and checks it as [`parse_checked`] does.
+pub(crate) fn parse_no_header_checked(
+    format: &'static SourceFormat,
+    text: &str,
+    layout: &NoHeaderLayout,
+) -> std::result::Result<Imported, String> {
+    let no_header = format
+        .no_header
+        .ok_or_else(|| format!("{} output has no form without its column line", format.name))?;
+    checked((no_header.parse)(text, layout)?)
+}
+
+/// Checks every thread of an import against itself and the CPU range.
+fn checked(imported: Imported) -> std::result::Result<Imported, String> {
     if let Some(t) = imported.threads.iter().find(|t| t.cpu >= MAX_CPUS) {
         return Err(format!(
             "CPU {} is out of range: Linux numbers at most {MAX_CPUS} CPUs (0 to {}); the file is damaged or not what it claims",

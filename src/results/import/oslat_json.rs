@@ -5,8 +5,9 @@
 
 use super::Recognise;
 use super::{
-    Imported, OSLAT_WARNING, Parser, RunKind, SourceFormat, json_buckets, option_value,
-    oslat_facts, oslat_thread, rt_tests_json, rt_tests_threads, rt_tests_time, seconds_to_ns,
+    Imported, OSLAT_WARNING, OslatRelease, Parser, RunKind, SourceFormat, json_buckets,
+    option_value, oslat_facts, oslat_thread, rt_tests_json, rt_tests_threads, rt_tests_time,
+    seconds_to_ns,
 };
 use serde_json::Value;
 
@@ -15,6 +16,7 @@ pub static FORMAT: SourceFormat = SourceFormat {
     help: "the file of oslat --json=FILE",
     parse: Parser::Text(parse),
     recognise: Recognise::Json(recognise, "thread.N.freq"),
+    no_header: None,
 };
 
 /// Named by its command line, or a thread with `freq`.
@@ -31,6 +33,9 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     let last_bucket: u64 = option_value(&command_line, "-b", "--bucket-size")
         .and_then(|n| n.parse().ok())
         .unwrap_or(32);
+    let version = v.get("rt_test_version:").and_then(Value::as_str);
+    let (release, ambiguous) = OslatRelease::of(version, None);
+    let mut notes: Vec<String> = ambiguous.into_iter().collect();
     let entries = rt_tests_threads(&v)?;
     let mut threads = Vec::new();
     let mut duration_ns = None;
@@ -54,7 +59,8 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             })
             .transpose()?;
         duration_ns = duration_ns.max(thread_ns);
-        let figures = [field("min"), field("avg"), field("max")];
+        let (figures, note) = release.figures([field("min"), field("avg"), field("max")]);
+        notes.extend(note.filter(|n| !notes.contains(n)));
         threads.push(
             oslat_thread(cpu, rows, last_bucket, figures, thread_ns)
                 .map_err(|e| format!("thread {index}: {e}"))?,
@@ -64,6 +70,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         return Err("its \"thread\" object is empty".into());
     }
     let mut warnings = vec![OSLAT_WARNING.to_string()];
+    warnings.extend(notes);
     let start = rt_tests_time(&v, "start_time", &mut warnings);
     let facts = oslat_facts(&command_line);
     Ok(Imported {

@@ -16,8 +16,10 @@
 //! The last row (`-b`, marked "including overflows") also holds every longer gap. There is no
 //! command line and no time stamp; the priority line gives the policy.
 
+use super::pasted::without_comment;
 use super::{
-    Imported, OSLAT_WARNING, Parser, RunFacts, RunKind, SourceFormat, oslat_thread, seconds_to_ns,
+    Imported, OSLAT_WARNING, OslatRelease, Parser, RunFacts, RunKind, SourceFormat, oslat_thread,
+    seconds_to_ns,
 };
 use super::{Recognise, Recognised};
 
@@ -26,6 +28,7 @@ pub static FORMAT: SourceFormat = SourceFormat {
     help: "oslat's text output (stdout), the same figures as its --json file",
     parse: Parser::Text(parse),
     recognise: Recognise::Text(recognise),
+    no_header: None,
 };
 
 fn recognise(lines: &[&str]) -> Recognised {
@@ -56,7 +59,8 @@ fn numbers<T: std::str::FromStr>(line: &str, n: usize) -> std::result::Result<Ve
 }
 
 pub fn parse(text: &str) -> Result<Imported, String> {
-    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    // A note typed after a row (`Maximum: 4050 (us) # irq storm`) is not one of its values.
+    let lines: Vec<&str> = text.lines().map(|l| without_comment(l.trim())).collect();
     let core_line = lines
         .iter()
         .position(|l| l.starts_with("Core:"))
@@ -118,13 +122,22 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 .into(),
         );
     };
+    let version = lines.iter().find_map(|l| l.strip_prefix("oslat V "));
+    let mhz = lines
+        .iter()
+        .find(|l| l.starts_with("Counter Freq:"))
+        .map(|l| l.contains("(MHz)"));
+    let (release, _) = OslatRelease::of(version, mhz);
+    let mut note = None;
     let threads = (0..n)
         .map(|c| {
+            let (figures, said) = release.figures([Some(min[c]), Some(avg[c]), Some(max[c])]);
+            note = said;
             oslat_thread(
                 cpus[c],
                 std::mem::take(&mut rows[c]),
                 last_bucket,
-                [Some(min[c]), Some(avg[c]), Some(max[c])],
+                figures,
                 durations.as_ref().map(|d| d[c]),
             )
             .map_err(|e| format!("CPU {}: {e}", cpus[c]))
@@ -134,10 +147,13 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         kind: RunKind::Noise,
         duration_ns: durations.and_then(|d| d.into_iter().max()),
         facts: facts(&lines),
-        warnings: vec![
+        warnings: [
             OSLAT_WARNING.into(),
             "oslat's text prints averages to 3 decimals; mean_ns is that figure".into(),
-        ],
+        ]
+        .into_iter()
+        .chain(note)
+        .collect(),
         ..Imported::new(&FORMAT, threads)
     })
 }

@@ -5,6 +5,11 @@
 //! before the output and comments after it are each format's to skip, since only the format
 //! knows where its output begins and ends.
 //!
+//! A note someone typed after a summary line (`... Max:     10   # after tuning`) is taken off
+//! by [`without_comment`], which the text formats call on their data lines: in the outputs
+//! read here a `#` after a line's data is never a value, except cyclictest's own overflow
+//! tail `# 00290 others`, which is kept.
+//!
 //! Elisions are refused: a file where someone replaced part of the output with `...` or a
 //! "More histogram entries" note has lost samples, and importing it would print wrong counts
 //! as facts.
@@ -42,6 +47,40 @@ pub fn clean(text: &str) -> std::result::Result<String, String> {
         cleaned.push('\n');
     }
     Ok(cleaned)
+}
+
+/// The line without a comment typed after its data: from the first `#` that follows a blank
+/// and some data, to the end. What cannot be a comment stays: a `#` that starts the line (the
+/// rt-tests summary lines `# Max Latencies: ...` and rtla's header are written so), and
+/// cyclictest's `# NNNNN others` at the end of a `# Thread k:` line (the overflows beyond the
+/// listed cycle numbers). Trailing blanks before the comment go with it.
+pub fn without_comment(line: &str) -> &str {
+    let body_from = line.len() - line.trim_start().len();
+    // The line's own leading '#' is its label, not a comment.
+    let mut search_from = body_from + usize::from(line[body_from..].starts_with('#'));
+    while let Some(at) = line[search_from..].find('#').map(|i| i + search_from) {
+        let blank_before = line[..at].ends_with(char::is_whitespace);
+        let data_before = !line[body_from..at]
+            .trim()
+            .trim_start_matches('#')
+            .trim()
+            .is_empty();
+        if blank_before && data_before && !is_others_tail(&line[at..]) {
+            return line[..at].trim_end();
+        }
+        search_from = at + 1;
+    }
+    line
+}
+
+/// cyclictest's `# 00290 others` (rt-tests: the overflows whose cycle numbers were not
+/// listed), possibly followed by a comment of its own.
+fn is_others_tail(tail: &str) -> bool {
+    let mut words = tail[1..].split_whitespace();
+    matches!(
+        (words.next(), words.next()),
+        (Some(n), Some("others")) if n.bytes().all(|b| b.is_ascii_digit())
+    )
 }
 
 /// Skips one escape sequence after its ESC: CSI (`[` parameters, intermediates, one final
@@ -103,6 +142,49 @@ mod tests {
         // A title (OSC) ends at BEL or at ESC \; a lone BEL is not part of any sequence.
         let titled = "a\u{1b}]0;title\u{7}b\u{1b}]2;t\u{1b}\\c\u{7}d";
         assert_eq!(clean(titled).unwrap(), "abc\u{7}d\n");
+    }
+
+    #[test]
+    fn comments_after_the_data_go_and_data_stays() {
+        for (line, kept) in [
+            (
+                "T: 0 ( 1234) P:99 I:1000 C: 1000 Min: 1 Act: 2 Avg: 3 Max: 10   # after tuning",
+                "T: 0 ( 1234) P:99 I:1000 C: 1000 Min: 1 Act: 2 Avg: 3 Max: 10",
+            ),
+            (
+                "# Max Latencies: 00280 00421 # isolcpus=1",
+                "# Max Latencies: 00280 00421",
+            ),
+            ("000012 000345\t000310  #peak", "000012 000345\t000310"),
+            (
+                "     Maximum:\t 4050 (us) # irq storm",
+                "     Maximum:\t 4050 (us)",
+            ),
+            (
+                "count:      1000       1000 #x",
+                "count:      1000       1000",
+            ),
+            // cyclictest's overflow tail is data; a comment after it is not.
+            (
+                "# Thread 0: 00013 00039 # 00290 others",
+                "# Thread 0: 00013 00039 # 00290 others",
+            ),
+            (
+                "# Thread 0: 00013 # 00290 others   # second run",
+                "# Thread 0: 00013 # 00290 others",
+            ),
+            // A line's own leading '#', a '#' without data before it, or glued to a word.
+            ("# Histogram", "# Histogram"),
+            ("# RTLA timerlat histogram", "# RTLA timerlat histogram"),
+            ("  # just a note", "  # just a note"),
+            (
+                "root@board:~# cyclictest -h400",
+                "root@board:~# cyclictest -h400",
+            ),
+            ("", ""),
+        ] {
+            assert_eq!(without_comment(line), kept, "{line:?}");
+        }
     }
 
     #[test]

@@ -333,6 +333,61 @@ pub(crate) fn oslat_facts(args: &[String]) -> super::RunFacts {
     }
 }
 
+/// How the oslat that wrote a file rounds its `min` and `max`, by rt-tests release. Every
+/// release labels a bucket with its upper end (a gap of g us in row floor(g) + 1, the
+/// convention jitterlab records imports in); up to 2.6 the min and max are that label too,
+/// but 2.7 ("oslat: convert to nanoseconds correctly") prints them rounded down, 1 us below
+/// the row they are in. 2.5 and 2.6 also rounded each gap up before bucketing (the bug that
+/// commit fixed), so their rows read up to 1 us high.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OslatRelease {
+    /// rt-tests up to 2.4, and jitterlab's drop-in (which prints 2.40's layout).
+    UpTo2_4,
+    /// 2.5 and 2.6: min and max as the row labels, rows 1 us high.
+    Rounded2_5,
+    /// 2.7 and later: min and max 1 us below the row labels.
+    From2_7,
+}
+
+impl OslatRelease {
+    /// From the version oslat states (`oslat V 2.70`, JSON `"rt_test_version:": "2.70"`,
+    /// printed as `%1.2f`) and, in text, whether `Counter Freq` says `(MHz)` (2.7 and later;
+    /// `(Mhz)` before). "2.10" is both 2.1 and 2.10 (`%1.2f` of either): the text's spelling
+    /// tells them apart; a JSON file's cannot, and is read as 2.10 (a warning says so).
+    pub(crate) fn of(version: Option<&str>, mhz: Option<bool>) -> (OslatRelease, Option<String>) {
+        let minor = version
+            .and_then(|v| v.trim().strip_prefix("2."))
+            .and_then(|m| m.get(..2))
+            .and_then(|m| m.parse::<u32>().ok());
+        let release = match (minor, mhz) {
+            (_, Some(true)) => OslatRelease::From2_7,
+            // "2.10" in text with (Mhz) is 2.1; in JSON, taken as 2.10.
+            (Some(10), Some(false)) => OslatRelease::UpTo2_4,
+            (Some(10), None) => OslatRelease::From2_7,
+            (Some(0..=49), _) => OslatRelease::UpTo2_4,
+            (Some(50..=69), _) => OslatRelease::Rounded2_5,
+            (Some(_), _) => OslatRelease::From2_7,
+            (None, _) => OslatRelease::UpTo2_4,
+        };
+        let ambiguous = (minor == Some(10) && mhz.is_none()).then(|| {
+            "the file says rt-tests \"2.10\", which is how both 2.1 and 2.10 print their version: read as 2.10 (min and max 1 us up, to their rows); import the text output, whose (MHz) or (Mhz) tells them apart, if this was 2.1".to_string()
+        });
+        (release, ambiguous)
+    }
+
+    /// `[min, avg, max]` in the rows' convention, and what was done, for the warnings.
+    pub(crate) fn figures(
+        self,
+        [min, avg, max]: [Option<f64>; 3],
+    ) -> ([Option<f64>; 3], Option<String>) {
+        match self {
+            OslatRelease::UpTo2_4 => ([min, avg, max], None),
+            OslatRelease::Rounded2_5 => ([min, avg, max], Some("written by oslat of rt-tests 2.5 or 2.6, which rounded each gap up before putting it in a row (fixed in 2.7): its rows, min and max read up to 1 us high, and are imported as printed".into())),
+            OslatRelease::From2_7 => ([min.map(|m| m + 1.0), avg, max.map(|m| m + 1.0)], Some("written by oslat of rt-tests 2.7 or later, which prints Minimum and Maximum rounded down, 1 us below the row they are in: min_ns and max_ns are those plus 1 us, in the rows' convention (a gap of g us in row floor(g) + 1, as oslat up to 2.6 printed them too)".into())),
+        }
+    }
+}
+
 /// The warning every oslat import carries.
 pub(crate) const OSLAT_WARNING: &str = "oslat records every pass of its busy loop, not only gaps above a threshold: each sample is one loop gap in whole us rounded up (oslat's buckets), iterations are the samples, and the noise time, share and gap rate are absent";
 

@@ -29,6 +29,7 @@ pub static FORMAT: SourceFormat = SourceFormat {
     help: "rteval's summary.xml (its cyclictest measurement: per-CPU and system statistics and histograms)",
     parse: Parser::Text(parse),
     recognise: Recognise::Text(recognise),
+    no_header: None,
 };
 
 fn recognise(lines: &[&str]) -> Recognised {

@@ -6,7 +6,14 @@
 //! per column `over:` (samples beyond the last bucket), `count:` (all samples, over included),
 //! `min:`, `avg:`, `max:` (`-` without samples), and, in timerlat, an `ALL:` block of totals
 //! that is not needed here. rtla prints `... hit stop tracing` when a threshold stopped it.
+//!
+//! With `--no-header` (as LAVA's rtla jobs save it) the header and the column line are left
+//! out: the rows and summary lines are all there, but nothing names the columns. rtla prints
+//! them per CPU in increasing order (a CPU without samples left out), and per CPU in a fixed
+//! order (timerlat: IRQ, Thr, Usr; each left out by `--no-irq`, `--no-thread`, present with
+//! `-u`), so the user who knows the CPUs and the kinds names them all ([`NoHeaderLayout`]).
 
+use super::pasted::without_comment;
 use super::{SourceHistogram, add_counts};
 
 /// One named column of the table, as a histogram in the table's unit.
@@ -15,6 +22,54 @@ pub struct Column {
     pub name: String,
     pub cpu: usize,
     pub histogram: SourceHistogram,
+}
+
+/// The columns of a table printed without its header, as the user names them (`jitterlab
+/// import --cpus --columns --time-unit`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoHeaderLayout {
+    /// The CPUs, in increasing order (rtla's).
+    pub cpus: Vec<usize>,
+    /// The columns of each CPU as rtla names them (`IRQ`, `Thr`, `Usr`, `CPU`), in rtla's order.
+    pub columns: Vec<&'static str>,
+    /// What the user gave, for messages: `--cpus` and `--columns` as written.
+    pub cpus_given: String,
+    pub columns_given: String,
+    /// The unit: 1000 (us, rtla's default) or 1 (`rtla -n`): the header that says it is gone.
+    pub unit_ns: u64,
+}
+
+impl NoHeaderLayout {
+    fn width(&self) -> usize {
+        self.cpus.len() * self.columns.len()
+    }
+
+    /// The refusal of a row of another width, naming the numbers and what makes them.
+    fn wrong_width(&self, n: usize, line: &str, values: usize) -> String {
+        format!(
+            "line {} ('{line}') holds {values} values where --cpus {} x --columns {} make {} columns ({} CPUs x {}); give the CPUs whose columns the file holds (rtla leaves out a CPU without samples) and the kinds it printed (no IRQ with --no-irq, no Thr with --no-thread, Usr with -u)",
+            n + 1,
+            self.cpus_given,
+            self.columns_given,
+            self.width(),
+            self.cpus.len(),
+            self.columns.len()
+        )
+    }
+}
+
+/// What an import without the header took from the user, for run.json's warnings.
+pub(crate) fn no_header_warning(layout: &NoHeaderLayout) -> String {
+    format!(
+        "rtla --no-header output: the columns are as named on the command line (--cpus {} --columns {}) and the unit is {}, since the header that names them was not saved; the duration is unknown",
+        layout.cpus_given,
+        layout.columns_given,
+        if layout.unit_ns == 1 {
+            "ns (--time-unit ns)"
+        } else {
+            "us (rtla's default; --time-unit ns for rtla -n output)"
+        }
+    )
 }
 
 /// What the table holds.
@@ -64,11 +119,37 @@ pub(crate) fn parse_duration(text: &str) -> Option<u64> {
 /// Reads the table; `names` are the column names this tool prints. `Ok` with no columns
 /// when there is no `Index` line (the caller says why that cannot be read).
 pub fn read(text: &str, names: &[&str]) -> Result<Table, String> {
-    let mut unit_ns = 1000;
+    read_table(text, names, None)
+}
+
+/// Reads a table printed without its header (`rtla --no-header`), its columns as `layout`
+/// names them. Refused: a text with a column line (it names its own columns), one without
+/// rtla's `over:` line (not rtla hist output), and a row of another width than the layout's.
+pub fn read_no_header(text: &str, layout: &NoHeaderLayout) -> Result<Table, String> {
+    let table = read_table(text, &layout.columns, Some(layout))?;
+    if !text.lines().any(|l| l.trim_start().starts_with("over:")) {
+        return Err("it has no 'over:' line, which rtla hist prints after its rows: it is not rtla hist output (or was saved with --no-index, whose rows carry no latency)".into());
+    }
+    Ok(table)
+}
+
+fn read_table(
+    text: &str,
+    names: &[&str],
+    layout: Option<&NoHeaderLayout>,
+) -> Result<Table, String> {
+    let mut unit_ns = layout.map_or(1000, |l| l.unit_ns);
     let mut duration_ns = None;
     let mut columns: Vec<(String, usize, Figures)> = Vec::new();
+    if let Some(layout) = layout {
+        for &cpu in &layout.cpus {
+            for name in &layout.columns {
+                columns.push((name.to_string(), cpu, Figures::default()));
+            }
+        }
+    }
     for (n, raw) in text.lines().enumerate() {
-        let line = raw.trim();
+        let line = without_comment(raw.trim());
         if let Some(rest) = line.strip_prefix("# Time unit is ") {
             unit_ns = if rest.starts_with("nanoseconds") {
                 1
@@ -84,6 +165,12 @@ pub fn read(text: &str, names: &[&str]) -> Result<Table, String> {
             continue;
         }
         if line.starts_with("Index") {
+            if layout.is_some() {
+                return Err(format!(
+                    "line {} ('{line}') names the columns: the file has its column line, so import it without --cpus and --columns",
+                    n + 1
+                ));
+            }
             columns.extend(column_names(line, n, names)?);
             continue;
         }
@@ -93,6 +180,12 @@ pub fn read(text: &str, names: &[&str]) -> Result<Table, String> {
         }
         if columns.is_empty() || line.is_empty() || line.starts_with('#') {
             continue;
+        }
+        if let Some(layout) = layout {
+            let values = line.split_whitespace().count() - 1;
+            if is_data_line(line) && values != layout.width() {
+                return Err(layout.wrong_width(n, line, values));
+            }
         }
         read_row(line, n, &mut columns)?;
     }
@@ -139,6 +232,17 @@ fn column_names(
     Ok(columns)
 }
 
+/// Whether a line is a bucket row or one of the summary lines (the lines with a value per
+/// column).
+fn is_data_line(line: &str) -> bool {
+    let head = line.split_whitespace().next().unwrap_or_default();
+    head.parse::<u64>().is_ok()
+        || matches!(
+            head.strip_suffix(':'),
+            Some("over" | "count" | "min" | "avg" | "max")
+        )
+}
+
 /// Adds line `n` (0-based), a bucket row or one of the `over:`, `count:`, `min:`, `avg:`,
 /// `max:` lines, to the columns; other lines are rtla's messages around the table.
 fn read_row(line: &str, n: usize, columns: &mut [(String, usize, Figures)]) -> Result<(), String> {
@@ -146,8 +250,7 @@ fn read_row(line: &str, n: usize, columns: &mut [(String, usize, Figures)]) -> R
     let head = fields.next().unwrap_or_default();
     let values: Vec<&str> = fields.collect();
     let label = head.strip_suffix(':');
-    let is_row = head.parse::<u64>().is_ok();
-    if !is_row && !matches!(label, Some("over" | "count" | "min" | "avg" | "max")) {
+    if !is_data_line(line) {
         return Ok(()); // messages rtla prints around the table
     }
     if values.len() != columns.len() {

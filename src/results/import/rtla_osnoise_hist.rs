@@ -6,16 +6,23 @@
 //! figures are absent.
 
 use super::{Imported, Parser, RunKind, SourceFormat, SourceNoise, SourceThread, rtla_hist};
-use super::{Recognise, Recognised};
+use super::{NoHeader, NoHeaderLayout, Recognise, Recognised};
 
-/// Why output without the column line cannot be read.
-pub(crate) const NO_HEADER: &str = "it is rtla osnoise hist output without its column line 'Index CPU-000 ...' (rtla --no-header), or one where no CPU saw noise (rtla then prints no column): which CPU each column is cannot be known; capture without --no-header";
+/// Why output without the column line cannot be read as it is, and how it can.
+pub(crate) const NO_HEADER: &str = "it is rtla osnoise hist output without its column line 'Index CPU-000 ...' (rtla --no-header), or one where no CPU saw noise (rtla then prints no column): which CPU each column is cannot be known from the file; name them with --cpus and --columns cpu (e.g. `jitterlab import FILE --cpus 0-3 --columns cpu`; docs/import.md), or capture without --no-header";
+
+/// The one column rtla osnoise hist prints per CPU.
+const COLUMNS: &[&str] = &["CPU"];
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "rtla-osnoise-hist",
     help: "what rtla osnoise hist prints: a histogram of noise lengths per CPU",
     parse: Parser::Text(parse),
     recognise: Recognise::Text(recognise),
+    no_header: Some(NoHeader {
+        columns: COLUMNS,
+        parse: parse_no_header,
+    }),
 };
 
 fn recognise(lines: &[&str]) -> Recognised {
@@ -30,10 +37,21 @@ fn recognise(lines: &[&str]) -> Recognised {
 }
 
 pub fn parse(text: &str) -> Result<Imported, String> {
-    let table = rtla_hist::read(text, &["CPU"])?;
+    let table = rtla_hist::read(text, COLUMNS)?;
     if table.columns.is_empty() {
         return Err(NO_HEADER.into());
     }
+    Ok(from_table(table))
+}
+
+/// Output saved with `--no-header`, its CPUs named by the user.
+fn parse_no_header(text: &str, layout: &NoHeaderLayout) -> Result<Imported, String> {
+    let mut imported = from_table(rtla_hist::read_no_header(text, layout)?);
+    imported.warnings.push(rtla_hist::no_header_warning(layout));
+    Ok(imported)
+}
+
+fn from_table(table: rtla_hist::Table) -> Imported {
     let threads = table
         .columns
         .into_iter()
@@ -42,7 +60,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             ..SourceThread::new(c.cpu, c.histogram)
         })
         .collect();
-    Ok(Imported {
+    Imported {
         kind: RunKind::Noise,
         duration_ns: table.duration_ns,
         stopped: table.stopped,
@@ -51,5 +69,5 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             "rtla prints averages to 2 decimals; mean_ns is that figure".into(),
         ],
         ..Imported::new(&FORMAT, threads)
-    })
+    }
 }

@@ -26,6 +26,7 @@ pub static FORMAT: SourceFormat = SourceFormat {
     help: "what rtla osnoise top (or rtla hwnoise) prints: runtime, noise, max single noise and interference counts per CPU",
     parse: Parser::Text(parse),
     recognise: Recognise::Text(recognise),
+    no_header: None,
 };
 
 fn recognise(lines: &[&str]) -> Recognised {

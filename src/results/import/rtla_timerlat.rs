@@ -10,16 +10,23 @@
 //! tracing`: such a run is recorded as interrupted, with that reason.
 
 use super::{Imported, Parser, RunFacts, RunKind, SourceFormat, SourceThread, rtla_hist};
-use super::{Recognise, Recognised};
+use super::{NoHeader, NoHeaderLayout, Recognise, Recognised};
 
-/// Why output without the column line cannot be read.
-pub(crate) const NO_HEADER: &str = "it is rtla timerlat hist output without its column line 'Index IRQ-000 Thr-000 ...' (rtla --no-header, as LAVA's job saves it): the columns are not named, so which CPU and which of IRQ, Thr and Usr each column is cannot be known; capture without --no-header";
+/// Why output without the column line cannot be read as it is, and how it can.
+pub(crate) const NO_HEADER: &str = "it is rtla hist output without its column line 'Index IRQ-000 Thr-000 ...' (rtla --no-header, as LAVA's jobs save it): the columns are not named, so which CPU and which of IRQ, Thr and Usr each column is cannot be known from the file; name them with --cpus and --columns (e.g. `jitterlab import FILE --cpus 0-3 --columns irq,thr` for rtla timerlat hist, `--columns irq,thr,usr` with rtla -u, `--columns cpu` for rtla osnoise hist; docs/import.md), or capture without --no-header";
+
+/// The columns rtla timerlat hist prints per CPU, in its order.
+const COLUMNS: &[&str] = &["IRQ", "Thr", "Usr"];
 
 pub static FORMAT: SourceFormat = SourceFormat {
     name: "rtla-timerlat-hist",
     help: "what rtla timerlat hist prints: IRQ, Thr (and Usr) columns per CPU",
     parse: Parser::Text(parse),
     recognise: Recognise::Text(recognise),
+    no_header: Some(NoHeader {
+        columns: COLUMNS,
+        parse: parse_no_header,
+    }),
 };
 
 /// Its header or its column line; without both (`--no-header`), refused: the rows and the
@@ -44,10 +51,20 @@ fn recognise(lines: &[&str]) -> Recognised {
 }
 
 pub fn parse(text: &str) -> Result<Imported, String> {
-    let table = rtla_hist::read(text, &["IRQ", "Thr", "Usr"])?;
+    let table = rtla_hist::read(text, COLUMNS)?;
     if table.columns.is_empty() {
         return Err(NO_HEADER.into());
     }
+    from_table(table, Vec::new())
+}
+
+/// Output saved with `--no-header`, its columns named by the user.
+fn parse_no_header(text: &str, layout: &NoHeaderLayout) -> Result<Imported, String> {
+    let table = rtla_hist::read_no_header(text, layout)?;
+    from_table(table, vec![rtla_hist::no_header_warning(layout)])
+}
+
+fn from_table(table: rtla_hist::Table, mut warnings: Vec<String>) -> Result<Imported, String> {
     let columns = &table.columns;
     let mut cpus: Vec<usize> = columns.iter().map(|c| c.cpu).collect();
     cpus.sort_unstable();
@@ -84,7 +101,6 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             noise: None,
         });
     }
-    let mut warnings = Vec::new();
     if !empty_usr.is_empty() {
         warnings.push(format!(
             "CPU {:?}: the Usr column has no samples (rtla's user-space thread never woke); the Thr column is the latency there",

@@ -27,6 +27,7 @@ pub static FORMAT: SourceFormat = SourceFormat {
     help: "what rtla timerlat top prints at its end: IRQ, thread (and user) min/avg/max per CPU",
     parse: Parser::Text(parse),
     recognise: Recognise::Text(recognise),
+    no_header: None,
 };
 
 fn recognise(lines: &[&str]) -> Recognised {

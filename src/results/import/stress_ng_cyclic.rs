@@ -27,6 +27,7 @@ pub static FORMAT: SourceFormat = SourceFormat {
     help: "stress-ng --cyclic N --metrics log (stdout): samples, min, mean, stddev, max and its percentiles",
     parse: Parser::Text(parse),
     recognise: Recognise::Text(recognise),
+    no_header: None,
 };
 
 /// Its metrics log; its `-Y` YAML file is refused with what to capture instead.

@@ -153,7 +153,9 @@ machine("vm", cpus=2, release="5.14.0-427.el9.x86_64+debug", version="#1 SMP PRE
         preempt_debugfs="none (voluntary) full",
         sysctl={"sched_rt_runtime_us": 950000, "sched_rt_period_us": 1000000, "timer_migration": 1, "watchdog": 1,
                 "nmi_watchdog": 0, "watchdog_cpumask": "0-1", "numa_balancing": 0},
-        caps=ROOT_CAPS, rtprio="0", memlock="8388608", cgroup="0::/system.slice/sshd.service\n", mounts=CGROUP2_MOUNTS,
+        caps=ROOT_CAPS, rtprio="0", memlock="8388608", cgroup="0::/system.slice/sshd.service\n",
+        # debugfs mounted (its sched/preempt above is readable), tracefs not.
+        mounts=CGROUP2_MOUNTS + "debugfs /sys/kernel/debug debugfs rw,nosuid,nodev,noexec,relatime 0 0\n",
         irqs={10: ("0-1", "virtio0-input.0"), 11: ("0-1", "virtio1-requests")},
         procs={1: "systemd", 700: "irqbalance"}, thp="[always] madvise never", swaps="", ksm=0,
         hypervisor=True, dmi=("QEMU", "Standard PC (Q35 + ICH9, 2009)"), steal=1234, clocksource="kvm-clock",

@@ -217,13 +217,38 @@ pub fn preemption(ctx: &Ctx) -> Check {
             evidence,
             format!(
                 "{to_rt}; short of that, switch this PREEMPT_DYNAMIC kernel to full preemption: \
-                     boot with preempt=full, or `echo full > /sys/kernel/debug/sched/preempt`"
+                     boot with preempt=full, or {}",
+                switch_now(debugfs_mounted(ctx))
             ),
         ),
         Some(_) => PREEMPTION.warn(evidence, to_rt),
         None => PREEMPTION.unknown(
             format!("no source readable: {}", p.evidence.join("; ")),
             "check that /proc is mounted; `uname -v` shows PREEMPT_RT on a real-time kernel",
+        ),
+    }
+}
+
+/// Whether debugfs is mounted at /sys/kernel/debug, from /proc/mounts (None: unreadable).
+fn debugfs_mounted(ctx: &Ctx) -> Option<bool> {
+    let mounts = root::read(ctx.root, "proc/mounts").ok()?;
+    Some(mounts.lines().any(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        f.get(1) == Some(&"/sys/kernel/debug") && f.get(2) == Some(&"debugfs")
+    }))
+}
+
+/// The commands that switch a running PREEMPT_DYNAMIC kernel to full preemption: the switch
+/// is a debugfs file, so where debugfs is not mounted (most distributions leave it unmounted)
+/// the fix mounts it first, or else `echo` fails with "No such file or directory".
+fn switch_now(debugfs: Option<bool>) -> String {
+    const ECHO: &str = "`echo full > /sys/kernel/debug/sched/preempt`";
+    const MOUNT: &str = "`mount -t debugfs none /sys/kernel/debug`";
+    match debugfs {
+        Some(true) => ECHO.to_string(),
+        Some(false) => format!("as root {MOUNT} (debugfs is not mounted), then {ECHO}"),
+        None => format!(
+            "as root {ECHO} (where /sys/kernel/debug is empty, {MOUNT} first: /proc/mounts is unreadable here)"
         ),
     }
 }
