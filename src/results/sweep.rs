@@ -207,7 +207,13 @@ pub fn csv(record: &SweepRecord) -> String {
     cpus.sort_unstable();
     cpus.dedup();
     let mut header = vec!["level".to_string(), "run_dir".to_string()];
-    header.extend(figures.iter().map(|(n, u)| quote(&format!("{n} ({u})"))));
+    // Named as every label is (format/throughput.rs): `exchange rate (exchanges/s)`, or the
+    // unit alone where it says the name (`exchanges`, not `exchanges (exchanges)`).
+    header.extend(
+        figures
+            .iter()
+            .map(|(n, u)| quote(&crate::format::throughput::throughput_label(n, u))),
+    );
     for c in &cpus {
         for f in COLUMNS_PER_CPU {
             header.push(format!("cpu{c}_{f}"));

@@ -72,7 +72,7 @@ fn three_levels_give_three_runs_and_a_three_row_summary() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 4, "{csv}");
     assert!(
-        lines[0].starts_with("level,run_dir,exchanges (exchanges),"),
+        lines[0].starts_with("level,run_dir,exchanges,exchange rate (exchanges/s),"),
         "{csv}"
     );
     assert!(lines[0].contains("cpu0_p99_ns"), "{csv}");
