@@ -103,22 +103,8 @@ impl Drop for CpusetPartition {
 /// SIGKILL): tasks still in one (none, once its process is gone) go back to the root first.
 /// Returns a warning for each that could not be removed.
 pub(crate) fn remove_stale_in(root: &Path, proc_root: &Path) -> Vec<String> {
-    let Ok(entries) = fs::read_dir(root) else {
-        return Vec::new();
-    };
     let mut failed = Vec::new();
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix(PREFIX)
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == std::process::id() || proc_root.join(pid.to_string()).exists() {
-            continue;
-        }
-        let dir = entry.path();
+    for (_, dir) in super::stale::left_by_gone_runs(root, PREFIX, proc_root) {
         if let Ok(tasks) = fs::read_to_string(dir.join("tasks")) {
             for tid in tasks.lines() {
                 let _ = fs::write(root.join("tasks"), tid);

@@ -231,27 +231,13 @@ pub(crate) fn restore_stale_in(
     journal_dir: &Path,
     proc_root: &Path,
 ) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(journal_dir) else {
-        return Vec::new();
-    };
     let Ok(dir) = fs::open_dir_nofollow(journal_dir) else {
         return Vec::new();
     };
     let me = crate::sys::process::effective_user_id();
     let mut warnings = Vec::new();
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix(PREFIX)
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == std::process::id() || proc_root.join(pid.to_string()).exists() {
-            continue;
-        }
-        let c_name = CString::new(name.clone()).expect("a directory entry has no NUL");
-        let path = journal_dir.join(&name);
+    for (name, path) in super::stale::left_by_gone_runs(journal_dir, PREFIX, proc_root) {
+        let c_name = CString::new(name).expect("a directory entry has no NUL");
         // Opened without following a link or blocking on a FIFO, then checked as opened.
         let pairs = fs::open_read_at(dir.as_fd(), &c_name, false)
             .ok()

@@ -42,6 +42,7 @@ pub mod loads;
 pub mod pmqos;
 mod run_json;
 pub mod signals;
+mod stale;
 mod start;
 mod steal;
 mod threads;
