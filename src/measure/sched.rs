@@ -276,10 +276,10 @@ pub(crate) fn explain_refusal_with(
                 rtprio.map_or("unknown".into(), |r| r.to_string())
             ));
         }
-        if let Some(runtime) = cgroup_rt_runtime_us().filter(|r| *r <= 0) {
+        if let Some((file, runtime)) = cgroup_rt_runtime_us().filter(|(_, r)| *r <= 0) {
             causes.push(format!(
-                "this task's cgroup has no real-time runtime (cpu.rt_runtime_us is {runtime}); \
-                 give it some, e.g. echo 950000 > <cgroup>/cpu.rt_runtime_us, or run outside that cgroup"
+                "this task's cgroup has no real-time runtime ({file} is {runtime}); \
+                 give it some, e.g. echo 950000 > {file} (its parents' must hold as much), or run outside that cgroup"
             ));
         }
         if matches!(policy, Policy::Deadline { .. }) {
@@ -342,8 +342,9 @@ fn has_capability(cap: u32) -> bool {
         .is_some_and(|mask| mask & (1 << cap) != 0)
 }
 
-/// cpu.rt_runtime_us of this process's cgroup (v1 cpu controller), when it exists.
-fn cgroup_rt_runtime_us() -> Option<i64> {
+/// The `cpu.rt_runtime_us` file of this process's cpu cgroup (RT group scheduling; v1 cpu
+/// controller or v2) and its value, when it exists.
+fn cgroup_rt_runtime_us() -> Option<(String, i64)> {
     let cgroups = fs::read_to_string("/proc/self/cgroup").ok()?;
     for line in cgroups.lines() {
         let mut parts = line.splitn(3, ':');
@@ -357,7 +358,7 @@ fn cgroup_rt_runtime_us() -> Option<i64> {
         };
         let file = format!("{base}{path}/cpu.rt_runtime_us");
         if let Ok(text) = fs::read_to_string(&file) {
-            return text.trim().parse().ok();
+            return Some((file, text.trim().parse().ok()?));
         }
     }
     None

@@ -324,3 +324,50 @@ fn idle_states_are_limited_for_the_run_and_restored_even_after_a_kill() {
     assert_eq!(idle_disable_values(1), before, "restored by the next start");
     assert!(!journal.exists(), "the journal removed once obeyed");
 }
+
+/// In a real cpu cgroup the test makes with no real-time runtime (RT group scheduling, as this
+/// kernel has), SCHED_FIFO is refused: exit 3 naming that cgroup's exact file, its value and the
+/// fix, and nothing made. Skipped where the kernel has no RT group scheduling.
+#[test]
+fn a_cgroup_without_rt_runtime_is_named_with_its_file() {
+    let test = "a_cgroup_without_rt_runtime_is_named_with_its_file";
+    let cpu = Path::new("/sys/fs/cgroup/cpu");
+    if !cpu.join("cpu.rt_runtime_us").is_file() || !crate::common::realtime_available(test) {
+        eprintln!("SKIPPED {test}: no cgroup v1 cpu controller with RT group scheduling");
+        return;
+    }
+    let _lock = exclusive();
+    let group = cpu.join(format!("jitterlab-test-rt-{}", std::process::id()));
+    std::fs::create_dir(&group).unwrap();
+    // Removed on every path of the test, once the process in it has ended.
+    struct Remove<'a>(&'a Path);
+    impl Drop for Remove<'_> {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir(self.0);
+        }
+    }
+    let _remove = Remove(&group);
+    std::fs::write(group.join("cpu.rt_runtime_us"), "0").unwrap();
+    let (_base, out) = temp_out();
+    let tasks = group.join("tasks");
+    let o = Command::new("sh")
+        .args([
+            "-c",
+            "echo $$ > \"$1\" && exec \"$2\" run --duration 1s --cpus 0 --quiet --out \"$3\"",
+        ])
+        .args(["sh", tasks.to_str().unwrap(), bin(), out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    let file = group.join("cpu.rt_runtime_us");
+    assert!(
+        stderr.contains(&format!("({} is 0)", file.display())),
+        "the exact file and value: {stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("echo 950000 > {}", file.display())),
+        "the fix: {stderr}"
+    );
+    assert!(!out.exists(), "nothing made for a refused run");
+}
