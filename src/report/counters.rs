@@ -12,28 +12,9 @@ use crate::units::format_ns;
 /// How many moved counters a CPU's line names (the smallest p first; run.json has them all).
 const SHOWN: usize = 3;
 
-/// A median as the line shows it: whole numbers without decimals.
-fn number(v: f64) -> String {
-    if v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
-}
-
 /// `irq:LOC median 1000 (1000-1004) vs 250 (250-254), p 2.2e-06`
 pub(crate) fn shift_text(s: &CounterShift) -> String {
-    format!(
-        "{} median {} ({}-{}) vs {} ({}-{}), p {:.1e}",
-        s.counter,
-        number(s.late.median),
-        s.late.min,
-        s.late.max,
-        number(s.other.median),
-        s.other.min,
-        s.other.max,
-        s.p
-    )
+    format!("{} {}", s.counter, counters_timeline::comparison(s, "", ""))
 }
 
 /// One CPU's line, when some counter differed significantly.

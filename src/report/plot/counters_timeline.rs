@@ -270,12 +270,11 @@ fn number(v: f64) -> String {
     }
 }
 
-/// The label over a strip: name, unit and the correlation's figures.
-pub fn strip_label(s: &CounterShift) -> String {
+/// The correlation's figures of a counter, as the strip's label and the terminal's line both
+/// say them: `{late}median 1000 (1000-1004) vs {other}250 (250-254), p 2.2e-06`.
+pub(crate) fn comparison(s: &CounterShift, late: &str, other: &str) -> String {
     format!(
-        "{}, {}: late median {} ({}-{}) vs other {} ({}-{}), p {:.1e}",
-        s.counter,
-        unit_of(&s.counter),
+        "{late}median {} ({}-{}) vs {other}{} ({}-{}), p {:.1e}",
         number(s.late.median),
         s.late.min,
         s.late.max,
@@ -283,6 +282,16 @@ pub fn strip_label(s: &CounterShift) -> String {
         s.other.min,
         s.other.max,
         s.p
+    )
+}
+
+/// The label over a strip: name, unit and the correlation's figures.
+pub fn strip_label(s: &CounterShift) -> String {
+    format!(
+        "{}, {}: {}",
+        s.counter,
+        unit_of(&s.counter),
+        comparison(s, "late ", "other ")
     )
 }
 
