@@ -109,6 +109,13 @@ pub enum Kind {
     Lost {
         count: Option<u64>,
     },
+    /// The kernel stack of `common_pid`, innermost frame first, as it gave the CPU to a
+    /// measuring thread whose wakeup was already later than the explanation threshold (the BPF
+    /// back end only; the event's time is that sched_switch's). It may arrive out of time order
+    /// with the CPU's other events: it is kept beside the history, not in it.
+    KernelStack {
+        ips: Arc<[u64]>,
+    },
 }
 
 /// A task as the decoder gives it, for tests.

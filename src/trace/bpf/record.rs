@@ -22,6 +22,7 @@ const VECTOR_ENTRY: u16 = 9;
 const VECTOR_EXIT: u16 = 10;
 const NMI: u16 = 11;
 const LOST: u16 = 12;
+const STACK: u16 = 14;
 
 /// `struct jl_header`: u64 ts, i32 pid, u16 cpu, u16 kind.
 pub(crate) const HEADER_BYTES: usize = 16;
@@ -151,6 +152,13 @@ impl RecordDecoder {
             LOST => Kind::Lost {
                 count: Some(u64_at(b, p)?),
             },
+            STACK => {
+                let frames = u32_at(b, p)? as usize;
+                let ips: Option<Vec<u64>> = (0..frames).map(|i| u64_at(b, p + 8 + 8 * i)).collect();
+                Kind::KernelStack {
+                    ips: Arc::from(ips?),
+                }
+            }
             _ => return None,
         };
         // A loss belongs to no task (the tracefs reader marks it so too).
@@ -275,6 +283,22 @@ mod tests {
             .decode(&record(9, 0, 0, LOST, &3u64.to_ne_bytes()))
             .unwrap();
         assert_eq!(e.kind, Kind::Lost { count: Some(3) });
+        // `struct jl_stack`: the frames written, padding, then room for 32 frames.
+        let mut stack = Vec::new();
+        stack.extend(2u32.to_ne_bytes());
+        stack.extend(0u32.to_ne_bytes());
+        for ip in [0xffff_ffff_8100_0010u64, 0xffff_ffff_8100_0020] {
+            stack.extend(ip.to_ne_bytes());
+        }
+        stack.extend([0u8; 8 * 30]);
+        let (_, e) = d.decode(&record(9, 77, 1, STACK, &stack)).unwrap();
+        assert_eq!(e.common_pid, 77);
+        assert_eq!(
+            e.kind,
+            Kind::KernelStack {
+                ips: Arc::from(vec![0xffff_ffff_8100_0010u64, 0xffff_ffff_8100_0020])
+            }
+        );
     }
 
     #[test]
