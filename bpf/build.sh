@@ -23,7 +23,7 @@ tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 # Relative source path and no build directory in the output: the same bytes from any checkout.
 cd "$here"
-"$CLANG" -target bpf -O2 -g -Wall -Werror \
+"$CLANG" -target bpf -mcpu=v3 -O2 -g -Wall -Werror \
     -fdebug-prefix-map="$here"=. -fno-ident \
     -I"/usr/include/$multiarch" \
     -c trace.bpf.c -o "$tmp"

@@ -7,18 +7,24 @@
 // CPUs being traced (the `traced_cpus` map, the tracefs back end's tracing_cpumask), applies
 // the same filters as the tracefs instance (timer starts of the followed threads only; wakeups
 // of the followed threads and of real-time tasks only; timer expiries of the measuring
-// threads' timer callbacks only) and writes one compact binary record to the `events` ring
-// buffer. src/trace/bpf/record.rs decodes these records into the same events the tracefs
-// reader decodes, so the split and the explanations are computed by the same code for both
-// back ends.
+// threads' timer callbacks only) and writes one compact binary record per event.
+// src/trace/bpf/record.rs decodes these records into the same events the tracefs reader
+// decodes, so the split and the explanations are computed by the same code for both back ends.
 //
-// The kernel types are declared here with only the fields read, marked
-// preserve_access_index: clang records every field access as a CO-RE relocation, and the
-// loader (aya) resolves the offsets against the running kernel's BTF. No vmlinux.h is needed.
+// Two ways to hand the records over (docs/tracing.md, "In-kernel reduction"):
 //
-// Built by bpf/build.sh; the object bpf/trace.bpf.o is checked in and rebuilt by CI
-// (ci/bpf-object.sh), which fails if it differs from the checked-in one.
-
+// - streamed: every record goes to the `events` ring buffer as it happens;
+// - reduced (config.reduce): every record goes to this CPU's `stage` first. When the
+//   measuring thread of the CPU gives up its CPU again after a wakeup, the program decides:
+//   a wakeup that was not later than config.explain_above_ns costs one `jl_cycle` record (the
+//   four events the IRQ/thread split needs) and the stage is dropped; a later one gets the
+//   whole stage (every event since the thread last slept), which the explanation reads. The
+//   decision's bound is never below the sample's latency (see decide()), so no sample that
+//   user space explains lacks its events.
+//
+// Either way, when a measuring thread gets its CPU already later than the threshold from
+// another task, the kernel stack of that task is written as a `jl_stack` record.
+//
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -49,10 +55,15 @@ struct timerqueue_node {
 	__s64 expires;
 } __attribute__((preserve_access_index));
 
+struct hrtimer_clock_base {
+	__s64 offset;
+} __attribute__((preserve_access_index));
+
 struct hrtimer {
 	struct timerqueue_node node;
 	__s64 _softexpires;
 	void *function;
+	struct hrtimer_clock_base *base;
 } __attribute__((preserve_access_index));
 
 struct irqaction {
@@ -75,6 +86,10 @@ enum jl_kind {
 	JL_NMI = 11,
 	// Records this CPU could not write (the ring buffer was full) before this one.
 	JL_LOST = 12,
+	// One wakeup below the threshold, reduced in the kernel (struct jl_cycle).
+	JL_CYCLE = 13,
+	// The kernel stack of the task that held a late measuring thread's CPU.
+	JL_STACK = 14,
 };
 
 // 16 bytes before every payload: CLOCK_MONOTONIC time, the current task (the tracefs
@@ -140,6 +155,41 @@ struct jl_count {
 	__u64 count;
 };
 
+// The four events of one wakeup the split needs (src/trace/split.rs), in one record written
+// when the wakeup is decided not late: the timer's arming (left out when it was already sent
+// in full: flag JL_CYCLE_ARMED clear), its expiry, the thread's wakeup (when traced: flag
+// JL_CYCLE_WAKING) and the switch to it. The header's time is the switch's, its pid the thread.
+#define JL_CYCLE_ARMED 1
+#define JL_CYCLE_WAKING 2
+
+struct jl_cycle {
+	struct jl_header h;
+	__u64 flags;
+	__u64 hrtimer;
+	__s64 expires;
+	__s64 softexpires;
+	__u64 armed_ts;
+	__s32 armed_pid;
+	__s32 expiry_pid;
+	__u64 expiry_ts;
+	__s64 now;
+	__u64 waking_ts;
+	__s32 waking_pid;
+	__s32 target_cpu;
+	struct jl_task woken;
+	struct jl_task prev;
+	struct jl_task next;
+};
+
+#define JL_STACK_DEPTH 32
+
+struct jl_stack {
+	struct jl_header h;
+	__u32 frames;
+	__u32 pad;
+	__u64 ips[JL_STACK_DEPTH];
+};
+
 // ---- maps ----
 
 #define JL_MAX_FUNCTIONS 8
@@ -152,6 +202,13 @@ struct jl_config {
 	// Timer expiries are kept for these callbacks only (none: all are kept).
 	__u64 n_functions;
 	__u64 functions[JL_MAX_FUNCTIONS];
+	// Wakeups later than this are explained by user space, ns (0: none is known late).
+	__u64 explain_above_ns;
+	// Nonzero: records are staged per CPU and reduced (see the top of this file).
+	__u64 reduce;
+	// Nonzero: the thread's due time may lie before the timer's expiry by up to the time it
+	// ran before arming it (relative sleeps: src/measure/wake/method.rs, Expiry::NearDue).
+	__u64 near_due;
 };
 
 struct {
@@ -197,6 +254,92 @@ struct {
 	__uint(max_entries, 4096);
 } events SEC(".maps");
 
+// ---- the stage and the wakeup being decided (reduced mode) ----
+
+// Records staged per CPU: slots of at most JL_SLOT bytes (the largest staged record is
+// jl_switch), JL_STAGE slots per CPU (a power of two), CPU c's at [c * JL_STAGE,
+// (c + 1) * JL_STAGE). The loader sizes the map for the traced CPUs. A stage longer than
+// JL_STAGE keeps its newest records; flush() says when that cost a late wakeup any of its own.
+#define JL_SLOT 64
+#define JL_STAGE 1024
+
+struct jl_slot {
+	__u32 len;
+	__u32 pad;
+	__u8 data[JL_SLOT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jl_slot);
+} stage SEC(".maps");
+
+// A timer a followed thread armed (its hrtimer_start).
+struct jl_armed {
+	__u64 hrtimer;
+	__s64 expires;
+	__s64 softexpires;
+	__u64 ts;
+	__s32 pid;
+	// Nonzero: its hrtimer_start record went out already (in a flushed stage).
+	__u32 sent;
+	// Its place in the stage (jl_cpu.written when it was staged).
+	__u64 slot;
+	// When the thread last got its CPU before arming it (the near-due bound), 0: unknown.
+	__u64 ran_since;
+};
+
+#define JL_HAVE_NEXT 1
+#define JL_HAVE_EXPIRY 2
+#define JL_HAVE_WAKING 4
+#define JL_HAVE_SWITCH 8
+
+// Per CPU. The first four words are read by user space (src/trace/bpf/mod.rs, CpuState).
+struct jl_cpu {
+	// Records ever staged, and where the undecided stage begins (counts of slots).
+	__u64 written;
+	__u64 start;
+	// The time of the oldest event of this CPU not handed over yet, 0: none. The reader takes
+	// a CPU's trace as complete only up to it.
+	__u64 pending_since;
+	// Events the programs handled on this CPU (reduced: most never leave the kernel).
+	__u64 seen;
+	// JL_HAVE_*: `next` holds a timer armed and not yet expired; the wakeup being decided has
+	// its expiry, its sched_waking, its switch-in.
+	__u64 have;
+	struct jl_armed next;
+	// The wakeup being decided.
+	struct jl_armed armed;
+	__u64 expiry_ts;
+	__s64 now;
+	// Its due time on CLOCK_MONOTONIC (the expiry less its clock base's offset), ns.
+	__s64 due;
+	__s32 expiry_pid;
+	__s32 waking_pid;
+	__u64 waking_ts;
+	__s32 target_cpu;
+	__u32 pad;
+	struct jl_task woken;
+	__u64 switch_ts;
+	struct jl_task prev;
+	struct jl_task next_task;
+	// When a followed thread last got this CPU.
+	__u64 last_switch_in;
+};
+
+_Static_assert(sizeof(struct jl_cpu) == 288, "keep CPU_STATE_WORDS of src/trace/bpf/mod.rs in step");
+_Static_assert(sizeof(struct jl_switch) <= JL_SLOT, "a staged record must fit its slot");
+_Static_assert(sizeof(struct jl_irq) <= JL_SLOT, "a staged record must fit its slot");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jl_cpu);
+} cpu_state SEC(".maps");
+
 // ---- helpers ----
 //
 // Records are submitted with BPF_RB_NO_WAKEUP: the reader polls the ring buffer on its own
@@ -215,48 +358,124 @@ static __always_inline struct jl_config *get_config(void)
 	return bpf_map_lookup_elem(&config, &zero);
 }
 
+static __always_inline struct jl_cpu *get_cpu_state(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&cpu_state, &zero);
+}
+
 static __always_inline bool followed(__s32 tid)
 {
 	return bpf_map_lookup_elem(&tids, &tid) != 0;
 }
 
-// Reserves a record of `size` bytes and fills its header, or counts it lost. A pending count
-// of lost records is written first, so that user space knows where the trace has a hole.
-static __always_inline void *reserve(__u64 size, __u16 kind, __u32 cpu)
+static __always_inline __s32 current_pid(void)
 {
-	__u32 zero = 0;
-	struct jl_lost *l = bpf_map_lookup_elem(&lost, &zero);
-	__u64 ts = bpf_ktime_get_ns();
-	__s32 pid = (__s32)bpf_get_current_pid_tgid();
-	if (l && l->pending) {
-		struct jl_count *c = bpf_ringbuf_reserve(&events, sizeof(*c), 0);
-		if (!c) {
-			l->total++;
-			l->pending++;
-			return 0;
-		}
-		c->h.ts = ts;
-		c->h.pid = pid;
-		c->h.cpu = cpu;
-		c->h.kind = JL_LOST;
-		c->count = l->pending;
-		bpf_ringbuf_submit(c, BPF_RB_NO_WAKEUP);
-		l->pending = 0;
-	}
-	struct jl_header *h = bpf_ringbuf_reserve(&events, size, 0);
-	if (!h) {
-		if (l) {
-			l->total++;
-			l->pending++;
-		}
-		return 0;
-	}
+	return (__s32)bpf_get_current_pid_tgid();
+}
+
+static __always_inline void fill_header(struct jl_header *h, __u64 ts, __s32 pid, __u32 cpu,
+					__u16 kind)
+{
 	h->ts = ts;
 	h->pid = pid;
 	h->cpu = cpu;
 	h->kind = kind;
+}
+
+// A pending count of lost records goes out ahead of the next record, so that user space
+// knows where the trace has a hole. Returns 0 when the ring buffer is still full.
+static __always_inline bool send_lost(struct jl_lost *l, __u64 ts, __s32 pid, __u32 cpu)
+{
+	if (!l || !l->pending)
+		return 1;
+	struct jl_count *c = bpf_ringbuf_reserve(&events, sizeof(*c), 0);
+	if (!c)
+		return 0;
+	fill_header(&c->h, ts, pid, cpu, JL_LOST);
+	c->count = l->pending;
+	bpf_ringbuf_submit(c, BPF_RB_NO_WAKEUP);
+	l->pending = 0;
+	return 1;
+}
+
+static __always_inline void count_lost(struct jl_lost *l, __u64 n)
+{
+	if (l) {
+		l->total += n;
+		l->pending += n;
+	}
+}
+
+static __always_inline struct jl_lost *get_lost(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&lost, &zero);
+}
+
+// Reserves a ring buffer record of `size` bytes and fills its header, or counts it lost.
+static __always_inline void *reserve_at(__u64 size, __u16 kind, __u32 cpu, __u64 ts, __s32 pid)
+{
+	struct jl_lost *l = get_lost();
+	if (!send_lost(l, ts, pid, cpu)) {
+		count_lost(l, 1);
+		return 0;
+	}
+	struct jl_header *h = bpf_ringbuf_reserve(&events, size, 0);
+	if (!h) {
+		count_lost(l, 1);
+		return 0;
+	}
+	fill_header(h, ts, pid, cpu, kind);
 	return h;
 }
+
+// Copies a staged record to the ring buffer, or counts it lost.
+static __always_inline void output(struct jl_lost *l, void *data, __u32 len, __u32 cpu)
+{
+	struct jl_header *h = data;
+	if (!send_lost(l, h->ts, -1, cpu) ||
+	    bpf_ringbuf_output(&events, data, len, BPF_RB_NO_WAKEUP))
+		count_lost(l, 1);
+}
+
+// Takes the next slot of this CPU's stage for a record of `size` bytes and fills its header.
+// The slot is taken atomically: a program on this CPU may interrupt another (an interrupt's
+// during a softirq's, an NMI's anywhere), and each must get its own slot.
+static __always_inline void *stage_claim(struct jl_cpu *st, __u32 size, __u16 kind, __u32 cpu,
+					 __u64 ts, __s32 pid)
+{
+	__u64 n = __sync_fetch_and_add(&st->written, 1);
+	__u32 key = cpu * JL_STAGE + (__u32)(n & (JL_STAGE - 1));
+	struct jl_slot *s = bpf_map_lookup_elem(&stage, &key);
+	if (!s)
+		return 0;
+	s->len = size;
+	fill_header((struct jl_header *)s->data, ts, pid, cpu, kind);
+	if (!st->pending_since)
+		st->pending_since = ts;
+	return s->data;
+}
+
+// Writes one record of type T: staged when reducing, else straight to the ring buffer. FILL
+// fills the payload through `r`.
+#define EMIT(T, KIND, CPU, C, ST, TS, FILL)                                            \
+	do {                                                                           \
+		if ((ST))                                                              \
+			__sync_fetch_and_add(&(ST)->seen, 1);                          \
+		if ((C) && (C)->reduce && (ST)) {                                      \
+			T *r = stage_claim((ST), sizeof(T), (KIND), (CPU), (TS), current_pid()); \
+			if (r) {                                                       \
+				FILL;                                                  \
+			}                                                              \
+		} else {                                                               \
+			T *r = reserve_at(sizeof(T), (KIND), (CPU), (TS), current_pid()); \
+			if (r) {                                                       \
+				FILL;                                                  \
+				bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);               \
+			}                                                              \
+		}                                                                      \
+	} while (0)
 
 // tp_btf arguments are typed kernel pointers: fields are read with plain loads (CO-RE
 // relocated), no bpf_probe_read_kernel call per field.
@@ -277,6 +496,116 @@ static __always_inline __s32 task_cpu(struct task_struct *p)
 	return -1;
 }
 
+// How late the wakeup being decided is at `ts` at least, ns: from its due time, plus, for a
+// relative sleep, the most the thread's own due time can lie before the timer's (the time it
+// ran before arming it: it read its clock after it got the CPU). Never less than the sample's
+// latency when `ts` is after the thread's clock read.
+static __always_inline __s64 late_by(struct jl_cpu *st, struct jl_config *c, __u64 ts)
+{
+	__s64 late = (__s64)ts - st->due;
+	if (c->near_due && st->armed.ran_since && st->armed.ts > st->armed.ran_since)
+		late += st->armed.ts - st->armed.ran_since;
+	return late;
+}
+
+// ---- the decision (reduced mode) ----
+
+// The arming of the wakeup being decided, as the hrtimer_start record it was.
+static __always_inline void send_armed(struct jl_cpu *st, __u32 cpu)
+{
+	struct jl_hrtimer_start *r =
+		reserve_at(sizeof(*r), JL_HRTIMER_START, cpu, st->armed.ts, st->armed.pid);
+	if (!r)
+		return;
+	r->hrtimer = st->armed.hrtimer;
+	r->expires = st->armed.expires;
+	r->softexpires = st->armed.softexpires;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+// The wakeup being decided as one jl_cycle record.
+static __always_inline void send_cycle(struct jl_cpu *st, __u32 cpu)
+{
+	struct jl_cycle *r = reserve_at(sizeof(*r), JL_CYCLE, cpu, st->switch_ts, st->armed.pid);
+	if (!r)
+		return;
+	r->flags = (st->armed.sent ? 0 : JL_CYCLE_ARMED) |
+		   (st->have & JL_HAVE_WAKING ? JL_CYCLE_WAKING : 0);
+	r->hrtimer = st->armed.hrtimer;
+	r->expires = st->armed.expires;
+	r->softexpires = st->armed.softexpires;
+	r->armed_ts = st->armed.ts;
+	r->armed_pid = st->armed.pid;
+	r->expiry_pid = st->expiry_pid;
+	r->expiry_ts = st->expiry_ts;
+	r->now = st->now;
+	r->waking_ts = st->waking_ts;
+	r->waking_pid = st->waking_pid;
+	r->target_cpu = st->target_cpu;
+	r->woken = st->woken;
+	r->prev = st->prev;
+	r->next = st->next_task;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+// Sends the stage, oldest record first. When it overflowed, its oldest records are gone: a
+// loss when the oldest kept record lies after the due time (the late wakeup's own records
+// went), else only older context went, which the explanation does not use.
+static __always_inline void flush(struct jl_cpu *st, __u32 cpu)
+{
+	struct jl_lost *l = get_lost();
+	__u64 end = st->written;
+	__u64 begin = st->start;
+	if (end - begin > JL_STAGE) {
+		__u64 over = end - begin - JL_STAGE;
+		begin = end - JL_STAGE;
+		__u32 key = cpu * JL_STAGE + (__u32)(begin & (JL_STAGE - 1));
+		struct jl_slot *s = bpf_map_lookup_elem(&stage, &key);
+		struct jl_header *h = s ? (void *)s->data : 0;
+		if (!h || !(st->have & JL_HAVE_EXPIRY) || (__s64)h->ts > st->due)
+			count_lost(l, over);
+	}
+	for (__u32 i = 0; i < JL_STAGE; i++) {
+		__u64 n = begin + i;
+		if (n >= end)
+			break;
+		__u32 key = cpu * JL_STAGE + (__u32)(n & (JL_STAGE - 1));
+		struct jl_slot *s = bpf_map_lookup_elem(&stage, &key);
+		if (!s)
+			break;
+		__u32 len = s->len;
+		if (len < sizeof(struct jl_header) || len > JL_SLOT)
+			continue;
+		output(l, s->data, len, cpu);
+	}
+	if ((st->have & JL_HAVE_NEXT) && st->next.slot >= st->start)
+		st->next.sent = 1;
+}
+
+// A followed thread gives up its CPU: the wakeup being decided (the last one of this CPU)
+// costs one jl_cycle record when it was not later than the threshold; otherwise, or when
+// this CPU's trace shows no complete wakeup (a preemption after one was decided, the first
+// sleep), the stage goes out whole. Either way a new stage begins.
+static __always_inline void decide(struct jl_cpu *st, struct jl_config *c, __u32 cpu, __u64 ts)
+{
+	__u64 need = JL_HAVE_EXPIRY | JL_HAVE_SWITCH;
+	bool late = 1;
+	if ((st->have & need) == need) {
+		__s64 by = late_by(st, c, ts);
+		late = by > 0 && (__u64)by >= c->explain_above_ns;
+	}
+	if (late) {
+		if ((st->have & JL_HAVE_EXPIRY) && !st->armed.sent)
+			send_armed(st, cpu);
+		flush(st, cpu);
+	} else {
+		send_cycle(st, cpu);
+	}
+	st->start = st->written;
+	st->have &= JL_HAVE_NEXT;
+	st->pending_since = (st->have & JL_HAVE_NEXT) && !st->next.sent ? st->next.ts : 0;
+}
+
 // ---- programs ----
 
 SEC("tp_btf/hrtimer_start")
@@ -286,15 +615,29 @@ int BPF_PROG(hrtimer_start, struct hrtimer *timer)
 	if (!cpu_traced(cpu))
 		return 0;
 	struct jl_config *c = get_config();
-	if (c && c->filter_tids && !followed((__s32)bpf_get_current_pid_tgid()))
+	__s32 tid = current_pid();
+	bool filtering = c && c->filter_tids;
+	if (filtering && !followed(tid))
 		return 0;
-	struct jl_hrtimer_start *r = reserve(sizeof(*r), JL_HRTIMER_START, cpu);
-	if (!r)
-		return 0;
-	r->hrtimer = (__u64)timer;
-	r->expires = timer->node.expires;
-	r->softexpires = timer->_softexpires;
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	struct jl_cpu *st = get_cpu_state();
+	__u64 ts = bpf_ktime_get_ns();
+	__u64 slot = st ? st->written : 0;
+	EMIT(struct jl_hrtimer_start, JL_HRTIMER_START, cpu, c, st, ts, {
+		r->hrtimer = (__u64)timer;
+		r->expires = timer->node.expires;
+		r->softexpires = timer->_softexpires;
+	});
+	if (st && filtering) {
+		st->next.hrtimer = (__u64)timer;
+		st->next.expires = timer->node.expires;
+		st->next.softexpires = timer->_softexpires;
+		st->next.ts = ts;
+		st->next.pid = tid;
+		st->next.sent = 0;
+		st->next.slot = slot;
+		st->next.ran_since = st->last_switch_in;
+		st->have |= JL_HAVE_NEXT;
+	}
 	return 0;
 }
 
@@ -315,14 +658,22 @@ int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, __s64 *now)
 		if (!keep)
 			return 0;
 	}
-	struct jl_hrtimer_expire *r = reserve(sizeof(*r), JL_HRTIMER_EXPIRE, cpu);
-	if (!r)
-		return 0;
-	r->hrtimer = (__u64)timer;
+	struct jl_cpu *st = get_cpu_state();
+	__u64 ts = bpf_ktime_get_ns();
 	__s64 t = 0;
 	bpf_probe_read_kernel(&t, sizeof(t), now);
-	r->now = t;
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	EMIT(struct jl_hrtimer_expire, JL_HRTIMER_EXPIRE, cpu, c, st, ts, {
+		r->hrtimer = (__u64)timer;
+		r->now = t;
+	});
+	if (st && (st->have & JL_HAVE_NEXT) && st->next.hrtimer == (__u64)timer) {
+		st->armed = st->next;
+		st->have = JL_HAVE_EXPIRY;
+		st->expiry_ts = ts;
+		st->now = t;
+		st->expiry_pid = current_pid();
+		st->due = st->armed.expires - BPF_CORE_READ(timer, base, offset);
+	}
 	return 0;
 }
 
@@ -336,14 +687,36 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	// As the tracefs filter `pid == <followed> || prio < 100`.
 	if (c && c->filter_tids && p->prio >= 100 && !followed(p->pid))
 		return 0;
-	struct jl_waking *r = reserve(sizeof(*r), JL_WAKING, cpu);
+	struct jl_cpu *st = get_cpu_state();
+	__u64 ts = bpf_ktime_get_ns();
+	__s32 target = task_cpu(p);
+	EMIT(struct jl_waking, JL_WAKING, cpu, c, st, ts, {
+		read_task(&r->task, p);
+		r->target_cpu = target;
+		r->pad = 0;
+	});
+	if (st && (st->have & (JL_HAVE_EXPIRY | JL_HAVE_SWITCH)) == JL_HAVE_EXPIRY &&
+	    p->pid == st->armed.pid) {
+		st->have |= JL_HAVE_WAKING;
+		st->waking_ts = ts;
+		st->waking_pid = current_pid();
+		st->target_cpu = target;
+		read_task(&st->woken, p);
+	}
+	return 0;
+}
+
+// The kernel stack of the task giving up the CPU (the current task here), written when a
+// measuring thread gets the CPU from it already later than the threshold.
+static __always_inline void send_stack(void *ctx, __u32 cpu, __u64 ts, __s32 pid)
+{
+	struct jl_stack *r = reserve_at(sizeof(*r), JL_STACK, cpu, ts, pid);
 	if (!r)
-		return 0;
-	read_task(&r->task, p);
-	r->target_cpu = task_cpu(p);
+		return;
+	long n = bpf_get_stack(ctx, r->ips, sizeof(r->ips), 0);
+	r->frames = n > 0 ? (__u32)((__u64)n / 8) : 0;
 	r->pad = 0;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
-	return 0;
 }
 
 SEC("tp_btf/sched_switch")
@@ -352,12 +725,30 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!cpu_traced(cpu))
 		return 0;
-	struct jl_switch *r = reserve(sizeof(*r), JL_SWITCH, cpu);
-	if (!r)
+	struct jl_config *c = get_config();
+	struct jl_cpu *st = get_cpu_state();
+	__u64 ts = bpf_ktime_get_ns();
+	bool filtering = c && c->filter_tids;
+	if (st && c && c->reduce && filtering && followed(prev->pid))
+		decide(st, c, cpu, ts);
+	EMIT(struct jl_switch, JL_SWITCH, cpu, c, st, ts, {
+		read_task(&r->prev, prev);
+		read_task(&r->next, next);
+	});
+	if (!st || !filtering || !followed(next->pid))
 		return 0;
-	read_task(&r->prev, prev);
-	read_task(&r->next, next);
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	if ((st->have & (JL_HAVE_EXPIRY | JL_HAVE_SWITCH)) == JL_HAVE_EXPIRY &&
+	    next->pid == st->armed.pid) {
+		st->have |= JL_HAVE_SWITCH;
+		st->switch_ts = ts;
+		read_task(&st->prev, prev);
+		read_task(&st->next_task, next);
+		__s64 by = late_by(st, c, ts);
+		if (prev->pid != 0 && c->explain_above_ns && by > 0 &&
+		    (__u64)by >= c->explain_above_ns)
+			send_stack(ctx, cpu, ts, prev->pid);
+	}
+	st->last_switch_in = ts;
 	return 0;
 }
 
@@ -367,30 +758,16 @@ int BPF_PROG(irq_handler_entry, int irq, struct irqaction *action)
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!cpu_traced(cpu))
 		return 0;
-	struct jl_irq *r = reserve(sizeof(*r), JL_IRQ_ENTRY, cpu);
-	if (!r)
-		return 0;
-	r->irq = irq;
-	r->pad = 0;
+	struct jl_config *c = get_config();
+	struct jl_cpu *st = get_cpu_state();
+	__u64 ts = bpf_ktime_get_ns();
 	const char *name = action->name;
-	if (bpf_probe_read_kernel_str(r->name, sizeof(r->name), name) < 0)
-		r->name[0] = 0;
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
-	return 0;
-}
-
-SEC("tp_btf/irq_handler_exit")
-int BPF_PROG(irq_handler_exit, int irq)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-	if (!cpu_traced(cpu))
-		return 0;
-	struct jl_small *r = reserve(sizeof(*r), JL_IRQ_EXIT, cpu);
-	if (!r)
-		return 0;
-	r->value = (__u32)irq;
-	r->pad = 0;
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	EMIT(struct jl_irq, JL_IRQ_ENTRY, cpu, c, st, ts, {
+		r->irq = irq;
+		r->pad = 0;
+		if (bpf_probe_read_kernel_str(r->name, sizeof(r->name), name) < 0)
+			r->name[0] = 0;
+	});
 	return 0;
 }
 
@@ -399,13 +776,20 @@ static __always_inline int small(__u16 kind, __u32 value)
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!cpu_traced(cpu))
 		return 0;
-	struct jl_small *r = reserve(sizeof(*r), kind, cpu);
-	if (!r)
-		return 0;
-	r->value = value;
-	r->pad = 0;
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	struct jl_config *c = get_config();
+	struct jl_cpu *st = get_cpu_state();
+	__u64 ts = bpf_ktime_get_ns();
+	EMIT(struct jl_small, kind, cpu, c, st, ts, {
+		r->value = value;
+		r->pad = 0;
+	});
 	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(irq_handler_exit, int irq)
+{
+	return small(JL_IRQ_EXIT, (__u32)irq);
 }
 
 SEC("tp_btf/softirq_entry")
@@ -426,11 +810,11 @@ int BPF_PROG(nmi_handler, void *handler, __s64 delta_ns)
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!cpu_traced(cpu))
 		return 0;
-	struct jl_count *r = reserve(sizeof(*r), JL_NMI, cpu);
-	if (!r)
-		return 0;
-	r->count = delta_ns > 0 ? (__u64)delta_ns : 0;
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	struct jl_config *c = get_config();
+	struct jl_cpu *st = get_cpu_state();
+	__u64 ts = bpf_ktime_get_ns();
+	__u64 d = delta_ns > 0 ? (__u64)delta_ns : 0;
+	EMIT(struct jl_count, JL_NMI, cpu, c, st, ts, { r->count = d; });
 	return 0;
 }
 

@@ -209,6 +209,14 @@ pub struct TraceRecord {
     /// Events read and decoded.
     #[serde(default)]
     pub events_read: u64,
+    /// BPF: wakeups not later than `explain_above_ns` were reduced in the kernel to one record
+    /// each (docs/tracing.md, "In-kernel reduction"); their other events never left it.
+    #[serde(default)]
+    pub reduced: bool,
+    /// BPF: the events the programs handled on the traced CPUs, reduced or not (absent for
+    /// tracefs and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events_in_kernel: Option<u64>,
     /// CPU time of the trace reader thread, ns.
     #[serde(default)]
     pub reader_cpu_ns: u64,

@@ -545,6 +545,7 @@ fn start_trace(
     setup.start(
         crate::trace::record::thread_traces(plan, &ids),
         crate::trace::record::timer_functions(plan.wake_method()),
+        crate::trace::record::reduction(plan.wake_method()),
         plan.drain_priority,
     )
 }

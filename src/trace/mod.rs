@@ -69,6 +69,16 @@ pub(crate) fn cpumask_hex(cpus: &[usize]) -> String {
     groups.join(",")
 }
 
+/// Which wakeups the BPF back end may reduce in the kernel to one record each (docs/tracing.md,
+/// "In-kernel reduction"): those of a wake method whose thread arms its own timer each cycle,
+/// so that the kernel knows each wakeup's due time and when its sample has been taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reduction {
+    /// The thread's due time may lie before its timer's expiry (relative sleeps: the kernel
+    /// arms the timer from its own clock read, a little after the thread's).
+    pub near_due: bool,
+}
+
 /// The back end a run uses and why (run.json `trace.backend`, `trace.backend_reason`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BackendChoice {
@@ -232,6 +242,8 @@ pub struct TraceConfig {
     /// `bpf` or `tracefs`.
     pub backend: &'static str,
     pub backend_reason: String,
+    /// BPF: wakeups not later than the explanation threshold were reduced in the kernel.
+    pub reduced: bool,
     /// The tracefs instance; empty for BPF.
     pub instance: String,
     pub events: Vec<String>,
@@ -273,16 +285,32 @@ impl TraceSetup {
     /// thread runs at `drain_priority` (SCHED_FIFO; None: normal), as the recorder does, so
     /// that a heavy load does not starve it into losing events. Returns the tracer and the
     /// [`Joiner`] for the recorder.
+    ///
+    /// `reduction`: the wake method allows the BPF back end's in-kernel reduction; it is used
+    /// when the run also has one measuring thread per CPU and no IPC senders or noise gaps
+    /// (whose explanations need every event).
     pub fn start(
         self,
         threads: Vec<ThreadTrace>,
         timer_functions: &[&str],
+        reduction: Option<Reduction>,
         drain_priority: Option<i32>,
     ) -> Result<(Tracer, Joiner), String> {
         let tids: Vec<i32> = threads.iter().map(|t| t.tid).collect();
         // An IPC run's filters must also name the senders, which start with the run: until
         // then (the lead-in, before any sample is due) these events stay unfiltered.
         let ipc = threads.iter().any(|t| t.sender.is_some());
+        let mut cpus_measured: Vec<usize> = threads.iter().map(|t| t.cpu).collect();
+        cpus_measured.sort_unstable();
+        cpus_measured.dedup();
+        let reduction = reduction.filter(|_| {
+            !ipc && !threads.iter().any(|t| t.gaps) && cpus_measured.len() == threads.len()
+        });
+        let explain_above_ns = threads
+            .iter()
+            .map(|t| t.explain_above_ns)
+            .min()
+            .unwrap_or(0);
         let mut config = TraceConfig {
             backend: self.backend.backend,
             backend_reason: self.backend.reason.clone(),
@@ -298,11 +326,26 @@ impl TraceSetup {
                             .follow(&tids)
                             .map_err(|e| format!("--trace: cannot filter the events: {e}"))?,
                     );
+                    let reduced = loaded
+                        .decide(explain_above_ns, reduction)
+                        .map_err(|e| format!("--trace: cannot set the reduction: {e}"))?;
+                    config.reduced = reduced.is_some();
+                    config.filters.extend(reduced);
                 }
                 let ring = loaded
                     .take_ring()
                     .map_err(|e| format!("--trace: cannot map the BPF ring buffer: {e}"))?;
-                let reader = bpf::spawn_reader(ring, &self.cpus, tx, POLL_EVERY, drain_priority)?;
+                let state = loaded
+                    .take_cpu_state()
+                    .map_err(|e| format!("--trace: cannot map the BPF per-CPU state: {e}"))?;
+                let reader = bpf::spawn_reader(
+                    ring,
+                    state,
+                    &self.cpus,
+                    tx,
+                    POLL_EVERY,
+                    drain_priority,
+                )?;
                 config.filters.splice(
                     0..0,
                     loaded

@@ -109,6 +109,9 @@ pub struct ReaderStats {
     pub lost_unknown: u64,
     /// CPU time the reader thread used, ns.
     pub cpu_time_ns: u64,
+    /// BPF: the events the programs handled, all CPUs (with the in-kernel reduction most of
+    /// them never reach the reader).
+    pub kernel_events: Option<u64>,
 }
 
 /// The running reader thread.

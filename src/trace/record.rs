@@ -48,6 +48,17 @@ pub(crate) fn timer_functions(wake: &WakeMethod) -> &'static [&'static str] {
     wake.trace.timer_functions
 }
 
+/// Whether the wake method allows the BPF back end's in-kernel reduction: its thread arms its
+/// own hrtimer for each sleep (absolute and relative sleeps; not periodic timers, which the
+/// kernel re-arms, nor IPC, whose wakeups come from another thread).
+pub(crate) fn reduction(wake: &WakeMethod) -> Option<super::Reduction> {
+    use crate::measure::wake::Schedule;
+    let own_timer = matches!(wake.schedule, Schedule::Absolute | Schedule::Relative);
+    (own_timer && !wake.trace.timer_functions.is_empty()).then_some(super::Reduction {
+        near_due: wake.trace.expiry == Expiry::NearDue,
+    })
+}
+
 /// The `trace` section of run.json.
 pub(crate) fn trace_record(
     plan: &RunPlan,
@@ -68,6 +79,8 @@ pub(crate) fn trace_record(
         filters: config.filters.clone(),
         buffer_kb: config.buffer_kb,
         events_read: stats.reader.events,
+        reduced: config.reduced,
+        events_in_kernel: stats.reader.kernel_events,
         reader_cpu_ns: stats.reader.cpu_time_ns,
         threads: results
             .iter()

@@ -35,8 +35,22 @@ const REQUIRED: &[(&str, &str)] = super::decode::REQUIRED_EVENTS;
 
 /// Up to this many timer callbacks filter the expiries (`JL_MAX_FUNCTIONS` in the C source).
 const MAX_FUNCTIONS: usize = 8;
-/// `struct jl_config` as u64 words: filter_tids, n_functions, functions[8].
-type Config = [u64; 2 + MAX_FUNCTIONS];
+/// `struct jl_config` as u64 words: filter_tids, n_functions, functions[8], explain_above_ns,
+/// reduce, near_due.
+type Config = [u64; 5 + MAX_FUNCTIONS];
+const FILTER_TIDS: usize = 0;
+const N_FUNCTIONS: usize = 1;
+const FUNCTIONS: usize = 2;
+const EXPLAIN_ABOVE: usize = 2 + MAX_FUNCTIONS;
+const REDUCE: usize = 3 + MAX_FUNCTIONS;
+const NEAR_DUE: usize = 4 + MAX_FUNCTIONS;
+/// `struct jl_cpu` as u64 words (its size is asserted in the C source); the ones read here.
+const CPU_STATE_WORDS: usize = 36;
+type CpuState = [u64; CPU_STATE_WORDS];
+const PENDING_SINCE: usize = 2;
+const SEEN: usize = 3;
+/// Staged records per CPU (`JL_STAGE` in the C source).
+const STAGE_SLOTS: u32 = 1024;
 /// `struct jl_lost`: total, pending.
 type Lost = [u64; 2];
 
@@ -95,6 +109,7 @@ pub(crate) fn load(cpus: &[usize]) -> Result<Loaded, String> {
         // The measuring threads and their IPC senders: at most two per CPU, with room to spare.
         .map_max_entries("tids", (4 * cpus.len() as u32).max(64))
         .map_max_entries("events", ring_bytes as u32)
+        .map_max_entries("stage", (max_cpu as u32 + 1) * STAGE_SLOTS)
         .load(&OBJECT.0)
         .map_err(|e| explain_load_error(&chain(&e)))?;
     let mut loaded = Loaded {
@@ -189,10 +204,11 @@ impl Loaded {
             crate::cpulist::format_cpu_list(&self.cpus)
         ));
         let addresses = kallsyms_addresses(timer_functions);
-        let mut config: Config = [0; 2 + MAX_FUNCTIONS];
+        // What follow() and decide() set stays.
+        let mut config = self.config()?.get(&0, 0).map_err(|e| chain(&e))?;
         if !addresses.is_empty() && addresses.len() <= MAX_FUNCTIONS {
-            config[1] = addresses.len() as u64;
-            config[2..2 + addresses.len()].copy_from_slice(&addresses);
+            config[N_FUNCTIONS] = addresses.len() as u64;
+            config[FUNCTIONS..FUNCTIONS + addresses.len()].copy_from_slice(&addresses);
             filters.push(format!(
                 "timer:hrtimer_expire_entry: function in {}",
                 timer_functions.join(", ")
@@ -242,7 +258,7 @@ impl Loaded {
             }
         }
         let mut config = self.config()?.get(&0, 0).map_err(|e| chain(&e))?;
-        config[0] = 1;
+        config[FILTER_TIDS] = 1;
         self.set_config(config)?;
         let list = tids
             .iter()
@@ -253,6 +269,36 @@ impl Loaded {
             format!("timer:hrtimer_start: common_pid in {list}"),
             format!("sched:sched_waking: pid in {list} or prio < 100"),
         ])
+    }
+
+    /// Tells the programs which wakeups user space explains (`explain_above_ns`): the culprit's
+    /// kernel stack is taken for those; with `reduction`, the others are reduced in the
+    /// kernel to one record each. Call after [`Loaded::follow`] (both need the followed
+    /// threads). Returns the filter in words, for run.json.
+    pub(crate) fn decide(
+        &mut self,
+        explain_above_ns: u64,
+        reduction: Option<super::Reduction>,
+    ) -> Result<Option<String>, String> {
+        let mut config = self.config()?.get(&0, 0).map_err(|e| chain(&e))?;
+        config[EXPLAIN_ABOVE] = explain_above_ns;
+        config[REDUCE] = reduction.is_some() as u64;
+        config[NEAR_DUE] = reduction.is_some_and(|r| r.near_due) as u64;
+        self.set_config(config)?;
+        Ok(reduction.map(|_| {
+            format!(
+                "all: reduced in the kernel: a wakeup not later than {explain_above_ns} ns is one record of its timer's arming and expiry, its wakeup and its switch; a later one sends every event since its thread last slept"
+            )
+        }))
+    }
+
+    /// Takes the per-CPU state out for the reader thread (when each CPU's trace is complete).
+    pub(crate) fn take_cpu_state(&mut self) -> Result<PerCpuArray<MapData, CpuState>, String> {
+        let map = self
+            .ebpf
+            .take_map("cpu_state")
+            .ok_or("the BPF object has no map 'cpu_state'")?;
+        PerCpuArray::try_from(map).map_err(|e| chain(&e))
     }
 
     /// Takes the ring buffer out for the reader thread.
@@ -333,8 +379,13 @@ fn addresses_in(text: &str, names: &[&str]) -> Vec<u64> {
 /// Starts the reader thread: every `poll`, empties the ring buffer, splits the records by CPU,
 /// and sends each traced CPU a batch, complete up to the time taken before the buffer was
 /// emptied (see [`super::reader`] for why that bounds what is still to come).
+///
+/// A CPU whose records are staged in the kernel (reduced) is complete only up to its oldest
+/// record not handed over yet (`pending_since` of its state, read before the ring buffer is
+/// emptied: what a decision hands over after that read is later than it).
 pub(crate) fn spawn_reader(
     ring: RingBuf<MapData>,
+    state: PerCpuArray<MapData, CpuState>,
     cpus: &[usize],
     tx: Sender<TraceBatch>,
     poll: Duration,
@@ -342,12 +393,13 @@ pub(crate) fn spawn_reader(
 ) -> Result<Reader, String> {
     let cpus = cpus.to_vec();
     reader::spawn_thread(drain_priority, move |stop| {
-        read_loop(ring, cpus, tx, poll, stop)
+        read_loop(ring, state, cpus, tx, poll, stop)
     })
 }
 
 fn read_loop(
     mut ring: RingBuf<MapData>,
+    state: PerCpuArray<MapData, CpuState>,
     cpus: Vec<usize>,
     tx: Sender<TraceBatch>,
     poll: Duration,
@@ -359,19 +411,36 @@ fn read_loop(
     let mut per_cpu: HashMap<usize, Vec<super::decode::TraceEvent>> = HashMap::new();
     loop {
         let last_round = stop.load(Ordering::SeqCst);
-        let complete_until_ns = monotonic_ns();
+        let now_ns = monotonic_ns();
+        let cpu_states = state
+            .get(&0, 0)
+            .map_err(|e| format!("cannot read the BPF per-CPU state: {}", chain(&e)))?;
+        let mut bad = None;
         while let Some(item) = ring.next() {
             stats.bytes += (item.len() + 8) as u64;
             if item.len() < HEADER_BYTES {
                 return Err(format!("a BPF trace record of {} bytes", item.len()));
             }
-            let (cpu, event) = decoder.decode(&item).map_err(|e| e.to_string())?;
-            if let super::decode::Kind::Lost { count } = event.kind {
-                stats.lost_events += count.unwrap_or(0);
+            let decoded = decoder.decode_into(&item, |cpu, event| {
+                if let super::decode::Kind::Lost { count } = event.kind {
+                    stats.lost_events += count.unwrap_or(0);
+                }
+                per_cpu.entry(cpu).or_default().push(event);
+            });
+            if let Err(e) = decoded {
+                bad = Some(e.to_string());
+                break;
             }
-            per_cpu.entry(cpu).or_default().push(event);
+        }
+        if let Some(e) = bad {
+            return Err(e);
         }
         for &cpu in &cpus {
+            let pending = cpu_states.get(cpu).map_or(0, |s| s[PENDING_SINCE]);
+            let complete_until_ns = match pending {
+                0 => now_ns,
+                since => now_ns.min(since),
+            };
             let mut events = per_cpu.remove(&cpu).unwrap_or_default();
             // A program interrupted (by an interrupt's program) between taking its time and
             // reserving its record writes after the interrupt's: order each CPU by time, as
@@ -393,6 +462,7 @@ fn read_loop(
         }
         per_cpu.clear();
         if last_round {
+            stats.kernel_events = Some(cpu_states.iter().map(|s| s[SEEN]).sum());
             stats.cpu_time_ns = crate::measure::clock::thread_cpu_time_ns();
             return Ok(stats);
         }

@@ -22,7 +22,12 @@ const VECTOR_ENTRY: u16 = 9;
 const VECTOR_EXIT: u16 = 10;
 const NMI: u16 = 11;
 const LOST: u16 = 12;
+const CYCLE: u16 = 13;
 const STACK: u16 = 14;
+
+/// `struct jl_cycle`'s flags: the arming is in the record; the wakeup is.
+const CYCLE_ARMED: u64 = 1;
+const CYCLE_WAKING: u64 = 2;
 
 /// `struct jl_header`: u64 ts, i32 pid, u16 cpu, u16 kind.
 pub(crate) const HEADER_BYTES: usize = 16;
@@ -89,15 +94,41 @@ pub(crate) struct RecordDecoder {
 }
 
 impl RecordDecoder {
-    /// One record: the CPU it was written on and its event.
-    pub(crate) fn decode(&mut self, b: &[u8]) -> Result<(usize, TraceEvent), BadRecord> {
-        self.try_decode(b).ok_or_else(|| {
+    /// One record: the CPU it was written on and its events, handed to `out` in time order
+    /// (one, or for a wakeup reduced in the kernel the four it stands for).
+    pub(crate) fn decode_into(
+        &mut self,
+        b: &[u8],
+        mut out: impl FnMut(usize, TraceEvent),
+    ) -> Result<(), BadRecord> {
+        let bad = || {
             BadRecord(format!(
                 "{} bytes, kind {:?}",
                 b.len(),
                 u16_at(b, 14).unwrap_or(0)
             ))
-        })
+        };
+        if u16_at(b, 14) == Some(CYCLE) {
+            let cpu = u16_at(b, 12).ok_or_else(bad)? as usize;
+            for e in cycle_events(b).ok_or_else(bad)? {
+                out(cpu, e);
+            }
+            return Ok(());
+        }
+        let (cpu, e) = self.try_decode(b).ok_or_else(bad)?;
+        out(cpu, e);
+        Ok(())
+    }
+
+    /// One record of a single event.
+    #[cfg(test)]
+    pub(crate) fn decode(&mut self, b: &[u8]) -> Result<(usize, TraceEvent), BadRecord> {
+        let mut got = Vec::new();
+        self.decode_into(b, |cpu, e| got.push((cpu, e)))?;
+        match got.len() {
+            1 => Ok(got.remove(0)),
+            n => Err(BadRecord(format!("{n} events in one record"))),
+        }
     }
 
     fn try_decode(&mut self, b: &[u8]) -> Option<(usize, TraceEvent)> {
@@ -177,9 +208,59 @@ impl RecordDecoder {
     }
 }
 
+/// `struct jl_cycle`: a wakeup the kernel decided was not late, as the events it stands for:
+/// its timer's arming (unless that went out before), the expiry, the wakeup (when traced) and
+/// the switch to the thread, each with its own time and task as the tracepoint gave them.
+fn cycle_events(b: &[u8]) -> Option<Vec<TraceEvent>> {
+    let p = HEADER_BYTES;
+    let flags = u64_at(b, p)?;
+    let hrtimer = u64_at(b, p + 8)?;
+    let mut events = Vec::with_capacity(4);
+    if flags & CYCLE_ARMED != 0 {
+        events.push(TraceEvent {
+            ts: u64_at(b, p + 32)?,
+            common_pid: i32_at(b, p + 40)?,
+            kind: Kind::HrtimerStart {
+                hrtimer,
+                expires: i64_at(b, p + 16)?,
+                softexpires: i64_at(b, p + 24)?,
+            },
+        });
+    }
+    events.push(TraceEvent {
+        ts: u64_at(b, p + 48)?,
+        common_pid: i32_at(b, p + 44)?,
+        kind: Kind::HrtimerExpire {
+            hrtimer,
+            now: i64_at(b, p + 56)?,
+        },
+    });
+    if flags & CYCLE_WAKING != 0 {
+        events.push(TraceEvent {
+            ts: u64_at(b, p + 64)?,
+            common_pid: i32_at(b, p + 72)?,
+            kind: Kind::Waking {
+                task: task_at(b, p + 80)?,
+                target_cpu: i32_at(b, p + 76)?,
+            },
+        });
+    }
+    let prev = task_at(b, p + 80 + TASK_BYTES)?;
+    events.push(TraceEvent {
+        ts: u64_at(b, 0)?,
+        common_pid: prev.pid,
+        kind: Kind::Switch {
+            prev,
+            next: task_at(b, p + 80 + 2 * TASK_BYTES)?,
+        },
+    });
+    Some(events)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::decode::task;
 
     /// A record as the C structs lay it out: the header, then the payload's bytes.
     fn record(ts: u64, pid: i32, cpu: u16, kind: u16, payload: &[u8]) -> Vec<u8> {
@@ -299,6 +380,82 @@ mod tests {
                 ips: Arc::from(vec![0xffff_ffff_8100_0010u64, 0xffff_ffff_8100_0020])
             }
         );
+    }
+
+    /// `struct jl_cycle` as the C source lays it out.
+    fn cycle_record(flags: u64) -> Vec<u8> {
+        let mut p = Vec::new();
+        p.extend(flags.to_ne_bytes());
+        p.extend(0xabcdu64.to_ne_bytes()); // hrtimer
+        p.extend(5_000i64.to_ne_bytes()); // expires
+        p.extend(4_999i64.to_ne_bytes()); // softexpires
+        p.extend(1_000u64.to_ne_bytes()); // armed_ts
+        p.extend(42i32.to_ne_bytes()); // armed_pid
+        p.extend(0i32.to_ne_bytes()); // expiry_pid (idle)
+        p.extend(5_010u64.to_ne_bytes()); // expiry_ts
+        p.extend(5_008i64.to_ne_bytes()); // now
+        p.extend(5_012u64.to_ne_bytes()); // waking_ts
+        p.extend(0i32.to_ne_bytes()); // waking_pid
+        p.extend(1i32.to_ne_bytes()); // target_cpu
+        p.extend(task_bytes(42, 9, "jl-measure"));
+        p.extend(task_bytes(0, 120, "swapper/1"));
+        p.extend(task_bytes(42, 9, "jl-measure"));
+        // The header's time is the switch's.
+        record(5_020, 42, 1, CYCLE, &p)
+    }
+
+    #[test]
+    fn a_reduced_wakeup_stands_for_its_four_events_in_time_order() {
+        let mut d = RecordDecoder::default();
+        let mut got = Vec::new();
+        d.decode_into(&cycle_record(CYCLE_ARMED | CYCLE_WAKING), |cpu, e| {
+            got.push((cpu, e))
+        })
+        .unwrap();
+        let measuring = task(42, 9, "jl-measure");
+        let idle = task(0, 120, "swapper/1");
+        let want = vec![
+            TraceEvent {
+                ts: 1_000,
+                common_pid: 42,
+                kind: Kind::HrtimerStart {
+                    hrtimer: 0xabcd,
+                    expires: 5_000,
+                    softexpires: 4_999,
+                },
+            },
+            TraceEvent {
+                ts: 5_010,
+                common_pid: 0,
+                kind: Kind::HrtimerExpire {
+                    hrtimer: 0xabcd,
+                    now: 5_008,
+                },
+            },
+            TraceEvent {
+                ts: 5_012,
+                common_pid: 0,
+                kind: Kind::Waking {
+                    task: measuring.clone(),
+                    target_cpu: 1,
+                },
+            },
+            TraceEvent {
+                ts: 5_020,
+                common_pid: 0,
+                kind: Kind::Switch {
+                    prev: idle,
+                    next: measuring,
+                },
+            },
+        ];
+        assert_eq!(got, want.iter().cloned().map(|e| (1, e)).collect::<Vec<_>>());
+        // Without the flags: no arming (it went out before), no wakeup (not traced).
+        let mut got = Vec::new();
+        d.decode_into(&cycle_record(0), |_, e| got.push(e)).unwrap();
+        assert_eq!(got, want[1..2].iter().chain(&want[3..]).cloned().collect::<Vec<_>>());
+        // A cycle cut short is refused, not half read.
+        assert!(d.decode_into(&cycle_record(3)[..100], |_, _| {}).is_err());
     }
 
     #[test]
