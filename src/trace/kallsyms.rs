@@ -70,8 +70,9 @@ struct Entry {
 
 const CORE: u32 = u32::MAX;
 
-/// The kernel's text symbols, sorted by address (names packed in one string: 120 000 symbols
-/// take about 4 MB rather than one allocation each).
+/// The kernel's text symbols, sorted by address (names packed in one string: this machine's
+/// 121 814 text symbols take about 5.9 MB, 24 bytes each and 3 MB of names, rather than one
+/// allocation each).
 #[derive(Debug, Default)]
 pub(crate) struct Symbols {
     entries: Vec<Entry>,
