@@ -120,6 +120,14 @@ impl SpikeExplanation {
             _ => "no_event",
         }
     }
+
+    /// The contributor whose kernel stack was captured (the task that gave the late thread
+    /// its CPU), with its stack, if any.
+    pub fn culprit_stack(&self) -> Option<(&Contributor, &KernelStack)> {
+        self.contributors
+            .iter()
+            .find_map(|c| c.stack.as_ref().map(|s| (c, s)))
+    }
 }
 
 /// One thing that held a CPU while a wakeup was late.
@@ -135,6 +143,22 @@ pub struct Contributor {
     pub policy: Option<String>,
     pub prio: Option<i32>,
     pub duration_ns: u64,
+    /// The task's kernel stack as it gave the CPU to the late measuring thread (BPF back end;
+    /// absent when none was captured, and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<KernelStack>,
+}
+
+/// A kernel stack, as stored: its frames named from /proc/kallsyms.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelStack {
+    /// Innermost first: `function+0xoff` (`function+0xoff [module]`), or the address in hex
+    /// (`0xffffffff81234567`) where no symbol names it.
+    pub frames: Vec<String>,
+    /// Why the frames are addresses, when the symbols were unavailable (hidden by
+    /// kptr_restrict, /proc/kallsyms unreadable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Appends events to events.jsonl.
@@ -170,4 +194,49 @@ pub fn read_events(path: &Path) -> io::Result<Vec<Event>> {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An explanation as events.jsonl held it before stacks: it still parses, without one,
+    /// and is written back the same.
+    #[test]
+    fn explanations_without_a_stack_parse_and_write_none() {
+        let old = r#"{"type":"spike_explained","time_ns":5,"cpu":0,"due_ns":1,"latency_ns":4,"irq_latency_ns":null,"thread_latency_ns":null,"verdict":"v","contributors":[{"kind":"task","name":"x","pid":9,"policy":"FIFO","prio":99,"duration_ns":3}]}"#;
+        let e: Event = serde_json::from_str(old).unwrap();
+        let Event::SpikeExplained(x) = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(x.contributors[0].stack, None);
+        assert_eq!(x.culprit_stack(), None);
+        assert_eq!(serde_json::to_string(&e).unwrap(), old);
+    }
+
+    #[test]
+    fn a_stack_round_trips_with_its_note_only_when_there_is_one() {
+        let mut c = Contributor {
+            kind: "task".into(),
+            name: "x".into(),
+            pid: Some(9),
+            policy: None,
+            prio: None,
+            duration_ns: 3,
+            stack: Some(KernelStack {
+                frames: vec!["schedule+0x4".into()],
+                note: None,
+            }),
+        };
+        let text = serde_json::to_string(&c).unwrap();
+        assert!(
+            text.ends_with(r#""stack":{"frames":["schedule+0x4"]}}"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Contributor>(&text).unwrap(), c);
+        c.stack.as_mut().unwrap().note = Some("hidden".into());
+        let text = serde_json::to_string(&c).unwrap();
+        assert!(text.contains(r#""note":"hidden""#), "{text}");
+        assert_eq!(serde_json::from_str::<Contributor>(&text).unwrap(), c);
+    }
 }

@@ -177,6 +177,7 @@ mod tests {
                     policy: (kind == "task").then(|| policy.to_string()),
                     prio: (kind == "task").then_some(prio),
                     duration_ns: latency_us as u64 * 900,
+                    stack: None,
                 })
                 .into_iter()
                 .collect(),

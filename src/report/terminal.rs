@@ -193,12 +193,47 @@ fn trace_section(record: &RunRecord, verbose: bool) -> String {
                 at as f64 / 1e9,
                 x.verdict
             );
+            if let Some(stack) = stack_line(x) {
+                let _ = writeln!(lines, "      {stack}");
+            }
         }
     } else {
         let _ = writeln!(lines, "  late wakeups explained: none");
     }
     out += &wrap(&lines, WIDTH, "      ");
     out
+}
+
+/// Frames of a culprit's kernel stack named on the terminal; the report lists them all.
+const TOP_FRAMES: usize = 3;
+
+/// The culprit's kernel stack of an explanation on one line, its innermost frames first:
+/// `kernel stack of jl-spike-0 (pid 900): spin_loop+0x10 <- do_syscall_64+0x44 (2 frames)`.
+fn stack_line(x: &crate::format::events::SpikeExplanation) -> Option<String> {
+    let (c, stack) = x.culprit_stack()?;
+    let top: Vec<&str> = stack
+        .frames
+        .iter()
+        .take(TOP_FRAMES)
+        .map(String::as_str)
+        .collect();
+    let more = if stack.frames.len() > TOP_FRAMES {
+        " <- ..."
+    } else {
+        ""
+    };
+    Some(format!(
+        "kernel stack of {}{}: {}{more} ({} frames{})",
+        c.name,
+        c.pid.map_or(String::new(), |p| format!(" (pid {p})")),
+        top.join(" <- "),
+        stack.frames.len(),
+        if stack.note.is_some() {
+            ", unnamed: no kernel symbols"
+        } else {
+            ""
+        }
+    ))
 }
 
 /// One level of a sweep on one line: the swept load's throughput, then p99 and max per CPU.
@@ -325,6 +360,47 @@ mod tests {
                 l.chars().count()
             );
         }
+    }
+
+    #[test]
+    fn a_culprits_stack_is_one_line_of_its_top_frames() {
+        use crate::format::events::{Contributor, KernelStack, SpikeExplanation};
+        let frames = |n: usize| (0..n).map(|i| format!("f{i}+0x{i}")).collect();
+        let mut x = SpikeExplanation {
+            time_ns: 0,
+            cpu: 0,
+            due_ns: 0,
+            latency_ns: 1,
+            irq_latency_ns: None,
+            thread_latency_ns: None,
+            verdict: String::new(),
+            contributors: vec![Contributor {
+                kind: "task".into(),
+                name: "jl-spike-0".into(),
+                pid: Some(900),
+                policy: None,
+                prio: None,
+                duration_ns: 1,
+                stack: None,
+            }],
+        };
+        assert_eq!(stack_line(&x), None);
+        x.contributors[0].stack = Some(KernelStack {
+            frames: frames(5),
+            note: None,
+        });
+        assert_eq!(
+            stack_line(&x).unwrap(),
+            "kernel stack of jl-spike-0 (pid 900): f0+0x0 <- f1+0x1 <- f2+0x2 <- ... (5 frames)"
+        );
+        x.contributors[0].stack = Some(KernelStack {
+            frames: frames(2),
+            note: Some("hidden".into()),
+        });
+        assert_eq!(
+            stack_line(&x).unwrap(),
+            "kernel stack of jl-spike-0 (pid 900): f0+0x0 <- f1+0x1 (2 frames, unnamed: no kernel symbols)"
+        );
     }
 
     #[test]

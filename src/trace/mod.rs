@@ -9,6 +9,7 @@
 //! - [`format`](mod@format): the kernel's format files; [`page`]: the ring-buffer page parser;
 //! - [`decode`]: the events used, decoded; [`reader`]: the thread that reads them;
 //! - [`split`]: per-sample IRQ / thread latency; [`explain`]: what held the CPU;
+//! - [`kallsyms`]: the kernel's symbol table, naming the frames of the culprits' stacks;
 //! - [`chain`]: an IPC sample's chain from its sender's timer to the receiver running;
 //! - [`join`]: the recorder's side, joining samples with the trace.
 //!
@@ -24,6 +25,7 @@ pub mod decode;
 pub mod explain;
 pub mod format;
 pub mod join;
+pub mod kallsyms;
 pub mod page;
 pub mod reader;
 pub mod record;

@@ -39,6 +39,9 @@ const HISTORY_BEHIND_NS: u64 = 10_000_000;
 const MAX_HISTORY: usize = 200_000;
 /// A bound on the unmatched timer cycles kept.
 const MAX_CYCLES: usize = 100_000;
+/// A bound on the kernel stacks kept (one per late wakeup; a thread at 1 kHz, every wakeup
+/// late, keeps 10 in the history's horizon): about 300 KB.
+const MAX_STACKS: usize = 1_024;
 
 /// One sleep of a measuring thread as the trace shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +87,10 @@ pub struct CpuTimeline {
     cycles: VecDeque<TimerCycle>,
     /// Recent events in time order.
     pub history: VecDeque<TraceEvent>,
+    /// The culprits' kernel stacks (`Kind::KernelStack`) in time order, kept beside `history`
+    /// rather than in it: they may arrive out of time order with the CPU's other events.
+    /// Trimmed with the history, and at most [`MAX_STACKS`].
+    pub stacks: VecDeque<TraceEvent>,
     /// The task running when `history` begins (from the switches trimmed off its front).
     pub base_task: Option<TaskRef>,
     /// Every event of this CPU before this CLOCK_MONOTONIC time has arrived.
@@ -95,6 +102,10 @@ pub struct CpuTimeline {
 impl CpuTimeline {
     /// Adds the next event of this CPU. `measuring` holds the measuring threads' tids.
     pub fn push(&mut self, e: TraceEvent, measuring: &[i32]) {
+        if let Kind::KernelStack { .. } = e.kind {
+            self.push_stack(e);
+            return;
+        }
         match &e.kind {
             Kind::HrtimerStart {
                 hrtimer,
@@ -152,6 +163,15 @@ impl CpuTimeline {
             self.pop_history();
         }
         self.history.push_back(e);
+    }
+
+    /// Keeps a stack in time order, forgetting the oldest beyond the bound.
+    fn push_stack(&mut self, e: TraceEvent) {
+        if self.stacks.len() >= MAX_STACKS {
+            self.stacks.pop_front();
+        }
+        let at = self.stacks.partition_point(|s| s.ts <= e.ts);
+        self.stacks.insert(at, e);
     }
 
     fn pop_history(&mut self) {
@@ -217,6 +237,9 @@ impl CpuTimeline {
         let keep_from = due_ns.saturating_sub(HISTORY_BEHIND_NS);
         while self.history.front().is_some_and(|e| e.ts < keep_from) {
             self.pop_history();
+        }
+        while self.stacks.front().is_some_and(|e| e.ts < keep_from) {
+            self.stacks.pop_front();
         }
     }
 }
@@ -361,6 +384,40 @@ mod tests {
         let s = t.split(5, 2_000_000, 2_010_000, 100_000).unwrap();
         assert_eq!(s.irq_latency_ns, 900);
         assert_eq!(s.thread_latency_ns, 2_010_000 - 2_002_400);
+    }
+
+    fn stack(ts: u64, pid: i32) -> TraceEvent {
+        ev(
+            ts,
+            pid,
+            Kind::KernelStack {
+                ips: std::sync::Arc::from(vec![0xffff_ffff_8100_0000u64 + ts]),
+            },
+        )
+    }
+
+    /// Stacks stay out of the history, in time order whatever order they arrive in, trimmed
+    /// with the history and bounded in count.
+    #[test]
+    fn stacks_are_kept_beside_the_history_in_time_order_and_bounded() {
+        let mut t = CpuTimeline::default();
+        t.push(ev(5_000, 1, Kind::waking(3)), &[]);
+        for ts in [4_000, 2_000, 6_000, 2_000] {
+            t.push(stack(ts, 9), &[]);
+        }
+        assert_eq!(t.history.len(), 1, "stacks are not history");
+        let times: Vec<u64> = t.stacks.iter().map(|e| e.ts).collect();
+        assert_eq!(times, [2_000, 2_000, 4_000, 6_000]);
+        t.trim_before_due(HISTORY_BEHIND_NS + 3_000);
+        let times: Vec<u64> = t.stacks.iter().map(|e| e.ts).collect();
+        assert_eq!(times, [4_000, 6_000]);
+        for ts in 0..MAX_STACKS as u64 + 10 {
+            t.push(stack(10_000 + ts, 9), &[]);
+        }
+        assert_eq!(t.stacks.len(), MAX_STACKS);
+        // The oldest went first.
+        assert_eq!(t.stacks.front().unwrap().ts, 10_000 + 10);
+        assert_eq!(t.stacks.back().unwrap().ts, 10_000 + MAX_STACKS as u64 + 9);
     }
 
     #[test]

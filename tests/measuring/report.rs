@@ -307,6 +307,7 @@ fn featureful_run(dir: &Path) -> RunRecord {
                 policy: Some("FIFO".into()),
                 prio: Some(99),
                 duration_ns: 2_390_000,
+                stack: None,
             }],
         }))
         .unwrap();

@@ -8,6 +8,7 @@ mod causes;
 mod compare;
 mod page;
 mod run;
+mod stacks;
 mod sweep;
 mod tails;
 mod warnings;

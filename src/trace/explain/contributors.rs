@@ -87,6 +87,7 @@ fn contributor(
         policy: None,
         prio: None,
         duration_ns,
+        stack: None,
     };
     match h {
         Holder::Task(pid) => {
@@ -111,6 +112,7 @@ fn contributor(
                 policy,
                 prio,
                 duration_ns,
+                stack: None,
             }
         }
         Holder::Irq(name) => simple("irq", name.to_string()),

@@ -71,6 +71,7 @@ pub fn explain_gap(
             policy: None,
             prio: None,
             duration_ns: nmi_ns,
+            stack: None,
         });
         traced.sort_by(|a, b| b.duration_ns.cmp(&a.duration_ns).then(a.name.cmp(&b.name)));
     }
@@ -138,6 +139,7 @@ pub fn attribute(traced: &[Contributor], length: u64) -> Vec<Contributor> {
             policy: None,
             prio: None,
             duration_ns: length - given,
+            stack: None,
         });
     }
     out.sort_by(|a, b| b.duration_ns.cmp(&a.duration_ns).then(a.name.cmp(&b.name)));
@@ -310,6 +312,7 @@ mod tests {
             policy: None,
             prio: None,
             duration_ns: d,
+            stack: None,
         };
         for (traced, length) in [
             (vec![c("a", 3), c("b", 3), c("c", 3)], 10u64),

@@ -19,12 +19,14 @@
 //! The parts: `replay` rebuilds who held the CPU when, `contributors` names and sums the
 //! holders, `verdict` words the one-line verdict; this file puts them together. `gap` does
 //! the same for the gaps of a noise loop (`jitterlab noise --trace`), `ipc` for the chain of
-//! an IPC wake method (sender, wake, receiver).
+//! an IPC wake method (sender, wake, receiver). `stacks` attaches the culprit's kernel stack
+//! (BPF back end) to the task that gave the late thread its CPU.
 
 mod contributors;
 pub mod gap;
 pub mod ipc;
 mod replay;
+mod stacks;
 mod verdict;
 
 pub use contributors::{Names, Policies};
@@ -33,6 +35,7 @@ pub use ipc::{IpcSample, explain_ipc};
 
 use super::split::{CpuTimeline, Split};
 use crate::format::events::SpikeExplanation;
+use crate::trace::kallsyms::Symbols;
 
 /// The sample to explain.
 #[derive(Debug, Clone, Copy)]
@@ -56,8 +59,9 @@ pub fn explain(
     replay::without_evidence(&mut window, s);
     let contributors =
         |from: u64, to: u64| contributors::between(&window, from, to, policies, names);
-    let whole = contributors(s.due_ns, s.wake_ns);
+    let mut whole = contributors(s.due_ns, s.wake_ns);
     let verdict = verdict::verdict(s, &window, &whole, contributors);
+    stacks::attach(&mut whole, s, timeline, Symbols::shared);
     SpikeExplanation {
         time_ns: s.wake_ns,
         cpu: s.cpu,
