@@ -26,6 +26,7 @@ pub mod format;
 pub mod join;
 pub mod page;
 pub mod reader;
+pub(crate) mod recent;
 pub mod record;
 pub mod split;
 pub mod tracefs;
