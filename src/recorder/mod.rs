@@ -25,7 +25,7 @@ mod thread_state;
 mod trace_join;
 mod watch;
 #[cfg(test)]
-pub(crate) use watch::SplitParts;
+pub(crate) use watch::{EXPLANATIONS_KEPT, SplitParts};
 pub(crate) use watch::{SnapshotWindow, SpikeStart};
 
 pub(crate) use thread_state::IntervalFigures;
