@@ -234,3 +234,31 @@ fn the_segment_layout() {
         ),
     );
 }
+
+#[test]
+fn the_snapshots() {
+    use crate::format::actions::{SNAPSHOT_CSV_VERSION, SNAPSHOT_TRACE_VERSION};
+    let spec = spec();
+    assert_quotes(
+        &spec,
+        &format!("`# jitterlab snapshot {SNAPSHOT_CSV_VERSION}: spike on CPU C"),
+    );
+    assert_quotes(
+        &spec,
+        &format!("`# jitterlab snapshot trace {SNAPSHOT_TRACE_VERSION}: back end bpf|tracefs;"),
+    );
+    assert_quotes(
+        &spec,
+        &format!(
+            "at most {} events per CPU",
+            crate::trace::recent::MAX_PER_CPU
+        ),
+    );
+    assert_quotes(
+        &spec,
+        &format!(
+            "the {} explanations per CPU kept for snapshots",
+            crate::recorder::EXPLANATIONS_KEPT
+        ),
+    );
+}

@@ -4,6 +4,14 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The version in the first line of a snapshot's `spike-NNNN.csv` (`# jitterlab snapshot 1:`).
+/// Its columns are named by its second line; with `--trace` it has the four split columns
+/// more, at the end.
+pub const SNAPSHOT_CSV_VERSION: u32 = 1;
+/// The version in the first line of a snapshot's `spike-NNNN.trace`
+/// (`# jitterlab snapshot trace 1:`).
+pub const SNAPSHOT_TRACE_VERSION: u32 = 1;
+
 /// One action fired (events.jsonl `"type": "action"`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActionEvent {
@@ -28,7 +36,10 @@ pub struct ActionEvent {
     /// `ok` or `failed`.
     pub outcome: String,
     /// What happened: `sent SIGUSR1 to 1234`, `started pid 5678`, `pid 5678 exited with 0`,
-    /// `wrote snapshots/spike-0001.csv (3001 samples)`, `stopped the run`, or the error.
+    /// `wrote snapshots/spike-0001.csv (3001 samples)` (with `--trace` followed by
+    /// `, snapshots/spike-0001.trace (N trace events)` and
+    /// `, snapshots/spike-0001.explanations.jsonl (N explanations)`: every file written),
+    /// `stopped the run`, or the error.
     pub detail: String,
 }
 

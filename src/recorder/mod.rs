@@ -24,12 +24,16 @@ pub mod tails;
 mod thread_state;
 mod trace_join;
 mod watch;
-pub(crate) use watch::SpikeStart;
+#[cfg(test)]
+pub(crate) use watch::{EXPLANATIONS_KEPT, SplitParts};
+pub(crate) use watch::{SnapshotWindow, SpikeStart};
 
 pub(crate) use thread_state::IntervalFigures;
 #[cfg(test)]
 pub(crate) use trace_join::WORST_KEPT;
-pub(crate) use trace_join::{SampleTrace, TRACE_WAIT_NS, ThreadTraceResult, TraceJoin};
+pub(crate) use trace_join::{
+    CpuTraceWindow, SampleTrace, TRACE_WAIT_NS, ThreadTraceResult, TraceJoin,
+};
 use trace_join::{ThreadTraceState, keep_worst};
 
 use crate::format::events::SpikeExplanation;
@@ -182,7 +186,8 @@ impl Recorder {
 
     /// Watches every thread for spike starts (`--on-threshold`), keeping `history_ns` of each
     /// thread's samples for snapshots ([`Recorder::take_spike_starts`],
-    /// [`Recorder::snapshot_window`]).
+    /// [`Recorder::snapshot_window`]), and with `--trace` (given before) the measured CPUs'
+    /// trace events.
     pub(crate) fn with_spike_watch(mut self, history_ns: u64) -> Self {
         for t in &mut self.threads {
             t.watch = Some(watch::SpikeWatch::new(
@@ -190,6 +195,13 @@ impl Recorder {
                 t.feed.deadline_ns,
                 history_ns,
             ));
+        }
+        if let Some(j) = &mut self.trace
+            && history_ns > 0
+        {
+            // The trace is received ahead of the samples recorded (samples wait for it, up to
+            // TRACE_WAIT_NS): its events are kept that much longer than the samples.
+            j.keep_recent(history_ns + TRACE_WAIT_NS);
         }
         self
     }
@@ -218,14 +230,33 @@ impl Recorder {
             .unwrap_or(0)
     }
 
-    /// Every watched thread's kept samples due in [from_ns, to_ns], as (CPU, sample), by CPU
-    /// then due time.
-    pub(crate) fn snapshot_window(&self, from_ns: u64, to_ns: u64) -> Vec<(usize, Sample)> {
-        self.threads
-            .iter()
-            .filter_map(|t| t.watch.as_ref().map(|w| (t.feed.cpu, w)))
-            .flat_map(|(cpu, w)| w.window(from_ns, to_ns).map(move |s| (cpu, *s)))
-            .collect()
+    /// What is kept of the window [from_ns, to_ns] (due times, and trace times: the same
+    /// clock): every watched thread's samples, and with `--trace` their explanations and the
+    /// measured CPUs' trace events.
+    pub(crate) fn snapshot_window(&self, from_ns: u64, to_ns: u64) -> SnapshotWindow {
+        let watches = || {
+            self.threads
+                .iter()
+                .filter_map(|t| t.watch.as_ref().map(|w| (t.feed.cpu, w)))
+        };
+        let mut window = SnapshotWindow {
+            samples: watches()
+                .flat_map(|(cpu, w)| w.window(from_ns, to_ns).map(move |(s, x)| (cpu, s, x)))
+                .collect(),
+            traced: self.trace.is_some(),
+            ..SnapshotWindow::default()
+        };
+        for (_, w) in watches() {
+            let (mut kept, dropped) = w.explanations(from_ns, to_ns);
+            window.explanations.append(&mut kept);
+            window.explanations_not_kept_through_ns =
+                window.explanations_not_kept_through_ns.max(dropped);
+        }
+        window.explanations.sort_by_key(|x| (x.due_ns, x.cpu));
+        if let Some(j) = &self.trace {
+            window.trace = j.recent_window(from_ns, to_ns);
+        }
+        window
     }
 
     /// The blocks of samples closed since the last call (`--summary-every`), per thread in the

@@ -105,7 +105,7 @@ impl ThreadState {
             }
             self.tails.record(sample);
             if let Some(w) = &mut self.watch {
-                w.record(sample);
+                w.record(sample, traced.as_ref());
             }
         }
         let irq = traced.as_ref().and_then(|x| x.irq_latency_ns);

@@ -36,6 +36,34 @@ pub trait TraceJoin {
     /// Joins a sample of the thread at `thread_index` (whose wakeup lies before
     /// `complete_until_ns` of its CPU) with the trace. Called in sample order per thread.
     fn join(&mut self, thread_index: usize, sample: &Sample) -> SampleTrace;
+    /// Keeps the events received of the measured CPUs for `keep_ns` behind each CPU's newest
+    /// (for `--on-threshold snapshot`; nothing is kept unless asked).
+    fn keep_recent(&mut self, _keep_ns: u64) {}
+    /// The kept events of the measured CPUs in [from_ns, to_ns], one text line each (empty
+    /// when nothing is kept).
+    fn recent_window(&self, _from_ns: u64, _to_ns: u64) -> Vec<CpuTraceWindow> {
+        Vec::new()
+    }
+}
+
+/// One CPU's trace events in a snapshot's window (`snapshots/spike-NNNN.trace`): what the
+/// trace back end delivered, and what of the window is missing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CpuTraceWindow {
+    pub cpu: usize,
+    /// The events, one line each in the trace file's format (docs/result-format.md), in time
+    /// order.
+    pub lines: Vec<String>,
+    /// Events of this CPU at or before this time were no longer kept (the ring's bounds),
+    /// when that reaches into the window, ns.
+    pub not_kept_through_ns: Option<u64>,
+    /// `lost` events in the window (the kernel or the back end dropped events there) and the
+    /// events they say were lost, where they say (`unknown_counts` marks that did not).
+    pub lost_marks: u64,
+    pub lost_events: u64,
+    pub unknown_counts: u64,
+    /// Every event of this CPU before this time had arrived when the window was taken, ns.
+    pub complete_until_ns: u64,
 }
 
 /// A thread's trace figures at the end of the run.

@@ -11,7 +11,6 @@ use crate::measure::clock::monotonic_ns;
 use crate::plan::actions::{Action, ActionPlan};
 use crate::recorder::{Recorder, SpikeStart};
 use crate::results::ResultDir;
-use std::io::Write;
 use std::os::fd::AsFd;
 use std::process::{Child, Command, Stdio};
 
@@ -43,12 +42,18 @@ pub(super) struct ActionRunner {
     snapshots: Vec<PendingSnapshot>,
     snapshots_made: u64,
     dir: ResultDir,
+    /// The trace back end (`bpf`, `tracefs`) with `--trace`: snapshots then keep the trace.
+    trace_backend: Option<&'static str>,
     /// Set by a `stop` action: why the run ends.
     pub stop_reason: Option<String>,
 }
 
 impl ActionRunner {
-    pub(super) fn new(plan: &crate::plan::actions::ActionPlan, dir: ResultDir) -> Self {
+    pub(super) fn new(
+        plan: &crate::plan::actions::ActionPlan,
+        dir: ResultDir,
+        trace_backend: Option<&'static str>,
+    ) -> Self {
         let count = |a: &Action| ActionCount {
             action: a.describe(),
             fired: 0,
@@ -70,6 +75,7 @@ impl ActionRunner {
             snapshots: Vec::new(),
             snapshots_made: 0,
             dir,
+            trace_backend,
             stop_reason: None,
         }
     }
@@ -244,33 +250,18 @@ impl ActionRunner {
         events
     }
 
-    /// Writes `snapshots/spike-NNNN.csv`: every measured CPU's samples due in the window.
+    /// Writes the snapshot's files (session/snapshot.rs): every measured CPU's samples due in
+    /// the window, and with `--trace` its trace events and explanations.
     fn write_snapshot(&mut self, s: &PendingSnapshot, recorder: &Recorder) -> ActionEvent {
-        let samples = recorder.snapshot_window(s.from_ns, s.to_ns);
-        let name = format!("spike-{:04}.csv", s.number);
-        let result = (|| -> std::io::Result<String> {
-            let dir = self.dir.subdir("snapshots")?;
-            let mut out = std::io::BufWriter::new(dir.create_file(&name)?);
-            writeln!(
-                out,
-                "# jitterlab snapshot 1: spike on CPU {} at due time {} ns, latency {} ns; window {}..{} ns (the run's clock)",
-                s.spike.cpu, s.spike.due_ns, s.spike.latency_ns, s.from_ns, s.to_ns
-            )?;
-            writeln!(out, "cpu,seq,due_ns,latency_ns,missed")?;
-            for (cpu, x) in &samples {
-                writeln!(
-                    out,
-                    "{cpu},{},{},{},{}",
-                    x.seq, x.expected_ns, x.latency_ns, x.missed
-                )?;
-            }
-            out.into_inner().map_err(|e| e.into_error())?.sync_data()?;
-            Ok(format!(
-                "wrote snapshots/{name} ({} samples)",
-                samples.len()
-            ))
-        })()
-        .map_err(|e| format!("cannot write snapshots/{name}: {e}"));
+        let window = recorder.snapshot_window(s.from_ns, s.to_ns);
+        let result = super::snapshot::Snapshot {
+            number: s.number,
+            spike: &s.spike,
+            from_ns: s.from_ns,
+            to_ns: s.to_ns,
+            backend: self.trace_backend,
+        }
+        .write(&self.dir, &window);
         let suppressed = 0;
         self.event(s.action, "threshold", Some(&s.spike), suppressed, result)
     }

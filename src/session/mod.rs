@@ -42,6 +42,7 @@ pub mod loads;
 pub mod pmqos;
 mod run_json;
 pub mod signals;
+mod snapshot;
 mod stale;
 mod start;
 mod steal;

@@ -184,7 +184,10 @@ impl Session {
             partition,
         } = parts;
         let actions = (!plan.actions.on_threshold.is_empty() || !plan.actions.on_end.is_empty())
-            .then(|| super::actions::ActionRunner::new(&plan.actions, dir.clone()));
+            .then(|| {
+                let backend = tracer.as_ref().map(|t| t.config.backend);
+                super::actions::ActionRunner::new(&plan.actions, dir.clone(), backend)
+            });
         Ok(Session {
             tracer,
             pm_qos,

@@ -6,9 +6,10 @@
 use super::chain::{self, IpcChain};
 use super::explain::{self, IpcSample, LateSample, Names};
 use super::reader::TraceBatch;
+use super::recent::{self, RecentEvents};
 use super::split::CpuTimeline;
 use crate::measure::Sample;
-use crate::recorder::{SampleTrace, TraceJoin};
+use crate::recorder::{CpuTraceWindow, SampleTrace, TraceJoin};
 use std::collections::HashMap;
 use std::sync::mpsc::Receiver;
 
@@ -57,6 +58,8 @@ pub struct Joiner {
     last_due_ns: Vec<u64>,
     policies: explain::Policies,
     names: Names,
+    /// The measured CPUs' recent events, for snapshots ([`TraceJoin::keep_recent`]).
+    recent: Option<RecentEvents>,
 }
 
 impl Joiner {
@@ -75,6 +78,7 @@ impl Joiner {
             threads,
             policies: HashMap::new(),
             names,
+            recent: None,
         }
     }
 
@@ -109,6 +113,9 @@ impl TraceJoin for Joiner {
         while let Ok(batch) = self.rx.try_recv() {
             let tl = self.timelines.entry(batch.cpu).or_default();
             for e in batch.events {
+                if let Some(r) = &mut self.recent {
+                    r.push(batch.cpu, &e);
+                }
                 tl.push(e, &self.tids);
             }
             tl.complete_until_ns = tl.complete_until_ns.max(batch.complete_until_ns);
@@ -150,6 +157,23 @@ impl TraceJoin for Joiner {
         };
         self.trim(thread_index, sample.expected_ns);
         joined
+    }
+
+    fn keep_recent(&mut self, keep_ns: u64) {
+        let cpus = self.threads.iter().map(|t| t.cpu);
+        self.recent = Some(RecentEvents::new(cpus, keep_ns, recent::MAX_PER_CPU));
+    }
+
+    fn recent_window(&self, from_ns: u64, to_ns: u64) -> Vec<CpuTraceWindow> {
+        let Some(r) = &self.recent else {
+            return Vec::new();
+        };
+        r.window(from_ns, to_ns, &self.names, |cpu| {
+            self.timelines.get(&cpu).map_or(0, |t| match t.finished {
+                true => u64::MAX,
+                false => t.complete_until_ns,
+            })
+        })
     }
 }
 

@@ -28,6 +28,7 @@ pub mod join;
 pub mod kallsyms;
 pub mod page;
 pub mod reader;
+pub(crate) mod recent;
 pub mod record;
 pub mod split;
 pub mod tracefs;
