@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # How many trace events per second each back end of `run --trace` handles before it loses any.
 # A load of a controlled, stepped rate of wakeups runs on the traced CPUs: cyclictest (rt-tests)
-# as a jitterlab `exec` load, THREADS threads per traced CPU pinned round-robin, all at one
+# as a jitterlab `exec` load, RATE / THREAD_HZ threads (rounded up) per traced CPU, pinned, all at one
 # interval, SCHED_OTHER by default. Every load wakeup is a timer expiry in a timer interrupt and
 # two context switches on a traced CPU, the events both back ends record unfiltered (on top of the
 # measuring threads' own); its `sched_waking` is filtered out in the kernel unless the load is
@@ -10,22 +10,24 @@
 #   jitterlab run --duration Ns --cpus CPUS --trace --trace-backend tracefs|bpf --quiet --out DIR \
 #       --load 'exec:cyclictest -q -d 0 -t T -a CPUS -i I --policy=P -p PRIO'
 #
-# From each run's run.json (`trace` section, `duration_ns`, `threads[]`) it prints the events
-# delivered to user space per second (`events_read` / `duration_ns`: the reader also runs for a
-# few ms before and after the measured span, so the rate reads up to ~1 % high on a 10 s run),
-# the events lost (`events_lost`, all traced CPUs: run.json has no per-CPU figure), the samples
-# the recorder dropped, the reader's CPU time per event and share of one CPU, and every other
-# integer counter the `trace` section holds (such as a count of the events the BPF programs saw
-# in the kernel, where a version of jitterlab records one; "n/a" where none). Then per back end
-# the highest rate with no event lost and the first rate with a loss, or "no loss up to X" when
-# the highest step lost nothing. Informational: exits 0 unless a run fails. Run as root, holding
-# the measuring lock:
+# From each run's run.json (`trace` section, `duration_ns`, `threads[]`, `cpu_time`) it prints
+# the events delivered to user space per second (`events_read` / `duration_ns`: the reader also
+# runs for a few ms before and after the measured span, so the rate reads up to ~1 % high on a
+# 10 s run), the events lost (`events_lost`, all traced CPUs: run.json has no per-CPU figure),
+# the events offered (delivered + lost: what the kernel side produced), the samples the
+# recorder dropped, the reader's CPU time per event and share of one CPU, the recorder's share
+# (`cpu_time.recorder_thread_ns`), and every other integer counter the `trace` section holds
+# (such as a count of the events the BPF programs saw in the kernel, where a version of
+# jitterlab records one; "n/a" where none). Then per back end the highest offered rate with no
+# event lost and the lowest offered rate with a loss (saying so when a loss came below a rate
+# without one), or "no loss up to X" when no step lost anything. Informational: exits 0 unless
+# a run fails. Run as root, holding the measuring lock:
 #
 #   flock /tmp/jitterlab-measuring-tests.lock bash bench/trace-capacity.sh
 #
 # Environment:
-#   RATES="0 5000 ..."  load wakeups per second per traced CPU, one step each (0: no load, the
-#                       measuring threads alone). Default 0 5000 10000 20000 40000 80000 160000
+#   RATES="0 10000 ..." load wakeups per second per traced CPU, one step each (0: no load, the
+#                       measuring threads alone). Default 0 10000 20000 25000 30000 35000 40000 50000 80000
 #   THREAD_HZ=10000     at most this many wakeups per second per load thread (more threads above)
 #   SECONDS_PER_RUN=10  length of each run, whole seconds
 #   CPUS=0-N            CPUs to measure and load (default: every online CPU)
@@ -38,7 +40,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-RATES=${RATES:-0 5000 10000 20000 40000 80000 160000}
+RATES=${RATES:-0 10000 20000 25000 30000 35000 40000 50000 80000}
 THREAD_HZ=${THREAD_HZ:-10000}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
 CPUS=${CPUS:-$(cat /sys/devices/system/cpu/online)}
@@ -73,13 +75,15 @@ trace_counters() {
         "$1/run.json"
 }
 
-# run_facts DIR: "duration_ns dropped_samples samples" (the samples the recorder dropped and
-# recorded, all threads).
+# run_facts DIR: "duration_ns dropped_samples samples recorder_ns" (the samples the recorder
+# dropped and recorded, all threads; the recorder thread's CPU time, -1 when absent).
 run_facts() {
-    awk '/^  "duration_ns": / { d = $2 + 0 }
+    awk 'BEGIN { rec = -1 }
+         /^  "duration_ns": / { d = $2 + 0 }
          /^      "dropped_records": / { dr += $2 }
          /^      "samples": / { s += $2 }
-         END { print d + 0, dr + 0, s + 0 }' "$1/run.json"
+         /^    "recorder_thread_ns": / { rec = $2 + 0 }
+         END { print d + 0, dr + 0, s + 0, rec }' "$1/run.json"
 }
 
 # load_spec RATE: the exec load for RATE wakeups per second per traced CPU, and the rate it
@@ -107,7 +111,7 @@ measure() {
         { cat "$dir.log" >&2; die "$backend run at step $step ($rate/s per CPU) failed"; }
     local others counters
     others=$(others_pct)
-    # STEP BACKEND RATE ACTUAL OTHERS DURATION DROPPED SAMPLES name=value...
+    # STEP BACKEND RATE ACTUAL OTHERS DURATION DROPPED SAMPLES RECORDER_NS name=value...
     counters=$(trace_counters "$dir" | awk '{ printf " %s=%s", $1, $2 }')
     echo "$step $backend $rate $actual $others $(run_facts "$dir")$counters" >>"$tmp/figures"
     [[ -n $spec ]] && echo "step $step: ${spec%|*}" >>"$tmp/loads"
@@ -134,10 +138,11 @@ done
 echo
 echo "jitterlab run --trace: events per second each back end handles, $SECONDS_PER_RUN s per run," \
     "CPUs $CPUS ($ncpus traced), load cyclictest $LOAD_POLICY${JITTERLAB_ARGS:+, extra options: $JITTERLAB_ARGS}"
-echo "(load: wakeups/s per traced CPU asked of cyclictest; events/s: trace.events_read / duration," \
-    "all traced CPUs; lost: trace.events_lost; dropped: samples the recorder dropped;"
-echo " reader: the trace reader's CPU time per event and its share of one CPU; other processes:" \
-    "% of all CPUs, $(others_method))"
+echo "(load: wakeups/s per traced CPU asked of cyclictest; events/s over the run's duration, all" \
+    "traced CPUs: delivered = trace.events_read, lost = trace.events_lost, offered = both;"
+echo " dropped: samples the recorder dropped;"
+echo " reader, recorder: the trace reader's CPU time per event and share of one CPU, the recorder's" \
+    "share (it joins the events with the samples); other processes: % of all CPUs, $(others_method))"
 [[ -f $tmp/loads ]] && sort -u -t: -k1,1 "$tmp/loads" | sed 's/^/  load at /'
 awk '
     BEGIN { known["explain_above_ns"] = known["events_lost"] = known["explained"] = 1
@@ -145,20 +150,25 @@ awk '
     {
         s = $1; b = $2; rate[s] = $3; actual[s] = $4; oth = $5; dur = $6 / 1e9; drop = $7
         delete f; extra_ = ""
-        for (i = 9; i <= NF; i++) {
+        rec = $9
+        for (i = 10; i <= NF; i++) {
             split($i, kv, "="); f[kv[1]] = kv[2]
             if (!(kv[1] in known)) extra_ = extra_ sprintf(" %s %d (%.0f/s)", kv[1], kv[2], dur ? kv[2] / dur : 0)
         }
         ev = ("events_read" in f) ? f["events_read"] : -1
         lost = ("events_lost" in f) ? f["events_lost"] : -1
         eps = (ev >= 0 && dur > 0) ? ev / dur : -1
+        # Offered: what the kernel side produced, delivered or lost.
+        ops = (ev >= 0 && lost >= 0 && dur > 0) ? (ev + lost) / dur : -1
         rdr = ("reader_cpu_ns" in f) ? f["reader_cpu_ns"] : -1
-        printf "step %d %-7s load %6d/s per CPU: %s events/s, lost %s, dropped %d samples, reader %s;" \
-            " others %s %%; other trace counters:%s\n", s, b, actual[s],
-            (eps >= 0) ? sprintf("%9.0f", eps) : "n/a", (lost >= 0) ? lost : "n/a", drop,
+        printf "step %d %-7s load %6d/s per CPU: offered %s events/s, delivered %s/s, lost %s, dropped %d samples," \
+            " reader %s, recorder %s; others %s %%; other trace counters:%s\n", s, b, actual[s],
+            (ops >= 0) ? sprintf("%7.0f", ops) : "n/a", (eps >= 0) ? sprintf("%7.0f", eps) : "n/a",
+            (lost >= 0) ? lost : "n/a", drop,
             (rdr >= 0 && ev > 0) ? sprintf("%.0f ns/event, %.1f %% of a CPU", rdr / ev, 100 * rdr / 1e9 / dur) : "n/a",
+            (rec >= 0 && dur > 0) ? sprintf("%.1f %% of a CPU", 100 * rec / 1e9 / dur) : "n/a",
             oth, (extra_ == "") ? " n/a" : extra_
-        key = b SUBSEP s; E[key] = eps; L[key] = lost; R[key] = ev; if (s > ns) ns = s; seen[b] = 1
+        key = b SUBSEP s; E[key] = ops; L[key] = lost; R[key] = ev; if (s > ns) ns = s; seen[b] = 1
     }
     END {
         print ""
@@ -169,14 +179,16 @@ awk '
             for (s = 1; s <= ns; s++) {
                 if (!((b SUBSEP s) in E)) continue
                 e = E[b, s]; l = L[b, s]; if (e > top) top = e
-                if (l == 0 && first < 0 && e > best) { best = e; bests = s }
-                if (l > 0 && first < 0) { first = e; firsts = s; firstl = l; firstr = R[b, s] }
+                if (l == 0 && e > best) { best = e; bests = s }
+                if (l > 0 && (first < 0 || e < first)) { first = e; firsts = s; firstl = l; firstr = R[b, s] }
             }
-            if (first >= 0)
-                printf "%-7s highest rate with 0 events lost: %s; first loss: %.0f events/s (step %d, %d lost, %.3f %% of those read)\n",
+            if (first >= 0) {
+                printf "%-7s highest rate with 0 events lost: %s; lowest rate with a loss: %.0f events/s (step %d, %d lost, %.2f %% of those offered)\n",
                     b, (best >= 0) ? sprintf("%.0f events/s (step %d)", best, bests) : "none",
-                    first, firsts, firstl, 100 * firstl / firstr
-            else
+                    first, firsts, firstl, 100 * firstl / (firstr + firstl)
+                if (best > first)
+                    printf "%-7s   (not a threshold: a higher rate lost nothing; the losses depend on more than the rate)\n", b
+            } else
                 printf "%-7s no loss up to %.0f events/s (the highest rate reached; the load, not the back end, set the limit)\n", b, top
         }
     }' "$tmp/figures"
