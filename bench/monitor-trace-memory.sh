@@ -7,12 +7,15 @@
 #   jitterlab run --trace --duration Ns --cpus CPUS --quiet --out DIR --load LOAD
 #
 # Every SAMPLE_EVERY seconds it reads the jitterlab process's VmRSS, VmHWM and Threads
-# (/proc/PID/status), its open file descriptors (/proc/PID/fd) and the result directory's size
+# (/proc/PID/status), its open file descriptors (/proc/PID/fd), the result directory's size
 # (`du`: the files' apparent bytes and the blocks allocated, which count the 256 KiB run.json
-# keeps allocated beyond its end). It prints the series and, per figure, the growth per hour
-# fitted by least squares over the second half of the samples (the first half holds the
-# start-up: the rings, the BPF programs or the tracefs buffers, the monitor's window filling)
-# and that line extrapolated to 24 h from the start. The load's processes are not jitterlab's:
+# keeps allocated beyond its end) and files, and events.jsonl's size (the explanations of late
+# wakeups; not a latency segment, so retention does not delete it). It prints the series and, per
+# figure, the growth per hour fitted by least squares over the second half of the readings (the
+# first half holds the start-up: the rings, the BPF programs or the tracefs buffers, the
+# monitor's window filling), the largest reading of each half (a bounded figure's second-half
+# maximum stays at the first's: a fitted slope over a sawtooth of segments says little), and the
+# fitted line extrapolated to 24 h from the start. The load's processes are not jitterlab's:
 # their memory is not counted.
 #
 # What a short run can show: growth that is steady over minutes (a leak per sample, per event,
@@ -71,8 +74,8 @@ free_port() {
     die "no free loopback port found"
 }
 
-# reading PID DIR T0: "SECONDS RSS_KIB HWM_KIB THREADS FDS DIR_BYTES DIR_KIB FILES", or nothing
-# when the process is gone.
+# reading PID DIR T0: "SECONDS RSS_KIB HWM_KIB THREADS FDS DIR_BYTES DIR_KIB FILES EVENTS_BYTES",
+# or nothing when the process is gone (EVENTS_BYTES: events.jsonl, which holds the explanations).
 reading() {
     local p=$1 dir=$2 t0=$3 rss hwm threads fds
     [[ -r /proc/$p/status ]] || return 0
@@ -81,7 +84,7 @@ reading() {
     fds=$(find "/proc/$p/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
     echo "$((($(now_us) - t0) / 1000000)) $rss $hwm $threads $fds" \
         "$(du -sb "$dir" 2>/dev/null | cut -f1) $(du -sk "$dir" 2>/dev/null | cut -f1)" \
-        "$(find "$dir" -type f 2>/dev/null | wc -l)"
+        "$(find "$dir" -type f 2>/dev/null | wc -l) $(stat -c %s "$dir/events.jsonl" 2>/dev/null || echo 0)"
 }
 
 # sample KIND DIR [PORT]: readings of $pid every SAMPLE_EVERY s until SECONDS_PER_RUN has passed
@@ -144,24 +147,27 @@ for kind in $WHICH; do
     [[ -s $tmp/$kind.series ]] || { echo "$kind: no readings"; continue; }
     echo
     echo "$kind --trace: $(cat "$tmp/$kind.trace")$([[ -f $tmp/$kind.scrapes ]] && echo "/metrics scraped $(<"$tmp/$kind.scrapes") times")"
-    printf '  %6s %9s %9s %7s %5s %12s %10s %6s\n' t_s RSS_KiB HWM_KiB threads fds dir_bytes dir_KiB files
-    awk '{ printf "  %6d %9d %9d %7d %5d %12d %10d %6d\n", $1, $2, $3, $4, $5, $6, $7, $8 }' "$tmp/$kind.series"
+    printf '  %6s %9s %9s %7s %5s %12s %10s %6s %12s\n' t_s RSS_KiB HWM_KiB threads fds dir_bytes dir_KiB files events_bytes
+    awk '{ printf "  %6d %9d %9d %7d %5d %12d %10d %6d %12d\n", $1, $2, $3, $4, $5, $6, $7, $8, $9 }' "$tmp/$kind.series"
     echo "  largest files at the end: $(awk '{ printf "%s %d B; ", $2, $1 }' "$tmp/$kind.files")"
     awk '
-        { t[NR] = $1; for (c = 2; c <= 8; c++) v[NR, c] = $c }
+        { t[NR] = $1; for (c = 2; c <= 9; c++) v[NR, c] = $c }
         END {
-            split("x RSS HWM threads fds dir_bytes dir_KiB files", name, " ")
-            split("x KiB KiB threads fds bytes KiB files", unit, " ")
+            split("x RSS HWM threads fds dir_bytes dir_KiB files events_bytes", name, " ")
+            split("x KiB KiB threads fds bytes KiB files bytes", unit, " ")
             from = int(NR / 2) + 1; if (NR - from + 1 < 2) from = NR - 1
-            printf "  fit over t = %d .. %d s (%d readings):\n", t[from], t[NR], NR - from + 1
-            for (c = 2; c <= 8; c++) {
+            printf "  fit over t = %d .. %d s (%d readings); max: the largest reading of each half\n",
+                t[from], t[NR], NR - from + 1
+            for (c = 2; c <= 9; c++) {
+                m1 = m2 = 0
+                for (i = 1; i <= NR; i++) if (i < from) { if (v[i, c] > m1) m1 = v[i, c] } else if (v[i, c] > m2) m2 = v[i, c]
                 n = 0; sx = sy = sxx = sxy = 0
                 for (i = from; i <= NR; i++) { x = t[i] / 3600; y = v[i, c]; n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
                 d = n * sxx - sx * sx
-                if (d <= 0) { printf "  %-9s refused: the readings span no time\n", name[c]; continue }
+                if (d <= 0) { printf "  %-12s refused: the readings span no time\n", name[c]; continue }
                 b = (n * sxy - sx * sy) / d; a = (sy - b * sx) / n
-                printf "  %-9s %+14.1f %s/h   last %12d   at 24 h (fitted line) %14.0f %s\n",
-                    name[c], b, unit[c], v[NR, c], a + b * 24, unit[c]
+                printf "  %-12s %+14.1f %s/h   max %12d then %12d   at 24 h (fitted line) %14.0f %s\n",
+                    name[c], b, unit[c], m1, m2, a + b * 24, unit[c]
             }
         }' "$tmp/$kind.series"
 done
