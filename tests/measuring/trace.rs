@@ -533,6 +533,14 @@ fn trace_backends_agree_on_injected_spikes() {
         if bpf.run["trace"]["instance"] != "" {
             return Err(format!("bpf: an instance is named: {}", bpf.run["trace"]));
         }
+        // BPF reduced the wakeups in the kernel, yet gave the same splits and verdicts.
+        if bpf.run["trace"]["reduced"] != true || tracefs.run["trace"]["reduced"] != false {
+            return Err(format!(
+                "reduced: bpf {}, tracefs {}",
+                bpf.run["trace"]["reduced"], tracefs.run["trace"]["reduced"]
+            ));
+        }
+        culprit_stacks(&bpf, &tracefs)?;
         let (a, b) = (verdicts(&bpf), verdicts(&tracefs));
         if a.len() != 14 || a != b {
             return Err(format!("verdicts differ:\n bpf     {a:?}\n tracefs {b:?}"));
@@ -542,6 +550,53 @@ fn trace_backends_agree_on_injected_spikes() {
         }
         Ok(())
     });
+}
+
+/// The injected spike thread held the CPU until it gave it up in the kernel's scheduler: BPF
+/// gives its kernel stack (from `schedule`, without jitterlab's own BPF frames) on the
+/// explanation of every injection, and for the holds that end in the thread's sleep to the
+/// next one (all but the last) that sleep, clock_nanosleep; tracefs gives no stack.
+fn culprit_stacks(bpf: &TracedRun, tracefs: &TracedRun) -> Result<(), String> {
+    if tracefs
+        .explanations
+        .iter()
+        .flat_map(|x| &x.contributors)
+        .any(|c| c.stack.is_some())
+    {
+        return Err("tracefs gave a kernel stack".into());
+    }
+    for (k, inj) in bpf.injections.iter().enumerate() {
+        let Some(x) = bpf
+            .explanations
+            .iter()
+            .find(|x| x.cpu == 0 && (inj.start_ns..inj.end_ns).contains(&x.due_ns))
+        else {
+            return Err(format!("bpf injection {k}: not explained"));
+        };
+        let Some(stack) = x
+            .contributors
+            .iter()
+            .find(|c| c.name.starts_with("jl-spike"))
+            .and_then(|c| c.stack.as_ref())
+        else {
+            return Err(format!(
+                "bpf injection {k}: no kernel stack on the spike thread: {:?}",
+                x.contributors
+            ));
+        };
+        let frames = stack.frames.join(" <- ");
+        let sleeps_to_the_next = k + 1 < bpf.injections.len();
+        if stack.note.is_some()
+            || !stack.frames.first().is_some_and(|f| f.contains("schedule"))
+            || (sleeps_to_the_next && !stack.frames.iter().any(|f| f.contains("nanosleep")))
+        {
+            return Err(format!(
+                "bpf injection {k}: the spike thread's stack is not its sleep: {frames} ({:?})",
+                stack.note
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// jitterlab's BPF programs still loaded in the kernel (bpftool's list, by the names of

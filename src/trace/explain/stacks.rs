@@ -41,10 +41,21 @@ pub(super) fn attach<'a>(
     c.stack = Some(symbolize(ips, symbols()));
 }
 
-/// The frames named, innermost first, with the reason when no symbol could name them.
+/// The frames named, innermost first, with the reason when no symbol could name them. The
+/// innermost frames of the BPF program that took the stack and of the tracepoint's call into
+/// it are left out: they are jitterlab's, not the culprit's.
 pub(crate) fn symbolize(ips: &[u64], symbols: &Symbols) -> KernelStack {
+    let ours = |f: &String| {
+        ["bpf_prog_", "bpf_trace_run", "__bpf_trace_"]
+            .iter()
+            .any(|p| f.starts_with(p))
+    };
     KernelStack {
-        frames: ips.iter().map(|&ip| symbols.name(ip)).collect(),
+        frames: ips
+            .iter()
+            .map(|&ip| symbols.name(ip))
+            .skip_while(ours)
+            .collect(),
         note: symbols
             .unavailable()
             .map(|why| format!("kernel symbols unavailable, addresses kept: {why}")),
