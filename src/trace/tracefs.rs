@@ -1,5 +1,5 @@
-//! tracefs: where it is mounted, jitterlab's own instance in it, and the removal of instances
-//! left behind by a jitterlab that was killed.
+//! tracefs: where it is mounted, jitterlab's own instance in it, the removal of instances
+//! left behind by a jitterlab that was killed, and the tracefs back end's setup and start.
 //!
 //! Every setting jitterlab makes lives inside its instance (`instances/jitterlab-<pid>`): the
 //! clock, buffer sizes, CPU mask, enabled events and filters. Removing the instance directory
@@ -266,6 +266,144 @@ impl Drop for Instance {
             eprintln!("jitterlab: {e}");
         }
     }
+}
+
+// The tracefs back end's setup and start (TraceSetup in mod.rs calls these).
+use super::decode::{self, Decoder};
+use super::format::{self, Formats};
+use super::reader::{self, Reader};
+use super::{BUFFER_KB, Collector, IDLE_BUFFER_KB, POLL_EVERY, TraceConfig, cpumask_hex};
+use std::sync::mpsc::Sender;
+
+pub(super) fn prepare_tracefs(cpus: &[usize]) -> Result<Collector, String> {
+    let root = find()?;
+    let clocks = format::read_tracefs_file(&root.join("trace_clock")).unwrap_or_default();
+    if !clocks
+        .split_whitespace()
+        .any(|c| c.trim_matches(|ch| ch == '[' || ch == ']') == "mono")
+    {
+        return Err(format!(
+            "--trace: this kernel's tracing has no 'mono' clock (available: {}); trace timestamps could not be compared with CLOCK_MONOTONIC. Use a kernel from 3.10 or later",
+            clocks.trim()
+        ));
+    }
+    let missing: Vec<String> = decode::REQUIRED_EVENTS
+        .iter()
+        .filter(|(s, e)| !root.join("events").join(s).join(e).join("format").exists())
+        .map(|(s, e)| format!("{s}:{e}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "--trace: this kernel lacks the tracepoints {}; use a kernel with CONFIG_FTRACE and the timer, sched and irq events",
+            missing.join(", ")
+        ));
+    }
+    let formats = Formats::load(&root).map_err(|e| format!("--trace: {e}"))?;
+    let decoder = Decoder::load(&root).map_err(|e| format!("--trace: {e}"))?;
+    let instance = Instance::create(&root, &instance_name(std::process::id()))?;
+    let setup = |i: &Instance| -> Result<(), WriteError> {
+        i.write("tracing_on", "0")?;
+        i.write("trace_clock", "mono")?;
+        i.write("buffer_size_kb", &IDLE_BUFFER_KB.to_string())?;
+        for &c in cpus {
+            i.write(
+                &format!("per_cpu/cpu{c}/buffer_size_kb"),
+                &BUFFER_KB.to_string(),
+            )?;
+        }
+        i.write("tracing_cpumask", &cpumask_hex(cpus))
+    };
+    setup(&instance).map_err(|e| format!("--trace: cannot set up the tracing instance: {e}"))?;
+    Ok(Collector::Tracefs {
+        instance,
+        formats,
+        decoder,
+    })
+}
+
+/// The tracefs back end's start: filters, events enabled, reader, tracing on.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn start_tracefs(
+    i: &Instance,
+    cpus: &[usize],
+    formats: Formats,
+    decoder: Decoder,
+    tids: &[i32],
+    ipc: bool,
+    timer_functions: &[&str],
+    config: &mut TraceConfig,
+    tx: Sender<reader::TraceBatch>,
+    drain_priority: Option<i32>,
+) -> Result<Reader, String> {
+    config.instance = i.name.clone();
+    config.buffer_kb = BUFFER_KB;
+    if !ipc {
+        write_thread_filters(i, tids, config)?;
+    }
+    if !timer_functions.is_empty() {
+        let filter = timer_functions
+            .iter()
+            .map(|f| format!("function.function == {f}"))
+            .collect::<Vec<_>>()
+            .join(" || ");
+        let event = "timer/hrtimer_expire_entry";
+        // A kernel before 6.2 does not know the `.function` form (EINVAL): the expiries then
+        // stay unfiltered. Any other refusal is a failure, as for the filters above.
+        match i.write(&format!("events/{event}/filter"), &filter) {
+            Ok(()) => config.filters.push(format!("{event}: {filter}")),
+            Err(e) if e.is_value_refused() => {}
+            Err(e) => return Err(format!("--trace: cannot filter the events: {e}")),
+        }
+    }
+    for (system, event) in &decoder.events {
+        i.write(&format!("events/{system}/{event}/enable"), "1")
+            .map_err(|e| format!("--trace: cannot enable the event: {e}"))?;
+        config.events.push(format!("{system}:{event}"));
+    }
+    let reader = reader::spawn(
+        &i.path,
+        cpus,
+        formats,
+        decoder,
+        tx,
+        POLL_EVERY,
+        drain_priority,
+    )?;
+    i.write("tracing_on", "1")
+        .map_err(|e| format!("--trace: cannot start tracing: {e}"))?;
+    Ok(reader)
+}
+
+/// Filters the timer starts to `tids`, and the wakeups to `tids` and every real-time or
+/// deadline task (and records the filters in `config`). The followed threads' timers and
+/// wakeups give the split; a real-time task's wakeup gives its priority when the kernel leaves
+/// its switch in out of the trace (some kernels never trace a switch out of idle on some CPUs;
+/// docs/tracing.md), so that attribution can still say "FIFO 99". Every other event stays
+/// unfiltered (the CPU mask limits them to the traced CPUs), because attribution must see the
+/// other tasks, interrupts and softirqs on those CPUs.
+pub(super) fn write_thread_filters(
+    i: &Instance,
+    tids: &[i32],
+    config: &mut TraceConfig,
+) -> Result<(), String> {
+    let any = |field: &str| {
+        tids.iter()
+            .map(|t| format!("{field} == {t}"))
+            .collect::<Vec<_>>()
+            .join(" || ")
+    };
+    for (event, filter) in [
+        ("timer/hrtimer_start", any("common_pid")),
+        (
+            "sched/sched_waking",
+            format!("{} || prio < 100", any("pid")),
+        ),
+    ] {
+        i.write(&format!("events/{event}/filter"), &filter)
+            .map_err(|e| format!("--trace: cannot filter the events: {e}"))?;
+        config.filters.push(format!("{event}: {filter}"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

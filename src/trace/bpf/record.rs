@@ -414,7 +414,7 @@ mod tests {
         .unwrap();
         let measuring = task(42, 9, "jl-measure");
         let idle = task(0, 120, "swapper/1");
-        let want = vec![
+        let want = [
             TraceEvent {
                 ts: 1_000,
                 common_pid: 42,
@@ -436,7 +436,7 @@ mod tests {
                 ts: 5_012,
                 common_pid: 0,
                 kind: Kind::Waking {
-                    task: measuring.clone(),
+                    task: measuring,
                     target_cpu: 1,
                 },
             },
@@ -449,11 +449,21 @@ mod tests {
                 },
             },
         ];
-        assert_eq!(got, want.iter().cloned().map(|e| (1, e)).collect::<Vec<_>>());
+        assert_eq!(
+            got,
+            want.iter().cloned().map(|e| (1, e)).collect::<Vec<_>>()
+        );
         // Without the flags: no arming (it went out before), no wakeup (not traced).
         let mut got = Vec::new();
         d.decode_into(&cycle_record(0), |_, e| got.push(e)).unwrap();
-        assert_eq!(got, want[1..2].iter().chain(&want[3..]).cloned().collect::<Vec<_>>());
+        assert_eq!(
+            got,
+            want[1..2]
+                .iter()
+                .chain(&want[3..])
+                .cloned()
+                .collect::<Vec<_>>()
+        );
         // A cycle cut short is refused, not half read.
         assert!(d.decode_into(&cycle_record(3)[..100], |_, _| {}).is_err());
     }
