@@ -261,6 +261,9 @@ impl TraceSetup {
         let mut cpus_measured: Vec<usize> = threads.iter().map(|t| t.cpu).collect();
         cpus_measured.sort_unstable();
         cpus_measured.dedup();
+        // The programs know a wakeup's due time, so take late ones' culprit stacks, when the
+        // thread arms its own timer (the wake methods that allow the reduction).
+        let stacks = reduction.is_some() && !ipc;
         let reduction = reduction.filter(|_| {
             !ipc && !threads.iter().any(|t| t.gaps) && cpus_measured.len() == threads.len()
         });
@@ -289,6 +292,12 @@ impl TraceSetup {
                         .map_err(|e| format!("--trace: cannot set the reduction: {e}"))?;
                     config.reduced = reduced.is_some();
                     config.filters.extend(reduced);
+                    // The programs take culprits' stacks for this run's late wakeups: read
+                    // the symbols that name them now, before measuring, so that reading
+                    // /proc/kallsyms (~0.1-0.2 s of kernel time) never runs beside it.
+                    if stacks {
+                        kallsyms::Symbols::shared();
+                    }
                 }
                 let ring = loaded
                     .take_ring()
