@@ -341,8 +341,14 @@ impl TraceSetup {
                 let state = loaded
                     .take_cpu_state()
                     .map_err(|e| format!("--trace: cannot map the BPF per-CPU state: {e}"))?;
-                let reader =
-                    bpf::spawn_reader(ring, state, &self.cpus, tx, POLL_EVERY, drain_priority)?;
+                let reader = bpf::spawn_reader(
+                    ring,
+                    state,
+                    &self.cpus,
+                    tx,
+                    POLL_EVERY,
+                    drain_priority,
+                )?;
                 config.filters.splice(
                     0..0,
                     loaded

@@ -449,21 +449,11 @@ mod tests {
                 },
             },
         ];
-        assert_eq!(
-            got,
-            want.iter().cloned().map(|e| (1, e)).collect::<Vec<_>>()
-        );
+        assert_eq!(got, want.iter().cloned().map(|e| (1, e)).collect::<Vec<_>>());
         // Without the flags: no arming (it went out before), no wakeup (not traced).
         let mut got = Vec::new();
         d.decode_into(&cycle_record(0), |_, e| got.push(e)).unwrap();
-        assert_eq!(
-            got,
-            want[1..2]
-                .iter()
-                .chain(&want[3..])
-                .cloned()
-                .collect::<Vec<_>>()
-        );
+        assert_eq!(got, want[1..2].iter().chain(&want[3..]).cloned().collect::<Vec<_>>());
         // A cycle cut short is refused, not half read.
         assert!(d.decode_into(&cycle_record(3)[..100], |_, _| {}).is_err());
     }
