@@ -88,6 +88,27 @@ pub enum Event {
     Action(super::actions::ActionEvent),
 }
 
+impl Event {
+    /// When it happened (CLOCK_MONOTONIC), ns: what places it in a segment of a segmented run.
+    pub fn time_ns(&self) -> u64 {
+        match self {
+            Event::RunStart { time_ns }
+            | Event::RunEnd { time_ns, .. }
+            | Event::SpikeInjection { time_ns, .. }
+            | Event::ThreadFailed { time_ns, .. }
+            | Event::Warning { time_ns, .. }
+            | Event::PhaseStart { time_ns, .. }
+            | Event::PhaseEnd { time_ns, .. }
+            | Event::LoadFinished { time_ns, .. }
+            | Event::BudgetBreach { time_ns, .. } => *time_ns,
+            Event::SpikeExplained(x) => x.time_ns,
+            Event::NoiseInterval(i) => i.time_ns,
+            Event::WakeupSummary(s) => s.time_ns,
+            Event::Action(a) => a.time_ns,
+        }
+    }
+}
+
 /// What the CPU did between a sample's due time and its wakeup, from the kernel trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpikeExplanation {
@@ -187,9 +208,16 @@ impl EventLog {
     }
 }
 
-/// Reads events.jsonl; lines of event types this version does not know are skipped.
+/// Reads events.jsonl; lines of event types this version does not know are skipped. A result
+/// directory's events (one file, or a segmented run's several) are read by
+/// `results::loaded::read_events`.
 pub fn read_events(path: &Path) -> io::Result<Vec<Event>> {
-    let text = crate::input::read_result_file(path, crate::input::EVENTS_MAX_BYTES)?;
+    read_events_capped(path, crate::input::EVENTS_MAX_BYTES)
+}
+
+/// [`read_events`] with a cap of its own: `max_bytes` of the file at most.
+pub(crate) fn read_events_capped(path: &Path, max_bytes: u64) -> io::Result<Vec<Event>> {
+    let text = crate::input::read_result_file(path, max_bytes)?;
     Ok(text
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())

@@ -2,6 +2,11 @@
 //! `segments` record of run.json. Each segment is a complete HdrHistogram interval log of its
 //! own; together, in index order, they are the run's latency.hlog with the oldest part possibly
 //! deleted by retention. Written by `recorder::segments`, read by `results::loaded`.
+//!
+//! The events of a segmented run are rotated the same way (`events-NNNNNN.jsonl`, written by
+//! `session::events`): an event goes to the file of the segment its time falls in, or of a later
+//! one (never an earlier), and retention deletes the event files older than the oldest segment
+//! it keeps, so the events are bounded with the latency history and none of a kept segment lost.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,10 +26,38 @@ pub fn file_name(index: u64) -> String {
 
 /// The index of a segment file name, None for any other name (`latency.hlog` included).
 pub fn parse_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_prefix(FILE_PREFIX)?.strip_suffix(FILE_SUFFIX)?;
+    parse_index(name, FILE_PREFIX, FILE_SUFFIX)
+}
+
+/// Event files of a segmented run are `events-NNNNNN.jsonl`: this prefix, the index of the
+/// segment they belong to in at least [`INDEX_DIGITS`] digits, and [`EVENTS_FILE_SUFFIX`].
+pub(crate) const EVENTS_FILE_PREFIX: &str = "events-";
+pub(crate) const EVENTS_FILE_SUFFIX: &str = ".jsonl";
+
+/// The file name of the events of segment `index`: `events-000042.jsonl`.
+pub fn events_file_name(index: u64) -> String {
+    format!(
+        "{EVENTS_FILE_PREFIX}{index:0width$}{EVENTS_FILE_SUFFIX}",
+        width = INDEX_DIGITS
+    )
+}
+
+/// The index of an event file name, None for any other name (`events.jsonl` included).
+pub fn parse_events_file_name(name: &str) -> Option<u64> {
+    parse_index(name, EVENTS_FILE_PREFIX, EVENTS_FILE_SUFFIX)
+}
+
+fn parse_index(name: &str, prefix: &str, suffix: &str) -> Option<u64> {
+    let digits = name.strip_prefix(prefix)?.strip_suffix(suffix)?;
     (digits.len() >= INDEX_DIGITS && digits.bytes().all(|b| b.is_ascii_digit()))
         .then(|| digits.parse().ok())
         .flatten()
+}
+
+/// The segment index of a time `time_ns` on CLOCK_MONOTONIC in a run started at `start_ns`
+/// (its first due time, the logs' BaseTime) with segments of `length_ns`: 0 before the start.
+pub fn index_at(time_ns: u64, start_ns: u64, length_ns: u64) -> u64 {
+    time_ns.saturating_sub(start_ns) / length_ns.max(1)
 }
 
 /// run.json's `segments`: present when the interval log is written in segments.
@@ -75,5 +108,20 @@ mod tests {
         ] {
             assert_eq!(parse_file_name(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn event_file_names_round_trip_and_times_fall_in_their_segment() {
+        assert_eq!(events_file_name(42), "events-000042.jsonl");
+        assert_eq!(parse_events_file_name("events-000042.jsonl"), Some(42));
+        for other in ["events.jsonl", "events-42.jsonl", "latency-000042.hlog"] {
+            assert_eq!(parse_events_file_name(other), None, "{other}");
+        }
+        assert_eq!(parse_file_name("events-000042.jsonl"), None);
+        // Segments of 10 ns from 100: [100, 110) is 0, 110 is 1; before the start, 0.
+        assert_eq!(index_at(50, 100, 10), 0);
+        assert_eq!(index_at(109, 100, 10), 0);
+        assert_eq!(index_at(110, 100, 10), 1);
+        assert_eq!(index_at(135, 100, 10), 3);
     }
 }

@@ -62,7 +62,7 @@ impl SegmentPlan {
     }
 }
 
-/// The smallest `Retain::Bytes`: room for run.json, events.jsonl and a few small segments.
+/// The smallest `Retain::Bytes`: room for run.json and a few small segments with their events.
 pub const MIN_RETAIN_BYTES: u64 = 64 * 1024;
 
 /// The most bytes of a load's log in a segmented run (`loads/<k>-<name>.log`): when a write

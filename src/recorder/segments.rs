@@ -10,8 +10,14 @@
 //! per tag intervals come in time order, so nothing is written to a sealed segment.
 //!
 //! The session learns of sealed segments through the [`SegmentLedger`] it shares with the
-//! writer, and updates run.json then. The ledger's lock is taken once per segment, on the
-//! recorder's thread, never by a measuring thread.
+//! writer, and updates run.json then. The ledger's lock is taken once per segment, and by the
+//! session's writer of the events once per event, both on the recorder's thread, never by a
+//! measuring thread.
+//!
+//! The events of the run are rotated with the segments (`events-NNNNNN.jsonl`,
+//! `session::events`): retention deletes, with the segments it deletes, every event file older
+//! than the oldest segment it keeps (the event writer never writes below that one), and counts
+//! each segment's event file with its size.
 
 use crate::format::LOAD_LOG_DIR;
 use crate::format::hlog::{LogTarget, header};
@@ -70,6 +76,12 @@ impl SegmentLedger {
         std::mem::take(&mut state.changed).then(|| state.record.clone())
     }
 
+    /// The index of the oldest segment kept (the one being written when none is complete),
+    /// None before the first: the events are written to no file older than it.
+    pub fn oldest_index(&self) -> Option<u64> {
+        self.lock().record.files.first().map(|f| f.index)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, LedgerState> {
         // A panic while holding it left plain data behind, still worth recording.
         self.0.lock().unwrap_or_else(|e| e.into_inner())
@@ -104,8 +116,11 @@ pub struct Segments {
     open: BTreeMap<u64, OpenSegment>,
     /// Each tag's latest segment.
     tag_segment: HashMap<String, u64>,
-    /// The size of the last sealed segment: what the next one is expected to take.
+    /// The size of the last sealed segment (with its summary and events): what the next one is
+    /// expected to take.
     last_sealed_bytes: u64,
+    /// Event files below this index are deleted (retention removes them as it goes).
+    events_below: u64,
 }
 
 impl Segments {
@@ -120,6 +135,7 @@ impl Segments {
             open: BTreeMap::new(),
             tag_segment: HashMap::new(),
             last_sealed_bytes: 0,
+            events_below: 0,
         }
     }
 }
@@ -231,7 +247,8 @@ impl Segments {
             let open = self.open.remove(&k).expect("listed above");
             let bytes = open.file.metadata().map_or(0, |m| m.len());
             open.summary.finish(&segments::file_name(k), bytes)?;
-            self.last_sealed_bytes = bytes + self.summary_bytes(&segments::file_name(k));
+            self.last_sealed_bytes =
+                bytes + self.summary_bytes(&segments::file_name(k)) + self.events_bytes(k);
             self.ledger.update(|r| {
                 if let Some(e) = r.files.iter_mut().find(|e| e.index == k) {
                     e.bytes = bytes;
@@ -275,7 +292,9 @@ impl Segments {
                     if total <= limit {
                         break;
                     }
-                    total = total.saturating_sub(e.bytes + self.summary_bytes(&e.file));
+                    total = total.saturating_sub(
+                        e.bytes + self.summary_bytes(&e.file) + self.events_bytes(e.index),
+                    );
                     doomed.push(e.file.clone());
                 }
                 doomed
@@ -294,6 +313,22 @@ impl Segments {
                 r.deleted += 1;
             });
         }
+        self.remove_old_events()
+    }
+
+    /// Deletes the event files older than the oldest segment kept: those of the segments just
+    /// deleted, and of any time no segment was written for. The event writer never writes
+    /// below the oldest segment kept, so none of these is written again.
+    fn remove_old_events(&mut self) -> io::Result<()> {
+        let Some(oldest) = self.ledger.oldest_index() else {
+            return Ok(());
+        };
+        while self.events_below < oldest {
+            // A file already gone (no event in that segment) is not an error.
+            self.dir
+                .remove_file(&segments::events_file_name(self.events_below))?;
+            self.events_below += 1;
+        }
         Ok(())
     }
 }
@@ -302,6 +337,12 @@ impl Segments {
     /// The size of the summary of the segment `name` (0 when it has none).
     fn summary_bytes(&self, name: &str) -> u64 {
         std::fs::symlink_metadata(self.dir.file(&summary::file_name(name))).map_or(0, |m| m.len())
+    }
+
+    /// The size of the event file of segment `index` (0 when it has none).
+    fn events_bytes(&self, index: u64) -> u64 {
+        std::fs::symlink_metadata(self.dir.file(&segments::events_file_name(index)))
+            .map_or(0, |m| m.len())
     }
 
     /// What the loads' logs may still grow by: each log and its `.1` up to the bound

@@ -52,7 +52,8 @@ pub struct LoadedRun {
     /// [`MAX_INTERVALS_PER_TAG`] time cells are merged (`results::cells`): a short log's stay
     /// as they are.
     pub intervals: Vec<StoredInterval>,
-    /// events.jsonl; empty when the file is missing.
+    /// The events (events.jsonl, or a segmented run's event files in order: [`read_events`]);
+    /// empty when there are none.
     pub events: Vec<Event>,
     /// What reading the run's files met that the figures shown depend on (a torn or missing
     /// log, a log with fewer samples than run.json counts): also in `record.warnings` and on
@@ -89,13 +90,7 @@ pub fn load(path: &Path) -> Result<LoadedRun, String> {
 pub fn open(path: &Path) -> Result<LoadedRun, String> {
     let dir = ResultDir::open(path)?;
     let record = dir.read_run_record()?;
-    let events_path = dir.file(events::FILE_NAME);
-    let events = if events_path.is_file() {
-        events::read_events(&events_path)
-            .map_err(|e| format!("cannot read {}: {e}", events_path.display()))?
-    } else {
-        Vec::new()
-    };
+    let events = read_events(&dir.path)?;
     Ok(LoadedRun {
         path: path.to_path_buf(),
         record,
@@ -103,6 +98,48 @@ pub fn open(path: &Path) -> Result<LoadedRun, String> {
         events,
         read_warnings: Vec::new(),
     })
+}
+
+/// The event files of the result directory at `path` in time order: events.jsonl, or a
+/// segmented run's `events-NNNNNN.jsonl` in index order (`format::segments`); none when the run
+/// has no events. The one place that lists them: every reader of the events goes through it.
+pub fn event_files(path: &Path) -> Result<Vec<PathBuf>, String> {
+    let single = path.join(events::FILE_NAME);
+    if single.is_file() {
+        return Ok(vec![single]);
+    }
+    indexed_files(path, segments::parse_events_file_name)
+}
+
+/// Every event of the result directory at `path`, in the order written: its event files read
+/// in order (see [`event_files`]), [`crate::input::EVENTS_MAX_BYTES`] of them in all at most.
+/// A file deleted by retention between listing and reading is skipped: its events are of a
+/// segment no longer kept.
+pub fn read_events(path: &Path) -> Result<Vec<Event>, String> {
+    let mut left = crate::input::EVENTS_MAX_BYTES;
+    let mut out = Vec::new();
+    for file in event_files(path)? {
+        let bytes = file.metadata().map_or(0, |m| m.len());
+        match events::read_events_capped(&file, left) {
+            Ok(read) => out.extend(read),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+        }
+        left = left.saturating_sub(bytes);
+    }
+    Ok(out)
+}
+
+/// The files of `path` whose names `parse` gives an index, in index order.
+fn indexed_files(path: &Path, parse: fn(&str) -> Option<u64>) -> Result<Vec<PathBuf>, String> {
+    let entries =
+        std::fs::read_dir(path).map_err(|e| format!("cannot list {}: {e}", path.display()))?;
+    let mut found: Vec<(u64, PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| Some((parse(e.file_name().to_str()?)?, e.path())))
+        .collect();
+    found.sort_unstable();
+    Ok(found.into_iter().map(|(_, p)| p).collect())
 }
 
 /// The files of the interval log of the result directory at `path` in time order:
@@ -113,17 +150,7 @@ pub(crate) fn hlog_files(path: &Path) -> Result<Vec<PathBuf>, String> {
     if single.is_file() {
         return Ok(vec![single]);
     }
-    let entries =
-        std::fs::read_dir(path).map_err(|e| format!("cannot list {}: {e}", path.display()))?;
-    let mut found: Vec<(u64, PathBuf)> = entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let index = segments::parse_file_name(e.file_name().to_str()?)?;
-            Some((index, e.path()))
-        })
-        .collect();
-    found.sort_unstable();
-    Ok(found.into_iter().map(|(_, p)| p).collect())
+    indexed_files(path, segments::parse_file_name)
 }
 
 impl LoadedRun {

@@ -1,28 +1,20 @@
-//! The result files of a session and their one writer of events.jsonl.
+//! The result files of a session.
 
+use super::events::EventSink;
 use crate::error::{OrFailure, Result};
-use crate::format::events::{self, Event, EventLog};
+use crate::format::events::{self, EventLog};
 use crate::format::hlog::{self, HlogWriter};
 use crate::format::samplelog::{self, SampleLogWriter};
 use crate::plan::RunPlan;
 use crate::recorder::segments::{SegmentLedger, Segments};
 use crate::results::ResultDir;
 
-/// events.jsonl, written by the session alone: the loads and the budget hand their events
-/// back to it. Best effort: a full disk shows as a failed hlog write instead.
-pub(super) struct EventWriter(pub(super) EventLog);
-
-impl EventWriter {
-    pub(super) fn write(&mut self, event: &Event) {
-        let _ = self.0.write(event);
-    }
-}
-
 /// The writers of a result directory's files.
 pub(super) struct RunFiles {
     pub(super) hlog: HlogWriter,
     pub(super) samples: Option<SampleLogWriter>,
-    pub(super) events: EventLog,
+    /// events.jsonl, or a segmented run's event files (`session::events`).
+    pub(super) events: EventSink,
     /// With segments: what the interval log's writer has done with them.
     pub(super) segments: Option<SegmentLedger>,
 }
@@ -63,7 +55,15 @@ pub(super) fn create_files(plan: &RunPlan, result_dir: &ResultDir) -> Result<Run
         )),
         false => None,
     };
-    let events = EventLog::new(create(events::FILE_NAME)?);
+    // A segmented run's events are rotated with its segments, and deleted with them.
+    let events = match (&plan.segments, &ledger) {
+        (Some(segments), Some(ledger)) => EventSink::Segmented {
+            dir: result_dir.clone(),
+            length_ns: segments.length_ns,
+            ledger: ledger.clone(),
+        },
+        _ => EventSink::Single(EventLog::new(create(events::FILE_NAME)?)),
+    };
     Ok(RunFiles {
         hlog: hlog_writer,
         samples: sample_writer,

@@ -18,7 +18,8 @@
 //! directory is made first, so that a second run into it is refused before anything starts;
 //! until measuring begins a refusal removes it again, and from then on it is written
 //! incrementally so that a crash leaves what was measured. The session is the one writer of
-//! events.jsonl (files.rs): the loads and the budget hand their events to it. What run.json
+//! events.jsonl (events.rs; a segmented run's events are rotated with its segments): the loads
+//! and the budget hand their events to it. What run.json
 //! says about the plan, the system and each thread is built in run_json.rs.
 //!
 //! Teardown order. Every part is a field whose `Drop` undoes it, and Rust drops fields in
@@ -34,6 +35,7 @@
 mod actions;
 pub mod cpulock;
 mod cpuset;
+mod events;
 mod files;
 mod finish;
 pub(crate) mod idle_states;
@@ -64,7 +66,8 @@ use crate::recorder::segments::SegmentLedger;
 use crate::recorder::{LiveRow, Recorder};
 use crate::results::ResultDir;
 use cpulock::CpuLocks;
-use files::{EventWriter, write_failed};
+use events::EventWriter;
+use files::write_failed;
 use hdrhistogram::Histogram;
 use loads::RunLoads;
 use pmqos::PmQosHold;
@@ -159,7 +162,7 @@ pub struct Session {
     drain_priority: DrainPriority,
     /// The hlog and sample log (everything completed is written already); taken by `finish`.
     recorder: Option<Recorder>,
-    /// The one writer of events.jsonl.
+    /// The one writer of events.jsonl (or of a segmented run's event files).
     events: EventWriter,
 
     // Plain state.

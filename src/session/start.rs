@@ -4,7 +4,8 @@
 //! Each step returns owned values that undo themselves, so a refusal at any step gives back
 //! what the earlier ones took, in the session's teardown order, and removes the new directory.
 
-use super::files::{EventWriter, RunFiles, create_files};
+use super::events::EventWriter;
+use super::files::{RunFiles, create_files};
 use super::idle_states::{self, IdleStateLimit};
 use super::{Session, SessionOptions, layout, steal};
 use crate::cpulist::format_cpu_list;
@@ -112,11 +113,11 @@ impl Session {
             events,
             segments,
         } = create_files(plan, claim.dir())?;
-        let mut events = EventWriter(events);
         // The generators start now, before measuring, and run when this returns.
         parts.loads.start_generators(plan, claim.dir())?;
 
         let timeline = Timeline::from_now(plan);
+        let mut events = EventWriter::new(events, timeline.start_mono);
         // Read as the lead-in begins: the window covers the whole measurement.
         let steal = steal::StealWatch::begin(&plan.cpus);
         let mut record = RunRecord {

@@ -215,9 +215,10 @@ pub struct Injection {
 
 /// The spike load's injections on `cpu` in the results directory `out`, in order.
 pub fn spike_injections(out: &Path, cpu: usize) -> Vec<Injection> {
-    use jitterlab::format::events::{Event, read_events};
-    read_events(&out.join("events.jsonl"))
-        .expect("events.jsonl is readable")
+    use jitterlab::format::events::Event;
+    // events.jsonl, or a monitor's event files.
+    jitterlab::results::loaded::read_events(out)
+        .expect("the events are readable")
         .into_iter()
         .filter_map(|e| match e {
             Event::SpikeInjection {
@@ -238,9 +239,10 @@ pub fn spike_injections(out: &Path, cpu: usize) -> Vec<Injection> {
 
 /// The explanations (`spike_explained`) in the results directory `out`, in order.
 pub fn spike_explanations(out: &Path) -> Vec<jitterlab::format::events::SpikeExplanation> {
-    use jitterlab::format::events::{Event, read_events};
-    read_events(&out.join("events.jsonl"))
-        .expect("events.jsonl is readable")
+    use jitterlab::format::events::Event;
+    // events.jsonl, or a monitor's event files.
+    jitterlab::results::loaded::read_events(out)
+        .expect("the events are readable")
         .into_iter()
         .filter_map(|e| match e {
             Event::SpikeExplained(x) => Some(x),

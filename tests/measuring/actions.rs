@@ -8,14 +8,15 @@ use crate::common;
 
 use common::*;
 use jitterlab::format::actions::ActionEvent;
-use jitterlab::format::events::{Event, read_events};
+use jitterlab::format::events::Event;
 use std::path::Path;
 
 /// 900 ms apart, not a multiple of the 1 ms interval's grid phase (offset 300.4 ms).
 const SPIKE: &str = "spike:cpu=1,every=900ms,len=3ms,prio=99,offset=300.4ms";
 
 fn action_events(out: &Path) -> Vec<ActionEvent> {
-    read_events(&out.join("events.jsonl"))
+    // events.jsonl, or a monitor's event files.
+    jitterlab::results::loaded::read_events(out)
         .unwrap()
         .into_iter()
         .filter_map(|e| match e {

@@ -396,4 +396,35 @@ fn retain_size_bounds_the_directory_with_a_printing_load() {
         segments.len() >= 5,
         "latency history was deleted: only {segments:?} left"
     );
+    // The events are rotated with the segments and deleted with them: no event file older
+    // than the oldest segment kept, none at all once segment 0 is gone with its `run_start`;
+    // the reader reads the rest in order, ending with `run_end`.
+    let names = |parse: fn(&str) -> Option<u64>| -> Vec<u64> {
+        let mut v: Vec<u64> = std::fs::read_dir(&out)
+            .unwrap()
+            .flatten()
+            .filter_map(|e| parse(e.file_name().to_str()?))
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    use jitterlab::format::segments::{parse_events_file_name, parse_file_name};
+    let (kept, event_files) = (names(parse_file_name), names(parse_events_file_name));
+    assert!(!out.join("events.jsonl").exists());
+    assert!(
+        event_files.iter().all(|k| *k >= kept[0]),
+        "event files {event_files:?} older than the oldest segment {}",
+        kept[0]
+    );
+    let events = jitterlab::results::loaded::read_events(&out).unwrap();
+    let last = events.last().map(|e| format!("{e:?}"));
+    assert!(last.is_some_and(|e| e.starts_with("RunEnd")), "{events:?}");
+    let starts = events
+        .iter()
+        .filter(|e| format!("{e:?}").starts_with("RunStart"));
+    assert_eq!(
+        starts.count(),
+        usize::from(kept[0] == 0),
+        "{kept:?} {events:?}"
+    );
 }

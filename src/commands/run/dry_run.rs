@@ -221,13 +221,13 @@ fn describe_output(t: &mut String, plan: &RunPlan) {
         None => "open-ended:".into(),
     };
     // A segmented run (`monitor`) writes its log in segments (the monitor says which).
-    let log = match plan.segments {
-        Some(_) => "latency-NNNNNN.hlog",
-        None => "latency.hlog",
+    let (log, events) = match plan.segments {
+        Some(_) => ("latency-NNNNNN.hlog", "events-NNNNNN.jsonl"),
+        None => ("latency.hlog", "events.jsonl"),
     };
     let _ = writeln!(
         t,
-        "    run.json, {log} ({intervals} intervals of {} per thread), events.jsonl",
+        "    run.json, {log} ({intervals} intervals of {} per thread), {events}",
         format_ns(plan.log_interval_ns)
     );
     let wakeups = wakeups_per_thread(plan);

@@ -207,7 +207,9 @@ pub(super) fn is_own_file(name: &OsStr) -> bool {
             let log = n
                 .strip_suffix(crate::format::summary::FILE_SUFFIX)
                 .unwrap_or(n);
-            log == hlog::FILE_NAME || crate::format::segments::parse_file_name(log).is_some()
+            log == hlog::FILE_NAME
+                || crate::format::segments::parse_file_name(log).is_some()
+                || crate::format::segments::parse_events_file_name(n).is_some()
         })
 }
 
