@@ -15,10 +15,13 @@
 
 use super::axis::{Quantity, Scale, ScaleKind, Tick, format_value, ticks, time_unit};
 use super::chart::{LEFT, RIGHT, Style, WIDTH};
+pub(crate) use super::counter_labels::comparison;
+use super::counter_labels::quantity_of;
+pub use super::counter_labels::{strip_label, unit_of};
 use super::timeline::{COLUMNS, Point, Timeline};
 use super::{Figure, series_style};
+use crate::format::counters::kind_of;
 use crate::format::counters::{CounterInterval, CounterShift, CpuCorrelation, Kind};
-use crate::format::counters::{family_of, kind_of};
 use crate::report::digest::SeriesDigest;
 use crate::report::svg::{Anchor, Svg, escape};
 use crate::results::cells::Grid;
@@ -242,65 +245,6 @@ impl Gather {
     /// Seconds per point when intervals are merged into columns.
     pub fn column_s(&self) -> Option<f64> {
         self.columns.map(|c| c.0)
-    }
-}
-
-/// The unit of a counter, short, as its strip is labelled (docs/counters.md has the long form).
-pub fn unit_of(counter: &str) -> String {
-    let unit = if counter.ends_with(":time_ns") {
-        "ns in the state"
-    } else if counter.ends_with(":usage") {
-        "entries"
-    } else {
-        let long = family_of(counter).map_or("", |f| f.unit);
-        long.split([',', '(']).next().unwrap_or("").trim()
-    };
-    match kind_of(counter) {
-        Kind::Delta => format!("{unit} per interval"),
-        Kind::Gauge => format!("{unit} at the interval's end"),
-    }
-}
-
-/// A median as the terminal line shows it: whole numbers without decimals.
-fn number(v: f64) -> String {
-    if v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
-}
-
-/// The correlation's figures of a counter, as the strip's label and the terminal's line both
-/// say them: `{late}median 1000 (1000-1004) vs {other}250 (250-254), p 2.2e-06`.
-pub(crate) fn comparison(s: &CounterShift, late: &str, other: &str) -> String {
-    format!(
-        "{late}median {} ({}-{}) vs {other}{} ({}-{}), p {:.1e}",
-        number(s.late.median),
-        s.late.min,
-        s.late.max,
-        number(s.other.median),
-        s.other.min,
-        s.other.max,
-        s.p
-    )
-}
-
-/// The label over a strip: name, unit and the correlation's figures.
-pub fn strip_label(s: &CounterShift) -> String {
-    format!(
-        "{}, {}: {}",
-        s.counter,
-        unit_of(&s.counter),
-        comparison(s, "late ", "other ")
-    )
-}
-
-/// How a strip's values are written: as time for counters of ns, else as counts.
-fn quantity_of(counter: &str) -> Quantity {
-    if counter.ends_with("_ns") {
-        Quantity::LatencyNs
-    } else {
-        Quantity::Count
     }
 }
 

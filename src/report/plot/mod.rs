@@ -5,6 +5,7 @@
 
 pub mod axis;
 pub mod chart;
+pub mod counter_labels;
 pub mod counters_timeline;
 pub mod exceedance;
 pub mod heatmap;
