@@ -55,8 +55,12 @@ struct timerqueue_node {
 	__s64 expires;
 } __attribute__((preserve_access_index));
 
+struct hrtimer;
+
 struct hrtimer_clock_base {
 	__s64 offset;
+	// The timer whose callback runs now on this base (kernels since 4.16).
+	struct hrtimer *running;
 } __attribute__((preserve_access_index));
 
 struct hrtimer {
@@ -226,12 +230,14 @@ struct {
 	__type(value, __u32);
 } traced_cpus SEC(".maps");
 
-// The followed threads (measuring threads and IPC senders). The loader sizes it.
+// The followed threads (measuring threads and IPC senders). The loader sizes it. The value is
+// the due time of the thread's wakeup under way (CLOCK_MONOTONIC ns, 0: none), which decides
+// whether the culprit's stack is taken at its switch-in (see due_of_wakeup()).
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
 	__type(key, __s32);
-	__type(value, __u32);
+	__type(value, __u64);
 } tids SEC(".maps");
 
 // Per CPU: records lost in all (for run.json) and lost since the last record written (sent
@@ -327,9 +333,13 @@ struct jl_cpu {
 	struct jl_task next_task;
 	// When a followed thread last got this CPU.
 	__u64 last_switch_in;
+	// The last timer of a measuring thread's callback that expired here, and its due time
+	// (its soft expiry on CLOCK_MONOTONIC): the due time of a wakeup from inside its callback.
+	__u64 expiring;
+	__s64 expiring_due;
 };
 
-_Static_assert(sizeof(struct jl_cpu) == 288, "keep CPU_STATE_WORDS of src/trace/bpf/mod.rs in step");
+_Static_assert(sizeof(struct jl_cpu) == 304, "keep CPU_STATE_WORDS of src/trace/bpf/mod.rs in step");
 _Static_assert(sizeof(struct jl_switch) <= JL_SLOT, "a staged record must fit its slot");
 _Static_assert(sizeof(struct jl_irq) <= JL_SLOT, "a staged record must fit its slot");
 
@@ -666,15 +676,49 @@ int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, __s64 *now)
 		r->hrtimer = (__u64)timer;
 		r->now = t;
 	});
-	if (st && (st->have & JL_HAVE_NEXT) && st->next.hrtimer == (__u64)timer) {
+	if (!st)
+		return 0;
+	__s64 offset = BPF_CORE_READ(timer, base, offset);
+	st->expiring = (__u64)timer;
+	st->expiring_due = timer->_softexpires - offset;
+	if ((st->have & JL_HAVE_NEXT) && st->next.hrtimer == (__u64)timer) {
 		st->armed = st->next;
 		st->have = JL_HAVE_EXPIRY;
 		st->expiry_ts = ts;
 		st->now = t;
 		st->expiry_pid = current_pid();
-		st->due = st->armed.expires - BPF_CORE_READ(timer, base, offset);
+		st->due = st->armed.expires - offset;
 	}
 	return 0;
+}
+
+// Whether the callback of `timer` runs now on this CPU (we are inside it).
+static __always_inline bool in_callback_of(__u64 timer)
+{
+	struct hrtimer *t = (void *)timer;
+	if (!t || !bpf_core_field_exists(t->base->running))
+		return 0;
+	return (__u64)BPF_CORE_READ(t, base, running) == timer;
+}
+
+// The due time of a followed thread's wakeup at its sched_waking (`ts`), for the culprit's
+// stack at its switch-in. It is never after the sample's own due time, so that no late sample
+// misses its stack (an early one costs only a stack user space does not attach):
+// - woken from the callback of a timer (the thread's own, one-shot or periodic): that timer's
+//   soft expiry, the earliest it may fire;
+// - woken by another followed thread (an IPC sender): the sender's own wakeup's due time,
+//   which comes before its send (the IPC latency starts at the send);
+// - else the wakeup itself (only the path from the waker's clock read to here is missed).
+static __always_inline __s64 due_of_wakeup(struct jl_cpu *st, __u64 ts)
+{
+	__s64 due = ts;
+	if (st && st->expiring && in_callback_of(st->expiring))
+		return st->expiring_due < due ? st->expiring_due : due;
+	__s32 waker = current_pid();
+	__u64 *waker_due = bpf_map_lookup_elem(&tids, &waker);
+	if (waker_due && *waker_due && (__s64)*waker_due < due)
+		due = *waker_due;
+	return due;
 }
 
 SEC("tp_btf/sched_waking")
@@ -684,11 +728,16 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	if (!cpu_traced(cpu))
 		return 0;
 	struct jl_config *c = get_config();
+	__s32 pid = p->pid;
+	__u64 *due = bpf_map_lookup_elem(&tids, &pid);
 	// As the tracefs filter `pid == <followed> || prio < 100`.
-	if (c && c->filter_tids && p->prio >= 100 && !followed(p->pid))
+	if (c && c->filter_tids && p->prio >= 100 && !due)
 		return 0;
 	struct jl_cpu *st = get_cpu_state();
 	__u64 ts = bpf_ktime_get_ns();
+	// The first wakeup since the thread last slept is the one its sample measures.
+	if (due && !*due)
+		*due = due_of_wakeup(st, ts);
 	__s32 target = task_cpu(p);
 	EMIT(struct jl_waking, JL_WAKING, cpu, c, st, ts, {
 		read_task(&r->task, p);
@@ -729,25 +778,35 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	struct jl_cpu *st = get_cpu_state();
 	__u64 ts = bpf_ktime_get_ns();
 	bool filtering = c && c->filter_tids;
-	if (st && c && c->reduce && filtering && followed(prev->pid))
-		decide(st, c, cpu, ts);
+	__s32 prev_pid = prev->pid, next_pid = next->pid;
+	__u64 *prev_due = filtering ? bpf_map_lookup_elem(&tids, &prev_pid) : 0;
+	if (prev_due) {
+		if (st && c->reduce)
+			decide(st, c, cpu, ts);
+		// Asleep (not preempted): its next wakeup is a new one.
+		if (!preempt)
+			*prev_due = 0;
+	}
 	EMIT(struct jl_switch, JL_SWITCH, cpu, c, st, ts, {
 		read_task(&r->prev, prev);
 		read_task(&r->next, next);
 	});
-	if (!st || !filtering || !followed(next->pid))
+	__u64 *next_due = filtering ? bpf_map_lookup_elem(&tids, &next_pid) : 0;
+	if (!st || !next_due)
 		return 0;
+	// How late the thread is as it gets the CPU: from its timer's arming when this CPU
+	// followed it (the reduction's bound), else from its wakeup's due time; -1: unknown.
+	__s64 by = *next_due ? (__s64)ts - (__s64)*next_due : -1;
 	if ((st->have & (JL_HAVE_EXPIRY | JL_HAVE_SWITCH)) == JL_HAVE_EXPIRY &&
-	    next->pid == st->armed.pid) {
+	    next_pid == st->armed.pid) {
 		st->have |= JL_HAVE_SWITCH;
 		st->switch_ts = ts;
 		read_task(&st->prev, prev);
 		read_task(&st->next_task, next);
-		__s64 by = late_by(st, c, ts);
-		if (prev->pid != 0 && c->explain_above_ns && by > 0 &&
-		    (__u64)by >= c->explain_above_ns)
-			send_stack(ctx, cpu, ts, prev->pid);
+		by = late_by(st, c, ts);
 	}
+	if (prev_pid != 0 && c->explain_above_ns && by > 0 && (__u64)by >= c->explain_above_ns)
+		send_stack(ctx, cpu, ts, prev_pid);
 	st->last_switch_in = ts;
 	return 0;
 }

@@ -261,9 +261,6 @@ impl TraceSetup {
         let mut cpus_measured: Vec<usize> = threads.iter().map(|t| t.cpu).collect();
         cpus_measured.sort_unstable();
         cpus_measured.dedup();
-        // The programs know a wakeup's due time, so take late ones' culprit stacks, when the
-        // thread arms its own timer (the wake methods that allow the reduction).
-        let stacks = reduction.is_some() && !ipc;
         let reduction = reduction.filter(|_| {
             !ipc && !threads.iter().any(|t| t.gaps) && cpus_measured.len() == threads.len()
         });
@@ -287,17 +284,19 @@ impl TraceSetup {
                             .follow(&tids)
                             .map_err(|e| format!("--trace: cannot filter the events: {e}"))?,
                     );
-                    let reduced = loaded
-                        .decide(explain_above_ns, reduction)
-                        .map_err(|e| format!("--trace: cannot set the reduction: {e}"))?;
-                    config.reduced = reduced.is_some();
-                    config.filters.extend(reduced);
-                    // The programs take culprits' stacks for this run's late wakeups: read
-                    // the symbols that name them now, before measuring, so that reading
-                    // /proc/kallsyms (~0.1-0.2 s of kernel time) never runs beside it.
-                    if stacks {
-                        kallsyms::Symbols::shared();
-                    }
+                }
+                // An IPC run's threads are followed once its senders start
+                // (Tracer::follow_senders); the threshold holds from now on.
+                let reduced = loaded
+                    .decide(explain_above_ns, reduction)
+                    .map_err(|e| format!("--trace: cannot set the reduction: {e}"))?;
+                config.reduced = reduced.is_some();
+                config.filters.extend(reduced);
+                // The programs take culprits' stacks for this run's late wakeups: read the
+                // symbols that name them now, before measuring, so that reading
+                // /proc/kallsyms (~0.1-0.2 s of kernel time) never runs beside it.
+                if explain_above_ns > 0 {
+                    kallsyms::Symbols::shared();
                 }
                 let ring = loaded
                     .take_ring()

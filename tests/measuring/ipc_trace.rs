@@ -2,12 +2,13 @@
 //! timer to the receiver running, against the spike load's ground truth. A spike on the
 //! receiver's CPU keeps the woken receiver off it (and is named); a spike on the sender's CPU
 //! makes the sender late (and is named as such, not blamed on the receiver, whose latency from
-//! the sender's stamp stays small).
+//! the sender's stamp stays small). With the BPF back end the spike's contributor carries its
+//! kernel stack, on either side.
 
 use crate::common;
 
 use common::*;
-use jitterlab::format::events::SpikeExplanation;
+use jitterlab::format::events::{Contributor, SpikeExplanation};
 use jitterlab::format::samplelog::SampleRecord;
 
 /// Both back ends of --trace: each must pass the same ground truth.
@@ -18,6 +19,7 @@ const RECEIVER_CPU: usize = 0;
 const SENDER_CPU: usize = 1;
 
 struct IpcRun {
+    backend: &'static str,
     injections: Vec<Injection>,
     samples: Vec<SampleRecord>,
     explanations: Vec<SpikeExplanation>,
@@ -28,7 +30,7 @@ struct IpcRun {
 /// 3 s of `--wake mq` on CPU 0 with the sender on CPU 1, traced, with 1.5 ms FIFO 99
 /// injections of the spike load on `spike_cpu` every 200 ms, each starting 300 us before a due
 /// time.
-fn ipc_run_with_spikes(spike_cpu: usize, backend: &str) -> IpcRun {
+fn ipc_run_with_spikes(spike_cpu: usize, backend: &'static str) -> IpcRun {
     let (dir, out) = temp_out();
     let spike = format!("spike:cpu={spike_cpu},every=200ms,len=1.5ms,prio=99,offset=199.7ms");
     let o = jitterlab(&[
@@ -55,6 +57,7 @@ fn ipc_run_with_spikes(spike_cpu: usize, backend: &str) -> IpcRun {
     ]);
     assert!(o.status.success(), "{}", text(&o));
     IpcRun {
+        backend,
         injections: spike_injections(&out, spike_cpu),
         samples: sample_records(&out),
         explanations: spike_explanations(&out),
@@ -220,6 +223,7 @@ fn check_receiver_kept_off(r: &IpcRun) -> Result<(), String> {
                 "injection {k}: expected jl-spike-0 (FIFO 99) keeping CPU 0 ~{held} ns, got {top:?}"
             ));
         }
+        spike_stack(r, k, top)?;
         Ok(None)
     })
 }
@@ -230,6 +234,25 @@ fn check_receiver_kept_off(r: &IpcRun) -> Result<(), String> {
 /// may be gone; the explanation then names the class the trace's priority shows).
 fn fifo_or_rt(policy: Option<&str>) -> bool {
     matches!(policy, Some("FIFO" | "RT"))
+}
+
+/// The spike's kernel stack on its contributor: the BPF back end takes it when the late thread
+/// (receiver or sender) gets the CPU from the spike, which gives it up in the scheduler; the
+/// tracefs back end takes none.
+fn spike_stack(r: &IpcRun, k: usize, top: &Contributor) -> Result<(), String> {
+    let from_schedule = |c: &Contributor| {
+        c.stack.as_ref().is_some_and(|st| {
+            st.note.is_none() && st.frames.first().is_some_and(|f| f.contains("schedule"))
+        })
+    };
+    match (r.backend, &top.stack) {
+        ("bpf", _) if from_schedule(top) => Ok(()),
+        ("bpf", stack) => Err(format!(
+            "injection {k}: no kernel stack from `schedule` on the spike: {stack:?}"
+        )),
+        (_, None) => Ok(()),
+        (backend, Some(_)) => Err(format!("injection {k}: {backend} gave a kernel stack")),
+    }
 }
 
 fn check_sender_late(r: &IpcRun) -> Result<(), String> {
@@ -265,6 +288,7 @@ fn check_sender_late(r: &IpcRun) -> Result<(), String> {
                 "injection {k}: expected jl-spike-1 (FIFO 99) delaying the sender ~{remaining} ns, got {top:?}"
             ));
         }
+        spike_stack(r, k, top)?;
         Ok(None)
     })
 }

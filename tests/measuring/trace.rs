@@ -366,9 +366,16 @@ struct TracedRun {
 /// load (FIFO 99) on CPU 0 every 200 ms, each starting 300 us before a due time (as
 /// tests/ground_truth.rs).
 fn traced_run_with_spikes(backend: &str) -> TracedRun {
+    traced_run_with_spikes_woken_by(backend, "clock-nanosleep")
+}
+
+/// As [`traced_run_with_spikes`], the measuring threads woken by `wake`.
+fn traced_run_with_spikes_woken_by(backend: &str, wake: &str) -> TracedRun {
     let (dir, out) = temp_out();
     let o = jitterlab(&[
         "run",
+        "--wake",
+        wake,
         "--duration",
         "3s",
         "--cpus",
@@ -540,7 +547,15 @@ fn trace_backends_agree_on_injected_spikes() {
                 bpf.run["trace"]["reduced"], tracefs.run["trace"]["reduced"]
             ));
         }
-        culprit_stacks(&bpf, &tracefs)?;
+        if tracefs
+            .explanations
+            .iter()
+            .flat_map(|x| &x.contributors)
+            .any(|c| c.stack.is_some())
+        {
+            return Err("tracefs gave a kernel stack".into());
+        }
+        culprit_stacks(&bpf)?;
         let (a, b) = (verdicts(&bpf), verdicts(&tracefs));
         if a.len() != 14 || a != b {
             return Err(format!("verdicts differ:\n bpf     {a:?}\n tracefs {b:?}"));
@@ -555,16 +570,8 @@ fn trace_backends_agree_on_injected_spikes() {
 /// The injected spike thread held the CPU until it gave it up in the kernel's scheduler: BPF
 /// gives its kernel stack (from `schedule`, without jitterlab's own BPF frames) on the
 /// explanation of every injection, and for the holds that end in the thread's sleep to the
-/// next one (all but the last) that sleep, clock_nanosleep; tracefs gives no stack.
-fn culprit_stacks(bpf: &TracedRun, tracefs: &TracedRun) -> Result<(), String> {
-    if tracefs
-        .explanations
-        .iter()
-        .flat_map(|x| &x.contributors)
-        .any(|c| c.stack.is_some())
-    {
-        return Err("tracefs gave a kernel stack".into());
-    }
+/// next one (all but the last) that sleep, clock_nanosleep.
+fn culprit_stacks(bpf: &TracedRun) -> Result<(), String> {
     for (k, inj) in bpf.injections.iter().enumerate() {
         let Some(x) = bpf
             .explanations
@@ -597,6 +604,27 @@ fn culprit_stacks(bpf: &TracedRun, tracefs: &TracedRun) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A periodic timer's late wakeups get the culprit's stack too, though the thread does not arm
+/// the timer for each wakeup: the program takes the due time from the timer whose callback
+/// wakes the thread (timerfd's here). The wakeups are streamed, not reduced, and split and
+/// explained as with clock_nanosleep.
+#[test]
+fn a_periodic_timers_late_wakeups_get_the_culprits_stack() {
+    let test = "stacks with a periodic timer";
+    if !tracing_available(test) || !two_cpus_online(test) || !bpf_available(test) {
+        return;
+    }
+    let _g = exclusive();
+    with_one_retry(test, || {
+        let r = traced_run_with_spikes_woken_by("bpf", "timerfd");
+        check_spikes(&r)?;
+        if r.run["trace"]["backend"] != "bpf" || r.run["trace"]["reduced"] != false {
+            return Err(format!("run.json trace section: {}", r.run["trace"]));
+        }
+        culprit_stacks(&r)
+    });
 }
 
 /// jitterlab's BPF programs still loaded in the kernel (bpftool's list, by the names of

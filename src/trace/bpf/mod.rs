@@ -45,7 +45,7 @@ const EXPLAIN_ABOVE: usize = 2 + MAX_FUNCTIONS;
 const REDUCE: usize = 3 + MAX_FUNCTIONS;
 const NEAR_DUE: usize = 4 + MAX_FUNCTIONS;
 /// `struct jl_cpu` as u64 words (its size is asserted in the C source); the ones read here.
-const CPU_STATE_WORDS: usize = 36;
+const CPU_STATE_WORDS: usize = 38;
 type CpuState = [u64; CPU_STATE_WORDS];
 const PENDING_SINCE: usize = 2;
 const SEEN: usize = 3;
@@ -248,12 +248,14 @@ impl Loaded {
     /// (the tracefs back end's filters). Returns the filters, for run.json.
     pub(crate) fn follow(&mut self, tids: &[i32]) -> Result<Vec<String>, String> {
         {
-            let mut map: BpfHashMap<&mut MapData, i32, u32> = self
+            // The value is the due time of the thread's wakeup under way, which the programs
+            // keep (0: none yet).
+            let mut map: BpfHashMap<&mut MapData, i32, u64> = self
                 .map_mut("tids")?
                 .try_into()
                 .map_err(|e: aya::maps::MapError| chain(&e))?;
             for &t in tids {
-                map.insert(t, 1, 0)
+                map.insert(t, 0, 0)
                     .map_err(|e| format!("cannot follow thread {t}: {}", chain(&e)))?;
             }
         }
@@ -273,8 +275,9 @@ impl Loaded {
 
     /// Tells the programs which wakeups user space explains (`explain_above_ns`): the culprit's
     /// kernel stack is taken for those; with `reduction`, the others are reduced in the
-    /// kernel to one record each. Call after [`Loaded::follow`] (both need the followed
-    /// threads). Returns the filter in words, for run.json.
+    /// kernel to one record each. Both work on the threads given to [`Loaded::follow`], before
+    /// or after this call (an IPC run's, once its senders start). Returns the filter in words,
+    /// for run.json.
     pub(crate) fn decide(
         &mut self,
         explain_above_ns: u64,

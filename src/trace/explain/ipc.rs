@@ -18,6 +18,7 @@ use super::verdict::{held, signed_ns};
 use super::{LateSample, Names, Policies, contributors};
 use crate::format::events::{Contributor, SpikeExplanation};
 use crate::trace::chain::IpcChain;
+use crate::trace::kallsyms::Symbols;
 use crate::trace::split::CpuTimeline;
 use crate::units::format_ns;
 
@@ -80,17 +81,16 @@ pub fn explain_ipc(
     } else {
         sender_cpu
     };
-    let window = replay(
-        &LateSample {
-            cpu: longest.cpu,
-            tid: longest.own,
-            due_ns: longest.from,
-            wake_ns: longest.to,
-            split: None,
-        },
-        timeline,
-    );
-    let found = contributors::between(&window, longest.from, longest.to, policies, names);
+    let link = LateSample {
+        cpu: longest.cpu,
+        tid: longest.own,
+        due_ns: longest.from,
+        wake_ns: longest.to,
+        split: None,
+    };
+    let window = replay(&link, timeline);
+    let mut found = contributors::between(&window, longest.from, longest.to, policies, names);
+    super::stacks::attach(&mut found, &link, timeline, Symbols::shared);
     let length = longest.to as i64 - longest.from as i64;
     let cause = held_or_not(found.first(), length);
     explanation.verdict = format!(
