@@ -9,7 +9,9 @@
 #     with bpf, the programs) the measuring thread itself passes;
 #   - CPU time per wakeup of the whole process: adds the trace reader and the joining;
 #
-# and each back end's reader CPU time per event and events lost. Issue 27's target: bpf's mean
+# and each back end's reader CPU time per event and events lost. The summary gives the mean and
+# the median of the per-CPU, per-round ratios: the median is the figure a stalled run (this
+# VM's multi-millisecond stalls land in one run and not its neighbours) cannot move. Issue 27's target: bpf's mean
 # latency and measuring-thread CPU at most 1.05x the untraced run's. A round where other
 # processes used more than 5 % of the CPUs during any of its runs is marked DISTURBED and left
 # out of the second summary line. Informational: exits 0 unless a run fails. Run as root,
@@ -82,8 +84,18 @@ echo "(ratio = traced / untraced; CPU time per wakeup: measuring thread = its CP
     "wakeups; process = user+system time of all jitterlab threads / all wakeups)"
 echo "(other processes: % of all CPUs during the run, $(others_method); see bench/common.sh)"
 awk '
-    function add(set, k, v) { sum[set, k] += v; n[set, k]++ }
+    function add(set, k, v) { sum[set, k] += v; n[set, k]++; val[set, k, n[set, k]] = v }
     function mean(set, k) { return n[set, k] ? sum[set, k] / n[set, k] : 0 }
+    # The median of the values added (insertion sort: mawk has no asort).
+    function median(set, k,    i, j, m, t, a) {
+        m = n[set, k]; if (!m) return 0
+        for (i = 1; i <= m; i++) {
+            t = val[set, k, i]
+            for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]
+            a[j + 1] = t
+        }
+        return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+    }
     $3 == "facts" { r = $1; b = $2; oth0[r] = $4; oth[r, b] = $5; proc0[r] = $6; proc1[r, b] = $7
                     rdr[r, b] = $8; evr[r, b] = $9; lost[r, b] = $10; if (r > nr) nr = r; next }
     { v0[$1, $3, $4] = $5; v1[$1, $2, $3, $4] = $6; if ($3 ~ /^cpu/) cpus[$3] = 1 }
@@ -122,6 +134,9 @@ awk '
                     " CPU per wakeup %.3fx%s\n", b, name, mean(set, "mean"), mean(set, "thread"),
                     mean(set, "proc"), s == 1 ? sprintf(", reader CPU %.1f ms per run, events lost %d in all",
                     mean(set, "rdr") / 1e6, sum[set, "lost"]) : ""
+                printf "%-7s %s, medians (per CPU and round): mean latency %.3fx, measuring-thread CPU" \
+                    " per wakeup %.3fx (%d ratios)\n", b, name, median(set, "mean"), median(set, "thread"),
+                    n[set, "mean"]""
             }
         }
     }' "$tmp/figures"

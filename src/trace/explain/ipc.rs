@@ -211,8 +211,9 @@ mod tests {
     use super::*;
     use crate::trace::chain::tests::{Scene, scene, two_cpus};
     use crate::trace::chain::{follow_wake, take_sender_cycle};
-    use crate::trace::decode::task;
+    use crate::trace::decode::{Kind, task};
     use std::collections::HashMap;
+    use std::sync::Arc;
 
     fn sample(chain: Option<IpcChain>, latency_ns: i64) -> IpcSample {
         IpcSample {
@@ -299,6 +300,29 @@ mod tests {
             x.verdict
         );
         assert_eq!(x.contributors[0].name, "jl-spike-1");
+    }
+
+    /// With the BPF back end, the stack the kernel took at the receiver's late switch-in goes
+    /// to the task that kept it off: the explanation's longest link is on the receiver's CPU.
+    #[test]
+    fn the_culprits_stack_goes_to_the_longest_links_contributor() {
+        let (mut cpu0, mut cpu1) = two_cpus(task(900, 0, "jl-spike-0"));
+        let mut chain = take_sender_cycle(&mut cpu1, 8, 1_000_000, 306_000).unwrap();
+        follow_wake(&mut chain, &cpu1, &cpu0, 8, 7);
+        let switch_in = chain.receiver_running_ts.expect("the scene's receiver runs");
+        let ips = vec![0xffff_ffff_8120_0010_u64, 0xffff_ffff_8130_0044];
+        let stack = Kind::KernelStack { ips: Arc::from(ips) };
+        crate::trace::explain::tests::push(&mut cpu0, 900, switch_in, stack);
+        let x = explain_ipc(
+            &sample(Some(chain), 306_000),
+            &cpu0,
+            &cpu1,
+            &HashMap::new(),
+            &Names::default(),
+        );
+        assert_eq!(x.contributors[0].pid, Some(900));
+        let frames = x.contributors[0].stack.as_ref().map(|s| s.frames.len());
+        assert_eq!(frames, Some(2), "{:?}", x.contributors);
     }
 
     #[test]
