@@ -44,10 +44,9 @@ sleep $((SECONDS_PER_RUN - 4))
 end=$EPOCHREALTIME
 bpftool prog show >"$tmp/end"
 wait "$pid" || { cat "$tmp/log" >&2; die "the run failed"; }
-samples=$(awk -F'[:,]' '$1 ~ /"samples"/ { v = $2 } END { print v + 0 }' "$tmp/run/run.json")
 
 echo "jitterlab run --trace --trace-backend bpf, ${SECONDS_PER_RUN} s on CPUs $CPUS${JITTERLAB_ARGS:+, $JITTERLAB_ARGS};" \
-    "program statistics over $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }') s of it ($samples samples in the run)"
+    "program statistics over $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }') s of it"
 # The programs of this run: those loaded now with the names of bpf/trace.bpf.c's (the kernel
 # keeps 15 characters of a name), run_time_ns and run_cnt at both readings.
 awk -v secs="$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" '

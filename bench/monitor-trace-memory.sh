@@ -9,8 +9,9 @@
 # Every SAMPLE_EVERY seconds it reads the jitterlab process's VmRSS, VmHWM and Threads
 # (/proc/PID/status), its open file descriptors (/proc/PID/fd), the result directory's size
 # (`du`: the files' apparent bytes and the blocks allocated, which count the 256 KiB run.json
-# keeps allocated beyond its end) and files, and events.jsonl's size (the explanations of late
-# wakeups; not a latency segment, so retention does not delete it). It prints the series and, per
+# keeps allocated beyond its end) and files, and the events files' size (the explanations of
+# late wakeups: a run's events.jsonl, or a segmented monitor's events-NNNNNN.jsonl, which
+# retention deletes with their segments). It prints the series and, per
 # figure, the growth per hour fitted by least squares over the second half of the readings (the
 # first half holds the start-up: the rings, the BPF programs or the tracefs buffers, the
 # monitor's window filling), the largest reading of each half (a bounded figure's second-half
@@ -75,7 +76,7 @@ free_port() {
 }
 
 # reading PID DIR T0: "SECONDS RSS_KIB HWM_KIB THREADS FDS DIR_BYTES DIR_KIB FILES EVENTS_BYTES",
-# or nothing when the process is gone (EVENTS_BYTES: events.jsonl, which holds the explanations).
+# or nothing when the process is gone (EVENTS_BYTES: the events files, which hold the explanations).
 reading() {
     local p=$1 dir=$2 t0=$3 rss hwm threads fds
     [[ -r /proc/$p/status ]] || return 0
@@ -84,7 +85,7 @@ reading() {
     fds=$(find "/proc/$p/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
     echo "$((($(now_us) - t0) / 1000000)) $rss $hwm $threads $fds" \
         "$(du -sb "$dir" 2>/dev/null | cut -f1) $(du -sk "$dir" 2>/dev/null | cut -f1)" \
-        "$(find "$dir" -type f 2>/dev/null | wc -l) $(stat -c %s "$dir/events.jsonl" 2>/dev/null || echo 0)"
+        "$(find "$dir" -type f 2>/dev/null | wc -l) $(find "$dir" -maxdepth 1 -type f \( -name events.jsonl -o -name 'events-*.jsonl' \) -printf '%s\n' 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')"
 }
 
 # sample KIND DIR [PORT]: readings of $pid every SAMPLE_EVERY s until SECONDS_PER_RUN has passed

@@ -309,9 +309,13 @@ mod tests {
         let (mut cpu0, mut cpu1) = two_cpus(task(900, 0, "jl-spike-0"));
         let mut chain = take_sender_cycle(&mut cpu1, 8, 1_000_000, 306_000).unwrap();
         follow_wake(&mut chain, &cpu1, &cpu0, 8, 7);
-        let switch_in = chain.receiver_running_ts.expect("the scene's receiver runs");
+        let switch_in = chain
+            .receiver_running_ts
+            .expect("the scene's receiver runs");
         let ips = vec![0xffff_ffff_8120_0010_u64, 0xffff_ffff_8130_0044];
-        let stack = Kind::KernelStack { ips: Arc::from(ips) };
+        let stack = Kind::KernelStack {
+            ips: Arc::from(ips),
+        };
         crate::trace::explain::tests::push(&mut cpu0, 900, switch_in, stack);
         let x = explain_ipc(
             &sample(Some(chain), 306_000),
