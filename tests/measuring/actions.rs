@@ -255,28 +255,53 @@ fn stop_ends_the_run_at_the_first_spike_and_signal_reaches_its_process() {
     );
 }
 
+/// The `--action-gap` of these tests: a spike within it of the last firing is not fired, and
+/// the next firing counts it in `suppressed_before`.
+const ACTION_GAP_NS: u64 = 10_000_000;
+
 /// Each injection covered by exactly one `exec` firing in `events` (spikes of the machine's
-/// own are counted apart); Err naming the firings per injection otherwise.
+/// own are counted apart); Err naming the firings per injection otherwise. One injection may
+/// have none when a spike of the machine's own fired within the gap of it, as the rules say it
+/// must then: either the rate limit took the injection's spike (the next firing counts it in
+/// `suppressed_before`), or the machine's late wakeups ran on into the injection, one spike
+/// that fired once, at its start. This VM's stalls (1.5-3 ms, several a second at times) do
+/// that now and then.
 fn one_firing_per_injection(
     events: &[ActionEvent],
     injections: &[Injection],
 ) -> Result<usize, String> {
     let mut hits = vec![0; injections.len()];
-    let mut own = 0;
+    let mut own = Vec::new();
     // A firing has the spike's due time; a reaped program's exit is an event without one.
-    for e in events
+    let firings: Vec<&ActionEvent> = events
         .iter()
         .filter(|e| e.trigger == "threshold" && e.due_ns.is_some())
-    {
+        .collect();
+    for e in &firings {
         match e.due_ns.and_then(|d| covering(injections, d)) {
             Some(k) => hits[k] += 1,
-            None => own += 1,
+            None => own.push(*e),
         }
     }
-    if hits.iter().any(|&h| h != 1) {
-        return Err(format!("firings per injection {hits:?}: {events:?}"));
+    let rate_limited = |inj: &Injection| {
+        own.iter().any(|o| {
+            o.time_ns + ACTION_GAP_NS >= inj.start_ns && o.time_ns <= inj.end_ns + ACTION_GAP_NS
+        })
+    };
+    let missed: Vec<usize> = (0..hits.len()).filter(|&k| hits[k] == 0).collect();
+    let excused = missed.len() == 1 && rate_limited(&injections[missed[0]]);
+    if hits.iter().any(|&h| h > 1) || (!missed.is_empty() && !excused) {
+        return Err(format!(
+            "firings per injection {hits:?} (injections {injections:?}): {events:?}"
+        ));
     }
-    Ok(own)
+    if excused {
+        eprintln!(
+            "injection {} not fired: a spike of the machine's own fired within the gap of it (counted apart)",
+            missed[0]
+        );
+    }
+    Ok(own.len())
 }
 
 /// `monitor` takes the same actions: each injection fires the exec once, the end action runs
