@@ -230,10 +230,25 @@ mod tests {
     /// A spinner on the receiver's CPU from before the wake to 300 us after it; the sender's
     /// due time handed over `handed_late_ns` late.
     fn receiver_kept_off(handed_late_ns: u64) -> SpikeExplanation {
-        let (cpu0, mut cpu1) = two_cpus(task(900, 0, "jl-spike-0"));
+        receiver_kept_off_with_stack(handed_late_ns, &[])
+    }
+
+    /// As [`receiver_kept_off`], with the spinner's kernel stack `ips` (none when empty) taken
+    /// at the receiver's switch-in, as the BPF back end writes it.
+    fn receiver_kept_off_with_stack(handed_late_ns: u64, ips: &[u64]) -> SpikeExplanation {
+        let (mut cpu0, mut cpu1) = two_cpus(task(900, 0, "jl-spike-0"));
         let mut chain = take_sender_cycle(&mut cpu1, 8, 1_000_000, 306_000).unwrap();
         follow_wake(&mut chain, &cpu1, &cpu0, 8, 7);
         chain.handed_late_ns = handed_late_ns;
+        if !ips.is_empty() {
+            let switch_in = chain
+                .receiver_running_ts
+                .expect("the scene's receiver runs");
+            let stack = Kind::KernelStack {
+                ips: Arc::from(ips.to_vec()),
+            };
+            crate::trace::explain::tests::push(&mut cpu0, 900, switch_in, stack);
+        }
         explain_ipc(
             &sample(Some(chain), 306_000),
             &cpu0,
@@ -306,24 +321,7 @@ mod tests {
     /// to the task that kept it off: the explanation's longest link is on the receiver's CPU.
     #[test]
     fn the_culprits_stack_goes_to_the_longest_links_contributor() {
-        let (mut cpu0, mut cpu1) = two_cpus(task(900, 0, "jl-spike-0"));
-        let mut chain = take_sender_cycle(&mut cpu1, 8, 1_000_000, 306_000).unwrap();
-        follow_wake(&mut chain, &cpu1, &cpu0, 8, 7);
-        let switch_in = chain
-            .receiver_running_ts
-            .expect("the scene's receiver runs");
-        let ips = vec![0xffff_ffff_8120_0010_u64, 0xffff_ffff_8130_0044];
-        let stack = Kind::KernelStack {
-            ips: Arc::from(ips),
-        };
-        crate::trace::explain::tests::push(&mut cpu0, 900, switch_in, stack);
-        let x = explain_ipc(
-            &sample(Some(chain), 306_000),
-            &cpu0,
-            &cpu1,
-            &HashMap::new(),
-            &Names::default(),
-        );
+        let x = receiver_kept_off_with_stack(0, &[0xffff_ffff_8120_0010, 0xffff_ffff_8130_0044]);
         assert_eq!(x.contributors[0].pid, Some(900));
         let frames = x.contributors[0].stack.as_ref().map(|s| s.frames.len());
         assert_eq!(frames, Some(2), "{:?}", x.contributors);
