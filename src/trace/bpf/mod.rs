@@ -357,21 +357,10 @@ fn kallsyms_addresses(names: &[&str]) -> Vec<u64> {
 
 /// [`kallsyms_addresses`] on a kallsyms text.
 fn addresses_in(text: &str, names: &[&str]) -> Vec<u64> {
-    let mut found: Vec<(usize, u64)> = Vec::new();
-    for line in text.lines() {
-        let mut f = line.split_whitespace();
-        let (Some(addr), Some(kind), Some(name)) = (f.next(), f.next(), f.next()) else {
-            continue;
-        };
-        if !matches!(kind, "t" | "T") {
-            continue;
-        }
-        if let Some(i) = names.iter().position(|n| *n == name)
-            && let Ok(a) = u64::from_str_radix(addr, 16)
-        {
-            found.push((i, a));
-        }
-    }
+    let found: Vec<(usize, u64)> = super::kallsyms::lines(text)
+        .filter(|l| l.is_text())
+        .filter_map(|l| Some((names.iter().position(|n| *n == l.name)?, l.address)))
+        .collect();
     let all_named = (0..names.len()).all(|i| found.iter().any(|&(j, a)| j == i && a != 0));
     match all_named {
         true => found.into_iter().map(|(_, a)| a).collect(),
