@@ -9,6 +9,7 @@
 # verifier's messages use, stay.
 #
 # Usage: bpf/build.sh [OUT]   (default bpf/trace.bpf.o)
+#   JL_BPF_CFLAGS=...  more clang options, for bench variants only (bench/bpf-floor.sh: -DJL_FLOOR=1)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(realpath -m "${1:-$here/trace.bpf.o}")
@@ -26,6 +27,6 @@ cd "$here"
 "$CLANG" -target bpf -mcpu=v3 -O2 -g -Wall -Werror \
     -fdebug-prefix-map="$here"=. -fno-ident \
     -I"/usr/include/$multiarch" \
-    -c trace.bpf.c -o "$tmp"
+    ${JL_BPF_CFLAGS:-} -c trace.bpf.c -o "$tmp"
 "$STRIP" -g "$tmp"
 cp "$tmp" "$out"

@@ -499,7 +499,7 @@ static __always_inline void read_task(struct jl_task *t, struct task_struct *p)
 static __always_inline __s32 task_cpu(struct task_struct *p)
 {
 	if (bpf_core_field_exists(p->thread_info.cpu))
-		return BPF_CORE_READ(p, thread_info.cpu);
+		return p->thread_info.cpu;
 	struct task_struct___cpu_in_task *old = (void *)p;
 	if (bpf_core_field_exists(old->cpu))
 		return BPF_CORE_READ(old, cpu);
@@ -617,10 +617,22 @@ static __always_inline void decide(struct jl_cpu *st, struct jl_config *c, __u32
 }
 
 // ---- programs ----
+//
+// Built with -DJL_FLOOR=1 (bench/bpf-floor.sh, never shipped), every program returns at once:
+// what attaching this many programs costs before they do any work.
+#ifndef JL_FLOOR
+#define JL_FLOOR 0
+#endif
+#define FLOOR()                  \
+	do {                     \
+		if (JL_FLOOR)    \
+			return 0; \
+	} while (0)
 
 SEC("tp_btf/hrtimer_start")
 int BPF_PROG(hrtimer_start, struct hrtimer *timer)
 {
+	FLOOR();
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!cpu_traced(cpu))
 		return 0;
@@ -654,6 +666,7 @@ int BPF_PROG(hrtimer_start, struct hrtimer *timer)
 SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, __s64 *now)
 {
+	FLOOR();
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!cpu_traced(cpu))
 		return 0;
@@ -678,7 +691,7 @@ int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, __s64 *now)
 	});
 	if (!st)
 		return 0;
-	__s64 offset = BPF_CORE_READ(timer, base, offset);
+	__s64 offset = timer->base->offset;
 	st->expiring = (__u64)timer;
 	st->expiring_due = timer->_softexpires - offset;
 	if ((st->have & JL_HAVE_NEXT) && st->next.hrtimer == (__u64)timer) {
@@ -724,6 +737,7 @@ static __always_inline __s64 due_of_wakeup(struct jl_cpu *st, __u64 ts)
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sched_waking, struct task_struct *p)
 {
+	FLOOR();
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!cpu_traced(cpu))
 		return 0;
@@ -771,6 +785,7 @@ static __always_inline void send_stack(void *ctx, __u32 cpu, __u64 ts, __s32 pid
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
+	FLOOR();
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!cpu_traced(cpu))
 		return 0;
@@ -814,6 +829,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 SEC("tp_btf/irq_handler_entry")
 int BPF_PROG(irq_handler_entry, int irq, struct irqaction *action)
 {
+	FLOOR();
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!cpu_traced(cpu))
 		return 0;
@@ -832,6 +848,7 @@ int BPF_PROG(irq_handler_entry, int irq, struct irqaction *action)
 
 static __always_inline int small(__u16 kind, __u32 value)
 {
+	FLOOR();
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!cpu_traced(cpu))
 		return 0;
@@ -866,6 +883,7 @@ int BPF_PROG(softirq_exit, unsigned int vec)
 SEC("tp_btf/nmi_handler")
 int BPF_PROG(nmi_handler, void *handler, __s64 delta_ns)
 {
+	FLOOR();
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!cpu_traced(cpu))
 		return 0;

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The floor of the BPF back end's cost: what attaching its programs costs before they do any
+# work. Builds a second jitterlab whose embedded BPF object is built with -DJL_FLOOR=1 (every
+# program returns at once; bpf/trace.bpf.c, "programs"), then runs interleaved rounds of
+#
+#   plain:  jitterlab run                              (the release binary)
+#   bpf:    jitterlab run --trace --trace-backend bpf  (the release binary)
+#   floor:  jitterlab run --trace --trace-backend bpf  (the floor binary: the same tracepoints,
+#           empty programs; the trace it reads is empty, its explanations are none)
+#
+# the order rotating from round to round, and prints per CPU and round the ratios to the plain
+# run of the mean latency and of the measuring threads' CPU time per wakeup (as
+# trace-backend.sh), and their medians and means over the rounds. bpf / plain less floor / plain
+# is what the programs' work costs; floor / plain what the kernel's calls into them cost. A round
+# where other processes used more than 5 % of the CPUs during any of its runs is marked DISTURBED
+# and left out of the medians. Informational: exits 0 unless a build or a run fails. Run as
+# root, holding the measuring lock:
+#
+#   flock /tmp/jitterlab-measuring-tests.lock bash bench/bpf-floor.sh
+#
+# Environment:
+#   ROUNDS=8            rounds of three runs
+#   SECONDS_PER_RUN=10  length of each run, whole seconds
+#   CPUS=0-N            CPUs to measure (default: every online CPU)
+#   JITTERLAB=path      binary of the plain and bpf runs (default: build target/release/jitterlab)
+#   FLOOR_TARGET=dir    cargo's target directory for the floor binary (default:
+#                       target/bpf-floor; kept, so that a second run rebuilds only jitterlab)
+#   JITTERLAB_ARGS=...  extra options for every run
+#   KEEP=dir            keep the raw results there
+# Needs what bpf/build.sh needs (clang-14, libbpf-dev) and cargo.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+ROUNDS=${ROUNDS:-8}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
+CPUS=${CPUS:-$(cat /sys/devices/system/cpu/online)}
+need_positive ROUNDS "$ROUNDS"
+need_positive SECONDS_PER_RUN "$SECONDS_PER_RUN"
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+jitterlab=$(jitterlab_binary)
+read -ra extra <<<"${JITTERLAB_ARGS:-}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bpf-floor.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# The floor binary: a copy of this tree (as it is, uncommitted changes included) with the
+# floor object in place of bpf/trace.bpf.o.
+echo "building the floor binary (empty BPF programs) ..." >&2
+tree=$tmp/tree
+mkdir "$tree"
+(cd "$root" && tar --exclude=./target --exclude=./.git -cf - .) | tar -xf - -C "$tree"
+JL_BPF_CFLAGS=-DJL_FLOOR=1 "$tree/bpf/build.sh" "$tree/bpf/trace.bpf.o" ||
+    die "bpf/build.sh -DJL_FLOOR=1 failed"
+target=${FLOOR_TARGET:-$root/target/bpf-floor}
+(cd "$tree" && CARGO_TARGET_DIR=$target cargo build --release --quiet --bin jitterlab) ||
+    die "building the floor binary failed"
+floor=$tmp/jitterlab-floor
+cp "$target/release/jitterlab" "$floor"
+
+# run KIND ROUND: one run into $tmp/KIND-ROUND.
+run() {
+    local kind=$1 r=$2 bin=$jitterlab trace=(--trace --trace-backend bpf)
+    local dir=$tmp/$kind-$r
+    [[ $kind == plain ]] && trace=()
+    [[ $kind == floor ]] && bin=$floor
+    others_start
+    "$bin" run --duration "${SECONDS_PER_RUN}s" --cpus "$CPUS" --quiet --out "$dir" \
+        ${trace[@]+"${trace[@]}"} ${extra[@]+"${extra[@]}"} >"$dir.log" 2>&1 ||
+        { cat "$dir.log" >&2; die "$kind run $r failed"; }
+    others_pct >"$dir.others"
+}
+
+kinds=(plain bpf floor)
+for ((r = 1; r <= ROUNDS; r++)); do
+    for ((i = 0; i < 3; i++)); do
+        kind=${kinds[(i + r - 1) % 3]}
+        echo "  round $r/$ROUNDS: $kind ..." >&2
+        run "$kind" "$r"
+    done
+    for kind in bpf floor; do
+        # ROUND KIND OTHERS SCOPE FIGURE PLAIN TRACED
+        others="$(<"$tmp/plain-$r.others") $(<"$tmp/$kind-$r.others")"
+        "$jitterlab" compare --json "$tmp/plain-$r" "$tmp/$kind-$r" | flat_compare |
+            awk -v r="$r" -v k="$kind" -v o="$others" \
+                '$1 ~ /^cpu/ && $2 ~ /^(mean|cpu_time_per_cycle_ns)$/ { print r, k, o, $0 }' >>"$tmp/figures"
+    done
+done
+[[ -n ${KEEP:-} ]] && mkdir -p "$KEEP" && cp -r "$tmp"/* "$KEEP"/
+
+echo
+echo "jitterlab run --trace (bpf) and the same with empty programs (floor) vs without, $ROUNDS" \
+    "interleaved rounds of $SECONDS_PER_RUN s, CPUs $CPUS${JITTERLAB_ARGS:+, extra options: $JITTERLAB_ARGS}"
+echo "(ratio = traced / untraced; other processes: % of all CPUs during the run, $(others_method))"
+awk '
+    function add(set, v) { n[set]++; sum[set] += v; val[set, n[set]] = v }
+    function median(set,    i, j, m, t, a) {
+        m = n[set]; if (!m) return 0
+        for (i = 1; i <= m; i++) {
+            t = val[set, i]
+            for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]
+            a[j + 1] = t
+        }
+        return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+    }
+    {
+        r = $1; k = $2; calm = $3 <= 5 && $4 <= 5; scope = $5; fig = $6 == "mean" ? "mean latency" : "measuring-thread CPU per wakeup"
+        printf "round %d %-5s %s: %s %.2f us -> %.2f us (%.3fx)%s\n", r, k, scope, fig, $7 / 1e3, $8 / 1e3,
+            $8 / $7, calm ? "" : " DISTURBED (others " $3 " / " $4 " %)"
+        if (calm) add(k SUBSEP fig, $8 / $7)
+        figs[fig] = 1; ks[k] = 1
+    }
+    END {
+        print ""
+        for (k in ks) for (fig in figs) {
+            set = k SUBSEP fig
+            if (!n[set]) { printf "%-5s %s: every round disturbed\n", k, fig; continue }
+            printf "%-5s %s: median %.3fx, mean %.3fx (%d undisturbed ratios)\n", k, fig, median(set),
+                sum[set] / n[set], n[set]
+        }
+    }' "$tmp/figures"
