@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The floor of the BPF back end's cost: what attaching its programs costs before they do any
 # work. Builds a second jitterlab whose embedded BPF object is built with -DJL_FLOOR=1 (every
-# program returns at once; bpf/trace.bpf.c, "programs"), then runs interleaved rounds of
+# program returns at once; bpf/trace.bpf.c, "programs") or, with FLOOR_LEVEL=2, -DJL_FLOOR=2
+# (every program reads the clock once and returns), then runs interleaved rounds of
 #
 #   plain:  jitterlab run                              (the release binary)
 #   bpf:    jitterlab run --trace --trace-backend bpf  (the release binary)
@@ -19,18 +20,22 @@
 #   flock /tmp/jitterlab-measuring-tests.lock bash bench/bpf-floor.sh
 #
 # Environment:
+#   FLOOR_LEVEL=1       1: empty programs; 2: programs that only read the clock
 #   ROUNDS=8            rounds of three runs
 #   SECONDS_PER_RUN=10  length of each run, whole seconds
 #   CPUS=0-N            CPUs to measure (default: every online CPU)
 #   JITTERLAB=path      binary of the plain and bpf runs (default: build target/release/jitterlab)
 #   FLOOR_TARGET=dir    cargo's target directory for the floor binary (default:
-#                       target/bpf-floor; kept, so that a second run rebuilds only jitterlab)
+#                       target/bpf-floor-LEVEL; kept, so that a second run rebuilds only
+#                       jitterlab, and its release/jitterlab can be given to bpf-program-cost.sh)
 #   JITTERLAB_ARGS=...  extra options for every run
 #   KEEP=dir            keep the raw results there
 # Needs what bpf/build.sh needs (clang-14, libbpf-dev) and cargo.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
+FLOOR_LEVEL=${FLOOR_LEVEL:-1}
+[[ $FLOOR_LEVEL == 1 || $FLOOR_LEVEL == 2 ]] || die "FLOOR_LEVEL must be 1 or 2, not '$FLOOR_LEVEL'"
 ROUNDS=${ROUNDS:-8}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
 CPUS=${CPUS:-$(cat /sys/devices/system/cpu/online)}
@@ -44,17 +49,18 @@ trap 'rm -rf "$tmp"' EXIT
 
 # The floor binary: a copy of this tree (as it is, uncommitted changes included) with the
 # floor object in place of bpf/trace.bpf.o.
-echo "building the floor binary (empty BPF programs) ..." >&2
+echo "building the floor binary (-DJL_FLOOR=$FLOOR_LEVEL) ..." >&2
 tree=$tmp/tree
 mkdir "$tree"
 (cd "$root" && tar --exclude=./target --exclude=./.git -cf - .) | tar -xf - -C "$tree"
-JL_BPF_CFLAGS=-DJL_FLOOR=1 "$tree/bpf/build.sh" "$tree/bpf/trace.bpf.o" ||
-    die "bpf/build.sh -DJL_FLOOR=1 failed"
-target=${FLOOR_TARGET:-$root/target/bpf-floor}
+JL_BPF_CFLAGS=-DJL_FLOOR=$FLOOR_LEVEL "$tree/bpf/build.sh" "$tree/bpf/trace.bpf.o" ||
+    die "bpf/build.sh -DJL_FLOOR=$FLOOR_LEVEL failed"
+target=${FLOOR_TARGET:-$root/target/bpf-floor-$FLOOR_LEVEL}
 (cd "$tree" && CARGO_TARGET_DIR=$target cargo build --release --quiet --bin jitterlab) ||
     die "building the floor binary failed"
+floor_bin=$target/release/jitterlab
 floor=$tmp/jitterlab-floor
-cp "$target/release/jitterlab" "$floor"
+cp "$floor_bin" "$floor"
 
 # run KIND ROUND: one run into $tmp/KIND-ROUND.
 run() {
@@ -87,7 +93,8 @@ done
 [[ -n ${KEEP:-} ]] && mkdir -p "$KEEP" && cp -r "$tmp"/* "$KEEP"/
 
 echo
-echo "jitterlab run --trace (bpf) and the same with empty programs (floor) vs without, $ROUNDS" \
+what=("" "empty programs" "programs that only read the clock")
+echo "jitterlab run --trace (bpf) and the same with ${what[FLOOR_LEVEL]} (floor, $floor_bin) vs without, $ROUNDS" \
     "interleaved rounds of $SECONDS_PER_RUN s, CPUs $CPUS${JITTERLAB_ARGS:+, extra options: $JITTERLAB_ARGS}"
 echo "(ratio = traced / untraced; other processes: % of all CPUs during the run, $(others_method))"
 awk '

@@ -618,15 +618,18 @@ static __always_inline void decide(struct jl_cpu *st, struct jl_config *c, __u32
 
 // ---- programs ----
 //
-// Built with -DJL_FLOOR=1 (bench/bpf-floor.sh, never shipped), every program returns at once:
-// what attaching this many programs costs before they do any work.
+// Floors of the cost, for bench/bpf-floor.sh only (never shipped): built with -DJL_FLOOR=1,
+// every program returns at once (what the kernel's calls into this many programs cost); with
+// -DJL_FLOOR=2, after one clock read (the one every program makes).
 #ifndef JL_FLOOR
 #define JL_FLOOR 0
 #endif
-#define FLOOR()                  \
-	do {                     \
-		if (JL_FLOOR)    \
-			return 0; \
+#define FLOOR()                               \
+	do {                                  \
+		if (JL_FLOOR == 2)            \
+			bpf_ktime_get_ns();   \
+		if (JL_FLOOR)                 \
+			return 0;             \
 	} while (0)
 
 SEC("tp_btf/hrtimer_start")
