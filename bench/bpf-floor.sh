@@ -62,26 +62,17 @@ floor_bin=$target/release/jitterlab
 floor=$tmp/jitterlab-floor
 cp "$floor_bin" "$floor"
 
-# run KIND ROUND: one run into $tmp/KIND-ROUND.
+# run KIND ROUND: one run into $tmp/KIND-ROUND; KIND plain, bpf or floor.
 run() {
-    local kind=$1 r=$2 bin=$jitterlab trace=(--trace --trace-backend bpf)
-    local dir=$tmp/$kind-$r
-    [[ $kind == plain ]] && trace=()
-    [[ $kind == floor ]] && bin=$floor
-    others_start
-    "$bin" run --duration "${SECONDS_PER_RUN}s" --cpus "$CPUS" --quiet --out "$dir" \
-        ${trace[@]+"${trace[@]}"} ${extra[@]+"${extra[@]}"} >"$dir.log" 2>&1 ||
-        { cat "$dir.log" >&2; die "$kind run $r failed"; }
-    others_pct >"$dir.others"
+    case $1 in
+    plain) measured_run "$jitterlab" "$tmp/$1-$2" "$1 run $2" ;;
+    bpf) measured_run "$jitterlab" "$tmp/$1-$2" "$1 run $2" --trace --trace-backend bpf ;;
+    floor) measured_run "$floor" "$tmp/$1-$2" "$1 run $2" --trace --trace-backend bpf ;;
+    esac
 }
 
-kinds=(plain bpf floor)
+rotating_rounds "$ROUNDS" run plain bpf floor
 for ((r = 1; r <= ROUNDS; r++)); do
-    for ((i = 0; i < 3; i++)); do
-        kind=${kinds[(i + r - 1) % 3]}
-        echo "  round $r/$ROUNDS: $kind ..." >&2
-        run "$kind" "$r"
-    done
     for kind in bpf floor; do
         # ROUND KIND OTHERS SCOPE FIGURE PLAIN TRACED
         others="$(<"$tmp/plain-$r.others") $(<"$tmp/$kind-$r.others")"

@@ -155,3 +155,32 @@ flat_compare() {
         open { v = $1; sub(/,$/, "", v); line = line " " v }
     '
 }
+
+# measured_run BIN DIR LABEL [OPTION...]: one `BIN run` of SECONDS_PER_RUN s on CPUS into DIR
+# (its output in DIR.log), with the caller's `extra` options after OPTION..., and the other
+# processes' share of the CPUs during it in DIR.others; on failure prints the log and dies
+# naming LABEL.
+measured_run() {
+    local bin=$1 dir=$2 label=$3
+    shift 3
+    others_start
+    "$bin" run --duration "${SECONDS_PER_RUN}s" --cpus "$CPUS" --quiet --out "$dir" "$@" \
+        ${extra[@]+"${extra[@]}"} >"$dir.log" 2>&1 ||
+        { cat "$dir.log" >&2; die "$label failed"; }
+    others_pct >"$dir.others"
+}
+
+# rotating_rounds ROUNDS FN KIND...: ROUNDS rounds of one `FN KIND ROUND` per KIND, the order
+# rotating by one from round to round (so that no kind always runs first or after another).
+rotating_rounds() {
+    local rounds=$1 fn=$2
+    shift 2
+    local kinds=("$@") r i kind
+    for ((r = 1; r <= rounds; r++)); do
+        for ((i = 0; i < ${#kinds[@]}; i++)); do
+            kind=${kinds[(i + r - 1) % ${#kinds[@]}]}
+            echo "  round $r/$rounds: $kind ..." >&2
+            "$fn" "$kind" "$r"
+        done
+    done
+}

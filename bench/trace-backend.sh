@@ -44,24 +44,13 @@ figure() { awk -F'[:,]' -v k="\"$2\"" '$1 ~ k { v = $2 } END { print v + 0 }' "$
 
 # run KIND ROUND: one run into $tmp/KIND-ROUND; KIND plain, tracefs or bpf.
 run() {
-    local kind=$1 r=$2
-    local dir=$tmp/$kind-$r
     local trace=()
-    [[ $kind != plain ]] && trace=(--trace --trace-backend "$kind")
-    others_start
-    "$jitterlab" run --duration "${SECONDS_PER_RUN}s" --cpus "$CPUS" --quiet --out "$dir" \
-        ${trace[@]+"${trace[@]}"} ${extra[@]+"${extra[@]}"} >"$dir.log" 2>&1 ||
-        { cat "$dir.log" >&2; die "$kind run $r failed"; }
-    others_pct >"$dir.others"
+    [[ $1 != plain ]] && trace=(--trace --trace-backend "$1")
+    measured_run "$jitterlab" "$tmp/$1-$2" "$1 run $2" ${trace[@]+"${trace[@]}"}
 }
 
-kinds=(plain tracefs bpf)
+rotating_rounds "$ROUNDS" run plain tracefs bpf
 for ((r = 1; r <= ROUNDS; r++)); do
-    for ((i = 0; i < 3; i++)); do
-        kind=${kinds[(i + r - 1) % 3]}
-        echo "  round $r/$ROUNDS: $kind ..." >&2
-        run "$kind" "$r"
-    done
     pd=$tmp/plain-$r
     for kind in tracefs bpf; do
         td=$tmp/$kind-$r
