@@ -73,7 +73,7 @@ fn every_injected_spike_fires_each_action_once_with_its_figures() {
             "--deadline",
             "1.5ms",
             "--action-gap",
-            "10ms",
+            ACTION_GAP,
             "--out",
             out.to_str().unwrap(),
         ]);
@@ -256,7 +256,8 @@ fn stop_ends_the_run_at_the_first_spike_and_signal_reaches_its_process() {
 }
 
 /// The `--action-gap` of these tests: a spike within it of the last firing is not fired, and
-/// the next firing counts it in `suppressed_before`.
+/// the next firing counts it in `suppressed_before`. [`ACTION_GAP_NS`] is the same in ns.
+const ACTION_GAP: &str = "10ms";
 const ACTION_GAP_NS: u64 = 10_000_000;
 
 /// Each injection covered by exactly one `exec` firing in `events` (spikes of the machine's
@@ -332,7 +333,7 @@ fn a_monitor_fires_its_actions_on_each_injected_spike() {
                 "--deadline",
                 "1.5ms",
                 "--action-gap",
-                "10ms",
+                ACTION_GAP,
                 "--on-threshold",
                 &exec,
                 "--on-end",
@@ -395,7 +396,7 @@ fn each_sweep_level_fires_its_actions() {
             "--deadline",
             "1.5ms",
             "--action-gap",
-            "10ms",
+            ACTION_GAP,
             "--on-threshold",
             "continue",
             "--on-end",
