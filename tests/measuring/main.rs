@@ -16,6 +16,7 @@ mod budget;
 mod counters;
 mod cpu_time;
 mod cyclictest;
+mod dropin_outputs;
 mod ground_truth;
 mod hostile_files;
 mod hostile_lifecycle;

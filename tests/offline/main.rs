@@ -23,5 +23,7 @@ mod import_report;
 mod import_rtla;
 mod layers;
 mod oslat;
+mod output_paths;
 mod sys_boundary;
 mod timerlat;
+mod writers;

@@ -1,0 +1,128 @@
+//! The files the drop-ins' options name (`cyclictest --json=FILE --histfile=FILE`, `oslat
+//! --json=FILE`) are written by jitterlab's one writer (issue 39): another user's link planted at
+//! the name in a sticky world-writable directory is replaced, never written through (R01); and a
+//! path that cannot be written is refused with exit 2 before anything is measured or any result
+//! directory made (R13).
+
+use crate::common::{exclusive, jitterlab, text};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The user the planted links belong to (nobody).
+const OTHER_UID: u32 = 65534;
+
+/// A sticky world-writable directory (as /tmp) under `base`.
+fn sticky_dir(base: &Path) -> std::path::PathBuf {
+    let shared = base.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    shared
+}
+
+/// Plants, at `at`, a link to a new file `victim` holding "precious", the link owned by
+/// [`OTHER_UID`]; false when this process may not give it away (not root).
+fn plant(at: &Path, victim: &Path) -> bool {
+    std::fs::write(victim, "precious").unwrap();
+    std::os::unix::fs::symlink(victim, at).unwrap();
+    std::os::unix::fs::lchown(at, Some(OTHER_UID), Some(OTHER_UID)).is_ok()
+}
+
+/// The victim is untouched and `at` is a regular file of this user's holding `expected`.
+fn replaced(at: &Path, victim: &Path, expected: &str) {
+    assert_eq!(std::fs::read_to_string(victim).unwrap(), "precious");
+    let meta = std::fs::symlink_metadata(at).unwrap();
+    assert!(meta.is_file(), "{} is a file of its own", at.display());
+    assert_eq!(meta.uid(), unsafe { libc::geteuid() });
+    let written = std::fs::read_to_string(at).unwrap();
+    assert!(written.contains(expected), "{}: {written}", at.display());
+}
+
+#[test]
+fn drop_ins_replace_another_users_link_never_write_through_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shared = sticky_dir(tmp.path());
+    let p = |name: &str| tmp.path().join(name);
+    let s = |name: &str| shared.join(name);
+    if !plant(&s("ct.json"), &p("victim-json"))
+        || !plant(&s("hist.txt"), &p("victim-hist"))
+        || !plant(&s("oslat.json"), &p("victim-oslat"))
+    {
+        eprintln!(
+            "skipped drop_ins_replace_another_users_link_never_write_through_it: planting another user's link needs root"
+        );
+        return;
+    }
+    let _g = exclusive();
+    let arg = |opt: &str, path: &Path| format!("{opt}={}", path.display());
+    let out = jitterlab(&[
+        "cyclictest",
+        "-q",
+        "-l",
+        "200",
+        "-i",
+        "1000",
+        "-h",
+        "20",
+        &arg("--histfile", &s("hist.txt")),
+        &arg("--json", &s("ct.json")),
+        "--jitterlab-out",
+        p("ct-run").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    replaced(&s("ct.json"), &p("victim-json"), "\"num_threads\"");
+    replaced(&s("hist.txt"), &p("victim-hist"), "# Total:");
+    let out = jitterlab(&[
+        "oslat",
+        "-q",
+        "-D",
+        "1",
+        "-c",
+        "0",
+        &arg("--json", &s("oslat.json")),
+        "--jitterlab-out",
+        p("oslat-run").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    replaced(&s("oslat.json"), &p("victim-oslat"), "\"num_threads\"");
+}
+
+#[test]
+fn a_drop_in_output_that_cannot_be_written_is_refused_before_measuring() {
+    let _g = exclusive();
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let missing = tmp.path().join("missing/out.json");
+    let cases: [(Vec<String>, &str); 3] = [
+        (
+            vec!["cyclictest".into(), format!("--json={}", missing.display())],
+            "--json",
+        ),
+        (
+            vec![
+                "cyclictest".into(),
+                "-h".into(),
+                "10".into(),
+                "--histfile=/proc/jitterlab-hist.txt".into(),
+            ],
+            "on proc",
+        ),
+        (
+            vec!["oslat".into(), format!("--json={}", missing.display())],
+            "--json",
+        ),
+    ];
+    for (mut args, said) in cases {
+        args.extend(["-D", "10", "--jitterlab-out", run.to_str().unwrap()].map(String::from));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let started = Instant::now();
+        let out = jitterlab(&args);
+        let took = started.elapsed();
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {all}");
+        assert!(all.contains(said), "{args:?}: {all}");
+        // Refused before the 10 s measurement, and before its result directory was made.
+        assert!(took < Duration::from_secs(5), "{args:?} took {took:?}");
+        assert!(!run.exists(), "{args:?} made {}", run.display());
+    }
+}

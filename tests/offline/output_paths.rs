@@ -1,0 +1,63 @@
+//! The paths a command is given, refused before anything is made or measured (issue 39): the
+//! default directory of `import` when `./jitterlab-results` is a link (R02, as `run` refuses
+//! it), and cyclictest's `--mainaffinity` CPUs checked as `-a`'s (R14). Nothing here measures:
+//! each command is refused before it would.
+
+use crate::common::{bin, text};
+use std::process::Command;
+
+fn data(name: &str) -> String {
+    format!("{}/tests/data/import/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn import_without_out_refuses_a_linked_results_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, tmp.path().join("jitterlab-results")).unwrap();
+    let out = Command::new(bin())
+        .args(["import", &data("cyclictest.json")])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("jitterlab-results is a symbolic link"), "{said}");
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "nothing is made through the link"
+    );
+    // A real directory of this user's is used as before.
+    std::fs::remove_file(tmp.path().join("jitterlab-results")).unwrap();
+    let out = Command::new(bin())
+        .args(["import", &data("cyclictest.json")])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        tmp.path()
+            .join("jitterlab-results/imported-cyclictest/run.json")
+            .is_file()
+    );
+}
+
+#[test]
+fn mainaffinity_cpus_are_checked_as_affinitys() {
+    for args in [
+        ["cyclictest", "-q", "-l", "10", "--mainaffinity", "99"],
+        ["cyclictest", "-q", "-l", "10", "-a", "99"],
+    ] {
+        let out = Command::new(bin()).args(args).output().unwrap();
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(said.contains("CPU 99 is not online"), "{args:?}: {said}");
+    }
+    let out = Command::new(bin())
+        .args(["cyclictest", "-l", "10", "--mainaffinity=0-x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}

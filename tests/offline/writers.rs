@@ -1,0 +1,350 @@
+//! The writer boundary (issue 39): every path a user names is written by one writer,
+//! `src/results/dir/` (result directories made new through a directory descriptor; output files
+//! written new and renamed into place, never through another user's link, never truncating a
+//! file: `results::dir::OutputFile`, `write_output`, `OutputDir`). This test reads every line of
+//! every file under `src/` and fails, naming file and line, when code outside that module opens
+//! a path for writing (or makes, renames or links one) and is not in the allow-list below of
+//! paths no user names, each with its reason.
+//!
+//! Test code is left out by one precise rule only: a module declared under `#[cfg(test)]`,
+//! either a file (`#[cfg(test)]` then `mod NAME;`: the file `NAME.rs` or `NAME/mod.rs` beside
+//! the declaring module, with everything under it) or inline (`#[cfg(test)]` then `mod NAME {`:
+//! its lines up to the first `}` at the indentation of the `mod` line). Comment lines (`//`)
+//! are not code. Everything else is read.
+
+use crate::common::collect_rust_files;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// The writer: the one module that may open user-named paths for writing.
+const WRITER: &str = "results/dir/";
+
+/// What opens, makes, renames or links a path for writing: std's calls, OpenOptions' writing
+/// flags, and src/sys/fs.rs's descriptor-relative primitives (each a use of the writer's means
+/// from outside it).
+const WRITING: &[&str] = &[
+    "File::create(",
+    "File::create_new(",
+    "File::options(",
+    ".write(true)",
+    ".append(true)",
+    ".create(true)",
+    ".create_new(true)",
+    ".truncate(true)",
+    "fs::write(",
+    "fs::rename(",
+    "fs::copy(",
+    "fs::hard_link(",
+    "fs::symlink(",
+    "unix::fs::symlink(",
+    "fs::create_dir(",
+    "fs::create_dir_all(",
+    "DirBuilder",
+    "create_new_at(",
+    "open_write_at(",
+    "rename_at(",
+    "make_dir_at(",
+    "make_dir(",
+    "anonymous_file_in(",
+];
+
+/// One allowed use: in `file` (under src/), a writing line that contains `needle`, and why no
+/// user names that path.
+struct Allowed {
+    file: &'static str,
+    needle: &'static str,
+    why: &'static str,
+}
+
+const fn allow(file: &'static str, needle: &'static str, why: &'static str) -> Allowed {
+    Allowed { file, needle, why }
+}
+
+/// Paths no user names. Each entry must still match a line (a stale entry fails the test too).
+const ALLOWED: &[Allowed] = &[
+    // The primitives themselves: thin syscall wrappers, checked where they are called.
+    allow(
+        "sys/fs.rs",
+        "pub(crate) fn ",
+        "the definitions of the descriptor-relative primitives",
+    ),
+    // Kernel control files: tracefs, sysfs, procfs, cgroupfs, /dev/cpu_dma_latency.
+    allow(
+        "trace/tracefs.rs",
+        "fs::create_dir(&path)",
+        "the tracefs instance jitterlab makes under instances/",
+    ),
+    allow(
+        "trace/tracefs.rs",
+        "fs::write(&path, value)",
+        "tracefs control files",
+    ),
+    allow(
+        "session/pmqos.rs",
+        ".write(true)",
+        "/dev/cpu_dma_latency, held open for the run",
+    ),
+    allow(
+        "session/idle_states.rs",
+        ".write(true)",
+        "cpuidle `disable` files in sysfs",
+    ),
+    allow(
+        "session/cpuset.rs",
+        "fs::create_dir(&dir)",
+        "the run's cpuset in the cpuset file system",
+    ),
+    allow(
+        "session/cpuset.rs",
+        "fs::write(",
+        "cpuset control files and tasks",
+    ),
+    allow(
+        "load/contain.rs",
+        "fs::write(dir.join(\"cgroup.kill\")",
+        "a load's cgroup, killed",
+    ),
+    allow(
+        "load/contain.rs",
+        ".write(true)",
+        "a load cgroup's control files",
+    ),
+    allow(
+        "load/contain.rs",
+        "std::fs::create_dir(",
+        "a load's cgroup under jitterlab's own cgroup",
+    ),
+    // /run/jitterlab: the CPU locks and the idle-state journals (jitterlab's own names).
+    allow(
+        "session/cpulock.rs",
+        "fs::make_dir(Path::new(LOCK_DIR)",
+        "/run/jitterlab itself",
+    ),
+    allow(
+        "session/idle_states.rs",
+        "create_new_at(journal_dir.as_fd(), &journal)",
+        "an idle-state journal in /run/jitterlab",
+    ),
+    // Inside a result directory, through its descriptor (`ResultDir::duplicate_fd`).
+    allow(
+        "load/supervisor/log.rs",
+        "rename_at(self.dir.as_fd()",
+        "a capped load log rotated inside the result directory's loads/",
+    ),
+    allow(
+        "load/supervisor/log.rs",
+        "create_new_at(self.dir.as_fd()",
+        "a capped load log made anew inside the result directory's loads/",
+    ),
+    // Load generators' scratch files.
+    allow(
+        "load/generators/io.rs",
+        "anonymous_file_in(dir)",
+        "the io load's nameless O_TMPFILE file",
+    ),
+    allow(
+        "load/generators/io.rs",
+        ".write(true)",
+        "the io load's own temporary file (create_new, removed after)",
+    ),
+    allow(
+        "load/generators/io.rs",
+        ".create_new(true)",
+        "the io load's own temporary file (create_new, removed after)",
+    ),
+    // The format's writers take a file a ResultDir made; their `create(path)` constructors
+    // (O_EXCL: never through a link, never over a file) serve the benches and the tests.
+    allow(
+        "format/hlog.rs",
+        "File::create_new(path)",
+        "HlogWriter::create for the recorder-scale bench and tests",
+    ),
+    allow(
+        "format/samplelog/mod.rs",
+        "File::create_new(path)",
+        "SampleLogWriter::create for tests",
+    ),
+    allow(
+        "format/events.rs",
+        ".create(true)",
+        "EventLog::create (O_NOFOLLOW) for tests adding events to a run they wrote",
+    ),
+    allow(
+        "format/events.rs",
+        ".append(true)",
+        "EventLog::create (O_NOFOLLOW) for tests adding events to a run they wrote",
+    ),
+];
+
+/// Every `src/<file>:<line>: <text>` under `root` outside the writer that writes a path and is
+/// not allowed, and the allow-list entries that matched nothing.
+fn writes_outside_the_writer(root: &Path, allowed: &[Allowed]) -> (Vec<String>, Vec<String>) {
+    let mut files = Vec::new();
+    collect_rust_files(root, &mut files);
+    files.sort();
+    let test_only = test_module_files(root, &files);
+    let mut hits = Vec::new();
+    let mut used = HashSet::new();
+    for file in &files {
+        let rel = file.strip_prefix(root).unwrap().to_str().unwrap().to_string();
+        if rel.starts_with(WRITER) || test_only.iter().any(|t| file.starts_with(t)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        for (n, line) in code_lines(&text) {
+            if !WRITING.iter().any(|w| line.contains(w)) {
+                continue;
+            }
+            match allowed
+                .iter()
+                .position(|a| a.file == rel && line.contains(a.needle))
+            {
+                Some(k) => {
+                    used.insert(k);
+                }
+                None => hits.push(format!("src/{rel}:{n}: {}", line.trim())),
+            }
+        }
+    }
+    let stale = allowed
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !used.contains(k))
+        .map(|(_, a)| format!("src/{}: '{}' ({})", a.file, a.needle, a.why))
+        .collect();
+    (hits, stale)
+}
+
+/// The lines of `text` that are code, numbered from 1: comment lines left out, and the lines of
+/// inline `#[cfg(test)] mod NAME {` modules (up to the first `}` at the `mod` line's indentation).
+fn code_lines(text: &str) -> Vec<(usize, &str)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < lines.len() {
+        let line = lines[k];
+        if line.trim() == "#[cfg(test)]"
+            && let Some(next) = lines.get(k + 1)
+            && let Some(indent) = inline_module(next)
+        {
+            let close = format!("{}}}", " ".repeat(indent));
+            k += 2;
+            while k < lines.len() && lines[k] != close {
+                k += 1;
+            }
+            k += 1;
+            continue;
+        }
+        if !line.trim_start().starts_with("//") {
+            out.push((k + 1, line));
+        }
+        k += 1;
+    }
+    out
+}
+
+/// The indentation of `line` when it opens an inline module (`mod NAME {`, `pub(crate) mod ...`).
+fn inline_module(line: &str) -> Option<usize> {
+    let indent = line.len() - line.trim_start().len();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words.iter().position(|w| *w == "mod")?;
+    (words.len() == at + 3 && words[at + 2] == "{").then_some(indent)
+}
+
+/// The files (and folders) of modules declared `#[cfg(test)] mod NAME;` under `root`.
+fn test_module_files(root: &Path, files: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for pair in lines.windows(2) {
+            if pair[0].trim() != "#[cfg(test)]" {
+                continue;
+            }
+            // `mod NAME;`, `pub(crate) mod NAME;`.
+            let words: Vec<&str> = pair[1].split_whitespace().collect();
+            let Some(name) = (match words.as_slice() {
+                ["mod", name] => name.strip_suffix(';'),
+                [vis, "mod", name] if vis.starts_with("pub") => name.strip_suffix(';'),
+                _ => None,
+            }) else {
+                continue;
+            };
+            // The folder holding the declaring module's children.
+            let stem = file.file_stem().unwrap().to_str().unwrap();
+            let parent = file.parent().unwrap();
+            let dir = if ["mod", "lib", "main"].contains(&stem) && parent.starts_with(root) {
+                parent.to_path_buf()
+            } else {
+                parent.join(stem)
+            };
+            let as_file = dir.join(format!("{name}.rs"));
+            let as_dir = dir.join(name);
+            assert!(
+                as_file.is_file() || as_dir.join("mod.rs").is_file(),
+                "{}: #[cfg(test)] mod {name}; names no file",
+                file.display()
+            );
+            out.push(if as_file.is_file() { as_file } else { as_dir });
+        }
+    }
+    out
+}
+
+#[test]
+fn user_named_paths_are_written_only_by_the_writer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let (hits, stale) = writes_outside_the_writer(&src, ALLOWED);
+    assert!(
+        hits.is_empty(),
+        "code outside src/{WRITER} opens a path for writing ({} lines); write a path a user names through results::dir (OutputFile::claim before the work, then write; ResultDir::create_file inside a result directory), or, for a path no user names, add it to ALLOWED in tests/offline/writers.rs with the reason:\n{}",
+        hits.len(),
+        hits.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "allow-list entries of tests/offline/writers.rs that match no line any more (remove them):\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn the_scan_finds_a_planted_write_and_leaves_out_only_test_modules() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("results/dir/ok.rs", "std::fs::write(p, b)?;\n");
+    write(
+        "commands/bad.rs",
+        "// std::fs::write(p, b) in a comment\nfn f() {\n    std::fs::write(path, text)?;\n}\n\
+         #[cfg(test)]\nmod tests {\n    fn t() {\n        std::fs::write(a, b).unwrap();\n    }\n}\n\
+         fn g() {\n    let f = OpenOptions::new()\n        .append(true)\n        .open(p);\n}\n",
+    );
+    // A test file is left out only when declared under #[cfg(test)].
+    write(
+        "load/mod.rs",
+        "#[cfg(test)]\nmod tests;\nmod helper;\n#[cfg(test)]\npub(crate) mod fixtures;\n",
+    );
+    write("load/tests.rs", "std::fs::write(a, b).unwrap();\n");
+    write("load/fixtures/mod.rs", "std::fs::write(a, b).unwrap();\n");
+    write("load/helper.rs", "let _ = File::create(p);\n");
+    write("load/allowed.rs", "fs::write(\"/sys/x\", v)?;\n");
+    let allowed = [
+        allow("load/allowed.rs", "\"/sys/x\"", "a sysfs file"),
+        allow("load/gone.rs", "x", "stale"),
+    ];
+    let (hits, stale) = writes_outside_the_writer(root, &allowed);
+    assert_eq!(
+        hits,
+        [
+            "src/commands/bad.rs:3: std::fs::write(path, text)?;",
+            "src/commands/bad.rs:13: .append(true)",
+            "src/load/helper.rs:1: let _ = File::create(p);",
+        ]
+    );
+    assert_eq!(stale, ["src/load/gone.rs: 'x' (stale)"]);
+}
