@@ -194,7 +194,7 @@ impl Session {
             pm_qos,
             idle_states,
             loads,
-            _cpu_locks: cpu_locks,
+            cpu_locks: Some(cpu_locks),
             threads,
             _partition: partition,
             drain_priority,
