@@ -10,6 +10,7 @@ mod common;
 mod monitor_support;
 
 mod actions;
+mod actions_end;
 mod actions_trace;
 mod bad_input;
 mod budget;
