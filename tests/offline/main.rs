@@ -23,5 +23,6 @@ mod import_report;
 mod import_rtla;
 mod layers;
 mod oslat;
+mod signals_setup;
 mod sys_boundary;
 mod timerlat;
