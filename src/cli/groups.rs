@@ -107,11 +107,13 @@ pub struct CpuArgs {
     )]
     pub ring_size: Option<usize>,
 
-    /// Real-time priority of the drain side (the recorder, the trace reader, the live view):
-    /// SCHED_FIFO N, below every real-time thread of the run, so that no normal load can
-    /// starve it into dropping records. "auto": 1 when every real-time thread of the run
-    /// (measuring, IPC senders, pi-mutex holder and hog) is at 2 or more and the threads sleep
-    /// between wakeups (not noise, whose threads never sleep); "off": normal scheduling.
+    /// Real-time priority of jitterlab's own threads (the recorder, the trace reader, the live
+    /// view, the signal handling, the load supervisor): SCHED_FIFO N, below every real-time
+    /// thread of the run, so that no load can starve them into dropping records or ignoring a
+    /// stop. "auto": one above the highest real-time load beside them (1 without one), below
+    /// every real-time thread of the run (measuring, IPC senders, pi-mutex holder and hog);
+    /// off when those are not real-time, and for noise (its threads never sleep); "off":
+    /// normal scheduling. Loads at or above it on every CPU of these threads are refused.
     #[arg(
         long,
         default_value = "auto",

@@ -103,6 +103,11 @@ impl Session {
             &layout::numa_node_of,
         ));
         let (stop, interrupted) = stop_on_signals()?;
+        // Before anything that starts a thread or a load: from here on this thread runs
+        // ahead of every real-time load beside it (plan/drain.rs), so that a load cannot
+        // starve the setup, the drain or the handling of a stop request.
+        let (drain_priority, refused) = DrainPriority::enter(plan.drain_priority);
+        warnings.extend(refused);
         if plan.mlock {
             lock_all_memory().map_err(|e| Failure::system(explain_mlock_refusal(&e)))?;
         }
@@ -164,16 +169,9 @@ impl Session {
             plan.length.expected_ns(plan.thread_interval_ns(0)),
         );
         arm(plan, &mut parts, &timeline, &mut record, &mut events);
-        // From here on this thread is the drain side: it drains, joins the trace and draws
-        // the live view until finish has drained the last samples.
-        let (drain_priority, refused) = DrainPriority::enter(plan.drain_priority);
-        if let Some(message) = refused {
-            record.warnings.push(message.clone());
-            events.write(&Event::Warning {
-                time_ns: monotonic_ns(),
-                message,
-            });
-        }
+        // From here on this thread is the drain side (at `drain_priority` since the start):
+        // it drains, joins the trace and draws the live view until finish has drained the
+        // last samples.
         let Acquired {
             tracer,
             joiner: _,

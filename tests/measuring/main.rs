@@ -41,6 +41,8 @@ mod samples_format;
 mod scenario;
 mod segments;
 mod session;
+mod signal_setup;
+mod starvation;
 mod summaries;
 mod sweep;
 mod tails;

@@ -24,5 +24,6 @@ mod import_rtla;
 mod layers;
 mod oslat;
 mod spawners;
+mod signals_setup;
 mod sys_boundary;
 mod timerlat;
