@@ -1,10 +1,40 @@
-//! What every rt-tests drop-in (`cyclictest`, `oslat`, `timerlat`) does once its tool's
+//! What every rt-tests drop-in (`cyclictest`, `oslat`, `timerlat`) does before it measures:
+//! claim the files its tool's options name (`--json=FILE`, `--histfile=FILE`), so that a path
+//! that cannot be written is refused before the measurement, not after it; and once its tool's
 //! output is printed: name the result directory on stderr (stdout belongs to the tool's own
 //! format, which scripts parse) and turn the run's end into the tool's exit code.
 
-use crate::error::ExitCode;
+use crate::error::{ExitCode, Failure, Result};
 use crate::format::run_record::Ended;
+use crate::results::dir::OutputFile;
 use crate::session::RunOutcome;
+use std::path::Path;
+
+/// Where a drop-in's output file goes: `-` is standard output where the tool takes it so
+/// (`--json=-`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dash {
+    Stdout,
+    AFile,
+}
+
+/// Claims the file `path` of `tool`'s `option` (see [`OutputFile::claim`]): exit 2 (3 without
+/// permission), the tool named, before anything is measured or any result directory made.
+pub(crate) fn claim_output(
+    tool: &str,
+    option: &str,
+    path: &Path,
+    dash: Dash,
+) -> Result<OutputFile> {
+    match dash {
+        Dash::Stdout => OutputFile::claim_or_stdout(path, option),
+        Dash::AFile => OutputFile::claim(path, option, &[]),
+    }
+    .map_err(|f| Failure {
+        code: f.code,
+        message: format!("{tool}: {}", f.message),
+    })
+}
 
 /// Prints where the results are and returns the exit code: 4 for a failed run (its reason on
 /// stderr), else 0, as the tools exit 0 after a completed or interrupted run.

@@ -45,6 +45,9 @@ pub struct Found {
     /// How the user wrote it (`-D`, `--duration`), for messages.
     pub written: String,
     pub value: Option<String>,
+    /// Whether the value was attached (`-t0`, `--threads=0`) rather than the next word
+    /// (`-t 0`): cyclictest reads the two differently for an optional value.
+    pub attached: bool,
 }
 
 /// A word that starts with a digit: the value of an option whose value is optional.
@@ -70,11 +73,13 @@ pub fn split(tool: &Tool, args: &[String]) -> Result<Vec<Found>> {
                 .find(|s| s.long == name)
                 .ok_or_else(|| unknown(tool, arg))?;
             let written = format!("--{name}");
+            let was_attached = attached.is_some();
             let value = take_value(tool, spec, attached, args, &mut i, &written)?;
             out.push(Found {
                 spec,
                 written,
                 value,
+                attached: was_attached,
             });
         } else if let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.is_empty()) {
             split_cluster(tool, cluster, args, &mut i, &mut out)?;
@@ -109,6 +114,7 @@ fn split_cluster(
                 spec,
                 written,
                 value: None,
+                attached: false,
             });
             continue;
         }
@@ -118,6 +124,7 @@ fn split_cluster(
             spec,
             written,
             value,
+            attached: !rest.is_empty(),
         });
         return Ok(());
     }

@@ -103,19 +103,21 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
     };
     let imported = parsed
         .map_err(|why| Failure::usage(format!("{file}: read as {}, but {why}", format.name())))?;
-    let out = match &args.out {
-        Some(out) => out.clone(),
+    // Made new (an existing name is refused, exit 2); removed again if the import fails. The
+    // default name's ./jitterlab-results must be safe from other users, as `run`'s.
+    let (out, claim) = match &args.out {
+        Some(out) => (out.clone(), ResultDir::create(out, "import --out")?),
         None => {
             let stem = args
                 .file
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "source".into());
-            PathBuf::from("jitterlab-results").join(format!("imported-{stem}"))
+            let out = PathBuf::from("jitterlab-results").join(format!("imported-{stem}"));
+            let claim = ResultDir::create_default(&out, "import --out")?;
+            (out, claim)
         }
     };
-    // Made new (an existing name is refused, exit 2); removed again if the import fails.
-    let claim = ResultDir::create(&out, "import --out")?;
     let record = write_result(&imported, &args.file, claim.dir())?;
     claim.keep();
     print!("{}", summary(&record, &out));

@@ -76,17 +76,6 @@ pub fn rt_tests_time(t: SystemTime) -> String {
         .unwrap_or_else(|| "Thu, 01 Jan 1970 00:00:00 +0000".to_string())
 }
 
-/// Writes a drop-in's JSON file, or prints it for `-`.
-pub fn write(path: &std::path::Path, text: &str) -> crate::error::Result<()> {
-    if path == std::path::Path::new("-") {
-        print!("{text}");
-        return Ok(());
-    }
-    std::fs::write(path, text).map_err(|e| {
-        crate::error::Failure::run(format!("cannot write --json {}: {e}", path.display()))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

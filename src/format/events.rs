@@ -193,11 +193,16 @@ impl EventLog {
         EventLog { file }
     }
 
-    /// Appends to the file `path`, made if missing: a second writer of a run's events.jsonl
-    /// (the load supervisor), each line one `write(2)`.
+    /// Appends to the file `path`, made if missing, never through a link (O_NOFOLLOW): for
+    /// tests that add events to a run they wrote; a run's events.jsonl is made by its ResultDir.
     pub fn create(path: &Path) -> io::Result<Self> {
+        use std::os::unix::fs::OpenOptionsExt;
         Ok(Self::new(
-            OpenOptions::new().create(true).append(true).open(path)?,
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .custom_flags(crate::sys::file::O_NOFOLLOW)
+                .open(path)?,
         ))
     }
 

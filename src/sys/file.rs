@@ -25,6 +25,9 @@ pub(crate) fn reserve(fd: BorrowedFd, offset: u64, len: u64) -> io::Result<()> {
 /// O_NONBLOCK, for `OpenOptionsExt::custom_flags`: reads return EAGAIN instead of blocking.
 pub(crate) const O_NONBLOCK: i32 = libc::O_NONBLOCK;
 
+/// O_NOFOLLOW, for `OpenOptionsExt::custom_flags`: an open of a symbolic link fails (ELOOP).
+pub(crate) const O_NOFOLLOW: i32 = libc::O_NOFOLLOW;
+
 /// A pipe, both ends close-on-exec: (read end, write end), owned by the caller.
 pub fn pipe() -> io::Result<(RawFd, RawFd)> {
     let mut fds = [0; 2];

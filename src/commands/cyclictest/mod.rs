@@ -16,7 +16,9 @@ pub mod plan;
 pub mod refused;
 pub mod text;
 
+use super::dropin::{Dash, claim_output};
 use crate::error::{Failure, Result};
+use crate::results::dir::OutputFile;
 use crate::session::{Progress, Session, SessionOptions};
 use figures::ThreadFigures;
 use options::CyclictestOptions;
@@ -35,11 +37,18 @@ pub fn run(args: &[String]) -> Result<i32> {
     }
     let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
     let (layout, plan) = plan::plan(&o, &online)?;
+    // Every check before anything is measured or made (issue 39 R13, R14).
+    let outputs = Outputs::claim(&o)?;
+    let main_cpus = o
+        .main_affinity
+        .as_deref()
+        .map(|list| main_affinity(list, &online))
+        .transpose()?;
     for note in &layout.notes {
         eprintln!("cyclictest: {note}");
     }
-    if let Some(list) = &o.main_affinity {
-        set_main_affinity(list)?;
+    if let (Some(list), Some(cpus)) = (&o.main_affinity, &main_cpus) {
+        set_main_affinity(list, cpus)?;
     }
     if plan.pm_qos_us.is_some() && Path::new("/dev/cpu_dma_latency").exists() {
         println!(
@@ -56,7 +65,7 @@ pub fn run(args: &[String]) -> Result<i32> {
     let (threads, broke) = read_figures(&samples, &o, &layout, limit)
         .map_err(|e| Failure::run(format!("cannot read the run's samples: {e}")))?;
     let ids = thread_ids(&outcome.record, &layout);
-    print_results(&o, &layout, &ids, &threads, (start, end), args)?;
+    print_results(&o, &outputs, &layout, &ids, &threads, (start, end), args)?;
     if o.break_value.is_some() {
         let tids: Vec<i32> = ids.iter().map(|id| id.tid).collect();
         let thread = |b: &breaktrace::Break| layout.threads.iter().position(|t| t.0 == b.cpu);
@@ -106,11 +115,34 @@ fn read_figures(
     Ok((threads, broke))
 }
 
+/// The files cyclictest's options name, claimed before the run (`dropin::claim_output`).
+struct Outputs {
+    json: Option<OutputFile>,
+    histfile: Option<OutputFile>,
+}
+
+impl Outputs {
+    fn claim(o: &CyclictestOptions) -> Result<Outputs> {
+        let claim = |path: &Option<std::path::PathBuf>, option: &str, dash: Dash| {
+            path.as_deref()
+                .map(|p| claim_output("cyclictest", option, p, dash))
+                .transpose()
+        };
+        Ok(Outputs {
+            json: claim(&o.json, "--json", Dash::Stdout)?,
+            histfile: claim(&o.histfile, "--histfile", Dash::AFile)?,
+        })
+    }
+}
+
+/// `--mainaffinity`'s CPUs, each online: checked as `-a`'s are (exit 2 naming the CPU).
+fn main_affinity(list: &str, online: &[usize]) -> Result<Vec<usize>> {
+    plan::online_cpu_list(list, "--mainaffinity", online)
+}
+
 /// `--mainaffinity`: this thread (the drain side) on those CPUs.
-fn set_main_affinity(list: &str) -> Result<()> {
-    let cpus = crate::cpulist::parse_cpu_list(list)
-        .map_err(|e| Failure::usage(format!("cyclictest: --mainaffinity: {e}")))?;
-    crate::sys::sched::set_affinity(&cpus).map_err(|e| {
+fn set_main_affinity(list: &str, cpus: &[usize]) -> Result<()> {
+    crate::sys::sched::set_affinity(cpus).map_err(|e| {
         Failure::system(format!(
             "cyclictest: --mainaffinity {list}: cannot pin the main thread: {e}"
         ))
@@ -221,14 +253,15 @@ fn thread_ids(record: &crate::format::run_record::RunRecord, layout: &Layout) ->
 /// `-q` only without a histogram; without `-q` as its last redraw), then the histogram.
 fn print_results(
     o: &CyclictestOptions,
+    outputs: &Outputs,
     layout: &Layout,
     ids: &[ThreadId],
     threads: &[ThreadFigures],
     (start, end): (SystemTime, SystemTime),
     args: &[String],
 ) -> Result<()> {
-    if let Some(path) = &o.json {
-        write_json(path, layout, threads, (start, end), args, o.nsecs)?;
+    if let Some(out) = &outputs.json {
+        write_json(out, layout, threads, (start, end), args, o.nsecs)?;
     }
     let lines: String = ids
         .iter()
@@ -246,10 +279,8 @@ fn print_results(
     }
     if o.histogram_us > 0 {
         let hist = text::histogram(threads, o.histofall);
-        match &o.histfile {
-            Some(path) => std::fs::write(path, hist).map_err(|e| {
-                Failure::run(format!("cannot write --histfile {}: {e}", path.display()))
-            })?,
+        match &outputs.histfile {
+            Some(out) => out.write_bytes(hist.as_bytes())?,
             None => print!("{hist}"),
         }
     }
@@ -257,7 +288,7 @@ fn print_results(
 }
 
 fn write_json(
-    path: &Path,
+    out: &OutputFile,
     layout: &Layout,
     threads: &[ThreadFigures],
     (start, end): (SystemTime, SystemTime),
@@ -274,7 +305,7 @@ fn write_json(
             node: numa_node(cpu),
         })
         .collect();
-    crate::commands::rt_json::write(path, &json::render(&header, &entries, nsecs))
+    out.write_bytes(json::render(&header, &entries, nsecs).as_bytes())
 }
 
 /// The NUMA node of `cpu` from sysfs (its `nodeN` link); 0 where the kernel shows none.

@@ -229,7 +229,20 @@ fn apply(o: &mut CyclictestOptions, found: &Found) -> Result<()> {
         }
         "threads" => {
             o.threads = match &found.value {
-                Some(_) => Threads::Count(number(found, "a number of threads")?),
+                // rt-tests 2.x takes the next word as the count only when atoi() of it is not
+                // 0, so `-t 0` (LAVA's "every CPU") is `-t` alone: one thread per CPU. An
+                // attached 0 (`-t0`, `--threads=0`) is its error (no threads).
+                Some(_) => match number(found, "a number of threads")? {
+                    0 if !found.attached => Threads::PerCpu,
+                    0 => {
+                        let glue = if found.written.starts_with("--") { "=" } else { "" };
+                        return Err(Failure::usage(format!(
+                            "cyclictest: {}{glue}0: at least one thread is needed; -t 0 (a separate word) or -t alone is one thread per CPU",
+                            found.written
+                        )));
+                    }
+                    n => Threads::Count(n),
+                },
                 None => Threads::PerCpu,
             }
         }
@@ -334,6 +347,14 @@ mod tests {
                 (&Affinity::All, Threads::Count(2))
             );
         }
+        // `-t 0` is one thread per CPU, as rt-tests 2.x reads it (issue 39 R11); an attached
+        // 0 is refused, as rt-tests refuses it.
+        for line in ["-t 0", "-t 0 -q", "-q -t 00", "--threads 0"] {
+            assert_eq!(parsed(line).threads, Threads::PerCpu, "{line}");
+        }
+        assert!(refused("-t0").contains("at least one thread"));
+        assert!(refused("--threads=0").contains("-t 0 (a separate word)"));
+        assert_eq!(parsed("-t 3").threads, Threads::Count(3));
         let o = parsed("-S -p95 -H 50 -l 100");
         assert_eq!((o.affinity, o.threads), (Affinity::All, Threads::PerCpu));
         assert!(o.histofall);

@@ -81,17 +81,7 @@ pub fn layout(o: &CyclictestOptions, online: &[usize]) -> Result<Layout> {
 /// pins them. jitterlab measures one thread per CPU, so more threads than CPUs is refused.
 fn thread_cpus(o: &CyclictestOptions, online: &[usize]) -> Result<Vec<usize>> {
     let base = match &o.affinity {
-        Affinity::List(text) => {
-            let cpus =
-                parse_cpu_list(text).map_err(|e| Failure::usage(format!("cyclictest: -a: {e}")))?;
-            if let Some(c) = cpus.iter().find(|c| !online.contains(c)) {
-                return Err(Failure::usage(format!(
-                    "cyclictest: -a {text}: CPU {c} is not online; this system's online CPUs are {}",
-                    format_cpu_list(online)
-                )));
-            }
-            cpus
-        }
+        Affinity::List(text) => online_cpu_list(text, "-a", online)?,
         Affinity::All | Affinity::Unspecified => online.to_vec(),
     };
     let n = match o.threads {
@@ -101,7 +91,7 @@ fn thread_cpus(o: &CyclictestOptions, online: &[usize]) -> Result<Vec<usize>> {
     };
     if n == 0 {
         return Err(Failure::usage(
-            "cyclictest: -t 0: at least one thread is needed",
+            "cyclictest: no CPU to run a thread on; name CPUs with -a",
         ));
     }
     if n > base.len() {
@@ -113,6 +103,20 @@ fn thread_cpus(o: &CyclictestOptions, online: &[usize]) -> Result<Vec<usize>> {
         )));
     }
     Ok(base[..n].to_vec())
+}
+
+/// The CPU list `text` of `option` (`-a`, `--mainaffinity`), each CPU online; else exit 2
+/// naming the CPU and the online ones (one check for both options: issue 39 R14).
+pub fn online_cpu_list(text: &str, option: &str, online: &[usize]) -> Result<Vec<usize>> {
+    let cpus = parse_cpu_list(text)
+        .map_err(|e| Failure::usage(format!("cyclictest: {option} {text}: {e}")))?;
+    if let Some(c) = cpus.iter().find(|c| !online.contains(c)) {
+        return Err(Failure::usage(format!(
+            "cyclictest: {option} {text}: CPU {c} is not online; this system's online CPUs are {}",
+            format_cpu_list(online)
+        )));
+    }
+    Ok(cpus)
 }
 
 /// cyclictest's rules: a priority makes the policy FIFO unless it is RR; a real-time policy
@@ -277,13 +281,28 @@ mod tests {
         assert_eq!(l.threads, vec![(1, 1000)]);
         assert_eq!((l.policy, l.priority), (PolicyKind::Rr, 2));
         assert!(l.notes[0].contains("defaulting realtime priority to 2"));
+        // LAVA's `-t 0 -a all`: one thread per online CPU (issue 39 R11).
+        let l = layout_of("-t 0 -a all -p 90", &[0, 1]).unwrap();
+        assert_eq!(l.threads, vec![(0, 1000), (1, 1500)]);
+        let l = layout_of("-a 1 -t 0", &[0, 1]).unwrap();
+        assert_eq!(l.threads, vec![(1, 1000)]);
     }
 
     #[test]
     fn what_jitterlab_cannot_lay_out_is_refused() {
         let e = layout_of("-t 3", &[0, 1]).unwrap_err();
         assert!(e.message.contains("one thread per CPU"), "{}", e.message);
-        assert!(layout_of("-a 7", &[0, 1]).is_err());
+        let e = layout_of("-a 7", &[0, 1]).unwrap_err();
+        assert!(e.message.contains("CPU 7 is not online"), "{}", e.message);
+        // --mainaffinity's CPUs are checked as -a's (issue 39 R14).
+        let e = online_cpu_list("99", "--mainaffinity", &[0, 1]).unwrap_err();
+        assert_eq!(e.code, crate::error::ExitCode::Usage);
+        assert_eq!(
+            e.message,
+            "cyclictest: --mainaffinity 99: CPU 99 is not online; this system's online CPUs are 0-1"
+        );
+        assert!(online_cpu_list("x", "--mainaffinity", &[0, 1]).is_err());
+        assert_eq!(online_cpu_list("1", "--mainaffinity", &[0, 1]).unwrap(), [1]);
         assert!(layout_of("-p 100", &[0, 1]).is_err());
         assert!(layout_of("--policy deadline", &[0, 1]).is_err());
     }

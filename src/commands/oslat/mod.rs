@@ -40,6 +40,12 @@ pub fn run(args: &[String]) -> Result<i32> {
     let cpus = measured_cpus(&o, &online)?;
     let throttling = super::noise::read_rt_throttling();
     let plan = plan(&o, &cpus, throttling)?;
+    // Before anything is measured or made (issue 39 R13).
+    let json_out = o
+        .json
+        .as_deref()
+        .map(|p| super::dropin::claim_output("oslat", "--json", p, super::dropin::Dash::Stdout))
+        .transpose()?;
     super::noise::warn_of_throttling(&plan, throttling);
     set_main_cpu(o.main_cpu)?;
     if o.rtprio.is_some() && cpus.contains(&0) {
@@ -70,9 +76,9 @@ pub fn run(args: &[String]) -> Result<i32> {
     )
     .map_err(|e| Failure::run(format!("cannot read the run's gaps: {e}")))?;
     print!("{}", text::summary(&threads, o.zero_omit));
-    if let Some(path) = &o.json {
+    if let Some(out) = &json_out {
         let header = crate::commands::rt_json::Header::of_this_run("oslat", args, (start, end));
-        crate::commands::rt_json::write(path, &json::render(&header, &threads))?;
+        out.write_bytes(json::render(&header, &threads).as_bytes())?;
     }
     for t in threads.iter().filter(|t| t.missing > 0) {
         eprintln!(

@@ -69,7 +69,8 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
         .map(|p| classify(p))
         .collect::<Result<_>>()?;
     let input_paths: Vec<&Path> = request.run_dirs.iter().map(|p| p.as_path()).collect();
-    dir::check_output_file(request.output, "-o", &input_paths)?;
+    // Claimed: checked, and its directory opened now (the file is written there at the end).
+    let output = dir::OutputFile::claim(request.output, "-o", &input_paths)?;
     if let Some(plots) = request.plots {
         dir::check_output_dir(plots, "--plots")?;
     }
@@ -108,7 +109,8 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
         .plots
         .map(|p| dir::OutputDir::open_or_make(p, "--plots"))
         .transpose()?;
-    dir::write_output(request.output, |w| w.write_all(html.as_bytes()))
+    output
+        .write(|w| w.write_all(html.as_bytes()))
         .or_usage(|| format!("cannot write the report to {}", request.output.display()))?;
     if let Some(dir) = plots {
         let all: Vec<&Figure> = inputs

@@ -114,7 +114,7 @@ pub(super) fn parent_of(path: &Path) -> &Path {
 /// nothing is there, the nearest existing ancestor is a directory this user may write, on a
 /// file system that holds files. The one check of a real run and of `--dry-run` (issue 24 D09).
 pub(super) fn check_new(path: &Path, kind: Parent) -> Result<(), MakeError> {
-    outputs::check_name_lengths(path).map_err(MakeError::TooLong)?;
+    output_checks::check_name_lengths(path).map_err(MakeError::TooLong)?;
     path.file_name().ok_or(MakeError::NoName)?;
     if let Ok(meta) = fs::symlink_metadata(path) {
         return Err(MakeError::Exists(existing_kind(path, &meta)));

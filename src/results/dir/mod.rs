@@ -8,8 +8,9 @@
 //! `.run.json.tmp -> /etc/shadow`) makes the write fail instead of redirecting it; the directory's
 //! mode is 0755, so no other user adds entries to it meanwhile. The checks of
 //! output *files* (`report -o`, `export -o`, `--plots`) are here too, because what they must not
-//! touch is a result directory's own files (`outputs.rs`; making the directory is `create.rs`,
-//! the descriptor-relative calls `fd.rs`).
+//! touch is a result directory's own files (`outputs.rs`, the one writer of every file a user
+//! names; its checks `output_checks.rs`; making the directory is `create.rs`; the
+//! descriptor-relative calls are `sys::fs`'s).
 
 use crate::error::Failure;
 use crate::format::run_record::{Ended, FILE_NAME as RUN_JSON, FORMAT, RunRecord};
@@ -23,6 +24,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 mod create;
+mod output_checks;
 mod outputs;
 
 // Everything inside a result directory is opened or removed relative to its descriptor, never
@@ -32,7 +34,9 @@ use crate::sys::fs::{
     openat_dir, owner, rename_at, unlink_at,
 };
 use create::*;
-pub use outputs::{OutputDir, check_output_dir, check_output_file, write_output};
+use output_checks::*;
+pub use output_checks::{check_output_dir, check_output_file};
+pub use outputs::{OutputDir, OutputFile, write_output};
 
 /// Space kept allocated after the first run.json (beyond its end, the file's size unchanged) so
 /// that the final record can still be written over it when the disk has filled up during the
@@ -117,6 +121,14 @@ impl ResultDir {
     /// this user is not allowed to make a directory there (EACCES, EPERM).
     pub fn create(path: &Path, option: &str) -> Result<Claim, Failure> {
         make(path, Parent::AsGiven).map_err(|e| e.failure(option, path))
+    }
+
+    /// Makes the new result directory `path` of a default name that is not to move on when
+    /// taken (`import` without `--out`: `jitterlab-results/imported-<file>`): as
+    /// [`ResultDir::create`], and the directory holding it must be safe from other users, as
+    /// for [`ResultDir::create_unique`]: never a link, nor another user's (issue 39 R02).
+    pub(crate) fn create_default(path: &Path, option: &str) -> Result<Claim, Failure> {
+        make(path, Parent::Shared).map_err(|e| e.failure(option, path))
     }
 
     /// The checks [`ResultDir::create`] makes of `path` before making anything: `--dry-run`

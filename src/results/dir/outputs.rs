@@ -1,13 +1,17 @@
-//! Output files (`report -o`, `export -o`, `--plots`): checked before anything is written,
-//! refusing a result directory's own files (also through a symbolic or a hard link), and
-//! written so that no link another user planted is followed and no existing file is truncated:
-//! each file is written whole into a new temporary file made (O_EXCL, O_NOFOLLOW) in the
-//! target's directory through its descriptor, then renamed over the target's name. A link at
-//! that name is replaced, never written through; a file hard-linked elsewhere keeps its
-//! contents; two writers of one file leave one whole version, the last renamed (issue 24 D06,
-//! D07, D17).
+//! The one writer of every file a user names outside a result directory (`report -o`,
+//! `export -o`, `--plots`, the drop-ins' `--json` and `--histfile`). Each path is checked before
+//! the command reads or measures anything (`output_checks.rs`; [`OutputFile::claim`] also opens
+//! the file's directory then), and written so that no link another user planted is followed and
+//! no existing file is truncated: the file is written whole into a new temporary file made
+//! (O_EXCL, O_NOFOLLOW) in the target's directory through its descriptor, then renamed over the
+//! target's name. A link at that name is replaced, never written through; a file hard-linked
+//! elsewhere keeps its contents; two writers of one file leave one whole version, the last
+//! renamed (issue 24 D06, D07, D17; issue 39 R01, R13). `tests/offline/writers.rs` fails when
+//! code elsewhere opens a path for writing.
 
 use super::*;
+use crate::error::ExitCode;
+use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
 
 /// How many temporary names a write tries before giving up (each has the pid and a counter:
@@ -51,16 +55,19 @@ fn write_replacing(
     written
 }
 
-/// Writes the output file `path` (see the module's comment). Its directory is the one the user
-/// named (links in it followed); its last name is never followed, except to what is not a
-/// file: an existing device or pipe (`-o /dev/stdout`, `/dev/null`), reached directly or by a
-/// link of this user's or root's, is written in place (replacing it would destroy a device
-/// node; writing into it destroys no file). Another user's link is replaced, never followed
-/// (it could name a disk).
-pub fn write_output(
-    path: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> io::Result<()> {
+/// Where an output file's bytes go.
+#[derive(Debug)]
+enum Target {
+    /// `-` of the drop-ins (`--json=-`): standard output.
+    Stdout,
+    /// A device or a pipe (`-o /dev/stdout`, `/dev/null`): written in place.
+    InPlace,
+    /// A file: written new in its directory (held open since the claim) and renamed over `name`.
+    Replace { dir: OwnedFd, name: OsString },
+}
+
+/// Where `path` is written (see [`write_output`] for the rule): its directory is opened now.
+fn target_of(path: &Path) -> io::Result<Target> {
     if let Ok(lmeta) = fs::symlink_metadata(path) {
         let me = crate::sys::process::effective_user_id();
         let trusted_link = lmeta.is_symlink() && (lmeta.uid() == me || lmeta.uid() == 0);
@@ -74,23 +81,149 @@ pub fn write_output(
             && !t.is_dir()
             && !t.is_symlink()
         {
-            use std::os::unix::fs::OpenOptionsExt;
-            // Non-blocking open: a FIFO without a reader fails instead of hanging.
-            let file = fs::OpenOptions::new()
-                .write(true)
-                .custom_flags(crate::sys::file::O_NONBLOCK)
-                .open(path)?;
-            crate::sys::file::set_blocking(std::os::fd::AsRawFd::as_raw_fd(&file))?;
-            let mut out = io::BufWriter::new(file);
-            fill(&mut out)?;
-            return out.flush();
+            return Ok(Target::InPlace);
         }
     }
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "names no file"))?;
-    let dir = open_dir(parent_of(path))?;
-    write_replacing(dir.as_fd(), name, fill)
+    Ok(Target::Replace {
+        dir: open_dir(parent_of(path))?,
+        name: name.to_os_string(),
+    })
+}
+
+/// An output file a command names, claimed before the command reads or measures anything:
+/// checked ([`check_output_file`]), its directory opened and found writable, on a file system
+/// that holds files. Nothing is made on disk until [`OutputFile::write`], at the command's end.
+#[derive(Debug)]
+pub struct OutputFile {
+    path: PathBuf,
+    option: String,
+    target: Target,
+}
+
+impl OutputFile {
+    /// Claims `path` for `option` (e.g. `--json`, named in the messages), which must not be one
+    /// of the files of the result directories `inputs`. Exit 2 for a path that cannot be
+    /// written (no such directory, a directory, a result's own file, a pseudo file system),
+    /// exit 3 when this user may not write its directory.
+    pub fn claim(path: &Path, option: &str, inputs: &[&Path]) -> Result<OutputFile, Failure> {
+        check_output_file(path, option, inputs)?;
+        let refuse = |code: ExitCode, why: String| {
+            Failure::new(
+                code,
+                format!(
+                    "{option} {}: {why}; pass {option} with a file in a directory you can write",
+                    path.display()
+                ),
+            )
+        };
+        let target = target_of(path).map_err(|e| {
+            refuse(
+                ExitCode::of_io(&e, ExitCode::Usage),
+                format!(
+                    "its directory {} cannot be opened: {}",
+                    parent_of(path).display(),
+                    create::describe(&e)
+                ),
+            )
+        })?;
+        if let Target::Replace { .. } = target {
+            let dir = parent_of(path);
+            if let Ok(Some(fs)) = crate::sys::fs::pseudo_file_system(dir) {
+                return Err(refuse(
+                    ExitCode::Usage,
+                    format!(
+                        "{} is on {fs}, a file system of kernel interfaces that holds no files",
+                        dir.display()
+                    ),
+                ));
+            }
+            crate::sys::fs::can_write_dir(dir).map_err(|e| {
+                refuse(
+                    ExitCode::of_io(&e, ExitCode::Usage),
+                    format!("cannot make files in {}: {}", dir.display(), describe(&e)),
+                )
+            })?;
+        }
+        Ok(OutputFile {
+            path: path.to_path_buf(),
+            option: option.to_string(),
+            target,
+        })
+    }
+
+    /// As [`OutputFile::claim`], with `-` meaning standard output (rt-tests' `--json=-`).
+    pub fn claim_or_stdout(path: &Path, option: &str) -> Result<OutputFile, Failure> {
+        if path == Path::new("-") {
+            return Ok(OutputFile {
+                path: path.to_path_buf(),
+                option: option.to_string(),
+                target: Target::Stdout,
+            });
+        }
+        Self::claim(path, option, &[])
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes the file whole (see the module's comment); a failure leaves what was at its name.
+    pub fn write(&self, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+        match &self.target {
+            Target::Stdout => {
+                let mut out = io::stdout().lock();
+                fill(&mut out)?;
+                out.flush()
+            }
+            Target::InPlace => {
+                use std::os::unix::fs::OpenOptionsExt;
+                // Non-blocking open: a FIFO without a reader fails instead of hanging.
+                let file = fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(crate::sys::file::O_NONBLOCK)
+                    .open(&self.path)?;
+                crate::sys::file::set_blocking(std::os::fd::AsRawFd::as_raw_fd(&file))?;
+                let mut out = io::BufWriter::new(file);
+                fill(&mut out)?;
+                out.flush()
+            }
+            Target::Replace { dir, name } => write_replacing(dir.as_fd(), name, fill),
+        }
+    }
+
+    /// [`OutputFile::write`] of `bytes`, a failure said as the option and path's (exit 4: the
+    /// path was checked before, so what fails now is the disk).
+    pub fn write_bytes(&self, bytes: &[u8]) -> Result<(), Failure> {
+        self.write(|w| w.write_all(bytes)).map_err(|e| {
+            Failure::run(format!(
+                "cannot write {} {}: {e}",
+                self.option,
+                self.path.display()
+            ))
+        })
+    }
+}
+
+/// Writes the output file `path` (see the module's comment) without a claim: for a file whose
+/// path was checked by [`check_output_file`] and is written right after (the exports). Its
+/// directory is the one the user named (links in it followed); its last name is never followed,
+/// except to what is not a file: an existing device or pipe (`-o /dev/stdout`, `/dev/null`),
+/// reached directly or by a link of this user's or root's, is written in place (replacing it
+/// would destroy a device node; writing into it destroys no file). Another user's link is
+/// replaced, never followed (it could name a disk).
+pub fn write_output(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    OutputFile {
+        path: path.to_path_buf(),
+        option: String::new(),
+        target: target_of(path)?,
+    }
+    .write(fill)
 }
 
 /// The directory `report --plots` writes into, held by its descriptor.
@@ -106,16 +239,19 @@ impl OutputDir {
     pub(crate) fn open_or_make(path: &Path, option: &str) -> Result<OutputDir, Failure> {
         let fail = |e: io::Error| {
             Failure::new(
-                crate::error::ExitCode::of_io(&e, crate::error::ExitCode::Usage),
+                ExitCode::of_io(&e, ExitCode::Usage),
                 format!(
                     "{option} {}: {}; pass {option} with a directory (made if missing)",
                     path.display(),
-                    create::describe(&e)
+                    describe(&e)
                 ),
             )
         };
         if fs::symlink_metadata(path).is_err() {
-            fs::create_dir_all(parent_of(path)).map_err(fail)?;
+            make_parents(parent_of(path)).map_err(|e| match e {
+                MakeError::Parent(_, e) | MakeError::Io(e) => fail(e),
+                other => Failure::usage(other.message(option, path)),
+            })?;
             match crate::sys::fs::make_dir(path, 0o755) {
                 Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(fail(e)),
                 _ => {}
@@ -136,178 +272,6 @@ impl OutputDir {
     /// Writes the file `name` in the directory whole (see the module's comment).
     pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         write_replacing(self.fd.as_fd(), OsStr::new(name), |w| w.write_all(bytes))
-    }
-}
-
-fn link_refusal(path: &Path, option: &str) -> String {
-    format!(
-        "{option} {}: is a symbolic link or not a directory; jitterlab writes plots only into a directory itself, never through a link; pass {option} with a directory (made if missing)",
-        path.display()
-    )
-}
-
-/// The regular files under `dir` (a result or sweep directory: level directories and loads/
-/// within), down to `depth` levels, links not followed: (device, inode) and path.
-fn files_under(dir: &Path, depth: u32, out: &mut Vec<((u64, u64), PathBuf)>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let Ok(meta) = entry.metadata() else { continue };
-        if meta.is_file() {
-            out.push(((meta.dev(), meta.ino()), entry.path()));
-        } else if meta.is_dir() && depth > 0 {
-            files_under(&entry.path(), depth - 1, out);
-        }
-    }
-}
-
-/// Refuses an output path that is one of the input runs' files under another name: a hard
-/// link (or a link to it), compared by device and inode, not by name.
-fn check_not_an_input(path: &Path, option: &str, inputs: &[&Path]) -> Result<(), Failure> {
-    let Ok(target) = fs::metadata(path) else {
-        return Ok(());
-    };
-    let id = (target.dev(), target.ino());
-    for input in inputs {
-        let mut files = Vec::new();
-        // A sweep directory holds level directories, each with loads/: three levels down.
-        files_under(input, 3, &mut files);
-        if let Some((_, file)) = files.iter().find(|(f, _)| *f == id) {
-            return Err(Failure::usage(format!(
-                "{option} {}: is the file {} of the input {} under another name (a hard link to it); writing it would destroy the results; pass {option} with another file",
-                path.display(),
-                file.display(),
-                input.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The names a result directory (holding run.json) or a sweep directory (holding sweep.json)
-/// uses for its own files and folders.
-pub(super) fn is_own_file(name: &OsStr) -> bool {
-    use crate::format::{hlog, samplelog};
-    [
-        RUN_JSON,
-        ".run.json.tmp",
-        hlog::FILE_NAME,
-        samplelog::FILE_NAME,
-        crate::format::events::FILE_NAME,
-        crate::format::SCENARIO_COPY,
-        crate::format::LOAD_LOG_DIR,
-        crate::results::sweep::FILE_NAME,
-        crate::results::sweep::CSV_FILE_NAME,
-    ]
-    .iter()
-    .any(|own| OsStr::new(own) == name)
-        || name.to_str().is_some_and(|n| {
-            // A log's summary is named after the log (`latency.hlog.summary`).
-            let log = n
-                .strip_suffix(crate::format::summary::FILE_SUFFIX)
-                .unwrap_or(n);
-            log == hlog::FILE_NAME
-                || crate::format::segments::parse_file_name(log).is_some()
-                || crate::format::segments::parse_events_file_name(n).is_some()
-        })
-}
-
-/// Whether `dir` is a result directory or a sweep directory.
-pub(super) fn is_result_dir(dir: &Path) -> bool {
-    dir.join(RUN_JSON).is_file() || dir.join(crate::results::sweep::FILE_NAME).is_file()
-}
-
-/// Checks an output file path before anything is read or written (exit 2): its name is not
-/// too long, it is not a directory, its directory exists, and it is not one of a result
-/// directory's own files (`report RUN -o RUN/run.json` would destroy the run), also when
-/// reached through a link.
-pub fn check_output_file(path: &Path, option: &str, inputs: &[&Path]) -> Result<(), Failure> {
-    check_not_an_input(path, option, inputs)?;
-    let refuse = |why: String| {
-        Failure::usage(format!(
-            "{option} {}: {why}; pass {option} with another file",
-            path.display()
-        ))
-    };
-    check_name_lengths(path).map_err(refuse)?;
-    if path.is_dir() {
-        return Err(refuse("is a directory".into()));
-    }
-    // The file as it will really be written: links resolved.
-    let real = match fs::canonicalize(path) {
-        Ok(real) => real,
-        Err(_) => {
-            let parent = match path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => Path::new("."),
-            };
-            let Some(name) = path.file_name() else {
-                return Err(refuse("names no file".into()));
-            };
-            match fs::canonicalize(parent) {
-                Ok(p) if p.is_dir() => p.join(name),
-                _ => {
-                    return Err(refuse(format!(
-                        "its directory {} does not exist",
-                        parent.display()
-                    )));
-                }
-            }
-        }
-    };
-    if let (Some(dir), Some(name)) = (real.parent(), real.file_name()) {
-        let in_own_folder = dir.parent().is_some_and(is_result_dir)
-            && dir.file_name() == Some(OsStr::new(crate::format::LOAD_LOG_DIR));
-        if (is_result_dir(dir) && is_own_file(name)) || in_own_folder {
-            return Err(refuse(format!(
-                "is a file of the result directory {} (writing it would destroy the results)",
-                dir.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Checks an output directory path that is made if missing (`report --plots DIR`) before
-/// anything is written (exit 2): names not too long, not an existing non-directory, and its
-/// nearest existing ancestor a directory.
-pub fn check_output_dir(path: &Path, option: &str) -> Result<(), Failure> {
-    let refuse = |why: String| {
-        Failure::usage(format!(
-            "{option} {}: {why}; pass {option} with a directory (made if missing)",
-            path.display()
-        ))
-    };
-    check_name_lengths(path).map_err(refuse)?;
-    if fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) {
-        return Err(Failure::usage(link_refusal(path, option)));
-    }
-    let mut at = Some(path);
-    while let Some(p) = at.filter(|p| !p.as_os_str().is_empty()) {
-        match fs::metadata(p) {
-            Ok(m) if m.is_dir() => return Ok(()),
-            Ok(_) => return Err(refuse(format!("{} is not a directory", p.display()))),
-            Err(_) if fs::symlink_metadata(p).is_ok() => {
-                return Err(refuse(format!("{} is a dangling link", p.display())));
-            }
-            Err(_) => at = p.parent(),
-        }
-    }
-    Ok(())
-}
-
-/// NAME_MAX and PATH_MAX of Linux, checked before anything is written.
-pub(super) fn check_name_lengths(path: &Path) -> Result<(), String> {
-    if path.as_os_str().len() > 4095 {
-        return Err("the path is longer than 4095 bytes".into());
-    }
-    match path.iter().find(|c| c.len() > 255) {
-        Some(c) => Err(format!(
-            "the name '{}...' is longer than 255 bytes",
-            String::from_utf8_lossy(&c.as_bytes()[..40])
-        )),
-        None => Ok(()),
     }
 }
 
@@ -353,6 +317,56 @@ mod tests {
         fs::hard_link(run.join(RUN_JSON), &saved).unwrap();
         let e = check_output_file(&saved, "-o", &[&run]).unwrap_err();
         assert!(e.message.contains("hard link"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_claimed_output_replaces_another_users_link_in_a_sticky_directory() {
+        let base = tempfile::tempdir().unwrap();
+        let shared = base.path().join("shared");
+        fs::create_dir(&shared).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+        let victim = base.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        let out = shared.join("out.json");
+        symlink(&victim, &out).unwrap();
+        if std::os::unix::fs::lchown(&out, Some(65534), Some(65534)).is_err() {
+            eprintln!("skipped: giving a link to another user needs root");
+            return;
+        }
+        let claimed = OutputFile::claim(&out, "--json", &[]).unwrap();
+        // Nothing is made by the claim: the measurement comes first.
+        assert!(fs::symlink_metadata(&out).unwrap().is_symlink());
+        assert_eq!(fs::read_dir(&shared).unwrap().count(), 1);
+        claimed.write_bytes(b"{}\n").unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        let meta = fs::symlink_metadata(&out).unwrap();
+        assert!(meta.is_file());
+        assert_eq!(meta.uid(), crate::sys::process::effective_user_id());
+        assert_eq!(fs::read_to_string(&out).unwrap(), "{}\n");
+        assert_eq!(fs::read_dir(&shared).unwrap().count(), 1, "no temporary left");
+    }
+
+    #[test]
+    fn a_claim_refuses_what_cannot_be_written() {
+        let base = tempfile::tempdir().unwrap();
+        let usage = crate::error::ExitCode::Usage;
+        for (path, said) in [
+            (base.path().join("missing/out.json"), "does not exist"),
+            (PathBuf::from("/proc/jitterlab-out.json"), "on proc"),
+            (base.path().to_path_buf(), "is a directory"),
+        ] {
+            let e = OutputFile::claim(&path, "--json", &[]).unwrap_err();
+            assert_eq!(e.code, usage, "{}", e.message);
+            assert!(e.message.contains(said), "{}", e.message);
+            assert!(e.message.starts_with("--json "), "{}", e.message);
+        }
+        // `-` is standard output where the option takes it so, else a file named `-`.
+        let dash = OutputFile::claim_or_stdout(Path::new("-"), "--json").unwrap();
+        assert!(matches!(dash.target, Target::Stdout));
+        let null = OutputFile::claim(Path::new("/dev/null"), "--json", &[]).unwrap();
+        assert!(matches!(null.target, Target::InPlace));
+        null.write_bytes(b"x").unwrap();
     }
 
     #[test]

@@ -1,0 +1,179 @@
+//! The checks of output paths (`report -o`, `export -o`, `--plots`, the drop-ins' `--json` and
+//! `--histfile`), made before anything is read, measured or written (exit 2): names not too
+//! long, the directory there, and never one of a result directory's own files, also when
+//! reached through a symbolic or a hard link (issue 24 D06, D07; issue 39 R13).
+
+use super::*;
+use std::os::unix::fs::MetadataExt;
+
+/// The regular files under `dir` (a result or sweep directory: level directories and loads/
+/// within), down to `depth` levels, links not followed: (device, inode) and path.
+fn files_under(dir: &Path, depth: u32, out: &mut Vec<((u64, u64), PathBuf)>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Ok(meta) = entry.metadata() else { continue };
+        if meta.is_file() {
+            out.push(((meta.dev(), meta.ino()), entry.path()));
+        } else if meta.is_dir() && depth > 0 {
+            files_under(&entry.path(), depth - 1, out);
+        }
+    }
+}
+
+/// Refuses an output path that is one of the input runs' files under another name: a hard
+/// link (or a link to it), compared by device and inode, not by name.
+fn check_not_an_input(path: &Path, option: &str, inputs: &[&Path]) -> Result<(), Failure> {
+    let Ok(target) = fs::metadata(path) else {
+        return Ok(());
+    };
+    let id = (target.dev(), target.ino());
+    for input in inputs {
+        let mut files = Vec::new();
+        // A sweep directory holds level directories, each with loads/: three levels down.
+        files_under(input, 3, &mut files);
+        if let Some((_, file)) = files.iter().find(|(f, _)| *f == id) {
+            return Err(Failure::usage(format!(
+                "{option} {}: is the file {} of the input {} under another name (a hard link to it); writing it would destroy the results; pass {option} with another file",
+                path.display(),
+                file.display(),
+                input.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The names a result directory (holding run.json) or a sweep directory (holding sweep.json)
+/// uses for its own files and folders.
+pub(super) fn is_own_file(name: &OsStr) -> bool {
+    use crate::format::{hlog, samplelog};
+    [
+        RUN_JSON,
+        ".run.json.tmp",
+        hlog::FILE_NAME,
+        samplelog::FILE_NAME,
+        crate::format::events::FILE_NAME,
+        crate::format::SCENARIO_COPY,
+        crate::format::LOAD_LOG_DIR,
+        crate::results::sweep::FILE_NAME,
+        crate::results::sweep::CSV_FILE_NAME,
+    ]
+    .iter()
+    .any(|own| OsStr::new(own) == name)
+        || name.to_str().is_some_and(|n| {
+            // A log's summary is named after the log (`latency.hlog.summary`).
+            let log = n
+                .strip_suffix(crate::format::summary::FILE_SUFFIX)
+                .unwrap_or(n);
+            log == hlog::FILE_NAME
+                || crate::format::segments::parse_file_name(log).is_some()
+                || crate::format::segments::parse_events_file_name(n).is_some()
+        })
+}
+
+/// Whether `dir` is a result directory or a sweep directory.
+pub(super) fn is_result_dir(dir: &Path) -> bool {
+    dir.join(RUN_JSON).is_file() || dir.join(crate::results::sweep::FILE_NAME).is_file()
+}
+
+/// Checks an output file path before anything is read or written (exit 2): its name is not
+/// too long, it is not a directory, its directory exists, and it is not one of a result
+/// directory's own files (`report RUN -o RUN/run.json` would destroy the run), also when
+/// reached through a link.
+pub fn check_output_file(path: &Path, option: &str, inputs: &[&Path]) -> Result<(), Failure> {
+    check_not_an_input(path, option, inputs)?;
+    let refuse = |why: String| {
+        Failure::usage(format!(
+            "{option} {}: {why}; pass {option} with another file",
+            path.display()
+        ))
+    };
+    check_name_lengths(path).map_err(refuse)?;
+    if path.is_dir() {
+        return Err(refuse("is a directory".into()));
+    }
+    // The file as it will really be written: links resolved.
+    let real = match fs::canonicalize(path) {
+        Ok(real) => real,
+        Err(_) => {
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let Some(name) = path.file_name() else {
+                return Err(refuse("names no file".into()));
+            };
+            match fs::canonicalize(parent) {
+                Ok(p) if p.is_dir() => p.join(name),
+                _ => {
+                    return Err(refuse(format!(
+                        "its directory {} does not exist",
+                        parent.display()
+                    )));
+                }
+            }
+        }
+    };
+    if let (Some(dir), Some(name)) = (real.parent(), real.file_name()) {
+        let in_own_folder = dir.parent().is_some_and(is_result_dir)
+            && dir.file_name() == Some(OsStr::new(crate::format::LOAD_LOG_DIR));
+        if (is_result_dir(dir) && is_own_file(name)) || in_own_folder {
+            return Err(refuse(format!(
+                "is a file of the result directory {} (writing it would destroy the results)",
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks an output directory path that is made if missing (`report --plots DIR`) before
+/// anything is written (exit 2): names not too long, not an existing non-directory, and its
+/// nearest existing ancestor a directory.
+pub fn check_output_dir(path: &Path, option: &str) -> Result<(), Failure> {
+    let refuse = |why: String| {
+        Failure::usage(format!(
+            "{option} {}: {why}; pass {option} with a directory (made if missing)",
+            path.display()
+        ))
+    };
+    check_name_lengths(path).map_err(refuse)?;
+    if fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) {
+        return Err(Failure::usage(link_refusal(path, option)));
+    }
+    let mut at = Some(path);
+    while let Some(p) = at.filter(|p| !p.as_os_str().is_empty()) {
+        match fs::metadata(p) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) => return Err(refuse(format!("{} is not a directory", p.display()))),
+            Err(_) if fs::symlink_metadata(p).is_ok() => {
+                return Err(refuse(format!("{} is a dangling link", p.display())));
+            }
+            Err(_) => at = p.parent(),
+        }
+    }
+    Ok(())
+}
+
+/// NAME_MAX and PATH_MAX of Linux, checked before anything is written.
+pub(super) fn check_name_lengths(path: &Path) -> Result<(), String> {
+    if path.as_os_str().len() > 4095 {
+        return Err("the path is longer than 4095 bytes".into());
+    }
+    match path.iter().find(|c| c.len() > 255) {
+        Some(c) => Err(format!(
+            "the name '{}...' is longer than 255 bytes",
+            String::from_utf8_lossy(&c.as_bytes()[..40])
+        )),
+        None => Ok(()),
+    }
+}
+
+pub(super) fn link_refusal(path: &Path, option: &str) -> String {
+    format!(
+        "{option} {}: is a symbolic link or not a directory; jitterlab writes plots only into a directory itself, never through a link; pass {option} with a directory (made if missing)",
+        path.display()
+    )
+}
