@@ -40,6 +40,7 @@ mod events;
 mod files;
 mod finish;
 pub(crate) mod idle_states;
+mod journal;
 mod layout;
 pub mod loads;
 pub mod pmqos;

@@ -15,6 +15,7 @@ mod doctor;
 mod export;
 mod export_formats;
 mod hostile_readers;
+mod kernel_state;
 mod import;
 mod import_formats;
 mod import_noise;
