@@ -265,7 +265,10 @@ static PARENT: std::sync::OnceLock<Result<Parent, String>> = std::sync::OnceLock
 /// process that started jitterlab has exited already, or init started it: there is no parent
 /// to signal).
 pub fn parent() -> Result<&'static Parent, String> {
-    PARENT.get_or_init(resolve_parent).as_ref().map_err(Clone::clone)
+    PARENT
+        .get_or_init(resolve_parent)
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 fn resolve_parent() -> Result<Parent, String> {
@@ -279,7 +282,11 @@ fn resolve_parent() -> Result<Parent, String> {
     let pidfd = match process::pidfd_open(pid) {
         Ok(fd) => Some(fd),
         Err(e) if e.raw_os_error() == Some(crate::sys::errno::ENOSYS) => None,
-        Err(e) => return Err(format!("signal:...,parent: cannot open a pidfd for jitterlab's parent (pid {pid}): {e}")),
+        Err(e) => {
+            return Err(format!(
+                "signal:...,parent: cannot open a pidfd for jitterlab's parent (pid {pid}): {e}"
+            ));
+        }
     };
     // Opened after reading the pid: had the parent exited in between (and its pid been
     // reused), jitterlab would have been reparented by now.
@@ -483,7 +490,11 @@ mod tests {
         assert!(parse_gap("soon").unwrap_err().starts_with("--action-gap: "));
         assert_eq!(parse_wait("0s"), Ok(0));
         assert_eq!(parse_wait("1h"), Ok(MAX_ACTION_WAIT_NS));
-        assert!(parse_wait("61m").unwrap_err().contains("give 0s (kill the programs at once) to 1h"));
+        assert!(
+            parse_wait("61m")
+                .unwrap_err()
+                .contains("give 0s (kill the programs at once) to 1h")
+        );
     }
 
     #[test]

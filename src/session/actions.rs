@@ -14,9 +14,7 @@ use crate::format::actions::{
 };
 use crate::format::events::Event;
 use crate::measure::clock::monotonic_ns;
-use crate::plan::actions::{
-    Action, ActionPlan, MAX_PENDING_SNAPSHOTS, MAX_PROGRAMS, SignalTarget,
-};
+use crate::plan::actions::{Action, ActionPlan, MAX_PENDING_SNAPSHOTS, MAX_PROGRAMS, SignalTarget};
 use crate::recorder::{Recorder, SpikeStart};
 use crate::results::ResultDir;
 use std::time::{Duration, Instant};
@@ -139,8 +137,7 @@ impl ActionRunner {
         };
         let f = &mut self.fired[index];
         // Saturating: the largest gap must hold every later spike back, not wrap around.
-        if f
-            .last_due_ns
+        if f.last_due_ns
             .is_some_and(|last| spike.due_ns < last.saturating_add(gap))
         {
             f.suppressed_since += 1;

@@ -291,9 +291,10 @@ mod tests {
     /// Whether a process with exactly this command line exists.
     fn running(cmdline: &str) -> bool {
         let wanted = format!("{}\0", cmdline.replace(' ', "\0"));
-        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted.as_bytes())
-        })
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted.as_bytes()))
     }
 
     #[test]
@@ -307,10 +308,7 @@ mod tests {
             c.start(&argv(&["sleep", "3001.1"]), &[], 2),
             Start::Started(_)
         ));
-        assert!(matches!(
-            c.start(&argv(&["true"]), &[], 3),
-            Start::Full
-        ));
+        assert!(matches!(c.start(&argv(&["true"]), &[], 3), Start::Full));
         assert!(matches!(
             c.start(&argv(&["no-such-program-jl"]), &[], 4),
             Start::Full
@@ -341,15 +339,21 @@ mod tests {
         assert_eq!(outcomes[0].end, End::Exited(0));
         let gone = Instant::now() + Duration::from_secs(2);
         while running("sleep 3001.2") {
-            assert!(Instant::now() < gone, "the background sleep outlived its program");
+            assert!(
+                Instant::now() < gone,
+                "the background sleep outlived its program"
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
-        c.start(&argv(&["sleep", "3001.3"]), &[("JITTERLAB_X", "1".into())], 2);
+        c.start(
+            &argv(&["sleep", "3001.3"]),
+            &[("JITTERLAB_X", "1".into())],
+            2,
+        );
         let t = Instant::now();
         let (outcomes, stopped) = c.wait(t + Duration::from_secs(60), &|| true);
         assert!(stopped);
         assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
         assert_eq!(outcomes[0].end, End::Killed);
     }
-
 }

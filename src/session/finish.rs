@@ -141,7 +141,9 @@ impl Session {
         if let Err(e) = self.dir.write_run_record(&self.record) {
             eprintln!(
                 "jitterlab: what the end's actions did is not in {}: {e} (the run's results were written before them)",
-                self.dir.file(crate::format::run_record::FILE_NAME).display()
+                self.dir
+                    .file(crate::format::run_record::FILE_NAME)
+                    .display()
             );
         }
     }

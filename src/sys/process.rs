@@ -76,7 +76,10 @@ pub(crate) fn pidfd_open(pid: Pid) -> io::Result<std::os::fd::OwnedFd> {
 
 /// pidfd_send_signal(2): `signal` to the process `pidfd` names. ESRCH once that process has
 /// exited: never to another that took its pid.
-pub(crate) fn pidfd_send_signal(pidfd: std::os::fd::BorrowedFd<'_>, signal: Signal) -> io::Result<()> {
+pub(crate) fn pidfd_send_signal(
+    pidfd: std::os::fd::BorrowedFd<'_>,
+    signal: Signal,
+) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     // SAFETY: plain syscall; a null siginfo makes it behave as kill(2); flags 0.
     let r = unsafe {

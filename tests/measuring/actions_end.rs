@@ -57,7 +57,10 @@ fn finish_within(mut child: Child, limit: Duration, what: &str) -> (Output, Dura
 
 /// The pids of the processes whose command line is exactly `words`.
 fn processes(words: &[&str]) -> Vec<u32> {
-    let wanted: Vec<u8> = words.iter().flat_map(|w| [w.as_bytes(), b"\0"].concat()).collect();
+    let wanted: Vec<u8> = words
+        .iter()
+        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
+        .collect();
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -107,7 +110,10 @@ fn an_on_end_program_that_does_not_end_is_killed_after_the_wait() {
     ]);
     let (o, took) = finish_within(child, Duration::from_secs(20), "on-end sleep");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(processes(&["sleep", "1000.41"]).is_empty(), "the program was left running");
+    assert!(
+        processes(&["sleep", "1000.41"]).is_empty(),
+        "the program was left running"
+    );
     let run = run_json(&out);
     assert_eq!(run["ended"], "completed");
     assert_eq!(run["actions"]["wait_ns"], 500_000_000);
@@ -132,7 +138,10 @@ fn an_on_end_program_that_does_not_end_is_killed_after_the_wait() {
         killed.detail
     );
     // The wait came after the run's 0.3 s: at least the 0.5 s, and not much more.
-    assert!(killed.time_ns >= started.time_ns + 500_000_000, "{started:?} {killed:?}");
+    assert!(
+        killed.time_ns >= started.time_ns + 500_000_000,
+        "{started:?} {killed:?}"
+    );
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
 
@@ -168,7 +177,10 @@ fn sigint_during_the_on_end_wait_ends_it_at_once() {
     let took = sent.elapsed();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     // A poll every 10 ms and a kill: well under a second, but this VM stalls for some ms.
-    assert!(took < Duration::from_millis(1500), "the wait went on {took:?} after SIGINT");
+    assert!(
+        took < Duration::from_millis(1500),
+        "the wait went on {took:?} after SIGINT"
+    );
     assert!(processes(&["sleep", "1000.42"]).is_empty());
     let run = run_json(&out);
     assert_eq!(run["ended"], "completed");
@@ -179,7 +191,11 @@ fn sigint_during_the_on_end_wait_ends_it_at_once() {
         .find(|e| e.program.as_deref() == Some("killed"))
         .unwrap_or_else(|| panic!("no kill: {events:?}"));
     assert_eq!(killed.pid, Some(sleeping[0]));
-    assert!(killed.detail.contains("SIGINT or SIGTERM"), "{}", killed.detail);
+    assert!(
+        killed.detail.contains("SIGINT or SIGTERM"),
+        "{}",
+        killed.detail
+    );
     // The action after it was not run, and says so.
     let skipped = events
         .iter()
@@ -225,14 +241,23 @@ fn threshold_programs_are_bounded_and_none_outlives_the_run() {
     let mut most = 0;
     let mut child = Some(child);
     let t = Instant::now();
-    while child.as_mut().unwrap().try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(20) {
+    while child.as_mut().unwrap().try_wait().unwrap().is_none()
+        && t.elapsed() < Duration::from_secs(20)
+    {
         most = most.max(processes(&["sleep", "1000.43"]).len());
         std::thread::sleep(Duration::from_millis(20));
     }
-    let (o, _) = finish_within(child.take().unwrap(), Duration::from_secs(1), "threshold programs");
+    let (o, _) = finish_within(
+        child.take().unwrap(),
+        Duration::from_secs(1),
+        "threshold programs",
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(most <= 4, "{most} programs ran at once");
-    assert!(processes(&["sleep", "1000.43"]).is_empty(), "a program outlived the run");
+    assert!(
+        processes(&["sleep", "1000.43"]).is_empty(),
+        "a program outlived the run"
+    );
     let run = run_json(&out);
     let actions = &run["actions"];
     assert_eq!(actions["max_programs"], 4);
@@ -273,10 +298,22 @@ fn threshold_programs_are_bounded_and_none_outlives_the_run() {
 #[test]
 fn the_gap_and_the_wait_are_refused_outside_their_range() {
     for (args, says) in [
-        (&["--action-gap", "1ns"][..], "--action-gap 1ns: out of range: give 1ms to 24h"),
-        (&["--action-gap", "18446744073709551615ns"][..], "out of range: give 1ms to 24h"),
-        (&["--action-gap", "25h"][..], "out of range: give 1ms to 24h"),
-        (&["--action-wait", "2h"][..], "--action-wait 2h: out of range: give 0s"),
+        (
+            &["--action-gap", "1ns"][..],
+            "--action-gap 1ns: out of range: give 1ms to 24h",
+        ),
+        (
+            &["--action-gap", "18446744073709551615ns"][..],
+            "out of range: give 1ms to 24h",
+        ),
+        (
+            &["--action-gap", "25h"][..],
+            "out of range: give 1ms to 24h",
+        ),
+        (
+            &["--action-wait", "2h"][..],
+            "--action-wait 2h: out of range: give 0s",
+        ),
     ] {
         let mut all = vec!["run", "--dry-run", "--on-threshold", "continue"];
         all.extend_from_slice(args);
@@ -286,7 +323,11 @@ fn the_gap_and_the_wait_are_refused_outside_their_range() {
     }
     let o = jitterlab(&["run", "--dry-run", "--action-wait", "1s"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("no --on-threshold or --on-end action"), "{}", text(&o));
+    assert!(
+        text(&o).contains("no --on-threshold or --on-end action"),
+        "{}",
+        text(&o)
+    );
 }
 
 /// R06: `signal:SIG,parent` reaches the shell that started jitterlab while it runs; once that
@@ -316,7 +357,10 @@ fn signal_parent_reaches_the_starter_and_nothing_after_it_exited() {
     let sent = action_events(&out);
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(sent[0].outcome, "ok");
-    assert_eq!(sent[0].detail, format!("sent SIGUSR1 to {shell_pid} (jitterlab's parent)"));
+    assert_eq!(
+        sent[0].detail,
+        format!("sent SIGUSR1 to {shell_pid} (jitterlab's parent)")
+    );
 
     // The shell leaves as soon as the run has started (its run.json is there): jitterlab is
     // reparented before its end.
@@ -331,8 +375,9 @@ fn signal_parent_reaches_the_starter_and_nothing_after_it_exited() {
     let jl: u32 = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
     // Not our child: ended when gone, or a zombie its new parent has not reaped yet.
     let ended = || {
-        std::fs::read_to_string(format!("/proc/{jl}/stat"))
-            .map_or(true, |s| s.rsplit(") ").next().is_some_and(|r| r.starts_with('Z')))
+        std::fs::read_to_string(format!("/proc/{jl}/stat")).map_or(true, |s| {
+            s.rsplit(") ").next().is_some_and(|r| r.starts_with('Z'))
+        })
     };
     let deadline = Instant::now() + Duration::from_secs(20);
     while !ended() {

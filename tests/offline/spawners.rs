@@ -46,10 +46,7 @@ const ALLOWED: &[(&str, &str)] = &[
         "measure/wake/ipc/sender.rs",
         "the --ipc sender process of a measuring thread: part of the measurement, owned by its thread, with a parent-death signal",
     ),
-    (
-        "sys/process.rs",
-        "the fork(2) wrapper itself",
-    ),
+    ("sys/process.rs", "the fork(2) wrapper itself"),
 ];
 
 /// What starts a process. `fork_child(` covers the sys wrapper's callers.
@@ -138,7 +135,10 @@ fn processes_are_started_only_by_their_owners() {
     );
     // Every allowed file exists: an entry left behind by a move would allow a stranger.
     for (file, _) in ALLOWED {
-        assert!(src.join(file).is_file(), "ALLOWED names src/{file}, which is not there");
+        assert!(
+            src.join(file).is_file(),
+            "ALLOWED names src/{file}, which is not there"
+        );
     }
 }
 
