@@ -43,6 +43,52 @@ fn a_log_with_more_samples_than_run_json_is_refused() {
     }
 }
 
+/// D03's residue: a traced run's `cpuN.irq` lines are checked against run.json as its `cpuN`
+/// lines are. A run whose log holds CPU 0's timer IRQ latencies once (as many as run.json's
+/// `irq_latency.samples`) reads; the same run with those lines duplicated is refused (exit 2)
+/// naming the tag and the difference (before: read, every IRQ figure of the log doubled).
+#[test]
+fn duplicated_irq_lines_are_refused() {
+    let base = tempfile::tempdir().unwrap();
+    let (traced, doubled) = (base.path().join("traced"), base.path().join("doubled"));
+    for (dir, copies) in [(&traced, 1), (&doubled, 2)] {
+        let mut record = write_known_run(dir, &[0, 1], 10, 1000, uniform_10_50, 1, 0);
+        // CPU 0 traced: its IRQ latencies are its wakeup latencies' histogram again (their
+        // values do not matter here, only how many the log holds against run.json).
+        record.threads[0].irq_latency = Some(record.threads[0].latency.clone());
+        jitterlab::results::ResultDir::open(dir)
+            .unwrap()
+            .write_run_record(&record)
+            .unwrap();
+        let log = fs::read_to_string(dir.join("latency.hlog")).unwrap();
+        let irq: String = log
+            .lines()
+            .filter(|l| l.starts_with("Tag=cpu0,"))
+            .map(|l| format!("{}\n", l.replacen("Tag=cpu0,", "Tag=cpu0.irq,", 1)))
+            .collect();
+        assert_eq!(irq.lines().count(), 10, "{log}");
+        fs::write(dir.join("latency.hlog"), log + &irq.repeat(copies)).unwrap();
+    }
+    let out = jitterlab(&["export", s(&traced), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!text(&out).contains("warning"), "{}", text(&out));
+    for args in [
+        vec!["report", s(&doubled)],
+        vec!["export", s(&doubled), "--format", "json"],
+        vec!["compare", s(&traced), s(&doubled)],
+    ] {
+        let out = jitterlab(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(
+            err.contains(
+                "holds 20000 timer IRQ latency samples (cpuN.irq) of CPU 0 where run.json counts 10000 (10000 more)"
+            ),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 /// D03: a log cut short (half its lines gone) and a deleted log are read with a warning that
 /// names what is missing, on stderr and in compare's output, not silently.
 #[test]
