@@ -151,12 +151,12 @@ fn an_overlong_line_is_left_out_and_an_oversized_file_refused() {
     let mut text = many_names(2, 1, 1);
     text += &format!("1 0 5 6 irq:0={}\n", "9".repeat(MAX_LINE_BYTES + 10));
     text += "2 0 6 7 irq:1=3\n";
-    let read = read_from(text.as_bytes()).unwrap();
-    assert_eq!(read.intervals.len(), 2);
-    assert_eq!(read.intervals[1].values[1], ("irq:1".into(), Some(3)));
-    assert_eq!(read.damage.len(), 1, "{:?}", read.damage);
-    assert!(read.damage[0].contains("line 5 ("), "{:?}", read.damage);
-    assert!(read.damage[0].contains("longer than 4 MiB"), "{:?}", read.damage);
+    let got = read_from(text.as_bytes()).unwrap();
+    assert_eq!(got.intervals.len(), 2);
+    assert_eq!(got.intervals[1].values[1], ("irq:1".into(), Some(3)));
+    assert_eq!(got.damage.len(), 1, "{:?}", got.damage);
+    assert!(got.damage[0].contains("line 5 ("), "{:?}", got.damage);
+    assert!(got.damage[0].contains("longer than 4 MiB"), "{:?}", got.damage);
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(FILE_NAME);

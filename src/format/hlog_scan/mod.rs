@@ -22,6 +22,7 @@ mod v2;
 
 pub use interval::{SparseInterval, StoredInterval, add_counts};
 pub use torn::{TornTail, complete_lines};
+#[cfg(test)]
 pub(crate) use v2::MAX_PAYLOAD_BYTES;
 
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
@@ -34,7 +35,7 @@ use v2::PayloadDecoder;
 /// of one chunk, not of the file.
 pub(crate) const CHUNK_BYTES: usize = 32 << 20;
 /// The longest line of a log read: an interval's line holds one histogram of at most
-/// [`MAX_PAYLOAD_BYTES`] inflated, base64 of its zlib stream; a longer line (a file that
+/// `v2::MAX_PAYLOAD_BYTES` (16 MiB) inflated, base64 of its zlib stream; a longer line (a file that
 /// is not a log, or a last line that never ends) is refused without reading further.
 pub(crate) const MAX_LINE_BYTES: usize = 32 << 20;
 

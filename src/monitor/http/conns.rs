@@ -3,7 +3,7 @@
 //! A fixed number of connections answered at once bounds the threads; but a cap that refuses
 //! the newest connection lets a few clients that connect and send nothing (or a byte now and
 //! then) refuse every scrape for as long as they like, reconnecting each time the deadline
-//! cuts them off (R05: eight such clients, 9 of 10 scrapes answered 503). So when all
+//! cuts them off (R05: eight such clients against a cap of 8, 9 of 10 scrapes answered 503). So when all
 //! [`MAX_CONNECTIONS`] are taken, the newest connection is admitted and the oldest one that
 //! has not sent its whole request is dropped instead: a scrape sends its request at once, so it
 //! is never the one dropped, and holding the endpoint would take connecting faster than the
@@ -17,8 +17,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The most connections answered at once; when all are taken, the oldest without a whole
-/// request (or stuck in its answer) is dropped for a new one.
-pub(crate) const MAX_CONNECTIONS: usize = 8;
+/// request (or stuck in its answer) is dropped for a new one. Many, because a connection is
+/// cheap (a blocked thread with a small stack) and every one held by a client that sends
+/// nothing is one fewer for the scrapes; and because a client that reconnects at once each
+/// time it is dropped makes each of its reconnections drop the next oldest: a scrape whose
+/// request has not arrived when all the others have been dropped in turn is dropped too, and
+/// that takes as many reconnections as there are connections.
+pub(crate) const MAX_CONNECTIONS: usize = 64;
 /// How long a connection may take from its accept before it may be dropped while it is
 /// being answered: an answer waits at most `FRESH_PATIENCE` (1 s) for its text and is written
 /// into an empty send buffer, so one still going after this is held by a client that does not

@@ -8,7 +8,7 @@
 //!
 //! - each connection is answered on a thread of its own, at most [`MAX_CONNECTIONS`] at once;
 //!   when all are taken, the oldest one that has not sent its whole request (or is stuck in
-//!   its answer past [`STUCK_AFTER`]) is dropped for the new one ([`conns`]): a client that
+//!   its answer past `conns::STUCK_AFTER`) is dropped for the new one ([`conns`]): a client that
 //!   holds connections open without sending delays no scrape, however many it holds; a
 //!   connection is answered `503` at once only when every one is being answered;
 //! - each request has one deadline, [`REQUEST_DEADLINE`] from its accept, for reading its head
@@ -30,7 +30,7 @@ mod conns;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use conns::{MAX_CONNECTIONS, STUCK_AFTER};
+pub(crate) use conns::MAX_CONNECTIONS;
 
 use conns::{Conns, Slot};
 use std::io::{self, Read, Write};
