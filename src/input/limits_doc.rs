@@ -54,7 +54,7 @@ fn expected_rows() -> Vec<(&'static str, Vec<String>)> {
         (
             "events.jsonl (a segmented run: its `events-NNNNNN.jsonl` files)",
             vec![format!(
-                "at most {} (a segmented run's files together)",
+                "a regular file of at most {} (a segmented run's files together",
                 format_bytes(EVENTS_MAX_BYTES)
             )],
         ),

@@ -165,7 +165,10 @@ fn family_names_pass_the_prometheus_lint() {
             );
         }
         if f.kind == "counter" {
-            assert!(n.ends_with("_total"), "{n}: a counter's name ends in _total");
+            assert!(
+                n.ends_with("_total"),
+                "{n}: a counter's name ends in _total"
+            );
         }
         if matches!(f.kind, "histogram" | "summary") {
             for suffix in ["_count", "_sum", "_bucket", "_total"] {

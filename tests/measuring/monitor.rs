@@ -494,5 +494,8 @@ fn clients_holding_connections_deny_no_scrape() {
     drop(idle);
     let (code, t) = m.terminate();
     assert_eq!(code, Some(0), "{t}");
-    assert!(slowest < Duration::from_secs(2), "a scrape took {slowest:?}");
+    assert!(
+        slowest < Duration::from_secs(2),
+        "a scrape took {slowest:?}"
+    );
 }

@@ -335,7 +335,8 @@ pub fn scan(path: &Path, each: impl FnMut(CounterInterval)) -> Result<CountersFi
 
 /// [`read`] on any reader (unit tests, fixtures).
 pub fn read_from(input: impl BufRead) -> Result<CountersFile, String> {
-    keep_all(|each| scan_from(input, each, MAX_VALUES), MAX_KEPT_VALUES).map_err(|e| e.unwrap_or_else(|kept| kept))
+    keep_all(|each| scan_from(input, each, MAX_VALUES), MAX_KEPT_VALUES)
+        .map_err(|e| e.unwrap_or_else(|kept| kept))
 }
 
 /// Runs a scan keeping every data line, at most `most` values ([`MAX_KEPT_VALUES`]). The
@@ -441,7 +442,9 @@ fn scan_from(
             Line::End => break,
             Line::TooLong(bytes) => {
                 if number == 1 {
-                    return Err("not a counters log: its first line is not `#jitterlab-counters N`".into());
+                    return Err(
+                        "not a counters log: its first line is not `#jitterlab-counters N`".into(),
+                    );
                 }
                 file.damage.push(format!(
                     "line {number} ({bytes} bytes) is longer than {}, the longest line jitterlab reads of a counters log, and was left out",

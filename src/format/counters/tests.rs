@@ -115,7 +115,9 @@ fn many_counters_read_in_linear_time_and_more_than_the_cap_are_refused() {
     );
     let e = read_from(many_names(MAX_NAMES_PER_CPU + 1, 1, 0).as_bytes()).unwrap_err();
     assert!(
-        e.contains(&format!("more than {MAX_NAMES_PER_CPU} counters are declared for CPU 0")),
+        e.contains(&format!(
+            "more than {MAX_NAMES_PER_CPU} counters are declared for CPU 0"
+        )),
         "{e}"
     );
 }
@@ -131,8 +133,12 @@ fn the_values_handed_out_and_kept_are_capped() {
         text += &format!("{k} 0 0 0\n");
     }
     let mut handed = 0u64;
-    let e = scan_from(text.as_bytes(), &mut |i| handed += i.values.len() as u64, 9_999)
-        .unwrap_err();
+    let e = scan_from(
+        text.as_bytes(),
+        &mut |i| handed += i.values.len() as u64,
+        9_999,
+    )
+    .unwrap_err();
     assert!(e.contains("line 13: more than 9999 values"), "{e}");
     assert_eq!(handed, 9_000);
     assert!(scan_from(text.as_bytes(), &mut |_| {}, 10_000).is_ok());
@@ -140,7 +146,10 @@ fn the_values_handed_out_and_kept_are_capped() {
     let kept = |most| keep_all(|each| scan_from(small.as_bytes(), each, MAX_VALUES), most);
     assert_eq!(kept(30).unwrap().intervals.len(), 3);
     let e = kept(29).unwrap_err().unwrap_err();
-    assert!(e.contains("it holds 30 values") && e.contains("more than the 29"), "{e}");
+    assert!(
+        e.contains("it holds 30 values") && e.contains("more than the 29"),
+        "{e}"
+    );
 }
 
 /// R10: a line longer than [`MAX_LINE_BYTES`] is left out and named, the lines around it
@@ -156,7 +165,11 @@ fn an_overlong_line_is_left_out_and_an_oversized_file_refused() {
     assert_eq!(got.intervals[1].values[1], ("irq:1".into(), Some(3)));
     assert_eq!(got.damage.len(), 1, "{:?}", got.damage);
     assert!(got.damage[0].contains("line 5 ("), "{:?}", got.damage);
-    assert!(got.damage[0].contains("longer than 4 MiB"), "{:?}", got.damage);
+    assert!(
+        got.damage[0].contains("longer than 4 MiB"),
+        "{:?}",
+        got.damage
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(FILE_NAME);

@@ -69,15 +69,11 @@ impl Conns {
         let handle = stream.try_clone().ok()?;
         let mut open = self.lock();
         if open.conns.len() >= MAX_CONNECTIONS {
-            let victim = open
-                .conns
-                .iter()
-                .position(|c| !c.answering)
-                .or_else(|| {
-                    open.conns
-                        .iter()
-                        .position(|c| accepted.saturating_duration_since(c.accepted) >= STUCK_AFTER)
-                })?;
+            let victim = open.conns.iter().position(|c| !c.answering).or_else(|| {
+                open.conns
+                    .iter()
+                    .position(|c| accepted.saturating_duration_since(c.accepted) >= STUCK_AFTER)
+            })?;
             let dropped = open.conns.remove(victim);
             // One still reading its request has its reading side shut: its read returns at
             // once, and its thread, finding itself dropped, answers 503 and closes. One stuck
@@ -107,12 +103,6 @@ impl Conns {
     fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
         // Poisoning cannot leave the list half-changed (no panic inside): take it either way.
         self.open.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// How many connections are open (not dropped, not ended).
-    #[cfg(test)]
-    pub(super) fn open(&self) -> usize {
-        self.lock().conns.len()
     }
 }
 

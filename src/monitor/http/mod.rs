@@ -370,4 +370,3 @@ fn response(status: &str, content_type: &str, body: &[u8], head_only: bool) -> V
     }
     out
 }
-

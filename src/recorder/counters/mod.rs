@@ -16,9 +16,7 @@
 pub(crate) mod parse;
 pub(crate) mod sources;
 
-use crate::format::counters::{
-    Absent, CountersWriter, Kind, LineRef, MAX_NAMES_PER_CPU, kind_of,
-};
+use crate::format::counters::{Absent, CountersWriter, Kind, LineRef, MAX_NAMES_PER_CPU, kind_of};
 pub(crate) use sources::Roots;
 use sources::Sources;
 use std::collections::HashMap;
