@@ -107,11 +107,13 @@ pub struct CpuArgs {
     )]
     pub ring_size: Option<usize>,
 
-    /// Real-time priority of the drain side (the recorder, the trace reader, the live view):
-    /// SCHED_FIFO N, below every real-time thread of the run, so that no normal load can
-    /// starve it into dropping records. "auto": 1 when every real-time thread of the run
-    /// (measuring, IPC senders, pi-mutex holder and hog) is at 2 or more and the threads sleep
-    /// between wakeups (not noise, whose threads never sleep); "off": normal scheduling.
+    /// Real-time priority of jitterlab's own threads (the recorder, the trace reader, the live
+    /// view, the signal handling, the load supervisor): SCHED_FIFO N, below every real-time
+    /// thread of the run, so that no load can starve them into dropping records or ignoring a
+    /// stop. "auto": one above the highest real-time load beside them (1 without one), below
+    /// every real-time thread of the run (measuring, IPC senders, pi-mutex holder and hog);
+    /// off when those are not real-time, and for noise (its threads never sleep); "off":
+    /// normal scheduling. Loads at or above it on every CPU of these threads are refused.
     #[arg(
         long,
         default_value = "auto",
@@ -310,13 +312,22 @@ pub struct ActionArgs {
     #[arg(long, value_name = "ACTION")]
     pub on_threshold: Vec<String>,
 
-    /// What to do when the run has ended and its results are written: continue,
-    /// signal:SIG,pid=N, signal:SIG,parent or exec:PROGRAM ARGS (waited for). Repeatable.
+    /// What to do when the run has ended, its results are written and its CPU locks and PM
+    /// QoS are released: continue, signal:SIG,pid=N, signal:SIG,parent or exec:PROGRAM ARGS
+    /// (waited for, at most --action-wait). Repeatable.
     #[arg(long, value_name = "ACTION")]
     pub on_end: Vec<String>,
 
-    /// The least time between two firings of one --on-threshold action; spikes within it are
-    /// counted as suppressed (in the next firing's event and in run.json). Default 1s.
+    /// The least time between two firings of one --on-threshold action, 1ms to 24h; spikes
+    /// within it are counted as suppressed (in the next firing's event and in run.json).
+    /// Default 1s.
     #[arg(long, value_name = "DURATION", requires = "on_threshold")]
     pub action_gap: Option<String>,
+
+    /// At the end, the most jitterlab waits for the exec: programs still running, and then
+    /// for each --on-end program, before it kills them (SIGKILL to the program's process
+    /// group and everything it started); SIGINT or SIGTERM during the wait kills them at
+    /// once. 0s to 1h, default 10s. Each outcome is recorded (docs/user-guide.md).
+    #[arg(long, value_name = "DURATION")]
+    pub action_wait: Option<String>,
 }

@@ -12,6 +12,8 @@ use crate::load::memory_guard::{self, Scheduled};
 use crate::load::supervisor::Outcome;
 use crate::load::supervisor::{PlannedLoad, Setup, Supervisor};
 use crate::measure::clock::monotonic_ns;
+use crate::measure::sched::DrainPriority;
+use crate::plan::drain::{self, Contention};
 use crate::units::parse_duration_ns;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,12 +35,9 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
         .transpose()?;
 
     let stop = Arc::new(AtomicBool::new(false));
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ =
-            signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupted));
-        let _ = signal_hook::flag::register(signal, Arc::clone(&interrupted));
-    }
+    // Set by SIGINT/SIGTERM since `commands::dispatch` installed the handlers, so also by
+    // one that came while the loads were being parsed; a second one exits (130).
+    let interrupted = crate::session::signals::catch()?;
     let once = duration_ns.is_none();
     for g in loads.iter().filter(|_| once && !args.json) {
         let cpus = g
@@ -90,7 +89,15 @@ pub(crate) fn run_alone(
     interrupted: &AtomicBool,
     stop: &Arc<AtomicBool>,
 ) -> Result<Outcome> {
+    // jitterlab's own threads (this one, which sees the stop request, and the supervisor,
+    // which stops the loads) run ahead of every real-time load beside them (plan/drain.rs).
+    let priority = own_priority(loads, &online)?;
+    let (_priority, refused) = DrainPriority::enter(priority);
+    if let Some(message) = refused {
+        eprintln!("jitterlab load: warning: {message}");
+    }
     let setup = Setup {
+        priority,
         loads: loads
             .iter()
             .map(|g| PlannedLoad {
@@ -162,5 +169,13 @@ pub(crate) fn parse_alone(texts: &[String], online: &[usize]) -> Result<Vec<Gene
         })
         .collect();
     memory_guard::check_together(&scheduled).map_err(Failure::usage)?;
+    own_priority(&loads, online)?;
     Ok(loads)
+}
+
+/// The SCHED_FIFO priority of jitterlab's own threads beside `loads` (None: normal); exit 2
+/// when the loads would leave them no CPU (plan/drain.rs).
+fn own_priority(loads: &[GeneratorSpec], online: &[usize]) -> Result<Option<i32>> {
+    let own = super::run::shared::own_cpus(None, online);
+    drain::alone(&Contention::of_loads_alone(loads, &own, online))
 }

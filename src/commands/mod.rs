@@ -25,19 +25,11 @@ use crate::error::Result;
 
 /// Runs `command`; returns the exit code.
 pub fn dispatch(command: Command) -> Result<i32> {
-    // The commands that change the system catch SIGINT/SIGTERM before anything else: a signal
-    // during their setup then stops them cleanly instead of killing them half set up.
-    if matches!(
-        command,
-        Command::Run(_)
-            | Command::Sweep(_)
-            | Command::Monitor(_)
-            | Command::Noise(_)
-            | Command::Cyclictest(_)
-            | Command::Oslat(_)
-            | Command::Timerlat(_)
-    ) {
-        crate::session::signals::catch()?;
+    // The commands that change the system catch SIGINT/SIGTERM before anything else, in the
+    // one place they are installed: a signal during their setup then stops them cleanly
+    // instead of killing them half set up, or being lost (session/signals.rs).
+    if changes_the_system(&command) {
+        crate::session::signals::install()?;
     }
     match command {
         Command::Run(args) => run::run(&args),
@@ -64,5 +56,31 @@ pub fn dispatch(command: Command) -> Result<i32> {
             args.owner,
             args.cgroup.as_deref(),
         )),
+    }
+}
+
+/// Whether `command` changes the system (a result directory, CPU locks, tracing, loads, PM
+/// QoS...) and so takes SIGINT/SIGTERM as a clean stop. Every subcommand is named, without a
+/// catch-all: a new one must be decided here (tests/offline/signals_setup.rs checks it).
+fn changes_the_system(command: &Command) -> bool {
+    match command {
+        Command::Run(_)
+        | Command::Sweep(_)
+        | Command::Monitor(_)
+        | Command::Noise(_)
+        | Command::Load(_)
+        | Command::Cyclictest(_)
+        | Command::Oslat(_)
+        | Command::Timerlat(_) => true,
+        // Readers of result files and of the system: the default action of SIGINT/SIGTERM
+        // (ending the process) leaves nothing behind that they made.
+        Command::Export(_)
+        | Command::Doctor(_)
+        | Command::Compare(_)
+        | Command::Import(_)
+        | Command::Report(_) => false,
+        // jitterlab's own child processes: the load worker has its own SIGTERM handler
+        // (load/worker.rs), and the reaper must outlive the signals that end jitterlab.
+        Command::LoadWorker(_) | Command::LoadReaper(_) => false,
     }
 }

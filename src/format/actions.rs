@@ -33,8 +33,28 @@ pub struct ActionEvent {
     /// pass without firing it.
     #[serde(default)]
     pub suppressed_before: u64,
+    /// Spikes since this action's previous firing on which it was not started because the
+    /// bound was full ([`ActionsRecord::max_programs`] programs running, or
+    /// [`ActionsRecord::max_snapshots`] snapshots pending).
+    #[serde(default)]
+    pub refused_before: u64,
     /// `ok` or `failed`.
     pub outcome: String,
+    /// An `exec:` program's pid, in its start event and in its outcome's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// An `exec:` program's step: [`PROGRAM_STARTED`], or how it ended: [`PROGRAM_EXITED`]
+    /// (`exit_code`), [`PROGRAM_SIGNALLED`] (`signal`: a signal jitterlab did not send),
+    /// [`PROGRAM_KILLED`] (by jitterlab: still running when the end's wait was over or was
+    /// cut short by SIGINT/SIGTERM), [`PROGRAM_ABANDONED`] (still running after jitterlab's
+    /// kill: it was given up on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, e.g. `SIGKILL`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
     /// What happened: `sent SIGUSR1 to 1234`, `started pid 5678`, `pid 5678 exited with 0`,
     /// `wrote snapshots/spike-0001.csv (3001 samples)` (with `--trace` followed by
     /// `, snapshots/spike-0001.trace (N trace events)` and
@@ -43,13 +63,50 @@ pub struct ActionEvent {
     pub detail: String,
 }
 
+/// [`ActionEvent::program`]: an `exec:` program was started.
+pub const PROGRAM_STARTED: &str = "started";
+/// It exited by itself (`exit_code`).
+pub const PROGRAM_EXITED: &str = "exited";
+/// A signal jitterlab did not send ended it (`signal`).
+pub const PROGRAM_SIGNALLED: &str = "signalled";
+/// jitterlab killed it (SIGKILL to its process group and containment).
+pub const PROGRAM_KILLED: &str = "killed";
+/// It was still running after jitterlab's kill, and was given up on.
+pub const PROGRAM_ABANDONED: &str = "abandoned";
+
 /// run.json `actions`: what was asked and what each did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActionsRecord {
     /// The least time between two firings of one threshold action, ns.
     pub gap_ns: u64,
+    /// `--action-wait`: the most the end waits for the programs still running, and then for
+    /// each `--on-end` program, ns (0 in results written before it existed).
+    #[serde(default)]
+    pub wait_ns: u64,
+    /// The most `exec:` programs running at once (0 in older results).
+    #[serde(default)]
+    pub max_programs: u64,
+    /// The most snapshots waiting for their window at once (0 in older results).
+    #[serde(default)]
+    pub max_snapshots: u64,
     pub on_threshold: Vec<ActionCount>,
     pub on_end: Vec<ActionCount>,
+}
+
+/// What an `exec:` action's programs did, counted over the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramCounts {
+    pub started: u64,
+    /// Exited with 0.
+    pub exited_zero: u64,
+    /// Exited with another code.
+    pub exited_nonzero: u64,
+    /// Ended by a signal jitterlab did not send.
+    pub signalled: u64,
+    /// Killed by jitterlab (the end's wait over, or SIGINT/SIGTERM during it).
+    pub killed: u64,
+    /// Still running after jitterlab's kill, given up on.
+    pub abandoned: u64,
 }
 
 /// One action's counts over the run.
@@ -62,4 +119,11 @@ pub struct ActionCount {
     pub suppressed: u64,
     /// Firings that failed (their events say why).
     pub failed: u64,
+    /// Spikes on which it was not started because the bound was full (programs running,
+    /// snapshots pending); not counted in `fired`.
+    #[serde(default)]
+    pub refused: u64,
+    /// `exec:` only: its programs' starts and ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub programs: Option<ProgramCounts>,
 }

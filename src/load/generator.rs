@@ -227,6 +227,15 @@ impl LoadPolicy {
             LoadPolicy::Rr(p) => Policy::RoundRobin(p),
         }
     }
+
+    /// The policy's name and real-time priority, for `fifo` and `rr`; None for the others.
+    pub(crate) fn realtime(self) -> Option<(&'static str, i32)> {
+        match self {
+            LoadPolicy::Fifo(p) => Some(("fifo", p)),
+            LoadPolicy::Rr(p) => Some(("rr", p)),
+            LoadPolicy::Other | LoadPolicy::Batch | LoadPolicy::Idle => None,
+        }
+    }
 }
 
 /// Parameters shared by every generator.

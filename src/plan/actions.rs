@@ -9,6 +9,22 @@ use crate::units::parse_duration_ns;
 /// The most one action fires by default: once per second; spikes inside that gap are counted
 /// as suppressed, and the count is recorded with the next firing and in run.json.
 pub const DEFAULT_ACTION_GAP_NS: u64 = 1_000_000_000;
+/// `--action-gap`'s range: 1 ms to 24 h (exit 2 outside). Below a millisecond a spike storm
+/// would start programs and snapshots as fast as the drain runs; above a day an action fires
+/// once in most runs, which a gap cannot make clearer.
+pub const MIN_ACTION_GAP_NS: u64 = 1_000_000;
+pub const MAX_ACTION_GAP_NS: u64 = 86_400_000_000_000;
+/// `--action-wait` by default: at the end, jitterlab waits at most 10 s for the `exec:`
+/// programs still running, and at most that for each `--on-end` program, then kills them.
+pub const DEFAULT_ACTION_WAIT_NS: u64 = 10_000_000_000;
+/// `--action-wait`'s largest value: one hour.
+pub const MAX_ACTION_WAIT_NS: u64 = 3_600_000_000_000;
+/// The most `exec:` programs of one run running at once; a spike that would start one more
+/// is refused (counted as `refused`).
+pub const MAX_PROGRAMS: usize = 4;
+/// The most snapshots of one run waiting for their window at once; a spike that would start
+/// one more is refused (counted as `refused`).
+pub const MAX_PENDING_SNAPSHOTS: usize = 4;
 /// A snapshot's window around its spike by default: 2 s before and 1 s after.
 pub const DEFAULT_SNAPSHOT_BEFORE_NS: u64 = 2_000_000_000;
 pub const DEFAULT_SNAPSHOT_AFTER_NS: u64 = 1_000_000_000;
@@ -52,6 +68,9 @@ pub struct ActionPlan {
     pub on_end: Vec<Action>,
     /// The least time between two firings of one threshold action, ns.
     pub gap_ns: u64,
+    /// `--action-wait`: the most the end waits for the programs still running, and for each
+    /// `--on-end` program, ns.
+    pub wait_ns: u64,
 }
 
 impl ActionPlan {
@@ -161,8 +180,21 @@ impl Action {
                 }
                 Ok(())
             }
-            Action::Signal { target, .. } => {
-                let pid = target.pid();
+            Action::Signal {
+                target: SignalTarget::Parent,
+                ..
+            } => {
+                let parent = parent()?;
+                match parent.send(0) {
+                    Ok(_) => Ok(()),
+                    Err(e) => Err(format!("signal: {e}")),
+                }
+            }
+            Action::Signal {
+                target: SignalTarget::Pid(pid),
+                ..
+            } => {
+                let pid = *pid;
                 if pid <= 1 {
                     return Err(format!(
                         "signal: will not signal pid {pid} (init or a process group); name one process"
@@ -185,14 +217,107 @@ impl Action {
     }
 }
 
-impl SignalTarget {
-    /// The process id now (the parent's is read when asked).
-    pub fn pid(self) -> i32 {
-        match self {
-            SignalTarget::Pid(p) => p,
-            SignalTarget::Parent => std::os::unix::process::parent_id() as i32,
-        }
+/// jitterlab's parent, as it was when the first action naming it was checked (before the
+/// run): after that parent exits, `signal:SIG,parent` fails ("has exited") instead of reaching
+/// whichever process inherited jitterlab (a subreaper, pid 1) or took the parent's pid.
+#[derive(Debug)]
+pub struct Parent {
+    pub pid: i32,
+    /// A pidfd naming it (Linux 5.3): signals through it reach that process or none. None
+    /// where the kernel has no pidfd_open: then a signal is sent only while jitterlab's
+    /// parent is still that pid (once it exits, jitterlab is reparented).
+    pidfd: Option<std::os::fd::OwnedFd>,
+}
+
+impl Parent {
+    /// Sends `signal` (0: only checks) to the parent; the error says why not.
+    pub fn send(&self, signal: i32) -> Result<(), String> {
+        use crate::sys::errno;
+        use crate::sys::process;
+        let gone = || {
+            format!(
+                "jitterlab's parent (pid {}) has exited: not signalled (its pid may belong to another process now)",
+                self.pid
+            )
+        };
+        let result = match &self.pidfd {
+            Some(fd) => {
+                use std::os::fd::AsFd;
+                process::pidfd_send_signal(fd.as_fd(), signal)
+            }
+            None if process::parent_id() != self.pid => return Err(gone()),
+            None => process::kill(self.pid, signal),
+        };
+        result.map_err(|e| match e.raw_os_error() {
+            Some(errno::ESRCH) => gone(),
+            Some(errno::EPERM) => format!(
+                "jitterlab's parent (pid {}) is not ours to signal (it belongs to another user)",
+                self.pid
+            ),
+            _ => format!("cannot signal jitterlab's parent (pid {}): {e}", self.pid),
+        })
     }
+}
+
+static PARENT: std::sync::OnceLock<Result<Parent, String>> = std::sync::OnceLock::new();
+
+/// jitterlab's parent, resolved once per process (the first call): pid 1 is refused (the
+/// process that started jitterlab has exited already, or init started it: there is no parent
+/// to signal).
+pub fn parent() -> Result<&'static Parent, String> {
+    PARENT
+        .get_or_init(resolve_parent)
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+fn resolve_parent() -> Result<Parent, String> {
+    use crate::sys::process;
+    let pid = process::parent_id();
+    if pid <= 1 {
+        return Err(format!(
+            "signal:...,parent: jitterlab's parent is pid {pid} (init): the process that started it has exited, and pid 1 is never signalled; name a process with pid=N"
+        ));
+    }
+    let pidfd = match process::pidfd_open(pid) {
+        Ok(fd) => Some(fd),
+        Err(e) if e.raw_os_error() == Some(crate::sys::errno::ENOSYS) => None,
+        Err(e) => {
+            return Err(format!(
+                "signal:...,parent: cannot open a pidfd for jitterlab's parent (pid {pid}): {e}"
+            ));
+        }
+    };
+    // Opened after reading the pid: had the parent exited in between (and its pid been
+    // reused), jitterlab would have been reparented by now.
+    if process::parent_id() != pid {
+        return Err(format!(
+            "signal:...,parent: jitterlab's parent (pid {pid}) exited as jitterlab started; name a process with pid=N"
+        ));
+    }
+    Ok(Parent { pid, pidfd })
+}
+
+/// `--action-gap DURATION`, in its range ([`MIN_ACTION_GAP_NS`]..=[`MAX_ACTION_GAP_NS`]).
+pub fn parse_gap(text: &str) -> Result<u64, String> {
+    let ns = parse_duration_ns(text).map_err(|e| format!("--action-gap: {e}"))?;
+    if !(MIN_ACTION_GAP_NS..=MAX_ACTION_GAP_NS).contains(&ns) {
+        return Err(format!(
+            "--action-gap {text}: out of range: give 1ms to 24h (below 1ms a storm of spikes would start programs and snapshots as fast as they can be started; the default is 1s)"
+        ));
+    }
+    Ok(ns)
+}
+
+/// `--action-wait DURATION`, 0 (kill at once) to [`MAX_ACTION_WAIT_NS`].
+pub fn parse_wait(text: &str) -> Result<u64, String> {
+    let ns = parse_duration_ns(text).map_err(|e| format!("--action-wait: {e}"))?;
+    if ns > MAX_ACTION_WAIT_NS {
+        return Err(format!(
+            "--action-wait {text}: out of range: give 0s (kill the programs at once) to 1h; the default is 10s"
+        ));
+    }
+    Ok(ns)
 }
 
 /// A duration as the options take it, exactly: in the largest unit that divides it.
@@ -351,6 +476,24 @@ mod tests {
                 .check_system()
                 .unwrap_err()
                 .contains("no process")
+        );
+    }
+
+    #[test]
+    fn the_gap_and_the_wait_are_bounded() {
+        assert_eq!(parse_gap("1ms"), Ok(1_000_000));
+        assert_eq!(parse_gap("24h"), Ok(MAX_ACTION_GAP_NS));
+        for bad in ["1ns", "999us", "0s", "25h", "18446744073709551615ns"] {
+            let e = parse_gap(bad).unwrap_err();
+            assert!(e.contains("out of range: give 1ms to 24h"), "{bad}: {e}");
+        }
+        assert!(parse_gap("soon").unwrap_err().starts_with("--action-gap: "));
+        assert_eq!(parse_wait("0s"), Ok(0));
+        assert_eq!(parse_wait("1h"), Ok(MAX_ACTION_WAIT_NS));
+        assert!(
+            parse_wait("61m")
+                .unwrap_err()
+                .contains("give 0s (kill the programs at once) to 1h")
         );
     }
 

@@ -14,6 +14,7 @@ use crate::units::format_ns;
 use std::path::PathBuf;
 
 pub mod actions;
+pub(crate) mod drain;
 mod measurement;
 mod segments;
 pub use measurement::{InversionSpec, LatencySpec, Measurement, SenderCpu, SenderSpec};

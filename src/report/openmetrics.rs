@@ -169,12 +169,12 @@ const LATE_WAKEUPS: Family = Family {
     help: "Late wakeups explained from the kernel trace (--trace), per CPU and by the class of what held the CPU longest.",
 };
 const CONTEXT_TOTAL: Family = Family {
-    name: "jitterlab_cpu_counter_total",
+    name: "jitterlab_cpu_context_total",
     kind: "counter",
     help: "Context counters of each measured CPU since the start, by counter (names and units in docs/counters.md: irq:LOC, softirq:NET_RX, steal_ns...).",
 };
 const CONTEXT_GAUGE: Family = Family {
-    name: "jitterlab_cpu_counter",
+    name: "jitterlab_cpu_context_reading",
     kind: "gauge",
     help: "Context readings of each measured CPU at the last interval boundary, by counter (freq_khz, temp_mc; docs/counters.md).",
 };

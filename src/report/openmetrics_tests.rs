@@ -115,14 +115,70 @@ fn context_counters_are_counters_and_gauges_by_their_names() {
     };
     let text = render(&e);
     for line in [
-        "# TYPE jitterlab_cpu_counter_total counter\n",
-        "jitterlab_cpu_counter_total{cpu=\"2\",counter=\"irq:LOC\"} 2500\n",
-        "jitterlab_cpu_counter_total{cpu=\"2\",counter=\"softirq:NET_RX\"} 7\n",
-        "# TYPE jitterlab_cpu_counter gauge\n",
-        "jitterlab_cpu_counter{cpu=\"2\",counter=\"freq_khz\"} 2400000\n",
+        "# TYPE jitterlab_cpu_context_total counter\n",
+        "jitterlab_cpu_context_total{cpu=\"2\",counter=\"irq:LOC\"} 2500\n",
+        "jitterlab_cpu_context_total{cpu=\"2\",counter=\"softirq:NET_RX\"} 7\n",
+        "# TYPE jitterlab_cpu_context_reading gauge\n",
+        "jitterlab_cpu_context_reading{cpu=\"2\",counter=\"freq_khz\"} 2400000\n",
     ] {
         assert!(text.contains(line), "{line} not in {text}");
     }
     let none = render(&Exposition::default());
-    assert!(!none.contains("jitterlab_cpu_counter"), "{none}");
+    assert!(!none.contains("jitterlab_cpu_context_reading"), "{none}");
+}
+
+/// R18: every family passes the lint of `promtool check metrics` (client_golang's promlint),
+/// checked here where promtool is not installed: no type word as a part of a name
+/// (`jitterlab_cpu_counter_total` was warned: "metric name should not include type
+/// 'counter'"), every counter named `_total`, no histogram or summary family ending in a
+/// suffix its series add.
+#[test]
+fn family_names_pass_the_prometheus_lint() {
+    let mut all: Vec<&Family> = vec![
+        &NOISE_TIME,
+        &NOISE_RATIO,
+        &THROTTLED,
+        &MISSED,
+        &DEADLINE,
+        &IRQ_LATENCY,
+        &LATE_WAKEUPS,
+        &CONTEXT_TOTAL,
+        &CONTEXT_GAUGE,
+        &INFO,
+    ];
+    for s in [&LATENCY_RUN, &NOISE_RUN] {
+        all.extend([
+            &s.histogram,
+            &s.max,
+            &s.quantile,
+            &s.samples,
+            &s.dropped,
+            &s.budget,
+        ]);
+    }
+    for f in all {
+        let n = f.name;
+        for t in ["counter", "gauge", "histogram", "summary"] {
+            assert!(
+                !n.contains(&format!("_{t}_")) && !n.ends_with(&format!("_{t}")),
+                "{n}: promtool: metric name should not include type '{t}'"
+            );
+        }
+        if f.kind == "counter" {
+            assert!(
+                n.ends_with("_total"),
+                "{n}: a counter's name ends in _total"
+            );
+        }
+        if matches!(f.kind, "histogram" | "summary") {
+            for suffix in ["_count", "_sum", "_bucket", "_total"] {
+                assert!(!n.ends_with(suffix), "{n}: its series add {suffix}");
+            }
+        }
+        assert!(
+            n.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+            "{n}: snake case"
+        );
+    }
 }

@@ -61,6 +61,37 @@ pub struct LoadedRun {
     pub read_warnings: Vec<String>,
 }
 
+/// What a tag of the interval log holds, as checked against run.json
+/// ([`LoadedRun::check_totals`]).
+#[derive(Clone, Copy)]
+enum Quantity {
+    /// `cpuN`: wakeup latency, run.json's `samples`.
+    Latency,
+    /// `cpuN.irq`: timer IRQ latency (`--trace`), run.json's `irq_latency.samples`.
+    Irq,
+}
+
+impl Quantity {
+    /// The CPU of a tag holding this quantity.
+    fn cpu_of(self, tag: &str) -> Option<usize> {
+        let base = match self {
+            Quantity::Latency => tag,
+            Quantity::Irq => tag.strip_suffix(".irq")?,
+        };
+        if !hlog::is_cpu_tag(base) {
+            return None;
+        }
+        base.strip_prefix("cpu")?.parse().ok()
+    }
+
+    fn samples_word(self) -> &'static str {
+        match self {
+            Quantity::Latency => "samples",
+            Quantity::Irq => "timer IRQ latency samples (cpuN.irq)",
+        }
+    }
+}
+
 /// Samples per tag of the interval log read (`cpu0`, `cpu0.irq`...).
 type TagTotals = std::collections::HashMap<String, u64>;
 
@@ -291,51 +322,56 @@ impl LoadedRun {
     }
 
     /// Checks the samples of each CPU in the log read against run.json's `samples` of that
-    /// CPU's threads. A log holding MORE samples than the run measured (a log concatenated
-    /// with itself, another run's log copied in) cannot be this run's: refused (exit 2), since
-    /// every interval and compare's confidence intervals would be built from samples the run
-    /// never had. A log holding FEWER (cut short by a full disk or a kill, or segments deleted
-    /// by retention) is a warning naming the difference: what it holds is still this run's.
-    /// A run still running (a live monitor) is not checked: its log runs ahead of the
-    /// run.json written at its last segment boundary.
+    /// CPU's threads, and the timer IRQ latencies of its `cpuN.irq` tag against their
+    /// `irq_latency.samples` (none when run.json has no IRQ latency: the run was not traced).
+    /// A log holding MORE samples than the run measured (a log concatenated with itself,
+    /// another run's log copied in, a tag's lines duplicated) cannot be this run's: refused
+    /// (exit 2), since every interval and compare's confidence intervals would be built from
+    /// samples the run never had. A log holding FEWER (cut short by a full disk or a kill, or
+    /// segments deleted by retention) is a warning naming the difference: what it holds is
+    /// still this run's. A run still running (a live monitor) is not checked: its log runs
+    /// ahead of the run.json written at its last segment boundary.
     fn check_totals(&self, totals: &TagTotals, partial: bool) -> Result<Vec<String>, String> {
         if self.record.ended == Ended::Running {
             return Ok(Vec::new());
         }
-        let mut counted: std::collections::BTreeMap<usize, u64> = Default::default();
-        for t in &self.record.threads {
-            *counted.entry(t.cpu).or_default() += t.latency.samples;
-        }
-        let mut logged: std::collections::BTreeMap<usize, u64> = Default::default();
-        for (tag, &n) in totals {
-            if let Some(cpu) = tag
-                .strip_prefix("cpu")
-                .and_then(|c| c.parse::<usize>().ok())
-                && crate::format::hlog::is_cpu_tag(tag)
-            {
-                *logged.entry(cpu).or_default() += n;
-            }
-        }
         let log = display_path(&self.path.join(hlog::FILE_NAME));
         let mut warnings = Vec::new();
-        let cpus: std::collections::BTreeSet<usize> =
-            counted.keys().chain(logged.keys()).copied().collect();
-        for cpu in cpus {
-            let (want, got) = (
-                counted.get(&cpu).copied().unwrap_or(0),
-                logged.get(&cpu).copied().unwrap_or(0),
-            );
-            if got > want {
-                return Err(format!(
-                    "{log} holds {got} samples of CPU {cpu} where run.json counts {want} ({} more): the log is not this run's (duplicated, or another run's), and every interval read from it would be wrong; restore the run's own log, or move it away to read run.json's whole-run figures alone",
-                    got - want
-                ));
+        for quantity in [Quantity::Latency, Quantity::Irq] {
+            let mut counted: std::collections::BTreeMap<usize, u64> = Default::default();
+            for t in &self.record.threads {
+                let samples = match quantity {
+                    Quantity::Latency => t.latency.samples,
+                    Quantity::Irq => t.irq_latency.as_ref().map_or(0, |l| l.samples),
+                };
+                *counted.entry(t.cpu).or_default() += samples;
             }
-            if got < want && !partial {
-                warnings.push(format!(
-                    "{log} holds {got} samples of CPU {cpu} where run.json counts {want} ({} missing: the log was cut short or edited); intervals, phases read from the log and compare's confidence intervals use the {got} it holds, run.json's whole-run figures all {want}",
-                    want - got
-                ));
+            let mut logged: std::collections::BTreeMap<usize, u64> = Default::default();
+            for (tag, &n) in totals {
+                if let Some(cpu) = quantity.cpu_of(tag) {
+                    *logged.entry(cpu).or_default() += n;
+                }
+            }
+            let what = quantity.samples_word();
+            let cpus: std::collections::BTreeSet<usize> =
+                counted.keys().chain(logged.keys()).copied().collect();
+            for cpu in cpus {
+                let (want, got) = (
+                    counted.get(&cpu).copied().unwrap_or(0),
+                    logged.get(&cpu).copied().unwrap_or(0),
+                );
+                if got > want {
+                    return Err(format!(
+                        "{log} holds {got} {what} of CPU {cpu} where run.json counts {want} ({} more): the log is not this run's (duplicated, or another run's), and every interval read from it would be wrong; restore the run's own log, or move it away to read run.json's whole-run figures alone",
+                        got - want
+                    ));
+                }
+                if got < want && !partial {
+                    warnings.push(format!(
+                        "{log} holds {got} {what} of CPU {cpu} where run.json counts {want} ({} missing: the log was cut short or edited); intervals, phases read from the log and compare's confidence intervals use the {got} it holds, run.json's whole-run figures all {want}",
+                        want - got
+                    ));
+                }
             }
         }
         Ok(warnings)

@@ -1,18 +1,31 @@
 //! Firing `--on-threshold` and `--on-end` actions (plan/actions.rs says what they are). The
 //! recorder finds where spikes start (recorder/watch.rs); after every drain the session hands
 //! them here, on the drain side, never in a measuring thread. Each action fires at most once per
-//! `--action-gap` of the run's time; what the limit held back is counted. Programs started by
-//! `exec:` are not waited for on a spike (they are reaped at later polls and at the end, their
-//! exit recorded); at the end they are waited for.
+//! `--action-gap` of the run's time; what the limit held back is counted, and so is what the
+//! bounds refused (programs running, snapshots pending). `exec:` programs are started, bounded,
+//! waited for and killed by their one owner (children.rs): a threshold program is reaped at a
+//! later poll; at the end, the programs still running and then each `--on-end` program are
+//! waited for at most `--action-wait`, and killed after it or at a SIGINT/SIGTERM.
 
-use crate::format::actions::{ActionCount, ActionEvent, ActionsRecord};
+use super::children::{Children, End, Outcome, Start};
+use crate::format::actions::{
+    ActionCount, ActionEvent, ActionsRecord, PROGRAM_ABANDONED, PROGRAM_EXITED, PROGRAM_KILLED,
+    PROGRAM_SIGNALLED, PROGRAM_STARTED, ProgramCounts,
+};
 use crate::format::events::Event;
 use crate::measure::clock::monotonic_ns;
-use crate::plan::actions::{Action, ActionPlan};
+use crate::plan::actions::{Action, ActionPlan, MAX_PENDING_SNAPSHOTS, MAX_PROGRAMS, SignalTarget};
 use crate::recorder::{Recorder, SpikeStart};
 use crate::results::ResultDir;
-use std::os::fd::AsFd;
-use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Which action an `exec:` program belongs to.
+#[derive(Debug, Clone, Copy)]
+struct Tag {
+    /// An `--on-end` action (else `--on-threshold`).
+    end: bool,
+    index: usize,
+}
 
 /// A snapshot waiting for the samples after its spike.
 struct PendingSnapshot {
@@ -30,6 +43,8 @@ struct Fired {
     last_due_ns: Option<u64>,
     count: ActionCount,
     suppressed_since: u64,
+    /// Spikes since its last firing on which the bounds refused it.
+    refused_since: u64,
 }
 
 /// The actions of a run and what they did so far.
@@ -37,8 +52,8 @@ pub(super) struct ActionRunner {
     plan: ActionPlan,
     fired: Vec<Fired>,
     ended: Vec<ActionCount>,
-    /// `exec:` programs still running: (the action's index, its child).
-    children: Vec<(usize, Child)>,
+    /// The `exec:` programs started and not yet ended.
+    children: Children<Tag>,
     snapshots: Vec<PendingSnapshot>,
     snapshots_made: u64,
     dir: ResultDir,
@@ -56,9 +71,8 @@ impl ActionRunner {
     ) -> Self {
         let count = |a: &Action| ActionCount {
             action: a.describe(),
-            fired: 0,
-            suppressed: 0,
-            failed: 0,
+            programs: matches!(a, Action::Exec { .. }).then(ProgramCounts::default),
+            ..ActionCount::default()
         };
         ActionRunner {
             fired: plan
@@ -71,7 +85,7 @@ impl ActionRunner {
                 .collect(),
             ended: plan.on_end.iter().map(count).collect(),
             plan: plan.clone(),
-            children: Vec::new(),
+            children: Children::new(MAX_PROGRAMS),
             snapshots: Vec::new(),
             snapshots_made: 0,
             dir,
@@ -107,22 +121,38 @@ impl ActionRunner {
         for s in done {
             events.push(Event::Action(self.write_snapshot(&s, recorder)));
         }
-        events.extend(self.reap(false).into_iter().map(Event::Action));
+        for o in self.children.reap() {
+            events.push(Event::Action(self.outcome_event(o, "")));
+        }
         events
     }
 
     /// One threshold action for one spike: fired, or held back by the rate limit (None).
     fn fire_on_spike(&mut self, index: usize, spike: &SpikeStart) -> Option<ActionEvent> {
         let gap = self.plan.gap_ns;
+        let full = match &self.plan.on_threshold[index] {
+            Action::Exec { .. } => self.children.running() >= MAX_PROGRAMS,
+            Action::Snapshot { .. } => self.snapshots.len() >= MAX_PENDING_SNAPSHOTS,
+            _ => false,
+        };
         let f = &mut self.fired[index];
-        if f.last_due_ns.is_some_and(|last| spike.due_ns < last + gap) {
+        // Saturating: the largest gap must hold every later spike back, not wrap around.
+        if f.last_due_ns
+            .is_some_and(|last| spike.due_ns < last.saturating_add(gap))
+        {
             f.suppressed_since += 1;
             f.count.suppressed += 1;
+            return None;
+        }
+        if full {
+            f.refused_since += 1;
+            f.count.refused += 1;
             return None;
         }
         f.last_due_ns = Some(spike.due_ns);
         f.count.fired += 1;
         let suppressed_before = std::mem::take(&mut f.suppressed_since);
+        let refused_before = std::mem::take(&mut f.refused_since);
         let action = self.plan.on_threshold[index].clone();
         let result = match &action {
             Action::Continue => Ok("recorded".to_string()),
@@ -136,8 +166,14 @@ impl ActionRunner {
                 self.stop_reason.get_or_insert(reason);
                 Ok("stopped the run".to_string())
             }
-            Action::Signal { signal, target } => send(*signal, target.pid()),
-            Action::Exec { argv } => self.spawn(index, argv, Some(spike)),
+            Action::Signal { signal, target } => send(*signal, *target),
+            Action::Exec { argv } => {
+                let tag = Tag { end: false, index };
+                let mut e = self.start_program(tag, argv, Some(spike));
+                e.suppressed_before = suppressed_before;
+                e.refused_before = refused_before;
+                return Some(e);
+            }
             Action::Snapshot {
                 before_ns,
                 after_ns,
@@ -155,7 +191,9 @@ impl ActionRunner {
                 return None;
             }
         };
-        Some(self.event(index, "threshold", Some(spike), suppressed_before, result))
+        let mut e = self.event(index, "threshold", Some(spike), suppressed_before, result);
+        e.refused_before = refused_before;
+        Some(e)
     }
 
     /// The event of one firing, counting a failure.
@@ -167,10 +205,8 @@ impl ActionRunner {
         suppressed_before: u64,
         result: Result<String, String>,
     ) -> ActionEvent {
-        let (count, action) = match trigger {
-            "end" => (&mut self.ended[index], &self.plan.on_end[index]),
-            _ => (&mut self.fired[index].count, &self.plan.on_threshold[index]),
-        };
+        let action = self.action(trigger == "end", index).describe();
+        let count = self.count(trigger == "end", index);
         if result.is_err() {
             count.failed += 1;
         }
@@ -181,73 +217,134 @@ impl ActionRunner {
         ActionEvent {
             time_ns: monotonic_ns(),
             trigger: trigger.into(),
-            action: action.describe(),
+            action,
             cpu: spike.map(|s| s.cpu),
             due_ns: spike.map(|s| s.due_ns),
             latency_ns: spike.map(|s| s.latency_ns),
             suppressed_before,
+            refused_before: 0,
             outcome: outcome.into(),
             detail,
+            pid: None,
+            program: None,
+            exit_code: None,
+            signal: None,
         }
     }
 
-    /// Starts `argv` without a shell, its output to jitterlab's stderr (stdout is the run's
-    /// summary), the spike in its environment. A threshold program is reaped later; at the
-    /// end, waited for.
-    fn spawn(
+    fn action(&self, end: bool, index: usize) -> &Action {
+        match end {
+            true => &self.plan.on_end[index],
+            false => &self.plan.on_threshold[index],
+        }
+    }
+
+    fn count(&mut self, end: bool, index: usize) -> &mut ActionCount {
+        match end {
+            true => &mut self.ended[index],
+            false => &mut self.fired[index].count,
+        }
+    }
+
+    fn trigger(end: bool) -> &'static str {
+        if end { "end" } else { "threshold" }
+    }
+
+    /// Starts `argv` through the owner (children.rs) with the spike (if any) and the result
+    /// directory in its environment; its `started` event, or why it did not start.
+    fn start_program(
         &mut self,
-        index: usize,
+        tag: Tag,
         argv: &[String],
         spike: Option<&SpikeStart>,
-    ) -> Result<String, String> {
-        let mut command = Command::new(&argv[0]);
-        command
-            .args(&argv[1..])
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(
-                std::io::stderr()
-                    .as_fd()
-                    .try_clone_to_owned()
-                    .map_err(|e| e.to_string())?,
-            ))
-            .env("JITTERLAB_OUT", &self.dir.path);
+    ) -> ActionEvent {
+        let mut env = vec![("JITTERLAB_OUT", self.dir.path.display().to_string())];
         if let Some(s) = spike {
-            command
-                .env("JITTERLAB_CPU", s.cpu.to_string())
-                .env("JITTERLAB_TIME_NS", s.due_ns.to_string())
-                .env("JITTERLAB_LATENCY_NS", s.latency_ns.to_string());
+            env.push(("JITTERLAB_CPU", s.cpu.to_string()));
+            env.push(("JITTERLAB_TIME_NS", s.due_ns.to_string()));
+            env.push(("JITTERLAB_LATENCY_NS", s.latency_ns.to_string()));
         }
-        let child = command
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", argv[0]))?;
-        let pid = child.id();
-        self.children.push((index, child));
-        Ok(format!("started pid {pid}"))
+        let (result, pid) = match self.children.start(argv, &env, tag) {
+            Start::Started(pid) => (Ok(format!("started pid {pid}")), Some(pid)),
+            Start::Failed(e) => (Err(e), None),
+            // Checked before firing; the end starts its programs one at a time.
+            Start::Full => (
+                Err(format!("not started: {MAX_PROGRAMS} programs run already")),
+                None,
+            ),
+        };
+        if pid.is_some()
+            && let Some(p) = &mut self.count(tag.end, tag.index).programs
+        {
+            p.started += 1;
+        }
+        let mut e = self.event(tag.index, Self::trigger(tag.end), spike, 0, result);
+        e.pid = pid;
+        e.program = pid.map(|_| PROGRAM_STARTED.to_string());
+        e
     }
 
-    /// Reaps the threshold programs that ended (all of them, waiting, with `wait`).
-    fn reap(&mut self, wait: bool) -> Vec<ActionEvent> {
-        let mut events = Vec::new();
-        let mut running = Vec::new();
-        for (index, mut child) in std::mem::take(&mut self.children) {
-            let status = match wait {
-                true => child.wait().map(Some),
-                false => child.try_wait(),
-            };
-            match status {
-                Ok(None) => running.push((index, child)),
-                Ok(Some(s)) => {
-                    let result = exit_detail(child.id(), s);
-                    events.push(self.event(index, "threshold", None, 0, result));
-                }
-                Err(e) => {
-                    let result = Err(format!("cannot wait for pid {}: {e}", child.id()));
-                    events.push(self.event(index, "threshold", None, 0, result));
-                }
+    /// The event of a program's end, counted; `why` says why a killed one was killed.
+    fn outcome_event(&mut self, o: Outcome<Tag>, why: &str) -> ActionEvent {
+        let pid = o.pid;
+        let signal_name = |s: i32| {
+            crate::sys::signal::name(s)
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("signal {s}"))
+        };
+        let (result, program, exit_code, signal) = match &o.end {
+            End::Exited(0) => (
+                Ok(format!("pid {pid} exited with 0")),
+                Some(PROGRAM_EXITED),
+                Some(0),
+                None,
+            ),
+            End::Exited(c) => (
+                Err(format!("pid {pid} exited with {c}")),
+                Some(PROGRAM_EXITED),
+                Some(*c),
+                None,
+            ),
+            End::Signalled(s) => (
+                Err(format!("pid {pid} was killed by {}", signal_name(*s))),
+                Some(PROGRAM_SIGNALLED),
+                None,
+                Some(signal_name(*s)),
+            ),
+            End::Killed => (
+                Err(format!(
+                    "pid {pid} was still running {why}: killed (SIGKILL to its process group)"
+                )),
+                Some(PROGRAM_KILLED),
+                None,
+                Some(signal_name(crate::sys::signal::SIGKILL)),
+            ),
+            End::Abandoned => (
+                Err(format!(
+                    "pid {pid} was still running {why}, and 2 s after SIGKILL: abandoned"
+                )),
+                Some(PROGRAM_ABANDONED),
+                None,
+                None,
+            ),
+            End::Lost(e) => (Err(e.clone()), None, None, None),
+        };
+        if let Some(p) = &mut self.count(o.tag.end, o.tag.index).programs {
+            match o.end {
+                End::Exited(0) => p.exited_zero += 1,
+                End::Exited(_) => p.exited_nonzero += 1,
+                End::Signalled(_) => p.signalled += 1,
+                End::Killed => p.killed += 1,
+                End::Abandoned => p.abandoned += 1,
+                End::Lost(_) => {}
             }
         }
-        self.children = running;
-        events
+        let mut e = self.event(o.tag.index, Self::trigger(o.tag.end), None, 0, result);
+        e.pid = Some(pid);
+        e.program = program.map(str::to_string);
+        e.exit_code = exit_code;
+        e.signal = signal;
+        e
     }
 
     /// Writes the snapshot's files (session/snapshot.rs): every measured CPU's samples due in
@@ -266,22 +363,45 @@ impl ActionRunner {
         self.event(s.action, "threshold", Some(&s.spike), suppressed, result)
     }
 
-    /// The `--on-end` actions, once the results are written; exec programs are waited for
-    /// (and any threshold program still running). Returns the events.
-    pub(super) fn at_end(&mut self) -> Vec<Event> {
-        let mut events: Vec<Event> = self.reap(true).into_iter().map(Event::Action).collect();
+    /// The end, once the results are written: the threshold programs still running are waited
+    /// for, then each `--on-end` action fires in order, an `exec:` one waited for; each wait
+    /// lasts at most `--action-wait`, and what still runs after it is killed. `signalled()`
+    /// true (a SIGINT or SIGTERM since the run's end) cuts the wait short: what runs is
+    /// killed and the `--on-end` actions not yet fired are not. Returns the events.
+    pub(super) fn at_end(&mut self, signalled: &dyn Fn() -> bool) -> Vec<Event> {
+        let wait = Duration::from_nanos(self.plan.wait_ns);
+        let over = format!(
+            "when --action-wait {} was over",
+            crate::units::format_ns(self.plan.wait_ns)
+        );
+        let cut = "at a SIGINT or SIGTERM during the end's wait";
+        let mut events = Vec::new();
+        let (outcomes, mut interrupted) = self.children.wait(Instant::now() + wait, signalled);
+        for o in outcomes {
+            let why = if interrupted { cut } else { over.as_str() };
+            events.push(Event::Action(self.outcome_event(o, why)));
+        }
         for index in 0..self.plan.on_end.len() {
             self.ended[index].fired += 1;
             let result = match self.plan.on_end[index].clone() {
+                _ if interrupted || signalled() => {
+                    interrupted = true;
+                    Err("not run: a SIGINT or SIGTERM cut the end short".to_string())
+                }
                 Action::Continue => Ok("recorded".to_string()),
-                Action::Signal { signal, target } => send(signal, target.pid()),
-                Action::Exec { argv } => self.spawn(index, &argv, None).and_then(|_| {
-                    let (_, mut child) = self.children.pop().expect("just started");
-                    let status = child
-                        .wait()
-                        .map_err(|e| format!("cannot wait for pid {}: {e}", child.id()))?;
-                    exit_detail(child.id(), status)
-                }),
+                Action::Signal { signal, target } => send(signal, target),
+                Action::Exec { argv } => {
+                    let tag = Tag { end: true, index };
+                    events.push(Event::Action(self.start_program(tag, &argv, None)));
+                    let (outcomes, cut_short) =
+                        self.children.wait(Instant::now() + wait, signalled);
+                    interrupted |= cut_short;
+                    for o in outcomes {
+                        let why = if cut_short { cut } else { over.as_str() };
+                        events.push(Event::Action(self.outcome_event(o, why)));
+                    }
+                    continue;
+                }
                 // Refused at plan time.
                 Action::Stop | Action::Snapshot { .. } => Ok("not an end action".to_string()),
             };
@@ -294,32 +414,32 @@ impl ActionRunner {
     pub(super) fn record(&self) -> ActionsRecord {
         ActionsRecord {
             gap_ns: self.plan.gap_ns,
+            wait_ns: self.plan.wait_ns,
+            max_programs: MAX_PROGRAMS as u64,
+            max_snapshots: MAX_PENDING_SNAPSHOTS as u64,
             on_threshold: self.fired.iter().map(|f| f.count.clone()).collect(),
             on_end: self.ended.clone(),
         }
     }
 }
 
-fn send(signal: i32, pid: i32) -> Result<String, String> {
+/// Sends `signal` to the action's target: a pid as given, or jitterlab's parent as it was at
+/// the start, through its pidfd (plan/actions.rs `parent`): never pid 1, never a process that
+/// took an exited parent's pid.
+fn send(signal: i32, target: SignalTarget) -> Result<String, String> {
     let name = crate::sys::signal::name(signal)
         .map(str::to_string)
         .unwrap_or_else(|| format!("signal {signal}"));
-    crate::sys::process::kill(pid, signal)
-        .map(|_| format!("sent {name} to {pid}"))
-        .map_err(|e| format!("cannot send {name} to {pid}: {e}"))
-}
-
-fn exit_detail(pid: u32, status: std::process::ExitStatus) -> Result<String, String> {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(0), _) => Ok(format!("pid {pid} exited with 0")),
-        (Some(c), _) => Err(format!("pid {pid} exited with {c}")),
-        (None, Some(s)) => Err(format!(
-            "pid {pid} was killed by {}",
-            crate::sys::signal::name(s)
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("signal {s}"))
-        )),
-        (None, None) => Err(format!("pid {pid} ended: {status}")),
+    match target {
+        SignalTarget::Pid(pid) => crate::sys::process::kill(pid, signal)
+            .map(|_| format!("sent {name} to {pid}"))
+            .map_err(|e| format!("cannot send {name} to {pid}: {e}")),
+        SignalTarget::Parent => {
+            let parent = crate::plan::actions::parent()?;
+            parent
+                .send(signal)
+                .map(|_| format!("sent {name} to {} (jitterlab's parent)", parent.pid))
+                .map_err(|e| format!("cannot send {name}: {e}"))
+        }
     }
 }

@@ -2,23 +2,34 @@
 //! would look clean. A run holds `flock(LOCK_EX)` on `/run/jitterlab/cpu<N>.lock` for every CPU
 //! it measures, for as long as it measures; the kernel releases it when the process ends, however
 //! it ends (a SIGKILL leaves no stale lock). A second run on a CPU that is locked is refused
-//! (exit 3, naming the holder's pid from /proc/locks), or with `--allow-shared-cpus` measures
-//! anyway and carries a warning.
+//! (exit 3, naming the holder), or with `--allow-shared-cpus` measures anyway and carries a
+//! warning.
 //!
 //! `/run/jitterlab` is made sticky and world-writable (like /run/lock), so that unprivileged runs
 //! lock too. A lock file is only opened for reading and locked, never written or truncated, and
 //! is opened without following a link and only if it is a regular file: a name planted there
 //! by another user can make a lock fail, not redirect anything.
+//!
+//! Since any user can lock those files, a root run does not let a lock there stop it unless a
+//! jitterlab run or a root process holds it: the holders are found in /proc (every process
+//! whose open file holds the flock, `/proc/PID/fdinfo`, so a locker that forked and exited is
+//! not hidden) and told apart by what the kernel says of them (the uid; the executable,
+//! `/proc/PID/exe`, the same file as this one's), never by a name they chose. A holder of
+//! another user that is not jitterlab is named in a warning and the run proceeds. So that
+//! root runs still exclude each other when a planted lock stops neither from taking the
+//! shared one, a root run also locks `cpu<N>.lock` in root's own directory
+//! (`/run/jitterlab-root`, session/journal.rs), which only root can open.
 
+use super::journal::TrustedDir;
 use crate::error::{Failure, Result};
 use crate::sys::{errno, fs};
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
 /// Where the lock files live.
@@ -28,84 +39,198 @@ pub(crate) const LOCK_DIR: &str = "/run/jitterlab";
 /// sweep, around its levels' runs) still holds them.
 #[derive(Debug)]
 pub struct CpuLocks {
-    _held: Vec<Arc<File>>,
+    _held: Vec<Arc<CpuLock>>,
+}
+
+/// The lock files of one CPU this process holds: the shared one and root's own (either may be
+/// missing: see [`take`]).
+#[derive(Debug)]
+struct CpuLock {
+    _shared: Option<File>,
+    _own: Option<File>,
 }
 
 /// The CPUs this process holds a lock on. A second `flock` of the same file by the same process
 /// through another open would conflict with the first, so holders in one process share the
 /// open file.
-static HELD: Mutex<BTreeMap<usize, Weak<File>>> = Mutex::new(BTreeMap::new());
+static HELD: Mutex<BTreeMap<usize, Weak<CpuLock>>> = Mutex::new(BTreeMap::new());
+
+/// Where the locks are taken: the shared directory, and root's own (None for another user).
+struct Places {
+    shared: PathBuf,
+    own: Option<std::result::Result<TrustedDir, String>>,
+    proc: PathBuf,
+    root: bool,
+}
 
 /// Locks every CPU of `cpus` for this process. Returns the locks and the warnings to store with
-/// the run: CPUs measured by another run anyway (`allow_shared`), or locks that could not be
-/// taken at all (e.g. no write access to /run), where another run would go unnoticed.
+/// the run: CPUs measured by another run anyway (`allow_shared`), shared locks held by a
+/// process that is not jitterlab (a root run), or locks that could not be taken at all (e.g.
+/// no write access to /run), where another run would go unnoticed.
 pub fn take(cpus: &[usize], allow_shared: bool) -> Result<(CpuLocks, Vec<String>)> {
+    let root = crate::sys::process::effective_user_id() == 0;
+    let places = Places {
+        shared: PathBuf::from(LOCK_DIR),
+        own: root.then(|| TrustedDir::for_this_user(true).map_err(Option::unwrap_or_default)),
+        proc: PathBuf::from("/proc"),
+        root,
+    };
+    take_in(cpus, allow_shared, &places)
+}
+
+fn take_in(cpus: &[usize], allow_shared: bool, places: &Places) -> Result<(CpuLocks, Vec<String>)> {
     let mut held_here = HELD.lock().unwrap_or_else(|e| e.into_inner());
     let mut held = Vec::new();
     let mut warnings = Vec::new();
-    let mut dir: Option<io::Result<OwnedFd>> = None;
+    let mut shared_dir: Option<io::Result<OwnedFd>> = None;
+    let shared_path = places.shared.display().to_string();
     for &cpu in cpus {
-        if let Some(file) = held_here.get(&cpu).and_then(Weak::upgrade) {
-            held.push(file);
+        if let Some(lock) = held_here.get(&cpu).and_then(Weak::upgrade) {
+            held.push(lock);
             continue;
         }
-        let dir = match dir.get_or_insert_with(run_dir) {
-            Ok(d) => d,
+        // Root's own lock first: only root runs can hold it.
+        let mut own = None;
+        let mut own_problem = None;
+        match &places.own {
+            Some(Ok(dir)) => match lock_in(dir.fd(), &dir.path().display().to_string(), cpu) {
+                Locked::Held(file) => own = Some(file),
+                Locked::Busy(file, path) => {
+                    let holder = holders(&file, &path, &places.proc);
+                    let holder = describe_all(&holder, &path);
+                    if !allow_shared {
+                        return Err(refusal(cpu, &holder));
+                    }
+                    warnings.push(shared_warning(cpu, &holder));
+                    continue;
+                }
+                Locked::Failed(why) => own_problem = Some(why),
+            },
+            Some(Err(why)) => own_problem = Some(why.clone()),
+            None => {}
+        }
+        let dir = match &*shared_dir.get_or_insert_with(|| run_dir_at(&places.shared)) {
+            Ok(d) => d.as_fd(),
             Err(e) => {
-                warnings.push(format!(
-                    "cannot take the CPU locks in {LOCK_DIR} ({e}): another jitterlab measuring these CPUs at the same time would go unnoticed; run once as root to make {LOCK_DIR}"
-                ));
-                break;
-            }
-        };
-        let path = format!("{LOCK_DIR}/cpu{cpu}.lock");
-        let file = match open_lock_file(dir, cpu) {
-            Ok(f) => f,
-            Err(e) => {
-                warnings.push(format!(
-                    "cannot take the lock of CPU {cpu} ({path}: {e}): another jitterlab measuring it at the same time would go unnoticed"
-                ));
+                if own.is_none() {
+                    warnings.push(format!(
+                        "cannot take the CPU locks in {shared_path} ({e}): another jitterlab measuring these CPUs at the same time would go unnoticed; run once as root to make {shared_path}"
+                    ));
+                    break;
+                }
+                held.push(keep(&mut held_here, cpu, None, own));
                 continue;
             }
         };
-        match fs::try_lock_exclusive(file.as_fd()) {
-            Ok(true) => {
-                let file = Arc::new(file);
-                held_here.insert(cpu, Arc::downgrade(&file));
-                held.push(file);
-                continue;
-            }
-            Ok(false) => {}
-            Err(e) => {
+        match lock_in(dir, &shared_path, cpu) {
+            Locked::Held(file) => held.push(keep(&mut held_here, cpu, Some(file), own)),
+            Locked::Failed(why) => {
                 warnings.push(format!(
-                    "cannot take the lock of CPU {cpu} ({path}: {e}): another jitterlab measuring it at the same time would go unnoticed"
+                    "cannot take the lock of CPU {cpu} ({why}): another jitterlab measuring it at the same time would go unnoticed"
                 ));
-                continue;
+                if own.is_some() {
+                    held.push(keep(&mut held_here, cpu, None, own));
+                }
+            }
+            Locked::Busy(file, path) => {
+                let found = holders(&file, &path, &places.proc);
+                let text = describe_all(&found, &path);
+                if places.root && !found.is_empty() && found.iter().all(Holder::cannot_stop_root) {
+                    warnings.push(planted_warning(cpu, &path, &text, own_problem.as_deref()));
+                    held.push(keep(&mut held_here, cpu, None, own));
+                    continue;
+                }
+                if !allow_shared {
+                    return Err(refusal(cpu, &text));
+                }
+                warnings.push(shared_warning(cpu, &text));
+                if own.is_some() {
+                    held.push(keep(&mut held_here, cpu, None, own));
+                }
             }
         }
-        let holder = match holder_pid(&file) {
-            Some(pid) => describe_holder(Path::new("/proc"), pid, &path),
-            None => format!(
-                "a process this user cannot see (it holds {path}; /proc/locks does not name it)"
-            ),
-        };
-        if !allow_shared {
-            return Err(Failure::system(format!(
-                "CPU {cpu} is being measured by {holder}: two runs on one CPU disturb each other, and each result would look clean; wait for it to end, measure other CPUs with --cpus, or pass --allow-shared-cpus to measure anyway (the results then carry a warning)"
-            )));
-        }
-        warnings.push(format!(
-            "CPU {cpu} was being measured by {holder} when this run started (--allow-shared-cpus): the two runs disturb each other"
-        ));
     }
     Ok((CpuLocks { _held: held }, warnings))
 }
 
-/// Opens /run/jitterlab, making it (sticky, world-writable) if missing: the CPU locks and the
-/// idle-state journals (session/idle_states.rs) live there.
+/// The refusal of a CPU another run holds.
+fn refusal(cpu: usize, holder: &str) -> Failure {
+    Failure::system(format!(
+        "CPU {cpu} is being measured by {holder}: two runs on one CPU disturb each other, and each result would look clean; wait for it to end, measure other CPUs with --cpus, or pass --allow-shared-cpus to measure anyway (the results then carry a warning)"
+    ))
+}
+
+/// The warning of a CPU measured anyway (`--allow-shared-cpus`).
+fn shared_warning(cpu: usize, holder: &str) -> String {
+    format!(
+        "CPU {cpu} was being measured by {holder} when this run started (--allow-shared-cpus): the two runs disturb each other"
+    )
+}
+
+/// The warning of a root run that went past a shared lock held by another user's process
+/// that is not jitterlab.
+fn planted_warning(cpu: usize, path: &str, holder: &str, own_problem: Option<&str>) -> String {
+    let own = match own_problem {
+        None => format!(
+            "root runs still exclude each other through {}/cpu{cpu}.lock",
+            super::journal::ROOT_DIR
+        ),
+        Some(why) => format!(
+            "and root's own lock could not be taken either ({why}): another root run on CPU {cpu} would go unnoticed too"
+        ),
+    };
+    format!(
+        "the lock of CPU {cpu} ({path}) is held by {holder}; a lock any user can take does not stop a root run, so this run measured anyway: a jitterlab run of another user started on CPU {cpu} while it lasts would go unnoticed ({own})"
+    )
+}
+
+/// A lock file held by this process for `cpu` (and its entry in [`HELD`]).
+fn keep(
+    held_here: &mut BTreeMap<usize, Weak<CpuLock>>,
+    cpu: usize,
+    shared: Option<File>,
+    own: Option<File>,
+) -> Arc<CpuLock> {
+    let lock = Arc::new(CpuLock {
+        _shared: shared,
+        _own: own,
+    });
+    held_here.insert(cpu, Arc::downgrade(&lock));
+    lock
+}
+
+/// What locking one file came to.
+enum Locked {
+    Held(File),
+    /// Another holds it: the open file, its path.
+    Busy(File, String),
+    /// It could not be opened or locked: why, with its path.
+    Failed(String),
+}
+
+/// Locks `cpu<N>.lock` in the directory `dir` (shown as `shown`).
+fn lock_in(dir: BorrowedFd, shown: &str, cpu: usize) -> Locked {
+    let path = format!("{shown}/cpu{cpu}.lock");
+    let file = match open_lock_file(dir, cpu) {
+        Ok(f) => f,
+        Err(e) => return Locked::Failed(format!("{path}: {e}")),
+    };
+    match fs::try_lock_exclusive(file.as_fd()) {
+        Ok(true) => Locked::Held(file),
+        Ok(false) => Locked::Busy(file, path),
+        Err(e) => Locked::Failed(format!("{path}: {e}")),
+    }
+}
+
+/// Opens /run/jitterlab, making it (sticky, world-writable) if missing: the CPU locks live
+/// there, and the trusted directories of users other than root (session/journal.rs).
 pub(crate) fn run_dir() -> io::Result<OwnedFd> {
-    let made = fs::make_dir(Path::new(LOCK_DIR), 0o755).is_ok();
-    let fd = fs::open_dir_nofollow(Path::new(LOCK_DIR))?;
+    run_dir_at(Path::new(LOCK_DIR))
+}
+
+fn run_dir_at(at: &Path) -> io::Result<OwnedFd> {
+    let made = fs::make_dir(at, 0o755).is_ok();
+    let fd = fs::open_dir_nofollow(at)?;
     if made {
         // Not through mkdir's mode, which the umask trims.
         let _ = fs::set_mode(fd.as_fd(), 0o1777);
@@ -115,19 +240,19 @@ pub(crate) fn run_dir() -> io::Result<OwnedFd> {
 
 /// Opens (making it if missing) the lock file of `cpu`, for reading only: `flock` needs no
 /// more, and nothing is ever written to it.
-fn open_lock_file(dir: &OwnedFd, cpu: usize) -> io::Result<File> {
+fn open_lock_file(dir: BorrowedFd, cpu: usize) -> io::Result<File> {
     let name = CString::new(format!("cpu{cpu}.lock")).expect("no NUL in the name");
     // An existing file is opened without O_CREAT: in a sticky world-writable directory the
     // kernel refuses O_CREAT on another user's file (fs.protected_regular).
     let file = loop {
-        let opened = fs::open_read_at(dir.as_fd(), &name, false);
+        let opened = fs::open_read_at(dir, &name, false);
         if !opened
             .as_ref()
             .is_err_and(|e| e.raw_os_error() == Some(errno::ENOENT))
         {
             break opened?;
         }
-        let made = fs::open_read_at(dir.as_fd(), &name, true);
+        let made = fs::open_read_at(dir, &name, true);
         // Made by another run meanwhile: open it as an existing file.
         if !made
             .as_ref()
@@ -142,11 +267,114 @@ fn open_lock_file(dir: &OwnedFd, cpu: usize) -> io::Result<File> {
     Ok(file)
 }
 
+/// A process holding a CPU's lock, as the kernel describes it.
+#[derive(Debug)]
+struct Holder {
+    pid: u32,
+    /// Its real uid, when /proc says.
+    uid: Option<u32>,
+    /// The same executable as this process.
+    jitterlab: bool,
+    /// For the messages (see [`describe_holder`]).
+    text: String,
+}
+
+impl Holder {
+    /// Whether the lock it holds is no reason for a root run to stop: it is another user's,
+    /// and not jitterlab.
+    fn cannot_stop_root(&self) -> bool {
+        !self.jitterlab && self.uid.is_some_and(|uid| uid != 0)
+    }
+}
+
+/// Every process holding the flock of `file` (its open file holds it, as
+/// `/proc/PID/fdinfo/FD` says: a locker that forked and exited leaves its children holding
+/// it), jitterlab first, then root's; where this user cannot see them, the pid /proc/locks
+/// names.
+fn holders(file: &File, path: &str, proc: &Path) -> Vec<Holder> {
+    let Ok(meta) = file.metadata() else {
+        return Vec::new();
+    };
+    let mut pids = fdinfo_holders(proc, meta.dev(), meta.ino());
+    if pids.is_empty() {
+        pids.extend(holder_pid(&meta, proc).filter(|pid| proc.join(pid.to_string()).exists()));
+    }
+    let mut found: Vec<Holder> = pids
+        .into_iter()
+        .map(|pid| read_holder(proc, pid, path))
+        .collect();
+    found.sort_by_key(|h| (!h.jitterlab, h.uid != Some(0), h.pid));
+    found
+}
+
+/// The processes of `proc` with an open file of the file (`dev`, `ino`) that holds a flock
+/// on it.
+fn fdinfo_holders(proc: &Path, dev: u64, ino: u64) -> Vec<u32> {
+    let Ok(processes) = std::fs::read_dir(proc) else {
+        return Vec::new();
+    };
+    let mut pids = Vec::new();
+    for process in processes.flatten() {
+        let Some(pid) = process.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(process.path().join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            // stat through the descriptor's link: the open file itself.
+            let same = std::fs::metadata(fd.path()).is_ok_and(|m| m.dev() == dev && m.ino() == ino);
+            let info = || {
+                std::fs::read_to_string(process.path().join("fdinfo").join(fd.file_name()))
+                    .unwrap_or_default()
+            };
+            if same
+                && info()
+                    .lines()
+                    .any(|l| l.starts_with("lock:") && l.contains("FLOCK"))
+            {
+                pids.push(pid);
+                break;
+            }
+        }
+    }
+    pids
+}
+
+/// The holders, for a message: the first described, the others by pid.
+fn describe_all(found: &[Holder], path: &str) -> String {
+    let Some(first) = found.first() else {
+        return format!(
+            "a process this user cannot see (it holds {path}; /proc/locks does not name it)"
+        );
+    };
+    match found.len() {
+        1 => first.text.clone(),
+        n => format!(
+            "{} (and {} more process{} sharing its lock: pid {})",
+            first.text,
+            n - 1,
+            if n == 2 { "" } else { "es" },
+            found[1..]
+                .iter()
+                .map(|h| h.pid.to_string())
+                .collect::<Vec<_>>()
+                .join(", pid ")
+        ),
+    }
+}
+
 /// Who holds a CPU's lock, for the refusal: a lock file in the world-writable /run/jitterlab
 /// can be locked by any local user, so the message says whose process it is (user, uid,
 /// command line) and whether it is jitterlab at all, e.g. `pid 4242 of user nobody (uid
 /// 65534), 'flock /run/jitterlab/cpu1.lock sleep 600', which is not jitterlab (...)`.
+#[cfg(test)]
 fn describe_holder(proc: &Path, pid: u32, path: &str) -> String {
+    read_holder(proc, pid, path).text
+}
+
+/// The holder `pid` as /proc describes it.
+fn read_holder(proc: &Path, pid: u32, path: &str) -> Holder {
     let dir = proc.join(pid.to_string());
     let uid = std::fs::read_to_string(dir.join("status"))
         .ok()
@@ -171,8 +399,17 @@ fn describe_holder(proc: &Path, pid: u32, path: &str) -> String {
         true => comm.to_string(),
         false => shell_words::join(&cmdline),
     };
-    // The same executable as this process (or, when its link cannot be read, the same name).
-    let exe = |p: &Path| std::fs::read_link(p.join("exe")).ok();
+    // The same executable as this process (a binary replaced since it started reads
+    // `PATH (deleted)`: still the same path, which only its owner can write); where the link
+    // cannot be read (another user's process, for a user other than root), the same name.
+    let exe = |p: &Path| {
+        std::fs::read_link(p.join("exe")).ok().map(|l| {
+            let l = l.to_string_lossy().into_owned();
+            l.strip_suffix(" (deleted)")
+                .map(str::to_string)
+                .unwrap_or(l)
+        })
+    };
     let jitterlab = match (exe(&dir), exe(&proc.join("self"))) {
         (Some(theirs), Some(ours)) => theirs == ours,
         _ => comm == "jitterlab",
@@ -183,10 +420,15 @@ fn describe_holder(proc: &Path, pid: u32, path: &str) -> String {
             "a process that is not jitterlab (any user can lock the files of {LOCK_DIR}; if it is not measuring, end it with kill {pid}, or remove {path} so that the next run makes it anew)"
         ),
     };
-    format!(
-        "{what}: pid {pid} of {user}, '{}'",
-        crate::error::escape_controls(&command)
-    )
+    Holder {
+        pid,
+        uid,
+        jitterlab,
+        text: format!(
+            "{what}: pid {pid} of {user}, '{}'",
+            crate::error::escape_controls(&command)
+        ),
+    }
 }
 
 /// The name of the user `uid` in /etc/passwd.
@@ -198,13 +440,12 @@ fn user_name(uid: u32) -> Option<String> {
     })
 }
 
-/// The pid holding the flock of `file`, from /proc/locks (lines such as
+/// The pid holding the flock of the file `meta` describes, from /proc/locks (lines such as
 /// `1: FLOCK  ADVISORY  WRITE 1234 fe:00:5400194 0 EOF`, the file named by device and inode).
-fn holder_pid(file: &File) -> Option<u32> {
-    let meta = file.metadata().ok()?;
+fn holder_pid(meta: &std::fs::Metadata, proc: &Path) -> Option<u32> {
     let (major, minor) = fs::major_minor(meta.dev());
     let id = format!("{:02x}:{:02x}:{}", major, minor, meta.ino());
-    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let locks = std::fs::read_to_string(proc.join("locks")).ok()?;
     holder_in(&locks, &id)
 }
 
@@ -221,83 +462,4 @@ fn holder_in(locks: &str, id: &str) -> Option<u32> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_holder_is_read_from_proc_locks() {
-        let locks = "1: FLOCK  ADVISORY  WRITE 10834 fe:00:5400194 0 EOF\n\
-                     1: -> FLOCK  ADVISORY  WRITE 999 fe:00:77 0 EOF\n\
-                     2: FLOCK  ADVISORY  WRITE 4242 fe:00:77 0 EOF\n\
-                     3: POSIX  ADVISORY  WRITE 5 fe:00:78 0 EOF\n";
-        assert_eq!(holder_in(locks, "fe:00:77"), Some(4242));
-        assert_eq!(holder_in(locks, "fe:00:5400194"), Some(10834));
-        assert_eq!(holder_in(locks, "fe:00:78"), None, "not a flock");
-    }
-
-    /// The holder is described by its user, command line and whether it is jitterlab: a
-    /// `sleep` is not; this process is (the same executable), whatever its name.
-    #[test]
-    fn the_holder_is_named_with_its_user_and_command() {
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
-            .spawn()
-            .unwrap();
-        let pid = child.id();
-        // Until the child has become sleep (before its exec it is a copy of this process).
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()
-            != b"sleep\x0030\x00"
-        {
-            assert!(std::time::Instant::now() < deadline, "sleep did not start");
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        let text = describe_holder(Path::new("/proc"), pid, "/run/jitterlab/cpu1.lock");
-        let _ = child.kill();
-        let _ = child.wait();
-        assert!(
-            text.starts_with("a process that is not jitterlab"),
-            "{text}"
-        );
-        assert!(text.contains(&format!("kill {pid}")), "{text}");
-        assert!(text.contains(&format!("pid {pid} of ")), "{text}");
-        assert!(text.ends_with("'sleep 30'"), "{text}");
-        let uid = std::fs::read_to_string("/proc/self/status")
-            .unwrap()
-            .lines()
-            .find_map(|l| l.strip_prefix("Uid:"))
-            .unwrap()
-            .split_whitespace()
-            .next()
-            .unwrap()
-            .to_string();
-        assert!(text.contains(&format!("uid {uid})")), "{text}");
-        let me = std::process::id();
-        let text = describe_holder(Path::new("/proc"), me, "/run/jitterlab/cpu1.lock");
-        assert!(text.starts_with("another jitterlab run: pid"), "{text}");
-    }
-
-    /// Holders in one process share the lock: a sweep holds its CPUs around its levels' runs.
-    #[test]
-    fn one_process_takes_its_own_locks_again() {
-        // A CPU number no test run measures, so that this unit test never meets a real run.
-        let cpu = 65_000;
-        let Ok((outer, warnings)) = take(&[cpu], false) else {
-            panic!("the first lock is taken");
-        };
-        if !warnings.is_empty() {
-            eprintln!("SKIPPED one_process_takes_its_own_locks_again: {warnings:?}");
-            return;
-        }
-        let (inner, warnings) = take(&[cpu], false).expect("taken again by its holder");
-        assert!(warnings.is_empty(), "{warnings:?}");
-        drop(inner);
-        assert!(
-            HELD.lock().unwrap().get(&cpu).unwrap().upgrade().is_some(),
-            "still held by the outer holder"
-        );
-        drop(outer);
-        assert!(HELD.lock().unwrap().get(&cpu).unwrap().upgrade().is_none());
-        let _ = std::fs::remove_file(format!("{LOCK_DIR}/cpu{cpu}.lock"));
-    }
-}
+mod tests;

@@ -52,6 +52,9 @@ impl Session {
             self.record.warnings.extend(failed);
         }
 
+        // Whether a SIGINT or SIGTERM had come by the run's end: one after it ends the end's
+        // waits (`end_actions`).
+        let interrupted_at_end = self.interrupted.load(Ordering::SeqCst);
         self.record_end(failure);
         self.record_figures(&recorded.results, &ends, &load_outcome);
         self.record_counters();
@@ -91,22 +94,57 @@ impl Session {
         if let Err(e) = self.dir.write_final_run_record(&mut self.record) {
             eprintln!("jitterlab: {e}");
         }
-        // The --on-end actions see the results whole; what they did is then added.
-        if let Some(actions) = &mut self.actions
-            && !self.plan.actions.on_end.is_empty()
-        {
-            for e in actions.at_end() {
-                self.events.write(&e);
-            }
-            self.record.actions = Some(actions.record());
-            if let Err(e) = self.dir.write_final_run_record(&mut self.record) {
-                eprintln!("jitterlab: {e}");
-            }
-        }
+        self.release_for_next_run();
+        self.end_actions(interrupted_at_end);
         // The rest of the session (its parts, in field order) is dropped on return.
         RunOutcome {
             dir: self.dir,
             record: self.record,
+        }
+    }
+
+    /// Gives back what a next run on these CPUs would need, before the `--on-end` actions
+    /// (which may start one): the CPU locks, the cpuset partition and this thread's CPUs
+    /// (`--housekeeping`; an `--on-end` program would inherit them). PM QoS, the idle states,
+    /// the trace and the loads were given back already.
+    fn release_for_next_run(&mut self) {
+        self.cpu_locks = None;
+        self._partition = None;
+        if let Ok(none) = crate::measure::sched::Housekeeping::enter(None) {
+            // The confinement dropped here gives the former CPUs back.
+            self._housekeeping = none;
+        }
+    }
+
+    /// The end of the actions, once the results are written: the threshold programs still
+    /// running and the `--on-end` actions, each wait bounded by `--action-wait` and cut short
+    /// by a SIGINT or SIGTERM that comes after the run's end. What they did is added to
+    /// run.json; should that fail (an `--on-end` program removed the directory), the run's
+    /// outcome stands as written before them, and the error is said on stderr.
+    fn end_actions(&mut self, interrupted_at_end: bool) {
+        let Some(actions) = &mut self.actions else {
+            return;
+        };
+        // Made before `interrupted` is read: a signal comes before (read) or after (caught).
+        let watch = super::children::SignalWatch::new();
+        let interrupted = std::sync::Arc::clone(&self.interrupted);
+        let signalled =
+            move || watch.caught() || (!interrupted_at_end && interrupted.load(Ordering::SeqCst));
+        let events = actions.at_end(&signalled);
+        if events.is_empty() {
+            return;
+        }
+        for e in &events {
+            self.events.write(e);
+        }
+        self.record.actions = Some(actions.record());
+        if let Err(e) = self.dir.write_run_record(&self.record) {
+            eprintln!(
+                "jitterlab: what the end's actions did is not in {}: {e} (the run's results were written before them)",
+                self.dir
+                    .file(crate::format::run_record::FILE_NAME)
+                    .display()
+            );
         }
     }
 

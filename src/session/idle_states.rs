@@ -4,35 +4,29 @@
 //!
 //! Unlike PM QoS (session/pmqos.rs), which the kernel drops with the file descriptor, a
 //! `disable` file keeps its value after jitterlab dies. So before changing anything the run
-//! writes a journal, `/run/jitterlab/idle-states-<pid>`, of the states it is about to disable
-//! (only states that were enabled: one already disabled is left alone and never enabled by
-//! us). The run's end enables them and removes the journal; the next start after a SIGKILL
-//! finds the journal of a pid that is gone and does the same.
-//!
-//! /run/jitterlab is world-writable (session/cpulock.rs), so a journal is trusted only when it
-//! is a regular file owned by the user restoring it, and it holds numbers only: a restore
-//! writes `0` to `cpu<N>/cpuidle/state<S>/disable` of the CPU root and nowhere else.
+//! writes a journal (session/journal.rs: in the user's trusted directory, root's
+//! `/run/jitterlab-root/idle-states-<pid>`, locked while the run lives) of the states it is
+//! about to disable (only states that were enabled: one already disabled is left alone and
+//! never enabled by us). The run's end enables them and removes the journal; the next start
+//! after a SIGKILL finds the journal without its writer (its lock free) and does the same.
+//! A journal holds numbers only: a restore writes `0` to `cpu<N>/cpuidle/state<S>/disable` of
+//! the CPU root and nowhere else.
 
+use super::journal::{Journal, Stale, TrustedDir};
 use crate::format::run_record::{IdleStateRecord, IdleStatesRecord};
-use crate::sys::fs;
-use std::ffi::CString;
-use std::io::{Read, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Where the kernel lists the CPUs (and, per CPU, its cpuidle states).
 pub(crate) const CPU_ROOT: &str = "/sys/devices/system/cpu";
-/// A journal's name: this prefix and the pid of the jitterlab that wrote it.
-const PREFIX: &str = "idle-states-";
-/// A journal's first line.
-const MAGIC: &str = "#jitterlab-idle-states 1";
+/// The journals' kind (their names: `idle-states-<pid>`).
+pub(crate) const KIND: &str = "idle-states";
 
 /// The states disabled for this run; enabled again by [`IdleStateLimit::restore`] or on drop.
 #[derive(Debug)]
 pub(crate) struct IdleStateLimit {
     cpu_root: PathBuf,
-    journal_dir: OwnedFd,
-    journal: CString,
+    journal: Option<Journal>,
     pub(crate) record: IdleStatesRecord,
     restored: bool,
 }
@@ -134,7 +128,7 @@ impl IdleStateLimit {
     /// a write fails.
     pub(crate) fn apply(
         cpu_root: &Path,
-        journal_dir: OwnedFd,
+        journal_dir: &TrustedDir,
         cpus: &[usize],
         max: u32,
     ) -> Result<IdleStateLimit, String> {
@@ -145,31 +139,26 @@ impl IdleStateLimit {
     /// Journals `planned`, then disables each state; a failure enables again what was done.
     fn enact(
         cpu_root: &Path,
-        journal_dir: OwnedFd,
+        journal_dir: &TrustedDir,
         max: u32,
         disabled: Vec<IdleStateRecord>,
     ) -> Result<IdleStateLimit, String> {
-        let journal =
-            CString::new(format!("{PREFIX}{}", std::process::id())).expect("no NUL in the name");
-        let mut text = format!("{MAGIC}\n");
-        for d in &disabled {
-            text.push_str(&format!("{} {}\n", d.cpu, d.state));
-        }
-        let mut file = fs::create_new_at(journal_dir.as_fd(), &journal).map_err(|e| {
+        let lines: Vec<String> = disabled
+            .iter()
+            .map(|d| format!("{} {}", d.cpu, d.state))
+            .collect();
+        let journal = Journal::create(journal_dir, KIND, &lines).map_err(|e| {
             format!(
-                "--idle-state-max: cannot write the journal {PREFIX}{} in /run/jitterlab ({e}): without it a killed run could not restore the states",
-                std::process::id()
+                "--idle-state-max: cannot write the journal {KIND}-{} in {} ({e}): without it a killed run could not restore the states",
+                std::process::id(),
+                journal_dir.path().display()
             )
         })?;
-        file.write_all(text.as_bytes())
-            .and_then(|_| file.sync_all())
-            .map_err(|e| format!("--idle-state-max: cannot write the journal: {e}"))?;
         // From here on a failure drops the limit, which enables what was disabled and removes
         // the journal.
         let mut limit = IdleStateLimit {
             cpu_root: cpu_root.to_path_buf(),
-            journal_dir,
-            journal,
+            journal: Some(journal),
             record: IdleStatesRecord {
                 max,
                 disabled: Vec::new(),
@@ -195,8 +184,10 @@ impl IdleStateLimit {
             .iter()
             .filter_map(|d| set_disabled(&self.cpu_root, d.cpu, d.state, false).err())
             .collect();
-        if failed.is_empty() {
-            let _ = fs::unlink_at(self.journal_dir.as_fd(), &self.journal, fs::Entry::File);
+        if failed.is_empty()
+            && let Some(journal) = self.journal.take()
+        {
+            let _ = journal.remove();
         }
         failed
     }
@@ -208,13 +199,10 @@ impl Drop for IdleStateLimit {
     }
 }
 
-/// The (cpu, state) pairs of a journal's text; None when it is not one of ours.
-fn parse_journal(text: &str) -> Option<Vec<(usize, u32)>> {
-    let mut lines = text.lines();
-    if lines.next()? != MAGIC {
-        return None;
-    }
+/// The (cpu, state) pairs of a journal's lines; None when one is not a pair of numbers.
+fn parse_journal(lines: &[String]) -> Option<Vec<(usize, u32)>> {
     lines
+        .iter()
         .map(|l| {
             let (cpu, state) = l.split_once(' ')?;
             Some((cpu.parse().ok()?, state.parse().ok()?))
@@ -222,59 +210,43 @@ fn parse_journal(text: &str) -> Option<Vec<(usize, u32)>> {
         .collect()
 }
 
-/// Restores the states journaled by jitterlab processes that no longer exist (a SIGKILL)
-/// under `cpu_root`, and removes their journals. Journals of live processes stay; one not
-/// owned by this user, not a regular file or not in the journal's format is left alone with
-/// a warning. Returns the warnings.
-pub(crate) fn restore_stale_in(
-    cpu_root: &Path,
-    journal_dir: &Path,
-    proc_root: &Path,
-) -> Vec<String> {
-    let Ok(dir) = fs::open_dir_nofollow(journal_dir) else {
-        return Vec::new();
+/// Undoes the journal of a killed run (session/stale.rs): enables again the states it names
+/// under `cpu_root`. Returns what to say, and whether the journal is done with (kept when a
+/// write failed, for the next start to retry).
+pub(crate) fn undo(stale: &Stale, cpu_root: &Path) -> (String, bool) {
+    let Some(pairs) = parse_journal(&stale.lines) else {
+        return (
+            format!(
+                "{} is not an idle-state journal in its format; left alone",
+                stale.path.display()
+            ),
+            false,
+        );
     };
-    let me = crate::sys::process::effective_user_id();
-    let mut warnings = Vec::new();
-    for (name, path) in super::stale::left_by_gone_runs(journal_dir, PREFIX, proc_root) {
-        let c_name = CString::new(name).expect("a directory entry has no NUL");
-        // Opened without following a link or blocking on a FIFO, then checked as opened.
-        let pairs = fs::open_read_at(dir.as_fd(), &c_name, false)
-            .ok()
-            .filter(|f| f.metadata().is_ok_and(|m| m.is_file()))
-            .filter(|f| fs::owner(f.as_fd()).is_ok_and(|uid| uid == me))
-            .and_then(|mut f| {
-                let mut text = String::new();
-                (&mut f).take(1 << 20).read_to_string(&mut text).ok()?;
-                parse_journal(&text)
-            });
-        let Some(pairs) = pairs else {
-            warnings.push(format!(
-                "{} is not an idle-state journal this user wrote (not a regular file, another owner, or not in its format); left alone",
-                path.display()
-            ));
-            continue;
-        };
-        let failed: Vec<String> = pairs
-            .iter()
-            .filter_map(|&(cpu, state)| set_disabled(cpu_root, cpu, state, false).err())
-            .collect();
-        if failed.is_empty() {
-            let _ = fs::unlink_at(dir.as_fd(), &c_name, fs::Entry::File);
-            warnings.push(format!(
-                "enabled again {} cpuidle state(s) that a jitterlab killed during --idle-state-max had disabled (journal {})",
+    let failed: Vec<String> = pairs
+        .iter()
+        .filter_map(|&(cpu, state)| set_disabled(cpu_root, cpu, state, false).err())
+        .collect();
+    match failed.is_empty() {
+        true => (
+            format!(
+                "enabled again {} cpuidle state(s) that a jitterlab (pid {}) killed during --idle-state-max had disabled (journal {})",
                 pairs.len(),
-                path.display()
-            ));
-        } else {
-            warnings.push(format!(
-                "cannot enable the cpuidle states a killed jitterlab disabled (journal {}): {}",
-                path.display(),
+                stale.pid,
+                stale.path.display()
+            ),
+            true,
+        ),
+        false => (
+            format!(
+                "cannot enable the cpuidle states a killed jitterlab (pid {}) disabled (journal {}): {}",
+                stale.pid,
+                stale.path.display(),
                 failed.join("; ")
-            ));
-        }
+            ),
+            false,
+        ),
     }
-    warnings
 }
 
 #[cfg(test)]

@@ -188,6 +188,7 @@ fn start_supervisor(
         log_cap,
         record_index_base: spikes,
         once: false,
+        priority: plan.drain_priority,
     };
     Supervisor::start(setup, Arc::clone(stop)).map(Some)
 }

@@ -33,12 +33,14 @@
 //! outcome) on the way.
 
 mod actions;
+mod children;
 pub mod cpulock;
 mod cpuset;
 mod events;
 mod files;
 mod finish;
 pub(crate) mod idle_states;
+mod journal;
 mod layout;
 pub mod loads;
 pub mod pmqos;
@@ -151,8 +153,8 @@ pub struct Session {
     idle_states: Option<idle_states::IdleStateLimit>,
     /// Spike threads joined, load generators stopped and reaped.
     loads: RunLoads,
-    /// Other runs may measure these CPUs again.
-    _cpu_locks: CpuLocks,
+    /// Other runs may measure these CPUs again (released by `finish` before `--on-end`).
+    cpu_locks: Option<CpuLocks>,
     /// Released from the gate if never opened, stopped, interrupted, joined.
     threads: Threads,
     /// `--cpuset-partition`: removed once the threads in it have ended.

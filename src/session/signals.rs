@@ -1,15 +1,24 @@
-//! SIGINT and SIGTERM for the commands that change the system (run, noise, monitor, sweep).
-//! The handlers go in first, before the command makes its result directory, takes a CPU lock
-//! or creates a tracing instance: a signal that came while these were being set up used to
-//! kill the process by the default action, leaving an empty result directory and a tracing
-//! instance still tracing. Caught instead, it is remembered, and the session that starts
-//! afterwards stops at once and tears down what it set up (docs/user-guide.md, "Stopping").
+//! SIGINT and SIGTERM for the commands that change the system (run, noise, monitor, sweep,
+//! load and the drop-ins cyclictest, oslat and timerlat): [`install`] is the one place their
+//! handlers are set up, called by `commands::dispatch` before the command does anything else
+//! (before it makes its result directory, takes a CPU lock, creates a tracing instance or
+//! starts a load). A signal that comes while the command sets up is remembered, and the
+//! session that starts afterwards stops at once and tears down what it set up
+//! (docs/user-guide.md, "Stopping").
+//!
+//! The handlers are installed with both signals blocked: signal-hook puts its handler in with
+//! sigaction before it publishes the action that handler runs, and a signal delivered between
+//! the two found no action and was lost (issue 39 R17: a monitor ran on for 20 s, a `load` its
+//! full 5 s). Blocked, such a signal stays pending until both are in place and is delivered
+//! when they are unblocked, before [`install`] returns. They are unblocked even when the parent
+//! started jitterlab with them blocked: a command that promises to stop on SIGINT must see it.
 
 use crate::error::{OrFailure, Result};
+use crate::sys::signal::{SIGINT, SIGTERM, SignalSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// Set by the first SIGINT or SIGTERM since [`catch`]; a second one exits at once (130).
+/// Set by the first SIGINT or SIGTERM since [`install`]; a second one exits at once (130).
 static CAUGHT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 /// When the first SIGINT or SIGTERM came (CLOCK_MONOTONIC, ns; 0: none yet).
 static FIRST_SIGNAL_NS: AtomicU64 = AtomicU64::new(0);
@@ -21,13 +30,37 @@ const SAME_REQUEST_NS: u64 = 1_000_000_000;
 /// Installs the handlers, once per process (later calls return the same flag): from then on
 /// SIGINT and SIGTERM set the flag returned instead of ending the process, and a second one,
 /// more than a second after the first, ends it at once with exit code 130 (within the second
-/// it is the first request delivered twice, [`SAME_REQUEST_NS`]).
+/// it is the first request delivered twice, [`SAME_REQUEST_NS`]). Blocks both signals in the
+/// calling thread while it installs and publishes, then unblocks them: a signal that came in
+/// the meantime (or was pending when the process started) has set the flag when this returns.
+/// Meant for the main thread before any other thread exists (`commands::dispatch`), so that no
+/// other thread can take the signal during the installation.
+pub(crate) fn install() -> Result<Arc<AtomicBool>> {
+    let both = SignalSet::of(&[SIGINT, SIGTERM]);
+    both.block_in_this_thread();
+    let installed = install_blocked();
+    // Also after a failure: the default action (ending the process) is better than a signal
+    // held for ever.
+    both.unblock_in_this_thread();
+    installed
+}
+
+/// The flag of [`install`], installing the handlers if no command did (library use: the
+/// tests that start a session directly).
 pub(crate) fn catch() -> Result<Arc<AtomicBool>> {
+    match CAUGHT.get() {
+        Some(flag) => Ok(Arc::clone(flag)),
+        None => install(),
+    }
+}
+
+/// [`install`]'s work, with SIGINT and SIGTERM blocked in the calling thread.
+fn install_blocked() -> Result<Arc<AtomicBool>> {
     if let Some(flag) = CAUGHT.get() {
         return Ok(Arc::clone(flag));
     }
     let flag = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for signal in [SIGINT, SIGTERM] {
         let flag = Arc::clone(&flag);
         // SAFETY: the handler only reads the clock (clock_gettime), touches atomics and may
         // call _exit: all async-signal-safe.
@@ -49,12 +82,14 @@ pub(crate) fn catch() -> Result<Arc<AtomicBool>> {
 }
 
 /// A new flag set by every later SIGINT or SIGTERM, and set already when one came since
-/// [`catch`] (while the command was setting up): one per session, which the session may also
+/// [`install`] (while the command was setting up): one per session, which the session may also
 /// set itself (a write error, a failed load) without stopping the sessions after it.
 pub(crate) fn stop_flag() -> Result<Arc<AtomicBool>> {
     let caught = catch()?;
     let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for signal in [SIGINT, SIGTERM] {
+        // The signal's handler is in place since `install`, so this only adds an action to
+        // it: a signal meanwhile runs the actions published so far, `install`'s among them.
         signal_hook::flag::register(signal, Arc::clone(&stop))
             .or_run(|| "cannot install the SIGINT/SIGTERM handlers".into())?;
     }

@@ -1,25 +1,137 @@
-//! What a killed jitterlab leaves behind: entries named `<prefix><pid>` (a cpuset, an
-//! idle-state journal) whose process no longer exists, for the next start to undo.
+//! What a killed jitterlab leaves behind, undone at the next start: the kernel state named by
+//! journals without a writer (session/journal.rs) in this user's trusted directory, each
+//! undone by its kind's module. Nothing is recognised by its name alone, and nothing is read
+//! from a place another user can write: entries there are ignored and counted in one warning,
+//! never one warning each.
 
+use super::journal::{self, TrustedDir};
 use std::path::{Path, PathBuf};
 
-/// The entries of `dir` named `prefix` and a pid that is not this process's and has no
-/// `proc_root/<pid>`: (name, path). A directory that cannot be read has none.
-pub(crate) fn left_by_gone_runs(
-    dir: &Path,
-    prefix: &str,
-    proc_root: &Path,
-) -> Vec<(String, PathBuf)> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let pid: u32 = name.strip_prefix(prefix)?.parse().ok()?;
-            let gone = pid != std::process::id() && !proc_root.join(pid.to_string()).exists();
-            gone.then(|| (name, entry.path()))
-        })
-        .collect()
+/// Where the kernel state the journals name lives (fixture trees in the tests).
+pub(crate) struct Roots {
+    /// The CPUs' sysfs directory (idle states).
+    pub(crate) cpu: PathBuf,
+    /// The cgroup v1 cpuset hierarchy.
+    pub(crate) cpuset: PathBuf,
 }
+
+impl Roots {
+    fn system() -> Roots {
+        Roots {
+            cpu: PathBuf::from(super::idle_states::CPU_ROOT),
+            cpuset: PathBuf::from(super::cpuset::CPUSET_V1),
+        }
+    }
+}
+
+/// The kinds of journal, each with what undoes it: what to say (if anything) and whether the
+/// journal is done with.
+type Undo = fn(&journal::Stale, &Roots) -> (Option<String>, bool);
+const KINDS: &[(&str, Undo)] = &[
+    (super::idle_states::KIND, |s, roots| {
+        let (said, done) = super::idle_states::undo(s, &roots.cpu);
+        (Some(said), done)
+    }),
+    (super::cpuset::KIND, |s, roots| {
+        super::cpuset::undo(s, &roots.cpuset)
+    }),
+];
+
+/// Undoes what killed runs of this user left (their journals in its trusted directory, if
+/// there is one), at a run's start. Returns the warnings for the run.
+pub(crate) fn undo_killed_runs() -> Vec<String> {
+    let dir = TrustedDir::for_this_user(false);
+    undo_in(dir, Path::new(super::cpulock::LOCK_DIR), &Roots::system())
+}
+
+/// [`undo_killed_runs`] with the trusted directory `dir` (or why there is none), the shared
+/// directory `shared` and the state under `roots`.
+pub(crate) fn undo_in(
+    dir: Result<TrustedDir, Option<String>>,
+    shared: &Path,
+    roots: &Roots,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let Some(w) = journal_names_in_shared(shared) {
+        warnings.push(w);
+    }
+    let dir = match dir {
+        Ok(dir) => dir,
+        Err(None) => return warnings,
+        Err(Some(why)) => {
+            warnings.push(format!(
+                "the journals of killed runs cannot be read: {why}; a cpuset or cpuidle states a killed jitterlab left are not undone"
+            ));
+            return warnings;
+        }
+    };
+    let mut foreign = Vec::new();
+    for (kind, undo) in KINDS {
+        let scan = journal::scan(&dir, kind);
+        foreign.extend(scan.foreign);
+        for stale in scan.stale {
+            if !stale.this_boot {
+                // What it names did not survive the reboot.
+                stale.remove(&dir);
+                continue;
+            }
+            let (said, done) = undo(&stale, roots);
+            warnings.extend(said);
+            if done {
+                stale.remove(&dir);
+            }
+        }
+    }
+    if !foreign.is_empty() {
+        warnings.push(format!(
+            "ignored {} entr{} in {} named as journals that this user's jitterlab did not write (not a regular file of this user, writable by others, or not in the format; e.g. {}): never obeyed or removed",
+            foreign.len(),
+            if foreign.len() == 1 { "y" } else { "ies" },
+            dir.path().display(),
+            examples(&foreign)
+        ));
+    }
+    warnings
+}
+
+/// One warning counting the entries of the shared directory named as journals (journals
+/// never live there: anyone can write it), or None.
+fn journal_names_in_shared(shared: &Path) -> Option<String> {
+    let Ok(entries) = std::fs::read_dir(shared) else {
+        return None;
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| KINDS.iter().any(|(k, _)| journal::is_journal_name(n, k)))
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    names.sort();
+    Some(format!(
+        "ignored {} entr{} in {} named as journals (e.g. {}): journals are read only from the user's own directory ({} for root), since any user can write {}; an older jitterlab killed during --idle-state-max may have left cpuidle states disabled: `jitterlab doctor` lists them",
+        names.len(),
+        if names.len() == 1 { "y" } else { "ies" },
+        shared.display(),
+        examples(&names),
+        journal::ROOT_DIR,
+        shared.display()
+    ))
+}
+
+/// The first three names, quoted and with control characters escaped.
+fn examples(names: &[String]) -> String {
+    let shown: Vec<String> = names
+        .iter()
+        .take(3)
+        .map(|n| format!("'{}'", crate::error::escape_controls(n)))
+        .collect();
+    match names.len() > 3 {
+        true => format!("{}, ...", shown.join(", ")),
+        false => shown.join(", "),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -103,6 +103,11 @@ impl Session {
             &layout::numa_node_of,
         ));
         let (stop, interrupted) = stop_on_signals()?;
+        // Before anything that starts a thread or a load: from here on this thread runs
+        // ahead of every real-time load beside it (plan/drain.rs), so that a load cannot
+        // starve the setup, the drain or the handling of a stop request.
+        let (drain_priority, refused) = DrainPriority::enter(plan.drain_priority);
+        warnings.extend(refused);
         if plan.mlock {
             lock_all_memory().map_err(|e| Failure::system(explain_mlock_refusal(&e)))?;
         }
@@ -164,16 +169,9 @@ impl Session {
             plan.length.expected_ns(plan.thread_interval_ns(0)),
         );
         arm(plan, &mut parts, &timeline, &mut record, &mut events);
-        // From here on this thread is the drain side: it drains, joins the trace and draws
-        // the live view until finish has drained the last samples.
-        let (drain_priority, refused) = DrainPriority::enter(plan.drain_priority);
-        if let Some(message) = refused {
-            record.warnings.push(message.clone());
-            events.write(&Event::Warning {
-                time_ns: monotonic_ns(),
-                message,
-            });
-        }
+        // From here on this thread is the drain side (at `drain_priority` since the start):
+        // it drains, joins the trace and draws the live view until finish has drained the
+        // last samples.
         let Acquired {
             tracer,
             joiner: _,
@@ -194,7 +192,7 @@ impl Session {
             pm_qos,
             idle_states,
             loads,
-            _cpu_locks: cpu_locks,
+            cpu_locks: Some(cpu_locks),
             threads,
             _partition: partition,
             drain_priority,
@@ -240,17 +238,9 @@ fn preflight(plan: &RunPlan) -> Result<Preflight> {
     let (system, mut warnings) = system_snapshot(plan);
     // Tracing instances left by a jitterlab that was killed are removed at every start.
     warnings.extend(crate::trace::tracefs::remove_stale_instances());
-    // So are cpusets of --cpuset-partition.
-    warnings.extend(super::cpuset::remove_stale_in(
-        std::path::Path::new(super::cpuset::CPUSET_V1),
-        std::path::Path::new("/proc"),
-    ));
-    // So are cpuidle states that a killed --idle-state-max left disabled.
-    warnings.extend(super::idle_states::restore_stale_in(
-        Path::new(super::idle_states::CPU_ROOT),
-        Path::new(super::cpulock::LOCK_DIR),
-        Path::new("/proc"),
-    ));
+    // So are the cpusets of --cpuset-partition and the cpuidle states of --idle-state-max
+    // that killed runs journaled.
+    warnings.extend(super::stale::undo_killed_runs());
     // So are loads of a jitterlab killed with its reaper (found by their marker).
     warnings.extend(crate::load::contain::kill_orphaned_loads());
     // A system that cannot trace is refused here.
@@ -325,15 +315,15 @@ fn acquire(
 }
 
 /// `--idle-state-max`: the deeper cpuidle states disabled on the measured CPUs, journaled in
-/// /run/jitterlab for the next start should this run be killed.
+/// this user's trusted directory for the next start should this run be killed.
 fn limit_idle_states(cpus: &[usize], max: u32) -> Result<IdleStateLimit> {
-    let journal_dir = super::cpulock::run_dir().map_err(|e| {
+    let journal_dir = super::journal::TrustedDir::for_this_user(true).map_err(|e| {
         Failure::system(format!(
-            "--idle-state-max: cannot open {} for the journal: {e}; run as root",
-            super::cpulock::LOCK_DIR
+            "--idle-state-max: cannot keep the journal that lets the next start restore the states of a killed run: {}",
+            e.unwrap_or_default()
         ))
     })?;
-    IdleStateLimit::apply(Path::new(idle_states::CPU_ROOT), journal_dir, cpus, max)
+    IdleStateLimit::apply(Path::new(idle_states::CPU_ROOT), &journal_dir, cpus, max)
         .map_err(Failure::system)
 }
 

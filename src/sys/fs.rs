@@ -177,6 +177,41 @@ pub(crate) fn anonymous_file_in(dir: &Path) -> io::Result<File> {
     .map(File::from)
 }
 
+/// A read-write file with no name in the directory `dir` (O_TMPFILE, mode 0600): written and
+/// locked before [`link_anonymous_at`] gives it a name, so that it appears whole or not at all.
+pub(crate) fn anonymous_file_at(dir: BorrowedFd) -> io::Result<File> {
+    // SAFETY: valid descriptor and C string.
+    owned(unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c".".as_ptr(),
+            libc::O_TMPFILE | libc::O_RDWR | libc::O_CLOEXEC,
+            0o600 as libc::c_uint,
+        )
+    })
+    .map(File::from)
+}
+
+/// Gives the nameless file `file` (from [`anonymous_file_at`]) the name `name` in `dir`;
+/// EEXIST when the name is taken (an existing entry is never replaced).
+pub(crate) fn link_anonymous_at(file: BorrowedFd, dir: BorrowedFd, name: &CStr) -> io::Result<()> {
+    // Through /proc/self/fd with AT_SYMLINK_FOLLOW: AT_EMPTY_PATH would need
+    // CAP_DAC_READ_SEARCH.
+    let from =
+        CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).expect("no NUL in a number");
+    // SAFETY: valid descriptors and C strings.
+    super::check(unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    })
+    .map(drop)
+}
+
 /// Makes the directory `path` with `mode` (less the umask).
 pub(crate) fn make_dir(path: &Path, mode: u32) -> io::Result<()> {
     let c = cstr(path.as_os_str())?;

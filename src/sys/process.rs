@@ -60,6 +60,40 @@ pub fn kill(pid: Pid, signal: Signal) -> io::Result<()> {
     super::check(unsafe { libc::kill(pid, signal) }).map(drop)
 }
 
+/// pidfd_open(2): a descriptor that names process `pid` for as long as it is open, even after
+/// the process has exited and its pid was handed to another (Linux 5.3). ENOSYS on older
+/// kernels.
+pub(crate) fn pidfd_open(pid: Pid) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain syscall with integer arguments; flags 0.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor the kernel just gave us, owned by nobody else.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+/// pidfd_send_signal(2): `signal` to the process `pidfd` names. ESRCH once that process has
+/// exited: never to another that took its pid.
+pub(crate) fn pidfd_send_signal(
+    pidfd: std::os::fd::BorrowedFd<'_>,
+    signal: Signal,
+) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain syscall; a null siginfo makes it behave as kill(2); flags 0.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    super::check(r as libc::c_int).map(drop)
+}
+
 /// Whether this process may signal `pid`, as kill(pid, 0) answers.
 #[derive(Debug)]
 pub enum SignalProbe {
@@ -137,6 +171,28 @@ pub fn wait_for(pid: Pid, block: bool) -> io::Result<Option<Reaped>> {
     }))
 }
 
+/// waitid(2) for child `pid` without reaping it (WNOWAIT, WNOHANG): whether it has ended. An
+/// ended child left unreaped is a zombie that keeps its pid, and so its process group's id,
+/// from being handed to another process: a later `kill(-pid, ...)` reaches its group or none.
+pub(crate) fn has_exited(pid: Pid) -> io::Result<bool> {
+    // SAFETY: an all-zero siginfo_t is a valid out-buffer.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: valid out-pointer; integer arguments.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: waitid filled it in (si_pid stays 0 when no child has ended, WNOHANG).
+    Ok(unsafe { info.si_pid() } != 0)
+}
+
 /// waitpid(2) for child `pid`, blocking: its raw wait status (-1 with errno on failure).
 pub(crate) fn wait_raw(pid: Pid, status: &mut i32) -> Pid {
     // SAFETY: valid status pointer.
@@ -183,5 +239,35 @@ mod tests {
             wait_for(pid, false).is_err(),
             "not our child any more: ECHILD"
         );
+    }
+
+    #[test]
+    fn a_pidfd_signals_its_process_and_never_another_after_it_exited() {
+        // SAFETY: the child only sleeps (a syscall) until killed.
+        let pid = unsafe {
+            fork_child(|| {
+                loop {
+                    libc::pause();
+                }
+            })
+        }
+        .unwrap();
+        let fd = match pidfd_open(pid) {
+            Ok(fd) => fd,
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                kill(pid, SIGKILL).unwrap();
+                wait_for(pid, true).unwrap();
+                eprintln!("SKIPPED: no pidfd_open on this kernel");
+                return;
+            }
+            Err(e) => panic!("pidfd_open: {e}"),
+        };
+        use std::os::fd::AsFd;
+        pidfd_send_signal(fd.as_fd(), 0).unwrap();
+        pidfd_send_signal(fd.as_fd(), SIGKILL).unwrap();
+        let reaped = wait_for(pid, true).unwrap().unwrap();
+        assert_eq!(killed_by(reaped.status), Some(SIGKILL));
+        let e = pidfd_send_signal(fd.as_fd(), 0).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ESRCH), "{e}");
     }
 }

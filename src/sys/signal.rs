@@ -103,6 +103,13 @@ impl SignalSet {
         old
     }
 
+    /// Unblocks the set's signals in the calling thread: a signal of the set that came while
+    /// they were blocked is delivered now, before this returns.
+    pub(crate) fn unblock_in_this_thread(&self) {
+        // SAFETY: valid set; the old mask is not needed.
+        unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &self.0, std::ptr::null_mut()) };
+    }
+
     /// Makes the set the calling thread's signal mask (restoring a saved one).
     pub(crate) fn set_as_mask_of_this_thread(&self) {
         // SAFETY: valid set; the old mask is not needed.

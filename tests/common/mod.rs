@@ -5,6 +5,7 @@
 
 pub mod invariants;
 pub mod oracle;
+pub mod signals;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

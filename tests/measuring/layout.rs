@@ -4,6 +4,7 @@
 //! and the cpuset hierarchy while the run measures.
 
 use crate::common::{bin, exclusive, run_json, temp_out, tracing_available, two_cpus_online};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -226,6 +227,59 @@ fn a_partition_left_by_a_killed_run_is_removed_at_the_next_start() {
     assert!(!dir.exists(), "{} left after the next start", dir.display());
 }
 
+/// R07: a cpuset named `jitterlab-<pid>` whose pid is not in this /proc (another container's
+/// run, sharing the v1 hierarchy) with a live task in it is left alone by a run's start: the
+/// task stays in it (it was moved to the root cpuset) and the cpuset stays (it was removed).
+/// Only a cpuset this user's journal names is ever removed.
+#[test]
+fn a_foreign_jitterlab_cpuset_with_a_live_task_is_left_alone() {
+    let test = "a_foreign_jitterlab_cpuset_with_a_live_task_is_left_alone";
+    if !two_cpus_online(test) || !crate::common::realtime_available(test) || !cpuset_v1(test) {
+        return;
+    }
+    let _lock = exclusive();
+    // A pid no process here has: the largest pid Linux hands out, downwards.
+    let pid = (1..4_194_304u32)
+        .rev()
+        .find(|p| !Path::new(&format!("/proc/{p}")).exists())
+        .unwrap();
+    let dir = Path::new(CPUSET).join(format!("jitterlab-{pid}"));
+    std::fs::create_dir(&dir).unwrap();
+    let mut task = Command::new("sleep").arg("30").spawn().unwrap();
+    // Removed on every path of the test, once its task has ended.
+    struct Remove<'a>(&'a Path, &'a mut Child);
+    impl Drop for Remove<'_> {
+        fn drop(&mut self) {
+            let _ = self.1.kill();
+            let _ = self.1.wait();
+            for _ in 0..50 {
+                if std::fs::remove_dir(self.0).is_ok() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+    let task_pid = task.id();
+    let remove = Remove(&dir, &mut task);
+    let mems = std::fs::read_to_string(Path::new(CPUSET).join("cpuset.effective_mems")).unwrap();
+    std::fs::write(dir.join("cpuset.mems"), mems.trim()).unwrap();
+    std::fs::write(dir.join("cpuset.cpus"), "0").unwrap();
+    std::fs::write(dir.join("tasks"), task_pid.to_string()).unwrap();
+    let (_base, out) = temp_out();
+    let o = Command::new(bin())
+        .args(["run", "--duration", "100ms", "--cpus", "1", "--quiet"])
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.is_dir(), "{} was removed", dir.display());
+    let tasks = std::fs::read_to_string(dir.join("tasks")).unwrap();
+    assert_eq!(tasks.trim(), task_pid.to_string(), "its task was moved out");
+    drop(remove);
+    assert!(!dir.exists(), "the test removed {}", dir.display());
+}
+
 /// The `disable` value of every cpuidle state of `cpu`, by state index; empty without a
 /// cpuidle driver.
 fn idle_disable_values(cpu: usize) -> Vec<(u32, String)> {
@@ -279,7 +333,12 @@ fn idle_states_are_limited_for_the_run_and_restored_even_after_a_kill() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let journal = Path::new("/run/jitterlab").join(format!("idle-states-{}", child.id()));
+    // In the user's own directory (session/journal.rs).
+    let journals = match std::fs::metadata("/proc/self").unwrap().uid() {
+        0 => "/run/jitterlab-root".to_string(),
+        uid => format!("/run/jitterlab/uid-{uid}"),
+    };
+    let journal = Path::new(&journals).join(format!("idle-states-{}", child.id()));
     if before.is_empty() {
         let o = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&o.stderr);

@@ -10,6 +10,7 @@ mod common;
 mod monitor_support;
 
 mod actions;
+mod actions_end;
 mod actions_trace;
 mod bad_input;
 mod budget;
@@ -41,6 +42,8 @@ mod samples_format;
 mod scenario;
 mod segments;
 mod session;
+mod signal_setup;
+mod starvation;
 mod summaries;
 mod sweep;
 mod tails;

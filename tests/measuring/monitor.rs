@@ -428,3 +428,74 @@ fn retain_size_bounds_the_directory_with_a_printing_load() {
         "{kept:?} {events:?}"
     );
 }
+
+/// R05 against a running monitor: the 64 connections it answers at once (docs/monitor.md) all
+/// held by clients that send nothing, and eight more that send a byte a second: ten scrapes,
+/// 200 ms apart, are each answered 200 with samples within 2 s (before: eight such clients
+/// held all 8 connections and 9 of 10 scrapes were answered 503).
+#[test]
+fn clients_holding_connections_deny_no_scrape() {
+    let _x = exclusive();
+    if !realtime_available("clients_holding_connections_deny_no_scrape") {
+        return;
+    }
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    let (_base, out) = temp_out();
+    let mut m = Monitor::start(bin(), &out, &["--cpus", "0"]);
+    m.wait_for_samples(&[0], Duration::from_secs(20)).unwrap();
+    let port = m.port;
+    let idle: Vec<TcpStream> = (0..64)
+        .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let drippers: Vec<_> = (0..8)
+        .map(|_| {
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                c.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+                let mut buf = [0u8; 256];
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = c.write_all(b"G");
+                    match c.read(&mut buf) {
+                        Ok(0) => break,
+                        Err(e)
+                            if !matches!(
+                                e.kind(),
+                                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                            ) =>
+                        {
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut slowest = Duration::ZERO;
+    for k in 0..10 {
+        let t = std::time::Instant::now();
+        let (status, body) = get(port, "/metrics").unwrap();
+        slowest = slowest.max(t.elapsed());
+        assert_eq!(status, 200, "scrape {k}: {body}");
+        assert!(
+            sample(&body, "jitterlab_samples_total{cpu=\"0\"}").is_some_and(|n| n > 0.0),
+            "scrape {k}: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for d in drippers {
+        d.join().unwrap();
+    }
+    drop(idle);
+    let (code, t) = m.terminate();
+    assert_eq!(code, Some(0), "{t}");
+    assert!(
+        slowest < Duration::from_secs(2),
+        "a scrape took {slowest:?}"
+    );
+}

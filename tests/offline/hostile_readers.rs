@@ -43,6 +43,96 @@ fn a_log_with_more_samples_than_run_json_is_refused() {
     }
 }
 
+/// D03's residue: a traced run's `cpuN.irq` lines are checked against run.json as its `cpuN`
+/// lines are. A run whose log holds CPU 0's timer IRQ latencies once (as many as run.json's
+/// `irq_latency.samples`) reads; the same run with those lines duplicated is refused (exit 2)
+/// naming the tag and the difference (before: read, every IRQ figure of the log doubled).
+#[test]
+fn duplicated_irq_lines_are_refused() {
+    let base = tempfile::tempdir().unwrap();
+    let (traced, doubled) = (base.path().join("traced"), base.path().join("doubled"));
+    for (dir, copies) in [(&traced, 1), (&doubled, 2)] {
+        let mut record = write_known_run(dir, &[0, 1], 10, 1000, uniform_10_50, 1, 0);
+        // CPU 0 traced: its IRQ latencies are its wakeup latencies' histogram again (their
+        // values do not matter here, only how many the log holds against run.json).
+        record.threads[0].irq_latency = Some(record.threads[0].latency.clone());
+        jitterlab::results::ResultDir::open(dir)
+            .unwrap()
+            .write_run_record(&record)
+            .unwrap();
+        let log = fs::read_to_string(dir.join("latency.hlog")).unwrap();
+        let irq: String = log
+            .lines()
+            .filter(|l| l.starts_with("Tag=cpu0,"))
+            .map(|l| format!("{}\n", l.replacen("Tag=cpu0,", "Tag=cpu0.irq,", 1)))
+            .collect();
+        assert_eq!(irq.lines().count(), 10, "{log}");
+        fs::write(dir.join("latency.hlog"), log + &irq.repeat(copies)).unwrap();
+    }
+    let out = jitterlab(&["export", s(&traced), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!text(&out).contains("warning"), "{}", text(&out));
+    for args in [
+        vec!["report", s(&doubled)],
+        vec!["export", s(&doubled), "--format", "json"],
+        vec!["compare", s(&traced), s(&doubled)],
+    ] {
+        let out = jitterlab(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(
+            err.contains(
+                "holds 20000 timer IRQ latency samples (cpuN.irq) of CPU 0 where run.json counts 10000 (10000 more)"
+            ),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// A counters.log declaring `names` counters for CPU 0, the declaration written twice, and a
+/// data line giving each the value 1.
+fn counters_log(names: usize) -> String {
+    let list: Vec<String> = (0..names).map(|n| format!("irq:{n}")).collect();
+    let declare = format!("#cpu 0 {}\n", list.join(" "));
+    let values: Vec<String> = list.iter().map(|n| format!("{n}=1")).collect();
+    format!(
+        "#jitterlab-counters 1\n#interval_ns 1000000000\n{declare}{declare}0 0 0 1000000000 {}\n",
+        values.join(" ")
+    )
+}
+
+/// R10: a counters.log re-declaring the most counters jitterlab reads for a CPU exports in
+/// time linear in its size (before: 80 000 re-declared names took 41 s, each searched for in
+/// the list); one declaring 80 000 is refused (exit 2) naming the cap, not read for minutes.
+#[test]
+fn a_redeclared_counters_log_exports_in_linear_time_and_too_many_are_refused() {
+    let base = tempfile::tempdir().unwrap();
+    let run = base.path().join("run");
+    known_run(&run, 1);
+    let most = jitterlab::format::counters::MAX_NAMES_PER_CPU;
+    fs::write(run.join("counters.log"), counters_log(most)).unwrap();
+    let csv = base.path().join("counters.csv");
+    let t = std::time::Instant::now();
+    let out = jitterlab(&["export", s(&run), "--format", "counters", "-o", s(&csv)]);
+    let took = t.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let rows = fs::read_to_string(&csv).unwrap();
+    assert_eq!(rows.lines().count(), most + 1);
+    assert!(rows.contains("\n0,0,irq:16383,1\n"), "{}", &rows[..200]);
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+
+    fs::write(run.join("counters.log"), counters_log(80_000)).unwrap();
+    let out = jitterlab(&["export", s(&run), "--format", "counters"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!(
+            "line 3: more than {most} counters are declared for CPU 0"
+        )),
+        "{}",
+        text(&out)
+    );
+}
+
 /// D03: a log cut short (half its lines gone) and a deleted log are read with a warning that
 /// names what is missing, on stderr and in compare's output, not silently.
 #[test]

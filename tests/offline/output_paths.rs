@@ -23,7 +23,10 @@ fn import_without_out_refuses_a_linked_results_directory() {
         .unwrap();
     let said = text(&out);
     assert_eq!(out.status.code(), Some(2), "{said}");
-    assert!(said.contains("jitterlab-results is a symbolic link"), "{said}");
+    assert!(
+        said.contains("jitterlab-results is a symbolic link"),
+        "{said}"
+    );
     assert_eq!(
         std::fs::read_dir(&elsewhere).unwrap().count(),
         0,

@@ -235,7 +235,11 @@ fn apply(o: &mut CyclictestOptions, found: &Found) -> Result<()> {
                 Some(_) => match number(found, "a number of threads")? {
                     0 if !found.attached => Threads::PerCpu,
                     0 => {
-                        let glue = if found.written.starts_with("--") { "=" } else { "" };
+                        let glue = if found.written.starts_with("--") {
+                            "="
+                        } else {
+                            ""
+                        };
                         return Err(Failure::usage(format!(
                             "cyclictest: {}{glue}0: at least one thread is needed; -t 0 (a separate word) or -t alone is one thread per CPU",
                             found.written

@@ -302,7 +302,10 @@ mod tests {
             "cyclictest: --mainaffinity 99: CPU 99 is not online; this system's online CPUs are 0-1"
         );
         assert!(online_cpu_list("x", "--mainaffinity", &[0, 1]).is_err());
-        assert_eq!(online_cpu_list("1", "--mainaffinity", &[0, 1]).unwrap(), [1]);
+        assert_eq!(
+            online_cpu_list("1", "--mainaffinity", &[0, 1]).unwrap(),
+            [1]
+        );
         assert!(layout_of("-p 100", &[0, 1]).is_err());
         assert!(layout_of("--policy deadline", &[0, 1]).is_err());
     }

@@ -207,6 +207,19 @@ fn describe_actions(t: &mut String, plan: &RunPlan) {
     for action in &a.on_end {
         let _ = writeln!(t, "  at the end: {}", action.describe());
     }
+    let execs = a
+        .on_threshold
+        .iter()
+        .chain(&a.on_end)
+        .any(|a| matches!(a, crate::plan::actions::Action::Exec { .. }));
+    if execs {
+        let _ = writeln!(
+            t,
+            "  exec: programs: at most {} running at once; at the end waited for at most {} (then killed)",
+            crate::plan::actions::MAX_PROGRAMS,
+            format_ns(a.wait_ns)
+        );
+    }
 }
 
 /// The result directory and the files the run would write in it.

@@ -9,7 +9,7 @@ use crate::cpulist::online_cpus;
 use crate::error::{Failure, Result};
 use crate::measure::wake::ClockUse;
 use crate::measure::{Clock, PolicyKind, WakeMethod};
-use crate::plan::actions::{Action, ActionPlan, DEFAULT_ACTION_GAP_NS};
+use crate::plan::actions::{self, Action, ActionPlan};
 use crate::plan::{LatencySpec, MAX_RING_SIZE, Measurement, RunPlan, check_periods, check_wake};
 use std::path::Path;
 
@@ -85,12 +85,21 @@ pub(crate) fn resolve_actions(args: &crate::cli::groups::ActionArgs) -> Result<A
             })
             .collect::<Result<Vec<Action>>>()
     };
+    if args.action_wait.is_some() && args.on_threshold.is_empty() && args.on_end.is_empty() {
+        return Err(Failure::usage(
+            "--action-wait: there is no --on-threshold or --on-end action to wait for",
+        ));
+    }
     Ok(ActionPlan {
         on_threshold: parse("--on-threshold", &args.on_threshold, false)?,
         on_end: parse("--on-end", &args.on_end, true)?,
         gap_ns: match &args.action_gap {
-            Some(t) => duration_arg("--action-gap", t)?,
-            None => DEFAULT_ACTION_GAP_NS,
+            Some(t) => actions::parse_gap(t).map_err(Failure::usage)?,
+            None => actions::DEFAULT_ACTION_GAP_NS,
+        },
+        wait_ns: match &args.action_wait {
+            Some(t) => actions::parse_wait(t).map_err(Failure::usage)?,
+            None => actions::DEFAULT_ACTION_WAIT_NS,
         },
     })
 }

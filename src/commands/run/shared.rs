@@ -13,6 +13,7 @@ use crate::load::LoadSpec;
 use crate::load::generator::CpuChoice;
 use crate::load::scenario::Scenario;
 use crate::measure::PolicyKind;
+use crate::plan::drain::{self, Contention, DrainRequest};
 use crate::plan::{
     DEFAULT_DURATION_NS, MAX_DURATION_NS, MAX_RING_SIZE, Measurement, RunKind, RunLength, RunPlan,
 };
@@ -50,6 +51,9 @@ pub struct Shared {
     /// `--drain-priority` as asked; resolved against every thread of the run by
     /// [`Shared::into_plan`].
     pub(crate) drain_priority: DrainRequest,
+    /// Where jitterlab's own threads run and the real-time loads beside them, which the drain
+    /// priority must stay ahead of (`plan::drain`).
+    pub(crate) contention: Contention,
     pub housekeeping: Option<Vec<usize>>,
     pub cpuset_partition: bool,
     pub load_cpus: CpuChoice,
@@ -94,7 +98,16 @@ pub fn resolve(
     let (loads, scenario, load_cpus) =
         resolve_loads(groups, &cpus, online, housekeeping.as_deref())?;
     let length = resolve_length(groups.length, groups.loops, scenario.as_ref())?;
+    let contention = Contention::of_run(
+        &loads,
+        scenario.as_ref(),
+        &own_cpus(housekeeping.as_deref(), online),
+        online,
+        &cpus,
+        housekeeping.as_deref(),
+    );
     Ok(Shared {
+        contention,
         priority,
         policy,
         length,
@@ -126,7 +139,11 @@ impl Shared {
     /// side's priority is resolved here, below every real-time thread the measurement has.
     pub(crate) fn into_plan(self, measurement: Measurement, records: Records) -> Result<RunPlan> {
         let lowest = lowest_thread_priority(&measurement, self.policy, self.priority);
-        let drain_priority = resolve_drain_priority(self.drain_priority, lowest)?;
+        let mut contention = self.contention;
+        if measurement.kind() == RunKind::Noise {
+            contention.spinning = self.cpus.clone();
+        }
+        let drain_priority = drain::resolve(self.drain_priority, lowest, &contention)?;
         Ok(RunPlan {
             cpus: self.cpus,
             policy: self.policy,
@@ -202,6 +219,21 @@ fn resolve_cpus(args: &CpuArgs, online: &[usize]) -> Result<Vec<usize>> {
     Ok(cpus)
 }
 
+/// The CPUs jitterlab's own threads (all but the measuring threads and their helpers) run
+/// on: `--housekeeping`, or the online CPUs this process may use.
+pub(crate) fn own_cpus(housekeeping: Option<&[usize]>, online: &[usize]) -> Vec<usize> {
+    if let Some(h) = housekeeping {
+        return h.to_vec();
+    }
+    let allowed = crate::sys::sched::affinity().unwrap_or_else(|_| online.to_vec());
+    let own: Vec<usize> = online
+        .iter()
+        .copied()
+        .filter(|c| allowed.contains(c))
+        .collect();
+    if own.is_empty() { online.to_vec() } else { own }
+}
+
 /// `--housekeeping CPUS`: online, and none of them measured (a housekeeping CPU that is also
 /// measured would put the drain side and the loads on a measured CPU, which is what the option
 /// exists to avoid).
@@ -245,17 +277,6 @@ fn resolve_priority(given: Option<i32>, policy: PolicyKind) -> Result<i32> {
     Ok(priority)
 }
 
-/// `--drain-priority` as asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DrainRequest {
-    /// `auto`: 1, where every real-time thread of the run is above it.
-    Auto,
-    /// `off`, and `auto` for noise: normal scheduling.
-    Off,
-    /// `N`.
-    Fixed(i32),
-}
-
 /// The syntax of `--drain-priority auto|off|N`. Noise threads never sleep: a real-time drain
 /// on their CPUs would wait behind them, and be throttled with them, so noise drains at
 /// normal priority and refuses a priority.
@@ -263,7 +284,7 @@ fn parse_drain_priority(text: &str, kind: RunKind) -> Result<DrainRequest> {
     let noise = kind == RunKind::Noise;
     match text {
         "off" => Ok(DrainRequest::Off),
-        "auto" if noise => Ok(DrainRequest::Off),
+        "auto" if noise => Ok(DrainRequest::Normal),
         "auto" => Ok(DrainRequest::Auto),
         _ => {
             let n: i32 = text.parse().map_err(|_| {
@@ -304,23 +325,6 @@ fn lowest_thread_priority(measurement: &Measurement, policy: PolicyKind, priorit
         .flatten()
         .filter(|&p| p > 0)
         .fold(measuring, i32::min)
-}
-
-/// The drain side's SCHED_FIFO priority: always below `lowest`, the lowest real-time priority
-/// among the run's threads (at equal priority a drain would delay a wakeup or a helper).
-fn resolve_drain_priority(request: DrainRequest, lowest: i32) -> Result<Option<i32>> {
-    let highest = (lowest - 1).min(99);
-    match request {
-        DrainRequest::Off => Ok(None),
-        DrainRequest::Auto => Ok((highest >= 1).then_some(1)),
-        DrainRequest::Fixed(n) if (1..=highest).contains(&n) => Ok(Some(n)),
-        DrainRequest::Fixed(n) if highest < 1 => Err(Failure::usage(format!(
-            "--drain-priority {n}: no real-time priority is below every thread of this run (the lowest is {lowest}; 0: the measuring threads are not real-time), so a real-time drain side would run ahead of one; use --drain-priority off, or raise --priority"
-        ))),
-        DrainRequest::Fixed(n) => Err(Failure::usage(format!(
-            "--drain-priority {n}: must be 1 to {highest}, below every real-time thread of this run (the lowest is at {lowest}), so that draining never delays a wakeup"
-        ))),
-    }
 }
 
 /// `--load` and `--scenario`, each checked against the measured and the online CPUs, and
@@ -444,7 +448,7 @@ mod tests {
     use super::*;
 
     fn auto(lowest: i32) -> Option<i32> {
-        resolve_drain_priority(DrainRequest::Auto, lowest).unwrap()
+        drain::resolve(DrainRequest::Auto, lowest, &Contention::default()).unwrap()
     }
 
     #[test]
@@ -457,15 +461,18 @@ mod tests {
         assert_eq!(auto(0), None);
         assert_eq!(
             parse_drain_priority("auto", RunKind::Noise).unwrap(),
-            DrainRequest::Off
+            DrainRequest::Normal
         );
-        assert_eq!(resolve_drain_priority(DrainRequest::Off, 95).unwrap(), None);
         assert_eq!(
-            resolve_drain_priority(DrainRequest::Fixed(50), 95).unwrap(),
+            drain::resolve(DrainRequest::Off, 95, &Contention::default()).unwrap(),
+            None
+        );
+        assert_eq!(
+            drain::resolve(DrainRequest::Fixed(50), 95, &Contention::default()).unwrap(),
             Some(50)
         );
         assert_eq!(
-            resolve_drain_priority(DrainRequest::Fixed(99), 100).unwrap(),
+            drain::resolve(DrainRequest::Fixed(99), 100, &Contention::default()).unwrap(),
             Some(99)
         );
     }
@@ -498,8 +505,12 @@ mod tests {
         // --priority 3: the holder at 1 leaves no priority for the drain side.
         assert_eq!(lowest(&latency, PolicyKind::Fifo, 3), 1);
         assert_eq!(
-            resolve_drain_priority(DrainRequest::Auto, lowest(&latency, PolicyKind::Fifo, 3))
-                .unwrap(),
+            drain::resolve(
+                DrainRequest::Auto,
+                lowest(&latency, PolicyKind::Fifo, 3),
+                &Contention::default()
+            )
+            .unwrap(),
             None
         );
     }
@@ -511,9 +522,17 @@ mod tests {
             assert_eq!(e.code, crate::error::ExitCode::Usage, "{}", e.message);
             e.message
         };
-        let m = refused(resolve_drain_priority(DrainRequest::Fixed(95), 95));
+        let m = refused(drain::resolve(
+            DrainRequest::Fixed(95),
+            95,
+            &Contention::default(),
+        ));
         assert!(m.contains("must be 1 to 94"), "{m}");
-        let m = refused(resolve_drain_priority(DrainRequest::Fixed(1), 0));
+        let m = refused(drain::resolve(
+            DrainRequest::Fixed(1),
+            0,
+            &Contention::default(),
+        ));
         assert!(m.contains("--drain-priority off"), "{m}");
         let e = parse_drain_priority("1", RunKind::Noise).unwrap_err();
         assert!(e.message.contains("never sleep"), "{}", e.message);
@@ -522,9 +541,10 @@ mod tests {
             assert_eq!(e.code, crate::error::ExitCode::Usage);
         }
         for out_of_range in [0, 100, -1] {
-            let m = refused(resolve_drain_priority(
+            let m = refused(drain::resolve(
                 DrainRequest::Fixed(out_of_range),
                 95,
+                &Contention::default(),
             ));
             assert!(m.contains("must be 1 to 94"), "{m}");
         }

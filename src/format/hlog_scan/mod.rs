@@ -22,6 +22,8 @@ mod v2;
 
 pub use interval::{SparseInterval, StoredInterval, add_counts};
 pub use torn::{TornTail, complete_lines};
+#[cfg(test)]
+pub(crate) use v2::MAX_PAYLOAD_BYTES;
 
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use std::io;
@@ -32,6 +34,10 @@ use v2::PayloadDecoder;
 /// this size (each cut at a line end), so a month-long log of gigabytes is scanned in the memory
 /// of one chunk, not of the file.
 pub(crate) const CHUNK_BYTES: usize = 32 << 20;
+/// The longest line of a log read: an interval's line holds one histogram of at most
+/// `v2::MAX_PAYLOAD_BYTES` (16 MiB) inflated, base64 of its zlib stream; a longer line (a file that
+/// is not a log, or a last line that never ends) is refused without reading further.
+pub(crate) const MAX_LINE_BYTES: usize = 32 << 20;
 
 /// Reads the log at `path` in chunks of whole lines of about [`CHUNK_BYTES`], handing each to
 /// `lines` in file order; returns the torn tail (a last line without its end of line) left
@@ -52,6 +58,15 @@ fn for_each_chunk(
         let eof = buf.len() == before;
         let whole_len = complete_lines(&buf).0.len();
         if whole_len == 0 && !eof {
+            if buf.len() > MAX_LINE_BYTES {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "a line longer than {}, the longest line of an interval log jitterlab reads: not an interval log",
+                        crate::input::format_bytes(MAX_LINE_BYTES as u64)
+                    ),
+                ));
+            }
             // One line longer than the chunk: read on until it ends.
             want = buf.len() * 2;
             continue;

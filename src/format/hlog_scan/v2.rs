@@ -8,6 +8,10 @@ const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
 const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
 /// cookie, payload length, normalizing offset, significant digits, lowest, highest, ratio.
 const V2_HEADER_BYTES: usize = 40;
+/// The largest inflated payload decoded: a V2 histogram of every value to 2^63 at 5
+/// significant digits is under 8 MiB (counts as varints of at most 9 bytes), so more is not
+/// a histogram but a zlib stream that inflates without end (a ratio of up to 1032 to 1).
+pub(crate) const MAX_PAYLOAD_BYTES: usize = 16 << 20;
 
 /// Why a histogram payload could not be decoded. The scanner turns it into an
 /// `io::ErrorKind::InvalidData` error that names the file, which is what its callers act on.
@@ -33,6 +37,8 @@ pub(super) enum DecodeError {
     /// The counts end before the payload length in the header.
     PayloadTruncated,
     VarintTruncated,
+    /// The zlib stream inflates past [`MAX_PAYLOAD_BYTES`].
+    TooLarge,
 }
 
 impl fmt::Display for DecodeError {
@@ -57,6 +63,11 @@ impl fmt::Display for DecodeError {
             ),
             DecodeError::PayloadTruncated => f.write_str("payload shorter than its length"),
             DecodeError::VarintTruncated => f.write_str("varint truncated"),
+            DecodeError::TooLarge => write!(
+                f,
+                "the histogram inflates past {}, more than any histogram holds",
+                crate::input::format_bytes(MAX_PAYLOAD_BYTES as u64)
+            ),
         }
     }
 }
@@ -103,8 +114,15 @@ impl PayloadDecoder {
                         .map_err(DecodeError::Zlib)?;
                     match status {
                         flate2::Status::StreamEnd => break,
+                        _ if self.inflated.len() >= MAX_PAYLOAD_BYTES => {
+                            return Err(DecodeError::TooLarge);
+                        }
                         _ if self.inflated.len() == self.inflated.capacity() => {
-                            self.inflated.reserve(self.inflated.capacity());
+                            let more = self
+                                .inflated
+                                .capacity()
+                                .min(MAX_PAYLOAD_BYTES - self.inflated.len());
+                            self.inflated.reserve_exact(more);
                         }
                         _ if inflater.total_in() as usize == zlib.len() => {
                             return Err(DecodeError::ZlibTruncated);
@@ -276,5 +294,26 @@ mod tests {
             "unknown histogram cookie 0x0",
             "the message the scanner passes on"
         );
+    }
+
+    /// A zlib stream that inflates past [`MAX_PAYLOAD_BYTES`] (a 16 KiB line of zeros
+    /// inflating to 17 MiB: before, inflated without bound, a 32 MiB line to 32 GB) is
+    /// refused once the cap is reached, the buffer never past it.
+    #[test]
+    fn a_payload_that_inflates_past_the_cap_is_refused() {
+        use std::io::Write;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(&payload(3, &vec![0u8; MAX_PAYLOAD_BYTES + (1 << 20)]))
+            .unwrap();
+        let zlib = z.finish().unwrap();
+        assert!(zlib.len() < 64 << 10, "{}", zlib.len());
+        let mut encoded = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        encoded.extend_from_slice(&(zlib.len() as u32).to_be_bytes());
+        encoded.extend_from_slice(&zlib);
+        let mut decoder = PayloadDecoder::default();
+        let e = decoder.decode(&encoded, &mut Vec::new()).unwrap_err();
+        assert!(matches!(e, DecodeError::TooLarge), "{e}");
+        assert!(e.to_string().contains("16 MiB"), "{e}");
+        assert!(decoder.inflated.capacity() <= MAX_PAYLOAD_BYTES + 4096);
     }
 }

@@ -42,6 +42,9 @@ pub struct Setup {
     pub record_index_base: usize,
     /// Run hackbench once instead of repeating it (`jitterlab load` without --duration).
     pub once: bool,
+    /// The SCHED_FIFO priority of the supervisor thread: the run's drain priority, above the
+    /// real-time loads it must be able to stop (plan/drain.rs); None: normal scheduling.
+    pub priority: Option<i32>,
 }
 
 /// What one load did.

@@ -89,6 +89,11 @@ impl State {
         rx: mpsc::Receiver<Msg>,
         ready: mpsc::Sender<Result<(), Failure>>,
     ) -> Outcome {
+        // Ahead of the real-time loads this thread starts and must stop (plan/drain.rs);
+        // the loads it forks begin at normal priority (SCHED_RESET_ON_FORK) and take their
+        // own policy. Held until the thread ends, after every load is reaped.
+        // A refusal is the main thread's warning already (the same process, the same rights).
+        let _priority = crate::measure::sched::DrainPriority::enter(self.setup.priority).0;
         // Orphans of a dying worker come back to us, to be reaped.
         crate::sys::process::become_child_subreaper();
         match Containment::start() {

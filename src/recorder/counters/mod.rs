@@ -16,7 +16,7 @@
 pub(crate) mod parse;
 pub(crate) mod sources;
 
-use crate::format::counters::{Absent, CountersWriter, Kind, LineRef, kind_of};
+use crate::format::counters::{Absent, CountersWriter, Kind, LineRef, MAX_NAMES_PER_CPU, kind_of};
 pub(crate) use sources::Roots;
 use sources::Sources;
 use std::collections::HashMap;
@@ -63,6 +63,9 @@ impl CpuCounters {
         scratch.push_str(label);
         let slot = match self.index.get(scratch.as_str()) {
             Some(&i) => i,
+            // Readers refuse a file declaring more for one CPU (format::counters): a system
+            // with more counters than that has the first ones recorded.
+            None if self.names.len() >= MAX_NAMES_PER_CPU => return,
             None => {
                 let i = self.names.len();
                 self.names.push(scratch.clone());

@@ -344,7 +344,11 @@ mod tests {
         assert!(meta.is_file());
         assert_eq!(meta.uid(), crate::sys::process::effective_user_id());
         assert_eq!(fs::read_to_string(&out).unwrap(), "{}\n");
-        assert_eq!(fs::read_dir(&shared).unwrap().count(), 1, "no temporary left");
+        assert_eq!(
+            fs::read_dir(&shared).unwrap().count(),
+            1,
+            "no temporary left"
+        );
     }
 
     #[test]

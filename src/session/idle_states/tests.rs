@@ -40,8 +40,10 @@ fn journals(dir: &Path) -> Vec<String> {
     names
 }
 
-fn open(dir: &Path) -> OwnedFd {
-    fs::open_dir_nofollow(dir).unwrap()
+/// A trusted directory for the journals in `dir`, and its path.
+fn open(dir: &Path) -> TrustedDir {
+    let uid = crate::sys::process::effective_user_id();
+    TrustedDir::open_in(dir, "trusted", uid, true).unwrap()
 }
 
 /// The states deeper than N that were enabled are disabled and listed; at the end they are
@@ -50,7 +52,8 @@ fn open(dir: &Path) -> OwnedFd {
 fn deeper_states_are_disabled_for_the_run_and_enabled_after() {
     let root = tree(2);
     let run = tempfile::tempdir().unwrap();
-    let mut limit = IdleStateLimit::apply(root.path(), open(run.path()), &[0, 1], 0).unwrap();
+    let dir = open(run.path());
+    let mut limit = IdleStateLimit::apply(root.path(), &dir, &[0, 1], 0).unwrap();
     let listed: Vec<(usize, u32, &str)> = limit
         .record
         .disabled
@@ -63,10 +66,11 @@ fn deeper_states_are_disabled_for_the_run_and_enabled_after() {
         assert!(disabled(root.path(), cpu, state), "cpu{cpu} state{state}");
     }
     assert!(!disabled(root.path(), 0, 0));
-    let journal = format!("{PREFIX}{}", std::process::id());
-    assert_eq!(journals(run.path()), std::slice::from_ref(&journal));
-    let text = stdfs::read_to_string(run.path().join(&journal)).unwrap();
-    assert_eq!(parse_journal(&text).unwrap(), [(0, 1), (0, 2), (1, 1)]);
+    let journal = format!("{KIND}-{}", std::process::id());
+    assert_eq!(journals(dir.path()), std::slice::from_ref(&journal));
+    let text = stdfs::read_to_string(dir.path().join(&journal)).unwrap();
+    let lines: Vec<String> = text.lines().skip(3).map(str::to_string).collect();
+    assert_eq!(parse_journal(&lines).unwrap(), [(0, 1), (0, 2), (1, 1)]);
 
     assert!(limit.restore().is_empty());
     for (cpu, state, off) in [(0, 1, false), (0, 2, false), (1, 1, false), (1, 2, true)] {
@@ -76,7 +80,7 @@ fn deeper_states_are_disabled_for_the_run_and_enabled_after() {
             "cpu{cpu} state{state}"
         );
     }
-    assert!(journals(run.path()).is_empty());
+    assert!(journals(dir.path()).is_empty());
 }
 
 /// Dropping the limit (an error later in the start, a panic) restores as well.
@@ -84,9 +88,10 @@ fn deeper_states_are_disabled_for_the_run_and_enabled_after() {
 fn drop_restores() {
     let root = tree(1);
     let run = tempfile::tempdir().unwrap();
-    drop(IdleStateLimit::apply(root.path(), open(run.path()), &[0], 1).unwrap());
+    let dir = open(run.path());
+    drop(IdleStateLimit::apply(root.path(), &dir, &[0], 1).unwrap());
     assert!(!disabled(root.path(), 0, 2));
-    assert!(journals(run.path()).is_empty());
+    assert!(journals(dir.path()).is_empty());
 }
 
 /// A CPU without cpuidle states (as this VM's) is refused naming the driver, and nothing is
@@ -97,11 +102,12 @@ fn no_states_is_refused_with_the_driver_and_nothing_changed() {
     stdfs::create_dir_all(root.path().join("cpuidle")).unwrap();
     stdfs::write(root.path().join("cpuidle/current_driver"), "none\n").unwrap();
     let run = tempfile::tempdir().unwrap();
-    let e = IdleStateLimit::apply(root.path(), open(run.path()), &[0, 1], 0).unwrap_err();
+    let dir = open(run.path());
+    let e = IdleStateLimit::apply(root.path(), &dir, &[0, 1], 0).unwrap_err();
     assert!(e.contains("CPU 1 has no cpuidle states"), "{e}");
     assert!(e.contains("the cpuidle driver is 'none'"), "{e}");
     assert!(!disabled(root.path(), 0, 1), "CPU 0 was left alone");
-    assert!(journals(run.path()).is_empty());
+    assert!(journals(dir.path()).is_empty());
 }
 
 /// A write that fails half way (CPU 9's state is not there) enables again what was disabled
@@ -117,85 +123,64 @@ fn a_failed_write_leaves_no_half_state() {
         name: "C1".into(),
         latency_us: 2,
     });
-    let e = IdleStateLimit::enact(root.path(), open(run.path()), 0, planned).unwrap_err();
+    let dir = open(run.path());
+    let e = IdleStateLimit::enact(root.path(), &dir, 0, planned).unwrap_err();
     assert!(e.contains("cpu9/cpuidle/state1/disable"), "{e}");
     assert!(!disabled(root.path(), 0, 1) && !disabled(root.path(), 0, 2));
-    assert!(journals(run.path()).is_empty());
+    assert!(journals(dir.path()).is_empty());
 }
 
-/// A killed run's journal (its pid gone) is restored and removed at the next start; a live
-/// process's journal and foreign names stay.
+/// A killed run's journal (its writer gone) is undone: its states enabled again; one whose
+/// write fails is kept for the next start; one not in the format is left alone.
 #[test]
-fn a_killed_runs_journal_is_restored_at_the_next_start() {
+fn a_killed_runs_journal_is_undone() {
     let root = tree(2);
     let run = tempfile::tempdir().unwrap();
-    let proc_root = tempfile::tempdir().unwrap();
+    let dir = open(run.path());
     for (cpu, state) in [(0, 1), (0, 2), (1, 1)] {
         set_disabled(root.path(), cpu, state, true).unwrap();
     }
-    stdfs::write(
-        run.path().join("idle-states-111"),
-        format!("{MAGIC}\n0 1\n0 2\n"),
-    )
-    .unwrap();
-    stdfs::write(
-        run.path().join("idle-states-222"),
-        format!("{MAGIC}\n1 1\n"),
-    )
-    .unwrap();
-    stdfs::write(run.path().join("cpu1.lock"), "").unwrap();
-    stdfs::create_dir(proc_root.path().join("222")).unwrap();
-    let warnings = restore_stale_in(root.path(), run.path(), proc_root.path());
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    drop(Journal::create(&dir, KIND, &["0 1".into(), "0 2".into()]).unwrap());
+    let found = super::super::journal::scan(&dir, KIND);
+    let (said, done) = undo(&found.stale[0], root.path());
+    assert!(done, "{said}");
     assert!(
-        warnings[0].contains("enabled again 2 cpuidle state(s)"),
-        "{warnings:?}"
+        said.starts_with("enabled again 2 cpuidle state(s)"),
+        "{said}"
     );
     assert!(!disabled(root.path(), 0, 1) && !disabled(root.path(), 0, 2));
-    assert!(
-        disabled(root.path(), 1, 1),
-        "the live run's state stays disabled"
+    assert!(disabled(root.path(), 1, 1), "not in the journal");
+    let (said, done) = undo(
+        &super::super::journal::Stale::fake(vec!["9 1".into()]),
+        root.path(),
     );
-    assert_eq!(journals(run.path()), ["cpu1.lock", "idle-states-222"]);
+    assert!(
+        !done && said.contains("cpu9/cpuidle/state1/disable"),
+        "{said}"
+    );
+    let (said, done) = undo(
+        &super::super::journal::Stale::fake(vec!["../../etc 1".into()]),
+        root.path(),
+    );
+    assert!(!done && said.contains("left alone"), "{said}");
 }
 
-/// /run/jitterlab is world-writable: a journal planted as a link, or in another format, is
-/// never followed or obeyed, only named.
-#[test]
-fn a_planted_journal_is_not_obeyed() {
-    let root = tree(1);
-    let run = tempfile::tempdir().unwrap();
-    let proc_root = tempfile::tempdir().unwrap();
-    set_disabled(root.path(), 0, 1, true).unwrap();
-    let elsewhere = run.path().join("elsewhere");
-    stdfs::write(&elsewhere, format!("{MAGIC}\n0 1\n")).unwrap();
-    std::os::unix::fs::symlink(&elsewhere, run.path().join("idle-states-111")).unwrap();
-    stdfs::write(run.path().join("idle-states-112"), "0 1\n../../etc 1\n").unwrap();
-    let warnings = restore_stale_in(root.path(), run.path(), proc_root.path());
-    assert_eq!(warnings.len(), 2, "{warnings:?}");
-    assert!(
-        warnings.iter().all(|w| w.contains("left alone")),
-        "{warnings:?}"
-    );
-    assert!(
-        disabled(root.path(), 0, 1),
-        "nothing was restored from a planted journal"
-    );
-}
-
-/// A journal that is already there (a pid reused after a kill) refuses the run rather than
-/// being overwritten.
+/// A journal name that is taken (a pid reused after a kill) is not overwritten: the run
+/// journals under the next free name.
 #[test]
 fn an_existing_journal_of_this_pid_is_not_overwritten() {
     let root = tree(1);
     let run = tempfile::tempdir().unwrap();
-    let journal = run.path().join(format!("{PREFIX}{}", std::process::id()));
-    stdfs::write(&journal, format!("{MAGIC}\n0 2\n")).unwrap();
-    let e = IdleStateLimit::apply(root.path(), open(run.path()), &[0], 0).unwrap_err();
-    assert!(e.contains("cannot write the journal"), "{e}");
-    assert!(!disabled(root.path(), 0, 1));
+    let dir = open(run.path());
+    let journal = dir.path().join(format!("{KIND}-{}", std::process::id()));
+    stdfs::write(&journal, "earlier\n").unwrap();
+    let limit = IdleStateLimit::apply(root.path(), &dir, &[0], 0).unwrap();
+    assert!(disabled(root.path(), 0, 1));
+    assert_eq!(stdfs::read_to_string(&journal).unwrap(), "earlier\n");
+    assert_eq!(journals(dir.path()).len(), 2);
+    drop(limit);
     assert_eq!(
-        stdfs::read_to_string(&journal).unwrap(),
-        format!("{MAGIC}\n0 2\n")
+        journals(dir.path()),
+        [format!("{KIND}-{}", std::process::id())]
     );
 }

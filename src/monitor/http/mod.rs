@@ -7,8 +7,10 @@
 //! does, and what bounds a hostile client:
 //!
 //! - each connection is answered on a thread of its own, at most [`MAX_CONNECTIONS`] at once;
-//!   a connection beyond them is answered `503` at once and closed, so a client holding
-//!   connections open delays no scrape until it holds all of them;
+//!   when all are taken, the oldest one that has not sent its whole request (or is stuck in
+//!   its answer past `conns::STUCK_AFTER`) is dropped for the new one ([`conns`]): a client that
+//!   holds connections open without sending delays no scrape, however many it holds; a
+//!   connection is answered `503` at once only when every one is being answered;
 //! - each request has one deadline, [`REQUEST_DEADLINE`] from its accept, for reading its head
 //!   and writing its response: every read and write waits only for what is left of it (a
 //!   timeout per read would let a client sending a byte now and then hold its thread for ever);
@@ -24,17 +26,21 @@
 //! releasing the lock, so a slow client never delays the recorder, and the measuring threads
 //! never see the endpoint at all.
 
+mod conns;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use conns::MAX_CONNECTIONS;
+
+use conns::{Conns, Slot};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long one request may take from its accept: reading its head, waiting for a fresh text
 /// and writing the response.
 pub(crate) const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
-/// The most connections answered at once; more are refused with 503.
-pub(crate) const MAX_CONNECTIONS: usize = 8;
 /// How long a scrape waits for a fresh exposition: the recorder renders one after its next
 /// drain (every 100 ms), so this is only reached when the process is stalled.
 pub(crate) const FRESH_PATIENCE: Duration = Duration::from_secs(1);
@@ -122,43 +128,44 @@ pub(crate) fn serve(listener: TcpListener, published: Published) -> io::Result<(
     std::thread::Builder::new()
         .name("jl-metrics".into())
         .spawn(move || {
-            let active = Arc::new(AtomicUsize::new(0));
+            let conns = Arc::new(Conns::default());
             // A failed accept (a client gone, out of file descriptors) skips that client only.
             for stream in listener.incoming().flatten() {
-                let deadline = Instant::now() + REQUEST_DEADLINE;
-                if active.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
-                    active.fetch_sub(1, Ordering::AcqRel);
+                let accepted = Instant::now();
+                let Some(slot) = conns.admit(&stream, accepted) else {
                     refuse_at_once(&stream);
                     continue;
-                }
-                let slot = Slot(Arc::clone(&active));
+                };
                 let published = published.clone();
+                let deadline = accepted + REQUEST_DEADLINE;
                 // A thread that cannot start drops the connection (closed) and its slot.
                 let _ = std::thread::Builder::new()
                     .name("jl-metrics-conn".into())
                     .stack_size(CONNECTION_STACK_BYTES)
-                    .spawn(move || {
-                        let _slot = slot;
-                        answer(&stream, deadline, &published);
-                    });
+                    .spawn(move || answer(&stream, deadline, &published, &slot));
             }
         })
         .map(|_| ())
 }
 
-/// One of the [`MAX_CONNECTIONS`], given back when its connection's thread ends.
-struct Slot(Arc<AtomicUsize>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 /// Reads one request and writes its response, all by `deadline`; a failed read or write ends
-/// only this connection.
-fn answer(stream: &TcpStream, deadline: Instant, published: &Published) {
-    match read_head(stream, deadline) {
+/// only this connection. A connection dropped for a newer one while it read ([`conns`]) is
+/// answered `503` instead.
+fn answer(stream: &TcpStream, deadline: Instant, published: &Published, slot: &Slot) {
+    let head = read_head(stream, deadline);
+    if !slot.begin_answer() {
+        refuse(
+            stream,
+            "503 Service Unavailable",
+            &format!(
+                "dropped: {MAX_CONNECTIONS} connections were open and this one had not sent its \
+                 whole request when a newer one came; send the request as soon as connected\n"
+            ),
+            false,
+        );
+        return;
+    }
+    match head {
         Ok(Head::Request(line)) => {
             let _ = write_by(stream, &respond(&line, published), deadline);
         }
@@ -296,7 +303,8 @@ fn refuse(stream: &TcpStream, status: &str, body: &str, drain: bool) {
     }
 }
 
-/// The 503 for a connection beyond [`MAX_CONNECTIONS`], on the accepting thread: without
+/// The 503 for a connection beyond [`MAX_CONNECTIONS`] when none can be dropped for it, on
+/// the accepting thread: without
 /// waiting for anything (what the client sent already is read, and the short answer fits in
 /// the empty send buffer of a new connection).
 fn refuse_at_once(stream: &TcpStream) {
@@ -307,7 +315,7 @@ fn refuse_at_once(stream: &TcpStream) {
     let _ = (&*stream).write(&response(
         "503 Service Unavailable",
         TEXT_TYPE,
-        format!("{MAX_CONNECTIONS} connections to this endpoint are open already; try again\n")
+        format!("{MAX_CONNECTIONS} connections to this endpoint are being answered; try again\n")
             .as_bytes(),
         false,
     ));
@@ -361,187 +369,4 @@ fn response(status: &str, content_type: &str, body: &[u8], head_only: bool) -> V
         out.extend_from_slice(body);
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::net::SocketAddr;
-
-    fn get(addr: SocketAddr, request: &str) -> String {
-        let mut s = TcpStream::connect(addr).unwrap();
-        // Bounded, so that a server that never answers fails the test instead of hanging it.
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        s.write_all(request.as_bytes()).unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        out
-    }
-
-    /// An endpoint on a free loopback port whose recorder renders whenever a scrape wants a
-    /// text (as the monitor's loop does), for the life of the test process.
-    fn endpoint() -> SocketAddr {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let published = Published::default();
-        published.set("up 1\n".into());
-        serve(listener, published.clone()).unwrap();
-        std::thread::spawn(move || {
-            loop {
-                if published.wanted() {
-                    published.set("up 1\n".into());
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        });
-        addr
-    }
-
-    /// D02: a client sending its head a byte a second (each byte well within any per-read
-    /// timeout) delays no scrape made meanwhile (each answered within 1 s), and is answered
-    /// 408 and cut off at the request's deadline, 5 s after it connected.
-    #[test]
-    fn a_slow_client_delays_no_scrape_and_is_cut_off_at_the_deadline() {
-        let addr = endpoint();
-        let slow = std::thread::spawn(move || {
-            let t0 = Instant::now();
-            let mut c = TcpStream::connect(addr).unwrap();
-            c.write_all(b"GET /metrics HTTP/1.1\r\n").unwrap();
-            // The read timeout paces the bytes: one a second until the server answers.
-            c.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
-            let mut answer = Vec::new();
-            let mut buf = [0u8; 1024];
-            while t0.elapsed() < Duration::from_secs(15) {
-                let _ = c.write_all(b"X");
-                match c.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => answer.extend_from_slice(&buf[..n]),
-                    Err(e) if timed_out(&e) => {}
-                    Err(_) => break,
-                }
-            }
-            (t0.elapsed(), String::from_utf8_lossy(&answer).into_owned())
-        });
-        let t0 = Instant::now();
-        let mut slowest = Duration::ZERO;
-        let mut scrapes = 0;
-        while !slow.is_finished() && t0.elapsed() < Duration::from_secs(16) {
-            let t = Instant::now();
-            let r = get(addr, "GET /metrics HTTP/1.1\r\n\r\n");
-            assert!(r.starts_with("HTTP/1.1 200 OK\r\n"), "{r}");
-            slowest = slowest.max(t.elapsed());
-            scrapes += 1;
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        let (cut_after, answer) = slow.join().unwrap();
-        assert!(scrapes >= 10, "{scrapes} scrapes in {:?}", t0.elapsed());
-        assert!(
-            slowest < Duration::from_secs(1),
-            "a scrape took {slowest:?}"
-        );
-        assert!(
-            (REQUEST_DEADLINE..REQUEST_DEADLINE + Duration::from_millis(1500)).contains(&cut_after),
-            "the slow client was cut off after {cut_after:?}"
-        );
-        assert!(answer.starts_with("HTTP/1.1 408 "), "{answer}");
-    }
-
-    /// D18: a head over 8 KiB (a 100 KiB header) is answered 431 at once, not served; one just
-    /// under the bound is served.
-    #[test]
-    fn a_head_over_the_bound_is_refused() {
-        let addr = endpoint();
-        let padded =
-            |n: usize| format!("GET /metrics HTTP/1.1\r\nX-Pad: {}\r\n\r\n", "a".repeat(n));
-        let t = Instant::now();
-        let r = get(addr, &padded(100 * 1024));
-        assert!(
-            r.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
-            "{r}"
-        );
-        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
-        let r = get(addr, &padded(MAX_REQUEST_BYTES - 64));
-        assert!(r.starts_with("HTTP/1.1 200 OK\r\n"), "{r}");
-    }
-
-    /// Connections beyond [`MAX_CONNECTIONS`] are answered 503 at once; once the open ones
-    /// close, scrapes are served again.
-    #[test]
-    fn connections_beyond_the_cap_are_refused_at_once() {
-        let addr = endpoint();
-        let idle: Vec<TcpStream> = (0..MAX_CONNECTIONS)
-            .map(|_| TcpStream::connect(addr).unwrap())
-            .collect();
-        // Until the server has accepted them all.
-        std::thread::sleep(Duration::from_millis(300));
-        let t = Instant::now();
-        let r = get(addr, "GET /metrics HTTP/1.1\r\n\r\n");
-        assert!(r.starts_with("HTTP/1.1 503 Service Unavailable\r\n"), "{r}");
-        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
-        drop(idle);
-        let t = Instant::now();
-        loop {
-            let r = get(addr, "GET /metrics HTTP/1.1\r\n\r\n");
-            if r.starts_with("HTTP/1.1 200 OK\r\n") {
-                break;
-            }
-            assert!(t.elapsed() < Duration::from_secs(2), "still refused: {r}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Over a real socket: /metrics serves the latest published text with its length, other
-    /// paths 404, / links /metrics, and methods other than GET/HEAD are refused.
-    #[test]
-    fn serves_the_latest_text() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let published = Published::default();
-        published.set("first 1\n".into());
-        serve(listener, published.clone()).unwrap();
-        // The recorder's side: renders when a scrape wants a text, as the monitor's loop does.
-        let recorder = {
-            let published = published.clone();
-            std::thread::spawn(move || {
-                for n in 0..2 {
-                    while !published.wanted() {
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                    published.set(format!("jitterlab_samples_total{{cpu=\"0\"}} {}\n", n + 5));
-                }
-            })
-        };
-        let r = get(
-            addr,
-            "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n",
-        );
-        assert!(r.starts_with("HTTP/1.1 200 OK\r\n"), "{r}");
-        assert!(r.contains("Content-Type: text/plain; version=0.0.4"), "{r}");
-        assert!(r.contains("Content-Length: 35\r\n"), "{r}");
-        assert!(
-            r.ends_with("\r\n\r\njitterlab_samples_total{cpu=\"0\"} 5\n"),
-            "{r}"
-        );
-        let r = get(addr, "GET /other HTTP/1.1\r\n\r\n");
-        assert!(r.starts_with("HTTP/1.1 404 Not Found\r\n"), "{r}");
-        let r = get(addr, "GET / HTTP/1.0\r\n\r\n");
-        assert!(r.contains("<a href=\"/metrics\">"), "{r}");
-        let r = get(addr, "POST /metrics HTTP/1.1\r\n\r\n");
-        assert!(r.starts_with("HTTP/1.1 405"), "{r}");
-        let r = get(addr, "HEAD /metrics HTTP/1.1\r\n\r\n");
-        assert!(r.ends_with("Connection: close\r\n\r\n"), "{r}");
-        recorder.join().unwrap();
-        assert_eq!(*published.get(), "jitterlab_samples_total{cpu=\"0\"} 6\n");
-    }
-
-    /// Without a recorder to answer, a scrape gets the text there after its patience.
-    #[test]
-    fn a_stalled_recorder_still_gets_an_answer() {
-        let published = Published::default();
-        published.set("old 1\n".into());
-        let t0 = std::time::Instant::now();
-        assert_eq!(*published.fresh(Duration::from_millis(50)), "old 1\n");
-        assert!(t0.elapsed() >= Duration::from_millis(50));
-        assert!(published.wanted());
-    }
 }

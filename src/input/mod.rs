@@ -3,7 +3,8 @@
 //! removed. One reader, so that every input behaves the same: `/dev/zero`, a FIFO that never
 //! ends or a multi-gigabyte file is refused after at most `max_bytes + 1` bytes instead of
 //! growing without bound, and a BOM written by an editor never changes how a file is parsed.
-//! The caps are documented in docs/user-guide.md ("Input limits").
+//! The caps are documented in docs/user-guide.md ("Input limits"), a table of every file and
+//! request a command reads with its limits, checked against the constants by `limits_doc`.
 
 /// The most read of run.json or sweep.json: a run with the most scenario phases on 64 CPUs
 /// writes about 250 MiB.
@@ -211,6 +212,9 @@ pub(crate) fn format_bytes(n: u64) -> String {
     }
     format!("{n} bytes")
 }
+
+#[cfg(test)]
+mod limits_doc;
 
 #[cfg(test)]
 mod tests {

@@ -28,9 +28,12 @@
 //! went backwards: a CPU taken offline and back, a reset). Gauges ([`Kind::Gauge`]) hold the
 //! value read at `to_ns` instead of a change.
 
+mod record;
+
+pub use record::{AbsentRecord, CounterShift, CountersRecord, CpuCorrelation, GroupFigures};
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::path::Path;
 
 /// Name of the file in a result directory.
@@ -281,14 +284,34 @@ impl CountersFile {
     }
 }
 
-/// Reads counters.log at `path` (a result file: never a device, size-capped by
-/// [`crate::input`]). Whole lines are kept; a torn last line and lines that do not parse are
-/// left out and named in `damage`. Refused: a file that is not counters.log, or of a later
-/// version.
+/// The most of counters.log a reader reads: a larger file is refused. A run writes a line per
+/// measured CPU per log interval, with the counters that changed: about 200 bytes, so a year of
+/// 1 s intervals on 64 CPUs stays under it.
+pub const MAX_FILE_BYTES: u64 = 4 << 30;
+/// The most counters declared for one CPU (over the whole file). The recorder reads one per
+/// IRQ line of /proc/interrupts, softirq and idle state: hundreds on large machines; it
+/// declares no more than this ([`crate::recorder`]'s sampler stops there).
+pub const MAX_NAMES_PER_CPU: usize = 16_384;
+/// The longest line a reader takes: a `#cpu` line or a data line of [`MAX_NAMES_PER_CPU`]
+/// counters, with 20-digit values, is under 1 MiB. A longer line is left out (named in
+/// `damage`) without being held in memory.
+pub const MAX_LINE_BYTES: usize = 4 << 20;
+/// The most values a scan hands out: a data line has one value for every counter declared
+/// for its CPU (those it omits are 0), so ten-byte lines under a declaration of
+/// [`MAX_NAMES_PER_CPU`] counters would otherwise cost 16 384 values each. A file with more
+/// is refused, bounding the time of every reader.
+pub const MAX_VALUES: u64 = 1 << 28;
+/// The most values [`read`] keeps in memory (about 64 bytes each): more is refused, naming the
+/// cap; the report scans the file in bounded memory instead.
+pub const MAX_KEPT_VALUES: u64 = 1 << 25;
+
+/// Reads counters.log at `path` (a result file: never a device, at most [`MAX_FILE_BYTES`]).
+/// Whole lines are kept; a torn last line and lines that do not parse are left out and named
+/// in `damage`. Refused: a file that is not counters.log, or of a later version, or beyond the
+/// caps above.
 pub fn read(path: &Path) -> Result<CountersFile, String> {
-    let mut intervals = Vec::new();
-    let file = scan(path, |i| intervals.push(i))?;
-    Ok(CountersFile { intervals, ..file })
+    keep_all(|each| scan(path, each), MAX_KEPT_VALUES)
+        .map_err(|e| e.unwrap_or_else(|kept| format!("{}: {kept}", path.display())))
 }
 
 /// [`read`] in bounded memory: each data line goes to `each` as it is read and is not kept
@@ -297,35 +320,152 @@ pub fn read(path: &Path) -> Result<CountersFile, String> {
 pub fn scan(path: &Path, each: impl FnMut(CounterInterval)) -> Result<CountersFile, String> {
     let file = crate::input::open_result_file(path)
         .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    scan_from(io::BufReader::new(file), each).map_err(|e| format!("{}: {e}", path.display()))
+    let size = file.metadata().map_or(0, |m| m.len());
+    if size > MAX_FILE_BYTES {
+        return Err(format!(
+            "{}: {size} bytes, larger than {}, the most jitterlab reads of a counters log (a run writes about 200 bytes per CPU per log interval)",
+            path.display(),
+            crate::input::format_bytes(MAX_FILE_BYTES)
+        ));
+    }
+    let mut each = each;
+    scan_from(io::BufReader::new(file), &mut each, MAX_VALUES)
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// [`read`] on any reader (unit tests, fixtures).
 pub fn read_from(input: impl BufRead) -> Result<CountersFile, String> {
+    keep_all(|each| scan_from(input, each, MAX_VALUES), MAX_KEPT_VALUES)
+        .map_err(|e| e.unwrap_or_else(|kept| kept))
+}
+
+/// Runs a scan keeping every data line, at most `most` values ([`MAX_KEPT_VALUES`]). The
+/// error is the scan's (`Ok`), or that the cap was passed (`Err`, for the caller to name the
+/// file).
+fn keep_all(
+    scan: impl FnOnce(&mut dyn FnMut(CounterInterval)) -> Result<CountersFile, String>,
+    most: u64,
+) -> Result<CountersFile, Result<String, String>> {
     let mut intervals = Vec::new();
-    let file = scan_from(input, |i| intervals.push(i))?;
+    let mut kept = 0u64;
+    let file = scan(&mut |i: CounterInterval| {
+        kept += i.values.len() as u64;
+        if kept <= most {
+            intervals.push(i);
+        }
+    })
+    .map_err(Ok)?;
+    if kept > most {
+        return Err(Err(format!(
+            "it holds {kept} values (a value per data line and counter declared for its CPU), more than the {most} read into memory at once; the report shows its counters (it reads the file in bounded memory)"
+        )));
+    }
     Ok(CountersFile { intervals, ..file })
 }
 
-/// [`scan`] on any reader.
-fn scan_from(
-    mut input: impl BufRead,
-    mut each: impl FnMut(CounterInterval),
-) -> Result<CountersFile, String> {
-    let mut file = CountersFile::default();
-    let mut line = String::new();
-    let mut number = 0usize;
-    // Declared counters per CPU as of the current line (for reading zeros back).
-    let mut current: HashMap<usize, Vec<String>> = HashMap::new();
+/// One CPU's counters as declared by its last `#cpu` line: the names in order, and the
+/// position of each (so a data line is parsed in time linear in its length).
+#[derive(Default)]
+struct Declaration {
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+}
+
+/// Every counter declared for one CPU over the file: its position in
+/// [`CountersFile::declared`], and the names there.
+struct AllDeclared {
+    at: usize,
+    seen: std::collections::HashSet<String>,
+}
+
+/// What reading the next line gave.
+enum Line {
+    End,
+    /// A line (with its newline, unless it is a torn last line) in the buffer.
+    Read,
+    /// A line longer than [`MAX_LINE_BYTES`], skipped: its length.
+    TooLong(u64),
+}
+
+/// Reads the next line into `buf`, at most [`MAX_LINE_BYTES`] of it: a longer line is skipped
+/// to its end without being held.
+fn next_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<Line> {
+    buf.clear();
+    let n = (&mut *input)
+        .take(MAX_LINE_BYTES as u64 + 1)
+        .read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(Line::End);
+    }
+    if buf.len() <= MAX_LINE_BYTES || buf.ends_with(b"\n") {
+        return Ok(Line::Read);
+    }
+    let mut skipped = buf.len() as u64;
     loop {
-        line.clear();
-        let n = input
-            .read_line(&mut line)
-            .map_err(|e| format!("cannot read: {e}"))?;
-        if n == 0 {
+        let available = input.fill_buf()?;
+        if available.is_empty() {
             break;
         }
+        let (used, end) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        input.consume(used);
+        skipped += used as u64;
+        if end {
+            break;
+        }
+    }
+    Ok(Line::TooLong(skipped))
+}
+
+/// [`scan`] on any reader. Time and memory linear in the file's bytes and the values handed
+/// out (at most `most_values`, [`MAX_VALUES`]): each name is looked up in a map, never
+/// searched for in a list.
+fn scan_from(
+    mut input: impl BufRead,
+    each: &mut dyn FnMut(CounterInterval),
+    most_values: u64,
+) -> Result<CountersFile, String> {
+    let mut file = CountersFile::default();
+    let mut buf = Vec::new();
+    let mut number = 0usize;
+    let mut values = 0u64;
+    // Declared counters per CPU as of the current line (for reading zeros back), and over the
+    // whole file.
+    let mut current: HashMap<usize, Declaration> = HashMap::new();
+    let mut all: HashMap<usize, AllDeclared> = HashMap::new();
+    loop {
+        let got = next_line(&mut input, &mut buf).map_err(|e| format!("cannot read: {e}"))?;
         number += 1;
+        let line = match got {
+            Line::End => break,
+            Line::TooLong(bytes) => {
+                if number == 1 {
+                    return Err(
+                        "not a counters log: its first line is not `#jitterlab-counters N`".into(),
+                    );
+                }
+                file.damage.push(format!(
+                    "line {number} ({bytes} bytes) is longer than {}, the longest line jitterlab reads of a counters log, and was left out",
+                    crate::input::format_bytes(MAX_LINE_BYTES as u64)
+                ));
+                continue;
+            }
+            Line::Read => match std::str::from_utf8(&buf) {
+                Ok(line) => line,
+                Err(_) if number == 1 => {
+                    return Err("not a counters log: its first line is not text".into());
+                }
+                Err(e) => {
+                    file.damage.push(format!(
+                        "line {number} is not UTF-8 text (byte {} of it) and was left out",
+                        e.valid_up_to()
+                    ));
+                    continue;
+                }
+            },
+        };
         if !line.ends_with('\n') {
             file.damage.push(format!(
                 "its last line ({} bytes) is torn (the run was killed or the disk was full while writing it) and was left out",
@@ -368,19 +508,32 @@ fn scan_from(
                             .push(format!("line {number}: a #cpu line without a CPU number"));
                         continue;
                     };
-                    let names: Vec<String> =
-                        it.filter(|n| !n.is_empty()).map(String::from).collect();
-                    match file.declared.iter_mut().find(|(c, _)| *c == cpu) {
-                        Some((_, all)) => {
-                            for n in &names {
-                                if !all.contains(n) {
-                                    all.push(n.clone());
-                                }
-                            }
+                    let mut declaration = Declaration::default();
+                    for n in it.filter(|n| !n.is_empty()) {
+                        if !declaration.index.contains_key(n) {
+                            declaration.index.insert(n.into(), declaration.names.len());
+                            declaration.names.push(n.into());
                         }
-                        None => file.declared.push((cpu, names.clone())),
                     }
-                    current.insert(cpu, names);
+                    let everything = all.entry(cpu).or_insert_with(|| {
+                        file.declared.push((cpu, Vec::new()));
+                        AllDeclared {
+                            at: file.declared.len() - 1,
+                            seen: Default::default(),
+                        }
+                    });
+                    let listed = &mut file.declared[everything.at].1;
+                    for n in &declaration.names {
+                        if everything.seen.insert(n.clone()) {
+                            listed.push(n.clone());
+                        }
+                    }
+                    if listed.len() > MAX_NAMES_PER_CPU {
+                        return Err(format!(
+                            "line {number}: more than {MAX_NAMES_PER_CPU} counters are declared for CPU {cpu}, the most jitterlab writes or reads for one CPU: not a counters log of a run"
+                        ));
+                    }
+                    current.insert(cpu, declaration);
                 }
                 // Comments this version does not know are for later versions' readers.
                 _ => {}
@@ -388,38 +541,46 @@ fn scan_from(
             continue;
         }
         match parse_data(text, &current) {
-            Some(i) => each(i),
+            Some(i) => {
+                values += i.values.len() as u64;
+                if values > most_values {
+                    return Err(format!(
+                        "line {number}: more than {most_values} values (a value per data line and counter declared for its CPU), the most jitterlab reads of a counters log: not a counters log of a run"
+                    ));
+                }
+                each(i)
+            }
             None => file.damage.push(format!(
                 "line {number} is not a counters line and was left out"
             )),
         }
     }
-    if number == 0 {
+    if number <= 1 {
         return Err("empty: not a counters log".into());
     }
     Ok(file)
 }
 
 /// One data line; the CPU's declared counters missing from it read 0.
-fn parse_data(text: &str, declared: &HashMap<usize, Vec<String>>) -> Option<CounterInterval> {
+fn parse_data(text: &str, declared: &HashMap<usize, Declaration>) -> Option<CounterInterval> {
     let mut words = text.split(' ');
     let interval = words.next()?.parse().ok()?;
     let cpu: usize = words.next()?.parse().ok()?;
     let from_ns = words.next()?.parse().ok()?;
     let to_ns = words.next()?.parse().ok()?;
-    let names = declared.get(&cpu)?;
-    let mut values: Vec<(String, Option<i64>)> =
-        names.iter().map(|n| (n.clone(), Some(0))).collect();
+    let declaration = declared.get(&cpu)?;
+    let mut values: Vec<(String, Option<i64>)> = declaration
+        .names
+        .iter()
+        .map(|n| (n.clone(), Some(0)))
+        .collect();
     for w in words {
         let (name, value) = w.split_once('=')?;
         let value = match value {
             "?" => None,
             v => Some(v.parse::<i64>().ok()?),
         };
-        match values.iter_mut().find(|(n, _)| n == name) {
-            Some(slot) => slot.1 = value,
-            None => return None,
-        }
+        values[*declaration.index.get(name)?].1 = value;
     }
     Some(CounterInterval {
         interval,
@@ -430,169 +591,5 @@ fn parse_data(text: &str, declared: &HashMap<usize, Vec<String>>) -> Option<Coun
     })
 }
 
-/// run.json `counters`: where the counters are, what reading them cost, and what moved with
-/// the late wakeups (docs/counters.md).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct CountersRecord {
-    /// The file in the result directory ([`FILE_NAME`]); None when none was written (a
-    /// segmented run: `/metrics` only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    /// Reads made (one per interval boundary, plus the first and the last).
-    pub reads: u64,
-    /// Time the drain side spent per read (every source of every measured CPU), ns: mean and
-    /// largest.
-    pub read_mean_ns: u64,
-    pub read_max_ns: u64,
-    /// The counters this system does not offer, and why.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub absent: Vec<AbsentRecord>,
-    /// Per measured CPU: the intervals with a late wakeup against the others.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub correlation: Vec<CpuCorrelation>,
-    /// Why there is no correlation (no counters file, no interval log...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub correlation_refused: Option<String>,
-}
-
-/// A counter this system does not offer, in run.json.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct AbsentRecord {
-    pub counter: String,
-    pub reason: String,
-}
-
-/// One CPU's late intervals against the others (analysis::counters).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct CpuCorrelation {
-    pub cpu: usize,
-    /// A late interval holds a wakeup later than this (its maximum in latency.hlog is above
-    /// it), ns.
-    pub threshold_ns: u64,
-    /// What the threshold is: `deadline` (the thread's `--deadline`, else its interval).
-    pub threshold_basis: String,
-    /// Intervals with and without a late wakeup, among those used.
-    pub late_intervals: u64,
-    pub other_intervals: u64,
-    /// Intervals left out: their counters were read too far from the interval's boundaries,
-    /// or the interval has no counters line or no histogram.
-    pub left_out_intervals: u64,
-    /// Counters tested (those that were not the same in every interval used).
-    pub tested: u64,
-    /// The significance level for the whole CPU; each counter is held to `alpha / tested`
-    /// (Bonferroni).
-    pub alpha: f64,
-    /// The counters that differ significantly, the smallest p first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub moved: Vec<CounterShift>,
-    /// Why this CPU was not tested (no late interval, or no other).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refused: Option<String>,
-}
-
-/// How one counter differed between the late intervals and the others.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct CounterShift {
-    pub counter: String,
-    pub late: GroupFigures,
-    pub other: GroupFigures,
-    /// Two-sided Mann-Whitney U test.
-    pub u: f64,
-    pub p: f64,
-    /// `exact` or `normal approximation`.
-    pub method: String,
-}
-
-/// A counter's values over a group of intervals (each value is one interval's change, or
-/// reading for a gauge).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct GroupFigures {
-    pub intervals: u64,
-    pub min: i64,
-    pub median: f64,
-    pub mean: f64,
-    pub max: i64,
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn writes_and_reads_back_with_zeros_unknowns_and_redeclarations() {
-        let mut out = Vec::new();
-        let absent = [Absent {
-            counter: "smi".into(),
-            reason: "no /dev/cpu/0/msr".into(),
-        }];
-        let mut w = CountersWriter::begin(&mut out, 1_000_000_000, &absent).unwrap();
-        let a = names(&["irq:LOC", "softirq:TIMER", "freq_khz"]);
-        w.write_interval([LineRef {
-            interval: 0,
-            cpu: 1,
-            from_ns: 10,
-            to_ns: 1_000_000_020,
-            names: &a,
-            values: &[Some(250), Some(0), None],
-        }])
-        .unwrap();
-        let b = names(&["irq:LOC", "softirq:TIMER", "freq_khz", "irq:44"]);
-        w.write_interval([LineRef {
-            interval: 1,
-            cpu: 1,
-            from_ns: 1_000_000_020,
-            to_ns: 2_000_000_000,
-            names: &b,
-            values: &[Some(3), Some(4), Some(2_400_000), Some(7)],
-        }])
-        .unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert!(text.starts_with("#jitterlab-counters 1\n#interval_ns 1000000000\n#absent smi no /dev/cpu/0/msr\n#cpu 1 irq:LOC softirq:TIMER freq_khz\n0 1 10 1000000020 irq:LOC=250 freq_khz=?\n"), "{text}");
-        let read = read_from(text.as_bytes()).unwrap();
-        assert_eq!(read.interval_ns, 1_000_000_000);
-        assert_eq!(read.absent, absent);
-        assert_eq!(read.names_of(1), b.as_slice());
-        assert_eq!(read.intervals.len(), 2);
-        assert_eq!(
-            read.intervals[0].values,
-            vec![
-                ("irq:LOC".into(), Some(250)),
-                ("softirq:TIMER".into(), Some(0)),
-                ("freq_khz".into(), None)
-            ]
-        );
-        assert_eq!(read.intervals[1].values[3], ("irq:44".into(), Some(7)));
-        assert!(read.damage.is_empty());
-    }
-
-    #[test]
-    fn a_torn_last_line_and_a_garbled_line_are_left_out_and_named() {
-        let text = "#jitterlab-counters 1\n#interval_ns 5\n#cpu 0 irq:LOC\n0 0 0 5 irq:LOC=1\nxx yy\n1 0 5 10 irq:LOC=2\n2 0 10 1";
-        let read = read_from(text.as_bytes()).unwrap();
-        assert_eq!(read.intervals.len(), 2);
-        assert_eq!(read.damage.len(), 2, "{:?}", read.damage);
-        assert!(read.damage[0].contains("line 5"));
-        assert!(read.damage[1].contains("torn"));
-    }
-
-    #[test]
-    fn refuses_other_files_and_later_versions() {
-        assert!(read_from("#jitterlab-counters 2\n".as_bytes()).is_err());
-        assert!(read_from("#[StartTime: 1]\n".as_bytes()).is_err());
-        assert!(read_from("".as_bytes()).is_err());
-    }
-
-    #[test]
-    fn every_family_has_a_kind_and_the_gauges_are_the_readings() {
-        assert_eq!(kind_of("freq_khz"), Kind::Gauge);
-        assert_eq!(kind_of("temp_mc"), Kind::Gauge);
-        assert_eq!(kind_of("irq:LOC"), Kind::Delta);
-        assert_eq!(kind_of("idle:state1:time_ns"), Kind::Delta);
-        assert!(family_of("softirq:NET_RX").is_some());
-        assert!(family_of("bogus").is_none());
-    }
-}
+mod tests;

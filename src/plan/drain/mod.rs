@@ -1,0 +1,277 @@
+//! The priority of jitterlab's own threads (`--drain-priority`): the recorder and live view
+//! on the main thread (which also runs the SIGINT/SIGTERM handlers), the trace reader and the
+//! load supervisor. They must keep running whatever the user's loads do: a real-time load on
+//! every CPU they may use, at or above their priority, starves them, and then nothing drains
+//! the rings, starts the measurement, sees a stop request or stops the loads (issue 39: a run
+//! with `cpu:policy=fifo,prio=50` on a 2-CPU machine hung until SIGKILL).
+//!
+//! The rule, one for every kind of request: the real-time loads that run at the same time at
+//! or above the own threads' priority must leave them one of their CPUs. `auto` puts them one
+//! above every real-time load that may share a CPU with them, still below every thread of the
+//! measurement (at equal priority a drain would delay a wakeup); a load that cannot be stayed
+//! above that way (at or above the measuring threads) must leave a CPU. Anything else is
+//! refused before the run starts (exit 2), naming both priorities. Why not always refuse a
+//! load on a shared CPU: one CPU left is enough (the scheduler moves a real-time thread that
+//! a load preempts to a CPU where it can run), and a load above the measuring threads on some
+//! CPUs is a documented experiment (docs/loads.md). The spike load is left out: it spins for
+//! `len` at every `every`, always less, so it always gives its CPU back.
+
+use crate::error::{Failure, Result};
+use crate::load::LoadSpec;
+use crate::load::generator::{CpuChoice, GeneratorSpec};
+use crate::load::scenario::Scenario;
+
+/// `--drain-priority` as asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DrainRequest {
+    /// `auto`: above every real-time load sharing the own threads' CPUs, below every
+    /// real-time thread of the measurement; at least 1.
+    Auto,
+    /// `off`: normal scheduling.
+    Off,
+    /// `auto` for noise: normal scheduling, as noise threads never sleep (a real-time drain
+    /// on their CPUs would never run).
+    Normal,
+    /// `N`.
+    Fixed(i32),
+}
+
+/// A load with a real-time policy, as the own threads see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RtLoad {
+    /// The load as given, for messages.
+    pub text: String,
+    /// `fifo` or `rr`.
+    pub policy: &'static str,
+    pub priority: i32,
+    /// The CPUs its processes may run on.
+    pub cpus: Vec<usize>,
+}
+
+/// Where jitterlab's own threads run and which real-time loads may run beside them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Contention {
+    /// The CPUs the own threads may run on: `--housekeeping`, or the process's CPUs.
+    pub own_cpus: Vec<usize>,
+    /// The real-time loads that run at the same time, one set per moment that matters: the
+    /// whole-run loads alone, and with each scenario phase those of the phases overlapping it.
+    pub together: Vec<Vec<RtLoad>>,
+    /// The CPUs where the measurement's own threads never sleep (noise), above the own
+    /// threads as a load would be.
+    pub spinning: Vec<usize>,
+}
+
+impl Contention {
+    /// The real-time loads of `loads` (whole run) and `scenario`'s phases, their CPUs resolved
+    /// against the online, measured and housekeeping CPUs, beside own threads on `own_cpus`.
+    pub(crate) fn of_run(
+        loads: &[LoadSpec],
+        scenario: Option<&Scenario>,
+        own_cpus: &[usize],
+        online: &[usize],
+        measured: &[usize],
+        housekeeping: Option<&[usize]>,
+    ) -> Contention {
+        let rt = |g: &GeneratorSpec| rt_load(g, online, measured, housekeeping);
+        let whole: Vec<RtLoad> = loads
+            .iter()
+            .filter_map(|l| match l {
+                LoadSpec::Generator(g) => rt(g),
+                LoadSpec::Spike(_) => None,
+            })
+            .collect();
+        let mut together = vec![whole.clone()];
+        let phases = scenario.map(|s| s.phases.as_slice()).unwrap_or_default();
+        for p in phases {
+            let mut set = whole.clone();
+            for q in phases
+                .iter()
+                .filter(|q| q.start_ns < p.end_ns && p.start_ns < q.end_ns)
+            {
+                set.extend(q.loads.iter().filter_map(rt));
+            }
+            together.push(set);
+        }
+        Contention {
+            own_cpus: own_cpus.to_vec(),
+            together,
+            spinning: Vec::new(),
+        }
+    }
+
+    /// `jitterlab load`: the loads all run together, the own threads on `own_cpus`.
+    pub(crate) fn of_loads_alone(
+        loads: &[GeneratorSpec],
+        own_cpus: &[usize],
+        online: &[usize],
+    ) -> Contention {
+        Contention {
+            own_cpus: own_cpus.to_vec(),
+            together: vec![
+                loads
+                    .iter()
+                    .filter_map(|g| rt_load(g, online, &[], None))
+                    .collect(),
+            ],
+            spinning: Vec::new(),
+        }
+    }
+
+    /// The real-time loads that may run on a CPU of the own threads.
+    fn sharing(&self) -> impl Iterator<Item = &RtLoad> {
+        self.together
+            .iter()
+            .flatten()
+            .filter(|l| l.cpus.iter().any(|c| self.own_cpus.contains(c)))
+    }
+
+    /// Checks that the own threads at `priority` (None: normal scheduling, below every
+    /// real-time load) keep a CPU at every moment: the loads at or above it together must not
+    /// cover every own CPU. The error names the loads, their priority and the own threads'.
+    fn check(
+        &self,
+        priority: Option<i32>,
+        whose: &str,
+        fix: &str,
+    ) -> std::result::Result<(), String> {
+        let level = priority.unwrap_or(0);
+        for set in &self.together {
+            let above: Vec<&RtLoad> = set.iter().filter(|l| l.priority >= level).collect();
+            let covered =
+                |c: &usize| self.spinning.contains(c) || above.iter().any(|l| l.cpus.contains(c));
+            if above.is_empty() || !self.own_cpus.iter().all(covered) {
+                continue;
+            }
+            let loads: Vec<String> = above
+                .iter()
+                .map(|l| {
+                    format!(
+                        "'{}' (SCHED_{} {} on CPUs {})",
+                        l.text,
+                        l.policy.to_uppercase(),
+                        l.priority,
+                        crate::cpulist::format_cpu_list(&l.cpus)
+                    )
+                })
+                .collect();
+            let own = match priority {
+                Some(p) => format!("SCHED_FIFO {p}"),
+                None => "normal priority (SCHED_OTHER)".into(),
+            };
+            let noise = match self.spinning.is_empty() {
+                true => String::new(),
+                false => format!(
+                    ", with the noise threads on CPUs {}",
+                    crate::cpulist::format_cpu_list(&self.spinning)
+                ),
+            };
+            return Err(format!(
+                "load {} at or above jitterlab's own threads ({own}, {whose}) on every CPU they run on ({}{noise}): the recorder, the load supervisor and the signal handling would never run, and nothing could stop the run; {fix}, give the load cpus= that leave one of those CPUs free, or give --housekeeping CPUs the load does not use",
+                loads.join(" and "),
+                crate::cpulist::format_cpu_list(&self.own_cpus),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `g` as a real-time load, when it is one.
+fn rt_load(
+    g: &GeneratorSpec,
+    online: &[usize],
+    measured: &[usize],
+    housekeeping: Option<&[usize]>,
+) -> Option<RtLoad> {
+    let (policy, priority) = g.common.policy.realtime()?;
+    // Checked when the load was parsed; a choice that cannot be resolved runs nowhere.
+    let cpus = match &g.common.cpus {
+        CpuChoice::List(l) => l.clone(),
+        c => c
+            .resolve(online, measured, housekeeping)
+            .unwrap_or_default(),
+    };
+    Some(RtLoad {
+        text: g.text.clone(),
+        policy,
+        priority,
+        cpus,
+    })
+}
+
+/// The own threads' SCHED_FIFO priority in a run whose lowest real-time thread of the
+/// measurement is at `lowest` (0: the measuring threads are not real-time; 100: all
+/// SCHED_DEADLINE): `request` resolved, and checked against the loads (exit 2).
+pub(crate) fn resolve(
+    request: DrainRequest,
+    lowest: i32,
+    contention: &Contention,
+) -> Result<Option<i32>> {
+    let highest = (lowest - 1).min(99);
+    let priority = match request {
+        DrainRequest::Off | DrainRequest::Normal => None,
+        DrainRequest::Auto if highest < 1 => None,
+        DrainRequest::Auto => {
+            let above_loads = contention
+                .sharing()
+                .map(|l| l.priority + 1)
+                .max()
+                .unwrap_or(1);
+            Some(above_loads.min(highest))
+        }
+        DrainRequest::Fixed(n) if (1..=highest).contains(&n) => Some(n),
+        DrainRequest::Fixed(n) if highest < 1 => {
+            return Err(Failure::usage(format!(
+                "--drain-priority {n}: no real-time priority is below every thread of this run (the lowest is {lowest}; 0: the measuring threads are not real-time), so a real-time drain side would run ahead of one; use --drain-priority off, or raise --priority"
+            )));
+        }
+        DrainRequest::Fixed(n) => {
+            return Err(Failure::usage(format!(
+                "--drain-priority {n}: must be 1 to {highest}, below every real-time thread of this run (the lowest is at {lowest}), so that draining never delays a wakeup"
+            )));
+        }
+    };
+    let (whose, fix) = match (request, priority) {
+        (DrainRequest::Auto, Some(p)) => (
+            format!("--drain-priority auto, at most {p}: below the measurement's lowest real-time thread, {lowest}"),
+            format!("give the load a prio below {p}"),
+        ),
+        (DrainRequest::Auto, None) => (
+            "--drain-priority auto: the measuring threads are not real-time, so neither are they".to_string(),
+            "give the load policy=other, or measure at a real-time --priority".to_string(),
+        ),
+        (DrainRequest::Normal, _) => (
+            "normal priority: noise threads never sleep, so a real-time drain side on their CPUs would never run".to_string(),
+            "give the load policy=other".to_string(),
+        ),
+        (DrainRequest::Off, _) => (
+            "--drain-priority off".to_string(),
+            "use --drain-priority auto (above the loads)".to_string(),
+        ),
+        (DrainRequest::Fixed(n), _) => (
+            format!("--drain-priority {n}"),
+            "use --drain-priority auto (above the loads)".to_string(),
+        ),
+    };
+    contention
+        .check(priority, &whose, &fix)
+        .map_err(Failure::usage)?;
+    Ok(priority)
+}
+
+/// The own threads' priority for loads run alone (`jitterlab load`, `sweep --no-measure`):
+/// one above every real-time load that may share their CPUs (at most 99), None without one;
+/// refused (exit 2) when loads at 99 leave them no CPU.
+pub(crate) fn alone(contention: &Contention) -> Result<Option<i32>> {
+    let priority = contention.sharing().map(|l| (l.priority + 1).min(99)).max();
+    contention
+        .check(
+            priority,
+            "one above the loads, at most 99",
+            "give the load a prio below 99",
+        )
+        .map_err(Failure::usage)?;
+    Ok(priority)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,133 @@
+use super::*;
+use crate::error::ExitCode;
+
+fn load(text: &str) -> LoadSpec {
+    LoadSpec::parse(text).unwrap()
+}
+
+/// The contention of `loads` on a 2-CPU machine, nothing measured, the own threads on both.
+fn two_cpus(loads: &[&str]) -> Contention {
+    let loads: Vec<LoadSpec> = loads.iter().map(|t| load(t)).collect();
+    Contention::of_run(&loads, None, &[0, 1], &[0, 1], &[0, 1], None)
+}
+
+fn refused(r: Result<Option<i32>>) -> String {
+    let e = r.unwrap_err();
+    assert_eq!(e.code, ExitCode::Usage, "{}", e.message);
+    e.message
+}
+
+#[test]
+fn auto_stays_above_every_real_time_load_and_below_the_measurement() {
+    // Issue 39: FIFO 50 spinners on every CPU used to leave the drain side at FIFO 1.
+    let c = two_cpus(&["cpu:policy=fifo,prio=50"]);
+    assert_eq!(resolve(DrainRequest::Auto, 95, &c).unwrap(), Some(51));
+    let c = two_cpus(&["cpu:policy=rr,prio=70,cpus=0", "hackbench:prio=20"]);
+    assert_eq!(resolve(DrainRequest::Auto, 95, &c).unwrap(), Some(71));
+    // No real-time load: 1, as before.
+    let c = two_cpus(&["cpu", "spike:cpu=0,prio=99"]);
+    assert_eq!(resolve(DrainRequest::Auto, 95, &c).unwrap(), Some(1));
+    assert_eq!(resolve(DrainRequest::Auto, 100, &c).unwrap(), Some(1));
+    // Above the measuring threads on one CPU only: the own threads keep the other, at the
+    // highest priority below the measurement (tests/measuring/scenario.rs runs this).
+    let c = two_cpus(&["cpu:workers=1,cpus=0,prio=99"]);
+    assert_eq!(resolve(DrainRequest::Auto, 95, &c).unwrap(), Some(94));
+}
+
+#[test]
+fn a_load_that_leaves_the_own_threads_no_cpu_is_refused_naming_both_priorities() {
+    // At or above the highest priority the drain may take, on every CPU.
+    let m = refused(resolve(
+        DrainRequest::Auto,
+        95,
+        &two_cpus(&["cpu:policy=fifo,prio=94"]),
+    ));
+    assert!(
+        m.contains("SCHED_FIFO 94 on CPUs 0-1") && m.contains("at most 94"),
+        "{m}"
+    );
+    assert!(m.contains("prio below 94"), "{m}");
+    let m = refused(resolve(
+        DrainRequest::Fixed(40),
+        95,
+        &two_cpus(&["cpu:prio=50"]),
+    ));
+    assert!(
+        m.contains("SCHED_FIFO 50") && m.contains("(SCHED_FIFO 40, --drain-priority 40)"),
+        "{m}"
+    );
+    assert!(m.contains("--drain-priority auto"), "{m}");
+    let m = refused(resolve(DrainRequest::Off, 95, &two_cpus(&["cpu:prio=1"])));
+    assert!(m.contains("normal priority (SCHED_OTHER)"), "{m}");
+    // Two loads that each leave a CPU but not together.
+    let m = refused(resolve(
+        DrainRequest::Fixed(10),
+        95,
+        &two_cpus(&["cpu:prio=50,cpus=0", "cpu:policy=rr,prio=60,cpus=1"]),
+    ));
+    assert!(m.contains("SCHED_RR 60 on CPUs 1"), "{m}");
+    // Measuring threads that are not real-time: the drain is normal, below any RT load.
+    let m = refused(resolve(DrainRequest::Auto, 0, &two_cpus(&["cpu:prio=5"])));
+    assert!(m.contains("not real-time"), "{m}");
+    // An explicit priority above the loads, or a load that leaves a CPU, is accepted.
+    assert_eq!(
+        resolve(DrainRequest::Fixed(60), 95, &two_cpus(&["cpu:prio=50"])).unwrap(),
+        Some(60)
+    );
+    assert_eq!(
+        resolve(
+            DrainRequest::Fixed(10),
+            95,
+            &two_cpus(&["cpu:prio=50,cpus=1"])
+        )
+        .unwrap(),
+        Some(10)
+    );
+    // --drain-priority's own range still comes first.
+    let m = refused(resolve(DrainRequest::Fixed(95), 95, &Contention::default()));
+    assert!(m.contains("must be 1 to 94"), "{m}");
+}
+
+#[test]
+fn housekeeping_cpus_apart_from_the_loads_need_no_priority() {
+    let loads = [load("cpu:prio=90,cpus=measured")];
+    let c = Contention::of_run(&loads, None, &[0], &[0, 1], &[1], Some(&[0]));
+    assert_eq!(resolve(DrainRequest::Auto, 95, &c).unwrap(), Some(1));
+    assert_eq!(resolve(DrainRequest::Off, 95, &c).unwrap(), None);
+    // The same load on the housekeeping CPU is refused with off.
+    let loads = [load("cpu:prio=90,cpus=housekeeping")];
+    let c = Contention::of_run(&loads, None, &[0], &[0, 1], &[1], Some(&[0]));
+    assert_eq!(resolve(DrainRequest::Auto, 95, &c).unwrap(), Some(91));
+    refused(resolve(DrainRequest::Off, 95, &c));
+}
+
+#[test]
+fn noise_threads_count_as_busy_cpus() {
+    // noise --cpus 1 beside a real-time load on CPU 0: the drain side (normal priority) has
+    // neither CPU.
+    let mut c = two_cpus(&["cpu:prio=10,cpus=0"]);
+    c.spinning = vec![1];
+    let m = refused(resolve(DrainRequest::Normal, 95, &c));
+    assert!(m.contains("noise threads on CPUs 1"), "{m}");
+    // Without a real-time load the noise threads alone are the kind's own design.
+    let mut c = two_cpus(&["cpu"]);
+    c.spinning = vec![0, 1];
+    assert_eq!(resolve(DrainRequest::Normal, 95, &c).unwrap(), None);
+}
+
+#[test]
+fn loads_alone_get_a_priority_above_theirs() {
+    let generator = |t: &str| match load(t) {
+        LoadSpec::Generator(g) => g,
+        LoadSpec::Spike(_) => unreachable!(),
+    };
+    let c = Contention::of_loads_alone(&[generator("cpu:prio=50")], &[0, 1], &[0, 1]);
+    assert_eq!(alone(&c).unwrap(), Some(51));
+    let c = Contention::of_loads_alone(&[generator("cpu")], &[0, 1], &[0, 1]);
+    assert_eq!(alone(&c).unwrap(), None);
+    let c = Contention::of_loads_alone(&[generator("cpu:prio=99,cpus=1")], &[0, 1], &[0, 1]);
+    assert_eq!(alone(&c).unwrap(), Some(99));
+    let c = Contention::of_loads_alone(&[generator("cpu:prio=99")], &[0, 1], &[0, 1]);
+    let m = refused(alone(&c));
+    assert!(m.contains("SCHED_FIFO 99 on CPUs 0-1"), "{m}");
+}

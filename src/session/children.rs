@@ -1,0 +1,359 @@
+//! The one owner of the processes jitterlab starts for the user: the `exec:` programs of
+//! `--on-threshold` and `--on-end` (session/actions.rs decides when; the loads have their own
+//! owner, load/supervisor). Every such program is started here and nowhere else
+//! (`tests/offline/spawners.rs` fails on a process started anywhere else), and this owner
+//! promises (docs/user-guide.md, "Actions"):
+//!
+//! - **bounded concurrency**: at most `max` programs at once; a start beyond is refused
+//!   ([`Start::Full`]) for the caller to count;
+//! - **contained**: each program leads a process group of its own, with a parent-death signal
+//!   (SIGKILL) tied to the session's thread, which lives until jitterlab exits, so a SIGKILL of
+//!   jitterlab ends it too; when it exits, what it left running in its group is killed with it,
+//!   so that it cannot hold on beyond the bound;
+//! - **a bounded wait**: [`Children::wait`] waits until a deadline or a SIGINT/SIGTERM
+//!   ([`SignalWatch`]), then kills what is left (SIGKILL to each group);
+//! - **every end recorded**: each program started ends in exactly one [`Outcome`] (exited,
+//!   signalled, killed by us, or abandoned when even SIGKILL did not end it in time).
+//!
+//! A program's exit is seen without reaping it (WNOWAIT): until it is reaped its pid, which is
+//! its group's id, cannot be handed to another process, so the group kill after it reaches its
+//! group or nothing. What a program moved out of its group (setsid) is beyond this owner.
+
+use crate::load::worker_kit::die_with_parent;
+use crate::sys::process::{self, Pid};
+use crate::sys::signal;
+use std::os::fd::AsFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often a wait looks at the programs and the signals: a SIGINT ends a wait within this.
+const POLL: Duration = Duration::from_millis(10);
+/// How long a killed program has to end before it is given up on (abandoned).
+const KILL_WAIT: Duration = Duration::from_secs(2);
+
+/// The programs started and not yet ended, each with the caller's tag.
+pub(super) struct Children<T: Copy> {
+    max: usize,
+    programs: Vec<Program<T>>,
+}
+
+struct Program<T> {
+    tag: T,
+    child: Child,
+    pid: Pid,
+    /// Sent SIGKILL by us: its end is `Killed`, unless it had exited already.
+    killed: bool,
+}
+
+/// What [`Children::start`] did.
+#[derive(Debug)]
+pub(super) enum Start {
+    Started(u32),
+    /// `max` programs run already: not started.
+    Full,
+    /// It could not be started (the error).
+    Failed(String),
+}
+
+/// How a program ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum End {
+    /// By itself, with this exit code.
+    Exited(i32),
+    /// By a signal that we did not send.
+    Signalled(i32),
+    /// By our SIGKILL (the wait was over or cut short).
+    Killed,
+    /// Still running [`KILL_WAIT`] after our SIGKILL: given up on, not reaped.
+    Abandoned,
+    /// Waiting for it failed (the error): it is no longer ours to wait for.
+    Lost(String),
+}
+
+/// One program's end.
+#[derive(Debug)]
+pub(super) struct Outcome<T> {
+    pub tag: T,
+    pub pid: u32,
+    pub end: End,
+}
+
+impl<T: Copy> Children<T> {
+    /// An owner that runs at most `max` programs at once.
+    pub(super) fn new(max: usize) -> Self {
+        Children {
+            max,
+            programs: Vec::new(),
+        }
+    }
+
+    /// Programs started and not yet ended (or not yet seen to end).
+    pub(super) fn running(&self) -> usize {
+        self.programs.len()
+    }
+
+    /// Starts `argv` (no shell; `argv[0]` looked up in $PATH) with `env` added to jitterlab's
+    /// environment, stdin from /dev/null, stdout and stderr to jitterlab's stderr (its stdout is
+    /// the run's summary), in a process group of its own that dies with jitterlab.
+    pub(super) fn start(&mut self, argv: &[String], env: &[(&str, String)], tag: T) -> Start {
+        if self.programs.len() >= self.max {
+            return Start::Full;
+        }
+        let stderr = match std::io::stderr().as_fd().try_clone_to_owned() {
+            Ok(fd) => fd,
+            Err(e) => return Start::Failed(format!("cannot start {}: {e}", argv[0])),
+        };
+        let mut command = Command::new(&argv[0]);
+        command
+            .args(&argv[1..])
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(stderr))
+            .process_group(0);
+        let parent = process::id();
+        // SAFETY: prctl, getppid and _exit between fork and exec: async-signal-safe.
+        unsafe {
+            command.pre_exec(move || {
+                die_with_parent(parent);
+                Ok(())
+            });
+        }
+        match command.spawn() {
+            Ok(child) => {
+                let pid = child.id();
+                self.programs.push(Program {
+                    tag,
+                    child,
+                    pid: pid as Pid,
+                    killed: false,
+                });
+                Start::Started(pid)
+            }
+            Err(e) => Start::Failed(format!("cannot start {}: {e}", argv[0])),
+        }
+    }
+
+    /// The programs that have ended since the last call, each reaped after what it left in
+    /// its process group was killed. Never blocks.
+    pub(super) fn reap(&mut self) -> Vec<Outcome<T>> {
+        let mut ended = Vec::new();
+        let mut kept = Vec::new();
+        for p in std::mem::take(&mut self.programs) {
+            match process::has_exited(p.pid) {
+                Ok(false) => kept.push(p),
+                Ok(true) => ended.push(p.finish()),
+                Err(e) => ended.push(p.lost(e)),
+            }
+        }
+        self.programs = kept;
+        ended
+    }
+
+    /// Waits until every program has ended, `deadline` has passed or `stop()` is true, and
+    /// kills what is left then; every program's outcome, and whether `stop()` cut it short.
+    pub(super) fn wait(
+        &mut self,
+        deadline: Instant,
+        stop: &dyn Fn() -> bool,
+    ) -> (Vec<Outcome<T>>, bool) {
+        let mut outcomes = Vec::new();
+        loop {
+            outcomes.extend(self.reap());
+            if self.programs.is_empty() {
+                return (outcomes, false);
+            }
+            let stopped = stop();
+            let now = Instant::now();
+            if stopped || now >= deadline {
+                outcomes.extend(self.kill_all());
+                return (outcomes, stopped);
+            }
+            std::thread::sleep(POLL.min(deadline - now));
+        }
+    }
+
+    /// SIGKILLs every program's process group (and the program itself, should it have left
+    /// its group) and reaps them; a program still there after [`KILL_WAIT`] is abandoned.
+    pub(super) fn kill_all(&mut self) -> Vec<Outcome<T>> {
+        for p in &mut self.programs {
+            p.kill();
+        }
+        let deadline = Instant::now() + KILL_WAIT;
+        let mut outcomes = Vec::new();
+        loop {
+            outcomes.extend(self.reap());
+            if self.programs.is_empty() || Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Left unreaped: a zombie to be, or a process in an uninterruptible sleep.
+        outcomes.extend(self.programs.drain(..).map(|p| Outcome {
+            tag: p.tag,
+            pid: p.pid as u32,
+            end: End::Abandoned,
+        }));
+        outcomes
+    }
+}
+
+impl<T> Program<T> {
+    fn kill(&mut self) {
+        self.killed = true;
+        // Unreaped, its pid is still its group's id and no one else's (module header).
+        let _ = process::kill(-self.pid, signal::SIGKILL);
+        let _ = process::kill(self.pid, signal::SIGKILL);
+    }
+
+    /// It has ended (not reaped yet): its group killed, then reaped.
+    fn finish(mut self) -> Outcome<T> {
+        let _ = process::kill(-self.pid, signal::SIGKILL);
+        let end = match self.child.wait() {
+            Ok(status) => self.end_of(status),
+            Err(e) => End::Lost(format!("cannot wait for pid {}: {e}", self.pid)),
+        };
+        Outcome {
+            tag: self.tag,
+            pid: self.pid as u32,
+            end,
+        }
+    }
+
+    fn lost(self, e: std::io::Error) -> Outcome<T> {
+        Outcome {
+            tag: self.tag,
+            pid: self.pid as u32,
+            end: End::Lost(format!("cannot wait for pid {}: {e}", self.pid)),
+        }
+    }
+
+    fn end_of(&self, status: ExitStatus) -> End {
+        match (status.code(), status.signal()) {
+            (Some(code), _) => End::Exited(code),
+            (None, Some(signal::SIGKILL)) if self.killed => End::Killed,
+            (None, Some(s)) => End::Signalled(s),
+            (None, None) => End::Lost(format!("pid {} ended: {status}", self.pid)),
+        }
+    }
+}
+
+impl<T: Copy> Drop for Children<T> {
+    /// An owner dropped with programs running (an error, a panic): they are killed, not left.
+    fn drop(&mut self) {
+        if !self.programs.is_empty() {
+            self.kill_all();
+        }
+    }
+}
+
+/// Set by each SIGINT or SIGTERM from its creation until it is dropped: what ends a wait at
+/// the end of a run, whatever signals came before (the one that stopped the run).
+pub(super) struct SignalWatch {
+    flag: Arc<AtomicBool>,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl SignalWatch {
+    pub(super) fn new() -> Self {
+        let flag = Arc::new(AtomicBool::new(false));
+        let ids = [signal::SIGINT, signal::SIGTERM]
+            .into_iter()
+            .filter_map(|s| signal_hook::flag::register(s, Arc::clone(&flag)).ok())
+            .collect();
+        SignalWatch { flag, ids }
+    }
+
+    /// Whether a SIGINT or SIGTERM came since [`SignalWatch::new`].
+    pub(super) fn caught(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for SignalWatch {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    /// Whether a process with exactly this command line exists.
+    fn running(cmdline: &str) -> bool {
+        let wanted = format!("{}\0", cmdline.replace(' ', "\0"));
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted.as_bytes()))
+    }
+
+    #[test]
+    fn exits_are_recorded_and_the_bound_refuses_one_more() {
+        let mut c = Children::new(2);
+        assert!(matches!(
+            c.start(&argv(&["sh", "-c", "exit 3"]), &[], 1),
+            Start::Started(_)
+        ));
+        assert!(matches!(
+            c.start(&argv(&["sleep", "3001.1"]), &[], 2),
+            Start::Started(_)
+        ));
+        assert!(matches!(c.start(&argv(&["true"]), &[], 3), Start::Full));
+        assert!(matches!(
+            c.start(&argv(&["no-such-program-jl"]), &[], 4),
+            Start::Full
+        ));
+        let (outcomes, stopped) = c.wait(Instant::now() + Duration::from_millis(300), &|| false);
+        assert!(!stopped);
+        let ends: Vec<(i32, End)> = outcomes.into_iter().map(|o| (o.tag, o.end)).collect();
+        assert_eq!(ends, [(1, End::Exited(3)), (2, End::Killed)]);
+        assert_eq!(c.running(), 0);
+        assert!(!running("sleep 3001.1"));
+        match c.start(&argv(&["no-such-program-jl"]), &[], 5) {
+            Start::Failed(e) => assert!(e.starts_with("cannot start no-such-program-jl"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn what_a_program_leaves_in_its_group_dies_with_it_and_a_stop_cuts_the_wait() {
+        let mut c = Children::new(4);
+        // The shell exits at once, leaving its background sleep in its group.
+        c.start(&argv(&["sh", "-c", "sleep 3001.2 & exit 0"]), &[], 1);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut outcomes = Vec::new();
+        while outcomes.is_empty() && Instant::now() < deadline {
+            outcomes = c.reap();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(outcomes[0].end, End::Exited(0));
+        let gone = Instant::now() + Duration::from_secs(2);
+        while running("sleep 3001.2") {
+            assert!(
+                Instant::now() < gone,
+                "the background sleep outlived its program"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        c.start(
+            &argv(&["sleep", "3001.3"]),
+            &[("JITTERLAB_X", "1".into())],
+            2,
+        );
+        let t = Instant::now();
+        let (outcomes, stopped) = c.wait(t + Duration::from_secs(60), &|| true);
+        assert!(stopped);
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        assert_eq!(outcomes[0].end, End::Killed);
+    }
+}

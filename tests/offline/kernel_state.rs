@@ -1,0 +1,132 @@
+//! The journal boundary (issue 39): kernel state a run changes that outlives the process (a
+//! cpuset, cpuidle states) is journaled first (`src/session/journal.rs`) and undone at the next
+//! start from the journal alone, never found by a name; and nothing but the CPU locks is read
+//! from the shared, world-writable `/run/jitterlab`. This test fails when new code writes the
+//! kernel's state without journaling it, or names `/run/jitterlab` outside the two files that
+//! own it.
+
+use crate::common::collect_rust_files;
+use std::path::Path;
+
+/// Files that may name `"/run/jitterlab...` in code: the CPU locks (the shared directory) and
+/// the journals (root's own directory, other users' under the shared one).
+const RUN_DIR_OWNERS: &[&str] = &["session/cpulock.rs", "session/journal.rs"];
+
+/// Files that name the kernel's state and write something without journaling, each with why.
+const NOT_JOURNALED: &[(&str, &str)] = &[
+    (
+        "trace/tracefs.rs",
+        "tracing instances: still removed by their name `jitterlab-<pid>` at the next start (not journaled yet: the residue of issue 39, owned by trace/)",
+    ),
+    (
+        "commands/rt_json.rs",
+        "reads /sys/kernel/realtime; what it writes is the user's file",
+    ),
+    (
+        "commands/cyclictest/mod.rs",
+        "reads the CPUs' sysfs; what it writes is the user's histogram file",
+    ),
+    (
+        "doctor/checks/fixtures.rs",
+        "writes fixture trees for the doctor's tests",
+    ),
+    (
+        "session/journal.rs",
+        "the mechanism itself (reads the boot id)",
+    ),
+];
+
+/// Where the kernel keeps state that survives the process.
+const STATE: &[&str] = &["\"/sys/", "\"/proc/sys/", "CPU_ROOT", "CPUSET_V1"];
+/// What changes it.
+const WRITES: &[&str] = &[
+    "fs::write(",
+    ".write(true)",
+    "create_dir(",
+    "remove_dir(",
+    "make_dir",
+];
+
+/// The code of a file: its lines that are not comments, up to its `#[cfg(test)]` part.
+fn code_of(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap_or("");
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The breaches under `root` (a `src/` tree), one line each.
+fn breaches(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    collect_rust_files(root, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(root)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        if rel.starts_with("sys/") || rel.ends_with("tests.rs") {
+            continue;
+        }
+        let code = code_of(&std::fs::read_to_string(&file).unwrap());
+        if code.contains("\"/run/jitterlab") && !RUN_DIR_OWNERS.contains(&rel.as_str()) {
+            found.push(format!(
+                "src/{rel}: names /run/jitterlab: use cpulock::LOCK_DIR for the locks, journal::TrustedDir for anything read back later"
+            ));
+        }
+        let changes_state =
+            STATE.iter().any(|s| code.contains(s)) && WRITES.iter().any(|w| code.contains(w));
+        if changes_state
+            && !code.contains("Journal::create(")
+            && !NOT_JOURNALED.iter().any(|(f, _)| *f == rel)
+        {
+            found.push(format!(
+                "src/{rel}: writes where the kernel keeps state that outlives the process, with no journal: take a session::journal::Journal before the change and add its kind to KINDS in session/stale.rs"
+            ));
+        }
+    }
+    found
+}
+
+#[test]
+fn kernel_state_is_journaled_and_run_jitterlab_named_by_its_owners() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = breaches(&src);
+    assert!(
+        found.is_empty(),
+        "the journal boundary is bypassed ({}):\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_scan_finds_planted_breaches_and_passes_journaled_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::create_dir_all(root.join("session")).unwrap();
+    std::fs::write(
+        root.join("session/good.rs"),
+        "// writes \"/run/jitterlab/x\" in a comment\nlet j = Journal::create(&d, KIND, &l)?;\nfs::write(CPUSET_V1, \"1\")?;\n#[cfg(test)]\nmod t { const X: &str = \"/run/jitterlab\"; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("session/reads.rs"),
+        "let v = fs::read_to_string(\"/sys/kernel/x\")?;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("session/bad.rs"),
+        "fs::write(\"/sys/devices/system/cpu/cpu1/cpuidle/state2/disable\", \"1\")?;\nlet d = \"/run/jitterlab/mine\";\n",
+    )
+    .unwrap();
+    let found = breaches(root);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(
+        found.iter().all(|f| f.starts_with("src/session/bad.rs: ")),
+        "{found:#?}"
+    );
+}
