@@ -168,8 +168,8 @@ fn clients_holding_connections_deny_no_scrape() {
 }
 
 /// R05, past the cap: with all [`MAX_CONNECTIONS`] held by clients that send nothing, each
-/// scrape is answered 200 within 1 s, the oldest idle connection dropped for it and answered
-/// 503; the endpoint never answers more than [`MAX_CONNECTIONS`] at once.
+/// scrape is answered 200 within 1 s: the first finds them all taken and the oldest idle
+/// connection is dropped for it (answered 503), the next ones the place it gave back.
 #[test]
 fn idle_connections_past_the_cap_are_dropped_for_scrapes() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -197,13 +197,14 @@ fn idle_connections_past_the_cap_are_dropped_for_scrapes() {
         assert!(r.starts_with("HTTP/1.1 200 OK\r\n"), "{r}");
         assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
     }
-    // The ten oldest were dropped, each answered 503 and closed; the next is still open.
-    for (k, c) in idle.iter_mut().enumerate().take(11) {
+    // The oldest was dropped for the first scrape, answered 503 and closed; the others still
+    // are open (each scrape gave its connection back, so the next found one free).
+    for (k, c) in idle.iter_mut().enumerate().take(2) {
         c.set_read_timeout(Some(Duration::from_millis(200)))
             .unwrap();
         let mut answer = String::new();
         let read = c.read_to_string(&mut answer);
-        if k < 10 {
+        if k == 0 {
             assert!(read.is_ok(), "{k}: {read:?}");
             assert!(answer.starts_with("HTTP/1.1 503 "), "{k}: {answer}");
             assert!(answer.contains("dropped: "), "{k}: {answer}");
