@@ -78,11 +78,7 @@ pub fn take(cpus: &[usize], allow_shared: bool) -> Result<(CpuLocks, Vec<String>
     take_in(cpus, allow_shared, &places)
 }
 
-fn take_in(
-    cpus: &[usize],
-    allow_shared: bool,
-    places: &Places,
-) -> Result<(CpuLocks, Vec<String>)> {
+fn take_in(cpus: &[usize], allow_shared: bool, places: &Places) -> Result<(CpuLocks, Vec<String>)> {
     let mut held_here = HELD.lock().unwrap_or_else(|e| e.into_inner());
     let mut held = Vec::new();
     let mut warnings = Vec::new();
@@ -116,11 +112,19 @@ fn take_in(
         let dir = match &*shared_dir.get_or_insert_with(|| run_dir_at(&places.shared)) {
             Ok(d) => d.as_fd(),
             Err(e) => {
+                let said = format!("cannot take the CPU locks in {shared_path} ({e})");
                 if own.is_none() {
                     warnings.push(format!(
-                        "cannot take the CPU locks in {shared_path} ({e}): another jitterlab measuring these CPUs at the same time would go unnoticed; run once as root to make {shared_path}"
+                        "{said}: another jitterlab measuring these CPUs at the same time would go unnoticed; run once as root to make {shared_path}"
                     ));
                     break;
+                }
+                // Root's own lock is held: only runs of other users go unnoticed. Said once.
+                if !warnings.iter().any(|w| w.starts_with(&said)) {
+                    warnings.push(format!(
+                        "{said}: a jitterlab run of another user measuring these CPUs at the same time would go unnoticed (root runs exclude each other through {})",
+                        super::journal::ROOT_DIR
+                    ));
                 }
                 held.push(keep(&mut held_here, cpu, None, own));
                 continue;
@@ -139,8 +143,7 @@ fn take_in(
             Locked::Busy(file, path) => {
                 let found = holders(&file, &path, &places.proc);
                 let text = describe_all(&found, &path);
-                if places.root && !found.is_empty() && found.iter().all(Holder::cannot_stop_root)
-                {
+                if places.root && !found.is_empty() && found.iter().all(Holder::cannot_stop_root) {
                     warnings.push(planted_warning(cpu, &path, &text, own_problem.as_deref()));
                     held.push(keep(&mut held_here, cpu, None, own));
                     continue;
@@ -410,7 +413,9 @@ fn read_holder(proc: &Path, pid: u32, path: &str) -> Holder {
     let exe = |p: &Path| {
         std::fs::read_link(p.join("exe")).ok().map(|l| {
             let l = l.to_string_lossy().into_owned();
-            l.strip_suffix(" (deleted)").map(str::to_string).unwrap_or(l)
+            l.strip_suffix(" (deleted)")
+                .map(str::to_string)
+                .unwrap_or(l)
         })
     };
     let jitterlab = match (exe(&dir), exe(&proc.join("self"))) {

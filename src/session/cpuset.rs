@@ -91,10 +91,7 @@ impl CpusetPartition {
         }
         // From here on a failure drops the partition, which removes the directory.
         let inode = fs::symlink_metadata(&dir).map(|m| m.ino());
-        let mut partition = CpusetPartition {
-            dir,
-            journal: None,
-        };
+        let mut partition = CpusetPartition { dir, journal: None };
         let recorded = inode.and_then(|ino| journal.append(&format!("inode {ino}")));
         partition.journal = Some(journal);
         recorded.map_err(|e| partition.failed("journal the inode", e))?;
@@ -228,7 +225,9 @@ pub(crate) fn undo(stale: &Stale, root: &Path) -> (Option<String>, bool) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, true),
         Err(e) => {
             return (
-                Some(format!("cannot look at the cpuset {shown} a killed jitterlab (pid {pid}) made: {e}; left alone")),
+                Some(format!(
+                    "cannot look at the cpuset {shown} a killed jitterlab (pid {pid}) made: {e}; left alone"
+                )),
                 false,
             );
         }
@@ -345,7 +344,10 @@ mod tests {
         let said = said.unwrap();
         assert!(done);
         assert!(said.contains("has 2 task(s) in it that jitterlab did not put there (e.g. 4243, 4244): left alone, no task moved"), "{said}");
-        assert_eq!(fs::read_to_string(busy.join("tasks")).unwrap(), "4243\n4244\n");
+        assert_eq!(
+            fs::read_to_string(busy.join("tasks")).unwrap(),
+            "4243\n4244\n"
+        );
         assert_eq!(fs::read_to_string(foreign.join("tasks")).unwrap(), "4242\n");
         assert_eq!(fs::read_to_string(root.join("tasks")).unwrap(), "");
     }
@@ -382,7 +384,10 @@ mod tests {
         let cpuset = root.join(format!("{PREFIX}{}", std::process::id()));
         fs::create_dir(&cpuset).unwrap();
         let e = CpusetPartition::create_in(&root, &dir, &[1]).unwrap_err();
-        assert!(e.contains("already exists, and this run did not make it"), "{e}");
+        assert!(
+            e.contains("already exists, and this run did not make it"),
+            "{e}"
+        );
         assert!(!e.contains("run as root"), "{e}");
         assert!(cpuset.is_dir());
         assert!(dir.names().is_empty(), "{:?}", dir.names());

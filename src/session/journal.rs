@@ -310,7 +310,10 @@ fn read_stale(
     if lines.next() != Some(&format!("{MAGIC} {kind}")) {
         return Err(());
     }
-    let journal_boot = lines.next().and_then(|l| l.strip_prefix("boot ")).ok_or(())?;
+    let journal_boot = lines
+        .next()
+        .and_then(|l| l.strip_prefix("boot "))
+        .ok_or(())?;
     let pid = lines
         .next()
         .and_then(|l| l.strip_prefix("pid "))

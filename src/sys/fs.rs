@@ -197,8 +197,8 @@ pub(crate) fn anonymous_file_at(dir: BorrowedFd) -> io::Result<File> {
 pub(crate) fn link_anonymous_at(file: BorrowedFd, dir: BorrowedFd, name: &CStr) -> io::Result<()> {
     // Through /proc/self/fd with AT_SYMLINK_FOLLOW: AT_EMPTY_PATH would need
     // CAP_DAC_READ_SEARCH.
-    let from = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
-        .expect("no NUL in a number");
+    let from =
+        CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).expect("no NUL in a number");
     // SAFETY: valid descriptors and C strings.
     super::check(unsafe {
         libc::linkat(

@@ -171,14 +171,23 @@ fn a_cpu_lock_held_by_another_user_names_that_user_and_program() {
     let first_pid = first.id();
     // Until the first run holds its lock (root's own; another user's run exits 3 at once).
     let deadline = Instant::now() + Duration::from_secs(20);
-    while root && !std::fs::read_to_string("/proc/locks")
-        .unwrap()
-        .contains(&format!(" {first_pid} "))
+    while root
+        && !std::fs::read_to_string("/proc/locks")
+            .unwrap()
+            .contains(&format!(" {first_pid} "))
     {
         assert!(Instant::now() < deadline, "the first run took no lock");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let second = jitterlab(&["run", "-D", "1s", "--cpus", "1", "--out", out2.to_str().unwrap()]);
+    let second = jitterlab(&[
+        "run",
+        "-D",
+        "1s",
+        "--cpus",
+        "1",
+        "--out",
+        out2.to_str().unwrap(),
+    ]);
     let o = first.wait_with_output().unwrap();
     let _ = Command::new("kill")
         .args(["-KILL", "--", &format!("-{}", holder.id())])
@@ -189,7 +198,10 @@ fn a_cpu_lock_held_by_another_user_names_that_user_and_program() {
         assert_eq!(o.status.code(), Some(3), "{all}");
         assert!(all.contains("a process that is not jitterlab"), "{all}");
         assert!(all.contains("user nobody (uid 65534)"), "{all}");
-        assert!(all.contains(&format!("'flock -s {lock} sleep 30'")), "{all}");
+        assert!(
+            all.contains(&format!("'flock -s {lock} sleep 30'")),
+            "{all}"
+        );
         assert!(!all.contains("another jitterlab run"), "{all}");
         return;
     }

@@ -62,7 +62,12 @@ fn breaches(root: &Path) -> Vec<String> {
     collect_rust_files(root, &mut files);
     let mut found = Vec::new();
     for file in files {
-        let rel = file.strip_prefix(root).unwrap().to_str().unwrap().to_string();
+        let rel = file
+            .strip_prefix(root)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
         if rel.starts_with("sys/") || rel.ends_with("tests.rs") {
             continue;
         }
@@ -72,8 +77,8 @@ fn breaches(root: &Path) -> Vec<String> {
                 "src/{rel}: names /run/jitterlab: use cpulock::LOCK_DIR for the locks, journal::TrustedDir for anything read back later"
             ));
         }
-        let changes_state = STATE.iter().any(|s| code.contains(s))
-            && WRITES.iter().any(|w| code.contains(w));
+        let changes_state =
+            STATE.iter().any(|s| code.contains(s)) && WRITES.iter().any(|w| code.contains(w));
         if changes_state
             && !code.contains("Journal::create(")
             && !NOT_JOURNALED.iter().any(|(f, _)| *f == rel)
@@ -120,5 +125,8 @@ fn the_scan_finds_planted_breaches_and_passes_journaled_code() {
     .unwrap();
     let found = breaches(root);
     assert_eq!(found.len(), 2, "{found:#?}");
-    assert!(found.iter().all(|f| f.starts_with("src/session/bad.rs: ")), "{found:#?}");
+    assert!(
+        found.iter().all(|f| f.starts_with("src/session/bad.rs: ")),
+        "{found:#?}"
+    );
 }

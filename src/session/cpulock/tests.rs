@@ -24,9 +24,7 @@ fn the_holder_is_named_with_its_user_and_command() {
     let pid = child.id();
     // Until the child has become sleep (before its exec it is a copy of this process).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()
-        != b"sleep\x0030\x00"
-    {
+    while std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default() != b"sleep\x0030\x00" {
         assert!(std::time::Instant::now() < deadline, "sleep did not start");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
@@ -103,9 +101,14 @@ fn only_jitterlab_or_root_holders_stop_a_root_run() {
 #[test]
 fn a_lock_held_by_another_users_program_does_not_stop_root() {
     if crate::sys::process::effective_user_id() != 0
-        || std::process::Command::new("setpriv").arg("--help").output().is_err()
+        || std::process::Command::new("setpriv")
+            .arg("--help")
+            .output()
+            .is_err()
     {
-        eprintln!("SKIPPED a_lock_held_by_another_users_program_does_not_stop_root: needs root and setpriv");
+        eprintln!(
+            "SKIPPED a_lock_held_by_another_users_program_does_not_stop_root: needs root and setpriv"
+        );
         return;
     }
     use std::os::unix::fs::PermissionsExt;
@@ -119,7 +122,13 @@ fn a_lock_held_by_another_users_program_does_not_stop_root() {
     let lock = shared.join(format!("cpu{cpu}.lock"));
     std::fs::write(&lock, "").unwrap();
     let mut holder = std::process::Command::new("setpriv")
-        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "flock", "-s"])
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            "flock",
+            "-s",
+        ])
         .arg(&lock)
         .args(["sleep", "30"])
         .spawn()
@@ -143,7 +152,7 @@ fn a_lock_held_by_another_users_program_does_not_stop_root() {
     let (locks, warnings) = take_in(&[cpu], false, &places(true, Some(Ok(own)))).unwrap();
     let _ = holder.kill();
     let _ = holder.wait();
-    let e = user.err().expect("a user's run is stopped as before").message;
+    let e = user.expect_err("a user's run is stopped as before").message;
     assert!(e.contains("a process that is not jitterlab"), "{e}");
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     let w = &warnings[0];
@@ -154,14 +163,27 @@ fn a_lock_held_by_another_users_program_does_not_stop_root() {
     assert!(w.contains(&format!("pid {}", holder.id())), "{w}");
     assert!(w.contains("of user nobody (uid 65534)"), "{w}");
     // flock forks sleep, which shares its lock: both are named.
-    assert!(w.contains("(and 1 more process sharing its lock: pid "), "{w}");
+    assert!(
+        w.contains("(and 1 more process sharing its lock: pid "),
+        "{w}"
+    );
     assert!(w.contains("does not stop a root run"), "{w}");
-    assert!(w.contains("root runs still exclude each other through"), "{w}");
+    assert!(
+        w.contains("root runs still exclude each other through"),
+        "{w}"
+    );
     drop(locks);
     // Root's own lock, held elsewhere (here by another open of this process), stops it.
     let own_dir = TrustedDir::open_in(base.path(), "own", 0, false).unwrap();
     let other = open_lock_file(own_dir.fd(), cpu + 1).unwrap();
     assert!(fs::try_lock_exclusive(other.as_fd()).unwrap());
     let e = take_in(&[cpu + 1], false, &places(true, Some(Ok(own_dir)))).unwrap_err();
-    assert!(e.message.starts_with(&format!("CPU {} is being measured by another jitterlab run", cpu + 1)), "{}", e.message);
+    assert!(
+        e.message.starts_with(&format!(
+            "CPU {} is being measured by another jitterlab run",
+            cpu + 1
+        )),
+        "{}",
+        e.message
+    );
 }

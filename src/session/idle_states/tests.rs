@@ -144,14 +144,20 @@ fn a_killed_runs_journal_is_undone() {
     let found = super::super::journal::scan(&dir, KIND);
     let (said, done) = undo(&found.stale[0], root.path());
     assert!(done, "{said}");
-    assert!(said.starts_with("enabled again 2 cpuidle state(s)"), "{said}");
+    assert!(
+        said.starts_with("enabled again 2 cpuidle state(s)"),
+        "{said}"
+    );
     assert!(!disabled(root.path(), 0, 1) && !disabled(root.path(), 0, 2));
     assert!(disabled(root.path(), 1, 1), "not in the journal");
     let (said, done) = undo(
         &super::super::journal::Stale::fake(vec!["9 1".into()]),
         root.path(),
     );
-    assert!(!done && said.contains("cpu9/cpuidle/state1/disable"), "{said}");
+    assert!(
+        !done && said.contains("cpu9/cpuidle/state1/disable"),
+        "{said}"
+    );
     let (said, done) = undo(
         &super::super::journal::Stale::fake(vec!["../../etc 1".into()]),
         root.path(),

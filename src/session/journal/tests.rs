@@ -35,7 +35,10 @@ fn a_trusted_directory_is_this_users_and_writable_by_no_one_else() {
     let e = TrustedDir::open_in(base.path(), "open", uid, false).unwrap_err();
     assert!(e.unwrap().contains("is not trusted"));
     let e = TrustedDir::open_in(base.path(), "trusted", uid + 1, false).unwrap_err();
-    assert!(e.unwrap().contains(&format!("only uid {} may write it", uid + 1)));
+    assert!(
+        e.unwrap()
+            .contains(&format!("only uid {} may write it", uid + 1))
+    );
 }
 
 /// While its writer holds it a journal is left alone; once the writer is gone (its lock
@@ -48,7 +51,10 @@ fn a_journal_is_stale_only_once_its_writer_is_gone() {
     let name = format!("idle-states-{}", std::process::id());
     assert_eq!(journal.name(), name);
     let found = scan(&dir, "idle-states");
-    assert!(found.stale.is_empty() && found.foreign.is_empty(), "{found:?}");
+    assert!(
+        found.stale.is_empty() && found.foreign.is_empty(),
+        "{found:?}"
+    );
     drop(journal);
     let found = scan(&dir, "idle-states");
     assert!(found.foreign.is_empty(), "{found:?}");
@@ -85,7 +91,11 @@ fn a_journal_never_replaces_an_entry() {
 fn a_journal_of_another_boot_says_so() {
     let (_base, dir) = trusted();
     let path = dir.path().join("cpuset-111");
-    std::fs::write(&path, format!("{MAGIC} cpuset\nboot x\npid 111\ncpuset jitterlab-111\n")).unwrap();
+    std::fs::write(
+        &path,
+        format!("{MAGIC} cpuset\nboot x\npid 111\ncpuset jitterlab-111\n"),
+    )
+    .unwrap();
     set_mode(&path, 0o600);
     let found = scan(&dir, "cpuset");
     assert_eq!(found.stale.len(), 1, "{found:?}");
@@ -114,7 +124,13 @@ fn what_is_not_a_journal_is_counted_and_left_alone() {
     set_mode(&at("idle-states-4"), 0o600);
     std::fs::write(at("idle-states-5"), good.replace("idle-states", "cpuset")).unwrap();
     set_mode(&at("idle-states-5"), 0o600);
-    let mut expected = vec!["idle-states-1", "idle-states-2", "idle-states-3", "idle-states-4", "idle-states-5"];
+    let mut expected = vec![
+        "idle-states-1",
+        "idle-states-2",
+        "idle-states-3",
+        "idle-states-4",
+        "idle-states-5",
+    ];
     if crate::sys::process::effective_user_id() == 0 {
         std::fs::write(at("idle-states-6"), &good).unwrap();
         set_mode(&at("idle-states-6"), 0o600);

@@ -159,7 +159,11 @@ fn killed_runs_journals_are_undone_and_a_live_ones_kept() {
 fn no_trusted_directory_reads_nothing() {
     let tree = Tree::new();
     assert!(undo_in(Err(None), &tree.shared, &tree.roots).is_empty());
-    let w = undo_in(Err(Some("X is not trusted".into())), &tree.shared, &tree.roots);
+    let w = undo_in(
+        Err(Some("X is not trusted".into())),
+        &tree.shared,
+        &tree.roots,
+    );
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(w[0].contains("X is not trusted"), "{w:?}");
 }
