@@ -112,11 +112,19 @@ fn take_in(cpus: &[usize], allow_shared: bool, places: &Places) -> Result<(CpuLo
         let dir = match &*shared_dir.get_or_insert_with(|| run_dir_at(&places.shared)) {
             Ok(d) => d.as_fd(),
             Err(e) => {
+                let said = format!("cannot take the CPU locks in {shared_path} ({e})");
                 if own.is_none() {
                     warnings.push(format!(
-                        "cannot take the CPU locks in {shared_path} ({e}): another jitterlab measuring these CPUs at the same time would go unnoticed; run once as root to make {shared_path}"
+                        "{said}: another jitterlab measuring these CPUs at the same time would go unnoticed; run once as root to make {shared_path}"
                     ));
                     break;
+                }
+                // Root's own lock is held: only runs of other users go unnoticed. Said once.
+                if !warnings.iter().any(|w| w.starts_with(&said)) {
+                    warnings.push(format!(
+                        "{said}: a jitterlab run of another user measuring these CPUs at the same time would go unnoticed (root runs exclude each other through {})",
+                        super::journal::ROOT_DIR
+                    ));
                 }
                 held.push(keep(&mut held_here, cpu, None, own));
                 continue;

@@ -208,10 +208,17 @@ fn a_partition_left_by_a_killed_run_is_removed_at_the_next_start() {
     let mut child = partitioned_run(&out, "10s");
     let pid = child.id();
     let dir = Path::new(CPUSET).join(format!("jitterlab-{pid}"));
-    std::thread::sleep(Duration::from_millis(1500));
-    assert!(dir.is_dir(), "{} while measuring", dir.display());
+    // Until it measures (in its partition): a start takes seconds on a loaded machine, where
+    // a fixed 1.5 s wait was seen to end before it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !dir.is_dir() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let measuring = dir.is_dir();
     child.kill().unwrap();
     child.wait().unwrap();
+    assert!(measuring, "{} while measuring", dir.display());
     assert!(
         dir.is_dir(),
         "SIGKILL gives no chance to remove {}",

@@ -152,10 +152,7 @@ fn a_lock_held_by_another_users_program_does_not_stop_root() {
     let (locks, warnings) = take_in(&[cpu], false, &places(true, Some(Ok(own)))).unwrap();
     let _ = holder.kill();
     let _ = holder.wait();
-    let e = user
-        .err()
-        .expect("a user's run is stopped as before")
-        .message;
+    let e = user.expect_err("a user's run is stopped as before").message;
     assert!(e.contains("a process that is not jitterlab"), "{e}");
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     let w = &warnings[0];
