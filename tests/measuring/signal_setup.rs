@@ -35,7 +35,7 @@ fn a_sigint_pending_at_the_start_stops_every_measuring_command_at_once() {
         vec![
             "sweep",
             "--load",
-            "cpu",
+            "cpu:workers={}",
             "--levels",
             "1,2",
             "--duration",
