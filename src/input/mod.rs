@@ -4,7 +4,7 @@
 //! ends or a multi-gigabyte file is refused after at most `max_bytes + 1` bytes instead of
 //! growing without bound, and a BOM written by an editor never changes how a file is parsed.
 //! The caps are documented in docs/user-guide.md ("Input limits"), a table of every file and
-//! request a command reads with its limits, checked against the constants by `limits_doc`.
+//! request a command reads with its limits, checked against the constants by `limits_doc_tests`.
 
 /// The most read of run.json or sweep.json: a run with the most scenario phases on 64 CPUs
 /// writes about 250 MiB.
@@ -214,7 +214,7 @@ pub(crate) fn format_bytes(n: u64) -> String {
 }
 
 #[cfg(test)]
-mod limits_doc;
+mod limits_doc_tests;
 
 #[cfg(test)]
 mod tests {

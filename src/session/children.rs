@@ -11,7 +11,7 @@
 //!   jitterlab ends it too; when it exits, what it left running in its group is killed with it,
 //!   so that it cannot hold on beyond the bound;
 //! - **a bounded wait**: [`Children::wait`] waits until a deadline or a SIGINT/SIGTERM
-//!   ([`SignalWatch`]), then kills what is left (SIGKILL to each group);
+//!   ([`SignalWatch`](super::signals::SignalWatch)), then kills what is left (SIGKILL to each group);
 //! - **every end recorded**: each program started ends in exactly one [`Outcome`] (exited,
 //!   signalled, killed by us, or abandoned when even SIGKILL did not end it in time).
 //!
@@ -25,8 +25,6 @@ use crate::sys::signal;
 use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How often a wait looks at the programs and the signals: a SIGINT ends a wait within this.
@@ -245,37 +243,6 @@ impl<T: Copy> Drop for Children<T> {
     fn drop(&mut self) {
         if !self.programs.is_empty() {
             self.kill_all();
-        }
-    }
-}
-
-/// Set by each SIGINT or SIGTERM from its creation until it is dropped: what ends a wait at
-/// the end of a run, whatever signals came before (the one that stopped the run).
-pub(super) struct SignalWatch {
-    flag: Arc<AtomicBool>,
-    ids: Vec<signal_hook::SigId>,
-}
-
-impl SignalWatch {
-    pub(super) fn new() -> Self {
-        let flag = Arc::new(AtomicBool::new(false));
-        let ids = [signal::SIGINT, signal::SIGTERM]
-            .into_iter()
-            .filter_map(|s| signal_hook::flag::register(s, Arc::clone(&flag)).ok())
-            .collect();
-        SignalWatch { flag, ids }
-    }
-
-    /// Whether a SIGINT or SIGTERM came since [`SignalWatch::new`].
-    pub(super) fn caught(&self) -> bool {
-        self.flag.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for SignalWatch {
-    fn drop(&mut self) {
-        for id in self.ids.drain(..) {
-            signal_hook::low_level::unregister(id);
         }
     }
 }

@@ -126,7 +126,7 @@ impl Session {
             return;
         };
         // Made before `interrupted` is read: a signal comes before (read) or after (caught).
-        let watch = super::children::SignalWatch::new();
+        let watch = super::signals::SignalWatch::new();
         let interrupted = std::sync::Arc::clone(&self.interrupted);
         let signalled =
             move || watch.caught() || (!interrupted_at_end && interrupted.load(Ordering::SeqCst));

@@ -100,3 +100,36 @@ pub(crate) fn stop_flag() -> Result<Arc<AtomicBool>> {
     }
     Ok(stop)
 }
+
+/// Set by each SIGINT or SIGTERM from its creation until it is dropped: what ends the bounded
+/// wait for the user's programs at the end of a run (session/children.rs), whatever signals came
+/// before (the one that stopped the run). Registered here, the one place that installs signal
+/// handlers (tests/offline/signals_setup.rs).
+pub(crate) struct SignalWatch {
+    flag: Arc<AtomicBool>,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl SignalWatch {
+    pub(crate) fn new() -> Self {
+        let flag = Arc::new(AtomicBool::new(false));
+        let ids = [SIGINT, SIGTERM]
+            .into_iter()
+            .filter_map(|s| signal_hook::flag::register(s, Arc::clone(&flag)).ok())
+            .collect();
+        SignalWatch { flag, ids }
+    }
+
+    /// Whether a SIGINT or SIGTERM came since [`SignalWatch::new`].
+    pub(crate) fn caught(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for SignalWatch {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
