@@ -94,7 +94,7 @@ lab_kernel_packages
 lab_say "kernels: $LAB_KERNEL_RT, $LAB_KERNEL_STANDARD; cache: $LAB_CACHE"
 lab_build_common "$LAB_WORK/common.cpio.gz" "${chosen[@]}"
 
-declare -A result=() reason=() uname_v=() took=()
+declare -A result=() reason=() uname_v=() took=() load=()
 for kind in $kernels; do
     pkg=$LAB_KERNEL_RT
     [[ $kind == standard ]] && pkg=$LAB_KERNEL_STANDARD
@@ -108,6 +108,7 @@ for kind in $kernels; do
     t0=$SECONDS
     lab_boot "$kind" "$pkg" "$guest" "${LAB_PARAMS[$kind]}" "${ids[@]}" || true
     took[$kind]=$((SECONDS - t0))
+    load[$kind]=${LAB_HOST_LOAD:-?}
     uname_v[$kind]=$(cat "$guest/results/uname-v" 2>/dev/null || echo "(the guest did not report)")
     for c in "${chosen[@]}"; do
         IFS='|' read -r id name ks title <<<"$c"
@@ -118,7 +119,7 @@ for kind in $kernels; do
             reason[$id.$kind]=${LAB_BOOT_PROBLEM:-"the guest did not finish it"}
         elif [[ $(cat "$dir/exit") != 0 ]]; then
             result[$id.$kind]="not run"
-            reason[$id.$kind]="its guest part exited $(cat "$dir/exit") (124: timed out after ${LAB_CHECK_LIMIT}s): $(tail -1 "$dir/log")"
+            reason[$id.$kind]="its guest part exited $(cat "$dir/exit") (143: stopped at its time limit of ${LAB_CHECK_LIMIT} s): $(tail -1 "$dir/log")"
         elif why=$("verdict_$name" "$dir" "$kind" 2>&1); then
             result[$id.$kind]=passed
             reason[$id.$kind]=$why
@@ -139,7 +140,7 @@ done
 echo
 for kind in $kernels; do
     [[ -v took[$kind] ]] || continue
-    echo "$kind: $([[ $kind == rt ]] && echo "$LAB_KERNEL_RT" || echo "$LAB_KERNEL_STANDARD"), uname -v: ${uname_v[$kind]} (boot and checks: ${took[$kind]} s; parameters: ${LAB_PARAMS[$kind]:-none})"
+    echo "$kind: $([[ $kind == rt ]] && echo "$LAB_KERNEL_RT" || echo "$LAB_KERNEL_STANDARD"), uname -v: ${uname_v[$kind]} (boot and checks: ${took[$kind]} s; host load average ${load[$kind]}; parameters: ${LAB_PARAMS[$kind]:-none})"
 done
 echo
 printf '%-4s %-62s' check ""
