@@ -584,15 +584,7 @@ static __always_inline void flush(struct jl_cpu *st, __u32 cpu)
 		if (!s)
 			break;
 		__u32 len = s->len;
-		// The bound must hold for the register bpf_ringbuf_output gets. Left to itself the
-		// compiler folds both tests into one range test on a copy (len - 65 < -49), which
-		// bounds the copy only: 6.1's verifier then rejects the call ("R3 unbounded memory
-		// access"; later ones track the copy back). The barriers keep each test on len itself.
-		barrier_var(len);
-		if (len > JL_SLOT)
-			continue;
-		barrier_var(len);
-		if (len < sizeof(struct jl_header))
+		if (len < sizeof(struct jl_header) || len > JL_SLOT)
 			continue;
 		output(l, s->data, len, cpu);
 	}
