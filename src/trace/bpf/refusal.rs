@@ -113,7 +113,7 @@ pub(super) fn program(event: &str, error: &ProgramError, chain: &str) -> Refusal
     let log = verifier_log.to_string();
     if let Some(rejection) = Rejection::from_log(&log) {
         let program = event.rsplit(':').next().unwrap_or(event);
-        let written = write_log(program, &log);
+        let written = write_log(program, &rejection, &log);
         return rejected(
             event,
             &rejection,
@@ -236,16 +236,17 @@ fn kernel_release() -> String {
         .unwrap_or_else(|_| "release unknown".into())
 }
 
-/// The logs written by this process, by program and content, so that a second refusal of
-/// the same program (doctor's probe, then the run's) names the same file.
+/// The logs written by this process, by program and rejection, so that a second refusal of
+/// the same program for the same reason (the probe, then the run's own load) names the same
+/// file. Not the whole log: it holds the maps' addresses, new at every load.
 static WRITTEN: Mutex<Vec<(String, u64, PathBuf)>> = Mutex::new(Vec::new());
 
 /// Writes a verifier log for `program` into the temporary directory
 /// (`jitterlab-bpf-verifier-<pid>-<program>[-n].log`), as a new file: never through a link,
 /// never over an existing file.
-fn write_log(program: &str, log: &str) -> Result<PathBuf, String> {
+fn write_log(program: &str, rejection: &Rejection, log: &str) -> Result<PathBuf, String> {
     let mut hasher = DefaultHasher::new();
-    log.hash(&mut hasher);
+    (&rejection.error, &rejection.instruction, &rejection.source).hash(&mut hasher);
     let hash = hasher.finish();
     let mut written = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, _, path)) = written.iter().find(|(p, h, _)| p == program && *h == hash) {
@@ -395,6 +396,19 @@ mod tests {
         assert!(!r.to_string().contains("root"), "{r}");
     }
     const EINVAL_FOR_TEST: i32 = 22;
+
+    #[test]
+    fn the_same_rejection_again_names_the_same_file() {
+        // A second load makes new maps: the log differs in their addresses only.
+        let log = captured();
+        let r = Rejection::from_log(&log).unwrap();
+        let first = write_log("lab_test_program", &r, &log).unwrap();
+        let reloaded = log.replace("0xff42eb6f41969c00", "0xff00000000000000");
+        assert_ne!(reloaded, log);
+        let second = write_log("lab_test_program", &r, &reloaded).unwrap();
+        std::fs::remove_file(&first).unwrap();
+        assert_eq!(first, second);
+    }
 
     #[test]
     fn writes_the_log_to_a_new_file_never_over_another_or_through_a_link() {
