@@ -27,9 +27,10 @@ lab_trace_verdict() {
               # The wakeup the end of the injection released: due before the end, woken after.
               | ([$x[] | select(.due_ns <= $i.end_ns and .due_ns + .latency_ns + $slack >= $i.end_ns)] | first) as $e
               | ([$e.contributors[]? | select(.kind == "task" and .name == "jl-spike-0")] | first) as $spike
-              # What the spike can have held of that wakeup: from the later of its start and the
-              # timer interrupt (which preempts it: hard expiry), to its end.
-              | ([$i.start_ns, ($e.due_ns // 0) + ($e.irq_latency_ns // 0)] | max) as $from
+              # What the spike can have held of that wakeup: from the later of its own wakeup
+              # (due_ns: it runs from its switch-in, before the clock read it logs as start_ns)
+              # and the timer interrupt (which preempts it: hard expiry), to its end.
+              | ([$i.due_ns, ($e.due_ns // 0) + ($e.irq_latency_ns // 0)] | max) as $from
               | ($i.end_ns - $from) as $held
               | ([$e.contributors[]? | select(.kind == "task")] | first) as $top_task
               | if $e == null then "injection \($k): no late wakeup around its end was explained"
