@@ -117,9 +117,7 @@ pub fn prepare(cpus: &[usize], choice: TraceBackendChoice) -> Result<TraceSetup,
             },
         ),
         TraceBackendChoice::Bpf => (
-            Collector::Bpf(bpf::load(cpus).map_err(|e| {
-                format!("--trace-backend bpf: {e}; or use --trace-backend tracefs")
-            })?),
+            Collector::Bpf(bpf::load(cpus).map_err(|e| format!("--trace-backend bpf: {e}"))?),
             BackendChoice {
                 backend: "bpf",
                 reason: "--trace-backend bpf".into(),
@@ -134,12 +132,10 @@ pub fn prepare(cpus: &[usize], choice: TraceBackendChoice) -> Result<TraceSetup,
                 },
             ),
             Err(e) => (
-                prepare_tracefs(cpus)
-                    .map_err(|t| format!("{t} (and the BPF back end is unavailable: {e})"))?,
-                BackendChoice {
-                    backend: "tracefs",
-                    reason: format!("auto: BPF unavailable ({e}); tracefs instead"),
-                },
+                prepare_tracefs(cpus).map_err(|t| {
+                    format!("{t} (and the BPF back end is unavailable: {})", e.reason)
+                })?,
+                auto_fallback(&e),
             ),
         },
     };
@@ -164,7 +160,7 @@ pub fn check(choice: TraceBackendChoice) -> Result<BackendChoice, String> {
                 backend: "bpf",
                 reason: "--trace-backend bpf".into(),
             })
-            .map_err(|e| format!("--trace-backend bpf: {e}; or use --trace-backend tracefs")),
+            .map_err(|e| format!("--trace-backend bpf: {e}")),
         TraceBackendChoice::Auto => {
             let chosen = auto_backend();
             if chosen.backend == "tracefs" {
@@ -182,15 +178,31 @@ pub(crate) const AUTO_BPF_REASON: &str =
 /// What `auto` would choose on this system now, and why (doctor): the BPF object is loaded
 /// and verified for CPU 0, then released; nothing is attached.
 pub(crate) fn auto_backend() -> BackendChoice {
+    auto_backend_why().0
+}
+
+/// As [`auto_backend`], with why BPF was refused (its fix, for doctor) when it falls back.
+pub(crate) fn auto_backend_why() -> (BackendChoice, Option<bpf::Refusal>) {
     match bpf::probe() {
-        Ok(()) => BackendChoice {
-            backend: "bpf",
-            reason: AUTO_BPF_REASON.into(),
-        },
-        Err(e) => BackendChoice {
-            backend: "tracefs",
-            reason: format!("auto: BPF unavailable ({e}); tracefs instead"),
-        },
+        Ok(()) => (
+            BackendChoice {
+                backend: "bpf",
+                reason: AUTO_BPF_REASON.into(),
+            },
+            None,
+        ),
+        Err(e) => (auto_fallback(&e), Some(e)),
+    }
+}
+
+/// `auto`'s choice when BPF is refused: tracefs, with the refusal's one-line reason.
+fn auto_fallback(refusal: &bpf::Refusal) -> BackendChoice {
+    BackendChoice {
+        backend: "tracefs",
+        reason: format!(
+            "auto: BPF unavailable ({}); tracefs instead",
+            refusal.reason
+        ),
     }
 }
 

@@ -41,14 +41,18 @@ const BACKEND: Spec = Spec {
 
 /// What `--trace-backend auto` would use: the BPF object loaded and verified (nothing
 /// attached), then released.
+///
+/// The fix is the refusal's own: root or capabilities only for a process without them, BTF
+/// only for a kernel without it.
 pub(super) fn trace_backend() -> Check {
-    let chosen = crate::trace::auto_backend();
-    match chosen.backend {
-        "bpf" => BACKEND.ok(format!("--trace uses bpf ({})", chosen.reason)),
-        _ => BACKEND.warn(
-            format!("--trace uses tracefs ({})", chosen.reason),
-            "for the BPF back end use a kernel with CONFIG_DEBUG_INFO_BTF=y and run as root \
-             (or with CAP_BPF and CAP_PERFMON)",
+    match crate::trace::auto_backend_why() {
+        (chosen, None) => BACKEND.ok(format!(
+            "--trace uses {} ({})",
+            chosen.backend, chosen.reason
+        )),
+        (chosen, Some(refusal)) => BACKEND.warn(
+            format!("--trace uses {} ({})", chosen.backend, chosen.reason),
+            refusal.fix,
         ),
     }
 }

@@ -9,6 +9,7 @@
 //! them all.
 
 pub mod record;
+mod refusal;
 
 use super::reader::{self, Reader, ReaderStats, TraceBatch};
 use crate::measure::clock::monotonic_ns;
@@ -16,6 +17,7 @@ use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf};
 use aya::programs::BtfTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
 use record::{HEADER_BYTES, RecordDecoder, VECTORS};
+pub use refusal::Refusal;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -92,15 +94,15 @@ pub(crate) struct Loaded {
 }
 
 /// Loads the object for `cpus`: reads the kernel's BTF, relocates, sizes the maps and has the
-/// verifier check every program. The error names the cause (no BTF, no permission, a verifier
-/// rejection, a missing tracepoint).
-pub(crate) fn load(cpus: &[usize]) -> Result<Loaded, String> {
+/// verifier check every program. The refusal names the cause in one line (no BTF, no
+/// permission, the verifier's rejection with its log in a file, a missing tracepoint) and
+/// the fix that applies here.
+pub(crate) fn load(cpus: &[usize]) -> Result<Loaded, Refusal> {
     if !std::path::Path::new(KERNEL_BTF).exists() {
-        return Err(format!(
-            "this kernel has no BTF ({KERNEL_BTF} is missing; it needs CONFIG_DEBUG_INFO_BTF=y)"
-        ));
+        return Err(refusal::no_btf(KERNEL_BTF));
     }
-    let btf = Btf::from_sys_fs().map_err(|e| format!("cannot read {KERNEL_BTF}: {}", chain(&e)))?;
+    let btf = Btf::from_sys_fs()
+        .map_err(|e| refusal::other(format!("cannot read {KERNEL_BTF}: {}", chain(&e))))?;
     let max_cpu = cpus.iter().copied().max().unwrap_or(0);
     let ring_bytes = (RING_KB_PER_CPU * 1024 * cpus.len().max(1) as u64).next_power_of_two();
     let ebpf = EbpfLoader::new()
@@ -111,7 +113,7 @@ pub(crate) fn load(cpus: &[usize]) -> Result<Loaded, String> {
         .map_max_entries("events", ring_bytes as u32)
         .map_max_entries("stage", (max_cpu as u32 + 1) * STAGE_SLOTS)
         .load(&OBJECT.0)
-        .map_err(|e| explain_load_error(&chain(&e)))?;
+        .map_err(|e| refusal::object(&chain(&e)))?;
     let mut loaded = Loaded {
         ebpf,
         btf,
@@ -121,9 +123,7 @@ pub(crate) fn load(cpus: &[usize]) -> Result<Loaded, String> {
         ring_kb: ring_bytes / 1024,
     };
     for &(system, name) in REQUIRED {
-        loaded
-            .load_program(name, name)
-            .map_err(|e| format!("cannot load the program for {system}:{name}: {e}"))?;
+        loaded.load_program(system, name, name)?;
         loaded.events.push(format!("{system}:{name}"));
     }
     // Optional, as for tracefs: the architecture's vectors and NMIs where the kernel has them.
@@ -149,35 +149,29 @@ pub(crate) fn load(cpus: &[usize]) -> Result<Loaded, String> {
         {
             continue;
         }
-        loaded
-            .load_program(&program, &tracepoint)
-            .map_err(|e| format!("cannot load the program for {system}:{tracepoint}: {e}"))?;
+        loaded.load_program(&system, &program, &tracepoint)?;
         loaded.events.push(format!("{system}:{tracepoint}"));
     }
     Ok(loaded)
 }
 
-/// The fix for a load failure, from aya's message (which carries the kernel's errno).
-fn explain_load_error(message: &str) -> String {
-    if message.contains("Operation not permitted") || message.contains("Permission denied") {
-        format!(
-            "the kernel refused bpf() ({message}); run as root, or give jitterlab CAP_BPF and CAP_PERFMON"
-        )
-    } else {
-        format!("cannot load the BPF object: {message}")
-    }
-}
-
 impl Loaded {
-    fn load_program(&mut self, program: &str, tracepoint: &str) -> Result<(), String> {
+    /// Loads (verifies) `program`, for the tracepoint `system:tracepoint`.
+    fn load_program(
+        &mut self,
+        system: &str,
+        program: &str,
+        tracepoint: &str,
+    ) -> Result<(), Refusal> {
+        let event = format!("{system}:{tracepoint}");
         let p: &mut BtfTracePoint = self
             .ebpf
             .program_mut(program)
-            .ok_or_else(|| format!("the object has no program {program}"))?
+            .ok_or_else(|| refusal::other(format!("the BPF object has no program {program}")))?
             .try_into()
-            .map_err(|e: aya::programs::ProgramError| chain(&e))?;
+            .map_err(|e: aya::programs::ProgramError| refusal::program(&event, &e, &chain(&e)))?;
         p.load(tracepoint, &self.btf)
-            .map_err(|e| explain_load_error(&chain(&e)))?;
+            .map_err(|e| refusal::program(&event, &e, &chain(&e)))?;
         self.programs
             .push((program.to_string(), tracepoint.to_string()));
         Ok(())
@@ -463,8 +457,8 @@ fn read_loop(
 }
 
 /// Whether this system can use the BPF back end, without attaching anything: the object loaded
-/// and verified for CPU 0, then released. Err: the reason it cannot.
-pub(crate) fn probe() -> Result<(), String> {
+/// and verified for CPU 0, then released. Err: why it cannot, and the fix.
+pub(crate) fn probe() -> Result<(), Refusal> {
     load(&[0]).map(drop)
 }
 

@@ -1,0 +1,59 @@
+# Check 1's verdict, for either back end (trace-tracefs, trace-bpf): from the run's
+# events.jsonl, every spike injected on CPU 0 is found (the wakeup its end released is
+# explained), split right (the spike's time is in the thread part: on PREEMPT_RT the timer of
+# clock_nanosleep expires in hard interrupt context and preempts the FIFO 99 spike) and blamed
+# on the spike thread (FIFO 99), named first among the tasks (never after an IRQ thread,
+# ktimers or ksoftirqd) for no more than it ran of that wakeup (20% and 2 ms of tolerance;
+# interrupts that preempted it are theirs).
+# The tolerances are the emulator's: under TCG the guest's time includes the host's
+# scheduling of its vCPU threads (docs/lab.md), so an injection may start late, or a timer
+# interrupt come late, by milliseconds that no trace event can explain.
+lab_trace_verdict() {
+    local dir=$1 backend=$2
+    [[ -f $dir/run.exit ]] || { echo "the run did not end ($(tail -1 "$dir/log"))"; return 1; }
+    if [[ $(cat "$dir/run.exit") != 0 ]]; then
+        echo "jitterlab run exited $(cat "$dir/run.exit"): $(grep -v '^$' "$dir/stderr" | tail -3 | tr '\n' ' ')"
+        return 1
+    fi
+    local used
+    used=$(jq -r '.trace.backend // empty' "$dir/run/run.json")
+    [[ $used == "$backend" ]] || { echo "traced with '$used', not $backend"; return 1; }
+    jq -rs --argjson slack 2000000 '
+        [.[] | select(.type == "spike_injection" and .cpu == 0)] as $inj
+        | [.[] | select(.type == "spike_explained" and .cpu == 0)] as $x
+        | if ($inj | length) < 10 then "only \($inj | length) injections logged (expected 14)"
+          else
+            [ $inj | to_entries[] | .key as $k | .value as $i
+              # The wakeup the end of the injection released: due before the end, woken after.
+              | ([$x[] | select(.due_ns <= $i.end_ns and .due_ns + .latency_ns + $slack >= $i.end_ns)] | first) as $e
+              | ([$e.contributors[]? | select(.kind == "task" and .name == "jl-spike-0")] | first) as $spike
+              # What the spike can have held of that wakeup: from the later of its own wakeup
+              # (due_ns: it runs from its switch-in, before the clock read it logs as start_ns)
+              # and the timer interrupt (which preempts it: hard expiry), to its end.
+              | ([$i.due_ns, ($e.due_ns // 0) + ($e.irq_latency_ns // 0)] | max) as $from
+              | ($i.end_ns - $from) as $held
+              | ([$e.contributors[]? | select(.kind == "task")] | first) as $top_task
+              | if $e == null then "injection \($k): no late wakeup around its end was explained"
+                elif $spike == null then "injection \($k): jl-spike-0 is not among the contributors (verdict: \($e.verdict))"
+                elif ($spike.policy != "FIFO" or $spike.prio != 99) then "injection \($k): jl-spike-0 shown as \($spike.policy) \($spike.prio), not FIFO 99"
+                elif $spike.duration_ns > $held * 1.2 + $slack
+                  then "injection \($k): jl-spike-0 held the CPU \($spike.duration_ns) ns, more than the \($held) ns it ran of the wakeup"
+                elif $e.thread_latency_ns == null or $e.thread_latency_ns + $slack < $spike.duration_ns
+                  then "injection \($k): the split puts the spike in the IRQ part (IRQ \($e.irq_latency_ns) ns, thread \($e.thread_latency_ns) ns, spike \($spike.duration_ns) ns)"
+                elif $top_task.name != "jl-spike-0"
+                  then "injection \($k): the task named first is \($top_task.name), not jl-spike-0 (verdict: \($e.verdict))"
+                elif ($e.contributors[0].name == "jl-spike-0") and (($e.verdict | startswith("thread latency") | not) or ($e.verdict | contains("jl-spike-0") | not))
+                  then "injection \($k): jl-spike-0 held the CPU longest but the verdict is \"\($e.verdict)\""
+                else empty end ]
+            | if length == 0 then
+                "ok \($inj | length) injections, each found, split (the spike in the thread part) and blamed on jl-spike-0; the verdict names it in \([$inj[] | . as $i | $x[] | select(.due_ns <= $i.end_ns and .due_ns + .latency_ns + $slack >= $i.end_ns) | select(.verdict | contains("jl-spike-0"))] | length)"
+              else first end
+          end' "$dir/run/events.jsonl" >"$dir/verdict" 2>&1 ||
+        { echo "cannot read the run's events: $(cat "$dir/verdict")"; return 1; }
+    local v
+    v=$(cat "$dir/verdict")
+    echo "${v#ok }"
+    [[ $v == ok* ]]
+}
+verdict_trace-tracefs() { lab_trace_verdict "$1" tracefs; }
+verdict_trace-bpf() { lab_trace_verdict "$1" bpf; }

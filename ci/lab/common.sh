@@ -1,0 +1,57 @@
+# Sourced by ci/lab.sh: messages, the one cleanup of every exit path, the host's tools.
+
+lab_say() { echo "lab: $*" >&2; }
+
+# Exit codes (as jitterlab's own): 1 a check failed or did not run, 2 bad usage,
+# 3 this host cannot run the lab (no qemu, no packages, no build).
+lab_die() {
+    local code=$1
+    shift
+    echo "lab: $*" >&2
+    exit "$code"
+}
+
+# Every guest and every temporary file goes through these: LAB_QEMU_PID is the one guest
+# running (killed, then reaped), LAB_WORK the one temporary directory (removed). The trap is
+# set before either exists, so no exit path (an error, ^C, SIGTERM, a timeout) leaves them.
+LAB_QEMU_PID=
+LAB_WORK=
+lab_cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM HUP
+    if [[ -n $LAB_QEMU_PID ]]; then
+        kill -KILL "$LAB_QEMU_PID" 2>/dev/null || true
+        wait "$LAB_QEMU_PID" 2>/dev/null || true
+        LAB_QEMU_PID=
+    fi
+    if [[ -n $LAB_WORK && -d $LAB_WORK ]]; then
+        rm -rf -- "$LAB_WORK"
+    fi
+    exit "$rc"
+}
+lab_traps() {
+    trap lab_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    trap 'exit 129' HUP
+}
+
+# The host's tools. qemu-system-x86 is installed with apt when missing and we are root (the
+# lab's one install); anything else missing is named with the package that brings it.
+lab_need_tools() {
+    if ! command -v qemu-system-x86_64 >/dev/null; then
+        if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+            lab_say "qemu-system-x86_64 not found: installing qemu-system-x86 with apt-get"
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -q qemu-system-x86 >&2 ||
+                lab_die 3 "cannot install qemu-system-x86 (apt-get install failed; run apt-get update, or install it by hand)"
+        else
+            lab_die 3 "qemu-system-x86_64 not found: install qemu-system-x86 (as root: apt-get install qemu-system-x86)"
+        fi
+    fi
+    local tool pkg missing=()
+    for tool in apt-get:apt apt-cache:apt dpkg-deb:dpkg cpio:cpio gzip:gzip tar:tar jq:jq \
+        readelf:binutils objcopy:binutils flock:util-linux truncate:coreutils; do
+        command -v "${tool%%:*}" >/dev/null || missing+=("${tool%%:*} (package ${tool#*:})")
+    done
+    ((${#missing[@]} == 0)) || lab_die 3 "missing on this host: ${missing[*]}"
+}
