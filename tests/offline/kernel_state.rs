@@ -34,6 +34,10 @@ const NOT_JOURNALED: &[(&str, &str)] = &[
         "session/journal.rs",
         "the mechanism itself (reads the boot id)",
     ),
+    (
+        "trace/bpf/refusal.rs",
+        "reads /proc/sys settings for the refusal's advice; what it writes is the verifier's log, a new file in the temporary directory",
+    ),
 ];
 
 /// Where the kernel keeps state that survives the process.
