@@ -323,7 +323,8 @@ impl LoadedRun {
 
     /// Checks the samples of each CPU in the log read against run.json's `samples` of that
     /// CPU's threads, and the timer IRQ latencies of its `cpuN.irq` tag against their
-    /// `irq_latency.samples` (none when run.json has no IRQ latency: the run was not traced).
+    /// `irq_latency.samples` (only where run.json has IRQ latency: a run not traced has none to
+    /// check against).
     /// A log holding MORE samples than the run measured (a log concatenated with itself,
     /// another run's log copied in, a tag's lines duplicated) cannot be this run's: refused
     /// (exit 2), since every interval and compare's confidence intervals would be built from
@@ -342,10 +343,17 @@ impl LoadedRun {
             for t in &self.record.threads {
                 let samples = match quantity {
                     Quantity::Latency => t.latency.samples,
-                    Quantity::Irq => t.irq_latency.as_ref().map_or(0, |l| l.samples),
+                    // A thread without IRQ latency in run.json (a run not traced, or a log
+                    // whose IRQ lines were added by other means) gives nothing to check
+                    // its CPU's `cpuN.irq` lines against: they are read as they are.
+                    Quantity::Irq => match &t.irq_latency {
+                        Some(l) => l.samples,
+                        None => continue,
+                    },
                 };
                 *counted.entry(t.cpu).or_default() += samples;
             }
+
             let mut logged: std::collections::BTreeMap<usize, u64> = Default::default();
             for (tag, &n) in totals {
                 if let Some(cpu) = quantity.cpu_of(tag) {
@@ -353,8 +361,11 @@ impl LoadedRun {
                 }
             }
             let what = quantity.samples_word();
-            let cpus: std::collections::BTreeSet<usize> =
-                counted.keys().chain(logged.keys()).copied().collect();
+            // IRQ lines are checked only on the CPUs run.json counts IRQ latency for (above).
+            let cpus: std::collections::BTreeSet<usize> = match quantity {
+                Quantity::Latency => counted.keys().chain(logged.keys()).copied().collect(),
+                Quantity::Irq => counted.keys().copied().collect(),
+            };
             for cpu in cpus {
                 let (want, got) = (
                     counted.get(&cpu).copied().unwrap_or(0),
