@@ -5,19 +5,6 @@
 
 use super::{EVENTS_MAX_BYTES, RESULT_RECORD_MAX_BYTES, format_bytes};
 
-/// `10 000`, `268 435 456`: a count as the guide writes it (thin groups of three).
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The rows the table must have: its first cell, and phrases its second cell must hold.
 fn expected_rows() -> Vec<(&'static str, Vec<String>)> {
     use crate::format::{counters, hlog_scan, samples};
@@ -40,7 +27,7 @@ fn expected_rows() -> Vec<(&'static str, Vec<String>)> {
                 format_bytes(crate::load::scenario::MAX_FILE_BYTES),
                 format!(
                     "{} phases",
-                    grouped(crate::load::scenario::MAX_PHASES as u64)
+                    crate::units::group_digits(crate::load::scenario::MAX_PHASES as u64)
                 ),
             ],
         ),
@@ -98,14 +85,20 @@ fn expected_rows() -> Vec<(&'static str, Vec<String>)> {
                 ),
                 format!(
                     "{} counters per CPU",
-                    grouped(counters::MAX_NAMES_PER_CPU as u64)
+                    crate::units::group_digits(counters::MAX_NAMES_PER_CPU as u64)
                 ),
                 format!(
                     "lines of at most {}",
                     format_bytes(counters::MAX_LINE_BYTES as u64)
                 ),
-                format!("{} values", grouped(counters::MAX_VALUES)),
-                format!("{} values", grouped(counters::MAX_KEPT_VALUES)),
+                format!(
+                    "{} values",
+                    crate::units::group_digits(counters::MAX_VALUES)
+                ),
+                format!(
+                    "{} values",
+                    crate::units::group_digits(counters::MAX_KEPT_VALUES)
+                ),
             ],
         ),
         (
@@ -184,7 +177,7 @@ fn the_input_limits_table_states_every_reader_and_its_constants() {
 
 #[test]
 fn counts_are_grouped_as_the_guide_writes_them() {
-    assert_eq!(grouped(16), "16");
-    assert_eq!(grouped(10_000), "10 000");
-    assert_eq!(grouped(268_435_456), "268 435 456");
+    assert_eq!(crate::units::group_digits(16), "16");
+    assert_eq!(crate::units::group_digits(10_000), "10 000");
+    assert_eq!(crate::units::group_digits(268_435_456), "268 435 456");
 }
