@@ -365,6 +365,26 @@ pub fn collect_rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every `.rs` file under `root` in path order, with its path relative to `root` as text
+/// (`session/signals.rs`): what the source guards (writers, kernel state, signals) walk.
+pub fn rust_sources(root: &Path) -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    collect_rust_files(root, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|file| {
+            let rel = file
+                .strip_prefix(root)
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_string();
+            (file, rel)
+        })
+        .collect()
+}
+
 /// The headless Chromium to run (`chromium` or `chromium-browser`), or None when neither is
 /// installed: then `test` is skipped with a printed reason, unless JITTERLAB_REQUIRE_RT=1
 /// demands it (.ci/run installs it).

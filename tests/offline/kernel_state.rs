@@ -5,7 +5,7 @@
 //! kernel's state without journaling it, or names `/run/jitterlab` outside the two files that
 //! own it.
 
-use crate::common::collect_rust_files;
+use crate::common::rust_sources;
 use std::path::Path;
 
 /// Files that may name `"/run/jitterlab...` in code: the CPU locks (the shared directory) and
@@ -62,16 +62,8 @@ fn code_of(text: &str) -> String {
 
 /// The breaches under `root` (a `src/` tree), one line each.
 fn breaches(root: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    collect_rust_files(root, &mut files);
     let mut found = Vec::new();
-    for file in files {
-        let rel = file
-            .strip_prefix(root)
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .to_string();
+    for (file, rel) in rust_sources(root) {
         if rel.starts_with("sys/") || rel.ends_with("tests.rs") {
             continue;
         }

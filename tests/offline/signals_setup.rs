@@ -8,7 +8,7 @@
 //! for the measuring commands.
 
 use crate::common::signals::with_sigint_pending;
-use crate::common::{collect_rust_files, text};
+use crate::common::{rust_sources, text};
 use std::path::Path;
 use std::time::Duration;
 
@@ -27,16 +27,8 @@ const ALLOWED: &[(&str, &str)] = &[
 /// Every `file:line: text` under `root` (a `src/` tree) outside [`ALLOWED`] that registers a
 /// handler through signal-hook.
 fn handler_registrations(root: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    collect_rust_files(root, &mut files);
     let mut found = Vec::new();
-    for file in files {
-        let rel = file
-            .strip_prefix(root)
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .to_string();
+    for (file, rel) in rust_sources(root) {
         if ALLOWED.iter().any(|(f, _)| *f == rel) {
             continue;
         }

@@ -12,7 +12,7 @@
 //! its lines up to the first `}` at the indentation of the `mod` line). Comment lines (`//`)
 //! are not code. Everything else is read.
 
-use crate::common::collect_rust_files;
+use crate::common::rust_sources;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -210,19 +210,12 @@ const ALLOWED: &[Allowed] = &[
 /// Every `src/<file>:<line>: <text>` under `root` outside the writer that writes a path and is
 /// not allowed, and the allow-list entries that matched nothing.
 fn writes_outside_the_writer(root: &Path, allowed: &[Allowed]) -> (Vec<String>, Vec<String>) {
-    let mut files = Vec::new();
-    collect_rust_files(root, &mut files);
-    files.sort();
+    let sources = rust_sources(root);
+    let files: Vec<PathBuf> = sources.iter().map(|(file, _)| file.clone()).collect();
     let test_only = test_module_files(root, &files);
     let mut hits = Vec::new();
     let mut used = HashSet::new();
-    for file in &files {
-        let rel = file
-            .strip_prefix(root)
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .to_string();
+    for (file, rel) in &sources {
         if rel.starts_with(WRITER) || test_only.iter().any(|t| file.starts_with(t)) {
             continue;
         }
