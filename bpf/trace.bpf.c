@@ -558,9 +558,43 @@ static __always_inline void send_cycle(struct jl_cpu *st, __u32 cpu)
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
+// One record of a stage being flushed: flush()'s bpf_loop callback.
+struct jl_flush {
+	__u64 begin;
+	__u64 end;
+	__u32 cpu;
+};
+
+static long flush_one(__u64 i, void *ctx)
+{
+	struct jl_flush *f = ctx;
+	__u64 n = f->begin + i;
+	if (n >= f->end)
+		return 1;
+	__u32 key = f->cpu * JL_STAGE + (__u32)(n & (JL_STAGE - 1));
+	struct jl_slot *s = bpf_map_lookup_elem(&stage, &key);
+	if (!s)
+		return 1;
+	__u32 len = s->len;
+	// Two tests with a barrier between them: clang otherwise folds them into one range test
+	// on a copy of `len` (len - 65 < -49), which 6.1's verifier cannot carry over to the
+	// register handed to bpf_ringbuf_output ("R3 unbounded memory access").
+	if (len > JL_SLOT)
+		return 0;
+	barrier_var(len);
+	if (len < sizeof(struct jl_header))
+		return 0;
+	output(get_lost(), s->data, len, f->cpu);
+	return 0;
+}
+
 // Sends the stage, oldest record first. When it overflowed, its oldest records are gone: a
 // loss when the oldest kept record lies after the due time (the late wakeup's own records
 // went), else only older context went, which the explanation does not use.
+//
+// The records go out in a bpf_loop (Linux 5.17+), whose callback the verifier checks once: an
+// open-coded loop of JL_STAGE turns is verified turn by turn, inlined into every program that
+// flushes, which 6.1's verifier did not finish in minutes.
 static __always_inline void flush(struct jl_cpu *st, __u32 cpu)
 {
 	struct jl_lost *l = get_lost();
@@ -575,18 +609,9 @@ static __always_inline void flush(struct jl_cpu *st, __u32 cpu)
 		if (!h || !(st->have & JL_HAVE_EXPIRY) || (__s64)h->ts > st->due)
 			count_lost(l, over);
 	}
-	for (__u32 i = 0; i < JL_STAGE; i++) {
-		__u64 n = begin + i;
-		if (n >= end)
-			break;
-		__u32 key = cpu * JL_STAGE + (__u32)(n & (JL_STAGE - 1));
-		struct jl_slot *s = bpf_map_lookup_elem(&stage, &key);
-		if (!s)
-			break;
-		__u32 len = s->len;
-		if (len < sizeof(struct jl_header) || len > JL_SLOT)
-			continue;
-		output(l, s->data, len, cpu);
+	if (end > begin) {
+		struct jl_flush f = { .begin = begin, .end = end, .cpu = cpu };
+		bpf_loop((__u32)(end - begin), flush_one, &f, 0);
 	}
 	if ((st->have & JL_HAVE_NEXT) && st->next.slot >= st->start)
 		st->next.sent = 1;

@@ -27,7 +27,7 @@ lab_build_common() {
     cp "$LAB_WORK/busybox/bin/busybox" "$ir/bin/"
     cp "$BINARY" "$ir/jitterlab"
     cp "$lab/guest/init" "$ir/init"
-    cp "$lab"/checks/*.guest.sh "$ir/lab/checks/"
+    cp "$lab"/checks/*.guest.sh "$lab"/checks/*.lib "$ir/lab/checks/"
     lab_say "unpacking $LAB_TOOL_PACKAGES and the libraries they need"
     local files
     files=$(lab_unpack_programs "$LAB_TOOL_PACKAGES" "$LAB_WORK/sysroot" "${LAB_TOOL_PROGRAMS[@]}")

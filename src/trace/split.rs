@@ -22,6 +22,17 @@
 //!   - **wake-to-switch** = sched_switch − sched_waking: the scheduling delay;
 //!   - **switch-to-user** = W − sched_switch: context switch and return to user space.
 //!
+//! **A timer that expires in a softirq thread.** On PREEMPT_RT every hrtimer not marked hard
+//! (those of timerfd, POSIX timers, itimers; not a real-time task's clock_nanosleep) expires in
+//! the thread `ktimers/N` (FIFO 1), which the timer interrupt only wakes; elsewhere a softirq
+//! deferred to `ksoftirqd/N` does the same. A task above that thread then holds the expiry back
+//! as it would hold back the measuring thread: a thread-side delay. So when the expiry ran in
+//! such a thread, the IRQ part ends at the thread's last wakeup (its `sched_waking`, on the
+//! timer's clock) and the wait of that thread for the CPU is thread latency, with the thread
+//! named ([`Split::expired_in`]). A thread woken before the due time leaves no IRQ part: it was
+//! already waiting for the CPU (and while the timer softirq is pending, the kernel does not
+//! even program the interrupt for a soft timer: the thread runs them all when it gets the CPU).
+//!
 //! With an absolute sleep (`--wake clock-nanosleep`) E is the due time itself, so the latency
 //! is IRQ latency plus thread latency. A sample is joined to its chain by the timer's soft expiry
 //! (the time asked for; the hard expiry E adds the timer slack, 0 for real-time threads, 1 ns
@@ -58,6 +69,23 @@ pub(crate) struct TimerCycle {
     pub now: i64,
     pub waking_ts: Option<u64>,
     pub switch_in_ts: Option<u64>,
+    /// The softirq thread that ran the expiry, when it did (see the module documentation).
+    pub expired_in: Option<SoftirqThread>,
+}
+
+/// A softirq thread (`ktimers/N`, `ksoftirqd/N`) that ran a timer's expiry: the thread, and
+/// when the timer interrupt woke it (trace clock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SoftirqThread {
+    pub thread: TaskRef,
+    pub woken_ts: u64,
+    /// When it ran the expiry (trace clock).
+    pub expiry_ts: u64,
+}
+
+/// Whether `comm` names a kernel thread that runs softirqs, and with them soft timers' expiry.
+fn runs_softirqs(comm: &str) -> bool {
+    comm.starts_with("ktimers/") || comm.starts_with("ksoftirqd/")
 }
 
 /// The parts of one sample's latency (see the module documentation).
@@ -67,8 +95,11 @@ pub struct Split {
     pub thread_latency_ns: i64,
     pub wake_to_switch_ns: Option<i64>,
     pub switch_to_user_ns: Option<i64>,
-    /// When the timer expired (trace clock), where the thread part begins.
+    /// Where the thread part begins (trace clock): when the timer expired, or, for a timer
+    /// that expired in a softirq thread, when its interrupt woke that thread.
     pub expiry_ts: u64,
+    /// The softirq thread the timer expired in, when it did.
+    pub expired_in: Option<SoftirqThread>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -93,6 +124,8 @@ pub struct CpuTimeline {
     pub stacks: VecDeque<TraceEvent>,
     /// The task running when `history` begins (from the switches trimmed off its front).
     pub base_task: Option<TaskRef>,
+    /// The last wakeup on this CPU of a softirq thread, and when (trace clock).
+    softirq_woken: Option<(TaskRef, u64)>,
     /// Every event of this CPU before this CLOCK_MONOTONIC time has arrived.
     pub complete_until_ns: u64,
     /// The reader's last batch of this CPU has arrived: every event of the run is in.
@@ -124,6 +157,14 @@ impl CpuTimeline {
             }
             Kind::HrtimerExpire { hrtimer, now } => {
                 if let Some(a) = self.armed.remove(hrtimer) {
+                    let expired_in = self
+                        .softirq_woken
+                        .filter(|(t, _)| t.pid == e.common_pid)
+                        .map(|(thread, woken_ts)| SoftirqThread {
+                            thread,
+                            woken_ts,
+                            expiry_ts: e.ts,
+                        });
                     if self.cycles.len() >= MAX_CYCLES {
                         self.cycles.pop_front();
                     }
@@ -137,8 +178,12 @@ impl CpuTimeline {
                         now: *now,
                         waking_ts: None,
                         switch_in_ts: None,
+                        expired_in,
                     });
                 }
+            }
+            Kind::Waking { task, .. } if runs_softirqs(&task.comm.as_string()) => {
+                self.softirq_woken = Some((*task, e.ts));
             }
             Kind::Waking { task, .. } if measuring.contains(&task.pid) => {
                 if let Some(c) = self
@@ -194,15 +239,28 @@ impl CpuTimeline {
     ) -> Option<Split> {
         let c = self.take_cycle(tid, due_ns, tolerance_ns)?;
         let wake = wake_ns as i64;
+        // The end of the IRQ part on the timer's clock: its expiry, or the interrupt's waking
+        // of the softirq thread that expired it (the trace clock's distance before the expiry).
+        // A thread woken before the due time (for an earlier timer, and still waiting) leaves
+        // no IRQ part: the whole delay is its wait.
+        let (irq_end, thread_from_ts) = match c.expired_in {
+            Some(t) => {
+                let woken = c.now - (c.expiry_ts - t.woken_ts) as i64;
+                let end = woken.max(c.expires);
+                (end, t.woken_ts + (end - woken) as u64)
+            }
+            None => (c.now, c.expiry_ts),
+        };
         Some(Split {
-            irq_latency_ns: c.now - c.expires,
-            thread_latency_ns: wake - c.now,
+            irq_latency_ns: irq_end - c.expires,
+            thread_latency_ns: wake - irq_end,
             wake_to_switch_ns: match (c.waking_ts, c.switch_in_ts) {
                 (Some(w), Some(s)) => Some(s as i64 - w as i64),
                 _ => None,
             },
             switch_to_user_ns: c.switch_in_ts.map(|s| wake - s as i64),
-            expiry_ts: c.expiry_ts,
+            expiry_ts: thread_from_ts,
+            expired_in: c.expired_in,
         })
     }
 
@@ -344,10 +402,133 @@ mod tests {
                 wake_to_switch_ns: Some(50_000),
                 switch_to_user_ns: Some(3_000),
                 expiry_ts: 12_000,
+                expired_in: None,
             }
         );
         // Joined once only.
         assert_eq!(t.split(77, 10_000, 65_400, 0), None);
+    }
+
+    /// PREEMPT_RT: the timer (soft) expires in ktimers/0, which its interrupt woke 5 us after
+    /// the expiry time and which a FIFO 50 task kept off the CPU for 20 ms. The IRQ part ends
+    /// at that wakeup; the wait is thread latency, with the thread named.
+    #[test]
+    fn a_timer_expired_in_a_softirq_thread_splits_at_the_threads_wakeup() {
+        let me = task(77, 4, "jl-measure-0");
+        let spike = task(900, 49, "jl-spike-0");
+        let ktimers = task(16, 98, "ktimers/0");
+        let mut t = CpuTimeline::default();
+        let tids = [77];
+        let start = |hrtimer| Kind::HrtimerStart {
+            hrtimer,
+            expires: 1_000_000,
+            softexpires: 1_000_000,
+        };
+        t.push(ev(1_000, 77, start(0xa)), &tids);
+        t.push(
+            ev(
+                2_000,
+                77,
+                Kind::Switch {
+                    prev: me,
+                    next: spike,
+                },
+            ),
+            &tids,
+        );
+        // The interrupt wakes ktimers/0 (recorded on the CPU it interrupted).
+        let woken = |ts, t: &mut CpuTimeline| {
+            let kind = Kind::Waking {
+                task: ktimers,
+                target_cpu: 0,
+            };
+            t.push(ev(ts, 900, kind), &tids);
+        };
+        woken(1_005_000, &mut t);
+        t.push(
+            ev(
+                21_000_000,
+                900,
+                Kind::Switch {
+                    prev: spike,
+                    next: ktimers,
+                },
+            ),
+            &tids,
+        );
+        t.push(
+            ev(
+                21_010_000,
+                16,
+                Kind::HrtimerExpire {
+                    hrtimer: 0xa,
+                    now: 21_010_000,
+                },
+            ),
+            &tids,
+        );
+        t.push(ev(21_012_000, 16, Kind::waking(77)), &tids);
+        t.push(
+            ev(
+                21_015_000,
+                16,
+                Kind::Switch {
+                    prev: ktimers,
+                    next: me,
+                },
+            ),
+            &tids,
+        );
+        let s = t.split(77, 1_000_000, 21_018_000, 0).unwrap();
+        assert_eq!(s.irq_latency_ns, 5_000);
+        assert_eq!(s.thread_latency_ns, 20_013_000);
+        assert_eq!(
+            s.expiry_ts, 1_005_000,
+            "the thread part begins at the wakeup"
+        );
+        let x = s.expired_in.unwrap();
+        assert_eq!(
+            (x.thread.pid, x.woken_ts, x.expiry_ts),
+            (16, 1_005_000, 21_010_000)
+        );
+
+        // Woken before the due time, even before the timer was armed (still waiting for the
+        // CPU, the softirq pending): no IRQ part.
+        let mut t = CpuTimeline::default();
+        woken(500, &mut t);
+        t.push(ev(1_000, 77, start(0xb)), &tids);
+        t.push(
+            ev(
+                5_000_000,
+                16,
+                Kind::HrtimerExpire {
+                    hrtimer: 0xb,
+                    now: 5_000_000,
+                },
+            ),
+            &tids,
+        );
+        let s = t.split(77, 1_000_000, 5_010_000, 0).unwrap();
+        assert_eq!((s.irq_latency_ns, s.thread_latency_ns), (0, 4_010_000));
+        assert_eq!(s.expiry_ts, 1_000_000);
+
+        // A timer expired in an interrupt (common_pid is whoever ran) is split at its expiry.
+        let mut t = CpuTimeline::default();
+        t.push(ev(1_000, 77, start(0xc)), &tids);
+        woken(1_001_000, &mut t);
+        t.push(
+            ev(
+                1_003_000,
+                900,
+                Kind::HrtimerExpire {
+                    hrtimer: 0xc,
+                    now: 1_003_000,
+                },
+            ),
+            &tids,
+        );
+        let s = t.split(77, 1_000_000, 1_010_000, 0).unwrap();
+        assert_eq!((s.irq_latency_ns, s.expired_in), (3_000, None));
     }
 
     #[test]

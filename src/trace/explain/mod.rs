@@ -26,6 +26,8 @@ mod contributors;
 pub mod gap;
 pub mod ipc;
 mod replay;
+#[cfg(test)]
+mod rt_captures;
 mod stacks;
 mod verdict;
 
@@ -175,6 +177,7 @@ mod tests {
                 wake_to_switch_ns: Some(1_467_000),
                 switch_to_user_ns: Some(5_000),
                 expiry_ts: 1_002_000,
+                expired_in: None,
             }),
         };
         let x = explain(&s, &t, &policies, &names);
@@ -238,6 +241,7 @@ mod tests {
                 wake_to_switch_ns: Some(1_000),
                 switch_to_user_ns: Some(3_000),
                 expiry_ts: irq + 500,
+                expired_in: None,
             }),
         };
         explain(&s, &t, &HashMap::new(), &Names::default())
@@ -303,6 +307,7 @@ mod tests {
                 wake_to_switch_ns: Some(10_500),
                 switch_to_user_ns: Some(3_000),
                 expiry_ts: irq + 500,
+                expired_in: None,
             }),
         };
         let x = explain(&s, &t, &HashMap::new(), &Names::default());

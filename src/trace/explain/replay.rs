@@ -33,6 +33,9 @@ pub(super) enum Holder {
 /// interrupt is not an idle exit.
 pub(super) const IDLE_EXIT_MAX_NS: u64 = 100_000;
 
+/// The timer softirq's vector (`HRTIMER_SOFTIRQ`, the same number in every kernel since 2.6.30).
+const HRTIMER_SOFTIRQ: u32 = 8;
+
 /// A stretch of the window held by one holder.
 #[derive(Debug, Clone)]
 pub(super) struct Segment {
@@ -279,7 +282,10 @@ impl<'s> Replayer<'s> {
 ///   was joined to its timer), no task held it up: a task, real-time or not, is interrupted
 ///   the moment the interrupt arrives. The replay's holder there is only who ran last; the
 ///   delay is code with interrupts off, an SMI or the hypervisor, none of which leaves a trace
-///   event. Interrupt handlers and softirqs, which show by their events, keep their time.
+///   event. Interrupt handlers, which show by their events, keep their time. Softirqs run
+///   with interrupts on (in a thread on PREEMPT_RT), so they cannot hold the interrupt off
+///   either; only the timer softirq (`HRTIMER`), which expires the timers marked soft, keeps
+///   its time: it is where such a timer's expiry waits.
 /// - Idle before the interrupt is an idle exit for at most [`IDLE_EXIT_MAX_NS`] in all; a
 ///   longer idle silence is not (an idle CPU leaves idle for any interrupt). Without the
 ///   timer's events the whole window counts as before the interrupt for idle.
@@ -307,6 +313,7 @@ pub(super) fn without_evidence(window: &mut Window, s: &LateSample) {
     for g in window.segments.iter_mut().filter(|g| pending(g)) {
         let silent = match g.holder {
             Holder::Task(_) => joined,
+            Holder::Softirq(vec) => joined && vec != HRTIMER_SOFTIRQ,
             Holder::Idle => idle_ns > IDLE_EXIT_MAX_NS,
             _ => false,
         };

@@ -20,7 +20,7 @@ pub(super) fn verdict(
         Some(sp) if sp.thread_latency_ns >= sp.irq_latency_ns => {
             let part = contributors(sp.expiry_ts, s.wake_ns);
             let t = sp.thread_latency_ns;
-            match part.first() {
+            let mut v = match part.first() {
                 Some(top) if top.duration_ns as i64 * 10 >= t => {
                     format!("thread latency {}: {}", signed_ns(t), held(top))
                 }
@@ -30,7 +30,16 @@ pub(super) fn verdict(
                     sp.wake_to_switch_ns.map_or("-".into(), signed_ns),
                     sp.switch_to_user_ns.map_or("-".into(), signed_ns)
                 ),
+            };
+            if let Some(x) = sp.expired_in {
+                v.push_str(&format!(
+                    "; the timer expires in the softirq thread {} (pid {}), woken {} before it ran it",
+                    x.thread.comm.as_string(),
+                    x.thread.pid,
+                    format_ns(x.expiry_ts.saturating_sub(x.woken_ts))
+                ));
             }
+            v
         }
         Some(sp) => {
             let part = contributors(s.due_ns, sp.expiry_ts);
