@@ -1,5 +1,5 @@
 //! What a killed jitterlab leaves behind, undone at the next start: the kernel state named by
-//! journals without a writer (session/journal.rs) in this user's trusted directory, each
+//! journals without a writer (journal.rs) in this user's trusted directory, each
 //! undone by its kind's module. Nothing is recognised by its name alone, and nothing is read
 //! from a place another user can write: entries there are ignored and counted in one warning,
 //! never one warning each.
