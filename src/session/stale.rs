@@ -35,6 +35,10 @@ const KINDS: &[(&str, Undo)] = &[
     (super::cpuset::KIND, |s, roots| {
         super::cpuset::undo(s, &roots.cpuset)
     }),
+    // The journals of these name absolute paths, or process groups.
+    (crate::trace::tracefs::KIND, |s, _| {
+        crate::trace::tracefs::undo(s)
+    }),
 ];
 
 /// Undoes what killed runs of this user left (their journals in its trusted directory, if
