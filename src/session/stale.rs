@@ -39,6 +39,10 @@ const KINDS: &[(&str, Undo)] = &[
     (crate::trace::tracefs::KIND, |s, _| {
         crate::trace::tracefs::undo(s)
     }),
+    (crate::load::contain::KIND, |s, _| {
+        crate::load::contain::undo(s)
+    }),
+    (super::children::KIND, |s, _| super::children::undo(s)),
 ];
 
 /// Undoes what killed runs of this user left (their journals in its trusted directory, if
