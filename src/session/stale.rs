@@ -68,7 +68,7 @@ pub(crate) fn undo_in(
         Err(None) => return warnings,
         Err(Some(why)) => {
             warnings.push(format!(
-                "the journals of killed runs cannot be read: {why}; a cpuset or cpuidle states a killed jitterlab left are not undone"
+                "the journals of killed runs cannot be read: {why}; what a killed jitterlab left (a cpuset, cpuidle states, a tracing instance, a load cgroup, an action's processes) is not undone"
             ));
             return warnings;
         }

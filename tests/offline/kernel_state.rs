@@ -1,5 +1,5 @@
 //! The journal boundary (issue 39): kernel state a run changes that outlives the process (a
-//! cpuset, cpuidle states) is journaled first (`src/journal.rs`) and undone at the next
+//! cpuset, cpuidle states, a tracing instance, a load cgroup) is journaled first (`src/journal.rs`) and undone at the next
 //! start from the journal alone, never found by a name; and nothing but the CPU locks is read
 //! from the shared, world-writable `/run/jitterlab`. This test fails when new code writes the
 //! kernel's state without journaling it, or names `/run/jitterlab` outside the two files that
@@ -34,7 +34,14 @@ const NOT_JOURNALED: &[(&str, &str)] = &[
 ];
 
 /// Where the kernel keeps state that survives the process.
-const STATE: &[&str] = &["\"/sys/", "\"/proc/sys/", "CPU_ROOT", "CPUSET_V1"];
+const STATE: &[&str] = &[
+    "\"/sys/",
+    "\"/proc/sys/",
+    "CPU_ROOT",
+    "CPUSET_V1",
+    // A cgroup's control files, wherever the hierarchy is mounted (the loads' cgroups).
+    "\"cgroup.",
+];
 /// What changes it.
 const WRITES: &[&str] = &[
     "fs::write(",
