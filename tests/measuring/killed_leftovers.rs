@@ -263,9 +263,8 @@ fn what_an_action_left_in_its_group_is_killed_at_the_next_start() {
     );
     let said = text(&o);
     assert!(
-        said.contains(&format!(
-            "killed 1 process left running by an --on-threshold/--on-end program"
-        )) && said.contains(&job[0].to_string()),
+        said.contains("killed 1 process left running by an --on-threshold/--on-end program")
+            && said.contains(&job[0].to_string()),
         "{said}"
     );
 }
