@@ -97,6 +97,8 @@ fn a_killed_runs_tracing_instance_is_removed_by_its_journal_and_a_look_alike_kep
         "--cpus",
         "1",
         "--trace",
+        "--trace-backend",
+        "tracefs",
         "--out",
         out.to_str().unwrap(),
     ]);
