@@ -15,6 +15,7 @@ pub(crate) mod doctor;
 pub mod error;
 pub mod format;
 pub(crate) mod input;
+pub(crate) mod journal;
 pub mod load;
 pub mod measure;
 pub(crate) mod monitor;

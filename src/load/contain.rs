@@ -18,10 +18,17 @@
 //! end-of-file (jitterlab's exit, however it happened) kills what is left of jitterlab's loads
 //! and removes their cgroups. It runs in a session of its own and ignores SIGINT, SIGTERM and
 //! SIGHUP, so that what ends jitterlab (Ctrl-C, a closed terminal, a service stop) leaves it to
-//! do its work. Cgroups of a jitterlab that died together with its reaper are removed by the
-//! next jitterlab that starts loads in the same cgroup.
+//! do its work.
+//!
+//! The cgroups are kernel state that outlives the process: each supervisor's is journaled
+//! (journal.rs) before it is made, with its inode after, and the journal removed once the
+//! cgroup is. A cgroup of a jitterlab that died together with its reaper is removed at the next
+//! run's start (session/stale.rs, through [`undo`]) from its journal alone: only the very
+//! directory the journal names (its inode), during this boot, never one found by its name. No
+//! journal, no cgroup: where the journal cannot be kept, the loads have the marker alone.
 
 use super::protocol::MARKER_ENV;
+use crate::journal::{Journal, Stale, TrustedDir};
 use crate::sys::errno;
 use crate::sys::file;
 use crate::sys::process::{self, Pid};
@@ -29,6 +36,7 @@ use crate::sys::signal;
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::RawFd;
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -37,6 +45,8 @@ use std::time::{Duration, Instant};
 
 /// Name prefix of the cgroup holding one supervisor's loads: `jitterlab-loads-<pid>-<n>`.
 pub(crate) const CGROUP_PREFIX: &str = "jitterlab-loads-";
+/// The journals' kind (their names: `load-cgroup-<pid>[-<n>]`).
+pub(crate) const KIND: &str = "load-cgroup";
 /// How long killing a load's processes, or removing its cgroup, may take before giving up.
 const KILL_WAIT: Duration = Duration::from_secs(2);
 /// How long the supervisor waits for the reaper to finish after a normal end.
@@ -183,28 +193,109 @@ fn remove_tree(dir: &Path) -> bool {
     }
 }
 
-/// Removes the load cgroups, in `parent`, of jitterlab processes that no longer exist (killed
-/// together with their reaper), killing what is left in them.
-fn remove_stale(parent: &Path) {
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(CGROUP_PREFIX))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|p| p.parse::<Pid>().ok())
-        else {
-            continue;
-        };
-        // Signal 0 only checks for existence.
-        let gone = process::kill(pid, 0).is_err_and(|e| e.raw_os_error() == Some(errno::ESRCH));
-        if gone {
-            kill_and_remove_cgroup(&e.path());
+/// Makes the cgroup `dir`, journaled in `journal_dir` before the mkdir (a kill right after it
+/// still leaves the journal) and with its inode after; None (nothing left, no journal) when
+/// either fails.
+fn make_journaled(dir: &Path, journal_dir: &TrustedDir) -> Option<(PathBuf, Journal)> {
+    let mut journal =
+        Journal::create(journal_dir, KIND, &[format!("cgroup {}", dir.display())]).ok()?;
+    if std::fs::create_dir(dir).is_err() {
+        let _ = journal.remove();
+        return None;
+    }
+    let recorded =
+        std::fs::symlink_metadata(dir).and_then(|m| journal.append(&format!("inode {}", m.ino())));
+    if recorded.is_err() {
+        let _ = std::fs::remove_dir(dir);
+        // Kept (without a writer once this process ends) if the cgroup could not go.
+        if !dir.exists() {
+            let _ = journal.remove();
+        }
+        return None;
+    }
+    Some((dir.to_path_buf(), journal))
+}
+
+/// Undoes the journal of a killed run (session/stale.rs): kills what is left in the load
+/// cgroup it names and removes it, when it is the very directory the run made (its inode)
+/// during this boot. What is in it are that run's loads (the reaper, killed too, did not get
+/// to them): a load is jitterlab's, not the user's. Returns what to say, if anything, and
+/// whether the journal is done with (kept when the cgroup could not be removed, for the next
+/// start to retry).
+pub(crate) fn undo(stale: &Stale) -> (Option<String>, bool) {
+    let mut dir = None;
+    let mut inode = None;
+    for line in &stale.lines {
+        match line.split_once(' ') {
+            Some(("cgroup", p)) => dir = Some(PathBuf::from(p)),
+            Some(("inode", i)) => inode = i.parse::<u64>().ok(),
+            _ => {}
         }
     }
+    let Some(dir) = dir.filter(|d| {
+        d.is_absolute()
+            && d.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(CGROUP_PREFIX))
+    }) else {
+        let said = format!(
+            "{} is not a load cgroup journal in its format; left alone",
+            stale.path.display()
+        );
+        return (Some(said), false);
+    };
+    if !stale.this_boot {
+        // A cgroup does not survive a reboot: the one this journal names is gone.
+        return (None, true);
+    }
+    let shown = dir.display();
+    let pid = stale.pid;
+    let found = match std::fs::symlink_metadata(&dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (None, true),
+        Err(e) => {
+            return (
+                Some(format!(
+                    "cannot look at the load cgroup {shown} a killed jitterlab (pid {pid}) made: {e}; left alone"
+                )),
+                false,
+            );
+        }
+    };
+    let Some(inode) = inode else {
+        return (
+            Some(format!(
+                "a jitterlab (pid {pid}) was killed while making the load cgroup {shown}: it is not certain that {shown} is the one it made, so it is left alone; if `cat {shown}/cgroup.procs` is empty, remove it with `rmdir {shown}`"
+            )),
+            true,
+        );
+    };
+    if !found.is_dir() || found.ino() != inode {
+        // Made again since, by someone else: not ours.
+        return (None, true);
+    }
+    let killed = kill_and_remove_cgroup(&dir);
+    if dir.exists() {
+        return (
+            Some(format!(
+                "cannot remove the load cgroup {shown} left by a jitterlab (pid {pid}) that was killed; remove it with `rmdir {shown}` once `cat {shown}/cgroup.procs` is empty"
+            )),
+            false,
+        );
+    }
+    let said = (!killed.is_empty()).then(|| {
+        format!(
+            "killed {} load process{} left in the cgroup {shown} by a jitterlab (pid {pid}) that was killed with its reaper (pids {}), and removed the cgroup",
+            killed.len(),
+            if killed.len() == 1 { "" } else { "es" },
+            killed
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    });
+    (said, true)
 }
 
 /// The largest pid Linux hands out (PID_MAX_LIMIT, 2^22): a marker naming an owner above it
@@ -309,25 +400,31 @@ pub(crate) fn join_own_cgroup(fd: RawFd) {
 pub(crate) struct Containment {
     owner: u32,
     cgroup: Option<PathBuf>,
+    /// The cgroup's journal, removed once the cgroup is.
+    journal: Option<Journal>,
     reaper: Option<(Child, File)>,
 }
 
 impl Containment {
-    /// Makes the parent cgroup (or, where that fails, goes on with the marker alone) and starts
-    /// the reaper.
+    /// Makes the parent cgroup, journaled (or, where either fails, goes on with the marker
+    /// alone) and starts the reaper.
     pub fn start() -> std::io::Result<Self> {
         let owner = std::process::id();
         // Not reported here: a run reports what it killed at its start (`kill_orphaned_loads`).
         kill_orphaned_loads();
-        let cgroup = own_cgroup_dir().ok().and_then(|parent| {
-            remove_stale(&parent);
+        let made = own_cgroup_dir().ok().and_then(|parent| {
+            let journal_dir = TrustedDir::for_this_user(true).ok()?;
             let n = SEQUENCE.fetch_add(1, Ordering::SeqCst);
-            let dir = parent.join(format!("{CGROUP_PREFIX}{owner}-{n}"));
-            std::fs::create_dir(&dir).ok().map(|_| dir)
+            make_journaled(
+                &parent.join(format!("{CGROUP_PREFIX}{owner}-{n}")),
+                &journal_dir,
+            )
         });
+        let (cgroup, journal) = made.unzip();
         let mut c = Containment {
             owner,
             cgroup,
+            journal,
             reaper: None,
         };
         c.reaper = Some(c.start_reaper()?);
@@ -386,6 +483,13 @@ impl Drop for Containment {
     fn drop(&mut self) {
         if let Some(dir) = &self.cgroup {
             kill_and_remove_cgroup(dir);
+            // One that could not go keeps its journal (now without a writer) for the next
+            // start to retry.
+            if !dir.exists()
+                && let Some(journal) = self.journal.take()
+            {
+                let _ = journal.remove();
+            }
         }
         if let Some((mut child, write)) = self.reaper.take() {
             // End-of-file: the reaper makes its final sweep (nothing should be left) and exits.
@@ -431,122 +535,4 @@ fn sweep(owner: u32, cgroup: Option<&Path>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `sh -c 'setsid sleep ARG &'` with the marker of load `k` of a made-up owner: a process
-    /// outside its starter's group and session, as a load's daemon would be.
-    fn escaped_sleep(owner: u32, k: usize, arg: &str) {
-        let status = Command::new("sh")
-            .arg("-c")
-            .arg(format!("setsid sleep {arg} >/dev/null 2>&1 &"))
-            .env(MARKER_ENV, marker(owner, k))
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
-    fn sleeping(arg: &str) -> Vec<Pid> {
-        let wanted = format!("sleep\0{arg}\0");
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<Pid>().ok())
-            .filter(|p| {
-                std::fs::read(format!("/proc/{p}/cmdline"))
-                    .is_ok_and(|c| c.ends_with(wanted.as_bytes()))
-            })
-            .collect()
-    }
-
-    fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while !done() {
-            assert!(Instant::now() < deadline, "{what}");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    // The fallback, without cgroups: the marker of one load finds its escaped processes and
-    // only those; the reaper's sweep finds every load's of one owner and no other owner's.
-    #[test]
-    fn the_marker_finds_and_kills_escaped_processes() {
-        // Owners that are no real jitterlab: pids above the kernel's limit (PID_MAX_LIMIT, 2^22).
-        let (owner, other) = (4_194_305, 4_194_306);
-        escaped_sleep(owner, 1, "2001.11");
-        escaped_sleep(owner, 12, "2001.12");
-        escaped_sleep(other, 1, "2001.13");
-        wait_for("the sleeps started", || {
-            ["2001.11", "2001.12", "2001.13"]
-                .iter()
-                .all(|a| !sleeping(a).is_empty())
-        });
-        let load1 = LoadContainer {
-            cgroup: None,
-            entry: marker_entry(owner, 1),
-        };
-        assert_eq!(load1.pids(), sleeping("2001.11"));
-        let killed = load1.kill_all();
-        assert_eq!(killed.len(), 1, "{killed:?}");
-        wait_for("load 1's sleep ended", || sleeping("2001.11").is_empty());
-        assert_eq!(sleeping("2001.12").len(), 1, "load 12 is another load");
-        sweep(owner, None);
-        wait_for("load 12's sleep ended", || sleeping("2001.12").is_empty());
-        assert_eq!(sleeping("2001.13").len(), 1, "another owner's load");
-        sweep(other, None);
-        wait_for("the other owner's sleep ended", || {
-            sleeping("2001.13").is_empty()
-        });
-    }
-
-    /// A load left by a jitterlab killed with its reaper, outside any cgroup jitterlab looks
-    /// at (here: none), is found by its marker and killed at the next start; a live owner's is
-    /// left alone.
-    #[test]
-    fn orphaned_loads_are_killed_by_marker_wherever_they_are() {
-        let mut gone = Command::new("true").spawn().unwrap();
-        let dead = gone.id();
-        gone.wait().unwrap();
-        // A live owner that is not this test process (whose own loads other tests may run).
-        let mut owner = Command::new("sleep").arg("2001.20").spawn().unwrap();
-        let alive = owner.id();
-        escaped_sleep(dead, 3, "2001.21");
-        escaped_sleep(alive, 3, "2001.22");
-        wait_for("the sleeps started", || {
-            !sleeping("2001.21").is_empty() && !sleeping("2001.22").is_empty()
-        });
-        let orphan = sleeping("2001.21");
-        let warning = kill_orphaned_loads().expect("the orphan was killed");
-        assert!(warning.contains(&orphan[0].to_string()), "{warning}");
-        wait_for("the orphan ended", || sleeping("2001.21").is_empty());
-        assert_eq!(sleeping("2001.22").len(), 1, "a live owner's load is kept");
-        sweep(alive, None);
-        wait_for("the live owner's sleep ended", || {
-            sleeping("2001.22").is_empty()
-        });
-        let _ = owner.kill();
-        let _ = owner.wait();
-    }
-
-    #[test]
-    fn a_stale_cgroup_of_a_dead_owner_is_removed_and_a_live_ones_kept() {
-        let Ok(parent) = own_cgroup_dir() else {
-            eprintln!("SKIPPED: no usable cgroup v2 here");
-            return;
-        };
-        let dead = parent.join(format!("{CGROUP_PREFIX}4194307-0"));
-        let live = parent.join(format!("{CGROUP_PREFIX}{}-999", std::process::id()));
-        for d in [&dead, &live] {
-            if std::fs::create_dir(d).is_err() {
-                eprintln!("SKIPPED: cannot make cgroups in {}", parent.display());
-                return;
-            }
-        }
-        std::fs::create_dir(dead.join("load-0")).unwrap();
-        remove_stale(&parent);
-        assert!(!dead.exists());
-        assert!(live.exists());
-        kill_and_remove_cgroup(&live);
-        assert!(!live.exists());
-    }
-}
+mod tests;

@@ -9,7 +9,8 @@
 //! - **contained**: each program leads a process group of its own, with a parent-death signal
 //!   (SIGKILL) tied to the session's thread, which lives until jitterlab exits, so a SIGKILL of
 //!   jitterlab ends it too; when it exits, what it left running in its group is killed with it,
-//!   so that it cannot hold on beyond the bound;
+//!   so that it cannot hold on beyond the bound; and what is left of its group after a SIGKILL
+//!   of jitterlab is killed at the next start, by the group's journal ([`groups`]);
 //! - **a bounded wait**: [`Children::wait`] waits until a deadline or a SIGINT/SIGTERM
 //!   ([`SignalWatch`](super::signals::SignalWatch)), then kills what is left (SIGKILL to each group);
 //! - **every end recorded**: each program started ends in exactly one [`Outcome`] (exited,
@@ -19,6 +20,11 @@
 //! its group's id, cannot be handed to another process, so the group kill after it reaches its
 //! group or nothing. What a program moved out of its group (setsid) is beyond this owner.
 
+mod groups;
+
+pub(super) use groups::{KIND, undo};
+
+use crate::journal::{Journal, TrustedDir};
 use crate::load::worker_kit::die_with_parent;
 use crate::sys::process::{self, Pid};
 use crate::sys::signal;
@@ -36,6 +42,9 @@ const KILL_WAIT: Duration = Duration::from_secs(2);
 pub(super) struct Children<T: Copy> {
     max: usize,
     programs: Vec<Program<T>>,
+    /// Where the programs' groups are journaled (this user's trusted directory); without one
+    /// (a user other than root where /run/jitterlab is missing) they run unjournaled.
+    journals: Option<TrustedDir>,
 }
 
 struct Program<T> {
@@ -44,6 +53,8 @@ struct Program<T> {
     pid: Pid,
     /// Sent SIGKILL by us: its end is `Killed`, unless it had exited already.
     killed: bool,
+    /// Its group's journal, removed once it is reaped.
+    journal: Option<Journal>,
 }
 
 /// What [`Children::start`] did.
@@ -82,9 +93,15 @@ pub(super) struct Outcome<T> {
 impl<T: Copy> Children<T> {
     /// An owner that runs at most `max` programs at once.
     pub(super) fn new(max: usize) -> Self {
+        Children::journaled_in(max, TrustedDir::for_this_user(true).ok())
+    }
+
+    /// [`Children::new`] with the journals in `journals`.
+    fn journaled_in(max: usize, journals: Option<TrustedDir>) -> Self {
         Children {
             max,
             programs: Vec::new(),
+            journals,
         }
     }
 
@@ -112,6 +129,7 @@ impl<T: Copy> Children<T> {
             .stdout(Stdio::from(stderr))
             .process_group(0);
         let parent = process::id();
+        let journal = groups::journal_before_start(self.journals.as_ref());
         // SAFETY: prctl, getppid and _exit between fork and exec: async-signal-safe.
         unsafe {
             command.pre_exec(move || {
@@ -127,10 +145,16 @@ impl<T: Copy> Children<T> {
                     child,
                     pid: pid as Pid,
                     killed: false,
+                    journal: groups::journal_started(journal, pid as Pid),
                 });
                 Start::Started(pid)
             }
-            Err(e) => Start::Failed(format!("cannot start {}: {e}", argv[0])),
+            Err(e) => {
+                if let Some(journal) = journal {
+                    let _ = journal.remove();
+                }
+                Start::Failed(format!("cannot start {}: {e}", argv[0]))
+            }
         }
     }
 
@@ -206,11 +230,16 @@ impl<T> Program<T> {
         let _ = process::kill(self.pid, signal::SIGKILL);
     }
 
-    /// It has ended (not reaped yet): its group killed, then reaped.
+    /// It has ended (not reaped yet): its group killed, then reaped, and its journal removed.
     fn finish(mut self) -> Outcome<T> {
         let _ = process::kill(-self.pid, signal::SIGKILL);
         let end = match self.child.wait() {
-            Ok(status) => self.end_of(status),
+            Ok(status) => {
+                if let Some(journal) = self.journal.take() {
+                    let _ = journal.remove();
+                }
+                self.end_of(status)
+            }
             Err(e) => End::Lost(format!("cannot wait for pid {}: {e}", self.pid)),
         };
         Outcome {
@@ -322,5 +351,52 @@ mod tests {
         assert!(stopped);
         assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
         assert_eq!(outcomes[0].end, End::Killed);
+    }
+
+    /// As a SIGKILL of jitterlab leaves a program's group (its journal without a writer, the
+    /// program's background job still running): the next start kills what is left of the
+    /// group, and says so once; a program reaped normally leaves no journal.
+    #[test]
+    fn a_killed_owners_group_is_killed_by_its_journal() {
+        let base = tempfile::tempdir().unwrap();
+        let uid = process::effective_user_id();
+        let journals = TrustedDir::open_in(base.path(), "trusted", uid, true).unwrap();
+        let mut c = Children::journaled_in(
+            2,
+            Some(TrustedDir::open_in(base.path(), "trusted", uid, false).unwrap()),
+        );
+        c.start(&argv(&["sh", "-c", "exit 0"]), &[], 1);
+        c.start(&argv(&["sh", "-c", "sleep 3001.4 & sleep 3001.5"]), &[], 2);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !(running("sleep 3001.4") && running("sleep 3001.5")) || c.running() > 1 {
+            c.reap();
+            assert!(Instant::now() < deadline, "the program did not start");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(journals.names().len(), 1, "{:?}", journals.names());
+        // The owner is gone: its journal unlocked, its program not killed.
+        let mut p = c.programs.pop().unwrap();
+        drop(p.journal.take());
+        let mut said = Vec::new();
+        for stale in crate::journal::scan(&journals, KIND).stale {
+            let (s, done) = undo(&stale);
+            said.extend(s);
+            assert!(done);
+            stale.remove(&journals);
+        }
+        let _ = p.child.wait();
+        let gone = Instant::now() + Duration::from_secs(2);
+        while running("sleep 3001.4") || running("sleep 3001.5") {
+            assert!(Instant::now() < gone, "the group outlived the undo");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(said.len(), 1, "{said:?}");
+        // The shell and its two sleeps (or two, where the shell execs its last command).
+        assert!(said[0].starts_with("killed "), "{said:?}");
+        assert!(
+            said[0].contains(&format!("process group {}", p.pid)),
+            "{said:?}"
+        );
+        assert!(journals.names().is_empty(), "{:?}", journals.names());
     }
 }

@@ -18,7 +18,7 @@
 //! another user that is not jitterlab is named in a warning and the run proceeds. So that
 //! root runs still exclude each other when a planted lock stops neither from taking the
 //! shared one, a root run also locks `cpu<N>.lock` in root's own directory
-//! (`/run/jitterlab-root`, session/journal.rs), which only root can open.
+//! (`/run/jitterlab-root`, journal.rs), which only root can open.
 
 use super::journal::TrustedDir;
 use crate::error::{Failure, Result};
@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
 /// Where the lock files live.
-pub(crate) const LOCK_DIR: &str = "/run/jitterlab";
+pub(crate) const LOCK_DIR: &str = crate::journal::SHARED_DIR;
 
 /// The locks of one run. Dropping it releases them, unless another holder in this process (a
 /// sweep, around its levels' runs) still holds them.
@@ -230,20 +230,11 @@ fn lock_in(dir: BorrowedFd, shown: &str, cpu: usize) -> Locked {
     }
 }
 
-/// Opens /run/jitterlab, making it (sticky, world-writable) if missing: the CPU locks live
-/// there, and the trusted directories of users other than root (session/journal.rs).
-pub(crate) fn run_dir() -> io::Result<OwnedFd> {
-    run_dir_at(Path::new(LOCK_DIR))
-}
-
+/// Opens /run/jitterlab (or the tests' `at`), making it (sticky, world-writable) if missing:
+/// the CPU locks live there, and the trusted directories of users other than root (made by
+/// journal.rs, which sits below the session).
 fn run_dir_at(at: &Path) -> io::Result<OwnedFd> {
-    let made = fs::make_dir(at, 0o755).is_ok();
-    let fd = fs::open_dir_nofollow(at)?;
-    if made {
-        // Not through mkdir's mode, which the umask trims.
-        let _ = fs::set_mode(fd.as_fd(), 0o1777);
-    }
-    Ok(fd)
+    crate::journal::shared_dir_at(at)
 }
 
 /// Opens (making it if missing) the lock file of `cpu`, for reading only: `flock` needs no

@@ -4,7 +4,7 @@
 //!
 //! Unlike PM QoS (session/pmqos.rs), which the kernel drops with the file descriptor, a
 //! `disable` file keeps its value after jitterlab dies. So before changing anything the run
-//! writes a journal (session/journal.rs: in the user's trusted directory, root's
+//! writes a journal (journal.rs: in the user's trusted directory, root's
 //! `/run/jitterlab-root/idle-states-<pid>`, locked while the run lives) of the states it is
 //! about to disable (only states that were enabled: one already disabled is left alone and
 //! never enabled by us). The run's end enables them and removes the journal; the next start

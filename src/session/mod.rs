@@ -40,7 +40,8 @@ mod events;
 mod files;
 mod finish;
 pub(crate) mod idle_states;
-mod journal;
+/// The journals sit below the session (see journal.rs); its modules name them as their own.
+use crate::journal;
 mod layout;
 pub mod loads;
 pub mod pmqos;

@@ -1,5 +1,5 @@
 //! What a killed jitterlab leaves behind, undone at the next start: the kernel state named by
-//! journals without a writer (session/journal.rs) in this user's trusted directory, each
+//! journals without a writer (journal.rs) in this user's trusted directory, each
 //! undone by its kind's module. Nothing is recognised by its name alone, and nothing is read
 //! from a place another user can write: entries there are ignored and counted in one warning,
 //! never one warning each.
@@ -35,6 +35,14 @@ const KINDS: &[(&str, Undo)] = &[
     (super::cpuset::KIND, |s, roots| {
         super::cpuset::undo(s, &roots.cpuset)
     }),
+    // The journals of these name absolute paths, or process groups.
+    (crate::trace::tracefs::KIND, |s, _| {
+        crate::trace::tracefs::undo(s)
+    }),
+    (crate::load::contain::KIND, |s, _| {
+        crate::load::contain::undo(s)
+    }),
+    (super::children::KIND, |s, _| super::children::undo(s)),
 ];
 
 /// Undoes what killed runs of this user left (their journals in its trusted directory, if
@@ -60,7 +68,7 @@ pub(crate) fn undo_in(
         Err(None) => return warnings,
         Err(Some(why)) => {
             warnings.push(format!(
-                "the journals of killed runs cannot be read: {why}; a cpuset or cpuidle states a killed jitterlab left are not undone"
+                "the journals of killed runs cannot be read: {why}; what a killed jitterlab left (a cpuset, cpuidle states, a tracing instance, a load cgroup, an action's processes) is not undone"
             ));
             return warnings;
         }

@@ -236,10 +236,9 @@ fn preflight(plan: &RunPlan) -> Result<Preflight> {
     // What the wake method needs of the system (e.g. /dev/rtc).
     plan.wake_method().check_system().map_err(Failure::system)?;
     let (system, mut warnings) = system_snapshot(plan);
-    // Tracing instances left by a jitterlab that was killed are removed at every start.
-    warnings.extend(crate::trace::tracefs::remove_stale_instances());
-    // So are the cpusets of --cpuset-partition and the cpuidle states of --idle-state-max
-    // that killed runs journaled.
+    // What killed runs journaled is undone at every start: the cpusets of --cpuset-partition,
+    // the cpuidle states of --idle-state-max, the tracing instances of --trace, the loads'
+    // cgroups, what is left of the actions' process groups.
     warnings.extend(super::stale::undo_killed_runs());
     // So are loads of a jitterlab killed with its reaper (found by their marker).
     warnings.extend(crate::load::contain::kill_orphaned_loads());

@@ -1,17 +1,27 @@
-//! tracefs: where it is mounted, jitterlab's own instance in it, the removal of instances
-//! left behind by a jitterlab that was killed, and the tracefs back end's setup and start.
+//! tracefs: where it is mounted, jitterlab's own instance in it, the removal of the instance
+//! of a jitterlab that was killed, and the tracefs back end's setup and start.
 //!
 //! Every setting jitterlab makes lives inside its instance (`instances/jitterlab-<pid>`): the
 //! clock, buffer sizes, CPU mask, enabled events and filters. Removing the instance directory
 //! removes all of them; the global buffer and other instances are never touched.
+//!
+//! A killed run's instance is recognised by its journal (journal.rs), never by its name: a
+//! `jitterlab-<pid>` there may be a live run of another pid namespace sharing tracefs, or
+//! another tool's. Before the `mkdir` the run journals the instance's path, after it the
+//! directory's inode; the next start (session/stale.rs) removes an instance only when its
+//! journal has no writer left, was written during this boot and names it with that inode.
 
+use crate::journal::{Journal, Stale, TrustedDir};
 use std::fmt;
 use std::fs;
 use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The prefix of jitterlab's instance names; the rest is the owning process id.
 pub(crate) const INSTANCE_PREFIX: &str = "jitterlab-";
+/// The journals' kind (their names: `tracefs-instance-<pid>`).
+pub(crate) const KIND: &str = "tracefs-instance";
 /// The usual mount point, named in the fix when tracefs is not mounted.
 pub(crate) const DEFAULT_MOUNT: &str = "/sys/kernel/tracing";
 
@@ -86,74 +96,6 @@ pub(crate) fn instance_name(pid: u32) -> String {
     format!("{INSTANCE_PREFIX}{pid}")
 }
 
-/// The process id in a jitterlab instance name, or None for other names.
-pub(crate) fn instance_owner(name: &str) -> Option<u32> {
-    let pid = name.strip_prefix(INSTANCE_PREFIX)?;
-    (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| pid.parse().ok())
-        .flatten()
-}
-
-/// Whether the owner of an instance is gone: no such process, or a process that is not this
-/// program (the pid was reused), judged by its `comm` against ours.
-pub(crate) fn owner_is_gone(proc_root: &Path, pid: u32, our_comm: &str) -> bool {
-    match fs::read_to_string(proc_root.join(pid.to_string()).join("comm")) {
-        Err(_) => true,
-        Ok(comm) => comm.trim() != our_comm,
-    }
-}
-
-/// Removes the jitterlab instances under `instances_dir` whose owner is gone (see
-/// [`owner_is_gone`]). Returns the names removed and, for each that could not be removed, a
-/// message with the reason.
-pub(crate) fn remove_stale_in(
-    instances_dir: &Path,
-    proc_root: &Path,
-    our_comm: &str,
-) -> (Vec<String>, Vec<String>) {
-    let (mut removed, mut failed) = (Vec::new(), Vec::new());
-    let Ok(entries) = fs::read_dir(instances_dir) else {
-        return (removed, failed);
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = instance_owner(&name) else {
-            continue;
-        };
-        if pid == std::process::id() || !owner_is_gone(proc_root, pid, our_comm) {
-            continue;
-        }
-        match fs::remove_dir(entry.path()) {
-            Ok(()) => removed.push(name),
-            Err(e) => failed.push(format!(
-                "cannot remove the stale tracing instance {} left by a jitterlab that ended without cleaning up ({e}); remove it as root with `rmdir {}`",
-                entry.path().display(),
-                entry.path().display()
-            )),
-        }
-    }
-    (removed, failed)
-}
-
-/// Removes instances left by jitterlab processes that no longer exist (a SIGKILL, a crash).
-/// Called at every `jitterlab run`; silent when tracefs is not mounted or not accessible.
-/// Returns warnings for instances that could not be removed.
-pub(crate) fn remove_stale_instances() -> Vec<String> {
-    let Ok(mounts) = fs::read_to_string("/proc/mounts") else {
-        return Vec::new();
-    };
-    let Some(root) = mount_from_mounts(&mounts, |p| Path::new(p).exists()) else {
-        return Vec::new();
-    };
-    let our_comm = fs::read_to_string("/proc/self/comm").unwrap_or_default();
-    let (_, failed) = remove_stale_in(
-        &Path::new(&root).join("instances"),
-        Path::new("/proc"),
-        our_comm.trim(),
-    );
-    failed
-}
-
 /// A control file of the instance refused a value. The kernel's reason is kept because callers
 /// decide on it: a value the kernel does not understand (EINVAL, e.g. a filter form newer than
 /// the kernel) is a missing feature to work around, anything else a failure.
@@ -192,34 +134,90 @@ pub(crate) struct Instance {
     pub name: String,
     pub path: PathBuf,
     removed: bool,
+    /// Removed once the instance is: an instance that cannot be removed keeps it (then
+    /// without a writer), for the next start to retry.
+    journal: Option<Journal>,
 }
 
 impl Instance {
-    /// Creates `instances/<name>` under the tracefs `root`.
+    /// Creates `instances/<name>` under the tracefs `root`, journaled in this user's trusted
+    /// directory.
     pub fn create(root: &Path, name: &str) -> Result<Self, String> {
-        let path = root.join("instances").join(name);
-        fs::create_dir(&path).map_err(|e| {
+        let journal_dir = TrustedDir::for_this_user(true).map_err(|e| {
             unavailable(format!(
-                "cannot create the tracing instance {} ({e}); run as root",
-                path.display()
+                "cannot keep the journal that lets the next start remove the tracing instance of a killed run: {}",
+                e.unwrap_or_default()
             ))
         })?;
-        Ok(Instance {
+        Instance::create_in(root, name, &journal_dir)
+    }
+
+    /// [`Instance::create`] with its journal in `journal_dir`.
+    pub(crate) fn create_in(
+        root: &Path,
+        name: &str,
+        journal_dir: &TrustedDir,
+    ) -> Result<Self, String> {
+        let path = root.join("instances").join(name);
+        // Journaled before the directory exists: a kill right after the mkdir still leaves
+        // the journal.
+        let mut journal =
+            Journal::create(journal_dir, KIND, &[format!("instance {}", path.display())])
+                .map_err(|e| {
+                    unavailable(format!(
+                        "cannot write the journal {KIND}-{} in {} ({e}): without it a killed run's tracing instance could not be removed",
+                        std::process::id(),
+                        journal_dir.path().display()
+                    ))
+                })?;
+        if let Err(e) = fs::create_dir(&path) {
+            let _ = journal.remove();
+            return Err(unavailable(match e.kind() {
+                io::ErrorKind::AlreadyExists => format!(
+                    "the tracing instance {} already exists, and this run did not make it (a jitterlab with the same pid in another pid namespace, or another tool); jitterlab never takes over or removes an instance it did not journal: run again (another pid is another name), or remove it with `rmdir {}` if nothing uses it",
+                    path.display(),
+                    path.display()
+                ),
+                _ => format!(
+                    "cannot create the tracing instance {} ({e}); run as root",
+                    path.display()
+                ),
+            }));
+        }
+        // From here on a failure drops the instance, which removes the directory.
+        let mut instance = Instance {
             name: name.to_string(),
             path,
             removed: false,
-        })
+            journal: None,
+        };
+        let inode = fs::symlink_metadata(&instance.path).map(|m| m.ino());
+        let recorded = inode.and_then(|ino| journal.append(&format!("inode {ino}")));
+        instance.journal = Some(journal);
+        recorded.map_err(|e| {
+            unavailable(format!(
+                "cannot journal the inode of the tracing instance {}: {e}",
+                instance.path.display()
+            ))
+        })?;
+        Ok(instance)
     }
 
     /// Writes `value` to a control file of the instance (relative path), with an error that
-    /// names the file, the value and the kernel's reason.
+    /// names the file, the value and the kernel's reason. A file that is not there is an
+    /// error, never made.
     pub fn write(&self, file: &str, value: &str) -> Result<(), WriteError> {
+        use std::io::Write;
         let path = self.path.join(file);
-        fs::write(&path, value).map_err(|error| WriteError {
-            path,
-            value: value.trim_end().to_string(),
-            error,
-        })
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(value.as_bytes()))
+            .map_err(|error| WriteError {
+                path,
+                value: value.trim_end().to_string(),
+                error,
+            })
     }
 
     pub fn read(&self, file: &str) -> Result<String, String> {
@@ -236,27 +234,105 @@ impl Instance {
             return Ok(());
         }
         let _ = self.write("tracing_on", "0");
-        let mut last = None;
-        for _ in 0..50 {
-            match fs::remove_dir(&self.path) {
-                Ok(()) => {
-                    self.removed = true;
-                    return Ok(());
+        match remove_instance_dir(&self.path) {
+            Ok(()) => {
+                self.removed = true;
+                if let Some(journal) = self.journal.take() {
+                    let _ = journal.remove();
                 }
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    self.removed = true;
-                    return Ok(());
-                }
-                Err(e) => last = Some(e),
+                Ok(())
             }
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            Err(e) => Err(format!(
+                "cannot remove the tracing instance {} ({e}); remove it as root with `rmdir {}` (the next jitterlab run also removes it, by its journal)",
+                self.path.display(),
+                self.path.display()
+            )),
         }
-        Err(format!(
-            "cannot remove the tracing instance {} ({}); remove it as root with `rmdir {}` (the next jitterlab run also removes it)",
-            self.path.display(),
-            last.map(|e| e.to_string()).unwrap_or_default(),
-            self.path.display()
-        ))
+    }
+}
+
+/// rmdir of an instance, gone already counting as done. The kernel refuses (EBUSY) while a
+/// file of the instance is open: a few retries over a second cover a reader that is closing
+/// its files at the same moment.
+fn remove_instance_dir(path: &Path) -> io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match fs::remove_dir(path) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if tries >= 50 => return Err(e),
+            Err(_) => tries += 1,
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Undoes the journal of a killed run (session/stale.rs): removes the tracing instance it
+/// names, when it is the very directory the run made (its inode) during this boot. Returns
+/// what to say, if anything, and whether the journal is done with (kept when the removal
+/// failed, for the next start to retry).
+pub(crate) fn undo(stale: &Stale) -> (Option<String>, bool) {
+    let mut path = None;
+    let mut inode = None;
+    for line in &stale.lines {
+        match line.split_once(' ') {
+            Some(("instance", p)) => path = Some(PathBuf::from(p)),
+            Some(("inode", i)) => inode = i.parse::<u64>().ok(),
+            _ => {}
+        }
+    }
+    // Only an instance named as jitterlab names them, directly in an `instances` directory.
+    let Some(path) = path.filter(|p| {
+        p.is_absolute()
+            && p.parent().and_then(Path::file_name) == Some("instances".as_ref())
+            && p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(INSTANCE_PREFIX))
+    }) else {
+        let said = format!(
+            "{} is not a tracing instance journal in its format; left alone",
+            stale.path.display()
+        );
+        return (Some(said), false);
+    };
+    if !stale.this_boot {
+        // An instance does not survive a reboot: the one this journal names is gone.
+        return (None, true);
+    }
+    let shown = path.display();
+    let pid = stale.pid;
+    let found = match fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, true),
+        Err(e) => {
+            return (
+                Some(format!(
+                    "cannot look at the tracing instance {shown} a killed jitterlab (pid {pid}) made: {e}; left alone"
+                )),
+                false,
+            );
+        }
+    };
+    let Some(inode) = inode else {
+        return (
+            Some(format!(
+                "a jitterlab (pid {pid}) was killed while making the tracing instance {shown}: it is not certain that {shown} is the one it made, so it is left alone; if nothing uses it, remove it with `rmdir {shown}`"
+            )),
+            true,
+        );
+    };
+    if !found.is_dir() || found.ino() != inode {
+        // Made again since, by someone else: not ours.
+        return (None, true);
+    }
+    match remove_instance_dir(&path) {
+        Ok(()) => (None, true),
+        Err(e) => (
+            Some(format!(
+                "cannot remove the tracing instance {shown} left by a jitterlab (pid {pid}) that was killed ({e}); remove it as root with `rmdir {shown}`"
+            )),
+            false,
+        ),
     }
 }
 
@@ -407,87 +483,4 @@ pub(super) fn write_thread_filters(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_tracefs_or_tracing_under_debugfs() {
-        let m = "proc /proc proc rw 0 0\ntracefs /sys/kernel/tracing tracefs rw 0 0\n";
-        assert_eq!(
-            mount_from_mounts(m, |_| false).as_deref(),
-            Some("/sys/kernel/tracing")
-        );
-        let m = "debugfs /sys/kernel/debug debugfs rw 0 0\n";
-        assert_eq!(
-            mount_from_mounts(m, |p| p == "/sys/kernel/debug/tracing/trace").as_deref(),
-            Some("/sys/kernel/debug/tracing")
-        );
-        assert_eq!(mount_from_mounts(m, |_| false), None);
-    }
-
-    #[test]
-    fn instance_names_carry_the_owner() {
-        assert_eq!(instance_owner(&instance_name(4321)), Some(4321));
-        assert_eq!(instance_owner("jitterlab-"), None);
-        assert_eq!(instance_owner("jitterlab-12x"), None);
-        assert_eq!(instance_owner("other-12"), None);
-    }
-
-    /// Ground truth from this kernel: a filter it cannot parse is EINVAL (the refusal
-    /// `TraceSetup::start` works around for the `.function` form on kernels before 6.2), while
-    /// a write to a control file that does not exist is another error, which is not ignored.
-    #[test]
-    fn the_kernel_refuses_a_filter_it_cannot_parse_with_einval() {
-        let Some(root) = find().ok() else {
-            if std::env::var_os("JITTERLAB_REQUIRE_RT").is_some() {
-                panic!("tracefs is required: {}", find().unwrap_err());
-            }
-            eprintln!(
-                "SKIPPED the_kernel_refuses_a_filter: {}",
-                find().unwrap_err()
-            );
-            return;
-        };
-        let instance = Instance::create(&root, &instance_name(std::process::id())).unwrap();
-        let refused = instance
-            .write("events/sched/sched_waking/filter", "no_such_field == 1")
-            .unwrap_err();
-        assert!(refused.is_value_refused(), "{refused}");
-        assert!(
-            refused.to_string().contains("no_such_field == 1"),
-            "{refused}"
-        );
-        let absent = instance.write("no_such_control_file", "1").unwrap_err();
-        assert!(!absent.is_value_refused(), "{absent}");
-        instance
-            .write("events/sched/sched_waking/filter", "pid == 1")
-            .unwrap();
-    }
-
-    /// A fake tracefs and /proc: instances of dead owners and of reused pids go; the live
-    /// owner's and other tools' instances stay.
-    #[test]
-    fn removes_only_stale_jitterlab_instances() {
-        let t = tempfile::tempdir().unwrap();
-        let inst = t.path().join("instances");
-        let proc_root = t.path().join("proc");
-        for name in [
-            "jitterlab-100",
-            "jitterlab-200",
-            "jitterlab-300",
-            "rtla-100",
-        ] {
-            fs::create_dir_all(inst.join(name)).unwrap();
-        }
-        fs::create_dir_all(proc_root.join("200")).unwrap();
-        fs::write(proc_root.join("200/comm"), "jitterlab\n").unwrap();
-        fs::create_dir_all(proc_root.join("300")).unwrap();
-        fs::write(proc_root.join("300/comm"), "bash\n").unwrap();
-        let (mut removed, failed) = remove_stale_in(&inst, &proc_root, "jitterlab");
-        removed.sort();
-        assert_eq!(removed, vec!["jitterlab-100", "jitterlab-300"]);
-        assert!(failed.is_empty());
-        assert!(inst.join("jitterlab-200").exists());
-        assert!(inst.join("rtla-100").exists());
-    }
-}
+mod tests;

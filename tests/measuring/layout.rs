@@ -340,7 +340,7 @@ fn idle_states_are_limited_for_the_run_and_restored_even_after_a_kill() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // In the user's own directory (session/journal.rs).
+    // In the user's own directory (src/journal.rs).
     let journals = match std::fs::metadata("/proc/self").unwrap().uid() {
         0 => "/run/jitterlab-root".to_string(),
         uid => format!("/run/jitterlab/uid-{uid}"),

@@ -25,6 +25,7 @@ mod inversion;
 mod ipc;
 mod ipc_trace;
 mod keep_up;
+mod killed_leftovers;
 mod lava;
 mod layout;
 mod load_loops;

@@ -1,5 +1,5 @@
 //! The journal boundary (issue 39): kernel state a run changes that outlives the process (a
-//! cpuset, cpuidle states) is journaled first (`src/session/journal.rs`) and undone at the next
+//! cpuset, cpuidle states, a tracing instance, a load cgroup) is journaled first (`src/journal.rs`) and undone at the next
 //! start from the journal alone, never found by a name; and nothing but the CPU locks is read
 //! from the shared, world-writable `/run/jitterlab`. This test fails when new code writes the
 //! kernel's state without journaling it, or names `/run/jitterlab` outside the two files that
@@ -10,14 +10,10 @@ use std::path::Path;
 
 /// Files that may name `"/run/jitterlab...` in code: the CPU locks (the shared directory) and
 /// the journals (root's own directory, other users' under the shared one).
-const RUN_DIR_OWNERS: &[&str] = &["session/cpulock.rs", "session/journal.rs"];
+const RUN_DIR_OWNERS: &[&str] = &["session/cpulock.rs", "journal.rs"];
 
 /// Files that name the kernel's state and write something without journaling, each with why.
 const NOT_JOURNALED: &[(&str, &str)] = &[
-    (
-        "trace/tracefs.rs",
-        "tracing instances: still removed by their name `jitterlab-<pid>` at the next start (not journaled yet: the residue of issue 39, owned by trace/)",
-    ),
     (
         "commands/rt_json.rs",
         "reads /sys/kernel/realtime; what it writes is the user's file",
@@ -30,10 +26,7 @@ const NOT_JOURNALED: &[(&str, &str)] = &[
         "doctor/checks/fixtures.rs",
         "writes fixture trees for the doctor's tests",
     ),
-    (
-        "session/journal.rs",
-        "the mechanism itself (reads the boot id)",
-    ),
+    ("journal.rs", "the mechanism itself (reads the boot id)"),
     (
         "trace/bpf/refusal.rs",
         "reads /proc/sys settings for the refusal's advice; what it writes is the verifier's log, a new file in the temporary directory",
@@ -41,7 +34,14 @@ const NOT_JOURNALED: &[(&str, &str)] = &[
 ];
 
 /// Where the kernel keeps state that survives the process.
-const STATE: &[&str] = &["\"/sys/", "\"/proc/sys/", "CPU_ROOT", "CPUSET_V1"];
+const STATE: &[&str] = &[
+    "\"/sys/",
+    "\"/proc/sys/",
+    "CPU_ROOT",
+    "CPUSET_V1",
+    // A cgroup's control files, wherever the hierarchy is mounted (the loads' cgroups).
+    "\"cgroup.",
+];
 /// What changes it.
 const WRITES: &[&str] = &[
     "fs::write(",

@@ -18,8 +18,9 @@ use std::path::Path;
 const LAYERS: &[(&str, &[&str])] = &[
     // Leaves: the libc boundary, errors, units, CPU lists, the seeded generator.
     ("base", &["sys", "error", "units", "cpulist", "random"]),
-    // How a result file is opened for reading (sys only), and the measuring loop (sys only).
-    ("io and measuring", &["input", "measure"]),
+    // How a result file is opened for reading (sys only), the measuring loop (sys only), and
+    // the journals of kernel state (sys only: below load/ and trace/, which journal theirs).
+    ("io and measuring", &["input", "measure", "journal"]),
     // The result-directory format: types, constants, encoders, decoders.
     ("format", &["format"]),
     // The result directory on disk: making it, reading a run back, importing other tools.

@@ -1,8 +1,15 @@
 //! Journals: the one mechanism for kernel state a run changes that outlives the process (a
-//! cpuset of `--cpuset-partition`, the cpuidle states of `--idle-state-max`). Before changing
-//! anything, the holder writes a journal of what it is about to change; the run's end undoes
-//! the change and removes the journal; after a SIGKILL the next start finds the journal and
-//! undoes it (session/stale.rs).
+//! cpuset of `--cpuset-partition`, the cpuidle states of `--idle-state-max`, the tracing
+//! instance of `--trace`, the loads' cgroups, the process groups of the actions' programs).
+//! Before changing anything, the holder writes a journal of what it is about to change; the
+//! run's end undoes the change and removes the journal; after a SIGKILL the next start finds
+//! the journal and undoes it (session/stale.rs, through the kind's module).
+//!
+//! Layer. This module knows nothing of what it journals, and needs only `sys`: it sits below
+//! `load` and `trace`, so that the modules that make the state (trace/tracefs.rs,
+//! load/contain.rs, session/...) journal it themselves, at the moment they make it, and each
+//! kind's undo lives beside the code that knows the state. Only the dispatch of the kinds
+//! (session/stale.rs) is above them all.
 //!
 //! Trust. A journal is read back by a later run, often root's, so it lives in a directory
 //! only its user can write: root's is `/run/jitterlab-root` (in /run, where only root makes
@@ -35,6 +42,9 @@ use std::path::{Path, PathBuf};
 
 /// Root's trusted directory: its journals and its own CPU locks (session/cpulock.rs).
 pub(crate) const ROOT_DIR: &str = "/run/jitterlab-root";
+/// The shared directory (sticky, world-writable): the CPU locks of every user
+/// (session/cpulock.rs), and the trusted directories of users other than root.
+pub(crate) const SHARED_DIR: &str = "/run/jitterlab";
 /// A journal's first line, before its kind.
 const MAGIC: &str = "#jitterlab-journal 1";
 /// The most of a journal that is read: a real one is a few hundred bytes.
@@ -56,7 +66,7 @@ impl TrustedDir {
         let (parent, name) = where_for(uid);
         if make && uid != 0 {
             // The shared directory is made by root; an unprivileged user may find it there.
-            let _ = super::cpulock::run_dir();
+            let _ = shared_dir_at(Path::new(SHARED_DIR));
         }
         TrustedDir::open_in(Path::new(&parent), &name, uid, make)
     }
@@ -133,8 +143,20 @@ impl TrustedDir {
 pub(crate) fn where_for(uid: u32) -> (String, String) {
     match uid {
         0 => ("/run".into(), "jitterlab-root".into()),
-        _ => (super::cpulock::LOCK_DIR.into(), format!("uid-{uid}")),
+        _ => (SHARED_DIR.into(), format!("uid-{uid}")),
     }
+}
+
+/// Opens the shared directory at `at` ([`SHARED_DIR`] but in the tests), making it (sticky,
+/// world-writable) if missing.
+pub(crate) fn shared_dir_at(at: &Path) -> io::Result<OwnedFd> {
+    let made = fs::make_dir(at, 0o755).is_ok();
+    let fd = fs::open_dir_nofollow(at)?;
+    if made {
+        // Not through mkdir's mode, which the umask trims.
+        let _ = fs::set_mode(fd.as_fd(), 0o1777);
+    }
+    Ok(fd)
 }
 
 /// This boot's id (a random UUID the kernel draws at boot).

@@ -1,0 +1,161 @@
+use super::*;
+
+/// `sh -c 'setsid sleep ARG &'` with the marker of load `k` of a made-up owner: a process
+/// outside its starter's group and session, as a load's daemon would be.
+fn escaped_sleep(owner: u32, k: usize, arg: &str) {
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!("setsid sleep {arg} >/dev/null 2>&1 &"))
+        .env(MARKER_ENV, marker(owner, k))
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn sleeping(arg: &str) -> Vec<Pid> {
+    let wanted = format!("sleep\0{arg}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<Pid>().ok())
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| c.ends_with(wanted.as_bytes()))
+        })
+        .collect()
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+// The fallback, without cgroups: the marker of one load finds its escaped processes and
+// only those; the reaper's sweep finds every load's of one owner and no other owner's.
+#[test]
+fn the_marker_finds_and_kills_escaped_processes() {
+    // Owners that are no real jitterlab: pids above the kernel's limit (PID_MAX_LIMIT, 2^22).
+    let (owner, other) = (4_194_305, 4_194_306);
+    escaped_sleep(owner, 1, "2001.11");
+    escaped_sleep(owner, 12, "2001.12");
+    escaped_sleep(other, 1, "2001.13");
+    wait_for("the sleeps started", || {
+        ["2001.11", "2001.12", "2001.13"]
+            .iter()
+            .all(|a| !sleeping(a).is_empty())
+    });
+    let load1 = LoadContainer {
+        cgroup: None,
+        entry: marker_entry(owner, 1),
+    };
+    assert_eq!(load1.pids(), sleeping("2001.11"));
+    let killed = load1.kill_all();
+    assert_eq!(killed.len(), 1, "{killed:?}");
+    wait_for("load 1's sleep ended", || sleeping("2001.11").is_empty());
+    assert_eq!(sleeping("2001.12").len(), 1, "load 12 is another load");
+    sweep(owner, None);
+    wait_for("load 12's sleep ended", || sleeping("2001.12").is_empty());
+    assert_eq!(sleeping("2001.13").len(), 1, "another owner's load");
+    sweep(other, None);
+    wait_for("the other owner's sleep ended", || {
+        sleeping("2001.13").is_empty()
+    });
+}
+
+/// A load left by a jitterlab killed with its reaper, outside any cgroup jitterlab looks
+/// at (here: none), is found by its marker and killed at the next start; a live owner's is
+/// left alone.
+#[test]
+fn orphaned_loads_are_killed_by_marker_wherever_they_are() {
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    // A live owner that is not this test process (whose own loads other tests may run).
+    let mut owner = Command::new("sleep").arg("2001.20").spawn().unwrap();
+    let alive = owner.id();
+    escaped_sleep(dead, 3, "2001.21");
+    escaped_sleep(alive, 3, "2001.22");
+    wait_for("the sleeps started", || {
+        !sleeping("2001.21").is_empty() && !sleeping("2001.22").is_empty()
+    });
+    let orphan = sleeping("2001.21");
+    let warning = kill_orphaned_loads().expect("the orphan was killed");
+    assert!(warning.contains(&orphan[0].to_string()), "{warning}");
+    wait_for("the orphan ended", || sleeping("2001.21").is_empty());
+    assert_eq!(sleeping("2001.22").len(), 1, "a live owner's load is kept");
+    sweep(alive, None);
+    wait_for("the live owner's sleep ended", || {
+        sleeping("2001.22").is_empty()
+    });
+    let _ = owner.kill();
+    let _ = owner.wait();
+}
+
+/// A cgroup of a jitterlab killed with its reaper (its journal without a writer) is
+/// emptied and removed at the next start by its journal, the loads in it killed; a cgroup
+/// of the same form that no journal names (another container's run), and one made again
+/// since (another inode), are left alone.
+#[test]
+fn only_a_journaled_cgroup_of_a_killed_run_is_removed() {
+    let Ok(parent) = own_cgroup_dir() else {
+        eprintln!("SKIPPED: no usable cgroup v2 here");
+        return;
+    };
+    let base = tempfile::tempdir().unwrap();
+    let uid = process::effective_user_id();
+    let journals = TrustedDir::open_in(base.path(), "trusted", uid, true).unwrap();
+    let ours = parent.join(format!("{CGROUP_PREFIX}4194307-0"));
+    let foreign = parent.join(format!("{CGROUP_PREFIX}4194307-1"));
+    let again = parent.join(format!("{CGROUP_PREFIX}4194307-2"));
+    let Some((_, journal)) = make_journaled(&ours, &journals) else {
+        eprintln!("SKIPPED: cannot make cgroups in {}", parent.display());
+        return;
+    };
+    // Killed: the journal stays, without its writer.
+    drop(journal);
+    let (_, journal) = make_journaled(&again, &journals).unwrap();
+    drop(journal);
+    // Made again: kernfs gives the new directory another inode (its ids are not reused).
+    std::fs::remove_dir(&again).unwrap();
+    for d in [&foreign, &again] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::create_dir(ours.join("load-0")).unwrap();
+    // Not this test's child (whose zombie would wait for this test): the shell's, which
+    // exits at once.
+    let started = Command::new("sh")
+        .args(["-c", "sleep 2001.30 >/dev/null 2>&1 & echo $!"])
+        .output()
+        .unwrap();
+    let load: Pid = String::from_utf8_lossy(&started.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    std::fs::write(ours.join("load-0/cgroup.procs"), load.to_string()).unwrap();
+    let mut said = Vec::new();
+    for stale in crate::journal::scan(&journals, KIND).stale {
+        let (s, done) = undo(&stale);
+        said.extend(s);
+        assert!(done);
+        stale.remove(&journals);
+    }
+    let left = (ours.exists(), foreign.exists(), again.exists());
+    for d in [&ours, &foreign, &again] {
+        kill_and_remove_cgroup(d);
+    }
+    let survivors = sleeping("2001.30");
+    for &p in &survivors {
+        let _ = process::kill(p, signal::SIGKILL);
+    }
+    assert!(
+        survivors.is_empty(),
+        "the load in the killed run's cgroup lives"
+    );
+    assert_eq!(left, (false, true, true), "(ours, foreign, made again)");
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains(&load.to_string()), "{said:?}");
+    assert!(journals.names().is_empty(), "{:?}", journals.names());
+}
