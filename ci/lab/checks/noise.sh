@@ -1,10 +1,10 @@
-# Check 3's verdict (ci/lab/checks/noise.guest.sh): both tools see the injected noise (1 ms every
-# 100 ms on CPU 1: 1% of the CPU, the largest single noise 1 ms) and agree on its size.
-# - each of the 4 measurements: noise at least 0.8% of the CPU, the largest single noise at
-#   least 0.8 ms (the injection is seen);
-# - jitterlab's noise % within a factor of 2 of rtla's in the pair it ran beside (or within 1
-#   percentage point: the emulator adds its own stalls to both), and its largest gap within
-#   a factor of 2 of rtla's "Max Single".
+# Check 3's verdict (ci/lab/checks/noise.guest.sh): both tools see the injected noise (5 ms every
+# 100 ms on CPU 1: 5% of the CPU) and agree on its size.
+# - each of the 4 measurements: noise at least 4% of the CPU, the largest single noise at
+#   least 4 ms (the injection is seen);
+# - jitterlab's noise % within a factor of 1.5 of rtla's in the pair it ran beside, or within 2
+#   percentage points (the emulator adds stalls of its own to both). The largest single noise
+#   is not compared: under TCG it is the emulator's longest stall, not the injection.
 # rtla osnoise top's last line for CPU 1: CPU Period Runtime Noise %CPU-Aval MaxNoise
 # MaxSingle HW NMI IRQ Softirq Thread (times in us).
 verdict_noise() {
@@ -28,14 +28,12 @@ verdict_noise() {
             { echo "cannot read jl-$k/run.json"; return 1; }
         read -r rpct rmax jpct jmax <<<"$r"
         said+=("pair $k: rtla $(printf %.2f "$rpct")% max single $((${rmax%.*} / 1000)) us, jitterlab $(printf %.2f "$jpct")% largest gap $((${jmax%.*} / 1000)) us")
-        awk -v r="$rpct" -v j="$jpct" 'BEGIN { exit !(r >= 0.8 && j >= 0.8) }' ||
-            failed+=("pair $k: the injected 1% is not seen (rtla ${rpct}%, jitterlab ${jpct}%)")
-        awk -v r="$rmax" -v j="$jmax" 'BEGIN { exit !(r >= 800000 && j >= 800000) }' ||
-            failed+=("pair $k: the 1 ms injection is not the largest noise (rtla ${rmax} ns, jitterlab ${jmax} ns)")
-        awk -v r="$rpct" -v j="$jpct" 'BEGIN { d = r - j; if (d < 0) d = -d; exit !(d <= 1 || (j <= 2 * r && r <= 2 * j)) }' ||
+        awk -v r="$rpct" -v j="$jpct" 'BEGIN { exit !(r >= 4 && j >= 4) }' ||
+            failed+=("pair $k: the injected 5% is not seen (rtla ${rpct}%, jitterlab ${jpct}%)")
+        awk -v r="$rmax" -v j="$jmax" 'BEGIN { exit !(r >= 4000000 && j >= 4000000) }' ||
+            failed+=("pair $k: the 5 ms injection is not seen (largest: rtla ${rmax} ns, jitterlab ${jmax} ns)")
+        awk -v r="$rpct" -v j="$jpct" 'BEGIN { d = r - j; if (d < 0) d = -d; exit !(d <= 2 || (j <= 1.5 * r && r <= 1.5 * j)) }' ||
             failed+=("pair $k: noise differs (rtla ${rpct}%, jitterlab ${jpct}%)")
-        awk -v r="$rmax" -v j="$jmax" 'BEGIN { exit !(j <= 2 * r && r <= 2 * j) }' ||
-            failed+=("pair $k: largest noise differs (rtla ${rmax} ns, jitterlab ${jmax} ns)")
     done
     if ((${#failed[@]})); then
         printf '%s; ' "${failed[@]}" "${said[@]}"
