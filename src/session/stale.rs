@@ -35,6 +35,9 @@ const KINDS: &[(&str, Undo)] = &[
     (super::cpuset::KIND, |s, roots| {
         super::cpuset::undo(s, &roots.cpuset)
     }),
+    (super::cpuset::v2::KIND, |s, _| {
+        super::cpuset::v2::undo_on_system(s)
+    }),
 ];
 
 /// Undoes what killed runs of this user left (their journals in its trusted directory, if
