@@ -30,6 +30,7 @@ done
 LAB_CHECKS=(
     "1a|short|trace-tracefs|rt standard|run --trace (tracefs): 20 ms spikes found, split, blamed"
     "1b|short|trace-bpf|rt standard|run --trace (bpf): 20 ms spikes found, split, blamed"
+    "4|short|cpuset|rt standard|cgroup v2 --cpuset-partition: made, gone, SIGKILL, refused"
     "5|short|doctor|rt standard|doctor: isolation and preemption settled by the RT boot"
 )
 # The kernels: the boot parameters an RT user sets on the RT one (doctor's own fix for an

@@ -313,8 +313,9 @@ impl V2Partition {
                 Ok(()) => "root",
                 Err(e) => {
                     return Err(format!(
-                        "{} (and isolated: {isolated}); the kernel has no cpuset partitions before 5.2",
-                        self.failed("write root to", &file, e)
+                        "{} (and isolated: {isolated}); a partition needs CPUs that no cgroup beside it holds, a parent that is a partition root (start jitterlab from the root cgroup: `echo $$ > {}/cgroup.procs` in the shell that starts it), and Linux 5.2 or later",
+                        self.failed("write root to", &file, e),
+                        self.place.mount.display()
                     ));
                 }
             },
