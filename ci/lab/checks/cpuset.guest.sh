@@ -34,7 +34,8 @@ snapshot() {
 await_partition() {
     n=0
     while [ $n -lt $(($3 * 20)) ]; do
-        if [ -s "$cg/jitterlab-$1/cgroup.threads" ]; then
+        # cgroupfs files have no size: read it.
+        if [ -n "$(cat "$cg/jitterlab-$1/cgroup.threads" 2>/dev/null)" ]; then
             snapshot "$1" "$2"
             return 0
         fi
