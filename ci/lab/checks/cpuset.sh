@@ -33,6 +33,7 @@ verdict_cpuset() {
             problems+=("a: run.json environment.cpuset_partition: $(jq -c '.environment.cpuset_partition' "$dir/run-a/run.json" 2>/dev/null)")
     fi
     [[ $(f a-after/cgroup-exists) == no ]] || problems+=("a: jitterlab-$pid is still there after the run")
+    [[ $(f a-after/root-cpus-effective) == 0-1 ]] || problems+=("a: the root cgroup has CPUs $(f a-after/root-cpus-effective) after the run, not 0-1")
     [[ $(f a-after/root-subtree) == "$(f subtree-before)" ]] || problems+=("a: the root's subtree_control is '$(f a-after/root-subtree)' after, '$(f subtree-before)' before")
     ! grep -q '^cgroup2-cpuset-' "$dir/a-after/journals" 2>/dev/null || problems+=("a: a journal stayed: $(tr '\n' ' ' <"$dir/a-after/journals")")
     # b: SIGKILL, then the next start.
@@ -46,6 +47,8 @@ verdict_cpuset() {
         [[ $(f b-next.exit) == 0 ]] || problems+=("b: the next run exited $(f b-next.exit): $(tail -1 "$dir/b-next.stderr" 2>/dev/null)")
         [[ $(f b-next/cgroup-exists) == no ]] || problems+=("b: the next start left jitterlab-$pid")
         ! grep -q '^cgroup2-cpuset-' "$dir/b-next/journals" 2>/dev/null || problems+=("b: a journal stayed after the next start")
+        [[ $(f b-killed/root-cpus-effective) == 0 ]] || problems+=("b: the root cgroup has CPUs $(f b-killed/root-cpus-effective) after the SIGKILL, not 0 (the partition left holds CPU 1)")
+        [[ $(f b-next/root-cpus-effective) == 0-1 ]] || problems+=("b: the root cgroup has CPUs $(f b-next/root-cpus-effective) after the next start, not 0-1")
         [[ $(f b-next/root-subtree) == "$(f subtree-before)" ]] || problems+=("b: the root's subtree_control is '$(f b-next/root-subtree)' after the next start")
     fi
     # c: refused from a child cgroup.

@@ -1,6 +1,7 @@
 //! The cgroup v2 partition on a fixture tree whose scripted files play the kernel's part (this
 //! host's cgroup2 has no cpuset controller; the lab's check 4 runs the real one).
 
+use super::stale::undo;
 use super::*;
 use crate::session::journal::{Stale, scan};
 use std::collections::HashMap;
