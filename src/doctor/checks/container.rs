@@ -163,7 +163,9 @@ pub(crate) fn cgroup(ctx: &Ctx) -> Check {
             )
             .unwrap_or_default();
             if controllers.split_whitespace().any(|c| c == "cpuset") {
-                format!("cpuset controller on v2 at {at} (--cpuset-partition makes a v2 partition here)")
+                format!(
+                    "cpuset controller on v2 at {at} (--cpuset-partition makes a v2 partition here)"
+                )
             } else {
                 format!("no cpuset controller on v1, none enabled on v2 at {at}")
             }

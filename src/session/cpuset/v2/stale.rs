@@ -180,4 +180,3 @@ fn threads_after_exits(fs: &dyn Cgroupfs, dir: &Path) -> Vec<String> {
     }
     read()
 }
-
