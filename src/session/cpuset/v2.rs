@@ -426,7 +426,7 @@ impl Drop for V2Partition {
         // is empty and can go, then `+cpuset` from the parent, then the journal. What cannot
         // be undone keeps its journal (now without a writer), for the next start to retry.
         let gone = !self.made
-            || match rmdir_when_empty(&*self.fs, &self.dir) {
+            || match remove_partition(&*self.fs, &self.dir) {
                 Ok(()) => true,
                 Err(e) => e.kind() == io::ErrorKind::NotFound,
             };
@@ -455,9 +455,16 @@ fn disable_cpuset(fs: &dyn Cgroupfs, parent: &Path) -> io::Result<bool> {
     Ok(true)
 }
 
-/// Removes the cgroup, waiting up to 100 ms for the threads of a process that just died to
-/// leave it (the kernel detaches exiting tasks asynchronously: rmdir says EBUSY until then).
-fn rmdir_when_empty(fs: &dyn Cgroupfs, dir: &Path) -> io::Result<()> {
+/// Removes the cgroup: first its partition (`member`), which gives its CPUs back to the
+/// parent before this returns (a removed cgroup's cpuset goes offline later, asynchronously:
+/// a run started right after the rmdir could find its CPUs still taken, as the lab's check 4
+/// found on 6.1), then the directory, waiting up to 100 ms for the threads of a process that
+/// just died to leave it (the kernel detaches exiting tasks asynchronously: rmdir says EBUSY
+/// until then).
+fn remove_partition(fs: &dyn Cgroupfs, dir: &Path) -> io::Result<()> {
+    // A cgroup that is not (or no longer) a partition takes `member` as it is; one that is
+    // gone fails here and below with NotFound.
+    let _ = fs.write(&dir.join("cpuset.cpus.partition"), "member");
     let mut tries = 0;
     loop {
         match fs.rmdir(dir) {

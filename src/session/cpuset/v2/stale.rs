@@ -4,7 +4,7 @@
 
 use super::super::super::journal::Stale;
 use super::super::PREFIX;
-use super::{Cgroupfs, Kernel, Place, disable_cpuset, rmdir_when_empty};
+use super::{Cgroupfs, Kernel, Place, disable_cpuset, remove_partition};
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
@@ -149,7 +149,7 @@ fn remove_stale_cgroup(
             true,
         ));
     }
-    match rmdir_when_empty(fs, dir) {
+    match remove_partition(fs, dir) {
         Ok(()) => None,
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => Some((
