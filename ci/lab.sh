@@ -33,6 +33,7 @@ LAB_CHECKS=(
     "1c|long|trace-below|rt standard|run --trace, 9 timer wake methods, spike below (ktimers)"
     "1d|long|trace-above|rt standard|run --trace, 9 timer wake methods, spike above"
     "3|long|noise|rt standard|noise beside rtla osnoise, 1% injected"
+    "4|short|cpuset|rt standard|cgroup v2 --cpuset-partition: made, gone, SIGKILL, refused"
     "5|short|doctor|rt standard|doctor: isolation and preemption settled by the RT boot"
 )
 # The kernels: the boot parameters an RT user sets on the RT one (doctor's own fix for an

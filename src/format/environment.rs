@@ -15,6 +15,26 @@ pub struct EnvironmentRecord {
     /// in files written before the option).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_states: Option<IdleStatesRecord>,
+    /// `--cpuset-partition`: the cgroup the measuring threads ran in; None without the option
+    /// (and in files written before cgroup v2 partitions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuset_partition: Option<CpusetPartitionRecord>,
+}
+
+/// The cpuset of `--cpuset-partition`, removed when the run ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpusetPartitionRecord {
+    /// The cgroup version it was made on: `v1` (an exclusive cpuset without load balancing)
+    /// or `v2` (a threaded cgroup with `cpuset.cpus.partition`).
+    pub cgroup: String,
+    /// Its directory.
+    pub path: String,
+    /// v2: what `cpuset.cpus.partition` read back (`isolated`, or `root` where the kernel
+    /// refused `isolated`); None on v1.
+    pub partition: Option<String>,
+    /// v2: `+cpuset` was written to the parent's `cgroup.subtree_control` for the run (it was
+    /// not enabled there before) and taken back after it; false on v1.
+    pub enabled_in_parent: bool,
 }
 
 /// What was done with /dev/cpu_dma_latency. The default: left alone.

@@ -255,6 +255,7 @@ fn run_record(run: &SyntheticRun, tally: &SampleTally, start_wall: SystemTime) -
                 stack_prefaulted_bytes: 0,
                 pm_qos: PmQosRecord::default(),
                 idle_states: None,
+                cpuset_partition: None,
             },
             humantime::format_rfc3339_millis(start_wall).to_string(),
             START_MONOTONIC_NS,

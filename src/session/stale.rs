@@ -35,6 +35,9 @@ const KINDS: &[(&str, Undo)] = &[
     (super::cpuset::KIND, |s, roots| {
         super::cpuset::undo(s, &roots.cpuset)
     }),
+    (super::cpuset::v2::KIND, |s, _| {
+        super::cpuset::v2::undo_on_system(s)
+    }),
     // The journals of these name absolute paths, or process groups.
     (crate::trace::tracefs::KIND, |s, _| {
         crate::trace::tracefs::undo(s)

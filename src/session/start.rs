@@ -138,6 +138,7 @@ impl Session {
                     stack_prefaulted_bytes: if plan.mlock { PREFAULT_STACK_BYTES } else { 0 },
                     pm_qos: parts.pm_qos.record.clone(),
                     idle_states: parts.idle_states.as_ref().map(|l| l.record.clone()),
+                    cpuset_partition: parts.partition.as_ref().map(|p| p.record()),
                 },
                 humantime::format_rfc3339_millis(timeline.start_wall).to_string(),
                 timeline.start_mono,
@@ -351,11 +352,7 @@ fn name_the_container(mut failure: Failure) -> Failure {
 /// into it (set up and waiting at the gate, so none has measured yet).
 fn partition(threads: &[MeasuringThread]) -> Result<super::cpuset::CpusetPartition> {
     let cpus: Vec<usize> = threads.iter().map(|t| t.cpu).collect();
-    let partition = super::cpuset::CpusetPartition::create(
-        std::path::Path::new(super::cpuset::CPUSET_V1),
-        &cpus,
-    )
-    .map_err(Failure::system)?;
+    let partition = super::cpuset::CpusetPartition::create(&cpus).map_err(Failure::system)?;
     for t in threads {
         partition
             .add_thread(t.counters.tid.load(Ordering::Relaxed), t.cpu)

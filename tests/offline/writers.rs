@@ -110,14 +110,24 @@ const ALLOWED: &[Allowed] = &[
         "cpuidle `disable` files in sysfs",
     ),
     allow(
-        "session/cpuset.rs",
+        "session/cpuset/v1.rs",
         "fs::create_dir(&dir)",
         "the run's cpuset in the cpuset file system",
     ),
     allow(
-        "session/cpuset.rs",
+        "session/cpuset/v1.rs",
         "fs::write(",
         "cpuset control files and tasks",
+    ),
+    allow(
+        "session/cpuset/v2.rs",
+        "fs::create_dir(path)",
+        "the run's cgroup in the cgroup2 file system",
+    ),
+    allow(
+        "session/cpuset/v2.rs",
+        "fs::write(path, value)",
+        "cgroup2 control files and cgroup.threads",
     ),
     allow(
         "load/contain.rs",

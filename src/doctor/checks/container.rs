@@ -115,7 +115,7 @@ const CGROUP: Spec = Spec {
     area: "scheduling",
     why: "The cgroup hierarchy decides how CPUs can be set apart for the measurement: an isolated \
           cgroup v2 cpuset partition, or an exclusive cgroup v1 cpuset without load balancing \
-          (--cpuset-partition builds the v1 kind).",
+          (--cpuset-partition builds either: v1 where the v1 cpuset hierarchy is mounted, else v2).",
 };
 
 /// The hierarchy from /proc/mounts: `v2`, `v1`, or `hybrid` (v1 controllers with a v2
@@ -163,7 +163,9 @@ pub(crate) fn cgroup(ctx: &Ctx) -> Check {
             )
             .unwrap_or_default();
             if controllers.split_whitespace().any(|c| c == "cpuset") {
-                format!("cpuset controller on v2 at {at} (--cpuset-partition is v1 only so far)")
+                format!(
+                    "cpuset controller on v2 at {at} (--cpuset-partition makes a v2 partition here)"
+                )
             } else {
                 format!("no cpuset controller on v1, none enabled on v2 at {at}")
             }

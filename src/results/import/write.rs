@@ -195,6 +195,7 @@ fn run_record(imported: &Imported, source: &Path, absent: Vec<String>) -> RunRec
                 stack_prefaulted_bytes: 0,
                 pm_qos: PmQosRecord::default(),
                 idle_states: None,
+                cpuset_partition: None,
             },
             imported.started.and_then(rfc3339).unwrap_or_default(),
             0,

@@ -1,5 +1,4 @@
-//! `--cpuset-partition`: the measuring threads in a cpuset of their own for the run, as a
-//! production system partitions its real-time CPUs.
+//! `--cpuset-partition` on a cgroup v1 cpuset hierarchy.
 //!
 //! On a cgroup v1 cpuset hierarchy (`/sys/fs/cgroup/cpuset`, as on this project's VM) the
 //! partition is a child cpuset `jitterlab-<pid>` holding the measured CPUs, exclusive
@@ -15,35 +14,30 @@
 //! namespace's live run. Before the `mkdir` the run journals the cpuset's name, after it the
 //! directory's inode; the next start removes a cpuset only when its journal has no writer
 //! left, names it with that inode during this boot, and no task is in it (it never moves a
-//! task out). A cgroup v2 partition
-//! (`cpuset.cpus.partition`) is not built yet: on a v2-only system the option is refused.
-//! Whatever fails while the cpuset is being set up removes it again: no half state.
+//! task out). Whatever fails while the cpuset is being set up removes it again: no half state.
 
-use super::journal::{Journal, Stale, TrustedDir};
+use super::super::journal::{Journal, Stale, TrustedDir};
+use super::PREFIX;
 use crate::cpulist::format_cpu_list;
 use std::fs;
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// The cgroup v1 cpuset hierarchy.
-pub(crate) const CPUSET_V1: &str = "/sys/fs/cgroup/cpuset";
-/// The name of a partition: this prefix and the pid of the jitterlab that made it.
-const PREFIX: &str = "jitterlab-";
 /// The journals' kind (their names: `cpuset-<pid>`).
 pub(crate) const KIND: &str = "cpuset";
 
-/// A partition made for this run; removed on drop, then its journal.
+/// A v1 partition made for this run; removed on drop, then its journal.
 #[derive(Debug)]
-pub(crate) struct CpusetPartition {
+pub(crate) struct V1Partition {
     dir: PathBuf,
     journal: Option<Journal>,
 }
 
-impl CpusetPartition {
+impl V1Partition {
     /// Makes the partition for `cpus` under the v1 hierarchy at `root`, journaled in this
     /// user's trusted directory.
-    pub(crate) fn create(root: &Path, cpus: &[usize]) -> Result<CpusetPartition, String> {
+    pub(crate) fn create(root: &Path, cpus: &[usize]) -> Result<V1Partition, String> {
         check_hierarchy(root)?;
         let journal_dir = TrustedDir::for_this_user(true).map_err(|e| {
             format!(
@@ -51,15 +45,15 @@ impl CpusetPartition {
                 e.unwrap_or_default()
             )
         })?;
-        CpusetPartition::create_in(root, &journal_dir, cpus)
+        V1Partition::create_in(root, &journal_dir, cpus)
     }
 
-    /// [`CpusetPartition::create`] with its journal in `journal_dir`.
+    /// [`V1Partition::create`] with its journal in `journal_dir`.
     pub(crate) fn create_in(
         root: &Path,
         journal_dir: &TrustedDir,
         cpus: &[usize],
-    ) -> Result<CpusetPartition, String> {
+    ) -> Result<V1Partition, String> {
         check_hierarchy(root)?;
         let name = format!("{PREFIX}{}", std::process::id());
         let dir = root.join(&name);
@@ -91,7 +85,7 @@ impl CpusetPartition {
         }
         // From here on a failure drops the partition, which removes the directory.
         let inode = fs::symlink_metadata(&dir).map(|m| m.ino());
-        let mut partition = CpusetPartition { dir, journal: None };
+        let mut partition = V1Partition { dir, journal: None };
         let recorded = inode.and_then(|ino| journal.append(&format!("inode {ino}")));
         partition.journal = Some(journal);
         recorded.map_err(|e| partition.failed("journal the inode", e))?;
@@ -99,7 +93,7 @@ impl CpusetPartition {
     }
 
     /// Gives the new partition its memory nodes and CPUs, exclusive, without balancing.
-    fn configure(self, root: &Path, cpus: &[usize]) -> Result<CpusetPartition, String> {
+    fn configure(self, root: &Path, cpus: &[usize]) -> Result<V1Partition, String> {
         let partition = self;
         let mems = fs::read_to_string(root.join("cpuset.effective_mems"))
             .or_else(|_| fs::read_to_string(root.join("cpuset.mems")))
@@ -117,6 +111,11 @@ impl CpusetPartition {
         })?;
         partition.write("cpuset.sched_load_balance", "0")?;
         Ok(partition)
+    }
+
+    /// The cpuset's directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// Moves thread `tid` into the partition and pins it to `cpu` again.
@@ -148,7 +147,7 @@ impl CpusetPartition {
 fn check_hierarchy(root: &Path) -> Result<(), String> {
     if !root.join("cpuset.cpus").is_file() || !root.join("tasks").is_file() {
         return Err(format!(
-            "--cpuset-partition: no cgroup v1 cpuset hierarchy at {} (cgroup v2 partitions are not supported yet); mount one (`mount -t cgroup -o cpuset cpuset {}`) or leave the option out",
+            "--cpuset-partition: no cgroup v1 cpuset hierarchy at {}; mount one (`mount -t cgroup -o cpuset cpuset {}`) or leave the option out",
             root.display(),
             root.display()
         ));
@@ -156,7 +155,7 @@ fn check_hierarchy(root: &Path) -> Result<(), String> {
     Ok(())
 }
 
-impl Drop for CpusetPartition {
+impl Drop for V1Partition {
     fn drop(&mut self) {
         // The measuring threads have ended (the session drops this after them): the cpuset is
         // empty and can go, and then its journal. One that cannot go keeps its journal (now
@@ -383,7 +382,7 @@ mod tests {
         let (_base, root, dir) = hierarchy();
         let cpuset = root.join(format!("{PREFIX}{}", std::process::id()));
         fs::create_dir(&cpuset).unwrap();
-        let e = CpusetPartition::create_in(&root, &dir, &[1]).unwrap_err();
+        let e = V1Partition::create_in(&root, &dir, &[1]).unwrap_err();
         assert!(
             e.contains("already exists, and this run did not make it"),
             "{e}"
@@ -397,7 +396,7 @@ mod tests {
     #[test]
     fn no_hierarchy_is_refused_and_nothing_made() {
         let root = tempfile::tempdir().unwrap();
-        let e = CpusetPartition::create(root.path(), &[1]).unwrap_err();
+        let e = V1Partition::create(root.path(), &[1]).unwrap_err();
         assert!(e.contains("no cgroup v1 cpuset hierarchy"), "{e}");
         assert_eq!(fs::read_dir(root.path()).unwrap().count(), 0);
     }

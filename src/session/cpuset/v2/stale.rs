@@ -1,0 +1,182 @@
+//! The cgroup v2 partition of a killed run, undone at the next start from its journal
+//! (session/stale.rs): the cgroup when it is the very one the run made and empty, then the
+//! parent's `+cpuset` the run enabled.
+
+use super::super::super::journal::Stale;
+use super::super::PREFIX;
+use super::{Cgroupfs, Kernel, Place, disable_cpuset, remove_partition};
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+/// Undoes the journal of a killed run (session/stale.rs) on this system's cgroup2 mount.
+pub(crate) fn undo_on_system(stale: &Stale) -> (Option<String>, bool) {
+    let mount = std::fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|e| e.to_string())
+        .and_then(|m| Place::from(&m, "0::/\n"));
+    match mount {
+        Ok(place) => undo(stale, &Kernel, &place.mount),
+        Err(why) => (
+            Some(format!(
+                "cannot undo {}, the cgroup of a killed jitterlab (pid {}): {why}; left for the next start",
+                stale.path.display(),
+                stale.pid
+            )),
+            false,
+        ),
+    }
+}
+
+/// Undoes the journal of a killed run under the cgroup2 mount `mount`: removes the cgroup it
+/// names when it is the very directory the run made (its inode), during this boot, and has no
+/// thread in it; then takes back the parent's `+cpuset` if the run enabled it and no other
+/// child cgroup is there. Returns what to say, if anything, and whether the journal is done
+/// with (kept when something could not be undone, for the next start to retry).
+pub(crate) fn undo(stale: &Stale, fs: &dyn Cgroupfs, mount: &Path) -> (Option<String>, bool) {
+    let (mut cgroup, mut enabled_in, mut inode) = (None, None, None);
+    for line in &stale.lines {
+        match line.split_once(' ') {
+            Some(("cgroup", c)) => cgroup = Some(PathBuf::from(c)),
+            Some(("subtree_control", p)) => enabled_in = Some(PathBuf::from(p)),
+            Some(("inode", i)) => inode = i.parse::<u64>().ok(),
+            _ => {}
+        }
+    }
+    // Only a `jitterlab-<pid>` below the mount, and `+cpuset` only in its own parent.
+    let named = |c: &PathBuf| {
+        c.components().all(|c| matches!(c, Component::Normal(_)))
+            && c.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(PREFIX))
+    };
+    let Some(rel) = cgroup.filter(named) else {
+        return (Some(not_in_format(stale)), false);
+    };
+    let parent_rel = rel.parent().unwrap_or(Path::new("")).to_path_buf();
+    if enabled_in.as_ref().is_some_and(|p| *p != parent_rel) {
+        return (Some(not_in_format(stale)), false);
+    }
+    if !stale.this_boot {
+        // A cgroup does not survive a reboot.
+        return (None, true);
+    }
+    let dir = mount.join(&rel);
+    if let Some(stop) = remove_stale_cgroup(stale, fs, &dir, inode) {
+        return stop;
+    }
+    let Some(_) = enabled_in else {
+        return (None, true);
+    };
+    let parent = mount.join(&parent_rel);
+    let control = parent.join("cgroup.subtree_control");
+    let pid = stale.pid;
+    match disable_cpuset(fs, &parent) {
+        Ok(true) => (None, true),
+        Ok(false) => (
+            Some(format!(
+                "left +cpuset in {}, which a killed jitterlab (pid {pid}) enabled: other cgroups are in {} now, and taking the controller would take their cpusets; `echo -cpuset > {}` once they are gone",
+                control.display(),
+                parent.display(),
+                control.display()
+            )),
+            true,
+        ),
+        Err(e) => (
+            Some(format!(
+                "cannot take back +cpuset from {}, which a killed jitterlab (pid {pid}) enabled ({e}); as root: `echo -cpuset > {}`",
+                control.display(),
+                control.display()
+            )),
+            false,
+        ),
+    }
+}
+
+fn not_in_format(stale: &Stale) -> String {
+    format!(
+        "{} is not a cgroup2 cpuset journal in its format; left alone",
+        stale.path.display()
+    )
+}
+
+/// Removes a killed run's cgroup `dir` if it is the run's (`inode`) and empty. None: it is
+/// gone (removed now, before, or made again by someone else); Some: what undo returns, the
+/// parent's `+cpuset` left as it is (a cgroup is still there).
+fn remove_stale_cgroup(
+    stale: &Stale,
+    fs: &dyn Cgroupfs,
+    dir: &Path,
+    inode: Option<u64>,
+) -> Option<(Option<String>, bool)> {
+    let shown = dir.display();
+    let pid = stale.pid;
+    let found = match std::fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            return Some((
+                Some(format!(
+                    "cannot look at the cgroup {shown} a killed jitterlab (pid {pid}) made: {e}; left alone"
+                )),
+                false,
+            ));
+        }
+    };
+    let Some(inode) = inode else {
+        return Some((
+            Some(format!(
+                "a jitterlab (pid {pid}) was killed while making the cgroup {shown}: it is not certain that {shown} is the one it made, so it is left alone; if `cat {shown}/cgroup.threads` is empty, remove it with `rmdir {shown}`"
+            )),
+            true,
+        ));
+    };
+    if !found.is_dir() || found.ino() != inode {
+        // Made again since, by someone else: not ours.
+        return None;
+    }
+    let threads = threads_after_exits(fs, dir);
+    if !threads.is_empty() {
+        return Some((
+            Some(format!(
+                "the cgroup {shown} that a killed jitterlab (pid {pid}) made has {} thread(s) in it that jitterlab did not put there (e.g. {}): left alone, no thread moved; remove it with `rmdir {shown}` once they have left",
+                threads.len(),
+                threads
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            true,
+        ));
+    }
+    match remove_partition(fs, dir) {
+        Ok(()) => None,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => Some((
+            Some(format!(
+                "cannot remove the cgroup {shown} left by a jitterlab (pid {pid}) that was killed ({e}); remove it as root with `rmdir {shown}`"
+            )),
+            false,
+        )),
+    }
+}
+
+/// The threads in the cgroup `dir`, waiting up to 200 ms for those of a process that just
+/// died to leave (the kernel detaches exiting tasks asynchronously). A cgroup whose
+/// `cgroup.threads` cannot be read counts as not empty: it is left alone.
+fn threads_after_exits(fs: &dyn Cgroupfs, dir: &Path) -> Vec<String> {
+    let read = || -> Vec<String> {
+        match fs.read(&dir.join("cgroup.threads")) {
+            Ok(t) => t.lines().map(str::to_string).collect(),
+            Err(e) => vec![format!("(cgroup.threads unreadable: {e})")],
+        }
+    };
+    for _ in 0..20 {
+        let threads = read();
+        if threads.is_empty() {
+            return threads;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    read()
+}
