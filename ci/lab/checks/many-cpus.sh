@@ -1,5 +1,5 @@
 # Check 7's verdict: a run on every CPU of a guest of many CPUs, traced. run.json has a thread
-# for each of the guest's CPUs (nproc) and none dropped a record; the trace lost no event
+# for each of the guest's online CPUs and none dropped a record; the trace lost no event
 # (run.json trace.events_lost); the summary printed has a row for every CPU (up to 16; above,
 # the 8 worst and a `+N` row whose note names the others: every CPU is in one of them) and no
 # line wider than 100 columns; `report` wrote an HTML report with a row for every CPU (up to
@@ -26,7 +26,7 @@ lab_many_cpus_run() {
     # indented heading; above 16 CPUs the `+N` row and its note stand for the rest.
     rows=$(awk '/^  CPU  wakeups/ {t=1; next} t && /^  ---/ {next} t && /^ +[0-9+]/ {print $1; next} t {exit}' "$sum" | tr '\n' ' ')
     if ((n <= 16)); then
-        [[ $(tr ' ' '\n' <<<"$rows" | grep -c .) == "$n" && $(tr ' ' '\n' <<<"$rows" | sort -n | tr '\n' ' ') == "$(seq -s' ' 0 $((n - 1))) " ]] ||
+        [[ $(tr ' ' '\n' <<<"$rows" | grep . | sort -n | paste -sd' ') == "$(seq -s' ' 0 $((n - 1)))" ]] ||
             problems+=("the summary's rows are CPUs $rows, not 0-$((n - 1))")
     else
         note=$(grep -o "+$((n - 8)): the other $((n - 8)) CPUs ([0-9,-]*)" "$sum" | head -1)
@@ -45,8 +45,8 @@ lab_many_cpus_run() {
 
 verdict_many-cpus() {
     local dir=$1 n why bpf problems=()
-    n=$(cat "$dir/nproc")
-    [[ $n == "${LAB_GUEST[$(basename "$dir")]#smp=}" ]] || problems+=("the guest has $n CPUs, not ${LAB_GUEST[$(basename "$dir")]#smp=}")
+    n=$(cat "$dir/cpus")
+    [[ $n == "${LAB_GUEST[$(basename "$dir")]#smp=}" ]] || problems+=("the guest has $n CPUs online ($(cat "$dir/online")), not ${LAB_GUEST[$(basename "$dir")]#smp=}")
     if [[ $(cat "$dir/run.exit") != 0 ]]; then
         problems+=("jitterlab run (tracefs) exited $(cat "$dir/run.exit"): $(grep -v '^$' "$dir/stderr" | tail -2 | tr '\n' ' ')")
     else
