@@ -2,7 +2,8 @@
 # The PREEMPT_RT lab (issue 40; docs/lab.md): boots Debian's PREEMPT_RT kernel and the
 # standard kernel of the same version in qemu-system-x86_64 (TCG) with an initramfs of
 # busybox, this tree's static musl jitterlab, and rtla, rt-tests and stress-ng with their
-# libraries; runs the checks inside; brings their results back on a data disk; prints one
+# libraries, and Debian's PREEMPT_RT arm64 kernel in qemu-system-aarch64 with the static
+# aarch64 build; runs the checks inside (a check may ask for a guest of its own: boot.sh); brings their results back on a data disk; prints one
 # table: check x kernel -> passed / failed / not run.
 #
 # Usage: ci/lab.sh [--short] [--checks ID,...] [--kernels rt,standard,arm64] [--out DIR] [--list]
@@ -87,7 +88,7 @@ started=$SECONDS
 # The packages; the static builds and the initramfs parts (one per architecture, one with
 # each kernel's modules) are made by the first guest that needs them (boot.sh).
 lab_kernel_packages
-lab_say "kernels: $(for k in $kernels; do printf '%s ' "${LAB_KERNEL_PKG[$k]}"; done); cache: $LAB_CACHE"
+lab_say "kernels: $(for k in $kernels; do echo "${LAB_KERNEL_PKG[$k]}"; done | paste -sd,); cache: $LAB_CACHE"
 
 # Each kernel boots one guest for its checks, and one more for each guest setting a check
 # asks for (LAB_GUEST, boot.sh: e.g. 16 CPUs); --short's checks share the first.
