@@ -45,7 +45,7 @@ declare -A LAB_PARAMS=(
 )
 LAB_CHECK_LIMIT=240
 
-usage() { sed -n '9,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '/^# Usage:/,/^#$/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 short=
 only=
 kernels="rt standard arm64"
