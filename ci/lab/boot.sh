@@ -100,7 +100,7 @@ lab_build_common() {
     rm -rf "$LAB_WORK/sysroot" "$LAB_WORK/busybox"
     (cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1) >"$cpio"
     rm -rf "$ir"
-    lab_say "initramfs ($arch): $(du -h "$cpio" | cut -f1) ($(wc -w <<<"$files") files of the tools)"
+    lab_say "initramfs ($arch): $(du -h "$cpio" | cut -f1)$([[ -n $files ]] && echo " ($(wc -w <<<"$files") files of the tools)")"
 }
 
 # Makes what the guest labelled $1 (lab_guests: the kernel's kind, rt, standard or arm64,

@@ -83,7 +83,7 @@ lab_unpack_kernel() {
 # The kernel modules $3... of the unpacked kernel $1 and every module they depend on, copied
 # into the initramfs $2 under /lib/modules with the order to load them in
 # (/lib/modules/load-order: dependencies first). The dependencies are read from each module's
-# .modinfo section (`depends=`), so no depmod is needed.
+# .modinfo section (`depends=`, read with readelf), so no depmod is needed.
 lab_modules() {
     local kroot=$1 dest=$2
     shift 2
@@ -102,8 +102,9 @@ lab_modules() {
             grep -qs "/$1.ko$" "$kroot"/lib/modules/*/modules.builtin && return
             lab_die 3 "kernel module $1 is neither in $(basename "$kroot") nor built in"
         fi
-        deps=$(objcopy -O binary --only-section=.modinfo "${path[$m]}" /dev/stdout | tr '\0' '\n' |
-            sed -n 's/^depends=//p')
+        # readelf reads an ELF file of any machine (the host's objcopy knows only its own:
+        # it refuses arm64's modules).
+        deps=$(readelf -p .modinfo "${path[$m]}" | sed -n 's/^ *\[ *[0-9a-f]*\] *depends=//p')
         for dep in ${deps//,/ }; do add "$dep"; done
         cp "${path[$m]}" "$dest/lib/modules/$m.ko"
         order+=("$m")
