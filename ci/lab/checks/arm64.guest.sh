@@ -10,3 +10,10 @@ echo $? >doctor.exit
     --trace-backend bpf --quiet \
     --load spike:cpu=0,every=400ms,len=20ms,prio=99,offset=399.7ms --out run >stdout 2>stderr
 echo $? >run.exit
+# The same scene traced by tracefs, in a directory of its own: what the arm64 kernel gives
+# where BPF is refused (reported beside the verdict, which is BPF's).
+mkdir -p tracefs && cd tracefs &&
+    /jitterlab run --wake clock-nanosleep --duration 6s --cpus 0-1 --samples --trace \
+        --trace-backend tracefs --quiet \
+        --load spike:cpu=0,every=400ms,len=20ms,prio=99,offset=399.7ms --out run >stdout 2>stderr
+echo $? >run.exit
