@@ -2,16 +2,17 @@
 # The PREEMPT_RT lab (issue 40; docs/lab.md): boots Debian's PREEMPT_RT kernel and the
 # standard kernel of the same version in qemu-system-x86_64 (TCG) with an initramfs of
 # busybox, this tree's static musl jitterlab, and rtla, rt-tests and stress-ng with their
-# libraries; runs the checks inside; brings their results back on a data disk; prints one
+# libraries, and Debian's PREEMPT_RT arm64 kernel in qemu-system-aarch64 with the static
+# aarch64 build; runs the checks inside (a check may ask for a guest of its own: boot.sh); brings their results back on a data disk; prints one
 # table: check x kernel -> passed / failed / not run.
 #
-# Usage: ci/lab.sh [--short] [--checks ID,...] [--kernels rt,standard] [--out DIR] [--list]
+# Usage: ci/lab.sh [--short] [--checks ID,...] [--kernels rt,standard,arm64] [--out DIR] [--list]
 #   --short    the RT kernel only, the short checks (CI's part)
 #   --out DIR  keep every check's result directory and each guest's console log in DIR (a new
 #              directory; an existing one is refused)
 # Environment: LAB_CACHE (downloads; default ~/.cache/jitterlab-lab), LAB_KERNEL_ABI (e.g.
-# 6.1.0-56), BINARY (a static x86_64 jitterlab instead of building one), LAB_LOCK (default
-# /tmp/jitterlab-measuring-tests.lock, held while a guest measures).
+# 6.1.0-56), BINARY and BINARY_ARM64 (a static x86_64 / aarch64 jitterlab instead of building
+# one), LAB_LOCK (default /tmp/jitterlab-measuring-tests.lock, held while a guest measures).
 #
 # Exit: 0 every check ran and passed; 1 a check failed or did not run; 2 bad usage; 3 this
 # host cannot run the lab (qemu, packages or the build missing).
@@ -32,22 +33,26 @@ LAB_CHECKS=(
     "1b|short|trace-bpf|rt standard|run --trace (bpf): 20 ms spikes found, split, blamed"
     "1c|long|trace-below|rt standard|run --trace, 9 timer wake methods, spike below (ktimers)"
     "1d|long|trace-above|rt standard|run --trace, 9 timer wake methods, spike above"
-    "3|long|noise|rt standard|noise beside rtla osnoise, 1% injected"
+    "3|long|noise|rt standard|noise beside rtla osnoise, 5% injected"
     "4|short|cpuset|rt standard|cgroup v2 --cpuset-partition: made, gone, SIGKILL, refused"
     "5|short|doctor|rt standard|doctor: isolation and preemption settled by the RT boot"
+    "7|-|many-cpus|rt|16 CPUs: run --trace on every CPU, report; no drops, 100 cols"
+    "8|-|arm64|arm64|arm64: doctor, run --trace with BPF (check 1b's scene)"
 )
-# The kernels: the boot parameters an RT user sets on the RT one (doctor's own fix for an
+# The kernels: the boot parameters an RT user sets on the RT ones (doctor's own fix for an
 # isolated CPU 1); none on the standard one, where check 5 expects the same checks to fail.
+# arm64 is Debian's PREEMPT_RT arm64 kernel of the same ABI in qemu-system-aarch64 (boot.sh).
 declare -A LAB_PARAMS=(
     [rt]="isolcpus=domain,managed_irq,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0"
     [standard]=""
+    [arm64]="isolcpus=domain,managed_irq,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0"
 )
 LAB_CHECK_LIMIT=240
 
-usage() { sed -n '9,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '/^# Usage:/,/^#$/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 short=
 only=
-kernels="rt standard"
+kernels="rt standard arm64"
 out=
 while (($#)); do
     case $1 in
@@ -62,7 +67,7 @@ while (($#)); do
     shift
 done
 [[ -n $short ]] && kernels=rt
-for k in $kernels; do [[ -v LAB_PARAMS[$k] ]] || lab_die 2 "no kernel '$k' (rt, standard)"; done
+for k in $kernels; do [[ -v LAB_PARAMS[$k] ]] || lab_die 2 "no kernel '$k' (rt, standard, arm64)"; done
 if [[ -n $out ]]; then
     [[ -e $out || -L $out ]] && lab_die 2 "--out $out exists: give a new directory (results are never overwritten)"
 fi
@@ -84,67 +89,66 @@ LAB_LOCK=${LAB_LOCK:-/tmp/jitterlab-measuring-tests.lock}
 LAB_WORK=$(mktemp -d "${TMPDIR:-/tmp}/jitterlab-lab.XXXXXX")
 started=$SECONDS
 
-# This tree's static build.
-if [[ -z ${BINARY:-} ]]; then
-    lab_say "building the static musl binary (cargo build --release --target x86_64-unknown-linux-musl)"
-    (cd "$root" && cargo build -q --release --target x86_64-unknown-linux-musl) ||
-        lab_die 3 "the musl build failed (rustup target add x86_64-unknown-linux-musl if the target is missing)"
-    BINARY=$root/target/x86_64-unknown-linux-musl/release/jitterlab
-fi
-[[ -x $BINARY ]] || lab_die 3 "no jitterlab binary at $BINARY"
-
-# The packages, then one initramfs part for all kernels and one with each kernel's modules.
+# The packages; the static builds and the initramfs parts (one per architecture, one with
+# each kernel's modules) are made by the first guest that needs them (boot.sh).
 lab_kernel_packages
-lab_say "kernels: $LAB_KERNEL_RT, $LAB_KERNEL_STANDARD; cache: $LAB_CACHE"
-lab_build_common "$LAB_WORK/common.cpio.gz" "${chosen[@]}"
+lab_say "kernels: $(for k in $kernels; do echo "${LAB_KERNEL_PKG[$k]}"; done | paste -sd,); cache: $LAB_CACHE"
 
-declare -A result=() reason=() uname_v=() took=() load=()
+# Each kernel boots one guest for its checks, and one more for each guest setting a check
+# asks for (LAB_GUEST, boot.sh: e.g. 16 CPUs); --short's checks share the first.
+declare -A result=() reason=() uname_v=() took=() load=() smp=()
+guests=()
 for kind in $kernels; do
-    pkg=$LAB_KERNEL_RT
-    [[ $kind == standard ]] && pkg=$LAB_KERNEL_STANDARD
+    pkg=${LAB_KERNEL_PKG[$kind]}
     ids=()
     for c in "${chosen[@]}"; do
         IFS='|' read -r id name ks title <<<"$c"
         [[ " $ks " == *" $kind "* ]] && ids+=("$name")
     done
     ((${#ids[@]})) || continue
-    guest=$LAB_WORK/$kind
-    t0=$SECONDS
-    lab_boot "$kind" "$pkg" "$guest" "${LAB_PARAMS[$kind]}" "${ids[@]}" || true
-    took[$kind]=$((SECONDS - t0))
-    load[$kind]=${LAB_HOST_LOAD:-?}
-    uname_v[$kind]=$(cat "$guest/results/uname-v" 2>/dev/null || echo "(the guest did not report)")
-    for c in "${chosen[@]}"; do
-        IFS='|' read -r id name ks title <<<"$c"
-        [[ " $ks " == *" $kind "* ]] || continue
-        dir=$guest/results/$name
-        if [[ ! -f $dir/exit ]]; then
-            result[$id.$kind]="not run"
-            reason[$id.$kind]=${LAB_BOOT_PROBLEM:-"the guest did not finish it"}
-        elif [[ $(cat "$dir/exit") != 0 ]]; then
-            result[$id.$kind]="not run"
-            reason[$id.$kind]="its guest part exited $(cat "$dir/exit") (143: stopped at its time limit of ${LAB_CHECK_LIMIT} s): $(tail -1 "$dir/log")"
-        elif why=$("verdict_$name" "$dir" "$kind" 2>&1); then
-            result[$id.$kind]=passed
-            reason[$id.$kind]=$why
-        else
-            result[$id.$kind]=failed
-            reason[$id.$kind]=$why
+    mapfile -t kernel_guests < <(lab_guests "$kind" "${ids[@]}")
+    for g in "${kernel_guests[@]}"; do
+        IFS='|' read -r label settings names <<<"$g"
+        guests+=("$label")
+        guest=$LAB_WORK/$label
+        t0=$SECONDS
+        lab_guest_setup "$label" "$pkg" "$guest" "$settings"
+        lab_boot "$label" "$pkg" "$guest" "${LAB_PARAMS[$kind]}" ${names//,/ } || true
+        took[$label]=$((SECONDS - t0))
+        load[$label]=${LAB_HOST_LOAD:-?}
+        smp[$label]=${LAB_GUEST_SMP:-?}
+        uname_v[$label]=$(cat "$guest/results/uname-v" 2>/dev/null || echo "(the guest did not report)")
+        for c in "${chosen[@]}"; do
+            IFS='|' read -r id name ks title <<<"$c"
+            [[ " $ks " == *" $kind "* && ",$names," == *",$name,"* ]] || continue
+            dir=$guest/results/$name
+            if [[ ! -f $dir/exit ]]; then
+                result[$id.$kind]="not run"
+                reason[$id.$kind]=${LAB_BOOT_PROBLEM:-"the guest did not finish it"}
+            elif [[ $(cat "$dir/exit") != 0 ]]; then
+                result[$id.$kind]="not run"
+                reason[$id.$kind]="its guest part exited $(cat "$dir/exit") (143: stopped at its time limit of ${LAB_CHECK_LIMIT} s): $(tail -1 "$dir/log")"
+            elif why=$("verdict_$name" "$dir" "$kind" 2>&1); then
+                result[$id.$kind]=passed
+                reason[$id.$kind]=$why
+            else
+                result[$id.$kind]=failed
+                reason[$id.$kind]=$why
+            fi
+        done
+        if [[ -n $out ]]; then
+            mkdir -p "$out"
+            mkdir "$out/$label"
+            cp -r "$guest/results/." "$out/$label/" 2>/dev/null || true
+            cp "$guest/console.log" "$out/$label/console.log" 2>/dev/null || true
         fi
     done
-    if [[ -n $out ]]; then
-        mkdir -p "$out"
-        mkdir "$out/$kind"
-        cp -r "$guest/results/." "$out/$kind/" 2>/dev/null || true
-        cp "$guest/console.log" "$out/$kind/console.log" 2>/dev/null || true
-    fi
 done
 
 # The table, then what each verdict rests on.
 echo
-for kind in $kernels; do
-    [[ -v took[$kind] ]] || continue
-    echo "$kind: $([[ $kind == rt ]] && echo "$LAB_KERNEL_RT" || echo "$LAB_KERNEL_STANDARD"), uname -v: ${uname_v[$kind]} (boot and checks: ${took[$kind]} s; host load average ${load[$kind]}; parameters: ${LAB_PARAMS[$kind]:-none})"
+for label in "${guests[@]}"; do
+    echo "$label: ${LAB_KERNEL_PKG[${label%%.*}]}, ${smp[$label]} CPUs, uname -v: ${uname_v[$label]} (boot and checks: ${took[$label]} s; host load average ${load[$label]}; parameters: ${LAB_PARAMS[${label%%.*}]:-none})"
 done
 echo
 printf '%-4s %-62s' check ""

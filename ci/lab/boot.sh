@@ -13,66 +13,160 @@
 # Debian's 6.1 kernels hang bringing up the second CPU under it (docs/lab.md).
 LAB_ACCEL=${LAB_ACCEL:-"-accel tcg -cpu max"}
 
+# The kernels' architectures: arm64 is Debian's RT arm64 kernel in qemu-system-aarch64's
+# `virt` machine (TCG, `-cpu max`: every feature qemu emulates), with the static aarch64
+# build and an arm64 busybox; the others are amd64. What differs per architecture: the
+# emulator and its machine, the serial console's name, the binary, busybox's package.
+lab_arch() { [[ $1 == arm64 ]] && echo arm64 || echo amd64; }
+declare -A LAB_QEMU=([amd64]=qemu-system-x86_64 [arm64]=qemu-system-aarch64)
+declare -A LAB_MACHINE=([amd64]="" [arm64]="-M virt")
+declare -A LAB_CONSOLE=([amd64]=ttyS0 [arm64]=ttyAMA0)
+declare -A LAB_RUST_TARGET=([amd64]=x86_64-unknown-linux-musl [arm64]=aarch64-unknown-linux-musl)
+
+# A check that needs a guest of its own says so here, by its name: `smp=N` boots it in a
+# guest of N CPUs (the others share one guest of 2 CPUs per kernel, CI's short part among
+# them). Set by the checks' host files (ci/lab/checks/NAME.sh), read by lab_guests.
+declare -A LAB_GUEST=()
+LAB_SMP=2
+
+# The guests that run checks $2... (names) on kernel $1: one line per guest, `label|settings|
+# name,name,...`, the checks without settings first (in one guest labelled by the kernel),
+# then one guest per setting (labelled kernel.setting, e.g. rt.smp16).
+lab_guests() {
+    local kind=$1 n s
+    shift
+    local -a plain=() order=()
+    local -A by=()
+    for n in "$@"; do
+        s=${LAB_GUEST[$n]:-}
+        if [[ -z $s ]]; then
+            plain+=("$n")
+        else
+            [[ -v by[$s] ]] || order+=("$s")
+            by[$s]+=${by[$s]:+,}$n
+        fi
+    done
+    if ((${#plain[@]})); then
+        local IFS=,
+        echo "$kind||${plain[*]}"
+    fi
+    for s in "${order[@]}"; do
+        echo "$kind.${s//[=,]/}|$s|${by[$s]}"
+    done
+}
+
 # The programs of the comparison tools in the guest (their packages' paths).
 LAB_TOOL_PACKAGES="rtla rt-tests stress-ng"
 LAB_TOOL_PROGRAMS=(usr/bin/rtla usr/bin/cyclictest usr/bin/hackbench usr/bin/oslat usr/bin/stress-ng)
 
-# Builds the part of the initramfs every kernel shares, as $1: busybox, jitterlab, the tools
-# with their libraries, the init and the checks' guest parts.
-lab_build_common() {
-    local cpio=$1 ir=$LAB_WORK/initramfs f
-    mkdir -p "$ir"/{bin,proc,sys,dev,tmp,lab/checks}
-    lab_fetch busybox-static
-    dpkg-deb -x "$(lab_cached busybox-static)" "$LAB_WORK/busybox"
-    cp "$LAB_WORK/busybox/bin/busybox" "$ir/bin/"
-    cp "$BINARY" "$ir/jitterlab"
-    cp "$lab/guest/init" "$ir/init"
-    cp "$lab"/checks/*.guest.sh "$lab"/checks/*.lib "$ir/lab/checks/"
-    lab_say "unpacking $LAB_TOOL_PACKAGES and the libraries they need"
-    local files
-    files=$(lab_unpack_programs "$LAB_TOOL_PACKAGES" "$LAB_WORK/sysroot" "${LAB_TOOL_PROGRAMS[@]}")
-    for f in $files; do
-        lab_copy_from_root "$LAB_WORK/sysroot" "$f" "$ir/$f"
-    done
-    rm -rf "$LAB_WORK/sysroot" "$LAB_WORK/busybox"
-    (cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1) >"$cpio"
-    lab_say "initramfs: $(du -h "$cpio" | cut -f1) ($(wc -w <<<"$files") files of the tools)"
+# The static jitterlab for architecture $1 (amd64, arm64): BINARY (amd64) or BINARY_ARM64 when
+# given, else this tree's release build for the musl target, built once. Sets LAB_BIN[$1].
+declare -A LAB_BIN=()
+lab_binary() {
+    local arch=$1 given target
+    target=${LAB_RUST_TARGET[$arch]}
+    given=$([[ $arch == arm64 ]] && echo "${BINARY_ARM64:-}" || echo "${BINARY:-}")
+    if [[ -z $given ]]; then
+        lab_say "building the static musl binary (cargo build --release --target $target)"
+        (cd "$root" && cargo build -q --release --target "$target") ||
+            lab_die 3 "the $target build failed (rustup target add $target if the target is missing$([[ $arch == arm64 ]] && echo "; the linker aarch64-linux-gnu-gcc of .cargo/config.toml comes with gcc-aarch64-linux-gnu"))"
+        given=$root/target/$target/release/jitterlab
+    fi
+    [[ -x $given ]] || lab_die 3 "no jitterlab binary at $given"
+    LAB_BIN[$arch]=$given
 }
 
-# Boots kernel package $2 (kind $1: rt or standard) with boot parameters $4 and runs the
-# checks $5... (their names); the guest's results land in $3/results, its console in
-# $3/console.log. Returns non-zero, with LAB_BOOT_PROBLEM saying why, when the guest did not
-# bring its results back.
-lab_boot() {
-    local kind=$1 pkg=$2 dir=$3 params=$4
-    shift 4
-    local names=$*
-    LAB_BOOT_PROBLEM=
+# Builds the part of the initramfs every kernel of architecture $1 shares, once, as
+# $LAB_WORK/common-$1.cpio.gz: busybox, jitterlab, the init and the checks' guest parts; on
+# amd64 also the comparison tools with their libraries (the arm64 checks need none).
+lab_build_common() {
+    local arch=$1 cpio=$LAB_WORK/common-$1.cpio.gz ir=$LAB_WORK/initramfs-$1 f files=
+    [[ -f $cpio ]] && return 0
+    lab_binary "$arch"
+    mkdir -p "$ir"/{bin,proc,sys,dev,tmp,lab/checks}
+    lab_fetch_arch "$arch" busybox-static
+    dpkg-deb -x "$(lab_cached busybox-static "$arch")" "$LAB_WORK/busybox"
+    cp "$LAB_WORK/busybox/bin/busybox" "$ir/bin/"
+    cp "${LAB_BIN[$arch]}" "$ir/jitterlab"
+    cp "$lab/guest/init" "$ir/init"
+    cp "$lab"/checks/*.guest.sh "$lab"/checks/*.lib "$ir/lab/checks/"
+    if [[ $arch == amd64 ]]; then
+        lab_say "unpacking $LAB_TOOL_PACKAGES and the libraries they need"
+        files=$(lab_unpack_programs "$LAB_TOOL_PACKAGES" "$LAB_WORK/sysroot" "${LAB_TOOL_PROGRAMS[@]}")
+        for f in $files; do
+            lab_copy_from_root "$LAB_WORK/sysroot" "$f" "$ir/$f"
+        done
+    fi
+    rm -rf "$LAB_WORK/sysroot" "$LAB_WORK/busybox"
+    (cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1) >"$cpio"
+    rm -rf "$ir"
+    lab_say "initramfs ($arch): $(du -h "$cpio" | cut -f1)$([[ -n $files ]] && echo " ($(wc -w <<<"$files") files of the tools)")"
+}
+
+# Makes what the guest labelled $1 (lab_guests: the kernel's kind, rt, standard or arm64,
+# then its setting, e.g. rt.smp16) boots: kernel package $2's kernel and an initramfs (the
+# architecture's common part, the kernel's modules) in $3, and the guest settings $4
+# (LAB_GUEST) as LAB_GUEST_SMP, LAB_GUEST_MEM. Outside lab_boot so that any failure here
+# stops the lab (set -e) instead of showing as a guest that did not report.
+lab_guest_setup() {
+    local label=$1 pkg=$2 dir=$3 settings=$4 arch s
+    arch=$(lab_arch "${label%%.*}")
+    LAB_GUEST_SMP=$LAB_SMP
+    for s in ${settings//,/ }; do
+        case $s in
+            smp=*) LAB_GUEST_SMP=${s#smp=} ;;
+            *) lab_die 2 "unknown guest setting '$s' of the guest $label (smp=N)" ;;
+        esac
+    done
+    # The kernel's per-CPU data and each CPU's trace buffers grow with the CPUs.
+    LAB_GUEST_MEM=2048
+    ((LAB_GUEST_SMP > 16)) && LAB_GUEST_MEM=4096
+    command -v "${LAB_QEMU[$arch]}" >/dev/null ||
+        lab_die 3 "${LAB_QEMU[$arch]} not found: install $([[ $arch == arm64 ]] && echo qemu-system-arm || echo qemu-system-x86) (as root: apt-get install ...)"
+    lab_build_common "$arch"
     mkdir -p "$dir/results"
-    lab_unpack_kernel "$pkg" "$dir/kernel"
+    lab_unpack_kernel "$pkg" "$dir/kernel" "$arch"
     lab_modules "$dir/kernel" "$dir/modules" virtio_pci virtio_blk
     (cd "$dir/modules" && find . | cpio -o -H newc --quiet | gzip -1) >"$dir/modules.cpio.gz"
     # Two cpio archives, one after the other, make one initramfs.
-    cat "$LAB_WORK/common.cpio.gz" "$dir/modules.cpio.gz" >"$dir/initrd"
-    cp "$dir"/kernel/boot/vmlinuz-* "$dir/vmlinuz"
-    rm -rf "$dir/kernel" "$dir/modules"
+    cat "$LAB_WORK/common-$arch.cpio.gz" "$dir/modules.cpio.gz" >"$dir/initrd"
+    # qemu boots arm64's Image as it is; should a package ship it gzipped (vmlinuz.gz style),
+    # it is unpacked first (qemu-system-aarch64 7.2 does not unpack a gzipped Image itself).
+    if [[ $(head -c2 "$dir"/kernel/boot/vmlinuz-* | od -An -tx1 | tr -d ' ') == 1f8b ]]; then
+        gzip -dc "$dir"/kernel/boot/vmlinuz-* >"$dir/vmlinuz"
+    else
+        cp "$dir"/kernel/boot/vmlinuz-* "$dir/vmlinuz"
+    fi
+    rm -rf "$dir/kernel" "$dir/modules" "$dir/modules.cpio.gz"
+}
+
+# Boots the guest labelled $1 that lab_guest_setup made in $3 (kernel package $2) with boot
+# parameters $4 and runs the checks $5... (their names); the guest's results land in
+# $3/results, its console in $3/console.log. Returns non-zero, with LAB_BOOT_PROBLEM saying
+# why, when the guest did not bring its results back.
+lab_boot() {
+    local label=$1 pkg=$2 dir=$3 params=$4
+    shift 4
+    local names=$* arch smp=$LAB_GUEST_SMP mem=$LAB_GUEST_MEM
+    arch=$(lab_arch "${label%%.*}")
+    LAB_BOOT_PROBLEM=
     truncate -s 1G "$dir/data.img"
     local limit=$((LAB_CHECK_LIMIT * $# + 180))
-    local append="console=ttyS0 rdinit=/init quiet panic=-1 lab.checks=${names// /,} lab.limit=$LAB_CHECK_LIMIT $params"
+    local append="console=${LAB_CONSOLE[$arch]} rdinit=/init quiet panic=-1 lab.checks=${names// /,} lab.limit=$LAB_CHECK_LIMIT $params"
     # Held while the guest measures, so that no measuring test of the host runs beside it
     # (tests/common exclusive()); released when the guest is gone.
     local lock
     exec {lock}>>"$LAB_LOCK"
-    lab_say "$kind: waiting for $LAB_LOCK"
+    lab_say "$label: waiting for $LAB_LOCK"
     flock "$lock"
     # Under TCG the guest's clock includes the host's scheduling of its vCPU threads: the
     # host's load is part of what the checks saw (printed beside the table).
     LAB_HOST_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
-    lab_say "$kind: booting $pkg ($names; at most ${limit}s; host load average $LAB_HOST_LOAD)"
+    lab_say "$label: booting $pkg, $smp CPUs ($names; at most ${limit}s; host load average $LAB_HOST_LOAD)"
     # The data disk has one queue: one interrupt, which irqaffinity= keeps off the isolated CPU
     # (with a queue per CPU, the second queue's managed interrupt lands on CPU 1).
     # shellcheck disable=SC2086
-    qemu-system-x86_64 $LAB_ACCEL -smp 2 -m 2048 -display none -monitor none \
+    ${LAB_QEMU[$arch]} ${LAB_MACHINE[$arch]} $LAB_ACCEL -smp "$smp" -m "$mem" -display none -monitor none \
         -serial "file:$dir/console.log" -no-reboot -nic none \
         -kernel "$dir/vmlinuz" -initrd "$dir/initrd" -append "$append" \
         -drive "file=$dir/data.img,format=raw,if=none,id=data" \
@@ -91,11 +185,11 @@ lab_boot() {
     wait "$LAB_QEMU_PID" || rc=$?
     LAB_QEMU_PID=
     exec {lock}>&-
-    lab_say "$kind: guest gone after ${waited}s (qemu exit $rc)"
+    lab_say "$label: guest gone after ${waited}s (qemu exit $rc)"
     if [[ -z $LAB_BOOT_PROBLEM ]] && ! grep -q '=== lab: results written' "$dir/console.log" 2>/dev/null; then
         LAB_BOOT_PROBLEM="the guest did not write its results (qemu exit $rc: $(tail -c 300 "$dir/qemu.log" | tr '\n' ' '); console: $(tr -d '\r' <"$dir/console.log" 2>/dev/null | grep -v '^$' | tail -3 | tr '\n' ' '))"
     fi
     tar -xf "$dir/data.img" -C "$dir/results" 2>/dev/null || true
-    rm -f "$dir/data.img" "$dir/initrd" "$dir/vmlinuz" "$dir/modules.cpio.gz"
+    rm -f "$dir/data.img" "$dir/initrd" "$dir/vmlinuz"
     [[ -z $LAB_BOOT_PROBLEM ]]
 }

@@ -1,11 +1,40 @@
 # Sourced by ci/lab.sh: Debian's packages, downloaded once into the cache (LAB_CACHE) with
 # apt-get download and unpacked with dpkg-deb -x; nothing is installed on the host.
 
-# The newest cached .deb of package $1 (empty: none).
+# The newest cached .deb of package $1 for architecture $2 (default amd64; empty: none).
 lab_cached() {
     local f
-    f=$(ls -1 "$LAB_CACHE/$1"_*_amd64.deb "$LAB_CACHE/$1"_*_all.deb 2>/dev/null | sort -V | tail -1)
+    f=$(ls -1 "$LAB_CACHE/$1"_*_"${2:-amd64}".deb "$LAB_CACHE/$1"_*_all.deb 2>/dev/null | sort -V | tail -1)
     echo "$f"
+}
+
+# Packages $2... of architecture $1 (amd64: lab_fetch). arm64 packages come through apt-get
+# with package lists of their own, kept in the cache (LAB_CACHE/apt-arm64: the host's
+# sources, architecture arm64), so that the host's dpkg and apt state stay as they are (no
+# `dpkg --add-architecture`). The lists are read once; delete that directory for newer ones.
+lab_fetch_arch() {
+    local arch=$1 p
+    shift
+    [[ $arch == amd64 ]] && { lab_fetch "$@"; return; }
+    local state=$LAB_CACHE/apt-$arch
+    local apt=(-q -o APT::Architecture="$arch" -o APT::Architectures="$arch"
+        -o Dir::State::Lists="$state/lists" -o Dir::State::Status="$state/status"
+        -o Dir::Cache="$state/cache" -o Acquire::Languages=none -o APT::Sandbox::User=root)
+    mkdir -p "$LAB_CACHE"
+    for p in "$@"; do
+        [[ -n $(lab_cached "$p" "$arch") ]] && continue
+        if [[ ! -f $state/updated ]]; then
+            mkdir -p "$state/lists/partial" "$state/cache/archives/partial"
+            : >"$state/status"
+            lab_say "reading Debian's $arch package lists into $state (once)"
+            apt-get "${apt[@]}" update >"$LAB_CACHE/.apt-error" 2>&1 ||
+                lab_die 3 "cannot read Debian's $arch package lists: $(tail -1 "$LAB_CACHE/.apt-error") (is Debian's archive reachable?)"
+            touch "$state/updated"
+        fi
+        (cd "$LAB_CACHE" && apt-get "${apt[@]}" download "$p" >/dev/null 2>"$LAB_CACHE/.apt-error") ||
+            lab_die 3 "cannot download the Debian package $p ($arch): $(tail -1 "$LAB_CACHE/.apt-error") (delete $state to read newer package lists)"
+        rm -f "$LAB_CACHE/.apt-error"
+    done
 }
 
 # Downloads each package not in the cache yet. apt-get download fetches the candidate
@@ -22,8 +51,9 @@ lab_fetch() {
 }
 
 # The kernel packages: Debian's PREEMPT_RT kernel (linux-image-rt-amd64 depends on the one of
-# its ABI, e.g. linux-image-6.1.0-56-rt-amd64) and the standard kernel of the same ABI. Sets
-# LAB_KERNEL_RT and LAB_KERNEL_STANDARD (package names). LAB_KERNEL_ABI=6.1.0-56 chooses
+# its ABI, e.g. linux-image-6.1.0-56-rt-amd64), the standard kernel of the same ABI and the
+# PREEMPT_RT arm64 kernel of the same ABI (linux-image-6.1.0-56-rt-arm64). Sets LAB_KERNEL_RT,
+# LAB_KERNEL_STANDARD, LAB_KERNEL_ARM64 (package names) and LAB_KERNEL_PKG (by kind). LAB_KERNEL_ABI=6.1.0-56 chooses
 # another ABI; without package lists the newest one cached is taken.
 lab_kernel_packages() {
     local abi=${LAB_KERNEL_ABI:-}
@@ -38,13 +68,16 @@ lab_kernel_packages() {
     [[ -n $abi ]] || lab_die 3 "cannot tell which PREEMPT_RT kernel Debian ships: apt-cache knows no linux-image-rt-amd64 (run apt-get update) and none is cached in $LAB_CACHE"
     LAB_KERNEL_RT=linux-image-$abi-rt-amd64
     LAB_KERNEL_STANDARD=linux-image-$abi-amd64
+    LAB_KERNEL_ARM64=linux-image-$abi-rt-arm64
+    declare -gA LAB_KERNEL_PKG=([rt]=$LAB_KERNEL_RT [standard]=$LAB_KERNEL_STANDARD [arm64]=$LAB_KERNEL_ARM64)
 }
 
-# Unpacks kernel package $1 into $2: boot/vmlinuz-*, boot/config-*, lib/modules/*.
+# Unpacks kernel package $1 (architecture $3, default amd64) into $2: boot/vmlinuz-*,
+# boot/config-*, lib/modules/*.
 lab_unpack_kernel() {
-    lab_fetch "$1"
+    lab_fetch_arch "${3:-amd64}" "$1"
     mkdir -p "$2"
-    dpkg-deb -x "$(lab_cached "$1")" "$2"
+    dpkg-deb -x "$(lab_cached "$1" "${3:-amd64}")" "$2"
 }
 
 # The kernel modules $3... of the unpacked kernel $1 and every module they depend on, copied
@@ -69,6 +102,8 @@ lab_modules() {
             grep -qs "/$1.ko$" "$kroot"/lib/modules/*/modules.builtin && return
             lab_die 3 "kernel module $1 is neither in $(basename "$kroot") nor built in"
         fi
+        # readelf reads an ELF file of any machine (the host's objcopy knows only its own:
+        # it refuses arm64's modules).
         deps=$(readelf -p .modinfo "${path[$m]}" | sed -n 's/^ *\[ *[0-9a-f]*\] *depends=//p')
         for dep in ${deps//,/ }; do add "$dep"; done
         cp "${path[$m]}" "$dest/lib/modules/$m.ko"

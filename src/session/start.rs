@@ -120,6 +120,10 @@ impl Session {
         } = create_files(plan, claim.dir())?;
         // The generators start now, before measuring, and run when this returns.
         parts.loads.start_generators(plan, claim.dir())?;
+        // Opened before the start is fixed: opening every measured CPU's sources takes seconds
+        // on a slow machine of many CPUs (3.3 s for 16 emulated CPUs, docs/lab.md check 7),
+        // which the lead-in cannot cover.
+        let sampler = open_counters(plan);
 
         let timeline = Timeline::from_now(plan);
         let mut events = EventWriter::new(events, timeline.start_mono);
@@ -145,7 +149,7 @@ impl Session {
             )
         };
         let (hlog, samples) = begin_files(plan, &timeline, hlog, samples, claim.dir())?;
-        let counters = counters(plan, claim.dir(), timeline.start_mono)?;
+        let counters = counters(plan, sampler, claim.dir(), timeline.start_mono)?;
         // Written now so that a directory left by a killed run says what it was; from here on
         // the directory holds a run and stays.
         claim
@@ -421,19 +425,26 @@ fn begin_files(
     }
 }
 
+/// The context counters' sources on the measured CPUs (`--no-counters`: none).
+fn open_counters(plan: &RunPlan) -> Option<crate::recorder::counters::CounterSampler> {
+    use crate::recorder::counters::{CounterSampler, Roots};
+    plan.counters
+        .then(|| CounterSampler::open(&Roots::system(), &plan.cpus))
+}
+
 /// The context counters of the measured CPUs (`--no-counters`: none), with counters.log begun;
 /// a segmented run (`monitor`) keeps them for `/metrics` without a file, which would grow
 /// past the segments' retention.
 fn counters(
     plan: &RunPlan,
+    sampler: Option<crate::recorder::counters::CounterSampler>,
     dir: &ResultDir,
     start_mono: u64,
 ) -> Result<Option<crate::recorder::counters::CounterLog>> {
-    use crate::recorder::counters::{CounterLog, CounterSampler, Roots};
-    if !plan.counters {
+    use crate::recorder::counters::CounterLog;
+    let Some(sampler) = sampler else {
         return Ok(None);
-    }
-    let sampler = CounterSampler::open(&Roots::system(), &plan.cpus);
+    };
     let name = crate::format::counters::FILE_NAME;
     let file = match plan.segments {
         Some(_) => None,
@@ -492,6 +503,13 @@ fn arm(
     events: &mut EventWriter,
 ) {
     parts.threads.open(timeline.start_ns, timeline.end_ns);
+    if let Some(message) = late_start(timeline.start_mono, monotonic_ns()) {
+        record.warnings.push(message.clone());
+        events.write(&Event::Warning {
+            time_ns: monotonic_ns(),
+            message,
+        });
+    }
     let has_senders = plan
         .measurement
         .latency()
@@ -512,6 +530,21 @@ fn arm(
         }
     }
     parts.loads.begin(timeline.start_mono, timeline.end_mono);
+}
+
+/// A gate opened at `opened_mono`, after the first due time `start_mono`: the set-up between
+/// fixing the start and opening the gate outlasted the lead-in, and every thread's first
+/// wakeup is late by it. Said, so that this lateness is not taken for the system's (the trace
+/// would put it on the timer interrupt: "no trace event", as if the hypervisor held the CPU).
+fn late_start(start_mono: u64, opened_mono: u64) -> Option<String> {
+    let late = opened_mono.checked_sub(start_mono).filter(|&ns| ns > 0)?;
+    Some(format!(
+        "the measuring threads were released {} after their first due time (jitterlab's set-up \
+         outlasted its {} lead-in: a slow or overloaded machine): the first wakeup of each \
+         thread is late by that much, which is not the system's latency",
+        crate::units::format_ns(late),
+        crate::units::format_ns(LEAD_IN_NS)
+    ))
 }
 
 /// The stop and interrupted flags, set by SIGINT and SIGTERM (`session::signals`: caught since
@@ -573,3 +606,7 @@ fn follow_senders(
         .err()
         .map(|e| format!("{e}; the explanations of this run do not follow the sender threads"))
 }
+
+#[cfg(test)]
+#[path = "start_tests.rs"]
+mod tests;

@@ -41,6 +41,14 @@ pub(crate) fn hypervisor_name(ctx: &Ctx) -> Option<String> {
             .find(|n| text.contains(n))
             .map(String::from)
         });
+    // A device-tree machine booted without firmware (qemu's arm64 `virt` with -kernel) has
+    // neither DMI nor a CPU flag; its tree names the machine (lab check 8).
+    let named = named.or_else(|| {
+        root::read(ctx.root, "sys/firmware/devicetree/base/compatible")
+            .ok()
+            .filter(|c| c.split('\0').any(|m| m == "linux,dummy-virt"))
+            .map(|_| "QEMU".to_string())
+    });
     let named = named.or_else(|| {
         if ctx.live && flagged {
             cpuid_vendor()
@@ -208,6 +216,7 @@ pub(crate) fn steal(ctx: &Ctx) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::doctor::verdict::Verdict;
 
     #[test]
     fn per_cpu_steal_reads_the_eighth_field_of_each_cpu_line() {
@@ -218,5 +227,25 @@ mod tests {
                     intr 12345 0\n";
         assert_eq!(stat_steal_per_cpu(text), vec![(0, 3), (1, 4)]);
         assert_eq!(stat_steal(text), Some((7, 122)));
+    }
+
+    #[test]
+    fn qemus_device_tree_machine_is_a_hypervisor() {
+        // Debian's arm64 kernel in qemu-system-aarch64 -M virt (lab check 8): no DMI, no
+        // hypervisor flag, the device tree's compatible "linux,dummy-virt".
+        let t = tempfile::tempdir().unwrap();
+        let dt = t.path().join("sys/firmware/devicetree/base");
+        std::fs::create_dir_all(&dt).unwrap();
+        std::fs::create_dir_all(t.path().join("proc")).unwrap();
+        std::fs::write(
+            t.path().join("proc/cpuinfo"),
+            "processor\t: 0\nFeatures\t: fp asimd\n",
+        )
+        .unwrap();
+        let ctx = Ctx::new(t.path(), &[], false);
+        assert_eq!(hypervisor_name(&ctx), None);
+        std::fs::write(dt.join("compatible"), "linux,dummy-virt\0").unwrap();
+        assert_eq!(hypervisor_name(&ctx).as_deref(), Some("QEMU"));
+        assert_eq!(hypervisor(&ctx).verdict, Verdict::Warn);
     }
 }
