@@ -9,10 +9,11 @@
 # scheduling of its vCPU threads (docs/lab.md), so an injection may start late, or a timer
 # interrupt come late, by milliseconds that no trace event can explain.
 #
-# lab_trace_verdict DIR BACKEND [PRIO [MIN]]: DIR holds run.exit, stderr and run/; the spike
-# ran at FIFO PRIO (99); at least MIN injections (10) must be logged.
+# lab_trace_verdict DIR BACKEND [PRIO [MIN [CPU]]]: DIR holds run.exit, stderr and run/; the
+# spike (jl-spike-CPU) ran at FIFO PRIO (99) on CPU (0); at least MIN injections (10) must be
+# logged.
 lab_trace_verdict() {
-    local dir=$1 backend=$2 prio=${3:-99} min=${4:-10}
+    local dir=$1 backend=$2 prio=${3:-99} min=${4:-10} cpu=${5:-0}
     [[ -f $dir/run.exit ]] || { echo "the run did not end ($(tail -1 "$dir/log"))"; return 1; }
     if [[ $(cat "$dir/run.exit") != 0 ]]; then
         echo "jitterlab run exited $(cat "$dir/run.exit"): $(grep -v '^$' "$dir/stderr" | tail -3 | tr '\n' ' ')"
@@ -21,15 +22,16 @@ lab_trace_verdict() {
     local used
     used=$(jq -r '.trace.backend // empty' "$dir/run/run.json")
     [[ $used == "$backend" ]] || { echo "traced with '$used', not $backend"; return 1; }
-    jq -rs --argjson slack 2000000 --argjson prio "$prio" --argjson min "$min" '
-        [.[] | select(.type == "spike_injection" and .cpu == 0)] as $inj
-        | [.[] | select(.type == "spike_explained" and .cpu == 0)] as $x
+    jq -rs --argjson slack 2000000 --argjson prio "$prio" --argjson min "$min" \
+        --argjson cpu "$cpu" --arg spike "jl-spike-$cpu" '
+        [.[] | select(.type == "spike_injection" and .cpu == $cpu)] as $inj
+        | [.[] | select(.type == "spike_explained" and .cpu == $cpu)] as $x
         | if ($inj | length) < $min then "only \($inj | length) injections logged (expected at least \($min))"
           else
             [ $inj | to_entries[] | .key as $k | .value as $i
               # The wakeup the end of the injection released: due before the end, woken after.
               | ([$x[] | select(.due_ns <= $i.end_ns and .due_ns + .latency_ns + $slack >= $i.end_ns)] | first) as $e
-              | ([$e.contributors[]? | select(.kind == "task" and .name == "jl-spike-0")] | first) as $spike
+              | ([$e.contributors[]? | select(.kind == "task" and .name == $spike)] | first) as $spike
               # What the spike can have held of that wakeup: from the later of its own wakeup
               # (due_ns: it runs from its switch-in, before the clock read it logs as start_ns)
               # and the timer interrupt (which preempts it: hard expiry), to its end.
@@ -37,19 +39,19 @@ lab_trace_verdict() {
               | ($i.end_ns - $from) as $held
               | ([$e.contributors[]? | select(.kind == "task")] | first) as $top_task
               | if $e == null then "injection \($k): no late wakeup around its end was explained"
-                elif $spike == null then "injection \($k): jl-spike-0 is not among the contributors (verdict: \($e.verdict))"
-                elif ($spike.policy != "FIFO" or $spike.prio != $prio) then "injection \($k): jl-spike-0 shown as \($spike.policy) \($spike.prio), not FIFO \($prio)"
+                elif $spike == null then "injection \($k): \($spike) is not among the contributors (verdict: \($e.verdict))"
+                elif ($spike.policy != "FIFO" or $spike.prio != $prio) then "injection \($k): \($spike) shown as \($spike.policy) \($spike.prio), not FIFO \($prio)"
                 elif $spike.duration_ns > $held * 1.2 + $slack
-                  then "injection \($k): jl-spike-0 held the CPU \($spike.duration_ns) ns, more than the \($held) ns it ran of the wakeup"
+                  then "injection \($k): \($spike) held the CPU \($spike.duration_ns) ns, more than the \($held) ns it ran of the wakeup"
                 elif $e.thread_latency_ns == null or $e.thread_latency_ns + $slack < $spike.duration_ns
                   then "injection \($k): the split puts the spike in the IRQ part (IRQ \($e.irq_latency_ns) ns, thread \($e.thread_latency_ns) ns, spike \($spike.duration_ns) ns)"
-                elif $top_task.name != "jl-spike-0"
-                  then "injection \($k): the task named first is \($top_task.name), not jl-spike-0 (verdict: \($e.verdict))"
-                elif ($e.contributors[0].name == "jl-spike-0") and (($e.verdict | startswith("thread latency") | not) or ($e.verdict | contains("jl-spike-0") | not))
-                  then "injection \($k): jl-spike-0 held the CPU longest but the verdict is \"\($e.verdict)\""
+                elif $top_task.name != $spike
+                  then "injection \($k): the task named first is \($top_task.name), not \($spike) (verdict: \($e.verdict))"
+                elif ($e.contributors[0].name == $spike) and (($e.verdict | startswith("thread latency") | not) or ($e.verdict | contains($spike) | not))
+                  then "injection \($k): \($spike) held the CPU longest but the verdict is \"\($e.verdict)\""
                 else empty end ]
             | if length == 0 then
-                "ok \($inj | length) injections, each found, split (the spike in the thread part) and blamed on jl-spike-0; the verdict names it in \([$inj[] | . as $i | $x[] | select(.due_ns <= $i.end_ns and .due_ns + .latency_ns + $slack >= $i.end_ns) | select(.verdict | contains("jl-spike-0"))] | length)"
+                "ok \($inj | length) injections, each found, split (the spike in the thread part) and blamed on \($spike); the verdict names it in \([$inj[] | . as $i | $x[] | select(.due_ns <= $i.end_ns and .due_ns + .latency_ns + $slack >= $i.end_ns) | select(.verdict | contains($spike))] | length)"
               else first end
           end' "$dir/run/events.jsonl" >"$dir/verdict" 2>&1 ||
         { echo "cannot read the run's events: $(cat "$dir/verdict")"; return 1; }
