@@ -352,6 +352,43 @@ fn read_stale(
 }
 
 impl Stale {
+    /// Whether `dir`, the directory this journal's writer made (`what` names it: "the cpuset",
+    /// "the tracing instance"), is still the one it made: `inode` is what the journal says the
+    /// directory's inode was (None: the writer was killed before it could say). Ok: it is, and
+    /// the kind may undo it. Err: what the kind's undo returns (what to say, and whether the
+    /// journal is done with): gone, made again by someone else, or not certain to be the one
+    /// made (then left alone, with `how_to_remove` for the user).
+    pub(crate) fn made_dir(
+        &self,
+        dir: &Path,
+        inode: Option<u64>,
+        what: &str,
+        how_to_remove: &str,
+    ) -> Result<(), (Option<String>, bool)> {
+        let (shown, pid) = (dir.display(), self.pid);
+        let found = match std::fs::symlink_metadata(dir) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err((None, true)),
+            Err(e) => {
+                let said = format!(
+                    "cannot look at {what} {shown} a killed jitterlab (pid {pid}) made: {e}; left alone"
+                );
+                return Err((Some(said), false));
+            }
+        };
+        let Some(inode) = inode else {
+            let said = format!(
+                "a jitterlab (pid {pid}) was killed while making {what} {shown}: it is not certain that {shown} is the one it made, so it is left alone; {how_to_remove}"
+            );
+            return Err((Some(said), true));
+        };
+        if !found.is_dir() || found.ino() != inode {
+            // Made again since, by someone else: not ours.
+            return Err((None, true));
+        }
+        Ok(())
+    }
+
     /// Removes the journal: its change is undone (or gone with a reboot).
     pub(crate) fn remove(self, dir: &TrustedDir) {
         let c_name = CString::new(self.name.as_str()).expect("no NUL in a journal's name");

@@ -250,29 +250,9 @@ pub(crate) fn undo(stale: &Stale) -> (Option<String>, bool) {
     }
     let shown = dir.display();
     let pid = stale.pid;
-    let found = match std::fs::symlink_metadata(&dir) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (None, true),
-        Err(e) => {
-            return (
-                Some(format!(
-                    "cannot look at the load cgroup {shown} a killed jitterlab (pid {pid}) made: {e}; left alone"
-                )),
-                false,
-            );
-        }
-    };
-    let Some(inode) = inode else {
-        return (
-            Some(format!(
-                "a jitterlab (pid {pid}) was killed while making the load cgroup {shown}: it is not certain that {shown} is the one it made, so it is left alone; if `cat {shown}/cgroup.procs` is empty, remove it with `rmdir {shown}`"
-            )),
-            true,
-        );
-    };
-    if !found.is_dir() || found.ino() != inode {
-        // Made again since, by someone else: not ours.
-        return (None, true);
+    let hint = format!("if `cat {shown}/cgroup.procs` is empty, remove it with `rmdir {shown}`");
+    if let Err(undone) = stale.made_dir(&dir, inode, "the load cgroup", &hint) {
+        return undone;
     }
     let killed = kill_and_remove_cgroup(&dir);
     if dir.exists() {

@@ -301,29 +301,9 @@ pub(crate) fn undo(stale: &Stale) -> (Option<String>, bool) {
     }
     let shown = path.display();
     let pid = stale.pid;
-    let found = match fs::symlink_metadata(&path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, true),
-        Err(e) => {
-            return (
-                Some(format!(
-                    "cannot look at the tracing instance {shown} a killed jitterlab (pid {pid}) made: {e}; left alone"
-                )),
-                false,
-            );
-        }
-    };
-    let Some(inode) = inode else {
-        return (
-            Some(format!(
-                "a jitterlab (pid {pid}) was killed while making the tracing instance {shown}: it is not certain that {shown} is the one it made, so it is left alone; if nothing uses it, remove it with `rmdir {shown}`"
-            )),
-            true,
-        );
-    };
-    if !found.is_dir() || found.ino() != inode {
-        // Made again since, by someone else: not ours.
-        return (None, true);
+    let hint = format!("if nothing uses it, remove it with `rmdir {shown}`");
+    if let Err(undone) = stale.made_dir(&path, inode, "the tracing instance", &hint) {
+        return undone;
     }
     match remove_instance_dir(&path) {
         Ok(()) => (None, true),

@@ -219,29 +219,9 @@ pub(crate) fn undo(stale: &Stale, root: &Path) -> (Option<String>, bool) {
     let dir = root.join(&name);
     let shown = dir.display();
     let pid = stale.pid;
-    let found = match fs::symlink_metadata(&dir) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, true),
-        Err(e) => {
-            return (
-                Some(format!(
-                    "cannot look at the cpuset {shown} a killed jitterlab (pid {pid}) made: {e}; left alone"
-                )),
-                false,
-            );
-        }
-    };
-    let Some(inode) = inode else {
-        return (
-            Some(format!(
-                "a jitterlab (pid {pid}) was killed while making the cpuset {shown}: it is not certain that {shown} is the one it made, so it is left alone; if `cat {shown}/tasks` is empty, remove it with `rmdir {shown}`"
-            )),
-            true,
-        );
-    };
-    if !found.is_dir() || found.ino() != inode {
-        // Made again since, by someone else: not ours.
-        return (None, true);
+    let hint = format!("if `cat {shown}/tasks` is empty, remove it with `rmdir {shown}`");
+    if let Err(undone) = stale.made_dir(&dir, inode, "the cpuset", &hint) {
+        return undone;
     }
     let tasks = tasks_after_exits(&dir);
     if !tasks.is_empty() {

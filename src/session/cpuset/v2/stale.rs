@@ -6,7 +6,6 @@ use super::super::super::journal::Stale;
 use super::super::PREFIX;
 use super::{Cgroupfs, Kernel, Place, disable_cpuset, remove_partition};
 use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 /// Undoes the journal of a killed run (session/stale.rs) on this system's cgroup2 mount.
@@ -109,29 +108,11 @@ fn remove_stale_cgroup(
 ) -> Option<(Option<String>, bool)> {
     let shown = dir.display();
     let pid = stale.pid;
-    let found = match std::fs::symlink_metadata(dir) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
-        Err(e) => {
-            return Some((
-                Some(format!(
-                    "cannot look at the cgroup {shown} a killed jitterlab (pid {pid}) made: {e}; left alone"
-                )),
-                false,
-            ));
-        }
-    };
-    let Some(inode) = inode else {
-        return Some((
-            Some(format!(
-                "a jitterlab (pid {pid}) was killed while making the cgroup {shown}: it is not certain that {shown} is the one it made, so it is left alone; if `cat {shown}/cgroup.threads` is empty, remove it with `rmdir {shown}`"
-            )),
-            true,
-        ));
-    };
-    if !found.is_dir() || found.ino() != inode {
-        // Made again since, by someone else: not ours.
-        return None;
+    let hint = format!("if `cat {shown}/cgroup.threads` is empty, remove it with `rmdir {shown}`");
+    match stale.made_dir(dir, inode, "the cgroup", &hint) {
+        Ok(()) => {}
+        Err((None, true)) => return None,
+        Err(undone) => return Some(undone),
     }
     let threads = threads_after_exits(fs, dir);
     if !threads.is_empty() {
