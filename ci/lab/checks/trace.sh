@@ -23,7 +23,7 @@ lab_trace_verdict() {
     used=$(jq -r '.trace.backend // empty' "$dir/run/run.json")
     [[ $used == "$backend" ]] || { echo "traced with '$used', not $backend"; return 1; }
     jq -rs --argjson slack 2000000 --argjson prio "$prio" --argjson min "$min" \
-        --argjson cpu "$cpu" --arg spike "jl-spike-$cpu" '
+        --argjson cpu "$cpu" --arg name "jl-spike-$cpu" '
         [.[] | select(.type == "spike_injection" and .cpu == $cpu)] as $inj
         | [.[] | select(.type == "spike_explained" and .cpu == $cpu)] as $x
         | if ($inj | length) < $min then "only \($inj | length) injections logged (expected at least \($min))"
@@ -31,7 +31,7 @@ lab_trace_verdict() {
             [ $inj | to_entries[] | .key as $k | .value as $i
               # The wakeup the end of the injection released: due before the end, woken after.
               | ([$x[] | select(.due_ns <= $i.end_ns and .due_ns + .latency_ns + $slack >= $i.end_ns)] | first) as $e
-              | ([$e.contributors[]? | select(.kind == "task" and .name == $spike)] | first) as $spike
+              | ([$e.contributors[]? | select(.kind == "task" and .name == $name)] | first) as $spike
               # What the spike can have held of that wakeup: from the later of its own wakeup
               # (due_ns: it runs from its switch-in, before the clock read it logs as start_ns)
               # and the timer interrupt (which preempts it: hard expiry), to its end.
@@ -39,19 +39,19 @@ lab_trace_verdict() {
               | ($i.end_ns - $from) as $held
               | ([$e.contributors[]? | select(.kind == "task")] | first) as $top_task
               | if $e == null then "injection \($k): no late wakeup around its end was explained"
-                elif $spike == null then "injection \($k): \($spike) is not among the contributors (verdict: \($e.verdict))"
-                elif ($spike.policy != "FIFO" or $spike.prio != $prio) then "injection \($k): \($spike) shown as \($spike.policy) \($spike.prio), not FIFO \($prio)"
+                elif $spike == null then "injection \($k): \($name) is not among the contributors (verdict: \($e.verdict))"
+                elif ($spike.policy != "FIFO" or $spike.prio != $prio) then "injection \($k): \($name) shown as \($spike.policy) \($spike.prio), not FIFO \($prio)"
                 elif $spike.duration_ns > $held * 1.2 + $slack
-                  then "injection \($k): \($spike) held the CPU \($spike.duration_ns) ns, more than the \($held) ns it ran of the wakeup"
+                  then "injection \($k): \($name) held the CPU \($spike.duration_ns) ns, more than the \($held) ns it ran of the wakeup"
                 elif $e.thread_latency_ns == null or $e.thread_latency_ns + $slack < $spike.duration_ns
                   then "injection \($k): the split puts the spike in the IRQ part (IRQ \($e.irq_latency_ns) ns, thread \($e.thread_latency_ns) ns, spike \($spike.duration_ns) ns)"
-                elif $top_task.name != $spike
-                  then "injection \($k): the task named first is \($top_task.name), not \($spike) (verdict: \($e.verdict))"
-                elif ($e.contributors[0].name == $spike) and (($e.verdict | startswith("thread latency") | not) or ($e.verdict | contains($spike) | not))
-                  then "injection \($k): \($spike) held the CPU longest but the verdict is \"\($e.verdict)\""
+                elif $top_task.name != $name
+                  then "injection \($k): the task named first is \($top_task.name), not \($name) (verdict: \($e.verdict))"
+                elif ($e.contributors[0].name == $name) and (($e.verdict | startswith("thread latency") | not) or ($e.verdict | contains($name) | not))
+                  then "injection \($k): \($name) held the CPU longest but the verdict is \"\($e.verdict)\""
                 else empty end ]
             | if length == 0 then
-                "ok \($inj | length) injections, each found, split (the spike in the thread part) and blamed on \($spike); the verdict names it in \([$inj[] | . as $i | $x[] | select(.due_ns <= $i.end_ns and .due_ns + .latency_ns + $slack >= $i.end_ns) | select(.verdict | contains($spike))] | length)"
+                "ok \($inj | length) injections, each found, split (the spike in the thread part) and blamed on \($name); the verdict names it in \([$inj[] | . as $i | $x[] | select(.due_ns <= $i.end_ns and .due_ns + .latency_ns + $slack >= $i.end_ns) | select(.verdict | contains($name))] | length)"
               else first end
           end' "$dir/run/events.jsonl" >"$dir/verdict" 2>&1 ||
         { echo "cannot read the run's events: $(cat "$dir/verdict")"; return 1; }
