@@ -145,7 +145,7 @@ impl Instance {
     pub fn create(root: &Path, name: &str) -> Result<Self, String> {
         let journal_dir = TrustedDir::for_this_user(true).map_err(|e| {
             unavailable(format!(
-                "cannot keep the journal that lets the next start remove the tracing instance of a killed run: {}",
+                "cannot keep the journal that lets the next start remove the tracing instance of a killed run: {}; the journals live under /run (every init system mounts it: `mount -t tmpfs run /run` where it is missing), or trace with --trace-backend bpf, which makes no instance",
                 e.unwrap_or_default()
             ))
         })?;

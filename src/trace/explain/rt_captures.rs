@@ -32,9 +32,12 @@ fn late_samples(dir: &Path) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// One late sample re-explained: its due time, the verdict, the contributors' names and
+/// durations.
+type Explained = (u64, String, Vec<(String, u64)>);
+
 /// Replays the capture `name`: every late sample of the run re-explained from the raw trace.
-/// Returns (due, verdict, the contributors' names and durations).
-fn replay(name: &str) -> Vec<(u64, String, Vec<(String, u64)>)> {
+fn replay(name: &str) -> Vec<Explained> {
     let dir = capture(name);
     let pages = std::fs::read(dir.join("pages.bin")).unwrap();
     let (_, events) = crate::trace::read_capture(&dir, &pages).unwrap();
