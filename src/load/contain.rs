@@ -265,17 +265,23 @@ pub(crate) fn undo(stale: &Stale) -> (Option<String>, bool) {
     }
     let said = (!killed.is_empty()).then(|| {
         format!(
-            "killed {} load process{} left in the cgroup {shown} by a jitterlab (pid {pid}) that was killed with its reaper (pids {}), and removed the cgroup",
-            killed.len(),
-            if killed.len() == 1 { "" } else { "es" },
-            killed
-                .iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            "killed {} left in the cgroup {shown} by a jitterlab (pid {pid}) that was killed with its reaper (pids {}), and removed the cgroup",
+            load_processes(killed.len()),
+            pid_list(&killed)
         )
     });
     (said, true)
+}
+
+/// "1 load process", "3 load processes": the count of a warning about killed loads.
+fn load_processes(n: usize) -> String {
+    format!("{n} load process{}", if n == 1 { "" } else { "es" })
+}
+
+/// The pids of a warning, "12, 15".
+fn pid_list(pids: &[Pid]) -> String {
+    let pids: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
+    pids.join(", ")
 }
 
 /// The largest pid Linux hands out (PID_MAX_LIMIT, 2^22): a marker naming an owner above it
@@ -292,7 +298,7 @@ fn owner_of(entry: &[u8]) -> Option<u32> {
 
 /// Kills the load processes of jitterlab processes that no longer exist, wherever they are:
 /// after a SIGKILL of jitterlab together with its reaper, a load that moved itself out of its
-/// cgroup (a privileged one can) is in no cgroup `remove_stale` looks at, but still carries
+/// cgroup (a privileged one can) is in no cgroup the journal's undo looks at, but still carries
 /// its marker. Found by scanning every process's environment for a marker whose owner is gone.
 /// Called when a run starts, as stale CPU locks and tracing instances are dealt with; returns
 /// a warning naming what was killed, if anything was.
@@ -308,14 +314,9 @@ pub(crate) fn kill_orphaned_loads() -> Option<String> {
     let killed = kill_until_none(&|| marked(&orphaned));
     (!killed.is_empty()).then(|| {
         format!(
-            "killed {} load process{} left running by a jitterlab that no longer exists (found by their {MARKER_ENV} marker; pids {}): they were disturbing the CPUs",
-            killed.len(),
-            if killed.len() == 1 { "" } else { "es" },
-            killed
-                .iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            "killed {} left running by a jitterlab that no longer exists (found by their {MARKER_ENV} marker; pids {}): they were disturbing the CPUs",
+            load_processes(killed.len()),
+            pid_list(&killed)
         )
     })
 }
