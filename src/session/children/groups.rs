@@ -128,7 +128,9 @@ pub(crate) fn undo(stale: &Stale) -> (Option<String>, bool) {
     let mut pgid = None;
     for line in &stale.lines {
         match line.split_once(' ') {
-            Some(("session", s)) => sid = s.parse::<Pid>().ok().filter(|&s| s > 0),
+            // Session 0: a session whose leader is outside this pid namespace (a container's
+            // shell, a CI runner's); /proc shows it as 0 to every process in it.
+            Some(("session", s)) => sid = s.parse::<Pid>().ok().filter(|&s| s >= 0),
             Some(("group", g)) => pgid = g.parse::<Pid>().ok().filter(|&g| g > 1),
             _ => {}
         }
@@ -210,6 +212,8 @@ mod tests {
     #[test]
     fn a_journal_without_a_group_kills_nothing() {
         assert_eq!(undo(&Stale::fake(vec!["session 1".into()])), (None, true));
+        // Session 0: its leader is outside this pid namespace (a container's, a CI runner's).
+        assert_eq!(undo(&Stale::fake(vec!["session 0".into()])), (None, true));
         let mut other_boot = Stale::fake(vec!["session 1".into(), "group 2".into()]);
         other_boot.this_boot = false;
         assert_eq!(undo(&other_boot), (None, true));
