@@ -27,7 +27,8 @@ for f in "$lab"/checks/*.sh; do
 done
 
 # The checks: id, whether --short runs it, its files in ci/lab/checks (NAME.guest.sh runs in
-# the guest, verdict_NAME judges on the host), the kernels it runs on, and what it proves.
+# the guest, verdict_NAME judges on the host; across_NAME, where there is one, judges the RT and
+# the standard kernel's results together), the kernels it runs on, and what it proves.
 LAB_CHECKS=(
     "1a|short|trace-tracefs|rt standard|run --trace (tracefs): 20 ms spikes found, split, blamed"
     "1b|short|trace-bpf|rt standard|run --trace (bpf): 20 ms spikes found, split, blamed"
@@ -36,6 +37,7 @@ LAB_CHECKS=(
     "3|long|noise|rt standard|noise beside rtla osnoise, 5% injected"
     "4|short|cpuset|rt standard|cgroup v2 --cpuset-partition: made, gone, SIGKILL, refused"
     "5|short|doctor|rt standard|doctor: isolation and preemption settled by the RT boot"
+    "6|long|seeds|rt standard|seeds' experiment: idle, hackbench, memory; compare, report"
     "7|-|many-cpus|rt|16 CPUs: run --trace on every CPU, report; no drops, 100 cols"
     "8|-|arm64|arm64|arm64: doctor, run --trace with BPF (check 1b's scene)"
 )
@@ -96,7 +98,7 @@ lab_say "kernels: $(for k in $kernels; do echo "${LAB_KERNEL_PKG[$k]}"; done | p
 
 # Each kernel boots one guest for its checks, and one more for each guest setting a check
 # asks for (LAB_GUEST, boot.sh: e.g. 16 CPUs); --short's checks share the first.
-declare -A result=() reason=() uname_v=() took=() load=() smp=()
+declare -A result=() reason=() uname_v=() took=() load=() smp=() resdir=()
 guests=()
 for kind in $kernels; do
     pkg=${LAB_KERNEL_PKG[$kind]}
@@ -122,6 +124,7 @@ for kind in $kernels; do
             IFS='|' read -r id name ks title <<<"$c"
             [[ " $ks " == *" $kind "* && ",$names," == *",$name,"* ]] || continue
             dir=$guest/results/$name
+            resdir[$id.$kind]=$dir
             if [[ ! -f $dir/exit ]]; then
                 result[$id.$kind]="not run"
                 reason[$id.$kind]=${LAB_BOOT_PROBLEM:-"the guest did not finish it"}
@@ -143,6 +146,31 @@ for kind in $kernels; do
             cp "$guest/console.log" "$out/$label/console.log" 2>/dev/null || true
         fi
     done
+done
+
+# The checks judged across the two amd64 kernels (across_NAME DIR_RT DIR_STANDARD), once both
+# passed alone.
+declare -A across=() across_reason=()
+for c in "${chosen[@]}"; do
+    IFS='|' read -r id name ks title <<<"$c"
+    declare -F "across_$name" >/dev/null || continue
+    if [[ " $kernels " != *" rt "* || " $kernels " != *" standard "* ]]; then
+        across[$id]="not run"
+        across_reason[$id]="needs both the rt and the standard kernel (--kernels rt,standard)"
+    elif [[ ${result[$id.rt]:-} != passed || ${result[$id.standard]:-} != passed ]]; then
+        across[$id]="not run"
+        across_reason[$id]="a kernel's own part did not pass (rt: ${result[$id.rt]:-not run}, standard: ${result[$id.standard]:-not run})"
+    elif why=$("across_$name" "${resdir[$id.rt]}" "${resdir[$id.standard]}" 2>&1); then
+        across[$id]=passed
+        across_reason[$id]=$why
+    else
+        across[$id]=failed
+        across_reason[$id]=$why
+    fi
+    if [[ -n $out && -d $LAB_WORK/$name-pair ]]; then
+        mkdir -p "$out"
+        cp -r "$LAB_WORK/$name-pair" "$out/$name-pair"
+    fi
 done
 
 # The table, then what each verdict rests on.
@@ -169,12 +197,17 @@ for c in "${chosen[@]}"; do
     done
     echo
 done
+for id in "${!across[@]}"; do
+    printf '%-4s %-62s %s\n' "$id" "(rt and standard together)" "${across[$id]}"
+    [[ ${across[$id]} == passed ]] || status=1
+done
 echo
 for c in "${chosen[@]}"; do
     IFS='|' read -r id name ks title <<<"$c"
     for kind in $kernels; do
         [[ -v reason[$id.$kind] ]] && echo "$id $kind ${result[$id.$kind]}: ${reason[$id.$kind]}"
     done
+    [[ -v across[$id] ]] && echo "$id rt+standard ${across[$id]}: ${across_reason[$id]}"
 done
 echo
 echo "lab: $((SECONDS - started)) s$([[ -n $out ]] && echo "; results and console logs in $out")"
