@@ -13,6 +13,20 @@ pub fn id() -> Pid {
     unsafe { libc::getpid() }
 }
 
+/// The inode of the initial pid namespace's file in nsfs (`PROC_PID_INIT_INO` of the
+/// kernel's include/linux/proc_ns.h, fixed since Linux 3.8).
+const INITIAL_PID_NAMESPACE_INODE: u64 = 0xEFFF_FFFC;
+
+/// Whether this process is in the kernel's initial pid namespace, where its ids are the ones
+/// the kernel's trace events carry; None when `/proc/self/ns/pid` cannot be read. In another
+/// pid namespace (a container without the host's pid namespace) every id this process sees is
+/// that namespace's, and the trace names the same tasks by other numbers.
+pub(crate) fn in_initial_pid_namespace() -> Option<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let ns = std::fs::metadata("/proc/self/ns/pid").ok()?;
+    Some(ns.ino() == INITIAL_PID_NAMESPACE_INODE)
+}
+
 /// The parent's id (async-signal-safe).
 pub(crate) fn parent_id() -> Pid {
     // SAFETY: no arguments; cannot fail.

@@ -108,6 +108,7 @@ enum Collector {
 /// trace clock, buffer sizes and CPU mask. `auto` takes BPF where it loads and falls back to
 /// tracefs, with the reason. Errors are for exit 3 and name the fix.
 pub fn prepare(cpus: &[usize], choice: TraceBackendChoice) -> Result<TraceSetup, String> {
+    refuse_another_pid_namespace()?;
     let (collector, backend) = match choice {
         TraceBackendChoice::Tracefs => (
             prepare_tracefs(cpus)?,
@@ -150,6 +151,7 @@ pub fn prepare(cpus: &[usize], choice: TraceBackendChoice) -> Result<TraceSetup,
 /// (`run --dry-run`): BPF's object loaded and verified, then released; tracefs found and
 /// writable. Errors as [`prepare`]'s.
 pub fn check(choice: TraceBackendChoice) -> Result<BackendChoice, String> {
+    refuse_another_pid_namespace()?;
     match choice {
         TraceBackendChoice::Tracefs => tracefs::find().map(|_| BackendChoice {
             backend: "tracefs",
@@ -170,6 +172,21 @@ pub fn check(choice: TraceBackendChoice) -> Result<BackendChoice, String> {
         }
     }
 }
+
+/// Tracing from a pid namespace other than the kernel's first is refused: the kernel's events
+/// (tracefs and BPF alike) name tasks by their ids in that first namespace, which a process in
+/// another one cannot learn for its own threads, so no wakeup could be joined with its events
+/// (every split absent, every culprit's pid another number). A namespace that cannot be read
+/// is not refused: /proc without `ns/` is older than pid namespaces.
+fn refuse_another_pid_namespace() -> Result<(), String> {
+    match crate::sys::process::in_initial_pid_namespace() {
+        Some(false) => Err(PID_NAMESPACE_REFUSAL.into()),
+        _ => Ok(()),
+    }
+}
+
+/// Why tracing is refused in a pid namespace of its own, and the fix.
+pub(crate) const PID_NAMESPACE_REFUSAL: &str = "--trace: jitterlab runs in a pid namespace of its own (a container without the host's pid namespace), and the kernel's trace names every task by its id in the host's namespace, which this process cannot learn for its own threads: no wakeup could be joined with its timer and interrupt events. Run it in the host's pid namespace (docker/podman run --pid=host, Kubernetes hostPID: true, systemd-nspawn without --private-pids), or measure without --trace";
 
 /// The reason `auto` gives when it takes BPF.
 pub(crate) const AUTO_BPF_REASON: &str =

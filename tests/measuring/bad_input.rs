@@ -570,3 +570,40 @@ fn a_refused_spike_load_names_its_own_fixes() {
     assert!(!t.contains("pass --policy other"), "{t}");
     assert!(!std::path::Path::new("/tmp/jitterlab-nobody-spike-never-created").exists());
 }
+
+/// `--trace` from a pid namespace of its own (a container without the host's) is refused
+/// before anything is made, exit 3 with the fix: the kernel's events carry the host's pids,
+/// so no wakeup could be joined (before the refusal, such a run ended 0 with every split
+/// absent). `unshare --pid --fork` (util-linux, as root) makes the namespace.
+#[test]
+fn tracing_from_another_pid_namespace_is_refused_with_the_fix() {
+    if !tracing_available("tracing_from_another_pid_namespace_is_refused_with_the_fix") {
+        return;
+    }
+    let _x = exclusive();
+    let (base, out) = temp_out();
+    let o = Command::new("unshare")
+        .args([
+            "--pid",
+            "--fork",
+            bin(),
+            "run",
+            "--duration",
+            "1s",
+            "--trace",
+        ])
+        .args(["--trace-backend", "tracefs", "--out"])
+        .arg(&out)
+        .output()
+        .expect("unshare (util-linux) runs");
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{t}");
+    for needle in ["pid namespace of its own", "hostPID: true", "--pid=host"] {
+        assert!(t.contains(needle), "the refusal lacks '{needle}': {t}");
+    }
+    assert!(!out.exists(), "the result directory was created: {t}");
+    assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
+    // The same run in this (the first) pid namespace is not refused for it.
+    let o = jitterlab(&["run", "--duration", "1s", "--dry-run", "--trace"]);
+    assert!(!text(&o).contains("pid namespace"), "{}", text(&o));
+}
