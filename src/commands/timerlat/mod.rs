@@ -7,6 +7,7 @@
 //! run's result directory is named on stderr. docs/timerlat.md is the user's page.
 
 pub mod hist;
+pub mod kernel;
 pub mod options;
 
 use crate::error::{Failure, Result};
@@ -44,6 +45,39 @@ pub fn run(args: &[String]) -> Result<i32> {
         print!("{HELP}");
         return Ok(0);
     }
+    use crate::trace::timerlat::{Choice, choose};
+    let layout = Layout {
+        no_irq: o.no_irq,
+        no_thread: o.no_thread,
+        no_header: o.no_header,
+        no_summary: o.no_summary,
+        no_index: o.no_index,
+        with_zeros: o.with_zeros,
+        nano: o.nano,
+        bucket_size: o.bucket_size,
+        entries: o.entries,
+    };
+    let asked = o.engine;
+    let found = match asked {
+        Some(crate::trace::timerlat::Engine::Own) => Err(String::new()),
+        _ => crate::trace::tracefs::find(),
+    };
+    match choose(asked, found).map_err(Failure::system)? {
+        Choice::Kernel(root) => {
+            if o.jitterlab_trace {
+                eprintln!(
+                    "jitterlab: --jitterlab-trace has no effect with the kernel's timerlat tracer: its IRQ column is the tracer's own"
+                );
+            }
+            return kernel::run(&o, &root, &layout);
+        }
+        Choice::Own(Some(why)) => {
+            eprintln!("jitterlab: measuring with jitterlab's own threads: {why}")
+        }
+        Choice::Own(None) => {
+            eprintln!("jitterlab: measuring with jitterlab's own threads (--jitterlab-engine own)")
+        }
+    }
     if !o.jitterlab_trace && !o.no_irq {
         eprintln!(
             "jitterlab timerlat: the IRQ column needs jitterlab's trace (add --jitterlab-trace); without it the table is printed as rtla prints it with --no-irq"
@@ -53,14 +87,7 @@ pub fn run(args: &[String]) -> Result<i32> {
     let outcome = crate::session::run(&plan, true, std::env::args().collect())?;
     let layout = Layout {
         no_irq: o.no_irq || !o.jitterlab_trace,
-        no_thread: o.no_thread,
-        no_header: o.no_header,
-        no_summary: o.no_summary,
-        no_index: o.no_index,
-        with_zeros: o.with_zeros,
-        nano: o.nano,
-        bucket_size: o.bucket_size,
-        entries: o.entries,
+        ..layout
     };
     let cpus: Vec<usize> = outcome.record.threads.iter().map(|t| t.cpu).collect();
     let samples = outcome.dir.file(crate::format::samples::FILE_NAME);

@@ -1,0 +1,31 @@
+# Check 2: `jitterlab timerlat hist` beside the real `rtla timerlat hist` on CPU 1 (isolated on
+# the RT kernel), interleaved: rtla, jitterlab, rtla, jitterlab, 10 s each at rtla's defaults
+# (1 ms period, FIFO 95, buckets of 1 us). jitterlab must measure with the kernel's timerlat
+# tracer (its stderr says so). The global osnoise options and the tracing instances are listed
+# before and after each jitterlab run: what it changed is set back.
+t=/sys/kernel/tracing
+cat $t/available_tracers >available_tracers
+ls $t/events/osnoise >osnoise-events 2>&1
+state() {
+    for f in cpus timerlat_period_us stop_tracing_us stop_tracing_total_us print_stack; do
+        printf '%s %s\n' "$f" "$(cat $t/osnoise/$f 2>&1)"
+    done
+    printf 'instances %s\n' "$(ls $t/instances | tr '\n' ' ')"
+    printf 'journals %s\n' "$(ls /run/jitterlab-root 2>/dev/null | grep -c osnoise-options)"
+}
+# One second of the tracer's own text on both CPUs, for the parser's fixture (tests/data/timerlat).
+mkdir $t/instances/lab-capture
+echo timerlat >$t/instances/lab-capture/current_tracer
+sleep 1
+echo 0 >$t/instances/lab-capture/tracing_on
+cat $t/instances/lab-capture/trace >capture.trace
+echo nop >$t/instances/lab-capture/current_tracer
+rmdir $t/instances/lab-capture
+state >state-0
+for k in 1 2; do
+    rtla timerlat hist -c 1 -d 10s >"rtla-$k.txt" 2>"rtla-$k.err"
+    echo $? >"rtla-$k.exit"
+    /jitterlab timerlat hist -c 1 -d 10s --jitterlab-out "jl-$k" >"jl-$k.txt" 2>"jl-$k.err"
+    echo $? >"jl-$k.exit"
+    state >"state-$k"
+done
