@@ -22,10 +22,17 @@ cat $t/instances/lab-capture/trace >capture.trace
 echo nop >$t/instances/lab-capture/current_tracer
 rmdir $t/instances/lab-capture
 state >state-0
+# CPU 0's time (/proc/stat, in USER_HZ) around each run: what the reading side of each tool
+# cost the guest's housekeeping CPU (under TCG its work slows the emulation of CPU 1 too).
+cpu0() { grep '^cpu0 ' /proc/stat >>"$1"; }
 for k in 1 2; do
+    cpu0 "rtla-$k.cpu0"
     rtla timerlat hist -c 1 -d 10s >"rtla-$k.txt" 2>"rtla-$k.err"
     echo $? >"rtla-$k.exit"
+    cpu0 "rtla-$k.cpu0"
+    cpu0 "jl-$k.cpu0"
     /jitterlab timerlat hist -c 1 -d 10s --jitterlab-out "jl-$k" >"jl-$k.txt" 2>"jl-$k.err"
     echo $? >"jl-$k.exit"
+    cpu0 "jl-$k.cpu0"
     state >"state-$k"
 done

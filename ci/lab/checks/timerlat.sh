@@ -4,10 +4,14 @@
 # - both tables have the same shape: the `Index` line's columns (IRQ-001 Thr-001) and the
 #   count:, min:, avg:, max: rows with one figure per column;
 # - every count is within 5% of duration / period (10 000);
-# - in each pair, jitterlab's IRQ and Thr averages are within TIMERLAT_AVG_TOLERANCE_US of rtla's
-#   (docs/lab.md says why that tolerance: the spread of rtla's own runs under TCG);
+# - in each pair, jitterlab's IRQ and Thr averages within a factor of TIMERLAT_AVG_FACTOR (2) of
+#   rtla's, or TIMERLAT_AVG_TOLERANCE_US (20) apart. Why so wide: the guest's own noise, measured
+#   by rtla against itself in consecutive 10 s runs of this check under TCG on this shared host
+#   (load average 11-25), moved its averages by up to a factor of 1.7 (IRQ 1168 and 681 us);
+#   docs/lab.md, check 2;
 # - the osnoise options and the instance list after each jitterlab run are as before it.
 TIMERLAT_AVG_TOLERANCE_US=${TIMERLAT_AVG_TOLERANCE_US:-20}
+TIMERLAT_AVG_FACTOR=${TIMERLAT_AVG_FACTOR:-2}
 
 # The per-CPU summary of one table: "count min avg max" for each column, columns joined by /,
 # e.g. "10001 3 9 120/10001 8 20 300"; and its Index line's column names.
@@ -47,7 +51,7 @@ verdict_timerlat() {
         [[ $(sed 's/ [^/]*//g' <<<"$r") == "$(sed 's/ [^/]*//g' <<<"$j")" && $(awk -F/ '{print NF}' <<<"$r") == "$(awk -F/ '{print NF}' <<<"$j")" ]] ||
             failed+=("pair $k: the tables' columns differ")
         local out
-        out=$(awk -v r="$r" -v j="$j" -v tol="$TIMERLAT_AVG_TOLERANCE_US" '
+        out=$(awk -v r="$r" -v j="$j" -v tol="$TIMERLAT_AVG_TOLERANCE_US" -v f="$TIMERLAT_AVG_FACTOR" '
             BEGIN {
                 nr = split(r, rc, "/"); split(j, jc, "/")
                 for (i = 1; i <= nr; i++) {
@@ -58,7 +62,8 @@ verdict_timerlat() {
                         if (c < 9500 || c > 10500) print (t ? "jitterlab" : "rtla") "'"'"'s " a[1] " count " c " is not within 5% of 10000"
                     }
                     d = a[4] - b[4]; if (d < 0) d = -d
-                    if (d > tol) print a[1] " averages differ by " d " us (rtla " a[4] ", jitterlab " b[4] "; tolerance " tol ")"
+                    if (d > tol && (a[4] > f * b[4] || b[4] > f * a[4]))
+                        print a[1] " averages differ by " d " us (rtla " a[4] ", jitterlab " b[4] "; tolerance a factor " f " or " tol " us)"
                 }
             }')
         [[ -z $out ]] || failed+=("pair $k: $(tr '\n' ';' <<<"$out")")

@@ -266,3 +266,6 @@ pub fn run(o: &TimerlatOptions, root: &Path, layout: &Layout) -> Result<i32> {
     );
     Ok(0)
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,10 +1,14 @@
 //! `jitterlab timerlat [hist] [rtla timerlat hist's options]`: rtla's command line (`options.rs`),
-//! measured by jitterlab's engine as a `jitterlab run` (one pinned thread per CPU waking every
-//! `-p` us with clock_nanosleep, at rtla's default SCHED_FIFO 95), and printed as `rtla timerlat
-//! hist` prints it (`hist.rs`), without the timerlat tracer in the kernel: the Thr column is the
-//! wakeup latency each thread measures, the IRQ column the timer IRQ latency of jitterlab's
-//! trace (`--jitterlab-trace`), printed as rtla prints a column that is off without it. The
-//! run's result directory is named on stderr. docs/timerlat.md is the user's page.
+//! printed as `rtla timerlat hist` prints it (`hist.rs`), measured by one of two engines
+//! (`--jitterlab-engine`, else chosen by what tracefs lists; stderr says which and why):
+//! - the kernel's timerlat tracer where there is one (`kernel.rs`, trace/timerlat), as rtla
+//!   measures: its IRQ and Thr samples;
+//! - elsewhere jitterlab's own engine, as a `jitterlab run` (one pinned thread per CPU waking
+//!   every `-p` us with clock_nanosleep, at rtla's default SCHED_FIFO 95): the Thr column is the
+//!   wakeup latency each thread measures, the IRQ column the timer IRQ latency of jitterlab's
+//!   trace (`--jitterlab-trace`), printed as rtla prints a column that is off without it.
+//!
+//! The run's result directory is named on stderr. docs/timerlat.md is the user's page.
 
 pub mod hist;
 pub mod kernel;
@@ -29,8 +33,10 @@ Usage: jitterlab timerlat [hist] [options]
   -n/--nano               figures in ns
   --no-irq --no-thread --no-header --no-summary --no-index --with-zeros   as rtla
   --dma-latency US        hold /dev/cpu_dma_latency at US
-  -u -k -D --no-aa        accepted, no effect (jitterlab's threads are its own)
-  --jitterlab-trace       fill the IRQ column from jitterlab's trace (off: as --no-irq)
+  -u -k -D --no-aa        accepted, no effect (the kernel's threads, or jitterlab's own)
+  --jitterlab-engine kernel|own   the kernel's timerlat tracer, or jitterlab's own threads
+                          (default: the kernel's where tracefs lists it; stderr says which)
+  --jitterlab-trace       own threads: fill the IRQ column from jitterlab's trace (off: as --no-irq)
   --jitterlab-out DIR     the jitterlab result directory (default: a new one, named on stderr)
 
 Refused with the reason (exit 2): -a -i -T -s -t -e --filter --trigger -C -U --dump-tasks

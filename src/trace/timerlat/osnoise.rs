@@ -24,11 +24,14 @@ pub(crate) const FILES: &[&str] = &[
     "print_stack",
 ];
 
-/// Writes `value` to the file `name` of `dir` (an existing tracefs file: never created).
+/// Writes `value` to the file `name` of `dir` (an existing tracefs file: never created),
+/// truncated as a shell's `echo V > FILE` does (tracefs takes the whole write as the value; a
+/// plain file, as in the tests, then holds it alone).
 fn write(dir: &Path, name: &str, value: &str) -> Result<(), String> {
     let path = dir.join(name);
     std::fs::OpenOptions::new()
         .write(true)
+        .truncate(true)
         .open(&path)
         .and_then(|mut f| f.write_all(value.as_bytes()))
         .map_err(|e| format!("cannot write '{value}' to {}: {e}", path.display()))
