@@ -36,3 +36,16 @@ for k in 1 2; do
     cpu0 "jl-$k.cpu0"
     state >"state-$k"
 done
+# SIGKILL: a 30 s run killed after 3 s leaves its instance and its osnoise options (cpus 1) with
+# their journals; the next start (a 1 s run) removes the instance and sets the options back.
+/jitterlab timerlat hist -c 1 -p 500 -d 30s --jitterlab-out jl-killed >jl-killed.txt 2>jl-killed.err &
+victim=$!
+sleep 3
+state >state-running
+kill -KILL $victim
+wait $victim
+echo $? >jl-killed.exit
+state >state-killed
+/jitterlab timerlat hist -c 1 -d 1s --jitterlab-out jl-after >jl-after.txt 2>jl-after.err
+echo $? >jl-after.exit
+state >state-after

@@ -9,7 +9,9 @@
 #   by rtla against itself in consecutive 10 s runs of this check under TCG on this shared host
 #   (load average 11-25), moved its averages by up to a factor of 1.7 (IRQ 1168 and 681 us);
 #   docs/lab.md, check 2;
-# - the osnoise options and the instance list after each jitterlab run are as before it.
+# - the osnoise options and the instance list after each jitterlab run are as before it;
+# - a run SIGKILLed mid-way leaves its instance and options (journaled); the next start undoes
+#   both.
 TIMERLAT_AVG_TOLERANCE_US=${TIMERLAT_AVG_TOLERANCE_US:-20}
 TIMERLAT_AVG_FACTOR=${TIMERLAT_AVG_FACTOR:-2}
 
@@ -70,6 +72,13 @@ verdict_timerlat() {
         diff -q "$dir/state-0" "$dir/state-$k" >/dev/null ||
             failed+=("pair $k: the osnoise options or instances after jitterlab differ from before: $(diff "$dir/state-0" "$dir/state-$k" | grep '^[<>]' | tr '\n' ' ')")
     done
+    # SIGKILL: killed mid-run, its instance and options (-p 500 on CPU 1) stay; the next start
+    # undoes both.
+    grep -q '^timerlat_period_us 500$' "$dir/state-killed" && grep -q '^instances jitterlab-' "$dir/state-killed" ||
+        failed+=("after SIGKILL the run's instance and options are not there as it left them: $(tr '\n' ' ' <"$dir/state-killed" 2>/dev/null)")
+    [[ $(cat "$dir/jl-after.exit" 2>/dev/null) == 0 ]] && diff -q "$dir/state-0" "$dir/state-after" >/dev/null ||
+        failed+=("the start after the SIGKILL did not undo it (exit $(cat "$dir/jl-after.exit" 2>/dev/null)): $(diff "$dir/state-0" "$dir/state-after" 2>&1 | grep '^[<>]' | tr '\n' ' ')")
+    said+=("SIGKILL: $(grep -c . "$dir/jl-after.err" 2>/dev/null) lines from the next start, e.g. $(grep -m1 'set back' "$dir/jl-after.err" 2>/dev/null)")
     if ((${#failed[@]})); then
         printf '%s; ' "${failed[@]}" "${said[@]}"
         echo
