@@ -46,6 +46,9 @@ const KINDS: &[(&str, Undo)] = &[
         crate::load::contain::undo(s)
     }),
     (super::children::KIND, |s, _| super::children::undo(s)),
+    (crate::trace::timerlat::KIND, |s, _| {
+        crate::trace::timerlat::osnoise::undo(s)
+    }),
 ];
 
 /// Undoes what killed runs of this user left (their journals in its trusted directory, if

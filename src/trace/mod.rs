@@ -32,6 +32,7 @@ pub mod reader;
 pub(crate) mod recent;
 pub mod record;
 pub mod split;
+pub mod timerlat;
 pub mod tracefs;
 
 use crate::plan::TraceBackendChoice;

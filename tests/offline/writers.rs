@@ -100,6 +100,16 @@ const ALLOWED: &[Allowed] = &[
         "tracefs control files (opened, never made)",
     ),
     allow(
+        "trace/timerlat/osnoise.rs",
+        ".write(true)",
+        "the kernel's osnoise/ option files in tracefs (opened, never made)",
+    ),
+    allow(
+        "trace/timerlat/osnoise.rs",
+        ".truncate(true)",
+        "the same option files, written as `echo V > FILE` writes them",
+    ),
+    allow(
         "session/pmqos.rs",
         ".write(true)",
         "/dev/cpu_dma_latency, held open for the run",

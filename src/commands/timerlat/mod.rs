@@ -1,12 +1,17 @@
 //! `jitterlab timerlat [hist] [rtla timerlat hist's options]`: rtla's command line (`options.rs`),
-//! measured by jitterlab's engine as a `jitterlab run` (one pinned thread per CPU waking every
-//! `-p` us with clock_nanosleep, at rtla's default SCHED_FIFO 95), and printed as `rtla timerlat
-//! hist` prints it (`hist.rs`), without the timerlat tracer in the kernel: the Thr column is the
-//! wakeup latency each thread measures, the IRQ column the timer IRQ latency of jitterlab's
-//! trace (`--jitterlab-trace`), printed as rtla prints a column that is off without it. The
-//! run's result directory is named on stderr. docs/timerlat.md is the user's page.
+//! printed as `rtla timerlat hist` prints it (`hist.rs`), measured by one of two engines
+//! (`--jitterlab-engine`, else chosen by what tracefs lists; stderr says which and why):
+//! - the kernel's timerlat tracer where there is one (`kernel.rs`, trace/timerlat), as rtla
+//!   measures: its IRQ and Thr samples;
+//! - elsewhere jitterlab's own engine, as a `jitterlab run` (one pinned thread per CPU waking
+//!   every `-p` us with clock_nanosleep, at rtla's default SCHED_FIFO 95): the Thr column is the
+//!   wakeup latency each thread measures, the IRQ column the timer IRQ latency of jitterlab's
+//!   trace (`--jitterlab-trace`), printed as rtla prints a column that is off without it.
+//!
+//! The run's result directory is named on stderr. docs/timerlat.md is the user's page.
 
 pub mod hist;
+pub mod kernel;
 pub mod options;
 
 use crate::error::{Failure, Result};
@@ -28,8 +33,10 @@ Usage: jitterlab timerlat [hist] [options]
   -n/--nano               figures in ns
   --no-irq --no-thread --no-header --no-summary --no-index --with-zeros   as rtla
   --dma-latency US        hold /dev/cpu_dma_latency at US
-  -u -k -D --no-aa        accepted, no effect (jitterlab's threads are its own)
-  --jitterlab-trace       fill the IRQ column from jitterlab's trace (off: as --no-irq)
+  -u -k -D --no-aa        accepted, no effect (the kernel's threads, or jitterlab's own)
+  --jitterlab-engine kernel|own   the kernel's timerlat tracer, or jitterlab's own threads
+                          (default: the kernel's where tracefs lists it; stderr says which)
+  --jitterlab-trace       own threads: fill the IRQ column from jitterlab's trace (off: as --no-irq)
   --jitterlab-out DIR     the jitterlab result directory (default: a new one, named on stderr)
 
 Refused with the reason (exit 2): -a -i -T -s -t -e --filter --trigger -C -U --dump-tasks
@@ -44,6 +51,39 @@ pub fn run(args: &[String]) -> Result<i32> {
         print!("{HELP}");
         return Ok(0);
     }
+    use crate::trace::timerlat::{Choice, choose};
+    let layout = Layout {
+        no_irq: o.no_irq,
+        no_thread: o.no_thread,
+        no_header: o.no_header,
+        no_summary: o.no_summary,
+        no_index: o.no_index,
+        with_zeros: o.with_zeros,
+        nano: o.nano,
+        bucket_size: o.bucket_size,
+        entries: o.entries,
+    };
+    let asked = o.engine;
+    let found = match asked {
+        Some(crate::trace::timerlat::Engine::Own) => Err(String::new()),
+        _ => crate::trace::tracefs::find(),
+    };
+    match choose(asked, found).map_err(Failure::system)? {
+        Choice::Kernel(root) => {
+            if o.jitterlab_trace {
+                eprintln!(
+                    "jitterlab: --jitterlab-trace has no effect with the kernel's timerlat tracer: its IRQ column is the tracer's own"
+                );
+            }
+            return kernel::run(&o, &root, &layout);
+        }
+        Choice::Own(Some(why)) => {
+            eprintln!("jitterlab: measuring with jitterlab's own threads: {why}")
+        }
+        Choice::Own(None) => {
+            eprintln!("jitterlab: measuring with jitterlab's own threads (--jitterlab-engine own)")
+        }
+    }
     if !o.jitterlab_trace && !o.no_irq {
         eprintln!(
             "jitterlab timerlat: the IRQ column needs jitterlab's trace (add --jitterlab-trace); without it the table is printed as rtla prints it with --no-irq"
@@ -53,14 +93,7 @@ pub fn run(args: &[String]) -> Result<i32> {
     let outcome = crate::session::run(&plan, true, std::env::args().collect())?;
     let layout = Layout {
         no_irq: o.no_irq || !o.jitterlab_trace,
-        no_thread: o.no_thread,
-        no_header: o.no_header,
-        no_summary: o.no_summary,
-        no_index: o.no_index,
-        with_zeros: o.with_zeros,
-        nano: o.nano,
-        bucket_size: o.bucket_size,
-        entries: o.entries,
+        ..layout
     };
     let cpus: Vec<usize> = outcome.record.threads.iter().map(|t| t.cpu).collect();
     let samples = outcome.dir.file(crate::format::samples::FILE_NAME);

@@ -1,11 +1,13 @@
 //! `rtla timerlat hist`'s command line (tools/tracing/rtla, `timerlat_hist_parse_args`), in its
 //! terms and units: `-p` in us, `-d` in seconds or with s, m, h, d, `-P` as `f:95`. What
 //! jitterlab cannot honour is refused by name, with why and what to use instead ([`REFUSED`],
-//! docs/timerlat.md). jitterlab's own: `--jitterlab-out DIR`, and `--jitterlab-trace`, which
-//! fills the IRQ column from jitterlab's trace (`run --trace`).
+//! docs/timerlat.md). jitterlab's own: `--jitterlab-out DIR`, `--jitterlab-engine kernel|own`
+//! (the kernel's timerlat tracer or jitterlab's threads), and `--jitterlab-trace`, which fills
+//! the IRQ column of jitterlab's own threads from its trace (`run --trace`).
 
 use crate::commands::getopt::{self, Found, Spec, Takes, Tool, spec};
 use crate::error::{Failure, Result};
+use crate::trace::timerlat::Engine;
 use std::path::PathBuf;
 
 /// The options given, in rtla's terms and units.
@@ -34,6 +36,8 @@ pub struct TimerlatOptions {
     pub dma_latency_us: Option<u32>,
     pub jitterlab_out: Option<PathBuf>,
     pub jitterlab_trace: bool,
+    /// `--jitterlab-engine`: None, the kernel's timerlat tracer where there is one.
+    pub engine: Option<Engine>,
     pub help: bool,
 }
 
@@ -58,6 +62,7 @@ impl Default for TimerlatOptions {
             dma_latency_us: None,
             jitterlab_out: None,
             jitterlab_trace: false,
+            engine: None,
             help: false,
         }
     }
@@ -102,6 +107,7 @@ static SPECS: &[Spec] = &[
     spec(None, "on-end", Takes::Value),
     spec(None, "jitterlab-out", Takes::Value),
     spec(None, "jitterlab-trace", Takes::Nothing),
+    spec(None, "jitterlab-engine", Takes::Value),
 ];
 
 static TOOL: Tool = Tool {
@@ -250,6 +256,13 @@ fn apply(o: &mut TimerlatOptions, found: &Found) -> Result<()> {
         "dma-latency" => o.dma_latency_us = Some(getopt::number(&TOOL, found, "a latency in us")?),
         "jitterlab-out" => o.jitterlab_out = Some(PathBuf::from(value)),
         "jitterlab-trace" => o.jitterlab_trace = true,
+        "jitterlab-engine" => {
+            o.engine = Some(match value {
+                "kernel" => Engine::Kernel,
+                "own" => Engine::Own,
+                _ => return Err(bad(found, "expected kernel or own")),
+            })
+        }
         "help" => o.help = true,
         // Debug output, the auto-analysis, and the choice of kernel or user threads: jitterlab's
         // threads are its own user-space threads whatever is asked (docs/timerlat.md).
@@ -306,6 +319,12 @@ mod tests {
         assert!(o.nano && o.no_irq && o.with_zeros);
         assert_eq!(parsed("").policy, ("fifo", 95));
         assert_eq!(parsed("-P o:0").policy, ("other", 0));
+        assert_eq!(parsed("").engine, None);
+        assert_eq!(
+            parsed("--jitterlab-engine kernel").engine,
+            Some(Engine::Kernel)
+        );
+        assert_eq!(parsed("--jitterlab-engine=own").engine, Some(Engine::Own));
     }
 
     #[test]
@@ -317,5 +336,6 @@ mod tests {
         assert!(refused("top").contains("hist"));
         assert!(refused("-E 5").contains("10 to"));
         assert!(refused("-p 10").contains("100 to"));
+        assert!(refused("--jitterlab-engine bpf").contains("kernel or own"));
     }
 }
