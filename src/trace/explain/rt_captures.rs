@@ -222,9 +222,11 @@ fn a_nohz_full_cpus_timers_moved_to_cpu_0_are_joined_from_its_trace() {
             .iter()
             .find(|(due, x)| *due < end && x.time_ns >= end && x.time_ns < end + 5_000_000)
             .unwrap_or_else(|| panic!("no wakeup delayed by the injection {start}..{end}"));
-        let thread = x.thread_latency_ns.unwrap();
+        // As lab check 1d judges it: the spike's time lies in the thread part (the timer may
+        // also have expired late on CPU 0: then the IRQ part is that, not the spike).
+        let spike = x.contributors[0].duration_ns as i64;
         assert!(
-            thread >= 15_000_000 && x.irq_latency_ns.unwrap() < thread,
+            spike >= 5_000_000 && x.thread_latency_ns.unwrap() + 2_000_000 >= spike,
             "due {due}: {x:?}"
         );
         assert!(
