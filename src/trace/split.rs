@@ -256,7 +256,7 @@ impl CpuTimeline {
 
     /// [`CpuTimeline::split`], the timer also looked for on the CPUs of `elsewhere` (CPU,
     /// timeline) when it did not expire on this one: the kernel moves the timers armed on a
-    /// `nohz_full` CPU to a housekeeping CPU ([`CpuTimeline::take_moved_cycle`]).
+    /// `nohz_full` CPU to a housekeeping CPU (split/moved.rs).
     pub fn split_elsewhere(
         &mut self,
         tid: i32,

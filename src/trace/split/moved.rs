@@ -50,8 +50,8 @@ impl CpuTimeline {
         let (_, a) = self
             .arms
             .iter()
-            .filter(|(h, a)| *h == hrtimer && fits(a) && a.ts <= expiry.ts)
-            .last()?;
+            .rev()
+            .find(|(h, a)| *h == hrtimer && fits(a) && a.ts <= expiry.ts)?;
         let expired_in = remote
             .history
             .iter()
