@@ -60,6 +60,9 @@ pub struct Joiner {
     names: Names,
     /// The measured CPUs' recent events, for snapshots ([`TraceJoin::keep_recent`]).
     recent: Option<RecentEvents>,
+    /// The CPUs traced only for the measuring threads' timers the kernel moves there (timer
+    /// migration off `nohz_full` CPUs: [`super::split::CpuTimeline::take_moved_cycle`]).
+    timer_cpus: Vec<usize>,
 }
 
 impl Joiner {
@@ -79,7 +82,15 @@ impl Joiner {
             policies: HashMap::new(),
             names,
             recent: None,
+            timer_cpus: Vec::new(),
         }
+    }
+
+    /// Also looks for the timers of the measuring threads on `cpus` (traced for them only):
+    /// every sample then waits for their trace too.
+    pub fn with_timer_cpus(mut self, cpus: Vec<usize>) -> Self {
+        self.timer_cpus = cpus;
+        self
     }
 
     fn learn_senders(&mut self, tids: &[i32]) {
@@ -95,12 +106,14 @@ impl Joiner {
 
     /// The CPUs whose trace a sample of a thread on `cpu` needs: its own, and its senders'.
     fn cpus_needed(&self, cpu: usize) -> impl Iterator<Item = usize> + '_ {
-        std::iter::once(cpu).chain(
-            self.threads
-                .iter()
-                .filter(move |t| t.cpu == cpu)
-                .filter_map(|t| t.sender.map(|s| s.cpu)),
-        )
+        std::iter::once(cpu)
+            .chain(
+                self.threads
+                    .iter()
+                    .filter(move |t| t.cpu == cpu)
+                    .filter_map(|t| t.sender.map(|s| s.cpu)),
+            )
+            .chain(self.timer_cpus.iter().copied())
     }
 }
 
@@ -180,10 +193,27 @@ impl TraceJoin for Joiner {
 impl Joiner {
     /// A sample of a timer wake method: its split, and its explanation when late.
     fn join_timer(&mut self, th: &ThreadTrace, sample: &Sample) -> SampleTrace {
-        let tl = self.timelines.entry(th.cpu).or_default();
+        // Out of the map while the other CPUs' timelines are read beside it.
+        let mut own = self.timelines.remove(&th.cpu).unwrap_or_default();
+        let joined = self.join_timer_on(th, sample, &mut own);
+        self.timelines.insert(th.cpu, own);
+        joined
+    }
+
+    fn join_timer_on(
+        &self,
+        th: &ThreadTrace,
+        sample: &Sample,
+        tl: &mut CpuTimeline,
+    ) -> SampleTrace {
         let due = sample.expected_ns;
         let wake = (due as i64 + sample.latency_ns).max(0) as u64;
-        let split = tl.split(th.tid, due, wake, th.tolerance_ns);
+        let elsewhere: Vec<(usize, &CpuTimeline)> = self
+            .timer_cpus
+            .iter()
+            .filter_map(|c| Some((*c, self.timelines.get(c)?)))
+            .collect();
+        let split = tl.split_elsewhere(th.tid, due, wake, th.tolerance_ns, &elsewhere);
         let explanation = (sample.latency_ns > th.explain_above_ns as i64).then(|| {
             explain::explain(
                 &LateSample {
@@ -213,6 +243,12 @@ impl Joiner {
     /// senders on it), as their samples are joined at different times.
     fn trim(&mut self, thread_index: usize, due_ns: u64) {
         self.last_due_ns[thread_index] = due_ns;
+        let all_joined = self.last_due_ns.iter().copied().min().unwrap_or(due_ns);
+        for cpu in &self.timer_cpus {
+            if let Some(tl) = self.timelines.get_mut(cpu) {
+                tl.trim_before_due(all_joined);
+            }
+        }
         let th = self.threads[thread_index];
         for cpu in std::iter::once(th.cpu).chain(th.sender.map(|s| s.cpu)) {
             let floor = self

@@ -27,6 +27,7 @@ pub mod explain;
 pub mod format;
 pub mod join;
 pub mod kallsyms;
+pub(crate) mod migration;
 pub mod page;
 pub mod reader;
 pub(crate) mod recent;
@@ -305,6 +306,8 @@ impl TraceSetup {
             ..Default::default()
         };
         let (tx, rx) = mpsc::channel();
+        // The CPUs traced for the measuring threads' timers only (tracefs; see migration.rs).
+        let mut timer_cpus = Vec::new();
         let (reader, active, names) = match self.collector {
             Collector::Bpf(mut loaded) => {
                 config.buffer_kb = loaded.ring_kb;
@@ -354,9 +357,10 @@ impl TraceSetup {
                 formats,
                 decoder,
             } => {
-                let reader = start_tracefs(
+                let (reader, traced) = start_tracefs(
                     &instance,
                     &self.cpus,
+                    &migration::timer_cpus(&self.cpus),
                     formats,
                     decoder.clone(),
                     &tids,
@@ -370,16 +374,20 @@ impl TraceSetup {
                     vectors: decoder.vector_names.clone(),
                     softirqs: decoder.softirq_names.clone(),
                 };
+                timer_cpus = traced;
                 (reader, Active::Tracefs(instance), names)
             }
         };
         let (senders_tx, senders_rx) = mpsc::channel();
-        let joiner = Joiner::new(rx, senders_rx, threads, names);
+        let joiner =
+            Joiner::new(rx, senders_rx, threads, names).with_timer_cpus(timer_cpus.clone());
+        let mut cpus = self.cpus;
+        cpus.extend(timer_cpus);
         Ok((
             Tracer {
                 reader: Some(reader),
                 active,
-                cpus: self.cpus,
+                cpus,
                 config,
                 tids,
                 senders_tx,

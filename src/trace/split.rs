@@ -44,6 +44,8 @@
 use super::decode::{Kind, TaskRef, TraceEvent};
 use std::collections::{HashMap, VecDeque};
 
+mod moved;
+
 /// Trace events kept behind the last sample joined, for the explanation of the next one.
 const HISTORY_BEHIND_NS: u64 = 10_000_000;
 /// A bound on the history, should samples stop arriving (a failed thread): about 15 MB.
@@ -71,6 +73,9 @@ pub(crate) struct TimerCycle {
     pub switch_in_ts: Option<u64>,
     /// The softirq thread that ran the expiry, when it did (see the module documentation).
     pub expired_in: Option<SoftirqThread>,
+    /// The CPU the timer expired on when it was not the thread's own (see
+    /// [`CpuTimeline::take_moved_cycle`]).
+    pub expired_on: Option<usize>,
 }
 
 /// A softirq thread (`ktimers/N`, `ksoftirqd/N`) that ran a timer's expiry: the thread, and
@@ -100,6 +105,8 @@ pub struct Split {
     pub expiry_ts: u64,
     /// The softirq thread the timer expired in, when it did.
     pub expired_in: Option<SoftirqThread>,
+    /// The CPU the timer expired on, when the kernel had moved it off the thread's CPU.
+    pub expired_on: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -115,6 +122,10 @@ struct Armed {
 #[derive(Debug, Default)]
 pub struct CpuTimeline {
     armed: HashMap<u64, Armed>,
+    /// Every arming of a measuring thread's timer not yet joined, in time order: a timer the
+    /// kernel moved to another CPU expires there, and is found from its arming here
+    /// ([`CpuTimeline::take_moved_cycle`]).
+    arms: VecDeque<(u64, Armed)>,
     cycles: VecDeque<TimerCycle>,
     /// Recent events in time order.
     pub history: VecDeque<TraceEvent>,
@@ -145,15 +156,17 @@ impl CpuTimeline {
                 expires,
                 softexpires,
             } if measuring.contains(&e.common_pid) => {
-                self.armed.insert(
-                    *hrtimer,
-                    Armed {
-                        tid: e.common_pid,
-                        expires: *expires,
-                        softexpires: *softexpires,
-                        ts: e.ts,
-                    },
-                );
+                let armed = Armed {
+                    tid: e.common_pid,
+                    expires: *expires,
+                    softexpires: *softexpires,
+                    ts: e.ts,
+                };
+                self.armed.insert(*hrtimer, armed);
+                if self.arms.len() >= MAX_CYCLES {
+                    self.arms.pop_front();
+                }
+                self.arms.push_back((*hrtimer, armed));
             }
             Kind::HrtimerExpire { hrtimer, now } => {
                 if let Some(a) = self.armed.remove(hrtimer) {
@@ -179,6 +192,7 @@ impl CpuTimeline {
                         waking_ts: None,
                         switch_in_ts: None,
                         expired_in,
+                        expired_on: None,
                     });
                 }
             }
@@ -237,7 +251,28 @@ impl CpuTimeline {
         wake_ns: u64,
         tolerance_ns: u64,
     ) -> Option<Split> {
-        let c = self.take_cycle(tid, due_ns, tolerance_ns)?;
+        self.split_elsewhere(tid, due_ns, wake_ns, tolerance_ns, &[])
+    }
+
+    /// [`CpuTimeline::split`], the timer also looked for on the CPUs of `elsewhere` (CPU,
+    /// timeline) when it did not expire on this one: the kernel moves the timers armed on a
+    /// `nohz_full` CPU to a housekeeping CPU (split/moved.rs).
+    pub fn split_elsewhere(
+        &mut self,
+        tid: i32,
+        due_ns: u64,
+        wake_ns: u64,
+        tolerance_ns: u64,
+        elsewhere: &[(usize, &CpuTimeline)],
+    ) -> Option<Split> {
+        let c = match self.take_cycle(tid, due_ns, tolerance_ns) {
+            Some(c) => c,
+            None => {
+                let c = self.take_moved_cycle(tid, due_ns, wake_ns, tolerance_ns, elsewhere)?;
+                self.forget_arms(tid, c.softexpires);
+                c
+            }
+        };
         let wake = wake_ns as i64;
         // The end of the IRQ part on the timer's clock: its expiry, or the interrupt's waking
         // of the softirq thread that expired it (the trace clock's distance before the expiry).
@@ -261,6 +296,7 @@ impl CpuTimeline {
             switch_to_user_ns: c.switch_in_ts.map(|s| wake - s as i64),
             expiry_ts: thread_from_ts,
             expired_in: c.expired_in,
+            expired_on: c.expired_on,
         })
     }
 
@@ -287,7 +323,16 @@ impl CpuTimeline {
             index += 1;
             keep
         });
+        // The armings for this sample stay while it is not joined: its timer may have expired
+        // on another CPU (take_moved_cycle).
+        self.forget_arms(tid, matched.map_or(due - 1, |c| c.softexpires));
         matched
+    }
+
+    /// Forgets the armings of `tid` for soft expiries up to `until`: of samples joined or past.
+    fn forget_arms(&mut self, tid: i32, until: i64) {
+        self.arms
+            .retain(|(_, a)| a.tid != tid || a.softexpires > until);
     }
 
     /// Forgets the history older than what the next sample (due after `due_ns`) can need.
@@ -303,313 +348,4 @@ impl CpuTimeline {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::trace::decode::task;
-
-    fn ev(ts: u64, pid: i32, kind: Kind) -> TraceEvent {
-        TraceEvent {
-            ts,
-            common_pid: pid,
-            kind,
-        }
-    }
-
-    /// A synthetic chain: armed for 10_000, fired 2 us late, woken, switched in 50 us later
-    /// (another task held the CPU), in user space 3 us after that.
-    #[test]
-    fn splits_a_cycle_into_its_parts() {
-        let me = task(77, 4, "jl-measure-0");
-        let other = task(900, 0, "jl-spike-0");
-        let mut t = CpuTimeline::default();
-        let tids = [77];
-        t.push(
-            ev(
-                1_000,
-                77,
-                Kind::HrtimerStart {
-                    hrtimer: 0xa,
-                    expires: 10_000,
-                    softexpires: 10_000,
-                },
-            ),
-            &tids,
-        );
-        // Someone else's timer on the same CPU is not ours.
-        t.push(
-            ev(
-                1_500,
-                900,
-                Kind::HrtimerStart {
-                    hrtimer: 0xb,
-                    expires: 10_000,
-                    softexpires: 10_000,
-                },
-            ),
-            &tids,
-        );
-        t.push(
-            ev(
-                2_000,
-                77,
-                Kind::Switch {
-                    prev: me,
-                    next: other,
-                },
-            ),
-            &tids,
-        );
-        t.push(
-            ev(
-                10_001,
-                900,
-                Kind::HrtimerExpire {
-                    hrtimer: 0xb,
-                    now: 10_001,
-                },
-            ),
-            &tids,
-        );
-        t.push(
-            ev(
-                12_000,
-                900,
-                Kind::HrtimerExpire {
-                    hrtimer: 0xa,
-                    now: 12_000,
-                },
-            ),
-            &tids,
-        );
-        t.push(ev(12_400, 900, Kind::waking(77)), &tids);
-        t.push(
-            ev(
-                62_400,
-                900,
-                Kind::Switch {
-                    prev: other,
-                    next: me,
-                },
-            ),
-            &tids,
-        );
-        let s = t.split(77, 10_000, 65_400, 0).unwrap();
-        assert_eq!(
-            s,
-            Split {
-                irq_latency_ns: 2_000,
-                thread_latency_ns: 53_400,
-                wake_to_switch_ns: Some(50_000),
-                switch_to_user_ns: Some(3_000),
-                expiry_ts: 12_000,
-                expired_in: None,
-            }
-        );
-        // Joined once only.
-        assert_eq!(t.split(77, 10_000, 65_400, 0), None);
-    }
-
-    /// PREEMPT_RT: the timer (soft) expires in ktimers/0, which its interrupt woke 5 us after
-    /// the expiry time and which a FIFO 50 task kept off the CPU for 20 ms. The IRQ part ends
-    /// at that wakeup; the wait is thread latency, with the thread named.
-    #[test]
-    fn a_timer_expired_in_a_softirq_thread_splits_at_the_threads_wakeup() {
-        let me = task(77, 4, "jl-measure-0");
-        let spike = task(900, 49, "jl-spike-0");
-        let ktimers = task(16, 98, "ktimers/0");
-        let mut t = CpuTimeline::default();
-        let tids = [77];
-        let start = |hrtimer| Kind::HrtimerStart {
-            hrtimer,
-            expires: 1_000_000,
-            softexpires: 1_000_000,
-        };
-        t.push(ev(1_000, 77, start(0xa)), &tids);
-        t.push(
-            ev(
-                2_000,
-                77,
-                Kind::Switch {
-                    prev: me,
-                    next: spike,
-                },
-            ),
-            &tids,
-        );
-        // The interrupt wakes ktimers/0 (recorded on the CPU it interrupted).
-        let woken = |ts, t: &mut CpuTimeline| {
-            let kind = Kind::Waking {
-                task: ktimers,
-                target_cpu: 0,
-            };
-            t.push(ev(ts, 900, kind), &tids);
-        };
-        woken(1_005_000, &mut t);
-        t.push(
-            ev(
-                21_000_000,
-                900,
-                Kind::Switch {
-                    prev: spike,
-                    next: ktimers,
-                },
-            ),
-            &tids,
-        );
-        t.push(
-            ev(
-                21_010_000,
-                16,
-                Kind::HrtimerExpire {
-                    hrtimer: 0xa,
-                    now: 21_010_000,
-                },
-            ),
-            &tids,
-        );
-        t.push(ev(21_012_000, 16, Kind::waking(77)), &tids);
-        t.push(
-            ev(
-                21_015_000,
-                16,
-                Kind::Switch {
-                    prev: ktimers,
-                    next: me,
-                },
-            ),
-            &tids,
-        );
-        let s = t.split(77, 1_000_000, 21_018_000, 0).unwrap();
-        assert_eq!(s.irq_latency_ns, 5_000);
-        assert_eq!(s.thread_latency_ns, 20_013_000);
-        assert_eq!(
-            s.expiry_ts, 1_005_000,
-            "the thread part begins at the wakeup"
-        );
-        let x = s.expired_in.unwrap();
-        assert_eq!(
-            (x.thread.pid, x.woken_ts, x.expiry_ts),
-            (16, 1_005_000, 21_010_000)
-        );
-
-        // Woken before the due time, even before the timer was armed (still waiting for the
-        // CPU, the softirq pending): no IRQ part.
-        let mut t = CpuTimeline::default();
-        woken(500, &mut t);
-        t.push(ev(1_000, 77, start(0xb)), &tids);
-        t.push(
-            ev(
-                5_000_000,
-                16,
-                Kind::HrtimerExpire {
-                    hrtimer: 0xb,
-                    now: 5_000_000,
-                },
-            ),
-            &tids,
-        );
-        let s = t.split(77, 1_000_000, 5_010_000, 0).unwrap();
-        assert_eq!((s.irq_latency_ns, s.thread_latency_ns), (0, 4_010_000));
-        assert_eq!(s.expiry_ts, 1_000_000);
-
-        // A timer expired in an interrupt (common_pid is whoever ran) is split at its expiry.
-        let mut t = CpuTimeline::default();
-        t.push(ev(1_000, 77, start(0xc)), &tids);
-        woken(1_001_000, &mut t);
-        t.push(
-            ev(
-                1_003_000,
-                900,
-                Kind::HrtimerExpire {
-                    hrtimer: 0xc,
-                    now: 1_003_000,
-                },
-            ),
-            &tids,
-        );
-        let s = t.split(77, 1_000_000, 1_010_000, 0).unwrap();
-        assert_eq!((s.irq_latency_ns, s.expired_in), (3_000, None));
-    }
-
-    #[test]
-    fn relative_methods_match_within_the_tolerance() {
-        let mut t = CpuTimeline::default();
-        let tids = [5];
-        for (k, soft) in [(0u64, 1_000_700i64), (1, 2_001_500)] {
-            t.push(
-                ev(
-                    k * 1_000_000,
-                    5,
-                    Kind::HrtimerStart {
-                        hrtimer: 1,
-                        expires: soft,
-                        softexpires: soft,
-                    },
-                ),
-                &tids,
-            );
-            t.push(
-                ev(
-                    soft as u64 + 900,
-                    0,
-                    Kind::HrtimerExpire {
-                        hrtimer: 1,
-                        now: soft + 900,
-                    },
-                ),
-                &tids,
-            );
-        }
-        assert_eq!(t.split(5, 1_000_000, 1_010_000, 0), None, "not exact");
-        // A failed join keeps the cycles after its due time; the next join drops the first.
-        let s = t.split(5, 2_000_000, 2_010_000, 100_000).unwrap();
-        assert_eq!(s.irq_latency_ns, 900);
-        assert_eq!(s.thread_latency_ns, 2_010_000 - 2_002_400);
-    }
-
-    fn stack(ts: u64, pid: i32) -> TraceEvent {
-        ev(
-            ts,
-            pid,
-            Kind::KernelStack {
-                ips: std::sync::Arc::from(vec![0xffff_ffff_8100_0000u64 + ts]),
-            },
-        )
-    }
-
-    /// Stacks stay out of the history, in time order whatever order they arrive in, trimmed
-    /// with the history and bounded in count.
-    #[test]
-    fn stacks_are_kept_beside_the_history_in_time_order_and_bounded() {
-        let mut t = CpuTimeline::default();
-        t.push(ev(5_000, 1, Kind::waking(3)), &[]);
-        for ts in [4_000, 2_000, 6_000, 2_000] {
-            t.push(stack(ts, 9), &[]);
-        }
-        assert_eq!(t.history.len(), 1, "stacks are not history");
-        let times: Vec<u64> = t.stacks.iter().map(|e| e.ts).collect();
-        assert_eq!(times, [2_000, 2_000, 4_000, 6_000]);
-        t.trim_before_due(HISTORY_BEHIND_NS + 3_000);
-        let times: Vec<u64> = t.stacks.iter().map(|e| e.ts).collect();
-        assert_eq!(times, [4_000, 6_000]);
-        for ts in 0..MAX_STACKS as u64 + 10 {
-            t.push(stack(10_000 + ts, 9), &[]);
-        }
-        assert_eq!(t.stacks.len(), MAX_STACKS);
-        // The oldest went first.
-        assert_eq!(t.stacks.front().unwrap().ts, 10_000 + 10);
-        assert_eq!(t.stacks.back().unwrap().ts, 10_000 + MAX_STACKS as u64 + 9);
-    }
-
-    #[test]
-    fn history_is_trimmed_behind_the_samples_keeping_the_running_task() {
-        let mut t = CpuTimeline::default();
-        let a = task(1, 120, "a");
-        let b = task(2, 120, "b");
-        t.push(ev(1_000, 1, Kind::Switch { prev: a, next: b }), &[]);
-        t.push(ev(50_000_000, 2, Kind::waking(3)), &[]);
-        t.trim_before_due(30_000_000);
-        assert_eq!(t.history.len(), 1);
-        assert_eq!(t.base_task, Some(b));
-    }
-}
+mod tests;

@@ -377,11 +377,15 @@ pub(super) fn prepare_tracefs(cpus: &[usize]) -> Result<Collector, String> {
     })
 }
 
-/// The tracefs back end's start: filters, events enabled, reader, tracing on.
+/// The tracefs back end's start: filters, events enabled, reader, tracing on. `timer_cpus`:
+/// the CPUs the measuring threads' timers may be moved to ([`super::migration`]), traced too
+/// where the kernel can filter events by CPU. Returns the reader and those of `timer_cpus`
+/// traced.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn start_tracefs(
     i: &Instance,
     cpus: &[usize],
+    timer_cpus: &[usize],
     formats: Formats,
     decoder: Decoder,
     tids: &[i32],
@@ -390,7 +394,7 @@ pub(super) fn start_tracefs(
     config: &mut TraceConfig,
     tx: Sender<reader::TraceBatch>,
     drain_priority: Option<i32>,
-) -> Result<Reader, String> {
+) -> Result<(Reader, Vec<usize>), String> {
     config.instance = i.name.clone();
     config.buffer_kb = BUFFER_KB;
     if !ipc {
@@ -411,14 +415,17 @@ pub(super) fn start_tracefs(
             Err(e) => return Err(format!("--trace: cannot filter the events: {e}")),
         }
     }
+    let timer_cpus = trace_timer_cpus(i, cpus, timer_cpus, &decoder, config)
+        .map_err(|e| format!("--trace: cannot trace the CPUs timers move to: {e}"))?;
     for (system, event) in &decoder.events {
         i.write(&format!("events/{system}/{event}/enable"), "1")
             .map_err(|e| format!("--trace: cannot enable the event: {e}"))?;
         config.events.push(format!("{system}:{event}"));
     }
+    let read: Vec<usize> = cpus.iter().chain(&timer_cpus).copied().collect();
     let reader = reader::spawn(
         &i.path,
-        cpus,
+        &read,
         formats,
         decoder,
         tx,
@@ -427,7 +434,60 @@ pub(super) fn start_tracefs(
     )?;
     i.write("tracing_on", "1")
         .map_err(|e| format!("--trace: cannot start tracing: {e}"))?;
-    Ok(reader)
+    Ok((reader, timer_cpus))
+}
+
+/// Per-CPU buffer of a CPU traced for moved timers only, KiB: its timer expiries (all of them
+/// on kernels before 6.2, which cannot filter them by callback) and real-time wakeups.
+const TIMER_CPU_BUFFER_KB: u64 = 512;
+
+/// Adds `timer_cpus` to the traced CPUs for the measuring threads' timers that the kernel
+/// moves there ([`super::migration`]): every event but the timer expiries, the timer starts
+/// (the measuring threads' only) and the wakeups (the measuring threads' and real-time tasks')
+/// is filtered to the measured `cpus` by the filters' `CPU` field. A kernel that refuses that
+/// field (EINVAL) traces the measured CPUs alone, as before: returns the CPUs added.
+fn trace_timer_cpus(
+    i: &Instance,
+    cpus: &[usize],
+    timer_cpus: &[usize],
+    decoder: &Decoder,
+    config: &mut TraceConfig,
+) -> Result<Vec<usize>, WriteError> {
+    if timer_cpus.is_empty() {
+        return Ok(Vec::new());
+    }
+    let on_measured = cpus
+        .iter()
+        .map(|c| format!("CPU == {c}"))
+        .collect::<Vec<_>>()
+        .join(" || ");
+    let mut first = true;
+    for (system, event) in &decoder.events {
+        let kept_everywhere = matches!(
+            (system.as_str(), event.as_str()),
+            ("timer", "hrtimer_start" | "hrtimer_expire_entry") | ("sched", "sched_waking")
+        );
+        if kept_everywhere {
+            continue;
+        }
+        match i.write(&format!("events/{system}/{event}/filter"), &on_measured) {
+            Ok(()) => config
+                .filters
+                .push(format!("{system}/{event}: {on_measured}")),
+            Err(e) if first && e.is_value_refused() => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        }
+        first = false;
+    }
+    for c in timer_cpus {
+        i.write(
+            &format!("per_cpu/cpu{c}/buffer_size_kb"),
+            &TIMER_CPU_BUFFER_KB.to_string(),
+        )?;
+    }
+    let all: Vec<usize> = cpus.iter().chain(timer_cpus).copied().collect();
+    i.write("tracing_cpumask", &cpumask_hex(&all))?;
+    Ok(timer_cpus.to_vec())
 }
 
 /// Filters the timer starts to `tids`, and the wakeups to `tids` and every real-time or

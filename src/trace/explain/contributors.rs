@@ -41,7 +41,11 @@ pub(super) fn between(
     let mut sums: HashMap<Holder, u64> = HashMap::new();
     for seg in &window.segments {
         let (a, b) = (seg.from.max(from), seg.to.min(to));
-        if b > a && seg.holder != Holder::Measuring && seg.holder != Holder::Unknown {
+        let held = !matches!(
+            seg.holder,
+            Holder::Measuring | Holder::Unknown | Holder::Elsewhere
+        );
+        if b > a && held {
             *sums.entry(seg.holder.clone()).or_default() += b - a;
         }
     }
@@ -126,7 +130,9 @@ fn contributor(
         ),
         Holder::Softirq(vec) => simple("softirq", names.softirq(*vec)),
         Holder::NoEvent => simple(super::gap::NO_EVENT_KIND, super::gap::NO_EVENT_NAME.into()),
-        Holder::Idle | Holder::Measuring | Holder::Unknown => simple("idle_exit", "idle".into()),
+        Holder::Idle | Holder::Measuring | Holder::Unknown | Holder::Elsewhere => {
+            simple("idle_exit", "idle".into())
+        }
     }
 }
 

@@ -178,6 +178,7 @@ mod tests {
                 switch_to_user_ns: Some(5_000),
                 expiry_ts: 1_002_000,
                 expired_in: None,
+                expired_on: None,
             }),
         };
         let x = explain(&s, &t, &policies, &names);
@@ -242,6 +243,7 @@ mod tests {
                 switch_to_user_ns: Some(3_000),
                 expiry_ts: irq + 500,
                 expired_in: None,
+                expired_on: None,
             }),
         };
         explain(&s, &t, &HashMap::new(), &Names::default())
@@ -308,6 +310,7 @@ mod tests {
                 switch_to_user_ns: Some(3_000),
                 expiry_ts: irq + 500,
                 expired_in: None,
+                expired_on: None,
             }),
         };
         let x = explain(&s, &t, &HashMap::new(), &Names::default());

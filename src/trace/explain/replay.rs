@@ -25,6 +25,9 @@ pub(super) enum Holder {
     Unknown,
     /// Time the trace shows nothing for that could explain it (see [`without_evidence`]).
     NoEvent,
+    /// Before the expiry of a timer that expired on another CPU: nothing this CPU did held
+    /// the wakeup back (see [`without_evidence`]).
+    Elsewhere,
 }
 
 /// The longest an exit from an idle state is taken to last: above the exit latency of the
@@ -289,6 +292,9 @@ impl<'s> Replayer<'s> {
 /// - Idle before the interrupt is an idle exit for at most [`IDLE_EXIT_MAX_NS`] in all; a
 ///   longer idle silence is not (an idle CPU leaves idle for any interrupt). Without the
 ///   timer's events the whole window counts as before the interrupt for idle.
+/// - A timer that expired on another CPU (the kernel's timer migration, see
+///   [`crate::trace::split::CpuTimeline::take_moved_cycle`]) was late there, if at all: until
+///   its expiry this CPU's holders did not hold the wakeup back, and go to [`Holder::Elsewhere`].
 pub(super) fn without_evidence(window: &mut Window, s: &LateSample) {
     let pending_end = s.split.map_or(s.wake_ns, |sp| sp.expiry_ts.min(s.wake_ns));
     // Cut the segment that straddles the interrupt's expiry, so each lies on one side.
@@ -310,7 +316,12 @@ pub(super) fn without_evidence(window: &mut Window, s: &LateSample) {
         .map(|g| g.to - g.from)
         .sum();
     let joined = s.split.is_some();
+    let elsewhere = s.split.is_some_and(|sp| sp.expired_on.is_some());
     for g in window.segments.iter_mut().filter(|g| pending(g)) {
+        if elsewhere {
+            g.holder = Holder::Elsewhere;
+            continue;
+        }
         let silent = match g.holder {
             Holder::Task(_) => joined,
             Holder::Softirq(vec) => joined && vec != HRTIMER_SOFTIRQ,

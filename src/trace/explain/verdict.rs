@@ -39,7 +39,18 @@ pub(super) fn verdict(
                     format_ns(x.expiry_ts.saturating_sub(x.woken_ts))
                 ));
             }
+            if let Some(cpu) = sp.expired_on {
+                v.push_str(&format!("; {}", moved(cpu, s.cpu)));
+            }
             v
+        }
+        Some(sp) if sp.expired_on.is_some() => {
+            let cpu = sp.expired_on.unwrap_or_default();
+            format!(
+                "IRQ latency {}: the timer expired late on CPU {cpu}; {} (that CPU is traced for its timer expiries only)",
+                signed_ns(sp.irq_latency_ns),
+                moved(cpu, s.cpu)
+            )
         }
         Some(sp) => {
             let part = contributors(s.due_ns, sp.expiry_ts);
@@ -76,6 +87,13 @@ pub(super) fn verdict(
         verdict.push_str(" [trace incomplete: the kernel lost events in this window]");
     }
     verdict
+}
+
+/// Why a timer expired on another CPU (split.rs, `take_moved_cycle`), and the fix.
+fn moved(on: usize, from: usize) -> String {
+    format!(
+        "the kernel's timer migration moved the timer from CPU {from} (nohz_full) to CPU {on}, which woke the thread from there (`sysctl kernel.timer_migration=0` keeps it on CPU {from})"
+    )
 }
 
 /// [`format_ns`] for a signed duration.
