@@ -48,7 +48,7 @@ pub mod pmqos;
 mod run_json;
 pub mod signals;
 mod snapshot;
-mod stale;
+pub mod stale;
 mod start;
 mod steal;
 mod threads;
