@@ -207,7 +207,7 @@ pub(crate) fn undo(stale: &Stale, root: &Path) -> (Option<String>, bool) {
         // A cpuset does not survive a reboot: the one this journal names is gone.
         return (None, true);
     }
-    let dir = root.join(&name);
+    let dir = root.join(name);
     let shown = dir.display();
     let pid = stale.pid;
     let hint = format!("if `cat {shown}/tasks` is empty, remove it with `rmdir {shown}`");
