@@ -39,6 +39,8 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Root's trusted directory: its journals and its own CPU locks (session/cpulock.rs).
 pub(crate) const ROOT_DIR: &str = "/run/jitterlab-root";
@@ -159,6 +161,56 @@ pub(crate) fn shared_dir_at(at: &Path) -> io::Result<OwnedFd> {
     Ok(fd)
 }
 
+/// Set once this process has undone the journals of killed runs (session/stale.rs
+/// `undo_at_start`, at the start of every command that changes the system).
+static START_UNDONE: AtomicBool = AtomicBool::new(false);
+
+/// Records that this process has undone the journals of killed runs: from then on it may
+/// write journals of its own.
+pub(crate) fn start_undone() {
+    START_UNDONE.store(true, Ordering::SeqCst);
+}
+
+/// What this process changed or started without a journal, said once each
+/// ([`say_unjournaled`]).
+static UNJOURNALED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Says, once per process and `what`, that `what` goes without a journal because `why` (the
+/// trusted directory cannot be had, or the journal cannot be written in it), what that means
+/// after a SIGKILL of jitterlab (`after_kill`), and the fix: on stderr at once, and for the
+/// run.json of the session, if there is one ([`unjournaled`]). Kernel state that cannot be
+/// given back without a journal is refused instead (its module's error), never changed
+/// unjournaled.
+pub(crate) fn say_unjournaled(what: &str, why: &str, after_kill: &str) {
+    let fix = match crate::sys::process::effective_user_id() {
+        0 => format!(
+            "to keep journals, make {ROOT_DIR} possible (a writable /run, e.g. a tmpfs mounted there)"
+        ),
+        uid => format!(
+            "to keep journals, have root make {SHARED_DIR} (`install -d -m 1777 {SHARED_DIR}`, which any run as root does) and remove {SHARED_DIR}/uid-{uid} if another user made it"
+        ),
+    };
+    let head = format!("no journal for {what} (");
+    let warning = format!("{head}{why}): after a SIGKILL of this jitterlab, {after_kill}; {fix}");
+    let mut said = UNJOURNALED.lock().unwrap_or_else(|e| e.into_inner());
+    if said.iter().any(|w| w.starts_with(&head)) {
+        return;
+    }
+    eprintln!(
+        "jitterlab: warning: {}",
+        crate::error::escape_controls(&warning)
+    );
+    said.push(warning);
+}
+
+/// Every warning of [`say_unjournaled`] so far, for run.json.
+pub(crate) fn unjournaled() -> Vec<String> {
+    UNJOURNALED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+}
+
 /// This boot's id (a random UUID the kernel draws at boot).
 fn boot_id() -> String {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
@@ -180,6 +232,14 @@ impl Journal {
     /// `<kind>-<pid>-<n>` if that name is taken: an existing entry is never replaced), synced
     /// and locked before it gets its name.
     pub(crate) fn create(dir: &TrustedDir, kind: &str, lines: &[String]) -> io::Result<Journal> {
+        // The guard of "every command that journals undoes killed runs' journals first": a
+        // command that reaches here without `commands::dispatch` having called
+        // `session::stale::undo_at_start` fails every debug build's test of it (the unit tests
+        // of the kinds write journals on their own).
+        debug_assert!(
+            cfg!(test) || START_UNDONE.load(Ordering::SeqCst),
+            "a {kind} journal is written before this process undid the journals of killed runs: call session::stale::undo_at_start at the command's start (commands::dispatch)"
+        );
         let mut file = fs::anonymous_file_at(dir.fd())?;
         if !fs::try_lock_exclusive(file.as_fd())? {
             return Err(io::Error::other("a new file is locked by another process"));
@@ -352,6 +412,31 @@ fn read_stale(
 }
 
 impl Stale {
+    /// The value of the kind's line `<key> <value>` (the last one, should there be several);
+    /// the value is the rest of the line, spaces included (a path).
+    pub(crate) fn field(&self, key: &str) -> Option<&str> {
+        self.lines
+            .iter()
+            .rev()
+            .filter_map(|l| l.split_once(' '))
+            .find_map(|(k, v)| (k == key).then_some(v))
+    }
+
+    /// [`Stale::field`] parsed (None when absent or not a `T`).
+    pub(crate) fn parsed<T: std::str::FromStr>(&self, key: &str) -> Option<T> {
+        self.field(key).and_then(|v| v.parse().ok())
+    }
+
+    /// What a kind's undo returns for a journal not in its format (`what`: "a tracing
+    /// instance"): said, and left alone (kept).
+    pub(crate) fn not_in_format(&self, what: &str) -> (Option<String>, bool) {
+        let said = format!(
+            "{} is not {what} journal in its format; left alone",
+            self.path.display()
+        );
+        (Some(said), false)
+    }
+
     /// Whether `dir`, the directory this journal's writer made (`what` names it: "the cpuset",
     /// "the tracing instance"), is still the one it made: `inode` is what the journal says the
     /// directory's inode was (None: the writer was killed before it could say). Ok: it is, and

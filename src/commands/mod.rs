@@ -28,10 +28,14 @@ pub fn dispatch(command: Command) -> Result<i32> {
     // The commands that change the system catch SIGINT/SIGTERM before anything else, in the
     // one place they are installed: a signal during their setup then stops them cleanly
     // instead of killing them half set up, or being lost (session/signals.rs).
+    // They also undo, before changing anything, what killed jitterlabs left (the kernel state
+    // their journals name): whatever command comes next after a SIGKILL cleans it up
+    // (session/stale.rs; tests/offline/kernel_state.rs checks it is called here).
     if changes_the_system(&command) {
         crate::session::signals::install()?;
+        crate::session::stale::undo_at_start();
     }
-    match command {
+    let result = match command {
         Command::Run(args) => run::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Doctor(args) => doctor::run(&args),
@@ -56,7 +60,20 @@ pub fn dispatch(command: Command) -> Result<i32> {
             args.owner,
             args.cgroup.as_deref(),
         )),
+    };
+    // A second SIGINT/SIGTERM that came while the user's programs were being ended was held
+    // back until their outcomes were recorded (session/signals.rs `ExitHold`): it is the
+    // exit it asked for.
+    if crate::session::signals::exit_was_deferred() {
+        if let Err(f) = &result {
+            eprintln!("jitterlab: {}", crate::error::escape_controls(&f.message));
+        }
+        eprintln!(
+            "jitterlab: a second SIGINT/SIGTERM: exiting (130) after recording the outcomes of the programs it ended"
+        );
+        return Ok(130);
     }
+    result
 }
 
 /// Whether `command` changes the system (a result directory, CPU locks, tracing, loads, PM

@@ -197,8 +197,14 @@ fn remove_tree(dir: &Path) -> bool {
 /// still leaves the journal) and with its inode after; None (nothing left, no journal) when
 /// either fails.
 fn make_journaled(dir: &Path, journal_dir: &TrustedDir) -> Option<(PathBuf, Journal)> {
-    let mut journal =
-        Journal::create(journal_dir, KIND, &[format!("cgroup {}", dir.display())]).ok()?;
+    let mut journal = Journal::create(journal_dir, KIND, &[format!("cgroup {}", dir.display())])
+        .map_err(|e| {
+            unjournaled(&format!(
+                "cannot write a journal in {}: {e}",
+                journal_dir.path().display()
+            ))
+        })
+        .ok()?;
     if std::fs::create_dir(dir).is_err() {
         let _ = journal.remove();
         return None;
@@ -216,6 +222,16 @@ fn make_journaled(dir: &Path, journal_dir: &TrustedDir) -> Option<(PathBuf, Jour
     Some((dir.to_path_buf(), journal))
 }
 
+/// Says (once per process) that the loads get no cgroup, as it could not be journaled
+/// because `why`.
+fn unjournaled(why: &str) {
+    crate::journal::say_unjournaled(
+        "the loads' cgroup",
+        why,
+        "nothing would remove it, so none is made: the loads are contained by their JITTERLAB_LOAD marker alone (a load that leaves its process group and replaces its environment escapes it)",
+    );
+}
+
 /// Undoes the journal of a killed run (session/stale.rs): kills what is left in the load
 /// cgroup it names and removes it, when it is the very directory the run made (its inode)
 /// during this boot. What is in it are that run's loads (the reaper, killed too, did not get
@@ -223,26 +239,14 @@ fn make_journaled(dir: &Path, journal_dir: &TrustedDir) -> Option<(PathBuf, Jour
 /// whether the journal is done with (kept when the cgroup could not be removed, for the next
 /// start to retry).
 pub(crate) fn undo(stale: &Stale) -> (Option<String>, bool) {
-    let mut dir = None;
-    let mut inode = None;
-    for line in &stale.lines {
-        match line.split_once(' ') {
-            Some(("cgroup", p)) => dir = Some(PathBuf::from(p)),
-            Some(("inode", i)) => inode = i.parse::<u64>().ok(),
-            _ => {}
-        }
-    }
-    let Some(dir) = dir.filter(|d| {
+    let inode = stale.parsed::<u64>("inode");
+    let Some(dir) = stale.field("cgroup").map(PathBuf::from).filter(|d| {
         d.is_absolute()
             && d.file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with(CGROUP_PREFIX))
     }) else {
-        let said = format!(
-            "{} is not a load cgroup journal in its format; left alone",
-            stale.path.display()
-        );
-        return (Some(said), false);
+        return stale.not_in_format("a load cgroup");
     };
     if !stale.this_boot {
         // A cgroup does not survive a reboot: the one this journal names is gone.
@@ -263,14 +267,17 @@ pub(crate) fn undo(stale: &Stale) -> (Option<String>, bool) {
             false,
         );
     }
-    let said = (!killed.is_empty()).then(|| {
-        format!(
-            "killed {} left in the cgroup {shown} by a jitterlab (pid {pid}) that was killed with its reaper (pids {}), and removed the cgroup",
+    let mut said = format!(
+        "removed the load cgroup {shown} left by a jitterlab (pid {pid}) that was killed with its reaper"
+    );
+    if !killed.is_empty() {
+        said.push_str(&format!(
+            ", after killing the {} left in it (pids {})",
             load_processes(killed.len()),
             pid_list(&killed)
-        )
-    });
-    (said, true)
+        ));
+    }
+    (Some(said), true)
 }
 
 /// "1 load process", "3 load processes": the count of a warning about killed loads.
@@ -394,7 +401,11 @@ impl Containment {
         // Not reported here: a run reports what it killed at its start (`kill_orphaned_loads`).
         kill_orphaned_loads();
         let made = own_cgroup_dir().ok().and_then(|parent| {
-            let journal_dir = TrustedDir::for_this_user(true).ok()?;
+            let journal_dir = TrustedDir::for_this_user(true)
+                .map_err(|e| {
+                    unjournaled(&e.unwrap_or_else(|| "this user has no trusted directory".into()))
+                })
+                .ok()?;
             let n = SEQUENCE.fetch_add(1, Ordering::SeqCst);
             make_journaled(
                 &parent.join(format!("{CGROUP_PREFIX}{owner}-{n}")),

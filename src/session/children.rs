@@ -42,9 +42,11 @@ const KILL_WAIT: Duration = Duration::from_secs(2);
 pub(super) struct Children<T: Copy> {
     max: usize,
     programs: Vec<Program<T>>,
-    /// Where the programs' groups are journaled (this user's trusted directory); without one
-    /// (a user other than root where /run/jitterlab is missing) they run unjournaled.
-    journals: Option<TrustedDir>,
+    /// Where the programs' groups are journaled (this user's trusted directory), or why there
+    /// is none (a user other than root where /run/jitterlab is missing, a read-only /run):
+    /// the programs then run unjournaled, which the first start says (journal.rs
+    /// `say_unjournaled`).
+    journals: Result<TrustedDir, String>,
 }
 
 struct Program<T> {
@@ -93,11 +95,13 @@ pub(super) struct Outcome<T> {
 impl<T: Copy> Children<T> {
     /// An owner that runs at most `max` programs at once.
     pub(super) fn new(max: usize) -> Self {
-        Children::journaled_in(max, TrustedDir::for_this_user(true).ok())
+        let journals = TrustedDir::for_this_user(true)
+            .map_err(|e| e.unwrap_or_else(|| "this user has no trusted directory".to_string()));
+        Children::journaled_in(max, journals)
     }
 
-    /// [`Children::new`] with the journals in `journals`.
-    fn journaled_in(max: usize, journals: Option<TrustedDir>) -> Self {
+    /// [`Children::new`] with the journals in `journals` (or why there are none).
+    fn journaled_in(max: usize, journals: Result<TrustedDir, String>) -> Self {
         Children {
             max,
             programs: Vec::new(),
@@ -353,6 +357,43 @@ mod tests {
         assert_eq!(outcomes[0].end, End::Killed);
     }
 
+    /// Issue 39, no silent lack of a journal: without a trusted directory (here a fixture's,
+    /// made by another user: not trusted) the programs still run, and the first start says
+    /// once, for stderr and run.json, that their groups are not journaled, what that means
+    /// after a SIGKILL, and the fix. Before, they ran unjournaled without a word.
+    #[test]
+    fn programs_without_a_journal_say_so_once() {
+        let base = tempfile::tempdir().unwrap();
+        let uid = process::effective_user_id();
+        let why = TrustedDir::open_in(base.path(), "trusted", uid + 1, true).unwrap_err();
+        let why = why.expect("made by this user, so not trusted for another");
+        // What `start` does before each program (not started here: a child of this test,
+        // between its fork and its exec, would hold the journals of the tests beside it).
+        let c: Children<i32> = Children::journaled_in(2, Err(why.clone()));
+        for _ in 0..2 {
+            assert!(groups::journal_before_start(c.journals.as_ref()).is_none());
+        }
+        let said: Vec<String> = crate::journal::unjournaled()
+            .into_iter()
+            .filter(|w| w.contains("--on-threshold/--on-end programs"))
+            .collect();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with(
+                "no journal for the process groups of the --on-threshold/--on-end programs ("
+            ),
+            "{}",
+            said[0]
+        );
+        assert!(said[0].contains(&why), "{}", said[0]);
+        assert!(
+            said[0].contains("after a SIGKILL of this jitterlab, what a program leaves running"),
+            "{}",
+            said[0]
+        );
+        assert!(said[0].contains("to keep journals"), "{}", said[0]);
+    }
+
     /// As a SIGKILL of jitterlab leaves a program's group (its journal without a writer, the
     /// program's background job still running): the next start kills what is left of the
     /// group, and says so once; a program reaped normally leaves no journal.
@@ -363,7 +404,7 @@ mod tests {
         let journals = TrustedDir::open_in(base.path(), "trusted", uid, true).unwrap();
         let mut c = Children::journaled_in(
             2,
-            Some(TrustedDir::open_in(base.path(), "trusted", uid, false).unwrap()),
+            Ok(TrustedDir::open_in(base.path(), "trusted", uid, false).unwrap()),
         );
         c.start(&argv(&["sh", "-c", "exit 0"]), &[], 1);
         c.start(&argv(&["sh", "-c", "sleep 3001.4 & sleep 3001.5"]), &[], 2);
@@ -377,12 +418,23 @@ mod tests {
         // The owner is gone: its journal unlocked, its program not killed.
         let mut p = c.programs.pop().unwrap();
         drop(p.journal.take());
+        // A child of a test beside this one, between its fork and its exec, holds a copy of
+        // the journal's descriptor, and so its lock, for a moment (longer on a loaded machine).
+        let mut stale = Vec::new();
+        let unlocked = Instant::now() + Duration::from_secs(5);
+        while stale.is_empty() && Instant::now() < unlocked {
+            stale = crate::journal::scan(&journals, KIND).stale;
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let mut said = Vec::new();
-        for stale in crate::journal::scan(&journals, KIND).stale {
+        for stale in stale {
             let (s, done) = undo(&stale);
             said.extend(s);
             assert!(done);
             stale.remove(&journals);
+        }
+        if said.is_empty() {
+            p.kill();
         }
         let _ = p.child.wait();
         let gone = Instant::now() + Duration::from_secs(2);

@@ -5,7 +5,7 @@
 use super::{Progress, Session, write_failed};
 use crate::format::events::Event;
 use crate::format::events::SpikeExplanation;
-use crate::format::run_record::{CpuTimeRecord, Ended, ThreadCpuTime};
+use crate::format::run_record::{CpuTimeRecord, Ended, RunRecord, ThreadCpuTime};
 use crate::measure::ThreadEnd;
 use crate::measure::clock::monotonic_ns;
 use crate::plan::RunLength;
@@ -29,6 +29,9 @@ impl Session {
     /// trace's figures, the budget's verdict, and the final run.json. Every part is given back
     /// here or when the session is dropped at the end.
     pub fn finish(mut self) -> RunOutcome {
+        // With the user's programs to record, a second SIGINT/SIGTERM from here on cuts the
+        // waits short, and the process exits 130 only once their outcomes are written.
+        let _hold = self.actions.is_some().then(super::signals::ExitHold::new);
         let (ends, mut failure) = self.end_threads();
         self.stop.store(true, Ordering::SeqCst);
         let (load_outcome, load_events) = self.loads.stop();
@@ -90,6 +93,7 @@ impl Session {
         if let Some(actions) = &self.actions {
             self.record.actions = Some(actions.record());
         }
+        record_unjournaled(&mut self.record);
         // A failure here still ends with the summary (from memory) and exit 4.
         if let Err(e) = self.dir.write_final_run_record(&mut self.record) {
             eprintln!("jitterlab: {e}");
@@ -128,8 +132,13 @@ impl Session {
         // Made before `interrupted` is read: a signal comes before (read) or after (caught).
         let watch = super::signals::SignalWatch::new();
         let interrupted = std::sync::Arc::clone(&self.interrupted);
-        let signalled =
-            move || watch.caught() || (!interrupted_at_end && interrupted.load(Ordering::SeqCst));
+        // A second request deferred before the watch was made (super::signals::ExitHold)
+        // cuts the waits too.
+        let signalled = move || {
+            watch.caught()
+                || super::signals::exit_was_deferred()
+                || (!interrupted_at_end && interrupted.load(Ordering::SeqCst))
+        };
         let events = actions.at_end(&signalled);
         if events.is_empty() {
             return;
@@ -138,6 +147,7 @@ impl Session {
             self.events.write(e);
         }
         self.record.actions = Some(actions.record());
+        record_unjournaled(&mut self.record);
         if let Err(e) = self.dir.write_run_record(&self.record) {
             eprintln!(
                 "jitterlab: what the end's actions did is not in {}: {e} (the run's results were written before them)",
@@ -349,5 +359,15 @@ fn cpu_time_now(measuring_threads: Vec<ThreadCpuTime>) -> CpuTimeRecord {
         process_system_ns,
         recorder_thread_ns: crate::measure::clock::thread_cpu_time_ns(),
         measuring_threads,
+    }
+}
+
+/// What this process started or changed without a journal (journal.rs `say_unjournaled`: the
+/// actions' process groups, the loads' cgroup), in run.json's warnings once each.
+fn record_unjournaled(record: &mut RunRecord) {
+    for w in crate::journal::unjournaled() {
+        if !record.warnings.contains(&w) {
+            record.warnings.push(w);
+        }
     }
 }

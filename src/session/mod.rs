@@ -48,9 +48,7 @@ pub mod pmqos;
 mod run_json;
 pub mod signals;
 mod snapshot;
-mod stale;
-/// What killed runs left, undone at a start (`jitterlab timerlat`'s kernel engine starts no session).
-pub(crate) use stale::undo_killed_runs;
+pub mod stale;
 mod start;
 mod steal;
 mod threads;

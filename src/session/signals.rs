@@ -15,13 +15,20 @@
 
 use crate::error::{OrFailure, Result};
 use crate::sys::signal::{SIGINT, SIGTERM, SignalSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Set by the first SIGINT or SIGTERM since [`install`]; a second one exits at once (130).
 static CAUGHT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 /// When the first SIGINT or SIGTERM came (CLOCK_MONOTONIC, ns; 0: none yet).
 static FIRST_SIGNAL_NS: AtomicU64 = AtomicU64::new(0);
+/// How many [`ExitHold`]s there are: while there is one, a second request does not exit at
+/// once but is deferred ([`SECOND_SIGNAL_NS`]).
+static HOLDS: AtomicUsize = AtomicUsize::new(0);
+/// When a second request came while an [`ExitHold`] was held (ns; 0: none): the process
+/// exits 130 once the hold's owner has recorded what it must ([`exit_was_deferred`]); a third
+/// request exits at once.
+static SECOND_SIGNAL_NS: AtomicU64 = AtomicU64::new(0);
 /// A second signal within this of the first is the same request delivered twice, not a
 /// second request: `timeout` (without --foreground) sends its signal to the command and
 /// then to its whole process group, and a shell's Ctrl-C may reach a pipeline twice.
@@ -30,7 +37,10 @@ const SAME_REQUEST_NS: u64 = 1_000_000_000;
 /// Installs the handlers, once per process (later calls return the same flag): from then on
 /// SIGINT and SIGTERM set the flag returned instead of ending the process, and a second one,
 /// more than a second after the first, ends it at once with exit code 130 (within the second
-/// it is the first request delivered twice, [`SAME_REQUEST_NS`]). Blocks both signals in the
+/// it is the first request delivered twice, [`SAME_REQUEST_NS`]); but while an [`ExitHold`]
+/// is held (the end of a run with the user's programs), the second one only cuts the waits
+/// short, and the process exits 130 once their outcomes are recorded; a third one exits at
+/// once. Blocks both signals in the
 /// calling thread while it installs and publishes, then unblocks them: a signal that came in
 /// the meantime (or was pending when the process started) has set the flag when this returns.
 /// Meant for the main thread before any other thread exists (`commands::dispatch`), so that no
@@ -70,7 +80,23 @@ fn install_blocked() -> Result<Arc<AtomicBool>> {
                 match FIRST_SIGNAL_NS.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst) {
                     Ok(_) => flag.store(true, Ordering::SeqCst),
                     Err(first) if now.saturating_sub(first) > SAME_REQUEST_NS => {
-                        signal_hook::low_level::exit(130)
+                        if HOLDS.load(Ordering::SeqCst) == 0 {
+                            signal_hook::low_level::exit(130)
+                        }
+                        // Deferred: the actions registered after this one (the holder's
+                        // SignalWatch) see it and cut the waits short.
+                        match SECOND_SIGNAL_NS.compare_exchange(
+                            0,
+                            now,
+                            Ordering::SeqCst,
+                            Ordering::SeqCst,
+                        ) {
+                            Ok(_) => {}
+                            Err(second) if now.saturating_sub(second) > SAME_REQUEST_NS => {
+                                signal_hook::low_level::exit(130)
+                            }
+                            Err(_) => {}
+                        }
                     }
                     Err(_) => {}
                 }
@@ -99,6 +125,33 @@ pub(crate) fn stop_flag() -> Result<Arc<AtomicBool>> {
         stop.store(true, Ordering::SeqCst);
     }
     Ok(stop)
+}
+
+/// Held while a session ends with programs of the user to record (session/finish.rs): a
+/// second SIGINT/SIGTERM then cuts the waits short instead of ending the process at once, so
+/// that every program started is killed and its outcome written to events.jsonl and run.json;
+/// `commands::dispatch` exits 130 afterwards ([`exit_was_deferred`]). A third request still
+/// ends the process at once: a hold never takes away the way out of a hung jitterlab.
+pub(crate) struct ExitHold(());
+
+impl ExitHold {
+    pub(crate) fn new() -> Self {
+        HOLDS.fetch_add(1, Ordering::SeqCst);
+        ExitHold(())
+    }
+}
+
+impl Drop for ExitHold {
+    fn drop(&mut self) {
+        HOLDS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Whether a second SIGINT/SIGTERM came while an `ExitHold` was held (the end of a run with
+/// the user's programs): the process is to exit 130 now that what the hold protected is
+/// recorded.
+pub fn exit_was_deferred() -> bool {
+    SECOND_SIGNAL_NS.load(Ordering::SeqCst) != 0
 }
 
 /// Set by each SIGINT or SIGTERM from its creation until it is dropped: what ends the bounded

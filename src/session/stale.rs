@@ -6,6 +6,7 @@
 
 use super::journal::{self, TrustedDir};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 /// Where the kernel state the journals name lives (fixture trees in the tests).
 pub(crate) struct Roots {
@@ -51,9 +52,48 @@ const KINDS: &[(&str, Undo)] = &[
     }),
 ];
 
+/// What [`undo_at_start`] undid, kept for the first session of the process to record in its
+/// run.json; set once per process.
+static AT_START: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
+
+/// Undoes what killed jitterlabs of this user left, once per process, before the command
+/// changes anything: called by `commands::dispatch` for every command that changes the system
+/// (tests/offline/kernel_state.rs checks it), so that a killed `load`, `sweep` or `monitor` is
+/// cleaned up by whatever command comes next, not only by a `run`. Says each warning on stderr
+/// at once; the first session (if the command has one) also records them in its run.json
+/// (`take_start_warnings`).
+pub fn undo_at_start() {
+    AT_START.get_or_init(|| {
+        let warnings = undo_now();
+        for w in &warnings {
+            eprintln!("jitterlab: warning: {}", crate::error::escape_controls(w));
+        }
+        Mutex::new(warnings)
+    });
+}
+
+/// The warnings of [`undo_at_start`] (undoing now, unsaid, when no command did: library use,
+/// the tests that start a session directly), for the first session's run.json; later calls
+/// get none, as what was undone before the command started is said once.
+pub(crate) fn take_start_warnings() -> Vec<String> {
+    let slot = AT_START.get_or_init(|| Mutex::new(undo_now()));
+    std::mem::take(&mut *slot.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// The journals of killed runs undone (the cpusets of --cpuset-partition, the cpuidle states
+/// of --idle-state-max, the tracing instances of --trace, the loads' cgroups, what is left of
+/// the actions' process groups), then the loads of a jitterlab killed with its reaper (found
+/// by their marker); the warnings.
+fn undo_now() -> Vec<String> {
+    let mut warnings = undo_killed_runs();
+    warnings.extend(crate::load::contain::kill_orphaned_loads());
+    journal::start_undone();
+    warnings
+}
+
 /// Undoes what killed runs of this user left (their journals in its trusted directory, if
-/// there is one), at a run's start. Returns the warnings for the run.
-pub(crate) fn undo_killed_runs() -> Vec<String> {
+/// there is one). Returns the warnings.
+fn undo_killed_runs() -> Vec<String> {
     let dir = TrustedDir::for_this_user(false);
     undo_in(dir, Path::new(super::cpulock::LOCK_DIR), &Roots::system())
 }

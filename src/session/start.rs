@@ -241,12 +241,10 @@ fn preflight(plan: &RunPlan) -> Result<Preflight> {
     // What the wake method needs of the system (e.g. /dev/rtc).
     plan.wake_method().check_system().map_err(Failure::system)?;
     let (system, mut warnings) = system_snapshot(plan);
-    // What killed runs journaled is undone at every start: the cpusets of --cpuset-partition,
-    // the cpuidle states of --idle-state-max, the tracing instances of --trace, the loads'
-    // cgroups, what is left of the actions' process groups.
-    warnings.extend(super::stale::undo_killed_runs());
-    // So are loads of a jitterlab killed with its reaper (found by their marker).
-    warnings.extend(crate::load::contain::kill_orphaned_loads());
+    // What killed runs left was undone at the command's start (session/stale.rs
+    // `undo_at_start`, called by commands::dispatch; here if a library caller did not): the
+    // first session of the process records what that undid.
+    warnings.extend(super::stale::take_start_warnings());
     // A system that cannot trace is refused here.
     let trace_setup = match plan.trace {
         true => Some(

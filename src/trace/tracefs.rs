@@ -272,28 +272,16 @@ fn remove_instance_dir(path: &Path) -> io::Result<()> {
 /// what to say, if anything, and whether the journal is done with (kept when the removal
 /// failed, for the next start to retry).
 pub(crate) fn undo(stale: &Stale) -> (Option<String>, bool) {
-    let mut path = None;
-    let mut inode = None;
-    for line in &stale.lines {
-        match line.split_once(' ') {
-            Some(("instance", p)) => path = Some(PathBuf::from(p)),
-            Some(("inode", i)) => inode = i.parse::<u64>().ok(),
-            _ => {}
-        }
-    }
+    let inode = stale.parsed::<u64>("inode");
     // Only an instance named as jitterlab names them, directly in an `instances` directory.
-    let Some(path) = path.filter(|p| {
+    let Some(path) = stale.field("instance").map(PathBuf::from).filter(|p| {
         p.is_absolute()
             && p.parent().and_then(Path::file_name) == Some("instances".as_ref())
             && p.file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with(INSTANCE_PREFIX))
     }) else {
-        let said = format!(
-            "{} is not a tracing instance journal in its format; left alone",
-            stale.path.display()
-        );
-        return (Some(said), false);
+        return stale.not_in_format("a tracing instance");
     };
     if !stale.this_boot {
         // An instance does not survive a reboot: the one this journal names is gone.
@@ -306,7 +294,12 @@ pub(crate) fn undo(stale: &Stale) -> (Option<String>, bool) {
         return undone;
     }
     match remove_instance_dir(&path) {
-        Ok(()) => (None, true),
+        Ok(()) => (
+            Some(format!(
+                "removed the tracing instance {shown} left by a jitterlab (pid {pid}) that was killed"
+            )),
+            true,
+        ),
         Err(e) => (
             Some(format!(
                 "cannot remove the tracing instance {shown} left by a jitterlab (pid {pid}) that was killed ({e}); remove it as root with `rmdir {shown}`"

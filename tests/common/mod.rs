@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod invariants;
+pub mod lifecycle;
 pub mod oracle;
 pub mod signals;
 

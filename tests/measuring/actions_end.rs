@@ -9,11 +9,12 @@
 
 use crate::common;
 
+use common::lifecycle::{finish_within, processes, send, start, wait_for_process, wait_until};
 use common::*;
 use jitterlab::format::actions::ActionEvent;
 use jitterlab::format::events::Event;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn action_events(out: &Path) -> Vec<ActionEvent> {
@@ -25,60 +26,6 @@ fn action_events(out: &Path) -> Vec<ActionEvent> {
             _ => None,
         })
         .collect()
-}
-
-/// Starts jitterlab with `args`, its output collected.
-fn start(args: &[&str]) -> Child {
-    Command::new(bin())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the jitterlab binary runs")
-}
-
-/// Waits for `child` at most `limit`: its output and how long it took; a child still running
-/// then is killed and the test fails.
-fn finish_within(mut child: Child, limit: Duration, what: &str) -> (Output, Duration) {
-    let t = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return (child.wait_with_output().unwrap(), t.elapsed());
-        }
-        if t.elapsed() > limit {
-            let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!("{what}: jitterlab still ran after {limit:?}: {}", text(&o));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// The pids of the processes whose command line is exactly `words`.
-fn processes(words: &[&str]) -> Vec<u32> {
-    let wanted: Vec<u8> = words
-        .iter()
-        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
-        .collect();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|p| std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == wanted))
-        .collect()
-}
-
-/// Waits up to 5 s for `words` to be running; its pids.
-fn wait_for_process(words: &[&str]) -> Vec<u32> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let found = processes(words);
-        if !found.is_empty() || Instant::now() > deadline {
-            return found;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 fn program_counts<'a>(run: &'a serde_json::Value, list: &str, k: usize) -> &'a serde_json::Value {
@@ -203,6 +150,73 @@ fn sigint_during_the_on_end_wait_ends_it_at_once() {
         .unwrap_or_else(|| panic!("no event for the second action: {events:?}"));
     assert_eq!(skipped.outcome, "failed");
     assert!(skipped.detail.starts_with("not run"), "{}", skipped.detail);
+}
+
+/// Issue 39: a second SIGINT more than a second after the first (which stopped the run) comes
+/// during the `--on-end` wait: it cuts the wait, the program is killed and its outcome is in
+/// events.jsonl and run.json before jitterlab exits 130. Before, the second signal exited 130
+/// at once: the program's start and end were in neither.
+#[test]
+fn a_second_sigint_in_the_on_end_wait_records_the_killed_program_before_exiting() {
+    if !realtime_available("a_second_sigint_in_the_on_end_wait_records_the_killed_program") {
+        return;
+    }
+    let _lock = exclusive();
+    let (_base, out) = temp_out();
+    let child = start(&[
+        "run",
+        "--duration",
+        "30s",
+        "--cpus",
+        "1",
+        "--quiet",
+        "--on-end",
+        "exec:sleep 1000.46",
+        "--action-wait",
+        "60s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let mut child = child;
+    let pid = child.id();
+    let measuring = wait_until(Duration::from_secs(30), || {
+        out.join("run.json").exists() || child.try_wait().unwrap().is_some()
+    });
+    if !out.join("run.json").exists() {
+        let _ = child.kill();
+        let o = child.wait_with_output().unwrap();
+        panic!("the run did not start (waited: {measuring}): {}", text(&o));
+    }
+    send(pid, libc::SIGINT);
+    let first = Instant::now();
+    let sleeping = wait_for_process(&["sleep", "1000.46"]);
+    assert_eq!(sleeping.len(), 1, "the on-end program did not start");
+    // More than a second after the first: a second request, not the first delivered twice.
+    std::thread::sleep(Duration::from_millis(1300).saturating_sub(first.elapsed()));
+    send(pid, libc::SIGINT);
+    let sent = Instant::now();
+    let (o, _) = finish_within(child, Duration::from_secs(20), "two SIGINTs");
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert!(processes(&["sleep", "1000.46"]).is_empty());
+    let run = run_json(&out);
+    assert_eq!(run["ended"], "interrupted", "{}", text(&o));
+    assert_eq!(
+        program_counts(&run, "on_end", 0)["killed"],
+        1,
+        "{}",
+        run["actions"]
+    );
+    let events = action_events(&out);
+    let killed = events
+        .iter()
+        .find(|e| e.program.as_deref() == Some("killed"))
+        .unwrap_or_else(|| panic!("no kill recorded: {events:?}"));
+    assert_eq!(killed.pid, Some(sleeping[0]));
 }
 
 /// R03 and R12: threshold programs that outlive the run are killed at the end of the wait and

@@ -6,62 +6,22 @@
 
 use crate::common;
 
+use common::lifecycle::{
+    self, dead_pid, own_cgroup_dir, processes, reapers, remove_load_cgroup, sigkill,
+    start_quiet as start,
+};
 use common::*;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// A pid no process has now (a child's, reaped).
-fn dead_pid() -> u32 {
-    let mut c = Command::new("true").spawn().unwrap();
-    let pid = c.id();
-    c.wait().unwrap();
-    pid
-}
-
-fn start(args: &[&str]) -> Child {
-    Command::new(bin())
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
+use std::path::Path;
+use std::time::Duration;
 
 /// Waits up to 20 s for `done`; false if it never was.
-fn wait_until(mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        if Instant::now() > deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    true
+fn wait_until(done: impl FnMut() -> bool) -> bool {
+    lifecycle::wait_until(Duration::from_secs(20), done)
 }
 
-/// The processes whose command line is exactly `words`.
-fn processes(words: &[&str]) -> Vec<u32> {
-    let wanted: Vec<u8> = words
-        .iter()
-        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
-        .collect();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|p| std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == wanted))
-        .collect()
-}
-
-fn sigkill(pid: u32) {
-    // SAFETY: plain syscall.
-    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-}
-
-/// A short run on CPU 1 (with `extra`), as the next start; its output.
-fn next_run(extra: &[&str]) -> std::process::Output {
+/// A short run on CPU 1 (with `extra`), as the next start; its output and run.json.
+fn next_run(extra: &[&str]) -> (std::process::Output, serde_json::Value) {
     let (_base, out) = temp_out();
     let mut args = vec![
         "run",
@@ -75,7 +35,8 @@ fn next_run(extra: &[&str]) -> std::process::Output {
     args.extend_from_slice(extra);
     let o = jitterlab(&args);
     assert!(o.status.success(), "{}", text(&o));
-    o
+    let record = run_json(&out);
+    (o, record)
 }
 
 #[test]
@@ -107,7 +68,7 @@ fn a_killed_runs_tracing_instance_is_removed_by_its_journal_and_a_look_alike_kep
     run.kill().unwrap();
     run.wait().unwrap();
     let left_by_kill = instance.exists();
-    let o = next_run(&[]);
+    let (o, _) = next_run(&[]);
     let (instance_left, look_alike_left) = (instance.exists(), look_alike.exists());
     let _ = std::fs::remove_dir(&instance);
     let _ = std::fs::remove_dir(&look_alike);
@@ -123,18 +84,6 @@ fn a_killed_runs_tracing_instance_is_removed_by_its_journal_and_a_look_alike_kep
         "an instance no journal names was removed: {}",
         text(&o)
     );
-}
-
-/// This process's cgroup v2 directory (where its child jitterlab makes the loads' cgroups).
-fn own_cgroup_dir() -> Option<PathBuf> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let mount = mountinfo.lines().find_map(|l| {
-        let (left, right) = l.split_once(" - ")?;
-        (right.split(' ').next() == Some("cgroup2")).then(|| left.split(' ').nth(4).unwrap())
-    })?;
-    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
-    Some(Path::new(mount).join(path.trim_start_matches('/')))
 }
 
 #[test]
@@ -169,17 +118,7 @@ fn a_load_cgroup_of_a_run_killed_with_its_reaper_is_removed_by_its_journal() {
     ]);
     let pid = run.id();
     let cgroup = parent.join(format!("jitterlab-loads-{pid}-0"));
-    let pid_text = pid.to_string();
-    let reaper = || {
-        processes(&[
-            "/proc/self/exe",
-            "__load-reaper",
-            "--owner",
-            &pid_text,
-            "--cgroup",
-            cgroup.to_str().unwrap(),
-        ])
-    };
+    let reaper = || reapers(pid, &cgroup);
     let made =
         wait_until(|| out.join("run.json").exists() && cgroup.exists() && !reaper().is_empty());
     // Killed together with its reaper: nothing but the journal is left to remove the cgroup.
@@ -189,15 +128,10 @@ fn a_load_cgroup_of_a_run_killed_with_its_reaper_is_removed_by_its_journal() {
     run.kill().unwrap();
     run.wait().unwrap();
     let left_by_kill = cgroup.exists();
-    let o = next_run(&[]);
+    let (o, record) = next_run(&[]);
     let (cgroup_left, look_alike_left) = (cgroup.exists(), look_alike.exists());
     let _ = std::fs::remove_dir(&look_alike);
-    if cgroup_left {
-        let _ = std::fs::write(cgroup.join("cgroup.kill"), "1");
-        std::thread::sleep(Duration::from_millis(200));
-        let _ = std::fs::remove_dir(cgroup.join("load-0"));
-        let _ = std::fs::remove_dir(&cgroup);
-    }
+    remove_load_cgroup(&cgroup);
     assert!(made, "the run with a load did not start");
     assert!(left_by_kill, "the SIGKILLs left no cgroup to remove");
     assert!(
@@ -209,6 +143,22 @@ fn a_load_cgroup_of_a_run_killed_with_its_reaper_is_removed_by_its_journal() {
         look_alike_left,
         "a cgroup no journal names was removed: {}",
         text(&o)
+    );
+    // Said on stderr at the start, and in the run.json of the run that started.
+    let undone = undone_cgroup_warning(&cgroup);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&undone),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        record["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains(&undone)),
+        "{}",
+        record["warnings"]
     );
 }
 
@@ -247,7 +197,7 @@ fn what_an_action_left_in_its_group_is_killed_at_the_next_start() {
     // The program itself dies with jitterlab; its background job is only reparented.
     let program_ended = wait_until(|| processes(&["sleep", "3002.2"]).is_empty());
     let job = processes(&["sleep", "3002.1"]);
-    let o = next_run(&[]);
+    let (o, _) = next_run(&[]);
     let job_ended = wait_until(|| processes(&["sleep", "3002.1"]).is_empty());
     for p in processes(&["sleep", "3002.1"])
         .into_iter()
@@ -269,4 +219,64 @@ fn what_an_action_left_in_its_group_is_killed_at_the_next_start() {
             && said.contains(&job[0].to_string()),
         "{said}"
     );
+}
+
+/// Issue 39: the start of every command that changes the system undoes the journals of killed
+/// runs, not only `run`'s. A `jitterlab load` with a contained load is SIGKILLed with its
+/// reaper; the next command is another `load` (no session, no run.json), which removes the
+/// cgroup and says so on stderr. Before, only a `run` did: the cgroup stayed until then.
+#[test]
+fn a_killed_loads_cgroup_is_removed_by_the_next_command_not_only_by_a_run() {
+    if !two_cpus_online("a_killed_loads_cgroup_is_removed_by_the_next_command") {
+        return;
+    }
+    let Some(parent) = own_cgroup_dir() else {
+        eprintln!("SKIPPED a_killed_loads_cgroup_is_removed_by_the_next_command: no cgroup v2");
+        return;
+    };
+    let _x = exclusive();
+    let mut load = start(&["load", "cpu:cpus=1", "--duration", "60s"]);
+    let pid = load.id();
+    let cgroup = parent.join(format!("jitterlab-loads-{pid}-0"));
+    let made = wait_until(|| cgroup.join("load-0").exists() && !reapers(pid, &cgroup).is_empty());
+    if !made && !cgroup.exists() {
+        let _ = load.kill();
+        let _ = load.wait();
+        eprintln!(
+            "SKIPPED a_killed_loads_cgroup_is_removed_by_the_next_command: no load cgroup made in {}",
+            parent.display()
+        );
+        return;
+    }
+    for p in reapers(pid, &cgroup) {
+        sigkill(p);
+    }
+    load.kill().unwrap();
+    load.wait().unwrap();
+    let left_by_kill = cgroup.exists();
+    let o = jitterlab(&["load", "exec:true", "--duration", "200ms"]);
+    let cgroup_left = cgroup.exists();
+    remove_load_cgroup(&cgroup);
+    assert!(made, "the load did not start in its cgroup");
+    assert!(left_by_kill, "the SIGKILLs left no cgroup to remove");
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        !cgroup_left,
+        "the killed load's cgroup is left: {}",
+        text(&o)
+    );
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains(&undone_cgroup_warning(&cgroup)),
+        "what the start undid is not said: {said}"
+    );
+}
+
+/// The start of the warning that says a killed run's load cgroup `dir` was removed (with
+/// the loads left in it killed, or none).
+fn undone_cgroup_warning(dir: &Path) -> String {
+    format!(
+        "the load cgroup {} left by a jitterlab (pid ",
+        dir.display()
+    )
 }

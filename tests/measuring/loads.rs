@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use common::lifecycle::own_cgroup_dir;
 use common::*;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -604,19 +605,6 @@ fn sleeps(arg: &str) -> Vec<u32> {
                 .is_ok_and(|c| c.ends_with(wanted.as_bytes()))
         })
         .collect()
-}
-
-/// This process's cgroup v2 directory (where jitterlab, its child, makes the loads' cgroups),
-/// when the system has one.
-fn own_cgroup_dir() -> Option<std::path::PathBuf> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let mount = mountinfo.lines().find_map(|l| {
-        let (left, right) = l.split_once(" - ")?;
-        (right.split(' ').next() == Some("cgroup2")).then(|| left.split(' ').nth(4).unwrap())
-    })?;
-    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
-    Some(std::path::Path::new(mount).join(path.trim_start_matches('/')))
 }
 
 /// The cgroups jitterlab process `pid` made for its loads that still exist.

@@ -126,3 +126,58 @@ fn the_scan_finds_planted_breaches_and_passes_journaled_code() {
         "{found:#?}"
     );
 }
+
+/// Why `commands/mod.rs` (the text of `src/commands/mod.rs`) breaks "every command that can
+/// journal undoes the killed runs' journals at its start", or None. The commands that change
+/// the system (`changes_the_system`, which names every subcommand: signals_setup.rs) are
+/// those that can journal; `dispatch` must call `session::stale::undo_at_start` for them,
+/// before the command runs; `Journal::create` must refuse (in every debug build, so in every
+/// test of a command) to journal in a process that did not; and a session must take what the
+/// start undid for its run.json, not undo on its own.
+fn start_undo_breach(commands: &str, journal: &str, start: &str) -> Option<String> {
+    let dispatch = &commands[commands.find("pub fn dispatch").expect("dispatch")..];
+    let dispatch = &dispatch[..dispatch.find("match command").expect("dispatch's match")];
+    let block = dispatch
+        .find("if changes_the_system(&command) {")
+        .map(|i| &dispatch[i..])
+        .map(|b| &b[..b.find("\n    }").unwrap_or(b.len())]);
+    if !block.is_some_and(|b| b.contains("crate::session::stale::undo_at_start();")) {
+        return Some("commands::dispatch does not call crate::session::stale::undo_at_start() in `if changes_the_system(&command) {` before the command runs".into());
+    }
+    let create = &journal[journal
+        .find("pub(crate) fn create(")
+        .expect("Journal::create")..];
+    let create = &create[..create.find("\n    }\n").unwrap()];
+    if !create.contains("START_UNDONE.load(") || !create.contains("debug_assert!(") {
+        return Some("Journal::create no longer asserts that the process undid the killed runs' journals first".into());
+    }
+    if !start.contains("stale::take_start_warnings()") || start.contains("undo_killed_runs") {
+        return Some("a session must record what the command's start undid (stale::take_start_warnings), not undo on its own".into());
+    }
+    None
+}
+
+#[test]
+fn every_command_that_can_journal_undoes_killed_runs_at_its_start() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let read = |f: &str| std::fs::read_to_string(src.join(f)).unwrap();
+    let (commands, journal, start) = (
+        read("commands/mod.rs"),
+        read("journal.rs"),
+        read("session/start.rs"),
+    );
+    if let Some(breach) = start_undo_breach(&commands, &journal, &start) {
+        panic!("{breach}");
+    }
+    // The check finds a dispatch without the call, or with it outside the block.
+    let without = commands.replace("crate::session::stale::undo_at_start();", "");
+    assert!(start_undo_breach(&without, &journal, &start).is_some());
+    let outside = commands.replace(
+        "        crate::session::stale::undo_at_start();\n    }",
+        "    }\n    crate::session::stale::undo_at_start();",
+    );
+    assert_ne!(outside, commands, "the planted breach did not apply");
+    assert!(start_undo_breach(&outside, &journal, &start).is_some());
+    let unguarded = journal.replace("START_UNDONE.load(", "START_UNDONE.swap(");
+    assert!(start_undo_breach(&commands, &unguarded, &start).is_some());
+}

@@ -73,7 +73,7 @@ fn signal_handlers_are_installed_in_one_place_for_every_command_that_changes_the
     );
     let commands = std::fs::read_to_string(root.join("commands/mod.rs")).unwrap();
     let dispatch = &commands[commands.find("pub fn dispatch").expect("dispatch")..];
-    let dispatch = &dispatch[..dispatch.find("    match command").unwrap()];
+    let dispatch = &dispatch[..dispatch.find("match command").unwrap()];
     assert!(
         dispatch.contains("if changes_the_system(&command)")
             && dispatch.contains("crate::session::signals::install()?"),

@@ -122,9 +122,9 @@ pub fn run(o: &TimerlatOptions, root: &Path, layout: &Layout) -> Result<i32> {
         Some(list) => Some(cpu_list(list, "-H", &online)?),
         None => None,
     };
-    for w in crate::session::undo_killed_runs() {
-        eprintln!("jitterlab: warning: {w}");
-    }
+    // What killed runs left (the journals of this engine's instance and osnoise options among
+    // them) was undone by commands::dispatch before this command began (stale.rs).
+    crate::session::stale::undo_at_start();
     let (_locks, lock_warnings) = crate::session::cpulock::take(&cpus, false)?;
     for w in lock_warnings {
         eprintln!("jitterlab: warning: {w}");

@@ -44,10 +44,37 @@ fn ids(proc_root: &Path, pid: &str) -> Option<(Pid, Pid, bool)> {
 }
 
 /// The journal of a program about to be started: the session its group will be in (this
-/// process's). None when it cannot be written: the program then runs unjournaled.
-pub(super) fn journal_before_start(dir: Option<&TrustedDir>) -> Option<Journal> {
-    let (_, sid, _) = ids(Path::new("/proc"), "self")?;
-    Journal::create(dir?, KIND, &[format!("session {sid}")]).ok()
+/// process's), in `dir` (or why there is none). None when it cannot be written: the program
+/// then runs unjournaled, said once ([`unjournaled`]).
+pub(super) fn journal_before_start(dir: Result<&TrustedDir, &String>) -> Option<Journal> {
+    let dir = match dir {
+        Ok(dir) => dir,
+        Err(why) => {
+            unjournaled(why);
+            return None;
+        }
+    };
+    let Some((_, sid, _)) = ids(Path::new("/proc"), "self") else {
+        unjournaled("cannot read this process's session in /proc/self/stat");
+        return None;
+    };
+    Journal::create(dir, KIND, &[format!("session {sid}")])
+        .map_err(|e| {
+            unjournaled(&format!(
+                "cannot write a journal in {}: {e}",
+                dir.path().display()
+            ))
+        })
+        .ok()
+}
+
+/// Says (once per process) that the programs' groups go unjournaled, because `why`.
+fn unjournaled(why: &str) {
+    crate::journal::say_unjournaled(
+        "the process groups of the --on-threshold/--on-end programs",
+        why,
+        "what a program leaves running in its group (a shell's background job) is not killed at the next start; find it with `ps -eo pid,pgid,args`",
+    );
 }
 
 /// Records the group of the program just started (its pid); the journal is dropped (removed)
@@ -56,8 +83,9 @@ pub(super) fn journal_started(journal: Option<Journal>, pid: Pid) -> Option<Jour
     let mut journal = journal?;
     match journal.append(&format!("group {pid}")) {
         Ok(()) => Some(journal),
-        Err(_) => {
+        Err(e) => {
             let _ = journal.remove();
+            unjournaled(&format!("cannot add the group to its journal: {e}"));
             None
         }
     }
@@ -124,23 +152,12 @@ fn pids(list: &[Pid]) -> String {
 /// program's process group, during this boot. Returns what to say, if anything, and whether
 /// the journal is done with (always, once read: a survivor of SIGKILL is named, not retried).
 pub(crate) fn undo(stale: &Stale) -> (Option<String>, bool) {
-    let mut sid = None;
-    let mut pgid = None;
-    for line in &stale.lines {
-        match line.split_once(' ') {
-            // Session 0: a session whose leader is outside this pid namespace (a container's
-            // shell, a CI runner's); /proc shows it as 0 to every process in it.
-            Some(("session", s)) => sid = s.parse::<Pid>().ok().filter(|&s| s >= 0),
-            Some(("group", g)) => pgid = g.parse::<Pid>().ok().filter(|&g| g > 1),
-            _ => {}
-        }
-    }
+    // Session 0: a session whose leader is outside this pid namespace (a container's shell,
+    // a CI runner's); /proc shows it as 0 to every process in it.
+    let sid = stale.parsed::<Pid>("session").filter(|&s| s >= 0);
+    let pgid = stale.parsed::<Pid>("group").filter(|&g| g > 1);
     let Some(sid) = sid else {
-        let said = format!(
-            "{} is not an action group journal in its format; left alone",
-            stale.path.display()
-        );
-        return (Some(said), false);
+        return stale.not_in_format("an action group");
     };
     if !stale.this_boot {
         // No process survives a reboot.

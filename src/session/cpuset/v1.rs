@@ -195,28 +195,19 @@ fn tasks_after_exits(dir: &Path) -> Vec<String> {
 /// no task in it. Returns what to say, if anything, and whether the journal is done with
 /// (kept when the removal failed, for the next start to retry).
 pub(crate) fn undo(stale: &Stale, root: &Path) -> (Option<String>, bool) {
-    let mut name = None;
-    let mut inode = None;
-    for line in &stale.lines {
-        match line.split_once(' ') {
-            Some(("cpuset", n)) => name = Some(n.to_string()),
-            Some(("inode", i)) => inode = i.parse::<u64>().ok(),
-            _ => {}
-        }
-    }
+    let inode = stale.parsed::<u64>("inode");
     // Only a direct child of the hierarchy named as jitterlab names them.
-    let Some(name) = name.filter(|n| n.starts_with(PREFIX) && !n.contains('/')) else {
-        let said = format!(
-            "{} is not a cpuset journal in its format; left alone",
-            stale.path.display()
-        );
-        return (Some(said), false);
+    let Some(name) = stale
+        .field("cpuset")
+        .filter(|n| n.starts_with(PREFIX) && !n.contains('/'))
+    else {
+        return stale.not_in_format("a cpuset");
     };
     if !stale.this_boot {
         // A cpuset does not survive a reboot: the one this journal names is gone.
         return (None, true);
     }
-    let dir = root.join(&name);
+    let dir = root.join(name);
     let shown = dir.display();
     let pid = stale.pid;
     let hint = format!("if `cat {shown}/tasks` is empty, remove it with `rmdir {shown}`");
@@ -235,7 +226,12 @@ pub(crate) fn undo(stale: &Stale, root: &Path) -> (Option<String>, bool) {
         );
     }
     match remove_when_empty(&dir) {
-        Ok(()) => (None, true),
+        Ok(()) => (
+            Some(format!(
+                "removed the cpuset {shown} left by a jitterlab (pid {pid}) that was killed"
+            )),
+            true,
+        ),
         Err(e) if e.kind() == io::ErrorKind::NotFound => (None, true),
         Err(e) => (
             Some(format!(
@@ -301,7 +297,8 @@ mod tests {
         let cpuset = root.join("jitterlab-111");
         fs::create_dir(&cpuset).unwrap();
         let stale = journal_of(&dir, "jitterlab-111", Some(inode(&cpuset)));
-        assert_eq!(undo(&stale, &root), (None, true));
+        let (said, done) = undo(&stale, &root);
+        assert!(done && said.unwrap().starts_with("removed the cpuset "));
         assert!(!cpuset.exists());
     }
 

@@ -126,13 +126,20 @@ fn killed_runs_journals_are_undone_and_a_live_ones_kept() {
     std::fs::write(dir.path().join("cpuset-9"), "planted").unwrap();
     std::fs::write(dir.path().join("cpu1.lock"), "").unwrap();
     let warnings = tree.undo();
-    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
     assert!(
         warnings[0].starts_with("enabled again 2 cpuidle state(s) that a jitterlab (pid "),
         "{warnings:?}"
     );
     assert!(
         warnings[1].starts_with(&format!(
+            "removed the cpuset {} left by a jitterlab (pid ",
+            cpuset.display()
+        )),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[2].starts_with(&format!(
             "ignored 1 entry in {} named as journals that this user's jitterlab did not write",
             dir.path().display()
         )),

@@ -86,7 +86,12 @@ fn only_the_journaled_instance_of_a_killed_run_is_removed() {
     killed(Instance::create_in(t.path(), "jitterlab-111", &dir).unwrap());
     fs::create_dir(instances.join("jitterlab-222")).unwrap();
     let live = Instance::create_in(t.path(), "jitterlab-333", &dir).unwrap();
-    assert!(undo_all(&dir).is_empty());
+    let said = undo_all(&dir);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with("removed the tracing instance ") && said[0].contains("jitterlab-111"),
+        "{said:?}"
+    );
     assert!(!instances.join("jitterlab-111").exists());
     assert!(instances.join("jitterlab-222").exists(), "not journaled");
     assert!(instances.join("jitterlab-333").exists(), "a live run's");
@@ -158,6 +163,11 @@ fn a_killed_runs_real_instance_is_removed_by_its_journal() {
     if !gone {
         let _ = fs::remove_dir(&path);
     }
-    assert!(gone && said.is_empty(), "{said:?}");
+    assert!(gone, "{said:?}");
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with(&format!("removed the tracing instance {}", path.display())),
+        "{said:?}"
+    );
     assert!(dir.names().is_empty(), "{:?}", dir.names());
 }

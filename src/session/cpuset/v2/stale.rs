@@ -32,15 +32,9 @@ pub(crate) fn undo_on_system(stale: &Stale) -> (Option<String>, bool) {
 /// child cgroup is there. Returns what to say, if anything, and whether the journal is done
 /// with (kept when something could not be undone, for the next start to retry).
 pub(crate) fn undo(stale: &Stale, fs: &dyn Cgroupfs, mount: &Path) -> (Option<String>, bool) {
-    let (mut cgroup, mut enabled_in, mut inode) = (None, None, None);
-    for line in &stale.lines {
-        match line.split_once(' ') {
-            Some(("cgroup", c)) => cgroup = Some(PathBuf::from(c)),
-            Some(("subtree_control", p)) => enabled_in = Some(PathBuf::from(p)),
-            Some(("inode", i)) => inode = i.parse::<u64>().ok(),
-            _ => {}
-        }
-    }
+    let cgroup = stale.field("cgroup").map(PathBuf::from);
+    let enabled_in = stale.field("subtree_control").map(PathBuf::from);
+    let inode = stale.parsed::<u64>("inode");
     // Only a `jitterlab-<pid>` below the mount, and `+cpuset` only in its own parent.
     let named = |c: &PathBuf| {
         c.components().all(|c| matches!(c, Component::Normal(_)))
@@ -48,11 +42,11 @@ pub(crate) fn undo(stale: &Stale, fs: &dyn Cgroupfs, mount: &Path) -> (Option<St
                 .is_some_and(|n| n.to_string_lossy().starts_with(PREFIX))
     };
     let Some(rel) = cgroup.filter(named) else {
-        return (Some(not_in_format(stale)), false);
+        return stale.not_in_format("a cgroup2 cpuset");
     };
     let parent_rel = rel.parent().unwrap_or(Path::new("")).to_path_buf();
     if enabled_in.as_ref().is_some_and(|p| *p != parent_rel) {
-        return (Some(not_in_format(stale)), false);
+        return stale.not_in_format("a cgroup2 cpuset");
     }
     if !stale.this_boot {
         // A cgroup does not survive a reboot.
@@ -88,13 +82,6 @@ pub(crate) fn undo(stale: &Stale, fs: &dyn Cgroupfs, mount: &Path) -> (Option<St
             false,
         ),
     }
-}
-
-fn not_in_format(stale: &Stale) -> String {
-    format!(
-        "{} is not a cgroup2 cpuset journal in its format; left alone",
-        stale.path.display()
-    )
 }
 
 /// Removes a killed run's cgroup `dir` if it is the run's (`inode`) and empty. None: it is
