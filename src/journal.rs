@@ -489,6 +489,28 @@ impl Stale {
     }
 }
 
+/// Waits (at most 5 s) until no journal in `dir` is locked: for the tests, which drop a
+/// journal as a SIGKILL would and then expect it stale. A child that another test of the same
+/// process is starting holds copies of every descriptor, the journal's lock among them, from
+/// its fork to its exec, which on a loaded machine can last milliseconds; the lock is free
+/// once that child has exec'd.
+#[cfg(test)]
+pub(crate) fn wait_until_unlocked(dir: &TrustedDir) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let held = dir.names().into_iter().any(|name| {
+            CString::new(name)
+                .ok()
+                .and_then(|c| fs::open_read_at(dir.fd(), &c, false).ok())
+                .is_some_and(|f| matches!(fs::try_lock_exclusive(f.as_fd()), Ok(false)))
+        });
+        if !held || std::time::Instant::now() > deadline {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 #[cfg(test)]
 impl Stale {
     /// A stale journal of `lines`, for the kinds' tests.

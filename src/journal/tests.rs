@@ -56,6 +56,7 @@ fn a_journal_is_stale_only_once_its_writer_is_gone() {
         "{found:?}"
     );
     drop(journal);
+    super::wait_until_unlocked(&dir);
     let found = scan(&dir, "idle-states");
     assert!(found.foreign.is_empty(), "{found:?}");
     let [stale] = found.stale.as_slice() else {

@@ -136,6 +136,7 @@ fn only_a_journaled_cgroup_of_a_killed_run_is_removed() {
         .unwrap();
     std::fs::write(ours.join("load-0/cgroup.procs"), load.to_string()).unwrap();
     let mut said = Vec::new();
+    crate::journal::wait_until_unlocked(&journals);
     for stale in crate::journal::scan(&journals, KIND).stale {
         let (s, done) = undo(&stale);
         said.extend(s);

@@ -280,6 +280,7 @@ mod tests {
         let mut lines = vec![format!("cpuset {name}")];
         lines.extend(inode.map(|i| format!("inode {i}")));
         drop(Journal::create(dir, KIND, &lines).unwrap());
+        crate::journal::wait_until_unlocked(dir);
         let mut found = scan(dir, KIND);
         assert_eq!(found.stale.len(), 1, "{found:?}");
         found.stale.remove(0)

@@ -141,6 +141,7 @@ fn a_killed_runs_journal_is_undone() {
         set_disabled(root.path(), cpu, state, true).unwrap();
     }
     drop(Journal::create(&dir, KIND, &["0 1".into(), "0 2".into()]).unwrap());
+    super::super::journal::wait_until_unlocked(&dir);
     let found = super::super::journal::scan(&dir, KIND);
     let (said, done) = undo(&found.stale[0], root.path());
     assert!(done, "{said}");

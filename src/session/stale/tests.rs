@@ -46,6 +46,7 @@ impl Tree {
     }
 
     fn undo(&self) -> Vec<String> {
+        crate::journal::wait_until_unlocked(&self.dir());
         undo_in(Ok(self.dir()), &self.shared, &self.roots)
     }
 

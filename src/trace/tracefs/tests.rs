@@ -63,6 +63,7 @@ fn killed(mut instance: Instance) {
 /// The stale journals of this kind in `dir`, each undone; what was said.
 fn undo_all(dir: &TrustedDir) -> Vec<String> {
     let mut said = Vec::new();
+    crate::journal::wait_until_unlocked(dir);
     for stale in crate::journal::scan(dir, KIND).stale {
         let (s, done) = undo(&stale);
         said.extend(s);

@@ -302,6 +302,7 @@ fn an_existing_cgroup_of_this_name_is_said_to_exist() {
 /// A stale journal naming `cgroup` (and `subtree_control`, `inode` when given).
 fn journal_of(dir: &TrustedDir, lines: &[String]) -> Stale {
     drop(Journal::create(dir, KIND, lines).unwrap());
+    crate::journal::wait_until_unlocked(dir);
     let mut found = scan(dir, KIND);
     assert_eq!(found.stale.len(), 1, "{found:?}");
     found.stale.remove(0)
