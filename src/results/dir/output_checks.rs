@@ -91,6 +91,7 @@ pub fn check_output_file(path: &Path, option: &str, inputs: &[&Path]) -> Result<
         ))
     };
     check_name_lengths(path).map_err(refuse)?;
+    refuse_foreign_links(parent_of(path), option, path)?;
     if path.is_dir() {
         return Err(refuse("is a directory".into()));
     }
@@ -140,6 +141,7 @@ pub fn check_output_dir(path: &Path, option: &str) -> Result<(), Failure> {
         ))
     };
     check_name_lengths(path).map_err(refuse)?;
+    refuse_foreign_links(parent_of(path), option, path)?;
     if fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) {
         return Err(Failure::usage(link_refusal(path, option)));
     }
@@ -155,6 +157,23 @@ pub fn check_output_dir(path: &Path, option: &str) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Refuses (exit 2) an output path whose directory `dir` is reached only through another
+/// user's link or too many links (`resolve.rs`): said before anything is read or measured.
+/// What else a lookup finds wrong (a directory missing) the other checks say in their words.
+fn refuse_foreign_links(dir: &Path, option: &str, path: &Path) -> Result<(), Failure> {
+    match walk_existing(dir, true) {
+        Err(e @ (WalkError::ForeignLink(..) | WalkError::TooManyLinks(_))) => Err(Failure::new(
+            e.exit_code(),
+            format!(
+                "{option} {}: {}; pass {option} with another path",
+                path.display(),
+                e.reason()
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// NAME_MAX and PATH_MAX of Linux, checked before anything is written.
