@@ -344,6 +344,13 @@ impl ResultDir {
         let path = self.path.join(RUN_JSON);
         let text = crate::input::read_result_file(&path, crate::input::RESULT_RECORD_MAX_BYTES)
             .map_err(|e| format!("{}: {e}", path.display()))?;
+        // What parsing it may cost, bounded before it is parsed (issue 39 F3).
+        crate::input::check_counts(&text).map_err(|why| {
+            format!(
+                "{}: {why}; it was edited or damaged (restore it from a copy, or measure again)",
+                path.display()
+            )
+        })?;
         // A newer format may have changed what a field means, or made the record unreadable
         // to this version: either way the user needs a newer jitterlab, not a parse error.
         let newer = |format: u32| {
