@@ -110,7 +110,10 @@ mod tests {
     fn a_record_of_too_many_values_or_strings_is_refused() {
         check_counts(r#"{"a": [1, "x", {"b": null}], "c": true}"#).unwrap();
         check_counts("not json").unwrap();
-        let strings = format!("[{}\"a\"]", "\"a\",".repeat(RESULT_RECORD_MAX_STRINGS as usize));
+        let strings = format!(
+            "[{}\"a\"]",
+            "\"a\",".repeat(RESULT_RECORD_MAX_STRINGS as usize)
+        );
         let e = check_counts(&strings).unwrap_err();
         assert!(e.contains("more than 1 048 576 strings"), "{e}");
         let numbers = format!("[{}0]", "0,".repeat(RESULT_RECORD_MAX_VALUES as usize));

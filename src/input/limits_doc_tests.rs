@@ -40,11 +40,11 @@ fn expected_rows() -> Vec<(&'static str, Vec<String>)> {
                 ),
                 format!(
                     "at most {} JSON values",
-                    crate::units::group_digits(super::RESULT_RECORD_MAX_VALUES)
+                    crate::units::group_digits(super::json_values::RESULT_RECORD_MAX_VALUES)
                 ),
                 format!(
                     "at most {} strings",
-                    crate::units::group_digits(super::RESULT_RECORD_MAX_STRINGS)
+                    crate::units::group_digits(super::json_values::RESULT_RECORD_MAX_STRINGS)
                 ),
             ],
         ),

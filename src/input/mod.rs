@@ -13,7 +13,7 @@ pub(crate) const RESULT_RECORD_MAX_BYTES: u64 = 1 << 30;
 pub(crate) const EVENTS_MAX_BYTES: u64 = 4 << 30;
 
 mod json_values;
-pub(crate) use json_values::{RESULT_RECORD_MAX_STRINGS, RESULT_RECORD_MAX_VALUES, check_counts};
+pub(crate) use json_values::check_counts;
 
 use std::fmt;
 use std::io::Read;

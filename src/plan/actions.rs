@@ -366,7 +366,7 @@ pub fn parse_gap(text: &str) -> Result<u64, String> {
     let ns = parse_duration_ns(text).map_err(|e| format!("--action-gap: {e}"))?;
     if !(MIN_ACTION_GAP_NS..=MAX_ACTION_GAP_NS).contains(&ns) {
         return Err(format!(
-            "--action-gap {text}: out of range: give 1ms to 24h (below 1ms a storm of spikes would start programs and snapshots as fast as they can be started; the default is 1s)"
+            "--action-gap {text}: out of range: give 1ms to 24h (below 1ms a storm of spikes would start programs and snapshots as fast as they can be started; above 24h an action could fire only once in a day's run, which --on-threshold with a single firing in mind does not need a gap for, and the largest values overflowed the gap's clock; the default is 1s)"
         ));
     }
     Ok(ns)

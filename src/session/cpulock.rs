@@ -96,7 +96,7 @@ fn take_in(cpus: &[usize], allow_shared: bool, places: &Places) -> Result<(CpuLo
             Some(Ok(dir)) => match lock_in(dir.fd(), &dir.path().display().to_string(), cpu) {
                 Locked::Held(file) => own = Some(file),
                 Locked::Busy(file, path) => {
-                    let holder = holders(&file, &path, &places.proc, true);
+                    let holder = holders(&file, &places.proc, true);
                     let holder = describe_all(&holder, &path);
                     if !allow_shared {
                         return Err(refusal(cpu, &holder));
@@ -141,7 +141,7 @@ fn take_in(cpus: &[usize], allow_shared: bool, places: &Places) -> Result<(CpuLo
                 }
             }
             Locked::Busy(file, path) => {
-                let found = holders(&file, &path, &places.proc, false);
+                let found = holders(&file, &places.proc, false);
                 let text = describe_all(&found, &path);
                 if places.root && !found.is_empty() && found.iter().all(Holder::cannot_stop_root) {
                     warnings.push(planted_warning(cpu, &path, &text, own_problem.as_deref()));
@@ -290,7 +290,7 @@ impl Holder {
 /// `/proc/PID/fdinfo/FD` says: a locker that forked and exited leaves its children holding
 /// it), jitterlab first, then root's; where this user cannot see them, the pid /proc/locks
 /// names.
-fn holders(file: &File, path: &str, proc: &Path, root_only: bool) -> Vec<Holder> {
+fn holders(file: &File, proc: &Path, root_only: bool) -> Vec<Holder> {
     let Ok(meta) = file.metadata() else {
         return Vec::new();
     };
@@ -423,7 +423,9 @@ fn read_holder(proc: &Path, pid: u32, root_only: bool) -> Holder {
     let named_jitterlab = !jitterlab
         && (cmdline.first().is_some_and(|a| a.contains("jitterlab"))
             || comm.contains("jitterlab")
-            || thread_names(&dir).iter().any(|n| n.starts_with("jl-measure")));
+            || thread_names(&dir)
+                .iter()
+                .any(|n| n.starts_with("jl-measure")));
     let kill = format!("if it is not measuring, end it with kill {pid}");
     let what = match (jitterlab, named_jitterlab, root_only) {
         (true, _, _) => "another jitterlab run".to_string(),

@@ -72,9 +72,14 @@ fn a_pid_target_that_exited_is_never_signalled_in_its_successor() {
             let alive = s.try_wait().unwrap().is_none();
             let _ = s.kill();
             let status = s.wait().unwrap();
-            assert!(alive, "the process that took pid {pid} was signalled: {status:?}");
+            assert!(
+                alive,
+                "the process that took pid {pid} was signalled: {status:?}"
+            );
         }
-        None => eprintln!("{test}: pid {pid} could not be handed to a new process here (not root, or another took it): only the events are checked"),
+        None => eprintln!(
+            "{test}: pid {pid} could not be handed to a new process here (not root, or another took it): only the events are checked"
+        ),
     }
     let details: Vec<String> = jitterlab::results::loaded::read_events(&out)
         .unwrap()

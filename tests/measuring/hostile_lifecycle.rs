@@ -196,7 +196,10 @@ fn a_cpu_lock_held_by_another_user_names_that_user_and_program() {
     let all = text(&o);
     if !root {
         assert_eq!(o.status.code(), Some(3), "{all}");
-        assert!(all.contains("a process that is not this jitterlab"), "{all}");
+        assert!(
+            all.contains("a process that is not this jitterlab"),
+            "{all}"
+        );
         assert!(all.contains("user nobody (uid 65534)"), "{all}");
         assert!(
             all.contains(&format!("'flock -s {lock} sleep 30'")),

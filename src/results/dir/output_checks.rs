@@ -34,8 +34,17 @@ fn check_not_an_input(path: &Path, option: &str, inputs: &[&Path]) -> Result<(),
         // A sweep directory holds level directories, each with loads/: three levels down.
         files_under(input, 3, &mut files);
         if let Some((_, file)) = files.iter().find(|(f, _)| *f == id) {
+            // Said as it is (issue 39 L3): the file itself, a symbolic link to it, or a hard
+            // link (another name of the same inode).
+            let how = if fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) {
+                " through a symbolic link"
+            } else if fs::canonicalize(path).ok() == fs::canonicalize(file).ok() {
+                ""
+            } else {
+                " under another name (a hard link to it)"
+            };
             return Err(Failure::usage(format!(
-                "{option} {}: is the file {} of the input {} under another name (a hard link to it); writing it would destroy the results; pass {option} with another file",
+                "{option} {}: is the file {} of the input {}{how}; writing it would destroy the results; pass {option} with another file",
                 path.display(),
                 file.display(),
                 input.display()

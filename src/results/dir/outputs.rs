@@ -327,6 +327,21 @@ mod tests {
         fs::hard_link(run.join(RUN_JSON), &saved).unwrap();
         let e = check_output_file(&saved, "-o", &[&run]).unwrap_err();
         assert!(e.message.contains("hard link"), "{}", e.message);
+        // The file itself, or a symbolic link to it, is said as such (issue 39 L3).
+        let e = check_output_file(&run.join(RUN_JSON), "-o", &[&run]).unwrap_err();
+        assert!(
+            e.message.contains("is the file") && !e.message.contains("link"),
+            "{}",
+            e.message
+        );
+        let lnk = base.path().join("lnk.json");
+        symlink(run.join(RUN_JSON), &lnk).unwrap();
+        let e = check_output_file(&lnk, "-o", &[&run]).unwrap_err();
+        assert!(
+            e.message.contains("through a symbolic link") && !e.message.contains("hard"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

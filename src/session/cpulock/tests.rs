@@ -69,8 +69,10 @@ fn the_holder_is_named_with_its_user_and_command() {
         .spawn()
         .unwrap();
     let pid = other.id();
-    while !String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default())
-        .starts_with("/opt/old/jitterlab")
+    while !String::from_utf8_lossy(
+        &std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default(),
+    )
+    .starts_with("/opt/old/jitterlab")
     {
         assert!(std::time::Instant::now() < deadline, "sleep did not start");
         std::thread::sleep(std::time::Duration::from_millis(5));
