@@ -33,10 +33,20 @@ fn expected_rows() -> Vec<(&'static str, Vec<String>)> {
         ),
         (
             "run.json, sweep.json of a result directory",
-            vec![format!(
-                "regular files of at most {}",
-                format_bytes(RESULT_RECORD_MAX_BYTES)
-            )],
+            vec![
+                format!(
+                    "regular files of at most {}",
+                    format_bytes(RESULT_RECORD_MAX_BYTES)
+                ),
+                format!(
+                    "at most {} JSON values",
+                    crate::units::group_digits(super::json_values::RESULT_RECORD_MAX_VALUES)
+                ),
+                format!(
+                    "at most {} strings",
+                    crate::units::group_digits(super::json_values::RESULT_RECORD_MAX_STRINGS)
+                ),
+            ],
         ),
         (
             "events.jsonl (a segmented run: its `events-NNNNNN.jsonl` files)",

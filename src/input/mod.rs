@@ -12,6 +12,9 @@ pub(crate) const RESULT_RECORD_MAX_BYTES: u64 = 1 << 30;
 /// The most read of events.jsonl: a spike load at its default rate logs about 130 MiB a day.
 pub(crate) const EVENTS_MAX_BYTES: u64 = 4 << 30;
 
+mod json_values;
+pub(crate) use json_values::check_counts;
+
 use std::fmt;
 use std::io::Read;
 use std::path::Path;

@@ -202,7 +202,8 @@ impl Action {
                 }
                 use crate::sys::process::SignalProbe;
                 match crate::sys::process::probe_signal(pid) {
-                    SignalProbe::Allowed => Ok(()),
+                    // Resolved now, before the run, once (issue 39 F5).
+                    SignalProbe::Allowed => pid_target(pid).map(drop),
                     SignalProbe::Missing => Err(format!("signal: no process {pid}")),
                     SignalProbe::NotOurs => Err(format!(
                         "signal: process {pid} is not ours to signal (it belongs to another user); name a process this user owns"
@@ -259,6 +260,68 @@ impl Parent {
     }
 }
 
+/// A process named by `signal:SIG,pid=N`, as it was when the action was checked (before the
+/// run): a pidfd of it, so that once it exits the action fails ("has exited") instead of
+/// signalling whichever process gets its pid next (issue 39 F5), as for [`Parent`].
+#[derive(Debug)]
+pub struct PidTarget {
+    pub pid: i32,
+    /// None where the kernel has no pidfd_open (before Linux 5.3): then the pid is signalled
+    /// by number, as the docs say.
+    pidfd: Option<std::os::fd::OwnedFd>,
+}
+
+impl PidTarget {
+    /// Sends `signal` to the process; the error says why not.
+    pub fn send(&self, signal: i32) -> Result<(), String> {
+        use crate::sys::{errno, process};
+        let result = match &self.pidfd {
+            Some(fd) => process::pidfd_send_signal(std::os::fd::AsFd::as_fd(fd), signal),
+            None => process::kill(self.pid, signal),
+        };
+        result.map_err(|e| match e.raw_os_error() {
+            Some(errno::ESRCH) => format!(
+                "process {} has exited: not signalled (its pid may belong to another process now)",
+                self.pid
+            ),
+            Some(errno::EPERM) => format!(
+                "process {} is not ours to signal (it belongs to another user)",
+                self.pid
+            ),
+            _ => format!("cannot signal process {}: {e}", self.pid),
+        })
+    }
+}
+
+/// The processes `pid=N` named, each resolved once per process (the first call).
+static PID_TARGETS: std::sync::Mutex<
+    std::collections::BTreeMap<i32, Result<std::sync::Arc<PidTarget>, String>>,
+> = std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// The process `pid`, resolved to a pidfd at the first call (the actions' check, before the
+/// run) and the same one at every later call.
+pub fn pid_target(pid: i32) -> Result<std::sync::Arc<PidTarget>, String> {
+    let mut targets = PID_TARGETS.lock().unwrap_or_else(|e| e.into_inner());
+    targets
+        .entry(pid)
+        .or_insert_with(|| {
+            let pidfd = match crate::sys::process::pidfd_open(pid) {
+                Ok(fd) => Some(fd),
+                Err(e) if e.raw_os_error() == Some(crate::sys::errno::ENOSYS) => None,
+                Err(e) if e.raw_os_error() == Some(crate::sys::errno::ESRCH) => {
+                    return Err(format!("signal: no process {pid}"));
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "signal:...,pid={pid}: cannot open a pidfd for process {pid}: {e}"
+                    ));
+                }
+            };
+            Ok(std::sync::Arc::new(PidTarget { pid, pidfd }))
+        })
+        .clone()
+}
+
 static PARENT: std::sync::OnceLock<Result<Parent, String>> = std::sync::OnceLock::new();
 
 /// jitterlab's parent, resolved once per process (the first call): pid 1 is refused (the
@@ -303,7 +366,7 @@ pub fn parse_gap(text: &str) -> Result<u64, String> {
     let ns = parse_duration_ns(text).map_err(|e| format!("--action-gap: {e}"))?;
     if !(MIN_ACTION_GAP_NS..=MAX_ACTION_GAP_NS).contains(&ns) {
         return Err(format!(
-            "--action-gap {text}: out of range: give 1ms to 24h (below 1ms a storm of spikes would start programs and snapshots as fast as they can be started; the default is 1s)"
+            "--action-gap {text}: out of range: give 1ms to 24h (below 1ms a storm of spikes would start programs and snapshots as fast as they can be started; above 24h an action could fire only once in a day's run, which --on-threshold with a single firing in mind does not need a gap for, and the largest values overflowed the gap's clock; the default is 1s)"
         ));
     }
     Ok(ns)

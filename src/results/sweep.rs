@@ -154,6 +154,8 @@ pub fn read(dir: &std::path::Path) -> Result<SweepRecord> {
     let file = dir.join(FILE_NAME);
     let text = crate::input::read_result_file(&file, crate::input::RESULT_RECORD_MAX_BYTES)
         .or_usage(|| file.display().to_string())?;
+    crate::input::check_counts(&text)
+        .map_err(|why| crate::error::Failure::usage(format!("{}: {why}", file.display())))?;
     serde_json::from_str(&text).map_err(|e| {
         crate::error::Failure::usage(format!(
             "{} is not a valid sweep.json: {e}; pass the directory jitterlab sweep wrote",

@@ -423,17 +423,18 @@ impl ActionRunner {
     }
 }
 
-/// Sends `signal` to the action's target: a pid as given, or jitterlab's parent as it was at
-/// the start, through its pidfd (plan/actions.rs `parent`): never pid 1, never a process that
-/// took an exited parent's pid.
+/// Sends `signal` to the action's target: the process `pid=N` named, or jitterlab's parent,
+/// each as it was at the start, through its pidfd (plan/actions.rs `pid_target`, `parent`):
+/// never pid 1, never a process that took an exited target's pid (issue 39 F5).
 fn send(signal: i32, target: SignalTarget) -> Result<String, String> {
     let name = crate::sys::signal::name(signal)
         .map(str::to_string)
         .unwrap_or_else(|| format!("signal {signal}"));
     match target {
-        SignalTarget::Pid(pid) => crate::sys::process::kill(pid, signal)
+        SignalTarget::Pid(pid) => crate::plan::actions::pid_target(pid)?
+            .send(signal)
             .map(|_| format!("sent {name} to {pid}"))
-            .map_err(|e| format!("cannot send {name} to {pid}: {e}")),
+            .map_err(|e| format!("cannot send {name}: {e}")),
         SignalTarget::Parent => {
             let parent = crate::plan::actions::parent()?;
             parent

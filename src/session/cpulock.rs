@@ -96,7 +96,7 @@ fn take_in(cpus: &[usize], allow_shared: bool, places: &Places) -> Result<(CpuLo
             Some(Ok(dir)) => match lock_in(dir.fd(), &dir.path().display().to_string(), cpu) {
                 Locked::Held(file) => own = Some(file),
                 Locked::Busy(file, path) => {
-                    let holder = holders(&file, &path, &places.proc);
+                    let holder = holders(&file, &places.proc, true);
                     let holder = describe_all(&holder, &path);
                     if !allow_shared {
                         return Err(refusal(cpu, &holder));
@@ -141,7 +141,7 @@ fn take_in(cpus: &[usize], allow_shared: bool, places: &Places) -> Result<(CpuLo
                 }
             }
             Locked::Busy(file, path) => {
-                let found = holders(&file, &path, &places.proc);
+                let found = holders(&file, &places.proc, false);
                 let text = describe_all(&found, &path);
                 if places.root && !found.is_empty() && found.iter().all(Holder::cannot_stop_root) {
                     warnings.push(planted_warning(cpu, &path, &text, own_problem.as_deref()));
@@ -290,7 +290,7 @@ impl Holder {
 /// `/proc/PID/fdinfo/FD` says: a locker that forked and exited leaves its children holding
 /// it), jitterlab first, then root's; where this user cannot see them, the pid /proc/locks
 /// names.
-fn holders(file: &File, path: &str, proc: &Path) -> Vec<Holder> {
+fn holders(file: &File, proc: &Path, root_only: bool) -> Vec<Holder> {
     let Ok(meta) = file.metadata() else {
         return Vec::new();
     };
@@ -300,7 +300,7 @@ fn holders(file: &File, path: &str, proc: &Path) -> Vec<Holder> {
     }
     let mut found: Vec<Holder> = pids
         .into_iter()
-        .map(|pid| read_holder(proc, pid, path))
+        .map(|pid| read_holder(proc, pid, root_only))
         .collect();
     found.sort_by_key(|h| (!h.jitterlab, h.uid != Some(0), h.pid));
     found
@@ -368,12 +368,13 @@ fn describe_all(found: &[Holder], path: &str) -> String {
 /// command line) and whether it is jitterlab at all, e.g. `pid 4242 of user nobody (uid
 /// 65534), 'flock /run/jitterlab/cpu1.lock sleep 600', which is not jitterlab (...)`.
 #[cfg(test)]
-fn describe_holder(proc: &Path, pid: u32, path: &str) -> String {
-    read_holder(proc, pid, path).text
+fn describe_holder(proc: &Path, pid: u32, root_only: bool) -> String {
+    read_holder(proc, pid, root_only).text
 }
 
-/// The holder `pid` as /proc describes it.
-fn read_holder(proc: &Path, pid: u32, path: &str) -> Holder {
+/// The holder `pid` as /proc describes it; `root_only`: of a lock in root's own directory,
+/// which only root's processes can hold (issue 39 F2).
+fn read_holder(proc: &Path, pid: u32, root_only: bool) -> Holder {
     let dir = proc.join(pid.to_string());
     let uid = std::fs::read_to_string(dir.join("status"))
         .ok()
@@ -382,10 +383,13 @@ fn read_holder(proc: &Path, pid: u32, path: &str) -> Holder {
                 .find_map(|l| l.strip_prefix("Uid:"))
                 .and_then(|l| l.split_whitespace().next()?.parse::<u32>().ok())
         });
-    let user = uid.map_or("an unknown user".to_string(), |uid| match user_name(uid) {
-        Some(name) => format!("user {name} (uid {uid})"),
-        None => format!("a user without a name (uid {uid})"),
-    });
+    let user = uid.map_or(
+        "an unknown user".to_string(),
+        |uid| match crate::sys::process::user_name(uid) {
+            Some(name) => format!("user {name} (uid {uid})"),
+            None => format!("a user without a name (uid {uid})"),
+        },
+    );
     let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
     let comm = comm.trim();
     let cmdline: Vec<String> = std::fs::read(dir.join("cmdline"))
@@ -413,10 +417,27 @@ fn read_holder(proc: &Path, pid: u32, path: &str) -> Holder {
         (Some(theirs), Some(ours)) => theirs == ours,
         _ => comm == "jitterlab",
     };
-    let what = match jitterlab {
-        true => "another jitterlab run".to_string(),
-        false => format!(
-            "a process that is not jitterlab (any user can lock the files of {LOCK_DIR}; if it is not measuring, end it with kill {pid}, or remove {path} so that the next run makes it anew)"
+    // Another build or copy of jitterlab (`/tmp/jl2`, an upgraded one) is not the same
+    // executable; what it calls itself or its threads (`jl-measure-0`) says so, for the
+    // message only: a name is anyone's choice, so it decides nothing.
+    let named_jitterlab = !jitterlab
+        && (cmdline.first().is_some_and(|a| a.contains("jitterlab"))
+            || comm.contains("jitterlab")
+            || thread_names(&dir)
+                .iter()
+                .any(|n| n.starts_with("jl-measure")));
+    let kill = format!("if it is not measuring, end it with kill {pid}");
+    let what = match (jitterlab, named_jitterlab, root_only) {
+        (true, _, _) => "another jitterlab run".to_string(),
+        (false, true, _) => format!(
+            "another jitterlab run of another build or path (its executable is not this one's; {kill})"
+        ),
+        (false, false, true) => format!(
+            "a process of root that is not this jitterlab: another build of jitterlab, or another program of root (only root can lock the files of {}; {kill})",
+            super::journal::ROOT_DIR
+        ),
+        (false, false, false) => format!(
+            "a process that is not this jitterlab (any user can lock the files of {LOCK_DIR}; {kill})"
         ),
     };
     Holder {
@@ -430,13 +451,17 @@ fn read_holder(proc: &Path, pid: u32, path: &str) -> Holder {
     }
 }
 
-/// The name of the user `uid` in /etc/passwd.
-fn user_name(uid: u32) -> Option<String> {
-    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
-    passwd.lines().find_map(|l| {
-        let f: Vec<&str> = l.split(':').collect();
-        (f.len() > 2 && f[2].parse() == Ok(uid)).then(|| f[0].to_string())
-    })
+/// The names of the threads of the process at `dir` (`/proc/PID`), at most a few hundred read.
+fn thread_names(dir: &Path) -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir(dir.join("task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .take(512)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+        .map(|n| n.trim().to_string())
+        .collect()
 }
 
 /// The pid holding the flock of the file `meta` describes, from /proc/locks (lines such as

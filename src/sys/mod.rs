@@ -19,6 +19,7 @@ pub mod ioctl;
 pub mod ipc;
 pub mod ipc_probes;
 pub mod mem;
+pub mod path;
 pub mod process;
 pub mod rlimit;
 pub mod sched;

@@ -45,6 +45,23 @@ pub fn effective_user_id() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// The name of the user `uid` in /etc/passwd.
+pub fn user_name(uid: u32) -> Option<String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() > 2 && f[2].parse() == Ok(uid)).then(|| f[0].to_string())
+    })
+}
+
+/// The user `uid` in words for a message: `user mallory (uid 1001)`, or `user 1001`.
+pub fn user_in_words(uid: u32) -> String {
+    match user_name(uid) {
+        Some(name) => format!("user {name} (uid {uid})"),
+        None => format!("user {uid}"),
+    }
+}
+
 /// Forks a child that runs `body` and leaves with `_exit(body())` (no destructors, no atexit
 /// handlers); the parent gets the child's pid.
 ///

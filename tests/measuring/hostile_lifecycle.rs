@@ -196,7 +196,10 @@ fn a_cpu_lock_held_by_another_user_names_that_user_and_program() {
     let all = text(&o);
     if !root {
         assert_eq!(o.status.code(), Some(3), "{all}");
-        assert!(all.contains("a process that is not jitterlab"), "{all}");
+        assert!(
+            all.contains("a process that is not this jitterlab"),
+            "{all}"
+        );
         assert!(all.contains("user nobody (uid 65534)"), "{all}");
         assert!(
             all.contains(&format!("'flock -s {lock} sleep 30'")),
@@ -217,7 +220,7 @@ fn a_cpu_lock_held_by_another_user_names_that_user_and_program() {
         .collect();
     assert_eq!(warnings.len(), 1, "{run}");
     let w = warnings[0];
-    assert!(w.contains("a process that is not jitterlab"), "{w}");
+    assert!(w.contains("a process that is not this jitterlab"), "{w}");
     assert!(w.contains("user nobody (uid 65534)"), "{w}");
     assert!(w.contains(&format!("'flock -s {lock} sleep 30'")), "{w}");
     assert!(w.contains("does not stop a root run"), "{w}");

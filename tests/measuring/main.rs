@@ -9,6 +9,7 @@ mod common;
 #[path = "../monitor_support/mod.rs"]
 mod monitor_support;
 
+mod action_targets;
 mod actions;
 mod actions_end;
 mod actions_trace;
@@ -21,6 +22,7 @@ mod dropin_outputs;
 mod ground_truth;
 mod hostile_files;
 mod hostile_lifecycle;
+mod hostile_paths;
 mod inversion;
 mod ipc;
 mod ipc_trace;

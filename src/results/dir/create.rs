@@ -5,7 +5,6 @@ use super::*;
 use crate::error::ExitCode;
 use crate::sys::errno;
 use crate::sys::fs::{can_write_dir, pseudo_file_system};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 
 /// Whether the directory that will hold a result directory is the user's choice (`--out`) or
 /// jitterlab's (`./jitterlab-results` of the default name), which must then be safe from other
@@ -36,6 +35,8 @@ pub(super) enum MakeError {
     /// The default results directory is a link, or another user could replace what is in it;
     /// the string says why.
     Unsafe(PathBuf, String),
+    /// A directory on the way could not be reached (another user's link, a loop...).
+    Walk(WalkError),
 }
 
 impl MakeError {
@@ -44,6 +45,7 @@ impl MakeError {
     pub(super) fn exit_code(&self) -> ExitCode {
         match self {
             MakeError::Parent(_, e) | MakeError::Io(e) => ExitCode::of_io(e, ExitCode::Usage),
+            MakeError::Walk(e) => e.exit_code(),
             MakeError::Exists(_)
             | MakeError::NoName
             | MakeError::Replaced
@@ -80,6 +82,7 @@ impl MakeError {
                 "{option} {p}: {} is on {fs}, a file system of kernel interfaces that holds no results; {fix}",
                 dir.display()
             ),
+            MakeError::Walk(e) => format!("{option} {p}: {}; {fix}", e.reason()),
             MakeError::Unsafe(dir, why) => format!(
                 "{option} {p}: {} {why}: another user could replace the results in it; remove or fix it (chown, chmod go-w), or pass {option} with a new directory in a place of your own",
                 dir.display()
@@ -111,96 +114,70 @@ pub(super) fn parent_of(path: &Path) -> &Path {
 }
 
 /// Everything that can be known about making `path` without making anything: the names fit,
+/// the directories on the way are reached without another user's link (`resolve.rs`),
 /// nothing is there, the nearest existing ancestor is a directory this user may write, on a
 /// file system that holds files. The one check of a real run and of `--dry-run` (issue 24 D09).
 pub(super) fn check_new(path: &Path, kind: Parent) -> Result<(), MakeError> {
     output_checks::check_name_lengths(path).map_err(MakeError::TooLong)?;
-    path.file_name().ok_or(MakeError::NoName)?;
-    if let Ok(meta) = fs::symlink_metadata(path) {
-        return Err(MakeError::Exists(existing_kind(path, &meta)));
+    let name = path.file_name().ok_or(MakeError::NoName)?;
+    let (at, missing) = walk_existing(parent_of(path), kind == Parent::AsGiven)
+        .map_err(|e| walk_failure(e, kind))?;
+    if missing.is_empty() && crate::sys::path::open_entry(at.fd.as_fd(), name).is_ok() {
+        let what = fs::symlink_metadata(path).map_or("an entry", |m| existing_kind(path, &m));
+        return Err(MakeError::Exists(what));
     }
     if kind == Parent::Shared {
-        let parent = parent_of(path);
-        if let Ok(meta) = fs::symlink_metadata(parent) {
-            if meta.is_symlink() {
-                return Err(MakeError::Unsafe(
-                    parent.into(),
-                    "is a symbolic link".into(),
-                ));
-            }
-            check_shared_parent(parent, &meta)?;
-        }
+        check_ancestors(&at).map_err(|(dir, why)| MakeError::Unsafe(dir, why))?;
     }
-    let mut at = parent_of(path);
-    let ancestor = loop {
-        match fs::metadata(at) {
-            Ok(m) if m.is_dir() => break at,
-            Ok(_) => {
-                return Err(MakeError::Parent(
-                    at.into(),
-                    io::Error::from_raw_os_error(errno::ENOTDIR),
-                ));
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound && parent_of(at) != at => {
-                at = parent_of(at)
-            }
-            Err(e) => return Err(MakeError::Parent(at.into(), e)),
-        }
-    };
-    if let Ok(Some(fs)) = pseudo_file_system(ancestor) {
-        return Err(MakeError::PseudoFs(ancestor.into(), fs));
+    let here = fd_path(at.fd.as_fd());
+    if let Ok(Some(fs)) = pseudo_file_system(&here) {
+        return Err(MakeError::PseudoFs(at.shown, fs));
     }
-    can_write_dir(ancestor).map_err(|e| MakeError::Parent(ancestor.into(), e))
+    can_write_dir(&here).map_err(|e| MakeError::Parent(at.shown, e))
 }
 
-/// Refuses the default results directory (`./jitterlab-results`) when it is a link, or when
-/// another user could replace what is in it: owned by a user other than this one or root, or
-/// writable by its group or by all without the sticky bit (issue 24 D08).
-fn check_shared_parent(parent: &Path, meta: &fs::Metadata) -> Result<(), MakeError> {
-    let unsafe_because = |why: String| MakeError::Unsafe(parent.into(), why);
-    let me = crate::sys::process::effective_user_id();
-    if meta.uid() != me && meta.uid() != 0 {
-        return Err(unsafe_because(format!(
-            "belongs to user {} (not you, nor root)",
-            meta.uid()
-        )));
+/// A lookup's failure for making a directory: a link at the default results directory is
+/// [`MakeError::Unsafe`] as its other defects are; a directory on the way that is not one is
+/// said as a parent that cannot be used.
+fn walk_failure(e: WalkError, kind: Parent) -> MakeError {
+    match e {
+        WalkError::LastIsLink(at) if kind == Parent::Shared => {
+            MakeError::Unsafe(at, "is a symbolic link".into())
+        }
+        WalkError::NotDir(at) => {
+            MakeError::Parent(at, io::Error::from_raw_os_error(errno::ENOTDIR))
+        }
+        WalkError::Io(at, e) => MakeError::Parent(at, e),
+        e => MakeError::Walk(e),
     }
-    let mode = meta.mode();
-    if mode & 0o022 != 0 && mode & 0o1000 == 0 {
-        return Err(unsafe_because(format!(
-            "is writable by other users (mode {:04o}, no sticky bit)",
-            mode & 0o7777
-        )));
-    }
-    Ok(())
 }
 
 /// Makes `path` and opens it; see [`ResultDir::create`].
 pub(super) fn make(path: &Path, kind: Parent) -> Result<Claim, MakeError> {
     check_new(path, kind)?;
     let name = cstr(path.file_name().ok_or(MakeError::NoName)?).map_err(MakeError::Io)?;
-    let parent = parent_of(path);
-    let made_parents = make_parents(parent)?;
+    // From here on everything goes through descriptors: each name is looked up once.
+    let mut made_parents = Vec::new();
+    let parent = match walk_dir(
+        parent_of(path),
+        kind == Parent::AsGiven,
+        Some(&mut made_parents),
+    ) {
+        Ok(parent) => parent,
+        Err(e) => {
+            unmake(&made_parents);
+            return Err(walk_failure(e, kind));
+        }
+    };
     let undo = |e| {
-        made_parents
-            .iter()
-            .rev()
-            .for_each(|p| drop(fs::remove_dir(p)));
+        unmake(&made_parents);
         e
     };
-    // From here on everything goes through the parent's descriptor: the name is looked up once.
-    let parent_fd = match kind {
-        Parent::AsGiven => open_dir(parent),
-        Parent::Shared => open_dir_nofollow(parent),
-    }
-    .map_err(|e| undo(MakeError::Parent(parent.into(), e)))?;
     if kind == Parent::Shared {
-        // Again on what was opened: the name may have been replaced since the check above.
-        let opened = File::from(parent_fd.try_clone().map_err(|e| undo(MakeError::Io(e)))?)
-            .metadata()
-            .map_err(|e| undo(MakeError::Io(e)))?;
-        check_shared_parent(parent, &opened).map_err(undo)?;
+        // Again on what was opened: a name may have been replaced since the check above.
+        check_ancestors(&parent).map_err(|(dir, why)| undo(MakeError::Unsafe(dir, why)))?;
     }
+    let parent_fd = parent.fd;
     // Mode 0755 (the umask may take more away), never group- or world-writable: no other user
     // adds entries (say, links) while the run writes into it.
     if let Err(e) = make_dir_at(parent_fd.as_fd(), &name, 0o755) {
@@ -248,36 +225,6 @@ pub(super) fn existing_kind(path: &Path, meta: &fs::Metadata) -> &'static str {
     } else {
         "a file"
     }
-}
-
-/// Makes the missing directories of `dir`, outermost first; returns those it made.
-pub(super) fn make_parents(dir: &Path) -> Result<Vec<PathBuf>, MakeError> {
-    let mut missing = Vec::new();
-    let mut at = Some(dir);
-    while let Some(p) = at.filter(|p| !p.as_os_str().is_empty()) {
-        if fs::symlink_metadata(p).is_ok() {
-            break;
-        }
-        missing.push(p.to_path_buf());
-        at = p.parent();
-    }
-    let mut made = Vec::new();
-    for p in missing.into_iter().rev() {
-        // 0755 as the result directory itself (less the umask): never writable by others,
-        // even under umask 0.
-        match fs::DirBuilder::new().mode(0o755).create(&p) {
-            Ok(()) => made.push(p),
-            // Made by another process meanwhile: a shared parent such as jitterlab-results/.
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && p.is_dir() => {}
-            Err(e) => {
-                made.iter()
-                    .rev()
-                    .for_each(|m: &PathBuf| drop(fs::remove_dir(m)));
-                return Err(MakeError::Parent(p, e));
-            }
-        }
-    }
-    Ok(made)
 }
 
 /// Removes everything inside the directory `dir`, never following a link.

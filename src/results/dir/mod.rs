@@ -9,8 +9,9 @@
 //! mode is 0755, so no other user adds entries to it meanwhile. The checks of
 //! output *files* (`report -o`, `export -o`, `--plots`) are here too, because what they must not
 //! touch is a result directory's own files (`outputs.rs`, the one writer of every file a user
-//! names; its checks `output_checks.rs`; making the directory is `create.rs`; the
-//! descriptor-relative calls are `sys::fs`'s).
+//! names; its checks `output_checks.rs`; making the directory is `create.rs`; reaching the
+//! directories of a path, component by component, following no other user's link, is
+//! `resolve.rs`; the descriptor-relative calls are `sys::fs`'s and `sys::path`'s).
 
 use crate::error::Failure;
 use crate::format::run_record::{Ended, FILE_NAME as RUN_JSON, FORMAT, RunRecord};
@@ -26,17 +27,19 @@ use std::time::SystemTime;
 mod create;
 mod output_checks;
 mod outputs;
+mod resolve;
 
 // Everything inside a result directory is opened or removed relative to its descriptor, never
 // through a path that a link could redirect.
 use crate::sys::fs::{
-    Entry, create_new_at, cstr, make_dir_at, open_dir, open_dir_nofollow, open_write_at,
-    openat_dir, owner, rename_at, unlink_at,
+    Entry, create_new_at, cstr, make_dir_at, open_dir, open_write_at, openat_dir, owner, rename_at,
+    unlink_at,
 };
 use create::*;
 use output_checks::*;
 pub use output_checks::{check_output_dir, check_output_file};
 pub use outputs::{OutputDir, OutputFile, write_output};
+use resolve::*;
 
 /// Space kept allocated after the first run.json (beyond its end, the file's size unchanged) so
 /// that the final record can still be written over it when the disk has filled up during the
@@ -83,7 +86,7 @@ pub struct Claim {
     parent: OwnedFd,
     name: CString,
     /// Parents that did not exist and were made for it, outermost first.
-    made_parents: Vec<PathBuf>,
+    made_parents: Vec<Made>,
     kept: bool,
 }
 
@@ -108,9 +111,7 @@ impl Drop for Claim {
         // the user must see; a leftover is only untidy.
         let _ = remove_contents(self.dir.fd.as_fd());
         let _ = unlink_at(self.parent.as_fd(), &self.name, Entry::Dir);
-        for p in self.made_parents.iter().rev() {
-            let _ = fs::remove_dir(p);
-        }
+        unmake(&self.made_parents);
     }
 }
 
@@ -343,6 +344,13 @@ impl ResultDir {
         let path = self.path.join(RUN_JSON);
         let text = crate::input::read_result_file(&path, crate::input::RESULT_RECORD_MAX_BYTES)
             .map_err(|e| format!("{}: {e}", path.display()))?;
+        // What parsing it may cost, bounded before it is parsed (issue 39 F3).
+        crate::input::check_counts(&text).map_err(|why| {
+            format!(
+                "{}: {why}; it was edited or damaged (restore it from a copy, or measure again)",
+                path.display()
+            )
+        })?;
         // A newer format may have changed what a field means, or made the record unreadable
         // to this version: either way the user needs a newer jitterlab, not a parse error.
         let newer = |format: u32| {

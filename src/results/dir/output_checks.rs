@@ -34,8 +34,17 @@ fn check_not_an_input(path: &Path, option: &str, inputs: &[&Path]) -> Result<(),
         // A sweep directory holds level directories, each with loads/: three levels down.
         files_under(input, 3, &mut files);
         if let Some((_, file)) = files.iter().find(|(f, _)| *f == id) {
+            // Said as it is (issue 39 L3): the file itself, a symbolic link to it, or a hard
+            // link (another name of the same inode).
+            let how = if fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) {
+                " through a symbolic link"
+            } else if fs::canonicalize(path).ok() == fs::canonicalize(file).ok() {
+                ""
+            } else {
+                " under another name (a hard link to it)"
+            };
             return Err(Failure::usage(format!(
-                "{option} {}: is the file {} of the input {} under another name (a hard link to it); writing it would destroy the results; pass {option} with another file",
+                "{option} {}: is the file {} of the input {}{how}; writing it would destroy the results; pass {option} with another file",
                 path.display(),
                 file.display(),
                 input.display()
@@ -91,6 +100,7 @@ pub fn check_output_file(path: &Path, option: &str, inputs: &[&Path]) -> Result<
         ))
     };
     check_name_lengths(path).map_err(refuse)?;
+    refuse_foreign_links(parent_of(path), option, path)?;
     if path.is_dir() {
         return Err(refuse("is a directory".into()));
     }
@@ -140,6 +150,7 @@ pub fn check_output_dir(path: &Path, option: &str) -> Result<(), Failure> {
         ))
     };
     check_name_lengths(path).map_err(refuse)?;
+    refuse_foreign_links(parent_of(path), option, path)?;
     if fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) {
         return Err(Failure::usage(link_refusal(path, option)));
     }
@@ -155,6 +166,23 @@ pub fn check_output_dir(path: &Path, option: &str) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Refuses (exit 2) an output path whose directory `dir` is reached only through another
+/// user's link or too many links (`resolve.rs`): said before anything is read or measured.
+/// What else a lookup finds wrong (a directory missing) the other checks say in their words.
+fn refuse_foreign_links(dir: &Path, option: &str, path: &Path) -> Result<(), Failure> {
+    match walk_existing(dir, true) {
+        Err(e @ (WalkError::ForeignLink(..) | WalkError::TooManyLinks(_))) => Err(Failure::new(
+            e.exit_code(),
+            format!(
+                "{option} {}: {}; pass {option} with another path",
+                path.display(),
+                e.reason()
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// NAME_MAX and PATH_MAX of Linux, checked before anything is written.

@@ -12,7 +12,6 @@
 use super::*;
 use crate::error::ExitCode;
 use std::ffi::OsString;
-use std::os::unix::fs::MetadataExt;
 
 /// How many temporary names a write tries before giving up (each has the pid and a counter:
 /// another name is needed only when a file of that name was planted).
@@ -60,35 +59,43 @@ fn write_replacing(
 enum Target {
     /// `-` of the drop-ins (`--json=-`): standard output.
     Stdout,
-    /// A device or a pipe (`-o /dev/stdout`, `/dev/null`): written in place.
-    InPlace,
+    /// A device or a pipe (`-o /dev/stdout`, `/dev/null`), held by an `O_PATH` descriptor:
+    /// written in place.
+    InPlace(OwnedFd),
     /// A file: written new in its directory (held open since the claim) and renamed over `name`.
     Replace { dir: OwnedFd, name: OsString },
 }
 
-/// Where `path` is written (see [`write_output`] for the rule): its directory is opened now.
-fn target_of(path: &Path) -> io::Result<Target> {
-    if let Ok(lmeta) = fs::symlink_metadata(path) {
-        let me = crate::sys::process::effective_user_id();
-        let trusted_link = lmeta.is_symlink() && (lmeta.uid() == me || lmeta.uid() == 0);
-        let target = if trusted_link {
-            fs::metadata(path).ok()
-        } else {
-            Some(lmeta.clone())
-        };
-        if let Some(t) = target
-            && !t.is_file()
-            && !t.is_dir()
-            && !t.is_symlink()
-        {
-            return Ok(Target::InPlace);
+/// Where `path` is written (see [`write_output`] for the rule): its directory is reached now,
+/// following no other user's link (`resolve.rs`).
+fn target_of(path: &Path) -> Result<Target, WalkError> {
+    use crate::sys::path::{Kind, open_entry, open_entry_following, stat};
+    let name = path.file_name().ok_or_else(|| {
+        WalkError::Io(
+            path.into(),
+            io::Error::new(io::ErrorKind::InvalidInput, "names no file"),
+        )
+    })?;
+    let dir = walk_dir(parent_of(path), true, None)?;
+    if let Ok(entry) = open_entry(dir.fd.as_fd(), name)
+        && let Ok(st) = stat(entry.as_fd())
+    {
+        match st.kind {
+            Kind::Other => return Ok(Target::InPlace(entry)),
+            // This user's or root's link to a device (`/dev/stdout`): the kernel follows it
+            // (its target may be a pipe no path names); another user's link is replaced.
+            Kind::Link if trusted_link_owner(st.uid) => {
+                if let Ok(to) = open_entry_following(dir.fd.as_fd(), name)
+                    && stat(to.as_fd()).is_ok_and(|t| t.kind == Kind::Other)
+                {
+                    return Ok(Target::InPlace(to));
+                }
+            }
+            _ => {}
         }
     }
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "names no file"))?;
     Ok(Target::Replace {
-        dir: open_dir(parent_of(path))?,
+        dir: dir.fd,
         name: name.to_os_string(),
     })
 }
@@ -119,19 +126,11 @@ impl OutputFile {
                 ),
             )
         };
-        let target = target_of(path).map_err(|e| {
-            refuse(
-                ExitCode::of_io(&e, ExitCode::Usage),
-                format!(
-                    "its directory {} cannot be opened: {}",
-                    parent_of(path).display(),
-                    create::describe(&e)
-                ),
-            )
-        })?;
-        if let Target::Replace { .. } = target {
+        let target = target_of(path).map_err(|e| refuse(e.exit_code(), e.reason()))?;
+        if let Target::Replace { dir, .. } = &target {
+            let here = fd_path(dir.as_fd());
             let dir = parent_of(path);
-            if let Ok(Some(fs)) = crate::sys::fs::pseudo_file_system(dir) {
+            if let Ok(Some(fs)) = crate::sys::fs::pseudo_file_system(&here) {
                 return Err(refuse(
                     ExitCode::Usage,
                     format!(
@@ -140,7 +139,7 @@ impl OutputFile {
                     ),
                 ));
             }
-            crate::sys::fs::can_write_dir(dir).map_err(|e| {
+            crate::sys::fs::can_write_dir(&here).map_err(|e| {
                 refuse(
                     ExitCode::of_io(&e, ExitCode::Usage),
                     format!("cannot make files in {}: {}", dir.display(), describe(&e)),
@@ -178,14 +177,10 @@ impl OutputFile {
                 fill(&mut out)?;
                 out.flush()
             }
-            Target::InPlace => {
-                use std::os::unix::fs::OpenOptionsExt;
-                // Non-blocking open: a FIFO without a reader fails instead of hanging.
-                let file = fs::OpenOptions::new()
-                    .write(true)
-                    .custom_flags(crate::sys::file::O_NONBLOCK)
-                    .open(&self.path)?;
-                crate::sys::file::set_blocking(std::os::fd::AsRawFd::as_raw_fd(&file))?;
+            Target::InPlace(entry) => {
+                // The very device or pipe claimed, reopened for writing without blocking (a
+                // FIFO without a reader fails instead of hanging).
+                let file = crate::sys::path::reopen_for_writing(entry.as_fd())?;
                 let mut out = io::BufWriter::new(file);
                 fill(&mut out)?;
                 out.flush()
@@ -209,7 +204,8 @@ impl OutputFile {
 
 /// Writes the output file `path` (see the module's comment) without a claim: for a file whose
 /// path was checked by [`check_output_file`] and is written right after (the exports). Its
-/// directory is the one the user named (links in it followed); its last name is never followed,
+/// directory is reached following only this user's and root's links (`resolve.rs`); its last
+/// name is never followed,
 /// except to what is not a file: an existing device or pipe (`-o /dev/stdout`, `/dev/null`),
 /// reached directly or by a link of this user's or root's, is written in place (replacing it
 /// would destroy a device node; writing into it destroys no file). Another user's link is
@@ -218,10 +214,11 @@ pub fn write_output(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
+    let target = target_of(path).map_err(|e| io::Error::other(e.reason()))?;
     OutputFile {
         path: path.to_path_buf(),
         option: String::new(),
-        target: target_of(path)?,
+        target,
     }
     .write(fill)
 }
@@ -247,17 +244,29 @@ impl OutputDir {
                 ),
             )
         };
-        if fs::symlink_metadata(path).is_err() {
-            make_parents(parent_of(path)).map_err(|e| match e {
-                MakeError::Parent(_, e) | MakeError::Io(e) => fail(e),
-                other => Failure::usage(other.message(option, path)),
-            })?;
-            match crate::sys::fs::make_dir(path, 0o755) {
-                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(fail(e)),
-                _ => {}
-            }
+        let name = path.file_name().ok_or_else(|| {
+            fail(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "names no directory",
+            ))
+        })?;
+        // Made parents stay: the plots go into them.
+        let parent = walk_dir(parent_of(path), true, Some(&mut Vec::new())).map_err(|e| {
+            Failure::new(
+                e.exit_code(),
+                format!(
+                    "{option} {}: {}; pass {option} with a directory (made if missing)",
+                    path.display(),
+                    e.reason()
+                ),
+            )
+        })?;
+        let c = cstr(name).map_err(fail)?;
+        match make_dir_at(parent.fd.as_fd(), &c, 0o755) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(fail(e)),
+            _ => {}
         }
-        let fd = open_dir_nofollow(path).map_err(|e| match e.raw_os_error() {
+        let fd = openat_dir(parent.fd.as_fd(), &c).map_err(|e| match e.raw_os_error() {
             Some(crate::sys::errno::ELOOP) | Some(crate::sys::errno::ENOTDIR) => {
                 Failure::usage(link_refusal(path, option))
             }
@@ -278,6 +287,7 @@ impl OutputDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::MetadataExt;
     use std::os::unix::fs::symlink;
 
     #[test]
@@ -317,6 +327,21 @@ mod tests {
         fs::hard_link(run.join(RUN_JSON), &saved).unwrap();
         let e = check_output_file(&saved, "-o", &[&run]).unwrap_err();
         assert!(e.message.contains("hard link"), "{}", e.message);
+        // The file itself, or a symbolic link to it, is said as such (issue 39 L3).
+        let e = check_output_file(&run.join(RUN_JSON), "-o", &[&run]).unwrap_err();
+        assert!(
+            e.message.contains("is the file") && !e.message.contains("link"),
+            "{}",
+            e.message
+        );
+        let lnk = base.path().join("lnk.json");
+        symlink(run.join(RUN_JSON), &lnk).unwrap();
+        let e = check_output_file(&lnk, "-o", &[&run]).unwrap_err();
+        assert!(
+            e.message.contains("through a symbolic link") && !e.message.contains("hard"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -369,7 +394,7 @@ mod tests {
         let dash = OutputFile::claim_or_stdout(Path::new("-"), "--json").unwrap();
         assert!(matches!(dash.target, Target::Stdout));
         let null = OutputFile::claim(Path::new("/dev/null"), "--json", &[]).unwrap();
-        assert!(matches!(null.target, Target::InPlace));
+        assert!(matches!(null.target, Target::InPlace(_)));
         null.write_bytes(b"x").unwrap();
     }
 

@@ -28,13 +28,23 @@ fn the_holder_is_named_with_its_user_and_command() {
         assert!(std::time::Instant::now() < deadline, "sleep did not start");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    let text = describe_holder(Path::new("/proc"), pid, "/run/jitterlab/cpu1.lock");
+    let text = describe_holder(Path::new("/proc"), pid, false);
+    let in_root_dir = describe_holder(Path::new("/proc"), pid, true);
     let _ = child.kill();
     let _ = child.wait();
     assert!(
-        text.starts_with("a process that is not jitterlab"),
+        text.starts_with("a process that is not this jitterlab (any user can lock"),
         "{text}"
     );
+    // F2: in root's own directory only root locks; a held lock file is never to be removed.
+    assert!(
+        in_root_dir.starts_with("a process of root that is not this jitterlab: another build of jitterlab, or another program of root (only root can lock the files of /run/jitterlab-root; if it is not measuring, end it with kill "),
+        "{in_root_dir}"
+    );
+    for t in [&text, &in_root_dir] {
+        assert!(!t.contains("remove"), "{t}");
+    }
+    assert!(!in_root_dir.contains("any user"), "{in_root_dir}");
     assert!(text.contains(&format!("kill {pid}")), "{text}");
     assert!(text.contains(&format!("pid {pid} of ")), "{text}");
     assert!(text.ends_with("'sleep 30'"), "{text}");
@@ -49,8 +59,31 @@ fn the_holder_is_named_with_its_user_and_command() {
         .to_string();
     assert!(text.contains(&format!("uid {uid})")), "{text}");
     let me = std::process::id();
-    let text = describe_holder(Path::new("/proc"), me, "/run/jitterlab/cpu1.lock");
+    let text = describe_holder(Path::new("/proc"), me, true);
     assert!(text.starts_with("another jitterlab run: pid"), "{text}");
+    // Another build (another executable that calls itself jitterlab): said as one.
+    use std::os::unix::process::CommandExt;
+    let mut other = std::process::Command::new("sleep")
+        .arg0("/opt/old/jitterlab")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = other.id();
+    while !String::from_utf8_lossy(
+        &std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default(),
+    )
+    .starts_with("/opt/old/jitterlab")
+    {
+        assert!(std::time::Instant::now() < deadline, "sleep did not start");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let text = describe_holder(Path::new("/proc"), pid, true);
+    let _ = other.kill();
+    let _ = other.wait();
+    assert!(
+        text.starts_with("another jitterlab run of another build or path (its executable is not this one's; if it is not measuring, end it with kill "),
+        "{text}"
+    );
 }
 
 /// Holders in one process share the lock: a sweep holds its CPUs around its levels' runs.
@@ -153,11 +186,11 @@ fn a_lock_held_by_another_users_program_does_not_stop_root() {
     let _ = holder.kill();
     let _ = holder.wait();
     let e = user.expect_err("a user's run is stopped as before").message;
-    assert!(e.contains("a process that is not jitterlab"), "{e}");
+    assert!(e.contains("a process that is not this jitterlab"), "{e}");
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     let w = &warnings[0];
     assert!(
-        w.contains(&format!("is held by a process that is not jitterlab (any user can lock the files of {LOCK_DIR}; if it is not measuring, end it with kill ")),
+        w.contains(&format!("is held by a process that is not this jitterlab (any user can lock the files of {LOCK_DIR}; if it is not measuring, end it with kill ")),
         "{w}"
     );
     assert!(w.contains(&format!("pid {}", holder.id())), "{w}");
