@@ -35,6 +35,8 @@ pub(crate) struct RunLoads {
     spikes: Vec<SpikeLoad>,
     supervisor: Option<Supervisor>,
     stop: Arc<AtomicBool>,
+    /// What [`RunLoads::stop_early`] got, for [`RunLoads::stop`] to hand on.
+    stopped: Option<(Outcome, Vec<Event>)>,
 }
 
 impl RunLoads {
@@ -45,6 +47,7 @@ impl RunLoads {
             spikes: Vec::new(),
             supervisor: None,
             stop: Arc::clone(stop),
+            stopped: None,
         };
         for load in &plan.loads {
             if let LoadSpec::Spike(spec) = load {
@@ -89,22 +92,36 @@ impl RunLoads {
         events
     }
 
-    /// Waits for the spikes (they end at the run's end or its stop), then stops and reaps every
-    /// generator: what they did, and their events not drained yet (the spikes' last injections,
-    /// then the ends of the running phases and the supervisor's last warnings).
+    /// Stops and reaps every generator (a real-time one is first returned to SCHED_OTHER), then
+    /// waits for the spikes (they end at the run's end or its stop): what they did, and their
+    /// events not drained yet (the spikes' last injections, then the ends of the running phases
+    /// and the supervisor's last warnings). The generators go first: a real-time generator on
+    /// a spike's CPU could keep it from ending. After [`RunLoads::stop_early`], what that got.
     pub fn stop(&mut self) -> (Outcome, Vec<Event>) {
-        let mut events = Vec::new();
-        for spike in &mut self.spikes {
-            spike.join();
-            events.extend(spike.drain_events());
+        if let Some(stopped) = self.stopped.take() {
+            return stopped;
         }
         let (outcome, last) = self
             .supervisor
             .take()
             .map(Supervisor::finish)
             .unwrap_or_default();
+        let mut events = Vec::new();
+        for spike in &mut self.spikes {
+            spike.join();
+            events.extend(spike.drain_events());
+        }
         events.extend(last);
         (outcome, events)
+    }
+
+    /// Stops the loads before the measuring threads have ended (the session's end served while
+    /// a load holds a measuring thread off its CPU); [`RunLoads::stop`] returns what they did.
+    pub(crate) fn stop_early(&mut self) {
+        if self.stopped.is_none() {
+            let stopped = self.stop();
+            self.stopped = Some(stopped);
+        }
     }
 
     /// The spikes' run.json records, in plan order; `duration_ns` is the run's length.
