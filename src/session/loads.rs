@@ -194,7 +194,13 @@ fn start_supervisor(
             .iter()
             .filter(|l| matches!(l, LoadSpec::Generator(_)))
             .count();
-    let log_cap = plan.segments.map(|s| s.load_log_cap(loads.len()));
+    // Every load's log is bounded (issue 39, F6): a segmented run's share, else the run's.
+    let log_cap = Some(
+        plan.segments
+            .map_or(crate::load::supervisor::RUN_LOG_BYTES, |s| {
+                s.load_log_cap(loads.len())
+            }),
+    );
     let setup = Setup {
         loads,
         phases,
@@ -213,10 +219,13 @@ fn start_supervisor(
 /// Adds the loads' records, warnings and the per-phase statistics to the run record; returns
 /// the failure of a load during the run, if one failed.
 pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Option<String> {
+    let first = record.loads.len();
     record
         .loads
         .extend(outcome.loads.iter().map(|l| l.record()));
     record.warnings.extend(outcome.warnings.iter().cloned());
+    let cut = log_warnings(&record.loads[first..], first);
+    record.warnings.extend(cut);
     let no_value: Vec<String> = record
         .loads
         .iter()
@@ -249,6 +258,29 @@ pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Opt
         record.warnings.extend(warnings);
     }
     outcome.failure.clone()
+}
+
+/// A warning per load whose bounded log dropped part of its output (`loads` are run.json's
+/// records from index `first` on): how much it wrote, what the log kept, where.
+fn log_warnings(loads: &[LoadRecord], first: usize) -> Vec<String> {
+    loads
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let log = l.log.as_ref().filter(|g| g.dropped_bytes > 0)?;
+            let k = first + i;
+            Some(format!(
+                "load {k} '{}' wrote {} bytes of output; its log keeps {} of them (the latest, in loads/{k}-{}.log.1 and loads/{k}-{}.log, at most {} bytes each): {} bytes were dropped",
+                l.spec,
+                log.output_bytes,
+                log.output_bytes - log.dropped_bytes,
+                l.kind,
+                l.kind,
+                log.bound_bytes,
+                log.dropped_bytes
+            ))
+        })
+        .collect()
 }
 
 /// Per-phase statistics, accumulated interval by interval: each phase gets, per CPU, the

@@ -2,6 +2,7 @@
 //! and CPU time, and stopping a load: SIGTERM, [`GRACE`], SIGKILL, reap, for the worker, its
 //! process group, its cgroup and every process carrying its marker.
 
+use super::log::BoundedLog;
 use super::setup::{LoadResult, PlannedLoad};
 use crate::format::run_record::LoadEnded;
 use crate::load::contain::LoadContainer;
@@ -38,11 +39,19 @@ pub(super) struct Running {
     pub(super) container: LoadContainer,
     /// How it ended when that was before it was stopped.
     pub(super) end: Option<(LoadEnded, Option<String>)>,
+    /// Its log, when bounded (a run's, a monitor's).
+    pub(super) log: Option<BoundedLog>,
 }
 
 impl Running {
     /// A worker just started, reporting on `reader`.
-    pub(super) fn new(index: usize, pid: Pid, reader: File, container: LoadContainer) -> Self {
+    pub(super) fn new(
+        index: usize,
+        pid: Pid,
+        reader: File,
+        container: LoadContainer,
+        log: Option<BoundedLog>,
+    ) -> Self {
         Running {
             index,
             pid,
@@ -59,6 +68,7 @@ impl Running {
             stopping: false,
             container,
             end: None,
+            log,
         }
     }
 
@@ -170,6 +180,8 @@ pub(super) fn stop(mut stopping: Vec<Running>, loads: &[PlannedLoad]) -> Vec<Loa
             ended_ns: r.ended_ns.max(r.started_ns),
             ended,
             end_reason,
+            // Once every process of the load is gone, the copy has its last output.
+            log: r.log.as_ref().map(BoundedLog::record),
         });
     }
     results
