@@ -53,6 +53,7 @@ fn main() {
             throughput: vec![Throughput::new("rate", 1234.5, "bogo-ops/s")],
             ended: None,
             end_reason: None,
+            log: None,
         }],
         warnings: vec!["synthetic run made by bench/gen_24h.rs, not a measurement".into()],
         seed,

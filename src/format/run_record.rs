@@ -353,6 +353,22 @@ pub struct LoadRecord {
     /// In words, when it ended before it was stopped: `killed by signal 9 (SIGKILL) after 2.1 s`.
     #[serde(default)]
     pub end_reason: Option<String>,
+    /// What its log (`loads/<k>-<name>.log`, bounded) kept of its output; None for a load
+    /// without a log (spike) and in files written before this field.
+    #[serde(default)]
+    pub log: Option<LoadLogRecord>,
+}
+
+/// What a load's bounded log kept of its output (docs/loads.md "Output").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadLogRecord {
+    /// Bytes the load wrote to its stdout and stderr.
+    pub output_bytes: u64,
+    /// Bytes of it the log no longer holds (older parts dropped at a rotation, or output after
+    /// a failed write).
+    pub dropped_bytes: u64,
+    /// The bound of each of the log's two files (`<k>-<name>.log.1` and `<k>-<name>.log`).
+    pub bound_bytes: u64,
 }
 
 /// How a load ended.

@@ -179,6 +179,7 @@ impl SpikeLoad {
             ],
             ended: Some(LoadEnded::Stopped),
             end_reason: None,
+            log: None,
         }
     }
 

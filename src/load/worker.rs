@@ -3,7 +3,8 @@
 //! signal and a pipe on fd 3.
 //!
 //! It parses the spec, runs the generator on a driver thread that takes `cpus=` and
-//! `policy=`/`prio=` (the generator's threads and children inherit both) and, every 100 ms,
+//! `policy=`/`prio=` (the generator's threads and children inherit both; without a real-time
+//! policy, the driver gives up every way to one, `sys::caps`) and, every 100 ms,
 //! from its main thread (SCHED_OTHER, on the CPUs not measured when there are any), writes the
 //! generator's counters to fd 3 as one JSON line ([`WorkerMessage`]). SIGTERM (the end of the
 //! load's phase) makes it write a last line and exit; a SIGKILL after that loses at most the
@@ -232,6 +233,18 @@ fn take_cpus_and_policy(spec: &GeneratorSpec, ctx: &Ctx) -> Result<(), String> {
             spec.text,
             policy.name(),
             policy.priority()
+        ));
+    }
+    // A load that did not ask for a real-time policy cannot take one by itself (issue 39,
+    // F4): an `exec` program that made itself SCHED_FIFO on every CPU starved jitterlab's own
+    // threads, which the drain priority had not been raised for. Its threads, children and
+    // programs inherit this thread's capabilities and the process's limit.
+    if !policy.is_realtime()
+        && let Err(e) = crate::sys::caps::renounce_realtime()
+    {
+        return Err(format!(
+            "load '{}': cannot give up the real-time policies it did not ask for (RLIMIT_RTPRIO 0, CAP_SYS_NICE and CAP_SYS_RESOURCE dropped): {e}",
+            spec.text
         ));
     }
     Ok(())

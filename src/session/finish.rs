@@ -327,6 +327,15 @@ impl Session {
     ) {
         let record = &mut self.record;
         record.threads = thread_summaries(&self.plan, results, ends);
+        // A thread the loads held off its CPU past the run's end (`Session::serve_the_end`):
+        // its figures are what it measured, its end says why it ended late.
+        for (index, reason) in &self.threads.starved {
+            if let Some(t) = record.threads.iter_mut().find(|t| t.thread_index == *index)
+                && !t.end.starts_with("failed")
+            {
+                t.end = format!("starved: {reason}");
+            }
+        }
         record.inversion = inversion_record(&self.plan, results);
         record.cpu_time = Some(cpu_time_now(
             ends.iter()

@@ -35,6 +35,8 @@ pub(crate) struct RunLoads {
     spikes: Vec<SpikeLoad>,
     supervisor: Option<Supervisor>,
     stop: Arc<AtomicBool>,
+    /// What [`RunLoads::stop_early`] got, for [`RunLoads::stop`] to hand on.
+    stopped: Option<(Outcome, Vec<Event>)>,
 }
 
 impl RunLoads {
@@ -45,6 +47,7 @@ impl RunLoads {
             spikes: Vec::new(),
             supervisor: None,
             stop: Arc::clone(stop),
+            stopped: None,
         };
         for load in &plan.loads {
             if let LoadSpec::Spike(spec) = load {
@@ -89,22 +92,36 @@ impl RunLoads {
         events
     }
 
-    /// Waits for the spikes (they end at the run's end or its stop), then stops and reaps every
-    /// generator: what they did, and their events not drained yet (the spikes' last injections,
-    /// then the ends of the running phases and the supervisor's last warnings).
+    /// Stops and reaps every generator (a real-time one is first returned to SCHED_OTHER), then
+    /// waits for the spikes (they end at the run's end or its stop): what they did, and their
+    /// events not drained yet (the spikes' last injections, then the ends of the running phases
+    /// and the supervisor's last warnings). The generators go first: a real-time generator on
+    /// a spike's CPU could keep it from ending. After [`RunLoads::stop_early`], what that got.
     pub fn stop(&mut self) -> (Outcome, Vec<Event>) {
-        let mut events = Vec::new();
-        for spike in &mut self.spikes {
-            spike.join();
-            events.extend(spike.drain_events());
+        if let Some(stopped) = self.stopped.take() {
+            return stopped;
         }
         let (outcome, last) = self
             .supervisor
             .take()
             .map(Supervisor::finish)
             .unwrap_or_default();
+        let mut events = Vec::new();
+        for spike in &mut self.spikes {
+            spike.join();
+            events.extend(spike.drain_events());
+        }
         events.extend(last);
         (outcome, events)
+    }
+
+    /// Stops the loads before the measuring threads have ended (the session's end served while
+    /// a load holds a measuring thread off its CPU); [`RunLoads::stop`] returns what they did.
+    pub(crate) fn stop_early(&mut self) {
+        if self.stopped.is_none() {
+            let stopped = self.stop();
+            self.stopped = Some(stopped);
+        }
     }
 
     /// The spikes' run.json records, in plan order; `duration_ns` is the run's length.
@@ -177,7 +194,13 @@ fn start_supervisor(
             .iter()
             .filter(|l| matches!(l, LoadSpec::Generator(_)))
             .count();
-    let log_cap = plan.segments.map(|s| s.load_log_cap(loads.len()));
+    // Every load's log is bounded (issue 39, F6): a segmented run's share, else the run's.
+    let log_cap = Some(
+        plan.segments
+            .map_or(crate::load::supervisor::RUN_LOG_BYTES, |s| {
+                s.load_log_cap(loads.len())
+            }),
+    );
     let setup = Setup {
         loads,
         phases,
@@ -196,10 +219,13 @@ fn start_supervisor(
 /// Adds the loads' records, warnings and the per-phase statistics to the run record; returns
 /// the failure of a load during the run, if one failed.
 pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Option<String> {
+    let first = record.loads.len();
     record
         .loads
         .extend(outcome.loads.iter().map(|l| l.record()));
     record.warnings.extend(outcome.warnings.iter().cloned());
+    let cut = log_warnings(&record.loads[first..], first);
+    record.warnings.extend(cut);
     let no_value: Vec<String> = record
         .loads
         .iter()
@@ -232,6 +258,29 @@ pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Opt
         record.warnings.extend(warnings);
     }
     outcome.failure.clone()
+}
+
+/// A warning per load whose bounded log dropped part of its output (`loads` are run.json's
+/// records from index `first` on): how much it wrote, what the log kept, where.
+fn log_warnings(loads: &[LoadRecord], first: usize) -> Vec<String> {
+    loads
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let log = l.log.as_ref().filter(|g| g.dropped_bytes > 0)?;
+            let k = first + i;
+            Some(format!(
+                "load {k} '{}' wrote {} bytes of output; its log keeps {} of them (the latest, in loads/{k}-{}.log.1 and loads/{k}-{}.log, at most {} bytes each): {} bytes were dropped",
+                l.spec,
+                log.output_bytes,
+                log.output_bytes - log.dropped_bytes,
+                l.kind,
+                l.kind,
+                log.bound_bytes,
+                log.dropped_bytes
+            ))
+        })
+        .collect()
 }
 
 /// Per-phase statistics, accumulated interval by interval: each phase gets, per CPU, the

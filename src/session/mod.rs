@@ -50,6 +50,7 @@ pub mod signals;
 mod snapshot;
 pub mod stale;
 mod start;
+mod starvation;
 mod steal;
 mod threads;
 
@@ -234,6 +235,7 @@ impl Session {
         for e in self.loads.drain_events() {
             self.events.write(&e);
         }
+        self.serve_the_end();
         let elapsed_ns = self.elapsed_ns();
         let recorder = self
             .recorder
@@ -242,7 +244,7 @@ impl Session {
         if let Some(live) = &mut self.live {
             live.update(elapsed_ns, &recorder.live_rows());
         }
-        if self.threads.all_ended() {
+        if self.threads.done() {
             Progress::Ended
         } else {
             Progress::Measuring
@@ -308,6 +310,42 @@ impl Session {
                 irq,
                 late_wakeups: late,
             })
+    }
+
+    /// The run's end (its end time, or a stop: SIGINT, SIGTERM, a failure, [`Session::stop`])
+    /// served whatever the loads do (issue 39, F8): a measuring thread below a real-time load
+    /// on its CPU cannot run to see it, and used to be waited for before the loads were
+    /// stopped, for ever. When a thread is still running [`threads::END_GRACE`] after the end
+    /// was due, the loads are stopped now (a real-time load first returned to SCHED_OTHER), so
+    /// that it runs and ends; each such thread is recorded with the loads that held it off its
+    /// CPU (`finish`: its `end` in run.json, and a warning).
+    fn serve_the_end(&mut self) {
+        let end_due = self.stop.load(Ordering::SeqCst)
+            || (self.end_ns != u64::MAX && self.plan.clock().now_ns() >= self.end_ns);
+        if !self.threads.overdue(end_due) {
+            return;
+        }
+        let held = self.threads.loads_stopped();
+        self.loads.stop_early();
+        let now = monotonic_ns();
+        for (index, cpu) in held {
+            let reason = starvation::reason(&self.plan, index, cpu);
+            let message = format!(
+                "the measuring thread on CPU {cpu} had not ended {} ms after {}: {reason}; the loads were stopped so that it could end",
+                threads::END_GRACE.as_millis(),
+                if self.stop.load(Ordering::SeqCst) {
+                    "the run was stopped"
+                } else {
+                    "the run's end time"
+                },
+            );
+            self.events.write(&Event::Warning {
+                time_ns: now,
+                message: message.clone(),
+            });
+            self.record.warnings.push(message);
+            self.threads.starved.push((index, reason));
+        }
     }
 
     /// In a run without end, a measuring thread that returns before the stop has failed (its

@@ -1,12 +1,29 @@
 //! The measuring threads of a session as one guard, [`Threads`]: started and set up before
 //! anything else runs, released from the start gate when the session begins, and joined on
 //! every exit path.
+//!
+//! The end is served whatever the loads do (issue 39, F8): a measuring thread below a
+//! real-time load on its CPU cannot run, so it cannot see its end or a stop. [`Threads`]
+//! notes when the end was due ([`Threads::overdue`]); the session then stops the loads
+//! (returning a real-time load to SCHED_OTHER first), which lets the thread run and end, and
+//! the threads still running then are recorded as starved. Should one still not end
+//! [`GIVE_UP_AFTER`] later (a task outside jitterlab holds its CPU), it is left behind,
+//! recorded as failed, so that the results are written all the same.
 
 use crate::error::{Failure, Result};
 use crate::measure::{MeasuringThread, StartGate, ThreadEnd, ThreadPlan, spawn_measuring_thread};
 use crate::plan::{PREFAULT_STACK_BYTES, RunPlan};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+/// How long the measuring threads have, after their end time or a stop, before the loads are
+/// stopped under them: an unhindered thread ends within microseconds (a noisy VM's stalls are
+/// milliseconds), so one still running after this is held off its CPU.
+pub(super) const END_GRACE: Duration = Duration::from_millis(200);
+/// How long, once the loads are stopped, a thread that has not ended is waited for before it is
+/// left behind (recorded as failed): longer than the loads' stop (SIGTERM, 300 ms, SIGKILL).
+pub(super) const GIVE_UP_AFTER: Duration = Duration::from_secs(2);
 
 /// What is known of a measuring thread once it has been joined.
 pub(crate) struct JoinedThread {
@@ -27,6 +44,13 @@ pub(super) struct Threads {
     stop: Arc<AtomicBool>,
     pub(super) list: Vec<MeasuringThread>,
     opened: bool,
+    /// When the end (the end time, or a stop) was first seen with a thread still running.
+    end_seen: Option<Instant>,
+    /// When the loads were stopped because a thread had not ended by [`END_GRACE`].
+    loads_stopped: Option<Instant>,
+    /// The plan indices of the threads still running then, each with the reason (the loads
+    /// above it), in plan order.
+    pub(super) starved: Vec<(usize, String)>,
 }
 
 impl Threads {
@@ -40,6 +64,9 @@ impl Threads {
             stop: Arc::clone(stop),
             list,
             opened: false,
+            end_seen: None,
+            loads_stopped: None,
+            starved: Vec::new(),
         })
     }
 
@@ -62,6 +89,39 @@ impl Threads {
         self.list.iter().all(|t| t.join.is_finished())
     }
 
+    /// Whether the threads are done with: all returned, or, once the loads were stopped under
+    /// them, [`GIVE_UP_AFTER`] has passed (the rest are left behind by [`Threads::join`]).
+    pub(super) fn done(&self) -> bool {
+        self.all_ended()
+            || self
+                .loads_stopped
+                .is_some_and(|at| at.elapsed() >= GIVE_UP_AFTER)
+    }
+
+    /// Called at every poll with whether the end is due (the end time passed, or a stop): true
+    /// when a thread is still running [`END_GRACE`] after the end was first seen and the loads
+    /// have not been stopped for it yet: time to stop them ([`Threads::loads_stopped`]).
+    pub(super) fn overdue(&mut self, end_due: bool) -> bool {
+        if !end_due || self.loads_stopped.is_some() || self.all_ended() {
+            return false;
+        }
+        let seen = *self.end_seen.get_or_insert_with(Instant::now);
+        seen.elapsed() >= END_GRACE
+    }
+
+    /// The loads have just been stopped because of [`Threads::overdue`]: the threads still
+    /// running are recorded with `why` (their plan index, CPU and how long they were held off:
+    /// the loads above them), and the threads get [`GIVE_UP_AFTER`] to end. Returns the plan
+    /// indices and CPUs of those threads.
+    pub(super) fn loads_stopped(&mut self) -> Vec<(usize, usize)> {
+        self.loads_stopped = Some(Instant::now());
+        self.list
+            .iter()
+            .filter(|t| !t.join.is_finished())
+            .map(|t| (t.index, t.cpu))
+            .collect()
+    }
+
     /// Whether some thread has returned.
     pub(super) fn any_ended(&self) -> bool {
         self.list.iter().any(|t| t.join.is_finished())
@@ -76,15 +136,24 @@ impl Threads {
     }
 
     /// Joins every thread: per thread its CPU, its kernel thread id and how it ended (a panic
-    /// is a failure).
+    /// is a failure). A thread that has not returned once [`Threads::done`] gave up on it is
+    /// left behind (detached: it ends with the process) and recorded as failed.
     pub(super) fn join(&mut self) -> Vec<JoinedThread> {
+        let give_up = self.loads_stopped.is_some() && !self.all_ended();
         self.list
             .drain(..)
             .map(|t| {
-                let end = t
-                    .join
-                    .join()
-                    .unwrap_or_else(|_| ThreadEnd::Failed("the measuring thread panicked".into()));
+                let end = if give_up && !t.join.is_finished() {
+                    ThreadEnd::Failed(format!(
+                        "it had not ended {} s after the loads were stopped for it: a task outside this run's loads holds CPU {} at or above its priority",
+                        GIVE_UP_AFTER.as_secs(),
+                        t.cpu
+                    ))
+                } else {
+                    t.join.join().unwrap_or_else(|_| {
+                        ThreadEnd::Failed("the measuring thread panicked".into())
+                    })
+                };
                 JoinedThread {
                     cpu: t.cpu,
                     index: t.index,
@@ -104,9 +173,18 @@ impl Drop for Threads {
             self.gate.abort();
         }
         self.stop.store(true, Ordering::SeqCst);
+        // The loads were stopped before (the session's fields drop in that order); a thread
+        // that a task outside them still holds is left behind after GIVE_UP_AFTER, as by
+        // `join`, rather than waited for without end.
+        let until = Instant::now() + GIVE_UP_AFTER;
         for t in self.list.drain(..) {
-            t.interrupt();
-            let _ = t.join.join();
+            while !t.join.is_finished() && Instant::now() < until {
+                t.interrupt();
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if t.join.is_finished() {
+                let _ = t.join.join();
+            }
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The one place that talks to libc (and reads the CPU's counter): scheduling, rlimits, clocks, timers and sleeps, signals,
+//! The one place that talks to libc (and reads the CPU's counter): scheduling, rlimits, capabilities, clocks, timers and sleeps, signals,
 //! processes, memory mappings, ioctls, descriptors, directory-relative file calls, errno values
 //! the IPC wake mechanisms and the doctor's IPC round trips. `tests/offline/sys_boundary.rs` fails if `libc::` appears anywhere
 //! else in `src/`.
@@ -10,6 +10,7 @@
 //! nowhere else: what leaves it is plain Rust (`u64` nanoseconds and limits, `i32` priorities,
 //! [`std::io::Result`]).
 
+pub(crate) mod caps;
 pub mod counter;
 pub mod errno;
 pub mod file;

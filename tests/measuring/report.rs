@@ -252,6 +252,7 @@ fn featureful_run(dir: &Path) -> RunRecord {
         throughput: vec![Throughput::new("rate", 1234.4, "bogo-ops/s")],
         ended: None,
         end_reason: None,
+        log: None,
     }];
     let mut record = write_run(dir, &run, |cpu, t, rng| {
         let busy = (10 * S..20 * S).contains(&t);

@@ -4,6 +4,13 @@
 //! ever, SIGINT did nothing, and SIGKILL left `ended: running`. Now they run above the loads
 //! (plan/drain), so the run ends at its duration, and a SIGINT ends it within a second.
 //!
+//! A load above a measuring thread on its CPU (issue 39, F8: the docs' own example
+//! `cpu:prio=99,cpus=0`) held that thread off its CPU, and the end waited for it before it
+//! stopped the loads: the run hung for ever. Now the end stops the loads when a thread has not
+//! ended 200 ms after it, records the thread as starved by the load, and keeps what it measured.
+//! And an `exec:` load that did not ask for a real-time policy cannot take one (F4: H's
+//! `rtspin.sh`, `chrt -f 60` spinners on every CPU, hung the run and the machine).
+//!
 //! Every child here has a hard kill after [`HARD_LIMIT`]: a regression fails, never hangs.
 
 use crate::common;
@@ -17,6 +24,20 @@ const SPINNERS: &str = "cpu:policy=fifo,prio=50";
 /// After this, a child is killed (SIGKILL) and the test fails.
 const HARD_LIMIT: Duration = Duration::from_secs(60);
 
+/// CLOCK_MONOTONIC now, ns: run.json's `start_monotonic_ns` is on it.
+fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointer.
+    assert_eq!(
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) },
+        0
+    );
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
 /// Runs `jitterlab run` with `args`; when `interrupt_after` is given, sends SIGINT that long
 /// after the run's first due time... as near as the test can tell: after the start plus that
 /// long. Returns the time from the SIGINT (or from the start) to the end, and the output.
@@ -24,6 +45,15 @@ fn run_beside_spinners(
     args: &[&str],
     interrupt_after: Option<Duration>,
 ) -> (Duration, std::process::Output) {
+    let (took, output, _) = run_timed(args, interrupt_after);
+    (took, output)
+}
+
+/// [`run_beside_spinners`], also returning CLOCK_MONOTONIC when the process had ended.
+fn run_timed(
+    args: &[&str],
+    interrupt_after: Option<Duration>,
+) -> (Duration, std::process::Output, u64) {
     let started = Instant::now();
     let child = Command::new(bin())
         .args(args)
@@ -51,10 +81,11 @@ fn run_beside_spinners(
     });
     let output = child.wait_with_output().unwrap();
     let ended = Instant::now();
+    let ended_mono = monotonic_ns();
     let _ = done_tx.send(());
     watchdog.join().unwrap();
     let from = sent_rx.try_recv().unwrap_or(started);
-    (ended.duration_since(from), output)
+    (ended.duration_since(from), output, ended_mono)
 }
 
 /// The intervals of latency.hlog per measured CPU: each CPU has at least `min` of them, in
@@ -174,4 +205,188 @@ fn a_load_that_would_leave_jitterlab_no_cpu_is_refused_naming_both_priorities() 
     let o = jitterlab(&["load", "cpu:prio=99", "--duration", "1s"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("SCHED_FIFO 99"), "{}", text(&o));
+}
+
+/// The thread of `run` on `cpu`.
+fn thread_on(run: &serde_json::Value, cpu: u64) -> &serde_json::Value {
+    run["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["cpu"] == cpu)
+        .unwrap_or_else(|| panic!("no thread on CPU {cpu}: {run}"))
+}
+
+/// The thread on `cpu` was recorded as starved by `load`, in its `end` and in a warning.
+fn recorded_starved(run: &serde_json::Value, cpu: u64, load: &str) {
+    let end = thread_on(run, cpu)["end"].as_str().unwrap().to_string();
+    assert!(
+        end.starts_with("starved: held off CPU") && end.contains(&format!("'{load}'")),
+        "CPU {cpu}'s end: {end}"
+    );
+    let warned = run["warnings"].as_array().unwrap().iter().any(|w| {
+        let w = w.as_str().unwrap();
+        w.contains(&format!("the measuring thread on CPU {cpu} had not ended"))
+            && w.contains(&format!("'{load}'"))
+    });
+    assert!(warned, "no warning names the load: {}", run["warnings"]);
+}
+
+/// F8, the docs' example: a FIFO 99 load on CPU 0, above the measuring threads (FIFO 95),
+/// beside a run that measures both CPUs. CPU 0's thread cannot run; the run used to hang for
+/// ever after its 3 s. Its end is served within 1.5 s of the end time, `completed`, CPU 1's
+/// figures whole, and CPU 0's thread recorded as starved by the load, with what it measured
+/// (its late wakeup, when the load was stopped).
+#[test]
+fn a_load_above_a_measuring_thread_on_its_cpu_cannot_hang_the_end() {
+    if !realtime_on_two_cpus("a_load_above_a_measuring_thread_on_its_cpu_cannot_hang_the_end") {
+        return;
+    }
+    let _x = exclusive();
+    let (_base, out) = temp_out();
+    let load = "cpu:prio=99,cpus=0";
+    let args = [
+        "run",
+        "--duration",
+        "3s",
+        "--cpus",
+        "0-1",
+        "--load",
+        load,
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (_, o, ended_mono) = run_timed(&args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let run = run_json(&out);
+    assert_eq!(run["ended"], "completed", "{}", text(&o));
+    let planned_end = run["start_monotonic_ns"].as_u64().unwrap() + 3_000_000_000;
+    let late = Duration::from_nanos(ended_mono.saturating_sub(planned_end));
+    eprintln!("starvation: the run beside {load} ended {late:?} after its end time");
+    assert!(
+        late < Duration::from_millis(1500),
+        "the end took {late:?}: {}",
+        text(&o)
+    );
+    recorded_starved(&run, 0, load);
+    assert_eq!(thread_on(&run, 1)["end"], "completed");
+    // CPU 1 measured the whole run; CPU 0's wakeups (none, or the late ones once the load was
+    // stopped) are in run.json and latency.hlog alike.
+    completed_intervals(&out, &[1], 2);
+    let cpu0 = thread_on(&run, 0)["samples"].as_u64().unwrap();
+    let logged = jitterlab::format::hlog::read_intervals(&out.join("latency.hlog"))
+        .unwrap()
+        .iter()
+        .filter(|i| i.tag == "cpu0")
+        .map(|i| i.histogram.len())
+        .sum::<u64>();
+    assert_eq!(logged, cpu0, "CPU 0: latency.hlog and run.json disagree");
+}
+
+/// F8, with a stop: `--cpus 1 --housekeeping 0` and a FIFO 99 load on CPU 1. jitterlab's own
+/// threads are free on CPU 0, but a SIGINT used to wait for CPU 1's thread for ever. It is
+/// served within 1.5 s, `interrupted`, the thread recorded as starved.
+#[test]
+fn a_sigint_is_served_while_a_load_holds_the_measured_cpu() {
+    if !realtime_on_two_cpus("a_sigint_is_served_while_a_load_holds_the_measured_cpu") {
+        return;
+    }
+    let _x = exclusive();
+    let (_base, out) = temp_out();
+    let load = "cpu:policy=fifo,prio=99,cpus=1";
+    let args = [
+        "run",
+        "--duration",
+        "30s",
+        "--cpus",
+        "1",
+        "--housekeeping",
+        "0",
+        "--load",
+        load,
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (took, o) = run_beside_spinners(&args, Some(Duration::from_millis(2500)));
+    eprintln!("starvation: a run with {load} on its measured CPU ended {took:?} after SIGINT");
+    assert!(
+        took < Duration::from_millis(1500),
+        "the run took {took:?} to end after SIGINT: {}",
+        text(&o)
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let run = run_json(&out);
+    assert_eq!(run["ended"], "interrupted", "{}", text(&o));
+    recorded_starved(&run, 1, load);
+    // The results are whole: the final run.json and a readable latency.hlog.
+    jitterlab::format::hlog::read_intervals(&out.join("latency.hlog")).expect("latency.hlog reads");
+    assert!(run["duration_ns"].as_u64().is_some());
+}
+
+/// F4: H's `rtspin.sh` (`chrt -f 60` and a shell loop) as an `exec:` load that asked for no
+/// real-time policy. It made itself SCHED_FIFO 60 and, on every CPU, hung the run and the
+/// machine. Now `chrt` gets EPERM (no CAP_SYS_NICE in any set, RLIMIT_RTPRIO 0), and the run
+/// ends at its duration. One worker on CPU 1 only, so that a regression spins one CPU for the
+/// run's 2 s (below the measuring threads), never all of them.
+#[test]
+fn an_exec_load_cannot_make_itself_real_time() {
+    if !realtime_on_two_cpus("an_exec_load_cannot_make_itself_real_time") {
+        return;
+    }
+    if std::process::Command::new("chrt")
+        .arg("--help")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED an_exec_load_cannot_make_itself_real_time: no chrt (util-linux)");
+        return;
+    }
+    let _x = exclusive();
+    let (base, out) = temp_out();
+    let script = base.path().join("rtspin.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nchrt -f 60 sh -c 'while :; do :; done'\necho chrt-exit=$?\ngrep CapBnd /proc/self/status\ngrep 'Max realtime priority' /proc/self/limits\nexec sleep 60\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let load = format!("exec[workers=1,cpus=1]:{}", script.display());
+    let args = [
+        "run",
+        "--duration",
+        "2s",
+        "--load",
+        &load,
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (took, o) = run_beside_spinners(&args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let run = run_json(&out);
+    assert_eq!(run["ended"], "completed", "{}", text(&o));
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    let log = std::fs::read_to_string(out.join("loads/0-exec.log")).unwrap();
+    assert!(
+        log.contains("Operation not permitted") && log.contains("chrt-exit=1"),
+        "the load took a real-time policy: {log}"
+    );
+    let bounding = log
+        .lines()
+        .find_map(|l| l.strip_prefix("CapBnd:"))
+        .map(|hex| u64::from_str_radix(hex.trim(), 16).unwrap())
+        .unwrap_or_else(|| panic!("{log}"));
+    assert_eq!(bounding & (1 << 23), 0, "CAP_SYS_NICE still bounds: {log}");
+    let limit = log
+        .lines()
+        .find(|l| l.starts_with("Max realtime priority"))
+        .unwrap();
+    assert_eq!(
+        limit.split_whitespace().collect::<Vec<_>>()[3..5],
+        ["0", "0"],
+        "{limit}"
+    );
 }

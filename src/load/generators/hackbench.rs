@@ -489,6 +489,7 @@ mod tests {
             throughput: figures,
             ended: None,
             end_reason: None,
+            log: None,
         };
         let json = serde_json::to_value(&record).unwrap();
         let mean = json["throughput"]

@@ -2,6 +2,7 @@
 //! and CPU time, and stopping a load: SIGTERM, [`GRACE`], SIGKILL, reap, for the worker, its
 //! process group, its cgroup and every process carrying its marker.
 
+use super::log::BoundedLog;
 use super::setup::{LoadResult, PlannedLoad};
 use crate::format::run_record::LoadEnded;
 use crate::load::contain::LoadContainer;
@@ -38,11 +39,19 @@ pub(super) struct Running {
     pub(super) container: LoadContainer,
     /// How it ended when that was before it was stopped.
     pub(super) end: Option<(LoadEnded, Option<String>)>,
+    /// Its log, when bounded (a run's, a monitor's).
+    pub(super) log: Option<BoundedLog>,
 }
 
 impl Running {
     /// A worker just started, reporting on `reader`.
-    pub(super) fn new(index: usize, pid: Pid, reader: File, container: LoadContainer) -> Self {
+    pub(super) fn new(
+        index: usize,
+        pid: Pid,
+        reader: File,
+        container: LoadContainer,
+        log: Option<BoundedLog>,
+    ) -> Self {
         Running {
             index,
             pid,
@@ -59,6 +68,7 @@ impl Running {
             stopping: false,
             container,
             end: None,
+            log,
         }
     }
 
@@ -126,9 +136,10 @@ pub(super) fn stop(mut stopping: Vec<Running>, loads: &[PlannedLoad]) -> Vec<Loa
     let mut results = Vec::new();
     for r in &mut stopping {
         r.stopping = true;
-        if loads[r.index].spec.common.policy.to_policy().is_realtime() {
-            demote(&r.container.pids());
-        }
+        // Every load, not only those that asked for a real-time policy: a load's program
+        // may have taken one by itself where the system let it (an `exec` load given
+        // policy=fifo|rr keeps its privileges).
+        demote(&r.container.pids());
         if r.status.is_none() {
             // Our own child's process group.
             let _ = process::kill(-r.pid, signal::SIGTERM);
@@ -169,26 +180,41 @@ pub(super) fn stop(mut stopping: Vec<Running>, loads: &[PlannedLoad]) -> Vec<Loa
             ended_ns: r.ended_ns.max(r.started_ns),
             ended,
             end_reason,
+            // Once every process of the load is gone, the copy has its last output.
+            log: r.log.as_ref().map(BoundedLog::record),
         });
     }
     results
 }
 
-/// Returns every thread of the processes `pids` (a load's) to SCHED_OTHER, so that a real-time
-/// load that saturates its CPUs stops doing so at once, and its worker can handle SIGTERM and
-/// report (its threads may all share CPUs with the hog).
+/// Returns every real-time thread of the processes `pids` (a load's) to SCHED_OTHER, so that a
+/// real-time load that saturates its CPUs stops doing so at once, and its worker can handle
+/// SIGTERM and report (its threads may all share CPUs with the hog), and so that the measuring
+/// threads it held off their CPUs run again (`session::Session::serve_the_end`). Threads of a
+/// normal policy (`batch`, `idle`) keep theirs.
 fn demote(pids: &[Pid]) {
+    use crate::sys::sched::{SCHED_OTHER, scheduler, set_scheduler};
     for pid in pids {
         let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
             continue;
         };
         for t in tasks.flatten() {
             if let Ok(tid) = t.file_name().to_string_lossy().parse::<Pid>() {
-                // A thread that has ended meanwhile is simply gone.
-                let _ = crate::sys::sched::set_scheduler(tid, crate::sys::sched::SCHED_OTHER, 0);
+                // A thread that has ended meanwhile is simply gone; one whose policy cannot
+                // be read is demoted all the same.
+                let normal = scheduler(tid).is_ok_and(is_normal_policy);
+                if !normal {
+                    let _ = set_scheduler(tid, SCHED_OTHER, 0);
+                }
             }
         }
     }
+}
+
+/// SCHED_OTHER, SCHED_BATCH or SCHED_IDLE: below every real-time thread.
+fn is_normal_policy(policy: i32) -> bool {
+    use crate::sys::sched::{SCHED_BATCH, SCHED_IDLE, SCHED_OTHER};
+    [SCHED_OTHER, SCHED_BATCH, SCHED_IDLE].contains(&policy)
 }
 
 /// Reaps every member of process group `pgid` that became our child, until the group is gone

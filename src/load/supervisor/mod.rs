@@ -39,6 +39,7 @@ mod spawn;
 mod timeline;
 
 pub use link::GRACE;
+pub(crate) use log::RUN_LOG_BYTES;
 pub use setup::{LoadResult, Outcome, PhasePlan, PhaseResult, PlannedLoad, Setup};
 
 use crate::error::Failure;

@@ -1,7 +1,7 @@
 //! The supervisor's plain data: what it is asked to run ([`Setup`]) and what the loads and
 //! phases did ([`Outcome`]).
 
-use crate::format::run_record::{LoadEnded, LoadRecord, Throughput};
+use crate::format::run_record::{LoadEnded, LoadLogRecord, LoadRecord, Throughput};
 use crate::load::generator::GeneratorSpec;
 use crate::results::dir::ResultDir;
 
@@ -36,7 +36,8 @@ pub struct Setup {
     /// The result directory: logs go to its `loads/`; None: the loads share jitterlab's
     /// stdout and stderr.
     pub result_dir: Option<ResultDir>,
-    /// The bound of each load's log (`SegmentPlan::load_log_cap`); None: unbounded.
+    /// The bound of each load's log (`SegmentPlan::load_log_cap` in a segmented run, else
+    /// `log::RUN_LOG_BYTES`); None: unbounded (no result directory: the terminal's).
     pub log_cap: Option<u64>,
     /// Index in run.json `loads[]` of the first load here (the spike loads come first).
     pub record_index_base: usize,
@@ -63,6 +64,8 @@ pub struct LoadResult {
     /// How it ended, and in words when it ended before it was stopped.
     pub ended: LoadEnded,
     pub end_reason: Option<String>,
+    /// What its bounded log kept of its output.
+    pub log: Option<LoadLogRecord>,
 }
 
 impl LoadResult {
@@ -83,6 +86,7 @@ impl LoadResult {
             throughput: self.throughput(),
             ended: Some(self.ended),
             end_reason: self.end_reason.clone(),
+            log: self.log.clone(),
         }
     }
 }

@@ -63,6 +63,7 @@ pub(super) fn spawn(
     // is born outside); closed on exec.
     let cgroup_procs = container.procs_file();
     let procs_fd = cgroup_procs.as_ref().map(|f| f.as_raw_fd());
+    let mut bounded = None;
     if let Some(dir) = &setup.result_dir {
         let name = format!("{record_index}-{}.log", load.spec.name());
         let path = dir.file(LOG_DIR).join(&name);
@@ -75,13 +76,17 @@ pub(super) fn spawn(
         let log = logs
             .create_file(&name)
             .map_err(|e| Failure::run(format!("cannot create {}: {e}", path.display())))?;
-        // Bounded (a segmented run's): through a pipe and a copying thread that rotates it.
+        // Bounded: through a pipe and a copying thread that rotates it.
         let log = match setup.log_cap {
             None => log,
-            Some(cap) => logs
-                .duplicate_fd()
-                .and_then(|dir| super::log::capped(log, dir, &name, cap))
-                .map_err(|e| Failure::run(format!("cannot log {}: {e}", path.display())))?,
+            Some(cap) => {
+                let (pipe, log) = logs
+                    .duplicate_fd()
+                    .and_then(|dir| super::log::capped(log, dir, &name, cap))
+                    .map_err(|e| Failure::run(format!("cannot log {}: {e}", path.display())))?;
+                bounded = Some(log);
+                pipe
+            }
         };
         let err = log
             .try_clone()
@@ -117,6 +122,7 @@ pub(super) fn spawn(
         child.id() as process::Pid,
         reader,
         container,
+        bounded,
     ))
 }
 

@@ -13,8 +13,11 @@
 //! refused before the run starts (exit 2), naming both priorities. Why not always refuse a
 //! load on a shared CPU: one CPU left is enough (the scheduler moves a real-time thread that
 //! a load preempts to a CPU where it can run), and a load above the measuring threads on some
-//! CPUs is a documented experiment (docs/loads.md). The spike load is left out: it spins for
-//! `len` at every `every`, always less, so it always gives its CPU back.
+//! CPUs is a documented experiment (docs/loads.md): the measuring thread it holds off its CPU
+//! cannot see the run's end, so the session stops the loads when a thread has not ended soon
+//! after it (`session::Session::serve_the_end`). The spike load is left out: it spins for
+//! `len` at every `every`, always less, so it always gives its CPU back. Only the priorities a
+//! load was given count: a load without a real-time policy cannot take one (`sys::caps`).
 
 use crate::error::{Failure, Result};
 use crate::load::LoadSpec;

@@ -1,0 +1,121 @@
+//! Capabilities and the real-time limit: how a load's processes give up every way to a
+//! real-time policy that they did not ask for (issue 39, F4: an `exec:` load that made itself
+//! SCHED_FIFO 60 on every CPU starved jitterlab's own threads, and not even a SIGKILL of
+//! jitterlab could end the run).
+
+use std::io;
+
+/// `sched_setscheduler` to a real-time policy at any priority, and negative nice values.
+const CAP_SYS_NICE: u32 = 23;
+/// Raising a hard resource limit: RLIMIT_RTPRIO back above 0, which allows a real-time policy
+/// without CAP_SYS_NICE.
+const CAP_SYS_RESOURCE: u32 = 24;
+/// The capabilities given up.
+const RENOUNCED: [u32; 2] = [CAP_SYS_NICE, CAP_SYS_RESOURCE];
+
+/// `_LINUX_CAPABILITY_VERSION_3`: two 32-bit words per set.
+const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// From now on neither the calling thread nor anything it starts (its threads, the processes
+/// they fork and the programs those exec, set-user-ID root ones included) can take a real-time
+/// policy: RLIMIT_RTPRIO 0, soft and hard (for the whole process), and CAP_SYS_NICE and
+/// CAP_SYS_RESOURCE (with which the limit could be raised again) dropped from the calling
+/// thread's bounding set (no exec gives them back), its permitted, effective and inheritable
+/// sets, and its ambient set. A process without CAP_SETPCAP (jitterlab run by a user other
+/// than root) cannot change its bounding set; it has neither capability to lose, and the limit
+/// alone holds its programs, set-user-ID ones excepted. Async-signal-safe (raw syscalls only).
+pub(crate) fn renounce_realtime() -> io::Result<()> {
+    let zero = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: valid pointer.
+    if unsafe { libc::setrlimit(libc::RLIMIT_RTPRIO, &zero) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    for cap in RENOUNCED {
+        // SAFETY: plain prctl with integer arguments.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) } != 0 {
+            let e = io::Error::last_os_error();
+            // EPERM: no CAP_SETPCAP (see above); EINVAL: a kernel without this capability.
+            if !matches!(e.raw_os_error(), Some(libc::EPERM | libc::EINVAL)) {
+                return Err(e);
+            }
+        }
+        // SAFETY: as above. EINVAL: a kernel before ambient capabilities (4.3), none to lower.
+        unsafe {
+            libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_LOWER as libc::c_ulong,
+                cap as libc::c_ulong,
+                0,
+                0,
+            )
+        };
+    }
+    let mut header = CapHeader {
+        version: CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: valid pointers to the header and two data words, as version 3 expects.
+    if unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mask = RENOUNCED.iter().fold(0u32, |m, &cap| m | (1 << cap));
+    data[0].effective &= !mask;
+    data[0].permitted &= !mask;
+    data[0].inheritable &= !mask;
+    // SAFETY: as above.
+    if unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// In a child process (the limit is the whole process's, and the bounding set cannot be
+    /// given back): after `renounce_realtime`, SCHED_FIFO is refused, also to a root process,
+    /// and the limit cannot be raised again.
+    #[test]
+    fn a_renounced_process_cannot_take_a_real_time_policy() {
+        use crate::sys::rlimit::{Limit, Resource, set};
+        use crate::sys::sched::{SCHED_FIFO, set_scheduler};
+        // SAFETY: the child makes raw syscalls only, then _exit.
+        let pid = unsafe {
+            crate::sys::process::fork_child(|| {
+                if renounce_realtime().is_err() {
+                    return 10;
+                }
+                if set_scheduler(0, SCHED_FIFO, 1).is_ok() {
+                    return 11;
+                }
+                let back = Limit { soft: 99, hard: 99 };
+                if set(Resource::RtPrio, back).is_ok() {
+                    return 12;
+                }
+                0
+            })
+        }
+        .unwrap();
+        let reaped = crate::sys::process::wait_for(pid, true).unwrap().unwrap();
+        assert_eq!(crate::sys::process::exit_code(reaped.status), 0);
+    }
+}
