@@ -264,7 +264,12 @@ impl ActionRunner {
             env.push(("JITTERLAB_TIME_NS", s.due_ns.to_string()));
             env.push(("JITTERLAB_LATENCY_NS", s.latency_ns.to_string()));
         }
-        let (result, pid) = match self.children.start(argv, &env, tag) {
+        let (result, pid) = match self.children.start(
+            argv, &env, tag,
+            // An --on-end program may start the next measurement (a jitterlab run of its
+            // own, real-time by design); a threshold program runs beside the measurement.
+            tag.end,
+        ) {
             Start::Started(pid) => (Ok(format!("started pid {pid}")), Some(pid)),
             Start::Failed(e) => (Err(e), None),
             // Checked before firing; the end starts its programs one at a time.
@@ -376,6 +381,24 @@ impl ActionRunner {
         );
         let cut = "at a SIGINT or SIGTERM during the end's wait";
         let mut events = Vec::new();
+        // A wait of seconds at the end is said, so that it is not taken for a hang, with the
+        // way to cut it (a SIGINT or SIGTERM since the run's end: the programs are killed and
+        // recorded as such).
+        let running = self.children.running_pids();
+        if !running.is_empty() {
+            eprintln!(
+                "jitterlab: waiting up to {} for {} --on-threshold program{} still running (pid {}); Ctrl-C to kill {}",
+                crate::units::format_ns(self.plan.wait_ns),
+                running.len(),
+                if running.len() == 1 { "" } else { "s" },
+                running
+                    .iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if running.len() == 1 { "it" } else { "them" },
+            );
+        }
         let (outcomes, mut interrupted) = self.children.wait(Instant::now() + wait, signalled);
         for o in outcomes {
             let why = if interrupted { cut } else { over.as_str() };

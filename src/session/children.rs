@@ -114,10 +114,30 @@ impl<T: Copy> Children<T> {
         self.programs.len()
     }
 
+    /// The pids of the programs still running (not reaped: an ended one is left for
+    /// [`Children::reap`] to record), for a message.
+    pub(super) fn running_pids(&self) -> Vec<Pid> {
+        self.programs
+            .iter()
+            .map(|p| p.pid)
+            .filter(|&pid| matches!(process::has_exited(pid), Ok(false)))
+            .collect()
+    }
+
     /// Starts `argv` (no shell; `argv[0]` looked up in $PATH) with `env` added to jitterlab's
     /// environment, stdin from /dev/null, stdout and stderr to jitterlab's stderr (its stdout is
-    /// the run's summary), in a process group of its own that dies with jitterlab.
-    pub(super) fn start(&mut self, argv: &[String], env: &[(&str, String)], tag: T) -> Start {
+    /// the run's summary), in a process group of its own that dies with jitterlab. Unless
+    /// `may_take_realtime`, the program and what it starts can never take a real-time policy
+    /// (`sys::caps::renounce_realtime`, as a load that did not ask for one): a program that
+    /// made itself real-time on every CPU would starve jitterlab's own threads, which run at
+    /// the lowest real-time priority, and hang the run (the hostile re-run's F4).
+    pub(super) fn start(
+        &mut self,
+        argv: &[String],
+        env: &[(&str, String)],
+        tag: T,
+        may_take_realtime: bool,
+    ) -> Start {
         if self.programs.len() >= self.max {
             return Start::Full;
         }
@@ -134,10 +154,14 @@ impl<T: Copy> Children<T> {
             .process_group(0);
         let parent = process::id();
         let journal = groups::journal_before_start(self.journals.as_ref());
-        // SAFETY: prctl, getppid and _exit between fork and exec: async-signal-safe.
+        // SAFETY: prctl, getppid, setrlimit, capset and _exit between fork and exec:
+        // async-signal-safe (raw system calls).
         unsafe {
             command.pre_exec(move || {
                 die_with_parent(parent);
+                if !may_take_realtime {
+                    crate::sys::caps::renounce_realtime()?;
+                }
                 Ok(())
             });
         }
@@ -301,16 +325,19 @@ mod tests {
     fn exits_are_recorded_and_the_bound_refuses_one_more() {
         let mut c = Children::new(2);
         assert!(matches!(
-            c.start(&argv(&["sh", "-c", "exit 3"]), &[], 1),
+            c.start(&argv(&["sh", "-c", "exit 3"]), &[], 1, false),
             Start::Started(_)
         ));
         assert!(matches!(
-            c.start(&argv(&["sleep", "3001.1"]), &[], 2),
+            c.start(&argv(&["sleep", "3001.1"]), &[], 2, false),
             Start::Started(_)
         ));
-        assert!(matches!(c.start(&argv(&["true"]), &[], 3), Start::Full));
         assert!(matches!(
-            c.start(&argv(&["no-such-program-jl"]), &[], 4),
+            c.start(&argv(&["true"]), &[], 3, false),
+            Start::Full
+        ));
+        assert!(matches!(
+            c.start(&argv(&["no-such-program-jl"]), &[], 4, false),
             Start::Full
         ));
         let (outcomes, stopped) = c.wait(Instant::now() + Duration::from_millis(300), &|| false);
@@ -319,7 +346,7 @@ mod tests {
         assert_eq!(ends, [(1, End::Exited(3)), (2, End::Killed)]);
         assert_eq!(c.running(), 0);
         assert!(!running("sleep 3001.1"));
-        match c.start(&argv(&["no-such-program-jl"]), &[], 5) {
+        match c.start(&argv(&["no-such-program-jl"]), &[], 5, false) {
             Start::Failed(e) => assert!(e.starts_with("cannot start no-such-program-jl"), "{e}"),
             other => panic!("{other:?}"),
         }
@@ -329,7 +356,7 @@ mod tests {
     fn what_a_program_leaves_in_its_group_dies_with_it_and_a_stop_cuts_the_wait() {
         let mut c = Children::new(4);
         // The shell exits at once, leaving its background sleep in its group.
-        c.start(&argv(&["sh", "-c", "sleep 3001.2 & exit 0"]), &[], 1);
+        c.start(&argv(&["sh", "-c", "sleep 3001.2 & exit 0"]), &[], 1, false);
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut outcomes = Vec::new();
         while outcomes.is_empty() && Instant::now() < deadline {
@@ -349,6 +376,7 @@ mod tests {
             &argv(&["sleep", "3001.3"]),
             &[("JITTERLAB_X", "1".into())],
             2,
+            false,
         );
         let t = Instant::now();
         let (outcomes, stopped) = c.wait(t + Duration::from_secs(60), &|| true);
@@ -394,6 +422,33 @@ mod tests {
         assert!(said[0].contains("to keep journals"), "{}", said[0]);
     }
 
+    /// A program started without `may_take_realtime` (a threshold program) cannot make
+    /// itself real-time: `chrt` is refused; one started with it (an `--on-end` program) can,
+    /// where this process may.
+    #[test]
+    fn a_threshold_program_cannot_take_a_realtime_policy() {
+        let chrt = "chrt -f 10 true 2>/dev/null";
+        let mut c = Children::new(2);
+        c.start(&argv(&["sh", "-c", chrt]), &[], 1, false);
+        c.start(&argv(&["sh", "-c", chrt]), &[], 2, true);
+        let (mut outcomes, _) = c.wait(Instant::now() + Duration::from_secs(10), &|| false);
+        outcomes.sort_by_key(|o| o.tag);
+        assert_eq!(outcomes.len(), 2);
+        assert_ne!(
+            outcomes[0].end,
+            End::Exited(0),
+            "chrt succeeded: {outcomes:?}"
+        );
+        let may = std::thread::spawn(|| {
+            crate::sys::sched::set_scheduler(0, crate::sys::sched::SCHED_FIFO, 1).is_ok()
+        })
+        .join()
+        .unwrap();
+        if may && std::path::Path::new("/usr/bin/chrt").exists() {
+            assert_eq!(outcomes[1].end, End::Exited(0), "{outcomes:?}");
+        }
+    }
+
     /// As a SIGKILL of jitterlab leaves a program's group (its journal without a writer, the
     /// program's background job still running): the next start kills what is left of the
     /// group, and says so once; a program reaped normally leaves no journal.
@@ -406,8 +461,13 @@ mod tests {
             2,
             Ok(TrustedDir::open_in(base.path(), "trusted", uid, false).unwrap()),
         );
-        c.start(&argv(&["sh", "-c", "exit 0"]), &[], 1);
-        c.start(&argv(&["sh", "-c", "sleep 3001.4 & sleep 3001.5"]), &[], 2);
+        c.start(&argv(&["sh", "-c", "exit 0"]), &[], 1, false);
+        c.start(
+            &argv(&["sh", "-c", "sleep 3001.4 & sleep 3001.5"]),
+            &[],
+            2,
+            false,
+        );
         let deadline = Instant::now() + Duration::from_secs(5);
         while !(running("sleep 3001.4") && running("sleep 3001.5")) || c.running() > 1 {
             c.reap();
