@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod attacker;
 pub mod invariants;
 pub mod lifecycle;
 pub mod oracle;

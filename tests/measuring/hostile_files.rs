@@ -17,6 +17,7 @@
 
 use crate::common;
 
+use common::attacker::{as_nobody, attacker_available};
 use common::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -30,33 +31,6 @@ fn jl() -> String {
 
 fn jitterlab(args: &[&str]) -> Output {
     Command::new(jl()).args(args).output().unwrap()
-}
-
-/// Whether this test runs as root with setpriv at hand (the attacker needs both); says so when
-/// not.
-fn attacker_available(test: &str) -> bool {
-    let root = jitterlab::sys::process::effective_user_id() == 0;
-    let setpriv = Command::new("setpriv").arg("--version").output().is_ok();
-    if !(root && setpriv) {
-        eprintln!("{test}: skipped: needs root and setpriv to act as a second user");
-    }
-    root && setpriv
-}
-
-/// Runs `script` with sh as user `nobody`; panics when it fails.
-fn as_nobody(script: &str) {
-    let o = Command::new("setpriv")
-        .args([
-            "--reuid=nobody",
-            "--regid=nogroup",
-            "--clear-groups",
-            "sh",
-            "-ec",
-            script,
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "as nobody: {script}: {}", text(&o));
 }
 
 /// A directory in /tmp with `mode` (0o777: any user makes and renames entries; 0o1777: as /tmp,

@@ -8,34 +8,11 @@
 
 use crate::common;
 
+use common::attacker::{as_nobody, attacker_available};
 use common::*;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
-
-fn attacker_available(test: &str) -> bool {
-    let root = jitterlab::sys::process::effective_user_id() == 0;
-    let setpriv = Command::new("setpriv").arg("--version").output().is_ok();
-    if !(root && setpriv) {
-        eprintln!("{test}: skipped: needs root and setpriv to act as a second user");
-    }
-    root && setpriv
-}
-
-fn as_nobody(script: &str) {
-    let o = Command::new("setpriv")
-        .args([
-            "--reuid=nobody",
-            "--regid=nogroup",
-            "--clear-groups",
-            "sh",
-            "-ec",
-            script,
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "as nobody: {script}: {}", text(&o));
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
