@@ -182,7 +182,8 @@ pub(crate) fn undo(stale: &Stale) -> (Option<String>, bool) {
 mod tests {
     use super::*;
 
-    fn fixture() -> (tempfile::TempDir, PathBuf) {
+    /// A fixture osnoise directory, and a journal directory beside it.
+    fn fixture() -> (tempfile::TempDir, PathBuf, TrustedDir) {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("osnoise");
         std::fs::create_dir(&dir).unwrap();
@@ -193,7 +194,9 @@ mod tests {
         ] {
             std::fs::write(dir.join(f), v).unwrap();
         }
-        (t, dir)
+        let uid = crate::sys::process::effective_user_id();
+        let jdir = TrustedDir::open_in(t.path(), "journals", uid, true).unwrap();
+        (t, dir, jdir)
     }
 
     fn value(dir: &Path, f: &str) -> String {
@@ -202,14 +205,7 @@ mod tests {
 
     #[test]
     fn applied_journaled_and_written_back() {
-        let (t, dir) = fixture();
-        let jdir = TrustedDir::open_in(
-            t.path(),
-            "journals",
-            crate::sys::process::effective_user_id(),
-            true,
-        )
-        .unwrap();
+        let (_t, dir, jdir) = fixture();
         let wanted = [
             ("cpus", "1".to_string()),
             ("timerlat_period_us", "500".to_string()),
@@ -236,14 +232,7 @@ mod tests {
 
     #[test]
     fn a_missing_file_refuses_and_leaves_nothing_changed() {
-        let (t, dir) = fixture();
-        let jdir = TrustedDir::open_in(
-            t.path(),
-            "journals",
-            crate::sys::process::effective_user_id(),
-            true,
-        )
-        .unwrap();
+        let (_t, dir, jdir) = fixture();
         let wanted = [
             ("cpus", "1".to_string()),
             ("stop_tracing_total_us", "0".to_string()),
@@ -256,7 +245,7 @@ mod tests {
 
     #[test]
     fn a_killed_runs_options_are_written_back() {
-        let (_t, dir) = fixture();
+        let (_t, dir, _) = fixture();
         std::fs::write(dir.join("cpus"), "1").unwrap();
         let stale = Stale::fake(vec![
             format!("dir {}", dir.display()),
