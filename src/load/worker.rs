@@ -17,6 +17,7 @@ use super::protocol::{REPORT_FD, WorkerMessage};
 use super::worker_kit::{Ctx, set_affinity};
 use crate::cpulist::parse_cpu_list;
 use crate::measure::clock::monotonic_ns;
+use crate::measure::sched::Policy;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::FromRawFd;
@@ -235,15 +236,19 @@ fn take_cpus_and_policy(spec: &GeneratorSpec, ctx: &Ctx) -> Result<(), String> {
             policy.priority()
         ));
     }
-    // A load that did not ask for a real-time policy cannot take one by itself (issue 39,
-    // F4): an `exec` program that made itself SCHED_FIFO on every CPU starved jitterlab's own
-    // threads, which the drain priority had not been raised for. Its threads, children and
-    // programs inherit this thread's capabilities and the process's limit.
-    if !policy.is_realtime()
-        && let Err(e) = crate::sys::caps::renounce_realtime()
-    {
+    // A load cannot take a real-time priority above the one it was given, nor one at all
+    // when it asked for none: the starvation check counted what the plan says, so a program
+    // that raised itself past it would run above jitterlab's own threads (issue 39: F4, an
+    // `exec` program that made itself SCHED_FIFO 60 on every CPU; N2, the same from a load
+    // given `policy=fifo,prio=1`). Its threads, children and programs inherit this thread's
+    // capabilities and the process's limit. SCHED_DEADLINE has no priority: 0.
+    let ceiling = match policy {
+        Policy::Fifo(p) | Policy::RoundRobin(p) => u32::try_from(p).unwrap_or(0),
+        _ => 0,
+    };
+    if let Err(e) = crate::sys::caps::renounce_realtime_above(ceiling) {
         return Err(format!(
-            "load '{}': cannot give up the real-time policies it did not ask for (RLIMIT_RTPRIO 0, CAP_SYS_NICE and CAP_SYS_RESOURCE dropped): {e}",
+            "load '{}': cannot give up the real-time priorities above {ceiling} it did not ask for (RLIMIT_RTPRIO {ceiling}, CAP_SYS_NICE and CAP_SYS_RESOURCE dropped): {e}",
             spec.text
         ));
     }

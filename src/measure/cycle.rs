@@ -105,7 +105,12 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
         let now = clock.now_ns();
         let latency = now as i64 - waker.reference_ns(due) as i64;
         waker.woke(latency);
-        let missed = periods_missed(latency, interval);
+        // Periods pass by the due time, not by the latency's reference: a sender's stamp
+        // (IPC methods) is its own, so a sender held off for seconds woke the receiver with a
+        // small latency, the loop then served every passed due time at once and counted none
+        // missed (issue 39, N6). For every other method the reference is the due time and the
+        // two are the same number.
+        let missed = periods_missed(now as i64 - due as i64, interval);
         if !sink.try_push(Sample {
             seq,
             expected_ns: due,
@@ -281,6 +286,62 @@ mod tests {
         assert_eq!(missed, vec![0, 2, 0, 1, 0]);
         assert_eq!(counters.missed_periods.load(Relaxed), 3);
         assert_eq!(counters.dropped_records.load(Relaxed), 0);
+    }
+
+    /// N6: a sender (IPC methods: the latency's reference is the sender's stamp) held off for
+    /// 2.5 periods wakes the receiver 20 us after its stamp. The latency is those 20 us, and the
+    /// periods that passed by the due time are missed and skipped, not served in a burst.
+    #[test]
+    fn a_late_senders_passed_periods_are_missed_not_served_at_once() {
+        struct LateSender {
+            time: FakeTime,
+            held_ns: Vec<u64>,
+            next: usize,
+            stamp_ns: u64,
+        }
+        impl Waker for LateSender {
+            fn wait(&mut self, due_ns: u64, _: u64, _: &AtomicBool) -> io::Result<()> {
+                // The sender sends once it runs, at the due time or when released.
+                self.stamp_ns = due_ns.max(self.time.0.get()) + self.held_ns[self.next];
+                self.time.0.set(self.stamp_ns + 20_000);
+                self.next += 1;
+                Ok(())
+            }
+            fn reference_ns(&self, _: u64) -> u64 {
+                self.stamp_ns
+            }
+        }
+        let time = FakeTime::default();
+        time.0.set(10_000_000);
+        let plan = CyclePlan {
+            clock: time.clone(),
+            schedule: Schedule::Sender,
+            interval_ns: 1_000_000,
+            interval_step_ns: 0,
+            first_due_ns: 10_000_000,
+            stop_at: StopAt::Loops(4),
+        };
+        let mut waker = LateSender {
+            time,
+            held_ns: vec![0, 2_500_000, 0, 0],
+            next: 0,
+            stamp_ns: 0,
+        };
+        let (mut samples, counters) = (Vec::new(), ThreadCounters::default());
+        run_cycles(
+            &mut waker,
+            &plan,
+            &mut samples,
+            &counters,
+            &AtomicBool::new(false),
+        );
+        let lat: Vec<i64> = samples.iter().map(|s| s.latency_ns).collect();
+        assert_eq!(lat, vec![20_000; 4]);
+        let dues: Vec<u64> = samples.iter().map(|s| s.expected_ns - 10_000_000).collect();
+        assert_eq!(dues, vec![0, 1_000_000, 4_000_000, 5_000_000]);
+        let missed: Vec<u32> = samples.iter().map(|s| s.missed).collect();
+        assert_eq!(missed, vec![0, 2, 0, 0]);
+        assert_eq!(counters.missed_periods.load(Relaxed), 2);
     }
 
     /// A periodic timer is re-aimed at the loop's next due time after each late wakeup, and

@@ -11,17 +11,45 @@ use crate::plan::drain::{Contention, RtLoad};
 /// there are none, that something outside the run's loads held it.
 pub(super) fn reason(plan: &RunPlan, index: usize, cpu: usize) -> String {
     let policy = plan.thread_policy(index);
-    let own = match policy {
-        Policy::Fifo(p) | Policy::RoundRobin(p) => format!("{} {p}", policy.name()),
-        p => p.name().to_string(),
-    };
+    let own = words(&policy);
     let above = loads_above(plan, &policy, cpu);
-    if above.is_empty() {
+    if !above.is_empty() {
         return format!(
-            "no load of this run is at or above it ({own}) on CPU {cpu}: something else held it (another real-time task, or a stall of the machine)"
+            "held off CPU {cpu} by load {}, at or above it ({own})",
+            named(&above)
         );
     }
-    let named: Vec<String> = above
+    // An IPC method's receiver waits for its sender, which may be the one held off, on a CPU
+    // of its own (issue 39, N6: `--sender-cpu 1` under a FIFO 99 load on CPU 1 was put on
+    // "something else").
+    if let Some((sender_cpu, sender_policy)) = sender_of(plan, index, &policy)
+        && sender_cpu != cpu
+    {
+        let above = loads_above(plan, &sender_policy, sender_cpu);
+        if !above.is_empty() {
+            return format!(
+                "its sender was held off CPU {sender_cpu} by load {}, at or above the sender ({})",
+                named(&above),
+                words(&sender_policy)
+            );
+        }
+    }
+    format!(
+        "no load of this run is at or above it ({own}) on CPU {cpu}: something else held it (another real-time task, or a stall of the machine)"
+    )
+}
+
+/// A policy as the words say it: `SCHED_FIFO 95`, or the name alone.
+fn words(policy: &Policy) -> String {
+    match policy {
+        Policy::Fifo(p) | Policy::RoundRobin(p) => format!("{} {p}", policy.name()),
+        p => p.name().to_string(),
+    }
+}
+
+/// Loads as the words name them: `'cpu:prio=99' (SCHED_FIFO 99) and ...`.
+fn named(loads: &[RtLoad]) -> String {
+    let named: Vec<String> = loads
         .iter()
         .map(|l| {
             format!(
@@ -32,10 +60,20 @@ pub(super) fn reason(plan: &RunPlan, index: usize, cpu: usize) -> String {
             )
         })
         .collect();
-    format!(
-        "held off CPU {cpu} by load {}, at or above it ({own})",
-        named.join(" and ")
-    )
+    named.join(" and ")
+}
+
+/// The CPU and policy of thread `index`'s sender, for the wake methods that have one: the
+/// run's policy at the senders' priority.
+fn sender_of(plan: &RunPlan, index: usize, policy: &Policy) -> Option<(usize, Policy)> {
+    let sender = plan.measurement.latency()?.sender.as_ref()?;
+    let cpu = *sender.cpus.get(index)?;
+    let policy = match policy {
+        Policy::Fifo(_) => Policy::Fifo(sender.priority),
+        Policy::RoundRobin(_) => Policy::RoundRobin(sender.priority),
+        p => p.clone(),
+    };
+    Some((cpu, policy))
 }
 
 /// The real-time loads of `plan` that may run on `cpu` at or above a thread of `policy`

@@ -390,3 +390,179 @@ fn an_exec_load_cannot_make_itself_real_time() {
         "{limit}"
     );
 }
+
+/// N2 (issue 39's second hostile run): an `exec` load given `policy=fifo,prio=1` kept
+/// CAP_SYS_NICE and an unlimited RLIMIT_RTPRIO, so `chrt -f 60` in it ran above jitterlab's own
+/// threads (the starvation check had counted 1) and hung the run beyond SIGKILL. Now its limit
+/// is its priority: `chrt -f 60` gets EPERM, `chrt -f 1` is allowed, and the run ends at its
+/// duration. One worker on CPU 1, as above.
+#[test]
+fn an_exec_load_cannot_rise_above_the_priority_it_was_given() {
+    if !realtime_on_two_cpus("an_exec_load_cannot_rise_above_the_priority_it_was_given") {
+        return;
+    }
+    if std::process::Command::new("chrt")
+        .arg("--help")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED an_exec_load_cannot_rise_above_the_priority_it_was_given: no chrt");
+        return;
+    }
+    let _x = exclusive();
+    let (base, out) = temp_out();
+    let script = base.path().join("rtspin.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh
+chrt -f 1 true; echo same-exit=$?
+chrt -f 60 sh -c 'while :; do :; done'
+echo chrt-exit=$?
+grep 'Max realtime priority' /proc/self/limits
+exec sleep 60
+",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let load = format!(
+        "exec[workers=1,cpus=1,policy=fifo,prio=1]:{}",
+        script.display()
+    );
+    let args = [
+        "run",
+        "--duration",
+        "2s",
+        "--load",
+        &load,
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (took, o) = run_beside_spinners(&args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let run = run_json(&out);
+    assert_eq!(run["ended"], "completed", "{}", text(&o));
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    let log = std::fs::read_to_string(out.join("loads/0-exec.log")).unwrap();
+    assert!(
+        log.contains("same-exit=0"),
+        "the load lost the priority it was given: {log}"
+    );
+    assert!(
+        log.contains("Operation not permitted") && log.contains("chrt-exit=1"),
+        "the load rose above its priority: {log}"
+    );
+    let limit = log
+        .lines()
+        .find(|l| l.starts_with("Max realtime priority"))
+        .unwrap();
+    // 1, or 0 where the process had no higher hard limit to begin with (root without
+    // CAP_SYS_RESOURCE in a container): either way never above the priority it was given.
+    let fields: Vec<&str> = limit.split_whitespace().collect();
+    assert!(
+        fields[3] == fields[4] && ["0", "1"].contains(&fields[3]),
+        "{limit}"
+    );
+}
+
+/// N5 (issue 39's second hostile run): spike loads on every CPU held a SIGINT for their whole
+/// `len` (8 s spikes: served after 7.2 s). The spike now ends at a stop, and the injection is
+/// logged with the end it had.
+#[test]
+fn a_stop_cuts_a_long_spike_short() {
+    if !realtime_on_two_cpus("a_stop_cuts_a_long_spike_short") {
+        return;
+    }
+    let _x = exclusive();
+    let (_base, out) = temp_out();
+    let args = [
+        "run",
+        "--duration",
+        "20s",
+        "--load",
+        "spike:cpu=0,every=10s,len=8s,offset=500ms,prio=98",
+        "--load",
+        "spike:cpu=1,every=10s,len=8s,offset=500ms,prio=98",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (took, o) = run_beside_spinners(&args, Some(Duration::from_millis(1500)));
+    eprintln!("a SIGINT during two 8 s spikes was served {took:?} after it");
+    // Within a second, as the other stops here; the spikes began 1 s before it.
+    assert!(
+        took < Duration::from_millis(1500),
+        "took {took:?}: {}",
+        text(&o)
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let run = run_json(&out);
+    assert_eq!(run["ended"], "interrupted", "{}", text(&o));
+    let events = std::fs::read_to_string(out.join("events.jsonl")).unwrap();
+    let cut: Vec<serde_json::Value> = events
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["type"] == "spike_injection")
+        .collect();
+    assert_eq!(cut.len(), 2, "{events}");
+    for e in &cut {
+        let held = e["end_ns"].as_u64().unwrap() - e["start_ns"].as_u64().unwrap();
+        assert!(held < 4_000_000_000, "an injection was not cut: {e}");
+    }
+}
+
+/// N6 (issue 39's second hostile run): an IPC method's sender on CPU 1 held off by a FIFO 99
+/// load there. The receiver on CPU 0 got nothing until the loads stopped, then every passed due
+/// time at once: 3000 samples, 0 missed, a clean max, and the thread's end blamed "something
+/// else". Now the passed periods are missed (RT throttling lets the sender run 5 % of each
+/// second here, so some wakeups come), and the end names the sender's load.
+#[test]
+fn a_held_off_senders_periods_are_missed_and_its_load_named() {
+    if !realtime_on_two_cpus("a_held_off_senders_periods_are_missed_and_its_load_named") {
+        return;
+    }
+    let _x = exclusive();
+    let (_base, out) = temp_out();
+    let load = "cpu:prio=99,cpus=1";
+    let args = [
+        "run",
+        "--duration",
+        "3s",
+        "--cpus",
+        "0",
+        "--wake",
+        "pipe",
+        "--sender-cpu",
+        "1",
+        "--load",
+        load,
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (took, o) = run_beside_spinners(&args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    let run = run_json(&out);
+    let t = thread_on(&run, 0);
+    let (samples, missed) = (
+        t["samples"].as_u64().unwrap(),
+        t["missed_periods"].as_u64().unwrap(),
+    );
+    eprintln!(
+        "sender held off: {samples} wakeups, {missed} periods missed; end {}",
+        t["end"]
+    );
+    // 3000 periods in all; the load holds the sender for at least 95 % of the run.
+    assert!(missed >= 1500, "{samples} wakeups, {missed} missed");
+    assert!(samples <= 1500, "{samples} wakeups, {missed} missed");
+    if let Some(end) = t["end"].as_str()
+        && end.starts_with("starved")
+    {
+        assert!(
+            end.contains("its sender was held off CPU 1") && end.contains(&format!("'{load}'")),
+            "{end}"
+        );
+    }
+}
