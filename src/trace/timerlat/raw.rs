@@ -6,11 +6,12 @@
 //!
 //! Why not the text pipe (`trace_pipe`), which this engine read first: the kernel formats every
 //! entry as text on the reading CPU and merges the CPUs' buffers entry by entry, where a page
-//! read copies 4 KB at once. Under the lab's emulator the text reader cost the housekeeping
-//! CPU 1.7 s of system time per 10 s run (docs/lab.md, check 2), time the emulated measured CPU
-//! did not get. What a page holds is the same entry the text is printed from, so no figure
-//! changes: the samples are written to `timerlat.trace` in the text the kernel prints
-//! ([`text_line`]), and the table is made from that text by the one parser (sample.rs).
+//! read copies 4 KB at once. In the lab's emulated guest the text reader's process used 20-24%
+//! of the housekeeping CPU while it measured, rtla's 4% (docs/lab.md, check 2): host time the
+//! emulated measured CPU did not get. What a page holds is the same entry the text is printed
+//! from, so no figure changes: the samples are written to `timerlat.trace` in the text the
+//! kernel prints ([`text_line`]), and the table is made from that text by the one parser
+//! (sample.rs).
 
 use crate::trace::format::{EventFormat, Field, Formats, load_event, parse_event_format};
 use crate::trace::page::{Missed, PageError, read_page};
