@@ -69,10 +69,12 @@ pub fn text_line(
         2 => "user-ret".to_string(),
         n => format!("context-{n}"),
     };
+    // In us rounded to the nearest, as the kernel prints it (ns2usecs).
+    let us = ts_ns.saturating_add(500) / 1000;
     format!(
         "{task:>16}-{pid:<7} [{cpu:03}] {:>5}.{:06}: #{seq:<5} context {context:>6} timer_latency {latency_ns:>9} ns",
-        ts_ns / 1_000_000_000,
-        (ts_ns % 1_000_000_000) / 1000
+        us / 1_000_000,
+        us % 1_000_000
     )
 }
 
