@@ -3,8 +3,8 @@
 //! read from jitterlab's tracing instance, the table printed by `hist.rs` as for jitterlab's
 //! own threads.
 //!
-//! The result directory (docs/timerlat.md, "The kernel engine's result directory"): every line
-//! the tracer gave, as it gave it (`timerlat.trace`), the table of every sample in rtla's full
+//! The result directory (docs/timerlat.md, "The kernel engine's result directory"): every entry
+//! the tracer gave, in the text the kernel prints (`timerlat.trace`), the table of every sample in rtla's full
 //! layout (`timerlat-hist.txt`, whatever the printed layout), and the run.json and latency.hlog
 //! that `jitterlab import` makes of that table. Every figure printed is re-derived from
 //! `timerlat.trace` by the same parser and histogram.
@@ -21,19 +21,21 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
-/// Every line the tracer gave, in the result directory.
+/// Every entry the tracer gave, in the kernel's text (trace/timerlat/raw.rs), in the result
+/// directory.
 pub const TRACE_FILE: &str = "timerlat.trace";
 /// The table of every sample in rtla's full layout, in the result directory.
 pub const HIST_FILE: &str = "timerlat-hist.txt";
-/// How often the pipe is read: a 1 ms period fills about 180 bytes per CPU per ms, and an
-/// instance's buffer holds over a MB per CPU.
+/// How often the buffers are read: a 1 ms period fills about 64 bytes per CPU per ms (two
+/// entries), and an instance's buffer holds over a MB per CPU.
 const READ_EVERY: Duration = Duration::from_millis(100);
 
 /// What the lines of a run add up to.
 pub struct Tally {
     pub hists: Vec<CpuHist>,
-    /// Entries the kernel lost (`[LOST N EVENTS]`), per CPU.
-    pub lost: Vec<(usize, u64)>,
+    /// Entries the kernel lost (`[LOST N EVENTS]`), per CPU: (CPU, entries counted, losses
+    /// whose count the kernel did not store).
+    pub lost: Vec<(usize, u64, u64)>,
     /// Lines that are no sample of a measured CPU.
     pub other: u64,
     unit: u64,
@@ -72,10 +74,19 @@ impl Tally {
                 }
                 None => self.other += 1,
             },
-            Line::Lost { cpu, events } => match self.lost.iter_mut().find(|(c, _)| *c == cpu) {
-                Some((_, n)) => *n += events,
-                None => self.lost.push((cpu, events)),
-            },
+            Line::Lost { cpu, events } => {
+                let at = match self.lost.iter().position(|l| l.0 == cpu) {
+                    Some(at) => at,
+                    None => {
+                        self.lost.push((cpu, 0, 0));
+                        self.lost.len() - 1
+                    }
+                };
+                match events {
+                    Some(n) => self.lost[at].1 += n,
+                    None => self.lost[at].2 += 1,
+                }
+            }
             Line::Other => self.other += !line.trim().is_empty() as u64,
         }
     }
@@ -200,7 +211,7 @@ pub fn run(o: &TimerlatOptions, root: &Path, layout: &Layout) -> Result<i32> {
     let deadline = o.duration_s.map(|s| started + Duration::from_secs(s));
     let read_error = loop {
         if let Err(e) = tracer.read(&mut each) {
-            break Some(format!("cannot read the timerlat tracer's pipe: {e}"));
+            break Some(format!("cannot read the timerlat tracer's buffers: {e}"));
         }
         let now = Instant::now();
         if stop.load(Ordering::SeqCst) || deadline.is_some_and(|d| now >= d) {
@@ -224,9 +235,13 @@ pub fn run(o: &TimerlatOptions, root: &Path, layout: &Layout) -> Result<i32> {
     for w in warnings {
         eprintln!("jitterlab: warning: {w}");
     }
-    for (cpu, n) in &tally.lost {
+    for (cpu, n, uncounted) in &tally.lost {
+        let more = match uncounted {
+            0 => String::new(),
+            u => format!(", and more {u} time(s) without a count"),
+        };
         eprintln!(
-            "jitterlab: warning: CPU {cpu}: the kernel lost {n} timerlat entries (its ring buffer overflowed); the table leaves them out ({TRACE_FILE} keeps the kernel's [LOST] line)"
+            "jitterlab: warning: CPU {cpu}: the kernel lost {n} timerlat entries{more} (its ring buffer overflowed); the table leaves them out ({TRACE_FILE} keeps the kernel's [LOST] line)"
         );
     }
     let seconds = elapsed.as_secs();
@@ -261,7 +276,7 @@ pub fn run(o: &TimerlatOptions, root: &Path, layout: &Layout) -> Result<i32> {
         );
     }
     eprintln!(
-        "jitterlab: result directory {} ({TRACE_FILE}: every line of the tracer; run.json from {HIST_FILE})",
+        "jitterlab: result directory {} ({TRACE_FILE}: every entry of the tracer; run.json from {HIST_FILE})",
         dir.path.display()
     );
     Ok(0)

@@ -8,19 +8,16 @@
 //! - [`KernelTimerlat`]: the run: a tracing instance of jitterlab's own (tracefs.rs, journaled
 //!   and removed after a SIGKILL at the next start) whose `current_tracer` is `timerlat`, the
 //!   global `osnoise/` options it needs (osnoise.rs, journaled the same way), and the
-//!   instance's `trace_pipe`, read without blocking;
-//! - [`sample`]: its lines, parsed.
-//!
-//! Why the text pipe and not `trace_pipe_raw`: the tracer's entries are not trace events on
-//! every kernel (`osnoise:timerlat_sample` is newer than 6.1; before it only the tracer's own
-//! `ftrace:timerlat` entry exists), while its text line has been the same since the tracer
-//! came (5.14): `#SEQ context irq|thread timer_latency N ns`, the latency in whole ns as the
-//! kernel measured it, so nothing of the figure is lost. At rtla's default period (1 ms) it is
-//! 2 lines of about 90 bytes per ms per CPU, far below what a text read keeps up with.
+//!   instance's per-CPU `trace_pipe_raw`, read without blocking;
+//! - [`raw`]: its entries, read from the instance's per-CPU `trace_pipe_raw` pages as rtla
+//!   reads them, and written in the text the kernel prints;
+//! - [`sample`]: that text, parsed.
 
 pub(crate) mod osnoise;
+pub mod raw;
 pub mod sample;
 
+use super::format::Formats;
 use super::tracefs::{Instance, instance_name};
 use crate::journal::TrustedDir;
 use std::fs::File;
@@ -92,12 +89,16 @@ pub struct Config {
     pub period_us: u64,
 }
 
-/// A running timerlat tracer in jitterlab's instance. Dropped, it stops: the pipe closed, the
+/// A running timerlat tracer in jitterlab's instance. Dropped, it stops: the pipes closed, the
 /// instance removed (which stops the tracer and its threads), the osnoise options set back.
 pub struct KernelTimerlat {
-    pipe: Option<File>,
-    /// What the last read left of an unfinished line.
-    partial: Vec<u8>,
+    /// Each measured CPU's `trace_pipe_raw`, opened without blocking.
+    pipes: Vec<(usize, File)>,
+    /// The page layout and the tracer's entry layout, from tracefs.
+    formats: Formats,
+    entry: raw::EntryFormat,
+    /// One page, as a read of `trace_pipe_raw` returns it.
+    page: Vec<u8>,
     instance: Option<Instance>,
     settings: Option<osnoise::Settings>,
 }
@@ -131,10 +132,15 @@ impl KernelTimerlat {
                 e.unwrap_or_default()
             )
         })?;
+        // The layouts first: a kernel whose files jitterlab cannot read changes nothing.
+        let formats = Formats::load(root)?;
+        let entry = raw::EntryFormat::load(root)?;
         let instance = Instance::create_in(root, &instance_name(std::process::id()), &journal_dir)?;
         let mut run = KernelTimerlat {
-            pipe: None,
-            partial: Vec::new(),
+            pipes: Vec::new(),
+            page: vec![0; formats.header_page.page_size()],
+            formats,
+            entry,
             instance: None,
             settings: None,
         };
@@ -168,14 +174,15 @@ impl KernelTimerlat {
             }
         })?;
         use std::os::unix::fs::OpenOptionsExt;
-        let pipe_path = i.path.join("trace_pipe");
-        run.pipe = Some(
-            std::fs::OpenOptions::new()
+        for &cpu in &config.cpus {
+            let path = i.path.join(format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
+            let pipe = std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(crate::sys::file::O_NONBLOCK)
-                .open(&pipe_path)
-                .map_err(|e| format!("cannot open {}: {e}", pipe_path.display()))?,
-        );
+                .open(&path)
+                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            run.pipes.push((cpu, pipe));
+        }
         i.write("tracing_on", "1").map_err(|e| e.to_string())?;
         Ok(run)
     }
@@ -185,30 +192,35 @@ impl KernelTimerlat {
         self.instance.as_ref().map(|i| i.path.as_path())
     }
 
-    /// Reads what the pipe holds now, without waiting; `line` gets each whole line.
+    /// Reads what the CPUs' buffers hold now, without waiting; `line` gets each entry in the
+    /// kernel's text (raw.rs), the CPUs merged in time order.
     pub fn read(&mut self, mut line: impl FnMut(&str)) -> io::Result<()> {
-        let Some(pipe) = self.pipe.as_mut() else {
-            return Ok(());
-        };
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n = match pipe.read(&mut buf) {
-                Ok(0) => return Ok(()),
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            self.partial.extend_from_slice(&buf[..n]);
-            let end = match self.partial.iter().rposition(|&b| b == b'\n') {
-                Some(end) => end,
-                None => continue,
-            };
-            for l in String::from_utf8_lossy(&self.partial[..end]).lines() {
-                line(l);
+        let mut lines = Vec::new();
+        for (cpu, pipe) in &mut self.pipes {
+            loop {
+                let n = match pipe.read(&mut self.page) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                };
+                raw::page_lines(
+                    &self.formats,
+                    &self.entry,
+                    *cpu,
+                    &self.page[..n],
+                    &mut lines,
+                )
+                .map_err(|e| {
+                    io::Error::new(io::ErrorKind::InvalidData, format!("CPU {cpu}: {e}"))
+                })?;
             }
-            self.partial.drain(..=end);
         }
+        // Stable: a CPU's own lines keep their order (a loss line before its page's entries).
+        lines.sort_by_key(|(ts, _)| *ts);
+        lines.iter().for_each(|(_, l)| line(l));
+        Ok(())
     }
 
     /// Stops tracing, reads what the buffers still hold, and undoes everything. Returns the
@@ -219,21 +231,16 @@ impl KernelTimerlat {
             i.write("tracing_on", "0").map_err(|e| e.to_string())?;
         }
         let read = self.read(&mut line);
-        if !self.partial.is_empty() {
-            let rest = std::mem::take(&mut self.partial);
-            line(&String::from_utf8_lossy(&rest));
-        }
-        self.pipe = None;
         warnings.extend(self.undo());
-        read.map_err(|e| format!("cannot read the timerlat tracer's pipe: {e}"))?;
+        read.map_err(|e| format!("cannot read the timerlat tracer's buffers: {e}"))?;
         Ok(warnings)
     }
 
-    /// Closes the pipe, removes the instance (the tracer's threads stop with it), then sets
+    /// Closes the pipes, removes the instance (the tracer's threads stop with it), then sets
     /// the options back.
     fn undo(&mut self) -> Vec<String> {
         let mut warnings = Vec::new();
-        self.pipe = None;
+        self.pipes.clear();
         if let Some(mut i) = self.instance.take() {
             let _ = i.write("current_tracer", "nop");
             if let Err(e) = i.remove() {

@@ -3,7 +3,9 @@
 //! the flags when irq-info is on, the timestamp), then `#SEQ context irq|thread timer_latency
 //! N ns`. Two lines per activation: the timer interrupt's latency (`irq`) and the timerlat
 //! thread's (`thread`), with the same activation number. A CPU whose ring buffer overflowed
-//! gets a line `CPU:N [LOST M EVENTS]` where the lost samples were.
+//! gets a line `CPU:N [LOST M EVENTS]` where the lost samples were (`CPU:N [LOST EVENTS]` when
+//! the kernel could not store how many). `jitterlab timerlat` reads the entries raw and writes
+//! them in this text (raw.rs), so that one parser makes the table of a run and of its file.
 
 /// Which latency a sample is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,14 +26,15 @@ pub struct Sample {
     pub latency_ns: u64,
 }
 
-/// What one line of the pipe is.
+/// What one line of the text is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Line {
     Sample(Sample),
-    /// `CPU:N [LOST M EVENTS]`: the ring buffer of CPU N overflowed, M entries are gone.
+    /// `CPU:N [LOST M EVENTS]`: the ring buffer of CPU N overflowed, M entries are gone (None:
+    /// `CPU:N [LOST EVENTS]`, how many not stored).
     Lost {
         cpu: usize,
-        events: u64,
+        events: Option<u64>,
     },
     /// A sample of a context this reader does not count (e.g. `user-ret` of a newer kernel's
     /// user-space threads), or a line that is no sample: counted by the caller, never guessed.
@@ -89,13 +92,15 @@ pub fn parse_line(line: &str) -> Line {
 fn parse_lost(line: &str) -> Option<Line> {
     let rest = line.trim().strip_prefix("CPU:")?;
     let (cpu, rest) = rest.split_once(' ')?;
-    let events = rest
-        .trim()
-        .strip_prefix("[LOST ")?
-        .strip_suffix(" EVENTS]")?;
+    let cpu = cpu.parse().ok()?;
+    let rest = rest.trim();
+    if rest == "[LOST EVENTS]" {
+        return Some(Line::Lost { cpu, events: None });
+    }
+    let events = rest.strip_prefix("[LOST ")?.strip_suffix(" EVENTS]")?;
     Some(Line::Lost {
-        cpu: cpu.parse().ok()?,
-        events: events.parse().ok()?,
+        cpu,
+        events: Some(events.parse().ok()?),
     })
 }
 
@@ -146,7 +151,14 @@ mod tests {
             parse_line("CPU:1 [LOST 2048 EVENTS]"),
             Line::Lost {
                 cpu: 1,
-                events: 2048
+                events: Some(2048)
+            }
+        );
+        assert_eq!(
+            parse_line("CPU:0 [LOST EVENTS]"),
+            Line::Lost {
+                cpu: 0,
+                events: None
             }
         );
         for other in [

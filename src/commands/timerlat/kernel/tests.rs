@@ -22,7 +22,7 @@ CPU:1 [LOST 3 EVENTS]
     let t = Tally::of_text(text, &[1], &layout());
     // CPU 0 is not measured: its line is counted as other, as is the header.
     assert_eq!(t.other, 2);
-    assert_eq!(t.lost, vec![(1, 3)]);
+    assert_eq!(t.lost, vec![(1, 3, 0)]);
     assert_eq!(
         hist::render(&t.hists, &layout(), 10),
         "# RTLA timerlat histogram\n\
