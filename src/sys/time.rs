@@ -46,6 +46,23 @@ pub fn resolution_ns(clock: ClockId) -> Option<i64> {
         .then(|| i64::from(ts.tv_sec) * NS_PER_S as i64 + i64::from(ts.tv_nsec))
 }
 
+/// The CPU time thread `tid` of this process has used so far, ns (its per-thread CPU clock,
+/// which another thread of the process can read while `tid` is inside a system call); None
+/// when the thread is gone. The clock id is the kernel's for a thread's scheduler clock
+/// (`MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)` of include/linux/posix-timers.h), what
+/// glibc's pthread_getcpuclockid returns, built from the id because Rust threads give none.
+pub(crate) fn thread_cpu_time_ns(tid: libc::pid_t) -> Option<u64> {
+    const CPUCLOCK_PERTHREAD: ClockId = 4;
+    const CPUCLOCK_SCHED: ClockId = 2;
+    let clock = (!tid << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer; a clock of a thread that is gone gives EINVAL.
+    (unsafe { libc::clock_gettime(clock, &mut ts) } == 0).then(|| timespec_to_ns(&ts))
+}
+
 /// User and system CPU time of the whole process so far (getrusage RUSAGE_SELF: every thread,
 /// ended ones included; child processes not), ns, in that order.
 pub(crate) fn process_cpu_time_ns() -> (u64, u64) {
@@ -107,6 +124,30 @@ pub(crate) fn ns_to_timeval(ns: u64) -> libc::timeval {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_threads_cpu_time_is_read_while_it_runs_and_none_once_it_is_gone() {
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let spinner = std::thread::spawn(move || {
+            tid_tx.send(unsafe { libc::gettid() }).unwrap();
+            // Spin 30 ms of this thread's own CPU time, then wait to be let go.
+            let start = now_ns(THREAD_CPUTIME);
+            while now_ns(THREAD_CPUTIME) - start < 30_000_000 {}
+            go_rx.recv().unwrap();
+        });
+        let tid = tid_rx.recv().unwrap();
+        let mut used = 0;
+        while used < 30_000_000 {
+            used = thread_cpu_time_ns(tid).expect("the thread's CPU clock");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // Not this thread's clock: this one slept.
+        assert!(now_ns(THREAD_CPUTIME) < used);
+        go_tx.send(()).unwrap();
+        spinner.join().unwrap();
+        assert_eq!(thread_cpu_time_ns(tid), None);
+    }
 
     /// A day and a bit in ns: beyond 32 bits in ns, and its seconds beyond 16 bits.
     const DAY_NS: u64 = 86_400 * NS_PER_S + 123_456_789;

@@ -8,6 +8,7 @@
 //! dropping [`Loaded`] (or the process ending in any way, SIGKILL included) detaches and frees
 //! them all.
 
+mod deadline;
 pub mod record;
 mod refusal;
 
@@ -95,9 +96,26 @@ pub(crate) struct Loaded {
 
 /// Loads the object for `cpus`: reads the kernel's BTF, relocates, sizes the maps and has the
 /// verifier check every program. The refusal names the cause in one line (no BTF, no
-/// permission, the verifier's rejection with its log in a file, a missing tracepoint) and
-/// the fix that applies here.
+/// permission, the verifier's rejection with its log in a file, a missing tracepoint, a load
+/// over its time bound) and the fix that applies here.
+///
+/// The load is bounded ([`deadline::LOAD_LIMIT`]: 20 s of CPU time, 60 s in all): past it,
+/// the verifier is interrupted, everything loaded so far is closed, and the refusal says how
+/// long it took. Every load goes through here: `doctor`, `run --dry-run`, `auto` and `bpf`.
 pub(crate) fn load(cpus: &[usize]) -> Result<Loaded, Refusal> {
+    let cpus = cpus.to_vec();
+    let limit = deadline::LOAD_LIMIT;
+    let (loaded, exceeded) =
+        deadline::bounded(limit, move || load_now(&cpus)).map_err(refusal::other)?;
+    match (loaded, exceeded) {
+        (Err(_), Some(over)) => Err(refusal::timed_out(&over.describe(limit))),
+        // Done just as the bound passed: what it loaded is as good as any.
+        (loaded, _) => loaded,
+    }
+}
+
+/// [`load`] without its bound, on the calling thread.
+fn load_now(cpus: &[usize]) -> Result<Loaded, Refusal> {
     if !std::path::Path::new(KERNEL_BTF).exists() {
         return Err(refusal::no_btf(KERNEL_BTF));
     }

@@ -97,6 +97,17 @@ pub(super) fn other(reason: String) -> Refusal {
     }
 }
 
+/// The refusal for a load given up at its time bound (`bound`: `20.0 s of CPU time (23.4 s in
+/// all)`): the verifier was interrupted and nothing stays loaded.
+pub(super) fn timed_out(bound: &str) -> Refusal {
+    Refusal {
+        reason: format!(
+            "the kernel had not finished verifying the BPF programs after {bound}: gave up, nothing loaded (this kernel's verifier is too slow for them)"
+        ),
+        fix: "use --trace-backend tracefs".into(),
+    }
+}
+
 /// A program's load failed: the verifier's rejection (its log written to a file), or the
 /// kernel's refusal of the system call.
 pub(super) fn program(event: &str, error: &ProgramError, chain: &str) -> Refusal {
