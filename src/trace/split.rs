@@ -107,6 +107,9 @@ pub struct Split {
     pub expired_in: Option<SoftirqThread>,
     /// The CPU the timer expired on, when the kernel had moved it off the thread's CPU.
     pub expired_on: Option<usize>,
+    /// When the measuring thread was woken (its `sched_waking`, trace clock), when traced. For
+    /// a timer that expired on another CPU, what came before that wakeup happened there.
+    pub woken_ts: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -297,6 +300,7 @@ impl CpuTimeline {
             expiry_ts: thread_from_ts,
             expired_in: c.expired_in,
             expired_on: c.expired_on,
+            woken_ts: c.waking_ts,
         })
     }
 

@@ -1,5 +1,6 @@
-# The verdicts of checks 1c (below) and 1d (above) (ci/lab/checks/trace-methods.lib): every
-# timer wake method, the spike below the measuring thread (FIFO 50) and above it (FIFO 99).
+# The verdicts of checks 1c (below) and 1d (above), traced by tracefs, and 1e and 1f, the same
+# traced by BPF (ci/lab/checks/trace-methods.lib): every timer wake method on the isolated CPU
+# 1, timer migration off, the spike below the measuring thread (FIFO 50) and above it (FIFO 99).
 # - Above: as check 1 (lab_trace_verdict): every injection found, split, blamed on the spike.
 # - Below, on PREEMPT_RT, the methods whose timer expires in ktimers/1 (LAB_SOFT_TIMERS): the
 #   same, with the spike at FIFO 50, and every verdict a thread-side delay that names the
@@ -12,10 +13,13 @@ LAB_SOFT_TIMERS="itimer itimer-periodic posix-timer timerfd"
 LAB_TIMER_METHODS="clock-nanosleep clock-nanosleep-rel nanosleep select poll itimer itimer-periodic posix-timer timerfd"
 
 # The spike below delays nothing.
+# lab_trace_undelayed DIR BACKEND
 lab_trace_undelayed() {
-    local dir=$1
+    local dir=$1 backend=$2 used
     [[ -f $dir/run.exit && $(cat "$dir/run.exit") == 0 ]] ||
         { echo "jitterlab run exited $(cat "$dir/run.exit" 2>/dev/null || echo '(no exit)'): $(grep -v '^$' "$dir/stderr" 2>/dev/null | tail -2 | tr '\n' ' ')"; return 1; }
+    used=$(jq -r '.trace.backend // empty' "$dir/run/run.json")
+    [[ $used == "$backend" ]] || { echo "traced with '$used', not $backend"; return 1; }
     jq -rs '
         [.[] | select(.type == "spike_injection" and .cpu == 1)] as $inj
         | [.[] | select(.type == "spike_explained" and .cpu == 1)] as $x
@@ -43,20 +47,26 @@ lab_trace_ktimers() {
         ' "$dir/run/events.jsonl" 2>&1
 }
 
+# lab_trace_methods_verdict DIR KIND SCENE BACKEND: the scene's runs of every method, traced
+# by BACKEND, with timer migration off (the guest part set it: trace-methods.lib).
 lab_trace_methods_verdict() {
-    local dir=$1 kind=$2 scene=$3 m v failed=()
+    local dir=$1 kind=$2 scene=$3 backend=$4 m v failed=()
+    if [[ ! -f $dir/timer_migration || $(cat "$dir/timer_migration") != *"-> 0" ]]; then
+        echo "kernel.timer_migration was not set to 0 in the guest ($(cat "$dir/timer_migration" 2>/dev/null || echo 'no record'))"
+        return 1
+    fi
     for m in $LAB_TIMER_METHODS; do
         if [[ $scene == above ]]; then
-            v=$(lab_trace_verdict "$dir/above-$m" tracefs 99 5 1) || failed+=("$m: $v")
+            v=$(lab_trace_verdict "$dir/above-$m" "$backend" 99 5 1) || failed+=("$m: $v")
         elif [[ $kind == rt && " $LAB_SOFT_TIMERS " == *" $m "* ]]; then
-            if v=$(lab_trace_verdict "$dir/below-$m" tracefs 50 5 1); then
+            if v=$(lab_trace_verdict "$dir/below-$m" "$backend" 50 5 1); then
                 v=$(lab_trace_ktimers "$dir/below-$m")
                 [[ $v == ok* ]] || failed+=("$m: $v")
             else
                 failed+=("$m: $v")
             fi
         else
-            v=$(lab_trace_undelayed "$dir/below-$m")
+            v=$(lab_trace_undelayed "$dir/below-$m" "$backend")
             [[ $v == ok* ]] || failed+=("$m: $v")
         fi
     done
@@ -66,10 +76,12 @@ lab_trace_methods_verdict() {
         return 1
     fi
     case $scene.$kind in
-        above.*) echo "9 methods: every injection found, split and blamed on jl-spike-1 (FIFO 99)" ;;
-        below.rt) echo "9 methods: $LAB_SOFT_TIMERS delayed through ktimers/1, each a thread-side delay blamed on jl-spike-1 (FIFO 50); the others undelayed" ;;
-        *) echo "9 methods: none delayed by the spike below (every timer expires in hard interrupt context)" ;;
+        above.*) echo "9 methods ($backend): every injection found, split and blamed on jl-spike-1 (FIFO 99)" ;;
+        below.rt) echo "9 methods ($backend): $LAB_SOFT_TIMERS delayed through ktimers/1, each a thread-side delay blamed on jl-spike-1 (FIFO 50); the others undelayed" ;;
+        *) echo "9 methods ($backend): none delayed by the spike below (every timer expires in hard interrupt context)" ;;
     esac
 }
-verdict_trace-below() { lab_trace_methods_verdict "$1" "$2" below; }
-verdict_trace-above() { lab_trace_methods_verdict "$1" "$2" above; }
+verdict_trace-below() { lab_trace_methods_verdict "$1" "$2" below tracefs; }
+verdict_trace-above() { lab_trace_methods_verdict "$1" "$2" above tracefs; }
+verdict_trace-below-bpf() { lab_trace_methods_verdict "$1" "$2" below bpf; }
+verdict_trace-above-bpf() { lab_trace_methods_verdict "$1" "$2" above bpf; }

@@ -179,6 +179,7 @@ mod tests {
                 expiry_ts: 1_002_000,
                 expired_in: None,
                 expired_on: None,
+                woken_ts: None,
             }),
         };
         let x = explain(&s, &t, &policies, &names);
@@ -244,6 +245,7 @@ mod tests {
                 expiry_ts: irq + 500,
                 expired_in: None,
                 expired_on: None,
+                woken_ts: None,
             }),
         };
         explain(&s, &t, &HashMap::new(), &Names::default())
@@ -311,6 +313,7 @@ mod tests {
                 expiry_ts: irq + 500,
                 expired_in: None,
                 expired_on: None,
+                woken_ts: None,
             }),
         };
         let x = explain(&s, &t, &HashMap::new(), &Names::default());

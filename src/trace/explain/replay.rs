@@ -294,19 +294,19 @@ impl<'s> Replayer<'s> {
 ///   timer's events the whole window counts as before the interrupt for idle.
 /// - A timer that expired on another CPU (the kernel's timer migration, see
 ///   [`crate::trace::split::CpuTimeline::take_moved_cycle`]) was late there, if at all: until
-///   its expiry this CPU's holders did not hold the wakeup back, and go to [`Holder::Elsewhere`].
+///   the thread's wakeup there ([`elsewhere_until`]) this CPU's holders did not hold the wakeup
+///   back, and go to [`Holder::Elsewhere`]: what delayed the expiry or the softirq thread that
+///   ran it on that CPU is not in this CPU's trace.
 pub(super) fn without_evidence(window: &mut Window, s: &LateSample) {
     let pending_end = s.split.map_or(s.wake_ns, |sp| sp.expiry_ts.min(s.wake_ns));
     // Cut the segment that straddles the interrupt's expiry, so each lies on one side.
-    if let Some(k) = window
-        .segments
-        .iter()
-        .position(|g| g.from < pending_end && g.to > pending_end)
-    {
-        let mut after = window.segments[k].clone();
-        after.from = pending_end;
-        window.segments[k].to = pending_end;
-        window.segments.insert(k + 1, after);
+    cut(window, pending_end);
+    if let Some(until) = elsewhere_until(s) {
+        cut(window, until);
+        for g in window.segments.iter_mut().filter(|g| g.to <= until) {
+            g.holder = Holder::Elsewhere;
+        }
+        return;
     }
     let pending = |g: &Segment| g.to <= pending_end;
     let idle_ns: u64 = window
@@ -316,12 +316,7 @@ pub(super) fn without_evidence(window: &mut Window, s: &LateSample) {
         .map(|g| g.to - g.from)
         .sum();
     let joined = s.split.is_some();
-    let elsewhere = s.split.is_some_and(|sp| sp.expired_on.is_some());
     for g in window.segments.iter_mut().filter(|g| pending(g)) {
-        if elsewhere {
-            g.holder = Holder::Elsewhere;
-            continue;
-        }
         let silent = match g.holder {
             Holder::Task(_) => joined,
             Holder::Softirq(vec) => joined && vec != HRTIMER_SOFTIRQ,
@@ -332,4 +327,34 @@ pub(super) fn without_evidence(window: &mut Window, s: &LateSample) {
             g.holder = Holder::NoEvent;
         }
     }
+}
+
+/// Splits the segment that straddles `at`, so that each lies on one side of it.
+fn cut(window: &mut Window, at: u64) {
+    if let Some(k) = window
+        .segments
+        .iter()
+        .position(|g| g.from < at && g.to > at)
+    {
+        let mut after = window.segments[k].clone();
+        after.from = at;
+        window.segments[k].to = at;
+        window.segments.insert(k + 1, after);
+    }
+}
+
+/// For a sample whose timer expired on another CPU: until when what delayed it happened there,
+/// not on this CPU. The thread's wakeup there, when traced; else its switch in here (the
+/// wakeup is somewhere before it); else the wakeup in user space.
+pub(super) fn elsewhere_until(s: &LateSample) -> Option<u64> {
+    let sp = s.split.filter(|sp| sp.expired_on.is_some())?;
+    let switch_in = sp
+        .switch_to_user_ns
+        .map(|u| (s.wake_ns as i64 - u).max(0) as u64);
+    Some(
+        sp.woken_ts
+            .or(switch_in)
+            .unwrap_or(s.wake_ns)
+            .min(s.wake_ns),
+    )
 }

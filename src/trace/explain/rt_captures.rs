@@ -10,7 +10,7 @@
 use super::{LateSample, Names, explain};
 use crate::format::events::SpikeExplanation;
 use crate::trace::decode::{Decoder, Kind};
-use crate::trace::split::CpuTimeline;
+use crate::trace::split::{CpuTimeline, Split};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -65,6 +65,19 @@ fn replay_cpu(
     timer_cpu: Option<usize>,
     tolerance_ns: u64,
 ) -> Vec<(u64, SpikeExplanation)> {
+    replay_splits(name, cpu, timer_cpu, tolerance_ns)
+        .into_iter()
+        .map(|(due, x, _)| (due, x))
+        .collect()
+}
+
+/// [`replay_cpu`], each explanation with the split it was made from.
+fn replay_splits(
+    name: &str,
+    cpu: usize,
+    timer_cpu: Option<usize>,
+    tolerance_ns: u64,
+) -> Vec<(u64, SpikeExplanation, Option<Split>)> {
     let dir = capture(name);
     let pages = std::fs::read(dir.join("pages.bin")).unwrap();
     let (_, events) = crate::trace::read_capture(&dir, &pages).unwrap();
@@ -124,7 +137,7 @@ fn replay_cpu(
             wake_ns: wake,
             split,
         };
-        out.push((due, explain(&s, &timeline, &HashMap::new(), &names)));
+        out.push((due, explain(&s, &timeline, &HashMap::new(), &names), split));
     }
     out
 }
@@ -233,6 +246,57 @@ fn a_nohz_full_cpus_timers_moved_to_cpu_0_are_joined_from_its_trace() {
             x.verdict.starts_with("thread latency") && x.contributors[0].name == "jl-spike-1",
             "due {due}: {}",
             x.verdict
+        );
+    }
+}
+
+/// Lab check 1c on the isolated CPU 1, `kernel.timer_migration=1`: `--wake posix-timer`, a
+/// FIFO 50 spike below the measuring thread (FIFO 95). The kernel moved some of the POSIX
+/// timers armed on CPU 1 to CPU 0, where they expired in `ktimers/0`, which waited up to 214 ms
+/// for CPU 0 (jitterlab's own FIFO 1 threads run there) before it ran the expiry and woke the
+/// thread. CPU 0 is traced for its timer expiries and wakeups only, so that wait is not
+/// explained by anything in the trace; the verdict said "CPU idle (exit from idle) for
+/// 180.45 ms", CPU 1's idle meanwhile. It must say that the wait passed on CPU 0, untraced, and
+/// never give CPU 1's holders the time before the thread's wakeup there.
+#[test]
+fn a_moved_soft_timers_wait_on_the_other_cpu_is_said_never_put_on_this_cpus_idle() {
+    let name = "rt-moved-posix-timer";
+    let explained = replay_splits(name, 1, Some(0), 0);
+    let moved: Vec<_> = explained
+        .iter()
+        .filter(|(_, _, sp)| sp.is_some_and(|sp| sp.expired_on == Some(0)))
+        .collect();
+    assert!(moved.len() >= 10, "{} moved", moved.len());
+    // The 214 ms wait of ktimers/0 (due at 111.628910930 s), as the run had it.
+    let (_, worst, _) = explained
+        .iter()
+        .find(|(due, _, _)| *due == 111_628_910_930)
+        .expect("the sample due at 111.628910930 s");
+    assert!(
+        worst.verdict.starts_with(
+            "thread latency 221.93 ms: 205.89 ms of it on CPU 0 before the thread was woken from there, where what held the CPU is not traced"
+        ) && worst.verdict.contains("ktimers/0"),
+        "{}",
+        worst.verdict
+    );
+    for (due, x, sp) in &moved {
+        assert!(
+            x.verdict
+                .contains("timer migration moved the timer from CPU 1"),
+            "due {due}: {}",
+            x.verdict
+        );
+        // What CPU 1 did before the thread's wakeup from CPU 0 is no contributor: CPU 1's
+        // holders share at most the time from that wakeup to the wakeup in user space.
+        let woken = sp
+            .and_then(|sp| sp.woken_ts)
+            .expect("the wakeup from CPU 0");
+        let after: u64 = x.contributors.iter().map(|c| c.duration_ns).sum();
+        assert!(
+            after <= x.time_ns - woken,
+            "due {due}: {} ns of contributors, {} ns from the wakeup: {x:?}",
+            after,
+            x.time_ns - woken
         );
     }
 }

@@ -20,10 +20,24 @@ pub(super) fn verdict(
         Some(sp) if sp.thread_latency_ns >= sp.irq_latency_ns => {
             let part = contributors(sp.expiry_ts, s.wake_ns);
             let t = sp.thread_latency_ns;
-            let mut v = match part.first() {
-                Some(top) if top.duration_ns as i64 * 10 >= t => {
-                    format!("thread latency {}: {}", signed_ns(t), held(top))
+            // A timer moved to another CPU: the thread part up to the thread's wakeup passed
+            // there (the softirq thread's wait for that CPU, the rest of the expiry), where
+            // only timer expiries and wakeups are traced. Said as what it is, never put on
+            // this CPU's holders (which the replay leaves out: replay::elsewhere_until).
+            let remote = super::replay::elsewhere_until(s)
+                .zip(sp.expired_on)
+                .map(|(until, cpu)| (until.saturating_sub(sp.expiry_ts), cpu))
+                .filter(|&(wait, _)| wait as i64 * 10 >= t);
+            let top = part.first().filter(|top| top.duration_ns as i64 * 10 >= t);
+            let mut v = match (top, remote) {
+                (top, Some((wait, cpu))) if top.is_none_or(|top| top.duration_ns <= wait) => {
+                    format!(
+                        "thread latency {}: {} of it on CPU {cpu} before the thread was woken from there, where what held the CPU is not traced (only its timer expiries and wakeups are)",
+                        signed_ns(t),
+                        format_ns(wait)
+                    )
                 }
+                (Some(top), _) => format!("thread latency {}: {}", signed_ns(t), held(top)),
                 _ => format!(
                     "thread latency {}: no other work held the CPU (wake-to-switch {}, switch-to-user {})",
                     signed_ns(t),

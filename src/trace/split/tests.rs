@@ -98,6 +98,7 @@ fn splits_a_cycle_into_its_parts() {
             expiry_ts: 12_000,
             expired_in: None,
             expired_on: None,
+            woken_ts: Some(12_400),
         }
     );
     // Joined once only.
