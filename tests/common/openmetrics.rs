@@ -45,14 +45,17 @@ fn number(s: &str) -> Result<f64, String> {
     }
 }
 
-/// A sample line: its name, labels (in order) and value.
-fn sample(line: &str) -> Result<(String, Vec<(String, String)>, f64), String> {
+/// A sample's labels, (name, value) in order.
+type Labels = Vec<(String, String)>;
+
+/// A sample line: its name, labels and value.
+fn sample(line: &str) -> Result<(String, Labels, f64), String> {
     let end = line
         .find(['{', ' '])
         .ok_or_else(|| format!("no value: {line:?}"))?;
     let name = line[..end].to_string();
     let mut rest = &line[end..];
-    let mut labels: Vec<(String, String)> = Vec::new();
+    let mut labels: Labels = Vec::new();
     if let Some(r) = rest.strip_prefix('{') {
         rest = r;
         while !rest.starts_with('}') {
@@ -176,7 +179,7 @@ pub fn check(text: &str) -> Result<(), String> {
             .filter(|s| suffixes(kind).contains(s))
             .ok_or_else(|| format!("{name} is not a sample of the {kind} {fname}"))?;
         *sampled = true;
-        if kind == "counter" && suffix == "_total" && !(value >= 0.0) {
+        if kind == "counter" && suffix == "_total" && (value.is_nan() || value < 0.0) {
             return Err(format!("a counter below 0 or NaN: {line:?}"));
         }
         if kind == "histogram" {
