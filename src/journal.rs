@@ -73,6 +73,17 @@ impl TrustedDir {
         TrustedDir::open_in(Path::new(&parent), &name, uid, make)
     }
 
+    /// Why this user's trusted directory is there and not to be trusted (another user made it
+    /// first, a link or a file planted in its place, writable by others), or None: trusted, or
+    /// missing (then it is made, or journaling goes on without it, said). The options that need
+    /// a journal are refused on Some, never run unjournaled: a directory planted by another
+    /// user must not switch this user's journals off.
+    pub(crate) fn untrusted_for_this_user() -> Option<String> {
+        let uid = crate::sys::process::effective_user_id();
+        let (parent, name) = where_for(uid);
+        TrustedDir::open_in(Path::new(&parent), &name, uid, false).err()?
+    }
+
     /// Opens (making it with mode 0700 if missing and `make`) the directory `name` in `parent`
     /// and verifies it: a directory, not a link, owned by `uid`, writable by no one else.
     pub(crate) fn open_in(
@@ -176,12 +187,13 @@ pub(crate) fn start_undone() {
 static UNJOURNALED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Says, once per process and `what`, that `what` goes without a journal because `why` (the
-/// trusted directory cannot be had, or the journal cannot be written in it), what that means
+/// trusted directory cannot be had, or the journal cannot be written in it), what goes on
+/// without one (`goes_on`: what runs unjournaled, or is not made), what that means
 /// after a SIGKILL of jitterlab (`after_kill`), and the fix: on stderr at once, and for the
 /// run.json of the session, if there is one ([`unjournaled`]). Kernel state that cannot be
 /// given back without a journal is refused instead (its module's error), never changed
 /// unjournaled.
-pub(crate) fn say_unjournaled(what: &str, why: &str, after_kill: &str) {
+pub(crate) fn say_unjournaled(what: &str, why: &str, goes_on: &str, after_kill: &str) {
     let fix = match crate::sys::process::effective_user_id() {
         0 => format!(
             "to keep journals, make {ROOT_DIR} possible (a writable /run, e.g. a tmpfs mounted there)"
@@ -191,7 +203,8 @@ pub(crate) fn say_unjournaled(what: &str, why: &str, after_kill: &str) {
         ),
     };
     let head = format!("no journal for {what} (");
-    let warning = format!("{head}{why}): after a SIGKILL of this jitterlab, {after_kill}; {fix}");
+    let warning =
+        format!("{head}{why}): {goes_on}; after a SIGKILL of this jitterlab, {after_kill}; {fix}");
     let mut said = UNJOURNALED.lock().unwrap_or_else(|e| e.into_inner());
     if said.iter().any(|w| w.starts_with(&head)) {
         return;

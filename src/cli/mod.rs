@@ -109,8 +109,9 @@ pub struct ExportArgs {
     /// json: the run's summary (per-CPU figures and budget verdict) on one line;
     /// junit: JUnit XML, one test case per budget clause and CPU (without a budget: per CPU,
     /// completed without missed periods or dropped records); lava: `name result measurement
-    /// units` lines; cyclictest-json: the layout of `cyclictest --json`; openmetrics: Prometheus
-    /// text for node_exporter's textfile collector; summaries: the min, mean and max of every
+    /// units` lines; cyclictest-json: the layout of `cyclictest --json`; prometheus: the metrics
+    /// in the Prometheus text format 0.0.4, for node_exporter's textfile collector; openmetrics:
+    /// the same metrics in OpenMetrics text 1.0.0; summaries: the min, mean and max of every
     /// block of a `run --summary-every N`, as CSV.
     #[arg(long, value_parser = export_format_value())]
     pub format: &'static ExportFormat,
@@ -119,8 +120,8 @@ pub struct ExportArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Judge the run against this latency budget (e.g. 'max<200us,p99.9<50us', docs/budget.md)
-    /// instead of the one stored with it, for json, junit, lava and openmetrics. The verdict is
-    /// in the file; export itself exits 0.
+    /// instead of the one stored with it, for json, junit, lava, prometheus and openmetrics. The
+    /// verdict is in the file; export itself exits 0.
     #[arg(long, value_name = "EXPR")]
     pub budget: Option<String>,
     /// With --format gnuplot: one distribution per scenario phase, each CPU's column the share

@@ -6,9 +6,22 @@
 
 use crate::error::{ExitCode, Failure, Result};
 use crate::format::run_record::Ended;
+use crate::plan::RunPlan;
 use crate::results::dir::OutputFile;
 use crate::session::RunOutcome;
 use std::path::Path;
+
+/// The drop-ins' option for the result directory (`--out` is not theirs: their tools' options
+/// come first).
+pub(crate) const OUT_OPTION: &str = "--jitterlab-out";
+
+/// The plan of a drop-in's measurement, made by `run`'s or `noise`'s resolution from the
+/// argv it builds, with the result directory named as the drop-in's user names it
+/// ([`OUT_OPTION`]) in every message about it.
+pub(crate) fn as_dropin(mut plan: RunPlan) -> RunPlan {
+    plan.out_option = OUT_OPTION;
+    plan
+}
 
 /// Where a drop-in's output file goes: `-` is standard output where the tool takes it so
 /// (`--json=-`).

@@ -169,6 +169,7 @@ pub(crate) fn parse_alone(texts: &[String], online: &[usize]) -> Result<Vec<Gene
         })
         .collect();
     memory_guard::check_together(&scheduled).map_err(Failure::usage)?;
+    crate::load::task_guard::check_together(&scheduled, online).map_err(Failure::usage)?;
     own_priority(&loads, online)?;
     Ok(loads)
 }

@@ -12,7 +12,7 @@ use crate::monitor::{LiveMetrics, MAX_WINDOW_NS, UPDATE_EVERY_NS};
 use crate::plan::actions::Action;
 use crate::plan::{Retain, RunPlan, SegmentPlan};
 use crate::report::export::system_facts::SystemFacts;
-use crate::report::openmetrics::{Identity, render};
+use crate::report::openmetrics::{Identity, Syntax, render};
 use crate::session::{Progress, Session, SessionOptions};
 use crate::units::{format_ns, parse_duration_ns, parse_size_bytes};
 use std::fmt::Write;
@@ -48,7 +48,7 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
     let published = Published::default();
     // Served to a scrape the recorder has no time to answer: the families with no samples yet.
     metrics.take_in(0, session.cpu_states());
-    published.set(render(&metrics.exposition()));
+    published.set(render(&metrics.exposition(), Syntax::Prometheus));
     http::serve(listener, published.clone())
         .map_err(|e| Failure::system(format!("cannot start the /metrics thread: {e}")))?;
     if !args.output.quiet {
@@ -72,7 +72,7 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
             metrics.take_counters(session.counter_totals());
         }
         if wanted {
-            published.set(render(&metrics.exposition()));
+            published.set(render(&metrics.exposition(), Syntax::Prometheus));
         }
     }
     let outcome = session.finish();

@@ -228,7 +228,8 @@ fn unjournaled(why: &str) {
     crate::journal::say_unjournaled(
         "the loads' cgroup",
         why,
-        "nothing would remove it, so none is made: the loads are contained by their JITTERLAB_LOAD marker alone (a load that leaves its process group and replaces its environment escapes it)",
+        "none is made: the loads run contained by their JITTERLAB_LOAD marker alone (a load that leaves its process group and replaces its environment escapes it)",
+        "nothing would remove a cgroup of its loads",
     );
 }
 

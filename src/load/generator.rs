@@ -91,6 +91,12 @@ pub trait Generator: fmt::Debug + Send + Sync {
         Ok(())
     }
 
+    /// The tasks (threads and processes) each worker starts at most at once, counted by the
+    /// guard that sums the loads running together (`task_guard.rs`): its thread, by default.
+    fn tasks_per_worker(&self) -> u64 {
+        1
+    }
+
     /// Bytes of memory each worker holds at once, counted by the guard that sums the loads
     /// running together (`memory_guard.rs`); 0 for loads that hold little.
     fn memory_bytes_per_worker(&self) -> u64 {

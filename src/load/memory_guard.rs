@@ -36,14 +36,23 @@ fn bytes_of(spec: &GeneratorSpec) -> Option<(u64, u64)> {
 /// [`check_together`] for `jitterlab run`: its `--load` generators run for the whole run, each
 /// scenario phase's loads during the phase.
 pub(crate) fn check_run(loads: &[LoadSpec], scenario: Option<&Scenario>) -> Result<(), String> {
-    let is_memory = |g: &&GeneratorSpec| bytes_of(g).is_some();
+    let mut scheduled = schedule(loads, scenario);
+    scheduled.retain(|l| bytes_of(l.spec).is_some());
+    check_together(&scheduled)
+}
+
+/// The generators of a `jitterlab run` and when they run: its `--load` generators for the
+/// whole run, each scenario phase's loads during the phase.
+pub(crate) fn schedule<'a>(
+    loads: &'a [LoadSpec],
+    scenario: Option<&'a Scenario>,
+) -> Vec<Scheduled<'a>> {
     let mut scheduled: Vec<Scheduled> = loads
         .iter()
         .filter_map(|l| match l {
             LoadSpec::Generator(g) => Some(g),
             LoadSpec::Spike(_) => None,
         })
-        .filter(is_memory)
         .map(|g| Scheduled {
             spec: g,
             origin: "--load".into(),
@@ -51,13 +60,13 @@ pub(crate) fn check_run(loads: &[LoadSpec], scenario: Option<&Scenario>) -> Resu
         })
         .collect();
     for (i, p) in scenario.iter().flat_map(|s| s.phases.iter().enumerate()) {
-        scheduled.extend(p.loads.iter().filter(is_memory).map(|g| Scheduled {
+        scheduled.extend(p.loads.iter().map(|g| Scheduled {
             spec: g,
             origin: format!("scenario phase {i} ('{}')", p.label),
             window: Some((p.start_ns, p.end_ns)),
         }));
     }
-    check_together(&scheduled)
+    scheduled
 }
 
 /// Refuses memory loads that, at some moment, would together map more than [`SAFE_SHARE`] of
@@ -78,32 +87,12 @@ fn check_against(loads: &[Scheduled], available: u64) -> Result<(), String> {
         .filter_map(|l| bytes_of(l.spec).map(|(size, workers)| (l, size, workers)))
         .collect();
     let bytes = |size: u64, workers: u64| size as u128 * workers as u128;
-    let whole_run: u128 = memory
-        .iter()
-        .filter(|(l, ..)| l.window.is_none())
-        .map(|&(_, s, w)| bytes(s, w))
-        .sum();
-    // The most the windowed loads take at one moment: their starts and ends in time order, an
-    // end before a start at the same time (a phase ending at t is stopped before the one that
-    // starts at t begins). O(n log n), for scenarios of very many phases.
-    let mut edges: Vec<(u64, bool, u128)> = memory
-        .iter()
-        .filter_map(|&(l, s, w)| l.window.map(|(from, to)| (from, to, bytes(s, w))))
-        .flat_map(|(from, to, b)| [(from, true, b), (to, false, b)])
-        .collect();
-    edges.sort_by_key(|&(t, is_start, _)| (t, is_start));
-    let (mut now, mut peak, mut peak_at) = (0u128, 0u128, None);
-    for (t, is_start, b) in edges {
-        if is_start {
-            now += b;
-            if now > peak {
-                (peak, peak_at) = (now, Some(t));
-            }
-        } else {
-            now -= b;
-        }
-    }
-    let total = whole_run + peak;
+    let (total, peak_at) = most_at_once(
+        &memory
+            .iter()
+            .map(|&(l, s, w)| (l.window, bytes(s, w)))
+            .collect::<Vec<_>>(),
+    );
     let limit = (available as f64 * SAFE_SHARE) as u64;
     if total <= limit as u128 {
         return Ok(());
@@ -145,6 +134,38 @@ fn check_against(loads: &[Scheduled], available: u64) -> Result<(), String> {
             together.join(", ")
         )
     })
+}
+
+/// The most that `items` (each: its window, None for the whole run, and its amount) take at
+/// one moment, and when (the start of the windows' peak; None when no window counts): the
+/// whole run's items and the windowed ones' peak. The windows' starts and ends in time order,
+/// an end before a start at the same time (a phase ending at t is stopped before the one that
+/// starts at t begins). O(n log n), for scenarios of very many phases. Shared with the task
+/// guard (task_guard.rs).
+pub(crate) fn most_at_once(items: &[(Option<(u64, u64)>, u128)]) -> (u128, Option<u64>) {
+    let whole_run: u128 = items
+        .iter()
+        .filter(|(w, _)| w.is_none())
+        .map(|&(_, b)| b)
+        .sum();
+    let mut edges: Vec<(u64, bool, u128)> = items
+        .iter()
+        .filter_map(|&(w, b)| w.map(|(from, to)| (from, to, b)))
+        .flat_map(|(from, to, b)| [(from, true, b), (to, false, b)])
+        .collect();
+    edges.sort_by_key(|&(t, is_start, _)| (t, is_start));
+    let (mut now, mut peak, mut peak_at) = (0u128, 0u128, None);
+    for (t, is_start, b) in edges {
+        if is_start {
+            now += b;
+            if now > peak {
+                (peak, peak_at) = (now, Some(t));
+            }
+        } else {
+            now -= b;
+        }
+    }
+    (whole_run + peak, peak_at)
 }
 
 /// MemAvailable from /proc/meminfo, in bytes.

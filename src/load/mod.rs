@@ -6,8 +6,8 @@
 //!
 //! Dependencies point one way: `spec`, `kit` and `protocol` are leaves; `generator` (the trait)
 //! uses them; each generator uses those; the registry (`generators`) lists the generators; this
-//! module parses a load through the registry; the worker, the supervisor, the memory guard and
-//! scenarios use this module.
+//! module parses a load through the registry; the worker, the supervisor, the memory and task guards
+//! and scenarios use this module.
 
 pub mod contain;
 pub mod generator;
@@ -19,6 +19,7 @@ pub mod spec;
 pub mod spike;
 pub mod supervisor;
 pub mod sweep;
+pub mod task_guard;
 pub mod worker;
 pub mod worker_kit;
 

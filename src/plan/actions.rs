@@ -366,7 +366,7 @@ pub fn parse_gap(text: &str) -> Result<u64, String> {
     let ns = parse_duration_ns(text).map_err(|e| format!("--action-gap: {e}"))?;
     if !(MIN_ACTION_GAP_NS..=MAX_ACTION_GAP_NS).contains(&ns) {
         return Err(format!(
-            "--action-gap {text}: out of range: give 1ms to 24h (below 1ms a storm of spikes would start programs and snapshots as fast as they can be started; above 24h an action could fire only once in a day's run, which --on-threshold with a single firing in mind does not need a gap for, and the largest values overflowed the gap's clock; the default is 1s)"
+            "--action-gap {text}: out of range: give 1ms to 24h (the default is 1s): at least 1ms, as below it a storm of spikes would start programs and snapshots as fast as they can be started; at most 24h, which already holds an action to one firing a day (longer gaps are refused: the largest wrapped the gap's clock and let every spike fire)"
         ));
     }
     Ok(ns)
@@ -549,6 +549,12 @@ mod tests {
         for bad in ["1ns", "999us", "0s", "25h", "18446744073709551615ns"] {
             let e = parse_gap(bad).unwrap_err();
             assert!(e.contains("out of range: give 1ms to 24h"), "{bad}: {e}");
+            // Both bounds explained, whichever was passed (issue 39 L7).
+            assert!(
+                e.contains("at least 1ms, as below it a storm"),
+                "{bad}: {e}"
+            );
+            assert!(e.contains("at most 24h, which already holds"), "{bad}: {e}");
         }
         assert!(parse_gap("soon").unwrap_err().starts_with("--action-gap: "));
         assert_eq!(parse_wait("0s"), Ok(0));

@@ -153,6 +153,9 @@ pub struct RunPlan {
     pub explain_above_ns: Option<u64>,
     /// None: the default, named when the run starts.
     pub out: Option<PathBuf>,
+    /// The option that names the result directory, as the user types it: `--out`, or the
+    /// drop-ins' `--jitterlab-out` (commands/dropin.rs), for the messages about it.
+    pub out_option: &'static str,
     /// `--allow-shared-cpus`: measure CPUs another jitterlab run holds (session/cpulock.rs).
     pub allow_shared_cpus: bool,
     /// `--budget`, judged when the run ends.

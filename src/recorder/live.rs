@@ -32,6 +32,44 @@ pub(crate) fn run_length_text(r: &LiveRow) -> Option<String> {
     Some(format!("cpu{} how long to run: {claim}", r.cpu))
 }
 
+/// A thread whose wakeups have not grown for this long (and 3 of its intervals) is shown as
+/// held off its CPU, with why, rather than as a row of `-`.
+const HELD_AFTER_NS: u64 = 1_000_000_000;
+
+/// Which rows are held off their CPU: per row, its wakeups when they last grew and when, and
+/// why a thread on its CPU can be held off (the session's words: the loads above it).
+pub(crate) struct Held {
+    why: Vec<String>,
+    last: Vec<(u64, u64)>,
+}
+
+impl Held {
+    /// `why`: per row, in the rows' order, what can hold its thread off its CPU.
+    pub(crate) fn new(why: Vec<String>) -> Held {
+        Held {
+            last: vec![(0, 0); why.len()],
+            why,
+        }
+    }
+
+    /// For each row: how long it has been held off and why, or None when it measures.
+    fn at(&mut self, elapsed_ns: u64, rows: &[LiveRow]) -> Vec<Option<(u64, String)>> {
+        rows.iter()
+            .enumerate()
+            .map(|(k, r)| {
+                let last = self.last.get_mut(k)?;
+                if r.samples != last.0 {
+                    *last = (r.samples, elapsed_ns);
+                    return None;
+                }
+                let held_for = elapsed_ns.saturating_sub(last.1);
+                (held_for >= HELD_AFTER_NS.max(r.interval_ns.saturating_mul(3)))
+                    .then(|| (held_for, self.why.get(k).cloned().unwrap_or_default()))
+            })
+            .collect()
+    }
+}
+
 /// How progress is shown.
 pub(crate) enum LiveView {
     Quiet,
@@ -44,20 +82,23 @@ pub(crate) enum LiveView {
         /// When they were last computed.
         run_length_at_ns: Option<u64>,
         total_ns: Option<u64>,
+        held: Held,
     },
     Lines {
         last_ns: u64,
         /// When the "how long to run" lines were last printed (long runs only).
         run_length_at_ns: u64,
         total_ns: Option<u64>,
+        held: Held,
     },
 }
 
 impl LiveView {
     /// Picks the view: `quiet`, a terminal on stderr, or plain lines. `total_ns` is the expected
     /// length of the run, for the progress bar; None for a run without an end, which shows the
-    /// time elapsed only.
-    pub fn new(quiet: bool, cpus: &[usize], total_ns: Option<u64>) -> Self {
+    /// time elapsed only. `held`: per CPU, why its thread can be held off its CPU (shown when
+    /// its wakeups stop growing, [`Held`]).
+    pub fn new(quiet: bool, cpus: &[usize], total_ns: Option<u64>, held: Held) -> Self {
         if quiet {
             return LiveView::Quiet;
         }
@@ -66,6 +107,7 @@ impl LiveView {
                 last_ns: 0,
                 run_length_at_ns: 0,
                 total_ns,
+                held,
             };
         }
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
@@ -111,6 +153,7 @@ impl LiveView {
             run_length_rows,
             run_length_at_ns: None,
             total_ns,
+            held,
         }
     }
 
@@ -124,6 +167,7 @@ impl LiveView {
                 run_length_rows,
                 run_length_at_ns,
                 total_ns,
+                held,
                 ..
             } => {
                 match *total_ns {
@@ -140,8 +184,9 @@ impl LiveView {
                         format_elapsed(elapsed_ns)
                     )),
                 }
-                for (line, row) in lines.iter().zip(rows) {
-                    line.set_message(row_text(row));
+                let held = held.at(elapsed_ns, rows);
+                for ((line, row), held) in lines.iter().zip(rows).zip(&held) {
+                    line.set_message(row_text(row, held.as_ref()));
                 }
                 if !run_length_rows.is_empty()
                     && run_length_at_ns.is_none_or(|at| elapsed_ns >= at + RUN_LENGTH_EVERY_NS)
@@ -156,7 +201,9 @@ impl LiveView {
                 last_ns,
                 run_length_at_ns,
                 total_ns,
+                held,
             } => {
+                let held = held.at(elapsed_ns, rows);
                 if is_long(*total_ns) && elapsed_ns >= *run_length_at_ns + RUN_LENGTH_LINES_EVERY_NS
                 {
                     *run_length_at_ns = elapsed_ns;
@@ -168,13 +215,20 @@ impl LiveView {
                     *last_ns = elapsed_ns;
                     let cpus: Vec<String> = rows
                         .iter()
-                        .map(|r| {
-                            format!(
+                        .zip(&held)
+                        .map(|(r, held)| match held {
+                            Some((for_ns, why)) => format!(
+                                "cpu{} held off its CPU for {}, {why} (max {})",
+                                r.cpu,
+                                format_elapsed(*for_ns),
+                                opt_ns(r.max_ns)
+                            ),
+                            None => format!(
                                 "cpu{} max {} missed {}",
                                 r.cpu,
                                 opt_ns(r.max_ns),
                                 r.missed_periods
-                            )
+                            ),
                         })
                         .collect();
                     eprintln!(
@@ -227,8 +281,24 @@ fn opt_ns(v: Option<i64>) -> String {
     }
 }
 
-fn row_text(r: &LiveRow) -> String {
+fn row_text(r: &LiveRow, held: Option<&(u64, String)>) -> String {
     let i = &r.last_interval;
+    if let Some((for_ns, why)) = held {
+        // Not a row of `-`: the thread has had no wakeup for a while, and this says why.
+        let so_far = match r.samples {
+            0 => "no wakeup measured yet".to_string(),
+            n => format!(
+                "run max {:>9}  samples {n:>9}  missed {}",
+                opt_ns(r.max_ns),
+                r.missed_periods
+            ),
+        };
+        return format!(
+            "cpu{:<3} held off its CPU: no wakeup for {}, {why} | {so_far}",
+            r.cpu,
+            format_elapsed(*for_ns),
+        );
+    }
     format!(
         "cpu{:<3} last interval: min {:>9}  mean {:>9}  max {:>9} | run max {:>9}  samples {:>9}  missed {}  deadline misses {}{}",
         r.cpu,
@@ -291,5 +361,44 @@ mod tests {
             }),
             None
         );
+    }
+
+    fn row(samples: u64) -> LiveRow {
+        LiveRow {
+            cpu: 0,
+            last_interval: Default::default(),
+            samples,
+            max_ns: None,
+            missed_periods: 0,
+            deadline_misses: 0,
+            dropped_records: 0,
+            interval_ns: 1_000_000,
+            run_length: None,
+        }
+    }
+
+    /// A CPU whose thread has had no wakeup for a second says it is held off, and by what,
+    /// rather than showing `max -` (issue 39); one that measures shows its figures.
+    #[test]
+    fn a_thread_held_off_its_cpu_is_said_so() {
+        let why = "by load 'cpu:prio=99,cpus=0' (SCHED_FIFO 99)";
+        let mut held = Held::new(vec![why.into()]);
+        assert_eq!(held.at(100_000_000, &[row(0)]), [None]);
+        assert_eq!(held.at(900_000_000, &[row(0)]), [None], "not a second yet");
+        let at = held.at(1_200_000_000, &[row(0)]);
+        // Since the start: it never had a wakeup.
+        assert_eq!(at, [Some((1_200_000_000, why.to_string()))]);
+        let text = row_text(&row(0), at[0].as_ref());
+        assert!(
+            text.starts_with("cpu0   held off its CPU: no wakeup for "),
+            "{text}"
+        );
+        assert!(
+            text.contains(why) && !text.contains("max         -"),
+            "{text}"
+        );
+        // It measures again: its figures, not the note.
+        assert_eq!(held.at(1_300_000_000, &[row(5)]), [None]);
+        assert!(row_text(&row(5), None).contains("last interval"));
     }
 }

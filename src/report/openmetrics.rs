@@ -1,17 +1,21 @@
-//! jitterlab's Prometheus metrics: the families (names, help, units, label names, bucket
-//! bounds) and their rendering in the Prometheus text exposition format 0.0.4 from plain
-//! per-CPU figures. The names are the interface fixed by the monitor issue (docs/monitor.md,
-//! and docs/user-guide.md's export section): `export --format openmetrics` renders a finished
-//! run with this module, and `jitterlab monitor` renders its live `/metrics` with the same
-//! [`render`] (src/monitor/), so both feed the same dashboards and alerts. The families only the
-//! monitor fills (the IRQ latency histogram, late wakeups by cause) are left out of an export.
+//! jitterlab's metrics: the families (names, help, units, label names, bucket bounds) and
+//! their rendering from plain per-CPU figures in either text syntax ([`Syntax`]): the
+//! Prometheus text exposition format 0.0.4, and OpenMetrics text 1.0.0. The names are the
+//! interface fixed by the monitor issue (docs/monitor.md, and docs/user-guide.md's export
+//! section): `export --format prometheus|openmetrics` renders a finished run with this
+//! module, and `jitterlab monitor` renders its live `/metrics` with the same [`render`]
+//! (src/monitor/, in 0.0.4), so both feed the same dashboards and alerts. The families only
+//! the monitor fills (the IRQ latency histogram, late wakeups by cause) are left out of an
+//! export.
 //!
-//! Format 0.0.4 rather than OpenMetrics 1.0 text, because node_exporter's textfile collector
-//! (the consumer of the export) reads only 0.0.4, and every Prometheus scrapes it. It is written
-//! by hand rather than with the `prometheus-client` crate: that crate encodes only OpenMetrics
-//! 1.0 (`# EOF`, `# UNIT`, counters named without `_total`), which the textfile collector
-//! rejects, and it is built around live registered metric objects, where here a snapshot of
-//! plain numbers is rendered once.
+//! Both syntaxes, because their consumers each read only one: node_exporter's textfile
+//! collector (the consumer of a file export) and `promtool check metrics` read only 0.0.4;
+//! an OpenMetrics parser rejects 0.0.4 (no `# EOF`, counters named with `_total` in `# TYPE`,
+//! `untyped`). The samples are the same in both: OpenMetrics names a counter's family without
+//! the `_total` its sample keeps, says `unknown` for `untyped`, adds `# UNIT` for the families
+//! named after their unit (seconds, ratio), and ends with `# EOF`. Written by hand rather than
+//! with the `prometheus-client` crate, which encodes only OpenMetrics and is built around live
+//! registered metric objects, where here a snapshot of plain numbers is rendered once.
 
 use crate::format::run_record::RunKind;
 use hdrhistogram::Histogram;
@@ -296,15 +300,50 @@ fn seconds(ns: f64) -> String {
     format!("{}", ns / 1e9)
 }
 
-fn header(out: &mut String, f: &Family) {
-    let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
-    let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
+/// The text syntax of an exposition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Syntax {
+    /// The Prometheus text exposition format 0.0.4 (node_exporter's textfile collector,
+    /// promtool, the monitor's `/metrics`).
+    Prometheus,
+    /// OpenMetrics text 1.0.0.
+    OpenMetrics,
+}
+
+/// A family's `# HELP`, `# TYPE` and (OpenMetrics) `# UNIT` lines.
+fn header(out: &mut String, f: &Family, syntax: Syntax) {
+    let (name, kind) = match syntax {
+        Syntax::Prometheus => (f.name, f.kind),
+        // A counter's family is named without the `_total` of its sample; `untyped` is
+        // `unknown`.
+        Syntax::OpenMetrics => (
+            match f.kind {
+                "counter" => f.name.strip_suffix("_total").unwrap_or(f.name),
+                _ => f.name,
+            },
+            match f.kind {
+                "untyped" => "unknown",
+                kind => kind,
+            },
+        ),
+    };
+    let _ = writeln!(out, "# HELP {name} {}", f.help);
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+    // A unit is declared only where the family's name ends with it, as the format requires.
+    if syntax == Syntax::OpenMetrics
+        && let Some(unit) = ["seconds", "ratio"]
+            .into_iter()
+            .find(|u| name.ends_with(&format!("_{u}")))
+    {
+        let _ = writeln!(out, "# UNIT {name} {unit}");
+    }
 }
 
 /// One family whose samples are one value per CPU; nothing (not even the header) when no CPU
 /// has the value.
 fn per_cpu(
     out: &mut String,
+    syntax: Syntax,
     f: &Family,
     cpus: &[CpuFigures],
     value: impl Fn(&CpuFigures) -> Option<String>,
@@ -316,7 +355,7 @@ fn per_cpu(
     if values.is_empty() {
         return;
     }
-    header(out, f);
+    header(out, f, syntax);
     for (cpu, v) in values {
         let _ = writeln!(out, "{}{{cpu=\"{cpu}\"}} {v}", f.name);
     }
@@ -326,6 +365,7 @@ fn per_cpu(
 /// nothing when none has.
 fn histogram(
     out: &mut String,
+    syntax: Syntax,
     f: &Family,
     cpus: &[CpuFigures],
     buckets: impl Fn(&CpuFigures) -> Option<&LatencyBuckets>,
@@ -333,7 +373,7 @@ fn histogram(
     if !cpus.iter().any(|c| buckets(c).is_some()) {
         return;
     }
-    header(out, f);
+    header(out, f, syntax);
     for c in cpus {
         let Some(l) = buckets(c) else { continue };
         for (bound, count) in LATENCY_BUCKET_BOUNDS_NS.iter().zip(l.at_or_below) {
@@ -361,9 +401,8 @@ fn histogram(
     }
 }
 
-/// The exposition in the Prometheus text format 0.0.4, families in a fixed order, CPUs in the
-/// order given.
-pub(crate) fn render(e: &Exposition) -> String {
+/// The exposition in `syntax`, families in a fixed order, CPUs in the order given.
+pub(crate) fn render(e: &Exposition, syntax: Syntax) -> String {
     let mut out = String::new();
     let cpus = &e.cpus;
     let f = if e.kind.is_noise() {
@@ -371,15 +410,15 @@ pub(crate) fn render(e: &Exposition) -> String {
     } else {
         &LATENCY_RUN
     };
-    histogram(&mut out, &f.histogram, cpus, |c| c.latency.as_ref());
-    per_cpu(&mut out, &f.max, cpus, |c| {
+    histogram(&mut out, syntax, &f.histogram, cpus, |c| c.latency.as_ref());
+    per_cpu(&mut out, syntax, &f.max, cpus, |c| {
         c.max_ns.map(|v| seconds(v as f64))
     });
     if cpus
         .iter()
         .any(|c| c.quantiles_ns.iter().any(Option::is_some))
     {
-        header(&mut out, &f.quantile);
+        header(&mut out, &f.quantile, syntax);
         for c in cpus {
             for (q, v) in QUANTILES.iter().zip(c.quantiles_ns) {
                 if let Some(v) = v {
@@ -395,22 +434,28 @@ pub(crate) fn render(e: &Exposition) -> String {
         }
     }
     let count = |v: Option<u64>| v.map(|n| n.to_string());
-    per_cpu(&mut out, &f.samples, cpus, |c| count(c.samples));
-    per_cpu(&mut out, &MISSED, cpus, |c| count(c.missed_periods));
-    per_cpu(&mut out, &f.dropped, cpus, |c| count(c.dropped_records));
-    per_cpu(&mut out, &DEADLINE, cpus, |c| count(c.deadline_misses));
-    per_cpu(&mut out, &NOISE_TIME, cpus, |c| {
+    per_cpu(&mut out, syntax, &f.samples, cpus, |c| count(c.samples));
+    per_cpu(&mut out, syntax, &MISSED, cpus, |c| count(c.missed_periods));
+    per_cpu(&mut out, syntax, &f.dropped, cpus, |c| {
+        count(c.dropped_records)
+    });
+    per_cpu(&mut out, syntax, &DEADLINE, cpus, |c| {
+        count(c.deadline_misses)
+    });
+    per_cpu(&mut out, syntax, &NOISE_TIME, cpus, |c| {
         c.noise.map(|n| seconds(n.noise_ns as f64))
     });
-    per_cpu(&mut out, &NOISE_RATIO, cpus, |c| {
+    per_cpu(&mut out, syntax, &NOISE_RATIO, cpus, |c| {
         c.noise.map(|n| n.noise_ratio.to_string())
     });
-    per_cpu(&mut out, &THROTTLED, cpus, |c| {
+    per_cpu(&mut out, syntax, &THROTTLED, cpus, |c| {
         c.noise.map(|n| seconds(n.throttled_ns as f64))
     });
-    histogram(&mut out, &IRQ_LATENCY, cpus, |c| c.irq_latency.as_ref());
+    histogram(&mut out, syntax, &IRQ_LATENCY, cpus, |c| {
+        c.irq_latency.as_ref()
+    });
     if cpus.iter().any(|c| !c.late_wakeups.is_empty()) {
-        header(&mut out, &LATE_WAKEUPS);
+        header(&mut out, &LATE_WAKEUPS, syntax);
         for c in cpus {
             for (cause, n) in &c.late_wakeups {
                 let _ = writeln!(
@@ -425,7 +470,7 @@ pub(crate) fn render(e: &Exposition) -> String {
         if !cpus.iter().any(|c| c.context.iter().any(|x| x.1 == gauge)) {
             continue;
         }
-        header(&mut out, family);
+        header(&mut out, family, syntax);
         for c in cpus {
             for (name, _, v) in c.context.iter().filter(|x| x.1 == gauge) {
                 let _ = writeln!(
@@ -439,7 +484,7 @@ pub(crate) fn render(e: &Exposition) -> String {
         }
     }
     if !e.budget.is_empty() {
-        header(&mut out, &f.budget);
+        header(&mut out, &f.budget, syntax);
         for (clause, ok) in &e.budget {
             let _ = writeln!(
                 out,
@@ -450,7 +495,7 @@ pub(crate) fn render(e: &Exposition) -> String {
             );
         }
     }
-    header(&mut out, &INFO);
+    header(&mut out, &INFO, syntax);
     let i = &e.identity;
     let _ = writeln!(
         out,
@@ -461,6 +506,9 @@ pub(crate) fn render(e: &Exposition) -> String {
         escape_label_value(&i.preemption),
         escape_label_value(&i.host)
     );
+    if syntax == Syntax::OpenMetrics {
+        out.push_str("# EOF\n");
+    }
     out
 }
 

@@ -43,7 +43,7 @@ fn a_noise_run_is_exposed_as_gaps() {
         budget: vec![("max<20us".into(), true)],
         ..Exposition::default()
     };
-    let text = render(&e);
+    let text = render(&e, Syntax::Prometheus);
     for line in [
         "jitterlab_noise_gap_seconds_bucket{cpu=\"1\",le=\"0.000002\"} 4\n",
         "jitterlab_noise_gap_seconds_sum{cpu=\"1\"} 0.000006\n",
@@ -87,7 +87,7 @@ fn absent_figures_are_left_out_not_zero() {
         }],
         ..Exposition::default()
     };
-    let text = render(&e);
+    let text = render(&e, Syntax::Prometheus);
     assert!(
         text.contains("jitterlab_samples_total{cpu=\"3\"} 7\n"),
         "{text}"
@@ -113,7 +113,7 @@ fn context_counters_are_counters_and_gauges_by_their_names() {
         }],
         ..Exposition::default()
     };
-    let text = render(&e);
+    let text = render(&e, Syntax::Prometheus);
     for line in [
         "# TYPE jitterlab_cpu_context_total counter\n",
         "jitterlab_cpu_context_total{cpu=\"2\",counter=\"irq:LOC\"} 2500\n",
@@ -123,7 +123,7 @@ fn context_counters_are_counters_and_gauges_by_their_names() {
     ] {
         assert!(text.contains(line), "{line} not in {text}");
     }
-    let none = render(&Exposition::default());
+    let none = render(&Exposition::default(), Syntax::Prometheus);
     assert!(!none.contains("jitterlab_cpu_context_reading"), "{none}");
 }
 

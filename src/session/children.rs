@@ -92,6 +92,34 @@ pub(super) struct Outcome<T> {
     pub end: End,
 }
 
+/// Refuses `exec:` actions (the reason, for exit 3) when this user's journal directory is
+/// there and not its own (`untrusted`: journal.rs [`TrustedDir::untrusted_for_this_user`]):
+/// another user who made `/run/jitterlab/uid-<uid>` first would otherwise switch off the
+/// journals of this user's programs' process groups, so that what a program leaves running
+/// outlives a SIGKILL of jitterlab. Checked before anything starts (session/start.rs
+/// `preflight`); where no directory can be had at all (no `/run/jitterlab`) the programs run
+/// unjournaled, said ([`groups`]).
+pub(super) fn refuse_untrusted_journals(
+    actions: &crate::plan::actions::ActionPlan,
+    untrusted: impl FnOnce() -> Option<String>,
+) -> Result<(), String> {
+    let execs: Vec<String> = (actions.on_threshold.iter().map(|a| ("--on-threshold", a)))
+        .chain(actions.on_end.iter().map(|a| ("--on-end", a)))
+        .filter(|(_, a)| matches!(a, crate::plan::actions::Action::Exec { .. }))
+        .map(|(option, a)| format!("{option} {}", a.describe()))
+        .collect();
+    if execs.is_empty() {
+        return Ok(());
+    }
+    match untrusted() {
+        None => Ok(()),
+        Some(why) => Err(format!(
+            "{}: an exec: program's process group is journaled, so that what it leaves running is killed after a SIGKILL of jitterlab, and this user's journal directory cannot be used: {why}",
+            execs.join(", ")
+        )),
+    }
+}
+
 impl<T: Copy> Children<T> {
     /// An owner that runs at most `max` programs at once.
     pub(super) fn new(max: usize) -> Self {

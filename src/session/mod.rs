@@ -184,6 +184,9 @@ pub struct Session {
     start_mono: u64,
     /// No wakeup is due at or after this (plan's clock); `u64::MAX` without an end in time.
     end_ns: u64,
+    /// With `--loops`, when its end is due all the same (starvation.rs `loops_end_ns`), plan's
+    /// clock; `u64::MAX` otherwise.
+    loops_end_ns: u64,
     /// The first write error (a full disk): measuring stops, the statistics are still complete.
     io_error: Option<String>,
     /// This thread confined to the housekeeping CPUs (`--housekeeping`), its former CPUs given
@@ -320,8 +323,10 @@ impl Session {
     /// that it runs and ends; each such thread is recorded with the loads that held it off its
     /// CPU (`finish`: its `end` in run.json, and a warning).
     fn serve_the_end(&mut self) {
+        let now_ns = self.plan.clock().now_ns();
         let end_due = self.stop.load(Ordering::SeqCst)
-            || (self.end_ns != u64::MAX && self.plan.clock().now_ns() >= self.end_ns);
+            || (self.end_ns != u64::MAX && now_ns >= self.end_ns)
+            || now_ns >= self.loops_end_ns;
         if !self.threads.overdue(end_due) {
             return;
         }
@@ -334,9 +339,15 @@ impl Session {
                 "the measuring thread on CPU {cpu} had not ended {} ms after {}: {reason}; the loads were stopped so that it could end",
                 threads::END_GRACE.as_millis(),
                 if self.stop.load(Ordering::SeqCst) {
-                    "the run was stopped"
+                    "the run was stopped".to_string()
+                } else if self.end_ns == u64::MAX {
+                    format!(
+                        "the end of --loops was due ({} x its loops' time at the interval, and {} s)",
+                        starvation::LOOPS_FACTOR,
+                        starvation::LOOPS_SLACK_NS / 1_000_000_000
+                    )
                 } else {
-                    "the run's end time"
+                    "the run's end time".to_string()
                 },
             );
             self.events.write(&Event::Warning {

@@ -25,29 +25,33 @@ impl Roots {
     }
 }
 
-/// The kinds of journal, each with what undoes it: what to say (if anything) and whether the
-/// journal is done with.
+/// The kinds of journal, each with what it names (for the messages) and what undoes it: what
+/// to say (if anything) and whether the journal is done with.
 type Undo = fn(&journal::Stale, &Roots) -> (Option<String>, bool);
-const KINDS: &[(&str, Undo)] = &[
-    (super::idle_states::KIND, |s, roots| {
+const KINDS: &[(&str, &str, Undo)] = &[
+    (super::idle_states::KIND, "cpuidle states", |s, roots| {
         let (said, done) = super::idle_states::undo(s, &roots.cpu);
         (Some(said), done)
     }),
-    (super::cpuset::KIND, |s, roots| {
+    (super::cpuset::KIND, "a cpuset", |s, roots| {
         super::cpuset::undo(s, &roots.cpuset)
     }),
-    (super::cpuset::v2::KIND, |s, _| {
+    (super::cpuset::v2::KIND, "a cgroup2 cpuset", |s, _| {
         super::cpuset::v2::undo_on_system(s)
     }),
     // The journals of these name absolute paths, or process groups.
-    (crate::trace::tracefs::KIND, |s, _| {
+    (crate::trace::tracefs::KIND, "a tracing instance", |s, _| {
         crate::trace::tracefs::undo(s)
     }),
-    (crate::load::contain::KIND, |s, _| {
+    (crate::load::contain::KIND, "a load cgroup", |s, _| {
         crate::load::contain::undo(s)
     }),
-    (super::children::KIND, |s, _| super::children::undo(s)),
-    (crate::trace::timerlat::KIND, |s, _| {
+    (
+        super::children::KIND,
+        "an --on-threshold/--on-end program's process group",
+        |s, _| super::children::undo(s),
+    ),
+    (crate::trace::timerlat::KIND, "osnoise options", |s, _| {
         crate::trace::timerlat::osnoise::undo(s)
     }),
 ];
@@ -114,13 +118,16 @@ pub(crate) fn undo_in(
         Err(None) => return warnings,
         Err(Some(why)) => {
             warnings.push(format!(
-                "the journals of killed runs cannot be read: {why}; what a killed jitterlab left (a cpuset, cpuidle states, a tracing instance, a load cgroup, an action's processes) is not undone"
+                "the journals of killed runs cannot be read: {why}; what a killed jitterlab left (a cpuset, cpuidle states, a tracing instance, a load cgroup, an action's processes) is not undone, and what needs a journal is refused until then (exit 3: exec: actions, --cpuset-partition, --idle-state-max, --trace with tracefs)"
             ));
             return warnings;
         }
     };
     let mut foreign = Vec::new();
-    for (kind, undo) in KINDS {
+    // Killed runs whose journals' state was gone already: (pid, what they named), said once
+    // per run, so that every killed run is said, whatever was left of it (L8).
+    let mut gone: Vec<(u32, Vec<&str>)> = Vec::new();
+    for (kind, what, undo) in KINDS {
         let scan = journal::scan(&dir, kind);
         foreign.extend(scan.foreign);
         for stale in scan.stale {
@@ -130,11 +137,25 @@ pub(crate) fn undo_in(
                 continue;
             }
             let (said, done) = undo(&stale, roots);
+            if said.is_none() && done {
+                match gone.iter_mut().find(|(pid, _)| *pid == stale.pid) {
+                    Some((_, whats)) if !whats.contains(what) => whats.push(what),
+                    Some(_) => {}
+                    None => gone.push((stale.pid, vec![what])),
+                }
+            }
             warnings.extend(said);
             if done {
                 stale.remove(&dir);
             }
         }
+    }
+    for (pid, whats) in gone {
+        warnings.push(format!(
+            "a jitterlab (pid {pid}) was killed during this boot: its journals in {} named {}, which were gone already (removed by its helper, or made anew by someone else since): nothing left to undo; its result directory, if it made one, says `ended: running`",
+            dir.path().display(),
+            whats.join(", ")
+        ));
     }
     if !foreign.is_empty() {
         warnings.push(format!(
@@ -157,7 +178,7 @@ fn journal_names_in_shared(shared: &Path) -> Option<String> {
     let mut names: Vec<String> = entries
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| KINDS.iter().any(|(k, _)| journal::is_journal_name(n, k)))
+        .filter(|n| KINDS.iter().any(|(k, ..)| journal::is_journal_name(n, k)))
         .collect();
     if names.is_empty() {
         return None;

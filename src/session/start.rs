@@ -172,6 +172,10 @@ impl Session {
             options.quiet,
             &plan.cpus,
             plan.length.expected_ns(plan.thread_interval_ns(0)),
+            crate::recorder::live::Held::new(match options.quiet {
+                true => Vec::new(),
+                false => super::starvation::live_reasons(plan),
+            }),
         );
         arm(plan, &mut parts, &timeline, &mut record, &mut events);
         // From here on this thread is the drain side (at `drain_priority` since the start):
@@ -213,6 +217,7 @@ impl Session {
             stopped_by_caller: false,
             start_mono: timeline.start_mono,
             end_ns: timeline.end_ns,
+            loops_end_ns: super::starvation::loops_end_ns(plan, timeline.start_ns),
             io_error: None,
             segments,
             late_wakeups: vec![Vec::new(); plan.cpus.len()],
@@ -227,10 +232,10 @@ impl Session {
 /// refused here (exit 2), and dropping the claim before measuring begins removes it again.
 fn claim_result_dir(plan: &RunPlan) -> Result<Claim> {
     match &plan.out {
-        Some(out) => ResultDir::create(out, "--out"),
+        Some(out) => ResultDir::create(out, plan.out_option),
         None => ResultDir::create_unique(
             &dir::default_path(SystemTime::now(), &crate::doctor::host::hostname()),
-            "--out",
+            plan.out_option,
         ),
     }
 }
@@ -245,6 +250,13 @@ fn preflight(plan: &RunPlan) -> Result<Preflight> {
     // `undo_at_start`, called by commands::dispatch; here if a library caller did not): the
     // first session of the process records what that undid.
     warnings.extend(super::stale::take_start_warnings());
+    // An exec: action whose program cannot be journaled because another user made this
+    // user's journal directory is refused, never run unjournaled.
+    super::children::refuse_untrusted_journals(
+        &plan.actions,
+        super::journal::TrustedDir::untrusted_for_this_user,
+    )
+    .map_err(Failure::system)?;
     // A system that cannot trace is refused here.
     let trace_setup = match plan.trace {
         true => Some(

@@ -3,8 +3,31 @@
 //! that could not run to see it (`Session::serve_the_end`).
 
 use crate::measure::Policy;
-use crate::plan::RunPlan;
 use crate::plan::drain::{Contention, RtLoad};
+use crate::plan::{RunLength, RunPlan};
+
+/// `--loops N` has no end time: a thread a load holds off its CPU would hold the end until a
+/// stop. Its end is taken as due [`LOOPS_FACTOR`] times the loops' expected time (N times the
+/// longest thread interval) and [`LOOPS_SLACK_NS`] after the start: a thread whose wakeups are
+/// late by as much as its interval, each one, still ends before it; one held off its CPU is
+/// served then as at a duration's end (`Session::serve_the_end`).
+pub(super) const LOOPS_FACTOR: u64 = 2;
+pub(super) const LOOPS_SLACK_NS: u64 = 5_000_000_000;
+
+/// The time (on the plan's clock) after which a `--loops` run's end is due (see
+/// [`LOOPS_FACTOR`]); `u64::MAX` for a run of another length.
+pub(super) fn loops_end_ns(plan: &RunPlan, start_ns: u64) -> u64 {
+    let RunLength::Loops(n) = plan.length else {
+        return u64::MAX;
+    };
+    let longest = (0..plan.cpus.len())
+        .map(|i| plan.thread_interval_ns(i))
+        .max()
+        .unwrap_or(0);
+    start_ns
+        .saturating_add(n.saturating_mul(longest).saturating_mul(LOOPS_FACTOR))
+        .saturating_add(LOOPS_SLACK_NS)
+}
 
 /// Why the measuring thread `index`, on `cpu`, could not run: the real-time loads of the run
 /// (whole-run and scenario phases) that may run on `cpu` at or above its priority, or, when
@@ -74,6 +97,34 @@ fn sender_of(plan: &RunPlan, index: usize, policy: &Policy) -> Option<(usize, Po
         p => p.clone(),
     };
     Some((cpu, policy))
+}
+
+/// Per thread (plan order), why the live view may see it held off its CPU: `by load 'X'
+/// (SCHED_FIFO 99)`, or that no load of the run is above it.
+pub(super) fn live_reasons(plan: &RunPlan) -> Vec<String> {
+    plan.cpus
+        .iter()
+        .enumerate()
+        .map(|(index, &cpu)| {
+            let above = loads_above(plan, &plan.thread_policy(index), cpu);
+            match above.is_empty() {
+                true => "not by a load of this run (another real-time task, or a stall)".into(),
+                false => format!(
+                    "by load {}",
+                    above
+                        .iter()
+                        .map(|l| format!(
+                            "'{}' (SCHED_{} {})",
+                            l.text,
+                            l.policy.to_uppercase(),
+                            l.priority
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ),
+            }
+        })
+        .collect()
 }
 
 /// The real-time loads of `plan` that may run on `cpu` at or above a thread of `policy`

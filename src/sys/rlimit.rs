@@ -12,6 +12,8 @@ pub enum Resource {
     Memlock,
     /// RLIMIT_NOFILE: open file descriptors.
     Nofile,
+    /// RLIMIT_NPROC: tasks (processes and threads) of the real user id.
+    Nproc,
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -25,6 +27,7 @@ impl Resource {
             Resource::RtPrio => libc::RLIMIT_RTPRIO,
             Resource::Memlock => libc::RLIMIT_MEMLOCK,
             Resource::Nofile => libc::RLIMIT_NOFILE,
+            Resource::Nproc => libc::RLIMIT_NPROC,
         }
     }
 }

@@ -6,6 +6,7 @@
 pub mod attacker;
 pub mod invariants;
 pub mod lifecycle;
+pub mod openmetrics;
 pub mod oracle;
 pub mod signals;
 

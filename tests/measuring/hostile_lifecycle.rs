@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::*;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -232,4 +232,67 @@ fn a_cpu_lock_held_by_another_user_names_that_user_and_program() {
         )),
         "{refused}"
     );
+}
+
+/// The hostile re-run's L1: another user (nobody) makes `/run/jitterlab/uid-<victim>` first
+/// (mode 777). The victim's run with an `--on-threshold exec:` action used to measure and run
+/// the program unjournaled behind a vague warning; user-guide.md promises that what needs a
+/// journal is refused (exit 3) naming the directory: nothing measured, no result directory.
+#[test]
+fn a_journal_directory_made_by_another_user_refuses_exec_actions() {
+    let test = "a_journal_directory_made_by_another_user_refuses_exec_actions";
+    if !common::attacker::attacker_available(test) {
+        return;
+    }
+    let _x = exclusive();
+    // A user of its own (no passwd entry needed), so that no other test's journals are near.
+    let victim = 47_391;
+    let dir = format!("/run/jitterlab/uid-{victim}");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        Command::new("install")
+            .args(["-d", "-m", "1777", "/run/jitterlab"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    common::attacker::as_nobody(&format!("mkdir -m 777 {dir}"));
+    let base = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = base.path().join("r");
+    let o = Command::new("setpriv")
+        .args([
+            &format!("--reuid={victim}"),
+            &format!("--regid={victim}"),
+            "--clear-groups",
+            bin(),
+            "run",
+            "--duration",
+            "300ms",
+            "--cpus",
+            "0",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "--pm-qos",
+            "off",
+            "--on-threshold",
+            "exec:true",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let all = text(&o);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(3), "{all}");
+    assert!(all.contains("--on-threshold exec:true"), "{all}");
+    assert!(
+        all.contains(&format!("{dir} is not trusted: owned by uid 65534")),
+        "{all}"
+    );
+    // The start's warning says what is refused until the directory is removed.
+    assert!(all.contains("exec: actions, --cpuset-partition"), "{all}");
+    assert!(!out.exists(), "no result directory for a refused run");
 }

@@ -848,8 +848,19 @@ fn compare_export_and_report_name_gaps() {
     let o = jitterlab(&["export", a_s, "--format", "junit"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("jitterlab noise"));
     // OpenMetrics: the noise families with the run's own figures, no latency family or
-    // wording, and valid for Prometheus (promtool, where installed).
+    // wording, valid for Prometheus (promtool, where installed) as `prometheus` and as
+    // OpenMetrics 1.0.0 as `openmetrics`.
     let o = jitterlab(&["export", a_s, "--format", "openmetrics"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let metrics = String::from_utf8_lossy(&o.stdout).to_string();
+    if let Err(e) = common::openmetrics::check(&metrics) {
+        panic!("not OpenMetrics 1.0.0: {e}\n{metrics}");
+    }
+    assert!(
+        metrics.contains("# UNIT jitterlab_noise_ratio ratio\n"),
+        "{metrics}"
+    );
+    let o = jitterlab(&["export", a_s, "--format", "prometheus"]);
     assert!(o.status.success(), "{}", text(&o));
     let metrics = String::from_utf8_lossy(&o.stdout).to_string();
     let noise = &thread(&run, 0)["noise"];

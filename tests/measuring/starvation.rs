@@ -565,3 +565,52 @@ fn a_held_off_senders_periods_are_missed_and_its_load_named() {
         );
     }
 }
+
+/// `--loops` has no end time, so a thread a load held off its CPU was released only by a
+/// stop: the run hung. Its end is now due at twice the loops' time and 5 s (300 loops of
+/// 1 ms: 5.6 s after the start), and served as a duration's end is: `completed`, CPU 0's
+/// thread recorded as starved by the load, within 1.5 s of that bound.
+#[test]
+fn a_load_above_a_measuring_thread_cannot_hang_a_run_of_loops() {
+    if !realtime_on_two_cpus("a_load_above_a_measuring_thread_cannot_hang_a_run_of_loops") {
+        return;
+    }
+    let _x = exclusive();
+    let (_base, out) = temp_out();
+    let load = "cpu:prio=99,cpus=0";
+    let args = [
+        "run",
+        "--loops",
+        "300",
+        "--cpus",
+        "0-1",
+        "--load",
+        load,
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (_, o, ended_mono) = run_timed(&args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let run = run_json(&out);
+    assert_eq!(run["ended"], "completed", "{}", text(&o));
+    let bound = run["start_monotonic_ns"].as_u64().unwrap() + 2 * 300 * 1_000_000 + 5_000_000_000;
+    let late = Duration::from_nanos(ended_mono.saturating_sub(bound));
+    eprintln!("starvation: the --loops run beside {load} ended {late:?} after its bound");
+    assert!(
+        late < Duration::from_millis(1500),
+        "took {late:?}: {}",
+        text(&o)
+    );
+    recorded_starved(&run, 0, load);
+    assert!(
+        run["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("the end of --loops was due")),
+        "{}",
+        run["warnings"]
+    );
+    assert_eq!(thread_on(&run, 1)["end"], "completed");
+}

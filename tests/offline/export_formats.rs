@@ -222,12 +222,38 @@ fn sample(text: &str, series: &str) -> f64 {
     line[series.len() + 1..].parse().unwrap()
 }
 
+/// `--format prometheus` (text 0.0.4) holds the known numbers and passes promtool; so does
+/// `--format openmetrics` (its samples are the same), which is OpenMetrics text 1.0.0 (issue
+/// 39 L5: it was 0.0.4 under OpenMetrics' name, without `# EOF`).
 #[test]
-fn openmetrics_holds_the_known_numbers_and_passes_promtool() {
+fn prometheus_and_openmetrics_hold_the_known_numbers() {
     let base = tempfile::tempdir().unwrap();
     let dir = known_run(base.path());
     hostile_host_name(&dir);
-    let out = export(&dir, "openmetrics", &["--budget", BUDGET]);
+    let prometheus = export(&dir, "prometheus", &["--budget", BUDGET]);
+    let openmetrics = export(&dir, "openmetrics", &["--budget", BUDGET]);
+    if let Err(e) = common::openmetrics::check(&openmetrics) {
+        panic!("not OpenMetrics 1.0.0: {e}\n{openmetrics}");
+    }
+    assert!(openmetrics.ends_with("\n# EOF\n"), "{openmetrics}");
+    for line in [
+        "# TYPE jitterlab_samples counter\n",
+        "# TYPE jitterlab_wakeup_latency_quantile_seconds unknown\n",
+        "# UNIT jitterlab_wakeup_latency_seconds seconds\n",
+        "# UNIT jitterlab_wakeup_latency_max_seconds seconds\n",
+    ] {
+        assert!(openmetrics.contains(line), "no {line:?} in {openmetrics}");
+    }
+    // The checker tells the two apart: 0.0.4 is not OpenMetrics.
+    assert!(common::openmetrics::check(&prometheus).is_err());
+    let samples = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(samples(&prometheus), samples(&openmetrics));
+    let out = prometheus;
     let h = "jitterlab_wakeup_latency_seconds";
     for (cpu, le, count) in [
         (0, "2e-6", 0.0),

@@ -64,3 +64,43 @@ fn mainaffinity_cpus_are_checked_as_affinitys() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
+
+/// The hostile re-run's L2: a drop-in's result directory is refused by the option its user
+/// types, `--jitterlab-out` (its tool's options come first: `--out` is not one of them), both
+/// the default `./jitterlab-results` when it is a link and a `--jitterlab-out` that exists.
+/// Refused before anything is measured.
+#[test]
+fn the_dropins_name_their_own_result_directory_option() {
+    let tmp = tempfile::tempdir().unwrap();
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, tmp.path().join("jitterlab-results")).unwrap();
+    let taken = elsewhere.to_str().unwrap();
+    let tools: [&[&str]; 3] = [
+        &["cyclictest", "-q", "-D", "1"],
+        &["oslat", "-q", "-D", "1", "-c", "0"],
+        &["timerlat", "hist", "-d", "1", "--jitterlab-engine", "own"],
+    ];
+    for tool in tools {
+        for explicit in [false, true] {
+            let mut args = tool.to_vec();
+            if explicit {
+                args.extend(["--jitterlab-out", taken]);
+            }
+            let out = Command::new(bin())
+                .args(&args)
+                .current_dir(tmp.path())
+                .output()
+                .unwrap();
+            let said = text(&out);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+            assert!(said.contains("--jitterlab-out "), "{args:?}: {said}");
+            assert!(!said.contains("--out "), "{args:?}: {said}");
+        }
+    }
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "nothing is made through the link"
+    );
+}

@@ -45,7 +45,7 @@ pub fn plan(o: &CyclictestOptions, online: &[usize]) -> Result<(Layout, RunPlan)
         code: f.code,
         message: format!("cyclictest: {}", f.message),
     })?;
-    Ok((layout, plan))
+    Ok((layout, crate::commands::dropin::as_dropin(plan)))
 }
 
 /// Threads, CPUs, policy and priority by cyclictest's rules.

@@ -152,10 +152,12 @@ pub fn plan(
             return Err(Failure::usage(format!("oslat: {first}")));
         }
     };
-    super::noise::resolve(&args, throttling).map_err(|f| Failure {
-        code: f.code,
-        message: format!("oslat: {}", f.message),
-    })
+    super::noise::resolve(&args, throttling)
+        .map_err(|f| Failure {
+            code: f.code,
+            message: format!("oslat: {}", f.message),
+        })
+        .map(super::dropin::as_dropin)
 }
 
 /// `-C`: the main thread (and so the recorder and drain it starts) on that CPU, as oslat

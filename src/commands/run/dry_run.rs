@@ -18,13 +18,13 @@ use std::fmt::Write;
 pub fn check(plan: &RunPlan) -> Result<String> {
     // The real run's own check of its result directory, nothing made.
     match &plan.out {
-        Some(out) => ResultDir::check_new(out, "--out")?,
+        Some(out) => ResultDir::check_new(out, plan.out_option)?,
         None => ResultDir::check_new_default(
             &crate::results::dir::default_path(
                 std::time::SystemTime::now(),
                 &crate::doctor::host::hostname(),
             ),
-            "--out",
+            plan.out_option,
         )?,
     }
     plan.wake_method().check_system().map_err(Failure::system)?;

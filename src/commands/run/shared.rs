@@ -171,6 +171,7 @@ impl Shared {
             trace_backend: self.trace_backend,
             explain_above_ns: self.explain_above_ns,
             out: self.out,
+            out_option: "--out",
             allow_shared_cpus: self.allow_shared_cpus,
             segments: None,
             budget: self.budget,
@@ -369,6 +370,11 @@ fn resolve_loads(
         .transpose()
         .map_err(|e| Failure::usage(format!("--scenario: {e}")))?;
     crate::load::memory_guard::check_run(&loads, scenario.as_ref()).map_err(Failure::usage)?;
+    crate::load::task_guard::check_together(
+        &crate::load::memory_guard::schedule(&loads, scenario.as_ref()),
+        online,
+    )
+    .map_err(Failure::usage)?;
     Ok((loads, scenario, default))
 }
 

@@ -165,10 +165,12 @@ pub fn plan(o: &TimerlatOptions) -> Result<crate::plan::RunPlan> {
             return Err(Failure::usage(format!("timerlat: {first}")));
         }
     };
-    crate::commands::run::resolve::resolve(&args).map_err(|f| Failure {
-        code: f.code,
-        message: format!("timerlat: {}", f.message),
-    })
+    crate::commands::run::resolve::resolve(&args)
+        .map_err(|f| Failure {
+            code: f.code,
+            message: format!("timerlat: {}", f.message),
+        })
+        .map(crate::commands::dropin::as_dropin)
 }
 
 /// Every CPU's columns from the run's samples: Thr the wakeup latency, IRQ the timer IRQ

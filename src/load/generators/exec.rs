@@ -73,6 +73,11 @@ impl Generator for ExecLoad {
         &INFO
     }
 
+    /// Its thread and the program (what the program starts is not known beforehand).
+    fn tasks_per_worker(&self) -> u64 {
+        2
+    }
+
     /// The program must exist and be executable (through $PATH when it has no `/`).
     fn check_system(&self, text: &str, _workers: u64) -> Result<(), String> {
         let program = &self.argv[0];

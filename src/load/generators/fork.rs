@@ -59,6 +59,11 @@ impl Generator for ForkLoad {
         &INFO
     }
 
+    /// Its thread and up to `count` children alive.
+    fn tasks_per_worker(&self) -> u64 {
+        1 + self.count as u64
+    }
+
     fn run(&self, ctx: &Ctx) -> Result<(), String> {
         let period_ns = self.rate.map(|r| 1_000_000_000 * ctx.workers as u64 / r);
         run_threads(ctx.workers, "fork", |i| {

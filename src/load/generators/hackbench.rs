@@ -275,6 +275,11 @@ impl Generator for HackbenchLoad {
         self.repeat_exchanges(ctx)
     }
 
+    /// Its thread and the tasks of an exchange.
+    fn tasks_per_worker(&self) -> u64 {
+        1 + self.tasks() as u64
+    }
+
     fn throughput(&self, c: &Counts) -> Vec<Throughput> {
         let exchanges = c.get(EXCHANGES);
         vec![

@@ -57,6 +57,11 @@ impl Generator for NetLoad {
         &INFO
     }
 
+    /// A sending and a receiving thread per connection.
+    fn tasks_per_worker(&self) -> u64 {
+        2 * self.conns as u64
+    }
+
     fn run(&self, ctx: &Ctx) -> Result<(), String> {
         run_threads(ctx.workers * self.conns, "net", |i| {
             let listener = TcpListener::bind(SocketAddrV4::new(LOOPBACK, 0))

@@ -115,8 +115,22 @@ pub const FORMATS: &[ExportFormat] = &[
         per_phase: None,
     },
     ExportFormat {
+        name: "prometheus",
+        exporter: || {
+            Exporter::Run(Box::new(openmetrics::Metrics(
+                crate::report::openmetrics::Syntax::Prometheus,
+            )))
+        },
+        budget: BudgetUse::Verdict,
+        per_phase: None,
+    },
+    ExportFormat {
         name: "openmetrics",
-        exporter: || Exporter::Run(Box::new(openmetrics::OpenMetrics)),
+        exporter: || {
+            Exporter::Run(Box::new(openmetrics::Metrics(
+                crate::report::openmetrics::Syntax::OpenMetrics,
+            )))
+        },
         budget: BudgetUse::Verdict,
         per_phase: None,
     },

@@ -1,18 +1,21 @@
-//! `--format openmetrics`: the run's summary as Prometheus metrics, a file for node_exporter's
-//! textfile collector (a CI box or a board without `jitterlab monitor` can still feed
-//! Prometheus). The families and their rendering are `report::openmetrics`'s, shared with the
-//! monitor; here the run's figures are put into them. "Over the window" is the whole run.
+//! `--format prometheus` and `--format openmetrics`: the run's summary as metrics, in the
+//! Prometheus text format 0.0.4 (a file for node_exporter's textfile collector: a CI box or a
+//! board without `jitterlab monitor` can still feed Prometheus) or in OpenMetrics text 1.0.0
+//! (for what reads OpenMetrics). The families and their rendering are `report::openmetrics`'s,
+//! shared with the monitor; here the run's figures are put into them. "Over the window" is the
+//! whole run.
 
 use super::system_facts::SystemFacts;
 use super::{RunExporter, write_text};
 use crate::error::Result;
 use crate::report::openmetrics::{
-    CpuFigures, Exposition, Identity, LatencyBuckets, NoiseFigures, render,
+    CpuFigures, Exposition, Identity, LatencyBuckets, NoiseFigures, Syntax, render,
 };
 use crate::results::loaded::LoadedRun;
 use std::path::Path;
 
-pub struct OpenMetrics;
+/// The exporter of one syntax.
+pub struct Metrics(pub Syntax);
 
 /// The exposition of a stored run: per CPU, run.json's figures and latency.hlog's histogram.
 pub fn exposition(run: &LoadedRun) -> Exposition {
@@ -72,8 +75,8 @@ pub fn exposition(run: &LoadedRun) -> Exposition {
     }
 }
 
-impl RunExporter for OpenMetrics {
+impl RunExporter for Metrics {
     fn write(&self, run: &LoadedRun, output: Option<&Path>) -> Result<()> {
-        write_text(output, &render(&exposition(run)))
+        write_text(output, &render(&exposition(run), self.0))
     }
 }

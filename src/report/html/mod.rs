@@ -72,7 +72,7 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
     // Claimed: checked, and its directory opened now (the file is written there at the end).
     let output = dir::OutputFile::claim(request.output, "-o", &input_paths)?;
     if let Some(plots) = request.plots {
-        dir::check_output_dir(plots, "--plots")?;
+        dir::check_output_dir(plots, "--plots", &input_paths)?;
     }
 
     let budget = Budget::from_option(request.budget)?;

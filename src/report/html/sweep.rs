@@ -36,13 +36,14 @@ pub(super) fn section(
     };
     let warnings = s.level_warnings();
     if !warnings.is_empty() {
-        h.push_str(
-            "<div class=\"warnings\"><h3>Warnings (conditions that affect these results)</h3><ul>",
-        );
-        for w in &warnings {
-            let _ = write!(h, "<li>{}</li>", escape(w));
-        }
-        h.push_str("</ul></div>");
+        let lines: Vec<super::warnings::Warning> = warnings
+            .iter()
+            .map(|w| super::warnings::Warning {
+                class: None,
+                text: w.clone(),
+            })
+            .collect();
+        super::warnings::write_box(h, &lines, None);
     }
     if s.load_only {
         h.push_str("<p>The loads alone, not measured (<code>sweep --no-measure</code>).</p>");

@@ -7,6 +7,7 @@
 use crate::doctor::{SystemSnapshot, Verdict};
 use crate::format::run_record::RunRecord;
 use crate::report::svg::escape;
+use std::collections::HashMap;
 use std::fmt::Write;
 
 /// One line of a box.
@@ -86,7 +87,63 @@ pub(super) fn group(runs: &[Vec<Warning>]) -> Vec<Group> {
     groups.into_iter().map(|(_, g)| g).collect()
 }
 
-/// A box; `applies_to`: its anchor and the runs it applies to, when it is shared.
+/// The most warnings of one kind a box shows; the rest are counted in one line after them.
+const SHOWN_OF_A_KIND: usize = 3;
+
+/// A warning's kind: its text with every number made `#` (two warnings that differ only in a
+/// CPU, a time or a count are of one kind; identical ones are too).
+fn kind(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_number = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            in_number = c == '.' && in_number;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The lines of a box: at most [`SHOWN_OF_A_KIND`] warnings of each kind, in their order, the
+/// last of them followed by `... and N more like it` when there are more (a run of thousands of
+/// like warnings gives a readable box, issue 39).
+pub(super) fn capped(warnings: &[Warning]) -> Vec<Warning> {
+    let kinds: Vec<String> = warnings.iter().map(|w| kind(&w.text)).collect();
+    let mut total: HashMap<&str, usize> = HashMap::new();
+    for k in &kinds {
+        *total.entry(k.as_str()).or_default() += 1;
+    }
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for (w, k) in warnings.iter().zip(&kinds) {
+        let before = seen.entry(k.as_str()).or_default();
+        *before += 1;
+        if *before > SHOWN_OF_A_KIND {
+            continue;
+        }
+        out.push(w.clone());
+        if *before == SHOWN_OF_A_KIND {
+            let more = total[k.as_str()] - SHOWN_OF_A_KIND;
+            if more > 0 {
+                out.push(Warning {
+                    class: w.class,
+                    text: format!(
+                        "... and {more} more like it (run.json's `warnings` has them all)"
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A box; `applies_to`: its anchor and the runs it applies to, when it is shared. Like
+/// warnings are capped ([`capped`]).
 pub(super) fn write_box(h: &mut String, warnings: &[Warning], applies_to: Option<(&str, &str)>) {
     match applies_to {
         Some((id, _)) => {
@@ -99,7 +156,7 @@ pub(super) fn write_box(h: &mut String, warnings: &[Warning], applies_to: Option
         let _ = write!(h, "<p class=\"applies\">For {}.</p>", escape(runs));
     }
     h.push_str("<ul>");
-    for w in warnings {
+    for w in &capped(warnings) {
         match w.class {
             Some(c) => {
                 let _ = write!(h, "<li class=\"{c}\">{}</li>", escape(&w.text));
@@ -167,6 +224,35 @@ mod tests {
         let mut all: Vec<usize> = groups.iter().flat_map(|g| g.runs.clone()).collect();
         all.sort_unstable();
         assert_eq!(all, vec![0, 2, 3, 4, 5]);
+    }
+
+    /// Like warnings (the same text, or one that differs only in its numbers) are shown three
+    /// times, then counted in one line; other warnings keep their place.
+    #[test]
+    fn like_warnings_are_capped_with_a_count() {
+        let mut all = vec![w("RT throttling is on")];
+        all.extend((0..500).map(|k| w(&format!("CPU {} was late by {k}.5 us", k % 2))));
+        all.push(w("steal time 3 %"));
+        all.extend((0..4).map(|_| w("the same")));
+        let shown: Vec<String> = capped(&all).into_iter().map(|w| w.text).collect();
+        assert_eq!(
+            shown,
+            [
+                "RT throttling is on",
+                "CPU 0 was late by 0.5 us",
+                "CPU 1 was late by 1.5 us",
+                "CPU 0 was late by 2.5 us",
+                "... and 497 more like it (run.json's `warnings` has them all)",
+                "steal time 3 %",
+                "the same",
+                "the same",
+                "the same",
+                "... and 1 more like it (run.json's `warnings` has them all)",
+            ]
+        );
+        let mut h = String::new();
+        write_box(&mut h, &all, None);
+        assert_eq!(h.matches("<li>").count(), 10, "{h}");
     }
 
     #[test]

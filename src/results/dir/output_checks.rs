@@ -140,9 +140,11 @@ pub fn check_output_file(path: &Path, option: &str, inputs: &[&Path]) -> Result<
 }
 
 /// Checks an output directory path that is made if missing (`report --plots DIR`) before
-/// anything is written (exit 2): names not too long, not an existing non-directory, and its
-/// nearest existing ancestor a directory.
-pub fn check_output_dir(path: &Path, option: &str) -> Result<(), Failure> {
+/// anything is written (exit 2): names not too long, not an existing non-directory, its
+/// nearest existing ancestor a directory, and not in one of the `inputs` or any other result
+/// or sweep directory (issue 39 L4: a result directory holds what jitterlab made when it made
+/// it, and nothing is written into an input).
+pub fn check_output_dir(path: &Path, option: &str, inputs: &[&Path]) -> Result<(), Failure> {
     let refuse = |why: String| {
         Failure::usage(format!(
             "{option} {}: {why}; pass {option} with a directory (made if missing)",
@@ -157,7 +159,14 @@ pub fn check_output_dir(path: &Path, option: &str) -> Result<(), Failure> {
     let mut at = Some(path);
     while let Some(p) = at.filter(|p| !p.as_os_str().is_empty()) {
         match fs::metadata(p) {
-            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(m) if m.is_dir() => {
+                return match result_dir_holding(p, inputs) {
+                    Some(why) => Err(refuse(format!(
+                        "{why}: a result directory holds only what jitterlab wrote when it made it, and no command writes into an input"
+                    ))),
+                    None => Ok(()),
+                };
+            }
             Ok(_) => return Err(refuse(format!("{} is not a directory", p.display()))),
             Err(_) if fs::symlink_metadata(p).is_ok() => {
                 return Err(refuse(format!("{} is a dangling link", p.display())));
@@ -166,6 +175,24 @@ pub fn check_output_dir(path: &Path, option: &str) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Which input, or other result or sweep directory, holds the existing directory `dir` (is
+/// it, or an ancestor of it), said for a refusal; None when none does. Compared by the real
+/// paths (links resolved), so that a link to an input is no way in.
+fn result_dir_holding(dir: &Path, inputs: &[&Path]) -> Option<String> {
+    let real = fs::canonicalize(dir).ok()?;
+    for input in inputs {
+        if let Ok(input_real) = fs::canonicalize(input)
+            && input_real.is_dir()
+            && real.starts_with(&input_real)
+        {
+            return Some(format!("is in the input {}", input.display()));
+        }
+    }
+    real.ancestors()
+        .find(|a| is_result_dir(a))
+        .map(|a| format!("is in the result directory {}", a.display()))
 }
 
 /// Refuses (exit 2) an output path whose directory `dir` is reached only through another

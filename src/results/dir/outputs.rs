@@ -423,11 +423,31 @@ mod tests {
                 bad.display()
             );
         }
-        assert!(check_output_dir(&base.path().join("plots/deeper"), "--plots").is_ok());
-        let e = check_output_dir(&run.join("run.json/plots"), "--plots").unwrap_err();
+        assert!(check_output_dir(&base.path().join("plots/deeper"), "--plots", &[&run]).is_ok());
+        let e = check_output_dir(&run.join("run.json/plots"), "--plots", &[]).unwrap_err();
         assert!(e.message.contains("not a directory"), "{}", e.message);
         let long = base.path().join("y".repeat(256));
-        assert!(check_output_dir(&long, "--plots").is_err());
+        assert!(check_output_dir(&long, "--plots", &[]).is_err());
+        // Never into an input or another result directory, also through a link (issue 39 L4).
+        symlink(&run, base.path().join("to-run")).unwrap();
+        for (plots, inputs, said) in [
+            (run.clone(), vec![run.as_path()], "is in the input"),
+            (run.join("loads"), vec![run.as_path()], "is in the input"),
+            (
+                run.join("plots/deeper"),
+                vec![],
+                "is in the result directory",
+            ),
+            (
+                base.path().join("to-run/plots"),
+                vec![],
+                "is in the result directory",
+            ),
+        ] {
+            let e = check_output_dir(&plots, "--plots", &inputs).unwrap_err();
+            assert!(e.message.contains(said), "{}", e.message);
+            assert_eq!(e.code, crate::error::ExitCode::Usage, "{}", e.message);
+        }
         assert!(check_output_file(&long, "-o", &[]).is_err());
     }
 }

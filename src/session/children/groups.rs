@@ -73,6 +73,7 @@ fn unjournaled(why: &str) {
     crate::journal::say_unjournaled(
         "the process groups of the --on-threshold/--on-end programs",
         why,
+        "the programs run unjournaled",
         "what a program leaves running in its group (a shell's background job) is not killed at the next start; find it with `ps -eo pid,pgid,args`",
     );
 }

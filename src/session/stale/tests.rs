@@ -175,3 +175,34 @@ fn no_trusted_directory_reads_nothing() {
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(w[0].contains("X is not trusted"), "{w:?}");
 }
+
+/// The hostile re-run's L8: a killed run whose cpuset (or tracing instance, or load cgroup)
+/// was gone by the next start was cleaned up in silence, so the user never learned the run
+/// was killed. Now each killed run is said once, with what its journals named.
+#[test]
+fn a_killed_run_whose_state_is_gone_is_said_once() {
+    let tree = Tree::new();
+    let dir = tree.dir();
+    // Two journals of one killed run, naming a cpuset that is no longer there.
+    for (n, inode) in [(111, 7), (112, 8)] {
+        drop(
+            Journal::create(
+                &dir,
+                "cpuset",
+                &[format!("cpuset jitterlab-{n}"), format!("inode {inode}")],
+            )
+            .unwrap(),
+        );
+    }
+    let warnings = tree.undo();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(&format!(
+            "a jitterlab (pid {}) was killed during this boot: its journals in {} named a cpuset, which were gone already",
+            std::process::id(),
+            dir.path().display()
+        )),
+        "{warnings:?}"
+    );
+    assert!(dir.names().is_empty(), "{:?}", dir.names());
+}

@@ -53,17 +53,30 @@ pub(crate) fn undo(stale: &Stale, fs: &dyn Cgroupfs, mount: &Path) -> (Option<St
         return (None, true);
     }
     let dir = mount.join(&rel);
-    if let Some(stop) = remove_stale_cgroup(stale, fs, &dir, inode) {
-        return stop;
-    }
+    let pid = stale.pid;
+    // Said whenever it was removed now (L8: a killed run is never cleaned up in silence).
+    let removed = match remove_stale_cgroup(stale, fs, &dir, inode) {
+        Ok(true) => Some(format!(
+            "removed the cgroup {} left by a jitterlab (pid {pid}) that was killed",
+            dir.display()
+        )),
+        Ok(false) => None,
+        Err(stop) => return stop,
+    };
     let Some(_) = enabled_in else {
-        return (None, true);
+        return (removed, true);
     };
     let parent = mount.join(&parent_rel);
     let control = parent.join("cgroup.subtree_control");
-    let pid = stale.pid;
     match disable_cpuset(fs, &parent) {
-        Ok(true) => (None, true),
+        Ok(true) => (
+            Some(format!(
+                "{}took back +cpuset in {}, which a killed jitterlab (pid {pid}) enabled",
+                removed.map_or(String::new(), |r| format!("{r}, and ")),
+                control.display()
+            )),
+            true,
+        ),
         Ok(false) => (
             Some(format!(
                 "left +cpuset in {}, which a killed jitterlab (pid {pid}) enabled: other cgroups are in {} now, and taking the controller would take their cpusets; `echo -cpuset > {}` once they are gone",
@@ -84,26 +97,26 @@ pub(crate) fn undo(stale: &Stale, fs: &dyn Cgroupfs, mount: &Path) -> (Option<St
     }
 }
 
-/// Removes a killed run's cgroup `dir` if it is the run's (`inode`) and empty. None: it is
-/// gone (removed now, before, or made again by someone else); Some: what undo returns, the
-/// parent's `+cpuset` left as it is (a cgroup is still there).
+/// Removes a killed run's cgroup `dir` if it is the run's (`inode`) and empty. Ok: it is gone
+/// (true: removed now; false: gone before, or made again by someone else); Err: what undo
+/// returns, the parent's `+cpuset` left as it is (a cgroup is still there).
 fn remove_stale_cgroup(
     stale: &Stale,
     fs: &dyn Cgroupfs,
     dir: &Path,
     inode: Option<u64>,
-) -> Option<(Option<String>, bool)> {
+) -> Result<bool, (Option<String>, bool)> {
     let shown = dir.display();
     let pid = stale.pid;
     let hint = format!("if `cat {shown}/cgroup.threads` is empty, remove it with `rmdir {shown}`");
     match stale.made_dir(dir, inode, "the cgroup", &hint) {
         Ok(()) => {}
-        Err((None, true)) => return None,
-        Err(undone) => return Some(undone),
+        Err((None, true)) => return Ok(false),
+        Err(undone) => return Err(undone),
     }
     let threads = threads_after_exits(fs, dir);
     if !threads.is_empty() {
-        return Some((
+        return Err((
             Some(format!(
                 "the cgroup {shown} that a killed jitterlab (pid {pid}) made has {} thread(s) in it that jitterlab did not put there (e.g. {}): left alone, no thread moved; remove it with `rmdir {shown}` once they have left",
                 threads.len(),
@@ -118,9 +131,9 @@ fn remove_stale_cgroup(
         ));
     }
     match remove_partition(fs, dir) {
-        Ok(()) => None,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => Some((
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err((
             Some(format!(
                 "cannot remove the cgroup {shown} left by a jitterlab (pid {pid}) that was killed ({e}); remove it as root with `rmdir {shown}`"
             )),

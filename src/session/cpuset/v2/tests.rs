@@ -333,7 +333,17 @@ fn a_killed_runs_cgroup_is_removed_unless_threads_are_in_it() {
 
     fs::write(cgroup.join("cgroup.threads"), "").unwrap();
     let stale = journal_of(&dir, &lines);
-    assert_eq!(undo(&stale, &*fixture, &place.mount), (None, true));
+    // Said (issue 39 L8: it was removed in silence).
+    let (said, done) = undo(&stale, &*fixture, &place.mount);
+    assert!(done);
+    let said = said.unwrap();
+    assert!(
+        said.starts_with(&format!(
+            "removed the cgroup {} left by a jitterlab (pid ",
+            cgroup.display()
+        )) && said.contains(", and took back +cpuset in "),
+        "{said}"
+    );
     assert!(!cgroup.exists());
     // The partition given up first: the next run's CPUs are free when the undo returns.
     let log = fixture.log();
