@@ -200,6 +200,13 @@ impl Action {
                         "signal: will not signal pid {pid} (init or a process group); name one process"
                     ));
                 }
+                // A signal to itself would reach jitterlab's own handlers, or, with STOP,
+                // stop the measurement for good (issue 39, L-d: only a SIGKILL ended it).
+                if u32::try_from(pid) == Ok(std::process::id()) {
+                    return Err(format!(
+                        "signal: pid {pid} is this jitterlab itself; name another process (--on-threshold stop ends the run at a spike)"
+                    ));
+                }
                 use crate::sys::process::SignalProbe;
                 match crate::sys::process::probe_signal(pid) {
                     // Resolved now, before the run, once (issue 39 F5).
@@ -532,7 +539,13 @@ mod tests {
                 .unwrap_err()
                 .contains("will not signal")
         );
-        assert!(signal(std::process::id() as i32).check_system().is_ok());
+        assert!(
+            signal(std::process::id() as i32)
+                .check_system()
+                .unwrap_err()
+                .contains("this jitterlab itself")
+        );
+
         // pid_max is at most 2^22: this one cannot exist.
         assert!(
             signal(i32::MAX)
