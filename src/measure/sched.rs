@@ -43,14 +43,6 @@ impl Policy {
         }
     }
 
-    /// True for the policies that preempt normal tasks (FIFO, RR, DEADLINE).
-    pub(crate) fn is_realtime(&self) -> bool {
-        matches!(
-            self,
-            Policy::Fifo(_) | Policy::RoundRobin(_) | Policy::Deadline { .. }
-        )
-    }
-
     /// Applies the policy to the calling thread.
     pub fn apply_to_current_thread(&self) -> io::Result<()> {
         if let Policy::Deadline {
