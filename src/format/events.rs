@@ -213,20 +213,170 @@ impl EventLog {
     }
 }
 
-/// Reads events.jsonl; lines of event types this version does not know are skipped. A result
-/// directory's events (one file, or a segmented run's several) are read by
-/// `results::loaded::read_events`.
-pub fn read_events(path: &Path) -> io::Result<Vec<Event>> {
-    read_events_capped(path, crate::input::EVENTS_MAX_BYTES)
+/// The longest line of events.jsonl read as an event: a longer line is skipped and counted,
+/// never held (its bytes are read past). The longest event jitterlab writes, a spike
+/// explanation with its contributors and a kernel stack, takes a few KiB.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// What one pass over event files met, line by line.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Scanned {
+    /// Lines handed over as events.
+    pub events: u64,
+    /// Lines of a type the reader did not ask for, counted by their `type` and not parsed.
+    pub passed_over: u64,
+    /// Lines that are no event this version reads (another version's type, a damaged or torn
+    /// line): skipped, as they always were.
+    pub unreadable: u64,
+    /// Lines longer than [`MAX_LINE_BYTES`]: skipped without being held.
+    pub too_long: u64,
 }
 
-/// [`read_events`] with a cap of its own: `max_bytes` of the file at most.
-pub(crate) fn read_events_capped(path: &Path, max_bytes: u64) -> io::Result<Vec<Event>> {
-    let text = crate::input::read_result_file(path, max_bytes)?;
-    Ok(text
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect())
+impl Scanned {
+    /// Adds another file's counts.
+    pub fn add(&mut self, other: Scanned) {
+        self.events += other.events;
+        self.passed_over += other.passed_over;
+        self.unreadable += other.unreadable;
+        self.too_long += other.too_long;
+    }
+}
+
+impl Event {
+    /// Its `type` in events.jsonl.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::RunStart { .. } => "run_start",
+            Event::RunEnd { .. } => "run_end",
+            Event::SpikeInjection { .. } => "spike_injection",
+            Event::ThreadFailed { .. } => "thread_failed",
+            Event::Warning { .. } => "warning",
+            Event::PhaseStart { .. } => "phase_start",
+            Event::PhaseEnd { .. } => "phase_end",
+            Event::LoadFinished { .. } => "load_finished",
+            Event::BudgetBreach { .. } => "budget_breach",
+            Event::SpikeExplained(_) => "spike_explained",
+            Event::NoiseInterval(_) => "noise_interval",
+            Event::WakeupSummary(_) => "wakeup_summary",
+            Event::Action(_) => "action",
+        }
+    }
+}
+
+/// Reads the events of one file into a Vec: for tests and small files. The readers of a
+/// result directory stream its events instead (`results::loaded::scan_events`), keeping only
+/// what they show, in memory that does not grow with the file.
+pub fn read_events(path: &Path) -> io::Result<Vec<Event>> {
+    let mut out = Vec::new();
+    scan_events(path, crate::input::EVENTS_MAX_BYTES, &|_| true, &mut |e| {
+        out.push(e)
+    })?;
+    Ok(out)
+}
+
+/// Streams the events of the file at `path` (a result directory's file: regular, not a link)
+/// to `visit`, in file order, `max_bytes` of it at most (a larger file is refused, as one
+/// that grows past it while read). One line is held at a time, and at most
+/// [`MAX_LINE_BYTES`] of it. A line whose `type` `wants` refuses is counted and not parsed
+/// (jitterlab writes `type` first; a line that does not start so is parsed, then asked).
+/// Lines of event types this version does not know are skipped. The file must be UTF-8 (a
+/// leading byte-order mark is ignored): the first byte that is not refuses it, as
+/// `crate::input` refuses any text file.
+pub(crate) fn scan_events(
+    path: &Path,
+    max_bytes: u64,
+    wants: &dyn Fn(&str) -> bool,
+    visit: &mut dyn FnMut(Event),
+) -> io::Result<Scanned> {
+    use crate::input::ReadError;
+    use std::io::{BufRead, Read};
+    let file = crate::input::open_result_file(path)?;
+    if file.metadata()?.len() > max_bytes {
+        return Err(ReadError::TooLarge { max_bytes }.into());
+    }
+    let mut reader = io::BufReader::with_capacity(256 << 10, file.take(max_bytes + 1));
+    let mut scanned = Scanned::default();
+    // The line being gathered (at most MAX_LINE_BYTES), and whether it outgrew that.
+    let mut line: Vec<u8> = Vec::new();
+    let mut too_long = false;
+    // Bytes read before `line`'s first byte: where a byte that is not UTF-8 is.
+    let mut line_at: u64 = 0;
+    let mut read: u64 = 0;
+    let mut first = true;
+    loop {
+        let buf = reader.fill_buf()?;
+        let done = buf.is_empty();
+        let (chunk, ended) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], true),
+            None => (buf, done),
+        };
+        if !too_long {
+            if line.len() + chunk.len() > MAX_LINE_BYTES {
+                too_long = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let used = chunk.len() + usize::from(ended && !done);
+        reader.consume(used);
+        read += used as u64;
+        if read > max_bytes {
+            return Err(ReadError::TooLarge { max_bytes }.into());
+        }
+        if !ended {
+            continue;
+        }
+        if too_long {
+            scanned.too_long += 1;
+        } else if !(done && line.is_empty()) {
+            let mut text = std::str::from_utf8(&line).map_err(|e| ReadError::NotText {
+                offset: (line_at + e.valid_up_to() as u64) as usize,
+            })?;
+            if first {
+                text = text.strip_prefix('\u{feff}').unwrap_or(text);
+            }
+            take_line(
+                text.strip_suffix('\r').unwrap_or(text),
+                wants,
+                visit,
+                &mut scanned,
+            );
+        }
+        if done {
+            return Ok(scanned);
+        }
+        first = false;
+        too_long = false;
+        line.clear();
+        line_at = read;
+    }
+}
+
+/// One line of events.jsonl, counted in `scanned` and handed to `visit` when it is a wanted event.
+fn take_line(
+    text: &str,
+    wants: &dyn Fn(&str) -> bool,
+    visit: &mut dyn FnMut(Event),
+    scanned: &mut Scanned,
+) {
+    let peeked = text
+        .strip_prefix("{\"type\":\"")
+        .and_then(|rest| rest.split_once('"'))
+        .map(|(kind, _)| kind);
+    if peeked.is_some_and(|kind| !wants(kind)) {
+        scanned.passed_over += 1;
+        return;
+    }
+    match serde_json::from_str::<Event>(text) {
+        Ok(e) if wants(e.kind()) => {
+            scanned.events += 1;
+            visit(e)
+        }
+        Ok(_) => scanned.passed_over += 1,
+        Err(_) if text.trim().is_empty() => {}
+        Err(_) => scanned.unreadable += 1,
+    }
 }
 
 #[cfg(test)]
