@@ -353,6 +353,19 @@ pub(crate) fn scan_events(
     }
 }
 
+/// A line as an event. The many-per-run types are read straight into their struct when the line
+/// starts with their `type` (the struct ignores the `type` key): the same event, without serde
+/// buffering the whole line first as it does to find an internally tagged enum's tag.
+fn parse(peeked: Option<&str>, text: &str) -> serde_json::Result<Event> {
+    match peeked {
+        Some("spike_explained") => serde_json::from_str(text).map(Event::SpikeExplained),
+        Some("noise_interval") => serde_json::from_str(text).map(Event::NoiseInterval),
+        Some("wakeup_summary") => serde_json::from_str(text).map(Event::WakeupSummary),
+        Some("action") => serde_json::from_str(text).map(Event::Action),
+        _ => serde_json::from_str(text),
+    }
+}
+
 /// One line of events.jsonl, counted in `scanned` and handed to `visit` when it is a wanted event.
 fn take_line(
     text: &str,
@@ -368,7 +381,7 @@ fn take_line(
         scanned.passed_over += 1;
         return;
     }
-    match serde_json::from_str::<Event>(text) {
+    match parse(peeked, text) {
         Ok(e) if wants(e.kind()) => {
             scanned.events += 1;
             visit(e)
@@ -382,6 +395,89 @@ fn take_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn scan(bytes: &[u8], wants: &dyn Fn(&str) -> bool) -> io::Result<(Vec<Event>, Scanned)> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        std::fs::write(&path, bytes).unwrap();
+        let mut out = Vec::new();
+        let scanned = scan_events(&path, 1 << 30, wants, &mut |e| out.push(e))?;
+        Ok((out, scanned))
+    }
+
+    /// Line by line: a BOM, CRLF, a torn last line without a newline, a blank line, another
+    /// version's type, a line over the cap (skipped and counted), types not wanted (counted,
+    /// not parsed, even when damaged), a line not written `type` first (parsed, then asked).
+    #[test]
+    fn lines_are_read_one_at_a_time_and_counted() {
+        let long = format!(
+            "{{\"type\":\"warning\",\"time_ns\":9,\"message\":\"{}\"}}",
+            "x".repeat(MAX_LINE_BYTES)
+        );
+        let text = format!(
+            "\u{feff}{{\"type\":\"run_start\",\"time_ns\":1}}\r\n\n{{\"type\":\"future\",\"time_ns\":2}}\n{long}\n{{\"type\":\"action\",damaged\n{{\"time_ns\":3,\"type\":\"warning\",\"message\":\"m\"}}\n{{\"type\":\"run_end\",\"time_ns\":4,\"ended\":\"completed\"}}\n{{\"type\":\"run_e"
+        );
+        let (events, scanned) = scan(text.as_bytes(), &|_| true).unwrap();
+        let times: Vec<u64> = events.iter().map(Event::time_ns).collect();
+        assert_eq!(times, [1, 3, 4]);
+        assert_eq!(
+            scanned,
+            Scanned {
+                events: 3,
+                passed_over: 0,
+                unreadable: 3,
+                too_long: 1
+            }
+        );
+        let (events, scanned) =
+            scan(text.as_bytes(), &|k| k != "action" && k != "warning").unwrap();
+        assert_eq!(
+            events.iter().map(Event::time_ns).collect::<Vec<_>>(),
+            [1, 4]
+        );
+        assert_eq!((scanned.passed_over, scanned.unreadable), (2, 2));
+        // A line exactly at the cap is read.
+        let warning = |n| {
+            format!(
+                "{{\"type\":\"warning\",\"time_ns\":9,\"message\":\"{}\"}}",
+                "x".repeat(n)
+            )
+        };
+        let at_cap = warning(MAX_LINE_BYTES - warning(0).len());
+        assert_eq!(at_cap.len(), MAX_LINE_BYTES);
+        let (events, scanned) = scan(format!("{at_cap}\n").as_bytes(), &|_| true).unwrap();
+        assert_eq!((events.len(), scanned.too_long), (1, 0));
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_or_too_large_is_refused() {
+        let e = scan(
+            b"{\"type\":\"run_start\",\"time_ns\":1}\nab\xffc\n",
+            &|_| true,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("byte 35 is not valid UTF-8"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        std::fs::write(&path, "{}\n{}\n").unwrap();
+        let e = scan_events(&path, 5, &|_| true, &mut |_| {}).unwrap_err();
+        assert!(e.to_string().contains("larger than 5 bytes"), "{e}");
+    }
+
+    /// The many-per-run types read straight into their struct are the events the enum reads.
+    #[test]
+    fn the_direct_reading_gives_the_enums_event() {
+        for line in [
+            r#"{"type":"spike_explained","time_ns":5,"cpu":0,"due_ns":1,"latency_ns":4,"irq_latency_ns":null,"thread_latency_ns":null,"verdict":"v","contributors":[{"kind":"task","name":"x","pid":9,"policy":"FIFO","prio":99,"duration_ns":3}]}"#,
+            r#"{"type":"noise_interval","time_ns":5,"cpu":1,"offset_ns":0,"length_ns":10,"gaps":1,"noise_ns":2}"#,
+            r#"{"type":"action","time_ns":42,"trigger":"threshold","action":"exec:true","suppressed_before":0,"refused_before":0,"outcome":"ok","pid":21657,"program":"exited","exit_code":0,"detail":"pid 21657 exited with 0"}"#,
+        ] {
+            let kind = line[9..].split('"').next();
+            let direct = parse(kind, line).unwrap();
+            assert_eq!(direct, serde_json::from_str::<Event>(line).unwrap());
+            assert_eq!(Some(direct.kind()), kind);
+        }
+    }
 
     /// An explanation as events.jsonl held it before stacks: it still parses, without one,
     /// and is written back the same.

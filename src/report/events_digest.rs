@@ -148,15 +148,23 @@ pub(crate) struct Digesting {
 impl Digesting {
     /// For the run of `record`, whose data spans `extent_s` (the noise columns' span).
     pub(crate) fn new(record: &RunRecord, extent_s: f64) -> Self {
+        Self::with(
+            record.phases.is_empty(),
+            record.kind.is_noise().then_some(extent_s),
+        )
+    }
+
+    /// Reading phase events or not, a noise timeline over `noise_extent_s` or none.
+    fn with(phases: bool, noise_extent_s: Option<f64>) -> Self {
         Digesting {
             kept: BinaryHeap::new(),
             kept_bytes: 0,
             seq: 0,
             causes: Tally::default(),
-            phases: record.phases.is_empty().then(Vec::new),
+            phases: phases.then(Vec::new),
             phase_label_bytes: 0,
             phases_left_out: 0,
-            noise: record.kind.is_noise().then(|| NoiseTally::new(extent_s)),
+            noise: noise_extent_s.map(NoiseTally::new),
         }
     }
 
@@ -264,5 +272,69 @@ impl Digesting {
             noise,
         };
         (digest, warnings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn explanation(seq: u64, latency_ns: i64, name: &str) -> SpikeExplanation {
+        SpikeExplanation {
+            time_ns: seq,
+            cpu: 0,
+            due_ns: seq,
+            latency_ns,
+            irq_latency_ns: None,
+            thread_latency_ns: None,
+            verdict: format!("v{seq}"),
+            contributors: vec![crate::format::events::Contributor {
+                kind: "task".into(),
+                name: name.into(),
+                pid: None,
+                policy: None,
+                prio: None,
+                duration_ns: 1,
+                stack: None,
+            }],
+        }
+    }
+
+    /// The worst explanations kept are those a sort of all of them (by latency, stable) puts
+    /// first, ties to the first written; they come back in the order written, and every one
+    /// is tallied.
+    #[test]
+    fn the_kept_explanations_are_the_worst_of_all() {
+        let mut d = Digesting::with(true, None);
+        let mut all = Vec::new();
+        let mut rng = crate::random::SplitMix64::new(5);
+        for seq in 0..5000u64 {
+            // Few distinct latencies: many ties across the cut.
+            let x = explanation(seq, (rng.uniform() * 40.0) as i64 * 1000, "t");
+            all.push(x.clone());
+            d.add(Event::SpikeExplained(x));
+        }
+        let (digest, warnings) = d.finish();
+        assert!(warnings.is_empty());
+        let mut worst = all.clone();
+        worst.sort_by_key(|x| Reverse(x.latency_ns));
+        worst.truncate(MAX_EXPLANATIONS_KEPT);
+        worst.sort_by_key(|x| x.time_ns);
+        assert_eq!(digest.explained, worst);
+        assert_eq!(digest.causes.all, 5000);
+        assert_eq!(digest.causes.culprits[0].count, 5000);
+        assert!(digest.explained_cut());
+    }
+
+    /// Culprits past the cap are counted apart, never kept.
+    #[test]
+    fn culprits_past_the_cap_are_counted_apart() {
+        let mut tally = Tally::default();
+        for k in 0..crate::report::causes::MAX_CULPRITS + 7 {
+            tally.add(&explanation(k as u64, 1000, &format!("task-{k}")));
+        }
+        let t = tally.finish();
+        assert_eq!(t.culprits.len(), crate::report::causes::MAX_CULPRITS);
+        assert_eq!((t.all, t.untallied), (1007, 7));
     }
 }
