@@ -19,6 +19,8 @@ fn s(p: &Path) -> &str {
 /// resident memory (KiB) and its stderr.
 fn peak_rss(dir: &Path, args: &[&str]) -> (i32, i64, String) {
     let err = dir.join("stderr");
+    // Reaped by wait4 below, which gives its rusage (Child::wait does not).
+    #[allow(clippy::zombie_processes)]
     let child = Command::new(bin())
         .args(args)
         .stdout(Stdio::null())
