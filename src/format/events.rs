@@ -213,25 +213,271 @@ impl EventLog {
     }
 }
 
-/// Reads events.jsonl; lines of event types this version does not know are skipped. A result
-/// directory's events (one file, or a segmented run's several) are read by
-/// `results::loaded::read_events`.
-pub fn read_events(path: &Path) -> io::Result<Vec<Event>> {
-    read_events_capped(path, crate::input::EVENTS_MAX_BYTES)
+/// The longest line of events.jsonl read as an event: a longer line is skipped and counted,
+/// never held (its bytes are read past). The longest event jitterlab writes, a spike
+/// explanation with its contributors and a kernel stack, takes a few KiB.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// What one pass over event files met, line by line.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Scanned {
+    /// Lines handed over as events.
+    pub events: u64,
+    /// Lines of a type the reader did not ask for, counted by their `type` and not parsed.
+    pub passed_over: u64,
+    /// Lines that are no event this version reads (another version's type, a damaged or torn
+    /// line): skipped, as they always were.
+    pub unreadable: u64,
+    /// Lines longer than [`MAX_LINE_BYTES`]: skipped without being held.
+    pub too_long: u64,
 }
 
-/// [`read_events`] with a cap of its own: `max_bytes` of the file at most.
-pub(crate) fn read_events_capped(path: &Path, max_bytes: u64) -> io::Result<Vec<Event>> {
-    let text = crate::input::read_result_file(path, max_bytes)?;
-    Ok(text
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect())
+impl Scanned {
+    /// Adds another file's counts.
+    pub fn add(&mut self, other: Scanned) {
+        self.events += other.events;
+        self.passed_over += other.passed_over;
+        self.unreadable += other.unreadable;
+        self.too_long += other.too_long;
+    }
+}
+
+impl Event {
+    /// Its `type` in events.jsonl.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::RunStart { .. } => "run_start",
+            Event::RunEnd { .. } => "run_end",
+            Event::SpikeInjection { .. } => "spike_injection",
+            Event::ThreadFailed { .. } => "thread_failed",
+            Event::Warning { .. } => "warning",
+            Event::PhaseStart { .. } => "phase_start",
+            Event::PhaseEnd { .. } => "phase_end",
+            Event::LoadFinished { .. } => "load_finished",
+            Event::BudgetBreach { .. } => "budget_breach",
+            Event::SpikeExplained(_) => "spike_explained",
+            Event::NoiseInterval(_) => "noise_interval",
+            Event::WakeupSummary(_) => "wakeup_summary",
+            Event::Action(_) => "action",
+        }
+    }
+}
+
+/// Reads the events of one file into a Vec: for tests and small files. The readers of a
+/// result directory stream its events instead (`results::loaded::scan_events`), keeping only
+/// what they show, in memory that does not grow with the file.
+pub fn read_events(path: &Path) -> io::Result<Vec<Event>> {
+    let mut out = Vec::new();
+    scan_events(path, crate::input::EVENTS_MAX_BYTES, &|_| true, &mut |e| {
+        out.push(e)
+    })?;
+    Ok(out)
+}
+
+/// Streams the events of the file at `path` (a result directory's file: regular, not a link)
+/// to `visit`, in file order, `max_bytes` of it at most (a larger file is refused, as one
+/// that grows past it while read). One line is held at a time, and at most
+/// [`MAX_LINE_BYTES`] of it. A line whose `type` `wants` refuses is counted and not parsed
+/// (jitterlab writes `type` first; a line that does not start so is parsed, then asked).
+/// Lines of event types this version does not know are skipped. The file must be UTF-8 (a
+/// leading byte-order mark is ignored): the first byte that is not refuses it, as
+/// `crate::input` refuses any text file.
+pub(crate) fn scan_events(
+    path: &Path,
+    max_bytes: u64,
+    wants: &dyn Fn(&str) -> bool,
+    visit: &mut dyn FnMut(Event),
+) -> io::Result<Scanned> {
+    use crate::input::ReadError;
+    use std::io::{BufRead, Read};
+    let file = crate::input::open_result_file(path)?;
+    if file.metadata()?.len() > max_bytes {
+        return Err(ReadError::TooLarge { max_bytes }.into());
+    }
+    let mut reader = io::BufReader::with_capacity(256 << 10, file.take(max_bytes + 1));
+    let mut scanned = Scanned::default();
+    // The line being gathered (at most MAX_LINE_BYTES), and whether it outgrew that.
+    let mut line: Vec<u8> = Vec::new();
+    let mut too_long = false;
+    // Bytes read before `line`'s first byte: where a byte that is not UTF-8 is.
+    let mut line_at: u64 = 0;
+    let mut read: u64 = 0;
+    let mut first = true;
+    loop {
+        let buf = reader.fill_buf()?;
+        let done = buf.is_empty();
+        let (chunk, ended) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], true),
+            None => (buf, done),
+        };
+        if !too_long {
+            if line.len() + chunk.len() > MAX_LINE_BYTES {
+                too_long = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let used = chunk.len() + usize::from(ended && !done);
+        reader.consume(used);
+        read += used as u64;
+        if read > max_bytes {
+            return Err(ReadError::TooLarge { max_bytes }.into());
+        }
+        if !ended {
+            continue;
+        }
+        if too_long {
+            scanned.too_long += 1;
+        } else if !(done && line.is_empty()) {
+            let mut text = std::str::from_utf8(&line).map_err(|e| ReadError::NotText {
+                offset: (line_at + e.valid_up_to() as u64) as usize,
+            })?;
+            if first {
+                text = text.strip_prefix('\u{feff}').unwrap_or(text);
+            }
+            take_line(
+                text.strip_suffix('\r').unwrap_or(text),
+                wants,
+                visit,
+                &mut scanned,
+            );
+        }
+        if done {
+            return Ok(scanned);
+        }
+        first = false;
+        too_long = false;
+        line.clear();
+        line_at = read;
+    }
+}
+
+/// A line as an event. The many-per-run types are read straight into their struct when the line
+/// starts with their `type` (the struct ignores the `type` key): the same event, without serde
+/// buffering the whole line first as it does to find an internally tagged enum's tag.
+fn parse(peeked: Option<&str>, text: &str) -> serde_json::Result<Event> {
+    match peeked {
+        Some("spike_explained") => serde_json::from_str(text).map(Event::SpikeExplained),
+        Some("noise_interval") => serde_json::from_str(text).map(Event::NoiseInterval),
+        Some("wakeup_summary") => serde_json::from_str(text).map(Event::WakeupSummary),
+        Some("action") => serde_json::from_str(text).map(Event::Action),
+        _ => serde_json::from_str(text),
+    }
+}
+
+/// One line of events.jsonl, counted in `scanned` and handed to `visit` when it is a wanted event.
+fn take_line(
+    text: &str,
+    wants: &dyn Fn(&str) -> bool,
+    visit: &mut dyn FnMut(Event),
+    scanned: &mut Scanned,
+) {
+    let peeked = text
+        .strip_prefix("{\"type\":\"")
+        .and_then(|rest| rest.split_once('"'))
+        .map(|(kind, _)| kind);
+    if peeked.is_some_and(|kind| !wants(kind)) {
+        scanned.passed_over += 1;
+        return;
+    }
+    match parse(peeked, text) {
+        Ok(e) if wants(e.kind()) => {
+            scanned.events += 1;
+            visit(e)
+        }
+        Ok(_) => scanned.passed_over += 1,
+        Err(_) if text.trim().is_empty() => {}
+        Err(_) => scanned.unreadable += 1,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn scan(bytes: &[u8], wants: &dyn Fn(&str) -> bool) -> io::Result<(Vec<Event>, Scanned)> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        std::fs::write(&path, bytes).unwrap();
+        let mut out = Vec::new();
+        let scanned = scan_events(&path, 1 << 30, wants, &mut |e| out.push(e))?;
+        Ok((out, scanned))
+    }
+
+    /// Line by line: a BOM, CRLF, a torn last line without a newline, a blank line, another
+    /// version's type, a line over the cap (skipped and counted), types not wanted (counted,
+    /// not parsed, even when damaged), a line not written `type` first (parsed, then asked).
+    #[test]
+    fn lines_are_read_one_at_a_time_and_counted() {
+        let long = format!(
+            "{{\"type\":\"warning\",\"time_ns\":9,\"message\":\"{}\"}}",
+            "x".repeat(MAX_LINE_BYTES)
+        );
+        let text = format!(
+            "\u{feff}{{\"type\":\"run_start\",\"time_ns\":1}}\r\n\n{{\"type\":\"future\",\"time_ns\":2}}\n{long}\n{{\"type\":\"action\",damaged\n{{\"time_ns\":3,\"type\":\"warning\",\"message\":\"m\"}}\n{{\"type\":\"run_end\",\"time_ns\":4,\"ended\":\"completed\"}}\n{{\"type\":\"run_e"
+        );
+        let (events, scanned) = scan(text.as_bytes(), &|_| true).unwrap();
+        let times: Vec<u64> = events.iter().map(Event::time_ns).collect();
+        assert_eq!(times, [1, 3, 4]);
+        assert_eq!(
+            scanned,
+            Scanned {
+                events: 3,
+                passed_over: 0,
+                unreadable: 3,
+                too_long: 1
+            }
+        );
+        let (events, scanned) =
+            scan(text.as_bytes(), &|k| k != "action" && k != "warning").unwrap();
+        assert_eq!(
+            events.iter().map(Event::time_ns).collect::<Vec<_>>(),
+            [1, 4]
+        );
+        assert_eq!((scanned.passed_over, scanned.unreadable), (2, 2));
+        // A line exactly at the cap is read.
+        let warning = |n| {
+            format!(
+                "{{\"type\":\"warning\",\"time_ns\":9,\"message\":\"{}\"}}",
+                "x".repeat(n)
+            )
+        };
+        let at_cap = warning(MAX_LINE_BYTES - warning(0).len());
+        assert_eq!(at_cap.len(), MAX_LINE_BYTES);
+        let (events, scanned) = scan(format!("{at_cap}\n").as_bytes(), &|_| true).unwrap();
+        assert_eq!((events.len(), scanned.too_long), (1, 0));
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_or_too_large_is_refused() {
+        let e = scan(
+            b"{\"type\":\"run_start\",\"time_ns\":1}\nab\xffc\n",
+            &|_| true,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("byte 35 is not valid UTF-8"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        std::fs::write(&path, "{}\n{}\n").unwrap();
+        let e = scan_events(&path, 5, &|_| true, &mut |_| {}).unwrap_err();
+        assert!(e.to_string().contains("larger than 5 bytes"), "{e}");
+    }
+
+    /// The many-per-run types read straight into their struct are the events the enum reads.
+    #[test]
+    fn the_direct_reading_gives_the_enums_event() {
+        for line in [
+            r#"{"type":"spike_explained","time_ns":5,"cpu":0,"due_ns":1,"latency_ns":4,"irq_latency_ns":null,"thread_latency_ns":null,"verdict":"v","contributors":[{"kind":"task","name":"x","pid":9,"policy":"FIFO","prio":99,"duration_ns":3}]}"#,
+            r#"{"type":"noise_interval","time_ns":5,"cpu":1,"offset_ns":0,"length_ns":10,"gaps":1,"noise_ns":2}"#,
+            r#"{"type":"action","time_ns":42,"trigger":"threshold","action":"exec:true","suppressed_before":0,"refused_before":0,"outcome":"ok","pid":21657,"program":"exited","exit_code":0,"detail":"pid 21657 exited with 0"}"#,
+        ] {
+            let kind = line[9..].split('"').next();
+            let direct = parse(kind, line).unwrap();
+            assert_eq!(direct, serde_json::from_str::<Event>(line).unwrap());
+            assert_eq!(Some(direct.kind()), kind);
+        }
+    }
 
     /// An explanation as events.jsonl held it before stacks: it still parses, without one,
     /// and is written back the same.

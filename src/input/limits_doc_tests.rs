@@ -50,10 +50,33 @@ fn expected_rows() -> Vec<(&'static str, Vec<String>)> {
         ),
         (
             "events.jsonl (a segmented run: its `events-NNNNNN.jsonl` files)",
-            vec![format!(
-                "a regular file of at most {} (a segmented run's files together",
-                format_bytes(EVENTS_MAX_BYTES)
-            )],
+            vec![
+                format!(
+                    "a regular file of at most {} (a segmented run's files together",
+                    format_bytes(EVENTS_MAX_BYTES)
+                ),
+                format!(
+                    "lines of at most {}",
+                    format_bytes(crate::format::events::MAX_LINE_BYTES as u64)
+                ),
+                format!(
+                    "the worst {} spike explanations ({} at most)",
+                    crate::units::group_digits(
+                        crate::report::events_digest::MAX_EXPLANATIONS_KEPT as u64
+                    ),
+                    format_bytes(crate::report::events_digest::MAX_EXPLANATION_BYTES_KEPT as u64)
+                ),
+                format!(
+                    "({} culprits at most)",
+                    crate::units::group_digits(crate::report::causes::MAX_CULPRITS as u64)
+                ),
+                format!(
+                    "at most {} phase events",
+                    crate::units::group_digits(
+                        crate::report::events_digest::MAX_PHASE_EVENTS as u64
+                    )
+                ),
+            ],
         ),
         (
             "latency.hlog (a segmented run: its `latency-NNNNNN.hlog` files), its summary",

@@ -1,15 +1,18 @@
-//! Files that jitterlab reads whole (import sources, scenario files, run.json, sweep.json,
-//! events.jsonl): read with a size cap, checked to be UTF-8 text, a leading byte-order mark
+//! Files that jitterlab reads whole (import sources, scenario files, run.json, sweep.json):
+//! read with a size cap, checked to be UTF-8 text, a leading byte-order mark
 //! removed. One reader, so that every input behaves the same: `/dev/zero`, a FIFO that never
 //! ends or a multi-gigabyte file is refused after at most `max_bytes + 1` bytes instead of
 //! growing without bound, and a BOM written by an editor never changes how a file is parsed.
 //! The caps are documented in docs/user-guide.md ("Input limits"), a table of every file and
 //! request a command reads with its limits, checked against the constants by `limits_doc_tests`.
+//! events.jsonl, which can be gigabytes, is not read whole: `format::events::scan_events` opens
+//! it here ([`open`]) and streams it a line at a time, with the same checks.
 
 /// The most read of run.json or sweep.json: a run with the most scenario phases on 64 CPUs
 /// writes about 250 MiB.
 pub(crate) const RESULT_RECORD_MAX_BYTES: u64 = 1 << 30;
-/// The most read of events.jsonl: a spike load at its default rate logs about 130 MiB a day.
+/// The most read of events.jsonl: a spike load at its default rate logs about 130 MiB a day. It
+/// is streamed a line at a time (`format::events::scan_events`): the cap bounds the time.
 pub(crate) const EVENTS_MAX_BYTES: u64 = 4 << 30;
 
 mod json_values;

@@ -66,14 +66,45 @@ impl Culprit {
     }
 }
 
-/// Groups explanations by culprit, most late wakeups first (ties: the worst first).
-pub(crate) fn aggregate(spikes: &[&SpikeExplanation]) -> Vec<Culprit> {
-    let mut by: BTreeMap<(&'static str, String), Culprit> = BTreeMap::new();
-    for s in spikes {
+/// Culprits tallied at most: a run names a few dozen; a damaged or forged events.jsonl could
+/// name millions. The late wakeups of culprits past it are counted apart
+/// ([`Tally::finish`]), and the report says how many.
+pub(crate) const MAX_CULPRITS: usize = 1000;
+
+/// The bytes of culprit names (and their policies) tallied at most (a task's comm is 15 bytes;
+/// an IRQ's name a few dozen): a new culprit past it is counted as past [`MAX_CULPRITS`], a new
+/// policy is left out.
+pub(crate) const MAX_CULPRIT_NAME_BYTES: usize = 1 << 20;
+
+/// Explanations grouped by culprit as they are read, one at a time ([`aggregate`] of a stream):
+/// memory bounded by [`MAX_CULPRITS`] and [`MAX_CULPRIT_NAME_BYTES`].
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    by: BTreeMap<(&'static str, String), Culprit>,
+    name_bytes: usize,
+    /// Explanations added, tallied or not.
+    all: u64,
+    /// Explanations whose culprit came past the caps.
+    untallied: u64,
+}
+
+/// What a [`Tally`] found: the culprits, most late wakeups first (ties: the worst first).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Tallied {
+    pub culprits: Vec<Culprit>,
+    /// Every explanation added.
+    pub all: u64,
+    /// Those of culprits past [`MAX_CULPRITS`] (or [`MAX_CULPRIT_NAME_BYTES`]), in no row.
+    pub untallied: u64,
+}
+
+impl Tally {
+    pub(crate) fn add(&mut self, s: &SpikeExplanation) {
+        self.all += 1;
         let kind = s.cause();
         let (name, policy) = match s.contributors.first() {
             Some(c) if kind != "no_event" => (
-                c.name.clone(),
+                c.name.as_str(),
                 c.policy.as_ref().map(|p| match c.prio {
                     Some(prio) if p != "OTHER" => format!("{p} {prio}"),
                     _ => p.clone(),
@@ -85,39 +116,71 @@ pub(crate) fn aggregate(spikes: &[&SpikeExplanation]) -> Vec<Culprit> {
                     (Some(_), None) => true,
                     _ => false,
                 };
-                let name = if irq_late { "timer IRQ" } else { "thread" };
-                (name.to_string(), None)
+                (if irq_late { "timer IRQ" } else { "thread" }, None)
             }
         };
         let latency = s.latency_ns.max(0) as u64;
-        let c = by.entry((kind, name.clone())).or_insert_with(|| Culprit {
-            kind,
-            name,
-            policies: Vec::new(),
-            count: 0,
-            share_percent: 0.0,
-            total_ns: 0,
-            worst_ns: 0,
-        });
+        let key = (kind, name.to_string());
+        let c = match self.by.get_mut(&key) {
+            Some(c) => c,
+            None => {
+                if self.by.len() >= MAX_CULPRITS
+                    || self.name_bytes + name.len() > MAX_CULPRIT_NAME_BYTES
+                {
+                    self.untallied += 1;
+                    return;
+                }
+                self.name_bytes += name.len();
+                self.by.entry(key).or_insert_with(|| Culprit {
+                    kind,
+                    name: name.to_string(),
+                    policies: Vec::new(),
+                    count: 0,
+                    share_percent: 0.0,
+                    total_ns: 0,
+                    worst_ns: 0,
+                })
+            }
+        };
         c.count += 1;
         c.total_ns += latency;
         c.worst_ns = c.worst_ns.max(latency);
+        // A policy counts against the names' bytes: a forged file could give each line its own.
         if let Some(p) = policy
             && !c.policies.contains(&p)
+            && self.name_bytes + p.len() <= MAX_CULPRIT_NAME_BYTES
         {
+            self.name_bytes += p.len();
             c.policies.push(p);
         }
     }
-    let all = spikes.len().max(1) as f64;
-    let mut out: Vec<Culprit> = by
-        .into_values()
-        .map(|mut c| {
-            c.share_percent = c.count as f64 * 100.0 / all;
-            c
-        })
-        .collect();
-    out.sort_by(|a, b| b.count.cmp(&a.count).then(b.worst_ns.cmp(&a.worst_ns)));
-    out
+
+    /// The culprits, each with its share of every explanation added.
+    pub(crate) fn finish(self) -> Tallied {
+        let all = self.all.max(1) as f64;
+        let mut culprits: Vec<Culprit> = self
+            .by
+            .into_values()
+            .map(|mut c| {
+                c.share_percent = c.count as f64 * 100.0 / all;
+                c
+            })
+            .collect();
+        culprits.sort_by(|a, b| b.count.cmp(&a.count).then(b.worst_ns.cmp(&a.worst_ns)));
+        Tallied {
+            culprits,
+            all: self.all,
+            untallied: self.untallied,
+        }
+    }
+}
+
+/// Groups explanations by culprit, most late wakeups first (ties: the worst first).
+#[cfg(test)]
+pub(crate) fn aggregate(spikes: &[&SpikeExplanation]) -> Vec<Culprit> {
+    let mut tally = Tally::default();
+    spikes.iter().for_each(|s| tally.add(s));
+    tally.finish().culprits
 }
 
 /// Whether a kernel of this preemption model (run.json's `system.preemption_model`, e.g.

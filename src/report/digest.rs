@@ -1,6 +1,7 @@
 //! What the report needs from a result directory (read by `results::loaded`, the one reader),
 //! digested in one streaming pass and kept small:
-//! run.json and the events as they are, and per hlog tag the whole run's histogram and, per
+//! run.json as it is, the events as `report::events_digest` keeps them (streamed, bounded),
+//! and per hlog tag the whole run's histogram and, per
 //! time cell (about [`CELLS`] over the run, `results::cells`), the largest latency, the
 //! largest per-interval 99th percentile and the counts in coarse log-latency rows for the heat
 //! map. Memory is bounded by the cells, not the run's length: at most about 9 MiB per tag and
@@ -8,11 +9,11 @@
 //! in place of its log where the cells are whole summary buckets.
 
 use crate::analysis::phase;
-use crate::format::events::Event;
 use crate::format::hlog::parse_tag;
 use crate::format::hlog_scan::SparseInterval;
 use crate::format::run_record::RunRecord;
 use crate::format::stats::new_histogram;
+use crate::report::events_digest::{self, EventsDigest};
 use crate::results::cells::{Fold, Grid, tag_order};
 use crate::results::loaded;
 use hdrhistogram::Histogram;
@@ -265,7 +266,8 @@ impl SeriesDigest {
 pub(crate) struct RunDigest {
     pub path: PathBuf,
     pub record: RunRecord,
-    pub events: Vec<Event>,
+    /// What the report shows of the events, bounded (`report::events_digest`).
+    pub events: EventsDigest,
     /// One per hlog tag, wakeup latency of each CPU first, in CPU order.
     pub series: Vec<SeriesDigest>,
     /// Whether latency.hlog was present.
@@ -280,15 +282,7 @@ impl RunDigest {
 
     /// The run's length in s: from run.json, else from the intervals.
     pub(crate) fn extent_s(&self) -> f64 {
-        let from_intervals = self
-            .series
-            .iter()
-            .map(SeriesDigest::extent_s)
-            .fold(0.0, f64::max);
-        match self.record.duration_ns {
-            Some(ns) => (ns as f64 / 1e9).max(from_intervals),
-            None => from_intervals,
-        }
+        extent_s(&self.record, &self.series)
     }
 
     /// Every wakeup of every CPU in one histogram (for overlays of several runs).
@@ -302,7 +296,8 @@ impl RunDigest {
     }
 
     /// Scenario phases as (label, start s, end s) from the run's start: from run.json's
-    /// `phases`, else from PhaseStart/PhaseEnd events.
+    /// `phases`, else from PhaseStart/PhaseEnd events (the first
+    /// `events_digest::MAX_PHASE_EVENTS`).
     pub(crate) fn phase_spans(&self) -> Vec<(String, f64, f64)> {
         let t0 = self.record.start_monotonic_ns;
         let offset = |ns: u64| ns.saturating_sub(t0) as f64 / 1e9;
@@ -319,22 +314,11 @@ impl RunDigest {
         }
         let mut open: BTreeMap<usize, (String, u64)> = BTreeMap::new();
         let mut out = Vec::new();
-        for e in &self.events {
-            match e {
-                Event::PhaseStart {
-                    time_ns,
-                    index,
-                    label,
-                    ..
-                } => {
-                    open.insert(*index, (label.clone(), *time_ns));
-                }
-                Event::PhaseEnd { time_ns, index, .. } => {
-                    if let Some((label, start)) = open.remove(index) {
-                        out.push((label, offset(start), offset(*time_ns)));
-                    }
-                }
-                _ => {}
+        for p in &self.events.phases {
+            if p.start {
+                open.insert(p.index, (p.label.clone(), p.time_ns));
+            } else if let Some((label, start)) = open.remove(&p.index) {
+                out.push((label, offset(start), offset(p.time_ns)));
             }
         }
         // A phase still open (a run that was killed) lasts to the end of the data.
@@ -349,8 +333,9 @@ impl RunDigest {
 }
 
 /// Reads the result directory at `path` (through the one reader, `results::loaded`), digesting
-/// its interval log in one parallel pass into at most [`CELLS`] cells per tag.
-/// `progress(done, total)` follows the bytes read.
+/// its interval log in one parallel pass into at most [`CELLS`] cells per tag, then its events
+/// in one streaming pass (`report::events_digest`: after the log, whose extent the noise
+/// columns span). `progress(done, total)` follows the bytes of the log read.
 pub(crate) fn read_run(
     path: &Path,
     progress: &(dyn Fn(u64, u64) + Sync),
@@ -365,13 +350,33 @@ pub(crate) fn read_run(
         .map(|(tag, acc)| SeriesDigest::from_cells(&tag, acc, grid))
         .collect();
     series.sort_by_key(|s| tag_order(&s.tag));
+    let mut events = events_digest::Digesting::new(&run.record, extent_s(&run.record, &series));
+    let wanted = events.wanted();
+    run.scan_events(&|kind| wanted.wants(kind), &mut |e| events.add(e))?;
+    let (events, warnings) = events.finish();
+    for warning in warnings {
+        eprintln!("jitterlab: warning: {warning}");
+        run.record.warnings.push(warning);
+    }
     Ok(RunDigest {
         path: run.path,
         record: run.record,
-        events: run.events,
+        events,
         series,
         has_hlog,
     })
+}
+
+/// The run's length in s: from run.json, else from the intervals (see [`RunDigest::extent_s`]).
+fn extent_s(record: &RunRecord, series: &[SeriesDigest]) -> f64 {
+    let from_intervals = series
+        .iter()
+        .map(SeriesDigest::extent_s)
+        .fold(0.0, f64::max);
+    match record.duration_ns {
+        Some(ns) => (ns as f64 / 1e9).max(from_intervals),
+        None => from_intervals,
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod cpu_group;
 pub mod cpu_summary;
 pub mod cpu_tables;
 pub mod digest;
+pub mod events_digest;
 pub mod export;
 pub mod html;
 pub mod inversion;

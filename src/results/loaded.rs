@@ -1,5 +1,6 @@
 //! The one reader of a result directory, for every command that reads runs (report, compare,
-//! budgets on stored runs, export): run.json with its format checked, the events, and the
+//! budgets on stored runs, export): run.json with its format checked, the events streamed to
+//! the readers that show them ([`scan_events`], one line held at a time), and the
 //! interval histograms read into a fixed grid of time cells (`results::cells`), either kept as
 //! intervals ([`load`]: about [`MAX_INTERVALS_PER_TAG`] per tag) or folded by the caller
 //! ([`open`] then [`LoadedRun::scan_cells`], the report's way). Either way one streaming pass,
@@ -15,7 +16,7 @@
 use super::ResultDir;
 use super::cells::{self, Coarse, Fold, Grid, Source};
 use crate::error::display_path;
-use crate::format::events::{self, Event};
+use crate::format::events::{self, Event, Scanned};
 use crate::format::hlog;
 use crate::format::hlog_scan::{self, StoredInterval, TornTail};
 use crate::format::run_record::{Ended, RunRecord};
@@ -52,9 +53,6 @@ pub struct LoadedRun {
     /// [`MAX_INTERVALS_PER_TAG`] time cells are merged (`results::cells`): a short log's stay
     /// as they are.
     pub intervals: Vec<StoredInterval>,
-    /// The events (events.jsonl, or a segmented run's event files in order: [`read_events`]);
-    /// empty when there are none.
-    pub events: Vec<Event>,
     /// What reading the run's files met that the figures shown depend on (a torn or missing
     /// log, a log with fewer samples than run.json counts): also in `record.warnings` and on
     /// stderr; kept apart for `compare`, which shows them under the run they concern.
@@ -115,18 +113,17 @@ pub fn load(path: &Path) -> Result<LoadedRun, String> {
     Ok(run)
 }
 
-/// Reads a result directory's run.json (its format checked) and events.jsonl, leaving the
-/// interval log to the caller: [`load`] reads it into cells kept as intervals, the report folds
-/// it into its own cells ([`LoadedRun::scan_cells`]). Every reader of a result directory starts here.
+/// Reads a result directory's run.json (its format checked), leaving the interval log and the
+/// events to the caller: [`load`] reads the log into cells kept as intervals, the report folds
+/// it into its own cells ([`LoadedRun::scan_cells`]); a reader that shows events streams them
+/// ([`LoadedRun::scan_events`]). Every reader of a result directory starts here.
 pub fn open(path: &Path) -> Result<LoadedRun, String> {
     let dir = ResultDir::open(path)?;
     let record = dir.read_run_record()?;
-    let events = read_events(&dir.path)?;
     Ok(LoadedRun {
         path: path.to_path_buf(),
         record,
         intervals: Vec::new(),
-        events,
         read_warnings: Vec::new(),
     })
 }
@@ -142,22 +139,49 @@ pub fn event_files(path: &Path) -> Result<Vec<PathBuf>, String> {
     indexed_files(path, segments::parse_events_file_name)
 }
 
-/// Every event of the result directory at `path`, in the order written: its event files read
-/// in order (see [`event_files`]), [`crate::input::EVENTS_MAX_BYTES`] of them in all at most.
-/// A file deleted by retention between listing and reading is skipped: its events are of a
-/// segment no longer kept.
-pub fn read_events(path: &Path) -> Result<Vec<Event>, String> {
+/// Streams the events of the result directory at `path` to `visit` in the order written: its
+/// event files read in order (see [`event_files`]), [`crate::input::EVENTS_MAX_BYTES`] of them
+/// in all at most, one line held at a time (`format::events::scan_events`: lines of a type
+/// `wants` refuses are counted, not parsed; lines over `format::events::MAX_LINE_BYTES` are
+/// skipped and counted). A file deleted by retention between listing and reading is skipped:
+/// its events are of a segment no longer kept. The one way the readers of a result directory
+/// read its events: what they keep of them is theirs to bound.
+pub fn scan_events(
+    path: &Path,
+    wants: &dyn Fn(&str) -> bool,
+    visit: &mut dyn FnMut(Event),
+) -> Result<Scanned, String> {
     let mut left = crate::input::EVENTS_MAX_BYTES;
-    let mut out = Vec::new();
+    let mut scanned = Scanned::default();
     for file in event_files(path)? {
         let bytes = file.metadata().map_or(0, |m| m.len());
-        match events::read_events_capped(&file, left) {
-            Ok(read) => out.extend(read),
+        match events::scan_events(&file, left, wants, visit) {
+            Ok(s) => scanned.add(s),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
         }
         left = left.saturating_sub(bytes);
     }
+    Ok(scanned)
+}
+
+/// What to say of the lines [`scan_events`] left out for their length; None when none was.
+pub(crate) fn long_lines_warning(path: &Path, scanned: &Scanned) -> Option<String> {
+    (scanned.too_long > 0).then(|| {
+        format!(
+            "{}: {} line(s) longer than {} left out (jitterlab writes none so long: the file was edited or damaged)",
+            display_path(&path.join(events::FILE_NAME)),
+            scanned.too_long,
+            crate::input::format_bytes(events::MAX_LINE_BYTES as u64)
+        )
+    })
+}
+
+/// Every event of the result directory at `path`, in the order written ([`scan_events`]),
+/// collected: for tests and tools over small runs. A reader of results streams them instead.
+pub fn read_events(path: &Path) -> Result<Vec<Event>, String> {
+    let mut out = Vec::new();
+    scan_events(path, &|_| true, &mut |e| out.push(e))?;
     Ok(out)
 }
 
@@ -185,6 +209,22 @@ pub(crate) fn hlog_files(path: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 impl LoadedRun {
+    /// Streams the run's events to `visit` ([`scan_events`]); lines skipped for their length
+    /// are told on stderr and among the run's warnings, as a torn log is.
+    pub(crate) fn scan_events(
+        &mut self,
+        wants: &dyn Fn(&str) -> bool,
+        visit: &mut dyn FnMut(Event),
+    ) -> Result<Scanned, String> {
+        let scanned = scan_events(&self.path, wants, visit)?;
+        if let Some(warning) = long_lines_warning(&self.path, &scanned) {
+            eprintln!("jitterlab: warning: {warning}");
+            self.record.warnings.push(warning.clone());
+            self.read_warnings.push(warning);
+        }
+        Ok(scanned)
+    }
+
     /// Whether the run has an interval log (latency.hlog or segments).
     pub(crate) fn has_hlog(&self) -> bool {
         self.hlog_files().is_ok_and(|f| !f.is_empty())

@@ -415,8 +415,8 @@ mod tests {
         assert_eq!(record.threads[1].deadline_misses, 1);
         assert_eq!(record.phases[0].threads[1].latency.max_ns, Some(2_500_000));
         assert_eq!(record.phases[0].threads[0].latency.samples, 1000);
-        let phase_events = back
-            .events
+        let phase_events = loaded::read_events(&dir.path().join("run"))
+            .unwrap()
             .iter()
             .filter(|e| matches!(e, Event::PhaseStart { .. } | Event::PhaseEnd { .. }))
             .count();

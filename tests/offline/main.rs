@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod big_events;
 mod cli_help;
 mod compare;
 mod cyclictest;

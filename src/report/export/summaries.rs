@@ -6,7 +6,7 @@ use super::{RunExporter, write_text};
 use crate::error::{Failure, Result};
 use crate::format::events::Event;
 use crate::format::wakeup_summary::WakeupSummary;
-use crate::results::loaded::LoadedRun;
+use crate::results::loaded::{self, LoadedRun};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -17,14 +17,18 @@ pub(crate) const HEADER: &str = "cpu,first_seq,last_seq,samples,dropped_records,
 
 impl RunExporter for Summaries {
     fn write(&self, run: &LoadedRun, output: Option<&Path>) -> Result<()> {
-        let mut blocks: Vec<&WakeupSummary> = run
-            .events
-            .iter()
-            .filter_map(|e| match e {
-                Event::WakeupSummary(s) => Some(s),
-                _ => None,
-            })
-            .collect();
+        // Only the summaries are parsed and kept (the export is all of them): the events are
+        // streamed, the other types counted and passed over.
+        let mut blocks: Vec<WakeupSummary> = Vec::new();
+        let scanned = loaded::scan_events(&run.path, &|kind| kind == "wakeup_summary", &mut |e| {
+            if let Event::WakeupSummary(s) = e {
+                blocks.push(s)
+            }
+        })
+        .map_err(Failure::usage)?;
+        if let Some(warning) = loaded::long_lines_warning(&run.path, &scanned) {
+            eprintln!("jitterlab: warning: {warning}");
+        }
         if blocks.is_empty() && run.record.plan.summary_every.is_none() {
             return Err(Failure::usage(format!(
                 "{} has no wakeup summaries: the run was made without --summary-every; run again with --summary-every N (e.g. 1000) to get the min, mean and max of every N wakeups",

@@ -15,7 +15,6 @@ mod warnings;
 
 use crate::analysis::budget::{self, Budget};
 use crate::error::{ExitCode, Failure, OrFailure, Result};
-use crate::format::events::Event;
 use crate::format::run_record::FILE_NAME as RUN_JSON;
 use crate::report::digest::{self, RunDigest};
 use crate::report::plot::{
@@ -269,20 +268,23 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
     if has_time_series(run) {
         // Wakeup latency, and the timer IRQ latency when the run was traced.
         let series: Vec<_> = run.series.iter().collect();
+        // The worst explanations the report keeps (events_digest): all of a run's but a
+        // very long one's, whose legend then says how many of all.
         let markers = run
             .events
+            .explained
             .iter()
-            .filter_map(|e| match e {
-                Event::SpikeExplained(x) => Some(timeline::Marker {
-                    time_s: x.due_ns.saturating_sub(run.record.start_monotonic_ns) as f64 / 1e9,
-                    latency_ns: x.latency_ns.max(1) as u64,
-                    cpu: x.cpu,
-                    text: format!("CPU {}: {}", x.cpu, x.verdict),
-                }),
-                _ => None,
+            .map(|x| timeline::Marker {
+                time_s: x.due_ns.saturating_sub(run.record.start_monotonic_ns) as f64 / 1e9,
+                latency_ns: x.latency_ns.max(1) as u64,
+                cpu: x.cpu,
+                text: format!("CPU {}: {}", x.cpu, x.verdict),
             })
             .collect();
-        let data = timeline::prepare(&series, run.extent_s(), run.phase_spans(), markers);
+        let mut data = timeline::prepare(&series, run.extent_s(), run.phase_spans(), markers);
+        if run.events.explained_cut() {
+            data.markers_of = Some(run.events.causes.all);
+        }
         out.push(timeline::draw(
             &format!("{prefix}-timeline"),
             &format!("{word} over time: max and p99 of each interval"),
@@ -335,21 +337,10 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
 }
 
 /// A noise run's share of each CPU over time, from its `noise_interval` events (runs written
-/// before them, and imports, have none: no figure).
+/// before them, and imports, have none: no figure), reduced as they were read.
 fn noise_timeline_figure(prefix: &str, run: &RunDigest) -> Option<Figure> {
-    let intervals: Vec<_> = run
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            Event::NoiseInterval(i) => Some(*i),
-            _ => None,
-        })
-        .collect();
-    if !run.record.kind.is_noise() || intervals.is_empty() {
-        return None;
-    }
-    let data =
-        crate::report::plot::noise_timeline::prepare(&intervals, run.extent_s(), run.phase_spans());
+    let mut data = run.events.noise.clone()?;
+    data.phases = run.phase_spans();
     Some(crate::report::plot::noise_timeline::draw(
         &format!("{prefix}-noise-timeline"),
         "Noise over time: share of each CPU per interval",

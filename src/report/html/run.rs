@@ -4,7 +4,6 @@
 use super::page::{figure, key_values};
 use super::run_label;
 use crate::doctor::{SystemSnapshot, Verdict};
-use crate::format::events::Event;
 use crate::format::run_record::RunRecord;
 use crate::report::cpu_tables::{self, Detail, signed};
 use crate::report::digest::RunDigest;
@@ -428,20 +427,14 @@ fn loads_table(h: &mut String, r: &RunRecord) {
 }
 
 fn trace_section(h: &mut String, run: &RunDigest) {
-    let mut spikes: Vec<_> = run
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            Event::SpikeExplained(x) => Some(x),
-            _ => None,
-        })
-        .collect();
+    // The worst explanations kept (report::events_digest), every one tallied by cause.
+    let mut spikes: Vec<_> = run.events.explained.iter().collect();
     let Some(t) = &run.record.trace else {
         if spikes.is_empty() {
             return;
         }
         h.push_str("<h3>Explained spikes</h3>");
-        super::causes::section(h, &run.record, &spikes);
+        super::causes::section(h, &run.record, &run.events.causes);
         spikes_table(h, run, &mut spikes);
         return;
     };
@@ -471,7 +464,7 @@ fn trace_section(h: &mut String, run: &RunDigest) {
                 .unwrap_or_default()
         });
     }
-    super::causes::section(h, &run.record, &spikes);
+    super::causes::section(h, &run.record, &run.events.causes);
     spikes_table(h, run, &mut spikes);
 }
 
@@ -502,8 +495,8 @@ fn spikes_table(
         } else {
             "latest wakeups"
         },
-        if spikes.len() > MAX_SPIKES_LISTED {
-            format!(" (of {})", spikes.len())
+        if run.events.causes.all > MAX_SPIKES_LISTED as u64 {
+            format!(" (of {})", run.events.causes.all)
         } else {
             String::new()
         }

@@ -35,68 +35,122 @@ pub struct NoiseTimeline {
     pub column_s: f64,
 }
 
-/// Groups the intervals by CPU (in CPU order) and reduces each to `COLUMNS` columns over
-/// [0, extent_s].
-pub fn prepare(
-    intervals: &[NoiseInterval],
+/// CPUs given a curve at most: the rest's intervals are counted ([`NoiseTally::left_out`])
+/// and drawn nowhere, so that a forged events.jsonl naming a million CPUs cannot take a
+/// million curves' memory. Far more CPUs than a machine has.
+pub(crate) const MAX_TRACKS: usize = 1024;
+
+/// The intervals as they are read, reduced at once to `COLUMNS` columns per CPU over
+/// [0, extent_s]: memory bounded by the columns, not by the run's intervals. Each CPU's last
+/// two intervals wait, for a last stub to be merged into the one before it (see
+/// [`NoiseTally::finish`]).
+#[derive(Debug, Clone)]
+pub struct NoiseTally {
     extent_s: f64,
-    phases: Vec<(String, f64, f64)>,
-) -> NoiseTimeline {
-    let extent_s = if extent_s > 0.0 { extent_s } else { 1.0 };
-    let column_s = extent_s / COLUMNS as f64;
-    let mut cpus: Vec<usize> = intervals.iter().map(|i| i.cpu).collect();
-    cpus.sort_unstable();
-    cpus.dedup();
-    let tracks = cpus
-        .into_iter()
-        .map(|cpu| {
-            let mut track = NoiseTrack {
-                cpu,
+    column_s: f64,
+    tracks: std::collections::BTreeMap<usize, (NoiseTrack, Vec<NoiseInterval>)>,
+    /// Intervals of CPUs past [`MAX_TRACKS`].
+    pub left_out: u64,
+}
+
+impl NoiseTally {
+    pub fn new(extent_s: f64) -> Self {
+        let extent_s = if extent_s > 0.0 { extent_s } else { 1.0 };
+        NoiseTally {
+            extent_s,
+            column_s: extent_s / COLUMNS as f64,
+            tracks: Default::default(),
+            left_out: 0,
+        }
+    }
+
+    /// Whether any interval was added.
+    pub fn is_empty(&self) -> bool {
+        self.tracks.is_empty()
+    }
+
+    pub fn add(&mut self, i: NoiseInterval) {
+        if !self.tracks.contains_key(&i.cpu) && self.tracks.len() >= MAX_TRACKS {
+            self.left_out += 1;
+            return;
+        }
+        let column_s = self.column_s;
+        let (track, last) = self.tracks.entry(i.cpu).or_insert_with(|| {
+            let track = NoiseTrack {
+                cpu: i.cpu,
                 columns: vec![None; COLUMNS],
                 worst: None,
                 noise_ns: 0,
                 covered_ns: 0,
             };
-            for i in fold_overrun(intervals.iter().filter(|i| i.cpu == cpu)) {
-                let (start_s, pct) = (i.offset_ns as f64 / 1e9, i.noise_pct());
-                let mid = start_s + i.length_ns as f64 / 2e9;
-                let c = ((mid / column_s) as usize).min(COLUMNS - 1);
-                let cell = track.columns[c].get_or_insert(0.0);
-                *cell = cell.max(pct);
-                if track.worst.is_none_or(|w| pct > w.1) {
-                    track.worst = Some((start_s, pct, i.noise_ns));
+            (track, Vec::with_capacity(3))
+        });
+        last.push(i);
+        if last.len() > 2 {
+            put(track, &last.remove(0), column_s);
+        }
+    }
+
+    /// The curves, in CPU order, each CPU's last interval shorter than a tenth of the one
+    /// before it merged into that one: the noise loop reads on past the run's end for up to
+    /// about 0.1 ms and logs that stub as an interval of its own (docs/noise.md), whose share
+    /// of a few us would stand out of the plot as if it were a burst.
+    pub fn finish(self, phases: Vec<(String, f64, f64)>) -> NoiseTimeline {
+        let column_s = self.column_s;
+        let tracks = self
+            .tracks
+            .into_values()
+            .map(|(mut track, mut last)| {
+                if let [before, stub] = last.as_mut_slice()
+                    && stub.length_ns * 10 < before.length_ns
+                {
+                    before.length_ns = (stub.offset_ns.saturating_add(stub.length_ns))
+                        .saturating_sub(before.offset_ns);
+                    before.gaps = before.gaps.saturating_add(stub.gaps);
+                    before.noise_ns = before.noise_ns.saturating_add(stub.noise_ns);
+                    before.time_ns = stub.time_ns;
+                    last.pop();
                 }
-                track.noise_ns += i.noise_ns;
-                track.covered_ns += i.length_ns;
-            }
-            track
-        })
-        .collect();
-    NoiseTimeline {
-        extent_s,
-        tracks,
-        phases,
-        column_s,
+                for i in &last {
+                    put(&mut track, i, column_s);
+                }
+                track
+            })
+            .collect();
+        NoiseTimeline {
+            extent_s: self.extent_s,
+            tracks,
+            phases,
+            column_s,
+        }
     }
 }
 
-/// The intervals in order, with a last interval shorter than a tenth of the one before it
-/// merged into that one: the noise loop reads on past the run's end for up to about 0.1 ms
-/// and logs that stub as an interval of its own (docs/noise.md), whose share of a few us
-/// would stand out of the plot as if it were a burst.
-fn fold_overrun<'a>(intervals: impl Iterator<Item = &'a NoiseInterval>) -> Vec<NoiseInterval> {
-    let mut out: Vec<NoiseInterval> = intervals.copied().collect();
-    if let [.., before, last] = out.as_slice()
-        && last.length_ns * 10 < before.length_ns
-    {
-        let last = out.pop().expect("two or more");
-        let before = out.last_mut().expect("one or more");
-        before.length_ns = last.offset_ns + last.length_ns - before.offset_ns;
-        before.gaps += last.gaps;
-        before.noise_ns += last.noise_ns;
-        before.time_ns = last.time_ns;
+/// One interval into its CPU's curve: the largest share of its column, the worst, the sums.
+fn put(track: &mut NoiseTrack, i: &NoiseInterval, column_s: f64) {
+    let (start_s, pct) = (i.offset_ns as f64 / 1e9, i.noise_pct());
+    let mid = start_s + i.length_ns as f64 / 2e9;
+    let c = ((mid / column_s) as usize).min(COLUMNS - 1);
+    let cell = track.columns[c].get_or_insert(0.0);
+    *cell = cell.max(pct);
+    if track.worst.is_none_or(|w| pct > w.1) {
+        track.worst = Some((start_s, pct, i.noise_ns));
     }
-    out
+    track.noise_ns = track.noise_ns.saturating_add(i.noise_ns);
+    track.covered_ns = track.covered_ns.saturating_add(i.length_ns);
+}
+
+/// The intervals reduced by a [`NoiseTally`]: grouped by CPU (in CPU order), `COLUMNS`
+/// columns each over [0, extent_s].
+#[cfg(test)]
+pub fn prepare(
+    intervals: &[NoiseInterval],
+    extent_s: f64,
+    phases: Vec<(String, f64, f64)>,
+) -> NoiseTimeline {
+    let mut tally = NoiseTally::new(extent_s);
+    intervals.iter().for_each(|i| tally.add(*i));
+    tally.finish(phases)
 }
 
 /// Phase bands alternate these fills (as on the latency timeline).

@@ -56,6 +56,9 @@ pub struct Timeline {
     pub tracks: Vec<Track>,
     pub phases: Vec<(String, f64, f64)>,
     pub markers: Vec<Marker>,
+    /// The explanations of the run when the markers are only the worst of them
+    /// (`report::events_digest::MAX_EXPLANATIONS_KEPT`): the legend says "of N".
+    pub markers_of: Option<u64>,
     /// Seconds of run per point when intervals were merged into columns; None: one point per
     /// interval.
     pub column_s: Option<f64>,
@@ -138,6 +141,7 @@ pub fn prepare(
         tracks,
         phases,
         markers,
+        markers_of: None,
         column_s,
     }
 }
@@ -176,7 +180,10 @@ pub fn draw(name: &str, title: &str, t: &Timeline, samples: Vocabulary) -> Figur
     }
     if !t.markers.is_empty() {
         legend.push(LegendEntry {
-            label: "explained spike".into(),
+            label: match t.markers_of {
+                Some(all) => format!("explained spike (the worst {} of {all})", t.markers.len()),
+                None => "explained spike".into(),
+            },
             style: Style {
                 colour: "#000000",
                 dash: None,
