@@ -94,7 +94,7 @@ fn sender_of(plan: &RunPlan, index: usize, policy: &Policy) -> Option<(usize, Po
     let policy = match policy {
         Policy::Fifo(_) => Policy::Fifo(sender.priority),
         Policy::RoundRobin(_) => Policy::RoundRobin(sender.priority),
-        p => p.clone(),
+        p => *p,
     };
     Some((cpu, policy))
 }

@@ -325,35 +325,28 @@ fn a_sigint_is_served_while_a_load_holds_the_measured_cpu() {
     assert!(run["duration_ns"].as_u64().is_some());
 }
 
-/// F4: H's `rtspin.sh` (`chrt -f 60` and a shell loop) as an `exec:` load that asked for no
-/// real-time policy. It made itself SCHED_FIFO 60 and, on every CPU, hung the run and the
-/// machine. Now `chrt` gets EPERM (no CAP_SYS_NICE in any set, RLIMIT_RTPRIO 0), and the run
-/// ends at its duration. One worker on CPU 1 only, so that a regression spins one CPU for the
-/// run's 2 s (below the measuring threads), never all of them.
-#[test]
-fn an_exec_load_cannot_make_itself_real_time() {
-    if !realtime_on_two_cpus("an_exec_load_cannot_make_itself_real_time") {
-        return;
+/// Runs `script` as a one-worker `exec[OPTIONS,workers=1,cpus=1]:` load beside a 2 s run on
+/// both CPUs, checks that the run ended at its duration, and returns the load's log; None when
+/// this machine cannot run the test (no real-time on two CPUs, no chrt).
+fn exec_load_log(test: &str, options: &str, script: &str) -> Option<String> {
+    if !realtime_on_two_cpus(test) {
+        return None;
     }
     if std::process::Command::new("chrt")
         .arg("--help")
         .output()
         .is_err()
     {
-        eprintln!("SKIPPED an_exec_load_cannot_make_itself_real_time: no chrt (util-linux)");
-        return;
+        eprintln!("SKIPPED {test}: no chrt (util-linux)");
+        return None;
     }
     let _x = exclusive();
     let (base, out) = temp_out();
-    let script = base.path().join("rtspin.sh");
-    std::fs::write(
-        &script,
-        "#!/bin/sh\nchrt -f 60 sh -c 'while :; do :; done'\necho chrt-exit=$?\ngrep CapBnd /proc/self/status\ngrep 'Max realtime priority' /proc/self/limits\nexec sleep 60\n",
-    )
-    .unwrap();
+    let path = base.path().join("rtspin.sh");
+    std::fs::write(&path, script).unwrap();
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let load = format!("exec[workers=1,cpus=1]:{}", script.display());
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let load = format!("exec[workers=1,cpus=1{options}]:{}", path.display());
     let args = [
         "run",
         "--duration",
@@ -369,7 +362,33 @@ fn an_exec_load_cannot_make_itself_real_time() {
     let run = run_json(&out);
     assert_eq!(run["ended"], "completed", "{}", text(&o));
     assert!(took < Duration::from_secs(20), "took {took:?}");
-    let log = std::fs::read_to_string(out.join("loads/0-exec.log")).unwrap();
+    Some(std::fs::read_to_string(out.join("loads/0-exec.log")).unwrap())
+}
+
+/// The soft and hard RLIMIT_RTPRIO a load's program printed from /proc/self/limits.
+fn realtime_limit(log: &str) -> (String, String) {
+    let limit = log
+        .lines()
+        .find(|l| l.starts_with("Max realtime priority"))
+        .unwrap_or_else(|| panic!("{log}"));
+    let fields: Vec<&str> = limit.split_whitespace().collect();
+    (fields[3].to_string(), fields[4].to_string())
+}
+
+/// F4: H's `rtspin.sh` (`chrt -f 60` and a shell loop) as an `exec:` load that asked for no
+/// real-time policy. It made itself SCHED_FIFO 60 and, on every CPU, hung the run and the
+/// machine. Now `chrt` gets EPERM (no CAP_SYS_NICE in any set, RLIMIT_RTPRIO 0), and the run
+/// ends at its duration. One worker on CPU 1 only, so that a regression spins one CPU for the
+/// run's 2 s (below the measuring threads), never all of them.
+#[test]
+fn an_exec_load_cannot_make_itself_real_time() {
+    let Some(log) = exec_load_log(
+        "an_exec_load_cannot_make_itself_real_time",
+        "",
+        "#!/bin/sh\nchrt -f 60 sh -c 'while :; do :; done'\necho chrt-exit=$?\ngrep CapBnd /proc/self/status\ngrep 'Max realtime priority' /proc/self/limits\nexec sleep 60\n",
+    ) else {
+        return;
+    };
     assert!(
         log.contains("Operation not permitted") && log.contains("chrt-exit=1"),
         "the load took a real-time policy: {log}"
@@ -380,15 +399,7 @@ fn an_exec_load_cannot_make_itself_real_time() {
         .map(|hex| u64::from_str_radix(hex.trim(), 16).unwrap())
         .unwrap_or_else(|| panic!("{log}"));
     assert_eq!(bounding & (1 << 23), 0, "CAP_SYS_NICE still bounds: {log}");
-    let limit = log
-        .lines()
-        .find(|l| l.starts_with("Max realtime priority"))
-        .unwrap();
-    assert_eq!(
-        limit.split_whitespace().collect::<Vec<_>>()[3..5],
-        ["0", "0"],
-        "{limit}"
-    );
+    assert_eq!(realtime_limit(&log), ("0".into(), "0".into()), "{log}");
 }
 
 /// N2 (issue 39's second hostile run): an `exec` load given `policy=fifo,prio=1` kept
@@ -398,53 +409,13 @@ fn an_exec_load_cannot_make_itself_real_time() {
 /// duration. One worker on CPU 1, as above.
 #[test]
 fn an_exec_load_cannot_rise_above_the_priority_it_was_given() {
-    if !realtime_on_two_cpus("an_exec_load_cannot_rise_above_the_priority_it_was_given") {
+    let Some(log) = exec_load_log(
+        "an_exec_load_cannot_rise_above_the_priority_it_was_given",
+        ",policy=fifo,prio=1",
+        "#!/bin/sh\nchrt -f 1 true; echo same-exit=$?\nchrt -f 60 sh -c 'while :; do :; done'\necho chrt-exit=$?\ngrep 'Max realtime priority' /proc/self/limits\nexec sleep 60\n",
+    ) else {
         return;
-    }
-    if std::process::Command::new("chrt")
-        .arg("--help")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIPPED an_exec_load_cannot_rise_above_the_priority_it_was_given: no chrt");
-        return;
-    }
-    let _x = exclusive();
-    let (base, out) = temp_out();
-    let script = base.path().join("rtspin.sh");
-    std::fs::write(
-        &script,
-        "#!/bin/sh
-chrt -f 1 true; echo same-exit=$?
-chrt -f 60 sh -c 'while :; do :; done'
-echo chrt-exit=$?
-grep 'Max realtime priority' /proc/self/limits
-exec sleep 60
-",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let load = format!(
-        "exec[workers=1,cpus=1,policy=fifo,prio=1]:{}",
-        script.display()
-    );
-    let args = [
-        "run",
-        "--duration",
-        "2s",
-        "--load",
-        &load,
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    let (took, o) = run_beside_spinners(&args, None);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let run = run_json(&out);
-    assert_eq!(run["ended"], "completed", "{}", text(&o));
-    assert!(took < Duration::from_secs(20), "took {took:?}");
-    let log = std::fs::read_to_string(out.join("loads/0-exec.log")).unwrap();
+    };
     assert!(
         log.contains("same-exit=0"),
         "the load lost the priority it was given: {log}"
@@ -453,17 +424,10 @@ exec sleep 60
         log.contains("Operation not permitted") && log.contains("chrt-exit=1"),
         "the load rose above its priority: {log}"
     );
-    let limit = log
-        .lines()
-        .find(|l| l.starts_with("Max realtime priority"))
-        .unwrap();
     // 1, or 0 where the process had no higher hard limit to begin with (root without
     // CAP_SYS_RESOURCE in a container): either way never above the priority it was given.
-    let fields: Vec<&str> = limit.split_whitespace().collect();
-    assert!(
-        fields[3] == fields[4] && ["0", "1"].contains(&fields[3]),
-        "{limit}"
-    );
+    let (soft, hard) = realtime_limit(&log);
+    assert!(soft == hard && ["0", "1"].contains(&soft.as_str()), "{log}");
 }
 
 /// N5 (issue 39's second hostile run), in part: a spike spun its whole `len` whatever a stop
