@@ -48,7 +48,9 @@ pub fn resolution_ns(clock: ClockId) -> Option<i64> {
 
 /// The CPU time thread `tid` of this process has used so far, ns (its per-thread CPU clock,
 /// which another thread of the process can read while `tid` is inside a system call); None
-/// when the thread is gone. The clock id is the kernel's for a thread's scheduler clock
+/// once the kernel has released the thread. That is a little after `join` returns: join wakes
+/// when the exiting thread clears its id, before the kernel releases it (under qemu-user,
+/// whole milliseconds later). The clock id is the kernel's for a thread's scheduler clock
 /// (`MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)` of include/linux/posix-timers.h), what
 /// glibc's pthread_getcpuclockid returns, built from the id because Rust threads give none.
 pub(crate) fn thread_cpu_time_ns(tid: libc::pid_t) -> Option<u64> {
@@ -146,6 +148,13 @@ mod tests {
         assert!(now_ns(THREAD_CPUTIME) < used);
         go_tx.send(()).unwrap();
         spinner.join().unwrap();
+        // Join returns when the thread has cleared its id; the kernel releases it a moment
+        // later (CI saw it still readable right after join under qemu-arm), so wait for that
+        // within a bound far beyond any scheduling delay.
+        let deadline = now_ns(MONOTONIC) + 10 * NS_PER_S;
+        while thread_cpu_time_ns(tid).is_some() && now_ns(MONOTONIC) < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         assert_eq!(thread_cpu_time_ns(tid), None);
     }
 
