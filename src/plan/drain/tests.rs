@@ -131,3 +131,33 @@ fn loads_alone_get_a_priority_above_theirs() {
     let m = refused(alone(&c));
     assert!(m.contains("SCHED_FIFO 99 on CPUs 0-1"), "{m}");
 }
+
+#[test]
+fn spikes_longer_than_half_a_second_on_every_cpu_are_refused_and_shorter_ones_do_not_count() {
+    // Issue 39, N5: 8 s spikes at FIFO 98 on both CPUs held a SIGINT for 7.2 s.
+    let long = [
+        "spike:cpu=0,every=10s,len=8s,offset=500ms,prio=98",
+        "spike:cpu=1,every=10s,len=8s,offset=500ms,prio=98",
+    ];
+    let m = refused(resolve(DrainRequest::Auto, 95, &two_cpus(&long)));
+    assert!(
+        m.contains("spike:cpu=1,prio=98,len=8000ms") && m.contains("SCHED_FIFO 98 on CPUs 1"),
+        "{m}"
+    );
+    assert!(m.contains("len is above 500 ms"), "{m}");
+    // On one CPU only: the own threads keep the other, below the measurement.
+    let c = two_cpus(&long[..1]);
+    assert_eq!(resolve(DrainRequest::Auto, 95, &c).unwrap(), Some(94));
+    // At most 500 ms: left out, as the default 500 us spikes always were.
+    let c = two_cpus(&[
+        "spike:cpu=0,every=1s,len=500ms,prio=98",
+        "spike:cpu=1,every=1s,len=500ms,prio=98",
+    ]);
+    assert_eq!(resolve(DrainRequest::Auto, 95, &c).unwrap(), Some(1));
+    // A long spike below the measurement's priority is stayed above.
+    let c = two_cpus(&[
+        "spike:cpu=0,every=2s,len=1s,prio=40",
+        "spike:cpu=1,every=2s,len=1s,prio=40",
+    ]);
+    assert_eq!(resolve(DrainRequest::Auto, 95, &c).unwrap(), Some(41));
+}
