@@ -1,7 +1,7 @@
 //! The measuring loop: sleep, read the clock, push a sample. Nothing else.
 
 use super::clock::Clock;
-use super::wake::{Schedule, Waker};
+use super::waker::{Schedule, Waker};
 use super::{Sample, ThreadCounters, ThreadEnd};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 

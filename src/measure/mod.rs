@@ -14,6 +14,7 @@ pub mod noise_clock;
 pub mod sched;
 pub mod thread;
 pub mod wake;
+pub mod waker;
 
 pub use clock::Clock;
 pub use sched::{Policy, PolicyKind};

@@ -78,12 +78,17 @@ pub enum RunLength {
 }
 
 impl RunLength {
-    /// How long the run is expected to last from its first due time, for progress displays:
-    /// exact for a duration, estimated from the base interval for loops, None without an end.
-    pub fn expected_ns(self, interval_ns: u64) -> Option<u64> {
+    /// How long the run is expected to last from its first due time: exact for a duration;
+    /// for loops, the sum of their sleeps, `interval_ns` growing by `step_ns` after each
+    /// wakeup (`--interval-step`: n·interval + step·n(n−1)/2); None without an end.
+    pub fn expected_ns(self, interval_ns: u64, step_ns: u64) -> Option<u64> {
         match self {
             RunLength::Duration(ns) => Some(ns),
-            RunLength::Loops(n) => Some(n.saturating_mul(interval_ns)),
+            RunLength::Loops(n) => {
+                let steps = u128::from(n) * u128::from(n.saturating_sub(1)) / 2;
+                let total = u128::from(n) * u128::from(interval_ns) + steps * u128::from(step_ns);
+                Some(u64::try_from(total).unwrap_or(u64::MAX))
+            }
             RunLength::Endless => None,
         }
     }
@@ -177,6 +182,21 @@ impl RunPlan {
         match &self.measurement {
             Measurement::Latency(l) => l.interval_ns + index as u64 * l.distance_ns,
             Measurement::Noise(n) => n.threshold_ns,
+        }
+    }
+
+    /// How long the thread at `index` is expected to measure ([`RunLength::expected_ns`] at
+    /// its interval and `--interval-step`); None for a run without an end.
+    pub(crate) fn thread_expected_ns(&self, index: usize) -> Option<u64> {
+        self.length
+            .expected_ns(self.thread_interval_ns(index), self.interval_step_ns())
+    }
+
+    /// What each wakeup adds to a measuring thread's period (`--interval-step`); 0 for noise.
+    pub(crate) fn interval_step_ns(&self) -> u64 {
+        match &self.measurement {
+            Measurement::Latency(l) => l.interval_step_ns,
+            Measurement::Noise(_) => 0,
         }
     }
 

@@ -41,14 +41,19 @@ const HELD_AFTER_NS: u64 = 1_000_000_000;
 pub(crate) struct Held {
     why: Vec<String>,
     last: Vec<(u64, u64)>,
+    /// `--interval-step`: a thread's sleep after n wakeups is its interval + n x this, which
+    /// is not being held (third hostile re-run, L3-f).
+    step_ns: u64,
 }
 
 impl Held {
-    /// `why`: per row, in the rows' order, what can hold its thread off its CPU.
-    pub(crate) fn new(why: Vec<String>) -> Held {
+    /// `why`: per row, in the rows' order, what can hold its thread off its CPU; `step_ns`:
+    /// what each wakeup adds to the sleep (`--interval-step`).
+    pub(crate) fn new(why: Vec<String>, step_ns: u64) -> Held {
         Held {
             last: vec![(0, 0); why.len()],
             why,
+            step_ns,
         }
     }
 
@@ -63,7 +68,10 @@ impl Held {
                     return None;
                 }
                 let held_for = elapsed_ns.saturating_sub(last.1);
-                (held_for >= HELD_AFTER_NS.max(r.interval_ns.saturating_mul(3)))
+                let sleep_ns = r
+                    .interval_ns
+                    .saturating_add(r.samples.saturating_mul(self.step_ns));
+                (held_for >= HELD_AFTER_NS.max(sleep_ns.saturating_mul(3)))
                     .then(|| (held_for, self.why.get(k).cloned().unwrap_or_default()))
             })
             .collect()
@@ -382,7 +390,7 @@ mod tests {
     #[test]
     fn a_thread_held_off_its_cpu_is_said_so() {
         let why = "by load 'cpu:prio=99,cpus=0' (SCHED_FIFO 99)";
-        let mut held = Held::new(vec![why.into()]);
+        let mut held = Held::new(vec![why.into()], 0);
         assert_eq!(held.at(100_000_000, &[row(0)]), [None]);
         assert_eq!(held.at(900_000_000, &[row(0)]), [None], "not a second yet");
         let at = held.at(1_200_000_000, &[row(0)]);
@@ -400,5 +408,16 @@ mod tests {
         // It measures again: its figures, not the note.
         assert_eq!(held.at(1_300_000_000, &[row(5)]), [None]);
         assert!(row_text(&row(5), None).contains("last interval"));
+    }
+
+    /// `--interval-step 500ms`: after 4 wakeups the thread sleeps 2.001 s, which is not
+    /// being held (third hostile re-run, L3-f); three such sleeps without a wakeup are.
+    #[test]
+    fn a_thread_sleeping_its_stepped_interval_is_not_said_held() {
+        let mut held = Held::new(vec!["by nothing".into()], 500_000_000);
+        assert_eq!(held.at(0, &[row(4)]), [None]);
+        assert_eq!(held.at(2_500_000_000, &[row(4)]), [None]);
+        assert_eq!(held.at(6_000_000_000, &[row(4)]), [None]);
+        assert!(held.at(6_100_000_000, &[row(4)])[0].is_some());
     }
 }

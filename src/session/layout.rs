@@ -3,7 +3,6 @@
 //! start.rs because it reads the CPU topology, not the session's parts.
 
 use crate::cpulist::{format_cpu_list, parse_cpu_list};
-use crate::plan::RunPlan;
 
 /// The NUMA node of `cpu` (its `nodeK` entry in sysfs); None on a kernel without NUMA.
 pub(super) fn numa_node_of(cpu: usize) -> Option<usize> {
@@ -13,21 +12,19 @@ pub(super) fn numa_node_of(cpu: usize) -> Option<usize> {
         .find_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok())
 }
 
-/// With `--housekeeping`: a warning when the measured CPUs and the housekeeping CPUs (where
+/// With `--housekeeping`: a warning when the measured CPUs (`measured`) and the housekeeping CPUs (where
 /// the drain side and `cpus=housekeeping` loads run) are on different NUMA nodes: the loads
 /// then stress another node's memory and caches than the measured threads use, which a
 /// production layout with loads beside its real-time work would not.
 pub(super) fn numa_apart_from_housekeeping(
-    plan: &RunPlan,
+    measured: &[usize],
+    housekeeping: &[usize],
     node_of: &dyn Fn(usize) -> Option<usize>,
 ) -> Vec<String> {
-    let Some(housekeeping) = &plan.housekeeping else {
-        return Vec::new();
-    };
     let nodes = |cpus: &[usize]| -> std::collections::BTreeSet<usize> {
         cpus.iter().filter_map(|&c| node_of(c)).collect()
     };
-    let (measured, kept) = (nodes(&plan.cpus), nodes(housekeeping));
+    let (measured, kept) = (nodes(measured), nodes(housekeeping));
     if measured.is_empty() || kept.is_empty() || !measured.is_disjoint(&kept) {
         return Vec::new();
     }
@@ -43,11 +40,11 @@ pub(super) fn numa_apart_from_housekeeping(
 
 /// A warning per measured CPU that shares its core with a housekeeping CPU (`--housekeeping`):
 /// the drain side and the loads there slow the measured thread by a varying amount.
-pub(super) fn smt_shared_with_housekeeping(plan: &RunPlan) -> Vec<String> {
-    let Some(housekeeping) = &plan.housekeeping else {
-        return Vec::new();
-    };
-    plan.cpus
+pub(super) fn smt_shared_with_housekeeping(
+    measured: &[usize],
+    housekeeping: &[usize],
+) -> Vec<String> {
+    measured
         .iter()
         .filter_map(|&cpu| {
             let path = format!("/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list");
@@ -69,22 +66,12 @@ pub(super) fn smt_shared_with_housekeeping(plan: &RunPlan) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    fn plan(args: &[&str]) -> RunPlan {
-        let cli = crate::cli::Cli::parse_from([&["jitterlab", "run"][..], args].concat());
-        let crate::cli::Command::Run(run) = cli.command else {
-            unreachable!()
-        };
-        crate::commands::run::resolve::resolve_with_online(&run, &[0, 1, 2, 3]).unwrap()
-    }
 
     #[test]
     fn numa_nodes_apart_warn_and_shared_do_not() {
         // CPUs 0-1 on node 0, 2-3 on node 1.
         let node = |c: usize| Some(c / 2);
-        let apart =
-            numa_apart_from_housekeeping(&plan(&["--cpus", "2-3", "--housekeeping", "0"]), &node);
+        let apart = numa_apart_from_housekeeping(&[2, 3], &[0], &node);
         assert_eq!(apart.len(), 1);
         assert!(
             apart[0].contains("NUMA node 1, the housekeeping CPUs"),
@@ -92,21 +79,9 @@ mod tests {
             apart[0]
         );
         assert!(apart[0].contains("on node 0"), "{}", apart[0]);
-        assert!(
-            numa_apart_from_housekeeping(&plan(&["--cpus", "3", "--housekeeping", "0,2"]), &node)
-                .is_empty()
-        );
-        assert!(
-            numa_apart_from_housekeeping(&plan(&["--cpus", "1", "--housekeeping", "0"]), &node)
-                .is_empty()
-        );
-        // No NUMA in the kernel, or no --housekeeping: nothing to say.
-        assert!(
-            numa_apart_from_housekeeping(&plan(&["--cpus", "2-3", "--housekeeping", "0"]), &|_| {
-                None
-            })
-            .is_empty()
-        );
-        assert!(numa_apart_from_housekeeping(&plan(&["--cpus", "2-3"]), &node).is_empty());
+        assert!(numa_apart_from_housekeeping(&[3], &[0, 2], &node).is_empty());
+        assert!(numa_apart_from_housekeeping(&[1], &[0], &node).is_empty());
+        // No NUMA in the kernel: nothing to say.
+        assert!(numa_apart_from_housekeeping(&[2, 3], &[0], &|_| None).is_empty());
     }
 }

@@ -97,11 +97,17 @@ impl Session {
                 format_cpu_list(plan.housekeeping.as_deref().unwrap_or_default())
             ))
         })?;
-        warnings.extend(layout::smt_shared_with_housekeeping(plan));
-        warnings.extend(layout::numa_apart_from_housekeeping(
-            plan,
-            &layout::numa_node_of,
-        ));
+        if let Some(housekeeping) = &plan.housekeeping {
+            warnings.extend(layout::smt_shared_with_housekeeping(
+                &plan.cpus,
+                housekeeping,
+            ));
+            warnings.extend(layout::numa_apart_from_housekeeping(
+                &plan.cpus,
+                housekeeping,
+                &layout::numa_node_of,
+            ));
+        }
         let (stop, interrupted) = stop_on_signals()?;
         // Before anything that starts a thread or a load: from here on this thread runs
         // ahead of every real-time load beside it (plan/drain.rs), so that a load cannot
@@ -171,11 +177,14 @@ impl Session {
         let live = LiveView::new(
             options.quiet,
             &plan.cpus,
-            plan.length.expected_ns(plan.thread_interval_ns(0)),
-            crate::recorder::live::Held::new(match options.quiet {
-                true => Vec::new(),
-                false => super::starvation::live_reasons(plan),
-            }),
+            plan.thread_expected_ns(0),
+            crate::recorder::live::Held::new(
+                match options.quiet {
+                    true => Vec::new(),
+                    false => super::starvation::live_reasons(plan),
+                },
+                plan.interval_step_ns(),
+            ),
         );
         arm(plan, &mut parts, &timeline, &mut record, &mut events);
         // From here on this thread is the drain side (at `drain_priority` since the start):

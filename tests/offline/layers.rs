@@ -16,8 +16,11 @@ use std::path::Path;
 /// The layers, bottom first. A module may import the modules of every layer below its own and
 /// nothing of its own layer but itself.
 const LAYERS: &[(&str, &[&str])] = &[
-    // Leaves: the libc boundary, errors, units, CPU lists, the seeded generator.
-    ("base", &["sys", "error", "units", "cpulist", "random"]),
+    // The libc boundary, which needs nothing of the crate.
+    ("libc boundary", &["sys"]),
+    // Leaves: errors (which classify the system's errno values), units, CPU lists, the
+    // seeded generator.
+    ("base", &["error", "units", "cpulist", "random"]),
     // How a result file is opened for reading (sys only), the measuring loop (sys only), and
     // the journals of kernel state (sys only: below load/ and trace/, which journal theirs).
     ("io and measuring", &["input", "measure", "journal"]),

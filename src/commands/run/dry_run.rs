@@ -229,7 +229,7 @@ fn describe_output(t: &mut String, plan: &RunPlan) {
         |o| format!("{} (new)", o.display()),
     );
     let _ = writeln!(t, "  output: {out}");
-    let intervals = match plan.length.expected_ns(plan.thread_interval_ns(0)) {
+    let intervals = match plan.thread_expected_ns(0) {
         Some(ns) => ns.div_ceil(plan.log_interval_ns.max(1)).to_string(),
         None => "open-ended:".into(),
     };

@@ -296,6 +296,37 @@ mod tests {
         assert_eq!(p.thread_policy(0), Policy::Fifo(95));
     }
 
+    /// Issue 39, N8: the time `--loops` takes counts `--interval-step` (60 loops from 1 ms
+    /// stepping 5 ms: 60 ms + 5 ms x 60 x 59 / 2 = 8.91 s), with `--distance` per thread.
+    #[test]
+    fn the_expected_length_of_loops_counts_the_interval_step() {
+        let p = resolve_with_online(
+            &args(&[
+                "-l",
+                "60",
+                "-i",
+                "1ms",
+                "--interval-step",
+                "5ms",
+                "--distance",
+                "1ms",
+            ]),
+            &[0, 1],
+        )
+        .unwrap();
+        assert_eq!(p.thread_expected_ns(0), Some(8_910_000_000));
+        assert_eq!(p.thread_expected_ns(1), Some(8_970_000_000));
+        let p = resolve_with_online(&args(&["-l", "60", "-i", "1ms"]), &[0, 1]).unwrap();
+        assert_eq!(p.thread_expected_ns(0), Some(60_000_000));
+        let p = resolve_with_online(&args(&["-D", "3s"]), &[0, 1]).unwrap();
+        assert_eq!(p.thread_expected_ns(1), Some(3_000_000_000));
+        // No overflow at the extremes: saturates.
+        assert_eq!(
+            RunLength::Loops(u64::MAX).expected_ns(u64::MAX, u64::MAX),
+            Some(u64::MAX)
+        );
+    }
+
     /// `--load-cpus` places the generator loads that name no `cpus=` (those that do keep
     /// theirs), and is kept in the plan for run.json; a list or a bad name is exit 2.
     #[test]

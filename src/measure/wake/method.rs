@@ -2,7 +2,7 @@
 //! of jitterlab asks of a row. The rows themselves stay in the table in `wake/mod.rs`, the one
 //! place each method is described.
 
-use super::{Cycles, Driver, WAKE_METHODS, Waker};
+use super::{Cycles, Driver, Schedule, WAKE_METHODS, Waker};
 use crate::measure::ThreadEnd;
 use crate::measure::clock::Clock;
 
@@ -25,21 +25,6 @@ pub struct WakeMethod {
     pub trace: TraceJoin,
     pub requires: Requirement,
     pub driver: Driver,
-}
-
-/// How the due time of each wakeup is known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Schedule {
-    /// The thread asks for an absolute due time; due times follow a fixed grid.
-    Absolute,
-    /// The thread asks to sleep for the interval; the due time is the last clock read plus it.
-    Relative,
-    /// A kernel timer fires on a fixed grid armed once; the thread waits for each expiry.
-    Periodic,
-    /// Another thread, the sender, sleeps to each absolute due time and wakes the measuring
-    /// thread through an IPC mechanism ([`mod@super::ipc`]); latency is measured from the
-    /// sender's clock read before the wake.
-    Sender,
 }
 
 /// The clocks a method sleeps on, and so the clocks due times and wakeups are read from.
