@@ -86,6 +86,12 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
             )
         );
     }
+    // A failure is said on stderr whatever --quiet (issue 39 L-a).
+    if outcome.record.ended == Ended::Failed
+        && let Some(line) = super::run::failure_line(&outcome.record, &outcome.dir.path)
+    {
+        eprintln!("{}", crate::error::escape_controls(&line));
+    }
     // Ending on a signal is how a monitor ends: exit 0. Budgets are judged on the window by
     // the metrics, not by the exit code.
     Ok(match outcome.record.ended {

@@ -55,7 +55,9 @@ pub struct SpikeRecord {
     pub count_is_lower_bound: bool,
     /// Spike times are known to within this.
     pub resolution_ns: u64,
-    /// The time the spikes were counted over (wakeups × interval).
+    /// The time the spikes were counted over: a wakeup thread's time observed, from the
+    /// first due time to the end of its latest wakeup (due time plus latency); a noise
+    /// thread's measured time.
     pub exposure_ns: u64,
     pub rate_per_hour: f64,
     /// Exact (Garwood) 95 % Poisson interval of the rate.

@@ -132,6 +132,14 @@ pub trait Generator: fmt::Debug + Send + Sync {
         let _ = values;
         None
     }
+
+    /// How its work ended when the load ended by itself, from its last counters, said in
+    /// place of the worker's own exit status (which is 0 when the worker saw its work end):
+    /// `exec`'s programs' exits and the last one's status. None: the worker's status says it.
+    fn ended_text(&self, values: &[u64]) -> Option<String> {
+        let _ = values;
+        None
+    }
 }
 
 /// The parameters every generator takes.
@@ -409,6 +417,11 @@ impl GeneratorSpec {
     pub(crate) fn loops_done(&self, values: &[u64]) -> Option<u64> {
         let unit = self.generator.info().loop_unit.as_ref()?;
         values.get(unit.counter).copied()
+    }
+
+    /// How its work ended, when it ended by itself ([`Generator::ended_text`]).
+    pub(crate) fn ended_text(&self, values: &[u64]) -> Option<String> {
+        self.generator.ended_text(values)
     }
 
     /// Names of the counters the generator keeps, in slot order.

@@ -514,11 +514,12 @@ fn or_list<'a>(items: impl Iterator<Item = &'a str>) -> String {
 /// What the recorder counts for one thread, fixed before the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TailPlan {
-    /// The thread's period (for the exposure of spike rates); a noise thread's threshold.
+    /// The thread's period (the resolution of its spike times); a noise thread's threshold.
     pub interval_ns: u64,
     /// A noise thread (`jitterlab noise`): every sample is a gap of its own, so consecutive
     /// samples over a threshold are separate events (not one run of late wakeups), and the
-    /// exposure of the rates is the time the loop measured, not samples x interval.
+    /// exposure of the rates is the time the loop measured, not the time up to its last
+    /// sample.
     pub noise: bool,
     /// `--under` thresholds (and the limits of `under(...)` and `max<` budget clauses).
     pub within_ns: Vec<u64>,

@@ -155,3 +155,26 @@ fn loads_above(plan: &RunPlan, policy: &Policy, cpu: usize) -> Vec<RtLoad> {
     }
     above
 }
+
+/// The warning of a run stopped during its start-up, naming what it did not start.
+pub(super) fn not_started_for_a_stop(plan: &RunPlan) -> String {
+    let mut skipped = Vec::new();
+    if plan.scenario.is_some()
+        || plan
+            .loads
+            .iter()
+            .any(|l| !matches!(l, crate::load::LoadSpec::Spike(_)))
+    {
+        skipped.push("its loads");
+    }
+    if plan.counters {
+        skipped.push("its context counters");
+    }
+    let what = match skipped.is_empty() {
+        true => String::new(),
+        false => format!(": {} were not started", skipped.join(" and ")),
+    };
+    format!(
+        "a stop request (SIGINT or SIGTERM) came during the start-up; the run stopped as soon as it started{what}"
+    )
+}

@@ -271,6 +271,37 @@ impl Figures {
     }
 }
 
+/// The time one CPU's thread was observed (docs/result-format.md `exposure_ns`): from the
+/// first due time `start_ns` to the end of its latest wakeup (due time plus latency, a
+/// negative latency as 0); 0 without samples. The exposure of its spike rates ("once in").
+pub fn observed_ns(samples: &[Sample], start_ns: u64) -> u64 {
+    samples
+        .iter()
+        .map(|s| s.expected_ns.saturating_sub(start_ns) + s.latency_ns.max(0) as u64)
+        .max()
+        .unwrap_or(0)
+}
+
+/// A span as the summary prints it (`units::format_span`: "850 ns", "743.23 ms", "3.20 s",
+/// "7.5 min", "11.4 days"): its value in ns and half its last printed digit.
+pub fn printed_span_ns(cell: &str) -> Option<(f64, f64)> {
+    let (number, unit) = cell.trim().split_once(' ')?;
+    let scale = match unit {
+        "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "min" => 60e9,
+        "h" => 3600e9,
+        "days" => 86_400e9,
+        "years" => 365.25 * 86_400e9,
+        _ => return None,
+    };
+    let decimals = number.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
+    let half = 0.5 * 10f64.powi(-decimals) * scale;
+    Some((number.parse::<f64>().ok()? * scale, half))
+}
+
 /// Spikes over `threshold_ns` in one CPU's samples (seq order): runs of consecutive late
 /// wakeups count once (docs/tails.md). A dropped record (a gap in `seq`) does not end a run:
 /// the wakeup's side is unknown, so the caller must not compare counts across drops.

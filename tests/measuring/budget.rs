@@ -33,6 +33,13 @@ fn spikes_break_a_tight_budget_and_keep_a_loose_one() {
     assert!(stdout.contains("Budget max<500us,max<1s:"), "{stdout}");
     assert!(stdout.contains("FAIL  max<500us"), "{stdout}");
     assert!(stdout.contains("pass  max<1s"), "{stdout}");
+    // With --quiet too, the failure is said on stderr, where it is (issue 39 L-a).
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("jitterlab: the budget failed: 1 of 2 clauses violated: max<500us (cpu0: ")
+            && stderr.contains(&format!("the results are in {}", out.display())),
+        "{stderr}"
+    );
     let run = run_json(&out);
     let max_ns = thread(&run, 0)["max_ns"].as_i64().unwrap();
     // Ground truth: each injection holds CPU 0 for 2 ms, so some wakeup waited well over 1 ms.
@@ -71,6 +78,11 @@ fn spikes_break_a_tight_budget_and_keep_a_loose_one() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("failed"),
+        "{}",
+        text(&o)
+    );
     assert_eq!(run_json(&out)["budget"]["passed"], true);
     assert!(String::from_utf8_lossy(&o.stdout).contains("budget met (2 clauses)"));
 }

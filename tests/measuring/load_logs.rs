@@ -80,3 +80,44 @@ fn a_runs_load_log_keeps_within_its_bound_and_says_what_it_dropped() {
     });
     assert!(warned, "{}", run["warnings"]);
 }
+
+/// Issue 39 L-i: an exec load whose two programs exited 1 (chrt's EPERM) was summed up as
+/// "ended by itself after 0.1 s (exit status 0)": the worker's status. The end now says the
+/// programs' exits, how many failed and the last one's status, in run.json and the summary.
+#[test]
+fn an_exec_load_that_ended_by_itself_says_how_its_programs_exited() {
+    let _x = exclusive();
+    let (_base, out) = temp_out();
+    let o = jitterlab(&[
+        "run",
+        "--duration",
+        "1s",
+        "--cpus",
+        "0",
+        "--load",
+        "exec[workers=2]:sh -c 'exit 3'",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let run = run_json(&out);
+    let load = &run["loads"][0];
+    assert_eq!(load["ended"], "exited", "{load}");
+    let said = "('sh': 2 exits, 2 with a non-zero status; the last exit status 3)";
+    let reason = load["end_reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("ended by itself after ") && reason.ends_with(said),
+        "{reason}"
+    );
+    // The summary wraps its lines: compared with the spaces and line breaks made one.
+    let flat = text(&o).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains(said), "the summary says it: {}", text(&o));
+    let failed = load["throughput"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "failed exits")
+        .unwrap_or_else(|| panic!("{load}"));
+    assert_eq!(failed["value"], 2.0, "{load}");
+}

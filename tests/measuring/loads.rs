@@ -559,6 +559,16 @@ fn a_load_killed_by_a_signal_fails_the_run_and_is_recorded_and_shown() {
     assert_eq!(o.status.code(), Some(4), "{t}");
     let killed = "load 'cpu:workers=1,cpus=1' was killed by signal 9 (SIGKILL)";
     assert!(t.contains(killed), "the summary shows it: {t}");
+    // With --quiet too, stderr says why and where (issue 39 L-a: only the summary on stdout
+    // said it).
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("jitterlab: the run failed: ") && l.contains(killed))
+            && stderr.contains(&format!("the results are in {}", out.display())),
+        "{stderr}"
+    );
     let run = run_json(&out);
     assert_eq!(run["ended"], "failed", "{run}");
     assert!(

@@ -165,6 +165,15 @@ fn check_threads(run: &Value, truth: &Truth, noise: bool) -> Vec<String> {
                 continue;
             }
             let thr = s["threshold_ns"].as_i64().unwrap();
+            // The exposure is the time observed, to the end of the latest wakeup (issue 39
+            // L-f: wakeups x interval made a CPU held off for 3.2 s "once in 1.00 ms").
+            let observed = oracle::observed_ns(samples, truth.start_ns);
+            if s["exposure_ns"].as_u64() != Some(observed) {
+                bad.push(format!(
+                    "{what} spikes over {thr} ns: exposure_ns {}, the oracle says {observed} (first due time to the end of the latest wakeup)",
+                    s["exposure_ns"]
+                ));
+            }
             let want = oracle::spike_count(samples, thr);
             if s["count"].as_u64() != Some(want) {
                 bad.push(format!(
@@ -950,6 +959,9 @@ fn check_cpu_table(
                         "{what} cpu{cpu} {column}: printed {text:?}, the oracle counts {want}"
                     ));
                 }
+                if figure == "over the deadline" {
+                    bad.extend(once_in_mismatch(what, cpu, text, want, samples, truth));
+                }
                 continue;
             }
             // A latency: the range of ns the oracle accepts before the printed rounding.
@@ -981,6 +993,30 @@ fn check_cpu_table(
         }
     }
     bad
+}
+
+/// The spikes cell's time ("3 > 1.00 ms, once in 1.0 s", "none > 1.00 ms in 3.0 s") against
+/// the oracle: the time observed (`oracle::observed_ns`) divided by the `count` spikes, or the
+/// time observed itself without spikes, within the printed rounding.
+fn once_in_mismatch(
+    what: &str,
+    cpu: u32,
+    text: &str,
+    count: u64,
+    samples: &[Sample],
+    truth: &Truth,
+) -> Option<String> {
+    let observed = oracle::observed_ns(samples, truth.start_ns);
+    let (span, want) = match text.split_once(", once in ") {
+        Some((_, span)) if count > 0 => (span.trim_start_matches("≤ "), observed / count),
+        _ => (text.rsplit_once(" in ").map_or("", |(_, s)| s), observed),
+    };
+    match oracle::printed_span_ns(span) {
+        Some((v, half)) if (v - want as f64).abs() <= half + 1.0 => None,
+        _ => Some(format!(
+            "{what} cpu{cpu} over the deadline: printed {text:?}, the oracle says once in {want} ns (observed {observed} ns over {count} spikes)"
+        )),
+    }
 }
 
 fn missed_per_cpu(truth: &Truth) -> BTreeMap<u32, u64> {

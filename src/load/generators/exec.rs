@@ -34,12 +34,18 @@ pub(crate) static INFO: GeneratorInfo = GeneratorInfo {
         default: "false",
         help: "start the program again when it exits before the load's end",
     }],
-    counters: &["starts", "early_exits"],
+    counters: &["starts", "early_exits", "failed_exits", "last_exit"],
     loop_unit: None,
     parse: |p| Ok(Box::new(ExecLoad::parse(p)?)),
 };
 const STARTS: usize = 0;
 const EARLY_EXITS: usize = 1;
+/// Early exits with a status other than 0.
+const FAILED_EXITS: usize = 2;
+/// How the latest program to end ended: 0 none yet, 1 + its exit status, or
+/// [`KILLED_BY`] + the signal that killed it.
+const LAST_EXIT: usize = 3;
+const KILLED_BY: u64 = 1_000;
 /// At most one restart per worker in this time, so a program that fails at once does not
 /// become a fork bomb.
 const RESTART_SPACING_NS: u64 = 500_000_000;
@@ -136,6 +142,7 @@ impl Generator for ExecLoad {
                     .wait()
                     .map_err(|e| format!("exec worker {i}: wait failed: {e}"))?;
                 if let Some(signal) = status.signal() {
+                    ctx.set(LAST_EXIT, KILLED_BY + signal as u64);
                     // The group's SIGTERM at the load's end reaches the program and this
                     // worker's handler at once; the handler may run a moment later.
                     std::thread::sleep(STOP_SETTLE);
@@ -154,6 +161,9 @@ impl Generator for ExecLoad {
                     return Ok(());
                 }
                 ctx.add(EARLY_EXITS, 1);
+                let code = status.code().unwrap_or(0);
+                ctx.add(FAILED_EXITS, u64::from(code != 0));
+                ctx.set(LAST_EXIT, 1 + code.clamp(0, 255) as u64);
                 let ran = (monotonic_ns() - last_start) as f64 / 1e9;
                 early_exit_note(
                     &mut std::io::stderr(),
@@ -174,8 +184,36 @@ impl Generator for ExecLoad {
         vec![
             c.total("starts", c.get(STARTS), "starts"),
             c.total("early exits", c.get(EARLY_EXITS), "exits"),
+            c.total("failed exits", c.get(FAILED_EXITS), "exits"),
         ]
     }
+
+    /// The programs' exits, not the worker's: the worker exits 0 once every program it ran
+    /// has ended, whatever they exited with (issue 39 L-i: "exit status 0" for two programs
+    /// that exited 1).
+    fn ended_text(&self, values: &[u64]) -> Option<String> {
+        programs_ended(&self.argv[0], values)
+    }
+}
+
+/// "'chrt': 2 exits, 2 with a non-zero status; the last exit status 1", from the counters;
+/// None before any program exited.
+fn programs_ended(program: &str, values: &[u64]) -> Option<String> {
+    let get = |i: usize| values.get(i).copied().unwrap_or(0);
+    let last = match get(LAST_EXIT) {
+        0 => return None,
+        n if n >= KILLED_BY => format!(
+            "killed by {}",
+            signal_text(i32::try_from(n - KILLED_BY).unwrap_or(0))
+        ),
+        n => format!("exit status {}", n - 1),
+    };
+    let exits = get(EARLY_EXITS);
+    Some(format!(
+        "'{program}': {exits} {}, {} with a non-zero status; the last {last}",
+        if exits == 1 { "exit" } else { "exits" },
+        get(FAILED_EXITS)
+    ))
 }
 
 /// Notes in the load's log (the worker's stderr) that the program exited before the load's
@@ -271,6 +309,25 @@ mod tests {
             String::from_utf8(log)
                 .unwrap()
                 .contains("'yes' exited (exit status: 1)")
+        );
+    }
+
+    /// Issue 39 L-i: the load's end says how its programs ended, not the worker's status.
+    #[test]
+    fn the_programs_exits_are_said_not_the_workers() {
+        // starts, early exits, failed exits, last exit (1 + status).
+        assert_eq!(programs_ended("chrt", &[2, 0, 0, 0]), None);
+        assert_eq!(
+            programs_ended("chrt", &[2, 2, 2, 2]).unwrap(),
+            "'chrt': 2 exits, 2 with a non-zero status; the last exit status 1"
+        );
+        assert_eq!(
+            programs_ended("true", &[1, 1, 0, 1]).unwrap(),
+            "'true': 1 exit, 0 with a non-zero status; the last exit status 0"
+        );
+        assert_eq!(
+            programs_ended("x", &[3, 2, 1, KILLED_BY + 9]).unwrap(),
+            "'x': 2 exits, 1 with a non-zero status; the last killed by signal 9 (SIGKILL)"
         );
     }
 }

@@ -306,6 +306,12 @@ impl State {
             } else if self.setup.once {
                 (LoadEnded::Completed, None)
             } else {
+                // The worker exits 0 when its work ended; what ended it is the work's to say
+                // (an `exec` load's programs that failed, issue 39 L-i).
+                let exit_text = self.setup.loads[i]
+                    .spec
+                    .ended_text(&r.values)
+                    .unwrap_or(exit_text);
                 let reason = format!("ended by itself after {secs:.1} s ({exit_text})");
                 self.warn(format!("load '{text}' {reason}, {before_end}"));
                 (LoadEnded::Exited, Some(reason))
@@ -339,6 +345,17 @@ impl State {
     fn start_loads(&mut self, indices: &[usize]) -> Result<(), Failure> {
         let mut started = Vec::new();
         for &i in indices {
+            // A stop request (SIGINT, SIGTERM) while the loads start: no more are started
+            // and none is waited for, so that the stop is served within a second from the
+            // first instant (issue 39 L-k: each start takes 0.1 s here, thirty loads held
+            // a SIGINT 4.5 s). Those started are stopped with the run, recorded `stopped`.
+            if self.stop.load(Ordering::SeqCst) {
+                let (left, all) = (indices.len() - started.len(), indices.len());
+                self.warn(format!(
+                    "a stop request (SIGINT or SIGTERM) came while the loads were starting: {left} of the {all} loads to start then were not started"
+                ));
+                return Ok(());
+            }
             match spawn(
                 &self.setup,
                 self.containment
@@ -390,7 +407,8 @@ impl State {
                 self.stop_loads(&started);
                 return Err(e);
             }
-            if !waiting {
+            // A stop: the loads not ready yet are stopped with the others, at once.
+            if !waiting || self.stop.load(Ordering::SeqCst) {
                 return Ok(());
             }
             if std::time::Instant::now() > deadline {

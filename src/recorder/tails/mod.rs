@@ -111,6 +111,11 @@ pub(super) struct TailState {
     last_seq: Option<u64>,
     /// Samples counted.
     recorded: u64,
+    /// The time the thread has been observed, from the run's start to the end of its latest
+    /// wakeup (due time plus latency), ns: the exposure of a wakeup thread's rates. Not
+    /// wakeups × interval: a wakeup held off for 3.2 s is one wakeup and 3.2 s (issue 39 L-f,
+    /// a starved CPU's "once in 1.00 ms").
+    observed_ns: u64,
 }
 
 impl TailState {
@@ -146,6 +151,7 @@ impl TailState {
             start_ns,
             last_seq: None,
             recorded: 0,
+            observed_ns: 0,
         }
     }
 
@@ -170,6 +176,7 @@ impl TailState {
             f.push(late);
         }
         let due = s.expected_ns.saturating_sub(self.start_ns);
+        self.observed_ns = self.observed_ns.max(due.saturating_add(latency));
         for spikes in &mut self.spikes {
             spikes.push(due, latency);
         }
@@ -211,11 +218,14 @@ impl TailState {
         }
         within.sort_by_key(|w| w.threshold_ns);
         let wakeups = self.last_seq.map_or(0, |s| s + 1);
-        // A wakeup thread is exposed for one period per wakeup; a noise thread for the time
-        // its loop ran (its samples are gaps, and its "interval" is the threshold).
+        // A wakeup thread is exposed for the time it was observed, up to the end of its
+        // latest wakeup (its late wakeups and the periods they skipped included); a noise
+        // thread for the time its loop ran (its samples are gaps, and its "interval" is the
+        // threshold).
         let exposure_ns = match measured_ns {
             Some(m) if self.plan.noise => m,
-            _ => total * self.plan.interval_ns,
+            _ if total == 0 => 0,
+            _ => self.observed_ns,
         };
         let mut spikes: Vec<SpikeRecord> = self
             .spikes

@@ -252,3 +252,49 @@ fn a_noise_thread_refuses_the_per_wakeup_extrapolation() {
         })
     );
 }
+
+/// Issue 39 L-f: a CPU held off for 3.2 s by a load (one wakeup, 3 200 periods missed) was
+/// summed up as "1 > 1.00 ms, once in 1.00 ms": the exposure was wakeups x interval. It is
+/// the time observed, up to the end of the latest wakeup; a thread that runs normally keeps
+/// about wakeups x interval.
+#[test]
+fn the_exposure_is_the_time_observed_not_wakeups_times_the_interval() {
+    let plan = TailPlan {
+        interval_ns: 1_000_000,
+        ..TailPlan::default()
+    };
+    let start = 7_000;
+    let held = Sample {
+        seq: 0,
+        expected_ns: start,
+        latency_ns: 3_200_000_000,
+        missed: 3_200,
+    };
+    let mut state = TailState::new(plan.clone(), 1_000_000, start);
+    let mut h = new_histogram();
+    state.record(&held);
+    h.record(held.latency_ns as u64).unwrap();
+    let r = state.result(&h, None);
+    let deadline = r.spikes.iter().find(|s| s.basis == "deadline").unwrap();
+    assert_eq!(deadline.count, 1);
+    assert_eq!(deadline.exposure_ns, 3_200_000_000, "{deadline:?}");
+    assert_eq!(deadline.mtbf_ns, Some(3_200_000_000));
+
+    // 1 000 wakeups 1 ms apart, 20 us late: observed to the end of the last one.
+    let mut state = TailState::new(plan, 1_000_000, start);
+    let mut h = new_histogram();
+    for seq in 0..1_000u64 {
+        let s = Sample {
+            seq,
+            expected_ns: start + seq * 1_000_000,
+            latency_ns: 20_000,
+            missed: 0,
+        };
+        state.record(&s);
+        h.record(20_000).unwrap();
+    }
+    let r = state.result(&h, None);
+    for s in &r.spikes {
+        assert_eq!(s.exposure_ns, 999_000_000 + 20_000, "{s:?}");
+    }
+}
