@@ -15,7 +15,8 @@
 //
 // - streamed: every record goes to the `events` ring buffer as it happens;
 // - reduced (config.reduce): every record goes to this CPU's `stage` first. When the
-//   measuring thread of the CPU gives up its CPU again after a wakeup, the program decides:
+//   measuring thread of the CPU gives up its CPU again after a wakeup, or its next timer
+//   expires before it did (see hrtimer_expire_entry), the program decides:
 //   a wakeup that was not later than config.explain_above_ns costs one `jl_cycle` record (the
 //   four events the IRQ/thread split needs) and the stage is dropped; a later one gets the
 //   whole stage (every event since the thread last slept), which the explanation reads. The
@@ -713,6 +714,17 @@ int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, __s64 *now)
 	__u64 ts = bpf_ktime_get_ns();
 	__s64 t = 0;
 	bpf_probe_read_kernel(&t, sizeof(t), now);
+	bool its_next = st && (st->have & JL_HAVE_NEXT) && st->next.hrtimer == (__u64)timer;
+	// The thread's next timer expires while its last wakeup is still undecided: the thread
+	// has not given up its CPU since that wakeup, because the timer it armed next was already
+	// due (a wakeup late by nearly a whole number of periods leaves the next due time a few
+	// microseconds ahead) and its interrupt came before the thread could sleep. The last
+	// wakeup is decided here, before this expiry takes its place, as at a switch: `ts` is
+	// after the thread's clock read of it (it armed this timer after that read), so the bound
+	// still holds. Taking its place undecided lost its timer's arming when that had gone with
+	// a stage reduced away: its sample had no timer in the trace (lab checks 1f and 8).
+	if (its_next && (st->have & JL_HAVE_EXPIRY) && c && c->reduce)
+		decide(st, c, cpu, ts);
 	EMIT(struct jl_hrtimer_expire, JL_HRTIMER_EXPIRE, cpu, c, st, ts, {
 		r->hrtimer = (__u64)timer;
 		r->now = t;
@@ -722,7 +734,7 @@ int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, __s64 *now)
 	__s64 offset = timer->base->offset;
 	st->expiring = (__u64)timer;
 	st->expiring_due = timer->_softexpires - offset;
-	if ((st->have & JL_HAVE_NEXT) && st->next.hrtimer == (__u64)timer) {
+	if (its_next) {
 		st->armed = st->next;
 		st->have = JL_HAVE_EXPIRY;
 		st->expiry_ts = ts;

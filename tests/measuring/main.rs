@@ -53,3 +53,4 @@ mod sweep;
 mod tails;
 mod timerlat;
 mod trace;
+mod trace_reduction;
