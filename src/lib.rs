@@ -25,6 +25,7 @@ pub mod recorder;
 pub mod report;
 pub mod results;
 pub mod session;
+pub(crate) mod stdout;
 pub mod sys;
 pub mod trace;
 pub mod units;

@@ -78,14 +78,13 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
     progress.finish_and_clear();
 
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&output).expect("comparisons serialise")
-        );
+        crate::stdout::line(
+            &serde_json::to_string_pretty(&output).expect("comparisons serialise"),
+        )?;
     } else if args.markdown {
-        print!("{}", markdown(&output));
+        crate::stdout::write(&markdown(&output))?;
     } else {
-        print!("{}", terminal(&output));
+        crate::stdout::write(&terminal(&output))?;
     }
     Ok(if output.passed {
         0
@@ -132,11 +131,10 @@ fn compare_sweeps(args: &CompareArgs) -> Result<i32> {
                 serde_json::json!({"label": label, "path": path, "sweep": record})
             })
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "sweeps": list }))
-                .expect("sweep records serialise")
-        );
+        crate::stdout::line(
+            &serde_json::to_string_pretty(&serde_json::json!({ "sweeps": list }))
+                .expect("sweep records serialise"),
+        )?;
         return Ok(0);
     }
     let markup: &dyn Markup = if args.markdown { &Markdown } else { &Terminal };
@@ -156,6 +154,6 @@ fn compare_sweeps(args: &CompareArgs) -> Result<i32> {
         out += &markup.render(&t);
     }
     // sweep.json and the paths are input: no control character reaches the terminal raw.
-    print!("{}", escape_controls(&out));
+    crate::stdout::write(&escape_controls(&out))?;
     Ok(0)
 }

@@ -44,9 +44,9 @@ pub fn run(args: &DoctorArgs) -> Result<i32> {
     };
     let snap = snapshot(&measured);
     if json {
-        println!("{}", render::json(&snap));
+        crate::stdout::line(&render::json(&snap))?;
     } else {
-        print!("{}", render::table(&snap));
+        crate::stdout::write(&render::table(&snap))?;
     }
     Ok(if snap.any_fail() { 1 } else { 0 })
 }

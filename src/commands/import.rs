@@ -120,7 +120,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
     };
     let record = write_result(&imported, &args.file, claim.dir())?;
     claim.keep();
-    print!("{}", summary(&record, &out));
+    crate::stdout::write(&summary(&record, &out))?;
     Ok(0)
 }
 

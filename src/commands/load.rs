@@ -46,7 +46,7 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
             .resolve(&online, &[], None)
             .unwrap_or_default();
         if let Some(banner) = g.generator.once_banner(g.workers(&cpus)) {
-            println!("{banner}");
+            crate::stdout::line(&banner)?;
         }
     }
     let outcome = run_alone(&loads, online, duration_ns, once, &interrupted, &stop)?;
@@ -60,16 +60,15 @@ pub fn run(args: &LoadArgs) -> Result<i32> {
         eprintln!("jitterlab load: warning: {w}");
     }
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&records).expect("load records serialise")
-        );
+        crate::stdout::line(
+            &serde_json::to_string_pretty(&records).expect("load records serialise"),
+        )?;
     } else {
         for l in &outcome.loads {
             if once && let Some(result) = l.spec.generator.once_result(&l.values) {
-                println!("{result}");
+                crate::stdout::line(&result)?;
             }
-            println!("{}", load_line(&l.record()));
+            crate::stdout::line(&load_line(&l.record()))?;
         }
     }
     if let Some(f) = outcome.failure {

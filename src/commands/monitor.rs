@@ -33,7 +33,7 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
     if args.check.dry_run {
         // Released at once: the port was free, and nothing listens on it.
         drop(listener);
-        print!("{}", dry_run(&plan)?);
+        crate::stdout::write(&dry_run(&plan)?)?;
         return Ok(0);
     }
     let mut session = Session::start(
@@ -77,14 +77,11 @@ pub fn run(args: &MonitorArgs) -> Result<i32> {
     }
     let outcome = session.finish();
     if !args.output.quiet {
-        print!(
-            "{}",
-            crate::report::terminal::summary(
-                &outcome.record,
-                &outcome.dir.path,
-                args.output.verbose
-            )
-        );
+        crate::stdout::write(&crate::report::terminal::summary(
+            &outcome.record,
+            &outcome.dir.path,
+            args.output.verbose,
+        ))?;
     }
     // A failure is said on stderr whatever --quiet (issue 39 L-a).
     if outcome.record.ended == Ended::Failed

@@ -24,11 +24,7 @@ pub fn run(args: &NoiseArgs) -> Result<i32> {
     let plan = resolve(args, throttling)?;
     warn_of_throttling(&plan, throttling);
     let outcome = crate::session::run(&plan, args.output.quiet, std::env::args().collect())?;
-    Ok(super::run::print_outcome(
-        &outcome,
-        args.samples_and_json.json,
-        args.output.verbose,
-    ))
+    super::run::print_outcome(&outcome, args.samples_and_json.json, args.output.verbose)
 }
 
 /// Before the run: the user asked for a real-time spinner on a system that throttles

@@ -97,7 +97,7 @@ pub fn run(args: &SweepArgs) -> Result<i32> {
         .iter()
         .for_each(|w| eprintln!("jitterlab: warning: {w}"));
     let (record, failed) = measure_levels(&plan, claim, args.run.output.quiet)?;
-    print_sweep(args, &record, &sweep_dir);
+    print_sweep(args, &record, &sweep_dir)?;
     Ok(if failed { ExitCode::Run as i32 } else { 0 })
 }
 
@@ -180,7 +180,7 @@ fn dry_run(args: &SweepArgs, plan: &mut SweepPlan) -> Result<i32> {
             message: format!("sweep level {level}: {}", f.message),
         })?;
     }
-    print!("{text}");
+    crate::stdout::write(&text)?;
     Ok(0)
 }
 
@@ -201,13 +201,13 @@ struct LoadOnlyPlan {
 fn run_load_only(args: &SweepArgs) -> Result<i32> {
     let plan = plan_load_only(args)?;
     if args.run.check.dry_run {
-        print_load_only_dry_run(&plan);
+        print_load_only_dry_run(&plan)?;
         return Ok(0);
     }
     let claim = claim_sweep_dir(args)?;
     let sweep_dir = claim.dir().clone();
     let (record, failed) = run_levels_alone(&plan, claim)?;
-    print_sweep(args, &record, &sweep_dir);
+    print_sweep(args, &record, &sweep_dir)?;
     Ok(if failed { ExitCode::Run as i32 } else { 0 })
 }
 
@@ -246,18 +246,18 @@ fn plan_load_only(args: &SweepArgs) -> Result<LoadOnlyPlan> {
     })
 }
 
-fn print_load_only_dry_run(plan: &LoadOnlyPlan) {
+fn print_load_only_dry_run(plan: &LoadOnlyPlan) -> Result<()> {
     let for_how_long = crate::units::format_elapsed(plan.duration_ns);
     let n = plan.levels.len();
     for (k, (level, (spec, loads))) in plan.levels.iter().zip(&plan.per_level).enumerate() {
         let texts: Vec<&str> = loads.iter().map(|g| g.text.as_str()).collect();
-        println!(
+        crate::stdout::line(&format!(
             "sweep level {level} ({}/{n}): {spec}: the loads alone for {for_how_long}, not measured: {}",
             k + 1,
             texts.join(", ")
-        );
+        ))?;
     }
-    println!("nothing was started; sweep.json and sweep.csv would be written");
+    crate::stdout::line("nothing was started; sweep.json and sweep.csv would be written")
 }
 
 /// Runs each level's loads alone in turn, writing sweep.json and sweep.csv after each; the
@@ -335,14 +335,14 @@ fn load_only_row(level: &str, spec: &str, outcome: &Outcome) -> SweepRow {
 }
 
 /// The sweep's record on stdout: sweep.json with `--json`, else the table and where it is.
-fn print_sweep(args: &SweepArgs, record: &SweepRecord, sweep_dir: &ResultDir) {
+fn print_sweep(args: &SweepArgs, record: &SweepRecord, sweep_dir: &ResultDir) -> Result<()> {
     if args.run.samples_and_json.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(record).expect("sweep records serialise")
-        );
+        crate::stdout::line(
+            &serde_json::to_string_pretty(record).expect("sweep records serialise"),
+        )?;
     } else {
-        print!("{}", sweep_table(record));
-        println!("Sweep: {}", sweep_dir.path.display());
+        crate::stdout::write(&sweep_table(record))?;
+        crate::stdout::line(&format!("Sweep: {}", sweep_dir.path.display()))?;
     }
+    Ok(())
 }

@@ -86,7 +86,8 @@ impl RunLength {
             RunLength::Duration(ns) => Some(ns),
             RunLength::Loops(n) => {
                 let steps = u128::from(n) * u128::from(n.saturating_sub(1)) / 2;
-                let total = u128::from(n) * u128::from(interval_ns) + steps * u128::from(step_ns);
+                let total = (u128::from(n) * u128::from(interval_ns))
+                    .saturating_add(steps.saturating_mul(u128::from(step_ns)));
                 Some(u64::try_from(total).unwrap_or(u64::MAX))
             }
             RunLength::Endless => None,

@@ -408,3 +408,39 @@ pub fn chromium(test: &str) -> Option<&'static str> {
     }
     found
 }
+
+/// The lines of `text` (numbered from 1) outside `#[cfg(test)]` modules: from the attribute
+/// to the brace that closes the module opened after it.
+pub fn without_test_modules(text: &str) -> Vec<(usize, &str)> {
+    let mut kept = Vec::new();
+    let mut skipping = false;
+    let mut depth: i64 = 0;
+    let mut opened = false;
+    for (i, line) in text.lines().enumerate() {
+        if !skipping && line.trim() == "#[cfg(test)]" {
+            skipping = true;
+            depth = 0;
+            opened = false;
+            continue;
+        }
+        if skipping {
+            for c in line.chars() {
+                match c {
+                    '{' => {
+                        depth += 1;
+                        opened = true;
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            // A `#[cfg(test)]` on one item without a body (`use ...;`) ends at its `;`.
+            if (opened && depth <= 0) || (!opened && line.trim_end().ends_with(';')) {
+                skipping = false;
+            }
+            continue;
+        }
+        kept.push((i + 1, line));
+    }
+    kept
+}

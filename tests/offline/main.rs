@@ -28,6 +28,7 @@ mod oslat;
 mod output_paths;
 mod signals_setup;
 mod spawners;
+mod stdout_writer;
 mod sys_boundary;
 mod timerlat;
 mod writers;

@@ -9,7 +9,7 @@
 //! To start a process for the user, go through `session::children::Children`. Add a file to
 //! [`ALLOWED`] only with the reason it cannot.
 
-use crate::common::collect_rust_files;
+use crate::common::{collect_rust_files, without_test_modules};
 use std::path::Path;
 
 /// The files that may start processes, relative to `src/`, each with its reason.
@@ -85,42 +85,6 @@ fn spawns_outside_owners(root: &Path) -> Vec<String> {
         }
     }
     found
-}
-
-/// The lines of `text` (numbered from 1) outside `#[cfg(test)]` modules: from the attribute
-/// to the brace that closes the module opened after it.
-fn without_test_modules(text: &str) -> Vec<(usize, &str)> {
-    let mut kept = Vec::new();
-    let mut skipping = false;
-    let mut depth: i64 = 0;
-    let mut opened = false;
-    for (i, line) in text.lines().enumerate() {
-        if !skipping && line.trim() == "#[cfg(test)]" {
-            skipping = true;
-            depth = 0;
-            opened = false;
-            continue;
-        }
-        if skipping {
-            for c in line.chars() {
-                match c {
-                    '{' => {
-                        depth += 1;
-                        opened = true;
-                    }
-                    '}' => depth -= 1,
-                    _ => {}
-                }
-            }
-            // A `#[cfg(test)]` on one item without a body (`use ...;`) ends at its `;`.
-            if (opened && depth <= 0) || (!opened && line.trim_end().ends_with(';')) {
-                skipping = false;
-            }
-            continue;
-        }
-        kept.push((i + 1, line));
-    }
-    kept
 }
 
 #[test]

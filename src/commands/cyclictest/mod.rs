@@ -32,7 +32,7 @@ use text::ThreadId;
 pub fn run(args: &[String]) -> Result<i32> {
     let o = options::parse(args)?;
     if o.help {
-        print!("{}", help::TEXT);
+        crate::stdout::write(&help::TEXT)?;
         return Ok(0);
     }
     let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
@@ -51,10 +51,10 @@ pub fn run(args: &[String]) -> Result<i32> {
         set_main_affinity(list, cpus)?;
     }
     if plan.pm_qos_us.is_some() && Path::new("/dev/cpu_dma_latency").exists() {
-        println!(
+        crate::stdout::line(&format!(
             "# /dev/cpu_dma_latency set to {}us",
             plan.pm_qos_us.unwrap_or(0)
-        );
+        ))?;
     }
     let start = SystemTime::now();
     let command_line: Vec<String> = std::env::args().collect();
@@ -73,7 +73,7 @@ pub fn run(args: &[String]) -> Result<i32> {
             let tid = ids[thread(&b)?].tid;
             Some((tid, figures::in_unit(b.latency_ns, o.nsecs)))
         });
-        print!("{}", breaktrace::lines(&tids, broke));
+        crate::stdout::write(&breaktrace::lines(&tids, broke))?;
     }
     for t in outcome
         .record
@@ -181,9 +181,9 @@ fn measure(
         }
         if live && last_draw.elapsed() >= Duration::from_secs(1) {
             if drawn {
-                print!("\x1b[{}A", layout.threads.len() + 2);
+                crate::stdout::write_live(&format!("\x1b[{}A", layout.threads.len() + 2));
             }
-            print!("{}", live_lines(&session, o, layout));
+            crate::stdout::write_live(&live_lines(&session, o, layout));
             drawn = true;
             last_draw = Instant::now();
         }
@@ -193,7 +193,7 @@ fn measure(
     }
     if drawn {
         // The final lines overwrite the last live ones, as cyclictest's last redraw stays.
-        print!("\x1b[{}A", layout.threads.len() + 2);
+        crate::stdout::write_live(&format!("\x1b[{}A", layout.threads.len() + 2));
     }
     Ok(session.finish())
 }
@@ -270,18 +270,18 @@ fn print_results(
         .map(|(k, (id, f))| text::status_line(k, id, f, o.nsecs) + "\n")
         .collect();
     if !o.quiet {
-        print!(
+        crate::stdout::write(&format!(
             "{}{lines}",
             text::policy_header(text::policy_name(layout.policy), &loadavg())
-        );
+        ))?;
     } else if o.histogram_us == 0 {
-        print!("{lines}");
+        crate::stdout::write(&lines)?;
     }
     if o.histogram_us > 0 {
         let hist = text::histogram(threads, o.histofall);
         match &outputs.histfile {
             Some(out) => out.write_bytes(hist.as_bytes())?,
-            None => print!("{hist}"),
+            None => crate::stdout::write(&hist)?,
         }
     }
     Ok(())

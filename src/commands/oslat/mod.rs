@@ -29,10 +29,10 @@ pub const THRESHOLD_NS: u64 = 999;
 pub fn run(args: &[String]) -> Result<i32> {
     let o = options::parse(args)?;
     if o.help {
-        print!("{}{}", text::version_line(), help::TEXT);
+        crate::stdout::write(&format!("{}{}", text::version_line(), help::TEXT))?;
         return Ok(0);
     }
-    print!("{}", text::version_line());
+    crate::stdout::write(&text::version_line())?;
     if o.version {
         return Ok(0);
     }
@@ -49,25 +49,22 @@ pub fn run(args: &[String]) -> Result<i32> {
     super::noise::warn_of_throttling(&plan, throttling);
     set_main_cpu(o.main_cpu)?;
     if o.rtprio.is_some() && cpus.contains(&0) {
-        print!("{}", text::FIFO_ON_CPU0);
+        crate::stdout::write(&text::FIFO_ON_CPU0)?;
     }
     if !o.quiet {
-        print!(
-            "{}",
-            text::settings(&text::Settings {
-                duration_s: o.duration_s,
-                rtprio: o.rtprio,
-                cpu_list: o.cpu_list.clone().unwrap_or_else(|| "all".into()),
-                main_cpu: o.main_cpu,
-            })
-        );
-        println!("Test starts...");
+        crate::stdout::write(&text::settings(&text::Settings {
+            duration_s: o.duration_s,
+            rtprio: o.rtprio,
+            cpu_list: o.cpu_list.clone().unwrap_or_else(|| "all".into()),
+            main_cpu: o.main_cpu,
+        }))?;
+        crate::stdout::line("Test starts...")?;
     }
     let start = SystemTime::now();
     let outcome = crate::session::run(&plan, true, std::env::args().collect())?;
     let end = SystemTime::now();
     if !o.quiet {
-        println!("Test completed.\n");
+        crate::stdout::line("Test completed.\n")?;
     }
     let threads = read_figures(
         &outcome.dir.file(crate::format::samples::FILE_NAME),
@@ -75,7 +72,7 @@ pub fn run(args: &[String]) -> Result<i32> {
         &o,
     )
     .map_err(|e| Failure::run(format!("cannot read the run's gaps: {e}")))?;
-    print!("{}", text::summary(&threads, o.zero_omit));
+    crate::stdout::write(&text::summary(&threads, o.zero_omit))?;
     if let Some(out) = &json_out {
         let header = crate::commands::rt_json::Header::of_this_run("oslat", args, (start, end));
         out.write_bytes(json::render(&header, &threads).as_bytes())?;

@@ -16,15 +16,15 @@ use std::path::Path;
 pub fn run(args: &RunArgs) -> Result<i32> {
     let plan = resolve::resolve(args)?;
     if args.run.check.dry_run {
-        print!("{}", dry_run::check(&plan)?);
+        crate::stdout::write(&dry_run::check(&plan)?)?;
         return Ok(0);
     }
     let outcome = crate::session::run(&plan, args.run.output.quiet, std::env::args().collect())?;
-    Ok(print_outcome(
+    print_outcome(
         &outcome,
         args.run.samples_and_json.json,
         args.run.output.verbose,
-    ))
+    )
 }
 
 /// Prints a finished run (run.json with `json`, else the summary) and returns its exit code:
@@ -33,30 +33,38 @@ pub(crate) fn print_outcome(
     outcome: &crate::session::RunOutcome,
     json: bool,
     verbose: bool,
-) -> i32 {
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&outcome.record).expect("run records serialise")
-        );
+) -> Result<i32> {
+    // The results are whole on disk whatever becomes of stdout (a full disk): say where.
+    let printed = if json {
+        crate::stdout::line(
+            &serde_json::to_string_pretty(&outcome.record).expect("run records serialise"),
+        )
     } else {
-        print!(
-            "{}",
-            report::terminal::summary(&outcome.record, &outcome.dir.path, verbose)
-        );
-    }
+        crate::stdout::write(&report::terminal::summary(
+            &outcome.record,
+            &outcome.dir.path,
+            verbose,
+        ))
+    };
     // Said on stderr whatever --quiet, as every error is: with stdout elsewhere (a CI log
     // of stderr only) the summary's reason would be lost (issue 39 L-a).
     if let Some(line) = failure_line(&outcome.record, &outcome.dir.path) {
         eprintln!("{}", crate::error::escape_controls(&line));
     }
-    match outcome.record.ended {
+    printed.map_err(|e| {
+        crate::error::Failure::run(format!(
+            "{}; the results are whole in {}",
+            e.message,
+            outcome.dir.path.display()
+        ))
+    })?;
+    Ok(match outcome.record.ended {
         Ended::Failed => ExitCode::Run as i32,
         _ if outcome.record.budget.as_ref().is_some_and(|b| !b.passed) => {
             ExitCode::CheckFailed as i32
         }
         _ => 0,
-    }
+    })
 }
 
 /// The one line on stderr of a run that failed (exit 4) or failed its budget (exit 1): what

@@ -245,7 +245,7 @@ pub fn run(o: &TimerlatOptions, root: &Path, layout: &Layout) -> Result<i32> {
         );
     }
     let seconds = elapsed.as_secs();
-    print!("{}", hist::render(&tally.hists, layout, seconds));
+    crate::stdout::write(&hist::render(&tally.hists, layout, seconds))?;
     // The kept table: every column, header, index and summary, whatever was printed.
     let full = Layout {
         no_irq: false,

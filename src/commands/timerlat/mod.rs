@@ -48,7 +48,7 @@ See docs/timerlat.md for what each column holds.
 pub fn run(args: &[String]) -> Result<i32> {
     let o = options::parse(args)?;
     if o.help {
-        print!("{HELP}");
+        crate::stdout::write(&format!("{HELP}"))?;
         return Ok(0);
     }
     use crate::trace::timerlat::{Choice, choose};
@@ -100,7 +100,7 @@ pub fn run(args: &[String]) -> Result<i32> {
     let hists = histograms(&samples, &cpus, &layout)
         .map_err(|e| Failure::run(format!("cannot read the run's samples: {e}")))?;
     let seconds = outcome.record.duration_ns.unwrap_or(0) / 1_000_000_000;
-    print!("{}", hist::render(&hists, &layout, seconds));
+    crate::stdout::write(&hist::render(&hists, &layout, seconds))?;
     for t in outcome
         .record
         .threads

@@ -228,10 +228,7 @@ pub fn export(
 /// failure while running (exit 4), as for the sample formats.
 fn write_text(output: Option<&Path>, text: &str) -> Result<()> {
     match output {
-        None => match io::stdout().lock().write_all(text.as_bytes()) {
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-            r => r.or_run(|| "writing the export to stdout".into()),
-        },
+        None => crate::stdout::write(text),
         Some(file) => crate::results::dir::write_output(file, |w| w.write_all(text.as_bytes()))
             .or_run(|| format!("writing {}", file.display())),
     }
@@ -278,7 +275,9 @@ fn export_samples(
             match write_all(&mut out) {
                 // A closed pipe (| head) is the reader's choice, not a failure.
                 Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-                r => r.or_run(|| "writing the export to stdout".into()),
+                // Streamed (a day of samples is not held as text), so not through
+                // `crate::stdout::write`, but failing in its words.
+                r => r.or_run(|| "cannot write to standard output".into()),
             }
         }
         Some(file) => crate::results::dir::write_output(file, |w| write_all(w))

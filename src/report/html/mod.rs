@@ -148,9 +148,13 @@ fn read_inputs(
                 let mut digest = read_with_progress(path, run_number)?;
                 if let Some(budget) = budget {
                     let verdict = budget.evaluate(&digest.record);
-                    println!("{}: budget {}", path.display(), verdict.expression);
+                    crate::stdout::line(&format!(
+                        "{}: budget {}",
+                        path.display(),
+                        verdict.expression
+                    ))?;
                     for line in budget::verdict_lines(&verdict) {
-                        println!("  {line}");
+                        crate::stdout::line(&format!("  {line}"))?;
                     }
                     budget_failed |= !verdict.passed;
                     digest.record.budget = Some(verdict);

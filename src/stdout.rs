@@ -1,0 +1,32 @@
+//! The one writer of standard output (third hostile re-run, N11): `println!` panics when
+//! stdout cannot be written (a full disk, `> /dev/full`), which turned five commands' results
+//! into exit 101 and a backtrace. Every command's output goes through here instead, and
+//! `tests/offline/stdout_writer.rs` fails on a `print!` or `println!` elsewhere.
+
+use crate::error::{Failure, Result};
+use std::io::{self, Write};
+
+/// Writes `text` to standard output and flushes it. A closed pipe (`| head`) is the reader's
+/// choice, not a failure; any other error is a failure while running (exit 4) that says what
+/// could not be written, so the caller can add where the results are.
+pub(crate) fn write(text: &str) -> Result<()> {
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure::run(format!(
+            "cannot write to standard output: {e}; redirect it to a file system with room, or use -o FILE where the command has it"
+        ))),
+        Ok(()) => Ok(()),
+    }
+}
+
+/// [`write`] for a display refreshed while something still runs (a drop-in's live lines): a
+/// failure must not stop a measurement, and the final output's [`write`] reports it.
+pub(crate) fn write_live(text: &str) {
+    let _ = write(text);
+}
+
+/// [`write`] of `text` and a newline.
+pub(crate) fn line(text: &str) -> Result<()> {
+    write(&format!("{text}\n"))
+}
