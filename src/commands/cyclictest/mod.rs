@@ -32,7 +32,7 @@ use text::ThreadId;
 pub fn run(args: &[String]) -> Result<i32> {
     let o = options::parse(args)?;
     if o.help {
-        crate::stdout::write(&help::TEXT)?;
+        crate::stdout::write(help::TEXT)?;
         return Ok(0);
     }
     let online = crate::cpulist::online_cpus().map_err(Failure::system)?;

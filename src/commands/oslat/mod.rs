@@ -49,7 +49,7 @@ pub fn run(args: &[String]) -> Result<i32> {
     super::noise::warn_of_throttling(&plan, throttling);
     set_main_cpu(o.main_cpu)?;
     if o.rtprio.is_some() && cpus.contains(&0) {
-        crate::stdout::write(&text::FIFO_ON_CPU0)?;
+        crate::stdout::write(text::FIFO_ON_CPU0)?;
     }
     if !o.quiet {
         crate::stdout::write(&text::settings(&text::Settings {

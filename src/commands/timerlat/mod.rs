@@ -48,7 +48,7 @@ See docs/timerlat.md for what each column holds.
 pub fn run(args: &[String]) -> Result<i32> {
     let o = options::parse(args)?;
     if o.help {
-        crate::stdout::write(&format!("{HELP}"))?;
+        crate::stdout::write(HELP)?;
         return Ok(0);
     }
     use crate::trace::timerlat::{Choice, choose};
