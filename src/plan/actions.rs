@@ -318,15 +318,24 @@ pub fn pid_target(pid: i32) -> Result<std::sync::Arc<PidTarget>, String> {
                 Err(e) if e.raw_os_error() == Some(crate::sys::errno::ESRCH) => {
                     return Err(format!("signal: no process {pid}"));
                 }
-                Err(e) => {
-                    return Err(format!(
-                        "signal:...,pid={pid}: cannot open a pidfd for process {pid}: {e}"
-                    ));
-                }
+                Err(e) => return Err(not_a_process(pid).unwrap_or_else(|| {
+                    format!("signal:...,pid={pid}: cannot open a pidfd for process {pid}: {e}")
+                })),
             };
             Ok(std::sync::Arc::new(PidTarget { pid, pidfd }))
         })
         .clone()
+}
+
+/// Why `pid` names no process it can take (issue 39 L-e): a thread of another process (its
+/// `Tgid`), whose id kill(2) takes but pidfd_open(2) refuses; None when it is not a thread.
+fn not_a_process(pid: i32) -> Option<String> {
+    let leader = crate::sys::process::thread_group_of(pid).filter(|&l| l != pid)?;
+    Some(if u32::try_from(leader) == Ok(std::process::id()) {
+        format!("signal:...,pid={pid}: {pid} is a thread of this jitterlab itself (pid {leader}); name another process")
+    } else {
+        format!("signal:...,pid={pid}: {pid} is a thread of process {leader} (the Tgid in /proc/{pid}/status), not a process; signals go to a process: name it, pid={leader}")
+    })
 }
 
 static PARENT: std::sync::OnceLock<Result<Parent, String>> = std::sync::OnceLock::new();
@@ -545,6 +554,19 @@ mod tests {
                 .unwrap_err()
                 .contains("this jitterlab itself")
         );
+
+        // A thread of this process: named as such (issue 39 L-e), not a failed pidfd_open.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            tx.send(crate::sys::signal::thread_id()).unwrap();
+            let _ = wait.recv();
+        });
+        let tid = rx.recv().unwrap();
+        let e = signal(tid).check_system().unwrap_err();
+        assert!(e.contains(&format!("{tid} is a thread of this jitterlab")), "{e}");
+        drop(done);
+        thread.join().unwrap();
 
         // pid_max is at most 2^22: this one cannot exist.
         assert!(
