@@ -109,6 +109,16 @@ fn each_bad_input_exits_2_naming_the_value() {
     drop(done_tx);
     thread.join().unwrap();
     refused(
+        &["--on-threshold", "snapshot", "--snapshot-limit", "2TiB"],
+        2,
+        &["--snapshot-limit 2TiB", "out of range: give 1MiB to 1TiB"],
+    );
+    refused(
+        &["--on-threshold", "continue", "--snapshot-limit", "1MiB"],
+        2,
+        &["--snapshot-limit", "no --on-threshold snapshot"],
+    );
+    refused(
         &["--on-end", "stop"],
         2,
         &["--on-end stop", "not on the end of the run"],
