@@ -264,8 +264,8 @@ pub fn parse_wait(text: &str) -> Result<u64, String> {
 /// `--snapshot-limit SIZE`, in its range ([`MIN_SNAPSHOT_LIMIT_BYTES`] to
 /// [`MAX_SNAPSHOT_LIMIT_BYTES`]).
 pub fn parse_snapshot_limit(text: &str) -> Result<u64, String> {
-    let bytes = crate::units::parse_size_bytes(text)
-        .map_err(|e| format!("--snapshot-limit: {e}"))?;
+    let bytes =
+        crate::units::parse_size_bytes(text).map_err(|e| format!("--snapshot-limit: {e}"))?;
     if !(MIN_SNAPSHOT_LIMIT_BYTES..=MAX_SNAPSHOT_LIMIT_BYTES).contains(&bytes) {
         return Err(format!(
             "--snapshot-limit {text}: out of range: give 1MiB to 1TiB; the default is 256MiB"
@@ -439,7 +439,10 @@ mod tests {
         });
         let tid = rx.recv().unwrap();
         let e = signal(tid).check_system().unwrap_err();
-        assert!(e.contains(&format!("{tid} is a thread of this jitterlab")), "{e}");
+        assert!(
+            e.contains(&format!("{tid} is a thread of this jitterlab")),
+            "{e}"
+        );
         drop(done);
         thread.join().unwrap();
 

@@ -95,9 +95,11 @@ pub fn pid_target(pid: i32) -> Result<std::sync::Arc<PidTarget>, String> {
                 Err(e) if e.raw_os_error() == Some(crate::sys::errno::ESRCH) => {
                     return Err(format!("signal: no process {pid}"));
                 }
-                Err(e) => return Err(not_a_process(pid).unwrap_or_else(|| {
-                    format!("signal:...,pid={pid}: cannot open a pidfd for process {pid}: {e}")
-                })),
+                Err(e) => {
+                    return Err(not_a_process(pid).unwrap_or_else(|| {
+                        format!("signal:...,pid={pid}: cannot open a pidfd for process {pid}: {e}")
+                    }));
+                }
             };
             Ok(std::sync::Arc::new(PidTarget { pid, pidfd }))
         })
@@ -109,9 +111,13 @@ pub fn pid_target(pid: i32) -> Result<std::sync::Arc<PidTarget>, String> {
 fn not_a_process(pid: i32) -> Option<String> {
     let leader = crate::sys::process::thread_group_of(pid).filter(|&l| l != pid)?;
     Some(if u32::try_from(leader) == Ok(std::process::id()) {
-        format!("signal:...,pid={pid}: {pid} is a thread of this jitterlab itself (pid {leader}); name another process")
+        format!(
+            "signal:...,pid={pid}: {pid} is a thread of this jitterlab itself (pid {leader}); name another process"
+        )
     } else {
-        format!("signal:...,pid={pid}: {pid} is a thread of process {leader} (the Tgid in /proc/{pid}/status), not a process; signals go to a process: name it, pid={leader}")
+        format!(
+            "signal:...,pid={pid}: {pid} is a thread of process {leader} (the Tgid in /proc/{pid}/status), not a process; signals go to a process: name it, pid={leader}"
+        )
     })
 }
 

@@ -9,8 +9,8 @@
 
 use super::children::{Children, End, Outcome, Start};
 use crate::format::actions::{
-    ActionCount, ActionEvent, ActionsRecord, OUTCOME_OVER_LIMIT, PROGRAM_ABANDONED,
-    PROGRAM_EXITED, PROGRAM_KILLED, PROGRAM_SIGNALLED, PROGRAM_STARTED, ProgramCounts,
+    ActionCount, ActionEvent, ActionsRecord, OUTCOME_OVER_LIMIT, PROGRAM_ABANDONED, PROGRAM_EXITED,
+    PROGRAM_KILLED, PROGRAM_SIGNALLED, PROGRAM_STARTED, ProgramCounts,
 };
 use crate::format::events::Event;
 use crate::measure::clock::monotonic_ns;

@@ -44,14 +44,21 @@ fn the_snapshots_stop_at_their_limit_and_the_rest_are_counted() {
     for f in std::fs::read_dir(out.join("snapshots")).unwrap() {
         on_disk += f.unwrap().metadata().unwrap().len();
     }
-    assert!(on_disk <= 1 << 20, "{on_disk} bytes of snapshots, over 1 MiB");
+    assert!(
+        on_disk <= 1 << 20,
+        "{on_disk} bytes of snapshots, over 1 MiB"
+    );
     let run = run_json(&out);
     let actions = &run["actions"];
     assert_eq!(actions["snapshot_limit_bytes"], 1 << 20, "{actions}");
     assert_eq!(actions["snapshot_bytes"], on_disk, "{actions}");
-    let reached = actions["snapshot_limit_reached"].as_str().unwrap_or_default();
+    let reached = actions["snapshot_limit_reached"]
+        .as_str()
+        .unwrap_or_default();
     assert!(reached.contains("--snapshot-limit 1 MiB"), "{actions}");
-    let over = actions["on_threshold"][0]["over_limit"].as_u64().unwrap_or(0);
+    let over = actions["on_threshold"][0]["over_limit"]
+        .as_u64()
+        .unwrap_or(0);
     assert!(over >= 1, "no spike counted past the limit: {actions}");
 
     let events: Vec<ActionEvent> = jitterlab::results::loaded::read_events(&out)
@@ -68,9 +75,9 @@ fn the_snapshots_stop_at_their_limit_and_the_rest_are_counted() {
         .count() as u64;
     assert_eq!(actions["snapshots_written"], written, "{actions}");
     assert!(
-        events
-            .iter()
-            .any(|e| e.outcome == "failed" && e.detail.starts_with("not written: the snapshots reached --snapshot-limit 1 MiB")),
+        events.iter().any(|e| e.outcome == "failed"
+            && e.detail
+                .starts_with("not written: the snapshots reached --snapshot-limit 1 MiB")),
         "the snapshot that did not fit is not in the events: {events:?}"
     );
     let told: Vec<&ActionEvent> = events
@@ -79,11 +86,11 @@ fn the_snapshots_stop_at_their_limit_and_the_rest_are_counted() {
         .collect();
     assert_eq!(told.len(), 1, "{events:?}");
     assert_eq!(told[0].over_limit, over);
-    let warned = run["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|w| w.as_str().unwrap().contains(&format!("{over} later spike(s) not snapshotted")));
+    let warned = run["warnings"].as_array().unwrap().iter().any(|w| {
+        w.as_str()
+            .unwrap()
+            .contains(&format!("{over} later spike(s) not snapshotted"))
+    });
     assert!(warned, "{}", run["warnings"]);
     let summary = said.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(

@@ -212,8 +212,7 @@ fn describe_actions(t: &mut String, plan: &RunPlan) {
         .iter()
         .chain(&a.on_end)
         .any(|a| matches!(a, crate::plan::actions::Action::Exec { .. }));
-    if a
-        .on_threshold
+    if a.on_threshold
         .iter()
         .any(|a| matches!(a, crate::plan::actions::Action::Snapshot { .. }))
     {
