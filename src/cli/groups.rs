@@ -330,4 +330,11 @@ pub struct ActionArgs {
     /// once. 0s to 1h, default 10s. Each outcome is recorded (docs/user-guide.md).
     #[arg(long, value_name = "DURATION")]
     pub action_wait: Option<String>,
+
+    /// The most bytes the --on-threshold snapshots of the run write in all, 1MiB to 1TiB,
+    /// default 256MiB (and at most 10 000 snapshots): a snapshot that would pass it is not
+    /// written, and the spikes after it are counted, not snapshotted (run.json, events.jsonl
+    /// and the summary say so).
+    #[arg(long, value_name = "SIZE", requires = "on_threshold")]
+    pub snapshot_limit: Option<String>,
 }

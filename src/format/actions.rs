@@ -38,7 +38,12 @@ pub struct ActionEvent {
     /// [`ActionsRecord::max_snapshots`] snapshots pending).
     #[serde(default)]
     pub refused_before: u64,
-    /// `ok` or `failed`.
+    /// With [`OUTCOME_OVER_LIMIT`]: the spikes on which a snapshot was not made because the
+    /// run's snapshots had reached their limit.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub over_limit: u64,
+    /// `ok` or `failed`; [`OUTCOME_OVER_LIMIT`] for the count of spikes not snapshotted past
+    /// the limit (written once, at the end, `over_limit` holding it).
     pub outcome: String,
     /// An `exec:` program's pid, in its start event and in its outcome's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,6 +66,14 @@ pub struct ActionEvent {
     /// `, snapshots/spike-0001.explanations.jsonl (N explanations)`: every file written),
     /// `stopped the run`, or the error.
     pub detail: String,
+}
+
+/// [`ActionEvent::outcome`] of the end's count of the spikes not snapshotted because the
+/// run's snapshots had reached `--snapshot-limit` (or 10 000 snapshots).
+pub const OUTCOME_OVER_LIMIT: &str = "over_limit";
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// [`ActionEvent::program`]: an `exec:` program was started.
@@ -89,6 +102,19 @@ pub struct ActionsRecord {
     /// The most snapshots waiting for their window at once (0 in older results).
     #[serde(default)]
     pub max_snapshots: u64,
+    /// `--snapshot-limit`: the most bytes the run's snapshots write in all (0 in older
+    /// results, which had no bound).
+    #[serde(default)]
+    pub snapshot_limit_bytes: u64,
+    /// The snapshots written, and their files' bytes in all.
+    #[serde(default)]
+    pub snapshots_written: u64,
+    #[serde(default)]
+    pub snapshot_bytes: u64,
+    /// Why no more snapshots were made, once the limit (bytes, or 10 000 snapshots,
+    /// plan/actions.rs `MAX_SNAPSHOTS`) was reached; absent while it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_limit_reached: Option<String>,
     pub on_threshold: Vec<ActionCount>,
     pub on_end: Vec<ActionCount>,
 }
@@ -123,6 +149,10 @@ pub struct ActionCount {
     /// snapshots pending); not counted in `fired`.
     #[serde(default)]
     pub refused: u64,
+    /// Spikes on which it was not fired because the run's snapshots had reached their limit
+    /// (`snapshot` only); not counted in `fired`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub over_limit: u64,
     /// `exec:` only: its programs' starts and ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub programs: Option<ProgramCounts>,

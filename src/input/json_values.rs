@@ -17,6 +17,15 @@ pub(crate) const RESULT_RECORD_MAX_VALUES: u64 = 1 << 24;
 /// names, commands, warnings and notes, thousands at most; each costs a heap allocation.
 pub(crate) const RESULT_RECORD_MAX_STRINGS: u64 = 1 << 20;
 
+/// The most JSON values under run.json's `system` (the system snapshot, docs/doctor.md): it is
+/// kept as a JSON tree, about 64 bytes a value, where the typed fields cost 8 (issue 39 L-b: 16
+/// million numbers there took 1.0 GB). A snapshot has a few dozen checks of 7 values and two
+/// CPU lists: about 500 values and 2 a CPU, so 65 536 is room for 32 768 CPUs (4 MB parsed).
+pub(crate) const RESULT_RECORD_MAX_SYSTEM_VALUES: u64 = 1 << 16;
+
+/// The top-level key whose values [`RESULT_RECORD_MAX_SYSTEM_VALUES`] bounds.
+const SYSTEM_KEY: &str = "system";
+
 /// Counts the values of the JSON `text`, refusing it (with the reason) as soon as a cap is
 /// passed. A text that is not JSON passes: the typed parse that follows says what is wrong.
 pub(crate) fn check_counts(text: &str) -> Result<(), String> {
@@ -32,6 +41,11 @@ pub(crate) fn check_counts(text: &str) -> Result<(), String> {
 struct Counts {
     values: u64,
     strings: u64,
+    /// Values under the top-level `system` key, and whether the walk is under it now.
+    system: u64,
+    in_system: bool,
+    /// Objects and arrays the walk is inside.
+    depth: u32,
     /// Which cap was passed, in words.
     over: Option<String>,
 }
@@ -40,7 +54,13 @@ impl Counts {
     fn add<E: de::Error>(&mut self, string: bool) -> Result<(), E> {
         self.values += 1;
         self.strings += u64::from(string);
-        if self.values > RESULT_RECORD_MAX_VALUES {
+        self.system += u64::from(self.in_system);
+        if self.system > RESULT_RECORD_MAX_SYSTEM_VALUES {
+            self.over = Some(format!(
+                "its `{SYSTEM_KEY}` holds more than {} JSON values, more than any system snapshot (about 500, and 2 a CPU); reading it would take memory without bound",
+                crate::units::group_digits(RESULT_RECORD_MAX_SYSTEM_VALUES)
+            ));
+        } else if self.values > RESULT_RECORD_MAX_VALUES {
             self.over = Some(format!(
                 "it holds more than {} JSON values, more than any run writes (the largest, 10 000 phases on 64 CPUs, about 8.4 million); reading it would take memory without bound",
                 crate::units::group_digits(RESULT_RECORD_MAX_VALUES)
@@ -90,14 +110,27 @@ impl<'de> Visitor<'de> for &mut Counts {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         self.add(false)?;
+        self.depth += 1;
         while seq.next_element_seed(&mut *self)?.is_some() {}
+        self.depth -= 1;
         Ok(())
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         self.add(false)?;
-        while map.next_key::<IgnoredAny>()?.is_some() {
-            map.next_value_seed(&mut *self)?;
+        self.depth += 1;
+        if self.depth == 1 {
+            // The record's own keys: `system` is counted apart (a handful of keys read).
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                self.in_system = key == SYSTEM_KEY;
+                map.next_value_seed(&mut *self)?;
+                self.in_system = false;
+            }
+        } else {
+            while map.next_key::<IgnoredAny>()?.is_some() {
+                map.next_value_seed(&mut *self)?;
+            }
         }
+        self.depth -= 1;
         Ok(())
     }
 }
@@ -119,6 +152,20 @@ mod tests {
         let numbers = format!("[{}0]", "0,".repeat(RESULT_RECORD_MAX_VALUES as usize));
         let e = check_counts(&numbers).unwrap_err();
         assert!(e.contains("more than 16 777 216 JSON values"), "{e}");
+        // `system` (kept as a JSON tree) has a cap of its own; elsewhere as many pass.
+        let system = |n: u64| {
+            format!(
+                r#"{{"format": 1, "system": {{"checks": [{}0]}}, "threads": [{}0]}}"#,
+                "0,".repeat(n as usize - 3),
+                "0,".repeat(100_000)
+            )
+        };
+        check_counts(&system(RESULT_RECORD_MAX_SYSTEM_VALUES)).unwrap();
+        let e = check_counts(&system(RESULT_RECORD_MAX_SYSTEM_VALUES + 1)).unwrap_err();
+        assert!(
+            e.contains("its `system` holds more than 65 536 JSON values"),
+            "{e}"
+        );
         // Just under both caps: read.
         let under = format!("[{}0]", "0,".repeat(RESULT_RECORD_MAX_VALUES as usize - 2));
         check_counts(&under).unwrap();

@@ -46,6 +46,10 @@ fn expected_rows() -> Vec<(&'static str, Vec<String>)> {
                     "at most {} strings",
                     crate::units::group_digits(super::json_values::RESULT_RECORD_MAX_STRINGS)
                 ),
+                format!(
+                    "at most {} under `system`",
+                    crate::units::group_digits(super::json_values::RESULT_RECORD_MAX_SYSTEM_VALUES)
+                ),
             ],
         ),
         (

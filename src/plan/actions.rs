@@ -4,6 +4,7 @@
 //! that is not ours to signal: exit 2) and the rate limit; firing them is the session's
 //! (session/actions.rs).
 
+pub use super::targets::{Parent, PidTarget, parent, pid_target};
 use crate::units::parse_duration_ns;
 
 /// The most one action fires by default: once per second; spikes inside that gap are counted
@@ -25,6 +26,17 @@ pub const MAX_PROGRAMS: usize = 4;
 /// The most snapshots of one run waiting for their window at once; a spike that would start
 /// one more is refused (counted as `refused`).
 pub const MAX_PENDING_SNAPSHOTS: usize = 4;
+/// The most bytes the snapshots of one run write in all, by default (`--snapshot-limit`):
+/// a snapshot of the default window on 4 CPUs at 1 ms is about 300 KB, so some 800 of them;
+/// without a bound a spike storm at the smallest gap filled about 20 MB/s (issue 39 L-j: 70 GB
+/// an hour). A snapshot whose files would pass it is not written, and none after it.
+pub const DEFAULT_SNAPSHOT_LIMIT_BYTES: u64 = 256 << 20;
+/// `--snapshot-limit`'s range: 1 MiB to 1 TiB (exit 2 outside).
+pub const MIN_SNAPSHOT_LIMIT_BYTES: u64 = 1 << 20;
+pub const MAX_SNAPSHOT_LIMIT_BYTES: u64 = 1 << 40;
+/// The most snapshots of one run, whatever their size: small windows at the smallest gap
+/// would otherwise make millions of files an hour.
+pub const MAX_SNAPSHOTS: u64 = 10_000;
 /// A snapshot's window around its spike by default: 2 s before and 1 s after.
 pub const DEFAULT_SNAPSHOT_BEFORE_NS: u64 = 2_000_000_000;
 pub const DEFAULT_SNAPSHOT_AFTER_NS: u64 = 1_000_000_000;
@@ -71,6 +83,8 @@ pub struct ActionPlan {
     /// `--action-wait`: the most the end waits for the programs still running, and for each
     /// `--on-end` program, ns.
     pub wait_ns: u64,
+    /// `--snapshot-limit`: the most bytes the run's snapshots write in all.
+    pub snapshot_limit_bytes: u64,
 }
 
 impl ActionPlan {
@@ -225,149 +239,6 @@ impl Action {
     }
 }
 
-/// jitterlab's parent, as it was when the first action naming it was checked (before the
-/// run): after that parent exits, `signal:SIG,parent` fails ("has exited") instead of reaching
-/// whichever process inherited jitterlab (a subreaper, pid 1) or took the parent's pid.
-#[derive(Debug)]
-pub struct Parent {
-    pub pid: i32,
-    /// A pidfd naming it (Linux 5.3): signals through it reach that process or none. None
-    /// where the kernel has no pidfd_open: then a signal is sent only while jitterlab's
-    /// parent is still that pid (once it exits, jitterlab is reparented).
-    pidfd: Option<std::os::fd::OwnedFd>,
-}
-
-impl Parent {
-    /// Sends `signal` (0: only checks) to the parent; the error says why not.
-    pub fn send(&self, signal: i32) -> Result<(), String> {
-        use crate::sys::errno;
-        use crate::sys::process;
-        let gone = || {
-            format!(
-                "jitterlab's parent (pid {}) has exited: not signalled (its pid may belong to another process now)",
-                self.pid
-            )
-        };
-        let result = match &self.pidfd {
-            Some(fd) => {
-                use std::os::fd::AsFd;
-                process::pidfd_send_signal(fd.as_fd(), signal)
-            }
-            None if process::parent_id() != self.pid => return Err(gone()),
-            None => process::kill(self.pid, signal),
-        };
-        result.map_err(|e| match e.raw_os_error() {
-            Some(errno::ESRCH) => gone(),
-            Some(errno::EPERM) => format!(
-                "jitterlab's parent (pid {}) is not ours to signal (it belongs to another user)",
-                self.pid
-            ),
-            _ => format!("cannot signal jitterlab's parent (pid {}): {e}", self.pid),
-        })
-    }
-}
-
-/// A process named by `signal:SIG,pid=N`, as it was when the action was checked (before the
-/// run): a pidfd of it, so that once it exits the action fails ("has exited") instead of
-/// signalling whichever process gets its pid next (issue 39 F5), as for [`Parent`].
-#[derive(Debug)]
-pub struct PidTarget {
-    pub pid: i32,
-    /// None where the kernel has no pidfd_open (before Linux 5.3): then the pid is signalled
-    /// by number, as the docs say.
-    pidfd: Option<std::os::fd::OwnedFd>,
-}
-
-impl PidTarget {
-    /// Sends `signal` to the process; the error says why not.
-    pub fn send(&self, signal: i32) -> Result<(), String> {
-        use crate::sys::{errno, process};
-        let result = match &self.pidfd {
-            Some(fd) => process::pidfd_send_signal(std::os::fd::AsFd::as_fd(fd), signal),
-            None => process::kill(self.pid, signal),
-        };
-        result.map_err(|e| match e.raw_os_error() {
-            Some(errno::ESRCH) => format!(
-                "process {} has exited: not signalled (its pid may belong to another process now)",
-                self.pid
-            ),
-            Some(errno::EPERM) => format!(
-                "process {} is not ours to signal (it belongs to another user)",
-                self.pid
-            ),
-            _ => format!("cannot signal process {}: {e}", self.pid),
-        })
-    }
-}
-
-/// The processes `pid=N` named, each resolved once per process (the first call).
-static PID_TARGETS: std::sync::Mutex<
-    std::collections::BTreeMap<i32, Result<std::sync::Arc<PidTarget>, String>>,
-> = std::sync::Mutex::new(std::collections::BTreeMap::new());
-
-/// The process `pid`, resolved to a pidfd at the first call (the actions' check, before the
-/// run) and the same one at every later call.
-pub fn pid_target(pid: i32) -> Result<std::sync::Arc<PidTarget>, String> {
-    let mut targets = PID_TARGETS.lock().unwrap_or_else(|e| e.into_inner());
-    targets
-        .entry(pid)
-        .or_insert_with(|| {
-            let pidfd = match crate::sys::process::pidfd_open(pid) {
-                Ok(fd) => Some(fd),
-                Err(e) if e.raw_os_error() == Some(crate::sys::errno::ENOSYS) => None,
-                Err(e) if e.raw_os_error() == Some(crate::sys::errno::ESRCH) => {
-                    return Err(format!("signal: no process {pid}"));
-                }
-                Err(e) => {
-                    return Err(format!(
-                        "signal:...,pid={pid}: cannot open a pidfd for process {pid}: {e}"
-                    ));
-                }
-            };
-            Ok(std::sync::Arc::new(PidTarget { pid, pidfd }))
-        })
-        .clone()
-}
-
-static PARENT: std::sync::OnceLock<Result<Parent, String>> = std::sync::OnceLock::new();
-
-/// jitterlab's parent, resolved once per process (the first call): pid 1 is refused (the
-/// process that started jitterlab has exited already, or init started it: there is no parent
-/// to signal).
-pub fn parent() -> Result<&'static Parent, String> {
-    PARENT
-        .get_or_init(resolve_parent)
-        .as_ref()
-        .map_err(Clone::clone)
-}
-
-fn resolve_parent() -> Result<Parent, String> {
-    use crate::sys::process;
-    let pid = process::parent_id();
-    if pid <= 1 {
-        return Err(format!(
-            "signal:...,parent: jitterlab's parent is pid {pid} (init): the process that started it has exited, and pid 1 is never signalled; name a process with pid=N"
-        ));
-    }
-    let pidfd = match process::pidfd_open(pid) {
-        Ok(fd) => Some(fd),
-        Err(e) if e.raw_os_error() == Some(crate::sys::errno::ENOSYS) => None,
-        Err(e) => {
-            return Err(format!(
-                "signal:...,parent: cannot open a pidfd for jitterlab's parent (pid {pid}): {e}"
-            ));
-        }
-    };
-    // Opened after reading the pid: had the parent exited in between (and its pid been
-    // reused), jitterlab would have been reparented by now.
-    if process::parent_id() != pid {
-        return Err(format!(
-            "signal:...,parent: jitterlab's parent (pid {pid}) exited as jitterlab started; name a process with pid=N"
-        ));
-    }
-    Ok(Parent { pid, pidfd })
-}
-
 /// `--action-gap DURATION`, in its range ([`MIN_ACTION_GAP_NS`]..=[`MAX_ACTION_GAP_NS`]).
 pub fn parse_gap(text: &str) -> Result<u64, String> {
     let ns = parse_duration_ns(text).map_err(|e| format!("--action-gap: {e}"))?;
@@ -388,6 +259,19 @@ pub fn parse_wait(text: &str) -> Result<u64, String> {
         ));
     }
     Ok(ns)
+}
+
+/// `--snapshot-limit SIZE`, in its range ([`MIN_SNAPSHOT_LIMIT_BYTES`] to
+/// [`MAX_SNAPSHOT_LIMIT_BYTES`]).
+pub fn parse_snapshot_limit(text: &str) -> Result<u64, String> {
+    let bytes =
+        crate::units::parse_size_bytes(text).map_err(|e| format!("--snapshot-limit: {e}"))?;
+    if !(MIN_SNAPSHOT_LIMIT_BYTES..=MAX_SNAPSHOT_LIMIT_BYTES).contains(&bytes) {
+        return Err(format!(
+            "--snapshot-limit {text}: out of range: give 1MiB to 1TiB; the default is 256MiB"
+        ));
+    }
+    Ok(bytes)
 }
 
 /// A duration as the options take it, exactly: in the largest unit that divides it.
@@ -546,6 +430,22 @@ mod tests {
                 .contains("this jitterlab itself")
         );
 
+        // A thread of this process: named as such (issue 39 L-e), not a failed pidfd_open.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            tx.send(crate::sys::signal::thread_id()).unwrap();
+            let _ = wait.recv();
+        });
+        let tid = rx.recv().unwrap();
+        let e = signal(tid).check_system().unwrap_err();
+        assert!(
+            e.contains(&format!("{tid} is a thread of this jitterlab")),
+            "{e}"
+        );
+        drop(done);
+        thread.join().unwrap();
+
         // pid_max is at most 2^22: this one cannot exist.
         assert!(
             signal(i32::MAX)
@@ -553,6 +453,17 @@ mod tests {
                 .unwrap_err()
                 .contains("no process")
         );
+    }
+
+    #[test]
+    fn the_snapshot_limit_is_bounded() {
+        assert_eq!(parse_snapshot_limit("1MiB"), Ok(1 << 20));
+        assert_eq!(parse_snapshot_limit("1TiB"), Ok(MAX_SNAPSHOT_LIMIT_BYTES));
+        for bad in ["1023KiB", "2TiB", "0B"] {
+            let e = parse_snapshot_limit(bad).unwrap_err();
+            assert!(e.contains("out of range: give 1MiB to 1TiB"), "{bad}: {e}");
+        }
+        assert!(parse_snapshot_limit("100").unwrap_err().contains("no unit"));
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod actions;
 pub(crate) mod drain;
 mod measurement;
 mod segments;
+mod targets;
 pub use measurement::{InversionSpec, LatencySpec, Measurement, SenderCpu, SenderSpec};
 pub use segments::{DEFAULT_SEGMENT_NS, MIN_RETAIN_BYTES, Retain, SegmentPlan};
 

@@ -9,12 +9,14 @@
 
 use super::children::{Children, End, Outcome, Start};
 use crate::format::actions::{
-    ActionCount, ActionEvent, ActionsRecord, PROGRAM_ABANDONED, PROGRAM_EXITED, PROGRAM_KILLED,
-    PROGRAM_SIGNALLED, PROGRAM_STARTED, ProgramCounts,
+    ActionCount, ActionEvent, ActionsRecord, OUTCOME_OVER_LIMIT, PROGRAM_ABANDONED, PROGRAM_EXITED,
+    PROGRAM_KILLED, PROGRAM_SIGNALLED, PROGRAM_STARTED, ProgramCounts,
 };
 use crate::format::events::Event;
 use crate::measure::clock::monotonic_ns;
-use crate::plan::actions::{Action, ActionPlan, MAX_PENDING_SNAPSHOTS, MAX_PROGRAMS, SignalTarget};
+use crate::plan::actions::{
+    Action, ActionPlan, MAX_PENDING_SNAPSHOTS, MAX_PROGRAMS, MAX_SNAPSHOTS, SignalTarget,
+};
 use crate::recorder::{Recorder, SpikeStart};
 use crate::results::ResultDir;
 use std::time::{Duration, Instant};
@@ -56,6 +58,14 @@ pub(super) struct ActionRunner {
     children: Children<Tag>,
     snapshots: Vec<PendingSnapshot>,
     snapshots_made: u64,
+    /// The snapshots written and their bytes, bounded by `--snapshot-limit` and
+    /// [`MAX_SNAPSHOTS`] (issue 39 L-j: a spike storm wrote 20 MB/s without end).
+    snapshots_written: u64,
+    snapshot_bytes: u64,
+    /// Why no more snapshots are made, once the bound is reached.
+    limit_reached: Option<String>,
+    /// Whether the end's count of the spikes past the limit was written.
+    over_limit_told: bool,
     dir: ResultDir,
     /// The trace back end (`bpf`, `tracefs`) with `--trace`: snapshots then keep the trace.
     trace_backend: Option<&'static str>,
@@ -88,6 +98,10 @@ impl ActionRunner {
             children: Children::new(MAX_PROGRAMS),
             snapshots: Vec::new(),
             snapshots_made: 0,
+            snapshots_written: 0,
+            snapshot_bytes: 0,
+            limit_reached: None,
+            over_limit_told: false,
             dir,
             trace_backend,
             stop_reason: None,
@@ -124,7 +138,45 @@ impl ActionRunner {
         for o in self.children.reap() {
             events.push(Event::Action(self.outcome_event(o, "")));
         }
+        if last {
+            events.extend(self.over_limit_events().into_iter().map(Event::Action));
+        }
         events
+    }
+
+    /// At the end, once: per snapshot action, the spikes it did not snapshot because the
+    /// run's snapshots had reached their bound (counted, never dropped unsaid).
+    fn over_limit_events(&mut self) -> Vec<ActionEvent> {
+        if std::mem::replace(&mut self.over_limit_told, true) {
+            return Vec::new();
+        }
+        let Some(why) = self.limit_reached.clone() else {
+            return Vec::new();
+        };
+        let mut events = Vec::new();
+        for index in 0..self.fired.len() {
+            let n = self.fired[index].count.over_limit;
+            if n == 0 {
+                continue;
+            }
+            let mut e = self.event(index, "threshold", None, 0, Ok(String::new()));
+            e.outcome = OUTCOME_OVER_LIMIT.into();
+            e.over_limit = n;
+            e.detail = format!("{n} spike(s) not snapshotted: {why}");
+            events.push(e);
+        }
+        events
+    }
+
+    /// The run.json warning (shown in the summary) when the snapshots reached their bound.
+    pub(super) fn limit_warning(&self) -> Option<String> {
+        let why = self.limit_reached.as_ref()?;
+        let over: u64 = self.fired.iter().map(|f| f.count.over_limit).sum();
+        Some(format!(
+            "--on-threshold snapshot: {why}; {} snapshot(s) written ({} bytes), {over} later spike(s) not snapshotted (run.json actions)",
+            self.snapshots_written,
+            crate::units::group_digits(self.snapshot_bytes)
+        ))
     }
 
     /// One threshold action for one spike: fired, or held back by the rate limit (None).
@@ -135,6 +187,14 @@ impl ActionRunner {
             Action::Snapshot { .. } => self.snapshots.len() >= MAX_PENDING_SNAPSHOTS,
             _ => false,
         };
+        let snapshot = matches!(self.plan.on_threshold[index], Action::Snapshot { .. });
+        if snapshot && self.snapshots_made >= MAX_SNAPSHOTS && self.limit_reached.is_none() {
+            self.limit_reached = Some(format!(
+                "{} snapshots were made, the most in one run",
+                crate::units::group_digits(MAX_SNAPSHOTS)
+            ));
+        }
+        let over_limit = snapshot && self.limit_reached.is_some();
         let f = &mut self.fired[index];
         // Saturating: the largest gap must hold every later spike back, not wrap around.
         if f.last_due_ns
@@ -142,6 +202,10 @@ impl ActionRunner {
         {
             f.suppressed_since += 1;
             f.count.suppressed += 1;
+            return None;
+        }
+        if over_limit {
+            f.count.over_limit += 1;
             return None;
         }
         if full {
@@ -223,6 +287,7 @@ impl ActionRunner {
             latency_ns: spike.map(|s| s.latency_ns),
             suppressed_before,
             refused_before: 0,
+            over_limit: 0,
             outcome: outcome.into(),
             detail,
             pid: None,
@@ -354,16 +419,46 @@ impl ActionRunner {
 
     /// Writes the snapshot's files (session/snapshot.rs): every measured CPU's samples due in
     /// the window, and with `--trace` its trace events and explanations.
+    /// Within `--snapshot-limit`: a snapshot whose files would pass it is not written, and
+    /// none is made after it (the later spikes are counted as `over_limit`).
     fn write_snapshot(&mut self, s: &PendingSnapshot, recorder: &Recorder) -> ActionEvent {
-        let window = recorder.snapshot_window(s.from_ns, s.to_ns);
-        let result = super::snapshot::Snapshot {
-            number: s.number,
-            spike: &s.spike,
-            from_ns: s.from_ns,
-            to_ns: s.to_ns,
-            backend: self.trace_backend,
-        }
-        .write(&self.dir, &window);
+        use super::snapshot::Written;
+        let limit = self.plan.snapshot_limit_bytes;
+        let result = match &self.limit_reached {
+            // Pending when the bound was reached.
+            Some(why) => Err(format!("not written: {why}")),
+            None => {
+                let window = recorder.snapshot_window(s.from_ns, s.to_ns);
+                let room = limit.saturating_sub(self.snapshot_bytes);
+                match (super::snapshot::Snapshot {
+                    number: s.number,
+                    spike: &s.spike,
+                    from_ns: s.from_ns,
+                    to_ns: s.to_ns,
+                    backend: self.trace_backend,
+                })
+                .write(&self.dir, &window, room)
+                {
+                    Written::Done { result, bytes } => {
+                        self.snapshot_bytes += bytes;
+                        self.snapshots_written += u64::from(result.is_ok());
+                        result
+                    }
+                    Written::TooLarge { bytes } => {
+                        let why = format!(
+                            "the snapshots reached --snapshot-limit {} ({} bytes in {} snapshot(s); snapshot {} would take {} more); raise --snapshot-limit for more",
+                            crate::input::format_bytes(limit),
+                            crate::units::group_digits(self.snapshot_bytes),
+                            self.snapshots_written,
+                            s.number,
+                            crate::units::group_digits(bytes)
+                        );
+                        self.limit_reached = Some(why.clone());
+                        Err(format!("not written: {why}"))
+                    }
+                }
+            }
+        };
         let suppressed = 0;
         self.event(s.action, "threshold", Some(&s.spike), suppressed, result)
     }
@@ -440,6 +535,10 @@ impl ActionRunner {
             wait_ns: self.plan.wait_ns,
             max_programs: MAX_PROGRAMS as u64,
             max_snapshots: MAX_PENDING_SNAPSHOTS as u64,
+            snapshot_limit_bytes: self.plan.snapshot_limit_bytes,
+            snapshots_written: self.snapshots_written,
+            snapshot_bytes: self.snapshot_bytes,
+            snapshot_limit_reached: self.limit_reached.clone(),
             on_threshold: self.fired.iter().map(|f| f.count.clone()).collect(),
             on_end: self.ended.clone(),
         }

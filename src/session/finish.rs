@@ -48,6 +48,10 @@ impl Session {
                 .push(format!("--trace: the trace reader failed: {e}"));
         }
         let recorded = self.drain_recorder(end_clock);
+        // Said in the summary too: spikes past the snapshots' bound were not snapshotted.
+        if let Some(w) = self.actions.as_ref().and_then(|a| a.limit_warning()) {
+            self.record.warnings.push(w);
+        }
         self.drain_priority.leave();
         self.pm_qos.release();
         if let Some(limit) = &mut self.idle_states {

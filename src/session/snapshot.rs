@@ -141,38 +141,61 @@ impl Snapshot<'_> {
         out
     }
 
-    /// Writes the snapshot's files in `snapshots/`; what was written, as the action event's
-    /// detail, or the error (naming the file).
-    pub(super) fn write(&self, dir: &ResultDir, w: &SnapshotWindow) -> Result<String, String> {
-        let dir = dir
-            .subdir("snapshots")
-            .map_err(|e| format!("cannot make snapshots/: {e}"))?;
-        let put = |name: String, text: &str| -> Result<String, String> {
-            (|| -> std::io::Result<()> {
-                let mut f = dir.create_file(&name)?;
-                f.write_all(text.as_bytes())?;
-                f.sync_data()
-            })()
-            .map_err(|e| format!("cannot write snapshots/{name}: {e}"))?;
-            Ok(format!("snapshots/{name}"))
-        };
-        let csv = put(self.name("csv"), &self.csv(w))?;
-        let mut detail = format!("wrote {csv} ({} samples)", w.samples.len());
+    /// Writes the snapshot's files in `snapshots/` when together they take at most `room`
+    /// bytes (what `--snapshot-limit` leaves); what was written, as the action event's detail,
+    /// or the error (naming the file).
+    pub(super) fn write(&self, dir: &ResultDir, w: &SnapshotWindow, room: u64) -> Written {
+        // Every text is made before a byte is written: the limit is checked on the whole.
+        let mut files = vec![(self.name("csv"), self.csv(w))];
+        let mut details = vec![format!(" ({} samples)", w.samples.len())];
         if let (true, Some(backend)) = (w.traced, self.backend) {
             let (text, complete) = self.trace(w, backend);
-            let trace = put(self.name("trace"), &text)?;
             let events: usize = w.trace.iter().map(|c| c.lines.len()).sum();
             let state = if complete {
                 ""
             } else {
                 ", incomplete: see its header"
             };
-            let _ = write!(detail, ", {trace} ({events} trace events{state})");
-            let x = put(self.name("explanations.jsonl"), &self.explanations(w))?;
-            let _ = write!(detail, ", {x} ({} explanations)", w.explanations.len());
+            files.push((self.name("trace"), text));
+            details.push(format!(" ({events} trace events{state})"));
+            files.push((self.name("explanations.jsonl"), self.explanations(w)));
+            details.push(format!(" ({} explanations)", w.explanations.len()));
         }
-        Ok(detail)
+        let total: u64 = files.iter().map(|(_, t)| t.len() as u64).sum();
+        if total > room {
+            return Written::TooLarge { bytes: total };
+        }
+        let mut bytes = 0;
+        let result = (|| {
+            let dir = dir
+                .subdir("snapshots")
+                .map_err(|e| format!("cannot make snapshots/: {e}"))?;
+            let mut said = Vec::new();
+            for ((name, text), d) in files.iter().zip(&details) {
+                (|| -> std::io::Result<()> {
+                    let mut f = dir.create_file(name)?;
+                    f.write_all(text.as_bytes())?;
+                    f.sync_data()
+                })()
+                .map_err(|e| format!("cannot write snapshots/{name}: {e}"))?;
+                bytes += text.len() as u64;
+                said.push(format!("snapshots/{name}{d}"));
+            }
+            Ok(format!("wrote {}", said.join(", ")))
+        })();
+        Written::Done { result, bytes }
     }
+}
+
+/// What [`Snapshot::write`] did.
+pub(super) enum Written {
+    /// Its files (`bytes` of them written, also when a later one failed).
+    Done {
+        result: Result<String, String>,
+        bytes: u64,
+    },
+    /// Nothing: its files would take `bytes`, more than the limit leaves.
+    TooLarge { bytes: u64 },
 }
 
 #[cfg(test)]

@@ -105,6 +105,17 @@ pub(crate) fn pidfd_open(pid: Pid) -> io::Result<std::os::fd::OwnedFd> {
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as libc::c_int) })
 }
 
+/// The process (thread group) that thread `tid` belongs to: the `Tgid:` of
+/// `/proc/<tid>/status` (a thread id is a pid too, in /proc and to kill(2), but pidfd_open(2)
+/// takes only a thread group's leader). None when it cannot be read.
+pub(crate) fn thread_group_of(tid: Pid) -> Option<Pid> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 /// pidfd_send_signal(2): `signal` to the process `pidfd` names. ESRCH once that process has
 /// exited: never to another that took its pid.
 pub(crate) fn pidfd_send_signal(

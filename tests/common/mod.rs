@@ -444,3 +444,29 @@ pub fn without_test_modules(text: &str) -> Vec<(usize, &str)> {
     }
     kept
 }
+
+/// Runs jitterlab with `args`, its output to files in `dir`; returns its exit code, its peak
+/// resident memory (KiB) and its stderr.
+pub fn peak_rss(dir: &Path, args: &[&str]) -> (i32, i64, String) {
+    let err = dir.join("stderr");
+    // Reaped by wait4 below, which gives its rusage (Child::wait does not).
+    #[allow(clippy::zombie_processes)]
+    let child = Command::new(bin())
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is valid; wait4 fills it for this child alone.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers; the child is ours and not yet waited for.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(libc::WIFEXITED(status), "{args:?}: status {status:#x}");
+    (
+        libc::WEXITSTATUS(status),
+        usage.ru_maxrss,
+        std::fs::read_to_string(&err).unwrap(),
+    )
+}

@@ -86,6 +86,38 @@ fn each_bad_input_exits_2_naming_the_value() {
         2,
         &["--on-threshold", "no process 2147483647"],
     );
+    // L-e (issue 39): a thread of another process (this test's) is named as its thread
+    // group's, with the pid to give instead, not as a failed pidfd_open (ENOENT).
+    let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        // SAFETY: no arguments; cannot fail.
+        tid_tx.send(unsafe { libc::gettid() }).unwrap();
+        let _ = done_rx.recv();
+    });
+    let tid = tid_rx.recv().unwrap();
+    let pid = std::process::id();
+    assert_ne!(tid as u32, pid);
+    refused(
+        &["--on-threshold", &format!("signal:USR1,pid={tid}")],
+        2,
+        &[
+            &format!("{tid} is a thread of process {pid}"),
+            &format!("pid={pid}"),
+        ],
+    );
+    drop(done_tx);
+    thread.join().unwrap();
+    refused(
+        &["--on-threshold", "snapshot", "--snapshot-limit", "2TiB"],
+        2,
+        &["--snapshot-limit 2TiB", "out of range: give 1MiB to 1TiB"],
+    );
+    refused(
+        &["--on-threshold", "continue", "--snapshot-limit", "1MiB"],
+        2,
+        &["--snapshot-limit", "no --on-threshold snapshot"],
+    );
     refused(
         &["--on-end", "stop"],
         2,

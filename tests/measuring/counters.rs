@@ -121,7 +121,7 @@ fn attempt() -> Result<(), String> {
         .iter()
         .filter(|l| l.cpu == CPU)
         .filter_map(|l| {
-            let v = l.values.iter().find(|(n, _)| n == "irq:LOC")?.1?;
+            let v = l.values.iter().find(|(n, _)| &**n == "irq:LOC")?.1?;
             Some((l.interval, v))
         })
         .collect();

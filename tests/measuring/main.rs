@@ -47,6 +47,7 @@ mod scenario;
 mod segments;
 mod session;
 mod signal_setup;
+mod snapshot_limit;
 mod starvation;
 mod summaries;
 mod sweep;

@@ -9,36 +9,9 @@ use common::*;
 use std::fs;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-/// Runs jitterlab with `args`, its output to files in `dir`; returns its exit code, its peak
-/// resident memory (KiB) and its stderr.
-fn peak_rss(dir: &Path, args: &[&str]) -> (i32, i64, String) {
-    let err = dir.join("stderr");
-    // Reaped by wait4 below, which gives its rusage (Child::wait does not).
-    #[allow(clippy::zombie_processes)]
-    let child = Command::new(bin())
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is valid; wait4 fills it for this child alone.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointers; the child is ours and not yet waited for.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32);
-    assert!(libc::WIFEXITED(status), "{args:?}: status {status:#x}");
-    (
-        libc::WEXITSTATUS(status),
-        usage.ru_maxrss,
-        fs::read_to_string(&err).unwrap(),
-    )
 }
 
 /// A spike explanation line as jitterlab writes it, `latency_us` late.

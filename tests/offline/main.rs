@@ -7,6 +7,7 @@
 mod common;
 
 mod big_events;
+mod big_inputs;
 mod cli_help;
 mod compare;
 mod cyclictest;

@@ -102,7 +102,7 @@ pub fn correlate(
                 n_other += 1;
             }
             for (name, value) in &line.values {
-                let Some(k) = names.iter().position(|n| n == name) else {
+                let Some(k) = names.iter().position(|n| n.as_str() == &**name) else {
                     continue;
                 };
                 // An unknown value (a counter that went backwards) leaves only that counter's
@@ -234,7 +234,7 @@ pub fn compare_runs(first: &CountersFile, other: &CountersFile) -> (u64, Vec<Cou
         {
             for (name, v) in &line.values {
                 if let Some(v) = v {
-                    m.entry((line.cpu, name.clone()))
+                    m.entry((line.cpu, name.to_string()))
                         .or_default()
                         .push(*v as f64);
                 }

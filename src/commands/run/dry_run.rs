@@ -212,6 +212,18 @@ fn describe_actions(t: &mut String, plan: &RunPlan) {
         .iter()
         .chain(&a.on_end)
         .any(|a| matches!(a, crate::plan::actions::Action::Exec { .. }));
+    if a.on_threshold
+        .iter()
+        .any(|a| matches!(a, crate::plan::actions::Action::Snapshot { .. }))
+    {
+        let _ = writeln!(
+            t,
+            "  snapshots: at most {} waiting at once; at most {} and {} snapshots in all (--snapshot-limit)",
+            crate::plan::actions::MAX_PENDING_SNAPSHOTS,
+            crate::input::format_bytes(a.snapshot_limit_bytes),
+            crate::units::group_digits(crate::plan::actions::MAX_SNAPSHOTS)
+        );
+    }
     if execs {
         let _ = writeln!(
             t,

@@ -90,8 +90,18 @@ pub(crate) fn resolve_actions(args: &crate::cli::groups::ActionArgs) -> Result<A
             "--action-wait: there is no --on-threshold or --on-end action to wait for",
         ));
     }
+    let on_threshold = parse("--on-threshold", &args.on_threshold, false)?;
+    if args.snapshot_limit.is_some()
+        && !on_threshold
+            .iter()
+            .any(|a| matches!(a, Action::Snapshot { .. }))
+    {
+        return Err(Failure::usage(
+            "--snapshot-limit: there is no --on-threshold snapshot to bound",
+        ));
+    }
     Ok(ActionPlan {
-        on_threshold: parse("--on-threshold", &args.on_threshold, false)?,
+        on_threshold,
         on_end: parse("--on-end", &args.on_end, true)?,
         gap_ns: match &args.action_gap {
             Some(t) => actions::parse_gap(t).map_err(Failure::usage)?,
@@ -100,6 +110,10 @@ pub(crate) fn resolve_actions(args: &crate::cli::groups::ActionArgs) -> Result<A
         wait_ns: match &args.action_wait {
             Some(t) => actions::parse_wait(t).map_err(Failure::usage)?,
             None => actions::DEFAULT_ACTION_WAIT_NS,
+        },
+        snapshot_limit_bytes: match &args.snapshot_limit {
+            Some(t) => actions::parse_snapshot_limit(t).map_err(Failure::usage)?,
+            None => actions::DEFAULT_SNAPSHOT_LIMIT_BYTES,
         },
     })
 }

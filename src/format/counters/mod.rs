@@ -28,13 +28,16 @@
 //! went backwards: a CPU taken offline and back, a reset). Gauges ([`Kind::Gauge`]) hold the
 //! value read at `to_ns` instead of a change.
 
+mod families;
 mod record;
 
+pub use families::{FAMILIES, Family, Kind, family_of, kind_of};
 pub use record::{AbsentRecord, CounterShift, CountersRecord, CpuCorrelation, GroupFigures};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{self, BufRead, Read, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Name of the file in a result directory.
 pub const FILE_NAME: &str = "counters.log";
@@ -45,112 +48,6 @@ pub const COUNTERS_FORMAT: u32 = 1;
 /// The first line's words before the version.
 const MAGIC: &str = "#jitterlab-counters";
 
-/// What a counter's value in an interval is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// The change of a count over the interval (events, or time in ns).
-    Delta,
-    /// A value read at the interval's end (a frequency, a temperature).
-    Gauge,
-}
-
-/// A family of counters: its name or name prefix, kind, unit and where it comes from (the
-/// table docs/counters.md shows, one row each).
-#[derive(Debug, Clone, Copy)]
-pub struct Family {
-    /// The counter's name, or its prefix up to and including the first `:`.
-    pub name: &'static str,
-    pub kind: Kind,
-    pub unit: &'static str,
-    pub source: &'static str,
-}
-
-/// Every counter family, in the order the exports and docs list them.
-pub const FAMILIES: &[Family] = &[
-    Family {
-        name: "irq:",
-        kind: Kind::Delta,
-        unit: "interrupts",
-        source: "/proc/interrupts, the CPU's column of the line (a number, or LOC, RES, CAL, TLB...)",
-    },
-    Family {
-        name: "softirq:",
-        kind: Kind::Delta,
-        unit: "softirqs raised",
-        source: "/proc/softirqs, the CPU's column of the line",
-    },
-    Family {
-        name: "steal_ns",
-        kind: Kind::Delta,
-        unit: "ns (counted by the kernel in USER_HZ ticks: a multiple of 1e9/USER_HZ ns)",
-        source: "/proc/stat, the cpuN line's steal field",
-    },
-    Family {
-        name: "ctxsw",
-        kind: Kind::Delta,
-        unit: "context switches",
-        source: "/sys/kernel/debug/sched/debug, .nr_switches of cpu#N (only where debugfs is mounted; jitterlab does not mount it)",
-    },
-    Family {
-        name: "idle:",
-        kind: Kind::Delta,
-        unit: "idle:stateK:time_ns: ns in the state (kernel counts us); idle:stateK:usage: entries",
-        source: "/sys/devices/system/cpu/cpuN/cpuidle/stateK/{time,usage}",
-    },
-    Family {
-        name: "freq_khz",
-        kind: Kind::Gauge,
-        unit: "kHz, read at the interval's end",
-        source: "/sys/devices/system/cpu/cpuN/cpufreq/scaling_cur_freq",
-    },
-    Family {
-        name: "aperf",
-        kind: Kind::Delta,
-        unit: "APERF cycles (aperf/mperf over an interval is the busy frequency over the base frequency)",
-        source: "MSR 0xE8 through /dev/cpu/N/msr",
-    },
-    Family {
-        name: "mperf",
-        kind: Kind::Delta,
-        unit: "MPERF cycles (at the base frequency while not idle)",
-        source: "MSR 0xE7 through /dev/cpu/N/msr",
-    },
-    Family {
-        name: "smi",
-        kind: Kind::Delta,
-        unit: "system management interrupts (of the whole machine, counted on every CPU's line)",
-        source: "MSR_SMI_COUNT (0x34, Intel) through /dev/cpu/N/msr",
-    },
-    Family {
-        name: "temp_mc",
-        kind: Kind::Gauge,
-        unit: "milli-degrees Celsius, read at the interval's end",
-        source: "hwmon coretemp: the CPU's core (else its package); else the x86_pkg_temp thermal zone",
-    },
-    Family {
-        name: "throttle:",
-        kind: Kind::Delta,
-        unit: "thermal throttling events (throttle:core, throttle:package)",
-        source: "/sys/devices/system/cpu/cpuN/thermal_throttle/{core,package}_throttle_count",
-    },
-];
-
-/// The family a counter name belongs to (None for a name no version of jitterlab writes).
-pub fn family_of(name: &str) -> Option<&'static Family> {
-    FAMILIES.iter().find(|f| {
-        if f.name.ends_with(':') {
-            name.starts_with(f.name)
-        } else {
-            name == f.name
-        }
-    })
-}
-
-/// Whether the counter's value is a change (summed over intervals) or a reading.
-pub fn kind_of(name: &str) -> Kind {
-    family_of(name).map_or(Kind::Delta, |f| f.kind)
-}
-
 /// One data line: the counters of one CPU in one log interval.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CounterInterval {
@@ -160,8 +57,10 @@ pub struct CounterInterval {
     /// When the reads were made, from the run's first due time (CLOCK_MONOTONIC), ns.
     pub from_ns: u64,
     pub to_ns: u64,
-    /// The counters that changed, by name; `None`: unknown in this interval.
-    pub values: Vec<(String, Option<i64>)>,
+    /// Every counter declared for the CPU, by name (shared with the declaration: a value
+    /// kept costs 32 bytes, not a string of its own), 0 when the line leaves it out; `None`:
+    /// unknown in this interval.
+    pub values: Vec<(Arc<str>, Option<i64>)>,
 }
 
 /// A counter this system does not offer, and why.
@@ -302,14 +201,24 @@ pub const MAX_LINE_BYTES: usize = 4 << 20;
 /// is refused, bounding the time of every reader.
 pub const MAX_VALUES: u64 = 1 << 28;
 /// The most values [`read`] keeps in memory (about 64 bytes each): more is refused, naming the
-/// cap; the report scans the file in bounded memory instead.
+/// cap, after a first pass that counts them and keeps nothing; the report and
+/// `export --format counters` read the file line by line instead.
 pub const MAX_KEPT_VALUES: u64 = 1 << 25;
+
+/// Why [`MAX_VALUES`] refuses a file.
+const WHY_MAX_VALUES: &str =
+    "the most jitterlab reads of a counters log: not a counters log of a run";
+/// Why [`MAX_KEPT_VALUES`] refuses a file to [`read`].
+const WHY_MAX_KEPT: &str = "the most read into memory at once (compare, the counters' correlation); the report and `export --format counters` read it in bounded memory";
 
 /// Reads counters.log at `path` (a result file: never a device, at most [`MAX_FILE_BYTES`]).
 /// Whole lines are kept; a torn last line and lines that do not parse are left out and named
 /// in `damage`. Refused: a file that is not counters.log, or of a later version, or beyond the
-/// caps above.
+/// caps above. The values are counted first, keeping nothing, so that a file over
+/// [`MAX_KEPT_VALUES`] is refused at the line that passes it, in memory that does not grow with
+/// it (issue 39 L-b: 2.4 GB and 35 s before a refusal); the memory kept is bounded by the cap.
 pub fn read(path: &Path) -> Result<CountersFile, String> {
+    count(path, MAX_KEPT_VALUES)?;
     keep_all(|each| scan(path, each), MAX_KEPT_VALUES)
         .map_err(|e| e.unwrap_or_else(|kept| format!("{}: {kept}", path.display())))
 }
@@ -318,6 +227,25 @@ pub fn read(path: &Path) -> Result<CountersFile, String> {
 /// (`intervals` of the result is empty), for readers that keep only what they draw (the
 /// report).
 pub fn scan(path: &Path, each: impl FnMut(CounterInterval)) -> Result<CountersFile, String> {
+    let mut each = each;
+    scan_path(path, Some(&mut each), MAX_VALUES).map(|(file, _)| file)
+}
+
+/// Checks counters.log at `path` as [`scan`] does, keeping nothing and making no value (time
+/// linear in the file, memory in its declarations): its header and damage, and the values a
+/// scan would hand out, at most `most` ([`MAX_VALUES`], or [`MAX_KEPT_VALUES`] for a reader
+/// that keeps them): a file with more is refused at the line that passes it. For readers that
+/// refuse before they write or keep anything (`export --format counters`, [`read`]).
+pub fn count(path: &Path, most: u64) -> Result<(CountersFile, u64), String> {
+    scan_path(path, None, most)
+}
+
+/// [`scan`] (`each` given) or [`count`] (none) of the file at `path`.
+fn scan_path(
+    path: &Path,
+    each: Option<&mut dyn FnMut(CounterInterval)>,
+    most: u64,
+) -> Result<(CountersFile, u64), String> {
     let file = crate::input::open_result_file(path)
         .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let size = file.metadata().map_or(0, |m| m.len());
@@ -328,15 +256,16 @@ pub fn scan(path: &Path, each: impl FnMut(CounterInterval)) -> Result<CountersFi
             crate::input::format_bytes(MAX_FILE_BYTES)
         ));
     }
-    let mut each = each;
-    scan_from(io::BufReader::new(file), &mut each, MAX_VALUES)
-        .map_err(|e| format!("{}: {e}", path.display()))
+    scan_from(io::BufReader::new(file), each, most).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// [`read`] on any reader (unit tests, fixtures).
 pub fn read_from(input: impl BufRead) -> Result<CountersFile, String> {
-    keep_all(|each| scan_from(input, each, MAX_VALUES), MAX_KEPT_VALUES)
-        .map_err(|e| e.unwrap_or_else(|kept| kept))
+    keep_all(
+        |each| scan_from(input, Some(each), MAX_VALUES).map(|(file, _)| file),
+        MAX_KEPT_VALUES,
+    )
+    .map_err(|e| e.unwrap_or_else(|kept| kept))
 }
 
 /// Runs a scan keeping every data line, at most `most` values ([`MAX_KEPT_VALUES`]). The
@@ -357,7 +286,7 @@ fn keep_all(
     .map_err(Ok)?;
     if kept > most {
         return Err(Err(format!(
-            "it holds {kept} values (a value per data line and counter declared for its CPU), more than the {most} read into memory at once; the report shows its counters (it reads the file in bounded memory)"
+            "it holds {kept} values (a value per data line and counter declared for its CPU), more than the {most} read into memory at once; the report and `export --format counters` read it in bounded memory"
         )));
     }
     Ok(CountersFile { intervals, ..file })
@@ -367,7 +296,7 @@ fn keep_all(
 /// position of each (so a data line is parsed in time linear in its length).
 #[derive(Default)]
 struct Declaration {
-    names: Vec<String>,
+    names: Vec<Arc<str>>,
     index: HashMap<String, usize>,
 }
 
@@ -419,14 +348,21 @@ fn next_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<Line> {
     Ok(Line::TooLong(skipped))
 }
 
-/// [`scan`] on any reader. Time and memory linear in the file's bytes and the values handed
-/// out (at most `most_values`, [`MAX_VALUES`]): each name is looked up in a map, never
-/// searched for in a list.
+/// [`scan`] on any reader, or [`count`] when `each` is None (no line is made: nothing is
+/// allocated per value). Time and memory linear in the file's bytes and the values handed out
+/// (at most `most_values`, [`MAX_VALUES`] or [`MAX_KEPT_VALUES`]): each name is looked up in a
+/// map, never searched for in a list. Returns the file (without its data lines) and the values
+/// handed out (or counted).
 fn scan_from(
     mut input: impl BufRead,
-    each: &mut dyn FnMut(CounterInterval),
+    mut each: Option<&mut dyn FnMut(CounterInterval)>,
     most_values: u64,
-) -> Result<CountersFile, String> {
+) -> Result<(CountersFile, u64), String> {
+    let why = if most_values < MAX_VALUES {
+        WHY_MAX_KEPT
+    } else {
+        WHY_MAX_VALUES
+    };
     let mut file = CountersFile::default();
     let mut buf = Vec::new();
     let mut number = 0usize;
@@ -524,8 +460,9 @@ fn scan_from(
                     });
                     let listed = &mut file.declared[everything.at].1;
                     for n in &declaration.names {
-                        if everything.seen.insert(n.clone()) {
-                            listed.push(n.clone());
+                        if !everything.seen.contains(&**n) {
+                            everything.seen.insert(n.to_string());
+                            listed.push(n.to_string());
                         }
                     }
                     if listed.len() > MAX_NAMES_PER_CPU {
@@ -540,15 +477,19 @@ fn scan_from(
             }
             continue;
         }
-        match parse_data(text, &current) {
-            Some(i) => {
-                values += i.values.len() as u64;
+        // Counted before the line is made: a refusal keeps nothing of it.
+        match parse_data(text, &current, each.is_some()) {
+            Some((n, line)) => {
+                values += n;
                 if values > most_values {
                     return Err(format!(
-                        "line {number}: more than {most_values} values (a value per data line and counter declared for its CPU), the most jitterlab reads of a counters log: not a counters log of a run"
+                        "line {number}: more than {} values (a value per data line and counter declared for its CPU), {why}",
+                        crate::units::group_digits(most_values)
                     ));
                 }
-                each(i)
+                if let (Some(each), Some(line)) = (each.as_mut(), line) {
+                    each(line);
+                }
             }
             None => file.damage.push(format!(
                 "line {number} is not a counters line and was left out"
@@ -558,37 +499,53 @@ fn scan_from(
     if number <= 1 {
         return Err("empty: not a counters log".into());
     }
-    Ok(file)
+    Ok((file, values))
 }
 
-/// One data line; the CPU's declared counters missing from it read 0.
-fn parse_data(text: &str, declared: &HashMap<usize, Declaration>) -> Option<CounterInterval> {
+/// One data line: the values it hands out (one per counter declared for its CPU: those
+/// missing from it read 0), and, with `make`, the line (else it is only checked, allocating
+/// nothing). None when it does not parse.
+fn parse_data(
+    text: &str,
+    declared: &HashMap<usize, Declaration>,
+    make: bool,
+) -> Option<(u64, Option<CounterInterval>)> {
     let mut words = text.split(' ');
     let interval = words.next()?.parse().ok()?;
     let cpu: usize = words.next()?.parse().ok()?;
     let from_ns = words.next()?.parse().ok()?;
     let to_ns = words.next()?.parse().ok()?;
     let declaration = declared.get(&cpu)?;
-    let mut values: Vec<(String, Option<i64>)> = declaration
-        .names
-        .iter()
-        .map(|n| (n.clone(), Some(0)))
-        .collect();
+    let mut values: Vec<(Arc<str>, Option<i64>)> = Vec::new();
+    if make {
+        values = declaration
+            .names
+            .iter()
+            .map(|n| (Arc::clone(n), Some(0)))
+            .collect();
+    }
     for w in words {
         let (name, value) = w.split_once('=')?;
         let value = match value {
             "?" => None,
             v => Some(v.parse::<i64>().ok()?),
         };
-        values[*declaration.index.get(name)?].1 = value;
+        let at = *declaration.index.get(name)?;
+        if make {
+            values[at].1 = value;
+        }
     }
-    Some(CounterInterval {
-        interval,
-        cpu,
-        from_ns,
-        to_ns,
-        values,
-    })
+    let n = declaration.names.len() as u64;
+    Some((
+        n,
+        make.then_some(CounterInterval {
+            interval,
+            cpu,
+            from_ns,
+            to_ns,
+            values,
+        }),
+    ))
 }
 
 #[cfg(test)]

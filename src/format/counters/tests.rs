@@ -135,15 +135,23 @@ fn the_values_handed_out_and_kept_are_capped() {
     let mut handed = 0u64;
     let e = scan_from(
         text.as_bytes(),
-        &mut |i| handed += i.values.len() as u64,
+        Some(&mut |i: CounterInterval| handed += i.values.len() as u64),
         9_999,
     )
     .unwrap_err();
-    assert!(e.contains("line 13: more than 9999 values"), "{e}");
+    assert!(e.contains("line 13: more than 9 999 values"), "{e}");
     assert_eq!(handed, 9_000);
-    assert!(scan_from(text.as_bytes(), &mut |_| {}, 10_000).is_ok());
+    // Counting makes no line and refuses at the same line; under the cap it counts them all.
+    let e = scan_from(text.as_bytes(), None, 9_999).unwrap_err();
+    assert!(e.contains("line 13: more than 9 999 values"), "{e}");
+    assert_eq!(scan_from(text.as_bytes(), None, 10_000).unwrap().1, 10_000);
     let small = many_names(10, 1, 3);
-    let kept = |most| keep_all(|each| scan_from(small.as_bytes(), each, MAX_VALUES), most);
+    let kept = |most| {
+        keep_all(
+            |each| scan_from(small.as_bytes(), Some(each), MAX_VALUES).map(|(f, _)| f),
+            most,
+        )
+    };
     assert_eq!(kept(30).unwrap().intervals.len(), 3);
     let e = kept(29).unwrap_err().unwrap_err();
     assert!(

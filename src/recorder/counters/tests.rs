@@ -233,7 +233,7 @@ fn the_log_reads_at_boundaries_and_writes_whole_lines_the_reader_reads_back() {
     let lines: Vec<(u64, usize)> = read.intervals.iter().map(|i| (i.interval, i.cpu)).collect();
     assert_eq!(lines, vec![(0, 0), (0, 1), (2, 0), (2, 1), (3, 0), (3, 1)]);
     let loc =
-        |i: &counters::CounterInterval| i.values.iter().find(|(n, _)| n == "irq:LOC").unwrap().1;
+        |i: &counters::CounterInterval| i.values.iter().find(|(n, _)| &**n == "irq:LOC").unwrap().1;
     assert_eq!(loc(&read.intervals[0]), Some(250));
     assert_eq!(loc(&read.intervals[3]), Some(2000));
     assert_eq!(loc(&read.intervals[4]), Some(0));

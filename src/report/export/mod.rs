@@ -234,6 +234,32 @@ fn write_text(output: Option<&Path>, text: &str) -> Result<()> {
     }
 }
 
+/// Writes an export made as it is written (`fill` writes every byte) to `output`, or to
+/// stdout, buffered; a closed pipe on stdout (`| head`) is the reader's choice, not a failure.
+fn write_streamed(
+    output: Option<&Path>,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<()> {
+    match output {
+        None => {
+            let stdout = io::stdout();
+            let mut out = BufWriter::new(stdout.lock());
+            match fill(&mut out).and_then(|_| out.flush()) {
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+                // Streamed (a day of samples is not held as text), so not through
+                // `crate::stdout::write`, but failing in its words.
+                r => r.or_run(|| "cannot write to standard output".into()),
+            }
+        }
+        Some(file) => crate::results::dir::write_output(file, |w| {
+            let mut out = BufWriter::new(w);
+            fill(&mut out)?;
+            out.flush()
+        })
+        .or_run(|| format!("writing {}", file.display())),
+    }
+}
+
 /// Streams the sample log of `run_dir` through a sample exporter.
 fn export_samples(
     run_dir: &Path,
@@ -268,19 +294,5 @@ fn export_samples(
         }
         Ok(())
     };
-    match output {
-        None => {
-            let stdout = io::stdout();
-            let mut out = BufWriter::new(stdout.lock());
-            match write_all(&mut out) {
-                // A closed pipe (| head) is the reader's choice, not a failure.
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-                // Streamed (a day of samples is not held as text), so not through
-                // `crate::stdout::write`, but failing in its words.
-                r => r.or_run(|| "cannot write to standard output".into()),
-            }
-        }
-        Some(file) => crate::results::dir::write_output(file, |w| write_all(w))
-            .or_run(|| format!("writing {}", file.display())),
-    }
+    write_streamed(output, |out| write_all(out))
 }

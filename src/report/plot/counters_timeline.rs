@@ -208,13 +208,13 @@ impl Gather {
             let value = line
                 .values
                 .iter()
-                .find(|(n, _)| *n == strip.shift.counter)
+                .find(|(n, _)| **n == *strip.shift.counter)
                 .and_then(|(_, v)| *v);
             let Some(v) = value else {
                 // Not on the line at all: not read in this interval (declared later); `?`:
                 // unknown. Either way nothing is drawn for it.
                 strip.unknown +=
-                    u64::from(line.values.iter().any(|(n, _)| *n == strip.shift.counter));
+                    u64::from(line.values.iter().any(|(n, _)| **n == *strip.shift.counter));
                 continue;
             };
             self.points[chart][k]
