@@ -165,21 +165,23 @@ pub(crate) fn read_result_bytes(path: &Path, max_bytes: u64) -> std::io::Result<
     Ok(read_raw(path, max_bytes, Source::ResultFile)?)
 }
 
-/// Reads the file at `path` as text, at most `max_bytes` of it, without a leading UTF-8 BOM.
+/// Reads the file at `path` as text, at most `max_bytes` of it, without a leading UTF-8 BOM:
+/// for tests (`import` reads bytes, [`read_bytes`], and makes text of them, [`text_from_bytes`]).
 /// An anonymous pipe is accepted (`import <(ssh board cat out.json)`); a named FIFO or a device
 /// is refused ([`Source::Stream`]).
+#[cfg(test)]
 pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
     read(path, max_bytes, Source::Stream)
 }
 
-/// [`read_text`] for a file the user named that must be a regular file (`--scenario`): a FIFO
-/// or a device is refused before reading.
+/// Reads as text (as `read_text`) a file the user named that must be a regular file
+/// (`--scenario`): a FIFO or a device is refused before reading.
 pub(crate) fn read_user_file(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
     read(path, max_bytes, Source::UserFile)
 }
 
-/// [`read_text`] for a file of a result directory, which jitterlab wrote as a regular file:
-/// anything else (a link, a FIFO, a device) is refused before reading.
+/// Reads as text (as `read_text`) a file of a result directory, which jitterlab wrote as a
+/// regular file: anything else (a link, a FIFO, a device) is refused before reading.
 pub(crate) fn read_result_file(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
     read(path, max_bytes, Source::ResultFile)
 }
@@ -188,13 +190,13 @@ fn read(path: &Path, max_bytes: u64, source: Source) -> Result<String, ReadError
     text_from_bytes(read_raw(path, max_bytes, source)?)
 }
 
-/// Reads the file at `path` as bytes, at most `max_bytes` of it: for binary formats
-/// (jitterdebugger's samples.raw). An anonymous pipe is accepted, as in [`read_text`].
+/// Reads the import source at `path` as bytes, at most `max_bytes` of it (a text format's are
+/// made text by [`text_from_bytes`]). An anonymous pipe is accepted ([`Source::Stream`]).
 pub(crate) fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
     read_raw(path, max_bytes, Source::Stream)
 }
 
-/// What [`read_text`] makes of the bytes it read: UTF-8 text without a leading BOM.
+/// What the readers of text make of the bytes they read: UTF-8 text without a leading BOM.
 pub(crate) fn text_from_bytes(bytes: Vec<u8>) -> Result<String, ReadError> {
     let mut text = String::from_utf8(bytes).map_err(|e| ReadError::NotText {
         offset: e.utf8_error().valid_up_to(),
