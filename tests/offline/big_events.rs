@@ -250,7 +250,7 @@ fn wakeup_summaries_are_exported_as_read() {
     assert_eq!(rows.len() as u64, 2 * k);
     for (at, k) in [
         (0, 0),
-        (rows.len() / 2 & !1, (rows.len() / 4) as u64),
+        ((rows.len() / 2) & !1, (rows.len() / 4) as u64),
         (rows.len() - 2, k - 1),
     ] {
         for cpu in [0, 1] {
