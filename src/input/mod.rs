@@ -1,8 +1,9 @@
 //! Files that jitterlab reads whole (import sources, scenario files, run.json, sweep.json):
 //! read with a size cap, checked to be UTF-8 text, a leading byte-order mark
-//! removed. One reader, so that every input behaves the same: `/dev/zero`, a FIFO that never
-//! ends or a multi-gigabyte file is refused after at most `max_bytes + 1` bytes instead of
-//! growing without bound, and a BOM written by an editor never changes how a file is parsed.
+//! removed. One reader, so that every input behaves the same: a FIFO or a device (`/dev/zero`,
+//! a terminal) is refused before a byte is read, a pipe that never ends or a multi-gigabyte
+//! file after at most `max_bytes + 1` bytes instead of growing without bound, and a BOM written
+//! by an editor never changes how a file is parsed.
 //! The caps are documented in docs/user-guide.md ("Input limits"), a table of every file and
 //! request a command reads with its limits, checked against the constants by `limits_doc_tests`.
 //! events.jsonl, which can be gigabytes, is not read whole: `format::events::scan_events` opens
@@ -26,16 +27,15 @@ use std::path::Path;
 #[derive(Debug)]
 pub enum ReadError {
     Io(std::io::Error),
-    /// Not a regular file where one is required: `what` it is (a FIFO, a device, a
-    /// directory), and whether it is a result directory's file.
+    /// Not what `source` accepts: `what` it is (a FIFO, a device, a directory).
     NotAFile {
         what: &'static str,
-        result_file: bool,
+        source: Source,
     },
     /// A result directory's file that is a symbolic link (never followed: another user may
     /// have planted it).
     Link,
-    /// More than `max_bytes` bytes (or a device or pipe that kept giving them).
+    /// More than `max_bytes` bytes (or a pipe that kept giving them).
     TooLarge {
         max_bytes: u64,
     },
@@ -51,15 +51,22 @@ impl fmt::Display for ReadError {
             ReadError::Io(e) => write!(f, "cannot read it: {e}"),
             ReadError::NotAFile {
                 what,
-                result_file: true,
+                source: Source::ResultFile,
             } => write!(
                 f,
                 "it is {what}, not a regular file (a result directory holds only files jitterlab wrote)"
             ),
             ReadError::NotAFile {
                 what,
-                result_file: false,
+                source: Source::UserFile,
             } => write!(f, "it is {what}, not a regular file; pass a regular file"),
+            ReadError::NotAFile {
+                what,
+                source: Source::Stream,
+            } => write!(
+                f,
+                "it is {what}, not a regular file (its reader could wait for ever); pass a regular file, or a command's output through your shell's pipe (`<(ssh board cat FILE)`)"
+            ),
             ReadError::Link => write!(
                 f,
                 "it is a symbolic link (a result directory holds only files jitterlab wrote; a link is never followed)"
@@ -95,16 +102,21 @@ pub enum Source {
     ResultFile,
     /// A file the user named that must be a regular file (`--scenario`); a link is followed.
     UserFile,
-    /// An import source: a regular file, a device or a pipe (`import <(ssh board cat
-    /// out.json)`); a link is followed.
+    /// An import source: a regular file, or an anonymous pipe the caller's shell made (`import
+    /// <(ssh board cat out.json)`, `... | jitterlab import /dev/stdin`), read until its writer
+    /// closes it; a link is followed. A named FIFO is refused (whoever may write its directory
+    /// could have made it and hold it open without writing: the read would wait for ever), and
+    /// so is a device (a terminal waits for typing; `/dev/zero` never ends).
     Stream,
 }
 
-/// Opens `path` for reading as `source` allows. The one way jitterlab opens a file it reads:
-/// the open never blocks (a FIFO with no writer does not hang it), and what is not allowed (a
-/// FIFO where a regular file is required, a link in a result directory) is refused from the
-/// open descriptor's `fstat`, before a byte is read. A pipe or device accepted as a
-/// [`Source::Stream`] is read blocking from then on (a FIFO with no writer reads as empty).
+/// Opens `path` for reading as `source` allows. The one way jitterlab opens a file it reads
+/// (`tests/offline/readers.rs` fails on a read of a path elsewhere): the open never blocks (a
+/// FIFO with no writer does not hang it), and what is not allowed (anything but a regular file,
+/// but for the anonymous pipe of a [`Source::Stream`]; a link in a result directory) is refused
+/// from the open descriptor's `fstat` (and `fstatfs`), before a byte is read, so that no read
+/// waits on a FIFO or a device. An anonymous pipe is read blocking from then on: it is the
+/// caller's own command's output, read to its end as `cat` would (SIGINT ends the wait).
 pub fn open(path: &Path, source: Source) -> Result<std::fs::File, ReadError> {
     use std::os::fd::AsRawFd;
     let follow = source != Source::ResultFile;
@@ -130,11 +142,12 @@ pub fn open(path: &Path, source: Source) -> Result<std::fs::File, ReadError> {
         } else {
             "not a file"
         };
-        if source != Source::Stream || t.is_dir() {
-            return Err(ReadError::NotAFile {
-                what,
-                result_file: source == Source::ResultFile,
-            });
+        use std::os::fd::AsFd;
+        let anonymous_pipe = source == Source::Stream
+            && t.is_fifo()
+            && crate::sys::fs::is_anonymous_pipe(file.as_fd()).map_err(ReadError::Io)?;
+        if !anonymous_pipe {
+            return Err(ReadError::NotAFile { what, source });
         }
         crate::sys::file::set_blocking(file.as_raw_fd()).map_err(ReadError::Io)?;
     }
@@ -152,20 +165,23 @@ pub(crate) fn read_result_bytes(path: &Path, max_bytes: u64) -> std::io::Result<
     Ok(read_raw(path, max_bytes, Source::ResultFile)?)
 }
 
-/// Reads the file at `path` as text, at most `max_bytes` of it, without a leading UTF-8 BOM.
-/// Devices and pipes are accepted (`import <(ssh board cat out.json)`).
+/// Reads the file at `path` as text, at most `max_bytes` of it, without a leading UTF-8 BOM:
+/// for tests (`import` reads bytes, [`read_bytes`], and makes text of them, [`text_from_bytes`]).
+/// An anonymous pipe is accepted (`import <(ssh board cat out.json)`); a named FIFO or a device
+/// is refused ([`Source::Stream`]).
+#[cfg(test)]
 pub(crate) fn read_text(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
     read(path, max_bytes, Source::Stream)
 }
 
-/// [`read_text`] for a file the user named that must be a regular file (`--scenario`): a FIFO
-/// or a device is refused before reading.
+/// Reads as text (as `read_text`) a file the user named that must be a regular file
+/// (`--scenario`): a FIFO or a device is refused before reading.
 pub(crate) fn read_user_file(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
     read(path, max_bytes, Source::UserFile)
 }
 
-/// [`read_text`] for a file of a result directory, which jitterlab wrote as a regular file:
-/// anything else (a link, a FIFO, a device) is refused before reading.
+/// Reads as text (as `read_text`) a file of a result directory, which jitterlab wrote as a
+/// regular file: anything else (a link, a FIFO, a device) is refused before reading.
 pub(crate) fn read_result_file(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
     read(path, max_bytes, Source::ResultFile)
 }
@@ -174,13 +190,13 @@ fn read(path: &Path, max_bytes: u64, source: Source) -> Result<String, ReadError
     text_from_bytes(read_raw(path, max_bytes, source)?)
 }
 
-/// Reads the file at `path` as bytes, at most `max_bytes` of it: for binary formats
-/// (jitterdebugger's samples.raw). Devices and pipes are accepted, as in [`read_text`].
+/// Reads the import source at `path` as bytes, at most `max_bytes` of it (a text format's are
+/// made text by [`text_from_bytes`]). An anonymous pipe is accepted ([`Source::Stream`]).
 pub(crate) fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
     read_raw(path, max_bytes, Source::Stream)
 }
 
-/// What [`read_text`] makes of the bytes it read: UTF-8 text without a leading BOM.
+/// What the readers of text make of the bytes they read: UTF-8 text without a leading BOM.
 pub(crate) fn text_from_bytes(bytes: Vec<u8>) -> Result<String, ReadError> {
     let mut text = String::from_utf8(bytes).map_err(|e| ReadError::NotText {
         offset: e.utf8_error().valid_up_to(),
@@ -194,7 +210,7 @@ pub(crate) fn text_from_bytes(bytes: Vec<u8>) -> Result<String, ReadError> {
 fn read_raw(path: &Path, max_bytes: u64, source: Source) -> Result<Vec<u8>, ReadError> {
     let file = open(path, source)?;
     let meta = file.metadata().map_err(ReadError::Io)?;
-    // A regular file's size is known: refuse it without reading. Devices and pipes are read up
+    // A regular file's size is known: refuse it without reading. A pipe is read up
     // to one byte past the cap, which bounds both the time and the memory.
     if meta.is_file() && meta.len() > max_bytes {
         return Err(ReadError::TooLarge { max_bytes });
@@ -246,9 +262,17 @@ mod tests {
         assert!(matches!(e, ReadError::TooLarge { max_bytes: 100 }), "{e}");
         std::fs::write(&path, [b'x'; 100]).unwrap();
         assert_eq!(read_text(&path, 100).unwrap().len(), 100);
-        // A device that never ends is read one byte past the cap, then refused.
-        let e = read_text(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        // A pipe that never ends is read one byte past the cap, then refused.
+        let mut yes = std::process::Command::new("yes")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::os::fd::AsRawFd;
+        let pipe = format!("/proc/self/fd/{}", yes.stdout.as_ref().unwrap().as_raw_fd());
+        let e = read_text(Path::new(&pipe), 1 << 20).unwrap_err();
         assert!(e.to_string().contains("larger than 1 MiB"), "{e}");
+        yes.kill().unwrap();
+        yes.wait().unwrap();
     }
 
     #[test]
@@ -276,19 +300,70 @@ mod tests {
                 .unwrap()
                 .success()
         );
-        // No writer: a blocking open would wait forever.
-        for source in [Source::ResultFile, Source::UserFile] {
+        // No writer: a blocking open would wait forever. Not even an import source may be a
+        // named FIFO: its maker could hold it open without writing (N12).
+        for source in [Source::ResultFile, Source::UserFile, Source::Stream] {
             let e = open(&fifo, source).unwrap_err();
             assert!(e.to_string().contains("a FIFO (named pipe)"), "{e}");
         }
-        // An import source may be a pipe: no writer reads as empty.
-        assert_eq!(read_bytes(&fifo, 100).unwrap(), b"");
         let file = dir.path().join("run.json");
         std::fs::write(&file, "{}").unwrap();
         let link = dir.path().join("link.json");
         std::os::unix::fs::symlink(&file, &link).unwrap();
         assert!(matches!(read_result_file(&link, 100), Err(ReadError::Link)));
         assert_eq!(read_user_file(&link, 100).unwrap(), "{}");
+    }
+
+    /// N12 (issue 39): a named FIFO whose writer holds it open without writing made `import`
+    /// wait until it was signalled; it is refused before a byte is read, and so is a device. An
+    /// anonymous pipe (the shell's `<(command)`) is still read to its end.
+    #[test]
+    fn an_import_source_is_a_regular_file_or_an_anonymous_pipe() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("in.json");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        // Its writer holds it open and never writes: a read would wait for ever.
+        let writer = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&fifo)
+            .unwrap();
+        let (done, waited) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || done.send(read_bytes(&path, 100).map(drop)));
+        let got = waited
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("the read of a held FIFO returns at once");
+        let e = got.unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("it is a FIFO (named pipe), not a regular file"),
+            "{e}"
+        );
+        drop(writer);
+        for device in ["/dev/zero", "/dev/null"] {
+            let e = read_bytes(Path::new(device), 100).unwrap_err();
+            assert!(e.to_string().starts_with("it is a device"), "{device}: {e}");
+        }
+        // An anonymous pipe, as `<(printf ...)` gives one: read to its end.
+        let mut printf = std::process::Command::new("printf")
+            .arg("{\"a\": 1}")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::os::fd::AsRawFd;
+        let pipe = format!(
+            "/proc/self/fd/{}",
+            printf.stdout.as_ref().unwrap().as_raw_fd()
+        );
+        assert_eq!(read_text(Path::new(&pipe), 100).unwrap(), "{\"a\": 1}");
+        printf.wait().unwrap();
     }
 
     #[test]

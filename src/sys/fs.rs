@@ -61,6 +61,21 @@ pub(crate) fn open_read_nonblocking(path: &Path, follow: bool) -> io::Result<Fil
     .map(File::from)
 }
 
+/// Whether the open descriptor `fd` is an anonymous pipe (`pipe(2)`, a shell's `|` or
+/// `<(command)`: its inode is on pipefs) rather than a FIFO with a name in a file system, which
+/// whoever may write its directory could have made.
+// The f_type field is __fsword_t (i64 on 64-bit glibc, i32 elsewhere).
+#[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+pub(crate) fn is_anonymous_pipe(fd: BorrowedFd) -> io::Result<bool> {
+    /// PIPEFS_MAGIC of linux/magic.h.
+    const PIPEFS_MAGIC: i64 = 0x5049_5045;
+    // SAFETY: an all-zero statfs is a valid out-buffer.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a descriptor the caller holds open and a valid out-pointer.
+    super::check(unsafe { libc::fstatfs(fd.as_raw_fd(), &mut st) })?;
+    Ok(i64::from(st.f_type as i64) & 0xffff_ffff == PIPEFS_MAGIC)
+}
+
 /// The pseudo file systems that hold no results (their files are the kernel's interfaces),
 /// by `statfs` magic number (linux/magic.h): a directory cannot be made there, or one made
 /// there is not a place for data.

@@ -431,3 +431,79 @@ fn bad_or_unknown_files_exit_2_with_what_was_recognised() {
         assert!(!out.exists(), "nothing is written for bad input");
     }
 }
+
+/// N12 (issue 39): `import` of a FIFO whose writer holds it open without writing (another
+/// user's, planted at the name root imports) waited until it was signalled. It is refused at
+/// once, exit 2, naming it; so is a device. The output of a command through the shell's
+/// anonymous pipe (`import <(cat FILE)`, `cat FILE | jitterlab import /dev/stdin`) is still
+/// read to its end.
+#[test]
+fn a_named_fifo_or_a_device_is_refused_and_a_pipe_of_the_shell_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("in.json");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    // Held open for writing (O_RDWR opens a FIFO at once), never written.
+    let writer = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    for (file, what) in [
+        (
+            fifo.to_str().unwrap(),
+            "it is a FIFO (named pipe), not a regular file",
+        ),
+        ("/dev/zero", "it is a device, not a regular file"),
+    ] {
+        let (_base, out) = temp_out();
+        let child = std::process::Command::new(bin())
+            .args(["import", file, "--out", out.to_str().unwrap()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (o, took) =
+            common::lifecycle::finish_within(child, std::time::Duration::from_secs(20), file);
+        assert_eq!(o.status.code(), Some(2), "{file}: {}", text(&o));
+        assert!(
+            text(&o).contains(&format!("{file}: {what}")),
+            "{file}: {}",
+            text(&o)
+        );
+        assert!(
+            took < std::time::Duration::from_secs(10),
+            "{file}: {took:?}"
+        );
+        assert!(!out.exists(), "nothing is written for a refused input");
+    }
+    drop(writer);
+    let source = data("cyclictest.json");
+    for how in [
+        "\"$0\" import <(cat \"$1\") --out \"$2\"",
+        "cat \"$1\" | \"$0\" import /dev/stdin --out \"$2\"",
+    ] {
+        let (_base, out) = temp_out();
+        let o = std::process::Command::new("bash")
+            .args([
+                "-c",
+                how,
+                bin(),
+                source.to_str().unwrap(),
+                out.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{how}: {}", text(&o));
+        assert_eq!(
+            run_json(&out)["imported"]["source_format"],
+            "cyclictest-json",
+            "{how}"
+        );
+    }
+}

@@ -21,9 +21,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     // Leaves: errors (which classify the system's errno values), units, CPU lists, the
     // seeded generator.
     ("base", &["error", "units", "cpulist", "random"]),
-    // How a result file is opened for reading (sys only), the measuring loop (sys only), and
+    // How a result file is opened for reading (sys only), the one writer of stdout, the
+    // measuring loop (sys only), and
     // the journals of kernel state (sys only: below load/ and trace/, which journal theirs).
-    ("io and measuring", &["input", "measure", "journal"]),
+    ("io and measuring", &["input", "stdout", "measure", "journal"]),
     // The result-directory format: types, constants, encoders, decoders.
     ("format", &["format"]),
     // The result directory on disk: making it, reading a run back, importing other tools.

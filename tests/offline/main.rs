@@ -27,6 +27,7 @@ mod kernel_state;
 mod layers;
 mod oslat;
 mod output_paths;
+mod readers;
 mod signals_setup;
 mod spawners;
 mod stdout_writer;

@@ -266,7 +266,7 @@ fn writes_outside_the_writer(root: &Path, allowed: &[Allowed]) -> (Vec<String>, 
 
 /// The lines of `text` that are code, numbered from 1: comment lines left out, and the lines of
 /// inline `#[cfg(test)] mod NAME {` modules (up to the first `}` at the `mod` line's indentation).
-fn code_lines(text: &str) -> Vec<(usize, &str)> {
+pub(crate) fn code_lines(text: &str) -> Vec<(usize, &str)> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     let mut k = 0;
@@ -301,7 +301,7 @@ fn inline_module(line: &str) -> Option<usize> {
 }
 
 /// The files (and folders) of modules declared `#[cfg(test)] mod NAME;` under `root`.
-fn test_module_files(root: &Path, files: &[PathBuf]) -> Vec<PathBuf> {
+pub(crate) fn test_module_files(root: &Path, files: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(file).unwrap();

@@ -106,7 +106,7 @@ pub fn layout(bytes: &[u8]) -> Result<Layout, String> {
 /// came from).
 fn resolution(source: &Path) -> Result<(u64, String), String> {
     let results = source.with_file_name("results.json");
-    let Ok(text) = crate::input::read_text(&results, super::MAX_FILE_BYTES) else {
+    let Ok(text) = crate::input::read_user_file(&results, super::MAX_FILE_BYTES) else {
         return Ok((1000, "no results.json beside it: values read as us, jitterdebugger's default (a run with --nanosec recorded ns, 1000 times less)".into()));
     };
     let v = parse_json(&text).map_err(|e| format!("results.json beside it: {e}"))?;

@@ -1,0 +1,355 @@
+//! The reader boundary (issue 39, N12): every file a user names or a result directory holds is
+//! opened by one reader, `src/input/` (`input::open`: never blocking, never a FIFO or a device,
+//! a result directory's link never followed, size-capped). `import` of another user's FIFO held
+//! open without writing waited until it was signalled, because import sources were let read a
+//! FIFO blocking. This test reads every line of every file under `src/` and fails, naming file
+//! and line, when code outside `src/input/` opens a path for reading and the path is neither a
+//! kernel interface named literally (`"/proc/...`, `"/sys/...`) nor in the allow-list below of
+//! paths no user names, each with its reason. What is code and what is test code is decided as
+//! in `writers.rs` (its `code_lines` and `test_module_files`).
+
+use crate::common::rust_sources;
+use crate::writers::{code_lines, test_module_files};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// The reader: the one module that may open user-named paths for reading.
+const READER: &str = "input/";
+
+/// What opens a path for reading: std's calls, OpenOptions' reading flag, and src/sys's
+/// primitives (each a use of the reader's means from outside it).
+const READING: &[&str] = &[
+    "File::open(",
+    "fs::read(",
+    "fs::read_to_string(",
+    ".read(true)",
+    "open_read_nonblocking(",
+    "open_read_at(",
+    "open_read_only(",
+];
+
+/// A path given literally as the kernel's: procfs and sysfs, which no user names.
+const KERNEL_LITERALS: &[&str] = &["\"/proc/", "\"/sys/"];
+
+/// One allowed use: in `file` (under src/), a reading line that contains `needle`, and why no
+/// user names that path.
+struct Allowed {
+    file: &'static str,
+    needle: &'static str,
+    why: &'static str,
+}
+
+const fn allow(file: &'static str, needle: &'static str, why: &'static str) -> Allowed {
+    Allowed { file, needle, why }
+}
+
+/// Paths no user names. Each entry must still match a line (a stale entry fails the test too).
+const ALLOWED: &[Allowed] = &[
+    // The primitives themselves: thin syscall wrappers, checked where they are called.
+    allow(
+        "sys/fs.rs",
+        "pub(crate) fn open_read_",
+        "the definitions of the open primitives",
+    ),
+    allow(
+        "sys/file.rs",
+        "pub(crate) fn open_read_only(",
+        "the definition of the raw open",
+    ),
+    allow(
+        "sys/counter.rs",
+        "read_to_string(source_file)",
+        "the kernel's current clocksource in sysfs",
+    ),
+    allow(
+        "sys/process.rs",
+        "\"/etc/passwd\"",
+        "the user database, to name an owner",
+    ),
+    // The kernel's files below a root that tests point at a fixture tree (`/` when live).
+    allow(
+        "cpulist.rs",
+        "fs::read_to_string(path)",
+        "/sys/devices/system/cpu/online",
+    ),
+    allow(
+        "doctor/root.rs",
+        "fs::File::open(path(root, rel))",
+        "/proc and /sys below doctor's root",
+    ),
+    allow(
+        "doctor/kconfig.rs",
+        "File::open(&gz)",
+        "/proc/config.gz below doctor's root",
+    ),
+    allow(
+        "doctor/checks/container.rs",
+        "\"proc/1/environ\"",
+        "pid 1's environment below doctor's root",
+    ),
+    // /run/jitterlab: jitterlab's own lock files and journals, opened through the trusted
+    // directory's descriptor without following a link (journal.rs checks what it opened).
+    allow(
+        "journal.rs",
+        "fs::open_read_at(dir.fd()",
+        "a journal in its trusted directory",
+    ),
+    allow(
+        "journal.rs",
+        "\"/dev/null\"",
+        "a lock placeholder of a journal never written",
+    ),
+    allow(
+        "session/cpulock.rs",
+        "fs::open_read_at(dir, &name",
+        "a CPU lock file in /run/jitterlab",
+    ),
+    // procfs, sysfs and cgroupfs reached through a variable path.
+    allow(
+        "load/contain.rs",
+        "\"cgroup.procs\"",
+        "a load cgroup's member list",
+    ),
+    allow(
+        "load/generators/proc.rs",
+        "File::open(path)",
+        "the proc load's reads of /proc",
+    ),
+    allow(
+        "load/task_guard.rs",
+        "std::fs::read_to_string(p)",
+        "/proc and cgroup limits",
+    ),
+    allow(
+        "load/task_guard.rs",
+        "dir.join(f)",
+        "the own cgroup's pids files",
+    ),
+    allow(
+        "measure/sched.rs",
+        "fs::read_to_string(&file)",
+        "cpu.rt_runtime_us of the own cgroup",
+    ),
+    allow(
+        "recorder/counters/sources.rs",
+        "File::open(path)",
+        "sysfs and debugfs counter files",
+    ),
+    allow(
+        "recorder/counters/sources.rs",
+        "\"cpu/{cpu}/msr\"",
+        "the MSR device of a CPU",
+    ),
+    allow(
+        "recorder/counters/sources.rs",
+        "std::fs::read_to_string(p)",
+        "hwmon and thermal files",
+    ),
+    allow(
+        "session/children/groups.rs",
+        "join(\"stat\")",
+        "/proc/PID/stat of a started program",
+    ),
+    allow(
+        "session/cpulock.rs",
+        "join(\"fdinfo\")",
+        "/proc/PID/fdinfo of a lock's holder",
+    ),
+    allow(
+        "session/cpulock.rs",
+        "join(\"status\")",
+        "/proc/PID/status of a lock's holder",
+    ),
+    allow(
+        "session/cpulock.rs",
+        "join(\"comm\")",
+        "/proc/PID/comm of a lock's holder",
+    ),
+    allow(
+        "session/cpulock.rs",
+        "join(\"cmdline\")",
+        "/proc/PID/cmdline of a lock's holder",
+    ),
+    allow("session/cpulock.rs", "join(\"locks\")", "/proc/locks"),
+    allow(
+        "session/cpuset/v1.rs",
+        "join(\"cpuset.effective_mems\")",
+        "the cpuset file system",
+    ),
+    allow(
+        "session/cpuset/v1.rs",
+        "join(\"cpuset.mems\")",
+        "the cpuset file system",
+    ),
+    allow(
+        "session/cpuset/v1.rs",
+        "join(\"tasks\")",
+        "the cpuset file system",
+    ),
+    allow(
+        "session/cpuset/v2.rs",
+        "fs::read_to_string(path)",
+        "cgroup2 control files",
+    ),
+    allow(
+        "session/cpuset/v2.rs",
+        "fs::read_to_string(p)",
+        "cgroup2 control files",
+    ),
+    allow(
+        "session/cpuset/v2.rs",
+        "fs::read_to_string(&controllers)",
+        "cgroup2 controllers",
+    ),
+    allow(
+        "session/idle_states.rs",
+        "cpuidle/current_driver",
+        "sysfs cpuidle",
+    ),
+    allow(
+        "session/idle_states.rs",
+        "entry.path().join(file)",
+        "sysfs cpuidle state files",
+    ),
+    allow(
+        "session/layout.rs",
+        "fs::read_to_string(path)",
+        "sysfs CPU topology",
+    ),
+    allow("session/pmqos.rs", ".read(true)", "/dev/cpu_dma_latency"),
+    allow(
+        "measure/wake/rtc.rs",
+        "open_read_only(&path)",
+        "the RTC device of --wake rtc",
+    ),
+    allow(
+        "load/generators/io.rs",
+        ".read(true)",
+        "the io load's own temporary file",
+    ),
+    // tracefs.
+    allow(
+        "trace/format.rs",
+        "fs::File::open(path)",
+        "tracefs event format files",
+    ),
+    allow(
+        "trace/kallsyms.rs",
+        "read_to_string(PATH)",
+        "/proc/kallsyms",
+    ),
+    allow(
+        "trace/migration.rs",
+        "std::fs::read_to_string(p)",
+        "/proc/sys/kernel files",
+    ),
+    allow("trace/reader.rs", ".read(true)", "tracefs trace_pipe_raw"),
+    allow(
+        "trace/timerlat/mod.rs",
+        ".read(true)",
+        "tracefs trace_pipe_raw of timerlat",
+    ),
+    allow(
+        "trace/timerlat/mod.rs",
+        "std::fs::read_to_string(p)",
+        "tracefs current_tracer",
+    ),
+    allow(
+        "trace/timerlat/mod.rs",
+        "join(\"comm\")",
+        "/proc/PID/comm of timerlat's threads",
+    ),
+];
+
+/// Every `src/<file>:<line>: <text>` under `root` outside the reader that reads a path and is
+/// not allowed, and the allow-list entries that matched nothing.
+fn reads_outside_the_reader(root: &Path, allowed: &[Allowed]) -> (Vec<String>, Vec<String>) {
+    let sources = rust_sources(root);
+    let files: Vec<PathBuf> = sources.iter().map(|(file, _)| file.clone()).collect();
+    let test_only = test_module_files(root, &files);
+    let mut hits = Vec::new();
+    let mut used = HashSet::new();
+    for (file, rel) in &sources {
+        if rel.starts_with(READER) || test_only.iter().any(|t| file.starts_with(t)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        for (n, line) in code_lines(&text) {
+            if !READING.iter().any(|r| line.contains(r))
+                || KERNEL_LITERALS.iter().any(|k| line.contains(k))
+            {
+                continue;
+            }
+            match allowed
+                .iter()
+                .position(|a| a.file == rel && line.contains(a.needle))
+            {
+                Some(k) => {
+                    used.insert(k);
+                }
+                None => hits.push(format!("src/{rel}:{n}: {}", line.trim())),
+            }
+        }
+    }
+    let stale = allowed
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !used.contains(k))
+        .map(|(_, a)| format!("src/{}: '{}' ({})", a.file, a.needle, a.why))
+        .collect();
+    (hits, stale)
+}
+
+#[test]
+fn user_named_paths_are_read_only_by_the_reader() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let (hits, stale) = reads_outside_the_reader(&src, ALLOWED);
+    assert!(
+        hits.is_empty(),
+        "code outside src/{READER} opens a path for reading ({} lines); read a file a user names or a result directory holds through crate::input (open, read_text, read_user_file, read_result_file, open_result_file: never blocking on a FIFO, never a device, capped), or, for a path no user names, add it to ALLOWED in tests/offline/readers.rs with the reason:\n{}",
+        hits.len(),
+        hits.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "allow-list entries of tests/offline/readers.rs that match no line any more (remove them):\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn the_scan_finds_a_planted_read_and_leaves_out_kernel_paths_and_tests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("input/mod.rs", "let f = std::fs::File::open(p)?;\n");
+    write(
+        "commands/bad.rs",
+        "// std::fs::read(p) in a comment\nfn f() {\n    let t = std::fs::read_to_string(&args.file)?;\n    let l = std::fs::read_to_string(\"/proc/loadavg\");\n}\n\
+         #[cfg(test)]\nmod tests {\n    fn t() {\n        std::fs::read(a).unwrap();\n    }\n}\n\
+         fn g() {\n    let f = OpenOptions::new()\n        .read(true)\n        .open(p);\n}\n",
+    );
+    write("results/mod.rs", "#[cfg(test)]\nmod tests;\n");
+    write("results/tests.rs", "std::fs::read(a).unwrap();\n");
+    write(
+        "load/allowed.rs",
+        "fs::read_to_string(dir.join(\"cgroup.procs\"))?;\n",
+    );
+    let allowed = [
+        allow("load/allowed.rs", "\"cgroup.procs\"", "a cgroup file"),
+        allow("load/gone.rs", "x", "stale"),
+    ];
+    let (hits, stale) = reads_outside_the_reader(root, &allowed);
+    assert_eq!(
+        hits,
+        [
+            "src/commands/bad.rs:3: let t = std::fs::read_to_string(&args.file)?;",
+            "src/commands/bad.rs:14: .read(true)",
+        ]
+    );
+    assert_eq!(stale, ["src/load/gone.rs: 'x' (stale)"]);
+}
