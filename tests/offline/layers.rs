@@ -22,9 +22,12 @@ const LAYERS: &[(&str, &[&str])] = &[
     // seeded generator.
     ("base", &["error", "units", "cpulist", "random"]),
     // How a result file is opened for reading (sys only), the one writer of stdout, the
-    // measuring loop (sys only), and
-    // the journals of kernel state (sys only: below load/ and trace/, which journal theirs).
-    ("io and measuring", &["input", "stdout", "measure", "journal"]),
+    // measuring loop (sys only), and the journals of kernel state (sys only: below load/
+    // and trace/, which journal theirs).
+    (
+        "io and measuring",
+        &["input", "stdout", "measure", "journal"],
+    ),
     // The result-directory format: types, constants, encoders, decoders.
     ("format", &["format"]),
     // The result directory on disk: making it, reading a run back, importing other tools.
