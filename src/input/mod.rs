@@ -289,17 +289,16 @@ mod tests {
         assert_eq!(read_result_file(&path, 100).unwrap(), "{}");
     }
 
+    fn mkfifo(path: &Path) {
+        let made = std::process::Command::new("mkfifo").arg(path).status();
+        assert!(made.unwrap().success(), "mkfifo {}", path.display());
+    }
+
     #[test]
     fn a_fifo_never_blocks_and_a_result_files_link_is_not_followed() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("samples.bin");
-        assert!(
-            std::process::Command::new("mkfifo")
-                .arg(&fifo)
-                .status()
-                .unwrap()
-                .success()
-        );
+        mkfifo(&fifo);
         // No writer: a blocking open would wait forever. Not even an import source may be a
         // named FIFO: its maker could hold it open without writing (N12).
         for source in [Source::ResultFile, Source::UserFile, Source::Stream] {
@@ -321,13 +320,7 @@ mod tests {
     fn an_import_source_is_a_regular_file_or_an_anonymous_pipe() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("in.json");
-        assert!(
-            std::process::Command::new("mkfifo")
-                .arg(&fifo)
-                .status()
-                .unwrap()
-                .success()
-        );
+        mkfifo(&fifo);
         // Its writer holds it open and never writes: a read would wait for ever.
         let writer = std::fs::OpenOptions::new()
             .read(true)
