@@ -328,16 +328,30 @@ fn negative_values_get_our_range_message_not_clap_s() {
     );
 }
 
-/// M5/L7: inputs read whole are capped: /dev/zero is refused at once instead of growing
-/// without bound.
+/// M5/L7: inputs read whole are capped: an endless pipe is refused at its cap instead of
+/// growing without bound, and a device (/dev/zero) is refused before a byte is read (N12).
 #[test]
 fn endless_or_huge_input_files_exit_2_naming_the_cap() {
     let (_base, out) = temp_out();
     exits(
         &["import", "/dev/zero", "--out", out.to_str().unwrap()],
         2,
-        &["/dev/zero", "larger than 64 MiB", "docs/import.md"],
+        &["/dev/zero: it is a device, not a regular file", "docs/import.md"],
     );
+    assert!(!out.exists());
+    // The shell's pipe of an endless command: read up to the cap, then refused.
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(r#"cat /dev/zero | exec "$0" import /dev/stdin --out "$1""#)
+        .arg(bin())
+        .arg(&out)
+        .output()
+        .expect("bash runs");
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "endless pipe: {t}");
+    for n in ["/dev/stdin", "larger than 64 MiB", "docs/import.md"] {
+        assert!(t.contains(n), "endless pipe: message lacks '{n}': {t}");
+    }
     assert!(!out.exists());
     exits(
         &[
