@@ -109,6 +109,7 @@ impl Drop for Claim {
         }
         // Best effort: the run is ending with the refusal that dropped the claim, which is what
         // the user must see; a leftover is only untidy.
+        output_checks::forget_own_result_dir(self.dir.fd.as_fd());
         let _ = remove_contents(self.dir.fd.as_fd());
         let _ = unlink_at(self.parent.as_fd(), &self.name, Entry::Dir);
         unmake(&self.made_parents);

@@ -11,6 +11,7 @@
 
 use super::*;
 use crate::error::ExitCode;
+use crate::sys::path::{Kind, Special, Stat};
 use std::ffi::OsString;
 
 /// How many temporary names a write tries before giving up (each has the pid and a counter:
@@ -57,47 +58,174 @@ fn write_replacing(
 /// Where an output file's bytes go.
 #[derive(Debug)]
 enum Target {
-    /// `-` of the drop-ins (`--json=-`): standard output.
-    Stdout,
-    /// A device or a pipe (`-o /dev/stdout`, `/dev/null`), held by an `O_PATH` descriptor:
-    /// written in place.
+    /// One of this process's own descriptors, held by a duplicate: `-` of the drop-ins
+    /// (`--json=-`: standard output), or a path that leads to what one of them holds
+    /// (`-o /dev/stdout`, `/dev/fd/3`, `>(gzip > x)`): what the caller handed to this process,
+    /// written through it, as the shell's redirection set it up (a file at its offset, a pipe,
+    /// a terminal, a socket).
+    Descriptor(OwnedFd),
+    /// A FIFO or a character device of the caller's or root's (`-o /dev/null`, `mkfifo p`),
+    /// held by an `O_PATH` descriptor and reopened for writing at the write: written in place.
     InPlace(OwnedFd),
     /// A file: written new in its directory (held open since the claim) and renamed over `name`.
     Replace { dir: OwnedFd, name: OsString },
 }
 
-/// Where `path` is written (see [`write_output`] for the rule): its directory is reached now,
-/// following no other user's link (`resolve.rs`).
-fn target_of(path: &Path) -> Result<Target, WalkError> {
-    use crate::sys::path::{Kind, open_entry, open_entry_following, stat};
-    let name = path.file_name().ok_or_else(|| {
-        WalkError::Io(
-            path.into(),
-            io::Error::new(io::ErrorKind::InvalidInput, "names no file"),
-        )
-    })?;
-    let dir = walk_dir(parent_of(path), true, None)?;
-    if let Ok(entry) = open_entry(dir.fd.as_fd(), name)
-        && let Ok(st) = stat(entry.as_fd())
-    {
-        match st.kind {
-            Kind::Other => return Ok(Target::InPlace(entry)),
-            // This user's or root's link to a device (`/dev/stdout`): the kernel follows it
-            // (its target may be a pipe no path names); another user's link is replaced.
-            Kind::Link if trusted_link_owner(st.uid) => {
-                if let Ok(to) = open_entry_following(dir.fd.as_fd(), name)
-                    && stat(to.as_fd()).is_ok_and(|t| t.kind == Kind::Other)
-                {
-                    return Ok(Target::InPlace(to));
-                }
-            }
-            _ => {}
-        }
+/// Why an output cannot go where its path leads: the exit code and the reason in words.
+type Refusal = (ExitCode, String);
+
+/// What a special file `st` at an output's name means for the writer (the rule of
+/// [`write_output`]'s comment): written through this process's own descriptor of it, written
+/// in place, or refused.
+fn special_target(entry: OwnedFd, st: &Stat) -> Result<Target, Refusal> {
+    if let Some(own) = own_descriptor(st) {
+        return Ok(Target::Descriptor(own));
     }
-    Ok(Target::Replace {
+    let special = Special::of(st.mode).unwrap_or(Special::CharDevice);
+    let what = special.words();
+    match special {
+        Special::BlockDevice => Err((
+            ExitCode::Usage,
+            format!(
+                "is {what} (a disk or a partition): an output written into it would overwrite what the disk holds"
+            ),
+        )),
+        Special::Socket => Err((
+            ExitCode::Usage,
+            format!("is {what}, a program's point of connection, which no file is written into"),
+        )),
+        _ if !trusted_link_owner(st.uid) => Err((
+            ExitCode::Usage,
+            format!(
+                "is {what} of {}, neither yours nor root's: what jitterlab wrote into it would go to whoever reads it, and a reader that does not read would hold jitterlab; jitterlab writes in place only into a FIFO or device of yours or root's (or one you open for it: `-o /dev/stdout > PATH`)",
+                crate::sys::process::user_in_words(st.uid)
+            ),
+        )),
+        _ => Ok(Target::InPlace(entry)),
+    }
+}
+
+/// A duplicate of this process's own writing descriptor that holds what `st` is (the same
+/// device and inode), if one does: the lowest-numbered.
+fn own_descriptor(st: &Stat) -> Option<OwnedFd> {
+    crate::sys::file::writing_descriptors()
+        .into_iter()
+        .find(|&(_, dev, ino)| (dev, ino) == (st.dev, st.ino))
+        .and_then(|(fd, ..)| crate::sys::file::duplicate(fd).ok())
+}
+
+/// Where `path` is written (see [`write_output`] for the rule): its directory is reached now,
+/// following no other user's link (`resolve.rs`); another user's FIFO or device at its name,
+/// a socket or a block device is refused (issue 39 N7).
+fn target_of(path: &Path) -> Result<Target, Refusal> {
+    use crate::sys::path::{open_entry, open_entry_following, stat};
+    let name = path
+        .file_name()
+        .ok_or_else(|| (ExitCode::Usage, "names no file".to_string()))?;
+    let dir = walk_dir(parent_of(path), true, None).map_err(|e| (e.exit_code(), e.reason()))?;
+    let replace = |dir: Reached| Target::Replace {
         dir: dir.fd,
         name: name.to_os_string(),
-    })
+    };
+    let Some((entry, st)) = open_entry(dir.fd.as_fd(), name)
+        .ok()
+        .and_then(|e| stat(e.as_fd()).ok().map(|st| (e, st)))
+    else {
+        return Ok(replace(dir));
+    };
+    match st.kind {
+        Kind::Other => special_target(entry, &st),
+        // This user's or root's link (`/dev/stdout` -> `/proc/self/fd/1`): the kernel follows
+        // it (its target may be a pipe no path names); to one of this process's descriptors,
+        // or to a special file, it is written as that; another user's link is replaced.
+        Kind::Link if trusted_link_owner(st.uid) => {
+            let Some((to, to_st)) = open_entry_following(dir.fd.as_fd(), name)
+                .ok()
+                .and_then(|t| stat(t.as_fd()).ok().map(|st| (t, st)))
+            else {
+                return Ok(replace(dir));
+            };
+            if to_st.kind == Kind::Other {
+                return special_target(to, &to_st);
+            }
+            match own_descriptor(&to_st) {
+                Some(own) => Ok(Target::Descriptor(own)),
+                None => Ok(replace(dir)),
+            }
+        }
+        _ => Ok(replace(dir)),
+    }
+}
+
+/// The write end of an output that is not a file made new (a pipe, a device, a descriptor
+/// handed over): writes that wait for room in a pipe only while no SIGINT or SIGTERM comes
+/// (issue 39 N7: a reader that holds the FIFO open and does not read held a drop-in past both).
+/// The wait is poll(2) with a bound, the stop requests checked between; each write is at most
+/// PIPE_BUF bytes once poll said there is room, so that even a descriptor opened blocking by
+/// the caller does not block in it.
+struct StopAware {
+    fd: OwnedFd,
+    /// A file, where writes never wait for a reader: written as given.
+    file: bool,
+    /// The stop requests counted when the write began: one more ends the wait.
+    asked: u64,
+}
+
+/// How long a wait for room lasts before the stop requests are looked at again.
+const ROOM_POLL_MS: i32 = 100;
+
+/// The bytes a write into a pipe with room takes without waiting (POSIX's PIPE_BUF on Linux).
+const PIPE_BUF: usize = 4096;
+
+impl StopAware {
+    fn new(fd: OwnedFd) -> StopAware {
+        let file = crate::sys::path::stat(fd.as_fd()).is_ok_and(|s| s.kind == Kind::File);
+        StopAware {
+            fd,
+            file,
+            asked: crate::sys::signal::stop_requests(),
+        }
+    }
+}
+
+impl Write for StopAware {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        loop {
+            if !self.file
+                && !crate::sys::file::poll_output(self.fd.as_fd(), ROOM_POLL_MS).or_else(|e| {
+                    match e.kind() {
+                        io::ErrorKind::Interrupted => Ok(false),
+                        _ => Err(e),
+                    }
+                })?
+            {
+                if crate::sys::signal::stop_requests() != self.asked {
+                    return Err(io::Error::other(
+                        "stopped by a SIGINT or SIGTERM while waiting for its reader to read (the output is incomplete)",
+                    ));
+                }
+                continue;
+            }
+            let chunk = match self.file {
+                true => buf,
+                false => &buf[..buf.len().min(PIPE_BUF)],
+            };
+            let n = crate::sys::file::write_raw(self.fd.as_raw_fd(), chunk);
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                // Room taken by another writer since the poll, or a signal: wait again.
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => continue,
+                _ => return Err(e),
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// An output file a command names, claimed before the command reads or measures anything:
@@ -113,8 +241,8 @@ pub struct OutputFile {
 impl OutputFile {
     /// Claims `path` for `option` (e.g. `--json`, named in the messages), which must not be one
     /// of the files of the result directories `inputs`. Exit 2 for a path that cannot be
-    /// written (no such directory, a directory, a result's own file, a pseudo file system),
-    /// exit 3 when this user may not write its directory.
+    /// written (no such directory, a directory, a path in a result directory, a pseudo file
+    /// system, another user's FIFO), exit 3 when this user may not write its directory.
     pub fn claim(path: &Path, option: &str, inputs: &[&Path]) -> Result<OutputFile, Failure> {
         check_output_file(path, option, inputs)?;
         let refuse = |code: ExitCode, why: String| {
@@ -126,7 +254,7 @@ impl OutputFile {
                 ),
             )
         };
-        let target = target_of(path).map_err(|e| refuse(e.exit_code(), e.reason()))?;
+        let target = target_of(path).map_err(|(code, why)| refuse(code, why))?;
         if let Target::Replace { dir, .. } = &target {
             let here = fd_path(dir.as_fd());
             let dir = parent_of(path);
@@ -156,10 +284,13 @@ impl OutputFile {
     /// As [`OutputFile::claim`], with `-` meaning standard output (rt-tests' `--json=-`).
     pub fn claim_or_stdout(path: &Path, option: &str) -> Result<OutputFile, Failure> {
         if path == Path::new("-") {
+            let stdout = io::stdout().as_fd().try_clone_to_owned().map_err(|e| {
+                Failure::run(format!("{option} -: cannot use standard output: {e}"))
+            })?;
             return Ok(OutputFile {
                 path: path.to_path_buf(),
                 option: option.to_string(),
-                target: Target::Stdout,
+                target: Target::Descriptor(stdout),
             });
         }
         Self::claim(path, option, &[])
@@ -171,26 +302,33 @@ impl OutputFile {
 
     /// Writes the file whole (see the module's comment); a failure leaves what was at its name.
     pub fn write(&self, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
-        match &self.target {
-            Target::Stdout => {
-                let mut out = io::stdout().lock();
-                fill(&mut out)?;
-                out.flush()
+        let fd = match &self.target {
+            Target::Replace { dir, name } => return write_replacing(dir.as_fd(), name, fill),
+            Target::Descriptor(fd) => {
+                // What this process printed before comes first.
+                io::stdout().flush()?;
+                fd.try_clone()?
             }
-            Target::InPlace(entry) => {
-                // The very device or pipe claimed, reopened for writing without blocking (a
-                // FIFO without a reader fails instead of hanging).
-                let file = crate::sys::path::reopen_for_writing(entry.as_fd())?;
-                let mut out = io::BufWriter::new(file);
-                fill(&mut out)?;
-                out.flush()
-            }
-            Target::Replace { dir, name } => write_replacing(dir.as_fd(), name, fill),
-        }
+            // The very FIFO or device claimed, reopened without blocking: a FIFO without a
+            // reader fails at once (ENXIO) instead of hanging.
+            Target::InPlace(entry) => match crate::sys::path::reopen_for_writing(entry.as_fd()) {
+                Ok(file) => OwnedFd::from(file),
+                Err(e) if e.raw_os_error() == Some(crate::sys::errno::ENXIO) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::NotConnected,
+                        "it is a FIFO no one reads (nothing has it open for reading): start its reader first, or pass a file",
+                    ));
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        let mut out = io::BufWriter::with_capacity(64 * 1024, StopAware::new(fd));
+        fill(&mut out)?;
+        out.flush()
     }
 
     /// [`OutputFile::write`] of `bytes`, a failure said as the option and path's (exit 4: the
-    /// path was checked before, so what fails now is the disk).
+    /// path was checked before, so what fails now is the disk, or the reader of a FIFO).
     pub fn write_bytes(&self, bytes: &[u8]) -> Result<(), Failure> {
         self.write(|w| w.write_all(bytes)).map_err(|e| {
             Failure::run(format!(
@@ -202,19 +340,29 @@ impl OutputFile {
     }
 }
 
+/// The rule of the writer for what is at an output's name, checked before the work
+/// ([`check_output_file`]) and again when written: an error in words, exit 2 or 3.
+pub(super) fn check_target(path: &Path) -> Result<(), Refusal> {
+    target_of(path).map(drop)
+}
+
 /// Writes the output file `path` (see the module's comment) without a claim: for a file whose
 /// path was checked by [`check_output_file`] and is written right after (the exports). Its
 /// directory is reached following only this user's and root's links (`resolve.rs`); its last
-/// name is never followed,
-/// except to what is not a file: an existing device or pipe (`-o /dev/stdout`, `/dev/null`),
-/// reached directly or by a link of this user's or root's, is written in place (replacing it
-/// would destroy a device node; writing into it destroys no file). Another user's link is
-/// replaced, never followed (it could name a disk).
+/// name is never followed, except by the rule for what is not a file, the same as a claim's:
+/// - a path that leads to one of this process's own writing descriptors (`-o /dev/stdout`,
+///   `/dev/fd/N`: what the caller redirected) is written through it;
+/// - a FIFO or character device of this user's or root's (`/dev/null`, a FIFO you made),
+///   named directly or reached by a link of this user's or root's, is written in place
+///   (replacing it would destroy a device node; writing into it destroys no file), never
+///   waiting for its reader past a SIGINT or SIGTERM; one of another user's is refused (its
+///   owner would read the output, or hold the writer), and so are a socket and a block device;
+/// - anything else (a file, another user's link, nothing) is replaced by the new file.
 pub fn write_output(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
-    let target = target_of(path).map_err(|e| io::Error::other(e.reason()))?;
+    let target = target_of(path).map_err(|(_, why)| io::Error::other(why))?;
     OutputFile {
         path: path.to_path_buf(),
         option: String::new(),
@@ -392,7 +540,7 @@ mod tests {
         }
         // `-` is standard output where the option takes it so, else a file named `-`.
         let dash = OutputFile::claim_or_stdout(Path::new("-"), "--json").unwrap();
-        assert!(matches!(dash.target, Target::Stdout));
+        assert!(matches!(dash.target, Target::Descriptor(_)));
         let null = OutputFile::claim(Path::new("/dev/null"), "--json", &[]).unwrap();
         assert!(matches!(null.target, Target::InPlace(_)));
         null.write_bytes(b"x").unwrap();
@@ -403,19 +551,49 @@ mod tests {
         let base = tempfile::tempdir().unwrap();
         let run = base.path().join("run");
         fs::create_dir_all(run.join("loads")).unwrap();
-        fs::write(run.join(RUN_JSON), "{}").unwrap();
+        fs::create_dir_all(run.join("snapshots/deeper")).unwrap();
+        fs::write(run.join(RUN_JSON), "{\n  \"format\": 1\n}\n").unwrap();
+        fs::write(run.join("counters.log"), "#cpu 0\n").unwrap();
         symlink(run.join(RUN_JSON), base.path().join("link")).unwrap();
+        // Any path in a result directory, at any depth, whatever its name (issue 39 N10: the
+        // list of names missed counters.log and snapshots/), also through a link; report.html
+        // beside the run's files too.
         for bad in [
             run.join(RUN_JSON),
             run.join("latency.hlog"),
             run.join("loads/1-cpu.log"),
+            run.join("counters.log"),
+            run.join("snapshots/spike-0001.csv"),
+            run.join("snapshots/deeper/new.txt"),
+            run.join("report.html"),
             base.path().join("link"),
         ] {
             let e = check_output_file(&bad, "-o", &[]).unwrap_err();
-            assert!(e.message.contains("would destroy"), "{}", e.message);
+            assert!(
+                e.message.contains("is in the result directory"),
+                "{}",
+                e.message
+            );
+            assert_eq!(e.code, crate::error::ExitCode::Usage, "{}", e.message);
+            let e = OutputFile::claim(&bad, "-o", &[]).unwrap_err();
+            assert!(
+                e.message.contains("is in the result directory"),
+                "{}",
+                e.message
+            );
         }
-        assert!(check_output_file(&run.join("report.html"), "-o", &[]).is_ok());
+        assert_eq!(
+            fs::read_to_string(run.join("counters.log")).unwrap(),
+            "#cpu 0\n"
+        );
         assert!(check_output_file(&base.path().join("r.html"), "-o", &[]).is_ok());
+        // A run.json of another program's (not as jitterlab writes one) makes no result
+        // directory: a directory above many others may hold one.
+        let other = base.path().join("other");
+        fs::create_dir_all(other.join("sub")).unwrap();
+        fs::write(other.join(RUN_JSON), "{\"name\": \"build\"}").unwrap();
+        assert!(check_output_file(&other.join("sub/r.html"), "-o", &[]).is_ok());
+        assert!(check_output_dir(&other.join("plots"), "--plots", &[]).is_ok());
         for bad in [run.clone(), base.path().join("missing/r.html")] {
             assert!(
                 check_output_file(&bad, "-o", &[]).is_err(),
@@ -449,5 +627,112 @@ mod tests {
             assert_eq!(e.code, crate::error::ExitCode::Usage, "{}", e.message);
         }
         assert!(check_output_file(&long, "-o", &[]).is_err());
+    }
+
+    /// A FIFO at `path`, made by mkfifo(1).
+    fn fifo(path: &Path) {
+        let made = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+    }
+
+    #[test]
+    fn another_users_fifo_is_refused_and_an_own_one_written_in_place() {
+        let base = tempfile::tempdir().unwrap();
+        let mine = base.path().join("mine");
+        fifo(&mine);
+        // A FIFO of one's own with no reader: said so, not "No such device or address".
+        let claimed = OutputFile::claim(&mine, "--json", &[]).unwrap();
+        assert!(matches!(claimed.target, Target::InPlace(_)));
+        let e = claimed.write_bytes(b"{}\n").unwrap_err();
+        assert!(e.message.contains("a FIFO no one reads"), "{}", e.message);
+        // With a reader, the bytes go to it, and the FIFO stays.
+        let reader = crate::sys::fs::open_read_nonblocking(&mine, false).unwrap();
+        claimed.write_bytes(b"{}\n").unwrap();
+        let mut got = String::new();
+        io::Read::read_to_string(&mut &reader, &mut got).unwrap();
+        assert_eq!(got, "{}\n");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(fs::symlink_metadata(&mine).unwrap().file_type().is_fifo());
+        // Another user's (issue 39 N7): refused before the work, naming its owner and kind,
+        // named directly or by a link of one's own.
+        let theirs = base.path().join("theirs");
+        fifo(&theirs);
+        if std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).is_err() {
+            eprintln!("skipped: giving a FIFO to another user needs root");
+            return;
+        }
+        let to_theirs = base.path().join("to-theirs");
+        symlink(&theirs, &to_theirs).unwrap();
+        for path in [&theirs, &to_theirs] {
+            let e = OutputFile::claim(path, "--histfile", &[]).unwrap_err();
+            assert_eq!(e.code, crate::error::ExitCode::Usage, "{}", e.message);
+            assert!(
+                e.message.contains("is a FIFO of") && e.message.contains("65534"),
+                "{}",
+                e.message
+            );
+            let e = check_output_file(path, "-o", &[]).unwrap_err();
+            assert!(
+                e.message.contains("neither yours nor root's"),
+                "{}",
+                e.message
+            );
+            assert!(write_output(path, |w| w.write_all(b"x")).is_err());
+        }
+    }
+
+    #[test]
+    fn a_write_into_a_pipe_no_one_reads_ends_at_a_stop_request() {
+        let base = tempfile::tempdir().unwrap();
+        let path = base.path().join("held");
+        fifo(&path);
+        // Held open for reading and never read (issue 39 N7: cyclictest's --histfile hung
+        // past SIGINT and SIGTERM in the pipe write).
+        let _reader = crate::sys::fs::open_read_nonblocking(&path, false).unwrap();
+        let claimed = OutputFile::claim(&path, "--histfile", &[]).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(claimed.write_bytes(&vec![b'x'; 1 << 20]));
+        });
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(rx.try_recv().is_err(), "the pipe is full: the write waits");
+        // What the SIGINT/SIGTERM handlers do (session::signals).
+        crate::sys::signal::note_stop_request();
+        let ended = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("the write still waits 5 s after a stop request");
+        let e = ended.unwrap_err();
+        assert!(
+            e.message.contains("stopped by a SIGINT or SIGTERM"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn a_link_to_a_descriptor_of_this_process_is_written_through_it() {
+        // `-o /dev/stdout > FILE` as root replaced the link /dev/stdout with the report: the
+        // link led to a file, which the writer replaced by renaming over the link's name.
+        let base = tempfile::tempdir().unwrap();
+        let file = base.path().join("redirected");
+        let held = fs::File::create(&file).unwrap();
+        let link = base.path().join("stdout");
+        symlink(format!("/proc/self/fd/{}", held.as_raw_fd()), &link).unwrap();
+        write_output(&link, |w| w.write_all(b"report")).unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(fs::read_to_string(&file).unwrap(), "report");
+        // And named as /proc/self/fd/N, which is on proc (no file is made there).
+        let proc_path = PathBuf::from(format!("/proc/self/fd/{}", held.as_raw_fd()));
+        let claimed = OutputFile::claim(&proc_path, "-o", &[]).unwrap();
+        claimed.write_bytes(b" again").unwrap();
+        assert_eq!(fs::read_to_string(&file).unwrap(), "report again");
+        drop(held);
+        // The link to a file no descriptor holds is replaced, as before.
+        write_output(&link, |w| w.write_all(b"new")).unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().is_file());
+        assert_eq!(fs::read_to_string(&file).unwrap(), "report again");
     }
 }
