@@ -6,8 +6,11 @@
 //! (O_EXCL, O_NOFOLLOW) in the target's directory through its descriptor, then renamed over the
 //! target's name. A link at that name is replaced, never written through; a file hard-linked
 //! elsewhere keeps its contents; two writers of one file leave one whole version, the last
-//! renamed (issue 24 D06, D07, D17; issue 39 R01, R13). `tests/offline/writers.rs` fails when
-//! code elsewhere opens a path for writing.
+//! renamed (issue 24 D06, D07, D17; issue 39 R01, R13). What is not a file at the name is
+//! written in place only when it is the caller's: one of this process's own descriptors
+//! (`/dev/stdout`), or a FIFO or device of the caller's or root's, never waiting for a reader
+//! past a SIGINT or SIGTERM (issue 39 N7; [`write_output`] says the rule).
+//! `tests/offline/writers.rs` fails when code elsewhere opens a path for writing.
 
 use super::*;
 use crate::error::ExitCode;
