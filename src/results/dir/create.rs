@@ -143,9 +143,9 @@ pub(super) fn check_new(path: &Path, kind: Parent) -> Result<(), MakeError> {
         return Err(MakeError::PseudoFs(at.shown, fs));
     }
     // Never a result directory inside another's (issue 39 L3-g): one rule with the outputs',
-    // but for a sweep's levels, made in the sweep directory this process made.
+    // but for a sweep's levels, made in the sweep directory this process writes.
     if let Some(run) = output_checks::enclosing_result_dir(&here)
-        && !output_checks::is_own_result_dir(&run)
+        && !output_checks::is_own_sweep_dir(&run)
     {
         return Err(MakeError::InResultDir(run));
     }
@@ -207,10 +207,7 @@ pub(super) fn make(path: &Path, kind: Parent) -> Result<Claim, MakeError> {
     let opened = openat_dir(parent_fd.as_fd(), &name).and_then(|fd| Ok((owner(fd.as_fd())?, fd)));
     let me = crate::sys::process::effective_user_id();
     let fd = match opened {
-        Ok((uid, fd)) if uid == me => {
-            output_checks::note_own_result_dir(fd.as_fd());
-            fd
-        }
+        Ok((uid, fd)) if uid == me => fd,
         Ok(_) => return Err(undo(MakeError::Replaced)),
         Err(e) => {
             // Only an empty directory is removed, so never someone else's files.

@@ -111,7 +111,6 @@ impl Drop for Claim {
         }
         // Best effort: the run is ending with the refusal that dropped the claim, which is what
         // the user must see; a leftover is only untidy.
-        output_checks::forget_own_result_dir(self.dir.fd.as_fd());
         let _ = remove_contents(self.dir.fd.as_fd());
         let _ = unlink_at(self.parent.as_fd(), &self.name, Entry::Dir);
         unmake(&self.made_parents);
@@ -274,6 +273,9 @@ impl ResultDir {
             .and_then(|_| rename_at(self.fd.as_fd(), &tmp, &target));
         if written.is_err() {
             let _ = unlink_at(self.fd.as_fd(), &tmp, Entry::File);
+        } else if name == crate::results::sweep::FILE_NAME {
+            // This process's sweep: its levels are made in it (output_checks.rs).
+            note_own_sweep_dir(&self.fd);
         }
         written
     }

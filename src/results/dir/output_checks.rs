@@ -56,34 +56,32 @@ fn check_not_an_input(path: &Path, option: &str, inputs: &[&Path]) -> Result<(),
     Ok(())
 }
 
-/// The result (and sweep) directories this process made, by device and inode: the one
-/// exception to "nothing is made in a result directory", for the sweep making its own levels
-/// (`level-N/` result directories inside the sweep directory). Output files have none.
-static OWN_RESULT_DIRS: std::sync::Mutex<Vec<(u64, u64)>> = std::sync::Mutex::new(Vec::new());
+/// The sweep directories this process writes (it wrote their sweep.json), held by their
+/// descriptors: the one exception to "no result directory is made in another", for the sweep
+/// making its own levels (`level-N/` result directories inside the sweep directory). Held, so
+/// that their inodes cannot be another directory's while compared. Output files have no
+/// exception.
+static OWN_SWEEP_DIRS: std::sync::Mutex<Vec<Arc<OwnedFd>>> = std::sync::Mutex::new(Vec::new());
 
-/// Notes the directory `fd` as one this process made as a result directory (`create.rs`).
-pub(super) fn note_own_result_dir(fd: BorrowedFd) {
-    if let Ok(st) = crate::sys::path::stat(fd) {
-        let mut own = OWN_RESULT_DIRS.lock().unwrap_or_else(|p| p.into_inner());
-        own.push((st.dev, st.ino));
+/// Notes the directory `fd` as a sweep directory this process writes (mod.rs, at its
+/// sweep.json).
+pub(super) fn note_own_sweep_dir(fd: &Arc<OwnedFd>) {
+    let mut own = OWN_SWEEP_DIRS.lock().unwrap_or_else(|p| p.into_inner());
+    if !own.iter().any(|o| Arc::ptr_eq(o, fd)) {
+        own.push(Arc::clone(fd));
     }
 }
 
-/// Forgets the directory `fd` (a claim removed: its inode may be another's later).
-pub(super) fn forget_own_result_dir(fd: BorrowedFd) {
-    if let Ok(st) = crate::sys::path::stat(fd) {
-        let mut own = OWN_RESULT_DIRS.lock().unwrap_or_else(|p| p.into_inner());
-        own.retain(|&d| d != (st.dev, st.ino));
-    }
-}
-
-/// Whether `dir` is a result or sweep directory this process made.
-pub(super) fn is_own_result_dir(dir: &Path) -> bool {
+/// Whether `dir` is a sweep directory this process writes.
+pub(super) fn is_own_sweep_dir(dir: &Path) -> bool {
     let Ok(meta) = fs::metadata(dir) else {
         return false;
     };
-    let own = OWN_RESULT_DIRS.lock().unwrap_or_else(|p| p.into_inner());
-    own.contains(&(meta.dev(), meta.ino()))
+    let own = OWN_SWEEP_DIRS.lock().unwrap_or_else(|p| p.into_inner());
+    own.iter().any(|fd| {
+        crate::sys::path::stat(fd.as_fd())
+            .is_ok_and(|st| (st.dev, st.ino) == (meta.dev(), meta.ino()))
+    })
 }
 
 /// How many bytes of a marker file are read to recognise it.
