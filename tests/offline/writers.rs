@@ -6,6 +6,10 @@
 //! a path for writing (or makes, renames or links one) and is not in the allow-list below of
 //! paths no user names, each with its reason.
 //!
+//! Beside the guard, the writer's promises as a user meets them, through the binary: nothing is
+//! written into a result directory (N10, L3-g), and what is not a file at an output's name (a
+//! FIFO, `/dev/stdout`) is written in place only when it is the caller's (N7).
+//!
 //! Test code is left out by one precise rule only: a module declared under `#[cfg(test)]`,
 //! either a file (`#[cfg(test)]` then `mod NAME;`: the file `NAME.rs` or `NAME/mod.rs` beside
 //! the declaring module, with everything under it) or inline (`#[cfg(test)]` then `mod NAME {`:

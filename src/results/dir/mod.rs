@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 mod create;
+mod in_place;
 mod output_checks;
 mod outputs;
 mod resolve;
