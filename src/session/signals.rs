@@ -76,6 +76,9 @@ fn install_blocked() -> Result<Arc<AtomicBool>> {
         // call _exit: all async-signal-safe.
         unsafe {
             signal_hook::low_level::register(signal, move || {
+                // Counted for the waits below the session (a write into a FIFO whose reader
+                // does not read, results::dir) that end at any request.
+                crate::sys::signal::note_stop_request();
                 let now = crate::measure::clock::monotonic_ns().max(1);
                 match FIRST_SIGNAL_NS.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst) {
                     Ok(_) => flag.store(true, Ordering::SeqCst),

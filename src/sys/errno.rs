@@ -14,6 +14,7 @@ pub(crate) const ENAMETOOLONG: i32 = libc::ENAMETOOLONG;
 pub const ENOENT: i32 = libc::ENOENT;
 pub(crate) const ELOOP: i32 = libc::ELOOP;
 pub(crate) const ENOTDIR: i32 = libc::ENOTDIR;
+pub(crate) const ENXIO: i32 = libc::ENXIO;
 pub(crate) const ENOMEM: i32 = libc::ENOMEM;
 pub const ENOSPC: i32 = libc::ENOSPC;
 pub const ENOSYS: i32 = libc::ENOSYS;

@@ -5,7 +5,7 @@
 //! bits everywhere.
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 /// Allocates `len` bytes from `offset` without changing the file's size
 /// (fallocate FALLOC_FL_KEEP_SIZE).
@@ -120,6 +120,57 @@ pub(crate) fn poll_input(fd: RawFd, timeout_ms: i32) -> io::Result<Option<bool>>
     // SAFETY: one valid pollfd.
     let r = super::check(unsafe { libc::poll(&mut pfd, 1, timeout_ms) })?;
     Ok((r > 0).then_some(pfd.revents & libc::POLLIN != 0))
+}
+
+/// poll(2) on one descriptor for output, waiting up to `timeout_ms`: whether it can take a
+/// write now (POLLOUT), or has an error or hang-up for the write to report.
+pub(crate) fn poll_output(fd: BorrowedFd, timeout_ms: i32) -> io::Result<bool> {
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let r = super::check(unsafe { libc::poll(&mut pfd, 1, timeout_ms) })?;
+    Ok(r > 0)
+}
+
+/// A new descriptor (close-on-exec) of what `fd` holds, sharing its offset and flags.
+pub(crate) fn duplicate(fd: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: plain fcntl on an integer descriptor; the result is a fresh descriptor.
+    let new = super::check(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) })?;
+    // SAFETY: a fresh descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
+
+/// This process's open descriptors that write (opened write-only or read-write, `O_PATH`
+/// ones left out), each with the device and inode of what it holds: what a path that leads to
+/// one of them (`/dev/stdout`, `/dev/fd/3`) names.
+pub(crate) fn writing_descriptors() -> Vec<(RawFd, u64, u64)> {
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
+        return Vec::new();
+    };
+    let mut out: Vec<(RawFd, u64, u64)> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<RawFd>().ok())
+        .filter_map(|fd| {
+            // SAFETY: plain fcntl on an integer descriptor (EBADF for one closed meanwhile,
+            // such as the listing's own).
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            if flags < 0 || flags & libc::O_PATH != 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
+                return None;
+            }
+            // SAFETY: an all-zero stat is a valid out-buffer.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: valid out-pointer.
+            (unsafe { libc::fstat(fd, &mut st) } == 0).then_some(())?;
+            // st_dev and st_ino are 32 bits on some 32-bit targets: widened.
+            #[allow(clippy::useless_conversion)]
+            Some((fd, u64::from(st.st_dev), u64::from(st.st_ino)))
+        })
+        .collect();
+    out.sort_unstable();
+    out
 }
 
 /// Advises the kernel to drop the file's cached pages (written back already: clean ones go).

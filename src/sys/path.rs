@@ -18,6 +18,39 @@ pub enum Kind {
     Other,
 }
 
+/// What a [`Kind::Other`] entry is, from its `mode`: for a writer deciding whether to write into
+/// it in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Special {
+    Fifo,
+    Socket,
+    CharDevice,
+    BlockDevice,
+}
+
+impl Special {
+    /// The kind of the entry of `mode` ([`Stat::mode`]); None for a file, directory or link.
+    pub fn of(mode: u32) -> Option<Special> {
+        match mode & libc::S_IFMT {
+            libc::S_IFIFO => Some(Special::Fifo),
+            libc::S_IFSOCK => Some(Special::Socket),
+            libc::S_IFCHR => Some(Special::CharDevice),
+            libc::S_IFBLK => Some(Special::BlockDevice),
+            _ => None,
+        }
+    }
+
+    /// In words, with its article ("a FIFO").
+    pub fn words(self) -> &'static str {
+        match self {
+            Special::Fifo => "a FIFO",
+            Special::Socket => "a socket",
+            Special::CharDevice => "a character device",
+            Special::BlockDevice => "a block device",
+        }
+    }
+}
+
 /// The facts of an entry a resolver needs: its kind and owner, and its identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stat {
@@ -129,22 +162,21 @@ pub fn reopen_dir(fd: BorrowedFd) -> io::Result<OwnedFd> {
     })
 }
 
-/// A descriptor that writes the device or FIFO `fd` (an `O_PATH` one) in place, opened without
-/// blocking (a FIFO without a reader fails at once instead of hanging), through
+/// A descriptor that writes the device or FIFO `fd` (an `O_PATH` one) in place, opened and
+/// left non-blocking (a FIFO without a reader fails at once, ENXIO, instead of hanging; a write
+/// into a full pipe says EAGAIN, for the writer to wait with a bound of its choosing), through
 /// `/proc/self/fd`, which reopens the very entry that was looked up, not a path.
 pub fn reopen_for_writing(fd: BorrowedFd) -> io::Result<std::fs::File> {
     let path = std::ffi::CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd()))
         .expect("no NUL in a number");
     // SAFETY: valid C string.
-    let file = owned(unsafe {
+    owned(unsafe {
         libc::open(
             path.as_ptr(),
             libc::O_WRONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
         )
     })
-    .map(std::fs::File::from)?;
-    super::file::set_blocking(file.as_raw_fd())?;
-    Ok(file)
+    .map(std::fs::File::from)
 }
 
 fn owned(fd: libc::c_int) -> io::Result<OwnedFd> {

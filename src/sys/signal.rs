@@ -27,6 +27,22 @@ pub(crate) const SIGCONT: Signal = libc::SIGCONT;
 pub(crate) const SIGSTOP: Signal = libc::SIGSTOP;
 pub(crate) const SIGWINCH: Signal = libc::SIGWINCH;
 
+/// How many SIGINTs and SIGTERMs asked this process to stop so far (counted by the handlers
+/// of `session::signals`): what a wait that no one else can end looks at (the writer of a
+/// user's FIFO whose reader does not read, `results::dir`), so that it ends at the next
+/// request instead of holding the process.
+static STOP_REQUESTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Counts a stop request. Async-signal-safe (one atomic add): called from the handlers.
+pub(crate) fn note_stop_request() {
+    STOP_REQUESTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// How many stop requests came so far ([`note_stop_request`]).
+pub(crate) fn stop_requests() -> u64 {
+    STOP_REQUESTS.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// The name of `signal` (`SIGKILL`), for those a load can die of; None for others.
 pub fn name(signal: Signal) -> Option<&'static str> {
     Some(match signal {

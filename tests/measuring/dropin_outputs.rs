@@ -2,10 +2,12 @@
 //! --json=FILE`) are written by jitterlab's one writer (issue 39): another user's link planted at
 //! the name in a sticky world-writable directory is replaced, never written through (R01); and a
 //! path that cannot be written is refused with exit 2 before anything is measured or any result
-//! directory made (R13).
+//! directory made (R13); a FIFO whose reader does not read holds a drop-in no longer than a SIGINT
+//! (N7).
 
 use crate::common::{exclusive, jitterlab, text};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -125,4 +127,73 @@ fn a_drop_in_output_that_cannot_be_written_is_refused_before_measuring() {
         assert!(took < Duration::from_secs(5), "{args:?} took {took:?}");
         assert!(!run.exists(), "{args:?} made {}", run.display());
     }
+}
+
+#[test]
+fn a_drop_in_writing_into_a_fifo_no_one_reads_stops_at_sigint() {
+    // Issue 39 N7: `cyclictest --histfile=FIFO` whose reader holds it open and never reads
+    // blocked in the pipe write for ever, past SIGINT and SIGTERM.
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("hist.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    let run = tmp.path().join("run");
+    let _g = exclusive();
+    let mut child = std::process::Command::new(crate::common::bin())
+        .args(["cyclictest", "-q", "-D", "1", "-t", "-h", "20000"])
+        .arg(format!("--histfile={}", fifo.display()))
+        .arg(format!("--jitterlab-out={}", run.display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until the histogram is being written (bytes in the pipe): the measurement is over.
+    let pending = || {
+        let mut n: libc::c_int = 0;
+        let rc = unsafe { libc::ioctl(reader.as_raw_fd(), libc::FIONREAD, &mut n) };
+        assert_eq!(rc, 0);
+        n
+    };
+    let started = Instant::now();
+    while pending() == 0 {
+        if child.try_wait().unwrap().is_some() || started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("no histogram written into the FIFO: {}", text(&out));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the pipe is full: it waits"
+    );
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let signalled = Instant::now();
+    while child.try_wait().unwrap().is_none() && signalled.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let took = signalled.elapsed();
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        took < Duration::from_millis(1500),
+        "ended {took:?} after SIGINT"
+    );
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(4), "{said}");
+    assert!(said.contains("stopped by a SIGINT or SIGTERM"), "{said}");
+    drop(reader);
 }

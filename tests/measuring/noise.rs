@@ -745,7 +745,8 @@ fn traced_gaps_are_attributed_to_the_spinner() {
             "{summary}"
         );
         assert!(summary.contains(&spinner_label), "{summary}");
-        let html = out.join("report.html");
+        // Beside the run: nothing is written into a result directory (result-format.md).
+        let html = out.with_extension("html");
         let o = jitterlab(&[
             "report",
             out.to_str().unwrap(),

@@ -6,6 +6,10 @@
 //! a path for writing (or makes, renames or links one) and is not in the allow-list below of
 //! paths no user names, each with its reason.
 //!
+//! Beside the guard, the writer's promises as a user meets them, through the binary: nothing is
+//! written into a result directory (N10, L3-g), and what is not a file at an output's name (a
+//! FIFO, `/dev/stdout`) is written in place only when it is the caller's (N7).
+//!
 //! Test code is left out by one precise rule only: a module declared under `#[cfg(test)]`,
 //! either a file (`#[cfg(test)]` then `mod NAME;`: the file `NAME.rs` or `NAME/mod.rs` beside
 //! the declaring module, with everything under it) or inline (`#[cfg(test)]` then `mod NAME {`:
@@ -14,6 +18,7 @@
 
 use crate::common::rust_sources;
 use std::collections::HashSet;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The writer: the one module that may open user-named paths for writing.
@@ -396,4 +401,210 @@ fn the_scan_finds_a_planted_write_and_leaves_out_only_test_modules() {
         ]
     );
     assert_eq!(stale, ["src/load/gone.rs: 'x' (stale)"]);
+}
+
+/// `jitterlab import` of a cyclictest JSON into `out`: a result directory made offline.
+fn imported(out: &Path) {
+    let data = format!(
+        "{}/tests/data/import/cyclictest.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let made = crate::common::jitterlab(&["import", &data, "--out", out.to_str().unwrap()]);
+    assert_eq!(
+        made.status.code(),
+        Some(0),
+        "{}",
+        crate::common::text(&made)
+    );
+}
+
+/// Runs jitterlab with `args`, ended if it has not ended within 20 s (a write that hangs):
+/// its exit code and everything it said.
+fn bounded(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = std::process::Command::new(crate::common::bin())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{args:?} still ran after 20 s: {}",
+                crate::common::text(&out)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), crate::common::text(&out))
+}
+
+#[test]
+fn nothing_is_written_into_a_result_directory_that_is_not_an_input() {
+    // Issue 39 N10: `report A -o B/counters.log` and `export A -o B/snapshots/x.csv` replaced
+    // files of B, whose names were not on the writer's list; L3-g: `--out RUN/sub` made a
+    // result directory inside another.
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("A"), tmp.path().join("B"));
+    imported(&a);
+    imported(&b);
+    std::fs::write(b.join("counters.log"), "#cpu 0 counters\n").unwrap();
+    std::fs::create_dir(b.join("snapshots")).unwrap();
+    std::fs::write(b.join("snapshots/spike-0001.csv"), "cpu,latency_ns\n").unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let cases: [Vec<String>; 5] = [
+        vec![
+            "report".into(),
+            s(&a),
+            "-o".into(),
+            s(&b.join("counters.log")),
+        ],
+        vec![
+            "export".into(),
+            s(&a),
+            "--format".into(),
+            "json".into(),
+            "-o".into(),
+            s(&b.join("snapshots/spike-0001.csv")),
+        ],
+        // Nor into its own input: `report RUN -o RUN/report.html` is refused as well, since a
+        // result directory holds what its run wrote (result-format.md).
+        vec![
+            "report".into(),
+            s(&a),
+            "-o".into(),
+            s(&a.join("report.html")),
+        ],
+        vec![
+            "report".into(),
+            s(&a),
+            "--plots".into(),
+            s(&b.join("plots")),
+        ],
+        vec![
+            "import".into(),
+            format!(
+                "{}/tests/data/import/cyclictest.json",
+                env!("CARGO_MANIFEST_DIR")
+            ),
+            "--out".into(),
+            s(&b.join("sub")),
+        ],
+    ];
+    for args in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, said) = bounded(&args);
+        assert_eq!(code, Some(2), "{args:?}: {said}");
+        assert!(
+            said.contains("is in the result directory"),
+            "{args:?}: {said}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(b.join("counters.log")).unwrap(),
+        "#cpu 0 counters\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(b.join("snapshots/spike-0001.csv")).unwrap(),
+        "cpu,latency_ns\n"
+    );
+    for made in [a.join("report.html"), b.join("plots"), b.join("sub")] {
+        assert!(!made.exists(), "{} was made", made.display());
+    }
+    // Beside the runs, as before.
+    let beside = tmp.path().join("A-report.html");
+    let (code, said) = bounded(&["report", &s(&a), "-o", &s(&beside)]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(beside.is_file());
+}
+
+#[test]
+fn fifos_and_descriptors_at_an_output_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("A");
+    imported(&a);
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    // One's own FIFO with no reader: said so (it was "No such device or address").
+    let mine = tmp.path().join("mine.fifo");
+    let mkfifo = |p: &Path| {
+        let made = std::process::Command::new("mkfifo")
+            .arg(p)
+            .status()
+            .unwrap();
+        assert!(made.success());
+    };
+    mkfifo(&mine);
+    for args in [
+        vec!["report", a.to_str().unwrap(), "-o", mine.to_str().unwrap()],
+        vec![
+            "export",
+            a.to_str().unwrap(),
+            "--format",
+            "json",
+            "-o",
+            mine.to_str().unwrap(),
+        ],
+    ] {
+        let (code, said) = bounded(&args);
+        assert_ne!(code, Some(0), "{args:?}: {said}");
+        assert!(said.contains("a FIFO no one reads"), "{args:?}: {said}");
+    }
+    // A path to this process's standard output (`-o /dev/stdout`, here by /proc/self/fd/1,
+    // as /dev/stdout itself cannot be risked: the writer used to rename the report over the
+    // link's name) is written through it.
+    let (code, said) = bounded(&[
+        "export",
+        &s(&a),
+        "--format",
+        "json",
+        "-o",
+        "/proc/self/fd/1",
+    ]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.trim_start().starts_with('{'), "{said}");
+    // Another user's FIFO, planted in a sticky world-writable directory (issue 39 N7): refused
+    // before the work, naming its owner, whether or not anyone reads it.
+    let shared = tmp.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let theirs = shared.join("ff.html");
+    mkfifo(&theirs);
+    if std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).is_err() {
+        eprintln!("skipped the rest of fifos_and_descriptors_at_an_output_name: needs root");
+        return;
+    }
+    // Its owner holding it open without reading, as an attacker would.
+    let _held = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&theirs)
+        .unwrap();
+    for args in [
+        vec![
+            "report",
+            a.to_str().unwrap(),
+            "-o",
+            theirs.to_str().unwrap(),
+        ],
+        vec![
+            "export",
+            a.to_str().unwrap(),
+            "--format",
+            "json",
+            "-o",
+            theirs.to_str().unwrap(),
+        ],
+    ] {
+        let (code, said) = bounded(&args);
+        assert_eq!(code, Some(2), "{args:?}: {said}");
+        assert!(
+            said.contains("is a FIFO of") && said.contains("65534"),
+            "{args:?}: {said}"
+        );
+    }
 }

@@ -32,6 +32,8 @@ pub(super) enum MakeError {
     TooLong(String),
     /// The nearest existing directory is on a pseudo file system (proc, sysfs...).
     PseudoFs(PathBuf, &'static str),
+    /// The path is in this existing result or sweep directory (not one this process made).
+    InResultDir(PathBuf),
     /// The default results directory is a link, or another user could replace what is in it;
     /// the string says why.
     Unsafe(PathBuf, String),
@@ -51,6 +53,7 @@ impl MakeError {
             | MakeError::Replaced
             | MakeError::TooLong(_)
             | MakeError::PseudoFs(..)
+            | MakeError::InResultDir(_)
             | MakeError::Unsafe(..) => ExitCode::Usage,
         }
     }
@@ -83,6 +86,11 @@ impl MakeError {
                 dir.display()
             ),
             MakeError::Walk(e) => format!("{option} {p}: {}; {fix}", e.reason()),
+            MakeError::InResultDir(run) => format!(
+                "{option} {p}: is in the result directory {}: {}; {fix}, outside it",
+                run.display(),
+                output_checks::RESULT_DIR_RULE
+            ),
             MakeError::Unsafe(dir, why) => format!(
                 "{option} {p}: {} {why}: another user could replace the results in it; remove or fix it (chown, chmod go-w), or pass {option} with a new directory in a place of your own",
                 dir.display()
@@ -116,7 +124,8 @@ pub(super) fn parent_of(path: &Path) -> &Path {
 /// Everything that can be known about making `path` without making anything: the names fit,
 /// the directories on the way are reached without another user's link (`resolve.rs`),
 /// nothing is there, the nearest existing ancestor is a directory this user may write, on a
-/// file system that holds files. The one check of a real run and of `--dry-run` (issue 24 D09).
+/// file system that holds files, and not in an existing result directory. The one check of a
+/// real run and of `--dry-run` (issue 24 D09).
 pub(super) fn check_new(path: &Path, kind: Parent) -> Result<(), MakeError> {
     output_checks::check_name_lengths(path).map_err(MakeError::TooLong)?;
     let name = path.file_name().ok_or(MakeError::NoName)?;
@@ -132,6 +141,13 @@ pub(super) fn check_new(path: &Path, kind: Parent) -> Result<(), MakeError> {
     let here = fd_path(at.fd.as_fd());
     if let Ok(Some(fs)) = pseudo_file_system(&here) {
         return Err(MakeError::PseudoFs(at.shown, fs));
+    }
+    // Never a result directory inside another's (issue 39 L3-g): one rule with the outputs',
+    // but for a sweep's levels, made in the sweep directory this process writes.
+    if let Some(run) = output_checks::enclosing_result_dir(&here)
+        && !output_checks::is_own_sweep_dir(&run)
+    {
+        return Err(MakeError::InResultDir(run));
     }
     can_write_dir(&here).map_err(|e| MakeError::Parent(at.shown, e))
 }
@@ -242,4 +258,52 @@ pub(super) fn remove_contents(dir: BorrowedFd) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_directory_is_never_made_inside_another_but_its_own_levels_are() {
+        let base = tempfile::tempdir().unwrap();
+        // Another run's directory (not made by this process), as a run leaves it.
+        let theirs = base.path().join("run");
+        fs::create_dir_all(theirs.join("snapshots")).unwrap();
+        fs::write(theirs.join(RUN_JSON), "{\n  \"format\": 1\n}\n").unwrap();
+        for path in [theirs.join("sub"), theirs.join("snapshots/a/b")] {
+            // Issue 39 L3-g: `run --out RUN/sub` made a result directory inside a run.
+            let e = ResultDir::check_new(&path, "--out").unwrap_err();
+            assert_eq!(e.code, ExitCode::Usage, "{}", e.message);
+            assert!(
+                e.message.contains("is in the result directory"),
+                "{}",
+                e.message
+            );
+            let e = ResultDir::create(&path, "--out").unwrap_err();
+            assert!(
+                e.message.contains("is in the result directory"),
+                "{}",
+                e.message
+            );
+        }
+        assert!(!theirs.join("sub").exists() && !theirs.join("snapshots/a").exists());
+        // A sweep's levels: result directories made inside the sweep directory that this
+        // process made, after its sweep.json was written.
+        let sweep = ResultDir::create(&base.path().join("sweep"), "--out")
+            .unwrap()
+            .keep();
+        sweep
+            .replace_file(crate::results::sweep::FILE_NAME, b"{\n  \"format\": 1\n}\n")
+            .unwrap();
+        let level = ResultDir::create(&sweep.file("level-2"), "--out").unwrap();
+        assert!(level.dir().path.is_dir());
+        // Outputs are no exception: only the run's own writers write into it.
+        let e = check_output_file(&sweep.file("r.html"), "-o", &[]).unwrap_err();
+        assert!(
+            e.message.contains("is in the result directory"),
+            "{}",
+            e.message
+        );
+    }
 }

@@ -8,8 +8,10 @@
 //! `.run.json.tmp -> /etc/shadow`) makes the write fail instead of redirecting it; the directory's
 //! mode is 0755, so no other user adds entries to it meanwhile. The checks of
 //! output *files* (`report -o`, `export -o`, `--plots`) are here too, because what they must not
-//! touch is a result directory's own files (`outputs.rs`, the one writer of every file a user
-//! names; its checks `output_checks.rs`; making the directory is `create.rs`; reaching the
+//! touch is a result directory: nothing is written into one afterwards, at any depth, and no
+//! result directory is made in another but a sweep's own levels (`outputs.rs`, the one writer
+//! of every file a user names; its checks `output_checks.rs`; making the directory is
+//! `create.rs`; reaching the
 //! directories of a path, component by component, following no other user's link, is
 //! `resolve.rs`; the descriptor-relative calls are `sys::fs`'s and `sys::path`'s).
 
@@ -25,6 +27,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 mod create;
+mod in_place;
 mod output_checks;
 mod outputs;
 mod resolve;
@@ -271,6 +274,9 @@ impl ResultDir {
             .and_then(|_| rename_at(self.fd.as_fd(), &tmp, &target));
         if written.is_err() {
             let _ = unlink_at(self.fd.as_fd(), &tmp, Entry::File);
+        } else if name == crate::results::sweep::FILE_NAME {
+            // This process's sweep: its levels are made in it (output_checks.rs).
+            note_own_sweep_dir(&self.fd);
         }
         written
     }

@@ -1,7 +1,9 @@
 //! The checks of output paths (`report -o`, `export -o`, `--plots`, the drop-ins' `--json` and
-//! `--histfile`), made before anything is read, measured or written (exit 2): names not too
-//! long, the directory there, and never one of a result directory's own files, also when
-//! reached through a symbolic or a hard link (issue 24 D06, D07; issue 39 R13).
+//! `--histfile`, and where a result directory is made), made before anything is read, measured
+//! or written (exit 2): names not too long, the directory there, never into a result directory
+//! at any depth (its files are what its run wrote: issue 39 N10, L3-g), never one of an input's
+//! files under another name (a hard link), never another user's FIFO (issue 24 D06, D07;
+//! issue 39 N7, R13).
 
 use super::*;
 use std::os::unix::fs::MetadataExt;
@@ -54,43 +56,89 @@ fn check_not_an_input(path: &Path, option: &str, inputs: &[&Path]) -> Result<(),
     Ok(())
 }
 
-/// The names a result directory (holding run.json) or a sweep directory (holding sweep.json)
-/// uses for its own files and folders.
-pub(super) fn is_own_file(name: &OsStr) -> bool {
-    use crate::format::{hlog, samplelog};
-    [
-        RUN_JSON,
-        ".run.json.tmp",
-        hlog::FILE_NAME,
-        samplelog::FILE_NAME,
-        crate::format::events::FILE_NAME,
-        crate::format::SCENARIO_COPY,
-        crate::format::LOAD_LOG_DIR,
-        crate::results::sweep::FILE_NAME,
-        crate::results::sweep::CSV_FILE_NAME,
-    ]
-    .iter()
-    .any(|own| OsStr::new(own) == name)
-        || name.to_str().is_some_and(|n| {
-            // A log's summary is named after the log (`latency.hlog.summary`).
-            let log = n
-                .strip_suffix(crate::format::summary::FILE_SUFFIX)
-                .unwrap_or(n);
-            log == hlog::FILE_NAME
-                || crate::format::segments::parse_file_name(log).is_some()
-                || crate::format::segments::parse_events_file_name(n).is_some()
-        })
+/// The sweep directories this process writes (it wrote their sweep.json), held by their
+/// descriptors: the one exception to "no result directory is made in another", for the sweep
+/// making its own levels (`level-N/` result directories inside the sweep directory). Held, so
+/// that their inodes cannot be another directory's while compared. Output files have no
+/// exception.
+static OWN_SWEEP_DIRS: std::sync::Mutex<Vec<Arc<OwnedFd>>> = std::sync::Mutex::new(Vec::new());
+
+/// Notes the directory `fd` as a sweep directory this process writes (mod.rs, at its
+/// sweep.json).
+pub(super) fn note_own_sweep_dir(fd: &Arc<OwnedFd>) {
+    let mut own = OWN_SWEEP_DIRS.lock().unwrap_or_else(|p| p.into_inner());
+    if !own.iter().any(|o| Arc::ptr_eq(o, fd)) {
+        own.push(Arc::clone(fd));
+    }
 }
 
-/// Whether `dir` is a result directory or a sweep directory.
-pub(super) fn is_result_dir(dir: &Path) -> bool {
-    dir.join(RUN_JSON).is_file() || dir.join(crate::results::sweep::FILE_NAME).is_file()
+/// Whether `dir` is a sweep directory this process writes.
+pub(super) fn is_own_sweep_dir(dir: &Path) -> bool {
+    let Ok(meta) = fs::metadata(dir) else {
+        return false;
+    };
+    let own = OWN_SWEEP_DIRS.lock().unwrap_or_else(|p| p.into_inner());
+    own.iter().any(|fd| {
+        crate::sys::path::stat(fd.as_fd())
+            .is_ok_and(|st| (st.dev, st.ino) == (meta.dev(), meta.ino()))
+    })
 }
+
+/// How many bytes of a marker file are read to recognise it.
+const MARKER_HEAD_BYTES: usize = 256;
+
+/// Whether `dir` is a result directory or a sweep directory: it holds a regular file run.json
+/// or sweep.json (not a link) that begins as every one jitterlab writes does, a JSON object
+/// whose first member is `"format"` (result-format.md, "What jitterlab promises"): a run.json
+/// of another program's does not make a directory, and every directory below it, a result
+/// directory.
+pub(super) fn is_result_dir(dir: &Path) -> bool {
+    [RUN_JSON, crate::results::sweep::FILE_NAME]
+        .iter()
+        .any(|marker| is_marker(&dir.join(marker)))
+}
+
+fn is_marker(path: &Path) -> bool {
+    use std::io::Read;
+    // Never blocking (a FIFO of that name), never through a link.
+    let Ok(file) = crate::sys::fs::open_read_nonblocking(path, false) else {
+        return false;
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = Vec::with_capacity(MARKER_HEAD_BYTES);
+    if file
+        .take(MARKER_HEAD_BYTES as u64)
+        .read_to_end(&mut head)
+        .is_err()
+    {
+        return false;
+    }
+    let text = String::from_utf8_lossy(&head);
+    text.trim_start()
+        .strip_prefix('{')
+        .is_some_and(|rest| rest.trim_start().starts_with("\"format\""))
+}
+
+/// The result or sweep directory that the existing directory `dir` is, or is in at any depth
+/// (its real path's ancestors, links resolved, so that no link is a way in): the nearest one;
+/// None when there is none.
+pub(super) fn enclosing_result_dir(dir: &Path) -> Option<PathBuf> {
+    let real = fs::canonicalize(dir).ok()?;
+    real.ancestors()
+        .find(|a| is_result_dir(a))
+        .map(Path::to_path_buf)
+}
+
+/// Why nothing is written into a result directory, for the messages that refuse it.
+pub(super) const RESULT_DIR_RULE: &str = "a result directory holds only what its run wrote: no command writes into one afterwards, at any depth, so that no output can replace or add to a run's files";
 
 /// Checks an output file path before anything is read or written (exit 2): its name is not
-/// too long, it is not a directory, its directory exists, and it is not one of a result
-/// directory's own files (`report RUN -o RUN/run.json` would destroy the run), also when
-/// reached through a link.
+/// too long, it is not a directory, its directory exists, it is not in a result directory at
+/// any depth (`report RUN -o RUN/run.json` would destroy the run, `-o B/counters.log` another
+/// run's), also when reached through a link, and what is at its name may be written (the rule
+/// of [`super::write_output`]: not another user's FIFO).
 pub fn check_output_file(path: &Path, option: &str, inputs: &[&Path]) -> Result<(), Failure> {
     check_not_an_input(path, option, inputs)?;
     let refuse = |why: String| {
@@ -126,17 +174,22 @@ pub fn check_output_file(path: &Path, option: &str, inputs: &[&Path]) -> Result<
             }
         }
     };
-    if let (Some(dir), Some(name)) = (real.parent(), real.file_name()) {
-        let in_own_folder = dir.parent().is_some_and(is_result_dir)
-            && dir.file_name() == Some(OsStr::new(crate::format::LOAD_LOG_DIR));
-        if (is_result_dir(dir) && is_own_file(name)) || in_own_folder {
-            return Err(refuse(format!(
-                "is a file of the result directory {} (writing it would destroy the results)",
-                dir.display()
-            )));
-        }
+    if let Some(run) = real.parent().and_then(enclosing_result_dir) {
+        return Err(refuse(format!(
+            "is in the result directory {}: {RESULT_DIR_RULE}",
+            run.display()
+        )));
     }
-    Ok(())
+    // What is at the name (another user's FIFO, a socket...): the writer's own rule, said now.
+    super::outputs::check_target(path).map_err(|(code, why)| {
+        Failure::new(
+            code,
+            format!(
+                "{option} {}: {why}; pass {option} with another file",
+                path.display()
+            ),
+        )
+    })
 }
 
 /// Checks an output directory path that is made if missing (`report --plots DIR`) before
@@ -161,9 +214,7 @@ pub fn check_output_dir(path: &Path, option: &str, inputs: &[&Path]) -> Result<(
         match fs::metadata(p) {
             Ok(m) if m.is_dir() => {
                 return match result_dir_holding(p, inputs) {
-                    Some(why) => Err(refuse(format!(
-                        "{why}: a result directory holds only what jitterlab wrote when it made it, and no command writes into an input"
-                    ))),
+                    Some(why) => Err(refuse(format!("{why}: {RESULT_DIR_RULE}"))),
                     None => Ok(()),
                 };
             }
@@ -190,9 +241,7 @@ fn result_dir_holding(dir: &Path, inputs: &[&Path]) -> Option<String> {
             return Some(format!("is in the input {}", input.display()));
         }
     }
-    real.ancestors()
-        .find(|a| is_result_dir(a))
-        .map(|a| format!("is in the result directory {}", a.display()))
+    enclosing_result_dir(&real).map(|a| format!("is in the result directory {}", a.display()))
 }
 
 /// Refuses (exit 2) an output path whose directory `dir` is reached only through another

@@ -6,11 +6,16 @@
 //! (O_EXCL, O_NOFOLLOW) in the target's directory through its descriptor, then renamed over the
 //! target's name. A link at that name is replaced, never written through; a file hard-linked
 //! elsewhere keeps its contents; two writers of one file leave one whole version, the last
-//! renamed (issue 24 D06, D07, D17; issue 39 R01, R13). `tests/offline/writers.rs` fails when
-//! code elsewhere opens a path for writing.
+//! renamed (issue 24 D06, D07, D17; issue 39 R01, R13). What is not a file at the name is
+//! written in place only when it is the caller's: one of this process's own descriptors
+//! (`/dev/stdout`), or a FIFO or device of the caller's or root's, never waiting for a reader
+//! past a SIGINT or SIGTERM (issue 39 N7; [`write_output`] says the rule).
+//! `tests/offline/writers.rs` fails when code elsewhere opens a path for writing.
 
+use super::in_place::*;
 use super::*;
 use crate::error::ExitCode;
+use crate::sys::path::{Kind, Stat};
 use std::ffi::OsString;
 
 /// How many temporary names a write tries before giving up (each has the pid and a counter:
@@ -57,47 +62,71 @@ fn write_replacing(
 /// Where an output file's bytes go.
 #[derive(Debug)]
 enum Target {
-    /// `-` of the drop-ins (`--json=-`): standard output.
-    Stdout,
-    /// A device or a pipe (`-o /dev/stdout`, `/dev/null`), held by an `O_PATH` descriptor:
-    /// written in place.
+    /// One of this process's own descriptors, held by a duplicate: `-` of the drop-ins
+    /// (`--json=-`: standard output), or a path that leads to what one of them holds
+    /// (`-o /dev/stdout`, `/dev/fd/3`, `>(gzip > x)`): what the caller handed to this process,
+    /// written through it, as the shell's redirection set it up (a file at its offset, a pipe,
+    /// a terminal, a socket).
+    Descriptor(OwnedFd),
+    /// A FIFO or a character device of the caller's or root's (`-o /dev/null`, `mkfifo p`),
+    /// held by an `O_PATH` descriptor and reopened for writing at the write: written in place.
     InPlace(OwnedFd),
     /// A file: written new in its directory (held open since the claim) and renamed over `name`.
     Replace { dir: OwnedFd, name: OsString },
 }
 
-/// Where `path` is written (see [`write_output`] for the rule): its directory is reached now,
-/// following no other user's link (`resolve.rs`).
-fn target_of(path: &Path) -> Result<Target, WalkError> {
-    use crate::sys::path::{Kind, open_entry, open_entry_following, stat};
-    let name = path.file_name().ok_or_else(|| {
-        WalkError::Io(
-            path.into(),
-            io::Error::new(io::ErrorKind::InvalidInput, "names no file"),
-        )
-    })?;
-    let dir = walk_dir(parent_of(path), true, None)?;
-    if let Ok(entry) = open_entry(dir.fd.as_fd(), name)
-        && let Ok(st) = stat(entry.as_fd())
-    {
-        match st.kind {
-            Kind::Other => return Ok(Target::InPlace(entry)),
-            // This user's or root's link to a device (`/dev/stdout`): the kernel follows it
-            // (its target may be a pipe no path names); another user's link is replaced.
-            Kind::Link if trusted_link_owner(st.uid) => {
-                if let Ok(to) = open_entry_following(dir.fd.as_fd(), name)
-                    && stat(to.as_fd()).is_ok_and(|t| t.kind == Kind::Other)
-                {
-                    return Ok(Target::InPlace(to));
-                }
-            }
-            _ => {}
-        }
+/// What a special file `st` at an output's name means for the writer (the rule of
+/// [`write_output`]'s comment): written through this process's own descriptor of it, written
+/// in place, or refused (`in_place.rs`).
+fn special_target(entry: OwnedFd, st: &Stat) -> Result<Target, Refusal> {
+    if let Some(own) = own_descriptor(st) {
+        return Ok(Target::Descriptor(own));
     }
-    Ok(Target::Replace {
+    check_special(st)?;
+    Ok(Target::InPlace(entry))
+}
+
+/// Where `path` is written (see [`write_output`] for the rule): its directory is reached now,
+/// following no other user's link (`resolve.rs`); another user's FIFO or device at its name,
+/// a socket or a block device is refused (issue 39 N7).
+fn target_of(path: &Path) -> Result<Target, Refusal> {
+    use crate::sys::path::{open_entry, open_entry_following, stat};
+    let name = path
+        .file_name()
+        .ok_or_else(|| (ExitCode::Usage, "names no file".to_string()))?;
+    let dir = walk_dir(parent_of(path), true, None).map_err(|e| (e.exit_code(), e.reason()))?;
+    let replace = |dir: Reached| Target::Replace {
         dir: dir.fd,
         name: name.to_os_string(),
-    })
+    };
+    let Some((entry, st)) = open_entry(dir.fd.as_fd(), name)
+        .ok()
+        .and_then(|e| stat(e.as_fd()).ok().map(|st| (e, st)))
+    else {
+        return Ok(replace(dir));
+    };
+    match st.kind {
+        Kind::Other => special_target(entry, &st),
+        // This user's or root's link (`/dev/stdout` -> `/proc/self/fd/1`): the kernel follows
+        // it (its target may be a pipe no path names); to one of this process's descriptors,
+        // or to a special file, it is written as that; another user's link is replaced.
+        Kind::Link if trusted_link_owner(st.uid) => {
+            let Some((to, to_st)) = open_entry_following(dir.fd.as_fd(), name)
+                .ok()
+                .and_then(|t| stat(t.as_fd()).ok().map(|st| (t, st)))
+            else {
+                return Ok(replace(dir));
+            };
+            if to_st.kind == Kind::Other {
+                return special_target(to, &to_st);
+            }
+            match own_descriptor(&to_st) {
+                Some(own) => Ok(Target::Descriptor(own)),
+                None => Ok(replace(dir)),
+            }
+        }
+        _ => Ok(replace(dir)),
+    }
 }
 
 /// An output file a command names, claimed before the command reads or measures anything:
@@ -113,8 +142,8 @@ pub struct OutputFile {
 impl OutputFile {
     /// Claims `path` for `option` (e.g. `--json`, named in the messages), which must not be one
     /// of the files of the result directories `inputs`. Exit 2 for a path that cannot be
-    /// written (no such directory, a directory, a result's own file, a pseudo file system),
-    /// exit 3 when this user may not write its directory.
+    /// written (no such directory, a directory, a path in a result directory, a pseudo file
+    /// system, another user's FIFO), exit 3 when this user may not write its directory.
     pub fn claim(path: &Path, option: &str, inputs: &[&Path]) -> Result<OutputFile, Failure> {
         check_output_file(path, option, inputs)?;
         let refuse = |code: ExitCode, why: String| {
@@ -126,7 +155,7 @@ impl OutputFile {
                 ),
             )
         };
-        let target = target_of(path).map_err(|e| refuse(e.exit_code(), e.reason()))?;
+        let target = target_of(path).map_err(|(code, why)| refuse(code, why))?;
         if let Target::Replace { dir, .. } = &target {
             let here = fd_path(dir.as_fd());
             let dir = parent_of(path);
@@ -156,10 +185,13 @@ impl OutputFile {
     /// As [`OutputFile::claim`], with `-` meaning standard output (rt-tests' `--json=-`).
     pub fn claim_or_stdout(path: &Path, option: &str) -> Result<OutputFile, Failure> {
         if path == Path::new("-") {
+            let stdout = io::stdout().as_fd().try_clone_to_owned().map_err(|e| {
+                Failure::run(format!("{option} -: cannot use standard output: {e}"))
+            })?;
             return Ok(OutputFile {
                 path: path.to_path_buf(),
                 option: option.to_string(),
-                target: Target::Stdout,
+                target: Target::Descriptor(stdout),
             });
         }
         Self::claim(path, option, &[])
@@ -171,26 +203,23 @@ impl OutputFile {
 
     /// Writes the file whole (see the module's comment); a failure leaves what was at its name.
     pub fn write(&self, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
-        match &self.target {
-            Target::Stdout => {
-                let mut out = io::stdout().lock();
-                fill(&mut out)?;
-                out.flush()
+        let fd = match &self.target {
+            Target::Replace { dir, name } => return write_replacing(dir.as_fd(), name, fill),
+            Target::Descriptor(fd) => {
+                // What this process printed before comes first.
+                io::stdout().flush()?;
+                fd.try_clone()?
             }
-            Target::InPlace(entry) => {
-                // The very device or pipe claimed, reopened for writing without blocking (a
-                // FIFO without a reader fails instead of hanging).
-                let file = crate::sys::path::reopen_for_writing(entry.as_fd())?;
-                let mut out = io::BufWriter::new(file);
-                fill(&mut out)?;
-                out.flush()
-            }
-            Target::Replace { dir, name } => write_replacing(dir.as_fd(), name, fill),
-        }
+            // The very FIFO or device claimed, reopened without blocking.
+            Target::InPlace(entry) => reopen_in_place(entry.as_fd())?,
+        };
+        let mut out = io::BufWriter::with_capacity(64 * 1024, StopAware::new(fd));
+        fill(&mut out)?;
+        out.flush()
     }
 
     /// [`OutputFile::write`] of `bytes`, a failure said as the option and path's (exit 4: the
-    /// path was checked before, so what fails now is the disk).
+    /// path was checked before, so what fails now is the disk, or the reader of a FIFO).
     pub fn write_bytes(&self, bytes: &[u8]) -> Result<(), Failure> {
         self.write(|w| w.write_all(bytes)).map_err(|e| {
             Failure::run(format!(
@@ -202,19 +231,29 @@ impl OutputFile {
     }
 }
 
+/// The rule of the writer for what is at an output's name, checked before the work
+/// ([`check_output_file`]) and again when written: an error in words, exit 2 or 3.
+pub(super) fn check_target(path: &Path) -> Result<(), Refusal> {
+    target_of(path).map(drop)
+}
+
 /// Writes the output file `path` (see the module's comment) without a claim: for a file whose
 /// path was checked by [`check_output_file`] and is written right after (the exports). Its
 /// directory is reached following only this user's and root's links (`resolve.rs`); its last
-/// name is never followed,
-/// except to what is not a file: an existing device or pipe (`-o /dev/stdout`, `/dev/null`),
-/// reached directly or by a link of this user's or root's, is written in place (replacing it
-/// would destroy a device node; writing into it destroys no file). Another user's link is
-/// replaced, never followed (it could name a disk).
+/// name is never followed, except by the rule for what is not a file, the same as a claim's:
+/// - a path that leads to one of this process's own writing descriptors (`-o /dev/stdout`,
+///   `/dev/fd/N`: what the caller redirected) is written through it;
+/// - a FIFO or character device of this user's or root's (`/dev/null`, a FIFO you made),
+///   named directly or reached by a link of this user's or root's, is written in place
+///   (replacing it would destroy a device node; writing into it destroys no file), never
+///   waiting for its reader past a SIGINT or SIGTERM; one of another user's is refused (its
+///   owner would read the output, or hold the writer), and so are a socket and a block device;
+/// - anything else (a file, another user's link, nothing) is replaced by the new file.
 pub fn write_output(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
-    let target = target_of(path).map_err(|e| io::Error::other(e.reason()))?;
+    let target = target_of(path).map_err(|(_, why)| io::Error::other(why))?;
     OutputFile {
         path: path.to_path_buf(),
         option: String::new(),
@@ -392,7 +431,7 @@ mod tests {
         }
         // `-` is standard output where the option takes it so, else a file named `-`.
         let dash = OutputFile::claim_or_stdout(Path::new("-"), "--json").unwrap();
-        assert!(matches!(dash.target, Target::Stdout));
+        assert!(matches!(dash.target, Target::Descriptor(_)));
         let null = OutputFile::claim(Path::new("/dev/null"), "--json", &[]).unwrap();
         assert!(matches!(null.target, Target::InPlace(_)));
         null.write_bytes(b"x").unwrap();
@@ -403,19 +442,49 @@ mod tests {
         let base = tempfile::tempdir().unwrap();
         let run = base.path().join("run");
         fs::create_dir_all(run.join("loads")).unwrap();
-        fs::write(run.join(RUN_JSON), "{}").unwrap();
+        fs::create_dir_all(run.join("snapshots/deeper")).unwrap();
+        fs::write(run.join(RUN_JSON), "{\n  \"format\": 1\n}\n").unwrap();
+        fs::write(run.join("counters.log"), "#cpu 0\n").unwrap();
         symlink(run.join(RUN_JSON), base.path().join("link")).unwrap();
+        // Any path in a result directory, at any depth, whatever its name (issue 39 N10: the
+        // list of names missed counters.log and snapshots/), also through a link; report.html
+        // beside the run's files too.
         for bad in [
             run.join(RUN_JSON),
             run.join("latency.hlog"),
             run.join("loads/1-cpu.log"),
+            run.join("counters.log"),
+            run.join("snapshots/spike-0001.csv"),
+            run.join("snapshots/deeper/new.txt"),
+            run.join("report.html"),
             base.path().join("link"),
         ] {
             let e = check_output_file(&bad, "-o", &[]).unwrap_err();
-            assert!(e.message.contains("would destroy"), "{}", e.message);
+            assert!(
+                e.message.contains("is in the result directory"),
+                "{}",
+                e.message
+            );
+            assert_eq!(e.code, crate::error::ExitCode::Usage, "{}", e.message);
+            let e = OutputFile::claim(&bad, "-o", &[]).unwrap_err();
+            assert!(
+                e.message.contains("is in the result directory"),
+                "{}",
+                e.message
+            );
         }
-        assert!(check_output_file(&run.join("report.html"), "-o", &[]).is_ok());
+        assert_eq!(
+            fs::read_to_string(run.join("counters.log")).unwrap(),
+            "#cpu 0\n"
+        );
         assert!(check_output_file(&base.path().join("r.html"), "-o", &[]).is_ok());
+        // A run.json of another program's (not as jitterlab writes one) makes no result
+        // directory: a directory above many others may hold one.
+        let other = base.path().join("other");
+        fs::create_dir_all(other.join("sub")).unwrap();
+        fs::write(other.join(RUN_JSON), "{\"name\": \"build\"}").unwrap();
+        assert!(check_output_file(&other.join("sub/r.html"), "-o", &[]).is_ok());
+        assert!(check_output_dir(&other.join("plots"), "--plots", &[]).is_ok());
         for bad in [run.clone(), base.path().join("missing/r.html")] {
             assert!(
                 check_output_file(&bad, "-o", &[]).is_err(),
