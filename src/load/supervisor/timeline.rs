@@ -346,9 +346,12 @@ impl State {
                     .expect("the containment is made before any load"),
                 i,
             ) {
-                Ok(r) => {
+                Ok((r, warning)) => {
                     started.push(i);
                     self.running.push(r);
+                    if let Some(w) = warning {
+                        self.warn(w);
+                    }
                 }
                 Err(f) => {
                     self.stop_loads(&started);
