@@ -9,8 +9,8 @@
 //! Only `exec` loads get one: the built-in generators are jitterlab's own code, which never
 //! changes the affinity it was given. Where they are made:
 //! - on a cgroup v1 cpuset hierarchy (this project's VM: `/sys/fs/cgroup/cpuset`), a cpuset
-//!   `jitterlab-loads-<pid>-<n>` in this process's cpuset, with its CPUs and memory nodes, and
-//!   one `load-<k>` below it per load with the load's CPUs. It is journaled like the loads'
+//!   `jitterlab-loads-<pid>-<n>` in this process's cpuset, with its memory nodes and the CPUs
+//!   of the loads in it, and one `load-<k>` below it per load with the load's CPUs. It is journaled like the loads'
 //!   cgroup v2 (a `load-cgroup` journal whose line is `cpuset DIR`), removed with it, and after
 //!   a SIGKILL by the reaper or at the next start (`contain::undo`);
 //! - on cgroup v2 where the cpuset controller is enabled for this process's cgroup's children
@@ -33,7 +33,7 @@ use crate::cpulist::format_cpu_list;
 use crate::journal::{Journal, TrustedDir};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// Where the loads' cpusets are made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,6 +156,8 @@ pub(crate) enum Parent {
     V1 {
         dir: PathBuf,
         journal: Option<Journal>,
+        /// The CPUs of its loads so far: its own (a v1 cpuset's CPUs include its children's).
+        cpus: Mutex<Vec<usize>>,
     },
     /// The loads' cgroup v2, with the cpuset controller enabled for its children.
     V2(PathBuf),
@@ -171,19 +173,17 @@ impl Parent {
     ) -> Result<Parent, String> {
         match place()? {
             Place::V1(own) => {
-                // Its memory nodes and CPUs, those of the cpuset it is in: a v1 cpuset
-                // takes no task before it has both.
+                // The memory nodes of the cpuset it is in. Its CPUs are its loads', added as
+                // they start: a CPU another cpuset holds exclusively (--cpuset-partition's)
+                // then refuses only a load on that CPU.
                 let mems = effective(own, "cpuset.mems")?;
-                let cpus = effective(own, "cpuset.cpus")?;
                 let (dir, journal) = make_journaled(&own.join(name), journal_dir?, "cpuset")?;
                 let mut parent = Parent::V1 {
                     dir,
                     journal: Some(journal),
+                    cpus: Mutex::new(Vec::new()),
                 };
-                let set = parent
-                    .write("cpuset.mems", &mems)
-                    .and_then(|()| parent.write("cpuset.cpus", &cpus));
-                if let Err(e) = set {
+                if let Err(e) = parent.write("cpuset.mems", &mems) {
                     parent.remove();
                     return Err(e);
                 }
@@ -215,7 +215,21 @@ impl Parent {
     ) -> Result<Option<PathBuf>, String> {
         let list = format_cpu_list(cpus);
         match self {
-            Parent::V1 { dir: parent, .. } => {
+            Parent::V1 {
+                dir: parent,
+                cpus: held,
+                ..
+            } => {
+                let mut held = held.lock().unwrap_or_else(|e| e.into_inner());
+                let mut wider = held.clone();
+                wider.extend(cpus.iter().filter(|c| !held.contains(c)));
+                wider.sort_unstable();
+                if wider != *held {
+                    write(parent, "cpuset.cpus", &format_cpu_list(&wider)).map_err(|e| {
+                        format!("{e}; another cpuset may hold some of CPUs {list} exclusively (--cpuset-partition's, or the system's)")
+                    })?;
+                    *held = wider;
+                }
                 let dir = parent.join(format!("load-{k}"));
                 std::fs::create_dir(&dir)
                     .map_err(|e| format!("cannot make the cpuset {}: {e}", dir.display()))?;
@@ -244,7 +258,7 @@ impl Parent {
     /// killed), then its journal; one that cannot go keeps its journal, without a writer, for
     /// the next start. A v2 parent goes with the loads' cgroup.
     pub(crate) fn remove(&mut self) {
-        if let Parent::V1 { dir, journal } = self {
+        if let Parent::V1 { dir, journal, .. } = self {
             super::kill_and_remove_cgroup(dir);
             if !dir.exists()
                 && let Some(journal) = journal.take()
