@@ -12,6 +12,7 @@
 
 use crate::common;
 
+use common::lifecycle::sigkill;
 use common::*;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
