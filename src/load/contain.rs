@@ -442,8 +442,9 @@ pub(crate) struct Containment {
 
 impl Containment {
     /// Makes the parent cgroup, journaled (or, where either fails, goes on with the marker
-    /// alone) and starts the reaper.
-    pub fn start() -> std::io::Result<Self> {
+    /// alone), with `cpusets` (some load will ask for its CPUs to be bounded) the parent
+    /// cpuset (cpuset.rs), and starts the reaper.
+    pub fn start(cpusets: bool) -> std::io::Result<Self> {
         let owner = std::process::id();
         // Not reported here: a run reports what it killed at its start (`kill_orphaned_loads`).
         kill_orphaned_loads();
@@ -464,13 +465,16 @@ impl Containment {
                 .ok()
         });
         let (cgroup, journal) = made.unzip();
-        let cpuset = cpuset::Parent::make(
-            &name,
-            cgroup.as_deref(),
-            journal_dir.as_ref().map_err(|e| {
-                format!("the journal that removes a cpuset after a kill cannot be kept: {e}")
-            }),
-        );
+        let cpuset = match cpusets {
+            true => cpuset::Parent::make(
+                &name,
+                cgroup.as_deref(),
+                journal_dir.as_ref().map_err(|e| {
+                    format!("the journal that removes a cpuset after a kill cannot be kept: {e}")
+                }),
+            ),
+            false => Err("no load asked for a cpuset".into()),
+        };
         let mut c = Containment {
             owner,
             cgroup,

@@ -63,7 +63,7 @@ pub(super) fn spawn(
     // are all, are bounded by a cpuset (contain/cpuset.rs). The built-in generators keep the
     // CPUs they are given.
     let everywhere = setup.online.iter().all(|c| cpus.contains(c));
-    let bound_to = (load.spec.name() == EXEC && !everywhere).then_some(&cpus[..]);
+    let bound_to = (bounded(&load.spec) && !everywhere).then_some(&cpus[..]);
     let container = containment.for_load(record_index, bound_to);
     let realtime = load.spec.common.policy.realtime().is_some();
     let warning = unbounded(&text, realtime, &cpus, &container)?;
@@ -143,8 +143,11 @@ pub(super) fn spawn(
     Ok((running, warning))
 }
 
-/// The generator whose programs are the user's.
-const EXEC: &str = "exec";
+/// Whether load `spec`'s CPUs are bounded by a cpuset: it runs the user's programs (`exec`),
+/// which may change their own affinity.
+pub(super) fn bounded(spec: &crate::load::generator::GeneratorSpec) -> bool {
+    spec.name() == "exec"
+}
 
 /// What an `exec` load's CPUs (some, not all) being no bound means: nothing when its cpuset
 /// was made; a refusal (exit 3) for a `realtime` one where cpusets can be made here, as the
