@@ -28,6 +28,11 @@
 //! journal, no cgroup: where the journal cannot be kept, the loads have the marker alone.
 
 pub(crate) mod cpuset;
+mod reaper;
+
+pub(crate) use reaper::reaper_main;
+#[cfg(test)]
+use reaper::sweep;
 
 use super::protocol::MARKER_ENV;
 use crate::journal::{Journal, Stale, TrustedDir};
@@ -36,7 +41,6 @@ use crate::sys::file;
 use crate::sys::process::{self, Pid};
 use crate::sys::signal;
 use std::fs::File;
-use std::io::Read;
 use std::os::fd::RawFd;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
@@ -577,39 +581,6 @@ impl Drop for Containment {
             }
         }
     }
-}
-
-/// The reaper's main (`jitterlab __load-reaper`): waits for end-of-file on stdin, then kills
-/// every process of `owner`'s loads and removes `cgroup` and `cpuset` (their v1 cpuset) and
-/// the cgroups below them; the exit code.
-pub(crate) fn reaper_main(owner: u32, cgroup: Option<&Path>, cpuset: Option<&Path>) -> i32 {
-    for s in [signal::SIGINT, signal::SIGTERM, signal::SIGHUP] {
-        signal::ignore(s);
-    }
-    let mut stdin = std::io::stdin().lock();
-    let mut buf = [0u8; 64];
-    loop {
-        match stdin.read(&mut buf) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
-    }
-    sweep(owner, cgroup);
-    if let Some(dir) = cpuset {
-        kill_and_remove_cgroup(dir);
-    }
-    0
-}
-
-/// Kills every process of `owner`'s loads and removes their cgroups.
-fn sweep(owner: u32, cgroup: Option<&Path>) {
-    if let Some(dir) = cgroup {
-        kill_and_remove_cgroup(dir);
-    }
-    let prefix = owner_prefix(owner);
-    kill_until_none(&|| marked(&|e| e.starts_with(&prefix)));
 }
 
 #[cfg(test)]

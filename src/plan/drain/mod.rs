@@ -154,7 +154,7 @@ impl Contention {
     fn of_loads_alone_on(loads: &[GeneratorSpec], own_cpus: &[usize], cpus: &Cpus) -> Contention {
         Contention {
             own_cpus: own_cpus.to_vec(),
-            together: vec![loads.iter().filter_map(|g| rt_load(g, &cpus)).collect()],
+            together: vec![loads.iter().filter_map(|g| rt_load(g, cpus)).collect()],
             spinning: Vec::new(),
         }
     }
