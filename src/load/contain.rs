@@ -13,6 +13,10 @@
 //!   or undelegated hierarchy), and catches a privileged process that moved itself out of the
 //!   cgroup. A process that replaces its environment (`env -i`) loses it.
 //!
+//! An `exec` load whose `cpus=` are not every CPU also runs in a **cpuset** of its CPUs
+//! (contain/cpuset.rs), which makes them a bound its programs cannot undo; on a cgroup v1
+//! hierarchy its processes are found and killed through it too.
+//!
 //! After a SIGKILL of jitterlab, a **reaper** process ([`reaper_main`], `jitterlab
 //! __load-reaper`) does the same: it waits on a pipe whose only writer is jitterlab, and at
 //! end-of-file (jitterlab's exit, however it happened) kills what is left of jitterlab's loads
