@@ -276,6 +276,9 @@ pub struct LoadReaperArgs {
     /// Its loads' parent cgroup, when it made one.
     #[arg(long)]
     pub cgroup: Option<PathBuf>,
+    /// Its `exec` loads' parent cpuset in a cgroup v1 hierarchy, when it made one.
+    #[arg(long)]
+    pub cpuset: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -59,6 +59,7 @@ pub fn dispatch(command: Command) -> Result<i32> {
         Command::LoadReaper(args) => Ok(crate::load::contain::reaper_main(
             args.owner,
             args.cgroup.as_deref(),
+            args.cpuset.as_deref(),
         )),
     };
     // A second SIGINT/SIGTERM that came while the user's programs were being ended was held

@@ -13,6 +13,10 @@
 //!   or undelegated hierarchy), and catches a privileged process that moved itself out of the
 //!   cgroup. A process that replaces its environment (`env -i`) loses it.
 //!
+//! An `exec` load whose `cpus=` are not every CPU also runs in a **cpuset** of its CPUs
+//! (contain/cpuset.rs), which makes them a bound its programs cannot undo; on a cgroup v1
+//! hierarchy its processes are found and killed through it too.
+//!
 //! After a SIGKILL of jitterlab, a **reaper** process ([`reaper_main`], `jitterlab
 //! __load-reaper`) does the same: it waits on a pipe whose only writer is jitterlab, and at
 //! end-of-file (jitterlab's exit, however it happened) kills what is left of jitterlab's loads
@@ -27,6 +31,13 @@
 //! directory the journal names (its inode), during this boot, never one found by its name. No
 //! journal, no cgroup: where the journal cannot be kept, the loads have the marker alone.
 
+pub(crate) mod cpuset;
+mod reaper;
+
+pub(crate) use reaper::reaper_main;
+#[cfg(test)]
+use reaper::sweep;
+
 use super::protocol::MARKER_ENV;
 use crate::journal::{Journal, Stale, TrustedDir};
 use crate::sys::errno;
@@ -34,7 +45,6 @@ use crate::sys::file;
 use crate::sys::process::{self, Pid};
 use crate::sys::signal;
 use std::fs::File;
-use std::io::Read;
 use std::os::fd::RawFd;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
@@ -193,33 +203,38 @@ fn remove_tree(dir: &Path) -> bool {
     }
 }
 
-/// Makes the cgroup `dir`, journaled in `journal_dir` before the mkdir (a kill right after it
-/// still leaves the journal) and with its inode after; None (nothing left, no journal) when
-/// either fails.
-fn make_journaled(dir: &Path, journal_dir: &TrustedDir) -> Option<(PathBuf, Journal)> {
-    let mut journal = Journal::create(journal_dir, KIND, &[format!("cgroup {}", dir.display())])
-        .map_err(|e| {
-            unjournaled(&format!(
-                "cannot write a journal in {}: {e}",
-                journal_dir.path().display()
-            ))
-        })
-        .ok()?;
-    if std::fs::create_dir(dir).is_err() {
+/// Makes the cgroup `dir`, journaled in `journal_dir` as `<key> DIR` (`cgroup`: the loads'
+/// cgroup v2; `cpuset`: their v1 cpuset, cpuset.rs) before the mkdir (a kill right after it
+/// still leaves the journal) and with its inode after; why not (nothing left, no journal)
+/// when either fails, the journal's failure first.
+fn make_journaled(
+    dir: &Path,
+    journal_dir: &TrustedDir,
+    key: &str,
+) -> Result<(PathBuf, Journal), String> {
+    let journal_failed = |e: std::io::Error| {
+        format!(
+            "cannot write a journal in {}: {e}",
+            journal_dir.path().display()
+        )
+    };
+    let mut journal = Journal::create(journal_dir, KIND, &[format!("{key} {}", dir.display())])
+        .map_err(journal_failed)?;
+    if let Err(e) = std::fs::create_dir(dir) {
         let _ = journal.remove();
-        return None;
+        return Err(format!("cannot make {}: {e}", dir.display()));
     }
     let recorded =
         std::fs::symlink_metadata(dir).and_then(|m| journal.append(&format!("inode {}", m.ino())));
-    if recorded.is_err() {
+    if let Err(e) = recorded {
         let _ = std::fs::remove_dir(dir);
         // Kept (without a writer once this process ends) if the cgroup could not go.
         if !dir.exists() {
             let _ = journal.remove();
         }
-        return None;
+        return Err(journal_failed(e));
     }
-    Some((dir.to_path_buf(), journal))
+    Ok((dir.to_path_buf(), journal))
 }
 
 /// Says (once per process) that the loads get no cgroup, as it could not be journaled
@@ -241,7 +256,9 @@ fn unjournaled(why: &str) {
 /// start to retry).
 pub(crate) fn undo(stale: &Stale) -> (Option<String>, bool) {
     let inode = stale.parsed::<u64>("inode");
-    let Some(dir) = stale.field("cgroup").map(PathBuf::from).filter(|d| {
+    // `cgroup DIR`: the loads' cgroup v2; `cpuset DIR`: their v1 cpuset (cpuset.rs).
+    let named = stale.field("cgroup").or_else(|| stale.field("cpuset"));
+    let Some(dir) = named.map(PathBuf::from).filter(|d| {
         d.is_absolute()
             && d.file_name()
                 .and_then(|n| n.to_str())
@@ -329,28 +346,60 @@ pub(crate) fn kill_orphaned_loads() -> Option<String> {
     })
 }
 
-/// The containment of one load: its cgroup when it has one, and its marker.
+/// The containment of one load: its cgroup when it has one, its v1 cpuset when it has one
+/// (cpuset.rs), and its marker.
 pub(crate) struct LoadContainer {
     cgroup: Option<PathBuf>,
+    /// Its cpuset in a cgroup v1 hierarchy (on cgroup v2, its cgroup is its cpuset).
+    cpuset: Option<PathBuf>,
+    /// Whether its CPUs are a bound (its cpuset holds them), or why not; None: none was
+    /// asked for (a built-in generator keeps the CPUs it is given).
+    bound: Option<Result<(), String>>,
     entry: Vec<u8>,
 }
 
+/// A `cgroup.procs` for a load's child to move itself into between fork and exec
+/// ([`join_own_cgroup`]).
+pub(crate) struct ProcsFile {
+    pub file: File,
+    /// It holds the load's CPUs: the child must not start outside it.
+    pub bounds_cpus: bool,
+}
+
 impl LoadContainer {
-    /// The descriptor of the load cgroup's `cgroup.procs`, opened for the child to move itself
-    /// in between fork and exec ([`join_own_cgroup`]), so that nothing it starts can be born
-    /// outside. None without a cgroup.
-    pub(crate) fn procs_file(&self) -> Option<File> {
-        let dir = self.cgroup.as_ref()?;
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(dir.join("cgroup.procs"))
-            .ok()
+    /// The `cgroup.procs` of the load's cgroup and of its v1 cpuset, opened for the child to
+    /// move itself in between fork and exec ([`join_own_cgroup`]), so that nothing it starts
+    /// can be born outside. Empty without either.
+    pub(crate) fn procs_files(&self) -> Vec<ProcsFile> {
+        let bounded = matches!(self.bound, Some(Ok(())));
+        let v2_bounds = bounded && self.cpuset.is_none();
+        [(&self.cgroup, v2_bounds), (&self.cpuset, bounded)]
+            .into_iter()
+            .filter_map(|(dir, bounds_cpus)| {
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(dir.as_ref()?.join("cgroup.procs"))
+                    .ok()?;
+                Some(ProcsFile { file, bounds_cpus })
+            })
+            .collect()
     }
 
-    /// Every process of the load: the members of its cgroup and the carriers of its marker.
+    /// Whether the load's CPUs are a bound its programs cannot undo: None when none was asked
+    /// for, else Ok or why not.
+    pub(crate) fn cpus_bound(&self) -> Option<&Result<(), String>> {
+        self.bound.as_ref()
+    }
+
+    /// Every process of the load: the members of its cgroup and cpuset and the carriers of
+    /// its marker.
     pub fn pids(&self) -> Vec<Pid> {
         let mut pids = self.cgroup.as_deref().map(procs_of).unwrap_or_default();
-        for p in marked(&|e| e == self.entry.as_slice()) {
+        let cpuset = self.cpuset.as_deref().map(procs_of).unwrap_or_default();
+        for p in cpuset
+            .into_iter()
+            .chain(marked(&|e| e == self.entry.as_slice()))
+        {
             if !pids.contains(&p) {
                 pids.push(p);
             }
@@ -358,15 +407,17 @@ impl LoadContainer {
         pids
     }
 
-    /// SIGKILLs every process of the load and removes its cgroup; the pids killed, for the
-    /// caller to reap those that come back to it.
+    /// SIGKILLs every process of the load and removes its cgroup and cpuset; the pids killed,
+    /// for the caller to reap those that come back to it.
     pub(crate) fn kill_all(&self) -> Vec<Pid> {
         let mut killed = self
             .cgroup
             .as_deref()
             .map(kill_and_remove_cgroup)
             .unwrap_or_default();
-        for p in kill_until_none(&|| marked(&|e| e == self.entry.as_slice())) {
+        let in_cpuset = self.cpuset.as_deref().map(kill_and_remove_cgroup);
+        let marked_ones = kill_until_none(&|| marked(&|e| e == self.entry.as_slice()));
+        for p in in_cpuset.into_iter().flatten().chain(marked_ones) {
             if !killed.contains(&p) {
                 killed.push(p);
             }
@@ -376,11 +427,12 @@ impl LoadContainer {
 }
 
 /// Called in the child between fork and exec: moves the calling process into the cgroup whose
-/// `cgroup.procs` is open as `fd` ("0" means the writer). Async-signal-safe. A refusal is
-/// ignored: the load then has the marker alone.
-pub(crate) fn join_own_cgroup(fd: RawFd) {
+/// `cgroup.procs` is open as `fd` ("0" means the writer); whether it did. Async-signal-safe.
+/// The caller decides what a refusal means: the load has the marker alone, or (a cpuset that
+/// bounds its CPUs) it must not start.
+pub(crate) fn join_own_cgroup(fd: RawFd) -> bool {
     // A descriptor the parent opened.
-    file::write_raw(fd, b"0");
+    file::write_raw(fd, b"0") > 0
 }
 
 /// The containment of one supervisor's loads: their parent cgroup (when cgroups can be used)
@@ -391,33 +443,51 @@ pub(crate) struct Containment {
     cgroup: Option<PathBuf>,
     /// The cgroup's journal, removed once the cgroup is.
     journal: Option<Journal>,
+    /// The parent cpuset of the `exec` loads (cpuset.rs), or why there is none.
+    cpuset: Result<cpuset::Parent, String>,
     reaper: Option<(Child, File)>,
 }
 
 impl Containment {
     /// Makes the parent cgroup, journaled (or, where either fails, goes on with the marker
-    /// alone) and starts the reaper.
-    pub fn start() -> std::io::Result<Self> {
+    /// alone), with `cpusets` (some load will ask for its CPUs to be bounded) the parent
+    /// cpuset (cpuset.rs), and starts the reaper.
+    pub fn start(cpusets: bool) -> std::io::Result<Self> {
         let owner = std::process::id();
         // Not reported here: a run reports what it killed at its start (`kill_orphaned_loads`).
         kill_orphaned_loads();
+        let name = format!(
+            "{CGROUP_PREFIX}{owner}-{}",
+            SEQUENCE.fetch_add(1, Ordering::SeqCst)
+        );
+        let journal_dir = TrustedDir::for_this_user(true)
+            .map_err(|e| e.unwrap_or_else(|| "this user has no trusted directory".into()));
         let made = own_cgroup_dir().ok().and_then(|parent| {
-            let journal_dir = TrustedDir::for_this_user(true)
+            let journal_dir = journal_dir.as_ref().map_err(|e| unjournaled(e)).ok()?;
+            make_journaled(&parent.join(&name), journal_dir, "cgroup")
                 .map_err(|e| {
-                    unjournaled(&e.unwrap_or_else(|| "this user has no trusted directory".into()))
+                    if e.starts_with("cannot write a journal") {
+                        unjournaled(&e)
+                    }
                 })
-                .ok()?;
-            let n = SEQUENCE.fetch_add(1, Ordering::SeqCst);
-            make_journaled(
-                &parent.join(format!("{CGROUP_PREFIX}{owner}-{n}")),
-                &journal_dir,
-            )
+                .ok()
         });
         let (cgroup, journal) = made.unzip();
+        let cpuset = match cpusets {
+            true => cpuset::Parent::make(
+                &name,
+                cgroup.as_deref(),
+                journal_dir.as_ref().map_err(|e| {
+                    format!("the journal that removes a cpuset after a kill cannot be kept: {e}")
+                }),
+            ),
+            false => Err("no load asked for a cpuset".into()),
+        };
         let mut c = Containment {
             owner,
             cgroup,
             journal,
+            cpuset,
             reaper: None,
         };
         c.reaper = Some(c.start_reaper()?);
@@ -440,6 +510,9 @@ impl Containment {
         if let Some(dir) = &self.cgroup {
             cmd.arg("--cgroup").arg(dir);
         }
+        if let Ok(cpuset::Parent::V1 { dir, .. }) = &self.cpuset {
+            cmd.arg("--cpuset").arg(dir);
+        }
         // No stdout or stderr: a caller reading jitterlab's output to its end (a shell's $(...))
         // must not wait for the reaper, which outlives a killed jitterlab by a moment.
         cmd.env_remove(MARKER_ENV)
@@ -458,22 +531,38 @@ impl Containment {
         Ok((child, write))
     }
 
-    /// The container of load `k`: a cgroup of its own when this supervisor has one.
-    pub(crate) fn for_load(&self, k: usize) -> LoadContainer {
+    /// The container of load `k`: a cgroup of its own when this supervisor has one, and when
+    /// `bound_to` is given (an `exec` load's CPUs) a cpuset holding those CPUs where one can
+    /// be made (cpuset.rs).
+    pub(crate) fn for_load(&self, k: usize, bound_to: Option<&[usize]>) -> LoadContainer {
         // Each load is started once per supervisor, so the name is new.
         let cgroup = self.cgroup.as_ref().and_then(|parent| {
             let dir = parent.join(format!("load-{k}"));
             std::fs::create_dir(&dir).ok().map(|_| dir)
         });
-        LoadContainer {
+        let mut container = LoadContainer {
             cgroup,
+            cpuset: None,
+            bound: None,
             entry: marker_entry(self.owner, k),
+        };
+        if let Some(cpus) = bound_to {
+            let made = self
+                .cpuset
+                .as_ref()
+                .map_err(String::clone)
+                .and_then(|p| p.for_load(k, cpus, container.cgroup.as_deref()));
+            container.bound = Some(made.map(|dir| container.cpuset = dir));
         }
+        container
     }
 }
 
 impl Drop for Containment {
     fn drop(&mut self) {
+        if let Ok(cpuset) = &mut self.cpuset {
+            cpuset.remove();
+        }
         if let Some(dir) = &self.cgroup {
             kill_and_remove_cgroup(dir);
             // One that could not go keeps its journal (now without a writer) for the next
@@ -496,35 +585,6 @@ impl Drop for Containment {
             }
         }
     }
-}
-
-/// The reaper's main (`jitterlab __load-reaper`): waits for end-of-file on stdin, then kills
-/// every process of `owner`'s loads and removes `cgroup` and the cgroups below it; the exit code.
-pub(crate) fn reaper_main(owner: u32, cgroup: Option<&Path>) -> i32 {
-    for s in [signal::SIGINT, signal::SIGTERM, signal::SIGHUP] {
-        signal::ignore(s);
-    }
-    let mut stdin = std::io::stdin().lock();
-    let mut buf = [0u8; 64];
-    loop {
-        match stdin.read(&mut buf) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
-    }
-    sweep(owner, cgroup);
-    0
-}
-
-/// Kills every process of `owner`'s loads and removes their cgroups.
-fn sweep(owner: u32, cgroup: Option<&Path>) {
-    if let Some(dir) = cgroup {
-        kill_and_remove_cgroup(dir);
-    }
-    let prefix = owner_prefix(owner);
-    kill_until_none(&|| marked(&|e| e.starts_with(&prefix)));
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ mod keep_up;
 mod killed_leftovers;
 mod lava;
 mod layout;
+mod load_cpuset;
 mod load_logs;
 mod load_loops;
 mod loads;

@@ -28,6 +28,10 @@ const NOT_JOURNALED: &[(&str, &str)] = &[
     ),
     ("journal.rs", "the mechanism itself (reads the boot id)"),
     (
+        "load/contain/cpuset.rs",
+        "journaled through contain.rs `make_journaled` (a load-cgroup journal naming `cpuset DIR`, undone by contain::undo); the rest it writes is below that cpuset or in the loads' journaled cgroup v2",
+    ),
+    (
         "trace/bpf/refusal.rs",
         "reads /proc/sys settings for the refusal's advice; what it writes is the verifier's log, a new file in the temporary directory",
     ),

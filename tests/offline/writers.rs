@@ -159,6 +159,16 @@ const ALLOWED: &[Allowed] = &[
         "std::fs::create_dir(",
         "a load's cgroup under jitterlab's own cgroup",
     ),
+    allow(
+        "load/contain/cpuset.rs",
+        "std::fs::create_dir(&dir)",
+        "a load's cpuset under the loads' journaled cpuset",
+    ),
+    allow(
+        "load/contain/cpuset.rs",
+        "std::fs::write(&path, value)",
+        "cpuset control files of the loads' cpusets",
+    ),
     // /run/jitterlab: the CPU locks, the trusted directories and their journals (jitterlab's
     // own names).
     allow(

@@ -49,6 +49,8 @@ fn the_marker_finds_and_kills_escaped_processes() {
     });
     let load1 = LoadContainer {
         cgroup: None,
+        cpuset: None,
+        bound: None,
         entry: marker_entry(owner, 1),
     };
     assert_eq!(load1.pids(), sleeping("2001.11"));
@@ -110,13 +112,13 @@ fn only_a_journaled_cgroup_of_a_killed_run_is_removed() {
     let ours = parent.join(format!("{CGROUP_PREFIX}4194307-0"));
     let foreign = parent.join(format!("{CGROUP_PREFIX}4194307-1"));
     let again = parent.join(format!("{CGROUP_PREFIX}4194307-2"));
-    let Some((_, journal)) = make_journaled(&ours, &journals) else {
+    let Ok((_, journal)) = make_journaled(&ours, &journals, "cgroup") else {
         eprintln!("SKIPPED: cannot make cgroups in {}", parent.display());
         return;
     };
     // Killed: the journal stays, without its writer.
     drop(journal);
-    let (_, journal) = make_journaled(&again, &journals).unwrap();
+    let (_, journal) = make_journaled(&again, &journals, "cgroup").unwrap();
     drop(journal);
     // Made again: kernfs gives the new directory another inode (its ids are not reused).
     std::fs::remove_dir(&again).unwrap();
@@ -158,5 +160,86 @@ fn only_a_journaled_cgroup_of_a_killed_run_is_removed() {
     assert_eq!(left, (false, true, true), "(ours, foreign, made again)");
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(said[0].contains(&load.to_string()), "{said:?}");
+    assert!(journals.names().is_empty(), "{:?}", journals.names());
+}
+
+/// N13's cpuset, after a SIGKILL of jitterlab and its reaper: the v1 cpuset of the `exec`
+/// loads (journaled `cpuset DIR`) is removed at the next start by its journal, the load in it
+/// killed, like the loads' cgroup; while it stood, the load in it could not take a CPU
+/// outside it.
+#[test]
+fn a_killed_runs_load_cpuset_is_removed_and_held_its_load() {
+    let Ok(cpuset::Place::V1(own)) = cpuset::place() else {
+        eprintln!("SKIPPED: no cgroup v1 cpuset hierarchy usable here");
+        return;
+    };
+    let online = crate::cpulist::online_cpus().unwrap_or_default();
+    let Some(&last) = online.last().filter(|_| online.len() >= 2) else {
+        eprintln!("SKIPPED: needs two online CPUs");
+        return;
+    };
+    let base = tempfile::tempdir().unwrap();
+    let uid = process::effective_user_id();
+    let journals = TrustedDir::open_in(base.path(), "trusted", uid, true).unwrap();
+    let name = format!("{CGROUP_PREFIX}4194307-9");
+    let mut parent = cpuset::Parent::make(&name, None, Ok(&journals)).unwrap();
+    let dir = parent.dir().to_path_buf();
+    assert_eq!(dir, own.join(&name));
+    let load_dir = parent.for_load(0, &[last], None).unwrap().unwrap();
+    let started = Command::new("sh")
+        .args(["-c", "sleep 2001.31 >/dev/null 2>&1 & echo $!"])
+        .output()
+        .unwrap();
+    let load: Pid = String::from_utf8_lossy(&started.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    std::fs::write(load_dir.join("cgroup.procs"), load.to_string()).unwrap();
+    let allowed = || {
+        std::fs::read_to_string(format!("/proc/{load}/status"))
+            .unwrap()
+            .lines()
+            .find_map(|l| Some(l.strip_prefix("Cpus_allowed_list:")?.trim().to_string()))
+            .unwrap()
+    };
+    assert_eq!(allowed(), last.to_string());
+    // Its own affinity is its to change, but not beyond the cpuset.
+    let moved = Command::new("taskset")
+        .args(["-p", "-c", "0", &load.to_string()])
+        .output();
+    if let Ok(moved) = moved {
+        assert!(!moved.status.success(), "taskset moved the load to CPU 0");
+        assert_eq!(allowed(), last.to_string());
+    }
+    // Killed with its reaper: the journal stays, without its writer, and the cpuset.
+    if let cpuset::Parent::V1 { journal, .. } = &mut parent {
+        drop(journal.take());
+    }
+    // No drop of its own: the containment removes it, and here nothing does.
+    drop(parent);
+    crate::journal::wait_until_unlocked(&journals);
+    let mut said = Vec::new();
+    for stale in crate::journal::scan(&journals, KIND).stale {
+        let (s, done) = undo(&stale);
+        said.extend(s);
+        assert!(done);
+        stale.remove(&journals);
+    }
+    let left = dir.exists();
+    kill_and_remove_cgroup(&dir);
+    let survivors = sleeping("2001.31");
+    for &p in &survivors {
+        let _ = process::kill(p, signal::SIGKILL);
+    }
+    assert!(
+        survivors.is_empty(),
+        "the load in the killed run's cpuset lives"
+    );
+    assert!(!left, "{} is left", dir.display());
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].contains(&dir.display().to_string()) && said[0].contains(&load.to_string()),
+        "{said:?}"
+    );
     assert!(journals.names().is_empty(), "{:?}", journals.names());
 }

@@ -18,7 +18,8 @@
 //! Every process of a load carries `JITTERLAB_LOAD=<jitterlab pid>:<k>` in its environment and,
 //! where the system allows, lives in a cgroup of the load's own: descendants that leave the
 //! process group (setsid, setpgid, daemons) are found and killed through those, also by a reaper
-//! process after a SIGKILL of jitterlab (`contain.rs`).
+//! process after a SIGKILL of jitterlab (`contain.rs`). An `exec` load runs in a cpuset of its
+//! CPUs, which its programs cannot leave (`contain/cpuset.rs`, issue 39 N13).
 //!
 //! A load that ends before it is stopped is reported: killed by a signal (the OOM killer's
 //! SIGKILL, a user's kill) or failed, it fails the run; ended by itself, it is a warning.

@@ -18,12 +18,13 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
 /// Starts the worker of load `index` of `setup`, in a cgroup of `containment`; it reports on
-/// the returned [`Running`] once set up.
+/// the returned [`Running`] once set up. With it, what to warn of: an `exec` load whose
+/// `cpus=` could not be made a bound (no cpuset here).
 pub(super) fn spawn(
     setup: &Setup,
     containment: &Containment,
     index: usize,
-) -> Result<Running, Failure> {
+) -> Result<(Running, Option<String>), Failure> {
     let load = &setup.loads[index];
     let text = load.spec.text.clone();
     let cpus = load
@@ -58,11 +59,21 @@ pub(super) fn spawn(
     )
     .stdin(Stdio::null())
     .process_group(0);
-    let container = containment.for_load(record_index);
+    // An `exec` load runs programs that may change their own affinity: its CPUs, unless they
+    // are all, are bounded by a cpuset (contain/cpuset.rs). The built-in generators keep the
+    // CPUs they are given.
+    let everywhere = setup.online.iter().all(|c| cpus.contains(c));
+    let bound_to = (bounded(&load.spec) && !everywhere).then_some(&cpus[..]);
+    let container = containment.for_load(record_index, bound_to);
+    let realtime = load.spec.common.policy.realtime().is_some();
+    let warning = unbounded(&text, realtime, &cpus, &container)?;
     // Kept open until the child has moved itself in (before exec, so that nothing it starts
     // is born outside); closed on exec.
-    let cgroup_procs = container.procs_file();
-    let procs_fd = cgroup_procs.as_ref().map(|f| f.as_raw_fd());
+    let cgroup_procs = container.procs_files();
+    let procs_fds: Vec<(i32, bool)> = cgroup_procs
+        .iter()
+        .map(|p| (p.file.as_raw_fd(), p.bounds_cpus))
+        .collect();
     let mut bounded = None;
     if let Some(dir) = &setup.result_dir {
         let name = format!("{record_index}-{}.log", load.spec.name());
@@ -103,27 +114,63 @@ pub(super) fn spawn(
             } else {
                 file::duplicate_to(w, REPORT_FD)?;
             }
-            if let Some(fd) = procs_fd {
-                contain::join_own_cgroup(fd);
+            for &(fd, bounds_cpus) in &procs_fds {
+                // Outside its cpuset, its CPUs would be an affinity it can undo.
+                if !contain::join_own_cgroup(fd) && bounds_cpus {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             die_with_parent(parent);
             Ok(())
         });
     }
-    let child = cmd
-        .spawn()
-        .map_err(|e| Failure::system(format!("cannot start load '{text}': {e}")))?;
+    let child = cmd.spawn().map_err(|e| {
+        Failure::system(format!(
+            "cannot start load '{text}' (in its cgroup and cpuset, when it has them): {e}"
+        ))
+    })?;
     drop(writer);
     drop(cgroup_procs);
     // Our own descriptor; a failure leaves it blocking, as before.
     let _ = file::set_nonblocking(read_fd);
-    Ok(Running::new(
+    let running = Running::new(
         index,
         child.id() as process::Pid,
         reader,
         container,
         bounded,
-    ))
+    );
+    Ok((running, warning))
+}
+
+/// Whether load `spec`'s CPUs are bounded by a cpuset: it runs the user's programs (`exec`),
+/// which may change their own affinity.
+pub(super) fn bounded(spec: &crate::load::generator::GeneratorSpec) -> bool {
+    spec.name() == "exec"
+}
+
+/// What an `exec` load's CPUs (some, not all) being no bound means: nothing when its cpuset
+/// was made; a refusal (exit 3) for a `realtime` one where cpusets can be made here, as the
+/// starvation rule (plan/drain) then counted it on its CPUs alone; else a warning (the rule
+/// counted a real-time one on every CPU).
+fn unbounded(
+    text: &str,
+    realtime: bool,
+    cpus: &[usize],
+    container: &contain::LoadContainer,
+) -> Result<Option<String>, Failure> {
+    let Some(Err(why)) = container.cpus_bound() else {
+        return Ok(None);
+    };
+    let list = format_cpu_list(cpus);
+    if realtime && contain::cpuset::enforceable().is_ok() {
+        return Err(Failure::system(format!(
+            "load '{text}': cannot confine it to CPUs {list} with a cpuset ({why}); a real-time exec load is started only in its cpuset, as jitterlab's own threads were placed counting it on those CPUs alone and its programs may move themselves anywhere else; give it cpus=all (its CPUs then need no bound), or run where the cpuset can be made"
+        )));
+    }
+    Ok(Some(format!(
+        "load '{text}': its cpus={list} cannot be enforced here ({why}): its programs start on CPUs {list} but may move themselves to any CPU (changing one's own affinity needs no privilege)"
+    )))
 }
 
 /// Where the workers' reporting threads run: the housekeeping CPUs, else the CPUs not

@@ -96,7 +96,14 @@ impl State {
         let _priority = crate::measure::sched::DrainPriority::enter(self.setup.priority).0;
         // Orphans of a dying worker come back to us, to be reaped.
         crate::sys::process::become_child_subreaper();
-        match Containment::start() {
+        // Only `exec` loads have their CPUs bounded by a cpuset (spawn.rs): none is made
+        // for a run without one.
+        let cpusets = self
+            .setup
+            .loads
+            .iter()
+            .any(|l| super::spawn::bounded(&l.spec));
+        match Containment::start(cpusets) {
             Ok(c) => self.containment = Some(c),
             Err(e) => {
                 let _ = ready.send(Err(Failure::system(format!(
@@ -363,9 +370,12 @@ impl State {
                     .expect("the containment is made before any load"),
                 i,
             ) {
-                Ok(r) => {
+                Ok((r, warning)) => {
                     started.push(i);
                     self.running.push(r);
+                    if let Some(w) = warning {
+                        self.warn(w);
+                    }
                 }
                 Err(f) => {
                     self.stop_loads(&started);

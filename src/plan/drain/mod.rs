@@ -21,7 +21,11 @@
 //! by far less than a ring holds); a longer one on every own CPU held a SIGINT for its whole
 //! `len` (issue 39, N5: 7.2 s), so it is a real-time load like the others for this rule. Only
 //! the priorities a load was given count: a load without a real-time policy cannot take one
-//! (`sys::caps`).
+//! (`sys::caps`). Only the CPUs a load is bound to count: an `exec` load's programs may change
+//! their own affinity without privilege (issue 39, N13: `taskset -c 0` in a load given
+//! `cpus=1` took CPU 0 at FIFO 98, where the rule had left the own threads), so its `cpus=`
+//! counts only where a cpuset makes it a bound (load/contain/cpuset.rs); where none can be
+//! made, a real-time `exec` load counts on every CPU, and the refusal says why.
 
 use crate::error::{Failure, Result};
 use crate::load::LoadSpec;
@@ -59,6 +63,8 @@ pub(crate) struct RtLoad {
     pub priority: i32,
     /// The CPUs its processes may run on.
     pub cpus: Vec<usize>,
+    /// Why its `cpus=` cannot be enforced, when it cannot (then `cpus` are every online CPU).
+    pub unbound: Option<String>,
 }
 
 /// Where jitterlab's own threads run and which real-time loads may run beside them.
@@ -85,7 +91,23 @@ impl Contention {
         measured: &[usize],
         housekeeping: Option<&[usize]>,
     ) -> Contention {
-        let rt = |g: &GeneratorSpec| rt_load(g, online, measured, housekeeping);
+        let cpus = Cpus {
+            online,
+            measured,
+            housekeeping,
+            bound: crate::load::contain::cpuset::enforceable(),
+        };
+        Contention::of_run_on(loads, scenario, own_cpus, &cpus)
+    }
+
+    /// [`Contention::of_run`] where `cpus.bound` says whether a load's CPUs can be enforced.
+    fn of_run_on(
+        loads: &[LoadSpec],
+        scenario: Option<&Scenario>,
+        own_cpus: &[usize],
+        cpus: &Cpus,
+    ) -> Contention {
+        let rt = |g: &GeneratorSpec| rt_load(g, cpus);
         let whole: Vec<RtLoad> = loads
             .iter()
             .filter_map(|l| match l {
@@ -118,14 +140,21 @@ impl Contention {
         own_cpus: &[usize],
         online: &[usize],
     ) -> Contention {
+        let cpus = Cpus {
+            online,
+            measured: &[],
+            housekeeping: None,
+            bound: crate::load::contain::cpuset::enforceable(),
+        };
+        Contention::of_loads_alone_on(loads, own_cpus, &cpus)
+    }
+
+    /// [`Contention::of_loads_alone`] where `cpus.bound` says whether a load's CPUs can be
+    /// enforced.
+    fn of_loads_alone_on(loads: &[GeneratorSpec], own_cpus: &[usize], cpus: &Cpus) -> Contention {
         Contention {
             own_cpus: own_cpus.to_vec(),
-            together: vec![
-                loads
-                    .iter()
-                    .filter_map(|g| rt_load(g, online, &[], None))
-                    .collect(),
-            ],
+            together: vec![loads.iter().filter_map(|g| rt_load(g, cpus)).collect()],
             spinning: Vec::new(),
         }
     }
@@ -178,6 +207,16 @@ impl Contention {
                     crate::cpulist::format_cpu_list(&self.spinning)
                 ),
             };
+            let unbound: Vec<String> = above
+                .iter()
+                .filter_map(|l| {
+                    Some(format!(
+                        "; '{}' counts on every CPU: its cpus= cannot be enforced here ({}), and its programs may move themselves to any CPU (changing one's own affinity needs no privilege)",
+                        l.text,
+                        l.unbound.as_ref()?
+                    ))
+                })
+                .collect();
             let spike = match above.iter().any(|l| l.text.starts_with("spike:")) {
                 true => format!(
                     "; a spike counts when its len is above {} ms (a shorter one gives its CPU back within the promised second): or give it a len of at most that",
@@ -186,35 +225,53 @@ impl Contention {
                 false => String::new(),
             };
             return Err(format!(
-                "load {} at or above jitterlab's own threads ({own}, {whose}) on every CPU they run on ({}{noise}): the recorder, the load supervisor and the signal handling would never run, and nothing could stop the run; {fix}, give the load cpus= that leave one of those CPUs free, or give --housekeeping CPUs the load does not use{spike}",
+                "load {} at or above jitterlab's own threads ({own}, {whose}) on every CPU they run on ({}{noise}): the recorder, the load supervisor and the signal handling would never run, and nothing could stop the run; {fix}, give the load cpus= that leave one of those CPUs free, or give --housekeeping CPUs the load does not use{spike}{}",
                 loads.join(" and "),
                 crate::cpulist::format_cpu_list(&self.own_cpus),
+                unbound.concat(),
             ));
         }
         Ok(())
     }
 }
 
-/// `g` as a real-time load, when it is one.
-fn rt_load(
-    g: &GeneratorSpec,
-    online: &[usize],
-    measured: &[usize],
-    housekeeping: Option<&[usize]>,
-) -> Option<RtLoad> {
+/// What a load's `cpus=` resolve against, and whether they can be enforced.
+struct Cpus<'a> {
+    online: &'a [usize],
+    measured: &'a [usize],
+    housekeeping: Option<&'a [usize]>,
+    /// Ok where an `exec` load's CPUs are bounded by a cpuset; else why not.
+    bound: std::result::Result<(), &'a str>,
+}
+
+/// The generator whose programs are the user's, free to change their own affinity.
+const EXEC: &str = "exec";
+
+/// `g` as a real-time load, when it is one: on its CPUs, or on every online CPU when it runs
+/// programs whose CPUs cannot be enforced here.
+fn rt_load(g: &GeneratorSpec, on: &Cpus) -> Option<RtLoad> {
     let (policy, priority) = g.common.policy.realtime()?;
     // Checked when the load was parsed; a choice that cannot be resolved runs nowhere.
-    let cpus = match &g.common.cpus {
+    let mut cpus = match &g.common.cpus {
         CpuChoice::List(l) => l.clone(),
         c => c
-            .resolve(online, measured, housekeeping)
+            .resolve(on.online, on.measured, on.housekeeping)
             .unwrap_or_default(),
     };
+    let mut unbound = None;
+    if let Err(why) = on.bound
+        && g.name() == EXEC
+        && !on.online.iter().all(|c| cpus.contains(c))
+    {
+        cpus = on.online.to_vec();
+        unbound = Some(why.to_string());
+    }
     Some(RtLoad {
         text: g.text.clone(),
         policy,
         priority,
         cpus,
+        unbound,
     })
 }
 
@@ -231,6 +288,7 @@ fn long_spike(s: &SpikeSpec) -> Option<RtLoad> {
         policy: "fifo",
         priority: s.prio,
         cpus: vec![s.cpu],
+        unbound: None,
     })
 }
 

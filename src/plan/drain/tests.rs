@@ -161,3 +161,77 @@ fn spikes_longer_than_half_a_second_on_every_cpu_are_refused_and_shorter_ones_do
     ]);
     assert_eq!(resolve(DrainRequest::Auto, 95, &c).unwrap(), Some(41));
 }
+
+/// The contention of `loads` on a 2-CPU machine as [`two_cpus`], where a load's CPUs can be
+/// enforced (`bound` Ok) or not.
+fn two_cpus_where(loads: &[&str], bound: std::result::Result<(), &str>) -> Contention {
+    let loads: Vec<LoadSpec> = loads.iter().map(|t| load(t)).collect();
+    let cpus = Cpus {
+        online: &[0, 1],
+        measured: &[0, 1],
+        housekeeping: None,
+        bound,
+    };
+    Contention::of_run_on(&loads, None, &[0, 1], &cpus)
+}
+
+const NO_CPUSET: &str =
+    "no cgroup v1 cpuset hierarchy is mounted, and the cgroup2 cpuset controller is not enabled";
+
+#[test]
+fn an_exec_loads_cpus_count_only_where_a_cpuset_enforces_them() {
+    // Issue 39, N13: `taskset -c 0` in this load took CPU 0 too, where the own threads were.
+    let escaping = "exec[policy=fifo,prio=98,cpus=1]:/bin/sh";
+    // Enforced: CPU 0 is the own threads', at the highest priority below the measurement.
+    let c = two_cpus_where(&[escaping], Ok(()));
+    assert_eq!(resolve(DrainRequest::Auto, 95, &c).unwrap(), Some(94));
+    // Not enforceable: the load counts on every CPU, and the refusal says why.
+    let m = refused(resolve(
+        DrainRequest::Auto,
+        95,
+        &two_cpus_where(&[escaping], Err(NO_CPUSET)),
+    ));
+    assert!(m.contains("SCHED_FIFO 98 on CPUs 0-1"), "{m}");
+    assert!(
+        m.contains(&format!(
+            "'{escaping}' counts on every CPU: its cpus= cannot be enforced here ({NO_CPUSET})"
+        )),
+        "{m}"
+    );
+    // Below the measurement, it is stayed above on every CPU.
+    let low = "exec[policy=fifo,prio=50,cpus=1]:/bin/sh";
+    let c = two_cpus_where(&[low], Err(NO_CPUSET));
+    assert_eq!(resolve(DrainRequest::Auto, 95, &c).unwrap(), Some(51));
+    assert_eq!(c.together[0][0].cpus, vec![0, 1]);
+    // A built-in generator is jitterlab's code, which keeps the CPUs it is given; an exec
+    // load on every CPU needs no bound; neither is said to be unenforced.
+    for kept in ["cpu:prio=98,cpus=1", "exec[policy=fifo,prio=50]:/bin/sh"] {
+        let c = two_cpus_where(&[kept], Err(NO_CPUSET));
+        assert_eq!(c.together[0][0].unbound, None, "{kept}");
+    }
+    let c = two_cpus_where(&["cpu:prio=98,cpus=1"], Err(NO_CPUSET));
+    assert_eq!(resolve(DrainRequest::Auto, 95, &c).unwrap(), Some(94));
+    // A non-real-time exec load is no real-time load, bound or not.
+    let c = two_cpus_where(&["exec[cpus=1]:/bin/sh"], Err(NO_CPUSET));
+    assert!(c.together[0].is_empty());
+}
+
+#[test]
+fn loads_alone_count_an_unbound_exec_load_on_every_cpu() {
+    let generator = |t: &str| match load(t) {
+        LoadSpec::Generator(g) => g,
+        LoadSpec::Spike(_) => unreachable!(),
+    };
+    let loads = [generator("exec[prio=99,cpus=1]:/bin/sh")];
+    let on = |bound| Cpus {
+        online: &[0, 1],
+        measured: &[],
+        housekeeping: None,
+        bound,
+    };
+    let c = Contention::of_loads_alone_on(&loads, &[0, 1], &on(Ok(())));
+    assert_eq!(alone(&c).unwrap(), Some(99));
+    let c = Contention::of_loads_alone_on(&loads, &[0, 1], &on(Err(NO_CPUSET)));
+    let m = refused(alone(&c));
+    assert!(m.contains("its cpus= cannot be enforced here"), "{m}");
+}
