@@ -273,6 +273,14 @@ pub fn thread(run: &serde_json::Value, cpu: usize) -> &serde_json::Value {
         .expect("a thread for the CPU")
 }
 
+/// A load that keeps every vCPU out of its idle state: one SCHED_OTHER spinner per CPU, which
+/// every real-time thread of a scene preempts at once. On this VM a halted vCPU runs again only
+/// when the host schedules it: a 5 s idle run on CPUs 0-1 here had 27 wakeups over 1 ms late on
+/// one CPU, the same run beside this load 2 (p99 593 us against 38 us). Scenes whose ground truth
+/// needs both CPUs on time for a few milliseconds (a spike on one, the sender on the other) run
+/// beside it, so that the host's idle exits do not spoil most injections.
+pub const KEEP_CPUS_BUSY: &str = "cpu:policy=other";
+
 /// Runs a ground-truth check, allowing one retry. This machine is a VM: the host can stall a
 /// virtual CPU for milliseconds at any moment, and such a stall inside an injection spoils that
 /// injection's ground truth; a real error in the measurement fails both attempts the same way.

@@ -38,6 +38,10 @@ fn run(no_pi: bool) -> Result<serde_json::Value, String> {
         "100",
         "--quiet",
         "--json",
+        // The bound of the wait is the hold plus 200 us: an idle vCPU's exit (a millisecond
+        // on a bad day) would break it between two due times 10 ms apart.
+        "--load",
+        KEEP_CPUS_BUSY,
         "--out",
     ];
     args.push(out.to_str().unwrap());

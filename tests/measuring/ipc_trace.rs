@@ -29,7 +29,7 @@ struct IpcRun {
 
 /// 3 s of `--wake mq` on CPU 0 with the sender on CPU 1, traced, with 1.5 ms FIFO 99
 /// injections of the spike load on `spike_cpu` every 200 ms, each starting 300 us before a due
-/// time.
+/// time, beside [`KEEP_CPUS_BUSY`].
 fn ipc_run_with_spikes(spike_cpu: usize, backend: &'static str) -> IpcRun {
     let (dir, out) = temp_out();
     let spike = format!("spike:cpu={spike_cpu},every=200ms,len=1.5ms,prio=99,offset=199.7ms");
@@ -52,6 +52,8 @@ fn ipc_run_with_spikes(spike_cpu: usize, backend: &'static str) -> IpcRun {
         "--quiet",
         "--load",
         &spike,
+        "--load",
+        KEEP_CPUS_BUSY,
         "--out",
         out.to_str().unwrap(),
     ]);

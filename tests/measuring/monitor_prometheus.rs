@@ -127,6 +127,9 @@ fn attempt() -> Result<(), String> {
             "1ms",
             "--load",
             "spike:cpu=0,every=500ms,len=2ms",
+            // CPU 1's idle exits would otherwise come near the spike's rate on a bad day.
+            "--load",
+            KEEP_CPUS_BUSY,
         ],
     );
     monitor.wait_for_samples(&[0, 1], Duration::from_secs(20))?;

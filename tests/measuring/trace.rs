@@ -364,7 +364,7 @@ struct TracedRun {
 
 /// 3 s on CPUs 0-1 with --trace (collected by `backend`) and 1.5 ms injections of the spike
 /// load (FIFO 99) on CPU 0 every 200 ms, each starting 300 us before a due time (as
-/// tests/ground_truth.rs).
+/// tests/ground_truth.rs), beside [`KEEP_CPUS_BUSY`].
 fn traced_run_with_spikes(backend: &str) -> TracedRun {
     traced_run_with_spikes_woken_by(backend, "clock-nanosleep")
 }
@@ -387,6 +387,8 @@ fn traced_run_with_spikes_woken_by(backend: &str, wake: &str) -> TracedRun {
         "--quiet",
         "--load",
         "spike:cpu=0,every=200ms,len=1.5ms,prio=99,offset=199.7ms",
+        "--load",
+        KEEP_CPUS_BUSY,
         "--out",
         out.to_str().unwrap(),
     ]);

@@ -91,20 +91,33 @@ const MARKER_HEAD_BYTES: usize = 256;
 /// or sweep.json (not a link) that begins as every one jitterlab writes does, a JSON object
 /// whose first member is `"format"` (result-format.md, "What jitterlab promises"): a run.json
 /// of another program's does not make a directory, and every directory below it, a result
-/// directory.
+/// directory. And only a directory that jitterlab could have made: one that no one but its
+/// owner may write (jitterlab makes them 0755), with the marker of that owner. Otherwise any
+/// user could plant `/tmp/run.json` and have every output under /tmp refused (issue 39, fourth
+/// hostile re-run): a marker in a directory others may write says nothing about who put it there.
 pub(super) fn is_result_dir(dir: &Path) -> bool {
+    let Ok(meta) = fs::metadata(dir) else {
+        return false;
+    };
+    if meta.mode() & 0o022 != 0 {
+        return false;
+    }
     [RUN_JSON, crate::results::sweep::FILE_NAME]
         .iter()
-        .any(|marker| is_marker(&dir.join(marker)))
+        .any(|marker| is_marker(&dir.join(marker), meta.uid()))
 }
 
-fn is_marker(path: &Path) -> bool {
+/// Whether `path` is a marker file of user `owner`.
+fn is_marker(path: &Path, owner: u32) -> bool {
     use std::io::Read;
     // Never blocking (a FIFO of that name), never through a link.
     let Ok(file) = crate::sys::fs::open_read_nonblocking(path, false) else {
         return false;
     };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
+    if !file
+        .metadata()
+        .is_ok_and(|m| m.is_file() && m.uid() == owner)
+    {
         return false;
     }
     let mut head = Vec::with_capacity(MARKER_HEAD_BYTES);
@@ -280,4 +293,32 @@ pub(super) fn link_refusal(path: &Path, option: &str) -> String {
         "{option} {}: is a symbolic link or not a directory; jitterlab writes plots only into a directory itself, never through a link; pass {option} with a directory (made if missing)",
         path.display()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A marker makes a result directory only where its owner alone may write: a run.json
+    /// planted in a world-writable directory (/tmp) or one of another user's does not.
+    #[test]
+    fn a_marker_counts_only_in_a_directory_its_owner_alone_may_write() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join("shared");
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join(RUN_JSON), "{\"format\": 1}").unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(is_result_dir(&dir));
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o1777)).unwrap();
+        assert!(!is_result_dir(&dir), "a sticky world-writable directory");
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o775)).unwrap();
+        assert!(!is_result_dir(&dir), "a group-writable directory");
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        // Another user's marker in this user's directory (only root can make one here).
+        if crate::sys::process::effective_user_id() == 0 {
+            std::os::unix::fs::chown(dir.join(RUN_JSON), Some(65534), None).unwrap();
+            assert!(!is_result_dir(&dir), "another user's marker");
+        }
+    }
 }
