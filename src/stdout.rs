@@ -4,17 +4,27 @@
 //! `tests/offline/stdout_writer.rs` fails on a `print!` or `println!` elsewhere.
 
 use crate::error::{Failure, Result};
+use crate::sys::stop_aware::StopAware;
 use std::io::{self, Write};
+use std::os::fd::AsFd;
 
-/// Writes `text` to standard output and flushes it. A closed pipe (`| head`) is the reader's
-/// choice, not a failure; any other error is a failure while running (exit 4) that says what
-/// could not be written, so the caller can add where the results are.
+/// Writes `text` to standard output. A closed pipe (`| head`) is the reader's choice, not a
+/// failure; any other error is a failure while running (exit 4) that says what could not be
+/// written, so the caller can add where the results are. A pipe that is held open and not read
+/// is waited for only until a SIGINT or SIGTERM (fourth hostile re-run, N16: `cyclictest -h`
+/// into a stalled `| ssh` ignored both), through the writer of every output that is not a file.
 pub(crate) fn write(text: &str) -> Result<()> {
-    let mut out = io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    // Held while writing: one text after another, whole, whatever thread writes.
+    let lock = io::stdout().lock();
+    let written = lock
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(|fd| StopAware::new(fd).write_all(text.as_bytes()));
+    drop(lock);
+    match written {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(Failure::run(format!(
-            "cannot write to standard output: {e}; redirect it to a file system with room, or use -o FILE where the command has it"
+            "cannot write to standard output: {e}; redirect it to a file system with room or to a reader that reads, or use -o FILE where the command has it"
         ))),
         Ok(()) => Ok(()),
     }

@@ -25,6 +25,7 @@ pub mod process;
 pub mod rlimit;
 pub mod sched;
 pub mod signal;
+pub mod stop_aware;
 pub mod time;
 pub mod timer;
 

@@ -6,7 +6,7 @@
 //! (N7).
 
 use crate::common::{exclusive, jitterlab, text};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -149,7 +149,7 @@ fn a_drop_in_writing_into_a_fifo_no_one_reads_stops_at_sigint() {
         .unwrap();
     let run = tmp.path().join("run");
     let _g = exclusive();
-    let mut child = std::process::Command::new(crate::common::bin())
+    let child = std::process::Command::new(crate::common::bin())
         .args(["cyclictest", "-q", "-D", "1", "-t", "-h", "20000"])
         .arg(format!("--histfile={}", fifo.display()))
         .arg(format!("--jitterlab-out={}", run.display()))
@@ -157,28 +157,70 @@ fn a_drop_in_writing_into_a_fifo_no_one_reads_stops_at_sigint() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Until the histogram is being written (bytes in the pipe): the measurement is over.
+    stops_while_its_reader_does_not_read(child, reader.as_fd(), libc::SIGINT);
+}
+
+#[test]
+fn a_drop_in_writing_to_a_stdout_no_one_reads_stops_at_sigterm() {
+    // Fourth hostile re-run, N16: cyclictest's histogram on standard output (rt-tests'
+    // default) into a pipe held open and not read (a stalled `| ssh`) ignored the first
+    // SIGINT and every SIGTERM.
+    let tmp = tempfile::tempdir().unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    let run = tmp.path().join("run");
+    let _g = exclusive();
+    let child = std::process::Command::new(crate::common::bin())
+        .args(["cyclictest", "-q", "-D", "1", "-t", "-h", "20000"])
+        .arg(format!("--jitterlab-out={}", run.display()))
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    stops_while_its_reader_does_not_read(child, reader.as_fd(), libc::SIGTERM);
+}
+
+/// Waits until `child` has filled the pipe read by `reader` (the measurement is over), sees
+/// it wait for room, sends `signal`: the child ends within 1.5 s, exit 4, saying why.
+fn stops_while_its_reader_does_not_read(
+    mut child: std::process::Child,
+    reader: std::os::fd::BorrowedFd,
+    signal: libc::c_int,
+) {
     let pending = || {
         let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD into an int of ours, on a descriptor the caller keeps open.
         let rc = unsafe { libc::ioctl(reader.as_raw_fd(), libc::FIONREAD, &mut n) };
         assert_eq!(rc, 0);
         n
     };
+    // SAFETY: F_GETPIPE_SZ on a descriptor the caller keeps open.
+    let capacity = unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_GETPIPE_SZ) };
+    assert!(capacity > 0);
+    // Until the pipe is full (more than half its bytes, as the writes' pages may be part
+    // full, and no more coming): the child then waits for room (a header written before the
+    // measurement, or a signal before the write began, would test something else).
+    let full = || {
+        let n = pending();
+        n > capacity / 2 && {
+            std::thread::sleep(Duration::from_millis(300));
+            pending() == n
+        }
+    };
     let started = Instant::now();
-    while pending() == 0 {
+    while !full() {
         if child.try_wait().unwrap().is_some() || started.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
             let out = child.wait_with_output().unwrap();
-            panic!("no histogram written into the FIFO: {}", text(&out));
+            panic!("the pipe was not filled: {}", text(&out));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(300));
     assert!(
         child.try_wait().unwrap().is_none(),
         "the pipe is full: it waits"
     );
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    // SAFETY: a plain syscall on our own child, not reaped yet.
+    unsafe { libc::kill(child.id() as i32, signal) };
     let signalled = Instant::now();
     while child.try_wait().unwrap().is_none() && signalled.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(10));
@@ -190,10 +232,9 @@ fn a_drop_in_writing_into_a_fifo_no_one_reads_stops_at_sigint() {
     let out = child.wait_with_output().unwrap();
     assert!(
         took < Duration::from_millis(1500),
-        "ended {took:?} after SIGINT"
+        "ended {took:?} after signal {signal}"
     );
     let said = text(&out);
     assert_eq!(out.status.code(), Some(4), "{said}");
     assert!(said.contains("stopped by a SIGINT or SIGTERM"), "{said}");
-    drop(reader);
 }

@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::error::ExitCode;
-use crate::sys::path::{Kind, Special, Stat};
+use crate::sys::path::{Special, Stat};
 
 /// Why an output cannot go where its path leads: the exit code and the reason in words.
 pub(super) type Refusal = (ExitCode, String);
@@ -60,77 +60,6 @@ pub(super) fn reopen_in_place(entry: BorrowedFd) -> io::Result<OwnedFd> {
             "it is a FIFO no one reads (nothing has it open for reading): start its reader first, or pass a file",
         )),
         Err(e) => Err(e),
-    }
-}
-
-/// The write end of an output that is not a file made new (a pipe, a device, a descriptor
-/// handed over): writes that wait for room in a pipe only while no SIGINT or SIGTERM comes
-/// (issue 39 N7: a reader that holds the FIFO open and does not read held a drop-in past both).
-/// The wait is poll(2) with a bound, the stop requests checked between; each write is at most
-/// PIPE_BUF bytes once poll said there is room, so that even a descriptor opened blocking by
-/// the caller does not block in it.
-pub(super) struct StopAware {
-    fd: OwnedFd,
-    /// A file, where writes never wait for a reader: written as given.
-    file: bool,
-    /// The stop requests counted when the write began: one more ends the wait.
-    asked: u64,
-}
-
-/// How long a wait for room lasts before the stop requests are looked at again.
-const ROOM_POLL_MS: i32 = 100;
-
-/// The bytes a write into a pipe with room takes without waiting (POSIX's PIPE_BUF on Linux).
-const PIPE_BUF: usize = 4096;
-
-impl StopAware {
-    pub(super) fn new(fd: OwnedFd) -> StopAware {
-        let file = crate::sys::path::stat(fd.as_fd()).is_ok_and(|s| s.kind == Kind::File);
-        StopAware {
-            fd,
-            file,
-            asked: crate::sys::signal::stop_requests(),
-        }
-    }
-}
-
-impl Write for StopAware {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        loop {
-            if !self.file
-                && !crate::sys::file::poll_output(self.fd.as_fd(), ROOM_POLL_MS).or_else(|e| {
-                    match e.kind() {
-                        io::ErrorKind::Interrupted => Ok(false),
-                        _ => Err(e),
-                    }
-                })?
-            {
-                if crate::sys::signal::stop_requests() != self.asked {
-                    return Err(io::Error::other(
-                        "stopped by a SIGINT or SIGTERM while waiting for its reader to read (the output is incomplete)",
-                    ));
-                }
-                continue;
-            }
-            let chunk = match self.file {
-                true => buf,
-                false => &buf[..buf.len().min(PIPE_BUF)],
-            };
-            let n = crate::sys::file::write_raw(self.fd.as_raw_fd(), chunk);
-            if n >= 0 {
-                return Ok(n as usize);
-            }
-            let e = io::Error::last_os_error();
-            match e.kind() {
-                // Room taken by another writer since the poll, or a signal: wait again.
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => continue,
-                _ => return Err(e),
-            }
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
     }
 }
 

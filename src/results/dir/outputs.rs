@@ -16,6 +16,7 @@ use super::in_place::*;
 use super::*;
 use crate::error::ExitCode;
 use crate::sys::path::{Kind, Stat};
+use crate::sys::stop_aware::StopAware;
 use std::ffi::OsString;
 
 /// How many temporary names a write tries before giving up (each has the pid and a counter:
