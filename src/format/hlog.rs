@@ -170,7 +170,7 @@ pub(crate) fn encode_interval(
     IntervalLogWriterBuilder::new()
         .begin_log_with(line, serializer)?
         .write_histogram(histogram, start, length, Some(tag))
-        .map_err(|e| io::Error::other(format!("cannot encode an interval histogram: {e:?}")))?;
+        .map_err(|e| io::Error::other(format!("cannot encode an interval histogram: {e}")))?;
     Ok(())
 }
 
@@ -221,7 +221,11 @@ pub fn read_intervals(path: &Path) -> io::Result<Vec<IntervalHistogram>> {
         let entry = entry.map_err(|e| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("{}: malformed interval log: {e:?}", path.display()),
+                format!(
+                    "{}: {}",
+                    path.display(),
+                    super::hlog_scan::malformed(whole, 0, e)
+                ),
             )
         })?;
         if let LogEntry::Interval(interval) = entry {
@@ -236,7 +240,7 @@ pub fn read_intervals(path: &Path) -> io::Result<Vec<IntervalHistogram>> {
                 .map_err(|e| {
                     io::Error::new(
                         io::ErrorKind::InvalidData,
-                        format!("{}: bad histogram: {e:?}", path.display()),
+                        format!("{}: bad histogram: {e}", path.display()),
                     )
                 })?;
             out.push(IntervalHistogram {

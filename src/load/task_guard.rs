@@ -2,7 +2,8 @@
 //! tasks (processes and threads) that all of them running at the same time start would not fit
 //! in what this system lets start: `kernel.pid_max` and `kernel.threads-max` less the tasks
 //! there are now, the pids controller's `pids.max` of jitterlab's cgroup and its ancestors
-//! less their `pids.current`, and, for a user other than root, `RLIMIT_NPROC`. Without it such
+//! less their `pids.current`, and, for a user other than root (without CAP_SYS_RESOURCE or
+//! CAP_SYS_ADMIN), `RLIMIT_NPROC` less the tasks that user runs now. Without it such
 //! a load exhausts the machine's pids while it starts (every fork of every process on it
 //! failing until the load is stopped), or fails midway with "fork failed" (issue 39 L6).
 //!
@@ -55,19 +56,81 @@ fn room() -> Option<(u64, String)> {
         }
     }
     limits.extend(cgroup_pids_room(Path::new("/sys/fs/cgroup")));
-    if crate::sys::process::effective_user_id() != 0
+    use crate::sys::caps::{CAP_SYS_ADMIN, CAP_SYS_RESOURCE, has_effective};
+    let uid = crate::sys::process::user_id();
+    // The kernel's exemptions (kernel/fork.c): the real root user, CAP_SYS_RESOURCE,
+    // CAP_SYS_ADMIN.
+    if uid != 0
+        && !has_effective(CAP_SYS_RESOURCE)
+        && !has_effective(CAP_SYS_ADMIN)
         && let Ok(l) = crate::sys::rlimit::get(crate::sys::rlimit::Resource::Nproc)
         && l.soft != u64::MAX
     {
-        limits.push((
-            l.soft,
-            format!(
-                "RLIMIT_NPROC {} (ulimit -u: this user's tasks, those running now included)",
-                l.soft
-            ),
-        ));
+        limits.push(nproc_room(Path::new("/proc"), uid, l.soft));
     }
     limits.into_iter().min_by_key(|(room, _)| *room)
+}
+
+/// The room RLIMIT_NPROC (`soft`) leaves the real user `uid`: the kernel counts against it
+/// every task (process or thread) of that real uid, those it runs now included, so a user with
+/// `ulimit -u 300` and 150 tasks running has room for 150 (the hostile re-run's L3-c: a load of
+/// 203 tasks passed the guard, then failed with "fork failed"). The tasks are counted in
+/// `proc` (each process's `Threads:` where its real `Uid:` is `uid`): those this pid namespace
+/// shows, so in a container the count may be short of the kernel's.
+fn nproc_room(proc: &Path, uid: u32, soft: u64) -> (u64, String) {
+    let running = tasks_of_user(proc, uid);
+    (
+        soft.saturating_sub(running),
+        format!(
+            "RLIMIT_NPROC {soft} (ulimit -u, the tasks of this user) with {running} tasks of this user running now"
+        ),
+    )
+}
+
+/// The tasks (threads of every process) whose real user id is `uid`, as `proc` shows them; a
+/// process that ends while it is read is not counted.
+fn tasks_of_user(proc: &Path, uid: u32) -> u64 {
+    let Ok(entries) = std::fs::read_dir(proc) else {
+        return 0;
+    };
+    let mut tasks = 0u64;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name
+            .to_str()
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            continue;
+        }
+        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+            continue;
+        };
+        let field = |key: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|v| v.parse::<u64>().ok())
+        };
+        // `Uid:` is real, effective, saved, filesystem: the first is the one counted.
+        if field("Uid:") == Some(uid as u64) {
+            tasks += field("Threads:").unwrap_or(1);
+        }
+    }
+    tasks
+}
+
+/// What a load says when a fork failed (`what`: who forked): with EAGAIN, the kernel's
+/// answer to a task limit reached, the limits that can be, since tasks started after the guard
+/// (by the user, or a count this pid namespace does not show) may still exhaust one.
+pub(crate) fn fork_failed(what: &str, e: &std::io::Error) -> String {
+    if e.raw_os_error() == Some(crate::sys::errno::EAGAIN) {
+        format!(
+            "{what}: fork failed: {e} (a limit of tasks was reached: RLIMIT_NPROC, `ulimit -u`, for a user other than root; the cgroup's pids.max; kernel.pid_max or kernel.threads-max); give the load fewer tasks, end other tasks of this user, or raise the limit"
+        )
+    } else {
+        format!("{what}: fork failed: {e}")
+    }
 }
 
 /// The room the pids controller leaves jitterlab's cgroup (v2) and each ancestor: `pids.max`
@@ -174,6 +237,66 @@ mod tests {
             LoadSpec::Generator(g) => g,
             other => panic!("{other:?}"),
         }
+    }
+
+    /// The hostile re-run's L3-c: with `ulimit -u 300` and 150 tasks of the user running, a
+    /// load of 203 tasks (`hackbench:groups=5`) passed the guard (room 300) and failed with
+    /// "fork failed". The room is the limit less the user's tasks, counted from /proc (here a
+    /// fixture: another user's tasks and a process without its status are not counted), and
+    /// the refusal names RLIMIT_NPROC with both figures.
+    #[test]
+    fn rlimit_nproc_leaves_room_only_for_what_the_user_does_not_run_already() {
+        let proc = tempfile::tempdir().unwrap();
+        let process = |pid: u32, uid: u32, threads: u32| {
+            let dir = proc.path().join(pid.to_string());
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::write(
+                dir.join("status"),
+                format!(
+                    "Name:\tsleep\nUid:\t{uid}\t0\t{uid}\t{uid}\nGid:\t{uid}\t{uid}\t{uid}\t{uid}\nThreads:\t{threads}\n"
+                ),
+            )
+            .unwrap();
+        };
+        for pid in 100..248 {
+            process(pid, 1000, 1);
+        }
+        process(300, 1000, 2);
+        process(301, 1001, 500);
+        std::fs::create_dir(proc.path().join("302")).unwrap();
+        std::fs::create_dir(proc.path().join("self")).unwrap();
+        assert_eq!(tasks_of_user(proc.path(), 1000), 150);
+        let (room, why) = nproc_room(proc.path(), 1000, 300);
+        assert_eq!(room, 150);
+        let load = spec("hackbench:groups=5");
+        let whole = Scheduled {
+            spec: &load,
+            origin: "--load".into(),
+            window: None,
+        };
+        assert_eq!(tasks_of(&load, &[0, 1]), 203);
+        let e = check_against(std::slice::from_ref(&whole), &[0, 1], room, &why).unwrap_err();
+        assert!(
+            e.contains(
+                "this system lets start: 150, by RLIMIT_NPROC 300 (ulimit -u, the tasks of this user) with 150 tasks of this user running now"
+            ),
+            "{e}"
+        );
+        // The limit alone would have let it start.
+        assert!(check_against(&[whole], &[0, 1], 300, &why).is_ok());
+        // This process is one of its user's tasks, with all its threads.
+        assert!(tasks_of_user(Path::new("/proc"), crate::sys::process::user_id()) >= 1);
+    }
+
+    /// L3-c's other half: a fork refused with EAGAIN names the limits that refuse it.
+    #[test]
+    fn a_fork_refused_by_a_task_limit_names_the_limits() {
+        let e = std::io::Error::from_raw_os_error(crate::sys::errno::EAGAIN);
+        let said = fork_failed("hackbench", &e);
+        assert!(said.starts_with("hackbench: fork failed: "), "{said}");
+        assert!(said.contains("RLIMIT_NPROC, `ulimit -u`"), "{said}");
+        let other = std::io::Error::from_raw_os_error(crate::sys::errno::EINVAL);
+        assert!(!fork_failed("hackbench", &other).contains("RLIMIT_NPROC"));
     }
 
     #[test]

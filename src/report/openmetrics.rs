@@ -93,7 +93,7 @@ const LATENCY_RUN: SampleFamilies = SampleFamilies {
     dropped: Family {
         name: "jitterlab_dropped_records_total",
         kind: "counter",
-        help: "Vocabulary lost because the recorder fell behind the measuring thread, per CPU.",
+        help: "Wakeup records lost because the recorder fell behind the measuring thread, per CPU (jitterlab_samples_total and the latency figures do not count them).",
     },
     budget: Family {
         name: "jitterlab_budget_ok",
@@ -191,7 +191,7 @@ const INFO: Family = Family {
 /// The latency histogram of one CPU in the family's buckets (default: no samples).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct LatencyBuckets {
-    /// Vocabulary at or below each bound of [`LATENCY_BUCKET_BOUNDS_NS`] (cumulative).
+    /// Samples at or below each bound of [`LATENCY_BUCKET_BOUNDS_NS`] (cumulative).
     pub at_or_below: [u64; LATENCY_BUCKET_BOUNDS_NS.len()],
     /// Every sample (the `+Inf` bucket and `_count`).
     pub count: u64,

@@ -182,3 +182,30 @@ fn family_names_pass_the_prometheus_lint() {
         );
     }
 }
+
+/// The hostile re-run's L3-b: the HELP of `jitterlab_dropped_records_total` read "Vocabulary
+/// lost because ..." (a rename's slip for "Samples"). Each kind's dropped family says what
+/// was lost in that kind's words (format::kind: a wakeup's or a gap's record), as its samples
+/// family does.
+#[test]
+fn the_dropped_records_help_names_the_kinds_records() {
+    for (kind, families) in [
+        (RunKind::Latency, &LATENCY_RUN),
+        (RunKind::Noise, &NOISE_RUN),
+    ] {
+        let one = kind.words().plural.trim_end_matches('s');
+        let help = families.dropped.help.to_lowercase();
+        assert!(
+            help.starts_with(&format!(
+                "{one} records lost because the recorder fell behind"
+            )),
+            "{kind:?}: {}",
+            families.dropped.help
+        );
+        assert!(
+            families.samples.help.to_lowercase().contains(one),
+            "{kind:?}: {}",
+            families.samples.help
+        );
+    }
+}

@@ -438,4 +438,58 @@ mod tests {
         assert!(short.contains("+120: the other 120 CPUs"), "{short}");
         assert!(short.lines().count() < 30, "{short}");
     }
+
+    /// The hostile re-run's L3-e: README's example output had columns (`samples min mean`) and
+    /// a "Tails (docs/tails.md):" section that `run` no longer prints. Its heading, the
+    /// table's header row and the tails' line are what this summary prints (numbers and
+    /// column widths aside).
+    #[test]
+    fn the_readme_example_is_what_run_prints() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let block = &readme[readme.find("## Try it").unwrap()..];
+        let block = &block[block.find("```text\n").unwrap() + 8..];
+        let block: Vec<&str> = block[..block.find("```").unwrap()].lines().collect();
+        let (dir, record) = synthetic(2);
+        let printed = summary(&record, dir.path(), false);
+        let printed: Vec<&str> = printed
+            .lines()
+            .skip_while(|l| !l.starts_with("jitterlab run:"))
+            .collect();
+        // Numbers masked, spaces squeezed.
+        let shape = |lines: &[&str]| -> String {
+            let text = lines.join(" ");
+            let mut out = String::new();
+            for c in text.chars() {
+                if c.is_ascii_digit() {
+                    if !out.ends_with('#') {
+                        out.push('#');
+                    }
+                } else if !(c == '.' && out.ends_with('#')) {
+                    out.push(c);
+                }
+            }
+            out.split_whitespace().collect::<Vec<_>>().join(" ")
+        };
+        let heading = |lines: &[&str]| {
+            let end = lines
+                .iter()
+                .position(|l| l.trim_start().starts_with("CPU"))
+                .unwrap();
+            (shape(&lines[..end]), shape(&lines[end..end + 1]))
+        };
+        assert_eq!(
+            heading(&block),
+            heading(&printed),
+            "README's example heading and table"
+        );
+        let tails = printed.iter().find(|l| l.starts_with("Tails")).unwrap();
+        assert!(block.contains(tails), "README's example lacks {tails:?}");
+        assert!(
+            block
+                .last()
+                .unwrap()
+                .starts_with("Results: jitterlab-results/")
+        );
+    }
 }

@@ -9,8 +9,10 @@ use std::io;
 /// `sched_setscheduler` to a real-time policy at any priority, and negative nice values.
 const CAP_SYS_NICE: u32 = 23;
 /// Raising a hard resource limit: RLIMIT_RTPRIO back above 0, which allows a real-time policy
-/// without CAP_SYS_NICE.
-const CAP_SYS_RESOURCE: u32 = 24;
+/// without CAP_SYS_NICE. Also exempts a fork from RLIMIT_NPROC.
+pub(crate) const CAP_SYS_RESOURCE: u32 = 24;
+/// Exempts a fork from RLIMIT_NPROC (as CAP_SYS_RESOURCE does; kernel/fork.c).
+pub(crate) const CAP_SYS_ADMIN: u32 = 21;
 /// The capabilities given up.
 const RENOUNCED: [u32; 2] = [CAP_SYS_NICE, CAP_SYS_RESOURCE];
 
@@ -106,6 +108,21 @@ pub(crate) fn renounce_realtime_above(ceiling: u32) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Whether the calling thread's effective set holds `cap` (false when it cannot be read).
+pub(crate) fn has_effective(cap: u32) -> bool {
+    let mut header = CapHeader {
+        version: CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: valid pointers to the header and two data words, as version 3 expects.
+    if unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    let (word, bit) = ((cap / 32) as usize, cap % 32);
+    word < 2 && data[word].effective & (1 << bit) != 0
 }
 
 #[cfg(test)]

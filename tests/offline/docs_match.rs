@@ -194,3 +194,72 @@ fn every_doc_page_is_linked_and_every_layout_entry_exists() {
         );
     }
 }
+
+/// The hostile re-run's L3-e: README's `export ... --format columns` example followed a run
+/// without `--samples` and ended exit 2. In its Examples block, an export of a format that
+/// writes samples (`BudgetUse::Refused("samples")`: csv, columns) follows a `run` with
+/// `--samples`, the run it exports.
+#[test]
+fn the_readme_exports_samples_only_of_a_run_that_kept_them() {
+    use jitterlab::report::export::{BudgetUse, FORMATS};
+    let block = block_after(&readme(), "documents every option. Examples:");
+    let mut last_run: Option<&str> = None;
+    let mut exports = 0;
+    for line in &block {
+        let command = line.split('#').next().unwrap();
+        if command.starts_with("jitterlab run ") {
+            last_run = Some(command);
+        }
+        if !command.starts_with("jitterlab export ") {
+            continue;
+        }
+        let format = command
+            .split_whitespace()
+            .skip_while(|w| *w != "--format")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{line}: no --format"));
+        let row = FORMATS
+            .iter()
+            .find(|f| f.name == format)
+            .unwrap_or_else(|| panic!("{line}: no format {format}"));
+        exports += 1;
+        if row.budget == BudgetUse::Refused("samples") {
+            assert!(
+                last_run.is_some_and(|r| r.contains(" --samples")),
+                "{line}: exports samples, but the run before it ({last_run:?}) kept none"
+            );
+        }
+        assert!(
+            !command.contains(" > "),
+            "{line}: a shell redirection makes an empty file when the export fails; use -o"
+        );
+    }
+    assert!(exports > 0, "README's examples export nothing");
+}
+
+/// The hostile re-run's L3-a: an `exec:` program can stop jitterlab for good (`kill -STOP
+/// $PPID`), which jitterlab cannot refuse. The actions' section says so, how to resume the
+/// run, and how to run a hook that cannot touch it (as another user; checked by hand: its
+/// kill is refused, the run completes).
+#[test]
+fn the_actions_docs_say_what_a_program_can_do_to_jitterlab() {
+    let guide =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/user-guide.md"))
+            .unwrap();
+    let at = guide
+        .find("### Actions on a spike and at the end")
+        .expect("the actions' section");
+    let section = &guide[at..];
+    let section = &section[..section[4..].find("\n## ").map_or(section.len(), |e| e + 4)];
+    for said in [
+        "**What a program can do to jitterlab.**",
+        "exec:sh -c 'kill -STOP $PPID'",
+        "`kill -CONT <jitterlab's pid>`",
+        "exec:setpriv --reuid=65534 --regid=65534 --clear-groups PROGRAM",
+    ] {
+        assert!(
+            section.contains(said),
+            "the actions' section lacks {said:?}"
+        );
+    }
+}

@@ -25,7 +25,7 @@ pub use torn::{TornTail, complete_lines};
 #[cfg(test)]
 pub(crate) use v2::MAX_PAYLOAD_BYTES;
 
-use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry, LogIteratorError};
 use std::io;
 use std::path::Path;
 use v2::PayloadDecoder;
@@ -40,16 +40,17 @@ pub(crate) const CHUNK_BYTES: usize = 32 << 20;
 pub(crate) const MAX_LINE_BYTES: usize = 32 << 20;
 
 /// Reads the log at `path` in chunks of whole lines of about [`CHUNK_BYTES`], handing each to
-/// `lines` in file order; returns the torn tail (a last line without its end of line) left
-/// out, if any.
+/// `lines` in file order with the offset of its first byte in the file; returns the torn tail
+/// (a last line without its end of line) left out, if any.
 fn for_each_chunk(
     path: &Path,
-    mut lines: impl FnMut(&[u8]) -> io::Result<()>,
+    mut lines: impl FnMut(u64, &[u8]) -> io::Result<()>,
 ) -> io::Result<Option<TornTail>> {
     use std::io::Read;
     let mut file = crate::input::open_result_file(path)?;
     let mut buf: Vec<u8> = Vec::new();
     let mut want = CHUNK_BYTES;
+    let mut at = 0u64;
     loop {
         let before = buf.len();
         (&mut file)
@@ -73,8 +74,9 @@ fn for_each_chunk(
         }
         want = CHUNK_BYTES;
         if whole_len > 0 {
-            lines(&buf[..whole_len])?;
+            lines(at, &buf[..whole_len])?;
             buf.drain(..whole_len);
+            at += whole_len as u64;
         }
         if eof {
             return Ok((!buf.is_empty()).then_some(TornTail { bytes: buf.len() }));
@@ -91,13 +93,8 @@ pub fn scan(
     mut progress: impl FnMut(u64, u64),
 ) -> io::Result<Option<TornTail>> {
     let size = std::fs::symlink_metadata(path).map_or(0, |m| m.len());
-    let mut before = 0u64;
-    for_each_chunk(path, |chunk| {
-        scan_chunk(chunk, path, &mut visit, &mut |done| {
-            progress(before + done, size)
-        })?;
-        before += chunk.len() as u64;
-        Ok(())
+    for_each_chunk(path, |at, chunk| {
+        scan_chunk(chunk, at, &mut visit, &mut |done| progress(at + done, size))
     })
     .inspect(|_| progress(size, size))
 }
@@ -117,7 +114,7 @@ pub(crate) fn scan_parallel<S: Send>(
     use std::sync::atomic::{AtomicU64, Ordering};
     let size = std::fs::symlink_metadata(path).map_or(0, |m| m.len());
     let done = AtomicU64::new(0);
-    let torn = for_each_chunk(path, |chunk| {
+    let torn = for_each_chunk(path, |at, chunk| {
         let shares = split_at_lines(chunk, states.len().max(1));
         std::thread::scope(|scope| {
             let handles: Vec<_> = shares
@@ -125,9 +122,11 @@ pub(crate) fn scan_parallel<S: Send>(
                 .zip(states.iter_mut())
                 .map(|(share, state)| {
                     let (visit, progress, done) = (&visit, &progress, &done);
+                    // The share's first byte in the file, for an error's offset.
+                    let from = at + (share.as_ptr() as usize - chunk.as_ptr() as usize) as u64;
                     scope.spawn(move || {
                         let mut reported = 0u64;
-                        scan_chunk(share, path, &mut |i| visit(state, i), &mut |at| {
+                        scan_chunk(share, from, &mut |i| visit(state, i), &mut |at| {
                             let total = done.fetch_add(at - reported, Ordering::Relaxed);
                             progress(total + at - reported, size);
                             reported = at;
@@ -144,6 +143,28 @@ pub(crate) fn scan_parallel<S: Send>(
     })?;
     progress(size, size);
     Ok(torn)
+}
+
+/// What a reader says of a log whose line, at `offset` bytes into `chunk` (`at` being the
+/// chunk's offset in its file), is neither an interval, a comment nor a header line (the
+/// hdrhistogram crate's `ParseError`): where, in bytes from the file's start, what the line
+/// starts with, and what the user can do. Without the file's name: the callers name it.
+pub(crate) fn malformed(chunk: &[u8], at: u64, e: LogIteratorError) -> String {
+    let LogIteratorError::ParseError { offset } = e;
+    let line = chunk.get(offset..).unwrap_or_default();
+    let line = &line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())];
+    let shown = if line.is_empty() {
+        "an empty line".to_string()
+    } else {
+        const SHOWN: usize = 40;
+        let text = String::from_utf8_lossy(&line[..line.len().min(SHOWN)]);
+        let text: String = text.chars().flat_map(char::escape_default).collect();
+        format!("\"{text}{}\"", if line.len() > SHOWN { "..." } else { "" })
+    };
+    let byte = at + offset as u64;
+    format!(
+        "not an interval log from byte {byte} on: the line that starts there ({shown}) is neither an interval, a comment nor a header line, so the file was damaged or edited there; restore it from a copy, or read the intervals before that line from a copy of the result directory with this file cut there (truncate -s {byte})"
+    )
 }
 
 /// Splits `bytes` into up to `n` pieces of similar size, each ending at a line end.
@@ -168,25 +189,22 @@ fn split_at_lines(bytes: &[u8], n: usize) -> Vec<&[u8]> {
     out
 }
 
-/// Scans whole lines of a log; `progress` gets the bytes of `chunk` consumed so far.
+/// Scans whole lines of a log, `chunk` being the bytes from offset `at` of its file;
+/// `progress` gets the bytes of `chunk` consumed so far. The errors do not name the file: each
+/// caller says which file it could not read, once.
 fn scan_chunk(
     chunk: &[u8],
-    path: &Path,
+    at: u64,
     visit: &mut dyn FnMut(&SparseInterval),
     progress: &mut dyn FnMut(u64),
 ) -> io::Result<()> {
-    let bad = |what: String| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{}: {what}", path.display()),
-        )
-    };
+    let bad = |what: String| io::Error::new(io::ErrorKind::InvalidData, what);
     let mut decoder = PayloadDecoder::default();
     let mut encoded = Vec::new();
     let mut counts = Vec::new();
     let base = chunk.as_ptr() as usize;
     for (n, entry) in IntervalLogIterator::new(chunk).enumerate() {
-        let entry = entry.map_err(|e| bad(format!("malformed interval log: {e:?}")))?;
+        let entry = entry.map_err(|e| bad(malformed(chunk, at, e)))?;
         let LogEntry::Interval(interval) = entry else {
             continue;
         };
@@ -343,5 +361,63 @@ mod tests {
         // A complete log has no torn tail.
         std::fs::write(&path, &full).unwrap();
         assert_eq!(scan(&path, |_| {}, |_, _| {}).unwrap(), None);
+    }
+
+    /// The hostile re-run's L3-d: a damaged line read "X/latency.hlog: malformed interval log:
+    /// ParseError { offset: 1923 }" (a Debug value, the path twice, an offset within a chunk
+    /// or a worker's share, not the file). Every reader now says the byte of the file where
+    /// the damaged line starts, what it starts with, and what to do; no Debug value, and the
+    /// scanners leave the path to their callers.
+    #[test]
+    fn a_damaged_line_is_named_by_its_byte_in_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(hlog::FILE_NAME);
+        let mut w = HlogWriter::create(&path).unwrap();
+        w.begin(SystemTime::UNIX_EPOCH, "t").unwrap();
+        let mut h = new_histogram();
+        for k in 0..30u64 {
+            h.record(1000 * (k + 1)).unwrap();
+            w.write_interval("cpu0", Duration::from_secs(k), Duration::from_secs(1), &h)
+                .unwrap();
+        }
+        drop(w);
+        let full = std::fs::read(&path).unwrap();
+        // The start of a line about two thirds in: in the last of three workers' shares.
+        let cut = full[..full.len() * 2 / 3]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .unwrap()
+            + 1;
+        for (damage, shown) in [
+            (&b"\n"[..], "(an empty line)".to_string()),
+            (
+                &b"\"garbage\"\tand a line longer than forty bytes\n"[..],
+                "(\"\\\"garbage\\\"\\tand a line longer than forty b...\")".to_string(),
+            ),
+        ] {
+            let mut bytes = full[..cut].to_vec();
+            bytes.extend_from_slice(damage);
+            bytes.extend_from_slice(&full[cut..]);
+            std::fs::write(&path, &bytes).unwrap();
+            let scanned = scan(&path, |_| {}, |_, _| {}).unwrap_err().to_string();
+            let mut states = [0, 0, 0];
+            let parallel = scan_parallel(&path, &mut states, |n, _| *n += 1, |_, _| {})
+                .unwrap_err()
+                .to_string();
+            let read = hlog::read_intervals(&path).unwrap_err().to_string();
+            for e in [&scanned, &parallel, &read] {
+                assert!(
+                    e.contains(&format!("not an interval log from byte {cut} on: ")),
+                    "{e}"
+                );
+                assert!(e.contains(&shown), "{e}");
+                assert!(e.contains(&format!("(truncate -s {cut})")), "{e}");
+                assert!(!e.contains("ParseError") && !e.contains('{'), "{e}");
+            }
+            let shown_path = path.display().to_string();
+            assert!(!scanned.contains(&shown_path), "{scanned}");
+            assert!(!parallel.contains(&shown_path), "{parallel}");
+            assert_eq!(read.matches(&shown_path).count(), 1, "{read}");
+        }
     }
 }

@@ -81,8 +81,9 @@ impl Generator for ForkLoad {
                         std::thread::sleep(std::time::Duration::from_nanos(due - now));
                     }
                 }
-                let pid =
-                    fork_child(|| 0).map_err(|e| format!("fork worker {i}: fork failed: {e}"))?;
+                let pid = fork_child(|| 0).map_err(|e| {
+                    crate::load::task_guard::fork_failed(&format!("fork worker {i}"), &e)
+                })?;
                 alive.push_back(pid);
                 ctx.add(FORKS, 1);
                 done += 1;

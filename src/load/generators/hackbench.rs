@@ -193,7 +193,7 @@ impl HackbenchLoad {
                             fork_child(|| {
                                 receiver(input, packets, inbox, ready_w, wake_r, &pending[1])
                             })
-                            .map_err(|e| format!("hackbench: fork failed: {e}"))?,
+                            .map_err(|e| crate::load::task_guard::fork_failed("hackbench", &e))?,
                         );
                     }
                 }
@@ -209,7 +209,7 @@ impl HackbenchLoad {
                             fork_child(|| {
                                 sender(&outs, self.loops, &data, ready_w, wake_r, &pending[0])
                             })
-                            .map_err(|e| format!("hackbench: fork failed: {e}"))?,
+                            .map_err(|e| crate::load::task_guard::fork_failed("hackbench", &e))?,
                         );
                     }
                 }
