@@ -5,7 +5,9 @@
 //! served and run.json said `ended: running`. Now the load runs in a cpuset of CPU 1 that it
 //! cannot leave: `taskset -c 0` fails (EINVAL), its processes may run on CPU 1 alone, and the
 //! run ends `completed` at its duration. Where no
-//! cpuset can be made, the load counts on every CPU and is refused (exit 2), saying why.
+//! cpuset can be made, the load counts on every CPU and is refused (exit 2), saying why; and
+//! so it does wherever its programs run as root (fourth re-run, N14: root leaves a cpuset by
+//! writing the cgroup files), which the last test shows.
 //!
 //! A regression spins both CPUs at FIFO 98: a watchdog thread at FIFO 99 kills the spinners
 //! (found by a tag in their command line) and jitterlab after [`WATCHDOG`], and the test fails.
@@ -75,7 +77,9 @@ fn an_exec_load_cannot_leave_its_cpus_for_jitterlabs_own() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let load = format!("exec[policy=fifo,prio=98,cpus=1]:{}", script.display());
+    // FIFO 90, below the measuring threads: as root the load counts on every CPU (below) and
+    // the own threads go above it; the cpuset must still hold its programs on CPU 1.
+    let load = format!("exec[policy=fifo,prio=90,cpus=1]:{}", script.display());
     let started = Instant::now();
     let child = Command::new(bin())
         .args(["run", "-D", "3s", "-q", "--load", &load, "--out"])
@@ -160,4 +164,40 @@ fn an_exec_load_cannot_leave_its_cpus_for_jitterlabs_own() {
         !log.contains("escape-exit=0"),
         "taskset -c 0 was not refused: {log}"
     );
+}
+
+/// N14: as root, an `exec` load's programs can leave any cpuset through the cgroup files
+/// (`echo $$ > /sys/fs/cgroup/cpuset/cgroup.procs`), so a real-time one counts on every CPU:
+/// at or above the measuring threads it is refused before anything starts, saying why.
+#[test]
+fn as_root_a_realtime_exec_load_counts_on_every_cpu() {
+    // SAFETY: no arguments; cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED as_root_a_realtime_exec_load_counts_on_every_cpu: not root");
+        return;
+    }
+    let o = jitterlab(&[
+        "run",
+        "--dry-run",
+        "--cpus",
+        "0",
+        "--load",
+        "exec[policy=fifo,prio=98,cpus=1]:/bin/true",
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("counts on every CPU") && t.contains("its programs run as root"),
+        "{t}"
+    );
+    // Below the measuring threads: accepted, the own threads above it.
+    let o = jitterlab(&[
+        "run",
+        "--dry-run",
+        "--cpus",
+        "0",
+        "--load",
+        "exec[policy=fifo,prio=90,cpus=1]:/bin/true",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }

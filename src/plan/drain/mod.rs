@@ -25,8 +25,9 @@
 //! (`sys::caps`). Only the CPUs a load is bound to count: an `exec` load's programs may change
 //! their own affinity without privilege (issue 39, N13: `taskset -c 0` in a load given
 //! `cpus=1` took CPU 0 at FIFO 98, where the rule had left the own threads), so its `cpus=`
-//! counts only where a cpuset makes it a bound (load/contain/cpuset.rs); where none can be
-//! made, a real-time `exec` load counts on every CPU, and the refusal says why.
+//! counts only where a cpuset makes it a bound (load/contain/cpuset.rs) that its programs
+//! cannot leave: where none can be made, or where they run as root (who can leave one through
+//! the cgroup files, N14), a real-time `exec` load counts on every CPU, and the refusal says why.
 
 use crate::error::{Failure, Result};
 use crate::load::LoadSpec;
@@ -96,7 +97,7 @@ impl Contention {
             online,
             measured,
             housekeeping,
-            bound: crate::load::contain::cpuset::enforceable(),
+            bound: exec_cpus_bound(),
         };
         Contention::of_run_on(loads, scenario, own_cpus, &cpus)
     }
@@ -153,7 +154,7 @@ impl Contention {
             online,
             measured: &[],
             housekeeping: None,
-            bound: crate::load::contain::cpuset::enforceable(),
+            bound: exec_cpus_bound(),
         };
         Contention::of_loads_alone_on(loads, own_cpus, &cpus)
     }
@@ -251,6 +252,20 @@ struct Cpus<'a> {
     housekeeping: Option<&'a [usize]>,
     /// Ok where an `exec` load's CPUs are bounded by a cpuset; else why not.
     bound: std::result::Result<(), &'a str>,
+}
+
+/// Whether an `exec` load's `cpus=` bound its programs here: Ok where a cpuset holds them and
+/// they cannot leave it, else why not. A program running as root leaves any cpuset by writing
+/// its pid into the cgroup files, which needs no capability (issue 39, fourth hostile re-run,
+/// N14: `echo $$ > /sys/fs/cgroup/cpuset/cgroup.procs` and then `taskset` brought N13's hang
+/// back), and an `exec` load's programs run as the user who runs jitterlab.
+fn exec_cpus_bound() -> std::result::Result<(), &'static str> {
+    if crate::sys::process::effective_user_id() == 0 {
+        return Err(
+            "its programs run as root, who can leave any cpuset by writing the cgroup files, which needs no capability",
+        );
+    }
+    crate::load::contain::cpuset::enforceable()
 }
 
 /// The generator whose programs are the user's, free to change their own affinity.
