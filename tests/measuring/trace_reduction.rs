@@ -1,6 +1,7 @@
 //! The BPF back end's in-kernel reduction (bpf/trace.bpf.c, docs/tracing.md "In-kernel
 //! reduction") on the real kernel: what it keeps of a wakeup must let user space join every
-//! sample with its timer, as the tracefs back end's full trace does.
+//! sample with its timer, as the tracefs back end's full trace does, and split it into parts
+//! that are never negative.
 
 use crate::common;
 
@@ -77,8 +78,9 @@ fn a_wakeup_followed_by_an_already_due_timer_keeps_its_timer_in_the_reduced_trac
         // The defect's mark: an unjoined sample between two joined ones whose next due time
         // came within 10 us of its wakeup (before the fix, 330 of the 392 lone unjoined
         // samples of a 3 s run here; after it, none in three runs). Runs of unjoined samples
-        // are another defect, not understood yet (here they come where ftrace shows no
-        // switch-in of the thread), so they are counted in the message, not judged.
+        // are the kernel's, not jitterlab's: wakeups from CPU 1's idle on this VM, for which
+        // the BPF programs are not run at all (docs/tracing.md, "Raw BPF records"), so they
+        // are counted in the message, not judged.
         let mut marked = Vec::new();
         for (i, w) in samples.windows(3).enumerate() {
             let lone = w[1].irq_latency_ns.is_none()
@@ -94,6 +96,16 @@ fn a_wakeup_followed_by_an_already_due_timer_keeps_its_timer_in_the_reduced_trac
             }
         }
         let th = &trace["threads"][0];
+        // A duration cannot be negative: the switch-to-user of a thread woken while it ran
+        // was taken from a later switch to it (-6.5 ms and -128 ms in two of three 3 s runs
+        // here before the fix; its unit test: split/tests.rs).
+        let switch_to_user_min = th["switch_to_user"]["min_ns"].as_i64().unwrap_or(0);
+        if switch_to_user_min < 0 {
+            return Err(format!(
+                "a negative switch-to-user: {switch_to_user_min} ns ({} samples with one)",
+                th["switch_to_user"]["samples"]
+            ));
+        }
         if !marked.is_empty() {
             return Err(format!(
                 "{} samples without their timer where the next timer was already due ({} unjoined in all, {close} wakeups with the next due time close): {:?}",

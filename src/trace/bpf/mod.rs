@@ -9,6 +9,7 @@
 //! them all.
 
 mod deadline;
+mod raw;
 pub mod record;
 mod refusal;
 
@@ -396,8 +397,16 @@ pub(crate) fn spawn_reader(
     drain_priority: Option<i32>,
 ) -> Result<Reader, String> {
     let cpus = cpus.to_vec();
+    // The diagnostic's file is claimed now, before measuring: a path it cannot write is said
+    // before the run, not after.
+    let raw = raw::RawCapture::from_env()?;
     reader::spawn_thread(drain_priority, move |stop| {
-        read_loop(ring, state, cpus, tx, poll, stop)
+        let mut raw = raw;
+        let read = read_loop(ring, state, cpus, tx, poll, stop, raw.as_mut());
+        match raw.map(raw::RawCapture::write) {
+            Some(Err(e)) if read.is_ok() => Err(e),
+            _ => read,
+        }
     })
 }
 
@@ -408,6 +417,7 @@ fn read_loop(
     tx: Sender<TraceBatch>,
     poll: Duration,
     stop: &AtomicBool,
+    mut raw: Option<&mut raw::RawCapture>,
 ) -> Result<ReaderStats, String> {
     let mut stats = ReaderStats::default();
     let mut decoder = RecordDecoder::default();
@@ -420,7 +430,11 @@ fn read_loop(
             .get(&0, 0)
             .map_err(|e| format!("cannot read the BPF per-CPU state: {}", chain(&e)))?;
         let mut bad = None;
+        let mut records = Vec::new();
         while let Some(item) = ring.next() {
+            if raw.is_some() {
+                records.push(item.to_vec());
+            }
             stats.bytes += (item.len() + 8) as u64;
             if item.len() < HEADER_BYTES {
                 return Err(format!("a BPF trace record of {} bytes", item.len()));
@@ -439,12 +453,24 @@ fn read_loop(
         if let Some(e) = bad {
             return Err(e);
         }
-        for &cpu in &cpus {
-            let pending = cpu_states.get(cpu).map_or(0, |s| s[PENDING_SINCE]);
-            let complete_until_ns = match pending {
-                0 => now_ns,
-                since => now_ns.min(since),
-            };
+        let complete: Vec<(u64, u64, u64)> = cpus
+            .iter()
+            .map(|&cpu| {
+                let pending = cpu_states.get(cpu).map_or(0, |s| s[PENDING_SINCE]);
+                let complete_until_ns = match pending {
+                    0 => now_ns,
+                    since => now_ns.min(since),
+                };
+                (cpu as u64, pending, complete_until_ns)
+            })
+            .collect();
+        if let Some(r) = raw.as_deref_mut() {
+            r.drain(now_ns, &complete);
+            for item in &records {
+                r.record(item);
+            }
+        }
+        for (&cpu, &(_, _, complete_until_ns)) in cpus.iter().zip(&complete) {
             let mut events = per_cpu.remove(&cpu).unwrap_or_default();
             // A program interrupted (by an interrupt's program) between taking its time and
             // reserving its record writes after the interrupt's: order each CPU by time, as

@@ -98,6 +98,8 @@ impl CpuTimeline {
             now,
             waking_ts,
             switch_in_ts,
+            // Woken on another CPU: never from its own context.
+            woken_running: false,
             expired_in,
             expired_on: Some(cpu),
         })
