@@ -426,3 +426,39 @@ fn sigkill_leaves_every_flushed_interval_in_the_log() {
         }
     }
 }
+
+/// Fourth hostile re-run, N18: `--dry-run` counts `--interval-step` in the length it
+/// announces: a 3 s run at 1 ms stepped by 20 ms makes 17 wakeups (1 ms x 17 + 20 ms x
+/// 136 = 2.737 s; an 18th would end at 3.078 s), not 3000; 60 loops last 35.5 s, not 0.1 s.
+#[test]
+fn dry_run_counts_the_interval_step() {
+    let o = jitterlab(&[
+        "run",
+        "--dry-run",
+        "-D",
+        "3s",
+        "-i",
+        "1ms",
+        "--interval-step",
+        "20ms",
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("about 17 wakeups per thread"), "{t}");
+    let o = jitterlab(&[
+        "run",
+        "--dry-run",
+        "-l",
+        "60",
+        "-i",
+        "1ms",
+        "--interval-step",
+        "20ms",
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("60 wakeups per thread, about 35.5s at the interval growing by --interval-step"),
+        "{t}"
+    );
+}

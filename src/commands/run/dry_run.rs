@@ -145,8 +145,15 @@ fn describe_length(t: &mut String, plan: &RunPlan) {
     let length = match plan.length {
         RunLength::Duration(ns) => format!("{} (until stopped early)", format_elapsed(ns)),
         RunLength::Loops(n) => format!(
-            "{n} wakeups per thread, about {} at the interval",
-            format_elapsed(n.saturating_mul(plan.thread_interval_ns(0)))
+            "{n} wakeups per thread, about {} at the interval{}",
+            format_elapsed(plan.thread_expected_ns(0).unwrap_or(u64::MAX)),
+            match plan.interval_step_ns() {
+                0 => String::new(),
+                step => format!(
+                    " growing by --interval-step {} a wakeup",
+                    crate::units::format_ns(step)
+                ),
+            }
         ),
         RunLength::Endless => "until stopped".into(),
     };
@@ -276,7 +283,21 @@ fn describe_output(t: &mut String, plan: &RunPlan) {
 fn wakeups_per_thread(plan: &RunPlan) -> u64 {
     match plan.length {
         RunLength::Loops(n) => n,
-        RunLength::Duration(ns) => ns / plan.thread_interval_ns(0).max(1),
+        // The most wakeups whose stepped intervals fit in the duration (fourth hostile re-run,
+        // N18: 3000 were said for a 3 s run at 1 ms stepped by 20 ms, which makes 17).
+        RunLength::Duration(ns) => {
+            let (interval, step) = (plan.thread_interval_ns(0).max(1), plan.interval_step_ns());
+            let fits = |n: u64| RunLength::Loops(n).expected_ns(interval, step) <= Some(ns);
+            let (mut low, mut high) = (0, ns / interval);
+            while low < high {
+                let mid = low + (high - low).div_ceil(2);
+                match fits(mid) {
+                    true => low = mid,
+                    false => high = mid - 1,
+                }
+            }
+            low
+        }
         RunLength::Endless => 0,
     }
 }
