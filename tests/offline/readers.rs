@@ -5,13 +5,12 @@
 //! FIFO blocking. This test reads every line of every file under `src/` and fails, naming file
 //! and line, when code outside `src/input/` opens a path for reading and the path is neither a
 //! kernel interface named literally (`"/proc/...`, `"/sys/...`) nor in the allow-list below of
-//! paths no user names, each with its reason. What is code and what is test code is decided as
-//! in `writers.rs` (its `code_lines` and `test_module_files`).
+//! paths no user names, each with its reason. What is code and what is test code (left out) is
+//! `scan.rs`'s one rule.
 
-use crate::common::rust_sources;
-use crate::writers::{code_lines, test_module_files};
+use crate::scan::sources;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The reader: the one module that may open user-named paths for reading.
 const READER: &str = "input/";
@@ -95,11 +94,6 @@ const ALLOWED: &[Allowed] = &[
         "a journal in its trusted directory",
     ),
     allow(
-        "journal.rs",
-        "\"/dev/null\"",
-        "a lock placeholder of a journal never written",
-    ),
-    allow(
         "session/cpulock.rs",
         "fs::open_read_at(dir, &name",
         "a CPU lock file in /run/jitterlab",
@@ -109,6 +103,26 @@ const ALLOWED: &[Allowed] = &[
         "load/contain.rs",
         "\"cgroup.procs\"",
         "a load cgroup's member list",
+    ),
+    allow(
+        "load/contain/cpuset.rs",
+        "std::fs::read_to_string(p)",
+        "/proc/self/mountinfo and /proc/self/cgroup, to find the cpuset hierarchy",
+    ),
+    allow(
+        "load/contain/cpuset.rs",
+        "std::fs::read_to_string(&file)",
+        "the own cgroup's cgroup.subtree_control",
+    ),
+    allow(
+        "load/contain/cpuset.rs",
+        "dir.join(&effective)",
+        "a load cpuset's cpuset.effective_* file",
+    ),
+    allow(
+        "load/contain/cpuset.rs",
+        "dir.join(file)",
+        "a load cpuset's cpuset.* file",
     ),
     allow(
         "load/generators/proc.rs",
@@ -264,30 +278,28 @@ const ALLOWED: &[Allowed] = &[
 /// Every `src/<file>:<line>: <text>` under `root` outside the reader that reads a path and is
 /// not allowed, and the allow-list entries that matched nothing.
 fn reads_outside_the_reader(root: &Path, allowed: &[Allowed]) -> (Vec<String>, Vec<String>) {
-    let sources = rust_sources(root);
-    let files: Vec<PathBuf> = sources.iter().map(|(file, _)| file.clone()).collect();
-    let test_only = test_module_files(root, &files);
     let mut hits = Vec::new();
     let mut used = HashSet::new();
-    for (file, rel) in &sources {
-        if rel.starts_with(READER) || test_only.iter().any(|t| file.starts_with(t)) {
+    for source in sources(root) {
+        let rel = source.rel.as_str();
+        if rel.starts_with(READER) {
             continue;
         }
-        let text = std::fs::read_to_string(file).unwrap();
-        for (n, line) in code_lines(&text) {
-            if !READING.iter().any(|r| line.contains(r))
-                || KERNEL_LITERALS.iter().any(|k| line.contains(k))
+        for line in source.production() {
+            let code = &line.code;
+            if !READING.iter().any(|r| code.contains(r))
+                || KERNEL_LITERALS.iter().any(|k| code.contains(k))
             {
                 continue;
             }
             match allowed
                 .iter()
-                .position(|a| a.file == rel && line.contains(a.needle))
+                .position(|a| a.file == rel && code.contains(a.needle))
             {
                 Some(k) => {
                     used.insert(k);
                 }
-                None => hits.push(format!("src/{rel}:{n}: {}", line.trim())),
+                None => hits.push(format!("src/{rel}:{}: {}", line.n, code.trim())),
             }
         }
     }

@@ -100,13 +100,11 @@ pub(super) fn is_result_dir(dir: &Path) -> bool {
 
 fn is_marker(path: &Path) -> bool {
     use std::io::Read;
-    // Never blocking (a FIFO of that name), never through a link.
-    let Ok(file) = crate::sys::fs::open_read_nonblocking(path, false) else {
+    // Through the reader of a result directory's files: never blocking (a FIFO of that name),
+    // never through a link, a regular file or nothing.
+    let Ok(file) = crate::input::open_result_file(path) else {
         return false;
     };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return false;
-    }
     let mut head = Vec::with_capacity(MARKER_HEAD_BYTES);
     if file
         .take(MARKER_HEAD_BYTES as u64)
