@@ -7,6 +7,11 @@
 //! kernel interface named literally (`"/proc/...`, `"/sys/...`) nor in the allow-list below of
 //! paths no user names, each with its reason. What is code and what is test code (left out) is
 //! `scan.rs`'s one rule.
+//!
+//! Above `input`, a result directory's files are read by one reader, `results::loaded` (issue
+//! 41: `compare` and the counters' correlation read counters.log, `export` samples.bin and
+//! run.json, the phases and the correlation latency.hlog, each its own way): the second test
+//! fails on a call of the format's readers anywhere else.
 
 use crate::scan::sources;
 use std::collections::HashSet;
@@ -364,4 +369,128 @@ fn the_scan_finds_a_planted_read_and_leaves_out_kernel_paths_and_tests() {
         ]
     );
     assert_eq!(stale, ["src/load/gone.rs: 'x' (stale)"]);
+}
+
+/// The one reader of a result directory's files for everything above `format`.
+const RESULTS_READER: &str = "results/loaded.rs";
+
+/// The format's readers of a result directory's files (and `input`'s openers of them).
+const RESULT_READS: &[&str] = &[
+    "counters::read(",
+    "SampleLogReader::open(",
+    "read_run_record(",
+    "hlog_scan::scan(",
+    "scan_parallel(",
+    "hlog::read_intervals(",
+    "events::read_events(",
+    "events::scan_events(",
+    "open_result_file(",
+    "read_result_file(",
+    "read_result_bytes(",
+];
+
+/// Where else they may be called, each with why.
+const RESULT_READERS_ALLOWED: &[(&str, &str)] = &[
+    (
+        "format/",
+        "the decoders themselves, called by results::loaded",
+    ),
+    (
+        "results/cells.rs",
+        "results::loaded's time cells (the parallel scan of the log)",
+    ),
+    (
+        "results/dir/mod.rs",
+        "ResultDir::read_run_record, run.json's one parser, called by results::loaded::open",
+    ),
+    (
+        "results/dir/output_checks.rs",
+        "the head of a run.json or sweep.json that marks a result directory (never written into)",
+    ),
+    ("results/sweep.rs", "sweep.json, a sweep directory's record"),
+    (
+        "commands/cyclictest/",
+        "the drop-in's figures from the samples.bin of the run it just measured",
+    ),
+    (
+        "commands/oslat/",
+        "the drop-in's figures from the samples.bin of the run it just measured",
+    ),
+    (
+        "commands/timerlat/",
+        "the drop-in's histograms from the samples.bin of the run it just measured",
+    ),
+];
+
+/// Every `src/<file>:<line>: <code>` under `root` that reads a result directory's file with
+/// the format's readers outside [`RESULTS_READER`] and the allowed places.
+fn result_reads_outside_loaded(root: &Path, allowed: &[(&str, &str)]) -> Vec<String> {
+    let mut hits = Vec::new();
+    for source in sources(root) {
+        let rel = source.rel.as_str();
+        if rel == RESULTS_READER
+            || rel.starts_with(READER)
+            || allowed.iter().any(|(a, _)| rel.starts_with(a))
+        {
+            continue;
+        }
+        for line in source.production() {
+            if RESULT_READS.iter().any(|r| line.code.contains(r)) {
+                hits.push(format!("src/{rel}:{}: {}", line.n, line.code.trim()));
+            }
+        }
+    }
+    hits
+}
+
+#[test]
+fn result_directories_are_read_through_results_loaded() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let hits = result_reads_outside_loaded(&src, RESULT_READERS_ALLOWED);
+    assert!(
+        hits.is_empty(),
+        "a result directory's file is read outside src/{RESULTS_READER} ({} lines); read it through crate::results::loaded (open, load, scan_events, scan_intervals, counters, sample_log), or add the place to RESULT_READERS_ALLOWED in tests/offline/readers.rs with the reason:\n{}",
+        hits.len(),
+        hits.join("\n")
+    );
+    for (place, _) in RESULT_READERS_ALLOWED {
+        assert!(
+            src.join(place).exists(),
+            "RESULT_READERS_ALLOWED names src/{place}, which is not there"
+        );
+    }
+}
+
+#[test]
+fn the_scan_finds_a_planted_bypass_of_results_loaded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write(
+        "results/loaded.rs",
+        "let c = crate::format::counters::read(&p)?;\n",
+    );
+    write(
+        "format/counters/mod.rs",
+        "crate::input::open_result_file(p)\n",
+    );
+    write(
+        "report/compare_view.rs",
+        "// counters::read( in a comment\nlet c = crate::format::counters::read(&path).ok();\n#[cfg(test)]\nmod tests { fn t() { SampleLogReader::open(&p); } }\n",
+    );
+    write(
+        "commands/monitor.rs",
+        "let r = session.dir().read_run_record().ok();\n",
+    );
+    assert_eq!(
+        result_reads_outside_loaded(root, &[("format/", "the decoders")]),
+        [
+            "src/commands/monitor.rs:1: let r = session.dir().read_run_record().ok();",
+            "src/report/compare_view.rs:2: let c = crate::format::counters::read(&path).ok();",
+        ]
+    );
 }
