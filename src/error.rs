@@ -20,7 +20,30 @@ pub enum ExitCode {
     Run = 4,
 }
 
+/// 130: a second SIGINT or SIGTERM while stopping ends the process at once (`_exit`), or once
+/// the programs it ended are recorded, with the status a shell gives a program ended by SIGINT
+/// (128 + 2); docs/user-guide.md.
+pub(crate) const STOPPED_AT_ONCE: i32 = 130;
+
 impl ExitCode {
+    /// The code a process exits with.
+    pub fn status(self) -> i32 {
+        self as i32
+    }
+
+    /// The exit code `status` stands for, if any (0 and other numbers stand for none): a load
+    /// worker's failure, read back from its report pipe.
+    pub(crate) fn of_status(status: i32) -> Option<ExitCode> {
+        [
+            ExitCode::CheckFailed,
+            ExitCode::Usage,
+            ExitCode::System,
+            ExitCode::Run,
+        ]
+        .into_iter()
+        .find(|c| c.status() == status)
+    }
+
     /// The exit code of an I/O error on something the user asked for (a path, a device, a
     /// kernel interface): a permission the system refuses (EACCES, EPERM) is exit 3, whatever
     /// the caller's default, because the fix is a privilege, not other input; any other error
@@ -133,6 +156,23 @@ impl<T, E: fmt::Display> OrFailure<T> for std::result::Result<T, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The codes of docs/architecture.md, and back.
+    #[test]
+    fn each_exit_code_is_its_documented_status_and_back() {
+        let table = [
+            (ExitCode::CheckFailed, 1),
+            (ExitCode::Usage, 2),
+            (ExitCode::System, 3),
+            (ExitCode::Run, 4),
+        ];
+        for (code, status) in table {
+            assert_eq!(code.status(), status);
+            assert_eq!(ExitCode::of_status(status), Some(code));
+        }
+        assert_eq!(ExitCode::of_status(0), None);
+        assert_eq!(ExitCode::of_status(STOPPED_AT_ONCE), None);
+    }
 
     /// Ground truth: the errno values the kernel returns for "not allowed" are exit 3 whatever
     /// the caller's default; "no such file", "exists", "read-only" and "too long" keep it.

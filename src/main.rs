@@ -3,7 +3,7 @@
 use clap::Parser;
 use jitterlab::cli::Cli;
 use jitterlab::commands;
-use jitterlab::error::{Failure, escape_controls};
+use jitterlab::error::{ExitCode, Failure, escape_controls};
 
 fn main() {
     // Called through a link named `cyclictest` or `oslat`: the arguments are that tool's.
@@ -19,7 +19,7 @@ fn main() {
         Err(Failure { code, message }) => {
             // Messages quote input (file contents, names, option values): escaped here, once.
             eprintln!("jitterlab: {}", escape_controls(&message));
-            code as i32
+            code.status()
         }
     };
     std::process::exit(code);
@@ -39,7 +39,7 @@ fn parse_command_line() -> Cli {
             .collect();
         if let Some(hint) = jitterlab::cli::habits::hint(&words) {
             eprintln!("jitterlab {}", escape_controls(&hint));
-            std::process::exit(2);
+            std::process::exit(ExitCode::Usage.status());
         }
         let escaped: Vec<String> = args
             .iter()

@@ -72,7 +72,7 @@ pub fn dispatch(command: Command) -> Result<i32> {
         eprintln!(
             "jitterlab: a second SIGINT/SIGTERM: exiting (130) after recording the outcomes of the programs it ended"
         );
-        return Ok(130);
+        return Ok(crate::error::STOPPED_AT_ONCE);
     }
     result
 }

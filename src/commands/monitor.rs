@@ -143,11 +143,9 @@ fn dry_run(plan: &MonitorPlan) -> Result<String> {
 
 /// The labels of `jitterlab_info`, from the run.json the session wrote at its start.
 fn identity(session: &Session) -> Identity {
-    let facts = session
-        .dir()
-        .read_run_record()
+    let facts = crate::results::loaded::open(&session.dir().path)
         .ok()
-        .map(|r| SystemFacts::of(&r));
+        .map(|r| SystemFacts::of(&r.record));
     let (kernel, preemption, host) = facts.map_or_else(
         || ("unknown".into(), "unknown".into(), "unknown".into()),
         |f| (f.kernel_release, f.preemption, f.host),

@@ -5,7 +5,8 @@
 //! file after at most `max_bytes + 1` bytes instead of growing without bound, and a BOM written
 //! by an editor never changes how a file is parsed.
 //! The caps are documented in docs/user-guide.md ("Input limits"), a table of every file and
-//! request a command reads with its limits, checked against the constants by `limits_doc_tests`.
+//! request a command reads with its limits, checked against the constants by
+//! `spec_quotes_the_code` (a test of the whole crate).
 //! events.jsonl, which can be gigabytes, is not read whole: `format::events::scan_events` opens
 //! it here ([`open`]) and streams it a line at a time, with the same checks.
 
@@ -16,7 +17,7 @@ pub(crate) const RESULT_RECORD_MAX_BYTES: u64 = 1 << 30;
 /// is streamed a line at a time (`format::events::scan_events`): the cap bounds the time.
 pub(crate) const EVENTS_MAX_BYTES: u64 = 4 << 30;
 
-mod json_values;
+pub(crate) mod json_values;
 pub(crate) use json_values::check_counts;
 
 use std::fmt;
@@ -234,9 +235,6 @@ pub(crate) fn format_bytes(n: u64) -> String {
     }
     format!("{n} bytes")
 }
-
-#[cfg(test)]
-mod limits_doc_tests;
 
 #[cfg(test)]
 mod tests {

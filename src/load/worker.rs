@@ -16,6 +16,7 @@ use super::generator::GeneratorSpec;
 use super::protocol::{REPORT_FD, WorkerMessage};
 use super::worker_kit::{Ctx, set_affinity};
 use crate::cpulist::parse_cpu_list;
+use crate::error::ExitCode;
 use crate::measure::clock::monotonic_ns;
 use crate::measure::sched::Policy;
 use std::fs::File;
@@ -53,30 +54,36 @@ impl Reporter {
         let Failure { message, code } = failure;
         self.send(&WorkerMessage::Failed {
             message: message.clone(),
-            code,
+            code: code as u8,
         });
         // Also in the load's log; that log may be on a full disk, and the message has gone
         // through the report pipe already: a failed write is no reason to panic.
         let _ = writeln!(std::io::stderr(), "jitterlab load worker: {message}");
-        code as i32
+        code.status()
     }
 }
 
-/// Why the worker ends early, with the exit code that says so (the codes of `src/error.rs`).
+/// Why the worker ends early, with the exit code that says so (`src/error.rs`).
 struct Failure {
     message: String,
-    code: u8,
+    code: ExitCode,
 }
 
 impl Failure {
-    /// Exit code 4: a failure during the run.
+    /// A failure during the run.
     fn during_run(message: String) -> Self {
-        Failure { message, code: 4 }
+        Failure {
+            message,
+            code: ExitCode::Run,
+        }
     }
 
-    /// Exit code 3: the system refused what the load asks for (its CPUs, its policy).
+    /// The system refused what the load asks for (its CPUs, its policy).
     fn refused_by_system(message: String) -> Self {
-        Failure { message, code: 3 }
+        Failure {
+            message,
+            code: ExitCode::System,
+        }
     }
 }
 

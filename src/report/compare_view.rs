@@ -42,12 +42,7 @@ pub struct RunCounters {
 
 /// The counters of each run after the first against the first's, where both have counters.log.
 fn compare_counters(runs: &[LoadedRun]) -> Vec<RunCounters> {
-    let read = |r: &LoadedRun| {
-        let path = r.path.join(crate::format::counters::FILE_NAME);
-        path.is_file()
-            .then(|| crate::format::counters::read(&path).ok())
-            .flatten()
-    };
+    let read = |r: &LoadedRun| crate::results::loaded::counters(&r.path).ok().flatten();
     let Some(first) = runs.first().and_then(read) else {
         return Vec::new();
     };

@@ -185,6 +185,47 @@ pub fn read_events(path: &Path) -> Result<Vec<Event>, String> {
     Ok(out)
 }
 
+/// The counters of the result directory at `path` (counters.log), or None when the run has
+/// none (made with --no-counters, segmented, imported).
+pub(crate) fn counters(
+    path: &Path,
+) -> Result<Option<crate::format::counters::CountersFile>, String> {
+    let file = path.join(crate::format::counters::FILE_NAME);
+    if !file.is_file() {
+        return Ok(None);
+    }
+    crate::format::counters::read(&file).map(Some)
+}
+
+/// Every interval of the interval log of the result directory at `path` (latency.hlog, or its
+/// segments in order: [`hlog_files`]), streamed to `each` one at a time: for the readers that
+/// fold intervals their own way (a run's phases, the counters' correlation).
+pub(crate) fn scan_intervals(
+    path: &Path,
+    mut each: impl FnMut(&hlog_scan::SparseInterval),
+) -> Result<(), String> {
+    for file in hlog_files(path)? {
+        hlog_scan::scan(&file, &mut each, |_, _| {})
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    }
+    Ok(())
+}
+
+/// The sample log (samples.bin) of the result directory at `path`, read record by record (a
+/// day of samples does not fit in memory): for the exporters and the drop-ins' figures. None
+/// when the run kept no samples.
+pub(crate) fn sample_log(
+    path: &Path,
+) -> Result<Option<crate::format::samplelog::SampleLogReader>, String> {
+    let file = path.join(crate::format::samplelog::FILE_NAME);
+    if !file.exists() {
+        return Ok(None);
+    }
+    crate::format::samplelog::SampleLogReader::open(&file)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
 /// The files of `path` whose names `parse` gives an index, in index order.
 fn indexed_files(path: &Path, parse: fn(&str) -> Option<u64>) -> Result<Vec<PathBuf>, String> {
     let entries =

@@ -237,16 +237,8 @@ pub fn record(outcome: &Outcome, record: &mut RunRecord, dir: &ResultDir) -> Opt
         // From latency.hlog, or from every segment of a segmented log in order (their
         // timestamps share the run's start).
         let mut stats = PhaseStats::new(outcome, &record.plan.cpus, record.start_monotonic_ns);
-        let scanned = crate::results::loaded::hlog_files(&dir.path).and_then(|files| {
-            files.iter().try_for_each(|file| {
-                hlog_scan::scan(
-                    file,
-                    |i| stats.add(i.tag, i.start_s, i.length_s, i.counts),
-                    |_, _| {},
-                )
-                .map(drop)
-                .map_err(|e| format!("{}: {e}", file.display()))
-            })
+        let scanned = crate::results::loaded::scan_intervals(&dir.path, |i| {
+            stats.add(i.tag, i.start_s, i.length_s, i.counts)
         });
         if let Err(e) = scanned {
             record

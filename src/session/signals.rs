@@ -84,7 +84,7 @@ fn install_blocked() -> Result<Arc<AtomicBool>> {
                     Ok(_) => flag.store(true, Ordering::SeqCst),
                     Err(first) if now.saturating_sub(first) > SAME_REQUEST_NS => {
                         if HOLDS.load(Ordering::SeqCst) == 0 {
-                            signal_hook::low_level::exit(130)
+                            signal_hook::low_level::exit(crate::error::STOPPED_AT_ONCE)
                         }
                         // Deferred: the actions registered after this one (the holder's
                         // SignalWatch) see it and cut the waits short.
@@ -96,7 +96,7 @@ fn install_blocked() -> Result<Arc<AtomicBool>> {
                         ) {
                             Ok(_) => {}
                             Err(second) if now.saturating_sub(second) > SAME_REQUEST_NS => {
-                                signal_hook::low_level::exit(130)
+                                signal_hook::low_level::exit(crate::error::STOPPED_AT_ONCE)
                             }
                             Err(_) => {}
                         }

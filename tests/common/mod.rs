@@ -364,38 +364,6 @@ pub fn write_known_run(
     record
 }
 
-/// Every `.rs` file under `dir`, recursively (the source-reading tests: layers, sys boundary).
-pub fn collect_rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            collect_rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
-/// Every `.rs` file under `root` in path order, with its path relative to `root` as text
-/// (`session/signals.rs`): what the source guards (writers, kernel state, signals) walk.
-pub fn rust_sources(root: &Path) -> Vec<(PathBuf, String)> {
-    let mut files = Vec::new();
-    collect_rust_files(root, &mut files);
-    files.sort();
-    files
-        .into_iter()
-        .map(|file| {
-            let rel = file
-                .strip_prefix(root)
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .to_string();
-            (file, rel)
-        })
-        .collect()
-}
-
 /// The headless Chromium to run (`chromium` or `chromium-browser`), or None when neither is
 /// installed: then `test` is skipped with a printed reason, unless JITTERLAB_REQUIRE_RT=1
 /// demands it (.ci/run installs it).
@@ -415,42 +383,6 @@ pub fn chromium(test: &str) -> Option<&'static str> {
         eprintln!("SKIPPED {test}: chromium is not installed (apt-get install chromium)");
     }
     found
-}
-
-/// The lines of `text` (numbered from 1) outside `#[cfg(test)]` modules: from the attribute
-/// to the brace that closes the module opened after it.
-pub fn without_test_modules(text: &str) -> Vec<(usize, &str)> {
-    let mut kept = Vec::new();
-    let mut skipping = false;
-    let mut depth: i64 = 0;
-    let mut opened = false;
-    for (i, line) in text.lines().enumerate() {
-        if !skipping && line.trim() == "#[cfg(test)]" {
-            skipping = true;
-            depth = 0;
-            opened = false;
-            continue;
-        }
-        if skipping {
-            for c in line.chars() {
-                match c {
-                    '{' => {
-                        depth += 1;
-                        opened = true;
-                    }
-                    '}' => depth -= 1,
-                    _ => {}
-                }
-            }
-            // A `#[cfg(test)]` on one item without a body (`use ...;`) ends at its `;`.
-            if (opened && depth <= 0) || (!opened && line.trim_end().ends_with(';')) {
-                skipping = false;
-            }
-            continue;
-        }
-        kept.push((i + 1, line));
-    }
-    kept
 }
 
 /// Runs jitterlab with `args`, its output to files in `dir`; returns its exit code, its peak

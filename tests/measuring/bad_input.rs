@@ -336,7 +336,10 @@ fn endless_or_huge_input_files_exit_2_naming_the_cap() {
     exits(
         &["import", "/dev/zero", "--out", out.to_str().unwrap()],
         2,
-        &["/dev/zero: it is a device, not a regular file", "docs/import.md"],
+        &[
+            "/dev/zero: it is a device, not a regular file",
+            "docs/import.md",
+        ],
     );
     assert!(!out.exists());
     // The shell's pipe of an endless command: read up to the cap, then refused.

@@ -5,7 +5,7 @@
 //! kernel's state without journaling it, or names `/run/jitterlab` outside the two files that
 //! own it.
 
-use crate::common::rust_sources;
+use crate::scan::sources;
 use std::path::Path;
 
 /// Files that may name `"/run/jitterlab...` in code: the CPU locks (the shared directory) and
@@ -55,24 +55,17 @@ const WRITES: &[&str] = &[
     "make_dir",
 ];
 
-/// The code of a file: its lines that are not comments, up to its `#[cfg(test)]` part.
-fn code_of(text: &str) -> String {
-    let text = text.split("#[cfg(test)]").next().unwrap_or("");
-    text.lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// The breaches under `root` (a `src/` tree), one line each.
 fn breaches(root: &Path) -> Vec<String> {
     let mut found = Vec::new();
-    for (file, rel) in rust_sources(root) {
-        if rel.starts_with("sys/") || rel.ends_with("tests.rs") {
+    for source in sources(root) {
+        let rel = source.rel.as_str();
+        if rel.starts_with("sys/") {
             continue;
         }
-        let code = code_of(&std::fs::read_to_string(&file).unwrap());
-        if code.contains("\"/run/jitterlab") && !RUN_DIR_OWNERS.contains(&rel.as_str()) {
+        // Its production code (`scan.rs`): comments and test code left out.
+        let code = source.production_text();
+        if code.contains("\"/run/jitterlab") && !RUN_DIR_OWNERS.contains(&rel) {
             found.push(format!(
                 "src/{rel}: names /run/jitterlab: use cpulock::LOCK_DIR for the locks, journal::TrustedDir for anything read back later"
             ));

@@ -5,12 +5,12 @@
 //! sideways.
 //!
 //! What counts is code: a `crate::module` path or a `use crate::{module, ..}` outside comments
-//! and outside unit tests (files named `tests.rs` or `*_tests.rs`, folders named `tests`, and
-//! everything after a file's `#[cfg(test)]`), which may reach anywhere. The crate root's
-//! files (`lib.rs`, `main.rs`) and `spec_quotes_the_code.rs`, a test of the whole crate, are
-//! not in a layer.
+//! (`scan.rs` decides what is code), in every line of every file, unit tests included: a test
+//! that imports from above its module ties the module to what is above it as much as its
+//! code does. The crate root's files and the tests of the whole crate are in no layer
+//! ([`OUTSIDE`]).
 
-use crate::common::collect_rust_files;
+use crate::scan::{Source, sources};
 use std::path::Path;
 
 /// The layers, bottom first. A module may import the modules of every layer below its own and
@@ -53,8 +53,18 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("commands", &["commands"]),
 ];
 
-/// Files outside every layer: the crate root and a test of the whole crate.
-const OUTSIDE: &[&str] = &["lib.rs", "main.rs", "spec_quotes_the_code.rs"];
+/// Files outside every layer, each with why.
+const OUTSIDE: &[(&str, &str)] = &[
+    ("lib.rs", "the crate root: declares every module"),
+    (
+        "main.rs",
+        "the binary: parses, dispatches to commands, exits",
+    ),
+    (
+        "spec_quotes_the_code.rs",
+        "a unit test of the whole crate: the documents (result-format.md, the user guide's Input limits) state the constants of every layer as the code has them",
+    ),
+];
 
 fn layer_of(module: &str) -> Option<usize> {
     LAYERS.iter().position(|(_, mods)| mods.contains(&module))
@@ -68,19 +78,13 @@ struct Breach {
     to: String,
 }
 
-/// The top-level modules named by `crate::` paths in the code of `text` (a file of module
-/// `from`), with their 1-based line numbers: comments and the unit tests at the end left out.
-fn imports(text: &str) -> Vec<(usize, String)> {
+/// The top-level modules named by `crate::` paths in the code of `source` (test code
+/// included), with their 1-based line numbers.
+fn imports(source: &Source) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let mut in_group = false;
-    for (n, line) in text.lines().enumerate() {
-        let code = line.trim_start();
-        if code.starts_with("#[cfg(test)]") {
-            break;
-        }
-        if code.starts_with("//") {
-            continue;
-        }
+    for line in source.code() {
+        let (n, code) = (line.n, line.code.trim_start());
         // `use crate::{a, b::c, ..};` may span lines: every first segment inside the braces.
         let mut rest = code;
         if let Some(at) = rest.find("use crate::{") {
@@ -90,7 +94,7 @@ fn imports(text: &str) -> Vec<(usize, String)> {
         if in_group {
             let end = rest.find("};");
             let inside = &rest[..end.unwrap_or(rest.len())];
-            out.extend(group_heads(inside).into_iter().map(|m| (n + 1, m)));
+            out.extend(group_heads(inside).into_iter().map(|m| (n, m)));
             if end.is_some() {
                 in_group = false;
             }
@@ -103,7 +107,7 @@ fn imports(text: &str) -> Vec<(usize, String)> {
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                 .collect();
             if before_ok && !name.is_empty() {
-                out.push((n + 1, name));
+                out.push((n, name));
             }
         }
     }
@@ -144,16 +148,13 @@ fn is_ident(b: u8) -> bool {
 
 /// Every breach of the layers in the `src/` tree at `root`.
 fn breaches(root: &Path) -> Vec<Breach> {
-    let mut files = Vec::new();
-    collect_rust_files(root, &mut files);
     let mut out = Vec::new();
-    for file in files {
-        let rel = file.strip_prefix(root).unwrap();
-        let rel_text = rel.to_str().unwrap().to_string();
-        if OUTSIDE.contains(&rel_text.as_str()) || is_unit_test_file(rel) {
+    for source in sources(root) {
+        let rel_text = source.rel.clone();
+        if OUTSIDE.iter().any(|(f, _)| *f == rel_text) {
             continue;
         }
-        let top = top_module(rel);
+        let top = top_module(Path::new(&rel_text));
         let Some(own) = layer_of(&top) else {
             out.push(Breach {
                 at: format!("src/{rel_text}"),
@@ -162,8 +163,7 @@ fn breaches(root: &Path) -> Vec<Breach> {
             });
             continue;
         };
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (line, to) in imports(&text) {
+        for (line, to) in imports(&source) {
             if to == top {
                 continue;
             }
@@ -201,15 +201,6 @@ fn top_module(rel: &Path) -> String {
     first.strip_suffix(".rs").unwrap_or(first).to_string()
 }
 
-fn is_unit_test_file(rel: &Path) -> bool {
-    let name = rel.file_name().unwrap().to_str().unwrap();
-    name == "tests.rs"
-        || name.ends_with("_tests.rs")
-        || rel
-            .parent()
-            .is_some_and(|p| p.components().any(|c| c.as_os_str() == "tests"))
-}
-
 #[test]
 fn every_import_goes_down_the_layers() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -226,9 +217,9 @@ fn every_import_goes_down_the_layers() {
 }
 
 /// The checker itself, on a tree made here: an import upward, one sideways, a grouped import,
-/// and the places it must not look (comments, unit tests).
+/// imports in unit tests (inline and a file), and comments, which are not imports.
 #[test]
-fn the_checker_names_imports_up_and_sideways_and_skips_comments_and_tests() {
+fn the_checker_names_imports_up_and_sideways_in_code_and_tests_but_not_comments() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path();
     let write = |rel: &str, text: &str| {
@@ -260,6 +251,8 @@ fn the_checker_names_imports_up_and_sideways_and_skips_comments_and_tests() {
         vec![
             ("src/analysis/mod.rs:1", "load (layer load)"),
             ("src/format/mod.rs:5", "recorder (layer recorder)"),
+            ("src/recorder/mod.rs:3", "commands (layer commands)"),
+            ("src/recorder/tests.rs:1", "commands (layer commands)"),
         ],
         "{found:#?}"
     );

@@ -5,13 +5,17 @@
 //! FIFO blocking. This test reads every line of every file under `src/` and fails, naming file
 //! and line, when code outside `src/input/` opens a path for reading and the path is neither a
 //! kernel interface named literally (`"/proc/...`, `"/sys/...`) nor in the allow-list below of
-//! paths no user names, each with its reason. What is code and what is test code is decided as
-//! in `writers.rs` (its `code_lines` and `test_module_files`).
+//! paths no user names, each with its reason. What is code and what is test code (left out) is
+//! `scan.rs`'s one rule.
+//!
+//! Above `input`, a result directory's files are read by one reader, `results::loaded` (issue
+//! 41: `compare` and the counters' correlation read counters.log, `export` samples.bin and
+//! run.json, the phases and the correlation latency.hlog, each its own way): the second test
+//! fails on a call of the format's readers anywhere else.
 
-use crate::common::rust_sources;
-use crate::writers::{code_lines, test_module_files};
+use crate::scan::sources;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The reader: the one module that may open user-named paths for reading.
 const READER: &str = "input/";
@@ -95,11 +99,6 @@ const ALLOWED: &[Allowed] = &[
         "a journal in its trusted directory",
     ),
     allow(
-        "journal.rs",
-        "\"/dev/null\"",
-        "a lock placeholder of a journal never written",
-    ),
-    allow(
         "session/cpulock.rs",
         "fs::open_read_at(dir, &name",
         "a CPU lock file in /run/jitterlab",
@@ -109,6 +108,26 @@ const ALLOWED: &[Allowed] = &[
         "load/contain.rs",
         "\"cgroup.procs\"",
         "a load cgroup's member list",
+    ),
+    allow(
+        "load/contain/cpuset.rs",
+        "std::fs::read_to_string(p)",
+        "/proc/self/mountinfo and /proc/self/cgroup, to find the cpuset hierarchy",
+    ),
+    allow(
+        "load/contain/cpuset.rs",
+        "std::fs::read_to_string(&file)",
+        "the own cgroup's cgroup.subtree_control",
+    ),
+    allow(
+        "load/contain/cpuset.rs",
+        "dir.join(&effective)",
+        "a load cpuset's cpuset.effective_* file",
+    ),
+    allow(
+        "load/contain/cpuset.rs",
+        "dir.join(file)",
+        "a load cpuset's cpuset.* file",
     ),
     allow(
         "load/generators/proc.rs",
@@ -264,30 +283,28 @@ const ALLOWED: &[Allowed] = &[
 /// Every `src/<file>:<line>: <text>` under `root` outside the reader that reads a path and is
 /// not allowed, and the allow-list entries that matched nothing.
 fn reads_outside_the_reader(root: &Path, allowed: &[Allowed]) -> (Vec<String>, Vec<String>) {
-    let sources = rust_sources(root);
-    let files: Vec<PathBuf> = sources.iter().map(|(file, _)| file.clone()).collect();
-    let test_only = test_module_files(root, &files);
     let mut hits = Vec::new();
     let mut used = HashSet::new();
-    for (file, rel) in &sources {
-        if rel.starts_with(READER) || test_only.iter().any(|t| file.starts_with(t)) {
+    for source in sources(root) {
+        let rel = source.rel.as_str();
+        if rel.starts_with(READER) {
             continue;
         }
-        let text = std::fs::read_to_string(file).unwrap();
-        for (n, line) in code_lines(&text) {
-            if !READING.iter().any(|r| line.contains(r))
-                || KERNEL_LITERALS.iter().any(|k| line.contains(k))
+        for line in source.production() {
+            let code = &line.code;
+            if !READING.iter().any(|r| code.contains(r))
+                || KERNEL_LITERALS.iter().any(|k| code.contains(k))
             {
                 continue;
             }
             match allowed
                 .iter()
-                .position(|a| a.file == rel && line.contains(a.needle))
+                .position(|a| a.file == rel && code.contains(a.needle))
             {
                 Some(k) => {
                     used.insert(k);
                 }
-                None => hits.push(format!("src/{rel}:{n}: {}", line.trim())),
+                None => hits.push(format!("src/{rel}:{}: {}", line.n, code.trim())),
             }
         }
     }
@@ -352,4 +369,128 @@ fn the_scan_finds_a_planted_read_and_leaves_out_kernel_paths_and_tests() {
         ]
     );
     assert_eq!(stale, ["src/load/gone.rs: 'x' (stale)"]);
+}
+
+/// The one reader of a result directory's files for everything above `format`.
+const RESULTS_READER: &str = "results/loaded.rs";
+
+/// The format's readers of a result directory's files (and `input`'s openers of them).
+const RESULT_READS: &[&str] = &[
+    "counters::read(",
+    "SampleLogReader::open(",
+    "read_run_record(",
+    "hlog_scan::scan(",
+    "scan_parallel(",
+    "hlog::read_intervals(",
+    "events::read_events(",
+    "events::scan_events(",
+    "open_result_file(",
+    "read_result_file(",
+    "read_result_bytes(",
+];
+
+/// Where else they may be called, each with why.
+const RESULT_READERS_ALLOWED: &[(&str, &str)] = &[
+    (
+        "format/",
+        "the decoders themselves, called by results::loaded",
+    ),
+    (
+        "results/cells.rs",
+        "results::loaded's time cells (the parallel scan of the log)",
+    ),
+    (
+        "results/dir/mod.rs",
+        "ResultDir::read_run_record, run.json's one parser, called by results::loaded::open",
+    ),
+    (
+        "results/dir/output_checks.rs",
+        "the head of a run.json or sweep.json that marks a result directory (never written into)",
+    ),
+    ("results/sweep.rs", "sweep.json, a sweep directory's record"),
+    (
+        "commands/cyclictest/",
+        "the drop-in's figures from the samples.bin of the run it just measured",
+    ),
+    (
+        "commands/oslat/",
+        "the drop-in's figures from the samples.bin of the run it just measured",
+    ),
+    (
+        "commands/timerlat/",
+        "the drop-in's histograms from the samples.bin of the run it just measured",
+    ),
+];
+
+/// Every `src/<file>:<line>: <code>` under `root` that reads a result directory's file with
+/// the format's readers outside [`RESULTS_READER`] and the allowed places.
+fn result_reads_outside_loaded(root: &Path, allowed: &[(&str, &str)]) -> Vec<String> {
+    let mut hits = Vec::new();
+    for source in sources(root) {
+        let rel = source.rel.as_str();
+        if rel == RESULTS_READER
+            || rel.starts_with(READER)
+            || allowed.iter().any(|(a, _)| rel.starts_with(a))
+        {
+            continue;
+        }
+        for line in source.production() {
+            if RESULT_READS.iter().any(|r| line.code.contains(r)) {
+                hits.push(format!("src/{rel}:{}: {}", line.n, line.code.trim()));
+            }
+        }
+    }
+    hits
+}
+
+#[test]
+fn result_directories_are_read_through_results_loaded() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let hits = result_reads_outside_loaded(&src, RESULT_READERS_ALLOWED);
+    assert!(
+        hits.is_empty(),
+        "a result directory's file is read outside src/{RESULTS_READER} ({} lines); read it through crate::results::loaded (open, load, scan_events, scan_intervals, counters, sample_log), or add the place to RESULT_READERS_ALLOWED in tests/offline/readers.rs with the reason:\n{}",
+        hits.len(),
+        hits.join("\n")
+    );
+    for (place, _) in RESULT_READERS_ALLOWED {
+        assert!(
+            src.join(place).exists(),
+            "RESULT_READERS_ALLOWED names src/{place}, which is not there"
+        );
+    }
+}
+
+#[test]
+fn the_scan_finds_a_planted_bypass_of_results_loaded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write(
+        "results/loaded.rs",
+        "let c = crate::format::counters::read(&p)?;\n",
+    );
+    write(
+        "format/counters/mod.rs",
+        "crate::input::open_result_file(p)\n",
+    );
+    write(
+        "report/compare_view.rs",
+        "// counters::read( in a comment\nlet c = crate::format::counters::read(&path).ok();\n#[cfg(test)]\nmod tests { fn t() { SampleLogReader::open(&p); } }\n",
+    );
+    write(
+        "commands/monitor.rs",
+        "let r = session.dir().read_run_record().ok();\n",
+    );
+    assert_eq!(
+        result_reads_outside_loaded(root, &[("format/", "the decoders")]),
+        [
+            "src/commands/monitor.rs:1: let r = session.dir().read_run_record().ok();",
+            "src/report/compare_view.rs:2: let c = crate::format::counters::read(&path).ok();",
+        ]
+    );
 }

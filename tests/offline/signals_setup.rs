@@ -8,7 +8,8 @@
 //! for the measuring commands.
 
 use crate::common::signals::with_sigint_pending;
-use crate::common::{rust_sources, text};
+use crate::common::text;
+use crate::scan::sources;
 use std::path::Path;
 use std::time::Duration;
 
@@ -28,12 +29,13 @@ const ALLOWED: &[(&str, &str)] = &[
 /// handler through signal-hook.
 fn handler_registrations(root: &Path) -> Vec<String> {
     let mut found = Vec::new();
-    for (file, rel) in rust_sources(root) {
-        if ALLOWED.iter().any(|(f, _)| *f == rel) {
+    for source in sources(root) {
+        let rel = &source.rel;
+        if ALLOWED.iter().any(|(f, _)| f == rel) {
             continue;
         }
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (n, line) in text.lines().enumerate() {
+        // Every line as written, comments and tests included.
+        for (n, line) in source.text.lines().enumerate() {
             let registers = [
                 "::register",
                 "register_conditional",

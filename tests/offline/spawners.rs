@@ -3,13 +3,13 @@
 //! them; the loads by their supervisor and its containment. This test fails when code anywhere
 //! else under `src/` starts a process: `Command::new`, a `CommandExt`/`process::Command`
 //! import, `fork`, `vfork`, `posix_spawn`, `exec*`, `clone(`, or `fork_child(` (the sys
-//! wrapper). Test code (`#[cfg(test)]` modules, `tests.rs` files) is not scanned: a test may
-//! start what it likes and must clean it up itself.
+//! wrapper). Test code (`scan.rs`: what `#[cfg(test)]` puts under it, and the files of modules
+//! so declared) is not scanned: a test may start what it likes and must clean it up itself.
 //!
 //! To start a process for the user, go through `session::children::Children`. Add a file to
 //! [`ALLOWED`] only with the reason it cannot.
 
-use crate::common::{collect_rust_files, without_test_modules};
+use crate::scan::sources;
 use std::path::Path;
 
 /// The files that may start processes, relative to `src/`, each with its reason.
@@ -66,21 +66,15 @@ const SPAWNS: &[&str] = &[
 /// Every `file:line: text` under `root` (a `src/` tree), outside [`ALLOWED`] and outside test
 /// code, that starts a process.
 fn spawns_outside_owners(root: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    collect_rust_files(root, &mut files);
-    files.sort();
     let mut found = Vec::new();
-    for file in files {
-        let rel = file.strip_prefix(root).unwrap();
-        let name = rel.to_str().unwrap();
-        if ALLOWED.iter().any(|(a, _)| *a == name) || rel.ends_with("tests.rs") {
+    for source in sources(root) {
+        let name = source.rel.as_str();
+        if ALLOWED.iter().any(|(a, _)| *a == name) {
             continue;
         }
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (n, line) in without_test_modules(&text) {
-            let code = line.split("//").next().unwrap_or("");
-            if SPAWNS.iter().any(|s| code.contains(s)) {
-                found.push(format!("src/{name}:{n}: {}", line.trim()));
+        for line in source.production() {
+            if SPAWNS.iter().any(|s| line.code.contains(s)) {
+                found.push(format!("src/{name}:{}: {}", line.n, line.code.trim()));
             }
         }
     }
@@ -128,6 +122,12 @@ fn the_scan_finds_a_planted_spawn_and_passes_owners_and_tests() {
     )
     .unwrap();
     std::fs::write(root.join("report/deep/tests.rs"), "Command::new(\"x\");\n").unwrap();
+    // A test module's file, declared so (an undeclared `tests.rs` is production code).
+    std::fs::write(
+        root.join("report/deep/mod.rs"),
+        "#[cfg(test)]\nmod tests;\n",
+    )
+    .unwrap();
     assert_eq!(
         spawns_outside_owners(root),
         [

@@ -4,38 +4,60 @@
 //! naming stdout. This test fails on a `print!` or `println!` anywhere else under `src/`
 //! outside test code; and it runs the commands with stdout on /dev/full.
 
-use crate::common::{collect_rust_files, without_test_modules};
+use crate::scan::{sources, src};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-#[test]
-fn standard_output_is_written_only_by_its_writer() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    collect_rust_files(&src, &mut files);
-    files.sort();
+/// Every `src/<file>:<line>: <code>` under `root` outside `stdout.rs` and outside test code
+/// that prints with `print!` or `println!`.
+fn prints_outside_the_writer(root: &Path) -> Vec<String> {
     let mut found = Vec::new();
-    for file in files {
-        let rel = file.strip_prefix(&src).unwrap();
-        if rel.ends_with("tests.rs") || rel == Path::new("stdout.rs") {
+    for source in sources(root) {
+        if source.rel == "stdout.rs" {
             continue;
         }
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (n, line) in without_test_modules(&text) {
-            let code = line.split("//").next().unwrap_or("");
+        for line in source.production() {
+            let code = &line.code;
             let printing = ["print!(", "println!("].iter().any(|m| {
                 code.match_indices(m)
                     .any(|(at, _)| at == 0 || !code.as_bytes()[at - 1].is_ascii_alphanumeric())
             });
             if printing {
-                found.push(format!("src/{}:{n}: {}", rel.display(), line.trim()));
+                found.push(format!("src/{}:{}: {}", source.rel, line.n, code.trim()));
             }
         }
     }
+    found
+}
+
+#[test]
+fn standard_output_is_written_only_by_its_writer() {
+    let found = prints_outside_the_writer(&src());
     assert!(
         found.is_empty(),
         "stdout written outside src/stdout.rs (print! panics when stdout cannot be written); use crate::stdout::write or line:\n{}",
         found.join("\n")
+    );
+}
+
+#[test]
+fn the_scan_finds_a_planted_print_and_passes_the_writer_tests_and_lookalikes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("stdout.rs", "print!(\"{s}\");\n");
+    write(
+        "report/mod.rs",
+        "// println!(\"x\") in a comment\nfn f() { eprintln!(\"e\"); }\n#[cfg(test)]\nmod tests;\n#[cfg(test)]\nmod inline {\n    fn t() { println!(\"t\"); }\n}\nfn g() {\n    let u = \"http://x\"; println!(\"{u}\");\n}\n",
+    );
+    write("report/tests.rs", "println!(\"t\");\n");
+    assert_eq!(
+        prints_outside_the_writer(root),
+        ["src/report/mod.rs:10: let u = \"http://x\"; println!(\"{u}\");"]
     );
 }
 

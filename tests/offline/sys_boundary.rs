@@ -5,7 +5,7 @@
 //! Nothing is allowed outside `src/sys/`: the allow-list below is empty on purpose. Add a file
 //! to it only with a comment saying why its libc use cannot live in `src/sys/`.
 
-use crate::common::collect_rust_files;
+use crate::scan::sources;
 use std::path::Path;
 
 /// Files outside `src/sys/` allowed to name libc, each with the reason. Empty: none needs to.
@@ -15,18 +15,16 @@ const ALLOWED: &[&str] = &[];
 /// libc crate: a path `libc::...` (code, comments and strings alike: a mention in a comment is
 /// a use waiting to happen), `use libc` or `extern crate libc`.
 fn libc_uses_outside_sys(root: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    collect_rust_files(root, &mut files);
     let mut uses = Vec::new();
-    for file in files {
-        let rel = file.strip_prefix(root).unwrap();
-        if rel.starts_with("sys") || ALLOWED.contains(&rel.to_str().unwrap()) {
+    for source in sources(root) {
+        let rel = source.rel.as_str();
+        if rel.starts_with("sys/") || ALLOWED.contains(&rel) {
             continue;
         }
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (n, line) in text.lines().enumerate() {
-            if names_libc(line) {
-                uses.push(format!("src/{}:{}: {}", rel.display(), n + 1, line.trim()));
+        // Every line as written, comments and tests included.
+        for line in &source.lines {
+            if names_libc(&line.text) {
+                uses.push(format!("src/{rel}:{}: {}", line.n, line.text.trim()));
             }
         }
     }

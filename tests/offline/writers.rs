@@ -10,16 +10,14 @@
 //! written into a result directory (N10, L3-g), and what is not a file at an output's name (a
 //! FIFO, `/dev/stdout`) is written in place only when it is the caller's (N7).
 //!
-//! Test code is left out by one precise rule only: a module declared under `#[cfg(test)]`,
-//! either a file (`#[cfg(test)]` then `mod NAME;`: the file `NAME.rs` or `NAME/mod.rs` beside
-//! the declaring module, with everything under it) or inline (`#[cfg(test)]` then `mod NAME {`:
-//! its lines up to the first `}` at the indentation of the `mod` line). Comment lines (`//`)
-//! are not code. Everything else is read.
+//! What is code and what is test code (left out) is `scan.rs`'s one rule: comments are not
+//! code; what `#[cfg(test)]` puts under it, and the files of modules so declared, are test
+//! code. Everything else is read.
 
-use crate::common::rust_sources;
+use crate::scan::sources;
 use std::collections::HashSet;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The writer: the one module that may open user-named paths for writing.
 const WRITER: &str = "results/dir/";
@@ -245,28 +243,26 @@ const ALLOWED: &[Allowed] = &[
 /// Every `src/<file>:<line>: <text>` under `root` outside the writer that writes a path and is
 /// not allowed, and the allow-list entries that matched nothing.
 fn writes_outside_the_writer(root: &Path, allowed: &[Allowed]) -> (Vec<String>, Vec<String>) {
-    let sources = rust_sources(root);
-    let files: Vec<PathBuf> = sources.iter().map(|(file, _)| file.clone()).collect();
-    let test_only = test_module_files(root, &files);
     let mut hits = Vec::new();
     let mut used = HashSet::new();
-    for (file, rel) in &sources {
-        if rel.starts_with(WRITER) || test_only.iter().any(|t| file.starts_with(t)) {
+    for source in sources(root) {
+        let rel = source.rel.as_str();
+        if rel.starts_with(WRITER) {
             continue;
         }
-        let text = std::fs::read_to_string(file).unwrap();
-        for (n, line) in code_lines(&text) {
-            if !WRITING.iter().any(|w| line.contains(w)) {
+        for line in source.production() {
+            let code = &line.code;
+            if !WRITING.iter().any(|w| code.contains(w)) {
                 continue;
             }
             match allowed
                 .iter()
-                .position(|a| a.file == rel && line.contains(a.needle))
+                .position(|a| a.file == rel && code.contains(a.needle))
             {
                 Some(k) => {
                     used.insert(k);
                 }
-                None => hits.push(format!("src/{rel}:{n}: {}", line.trim())),
+                None => hits.push(format!("src/{rel}:{}: {}", line.n, code.trim())),
             }
         }
     }
@@ -277,82 +273,6 @@ fn writes_outside_the_writer(root: &Path, allowed: &[Allowed]) -> (Vec<String>, 
         .map(|(_, a)| format!("src/{}: '{}' ({})", a.file, a.needle, a.why))
         .collect();
     (hits, stale)
-}
-
-/// The lines of `text` that are code, numbered from 1: comment lines left out, and the lines of
-/// inline `#[cfg(test)] mod NAME {` modules (up to the first `}` at the `mod` line's indentation).
-pub(crate) fn code_lines(text: &str) -> Vec<(usize, &str)> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
-    let mut k = 0;
-    while k < lines.len() {
-        let line = lines[k];
-        if line.trim() == "#[cfg(test)]"
-            && let Some(next) = lines.get(k + 1)
-            && let Some(indent) = inline_module(next)
-        {
-            let close = format!("{}}}", " ".repeat(indent));
-            k += 2;
-            while k < lines.len() && lines[k] != close {
-                k += 1;
-            }
-            k += 1;
-            continue;
-        }
-        if !line.trim_start().starts_with("//") {
-            out.push((k + 1, line));
-        }
-        k += 1;
-    }
-    out
-}
-
-/// The indentation of `line` when it opens an inline module (`mod NAME {`, `pub(crate) mod ...`).
-fn inline_module(line: &str) -> Option<usize> {
-    let indent = line.len() - line.trim_start().len();
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let at = words.iter().position(|w| *w == "mod")?;
-    (words.len() == at + 3 && words[at + 2] == "{").then_some(indent)
-}
-
-/// The files (and folders) of modules declared `#[cfg(test)] mod NAME;` under `root`.
-pub(crate) fn test_module_files(root: &Path, files: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for file in files {
-        let text = std::fs::read_to_string(file).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        for pair in lines.windows(2) {
-            if pair[0].trim() != "#[cfg(test)]" {
-                continue;
-            }
-            // `mod NAME;`, `pub(crate) mod NAME;`.
-            let words: Vec<&str> = pair[1].split_whitespace().collect();
-            let Some(name) = (match words.as_slice() {
-                ["mod", name] => name.strip_suffix(';'),
-                [vis, "mod", name] if vis.starts_with("pub") => name.strip_suffix(';'),
-                _ => None,
-            }) else {
-                continue;
-            };
-            // The folder holding the declaring module's children.
-            let stem = file.file_stem().unwrap().to_str().unwrap();
-            let parent = file.parent().unwrap();
-            let dir = if ["mod", "lib", "main"].contains(&stem) && parent.starts_with(root) {
-                parent.to_path_buf()
-            } else {
-                parent.join(stem)
-            };
-            let as_file = dir.join(format!("{name}.rs"));
-            let as_dir = dir.join(name);
-            assert!(
-                as_file.is_file() || as_dir.join("mod.rs").is_file(),
-                "{}: #[cfg(test)] mod {name}; names no file",
-                file.display()
-            );
-            out.push(if as_file.is_file() { as_file } else { as_dir });
-        }
-    }
-    out
 }
 
 #[test]

@@ -13,7 +13,6 @@
 pub mod mann_whitney;
 
 use crate::format::counters::{CounterShift, CountersFile, CpuCorrelation, GroupFigures};
-use crate::format::hlog_scan;
 use crate::format::run_record::RunRecord;
 use std::collections::HashMap;
 use std::path::Path;
@@ -38,29 +37,22 @@ pub fn thresholds(record: &RunRecord) -> Thresholds {
         .collect()
 }
 
-/// The largest latency of each interval of each CPU in the interval log files `logs` (in time
-/// order): (cpu, interval index) → max ns (None: empty interval).
+/// The largest latency of each interval of each CPU in the interval log of the result
+/// directory `dir`: (cpu, interval index) → max ns (None: empty interval).
 pub(crate) fn interval_maxima(
-    logs: &[std::path::PathBuf],
+    dir: &Path,
     interval_ns: u64,
 ) -> Result<HashMap<(usize, u64), Option<u64>>, String> {
     let mut maxima = HashMap::new();
-    for log in logs {
-        hlog_scan::scan(
-            log,
-            |i| {
-                let (cpu, irq) = crate::format::hlog::parse_tag(i.tag);
-                let Some(cpu) = cpu else { return };
-                if irq {
-                    return;
-                }
-                let index = (i.start_s * 1e9 / interval_ns as f64).round() as u64;
-                maxima.insert((cpu, index), i.max());
-            },
-            |_, _| {},
-        )
-        .map_err(|e| format!("cannot read {}: {e}", log.display()))?;
-    }
+    crate::results::loaded::scan_intervals(dir, |i| {
+        let (cpu, irq) = crate::format::hlog::parse_tag(i.tag);
+        let Some(cpu) = cpu else { return };
+        if irq {
+            return;
+        }
+        let index = (i.start_s * 1e9 / interval_ns as f64).round() as u64;
+        maxima.insert((cpu, index), i.max());
+    })?;
     Ok(maxima)
 }
 
@@ -189,20 +181,17 @@ fn figures(values: &[f64]) -> GroupFigures {
 
 /// The correlation of the run in `dir` from its files, or why there is none.
 pub fn correlate_dir(dir: &Path, record: &RunRecord) -> Result<Vec<CpuCorrelation>, String> {
-    let path = dir.join(crate::format::counters::FILE_NAME);
-    if !path.is_file() {
+    let Some(counters) = crate::results::loaded::counters(dir)? else {
         return Err(format!(
             "{} has no {}: the run was made with --no-counters, as a segmented (monitor) run, or imported",
             dir.display(),
             crate::format::counters::FILE_NAME
         ));
-    }
-    let counters = crate::format::counters::read(&path)?;
-    let logs = crate::results::loaded::hlog_files(dir)?;
-    if logs.is_empty() {
+    };
+    if crate::results::loaded::hlog_files(dir)?.is_empty() {
         return Err(format!("{} has no interval log", dir.display()));
     }
-    let maxima = interval_maxima(&logs, counters.interval_ns.max(1))?;
+    let maxima = interval_maxima(dir, counters.interval_ns.max(1))?;
     Ok(correlate(&thresholds(record), &counters, &maxima))
 }
 

@@ -395,11 +395,7 @@ impl State {
                 r.drain();
                 if let Some((message, code)) = &r.failed {
                     error = Some(Failure {
-                        code: if *code == 3 {
-                            ExitCode::System
-                        } else {
-                            ExitCode::Run
-                        },
+                        code: ExitCode::of_status(i32::from(*code)).unwrap_or(ExitCode::Run),
                         message: message.clone(),
                     });
                 } else if !r.ready {

@@ -19,7 +19,7 @@ pub mod verdict;
 use crate::analysis::budget::Budget;
 use crate::error::{Failure, OrFailure, Result};
 use crate::format::kind::RunKind;
-use crate::format::samplelog::{self, SampleLogReader, SampleRecord};
+use crate::format::samplelog::{self, SampleRecord};
 use crate::results::ResultDir;
 use crate::results::loaded::{self, LoadedRun};
 use std::io::{self, BufWriter, Write};
@@ -266,19 +266,17 @@ fn export_samples(
     mut exporter: Box<dyn SampleExporter>,
     output: Option<&Path>,
 ) -> Result<()> {
-    let dir = ResultDir::open(run_dir).map_err(Failure::usage)?;
-    let path = dir.file(samplelog::FILE_NAME);
-    if !path.exists() {
+    ResultDir::open(run_dir).map_err(Failure::usage)?;
+    let Some(mut reader) = loaded::sample_log(run_dir).map_err(Failure::usage)? else {
         return Err(Failure::usage(format!(
             "{} has no sample log ({}): the run was made without --samples; run again with --samples to keep every sample",
             run_dir.display(),
             samplelog::FILE_NAME
         )));
-    }
-    let mut reader = SampleLogReader::open(&path).map_err(|e| Failure::usage(e.to_string()))?;
+    };
     // Only the column names depend on it: a run.json that cannot be read is reported by the
     // commands that need its figures, not here.
-    let kind = dir.read_run_record().map_or(RunKind::Latency, |r| r.kind);
+    let kind = loaded::open(run_dir).map_or(RunKind::Latency, |r| r.record.kind);
     // Times count from the run's start, the due time of the first wakeups.
     let start_ns = reader.header.start_ns;
     // Streamed record by record: a day-long sample log does not fit in memory.

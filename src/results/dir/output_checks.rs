@@ -110,14 +110,12 @@ pub(super) fn is_result_dir(dir: &Path) -> bool {
 /// Whether `path` is a marker file of user `owner`.
 fn is_marker(path: &Path, owner: u32) -> bool {
     use std::io::Read;
-    // Never blocking (a FIFO of that name), never through a link.
-    let Ok(file) = crate::sys::fs::open_read_nonblocking(path, false) else {
+    // Through the reader of a result directory's files: never blocking (a FIFO of that name),
+    // never through a link, a regular file or nothing.
+    let Ok(file) = crate::input::open_result_file(path) else {
         return false;
     };
-    if !file
-        .metadata()
-        .is_ok_and(|m| m.is_file() && m.uid() == owner)
-    {
+    if !file.metadata().is_ok_and(|m| m.uid() == owner) {
         return false;
     }
     let mut head = Vec::with_capacity(MARKER_HEAD_BYTES);
