@@ -7,6 +7,26 @@
 
 #![allow(rustdoc::private_intra_doc_links)]
 
+/// `eprint!` for the whole crate, shadowing std's, which panics when stderr cannot be written:
+/// through [`stderr::write`], which ignores the failure (src/stderr.rs says why). Defined before
+/// every module so that its textual scope covers them all.
+#[allow(unused_macros)]
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        $crate::stderr::write(&format!($($arg)*))
+    };
+}
+
+/// `eprintln!` for the whole crate, as [`eprint!`].
+macro_rules! eprintln {
+    () => {
+        $crate::stderr::write("\n")
+    };
+    ($($arg:tt)*) => {
+        $crate::stderr::write(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 pub mod analysis;
 pub mod cli;
 pub mod commands;
@@ -25,6 +45,7 @@ pub mod recorder;
 pub mod report;
 pub mod results;
 pub mod session;
+pub mod stderr;
 pub(crate) mod stdout;
 pub mod sys;
 pub mod trace;

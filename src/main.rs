@@ -18,7 +18,7 @@ fn main() {
         Ok(code) => code,
         Err(Failure { code, message }) => {
             // Messages quote input (file contents, names, option values): escaped here, once.
-            eprintln!("jitterlab: {}", escape_controls(&message));
+            jitterlab::stderr::write(&format!("jitterlab: {}\n", escape_controls(&message)));
             code.status()
         }
     };
@@ -38,7 +38,7 @@ fn parse_command_line() -> Cli {
             .map(|a| a.to_string_lossy().into())
             .collect();
         if let Some(hint) = jitterlab::cli::habits::hint(&words) {
-            eprintln!("jitterlab {}", escape_controls(&hint));
+            jitterlab::stderr::write(&format!("jitterlab {}\n", escape_controls(&hint)));
             std::process::exit(ExitCode::Usage.status());
         }
         let escaped: Vec<String> = args

@@ -42,11 +42,11 @@ impl Write for StopAware {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         loop {
             if !self.file
-                && !super::file::poll_output(self.fd.as_fd(), ROOM_POLL_MS).or_else(|e| {
-                    match e.kind() {
-                        io::ErrorKind::Interrupted => Ok(false),
-                        _ => Err(e),
-                    }
+                && !super::file::poll_output(self.fd.as_fd(), ROOM_POLL_MS).or_else(|e| match e
+                    .kind()
+                {
+                    io::ErrorKind::Interrupted => Ok(false),
+                    _ => Err(e),
                 })?
             {
                 if super::signal::stop_requests() != self.asked {
