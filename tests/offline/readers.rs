@@ -145,6 +145,11 @@ const ALLOWED: &[Allowed] = &[
         "the own cgroup's pids files",
     ),
     allow(
+        "load/task_guard.rs",
+        "entry.path().join(\"status\")",
+        "/proc/PID/status of every process, to count the user's tasks against RLIMIT_NPROC",
+    ),
+    allow(
         "measure/sched.rs",
         "fs::read_to_string(&file)",
         "cpu.rt_runtime_us of the own cgroup",
