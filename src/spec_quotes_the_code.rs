@@ -395,6 +395,10 @@ mod input_limits {
                         crate::units::group_digits(counters::MAX_NAMES_PER_CPU as u64)
                     ),
                     format!(
+                        "{} in all",
+                        crate::units::group_digits(counters::MAX_NAMES as u64)
+                    ),
+                    format!(
                         "lines of at most {}",
                         format_bytes(counters::MAX_LINE_BYTES as u64)
                     ),

@@ -191,6 +191,12 @@ pub const MAX_FILE_BYTES: u64 = 4 << 30;
 /// IRQ line of /proc/interrupts, softirq and idle state: hundreds on large machines; it
 /// declares no more than this ([`crate::recorder`]'s sampler stops there).
 pub const MAX_NAMES_PER_CPU: usize = 16_384;
+/// The most counters declared in all, each name of each CPU once: a declaration is kept whole while the
+/// file is read (a few hundred bytes a name), so without this cap a file of declarations
+/// alone, each CPU under [`MAX_NAMES_PER_CPU`], took 5.7 GB for 251 MB (issue 39, fourth
+/// hostile re-run, N17). A run's counters.log declares a few hundred a CPU (its interrupt
+/// lines, softirqs, frequency, temperature...): 4 096 on each of 256 CPUs fit.
+pub const MAX_NAMES: usize = 1 << 20;
 /// The longest line a reader takes: a `#cpu` line or a data line of [`MAX_NAMES_PER_CPU`]
 /// counters, with 20-digit values, is under 1 MiB. A longer line is left out (named in
 /// `damage`) without being held in memory.
@@ -367,6 +373,8 @@ fn scan_from(
     let mut buf = Vec::new();
     let mut number = 0usize;
     let mut values = 0u64;
+    // The names of every CPU's declarations, each counted once (what is kept while reading).
+    let mut declared_names = 0usize;
     // Declared counters per CPU as of the current line (for reading zeros back), and over the
     // whole file.
     let mut current: HashMap<usize, Declaration> = HashMap::new();
@@ -463,11 +471,18 @@ fn scan_from(
                         if !everything.seen.contains(&**n) {
                             everything.seen.insert(n.to_string());
                             listed.push(n.to_string());
+                            declared_names += 1;
                         }
                     }
                     if listed.len() > MAX_NAMES_PER_CPU {
                         return Err(format!(
                             "line {number}: more than {MAX_NAMES_PER_CPU} counters are declared for CPU {cpu}, the most jitterlab writes or reads for one CPU: not a counters log of a run"
+                        ));
+                    }
+                    if declared_names > MAX_NAMES {
+                        return Err(format!(
+                            "line {number}: more than {} counters are declared in all, the most jitterlab reads of a counters log (a declaration is kept while it is read): not a counters log of a run",
+                            crate::units::group_digits(MAX_NAMES as u64)
                         ));
                     }
                     current.insert(cpu, declaration);

@@ -122,6 +122,28 @@ fn many_counters_read_in_linear_time_and_more_than_the_cap_are_refused() {
     );
 }
 
+/// N17 (fourth hostile re-run): declarations alone, each CPU under its cap, are bounded in
+/// all: 65 CPUs of 16 384 names pass [`MAX_NAMES`] and are refused at the line that does,
+/// naming the cap (a 251 MB file of them took 5.7 GB before).
+#[test]
+fn declarations_over_every_cpu_are_capped_in_all() {
+    let list: Vec<String> = (0..MAX_NAMES_PER_CPU).map(|n| format!("irq:{n}")).collect();
+    let list = list.join(" ");
+    let mut text = "#jitterlab-counters 1\n#interval_ns 1000000000\n".to_string();
+    let cpus = MAX_NAMES / MAX_NAMES_PER_CPU + 1;
+    for cpu in 0..cpus {
+        text += &format!("#cpu {cpu} {list}\n");
+    }
+    let e = read_from(text.as_bytes()).unwrap_err();
+    assert!(
+        e.contains(&format!(
+            "line {}: more than 1 048 576 counters are declared in all",
+            cpus + 2
+        )),
+        "{e}"
+    );
+}
+
 /// R10: short data lines under a large declaration are refused past the values a scan hands
 /// out ([`MAX_VALUES`]; here a small cap: each line costs a value per declared counter), and
 /// [`read`] keeps at most its cap ([`MAX_KEPT_VALUES`], here a small one), naming it; under
