@@ -176,14 +176,11 @@ fn as_root_a_realtime_exec_load_counts_on_every_cpu() {
         eprintln!("SKIPPED as_root_a_realtime_exec_load_counts_on_every_cpu: not root");
         return;
     }
-    let o = jitterlab(&[
-        "run",
-        "--dry-run",
-        "--cpus",
-        "0",
-        "--load",
-        "exec[policy=fifo,prio=98,cpus=1]:/bin/true",
-    ]);
+    let dry_run = |prio: u32| {
+        let load = format!("exec[policy=fifo,prio={prio},cpus=1]:/bin/true");
+        jitterlab(&["run", "--dry-run", "--cpus", "0", "--load", &load])
+    };
+    let o = dry_run(98);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(
@@ -191,13 +188,6 @@ fn as_root_a_realtime_exec_load_counts_on_every_cpu() {
         "{t}"
     );
     // Below the measuring threads: accepted, the own threads above it.
-    let o = jitterlab(&[
-        "run",
-        "--dry-run",
-        "--cpus",
-        "0",
-        "--load",
-        "exec[policy=fifo,prio=90,cpus=1]:/bin/true",
-    ]);
+    let o = dry_run(90);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }

@@ -432,31 +432,17 @@ fn sigkill_leaves_every_flushed_interval_in_the_log() {
 /// 136 = 2.737 s; an 18th would end at 3.078 s), not 3000; 60 loops last 35.5 s, not 0.1 s.
 #[test]
 fn dry_run_counts_the_interval_step() {
-    let o = jitterlab(&[
-        "run",
-        "--dry-run",
-        "-D",
-        "3s",
-        "-i",
-        "1ms",
-        "--interval-step",
-        "20ms",
-    ]);
-    let t = text(&o);
-    assert!(o.status.success(), "{t}");
+    let preview = |length: [&str; 2]| {
+        let mut args = vec!["run", "--dry-run", "-i", "1ms", "--interval-step", "20ms"];
+        args.extend(length);
+        let o = jitterlab(&args);
+        let t = text(&o);
+        assert!(o.status.success(), "{t}");
+        t
+    };
+    let t = preview(["-D", "3s"]);
     assert!(t.contains("about 17 wakeups per thread"), "{t}");
-    let o = jitterlab(&[
-        "run",
-        "--dry-run",
-        "-l",
-        "60",
-        "-i",
-        "1ms",
-        "--interval-step",
-        "20ms",
-    ]);
-    let t = text(&o);
-    assert!(o.status.success(), "{t}");
+    let t = preview(["-l", "60"]);
     assert!(
         t.contains("60 wakeups per thread, about 35.5s at the interval growing by --interval-step"),
         "{t}"

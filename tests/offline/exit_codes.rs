@@ -108,11 +108,7 @@ fn exit_codes_are_named_not_numbered_outside_error_rs() {
 fn the_scan_finds_planted_codes_and_passes_zero_names_and_lookalikes() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    let write = |rel: &str, text: &str| {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| crate::scan::plant(root, rel, text);
     write("error.rs", "pub const X: i32 = 130;\nfn f() { exit(2) }\n");
     write(
         "load/worker.rs",

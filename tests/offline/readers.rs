@@ -343,11 +343,7 @@ fn user_named_paths_are_read_only_by_the_reader() {
 fn the_scan_finds_a_planted_read_and_leaves_out_kernel_paths_and_tests() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    let write = |rel: &str, text: &str| {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| crate::scan::plant(root, rel, text);
     write("input/mod.rs", "let f = std::fs::File::open(p)?;\n");
     write(
         "commands/bad.rs",
@@ -470,11 +466,7 @@ fn result_directories_are_read_through_results_loaded() {
 fn the_scan_finds_a_planted_bypass_of_results_loaded() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    let write = |rel: &str, text: &str| {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| crate::scan::plant(root, rel, text);
     write(
         "results/loaded.rs",
         "let c = crate::format::counters::read(&p)?;\n",

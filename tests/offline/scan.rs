@@ -67,6 +67,14 @@ impl Source {
     }
 }
 
+/// Writes `text` at `rel` under `root`, with the directories it needs: the planted trees of
+/// the guards' self-tests.
+pub(crate) fn plant(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
 /// The `src/` tree of this checkout.
 pub(crate) fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -438,11 +446,7 @@ fn test_items_end_where_their_braces_close() {
 fn test_module_files_are_test_code_whatever_their_names() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    let write = |rel: &str, text: &str| {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| plant(root, rel, text);
     write(
         "load/mod.rs",
         "#[cfg(test)]\nmod tests;\nmod helper;\nmod other_tests;\n#[cfg(test)]\npub(crate) mod fixtures;\n",

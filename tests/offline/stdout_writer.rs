@@ -44,11 +44,7 @@ fn standard_output_is_written_only_by_its_writer() {
 fn the_scan_finds_a_planted_print_and_passes_the_writer_tests_and_lookalikes() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    let write = |rel: &str, text: &str| {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| crate::scan::plant(root, rel, text);
     write("stdout.rs", "print!(\"{s}\");\n");
     write(
         "report/mod.rs",
@@ -61,17 +57,26 @@ fn the_scan_finds_a_planted_print_and_passes_the_writer_tests_and_lookalikes() {
     );
 }
 
-/// What a full disk does to each command's output: exit 4 naming stdout, never a panic (101).
-#[test]
-fn a_full_stdout_is_a_failure_with_its_reason_not_a_panic() {
+/// A known run in a temporary directory (and its path), where /dev/full exists to stand for a
+/// full disk; None, said, where it does not.
+fn a_run_where_dev_full_is() -> Option<(tempfile::TempDir, String)> {
     if !Path::new("/dev/full").exists() {
         eprintln!("skipped: no /dev/full");
-        return;
+        return None;
     }
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("run");
     crate::common::write_known_run(&run, &[0], 2, 10, crate::common::uniform_10_50, 1, 0);
     let dir = run.to_str().unwrap().to_string();
+    Some((tmp, dir))
+}
+
+/// What a full disk does to each command's output: exit 4 naming stdout, never a panic (101).
+#[test]
+fn a_full_stdout_is_a_failure_with_its_reason_not_a_panic() {
+    let Some((_tmp, dir)) = a_run_where_dev_full_is() else {
+        return;
+    };
     let cases: Vec<Vec<&str>> = vec![
         vec!["doctor"],
         vec!["compare", &dir, &dir],
@@ -146,14 +151,9 @@ fn standard_error_is_written_only_by_its_writer() {
 /// 0 for a fine one), never a panic (101).
 #[test]
 fn a_full_stderr_keeps_the_exit_code() {
-    if !Path::new("/dev/full").exists() {
-        eprintln!("skipped: no /dev/full");
+    let Some((tmp, dir)) = a_run_where_dev_full_is() else {
         return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let run = tmp.path().join("run");
-    crate::common::write_known_run(&run, &[0], 2, 10, crate::common::uniform_10_50, 1, 0);
-    let dir = run.to_str().unwrap().to_string();
+    };
     let missing = tmp.path().join("missing").to_str().unwrap().to_string();
     let cases: Vec<(Vec<&str>, i32)> = vec![
         (vec!["export", &missing, "--format", "json"], 2),

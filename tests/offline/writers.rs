@@ -296,11 +296,7 @@ fn user_named_paths_are_written_only_by_the_writer() {
 fn the_scan_finds_a_planted_write_and_leaves_out_only_test_modules() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    let write = |rel: &str, text: &str| {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| crate::scan::plant(root, rel, text);
     write("results/dir/ok.rs", "std::fs::write(p, b)?;\n");
     write(
         "commands/bad.rs",
