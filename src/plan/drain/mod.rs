@@ -316,11 +316,12 @@ fn long_holding_spikes(spikes: &[&SpikeSpec]) -> Vec<RtLoad> {
         }
         counted.extend(on_cpu.iter().map(|s| RtLoad {
             text: format!(
-                "spike:cpu={},prio={},len={}ms,every={}ms",
+                "spike:cpu={},prio={},len={}ms,every={}ms,offset={}ms",
                 s.cpu,
                 s.prio,
                 s.len_ns as f64 / 1e6,
-                s.every_ns as f64 / 1e6
+                s.every_ns as f64 / 1e6,
+                s.offset_ns as f64 / 1e6
             ),
             policy: "fifo",
             priority: s.prio,
