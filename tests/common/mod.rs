@@ -42,6 +42,15 @@ pub fn exclusive() -> Exclusive {
     }
 }
 
+/// Makes a FIFO at `path` (mkfifo(1): no libc in the tests' helpers where a tool does it).
+pub fn mkfifo(path: &Path) {
+    let made = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_jitterlab")
 }

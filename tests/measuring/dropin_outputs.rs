@@ -135,13 +135,7 @@ fn a_drop_in_writing_into_a_fifo_no_one_reads_stops_at_sigint() {
     // blocked in the pipe write for ever, past SIGINT and SIGTERM.
     let tmp = tempfile::tempdir().unwrap();
     let fifo = tmp.path().join("hist.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    crate::common::mkfifo(&fifo);
     let reader = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)

@@ -422,10 +422,7 @@ fn d09_dry_run_refuses_every_out_the_run_refuses() {
 /// import of a FIFO no one writes ends.
 #[test]
 fn d14_a_fifo_is_refused_instead_of_blocking() {
-    let mkfifo = |p: &Path| {
-        let ok = Command::new("mkfifo").arg(p).status().unwrap().success();
-        assert!(ok, "mkfifo {}", p.display());
-    };
+    let mkfifo = crate::common::mkfifo;
     let base = tempfile::tempdir().unwrap();
     let limit = Duration::from_secs(20);
     // (A FIFO at latency.hlog or events.jsonl never blocked: report and export reach them

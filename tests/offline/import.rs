@@ -441,13 +441,7 @@ fn bad_or_unknown_files_exit_2_with_what_was_recognised() {
 fn a_named_fifo_or_a_device_is_refused_and_a_pipe_of_the_shell_is_read() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("in.json");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    crate::common::mkfifo(&fifo);
     // Held open for writing (O_RDWR opens a FIFO at once), never written.
     let writer = std::fs::OpenOptions::new()
         .read(true)

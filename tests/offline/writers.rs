@@ -456,13 +456,7 @@ fn fifos_and_descriptors_at_an_output_name() {
     let s = |p: &Path| p.to_str().unwrap().to_string();
     // One's own FIFO with no reader: said so (it was "No such device or address").
     let mine = tmp.path().join("mine.fifo");
-    let mkfifo = |p: &Path| {
-        let made = std::process::Command::new("mkfifo")
-            .arg(p)
-            .status()
-            .unwrap();
-        assert!(made.success());
-    };
+    let mkfifo = crate::common::mkfifo;
     mkfifo(&mine);
     for args in [
         vec!["report", a.to_str().unwrap(), "-o", mine.to_str().unwrap()],
