@@ -403,20 +403,41 @@ fn traced_run_with_spikes_woken_by(backend: &str, wake: &str) -> TracedRun {
     }
 }
 
-/// The split and the explanation of every injection against its known size.
-fn check_spikes(r: &TracedRun) -> Result<(), String> {
+/// Injections of the 14 that a stall of this VM may spoil, each with its evidence: the due
+/// time inside it skipped because the wakeup before was late (a missed period), or the timer
+/// interrupt itself late (the spike is a thread: it cannot hold an interrupt off). Every other
+/// injection's split and explanation must be exact.
+const MAY_BE_DISTURBED: usize = 3;
+
+/// The split and the explanation of every injection against its known size; the injections
+/// the VM disturbed (see [`MAY_BE_DISTURBED`]), by index.
+fn check_spikes(r: &TracedRun) -> Result<Vec<usize>, String> {
     if r.injections.len() != 14 {
         return Err(format!(
             "expected 14 injections, logged {}",
             r.injections.len()
         ));
     }
+    let mut disturbed = Vec::new();
+    let mut why = Vec::new();
     for (k, inj) in r.injections.iter().enumerate() {
         let Some(hit) = r
             .samples
             .iter()
             .find(|s| s.cpu == 0 && (inj.start_ns..inj.end_ns).contains(&s.expected_ns))
         else {
+            let before = r
+                .samples
+                .iter()
+                .filter(|s| s.cpu == 0 && s.expected_ns < inj.start_ns)
+                .last();
+            if before.is_some_and(|s| s.missed > 0) {
+                disturbed.push(k);
+                why.push(format!(
+                    "injection {k}: its due time skipped by a late wakeup"
+                ));
+                continue;
+            }
             return Err(format!("injection {k}: no CPU 0 sample due inside it"));
         };
         let remaining = (inj.end_ns - hit.expected_ns) as i64;
@@ -424,8 +445,13 @@ fn check_spikes(r: &TracedRun) -> Result<(), String> {
         let Some(irq) = hit.irq_latency_ns else {
             return Err(format!("injection {k}: the sample has no IRQ latency"));
         };
-        if !(0..200_000).contains(&irq) {
-            return Err(format!("injection {k}: IRQ latency {irq} ns, not small"));
+        if irq < 0 {
+            return Err(format!("injection {k}: IRQ latency {irq} ns"));
+        }
+        if irq >= 200_000 {
+            disturbed.push(k);
+            why.push(format!("injection {k}: IRQ latency {irq} ns (a VM stall)"));
+            continue;
         }
         // ...and the thread waits for the rest of the injection.
         let thread = hit.latency_ns - irq;
@@ -463,7 +489,14 @@ fn check_spikes(r: &TracedRun) -> Result<(), String> {
             return Err(format!("injection {k}: verdict '{}'", x.verdict));
         }
     }
-    Ok(())
+    if disturbed.len() > MAY_BE_DISTURBED {
+        return Err(format!(
+            "{} injections disturbed (at most {MAY_BE_DISTURBED} may be): {}",
+            disturbed.len(),
+            why.join("; ")
+        ));
+    }
+    Ok(disturbed)
 }
 
 #[test]
@@ -474,7 +507,7 @@ fn trace_splits_spike_delays_and_names_the_spike_thread() {
     let _g = exclusive();
     with_one_retry("trace ground truth", || {
         let r = traced_run_with_spikes("tracefs");
-        check_spikes(&r).and_then(|()| check_run_files(&r))
+        check_spikes(&r).and_then(|_| check_run_files(&r))
     });
 }
 
@@ -482,10 +515,11 @@ fn trace_splits_spike_delays_and_names_the_spike_thread() {
 /// the top contributor's kind, name, policy and priority.
 type Verdict = (String, String, String, Option<String>, Option<i32>);
 
-fn verdicts(r: &TracedRun) -> Vec<Verdict> {
+/// The verdict of each injection, None for one not explained.
+fn verdicts(r: &TracedRun) -> Vec<Option<Verdict>> {
     r.injections
         .iter()
-        .filter_map(|inj| {
+        .map(|inj| {
             let hit = r
                 .samples
                 .iter()
@@ -515,7 +549,7 @@ fn verdicts(r: &TracedRun) -> Vec<Verdict> {
 
 /// The BPF back end and the tracefs back end over the same injected spikes: each passes the
 /// ground truth (the split of every injected delay, the spike thread named), and they agree on
-/// every injection's verdict and culprit. run.json names the back end and why; no BPF program
+/// the verdict and culprit of every injection that neither run's VM disturbed. run.json names the back end and why; no BPF program
 /// is left loaded after the BPF run.
 #[test]
 fn trace_backends_agree_on_injected_spikes() {
@@ -527,8 +561,9 @@ fn trace_backends_agree_on_injected_spikes() {
     with_one_retry(test, || {
         let bpf = traced_run_with_spikes("bpf");
         let tracefs = traced_run_with_spikes("tracefs");
+        let mut disturbed = Vec::new();
         for (name, r) in [("bpf", &bpf), ("tracefs", &tracefs)] {
-            check_spikes(r).map_err(|e| format!("{name}: {e}"))?;
+            disturbed.extend(check_spikes(r).map_err(|e| format!("{name}: {e}"))?);
             let trace = &r.run["trace"];
             if trace["backend"] != name
                 || trace["backend_reason"] != format!("--trace-backend {name}")
@@ -557,9 +592,17 @@ fn trace_backends_agree_on_injected_spikes() {
         {
             return Err("tracefs gave a kernel stack".into());
         }
-        culprit_stacks(&bpf)?;
-        let (a, b) = (verdicts(&bpf), verdicts(&tracefs));
-        if a.len() != 14 || a != b {
+        culprit_stacks(&bpf, &disturbed)?;
+        // Compared over the injections neither run's VM disturbed, each one explained.
+        let clean = |v: Vec<Option<Verdict>>| -> Vec<Option<Verdict>> {
+            v.into_iter()
+                .enumerate()
+                .filter(|(k, _)| !disturbed.contains(k))
+                .map(|(_, x)| x)
+                .collect()
+        };
+        let (a, b) = (clean(verdicts(&bpf)), clean(verdicts(&tracefs)));
+        if a.iter().any(Option::is_none) || a != b {
             return Err(format!("verdicts differ:\n bpf     {a:?}\n tracefs {b:?}"));
         }
         if let Some(left) = jitterlab_bpf_programs() {
@@ -573,8 +616,11 @@ fn trace_backends_agree_on_injected_spikes() {
 /// gives its kernel stack (from `schedule`, without jitterlab's own BPF frames) on the
 /// explanation of every injection, and for the holds that end in the thread's sleep to the
 /// next one (all but the last) that sleep, clock_nanosleep.
-fn culprit_stacks(bpf: &TracedRun) -> Result<(), String> {
+fn culprit_stacks(bpf: &TracedRun, disturbed: &[usize]) -> Result<(), String> {
     for (k, inj) in bpf.injections.iter().enumerate() {
+        if disturbed.contains(&k) {
+            continue;
+        }
         let Some(x) = bpf
             .explanations
             .iter()
@@ -621,11 +667,11 @@ fn a_periodic_timers_late_wakeups_get_the_culprits_stack() {
     let _g = exclusive();
     with_one_retry(test, || {
         let r = traced_run_with_spikes_woken_by("bpf", "timerfd");
-        check_spikes(&r)?;
+        let disturbed = check_spikes(&r)?;
         if r.run["trace"]["backend"] != "bpf" || r.run["trace"]["reduced"] != false {
             return Err(format!("run.json trace section: {}", r.run["trace"]));
         }
-        culprit_stacks(&r)
+        culprit_stacks(&r, &disturbed)
     });
 }
 
