@@ -430,7 +430,7 @@ fn check_spikes(r: &TracedRun) -> Result<Vec<usize>, String> {
                 .samples
                 .iter()
                 .filter(|s| s.cpu == 0 && s.expected_ns < inj.start_ns)
-                .last();
+                .next_back();
             if before.is_some_and(|s| s.missed > 0) {
                 disturbed.push(k);
                 why.push(format!(
