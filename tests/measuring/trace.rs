@@ -429,8 +429,7 @@ fn check_spikes(r: &TracedRun) -> Result<Vec<usize>, String> {
             let before = r
                 .samples
                 .iter()
-                .filter(|s| s.cpu == 0 && s.expected_ns < inj.start_ns)
-                .next_back();
+                .rfind(|s| s.cpu == 0 && s.expected_ns < inj.start_ns);
             if before.is_some_and(|s| s.missed > 0) {
                 disturbed.push(k);
                 why.push(format!(
