@@ -26,6 +26,7 @@ mod import_report;
 mod import_rtla;
 mod kernel_state;
 mod layers;
+mod newcomer;
 mod oslat;
 mod output_paths;
 mod readers;
