@@ -341,6 +341,7 @@ pub(crate) fn read_run(
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<RunDigest, String> {
     let mut run = loaded::open(path)?;
+    crate::session::stale::note_owner(&mut run.record);
     let has_hlog = run.has_hlog();
     let grid = run.grid(CELLS)?;
     let digested = run.scan_cells(&grid, Digesting::default, progress)?;

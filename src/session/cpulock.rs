@@ -266,6 +266,53 @@ fn open_lock_file(dir: BorrowedFd, cpu: usize) -> io::Result<File> {
     Ok(file)
 }
 
+/// Who holds the lock of each CPU of `cpus` now, as the kernel says: (CPU, holder) for each
+/// CPU held, none when no process holds any. Only reads: no lock file or directory is made,
+/// nothing locked. For a result directory whose run.json says `ended: running` (a killed run,
+/// or one still running): `stale::owner_notice`. Err: why it cannot be told.
+pub(crate) fn holders_of(cpus: &[usize]) -> std::result::Result<Vec<(usize, String)>, String> {
+    let proc = Path::new("/proc");
+    let mut held = holders_in(Path::new(LOCK_DIR), proc, cpus)?;
+    // A root run whose shared lock was planted holds only root's own; only root can read it,
+    // and a user's run never holds it.
+    if let Ok(own) = holders_in(Path::new(super::journal::ROOT_DIR), proc, cpus) {
+        for (cpu, holder) in own {
+            if !held.iter().any(|(c, _)| *c == cpu) {
+                held.push((cpu, holder));
+            }
+        }
+    }
+    Ok(held)
+}
+
+fn holders_in(
+    dir: &Path,
+    proc: &Path,
+    cpus: &[usize],
+) -> std::result::Result<Vec<(usize, String)>, String> {
+    let fd = match fs::open_dir_nofollow(dir) {
+        Ok(fd) => fd,
+        // No run has locked a CPU since the machine started.
+        Err(e) if e.raw_os_error() == Some(errno::ENOENT) => return Ok(Vec::new()),
+        Err(e) => return Err(format!("{}: {e}", dir.display())),
+    };
+    let mut held = Vec::new();
+    for &cpu in cpus {
+        let path = format!("{}/cpu{cpu}.lock", dir.display());
+        let name = CString::new(format!("cpu{cpu}.lock")).expect("no NUL in the name");
+        let file = match fs::open_read_at(fd.as_fd(), &name, false) {
+            Ok(file) => file,
+            Err(e) if e.raw_os_error() == Some(errno::ENOENT) => continue,
+            Err(e) => return Err(format!("{path}: {e}")),
+        };
+        let found = holders(&file, proc, false);
+        if !found.is_empty() {
+            held.push((cpu, describe_all(&found, &path)));
+        }
+    }
+    Ok(held)
+}
+
 /// A process holding a CPU's lock, as the kernel describes it.
 #[derive(Debug)]
 struct Holder {

@@ -152,7 +152,7 @@ pub(crate) fn undo_in(
     }
     for (pid, whats) in gone {
         warnings.push(format!(
-            "a jitterlab (pid {pid}) was killed during this boot: its journals in {} named {}, which were gone already (removed by its helper, or made anew by someone else since): nothing left to undo; its result directory, if it made one, says `ended: running`",
+            "a jitterlab (pid {pid}) was killed during this boot: its journals in {} named {}, which were gone already (removed by its helper, or made anew by someone else since): nothing left to undo; its result directory, if it made one, says `ended: running`, and `report` and `export` say it was killed",
             dir.path().display(),
             whats.join(", ")
         ));
@@ -193,6 +193,67 @@ fn journal_names_in_shared(shared: &Path) -> Option<String> {
         journal::ROOT_DIR,
         shared.display()
     ))
+}
+
+/// What `report` and `export` say of a run whose run.json says `ended: running` (written at
+/// its start and at each update, rewritten at its end): whether its owner is gone. A running
+/// run holds the locks of its CPUs (cpulock.rs) until its process ends, however it ends; so on
+/// the machine that made it, no holder of any of them means that its process is gone: killed
+/// (SIGKILL, a crash, a power loss) before it could write its end. A lock held may be this
+/// run's or another's: it may still run. Made on another host: it cannot be told here. None
+/// for a run that ended. The run's files are left as they are (results are never rewritten).
+pub fn owner_notice(record: &crate::format::run_record::RunRecord) -> Option<String> {
+    use crate::format::run_record::Ended;
+    if record.ended != Ended::Running || record.imported.is_some() {
+        return None;
+    }
+    let cpus = &record.plan.cpus;
+    let host = crate::doctor::host::hostname();
+    let made_on = record.system.get("hostname").and_then(|h| h.as_str());
+    owner_notice_on(
+        cpus,
+        made_on.filter(|h| *h != host),
+        super::cpulock::holders_of(cpus),
+    )
+}
+
+/// Says [`owner_notice`] of a run read for a view (`report`, `export`): on stderr now, and
+/// among the run's warnings, which the views show; the files are not touched.
+pub fn note_owner(record: &mut crate::format::run_record::RunRecord) {
+    if let Some(notice) = owner_notice(record) {
+        eprintln!(
+            "jitterlab: warning: {}",
+            crate::error::escape_controls(&notice)
+        );
+        record.warnings.push(notice);
+    }
+}
+
+/// [`owner_notice`] of a run of `cpus`, made on `other_host` (None: this host), with the
+/// holders of their locks.
+fn owner_notice_on(
+    cpus: &[usize],
+    other_host: Option<&str>,
+    holders: Result<Vec<(usize, String)>, String>,
+) -> Option<String> {
+    let list = crate::cpulist::format_cpu_list(cpus);
+    if let Some(host) = other_host {
+        return Some(format!(
+            "run.json says `ended: running`: the run was made on host {host}, not this one, so whether its process still runs cannot be told here; if it no longer runs, it was killed (SIGKILL, a crash, a power loss) before it could write its end"
+        ));
+    }
+    match holders {
+        Ok(held) if held.is_empty() => Some(format!(
+            "killed: run.json says `ended: running`, but no process holds the locks of its CPUs ({list}), which a run holds until its process ends: its process is gone, killed (SIGKILL, a crash, a power loss) before it could write its end; what it flushed before is read as it is"
+        )),
+        Ok(held) => Some(format!(
+            "run.json says `ended: running`, and CPU {} is locked by {}: the run may still be running (or was killed, and another run measures that CPU now)",
+            held[0].0, held[0].1
+        )),
+        Err(why) => Some(format!(
+            "run.json says `ended: running`: whether its process still runs cannot be told ({why})"
+        )),
+    }
 }
 
 /// The first three names, quoted and with control characters escaped.

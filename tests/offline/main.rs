@@ -25,6 +25,7 @@ mod import_pasted;
 mod import_report;
 mod import_rtla;
 mod kernel_state;
+mod killed_run;
 mod layers;
 mod newcomer;
 mod oslat;

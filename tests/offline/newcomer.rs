@@ -292,13 +292,11 @@ fn every_relative_link_and_anchor_resolves() {
                 broken.push(format!("{name}: {target}: no such file in the repository"));
                 continue;
             }
-            if let Some(anchor) = anchor {
-                if path.extension().is_some_and(|e| e == "md") {
-                    let there = std::fs::read_to_string(&path).unwrap();
-                    if !anchors(&there).contains(anchor) {
-                        broken.push(format!("{name}: {target}: no such anchor"));
-                    }
-                }
+            if let Some(anchor) = anchor
+                && path.extension().is_some_and(|e| e == "md")
+                && !anchors(&std::fs::read_to_string(&path).unwrap()).contains(anchor)
+            {
+                broken.push(format!("{name}: {target}: no such anchor"));
             }
         }
     }

@@ -200,7 +200,8 @@ pub fn export(
                 "--budget judges a run's summary; --per-phase writes distributions, which no budget judges",
             ));
         }
-        let run = loaded::load(run_dir).map_err(Failure::usage)?;
+        let mut run = loaded::load(run_dir).map_err(Failure::usage)?;
+        crate::session::stale::note_owner(&mut run.record);
         return write_per_phase(&run, output);
     }
     if let (BudgetUse::Refused(what), Some(_)) = (format.budget, budget) {
@@ -215,6 +216,7 @@ pub fn export(
         Exporter::Vocabulary(e) => export_samples(run_dir, e, output),
         Exporter::Run(e) => {
             let mut run = loaded::load(run_dir).map_err(Failure::usage)?;
+            crate::session::stale::note_owner(&mut run.record);
             if let Some(b) = budget {
                 run.record.budget = Some(b.evaluate(&run.record));
             }
@@ -276,7 +278,10 @@ fn export_samples(
     };
     // Only the column names depend on it: a run.json that cannot be read is reported by the
     // commands that need its figures, not here.
-    let kind = loaded::open(run_dir).map_or(RunKind::Latency, |r| r.record.kind);
+    let kind = loaded::open(run_dir).map_or(RunKind::Latency, |mut r| {
+        crate::session::stale::note_owner(&mut r.record);
+        r.record.kind
+    });
     // Times count from the run's start, the due time of the first wakeups.
     let start_ns = reader.header.start_ns;
     // Streamed record by record: a day-long sample log does not fit in memory.
