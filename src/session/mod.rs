@@ -44,6 +44,7 @@ pub(crate) mod idle_states;
 use crate::journal;
 mod layout;
 pub mod loads;
+pub mod permissions;
 pub mod pmqos;
 mod run_json;
 pub mod signals;

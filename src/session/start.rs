@@ -16,7 +16,7 @@ use crate::format::run_record::{EnvironmentRecord, RunRecord};
 use crate::format::samplelog::{SampleLogHeader, SampleLogWriter};
 use crate::measure::MeasuringThread;
 use crate::measure::clock::monotonic_ns;
-use crate::measure::sched::{DrainPriority, Housekeeping, explain_mlock_refusal, lock_all_memory};
+use crate::measure::sched::{DrainPriority, Housekeeping};
 use crate::measure::wake::block_timer_signals;
 use crate::plan::{PREFAULT_STACK_BYTES, RunPlan};
 use crate::recorder::live::LiveView;
@@ -114,8 +114,10 @@ impl Session {
         // starve the setup, the drain or the handling of a stop request.
         let (drain_priority, refused) = DrainPriority::enter(plan.drain_priority);
         warnings.extend(refused);
-        if plan.mlock {
-            lock_all_memory().map_err(|e| Failure::system(explain_mlock_refusal(&e)))?;
+        // Every permission missing said at once (memory locking, the real-time policy).
+        super::permissions::check(plan)?;
+        if !plan.mlock {
+            warnings.push(super::permissions::NO_MLOCK_WARNING.to_string());
         }
         let mut parts = acquire(plan, &stop, preflight.trace_setup, &mut warnings)?;
         let RunFiles {
@@ -362,8 +364,10 @@ fn limit_idle_states(cpus: &[usize], max: u32) -> Result<IdleStateLimit> {
 
 /// A real-time policy refused inside a container: the container's own settings are the likely
 /// cause, so its fix comes first.
-fn name_the_container(mut failure: Failure) -> Failure {
-    if failure.message.starts_with("cannot set")
+pub(super) fn name_the_container(mut failure: Failure) -> Failure {
+    if (failure.message.starts_with("cannot set")
+        || failure.message.starts_with("cannot lock memory")
+        || failure.message.contains(" permissions are missing: "))
         && let Some(c) = crate::doctor::checks::container::detect(&crate::doctor::checks::Ctx::new(
             std::path::Path::new("/"),
             &[],

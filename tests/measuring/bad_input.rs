@@ -195,10 +195,78 @@ fn refused_realtime_or_mlock_exits_3_with_cause_and_fix() {
     };
     let t = text(&o);
     assert_eq!(o.status.code(), Some(3), "{t}");
+    // Every permission missing at once (issue 42): memory locking and the real-time policy,
+    // each with its fix, in one refusal; `--dry-run` says the same.
+    let both = |t: &str| {
+        assert!(
+            t.contains("2 permissions are missing: (1) cannot lock memory (mlockall)")
+                && t.contains("RLIMIT_MEMLOCK")
+                && t.contains("--no-mlock"),
+            "{t}"
+        );
+        assert!(
+            t.contains("; (2) cannot set SCHED_FIFO 95") && t.contains("RLIMIT_RTPRIO is 0"),
+            "{t}"
+        );
+    };
+    both(&t);
+    let o = as_nobody(&[
+        "run",
+        "--duration",
+        "1s",
+        "--dry-run",
+        "--out",
+        "/tmp/jitterlab-nobody-never-created",
+    ])
+    .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{t}");
+    both(&t);
+    // `--no-mlock` with a policy that needs no privilege passes, and warns. Its check of the
+    // CPU locks must not meet a measuring test's.
+    let _x = exclusive();
+    let o = as_nobody(&[
+        "run",
+        "--duration",
+        "1s",
+        "--dry-run",
+        "--no-mlock",
+        "--policy",
+        "other",
+        "--out",
+        "/tmp/jitterlab-nobody-never-created",
+    ])
+    .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
     assert!(
-        t.contains("mlockall") && t.contains("RLIMIT_MEMLOCK") && t.contains("--no-mlock"),
+        t.contains("warning: --no-mlock: jitterlab's memory is not locked"),
         "{t}"
     );
+    // And the real run says it above its summary, and stores it.
+    let out = format!("/tmp/jitterlab-nobody-no-mlock-{}", std::process::id());
+    let o = as_nobody(&[
+        "run",
+        "--duration",
+        "1s",
+        "--cpus",
+        "0",
+        "--no-mlock",
+        "--policy",
+        "other",
+        "--out",
+        &out,
+    ])
+    .unwrap();
+    let t = text(&o);
+    let stored = std::fs::read_to_string(format!("{out}/run.json")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("  ! --no-mlock: jitterlab's memory is not locked"),
+        "{t}"
+    );
+    assert!(stored.contains("--no-mlock: jitterlab's memory is not locked"));
 
     let o = as_nobody(&[
         "run",

@@ -339,3 +339,17 @@ fn reproducing_names_the_studies() {
         assert!(text.contains(said), "docs/reproducing.md lacks {said}");
     }
 }
+
+/// Item 5: `--budget 'max>1ms'` reads as "fail over 1 ms" to a newcomer, and means the
+/// opposite (a lower bound, which the grammar keeps for checking that a spike showed). The
+/// budget's page explains it where the grammar is, with the clause to write instead.
+#[test]
+fn the_budget_page_explains_an_inverted_clause() {
+    let text = read("docs/budget.md");
+    let grammar = text.find("op       :=").expect("the grammar");
+    let said = text
+        .find("`max>1ms` is accepted, and passes only when some wakeup")
+        .expect("budget.md explains max>1ms");
+    assert!(grammar < said, "right after the grammar");
+    assert!(text[said..].contains("write\n`max<1ms`"), "and says what to write");
+}

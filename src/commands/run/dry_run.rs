@@ -5,7 +5,8 @@
 //!
 //! The checks and their exit codes are a real run's: the options (`resolve`, exit 2), the
 //! output directory not taken (exit 2), what the wake method needs of the system, real-time
-//! scheduling, tracefs with `--trace`, and the CPU locks (exit 3). Nothing is created or
+//! scheduling and memory locking (every permission missing named at once: session/permissions.rs),
+//! tracefs with `--trace`, and the CPU locks (exit 3). Nothing is created or
 //! changed: no directory, no file, no load, no trace instance.
 
 use crate::error::{Failure, Result};
@@ -28,7 +29,8 @@ pub fn check(plan: &RunPlan) -> Result<String> {
         )?,
     }
     plan.wake_method().check_system().map_err(Failure::system)?;
-    check_scheduling(plan)?;
+    // Every permission missing said at once, as the real start says it.
+    crate::session::permissions::check(plan)?;
     let backend = match plan.trace {
         true => Some(crate::trace::check(plan.trace_backend).map_err(Failure::system)?),
         false => None,
@@ -40,31 +42,18 @@ pub fn check(plan: &RunPlan) -> Result<String> {
         .transpose()
         .map_err(Failure::system)?;
     // Taken and released at once: a CPU that another run measures is refused as it would be.
-    let (locks, lock_warnings) = crate::session::cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
+    let (locks, mut lock_warnings) =
+        crate::session::cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
     drop(locks);
+    if !plan.mlock {
+        lock_warnings.push(crate::session::permissions::NO_MLOCK_WARNING.to_string());
+    }
     Ok(describe(
         plan,
         backend.as_ref(),
         idle.as_deref(),
         &lock_warnings,
     ))
-}
-
-/// Whether the measuring threads' policy and priority would be granted: set on a thread of our
-/// own, which then ends (exit 3 with the fix, as a real run's refusal).
-fn check_scheduling(plan: &RunPlan) -> Result<()> {
-    let policy = plan.thread_policy(0);
-    let cpu = plan.cpus.first().copied().unwrap_or(0);
-    std::thread::scope(|s| {
-        s.spawn(|| policy.apply_to_current_thread())
-            .join()
-            .expect("the probe thread does not panic")
-    })
-    .map_err(|e| {
-        Failure::system(crate::measure::sched::explain_policy_refusal(
-            &policy, cpu, &e,
-        ))
-    })
 }
 
 /// The plan in words: what would run, for how long, and what it would write.
