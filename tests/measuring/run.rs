@@ -399,6 +399,16 @@ fn sigkill_leaves_every_flushed_interval_in_the_log() {
         run["ended"], "running",
         "a killed run's run.json says it never ended"
     );
+    // Its process and its CPU locks are gone: export says it was killed (issue 42), without
+    // touching run.json.
+    let o = jitterlab(&["export", out.to_str().unwrap(), "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("killed: run.json says `ended: running`"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(run_json(&out)["ended"], "running");
     let intervals = jitterlab::format::hlog::read_intervals(&out.join("latency.hlog")).unwrap();
     for cpu in online_cpus() {
         let tag = format!("cpu{cpu}");

@@ -351,5 +351,8 @@ fn the_budget_page_explains_an_inverted_clause() {
         .find("`max>1ms` is accepted, and passes only when some wakeup")
         .expect("budget.md explains max>1ms");
     assert!(grammar < said, "right after the grammar");
-    assert!(text[said..].contains("write\n`max<1ms`"), "and says what to write");
+    assert!(
+        text[said..].contains("write\n`max<1ms`"),
+        "and says what to write"
+    );
 }
