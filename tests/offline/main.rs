@@ -25,6 +25,7 @@ mod import_pasted;
 mod import_report;
 mod import_rtla;
 mod kernel_state;
+mod kinds;
 mod layers;
 mod oslat;
 mod output_paths;
