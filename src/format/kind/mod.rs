@@ -3,7 +3,7 @@
 //! unit, its columns), what its samples mean (a wakeup due on a period, or time lost in a loop
 //! that never sleeps), what its thread's trace carries, its metric families. Every renderer,
 //! exporter, the recorder and the session ask the kind ([`RunKind::spec`]) a question with a
-//! name, never "which kind is this?": a new kind is one file and one row of [`kinds!`]
+//! name, never "which kind is this?": a new kind is one file and one row of `kinds!`
 //! (`tests/offline/kinds.rs` fails on a kind named anywhere else but the one dispatch of
 //! the measuring loops and the producers it lists).
 
