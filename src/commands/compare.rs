@@ -13,23 +13,18 @@ use crate::report::sweep_tables::{comparison_table, throughput_comparison_table}
 use crate::report::table::{Markdown, Markup, Terminal};
 use crate::results::{loaded, sweep};
 
-/// A noise run's samples are gaps in a loop that never sleeps, a latency run's are wakeup
-/// latencies: their ratios would compare different quantities, so such a pair is refused.
+/// Runs of two kinds measure different quantities (a noise run's samples are gaps in a loop
+/// that never sleeps, a latency run's are wakeup latencies): their ratios would compare
+/// different things, so such a pair is refused.
 fn refuse_mixed_kinds(paths: &[std::path::PathBuf], runs: &[loaded::LoadedRun]) -> Result<()> {
     let Some(first) = runs.first() else {
         return Ok(());
     };
-    let what = |kind: crate::format::kind::RunKind| {
-        if kind.is_noise() {
-            "a noise run (jitterlab noise: its figures are gap lengths in a loop that never sleeps)"
-        } else {
-            "a latency run (its figures are wakeup latencies)"
-        }
-    };
+    let what = |kind: crate::format::kind::RunKind| kind.words().run;
     match runs.iter().position(|r| r.record.kind != first.record.kind) {
         None => Ok(()),
         Some(k) => Err(Failure::usage(format!(
-            "cannot compare {} ({}) with {} ({}): {} is {}, {} is {}; they measure different things. Compare noise runs with noise runs and latency runs with latency runs",
+            "cannot compare {} ({}) with {} ({}): {} is {}, {} is {}; they measure different things. Compare {} runs with {} runs and {} runs with {} runs",
             compare::label(0),
             paths[0].display(),
             compare::label(k),
@@ -38,6 +33,10 @@ fn refuse_mixed_kinds(paths: &[std::path::PathBuf], runs: &[loaded::LoadedRun]) 
             what(first.record.kind),
             compare::label(k),
             what(runs[k].record.kind),
+            first.record.kind.name(),
+            first.record.kind.name(),
+            runs[k].record.kind.name(),
+            runs[k].record.kind.name(),
         ))),
     }
 }

@@ -218,6 +218,6 @@ mod tests {
         let r: R = serde_json::from_str("{}").unwrap();
         assert_eq!(r.kind, RunKind::Latency);
         let r: R = serde_json::from_str(r#"{"kind":"noise"}"#).unwrap();
-        assert!(r.kind.is_noise());
+        assert_eq!(r.kind, RunKind::Noise);
     }
 }

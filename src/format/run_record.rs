@@ -103,7 +103,7 @@ impl RunRecord {
         RunRecord {
             format: FORMAT,
             jitterlab_version: env!("CARGO_PKG_VERSION").to_string(),
-            kind: RunKind::Latency,
+            kind: RunKind::default(),
             command_line,
             plan,
             system,

@@ -146,7 +146,10 @@ fn measure(
     }
     let start_ns = gate.start_ns.load(Ordering::SeqCst);
     let end_ns = gate.end_ns.load(Ordering::SeqCst);
-    // The one branch per kind of measurement.
+    // The one branch per kind of measurement, and the one place outside `format/kind/` that
+    // names a kind: which loop a thread runs is the plan's (a `MeasureKind` carries each loop's
+    // own settings), not a question the run's kind (`format::kind`) answers, so it is
+    // dispatched here, once, before the loop starts (`tests/offline/kinds.rs`).
     match plan.kind {
         MeasureKind::Latency(wakeups) => {
             run_wakeups(wakeups, start_ns, end_ns, &mut producer, counters, &stop)

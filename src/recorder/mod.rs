@@ -166,9 +166,8 @@ impl Recorder {
     /// queue of at most `pending_cap` for their trace.
     pub fn with_trace(mut self, join: Box<dyn TraceJoin>, pending_cap: usize) -> Self {
         for t in &mut self.threads {
-            t.trace = Some(ThreadTraceState::new(
-                t.feed.kind == crate::format::run_record::RunKind::Noise,
-            ));
+            // Time lost is joined by attributing what ran during it, a wakeup by its timer.
+            t.trace = Some(ThreadTraceState::new(t.feed.kind.spec().time_lost));
         }
         self.trace = Some(join);
         self.pending_cap = pending_cap.max(16);

@@ -10,7 +10,6 @@ use super::tails::TailState;
 use super::trace_join::{SampleTrace, ThreadTraceState};
 use super::{LiveRow, LoopCounts, ThreadFeed, ThreadResult};
 use crate::format::noise::NoiseInterval;
-use crate::format::run_record::RunKind;
 use crate::format::samplelog::SampleRecord;
 use crate::format::stats::LatencyStats;
 use crate::measure::Sample;
@@ -96,8 +95,8 @@ impl ThreadState {
         }
         // A noise thread's throttled gap: in the sample log only (its thread counted it), not
         // noise, so not in the gap counts of the tails either.
-        let throttled =
-            self.feed.kind == RunKind::Noise && sample.missed == crate::measure::noise::THROTTLED;
+        let throttled = self.feed.kind.spec().missed_marks_throttling
+            && sample.missed == crate::measure::noise::THROTTLED;
         if !throttled {
             self.record_statistics(sample, traced.as_ref());
             if let Some(blocks) = &mut self.summaries {
@@ -123,7 +122,7 @@ impl ThreadState {
 
     fn record_statistics(&mut self, sample: &Sample, traced: Option<&SampleTrace>) {
         self.interval.record(sample.latency_ns);
-        if self.feed.kind == RunKind::Noise {
+        if self.feed.kind.spec().time_lost {
             self.interval_noise_ns += sample.latency_ns.max(0) as u64;
             self.last_gap_end_ns = self
                 .last_gap_end_ns
@@ -151,11 +150,12 @@ impl ThreadState {
         // past `end_ns` (by up to about 0.1 ms) and may log gaps there: its last interval ends
         // at its last read (its first read is at `start_ns`, give or take an iteration), so
         // that every gap it logged lies in an interval.
-        let end_ns = match self.feed.kind {
-            RunKind::Noise => end_ns
+        let end_ns = if self.feed.kind.spec().reads_past_end {
+            end_ns
                 .max(start_ns + self.feed.counters.span_ns.load(Relaxed))
-                .max(self.last_gap_end_ns),
-            RunKind::Latency => end_ns,
+                .max(self.last_gap_end_ns)
+        } else {
+            end_ns
         };
         let interval_start = start_ns + self.interval_index * log_interval_ns;
         let length = end_ns
@@ -173,9 +173,10 @@ impl ThreadState {
         let length = Duration::from_nanos(length_ns);
         files.write(|hlog, _| {
             hlog.write_interval(&self.tag, start, length, &self.interval.histogram)?;
-            // The IRQ latency of the same interval, under its own tag (a noise gap has none).
+            // The IRQ latency of the same interval, under its own tag (a noise gap has none;
+            // `session/files.rs` counts the tags by the same question).
             match &self.trace {
-                Some(tr) if !tr.gaps => {
+                Some(tr) if self.feed.kind.spec().irq_split => {
                     hlog.write_interval(&self.irq_tag, start, length, &tr.irq_interval.histogram)
                 }
                 _ => Ok(()),
@@ -184,7 +185,7 @@ impl ThreadState {
         if let Some(tr) = &mut self.trace {
             tr.irq_interval.reset();
         }
-        if self.feed.kind == RunKind::Noise {
+        if self.feed.kind.spec().time_lost {
             let offset_ns = self.interval_index * log_interval_ns;
             self.noise_intervals.push(NoiseInterval {
                 time_ns: self.start_ns + offset_ns + length_ns,

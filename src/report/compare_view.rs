@@ -6,6 +6,7 @@ use crate::analysis::budget::{self, Budget};
 use crate::analysis::compare::{self, Comparison, Interval, ScopeComparison, StatRow};
 use crate::analysis::metric::{Metric, format_latency};
 use crate::analysis::regression::{self, RegressionCheck, RegressionVerdict};
+use crate::format::kind::{RunKind, Vocabulary};
 use crate::format::run_record::BudgetVerdict;
 use crate::report::table::{Align, Markdown, Markup, Table, Terminal};
 use crate::results::loaded::LoadedRun;
@@ -234,12 +235,12 @@ fn method_legend(cmp: &Comparison, s: &ScopeComparison) -> Vec<String> {
 /// The comparison table of one scope: a row per statistic; per later run its value, its ratio
 /// to A and the difference with its 95% interval. Built once for the terminal and Markdown.
 fn scope_table(cmp: &Comparison, s: &ScopeComparison) -> Table {
-    let first = if noise(cmp) {
-        "gap statistic"
-    } else {
-        "statistic"
-    };
-    let mut headers = vec![first.to_string(), "A".to_string()];
+    let words = words(cmp);
+    let first = words.compared.map_or_else(
+        || "statistic".into(),
+        |_| format!("{} statistic", words.sample),
+    );
+    let mut headers = vec![first, "A".to_string()];
     for r in &cmp.runs[1..] {
         headers.push(r.label.clone());
         headers.push(format!("{}/A", r.label));
@@ -259,21 +260,17 @@ fn scope_table(cmp: &Comparison, s: &ScopeComparison) -> Table {
     table
 }
 
-/// Whether the runs are noise runs (`jitterlab compare` refuses a mix): their samples are
-/// gaps, and the tables say so.
-fn noise(cmp: &Comparison) -> bool {
-    cmp.runs.first().is_some_and(|r| r.kind.is_noise())
+/// The words of the runs' kind (`jitterlab compare` refuses a mix).
+fn words(cmp: &Comparison) -> &'static Vocabulary {
+    cmp.runs
+        .first()
+        .map_or_else(RunKind::default, |r| r.kind)
+        .words()
 }
 
 /// What a sample is called in counts: "samples" (wakeups) or "gaps".
 fn samples_word(cmp: &Comparison) -> &'static str {
-    // A latency comparison has always said "samples" (its column header too); a noise one
-    // uses the kind's own word.
-    if noise(cmp) {
-        crate::format::kind::RunKind::Noise.words().plural
-    } else {
-        "samples"
-    }
+    words(cmp).counted
 }
 
 fn run_lines(cmp: &Comparison) -> Vec<String> {
@@ -285,7 +282,7 @@ fn run_lines(cmp: &Comparison) -> Vec<String> {
                 "{}  {}  {}{}, CPUs {}, {}, {} {}, {} interval{} per CPU",
                 r.label,
                 r.path,
-                if r.kind.is_noise() { "noise run, " } else { "" },
+                r.kind.words().run_tag,
                 r.ended,
                 cpus.join(","),
                 r.duration_ns.map_or("duration unknown".into(), format_ns),
@@ -332,7 +329,9 @@ fn headlines(cmp: &Comparison) -> Vec<String> {
             format!(
                 "{} vs A overall{}: {}",
                 cmp.runs[k + 1].label,
-                if noise(cmp) { " (gap length)" } else { "" },
+                words(cmp)
+                    .compared
+                    .map_or_else(String::new, |c| format!(" ({c})")),
                 if parts.is_empty() {
                     "no common figures".into()
                 } else {

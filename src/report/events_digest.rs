@@ -150,7 +150,7 @@ impl Digesting {
     pub(crate) fn new(record: &RunRecord, extent_s: f64) -> Self {
         Self::with(
             record.phases.is_empty(),
-            record.kind.is_noise().then_some(extent_s),
+            record.kind.spec().time_lost.then_some(extent_s),
         )
     }
 

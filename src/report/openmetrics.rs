@@ -46,97 +46,8 @@ pub(crate) const LATENCY_BUCKET_BOUNDS_NS: [u64; 16] = [
 /// `quantile` label.
 pub(crate) const QUANTILES: [&str; 3] = ["0.99", "0.999", "0.9999"];
 
-/// One metric family: what `# HELP` and `# TYPE` say.
-struct Family {
-    name: &'static str,
-    kind: &'static str,
-    help: &'static str,
-}
+use crate::format::kind::MetricFamily as Family;
 
-/// The families whose meaning depends on what the run measured: the same shape, named and
-/// described for wakeup latency (`jitterlab run`, `monitor`) or for a noise run's gaps
-/// (`jitterlab noise`), so that a dashboard never takes one for the other.
-struct SampleFamilies {
-    histogram: Family,
-    max: Family,
-    quantile: Family,
-    samples: Family,
-    dropped: Family,
-    budget: Family,
-}
-
-const LATENCY_RUN: SampleFamilies = SampleFamilies {
-    histogram: Family {
-        name: "jitterlab_wakeup_latency_seconds",
-        kind: "histogram",
-        help: "Wakeup latency of the measuring thread of each CPU: how long after its due time it ran, in seconds.",
-    },
-    max: Family {
-        name: "jitterlab_wakeup_latency_max_seconds",
-        kind: "gauge",
-        help: "Largest wakeup latency of each CPU over the window (export: the whole run), in seconds.",
-    },
-    // Untyped, not the gauge the monitor issue names: Prometheus reserves the `quantile` label
-    // for summaries (`promtool check metrics` refuses it on a gauge), and as a summary without
-    // `_sum` and `_count` node_exporter's textfile collector would add both as 0, numbers
-    // nobody measured. Prometheus stores and queries an untyped series exactly like a gauge.
-    quantile: Family {
-        name: "jitterlab_wakeup_latency_quantile_seconds",
-        kind: "untyped",
-        help: "Wakeup latency quantile of each CPU over the window (export: the whole run), from the HDR histogram (within 0.1%), in seconds.",
-    },
-    samples: Family {
-        name: "jitterlab_samples_total",
-        kind: "counter",
-        help: "Wakeups measured on each CPU.",
-    },
-    dropped: Family {
-        name: "jitterlab_dropped_records_total",
-        kind: "counter",
-        help: "Wakeup records lost because the recorder fell behind the measuring thread, per CPU (jitterlab_samples_total and the latency figures do not count them).",
-    },
-    budget: Family {
-        name: "jitterlab_budget_ok",
-        kind: "gauge",
-        help: "1 when the latency budget clause holds on every CPU it judges (monitor: over the window), else 0.",
-    },
-};
-
-/// A noise run's: gaps in a loop that never sleeps (docs/noise.md). `jitterlab_budget_ok` and
-/// `jitterlab_dropped_records_total` keep their names (an alert on either means the same), with
-/// a help that says gaps.
-const NOISE_RUN: SampleFamilies = SampleFamilies {
-    histogram: Family {
-        name: "jitterlab_noise_gap_seconds",
-        kind: "histogram",
-        help: "OS noise: length of each gap above the threshold in the never-sleeping loop of each CPU (jitterlab noise), in seconds.",
-    },
-    max: Family {
-        name: "jitterlab_noise_gap_max_seconds",
-        kind: "gauge",
-        help: "Largest gap of each CPU's noise loop over the run, in seconds.",
-    },
-    quantile: Family {
-        name: "jitterlab_noise_gap_quantile_seconds",
-        kind: "untyped",
-        help: "Gap length quantile of each CPU's noise loop over the run, from the HDR histogram (within 0.1%), in seconds.",
-    },
-    samples: Family {
-        name: "jitterlab_noise_gaps_total",
-        kind: "counter",
-        help: "Gaps above the threshold in each CPU's noise loop (real-time throttling excluded).",
-    },
-    dropped: Family {
-        name: "jitterlab_dropped_records_total",
-        kind: "counter",
-        help: "Gap records lost because the recorder fell behind the noise loop, per CPU (the noise totals still count them).",
-    },
-    budget: Family {
-        name: "jitterlab_budget_ok",
-        kind: "gauge",
-        help: "1 when the noise budget clause holds on every CPU it judges, else 0.",
-    },
-};
 const NOISE_TIME: Family = Family {
     name: "jitterlab_noise_seconds_total",
     kind: "counter",
@@ -405,11 +316,7 @@ fn histogram(
 pub(crate) fn render(e: &Exposition, syntax: Syntax) -> String {
     let mut out = String::new();
     let cpus = &e.cpus;
-    let f = if e.kind.is_noise() {
-        &NOISE_RUN
-    } else {
-        &LATENCY_RUN
-    };
+    let f = &e.kind.spec().metrics;
     histogram(&mut out, syntax, &f.histogram, cpus, |c| c.latency.as_ref());
     per_cpu(&mut out, syntax, &f.max, cpus, |c| {
         c.max_ns.map(|v| seconds(v as f64))

@@ -146,7 +146,7 @@ fn family_names_pass_the_prometheus_lint() {
         &CONTEXT_GAUGE,
         &INFO,
     ];
-    for s in [&LATENCY_RUN, &NOISE_RUN] {
+    for s in RunKind::ALL.iter().map(|k| &k.spec().metrics) {
         all.extend([
             &s.histogram,
             &s.max,
@@ -189,10 +189,8 @@ fn family_names_pass_the_prometheus_lint() {
 /// family does.
 #[test]
 fn the_dropped_records_help_names_the_kinds_records() {
-    for (kind, families) in [
-        (RunKind::Latency, &LATENCY_RUN),
-        (RunKind::Noise, &NOISE_RUN),
-    ] {
+    for &kind in RunKind::ALL {
+        let families = &kind.spec().metrics;
         let one = kind.words().plural.trim_end_matches('s');
         let help = families.dropped.help.to_lowercase();
         assert!(

@@ -8,7 +8,7 @@ use crate::analysis::compare::RunInfo;
 use crate::analysis::metric::Metric;
 use crate::analysis::tails::{evt, run_length};
 use crate::analysis::tails_compare::{RunSpikeRate, TailComparison};
-use crate::format::run_record::{RunRecord, ThreadSummary};
+use crate::format::run_record::{RunKind, RunRecord, ThreadSummary};
 use crate::format::tails::{SpikeRecord, TailRecord, WithinRecord};
 use crate::units::{format_ns, format_span, group_digits as grouped};
 use std::fmt::Write;
@@ -23,7 +23,7 @@ pub fn summary(record: &RunRecord) -> String {
             // A noise run's statements: noise per second, time lost, gaps over each length
             // per second, the longest gap. "% within the threshold" and "spikes over the
             // deadline" mean nothing for gaps that are all over the threshold.
-            Some(n) if record.kind.is_noise() => super::noise::statements(record, t, n),
+            Some(n) if record.kind.spec().time_lost => super::noise::statements(record, t, n),
             _ => {
                 let mut lines: Vec<String> = t.tails.within.iter().map(within_line).collect();
                 lines.extend(t.tails.spikes.iter().map(spike_line));
@@ -190,9 +190,16 @@ pub(crate) fn tail_line(tail: &TailRecord, interval_ns: u64) -> String {
 /// spikes are gaps over the threshold, per second: "cpu0 gaps over the threshold (1.0 us): A
 /// 534, 132/s (95 % 121-144/s), B ...".
 pub(crate) fn compare_lines(c: &TailComparison, runs: &[RunInfo]) -> Vec<String> {
-    let noise = runs.first().is_some_and(|r| r.kind.is_noise());
+    // Runs compared are of one kind (compare refuses a mix).
+    let kind = runs
+        .first()
+        .map_or_else(RunKind::default, |r| r.kind)
+        .spec();
+    // A time-lost kind records only samples over its threshold: no share within it, and its
+    // spikes are its samples, per second.
+    let noise = kind.time_lost;
     let mut lines = Vec::new();
-    for row in c.within.iter().filter(|_| !noise) {
+    for row in c.within.iter().filter(|_| kind.periodic) {
         let mut parts = Vec::new();
         for (i, (p, run)) in row.percent.iter().zip(runs).enumerate() {
             let mut part = match p {
@@ -226,7 +233,8 @@ pub(crate) fn compare_lines(c: &TailComparison, runs: &[RunInfo]) -> Vec<String>
         let what = if noise {
             let threshold = row.rates.iter().flatten().next().map(|s| s.threshold_ns);
             format!(
-                "gaps over the threshold ({})",
+                "{} over the threshold ({})",
+                kind.words.plural,
                 threshold.map_or("-".into(), format_ns)
             )
         } else {
@@ -369,7 +377,6 @@ mod tests {
     #[test]
     fn a_noise_comparison_speaks_of_gaps_over_the_threshold() {
         use crate::analysis::tails_compare::{RunSpikeRate, SpikeRow, WithinRow};
-        use crate::format::kind::RunKind;
         let run = |label: &str, kind: RunKind| RunInfo {
             label: label.into(),
             path: format!("/r/{label}"),

@@ -23,7 +23,9 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path, verbose: bool) -> Stri
         text.push('\n');
     }
     let mut tables = String::new();
-    if record.kind.is_noise() {
+    // A time-lost kind's summary is its noise share, time lost and gaps per second; a
+    // periodic kind's is its latency percentiles.
+    if record.kind.spec().time_lost {
         let _ = writeln!(text, "{}", super::noise::heading(record));
         if let Some(reason) = &record.end_reason {
             let _ = writeln!(text, "  ended: {reason}");
@@ -163,7 +165,8 @@ fn trace_section(record: &RunRecord, verbose: bool) -> String {
     let Some(trace) = &record.trace else {
         return out;
     };
-    if record.kind.is_noise() {
+    // The trace of time lost: its causes; of a wakeup: the IRQ/thread split.
+    if record.kind.spec().time_lost {
         return noise_trace_section(record, trace);
     }
     let _ = writeln!(

@@ -42,7 +42,7 @@ pub(super) fn create_files(plan: &RunPlan, result_dir: &ResultDir) -> Result<Run
             let ledger = SegmentLedger::new(segments);
             // Every interval is written under each CPU's tag, and its IRQ tag with --trace
             // (not for noise gaps, which have no IRQ latency).
-            let irq_tags = plan.trace && plan.measurement.kind() == crate::plan::RunKind::Latency;
+            let irq_tags = plan.trace && plan.measurement.kind().spec().irq_split;
             let tags = plan.cpus.len() * if irq_tags { 2 } else { 1 };
             let writer = Segments::new(result_dir.clone(), *segments, tags, ledger.clone());
             (HlogWriter::to(Box::new(writer)), Some(ledger))

@@ -21,7 +21,7 @@ pub(crate) fn thread_traces(plan: &RunPlan, threads: &[(usize, usize, i32)]) -> 
                 Expiry::NearDue => plan.thread_interval_ns(index) / 2,
             },
             explain_above_ns: plan.thread_explain_above_ns(index),
-            gaps: plan.measurement.kind() == crate::plan::RunKind::Noise,
+            gaps: plan.measurement.kind().spec().time_lost,
             sender: plan
                 .thread_sender(index)
                 .and_then(|s| s.cpu)

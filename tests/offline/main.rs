@@ -26,6 +26,7 @@ mod import_report;
 mod import_rtla;
 mod kernel_state;
 mod killed_run;
+mod kinds;
 mod layers;
 mod newcomer;
 mod oslat;

@@ -278,7 +278,7 @@ fn export_samples(
     };
     // Only the column names depend on it: a run.json that cannot be read is reported by the
     // commands that need its figures, not here.
-    let kind = loaded::open(run_dir).map_or(RunKind::Latency, |mut r| {
+    let kind = loaded::open(run_dir).map_or_else(|_| RunKind::default(), |mut r| {
         crate::session::stale::note_owner(&mut r.record);
         r.record.kind
     });

@@ -37,7 +37,7 @@ pub fn exposition(run: &LoadedRun) -> Exposition {
             // A noise loop misses no period and has no deadline (run.json's figures for them
             // are placeholders, docs/noise.md): left out.
             let latency_only =
-                |field: &str, v: u64| (!r.kind.is_noise()).then_some(v).and(known(field, v));
+                |field: &str, v: u64| r.kind.spec().periodic.then_some(v).and(known(field, v));
             CpuFigures {
                 cpu: t.cpu,
                 latency,

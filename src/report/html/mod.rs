@@ -257,9 +257,8 @@ fn has_time_series(run: &RunDigest) -> bool {
 fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
     let mut out = Vec::new();
     // What a sample is: a wakeup's latency, or a noise run's gap.
-    let noise = run.record.kind.is_noise();
     let samples = *run.record.kind.words();
-    let word = if noise { "Gap" } else { "Latency" };
+    let word = samples.title;
     let dists = distributions(run);
     if dists.iter().any(|d| !d.histogram.is_empty()) {
         out.push(histogram::draw(
@@ -304,11 +303,10 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
     if dists.iter().any(|d| !d.histogram.is_empty()) {
         out.push(exceedance::draw(
             &format!("{prefix}-exceedance"),
-            if noise {
-                "Exceedance: share of gaps longer than x"
-            } else {
-                "Exceedance: share of wakeups later than x"
-            },
+            &format!(
+                "Exceedance: share of {} {} than x",
+                samples.plural, samples.exceeds
+            ),
             &exceedance::prepare(&dists),
             samples,
         ));
@@ -394,15 +392,11 @@ fn overlay_figures(runs: &[&RunDigest]) -> Vec<Figure> {
         .first()
         .map_or_else(Default::default, |r| r.record.kind);
     let samples = *kind.words();
-    let histograms = if kind.is_noise() {
-        "Gap length histograms of every run (all CPUs)"
-    } else {
-        "Latency histograms of every run (all CPUs)"
-    };
+    let histograms = format!("{} histograms of every run (all CPUs)", samples.title);
     vec![
         histogram::draw(
             "overlay-histogram",
-            histograms,
+            &histograms,
             &histogram::prepare(&dists),
             samples,
         ),

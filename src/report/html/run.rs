@@ -347,7 +347,7 @@ fn source_system_rows(system: &serde_json::Value) -> Vec<(&'static str, String)>
 
 fn cpu_table(h: &mut String, r: &RunRecord) {
     h.push_str("<h3>Per CPU</h3>");
-    if r.kind.is_noise() {
+    if r.kind.spec().time_lost {
         // Gaps of a loop that never sleeps: noise share, gaps, loop cost; by cause with --trace.
         h.push_str(
             &Html {
@@ -445,11 +445,7 @@ fn trace_section(h: &mut String, run: &RunDigest) {
         &[
             ("explained above", format_ns(t.explain_above_ns)),
             (
-                if run.record.kind.is_noise() {
-                    "gaps explained"
-                } else {
-                    "spikes explained"
-                },
+                &format!("{} explained", run.record.kind.words().explained),
                 t.explained.to_string(),
             ),
             ("trace events lost", t.events_lost.to_string()),
@@ -470,7 +466,7 @@ fn trace_section(h: &mut String, run: &RunDigest) {
 
 /// Whether the run has a `--trace` split table: a latency run with timer IRQ latencies.
 fn has_split(r: &RunRecord) -> bool {
-    !r.kind.is_noise() && r.threads.iter().any(|t| t.irq_latency.is_some())
+    r.kind.spec().irq_split && r.threads.iter().any(|t| t.irq_latency.is_some())
 }
 
 const SPLIT_HEADING: &str = "<h4>Latency split</h4><p class=\"note\">IRQ: how late the timer \
@@ -490,11 +486,7 @@ fn spikes_table(
         h,
         "<p>The {} {} explained, worst first{}.</p>",
         spikes.len().min(MAX_SPIKES_LISTED),
-        if run.record.kind.is_noise() {
-            "longest gaps"
-        } else {
-            "latest wakeups"
-        },
+        run.record.kind.words().worst,
         if run.events.causes.all > MAX_SPIKES_LISTED as u64 {
             format!(" (of {})", run.events.causes.all)
         } else {

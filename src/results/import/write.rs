@@ -329,11 +329,7 @@ pub fn summary(record: &RunRecord, out: &Path) -> String {
     let fmt = |v: Option<i64>| v.map_or("-".into(), |v| format_ns(v.max(0) as u64));
     let fmtu = |v: Option<u64>| v.map_or("-".into(), format_ns);
     // A noise run's samples are its gaps; a count the source does not print is unknown, not 0.
-    let what = if record.kind.is_noise() {
-        "gaps"
-    } else {
-        "samples"
-    };
+    let what = record.kind.words().counted;
     let samples_known = !source.absent.iter().any(|a| a == "samples");
     for t in &record.threads {
         let l = &t.latency;

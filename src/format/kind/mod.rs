@@ -1,0 +1,212 @@
+//! What a run measured (run.json `kind`), and the one place that says what differs between
+//! kinds. Each kind is one file here holding one [`Kind`]: its words (what a sample is, its
+//! unit, its columns), what its samples mean (a wakeup due on a period, or time lost in a loop
+//! that never sleeps), what its thread's trace carries, its metric families. Every renderer,
+//! exporter, the recorder and the session ask the kind ([`RunKind::spec`]) a question with a
+//! name, never "which kind is this?": a new kind is one file and one row of `kinds!`
+//! (`tests/offline/kinds.rs` fails on a kind named anywhere else but the one dispatch of
+//! the measuring loops and the producers it lists).
+
+use serde::{Deserialize, Serialize};
+
+/// Every kind: its variant of [`RunKind`] (lowercased, the name run.json stores) and the file
+/// that holds its [`Kind`]. One row per kind.
+macro_rules! kinds {
+    ($($(#[$attr:meta])* $variant:ident => $file:ident,)+) => {
+        $(mod $file;)+
+
+        /// What a run measured. Files written before this field are latency runs.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum RunKind {
+            $($(#[$attr])* $variant,)+
+        }
+
+        impl RunKind {
+            /// Every kind, in the order run.json's documentation lists them.
+            pub const ALL: &'static [RunKind] = &[$(RunKind::$variant,)+];
+
+            /// What differs for this kind: its words, its samples' meaning, its metrics.
+            pub fn spec(self) -> &'static Kind {
+                match self {
+                    $(RunKind::$variant => &$file::KIND,)+
+                }
+            }
+        }
+    };
+}
+
+kinds! {
+    /// Wakeup latency (`jitterlab run`): each sample is how late a wakeup came.
+    #[default]
+    Latency => latency,
+    /// OS noise (`jitterlab noise`): each sample is a gap in a loop that never sleeps.
+    Noise => noise,
+}
+
+/// One kind of measurement: everything a view, an exporter, the recorder or the session
+/// needs to know that is not the same for every kind.
+#[derive(Debug)]
+pub struct Kind {
+    /// Its words for samples and figures.
+    pub words: Vocabulary,
+    /// Whether its samples are wakeups due on a period with a deadline: missed periods,
+    /// deadline misses and the share within the deadline are its figures. A loop that never
+    /// sleeps has none (run.json's fields for them are placeholders, docs/noise.md).
+    pub periodic: bool,
+    /// Whether a sample is time lost (a gap in a loop that never sleeps): the recorder sums
+    /// the samples of each interval into noise, and the views show the noise share, the time
+    /// lost and gaps per second (`report/noise.rs`) where a periodic kind shows percentiles.
+    pub time_lost: bool,
+    /// Whether a sample has a timer IRQ latency under `--trace` (the timer that woke it):
+    /// the latency split, the interval log's IRQ tags. A gap has no timer.
+    pub irq_split: bool,
+    /// Whether a sample's `missed` field marks real-time throttling (`measure::noise::
+    /// THROTTLED`, kept in the sample log but counted in no figure) instead of periods missed.
+    pub missed_marks_throttling: bool,
+    /// Whether its thread reads the clock past the run's end (a loop that checks the end only
+    /// every so many iterations): its last interval ends at its last read, so that every
+    /// sample it logged lies in an interval.
+    pub reads_past_end: bool,
+    /// Its OpenMetrics families (`export --format openmetrics`, `monitor`'s `/metrics`).
+    pub metrics: SampleFamilies,
+}
+
+/// The words for a kind's samples and figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Vocabulary {
+    /// The name run.json stores (`kind`) and the interval log's header says.
+    pub name: &'static str,
+    /// The command that measures it: "jitterlab run" or "jitterlab noise".
+    pub command: &'static str,
+    /// What one run of it is, as a comparison's refusal to mix kinds says it.
+    pub run: &'static str,
+    /// A run's tag in a comparison's list of runs ("" for the default kind).
+    pub run_tag: &'static str,
+    /// One sample's value, short, as in column names and figure names: "latency" or "gap".
+    pub sample: &'static str,
+    /// The value capitalised, as a figure's title starts: "Latency" or "Gap".
+    pub title: &'static str,
+    /// The value on a plot's axis: "latency" or "gap length".
+    pub value: &'static str,
+    /// The value with its sample: "wakeup latency" or "gap length".
+    pub sample_value: &'static str,
+    /// The samples counted: "wakeups" or "gaps".
+    pub plural: &'static str,
+    /// The samples counted in a table's count column: "samples" or "gaps".
+    pub counted: &'static str,
+    /// The worst samples, as a list of them says: "latest wakeups" or "longest gaps".
+    pub worst: &'static str,
+    /// The value as a comparison names it where it must ("gap length"); None for the kind
+    /// whose value a comparison has always left unsaid (latency).
+    pub compared: Option<&'static str>,
+    /// What the trace explained: "spikes" or "gaps".
+    pub explained: &'static str,
+    /// How a sample exceeds x: "later" (a wakeup) or "longer" (a gap).
+    pub exceeds: &'static str,
+    /// The sample export's CSV header (`export --format csv`), every column with its unit.
+    pub csv_header: &'static str,
+    /// The column export's header (`export --format columns`).
+    pub columns_header: &'static str,
+}
+
+/// One OpenMetrics family: what `# HELP` and `# TYPE` say.
+#[derive(Debug)]
+pub struct MetricFamily {
+    /// The metric's name.
+    pub name: &'static str,
+    /// Its type: "histogram", "gauge", "counter", "untyped".
+    pub kind: &'static str,
+    /// Its `# HELP` text.
+    pub help: &'static str,
+}
+
+/// The families whose meaning depends on what the run measured: the same shape, named and
+/// described for each kind, so that a dashboard never takes one for another.
+#[derive(Debug)]
+pub struct SampleFamilies {
+    /// The samples' histogram.
+    pub histogram: MetricFamily,
+    /// The largest sample.
+    pub max: MetricFamily,
+    /// The quantiles of the samples.
+    pub quantile: MetricFamily,
+    /// The samples counted.
+    pub samples: MetricFamily,
+    /// The records the recorder lost.
+    pub dropped: MetricFamily,
+    /// Whether the budget holds.
+    pub budget: MetricFamily,
+}
+
+impl RunKind {
+    /// The words for this kind's samples and figures.
+    pub fn words(self) -> &'static Vocabulary {
+        &self.spec().words
+    }
+
+    /// The name run.json stores (`kind`) and the interval log's header says.
+    pub fn name(self) -> &'static str {
+        self.words().name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// run.json's `kind` is the vocabulary's name, both ways.
+    #[test]
+    fn the_stored_name_is_the_vocabularys() {
+        for &kind in RunKind::ALL {
+            let stored = serde_json::to_string(&kind).unwrap();
+            assert_eq!(stored, format!("\"{}\"", kind.name()));
+            assert_eq!(serde_json::from_str::<RunKind>(&stored).unwrap(), kind);
+        }
+    }
+
+    /// Each header names the kind's sample and gives every value its unit.
+    #[test]
+    fn headers_name_the_sample_with_units() {
+        for &kind in RunKind::ALL {
+            let w = kind.words();
+            assert!(
+                w.csv_header.contains(&format!("{}_ns", w.sample)),
+                "{}",
+                w.csv_header
+            );
+            assert!(w.columns_header.contains(&format!("{}_us", w.sample)));
+            for column in w
+                .csv_header
+                .split(',')
+                .filter(|c| *c != "cpu" && *c != "seq")
+            {
+                assert!(
+                    ["_ns", "_s", "_periods", "throttled"]
+                        .iter()
+                        .any(|u| column.ends_with(u)),
+                    "{column} has no unit"
+                );
+            }
+        }
+    }
+
+    /// Each kind's metric families are its own (a dashboard never takes one kind's samples
+    /// for another's), but for the two whose meaning is the same for every kind.
+    #[test]
+    fn metric_families_are_distinct_per_kind() {
+        for (i, a) in RunKind::ALL.iter().enumerate() {
+            for b in &RunKind::ALL[i + 1..] {
+                let (a, b) = (&a.spec().metrics, &b.spec().metrics);
+                for (x, y) in [
+                    (&a.histogram, &b.histogram),
+                    (&a.max, &b.max),
+                    (&a.quantile, &b.quantile),
+                    (&a.samples, &b.samples),
+                ] {
+                    assert_ne!(x.name, y.name);
+                }
+            }
+        }
+    }
+}

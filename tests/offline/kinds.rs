@@ -1,0 +1,236 @@
+//! The measurement kind is one type (issue 41): what differs between kinds is answered by the
+//! kind's file in `src/format/kind/` (its words, whether its samples are periodic wakeups or
+//! time lost, whether they have an IRQ split, its metric families), and nothing else asks
+//! "which kind is this?". This test lists the kinds (the rows of `kinds!` in
+//! `format/kind/mod.rs`) and every place of production code that names one (`RunKind::X`,
+//! `Measurement::X`, `MeasureKind::X`, `kind.is_x()`, a plan's `measurement.x()` accessor), and fails,
+//! naming file and line, on a place outside the kind files, the one dispatch of the measuring
+//! loops (`measure/thread.rs`) and the allowances below, each with its reason. An allowance
+//! that no longer names a kind fails too, so that the list only shrinks.
+
+use crate::scan::{Source, sources, src};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Where kinds may be named, besides `format/kind/`, and why. A path ending in `/` is a folder.
+const ALLOWED: &[(&str, &str)] = &[
+    (
+        "measure/thread.rs",
+        "the one dispatch: which loop a thread runs (its MeasureKind carries the loop's settings)",
+    ),
+    // The plan is being built in plan/ (helper P, issue 41 item 2); its branches are left for
+    // after that merge: the resolution of each kind's options, and the plan accessors below.
+    ("plan/", "the plan's kinds (pending: issue 41 item 2)"),
+    (
+        "commands/run/",
+        "the plan's resolution (pending: issue 41 item 2)",
+    ),
+    (
+        "commands/noise.rs",
+        "the plan's resolution (pending: issue 41 item 2)",
+    ),
+    (
+        "session/run_json.rs",
+        "the plan's specs as run.json stores them (pending: plan accessors, issue 41 item 2)",
+    ),
+    (
+        "session/start.rs",
+        "the IPC senders of the plan (pending: a plan accessor, issue 41 item 2)",
+    ),
+    (
+        "session/starvation.rs",
+        "the IPC sender of the plan (pending: a plan accessor, issue 41 item 2)",
+    ),
+    (
+        "trace/record.rs",
+        "the IPC senders' CPUs of the plan (pending: a plan accessor, issue 41 item 2)",
+    ),
+    // A producer of one kind names the kind it makes: the tool it imports measures that.
+    (
+        "results/import/rtla_timerlat.rs",
+        "rtla timerlat measures latency",
+    ),
+    (
+        "results/import/rtla_timerlat_top.rs",
+        "rtla timerlat top measures latency",
+    ),
+    (
+        "results/import/rtla_osnoise_hist.rs",
+        "rtla osnoise measures noise",
+    ),
+    (
+        "results/import/rtla_osnoise_top.rs",
+        "rtla osnoise measures noise",
+    ),
+    ("results/import/oslat_json.rs", "oslat measures noise"),
+    ("results/import/oslat_text.rs", "oslat measures noise"),
+    (
+        "results/import/imported.rs",
+        "the latency tools' importers' record (cyclictest and the like)",
+    ),
+    (
+        "monitor/mod.rs",
+        "monitor measures latency (its /metrics are the latency kind's)",
+    ),
+];
+
+/// The kinds: each row `Variant => file,` of `kinds!` in `format/kind/mod.rs`.
+fn kinds(root: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(root.join("format/kind/mod.rs")).unwrap();
+    text.lines()
+        .skip_while(|l| *l != "kinds! {")
+        .take_while(|l| *l != "}")
+        .filter_map(|l| {
+            let (variant, file) = l.trim().strip_suffix(',')?.split_once(" => ")?;
+            Some((variant.trim().to_string(), file.trim().to_string()))
+        })
+        .collect()
+}
+
+/// The ways a line of code names `variant`.
+fn names(variant: &str) -> Vec<String> {
+    let lower = variant.to_lowercase();
+    let mut n: Vec<String> = ["RunKind", "Measurement", "MeasureKind"]
+        .iter()
+        .map(|t| format!("{t}::{variant}"))
+        .collect();
+    n.push(format!("kind.is_{lower}("));
+    n.push(format!("kind().is_{lower}("));
+    n.push(format!(".{lower}()"));
+    n
+}
+
+/// Each kind's naming places outside the kind files, as `src/<file>:<line>: <code>`, and
+/// whether each is allowed.
+fn places(root: &Path) -> BTreeMap<String, Vec<(String, bool)>> {
+    let all = sources(root);
+    let mut found = BTreeMap::new();
+    for (variant, _) in kinds(root) {
+        let names = names(&variant);
+        let mut at = Vec::new();
+        for source in all.iter().filter(|s| !s.rel.starts_with("format/kind/")) {
+            for line in source.production() {
+                if names.iter().any(|n| named(&line.code, n)) {
+                    at.push((
+                        format!("src/{}:{}: {}", source.rel, line.n, line.code.trim()),
+                        allowed(source),
+                    ));
+                }
+            }
+        }
+        found.insert(variant, at);
+    }
+    found
+}
+
+/// Whether `code` holds `name` as a whole name (`RunKind::Noise`, not `RunKind::NoiseX`).
+fn named(code: &str, name: &str) -> bool {
+    code.match_indices(name).any(|(at, _)| {
+        let after = code[at + name.len()..].chars().next();
+        name.ends_with('(') || !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+fn allowed(source: &Source) -> bool {
+    ALLOWED.iter().any(|(p, _)| match p.strip_suffix('/') {
+        Some(dir) => source.rel.starts_with(&format!("{dir}/")),
+        None => source.rel == *p,
+    })
+}
+
+#[test]
+fn kinds_are_named_only_in_their_files_and_the_one_dispatch() {
+    let root = src();
+    let kinds = kinds(&root);
+    assert!(kinds.len() >= 2, "no kinds read from format/kind/mod.rs");
+    for (_, file) in &kinds {
+        assert!(
+            root.join(format!("format/kind/{file}.rs")).is_file(),
+            "format/kind/{file}.rs missing"
+        );
+    }
+    let places = places(&root);
+    let mut listing = String::new();
+    let mut bad = Vec::new();
+    for (kind, at) in &places {
+        listing += &format!("{kind}: {} places outside format/kind/\n", at.len());
+        for (place, ok) in at {
+            listing += &format!("  {}{place}\n", if *ok { "" } else { "NOT ALLOWED " });
+            if !ok {
+                bad.push(place.clone());
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a kind named outside src/format/kind/ and the allowed places ({} lines): ask the kind a question instead (a field of format::kind::Kind with a name that says what differs, e.g. `kind.spec().time_lost`, `kind.words().plural`), so that a new kind is one file and one row:\n{}\nall places:\n{listing}",
+        bad.len(),
+        bad.join("\n")
+    );
+    // Every allowance still names a kind: when a branch goes, its allowance goes too.
+    let all = sources(&root);
+    for (path, why) in ALLOWED {
+        let used = places.values().flatten().any(|(place, _)| {
+            place
+                .strip_prefix("src/")
+                .is_some_and(|p| p.starts_with(path))
+        });
+        assert!(
+            used || !all.iter().any(|s| s.rel.starts_with(path)),
+            "src/{path} is allowed to name a kind ({why}) but names none: remove it from ALLOWED"
+        );
+    }
+}
+
+#[test]
+fn the_scan_finds_a_planted_branch_and_passes_the_kind_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let write = |rel: &str, text: &str| crate::scan::plant(root, rel, text);
+    write(
+        "format/kind/mod.rs",
+        "kinds! {\n    #[default]\n    Latency => latency,\n    Noise => noise,\n}\nfn f(k: RunKind) { if k == RunKind::Noise {} }\n",
+    );
+    write("format/kind/latency.rs", "");
+    write("format/kind/noise.rs", "");
+    write(
+        "report/view.rs",
+        "fn a(r: &R) { if r.kind.is_noise() {} }\n\
+         fn b(r: &R) { if r.kind == RunKind::Latency {} }\n\
+         fn c(r: &R) { if r.kind.spec().time_lost {} }\n\
+         fn d() { RunKind::NoiseFree; } // RunKind::Noise in a comment\n\
+         #[cfg(test)]\n\
+         mod tests { fn t() { RunKind::Noise; } }\n",
+    );
+    write(
+        "measure/thread.rs",
+        "match k { MeasureKind::Noise(s) => {} }\n",
+    );
+    write("results/import/oslat_text.rs", "kind: RunKind::Noise,\n");
+    let places = places(root);
+    let show = |kind: &str| -> Vec<(String, bool)> { places[kind].clone() };
+    assert_eq!(
+        show("Latency"),
+        [(
+            "src/report/view.rs:2: fn b(r: &R) { if r.kind == RunKind::Latency {} }".to_string(),
+            false
+        )]
+    );
+    assert_eq!(
+        show("Noise"),
+        [
+            (
+                "src/measure/thread.rs:1: match k { MeasureKind::Noise(s) => {} }".to_string(),
+                true
+            ),
+            (
+                "src/report/view.rs:1: fn a(r: &R) { if r.kind.is_noise() {} }".to_string(),
+                false
+            ),
+            (
+                "src/results/import/oslat_text.rs:1: kind: RunKind::Noise,".to_string(),
+                true
+            ),
+        ]
+    );
+}
