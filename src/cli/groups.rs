@@ -16,6 +16,7 @@ use crate::measure::PolicyKind;
 use crate::measure::clock::Clock;
 use crate::measure::wake::WakeMethod;
 use crate::plan::TraceBackendChoice;
+use crate::plan::options as defaults;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -79,7 +80,7 @@ pub struct CpuArgs {
     /// Hold /dev/cpu_dma_latency at N microseconds during the run ("off" to leave it alone).
     #[arg(
         long,
-        default_value = "0",
+        default_value = defaults::DEFAULT_PM_QOS,
         value_name = "off|N",
         allow_hyphen_values = true
     )]
@@ -116,7 +117,7 @@ pub struct CpuArgs {
     /// normal scheduling. Loads at or above it on every CPU of these threads are refused.
     #[arg(
         long,
-        default_value = "auto",
+        default_value = defaults::DEFAULT_DRAIN_PRIORITY,
         value_name = "auto|off|N",
         allow_hyphen_values = true
     )]
@@ -144,7 +145,7 @@ pub struct LatencyArgs {
     #[arg(
         long,
         short = 'i',
-        default_value = "1ms",
+        default_value = defaults::DEFAULT_INTERVAL,
         value_name = "DURATION",
         allow_hyphen_values = true
     )]
@@ -154,7 +155,7 @@ pub struct LatencyArgs {
     #[arg(
         long,
         short = 'd',
-        default_value = "0ns",
+        default_value = defaults::DEFAULT_DISTANCE,
         value_name = "DURATION",
         allow_hyphen_values = true
     )]
@@ -195,7 +196,7 @@ pub struct LoadsArgs {
     /// online CPU), measured (beside the measuring threads: a "load the measured CPUs" test)
     /// or housekeeping (--housekeeping, else the CPUs not measured: an isolation test).
     /// Stored in run.json plan.load_cpus.
-    #[arg(long, default_value = "all", value_name = "all|measured|housekeeping")]
+    #[arg(long, default_value = defaults::DEFAULT_LOAD_CPUS, value_name = "all|measured|housekeeping")]
     pub load_cpus: String,
 }
 
@@ -212,7 +213,7 @@ pub struct OutputArgs {
     /// per thread per interval in latency.hlog.
     #[arg(
         long,
-        default_value = "1s",
+        default_value = defaults::DEFAULT_LOG_INTERVAL,
         value_name = "DURATION",
         allow_hyphen_values = true
     )]

@@ -1,7 +1,7 @@
 //! The command-line surface (README, "Usage"; docs/user-guide.md).
 //!
-//! Values are kept as text here and validated by the commands (e.g.
-//! [`crate::commands::run::resolve`]), so that every bad input is reported with the value, what
+//! Values are kept as text here, handed to the plan as its option groups (`options.rs`) and
+//! validated there ([`crate::plan::build`]), so that every bad input is reported with the value, what
 //! is accepted, and exit code 2, before anything starts. Option values that name an entry of a
 //! table (wake methods, clocks, policies, export formats) come from that table (`values.rs`).
 //!
@@ -19,9 +19,12 @@ pub mod habits;
 mod inversion;
 mod monitor;
 mod noise;
+mod options;
 mod oslat;
 mod run;
 mod sender;
+#[cfg(test)]
+mod tests;
 mod timerlat;
 mod values;
 
@@ -61,8 +64,8 @@ pub struct Cli {
 pub enum Command {
     /// Measure wakeup latency on each selected CPU and write a result directory.
     Run(Box<RunArgs>),
-    /// Export a result directory: samples (CSV, columns), histograms (gnuplot), summary (JSON),
-    /// or for CI (JUnit, LAVA, cyclictest JSON, OpenMetrics).
+    /// Export a result directory: samples, histograms, its summary, CI formats, counters (every
+    /// format: `jitterlab export --help`).
     Export(ExportArgs),
     /// Check whether this system is ready for real-time work, with the fix for each problem.
     Doctor(DoctorArgs),
@@ -104,15 +107,8 @@ pub enum Command {
 pub struct ExportArgs {
     /// The result directory to export from.
     pub run_dir: PathBuf,
-    /// csv: one row per sample with units in the header; columns: `time_s latency_us irq_latency_us`;
-    /// gnuplot: histogram data (1 us bins, one column per CPU) and a ready .gp script;
-    /// json: the run's summary (per-CPU figures and budget verdict) on one line;
-    /// junit: JUnit XML, one test case per budget clause and CPU (without a budget: per CPU,
-    /// completed without missed periods or dropped records); lava: `name result measurement
-    /// units` lines; cyclictest-json: the layout of `cyclictest --json`; prometheus: the metrics
-    /// in the Prometheus text format 0.0.4, for node_exporter's textfile collector; openmetrics:
-    /// the same metrics in OpenMetrics text 1.0.0; summaries: the min, mean and max of every
-    /// block of a `run --summary-every N`, as CSV.
+    /// The output format (each with what it writes: `jitterlab export --help`; the table of
+    /// report/export/mod.rs).
     #[arg(long, value_parser = export_format_value())]
     pub format: &'static ExportFormat,
     /// Write here instead of stdout. For gnuplot: the name of both files, FILE.dat and FILE.gp
@@ -164,13 +160,13 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The file another tool wrote: cyclictest --json, cyclictest -h output or status lines,
-    /// rtla timerlat hist output, oslat --json (docs/import.md).
+    /// The file another tool wrote, in any format of --format (docs/import.md).
     pub file: PathBuf,
     /// The result directory to create. Default: ./jitterlab-results/imported-<file name>.
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// The file's format; auto recognises it from its content (docs/import.md).
+    /// The file's format; auto recognises it from its content (each format with what it
+    /// reads: `jitterlab import --help`; docs/import.md).
     #[arg(long, default_value = "auto", value_parser = import_format_value())]
     pub format: ImportFormat,
     /// For rtla hist output saved without its header (rtla --no-header, as LAVA's jobs save

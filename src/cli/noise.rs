@@ -50,7 +50,7 @@ pub struct NoiseMeasurementArgs {
     /// A gap between two clock reads longer than this is a noise event (at least 100ns).
     #[arg(
         long,
-        default_value = "1us",
+        default_value = crate::plan::options::DEFAULT_THRESHOLD,
         value_name = "DURATION",
         allow_hyphen_values = true
     )]
@@ -61,7 +61,7 @@ pub struct NoiseMeasurementArgs {
     /// counter where the kernel keeps time with it, else monotonic (docs/noise.md).
     #[arg(
         long,
-        default_value = "auto",
+        default_value = crate::plan::options::DEFAULT_NOISE_CLOCK,
         value_name = "CLOCK",
         value_parser = PossibleValuesParser::new(["auto", "tsc", "cntvct", "monotonic"])
     )]

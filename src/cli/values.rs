@@ -98,10 +98,14 @@ pub(super) fn policy_value() -> impl TypedValueParser<Value = PolicyKind> {
         .map(|name| PolicyKind::named(&name).expect("clap admits only the kinds' names"))
 }
 
-/// `export --format`: the names of the exporters' table.
+/// `export --format`: the names and help of the exporters' table.
 pub(super) fn export_format_value() -> impl TypedValueParser<Value = &'static ExportFormat> {
-    PossibleValuesParser::new(EXPORT_FORMATS.iter().map(|f| f.name))
-        .map(|name| ExportFormat::named(&name).expect("clap admits only the table's names"))
+    PossibleValuesParser::new(
+        EXPORT_FORMATS
+            .iter()
+            .map(|f| PossibleValue::new(f.name).help(f.help)),
+    )
+    .map(|name| ExportFormat::named(&name).expect("clap admits only the table's names"))
 }
 
 /// `import --format`: `auto`, or the names of the importers' table.

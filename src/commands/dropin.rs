@@ -6,6 +6,7 @@
 
 use crate::error::{ExitCode, Failure, Result};
 use crate::format::run_record::Ended;
+use crate::format::samplelog::SampleLogReader;
 use crate::plan::RunPlan;
 use crate::results::dir::OutputFile;
 use crate::session::RunOutcome;
@@ -46,6 +47,19 @@ pub(crate) fn claim_output(
     .map_err(|f| Failure {
         code: f.code,
         message: format!("{tool}: {}", f.message),
+    })
+}
+
+/// The sample log of the run a drop-in just measured in `run_dir`, read through
+/// `results::loaded` (the one reader of a result directory). Every drop-in keeps its samples
+/// (their figures are computed from them), so a run without samples.bin is an error.
+pub(crate) fn sample_log(run_dir: &Path) -> std::result::Result<SampleLogReader, String> {
+    crate::results::loaded::sample_log(run_dir)?.ok_or_else(|| {
+        format!(
+            "{}: the run kept no {}",
+            run_dir.display(),
+            crate::format::samplelog::FILE_NAME
+        )
     })
 }
 

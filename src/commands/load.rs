@@ -176,6 +176,6 @@ pub(crate) fn parse_alone(texts: &[String], online: &[usize]) -> Result<Vec<Gene
 /// The SCHED_FIFO priority of jitterlab's own threads beside `loads` (None: normal); exit 2
 /// when the loads would leave them no CPU (plan/drain.rs).
 fn own_priority(loads: &[GeneratorSpec], online: &[usize]) -> Result<Option<i32>> {
-    let own = super::run::shared::own_cpus(None, online);
+    let own = crate::plan::build::own_cpus(None, online);
     drain::alone(&Contention::of_loads_alone(loads, &own, online))
 }

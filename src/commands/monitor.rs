@@ -2,8 +2,6 @@
 //! monitor's own options checked, the /metrics port bound, all before anything starts; then a
 //! [`Session`] polled until SIGINT or SIGTERM, its figures rendered for each scrape.
 
-use super::run::resolve;
-use super::run::shared::SharedGroups;
 use crate::cli::MonitorArgs;
 use crate::error::{ExitCode, Failure, Result};
 use crate::format::run_record::Ended;
@@ -171,10 +169,9 @@ pub(crate) fn resolve_monitor(args: &MonitorArgs) -> Result<MonitorPlan> {
         )));
     }
     let segments = segment_plan(args)?;
-    let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
-    let mut run = resolve::resolve_latency(&latency_groups(args), &online)?;
+    let online = crate::plan::build::online()?;
+    let mut run = crate::plan::build::run(&args.options(), &args.action_options(), &online)?;
     run.segments = Some(segments);
-    run.actions = resolve::resolve_actions(&args.actions)?;
     // Snapshots are not segments: --retain and --retain-size would not bound them.
     if let Some(a) = run
         .actions
@@ -192,30 +189,6 @@ pub(crate) fn resolve_monitor(args: &MonitorArgs) -> Result<MonitorPlan> {
         listen,
         window_ns,
     })
-}
-
-/// The latency groups a monitor has: no length (it runs until stopped), no growing period, and
-/// nothing that would grow without bound (samples.bin, wakeup summaries).
-fn latency_groups(args: &MonitorArgs) -> resolve::LatencyGroups<'_> {
-    resolve::LatencyGroups {
-        shared: SharedGroups {
-            length: None,
-            scenario: None,
-            loops: None,
-            cpus: &args.cpus,
-            loads: &args.loads,
-            output: &args.output,
-            trace: &args.trace,
-            budget: &args.budget,
-        },
-        latency: &args.latency,
-        interval_step: None,
-        sender: &args.sender,
-        inversion: &args.inversion,
-        samples: false,
-        samples_format: None,
-        summary_every: None,
-    }
 }
 
 /// `--segment`, `--retain`, `--retain-size`.

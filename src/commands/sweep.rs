@@ -5,7 +5,6 @@
 //! the summary's format `results::sweep`'s.
 
 use crate::cli::SweepArgs;
-use crate::commands::run::resolve::{LatencyGroups, resolve_latency};
 use crate::error::{ExitCode, Failure, Result};
 use crate::format::run_record::{Ended, FORMAT};
 use crate::load::GeneratorSpec;
@@ -35,16 +34,16 @@ fn plan(args: &SweepArgs) -> Result<SweepPlan> {
     let levels = levels(&args.levels)?;
     let swept = swept_load(&args.run.loads.load)?;
     let template = args.run.loads.load[swept].clone();
-    let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
-    let actions = crate::commands::run::resolve::resolve_actions(&args.actions)?;
+    let online = crate::plan::build::online()?;
+    let actions = crate::plan::build::actions(&(&args.actions).into())?;
+    let options = args.run.options(None);
     let mut runs = Vec::new();
     let mut specs = Vec::new();
     for level in &levels {
-        let mut run = args.run.clone();
+        let mut run = options.clone();
         let spec = level_spec(&template, level);
-        run.loads.load[swept] = spec.clone();
-        let groups = LatencyGroups::of_latency_run(&run, None);
-        let resolved = resolve_latency(&groups, &online).map_err(|f| Failure {
+        run.shared.loads.load[swept] = spec.clone();
+        let resolved = crate::plan::build::latency(&run, &online).map_err(|f| Failure {
             code: f.code,
             message: format!("sweep level {level}: {}", f.message),
         })?;

@@ -1,7 +1,7 @@
 //! A validated `jitterlab run`, [`RunPlan`]: what the runner, the sweep and run.json work from,
-//! and the rules a plan must keep (periods within bounds, the wake method's needs). The command
-//! (`commands/run/resolve.rs`) builds it from the command line, so that every bad input is found
-//! before any thread starts or any file is created. The segmented interval log of long runs
+//! and the rules a plan must keep (periods within bounds, the wake method's needs). [`build`]
+//! makes it from the option groups of [`options`] (which `cli` and the drop-ins fill), so that
+//! every bad input is found before any thread starts or any file is created. The segmented interval log of long runs
 //! ([`SegmentPlan`]) is in `plan/segments.rs`.
 
 use crate::error::{Failure, Result};
@@ -14,8 +14,10 @@ use crate::units::format_ns;
 use std::path::PathBuf;
 
 pub mod actions;
+pub mod build;
 pub(crate) mod drain;
 mod measurement;
+pub mod options;
 mod segments;
 mod targets;
 pub use measurement::{InversionSpec, LatencySpec, Measurement, SenderCpu, SenderSpec};

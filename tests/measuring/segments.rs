@@ -321,7 +321,7 @@ fn a_session_in_segments_stays_within_its_size_limit() {
     let Command::Run(args) = cli.command else {
         unreachable!("parsed a run")
     };
-    let mut plan = jitterlab::commands::run::resolve::resolve(&args).expect("a valid plan");
+    let mut plan = jitterlab::commands::run::resolve(&args).expect("a valid plan");
     plan.length = RunLength::Endless;
     let limit = 64 * 1024;
     plan.segments = Some(SegmentPlan {

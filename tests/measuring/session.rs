@@ -30,7 +30,7 @@ fn endless_plan(out: &Path) -> RunPlan {
     let Command::Run(args) = cli.command else {
         unreachable!("parsed a run")
     };
-    let mut plan = jitterlab::commands::run::resolve::resolve(&args).expect("a valid plan");
+    let mut plan = jitterlab::commands::run::resolve(&args).expect("a valid plan");
     plan.length = RunLength::Endless;
     plan
 }

@@ -409,18 +409,6 @@ const RESULT_READERS_ALLOWED: &[(&str, &str)] = &[
         "the head of a run.json or sweep.json that marks a result directory (never written into)",
     ),
     ("results/sweep.rs", "sweep.json, a sweep directory's record"),
-    (
-        "commands/cyclictest/",
-        "the drop-in's figures from the samples.bin of the run it just measured",
-    ),
-    (
-        "commands/oslat/",
-        "the drop-in's figures from the samples.bin of the run it just measured",
-    ),
-    (
-        "commands/timerlat/",
-        "the drop-in's histograms from the samples.bin of the run it just measured",
-    ),
 ];
 
 /// Every `src/<file>:<line>: <code>` under `root` that reads a result directory's file with

@@ -4,7 +4,7 @@
 //! samples, exactly: the earliest wakeup over N. The figures printed then cover the wakeups
 //! due up to that wakeup, as cyclictest's threads stop at their next loop.
 
-use crate::format::samplelog::{SampleLogReader, SampleRecord};
+use crate::format::samplelog::SampleRecord;
 use std::path::Path;
 
 /// The smallest latency, ns, that exceeds `break_value` in cyclictest's unit (whose values
@@ -44,9 +44,9 @@ pub fn find(
         })
 }
 
-/// [`find`] over a run's samples.bin.
-pub fn find_in(path: &Path, cpus: &[usize], limit_ns: i64) -> Result<Option<Break>, String> {
-    let reader = SampleLogReader::open(path).map_err(|e| e.to_string())?;
+/// [`find`] over the samples.bin of the run in `run_dir`.
+pub fn find_in(run_dir: &Path, cpus: &[usize], limit_ns: i64) -> Result<Option<Break>, String> {
+    let reader = crate::commands::dropin::sample_log(run_dir)?;
     Ok(find(reader.map_while(Result::ok), cpus, limit_ns))
 }
 

@@ -5,7 +5,7 @@
 //! index of the wakeup in its thread) of the first N overflows. A latency below zero (a clock
 //! step) counts in bucket 0 of the histogram.
 
-use crate::format::samplelog::{SampleLogReader, SampleRecord};
+use crate::format::samplelog::SampleRecord;
 use std::path::Path;
 
 /// One thread's figures, in cyclictest's unit (us, or ns with `-N`).
@@ -103,17 +103,17 @@ pub fn from_records(
     threads
 }
 
-/// The figures from a run's samples.bin, of the wakeups due up to `due_until` (ns on the run's
+/// The figures from the samples.bin of the run in `run_dir`, of the wakeups due up to `due_until` (ns on the run's
 /// clock) when given (`-b`); a damaged end is a warning (the samples before it count), a read
 /// error is an error.
 pub fn from_sample_log(
-    path: &Path,
+    run_dir: &Path,
     cpus: &[usize],
     histogram: u64,
     nsecs: bool,
     due_until: Option<u64>,
 ) -> Result<(Vec<ThreadFigures>, Option<String>), String> {
-    let mut reader = SampleLogReader::open(path).map_err(|e| e.to_string())?;
+    let mut reader = crate::commands::dropin::sample_log(run_dir)?;
     let mut error = None;
     let records = std::iter::from_fn(|| match reader.next()? {
         Ok(r) => Some(r),
@@ -125,6 +125,7 @@ pub fn from_sample_log(
     .filter(|r| due_until.is_none_or(|d| r.expected_ns <= d));
     let figures = from_records(records, cpus, histogram, nsecs);
     if let Some(e) = error {
+        let path = run_dir.join(crate::format::samplelog::FILE_NAME);
         return Err(format!("{}: {e}", path.display()));
     }
     Ok((figures, reader.damage().map(str::to_string)))

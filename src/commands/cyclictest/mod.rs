@@ -61,8 +61,7 @@ pub fn run(args: &[String]) -> Result<i32> {
     let limit = o.break_value.map(|b| breaktrace::limit_ns(b, o.nsecs));
     let outcome = measure(&plan, &o, &layout, command_line, limit)?;
     let end = SystemTime::now();
-    let samples = outcome.dir.file(crate::format::samples::FILE_NAME);
-    let (threads, broke) = read_figures(&samples, &o, &layout, limit)
+    let (threads, broke) = read_figures(&outcome.dir.path, &o, &layout, limit)
         .map_err(|e| Failure::run(format!("cannot read the run's samples: {e}")))?;
     let ids = thread_ids(&outcome.record, &layout);
     print_results(&o, &outputs, &layout, &ids, &threads, (start, end), args)?;
@@ -92,18 +91,18 @@ pub fn run(args: &[String]) -> Result<i32> {
 /// The figures from the run's samples (with `-b`, of the wakeups due up to the break), and the
 /// break; a damaged end of the samples is a warning.
 fn read_figures(
-    samples: &Path,
+    run_dir: &Path,
     o: &CyclictestOptions,
     layout: &Layout,
     break_limit: Option<i64>,
 ) -> std::result::Result<(Vec<ThreadFigures>, Option<breaktrace::Break>), String> {
     let cpus: Vec<usize> = layout.threads.iter().map(|t| t.0).collect();
     let broke = match break_limit {
-        Some(limit) => breaktrace::find_in(samples, &cpus, limit)?,
+        Some(limit) => breaktrace::find_in(run_dir, &cpus, limit)?,
         None => None,
     };
     let (threads, damage) = figures::from_sample_log(
-        samples,
+        run_dir,
         &cpus,
         o.histogram_us,
         o.nsecs,

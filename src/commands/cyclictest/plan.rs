@@ -1,15 +1,16 @@
 //! cyclictest's options to a jitterlab [`RunPlan`]: which thread runs on which CPU, at which
 //! policy, priority and interval, for how long, by cyclictest's rules (rt-tests 2.x), then the
-//! plan made and checked exactly as `jitterlab run` makes it, by handing the equivalent
-//! `jitterlab run` options to its resolver. Every sample is kept (`--samples`): the figures
+//! plan made and checked exactly as `jitterlab run` makes it, by translating them into the
+//! plan's option groups for `plan::build`. Every sample is kept (`--samples`): the figures
 //! cyclictest prints (the last latency, the 1 us histogram, the cycle numbers of overflows)
 //! are computed from them exactly.
 
 use super::options::{Affinity, CyclictestOptions, Threads, Timer};
 use crate::cpulist::{format_cpu_list, parse_cpu_list};
 use crate::error::{Failure, Result};
-use crate::measure::PolicyKind;
+use crate::measure::{Clock, PolicyKind, WakeMethod};
 use crate::plan::RunPlan;
+use crate::plan::options::{LatencyRunOptions, LengthOptions};
 
 /// cyclictest's default distance between the intervals of successive threads, us.
 const DEFAULT_DISTANCE_US: u64 = 500;
@@ -29,19 +30,8 @@ pub struct Layout {
 /// The layout and the plan, checked.
 pub fn plan(o: &CyclictestOptions, online: &[usize]) -> Result<(Layout, RunPlan)> {
     let layout = layout(o, online)?;
-    let argv = run_argv(o, &layout)?;
-    use clap::Parser;
-    let args = match crate::cli::Cli::try_parse_from(&argv) {
-        Ok(crate::cli::Cli {
-            command: crate::cli::Command::Run(args),
-        }) => args,
-        Ok(_) => unreachable!("the argv names `run`"),
-        Err(e) => {
-            let first = e.to_string().lines().next().unwrap_or_default().to_string();
-            return Err(Failure::usage(format!("cyclictest: {first}")));
-        }
-    };
-    let plan = crate::commands::run::resolve::resolve(&args).map_err(|f| Failure {
+    let options = run_options(o, &layout)?;
+    let plan = crate::plan::build::latency(&options, online).map_err(|f| Failure {
         code: f.code,
         message: format!("cyclictest: {}", f.message),
     })?;
@@ -158,61 +148,44 @@ fn policy_and_priority(
     Ok((policy, priority.min(99)))
 }
 
-/// The `jitterlab run` command line of the same measurement.
-fn run_argv(o: &CyclictestOptions, layout: &Layout) -> Result<Vec<String>> {
+/// The option groups of the same measurement as `jitterlab run` has them: every sample kept,
+/// the threads' CPUs (in thread order, which is ascending), policy, priority, interval and
+/// distance, the wake method, the clock, PM QoS and the length.
+fn run_options(o: &CyclictestOptions, layout: &Layout) -> Result<LatencyRunOptions> {
     let cpus: Vec<usize> = layout.threads.iter().map(|&(cpu, _)| cpu).collect();
     let distance = layout
         .threads
         .get(1)
         .map_or(0, |t| t.1 - layout.threads[0].1);
-    let mut argv: Vec<String> = [
-        "jitterlab",
-        "run",
-        "--quiet",
-        "--samples",
-        "--cpus",
-        &format_cpu_list(&cpus),
-        "--policy",
-        layout.policy.name(),
-        "--priority",
-        &layout.priority.to_string(),
-        "--interval",
-        &format!("{}us", o.interval_us),
-        "--distance",
-        &format!("{distance}us"),
-        "--wake",
-        wake_name(o.timer),
-        "--clock",
-        clock_name(o.clock)?,
-        "--pm-qos",
-        &pm_qos(o),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    // The order matters to the plan: cpus must be in thread order, which parse_cpu_list keeps
-    // (both are ascending).
-    argv.extend(length(o, layout)?);
-    if let Some(dir) = &o.jitterlab_out {
-        argv.push("--out".into());
-        argv.push(dir.display().to_string());
-    }
-    Ok(argv)
+    let mut r = LatencyRunOptions::default();
+    r.records.samples = true;
+    r.shared.cpus.cpus = Some(format_cpu_list(&cpus));
+    r.shared.cpus.priority = Some(layout.priority);
+    r.shared.cpus.pm_qos = pm_qos(o);
+    r.shared.length = Some(length(o, layout)?);
+    r.shared.output.out = o.jitterlab_out.clone();
+    r.latency.policy = layout.policy;
+    r.latency.interval = format!("{}us", o.interval_us);
+    r.latency.distance = format!("{distance}us");
+    r.latency.wake = wake_method(o.timer);
+    r.latency.clock = clock(o.clock)?;
+    Ok(r)
 }
 
-fn wake_name(timer: Timer) -> &'static str {
-    match timer {
+fn wake_method(timer: Timer) -> &'static WakeMethod {
+    let name = match timer {
         Timer::Absolute => "clock-nanosleep",
         Timer::Relative => "clock-nanosleep-rel",
         Timer::System => "nanosleep",
         Timer::PosixTimer => "posix-timer",
-    }
+    };
+    WakeMethod::named(name).expect("the wake table has cyclictest's timers")
 }
 
-fn clock_name(clock: u32) -> Result<&'static str> {
+fn clock(clock: u32) -> Result<Clock> {
     match clock {
-        0 => Ok("monotonic"),
-        1 => Ok("realtime"),
+        0 => Ok(Clock::Monotonic),
+        1 => Ok(Clock::Realtime),
         n => Err(Failure::usage(format!(
             "cyclictest: -c {n}: expected 0 (CLOCK_MONOTONIC) or 1 (CLOCK_REALTIME)"
         ))),
@@ -231,13 +204,22 @@ fn pm_qos(o: &CyclictestOptions) -> String {
 /// for loops: jitterlab has one or the other, so when both are given the one that ends every
 /// thread first is used, and a pair where that differs between threads is refused. Neither:
 /// cyclictest runs until SIGINT, jitterlab until its longest run (3650 days) or SIGINT.
-fn length(o: &CyclictestOptions, layout: &Layout) -> Result<Vec<String>> {
+fn length(o: &CyclictestOptions, layout: &Layout) -> Result<LengthOptions> {
     let duration_s = o.duration_s.filter(|&s| s > 0);
     let loops = (o.loops > 0).then_some(o.loops);
-    let as_loops = |n: u64| vec!["--loops".to_string(), n.to_string()];
-    let as_duration = |s: u64| vec!["--duration".to_string(), format!("{s}s")];
+    let as_loops = |n: u64| LengthOptions {
+        loops: Some(n),
+        ..LengthOptions::default()
+    };
+    let as_duration = |s: u64| LengthOptions {
+        duration: Some(format!("{s}s")),
+        ..LengthOptions::default()
+    };
     match (duration_s, loops) {
-        (None, None) => Ok(vec!["--duration".into(), "3650d".into()]),
+        (None, None) => Ok(LengthOptions {
+            duration: Some("3650d".into()),
+            ..LengthOptions::default()
+        }),
         (Some(s), None) => Ok(as_duration(s)),
         (None, Some(n)) => Ok(as_loops(n)),
         (Some(s), Some(n)) => {
@@ -319,11 +301,11 @@ mod tests {
         let run = |line: &str| {
             let opts = o(line);
             let l = layout(&opts, &[0, 1]).unwrap();
-            length(&opts, &l)
+            length(&opts, &l).map(|l| (l.duration, l.loops))
         };
-        assert_eq!(run("-l 100 -D 10").unwrap(), ["--loops", "100"]);
-        assert_eq!(run("-l 100000 -D 10").unwrap(), ["--duration", "10s"]);
-        assert_eq!(run("").unwrap(), ["--duration", "3650d"]);
+        assert_eq!(run("-l 100 -D 10").unwrap(), (None, Some(100)));
+        assert_eq!(run("-l 100000 -D 10").unwrap(), (Some("10s".into()), None));
+        assert_eq!(run("").unwrap(), (Some("3650d".into()), None));
         assert!(run("-t 2 -i 1000 -d 100000 -l 100 -D 1").is_err());
     }
 }

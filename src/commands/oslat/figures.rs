@@ -13,7 +13,7 @@
 //! counter's frequency in whole MHz (`noise.clock.ticks_per_s`). Gaps whose record the
 //! recorder dropped are in no bucket; they are counted apart (`missing`) and warned about.
 
-use crate::format::samplelog::{SampleLogReader, SampleRecord};
+use crate::format::samplelog::SampleRecord;
 use std::path::Path;
 
 /// One thread's figures, in oslat's unit (a pass of `ns` is `ns / 1000 + 1`).
@@ -108,15 +108,16 @@ pub fn from_gaps(
     f
 }
 
-/// Every thread's figures from a run's samples.bin; a damaged end is a warning (the gaps before
+/// Every thread's figures from the samples.bin of the run in `run_dir`; a damaged end is a warning (the gaps before
 /// it count), a read error an error.
 pub fn from_sample_log(
-    path: &Path,
+    run_dir: &Path,
     threads: &[LoopCounts],
     buckets: usize,
 ) -> Result<(Vec<OslatFigures>, Option<String>), String> {
     let mut per_cpu: Vec<Vec<u64>> = vec![Vec::new(); threads.len()];
-    let mut reader = SampleLogReader::open(path).map_err(|e| e.to_string())?;
+    let path = run_dir.join(crate::format::samplelog::FILE_NAME);
+    let mut reader = crate::commands::dropin::sample_log(run_dir)?;
     for record in reader.by_ref() {
         let r: SampleRecord = record.map_err(|e| format!("{}: {e}", path.display()))?;
         if let Some(k) = threads.iter().position(|t| t.cpu == r.cpu as usize) {

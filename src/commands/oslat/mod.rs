@@ -15,6 +15,7 @@ pub mod text;
 use crate::error::{Failure, Result};
 use crate::format::run_record::RunRecord;
 use crate::plan::RunPlan;
+use crate::plan::options::{LengthOptions, NoiseRunOptions};
 use figures::{LoopCounts, OslatFigures};
 use options::OslatOptions;
 use std::path::Path;
@@ -66,12 +67,8 @@ pub fn run(args: &[String]) -> Result<i32> {
     if !o.quiet {
         crate::stdout::line("Test completed.\n")?;
     }
-    let threads = read_figures(
-        &outcome.dir.file(crate::format::samples::FILE_NAME),
-        &outcome.record,
-        &o,
-    )
-    .map_err(|e| Failure::run(format!("cannot read the run's gaps: {e}")))?;
+    let threads = read_figures(&outcome.dir.path, &outcome.record, &o)
+        .map_err(|e| Failure::run(format!("cannot read the run's gaps: {e}")))?;
     crate::stdout::write(&text::summary(&threads, o.zero_omit))?;
     if let Some(out) = &json_out {
         let header = crate::commands::rt_json::Header::of_this_run("oslat", args, (start, end));
@@ -102,54 +99,30 @@ pub fn measured_cpus(o: &OslatOptions, online: &[usize]) -> Result<Vec<usize>> {
     Ok(cpus)
 }
 
-/// The `jitterlab noise` plan of the same measurement, made and checked by noise's own
-/// resolution: the CPUs, SCHED_FIFO at `-f` or SCHED_OTHER, `-D`, every gap kept, PM QoS left
+/// The `jitterlab noise` plan of the same measurement, its option groups set here and built
+/// by `plan::build` as `noise`'s are: the CPUs, SCHED_FIFO at `-f` or SCHED_OTHER, `-D`, every gap kept, PM QoS left
 /// alone (oslat does not touch it).
 pub fn plan(
     o: &OslatOptions,
     cpus: &[usize],
     throttling: Option<super::noise::RtThrottling>,
 ) -> Result<RunPlan> {
-    let mut argv: Vec<String> = [
-        "jitterlab",
-        "noise",
-        "--quiet",
-        "--samples",
-        "--pm-qos",
-        "off",
-        "--threshold",
-        &format!("{THRESHOLD_NS}ns"),
-        "--cpus",
-        &crate::cpulist::format_cpu_list(cpus),
-        "--duration",
-        &format!("{}s", o.duration_s),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut r = NoiseRunOptions::default();
+    r.shared.cpus.pm_qos = "off".into();
+    r.samples = true;
+    r.shared.cpus.cpus = Some(crate::cpulist::format_cpu_list(cpus));
+    r.shared.length = Some(LengthOptions {
+        duration: Some(format!("{}s", o.duration_s)),
+        ..LengthOptions::default()
+    });
+    r.shared.output.out = o.jitterlab_out.clone();
+    r.noise.threshold = format!("{THRESHOLD_NS}ns");
     if let Some(p) = o.rtprio {
-        argv.extend([
-            "--policy".into(),
-            "fifo".into(),
-            "--priority".into(),
-            p.to_string(),
-        ]);
+        r.noise.policy = crate::measure::PolicyKind::Fifo;
+        r.shared.cpus.priority = Some(p);
     }
-    if let Some(dir) = &o.jitterlab_out {
-        argv.extend(["--out".into(), dir.display().to_string()]);
-    }
-    use clap::Parser;
-    let args = match crate::cli::Cli::try_parse_from(&argv) {
-        Ok(crate::cli::Cli {
-            command: crate::cli::Command::Noise(args),
-        }) => args,
-        Ok(_) => unreachable!("the argv names `noise`"),
-        Err(e) => {
-            let first = e.to_string().lines().next().unwrap_or_default().to_string();
-            return Err(Failure::usage(format!("oslat: {first}")));
-        }
-    };
-    super::noise::resolve(&args, throttling)
+    let online = crate::plan::build::online()?;
+    crate::plan::build::noise(&r, throttling, &online)
         .map_err(|f| Failure {
             code: f.code,
             message: format!("oslat: {}", f.message),
@@ -169,7 +142,7 @@ fn set_main_cpu(cpu: usize) -> Result<()> {
 
 /// Each measured CPU's figures, in the order of run.json's threads.
 fn read_figures(
-    samples: &Path,
+    run_dir: &Path,
     record: &RunRecord,
     o: &OslatOptions,
 ) -> std::result::Result<Vec<OslatFigures>, String> {
@@ -189,7 +162,7 @@ fn read_figures(
             }
         })
         .collect();
-    let (threads, damage) = figures::from_sample_log(samples, &counts, o.buckets)?;
+    let (threads, damage) = figures::from_sample_log(run_dir, &counts, o.buckets)?;
     if let Some(d) = damage {
         eprintln!("jitterlab: warning: {d}");
     }

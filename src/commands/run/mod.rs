@@ -1,20 +1,24 @@
-//! `jitterlab run`: the options to a [`RunPlan`](crate::plan::RunPlan) (`resolve`), the run
-//! (`session`), then run.json or the summary on stdout and the exit code.
+//! `jitterlab run`: the options to a [`RunPlan`] (`plan::build`), the run (`session`), then
+//! run.json or the summary on stdout and the exit code. `dry_run.rs` is `--dry-run`'s check of a
+//! plan against the system, shared with `sweep` and `monitor`.
 
 pub mod dry_run;
-pub mod inversion;
-pub mod resolve;
-pub mod sender;
-pub mod shared;
 
 use crate::cli::RunArgs;
 use crate::error::{ExitCode, Result};
 use crate::format::run_record::{Ended, RunRecord};
+use crate::plan::RunPlan;
 use crate::report;
 use std::path::Path;
 
+/// `run`'s plan: its option groups built on this system's online CPUs.
+pub fn resolve(args: &RunArgs) -> Result<RunPlan> {
+    let online = crate::plan::build::online()?;
+    crate::plan::build::run(&args.options(), &args.action_options(), &online)
+}
+
 pub fn run(args: &RunArgs) -> Result<i32> {
-    let plan = resolve::resolve(args)?;
+    let plan = resolve(args)?;
     if args.run.check.dry_run {
         crate::stdout::write(&dry_run::check(&plan)?)?;
         return Ok(0);

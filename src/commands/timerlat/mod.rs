@@ -15,7 +15,7 @@ pub mod kernel;
 pub mod options;
 
 use crate::error::{Failure, Result};
-use crate::format::samplelog::SampleLogReader;
+use crate::plan::options::{LatencyRunOptions, LengthOptions};
 use hist::{Column, CpuHist, Layout};
 use options::TimerlatOptions;
 
@@ -96,8 +96,7 @@ pub fn run(args: &[String]) -> Result<i32> {
         ..layout
     };
     let cpus: Vec<usize> = outcome.record.threads.iter().map(|t| t.cpu).collect();
-    let samples = outcome.dir.file(crate::format::samples::FILE_NAME);
-    let hists = histograms(&samples, &cpus, &layout)
+    let hists = histograms(&outcome.dir.path, &cpus, &layout)
         .map_err(|e| Failure::run(format!("cannot read the run's samples: {e}")))?;
     let seconds = outcome.record.duration_ns.unwrap_or(0) / 1_000_000_000;
     crate::stdout::write(&hist::render(&hists, &layout, seconds))?;
@@ -115,57 +114,32 @@ pub fn run(args: &[String]) -> Result<i32> {
     Ok(super::dropin::finish(&outcome))
 }
 
-/// The `jitterlab run` plan of the same measurement, made and checked by run's resolution.
+/// The `jitterlab run` plan of the same measurement: its option groups set here and built by
+/// `plan::build` as `run`'s are.
 pub fn plan(o: &TimerlatOptions) -> Result<crate::plan::RunPlan> {
     let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
-    let cpus = o
-        .cpus
-        .clone()
-        .unwrap_or_else(|| crate::cpulist::format_cpu_list(&online));
-    let mut argv: Vec<String> = [
-        "jitterlab",
-        "run",
-        "--quiet",
-        "--samples",
-        "--cpus",
-        &cpus,
-        "--policy",
-        o.policy.0,
-        "--priority",
-        &o.policy.1.to_string(),
-        "--interval",
-        &format!("{}us", o.period_us),
-        "--distance",
-        "0us",
-        "--pm-qos",
-        &o.dma_latency_us.map_or("off".into(), |us| us.to_string()),
-        "--duration",
-        &o.duration_s.map_or("3650d".into(), |s| format!("{s}s")),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    if let Some(h) = &o.housekeeping {
-        argv.extend(["--housekeeping".into(), h.clone()]);
-    }
-    if o.jitterlab_trace {
-        argv.push("--trace".into());
-    }
-    if let Some(dir) = &o.jitterlab_out {
-        argv.extend(["--out".into(), dir.display().to_string()]);
-    }
-    use clap::Parser;
-    let args = match crate::cli::Cli::try_parse_from(&argv) {
-        Ok(crate::cli::Cli {
-            command: crate::cli::Command::Run(args),
-        }) => args,
-        Ok(_) => unreachable!("the argv names `run`"),
-        Err(e) => {
-            let first = e.to_string().lines().next().unwrap_or_default().to_string();
-            return Err(Failure::usage(format!("timerlat: {first}")));
-        }
-    };
-    crate::commands::run::resolve::resolve(&args)
+    let policy = crate::measure::PolicyKind::named(o.policy.0)
+        .ok_or_else(|| Failure::usage(format!("timerlat: -P: no policy {}", o.policy.0)))?;
+    let mut r = LatencyRunOptions::default();
+    r.records.samples = true;
+    r.shared.cpus.cpus = Some(
+        o.cpus
+            .clone()
+            .unwrap_or_else(|| crate::cpulist::format_cpu_list(&online)),
+    );
+    r.shared.cpus.priority = Some(o.policy.1);
+    r.shared.cpus.pm_qos = o.dma_latency_us.map_or("off".into(), |us| us.to_string());
+    r.shared.cpus.housekeeping = o.housekeeping.clone();
+    r.shared.length = Some(LengthOptions {
+        duration: Some(o.duration_s.map_or("3650d".into(), |s| format!("{s}s"))),
+        ..LengthOptions::default()
+    });
+    r.shared.output.out = o.jitterlab_out.clone();
+    r.shared.trace.trace = o.jitterlab_trace;
+    r.latency.policy = policy;
+    r.latency.interval = format!("{}us", o.period_us);
+    r.latency.distance = "0us".into();
+    crate::plan::build::latency(&r, &online)
         .map_err(|f| Failure {
             code: f.code,
             message: format!("timerlat: {}", f.message),
@@ -173,11 +147,11 @@ pub fn plan(o: &TimerlatOptions) -> Result<crate::plan::RunPlan> {
         .map(crate::commands::dropin::as_dropin)
 }
 
-/// Every CPU's columns from the run's samples: Thr the wakeup latency, IRQ the timer IRQ
+/// Every CPU's columns from the samples of the run in `run_dir`: Thr the wakeup latency, IRQ the timer IRQ
 /// latency where the trace has it; each in the output's unit (truncated, as rtla divides), a
 /// latency below zero (a clock step) counted as 0.
 pub fn histograms(
-    samples: &std::path::Path,
+    run_dir: &std::path::Path,
     cpus: &[usize],
     l: &Layout,
 ) -> std::result::Result<Vec<CpuHist>, String> {
@@ -190,7 +164,7 @@ pub fn histograms(
             thread: Column::new(l.entries),
         })
         .collect();
-    let mut reader = SampleLogReader::open(samples).map_err(|e| e.to_string())?;
+    let mut reader = super::dropin::sample_log(run_dir)?;
     for record in reader.by_ref() {
         let r = record.map_err(|e| e.to_string())?;
         let Some(h) = hists.iter_mut().find(|h| h.cpu == r.cpu as usize) else {

@@ -37,7 +37,7 @@ use crate::load::scenario::Scenario;
 
 /// The longest spike the rule leaves out: half the promised second for a stop, so that the
 /// signal handling, which runs once the spikes give their CPUs back, still has the other half.
-/// The default ring holds 4 s of samples (`commands::run::resolve::RING_SECONDS`).
+/// The default ring holds 4 s of samples (`plan/build/latency.rs`, `RING_SECONDS`).
 pub(crate) const SPIKE_HOLD_UNCOUNTED_NS: u64 = 500_000_000;
 
 /// `--drain-priority` as asked.

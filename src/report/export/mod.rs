@@ -60,6 +60,9 @@ pub enum BudgetUse {
 pub struct ExportFormat {
     /// The value of `--format`.
     pub name: &'static str,
+    /// What the format writes, one sentence: `export --help` lists it beside the name, and
+    /// the user guide's export section names every format (`tests/offline/format_tables.rs`).
+    pub help: &'static str,
     exporter: fn() -> Exporter,
     pub budget: BudgetUse,
     /// `--per-phase`: writes a scenario run's per-phase form, where the format has one.
@@ -74,48 +77,56 @@ type WriteRun = fn(&LoadedRun, Option<&Path>) -> Result<()>;
 pub const FORMATS: &[ExportFormat] = &[
     ExportFormat {
         name: "csv",
+        help: "one row per sample, the units in the header (reads samples.bin: the run needs --samples)",
         exporter: || Exporter::Vocabulary(Box::new(csv::Csv)),
         budget: BudgetUse::Refused("samples"),
         per_phase: None,
     },
     ExportFormat {
         name: "columns",
+        help: "`time_s latency_us irq_latency_us` columns of every sample (reads samples.bin)",
         exporter: || Exporter::Vocabulary(Box::new(columns::Columns)),
         budget: BudgetUse::Refused("samples"),
         per_phase: None,
     },
     ExportFormat {
         name: "gnuplot",
+        help: "histogram data (1 us bins, one column per CPU) and a ready .gp script",
         exporter: || Exporter::Run(Box::new(gnuplot::Gnuplot)),
         budget: BudgetUse::NoVerdict,
         per_phase: Some(gnuplot::write_per_phase),
     },
     ExportFormat {
         name: "json",
+        help: "the run's summary (per-CPU figures and budget verdict) on one line",
         exporter: || Exporter::Run(Box::new(json::Json)),
         budget: BudgetUse::Verdict,
         per_phase: None,
     },
     ExportFormat {
         name: "junit",
+        help: "JUnit XML, one test case per budget clause and CPU (without a budget: per CPU, completed without missed periods or dropped records)",
         exporter: || Exporter::Run(Box::new(junit::Junit)),
         budget: BudgetUse::Verdict,
         per_phase: None,
     },
     ExportFormat {
         name: "lava",
+        help: "`name result measurement units` lines for LAVA's test results",
         exporter: || Exporter::Run(Box::new(lava::Lava)),
         budget: BudgetUse::Verdict,
         per_phase: None,
     },
     ExportFormat {
         name: "cyclictest-json",
+        help: "the layout of `cyclictest --json`",
         exporter: || Exporter::Run(Box::new(cyclictest_json::CyclictestJson)),
         budget: BudgetUse::NoVerdict,
         per_phase: None,
     },
     ExportFormat {
         name: "prometheus",
+        help: "the metrics in the Prometheus text format 0.0.4, for node_exporter's textfile collector",
         exporter: || {
             Exporter::Run(Box::new(openmetrics::Metrics(
                 crate::report::openmetrics::Syntax::Prometheus,
@@ -126,6 +137,7 @@ pub const FORMATS: &[ExportFormat] = &[
     },
     ExportFormat {
         name: "openmetrics",
+        help: "the same metrics in OpenMetrics text 1.0.0",
         exporter: || {
             Exporter::Run(Box::new(openmetrics::Metrics(
                 crate::report::openmetrics::Syntax::OpenMetrics,
@@ -136,12 +148,14 @@ pub const FORMATS: &[ExportFormat] = &[
     },
     ExportFormat {
         name: "counters",
+        help: "counters.log as CSV, `time_s,cpu,counter,value`, one row per interval, CPU and counter",
         exporter: || Exporter::Run(Box::new(counters::Counters)),
         budget: BudgetUse::Refused("the context counters"),
         per_phase: None,
     },
     ExportFormat {
         name: "summaries",
+        help: "the min, mean and max of every block of a `run --summary-every N`, as CSV",
         exporter: || Exporter::Run(Box::new(summaries::Summaries)),
         budget: BudgetUse::Refused("the blocks of --summary-every"),
         per_phase: None,

@@ -1,11 +1,11 @@
 //! `--hold`, `--hog` and `--no-pi` to an [`InversionSpec`] for `--wake pi-mutex`; refused with
 //! any other method.
 
-use crate::cli::InversionArgs;
 use crate::error::{Failure, Result};
 use crate::measure::wake::inversion::INVERSION_MARGIN_NS;
 use crate::measure::{PolicyKind, WakeMethod};
 use crate::plan::InversionSpec;
+use crate::plan::options::InversionOptions;
 use crate::units::{format_ns, parse_duration_ns};
 
 /// The wake method that runs the scenario.
@@ -16,7 +16,7 @@ pub(crate) const DEFAULT_HOG_NS: u64 = 500_000;
 /// The scenario of a run of `wake` under `policy` at the measuring threads' `priority`, with
 /// `interval_ns` between due times.
 pub(crate) fn resolve_inversion(
-    args: &InversionArgs,
+    args: &InversionOptions,
     wake: &WakeMethod,
     policy: PolicyKind,
     priority: i32,
@@ -88,8 +88,8 @@ pub(crate) fn resolve_inversion(
 mod tests {
     use super::*;
 
-    fn args(hold: Option<&str>, hog: Option<&str>, no_pi: bool) -> InversionArgs {
-        InversionArgs {
+    fn args(hold: Option<&str>, hog: Option<&str>, no_pi: bool) -> InversionOptions {
+        InversionOptions {
             hold: hold.map(String::from),
             hog: hog.map(String::from),
             no_pi,
@@ -97,7 +97,7 @@ mod tests {
     }
 
     fn resolve(
-        a: InversionArgs,
+        a: InversionOptions,
         wake: &str,
         policy: PolicyKind,
         prio: i32,

@@ -2,16 +2,16 @@
 //! for the wake methods where another thread or process sends the wake; refused with any other
 //! method.
 
-use crate::cli::SenderArgs;
 use crate::error::{Failure, Result};
 use crate::measure::wake::Schedule;
 use crate::measure::wake::ipc::{Between, Pace};
 use crate::measure::{PolicyKind, WakeMethod};
+use crate::plan::options::SenderOptions;
 use crate::plan::{SenderCpu, SenderSpec};
 
 /// The senders of a run of `wake` on `cpus` under `policy` at the receivers' `priority`.
 pub(crate) fn resolve_sender(
-    args: &SenderArgs,
+    args: &SenderOptions,
     wake: &WakeMethod,
     policy: PolicyKind,
     priority: i32,
@@ -140,8 +140,8 @@ fn other_cpu(cpu: usize, online: &[usize]) -> Option<usize> {
 mod tests {
     use super::*;
 
-    fn args(cpu: Option<&str>, priority: Option<i32>) -> SenderArgs {
-        SenderArgs {
+    fn args(cpu: Option<&str>, priority: Option<i32>) -> SenderOptions {
+        SenderOptions {
             sender_cpu: cpu.map(String::from),
             sender_priority: priority,
             ..Default::default()
@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn between_and_pace_are_read_by_name() {
-        let given = SenderArgs {
+        let given = SenderOptions {
             ipc_between: Some("processes".into()),
             ipc_pace: Some("receiver".into()),
             ..Default::default()
@@ -190,17 +190,17 @@ mod tests {
             (spec.between, spec.pace),
             (Between::Processes, Pace::Receiver)
         );
-        let bad = |a: SenderArgs, wake: &str| {
+        let bad = |a: SenderOptions, wake: &str| {
             resolve_sender(&a, method(wake), PolicyKind::Fifo, 95, &[0], &[0])
                 .unwrap_err()
                 .to_string()
         };
-        let forks = SenderArgs {
+        let forks = SenderOptions {
             ipc_between: Some("forks".into()),
             ..Default::default()
         };
         assert!(bad(forks, "mq").contains("expected threads or processes"));
-        let pace = SenderArgs {
+        let pace = SenderOptions {
             ipc_pace: Some("receiver".into()),
             ..Default::default()
         };
@@ -236,7 +236,7 @@ mod tests {
 
     #[test]
     fn refusals_name_the_option() {
-        let err = |a: SenderArgs, wake: &str, policy| {
+        let err = |a: SenderOptions, wake: &str, policy| {
             resolve_sender(&a, method(wake), policy, 95, &[0], &[0, 1])
                 .unwrap_err()
                 .to_string()

@@ -1,11 +1,10 @@
-//! The option groups every measuring command shares (`run`, `sweep`, `monitor`, `noise`),
-//! resolved by the same code for each: the length, CPUs and priority, the ring, PM QoS, the loads
-//! and scenario, the output, the trace and the budget. A kind's own options are its command's
-//! (latency: `resolve.rs`; noise: `commands/noise.rs`); the two meet in [`Shared::into_plan`],
-//! with the settings that depend on the kind in a [`Measurement`].
+//! The option groups every measuring kind shares (`run`, `sweep`, `monitor`, `noise` and the
+//! drop-ins), resolved by the same code for each: the length, CPUs and priority, the ring, PM
+//! QoS, the loads and scenario, the output, the trace and the budget. A kind's own group is
+//! its file's (latency: `latency.rs`; noise: `noise.rs`); the two meet in
+//! [`Shared::into_plan`], with the settings that depend on the kind in a [`Measurement`].
 
 use crate::analysis::budget::Budget;
-use crate::cli::{BudgetArgs, CpuArgs, LengthArgs, LoadsArgs, OutputArgs, TraceArgs};
 use crate::cpulist::{format_cpu_list, parse_cpu_list};
 use crate::error::{Failure, Result};
 use crate::format::samples::SampleLogFormat;
@@ -14,30 +13,15 @@ use crate::load::generator::CpuChoice;
 use crate::load::scenario::Scenario;
 use crate::measure::PolicyKind;
 use crate::plan::drain::{self, Contention, DrainRequest};
+use crate::plan::options::{CpuOptions, LengthOptions, SharedOptions, TraceOptions};
 use crate::plan::{
     DEFAULT_DURATION_NS, MAX_DURATION_NS, MAX_RING_SIZE, Measurement, RunKind, RunLength, RunPlan,
 };
 use crate::units::{format_ns, parse_duration_ns};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-pub(super) fn duration_arg(flag: &str, text: &str) -> Result<u64> {
+pub(crate) fn duration_arg(flag: &str, text: &str) -> Result<u64> {
     parse_duration_ns(text).map_err(|e| Failure::usage(format!("{flag}: {e}")))
-}
-
-/// The shared groups as a command has them.
-#[derive(Debug, Clone, Copy)]
-pub struct SharedGroups<'a> {
-    /// None for a run without end (`monitor`): no duration.
-    pub length: Option<&'a LengthArgs>,
-    /// `--scenario` (`run`, `noise`).
-    pub scenario: Option<&'a Path>,
-    /// `--loops`, which only `run` and `sweep` have.
-    pub loops: Option<u64>,
-    pub cpus: &'a CpuArgs,
-    pub loads: &'a LoadsArgs,
-    pub output: &'a OutputArgs,
-    pub trace: &'a TraceArgs,
-    pub budget: &'a BudgetArgs,
 }
 
 /// The shared groups resolved: what a plan of any kind takes from them.
@@ -85,19 +69,19 @@ pub(crate) struct Records {
 /// Resolves the shared groups for threads of `kind` and `policy`, with `default_ring_size`
 /// (the kind's) where `--ring-size` is not given; every bad value is exit 2, naming the option.
 pub fn resolve(
-    groups: &SharedGroups,
+    groups: &SharedOptions,
     kind: RunKind,
     policy: PolicyKind,
     default_ring_size: usize,
     online: &[usize],
 ) -> Result<Shared> {
-    let cpus = resolve_cpus(groups.cpus, online)?;
-    let housekeeping = resolve_housekeeping(groups.cpus, &cpus, online)?;
+    let cpus = resolve_cpus(&groups.cpus, online)?;
+    let housekeeping = resolve_housekeeping(&groups.cpus, &cpus, online)?;
     let priority = resolve_priority(groups.cpus.priority, policy)?;
     let drain_priority = parse_drain_priority(&groups.cpus.drain_priority, kind)?;
     let (loads, scenario, load_cpus) =
         resolve_loads(groups, &cpus, online, housekeeping.as_deref())?;
-    let length = resolve_length(groups.length, groups.loops, scenario.as_ref())?;
+    let length = resolve_length(groups.length.as_ref(), scenario.as_ref())?;
     let contention = Contention::of_run(
         &loads,
         scenario.as_ref(),
@@ -127,9 +111,9 @@ pub fn resolve(
         counters: !groups.output.no_counters,
         out: groups.output.out.clone(),
         trace: groups.trace.trace,
-        trace_backend: groups.trace.trace_backend.unwrap_or_default(),
-        explain_above_ns: resolve_explain_above(groups.trace)?,
-        budget: resolve_budget(groups.budget, &cpus)?,
+        trace_backend: groups.trace.backend.unwrap_or_default(),
+        explain_above_ns: resolve_explain_above(&groups.trace)?,
+        budget: resolve_budget(groups.budget.as_deref(), &cpus)?,
         cpus,
     })
 }
@@ -183,8 +167,7 @@ impl Shared {
 /// `--duration`, `--loops` and `--scenario` to the run's length; no length group is a run
 /// without end.
 pub(crate) fn resolve_length(
-    length: Option<&LengthArgs>,
-    loops: Option<u64>,
+    length: Option<&LengthOptions>,
     scenario: Option<&Scenario>,
 ) -> Result<RunLength> {
     let Some(length) = length else {
@@ -194,7 +177,7 @@ pub(crate) fn resolve_length(
     if let Some(s) = scenario {
         return Ok(RunLength::Duration(s.length_ns));
     }
-    match (&length.duration, loops) {
+    match (&length.duration, length.loops) {
         (_, Some(0)) => Err(Failure::usage("--loops 0: at least one loop is needed")),
         (_, Some(n)) => Ok(RunLength::Loops(n)),
         (Some(d), None) => match duration_arg("--duration", d)? {
@@ -211,7 +194,7 @@ pub(crate) fn resolve_length(
     }
 }
 
-fn resolve_cpus(args: &CpuArgs, online: &[usize]) -> Result<Vec<usize>> {
+fn resolve_cpus(args: &CpuOptions, online: &[usize]) -> Result<Vec<usize>> {
     let cpus = match &args.cpus {
         None => online.to_vec(),
         Some(text) => parse_cpu_list(text).map_err(|e| Failure::usage(format!("--cpus: {e}")))?,
@@ -239,7 +222,7 @@ pub(crate) fn own_cpus(housekeeping: Option<&[usize]>, online: &[usize]) -> Vec<
 /// measured would put the drain side and the loads on a measured CPU, which is what the option
 /// exists to avoid).
 fn resolve_housekeeping(
-    args: &CpuArgs,
+    args: &CpuOptions,
     cpus: &[usize],
     online: &[usize],
 ) -> Result<Option<Vec<usize>>> {
@@ -331,7 +314,7 @@ fn lowest_thread_priority(measurement: &Measurement, policy: PolicyKind, priorit
 /// `--load` and `--scenario`, each checked against the measured and the online CPUs, and
 /// together against the memory they would take.
 fn resolve_loads(
-    groups: &SharedGroups,
+    groups: &SharedOptions,
     cpus: &[usize],
     online: &[usize],
     housekeeping: Option<&[usize]>,
@@ -356,7 +339,9 @@ fn resolve_loads(
         loads.push(load);
     }
     let scenario = groups
-        .scenario
+        .length
+        .as_ref()
+        .and_then(|l| l.scenario.as_deref())
         .map(|path| {
             crate::load::scenario::load_file(path, online).and_then(|mut s| {
                 for g in s.phases.iter_mut().flat_map(|p| p.loads.iter_mut()) {
@@ -409,7 +394,7 @@ fn resolve_log_interval(text: &str) -> Result<u64> {
 
 /// `--explain-above`, which needs `--trace`. What a kind's trace needs of its clock and policy
 /// is the kind's to check.
-fn resolve_explain_above(args: &TraceArgs) -> Result<Option<u64>> {
+fn resolve_explain_above(args: &TraceOptions) -> Result<Option<u64>> {
     let explain = args
         .explain_above
         .as_deref()
@@ -424,8 +409,8 @@ fn resolve_explain_above(args: &TraceArgs) -> Result<Option<u64>> {
 }
 
 /// `--budget`, whose clauses may name only measured CPUs.
-fn resolve_budget(args: &BudgetArgs, cpus: &[usize]) -> Result<Option<Budget>> {
-    let budget = Budget::from_option(args.budget.as_deref())?;
+fn resolve_budget(text: Option<&str>, cpus: &[usize]) -> Result<Option<Budget>> {
+    let budget = Budget::from_option(text)?;
     if let Some(cpu) = budget
         .iter()
         .flat_map(|b| b.named_cpus())
@@ -439,7 +424,7 @@ fn resolve_budget(args: &BudgetArgs, cpus: &[usize]) -> Result<Option<Budget>> {
     Ok(budget)
 }
 
-pub(super) fn check_online(what: &str, cpus: &[usize], online: &[usize]) -> Result<()> {
+pub(crate) fn check_online(what: &str, cpus: &[usize], online: &[usize]) -> Result<()> {
     match cpus.iter().find(|c| !online.contains(c)) {
         Some(c) => Err(Failure::usage(format!(
             "{what}: CPU {c} is not online; this system's online CPUs are {}",

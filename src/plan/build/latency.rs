@@ -1,0 +1,171 @@
+//! The latency options (`run`, `sweep`, `monitor`, the cyclictest and timerlat drop-ins) to a
+//! validated [`RunPlan`]: every bad input is found here, with the option and value named and
+//! what is accepted, before any thread starts or any file is made. The groups every measuring
+//! kind shares are resolved by `shared.rs`; this file resolves the latency group and fills the
+//! plan's latency fields.
+
+use super::shared::{self, Records, duration_arg};
+use crate::error::{Failure, Result};
+use crate::measure::wake::ClockUse;
+use crate::measure::{Clock, PolicyKind, WakeMethod};
+use crate::plan::options::{LatencyOptions, LatencyRunOptions};
+use crate::plan::{LatencySpec, MAX_RING_SIZE, Measurement, RunPlan, check_periods, check_wake};
+
+/// The interval, distance and step of the threads' periods, ns.
+#[derive(Debug, Clone, Copy)]
+struct Periods {
+    interval_ns: u64,
+    distance_ns: u64,
+    step_ns: u64,
+}
+
+/// Validates a latency run's groups against `online`: the periods, the shared groups, then
+/// what the wake method, the trace and the senders need of them.
+pub(crate) fn resolve_latency(groups: &LatencyRunOptions, online: &[usize]) -> Result<RunPlan> {
+    let latency = &groups.latency;
+    let periods = resolve_periods(latency)?;
+    let shared = shared::resolve(
+        &groups.shared,
+        crate::plan::RunKind::Latency,
+        latency.policy,
+        default_ring_size(periods.interval_ns),
+        online,
+    )?;
+    let clock = check_wake(
+        latency.wake,
+        latency.clock,
+        &shared.cpus,
+        periods.interval_ns,
+        periods.distance_ns,
+        periods.step_ns,
+    )?;
+    check_periods(
+        &shared.cpus,
+        periods.interval_ns,
+        periods.distance_ns,
+        periods.step_ns,
+        shared.length,
+    )?;
+    if shared.trace {
+        check_trace(latency.wake, clock, latency.policy)?;
+    }
+    let measurement = latency_fields(groups, &shared, periods, clock, online)?;
+    let records = Records {
+        samples: groups.records.samples,
+        samples_format: groups.records.samples_format.unwrap_or_default(),
+        summary_every: groups.records.summary_every,
+        under_ns: latency
+            .under
+            .iter()
+            .map(|d| duration_arg("--under", d))
+            .collect::<Result<Vec<u64>>>()?,
+    };
+    shared.into_plan(measurement, records)
+}
+
+/// `--interval`, `--distance` and `--interval-step`.
+fn resolve_periods(latency: &LatencyOptions) -> Result<Periods> {
+    let interval_ns = duration_arg("--interval", &latency.interval)?;
+    if interval_ns < 1_000 {
+        return Err(Failure::usage(format!(
+            "--interval {}: below 1us; the interval must be at least 1us (e.g. 100us, 1ms)",
+            latency.interval
+        )));
+    }
+    Ok(Periods {
+        interval_ns,
+        distance_ns: duration_arg("--distance", &latency.distance)?,
+        step_ns: latency
+            .interval_step
+            .as_deref()
+            .map(|s| duration_arg("--interval-step", s))
+            .transpose()?
+            .unwrap_or(0),
+    })
+}
+
+/// How long a ring holds by default: [`RING_SECONDS`] of samples at the thread's interval.
+///
+/// Sized in time, not in samples, because what a ring must outlast is a time: the longest the
+/// drain side may be kept from draining (a starved recorder, a stall of the whole machine),
+/// whatever the interval. Four seconds is forty rounds of the recorder, and ten times the
+/// longest stall of both vCPUs seen on this project's VM. The memory is small at ordinary
+/// intervals (32 bytes a sample: 128 KiB at 1 ms, 1.25 MiB at 100 us) and bounded by
+/// [`MAX_RING_SIZE`] at the smallest (4 s at 1 us).
+fn default_ring_size(interval_ns: u64) -> usize {
+    let samples = RING_SECONDS * 1_000_000_000 / interval_ns.max(1);
+    samples.clamp(MIN_DEFAULT_RING, MAX_RING_SIZE as u64) as usize
+}
+
+/// The time a default ring holds, s (see [`default_ring_size`]).
+pub(crate) const RING_SECONDS: u64 = 4;
+/// The smallest default ring, samples: long periods still get room for a burst.
+const MIN_DEFAULT_RING: u64 = 4096;
+
+/// What a latency run measures: the wake method on its clock, the periods, the deadline,
+/// and the senders or the inversion scenario of the methods that have them.
+fn latency_fields(
+    groups: &LatencyRunOptions,
+    shared: &shared::Shared,
+    periods: Periods,
+    clock: Clock,
+    online: &[usize],
+) -> Result<Measurement> {
+    let latency = &groups.latency;
+    let deadline_ns = latency
+        .deadline
+        .as_deref()
+        .map(|d| duration_arg("--deadline", d))
+        .transpose()?;
+    if deadline_ns == Some(0) {
+        return Err(Failure::usage(
+            "--deadline 0: a deadline must be above zero",
+        ));
+    }
+    let sender = super::sender::resolve_sender(
+        &groups.sender,
+        latency.wake,
+        latency.policy,
+        shared.priority,
+        &shared.cpus,
+        online,
+    )?;
+    let inversion = super::inversion::resolve_inversion(
+        &groups.inversion,
+        latency.wake,
+        latency.policy,
+        shared.priority,
+        periods.interval_ns,
+    )?;
+    Ok(Measurement::Latency(LatencySpec {
+        wake: latency.wake,
+        clock,
+        interval_ns: periods.interval_ns,
+        distance_ns: periods.distance_ns,
+        interval_step_ns: periods.step_ns,
+        deadline_ns,
+        sender,
+        inversion,
+    }))
+}
+
+/// `--trace`: the split needs pinned threads on CLOCK_MONOTONIC.
+fn check_trace(wake: &WakeMethod, clock: Clock, policy: PolicyKind) -> Result<()> {
+    if clock != Clock::Monotonic {
+        // The option that chose the clock.
+        let option = match wake.clocks {
+            ClockUse::Own(_) => format!("--wake {}", wake.name),
+            ClockUse::OneOf(_) => format!("--clock {}", clock.name()),
+        };
+        return Err(Failure::usage(format!(
+            "--trace with {option}: trace times are CLOCK_MONOTONIC (trace_clock=mono) and a {} wakeup cannot be placed on them exactly; drop {option}",
+            clock.name()
+        )));
+    }
+    if policy == PolicyKind::Deadline {
+        return Err(Failure::usage(
+            "--trace with --policy deadline: the split follows each thread on its CPU, and SCHED_DEADLINE threads cannot be pinned; use --policy fifo or rr",
+        ));
+    }
+    Ok(())
+}
