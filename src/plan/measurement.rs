@@ -7,7 +7,7 @@ use crate::measure::{Clock, WakeMethod};
 /// What a run measures: the kind, with the settings only that kind has. Everything a kind
 /// needs is here, so that no field of [`super::RunPlan`] is unused by one kind or overwritten by
 /// another. A new kind is one variant with its spec type; [`Measurement::kind`] names it for
-/// run.json, whose [`RunKind`] gives it its words (format/kind.rs).
+/// run.json, whose [`RunKind`] gives it its words and figures (format/kind/).
 #[derive(Debug, Clone)]
 pub enum Measurement {
     /// `jitterlab run`: how late each wakeup comes.
