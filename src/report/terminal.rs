@@ -139,13 +139,47 @@ fn latency_heading(record: &RunRecord) -> String {
         crate::cpulist::format_cpu_list(&plan.cpus),
         known("plan.wake", plan.wake.clone()),
         known("plan.clock", plan.clock.clone()),
-        known("plan.interval_ns", format_ns(plan.interval_ns)),
+        known("plan.interval_ns", interval_text(plan)),
         ended_text(record)
     );
+    if let Some(why) = stepped_end(record) {
+        let _ = writeln!(out, "  {why}");
+    }
     if let Some(reason) = &record.end_reason {
         let _ = writeln!(out, "  ended: {reason}");
     }
     out
+}
+
+/// The interval as the run paced it: `1.00 ms`, or with `--interval-step`
+/// `1.00 ms +400 ms a wakeup` (issue 39 L4-d: the step was not shown).
+fn interval_text(plan: &crate::format::run_record::PlanRecord) -> String {
+    if plan.interval_step_ns == 0 {
+        return format_ns(plan.interval_ns);
+    }
+    format!(
+        "{} +{} a wakeup",
+        format_ns(plan.interval_ns),
+        format_ns(plan.interval_step_ns)
+    )
+}
+
+/// Why a completed `--interval-step` run ended before its `--duration`: it stops at its last
+/// wakeup whose due time fits, and its sleeps grow (issue 39 L4-d: "completed after 2.51 s"
+/// for `-D 3s` was unexplained). None when it ended at its duration or had no step.
+fn stepped_end(record: &RunRecord) -> Option<String> {
+    let plan = &record.plan;
+    let (Some(asked), Some(ran)) = (plan.duration_ns, record.duration_ns) else {
+        return None;
+    };
+    if plan.interval_step_ns == 0 || record.ended != Ended::Completed || ran >= asked {
+        return None;
+    }
+    Some(format!(
+        "ended before --duration {}: with --interval-step {} each sleep is longer than the one before, and a thread stops at its last wakeup due within the duration",
+        format_ns(asked),
+        format_ns(plan.interval_step_ns)
+    ))
 }
 
 /// How the run ended and after how long: `completed after 30.00 s`.
@@ -342,6 +376,7 @@ mod tests {
                 period_ns: None,
                 period_share: None,
                 times_ns: vec![],
+                times_omitted: 0,
                 not_counted: None,
             });
             t.tails.tail = Some(TailRecord::Refused {
