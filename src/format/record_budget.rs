@@ -17,6 +17,33 @@ use crate::input::json_values::RESULT_RECORD_MAX_VALUES;
 /// accepts (12 582 912), the rest a margin for what a later writer adds.
 pub(crate) const RUN_RECORD_WRITTEN_MAX_VALUES: u64 = RESULT_RECORD_MAX_VALUES / 4 * 3;
 
+/// The most JSON values a scenario run's per-phase statistics may take in run.json
+/// (`phases[].threads[]`, 13 values a CPU a phase), checked before the run
+/// (`load::scenario`): 8 388 608, room for 10 000 phases on 64 CPUs and 630 on 1024; the
+/// writer cannot cut them as it cuts spike times (each is a statistic of its own).
+pub(crate) const PHASE_VALUES_MAX: u64 = 1 << 23;
+
+/// The JSON values of one CPU's statistics in one phase (its object, `cpu`, and the latency
+/// summary's eleven fields).
+pub(crate) const PHASE_VALUES_PER_CPU: u64 = 13;
+
+/// The JSON values the per-phase statistics of `phases` phases on `cpus` CPUs take, or why
+/// they would take more than run.json's budget for them.
+pub(crate) fn check_phase_values(phases: usize, cpus: usize) -> Result<u64, String> {
+    let values = (phases as u64)
+        .saturating_mul(cpus as u64)
+        .saturating_mul(PHASE_VALUES_PER_CPU);
+    if values > PHASE_VALUES_MAX {
+        return Err(format!(
+            "{phases} phases on {cpus} measured CPUs make {} values of per-phase statistics in run.json ({PHASE_VALUES_PER_CPU} a CPU a phase), more than the {} it holds for them (its reader takes {} in all); split the scenario into several runs, or measure fewer CPUs in each",
+            crate::units::group_digits(values),
+            crate::units::group_digits(PHASE_VALUES_MAX),
+            crate::units::group_digits(RESULT_RECORD_MAX_VALUES)
+        ));
+    }
+    Ok(values)
+}
+
 /// The record's spike-time lists.
 fn lists(record: &RunRecord) -> impl Iterator<Item = &SpikeRecord> {
     record.threads.iter().flat_map(|t| t.tails.spikes.iter())

@@ -397,6 +397,32 @@ mod tests {
         }
     }
 
+    /// L4-d (issue 39): `run -D 3s --interval-step 400ms` said "interval 1.00 ms" and
+    /// "completed after 2.51 s" unexplained; the heading shows the step and why it ended early.
+    #[test]
+    fn a_stepped_runs_heading_shows_the_step_and_why_it_ended_before_its_duration() {
+        let (_dir, mut record) = synthetic(2);
+        let plain = latency_heading(&record);
+        assert!(plain.contains("interval 1.00 ms,"), "{plain}");
+        assert!(!plain.contains("ended before"), "{plain}");
+        record.plan.interval_step_ns = 400_000_000;
+        record.plan.duration_ns = Some(3_000_000_000);
+        record.duration_ns = Some(2_510_000_000);
+        record.ended = Ended::Completed;
+        let text = latency_heading(&record);
+        assert!(
+            text.contains("interval 1.00 ms +400.00 ms a wakeup, completed after 2.51 s"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ended before --duration 3.00 s: with --interval-step 400.00 ms"),
+            "{text}"
+        );
+        // Interrupted: its end reason says why; no word about the step.
+        record.ended = Ended::Interrupted;
+        assert!(!latency_heading(&record).contains("ended before --duration"));
+    }
+
     #[test]
     fn a_culprits_stack_is_one_line_of_its_top_frames() {
         use crate::format::events::{Contributor, KernelStack, SpikeExplanation};
