@@ -18,6 +18,7 @@ pub mod inversion;
 pub mod kind;
 pub mod noise;
 pub mod plan_record;
+pub mod record_budget;
 pub mod run_record;
 pub mod samplelog;
 pub mod samples;

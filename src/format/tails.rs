@@ -72,14 +72,23 @@ pub struct SpikeRecord {
     /// Share (0..1) of the spikes on the period's grid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub period_share: Option<f64>,
-    /// Spike times since the run's first due time (ns), at most [`SPIKE_TIMES_KEPT`]; the
-    /// report draws them.
+    /// Spike times since the run's first due time (ns), the first spikes', at most
+    /// [`SPIKE_TIMES_KEPT`] and fewer when run.json's value budget needs it
+    /// (`format::record_budget`); the report draws them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub times_ns: Vec<u64>,
+    /// Spikes counted whose times are not in `times_ns` (`count` less the times kept), set by
+    /// the writer of run.json; 0 (absent) when every time is there, and in older files.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub times_omitted: u64,
     /// Why the spikes were not counted (the threshold lies below the wakeups the recorder
     /// kept in order); the other fields are then zero.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_counted: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Spike times kept per threshold in run.json (the count goes on beyond).

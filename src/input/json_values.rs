@@ -37,8 +37,23 @@ pub(crate) fn check_counts(text: &str) -> Result<(), String> {
     }
 }
 
+/// The number of JSON values of `bytes` (as [`check_counts`] counts them, with no cap): what
+/// the writer of run.json measures its record with (`format::record_budget`). A text that is
+/// not JSON counts what was read before the fault.
+pub(crate) fn count_values(bytes: &[u8]) -> u64 {
+    let mut counts = Counts {
+        uncapped: true,
+        ..Counts::default()
+    };
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let _ = (&mut counts).deserialize(&mut de);
+    counts.values
+}
+
 #[derive(Default)]
 struct Counts {
+    /// Count only, refusing nothing ([`count_values`]).
+    uncapped: bool,
     values: u64,
     strings: u64,
     /// Values under the top-level `system` key, and whether the walk is under it now.
@@ -55,6 +70,9 @@ impl Counts {
         self.values += 1;
         self.strings += u64::from(string);
         self.system += u64::from(self.in_system);
+        if self.uncapped {
+            return Ok(());
+        }
         if self.system > RESULT_RECORD_MAX_SYSTEM_VALUES {
             self.over = Some(format!(
                 "its `{SYSTEM_KEY}` holds more than {} JSON values, more than any system snapshot (about 500, and 2 a CPU); reading it would take memory without bound",
@@ -165,6 +183,14 @@ mod tests {
         assert!(
             e.contains("its `system` holds more than 65 536 JSON values"),
             "{e}"
+        );
+        assert_eq!(
+            count_values(br#"{"a": [1, "x", {"b": null}], "c": true}"#),
+            7
+        );
+        assert_eq!(
+            count_values(numbers.as_bytes()),
+            RESULT_RECORD_MAX_VALUES + 2
         );
         // Just under both caps: read.
         let under = format!("[{}0]", "0,".repeat(RESULT_RECORD_MAX_VALUES as usize - 2));

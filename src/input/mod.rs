@@ -33,6 +33,12 @@ pub enum ReadError {
         what: &'static str,
         source: Source,
     },
+    /// A file of the kernel's interfaces (on proc, sysfs, tracefs...): not a saved file, and
+    /// some are streams that a read consumes for their other readers (`/proc/kmsg`, tracefs's
+    /// `trace_pipe`). Refused before a byte is read.
+    KernelFile {
+        file_system: &'static str,
+    },
     /// A result directory's file that is a symbolic link (never followed: another user may
     /// have planted it).
     Link,
@@ -67,6 +73,10 @@ impl fmt::Display for ReadError {
             } => write!(
                 f,
                 "it is {what}, not a regular file (its reader could wait for ever); pass a regular file, or a command's output through your shell's pipe (`<(ssh board cat FILE)`)"
+            ),
+            ReadError::KernelFile { file_system } => write!(
+                f,
+                "it is a file of the kernel's interfaces (on {file_system}), not a saved file; nothing was read from it (a kernel stream such as /proc/kmsg or trace_pipe gives what it holds to one reader only, and reading it would take the kernel log or trace from its other readers); save what you mean to read to a file first and pass that file"
             ),
             ReadError::Link => write!(
                 f,
@@ -124,12 +134,26 @@ pub fn open(path: &Path, source: Source) -> Result<std::fs::File, ReadError> {
     let file = crate::sys::fs::open_read_nonblocking(path, follow).map_err(|e| {
         if !follow && e.raw_os_error() == Some(crate::sys::errno::ELOOP) {
             ReadError::Link
+        } else if e.raw_os_error() == Some(crate::sys::errno::ENXIO) && socket_at(path, follow) {
+            // A socket cannot be opened (ENXIO, "No such device or address"): a socket on
+            // standard input is `/dev/stdin` -> `/proc/self/fd/0` (issue 39 L4-b).
+            ReadError::NotAFile {
+                what: "a socket",
+                source,
+            }
         } else {
             ReadError::Io(e)
         }
     })?;
+    use std::os::fd::AsFd;
     let meta = file.metadata().map_err(ReadError::Io)?;
     let t = meta.file_type();
+    if t.is_file()
+        && let Some(file_system) =
+            crate::sys::fs::pseudo_file_system_of(file.as_fd()).map_err(ReadError::Io)?
+    {
+        return Err(ReadError::KernelFile { file_system });
+    }
     if !t.is_file() {
         use std::os::unix::fs::FileTypeExt;
         let what = if t.is_dir() {
@@ -143,7 +167,6 @@ pub fn open(path: &Path, source: Source) -> Result<std::fs::File, ReadError> {
         } else {
             "not a file"
         };
-        use std::os::fd::AsFd;
         let anonymous_pipe = source == Source::Stream
             && t.is_fifo()
             && crate::sys::fs::is_anonymous_pipe(file.as_fd()).map_err(ReadError::Io)?;
@@ -153,6 +176,17 @@ pub fn open(path: &Path, source: Source) -> Result<std::fs::File, ReadError> {
         crate::sys::file::set_blocking(file.as_raw_fd()).map_err(ReadError::Io)?;
     }
     Ok(file)
+}
+
+/// Whether `path` (its last link followed when `follow`) is a socket.
+fn socket_at(path: &Path, follow: bool) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = if follow {
+        std::fs::metadata(path)
+    } else {
+        std::fs::symlink_metadata(path)
+    };
+    meta.is_ok_and(|m| m.file_type().is_socket())
 }
 
 /// Opens a result directory's file for reading (see [`open`], [`Source::ResultFile`]), for the
@@ -355,6 +389,47 @@ mod tests {
         );
         assert_eq!(read_text(Path::new(&pipe), 100).unwrap(), "{\"a\": 1}");
         printf.wait().unwrap();
+    }
+
+    /// L4-b (issue 39): a socket on standard input read "No such device or address (os error
+    /// 6)", and /proc/kmsg or trace_pipe "Resource temporarily unavailable": each is now said
+    /// as what it is, refused before a byte is read.
+    #[test]
+    fn a_socket_or_a_kernel_stream_is_said_as_such() {
+        use std::os::fd::AsRawFd;
+        let (ours, _theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let stdin_like = format!("/proc/self/fd/{}", ours.as_raw_fd());
+        let dir = tempfile::tempdir().unwrap();
+        let named = dir.path().join("sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&named).unwrap();
+        for path in [Path::new(&stdin_like), named.as_path()] {
+            let e = read_bytes(path, 100).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with("it is a socket, not a regular file")
+                    && e.to_string().contains("pipe"),
+                "{}: {e}",
+                path.display()
+            );
+        }
+        // Kernel interface files: refused by their file system before reading (a read of
+        // /proc/kmsg or trace_pipe would take the kernel log or trace from its other readers).
+        for (path, fs) in [
+            ("/proc/self/status", "proc"),
+            ("/proc/kmsg", "proc"),
+            ("/sys/kernel/tracing/trace_pipe", "tracefs"),
+        ] {
+            match read_bytes(Path::new(path), 1 << 20) {
+                Err(ReadError::KernelFile { file_system }) => assert_eq!(file_system, fs),
+                // Not there, or not this user's to open: said as the kernel says it.
+                Err(ReadError::Io(e)) if path != "/proc/self/status" => {
+                    eprintln!("{path}: {e}")
+                }
+                other => panic!("{path}: {other:?}"),
+            }
+        }
+        let e = read_bytes(Path::new("/proc/self/status"), 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("(on proc), not a saved file"), "{e}");
     }
 
     #[test]

@@ -339,6 +339,10 @@ impl Scenario {
         online: &[usize],
         housekeeping: Option<&[usize]>,
     ) -> Result<(), String> {
+        // run.json's budget for the per-phase statistics (issue 39: a record its own reader
+        // would refuse is refused before the run instead).
+        crate::format::record_budget::check_phase_values(self.phases.len(), measured.len())
+            .map_err(|e| format!("{}: {e}", self.path.display()))?;
         for (i, p) in self.phases.iter().enumerate() {
             for g in &p.loads {
                 g.common
@@ -465,6 +469,23 @@ start = "6s"
         (0..n)
             .map(|i| format!("[[phase]]\nlabel = \"p{i}\"\nduration = \"1s\"\n"))
             .collect()
+    }
+
+    /// run.json's value budget (issue 39): 10 000 phases on 1024 CPUs would write 133 million
+    /// values of per-phase statistics, a run.json its reader refuses; refused before the run.
+    #[test]
+    fn phases_times_cpus_stay_within_run_jsons_budget() {
+        let online: Vec<usize> = (0..1024).collect();
+        let s = parse_str(&phases(MAX_PHASES)).unwrap();
+        s.check_cpus(&online[..64], &online, None).unwrap();
+        let e = s.check_cpus(&online, &online, None).unwrap_err();
+        assert!(
+            e.contains("10000 phases on 1024 measured CPUs make 133 120 000 values")
+                && e.contains("split the scenario"),
+            "{e}"
+        );
+        let s = parse_str(&phases(630)).unwrap();
+        s.check_cpus(&online, &online, None).unwrap();
     }
 
     #[test]

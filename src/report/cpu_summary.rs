@@ -44,6 +44,9 @@ pub struct CpuLine {
     pub missed: Option<u64>,
     pub dropped: u64,
     pub spikes: Spikes,
+    /// The thread was starved (run.json `end` `starved: ...`): held off its CPU for most of
+    /// the run, so its spikes were counted over the little time it was observed.
+    pub starved: bool,
 }
 
 /// One CPU of a noise run.
@@ -104,6 +107,17 @@ fn spikes_cell(s: Spikes) -> String {
                 format_span(exposure_ns / count)
             )
         }
+    }
+}
+
+/// The deadline cell of a starved CPU: `starved (observed 37.0 us)`; why is in run.json's
+/// `end` and on `--verbose`.
+fn starved_cell(s: Spikes) -> String {
+    match s {
+        Spikes::Counted { exposure_ns, .. } => {
+            format!("starved (observed {})", format_span(exposure_ns))
+        }
+        _ => "starved".into(),
     }
 }
 
@@ -174,7 +188,13 @@ pub fn latency_table(
         if dropped {
             row.push(l.dropped.to_string().into());
         }
-        row.push(spikes_cell(l.spikes).into());
+        // A starved CPU's "none > 1.00 ms in 37.0 us" is true over the 37 us observed but
+        // reads as "no misses" for a CPU held off for seconds (issue 39 L4-f).
+        row.push(if l.starved {
+            starved_cell(l.spikes).into()
+        } else {
+            spikes_cell(l.spikes).into()
+        });
         table.push_row(row);
     }
     if rest.is_empty() {
@@ -197,7 +217,13 @@ pub fn latency_table(
     if dropped {
         row.push(r.iter().map(|l| l.dropped).sum::<u64>().to_string().into());
     }
-    row.push(spikes_cell(spikes_of(&r)).into());
+    let starved = r.iter().filter(|l| l.starved).count();
+    let cell = spikes_cell(spikes_of(&r));
+    row.push(if starved > 0 {
+        format!("{starved} starved; {cell}").into()
+    } else {
+        cell.into()
+    });
     table.push_row(row);
     let cpus: Vec<usize> = r.iter().map(|l| l.cpu).collect();
     (table, Some(rest_note(&cpus)))
@@ -306,6 +332,7 @@ pub fn cpu_lines(record: &RunRecord) -> Vec<CpuLine> {
                 0
             },
             spikes: deadline_spikes(t),
+            starved: t.end.starts_with("starved"),
         })
         .collect()
 }
@@ -421,6 +448,7 @@ mod tests {
                 lower_bound: false,
                 exposure_ns: 86_400_000_000_000,
             },
+            starved: false,
         }
     }
 
@@ -455,6 +483,31 @@ mod tests {
         let text = rendered(2, false);
         assert!(text.contains("none > 1.00 ms in 1.0 days"), "{text}");
         assert!(text.contains("1 > 1.00 ms, once in 1.0 days"), "{text}");
+    }
+
+    /// L4-f (issue 39): a CPU starved for the whole run read `none > 1.00 ms in 37.0 us`, as
+    /// if it had missed no deadline; its cell says it was starved.
+    #[test]
+    fn a_starved_cpu_is_said_starved_in_the_deadline_cell() {
+        let mut lines: Vec<CpuLine> = (0..2).map(line).collect();
+        lines[1].spikes = Spikes::Counted {
+            threshold_ns: 1_000_000,
+            count: 0,
+            lower_bound: false,
+            exposure_ns: 37_000,
+        };
+        lines[1].starved = true;
+        let (table, _) = latency_table(&lines, false, "wakeups");
+        let text = Terminal.render(&table);
+        let row = text.lines().nth(3).unwrap();
+        assert!(row.contains("starved (observed 37.0 us)"), "{text}");
+        assert!(!row.contains("none >"), "{text}");
+        // Among the rest of many CPUs: counted.
+        let mut lines: Vec<CpuLine> = (0..40).map(line).collect();
+        lines[3].starved = true;
+        let (table, _) = latency_table(&lines, false, "wakeups");
+        let text = Terminal.render(&table);
+        assert!(text.contains("1 starved; "), "{text}");
     }
 
     #[test]

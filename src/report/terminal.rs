@@ -141,13 +141,47 @@ fn latency_heading(record: &RunRecord) -> String {
         crate::cpulist::format_cpu_list(&plan.cpus),
         known("plan.wake", plan.wake.clone()),
         known("plan.clock", plan.clock.clone()),
-        known("plan.interval_ns", format_ns(plan.interval_ns)),
+        known("plan.interval_ns", interval_text(plan)),
         ended_text(record)
     );
+    if let Some(why) = stepped_end(record) {
+        let _ = writeln!(out, "  {why}");
+    }
     if let Some(reason) = &record.end_reason {
         let _ = writeln!(out, "  ended: {reason}");
     }
     out
+}
+
+/// The interval as the run paced it: `1.00 ms`, or with `--interval-step`
+/// `1.00 ms +400 ms a wakeup` (issue 39 L4-d: the step was not shown).
+fn interval_text(plan: &crate::format::run_record::PlanRecord) -> String {
+    if plan.interval_step_ns == 0 {
+        return format_ns(plan.interval_ns);
+    }
+    format!(
+        "{} +{} a wakeup",
+        format_ns(plan.interval_ns),
+        format_ns(plan.interval_step_ns)
+    )
+}
+
+/// Why a completed `--interval-step` run ended before its `--duration`: it stops at its last
+/// wakeup whose due time fits, and its sleeps grow (issue 39 L4-d: "completed after 2.51 s"
+/// for `-D 3s` was unexplained). None when it ended at its duration or had no step.
+fn stepped_end(record: &RunRecord) -> Option<String> {
+    let plan = &record.plan;
+    let (Some(asked), Some(ran)) = (plan.duration_ns, record.duration_ns) else {
+        return None;
+    };
+    if plan.interval_step_ns == 0 || record.ended != Ended::Completed || ran >= asked {
+        return None;
+    }
+    Some(format!(
+        "ended before --duration {}: with --interval-step {} each sleep is longer than the one before, and a thread stops at its last wakeup due within the duration",
+        format_ns(asked),
+        format_ns(plan.interval_step_ns)
+    ))
 }
 
 /// How the run ended and after how long: `completed after 30.00 s`.
@@ -345,6 +379,7 @@ mod tests {
                 period_ns: None,
                 period_share: None,
                 times_ns: vec![],
+                times_omitted: 0,
                 not_counted: None,
             });
             t.tails.tail = Some(TailRecord::Refused {
@@ -363,6 +398,32 @@ mod tests {
                 l.chars().count()
             );
         }
+    }
+
+    /// L4-d (issue 39): `run -D 3s --interval-step 400ms` said "interval 1.00 ms" and
+    /// "completed after 2.51 s" unexplained; the heading shows the step and why it ended early.
+    #[test]
+    fn a_stepped_runs_heading_shows_the_step_and_why_it_ended_before_its_duration() {
+        let (_dir, mut record) = synthetic(2);
+        let plain = latency_heading(&record);
+        assert!(plain.contains("interval 1.00 ms,"), "{plain}");
+        assert!(!plain.contains("ended before"), "{plain}");
+        record.plan.interval_step_ns = 400_000_000;
+        record.plan.duration_ns = Some(3_000_000_000);
+        record.duration_ns = Some(2_510_000_000);
+        record.ended = Ended::Completed;
+        let text = latency_heading(&record);
+        assert!(
+            text.contains("interval 1.00 ms +400.00 ms a wakeup, completed after 2.51 s"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ended before --duration 3.00 s: with --interval-step 400.00 ms"),
+            "{text}"
+        );
+        // Interrupted: its end reason says why; no word about the step.
+        record.ended = Ended::Interrupted;
+        assert!(!latency_heading(&record).contains("ended before --duration"));
     }
 
     #[test]

@@ -113,6 +113,21 @@ pub(crate) fn pseudo_file_system(path: &Path) -> io::Result<Option<&'static str>
         .map(|(_, name)| *name))
 }
 
+/// The name of the pseudo file system (proc, sysfs, tracefs...) holding the open file `fd`,
+/// or None for any other (see [`pseudo_file_system`]).
+#[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+pub(crate) fn pseudo_file_system_of(fd: BorrowedFd) -> io::Result<Option<&'static str>> {
+    // SAFETY: an all-zero statfs is a valid out-buffer.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a descriptor the caller holds open and a valid out-pointer.
+    super::check(unsafe { libc::fstatfs(fd.as_raw_fd(), &mut st) })?;
+    let magic = i64::from(st.f_type as i64) & 0xffff_ffff;
+    Ok(PSEUDO_FILE_SYSTEMS
+        .iter()
+        .find(|(m, _)| *m == magic)
+        .map(|(_, name)| *name))
+}
+
 /// Opens the directory `name` in `dir`, refusing a link.
 pub(crate) fn openat_dir(dir: BorrowedFd, name: &CStr) -> io::Result<OwnedFd> {
     // SAFETY: valid descriptor and C string.

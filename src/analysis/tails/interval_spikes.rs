@@ -49,6 +49,7 @@ pub(crate) fn spike_record(
         period_ns: period.map(|p| p.period_ns),
         period_share: period.map(|p| p.share_on_grid()),
         times_ns,
+        times_omitted: 0,
         not_counted: None,
     }
 }

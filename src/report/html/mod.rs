@@ -108,18 +108,27 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
         .plots
         .map(|p| dir::OutputDir::open_or_make(p, "--plots"))
         .transpose()?;
+    let all: Vec<&Figure> = inputs
+        .iter()
+        .flat_map(|i| match i {
+            Input::Run { figures, .. } | Input::Sweep { figures, .. } => figures.iter(),
+        })
+        .chain(overlays.iter())
+        .chain(sweep_overlays.iter())
+        .collect();
+    // Each plot's name by the writer's rule, as `-o`'s (issue 39 L4-e), before anything is
+    // written.
+    if let Some(dir) = &plots {
+        let names: Vec<String> = all
+            .iter()
+            .flat_map(|f| [format!("{}.svg", f.name), format!("{}.png", f.name)])
+            .collect();
+        dir.check_names("--plots", names.iter().map(String::as_str))?;
+    }
     output
         .write(|w| w.write_all(html.as_bytes()))
         .or_usage(|| format!("cannot write the report to {}", request.output.display()))?;
     if let Some(dir) = plots {
-        let all: Vec<&Figure> = inputs
-            .iter()
-            .flat_map(|i| match i {
-                Input::Run { figures, .. } | Input::Sweep { figures, .. } => figures.iter(),
-            })
-            .chain(overlays.iter())
-            .chain(sweep_overlays.iter())
-            .collect();
         write_plots(&dir, &all)?;
     }
     eprintln!("jitterlab: report written to {}", request.output.display());

@@ -122,6 +122,50 @@ mod tests {
         }
     }
 
+    /// L4-e (issue 39): `--plots` replaced another user's FIFO planted at a plot's name,
+    /// where `-o` refused it; one rule for both now.
+    #[test]
+    fn a_plot_directory_follows_the_writers_rule_for_a_fifo() {
+        let base = tempfile::tempdir().unwrap();
+        let plots = OutputDir::open_or_make(&base.path().join("plots"), "--plots").unwrap();
+        let theirs = plots.path.join("cdf.svg");
+        fifo(&theirs);
+        let mine = plots.path.join("cdf.png");
+        fifo(&mine);
+        // One's own FIFO is written in place, as `-o`'s is.
+        let reader = crate::sys::fs::open_read_nonblocking(&mine, false).unwrap();
+        plots.write("cdf.png", b"png").unwrap();
+        let mut got = String::new();
+        io::Read::read_to_string(&mut &reader, &mut got).unwrap();
+        assert_eq!(got, "png");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(fs::symlink_metadata(&mine).unwrap().file_type().is_fifo());
+        if std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).is_err() {
+            eprintln!("skipped: giving a FIFO to another user needs root");
+            return;
+        }
+        let e = plots
+            .check_names("--plots", ["new.svg", "cdf.svg"])
+            .unwrap_err();
+        assert_eq!(e.code, crate::error::ExitCode::Usage, "{}", e.message);
+        assert!(
+            e.message.contains("cdf.svg is a FIFO of") && e.message.contains("neither yours"),
+            "{}",
+            e.message
+        );
+        let e = plots.write("cdf.svg", b"<svg/>").unwrap_err();
+        assert!(e.to_string().contains("neither yours nor root's"), "{e}");
+        let meta = fs::symlink_metadata(&theirs).unwrap();
+        assert!(meta.file_type().is_fifo(), "her FIFO stays");
+        // A file at a plot's name is still replaced.
+        fs::write(plots.path.join("old.svg"), "old").unwrap();
+        plots.write("old.svg", b"new").unwrap();
+        assert_eq!(
+            fs::read_to_string(plots.path.join("old.svg")).unwrap(),
+            "new"
+        );
+    }
+
     #[test]
     fn a_write_into_a_pipe_no_one_reads_ends_at_a_stop_request() {
         let base = tempfile::tempdir().unwrap();

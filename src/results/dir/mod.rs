@@ -26,11 +26,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+#[cfg(test)]
+mod budget_tests;
 mod create;
 mod in_place;
 mod output_checks;
 mod outputs;
 mod resolve;
+mod stale_temps;
 
 // Everything inside a result directory is opened or removed relative to its descriptor, never
 // through a path that a link could redirect.
@@ -395,8 +398,17 @@ struct FormatOnly {
     format: u32,
 }
 
+/// run.json's text: the record within its value budget (`format::record_budget`), so that
+/// its own reader never refuses it.
 fn record_bytes(record: &RunRecord) -> io::Result<Vec<u8>> {
+    use crate::format::record_budget;
     let mut text = serde_json::to_vec_pretty(record).map_err(io::Error::other)?;
+    let values = crate::input::json_values::count_values(&text);
+    if record_budget::needs_fit(record, values) {
+        let mut fitted = record.clone();
+        record_budget::fit(&mut fitted, values);
+        text = serde_json::to_vec_pretty(&fitted).map_err(io::Error::other)?;
+    }
     text.push(b'\n');
     Ok(text)
 }

@@ -36,12 +36,15 @@ fn write_replacing(
     let target = cstr(name)?;
     // The name shortened to leave room for the rest within NAME_MAX (255 bytes).
     let short = String::from_utf8_lossy(&name.as_bytes()[..name.len().min(200)]).into_owned();
+    // What killed writers left here goes first (issue 39 L4-c).
+    super::stale_temps::remove_stale_temps(dir);
     let (tmp, file) = (|| {
         for _ in 0..TEMP_NAME_ATTEMPTS {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let tmp = cstr(OsStr::new(&format!(
-                ".{short}.{}-{n}.tmp",
-                std::process::id()
+            let tmp = cstr(OsStr::new(&super::stale_temps::temp_name(
+                &short,
+                std::process::id(),
+                n,
             )))?;
             match create_new_at(dir, &tmp) {
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -91,16 +94,23 @@ fn special_target(entry: OwnedFd, st: &Stat) -> Result<Target, Refusal> {
 /// following no other user's link (`resolve.rs`); another user's FIFO or device at its name,
 /// a socket or a block device is refused (issue 39 N7).
 fn target_of(path: &Path) -> Result<Target, Refusal> {
-    use crate::sys::path::{open_entry, open_entry_following, stat};
     let name = path
         .file_name()
         .ok_or_else(|| (ExitCode::Usage, "names no file".to_string()))?;
     let dir = walk_dir(parent_of(path), true, None).map_err(|e| (e.exit_code(), e.reason()))?;
-    let replace = |dir: Reached| Target::Replace {
-        dir: dir.fd,
+    target_in(dir.fd, name)
+}
+
+/// Where the entry `name` of the directory `dir` is written: the rule of [`write_output`],
+/// for a named output file and for each file of an output directory (`--plots`) alike (issue
+/// 39 L4-e: the plots replaced another user's FIFO that `-o` refused).
+fn target_in(dir: OwnedFd, name: &OsStr) -> Result<Target, Refusal> {
+    use crate::sys::path::{open_entry, open_entry_following, stat};
+    let replace = |dir: OwnedFd| Target::Replace {
+        dir,
         name: name.to_os_string(),
     };
-    let Some((entry, st)) = open_entry(dir.fd.as_fd(), name)
+    let Some((entry, st)) = open_entry(dir.as_fd(), name)
         .ok()
         .and_then(|e| stat(e.as_fd()).ok().map(|st| (e, st)))
     else {
@@ -112,7 +122,7 @@ fn target_of(path: &Path) -> Result<Target, Refusal> {
         // it (its target may be a pipe no path names); to one of this process's descriptors,
         // or to a special file, it is written as that; another user's link is replaced.
         Kind::Link if trusted_link_owner(st.uid) => {
-            let Some((to, to_st)) = open_entry_following(dir.fd.as_fd(), name)
+            let Some((to, to_st)) = open_entry_following(dir.as_fd(), name)
                 .ok()
                 .and_then(|t| stat(t.as_fd()).ok().map(|st| (t, st)))
             else {
@@ -318,9 +328,50 @@ impl OutputDir {
         })
     }
 
-    /// Writes the file `name` in the directory whole (see the module's comment).
+    /// Where the file `name` of the directory goes, by the rule of [`write_output`]: another
+    /// user's FIFO or device at that name, a socket or a block device is refused.
+    fn target(&self, name: &str) -> Result<Target, Refusal> {
+        let dir = self
+            .fd
+            .try_clone()
+            .map_err(|e| (ExitCode::of_io(&e, ExitCode::Run), e.to_string()))?;
+        target_in(dir, OsStr::new(name))
+    }
+
+    /// Checks, before anything is written, that every file of `names` can be written into
+    /// the directory by the writer's rule (exit 2 naming the first that cannot).
+    pub fn check_names<'a>(
+        &self,
+        option: &str,
+        names: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), Failure> {
+        for name in names {
+            self.target(name).map_err(|(code, why)| {
+                Failure::new(
+                    code,
+                    format!(
+                        "{option} {}: {name} {why}; remove it, or pass {option} with another directory",
+                        self.path.display()
+                    ),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Writes the file `name` in the directory whole, by the rule of [`write_output`] (a
+    /// file is replaced; a FIFO or device of the caller's or root's is written in place;
+    /// another user's is refused).
     pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        write_replacing(self.fd.as_fd(), OsStr::new(name), |w| w.write_all(bytes))
+        let target = self.target(name).map_err(|(_, why)| {
+            io::Error::new(io::ErrorKind::InvalidInput, format!("{name} {why}"))
+        })?;
+        OutputFile {
+            path: self.path.join(name),
+            option: String::new(),
+            target,
+        }
+        .write(|w| w.write_all(bytes))
     }
 }
 

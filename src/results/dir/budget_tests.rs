@@ -1,0 +1,120 @@
+//! run.json's value budget (issue 39, `format::record_budget`): a record of many CPUs, each
+//! thread with its spike times, is written within the budget and read back by its own reader.
+
+use super::*;
+use crate::format::record_budget::RUN_RECORD_WRITTEN_MAX_VALUES;
+use crate::format::tails::SpikeRecord;
+use crate::input::json_values::{RESULT_RECORD_MAX_VALUES, count_values};
+use crate::results::synthetic::{SyntheticRun, write_run};
+
+/// A 1024-CPU run whose threads each have 3 spike thresholds of 6 000 spike times (18.4
+/// million times: more than the reader's 16 777 216 values): before the budget its run.json
+/// was refused by `read_run_record`; now it reads back, every count as counted, each list
+/// saying how many times it omits.
+#[test]
+fn a_record_of_1024_cpus_with_their_spike_times_reads_back() {
+    const CPUS: usize = 1024;
+    const THRESHOLDS: usize = 3;
+    const TIMES: u64 = 6_000;
+    let base = tempfile::tempdir().unwrap();
+    let one = SyntheticRun {
+        cpus: vec![0],
+        interval_ns: 1_000_000,
+        log_interval_ns: 1_000_000_000,
+        duration_ns: 1_000_000_000,
+        phases: vec![],
+        loads: vec![],
+        warnings: vec![],
+        seed: 1,
+    };
+    let mut record = write_run(&base.path().join("one"), &one, |_, _, _| 10_000).unwrap();
+    let mut thread = record.threads[0].clone();
+    let counted = |basis: &str, threshold_ns: u64, count: u64| SpikeRecord {
+        threshold_ns,
+        basis: basis.into(),
+        count,
+        count_is_lower_bound: false,
+        resolution_ns: 1,
+        exposure_ns: 3_600_000_000_000,
+        rate_per_hour: count as f64,
+        rate_per_hour_low: 0.0,
+        rate_per_hour_high: count as f64 * 2.0,
+        mtbf_ns: Some(3_600_000_000_000 / count.max(1)),
+        period_ns: None,
+        period_share: None,
+        times_ns: (0..count.min(TIMES)).map(|k| k * 1_000_000).collect(),
+        times_omitted: 0,
+        not_counted: None,
+    };
+    // One list of a few spikes (kept whole), the rest long; one counts more spikes than it
+    // has times (as past SPIKE_TIMES_KEPT).
+    thread.tails.spikes = vec![
+        counted("deadline", 1_000_000, 20),
+        counted("budget", 2_000_000, TIMES),
+        counted("10x median", 3_000_000, TIMES + 500),
+    ];
+    assert_eq!(thread.tails.spikes.len(), THRESHOLDS);
+    record.threads = (0..CPUS)
+        .map(|cpu| {
+            let mut t = thread.clone();
+            t.cpu = cpu;
+            t
+        })
+        .collect();
+    let times: u64 = (CPUS as u64) * (20 + 2 * TIMES);
+    assert!(
+        times > RESULT_RECORD_MAX_VALUES - RESULT_RECORD_MAX_VALUES / 8,
+        "the record is near or over the reader's cap without the budget"
+    );
+    let dir = ResultDir::create(&base.path().join("big"), "--out")
+        .unwrap()
+        .keep();
+    dir.write_run_record(&record).unwrap();
+    let text = fs::read(dir.file(RUN_JSON)).unwrap();
+    let values = count_values(&text);
+    assert!(
+        values <= RUN_RECORD_WRITTEN_MAX_VALUES,
+        "{values} values written"
+    );
+    let back = dir.read_run_record().unwrap();
+    assert_eq!(back.threads.len(), CPUS);
+    let mut kept = 0;
+    for t in &back.threads {
+        let [few, long, longer] = &t.tails.spikes[..] else {
+            panic!("{} spike lists", t.tails.spikes.len());
+        };
+        // Every count as counted; every list its first times; what is not there, said.
+        assert_eq!(
+            (few.count, few.times_ns.len(), few.times_omitted),
+            (20, 20, 0)
+        );
+        for (s, count) in [(long, TIMES), (longer, TIMES + 500)] {
+            assert_eq!(s.count, count);
+            assert!(s.times_ns.len() < TIMES as usize, "{}", s.times_ns.len());
+            assert_eq!(s.times_ns.len() as u64 + s.times_omitted, count);
+            assert_eq!(s.times_ns.first(), Some(&0));
+            kept += s.times_ns.len() as u64;
+        }
+        assert_eq!(long.times_ns.len(), longer.times_ns.len(), "an equal share");
+    }
+    // As many as fit: the budget is used, not wasted (the rest of the record is small).
+    assert!(kept > RUN_RECORD_WRITTEN_MAX_VALUES * 9 / 10, "{kept} kept");
+    // A record within the budget is written as it is, a short list whole: no `times_omitted`.
+    dir.write_run_record(&back).unwrap();
+    let small = ResultDir::create(&base.path().join("small"), "--out")
+        .unwrap()
+        .keep();
+    record.threads.truncate(2);
+    for t in &mut record.threads {
+        t.tails.spikes.truncate(2);
+        t.tails.spikes[1] = counted("budget", 2_000_000, 30);
+    }
+    small.write_run_record(&record).unwrap();
+    let back = small.read_run_record().unwrap();
+    assert_eq!(back.threads[0].tails.spikes[1].times_ns.len(), 30);
+    let text = fs::read_to_string(small.file(RUN_JSON)).unwrap();
+    assert!(
+        !text.contains("times_omitted"),
+        "nothing omitted, nothing said"
+    );
+}
