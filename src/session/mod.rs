@@ -46,6 +46,7 @@ mod layout;
 pub mod loads;
 pub mod pmqos;
 mod run_json;
+pub(crate) mod settings;
 pub mod signals;
 mod snapshot;
 pub mod stale;
