@@ -49,6 +49,7 @@ pub mod stderr;
 pub(crate) mod stdout;
 pub mod sys;
 pub mod trace;
+pub mod tune;
 pub mod units;
 
 #[cfg(test)]

@@ -47,6 +47,7 @@ pub mod loads;
 pub mod permissions;
 pub mod pmqos;
 mod run_json;
+pub(crate) mod settings;
 pub mod signals;
 mod snapshot;
 pub mod stale;

@@ -14,6 +14,8 @@ pub(crate) struct Roots {
     pub(crate) cpu: PathBuf,
     /// The cgroup v1 cpuset hierarchy.
     pub(crate) cpuset: PathBuf,
+    /// The root below which the kernel settings of `tune` lie (`/`).
+    pub(crate) settings: PathBuf,
 }
 
 impl Roots {
@@ -21,6 +23,7 @@ impl Roots {
         Roots {
             cpu: PathBuf::from(super::idle_states::CPU_ROOT),
             cpuset: PathBuf::from(super::cpuset::CPUSET_V1),
+            settings: PathBuf::from(super::settings::SYSTEM_ROOT),
         }
     }
 }
@@ -31,6 +34,10 @@ type Undo = fn(&journal::Stale, &Roots) -> (Option<String>, bool);
 const KINDS: &[(&str, &str, Undo)] = &[
     (super::idle_states::KIND, "cpuidle states", |s, roots| {
         let (said, done) = super::idle_states::undo(s, &roots.cpu);
+        (Some(said), done)
+    }),
+    (super::settings::KIND, "kernel settings", |s, roots| {
+        let (said, done) = super::settings::undo(s, &roots.settings);
         (Some(said), done)
     }),
     (super::cpuset::KIND, "a cpuset", |s, roots| {

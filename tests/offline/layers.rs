@@ -51,6 +51,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("session and views", &["session", "report"]),
     // The long-running monitor (sessions and views).
     ("monitor", &["monitor"]),
+    // `jitterlab tune`: arms of sessions with and without each fix, compared.
+    ("tune", &["tune"]),
     // Command-line definitions, then the commands that tie everything together.
     ("cli", &["cli"]),
     ("commands", &["commands"]),

@@ -231,6 +231,11 @@ const ALLOWED: &[Allowed] = &[
         "sysfs cpuidle",
     ),
     allow(
+        "session/settings.rs",
+        "fs::read_to_string(&path)",
+        "the kernel tunables of `tune`'s fixes (a value of one line)",
+    ),
+    allow(
         "session/idle_states.rs",
         "entry.path().join(file)",
         "sysfs cpuidle state files",

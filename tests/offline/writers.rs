@@ -123,6 +123,16 @@ const ALLOWED: &[Allowed] = &[
         "cpuidle `disable` files in sysfs",
     ),
     allow(
+        "session/settings.rs",
+        ".write(true)",
+        "the kernel tunables of `tune`'s fixes in /proc/sys, /proc/irq and /sys (opened, never made)",
+    ),
+    allow(
+        "session/settings.rs",
+        ".truncate(true)",
+        "the same tunables, written as `echo V > FILE` writes them",
+    ),
+    allow(
         "session/cpuset/v1.rs",
         "fs::create_dir(&dir)",
         "the run's cpuset in the cpuset file system",

@@ -136,6 +136,16 @@ pub struct MethodInfo {
     pub seed: u64,
 }
 
+/// Groups of runs, each compared as one run ([`compare_groups`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct ComparisonOfGroups {
+    /// `A`, `B`, ... one per group.
+    pub labels: Vec<String>,
+    /// The runs in each group.
+    pub runs: Vec<usize>,
+    pub scopes: Vec<ScopeComparison>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     pub runs: Vec<RunInfo>,
@@ -515,6 +525,9 @@ fn interval(b: Bounds, method: &'static str) -> Interval {
         method,
     }
 }
+
+mod pooled;
+pub use pooled::compare_groups;
 
 #[cfg(test)]
 mod tests;

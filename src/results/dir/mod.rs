@@ -277,8 +277,9 @@ impl ResultDir {
             .and_then(|_| rename_at(self.fd.as_fd(), &tmp, &target));
         if written.is_err() {
             let _ = unlink_at(self.fd.as_fd(), &tmp, Entry::File);
-        } else if name == crate::results::sweep::FILE_NAME {
-            // This process's sweep: its levels are made in it (output_checks.rs).
+        } else if crate::results::CONTAINER_RECORDS.contains(&name) {
+            // This process's sweep or tune: its levels or arms are made in it
+            // (output_checks.rs).
             note_own_sweep_dir(&self.fd);
         }
         written

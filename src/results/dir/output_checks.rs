@@ -102,8 +102,8 @@ pub(super) fn is_result_dir(dir: &Path) -> bool {
     if meta.mode() & 0o022 != 0 {
         return false;
     }
-    [RUN_JSON, crate::results::sweep::FILE_NAME]
-        .iter()
+    std::iter::once(RUN_JSON)
+        .chain(crate::results::CONTAINER_RECORDS)
         .any(|marker| is_marker(&dir.join(marker), meta.uid()))
 }
 

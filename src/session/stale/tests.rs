@@ -34,6 +34,7 @@ impl Tree {
             roots: Roots {
                 cpu: at("cpu"),
                 cpuset: at("cpuset"),
+                settings: at("settings"),
             },
             uid: crate::sys::process::effective_user_id(),
             base: base.path().to_path_buf(),

@@ -1,0 +1,284 @@
+//! Kernel settings changed for a while and written back: the sysctl and sysfs files that
+//! `jitterlab tune`'s fixes change for one arm (timer migration, RT throttling, the
+//! watchdogs, an interrupt's affinity, the workqueues' CPU mask...).
+//!
+//! Such a file keeps its value after jitterlab dies, so, as for the cpuidle states of
+//! `--idle-state-max` (session/idle_states.rs), the value each file had is journalled
+//! (journal.rs: `settings-<pid>` in the user's trusted directory, locked while its writer
+//! lives) before anything is written; the end of the change writes every file back and
+//! removes the journal; the next start after a SIGKILL finds the journal without its writer
+//! and writes the files back from it (session/stale.rs).
+//!
+//! A journal names files, so a restore is confined: every file is relative to the kernel's
+//! roots and lies under one of [`ALLOWED`] (no `..`, no absolute path); a journal naming
+//! anything else is left alone, whoever wrote it.
+
+use super::journal::{Journal, Stale, TrustedDir};
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The journals' kind (their names: `settings-<pid>`).
+pub(crate) const KIND: &str = "settings";
+/// The root the files are relative to on a real system (a fixture tree in the tests).
+pub(crate) const SYSTEM_ROOT: &str = "/";
+
+/// The only places a setting may name: the kernel's tunables that the fixes of
+/// `jitterlab tune` change (tune/fixes.rs), and nothing else.
+pub(crate) const ALLOWED: &[&str] = &[
+    "proc/sys/kernel/",
+    "proc/sys/vm/",
+    "proc/irq/",
+    "sys/kernel/mm/transparent_hugepage/",
+    "sys/kernel/mm/ksm/",
+    "sys/devices/virtual/workqueue/",
+];
+
+/// One file to set: its path below the root (`proc/sys/kernel/timer_migration`) and the value
+/// to write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Setting {
+    pub file: String,
+    pub value: String,
+    /// The kernel may refuse it without the change being wrong (an interrupt whose affinity
+    /// cannot be set: a per-CPU or managed one): a refusal is recorded, not an error.
+    pub may_refuse: bool,
+}
+
+impl Setting {
+    pub fn new(file: impl Into<String>, value: impl Into<String>) -> Setting {
+        Setting {
+            file: file.into(),
+            value: value.into(),
+            may_refuse: false,
+        }
+    }
+}
+
+/// What happened to one file: run.json's and tune.json's record of a change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SettingRecord {
+    /// Its absolute path.
+    pub file: String,
+    /// The value it had before (a choice file's selected word: `madvise` of
+    /// `always [madvise] never`).
+    pub before: String,
+    /// The value written; None when the kernel refused it (`refused` says why).
+    pub during: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+    /// Written back to `before` at the end.
+    pub restored: bool,
+}
+
+/// Why `file` may not be named by a setting; None when it may.
+pub(crate) fn refuse_file(file: &str) -> Option<String> {
+    let inside = ALLOWED.iter().any(|a| file.starts_with(a));
+    let clean = !file.starts_with('/')
+        && file
+            .split('/')
+            .all(|c| !c.is_empty() && c != ".." && c != ".");
+    match inside && clean {
+        true => None,
+        false => Some(format!(
+            "{file} is not a kernel setting jitterlab changes (only files below /{} may be)",
+            ALLOWED.join(", /")
+        )),
+    }
+}
+
+/// A value fit for a journal line and a kernel file: one line, no tab.
+fn refuse_value(value: &str) -> Option<String> {
+    (value.contains(['\n', '\t', '\0']) || value.is_empty())
+        .then(|| format!("the value {value:?} is not one line of text"))
+}
+
+/// The value of a kernel file as it is written back: trimmed; for a choice file
+/// (`always [madvise] never`), the selected word.
+pub(crate) fn read_value(root: &Path, file: &str) -> Result<String, String> {
+    let path = root.join(file);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = text.trim();
+    let selected = text
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'));
+    Ok(selected.unwrap_or(text).to_string())
+}
+
+/// Writes `value` to an existing kernel file (never made: a missing one is an error), as
+/// `echo V > FILE` writes it (the kernel ignores the truncation; a fixture file needs it).
+fn write_value(root: &Path, file: &str, value: &str) -> Result<(), String> {
+    let path = root.join(file);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(value.as_bytes()))
+        .map_err(|e| format!("cannot write {value} to {}: {e}", path.display()))
+}
+
+/// Settings in force; written back by [`ChangedSettings::restore`] or on drop.
+#[derive(Debug)]
+pub(crate) struct ChangedSettings {
+    root: PathBuf,
+    journal: Option<Journal>,
+    pub(crate) record: Vec<SettingRecord>,
+    restored: bool,
+}
+
+impl ChangedSettings {
+    /// Journals the present value of every file of `settings` that would change, then writes
+    /// them in order. Refused (nothing left changed, no journal left) when a file may not be
+    /// named, cannot be read, or a write fails that may not be refused.
+    pub(crate) fn apply(
+        root: &Path,
+        journal_dir: &TrustedDir,
+        settings: &[Setting],
+    ) -> Result<ChangedSettings, String> {
+        let mut planned = Vec::new();
+        for s in settings {
+            if let Some(why) = refuse_file(&s.file).or_else(|| refuse_value(&s.value)) {
+                return Err(why);
+            }
+            let before = read_value(root, &s.file)?;
+            if let Some(why) = refuse_value(&before) {
+                return Err(format!("{}: {why}", root.join(&s.file).display()));
+            }
+            if before != s.value {
+                planned.push((s, before));
+            }
+        }
+        let lines: Vec<String> = planned
+            .iter()
+            .map(|(s, before)| format!("{}\t{before}", s.file))
+            .collect();
+        let journal = Journal::create(journal_dir, KIND, &lines).map_err(|e| {
+            format!(
+                "cannot write the journal {KIND}-{} in {} ({e}): without it a killed run could not set the kernel's settings back",
+                std::process::id(),
+                journal_dir.path().display()
+            )
+        })?;
+        // From here on a failure drops `changed`, which writes back what was written and
+        // removes the journal.
+        let mut changed = ChangedSettings {
+            root: root.to_path_buf(),
+            journal: Some(journal),
+            record: Vec::new(),
+            restored: false,
+        };
+        for (s, before) in planned {
+            let file = root.join(&s.file).display().to_string();
+            match write_value(root, &s.file, &s.value) {
+                Ok(()) => changed.record.push(SettingRecord {
+                    file,
+                    before,
+                    during: Some(s.value.clone()),
+                    refused: None,
+                    restored: false,
+                }),
+                Err(why) if s.may_refuse => changed.record.push(SettingRecord {
+                    file,
+                    before,
+                    during: None,
+                    refused: Some(why),
+                    restored: true,
+                }),
+                Err(why) => return Err(why),
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Writes every changed file back and removes the journal; the failures, as warnings
+    /// (the journal then stays, for the next start to retry).
+    pub(crate) fn restore(&mut self) -> Vec<String> {
+        if std::mem::replace(&mut self.restored, true) {
+            return Vec::new();
+        }
+        let mut failed = Vec::new();
+        for r in self.record.iter_mut().filter(|r| r.during.is_some()) {
+            let file = Path::new(&r.file)
+                .strip_prefix(&self.root)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| r.file.clone());
+            match write_value(&self.root, &file, &r.before) {
+                Ok(()) => r.restored = true,
+                Err(e) => failed.push(e),
+            }
+        }
+        if failed.is_empty()
+            && let Some(journal) = self.journal.take()
+        {
+            let _ = journal.remove();
+        }
+        failed
+    }
+}
+
+impl Drop for ChangedSettings {
+    fn drop(&mut self) {
+        self.restore();
+    }
+}
+
+/// The (file, value before) pairs of a journal's lines; None when one is not such a pair or
+/// names a file no setting may name.
+fn parse_journal(lines: &[String]) -> Option<Vec<(String, String)>> {
+    lines
+        .iter()
+        .map(|l| {
+            let (file, before) = l.split_once('\t')?;
+            (refuse_file(file).is_none() && refuse_value(before).is_none())
+                .then(|| (file.to_string(), before.to_string()))
+        })
+        .collect()
+}
+
+/// Undoes the journal of a killed run (session/stale.rs): writes back the values it names
+/// below `root`. Returns what to say, and whether the journal is done with (kept when a
+/// write failed, for the next start to retry).
+pub(crate) fn undo(stale: &Stale, root: &Path) -> (String, bool) {
+    let Some(pairs) = parse_journal(&stale.lines) else {
+        return (
+            format!(
+                "{} is not a settings journal in its format, or names a file outside the kernel settings jitterlab changes; left alone",
+                stale.path.display()
+            ),
+            false,
+        );
+    };
+    let failed: Vec<String> = pairs
+        .iter()
+        .filter_map(|(file, before)| write_value(root, file, before).err())
+        .collect();
+    let files: Vec<String> = pairs
+        .iter()
+        .map(|(f, v)| format!("/{f} = {v}"))
+        .collect();
+    match failed.is_empty() {
+        true => (
+            format!(
+                "set back {} kernel setting(s) that a jitterlab (pid {}) killed during `tune` had changed: {} (journal {})",
+                pairs.len(),
+                stale.pid,
+                files.join(", "),
+                stale.path.display()
+            ),
+            true,
+        ),
+        false => (
+            format!(
+                "cannot set back the kernel settings a killed jitterlab (pid {}) changed (journal {}): {}",
+                stale.pid,
+                stale.path.display(),
+                failed.join("; ")
+            ),
+            false,
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;

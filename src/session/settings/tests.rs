@@ -1,0 +1,213 @@
+//! On fixture trees: the real files are the kernel's, and a unit test changes none of them.
+
+use super::*;
+use std::fs as stdfs;
+
+/// A root with the files the tests set: timer migration 1, the THP choice file, an IRQ.
+fn tree() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    for (file, text) in [
+        ("proc/sys/kernel/timer_migration", "1\n"),
+        ("proc/sys/kernel/sched_rt_runtime_us", "950000\n"),
+        (
+            "sys/kernel/mm/transparent_hugepage/defrag",
+            "always defer defer+madvise [madvise] never\n",
+        ),
+        ("proc/irq/36/smp_affinity_list", "1\n"),
+    ] {
+        let path = root.path().join(file);
+        stdfs::create_dir_all(path.parent().unwrap()).unwrap();
+        stdfs::write(path, text).unwrap();
+    }
+    root
+}
+
+fn value(root: &Path, file: &str) -> String {
+    stdfs::read_to_string(root.join(file))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+fn journals(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = stdfs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn open(dir: &Path) -> TrustedDir {
+    let uid = crate::sys::process::effective_user_id();
+    TrustedDir::open_in(dir, "trusted", uid, true).unwrap()
+}
+
+/// Every file is journalled with its value before it is written; the end writes each back
+/// (a choice file's selected word) and removes the journal; a file already at its value is
+/// not touched or journalled.
+#[test]
+fn settings_are_journalled_written_and_written_back() {
+    let root = tree();
+    let run = tempfile::tempdir().unwrap();
+    let dir = open(run.path());
+    let settings = [
+        Setting::new("proc/sys/kernel/timer_migration", "0"),
+        Setting::new("proc/sys/kernel/sched_rt_runtime_us", "-1"),
+        Setting::new("sys/kernel/mm/transparent_hugepage/defrag", "madvise"),
+    ];
+    let mut changed = ChangedSettings::apply(root.path(), &dir, &settings).unwrap();
+    assert_eq!(value(root.path(), "proc/sys/kernel/timer_migration"), "0");
+    assert_eq!(
+        value(root.path(), "proc/sys/kernel/sched_rt_runtime_us"),
+        "-1"
+    );
+    let journal = format!("{KIND}-{}", std::process::id());
+    assert_eq!(journals(dir.path()), std::slice::from_ref(&journal));
+    let text = stdfs::read_to_string(dir.path().join(&journal)).unwrap();
+    let lines: Vec<String> = text.lines().skip(3).map(str::to_string).collect();
+    assert_eq!(
+        parse_journal(&lines).unwrap(),
+        [
+            ("proc/sys/kernel/timer_migration".into(), "1".into()),
+            ("proc/sys/kernel/sched_rt_runtime_us".into(), "950000".into())
+        ],
+        "the unchanged THP choice is not journalled"
+    );
+    assert_eq!(changed.record.len(), 2);
+    assert!(changed.restore().is_empty());
+    assert_eq!(value(root.path(), "proc/sys/kernel/timer_migration"), "1");
+    assert_eq!(
+        value(root.path(), "proc/sys/kernel/sched_rt_runtime_us"),
+        "950000"
+    );
+    assert!(changed.record.iter().all(|r| r.restored));
+    assert!(journals(dir.path()).is_empty());
+}
+
+/// Dropping the change (an error later, a panic) writes back as well; a choice file is
+/// written back with its selected word.
+#[test]
+fn drop_writes_back() {
+    let root = tree();
+    let run = tempfile::tempdir().unwrap();
+    let dir = open(run.path());
+    let thp = "sys/kernel/mm/transparent_hugepage/defrag";
+    drop(ChangedSettings::apply(root.path(), &dir, &[Setting::new(thp, "never")]).unwrap());
+    assert_eq!(value(root.path(), thp), "madvise");
+    assert!(journals(dir.path()).is_empty());
+}
+
+/// A file outside the kernel's tunables, a path with `..`, an absolute one, or a value of two
+/// lines is refused before anything is written or journalled.
+#[test]
+fn only_the_kernels_tunables_are_named() {
+    let root = tree();
+    let run = tempfile::tempdir().unwrap();
+    let dir = open(run.path());
+    for (file, text) in [
+        ("etc/passwd", "x"),
+        ("proc/sys/kernel/../../../etc/passwd", "x"),
+        ("/proc/sys/kernel/timer_migration", "0"),
+        ("proc/sys/kernel/timer_migration", "0\n1"),
+    ] {
+        let e = ChangedSettings::apply(
+            root.path(),
+            &dir,
+            &[
+                Setting::new("proc/sys/kernel/sched_rt_runtime_us", "-1"),
+                Setting::new(file, text),
+            ],
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("not a kernel setting") || e.contains("not one line"),
+            "{e}"
+        );
+        assert_eq!(
+            value(root.path(), "proc/sys/kernel/sched_rt_runtime_us"),
+            "950000"
+        );
+        assert!(journals(dir.path()).is_empty());
+    }
+}
+
+/// A write the kernel refuses undoes what was written (no half state), unless the setting may
+/// be refused (an interrupt whose affinity is fixed): then it is recorded as refused.
+#[test]
+fn a_refused_write_leaves_no_half_state_unless_it_may_be_refused() {
+    let root = tree();
+    let run = tempfile::tempdir().unwrap();
+    let dir = open(run.path());
+    // A file that reads but takes no write, as a fixed interrupt's affinity.
+    stdfs::create_dir_all(root.path().join("proc/irq/37")).unwrap();
+    std::os::unix::fs::symlink("/proc/version", root.path().join("proc/irq/37/smp_affinity_list"))
+        .unwrap();
+    let irq = |n: u32, refuse: bool| Setting {
+        may_refuse: refuse,
+        ..Setting::new(format!("proc/irq/{n}/smp_affinity_list"), "0")
+    };
+    let e = ChangedSettings::apply(
+        root.path(),
+        &dir,
+        &[
+            Setting::new("proc/sys/kernel/timer_migration", "0"),
+            irq(37, false),
+        ],
+    )
+    .unwrap_err();
+    assert!(e.contains("proc/irq/37"), "{e}");
+    assert_eq!(value(root.path(), "proc/sys/kernel/timer_migration"), "1");
+    assert!(journals(dir.path()).is_empty());
+
+    let changed = ChangedSettings::apply(
+        root.path(),
+        &dir,
+        &[irq(37, true), irq(36, false)],
+    )
+    .unwrap();
+    assert_eq!(value(root.path(), "proc/irq/36/smp_affinity_list"), "0");
+    let refused = &changed.record[0];
+    assert!(refused.during.is_none() && refused.refused.is_some(), "{refused:?}");
+    drop(changed);
+    assert_eq!(value(root.path(), "proc/irq/36/smp_affinity_list"), "1");
+    assert!(journals(dir.path()).is_empty());
+}
+
+/// A killed run's journal (its writer gone) is undone: its files written back; one whose write
+/// fails is kept for the next start; one naming a file outside the tunables is left alone.
+#[test]
+fn a_killed_runs_journal_is_undone() {
+    let root = tree();
+    let run = tempfile::tempdir().unwrap();
+    let dir = open(run.path());
+    stdfs::write(root.path().join("proc/sys/kernel/timer_migration"), "0\n").unwrap();
+    drop(
+        Journal::create(
+            &dir,
+            KIND,
+            &["proc/sys/kernel/timer_migration\t1".into()],
+        )
+        .unwrap(),
+    );
+    super::super::journal::wait_until_unlocked(&dir);
+    let found = super::super::journal::scan(&dir, KIND);
+    let (said, done) = undo(&found.stale[0], root.path());
+    assert!(done, "{said}");
+    assert!(said.starts_with("set back 1 kernel setting(s)"), "{said}");
+    assert!(said.contains("/proc/sys/kernel/timer_migration = 1"), "{said}");
+    assert_eq!(value(root.path(), "proc/sys/kernel/timer_migration"), "1");
+    let (said, done) = undo(
+        &super::super::journal::Stale::fake(vec!["proc/sys/kernel/absent\t1".into()]),
+        root.path(),
+    );
+    assert!(!done && said.contains("proc/sys/kernel/absent"), "{said}");
+    for line in ["etc/shadow\tx", "proc/sys/../../etc/shadow\tx", "no tab"] {
+        let (said, done) = undo(
+            &super::super::journal::Stale::fake(vec![line.into()]),
+            root.path(),
+        );
+        assert!(!done && said.contains("left alone"), "{line}: {said}");
+    }
+}

@@ -1,0 +1,327 @@
+//! What a fix did: its arms against the baseline's, pooled ([`compare_groups`]), on the
+//! figures a real-time engineer judges a fix by (p99, p99.9, the maximum, and the rate of
+//! wakeups over the deadline), each as a ratio to the baseline with its 95 % interval, and a
+//! verdict that says "no measurable effect" whenever the interval holds no change.
+
+use crate::analysis::compare::{CONFIDENCE, ComparisonOfGroups, StatRow, compare_groups};
+use crate::analysis::tails::special::ln_gamma;
+use crate::results::loaded::LoadedRun;
+use serde::Serialize;
+
+/// One figure of a fix against the baseline.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Figure {
+    /// `p99`, `p99.9`, `max` or `over deadline /h`.
+    pub statistic: &'static str,
+    /// The baseline's and the fix's value: ns, or spikes per hour of measuring.
+    pub baseline: Option<f64>,
+    pub with_fix: Option<f64>,
+    /// with_fix / baseline.
+    pub ratio: Option<f64>,
+    /// The ratio's 95 % interval; None on a side the data cannot bound (a maximum has none).
+    pub ratio_low: Option<f64>,
+    pub ratio_high: Option<f64>,
+}
+
+impl Figure {
+    /// The interval lies wholly below 1: the fix lowers it beyond chance.
+    pub fn lowered(&self) -> bool {
+        self.ratio_high.is_some_and(|h| h < 1.0)
+    }
+    /// The interval lies wholly above 1: the fix raises it beyond chance.
+    pub fn raised(&self) -> bool {
+        self.ratio_low.is_some_and(|l| l > 1.0)
+    }
+}
+
+/// The verdict on a fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// p99.9 or the spike rate lowered beyond chance, and nothing raised: worth applying.
+    Worthwhile,
+    /// Every interval holds no change.
+    NoMeasurableEffect,
+    /// p99, p99.9 or the spike rate raised beyond chance: do not apply it.
+    Harmful,
+    /// Some figures lowered and others raised: read the figures.
+    Mixed,
+}
+
+impl Verdict {
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::Worthwhile => "worth applying",
+            Verdict::NoMeasurableEffect => "no measurable effect",
+            Verdict::Harmful => "harmful: do not apply",
+            Verdict::Mixed => "mixed: read the figures",
+        }
+    }
+}
+
+/// A fix's figures and verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct Effect {
+    pub figures: Vec<Figure>,
+    pub verdict: Verdict,
+    /// Wakeups measured, baseline and with the fix.
+    pub samples: [u64; 2],
+}
+
+/// The figures judged, in the table's order.
+const JUDGED: &[&str] = &["p99", "p99.9", "max"];
+
+/// The effect of the runs `with_fix` against `baseline` (every measured CPU together).
+pub fn effect(baseline: &[LoadedRun], with_fix: &[LoadedRun]) -> Effect {
+    let comparison = compare_groups(&[baseline, with_fix]);
+    let mut figures: Vec<Figure> = JUDGED
+        .iter()
+        .filter_map(|name| latency_figure(&comparison, name))
+        .collect();
+    figures.push(spike_figure(baseline, with_fix));
+    let overall = &comparison.scopes[0];
+    Effect {
+        verdict: verdict(&figures),
+        figures,
+        samples: [overall.samples[0], overall.samples[1]],
+    }
+}
+
+fn latency_figure(c: &ComparisonOfGroups, name: &str) -> Option<Figure> {
+    let row: &StatRow = c.scopes[0].rows.iter().find(|r| r.statistic == name)?;
+    let (baseline, with_fix) = (row.values[0], row.values[1]);
+    let versus = &row.versus_first[0];
+    // The interval of the difference, over the baseline: the ratio's.
+    let bound = |d: Option<f64>| -> Option<f64> {
+        let a = baseline.filter(|a| *a > 0.0)?;
+        Some((a + d?) / a)
+    };
+    let interval = versus.interval.as_ref();
+    Some(Figure {
+        statistic: row.statistic,
+        baseline,
+        with_fix,
+        ratio: versus.ratio,
+        ratio_low: bound(interval.and_then(|i| i.low_ns)),
+        ratio_high: bound(interval.and_then(|i| i.high_ns)),
+    })
+}
+
+/// Wakeups over the deadline and the thread time measured, summed over `runs`.
+fn spikes(runs: &[LoadedRun]) -> (u64, f64) {
+    runs.iter()
+        .flat_map(|r| {
+            let hours = r.record.duration_ns.unwrap_or(0) as f64 / 3_600e9;
+            r.record
+                .threads
+                .iter()
+                .map(move |t| (t.deadline_misses, hours))
+        })
+        .fold((0, 0.0), |(n, h), (m, t)| (n + m, h + t))
+}
+
+/// The rate of wakeups over the deadline, with the exact interval of the ratio of two Poisson
+/// rates (conditional on the total, the fix's count is binomial).
+fn spike_figure(baseline: &[LoadedRun], with_fix: &[LoadedRun]) -> Figure {
+    let (xa, ha) = spikes(baseline);
+    let (xb, hb) = spikes(with_fix);
+    let rate = |x: u64, h: f64| (h > 0.0).then(|| x as f64 / h);
+    let (low, high) = rate_ratio_interval(xa, ha, xb, hb, CONFIDENCE);
+    let (ra, rb) = (rate(xa, ha), rate(xb, hb));
+    Figure {
+        statistic: "over deadline /h",
+        baseline: ra,
+        with_fix: rb,
+        ratio: ra.zip(rb).and_then(|(a, b)| (a > 0.0).then(|| b / a)),
+        ratio_low: low,
+        ratio_high: high,
+    }
+}
+
+fn verdict(figures: &[Figure]) -> Verdict {
+    let judged = |name: &str| figures.iter().find(|f| f.statistic == name);
+    // The maximum has no interval: it is shown, never judged.
+    let tail = ["p99.9", "over deadline /h"];
+    let lowered = tail.iter().filter_map(|n| judged(n)).any(Figure::lowered);
+    let raised = ["p99", "p99.9", "over deadline /h"]
+        .iter()
+        .filter_map(|n| judged(n))
+        .any(Figure::raised);
+    match (lowered, raised) {
+        (true, false) => Verdict::Worthwhile,
+        (false, false) => Verdict::NoMeasurableEffect,
+        (false, true) => Verdict::Harmful,
+        (true, true) => Verdict::Mixed,
+    }
+}
+
+/// The `confidence` interval of (rate B / rate A) from `xa` events in `ha` and `xb` in `hb`:
+/// given n = xa + xb, xb is binomial with p = hb·rB / (ha·rA + hb·rB); the Clopper-Pearson
+/// interval of p, mapped to the ratio. None on a side that is unbounded (no events at all, or
+/// none on one side).
+pub(crate) fn rate_ratio_interval(
+    xa: u64,
+    ha: f64,
+    xb: u64,
+    hb: f64,
+    confidence: f64,
+) -> (Option<f64>, Option<f64>) {
+    let n = xa + xb;
+    if n == 0 || ha <= 0.0 || hb <= 0.0 {
+        return (None, None);
+    }
+    let tail = (1.0 - confidence) / 2.0;
+    // P(X >= xb | p) = tail gives the low p; P(X <= xb | p) = tail gives the high p.
+    let p_low = (xb > 0).then(|| solve(|p| 1.0 - binomial_cdf(xb - 1, n, p), tail, true));
+    let p_high = (xb < n).then(|| solve(|p| binomial_cdf(xb, n, p), tail, false));
+    let ratio = |p: f64| p / (1.0 - p) * ha / hb;
+    (
+        Some(p_low.map_or(0.0, ratio)),
+        p_high.map(ratio),
+    )
+}
+
+/// The p in (0, 1) where `f`, rising in p when `rising` (else falling), reaches `target`.
+fn solve(f: impl Fn(f64) -> f64, target: f64, rising: bool) -> f64 {
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..100 {
+        let mid = (lo + hi) / 2.0;
+        // Below the target on the rising side (above it on the falling one): p is higher.
+        if (f(mid) < target) == rising {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
+}
+
+/// P(X <= k) for X binomial(n, p), summed in logs.
+fn binomial_cdf(k: u64, n: u64, p: f64) -> f64 {
+    if p <= 0.0 {
+        return 1.0;
+    }
+    if p >= 1.0 {
+        return if k >= n { 1.0 } else { 0.0 };
+    }
+    let (lp, lq) = (p.ln(), (1.0 - p).ln());
+    let ln_n = ln_gamma(n as f64 + 1.0);
+    (0..=k.min(n))
+        .map(|i| {
+            let i = i as f64;
+            (ln_n - ln_gamma(i + 1.0) - ln_gamma(n as f64 - i + 1.0) + i * lp + (n as f64 - i) * lq)
+                .exp()
+        })
+        .sum::<f64>()
+        .min(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::loaded;
+    use crate::results::synthetic::{SyntheticPhase, SyntheticRun, write_run};
+
+    /// 20 s of 1 ms wakeups on CPUs 0-1 at 10-30 us (seeded), one in `every` at 2 ms (0: none).
+    fn arm(dir: &std::path::Path, seed: u64, every: u64) -> LoadedRun {
+        let run = SyntheticRun {
+            cpus: vec![0, 1],
+            interval_ns: 1_000_000,
+            log_interval_ns: 1_000_000_000,
+            duration_ns: 20_000_000_000,
+            phases: vec![SyntheticPhase::seconds("all", 0, 20)],
+            loads: vec![],
+            warnings: vec![],
+            seed,
+        };
+        write_run(dir, &run, |_, t, _| {
+            let k = t / 1_000_000;
+            let base = 10_000 + ((k * 7919 + seed * 104_729) % 20_000) as i64;
+            if every > 0 && k % every == 0 { 2_000_000 } else { base }
+        })
+        .unwrap();
+        loaded::load(dir).unwrap()
+    }
+
+    /// Ground truth: a fix that removes 1 % of wakeups at 2 ms is worth applying, with p99.9's
+    /// interval wholly below 1 and the spike rate's too; a fix that changes nothing (the same
+    /// distribution, other seeds) has no measurable effect.
+    #[test]
+    fn a_fix_that_removes_spikes_is_worthwhile_and_one_that_does_nothing_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let group = |name: &str, every: u64, seed0: u64| -> Vec<LoadedRun> {
+            (0..3)
+                .map(|k| arm(&dir.path().join(format!("{name}-{k}")), seed0 + k, every))
+                .collect()
+        };
+        let baseline = group("base", 100, 1);
+        let fixed = group("fix", 0, 11);
+        let same = group("same", 100, 21);
+        let e = effect(&baseline, &fixed);
+        assert_eq!(e.verdict, Verdict::Worthwhile, "{e:#?}");
+        let p999 = e.figures.iter().find(|f| f.statistic == "p99.9").unwrap();
+        assert!(p999.lowered(), "{p999:?}");
+        let spikes = e.figures.iter().find(|f| f.statistic == "over deadline /h").unwrap();
+        assert_eq!(spikes.with_fix, Some(0.0));
+        assert!(spikes.lowered(), "{spikes:?}");
+        let e = effect(&baseline, &same);
+        assert_eq!(e.verdict, Verdict::NoMeasurableEffect, "{e:#?}");
+        assert_eq!(e.samples, [120_000, 120_000]);
+    }
+
+    /// 10 events against 10 in equal time: p in [0.272, 0.728] (Clopper-Pearson, n = 20),
+    /// so the ratio in [0.374, 2.674].
+    #[test]
+    fn the_rate_ratio_interval_is_the_exact_conditional_one() {
+        let (lo, hi) = rate_ratio_interval(10, 1.0, 10, 1.0, 0.95);
+        assert!((lo.unwrap() - 0.3742).abs() < 0.002, "{lo:?}");
+        assert!((hi.unwrap() - 2.6724).abs() < 0.01, "{hi:?}");
+        // Twice the exposure for B halves its rate's ratio bounds.
+        let (lo2, hi2) = rate_ratio_interval(10, 1.0, 10, 2.0, 0.95);
+        assert!((lo2.unwrap() - lo.unwrap() / 2.0).abs() < 1e-6);
+        assert!((hi2.unwrap() - hi.unwrap() / 2.0).abs() < 1e-6);
+        // None left with the fix: the ratio's low side is 0, its high side bounded.
+        let (lo, hi) = rate_ratio_interval(40, 1.0, 0, 1.0, 0.95);
+        assert_eq!(lo, Some(0.0));
+        assert!(hi.unwrap() < 0.1, "{hi:?}");
+        // Nothing either side: nothing can be said.
+        assert_eq!(rate_ratio_interval(0, 1.0, 0, 1.0, 0.95), (None, None));
+    }
+
+    fn figure(statistic: &'static str, low: f64, high: f64) -> Figure {
+        Figure {
+            statistic,
+            baseline: Some(1.0),
+            with_fix: Some((low + high) / 2.0),
+            ratio: Some((low + high) / 2.0),
+            ratio_low: Some(low),
+            ratio_high: Some(high),
+        }
+    }
+
+    #[test]
+    fn an_interval_holding_one_is_no_measurable_effect() {
+        let v = |f: Vec<Figure>| verdict(&f);
+        assert_eq!(
+            v(vec![figure("p99", 0.9, 1.1), figure("p99.9", 0.8, 1.05)]),
+            Verdict::NoMeasurableEffect
+        );
+        assert_eq!(
+            v(vec![figure("p99", 0.9, 1.1), figure("p99.9", 0.5, 0.8)]),
+            Verdict::Worthwhile
+        );
+        assert_eq!(
+            v(vec![figure("p99", 1.1, 1.3), figure("p99.9", 0.9, 1.1)]),
+            Verdict::Harmful
+        );
+        assert_eq!(
+            v(vec![figure("p99", 1.1, 1.3), figure("p99.9", 0.5, 0.8)]),
+            Verdict::Mixed
+        );
+        // A maximum, however much lower, is not judged: it has no interval.
+        let mut max = figure("max", 0.1, 0.2);
+        max.ratio_low = None;
+        max.ratio_high = None;
+        assert_eq!(v(vec![max]), Verdict::NoMeasurableEffect);
+    }
+}

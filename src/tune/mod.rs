@@ -1,0 +1,256 @@
+//! `jitterlab tune`: what each fix of an RT tuning guide buys on this machine, measured before
+//! anyone applies it. Every fix that doctor would advise and that can be changed at run time
+//! and set back (fixes.rs, one row each) is measured in arms: runs of the same plan with and
+//! without it, in rounds whose order rotates (schedule.rs) so that the machine's drift falls
+//! on every fix alike; each fix's arms are pooled against the baseline's (effect.rs), and the
+//! worthwhile fixes are then measured together against none. What each arm changes in the
+//! kernel is journalled and set back on every exit path (session/settings.rs); what the run's
+//! own options change (PM QoS, a cpuset) the session sets back as it always does. The files
+//! people deploy are written for the worthwhile fixes (deploy.rs), never applied.
+//!
+//! Layer: above the session and the views (it runs sessions and compares their results),
+//! below the commands.
+
+pub mod deploy;
+pub mod effect;
+pub mod fixes;
+pub mod record;
+pub mod schedule;
+pub mod view;
+
+use crate::error::{Failure, Result};
+use crate::format::run_record::Ended;
+use crate::plan::RunPlan;
+use crate::results::ResultDir;
+use crate::results::loaded::LoadedRun;
+use crate::session::settings::{ChangedSettings, SYSTEM_ROOT, Setting};
+use fixes::{Change, Ctx, Fix, PlanChange, Probe};
+use record::{ArmRecord, FixRecord, TuneRecord};
+use schedule::{Arm, Treatment};
+use std::path::Path;
+
+/// A fix that will be measured: what it changes here, and what it is now.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub fix: &'static Fix,
+    pub change: Change,
+    pub now: String,
+}
+
+/// A fix that will not be measured, and why.
+#[derive(Debug, Clone)]
+pub struct Unmeasured {
+    pub fix: &'static Fix,
+    pub why: String,
+    /// It needs a reboot or another kernel; `why` says how to measure it instead.
+    pub needs_reboot: bool,
+}
+
+/// A validated tune.
+#[derive(Debug, Clone)]
+pub struct TunePlan {
+    /// Every arm's run (its `out` set per arm): the user's run options, with PM QoS and the
+    /// cpuset partition off, since they are fixes measured here, not the machine as it is.
+    pub base: RunPlan,
+    pub rounds: usize,
+    pub measured: Vec<Measured>,
+    pub unmeasured: Vec<Unmeasured>,
+}
+
+/// Probes the fixes named in `chosen` (every fix when empty) on `ctx`, and plans `rounds`
+/// rounds of arms of `base`. A name that is not a fix is refused, listing them.
+pub fn plan(base: RunPlan, chosen: &[String], rounds: usize, ctx: &Ctx) -> Result<TunePlan> {
+    if rounds < 2 {
+        return Err(Failure::usage(format!(
+            "--rounds {rounds}: at least 2 rounds are needed for an interval that can tell a fix from the noise"
+        )));
+    }
+    for name in chosen {
+        if fixes::find(name).is_none() {
+            return Err(Failure::usage(format!(
+                "--fixes: no fix is called '{name}'; the fixes: {}",
+                fixes::FIXES
+                    .iter()
+                    .map(|f| f.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    let mut measured = Vec::new();
+    let mut unmeasured = Vec::new();
+    for fix in fixes::FIXES {
+        if !chosen.is_empty() && !chosen.iter().any(|c| c == fix.name) {
+            continue;
+        }
+        match (fix.probe)(ctx) {
+            Probe::Applies { change, now } => measured.push(Measured { fix, change, now }),
+            Probe::NotApplicable(why) => unmeasured.push(Unmeasured {
+                fix,
+                why,
+                needs_reboot: false,
+            }),
+            Probe::NeedsReboot(why) => unmeasured.push(Unmeasured {
+                fix,
+                why,
+                needs_reboot: true,
+            }),
+        }
+    }
+    let base = RunPlan {
+        pm_qos_us: None,
+        cpuset_partition: false,
+        out: None,
+        ..base
+    };
+    Ok(TunePlan {
+        base,
+        rounds,
+        measured,
+        unmeasured,
+    })
+}
+
+impl TunePlan {
+    /// The names of the measured fixes, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.measured.iter().map(|m| m.fix.name).collect()
+    }
+
+    /// The changes of a treatment: the measured fixes' (one, or the worthwhile ones together).
+    fn changes<'a>(&'a self, treatment: Treatment, together: &[usize]) -> Vec<&'a Change> {
+        match treatment {
+            Treatment::Baseline => Vec::new(),
+            Treatment::Fix(i) => vec![&self.measured[i].change],
+            Treatment::Together => together.iter().map(|&i| &self.measured[i].change).collect(),
+        }
+    }
+
+    /// An arm's run plan, writing into `out`, and the kernel settings to make for it.
+    fn arm(&self, changes: &[&Change], out: &Path) -> (RunPlan, Vec<Setting>) {
+        let mut plan = RunPlan {
+            out: Some(out.to_path_buf()),
+            ..self.base.clone()
+        };
+        let mut settings = Vec::new();
+        for change in changes {
+            match change {
+                Change::Settings(s) => settings.extend(s.iter().cloned()),
+                Change::Plan(PlanChange::PmQos) => plan.pm_qos_us = Some(0),
+                Change::Plan(PlanChange::CpusetPartition) => plan.cpuset_partition = true,
+            }
+        }
+        (plan, settings)
+    }
+}
+
+/// How a tune ended.
+pub struct TuneOutcome {
+    pub record: TuneRecord,
+    /// Stopped by SIGINT/SIGTERM before every arm ran.
+    pub interrupted: bool,
+}
+
+/// Runs the arms of `plan` into the tune directory `dir` (made, with its tune.json written
+/// after each arm), the worthwhile fixes together after the rounds, and writes the deploy
+/// files. `say`: a progress line (stderr).
+pub fn run(plan: &TunePlan, dir: &ResultDir, quiet: bool, say: &dyn Fn(&str)) -> Result<TuneOutcome> {
+    let stop = crate::session::signals::stop_flag()?;
+    let journal_dir = crate::journal::TrustedDir::for_this_user(true).map_err(|why| {
+        Failure::system(format!(
+            "tune: cannot open the directory of journals{}: without a journal a killed tune could not set the kernel's settings back",
+            why.map(|w| format!(" ({w})")).unwrap_or_default()
+        ))
+    })?;
+    let names = plan.names();
+    let mut record = TuneRecord::new(plan);
+    let mut runs: Vec<Vec<LoadedRun>> = vec![Vec::new(); names.len() + 2];
+    let slot = |t: Treatment| match t {
+        Treatment::Baseline => 0,
+        Treatment::Fix(i) => i + 1,
+        Treatment::Together => names.len() + 1,
+    };
+    let first = schedule::rounds(names.len(), plan.rounds);
+    let command_line: Vec<String> = std::env::args().collect();
+    let run_arms = |arms: &[Arm], together: &[usize], record: &mut TuneRecord, runs: &mut Vec<Vec<LoadedRun>>| -> Result<bool> {
+        for (k, arm) in arms.iter().enumerate() {
+            if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(true);
+            }
+            let name = format!("{:02}-{}", arm.round + 1, arm.treatment.name(&names));
+            say(&format!(
+                "tune: arm {}/{} (round {} of {}): {}",
+                k + 1,
+                arms.len(),
+                arm.round + 1,
+                plan.rounds,
+                arm.treatment.name(&names)
+            ));
+            let out = dir.file(&name);
+            let (arm_plan, settings) = plan.arm(&plan.changes(arm.treatment, together), &out);
+            let mut changed = ChangedSettings::apply(Path::new(SYSTEM_ROOT), &journal_dir, &settings)
+                .map_err(|e| Failure::system(format!("tune: arm {name}: {e}")))?;
+            let outcome = crate::session::run(&arm_plan, quiet, command_line.clone());
+            let failed_restores = changed.restore();
+            for w in &failed_restores {
+                eprintln!("jitterlab: warning: tune: {w}");
+            }
+            let outcome = outcome?;
+            let ended = outcome.record.ended;
+            record.arms.push(ArmRecord {
+                round: arm.round + 1,
+                treatment: arm.treatment.name(&names),
+                dir: name.clone(),
+                ended: ended.as_str().to_string(),
+                settings: changed.record.clone(),
+            });
+            if ended == Ended::Interrupted {
+                record.write(dir)?;
+                return Ok(true);
+            }
+            let loaded = crate::results::loaded::load(&outcome.dir.path)
+                .map_err(|e| Failure::run(format!("tune: cannot read arm {name} back: {e}")))?;
+            runs[slot(arm.treatment)].push(loaded);
+            record.write(dir)?;
+        }
+        Ok(false)
+    };
+    if run_arms(&first, &[], &mut record, &mut runs)? {
+        return Ok(TuneOutcome {
+            record,
+            interrupted: true,
+        });
+    }
+    for (i, name) in names.iter().enumerate() {
+        let effect = effect::effect(&runs[0], &runs[i + 1]);
+        record.fixes.push(FixRecord {
+            name: name.to_string(),
+            effect,
+        });
+    }
+    let worthwhile: Vec<usize> = (0..names.len())
+        .filter(|&i| record.fixes[i].effect.verdict == effect::Verdict::Worthwhile)
+        .collect();
+    if worthwhile.len() >= 2 {
+        say(&format!(
+            "tune: the {} worthwhile fixes together against none, {} rounds",
+            worthwhile.len(),
+            plan.rounds
+        ));
+        runs[0].clear();
+        let arms = schedule::together(plan.rounds);
+        if run_arms(&arms, &worthwhile, &mut record, &mut runs)? {
+            return Ok(TuneOutcome {
+                record,
+                interrupted: true,
+            });
+        }
+        record.together = Some(effect::effect(&runs[0], &runs[names.len() + 1]));
+    }
+    record.deploy = deploy::write(dir, plan, &worthwhile)?;
+    record.write(dir)?;
+    Ok(TuneOutcome {
+        record,
+        interrupted: false,
+    })
+}

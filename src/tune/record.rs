@@ -1,0 +1,126 @@
+//! tune.json: what a tune planned, changed, measured and concluded (docs/tune.md). Written
+//! after every arm, so that a tune stopped half-way keeps what its finished arms say.
+
+use super::effect::Effect;
+use super::fixes::{Change, PlanChange};
+use super::TunePlan;
+use crate::error::{OrFailure, Result};
+use crate::format::run_record::FORMAT;
+use crate::results::{ResultDir, TUNE_FILE_NAME};
+use crate::session::settings::SettingRecord;
+use serde::Serialize;
+
+/// The whole record.
+#[derive(Debug, Clone, Serialize)]
+pub struct TuneRecord {
+    /// The format's version (run.json's), first: the marker of a result directory.
+    pub format: u32,
+    pub cpus: Vec<usize>,
+    /// Rounds of the baseline and every fix.
+    pub rounds: usize,
+    /// Each arm's length, ns (None: `--loops`).
+    pub arm_duration_ns: Option<u64>,
+    /// The fixes measured, with what each changes.
+    pub measured: Vec<PlannedFix>,
+    /// The fixes not measured, and why.
+    pub not_measured: Vec<UnmeasuredFix>,
+    /// Every arm run so far, in order.
+    pub arms: Vec<ArmRecord>,
+    /// Each measured fix against the baseline (after the rounds).
+    pub fixes: Vec<FixRecord>,
+    /// The worthwhile fixes together against none (when there were two or more).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub together: Option<Effect>,
+    /// The deploy files written, in the tune directory.
+    pub deploy: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedFix {
+    pub name: &'static str,
+    /// What it is now on this machine.
+    pub now: String,
+    /// The files it writes (`file = value`) or the run option it turns on.
+    pub changes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct UnmeasuredFix {
+    pub name: &'static str,
+    pub why: String,
+    pub needs_reboot: bool,
+}
+
+/// One arm.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArmRecord {
+    pub round: usize,
+    /// `baseline`, a fix's name, or `together`.
+    pub treatment: String,
+    /// Its result directory, in the tune directory.
+    pub dir: String,
+    /// Its run.json `ended`.
+    pub ended: String,
+    /// The kernel files it changed, and whether each was set back.
+    pub settings: Vec<SettingRecord>,
+}
+
+/// A fix's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct FixRecord {
+    pub name: String,
+    pub effect: Effect,
+}
+
+/// What a change writes or turns on, one line each.
+pub fn change_lines(change: &Change) -> Vec<String> {
+    match change {
+        Change::Settings(s) => s
+            .iter()
+            .map(|s| format!("/{} = {}", s.file, s.value))
+            .collect(),
+        Change::Plan(PlanChange::PmQos) => vec!["--pm-qos 0".into()],
+        Change::Plan(PlanChange::CpusetPartition) => vec!["--cpuset-partition".into()],
+    }
+}
+
+impl TuneRecord {
+    pub fn new(plan: &TunePlan) -> TuneRecord {
+        TuneRecord {
+            format: FORMAT,
+            cpus: plan.base.cpus.clone(),
+            rounds: plan.rounds,
+            arm_duration_ns: plan.base.length.duration_ns(),
+            measured: plan
+                .measured
+                .iter()
+                .map(|m| PlannedFix {
+                    name: m.fix.name,
+                    now: m.now.clone(),
+                    changes: change_lines(&m.change),
+                })
+                .collect(),
+            not_measured: plan
+                .unmeasured
+                .iter()
+                .map(|u| UnmeasuredFix {
+                    name: u.fix.name,
+                    why: u.why.clone(),
+                    needs_reboot: u.needs_reboot,
+                })
+                .collect(),
+            arms: Vec::new(),
+            fixes: Vec::new(),
+            together: None,
+            deploy: Vec::new(),
+        }
+    }
+
+    /// Writes tune.json into `dir`, replacing the last one atomically.
+    pub fn write(&self, dir: &ResultDir) -> Result<()> {
+        let mut json = serde_json::to_vec_pretty(self).expect("tune records serialise");
+        json.push(b'\n');
+        dir.replace_file(TUNE_FILE_NAME, &json)
+            .or_run(|| format!("cannot write {}", dir.file(TUNE_FILE_NAME).display()))
+    }
+}

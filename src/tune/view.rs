@@ -1,0 +1,118 @@
+//! The tune's table on the terminal: a row per measured fix (its figures as ratios to the
+//! baseline with their 95 % intervals, and its verdict), the together row, then the fixes not
+//! measured and why. At most 100 columns.
+
+use super::effect::{Effect, Figure};
+use super::record::TuneRecord;
+
+/// A ratio with its interval: `0.62 [0.48-0.80]`; an open side `-`, an absent ratio `-`.
+fn ratio(f: Option<&Figure>) -> String {
+    let Some(f) = f else { return "-".into() };
+    let Some(r) = f.ratio else { return "-".into() };
+    let side = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+    match (f.ratio_low, f.ratio_high) {
+        (None, None) => format!("{r:.2}"),
+        (low, high) => format!("{r:.2} [{}-{}]", side(low), side(high)),
+    }
+}
+
+fn figure<'a>(e: &'a Effect, name: &str) -> Option<&'a Figure> {
+    e.figures.iter().find(|f| f.statistic == name)
+}
+
+fn row(name: &str, e: &Effect) -> String {
+    format!(
+        "{name:<16} {:<17} {:<17} {:<5} {:<17} {}",
+        ratio(figure(e, "p99")),
+        ratio(figure(e, "p99.9")),
+        figure(e, "max")
+            .and_then(|f| f.ratio)
+            .map_or("-".into(), |r| format!("{r:.2}")),
+        ratio(figure(e, "over deadline /h")),
+        e.verdict.words()
+    )
+}
+
+/// The whole table.
+pub fn table(record: &TuneRecord) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "Each fix against the baseline: ratio (with / without) and 95 % interval, {} rounds{}\n",
+        record.rounds,
+        record
+            .arm_duration_ns
+            .map(|d| format!(" of {} arms", crate::units::format_elapsed(d)))
+            .unwrap_or_default()
+    ));
+    out.push_str(&format!(
+        "{:<16} {:<17} {:<17} {:<5} {:<17} {}\n",
+        "fix", "p99", "p99.9", "max", "over deadline/h", "verdict"
+    ));
+    for f in &record.fixes {
+        out.push_str(&row(&f.name, &f.effect));
+        out.push('\n');
+    }
+    if let Some(together) = &record.together {
+        out.push_str(&row("all worthwhile", together));
+        out.push('\n');
+    }
+    if record.fixes.is_empty() && !record.measured.is_empty() {
+        out.push_str("(no figures yet: the tune ended before its rounds did)\n");
+    }
+    if !record.not_measured.is_empty() {
+        out.push_str("Not measured:\n");
+        for u in &record.not_measured {
+            let kind = if u.needs_reboot {
+                "needs a reboot"
+            } else {
+                "not applicable"
+            };
+            out.push_str(&format!("  {:<16} {kind}: {}\n", u.name, u.why));
+        }
+    }
+    if !record.deploy.is_empty() {
+        out.push_str(&format!(
+            "Deploy files for the worthwhile fixes (not applied): {}\n",
+            record.deploy.join(", ")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tune::effect::Verdict;
+
+    fn fig(statistic: &'static str, r: f64, lo: Option<f64>, hi: Option<f64>) -> Figure {
+        Figure {
+            statistic,
+            baseline: Some(100.0),
+            with_fix: Some(100.0 * r),
+            ratio: Some(r),
+            ratio_low: lo,
+            ratio_high: hi,
+        }
+    }
+
+    #[test]
+    fn a_row_fits_100_columns_and_shows_each_interval() {
+        let e = Effect {
+            figures: vec![
+                fig("p99", 0.93, Some(0.81), Some(1.12)),
+                fig("p99.9", 0.62, Some(0.48), Some(0.8)),
+                fig("max", 0.41, None, None),
+                fig("over deadline /h", 0.25, Some(0.0), Some(0.71)),
+            ],
+            verdict: Verdict::Worthwhile,
+            samples: [1000, 1000],
+        };
+        let r = row("timer-migration", &e);
+        assert!(r.chars().count() <= 100, "{} columns: {r}", r.chars().count());
+        assert!(r.contains("0.93 [0.81-1.12]"), "{r}");
+        assert!(r.contains("0.62 [0.48-0.80]"), "{r}");
+        assert!(r.contains(" 0.41 "), "{r}");
+        assert!(r.contains("0.25 [0.00-0.71]"), "{r}");
+        assert!(r.ends_with("worth applying"), "{r}");
+    }
+}
