@@ -78,6 +78,9 @@ pub enum Command {
     Load(LoadArgs),
     /// One run per load level (e.g. hackbench groups 1..40), with a summary of all levels.
     Sweep(Box<SweepArgs>),
+    /// Measure what each tuning fix buys here (IRQ affinity, RT throttling, timer migration...):
+    /// interleaved runs with and without it, each setting set back after (docs/tune.md).
+    Tune(Box<TuneArgs>),
     /// Internal: the process of one load generator, started by jitterlab itself.
     #[command(name = "__load-worker", hide = true)]
     LoadWorker(LoadWorkerArgs),
@@ -251,6 +254,27 @@ pub struct SweepArgs {
     /// directory); `stop` ends that level's run and the sweep goes on to the next level.
     #[command(flatten)]
     pub actions: crate::cli::groups::ActionArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Every option of `jitterlab run` sets each arm's run. The fixes, how each is \
+                  measured and how to read the table: docs/tune.md. --out names the tune \
+                  directory (default ./jitterlab-results/<UTC time>-<host>-<pid>-tune); each arm \
+                  is a result directory in it, tune.json its record, deploy/ the files to deploy."
+)]
+pub struct TuneArgs {
+    /// The fixes to measure, comma-separated (default: every fix that applies here): \
+    /// irq-affinity, rt-throttling, pm-qos, timer-migration, workqueues, cpuset, watchdogs,
+    /// thp, ksm, vmstat.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub fixes: Vec<String>,
+    /// Rounds of arms: each round runs the baseline and every fix once, in a rotated order
+    /// (at least 2; the together phase runs as many).
+    #[arg(long, value_name = "N", default_value_t = 5, allow_hyphen_values = true)]
+    pub rounds: i64,
+    #[command(flatten)]
+    pub run: LatencyRunArgs,
 }
 
 #[derive(Debug, Args)]

@@ -19,6 +19,7 @@ pub mod rt_json;
 pub mod run;
 pub mod sweep;
 pub mod timerlat;
+pub mod tune;
 
 use crate::cli::Command;
 use crate::error::Result;
@@ -43,6 +44,7 @@ pub fn dispatch(command: Command) -> Result<i32> {
         Command::Import(args) => import::run(&args),
         Command::Load(args) => load::run(&args),
         Command::Sweep(args) => sweep::run(&args),
+        Command::Tune(args) => tune::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Monitor(args) => monitor::run(&args),
         Command::Noise(args) => noise::run(&args),
@@ -84,6 +86,7 @@ fn changes_the_system(command: &Command) -> bool {
     match command {
         Command::Run(_)
         | Command::Sweep(_)
+        | Command::Tune(_)
         | Command::Monitor(_)
         | Command::Noise(_)
         | Command::Load(_)

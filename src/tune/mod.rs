@@ -97,10 +97,18 @@ pub fn plan(base: RunPlan, chosen: &[String], rounds: usize, ctx: &Ctx) -> Resul
             }),
         }
     }
+    // Each arm logs at least 20 intervals, so that a fix's pooled arms have the blocks the
+    // bootstrap resamples (compare.md) rather than falling back on order statistics, which
+    // take the samples as independent and so ignore how the arms differ.
+    let log_interval_ns = match base.length.duration_ns() {
+        Some(d) => (d / 20).clamp(10_000_000, base.log_interval_ns.max(10_000_000)),
+        None => base.log_interval_ns,
+    };
     let base = RunPlan {
         pm_qos_us: None,
         cpuset_partition: false,
         out: None,
+        log_interval_ns,
         ..base
     };
     Ok(TunePlan {

@@ -11,7 +11,8 @@ fn ratio(f: Option<&Figure>) -> String {
     let Some(r) = f.ratio else { return "-".into() };
     let side = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
     match (f.ratio_low, f.ratio_high) {
-        (None, None) => format!("{r:.2}"),
+        // Too few samples beyond the percentile for any bound.
+        (None, None) => format!("{r:.2} [unbounded]"),
         (low, high) => format!("{r:.2} [{}-{}]", side(low), side(high)),
     }
 }

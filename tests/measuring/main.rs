@@ -56,3 +56,4 @@ mod tails;
 mod timerlat;
 mod trace;
 mod trace_reduction;
+mod tune;

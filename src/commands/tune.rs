@@ -1,0 +1,132 @@
+//! `jitterlab tune [run options] [--fixes LIST] [--rounds N]`: what each tuning fix buys on
+//! this machine (docs/tune.md). The arms, the settings they change and set back, and the
+//! comparison are `tune`'s; this file makes the plan from the command line, the tune
+//! directory, and prints the table.
+
+use crate::cli::TuneArgs;
+use crate::error::{ExitCode, Failure, Result};
+use crate::results::{ResultDir, dir};
+use crate::tune::fixes::Change;
+use crate::tune::{self, TunePlan};
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+pub fn run(args: &TuneArgs) -> Result<i32> {
+    let rounds = usize::try_from(args.rounds)
+        .ok()
+        .filter(|&r| r >= 2)
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "--rounds {}: at least 2 rounds are needed for an interval that can tell a fix from the noise",
+                args.rounds
+            ))
+        })?;
+    let online = crate::plan::build::online()?;
+    let base = crate::plan::build::latency(&args.run.options(None), &online)?;
+    let ctx = tune::fixes::system_ctx(&base.cpus).map_err(Failure::system)?;
+    let plan = tune::plan(base, &args.fixes, rounds, &ctx)?;
+    if args.run.check.dry_run {
+        return dry_run(args, &plan);
+    }
+    if plan.measured.is_empty() {
+        crate::stdout::write(&not_measured(&plan))?;
+        crate::stdout::line("tune: no fix to measure on this machine; nothing was run")?;
+        return Ok(0);
+    }
+    let writes_kernel = plan
+        .measured
+        .iter()
+        .any(|m| matches!(m.change, Change::Settings(_)));
+    if writes_kernel && crate::sys::process::effective_user_id() != 0 {
+        return Err(Failure::system(
+            "tune: the fixes measured here change kernel settings (/proc/sys, /proc/irq, /sys), which needs root; run it as root, or name only --fixes pm-qos,cpuset",
+        ));
+    }
+    let claim = match &args.run.output.out {
+        Some(out) => ResultDir::create(out, "--out")?,
+        None => {
+            let mut p = dir::default_path(SystemTime::now(), &crate::doctor::host::hostname())
+                .into_os_string();
+            p.push("-tune");
+            ResultDir::create_unique(&PathBuf::from(p), "--out")?
+        }
+    };
+    let tune_dir = claim.keep();
+    // Held across the arms, so that no other run takes the CPUs between two of them.
+    let (_cpu_locks, lock_warnings) =
+        crate::session::cpulock::take(&plan.base.cpus, args.run.cpus.allow_shared_cpus)?;
+    lock_warnings
+        .iter()
+        .for_each(|w| eprintln!("jitterlab: warning: {w}"));
+    let quiet = args.run.output.quiet;
+    let outcome = tune::run(&plan, &tune_dir, true, &|line| {
+        if !quiet {
+            eprintln!("{line}");
+        }
+    })?;
+    crate::stdout::write(&tune::view::table(&outcome.record))?;
+    crate::stdout::line(&format!("Tune: {}", tune_dir.path.display()))?;
+    if outcome.interrupted {
+        eprintln!(
+            "tune: interrupted after {} arm(s); their results are in {}",
+            outcome.record.arms.len(),
+            tune_dir.path.display()
+        );
+    }
+    let failed = outcome.record.arms.iter().any(|a| a.ended == "failed");
+    Ok(if failed { ExitCode::Run as i32 } else { 0 })
+}
+
+/// The fixes not measured, and why.
+fn not_measured(plan: &TunePlan) -> String {
+    let mut text = String::new();
+    for u in &plan.unmeasured {
+        let kind = if u.needs_reboot {
+            "needs a reboot"
+        } else {
+            "not applicable"
+        };
+        text += &format!("  {:<16} {kind}: {}\n", u.fix.name, u.why);
+    }
+    text
+}
+
+/// `tune --dry-run`: the fixes that would be measured and what each arm would change, those
+/// that would not and why, the arms and their time, and the arm's run checked as `run
+/// --dry-run` checks it; nothing is changed or started.
+fn dry_run(args: &TuneArgs, plan: &TunePlan) -> Result<i32> {
+    if let Some(out) = &args.run.output.out {
+        ResultDir::check_new(out, "--out")?;
+    }
+    let mut text = String::from("Fixes measured, and what an arm with each changes:\n");
+    for m in &plan.measured {
+        text += &format!("  {:<16} now: {}\n", m.fix.name, m.now);
+        for line in tune::record::change_lines(&m.change) {
+            text += &format!("  {:<16}   sets {line}\n", "");
+        }
+    }
+    if plan.measured.is_empty() {
+        text += "  (none)\n";
+    }
+    text += "Not measured:\n";
+    text += &not_measured(plan);
+    let arms = plan.rounds * (plan.measured.len() + 1);
+    let length = plan.base.length.duration_ns();
+    text += &format!(
+        "{arms} arms ({} rounds of the baseline and {} fix(es)){}, then the worthwhile fixes together against none ({} more arms) when two or more are worth applying\n",
+        plan.rounds,
+        plan.measured.len(),
+        length
+            .map(|d| format!(
+                " of {} each: about {}",
+                crate::units::format_elapsed(d),
+                crate::units::format_elapsed(d.saturating_mul(arms as u64))
+            ))
+            .unwrap_or_default(),
+        2 * plan.rounds
+    );
+    text += "Each arm's run:\n";
+    text += &crate::commands::run::dry_run::check(&plan.base)?;
+    crate::stdout::write(&text)?;
+    Ok(0)
+}
