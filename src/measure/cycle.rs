@@ -92,10 +92,15 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
     };
     let (mut seq, mut dropped, mut missed_total) = (0u64, 0u64, 0u64);
     static NO_BEAT: AtomicU64 = AtomicU64::new(0);
-    let mut guard = Guard::new(plan.beat.unwrap_or(&NO_BEAT), clock.now_ns());
-    if plan.beat.is_none() {
-        guard.next_check_ns = u64::MAX;
-    }
+    let mut guard = match plan.beat {
+        Some(beat) => Guard::new(beat, clock.now_ns()),
+        // No clock read without a guard: the simulated clocks count them.
+        None => {
+            let mut off = Guard::new(&NO_BEAT, 0);
+            off.next_check_ns = u64::MAX;
+            off
+        }
+    };
     loop {
         if stop.load(Relaxed) {
             return ThreadEnd::Stopped;
