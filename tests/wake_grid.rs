@@ -113,6 +113,7 @@ fn check(method: &WakeMethod) -> Result<(), String> {
         interval_step_ns: 0,
         first_due_ns: clock.now_ns() + 2 * INTERVAL_NS,
         stop_at: StopAt::Loops(WAKEUPS),
+        beat: None,
     };
     let mut sink = Collected(Vec::new());
     let end = drive(method, &mut plan, &mut sink);

@@ -1,9 +1,10 @@
 //! The measuring loop: sleep, read the clock, push a sample. Nothing else.
 
 use super::clock::Clock;
+use super::guard::Guard;
 use super::waker::{Schedule, Waker};
 use super::{Sample, ThreadCounters, ThreadEnd};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// When a thread stops measuring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +40,9 @@ pub struct CyclePlan<T = Clock> {
     /// Due time of the first wakeup for absolute and periodic schedules.
     pub first_due_ns: u64,
     pub stop_at: StopAt,
+    /// The runner's heartbeat for the starvation guard ([`super::guard`]); `None`: no guard
+    /// (the loop's simulated tests).
+    pub beat: Option<&'static AtomicU64>,
 }
 
 /// Number of periods whose due time had passed at a wakeup `latency_ns` late: with a period of
@@ -68,8 +72,11 @@ impl SampleSink for rtrb::Producer<Sample> {
 /// Runs the loop until `plan.stop_at`, `stop`, or a failing sleep.
 ///
 /// Per wakeup: one blocking syscall (the waker), one vDSO clock read, one push into a
-/// wait-free ring; a relaxed counter store only when a record is dropped or a period missed.
-/// No allocation, lock, or I/O.
+/// wait-free ring, one compare for the starvation guard; a relaxed counter store only when a
+/// record is dropped or a period missed. No allocation, lock, or I/O. Every
+/// [`super::guard::CHECK_EVERY_NS`] of its clock the loop looks at the runner's heartbeat, and
+/// gives its CPU up for a bounded time when the runner has not run for a second
+/// ([`super::guard`]): the periods that pass meanwhile are skipped and counted missed.
 pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
     waker: &mut W,
     plan: &CyclePlan<T>,
@@ -84,6 +91,16 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
         Schedule::Absolute | Schedule::Periodic | Schedule::Sender => plan.first_due_ns,
     };
     let (mut seq, mut dropped, mut missed_total) = (0u64, 0u64, 0u64);
+    static NO_BEAT: AtomicU64 = AtomicU64::new(0);
+    let mut guard = match plan.beat {
+        Some(beat) => Guard::new(beat, clock.now_ns()),
+        // No clock read without a guard: the simulated clocks count them.
+        None => {
+            let mut off = Guard::new(&NO_BEAT, 0);
+            off.next_check_ns = u64::MAX;
+            off
+        }
+    };
     loop {
         if stop.load(Relaxed) {
             return ThreadEnd::Stopped;
@@ -130,6 +147,20 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
             }
         };
         interval += plan.interval_step_ns;
+        let mut missed = missed;
+        // The guard's one compare; its check is cold (see super::guard).
+        if now >= guard.next_check_ns
+            && guard.check(now, counters, stop, || clock.now_ns(), std::thread::sleep)
+        {
+            // The due times that passed while the CPU was given up are skipped and counted
+            // missed: served now, they would be latencies of jitterlab's own making.
+            let resumed = clock.now_ns();
+            if resumed > due {
+                let skipped = (resumed - due) / interval + 1;
+                due += skipped * interval;
+                missed += skipped;
+            }
+        }
         if missed > 0 {
             missed_total += missed;
             counters.missed_periods.store(missed_total, Relaxed);
@@ -210,6 +241,7 @@ mod tests {
             interval_step_ns: 0,
             first_due_ns: 0,
             stop_at,
+            beat: None,
         };
         let waker = ScriptedWaker {
             time: time.clone(),
@@ -241,6 +273,7 @@ mod tests {
             interval_step_ns: step,
             first_due_ns: 10_000_000,
             stop_at: StopAt::Loops(latencies.len() as u64),
+            beat: None,
         };
         let mut waker = ScriptedWaker {
             time,
@@ -320,6 +353,7 @@ mod tests {
             interval_step_ns: 0,
             first_due_ns: 10_000_000,
             stop_at: StopAt::Loops(4),
+            beat: None,
         };
         let mut waker = LateSender {
             time,
@@ -454,6 +488,7 @@ mod tests {
             interval_step_ns: 0,
             first_due_ns: start,
             stop_at: StopAt::ClockTime(start + 86_400 * S),
+            beat: None,
         };
         let mut waker = ScriptedWaker {
             time: time.clone(),

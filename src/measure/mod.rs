@@ -9,6 +9,7 @@
 
 pub mod clock;
 pub mod cycle;
+pub mod guard;
 pub mod noise;
 pub mod noise_clock;
 pub mod sched;
@@ -75,6 +76,10 @@ pub struct ThreadCounters {
     /// Noise loop only: gaps taken for real-time throttling (not pushed), and their sum, ns.
     pub throttled_gaps: AtomicU64,
     pub throttled_ns: AtomicU64,
+    /// Latency loop only: the times it gave its CPU up to jitterlab's own threads (the
+    /// starvation guard, [`guard`]), and for how long in all, ns; stored at each.
+    pub guard_yields: AtomicU64,
+    pub guard_yielded_ns: AtomicU64,
     /// Noise loop only: its clock's calibration ([`noise_clock`]).
     pub clock: CalibrationCounters,
 }

@@ -200,6 +200,7 @@ fn run_wakeups(
         interval_step_ns: plan.interval_step_ns,
         first_due_ns: start_ns,
         stop_at,
+        beat: Some(&super::guard::OWN_THREADS_BEAT),
     };
     // The one call through the method's row; the loop it runs is monomorphised for its waker.
     plan.wake.run(Cycles {

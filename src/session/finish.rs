@@ -177,6 +177,8 @@ impl Session {
             live.finish();
         }
         let mut failure: Option<String> = None;
+        let guard_warnings = self.threads.guard_warnings();
+        self.record.warnings.extend(guard_warnings);
         let ends = self.threads.join();
         for joined in &ends {
             if let ThreadEnd::Failed(message) = &joined.end {

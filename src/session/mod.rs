@@ -249,6 +249,9 @@ impl Session {
         if let Some(live) = &mut self.live {
             live.update(elapsed_ns, &recorder.live_rows());
         }
+        // Last, once this round has served a stop and drained the rings: a measuring thread
+        // that gave its CPU up to let this thread run resumes now (the starvation guard).
+        crate::measure::guard::beat();
         if self.threads.done() {
             Progress::Ended
         } else {

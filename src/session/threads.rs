@@ -122,6 +122,24 @@ impl Threads {
             .collect()
     }
 
+    /// One warning per measuring thread that gave its CPU up to jitterlab's own threads (the
+    /// loop's starvation guard, `measure::guard`): how often, how long, and why.
+    pub(super) fn guard_warnings(&self) -> Vec<String> {
+        self.list
+            .iter()
+            .filter_map(|t| {
+                let yields = t.counters.guard_yields.load(Ordering::Relaxed);
+                let ns = t.counters.guard_yielded_ns.load(Ordering::Relaxed);
+                (yields > 0).then(|| format!(
+                    "the measuring thread on CPU {} gave its CPU up {yields} time(s), {:.1} ms in all, to jitterlab's own threads, which had not run for {} s (it kept them from draining its ring and serving a stop: an interval shorter than a wakeup costs here, or a higher-priority task); the due times that passed meanwhile count as missed periods",
+                    t.cpu,
+                    ns as f64 / 1e6,
+                    crate::measure::guard::STARVED_AFTER_NS / 1_000_000_000
+                ))
+            })
+            .collect()
+    }
+
     /// Whether some thread has returned.
     pub(super) fn any_ended(&self) -> bool {
         self.list.iter().any(|t| t.join.is_finished())

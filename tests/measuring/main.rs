@@ -50,6 +50,7 @@ mod session;
 mod signal_setup;
 mod snapshot_limit;
 mod starvation;
+mod starvation_guard;
 mod summaries;
 mod sweep;
 mod tails;

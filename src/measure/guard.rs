@@ -1,0 +1,164 @@
+//! The measuring loop's own starvation guard (issue 39, N24).
+//!
+//! jitterlab's own threads (the runner, which drains the rings and serves SIGINT/SIGTERM) run
+//! one priority below the measuring threads. A measuring thread that never sleeps (`-i 1us` on
+//! a machine whose wakeup costs more than that) keeps its CPU busy for ever; on every CPU, the
+//! runner never runs and a stop request is never served. So the runner publishes a heartbeat
+//! ([`beat`]) at the end of each poll, and the loop looks at it at most every [`CHECK_EVERY_NS`]
+//! of its own clock reads (one compare of a value it already has, on the normal path): when the
+//! heartbeat has not moved for [`STARVED_AFTER_NS`], the thread gives its CPU up in short sleeps
+//! until the heartbeat moves, at most [`YIELD_AT_MOST`], and counts it.
+
+use super::ThreadCounters;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+/// How often, on its own clock, a measuring thread looks at the heartbeat.
+pub const CHECK_EVERY_NS: u64 = 100_000_000;
+/// How long the heartbeat may stand still before a measuring thread gives its CPU up.
+pub const STARVED_AFTER_NS: u64 = 1_000_000_000;
+/// The longest a measuring thread gives its CPU up at once.
+pub const YIELD_AT_MOST: Duration = Duration::from_millis(100);
+/// One sleep of a yield: the heartbeat and the stop flag are looked at between them.
+const YIELD_SLICE: Duration = Duration::from_millis(1);
+
+/// The runner's heartbeat: moved by [`beat`] at the end of each poll (one run per process).
+pub static OWN_THREADS_BEAT: AtomicU64 = AtomicU64::new(0);
+
+/// Called by the runner once per poll, once its round is done (the stop served, the rings
+/// drained): a measuring thread that gave its CPU up resumes then, not in the middle of it.
+pub fn beat() {
+    OWN_THREADS_BEAT.fetch_add(1, Relaxed);
+}
+
+/// One thread's view of the heartbeat.
+#[derive(Debug)]
+pub struct Guard<'a> {
+    beat: &'a AtomicU64,
+    /// The clock read at or after which the heartbeat is looked at next.
+    pub next_check_ns: u64,
+    seen: u64,
+    seen_at_ns: u64,
+    yields: u64,
+    yielded_ns: u64,
+}
+
+impl<'a> Guard<'a> {
+    pub fn new(beat: &'a AtomicU64, now_ns: u64) -> Self {
+        Guard {
+            beat,
+            next_check_ns: now_ns.saturating_add(CHECK_EVERY_NS),
+            seen: beat.load(Relaxed),
+            seen_at_ns: now_ns,
+            yields: 0,
+            yielded_ns: 0,
+        }
+    }
+
+    /// Called when the clock read `now_ns` has reached [`Guard::next_check_ns`]. Returns
+    /// true when the thread gave its CPU up (it slept; the caller re-reads its clock).
+    #[cold]
+    #[inline(never)]
+    pub fn check(
+        &mut self,
+        now_ns: u64,
+        counters: &ThreadCounters,
+        stop: &AtomicBool,
+        read_clock: impl Fn() -> u64,
+        sleep: impl Fn(Duration),
+    ) -> bool {
+        self.next_check_ns = now_ns.saturating_add(CHECK_EVERY_NS);
+        let beat = self.beat.load(Relaxed);
+        if beat != self.seen {
+            self.seen = beat;
+            self.seen_at_ns = now_ns;
+            return false;
+        }
+        if now_ns.saturating_sub(self.seen_at_ns) < STARVED_AFTER_NS {
+            return false;
+        }
+        let slices = (YIELD_AT_MOST.as_nanos() / YIELD_SLICE.as_nanos()) as u32;
+        for _ in 0..slices {
+            sleep(YIELD_SLICE);
+            if self.beat.load(Relaxed) != beat || stop.load(Relaxed) {
+                break;
+            }
+        }
+        let resumed = read_clock();
+        self.yields += 1;
+        self.yielded_ns += resumed.saturating_sub(now_ns);
+        counters.guard_yields.store(self.yields, Relaxed);
+        counters.guard_yielded_ns.store(self.yielded_ns, Relaxed);
+        self.seen = self.beat.load(Relaxed);
+        self.seen_at_ns = resumed;
+        self.next_check_ns = resumed.saturating_add(CHECK_EVERY_NS);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// A heartbeat that moves keeps the thread going; one that stands still 1 s makes it give
+    /// its CPU up (slept until the beat moves), counted; it is looked at only every 100 ms.
+    #[test]
+    fn gives_the_cpu_up_only_when_the_beat_stands_still_for_a_second() {
+        let beat = AtomicU64::new(0);
+        let counters = ThreadCounters::default();
+        let stop = AtomicBool::new(false);
+        let now = Cell::new(0u64);
+        let slept = Cell::new(0u32);
+        let mut g = Guard::new(&beat, 0);
+        assert_eq!(g.next_check_ns, CHECK_EVERY_NS);
+        let sleep = |_d: Duration| {
+            slept.set(slept.get() + 1);
+            now.set(now.get() + 1_000_000);
+            if slept.get() == 3 {
+                beat.fetch_add(1, Relaxed);
+            }
+        };
+        // The beat moves every 100 ms: never a yield.
+        for i in 1..=20u64 {
+            beat.fetch_add(1, Relaxed);
+            now.set(i * CHECK_EVERY_NS);
+            assert!(!g.check(now.get(), &counters, &stop, || now.get(), sleep));
+        }
+        // It stands still: no yield before 1 s, one at 1 s, which ends when it moves.
+        let still_from = now.get();
+        let mut yielded = false;
+        for i in 1..=10u64 {
+            now.set(still_from + i * CHECK_EVERY_NS);
+            yielded = g.check(now.get(), &counters, &stop, || now.get(), sleep);
+            assert_eq!(yielded, i == 10, "check {i}");
+        }
+        assert!(yielded);
+        assert_eq!(slept.get(), 3, "slept until the beat moved");
+        assert_eq!(counters.guard_yields.load(Relaxed), 1);
+        assert_eq!(counters.guard_yielded_ns.load(Relaxed), 3_000_000);
+        assert_eq!(g.next_check_ns, now.get() + CHECK_EVERY_NS);
+    }
+
+    /// A heartbeat that never moves again: each yield is bounded (100 slices), one per second.
+    #[test]
+    fn a_yield_is_bounded() {
+        let beat = AtomicU64::new(0);
+        let counters = ThreadCounters::default();
+        let stop = AtomicBool::new(false);
+        let now = Cell::new(0u64);
+        let mut g = Guard::new(&beat, 0);
+        let sleep = |d: Duration| now.set(now.get() + d.as_nanos() as u64);
+        now.set(STARVED_AFTER_NS);
+        assert!(g.check(now.get(), &counters, &stop, || now.get(), sleep));
+        assert_eq!(
+            now.get(),
+            STARVED_AFTER_NS + YIELD_AT_MOST.as_nanos() as u64
+        );
+        let at = now.get() + CHECK_EVERY_NS;
+        assert!(
+            !g.check(at, &counters, &stop, || at, sleep),
+            "not again before 1 s"
+        );
+    }
+}
