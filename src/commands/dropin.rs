@@ -20,6 +20,9 @@ pub(crate) const OUT_OPTION: &str = "--jitterlab-out";
 /// ([`OUT_OPTION`]) in every message about it.
 pub(crate) fn as_dropin(mut plan: RunPlan) -> RunPlan {
     plan.out_option = OUT_OPTION;
+    // `--no-mlock` is not theirs: oslat and timerlat lock as their tools do, and a refused
+    // lock's fixes are root, CAP_IPC_LOCK or the limit; cyclictest names its own (`-m`).
+    plan.mlock_fix = None;
     plan
 }
 

@@ -115,7 +115,8 @@ impl Session {
         let (drain_priority, refused) = DrainPriority::enter(plan.drain_priority);
         warnings.extend(refused);
         if plan.mlock {
-            lock_all_memory().map_err(|e| Failure::system(explain_mlock_refusal(&e)))?;
+            lock_all_memory()
+                .map_err(|e| Failure::system(explain_mlock_refusal(&e, plan.mlock_fix)))?;
         }
         let mut parts = acquire(plan, &stop, preflight.trace_setup, &mut warnings)?;
         let RunFiles {

@@ -26,6 +26,9 @@ pub struct Layout {
     pub notes: Vec<String>,
 }
 
+/// cyclictest's fix for a refused mlockall: it locks only with `-m`, as rt-tests' does.
+const MLOCK_FIX: &str = "leave out -m (--mlockall) to measure with page faults possible, as rt-tests' cyclictest does by default";
+
 /// The layout and the plan, checked.
 pub fn plan(o: &CyclictestOptions, online: &[usize]) -> Result<(Layout, RunPlan)> {
     let layout = layout(o, online)?;
@@ -45,7 +48,9 @@ pub fn plan(o: &CyclictestOptions, online: &[usize]) -> Result<(Layout, RunPlan)
         code: f.code,
         message: format!("cyclictest: {}", f.message),
     })?;
-    Ok((layout, crate::commands::dropin::as_dropin(plan)))
+    let mut plan = crate::commands::dropin::as_dropin(plan);
+    plan.mlock_fix = Some(MLOCK_FIX);
+    Ok((layout, plan))
 }
 
 /// Threads, CPUs, policy and priority by cyclictest's rules.
@@ -193,6 +198,9 @@ fn run_argv(o: &CyclictestOptions, layout: &Layout) -> Result<Vec<String>> {
     // The order matters to the plan: cpus must be in thread order, which parse_cpu_list keeps
     // (both are ascending).
     argv.extend(length(o, layout)?);
+    if !o.mlockall {
+        argv.push("--no-mlock".into());
+    }
     if let Some(dir) = &o.jitterlab_out {
         argv.push("--out".into());
         argv.push(dir.display().to_string());
