@@ -31,7 +31,7 @@ pub fn write(text: &str) {
     drop(lock);
 }
 
-/// How many texts [`write`] gave up after a stop request because stderr had no room.
+/// How many texts [`write()`] gave up after a stop request because stderr had no room.
 pub fn dropped() -> u64 {
     DROPPED.load(Ordering::Relaxed)
 }
