@@ -22,6 +22,20 @@ fn assert_quotes(spec: &str, phrase: &str) {
 }
 
 #[test]
+fn the_counter_names_caps() {
+    use crate::format::counters::{MAX_NAME_BYTES, MAX_NAMES_BYTES};
+    let spec = spec();
+    assert_quotes(&spec, &format!("A name is at most {MAX_NAME_BYTES} bytes"));
+    assert_quotes(
+        &spec,
+        &format!(
+            "the distinct names of all CPUs take at most {}",
+            format_bytes(MAX_NAMES_BYTES as u64)
+        ),
+    );
+}
+
+#[test]
 fn the_summaries() {
     use crate::format::summary::{BUCKET_NS, FILE_SUFFIX, P99_SUFFIX, file_name};
     let spec = spec();
@@ -397,6 +411,11 @@ mod input_limits {
                     format!(
                         "{} in all",
                         crate::units::group_digits(counters::MAX_NAMES as u64)
+                    ),
+                    format!("names of at most {} bytes", counters::MAX_NAME_BYTES),
+                    format!(
+                        "{} of names in all",
+                        format_bytes(counters::MAX_NAMES_BYTES as u64)
                     ),
                     format!(
                         "lines of at most {}",

@@ -17,10 +17,13 @@ use std::path::Path;
 pub(crate) const OUT_OPTION: &str = "--jitterlab-out";
 
 /// The plan of a drop-in's measurement, made by `run`'s or `noise`'s resolution from the
-/// argv it builds, with the result directory named as the drop-in's user names it
+/// option groups it fills, with the result directory named as the drop-in's user names it
 /// ([`OUT_OPTION`]) in every message about it.
 pub(crate) fn as_dropin(mut plan: RunPlan) -> RunPlan {
     plan.out_option = OUT_OPTION;
+    // `--no-mlock` is not theirs: oslat and timerlat lock as their tools do, and a refused
+    // lock's fixes are root, CAP_IPC_LOCK or the limit; cyclictest names its own (`-m`).
+    plan.mlock_fix = None;
     plan
 }
 

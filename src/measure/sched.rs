@@ -294,8 +294,9 @@ pub(crate) fn explain_refusal_with(
     )
 }
 
-/// Explains a refused mlockall.
-pub(crate) fn explain_mlock_refusal(err: &io::Error) -> String {
+/// Explains a refused mlockall; `fix` is the command's own way to measure without locking,
+/// offered last (none: the fixes are root, CAP_IPC_LOCK or the limit).
+pub(crate) fn explain_mlock_refusal(err: &io::Error, fix: Option<&str>) -> String {
     let limit = soft_limit(Resource::Memlock).map_or("unknown".to_string(), |v| {
         if v == u64::MAX {
             "unlimited".into()
@@ -308,10 +309,11 @@ pub(crate) fn explain_mlock_refusal(err: &io::Error) -> String {
     } else {
         "lacks"
     };
+    let fix = fix.map_or(String::new(), |f| format!(", or {f}"));
     format!(
         "cannot lock memory (mlockall): {err} (RLIMIT_MEMLOCK is {limit}; the process {cap} \
          CAP_IPC_LOCK); run as root, or raise the limit (ulimit -l unlimited, or memlock in \
-         /etc/security/limits.conf), or pass --no-mlock to measure with page faults possible"
+         /etc/security/limits.conf){fix}"
     )
 }
 

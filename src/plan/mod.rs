@@ -165,6 +165,11 @@ pub struct RunPlan {
     /// The option that names the result directory, as the user types it: `--out`, or the
     /// drop-ins' `--jitterlab-out` (commands/dropin.rs), for the messages about it.
     pub out_option: &'static str,
+    /// The command's own way to measure without locking memory, the last fix offered when
+    /// mlockall is refused: `run`'s `--no-mlock`, cyclictest's "leave out -m"; None where the
+    /// command has none (oslat and timerlat lock as their tools do: raising the limit is the
+    /// fix). Issue 39, fifth hostile re-run N22: the drop-ins named `--no-mlock` and refused it.
+    pub mlock_fix: Option<&'static str>,
     /// `--allow-shared-cpus`: measure CPUs another jitterlab run holds (session/cpulock.rs).
     pub allow_shared_cpus: bool,
     /// `--budget`, judged when the run ends.

@@ -17,7 +17,7 @@ pub(crate) fn check(plan: &RunPlan) -> Result<()> {
     if plan.mlock
         && let Err(e) = lock_all_memory()
     {
-        missing.push(explain_mlock_refusal(&e));
+        missing.push(explain_mlock_refusal(&e, plan.mlock_fix));
     }
     let policy = plan.thread_policy(0);
     let cpu = plan.cpus.first().copied().unwrap_or(0);

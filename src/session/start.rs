@@ -116,7 +116,9 @@ impl Session {
         warnings.extend(refused);
         // Every permission missing said at once (memory locking, the real-time policy).
         super::permissions::check(plan)?;
-        if !plan.mlock {
+        // Said of `--no-mlock` (run, noise); a drop-in that locks only when asked, as its tool
+        // does (cyclictest without -m), has no fix to name and no warning to give.
+        if !plan.mlock && plan.mlock_fix.is_some() {
             warnings.push(super::permissions::NO_MLOCK_WARNING.to_string());
         }
         let mut parts = acquire(plan, &stop, preflight.trace_setup, &mut warnings)?;

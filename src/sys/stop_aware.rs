@@ -5,7 +5,7 @@
 
 use super::path::Kind;
 use std::io::{self, Write};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 /// The write end of an output that is not a file made new (a pipe, a device, a descriptor
 /// handed over): writes that wait for room in a pipe only while no SIGINT or SIGTERM comes
@@ -76,4 +76,81 @@ impl Write for StopAware {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// What [`write_unless_stopped`] did with a text.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Written {
+    /// Written whole.
+    Whole,
+    /// Given up, in part or whole, because a stop was requested and the reader had no room:
+    /// the caller counts it.
+    Dropped,
+    /// The descriptor failed (closed pipe, full disk): nothing more can be said there.
+    Failed,
+}
+
+/// Writes `text` to `fd` (standard error) without ever holding a stop request (issue 39,
+/// fifth hostile re-run N20: a `2>&1 | stalled` reader held the first SIGINT in a blocking
+/// write of the run's last message). Until a stop is requested a full pipe is waited for, the
+/// stop requests looked at every [`ROOM_POLL_MS`]; once one is, the rest of the text waits for
+/// room at most [`ROOM_POLL_MS`] (the "interrupted: results in ..." line still reaches a reader
+/// that is only slow), and once a text has been given up after a stop, later texts wait not at
+/// all: every text after the stop then costs one poll, not a wait, and the exit is not held.
+/// `fd` is borrowed, never duplicated, so that a process out of descriptors can still write.
+pub fn write_unless_stopped(fd: BorrowedFd, text: &[u8]) -> Written {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    /// Set once a text was given up after a stop: the reader is taken to be stalled for good.
+    static GAVE_UP: AtomicBool = AtomicBool::new(false);
+    let file = super::path::stat(fd).is_ok_and(|s| s.kind == Kind::File);
+    let mut rest = text;
+    // The bounded wait after a stop, counted from the first poll that saw the stop.
+    let mut stopped_since: Option<std::time::Instant> = None;
+    while !rest.is_empty() {
+        if !file {
+            let stopped = super::signal::stop_requests() > 0;
+            let gave_up = GAVE_UP.load(Ordering::Relaxed);
+            let wait = match stopped {
+                false => ROOM_POLL_MS,
+                true if gave_up => 0,
+                true => {
+                    let since = stopped_since.get_or_insert_with(std::time::Instant::now);
+                    let waited = since.elapsed().as_millis().min(ROOM_POLL_MS as u128) as i32;
+                    ROOM_POLL_MS - waited
+                }
+            };
+            let room = match super::file::poll_output(fd, wait) {
+                Ok(room) => room,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => false,
+                Err(_) => return Written::Failed,
+            };
+            if !room {
+                let waited_enough = gave_up
+                    || stopped_since
+                        .is_some_and(|s| s.elapsed().as_millis() >= ROOM_POLL_MS as u128);
+                if stopped && waited_enough {
+                    GAVE_UP.store(true, Ordering::Relaxed);
+                    return Written::Dropped;
+                }
+                continue;
+            }
+        }
+        let chunk = match file {
+            true => rest,
+            false => &rest[..rest.len().min(PIPE_BUF)],
+        };
+        let n = super::file::write_raw(fd.as_raw_fd(), chunk);
+        if n > 0 {
+            rest = &rest[n as usize..];
+            continue;
+        }
+        if n == 0 {
+            return Written::Failed;
+        }
+        match io::Error::last_os_error().kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => continue,
+            _ => return Written::Failed,
+        }
+    }
+    Written::Whole
 }

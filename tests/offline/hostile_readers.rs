@@ -134,6 +134,78 @@ fn a_redeclared_counters_log_exports_in_linear_time_and_too_many_are_refused() {
     );
 }
 
+/// N23 (fifth hostile re-run): the cap on names counted names, not bytes: 40 names of 100 KB a
+/// line cost 5 times the file in memory (400 MB read in 1.97 GB). A name longer than the
+/// longest jitterlab reads, or names whose bytes pass the cap in all, are refused (exit 2)
+/// naming the cap; a name of the longest length is read.
+#[test]
+fn counter_names_are_bounded_by_their_bytes() {
+    use jitterlab::format::counters::{MAX_NAME_BYTES, MAX_NAMES_BYTES};
+    let base = tempfile::tempdir().unwrap();
+    let run = base.path().join("run");
+    known_run(&run, 1);
+    let header = "#jitterlab-counters 1\n#interval_ns 1000000000\n";
+    let name = |n: usize, len: usize| format!("irq:{n:0>width$}", width = len - 4);
+    let export = || {
+        jitterlab(&[
+            "export",
+            s(&run),
+            "--format",
+            "counters",
+            "-o",
+            s(&base.path().join(format!("c{}.csv", rand_suffix()))),
+        ])
+    };
+    let longest = name(0, MAX_NAME_BYTES);
+    fs::write(
+        run.join("counters.log"),
+        format!("{header}#cpu 0 {longest}\n0 0 0 1000000000 {longest}=1\n"),
+    )
+    .unwrap();
+    let out = export();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    let long = name(0, MAX_NAME_BYTES + 1);
+    fs::write(
+        run.join("counters.log"),
+        format!("{header}#cpu 0 {long}\n0 0 0 1000000000 {long}=1\n"),
+    )
+    .unwrap();
+    let out = export();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let want = format!(
+        "line 3: a counter name of {} bytes for CPU 0, longer than {MAX_NAME_BYTES} bytes",
+        MAX_NAME_BYTES + 1
+    );
+    assert!(text(&out).contains(&want), "{}", text(&out));
+
+    // Names of the longest length, 8 192 a CPU (each line 2 MiB, under the line cap), on as
+    // many CPUs as it takes to pass the cap on their bytes.
+    let per_cpu = 8192;
+    let cpus = MAX_NAMES_BYTES / (per_cpu * MAX_NAME_BYTES) + 1;
+    let mut log = header.to_string();
+    for cpu in 0..cpus {
+        let names: Vec<String> = (0..per_cpu).map(|n| name(n, MAX_NAME_BYTES)).collect();
+        log += &format!("#cpu {cpu} {}\n", names.join(" "));
+    }
+    fs::write(run.join("counters.log"), log).unwrap();
+    let out = export();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let want = format!(
+        "line {}: the counter names declared in all take more than {} MiB",
+        cpus + 2,
+        MAX_NAMES_BYTES >> 20
+    );
+    assert!(text(&out).contains(&want), "{}", text(&out));
+}
+
+/// A suffix that makes each export's file new (the export never overwrites).
+fn rand_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
 /// D03: a log cut short (half its lines gone) and a deleted log are read with a warning that
 /// names what is missing, on stderr and in compare's output, not silently.
 #[test]

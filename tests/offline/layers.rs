@@ -16,11 +16,11 @@ use std::path::Path;
 /// The layers, bottom first. A module may import the modules of every layer below its own and
 /// nothing of its own layer but itself.
 const LAYERS: &[(&str, &[&str])] = &[
-    // The one writer of standard error, which every module's eprintln! reaches (lib.rs's
-    // macros): std only.
-    ("standard error", &["stderr"]),
-    // The libc boundary, which needs nothing of the crate.
+    // The libc boundary, which needs nothing of the crate (its tests' eprintln! aside).
     ("libc boundary", &["sys"]),
+    // The one writer of standard error, which every module's eprintln! reaches (lib.rs's
+    // macros): std and sys's stop-aware write (N20: a stalled stderr held a stop).
+    ("standard error", &["stderr"]),
     // Leaves: errors (which classify the system's errno values), units, CPU lists, the
     // seeded generator.
     ("base", &["error", "units", "cpulist", "random"]),

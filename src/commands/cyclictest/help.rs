@@ -20,7 +20,7 @@ Usage: jitterlab cyclictest [options]   (or the binary called through a link nam
             --latency=US   hold /dev/cpu_dma_latency at US (default 0)
 -l LOOPS    --loops        wakeups per thread (default: no limit)
             --mainaffinity=CPUSET  pin the main (draining) thread to CPUSET
--m          --mlockall     accepted: jitterlab always locks its memory
+-m          --mlockall     lock memory (mlockall) and pre-fault the threads' stacks
 -n                         accepted: clock_nanosleep is the default (rt-tests 1.x)
 -N          --nsecs        print figures in ns instead of us
 -p PRIO     --priority     priority of the threads (makes the policy fifo); default 0 (other)

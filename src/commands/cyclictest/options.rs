@@ -93,6 +93,9 @@ pub struct CyclictestOptions {
     pub timer: Timer,
     /// `--jitterlab-out DIR`: the result directory (jitterlab's own option).
     pub jitterlab_out: Option<PathBuf>,
+    /// `-m`: lock memory (mlockall), as rt-tests' cyclictest does only when asked (N22: a
+    /// user's 8 MiB RLIMIT_MEMLOCK refused the lock jitterlab always took).
+    pub mlockall: bool,
     /// `--help`.
     pub help: bool,
     /// Warnings cyclictest itself would print (e.g. `-a ignored due to smp mode`).
@@ -124,6 +127,7 @@ impl Default for CyclictestOptions {
             clock: 0,
             timer: Timer::default(),
             jitterlab_out: None,
+            mlockall: false,
             help: false,
             warnings: Vec::new(),
         }
@@ -283,8 +287,9 @@ fn apply(o: &mut CyclictestOptions, found: &Found) -> Result<()> {
         "posix_timers" => o.timer = Timer::PosixTimer,
         "jitterlab-out" => o.jitterlab_out = found.value.clone().map(PathBuf::from),
         "help" => o.help = true,
+        "mlockall" => o.mlockall = true,
         // What jitterlab always does, or what changes only the live display: accepted.
-        "mlockall" | "nanosleep" | "unbuffered" | "refresh_on_max" => {}
+        "nanosleep" | "unbuffered" | "refresh_on_max" => {}
         other => unreachable!("option --{other} has a spec but no meaning"),
     }
     Ok(())

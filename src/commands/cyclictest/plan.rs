@@ -27,6 +27,9 @@ pub struct Layout {
     pub notes: Vec<String>,
 }
 
+/// cyclictest's fix for a refused mlockall: it locks only with `-m`, as rt-tests' does.
+const MLOCK_FIX: &str = "leave out -m (--mlockall) to measure with page faults possible, as rt-tests' cyclictest does by default";
+
 /// The layout and the plan, checked.
 pub fn plan(o: &CyclictestOptions, online: &[usize]) -> Result<(Layout, RunPlan)> {
     let layout = layout(o, online)?;
@@ -35,7 +38,11 @@ pub fn plan(o: &CyclictestOptions, online: &[usize]) -> Result<(Layout, RunPlan)
         code: f.code,
         message: format!("cyclictest: {}", f.message),
     })?;
-    Ok((layout, crate::commands::dropin::as_dropin(plan)))
+    let mut plan = crate::commands::dropin::as_dropin(plan);
+    // Without -m nothing is locked (as rt-tests' cyclictest), so there is no refusal to fix
+    // and no `--no-mlock` warning to give.
+    plan.mlock_fix = o.mlockall.then_some(MLOCK_FIX);
+    Ok((layout, plan))
 }
 
 /// Threads, CPUs, policy and priority by cyclictest's rules.
@@ -164,6 +171,8 @@ fn run_options(o: &CyclictestOptions, layout: &Layout) -> Result<LatencyRunOptio
     r.shared.cpus.pm_qos = pm_qos(o);
     r.shared.length = Some(length(o, layout)?);
     r.shared.output.out = o.jitterlab_out.clone();
+    // rt-tests' cyclictest locks memory only with -m (--mlockall).
+    r.shared.cpus.no_mlock = !o.mlockall;
     r.latency.policy = layout.policy;
     r.latency.interval = format!("{}us", o.interval_us);
     r.latency.distance = format!("{distance}us");

@@ -197,6 +197,15 @@ pub const MAX_NAMES_PER_CPU: usize = 16_384;
 /// hostile re-run, N17). A run's counters.log declares a few hundred a CPU (its interrupt
 /// lines, softirqs, frequency, temperature...): 4 096 on each of 256 CPUs fit.
 pub const MAX_NAMES: usize = 1 << 20;
+/// The longest counter name a reader takes: the recorder's names are a source and a kernel
+/// label (`irq:LOC`, `idle:C1E:usage`, `softirq:NET_RX`), tens of bytes. Without it a name
+/// could be as long as a line, and [`MAX_NAMES`] bounded no memory: 40 names of 100 KB a line
+/// cost 5 times the file (400 MB read in 1.97 GB; issue 39, fifth hostile re-run, N23).
+pub const MAX_NAME_BYTES: usize = 256;
+/// The most bytes of names kept while a file is read, each name of each CPU once (each is
+/// held about four times over: the CPU's declaration, its index, and the file's list with its
+/// index): a run's 4 096 names of 20 bytes on each of 256 CPUs take 20 MiB.
+pub const MAX_NAMES_BYTES: usize = 64 << 20;
 /// The longest line a reader takes: a `#cpu` line or a data line of [`MAX_NAMES_PER_CPU`]
 /// counters, with 20-digit values, is under 1 MiB. A longer line is left out (named in
 /// `damage`) without being held in memory.
@@ -375,6 +384,8 @@ fn scan_from(
     let mut values = 0u64;
     // The names of every CPU's declarations, each counted once (what is kept while reading).
     let mut declared_names = 0usize;
+    // And their bytes ([`MAX_NAMES_BYTES`]).
+    let mut declared_bytes = 0usize;
     // Declared counters per CPU as of the current line (for reading zeros back), and over the
     // whole file.
     let mut current: HashMap<usize, Declaration> = HashMap::new();
@@ -454,6 +465,12 @@ fn scan_from(
                     };
                     let mut declaration = Declaration::default();
                     for n in it.filter(|n| !n.is_empty()) {
+                        if n.len() > MAX_NAME_BYTES {
+                            return Err(format!(
+                                "line {number}: a counter name of {} bytes for CPU {cpu}, longer than {MAX_NAME_BYTES} bytes, the longest jitterlab reads of a counters log (a name is kept while the file is read): not a counters log of a run",
+                                n.len()
+                            ));
+                        }
                         if !declaration.index.contains_key(n) {
                             declaration.index.insert(n.into(), declaration.names.len());
                             declaration.names.push(n.into());
@@ -472,6 +489,7 @@ fn scan_from(
                             everything.seen.insert(n.to_string());
                             listed.push(n.to_string());
                             declared_names += 1;
+                            declared_bytes += n.len();
                         }
                     }
                     if listed.len() > MAX_NAMES_PER_CPU {
@@ -483,6 +501,12 @@ fn scan_from(
                         return Err(format!(
                             "line {number}: more than {} counters are declared in all, the most jitterlab reads of a counters log (a declaration is kept while it is read): not a counters log of a run",
                             crate::units::group_digits(MAX_NAMES as u64)
+                        ));
+                    }
+                    if declared_bytes > MAX_NAMES_BYTES {
+                        return Err(format!(
+                            "line {number}: the counter names declared in all take more than {}, the most jitterlab reads of a counters log (the names are kept while it is read): not a counters log of a run",
+                            crate::input::format_bytes(MAX_NAMES_BYTES as u64)
                         ));
                     }
                     current.insert(cpu, declaration);

@@ -118,6 +118,9 @@ pub fn resolve(
     })
 }
 
+/// `run`'s and `noise`'s fix for a refused mlockall ([`RunPlan::mlock_fix`]).
+const NO_MLOCK_FIX: &str = "pass --no-mlock to measure with page faults possible";
+
 impl Shared {
     /// The plan: these resolved groups, the kind's fields and what the run records; the drain
     /// side's priority is resolved here, below every real-time thread the measurement has.
@@ -156,6 +159,7 @@ impl Shared {
             explain_above_ns: self.explain_above_ns,
             out: self.out,
             out_option: "--out",
+            mlock_fix: Some(NO_MLOCK_FIX),
             allow_shared_cpus: self.allow_shared_cpus,
             segments: None,
             budget: self.budget,
