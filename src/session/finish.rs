@@ -65,6 +65,14 @@ impl Session {
         self.record_end(failure);
         self.record_figures(&recorded.results, &ends, &load_outcome);
         self.record_counters();
+        // What standard error had no room for after a stop (src/stderr.rs, N20): lost there,
+        // so counted here, up to the record's writing.
+        let dropped = crate::stderr::dropped();
+        if dropped > 0 {
+            self.record.warnings.push(format!(
+                "{dropped} message(s) to standard error dropped after the stop request: it had no room (a reader that does not read)"
+            ));
+        }
         if let (Some(t), Some(stats)) = (self.tracer.take(), trace_stats) {
             let stats = stats.unwrap_or_default();
             let config = t.config.clone();
