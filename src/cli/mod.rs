@@ -271,7 +271,12 @@ pub struct TuneArgs {
     pub fixes: Vec<String>,
     /// Rounds of arms: each round runs the baseline and every fix once, in a rotated order
     /// (at least 2; the together phase runs as many).
-    #[arg(long, value_name = "N", default_value_t = 5, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 5,
+        allow_hyphen_values = true
+    )]
     pub rounds: i64,
     #[command(flatten)]
     pub run: LatencyRunArgs,

@@ -253,10 +253,7 @@ pub(crate) fn undo(stale: &Stale, root: &Path) -> (String, bool) {
         .iter()
         .filter_map(|(file, before)| write_value(root, file, before).err())
         .collect();
-    let files: Vec<String> = pairs
-        .iter()
-        .map(|(f, v)| format!("/{f} = {v}"))
-        .collect();
+    let files: Vec<String> = pairs.iter().map(|(f, v)| format!("/{f} = {v}")).collect();
     match failed.is_empty() {
         true => (
             format!(

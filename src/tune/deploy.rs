@@ -70,7 +70,9 @@ pub fn files(plan: &TunePlan, worthwhile: &[usize]) -> Vec<(&'static str, String
         tuned.push_str(&tuned_sysctl);
     }
     if force_latency {
-        tuned.push_str("\n[cpu]\n# PM QoS 0 us: the CPUs kept out of deep idle states.\nforce_latency=0\n");
+        tuned.push_str(
+            "\n[cpu]\n# PM QoS 0 us: the CPUs kept out of deep idle states.\nforce_latency=0\n",
+        );
         script.push_str("# pm-qos: hold /dev/cpu_dma_latency open with 0 in the application, or use tuned's force_latency=0.\n");
     }
     tuned.push_str("\n[script]\nscript=${i:PROFILE_DIR}/jitterlab-tune.sh\n");

@@ -175,10 +175,7 @@ pub(crate) fn rate_ratio_interval(
     let p_low = (xb > 0).then(|| solve(|p| 1.0 - binomial_cdf(xb - 1, n, p), tail, true));
     let p_high = (xb < n).then(|| solve(|p| binomial_cdf(xb, n, p), tail, false));
     let ratio = |p: f64| p / (1.0 - p) * ha / hb;
-    (
-        Some(p_low.map_or(0.0, ratio)),
-        p_high.map(ratio),
-    )
+    (Some(p_low.map_or(0.0, ratio)), p_high.map(ratio))
 }
 
 /// The p in (0, 1) where `f`, rising in p when `rising` (else falling), reaches `target`.
@@ -237,7 +234,11 @@ mod tests {
         write_run(dir, &run, |_, t, _| {
             let k = t / 1_000_000;
             let base = 10_000 + ((k * 7919 + seed * 104_729) % 20_000) as i64;
-            if every > 0 && k % every == 0 { 2_000_000 } else { base }
+            if every > 0 && k % every == 0 {
+                2_000_000
+            } else {
+                base
+            }
         })
         .unwrap();
         loaded::load(dir).unwrap()
@@ -261,7 +262,11 @@ mod tests {
         assert_eq!(e.verdict, Verdict::Worthwhile, "{e:#?}");
         let p999 = e.figures.iter().find(|f| f.statistic == "p99.9").unwrap();
         assert!(p999.lowered(), "{p999:?}");
-        let spikes = e.figures.iter().find(|f| f.statistic == "over deadline /h").unwrap();
+        let spikes = e
+            .figures
+            .iter()
+            .find(|f| f.statistic == "over deadline /h")
+            .unwrap();
         assert_eq!(spikes.with_fix, Some(0.0));
         assert!(spikes.lowered(), "{spikes:?}");
         let e = effect(&baseline, &same);

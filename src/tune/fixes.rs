@@ -272,8 +272,8 @@ fn workqueues(ctx: &Ctx) -> Probe {
         let Some(value) = ctx.read(file) else {
             continue;
         };
-        let covers_measured = parse_hex_mask(&value)
-            .is_none_or(|cpus| cpus.iter().any(|c| ctx.measured.contains(c)));
+        let covers_measured =
+            parse_hex_mask(&value).is_none_or(|cpus| cpus.iter().any(|c| ctx.measured.contains(c)));
         if covers_measured {
             now.push(format!("/{file} = {value}"));
             change.push(Setting::new(file, mask.clone()));
@@ -368,9 +368,7 @@ fn isolation(ctx: &Ctx) -> Probe {
 }
 
 fn preempt_rt(ctx: &Ctx) -> Probe {
-    let rt = ctx
-        .read("sys/kernel/realtime")
-        .is_some_and(|v| v == "1")
+    let rt = ctx.read("sys/kernel/realtime").is_some_and(|v| v == "1")
         || ctx
             .read("proc/sys/kernel/osrelease")
             .is_some_and(|v| v.contains("-rt"));

@@ -162,7 +162,12 @@ pub struct TuneOutcome {
 /// Runs the arms of `plan` into the tune directory `dir` (made, with its tune.json written
 /// after each arm), the worthwhile fixes together after the rounds, and writes the deploy
 /// files. `say`: a progress line (stderr).
-pub fn run(plan: &TunePlan, dir: &ResultDir, quiet: bool, say: &dyn Fn(&str)) -> Result<TuneOutcome> {
+pub fn run(
+    plan: &TunePlan,
+    dir: &ResultDir,
+    quiet: bool,
+    say: &dyn Fn(&str),
+) -> Result<TuneOutcome> {
     let stop = crate::session::signals::stop_flag()?;
     let journal_dir = crate::journal::TrustedDir::for_this_user(true).map_err(|why| {
         Failure::system(format!(
@@ -180,7 +185,11 @@ pub fn run(plan: &TunePlan, dir: &ResultDir, quiet: bool, say: &dyn Fn(&str)) ->
     };
     let first = schedule::rounds(names.len(), plan.rounds);
     let command_line: Vec<String> = std::env::args().collect();
-    let run_arms = |arms: &[Arm], together: &[usize], record: &mut TuneRecord, runs: &mut Vec<Vec<LoadedRun>>| -> Result<bool> {
+    let run_arms = |arms: &[Arm],
+                    together: &[usize],
+                    record: &mut TuneRecord,
+                    runs: &mut Vec<Vec<LoadedRun>>|
+     -> Result<bool> {
         for (k, arm) in arms.iter().enumerate() {
             if stop.load(std::sync::atomic::Ordering::SeqCst) {
                 return Ok(true);
@@ -196,8 +205,9 @@ pub fn run(plan: &TunePlan, dir: &ResultDir, quiet: bool, say: &dyn Fn(&str)) ->
             ));
             let out = dir.file(&name);
             let (arm_plan, settings) = plan.arm(&plan.changes(arm.treatment, together), &out);
-            let mut changed = ChangedSettings::apply(Path::new(SYSTEM_ROOT), &journal_dir, &settings)
-                .map_err(|e| Failure::system(format!("tune: arm {name}: {e}")))?;
+            let mut changed =
+                ChangedSettings::apply(Path::new(SYSTEM_ROOT), &journal_dir, &settings)
+                    .map_err(|e| Failure::system(format!("tune: arm {name}: {e}")))?;
             let outcome = crate::session::run(&arm_plan, quiet, command_line.clone());
             let failed_restores = changed.restore();
             for w in &failed_restores {

@@ -1,9 +1,9 @@
 //! tune.json: what a tune planned, changed, measured and concluded (docs/tune.md). Written
 //! after every arm, so that a tune stopped half-way keeps what its finished arms say.
 
+use super::TunePlan;
 use super::effect::Effect;
 use super::fixes::{Change, PlanChange};
-use super::TunePlan;
 use crate::error::{OrFailure, Result};
 use crate::format::run_record::FORMAT;
 use crate::results::{ResultDir, TUNE_FILE_NAME};

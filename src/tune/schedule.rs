@@ -87,7 +87,11 @@ mod tests {
                 vec![Fix(1), Baseline, Fix(0)]
             ]
         );
-        assert!(arms.chunks(3).enumerate().all(|(r, c)| c.iter().all(|a| a.round == r)));
+        assert!(
+            arms.chunks(3)
+                .enumerate()
+                .all(|(r, c)| c.iter().all(|a| a.round == r))
+        );
     }
 
     #[test]

@@ -109,7 +109,11 @@ mod tests {
             samples: [1000, 1000],
         };
         let r = row("timer-migration", &e);
-        assert!(r.chars().count() <= 100, "{} columns: {r}", r.chars().count());
+        assert!(
+            r.chars().count() <= 100,
+            "{} columns: {r}",
+            r.chars().count()
+        );
         assert!(r.contains("0.93 [0.81-1.12]"), "{r}");
         assert!(r.contains("0.62 [0.48-0.80]"), "{r}");
         assert!(r.contains(" 0.41 "), "{r}");

@@ -21,7 +21,9 @@ fn a_killed_tunes_setting_is_set_back_by_the_next_start() {
     }
     let before = knob();
     if before.parse::<u64>().unwrap() >= 10 {
-        eprintln!("SKIP a_killed_tunes_setting: vm.stat_interval is already {before}: the vmstat fix does not apply here");
+        eprintln!(
+            "SKIP a_killed_tunes_setting: vm.stat_interval is already {before}: the vmstat fix does not apply here"
+        );
         return;
     }
     let _x = exclusive();
@@ -102,7 +104,11 @@ fn each_arm_sets_its_fix_back_and_tune_json_says_so() {
             }
             other => panic!("arm {other}"),
         }
-        assert!(out.join(arm["dir"].as_str().unwrap()).join("run.json").is_file());
+        assert!(
+            out.join(arm["dir"].as_str().unwrap())
+                .join("run.json")
+                .is_file()
+        );
     }
     assert_eq!(record["fixes"][0]["name"], "vmstat");
     let stdout = String::from_utf8_lossy(&o.stdout);

@@ -57,12 +57,13 @@ fn pool(parts: Vec<ScopeData>) -> ScopeData {
                 Metric::Max => each.reduce(f64::max),
                 Metric::Missed => parts.iter().map(|p| p.values[row]).sum(),
                 Metric::Mean => {
-                    let (sum, n) = parts.iter().fold((0.0, 0u64), |(s, n), p| {
-                        match p.values[row] {
-                            Some(mean) => (s + mean * p.samples as f64, n + p.samples),
-                            None => (s, n),
-                        }
-                    });
+                    let (sum, n) =
+                        parts
+                            .iter()
+                            .fold((0.0, 0u64), |(s, n), p| match p.values[row] {
+                                Some(mean) => (s + mean * p.samples as f64, n + p.samples),
+                                None => (s, n),
+                            });
                     (n > 0).then(|| sum / n as f64)
                 }
                 _ => m
@@ -77,9 +78,8 @@ fn pool(parts: Vec<ScopeData>) -> ScopeData {
         .iter()
         .filter_map(|p| p.cpu_time_per_cycle_ns.map(|t| (t, p.samples)))
         .collect();
-    let cpu_time_per_cycle_ns = (timed.len() == parts.len() && samples > 0).then(|| {
-        timed.iter().map(|(t, n)| t * *n as f64).sum::<f64>() / samples as f64
-    });
+    let cpu_time_per_cycle_ns = (timed.len() == parts.len() && samples > 0)
+        .then(|| timed.iter().map(|(t, n)| t * *n as f64).sum::<f64>() / samples as f64);
     ScopeData {
         samples,
         values,

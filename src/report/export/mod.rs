@@ -292,10 +292,13 @@ fn export_samples(
     };
     // Only the column names depend on it: a run.json that cannot be read is reported by the
     // commands that need its figures, not here.
-    let kind = loaded::open(run_dir).map_or_else(|_| RunKind::default(), |mut r| {
-        crate::session::stale::note_owner(&mut r.record);
-        r.record.kind
-    });
+    let kind = loaded::open(run_dir).map_or_else(
+        |_| RunKind::default(),
+        |mut r| {
+            crate::session::stale::note_owner(&mut r.record);
+            r.record.kind
+        },
+    );
     // Times count from the run's start, the due time of the first wakeups.
     let start_ns = reader.header.start_ns;
     // Streamed record by record: a day-long sample log does not fit in memory.

@@ -71,7 +71,10 @@ fn settings_are_journalled_written_and_written_back() {
         parse_journal(&lines).unwrap(),
         [
             ("proc/sys/kernel/timer_migration".into(), "1".into()),
-            ("proc/sys/kernel/sched_rt_runtime_us".into(), "950000".into())
+            (
+                "proc/sys/kernel/sched_rt_runtime_us".into(),
+                "950000".into()
+            )
         ],
         "the unchanged THP choice is not journalled"
     );
@@ -142,8 +145,11 @@ fn a_refused_write_leaves_no_half_state_unless_it_may_be_refused() {
     let dir = open(run.path());
     // A file that reads but takes no write, as a fixed interrupt's affinity.
     stdfs::create_dir_all(root.path().join("proc/irq/37")).unwrap();
-    std::os::unix::fs::symlink("/proc/version", root.path().join("proc/irq/37/smp_affinity_list"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        "/proc/version",
+        root.path().join("proc/irq/37/smp_affinity_list"),
+    )
+    .unwrap();
     let irq = |n: u32, refuse: bool| Setting {
         may_refuse: refuse,
         ..Setting::new(format!("proc/irq/{n}/smp_affinity_list"), "0")
@@ -161,15 +167,14 @@ fn a_refused_write_leaves_no_half_state_unless_it_may_be_refused() {
     assert_eq!(value(root.path(), "proc/sys/kernel/timer_migration"), "1");
     assert!(journals(dir.path()).is_empty());
 
-    let changed = ChangedSettings::apply(
-        root.path(),
-        &dir,
-        &[irq(37, true), irq(36, false)],
-    )
-    .unwrap();
+    let changed =
+        ChangedSettings::apply(root.path(), &dir, &[irq(37, true), irq(36, false)]).unwrap();
     assert_eq!(value(root.path(), "proc/irq/36/smp_affinity_list"), "0");
     let refused = &changed.record[0];
-    assert!(refused.during.is_none() && refused.refused.is_some(), "{refused:?}");
+    assert!(
+        refused.during.is_none() && refused.refused.is_some(),
+        "{refused:?}"
+    );
     drop(changed);
     assert_eq!(value(root.path(), "proc/irq/36/smp_affinity_list"), "1");
     assert!(journals(dir.path()).is_empty());
@@ -183,20 +188,16 @@ fn a_killed_runs_journal_is_undone() {
     let run = tempfile::tempdir().unwrap();
     let dir = open(run.path());
     stdfs::write(root.path().join("proc/sys/kernel/timer_migration"), "0\n").unwrap();
-    drop(
-        Journal::create(
-            &dir,
-            KIND,
-            &["proc/sys/kernel/timer_migration\t1".into()],
-        )
-        .unwrap(),
-    );
+    drop(Journal::create(&dir, KIND, &["proc/sys/kernel/timer_migration\t1".into()]).unwrap());
     super::super::journal::wait_until_unlocked(&dir);
     let found = super::super::journal::scan(&dir, KIND);
     let (said, done) = undo(&found.stale[0], root.path());
     assert!(done, "{said}");
     assert!(said.starts_with("set back 1 kernel setting(s)"), "{said}");
-    assert!(said.contains("/proc/sys/kernel/timer_migration = 1"), "{said}");
+    assert!(
+        said.contains("/proc/sys/kernel/timer_migration = 1"),
+        "{said}"
+    );
     assert_eq!(value(root.path(), "proc/sys/kernel/timer_migration"), "1");
     let (said, done) = undo(
         &super::super::journal::Stale::fake(vec!["proc/sys/kernel/absent\t1".into()]),

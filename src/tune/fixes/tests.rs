@@ -57,10 +57,7 @@ fn each_fix_applies_or_says_why_not_on_this_vm() {
         Probe::Applies {
             change: Change::Settings(s),
             ..
-        } => s
-            .into_iter()
-            .map(|s| (s.file, s.value))
-            .collect::<Vec<_>>(),
+        } => s.into_iter().map(|s| (s.file, s.value)).collect::<Vec<_>>(),
         other => panic!("{name}: {other:?}"),
     };
     let pair = |f: &str, v: &str| (f.to_string(), v.to_string());
@@ -200,9 +197,7 @@ fn the_table_is_whole() {
     assert_eq!(names.len(), FIXES.len(), "names are unique");
     for f in FIXES {
         assert!(
-            f.name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c == '-'),
+            f.name.chars().all(|c| c.is_ascii_lowercase() || c == '-'),
             "{}",
             f.name
         );
