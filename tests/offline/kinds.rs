@@ -18,16 +18,11 @@ const ALLOWED: &[(&str, &str)] = &[
         "measure/thread.rs",
         "the one dispatch: which loop a thread runs (its MeasureKind carries the loop's settings)",
     ),
-    // The plan is being built in plan/ (helper P, issue 41 item 2); its branches are left for
-    // after that merge: the resolution of each kind's options, and the plan accessors below.
-    ("plan/", "the plan's kinds (pending: issue 41 item 2)"),
+    // The plan: each kind's resolution (plan/build/latency.rs, noise.rs) and the plan's
+    // accessors of its Measurement.
     (
-        "commands/run/",
-        "the plan's resolution (pending: issue 41 item 2)",
-    ),
-    (
-        "commands/noise.rs",
-        "the plan's resolution (pending: issue 41 item 2)",
+        "plan/",
+        "the plan's kinds: their resolution and the accessors of Measurement",
     ),
     (
         "session/run_json.rs",

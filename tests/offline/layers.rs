@@ -47,8 +47,11 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("trace", &["trace"]),
     // The system snapshot and readiness checks (doctor, run's warnings).
     ("doctor", &["doctor"]),
-    // A measurement session, and the views of results (terminal, HTML, exports).
-    ("session and views", &["session", "report"]),
+    // A measurement session.
+    ("session", &["session"]),
+    // The views of results (terminal, HTML, exports): above the session, whose CPU locks say
+    // whether a run that says `running` still has its process (session/stale.rs).
+    ("views", &["report"]),
     // The long-running monitor (sessions and views).
     ("monitor", &["monitor"]),
     // `jitterlab tune`: arms of sessions with and without each fix, compared.

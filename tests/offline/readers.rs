@@ -103,6 +103,11 @@ const ALLOWED: &[Allowed] = &[
         "fs::open_read_at(dir, &name",
         "a CPU lock file in /run/jitterlab",
     ),
+    allow(
+        "session/cpulock.rs",
+        "fs::open_read_at(fd.as_fd(), &name",
+        "a CPU lock file in /run/jitterlab or /run/jitterlab-root, read to see whether a run that says `running` still holds it",
+    ),
     // procfs, sysfs and cgroupfs reached through a variable path.
     allow(
         "load/contain.rs",

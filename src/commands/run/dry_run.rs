@@ -110,7 +110,10 @@ pub(crate) fn describe(
 
 /// The CPUs, scheduling, wake method and periods.
 fn describe_measurement(t: &mut String, plan: &RunPlan) {
-    let distance_ns = plan.measurement.latency().map_or(0, |l| l.distance_ns);
+    // cyclictest -d: how much longer each thread's period is than the one before (0 for noise).
+    let distance_ns = plan
+        .thread_interval_ns(1)
+        .saturating_sub(plan.thread_interval_ns(0));
     let _ = writeln!(
         t,
         "  measure: CPUs {}, {} {}, wake {} ({} clock), interval {}{}",

@@ -7,15 +7,15 @@ use crate::format::tails::SpikeRecord;
 use crate::input::json_values::{RESULT_RECORD_MAX_VALUES, count_values};
 use crate::results::synthetic::{SyntheticRun, write_run};
 
-/// A 1024-CPU run whose threads each have 3 spike thresholds of 6 000 spike times (18.4
-/// million times: more than the reader's 16 777 216 values): before the budget its run.json
-/// was refused by `read_run_record`; now it reads back, every count as counted, each list
-/// saying how many times it omits.
+/// A 1024-CPU run whose threads each have 3 spike lists (20, 8 000 and 8 000 of 8 500 spike
+/// times: 16.4 million times, with the rest of the record more than the reader's 16 777 216
+/// values): before the budget its run.json was refused by `read_run_record`; now it reads back,
+/// every count as counted, each list saying how many times it omits.
 #[test]
 fn a_record_of_1024_cpus_with_their_spike_times_reads_back() {
     const CPUS: usize = 1024;
     const THRESHOLDS: usize = 3;
-    const TIMES: u64 = 6_000;
+    const TIMES: u64 = 8_000;
     let base = tempfile::tempdir().unwrap();
     let one = SyntheticRun {
         cpus: vec![0],
