@@ -401,7 +401,13 @@ fn overlay_figures(runs: &[&RunDigest]) -> Vec<Figure> {
         .first()
         .map_or_else(Default::default, |r| r.record.kind);
     let samples = *kind.words();
-    let histograms = format!("{} histograms of every run (all CPUs)", samples.title);
+    // The value's name, capitalised: "Latency", "Gap length".
+    let mut value = samples.value.chars();
+    let value: String = value
+        .next()
+        .map(|c| c.to_uppercase().chain(value).collect())
+        .unwrap_or_default();
+    let histograms = format!("{value} histograms of every run (all CPUs)");
     vec![
         histogram::draw(
             "overlay-histogram",
