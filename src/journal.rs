@@ -524,6 +524,25 @@ pub(crate) fn wait_until_unlocked(dir: &TrustedDir) {
     }
 }
 
+/// A trusted directory `trusted` made in `dir` for this user: for the kinds' tests.
+#[cfg(test)]
+pub(crate) fn test_dir(dir: &Path) -> TrustedDir {
+    let uid = crate::sys::process::effective_user_id();
+    TrustedDir::open_in(dir, "trusted", uid, true).expect("a trusted directory for the test")
+}
+
+/// The names in `dir`, sorted: the journals a kind's test left.
+#[cfg(test)]
+pub(crate) fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("the journal directory reads")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 #[cfg(test)]
 impl Stale {
     /// A stale journal of `lines`, for the kinds' tests.

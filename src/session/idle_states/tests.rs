@@ -1,5 +1,6 @@
 //! On fixture trees: this project's VM has no cpuidle driver, so no real `disable` file.
 
+use super::super::journal::{names_in as journals, test_dir as open};
 use super::*;
 use std::fs as stdfs;
 
@@ -28,22 +29,6 @@ fn disabled(root: &Path, cpu: usize, state: u32) -> bool {
         .unwrap()
         .trim()
         != "0"
-}
-
-fn journals(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = stdfs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-/// A trusted directory for the journals in `dir`, and its path.
-fn open(dir: &Path) -> TrustedDir {
-    let uid = crate::sys::process::effective_user_id();
-    TrustedDir::open_in(dir, "trusted", uid, true).unwrap()
 }
 
 /// The states deeper than N that were enabled are disabled and listed; at the end they are

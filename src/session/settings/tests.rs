@@ -1,5 +1,6 @@
 //! On fixture trees: the real files are the kernel's, and a unit test changes none of them.
 
+use super::super::journal::{names_in as journals, test_dir as open};
 use super::*;
 use std::fs as stdfs;
 
@@ -27,21 +28,6 @@ fn value(root: &Path, file: &str) -> String {
         .unwrap()
         .trim()
         .to_string()
-}
-
-fn journals(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = stdfs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-fn open(dir: &Path) -> TrustedDir {
-    let uid = crate::sys::process::effective_user_id();
-    TrustedDir::open_in(dir, "trusted", uid, true).unwrap()
 }
 
 /// Every file is journalled with its value before it is written; the end writes each back
