@@ -95,11 +95,7 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
     let mut guard = match plan.beat {
         Some(beat) => Guard::new(beat, clock.now_ns()),
         // No clock read without a guard: the simulated clocks count them.
-        None => {
-            let mut off = Guard::new(&NO_BEAT, 0);
-            off.next_check_ns = u64::MAX;
-            off
-        }
+        None => Guard::off(&NO_BEAT),
     };
     loop {
         if stop.load(Relaxed) {
@@ -150,11 +146,11 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
         let mut missed = missed;
         // The guard's one compare; its check is cold (see super::guard).
         if now >= guard.next_check_ns
-            && guard.check(now, counters, stop, || clock.now_ns(), std::thread::sleep)
+            && let Some(resumed) =
+                guard.check(now, counters, stop, || clock.now_ns(), std::thread::sleep)
         {
             // The due times that passed while the CPU was given up are skipped and counted
             // missed: served now, they would be latencies of jitterlab's own making.
-            let resumed = clock.now_ns();
             if resumed > due {
                 let skipped = (resumed - due) / interval + 1;
                 due += skipped * interval;

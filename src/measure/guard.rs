@@ -44,6 +44,15 @@ pub struct Guard<'a> {
 }
 
 impl<'a> Guard<'a> {
+    /// A guard that never checks: for loops without a runner (the simulated tests), with no
+    /// clock read to make it.
+    pub fn off(beat: &'a AtomicU64) -> Self {
+        Guard {
+            next_check_ns: u64::MAX,
+            ..Guard::new(beat, 0)
+        }
+    }
+
     pub fn new(beat: &'a AtomicU64, now_ns: u64) -> Self {
         Guard {
             beat,
@@ -56,7 +65,7 @@ impl<'a> Guard<'a> {
     }
 
     /// Called when the clock read `now_ns` has reached [`Guard::next_check_ns`]. Returns
-    /// true when the thread gave its CPU up (it slept; the caller re-reads its clock).
+    /// the clock read when it resumed, when the thread gave its CPU up (it slept); None when not.
     #[cold]
     #[inline(never)]
     pub fn check(
@@ -66,16 +75,16 @@ impl<'a> Guard<'a> {
         stop: &AtomicBool,
         read_clock: impl Fn() -> u64,
         sleep: impl Fn(Duration),
-    ) -> bool {
+    ) -> Option<u64> {
         self.next_check_ns = now_ns.saturating_add(CHECK_EVERY_NS);
         let beat = self.beat.load(Relaxed);
         if beat != self.seen {
             self.seen = beat;
             self.seen_at_ns = now_ns;
-            return false;
+            return None;
         }
         if now_ns.saturating_sub(self.seen_at_ns) < STARVED_AFTER_NS {
-            return false;
+            return None;
         }
         let slices = (YIELD_AT_MOST.as_nanos() / YIELD_SLICE.as_nanos()) as u32;
         for _ in 0..slices {
@@ -92,7 +101,7 @@ impl<'a> Guard<'a> {
         self.seen = self.beat.load(Relaxed);
         self.seen_at_ns = resumed;
         self.next_check_ns = resumed.saturating_add(CHECK_EVERY_NS);
-        true
+        Some(resumed)
     }
 }
 
@@ -123,14 +132,19 @@ mod tests {
         for i in 1..=20u64 {
             beat.fetch_add(1, Relaxed);
             now.set(i * CHECK_EVERY_NS);
-            assert!(!g.check(now.get(), &counters, &stop, || now.get(), sleep));
+            assert!(
+                g.check(now.get(), &counters, &stop, || now.get(), sleep)
+                    .is_none()
+            );
         }
         // It stands still: no yield before 1 s, one at 1 s, which ends when it moves.
         let still_from = now.get();
         let mut yielded = false;
         for i in 1..=10u64 {
             now.set(still_from + i * CHECK_EVERY_NS);
-            yielded = g.check(now.get(), &counters, &stop, || now.get(), sleep);
+            yielded = g
+                .check(now.get(), &counters, &stop, || now.get(), sleep)
+                .is_some();
             assert_eq!(yielded, i == 10, "check {i}");
         }
         assert!(yielded);
@@ -150,14 +164,16 @@ mod tests {
         let mut g = Guard::new(&beat, 0);
         let sleep = |d: Duration| now.set(now.get() + d.as_nanos() as u64);
         now.set(STARVED_AFTER_NS);
-        assert!(g.check(now.get(), &counters, &stop, || now.get(), sleep));
+        // It slept its whole bound, and says when it resumed.
+        let resumed = STARVED_AFTER_NS + YIELD_AT_MOST.as_nanos() as u64;
         assert_eq!(
-            now.get(),
-            STARVED_AFTER_NS + YIELD_AT_MOST.as_nanos() as u64
+            g.check(now.get(), &counters, &stop, || now.get(), sleep),
+            Some(resumed)
         );
+        assert_eq!(now.get(), resumed);
         let at = now.get() + CHECK_EVERY_NS;
         assert!(
-            !g.check(at, &counters, &stop, || at, sleep),
+            g.check(at, &counters, &stop, || at, sleep).is_none(),
             "not again before 1 s"
         );
     }
