@@ -5,6 +5,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::checks::{self, Ctx, kernel, virt};
+use super::probes::TraceBackendCheck;
 use super::verdict::{Check, Verdict};
 use super::{host, probes, root};
 use crate::cpulist::parse_cpu_list;
@@ -57,28 +58,45 @@ pub struct SystemSnapshot {
 /// of a second (the steal-time window); never fails, never panics on missing files (they
 /// become `unknown` checks), and leaves the system as it found it.
 pub fn snapshot(measured_cpus: &[usize]) -> SystemSnapshot {
-    snapshot_at(Path::new("/"), measured_cpus, true)
+    snapshot_in(
+        &Ctx::new(Path::new("/"), measured_cpus, true),
+        TraceBackendCheck::Probe,
+    )
 }
 
 /// Live snapshot for a run's run.json `system` field: as [`snapshot`] without the steal-time
 /// window (`steal_recent_percent` is null), so it does not delay the start: a run measures
-/// steal over its own measurement instead (run.json `steal`).
-pub fn snapshot_for_run(measured_cpus: &[usize]) -> SystemSnapshot {
+/// steal over its own measurement instead (run.json `steal`). `trace` is the back end the
+/// run's trace set up, if it traces: `tracing.backend` then says what it used, and an
+/// untraced run has no such check; neither loads the BPF object again (doctor's probe of it
+/// cost every run about a quarter of a second of start-up).
+pub fn snapshot_for_run(
+    measured_cpus: &[usize],
+    trace: Option<&crate::trace::BackendChoice>,
+) -> SystemSnapshot {
     let mut ctx = Ctx::new(Path::new("/"), measured_cpus, true);
     ctx.steal_window = false;
-    snapshot_in(&ctx)
+    snapshot_in(
+        &ctx,
+        trace.map_or(TraceBackendCheck::NotTraced, TraceBackendCheck::Used),
+    )
 }
 
-/// A snapshot of the system below `root`. Live probes and system calls run only with `live`.
+/// A snapshot of the system below `root`. Live probes and system calls run only with `live`:
+/// for the fixture trees' tests.
+#[cfg(test)]
 pub(crate) fn snapshot_at(root_dir: &Path, measured_cpus: &[usize], live: bool) -> SystemSnapshot {
-    snapshot_in(&Ctx::new(root_dir, measured_cpus, live))
+    snapshot_in(
+        &Ctx::new(root_dir, measured_cpus, live),
+        TraceBackendCheck::Probe,
+    )
 }
 
-fn snapshot_in(ctx: &Ctx) -> SystemSnapshot {
+fn snapshot_in(ctx: &Ctx, trace_backend: TraceBackendCheck) -> SystemSnapshot {
     let (root_dir, live) = (ctx.root, ctx.live);
     let mut checks = checks::all(ctx);
     if live {
-        checks.extend(probes::run_all());
+        checks.extend(probes::run_all(trace_backend));
     }
     checks.sort_by_key(|c| {
         AREAS

@@ -9,9 +9,13 @@ use crate::measure::ThreadEnd;
 use crate::plan::{Measurement, RunPlan};
 use crate::recorder::ThreadResult;
 
-/// The system snapshot for run.json, and the warnings to show before the results.
-pub(crate) fn system_snapshot(plan: &RunPlan) -> (serde_json::Value, Vec<String>) {
-    let snapshot = crate::doctor::snapshot::snapshot_for_run(&plan.cpus);
+/// The system snapshot for run.json, and the warnings to show before the results. `trace`:
+/// the back end the run's trace set up, if it traces.
+pub(crate) fn system_snapshot(
+    plan: &RunPlan,
+    trace: Option<&crate::trace::BackendChoice>,
+) -> (serde_json::Value, Vec<String>) {
+    let snapshot = crate::doctor::snapshot::snapshot_for_run(&plan.cpus, trace);
     let mut warnings = snapshot.representativeness_warnings(!plan.policy.is_realtime());
     if plan.policy == crate::measure::PolicyKind::Deadline {
         warnings.push(

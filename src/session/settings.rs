@@ -9,13 +9,24 @@
 //! removes the journal; the next start after a SIGKILL finds the journal without its writer
 //! and writes the files back from it (session/stale.rs).
 //!
+//! One changer at a time: [`ChangedSettings::apply`] takes a [`SettingsLock`], the machine's
+//! one right to change these settings. Two tunes at once each journalled what the other had
+//! written as the value "before" and set the machine back to the other's change (the hostile
+//! re-run left the workqueues' CPU mask changed that way), and an arm of one measured the
+//! other's change as its own baseline.
+//!
 //! A journal names files, so a restore is confined: every file is relative to the kernel's
 //! roots and lies under one of [`ALLOWED`] (no `..`, no absolute path); a journal naming
 //! anything else is left alone, whoever wrote it.
 
 use super::journal::{Journal, Stale, TrustedDir};
+use crate::sys::fs;
 use serde::Serialize;
+use std::ffi::CString;
+use std::fs::File;
 use std::io::Write;
+use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The journals' kind (their names: `settings-<pid>`).
@@ -118,6 +129,52 @@ fn write_value(root: &Path, file: &str, value: &str) -> Result<(), String> {
         .map_err(|e| format!("cannot write {value} to {}: {e}", path.display()))
 }
 
+/// The lock file's name in the journals' directory.
+pub(crate) const LOCK_NAME: &str = "settings.lock";
+
+/// The right to change kernel settings on this machine, held by one process at a time: an
+/// exclusive flock on [`LOCK_NAME`] in the journals' directory (root's is root's alone), which
+/// the kernel releases when its holder dies, SIGKILL included. A `tune` holds it from its
+/// start to its end, across its arms, so that no other changes a setting between two arms.
+#[derive(Debug)]
+pub(crate) struct SettingsLock {
+    _file: File,
+}
+
+impl SettingsLock {
+    /// Takes the lock, or says who may hold it and what to do. Never waits: a second tune
+    /// started beside a first one is refused at once rather than measuring the first's arms.
+    pub(crate) fn take(dir: &TrustedDir) -> Result<SettingsLock, String> {
+        let name = CString::new(LOCK_NAME).expect("no NUL in the name");
+        let path = dir.path().join(LOCK_NAME);
+        let file = match fs::open_read_at(dir.fd(), &name, true) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                fs::open_read_at(dir.fd(), &name, false)
+            }
+            other => other,
+        }
+        .map_err(|e| format!("cannot open the settings lock {}: {e}", path.display()))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| format!("cannot read the settings lock {}: {e}", path.display()))?;
+        if !meta.is_file() || meta.uid() != crate::sys::process::effective_user_id() {
+            return Err(format!(
+                "{} is not a lock file of this user: remove it",
+                path.display()
+            ));
+        }
+        match fs::try_lock_exclusive(file.as_fd()) {
+            Ok(true) => Ok(SettingsLock { _file: file }),
+            Ok(false) => Err(format!(
+                "another jitterlab is changing kernel settings on this machine (a `tune`; it holds {}): two at once would each set the other's changes back wrongly; wait for it to end (`fuser {}` names it)",
+                path.display(),
+                path.display()
+            )),
+            Err(e) => Err(format!("cannot lock {}: {e}", path.display())),
+        }
+    }
+}
+
 /// Settings in force; written back by [`ChangedSettings::restore`] or on drop.
 #[derive(Debug)]
 pub(crate) struct ChangedSettings {
@@ -130,8 +187,10 @@ pub(crate) struct ChangedSettings {
 impl ChangedSettings {
     /// Journals the present value of every file of `settings` that would change, then writes
     /// them in order. Refused (nothing left changed, no journal left) when a file may not be
-    /// named, cannot be read, or a write fails that may not be refused.
+    /// named, cannot be read, or a write fails that may not be refused. Nothing to change
+    /// writes no journal. `_lock`: only its holder changes settings.
     pub(crate) fn apply(
+        _lock: &SettingsLock,
         root: &Path,
         journal_dir: &TrustedDir,
         settings: &[Setting],
@@ -148,6 +207,14 @@ impl ChangedSettings {
             if before != s.value {
                 planned.push((s, before));
             }
+        }
+        if planned.is_empty() {
+            return Ok(ChangedSettings {
+                root: root.to_path_buf(),
+                journal: None,
+                record: Vec::new(),
+                restored: false,
+            });
         }
         let lines: Vec<String> = planned
             .iter()
@@ -249,8 +316,12 @@ pub(crate) fn undo(stale: &Stale, root: &Path) -> (String, bool) {
             false,
         );
     };
+    // A file that already reads as it did is set back, whether its write was refused (a
+    // managed interrupt's affinity, which the kernel keeps) or the run died before it: its
+    // write would fail for ever and hold the journal, and every later start would say so.
     let failed: Vec<String> = pairs
         .iter()
+        .filter(|(file, before)| read_value(root, file).as_ref() != Ok(before))
         .filter_map(|(file, before)| write_value(root, file, before).err())
         .collect();
     let files: Vec<String> = pairs.iter().map(|(f, v)| format!("/{f} = {v}")).collect();

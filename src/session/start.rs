@@ -268,11 +268,6 @@ fn claim_result_dir(plan: &RunPlan) -> Result<Claim> {
 fn preflight(plan: &RunPlan) -> Result<Preflight> {
     // What the wake method needs of the system (e.g. /dev/rtc).
     plan.wake_method().check_system().map_err(Failure::system)?;
-    let (system, mut warnings) = system_snapshot(plan);
-    // What killed runs left was undone at the command's start (session/stale.rs
-    // `undo_at_start`, called by commands::dispatch; here if a library caller did not): the
-    // first session of the process records what that undid.
-    warnings.extend(super::stale::take_start_warnings());
     // An exec: action whose program cannot be journaled because another user made this
     // user's journal directory is refused, never run unjournaled.
     super::children::refuse_untrusted_journals(
@@ -280,7 +275,8 @@ fn preflight(plan: &RunPlan) -> Result<Preflight> {
         super::journal::TrustedDir::untrusted_for_this_user,
     )
     .map_err(Failure::system)?;
-    // A system that cannot trace is refused here.
+    // A system that cannot trace is refused here; the snapshot then says which back end the
+    // trace set up, from the object it loaded (never loaded twice).
     let trace_setup = match plan.trace {
         true => Some(
             crate::trace::prepare(&crate::trace::record::traced_cpus(plan), plan.trace_backend)
@@ -288,6 +284,11 @@ fn preflight(plan: &RunPlan) -> Result<Preflight> {
         ),
         false => None,
     };
+    let (system, mut warnings) = system_snapshot(plan, trace_setup.as_ref().map(|s| s.backend()));
+    // What killed runs left was undone at the command's start (session/stale.rs
+    // `undo_at_start`, called by commands::dispatch; here if a library caller did not): the
+    // first session of the process records what that undid.
+    warnings.extend(super::stale::take_start_warnings());
     // `auto` taking tracefs is said, with the reason: tracing costs the measured CPUs more.
     if let Some(b) = trace_setup.as_ref().map(|s| s.backend())
         && b.backend == "tracefs"

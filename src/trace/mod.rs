@@ -93,6 +93,17 @@ pub struct BackendChoice {
     pub reason: String,
 }
 
+impl BackendChoice {
+    /// `auto` took tracefs because the BPF back end was refused (the reason says why).
+    pub(crate) fn fell_back(&self) -> bool {
+        self.backend == "tracefs" && self.reason.starts_with(AUTO_FALLBACK_PREFIX)
+    }
+}
+
+/// How `auto`'s fallback reason begins ([`auto_fallback`]), which [`BackendChoice::fell_back`]
+/// recognises.
+const AUTO_FALLBACK_PREFIX: &str = "auto: BPF unavailable";
+
 /// The BPF back end's state before tracing, or the tracefs instance's. One lives per run:
 /// the size difference of the variants does not matter.
 #[allow(clippy::large_enum_variant)]
@@ -219,7 +230,7 @@ fn auto_fallback(refusal: &bpf::Refusal) -> BackendChoice {
     BackendChoice {
         backend: "tracefs",
         reason: format!(
-            "auto: BPF unavailable ({}); tracefs instead",
+            "{AUTO_FALLBACK_PREFIX} ({}); tracefs instead",
             refusal.reason
         ),
     }

@@ -175,6 +175,9 @@ pub fn run(
             why.map(|w| format!(" ({w})")).unwrap_or_default()
         ))
     })?;
+    // Held to the end, across the arms: no other tune changes a setting meanwhile.
+    let settings_lock = crate::session::settings::SettingsLock::take(&journal_dir)
+        .map_err(|e| Failure::system(format!("tune: {e}")))?;
     let names = plan.names();
     let mut record = TuneRecord::new(plan);
     let mut runs: Vec<Vec<LoadedRun>> = vec![Vec::new(); names.len() + 2];
@@ -205,9 +208,13 @@ pub fn run(
             ));
             let out = dir.file(&name);
             let (arm_plan, settings) = plan.arm(&plan.changes(arm.treatment, together), &out);
-            let mut changed =
-                ChangedSettings::apply(Path::new(SYSTEM_ROOT), &journal_dir, &settings)
-                    .map_err(|e| Failure::system(format!("tune: arm {name}: {e}")))?;
+            let mut changed = ChangedSettings::apply(
+                &settings_lock,
+                Path::new(SYSTEM_ROOT),
+                &journal_dir,
+                &settings,
+            )
+            .map_err(|e| Failure::system(format!("tune: arm {name}: {e}")))?;
             let outcome = crate::session::run(&arm_plan, quiet, command_line.clone());
             let failed_restores = changed.restore();
             for w in &failed_restores {

@@ -56,3 +56,16 @@ pub(super) fn trace_backend() -> Check {
         ),
     }
 }
+
+/// The back end a traced run set up, as the check says it: what `auto` chose and why (a
+/// fallback to tracefs warns, as the probe does).
+pub(super) fn backend_used(chosen: &crate::trace::BackendChoice) -> Check {
+    let evidence = format!("--trace uses {} ({})", chosen.backend, chosen.reason);
+    match chosen.fell_back() {
+        false => BACKEND.ok(evidence),
+        true => BACKEND.warn(
+            evidence,
+            "`jitterlab doctor` loads the BPF object and names what refused it, with the fix",
+        ),
+    }
+}

@@ -19,12 +19,30 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::verdict::{Check, Spec};
 
+/// What the probes say of `--trace`'s back end (the `tracing.backend` check).
+#[derive(Clone, Copy)]
+pub(crate) enum TraceBackendCheck<'a> {
+    /// `doctor`: the BPF object loaded and verified, then released, to say what `--trace
+    /// --trace-backend auto` would use.
+    Probe,
+    /// A traced run: the back end its trace set up, from the object the trace itself loaded
+    /// (loading it a second time cost a run about a quarter of a second of start-up).
+    Used(&'a crate::trace::BackendChoice),
+    /// A run without `--trace`: no check (it would load the whole object for nothing).
+    NotTraced,
+}
+
 /// Runs every probe on a fresh thread and returns their checks, in display order.
-pub(crate) fn run_all() -> Vec<Check> {
+pub(crate) fn run_all(backend: TraceBackendCheck) -> Vec<Check> {
+    let known_backend = match backend {
+        TraceBackendCheck::Probe => None,
+        TraceBackendCheck::Used(chosen) => Some(Some(bpf::backend_used(chosen))),
+        TraceBackendCheck::NotTraced => Some(None),
+    };
     let probes = std::thread::Builder::new()
         .name("jitterlab-probe".into())
         .spawn(|| {
-            vec![
+            let mut checks = vec![
                 sched::sched_fifo(),
                 sched::sched_rr(),
                 sched::sched_deadline(),
@@ -35,8 +53,9 @@ pub(crate) fn run_all() -> Vec<Check> {
                 ipc::pi_futex(),
                 ipc::shared_memory(),
                 bpf::bpf(),
-                bpf::trace_backend(),
-            ]
+            ];
+            checks.extend(known_backend.unwrap_or_else(|| Some(bpf::trace_backend())));
+            checks
         });
     match probes.map(|handle| handle.join()) {
         Ok(Ok(checks)) => checks,

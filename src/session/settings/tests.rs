@@ -1,8 +1,21 @@
 //! On fixture trees: the real files are the kernel's, and a unit test changes none of them.
 
-use super::super::journal::{names_in as journals, test_dir as open};
+use super::super::journal::{names_in, test_dir as open};
 use super::*;
 use std::fs as stdfs;
+
+/// The journals in `dir`: its entries but the settings lock.
+fn journals(dir: &Path) -> Vec<String> {
+    names_in(dir)
+        .into_iter()
+        .filter(|n| n != LOCK_NAME)
+        .collect()
+}
+
+/// The lock, taken for one change (the tests run one change at a time per directory).
+fn lock(dir: &TrustedDir) -> SettingsLock {
+    SettingsLock::take(dir).unwrap()
+}
 
 /// A root with the files the tests set: timer migration 1, the THP choice file, an IRQ.
 fn tree() -> tempfile::TempDir {
@@ -43,7 +56,7 @@ fn settings_are_journalled_written_and_written_back() {
         Setting::new("proc/sys/kernel/sched_rt_runtime_us", "-1"),
         Setting::new("sys/kernel/mm/transparent_hugepage/defrag", "madvise"),
     ];
-    let mut changed = ChangedSettings::apply(root.path(), &dir, &settings).unwrap();
+    let mut changed = ChangedSettings::apply(&lock(&dir), root.path(), &dir, &settings).unwrap();
     assert_eq!(value(root.path(), "proc/sys/kernel/timer_migration"), "0");
     assert_eq!(
         value(root.path(), "proc/sys/kernel/sched_rt_runtime_us"),
@@ -83,7 +96,15 @@ fn drop_writes_back() {
     let run = tempfile::tempdir().unwrap();
     let dir = open(run.path());
     let thp = "sys/kernel/mm/transparent_hugepage/defrag";
-    drop(ChangedSettings::apply(root.path(), &dir, &[Setting::new(thp, "never")]).unwrap());
+    drop(
+        ChangedSettings::apply(
+            &lock(&dir),
+            root.path(),
+            &dir,
+            &[Setting::new(thp, "never")],
+        )
+        .unwrap(),
+    );
     assert_eq!(value(root.path(), thp), "madvise");
     assert!(journals(dir.path()).is_empty());
 }
@@ -102,6 +123,7 @@ fn only_the_kernels_tunables_are_named() {
         ("proc/sys/kernel/timer_migration", "0\n1"),
     ] {
         let e = ChangedSettings::apply(
+            &lock(&dir),
             root.path(),
             &dir,
             &[
@@ -141,6 +163,7 @@ fn a_refused_write_leaves_no_half_state_unless_it_may_be_refused() {
         ..Setting::new(format!("proc/irq/{n}/smp_affinity_list"), "0")
     };
     let e = ChangedSettings::apply(
+        &lock(&dir),
         root.path(),
         &dir,
         &[
@@ -153,8 +176,13 @@ fn a_refused_write_leaves_no_half_state_unless_it_may_be_refused() {
     assert_eq!(value(root.path(), "proc/sys/kernel/timer_migration"), "1");
     assert!(journals(dir.path()).is_empty());
 
-    let changed =
-        ChangedSettings::apply(root.path(), &dir, &[irq(37, true), irq(36, false)]).unwrap();
+    let changed = ChangedSettings::apply(
+        &lock(&dir),
+        root.path(),
+        &dir,
+        &[irq(37, true), irq(36, false)],
+    )
+    .unwrap();
     assert_eq!(value(root.path(), "proc/irq/36/smp_affinity_list"), "0");
     let refused = &changed.record[0];
     assert!(
@@ -197,4 +225,68 @@ fn a_killed_runs_journal_is_undone() {
         );
         assert!(!done && said.contains("left alone"), "{line}: {said}");
     }
+}
+
+/// One changer at a time: a second lock is refused while the first is held (two tunes at once
+/// set each other's changes back wrongly), and taken once it is given back.
+#[test]
+fn a_second_changer_is_refused_while_the_first_holds_the_lock() {
+    let run = tempfile::tempdir().unwrap();
+    let dir = open(run.path());
+    let first = SettingsLock::take(&dir).unwrap();
+    let e = SettingsLock::take(&dir).unwrap_err();
+    assert!(
+        e.contains("another jitterlab is changing kernel settings"),
+        "{e}"
+    );
+    assert!(e.contains(LOCK_NAME), "{e}");
+    drop(first);
+    SettingsLock::take(&dir).unwrap();
+}
+
+/// An arm that changes nothing (the baseline) writes no journal, so a SIGKILL during it
+/// leaves nothing for the next start to "set back".
+#[test]
+fn a_change_of_nothing_writes_no_journal() {
+    let root = tree();
+    let run = tempfile::tempdir().unwrap();
+    let dir = open(run.path());
+    let changed = ChangedSettings::apply(
+        &lock(&dir),
+        root.path(),
+        &dir,
+        &[Setting::new("proc/sys/kernel/timer_migration", "1")],
+    )
+    .unwrap();
+    assert!(changed.record.is_empty());
+    assert!(journals(dir.path()).is_empty());
+}
+
+/// A killed run's journal naming a file that takes no write but already reads as it did (a
+/// managed interrupt's affinity that refused the arm's write) is done with: before, its
+/// failing write kept the journal, and every later start said "cannot set back".
+#[test]
+fn a_journalled_file_that_reads_as_before_is_set_back_without_a_write() {
+    let root = tree();
+    let run = tempfile::tempdir().unwrap();
+    let dir = open(run.path());
+    stdfs::create_dir_all(root.path().join("proc/irq/37")).unwrap();
+    let fixed = "proc/irq/37/smp_affinity_list";
+    std::os::unix::fs::symlink("/proc/version", root.path().join(fixed)).unwrap();
+    let before = read_value(root.path(), fixed).unwrap();
+    assert!(
+        write_value(root.path(), fixed, &before).is_err(),
+        "the fixture takes no write"
+    );
+    let lines = [
+        format!("{fixed}\t{before}"),
+        "proc/sys/kernel/timer_migration\t1".into(),
+    ];
+    stdfs::write(root.path().join("proc/sys/kernel/timer_migration"), "0\n").unwrap();
+    drop(Journal::create(&dir, KIND, &lines).unwrap());
+    super::super::journal::wait_until_unlocked(&dir);
+    let found = super::super::journal::scan(&dir, KIND);
+    let (said, done) = undo(&found.stale[0], root.path());
+    assert!(done, "{said}");
+    assert_eq!(value(root.path(), "proc/sys/kernel/timer_migration"), "1");
 }
