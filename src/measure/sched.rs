@@ -216,7 +216,8 @@ impl Drop for Housekeeping {
 /// The timer callbacks that expire in the softirq thread `ktimers/N` (FIFO 1) on a PREEMPT_RT
 /// kernel, of the wake methods' timers (src/measure/wake): itimers, POSIX timers, timerfd.
 /// The sleepers' `hrtimer_wakeup` of a real-time thread expires in hard interrupt context.
-pub(crate) const SOFT_TIMER_FUNCTIONS: &[&str] = &["it_real_fn", "posix_timer_fn", "timerfd_tmrproc"];
+pub(crate) const SOFT_TIMER_FUNCTIONS: &[&str] =
+    &["it_real_fn", "posix_timer_fn", "timerfd_tmrproc"];
 
 /// Where jitterlab's own threads (the main thread, the drain side, the recorder, the trace
 /// reader: FIFO 1 with a drain priority) run when `--housekeeping` is not given.
@@ -268,7 +269,10 @@ pub(crate) fn own_threads_now(housekeeping_given: bool, measured: &[usize]) -> O
         return OwnThreads::Anywhere;
     }
     let mut isolated = Vec::new();
-    for p in ["/sys/devices/system/cpu/isolated", "/sys/devices/system/cpu/nohz_full"] {
+    for p in [
+        "/sys/devices/system/cpu/isolated",
+        "/sys/devices/system/cpu/nohz_full",
+    ] {
         isolated.extend(crate::cpulist::parse_cpu_list(read(p).trim()).unwrap_or_default());
     }
     let allowed = os::affinity().unwrap_or_default();
@@ -426,9 +430,15 @@ mod tests {
     fn own_threads_leave_the_measured_and_isolated_cpus_on_preempt_rt_only() {
         use super::{OwnThreads, own_threads_placement as place};
         // The lab's RT guest measuring both CPUs (CPU 1 isolated): none left.
-        assert_eq!(place(true, false, &[0, 1], &[1], &[0, 1]), OwnThreads::NoneLeft);
+        assert_eq!(
+            place(true, false, &[0, 1], &[1], &[0, 1]),
+            OwnThreads::NoneLeft
+        );
         // Measuring CPU 0 there: CPU 1 is isolated, so still none.
-        assert_eq!(place(true, false, &[0], &[1], &[0, 1]), OwnThreads::NoneLeft);
+        assert_eq!(
+            place(true, false, &[0], &[1], &[0, 1]),
+            OwnThreads::NoneLeft
+        );
         // Measuring the isolated CPU 1: CPU 0.
         assert_eq!(
             place(true, false, &[1], &[1], &[0, 1]),
@@ -445,7 +455,10 @@ mod tests {
             OwnThreads::Housekeeping(vec![1])
         );
         // Not PREEMPT_RT, or --housekeeping given: as before.
-        assert_eq!(place(false, false, &[0], &[], &[0, 1]), OwnThreads::Anywhere);
+        assert_eq!(
+            place(false, false, &[0], &[], &[0, 1]),
+            OwnThreads::Anywhere
+        );
         assert_eq!(place(true, true, &[0], &[], &[0, 1]), OwnThreads::Anywhere);
     }
 

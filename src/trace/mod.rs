@@ -341,8 +341,7 @@ impl TraceSetup {
                 // their records are streamed, and joined as tracefs's are.
                 timer_cpus = loaded.timer_cpus.clone();
                 let read: Vec<usize> = self.cpus.iter().chain(&timer_cpus).copied().collect();
-                let reader =
-                    bpf::spawn_reader(ring, state, &read, tx, POLL_EVERY, drain_priority)?;
+                let reader = bpf::spawn_reader(ring, state, &read, tx, POLL_EVERY, drain_priority)?;
                 config.filters.splice(
                     0..0,
                     loaded

@@ -227,8 +227,7 @@ impl Loaded {
                 cpus.set(c as u32, TRACED, 0).map_err(|e| chain(&e))?;
             }
             for &c in &timer_cpus {
-                cpus.set(c as u32, TIMERS_ONLY, 0)
-                    .map_err(|e| chain(&e))?;
+                cpus.set(c as u32, TIMERS_ONLY, 0).map_err(|e| chain(&e))?;
             }
         }
         filters.push(format!(
