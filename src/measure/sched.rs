@@ -213,6 +213,72 @@ impl Drop for Housekeeping {
     }
 }
 
+/// The timer callbacks that expire in the softirq thread `ktimers/N` (FIFO 1) on a PREEMPT_RT
+/// kernel, of the wake methods' timers (src/measure/wake): itimers, POSIX timers, timerfd.
+/// The sleepers' `hrtimer_wakeup` of a real-time thread expires in hard interrupt context.
+pub(crate) const SOFT_TIMER_FUNCTIONS: &[&str] =
+    &["it_real_fn", "posix_timer_fn", "timerfd_tmrproc"];
+
+/// Where jitterlab's own threads (the main thread, the drain side, the recorder, the trace
+/// reader: FIFO 1 with a drain priority) run when `--housekeeping` is not given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum OwnThreads {
+    /// Where the process may run, as before: not a PREEMPT_RT kernel (its timer softirq runs
+    /// at interrupt exit, which no thread holds off), or `--housekeeping` given.
+    Anywhere,
+    /// On these CPUs: a PREEMPT_RT kernel, where `ktimers/N` runs the soft timers at FIFO 1
+    /// and a FIFO 1 thread of jitterlab on a measured CPU holds it off as any FIFO 1 task does
+    /// (5-80 ms under qemu, lab check 1c): the CPUs the process may run on that are neither
+    /// measured nor isolated (`isolcpus`, `nohz_full`).
+    Housekeeping(Vec<usize>),
+    /// A PREEMPT_RT kernel with no such CPU: they stay beside the measuring threads.
+    NoneLeft,
+}
+
+/// [`OwnThreads`] from the facts: `realtime` (the kernel is PREEMPT_RT), `housekeeping_given`
+/// (`--housekeeping`), the measured CPUs, the isolated ones and the CPUs this process may run
+/// on (its affinity).
+pub(crate) fn own_threads_placement(
+    realtime: bool,
+    housekeeping_given: bool,
+    measured: &[usize],
+    isolated: &[usize],
+    allowed: &[usize],
+) -> OwnThreads {
+    if !realtime || housekeeping_given {
+        return OwnThreads::Anywhere;
+    }
+    let free: Vec<usize> = allowed
+        .iter()
+        .copied()
+        .filter(|c| !measured.contains(c) && !isolated.contains(c))
+        .collect();
+    if free.is_empty() {
+        OwnThreads::NoneLeft
+    } else {
+        OwnThreads::Housekeeping(free)
+    }
+}
+
+/// [`own_threads_placement`] on this system now: PREEMPT_RT from /sys/kernel/realtime (1),
+/// the isolated CPUs from /sys/devices/system/cpu/isolated and .../nohz_full.
+pub(crate) fn own_threads_now(housekeeping_given: bool, measured: &[usize]) -> OwnThreads {
+    let read = |p: &str| fs::read_to_string(p).unwrap_or_default();
+    let realtime = read("/sys/kernel/realtime").trim() == "1";
+    if !realtime || housekeeping_given {
+        return OwnThreads::Anywhere;
+    }
+    let mut isolated = Vec::new();
+    for p in [
+        "/sys/devices/system/cpu/isolated",
+        "/sys/devices/system/cpu/nohz_full",
+    ] {
+        isolated.extend(crate::cpulist::parse_cpu_list(read(p).trim()).unwrap_or_default());
+    }
+    let allowed = os::affinity().unwrap_or_default();
+    own_threads_placement(realtime, housekeeping_given, measured, &isolated, &allowed)
+}
+
 /// Locks all current and future pages of the process in memory.
 pub(crate) fn lock_all_memory() -> io::Result<()> {
     os::lock_memory(os::MemoryLock::All)
@@ -360,6 +426,42 @@ fn cgroup_rt_runtime_us() -> Option<(String, i64)> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn own_threads_leave_the_measured_and_isolated_cpus_on_preempt_rt_only() {
+        use super::{OwnThreads, own_threads_placement as place};
+        // The lab's RT guest measuring both CPUs (CPU 1 isolated): none left.
+        assert_eq!(
+            place(true, false, &[0, 1], &[1], &[0, 1]),
+            OwnThreads::NoneLeft
+        );
+        // Measuring CPU 0 there: CPU 1 is isolated, so still none.
+        assert_eq!(
+            place(true, false, &[0], &[1], &[0, 1]),
+            OwnThreads::NoneLeft
+        );
+        // Measuring the isolated CPU 1: CPU 0.
+        assert_eq!(
+            place(true, false, &[1], &[1], &[0, 1]),
+            OwnThreads::Housekeeping(vec![0])
+        );
+        // Four CPUs, 2-3 measured and isolated, the process allowed 0-3.
+        assert_eq!(
+            place(true, false, &[2, 3], &[2, 3], &[0, 1, 2, 3]),
+            OwnThreads::Housekeeping(vec![0, 1])
+        );
+        // Only the CPUs the process may run on.
+        assert_eq!(
+            place(true, false, &[2], &[], &[1, 2]),
+            OwnThreads::Housekeeping(vec![1])
+        );
+        // Not PREEMPT_RT, or --housekeeping given: as before.
+        assert_eq!(
+            place(false, false, &[0], &[], &[0, 1]),
+            OwnThreads::Anywhere
+        );
+        assert_eq!(place(true, true, &[0], &[], &[0, 1]), OwnThreads::Anywhere);
+    }
+
     use super::*;
 
     /// The drain side runs SCHED_FIFO while it holds its priority, a thread it starts begins

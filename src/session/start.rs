@@ -97,6 +97,9 @@ impl Session {
                 format_cpu_list(plan.housekeeping.as_deref().unwrap_or_default())
             ))
         })?;
+        // On PREEMPT_RT, jitterlab's own FIFO 1 threads off the measured CPUs, where they
+        // would hold ktimers/N off (measure/sched.rs, OwnThreads).
+        let housekeeping = own_threads(plan, &mut warnings).unwrap_or(housekeeping);
         if let Some(housekeeping) = &plan.housekeeping {
             warnings.extend(layout::smt_shared_with_housekeeping(
                 &plan.cpus,
@@ -390,6 +393,43 @@ pub(super) fn name_the_container(mut failure: Failure) -> Failure {
 
 /// `--cpuset-partition`: the cpuset of the measured CPUs, with every measuring thread moved
 /// into it (set up and waiting at the gate, so none has measured yet).
+/// Confines the calling thread (and every thread it starts) to the housekeeping CPUs on a
+/// PREEMPT_RT kernel when `--housekeeping` is not given ([`sched::OwnThreads`]); says when
+/// there is none and the wake method's timer expires in `ktimers/N`. A confinement the kernel
+/// refuses is said, not fatal: the threads then run where they would have.
+fn own_threads(plan: &RunPlan, warnings: &mut Vec<String>) -> Option<Housekeeping> {
+    use crate::measure::sched::{self, OwnThreads};
+    match sched::own_threads_now(plan.housekeeping.is_some(), &plan.cpus) {
+        OwnThreads::Anywhere => None,
+        OwnThreads::Housekeeping(cpus) => match Housekeeping::enter(Some(&cpus)) {
+            Ok(h) => Some(h),
+            Err(e) => {
+                warnings.push(format!(
+                    "PREEMPT_RT: cannot move jitterlab's own threads (FIFO 1) to the housekeeping CPUs {}: {e}; they may run on the measured CPUs and hold ktimers/N off there (pass --housekeeping CPUS)",
+                    format_cpu_list(&cpus)
+                ));
+                None
+            }
+        },
+        OwnThreads::NoneLeft => {
+            let soft = plan
+                .wake_method()
+                .trace
+                .timer_functions
+                .iter()
+                .any(|f| sched::SOFT_TIMER_FUNCTIONS.contains(f));
+            if soft {
+                warnings.push(format!(
+                    "PREEMPT_RT: no CPU outside the measured and isolated ones for jitterlab's own threads (FIFO 1), so they run beside the measuring threads on CPUs {}, where the timers of --wake {} expire in ktimers/N, also FIFO 1: they can hold it off and delay wakeups by milliseconds; leave a CPU unmeasured and not isolated for them, or use a sleeper (--wake clock-nanosleep), whose timer expires in hard interrupt context",
+                    format_cpu_list(&plan.cpus),
+                    plan.wake_method().name
+                ));
+            }
+            None
+        }
+    }
+}
+
 fn partition(threads: &[MeasuringThread]) -> Result<super::cpuset::CpusetPartition> {
     let cpus: Vec<usize> = threads.iter().map(|t| t.cpu).collect();
     let partition = super::cpuset::CpusetPartition::create(&cpus).map_err(Failure::system)?;

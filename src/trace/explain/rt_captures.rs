@@ -9,7 +9,7 @@
 
 use super::{LateSample, Names, explain};
 use crate::format::events::SpikeExplanation;
-use crate::trace::decode::{Decoder, Kind};
+use crate::trace::decode::{Decoder, Kind, TraceEvent};
 use crate::trace::split::{CpuTimeline, Split};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -85,7 +85,27 @@ fn replay_splits(
         vectors: Vec::new(),
         softirqs: Decoder::load(&dir).unwrap().softirq_names,
     };
-    let late = late_samples(&dir, cpu);
+    let elsewhere = timer_cpu.map(|c| {
+        let pages = std::fs::read(dir.join(format!("pages-cpu{c}.bin"))).unwrap();
+        (c, crate::trace::read_capture(&dir, &pages).unwrap().1)
+    });
+    replay_events(name, &dir, &names, events, elsewhere, cpu, tolerance_ns)
+}
+
+/// Every late sample of the run in `dir` on the measured `cpu` re-explained from `events`
+/// (that CPU's, in time order), with `elsewhere`'s (a housekeeping CPU traced for the timer
+/// expiries and the wakeups of the measuring thread and of real-time tasks only, as jitterlab
+/// traces it: migration.rs) when given.
+fn replay_events(
+    name: &str,
+    dir: &Path,
+    names: &Names,
+    events: Vec<TraceEvent>,
+    elsewhere: Option<(usize, Vec<TraceEvent>)>,
+    cpu: usize,
+    tolerance_ns: u64,
+) -> Vec<(u64, SpikeExplanation, Option<Split>)> {
+    let late = late_samples(dir, cpu);
     assert!(!late.is_empty(), "{name}: the run explained no late wakeup");
     // The measuring thread: the one that armed most of the timers due at the late samples'
     // due times (within the join's tolerance).
@@ -104,9 +124,7 @@ fn replay_splits(
         .max_by_key(|&(_, n)| n)
         .map(|(pid, _)| pid)
         .unwrap_or_else(|| panic!("{name}: no timer armed for a late sample's due time"));
-    let mut elsewhere = timer_cpu.map(|c| {
-        let pages = std::fs::read(dir.join(format!("pages-cpu{c}.bin"))).unwrap();
-        let (_, events) = crate::trace::read_capture(&dir, &pages).unwrap();
+    let mut elsewhere = elsewhere.map(|(c, events)| {
         let kept = events.into_iter().filter(move |e| match &e.kind {
             Kind::HrtimerExpire { .. } => true,
             Kind::Waking { task, .. } => task.pid == tid || task.prio < 100,
@@ -137,7 +155,7 @@ fn replay_splits(
             wake_ns: wake,
             split,
         };
-        out.push((due, explain(&s, &timeline, &HashMap::new(), &names), split));
+        out.push((due, explain(&s, &timeline, &HashMap::new(), names), split));
     }
     out
 }
