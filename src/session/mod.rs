@@ -176,9 +176,9 @@ pub struct Session {
     dir: ResultDir,
     record: RunRecord,
     live: Option<LiveView>,
-    /// Set by SIGINT, SIGTERM, a write error, a failed load, [`Session::stop`], or an end
-    /// served under the loads ([`Session::serve_the_end`]): the measuring threads end at their
-    /// next wakeup.
+    /// Set by SIGINT, SIGTERM, a write error, a failed load, [`Session::stop`], or the end of
+    /// `--loops` served under the loads ([`Session::serve_the_end`]): the measuring threads end
+    /// at their next wakeup.
     stop: Arc<AtomicBool>,
     /// Set by SIGINT and SIGTERM.
     interrupted: Arc<AtomicBool>,
@@ -329,13 +329,16 @@ impl Session {
     /// that it runs and ends; each such thread is recorded with the loads that held it off its
     /// CPU (`finish`: its `end` in run.json, and a warning).
     ///
-    /// The threads are told to end (the stop flag) before the loads are stopped: a thread of
-    /// `--loops` released by the loads' stop went on with every loop it had left (2000 loops of
-    /// 1 ms outlast [`threads::GIVE_UP_AFTER`]), so it was left behind and the run recorded as
-    /// `failed`, "a task outside this run's loads" blamed (issue 39, N21); and a spike, which
-    /// ends at the run's end time or at the stop flag, was waited for without end when a run
-    /// of loops has no end time. Setting the flag is not a stop request: the run still ends
-    /// `completed` (`finish::record_end` reads the signal and the caller's stop, not the flag).
+    /// At the end of `--loops` (no end time) the threads are told to end (the stop flag) before
+    /// the loads are stopped: a thread released by the loads' stop went on with every loop it
+    /// had left (2000 loops of 1 ms outlast [`threads::GIVE_UP_AFTER`]), so it was left behind
+    /// and the run recorded as `failed`, "a task outside this run's loads" blamed (issue 39,
+    /// N21); and a spike, which ends at the run's end time or at the stop flag, was waited for
+    /// without end. Setting the flag is not a stop request: the run still ends `completed`
+    /// (`finish::record_end` reads the signal and the caller's stop, not the flag). At a
+    /// duration's end a released thread ends by itself at its next due time, after its late
+    /// wakeup is recorded (with an IPC method, the periods its held-off sender let pass): the
+    /// flag is left alone there, so that the wakeup is not cut off by it.
     fn serve_the_end(&mut self) {
         let now_ns = self.plan.clock().now_ns();
         let stopped = self.stop.load(Ordering::SeqCst);
@@ -346,8 +349,10 @@ impl Session {
             return;
         }
         let held = self.threads.loads_stopped();
-        self.stop.store(true, Ordering::SeqCst);
-        self.threads.interrupt();
+        if self.end_ns == u64::MAX && !stopped {
+            self.stop.store(true, Ordering::SeqCst);
+            self.threads.interrupt();
+        }
         self.loads.stop_early();
         let now = monotonic_ns();
         for (index, cpu) in held {
