@@ -519,4 +519,88 @@ mod tests {
         assert_eq!(last.expected_ns, start + 86_399 * S);
         assert_eq!(samples[43_200].missed, 3_600);
     }
+
+    /// The guard's yield (its runner had not run for a second): the due times that passed while
+    /// the thread gave its CPU up are skipped and counted missed, the next one served is the
+    /// first grid point after it resumed, and a periodic timer is re-aimed there. Simulated: the
+    /// heartbeat never moves, and the clock read that follows the yield (the only read with no
+    /// wakeup before it) is 355 ms on. The yield itself sleeps for real, 100 x 1 ms.
+    #[test]
+    fn the_due_times_passed_during_a_guard_yield_are_skipped_and_counted_missed() {
+        /// The simulated time, and whether a wakeup came since the last clock read.
+        #[derive(Default)]
+        struct Sim {
+            now: Cell<u64>,
+            woke: Cell<bool>,
+        }
+        #[derive(Clone)]
+        struct YieldClock(Rc<Sim>);
+        impl TimeSource for YieldClock {
+            fn now_ns(&self) -> u64 {
+                if !self.0.woke.replace(false) {
+                    self.0.now.set(self.0.now.get() + YIELD_NS);
+                }
+                self.0.now.get()
+            }
+        }
+        /// Wakes on time, every time.
+        struct OnTime(Rc<Sim>, Vec<u64>);
+        impl Waker for OnTime {
+            fn wait(&mut self, due_ns: u64, _: u64, _: &AtomicBool) -> io::Result<()> {
+                self.0.now.set(self.0.now.get().max(due_ns));
+                self.0.woke.set(true);
+                Ok(())
+            }
+            fn skipped_to(&mut self, next_due_ns: u64) -> io::Result<()> {
+                self.1.push(next_due_ns);
+                Ok(())
+            }
+        }
+        const S: u64 = 1_000_000_000;
+        const MS: u64 = 1_000_000;
+        const YIELD_NS: u64 = 355 * MS;
+        static NEVER_MOVES: AtomicU64 = AtomicU64::new(0);
+        for schedule in [Schedule::Absolute, Schedule::Periodic] {
+            let sim = Rc::new(Sim::default());
+            // The loop's first read (the guard's start) comes before any wakeup.
+            sim.now.set(10 * S - 10 * MS);
+            sim.woke.set(true);
+            let plan = CyclePlan {
+                clock: YieldClock(Rc::clone(&sim)),
+                schedule,
+                interval_ns: 10 * MS,
+                interval_step_ns: 0,
+                first_due_ns: 10 * S,
+                stop_at: StopAt::Loops(110),
+                beat: Some(&NEVER_MOVES),
+            };
+            let mut waker = OnTime(Rc::clone(&sim), Vec::new());
+            let (mut samples, counters) = (Vec::new(), ThreadCounters::default());
+            let end = run_cycles(
+                &mut waker,
+                &plan,
+                &mut samples,
+                &counters,
+                &AtomicBool::new(false),
+            );
+            assert_eq!(end, ThreadEnd::Completed, "{schedule:?}");
+            // The heartbeat stood still from the start (9.99 s): the check at the wakeup due
+            // at 10.99 s, 1 s on, gave the CPU up; it resumed at 11.345 s.
+            assert_eq!(counters.guard_yields.load(Relaxed), 1, "{schedule:?}");
+            let dues: Vec<u64> = samples.iter().map(|s| s.expected_ns).collect();
+            let expected: Vec<u64> = (0..100)
+                .map(|k| 10 * S + k * 10 * MS)
+                .chain((0..10).map(|k| 11 * S + 350 * MS + k * 10 * MS))
+                .collect();
+            assert_eq!(dues, expected, "{schedule:?}");
+            // 11.00 to 11.34 s: 35 due times passed during the yield, none served late.
+            assert_eq!(counters.missed_periods.load(Relaxed), 35, "{schedule:?}");
+            assert!(samples.iter().all(|s| s.latency_ns == 0), "{schedule:?}");
+            let aimed = match schedule {
+                Schedule::Periodic => vec![11 * S + 350 * MS],
+                _ => vec![],
+            };
+            assert_eq!(waker.1, aimed, "{schedule:?}");
+        }
+    }
 }

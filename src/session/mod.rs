@@ -176,8 +176,9 @@ pub struct Session {
     dir: ResultDir,
     record: RunRecord,
     live: Option<LiveView>,
-    /// Set by SIGINT, SIGTERM, a write error, a failed load or [`Session::stop`]: the
-    /// measuring threads end at their next wakeup.
+    /// Set by SIGINT, SIGTERM, a write error, a failed load, [`Session::stop`], or the end of
+    /// `--loops` served under the loads ([`Session::serve_the_end`]): the measuring threads end
+    /// at their next wakeup.
     stop: Arc<AtomicBool>,
     /// Set by SIGINT and SIGTERM.
     interrupted: Arc<AtomicBool>,
@@ -327,15 +328,31 @@ impl Session {
     /// was due, the loads are stopped now (a real-time load first returned to SCHED_OTHER), so
     /// that it runs and ends; each such thread is recorded with the loads that held it off its
     /// CPU (`finish`: its `end` in run.json, and a warning).
+    ///
+    /// At the end of `--loops` (no end time) the threads are told to end (the stop flag) before
+    /// the loads are stopped: a thread released by the loads' stop went on with every loop it
+    /// had left (2000 loops of 1 ms outlast [`threads::GIVE_UP_AFTER`]), so it was left behind
+    /// and the run recorded as `failed`, "a task outside this run's loads" blamed (issue 39,
+    /// N21); and a spike, which ends at the run's end time or at the stop flag, was waited for
+    /// without end. Setting the flag is not a stop request: the run still ends `completed`
+    /// (`finish::record_end` reads the signal and the caller's stop, not the flag). At a
+    /// duration's end a released thread ends by itself at its next due time, after its late
+    /// wakeup is recorded (with an IPC method, the periods its held-off sender let pass): the
+    /// flag is left alone there, so that the wakeup is not cut off by it.
     fn serve_the_end(&mut self) {
         let now_ns = self.plan.clock().now_ns();
-        let end_due = self.stop.load(Ordering::SeqCst)
+        let stopped = self.stop.load(Ordering::SeqCst);
+        let end_due = stopped
             || (self.end_ns != u64::MAX && now_ns >= self.end_ns)
             || now_ns >= self.loops_end_ns;
         if !self.threads.overdue(end_due) {
             return;
         }
         let held = self.threads.loads_stopped();
+        if self.end_ns == u64::MAX && !stopped {
+            self.stop.store(true, Ordering::SeqCst);
+            self.threads.interrupt();
+        }
         self.loads.stop_early();
         let now = monotonic_ns();
         for (index, cpu) in held {
@@ -343,7 +360,7 @@ impl Session {
             let message = format!(
                 "the measuring thread on CPU {cpu} had not ended {} ms after {}: {reason}; the loads were stopped so that it could end",
                 threads::END_GRACE.as_millis(),
-                if self.stop.load(Ordering::SeqCst) {
+                if stopped {
                     "the run was stopped".to_string()
                 } else if self.end_ns == u64::MAX {
                     format!(

@@ -131,7 +131,9 @@ pub(super) fn live_reasons(plan: &RunPlan) -> Vec<String> {
 
 /// The real-time loads of `plan` that may run on `cpu` at or above a thread of `policy`
 /// (every real-time load is above a thread of a normal policy; none is above SCHED_DEADLINE),
-/// each once.
+/// each once. Every spike of the run counts, not only those the own threads' rule counts
+/// (`plan::drain`, spikes holding their CPU longer than 500 ms): a 400 ms spike that held a
+/// thread at the run's end is this run's load, not "something else" (issue 39, N19).
 fn loads_above(plan: &RunPlan, policy: &Policy, cpu: usize) -> Vec<RtLoad> {
     let level = match policy {
         Policy::Deadline { .. } => return Vec::new(),
@@ -147,8 +149,12 @@ fn loads_above(plan: &RunPlan, policy: &Policy, cpu: usize) -> Vec<RtLoad> {
         &plan.cpus,
         plan.housekeeping.as_deref(),
     );
+    let spikes = plan.loads.iter().filter_map(|l| match l {
+        crate::load::LoadSpec::Spike(s) => Some(crate::plan::drain::spike_load(s)),
+        crate::load::LoadSpec::Generator(_) => None,
+    });
     let mut above: Vec<RtLoad> = Vec::new();
-    for l in contention.together.into_iter().flatten() {
+    for l in contention.together.into_iter().flatten().chain(spikes) {
         if l.cpus.contains(&cpu) && l.priority >= level && !above.iter().any(|a| a.text == l.text) {
             above.push(l);
         }
@@ -177,4 +183,50 @@ pub(super) fn not_started_for_a_stop(plan: &RunPlan) -> String {
     format!(
         "a stop request (SIGINT or SIGTERM) came during the start-up; the run stopped as soon as it started{what}"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::options::LatencyRunOptions;
+
+    /// A run measuring CPU 0 with `loads`, at the default FIFO 95.
+    fn plan_with(loads: &[&str]) -> RunPlan {
+        let mut options = LatencyRunOptions::default();
+        options.shared.cpus.cpus = Some("0".into());
+        options.shared.loads.load = loads.iter().map(|l| l.to_string()).collect();
+        crate::plan::build::latency(&options, &[0, 1]).expect("the plan resolves")
+    }
+
+    /// N19's attribution: a spike of this run under the own threads' 500 ms rule (not counted
+    /// there) that held the thread at the end is named as the holder, in the run.json words
+    /// and in the live view's; a spike below the thread, or on another CPU, is not.
+    #[test]
+    fn a_short_spike_of_this_run_is_named_as_what_held_the_thread() {
+        let spike = "spike:cpu=0,prio=99,len=400ms,every=1s";
+        let plan = plan_with(&[spike]);
+        let why = reason(&plan, 0, 0);
+        assert!(
+            why.starts_with("held off CPU 0 by load 'spike:cpu=0,prio=99,len=400ms")
+                && why.contains("(SCHED_FIFO 99), at or above it (SCHED_FIFO 95)"),
+            "{why}"
+        );
+        let live = live_reasons(&plan);
+        assert!(
+            live[0].starts_with("by load 'spike:cpu=0,prio=99,len=400ms"),
+            "{live:?}"
+        );
+        for other in [
+            "spike:cpu=0,prio=90,len=400ms,every=1s",
+            "spike:cpu=1,prio=99,len=400ms,every=1s",
+        ] {
+            let plan = plan_with(&[other]);
+            assert!(
+                reason(&plan, 0, 0).starts_with("no load of this run is at or above it"),
+                "{other}: {}",
+                reason(&plan, 0, 0)
+            );
+            assert!(live_reasons(&plan)[0].starts_with("not by a load of this run"));
+        }
+    }
 }

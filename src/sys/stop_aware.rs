@@ -24,6 +24,25 @@ pub struct StopAware {
 /// How long a wait for room lasts before the stop requests are looked at again.
 const ROOM_POLL_MS: i32 = 100;
 
+/// After a stop request that came before a write began (the stop that ended the measurement),
+/// how long a reader may leave no room before [`StopAware`] gives the write up (sixth hostile
+/// re-run, N16-rest: one SIGTERM, then a `| stalled` reader held the process for ever). A
+/// reader that reads, however slowly, is waited for: this counts from the last room it made.
+pub(crate) const STALLED_AFTER_STOP: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The heartbeat of jitterlab's own threads, which the measuring loop's starvation guard
+/// (`measure::guard`) looks at: moved by the runner once per round, and here by every wait
+/// for a reader's room (sixth hostile re-run, G1). A thread that waits in poll(2) for a reader
+/// that does not read (a stderr paused with Ctrl-S, a `2>&1 | ssh` whose link stalls) is not
+/// starved of CPU: a measuring thread giving its CPU up cannot help it, and only cut ~100 ms
+/// out of the measurement, blamed on "a higher-priority task".
+pub static OWN_THREADS_BEAT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A wait for room ended without room: the waiting thread is alive ([`OWN_THREADS_BEAT`]).
+fn waited_for_room() {
+    OWN_THREADS_BEAT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// The bytes a write into a pipe with room takes without waiting (POSIX's PIPE_BUF on Linux).
 const PIPE_BUF: usize = 4096;
 
@@ -39,7 +58,10 @@ impl StopAware {
 }
 
 impl Write for StopAware {
+    /// Waits for room until a stop request comes, or, when one came before the write began,
+    /// until the reader has made no room for [`STALLED_AFTER_STOP`].
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut stalled_since: Option<std::time::Instant> = None;
         loop {
             if !self.file
                 && !super::file::poll_output(self.fd.as_fd(), ROOM_POLL_MS).or_else(|e| match e
@@ -49,13 +71,23 @@ impl Write for StopAware {
                     _ => Err(e),
                 })?
             {
-                if super::signal::stop_requests() != self.asked {
+                waited_for_room();
+                let stops = super::signal::stop_requests();
+                if stops != self.asked {
                     return Err(io::Error::other(
                         "stopped by a SIGINT or SIGTERM while waiting for its reader to read (the output is incomplete)",
                     ));
                 }
+                let stalled = stalled_since.get_or_insert_with(std::time::Instant::now);
+                if stops > 0 && stalled.elapsed() >= STALLED_AFTER_STOP {
+                    return Err(io::Error::other(format!(
+                        "stopped by a SIGINT or SIGTERM, and its reader then read nothing for {} s (the output is incomplete)",
+                        STALLED_AFTER_STOP.as_secs()
+                    )));
+                }
                 continue;
             }
+            stalled_since = None;
             let chunk = match self.file {
                 true => buf,
                 false => &buf[..buf.len().min(PIPE_BUF)],
@@ -125,6 +157,7 @@ pub fn write_unless_stopped(fd: BorrowedFd, text: &[u8]) -> Written {
                 Err(_) => return Written::Failed,
             };
             if !room {
+                waited_for_room();
                 let waited_enough = gave_up
                     || stopped_since
                         .is_some_and(|s| s.elapsed().as_millis() >= ROOM_POLL_MS as u128);
@@ -153,4 +186,74 @@ pub fn write_unless_stopped(fd: BorrowedFd, text: &[u8]) -> Written {
         }
     }
     Written::Whole
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering::Relaxed;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// A pipe whose reader never reads, filled: its reader (kept open) and its writer.
+    fn full_pipe() -> (std::io::PipeReader, OwnedFd) {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let writer = OwnedFd::from(writer);
+        let fd = writer.as_raw_fd();
+        let chunk = [b'x'; PIPE_BUF];
+        // SAFETY: fcntl and write on a descriptor this function owns, from a buffer of ours.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+            while libc::write(fd, chunk.as_ptr().cast(), chunk.len()) > 0 {}
+            libc::fcntl(fd, libc::F_SETFL, flags);
+        }
+        (reader, writer)
+    }
+
+    /// N16-rest: a stop that ended the measurement came before the write (one SIGTERM), and
+    /// the reader holds the pipe open without reading: the write gives up after
+    /// [`STALLED_AFTER_STOP`] without room, where it waited for a second stop, for ever.
+    #[test]
+    fn a_write_after_a_stop_gives_up_once_its_reader_makes_no_room_for_a_second() {
+        let (reader, writer) = full_pipe();
+        // What the SIGINT/SIGTERM handlers do (session::signals), before the write begins.
+        crate::sys::signal::note_stop_request();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(StopAware::new(writer).write_all(&[b'y'; 2 * PIPE_BUF]));
+        });
+        let ended = rx
+            .recv_timeout(Duration::from_secs(5))
+            .expect("the write still waits 5 s after the stop");
+        let e = ended.unwrap_err();
+        assert!(
+            e.to_string().contains("stopped by a SIGINT or SIGTERM"),
+            "{e}"
+        );
+        drop(reader);
+    }
+
+    /// G1: a thread waiting for a reader's room (stderr not read) moves the own threads'
+    /// heartbeat, so that the measuring threads' starvation guard does not give CPUs up for a
+    /// thread that is blocked, not starved.
+    #[test]
+    fn a_wait_for_a_readers_room_moves_the_own_threads_heartbeat() {
+        let (reader, writer) = full_pipe();
+        let before = OWN_THREADS_BEAT.load(Relaxed);
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(write_unless_stopped(writer.as_fd(), b"z"));
+        });
+        std::thread::sleep(Duration::from_millis(350));
+        let moved = OWN_THREADS_BEAT.load(Relaxed) - before;
+        assert!(
+            moved >= 1,
+            "the heartbeat stood still while the writer waited"
+        );
+        // Without a stop request the wait goes on (about 3 beats by now); with one (another
+        // test's) it ended after a wait, having moved the beat all the same.
+        drop(reader);
+        let _ = rx.recv_timeout(Duration::from_secs(5));
+    }
 }

@@ -322,22 +322,29 @@ fn long_holding_spikes(spikes: &[&SpikeSpec]) -> Vec<RtLoad> {
         if longest_hold_ns(&on_cpu) <= SPIKE_HOLD_UNCOUNTED_NS {
             continue;
         }
-        counted.extend(on_cpu.iter().map(|s| RtLoad {
-            text: format!(
-                "spike:cpu={},prio={},len={}ms,every={}ms,offset={}ms",
-                s.cpu,
-                s.prio,
-                s.len_ns as f64 / 1e6,
-                s.every_ns as f64 / 1e6,
-                s.offset_ns as f64 / 1e6
-            ),
-            policy: "fifo",
-            priority: s.prio,
-            cpus: vec![s.cpu],
-            unbound: None,
-        }));
+        counted.extend(on_cpu.iter().copied().map(spike_load));
     }
     counted
+}
+
+/// A spike as a real-time load: SCHED_FIFO at its prio on its CPU, named by its parameters.
+/// The rule above counts only the long-holding ones; the words that say what held a
+/// measuring thread off its CPU (`session/starvation.rs`) name every spike (issue 39, N19).
+pub(crate) fn spike_load(s: &SpikeSpec) -> RtLoad {
+    RtLoad {
+        text: format!(
+            "spike:cpu={},prio={},len={}ms,every={}ms,offset={}ms",
+            s.cpu,
+            s.prio,
+            s.len_ns as f64 / 1e6,
+            s.every_ns as f64 / 1e6,
+            s.offset_ns as f64 / 1e6
+        ),
+        policy: "fifo",
+        priority: s.prio,
+        cpus: vec![s.cpu],
+        unbound: None,
+    }
 }
 
 /// The longest time `spikes` (of one CPU) can hold it without a break, ns, whatever their
