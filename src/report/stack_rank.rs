@@ -21,7 +21,9 @@ pub struct FunctionRank {
 
 /// The ranking of the functions in the stacks of `spikes`, most stacks first (then worst
 /// latency, then name), and how many stacks were counted.
-pub fn rank<'a>(spikes: impl IntoIterator<Item = &'a SpikeExplanation>) -> (Vec<FunctionRank>, u64) {
+pub fn rank<'a>(
+    spikes: impl IntoIterator<Item = &'a SpikeExplanation>,
+) -> (Vec<FunctionRank>, u64) {
     let mut by: BTreeMap<String, (u64, i64)> = BTreeMap::new();
     let mut stacks = 0;
     for s in spikes {
@@ -82,7 +84,14 @@ pub fn line(ranks: &[FunctionRank], stacks: u64, top: usize) -> Option<String> {
     let named: Vec<String> = ranks
         .iter()
         .take(top)
-        .map(|r| format!("{} {} (worst {})", r.function, r.stacks, format_ns_signed(r.worst_ns)))
+        .map(|r| {
+            format!(
+                "{} {} (worst {})",
+                r.function,
+                r.stacks,
+                format_ns_signed(r.worst_ns)
+            )
+        })
         .collect();
     Some(format!(
         "kernel functions in the {stacks} culprits' stacks (stacks holding each): {}{}",
@@ -131,8 +140,22 @@ mod tests {
     #[test]
     fn functions_are_ranked_by_the_stacks_holding_them() {
         let spikes = [
-            spike(3_000_000, &["__schedule+0x2c4", "schedule+0x4", "unix_stream_sendmsg+0x10"]),
-            spike(1_000_000, &["__schedule+0x2c4", "e1000_clean+0x1/0x20 [e1000e]", "__schedule+0x2c4"]),
+            spike(
+                3_000_000,
+                &[
+                    "__schedule+0x2c4",
+                    "schedule+0x4",
+                    "unix_stream_sendmsg+0x10",
+                ],
+            ),
+            spike(
+                1_000_000,
+                &[
+                    "__schedule+0x2c4",
+                    "e1000_clean+0x1/0x20 [e1000e]",
+                    "__schedule+0x2c4",
+                ],
+            ),
             spike(2_000_000, &["0xffffffff81000000"]),
             spike(9_000_000, &[]),
         ];
@@ -149,7 +172,12 @@ mod tests {
         let names: Vec<&str> = ranks.iter().map(|r| r.function.as_str()).collect();
         assert_eq!(
             names,
-            ["__schedule", "schedule", "unix_stream_sendmsg", "e1000_clean [e1000e]"]
+            [
+                "__schedule",
+                "schedule",
+                "unix_stream_sendmsg",
+                "e1000_clean [e1000e]"
+            ]
         );
         assert_eq!(
             line(&ranks, stacks, 2).unwrap(),

@@ -6,6 +6,7 @@
 use crate::common::*;
 use jitterlab::format::samplelog::{SampleLogHeader, SampleLogWriter, SampleRecord};
 use jitterlab::results::synthetic::{START_MONOTONIC_NS, SyntheticRun, write_run};
+use jitterlab::units::group_digits as g;
 use std::path::Path;
 
 const MS: u64 = 1_000_000;
@@ -15,7 +16,10 @@ fn documented(doc: &str, command: &str) {
     let text =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs").join(doc))
             .unwrap();
-    assert!(text.contains(command), "docs/{doc} does not show `{command}`");
+    assert!(
+        text.contains(command),
+        "docs/{doc} does not show `{command}`"
+    );
 }
 
 /// The latency of the wakeup of `cpu` due `offset_ns` after the start: 20 us (CPU 1: 30 us),
@@ -127,7 +131,7 @@ fn zoom_says_what_it_cut_counted_from_the_samples() {
         // The histogram and exceedance curve: every wakeup above 2 ms (no time axis).
         let above = mine.iter().filter(|a| a.2 > 2_000_000).count() as u64;
         assert!(above > 0);
-        let said = format!("CPU {cpu}: {above} wakeups above 2.00 ms not shown");
+        let said = format!("CPU {cpu}: {} wakeups above 2.00 ms not shown", g(above));
         for plot in ["run1-histogram", "run1-exceedance"] {
             assert!(
                 statements(&html, plot).contains(&said),
@@ -150,9 +154,14 @@ fn zoom_says_what_it_cut_counted_from_the_samples() {
         let st = statements(&html, &name);
         let want = [
             format!(
-                "CPU {cpu}: {before} wakeups before 5.0 s not shown; {after} wakeups after 15.0 s not shown"
+                "CPU {cpu}: {} wakeups before 5.0 s not shown; {} wakeups after 15.0 s not shown",
+                g(before),
+                g(after)
             ),
-            format!("CPU {cpu}: {above_in_time} wakeups above 2.00 ms not shown"),
+            format!(
+                "CPU {cpu}: {} wakeups above 2.00 ms not shown",
+                g(above_in_time)
+            ),
         ];
         for w in &want {
             assert!(st.contains(w), "{name}: {st:?} lacks {w}");
@@ -160,7 +169,7 @@ fn zoom_says_what_it_cut_counted_from_the_samples() {
         assert!(
             st[0].starts_with(&format!(
                 "CPU {cpu}: {} wakeups drawn as ",
-                in_time.len() as u64 - above_in_time
+                g(in_time.len() as u64 - above_in_time)
             )),
             "{st:?}"
         );
@@ -190,8 +199,16 @@ fn every_latency_over_time_keeps_each_maximum() {
     let dir = base.path().join("sh7780-fig6");
     let all = run_with_samples(&dir);
     let html_path = base.path().join("fig6.html");
-    documented("reproducing.md", "jitterlab report sh7780-fig6 -o fig6.html --plots fig6-plots");
-    let o = jitterlab(&["report", dir.to_str().unwrap(), "-o", html_path.to_str().unwrap()]);
+    documented(
+        "reproducing.md",
+        "jitterlab report sh7780-fig6 -o fig6.html --plots fig6-plots",
+    );
+    let o = jitterlab(&[
+        "report",
+        dir.to_str().unwrap(),
+        "-o",
+        html_path.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let html = std::fs::read_to_string(&html_path).unwrap();
     assert!(!html.contains("not shown"));
@@ -202,7 +219,10 @@ fn every_latency_over_time_keeps_each_maximum() {
         let at = mine.iter().find(|a| a.2 == max).unwrap().1;
         let st = statements(&html, &format!("run1-samples-cpu{cpu}"));
         assert!(
-            st[0].starts_with(&format!("CPU {cpu}: {} wakeups drawn as ", mine.len())),
+            st[0].starts_with(&format!(
+                "CPU {cpu}: {} wakeups drawn as ",
+                g(mine.len() as u64)
+            )),
             "{st:?}"
         );
         let w = format!(
@@ -220,7 +240,9 @@ fn every_latency_over_time_keeps_each_maximum() {
             .split("</svg>")
             .next()
             .unwrap();
-        let tips = svg.matches(&format!("<title>CPU {cpu}: {}.00 ms at ", max / 1_000_000)).count();
+        let tips = svg
+            .matches(&format!("<title>CPU {cpu}: {}.00 ms at ", max / 1_000_000))
+            .count();
         assert_eq!(tips, spikes, "CPU {cpu}");
     }
 }
@@ -249,8 +271,14 @@ fn gnuplot_latency_range_labels_the_cut() {
     assert!(gp.contains(":2000]"), "{gp}");
     for cpu in 0..2usize {
         let above = all.iter().filter(|a| a.0 == cpu && a.2 > 2_000_000).count();
-        let w = format!("CPU {cpu}: {above} wakeups above 2.00 ms not shown");
-        assert!(gp.contains(&format!("set label {} \"{w}\"", 101 + cpu)), "{gp}");
+        let w = format!(
+            "CPU {cpu}: {} wakeups above 2.00 ms not shown",
+            g(above as u64)
+        );
+        assert!(
+            gp.contains(&format!("set label {} \"{w}\"", 101 + cpu)),
+            "{gp}"
+        );
         // Its maximum is outside the range: not marked (the label says it).
         assert!(!gp.contains(&format!("\"CPU {cpu} max ")), "{gp}");
     }
@@ -344,16 +372,39 @@ fn runs_of_different_lengths_overlay_as_shares() {
     // Phase io across runs: its whole log intervals, all CPUs; the 1 ms share of each.
     let st = statements(&html, "overlay-phase-io");
     assert_eq!(st.len(), 2, "{st:?}");
-    assert!(st[0].starts_with("run 1: ocera-std: 20000 wakeups in whole log intervals"), "{st:?}");
-    assert!(st[0].ends_with(&format!("holds {:.1} % of them", 100.0 * 19_800.0 / 20_000.0)), "{st:?}");
-    assert!(st[1].starts_with("run 2: ocera-rt: 60000 wakeups in whole log intervals"), "{st:?}");
+    assert!(
+        st[0].starts_with("run 1: ocera-std: 20000 wakeups in whole log intervals"),
+        "{st:?}"
+    );
+    assert!(
+        st[0].ends_with(&format!(
+            "holds {:.1} % of them",
+            100.0 * 19_800.0 / 20_000.0
+        )),
+        "{st:?}"
+    );
+    assert!(
+        st[1].starts_with("run 2: ocera-rt: 60000 wakeups in whole log intervals"),
+        "{st:?}"
+    );
     assert!(html.contains("id=\"overlay-phase-idle\""));
     // The timelines from each run's start: the legend names each run, the worst interval is
     // the first with a 1 ms wakeup (the io phase's first second).
     let st = statements(&html, "overlay-timeline");
-    assert!(st[0].contains("run 1: ocera-std: one point per interval"), "{st:?}");
-    assert!(st.iter().any(|x| x == "run 1: ocera-std: worst interval at 10.0s after the start, max 1.00 ms"), "{st:?}");
-    assert!(st.iter().any(|x| x == "run 2: ocera-rt: worst interval at 5.0s after the start, max 1.00 ms"), "{st:?}");
+    assert!(
+        st[0].contains("run 1: ocera-std: one point per interval"),
+        "{st:?}"
+    );
+    assert!(
+        st.iter()
+            .any(|x| x == "run 1: ocera-std: worst interval at 10.0s after the start, max 1.00 ms"),
+        "{st:?}"
+    );
+    assert!(
+        st.iter()
+            .any(|x| x == "run 2: ocera-rt: worst interval at 5.0s after the start, max 1.00 ms"),
+        "{st:?}"
+    );
     let svg = html
         .split("id=\"overlay-timeline\"")
         .nth(1)

@@ -127,7 +127,10 @@ fn firmtimers_columns_are_the_sleep_start_due_wake_and_latency() {
     // then, and its due time skipped the two periods that passed.
     let spike = rows.iter().find(|r| r[0] == "0" && r[1] == "1").unwrap();
     assert_eq!(spike[6], "2");
-    assert_eq!(spike[8], (START_MONOTONIC_NS + 1_100_000 + 2_500_000).to_string());
+    assert_eq!(
+        spike[8],
+        (START_MONOTONIC_NS + 1_100_000 + 2_500_000).to_string()
+    );
 
     // The five columns, as docs/reproducing.md prints them.
     documented("jitterlab export firm --format csv | awk -F, 'NR > 1 {print $2, $8, $3, $9, $5}'");
@@ -139,7 +142,15 @@ fn firmtimers_columns_are_the_sleep_start_due_wake_and_latency() {
             [c[1], c[7], c[2], c[8], c[4]].join(" ")
         })
         .collect();
-    assert_eq!(five[2], format!("1 {} {} {} 2500000", START_MONOTONIC_NS + 20_000, START_MONOTONIC_NS + 1_100_000, START_MONOTONIC_NS + 3_600_000));
+    assert_eq!(
+        five[2],
+        format!(
+            "1 {} {} {} 2500000",
+            START_MONOTONIC_NS + 20_000,
+            START_MONOTONIC_NS + 1_100_000,
+            START_MONOTONIC_NS + 3_600_000
+        )
+    );
 }
 
 /// A relative method's first sleep starts at the read its due time came from (due minus the
@@ -167,7 +178,10 @@ fn relative_first_sleeps_are_known_and_ipc_wakes_are_not() {
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8(o.stdout).unwrap();
     let rows: Vec<&str> = out.lines().skip(1).collect();
-    assert!(rows[0].ends_with(&format!(",{},{}", t0 - MS, t0 + 40_000)), "{out}");
+    assert!(
+        rows[0].ends_with(&format!(",{},{}", t0 - MS, t0 + 40_000)),
+        "{out}"
+    );
     assert!(
         rows[1].ends_with(&format!(",{},{}", t0 + 40_000, t0 + 49_000 + MS)),
         "{out}"

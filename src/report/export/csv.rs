@@ -93,7 +93,9 @@ impl SleepTimes {
         let wake = i128::from(s.expected_ns) + i128::from(s.latency_ns);
         // The period before wakeup `seq` (the loop adds the step after every wakeup).
         let period = |seq: u64| i128::from(interval) + i128::from(p.step_ns) * i128::from(seq);
-        let previous = self.last.insert(s.cpu, (s.seq, s.expected_ns, s.missed, wake));
+        let previous = self
+            .last
+            .insert(s.cpu, (s.seq, s.expected_ns, s.missed, wake));
         let due = i128::from(s.expected_ns);
         let sleep = match previous {
             None if s.seq == 0 && schedule == Schedule::Relative => Some(due - period(0)),
@@ -142,7 +144,10 @@ mod tests {
     fn absolute_sleeps_start_at_the_previous_wake() {
         let mut t = SleepTimes::new(pacing(Schedule::Absolute, 100_000));
         // Due 10 ms; period 1 ms, then 1.1 ms, 1.2 ms...
-        assert_eq!(t.of(&record(0, 10_000_000, 20_000, 0)), (None, Some(10_020_000)));
+        assert_eq!(
+            t.of(&record(0, 10_000_000, 20_000, 0)),
+            (None, Some(10_020_000))
+        );
         // Wakeup 1 due 10 ms + 1 ms + 0.1 ms; 2.5 ms late: 2 periods of 1.1 ms missed.
         assert_eq!(
             t.of(&record(1, 11_100_000, 2_500_000, 2)),

@@ -495,7 +495,10 @@ fn overlay_figures(runs: &[&RunDigest], zoom: &Zoom) -> Vec<Figure> {
     // Runs of different lengths on one graph: each bin the share of its run's wakeups.
     out.push(histogram::draw_shares(
         "overlay-histogram-share",
-        &format!("{value} histograms of every run, as shares of its {} (all CPUs)", samples.plural),
+        &format!(
+            "{value} histograms of every run, as shares of its {} (all CPUs)",
+            samples.plural
+        ),
         &histogram::prepare(&dists),
         samples,
         &zoom.latency,
@@ -520,7 +523,10 @@ fn overlay_timeline(
     let mut extent_s = 0.0f64;
     let mut covers = Vec::new();
     for (i, run) in runs.iter().enumerate() {
-        let series: Vec<_> = run.wakeup_series().filter(|s| !s.intervals.is_empty()).collect();
+        let series: Vec<_> = run
+            .wakeup_series()
+            .filter(|s| !s.intervals.is_empty())
+            .collect();
         let t = timeline::prepare(&series, run.extent_s(), Vec::new(), Vec::new());
         extent_s = extent_s.max(t.extent_s);
         // The CPUs' points share the run's time grid: the largest of each at each time.
@@ -567,7 +573,10 @@ fn overlay_timeline(
     };
     let mut f = timeline::draw_zoomed(
         "overlay-timeline",
-        &format!("{} over time of every run, from each run's start: the largest max and p99 over its CPUs", samples.title),
+        &format!(
+            "{} over time of every run, from each run's start: the largest max and p99 over its CPUs",
+            samples.title
+        ),
         &data,
         samples,
         zoom,
@@ -611,11 +620,20 @@ fn overlay_phases(runs: &[&RunDigest], samples: crate::format::kind::Vocabulary)
             .collect();
         let slug: String = label
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
             .collect();
         out.push(phase_pdf::draw(
             &format!("overlay-phase-{slug}"),
-            &format!("{} distribution of phase {label} in every run (all CPUs)", samples.title),
+            &format!(
+                "{} distribution of phase {label} in every run (all CPUs)",
+                samples.title
+            ),
             &pdfs,
             samples,
         ));

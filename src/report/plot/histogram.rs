@@ -113,15 +113,18 @@ fn draw_inner(
         .unwrap_or(1);
     let (lo, hi) = (lo.unwrap_or(0), hi.unwrap_or(40));
     let x = Axis {
-        scale: latency.apply(
-            Scale::new(ScaleKind::Log, bin_edge_ns(lo), bin_edge_ns(hi + 1)).rounded_out(),
-        ),
+        scale: latency
+            .apply(Scale::new(ScaleKind::Log, bin_edge_ns(lo), bin_edge_ns(hi + 1)).rounded_out()),
         quantity: Quantity::LatencyNs,
         title: format!("{} (log scale; bins of 1/40 decade)", samples.sample_value),
     };
     let smallest_share = binned
         .iter()
-        .flat_map(|b| b.bins.iter().map(move |x| x.1 as f64 / b.total.max(1) as f64))
+        .flat_map(|b| {
+            b.bins
+                .iter()
+                .map(move |x| x.1 as f64 / b.total.max(1) as f64)
+        })
         .fold(1.0f64, f64::min);
     let y = match share {
         // From half the smallest share, so that its bins stand clear of the axis.

@@ -132,11 +132,7 @@ pub fn prepare(
     zoom: &Zoom,
 ) -> std::io::Result<Vec<Scatter>> {
     let from_s = zoom.time.from.unwrap_or(0.0);
-    let to_s = zoom
-        .time
-        .to
-        .unwrap_or(extent_s)
-        .max(from_s + 1e-6);
+    let to_s = zoom.time.to.unwrap_or(extent_s).max(from_s + 1e-6);
     let mut by_cpu: BTreeMap<u32, Scatter> = BTreeMap::new();
     for s in samples {
         let s = s?;
@@ -199,7 +195,10 @@ pub fn draw(
         },
         filled: true,
     };
-    let mut legend = vec![entry(format!("{} (a dot per occupied cell)", samples.sample_value), wakeup)];
+    let mut legend = vec![entry(
+        format!("{} (a dot per occupied cell)", samples.sample_value),
+        wakeup,
+    )];
     if s.irq_samples > 0 {
         legend.push(entry("timer IRQ latency".into(), irq));
     }
@@ -326,17 +325,34 @@ mod tests {
         };
         let samples = (0..1000).map(|ms| sample(0, ms, if ms == 617 { 4_000_000 } else { 20_000 }));
         let s = &prepare(samples, 1_000_000_000, 1.0, &zoom).unwrap()[0];
-        assert_eq!(s.time_cut, Cut { below: 500, above: 0 });
+        assert_eq!(
+            s.time_cut,
+            Cut {
+                below: 500,
+                above: 0
+            }
+        );
         assert_eq!(s.latency_cut, Cut { below: 0, above: 1 });
         assert_eq!(s.samples, 499);
-        let f = draw("run1-samples-cpu0", "t", s, &[], *crate::format::run_record::RunKind::Latency.words(), &zoom);
+        let f = draw(
+            "run1-samples-cpu0",
+            "t",
+            s,
+            &[],
+            *crate::format::run_record::RunKind::Latency.words(),
+            &zoom,
+        );
         assert!(
-            f.statements.iter().any(|x| x == "CPU 0: 1 wakeups above 2.00 ms not shown"),
+            f.statements
+                .iter()
+                .any(|x| x == "CPU 0: 1 wakeups above 2.00 ms not shown"),
             "{:?}",
             f.statements
         );
         assert!(
-            f.statements.iter().any(|x| x == "CPU 0: 500 wakeups before 500.00 ms not shown"),
+            f.statements
+                .iter()
+                .any(|x| x == "CPU 0: 500 wakeups before 500.00 ms not shown"),
             "{:?}",
             f.statements
         );

@@ -163,10 +163,12 @@ pub fn draw_zoomed(
     zoom: &Zoom,
 ) -> Figure {
     let in_time = |p: &&Point| zoom.time.place(p.time_s) == std::cmp::Ordering::Equal;
-    let values = t
-        .tracks
-        .iter()
-        .flat_map(|tr| tr.points.iter().filter(in_time).flat_map(|p| [p.max_ns, p.p99_ns]));
+    let values = t.tracks.iter().flat_map(|tr| {
+        tr.points
+            .iter()
+            .filter(in_time)
+            .flat_map(|p| [p.max_ns, p.p99_ns])
+    });
     let (lo, hi) = values.fold((u64::MAX, 0u64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let (lo, hi) = if hi == 0 {
         (1_000, 1_000_000)

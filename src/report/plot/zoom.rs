@@ -49,7 +49,8 @@ impl Range {
         let Some(text) = text else {
             return Ok(Range::default());
         };
-        let form = "FROM:TO, durations with units, either end left out (e.g. 10us:2ms, :2ms, 30s:90s)";
+        let form =
+            "FROM:TO, durations with units, either end left out (e.g. 10us:2ms, :2ms, 30s:90s)";
         let (from, to) = text
             .split_once(':')
             .ok_or_else(|| format!("{option} {text}: expected {form}"))?;
@@ -75,7 +76,9 @@ impl Range {
             ));
         }
         if range == Range::default() {
-            return Err(format!("{option} {text}: neither end is given; expected {form}"));
+            return Err(format!(
+                "{option} {text}: neither end is given; expected {form}"
+            ));
         }
         Ok(range)
     }
@@ -98,9 +101,23 @@ impl Range {
         let (min, max) = if min < max {
             (min, max)
         } else if from.is_some() {
-            (min, min * if scale.kind == ScaleKind::Log { 10.0 } else { 2.0 } + 1.0)
+            (
+                min,
+                min * if scale.kind == ScaleKind::Log {
+                    10.0
+                } else {
+                    2.0
+                } + 1.0,
+            )
         } else {
-            (max / if scale.kind == ScaleKind::Log { 10.0 } else { 2.0 }, max)
+            (
+                max / if scale.kind == ScaleKind::Log {
+                    10.0
+                } else {
+                    2.0
+                },
+                max,
+            )
         };
         Scale { min, max, ..scale }
     }
@@ -216,11 +233,23 @@ mod tests {
     #[test]
     fn ranges_parse_with_units_and_open_ends() {
         let z = Zoom::parse(Some("10us:2ms"), Some("30s:")).unwrap();
-        assert_eq!(z.latency, Range { from: Some(10_000.0), to: Some(2_000_000.0) });
+        assert_eq!(
+            z.latency,
+            Range {
+                from: Some(10_000.0),
+                to: Some(2_000_000.0)
+            }
+        );
         assert_eq!(z.time.from, Some(30.0));
         assert_eq!(z.time.to, None);
-        assert_eq!(Zoom::parse(Some(":300us"), None).unwrap().latency.to, Some(300_000.0));
-        assert_eq!(Zoom::parse(None, Some("0:10s")).unwrap().time.from, Some(0.0));
+        assert_eq!(
+            Zoom::parse(Some(":300us"), None).unwrap().latency.to,
+            Some(300_000.0)
+        );
+        assert_eq!(
+            Zoom::parse(None, Some("0:10s")).unwrap().time.from,
+            Some(0.0)
+        );
         for bad in ["2ms", "2ms:1ms", ":", "1:2", "x:2ms"] {
             assert!(Zoom::parse(Some(bad), None).is_err(), "{bad}");
         }
@@ -229,26 +258,46 @@ mod tests {
 
     #[test]
     fn cuts_are_counted_and_said() {
-        let r = Range { from: Some(10_000.0), to: Some(2_000_000.0) };
+        let r = Range {
+            from: Some(10_000.0),
+            to: Some(2_000_000.0),
+        };
         let mut c = Cut::default();
         c.add(&r, 3_000_000.0, 12);
         c.add(&r, 5_000.0, 1);
         c.add(&r, 2_000_000.0, 7);
-        assert_eq!(c, Cut { below: 1, above: 12 });
+        assert_eq!(
+            c,
+            Cut {
+                below: 1,
+                above: 12
+            }
+        );
         assert_eq!(
             c.sentence("CPU 0", "wakeups", &r, latency_end).unwrap(),
             "CPU 0: 1 wakeups below 10.0 us not shown; 12 wakeups above 2.00 ms not shown"
         );
-        assert_eq!(Cut::default().sentence("CPU 0", "wakeups", &r, latency_end), None);
+        assert_eq!(
+            Cut::default().sentence("CPU 0", "wakeups", &r, latency_end),
+            None
+        );
     }
 
     #[test]
     fn a_range_replaces_the_data_ends() {
         let s = Scale::new(ScaleKind::Log, 1_000.0, 10_000_000.0);
-        let z = Range { from: None, to: Some(2_000_000.0) }.apply(s.clone());
+        let z = Range {
+            from: None,
+            to: Some(2_000_000.0),
+        }
+        .apply(s.clone());
         assert_eq!((z.min, z.max), (1_000.0, 2_000_000.0));
         // A log axis cannot start at 0: the data's end stays.
-        let z = Range { from: Some(0.0), to: Some(300_000.0) }.apply(s);
+        let z = Range {
+            from: Some(0.0),
+            to: Some(300_000.0),
+        }
+        .apply(s);
         assert_eq!((z.min, z.max), (1_000.0, 300_000.0));
     }
 }
