@@ -311,8 +311,9 @@ mod tests {
         let s = &prepare(samples, 1_000_000_000, 1.0, &Zoom::default()).unwrap()[0];
         assert_eq!(s.samples, 1000);
         assert_eq!(s.max(), Some((0.617, 4_000_000)));
-        // 800 columns of 20 us: one row each, plus the spike's.
-        assert_eq!(s.dots(), 801);
+        // 800 columns of 1.25 ms, each with a wakeup: one dot each at 20 us, but the spike's
+        // column (616.25-617.5 ms) holds the spike alone.
+        assert_eq!(s.dots(), 800);
         let zoom = Zoom {
             latency: Range {
                 from: None,

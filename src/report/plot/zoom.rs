@@ -33,7 +33,7 @@ impl Zoom {
     pub fn parse(latency: Option<&str>, time: Option<&str>) -> Result<Zoom, String> {
         Ok(Zoom {
             latency: Range::parse(latency, "--latency-range", 1.0)?,
-            time: Range::parse(time, "--time-range", 1e-9)?,
+            time: Range::parse(time, "--time-range", 1e9)?,
         })
     }
 
@@ -43,9 +43,9 @@ impl Zoom {
 }
 
 impl Range {
-    /// Parses `FROM:TO` of durations (`10us:2ms`, `:2ms`, `30s:`), each scaled by `per_ns`
+    /// Parses `FROM:TO` of durations (`10us:2ms`, `:2ms`, `30s:`), each in ns divided by `ns_per_unit`
     /// (1 for ns, 1e-9 for s). None: the whole range.
-    pub(crate) fn parse(text: Option<&str>, option: &str, per_ns: f64) -> Result<Range, String> {
+    pub(crate) fn parse(text: Option<&str>, option: &str, ns_per_unit: f64) -> Result<Range, String> {
         let Some(text) = text else {
             return Ok(Range::default());
         };
@@ -61,7 +61,7 @@ impl Range {
                 _ => {}
             }
             parse_duration_ns(t)
-                .map(|ns| Some(ns as f64 * per_ns))
+                .map(|ns| Some(ns as f64 / ns_per_unit))
                 .map_err(|e| format!("{option} {text}: {e}"))
         };
         let range = Range {
