@@ -43,9 +43,13 @@ impl Zoom {
 }
 
 impl Range {
-    /// Parses `FROM:TO` of durations (`10us:2ms`, `:2ms`, `30s:`), each in ns divided by `ns_per_unit`
-    /// (1 for ns, 1e-9 for s). None: the whole range.
-    pub(crate) fn parse(text: Option<&str>, option: &str, ns_per_unit: f64) -> Result<Range, String> {
+    /// Parses `FROM:TO` of durations (`10us:2ms`, `:2ms`, `30s:`), each in ns divided by
+    /// `ns_per_unit` (1 for ns, 1e9 for s). None: the whole range.
+    pub(crate) fn parse(
+        text: Option<&str>,
+        option: &str,
+        ns_per_unit: f64,
+    ) -> Result<Range, String> {
         let Some(text) = text else {
             return Ok(Range::default());
         };
