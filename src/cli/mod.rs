@@ -128,6 +128,14 @@ pub struct ExportArgs {
     /// ./<run directory name>-phases.dat and .gp).
     #[arg(long)]
     pub per_phase: bool,
+    /// With --format csv or columns: only these CPUs' samples (a list such as 1 or 0,2-3), e.g.
+    /// one CPU's `time_s latency_us irq_latency_us` rows, the SH7780 study's file for it.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// With --format gnuplot: the script's latency axis, FROM:TO with units, either end left
+    /// out (e.g. :2ms); it labels per CPU the wakeups it cut off.
+    #[arg(long, value_name = "FROM:TO")]
+    pub latency_range: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -325,4 +333,13 @@ pub struct ReportArgs {
     /// printed, and a violation exits 1. Runs are not modified.
     #[arg(long, value_name = "EXPR", allow_hyphen_values = true)]
     pub budget: Option<String>,
+    /// The latency axis of every plot, FROM:TO with units, either end left out (e.g. :2ms,
+    /// 10us:300us): the histograms' and exceedance curves' x, the timeline's y. Each plot says
+    /// what it cut off ("CPU 0: 12 wakeups above 2.00 ms not shown").
+    #[arg(long, value_name = "FROM:TO")]
+    pub latency_range: Option<String>,
+    /// The time axis of every time plot, FROM:TO since the run's start (e.g. 10s:20s, 5m:),
+    /// the latency axis then fitting what is in it; each plot says what it cut off.
+    #[arg(long, value_name = "FROM:TO")]
+    pub time_range: Option<String>,
 }

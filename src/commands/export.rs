@@ -10,6 +10,8 @@ pub fn run(args: &ExportArgs) -> Result<i32> {
         args.output.as_deref(),
         args.budget.as_deref(),
         args.per_phase,
+        args.cpus.as_deref(),
+        args.latency_range.as_deref(),
     )
     .map(|_| 0)
 }

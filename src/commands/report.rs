@@ -3,6 +3,7 @@
 use crate::cli::ReportArgs;
 use crate::error::Result;
 use crate::report::html::{self, ReportRequest};
+use crate::report::plot::zoom::Zoom;
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
     html::write(&ReportRequest {
@@ -10,5 +11,7 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
         output: &args.output,
         plots: args.plots.as_deref(),
         budget: args.budget.as_deref(),
+        zoom: Zoom::parse(args.latency_range.as_deref(), args.time_range.as_deref())
+            .map_err(crate::error::Failure::usage)?,
     })
 }

@@ -19,6 +19,7 @@ pub mod openmetrics;
 pub mod phases;
 pub mod plot;
 pub mod png;
+pub mod stack_rank;
 pub mod svg;
 pub mod sweep_tables;
 pub mod table;

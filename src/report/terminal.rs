@@ -234,6 +234,13 @@ fn trace_section(record: &RunRecord, verbose: bool) -> String {
                 let _ = writeln!(lines, "      {stack}");
             }
         }
+        // The kernel functions behind them (the culprits' stacks), with --verbose.
+        if verbose {
+            let (ranks, stacks) = crate::report::stack_rank::rank(trace.worst.iter());
+            if let Some(line) = crate::report::stack_rank::line(&ranks, stacks, 8) {
+                let _ = writeln!(lines, "  {line}");
+            }
+        }
     } else {
         let _ = writeln!(lines, "  late wakeups explained: none");
     }

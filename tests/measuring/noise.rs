@@ -824,7 +824,7 @@ fn compare_export_and_report_name_gaps() {
         "{csv}"
     );
     let o = jitterlab(&["export", a_s, "--format", "columns"]);
-    assert!(String::from_utf8_lossy(&o.stdout).starts_with("# time_s gap_us irq_latency_us\n"));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("# time_s gap_us irq_latency_us cpu\n"));
     let gp = out.parent().unwrap().join("hist");
     let o = jitterlab(&[
         "export",

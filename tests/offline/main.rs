@@ -34,6 +34,8 @@ mod newcomer;
 mod oslat;
 mod output_paths;
 mod readers;
+mod report_figures;
+mod reproducing;
 mod scan;
 mod signals_setup;
 mod spawners;

@@ -21,6 +21,7 @@ use crate::format::hlog::is_cpu_tag;
 use crate::format::hlog_scan::add_counts;
 use crate::format::stats::new_histogram;
 use crate::report::digest::{row_floor_ns, row_of};
+use crate::report::plot::zoom::{self, Range};
 use crate::results::loaded::LoadedRun;
 use crate::units::format_ns;
 use hdrhistogram::Histogram;
@@ -62,8 +63,15 @@ fn bins(h: &Histogram<u64>, width: u64, rows: usize) -> Vec<u64> {
     out
 }
 
-/// The data file and the script for one run; `name` is the base both are named by.
-pub(crate) fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
+/// The data file and the script for one run; `name` is the base both are named by. The
+/// script's latency axis is `latency` where given (`--latency-range`): the data file keeps
+/// every bin, the script shows the range and labels what it cut off per CPU, counted from the
+/// histogram (each bucket at its highest value, as the bins count it).
+pub(crate) fn render_zoomed(
+    run: &LoadedRun,
+    name: &str,
+    latency: &Range,
+) -> Result<(String, String)> {
     let tags: Vec<String> = run.tags().into_iter().filter(|t| is_cpu_tag(t)).collect();
     if tags.is_empty() {
         return Err(Failure::usage(format!(
@@ -78,7 +86,7 @@ pub(crate) fn render(run: &LoadedRun, name: &str) -> Result<(String, String)> {
     let max = histograms.iter().map(|(_, h)| h.max()).max().unwrap_or(0);
     let width = bin_width_ns(max);
     let data = histogram_data(run, &histograms, width);
-    let script = histogram_script(run, &histograms, width, name);
+    let script = histogram_script(run, &histograms, width, name, latency);
     Ok((data, script))
 }
 
@@ -136,6 +144,7 @@ fn histogram_script(
     histograms: &[(String, Histogram<u64>)],
     width: u64,
     name: &str,
+    latency: &Range,
 ) -> String {
     let max = histograms.iter().map(|(_, h)| h.max()).max().unwrap_or(0);
     let width_text = format!("{} us", width / 1000);
@@ -160,10 +169,30 @@ fn histogram_script(
     // Past the largest value, so its bin is not drawn on the border; a little left of 0, so
     // the body of the distribution is not either.
     let (x_from, x_to) = latency_range_us(max, width);
+    // `--latency-range` in place of either end.
+    let x_from = latency.from.map_or(x_from, |f| f / 1000.0);
+    let x_to = latency.to.map_or(x_to, |t| t / 1000.0);
     let _ = writeln!(gp, "set xrange [{x_from}:{x_to}]");
     let _ = writeln!(gp, "set grid");
     let _ = writeln!(gp, "set key top right");
-    mark_maxima(&mut gp, run, histograms);
+    mark_maxima(&mut gp, run, histograms, latency);
+    // What the range cut off, on the plot (labels 101...).
+    let cut: Vec<String> = histograms
+        .iter()
+        .filter_map(|(t, h)| {
+            let label = format!("CPU {}", t.trim_start_matches("cpu"));
+            zoom::cut_of(h, latency).sentence(&label, samples_name, latency, zoom::latency_end)
+        })
+        .collect();
+    for (i, note) in cut.iter().enumerate() {
+        let _ = writeln!(gp, "# {note}");
+        let _ = writeln!(
+            gp,
+            "set label {} \"{note}\" at graph 0.98, graph {} right tc rgb \"#7a1f00\" noenhanced",
+            101 + i,
+            0.75 - 0.05 * i as f64
+        );
+    }
     let series: Vec<String> = histograms
         .iter()
         .enumerate()
@@ -181,10 +210,19 @@ fn histogram_script(
     gp
 }
 
-/// Each CPU's maximum, marked: however small its bin, the worst case is seen.
-fn mark_maxima(gp: &mut String, run: &LoadedRun, histograms: &[(String, Histogram<u64>)]) {
+/// Each CPU's maximum, marked: however small its bin, the worst case is seen (a maximum
+/// outside `latency`, `--latency-range`, is said by the cut's label instead).
+fn mark_maxima(
+    gp: &mut String,
+    run: &LoadedRun,
+    histograms: &[(String, Histogram<u64>)],
+    latency: &Range,
+) {
     for (i, (t, h)) in histograms.iter().enumerate() {
         let max_ns = max_of(run, t).unwrap_or_else(|| h.max());
+        if latency.place(max_ns as f64) != std::cmp::Ordering::Equal {
+            continue;
+        }
         let x = max_ns as f64 / 1000.0;
         let colour = PALETTE[i % PALETTE.len()];
         let _ = writeln!(
@@ -220,10 +258,15 @@ fn max_of(run: &LoadedRun, tag: &str) -> Option<u64> {
 
 impl RunExporter for Gnuplot {
     fn write(&self, run: &LoadedRun, output: Option<&Path>) -> Result<()> {
-        let (base, name) = output_base(run, output, "histogram")?;
-        let (data, script) = render(run, &name)?;
-        write_pair(&base, &name, &data, &script)
+        write_zoomed(run, output, &Range::default())
     }
+}
+
+/// `--latency-range`: the histogram with its script's latency axis on `latency`.
+pub(crate) fn write_zoomed(run: &LoadedRun, output: Option<&Path>, latency: &Range) -> Result<()> {
+    let (base, name) = output_base(run, output, "histogram")?;
+    let (data, script) = render_zoomed(run, &name, latency)?;
+    write_pair(&base, &name, &data, &script)
 }
 
 /// `--per-phase`: writes the per-phase distributions of a scenario run as NAME.dat and NAME.gp

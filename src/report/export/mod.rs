@@ -25,10 +25,47 @@ use crate::results::loaded::{self, LoadedRun};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
+/// What a sample exporter knows of the run besides its samples: its kind, and from run.json
+/// how its threads slept (None when run.json cannot be read: those columns are then empty).
+pub(crate) struct SampleRun {
+    pub kind: RunKind,
+    pub pacing: Option<Pacing>,
+}
+
+/// How the run's threads slept, from run.json: what the sleep-start and wake-time columns
+/// need (`export --format csv`).
+#[derive(Debug, Clone)]
+pub(crate) struct Pacing {
+    /// The wake method's schedule (`plan.wake`); None for a method this build does not know.
+    pub schedule: Option<crate::measure::wake::Schedule>,
+    /// Each CPU's first period (run.json `threads[].interval_ns`), ns.
+    pub interval_ns: std::collections::BTreeMap<u32, u64>,
+    /// `--interval-step`, ns.
+    pub step_ns: u64,
+}
+
+impl Pacing {
+    fn of(record: &crate::format::run_record::RunRecord) -> Pacing {
+        Pacing {
+            // An imported run's wake method is a placeholder: its sleeps are not known.
+            schedule: crate::measure::wake::WAKE_METHODS
+                .iter()
+                .find(|m| m.name == record.plan.wake && record.imported.is_none())
+                .map(|m| m.schedule),
+            interval_ns: record
+                .threads
+                .iter()
+                .map(|t| (t.cpu as u32, t.interval_ns))
+                .collect(),
+            step_ns: record.plan.interval_step_ns,
+        }
+    }
+}
+
 /// Writes samples in one output format.
 pub(crate) trait SampleExporter {
-    /// Writes what comes before the first row; a noise run's columns name gaps (`kind`).
-    fn header(&mut self, out: &mut dyn Write, kind: RunKind) -> io::Result<()>;
+    /// Writes what comes before the first row; a noise run's columns name gaps (`run.kind`).
+    fn header(&mut self, out: &mut dyn Write, run: &SampleRun) -> io::Result<()>;
     /// Writes one sample; `start_ns` is the run's first due time on the same clock.
     fn row(&mut self, out: &mut dyn Write, sample: &SampleRecord, start_ns: u64) -> io::Result<()>;
 }
@@ -67,7 +104,13 @@ pub struct ExportFormat {
     pub budget: BudgetUse,
     /// `--per-phase`: writes a scenario run's per-phase form, where the format has one.
     per_phase: Option<WriteRun>,
+    /// `--latency-range`: writes the run with its plot's latency axis zoomed, where the format
+    /// draws one.
+    zoomed: Option<WriteZoomed>,
 }
+
+/// Writes a whole run to `-o` as given, its latency axis on the range.
+type WriteZoomed = fn(&LoadedRun, Option<&Path>, &crate::report::plot::zoom::Range) -> Result<()>;
 
 /// Writes a whole run to `-o` as given (None: the format's default).
 type WriteRun = fn(&LoadedRun, Option<&Path>) -> Result<()>;
@@ -77,17 +120,19 @@ type WriteRun = fn(&LoadedRun, Option<&Path>) -> Result<()>;
 pub const FORMATS: &[ExportFormat] = &[
     ExportFormat {
         name: "csv",
-        help: "one row per sample, the units in the header (reads samples.bin: the run needs --samples)",
-        exporter: || Exporter::Vocabulary(Box::new(csv::Csv)),
+        help: "one row per sample, the units in the header, with each wakeup's sleep start and wake time (reads samples.bin: the run needs --samples)",
+        exporter: || Exporter::Vocabulary(Box::new(csv::Csv::default())),
         budget: BudgetUse::Refused("samples"),
         per_phase: None,
+        zoomed: None,
     },
     ExportFormat {
         name: "columns",
-        help: "`time_s latency_us irq_latency_us` columns of every sample (reads samples.bin)",
+        help: "`time_s latency_us irq_latency_us cpu` columns of every sample (reads samples.bin)",
         exporter: || Exporter::Vocabulary(Box::new(columns::Columns)),
         budget: BudgetUse::Refused("samples"),
         per_phase: None,
+        zoomed: None,
     },
     ExportFormat {
         name: "gnuplot",
@@ -95,6 +140,7 @@ pub const FORMATS: &[ExportFormat] = &[
         exporter: || Exporter::Run(Box::new(gnuplot::Gnuplot)),
         budget: BudgetUse::NoVerdict,
         per_phase: Some(gnuplot::write_per_phase),
+        zoomed: Some(gnuplot::write_zoomed),
     },
     ExportFormat {
         name: "json",
@@ -102,6 +148,7 @@ pub const FORMATS: &[ExportFormat] = &[
         exporter: || Exporter::Run(Box::new(json::Json)),
         budget: BudgetUse::Verdict,
         per_phase: None,
+        zoomed: None,
     },
     ExportFormat {
         name: "junit",
@@ -109,6 +156,7 @@ pub const FORMATS: &[ExportFormat] = &[
         exporter: || Exporter::Run(Box::new(junit::Junit)),
         budget: BudgetUse::Verdict,
         per_phase: None,
+        zoomed: None,
     },
     ExportFormat {
         name: "lava",
@@ -116,6 +164,7 @@ pub const FORMATS: &[ExportFormat] = &[
         exporter: || Exporter::Run(Box::new(lava::Lava)),
         budget: BudgetUse::Verdict,
         per_phase: None,
+        zoomed: None,
     },
     ExportFormat {
         name: "cyclictest-json",
@@ -123,6 +172,7 @@ pub const FORMATS: &[ExportFormat] = &[
         exporter: || Exporter::Run(Box::new(cyclictest_json::CyclictestJson)),
         budget: BudgetUse::NoVerdict,
         per_phase: None,
+        zoomed: None,
     },
     ExportFormat {
         name: "prometheus",
@@ -134,6 +184,7 @@ pub const FORMATS: &[ExportFormat] = &[
         },
         budget: BudgetUse::Verdict,
         per_phase: None,
+        zoomed: None,
     },
     ExportFormat {
         name: "openmetrics",
@@ -145,6 +196,7 @@ pub const FORMATS: &[ExportFormat] = &[
         },
         budget: BudgetUse::Verdict,
         per_phase: None,
+        zoomed: None,
     },
     ExportFormat {
         name: "counters",
@@ -152,6 +204,7 @@ pub const FORMATS: &[ExportFormat] = &[
         exporter: || Exporter::Run(Box::new(counters::Counters)),
         budget: BudgetUse::Refused("the context counters"),
         per_phase: None,
+        zoomed: None,
     },
     ExportFormat {
         name: "summaries",
@@ -159,6 +212,7 @@ pub const FORMATS: &[ExportFormat] = &[
         exporter: || Exporter::Run(Box::new(summaries::Summaries)),
         budget: BudgetUse::Refused("the blocks of --summary-every"),
         per_phase: None,
+        zoomed: None,
     },
 ];
 
@@ -190,16 +244,36 @@ impl std::fmt::Debug for ExportFormat {
 /// the run is judged against it as `run --budget` would have judged it.
 ///
 /// `per_phase` (`--per-phase`, gnuplot only) writes a scenario run's per-phase distributions.
+///
+/// `cpus` (`--cpus`, the sample formats only) keeps the samples of these CPUs;
+/// `latency_range` (`--latency-range`, gnuplot's histogram) sets the plot's latency axis.
 pub fn export(
     run_dir: &Path,
     format: &ExportFormat,
     output: Option<&Path>,
     budget: Option<&str>,
     per_phase: bool,
+    cpus: Option<&str>,
+    latency_range: Option<&str>,
 ) -> Result<()> {
     // Before anything is read or written: `-o RUN/run.json` would destroy the run.
     if let Some(o) = output {
         crate::results::dir::check_output_file(o, "-o", &[run_dir])?;
+    }
+    if latency_range.is_some() {
+        let range = crate::report::plot::zoom::Range::parse(latency_range, "--latency-range", 1.0)
+            .map_err(Failure::usage)?;
+        let (Some(write_zoomed), false, None) = (format.zoomed, per_phase, budget) else {
+            return Err(Failure::usage(format!(
+                "--latency-range zooms the histogram plot of --format {} (without --per-phase or --budget), not --format {}{}",
+                names_where(|f| f.zoomed.is_some()),
+                format.name,
+                if per_phase { " --per-phase" } else { "" }
+            )));
+        };
+        let mut run = loaded::load(run_dir).map_err(Failure::usage)?;
+        crate::session::stale::note_owner(&mut run.record);
+        return write_zoomed(&run, output, &range);
     }
     if per_phase {
         let Some(write_per_phase) = format.per_phase else {
@@ -226,8 +300,23 @@ pub fn export(
         )));
     }
     let budget = Budget::from_option(budget)?;
-    match (format.exporter)() {
-        Exporter::Vocabulary(e) => export_samples(run_dir, e, output),
+    let exporter = (format.exporter)();
+    let cpus = match (cpus, &exporter) {
+        (None, _) => None,
+        (Some(list), Exporter::Vocabulary(_)) => Some(
+            crate::cpulist::parse_cpu_list(list)
+                .map_err(|e| Failure::usage(format!("--cpus {list}: {e}")))?,
+        ),
+        (Some(_), Exporter::Run(_)) => {
+            return Err(Failure::usage(format!(
+                "--cpus keeps some CPUs' samples, for --format {}; --format {} writes the whole run (every CPU)",
+                names_where(|f| matches!((f.exporter)(), Exporter::Vocabulary(_))),
+                format.name
+            )));
+        }
+    };
+    match exporter {
+        Exporter::Vocabulary(e) => export_samples(run_dir, e, output, cpus.as_deref()),
         Exporter::Run(e) => {
             let mut run = loaded::load(run_dir).map_err(Failure::usage)?;
             crate::session::stale::note_owner(&mut run.record);
@@ -276,11 +365,13 @@ fn write_streamed(
     }
 }
 
-/// Streams the sample log of `run_dir` through a sample exporter.
+/// Streams the sample log of `run_dir` through a sample exporter; `cpus`: only these CPUs'
+/// samples.
 fn export_samples(
     run_dir: &Path,
     mut exporter: Box<dyn SampleExporter>,
     output: Option<&Path>,
+    cpus: Option<&[usize]>,
 ) -> Result<()> {
     ResultDir::open(run_dir).map_err(Failure::usage)?;
     let Some(mut reader) = loaded::sample_log(run_dir).map_err(Failure::usage)? else {
@@ -290,22 +381,44 @@ fn export_samples(
             samplelog::FILE_NAME
         )));
     };
-    // Only the column names depend on it: a run.json that cannot be read is reported by the
-    // commands that need its figures, not here.
-    let kind = loaded::open(run_dir).map_or_else(
-        |_| RunKind::default(),
+    // The column names and the sleep-start and wake-time columns depend on it: a run.json
+    // that cannot be read is reported by the commands that need its figures, not here (those
+    // columns are then empty).
+    let run = loaded::open(run_dir).map_or_else(
+        |_| SampleRun {
+            kind: RunKind::default(),
+            pacing: None,
+        },
         |mut r| {
             crate::session::stale::note_owner(&mut r.record);
-            r.record.kind
+            SampleRun {
+                kind: r.record.kind,
+                pacing: Some(Pacing::of(&r.record)),
+            }
         },
     );
+    // A CPU the run did not measure is a mistake in the list, said before anything is written.
+    if let (Some(cpus), Some(pacing)) = (cpus, &run.pacing) {
+        let measured: Vec<usize> = pacing.interval_ns.keys().map(|&c| c as usize).collect();
+        if let Some(c) = cpus.iter().find(|c| !measured.contains(c)) {
+            return Err(Failure::usage(format!(
+                "--cpus names CPU {c}, which {} did not measure (its CPUs: {}); name some of those",
+                run_dir.display(),
+                crate::cpulist::format_cpu_list(&measured)
+            )));
+        }
+    }
     // Times count from the run's start, the due time of the first wakeups.
     let start_ns = reader.header.start_ns;
     // Streamed record by record: a day-long sample log does not fit in memory.
     let mut write_all = |out: &mut dyn Write| -> io::Result<()> {
-        exporter.header(out, kind)?;
+        exporter.header(out, &run)?;
         for sample in reader.by_ref() {
-            exporter.row(out, &sample?, start_ns)?;
+            let sample = sample?;
+            if cpus.is_some_and(|c| !c.contains(&(sample.cpu as usize))) {
+                continue;
+            }
+            exporter.row(out, &sample, start_ns)?;
         }
         out.flush()?;
         // A log cut by a kill or a full disk is exported up to the cut, and the cut named.

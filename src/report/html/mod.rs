@@ -17,6 +17,7 @@ use crate::analysis::budget::{self, Budget};
 use crate::error::{ExitCode, Failure, OrFailure, Result};
 use crate::format::run_record::FILE_NAME as RUN_JSON;
 use crate::report::digest::{self, RunDigest};
+use crate::report::plot::zoom::{self, Zoom};
 use crate::report::plot::{
     Distribution, Figure, exceedance, heatmap, histogram, phase_pdf, timeline,
 };
@@ -56,6 +57,8 @@ pub struct ReportRequest<'a> {
     pub plots: Option<&'a Path>,
     /// A budget expression, as given, judged in place of each run's stored verdict.
     pub budget: Option<&'a str>,
+    /// `--latency-range` and `--time-range`: every plot's latency and time axes.
+    pub zoom: Zoom,
 }
 
 /// Writes the report; returns the exit code (1 when a run fails the budget).
@@ -84,7 +87,7 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
         })
         .collect();
     let overlays = if runs.len() >= 2 {
-        overlay_figures(&runs)
+        overlay_figures(&runs, &request.zoom)
     } else {
         Vec::new()
     };
@@ -168,7 +171,7 @@ fn read_inputs(
                     budget_failed |= !verdict.passed;
                     digest.record.budget = Some(verdict);
                 }
-                let figures = run_figures(&format!("run{run_number}"), &digest);
+                let figures = run_figures(&format!("run{run_number}"), &digest, &request.zoom);
                 inputs.push(Input::Run {
                     digest: Box::new(digest),
                     figures,
@@ -262,19 +265,23 @@ fn has_time_series(run: &RunDigest) -> bool {
         && run.series.iter().any(|s| !s.intervals.is_empty())
 }
 
-/// The figures of one run, named `<prefix>-<kind>`.
-fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
+/// The figures of one run, named `<prefix>-<kind>`, on the axes of `zoom`.
+fn run_figures(prefix: &str, run: &RunDigest, zoom: &Zoom) -> Vec<Figure> {
     let mut out = Vec::new();
     // What a sample is: a wakeup's latency, or a noise run's gap.
     let samples = *run.record.kind.words();
     let word = samples.title;
     let dists = distributions(run);
+    // What the latency range cuts off each distribution (histogram, exceedance).
+    let cut = zoom::distribution_notes(&dists, &zoom.latency, samples.plural);
     if dists.iter().any(|d| !d.histogram.is_empty()) {
-        out.push(histogram::draw(
+        out.push(histogram::draw_zoomed(
             &format!("{prefix}-histogram"),
             &format!("{word} histogram"),
             &histogram::prepare(&dists),
             samples,
+            &zoom.latency,
+            &cut,
         ));
     }
     if has_time_series(run) {
@@ -297,20 +304,23 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
         if run.events.explained_cut() {
             data.markers_of = Some(run.events.causes.all);
         }
-        out.push(timeline::draw(
+        out.push(timeline::draw_zoomed(
             &format!("{prefix}-timeline"),
             &format!("{word} over time: max and p99 of each interval"),
             &data,
             samples,
+            zoom,
         ));
         // Beneath it, on the same time axis: the context counters that moved.
         out.extend(crate::report::counters::figures(prefix, run));
     }
+    // Beside it, from `--samples`: every wakeup's latency over time, per CPU.
+    out.extend(sample_figures(prefix, run, zoom));
     if let Some(figure) = noise_timeline_figure(prefix, run) {
         out.push(figure);
     }
     if dists.iter().any(|d| !d.histogram.is_empty()) {
-        out.push(exceedance::draw(
+        out.push(exceedance::draw_zoomed(
             &format!("{prefix}-exceedance"),
             &format!(
                 "Exceedance: share of {} {} than x",
@@ -318,6 +328,8 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
             ),
             &exceedance::prepare(&dists),
             samples,
+            &zoom.latency,
+            &cut,
         ));
     }
     let phases = run.phase_spans();
@@ -335,16 +347,69 @@ fn run_figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
     if has_time_series(run) {
         for s in run.wakeup_series().filter(|s| !s.intervals.is_empty()) {
             let suffix = s.cpu.map_or_else(|| s.tag.clone(), |c| format!("cpu{c}"));
-            out.push(heatmap::draw(
+            out.push(heatmap::draw_zoomed(
                 &format!("{prefix}-heatmap-{suffix}"),
                 &format!("Heat map of {}'s interval histograms", s.label),
                 &heatmap::prepare(s, run.extent_s()),
                 &phases,
                 samples,
+                zoom,
             ));
         }
     }
     out
+}
+
+/// Every latency over time (`runN-samples-cpuC`), one plot per CPU, from samples.bin when the
+/// run kept it (`--samples`) and its samples are wakeups (a noise run's gaps are drawn by its
+/// noise timeline). A sample log that cannot be read is named on stderr and drawn up to where
+/// it could be read, as `export` does.
+fn sample_figures(prefix: &str, run: &RunDigest, zoom: &Zoom) -> Vec<Figure> {
+    use crate::report::plot::scatter;
+    if !run.record.kind.spec().periodic {
+        return Vec::new();
+    }
+    let mut reader = match crate::results::loaded::sample_log(&run.path) {
+        Ok(Some(r)) => r,
+        Ok(None) => return Vec::new(),
+        Err(e) => {
+            eprintln!(
+                "jitterlab: warning: {}: the sample log cannot be read ({e}); the report has no per-sample plots",
+                run.path.display()
+            );
+            return Vec::new();
+        }
+    };
+    let start_ns = reader.header.start_ns;
+    let scatters = scatter::prepare(reader.by_ref(), start_ns, run.extent_s(), zoom);
+    if let Some(damage) = reader.damage() {
+        eprintln!("jitterlab: warning: {}: {damage}", run.path.display());
+    }
+    let scatters = match scatters {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!(
+                "jitterlab: warning: {}: reading the sample log failed ({e}); the report has no per-sample plots",
+                run.path.display()
+            );
+            return Vec::new();
+        }
+    };
+    let samples = *run.record.kind.words();
+    let phases = run.phase_spans();
+    scatters
+        .iter()
+        .map(|s| {
+            scatter::draw(
+                &format!("{prefix}-samples-cpu{}", s.cpu),
+                &format!("Every {} over time, CPU {}", samples.sample_value, s.cpu),
+                s,
+                &phases,
+                samples,
+                zoom,
+            )
+        })
+        .collect()
 }
 
 /// A noise run's share of each CPU over time, from its `noise_interval` events (runs written
@@ -378,7 +443,7 @@ pub(crate) fn run_label(index: usize, run: &RunDigest) -> String {
     format!("run {}: {name}", index + 1)
 }
 
-fn overlay_figures(runs: &[&RunDigest]) -> Vec<Figure> {
+fn overlay_figures(runs: &[&RunDigest], zoom: &Zoom) -> Vec<Figure> {
     let merged: Vec<_> = runs.iter().map(|r| r.all_cpus_histogram()).collect();
     let dists: Vec<Distribution> = runs
         .iter()
@@ -408,20 +473,172 @@ fn overlay_figures(runs: &[&RunDigest]) -> Vec<Figure> {
         .map(|c| c.to_uppercase().chain(value).collect())
         .unwrap_or_default();
     let histograms = format!("{value} histograms of every run (all CPUs)");
-    vec![
-        histogram::draw(
+    let cut = zoom::distribution_notes(&dists, &zoom.latency, samples.plural);
+    let mut out = vec![
+        histogram::draw_zoomed(
             "overlay-histogram",
             &histograms,
             &histogram::prepare(&dists),
             samples,
+            &zoom.latency,
+            &cut,
         ),
-        exceedance::draw(
+        exceedance::draw_zoomed(
             "overlay-exceedance",
             "Exceedance of every run (all CPUs)",
             &exceedance::prepare(&dists),
             samples,
+            &zoom.latency,
+            &cut,
         ),
-    ]
+    ];
+    // Runs of different lengths on one graph: each bin the share of its run's wakeups.
+    out.push(histogram::draw_shares(
+        "overlay-histogram-share",
+        &format!(
+            "{value} histograms of every run, as shares of its {} (all CPUs)",
+            samples.plural
+        ),
+        &histogram::prepare(&dists),
+        samples,
+        &zoom.latency,
+        &cut,
+    ));
+    out.extend(overlay_timeline(runs, zoom, samples));
+    out.extend(overlay_phases(runs, samples));
+    out
+}
+
+/// Every run's latency over time on one plot, each from its own start: per run the largest
+/// max and p99 over its CPUs at each point of its own timeline (`timeline::prepare`).
+fn overlay_timeline(
+    runs: &[&RunDigest],
+    zoom: &Zoom,
+    samples: crate::format::kind::Vocabulary,
+) -> Option<Figure> {
+    if !runs.iter().all(|r| has_time_series(r)) {
+        return None;
+    }
+    let mut tracks = Vec::new();
+    let mut extent_s = 0.0f64;
+    let mut covers = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let series: Vec<_> = run
+            .wakeup_series()
+            .filter(|s| !s.intervals.is_empty())
+            .collect();
+        let t = timeline::prepare(&series, run.extent_s(), Vec::new(), Vec::new());
+        extent_s = extent_s.max(t.extent_s);
+        // The CPUs' points share the run's time grid: the largest of each at each time.
+        let mut at: std::collections::BTreeMap<u64, timeline::Point> = Default::default();
+        for p in t.tracks.iter().flat_map(|tr| tr.points.iter()) {
+            at.entry(p.time_s.to_bits())
+                .and_modify(|q| {
+                    q.max_ns = q.max_ns.max(p.max_ns);
+                    q.p99_ns = q.p99_ns.max(p.p99_ns);
+                    q.after_gap |= p.after_gap;
+                })
+                .or_insert(*p);
+        }
+        let mut points: Vec<timeline::Point> = at.into_values().collect();
+        points.sort_by(|a, b| a.time_s.total_cmp(&b.time_s));
+        let worst = t
+            .tracks
+            .iter()
+            .filter_map(|tr| tr.worst)
+            .max_by_key(|w| w.1);
+        let label = run_label(i, run);
+        covers.push(match t.column_s {
+            None => format!("{label}: one point per interval"),
+            Some(w) => format!(
+                "{label}: each point covers {}",
+                crate::units::format_elapsed((w * 1e9) as u64)
+            ),
+        });
+        tracks.push(timeline::Track {
+            label,
+            irq: false,
+            style_index: i,
+            points,
+            worst,
+        });
+    }
+    let data = timeline::Timeline {
+        extent_s,
+        tracks,
+        phases: Vec::new(),
+        markers: Vec::new(),
+        markers_of: None,
+        column_s: None,
+    };
+    let mut f = timeline::draw_zoomed(
+        "overlay-timeline",
+        &format!(
+            "{} over time of every run, from each run's start: the largest max and p99 over its CPUs",
+            samples.title
+        ),
+        &data,
+        samples,
+        zoom,
+    );
+    // What a point is differs from run to run.
+    f.statements[0] = format!(
+        "Each run's time counts from its own start. Per run, each point is the largest max (solid) and p99 (dashed) over its CPUs: {}.",
+        covers.join("; ")
+    );
+    Some(f)
+}
+
+/// One scenario phase across runs (the OCERA study's Fig. 7 over Fig. 8): for each phase name
+/// that every run has, the distribution of that phase's wakeups in each run (all its CPUs),
+/// as shares so that phases of different length compare. Named `overlay-phase-<name>`.
+fn overlay_phases(runs: &[&RunDigest], samples: crate::format::kind::Vocabulary) -> Vec<Figure> {
+    let spans: Vec<Vec<(String, f64, f64)>> = runs.iter().map(|r| r.phase_spans()).collect();
+    let Some(first) = spans.first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut named: Vec<&str> = Vec::new();
+    for (label, _, _) in first {
+        if named.contains(&label.as_str())
+            || !spans.iter().all(|s| s.iter().any(|p| &p.0 == label))
+            || !runs.iter().all(|r| has_time_series(r))
+        {
+            continue;
+        }
+        named.push(label);
+        let pdfs: Vec<phase_pdf::PhasePdf> = runs
+            .iter()
+            .zip(&spans)
+            .enumerate()
+            .map(|(i, (run, spans))| {
+                // A phase named twice in a run: its first span.
+                let (_, from, to) = spans.iter().find(|p| &p.0 == label).expect("checked");
+                let series: Vec<_> = run.wakeup_series().collect();
+                phase_pdf::merged(&series, &run_label(i, run), *from, *to)
+            })
+            .collect();
+        let slug: String = label
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        out.push(phase_pdf::draw(
+            &format!("overlay-phase-{slug}"),
+            &format!(
+                "{} distribution of phase {label} in every run (all CPUs)",
+                samples.title
+            ),
+            &pdfs,
+            samples,
+        ));
+    }
+    out
 }
 
 /// Writes `<name>.svg` and `<name>.png` for every figure.

@@ -22,6 +22,13 @@ pub(super) fn section(h: &mut String, start_ns: u64, spikes: &[&SpikeExplanation
          that gave the CPU to the late thread, taken at that context switch, innermost frame \
          first.</p>",
     );
+    // The functions behind these spikes, most stacks first.
+    if let Some(line) = {
+        let (ranks, stacks) = crate::report::stack_rank::rank(spikes.iter().copied());
+        crate::report::stack_rank::line(&ranks, stacks, 12)
+    } {
+        let _ = write!(h, "<p class=\"stack-rank\">The {}.</p>", escape(&line));
+    }
     for (s, c, st) in with_stack {
         let _ = write!(
             h,

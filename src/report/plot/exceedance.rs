@@ -4,6 +4,7 @@
 
 use super::axis::{Quantity, Scale, ScaleKind};
 use super::chart::{Axis, Frame, LegendEntry};
+use super::zoom::Range;
 use super::{Distribution, Figure, series_style, thin_polyline};
 use crate::format::kind::Vocabulary;
 use crate::report::svg::escape;
@@ -96,6 +97,19 @@ pub fn statements(curves: &[Curve]) -> Vec<String> {
 }
 
 pub fn draw(name: &str, title: &str, curves: &[Curve], samples: Vocabulary) -> Figure {
+    draw_zoomed(name, title, curves, samples, &Range::default(), &[])
+}
+
+/// Draws the curves on the latency axis `latency` (`report --latency-range`); `notes` say
+/// what it cut off (`zoom::distribution_notes`), on the plot and under it.
+pub fn draw_zoomed(
+    name: &str,
+    title: &str,
+    curves: &[Curve],
+    samples: Vocabulary,
+    latency: &Range,
+    notes: &[String],
+) -> Figure {
     let lo = curves
         .iter()
         .filter_map(|c| c.steps.first())
@@ -109,7 +123,7 @@ pub fn draw(name: &str, title: &str, curves: &[Curve], samples: Vocabulary) -> F
     let n_max = curves.iter().map(|c| c.total).max().unwrap_or(1).max(1);
     let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (1e3, 1e6) };
     let x = Axis {
-        scale: Scale::new(ScaleKind::Log, lo, hi).rounded_out(),
+        scale: latency.apply(Scale::new(ScaleKind::Log, lo, hi).rounded_out()),
         quantity: Quantity::LatencyNs,
         title: format!("{} x (log scale)", samples.value),
     };
@@ -164,10 +178,13 @@ pub fn draw(name: &str, title: &str, curves: &[Curve], samples: Vocabulary) -> F
         }
         frame.svg.end_group();
     }
+    super::zoom::draw_notes(&mut frame, notes);
+    let mut statements = statements(curves);
+    statements.extend(notes.iter().cloned());
     Figure {
         name: name.into(),
         title: title.into(),
-        statements: statements(curves),
+        statements,
         svg: frame.finish(),
     }
 }

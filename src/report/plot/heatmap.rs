@@ -6,6 +6,7 @@
 use super::Figure;
 use super::axis::{Quantity, Scale, ScaleKind, format_value, time_unit};
 use super::chart::{Axis, Frame, LegendEntry, Style};
+use super::zoom::{Cut, Zoom, latency_end};
 use crate::format::kind::Vocabulary;
 use crate::report::digest::{ROWS, SeriesDigest, row_floor_ns};
 
@@ -126,20 +127,56 @@ pub fn draw(
     phases: &[(String, f64, f64)],
     samples: Vocabulary,
 ) -> Figure {
+    draw_zoomed(name, title, grid, phases, samples, &Zoom::default())
+}
+
+/// [`draw`] on the time and latency axes of `zoom` (`report --time-range`, `--latency-range`),
+/// saying on the plot and under it the wakeups of the cells wholly outside them: the columns
+/// wholly before or after the time range, then in the others the rows wholly below or above
+/// the latency range (a cell across an end is drawn, cut at the axis).
+pub fn draw_zoomed(
+    name: &str,
+    title: &str,
+    grid: &HeatGrid,
+    phases: &[(String, f64, f64)],
+    samples: Vocabulary,
+    zoom: &Zoom,
+) -> Figure {
     let (lo_row, hi_row) = grid.row_span().unwrap_or((30, 60));
+    let column_s = grid.extent_s / grid.columns as f64;
+    let (mut time_cut, mut latency_cut) = (Cut::default(), Cut::default());
+    for c in 0..grid.columns {
+        let (from, to) = (c as f64 * column_s, (c + 1) as f64 * column_s);
+        let wakeups: u64 = (0..ROWS).map(|r| grid.at(c, r)).sum();
+        if zoom.time.to.is_some_and(|t| from >= t) {
+            time_cut.above += wakeups;
+        } else if zoom.time.from.is_some_and(|f| to <= f) {
+            time_cut.below += wakeups;
+        } else {
+            for r in 0..ROWS {
+                if zoom.latency.to.is_some_and(|t| row_floor_ns(r) >= t) {
+                    latency_cut.above += grid.at(c, r);
+                } else if zoom.latency.from.is_some_and(|f| row_floor_ns(r + 1) <= f) {
+                    latency_cut.below += grid.at(c, r);
+                }
+            }
+        }
+    }
     let max = grid.cells.iter().copied().max().unwrap_or(0);
     let (_, unit) = time_unit(grid.extent_s);
     let x = Axis {
-        scale: Scale::new(ScaleKind::Linear, 0.0, grid.extent_s),
+        scale: zoom
+            .time
+            .apply(Scale::new(ScaleKind::Linear, 0.0, grid.extent_s)),
         quantity: Quantity::TimeS,
         title: format!("time since the start ({unit})"),
     };
     let y = Axis {
-        scale: Scale::new(
+        scale: zoom.latency.apply(Scale::new(
             ScaleKind::Log,
             row_floor_ns(lo_row),
             row_floor_ns(hi_row + 1),
-        ),
+        )),
         quantity: Quantity::LatencyNs,
         title: format!("{} (log scale)", samples.value),
     };
@@ -164,8 +201,9 @@ pub fn draw(
         })
         .collect();
     let mut frame = Frame::begin(name, title, x, y, &legend);
-    let (left, _, right, _) = frame.area;
-    let col_px = (right - left) / grid.columns as f64;
+    // A column's left edge on the (possibly zoomed) time axis.
+    let x_scale = frame.x.scale.clone();
+    let column_px = |c: usize| x_scale.px(c as f64 * column_s);
     super::phases::draw_bands(&mut frame, phases);
     frame
         .svg
@@ -189,10 +227,11 @@ pub fn draw(
             {
                 end += 1;
             }
+            let x0 = column_px(c);
             frame.svg.rect(
-                left + c as f64 * col_px,
+                x0,
                 y_top,
-                (end - c) as f64 * col_px + 0.3,
+                column_px(end) - x0 + 0.3,
                 y_bottom - y_top + 0.3,
                 &format!(r#"fill="{}""#, class_colour(class, floors.len())),
             );
@@ -211,6 +250,20 @@ pub fn draw(
         samples.plural
     )];
     statements.extend(super::phases::statement(phases));
+    let notes: Vec<String> = [
+        time_cut.time_sentence(&grid.label, samples.plural, &zoom.time),
+        latency_cut.sentence(
+            &grid.label,
+            &format!("{} in rows", samples.plural),
+            &zoom.latency,
+            latency_end,
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    super::zoom::draw_notes(&mut frame, &notes);
+    statements.extend(notes);
     Figure {
         name: name.into(),
         title: title.into(),

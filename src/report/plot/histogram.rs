@@ -5,6 +5,7 @@
 
 use super::axis::{Quantity, Scale, ScaleKind};
 use super::chart::{Axis, Frame, LegendEntry};
+use super::zoom::Range;
 use super::{Distribution, Figure, series_style};
 use crate::format::kind::Vocabulary;
 use crate::units::format_ns;
@@ -51,6 +52,50 @@ pub fn prepare(distributions: &[Distribution]) -> Vec<Binned> {
 
 /// Draws the binned distributions.
 pub fn draw(name: &str, title: &str, binned: &[Binned], samples: Vocabulary) -> Figure {
+    draw_zoomed(name, title, binned, samples, &Range::default(), &[])
+}
+
+/// Draws the binned distributions on the latency axis `latency` (`report --latency-range`);
+/// `notes` say what it cut off (`zoom::distribution_notes`), on the plot and under it.
+pub fn draw_zoomed(
+    name: &str,
+    title: &str,
+    binned: &[Binned],
+    samples: Vocabulary,
+    latency: &Range,
+    notes: &[String],
+) -> Figure {
+    draw_inner(name, title, binned, samples, latency, notes, false)
+}
+
+/// [`draw_zoomed`] with each bin the share of its distribution's wakeups (log axis), so that
+/// runs of different lengths compare (the Cortex-A8 study's standard and RT kernels on one
+/// graph).
+pub fn draw_shares(
+    name: &str,
+    title: &str,
+    binned: &[Binned],
+    samples: Vocabulary,
+    latency: &Range,
+    notes: &[String],
+) -> Figure {
+    draw_inner(name, title, binned, samples, latency, notes, true)
+}
+
+fn draw_inner(
+    name: &str,
+    title: &str,
+    binned: &[Binned],
+    samples: Vocabulary,
+    latency: &Range,
+    notes: &[String],
+    share: bool,
+) -> Figure {
+    // A bin's height: its count, or its share of its distribution's wakeups.
+    let height = |b: &Binned, count: u64| match share {
+        true => count as f64 / b.total.max(1) as f64,
+        false => count as f64,
+    };
     let lo = binned
         .iter()
         .filter_map(|b| b.bins.first())
@@ -68,19 +113,40 @@ pub fn draw(name: &str, title: &str, binned: &[Binned], samples: Vocabulary) -> 
         .unwrap_or(1);
     let (lo, hi) = (lo.unwrap_or(0), hi.unwrap_or(40));
     let x = Axis {
-        scale: Scale::new(ScaleKind::Log, bin_edge_ns(lo), bin_edge_ns(hi + 1)).rounded_out(),
+        scale: latency
+            .apply(Scale::new(ScaleKind::Log, bin_edge_ns(lo), bin_edge_ns(hi + 1)).rounded_out()),
         quantity: Quantity::LatencyNs,
         title: format!("{} (log scale; bins of 1/40 decade)", samples.sample_value),
     };
-    let y = Axis {
+    let smallest_share = binned
+        .iter()
+        .flat_map(|b| {
+            b.bins
+                .iter()
+                .map(move |x| x.1 as f64 / b.total.max(1) as f64)
+        })
+        .fold(1.0f64, f64::min);
+    let y = match share {
+        // From half the smallest share, so that its bins stand clear of the axis.
+        true => Axis {
+            scale: Scale::new(
+                ScaleKind::Log,
+                10f64.powf((smallest_share / 2.0).log10().floor()),
+                1.0,
+            ),
+            quantity: Quantity::Fraction,
+            title: format!("share of the run's {} per bin (log scale)", samples.plural),
+        },
         // From half a wakeup, so that bins of one wakeup stand clear of the axis.
-        scale: Scale::new(
-            ScaleKind::Log,
-            0.5,
-            10f64.powf((max_count as f64 * 2.0).log10().ceil()),
-        ),
-        quantity: Quantity::Count,
-        title: format!("{} per bin (log scale)", samples.plural),
+        false => Axis {
+            scale: Scale::new(
+                ScaleKind::Log,
+                0.5,
+                10f64.powf((max_count as f64 * 2.0).log10().ceil()),
+            ),
+            quantity: Quantity::Count,
+            title: format!("{} per bin (log scale)", samples.plural),
+        },
     };
     let legend: Vec<LegendEntry> = binned
         .iter()
@@ -99,7 +165,7 @@ pub fn draw(name: &str, title: &str, binned: &[Binned], samples: Vocabulary) -> 
         for &(k, count) in &b.bins {
             let x0 = frame.x.scale.px(bin_edge_ns(k));
             let x1 = frame.x.scale.px(bin_edge_ns(k + 1));
-            let y = frame.y.scale.px(count as f64);
+            let y = frame.y.scale.px(height(b, count));
             if previous != Some(k - 1) {
                 // Empty bins before this one: the line runs along the bottom.
                 points.push((x0, bottom));
@@ -118,19 +184,25 @@ pub fn draw(name: &str, title: &str, binned: &[Binned], samples: Vocabulary) -> 
         frame.svg.polyline(&points, &style_of(i, b).stroke());
         frame.svg.end_group();
     }
+    super::zoom::draw_notes(&mut frame, notes);
     let statements = binned
         .iter()
         .filter(|b| !b.bins.is_empty())
         .map(|b| {
-            let (mode_bin, _) = b.bins.iter().max_by_key(|x| x.1).copied().unwrap_or((0, 0));
+            let (mode_bin, most) = b.bins.iter().max_by_key(|x| x.1).copied().unwrap_or((0, 0));
             format!(
-                "{}: {} wakeups; the fullest bin is {} to {}",
+                "{}: {} wakeups; the fullest bin is {} to {}{}",
                 b.label,
                 b.total,
                 format_ns(bin_edge_ns(mode_bin).round() as u64),
-                format_ns(bin_edge_ns(mode_bin + 1).round() as u64)
+                format_ns(bin_edge_ns(mode_bin + 1).round() as u64),
+                match share {
+                    true => format!(", {:.1}% of them", 100.0 * height(b, most)),
+                    false => String::new(),
+                }
             )
         })
+        .chain(notes.iter().cloned())
         .collect();
     Figure {
         name: name.into(),

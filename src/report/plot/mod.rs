@@ -13,8 +13,10 @@ pub mod histogram;
 pub mod noise_timeline;
 pub mod phase_pdf;
 pub mod phases;
+pub mod scatter;
 pub mod sweep;
 pub mod timeline;
+pub mod zoom;
 
 use chart::Style;
 

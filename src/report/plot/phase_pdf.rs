@@ -26,32 +26,38 @@ pub struct PhasePdf {
 pub fn prepare(series: &SeriesDigest, phases: &[(String, f64, f64)]) -> Vec<PhasePdf> {
     phases
         .iter()
-        .map(|(label, from, to)| {
-            let window = phase_window(*from, *to);
-            let mut counts = vec![0u64; ROWS];
-            for p in series
-                .intervals
-                .iter()
-                .filter(|p| inside(window, p.start_s, p.length_s))
-            {
-                for &(row, count) in series.rows_of(p) {
-                    counts[row as usize] += count as u64;
-                }
-            }
-            let samples: u64 = counts.iter().sum();
-            let rows = counts
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| **c > 0)
-                .map(|(r, &c)| (r, c as f64 / samples as f64))
-                .collect();
-            PhasePdf {
-                label: label.clone(),
-                samples,
-                rows,
-            }
-        })
+        .map(|(label, from, to)| merged(&[series], label, *from, *to))
         .collect()
+}
+
+/// The distribution, named `label`, of the wakeups of every series in `series` (the CPUs of
+/// one run) in the phase from `from` to `to` s: for one phase compared across runs.
+pub fn merged(series: &[&SeriesDigest], label: &str, from: f64, to: f64) -> PhasePdf {
+    let window = phase_window(from, to);
+    let mut counts = vec![0u64; ROWS];
+    for series in series {
+        for p in series
+            .intervals
+            .iter()
+            .filter(|p| inside(window, p.start_s, p.length_s))
+        {
+            for &(row, count) in series.rows_of(p) {
+                counts[row as usize] += count as u64;
+            }
+        }
+    }
+    let samples: u64 = counts.iter().sum();
+    let rows = counts
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c > 0)
+        .map(|(r, &c)| (r, c as f64 / samples as f64))
+        .collect();
+    PhasePdf {
+        label: label.to_string(),
+        samples,
+        rows,
+    }
 }
 
 pub fn draw(name: &str, title: &str, pdfs: &[PhasePdf], samples: Vocabulary) -> Figure {

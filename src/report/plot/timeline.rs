@@ -8,6 +8,7 @@
 
 use super::axis::{Quantity, Scale, ScaleKind, time_unit};
 use super::chart::{Axis, Frame, LegendEntry, Style};
+use super::zoom::{Cut, Zoom, latency_end};
 use super::{Figure, phases, series_style};
 use crate::format::kind::Vocabulary;
 use crate::report::digest::SeriesDigest;
@@ -147,10 +148,27 @@ pub fn prepare(
 }
 
 pub fn draw(name: &str, title: &str, t: &Timeline, samples: Vocabulary) -> Figure {
-    let values = t
-        .tracks
-        .iter()
-        .flat_map(|tr| tr.points.iter().flat_map(|p| [p.max_ns, p.p99_ns]));
+    draw_zoomed(name, title, t, samples, &Zoom::default())
+}
+
+/// Draws the timeline on the time axis and the latency axis of `zoom` (`report --time-range`,
+/// `--latency-range`), saying on the plot and under it how many points each cut off: the
+/// points outside the time range, then per track the points in it whose max is beyond the
+/// latency range. The latency axis fits the points in the time range.
+pub fn draw_zoomed(
+    name: &str,
+    title: &str,
+    t: &Timeline,
+    samples: Vocabulary,
+    zoom: &Zoom,
+) -> Figure {
+    let in_time = |p: &&Point| zoom.time.place(p.time_s) == std::cmp::Ordering::Equal;
+    let values = t.tracks.iter().flat_map(|tr| {
+        tr.points
+            .iter()
+            .filter(in_time)
+            .flat_map(|p| [p.max_ns, p.p99_ns])
+    });
     let (lo, hi) = values.fold((u64::MAX, 0u64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let (lo, hi) = if hi == 0 {
         (1_000, 1_000_000)
@@ -159,12 +177,16 @@ pub fn draw(name: &str, title: &str, t: &Timeline, samples: Vocabulary) -> Figur
     };
     let (_, unit) = time_unit(t.extent_s);
     let x = Axis {
-        scale: Scale::new(ScaleKind::Linear, 0.0, t.extent_s),
+        scale: zoom
+            .time
+            .apply(Scale::new(ScaleKind::Linear, 0.0, t.extent_s)),
         quantity: Quantity::TimeS,
         title: format!("time since the start ({unit})"),
     };
     let y = Axis {
-        scale: Scale::new(ScaleKind::Log, lo as f64, hi as f64).rounded_out(),
+        scale: zoom
+            .latency
+            .apply(Scale::new(ScaleKind::Log, lo as f64, hi as f64).rounded_out()),
         quantity: Quantity::LatencyNs,
         title: format!("{} per interval (log scale)", samples.value),
     };
@@ -224,12 +246,49 @@ pub fn draw(name: &str, title: &str, t: &Timeline, samples: Vocabulary) -> Figur
     }
     frame.svg.end_group();
     phases::draw_labels(&mut frame, &t.phases);
+    let notes = cut_notes(t, zoom);
+    super::zoom::draw_notes(&mut frame, &notes);
+    let mut statements = statements(t);
+    statements.extend(notes);
     Figure {
         name: name.into(),
         title: title.into(),
-        statements: statements(t),
+        statements,
         svg: frame.finish(),
     }
+}
+
+/// What a zoom cut off the timeline, counted on its points: those outside the time range
+/// (the track with the most points; every track has a point per interval or column it has
+/// data for), then per track the points in the time range whose max is above (or below) the
+/// latency range.
+fn cut_notes(t: &Timeline, zoom: &Zoom) -> Vec<String> {
+    let what = match t.column_s {
+        None => "intervals",
+        Some(_) => "points",
+    };
+    let mut notes = Vec::new();
+    if let Some(most) = t.tracks.iter().max_by_key(|tr| tr.points.len()) {
+        let mut cut = Cut::default();
+        for p in &most.points {
+            cut.add(&zoom.time, p.time_s, 1);
+        }
+        notes.extend(cut.time_sentence("time axis", what, &zoom.time));
+    }
+    let maxima = match t.column_s {
+        None => "interval maxima",
+        Some(_) => "point maxima",
+    };
+    for tr in &t.tracks {
+        let mut cut = Cut::default();
+        for p in &tr.points {
+            if zoom.time.place(p.time_s) == std::cmp::Ordering::Equal {
+                cut.add(&zoom.latency, p.max_ns as f64, 1);
+            }
+        }
+        notes.extend(cut.sentence(&tr.label, maxima, &zoom.latency, latency_end));
+    }
+    notes
 }
 
 /// What the timeline says in words: what a point is, what the dotted line is, the phases, and
