@@ -318,7 +318,7 @@ fn phased(dir: &Path, idle_s: u64, io_s: u64, idle_ns: i64, io_ns: i64, every: u
     write_run(dir, &run, |_, t, _| {
         if t < idle_s * 1_000 * MS {
             idle_ns
-        } else if (t / MS) % every == 0 {
+        } else if (t / MS).is_multiple_of(every) {
             1_000_000
         } else {
             io_ns

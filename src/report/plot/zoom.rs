@@ -230,6 +230,30 @@ pub(crate) fn draw_notes(frame: &mut Frame, notes: &[String]) {
     frame.svg.end_group();
 }
 
+/// What `range` cuts off `histogram`: its wakeups below and above, each bucket counted at its
+/// highest value, where the histogram and exceedance plots draw it (within 0.1%).
+pub(crate) fn cut_of(histogram: &hdrhistogram::Histogram<u64>, range: &Range) -> Cut {
+    let mut cut = Cut::default();
+    if range.is_set() {
+        for v in histogram.iter_recorded() {
+            cut.add(range, v.value_iterated_to() as f64, v.count_at_value());
+        }
+    }
+    cut
+}
+
+/// The notes of a latency zoom on distributions: one per distribution it cut.
+pub(crate) fn distribution_notes(
+    distributions: &[super::Distribution],
+    range: &Range,
+    plural: &str,
+) -> Vec<String> {
+    distributions
+        .iter()
+        .filter_map(|d| cut_of(d.histogram, range).sentence(&d.label, plural, range, latency_end))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,28 +328,4 @@ mod tests {
         .apply(s);
         assert_eq!((z.min, z.max), (1_000.0, 300_000.0));
     }
-}
-
-/// What `range` cuts off `histogram`: its wakeups below and above, each bucket counted at its
-/// highest value, where the histogram and exceedance plots draw it (within 0.1%).
-pub(crate) fn cut_of(histogram: &hdrhistogram::Histogram<u64>, range: &Range) -> Cut {
-    let mut cut = Cut::default();
-    if range.is_set() {
-        for v in histogram.iter_recorded() {
-            cut.add(range, v.value_iterated_to() as f64, v.count_at_value());
-        }
-    }
-    cut
-}
-
-/// The notes of a latency zoom on distributions: one per distribution it cut.
-pub(crate) fn distribution_notes(
-    distributions: &[super::Distribution],
-    range: &Range,
-    plural: &str,
-) -> Vec<String> {
-    distributions
-        .iter()
-        .filter_map(|d| cut_of(d.histogram, range).sentence(&d.label, plural, range, latency_end))
-        .collect()
 }
