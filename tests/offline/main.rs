@@ -40,4 +40,5 @@ mod spawners;
 mod stdout_writer;
 mod sys_boundary;
 mod timerlat;
+mod tune;
 mod writers;
