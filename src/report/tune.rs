@@ -206,7 +206,8 @@ pub fn draw(name: &str, tune: &TuneFile) -> Figure {
     let (width, band) = (900.0, 18.0 * DRAWN.len() as f64 + 12.0);
     let plot_w = width - left - right;
     let height = top + band * rows.len().max(1) as f64 + 70.0;
-    let x = |v: f64| left + (v.clamp(2f64.powf(l2), 2f64.powf(h2)).log2() - l2) / (h2 - l2) * plot_w;
+    let x =
+        |v: f64| left + (v.clamp(2f64.powf(l2), 2f64.powf(h2)).log2() - l2) / (h2 - l2) * plot_w;
     let title = "Each fix against the baseline: ratio with / without, 95 % intervals, best first";
     let mut svg = Svg::new(name, width, height, title);
     svg.text(left, 22.0, Anchor::Start, "font-weight=\"bold\"", title);
@@ -253,11 +254,11 @@ pub fn draw(name: &str, tune: &TuneFile) -> Figure {
             let y = y0 + 12.0 + 18.0 * k as f64;
             let colour = PALETTE[k];
             let stroke = format!("stroke=\"{colour}\" stroke-width=\"2\"");
-            // An unbounded side runs to the plot's edge, dashed.
+            // An unbounded side runs to the plot's edge, dashed; so does a low side of 0,
+            // which no log axis holds.
             let (lx, lo_dash) = match m.low {
                 Some(l) if l > 0.0 => (x(l), false),
-                Some(_) => (left, false),
-                None => (left, true),
+                _ => (left, true),
             };
             let (hx, hi_dash) = match m.high {
                 Some(h) => (x(h), false),
@@ -315,7 +316,9 @@ fn ratio_text(f: Option<&EffectFigure>) -> String {
 /// The sentences under the plot: what ranks first and why, or that nothing was worth it.
 fn statements(tune: &TuneFile) -> Vec<String> {
     let Some(first) = tune.fixes.first() else {
-        return vec!["No fix was measured to the end: the tune ended before its rounds did.".into()];
+        return vec![
+            "No fix was measured to the end: the tune ended before its rounds did.".into(),
+        ];
     };
     let e = &first.effect;
     let mut out = vec![format!(
@@ -458,7 +461,10 @@ mod tests {
         assert_eq!(rows[0].label, "1. rt-throttling");
         assert_eq!(rows[1].label, "2. vmstat");
         let p999 = rows[0].marks[1].unwrap();
-        assert_eq!((p999.ratio, p999.low, p999.high), (0.05, Some(0.03), Some(0.08)));
+        assert_eq!(
+            (p999.ratio, p999.low, p999.high),
+            (0.05, Some(0.03), Some(0.08))
+        );
         // The axis holds every bound drawn and 1: 0.03 is above 1/64.
         assert_eq!(axis(&rows), (-6.0, 1.0));
         let f = draw("tune1-ranking", &t);

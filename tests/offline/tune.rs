@@ -181,8 +181,16 @@ fn check_latencies<'a>(fix: &'a Value, a: &[i64], b: &[i64]) -> &'a Value {
         let fig = figure(fix, statistic);
         assert_eq!(fig["unit"], "ns", "{fig}");
         let (va, vb) = (f(&fig["baseline"]), f(&fig["with_fix"]));
-        assert!(within_bucket(va, nearest_rank(a, q)), "{statistic} baseline {va} vs {}", nearest_rank(a, q));
-        assert!(within_bucket(vb, nearest_rank(b, q)), "{statistic} with fix {vb} vs {}", nearest_rank(b, q));
+        assert!(
+            within_bucket(va, nearest_rank(a, q)),
+            "{statistic} baseline {va} vs {}",
+            nearest_rank(a, q)
+        );
+        assert!(
+            within_bucket(vb, nearest_rank(b, q)),
+            "{statistic} with fix {vb} vs {}",
+            nearest_rank(b, q)
+        );
         assert!((f(&fig["ratio"]) - vb / va).abs() < 1e-9, "{fig}");
         let (lo, hi) = (f(&fig["ratio_low"]), f(&fig["ratio_high"]));
         assert!(lo <= f(&fig["ratio"]) && f(&fig["ratio"]) <= hi, "{fig}");
@@ -191,7 +199,11 @@ fn check_latencies<'a>(fix: &'a Value, a: &[i64], b: &[i64]) -> &'a Value {
     assert_eq!(max["unit"], "ns");
     assert_eq!(f(&max["baseline"]), *a.last().unwrap() as f64);
     assert_eq!(f(&max["with_fix"]), *b.last().unwrap() as f64);
-    assert!(max["ratio_low"].is_null() && max["ratio_high"].is_null() && max["interval_method"].is_null());
+    assert!(
+        max["ratio_low"].is_null()
+            && max["ratio_high"].is_null()
+            && max["interval_method"].is_null()
+    );
     figure(fix, "p99.9")
 }
 
@@ -203,15 +215,24 @@ fn check_rate(fix: &Value, a: &[i64], b: &[i64], hours: [f64; 2]) {
     assert_eq!(fig["interval_method"], "clopper-pearson");
     let over = |s: &[i64]| s.iter().filter(|&&x| x > MS as i64).count() as u64;
     let (xa, xb) = (over(a), over(b));
-    assert!((f(&fig["baseline"]) - xa as f64 / hours[0]).abs() < 1e-6, "{fig} {xa}");
-    assert!((f(&fig["with_fix"]) - xb as f64 / hours[1]).abs() < 1e-6, "{fig} {xb}");
+    assert!(
+        (f(&fig["baseline"]) - xa as f64 / hours[0]).abs() < 1e-6,
+        "{fig} {xa}"
+    );
+    assert!(
+        (f(&fig["with_fix"]) - xb as f64 / hours[1]).abs() < 1e-6,
+        "{fig} {xb}"
+    );
     let n = xa + xb;
     // The ratio r maps to the binomial p = r·hb / (ha + r·hb).
     let p = |r: f64| r * hours[1] / (hours[0] + r * hours[1]);
     match fig["ratio_high"].as_f64() {
         Some(h) => {
             let tail = binomial_at_most(xb, n, p(h));
-            assert!((tail - 0.025).abs() < 1e-4, "P(X <= {xb}) at the upper bound: {tail}");
+            assert!(
+                (tail - 0.025).abs() < 1e-4,
+                "P(X <= {xb}) at the upper bound: {tail}"
+            );
         }
         None => assert_eq!(xb, n, "only no event on the baseline's side leaves it open"),
     }
@@ -220,7 +241,10 @@ fn check_rate(fix: &Value, a: &[i64], b: &[i64], hours: [f64; 2]) {
         assert_eq!(low, 0.0);
     } else {
         let tail = 1.0 - binomial_at_most(xb - 1, n, p(low));
-        assert!((tail - 0.025).abs() < 1e-4, "P(X >= {xb}) at the lower bound: {tail}");
+        assert!(
+            (tail - 0.025).abs() < 1e-4,
+            "P(X >= {xb}) at the lower bound: {tail}"
+        );
     }
 }
 
@@ -230,7 +254,12 @@ fn check_rate(fix: &Value, a: &[i64], b: &[i64], hours: [f64; 2]) {
 #[test]
 fn tune_json_figures_are_re_derived_from_the_arms() {
     let root = tempfile::tempdir().unwrap();
-    let arm = |seed, every| ArmSpec { seed, every, seconds: 20, log_ms: 500 };
+    let arm = |seed, every| ArmSpec {
+        seed,
+        every,
+        seconds: 20,
+        log_ms: 500,
+    };
     let (record, pooled) = tune_of(
         root.path(),
         &[
@@ -250,21 +279,36 @@ fn tune_json_figures_are_re_derived_from_the_arms() {
     assert_eq!(fixes[1]["effect"]["verdict"], "no-measurable-effect");
     let hours = 2.0 * 2.0 * 20.0 / 3600.0;
     for fix in fixes {
-        let other = if fix["name"] == "nothing" { &pooled[1] } else { &pooled[2] };
+        let other = if fix["name"] == "nothing" {
+            &pooled[1]
+        } else {
+            &pooled[2]
+        };
         let p999 = check_latencies(fix, &pooled[0], other);
         assert_eq!(p999["interval_method"], "bootstrap", "{p999}");
         check_rate(fix, &pooled[0], other, [hours, hours]);
-        assert_eq!(fix["effect"]["samples"], serde_json::json!([80_000, 80_000]));
+        assert_eq!(
+            fix["effect"]["samples"],
+            serde_json::json!([80_000, 80_000])
+        );
     }
     let p999 = figure(&fixes[0], "p99.9");
     assert!(f(&p999["ratio_high"]) < 1.0, "{p999}");
     let p999 = figure(&fixes[1], "p99.9");
-    assert!(f(&p999["ratio_low"]) <= 1.0 && 1.0 <= f(&p999["ratio_high"]), "{p999}");
+    assert!(
+        f(&p999["ratio_low"]) <= 1.0 && 1.0 <= f(&p999["ratio_high"]),
+        "{p999}"
+    );
 
     // The report of the tune directory: its ranking drawn from tune.json, in that order.
     std::fs::write(root.path().join("tune.json"), record.json()).unwrap();
     let html = root.path().join("report.html");
-    let o = jitterlab(&["report", root.path().to_str().unwrap(), "-o", html.to_str().unwrap()]);
+    let o = jitterlab(&[
+        "report",
+        root.path().to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let page = std::fs::read_to_string(&html).unwrap();
     let svg = &page[page.find("id=\"tune1-ranking\"").expect("the ranking plot")..];
@@ -279,8 +323,16 @@ fn tune_json_figures_are_re_derived_from_the_arms() {
             f(&g["ratio_high"])
         )
     };
-    assert!(svg.contains(&ratio(&fixes[0], "p99.9")), "{}", ratio(&fixes[0], "p99.9"));
-    assert!(svg.contains(&ratio(&fixes[1], "p99")), "{}", ratio(&fixes[1], "p99"));
+    assert!(
+        svg.contains(&ratio(&fixes[0], "p99.9")),
+        "{}",
+        ratio(&fixes[0], "p99.9")
+    );
+    assert!(
+        svg.contains(&ratio(&fixes[1], "p99")),
+        "{}",
+        ratio(&fixes[1], "p99")
+    );
     assert!(page.contains("Ranked first: spikes-gone (worth applying)"));
     assert!(page.contains("pm-qos</strong>: not applicable: no cpuidle driver"));
 }
@@ -290,7 +342,12 @@ fn tune_json_figures_are_re_derived_from_the_arms() {
 #[test]
 fn a_short_tunes_order_statistic_interval_is_re_derived() {
     let root = tempfile::tempdir().unwrap();
-    let arm = |seed, every| ArmSpec { seed, every, seconds: 4, log_ms: 1000 };
+    let arm = |seed, every| ArmSpec {
+        seed,
+        every,
+        seconds: 4,
+        log_ms: 1000,
+    };
     let (record, pooled) = tune_of(
         root.path(),
         &[
@@ -318,7 +375,13 @@ fn a_short_tunes_order_statistic_interval_is_re_derived() {
         let (lo, hi) = (f(&fig["ratio_low"]), f(&fig["ratio_high"]));
         let want_lo = ((base + lb - ha) / base).max(0.0);
         let want_hi = (base + hb - la) / base;
-        assert!((lo - want_lo).abs() * base <= slack, "{statistic}: low {lo} vs {want_lo}");
-        assert!((hi - want_hi).abs() * base <= slack, "{statistic}: high {hi} vs {want_hi}");
+        assert!(
+            (lo - want_lo).abs() * base <= slack,
+            "{statistic}: low {lo} vs {want_lo}"
+        );
+        assert!(
+            (hi - want_hi).abs() * base <= slack,
+            "{statistic}: high {hi} vs {want_hi}"
+        );
     }
 }
