@@ -302,7 +302,9 @@ fn tune_json_figures_are_re_derived_from_the_arms() {
 
     // The report of the tune directory: its ranking drawn from tune.json, in that order.
     std::fs::write(root.path().join("tune.json"), record.json()).unwrap();
-    let html = root.path().join("report.html");
+    // Written beside the tune directory: never into a result directory.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let html = elsewhere.path().join("report.html");
     let o = jitterlab(&[
         "report",
         root.path().to_str().unwrap(),
