@@ -269,12 +269,14 @@ pub struct SweepArgs {
     after_help = "Every option of `jitterlab run` sets each arm's run. The fixes, how each is \
                   measured and how to read the table: docs/tune.md. --out names the tune \
                   directory (default ./jitterlab-results/<UTC time>-<host>-<pid>-tune); each arm \
-                  is a result directory in it, tune.json its record, deploy/ the files to deploy."
+                  is a result directory in it, tune.json its record, deploy/ the files to deploy. \
+                  --json prints tune.json (every figure with its interval and unit) instead of \
+                  the table."
 )]
 pub struct TuneArgs {
     /// The fixes to measure, comma-separated (default: every fix that applies here): \
-    /// irq-affinity, rt-throttling, pm-qos, timer-migration, workqueues, cpuset, watchdogs,
-    /// thp, ksm, vmstat.
+    /// irq-affinity, rt-throttling, pm-qos, timer-migration, workqueues, cpuset, nmi-watchdog,
+    /// soft-watchdog, thp, ksm, vmstat.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub fixes: Vec<String>,
     /// Rounds of arms: each round runs the baseline and every fix once, in a rotated order

@@ -28,9 +28,15 @@ pub fn run(args: &TuneArgs) -> Result<i32> {
     if args.run.check.dry_run {
         return dry_run(args, &plan);
     }
+    let json = args.run.samples_and_json.json;
     if plan.measured.is_empty() {
-        crate::stdout::write(&not_measured(&plan))?;
-        crate::stdout::line("tune: no fix to measure on this machine; nothing was run")?;
+        // Nothing is run, so no tune directory is made: the record of what was probed.
+        if json {
+            crate::stdout::line(&tune::record::TuneRecord::new(&plan).json())?;
+        } else {
+            crate::stdout::write(&not_measured(&plan))?;
+            crate::stdout::line("tune: no fix to measure on this machine; nothing was run")?;
+        }
         return Ok(0);
     }
     let writes_kernel = plan
@@ -64,8 +70,12 @@ pub fn run(args: &TuneArgs) -> Result<i32> {
             eprintln!("{line}");
         }
     })?;
-    crate::stdout::write(&tune::view::table(&outcome.record))?;
-    crate::stdout::line(&format!("Tune: {}", tune_dir.path.display()))?;
+    if json {
+        crate::stdout::line(&outcome.record.json())?;
+    } else {
+        crate::stdout::write(&tune::view::table(&outcome.record))?;
+        crate::stdout::line(&format!("Tune: {}", tune_dir.path.display()))?;
+    }
     if outcome.interrupted {
         eprintln!(
             "tune: interrupted after {} arm(s); their results are in {}",

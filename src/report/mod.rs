@@ -25,3 +25,4 @@ pub mod sweep_tables;
 pub mod table;
 pub mod tails;
 pub mod terminal;
+pub mod tune;

@@ -13,7 +13,11 @@ use serde::Serialize;
 pub struct Figure {
     /// `p99`, `p99.9`, `max` or `over deadline /h`.
     pub statistic: &'static str,
-    /// The baseline's and the fix's value: ns, or spikes per hour of measuring.
+    /// The unit of `baseline` and `with_fix`: `ns` for the latencies, `per hour` for the rate
+    /// of wakeups over the deadline (per hour of every measuring thread's time). The ratio and
+    /// its interval have none.
+    pub unit: &'static str,
+    /// The baseline's and the fix's value, in `unit`.
     pub baseline: Option<f64>,
     pub with_fix: Option<f64>,
     /// with_fix / baseline.
@@ -21,6 +25,10 @@ pub struct Figure {
     /// The ratio's 95 % interval; None on a side the data cannot bound (a maximum has none).
     pub ratio_low: Option<f64>,
     pub ratio_high: Option<f64>,
+    /// How the interval was made: `bootstrap` or `order-statistic` (compare.md) for the
+    /// percentiles, `clopper-pearson` (the exact conditional interval of a ratio of two
+    /// Poisson rates) for the rate; None for the maximum, which has no interval.
+    pub interval_method: Option<&'static str>,
 }
 
 impl Figure {
@@ -91,19 +99,23 @@ fn latency_figure(c: &ComparisonOfGroups, name: &str) -> Option<Figure> {
     let row: &StatRow = c.scopes[0].rows.iter().find(|r| r.statistic == name)?;
     let (baseline, with_fix) = (row.values[0], row.values[1]);
     let versus = &row.versus_first[0];
-    // The interval of the difference, over the baseline: the ratio's.
+    // The interval of the difference, over the baseline: the ratio's. A latency is never
+    // below 0, so neither is the ratio: a difference's bound below minus the baseline's value
+    // (an order-statistic interval on few samples) is a ratio of 0.
     let bound = |d: Option<f64>| -> Option<f64> {
         let a = baseline.filter(|a| *a > 0.0)?;
-        Some((a + d?) / a)
+        Some(((a + d?) / a).max(0.0))
     };
     let interval = versus.interval.as_ref();
     Some(Figure {
         statistic: row.statistic,
+        unit: row.unit,
         baseline,
         with_fix,
         ratio: versus.ratio,
         ratio_low: bound(interval.and_then(|i| i.low_ns)),
         ratio_high: bound(interval.and_then(|i| i.high_ns)),
+        interval_method: interval.map(|i| i.method),
     })
 }
 
@@ -130,12 +142,53 @@ fn spike_figure(baseline: &[LoadedRun], with_fix: &[LoadedRun]) -> Figure {
     let (ra, rb) = (rate(xa, ha), rate(xb, hb));
     Figure {
         statistic: "over deadline /h",
+        unit: "per hour",
         baseline: ra,
         with_fix: rb,
         ratio: ra.zip(rb).and_then(|(a, b)| (a > 0.0).then(|| b / a)),
         ratio_low: low,
         ratio_high: high,
+        interval_method: Some("clopper-pearson"),
     }
+}
+
+/// The order of the fixes in the table, the record and the report, best first: the verdicts
+/// in the order worth applying, mixed, no measurable effect, harmful; within one verdict, by
+/// the upper end of p99.9's interval (the gain that is sure at 95 %: the lower it is, the
+/// surer and larger the gain), then by p99.9's ratio, then by the rate's interval and ratio.
+/// A side the data cannot bound counts as unbounded (last). Returns the indices of `effects`
+/// in that order.
+pub fn ranking(effects: &[&Effect]) -> Vec<usize> {
+    let class = |v: Verdict| match v {
+        Verdict::Worthwhile => 0,
+        Verdict::Mixed => 1,
+        Verdict::NoMeasurableEffect => 2,
+        Verdict::Harmful => 3,
+    };
+    let key = |e: &Effect| -> [f64; 4] {
+        let of = |name: &str| e.figures.iter().find(|f| f.statistic == name);
+        let high = |name: &str| of(name).and_then(|f| f.ratio_high).unwrap_or(f64::INFINITY);
+        let ratio = |name: &str| of(name).and_then(|f| f.ratio).unwrap_or(f64::INFINITY);
+        [
+            high("p99.9"),
+            ratio("p99.9"),
+            high("over deadline /h"),
+            ratio("over deadline /h"),
+        ]
+    };
+    let mut order: Vec<usize> = (0..effects.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ea, eb) = (effects[a], effects[b]);
+        class(ea.verdict).cmp(&class(eb.verdict)).then_with(|| {
+            key(ea)
+                .iter()
+                .zip(key(eb).iter())
+                .map(|(x, y)| x.total_cmp(y))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
+    });
+    order
 }
 
 fn verdict(figures: &[Figure]) -> Verdict {
@@ -296,11 +349,13 @@ mod tests {
     fn figure(statistic: &'static str, low: f64, high: f64) -> Figure {
         Figure {
             statistic,
+            unit: "ns",
             baseline: Some(1.0),
             with_fix: Some((low + high) / 2.0),
             ratio: Some((low + high) / 2.0),
             ratio_low: Some(low),
             ratio_high: Some(high),
+            interval_method: Some("bootstrap"),
         }
     }
 
@@ -328,5 +383,27 @@ mod tests {
         max.ratio_low = None;
         max.ratio_high = None;
         assert_eq!(v(vec![max]), Verdict::NoMeasurableEffect);
+    }
+
+    /// Worth applying first, the surest gain (lowest upper end of p99.9's interval) first
+    /// among them; harmful last; no measurable effect between.
+    #[test]
+    fn the_ranking_puts_the_surest_gain_first() {
+        let effect = |verdict, p999: Figure| Effect {
+            figures: vec![figure("p99", 0.9, 1.1), p999],
+            verdict,
+            samples: [1, 1],
+        };
+        let nothing = effect(Verdict::NoMeasurableEffect, figure("p99.9", 0.5, 1.2));
+        let harmful = effect(Verdict::Harmful, figure("p99.9", 1.1, 1.4));
+        let small = effect(Verdict::Worthwhile, figure("p99.9", 0.8, 0.95));
+        let large = effect(Verdict::Worthwhile, figure("p99.9", 0.1, 0.3));
+        let mut unbounded = figure("p99.9", 0.2, 0.3);
+        unbounded.ratio_high = None;
+        let unsure = effect(Verdict::NoMeasurableEffect, unbounded);
+        assert_eq!(
+            ranking(&[&nothing, &harmful, &small, &large, &unsure]),
+            [3, 2, 0, 4, 1]
+        );
     }
 }

@@ -115,10 +115,16 @@ pub const FIXES: &[Fix] = &[
         probe: cpuset,
     },
     Fix {
-        name: "watchdogs",
-        what: "the NMI and soft-lockup watchdogs off (kernel.nmi_watchdog = 0, kernel.soft_watchdog = 0): their periodic checks run on every CPU",
+        name: "nmi-watchdog",
+        what: "the NMI (hard-lockup) watchdog off (kernel.nmi_watchdog = 0): its perf-counter NMI fires on every CPU every few seconds, whatever runs there",
         doctor_check: "kernel.watchdogs",
-        probe: watchdogs,
+        probe: nmi_watchdog,
+    },
+    Fix {
+        name: "soft-watchdog",
+        what: "the soft-lockup watchdog off (kernel.soft_watchdog = 0): its hrtimer and stopper work run on every CPU every few seconds",
+        doctor_check: "kernel.watchdogs",
+        probe: soft_watchdog,
     },
     Fix {
         name: "thp",
@@ -303,25 +309,24 @@ fn cpuset(ctx: &Ctx) -> Probe {
     }
 }
 
-fn watchdogs(ctx: &Ctx) -> Probe {
-    let mut change = Vec::new();
-    let mut now = Vec::new();
-    for file in [
-        "proc/sys/kernel/nmi_watchdog",
-        "proc/sys/kernel/soft_watchdog",
-    ] {
-        match ctx.read(file) {
-            Some(v) if v != "0" => {
-                now.push(format!("/{file} = {v}"));
-                change.push(Setting::new(file, "0"));
-            }
-            _ => {}
+/// A watchdog, each its own row: measured apart, each one's cost is its own; one that is
+/// already off is not applicable.
+fn watchdog(ctx: &Ctx, file: &str, which: &str) -> Probe {
+    match ctx.read(file) {
+        None => Probe::NotApplicable(format!("this kernel has no /{file}")),
+        Some(v) if v == "0" => {
+            Probe::NotApplicable(format!("the {which} watchdog is already off (/{file} = 0)"))
         }
+        Some(v) => settings(vec![Setting::new(file, "0")], format!("/{file} = {v}")),
     }
-    match change.is_empty() {
-        true => Probe::NotApplicable("the NMI and soft-lockup watchdogs are already off".into()),
-        false => settings(change, now.join(", ")),
-    }
+}
+
+fn nmi_watchdog(ctx: &Ctx) -> Probe {
+    watchdog(ctx, "proc/sys/kernel/nmi_watchdog", "NMI")
+}
+
+fn soft_watchdog(ctx: &Ctx) -> Probe {
+    watchdog(ctx, "proc/sys/kernel/soft_watchdog", "soft-lockup")
 }
 
 fn thp(ctx: &Ctx) -> Probe {

@@ -25,7 +25,7 @@ use crate::results::ResultDir;
 use crate::results::loaded::LoadedRun;
 use crate::session::settings::{ChangedSettings, SYSTEM_ROOT, Setting};
 use fixes::{Change, Ctx, Fix, PlanChange, Probe};
-use record::{ArmRecord, FixRecord, TuneRecord};
+use record::{ArmRecord, TuneRecord};
 use schedule::{Arm, Treatment};
 use std::path::Path;
 
@@ -246,16 +246,13 @@ pub fn run(
             interrupted: true,
         });
     }
-    for (i, name) in names.iter().enumerate() {
-        let effect = effect::effect(&runs[0], &runs[i + 1]);
-        record.fixes.push(FixRecord {
-            name: name.to_string(),
-            effect,
-        });
-    }
-    let worthwhile: Vec<usize> = (0..names.len())
-        .filter(|&i| record.fixes[i].effect.verdict == effect::Verdict::Worthwhile)
+    let effects: Vec<effect::Effect> = (0..names.len())
+        .map(|i| effect::effect(&runs[0], &runs[i + 1]))
         .collect();
+    let worthwhile: Vec<usize> = (0..names.len())
+        .filter(|&i| effects[i].verdict == effect::Verdict::Worthwhile)
+        .collect();
+    record.fixes = record::ranked(&names, effects);
     if worthwhile.len() >= 2 {
         say(&format!(
             "tune: the {} worthwhile fixes together against none, {} rounds",

@@ -15,6 +15,8 @@ use serde::Serialize;
 pub struct TuneRecord {
     /// The format's version (run.json's), first: the marker of a result directory.
     pub format: u32,
+    /// The confidence of every interval (0.95).
+    pub confidence: f64,
     pub cpus: Vec<usize>,
     /// Rounds of the baseline and every fix.
     pub rounds: usize,
@@ -26,7 +28,8 @@ pub struct TuneRecord {
     pub not_measured: Vec<UnmeasuredFix>,
     /// Every arm run so far, in order.
     pub arms: Vec<ArmRecord>,
-    /// Each measured fix against the baseline (after the rounds).
+    /// Each measured fix against the baseline (after the rounds), in the ranking's order
+    /// (effect::ranking: best first).
     pub fixes: Vec<FixRecord>,
     /// The worthwhile fixes together against none (when there were two or more).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -68,8 +71,26 @@ pub struct ArmRecord {
 /// A fix's result.
 #[derive(Debug, Clone, Serialize)]
 pub struct FixRecord {
+    /// Its place in the ranking, 1 first.
+    pub rank: usize,
     pub name: String,
     pub effect: Effect,
+}
+
+/// The fixes' records from their effects (in the plan's order), ranked: in the ranking's
+/// order, each with its rank.
+pub fn ranked(names: &[&str], effects: Vec<Effect>) -> Vec<FixRecord> {
+    let order = super::effect::ranking(&effects.iter().collect::<Vec<_>>());
+    let mut effects: Vec<Option<Effect>> = effects.into_iter().map(Some).collect();
+    order
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| FixRecord {
+            rank: k + 1,
+            name: names[i].to_string(),
+            effect: effects[i].take().expect("each index once"),
+        })
+        .collect()
 }
 
 /// What a change writes or turns on, one line each.
@@ -88,6 +109,7 @@ impl TuneRecord {
     pub fn new(plan: &TunePlan) -> TuneRecord {
         TuneRecord {
             format: FORMAT,
+            confidence: crate::analysis::compare::CONFIDENCE,
             cpus: plan.base.cpus.clone(),
             rounds: plan.rounds,
             arm_duration_ns: plan.base.length.duration_ns(),
@@ -116,9 +138,14 @@ impl TuneRecord {
         }
     }
 
+    /// The record as tune.json holds it and `tune --json` prints it.
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("tune records serialise")
+    }
+
     /// Writes tune.json into `dir`, replacing the last one atomically.
     pub fn write(&self, dir: &ResultDir) -> Result<()> {
-        let mut json = serde_json::to_vec_pretty(self).expect("tune records serialise");
+        let mut json = self.json().into_bytes();
         json.push(b'\n');
         dir.replace_file(TUNE_FILE_NAME, &json)
             .or_run(|| format!("cannot write {}", dir.file(TUNE_FILE_NAME).display()))

@@ -38,7 +38,7 @@ fn row(name: &str, e: &Effect) -> String {
 pub fn table(record: &TuneRecord) -> String {
     let mut out = String::new();
     out.push_str(&format!(
-        "Each fix against the baseline: ratio (with / without) and 95 % interval, {} rounds{}\n",
+        "Fixes against the baseline, best first: ratio with/without, 95 % interval, {} rounds{}\n",
         record.rounds,
         record
             .arm_duration_ns
@@ -88,11 +88,13 @@ mod tests {
     fn fig(statistic: &'static str, r: f64, lo: Option<f64>, hi: Option<f64>) -> Figure {
         Figure {
             statistic,
+            unit: "ns",
             baseline: Some(100.0),
             with_fix: Some(100.0 * r),
             ratio: Some(r),
             ratio_low: lo,
             ratio_high: hi,
+            interval_method: Some("bootstrap"),
         }
     }
 

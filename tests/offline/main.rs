@@ -42,4 +42,5 @@ mod spawners;
 mod stdout_writer;
 mod sys_boundary;
 mod timerlat;
+mod tune;
 mod writers;

@@ -419,6 +419,10 @@ const RESULT_READERS_ALLOWED: &[(&str, &str)] = &[
         "the head of a run.json or sweep.json that marks a result directory (never written into)",
     ),
     ("results/sweep.rs", "sweep.json, a sweep directory's record"),
+    (
+        "report/tune.rs",
+        "tune.json, a tune directory's record (written by tune/, a layer above the report)",
+    ),
 ];
 
 /// Every `src/<file>:<line>: <code>` under `root` that reads a result directory's file with

@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 enum Kind {
     Run,
     Sweep,
+    Tune,
 }
 
 /// One argument, read.
@@ -43,6 +44,11 @@ pub(crate) enum Input {
     Sweep {
         path: PathBuf,
         record: SweepRecord,
+        figures: Vec<Figure>,
+    },
+    Tune {
+        path: PathBuf,
+        record: Box<crate::report::tune::TuneFile>,
         figures: Vec<Figure>,
     },
 }
@@ -114,7 +120,9 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
     let all: Vec<&Figure> = inputs
         .iter()
         .flat_map(|i| match i {
-            Input::Run { figures, .. } | Input::Sweep { figures, .. } => figures.iter(),
+            Input::Run { figures, .. }
+            | Input::Sweep { figures, .. }
+            | Input::Tune { figures, .. } => figures.iter(),
         })
         .chain(overlays.iter())
         .chain(sweep_overlays.iter())
@@ -153,6 +161,7 @@ fn read_inputs(
     let mut budget_failed = false;
     let mut run_number = 0;
     let mut sweep_number = 0;
+    let mut tune_number = 0;
     for (path, kind) in request.run_dirs.iter().zip(kinds) {
         match kind {
             Kind::Run => {
@@ -187,6 +196,16 @@ fn read_inputs(
                     figures,
                 });
             }
+            Kind::Tune => {
+                tune_number += 1;
+                let record = crate::report::tune::read(path)?;
+                let figures = crate::report::tune::figures(&format!("tune{tune_number}"), &record);
+                inputs.push(Input::Tune {
+                    path: path.clone(),
+                    record: Box::new(record),
+                    figures,
+                });
+            }
         }
     }
     Ok((inputs, budget_failed))
@@ -197,6 +216,8 @@ fn classify(path: &Path) -> Result<Kind> {
         Ok(Kind::Run)
     } else if path.join(SWEEP_JSON).is_file() {
         Ok(Kind::Sweep)
+    } else if crate::report::tune::is_tune_dir(path) {
+        Ok(Kind::Tune)
     } else if !path.exists() {
         Err(Failure::usage(format!(
             "{}: no such directory; pass result directories written by jitterlab run or jitterlab sweep",

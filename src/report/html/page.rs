@@ -21,6 +21,7 @@ pub(super) fn render(
     let title = match inputs {
         [Input::Run { digest, .. }] => format!("jitterlab report: {}", digest.path.display()),
         [Input::Sweep { path, .. }] => format!("jitterlab sweep report: {}", path.display()),
+        [Input::Tune { path, .. }] => format!("jitterlab tune report: {}", path.display()),
         _ => format!("jitterlab report: {} result directories", inputs.len()),
     };
     let _ = write!(
@@ -42,6 +43,7 @@ pub(super) fn render(
     h.push_str("<nav><h2>Contents</h2><ul>");
     let mut run_i = 0;
     let mut sweep_i = 0;
+    let mut tune_i = 0;
     for input in inputs {
         match input {
             Input::Run { digest, .. } => {
@@ -57,6 +59,14 @@ pub(super) fn render(
                 let _ = write!(
                     h,
                     "<li><a href=\"#sweep{sweep_i}\">sweep {sweep_i}: {}</a></li>",
+                    escape(&path.display().to_string())
+                );
+            }
+            Input::Tune { path, .. } => {
+                tune_i += 1;
+                let _ = write!(
+                    h,
+                    "<li><a href=\"#tune{tune_i}\">tune {tune_i}: {}</a></li>",
                     escape(&path.display().to_string())
                 );
             }
@@ -110,7 +120,7 @@ pub(super) fn render(
     if !sweep_overlays.is_empty() {
         sweep::overlay_section(&mut h, sweep_overlays);
     }
-    let (mut run_i, mut sweep_i) = (0, 0);
+    let (mut run_i, mut sweep_i, mut tune_i) = (0, 0, 0);
     for input in inputs {
         match input {
             Input::Run { digest, figures } => {
@@ -124,6 +134,16 @@ pub(super) fn render(
             } => {
                 sweep_i += 1;
                 sweep::section(&mut h, sweep_i, path, record, figures);
+            }
+            Input::Tune {
+                path,
+                record,
+                figures,
+            } => {
+                tune_i += 1;
+                crate::report::tune::section_head(&mut h, tune_i, path, record);
+                figures.iter().for_each(|f| figure(&mut h, f));
+                h.push_str("</section>\n");
             }
         }
     }

@@ -82,9 +82,8 @@ fn each_fix_applies_or_says_why_not_on_this_vm() {
         ]
     );
     assert_eq!(
-        settings_of("watchdogs"),
-        [pair("proc/sys/kernel/soft_watchdog", "0")],
-        "the NMI watchdog is already off"
+        settings_of("soft-watchdog"),
+        [pair("proc/sys/kernel/soft_watchdog", "0")]
     );
     assert_eq!(
         settings_of("thp"),
@@ -96,6 +95,7 @@ fn each_fix_applies_or_says_why_not_on_this_vm() {
     );
     for (name, why) in [
         ("pm-qos", "no cpuidle driver"),
+        ("nmi-watchdog", "the NMI watchdog is already off"),
         ("ksm", "KSM is not running"),
         ("cpuset", "no cgroup v2 cpuset controller"),
     ] {

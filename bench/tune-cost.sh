@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# tune-cost.sh: what a `jitterlab tune` costs for the confidence it gives. For each number of
+# rounds and each arm length asked for, one tune of the fixes in FIXES (default vmstat: a fix
+# that changes nothing measurable on an idle machine, so its intervals show the noise alone);
+# prints, per tune, its arms, its wall time, the time per arm beyond the arm's length (start
+# and stop), and per fix the width of the 95 % interval of the p99 and p99.9 ratios
+# (ratio_high - ratio_low: 0.2 means a fix must change the figure by about 10 % to be told from
+# the noise) and the interval's method. The wall time of a tune of N fixes is then
+# rounds x (N + 1) x (length + overhead), and the width depends on rounds x length.
+#
+#   flock /tmp/jitterlab-measuring-tests.lock bash bench/tune-cost.sh
+#   ROUNDS="2 4" DURATIONS="2s 5s" FIXES=vmstat,timer-migration CPUS=1 bash bench/tune-cost.sh
+#   JITTERLAB=target/debug/jitterlab KEEP=/tmp/tc bash bench/tune-cost.sh
+#
+# Root (the fixes write /proc/sys). Bash and awk only.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+ROUNDS=${ROUNDS:-2 4}
+DURATIONS=${DURATIONS:-2s 5s}
+FIXES=${FIXES:-vmstat}
+CPUS=${CPUS:-1}
+for r in $ROUNDS; do
+    need_positive ROUNDS "$r"
+    ((r >= 2)) || die "ROUNDS must each be at least 2, got $r"
+done
+[[ $FIXES =~ ^[a-z,-]+$ ]] || die "FIXES must be fix names separated by commas, got '$FIXES'"
+bin=$(jitterlab_binary)
+work=${KEEP:-$(mktemp -d)}
+mkdir -p "$work"
+[[ -n ${KEEP:-} ]] || trap 'rm -rf "$work"' EXIT
+nfix=$(awk -F, '{print NF}' <<<"$FIXES")
+
+# figures FILE: one line per fix and statistic of tune.json: `fix statistic low high method`.
+figures() {
+    awk '
+        /^  "fixes": \[/ { infixes = 1 }
+        /^  "together"|^  "deploy"/ { infixes = 0 }
+        !infixes { next }
+        /^      "name": / { gsub(/[",]/, "", $2); fix = $2 }
+        /"statistic": / { stat = $0; sub(/.*"statistic": "/, "", stat); sub(/".*/, "", stat) }
+        /"ratio_low": / { low = $2; sub(/,$/, "", low) }
+        /"ratio_high": / { high = $2; sub(/,$/, "", high) }
+        /"interval_method": / {
+            m = $2; gsub(/[",]/, "", m)
+            if (stat == "p99" || stat == "p99.9") print fix, stat, low, high, m
+        }
+    ' "$1"
+}
+
+printf '%-6s %-8s %-6s %-5s %-9s %-12s %-14s %-22s %s\n' fixes rounds length arms wall_s overhead_s fix "p99 width (method)" "p99.9 width (method)"
+for rounds in $ROUNDS; do
+    for d in $DURATIONS; do
+        dsec=$(awk -v d="$d" 'BEGIN { v = d + 0; if (d ~ /ms$/) v /= 1000; else if (d ~ /m$/) v *= 60; print v }')
+        out="$work/tune-r$rounds-$d"
+        rm -rf "$out"
+        start=$EPOCHREALTIME
+        "$bin" tune --fixes "$FIXES" --rounds "$rounds" -D "$d" --cpus "$CPUS" --quiet --json \
+            --out "$out" >"$out.json" 2>"$out.err" || die "tune failed: $(tail -3 "$out.err")"
+        end=$EPOCHREALTIME
+        arms=$(grep -c '"treatment"' "$out.json" || true)
+        wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+        over=$(awk -v w="$wall" -v n="$arms" -v d="$dsec" 'BEGIN { printf "%.2f", w / n - d }')
+        figures "$out.json" | awk -v n="$nfix" -v r="$rounds" -v d="$d" -v a="$arms" -v w="$wall" -v o="$over" '
+            function width(l, h) { return (l == "null" || h == "null") ? "unbounded" : sprintf("%.3f", h - l) }
+            { key = $1; w_[key, $2] = width($3, $4) " (" $5 ")"; if (!(key in seen)) { seen[key] = 1; order[++k] = key } }
+            END {
+                for (i = 1; i <= k; i++)
+                    printf "%-6s %-8s %-6s %-5s %-9s %-12s %-14s %-22s %s\n", n, r, d, a, w, o, order[i], w_[order[i], "p99"], w_[order[i], "p99.9"]
+            }'
+    done
+done
