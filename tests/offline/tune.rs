@@ -29,7 +29,7 @@ fn latency(seed: u64, every: u64, cpu: usize, due: u64) -> i64 {
     h = h.wrapping_mul(0x94D0_49BB_1331_11EB);
     h ^= h >> 29;
     let k = due / MS;
-    if every > 0 && (k + seed) % every == 0 {
+    if every > 0 && (k + seed).is_multiple_of(every) {
         2_000_000 + (h % 1000) as i64
     } else {
         10_000 + (h % 30_000) as i64
