@@ -8,14 +8,14 @@ use serde::{Deserialize, Serialize};
 /// is the process total less them and the recorder thread. Load generators run in child
 /// processes and are in none of these (their CPU time is in `loads[].throughput`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CpuTimeRecord {
+pub(crate) struct CpuTimeRecord {
     /// User time of every thread of the process, ended ones included (getrusage RUSAGE_SELF).
-    pub process_user_ns: u64,
+    pub(crate) process_user_ns: u64,
     /// System time of every thread of the process, ended ones included.
-    pub process_system_ns: u64,
+    pub(crate) process_system_ns: u64,
     /// The thread that drained the measuring threads' rings and wrote the results
     /// (CLOCK_THREAD_CPUTIME_ID), up to the end of the run.
-    pub recorder_thread_ns: u64,
+    pub(crate) recorder_thread_ns: u64,
     /// Each measuring thread's CPU time over its whole life (set-up included), in the order of
     /// `threads`.
     pub measuring_threads: Vec<ThreadCpuTime>,
@@ -24,10 +24,10 @@ pub struct CpuTimeRecord {
 /// One measuring thread's CPU time: CLOCK_THREAD_CPUTIME_ID read by the thread itself as its
 /// last act, ns. Per wakeup: `cpu_time_ns / (samples + dropped_records)` of its `threads` entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ThreadCpuTime {
+pub(crate) struct ThreadCpuTime {
     pub cpu: usize,
-    pub thread_index: usize,
-    pub cpu_time_ns: u64,
+    pub(crate) thread_index: usize,
+    pub(crate) cpu_time_ns: u64,
 }
 
 impl CpuTimeRecord {

@@ -132,7 +132,7 @@ pub struct SpikeExplanation {
 impl SpikeExplanation {
     /// The class of the late wakeup's cause: the kind of what held the CPU longest (`irq`,
     /// `softirq`, `task`, `idle_exit`), or `no_event` when the trace showed nothing holding it.
-    pub fn cause(&self) -> &'static str {
+    pub(crate) fn cause(&self) -> &'static str {
         match self.contributors.first().map(|c| c.kind.as_str()) {
             Some("irq") => "irq",
             Some("softirq") => "softirq",
@@ -144,7 +144,7 @@ impl SpikeExplanation {
 
     /// The contributor whose kernel stack was captured (the task that gave the late thread
     /// its CPU), with its stack, if any.
-    pub fn culprit_stack(&self) -> Option<(&Contributor, &KernelStack)> {
+    pub(crate) fn culprit_stack(&self) -> Option<(&Contributor, &KernelStack)> {
         self.contributors
             .iter()
             .find_map(|c| c.stack.as_ref().map(|s| (c, s)))
@@ -172,7 +172,7 @@ pub struct Contributor {
 
 /// A kernel stack, as stored: its frames named from /proc/kallsyms.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KernelStack {
+pub(crate) struct KernelStack {
     /// Innermost first: `function+0xoff` (`function+0xoff [module]`), or the address in hex
     /// (`0xffffffff81234567`) where no symbol names it.
     pub frames: Vec<String>,
@@ -216,20 +216,20 @@ impl EventLog {
 /// The longest line of events.jsonl read as an event: a longer line is skipped and counted,
 /// never held (its bytes are read past). The longest event jitterlab writes, a spike
 /// explanation with its contributors and a kernel stack, takes a few KiB.
-pub const MAX_LINE_BYTES: usize = 1 << 20;
+pub(crate) const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// What one pass over event files met, line by line.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Scanned {
+pub(crate) struct Scanned {
     /// Lines handed over as events.
     pub events: u64,
     /// Lines of a type the reader did not ask for, counted by their `type` and not parsed.
-    pub passed_over: u64,
+    pub(crate) passed_over: u64,
     /// Lines that are no event this version reads (another version's type, a damaged or torn
     /// line): skipped, as they always were.
-    pub unreadable: u64,
+    pub(crate) unreadable: u64,
     /// Lines longer than [`MAX_LINE_BYTES`]: skipped without being held.
-    pub too_long: u64,
+    pub(crate) too_long: u64,
 }
 
 impl Scanned {

@@ -34,7 +34,7 @@ pub(crate) fn is_cpu_tag(tag: &str) -> bool {
 
 /// Where a log's encoded lines go: one latency.hlog ([`File`]), or the recorder's series of
 /// segment files.
-pub trait LogTarget: Send {
+pub(crate) trait LogTarget: Send {
     /// Writes the header; `start` is when the first wakeups were due.
     fn begin(
         &mut self,
@@ -107,7 +107,7 @@ impl HlogWriter {
     /// `summary`, both made by `ResultDir::create_file`. The summary is completed (its footer
     /// written) when the writer is dropped, with the log's final size; a run killed before
     /// leaves a summary without footer, which readers ignore.
-    pub fn summarized(log: File, summary: File, log_name: &str) -> Self {
+    pub(crate) fn summarized(log: File, summary: File, log_name: &str) -> Self {
         Self::to(Box::new(super::summary::SummarizedLog::new(
             log, summary, log_name,
         )))
@@ -200,7 +200,7 @@ pub fn header(
 
 /// One interval histogram read back from a log.
 #[derive(Debug, Clone)]
-pub struct IntervalHistogram {
+pub(crate) struct IntervalHistogram {
     pub tag: String,
     /// Seconds from the log's base time.
     pub start_s: f64,

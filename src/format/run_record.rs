@@ -1,12 +1,12 @@
 //! run.json: what a run was asked to do, what it found, and what it measured.
 //! The fields are specified in docs/result-format.md; every quantity carries its unit in its name.
 
-pub use super::cpu_time::{CpuTimeRecord, ThreadCpuTime};
-pub use super::environment::{EnvironmentRecord, IdleStateRecord, IdleStatesRecord, PmQosRecord};
-pub use super::inversion::{InversionCount, InversionRecord, RoleRecord};
-pub use super::kind::RunKind;
-pub use super::noise::{NoiseCause, NoiseSummary};
-pub use super::plan_record::{IpcRecord, PlanRecord};
+pub(crate) use super::cpu_time::{CpuTimeRecord, ThreadCpuTime};
+pub(crate) use super::environment::{EnvironmentRecord, IdleStateRecord, IdleStatesRecord, PmQosRecord};
+pub(crate) use super::inversion::{InversionCount, InversionRecord, RoleRecord};
+pub(crate) use super::kind::RunKind;
+pub(crate) use super::noise::{NoiseCause, NoiseSummary};
+pub(crate) use super::plan_record::{IpcRecord, PlanRecord};
 pub use super::throughput::Throughput;
 pub(crate) use super::throughput::format_throughput;
 use crate::format::stats::LatencySummary;
@@ -19,7 +19,7 @@ pub const FILE_NAME: &str = "run.json";
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
     pub format: u32,
-    pub jitterlab_version: String,
+    pub(crate) jitterlab_version: String,
     /// `latency` (`jitterlab run`) or `noise` (`jitterlab noise`); absent in older files, which
     /// are latency runs.
     #[serde(default)]
@@ -29,9 +29,9 @@ pub struct RunRecord {
     /// The system snapshot and readiness verdicts (see docs/doctor.md).
     pub system: serde_json::Value,
     /// What jitterlab itself changed on the system for the run.
-    pub environment: EnvironmentRecord,
-    pub started_utc: String,
-    pub ended_utc: Option<String>,
+    pub(crate) environment: EnvironmentRecord,
+    pub(crate) started_utc: String,
+    pub(crate) ended_utc: Option<String>,
     /// The run's start on CLOCK_MONOTONIC (the time base of events.jsonl), ns.
     pub start_monotonic_ns: u64,
     pub duration_ns: Option<u64>,
@@ -134,7 +134,7 @@ impl RunRecord {
 /// One phase of a scenario and the latency measured while it ran. Statistics come from the
 /// interval histograms whose intervals lie inside the phase.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PhaseRecord {
+pub(crate) struct PhaseRecord {
     pub index: usize,
     pub label: String,
     /// Phase start and end on CLOCK_MONOTONIC (the time base of events.jsonl), ns.
@@ -146,14 +146,14 @@ pub struct PhaseRecord {
     /// a phase (`compare --phase`, per-phase exports) use it so that they cover the same
     /// intervals. Absent in files written before this field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_start_ns: Option<u64>,
+    pub(crate) window_start_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_end_ns: Option<u64>,
+    pub(crate) window_end_ns: Option<u64>,
     pub threads: Vec<PhaseThreadSummary>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PhaseThreadSummary {
+pub(crate) struct PhaseThreadSummary {
     pub cpu: usize,
     #[serde(flatten)]
     pub latency: LatencySummary,
@@ -186,7 +186,7 @@ pub struct TraceRecord {
     pub backend: String,
     /// Why that back end: the option, or what `auto` found.
     #[serde(default)]
-    pub backend_reason: String,
+    pub(crate) backend_reason: String,
     /// The tracefs instance used (removed at the end); empty with the BPF back end.
     pub instance: String,
     /// Samples above this latency were explained in events.jsonl, ns.
@@ -202,24 +202,24 @@ pub struct TraceRecord {
     /// measured CPUs by the instance's CPU mask only. With BPF, the filters the programs apply
     /// in the kernel, in words.
     #[serde(default)]
-    pub filters: Vec<String>,
+    pub(crate) filters: Vec<String>,
     /// tracefs: the ring buffer per measured CPU, KiB; BPF: the one ring buffer, KiB.
     #[serde(default)]
-    pub buffer_kb: u64,
+    pub(crate) buffer_kb: u64,
     /// Events read and decoded.
     #[serde(default)]
-    pub events_read: u64,
+    pub(crate) events_read: u64,
     /// BPF: wakeups not later than `explain_above_ns` were reduced in the kernel to one record
     /// each (docs/tracing.md, "In-kernel reduction"); their other events never left it.
     #[serde(default)]
-    pub reduced: bool,
+    pub(crate) reduced: bool,
     /// BPF: the events the programs handled on the traced CPUs, reduced or not (absent for
     /// tracefs and in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub events_in_kernel: Option<u64>,
+    pub(crate) events_in_kernel: Option<u64>,
     /// CPU time of the trace reader thread, ns.
     #[serde(default)]
-    pub reader_cpu_ns: u64,
+    pub(crate) reader_cpu_ns: u64,
     /// Per measuring thread: how many samples were joined, and the parts of the latency.
     #[serde(default)]
     pub threads: Vec<TraceThreadRecord>,
@@ -277,7 +277,7 @@ pub struct ImportRecord {
 
 /// One figure of [`ImportRecord::figures`]: `{"cpu": 0, "name": "irq", "value": 1204, "unit": "events"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SourceFigure {
+pub(crate) struct SourceFigure {
     pub cpu: usize,
     pub name: String,
     pub value: u64,
@@ -311,9 +311,9 @@ impl Ended {
 
 /// One measuring thread's results.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ThreadSummary {
+pub(crate) struct ThreadSummary {
     pub cpu: usize,
-    pub thread_index: usize,
+    pub(crate) thread_index: usize,
     pub tid: i32,
     pub interval_ns: u64,
     pub deadline_ns: u64,
@@ -324,9 +324,9 @@ pub struct ThreadSummary {
     /// Samples lost because the ring was full (the recorder fell behind).
     pub dropped_records: u64,
     /// Wakeups later than `deadline_ns`.
-    pub deadline_misses: u64,
+    pub(crate) deadline_misses: u64,
     /// Wakeups with a negative latency (a clock step or an early-waking method).
-    pub early_wakeups: u64,
+    pub(crate) early_wakeups: u64,
     /// `completed`, `stopped` or `failed: <reason>`.
     pub end: String,
     /// Timer IRQ latency (hrtimer expiry minus programmed expiry), with `--trace`.
@@ -361,20 +361,20 @@ pub struct LoadRecord {
 
 /// What a load's bounded log kept of its output (docs/loads.md "Output").
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LoadLogRecord {
+pub(crate) struct LoadLogRecord {
     /// Bytes the load wrote to its stdout and stderr.
-    pub output_bytes: u64,
+    pub(crate) output_bytes: u64,
     /// Bytes of it the log no longer holds (older parts dropped at a rotation, or output after
     /// a failed write).
-    pub dropped_bytes: u64,
+    pub(crate) dropped_bytes: u64,
     /// The bound of each of the log's two files (`<k>-<name>.log.1` and `<k>-<name>.log`).
-    pub bound_bytes: u64,
+    pub(crate) bound_bytes: u64,
 }
 
 /// How a load ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum LoadEnded {
+pub(crate) enum LoadEnded {
     /// Stopped by jitterlab at the end of its phase or of the run: the normal end.
     Stopped,
     /// Did what it was asked and ended (hackbench's one exchange in `jitterlab load`).

@@ -122,12 +122,12 @@ pub struct LatencySummary {
     pub samples: u64,
     pub min_ns: Option<i64>,
     pub mean_ns: Option<f64>,
-    pub stddev_ns: Option<f64>,
+    pub(crate) stddev_ns: Option<f64>,
     pub p50_ns: Option<u64>,
-    pub p90_ns: Option<u64>,
+    pub(crate) p90_ns: Option<u64>,
     pub p99_ns: Option<u64>,
     pub p999_ns: Option<u64>,
-    pub p9999_ns: Option<u64>,
+    pub(crate) p9999_ns: Option<u64>,
     pub max_ns: Option<i64>,
 }
 

@@ -13,7 +13,7 @@ pub enum Kind {
 /// A family of counters: its name or name prefix, kind, unit and where it comes from (the
 /// table docs/counters.md shows, one row each).
 #[derive(Debug, Clone, Copy)]
-pub struct Family {
+pub(crate) struct Family {
     /// The counter's name, or its prefix up to and including the first `:`.
     pub name: &'static str,
     pub kind: Kind,
@@ -22,7 +22,7 @@ pub struct Family {
 }
 
 /// Every counter family, in the order the exports and docs list them.
-pub const FAMILIES: &[Family] = &[
+pub(crate) const FAMILIES: &[Family] = &[
     Family {
         name: "irq:",
         kind: Kind::Delta,
@@ -103,6 +103,6 @@ pub fn family_of(name: &str) -> Option<&'static Family> {
 }
 
 /// Whether the counter's value is a change (summed over intervals) or a reading.
-pub fn kind_of(name: &str) -> Kind {
+pub(crate) fn kind_of(name: &str) -> Kind {
     family_of(name).map_or(Kind::Delta, |f| f.kind)
 }

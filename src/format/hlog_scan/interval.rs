@@ -6,7 +6,7 @@ use hdrhistogram::Histogram;
 
 /// One interval as the scanner hands it out. The slices live until the next interval.
 #[derive(Debug)]
-pub struct SparseInterval<'a> {
+pub(crate) struct SparseInterval<'a> {
     pub tag: &'a str,
     /// Seconds from the log's base time (the run's first due time).
     pub start_s: f64,
@@ -56,7 +56,7 @@ impl SparseInterval<'_> {
 /// One interval kept in memory as its non-empty (value, count) pairs: a few KiB where a decoded
 /// `Histogram` takes about 100 KiB.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StoredInterval {
+pub(crate) struct StoredInterval {
     pub tag: String,
     /// Seconds from the log's base time (the run's first due time).
     pub start_s: f64,
@@ -66,7 +66,7 @@ pub struct StoredInterval {
 }
 
 /// Adds (value, count) pairs into a histogram of the crate's configuration.
-pub fn add_counts(histogram: &mut Histogram<u64>, counts: &[(u64, u64)]) {
+pub(crate) fn add_counts(histogram: &mut Histogram<u64>, counts: &[(u64, u64)]) {
     for &(value, count) in counts {
         histogram
             .record_n(value, count)

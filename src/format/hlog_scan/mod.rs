@@ -20,8 +20,8 @@ mod interval;
 mod torn;
 mod v2;
 
-pub use interval::{SparseInterval, StoredInterval, add_counts};
-pub use torn::{TornTail, complete_lines};
+pub(crate) use interval::{SparseInterval, StoredInterval, add_counts};
+pub(crate) use torn::{TornTail, complete_lines};
 #[cfg(test)]
 pub(crate) use v2::MAX_PAYLOAD_BYTES;
 

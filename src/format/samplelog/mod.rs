@@ -24,10 +24,8 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 // The layout is part of the result format, defined with the other files' in `results::format`.
-pub use crate::format::samples::{
-    FILE_NAME, HEADER_BYTES, MAGIC, MAGIC_V2, MAX_RECORD_BYTES, NO_IRQ_LATENCY, RECORD_BYTES,
-    SampleLogFormat, WRITE_BUFFER_BYTES,
-};
+pub use crate::format::samples::{FILE_NAME, HEADER_BYTES, MAGIC, SampleLogFormat};
+pub(crate) use crate::format::samples::{MAGIC_V2, MAX_RECORD_BYTES, NO_IRQ_LATENCY, RECORD_BYTES, WRITE_BUFFER_BYTES};
 
 /// One record of the sample log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
