@@ -94,7 +94,7 @@ pub struct Blocks {
     /// and where its pairs start in the block's pairs.
     groups: Vec<Vec<(u32, u64, u32)>>,
     /// Time slots that held at least one sample.
-    pub nonempty_slots: usize,
+    pub(crate) nonempty_slots: usize,
     /// Samples in all slots.
     pub samples: u64,
 }
@@ -211,7 +211,7 @@ fn group_totals(pairs: &[(u32, u64)]) -> Vec<(u32, u64, u32)> {
 
 /// A two-sided interval; a None side is unbounded (the data cannot bound it).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Bounds {
+pub(crate) struct Bounds {
     pub low: Option<f64>,
     pub high: Option<f64>,
 }

@@ -13,12 +13,15 @@ mod evaluate;
 mod parse;
 mod verdict;
 
-pub use super::metric::{METRICS, Metric};
-pub use parse::{BudgetError, accepted};
-pub use verdict::{breaches, judge_run, verdict_lines};
+pub use super::metric::Metric;
+pub(crate) use super::metric::METRICS;
+pub use parse::accepted;
+pub(crate) use parse::BudgetError;
+pub use verdict::breaches;
+pub(crate) use verdict::{judge_run, verdict_lines};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     Lt,
     Le,
     Eq,
@@ -50,7 +53,7 @@ impl Op {
 
 /// One `[cpuN:]METRIC OP VALUE`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Clause {
+pub(crate) struct Clause {
     /// The clause as written (trimmed), e.g. `p99.9<50us`.
     pub text: String,
     /// Only this CPU; None: every CPU of the run.

@@ -17,7 +17,7 @@ pub(crate) const EXACT_STEPS: f64 = 2e8;
 
 /// How the p-value was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     Exact,
     Normal,
 }

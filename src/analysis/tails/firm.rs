@@ -20,9 +20,9 @@ pub(crate) struct FirmWindow {
 /// The window of k consecutive periods with the most misses (the first such, if several).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct WorstWindow {
-    pub misses: u64,
+    pub(crate) misses: u64,
     /// Number (0-based) of the window's first period.
-    pub first_period: u64,
+    pub(crate) first_period: u64,
     /// The window's length: k, or all periods seen when the run had fewer than k.
     pub periods: u64,
 }
