@@ -12,8 +12,8 @@
 mod shared;
 mod signals;
 
-pub use shared::SharedCell;
-pub use signals::{
+pub(crate) use shared::SharedCell;
+pub(crate) use signals::{
     SIGNAL_VALUE_CARRIES_U64, SignalWaiter, ThreadSignal, calling_thread_ids, user_id,
 };
 use std::cell::UnsafeCell;
@@ -28,7 +28,7 @@ fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
 /// forks (futexes without FUTEX_PRIVATE_FLAG, PTHREAD_PROCESS_SHARED, `sem_init(pshared=1)`).
 /// Shared objects must lie in memory the child shares ([`SharedCell`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     Process,
     Shared,
 }

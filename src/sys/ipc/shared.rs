@@ -10,7 +10,7 @@ use std::ops::Deref;
 /// A `T` in an anonymous shared mapping of its own, dropped and unmapped with the cell. A
 /// forked child's copy of the cell points at the same memory; the child must leave with
 /// `_exit` (as [`crate::sys::process::fork_child`] does) so that only the parent drops it.
-pub struct SharedCell<T> {
+pub(crate) struct SharedCell<T> {
     ptr: *mut T,
     len: usize,
 }
