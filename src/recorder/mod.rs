@@ -51,12 +51,12 @@ use std::sync::Arc;
 use thread_state::{Sink, ThreadState};
 
 /// What the recorder needs to know about one measuring thread.
-pub struct ThreadFeed {
+pub(crate) struct ThreadFeed {
     pub cpu: usize,
     pub index: usize,
     pub deadline_ns: u64,
     pub counters: Arc<ThreadCounters>,
-    pub consumer: rtrb::Consumer<Sample>,
+    pub(crate) consumer: rtrb::Consumer<Sample>,
     /// What to count for the tail figures (docs/tails.md).
     pub tails: crate::plan::TailPlan,
     /// Wakeups or noise gaps (a noise thread's throttled gaps stay out of the statistics).
@@ -65,57 +65,57 @@ pub struct ThreadFeed {
 
 /// A thread's figures at the end of the run.
 #[derive(Debug, Clone)]
-pub struct ThreadResult {
+pub(crate) struct ThreadResult {
     pub cpu: usize,
     pub index: usize,
     pub latency: LatencySummary,
     pub missed_periods: u64,
     pub dropped_records: u64,
-    pub deadline_misses: u64,
-    pub early_wakeups: u64,
+    pub(crate) deadline_misses: u64,
+    pub(crate) early_wakeups: u64,
     /// The trace side, with `--trace`.
     pub trace: Option<ThreadTraceResult>,
     /// Shares within thresholds, spikes, firm windows, the extrapolated worst case.
     pub tails: crate::format::tails::ThreadTails,
     /// What the thread counted itself (noise, inversions; 0 where it counts none).
-    pub loop_counts: LoopCounts,
+    pub(crate) loop_counts: LoopCounts,
 }
 
 /// A thread's own counters at its end: a noise thread's (see [`crate::measure::noise`]), and
 /// the inversions of `--wake pi-mutex` ([`crate::measure::wake::inversion`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LoopCounts {
-    pub iterations: u64,
-    pub span_ns: u64,
+pub(crate) struct LoopCounts {
+    pub(crate) iterations: u64,
+    pub(crate) span_ns: u64,
     pub noise_ns: u64,
-    pub throttled_gaps: u64,
-    pub throttled_ns: u64,
+    pub(crate) throttled_gaps: u64,
+    pub(crate) throttled_ns: u64,
     pub inversions: u64,
-    pub worst_inversion_ns: u64,
+    pub(crate) worst_inversion_ns: u64,
     /// Noise loop: its clock's calibration (ticks per second, recalibrations, the largest
     /// correction in ns), as [`crate::measure::CalibrationCounters`].
-    pub calibration: (u64, u64, u64),
+    pub(crate) calibration: (u64, u64, u64),
 }
 
 /// A thread's state as the live view shows it.
 #[derive(Debug, Clone)]
-pub struct LiveRow {
+pub(crate) struct LiveRow {
     pub cpu: usize,
-    pub last_interval: IntervalFigures,
+    pub(crate) last_interval: IntervalFigures,
     pub samples: u64,
     pub max_ns: Option<i64>,
     pub missed_periods: u64,
-    pub deadline_misses: u64,
+    pub(crate) deadline_misses: u64,
     pub dropped_records: u64,
     /// The thread's period.
     pub interval_ns: u64,
     /// For the "how long to run" line: the limit it answers for (the smallest `max<` budget
     /// limit, else the deadline), the wakeups over it so far, and all wakeups so far.
-    pub run_length: Option<(u64, u64, u64)>,
+    pub(crate) run_length: Option<(u64, u64, u64)>,
 }
 
 /// Drains rings into histograms and files.
-pub struct Recorder {
+pub(crate) struct Recorder {
     threads: Vec<ThreadState>,
     files: Files,
     start_ns: u64,
