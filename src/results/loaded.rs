@@ -44,7 +44,7 @@ struct ReadNotes {
 /// Everything a stored run holds except its sample log (which can be too big for memory and is
 /// streamed by the exporters instead).
 #[derive(Debug, Clone)]
-pub struct LoadedRun {
+pub(crate) struct LoadedRun {
     pub path: PathBuf,
     pub record: RunRecord,
     /// The interval histograms of latency.hlog in time order (by time cell, then by tag in CPU
@@ -146,7 +146,7 @@ pub fn event_files(path: &Path) -> Result<Vec<PathBuf>, String> {
 /// skipped and counted). A file deleted by retention between listing and reading is skipped:
 /// its events are of a segment no longer kept. The one way the readers of a result directory
 /// read its events: what they keep of them is theirs to bound.
-pub fn scan_events(
+pub(crate) fn scan_events(
     path: &Path,
     wants: &dyn Fn(&str) -> bool,
     visit: &mut dyn FnMut(Event),

@@ -43,8 +43,8 @@ use crate::sys::fs::{
 };
 use create::*;
 use output_checks::*;
-pub use output_checks::{check_output_dir, check_output_file};
-pub use outputs::{OutputDir, OutputFile, write_output};
+pub(crate) use output_checks::{check_output_dir, check_output_file};
+pub(crate) use outputs::{OutputDir, OutputFile, write_output};
 use resolve::*;
 
 /// Space kept allocated after the first run.json (beyond its end, the file's size unchanged) so
@@ -86,7 +86,7 @@ pub(crate) fn default_path(start: SystemTime, host: &str) -> PathBuf {
 /// with everything in it (and the parents made for it): a run refused before it measured leaves
 /// nothing behind.
 #[derive(Debug)]
-pub struct Claim {
+pub(crate) struct Claim {
     dir: ResultDir,
     /// The directory holding it, and its name there: removal goes through them.
     parent: OwnedFd,
