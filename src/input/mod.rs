@@ -26,7 +26,7 @@ use std::path::Path;
 
 /// Why a file could not be read as text. The caller names the file and the option.
 #[derive(Debug)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     Io(std::io::Error),
     /// Not what `source` accepts: `what` it is (a FIFO, a device, a directory).
     NotAFile {
