@@ -3,6 +3,6 @@
 pub use crate::sys::host::uname;
 
 /// The host name, as used in default result-directory names.
-pub fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     uname().nodename
 }

@@ -8,7 +8,7 @@ use super::root;
 
 /// `CONFIG_*` options of the running kernel. Options that are "not set" are absent.
 #[derive(Debug, Clone, Default)]
-pub struct KernelConfig {
+pub(crate) struct KernelConfig {
     /// Where the configuration was read from, for evidence (`/proc/config.gz`).
     pub source: String,
     options: HashMap<String, String>,

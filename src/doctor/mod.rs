@@ -8,12 +8,13 @@
 
 pub mod checks;
 pub mod host;
-pub mod kconfig;
-pub mod probes;
+pub(crate) mod kconfig;
+pub(crate) mod probes;
 pub mod render;
 pub mod root;
 pub mod snapshot;
 mod verdict;
 
-pub use snapshot::{SystemSnapshot, snapshot};
+pub use snapshot::snapshot;
+pub(crate) use snapshot::SystemSnapshot;
 pub use verdict::Verdict;

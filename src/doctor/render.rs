@@ -13,10 +13,10 @@ pub(crate) const DOCTOR_FORMAT: u32 = 1;
 
 /// How many checks came out each way.
 #[derive(Debug, Default, Clone, Copy, Serialize, PartialEq, Eq)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub ok: usize,
-    pub warn: usize,
-    pub fail: usize,
+    pub(crate) warn: usize,
+    pub(crate) fail: usize,
     pub unknown: usize,
 }
 

@@ -19,7 +19,7 @@ pub fn path(root: &Path, rel: &str) -> PathBuf {
 /// scheduling), while one that exists but cannot be read or parsed means the answer is unknown.
 /// The message names the kernel's path.
 #[derive(Debug)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     /// Opening, reading or listing failed.
     Io {
         /// `"read"` or `"list"`.
