@@ -13,7 +13,7 @@
 //! from a whole histogram. All of it on the recorder's thread, never on a measuring thread.
 
 pub mod cumulative;
-pub mod http;
+pub(crate) mod http;
 pub mod window;
 
 use crate::analysis::budget::Budget;
@@ -178,7 +178,7 @@ impl LiveMetrics {
     /// The exposition as of the last [`LiveMetrics::take_in`]: cumulative histograms and
     /// counters as they were then; max, quantiles and the budget over the window as of its
     /// last slide.
-    pub fn exposition(&self) -> Exposition {
+    pub(crate) fn exposition(&self) -> Exposition {
         Exposition {
             kind: crate::format::run_record::RunKind::Latency,
             identity: self.identity.clone(),

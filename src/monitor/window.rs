@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 pub(crate) struct Counters {
     pub missed_periods: u64,
     pub dropped_records: u64,
-    pub deadline_misses: u64,
+    pub(crate) deadline_misses: u64,
 }
 
 impl Counters {
@@ -61,7 +61,7 @@ pub(crate) struct CpuWindow {
 pub(crate) struct WindowFigures {
     pub max_ns: Option<i64>,
     /// p99, p99.9, p99.99 (the exposition's quantiles), ns.
-    pub quantiles_ns: [Option<u64>; 3],
+    pub(crate) quantiles_ns: [Option<u64>; 3],
 }
 
 impl CpuWindow {

@@ -104,7 +104,7 @@ impl Published {
 
     /// A text set after this call, waiting for it at most `patience`; the text there then if
     /// none came (a recorder stalled by a stalled machine: the scrape still gets an answer).
-    pub fn fresh(&self, patience: Duration) -> Arc<String> {
+    pub(crate) fn fresh(&self, patience: Duration) -> Arc<String> {
         let mut state = self.lock();
         let asked_at = state.generation;
         state.wanted = true;
