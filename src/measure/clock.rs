@@ -13,14 +13,14 @@ pub enum Clock {
 
 /// What jitterlab knows about one clock.
 #[derive(Debug)]
-pub struct ClockRow {
+pub(crate) struct ClockRow {
     pub clock: Clock,
     /// The name on the command line (`--clock`) and in run.json.
     pub name: &'static str,
     pub id: ClockId,
     /// Offered by `--clock`. A clock that only a wake method of its own sleeps on (that method's
     /// row names it, see [`super::wake::ClockUse::Own`]) is not.
-    pub on_command_line: bool,
+    pub(crate) on_command_line: bool,
 }
 
 /// Every clock, in the order of [`Clock`]'s variants (a row is found by its variant's index).

@@ -14,16 +14,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 /// How often, on its own clock, a measuring thread looks at the heartbeat.
-pub const CHECK_EVERY_NS: u64 = 100_000_000;
+pub(crate) const CHECK_EVERY_NS: u64 = 100_000_000;
 /// How long the heartbeat may stand still before a measuring thread gives its CPU up.
-pub const STARVED_AFTER_NS: u64 = 1_000_000_000;
+pub(crate) const STARVED_AFTER_NS: u64 = 1_000_000_000;
 /// The longest a measuring thread gives its CPU up at once.
-pub const YIELD_AT_MOST: Duration = Duration::from_millis(100);
+pub(crate) const YIELD_AT_MOST: Duration = Duration::from_millis(100);
 /// One sleep of a yield: the heartbeat and the stop flag are looked at between them.
 const YIELD_SLICE: Duration = Duration::from_millis(1);
 
 /// The runner's heartbeat: moved by [`beat`] at the end of each poll (one run per process).
-pub static OWN_THREADS_BEAT: AtomicU64 = AtomicU64::new(0);
+pub(crate) static OWN_THREADS_BEAT: AtomicU64 = AtomicU64::new(0);
 
 /// Called by the runner once per poll, once its round is done (the stop served, the rings
 /// drained): a measuring thread that gave its CPU up resumes then, not in the middle of it.
@@ -33,10 +33,10 @@ pub fn beat() {
 
 /// One thread's view of the heartbeat.
 #[derive(Debug)]
-pub struct Guard<'a> {
+pub(crate) struct Guard<'a> {
     beat: &'a AtomicU64,
     /// The clock read at or after which the heartbeat is looked at next.
-    pub next_check_ns: u64,
+    pub(crate) next_check_ns: u64,
     seen: u64,
     seen_at_ns: u64,
     yields: u64,

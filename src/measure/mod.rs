@@ -9,9 +9,9 @@
 
 pub mod clock;
 pub mod cycle;
-pub mod guard;
+pub(crate) mod guard;
 pub mod noise;
-pub mod noise_clock;
+pub(crate) mod noise_clock;
 pub mod sched;
 pub mod thread;
 pub mod wake;
@@ -19,7 +19,7 @@ pub mod waker;
 
 pub use clock::Clock;
 pub use sched::{Policy, PolicyKind};
-pub use thread::{MeasuringThread, SetupError, StartGate, ThreadPlan, spawn_measuring_thread};
+pub(crate) use thread::{MeasuringThread, SetupError, StartGate, ThreadPlan, spawn_measuring_thread};
 pub use wake::WakeMethod;
 
 use std::sync::atomic::{AtomicI32, AtomicU64};
@@ -48,57 +48,57 @@ pub struct ThreadCounters {
     /// Kernel thread id, once the thread has started (0 before).
     pub tid: AtomicI32,
     /// IPC wake methods only: the kernel thread id of the thread's sender, once started.
-    pub sender_tid: AtomicI32,
+    pub(crate) sender_tid: AtomicI32,
     /// `--ipc-between processes` only: the pid of the thread's sender process while it runs
     /// (0 before it starts and once it is being reaped), for the stop's interrupt.
-    pub sender_process: AtomicI32,
+    pub(crate) sender_process: AtomicI32,
     /// IPC wake methods only: the sender's CPU time over its life, ns, stored once it has been
     /// joined; added to `cpu_time_ns`.
-    pub sender_cpu_time_ns: AtomicU64,
+    pub(crate) sender_cpu_time_ns: AtomicU64,
     /// `--wake pi-mutex` only: priority inversions so far, and the worst one's latency, ns
     /// ([`wake::inversion`]); stored at each inversion.
     pub inversions: AtomicU64,
-    pub worst_inversion_ns: AtomicU64,
+    pub(crate) worst_inversion_ns: AtomicU64,
     /// Samples that found the ring full and were not recorded.
     pub dropped_records: AtomicU64,
     /// Missed periods so far, including those of dropped records.
     pub missed_periods: AtomicU64,
     /// The thread's CPU time over its whole life, ns: stored once, when its loop has ended (0
     /// before). Read it after joining the thread.
-    pub cpu_time_ns: AtomicU64,
+    pub(crate) cpu_time_ns: AtomicU64,
     /// Noise loop only ([`noise`]): the sum of the gaps above the threshold so far, ns.
     pub noise_ns: AtomicU64,
     /// Noise loop only: loop iterations (clock reads) so far, published every
     /// [`noise::PUBLISH_EVERY`].
-    pub iterations: AtomicU64,
+    pub(crate) iterations: AtomicU64,
     /// Noise loop only: the time from the loop's first read to its last published one, ns.
-    pub span_ns: AtomicU64,
+    pub(crate) span_ns: AtomicU64,
     /// Noise loop only: gaps taken for real-time throttling (not pushed), and their sum, ns.
-    pub throttled_gaps: AtomicU64,
-    pub throttled_ns: AtomicU64,
+    pub(crate) throttled_gaps: AtomicU64,
+    pub(crate) throttled_ns: AtomicU64,
     /// Latency loop only: the times it gave its CPU up to jitterlab's own threads (the
     /// starvation guard, [`guard`]), and for how long in all, ns; stored at each.
-    pub guard_yields: AtomicU64,
-    pub guard_yielded_ns: AtomicU64,
+    pub(crate) guard_yields: AtomicU64,
+    pub(crate) guard_yielded_ns: AtomicU64,
     /// Noise loop only: its clock's calibration ([`noise_clock`]).
     pub clock: CalibrationCounters,
 }
 
 /// A noise loop's calibration as it publishes it (run.json `threads[].noise.clock`).
 #[derive(Debug, Default)]
-pub struct CalibrationCounters {
+pub(crate) struct CalibrationCounters {
     /// The clock's ticks per second (1e9 for CLOCK_MONOTONIC).
-    pub ticks_per_s: AtomicU64,
+    pub(crate) ticks_per_s: AtomicU64,
     /// Recalibrations done in the loop.
-    pub recalibrations: AtomicU64,
+    pub(crate) recalibrations: AtomicU64,
     /// The largest conversion error a recalibration corrected, ns.
-    pub largest_correction_ns: AtomicU64,
+    pub(crate) largest_correction_ns: AtomicU64,
 }
 
 /// What a measuring thread measures, with what only that kind needs. A new kind of
 /// measurement is one variant here with its plan type, and one branch in `thread::measure`.
 #[derive(Debug, Clone)]
-pub enum MeasureKind {
+pub(crate) enum MeasureKind {
     /// `jitterlab run`: how late each wakeup of a wake method comes.
     Latency(WakeupPlan),
     /// `jitterlab noise`: the gaps in a loop that never sleeps.
@@ -107,7 +107,7 @@ pub enum MeasureKind {
 
 /// A latency thread's wakeups: how it sleeps, on which clock, how often, and for how long.
 #[derive(Debug, Clone)]
-pub struct WakeupPlan {
+pub(crate) struct WakeupPlan {
     pub wake: &'static WakeMethod,
     pub clock: Clock,
     /// The thread's period (cyclictest -i plus its -d share).
@@ -124,12 +124,12 @@ pub struct WakeupPlan {
 
 /// A noise loop's settings (`jitterlab noise`), the same for every thread of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NoiseSpec {
+pub(crate) struct NoiseSpec {
     /// A gap between two clock reads longer than this is a noise event, ns.
     pub threshold_ns: u64,
     /// A gap at least this long is counted as real-time throttling instead (`u64::MAX`: none
     /// expected).
-    pub throttle_min_ns: u64,
+    pub(crate) throttle_min_ns: u64,
     /// What the loop reads.
     pub clock: noise_clock::NoiseClock,
 }

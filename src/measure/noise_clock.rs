@@ -29,7 +29,7 @@ const RATE_SHIFT: u32 = 52;
 
 /// What the loop reads: `noise --clock`, resolved for this system.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum NoiseClock {
+pub(crate) enum NoiseClock {
     /// CLOCK_MONOTONIC through the vDSO: ticks are ns.
     #[default]
     Monotonic,
@@ -73,7 +73,7 @@ impl NoiseClock {
 /// A counter read and a CLOCK_MONOTONIC read taken together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Anchor {
-    pub ticks: u64,
+    pub(crate) ticks: u64,
     pub ns: u64,
 }
 
@@ -192,7 +192,7 @@ impl TickScale {
     }
 
     /// The counter's rate, ticks per second.
-    pub fn ticks_per_s(&self) -> f64 {
+    pub(crate) fn ticks_per_s(&self) -> f64 {
         1e9 * (1u64 << RATE_SHIFT) as f64 / self.rate.max(1) as f64
     }
 }
@@ -206,10 +206,10 @@ pub(crate) struct Calibration {
     /// The tick at or after which the next recalibration is due (`u64::MAX`: never).
     next_ticks: u64,
     /// Recalibrations done in the loop.
-    pub recalibrations: u64,
+    pub(crate) recalibrations: u64,
     /// The largest difference between the converted time and CLOCK_MONOTONIC found at a
     /// recalibration, ns: the conversion's error, the counter's drift included.
-    pub largest_correction_ns: u64,
+    pub(crate) largest_correction_ns: u64,
 }
 
 impl Calibration {

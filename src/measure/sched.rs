@@ -68,7 +68,7 @@ impl Policy {
 /// A scheduling policy as the user names it (`--policy`), before its parameters are known: the
 /// priority is chosen separately, and a SCHED_DEADLINE reservation follows each thread's period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PolicyKind {
+pub(crate) enum PolicyKind {
     Fifo,
     Rr,
     Other,
@@ -79,7 +79,7 @@ pub enum PolicyKind {
 
 impl PolicyKind {
     /// Every kind, in the order the command line lists them.
-    pub const ALL: [PolicyKind; 6] = [
+    pub(crate) const ALL: [PolicyKind; 6] = [
         PolicyKind::Fifo,
         PolicyKind::Rr,
         PolicyKind::Other,

@@ -18,23 +18,23 @@ use std::thread::JoinHandle;
 
 /// Everything one measuring thread needs to know.
 #[derive(Debug, Clone)]
-pub struct ThreadPlan {
+pub(crate) struct ThreadPlan {
     /// Position among the measuring threads (thread k sleeps interval + k*distance).
     pub index: usize,
     pub cpu: usize,
     /// Pin to `cpu`. Off for SCHED_DEADLINE, which the kernel refuses to pin to one CPU.
-    pub pin: bool,
+    pub(crate) pin: bool,
     pub policy: Policy,
     /// Stack to touch before measuring (0: none).
-    pub prefault_stack_bytes: usize,
-    pub ring_capacity: usize,
+    pub(crate) prefault_stack_bytes: usize,
+    pub(crate) ring_capacity: usize,
     /// Wakeups of a wake method, or a noise loop, with what that kind needs.
     pub kind: MeasureKind,
 }
 
 /// The rendezvous of all measuring threads: each finishes its setup, reports it, and waits
 /// here; the runner then fixes a common start and end time (or aborts) and opens the gate.
-pub struct StartGate {
+pub(crate) struct StartGate {
     barrier: Barrier,
     start_ns: AtomicU64,
     end_ns: AtomicU64,
@@ -61,7 +61,7 @@ impl StartGate {
     }
 
     /// Releases the threads without measuring.
-    pub fn abort(&self) {
+    pub(crate) fn abort(&self) {
         self.abort.store(true, Ordering::SeqCst);
         self.barrier.wait();
     }
@@ -69,23 +69,23 @@ impl StartGate {
 
 /// A setup step the kernel refused, with a message that names the cause and the fix.
 #[derive(Debug, Clone)]
-pub struct SetupError {
+pub(crate) struct SetupError {
     pub cpu: usize,
     pub message: String,
 }
 
 /// A started measuring thread, as seen by the runner and the recorder.
-pub struct MeasuringThread {
+pub(crate) struct MeasuringThread {
     pub index: usize,
     pub cpu: usize,
     pub counters: Arc<ThreadCounters>,
-    pub consumer: rtrb::Consumer<Sample>,
+    pub(crate) consumer: rtrb::Consumer<Sample>,
     pub join: JoinHandle<ThreadEnd>,
 }
 
 /// Spawns a measuring thread. It sets itself up and sends `Ok(())` or the [`SetupError`] on
 /// `ready`, then waits at `gate`.
-pub fn spawn_measuring_thread(
+pub(crate) fn spawn_measuring_thread(
     plan: ThreadPlan,
     gate: Arc<StartGate>,
     stop: Arc<AtomicBool>,
@@ -216,7 +216,7 @@ fn run_wakeups(
 impl MeasuringThread {
     /// Ends the thread's sleep now if the stop flag is set (see [`interrupt`]); does nothing
     /// to a thread that has not started or has ended.
-    pub fn interrupt(&self) {
+    pub(crate) fn interrupt(&self) {
         if !self.join.is_finished() {
             interrupt(self.counters.tid.load(Ordering::Relaxed));
             interrupt(self.counters.sender_tid.load(Ordering::Relaxed));
@@ -239,7 +239,7 @@ pub(crate) fn interrupt_signal() -> signal::Signal {
 }
 
 /// Sends [`interrupt_signal`] to thread `tid` of this process (0: not started; ignored).
-pub fn interrupt(tid: crate::sys::process::Pid) {
+pub(crate) fn interrupt(tid: crate::sys::process::Pid) {
     if tid > 0 {
         // A thread that has exited makes it fail with ESRCH, harmlessly.
         let _ = signal::send_to_thread(tid, interrupt_signal());

@@ -22,7 +22,7 @@ pub enum Schedule {
 }
 
 /// A way to sleep until the next wakeup is due.
-pub trait Waker {
+pub(crate) trait Waker {
     /// Blocks until `due_ns` (absolute methods), for `interval_ns` (relative methods), or until
     /// the next expiry of the armed timer (periodic methods). Exactly one blocking syscall,
     /// except setitimer one-shot, which must re-arm first.

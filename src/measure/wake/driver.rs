@@ -10,14 +10,14 @@ use crate::measure::{Sample, ThreadCounters, ThreadEnd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How a waker is made for a run.
-pub trait MakeWaker: Waker + Sized {
+pub(crate) trait MakeWaker: Waker + Sized {
     /// Makes the waker in the measuring thread, after the start gate opened (a POSIX timer
     /// signals the thread that created it). The error is the thread's failure message.
     fn make(clock: Clock, interval_ns: u64) -> Result<Self, String>;
 }
 
 /// A measuring thread's loop, waiting for its waker.
-pub struct Cycles<'a> {
+pub(crate) struct Cycles<'a> {
     pub plan: &'a mut CyclePlan,
     pub sink: &'a mut rtrb::Producer<Sample>,
     pub counters: &'a ThreadCounters,
@@ -57,7 +57,7 @@ impl Cycles<'_> {
 /// measuring thread; [`WakeMethod::lend_waker`](super::WakeMethod::lend_waker) for tests that
 /// drive the loop with a clock of their own (tests/wake_grid.rs).
 #[derive(Clone, Copy)]
-pub struct Driver {
+pub(crate) struct Driver {
     pub(super) run: fn(Cycles<'_>) -> ThreadEnd,
     pub(super) lend: LendFn,
 }
@@ -65,7 +65,7 @@ pub struct Driver {
 pub(super) type LendFn = fn(Clock, u64, &mut dyn FnMut(&mut dyn Waker) -> ThreadEnd) -> ThreadEnd;
 
 /// The driver of the method whose waker is `W`: the one mention of the type in its row.
-pub const fn driver<W: MakeWaker>() -> Driver {
+pub(crate) const fn driver<W: MakeWaker>() -> Driver {
     Driver {
         run: run_with::<W>,
         lend: lend_with::<W>,

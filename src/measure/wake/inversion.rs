@@ -45,7 +45,7 @@ pub(crate) const INVERSION_MARGIN_NS: u64 = 100_000;
 
 /// The scenario of one measuring thread: its two helpers, all on its CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InversionPlan {
+pub(crate) struct InversionPlan {
     /// The CPU the helpers are pinned to (the measuring thread's); None leaves them to the
     /// scheduler (tests that lend the waker).
     pub cpu: Option<usize>,
@@ -54,9 +54,9 @@ pub struct InversionPlan {
     /// The medium-priority CPU hog.
     pub hog: Policy,
     /// CPU time the holder keeps the mutex for, ns.
-    pub hold_ns: u64,
+    pub(crate) hold_ns: u64,
     /// Wall time the hog spins from each due time, ns.
-    pub hog_ns: u64,
+    pub(crate) hog_ns: u64,
     /// PTHREAD_PRIO_INHERIT (true) or PTHREAD_PRIO_NONE (`--no-pi`).
     pub inherit: bool,
 }
@@ -385,7 +385,7 @@ fn set_up_helper(role: &str, cpu: Option<usize>, policy: Policy) -> Result<(), S
 }
 
 /// The driver of `--wake pi-mutex`.
-pub const fn pi_mutex_driver() -> Driver {
+pub(crate) const fn pi_mutex_driver() -> Driver {
     Driver {
         run: run_scenario,
         lend: lend_scenario,

@@ -15,7 +15,7 @@ fn set_itimer(value_ns: u64, interval_ns: u64) -> io::Result<()> {
 }
 
 /// setitimer(ITIMER_REAL) one-shot, re-armed every cycle, then sigwaitinfo for SIGALRM.
-pub struct ItimerOneShot {
+pub(crate) struct ItimerOneShot {
     set: crate::sys::signal::SignalSet,
 }
 
@@ -41,7 +41,7 @@ impl Waker for ItimerOneShot {
 }
 
 /// setitimer(ITIMER_REAL) periodic, armed once, then sigwaitinfo for each SIGALRM.
-pub struct ItimerPeriodic {
+pub(crate) struct ItimerPeriodic {
     set: crate::sys::signal::SignalSet,
     clock: Clock,
     interval_ns: u64,

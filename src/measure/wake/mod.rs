@@ -11,29 +11,32 @@
 //! compiler produces one straight loop per method with no dynamic dispatch (see [`mod@driver`]).
 //! What the latency means for each method is documented in docs/user-guide.md, "Wake methods".
 
-pub mod driver;
+pub(crate) mod driver;
 pub mod inversion;
 pub mod ipc;
-pub mod itimer;
+pub(crate) mod itimer;
 mod method;
-pub mod posix_timer;
-pub mod rtc;
-pub mod select_poll;
+pub(crate) mod posix_timer;
+pub(crate) mod rtc;
+pub(crate) mod select_poll;
 pub mod signal;
 pub mod sleep;
-pub mod tai;
-pub mod timerfd;
+pub(crate) mod tai;
+pub(crate) mod timerfd;
 
-pub use driver::{Cycles, Driver, MakeWaker, driver};
-pub use itimer::{ItimerOneShot, ItimerPeriodic};
-pub use method::{ClockUse, Expiry, Requirement, TraceJoin, WakeMethod};
+pub(crate) use driver::{Cycles, Driver, MakeWaker, driver};
+pub(crate) use itimer::{ItimerOneShot, ItimerPeriodic};
+pub use method::WakeMethod;
+pub(crate) use method::{ClockUse, Expiry, Requirement, TraceJoin};
 // The contract with the cycle loop, below this module so that the loop needs nothing of it.
-pub use super::waker::{Schedule, Waker};
+pub use super::waker::Schedule;
+pub(crate) use super::waker::Waker;
 pub(crate) use posix_timer::PosixTimer;
-pub use rtc::{RTC_DEVICE, RtcPeriodic};
+pub(crate) use rtc::{RTC_DEVICE, RtcPeriodic};
 pub(crate) use select_poll::{PollSleep, SelectSleep};
-pub use signal::{ITIMER_SIGNAL, block_timer_signals, posix_timer_signal};
-pub use sleep::{AbsoluteSleep, Nanosleep, RelativeClockNanosleep};
+pub use signal::block_timer_signals;
+pub(crate) use signal::{ITIMER_SIGNAL, posix_timer_signal};
+pub(crate) use sleep::{AbsoluteSleep, Nanosleep, RelativeClockNanosleep};
 pub(crate) use timerfd::TimerFd;
 
 use super::clock::Clock;

@@ -10,7 +10,7 @@ use std::os::fd::{BorrowedFd, RawFd};
 use std::sync::atomic::AtomicBool;
 
 /// The path of the RTC device.
-pub const RTC_DEVICE: &str = "/dev/rtc";
+pub(crate) const RTC_DEVICE: &str = "/dev/rtc";
 
 /// RTC ioctls from include/uapi/linux/rtc.h. RTC_IRQP_SET is _IOW('p', 0x0c, unsigned long):
 /// its number encodes the argument's size, which differs between 32- and 64-bit boards.
@@ -35,7 +35,7 @@ pub(crate) fn check_interval(interval_ns: u64) -> Result<(), String> {
 /// Periodic interrupts from /dev/rtc: read() blocks until the next interrupt. The RTC's crystal
 /// is not the system clock, so the grid is anchored at the first interrupt and advanced by the
 /// period; see the user guide for what that implies.
-pub struct RtcPeriodic {
+pub(crate) struct RtcPeriodic {
     fd: RawFd,
     clock: Clock,
     interval_ns: u64,

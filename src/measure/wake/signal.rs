@@ -7,10 +7,10 @@ use std::io;
 use std::sync::atomic::AtomicBool;
 
 /// The signal that setitimer(ITIMER_REAL) delivers.
-pub const ITIMER_SIGNAL: Signal = sig::SIGALRM;
+pub(crate) const ITIMER_SIGNAL: Signal = sig::SIGALRM;
 
 /// The signal of the per-thread POSIX timers: the first real-time signal, which queues.
-pub fn posix_timer_signal() -> Signal {
+pub(crate) fn posix_timer_signal() -> Signal {
     sig::rt_min()
 }
 

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicI32, AtomicU32, Ordering::*};
 /// The receiver-to-sender wake of `--ipc-pace receiver`. Made in the receiving thread before
 /// the sender starts; with [`Scope::Shared`] it also works from a child forked afterwards,
 /// whose calls must then be async-signal-safe.
-pub trait Handover: Send + Sync + Sized + 'static {
+pub(crate) trait Handover: Send + Sync + Sized + 'static {
     fn open(scope: Scope) -> io::Result<Self>;
 
     /// In the sender (thread or forked process) during its setup, before it says it is ready:
@@ -46,7 +46,7 @@ pub trait Handover: Send + Sync + Sized + 'static {
 }
 
 /// A futex word counting the wakes handed over.
-pub struct FutexHandover {
+pub(crate) struct FutexHandover {
     scope: Scope,
     posted: AtomicU32,
     /// Written by the sender only.

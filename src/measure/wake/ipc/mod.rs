@@ -52,10 +52,10 @@
 //! `schedule: Schedule::Sender`. A scenario with other roles (e.g. priority inversion) reuses
 //! [`SenderPlan`] and [`Pair`]: the sender side is [`Pair::sender_loop`].
 
-pub mod handover;
+pub(crate) mod handover;
 pub mod locks;
 mod options;
-pub mod queues;
+pub(crate) mod queues;
 mod sender;
 pub mod signals;
 
@@ -66,11 +66,11 @@ use crate::measure::ThreadEnd;
 use crate::measure::clock::Clock;
 use crate::measure::sched::Policy;
 use crate::sys::errno;
-pub use crate::sys::ipc::Scope;
+pub(crate) use crate::sys::ipc::Scope;
 use crate::sys::ipc::{SharedCell, futex_wait_in, futex_wake_one_in};
 use crate::sys::process::Pid;
 use handover::Handover;
-pub use options::{Between, Pace};
+pub(crate) use options::{Between, Pace};
 use sender::{SenderHandle, SenderStep};
 use std::io;
 use std::sync::Arc;
@@ -78,7 +78,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::*
 
 /// Where and how a receiver's sender runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SenderPlan {
+pub(crate) struct SenderPlan {
     /// The CPU to pin the sender to; None leaves it to the scheduler.
     pub cpu: Option<usize>,
     pub policy: Policy,
@@ -86,11 +86,11 @@ pub struct SenderPlan {
     pub pace: Pace,
     /// A sender process locks its memory, as the run's mlockall locks a sender thread's
     /// (`--no-mlock`: neither).
-    pub lock_memory: bool,
+    pub(crate) lock_memory: bool,
 }
 
 /// One IPC mechanism: how the sender wakes the receiver, handing it the stamp.
-pub trait Channel: Send + Sync + Sized + 'static {
+pub(crate) trait Channel: Send + Sync + Sized + 'static {
     /// Made in the receiving (measuring) thread: signals are aimed at the thread that makes it.
     /// With [`Scope::Shared`] it also works from a child forked afterwards, whose `send` must
     /// then be async-signal-safe (no allocation, no lock of this process).
@@ -258,7 +258,7 @@ pub(crate) struct IpcWaker<C: Channel> {
     sender: Option<SenderHandle>,
     plan: SenderPlan,
     /// The sender's kernel thread id (a sender process's pid: its only thread).
-    pub sender_tid: Pid,
+    pub(crate) sender_tid: Pid,
     requests: u32,
     stamp_ns: u64,
     clock: Clock,
@@ -402,7 +402,7 @@ impl<C: Channel> IpcWaker<C> {
 }
 
 /// The driver of the IPC method whose channel is `C`.
-pub const fn ipc_driver<C: Channel>() -> Driver {
+pub(crate) const fn ipc_driver<C: Channel>() -> Driver {
     Driver {
         run: run_pair::<C>,
         lend: lend_pair::<C>,
