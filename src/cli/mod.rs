@@ -29,17 +29,17 @@ mod timerlat;
 mod values;
 
 pub use cyclictest::CyclictestArgs;
-pub use groups::{
+pub(crate) use groups::{
     BudgetArgs, CpuArgs, DryRunArgs, LatencyArgs, LengthArgs, LoadsArgs, OutputArgs,
     SamplesAndJsonArgs, ScenarioArgs, TraceArgs,
 };
-pub use inversion::InversionArgs;
-pub use monitor::MonitorArgs;
-pub use noise::{NoiseArgs, NoiseMeasurementArgs};
+pub(crate) use inversion::InversionArgs;
+pub(crate) use monitor::MonitorArgs;
+pub(crate) use noise::{NoiseArgs, NoiseMeasurementArgs};
 pub use oslat::OslatArgs;
-pub use run::{LatencyRunArgs, RunArgs};
-pub use sender::SenderArgs;
-pub use timerlat::TimerlatArgs;
+pub(crate) use run::{LatencyRunArgs, RunArgs};
+pub(crate) use sender::SenderArgs;
+pub(crate) use timerlat::TimerlatArgs;
 
 use crate::report::export::ExportFormat;
 use crate::results::import::SourceFormat;
@@ -107,7 +107,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// The result directory to export from.
     pub run_dir: PathBuf,
     /// The output format (each with what it writes: `jitterlab export --help`; the table of
@@ -127,11 +127,11 @@ pub struct ExportArgs {
     /// of the phase's wakeups per bin (sums to 1), as FILE.dat and FILE.gp (default
     /// ./<run directory name>-phases.dat and .gp).
     #[arg(long)]
-    pub per_phase: bool,
+    pub(crate) per_phase: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// Result directories; the first (A) is the reference every other run is compared with.
     #[arg(value_name = "RUN_DIR", num_args = 2.., required = true)]
     pub runs: Vec<PathBuf>,
@@ -140,12 +140,12 @@ pub struct CompareArgs {
     pub json: bool,
     /// Print the comparison as Markdown tables.
     #[arg(long)]
-    pub markdown: bool,
+    pub(crate) markdown: bool,
     /// Exit 1 when a run is worse than A by more than this margin (e.g. 10%), for any CPU or
     /// overall, with the 95% interval of the difference above zero for percentiles. Judged at
     /// p99.9 unless --at names other statistics: the max is not judged by default.
     #[arg(long, value_name = "PERCENT", allow_hyphen_values = true)]
-    pub fail_if_worse: Option<String>,
+    pub(crate) fail_if_worse: Option<String>,
     /// The statistics --fail-if-worse judges, one or several separated by commas (e.g.
     /// max,p99.9; any worse fails): min, mean, p50, p99, p99.9, p99.99, max, missed. Default
     /// p99.9.
@@ -162,7 +162,7 @@ pub struct CompareArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     /// The file another tool wrote, in any format of --format (docs/import.md).
     pub file: PathBuf,
     /// The result directory to create. Default: ./jitterlab-results/imported-<file name>.
@@ -190,18 +190,18 @@ pub struct ImportArgs {
     /// With --cpus and --columns: the unit of the values, us (rtla's default) or ns (rtla -n);
     /// the header that says it is not in the file. Default us.
     #[arg(long, value_name = "us|ns", requires = "cpus", value_parser = ["us", "ns"])]
-    pub time_unit: Option<String>,
+    pub(crate) time_unit: Option<String>,
 }
 
 /// `import --format`: recognise the content, or read it as one row of the importers' table.
 #[derive(Debug, Clone, Copy)]
-pub enum ImportFormat {
+pub(crate) enum ImportFormat {
     Auto,
     Named(&'static SourceFormat),
 }
 
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Print the checks as JSON (schema in docs/doctor.md).
     #[arg(long)]
     pub json: bool,
@@ -211,7 +211,7 @@ pub struct DoctorArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct LoadArgs {
+pub(crate) struct LoadArgs {
     /// The loads, e.g. hackbench:groups=10 cpu:workers=2 'exec:stress-ng --cpu 1' (see docs/loads.md).
     #[arg(required = true, value_name = "SPEC")]
     pub specs: Vec<String>,
@@ -235,7 +235,7 @@ pub struct LoadArgs {
                         --out names the sweep directory (default ./jitterlab-results/<UTC time>-<host>-<pid>-sweep); \
                         each level's run goes to <out>/level-<value>/."
 )]
-pub struct SweepArgs {
+pub(crate) struct SweepArgs {
     /// The levels to put in place of `{}` in the swept --load, comma-separated (e.g. 1,2,4,8).
     #[arg(long, value_name = "LIST", required = true, allow_hyphen_values = true)]
     pub levels: String,
@@ -245,7 +245,7 @@ pub struct SweepArgs {
     /// latency, and no level directories are made. Nothing is measured, so --loops, --trace,
     /// --budget and --samples have nothing to apply to and are refused.
     #[arg(long, conflicts_with_all = ["loops", "trace", "budget", "samples"])]
-    pub no_measure: bool,
+    pub(crate) no_measure: bool,
 
     #[command(flatten)]
     pub run: LatencyRunArgs,
@@ -263,12 +263,12 @@ pub struct SweepArgs {
                   directory (default ./jitterlab-results/<UTC time>-<host>-<pid>-tune); each arm \
                   is a result directory in it, tune.json its record, deploy/ the files to deploy."
 )]
-pub struct TuneArgs {
+pub(crate) struct TuneArgs {
     /// The fixes to measure, comma-separated (default: every fix that applies here): \
     /// irq-affinity, rt-throttling, pm-qos, timer-migration, workqueues, cpuset, watchdogs,
     /// thp, ksm, vmstat.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub fixes: Vec<String>,
+    pub(crate) fixes: Vec<String>,
     /// Rounds of arms: each round runs the baseline and every fix once, in a rotated order
     /// (at least 2; the together phase runs as many).
     #[arg(
@@ -277,24 +277,24 @@ pub struct TuneArgs {
         default_value_t = 5,
         allow_hyphen_values = true
     )]
-    pub rounds: i64,
+    pub(crate) rounds: i64,
     #[command(flatten)]
     pub run: LatencyRunArgs,
 }
 
 #[derive(Debug, Args)]
-pub struct LoadWorkerArgs {
+pub(crate) struct LoadWorkerArgs {
     pub spec: String,
     #[arg(long)]
     pub cpus: String,
     #[arg(long)]
-    pub report_cpus: String,
+    pub(crate) report_cpus: String,
     #[arg(long)]
     pub once: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct LoadReaperArgs {
+pub(crate) struct LoadReaperArgs {
     /// The jitterlab process whose loads to clean up after.
     #[arg(long)]
     pub owner: u32,
@@ -303,15 +303,15 @@ pub struct LoadReaperArgs {
     pub cgroup: Option<PathBuf>,
     /// Its `exec` loads' parent cpuset in a cgroup v1 hierarchy, when it made one.
     #[arg(long)]
-    pub cpuset: Option<PathBuf>,
+    pub(crate) cpuset: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Result directories of runs (holding run.json) or of sweeps (holding sweep.json). Two or
     /// more runs are also overlaid and compared with the first.
     #[arg(required = true, value_name = "RUN_DIR")]
-    pub run_dirs: Vec<PathBuf>,
+    pub(crate) run_dirs: Vec<PathBuf>,
     /// The HTML file to write (overwritten if it exists).
     #[arg(long, short = 'o', default_value = "report.html", value_name = "FILE")]
     pub output: PathBuf,

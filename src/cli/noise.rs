@@ -14,7 +14,7 @@ use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 #[derive(Debug, Args, Clone)]
-pub struct NoiseArgs {
+pub(crate) struct NoiseArgs {
     #[command(flatten)]
     pub length: LengthArgs,
 
@@ -34,7 +34,7 @@ pub struct NoiseArgs {
     pub output: OutputArgs,
 
     #[command(flatten)]
-    pub samples_and_json: SamplesAndJsonArgs,
+    pub(crate) samples_and_json: SamplesAndJsonArgs,
 
     #[command(flatten)]
     pub trace: TraceArgs,
@@ -46,7 +46,7 @@ pub struct NoiseArgs {
 // What the spinning loop reads and what it counts as a gap.
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = NOISE)]
-pub struct NoiseMeasurementArgs {
+pub(crate) struct NoiseMeasurementArgs {
     /// A gap between two clock reads longer than this is a noise event (at least 100ns).
     #[arg(
         long,

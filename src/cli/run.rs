@@ -19,7 +19,7 @@ use clap::{ArgGroup, Args};
 // `--duration`). Named here, where both are flattened, as a sweep has no scenario.
 #[derive(Debug, Args, Clone)]
 #[command(group = ArgGroup::new("length_set_by").args(["loops", "scenario"]))]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     #[command(flatten)]
     pub run: LatencyRunArgs,
 
@@ -32,7 +32,7 @@ pub struct RunArgs {
 
 // Every option of a latency run that ends but the scenario: `run`'s, and each sweep level's.
 #[derive(Debug, Args, Clone)]
-pub struct LatencyRunArgs {
+pub(crate) struct LatencyRunArgs {
     #[command(flatten)]
     pub length: LengthArgs,
 
@@ -62,7 +62,7 @@ pub struct LatencyRunArgs {
         help_heading = LATENCY,
         allow_hyphen_values = true
     )]
-    pub interval_step: Option<String>,
+    pub(crate) interval_step: Option<String>,
 
     #[command(flatten)]
     pub sender: SenderArgs,
@@ -77,7 +77,7 @@ pub struct LatencyRunArgs {
     pub output: OutputArgs,
 
     #[command(flatten)]
-    pub samples_and_json: SamplesAndJsonArgs,
+    pub(crate) samples_and_json: SamplesAndJsonArgs,
 
     /// The layout of samples.bin: 2, compact checksummed blocks of about 4 bytes a sample (the
     /// default), or 1, fixed 40-byte records, for tools that read only format 1.
@@ -101,7 +101,7 @@ pub struct LatencyRunArgs {
         allow_negative_numbers = true,
         value_parser = summary_every_value
     )]
-    pub summary_every: Option<u64>,
+    pub(crate) summary_every: Option<u64>,
 
     #[command(flatten)]
     pub check: DryRunArgs,
