@@ -21,7 +21,7 @@ pub fn limit_ns(break_value: u64, nsecs: bool) -> i64 {
 
 /// The wakeup that broke the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Break {
+pub(crate) struct Break {
     pub cpu: usize,
     pub latency_ns: i64,
     /// Its due time on the run's clock, ns: the figures cover wakeups due up to it.
@@ -45,7 +45,7 @@ pub fn find(
 }
 
 /// [`find`] over the samples.bin of the run in `run_dir`.
-pub fn find_in(run_dir: &Path, cpus: &[usize], limit_ns: i64) -> Result<Option<Break>, String> {
+pub(crate) fn find_in(run_dir: &Path, cpus: &[usize], limit_ns: i64) -> Result<Option<Break>, String> {
     let reader = crate::commands::dropin::sample_log(run_dir)?;
     Ok(find(reader.map_while(Result::ok), cpus, limit_ns))
 }

@@ -63,19 +63,19 @@ pub struct CpuHist {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Layout {
     pub no_irq: bool,
-    pub no_thread: bool,
-    pub no_header: bool,
-    pub no_summary: bool,
-    pub no_index: bool,
-    pub with_zeros: bool,
+    pub(crate) no_thread: bool,
+    pub(crate) no_header: bool,
+    pub(crate) no_summary: bool,
+    pub(crate) no_index: bool,
+    pub(crate) with_zeros: bool,
     /// `-n`: the unit is ns.
-    pub nano: bool,
+    pub(crate) nano: bool,
     pub bucket_size: u64,
     pub entries: usize,
 }
 
 /// rtla's duration: `  0 00:01:40` (days in 3, then hh:mm:ss).
-pub fn duration_text(seconds: u64) -> String {
+pub(crate) fn duration_text(seconds: u64) -> String {
     format!(
         "{:3} {:02}:{:02}:{:02}",
         seconds / 86_400,

@@ -23,16 +23,16 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// Every entry the tracer gave, in the kernel's text (trace/timerlat/raw.rs), in the result
 /// directory.
-pub const TRACE_FILE: &str = "timerlat.trace";
+pub(crate) const TRACE_FILE: &str = "timerlat.trace";
 /// The table of every sample in rtla's full layout, in the result directory.
-pub const HIST_FILE: &str = "timerlat-hist.txt";
+pub(crate) const HIST_FILE: &str = "timerlat-hist.txt";
 /// How often the buffers are read: a 1 ms period fills about 64 bytes per CPU per ms (two
 /// entries), and an instance's buffer holds over a MB per CPU.
 const READ_EVERY: Duration = Duration::from_millis(100);
 
 /// What the lines of a run add up to.
-pub struct Tally {
-    pub hists: Vec<CpuHist>,
+pub(crate) struct Tally {
+    pub(crate) hists: Vec<CpuHist>,
     /// Entries the kernel lost (`[LOST N EVENTS]`), per CPU: (CPU, entries counted, losses
     /// whose count the kernel did not store).
     pub lost: Vec<(usize, u64, u64)>,
@@ -92,7 +92,7 @@ impl Tally {
     }
 
     /// The tally of a whole `timerlat.trace` text.
-    pub fn of_text(text: &str, cpus: &[usize], l: &Layout) -> Tally {
+    pub(crate) fn of_text(text: &str, cpus: &[usize], l: &Layout) -> Tally {
         let mut t = Tally::new(cpus, l);
         text.lines().for_each(|line| t.add(line));
         t
