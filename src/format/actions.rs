@@ -89,7 +89,7 @@ pub(crate) const PROGRAM_ABANDONED: &str = "abandoned";
 
 /// run.json `actions`: what was asked and what each did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ActionsRecord {
+pub struct ActionsRecord {
     /// The least time between two firings of one threshold action, ns.
     pub(crate) gap_ns: u64,
     /// `--action-wait`: the most the end waits for the programs still running, and then for

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// is the process total less them and the recorder thread. Load generators run in child
 /// processes and are in none of these (their CPU time is in `loads[].throughput`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct CpuTimeRecord {
+pub struct CpuTimeRecord {
     /// User time of every thread of the process, ended ones included (getrusage RUSAGE_SELF).
     pub(crate) process_user_ns: u64,
     /// System time of every thread of the process, ended ones included.
@@ -24,7 +24,7 @@ pub(crate) struct CpuTimeRecord {
 /// One measuring thread's CPU time: CLOCK_THREAD_CPUTIME_ID read by the thread itself as its
 /// last act, ns. Per wakeup: `cpu_time_ns / (samples + dropped_records)` of its `threads` entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ThreadCpuTime {
+pub struct ThreadCpuTime {
     pub cpu: usize,
     pub(crate) thread_index: usize,
     pub(crate) cpu_time_ns: u64,

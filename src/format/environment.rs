@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct EnvironmentRecord {
+pub struct EnvironmentRecord {
     /// mlockall(MCL_CURRENT|MCL_FUTURE) succeeded.
     pub(crate) memory_locked: bool,
     /// Bytes of each measuring thread's stack touched before measuring.

@@ -1,6 +1,10 @@
 //! events.jsonl: one JSON object per line, in the order things happened. Every event carries
 //! `type` and `time_ns` (CLOCK_MONOTONIC). Lines are written through at once: the log must
 //! survive a crash of jitterlab.
+//!
+//! One concern (issue 41's near-limit files): the events.jsonl format, its types with the
+//! writer and the bounded reader that must agree on them line for line; about 125 lines are
+//! tests.
 
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -172,7 +176,7 @@ pub struct Contributor {
 
 /// A kernel stack, as stored: its frames named from /proc/kallsyms.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct KernelStack {
+pub struct KernelStack {
     /// Innermost first: `function+0xoff` (`function+0xoff [module]`), or the address in hex
     /// (`0xffffffff81234567`) where no symbol names it.
     pub frames: Vec<String>,
@@ -234,7 +238,7 @@ pub(crate) struct Scanned {
 
 impl Scanned {
     /// Adds another file's counts.
-    pub fn add(&mut self, other: Scanned) {
+    pub(crate) fn add(&mut self, other: Scanned) {
         self.events += other.events;
         self.passed_over += other.passed_over;
         self.unreadable += other.unreadable;

@@ -34,7 +34,7 @@ pub(crate) fn is_cpu_tag(tag: &str) -> bool {
 
 /// Where a log's encoded lines go: one latency.hlog ([`File`]), or the recorder's series of
 /// segment files.
-pub(crate) trait LogTarget: Send {
+pub trait LogTarget: Send {
     /// Writes the header; `start` is when the first wakeups were due.
     fn begin(
         &mut self,
@@ -200,7 +200,7 @@ pub fn header(
 
 /// One interval histogram read back from a log.
 #[derive(Debug, Clone)]
-pub(crate) struct IntervalHistogram {
+pub struct IntervalHistogram {
     pub tag: String,
     /// Seconds from the log's base time.
     pub start_s: f64,

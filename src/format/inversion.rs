@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// The scenario and what each measuring thread met in it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct InversionRecord {
+pub struct InversionRecord {
     /// `pthread_mutex PTHREAD_PRIO_INHERIT` or `pthread_mutex PTHREAD_PRIO_NONE` (`--no-pi`).
     pub(crate) mechanism: String,
     pub(crate) priority_inheritance: bool,
@@ -23,7 +23,7 @@ pub(crate) struct InversionRecord {
 
 /// One role of the scenario.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct RoleRecord {
+pub struct RoleRecord {
     /// `measuring` (high: sleeps to each due time, then takes the mutex), `hog` (medium: spins
     /// from each due time), or `holder` (low: holds the mutex across each due time).
     pub(crate) role: String,
@@ -33,7 +33,7 @@ pub(crate) struct RoleRecord {
 
 /// The inversions one measuring thread met.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct InversionCount {
+pub struct InversionCount {
     pub cpu: usize,
     pub inversions: u64,
     /// The latency of the worst inversion, ns (0 without one).

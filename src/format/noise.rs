@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// `samples`, percentiles and `max_ns`: one sample per gap above the threshold; `max_ns` is
 /// the longest gap).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct NoiseSummary {
+pub struct NoiseSummary {
     /// From the loop's first clock read to its last, ns: the time measured.
     pub measured_ns: u64,
     /// The sum of the gaps above the threshold, ns (throttled gaps excluded).
@@ -41,7 +41,7 @@ pub(crate) struct NoiseSummary {
 
 /// The gaps of a noise thread longer than one length (`noise.gaps_over`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub(crate) struct GapsOver {
+pub struct GapsOver {
     pub threshold_ns: u64,
     /// Gaps longer than `threshold_ns` (throttled gaps excluded), exactly.
     pub gaps: u64,
@@ -74,7 +74,7 @@ impl GapsOver {
 /// What a noise loop read (`noise --clock`), and how its ticks were converted to
 /// CLOCK_MONOTONIC (docs/noise.md).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub(crate) struct LoopClock {
+pub struct LoopClock {
     /// `tsc`, `cntvct` (the CPU's counter) or `monotonic`.
     pub source: LoopClockSource,
     /// The calibrated rate, ticks per second (1e9 for `monotonic`).
@@ -88,7 +88,7 @@ pub(crate) struct LoopClock {
 /// [`LoopClock::source`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum LoopClockSource {
+pub enum LoopClockSource {
     Monotonic,
     Tsc,
     Cntvct,
@@ -128,7 +128,7 @@ impl NoiseSummary {
 /// gaps are left out. Without dropped records a CPU's intervals sum to its `noise_ns` and its
 /// gap count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct NoiseInterval {
+pub struct NoiseInterval {
     /// The end of the interval (CLOCK_MONOTONIC), ns.
     pub time_ns: u64,
     pub cpu: usize,
@@ -153,7 +153,7 @@ impl NoiseInterval {
 /// and how much of the explained gaps' time it got. The causes of a thread sum to the time of
 /// its explained gaps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct NoiseCause {
+pub struct NoiseCause {
     /// `irq`, `softirq`, `nmi`, `task`, or `no_event` (no trace event: hardware, firmware or
     /// hypervisor).
     pub kind: String,

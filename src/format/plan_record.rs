@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// The resolved plan: every option's effective value.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct PlanRecord {
+pub struct PlanRecord {
     pub cpus: Vec<usize>,
     pub policy: String,
     pub priority: i32,
@@ -68,7 +68,7 @@ pub(crate) struct PlanRecord {
 /// The roles of an IPC run: each measuring thread (the receiver) is woken by a sender thread
 /// of its own through `mechanism` (the `--wake` name).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct IpcRecord {
+pub struct IpcRecord {
     pub(crate) mechanism: String,
     /// `--sender-cpu` as given: `same`, `other`, or a CPU number.
     pub sender_cpu: String,

@@ -1,12 +1,17 @@
 //! run.json: what a run was asked to do, what it found, and what it measured.
 //! The fields are specified in docs/result-format.md; every quantity carries its unit in its name.
 
-pub(crate) use super::cpu_time::{CpuTimeRecord, ThreadCpuTime};
-pub(crate) use super::environment::{EnvironmentRecord, IdleStateRecord, IdleStatesRecord, PmQosRecord};
-pub(crate) use super::inversion::{InversionCount, InversionRecord, RoleRecord};
-pub(crate) use super::kind::RunKind;
-pub(crate) use super::noise::{NoiseCause, NoiseSummary};
-pub(crate) use super::plan_record::{IpcRecord, PlanRecord};
+pub use super::cpu_time::CpuTimeRecord;
+pub use super::cpu_time::ThreadCpuTime;
+pub use super::environment::EnvironmentRecord;
+pub(crate) use super::environment::{IdleStateRecord, IdleStatesRecord, PmQosRecord};
+pub use super::inversion::InversionRecord;
+pub use super::inversion::{InversionCount, RoleRecord};
+pub use super::kind::RunKind;
+pub use super::noise::NoiseCause;
+pub use super::noise::NoiseSummary;
+pub use super::plan_record::IpcRecord;
+pub use super::plan_record::PlanRecord;
 pub use super::throughput::Throughput;
 pub(crate) use super::throughput::format_throughput;
 use crate::format::stats::LatencySummary;
@@ -134,7 +139,7 @@ impl RunRecord {
 /// One phase of a scenario and the latency measured while it ran. Statistics come from the
 /// interval histograms whose intervals lie inside the phase.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct PhaseRecord {
+pub struct PhaseRecord {
     pub index: usize,
     pub label: String,
     /// Phase start and end on CLOCK_MONOTONIC (the time base of events.jsonl), ns.
@@ -153,7 +158,7 @@ pub(crate) struct PhaseRecord {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct PhaseThreadSummary {
+pub struct PhaseThreadSummary {
     pub cpu: usize,
     #[serde(flatten)]
     pub latency: LatencySummary,
@@ -186,7 +191,7 @@ pub struct TraceRecord {
     pub backend: String,
     /// Why that back end: the option, or what `auto` found.
     #[serde(default)]
-    pub(crate) backend_reason: String,
+    pub backend_reason: String,
     /// The tracefs instance used (removed at the end); empty with the BPF back end.
     pub instance: String,
     /// Samples above this latency were explained in events.jsonl, ns.
@@ -202,24 +207,24 @@ pub struct TraceRecord {
     /// measured CPUs by the instance's CPU mask only. With BPF, the filters the programs apply
     /// in the kernel, in words.
     #[serde(default)]
-    pub(crate) filters: Vec<String>,
+    pub filters: Vec<String>,
     /// tracefs: the ring buffer per measured CPU, KiB; BPF: the one ring buffer, KiB.
     #[serde(default)]
-    pub(crate) buffer_kb: u64,
+    pub buffer_kb: u64,
     /// Events read and decoded.
     #[serde(default)]
-    pub(crate) events_read: u64,
+    pub events_read: u64,
     /// BPF: wakeups not later than `explain_above_ns` were reduced in the kernel to one record
     /// each (docs/tracing.md, "In-kernel reduction"); their other events never left it.
     #[serde(default)]
-    pub(crate) reduced: bool,
+    pub reduced: bool,
     /// BPF: the events the programs handled on the traced CPUs, reduced or not (absent for
     /// tracefs and in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) events_in_kernel: Option<u64>,
+    pub events_in_kernel: Option<u64>,
     /// CPU time of the trace reader thread, ns.
     #[serde(default)]
-    pub(crate) reader_cpu_ns: u64,
+    pub reader_cpu_ns: u64,
     /// Per measuring thread: how many samples were joined, and the parts of the latency.
     #[serde(default)]
     pub threads: Vec<TraceThreadRecord>,
@@ -277,7 +282,7 @@ pub struct ImportRecord {
 
 /// One figure of [`ImportRecord::figures`]: `{"cpu": 0, "name": "irq", "value": 1204, "unit": "events"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct SourceFigure {
+pub struct SourceFigure {
     pub cpu: usize,
     pub name: String,
     pub value: u64,
@@ -311,7 +316,7 @@ impl Ended {
 
 /// One measuring thread's results.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ThreadSummary {
+pub struct ThreadSummary {
     pub cpu: usize,
     pub(crate) thread_index: usize,
     pub tid: i32,
@@ -361,7 +366,7 @@ pub struct LoadRecord {
 
 /// What a load's bounded log kept of its output (docs/loads.md "Output").
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct LoadLogRecord {
+pub struct LoadLogRecord {
     /// Bytes the load wrote to its stdout and stderr.
     pub(crate) output_bytes: u64,
     /// Bytes of it the log no longer holds (older parts dropped at a rotation, or output after
@@ -374,7 +379,7 @@ pub(crate) struct LoadLogRecord {
 /// How a load ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum LoadEnded {
+pub enum LoadEnded {
     /// Stopped by jitterlab at the end of its phase or of the run: the normal end.
     Stopped,
     /// Did what it was asked and ended (hackbench's one exchange in `jitterlab load`).

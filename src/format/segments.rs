@@ -62,7 +62,7 @@ pub(crate) fn index_at(time_ns: u64, start_ns: u64, length_ns: u64) -> u64 {
 
 /// run.json's `segments`: present when the interval log is written in segments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct SegmentsRecord {
+pub struct SegmentsRecord {
     /// The time each segment covers, ns; segment k covers the intervals starting in
     /// [k x length, (k+1) x length) from the run's start.
     pub length_ns: u64,
@@ -80,7 +80,7 @@ pub(crate) struct SegmentsRecord {
 
 /// One segment file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct SegmentEntry {
+pub struct SegmentEntry {
     pub file: String,
     pub index: u64,
     /// Seconds from the run's start (the logs' BaseTime) at which the segment begins.

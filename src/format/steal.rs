@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// Steal time of the measured CPUs over the run, from the per-CPU lines of /proc/stat read
 /// when the start was fixed and again when the run ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct StealRecord {
+pub struct StealRecord {
     /// From the first reading (the start fixed, 50 ms before the first due time) to the
     /// second (the measuring threads ended), ns: the window each CPU's share is taken over.
     pub(crate) window_ns: u64,
@@ -18,7 +18,7 @@ pub(crate) struct StealRecord {
 
 /// One measured CPU's steal time over the window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct CpuSteal {
+pub struct CpuSteal {
     pub cpu: usize,
     /// Time stolen, ns (a whole number of `tick_ns`).
     pub(crate) steal_ns: u64,

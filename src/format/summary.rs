@@ -85,7 +85,7 @@ pub(crate) struct SummaryWriter {
 impl SummaryWriter {
     /// A summary into `file` (made by `ResultDir::create_file`) of a log whose intervals count
     /// from `base` (the log's BaseTime); writes the header.
-    pub fn new(mut file: File, base: SystemTime, log_name: &str) -> io::Result<Self> {
+    pub(crate) fn new(mut file: File, base: SystemTime, log_name: &str) -> io::Result<Self> {
         let mut serializer = V2DeflateSerializer::new();
         let comment = format!(
             "jitterlab summary of {log_name}: its intervals merged into buckets of {} s; tags TAG@p99 hold each interval's 99th percentile",
@@ -101,7 +101,7 @@ impl SummaryWriter {
     }
 
     /// Adds one interval of the log.
-    pub fn add(&mut self, i: &SparseInterval) -> io::Result<()> {
+    pub(crate) fn add(&mut self, i: &SparseInterval) -> io::Result<()> {
         let index = bucket_of(i.start_s, i.length_s);
         if self.open.get(i.tag).is_some_and(|b| b.index != index) {
             let done = self.open.remove(i.tag).expect("checked above");
@@ -174,7 +174,7 @@ impl SummaryWriter {
 
     /// Writes the buckets still open and the footer: the summary is complete for the log
     /// `log_name` of `log_bytes` bytes.
-    pub fn finish(mut self, log_name: &str, log_bytes: u64) -> io::Result<()> {
+    pub(crate) fn finish(mut self, log_name: &str, log_bytes: u64) -> io::Result<()> {
         for (tag, b) in std::mem::take(&mut self.open) {
             self.write_bucket(&tag, &b)?;
         }

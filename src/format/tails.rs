@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// A thread's tail figures, flattened into its `threads[]` entry.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct ThreadTails {
+pub struct ThreadTails {
     /// One per `--under` threshold (and the limits budgets name), ascending.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub within: Vec<WithinRecord>,
@@ -46,7 +46,7 @@ impl WithinRecord {
 
 /// Spikes over a threshold: runs of consecutive late wakeups, each counted once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct SpikeRecord {
+pub struct SpikeRecord {
     pub threshold_ns: u64,
     /// Why this threshold: `deadline` or `10x median`.
     pub(crate) basis: String,
@@ -96,7 +96,7 @@ pub(crate) const SPIKE_TIMES_KEPT: usize = 10_000;
 
 /// The worst window of k consecutive periods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct FirmRecord {
+pub struct FirmRecord {
     pub k: u64,
     pub(crate) worst_misses: u64,
     /// Number (0-based) of the window's first period.
@@ -108,14 +108,14 @@ pub(crate) struct FirmRecord {
 /// The extrapolated worst case: a fit, or the check that refused it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub(crate) enum TailRecord {
+pub enum TailRecord {
     Fitted(TailFitRecord),
     Refused { refused: String, reason: String },
 }
 
 /// A generalized Pareto fit over a threshold (docs/tails.md); extrapolated, not measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct TailFitRecord {
+pub struct TailFitRecord {
     /// Always `pot-gpd-mle`.
     pub method: String,
     pub threshold_ns: u64,
@@ -143,7 +143,7 @@ pub(crate) struct TailFitRecord {
 
 /// The latency exceeded with probability `per_wakeup` per wakeup, or why it is not given.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct TailLevelRecord {
+pub struct TailLevelRecord {
     pub(crate) per_wakeup: f64,
     /// None (null) when refused.
     pub latency_ns: Option<f64>,

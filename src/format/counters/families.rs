@@ -13,7 +13,7 @@ pub enum Kind {
 /// A family of counters: its name or name prefix, kind, unit and where it comes from (the
 /// table docs/counters.md shows, one row each).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Family {
+pub struct Family {
     /// The counter's name, or its prefix up to and including the first `:`.
     pub name: &'static str,
     pub kind: Kind,

@@ -4,7 +4,7 @@
 /// run.json `counters`: where the counters are, what reading them cost, and what moved with
 /// the late wakeups (docs/counters.md).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct CountersRecord {
+pub struct CountersRecord {
     /// The file in the result directory ([`super::FILE_NAME`]); None when none was written (a
     /// segmented run: `/metrics` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -28,14 +28,14 @@ pub(crate) struct CountersRecord {
 
 /// A counter this system does not offer, in run.json.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct AbsentRecord {
+pub struct AbsentRecord {
     pub counter: String,
     pub reason: String,
 }
 
 /// One CPU's late intervals against the others (analysis::counters).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct CpuCorrelation {
+pub struct CpuCorrelation {
     pub cpu: usize,
     /// A late interval holds a wakeup later than this (its maximum in latency.hlog is above
     /// it), ns.
@@ -63,7 +63,7 @@ pub(crate) struct CpuCorrelation {
 
 /// How one counter differed between the late intervals and the others.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct CounterShift {
+pub struct CounterShift {
     pub counter: String,
     pub late: GroupFigures,
     pub other: GroupFigures,
@@ -77,7 +77,7 @@ pub(crate) struct CounterShift {
 /// A counter's values over a group of intervals (each value is one interval's change, or
 /// reading for a gauge).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct GroupFigures {
+pub struct GroupFigures {
     pub intervals: u64,
     pub min: i64,
     pub median: f64,

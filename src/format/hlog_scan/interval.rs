@@ -6,7 +6,7 @@ use hdrhistogram::Histogram;
 
 /// One interval as the scanner hands it out. The slices live until the next interval.
 #[derive(Debug)]
-pub(crate) struct SparseInterval<'a> {
+pub struct SparseInterval<'a> {
     pub tag: &'a str,
     /// Seconds from the log's base time (the run's first due time).
     pub start_s: f64,
@@ -56,7 +56,7 @@ impl SparseInterval<'_> {
 /// One interval kept in memory as its non-empty (value, count) pairs: a few KiB where a decoded
 /// `Histogram` takes about 100 KiB.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct StoredInterval {
+pub struct StoredInterval {
     pub tag: String,
     /// Seconds from the log's base time (the run's first due time).
     pub start_s: f64,

@@ -6,7 +6,7 @@ use std::path::Path;
 /// A last line without its end of line: the disk filled up, or the process was killed, while it
 /// was being written. Readers use every complete interval before it and warn about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TornTail {
+pub struct TornTail {
     /// Length of the torn line.
     pub bytes: usize,
 }

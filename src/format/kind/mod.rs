@@ -18,12 +18,13 @@ macro_rules! kinds {
         /// What a run measured. Files written before this field are latency runs.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
         #[serde(rename_all = "lowercase")]
-        pub(crate) enum RunKind {
+        pub enum RunKind {
             $($(#[$attr])* $variant,)+
         }
 
         impl RunKind {
             /// Every kind, in the order run.json's documentation lists them.
+            #[cfg(test)]
             pub(crate) const ALL: &'static [RunKind] = &[$(RunKind::$variant,)+];
 
             /// What differs for this kind: its words, its samples' meaning, its metrics.
@@ -74,7 +75,7 @@ pub struct Kind {
 
 /// The words for a kind's samples and figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Vocabulary {
+pub struct Vocabulary {
     /// The name run.json stores (`kind`) and the interval log's header says.
     pub name: &'static str,
     /// The command that measures it: "jitterlab run" or "jitterlab noise".
@@ -112,7 +113,7 @@ pub(crate) struct Vocabulary {
 
 /// One OpenMetrics family: what `# HELP` and `# TYPE` say.
 #[derive(Debug)]
-pub(crate) struct MetricFamily {
+pub struct MetricFamily {
     /// The metric's name.
     pub name: &'static str,
     /// Its type: "histogram", "gauge", "counter", "untyped".
@@ -124,7 +125,7 @@ pub(crate) struct MetricFamily {
 /// The families whose meaning depends on what the run measured: the same shape, named and
 /// described for each kind, so that a dashboard never takes one for another.
 #[derive(Debug)]
-pub(crate) struct SampleFamilies {
+pub struct SampleFamilies {
     /// The samples' histogram.
     pub histogram: MetricFamily,
     /// The largest sample.
