@@ -29,7 +29,7 @@ pub(crate) struct RegressionCheck {
 impl RegressionCheck {
     /// Parses `--fail-if-worse` and `--at` (one statistic or several, comma-separated); errors
     /// name the value and what is accepted.
-    pub fn parse(margin: &str, at: Option<&str>) -> Result<RegressionCheck, String> {
+    pub(crate) fn parse(margin: &str, at: Option<&str>) -> Result<RegressionCheck, String> {
         let number = margin.trim().strip_suffix('%').ok_or_else(|| {
             format!("--fail-if-worse {margin}: expected a percentage with '%', e.g. 10% or 2.5%")
         })?;
@@ -117,7 +117,7 @@ pub(crate) struct RegressionVerdict {
 }
 
 /// Judges every later run against the first, in every scope, at every statistic of the check.
-pub fn check(cmp: &Comparison, check: RegressionCheck) -> RegressionVerdict {
+pub(crate) fn check(cmp: &Comparison, check: RegressionCheck) -> RegressionVerdict {
     let mut regressions = Vec::new();
     let mut unconfirmed = Vec::new();
     for (&at, scope) in check

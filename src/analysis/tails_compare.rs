@@ -12,7 +12,7 @@ use crate::results::loaded::LoadedRun;
 use serde::Serialize;
 
 /// Confidence of every interval here.
-pub const CONFIDENCE: f64 = 0.95;
+pub(crate) const CONFIDENCE: f64 = 0.95;
 
 /// One threshold on one CPU, in every run.
 #[derive(Debug, Clone, Serialize, PartialEq)]

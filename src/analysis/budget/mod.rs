@@ -13,15 +13,14 @@ mod evaluate;
 mod parse;
 mod verdict;
 
-pub use super::metric::Metric;
 pub(crate) use super::metric::METRICS;
+pub use super::metric::Metric;
 pub use parse::accepted;
-pub(crate) use parse::BudgetError;
 pub use verdict::breaches;
 pub(crate) use verdict::{judge_run, verdict_lines};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Op {
+pub enum Op {
     Lt,
     Le,
     Eq,
@@ -53,7 +52,7 @@ impl Op {
 
 /// One `[cpuN:]METRIC OP VALUE`.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Clause {
+pub struct Clause {
     /// The clause as written (trimmed), e.g. `p99.9<50us`.
     pub text: String,
     /// Only this CPU; None: every CPU of the run.

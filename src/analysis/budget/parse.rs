@@ -7,7 +7,7 @@ use std::fmt;
 
 /// A malformed budget: which clause, where in the expression, and why.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct BudgetError {
+pub struct BudgetError {
     pub expression: String,
     /// 1-based position of the clause.
     pub(crate) clause_number: usize,

@@ -3,6 +3,10 @@
 //! difference. The method (block bootstrap over the interval histograms, or exact
 //! order-statistic intervals when a run has too few intervals or too thin a tail) is documented
 //! in docs/compare.md; every interval says which method made it.
+//!
+//! One concern (issue 41's near-limit files): the comparison of runs, its result types and how
+//! each scope's figures and intervals are made; pooling groups of runs (`tune`) is `pooled.rs`,
+//! the quantile methods are `analysis::quantile`.
 
 use super::metric::Metric;
 use super::quantile::{self, Blocks, Bounds, Sparse};
@@ -40,7 +44,7 @@ pub(crate) const SEED: u64 = 0x6a69_7474_6572_6c61;
 
 /// One run as the comparison names it.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct RunInfo {
+pub struct RunInfo {
     /// `A`, `B`, `C`...
     pub label: String,
     pub path: String,
@@ -105,7 +109,7 @@ pub(crate) struct StatRow {
 }
 
 impl StatRow {
-    pub fn metric(&self) -> Metric {
+    pub(crate) fn metric(&self) -> Metric {
         Metric::parse(self.statistic).expect("rows carry grammar names")
     }
 }
@@ -127,7 +131,7 @@ pub(crate) struct ScopeComparison {
 
 /// The method settings, recorded with the results so that they can be reproduced.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct MethodInfo {
+pub struct MethodInfo {
     pub(crate) confidence: f64,
     pub(crate) bootstrap_replicates: usize,
     pub(crate) bootstrap_max_blocks: usize,
@@ -147,7 +151,7 @@ pub(crate) struct ComparisonOfGroups {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct Comparison {
+pub struct Comparison {
     pub runs: Vec<RunInfo>,
     pub method: MethodInfo,
     pub(crate) scopes: Vec<ScopeComparison>,

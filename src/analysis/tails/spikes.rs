@@ -86,7 +86,7 @@ impl SpikeTimes {
 
 /// How often spikes came.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct SpikeRate {
+pub struct SpikeRate {
     pub count: u64,
     /// The time the count was taken over.
     pub(crate) exposure_ns: u64,

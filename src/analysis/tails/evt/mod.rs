@@ -11,10 +11,7 @@ mod extrapolate;
 pub(crate) mod gpd;
 mod segments;
 
-pub(crate) use extrapolate::{
-    EXPOSURE_FACTOR, LARGEST_FIGURE_NS, Level, SHAPE_LIMIT, extrapolate, within_exposure,
-    writable_ns,
-};
+pub(crate) use extrapolate::{EXPOSURE_FACTOR, Level, extrapolate, writable_ns};
 pub(crate) use segments::{PhaseSpan, phase_segments};
 
 use super::special::chi_square_survival;
