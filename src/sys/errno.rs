@@ -21,12 +21,13 @@ pub(crate) const ENOSYS: i32 = libc::ENOSYS;
 pub(crate) const ENOTSUP: i32 = libc::ENOTSUP;
 pub(crate) const EPERM: i32 = libc::EPERM;
 pub(crate) const EPIPE: i32 = libc::EPIPE;
+#[cfg(test)]
 pub(crate) const EROFS: i32 = libc::EROFS;
 pub(crate) const ESRCH: i32 = libc::ESRCH;
 
 /// The symbolic name of `errno` (`EPERM`), for the errors probes report; None for those
 /// jitterlab does not name.
-pub fn name(errno: i32) -> Option<&'static str> {
+pub(crate) fn name(errno: i32) -> Option<&'static str> {
     Some(match errno {
         EPERM => "EPERM",
         EINVAL => "EINVAL",

@@ -30,7 +30,7 @@ pub(crate) enum Special {
 
 impl Special {
     /// The kind of the entry of `mode` ([`Stat::mode`]); None for a file, directory or link.
-    pub fn of(mode: u32) -> Option<Special> {
+    pub(crate) fn of(mode: u32) -> Option<Special> {
         match mode & libc::S_IFMT {
             libc::S_IFIFO => Some(Special::Fifo),
             libc::S_IFSOCK => Some(Special::Socket),
@@ -41,7 +41,7 @@ impl Special {
     }
 
     /// In words, with its article ("a FIFO").
-    pub fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             Special::Fifo => "a FIFO",
             Special::Socket => "a socket",
@@ -53,7 +53,7 @@ impl Special {
 
 /// The facts of an entry a resolver needs: its kind and owner, and its identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stat {
+pub struct Stat {
     pub kind: Kind,
     pub uid: u32,
     pub mode: u32,
@@ -151,6 +151,7 @@ pub(crate) fn read_link(fd: BorrowedFd) -> io::Result<OsString> {
 
 /// A descriptor of the directory `fd` (an `O_PATH` one) that reads it (`O_RDONLY`): what a
 /// directory listing needs.
+#[cfg(test)]
 pub(crate) fn reopen_dir(fd: BorrowedFd) -> io::Result<OwnedFd> {
     // SAFETY: valid descriptor and C string.
     owned(unsafe {

@@ -188,7 +188,7 @@ pub(crate) fn new_session() {
 /// A child's exit: who and how (the raw wait status) and its CPU time (user + system, ns, of
 /// it and its reaped descendants).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Reaped {
+pub struct Reaped {
     pub pid: Pid,
     pub status: i32,
     pub(crate) cpu_ns: u64,

@@ -5,7 +5,7 @@ use std::io;
 
 /// The limits jitterlab reads or raises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Resource {
+pub enum Resource {
     /// RLIMIT_RTPRIO: the highest real-time priority an unprivileged task may take.
     RtPrio,
     /// RLIMIT_MEMLOCK: bytes an unprivileged task may lock.
@@ -34,7 +34,7 @@ impl Resource {
 
 /// A soft and a hard limit; `u64::MAX` is unlimited (RLIM_INFINITY).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Limit {
+pub struct Limit {
     pub soft: u64,
     pub hard: u64,
 }

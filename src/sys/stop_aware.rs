@@ -28,7 +28,7 @@ const ROOM_POLL_MS: i32 = 100;
 const PIPE_BUF: usize = 4096;
 
 impl StopAware {
-    pub fn new(fd: OwnedFd) -> StopAware {
+    pub(crate) fn new(fd: OwnedFd) -> StopAware {
         let file = super::path::stat(fd.as_fd()).is_ok_and(|s| s.kind == Kind::File);
         StopAware {
             fd,

@@ -21,7 +21,7 @@ unsafe impl<T: Sync> Sync for SharedCell<T> {}
 
 impl<T> SharedCell<T> {
     /// Moves `value` into a new shared mapping (whole pages, page-aligned).
-    pub fn new(value: T) -> io::Result<SharedCell<T>> {
+    pub(crate) fn new(value: T) -> io::Result<SharedCell<T>> {
         const { assert!(align_of::<T>() <= 4096) };
         let page = page_size();
         let len = size_of::<T>().max(1).div_ceil(page) * page;

@@ -50,7 +50,7 @@ impl ThreadSignal {
     }
 
     /// Sends the plain signal (tgkill): one syscall.
-    pub fn send(&self) -> io::Result<()> {
+    pub(crate) fn send(&self) -> io::Result<()> {
         // SAFETY: plain syscall with integer arguments.
         let ret = unsafe {
             libc::syscall(
@@ -189,7 +189,7 @@ impl SignalWaiter {
     }
 
     /// Plain sigwait, as sigwaittest: no value. glibc resumes it after EINTR itself.
-    pub fn wait(&self) -> io::Result<()> {
+    pub(crate) fn wait(&self) -> io::Result<()> {
         let mut got = 0;
         // SAFETY: valid set and output.
         errno_result(unsafe { libc::sigwait(&self.set, &mut got) })?;
