@@ -29,11 +29,10 @@ pub(crate) use watch::{EXPLANATIONS_KEPT, SplitParts};
 pub(crate) use watch::{SnapshotWindow, SpikeStart};
 
 pub(crate) use thread_state::IntervalFigures;
+pub(crate) use trace_join::TraceJoin;
 #[cfg(test)]
 pub(crate) use trace_join::WORST_KEPT;
-pub(crate) use trace_join::{
-    CpuTraceWindow, SampleTrace, TRACE_WAIT_NS, ThreadTraceResult, TraceJoin,
-};
+pub(crate) use trace_join::{CpuTraceWindow, SampleTrace, TRACE_WAIT_NS, ThreadTraceResult};
 use trace_join::{ThreadTraceState, keep_worst};
 
 use crate::format::events::SpikeExplanation;
@@ -99,7 +98,7 @@ pub(crate) struct LoopCounts {
 
 /// A thread's state as the live view shows it.
 #[derive(Debug, Clone)]
-pub(crate) struct LiveRow {
+pub struct LiveRow {
     pub cpu: usize,
     pub(crate) last_interval: IntervalFigures,
     pub samples: u64,
@@ -137,7 +136,7 @@ pub(crate) struct Recorder {
 impl Recorder {
     /// `start_ns` is when the first wakeups are due; interval k covers due times in
     /// [start + k*len, start + (k+1)*len).
-    pub fn new(
+    pub(crate) fn new(
         feeds: Vec<ThreadFeed>,
         hlog: HlogWriter,
         samples: Option<SampleLogWriter>,
@@ -164,7 +163,7 @@ impl Recorder {
 
     /// Joins every sample with the kernel trace (`run --trace`). Samples of a thread wait in a
     /// queue of at most `pending_cap` for their trace.
-    pub fn with_trace(mut self, join: Box<dyn TraceJoin>, pending_cap: usize) -> Self {
+    pub(crate) fn with_trace(mut self, join: Box<dyn TraceJoin>, pending_cap: usize) -> Self {
         for t in &mut self.threads {
             // Time lost is joined by attributing what ran during it, a wakeup by its timer.
             t.trace = Some(ThreadTraceState::new(t.feed.kind.spec().time_lost));
@@ -284,7 +283,7 @@ impl Recorder {
     /// Takes every sample waiting in the rings. Completed intervals go to latency.hlog at once;
     /// the sample log is flushed whenever an interval completes. Returns the samples taken, or
     /// the write error that stopped the files in this drain (the samples are still counted).
-    pub fn drain(&mut self) -> io::Result<usize> {
+    pub(crate) fn drain(&mut self) -> io::Result<usize> {
         let taken = self.drain_until(false);
         self.files.new_error().map_or(Ok(taken), Err)
     }
@@ -438,7 +437,7 @@ impl Recorder {
     /// Drains what is left, writes each thread's last (possibly partial) interval ending at
     /// `end_ns`, flushes the files and returns the per-thread figures, with the write error
     /// not yet returned by a drain, if any (the figures are complete even then).
-    pub fn finish(mut self, end_ns: u64) -> (Vec<ThreadResult>, Option<io::Error>) {
+    pub(crate) fn finish(mut self, end_ns: u64) -> (Vec<ThreadResult>, Option<io::Error>) {
         self.close_intervals(end_ns);
         self.files.flush_samples();
         let error = self.files.new_error();

@@ -53,7 +53,7 @@ pub struct ScaleConfig {
 
 /// What the simulation measured.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ScaleResult {
+pub struct ScaleResult {
     /// Samples the producer made (pushed or dropped).
     pub produced: u64,
     /// Samples the recorder recorded (its threads' statistics).

@@ -19,6 +19,10 @@ use std::time::Duration;
 /// The last completed interval of a thread, for live views.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct IntervalFigures {
+    #[expect(
+        dead_code,
+        reason = "dead since pub(crate) (issue 41 sweep): read by no code"
+    )]
     pub samples: u64,
     pub min_ns: Option<i64>,
     pub mean_ns: Option<f64>,
