@@ -31,7 +31,7 @@ impl Grid {
     /// summary bucket, it is made the nearest whole number of buckets (so that summaries can
     /// be read), which makes between 2/3 and 2 times `most_cells` cells; shorter cells divide
     /// the run evenly into `most_cells`.
-    pub fn new(extent_s: f64, most_cells: usize) -> Grid {
+    pub(crate) fn new(extent_s: f64, most_cells: usize) -> Grid {
         let extent_s = if extent_s > 0.0 { extent_s } else { 1.0 };
         let most_cells = most_cells.max(1);
         let even = extent_s / most_cells as f64;

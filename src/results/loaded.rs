@@ -12,6 +12,10 @@
 //! latency.hlog: they are read in index order as one log. Retention may have deleted the
 //! oldest, even between listing and reading them: the run is read from the segments there are,
 //! and a warning says which part of the run they cover.
+//!
+//! One concern by design (issue 41's near-limit files): this is the one reader of a result
+//! directory's files for every layer above (`tests/offline/readers.rs` fails on another), so
+//! what reads a run stays here; the time cells it fills are `results::cells`.
 
 use super::ResultDir;
 use super::cells::{self, Coarse, Fold, Grid, Source};
@@ -44,7 +48,7 @@ struct ReadNotes {
 /// Everything a stored run holds except its sample log (which can be too big for memory and is
 /// streamed by the exporters instead).
 #[derive(Debug, Clone)]
-pub(crate) struct LoadedRun {
+pub struct LoadedRun {
     pub path: PathBuf,
     pub record: RunRecord,
     /// The interval histograms of latency.hlog in time order (by time cell, then by tag in CPU

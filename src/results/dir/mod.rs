@@ -14,6 +14,10 @@
 //! `create.rs`; reaching the
 //! directories of a path, component by component, following no other user's link, is
 //! `resolve.rs`; the descriptor-relative calls are `sys::fs`'s and `sys::path`'s).
+//!
+//! One concern (issue 41's near-limit files): the result directory itself, made, claimed and
+//! written; its parts that are concerns of their own are files here (`create`, `resolve`,
+//! `in_place`, `outputs`, `output_checks`, `stale_temps`); about 130 lines are tests.
 
 use crate::error::Failure;
 use crate::format::run_record::{Ended, FILE_NAME as RUN_JSON, FORMAT, RunRecord};
@@ -86,7 +90,7 @@ pub(crate) fn default_path(start: SystemTime, host: &str) -> PathBuf {
 /// with everything in it (and the parents made for it): a run refused before it measured leaves
 /// nothing behind.
 #[derive(Debug)]
-pub(crate) struct Claim {
+pub struct Claim {
     dir: ResultDir,
     /// The directory holding it, and its name there: removal goes through them.
     parent: OwnedFd,

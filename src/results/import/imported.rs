@@ -22,7 +22,9 @@ pub(crate) const MAX_SAMPLES: u64 = i64::MAX as u64;
 pub(crate) const MAX_VALUE_NS: u64 = i64::MAX as u64;
 
 /// Adds sample counts, refusing a sum above [`MAX_SAMPLES`].
-pub(crate) fn add_counts(counts: impl IntoIterator<Item = u64>) -> std::result::Result<u64, String> {
+pub(crate) fn add_counts(
+    counts: impl IntoIterator<Item = u64>,
+) -> std::result::Result<u64, String> {
     counts
         .into_iter()
         .try_fold(0u64, |sum, c| {
@@ -43,7 +45,7 @@ pub(crate) const MAX_BINARY_FILE_BYTES: u64 = 256 << 20;
 /// One source format: a row of [`super::SOURCE_FORMATS`]. `name` is both the CLI's
 /// `import --format` value and run.json's `imported.source_format`.
 #[derive(Debug)]
-pub(crate) struct SourceFormat {
+pub struct SourceFormat {
     pub name: &'static str,
     /// One line for `--help`: what to capture.
     pub help: &'static str,
@@ -128,7 +130,7 @@ impl SourceFormat {
 
 /// A histogram as the source printed it, in the source's unit.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct SourceHistogram {
+pub struct SourceHistogram {
     /// Nanoseconds per source unit (1000 for microseconds).
     pub(crate) unit_ns: u64,
     /// (printed bucket value, count), ascending; each count is recorded at value · unit_ns.
@@ -327,7 +329,7 @@ impl SourceHistogram {
 
 /// One CPU of the source.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SourceThread {
+pub struct SourceThread {
     pub cpu: usize,
     /// The latency a task saw: cyclictest's, oslat's, rtla's Usr column (or Thr without -u).
     pub latency: SourceHistogram,
@@ -359,7 +361,7 @@ impl SourceThread {
 /// `noise`, docs/noise.md): each None becomes a placeholder named in `imported.absent` as
 /// `noise.FIELD`. Throttling is never stated by a source.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct SourceNoise {
+pub struct SourceNoise {
     pub measured_ns: Option<u64>,
     pub noise_ns: Option<u64>,
     pub(crate) noise_pct: Option<f64>,

@@ -29,7 +29,7 @@ pub(crate) mod rtla_timerlat_top;
 pub(crate) mod stress_ng_cyclic;
 mod write;
 
-pub(crate) use crate::format::run_record::RunKind;
+pub use crate::format::run_record::RunKind;
 pub(crate) use detect::{detect, detect_binary};
 pub(crate) use imported::*;
 pub(crate) use rt_tests::*;

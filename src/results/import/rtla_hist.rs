@@ -17,7 +17,7 @@ use super::pasted::without_comment;
 use super::{SourceHistogram, add_counts};
 
 /// One named column of the table, as a histogram in the table's unit.
-pub struct Column {
+pub(super) struct Column {
     /// The name before the CPU number: `IRQ`, `Thr`, `Usr`, `CPU`.
     pub name: String,
     pub cpu: usize,
@@ -118,7 +118,7 @@ pub(crate) fn parse_duration(text: &str) -> Option<u64> {
 
 /// Reads the table; `names` are the column names this tool prints. `Ok` with no columns
 /// when there is no `Index` line (the caller says why that cannot be read).
-pub fn read(text: &str, names: &[&str]) -> Result<Table, String> {
+pub(super) fn read(text: &str, names: &[&str]) -> Result<Table, String> {
     read_table(text, names, None)
 }
 
