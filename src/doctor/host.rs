@@ -1,6 +1,6 @@
 //! Facts about the host that every part of jitterlab may need: its name and kernel.
 
-pub use crate::sys::host::uname;
+pub(crate) use crate::sys::host::uname;
 
 /// The host name, as used in default result-directory names.
 pub(crate) fn hostname() -> String {

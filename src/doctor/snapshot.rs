@@ -56,7 +56,7 @@ pub(crate) struct SystemSnapshot {
 /// Live snapshot for `doctor`: every check, including the live probes. Takes about a tenth
 /// of a second (the steal-time window); never fails, never panics on missing files (they
 /// become `unknown` checks), and leaves the system as it found it.
-pub fn snapshot(measured_cpus: &[usize]) -> SystemSnapshot {
+pub(crate) fn snapshot(measured_cpus: &[usize]) -> SystemSnapshot {
     snapshot_at(Path::new("/"), measured_cpus, true)
 }
 
@@ -134,7 +134,7 @@ fn snapshot_in(ctx: &Ctx) -> SystemSnapshot {
 
 impl SystemSnapshot {
     /// The check with this id, if it ran.
-    pub fn check(&self, id: &str) -> Option<&Check> {
+    pub(crate) fn check(&self, id: &str) -> Option<&Check> {
         self.checks.iter().find(|c| c.id == id)
     }
 

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// How a check came out. The order is the order of severity used for sorting and exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// As it should be for real-time work.
     Ok,
     /// Works, but makes latency worse or results less representative.
@@ -18,7 +18,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// The lowercase name used in the table and in JSON.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Ok => "ok",
             Verdict::Warn => "warn",
@@ -66,7 +66,7 @@ impl Spec {
             fix,
         }
     }
-    pub fn ok(&self, evidence: impl Into<String>) -> Check {
+    pub(super) fn ok(&self, evidence: impl Into<String>) -> Check {
         self.make(Verdict::Ok, evidence.into(), String::new())
     }
     pub(crate) fn warn(&self, evidence: impl Into<String>, fix: impl Into<String>) -> Check {
@@ -75,11 +75,11 @@ impl Spec {
     pub(crate) fn fail(&self, evidence: impl Into<String>, fix: impl Into<String>) -> Check {
         self.make(Verdict::Fail, evidence.into(), fix.into())
     }
-    pub fn unknown(&self, evidence: impl Into<String>, fix: impl Into<String>) -> Check {
+    pub(super) fn unknown(&self, evidence: impl Into<String>, fix: impl Into<String>) -> Check {
         self.make(Verdict::Unknown, evidence.into(), fix.into())
     }
     /// A verdict chosen at run time; `fix` is dropped when the verdict is ok.
-    pub fn with(&self, verdict: Verdict, evidence: impl Into<String>, fix: &str) -> Check {
+    pub(super) fn with(&self, verdict: Verdict, evidence: impl Into<String>, fix: &str) -> Check {
         let fix = if verdict == Verdict::Ok {
             String::new()
         } else {

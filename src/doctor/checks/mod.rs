@@ -4,11 +4,11 @@
 //! probes that cannot be answered from files are in [`super::probes`].
 
 pub(crate) mod container;
-pub mod cpu;
-pub mod irq;
+pub(crate) mod cpu;
+pub(crate) mod irq;
 pub(crate) mod kernel;
 pub(crate) mod memory;
-pub mod sched;
+pub(crate) mod sched;
 pub(crate) mod tracing;
 pub(crate) mod virt;
 
@@ -43,7 +43,7 @@ pub(crate) struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     /// A context for `root`; an empty `measured` means every online CPU.
-    pub fn new(root: &'a Path, measured: &[usize], live: bool) -> Self {
+    pub(crate) fn new(root: &'a Path, measured: &[usize], live: bool) -> Self {
         let online = root::read(root, "sys/devices/system/cpu/online")
             .ok()
             .and_then(|t| parse_cpu_list(&t).ok())
@@ -81,7 +81,7 @@ impl<'a> Ctx<'a> {
 
     /// The value of a kernel command-line parameter: `Some("")` for a bare flag, `None` when
     /// absent or when /proc/cmdline is unreadable. Arguments after `--` belong to init.
-    pub fn cmdline(&self, name: &str) -> Option<String> {
+    pub(crate) fn cmdline(&self, name: &str) -> Option<String> {
         let text = root::read(self.root, "proc/cmdline").ok()?;
         text.split_whitespace()
             .take_while(|t| *t != "--")
@@ -95,7 +95,7 @@ impl<'a> Ctx<'a> {
 }
 
 /// Runs every file-based check, in the order they are shown.
-pub fn all(ctx: &Ctx) -> Vec<Check> {
+pub(crate) fn all(ctx: &Ctx) -> Vec<Check> {
     vec![
         kernel::preemption(ctx),
         kernel::hz(ctx),

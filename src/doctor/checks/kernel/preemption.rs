@@ -52,7 +52,7 @@ pub(crate) struct Preemption {
 
 impl Preemption {
     /// A short label for the snapshot: `PREEMPT_RT`, `PREEMPT_DYNAMIC (full)`, `voluntary`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match (self.model, self.dynamic) {
             (None, _) => "unknown".into(),
             (Some(Model::Rt), _) => "PREEMPT_RT".into(),
