@@ -12,9 +12,9 @@
 //! last look (`cumulative.rs`: one walk of each), so the cumulative buckets are never rebuilt
 //! from a whole histogram. All of it on the recorder's thread, never on a measuring thread.
 
-pub mod cumulative;
+pub(crate) mod cumulative;
 pub(crate) mod http;
-pub mod window;
+pub(crate) mod window;
 
 use crate::analysis::budget::Budget;
 use crate::format::run_record::ThreadSummary;
@@ -73,7 +73,7 @@ struct CpuMetrics {
 }
 
 impl LiveMetrics {
-    pub fn new(plan: &RunPlan, window_ns: u64, identity: Identity) -> Self {
+    pub(crate) fn new(plan: &RunPlan, window_ns: u64, identity: Identity) -> Self {
         let slot = slot_ns(window_ns);
         LiveMetrics {
             identity,

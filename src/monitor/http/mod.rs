@@ -81,7 +81,7 @@ struct State {
 
 impl Published {
     /// Replaces the text every later scrape serves, and wakes the scrapes waiting for it.
-    pub fn set(&self, text: String) {
+    pub(crate) fn set(&self, text: String) {
         let text = Arc::new(text);
         let mut state = self.lock();
         state.text = text;
@@ -92,13 +92,13 @@ impl Published {
     }
 
     /// Whether a scrape waits for a fresh text (the recorder then renders one).
-    pub fn wanted(&self) -> bool {
+    pub(crate) fn wanted(&self) -> bool {
         self.lock().wanted
     }
 
     /// The text now served.
     #[cfg(test)]
-    pub fn get(&self) -> Arc<String> {
+    pub(crate) fn get(&self) -> Arc<String> {
         Arc::clone(&self.lock().text)
     }
 
