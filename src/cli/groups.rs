@@ -37,7 +37,7 @@ pub(crate) const ACTIONS: &str = "Actions";
 // The length of a run that ends (`run`, `sweep`, `noise`; a monitor has none).
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = LENGTH)]
-pub(crate) struct LengthArgs {
+pub struct LengthArgs {
     /// How long to measure (with a unit: 500ms, 30s, 10m, 24h). Default 60s, unless --loops
     /// (run, sweep) or --scenario (run, noise) sets the length.
     #[arg(long, short = 'D', value_name = "DURATION", allow_hyphen_values = true)]
@@ -47,7 +47,7 @@ pub(crate) struct LengthArgs {
 // A timeline of loads (`run`, `noise`; a sweep sweeps one load, and a monitor has no end).
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = LENGTH)]
-pub(crate) struct ScenarioArgs {
+pub struct ScenarioArgs {
     /// A scenario file: phases on a timeline, each with its loads (see examples/ and
     /// docs/loads.md). The scenario sets the run's length, so --duration (and --loops) are
     /// refused.
@@ -58,7 +58,7 @@ pub(crate) struct ScenarioArgs {
 // Where the measuring threads run and how they are kept there (every measuring command).
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = CPUS)]
-pub(crate) struct CpuArgs {
+pub struct CpuArgs {
     /// CPUs to measure, one pinned thread each (e.g. 0-3,6). Default: every online CPU.
     #[arg(long, short = 'a', value_name = "LIST", allow_hyphen_values = true)]
     pub cpus: Option<String>,
@@ -140,7 +140,7 @@ pub(crate) struct CpuArgs {
 // How a wakeup is scheduled and judged (`run`, `sweep`, `monitor`; noise has its own group).
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = LATENCY)]
-pub(crate) struct LatencyArgs {
+pub struct LatencyArgs {
     /// The wakeup period of the first thread (at least 1us).
     #[arg(
         long,
@@ -186,7 +186,7 @@ pub(crate) struct LatencyArgs {
 // The loads run beside the measurement (every measuring command).
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = LOADS)]
-pub(crate) struct LoadsArgs {
+pub struct LoadsArgs {
     /// A load to run while measuring, e.g. spike:cpu=0,every=100ms,len=500us,prio=99 or
     /// hackbench:groups=4 (see docs/loads.md for every generator). Repeatable.
     #[arg(long, value_name = "SPEC")]
@@ -203,7 +203,7 @@ pub(crate) struct LoadsArgs {
 // Where the results go and what is printed (every measuring command).
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = OUTPUT)]
-pub(crate) struct OutputArgs {
+pub struct OutputArgs {
     /// The result directory, made new (an existing name is refused). Default:
     /// ./jitterlab-results/<UTC time>-<host>-<pid>.
     #[arg(long, short = 'o', value_name = "DIR")]
@@ -253,7 +253,7 @@ pub(crate) struct SamplesAndJsonArgs {
 // `--dry-run` (`run`, `sweep`, `monitor`).
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = OUTPUT)]
-pub(crate) struct DryRunArgs {
+pub struct DryRunArgs {
     /// Check the plan as a run's start would (options, loads, scenario, CPUs, real-time
     /// priority, budget, output directory; a monitor's port) and print what would run, for how
     /// long, and what it would write; start nothing and write nothing. Exit codes as for the
@@ -265,7 +265,7 @@ pub(crate) struct DryRunArgs {
 // The kernel trace (every measuring command).
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = TRACE)]
-pub(crate) struct TraceArgs {
+pub struct TraceArgs {
     /// From kernel tracepoints in a tracefs instance of jitterlab's own: split each sample's
     /// latency into timer IRQ latency and thread latency and explain late wakeups
     /// (docs/tracing.md); for noise, attribute each gap to what took the CPU (IRQs by name,
@@ -292,7 +292,7 @@ pub(crate) struct TraceArgs {
 // The verdict at the end (every measuring command).
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = BUDGET)]
-pub(crate) struct BudgetArgs {
+pub struct BudgetArgs {
     /// A budget judged at the end, e.g. 'max<200us,p99.9<50us,missed=0', for noise e.g.
     /// 'noise_pct<0.1,max<20us' (docs/budget.md); the verdict goes to run.json and a violation
     /// exits 1 (a monitor judges it on its window, at /metrics).
@@ -303,7 +303,7 @@ pub(crate) struct BudgetArgs {
 // What a spike and the end of the run set off (`run`).
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = ACTIONS)]
-pub(crate) struct ActionArgs {
+pub struct ActionArgs {
     /// What to do when a spike starts (a run of wakeups later than --deadline, counted once):
     /// continue (record it), stop (end the run, marked stopped), signal:SIG,pid=N or
     /// signal:SIG,parent, exec:PROGRAM ARGS (no shell; JITTERLAB_CPU, JITTERLAB_TIME_NS,

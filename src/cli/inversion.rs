@@ -5,7 +5,7 @@ use clap::Args;
 
 #[derive(Debug, Args, Clone, Default)]
 #[command(next_help_heading = super::groups::INVERSION)]
-pub(crate) struct InversionArgs {
+pub struct InversionArgs {
     /// The CPU time the low-priority holder keeps the mutex for, from half of
     /// it before each due time (default 200us). With inheritance it bounds the latency.
     #[arg(long, hide_short_help = true, value_name = "DURATION")]

@@ -29,17 +29,14 @@ mod timerlat;
 mod values;
 
 pub use cyclictest::CyclictestArgs;
-pub(crate) use groups::{
-    BudgetArgs, CpuArgs, DryRunArgs, LatencyArgs, LengthArgs, LoadsArgs, OutputArgs,
-    SamplesAndJsonArgs, ScenarioArgs, TraceArgs,
-};
-pub(crate) use inversion::InversionArgs;
-pub(crate) use monitor::MonitorArgs;
-pub(crate) use noise::{NoiseArgs, NoiseMeasurementArgs};
+pub use inversion::InversionArgs;
+pub use monitor::MonitorArgs;
+pub use noise::NoiseArgs;
 pub use oslat::OslatArgs;
-pub(crate) use run::{LatencyRunArgs, RunArgs};
-pub(crate) use sender::SenderArgs;
-pub(crate) use timerlat::TimerlatArgs;
+pub use run::LatencyRunArgs;
+pub use run::RunArgs;
+pub use sender::SenderArgs;
+pub use timerlat::TimerlatArgs;
 
 use crate::report::export::ExportFormat;
 use crate::results::import::SourceFormat;
@@ -107,7 +104,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct ExportArgs {
+pub struct ExportArgs {
     /// The result directory to export from.
     pub run_dir: PathBuf,
     /// The output format (each with what it writes: `jitterlab export --help`; the table of
@@ -131,7 +128,7 @@ pub(crate) struct ExportArgs {
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct CompareArgs {
+pub struct CompareArgs {
     /// Result directories; the first (A) is the reference every other run is compared with.
     #[arg(value_name = "RUN_DIR", num_args = 2.., required = true)]
     pub runs: Vec<PathBuf>,
@@ -162,7 +159,7 @@ pub(crate) struct CompareArgs {
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct ImportArgs {
+pub struct ImportArgs {
     /// The file another tool wrote, in any format of --format (docs/import.md).
     pub file: PathBuf,
     /// The result directory to create. Default: ./jitterlab-results/imported-<file name>.
@@ -195,13 +192,13 @@ pub(crate) struct ImportArgs {
 
 /// `import --format`: recognise the content, or read it as one row of the importers' table.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum ImportFormat {
+pub enum ImportFormat {
     Auto,
     Named(&'static SourceFormat),
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct DoctorArgs {
+pub struct DoctorArgs {
     /// Print the checks as JSON (schema in docs/doctor.md).
     #[arg(long)]
     pub json: bool,
@@ -211,7 +208,7 @@ pub(crate) struct DoctorArgs {
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct LoadArgs {
+pub struct LoadArgs {
     /// The loads, e.g. hackbench:groups=10 cpu:workers=2 'exec:stress-ng --cpu 1' (see docs/loads.md).
     #[arg(required = true, value_name = "SPEC")]
     pub specs: Vec<String>,
@@ -235,7 +232,7 @@ pub(crate) struct LoadArgs {
                         --out names the sweep directory (default ./jitterlab-results/<UTC time>-<host>-<pid>-sweep); \
                         each level's run goes to <out>/level-<value>/."
 )]
-pub(crate) struct SweepArgs {
+pub struct SweepArgs {
     /// The levels to put in place of `{}` in the swept --load, comma-separated (e.g. 1,2,4,8).
     #[arg(long, value_name = "LIST", required = true, allow_hyphen_values = true)]
     pub levels: String,
@@ -263,7 +260,7 @@ pub(crate) struct SweepArgs {
                   directory (default ./jitterlab-results/<UTC time>-<host>-<pid>-tune); each arm \
                   is a result directory in it, tune.json its record, deploy/ the files to deploy."
 )]
-pub(crate) struct TuneArgs {
+pub struct TuneArgs {
     /// The fixes to measure, comma-separated (default: every fix that applies here): \
     /// irq-affinity, rt-throttling, pm-qos, timer-migration, workqueues, cpuset, watchdogs,
     /// thp, ksm, vmstat.
@@ -283,7 +280,7 @@ pub(crate) struct TuneArgs {
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct LoadWorkerArgs {
+pub struct LoadWorkerArgs {
     pub spec: String,
     #[arg(long)]
     pub cpus: String,
@@ -294,7 +291,7 @@ pub(crate) struct LoadWorkerArgs {
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct LoadReaperArgs {
+pub struct LoadReaperArgs {
     /// The jitterlab process whose loads to clean up after.
     #[arg(long)]
     pub owner: u32,
@@ -307,7 +304,7 @@ pub(crate) struct LoadReaperArgs {
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct ReportArgs {
+pub struct ReportArgs {
     /// Result directories of runs (holding run.json) or of sweeps (holding sweep.json). Two or
     /// more runs are also overlaid and compared with the first.
     #[arg(required = true, value_name = "RUN_DIR")]

@@ -20,7 +20,7 @@ use clap::Args;
     after_help = "The options of `jitterlab run` that apply to a run without end. The run ends on \
                   SIGINT or SIGTERM (exit 0, run.json `interrupted`). Metrics: docs/monitor.md."
 )]
-pub(crate) struct MonitorArgs {
+pub struct MonitorArgs {
     /// The address /metrics is served on (HOST:PORT). Loopback only unless --listen-public.
     #[arg(long, default_value = "127.0.0.1:9467", value_name = "ADDR")]
     pub listen: String,

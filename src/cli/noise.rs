@@ -14,7 +14,7 @@ use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 #[derive(Debug, Args, Clone)]
-pub(crate) struct NoiseArgs {
+pub struct NoiseArgs {
     #[command(flatten)]
     pub length: LengthArgs,
 
@@ -46,7 +46,7 @@ pub(crate) struct NoiseArgs {
 // What the spinning loop reads and what it counts as a gap.
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = NOISE)]
-pub(crate) struct NoiseMeasurementArgs {
+pub struct NoiseMeasurementArgs {
     /// A gap between two clock reads longer than this is a noise event (at least 100ns).
     #[arg(
         long,

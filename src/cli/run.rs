@@ -19,7 +19,7 @@ use clap::{ArgGroup, Args};
 // `--duration`). Named here, where both are flattened, as a sweep has no scenario.
 #[derive(Debug, Args, Clone)]
 #[command(group = ArgGroup::new("length_set_by").args(["loops", "scenario"]))]
-pub(crate) struct RunArgs {
+pub struct RunArgs {
     #[command(flatten)]
     pub run: LatencyRunArgs,
 
@@ -32,7 +32,7 @@ pub(crate) struct RunArgs {
 
 // Every option of a latency run that ends but the scenario: `run`'s, and each sweep level's.
 #[derive(Debug, Args, Clone)]
-pub(crate) struct LatencyRunArgs {
+pub struct LatencyRunArgs {
     #[command(flatten)]
     pub length: LengthArgs,
 

@@ -5,7 +5,7 @@ use clap::Args;
 
 #[derive(Debug, Args, Clone, Default)]
 #[command(next_help_heading = super::groups::SENDER)]
-pub(crate) struct SenderArgs {
+pub struct SenderArgs {
     /// Where each measuring thread's sender runs: `same` (its receiver's CPU,
     /// the default, as rt-tests' pmqtest/ptsematest/svsematest/sigwaittest pin a pair with -a),
     /// `other` (the next online CPU), or a CPU number.

@@ -5,7 +5,7 @@ use clap::Args;
 
 #[derive(Debug, Args, Clone)]
 #[command(disable_help_flag = true)]
-pub(crate) struct TimerlatArgs {
+pub struct TimerlatArgs {
     /// `rtla timerlat hist`'s options, e.g. hist -c 1-3 -d 60 -P f:95 --jitterlab-trace;
     /// `jitterlab timerlat --help` lists them, docs/timerlat.md says which are refused.
     #[arg(
