@@ -25,7 +25,7 @@ pub(crate) struct Spec {
     pub(crate) takes: Takes,
 }
 
-pub const fn spec(short: Option<char>, long: &'static str, takes: Takes) -> Spec {
+pub(super) const fn spec(short: Option<char>, long: &'static str, takes: Takes) -> Spec {
     Spec { short, long, takes }
 }
 
@@ -56,7 +56,7 @@ pub(crate) fn number_like(s: &str) -> bool {
 }
 
 /// The command line cut into options with their values, as getopt_long would.
-pub fn split(tool: &Tool, args: &[String]) -> Result<Vec<Found>> {
+pub(super) fn split(tool: &Tool, args: &[String]) -> Result<Vec<Found>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -176,7 +176,7 @@ fn unknown(tool: &Tool, written: &str) -> Failure {
 
 /// The option's value as a whole number; refused, naming the option and `what` was expected,
 /// where rt-tests would read a word that is not a number as 0.
-pub fn number<T: std::str::FromStr>(tool: &Tool, found: &Found, what: &str) -> Result<T> {
+pub(super) fn number<T: std::str::FromStr>(tool: &Tool, found: &Found, what: &str) -> Result<T> {
     let text = found.value.as_deref().unwrap_or("");
     text.trim().parse().map_err(|_| {
         Failure::usage(format!(

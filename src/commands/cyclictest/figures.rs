@@ -22,9 +22,9 @@ pub struct ThreadFigures {
     /// Counts per unit below the histogram size (empty without `-h`).
     pub histogram: Vec<u64>,
     /// Wakeups at or above the histogram size.
-    pub(crate) overflows: u64,
+    pub overflows: u64,
     /// The cycle numbers of the first overflows, at most as many as the histogram has units.
-    pub(crate) overflow_cycles: Vec<u64>,
+    pub overflow_cycles: Vec<u64>,
 }
 
 impl ThreadFigures {

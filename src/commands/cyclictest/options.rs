@@ -28,7 +28,7 @@ pub(crate) enum Affinity {
 
 /// How many threads (`-t`, `-S`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum Threads {
+pub enum Threads {
     /// No `-t`: one thread.
     #[default]
     One,
@@ -40,7 +40,7 @@ pub(crate) enum Threads {
 
 /// The wake method cyclictest's timer options choose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum Timer {
+pub enum Timer {
     /// clock_nanosleep to an absolute time (cyclictest's default; `-n` of rt-tests 1.x).
     #[default]
     Absolute,
@@ -54,7 +54,7 @@ pub(crate) enum Timer {
 
 /// The options given, in cyclictest's terms and units.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CyclictestOptions {
+pub struct CyclictestOptions {
     pub(crate) affinity: Affinity,
     pub threads: Threads,
     /// `-S`: every CPU, `-a` and `-t` ignored (with cyclictest's warnings).

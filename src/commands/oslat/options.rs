@@ -15,7 +15,7 @@ pub(crate) const DEFAULT_DURATION_S: u64 = 1;
 
 /// The options given, in oslat's terms and units.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct OslatOptions {
+pub struct OslatOptions {
     /// `-b`: buckets of 1 us, the last one holding every longer gap too.
     pub buckets: usize,
     /// `-c`, as written; None: every online CPU (oslat's "all").

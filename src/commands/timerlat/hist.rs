@@ -63,13 +63,13 @@ pub struct CpuHist {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Layout {
     pub no_irq: bool,
-    pub(crate) no_thread: bool,
-    pub(crate) no_header: bool,
-    pub(crate) no_summary: bool,
-    pub(crate) no_index: bool,
-    pub(crate) with_zeros: bool,
+    pub no_thread: bool,
+    pub no_header: bool,
+    pub no_summary: bool,
+    pub no_index: bool,
+    pub with_zeros: bool,
     /// `-n`: the unit is ns.
-    pub(crate) nano: bool,
+    pub nano: bool,
     pub bucket_size: u64,
     pub entries: usize,
 }

@@ -43,7 +43,7 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
-    pub fn new(cpus: &[usize], l: &Layout) -> Tally {
+    pub(crate) fn new(cpus: &[usize], l: &Layout) -> Tally {
         Tally {
             hists: cpus
                 .iter()
@@ -62,7 +62,7 @@ impl Tally {
 
     /// Adds one line of the tracer: a sample goes to its CPU's column, in the output's unit
     /// (truncated, as rtla divides).
-    pub fn add(&mut self, line: &str) {
+    pub(crate) fn add(&mut self, line: &str) {
         match parse_line(line) {
             Line::Sample(s) => match self.hists.iter_mut().find(|h| h.cpu == s.cpu) {
                 Some(h) => {
@@ -92,6 +92,7 @@ impl Tally {
     }
 
     /// The tally of a whole `timerlat.trace` text.
+    #[cfg(test)]
     pub(crate) fn of_text(text: &str, cpus: &[usize], l: &Layout) -> Tally {
         let mut t = Tally::new(cpus, l);
         text.lines().for_each(|line| t.add(line));
@@ -122,7 +123,7 @@ fn policy_number(name: &str) -> i32 {
 }
 
 /// Runs `o` with the kernel's tracer under the tracefs `root`; returns the exit code.
-pub fn run(o: &TimerlatOptions, root: &Path, layout: &Layout) -> Result<i32> {
+pub(crate) fn run(o: &TimerlatOptions, root: &Path, layout: &Layout) -> Result<i32> {
     let stop = crate::session::signals::stop_flag()?;
     let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
     let cpus = match &o.cpus {

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 /// The options given, in rtla's terms and units.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct TimerlatOptions {
+pub struct TimerlatOptions {
     /// `-c`, as written; None: every online CPU.
     pub cpus: Option<String>,
     /// `-H`: jitterlab's drain side there.
