@@ -13,7 +13,7 @@ pub enum Clock {
 
 /// What jitterlab knows about one clock.
 #[derive(Debug)]
-pub(crate) struct ClockRow {
+pub struct ClockRow {
     pub clock: Clock,
     /// The name on the command line (`--clock`) and in run.json.
     pub name: &'static str,

@@ -9,7 +9,7 @@
 //! heartbeat has not moved for [`STARVED_AFTER_NS`], the thread gives its CPU up in short sleeps
 //! until the heartbeat moves, at most [`YIELD_AT_MOST`], and counts it.
 
-use super::ThreadCounters;
+use super::sample::ThreadCounters;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
@@ -27,7 +27,7 @@ pub(crate) static OWN_THREADS_BEAT: AtomicU64 = AtomicU64::new(0);
 
 /// Called by the runner once per poll, once its round is done (the stop served, the rings
 /// drained): a measuring thread that gave its CPU up resumes then, not in the middle of it.
-pub fn beat() {
+pub(crate) fn beat() {
     OWN_THREADS_BEAT.fetch_add(1, Relaxed);
 }
 
@@ -46,14 +46,14 @@ pub(crate) struct Guard<'a> {
 impl<'a> Guard<'a> {
     /// A guard that never checks: for loops without a runner (the simulated tests), with no
     /// clock read to make it.
-    pub fn off(beat: &'a AtomicU64) -> Self {
+    pub(crate) fn off(beat: &'a AtomicU64) -> Self {
         Guard {
             next_check_ns: u64::MAX,
             ..Guard::new(beat, 0)
         }
     }
 
-    pub fn new(beat: &'a AtomicU64, now_ns: u64) -> Self {
+    pub(crate) fn new(beat: &'a AtomicU64, now_ns: u64) -> Self {
         Guard {
             beat,
             next_check_ns: now_ns.saturating_add(CHECK_EVERY_NS),
@@ -68,7 +68,7 @@ impl<'a> Guard<'a> {
     /// the clock read when it resumed, when the thread gave its CPU up (it slept); None when not.
     #[cold]
     #[inline(never)]
-    pub fn check(
+    pub(crate) fn check(
         &mut self,
         now_ns: u64,
         counters: &ThreadCounters,

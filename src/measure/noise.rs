@@ -14,7 +14,7 @@
 
 use super::cycle::SampleSink;
 use super::noise_clock::{Calibration, TickSource};
-use super::{Sample, ThreadCounters, ThreadEnd};
+use super::sample::{Sample, ThreadCounters, ThreadEnd};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// Iterations between two publications of the counters and checks of the stop flag and the

@@ -29,7 +29,7 @@ const RATE_SHIFT: u32 = 52;
 
 /// What the loop reads: `noise --clock`, resolved for this system.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum NoiseClock {
+pub enum NoiseClock {
     /// CLOCK_MONOTONIC through the vDSO: ticks are ns.
     #[default]
     Monotonic,
@@ -143,7 +143,7 @@ impl TickScale {
     };
 
     /// The map through `to` with the rate from `from` to `to` (None if no tick passed).
-    pub fn between(from: Anchor, to: Anchor) -> Option<TickScale> {
+    pub(crate) fn between(from: Anchor, to: Anchor) -> Option<TickScale> {
         let ticks = to.ticks.checked_sub(from.ticks).filter(|&t| t > 0)?;
         let ns = to.ns.saturating_sub(from.ns) as u128;
         let rate = u64::try_from((ns << RATE_SHIFT) / ticks as u128).ok()?;

@@ -68,7 +68,7 @@ impl Policy {
 /// A scheduling policy as the user names it (`--policy`), before its parameters are known: the
 /// priority is chosen separately, and a SCHED_DEADLINE reservation follows each thread's period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PolicyKind {
+pub enum PolicyKind {
     Fifo,
     Rr,
     Other,

@@ -3,29 +3,22 @@
 //! loop of its own; the only indirect call is the one through the row, once per thread.
 
 use super::sleep::AbsoluteSleep;
-use super::{Schedule, Waker};
 use crate::measure::clock::Clock;
 use crate::measure::cycle::{CyclePlan, run_cycles};
-use crate::measure::{Sample, ThreadCounters, ThreadEnd};
+use crate::measure::sample::{Sample, ThreadCounters, ThreadEnd};
+use crate::measure::waker::{MakeWaker, Schedule, Waker};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// How a waker is made for a run.
-pub(crate) trait MakeWaker: Waker + Sized {
-    /// Makes the waker in the measuring thread, after the start gate opened (a POSIX timer
-    /// signals the thread that created it). The error is the thread's failure message.
-    fn make(clock: Clock, interval_ns: u64) -> Result<Self, String>;
-}
-
 /// A measuring thread's loop, waiting for its waker.
-pub(crate) struct Cycles<'a> {
+pub struct Cycles<'a> {
     pub plan: &'a mut CyclePlan,
     pub sink: &'a mut rtrb::Producer<Sample>,
     pub counters: &'a ThreadCounters,
     pub stop: &'a AtomicBool,
     /// Where the sender runs, for methods woken by another thread ([`super::ipc`]).
-    pub sender: Option<super::ipc::SenderPlan>,
+    pub sender: Option<super::plans::SenderPlan>,
     /// The helpers of `--wake pi-mutex` ([`super::inversion`]).
-    pub inversion: Option<super::inversion::InversionPlan>,
+    pub inversion: Option<super::plans::InversionPlan>,
 }
 
 impl Cycles<'_> {

@@ -2,8 +2,8 @@
 //! `itimer-periodic`. The process has one ITIMER_REAL, so each serves one measuring thread.
 
 use super::signal::{ITIMER_SIGNAL, drain_signal, signal_set, wait_for_signal};
-use super::{MakeWaker, Waker};
 use crate::measure::clock::Clock;
+use crate::measure::waker::{MakeWaker, Waker};
 use crate::sys::timer;
 use std::io;
 use std::sync::atomic::AtomicBool;
@@ -48,7 +48,7 @@ pub(crate) struct ItimerPeriodic {
 }
 
 impl ItimerPeriodic {
-    pub fn new(clock: Clock, interval_ns: u64) -> Self {
+    pub(crate) fn new(clock: Clock, interval_ns: u64) -> Self {
         ItimerPeriodic {
             set: signal_set(ITIMER_SIGNAL),
             clock,

@@ -2,9 +2,10 @@
 //! of jitterlab asks of a row. The rows themselves stay in the table in `wake/mod.rs`, the one
 //! place each method is described.
 
-use super::{Cycles, Driver, Schedule, WAKE_METHODS, Waker};
-use crate::measure::ThreadEnd;
+use super::driver::{Cycles, Driver};
 use crate::measure::clock::Clock;
+use crate::measure::sample::ThreadEnd;
+use crate::measure::waker::{Schedule, Waker};
 
 /// One wake method: everything jitterlab knows about it. Held as `&'static WakeMethod`, a row
 /// of [`WAKE_METHODS`].
@@ -39,7 +40,7 @@ pub(crate) enum ClockUse {
 
 /// How `--trace` finds the timer expiry behind each sample (trace/split.rs).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct TraceJoin {
+pub struct TraceJoin {
     pub(crate) expiry: Expiry,
     /// The kernel callbacks of the timers the method sleeps on: expiries of other timers on
     /// the measured CPUs are filtered out.
@@ -82,16 +83,6 @@ pub(crate) enum Requirement {
 }
 
 impl WakeMethod {
-    /// The method named `name` on the command line or in run.json.
-    pub fn named(name: &str) -> Option<&'static WakeMethod> {
-        WAKE_METHODS.iter().find(|m| m.name == name)
-    }
-
-    /// `--wake`'s default: the first row.
-    pub(crate) fn default_method() -> &'static WakeMethod {
-        &WAKE_METHODS[0]
-    }
-
     /// The clock the method measures on when `--clock` names `chosen`, if it can.
     pub fn clock(&self, chosen: Clock) -> Option<Clock> {
         match self.clocks {

@@ -1,7 +1,8 @@
 //! `rtc`: periodic interrupts of /dev/rtc (the MontaVista Jitter Benchmark).
 
-use super::{MakeWaker, Waker, resume_unless_stopped};
+use super::syscall::resume_unless_stopped;
 use crate::measure::clock::Clock;
+use crate::measure::waker::{MakeWaker, Waker};
 use crate::sys::errno::EINTR;
 use crate::sys::file;
 use crate::sys::ioctl::{self, Request};
@@ -43,7 +44,7 @@ pub(crate) struct RtcPeriodic {
 
 impl RtcPeriodic {
     /// Opens the RTC and programs its periodic rate (1 s / interval, a power of two).
-    pub fn new(clock: Clock, interval_ns: u64) -> io::Result<Self> {
+    pub(crate) fn new(clock: Clock, interval_ns: u64) -> io::Result<Self> {
         let path = std::ffi::CString::new(RTC_DEVICE).expect("no NUL in path");
         let fd = file::open_read_only(&path)?;
         // The plan admits only intervals of exactly 1 s / rate (rounded down to whole ns).

@@ -1,7 +1,7 @@
 //! The signals of the timer wake methods (`itimer`, `itimer-periodic`, `posix-timer`): which
 //! they are, blocking them process-wide, and waiting for them.
 
-use super::retry_interrupted;
+use super::syscall::retry_interrupted;
 use crate::sys::signal::{self as sig, Signal, SignalSet};
 use std::io;
 use std::sync::atomic::AtomicBool;

@@ -1,8 +1,9 @@
 //! The sleep family: `clock-nanosleep` (absolute), `clock-nanosleep-rel` and `nanosleep`
 //! (relative).
 
-use super::{MakeWaker, Waker, resume_unless_stopped};
+use super::syscall::resume_unless_stopped;
 use crate::measure::clock::Clock;
+use crate::measure::waker::{MakeWaker, Waker};
 use crate::sys::errno::EINTR;
 use crate::sys::timer;
 use std::io;

@@ -27,6 +27,12 @@ use crate::sys::signal;
 use std::io;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering::*};
 
+/// The signal both methods use: the third real-time signal (the first is the POSIX timer's,
+/// the second the stop's interrupt, see measure/thread.rs).
+pub(crate) fn ipc_signal() -> signal::Signal {
+    signal::rt_min() + 2
+}
+
 /// The receiver-to-sender wake of `--ipc-pace receiver`. Made in the receiving thread before
 /// the sender starts; with [`Scope::Shared`] it also works from a child forked afterwards,
 /// whose calls must then be async-signal-safe.
@@ -125,7 +131,7 @@ pub(crate) struct SignalHandover<const QUEUED: bool> {
 
 impl<const QUEUED: bool> Handover for SignalHandover<QUEUED> {
     fn open(_scope: Scope) -> io::Result<Self> {
-        let signal = super::signals::ipc_signal();
+        let signal = ipc_signal();
         Ok(SignalHandover {
             waiter: SignalWaiter::for_signal(signal),
             signal,

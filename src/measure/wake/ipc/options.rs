@@ -5,7 +5,7 @@ use super::Scope;
 /// Whether a receiver's sender is a thread of jitterlab or a process of its own
 /// (`--ipc-between`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum Between {
+pub enum Between {
     #[default]
     Threads,
     /// A child forked by the receiver's thread; the pair's objects are process-shared.
@@ -50,7 +50,7 @@ impl Between {
 
 /// What wakes the sender for each due time (`--ipc-pace`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum Pace {
+pub enum Pace {
     /// The sender sleeps to the due time on its own timer, then stamps and sends (jitterlab's
     /// definition: the sender runs after the CPU did other work for an interval).
     #[default]
