@@ -16,9 +16,9 @@ pub(crate) const BINS_PER_DECADE: f64 = 40.0;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Binned {
     pub label: String,
-    pub bins: Vec<(i32, u64)>,
+    pub(crate) bins: Vec<(i32, u64)>,
     pub total: u64,
-    pub secondary: bool,
+    pub(crate) secondary: bool,
 }
 
 pub(crate) fn bin_edge_ns(k: i32) -> f64 {
@@ -50,7 +50,7 @@ pub fn prepare(distributions: &[Distribution]) -> Vec<Binned> {
 }
 
 /// Draws the binned distributions.
-pub fn draw(name: &str, title: &str, binned: &[Binned], samples: Vocabulary) -> Figure {
+pub(crate) fn draw(name: &str, title: &str, binned: &[Binned], samples: Vocabulary) -> Figure {
     let lo = binned
         .iter()
         .filter_map(|b| b.bins.first())
