@@ -12,51 +12,51 @@ use serde::Serialize;
 
 /// The whole record.
 #[derive(Debug, Clone, Serialize)]
-pub struct TuneRecord {
+pub(crate) struct TuneRecord {
     /// The format's version (run.json's), first: the marker of a result directory.
     pub format: u32,
     pub cpus: Vec<usize>,
     /// Rounds of the baseline and every fix.
-    pub rounds: usize,
+    pub(crate) rounds: usize,
     /// Each arm's length, ns (None: `--loops`).
-    pub arm_duration_ns: Option<u64>,
+    pub(crate) arm_duration_ns: Option<u64>,
     /// The fixes measured, with what each changes.
     pub measured: Vec<PlannedFix>,
     /// The fixes not measured, and why.
-    pub not_measured: Vec<UnmeasuredFix>,
+    pub(crate) not_measured: Vec<UnmeasuredFix>,
     /// Every arm run so far, in order.
     pub arms: Vec<ArmRecord>,
     /// Each measured fix against the baseline (after the rounds).
-    pub fixes: Vec<FixRecord>,
+    pub(crate) fixes: Vec<FixRecord>,
     /// The worthwhile fixes together against none (when there were two or more).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub together: Option<Effect>,
+    pub(crate) together: Option<Effect>,
     /// The deploy files written, in the tune directory.
     pub deploy: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct PlannedFix {
+pub(crate) struct PlannedFix {
     pub name: &'static str,
     /// What it is now on this machine.
     pub now: String,
     /// The files it writes (`file = value`) or the run option it turns on.
-    pub changes: Vec<String>,
+    pub(crate) changes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct UnmeasuredFix {
+pub(crate) struct UnmeasuredFix {
     pub name: &'static str,
     pub why: String,
-    pub needs_reboot: bool,
+    pub(crate) needs_reboot: bool,
 }
 
 /// One arm.
 #[derive(Debug, Clone, Serialize)]
-pub struct ArmRecord {
+pub(crate) struct ArmRecord {
     pub round: usize,
     /// `baseline`, a fix's name, or `together`.
-    pub treatment: String,
+    pub(crate) treatment: String,
     /// Its result directory, in the tune directory.
     pub dir: String,
     /// Its run.json `ended`.
@@ -67,13 +67,13 @@ pub struct ArmRecord {
 
 /// A fix's result.
 #[derive(Debug, Clone, Serialize)]
-pub struct FixRecord {
+pub(crate) struct FixRecord {
     pub name: String,
-    pub effect: Effect,
+    pub(crate) effect: Effect,
 }
 
 /// What a change writes or turns on, one line each.
-pub fn change_lines(change: &Change) -> Vec<String> {
+pub(crate) fn change_lines(change: &Change) -> Vec<String> {
     match change {
         Change::Settings(s) => s
             .iter()
@@ -85,7 +85,7 @@ pub fn change_lines(change: &Change) -> Vec<String> {
 }
 
 impl TuneRecord {
-    pub fn new(plan: &TunePlan) -> TuneRecord {
+    pub(crate) fn new(plan: &TunePlan) -> TuneRecord {
         TuneRecord {
             format: FORMAT,
             cpus: plan.base.cpus.clone(),
@@ -117,7 +117,7 @@ impl TuneRecord {
     }
 
     /// Writes tune.json into `dir`, replacing the last one atomically.
-    pub fn write(&self, dir: &ResultDir) -> Result<()> {
+    pub(crate) fn write(&self, dir: &ResultDir) -> Result<()> {
         let mut json = serde_json::to_vec_pretty(self).expect("tune records serialise");
         json.push(b'\n');
         dir.replace_file(TUNE_FILE_NAME, &json)
