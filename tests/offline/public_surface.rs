@@ -233,9 +233,12 @@ fn unused(root: &Path, allowed: &[(&str, &str, &str)]) -> (Vec<Item>, Vec<String
     // function or a field, without naming it): used too, to a fixed point.
     loop {
         let before = used.len();
-        for item in items.iter().filter(|i| used.contains(&i.name)) {
-            used.extend(item.declares.iter().cloned());
-        }
+        let reached: Vec<String> = items
+            .iter()
+            .filter(|i| used.contains(&i.name))
+            .flat_map(|i| i.declares.iter().cloned())
+            .collect();
+        used.extend(reached);
         if used.len() == before {
             break;
         }
