@@ -31,6 +31,10 @@
 //! Format: `#jitterlab-journal 1 <kind>`, `boot <boot id>` (the kernel state it names does
 //! not survive a reboot: a journal of another boot is removed without undoing anything),
 //! `pid <pid>` (for the messages), then the kind's lines.
+//!
+//! One concern (issue 41's near-limit files): the journal's life, from its trusted directory to
+//! its undo after a SIGKILL, which must agree on the file's format and its lock; the tests are
+//! `journal/tests.rs`, and the helpers they share with the kinds' tests are at the end.
 
 use crate::sys::fs;
 use std::ffi::CString;

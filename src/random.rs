@@ -21,7 +21,7 @@ impl SplitMix64 {
     }
 
     /// Uniform in 0..n (n > 0); the multiply-shift keeps the bias below 2^-32 for any n here.
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (((self.next_u64() >> 32) * n as u64) >> 32) as usize
     }
 

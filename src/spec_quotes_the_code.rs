@@ -3,6 +3,9 @@
 //! ([`input_limits`]). Each check builds the sentence from the constant, so a changed constant
 //! fails here until the document says the new value. A test of the whole crate, in no layer
 //! (tests/offline/layers.rs): it quotes the constants of every layer.
+//!
+//! One concern (issue 41's near-limit files): every check is a document quoting a constant, and
+//! the user guide's limits table is already a module of its own (`input_limits`).
 
 use crate::format::{FORMAT, samples};
 use crate::input::{EVENTS_MAX_BYTES, RESULT_RECORD_MAX_BYTES, format_bytes};

@@ -33,7 +33,7 @@ pub enum Metric {
 }
 
 /// Every metric with its name in the grammar, in the order the docs list them.
-pub const METRICS: &[(&str, Metric)] = &[
+pub(crate) const METRICS: &[(&str, Metric)] = &[
     ("min", Metric::Min),
     ("mean", Metric::Mean),
     ("stddev", Metric::Stddev),

@@ -8,6 +8,6 @@ pub mod counters;
 pub mod metric;
 pub mod phase;
 pub mod quantile;
-pub mod regression;
+pub(crate) mod regression;
 pub mod tails;
-pub mod tails_compare;
+pub(crate) mod tails_compare;

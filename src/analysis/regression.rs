@@ -16,20 +16,20 @@ use serde::Serialize;
 pub(crate) const DEFAULT_AT: Metric = Metric::P999;
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct RegressionCheck {
+pub(crate) struct RegressionCheck {
     /// 0.10 for `10%`.
-    pub margin: f64,
+    pub(crate) margin: f64,
     /// The statistics judged, in the order given, without repeats: each is judged, and a run
     /// worse at any of them fails.
     pub at: Vec<Metric>,
     /// Whether `at` is the default (no `--at`): the verdict says so.
-    pub default_at: bool,
+    pub(crate) default_at: bool,
 }
 
 impl RegressionCheck {
     /// Parses `--fail-if-worse` and `--at` (one statistic or several, comma-separated); errors
     /// name the value and what is accepted.
-    pub fn parse(margin: &str, at: Option<&str>) -> Result<RegressionCheck, String> {
+    pub(crate) fn parse(margin: &str, at: Option<&str>) -> Result<RegressionCheck, String> {
         let number = margin.trim().strip_suffix('%').ok_or_else(|| {
             format!("--fail-if-worse {margin}: expected a percentage with '%', e.g. 10% or 2.5%")
         })?;
@@ -84,10 +84,10 @@ impl RegressionCheck {
 
 /// One run worse than the first at the checked statistic, in one scope.
 #[derive(Debug, Clone, Serialize)]
-pub struct Regression {
+pub(crate) struct Regression {
     pub run: String,
     pub scope: String,
-    pub statistic: &'static str,
+    pub(crate) statistic: &'static str,
     pub first: f64,
     pub value: f64,
     /// value / first; None when first is 0.
@@ -96,28 +96,28 @@ pub struct Regression {
 
 /// A value above the margin whose interval still includes zero: shown, not failed.
 #[derive(Debug, Clone, Serialize)]
-pub struct Unconfirmed {
+pub(crate) struct Unconfirmed {
     pub run: String,
     pub scope: String,
-    pub statistic: &'static str,
+    pub(crate) statistic: &'static str,
     pub ratio: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct RegressionVerdict {
+pub(crate) struct RegressionVerdict {
     /// The statistics judged, in `--at` order.
-    pub statistics: Vec<&'static str>,
+    pub(crate) statistics: Vec<&'static str>,
     /// True when they are the default (p99.9, no `--at`).
-    pub default_statistic: bool,
+    pub(crate) default_statistic: bool,
     /// The margin as a fraction (0.1 for 10%).
-    pub margin: f64,
+    pub(crate) margin: f64,
     pub passed: bool,
-    pub regressions: Vec<Regression>,
-    pub unconfirmed: Vec<Unconfirmed>,
+    pub(crate) regressions: Vec<Regression>,
+    pub(crate) unconfirmed: Vec<Unconfirmed>,
 }
 
 /// Judges every later run against the first, in every scope, at every statistic of the check.
-pub fn check(cmp: &Comparison, check: RegressionCheck) -> RegressionVerdict {
+pub(crate) fn check(cmp: &Comparison, check: RegressionCheck) -> RegressionVerdict {
     let mut regressions = Vec::new();
     let mut unconfirmed = Vec::new();
     for (&at, scope) in check

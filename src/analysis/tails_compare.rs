@@ -12,16 +12,16 @@ use crate::results::loaded::LoadedRun;
 use serde::Serialize;
 
 /// Confidence of every interval here.
-pub const CONFIDENCE: f64 = 0.95;
+pub(crate) const CONFIDENCE: f64 = 0.95;
 
 /// One threshold on one CPU, in every run.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct WithinRow {
+pub(crate) struct WithinRow {
     pub cpu: usize,
     pub threshold_ns: u64,
     /// Per run: the percentage within (undecided counted as above); None when the run did not
     /// count this threshold on this CPU.
-    pub percent: Vec<Option<f64>>,
+    pub(crate) percent: Vec<Option<f64>>,
     /// Per run after the first: the difference (B − A, percentage points) and its interval.
     pub difference: Vec<Option<(f64, f64, f64)>>,
 }
@@ -29,7 +29,7 @@ pub struct WithinRow {
 /// The spike rate over the deadline (a noise run: the gaps over its threshold) on one CPU, in
 /// every run.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct SpikeRow {
+pub(crate) struct SpikeRow {
     pub cpu: usize,
     /// Per run; None when not counted.
     pub rates: Vec<Option<RunSpikeRate>>,
@@ -37,13 +37,13 @@ pub struct SpikeRow {
 
 /// One run's spikes over its deadline.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
-pub struct RunSpikeRate {
+pub(crate) struct RunSpikeRate {
     pub threshold_ns: u64,
     pub count: u64,
     /// Estimated from the interval maxima (the run has no spike record): at least `count`.
-    pub count_is_lower_bound: bool,
+    pub(crate) count_is_lower_bound: bool,
     /// The spike times are known to within this.
-    pub resolution_ns: u64,
+    pub(crate) resolution_ns: u64,
     pub per_hour: f64,
     /// 95 % exact Poisson interval.
     pub per_hour_low: f64,
@@ -52,7 +52,7 @@ pub struct RunSpikeRate {
 
 /// The tail comparison of `runs` against the first.
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
-pub struct TailComparison {
+pub(crate) struct TailComparison {
     pub within: Vec<WithinRow>,
     pub spikes: Vec<SpikeRow>,
 }

@@ -75,7 +75,7 @@ pub struct CpuArgs {
 
     /// Do not lock memory (mlockall) or pre-fault the measuring threads' stacks.
     #[arg(long)]
-    pub no_mlock: bool,
+    pub(crate) no_mlock: bool,
 
     /// Hold /dev/cpu_dma_latency at N microseconds during the run ("off" to leave it alone).
     #[arg(
@@ -84,18 +84,18 @@ pub struct CpuArgs {
         value_name = "off|N",
         allow_hyphen_values = true
     )]
-    pub pm_qos: String,
+    pub(crate) pm_qos: String,
 
     /// Disable the cpuidle states deeper than N on the measured CPUs for the run (0: only the
     /// shallowest, usually POLL), and enable them again when it ends, or at the next start
     /// after a kill. Refused (exit 3) where a measured CPU has no cpuidle states.
     #[arg(long, value_name = "N")]
-    pub idle_state_max: Option<u32>,
+    pub(crate) idle_state_max: Option<u32>,
 
     /// Measure CPUs that another jitterlab run is measuring (refused otherwise, exit 3); the
     /// results carry a warning that the two runs disturbed each other.
     #[arg(long)]
-    pub allow_shared_cpus: bool,
+    pub(crate) allow_shared_cpus: bool,
 
     /// Capacity of each thread's ring, in samples (gaps for noise); a full ring drops (and
     /// counts) records. Default: four seconds of samples at the thread's interval, at least
@@ -121,20 +121,20 @@ pub struct CpuArgs {
         value_name = "auto|off|N",
         allow_hyphen_values = true
     )]
-    pub drain_priority: String,
+    pub(crate) drain_priority: String,
 
     /// CPUs for everything but the measurement: the drain side (recorder, trace reader, live
     /// view), the load supervisor, the metrics server, and the `cpus=housekeeping` loads. Not
     /// a measured CPU. Default: the drain side may run anywhere, and `cpus=housekeeping` is
     /// every online CPU not measured.
     #[arg(long, value_name = "CPUS")]
-    pub housekeeping: Option<String>,
+    pub(crate) housekeeping: Option<String>,
 
     /// Put the measuring threads in a cpuset of their own for the run: the measured CPUs,
     /// exclusive, without load balancing (a cgroup v1 cpuset named jitterlab-PID), removed when
     /// the run ends, or at the next start after a kill.
     #[arg(long)]
-    pub cpuset_partition: bool,
+    pub(crate) cpuset_partition: bool,
 }
 
 // How a wakeup is scheduled and judged (`run`, `sweep`, `monitor`; noise has its own group).
@@ -159,7 +159,7 @@ pub struct LatencyArgs {
         value_name = "DURATION",
         allow_hyphen_values = true
     )]
-    pub distance: String,
+    pub(crate) distance: String,
 
     /// How the measuring threads sleep until each wakeup is due.
     #[arg(long, default_value = WakeMethod::default_method().name, value_parser = wake_value())]
@@ -180,7 +180,7 @@ pub struct LatencyArgs {
     /// Count exactly, per CPU, the wakeups at or below each threshold, e.g. 2us,50us,250us
     /// (docs/tails.md). Each thread's deadline and 10x its median are always counted too.
     #[arg(long, value_name = "DURATIONS", value_delimiter = ',')]
-    pub under: Vec<String>,
+    pub(crate) under: Vec<String>,
 }
 
 // The loads run beside the measurement (every measuring command).
@@ -197,7 +197,7 @@ pub struct LoadsArgs {
     /// or housekeeping (--housekeeping, else the CPUs not measured: an isolation test).
     /// Stored in run.json plan.load_cpus.
     #[arg(long, default_value = defaults::DEFAULT_LOAD_CPUS, value_name = "all|measured|housekeeping")]
-    pub load_cpus: String,
+    pub(crate) load_cpus: String,
 }
 
 // Where the results go and what is printed (every measuring command).
@@ -217,13 +217,13 @@ pub struct OutputArgs {
         value_name = "DURATION",
         allow_hyphen_values = true
     )]
-    pub log_interval: String,
+    pub(crate) log_interval: String,
 
     /// Do not read the measured CPUs' context counters (interrupts per line, softirqs, steal
     /// time, context switches, idle states, frequency, temperature, throttling, SMIs) at each
     /// log interval into counters.log (docs/counters.md).
     #[arg(long)]
-    pub no_counters: bool,
+    pub(crate) no_counters: bool,
 
     /// No live view or status lines; errors and the final summary only.
     #[arg(long, short = 'q')]
@@ -232,14 +232,14 @@ pub struct OutputArgs {
     /// The final summary in full: every CPU (above 16 CPUs the default shows the worst and
     /// sums up the rest), each CPU's percentiles, and its tail statements (docs/tails.md).
     #[arg(long)]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
 }
 
 // What only a run that ends can write: a monitor's samples.bin would grow without bound, and
 // its run.json is never final (`run`, `sweep`, `noise`).
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = OUTPUT)]
-pub struct SamplesAndJsonArgs {
+pub(crate) struct SamplesAndJsonArgs {
     /// Also write every sample (for noise every gap: its start, length, and whether it was
     /// throttling) to samples.bin (see docs/result-format.md).
     #[arg(long)]
@@ -278,7 +278,7 @@ pub struct TraceArgs {
     /// events.jsonl (what held the CPU). Default: each thread's deadline (for noise the
     /// threshold: every gap).
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
-    pub explain_above: Option<String>,
+    pub(crate) explain_above: Option<String>,
 
     /// With --trace: what collects the trace. bpf: BPF programs on the tracepoints, filtered in
     /// the kernel (needs the kernel's BTF and permission to use bpf()); tracefs: an ftrace
@@ -286,7 +286,7 @@ pub struct TraceArgs {
     /// tracefs. The back end and the reason for it are in run.json; `doctor` shows what auto
     /// would choose (docs/tracing.md).
     #[arg(long, value_name = "auto|bpf|tracefs", value_parser = trace_backend_value(), requires = "trace")]
-    pub trace_backend: Option<TraceBackendChoice>,
+    pub(crate) trace_backend: Option<TraceBackendChoice>,
 }
 
 // The verdict at the end (every measuring command).
@@ -311,26 +311,26 @@ pub struct ActionArgs {
     /// snapshot[:before=2s,after=1s] (every measured CPU's samples around it, in
     /// snapshots/). Repeat for several; each firing is an `action` event in events.jsonl.
     #[arg(long, value_name = "ACTION")]
-    pub on_threshold: Vec<String>,
+    pub(crate) on_threshold: Vec<String>,
 
     /// What to do when the run has ended, its results are written and its CPU locks and PM
     /// QoS are released: continue, signal:SIG,pid=N, signal:SIG,parent or exec:PROGRAM ARGS
     /// (waited for, at most --action-wait). Repeatable.
     #[arg(long, value_name = "ACTION")]
-    pub on_end: Vec<String>,
+    pub(crate) on_end: Vec<String>,
 
     /// The least time between two firings of one --on-threshold action, 1ms to 24h; spikes
     /// within it are counted as suppressed (in the next firing's event and in run.json).
     /// Default 1s.
     #[arg(long, value_name = "DURATION", requires = "on_threshold")]
-    pub action_gap: Option<String>,
+    pub(crate) action_gap: Option<String>,
 
     /// At the end, the most jitterlab waits for the exec: programs still running, and then
     /// for each --on-end program, before it kills them (SIGKILL to the program's process
     /// group and everything it started); SIGINT or SIGTERM during the wait kills them at
     /// once. 0s to 1h, default 10s. Each outcome is recorded (docs/user-guide.md).
     #[arg(long, value_name = "DURATION")]
-    pub action_wait: Option<String>,
+    pub(crate) action_wait: Option<String>,
 
     /// The most bytes the --on-threshold snapshots of the run write in all, 1MiB to 1TiB,
     /// default 256MiB (and at most 10 000 snapshots): a snapshot that would pass it is not

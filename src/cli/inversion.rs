@@ -9,7 +9,7 @@ pub struct InversionArgs {
     /// The CPU time the low-priority holder keeps the mutex for, from half of
     /// it before each due time (default 200us). With inheritance it bounds the latency.
     #[arg(long, hide_short_help = true, value_name = "DURATION")]
-    pub hold: Option<String>,
+    pub(crate) hold: Option<String>,
 
     /// How long the medium-priority hog spins from each due time (default
     /// 500us). Without inheritance the measuring thread waits for it.

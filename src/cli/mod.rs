@@ -29,15 +29,12 @@ mod timerlat;
 mod values;
 
 pub use cyclictest::CyclictestArgs;
-pub use groups::{
-    BudgetArgs, CpuArgs, DryRunArgs, LatencyArgs, LengthArgs, LoadsArgs, OutputArgs,
-    SamplesAndJsonArgs, ScenarioArgs, TraceArgs,
-};
 pub use inversion::InversionArgs;
 pub use monitor::MonitorArgs;
-pub use noise::{NoiseArgs, NoiseMeasurementArgs};
+pub use noise::NoiseArgs;
 pub use oslat::OslatArgs;
-pub use run::{LatencyRunArgs, RunArgs};
+pub use run::LatencyRunArgs;
+pub use run::RunArgs;
 pub use sender::SenderArgs;
 pub use timerlat::TimerlatArgs;
 
@@ -148,12 +145,12 @@ pub struct CompareArgs {
     pub json: bool,
     /// Print the comparison as Markdown tables.
     #[arg(long)]
-    pub markdown: bool,
+    pub(crate) markdown: bool,
     /// Exit 1 when a run is worse than A by more than this margin (e.g. 10%), for any CPU or
     /// overall, with the 95% interval of the difference above zero for percentiles. Judged at
     /// p99.9 unless --at names other statistics: the max is not judged by default.
     #[arg(long, value_name = "PERCENT", allow_hyphen_values = true)]
-    pub fail_if_worse: Option<String>,
+    pub(crate) fail_if_worse: Option<String>,
     /// The statistics --fail-if-worse judges, one or several separated by commas (e.g.
     /// max,p99.9; any worse fails): min, mean, p50, p99, p99.9, p99.99, max, missed. Default
     /// p99.9.
@@ -198,7 +195,7 @@ pub struct ImportArgs {
     /// With --cpus and --columns: the unit of the values, us (rtla's default) or ns (rtla -n);
     /// the header that says it is not in the file. Default us.
     #[arg(long, value_name = "us|ns", requires = "cpus", value_parser = ["us", "ns"])]
-    pub time_unit: Option<String>,
+    pub(crate) time_unit: Option<String>,
 }
 
 /// `import --format`: recognise the content, or read it as one row of the importers' table.
@@ -253,7 +250,7 @@ pub struct SweepArgs {
     /// latency, and no level directories are made. Nothing is measured, so --loops, --trace,
     /// --budget and --samples have nothing to apply to and are refused.
     #[arg(long, conflicts_with_all = ["loops", "trace", "budget", "samples"])]
-    pub no_measure: bool,
+    pub(crate) no_measure: bool,
 
     #[command(flatten)]
     pub run: LatencyRunArgs,
@@ -278,7 +275,7 @@ pub struct TuneArgs {
     /// irq-affinity, rt-throttling, pm-qos, timer-migration, workqueues, cpuset, nmi-watchdog,
     /// soft-watchdog, thp, ksm, vmstat.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub fixes: Vec<String>,
+    pub(crate) fixes: Vec<String>,
     /// Rounds of arms: each round runs the baseline and every fix once, in a rotated order
     /// (at least 2; the together phase runs as many).
     #[arg(
@@ -287,7 +284,7 @@ pub struct TuneArgs {
         default_value_t = 5,
         allow_hyphen_values = true
     )]
-    pub rounds: i64,
+    pub(crate) rounds: i64,
     #[command(flatten)]
     pub run: LatencyRunArgs,
 }
@@ -298,7 +295,7 @@ pub struct LoadWorkerArgs {
     #[arg(long)]
     pub cpus: String,
     #[arg(long)]
-    pub report_cpus: String,
+    pub(crate) report_cpus: String,
     #[arg(long)]
     pub once: bool,
 }
@@ -313,7 +310,7 @@ pub struct LoadReaperArgs {
     pub cgroup: Option<PathBuf>,
     /// Its `exec` loads' parent cpuset in a cgroup v1 hierarchy, when it made one.
     #[arg(long)]
-    pub cpuset: Option<PathBuf>,
+    pub(crate) cpuset: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -321,7 +318,7 @@ pub struct ReportArgs {
     /// Result directories of runs (holding run.json) or of sweeps (holding sweep.json). Two or
     /// more runs are also overlaid and compared with the first.
     #[arg(required = true, value_name = "RUN_DIR")]
-    pub run_dirs: Vec<PathBuf>,
+    pub(crate) run_dirs: Vec<PathBuf>,
     /// The HTML file to write (overwritten if it exists).
     #[arg(long, short = 'o', default_value = "report.html", value_name = "FILE")]
     pub output: PathBuf,

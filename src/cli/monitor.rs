@@ -27,7 +27,7 @@ pub struct MonitorArgs {
 
     /// Allow a --listen address other than loopback (the metrics then reach the network).
     #[arg(long)]
-    pub listen_public: bool,
+    pub(crate) listen_public: bool,
 
     /// The window of the max, quantile and budget metrics: the last this long (e.g. 1m, 5m, 1h).
     #[arg(
@@ -45,7 +45,7 @@ pub struct MonitorArgs {
         value_name = "DURATION",
         allow_hyphen_values = true
     )]
-    pub segment: String,
+    pub(crate) segment: String,
 
     /// Delete hlog segments older than this (e.g. 7d); `forever` keeps every segment.
     #[arg(
@@ -60,7 +60,7 @@ pub struct MonitorArgs {
     /// Instead of --retain: delete the oldest segments while the result directory would exceed this
     /// size (e.g. 500MiB, 1GiB; at least 64KiB).
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
-    pub retain_size: Option<String>,
+    pub(crate) retain_size: Option<String>,
 
     #[command(flatten)]
     pub cpus: CpuArgs,

@@ -34,7 +34,7 @@ pub struct NoiseArgs {
     pub output: OutputArgs,
 
     #[command(flatten)]
-    pub samples_and_json: SamplesAndJsonArgs,
+    pub(crate) samples_and_json: SamplesAndJsonArgs,
 
     #[command(flatten)]
     pub trace: TraceArgs,

@@ -147,7 +147,7 @@ impl RunArgs {
         self.run.options(self.scenario.scenario.as_deref())
     }
 
-    pub fn action_options(&self) -> ActionOptions {
+    pub(crate) fn action_options(&self) -> ActionOptions {
         (&self.actions).into()
     }
 }
@@ -172,7 +172,7 @@ impl MonitorArgs {
         }
     }
 
-    pub fn action_options(&self) -> ActionOptions {
+    pub(crate) fn action_options(&self) -> ActionOptions {
         (&self.actions).into()
     }
 }

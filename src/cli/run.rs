@@ -62,7 +62,7 @@ pub struct LatencyRunArgs {
         help_heading = LATENCY,
         allow_hyphen_values = true
     )]
-    pub interval_step: Option<String>,
+    pub(crate) interval_step: Option<String>,
 
     #[command(flatten)]
     pub sender: SenderArgs,
@@ -77,7 +77,7 @@ pub struct LatencyRunArgs {
     pub output: OutputArgs,
 
     #[command(flatten)]
-    pub samples_and_json: SamplesAndJsonArgs,
+    pub(crate) samples_and_json: SamplesAndJsonArgs,
 
     /// The layout of samples.bin: 2, compact checksummed blocks of about 4 bytes a sample (the
     /// default), or 1, fixed 40-byte records, for tools that read only format 1.
@@ -101,7 +101,7 @@ pub struct LatencyRunArgs {
         allow_negative_numbers = true,
         value_parser = summary_every_value
     )]
-    pub summary_every: Option<u64>,
+    pub(crate) summary_every: Option<u64>,
 
     #[command(flatten)]
     pub check: DryRunArgs,

@@ -20,18 +20,18 @@ pub struct SenderArgs {
         value_name = "PRIO",
         allow_negative_numbers = true
     )]
-    pub sender_priority: Option<i32>,
+    pub(crate) sender_priority: Option<i32>,
 
     /// Each sender is a thread of jitterlab (`threads`, the default) or a
     /// process of its own (`processes`, as svsematest and sigwaittest -f), with process-shared
     /// objects.
     #[arg(long, hide_short_help = true, value_name = "threads|processes")]
-    pub ipc_between: Option<String>,
+    pub(crate) ipc_between: Option<String>,
 
     /// What wakes each sender for a due time: its own timer (`sender-timer`,
     /// the default), or the receiver, which sleeps to the due time and wakes it (`receiver`,
     /// rt-tests' structure: numbers comparable with pmqtest, ptsematest, svsematest and
     /// sigwaittest).
     #[arg(long, hide_short_help = true, value_name = "sender-timer|receiver")]
-    pub ipc_pace: Option<String>,
+    pub(crate) ipc_pace: Option<String>,
 }

@@ -11,7 +11,7 @@ use crate::error::{Failure, Result};
 
 /// How an option takes its value.
 #[derive(Debug, Clone, Copy)]
-pub enum Takes {
+pub(crate) enum Takes {
     Nothing,
     Value,
     /// Attached, or the next word when the function accepts it.
@@ -19,44 +19,44 @@ pub enum Takes {
 }
 
 /// One option: short letter (if any), long name, how it takes a value.
-pub struct Spec {
+pub(crate) struct Spec {
     pub short: Option<char>,
     pub long: &'static str,
-    pub takes: Takes,
+    pub(crate) takes: Takes,
 }
 
-pub const fn spec(short: Option<char>, long: &'static str, takes: Takes) -> Spec {
+pub(super) const fn spec(short: Option<char>, long: &'static str, takes: Takes) -> Spec {
     Spec { short, long, takes }
 }
 
 /// A drop-in's command line: its name (messages start with it) and its options.
-pub struct Tool {
+pub(crate) struct Tool {
     pub name: &'static str,
     /// Whose command line it is, for messages: "rt-tests 2.x cyclictest".
-    pub origin: &'static str,
+    pub(crate) origin: &'static str,
     pub specs: &'static [Spec],
     /// An option with its value, for the message about a word that is not an option.
-    pub example: &'static str,
+    pub(crate) example: &'static str,
 }
 
 /// One option as found on the command line: its spec and its value.
-pub struct Found {
+pub(crate) struct Found {
     pub spec: &'static Spec,
     /// How the user wrote it (`-D`, `--duration`), for messages.
     pub written: String,
     pub value: Option<String>,
     /// Whether the value was attached (`-t0`, `--threads=0`) rather than the next word
     /// (`-t 0`): cyclictest reads the two differently for an optional value.
-    pub attached: bool,
+    pub(crate) attached: bool,
 }
 
 /// A word that starts with a digit: the value of an option whose value is optional.
-pub fn number_like(s: &str) -> bool {
+pub(crate) fn number_like(s: &str) -> bool {
     s.chars().next().is_some_and(|c| c.is_ascii_digit())
 }
 
 /// The command line cut into options with their values, as getopt_long would.
-pub fn split(tool: &Tool, args: &[String]) -> Result<Vec<Found>> {
+pub(super) fn split(tool: &Tool, args: &[String]) -> Result<Vec<Found>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -176,7 +176,7 @@ fn unknown(tool: &Tool, written: &str) -> Failure {
 
 /// The option's value as a whole number; refused, naming the option and `what` was expected,
 /// where rt-tests would read a word that is not a number as 0.
-pub fn number<T: std::str::FromStr>(tool: &Tool, found: &Found, what: &str) -> Result<T> {
+pub(super) fn number<T: std::str::FromStr>(tool: &Tool, found: &Found, what: &str) -> Result<T> {
     let text = found.value.as_deref().unwrap_or("");
     text.trim().parse().map_err(|_| {
         Failure::usage(format!(
@@ -188,7 +188,7 @@ pub fn number<T: std::str::FromStr>(tool: &Tool, found: &Found, what: &str) -> R
 
 /// rt-tests' parse_time_string, stricter: seconds, or minutes, hours or days with an `m`, `h`
 /// or `d` suffix (either case); a word with another suffix is None (rt-tests ignores it).
-pub fn duration_seconds(text: &str) -> Option<u64> {
+pub(crate) fn duration_seconds(text: &str) -> Option<u64> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (digits, suffix) = t.split_at(split);

@@ -21,7 +21,7 @@ use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 pub(crate) struct MonitorPlan {
     pub run: RunPlan,
     pub listen: SocketAddr,
-    pub window_ns: u64,
+    pub(crate) window_ns: u64,
 }
 
 pub fn run(args: &MonitorArgs) -> Result<i32> {

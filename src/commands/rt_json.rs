@@ -24,7 +24,7 @@ pub struct Header {
 
 impl Header {
     /// The header of a run of `tool` with `args` from `start` to `end`, on this system.
-    pub fn of_this_run(
+    pub(crate) fn of_this_run(
         tool: &str,
         args: &[String],
         (start, end): (SystemTime, SystemTime),
@@ -71,7 +71,7 @@ pub fn header(header: &Header) -> String {
 /// rt-tests' time stamp, in UTC: `Thu, 26 Nov 2026 20:17:31 +0000`, as
 /// `export --format cyclictest-json` writes it (one place for the date arithmetic); a time
 /// before 1970 (a clock set wrong) is written as the epoch.
-pub fn rt_tests_time(t: SystemTime) -> String {
+pub(crate) fn rt_tests_time(t: SystemTime) -> String {
     crate::report::export::cyclictest_json::rfc2822(t)
         .unwrap_or_else(|| "Thu, 01 Jan 1970 00:00:00 +0000".to_string())
 }

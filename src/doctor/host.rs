@@ -1,8 +1,8 @@
 //! Facts about the host that every part of jitterlab may need: its name and kernel.
 
-pub use crate::sys::host::uname;
+pub(crate) use crate::sys::host::uname;
 
 /// The host name, as used in default result-directory names.
-pub fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     uname().nodename
 }

@@ -8,7 +8,7 @@ use super::root;
 
 /// `CONFIG_*` options of the running kernel. Options that are "not set" are absent.
 #[derive(Debug, Clone, Default)]
-pub struct KernelConfig {
+pub(crate) struct KernelConfig {
     /// Where the configuration was read from, for evidence (`/proc/config.gz`).
     pub source: String,
     options: HashMap<String, String>,
@@ -17,7 +17,7 @@ pub struct KernelConfig {
 impl KernelConfig {
     /// Loads the configuration of the kernel running under `root`: /proc/config.gz (needs
     /// CONFIG_IKCONFIG_PROC) first, then the distributions' /boot/config-RELEASE.
-    pub fn load(root: &Path) -> Result<Self, String> {
+    pub(crate) fn load(root: &Path) -> Result<Self, String> {
         let gz = root::path(root, "proc/config.gz");
         let gz_error = match std::fs::File::open(&gz) {
             Ok(file) => {
@@ -40,7 +40,7 @@ impl KernelConfig {
     }
 
     /// Parses the `CONFIG_X=value` lines of a kernel .config.
-    pub fn parse(source: &str, text: &str) -> Self {
+    pub(crate) fn parse(source: &str, text: &str) -> Self {
         let options = text
             .lines()
             .filter_map(|line| {
@@ -56,7 +56,7 @@ impl KernelConfig {
     }
 
     /// The value of `CONFIG_<name>` (name without the prefix), if set.
-    pub fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.options.get(name).map(String::as_str)
     }
 

@@ -6,14 +6,15 @@
 //! from files (can this process get SCHED_FIFO? do POSIX message queues work?) is probed live
 //! in [`probes`], which undoes everything it changes.
 
-pub mod checks;
-pub mod host;
-pub mod kconfig;
-pub mod probes;
-pub mod render;
-pub mod root;
-pub mod snapshot;
+pub(crate) mod checks;
+pub(crate) mod host;
+pub(crate) mod kconfig;
+pub(crate) mod probes;
+pub(crate) mod render;
+pub(crate) mod root;
+pub(crate) mod snapshot;
 mod verdict;
 
-pub use snapshot::{SystemSnapshot, snapshot};
-pub use verdict::Verdict;
+pub(crate) use snapshot::SystemSnapshot;
+pub(crate) use snapshot::snapshot;
+pub(crate) use verdict::Verdict;

@@ -13,14 +13,14 @@ pub(crate) const DOCTOR_FORMAT: u32 = 1;
 
 /// How many checks came out each way.
 #[derive(Debug, Default, Clone, Copy, Serialize, PartialEq, Eq)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub ok: usize,
-    pub warn: usize,
-    pub fail: usize,
+    pub(crate) warn: usize,
+    pub(crate) fail: usize,
     pub unknown: usize,
 }
 
-pub fn counts(s: &SystemSnapshot) -> Counts {
+pub(crate) fn counts(s: &SystemSnapshot) -> Counts {
     let mut n = Counts::default();
     for c in &s.checks {
         *match c.verdict {
@@ -44,7 +44,7 @@ struct DoctorJson<'a> {
     system: &'a SystemSnapshot,
 }
 
-pub fn json(s: &SystemSnapshot) -> String {
+pub(crate) fn json(s: &SystemSnapshot) -> String {
     let doc = DoctorJson {
         format: DOCTOR_FORMAT,
         summary: counts(s),
@@ -56,7 +56,7 @@ pub fn json(s: &SystemSnapshot) -> String {
 
 /// The table: a header with the facts, then the checks grouped by area, each with its
 /// verdict, id and evidence, and for anything not ok why it matters and the fix.
-pub fn table(s: &SystemSnapshot) -> String {
+pub(crate) fn table(s: &SystemSnapshot) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

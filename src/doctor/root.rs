@@ -10,7 +10,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 /// `root` joined with a path relative to `/` (`"proc/cmdline"`).
-pub fn path(root: &Path, rel: &str) -> PathBuf {
+pub(crate) fn path(root: &Path, rel: &str) -> PathBuf {
     root.join(rel.trim_start_matches('/'))
 }
 
@@ -19,7 +19,7 @@ pub fn path(root: &Path, rel: &str) -> PathBuf {
 /// scheduling), while one that exists but cannot be read or parsed means the answer is unknown.
 /// The message names the kernel's path.
 #[derive(Debug)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     /// Opening, reading or listing failed.
     Io {
         /// `"read"` or `"list"`.
@@ -60,7 +60,7 @@ impl From<ReadError> for String {
 }
 
 /// The file's contents, or why the file could not be read.
-pub fn read(root: &Path, rel: &str) -> Result<String, ReadError> {
+pub(crate) fn read(root: &Path, rel: &str) -> Result<String, ReadError> {
     let rel = rel.trim_start_matches('/');
     // Read through a handle rather than fs::read_to_string so that /proc files whose size is
     // reported as 0 are read fully, and so one error message covers open and read.
@@ -90,12 +90,12 @@ pub(crate) fn read_i64(root: &Path, rel: &str) -> Result<i64, ReadError> {
 }
 
 /// Whether the path exists (without following it further).
-pub fn exists(root: &Path, rel: &str) -> bool {
+pub(crate) fn exists(root: &Path, rel: &str) -> bool {
     path(root, rel).exists()
 }
 
 /// The names in a directory, sorted, or why it could not be listed.
-pub fn list(root: &Path, rel: &str) -> Result<Vec<String>, ReadError> {
+pub(crate) fn list(root: &Path, rel: &str) -> Result<Vec<String>, ReadError> {
     let rel = rel.trim_start_matches('/');
     let entries = fs::read_dir(path(root, rel)).map_err(|error| ReadError::Io {
         action: "list",

@@ -25,32 +25,32 @@ pub(crate) const AREAS: &[&str] = &[
 /// The conditions a run was measured under: facts about the machine and kernel, and the
 /// verdict of every readiness check. Schema in docs/doctor.md.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SystemSnapshot {
-    pub hostname: String,
+pub(crate) struct SystemSnapshot {
+    pub(crate) hostname: String,
     /// `uname -r`.
-    pub kernel_release: String,
+    pub(crate) kernel_release: String,
     /// `uname -v`, which names the preemption model (`#1 SMP PREEMPT_RT ...`).
-    pub kernel_version: String,
+    pub(crate) kernel_version: String,
     /// `uname -m`.
     pub machine: String,
     /// CPUs present (online or not).
-    pub cpu_count: usize,
+    pub(crate) cpu_count: usize,
     pub online_cpus: Vec<usize>,
     /// The CPUs the run measures (doctor: `--cpus`, or every online CPU).
-    pub measured_cpus: Vec<usize>,
+    pub(crate) measured_cpus: Vec<usize>,
     /// `PREEMPT_RT`, `PREEMPT_DYNAMIC (full)`, `voluntary`, ... or `unknown`.
-    pub preemption_model: String,
+    pub(crate) preemption_model: String,
     /// The kernel tick rate, if known.
-    pub hz: Option<u32>,
-    pub clocksource: Option<String>,
+    pub(crate) hz: Option<u32>,
+    pub(crate) clocksource: Option<String>,
     /// The hypervisor's name (`KVM`, `unknown`), or null on bare metal.
-    pub hypervisor: Option<String>,
+    pub(crate) hypervisor: Option<String>,
     /// Share of CPU time stolen by the hypervisor since boot, in percent.
-    pub steal_since_boot_percent: Option<f64>,
+    pub(crate) steal_since_boot_percent: Option<f64>,
     /// Share stolen during a short window while the snapshot was taken, in percent.
-    pub steal_recent_percent: Option<f64>,
+    pub(crate) steal_recent_percent: Option<f64>,
     /// /proc/cmdline.
-    pub kernel_cmdline: String,
+    pub(crate) kernel_cmdline: String,
     pub checks: Vec<Check>,
 }
 
@@ -152,7 +152,7 @@ fn snapshot_in(ctx: &Ctx, trace_backend: TraceBackendCheck) -> SystemSnapshot {
 
 impl SystemSnapshot {
     /// The check with this id, if it ran.
-    pub fn check(&self, id: &str) -> Option<&Check> {
+    pub(crate) fn check(&self, id: &str) -> Option<&Check> {
         self.checks.iter().find(|c| c.id == id)
     }
 

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// How a check came out. The order is the order of severity used for sorting and exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// As it should be for real-time work.
     Ok,
     /// Works, but makes latency worse or results less representative.
@@ -18,7 +18,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// The lowercase name used in the table and in JSON.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Ok => "ok",
             Verdict::Warn => "warn",
@@ -30,7 +30,7 @@ impl Verdict {
 
 /// One readiness check: what it looked at, what it concluded, and what to do about it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Check {
+pub(crate) struct Check {
     /// Stable identifier, `area.name`, e.g. `scheduling.rt_throttling`.
     pub id: String,
     /// The group the check is shown under: kernel, scheduling, cpu, irq, memory,
@@ -38,11 +38,11 @@ pub struct Check {
     pub area: String,
     pub verdict: Verdict,
     /// What the check saw, with the file or call it came from.
-    pub evidence: String,
+    pub(crate) evidence: String,
     /// Why it matters for latency.
     pub why: String,
     /// What to do about it; empty when the verdict is ok.
-    pub fix: String,
+    pub(crate) fix: String,
 }
 
 /// The fixed part of a check (its id, area and why), from which each verdict is made.
@@ -66,20 +66,20 @@ impl Spec {
             fix,
         }
     }
-    pub fn ok(&self, evidence: impl Into<String>) -> Check {
+    pub(super) fn ok(&self, evidence: impl Into<String>) -> Check {
         self.make(Verdict::Ok, evidence.into(), String::new())
     }
-    pub fn warn(&self, evidence: impl Into<String>, fix: impl Into<String>) -> Check {
+    pub(crate) fn warn(&self, evidence: impl Into<String>, fix: impl Into<String>) -> Check {
         self.make(Verdict::Warn, evidence.into(), fix.into())
     }
-    pub fn fail(&self, evidence: impl Into<String>, fix: impl Into<String>) -> Check {
+    pub(crate) fn fail(&self, evidence: impl Into<String>, fix: impl Into<String>) -> Check {
         self.make(Verdict::Fail, evidence.into(), fix.into())
     }
-    pub fn unknown(&self, evidence: impl Into<String>, fix: impl Into<String>) -> Check {
+    pub(super) fn unknown(&self, evidence: impl Into<String>, fix: impl Into<String>) -> Check {
         self.make(Verdict::Unknown, evidence.into(), fix.into())
     }
     /// A verdict chosen at run time; `fix` is dropped when the verdict is ok.
-    pub fn with(&self, verdict: Verdict, evidence: impl Into<String>, fix: &str) -> Check {
+    pub(super) fn with(&self, verdict: Verdict, evidence: impl Into<String>, fix: &str) -> Check {
         let fix = if verdict == Verdict::Ok {
             String::new()
         } else {

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 /// The version in the first line of a snapshot's `spike-NNNN.csv` (`# jitterlab snapshot 1:`).
 /// Its columns are named by its second line; with `--trace` it has the four split columns
 /// more, at the end.
-pub const SNAPSHOT_CSV_VERSION: u32 = 1;
+pub(crate) const SNAPSHOT_CSV_VERSION: u32 = 1;
 /// The version in the first line of a snapshot's `spike-NNNN.trace`
 /// (`# jitterlab snapshot trace 1:`).
-pub const SNAPSHOT_TRACE_VERSION: u32 = 1;
+pub(crate) const SNAPSHOT_TRACE_VERSION: u32 = 1;
 
 /// One action fired (events.jsonl `"type": "action"`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,12 +32,12 @@ pub struct ActionEvent {
     /// Spikes since this action's previous firing that the rate limit (`--action-gap`) let
     /// pass without firing it.
     #[serde(default)]
-    pub suppressed_before: u64,
+    pub(crate) suppressed_before: u64,
     /// Spikes since this action's previous firing on which it was not started because the
     /// bound was full ([`ActionsRecord::max_programs`] programs running, or
     /// [`ActionsRecord::max_snapshots`] snapshots pending).
     #[serde(default)]
-    pub refused_before: u64,
+    pub(crate) refused_before: u64,
     /// With [`OUTCOME_OVER_LIMIT`]: the spikes on which a snapshot was not made because the
     /// run's snapshots had reached their limit.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -56,7 +56,7 @@ pub struct ActionEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i32>,
+    pub(crate) exit_code: Option<i32>,
     /// The signal that ended it, e.g. `SIGKILL`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<String>,
@@ -70,79 +70,79 @@ pub struct ActionEvent {
 
 /// [`ActionEvent::outcome`] of the end's count of the spikes not snapshotted because the
 /// run's snapshots had reached `--snapshot-limit` (or 10 000 snapshots).
-pub const OUTCOME_OVER_LIMIT: &str = "over_limit";
+pub(crate) const OUTCOME_OVER_LIMIT: &str = "over_limit";
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
 /// [`ActionEvent::program`]: an `exec:` program was started.
-pub const PROGRAM_STARTED: &str = "started";
+pub(crate) const PROGRAM_STARTED: &str = "started";
 /// It exited by itself (`exit_code`).
-pub const PROGRAM_EXITED: &str = "exited";
+pub(crate) const PROGRAM_EXITED: &str = "exited";
 /// A signal jitterlab did not send ended it (`signal`).
-pub const PROGRAM_SIGNALLED: &str = "signalled";
+pub(crate) const PROGRAM_SIGNALLED: &str = "signalled";
 /// jitterlab killed it (SIGKILL to its process group and containment).
-pub const PROGRAM_KILLED: &str = "killed";
+pub(crate) const PROGRAM_KILLED: &str = "killed";
 /// It was still running after jitterlab's kill, and was given up on.
-pub const PROGRAM_ABANDONED: &str = "abandoned";
+pub(crate) const PROGRAM_ABANDONED: &str = "abandoned";
 
 /// run.json `actions`: what was asked and what each did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActionsRecord {
     /// The least time between two firings of one threshold action, ns.
-    pub gap_ns: u64,
+    pub(crate) gap_ns: u64,
     /// `--action-wait`: the most the end waits for the programs still running, and then for
     /// each `--on-end` program, ns (0 in results written before it existed).
     #[serde(default)]
-    pub wait_ns: u64,
+    pub(crate) wait_ns: u64,
     /// The most `exec:` programs running at once (0 in older results).
     #[serde(default)]
-    pub max_programs: u64,
+    pub(crate) max_programs: u64,
     /// The most snapshots waiting for their window at once (0 in older results).
     #[serde(default)]
-    pub max_snapshots: u64,
+    pub(crate) max_snapshots: u64,
     /// `--snapshot-limit`: the most bytes the run's snapshots write in all (0 in older
     /// results, which had no bound).
     #[serde(default)]
-    pub snapshot_limit_bytes: u64,
+    pub(crate) snapshot_limit_bytes: u64,
     /// The snapshots written, and their files' bytes in all.
     #[serde(default)]
-    pub snapshots_written: u64,
+    pub(crate) snapshots_written: u64,
     #[serde(default)]
-    pub snapshot_bytes: u64,
+    pub(crate) snapshot_bytes: u64,
     /// Why no more snapshots were made, once the limit (bytes, or 10 000 snapshots,
     /// plan/actions.rs `MAX_SNAPSHOTS`) was reached; absent while it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub snapshot_limit_reached: Option<String>,
-    pub on_threshold: Vec<ActionCount>,
-    pub on_end: Vec<ActionCount>,
+    pub(crate) snapshot_limit_reached: Option<String>,
+    pub(crate) on_threshold: Vec<ActionCount>,
+    pub(crate) on_end: Vec<ActionCount>,
 }
 
 /// What an `exec:` action's programs did, counted over the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProgramCounts {
+pub(crate) struct ProgramCounts {
     pub started: u64,
     /// Exited with 0.
-    pub exited_zero: u64,
+    pub(crate) exited_zero: u64,
     /// Exited with another code.
-    pub exited_nonzero: u64,
+    pub(crate) exited_nonzero: u64,
     /// Ended by a signal jitterlab did not send.
     pub signalled: u64,
     /// Killed by jitterlab (the end's wait over, or SIGINT/SIGTERM during it).
     pub killed: u64,
     /// Still running after jitterlab's kill, given up on.
-    pub abandoned: u64,
+    pub(crate) abandoned: u64,
 }
 
 /// One action's counts over the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ActionCount {
+pub(crate) struct ActionCount {
     pub action: String,
     /// Times it fired (successfully or not).
     pub fired: u64,
     /// Spikes the rate limit let pass without firing it (0 for `--on-end`).
-    pub suppressed: u64,
+    pub(crate) suppressed: u64,
     /// Firings that failed (their events say why).
     pub failed: u64,
     /// Spikes on which it was not started because the bound was full (programs running,

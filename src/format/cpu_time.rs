@@ -10,12 +10,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuTimeRecord {
     /// User time of every thread of the process, ended ones included (getrusage RUSAGE_SELF).
-    pub process_user_ns: u64,
+    pub(crate) process_user_ns: u64,
     /// System time of every thread of the process, ended ones included.
-    pub process_system_ns: u64,
+    pub(crate) process_system_ns: u64,
     /// The thread that drained the measuring threads' rings and wrote the results
     /// (CLOCK_THREAD_CPUTIME_ID), up to the end of the run.
-    pub recorder_thread_ns: u64,
+    pub(crate) recorder_thread_ns: u64,
     /// Each measuring thread's CPU time over its whole life (set-up included), in the order of
     /// `threads`.
     pub measuring_threads: Vec<ThreadCpuTime>,
@@ -26,8 +26,8 @@ pub struct CpuTimeRecord {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThreadCpuTime {
     pub cpu: usize,
-    pub thread_index: usize,
-    pub cpu_time_ns: u64,
+    pub(crate) thread_index: usize,
+    pub(crate) cpu_time_ns: u64,
 }
 
 impl CpuTimeRecord {

@@ -7,23 +7,23 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EnvironmentRecord {
     /// mlockall(MCL_CURRENT|MCL_FUTURE) succeeded.
-    pub memory_locked: bool,
+    pub(crate) memory_locked: bool,
     /// Bytes of each measuring thread's stack touched before measuring.
-    pub stack_prefaulted_bytes: usize,
-    pub pm_qos: PmQosRecord,
+    pub(crate) stack_prefaulted_bytes: usize,
+    pub(crate) pm_qos: PmQosRecord,
     /// `--idle-state-max`: the cpuidle states disabled for the run; None when not asked (and
     /// in files written before the option).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idle_states: Option<IdleStatesRecord>,
+    pub(crate) idle_states: Option<IdleStatesRecord>,
     /// `--cpuset-partition`: the cgroup the measuring threads ran in; None without the option
     /// (and in files written before cgroup v2 partitions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpuset_partition: Option<CpusetPartitionRecord>,
+    pub(crate) cpuset_partition: Option<CpusetPartitionRecord>,
 }
 
 /// The cpuset of `--cpuset-partition`, removed when the run ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CpusetPartitionRecord {
+pub(crate) struct CpusetPartitionRecord {
     /// The cgroup version it was made on: `v1` (an exclusive cpuset without load balancing)
     /// or `v2` (a threaded cgroup with `cpuset.cpus.partition`).
     pub cgroup: String,
@@ -31,19 +31,19 @@ pub struct CpusetPartitionRecord {
     pub path: String,
     /// v2: what `cpuset.cpus.partition` read back (`isolated`, or `root` where the kernel
     /// refused `isolated`); None on v1.
-    pub partition: Option<String>,
+    pub(crate) partition: Option<String>,
     /// v2: `+cpuset` was written to the parent's `cgroup.subtree_control` for the run (it was
     /// not enabled there before) and taken back after it; false on v1.
-    pub enabled_in_parent: bool,
+    pub(crate) enabled_in_parent: bool,
 }
 
 /// What was done with /dev/cpu_dma_latency. The default: left alone.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct PmQosRecord {
+pub(crate) struct PmQosRecord {
     /// The value held for the run, us; None when left alone.
-    pub held_us: Option<u32>,
+    pub(crate) held_us: Option<u32>,
     /// The value in force before the run, when readable, us.
-    pub previous_us: Option<u32>,
+    pub(crate) previous_us: Option<u32>,
     /// Why it was not held, when it was requested and could not be.
     pub error: Option<String>,
 }
@@ -51,16 +51,16 @@ pub struct PmQosRecord {
 /// `--idle-state-max N`: the cpuidle states deeper than N that were enabled on a measured CPU
 /// and were disabled for the run (states already disabled are left alone and not listed).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct IdleStatesRecord {
+pub(crate) struct IdleStatesRecord {
     /// The deepest state index left enabled (rtla's `--deepest-idle-state`).
     pub max: u32,
     /// Every state disabled for the run, restored when it ended.
-    pub disabled: Vec<IdleStateRecord>,
+    pub(crate) disabled: Vec<IdleStateRecord>,
 }
 
 /// One cpuidle state of one CPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IdleStateRecord {
+pub(crate) struct IdleStateRecord {
     pub cpu: usize,
     /// Its index: `/sys/devices/system/cpu/cpuN/cpuidle/stateK`.
     pub state: u32,

@@ -1,6 +1,10 @@
 //! events.jsonl: one JSON object per line, in the order things happened. Every event carries
 //! `type` and `time_ns` (CLOCK_MONOTONIC). Lines are written through at once: the log must
 //! survive a crash of jitterlab.
+//!
+//! One concern (issue 41's near-limit files): the events.jsonl format, its types with the
+//! writer and the bounded reader that must agree on them line for line; about 125 lines are
+//! tests.
 
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -132,7 +136,7 @@ pub struct SpikeExplanation {
 impl SpikeExplanation {
     /// The class of the late wakeup's cause: the kind of what held the CPU longest (`irq`,
     /// `softirq`, `task`, `idle_exit`), or `no_event` when the trace showed nothing holding it.
-    pub fn cause(&self) -> &'static str {
+    pub(crate) fn cause(&self) -> &'static str {
         match self.contributors.first().map(|c| c.kind.as_str()) {
             Some("irq") => "irq",
             Some("softirq") => "softirq",
@@ -144,7 +148,7 @@ impl SpikeExplanation {
 
     /// The contributor whose kernel stack was captured (the task that gave the late thread
     /// its CPU), with its stack, if any.
-    pub fn culprit_stack(&self) -> Option<(&Contributor, &KernelStack)> {
+    pub(crate) fn culprit_stack(&self) -> Option<(&Contributor, &KernelStack)> {
         self.contributors
             .iter()
             .find_map(|c| c.stack.as_ref().map(|s| (c, s)))
@@ -216,25 +220,25 @@ impl EventLog {
 /// The longest line of events.jsonl read as an event: a longer line is skipped and counted,
 /// never held (its bytes are read past). The longest event jitterlab writes, a spike
 /// explanation with its contributors and a kernel stack, takes a few KiB.
-pub const MAX_LINE_BYTES: usize = 1 << 20;
+pub(crate) const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// What one pass over event files met, line by line.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Scanned {
+pub(crate) struct Scanned {
     /// Lines handed over as events.
     pub events: u64,
     /// Lines of a type the reader did not ask for, counted by their `type` and not parsed.
-    pub passed_over: u64,
+    pub(crate) passed_over: u64,
     /// Lines that are no event this version reads (another version's type, a damaged or torn
     /// line): skipped, as they always were.
-    pub unreadable: u64,
+    pub(crate) unreadable: u64,
     /// Lines longer than [`MAX_LINE_BYTES`]: skipped without being held.
-    pub too_long: u64,
+    pub(crate) too_long: u64,
 }
 
 impl Scanned {
     /// Adds another file's counts.
-    pub fn add(&mut self, other: Scanned) {
+    pub(crate) fn add(&mut self, other: Scanned) {
         self.events += other.events;
         self.passed_over += other.passed_over;
         self.unreadable += other.unreadable;

@@ -107,7 +107,7 @@ impl HlogWriter {
     /// `summary`, both made by `ResultDir::create_file`. The summary is completed (its footer
     /// written) when the writer is dropped, with the log's final size; a run killed before
     /// leaves a summary without footer, which readers ignore.
-    pub fn summarized(log: File, summary: File, log_name: &str) -> Self {
+    pub(crate) fn summarized(log: File, summary: File, log_name: &str) -> Self {
         Self::to(Box::new(super::summary::SummarizedLog::new(
             log, summary, log_name,
         )))

@@ -7,14 +7,14 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InversionRecord {
     /// `pthread_mutex PTHREAD_PRIO_INHERIT` or `pthread_mutex PTHREAD_PRIO_NONE` (`--no-pi`).
-    pub mechanism: String,
-    pub priority_inheritance: bool,
+    pub(crate) mechanism: String,
+    pub(crate) priority_inheritance: bool,
     /// CPU time the holder keeps the mutex for each cycle (`--hold`), ns.
-    pub hold_ns: u64,
+    pub(crate) hold_ns: u64,
     /// Wall time the hog spins from each due time (`--hog`), ns.
-    pub hog_ns: u64,
+    pub(crate) hog_ns: u64,
     /// A wakeup later than this, while the hog ran inside the holder's hold, is an inversion.
-    pub inversion_above_ns: u64,
+    pub(crate) inversion_above_ns: u64,
     /// The three threads of each measuring thread, all on its CPU (`cpu` of `threads`).
     pub roles: Vec<RoleRecord>,
     /// Per measuring thread, in the order of run.json's `threads`.
@@ -26,7 +26,7 @@ pub struct InversionRecord {
 pub struct RoleRecord {
     /// `measuring` (high: sleeps to each due time, then takes the mutex), `hog` (medium: spins
     /// from each due time), or `holder` (low: holds the mutex across each due time).
-    pub role: String,
+    pub(crate) role: String,
     pub policy: String,
     pub priority: i32,
 }
@@ -37,5 +37,5 @@ pub struct InversionCount {
     pub cpu: usize,
     pub inversions: u64,
     /// The latency of the worst inversion, ns (0 without one).
-    pub worst_inversion_ns: u64,
+    pub(crate) worst_inversion_ns: u64,
 }

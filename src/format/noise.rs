@@ -12,23 +12,23 @@ pub struct NoiseSummary {
     /// The sum of the gaps above the threshold, ns (throttled gaps excluded).
     pub noise_ns: u64,
     /// `noise_ns` as a share of `measured_ns`, percent: the share of the time lost.
-    pub noise_pct: f64,
+    pub(crate) noise_pct: f64,
     /// `noise_ns` per second of `measured_ns`, ns/s (oslat's and osnoise's way of saying it).
     /// Absent in files written before it; an import has it where the source states the share.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub noise_ns_per_s: Option<f64>,
+    pub(crate) noise_ns_per_s: Option<f64>,
     /// Gaps above the threshold per second of `measured_ns`.
-    pub gaps_per_s: f64,
+    pub(crate) gaps_per_s: f64,
     /// Clock reads of the loop (each one iteration).
-    pub iterations: u64,
+    pub(crate) iterations: u64,
     /// The mean cost of one undisturbed iteration: the time not in gaps above the threshold
     /// (noise or throttled) over `iterations`, ns. The shortest gap the loop can see is about
     /// this.
-    pub iteration_ns: f64,
+    pub(crate) iteration_ns: f64,
     /// Gaps counted as real-time throttling (see docs/noise.md) rather than noise: their number
     /// and total length, ns. 0 unless the run used a real-time policy with throttling on.
-    pub throttled_gaps: u64,
-    pub throttled_ns: u64,
+    pub(crate) throttled_gaps: u64,
+    pub(crate) throttled_ns: u64,
     /// The clock the loop read and its calibration (absent in imports and older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<LoopClock>,
@@ -47,9 +47,9 @@ pub struct GapsOver {
     pub gaps: u64,
     /// `gaps` per second of the time measured, with its 95 % interval (Poisson, as the spike
     /// rates of docs/tails.md).
-    pub gaps_per_s: f64,
-    pub gaps_per_s_low: f64,
-    pub gaps_per_s_high: f64,
+    pub(crate) gaps_per_s: f64,
+    pub(crate) gaps_per_s_low: f64,
+    pub(crate) gaps_per_s_high: f64,
 }
 
 impl GapsOver {
@@ -78,11 +78,11 @@ pub struct LoopClock {
     /// `tsc`, `cntvct` (the CPU's counter) or `monotonic`.
     pub source: LoopClockSource,
     /// The calibrated rate, ticks per second (1e9 for `monotonic`).
-    pub ticks_per_s: f64,
+    pub(crate) ticks_per_s: f64,
     /// Recalibrations during the run.
-    pub recalibrations: u64,
+    pub(crate) recalibrations: u64,
     /// The largest error of the conversion that a recalibration found and corrected, ns.
-    pub largest_correction_ns: u64,
+    pub(crate) largest_correction_ns: u64,
 }
 
 /// [`LoopClock::source`].
@@ -144,7 +144,7 @@ pub struct NoiseInterval {
 
 impl NoiseInterval {
     /// `noise_ns` as a share of the interval, percent.
-    pub fn noise_pct(&self) -> f64 {
+    pub(crate) fn noise_pct(&self) -> f64 {
         100.0 * self.noise_ns as f64 / self.length_ns.max(1) as f64
     }
 }

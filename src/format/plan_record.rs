@@ -11,11 +11,11 @@ pub struct PlanRecord {
     pub priority: i32,
     /// For SCHED_DEADLINE: the runtime reserved for the first thread, ns. Each further thread's
     /// is derived the same way from its own interval (interval / 10, within [10 us, interval]).
-    pub deadline_runtime_ns: Option<u64>,
+    pub(crate) deadline_runtime_ns: Option<u64>,
     pub wake: String,
     pub clock: String,
     pub interval_ns: u64,
-    pub distance_ns: u64,
+    pub(crate) distance_ns: u64,
     pub interval_step_ns: u64,
     pub duration_ns: Option<u64>,
     pub loops: Option<u64>,
@@ -30,27 +30,27 @@ pub struct PlanRecord {
     pub samples_format: Option<u32>,
     /// `--summary-every`: samples per `wakeup_summary` event; absent without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary_every: Option<u64>,
+    pub(crate) summary_every: Option<u64>,
     pub ring_size: usize,
     /// The drain side's SCHED_FIFO priority (`--drain-priority`); None: normal scheduling
     /// (and in files written before this field).
     #[serde(default)]
-    pub drain_priority: Option<i32>,
+    pub(crate) drain_priority: Option<i32>,
     /// `--housekeeping`: the CPUs of the drain side, the load supervisor and the
     /// `cpus=housekeeping` loads; None: not given (and in files written before this field).
     #[serde(default)]
-    pub housekeeping: Option<Vec<usize>>,
+    pub(crate) housekeeping: Option<Vec<usize>>,
     /// `--cpuset-partition`: the measuring threads ran in a cpuset of the measured CPUs
     /// (false in files written before this field).
     #[serde(default)]
-    pub cpuset_partition: bool,
+    pub(crate) cpuset_partition: bool,
     /// `--load-cpus`: where a generator load that names no `cpus=` runs: `all`, `measured`
     /// or `housekeeping` (`all` in files written before this field).
     #[serde(default = "all_cpus")]
-    pub load_cpus: String,
-    pub mlock: bool,
+    pub(crate) load_cpus: String,
+    pub(crate) mlock: bool,
     /// Requested /dev/cpu_dma_latency value in us; None for --pm-qos off.
-    pub pm_qos_us: Option<u32>,
+    pub(crate) pm_qos_us: Option<u32>,
     /// `--trace` was given.
     #[serde(default)]
     pub trace: bool,
@@ -59,7 +59,7 @@ pub struct PlanRecord {
     pub explain_above_ns: Option<u64>,
     /// Noise runs: a gap longer than this is a noise event, ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub noise_threshold_ns: Option<u64>,
+    pub(crate) noise_threshold_ns: Option<u64>,
     /// IPC wake methods: the mechanism and the roles of the thread pairs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipc: Option<IpcRecord>,
@@ -69,14 +69,14 @@ pub struct PlanRecord {
 /// of its own through `mechanism` (the `--wake` name).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IpcRecord {
-    pub mechanism: String,
+    pub(crate) mechanism: String,
     /// `--sender-cpu` as given: `same`, `other`, or a CPU number.
     pub sender_cpu: String,
     /// The CPU of each sender, in the order of `cpus` (the receivers').
-    pub sender_cpus: Vec<usize>,
+    pub(crate) sender_cpus: Vec<usize>,
     /// The senders' scheduling policy (the run's) and priority.
-    pub sender_policy: String,
-    pub sender_priority: i32,
+    pub(crate) sender_policy: String,
+    pub(crate) sender_priority: i32,
     /// `threads` (the pair shares one address space) or `processes` (each sender is a process
     /// forked by its receiver's thread).
     pub between: String,
@@ -89,7 +89,7 @@ pub struct IpcRecord {
     /// started when the first wakeup was due): what a trace names the senders by. Absent in
     /// files of versions before it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sender_tids: Vec<i32>,
+    pub(crate) sender_tids: Vec<i32>,
 }
 
 fn sender_timer() -> String {

@@ -1,12 +1,17 @@
 //! run.json: what a run was asked to do, what it found, and what it measured.
 //! The fields are specified in docs/result-format.md; every quantity carries its unit in its name.
 
-pub use super::cpu_time::{CpuTimeRecord, ThreadCpuTime};
-pub use super::environment::{EnvironmentRecord, IdleStateRecord, IdleStatesRecord, PmQosRecord};
-pub use super::inversion::{InversionCount, InversionRecord, RoleRecord};
+pub use super::cpu_time::CpuTimeRecord;
+pub use super::cpu_time::ThreadCpuTime;
+pub use super::environment::EnvironmentRecord;
+pub(crate) use super::environment::{IdleStateRecord, IdleStatesRecord, PmQosRecord};
+pub use super::inversion::InversionRecord;
+pub use super::inversion::{InversionCount, RoleRecord};
 pub use super::kind::RunKind;
-pub use super::noise::{NoiseCause, NoiseSummary};
-pub use super::plan_record::{IpcRecord, PlanRecord};
+pub use super::noise::NoiseCause;
+pub use super::noise::NoiseSummary;
+pub use super::plan_record::IpcRecord;
+pub use super::plan_record::PlanRecord;
 pub use super::throughput::Throughput;
 pub(crate) use super::throughput::format_throughput;
 use crate::format::stats::LatencySummary;
@@ -19,7 +24,7 @@ pub const FILE_NAME: &str = "run.json";
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
     pub format: u32,
-    pub jitterlab_version: String,
+    pub(crate) jitterlab_version: String,
     /// `latency` (`jitterlab run`) or `noise` (`jitterlab noise`); absent in older files, which
     /// are latency runs.
     #[serde(default)]
@@ -29,9 +34,9 @@ pub struct RunRecord {
     /// The system snapshot and readiness verdicts (see docs/doctor.md).
     pub system: serde_json::Value,
     /// What jitterlab itself changed on the system for the run.
-    pub environment: EnvironmentRecord,
-    pub started_utc: String,
-    pub ended_utc: Option<String>,
+    pub(crate) environment: EnvironmentRecord,
+    pub(crate) started_utc: String,
+    pub(crate) ended_utc: Option<String>,
     /// The run's start on CLOCK_MONOTONIC (the time base of events.jsonl), ns.
     pub start_monotonic_ns: u64,
     pub duration_ns: Option<u64>,
@@ -146,9 +151,9 @@ pub struct PhaseRecord {
     /// a phase (`compare --phase`, per-phase exports) use it so that they cover the same
     /// intervals. Absent in files written before this field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_start_ns: Option<u64>,
+    pub(crate) window_start_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_end_ns: Option<u64>,
+    pub(crate) window_end_ns: Option<u64>,
     pub threads: Vec<PhaseThreadSummary>,
 }
 
@@ -313,7 +318,7 @@ impl Ended {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ThreadSummary {
     pub cpu: usize,
-    pub thread_index: usize,
+    pub(crate) thread_index: usize,
     pub tid: i32,
     pub interval_ns: u64,
     pub deadline_ns: u64,
@@ -324,9 +329,9 @@ pub struct ThreadSummary {
     /// Samples lost because the ring was full (the recorder fell behind).
     pub dropped_records: u64,
     /// Wakeups later than `deadline_ns`.
-    pub deadline_misses: u64,
+    pub(crate) deadline_misses: u64,
     /// Wakeups with a negative latency (a clock step or an early-waking method).
-    pub early_wakeups: u64,
+    pub(crate) early_wakeups: u64,
     /// `completed`, `stopped` or `failed: <reason>`.
     pub end: String,
     /// Timer IRQ latency (hrtimer expiry minus programmed expiry), with `--trace`.
@@ -363,12 +368,12 @@ pub struct LoadRecord {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoadLogRecord {
     /// Bytes the load wrote to its stdout and stderr.
-    pub output_bytes: u64,
+    pub(crate) output_bytes: u64,
     /// Bytes of it the log no longer holds (older parts dropped at a rotation, or output after
     /// a failed write).
-    pub dropped_bytes: u64,
+    pub(crate) dropped_bytes: u64,
     /// The bound of each of the log's two files (`<k>-<name>.log.1` and `<k>-<name>.log`).
-    pub bound_bytes: u64,
+    pub(crate) bound_bytes: u64,
 }
 
 /// How a load ended.

@@ -8,19 +8,19 @@ pub const FILE_NAME: &str = "samples.bin";
 /// The first 8 bytes of a format-1 header.
 pub const MAGIC: &[u8; 8] = b"JLSAMPL1";
 /// The first 8 bytes of a format-2 header.
-pub const MAGIC_V2: &[u8; 8] = b"JLSAMPL2";
+pub(crate) const MAGIC_V2: &[u8; 8] = b"JLSAMPL2";
 /// Both formats' header size.
 pub const HEADER_BYTES: usize = 32;
 /// The record size format 1 writes; readers accept larger ones and skip the extra bytes.
-pub const RECORD_BYTES: usize = 40;
+pub(crate) const RECORD_BYTES: usize = 40;
 /// The largest record size a header may claim. Later versions may append fields to a record
 /// (readers skip them), but a record is a handful of numbers: a header claiming more is a
 /// damaged file, and believing it would allocate what it says (up to 4 GiB).
-pub const MAX_RECORD_BYTES: usize = 4096;
+pub(crate) const MAX_RECORD_BYTES: usize = 4096;
 /// Marks an absent IRQ latency in format 1.
-pub const NO_IRQ_LATENCY: i64 = i64::MIN;
+pub(crate) const NO_IRQ_LATENCY: i64 = i64::MIN;
 /// Format 1's write buffer: flushed whenever an interval completes, and whenever it fills.
-pub const WRITE_BUFFER_BYTES: usize = 256 * 1024;
+pub(crate) const WRITE_BUFFER_BYTES: usize = 256 * 1024;
 
 /// Format 2: each block starts with its payload size (u32), its record count (u32) and the
 /// CRC-32 (IEEE) of those 8 bytes and the payload (u32).

@@ -35,7 +35,7 @@ pub(crate) const EVENTS_FILE_PREFIX: &str = "events-";
 pub(crate) const EVENTS_FILE_SUFFIX: &str = ".jsonl";
 
 /// The file name of the events of segment `index`: `events-000042.jsonl`.
-pub fn events_file_name(index: u64) -> String {
+pub(crate) fn events_file_name(index: u64) -> String {
     format!(
         "{EVENTS_FILE_PREFIX}{index:0width$}{EVENTS_FILE_SUFFIX}",
         width = INDEX_DIGITS
@@ -56,7 +56,7 @@ fn parse_index(name: &str, prefix: &str, suffix: &str) -> Option<u64> {
 
 /// The segment index of a time `time_ns` on CLOCK_MONOTONIC in a run started at `start_ns`
 /// (its first due time, the logs' BaseTime) with segments of `length_ns`: 0 before the start.
-pub fn index_at(time_ns: u64, start_ns: u64, length_ns: u64) -> u64 {
+pub(crate) fn index_at(time_ns: u64, start_ns: u64, length_ns: u64) -> u64 {
     time_ns.saturating_sub(start_ns) / length_ns.max(1)
 }
 
@@ -69,9 +69,9 @@ pub struct SegmentsRecord {
     /// The retention rule: `forever`, `age` (with `retain_ns`) or `size` (with `retain_bytes`).
     pub retain: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retain_ns: Option<u64>,
+    pub(crate) retain_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retain_bytes: Option<u64>,
+    pub(crate) retain_bytes: Option<u64>,
     /// The segment files in the directory at the last update, oldest first.
     pub files: Vec<SegmentEntry>,
     /// How many segments retention has deleted.

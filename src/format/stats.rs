@@ -41,7 +41,7 @@ impl Default for LatencyStats {
 }
 
 impl LatencyStats {
-    pub fn record(&mut self, latency_ns: i64) {
+    pub(crate) fn record(&mut self, latency_ns: i64) {
         self.count += 1;
         self.min = self.min.min(latency_ns);
         self.max = self.max.max(latency_ns);
@@ -56,7 +56,7 @@ impl LatencyStats {
             .expect("auto-resizing histogram");
     }
 
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.count
     }
 
@@ -72,22 +72,22 @@ impl LatencyStats {
     }
 
     /// Exact minimum, or None before any sample.
-    pub fn min_ns(&self) -> Option<i64> {
+    pub(crate) fn min_ns(&self) -> Option<i64> {
         (self.count > 0).then_some(self.min)
     }
 
     /// Exact maximum, or None before any sample.
-    pub fn max_ns(&self) -> Option<i64> {
+    pub(crate) fn max_ns(&self) -> Option<i64> {
         (self.count > 0).then_some(self.max)
     }
 
     /// Exact mean, or None before any sample.
-    pub fn mean_ns(&self) -> Option<f64> {
+    pub(crate) fn mean_ns(&self) -> Option<f64> {
         (self.count > 0).then(|| self.sum as f64 / self.count as f64)
     }
 
     /// The summary of everything recorded so far.
-    pub fn summary(&self) -> LatencySummary {
+    pub(crate) fn summary(&self) -> LatencySummary {
         if self.count == 0 {
             return LatencySummary::default();
         }

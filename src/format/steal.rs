@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 pub struct StealRecord {
     /// From the first reading (the start fixed, 50 ms before the first due time) to the
     /// second (the measuring threads ended), ns: the window each CPU's share is taken over.
-    pub window_ns: u64,
+    pub(crate) window_ns: u64,
     /// The unit the kernel counts steal in (1/USER_HZ), ns. Each `steal_ns` is a whole number
     /// of these, so it is exact to within one tick either way.
-    pub tick_ns: u64,
+    pub(crate) tick_ns: u64,
     pub cpus: Vec<CpuSteal>,
 }
 
@@ -21,12 +21,12 @@ pub struct StealRecord {
 pub struct CpuSteal {
     pub cpu: usize,
     /// Time stolen, ns (a whole number of `tick_ns`).
-    pub steal_ns: u64,
+    pub(crate) steal_ns: u64,
 }
 
 impl StealRecord {
     /// `steal_ns` as a share of the window, in percent; None for an empty window.
-    pub fn share_percent(&self, steal_ns: u64) -> Option<f64> {
+    pub(crate) fn share_percent(&self, steal_ns: u64) -> Option<f64> {
         (self.window_ns > 0).then(|| steal_ns as f64 * 100.0 / self.window_ns as f64)
     }
 

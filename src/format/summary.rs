@@ -35,11 +35,11 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 /// The time a bucket covers, ns: one minute.
-pub const BUCKET_NS: u64 = 60_000_000_000;
+pub(crate) const BUCKET_NS: u64 = 60_000_000_000;
 /// A summary's file name is its log's name followed by this.
-pub const FILE_SUFFIX: &str = ".summary";
+pub(crate) const FILE_SUFFIX: &str = ".summary";
 /// The tag of a bucket's per-interval 99th percentiles is the log's tag followed by this.
-pub const P99_SUFFIX: &str = "@p99";
+pub(crate) const P99_SUFFIX: &str = "@p99";
 /// The footer comment's opening.
 const FOOTER: &str = "#[SummaryOf: ";
 
@@ -75,7 +75,7 @@ struct Bucket {
 }
 
 /// Writes a summary as the log's intervals come, in the log's order.
-pub struct SummaryWriter {
+pub(crate) struct SummaryWriter {
     file: File,
     serializer: V2DeflateSerializer,
     line: Vec<u8>,
@@ -85,7 +85,7 @@ pub struct SummaryWriter {
 impl SummaryWriter {
     /// A summary into `file` (made by `ResultDir::create_file`) of a log whose intervals count
     /// from `base` (the log's BaseTime); writes the header.
-    pub fn new(mut file: File, base: SystemTime, log_name: &str) -> io::Result<Self> {
+    pub(crate) fn new(mut file: File, base: SystemTime, log_name: &str) -> io::Result<Self> {
         let mut serializer = V2DeflateSerializer::new();
         let comment = format!(
             "jitterlab summary of {log_name}: its intervals merged into buckets of {} s; tags TAG@p99 hold each interval's 99th percentile",
@@ -101,7 +101,7 @@ impl SummaryWriter {
     }
 
     /// Adds one interval of the log.
-    pub fn add(&mut self, i: &SparseInterval) -> io::Result<()> {
+    pub(crate) fn add(&mut self, i: &SparseInterval) -> io::Result<()> {
         let index = bucket_of(i.start_s, i.length_s);
         if self.open.get(i.tag).is_some_and(|b| b.index != index) {
             let done = self.open.remove(i.tag).expect("checked above");
@@ -127,7 +127,7 @@ impl SummaryWriter {
     }
 
     /// Adds one interval given as a histogram (the writers that have it so).
-    pub fn add_histogram(
+    pub(crate) fn add_histogram(
         &mut self,
         tag: &str,
         start: Duration,
@@ -174,7 +174,7 @@ impl SummaryWriter {
 
     /// Writes the buckets still open and the footer: the summary is complete for the log
     /// `log_name` of `log_bytes` bytes.
-    pub fn finish(mut self, log_name: &str, log_bytes: u64) -> io::Result<()> {
+    pub(crate) fn finish(mut self, log_name: &str, log_bytes: u64) -> io::Result<()> {
         for (tag, b) in std::mem::take(&mut self.open) {
             self.write_bucket(&tag, &b)?;
         }
@@ -250,14 +250,14 @@ impl Drop for SummarizedLog {
 
 /// What a summary's footer states.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Footer {
-    pub log_name: String,
-    pub log_bytes: u64,
-    pub bucket_ns: u64,
+pub(crate) struct Footer {
+    pub(crate) log_name: String,
+    pub(crate) log_bytes: u64,
+    pub(crate) bucket_ns: u64,
 }
 
 /// The footer of the summary at `path`; None when it has none (incomplete) or is unreadable.
-pub fn read_footer(path: &Path) -> Option<Footer> {
+pub(crate) fn read_footer(path: &Path) -> Option<Footer> {
     let mut file = crate::input::open_result_file(path).ok()?;
     let size = file.metadata().ok()?.len();
     file.seek(SeekFrom::Start(size.saturating_sub(512))).ok()?;
@@ -276,7 +276,7 @@ pub fn read_footer(path: &Path) -> Option<Footer> {
 
 /// Whether the summary at `summary` is complete and still describes the log at `log`: its
 /// footer names the log's file name and size and the bucket length of this version.
-pub fn is_usable(summary: &Path, log: &Path) -> bool {
+pub(crate) fn is_usable(summary: &Path, log: &Path) -> bool {
     let (Some(footer), Ok(meta)) = (read_footer(summary), std::fs::symlink_metadata(log)) else {
         return false;
     };

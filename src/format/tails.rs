@@ -49,42 +49,42 @@ impl WithinRecord {
 pub struct SpikeRecord {
     pub threshold_ns: u64,
     /// Why this threshold: `deadline` or `10x median`.
-    pub basis: String,
+    pub(crate) basis: String,
     pub count: u64,
     /// True when several spikes may have counted as one (from per-interval maxima).
-    pub count_is_lower_bound: bool,
+    pub(crate) count_is_lower_bound: bool,
     /// Spike times are known to within this.
-    pub resolution_ns: u64,
+    pub(crate) resolution_ns: u64,
     /// The time the spikes were counted over: a wakeup thread's time observed, from the
     /// first due time to the end of its latest wakeup (due time plus latency); a noise
     /// thread's measured time.
-    pub exposure_ns: u64,
-    pub rate_per_hour: f64,
+    pub(crate) exposure_ns: u64,
+    pub(crate) rate_per_hour: f64,
     /// Exact (Garwood) 95 % Poisson interval of the rate.
-    pub rate_per_hour_low: f64,
-    pub rate_per_hour_high: f64,
+    pub(crate) rate_per_hour_low: f64,
+    pub(crate) rate_per_hour_high: f64,
     /// Mean time between spikes; absent without spikes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mtbf_ns: Option<u64>,
+    pub(crate) mtbf_ns: Option<u64>,
     /// The dominant period of the spike times, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub period_ns: Option<f64>,
+    pub(crate) period_ns: Option<f64>,
     /// Share (0..1) of the spikes on the period's grid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub period_share: Option<f64>,
+    pub(crate) period_share: Option<f64>,
     /// Spike times since the run's first due time (ns), the first spikes', at most
     /// [`SPIKE_TIMES_KEPT`] and fewer when run.json's value budget needs it
     /// (`format::record_budget`); the report draws them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub times_ns: Vec<u64>,
+    pub(crate) times_ns: Vec<u64>,
     /// Spikes counted whose times are not in `times_ns` (`count` less the times kept), set by
     /// the writer of run.json; 0 (absent) when every time is there, and in older files.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub times_omitted: u64,
+    pub(crate) times_omitted: u64,
     /// Why the spikes were not counted (the threshold lies below the wakeups the recorder
     /// kept in order); the other fields are then zero.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_counted: Option<String>,
+    pub(crate) not_counted: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -98,11 +98,11 @@ pub(crate) const SPIKE_TIMES_KEPT: usize = 10_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FirmRecord {
     pub k: u64,
-    pub worst_misses: u64,
+    pub(crate) worst_misses: u64,
     /// Number (0-based) of the window's first period.
-    pub worst_first_period: u64,
+    pub(crate) worst_first_period: u64,
     /// The window's length: k, or all periods when the run had fewer.
-    pub window_periods: u64,
+    pub(crate) window_periods: u64,
 }
 
 /// The extrapolated worst case: a fit, or the check that refused it.
@@ -119,38 +119,38 @@ pub struct TailFitRecord {
     /// Always `pot-gpd-mle`.
     pub method: String,
     pub threshold_ns: u64,
-    pub exceedances: u64,
-    pub clusters: u64,
-    pub extremal_index: f64,
-    pub shape: f64,
+    pub(crate) exceedances: u64,
+    pub(crate) clusters: u64,
+    pub(crate) extremal_index: f64,
+    pub(crate) shape: f64,
     #[serde(default)]
-    pub shape_low: Option<f64>,
+    pub(crate) shape_low: Option<f64>,
     #[serde(default)]
-    pub shape_high: Option<f64>,
-    pub scale_ns: f64,
-    pub anderson_darling: f64,
+    pub(crate) shape_high: Option<f64>,
+    pub(crate) scale_ns: f64,
+    pub(crate) anderson_darling: f64,
     /// Levels are extrapolated to at most this many times the run's wakeups (0 in files
     /// written before the limit).
     #[serde(default)]
-    pub exposure_factor: u64,
+    pub(crate) exposure_factor: u64,
     /// The wakeups the fit saw (0 in files written before the limit).
     #[serde(default)]
     pub wakeups: u64,
     pub levels: Vec<TailLevelRecord>,
     /// Always true: a reminder to every reader.
-    pub extrapolated: bool,
+    pub(crate) extrapolated: bool,
 }
 
 /// The latency exceeded with probability `per_wakeup` per wakeup, or why it is not given.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TailLevelRecord {
-    pub per_wakeup: f64,
+    pub(crate) per_wakeup: f64,
     /// None (null) when refused.
     pub latency_ns: Option<f64>,
     /// 95 % profile-likelihood interval, containing `latency_ns`; a null upper end: unbounded
     /// (the data do not bound it). Both null when refused.
-    pub low_ns: Option<f64>,
-    pub high_ns: Option<f64>,
+    pub(crate) low_ns: Option<f64>,
+    pub(crate) high_ns: Option<f64>,
     /// Why there is no level (beyond the exposure factor, or too large to write).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,

@@ -15,7 +15,7 @@ pub struct Throughput {
     pub unit: String,
     /// Why `value` is None, in words: `no exchange finished in 1.00 s`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub no_value: Option<String>,
+    pub(crate) no_value: Option<String>,
 }
 
 impl Throughput {

@@ -42,7 +42,7 @@ impl WakeupSummary {
     }
 
     /// The time from the block's first to its last due time, ns.
-    pub fn span_ns(&self) -> u64 {
+    pub(crate) fn span_ns(&self) -> u64 {
         self.last_due_ns.saturating_sub(self.first_due_ns)
     }
 }

@@ -26,7 +26,7 @@ use std::path::Path;
 
 /// Why a file could not be read as text. The caller names the file and the option.
 #[derive(Debug)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     Io(std::io::Error),
     /// Not what `source` accepts: `what` it is (a FIFO, a device, a directory).
     NotAFile {
@@ -107,7 +107,7 @@ impl From<ReadError> for std::io::Error {
 
 /// What a reader accepts at a path; see [`open`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// A file of a result directory (run.json, latency.hlog, samples.bin...): a regular file,
     /// not a link.
     ResultFile,
@@ -128,7 +128,7 @@ pub enum Source {
 /// from the open descriptor's `fstat` (and `fstatfs`), before a byte is read, so that no read
 /// waits on a FIFO or a device. An anonymous pipe is read blocking from then on: it is the
 /// caller's own command's output, read to its end as `cat` would (SIGINT ends the wait).
-pub fn open(path: &Path, source: Source) -> Result<std::fs::File, ReadError> {
+pub(crate) fn open(path: &Path, source: Source) -> Result<std::fs::File, ReadError> {
     use std::os::fd::AsRawFd;
     let follow = source != Source::ResultFile;
     let file = crate::sys::fs::open_read_nonblocking(path, follow).map_err(|e| {

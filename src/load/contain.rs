@@ -66,7 +66,7 @@ const REAPER_WAIT: Duration = Duration::from_secs(3);
 static SEQUENCE: AtomicUsize = AtomicUsize::new(0);
 
 /// The marker value of load `k` of jitterlab process `owner`.
-pub fn marker(owner: u32, k: usize) -> String {
+pub(crate) fn marker(owner: u32, k: usize) -> String {
     format!("{owner}:{k}")
 }
 
@@ -363,7 +363,7 @@ pub(crate) struct LoadContainer {
 pub(crate) struct ProcsFile {
     pub file: File,
     /// It holds the load's CPUs: the child must not start outside it.
-    pub bounds_cpus: bool,
+    pub(crate) bounds_cpus: bool,
 }
 
 impl LoadContainer {
@@ -393,7 +393,7 @@ impl LoadContainer {
 
     /// Every process of the load: the members of its cgroup and cpuset and the carriers of
     /// its marker.
-    pub fn pids(&self) -> Vec<Pid> {
+    pub(crate) fn pids(&self) -> Vec<Pid> {
         let mut pids = self.cgroup.as_deref().map(procs_of).unwrap_or_default();
         let cpuset = self.cpuset.as_deref().map(procs_of).unwrap_or_default();
         for p in cpuset
@@ -452,7 +452,7 @@ impl Containment {
     /// Makes the parent cgroup, journaled (or, where either fails, goes on with the marker
     /// alone), with `cpusets` (some load will ask for its CPUs to be bounded) the parent
     /// cpuset (cpuset.rs), and starts the reaper.
-    pub fn start(cpusets: bool) -> std::io::Result<Self> {
+    pub(crate) fn start(cpusets: bool) -> std::io::Result<Self> {
         let owner = std::process::id();
         // Not reported here: a run reports what it killed at its start (`kill_orphaned_loads`).
         kill_orphaned_loads();

@@ -21,32 +21,40 @@ pub struct GeneratorInfo {
     /// The load's name, before the `:` of its spec.
     pub name: &'static str,
     /// One line on what it loads.
-    pub about: &'static str,
+    #[expect(
+        dead_code,
+        reason = "dead since pub(crate) (issue 41 sweep): read by no code; load's owner removes it"
+    )]
+    pub(crate) about: &'static str,
     /// How its spec is written.
-    pub syntax: Syntax,
+    pub(crate) syntax: Syntax,
     /// Its own parameters (the common ones are [`COMMON_PARAMETERS`]), in the docs' order.
-    pub parameters: &'static [Parameter],
+    pub(crate) parameters: &'static [Parameter],
     /// Names of the counters it keeps in the worker, in slot order.
     pub counters: &'static [&'static str],
     /// What one loop of its work is, for `loops=N` (FirmTimers `generate_load -l`); None: its
     /// work has no loop to count, and `loops=` is refused.
-    pub loop_unit: Option<LoopUnit>,
+    pub(crate) loop_unit: Option<LoopUnit>,
     /// Parses its own parameters from `p` (the registry parses the common ones and rejects
     /// keys no one read).
     pub parse: fn(&mut Params) -> Result<Box<dyn Generator>, String>,
 }
 
 /// One loop of a generator's work (`loops=N`): the counter that counts it, and what it is.
-pub struct LoopUnit {
+pub(crate) struct LoopUnit {
     /// The index in [`GeneratorInfo::counters`] of the counter that grows by one per loop.
     pub counter: usize,
     /// What one loop does, for docs and messages.
+    #[expect(
+        dead_code,
+        reason = "dead since pub(crate) (issue 41 sweep): read by no code; load's owner removes it"
+    )]
     pub what: &'static str,
 }
 
 /// How a generator's spec is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Syntax {
+pub(crate) enum Syntax {
     /// `NAME:key=value,...`.
     Parameters,
     /// `NAME:COMMAND ARGS...` or `NAME[key=value,...]:COMMAND ARGS...`: everything after the
@@ -56,10 +64,21 @@ pub enum Syntax {
 }
 
 /// One parameter of a generator, for messages and docs.
-pub struct Parameter {
+pub(crate) struct Parameter {
     pub name: &'static str,
     /// Its default, as it would be written in a spec ("" when it has none).
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "dead since pub(crate) (issue 41 sweep): read by unit tests only; load's owner removes it"
+        )
+    )]
     pub default: &'static str,
+    #[expect(
+        dead_code,
+        reason = "dead since pub(crate) (issue 41 sweep): read by no code; load's owner removes it"
+    )]
     pub help: &'static str,
 }
 
@@ -163,7 +182,7 @@ pub enum CpuChoice {
 
 impl CpuChoice {
     /// `--load-cpus`: every choice but a list, by its name.
-    pub fn parse_default(text: &str) -> Option<CpuChoice> {
+    pub(crate) fn parse_default(text: &str) -> Option<CpuChoice> {
         match text {
             "all" => Some(CpuChoice::All),
             "measured" => Some(CpuChoice::Measured),
@@ -257,9 +276,9 @@ impl LoadPolicy {
 pub struct Common {
     pub cpus: CpuChoice,
     /// Whether the spec named `cpus=`; a load that did not takes the run's `--load-cpus`.
-    pub cpus_named: bool,
+    pub(crate) cpus_named: bool,
     /// None: the generator's own default.
-    pub workers: Option<usize>,
+    pub(crate) workers: Option<usize>,
     pub policy: LoadPolicy,
     /// `loops=N`: each worker ends after N loops of its work (generators with a [`LoopUnit`]);
     /// None: it works until stopped.
@@ -337,7 +356,7 @@ impl Common {
 pub struct GeneratorSpec {
     /// The load text as given.
     pub text: String,
-    pub generator: Arc<dyn Generator>,
+    pub(crate) generator: Arc<dyn Generator>,
     pub common: Common,
 }
 
@@ -384,7 +403,7 @@ impl GeneratorSpec {
 
     /// The number of workers: `workers=` or the generator's default (cpu: one per CPU of
     /// its set; the others: 1).
-    pub fn workers(&self, cpus: &[usize]) -> usize {
+    pub(crate) fn workers(&self, cpus: &[usize]) -> usize {
         self.common
             .workers
             .unwrap_or_else(|| self.generator.default_workers(cpus))

@@ -18,7 +18,7 @@ pub(crate) const SAFE_SHARE: f64 = 0.5;
 pub(crate) struct Scheduled<'a> {
     pub spec: &'a GeneratorSpec,
     /// Where it was given, for messages (`--load`, `scenario phase 1 ('mem')`); may be empty.
-    pub origin: String,
+    pub(crate) origin: String,
     /// Offsets from the run's start, `[start, end)`; None: the whole run.
     pub window: Option<(u64, u64)>,
 }

@@ -9,22 +9,23 @@
 //! module parses a load through the registry; the worker, the supervisor, the memory and task guards
 //! and scenarios use this module.
 
-pub mod contain;
-pub mod generator;
+pub(crate) mod contain;
+pub(crate) mod generator;
 pub mod generators;
-pub mod memory_guard;
+pub(crate) mod memory_guard;
 pub mod protocol;
 pub mod scenario;
 pub mod spec;
 pub mod spike;
 pub mod supervisor;
 pub mod sweep;
-pub mod task_guard;
+pub(crate) mod task_guard;
 pub mod worker;
-pub mod worker_kit;
+pub(crate) mod worker_kit;
 
 pub use generator::GeneratorSpec;
-pub use spike::{SpikeLoad, SpikeSpec};
+pub(crate) use spike::SpikeLoad;
+pub use spike::SpikeSpec;
 
 use generator::Syntax;
 use generators::GENERATORS;

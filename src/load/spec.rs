@@ -122,7 +122,12 @@ impl Params {
     }
 
     /// One of `choices`, or `default`.
-    pub fn choice(&mut self, key: &str, choices: &[&str], default: &str) -> Result<String, String> {
+    pub(crate) fn choice(
+        &mut self,
+        key: &str,
+        choices: &[&str],
+        default: &str,
+    ) -> Result<String, String> {
         let v = self.take(key).unwrap_or_else(|| default.to_string());
         if choices.contains(&v.as_str()) {
             Ok(v)

@@ -15,15 +15,15 @@ use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 
 /// The load's name in a spec.
-pub const NAME: &str = "spike";
+pub(crate) const NAME: &str = "spike";
 pub(crate) const PARAMETERS: &[&str] = &["cpu", "every", "len", "prio", "offset"];
 
 /// What `spike:...` asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpikeSpec {
     pub cpu: usize,
-    pub every_ns: u64,
-    pub len_ns: u64,
+    pub(crate) every_ns: u64,
+    pub(crate) len_ns: u64,
     pub prio: i32,
     /// Time from the run's start to the first injection.
     pub offset_ns: u64,
@@ -64,7 +64,7 @@ pub struct Injection {
 }
 
 /// A running spike thread.
-pub struct SpikeLoad {
+pub(crate) struct SpikeLoad {
     pub spec: SpikeSpec,
     injections: rtrb::Consumer<Injection>,
     start: mpsc::Sender<(u64, u64)>,
@@ -77,7 +77,7 @@ pub struct SpikeLoad {
 impl SpikeLoad {
     /// Starts the thread and waits until it is pinned and real-time; it then waits for
     /// [`SpikeLoad::begin`].
-    pub fn start(spec: SpikeSpec, stop: Arc<AtomicBool>) -> Result<Self, String> {
+    pub(crate) fn start(spec: SpikeSpec, stop: Arc<AtomicBool>) -> Result<Self, String> {
         let (mut producer, consumer) = rtrb::RingBuffer::new(4096);
         let (ready_tx, ready_rx) = mpsc::channel::<Result<i32, String>>();
         let (start_tx, start_rx) = mpsc::channel::<(u64, u64)>();
@@ -137,7 +137,7 @@ impl SpikeLoad {
     }
 
     /// Starts injecting relative to the run's start; no injection is due at or after `end_ns`.
-    pub fn begin(&self, run_start_ns: u64, end_ns: u64) {
+    pub(crate) fn begin(&self, run_start_ns: u64, end_ns: u64) {
         let _ = self.start.send((run_start_ns, end_ns));
     }
 
@@ -160,7 +160,7 @@ impl SpikeLoad {
     }
 
     /// Its run.json record: `text` is the load as given, `duration_ns` the run's length.
-    pub fn record(&self, text: &str, duration_ns: u64) -> LoadRecord {
+    pub(crate) fn record(&self, text: &str, duration_ns: u64) -> LoadRecord {
         let seconds = duration_ns as f64 / 1e9;
         LoadRecord {
             spec: text.to_string(),
@@ -184,7 +184,7 @@ impl SpikeLoad {
     }
 
     /// Waits for the thread to end (it ends at the end time or the stop flag).
-    pub fn join(&mut self) {
+    pub(crate) fn join(&mut self) {
         drop(std::mem::replace(&mut self.start, mpsc::channel().0));
         if let Some(j) = self.join.take() {
             let _ = j.join();

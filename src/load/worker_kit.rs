@@ -18,7 +18,7 @@ pub struct Ctx {
     slots: &'static [AtomicU64],
     /// The CPUs the load may use (already applied as the process's affinity).
     pub cpus: Vec<usize>,
-    pub workers: usize,
+    pub(crate) workers: usize,
     /// Do the work once and return (hackbench alone, without --duration).
     pub once: bool,
     /// `loops=N`: each worker returns after N loops of its work (the generator's `LoopUnit`).

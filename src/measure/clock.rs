@@ -20,7 +20,7 @@ pub struct ClockRow {
     pub id: ClockId,
     /// Offered by `--clock`. A clock that only a wake method of its own sleeps on (that method's
     /// row names it, see [`super::wake::ClockUse::Own`]) is not.
-    pub on_command_line: bool,
+    pub(crate) on_command_line: bool,
 }
 
 /// Every clock, in the order of [`Clock`]'s variants (a row is found by its variant's index).

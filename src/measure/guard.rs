@@ -9,16 +9,16 @@
 //! heartbeat has not moved for [`STARVED_AFTER_NS`], the thread gives its CPU up in short sleeps
 //! until the heartbeat moves, at most [`YIELD_AT_MOST`], and counts it.
 
-use super::ThreadCounters;
+use super::sample::ThreadCounters;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 /// How often, on its own clock, a measuring thread looks at the heartbeat.
-pub const CHECK_EVERY_NS: u64 = 100_000_000;
+pub(crate) const CHECK_EVERY_NS: u64 = 100_000_000;
 /// How long the heartbeat may stand still before a measuring thread gives its CPU up.
-pub const STARVED_AFTER_NS: u64 = 1_000_000_000;
+pub(crate) const STARVED_AFTER_NS: u64 = 1_000_000_000;
 /// The longest a measuring thread gives its CPU up at once.
-pub const YIELD_AT_MOST: Duration = Duration::from_millis(100);
+pub(crate) const YIELD_AT_MOST: Duration = Duration::from_millis(100);
 /// One sleep of a yield: the heartbeat and the stop flag are looked at between them.
 const YIELD_SLICE: Duration = Duration::from_millis(1);
 
@@ -29,16 +29,16 @@ pub use crate::sys::stop_aware::OWN_THREADS_BEAT;
 
 /// Called by the runner once per poll, once its round is done (the stop served, the rings
 /// drained): a measuring thread that gave its CPU up resumes then, not in the middle of it.
-pub fn beat() {
+pub(crate) fn beat() {
     OWN_THREADS_BEAT.fetch_add(1, Relaxed);
 }
 
 /// One thread's view of the heartbeat.
 #[derive(Debug)]
-pub struct Guard<'a> {
+pub(crate) struct Guard<'a> {
     beat: &'a AtomicU64,
     /// The clock read at or after which the heartbeat is looked at next.
-    pub next_check_ns: u64,
+    pub(crate) next_check_ns: u64,
     seen: u64,
     seen_at_ns: u64,
     yields: u64,
@@ -48,14 +48,14 @@ pub struct Guard<'a> {
 impl<'a> Guard<'a> {
     /// A guard that never checks: for loops without a runner (the simulated tests), with no
     /// clock read to make it.
-    pub fn off(beat: &'a AtomicU64) -> Self {
+    pub(crate) fn off(beat: &'a AtomicU64) -> Self {
         Guard {
             next_check_ns: u64::MAX,
             ..Guard::new(beat, 0)
         }
     }
 
-    pub fn new(beat: &'a AtomicU64, now_ns: u64) -> Self {
+    pub(crate) fn new(beat: &'a AtomicU64, now_ns: u64) -> Self {
         Guard {
             beat,
             next_check_ns: now_ns.saturating_add(CHECK_EVERY_NS),
@@ -70,7 +70,7 @@ impl<'a> Guard<'a> {
     /// the clock read when it resumed, when the thread gave its CPU up (it slept); None when not.
     #[cold]
     #[inline(never)]
-    pub fn check(
+    pub(crate) fn check(
         &mut self,
         now_ns: u64,
         counters: &ThreadCounters,

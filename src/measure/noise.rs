@@ -14,7 +14,7 @@
 
 use super::cycle::SampleSink;
 use super::noise_clock::{Calibration, TickSource};
-use super::{Sample, ThreadCounters, ThreadEnd};
+use super::sample::{Sample, ThreadCounters, ThreadEnd};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// Iterations between two publications of the counters and checks of the stop flag and the
@@ -32,12 +32,12 @@ pub(crate) struct NoiseLoopPlan<T> {
     /// What the loop reads.
     pub source: T,
     /// Its ticks to CLOCK_MONOTONIC ns ([`Calibration::IDENTITY`] for a source in ns).
-    pub calibration: Calibration,
+    pub(crate) calibration: Calibration,
     /// A gap between two reads longer than this is a noise event, ns.
     pub threshold_ns: u64,
     /// A gap at least this long is real-time throttling, not noise: counted apart and not
     /// pushed (`u64::MAX`: no throttling to expect). See docs/noise.md.
-    pub throttle_min_ns: u64,
+    pub(crate) throttle_min_ns: u64,
     /// The loop starts at its first read at or after this CLOCK_MONOTONIC time (it spins
     /// until then).
     pub start_ns: u64,
@@ -49,7 +49,7 @@ pub(crate) struct NoiseLoopPlan<T> {
 impl NoiseLoopPlan<()> {
     /// The same plan reading `source`: one plan for every clock, the loop monomorphised per
     /// source so that its read is inlined.
-    pub fn reading<T: TickSource>(self, source: T) -> NoiseLoopPlan<T> {
+    pub(crate) fn reading<T: TickSource>(self, source: T) -> NoiseLoopPlan<T> {
         NoiseLoopPlan {
             source,
             calibration: self.calibration,

@@ -73,7 +73,7 @@ impl NoiseClock {
 /// A counter read and a CLOCK_MONOTONIC read taken together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Anchor {
-    pub ticks: u64,
+    pub(crate) ticks: u64,
     pub ns: u64,
 }
 
@@ -143,7 +143,7 @@ impl TickScale {
     };
 
     /// The map through `to` with the rate from `from` to `to` (None if no tick passed).
-    pub fn between(from: Anchor, to: Anchor) -> Option<TickScale> {
+    pub(crate) fn between(from: Anchor, to: Anchor) -> Option<TickScale> {
         let ticks = to.ticks.checked_sub(from.ticks).filter(|&t| t > 0)?;
         let ns = to.ns.saturating_sub(from.ns) as u128;
         let rate = u64::try_from((ns << RATE_SHIFT) / ticks as u128).ok()?;
@@ -192,7 +192,7 @@ impl TickScale {
     }
 
     /// The counter's rate, ticks per second.
-    pub fn ticks_per_s(&self) -> f64 {
+    pub(crate) fn ticks_per_s(&self) -> f64 {
         1e9 * (1u64 << RATE_SHIFT) as f64 / self.rate.max(1) as f64
     }
 }
@@ -206,10 +206,10 @@ pub(crate) struct Calibration {
     /// The tick at or after which the next recalibration is due (`u64::MAX`: never).
     next_ticks: u64,
     /// Recalibrations done in the loop.
-    pub recalibrations: u64,
+    pub(crate) recalibrations: u64,
     /// The largest difference between the converted time and CLOCK_MONOTONIC found at a
     /// recalibration, ns: the conversion's error, the counter's drift included.
-    pub largest_correction_ns: u64,
+    pub(crate) largest_correction_ns: u64,
 }
 
 impl Calibration {

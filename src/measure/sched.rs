@@ -79,7 +79,7 @@ pub enum PolicyKind {
 
 impl PolicyKind {
     /// Every kind, in the order the command line lists them.
-    pub const ALL: [PolicyKind; 6] = [
+    pub(crate) const ALL: [PolicyKind; 6] = [
         PolicyKind::Fifo,
         PolicyKind::Rr,
         PolicyKind::Other,

@@ -1,15 +1,17 @@
 //! Starting a measuring thread: set it up (affinity, policy, stack), report readiness, wait at
 //! the start gate, then run the cycle loop with the waker of the chosen method.
 
+use super::clock::Clock;
 use super::clock::thread_cpu_time_ns;
 use super::cycle::{CyclePlan, StopAt};
 use super::noise::{NoiseLoopPlan, run_noise};
 use super::noise_clock::{Calibration, CounterTicks, MonotonicTicks, NoiseClock, calibrate};
+use super::sample::{Sample, ThreadCounters, ThreadEnd};
 use super::sched::{
     Policy, explain_policy_refusal, minimise_timer_slack, pin_current_thread, prefault_stack,
 };
-use super::wake::Cycles;
-use super::{MeasureKind, NoiseSpec, Sample, ThreadCounters, ThreadEnd, WakeupPlan};
+use super::wake::plans::{InversionPlan, SenderPlan};
+use super::wake::{Cycles, WakeMethod};
 use crate::sys::signal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -18,23 +20,62 @@ use std::thread::JoinHandle;
 
 /// Everything one measuring thread needs to know.
 #[derive(Debug, Clone)]
-pub struct ThreadPlan {
+pub(crate) struct ThreadPlan {
     /// Position among the measuring threads (thread k sleeps interval + k*distance).
     pub index: usize,
     pub cpu: usize,
     /// Pin to `cpu`. Off for SCHED_DEADLINE, which the kernel refuses to pin to one CPU.
-    pub pin: bool,
+    pub(crate) pin: bool,
     pub policy: Policy,
     /// Stack to touch before measuring (0: none).
-    pub prefault_stack_bytes: usize,
-    pub ring_capacity: usize,
+    pub(crate) prefault_stack_bytes: usize,
+    pub(crate) ring_capacity: usize,
     /// Wakeups of a wake method, or a noise loop, with what that kind needs.
     pub kind: MeasureKind,
 }
 
+/// What a measuring thread measures, with what only that kind needs. A new kind of
+/// measurement is one variant here with its plan type, and one branch in `thread::measure`.
+#[derive(Debug, Clone)]
+pub(crate) enum MeasureKind {
+    /// `jitterlab run`: how late each wakeup of a wake method comes.
+    Latency(WakeupPlan),
+    /// `jitterlab noise`: the gaps in a loop that never sleeps.
+    Noise(NoiseSpec),
+}
+
+/// A latency thread's wakeups: how it sleeps, on which clock, how often, and for how long.
+#[derive(Debug, Clone)]
+pub(crate) struct WakeupPlan {
+    pub wake: &'static WakeMethod,
+    pub clock: Clock,
+    /// The thread's period (cyclictest -i plus its -d share).
+    pub interval_ns: u64,
+    /// Added to the period after every wakeup (`--interval-step`).
+    pub interval_step_ns: u64,
+    /// Stop after this many wakeups; otherwise at the gate's end time.
+    pub loops: Option<u64>,
+    /// Where the sender runs, for wake methods woken by another thread.
+    pub sender: Option<SenderPlan>,
+    /// The holder and the hog of `--wake pi-mutex`.
+    pub inversion: Option<InversionPlan>,
+}
+
+/// A noise loop's settings (`jitterlab noise`), the same for every thread of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoiseSpec {
+    /// A gap between two clock reads longer than this is a noise event, ns.
+    pub threshold_ns: u64,
+    /// A gap at least this long is counted as real-time throttling instead (`u64::MAX`: none
+    /// expected).
+    pub(crate) throttle_min_ns: u64,
+    /// What the loop reads.
+    pub clock: NoiseClock,
+}
+
 /// The rendezvous of all measuring threads: each finishes its setup, reports it, and waits
 /// here; the runner then fixes a common start and end time (or aborts) and opens the gate.
-pub struct StartGate {
+pub(crate) struct StartGate {
     barrier: Barrier,
     start_ns: AtomicU64,
     end_ns: AtomicU64,
@@ -43,7 +84,7 @@ pub struct StartGate {
 
 impl StartGate {
     /// A gate for `threads` measuring threads plus the runner.
-    pub fn new(threads: usize) -> Arc<Self> {
+    pub(crate) fn new(threads: usize) -> Arc<Self> {
         Arc::new(StartGate {
             barrier: Barrier::new(threads + 1),
             start_ns: AtomicU64::new(0),
@@ -54,14 +95,14 @@ impl StartGate {
 
     /// Opens the gate: the first wakeups are due at `start_ns`; threads with no loop count
     /// stop before sleeping towards a due time at or after `end_ns`.
-    pub fn open(&self, start_ns: u64, end_ns: u64) {
+    pub(crate) fn open(&self, start_ns: u64, end_ns: u64) {
         self.start_ns.store(start_ns, Ordering::SeqCst);
         self.end_ns.store(end_ns, Ordering::SeqCst);
         self.barrier.wait();
     }
 
     /// Releases the threads without measuring.
-    pub fn abort(&self) {
+    pub(crate) fn abort(&self) {
         self.abort.store(true, Ordering::SeqCst);
         self.barrier.wait();
     }
@@ -69,23 +110,27 @@ impl StartGate {
 
 /// A setup step the kernel refused, with a message that names the cause and the fix.
 #[derive(Debug, Clone)]
-pub struct SetupError {
+pub(crate) struct SetupError {
+    #[expect(
+        dead_code,
+        reason = "dead since pub(crate) (issue 41 sweep): read by no code"
+    )]
     pub cpu: usize,
     pub message: String,
 }
 
 /// A started measuring thread, as seen by the runner and the recorder.
-pub struct MeasuringThread {
+pub(crate) struct MeasuringThread {
     pub index: usize,
     pub cpu: usize,
     pub counters: Arc<ThreadCounters>,
-    pub consumer: rtrb::Consumer<Sample>,
+    pub(crate) consumer: rtrb::Consumer<Sample>,
     pub join: JoinHandle<ThreadEnd>,
 }
 
 /// Spawns a measuring thread. It sets itself up and sends `Ok(())` or the [`SetupError`] on
 /// `ready`, then waits at `gate`.
-pub fn spawn_measuring_thread(
+pub(crate) fn spawn_measuring_thread(
     plan: ThreadPlan,
     gate: Arc<StartGate>,
     stop: Arc<AtomicBool>,
@@ -216,7 +261,7 @@ fn run_wakeups(
 impl MeasuringThread {
     /// Ends the thread's sleep now if the stop flag is set (see [`interrupt`]); does nothing
     /// to a thread that has not started or has ended.
-    pub fn interrupt(&self) {
+    pub(crate) fn interrupt(&self) {
         if !self.join.is_finished() {
             interrupt(self.counters.tid.load(Ordering::Relaxed));
             interrupt(self.counters.sender_tid.load(Ordering::Relaxed));
@@ -239,7 +284,7 @@ pub(crate) fn interrupt_signal() -> signal::Signal {
 }
 
 /// Sends [`interrupt_signal`] to thread `tid` of this process (0: not started; ignored).
-pub fn interrupt(tid: crate::sys::process::Pid) {
+pub(crate) fn interrupt(tid: crate::sys::process::Pid) {
     if tid > 0 {
         // A thread that has exited makes it fail with ESRCH, harmlessly.
         let _ = signal::send_to_thread(tid, interrupt_signal());

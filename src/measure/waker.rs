@@ -1,8 +1,10 @@
 //! The contract between a wake method and the cycle loop: the [`Waker`] a method sleeps
-//! with and the [`Schedule`] that says how its due times are known. Apart from `wake/` so that
+//! with, the [`Schedule`] that says how its due times are known, and how a waker is made
+//! ([`MakeWaker`]). Apart from `wake/` so that
 //! the loop (`cycle.rs`) needs nothing of the methods, and the hot path reads top to bottom:
 //! `wake/` (the methods and the driver that runs each one's loop) -> `cycle.rs` -> this file.
 
+use super::clock::Clock;
 use std::io;
 use std::sync::atomic::AtomicBool;
 
@@ -91,4 +93,11 @@ impl<W: Waker + ?Sized> Waker for &mut W {
     fn woke(&mut self, latency_ns: i64) {
         (**self).woke(latency_ns)
     }
+}
+
+/// How a waker is made for a run.
+pub(crate) trait MakeWaker: Waker + Sized {
+    /// Makes the waker in the measuring thread, after the start gate opened (a POSIX timer
+    /// signals the thread that created it). The error is the thread's failure message.
+    fn make(clock: Clock, interval_ns: u64) -> Result<Self, String>;
 }

@@ -52,7 +52,7 @@ impl Cumulative {
     }
 
     /// The exposition buckets of everything taken in.
-    pub fn buckets(&self) -> &LatencyBuckets {
+    pub(crate) fn buckets(&self) -> &LatencyBuckets {
         &self.buckets
     }
 }

@@ -12,9 +12,9 @@
 //! last look (`cumulative.rs`: one walk of each), so the cumulative buckets are never rebuilt
 //! from a whole histogram. All of it on the recorder's thread, never on a measuring thread.
 
-pub mod cumulative;
-pub mod http;
-pub mod window;
+pub(crate) mod cumulative;
+pub(crate) mod http;
+pub(crate) mod window;
 
 use crate::analysis::budget::Budget;
 use crate::format::run_record::ThreadSummary;
@@ -73,7 +73,7 @@ struct CpuMetrics {
 }
 
 impl LiveMetrics {
-    pub fn new(plan: &RunPlan, window_ns: u64, identity: Identity) -> Self {
+    pub(crate) fn new(plan: &RunPlan, window_ns: u64, identity: Identity) -> Self {
         let slot = slot_ns(window_ns);
         LiveMetrics {
             identity,
@@ -178,7 +178,7 @@ impl LiveMetrics {
     /// The exposition as of the last [`LiveMetrics::take_in`]: cumulative histograms and
     /// counters as they were then; max, quantiles and the budget over the window as of its
     /// last slide.
-    pub fn exposition(&self) -> Exposition {
+    pub(crate) fn exposition(&self) -> Exposition {
         Exposition {
             kind: crate::format::run_record::RunKind::Latency,
             identity: self.identity.clone(),

@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 pub(crate) struct Counters {
     pub missed_periods: u64,
     pub dropped_records: u64,
-    pub deadline_misses: u64,
+    pub(crate) deadline_misses: u64,
 }
 
 impl Counters {
@@ -61,12 +61,12 @@ pub(crate) struct CpuWindow {
 pub(crate) struct WindowFigures {
     pub max_ns: Option<i64>,
     /// p99, p99.9, p99.99 (the exposition's quantiles), ns.
-    pub quantiles_ns: [Option<u64>; 3],
+    pub(crate) quantiles_ns: [Option<u64>; 3],
 }
 
 impl CpuWindow {
     /// A window of `window_ns` in slots of `slot_ns` (the window is rounded up to whole slots).
-    pub fn new(window_ns: u64, slot_ns: u64) -> Self {
+    pub(crate) fn new(window_ns: u64, slot_ns: u64) -> Self {
         let slots = window_ns.div_ceil(slot_ns).max(1) as usize;
         CpuWindow {
             slot_ns,
@@ -103,7 +103,7 @@ impl CpuWindow {
     }
 
     /// Adds `count` samples of `value` (an HDR bucket's highest value) to the current slot.
-    pub fn record(&mut self, value: u64, count: u64) {
+    pub(crate) fn record(&mut self, value: u64, count: u64) {
         let slot = self
             .ring
             .back_mut()
@@ -131,13 +131,13 @@ impl CpuWindow {
 
     /// The latency figures of the window: percentiles and max at the histogram's precision
     /// (within 0.1%, the same values run.json's percentiles have). All None without samples.
-    pub fn summary(&self) -> LatencySummary {
+    pub(crate) fn summary(&self) -> LatencySummary {
         LatencySummary::from_histogram(&self.window)
     }
 
     /// The part of [`CpuWindow::summary`] the exposition shows, without the walks of the
     /// whole histogram that its mean and deviation take.
-    pub fn figures(&self) -> WindowFigures {
+    pub(crate) fn figures(&self) -> WindowFigures {
         if self.window.is_empty() {
             return WindowFigures::default();
         }
@@ -149,7 +149,7 @@ impl CpuWindow {
     }
 
     /// How much each counter grew over the window, given the counters now.
-    pub fn counters(&self, now: Counters) -> Counters {
+    pub(crate) fn counters(&self, now: Counters) -> Counters {
         self.ring
             .front()
             .map_or(Counters::default(), |s| now.minus(s.counters_at_start))

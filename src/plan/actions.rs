@@ -4,50 +4,51 @@
 //! that is not ours to signal: exit 2) and the rate limit; firing them is the session's
 //! (session/actions.rs).
 
-pub use super::targets::{Parent, PidTarget, parent, pid_target};
+pub use super::targets::parent;
+pub(crate) use super::targets::pid_target;
 use crate::units::parse_duration_ns;
 
 /// The most one action fires by default: once per second; spikes inside that gap are counted
 /// as suppressed, and the count is recorded with the next firing and in run.json.
-pub const DEFAULT_ACTION_GAP_NS: u64 = 1_000_000_000;
+pub(crate) const DEFAULT_ACTION_GAP_NS: u64 = 1_000_000_000;
 /// `--action-gap`'s range: 1 ms to 24 h (exit 2 outside). Below a millisecond a spike storm
 /// would start programs and snapshots as fast as the drain runs; above a day an action fires
 /// once in most runs, which a gap cannot make clearer.
-pub const MIN_ACTION_GAP_NS: u64 = 1_000_000;
-pub const MAX_ACTION_GAP_NS: u64 = 86_400_000_000_000;
+pub(crate) const MIN_ACTION_GAP_NS: u64 = 1_000_000;
+pub(crate) const MAX_ACTION_GAP_NS: u64 = 86_400_000_000_000;
 /// `--action-wait` by default: at the end, jitterlab waits at most 10 s for the `exec:`
 /// programs still running, and at most that for each `--on-end` program, then kills them.
-pub const DEFAULT_ACTION_WAIT_NS: u64 = 10_000_000_000;
+pub(crate) const DEFAULT_ACTION_WAIT_NS: u64 = 10_000_000_000;
 /// `--action-wait`'s largest value: one hour.
-pub const MAX_ACTION_WAIT_NS: u64 = 3_600_000_000_000;
+pub(crate) const MAX_ACTION_WAIT_NS: u64 = 3_600_000_000_000;
 /// The most `exec:` programs of one run running at once; a spike that would start one more
 /// is refused (counted as `refused`).
-pub const MAX_PROGRAMS: usize = 4;
+pub(crate) const MAX_PROGRAMS: usize = 4;
 /// The most snapshots of one run waiting for their window at once; a spike that would start
 /// one more is refused (counted as `refused`).
-pub const MAX_PENDING_SNAPSHOTS: usize = 4;
+pub(crate) const MAX_PENDING_SNAPSHOTS: usize = 4;
 /// The most bytes the snapshots of one run write in all, by default (`--snapshot-limit`):
 /// a snapshot of the default window on 4 CPUs at 1 ms is about 300 KB, so some 800 of them;
 /// without a bound a spike storm at the smallest gap filled about 20 MB/s (issue 39 L-j: 70 GB
 /// an hour). A snapshot whose files would pass it is not written, and none after it.
-pub const DEFAULT_SNAPSHOT_LIMIT_BYTES: u64 = 256 << 20;
+pub(crate) const DEFAULT_SNAPSHOT_LIMIT_BYTES: u64 = 256 << 20;
 /// `--snapshot-limit`'s range: 1 MiB to 1 TiB (exit 2 outside).
-pub const MIN_SNAPSHOT_LIMIT_BYTES: u64 = 1 << 20;
-pub const MAX_SNAPSHOT_LIMIT_BYTES: u64 = 1 << 40;
+pub(crate) const MIN_SNAPSHOT_LIMIT_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_SNAPSHOT_LIMIT_BYTES: u64 = 1 << 40;
 /// The most snapshots of one run, whatever their size: small windows at the smallest gap
 /// would otherwise make millions of files an hour.
-pub const MAX_SNAPSHOTS: u64 = 10_000;
+pub(crate) const MAX_SNAPSHOTS: u64 = 10_000;
 /// A snapshot's window around its spike by default: 2 s before and 1 s after.
-pub const DEFAULT_SNAPSHOT_BEFORE_NS: u64 = 2_000_000_000;
-pub const DEFAULT_SNAPSHOT_AFTER_NS: u64 = 1_000_000_000;
+pub(crate) const DEFAULT_SNAPSHOT_BEFORE_NS: u64 = 2_000_000_000;
+pub(crate) const DEFAULT_SNAPSHOT_AFTER_NS: u64 = 1_000_000_000;
 /// The longest snapshot window on either side: the recorder keeps this much of every
 /// thread's samples in memory.
-pub const MAX_SNAPSHOT_SIDE_NS: u64 = 10_000_000_000;
+pub(crate) const MAX_SNAPSHOT_SIDE_NS: u64 = 10_000_000_000;
 
 /// How much longer than its window a snapshot's samples are kept: the time from the end of
 /// the window to the drain that writes it (at most 100 ms between drains, more when the
 /// recorder is starved).
-pub const SNAPSHOT_SLACK_NS: u64 = 1_000_000_000;
+pub(crate) const SNAPSHOT_SLACK_NS: u64 = 1_000_000_000;
 
 /// Who `signal:` sends to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,27 +77,27 @@ pub enum Action {
 /// The actions of a run: none by default.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ActionPlan {
-    pub on_threshold: Vec<Action>,
-    pub on_end: Vec<Action>,
+    pub(crate) on_threshold: Vec<Action>,
+    pub(crate) on_end: Vec<Action>,
     /// The least time between two firings of one threshold action, ns.
-    pub gap_ns: u64,
+    pub(crate) gap_ns: u64,
     /// `--action-wait`: the most the end waits for the programs still running, and for each
     /// `--on-end` program, ns.
-    pub wait_ns: u64,
+    pub(crate) wait_ns: u64,
     /// `--snapshot-limit`: the most bytes the run's snapshots write in all.
-    pub snapshot_limit_bytes: u64,
+    pub(crate) snapshot_limit_bytes: u64,
 }
 
 impl ActionPlan {
     /// Whether anything happens on a spike (the recorder watches for spike starts then).
-    pub fn watches_spikes(&self) -> bool {
+    pub(crate) fn watches_spikes(&self) -> bool {
         !self.on_threshold.is_empty()
     }
 
     /// How much of each thread's samples the recorder keeps for snapshots, ns (0: none): the
     /// widest window and [`SNAPSHOT_SLACK_NS`] more, as a snapshot is written at a drain after
     /// its window has been recorded, by when the recorder has moved on.
-    pub fn history_ns(&self) -> u64 {
+    pub(crate) fn history_ns(&self) -> u64 {
         let widest = self
             .on_threshold
             .iter()
@@ -150,7 +151,7 @@ impl Action {
     const SPELLINGS: &'static str = "actions: continue, stop, signal:SIG,pid=N, signal:SIG,parent, exec:PROGRAM ARGS, snapshot[:before=2s,after=1s]";
 
     /// How the action is written back (run.json, events.jsonl).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Action::Continue => "continue".into(),
             Action::Stop => "stop".into(),
@@ -240,7 +241,7 @@ impl Action {
 }
 
 /// `--action-gap DURATION`, in its range ([`MIN_ACTION_GAP_NS`]..=[`MAX_ACTION_GAP_NS`]).
-pub fn parse_gap(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_gap(text: &str) -> Result<u64, String> {
     let ns = parse_duration_ns(text).map_err(|e| format!("--action-gap: {e}"))?;
     if !(MIN_ACTION_GAP_NS..=MAX_ACTION_GAP_NS).contains(&ns) {
         return Err(format!(
@@ -251,7 +252,7 @@ pub fn parse_gap(text: &str) -> Result<u64, String> {
 }
 
 /// `--action-wait DURATION`, 0 (kill at once) to [`MAX_ACTION_WAIT_NS`].
-pub fn parse_wait(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_wait(text: &str) -> Result<u64, String> {
     let ns = parse_duration_ns(text).map_err(|e| format!("--action-wait: {e}"))?;
     if ns > MAX_ACTION_WAIT_NS {
         return Err(format!(
@@ -263,7 +264,7 @@ pub fn parse_wait(text: &str) -> Result<u64, String> {
 
 /// `--snapshot-limit SIZE`, in its range ([`MIN_SNAPSHOT_LIMIT_BYTES`] to
 /// [`MAX_SNAPSHOT_LIMIT_BYTES`]).
-pub fn parse_snapshot_limit(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_snapshot_limit(text: &str) -> Result<u64, String> {
     let bytes =
         crate::units::parse_size_bytes(text).map_err(|e| format!("--snapshot-limit: {e}"))?;
     if !(MIN_SNAPSHOT_LIMIT_BYTES..=MAX_SNAPSHOT_LIMIT_BYTES).contains(&bytes) {

@@ -24,7 +24,7 @@ pub struct LatencySpec {
     pub clock: Clock,
     /// The first thread's period; thread k's is `interval_ns + k * distance_ns`.
     pub interval_ns: u64,
-    pub distance_ns: u64,
+    pub(crate) distance_ns: u64,
     /// `--interval-step`: added to a thread's period after every wakeup.
     pub interval_step_ns: u64,
     /// `--deadline`; None: each thread's interval.
@@ -66,12 +66,12 @@ impl Measurement {
 /// threads' priority.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InversionSpec {
-    pub hold_ns: u64,
-    pub hog_ns: u64,
+    pub(crate) hold_ns: u64,
+    pub(crate) hog_ns: u64,
     /// PTHREAD_PRIO_INHERIT; false for `--no-pi`.
     pub inherit: bool,
-    pub holder_priority: i32,
-    pub hog_priority: i32,
+    pub(crate) holder_priority: i32,
+    pub(crate) hog_priority: i32,
 }
 
 /// `--sender-cpu`, as given.

@@ -14,13 +14,16 @@ use crate::units::format_ns;
 use std::path::PathBuf;
 
 pub mod actions;
-pub mod build;
+pub(crate) mod build;
 pub(crate) mod drain;
 mod measurement;
 pub mod options;
 mod segments;
 mod targets;
-pub use measurement::{InversionSpec, LatencySpec, Measurement, SenderCpu, SenderSpec};
+pub use measurement::LatencySpec;
+pub use measurement::Measurement;
+pub use measurement::SenderCpu;
+pub use measurement::{InversionSpec, SenderSpec};
 pub use segments::{DEFAULT_SEGMENT_NS, MIN_RETAIN_BYTES, Retain, SegmentPlan};
 
 /// Default run length when neither --duration nor --loops is given.
@@ -53,7 +56,7 @@ pub enum TraceBackendChoice {
 }
 
 impl TraceBackendChoice {
-    pub const ALL: [TraceBackendChoice; 3] = [Self::Auto, Self::Bpf, Self::Tracefs];
+    pub(crate) const ALL: [TraceBackendChoice; 3] = [Self::Auto, Self::Bpf, Self::Tracefs];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -129,49 +132,49 @@ pub struct RunPlan {
     /// unless `--no-counters`).
     pub counters: bool,
     pub loads: Vec<LoadSpec>,
-    pub load_texts: Vec<String>,
+    pub(crate) load_texts: Vec<String>,
     /// `--scenario`: phases of loads on the run's timeline.
     pub scenario: Option<crate::load::scenario::Scenario>,
     pub samples: bool,
     /// The layout samples.bin is written in (`--samples-format`).
     pub samples_format: crate::format::samples::SampleLogFormat,
     /// `--summary-every N`: min, mean and max of every N samples per thread, to events.jsonl.
-    pub summary_every: Option<u64>,
+    pub(crate) summary_every: Option<u64>,
     pub ring_size: usize,
     /// The drain side's SCHED_FIFO priority (`--drain-priority`, below the measuring
     /// threads'); None: normal scheduling.
-    pub drain_priority: Option<i32>,
+    pub(crate) drain_priority: Option<i32>,
     /// `--housekeeping`: the CPUs of everything but the measuring threads and their helpers
     /// (the drain side, the load supervisor, `cpus=housekeeping` loads); None: anywhere.
-    pub housekeeping: Option<Vec<usize>>,
+    pub(crate) housekeeping: Option<Vec<usize>>,
     /// `--cpuset-partition`: the measuring threads in a cpuset of the measured CPUs.
-    pub cpuset_partition: bool,
+    pub(crate) cpuset_partition: bool,
     /// `--load-cpus`: the CPUs of a generator load whose spec names no `cpus=` (already
     /// applied to `loads` and the scenario's; kept for run.json).
-    pub load_cpus: crate::load::generator::CpuChoice,
-    pub mlock: bool,
-    pub pm_qos_us: Option<u32>,
+    pub(crate) load_cpus: crate::load::generator::CpuChoice,
+    pub(crate) mlock: bool,
+    pub(crate) pm_qos_us: Option<u32>,
     /// `--idle-state-max`: the deepest cpuidle state left enabled on the measured CPUs during
     /// the run; None: idle states left alone.
-    pub idle_state_max: Option<u32>,
+    pub(crate) idle_state_max: Option<u32>,
     /// `--trace`: the IRQ vs thread split and spike explanations.
     pub trace: bool,
     /// `--trace-backend`: what collects the trace.
-    pub trace_backend: TraceBackendChoice,
+    pub(crate) trace_backend: TraceBackendChoice,
     /// `--explain-above`; None: each thread's deadline.
     pub explain_above_ns: Option<u64>,
     /// None: the default, named when the run starts.
     pub out: Option<PathBuf>,
     /// The option that names the result directory, as the user types it: `--out`, or the
     /// drop-ins' `--jitterlab-out` (commands/dropin.rs), for the messages about it.
-    pub out_option: &'static str,
+    pub(crate) out_option: &'static str,
     /// The command's own way to measure without locking memory, the last fix offered when
     /// mlockall is refused: `run`'s `--no-mlock`, cyclictest's "leave out -m"; None where the
     /// command has none (oslat and timerlat lock as their tools do: raising the limit is the
     /// fix). Issue 39, fifth hostile re-run N22: the drop-ins named `--no-mlock` and refused it.
-    pub mlock_fix: Option<&'static str>,
+    pub(crate) mlock_fix: Option<&'static str>,
     /// `--allow-shared-cpus`: measure CPUs another jitterlab run holds (session/cpulock.rs).
-    pub allow_shared_cpus: bool,
+    pub(crate) allow_shared_cpus: bool,
     /// `--budget`, judged when the run ends.
     pub budget: Option<crate::analysis::budget::Budget>,
     /// The interval log in segments with retention (a continuous run); None: one latency.hlog
@@ -179,7 +182,7 @@ pub struct RunPlan {
     pub segments: Option<SegmentPlan>,
     /// `--under`: thresholds whose share of wakeups within is counted exactly (each thread's
     /// deadline always is, and 10x the median is added at the end, docs/tails.md).
-    pub under_ns: Vec<u64>,
+    pub(crate) under_ns: Vec<u64>,
     /// `--on-threshold` and `--on-end` (`run` only): what a spike and the end set off.
     pub actions: actions::ActionPlan,
 }
@@ -386,7 +389,7 @@ impl RunPlan {
 }
 
 /// The SCHED_DEADLINE runtime for a period (see [`RunPlan::thread_policy`]).
-pub fn deadline_runtime_ns(period_ns: u64) -> u64 {
+pub(crate) fn deadline_runtime_ns(period_ns: u64) -> u64 {
     (period_ns / 10).clamp(10_000.min(period_ns), period_ns)
 }
 
@@ -522,7 +525,7 @@ fn or_list<'a>(items: impl Iterator<Item = &'a str>) -> String {
 
 /// What the recorder counts for one thread, fixed before the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TailPlan {
+pub(crate) struct TailPlan {
     /// The thread's period (the resolution of its spike times); a noise thread's threshold.
     pub interval_ns: u64,
     /// A noise thread (`jitterlab noise`): every sample is a gap of its own, so consecutive
@@ -531,9 +534,9 @@ pub struct TailPlan {
     /// sample.
     pub noise: bool,
     /// `--under` thresholds (and the limits of `under(...)` and `max<` budget clauses).
-    pub within_ns: Vec<u64>,
+    pub(crate) within_ns: Vec<u64>,
     /// The k of each `firm(m,k)` budget clause.
-    pub firm_k: Vec<u64>,
+    pub(crate) firm_k: Vec<u64>,
     /// The thresholds of `spikes(...)` budget clauses (spikes over the deadline are always
     /// counted).
     pub spike_ns: Vec<u64>,
@@ -542,5 +545,5 @@ pub struct TailPlan {
     pub phases: Vec<crate::analysis::tails::evt::PhaseSpan>,
     /// The limit the live view's "how long to run" line answers for (the smallest `max<`
     /// budget limit, else the deadline); counted in `within_ns`.
-    pub run_length_ns: Option<u64>,
+    pub(crate) run_length_ns: Option<u64>,
 }

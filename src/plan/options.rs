@@ -14,21 +14,21 @@ use crate::plan::TraceBackendChoice;
 use std::path::PathBuf;
 
 /// `--pm-qos` when not given: hold /dev/cpu_dma_latency at 0.
-pub const DEFAULT_PM_QOS: &str = "0";
+pub(crate) const DEFAULT_PM_QOS: &str = "0";
 /// `--drain-priority` when not given.
-pub const DEFAULT_DRAIN_PRIORITY: &str = "auto";
+pub(crate) const DEFAULT_DRAIN_PRIORITY: &str = "auto";
 /// `--load-cpus` when not given.
-pub const DEFAULT_LOAD_CPUS: &str = "all";
+pub(crate) const DEFAULT_LOAD_CPUS: &str = "all";
 /// `--log-interval` when not given.
-pub const DEFAULT_LOG_INTERVAL: &str = "1s";
+pub(crate) const DEFAULT_LOG_INTERVAL: &str = "1s";
 /// `--interval` when not given.
-pub const DEFAULT_INTERVAL: &str = "1ms";
+pub(crate) const DEFAULT_INTERVAL: &str = "1ms";
 /// `--distance` when not given.
-pub const DEFAULT_DISTANCE: &str = "0ns";
+pub(crate) const DEFAULT_DISTANCE: &str = "0ns";
 /// `noise --threshold` when not given.
-pub const DEFAULT_THRESHOLD: &str = "1us";
+pub(crate) const DEFAULT_THRESHOLD: &str = "1us";
 /// `noise --clock` when not given.
-pub const DEFAULT_NOISE_CLOCK: &str = "auto";
+pub(crate) const DEFAULT_NOISE_CLOCK: &str = "auto";
 
 /// How long a run that ends lasts: `--duration`, `--loops` (latency only) or a scenario's
 /// timeline; none of them is 60 s.
@@ -45,16 +45,16 @@ pub struct CpuOptions {
     /// A CPU list; None: every online CPU.
     pub cpus: Option<String>,
     pub priority: Option<i32>,
-    pub no_mlock: bool,
+    pub(crate) no_mlock: bool,
     /// `off` or microseconds.
-    pub pm_qos: String,
-    pub idle_state_max: Option<u32>,
-    pub allow_shared_cpus: bool,
+    pub(crate) pm_qos: String,
+    pub(crate) idle_state_max: Option<u32>,
+    pub(crate) allow_shared_cpus: bool,
     pub ring_size: Option<usize>,
     /// `auto`, `off` or a priority.
-    pub drain_priority: String,
-    pub housekeeping: Option<String>,
-    pub cpuset_partition: bool,
+    pub(crate) drain_priority: String,
+    pub(crate) housekeeping: Option<String>,
+    pub(crate) cpuset_partition: bool,
 }
 
 impl Default for CpuOptions {
@@ -80,7 +80,7 @@ pub struct LoadOptions {
     /// Each `--load` spec as given.
     pub load: Vec<String>,
     /// `all`, `measured` or `housekeeping`.
-    pub load_cpus: String,
+    pub(crate) load_cpus: String,
 }
 
 impl Default for LoadOptions {
@@ -97,8 +97,8 @@ impl Default for LoadOptions {
 pub struct OutputOptions {
     /// The result directory; None: a new default name.
     pub out: Option<PathBuf>,
-    pub log_interval: String,
-    pub no_counters: bool,
+    pub(crate) log_interval: String,
+    pub(crate) no_counters: bool,
 }
 
 impl Default for OutputOptions {
@@ -115,7 +115,7 @@ impl Default for OutputOptions {
 #[derive(Debug, Clone, Default)]
 pub struct TraceOptions {
     pub trace: bool,
-    pub explain_above: Option<String>,
+    pub(crate) explain_above: Option<String>,
     pub backend: Option<TraceBackendChoice>,
 }
 
@@ -149,9 +149,9 @@ impl Default for SharedOptions {
 #[derive(Debug, Clone)]
 pub struct LatencyOptions {
     pub interval: String,
-    pub distance: String,
+    pub(crate) distance: String,
     /// Added to the period after every wakeup (`run`, `sweep`).
-    pub interval_step: Option<String>,
+    pub(crate) interval_step: Option<String>,
     pub wake: &'static WakeMethod,
     pub clock: Clock,
     pub policy: PolicyKind,
@@ -180,15 +180,15 @@ impl Default for LatencyOptions {
 #[derive(Debug, Clone, Default)]
 pub struct SenderOptions {
     pub sender_cpu: Option<String>,
-    pub sender_priority: Option<i32>,
-    pub ipc_between: Option<String>,
-    pub ipc_pace: Option<String>,
+    pub(crate) sender_priority: Option<i32>,
+    pub(crate) ipc_between: Option<String>,
+    pub(crate) ipc_pace: Option<String>,
 }
 
 /// `--wake pi-mutex`'s scenario.
 #[derive(Debug, Clone, Default)]
 pub struct InversionOptions {
-    pub hold: Option<String>,
+    pub(crate) hold: Option<String>,
     pub hog: Option<String>,
     pub no_pi: bool,
 }
@@ -198,7 +198,7 @@ pub struct InversionOptions {
 pub struct RecordOptions {
     pub samples: bool,
     pub samples_format: Option<SampleLogFormat>,
-    pub summary_every: Option<u64>,
+    pub(crate) summary_every: Option<u64>,
 }
 
 /// A latency run: the shared groups, the latency group, its helpers and its records.
@@ -213,11 +213,11 @@ pub struct LatencyRunOptions {
 
 /// What a spike and the end of the run set off, each as given.
 #[derive(Debug, Clone, Default)]
-pub struct ActionOptions {
-    pub on_threshold: Vec<String>,
-    pub on_end: Vec<String>,
-    pub action_gap: Option<String>,
-    pub action_wait: Option<String>,
+pub(crate) struct ActionOptions {
+    pub(crate) on_threshold: Vec<String>,
+    pub(crate) on_end: Vec<String>,
+    pub(crate) action_gap: Option<String>,
+    pub(crate) action_wait: Option<String>,
     pub snapshot_limit: Option<String>,
 }
 

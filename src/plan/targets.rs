@@ -48,7 +48,7 @@ impl Parent {
 /// run): a pidfd of it, so that once it exits the action fails ("has exited") instead of
 /// signalling whichever process gets its pid next (issue 39 F5), as for [`Parent`].
 #[derive(Debug)]
-pub struct PidTarget {
+pub(crate) struct PidTarget {
     pub pid: i32,
     /// None where the kernel has no pidfd_open (before Linux 5.3): then the pid is signalled
     /// by number, as the docs say.
@@ -57,7 +57,7 @@ pub struct PidTarget {
 
 impl PidTarget {
     /// Sends `signal` to the process; the error says why not.
-    pub fn send(&self, signal: i32) -> Result<(), String> {
+    pub(crate) fn send(&self, signal: i32) -> Result<(), String> {
         use crate::sys::{errno, process};
         let result = match &self.pidfd {
             Some(fd) => process::pidfd_send_signal(std::os::fd::AsFd::as_fd(fd), signal),
@@ -84,7 +84,7 @@ static PID_TARGETS: std::sync::Mutex<
 
 /// The process `pid`, resolved to a pidfd at the first call (the actions' check, before the
 /// run) and the same one at every later call.
-pub fn pid_target(pid: i32) -> Result<std::sync::Arc<PidTarget>, String> {
+pub(crate) fn pid_target(pid: i32) -> Result<std::sync::Arc<PidTarget>, String> {
     let mut targets = PID_TARGETS.lock().unwrap_or_else(|e| e.into_inner());
     targets
         .entry(pid)

@@ -106,7 +106,7 @@ impl LiveView {
     /// length of the run, for the progress bar; None for a run without an end, which shows the
     /// time elapsed only. `held`: per CPU, why its thread can be held off its CPU (shown when
     /// its wakeups stop growing, [`Held`]).
-    pub fn new(quiet: bool, cpus: &[usize], total_ns: Option<u64>, held: Held) -> Self {
+    pub(crate) fn new(quiet: bool, cpus: &[usize], total_ns: Option<u64>, held: Held) -> Self {
         if quiet {
             return LiveView::Quiet;
         }
@@ -166,7 +166,7 @@ impl LiveView {
     }
 
     /// Shows the state at `elapsed_ns` from the start.
-    pub fn update(&mut self, elapsed_ns: u64, rows: &[LiveRow]) {
+    pub(crate) fn update(&mut self, elapsed_ns: u64, rows: &[LiveRow]) {
         match self {
             LiveView::Quiet => {}
             LiveView::Terminal {
@@ -250,7 +250,7 @@ impl LiveView {
     }
 
     /// Removes the live view from the screen.
-    pub fn finish(self) {
+    pub(crate) fn finish(self) {
         if let LiveView::Terminal {
             bar,
             rows,

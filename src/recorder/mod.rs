@@ -29,11 +29,10 @@ pub(crate) use watch::{EXPLANATIONS_KEPT, SplitParts};
 pub(crate) use watch::{SnapshotWindow, SpikeStart};
 
 pub(crate) use thread_state::IntervalFigures;
+pub(crate) use trace_join::TraceJoin;
 #[cfg(test)]
 pub(crate) use trace_join::WORST_KEPT;
-pub(crate) use trace_join::{
-    CpuTraceWindow, SampleTrace, TRACE_WAIT_NS, ThreadTraceResult, TraceJoin,
-};
+pub(crate) use trace_join::{CpuTraceWindow, SampleTrace, TRACE_WAIT_NS, ThreadTraceResult};
 use trace_join::{ThreadTraceState, keep_worst};
 
 use crate::format::events::SpikeExplanation;
@@ -51,12 +50,12 @@ use std::sync::Arc;
 use thread_state::{Sink, ThreadState};
 
 /// What the recorder needs to know about one measuring thread.
-pub struct ThreadFeed {
+pub(crate) struct ThreadFeed {
     pub cpu: usize,
     pub index: usize,
     pub deadline_ns: u64,
     pub counters: Arc<ThreadCounters>,
-    pub consumer: rtrb::Consumer<Sample>,
+    pub(crate) consumer: rtrb::Consumer<Sample>,
     /// What to count for the tail figures (docs/tails.md).
     pub tails: crate::plan::TailPlan,
     /// Wakeups or noise gaps (a noise thread's throttled gaps stay out of the statistics).
@@ -65,57 +64,57 @@ pub struct ThreadFeed {
 
 /// A thread's figures at the end of the run.
 #[derive(Debug, Clone)]
-pub struct ThreadResult {
+pub(crate) struct ThreadResult {
     pub cpu: usize,
     pub index: usize,
     pub latency: LatencySummary,
     pub missed_periods: u64,
     pub dropped_records: u64,
-    pub deadline_misses: u64,
-    pub early_wakeups: u64,
+    pub(crate) deadline_misses: u64,
+    pub(crate) early_wakeups: u64,
     /// The trace side, with `--trace`.
     pub trace: Option<ThreadTraceResult>,
     /// Shares within thresholds, spikes, firm windows, the extrapolated worst case.
     pub tails: crate::format::tails::ThreadTails,
     /// What the thread counted itself (noise, inversions; 0 where it counts none).
-    pub loop_counts: LoopCounts,
+    pub(crate) loop_counts: LoopCounts,
 }
 
 /// A thread's own counters at its end: a noise thread's (see [`crate::measure::noise`]), and
 /// the inversions of `--wake pi-mutex` ([`crate::measure::wake::inversion`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LoopCounts {
-    pub iterations: u64,
-    pub span_ns: u64,
+pub(crate) struct LoopCounts {
+    pub(crate) iterations: u64,
+    pub(crate) span_ns: u64,
     pub noise_ns: u64,
-    pub throttled_gaps: u64,
-    pub throttled_ns: u64,
+    pub(crate) throttled_gaps: u64,
+    pub(crate) throttled_ns: u64,
     pub inversions: u64,
-    pub worst_inversion_ns: u64,
+    pub(crate) worst_inversion_ns: u64,
     /// Noise loop: its clock's calibration (ticks per second, recalibrations, the largest
     /// correction in ns), as [`crate::measure::CalibrationCounters`].
-    pub calibration: (u64, u64, u64),
+    pub(crate) calibration: (u64, u64, u64),
 }
 
 /// A thread's state as the live view shows it.
 #[derive(Debug, Clone)]
 pub struct LiveRow {
     pub cpu: usize,
-    pub last_interval: IntervalFigures,
+    pub(crate) last_interval: IntervalFigures,
     pub samples: u64,
     pub max_ns: Option<i64>,
     pub missed_periods: u64,
-    pub deadline_misses: u64,
+    pub(crate) deadline_misses: u64,
     pub dropped_records: u64,
     /// The thread's period.
     pub interval_ns: u64,
     /// For the "how long to run" line: the limit it answers for (the smallest `max<` budget
     /// limit, else the deadline), the wakeups over it so far, and all wakeups so far.
-    pub run_length: Option<(u64, u64, u64)>,
+    pub(crate) run_length: Option<(u64, u64, u64)>,
 }
 
 /// Drains rings into histograms and files.
-pub struct Recorder {
+pub(crate) struct Recorder {
     threads: Vec<ThreadState>,
     files: Files,
     start_ns: u64,
@@ -137,7 +136,7 @@ pub struct Recorder {
 impl Recorder {
     /// `start_ns` is when the first wakeups are due; interval k covers due times in
     /// [start + k*len, start + (k+1)*len).
-    pub fn new(
+    pub(crate) fn new(
         feeds: Vec<ThreadFeed>,
         hlog: HlogWriter,
         samples: Option<SampleLogWriter>,
@@ -164,7 +163,7 @@ impl Recorder {
 
     /// Joins every sample with the kernel trace (`run --trace`). Samples of a thread wait in a
     /// queue of at most `pending_cap` for their trace.
-    pub fn with_trace(mut self, join: Box<dyn TraceJoin>, pending_cap: usize) -> Self {
+    pub(crate) fn with_trace(mut self, join: Box<dyn TraceJoin>, pending_cap: usize) -> Self {
         for t in &mut self.threads {
             // Time lost is joined by attributing what ran during it, a wakeup by its timer.
             t.trace = Some(ThreadTraceState::new(t.feed.kind.spec().time_lost));
@@ -284,7 +283,7 @@ impl Recorder {
     /// Takes every sample waiting in the rings. Completed intervals go to latency.hlog at once;
     /// the sample log is flushed whenever an interval completes. Returns the samples taken, or
     /// the write error that stopped the files in this drain (the samples are still counted).
-    pub fn drain(&mut self) -> io::Result<usize> {
+    pub(crate) fn drain(&mut self) -> io::Result<usize> {
         let taken = self.drain_until(false);
         self.files.new_error().map_or(Ok(taken), Err)
     }
@@ -438,7 +437,7 @@ impl Recorder {
     /// Drains what is left, writes each thread's last (possibly partial) interval ending at
     /// `end_ns`, flushes the files and returns the per-thread figures, with the write error
     /// not yet returned by a drain, if any (the figures are complete even then).
-    pub fn finish(mut self, end_ns: u64) -> (Vec<ThreadResult>, Option<io::Error>) {
+    pub(crate) fn finish(mut self, end_ns: u64) -> (Vec<ThreadResult>, Option<io::Error>) {
         self.close_intervals(end_ns);
         self.files.flush_samples();
         let error = self.files.new_error();

@@ -64,7 +64,7 @@ pub struct ScaleResult {
     pub joined: u64,
     /// The drain side's CPU time (the calling thread, CLOCK_THREAD_CPUTIME_ID) while the
     /// producer ran, ns: what keeping up costs.
-    pub recorder_cpu_ns: u64,
+    pub(crate) recorder_cpu_ns: u64,
     /// The recorder's CPU time after the producer ended: the last drain of what was left and
     /// the end-of-run figures (tails, spike periods), ns.
     pub finish_cpu_ns: u64,

@@ -78,7 +78,7 @@ impl SegmentLedger {
 
     /// The index of the oldest segment kept (the one being written when none is complete),
     /// None before the first: the events are written to no file older than it.
-    pub fn oldest_index(&self) -> Option<u64> {
+    pub(crate) fn oldest_index(&self) -> Option<u64> {
         self.lock().record.files.first().map(|f| f.index)
     }
 

@@ -18,7 +18,11 @@ use std::time::Duration;
 
 /// The last completed interval of a thread, for live views.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct IntervalFigures {
+pub(crate) struct IntervalFigures {
+    #[expect(
+        dead_code,
+        reason = "dead since pub(crate) (issue 41 sweep): read by no code"
+    )]
     pub samples: u64,
     pub min_ns: Option<i64>,
     pub mean_ns: Option<f64>,
@@ -32,11 +36,11 @@ pub(super) struct Sink<'a> {
     pub start_ns: u64,
     pub log_interval_ns: u64,
     /// Set when an interval was closed, so the caller flushes the sample log once.
-    pub closed_any: &'a mut bool,
+    pub(crate) closed_any: &'a mut bool,
 }
 
 pub(super) struct ThreadState {
-    pub feed: ThreadFeed,
+    pub(crate) feed: ThreadFeed,
     tag: String,
     irq_tag: String,
     /// With `--trace`: the samples waiting for it, and the trace statistics.
@@ -60,7 +64,7 @@ pub(super) struct ThreadState {
     /// With `--summary-every`: the thread's blocks of samples.
     pub summaries: Option<SummaryBlocks>,
     /// With `--on-threshold`: spike starts and recent samples.
-    pub watch: Option<super::watch::SpikeWatch>,
+    pub(crate) watch: Option<super::watch::SpikeWatch>,
 }
 
 impl ThreadState {

@@ -14,21 +14,21 @@ pub(crate) const WORST_KEPT: usize = 5;
 
 /// What the trace adds to one sample.
 #[derive(Debug, Clone, Default)]
-pub struct SampleTrace {
+pub(crate) struct SampleTrace {
     /// Timer IRQ latency, thread latency and its two parts (see trace::split), ns.
     pub irq_latency_ns: Option<i64>,
     pub thread_latency_ns: Option<i64>,
-    pub wake_to_switch_ns: Option<i64>,
-    pub switch_to_user_ns: Option<i64>,
+    pub(crate) wake_to_switch_ns: Option<i64>,
+    pub(crate) switch_to_user_ns: Option<i64>,
     /// For samples above the explanation threshold.
     pub explanation: Option<SpikeExplanation>,
     /// A noise gap above the explanation threshold: its whole length by cause (sums to the
     /// gap; see `trace::explain::gap`).
-    pub gap_attribution: Option<Vec<Contributor>>,
+    pub(crate) gap_attribution: Option<Vec<Contributor>>,
 }
 
 /// The trace as the recorder sees it (implemented by `trace::Joiner`).
-pub trait TraceJoin {
+pub(crate) trait TraceJoin {
     /// Takes in whatever the trace reader has delivered.
     fn receive(&mut self);
     /// Every trace event of `cpu` before this CLOCK_MONOTONIC time has been received.
@@ -49,26 +49,26 @@ pub trait TraceJoin {
 /// One CPU's trace events in a snapshot's window (`snapshots/spike-NNNN.trace`): what the
 /// trace back end delivered, and what of the window is missing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CpuTraceWindow {
+pub(crate) struct CpuTraceWindow {
     pub cpu: usize,
     /// The events, one line each in the trace file's format (docs/result-format.md), in time
     /// order.
     pub lines: Vec<String>,
     /// Events of this CPU at or before this time were no longer kept (the ring's bounds),
     /// when that reaches into the window, ns.
-    pub not_kept_through_ns: Option<u64>,
+    pub(crate) not_kept_through_ns: Option<u64>,
     /// `lost` events in the window (the kernel or the back end dropped events there) and the
     /// events they say were lost, where they say (`unknown_counts` marks that did not).
-    pub lost_marks: u64,
-    pub lost_events: u64,
-    pub unknown_counts: u64,
+    pub(crate) lost_marks: u64,
+    pub(crate) lost_events: u64,
+    pub(crate) unknown_counts: u64,
     /// Every event of this CPU before this time had arrived when the window was taken, ns.
-    pub complete_until_ns: u64,
+    pub(crate) complete_until_ns: u64,
 }
 
 /// A thread's trace figures at the end of the run.
 #[derive(Debug, Clone, Default)]
-pub struct ThreadTraceResult {
+pub(crate) struct ThreadTraceResult {
     pub irq_latency: LatencySummary,
     pub thread_latency: LatencySummary,
     pub wake_to_switch: LatencySummary,
@@ -76,9 +76,9 @@ pub struct ThreadTraceResult {
     /// Samples that got their IRQ latency from the trace.
     pub joined: u64,
     /// Samples whose trace was complete but had no timer chain for them.
-    pub unmatched: u64,
+    pub(crate) unmatched: u64,
     /// Samples recorded without waiting for their trace (it came too late).
-    pub timed_out: u64,
+    pub(crate) timed_out: u64,
     /// A noise thread's explained gaps by cause, most time first (empty for wakeup threads).
     pub noise_causes: Vec<NoiseCause>,
 }

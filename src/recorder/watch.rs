@@ -21,11 +21,11 @@ pub(crate) const EXPLANATIONS_KEPT: usize = 1000;
 
 /// The parts of a sample's latency the trace joined to it (see `trace::split`), ns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SplitParts {
+pub(crate) struct SplitParts {
     pub irq_latency_ns: Option<i64>,
     pub thread_latency_ns: Option<i64>,
-    pub wake_to_switch_ns: Option<i64>,
-    pub switch_to_user_ns: Option<i64>,
+    pub(crate) wake_to_switch_ns: Option<i64>,
+    pub(crate) switch_to_user_ns: Option<i64>,
 }
 
 /// A part the trace did not give, in [`Kept::split`] (no latency part is `i64::MIN` ns).
@@ -67,7 +67,7 @@ impl Kept {
 
 /// What the recorder kept of a snapshot's window (`--on-threshold snapshot`).
 #[derive(Debug, Clone, Default)]
-pub struct SnapshotWindow {
+pub(crate) struct SnapshotWindow {
     /// Every watched thread's samples due in the window, as (CPU, sample, split), by CPU then
     /// due time.
     pub samples: Vec<(usize, Sample, SplitParts)>,
@@ -77,14 +77,14 @@ pub struct SnapshotWindow {
     pub explanations: Vec<SpikeExplanation>,
     /// Explanations of the window due at or before this time were not kept (the bound
     /// [`EXPLANATIONS_KEPT`]), ns.
-    pub explanations_not_kept_through_ns: Option<u64>,
+    pub(crate) explanations_not_kept_through_ns: Option<u64>,
     /// The trace events of the measured CPUs in the window, by CPU.
     pub trace: Vec<super::CpuTraceWindow>,
 }
 
 /// Where a spike started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SpikeStart {
+pub(crate) struct SpikeStart {
     pub cpu: usize,
     /// The first late wakeup's due time, on the run's clock, ns.
     pub due_ns: u64,
@@ -100,7 +100,7 @@ pub(super) struct SpikeWatch {
     in_spike: bool,
     pub starts: Vec<SpikeStart>,
     /// Starts not kept because [`STARTS_KEPT`] were waiting.
-    pub overflowed: u64,
+    pub(crate) overflowed: u64,
     /// The samples of the last `keep_ns` of due time, oldest first (empty without snapshots).
     history: VecDeque<Kept>,
     /// The explanations of the samples in `history` (`--trace`), at most

@@ -16,19 +16,19 @@ pub(crate) struct Culprit {
     /// interrupt itself came late) or `thread`.
     pub name: String,
     /// The scheduling policies the task held the CPU with (`FIFO 99`, `OTHER`), for tasks.
-    pub policies: Vec<String>,
+    pub(crate) policies: Vec<String>,
     pub count: u64,
     /// Percentage of all explained late wakeups.
-    pub share_percent: f64,
+    pub(crate) share_percent: f64,
     /// Sum and largest of these wakeups' latencies, ns.
-    pub total_ns: u64,
-    pub worst_ns: u64,
+    pub(crate) total_ns: u64,
+    pub(crate) worst_ns: u64,
 }
 
 impl Culprit {
     /// What it is, in words: "held by jl-io-0 (FIFO 99)", "IRQ eth0", "timer IRQ late with no
     /// trace event: hypervisor, SMI or interrupts off".
-    pub fn description(&self) -> String {
+    pub(crate) fn description(&self) -> String {
         let policies = if self.policies.is_empty() {
             String::new()
         } else {
@@ -91,11 +91,11 @@ pub(crate) struct Tally {
 /// What a [`Tally`] found: the culprits, most late wakeups first (ties: the worst first).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Tallied {
-    pub culprits: Vec<Culprit>,
+    pub(crate) culprits: Vec<Culprit>,
     /// Every explanation added.
     pub all: u64,
     /// Those of culprits past [`MAX_CULPRITS`] (or [`MAX_CULPRIT_NAME_BYTES`]), in no row.
-    pub untallied: u64,
+    pub(crate) untallied: u64,
 }
 
 impl Tally {

@@ -16,13 +16,13 @@ use std::fmt::Write;
 
 /// Everything `compare --json` prints.
 #[derive(Debug, Serialize)]
-pub struct CompareOutput {
+pub(crate) struct CompareOutput {
     #[serde(flatten)]
-    pub comparison: Comparison,
+    pub(crate) comparison: Comparison,
     /// The `--fail-if-worse` verdict, when asked for.
-    pub regression: Option<RegressionVerdict>,
+    pub(crate) regression: Option<RegressionVerdict>,
     /// The `--budget` verdict of each run, when a budget was given.
-    pub budgets: Vec<RunBudget>,
+    pub(crate) budgets: Vec<RunBudget>,
     /// Shares within thresholds and spike rates against the first run (docs/tails.md).
     pub tails: crate::analysis::tails_compare::TailComparison,
     /// Context counters that differ, each later run against the first (docs/counters.md);
@@ -34,11 +34,11 @@ pub struct CompareOutput {
 
 /// One later run's counters against the first run's.
 #[derive(Debug, Serialize)]
-pub struct RunCounters {
+pub(crate) struct RunCounters {
     pub run: String,
     /// Counters (per CPU) in both runs and not constant: each held to 0.01 / tested.
     pub tested: u64,
-    pub differ: Vec<crate::analysis::counters::CounterDiff>,
+    pub(crate) differ: Vec<crate::analysis::counters::CounterDiff>,
 }
 
 /// The counters of each run after the first against the first's, where both have counters.log.
@@ -97,13 +97,13 @@ fn counter_lines(o: &CompareOutput) -> Vec<String> {
 }
 
 #[derive(Debug, Serialize)]
-pub struct RunBudget {
+pub(crate) struct RunBudget {
     pub run: String,
     pub verdict: BudgetVerdict,
 }
 
 /// The comparison with the checks applied: a pure function of the runs.
-pub fn evaluate(
+pub(crate) fn evaluate(
     runs: &[LoadedRun],
     budget: Option<&Budget>,
     check: Option<RegressionCheck>,
@@ -407,7 +407,7 @@ fn regression_lines(r: &RegressionVerdict) -> Vec<String> {
 }
 
 /// The comparison as a terminal table.
-pub fn terminal(o: &CompareOutput) -> String {
+pub(crate) fn terminal(o: &CompareOutput) -> String {
     let cmp = &o.comparison;
     let mut out = String::new();
     let _ = writeln!(out, "Runs:");
@@ -471,7 +471,7 @@ pub fn terminal(o: &CompareOutput) -> String {
 }
 
 /// The comparison as Markdown: a table per scope, then the checks.
-pub fn markdown(o: &CompareOutput) -> String {
+pub(crate) fn markdown(o: &CompareOutput) -> String {
     let cmp = &o.comparison;
     let mut out = String::from("# jitterlab compare\n\n");
     for line in run_lines(cmp) {

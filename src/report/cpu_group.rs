@@ -9,14 +9,14 @@
 use crate::cpulist::format_cpu_list;
 
 /// Up to this many CPUs, every CPU has its row.
-pub const GROUP_ABOVE: usize = 16;
+pub(crate) const GROUP_ABOVE: usize = 16;
 /// Above [`GROUP_ABOVE`] CPUs, the rows shown before the rest's summary.
-pub const WORST_SHOWN: usize = 8;
+pub(crate) const WORST_SHOWN: usize = 8;
 
 /// Which rows are shown one by one, in order, and which are summed up: every row (in the given
 /// order) with `every_cpu` or up to [`GROUP_ABOVE`] of them; else the [`WORST_SHOWN`] with the
 /// largest maximum (an unknown maximum last, ties in the given order) and the rest.
-pub fn choose(max_ns: &[Option<i64>], every_cpu: bool) -> (Vec<usize>, Vec<usize>) {
+pub(crate) fn choose(max_ns: &[Option<i64>], every_cpu: bool) -> (Vec<usize>, Vec<usize>) {
     let all: Vec<usize> = (0..max_ns.len()).collect();
     if every_cpu || max_ns.len() <= GROUP_ABOVE {
         return (all, Vec::new());
@@ -28,34 +28,34 @@ pub fn choose(max_ns: &[Option<i64>], every_cpu: bool) -> (Vec<usize>, Vec<usize
 }
 
 /// The largest of some figures, or None when one is unknown (the largest is then unknown too).
-pub fn largest<T: Ord + Copy>(values: impl Iterator<Item = Option<T>>) -> Option<T> {
+pub(crate) fn largest<T: Ord + Copy>(values: impl Iterator<Item = Option<T>>) -> Option<T> {
     values
         .collect::<Option<Vec<T>>>()
         .and_then(|v| v.into_iter().max())
 }
 
 /// [`largest`] of figures without a total order (means, rates): by `f64::total_cmp`.
-pub fn largest_f64(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+pub(crate) fn largest_f64(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     values
         .collect::<Option<Vec<f64>>>()
         .and_then(|v| v.into_iter().max_by(f64::total_cmp))
 }
 
 /// The sum of some counts, or None when one is unknown; saturating, never wrapping.
-pub fn sum(values: impl Iterator<Item = Option<u64>>) -> Option<u64> {
+pub(crate) fn sum(values: impl Iterator<Item = Option<u64>>) -> Option<u64> {
     values
         .collect::<Option<Vec<u64>>>()
         .map(|v| v.iter().fold(0u64, |a, &b| a.saturating_add(b)))
 }
 
 /// The first cell of the rest's row: `+120`.
-pub fn rest_label(count: usize) -> String {
+pub(crate) fn rest_label(count: usize) -> String {
     format!("+{count}")
 }
 
 /// What the `+N` row is: "+120: the other 120 CPUs (0-76,78-120): each figure their largest,
 /// the counts their sum". Callers add where every CPU is shown.
-pub fn rest_note(cpus: &[usize]) -> String {
+pub(crate) fn rest_note(cpus: &[usize]) -> String {
     let mut sorted = cpus.to_vec();
     sorted.sort_unstable();
     format!(

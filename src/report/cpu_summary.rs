@@ -11,11 +11,11 @@ use crate::format::run_record::{RunRecord, ThreadSummary};
 use crate::units::{format_ns, format_ns_signed, format_span, group_digits as grouped};
 
 /// The widest line of the summary, in columns.
-pub const WIDTH: usize = 100;
+pub(crate) const WIDTH: usize = 100;
 
 /// A CPU's spikes over its deadline (run.json `tails.spikes`, basis `deadline`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Spikes {
+pub(crate) enum Spikes {
     /// The run has no such record (an imported run, a run without a deadline).
     Unknown,
     /// Not counted (the record says why; `--verbose` shows it).
@@ -32,7 +32,7 @@ pub enum Spikes {
 
 /// One CPU of a latency run, as the summary shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CpuLine {
+pub(crate) struct CpuLine {
     pub cpu: usize,
     /// None: unknown (an import whose source does not say).
     pub samples: Option<u64>,
@@ -46,22 +46,22 @@ pub struct CpuLine {
     pub spikes: Spikes,
     /// The thread was starved (run.json `end` `starved: ...`): held off its CPU for most of
     /// the run, so its spikes were counted over the little time it was observed.
-    pub starved: bool,
+    pub(crate) starved: bool,
 }
 
 /// One CPU of a noise run.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct NoiseLine {
+pub(crate) struct NoiseLine {
     pub cpu: usize,
     /// The share of the time lost, percent; None: unknown.
-    pub noise_pct: Option<f64>,
-    pub noise_ns_per_s: Option<f64>,
+    pub(crate) noise_pct: Option<f64>,
+    pub(crate) noise_ns_per_s: Option<f64>,
     pub gaps: Option<u64>,
-    pub gaps_per_s: Option<f64>,
+    pub(crate) gaps_per_s: Option<f64>,
     pub p99_ns: Option<u64>,
     pub max_ns: Option<i64>,
-    pub throttled_gaps: u64,
-    pub throttled_ns: u64,
+    pub(crate) throttled_gaps: u64,
+    pub(crate) throttled_ns: u64,
     pub dropped: u64,
 }
 
@@ -161,7 +161,7 @@ fn spikes_of(lines: &[&CpuLine]) -> Spikes {
 /// The latency table: CPU, samples, p50, p99, p99.9, max, missed periods, dropped records (only
 /// when a CPU dropped some), spikes over the deadline. `samples_word`: the samples' name
 /// ("wakeups").
-pub fn latency_table(
+pub(crate) fn latency_table(
     lines: &[CpuLine],
     verbose: bool,
     samples_word: &str,
@@ -237,7 +237,7 @@ fn rest_note(cpus: &[usize]) -> String {
 /// The noise table: CPU, the share of the time lost, noise per second, gaps and gaps per
 /// second, p99 and longest gap, throttled time (only when a CPU was throttled) and dropped
 /// records (only when a CPU dropped some).
-pub fn noise_table(lines: &[NoiseLine], verbose: bool) -> (Table, Option<String>) {
+pub(crate) fn noise_table(lines: &[NoiseLine], verbose: bool) -> (Table, Option<String>) {
     let throttled = lines.iter().any(|l| l.throttled_gaps > 0);
     let dropped = lines.iter().any(|l| l.dropped > 0);
     let mut headers = vec![
@@ -313,7 +313,7 @@ pub fn noise_table(lines: &[NoiseLine], verbose: bool) -> (Table, Option<String>
 
 /// A latency run's CPUs as the summary shows them; an imported run's unknowns (`imported.absent`)
 /// are unknown here too.
-pub fn cpu_lines(record: &RunRecord) -> Vec<CpuLine> {
+pub(crate) fn cpu_lines(record: &RunRecord) -> Vec<CpuLine> {
     let known = |field: &str| !record.is_absent(field);
     record
         .threads
@@ -352,7 +352,7 @@ fn deadline_spikes(t: &ThreadSummary) -> Spikes {
 }
 
 /// A noise run's CPUs as the summary shows them.
-pub fn noise_lines(record: &RunRecord) -> Vec<NoiseLine> {
+pub(crate) fn noise_lines(record: &RunRecord) -> Vec<NoiseLine> {
     let known = |field: &str| !record.is_absent(field);
     record
         .threads
@@ -390,7 +390,7 @@ pub fn noise_lines(record: &RunRecord) -> Vec<NoiseLine> {
 /// `text` broken at spaces into lines of at most `width` columns (a word longer than that,
 /// a path, stays whole on its line); lines after the first start with `indent`. A line's own
 /// leading spaces are kept, and a line that fits is kept as it is (its aligned columns too).
-pub fn wrap(text: &str, width: usize, indent: &str) -> String {
+pub(crate) fn wrap(text: &str, width: usize, indent: &str) -> String {
     let mut out = String::new();
     for line in text.lines() {
         if line.chars().count() <= width {

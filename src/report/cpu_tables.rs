@@ -15,7 +15,7 @@ use crate::units::{format_ns, format_ns_signed};
 
 /// How many columns of the latency table to show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Detail {
+pub(crate) enum Detail {
     /// The end-of-run summary on the terminal: what fits a terminal line.
     Summary,
     /// The HTML report: every figure run.json has.
@@ -130,13 +130,13 @@ pub(crate) fn unsigned(v: Option<u64>) -> String {
 }
 
 /// The exact mean, rounded to the nanosecond, with its sign.
-pub fn mean(l: &LatencySummary) -> String {
+pub(crate) fn mean(l: &LatencySummary) -> String {
     l.mean_ns
         .map_or("-".into(), |m| format_ns_signed(m.round() as i64))
 }
 
 /// One row per measuring thread.
-pub fn latency(record: &RunRecord, detail: Detail) -> Table {
+pub(crate) fn latency(record: &RunRecord, detail: Detail) -> Table {
     let traced = record.threads.iter().any(|t| t.irq_latency.is_some());
     let columns: Vec<&CpuColumn> = CPU_COLUMNS
         .iter()

@@ -82,7 +82,7 @@ pub struct SeriesDigest {
     /// The cells holding intervals, in time order.
     pub intervals: Vec<IntervalPoint>,
     /// The cells the intervals were read into.
-    pub grid: Grid,
+    pub(crate) grid: Grid,
     rows: Vec<(u8, u32)>,
 }
 
@@ -271,7 +271,7 @@ pub(crate) struct RunDigest {
     /// One per hlog tag, wakeup latency of each CPU first, in CPU order.
     pub series: Vec<SeriesDigest>,
     /// Whether latency.hlog was present.
-    pub has_hlog: bool,
+    pub(crate) has_hlog: bool,
 }
 
 impl RunDigest {

@@ -4,13 +4,13 @@
 #[cfg(test)]
 mod bounded_tests;
 pub mod causes;
-pub mod compare_view;
+pub(crate) mod compare_view;
 pub mod counters;
-pub mod cpu_group;
-pub mod cpu_summary;
-pub mod cpu_tables;
-pub mod digest;
-pub mod events_digest;
+pub(crate) mod cpu_group;
+pub(crate) mod cpu_summary;
+pub(crate) mod cpu_tables;
+pub(crate) mod digest;
+pub(crate) mod events_digest;
 pub mod export;
 pub mod html;
 pub mod inversion;
@@ -21,7 +21,7 @@ pub mod plot;
 pub mod png;
 pub mod stack_rank;
 pub mod svg;
-pub mod sweep_tables;
+pub(crate) mod sweep_tables;
 pub mod table;
 pub mod tails;
 pub mod terminal;

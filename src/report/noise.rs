@@ -88,7 +88,7 @@ pub fn table(record: &RunRecord) -> Table {
 
 /// `--verbose`: the noise figures the summary's table leaves out, per CPU: noise time, the
 /// median and p99.9 gap, loop iterations and the cost of one.
-pub fn loop_table(record: &RunRecord) -> Table {
+pub(crate) fn loop_table(record: &RunRecord) -> Table {
     let mut table = Table::new(
         [
             "CPU",
@@ -126,7 +126,7 @@ pub fn loop_table(record: &RunRecord) -> Table {
 /// 512 gaps over 1.0 us; longest gap 45.6 us", then per length "gaps over 10.0 us: 3, 0.75/s
 /// (95 % 0.15-2.19/s)". Each figure is from the loop's exact counts over the time measured.
 /// An imported run states only what its source did.
-pub fn statements(record: &RunRecord, t: &ThreadSummary, n: &NoiseSummary) -> Vec<String> {
+pub(crate) fn statements(record: &RunRecord, t: &ThreadSummary, n: &NoiseSummary) -> Vec<String> {
     let absent = |field: &str| record.is_absent(field);
     let mut lines = Vec::new();
     if let Some(per_s) = n.noise_ns_per_s.filter(|_| !absent("noise.noise_pct")) {

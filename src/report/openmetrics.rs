@@ -103,7 +103,7 @@ const INFO: Family = Family {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct LatencyBuckets {
     /// Samples at or below each bound of [`LATENCY_BUCKET_BOUNDS_NS`] (cumulative).
-    pub at_or_below: [u64; LATENCY_BUCKET_BOUNDS_NS.len()],
+    pub(crate) at_or_below: [u64; LATENCY_BUCKET_BOUNDS_NS.len()],
     /// Every sample (the `+Inf` bucket and `_count`).
     pub count: u64,
     /// The sum of the latencies, ns (`_sum`).
@@ -115,7 +115,7 @@ impl LatencyBuckets {
     /// value percentiles report), so a sample within 0.1% above a bound may count below it.
     /// `sum_ns` is the exact sum where it is known (mean times samples), since the histogram's
     /// own is rounded.
-    pub fn from_histogram(h: &Histogram<u64>, sum_ns: f64) -> Self {
+    pub(crate) fn from_histogram(h: &Histogram<u64>, sum_ns: f64) -> Self {
         let mut buckets = LatencyBuckets::default();
         for v in h.iter_recorded() {
             buckets.add(v.value_iterated_to(), v.count_at_value());
@@ -127,7 +127,7 @@ impl LatencyBuckets {
     /// Counts `count` samples of `value_ns` (an HDR bucket's highest value, as from
     /// [`LatencyBuckets::from_histogram`]) into the buckets and the count; the sum is the
     /// caller's.
-    pub fn add(&mut self, value_ns: u64, count: u64) {
+    pub(crate) fn add(&mut self, value_ns: u64, count: u64) {
         let first = LATENCY_BUCKET_BOUNDS_NS.partition_point(|&bound| bound < value_ns);
         for slot in &mut self.at_or_below[first..] {
             *slot += count;
@@ -144,20 +144,20 @@ pub(crate) struct CpuFigures {
     pub latency: Option<LatencyBuckets>,
     pub max_ns: Option<i64>,
     /// Values of [`QUANTILES`], in that order, ns.
-    pub quantiles_ns: [Option<u64>; QUANTILES.len()],
+    pub(crate) quantiles_ns: [Option<u64>; QUANTILES.len()],
     pub samples: Option<u64>,
     pub missed_periods: Option<u64>,
     pub dropped_records: Option<u64>,
-    pub deadline_misses: Option<u64>,
+    pub(crate) deadline_misses: Option<u64>,
     /// The timer IRQ latency (`--trace`), in the same buckets.
     pub irq_latency: Option<LatencyBuckets>,
     /// (cause, count) of explained late wakeups (`--trace`); causes: irq, softirq, task, idle_exit, no_event.
-    pub late_wakeups: Vec<(&'static str, u64)>,
+    pub(crate) late_wakeups: Vec<(&'static str, u64)>,
     /// A noise run's totals.
     pub noise: Option<NoiseFigures>,
     /// The context counters since the start (docs/counters.md): (name, is a gauge, value): a
     /// change's sum, or a gauge's last reading.
-    pub context: Vec<(String, bool, i64)>,
+    pub(crate) context: Vec<(String, bool, i64)>,
 }
 
 /// One CPU's noise totals (run.json `threads[].noise`).
@@ -165,16 +165,16 @@ pub(crate) struct CpuFigures {
 pub(crate) struct NoiseFigures {
     pub noise_ns: u64,
     /// Noise over the time measured, 0 to 1.
-    pub noise_ratio: f64,
-    pub throttled_ns: u64,
+    pub(crate) noise_ratio: f64,
+    pub(crate) throttled_ns: u64,
 }
 
 /// The labels of `jitterlab_info`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Identity {
     pub version: String,
-    pub kernel: String,
-    pub preemption: String,
+    pub(crate) kernel: String,
+    pub(crate) preemption: String,
     pub host: String,
 }
 
@@ -183,7 +183,7 @@ pub(crate) struct Identity {
 pub(crate) struct Exposition {
     /// What the run measured: it names the sample families (wakeup latency or noise gaps).
     pub kind: RunKind,
-    pub identity: Identity,
+    pub(crate) identity: Identity,
     pub cpus: Vec<CpuFigures>,
     /// (clause as written, holds) per budget clause; empty without a budget.
     pub budget: Vec<(String, bool)>,

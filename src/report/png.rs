@@ -9,14 +9,14 @@ use std::sync::Arc;
 pub(crate) struct PngRenderer {
     options: usvg::Options<'static>,
     /// Whether any font was found (without one, PNGs have no text).
-    pub has_fonts: bool,
+    pub(crate) has_fonts: bool,
 }
 
 /// Pixels per SVG unit: 2x for sharp text on slides.
 pub(crate) const SCALE: f32 = 2.0;
 
 impl PngRenderer {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let mut db = usvg::fontdb::Database::new();
         db.load_system_fonts();
         let has_fonts = !db.is_empty();

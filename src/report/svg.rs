@@ -9,7 +9,7 @@ use std::fmt::Write;
 /// (all but tab, newline and carriage return; C1 controls too, which HTML refuses) replaced by
 /// U+FFFD, so that text from run.json (a scenario label, a warning quoting a file) can never
 /// make a page or a plot invalid. The one escaping of every markup jitterlab writes.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -65,7 +65,7 @@ pub(crate) struct Svg {
 
 impl Svg {
     /// Starts a document of `width` x `height` pixels with `id` and an accessible title.
-    pub fn new(id: &str, width: f64, height: f64, title: &str) -> Self {
+    pub(crate) fn new(id: &str, width: f64, height: f64, title: &str) -> Self {
         let mut out = String::with_capacity(16 * 1024);
         let _ = write!(
             out,
@@ -84,7 +84,7 @@ impl Svg {
         Svg { out }
     }
 
-    pub fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, style: &str) {
+    pub(crate) fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, style: &str) {
         let _ = write!(
             self.out,
             r#"<rect x="{}" y="{}" width="{}" height="{}" {style}/>"#,
@@ -108,7 +108,7 @@ impl Svg {
         );
     }
 
-    pub fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, style: &str) {
+    pub(crate) fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, style: &str) {
         let _ = write!(
             self.out,
             r#"<line x1="{}" y1="{}" x2="{}" y2="{}" {style}/>"#,
@@ -120,7 +120,7 @@ impl Svg {
     }
 
     /// A polyline through `points`; nothing for fewer than two points.
-    pub fn polyline(&mut self, points: &[(f64, f64)], style: &str) {
+    pub(crate) fn polyline(&mut self, points: &[(f64, f64)], style: &str) {
         if points.len() < 2 {
             return;
         }
@@ -134,7 +134,7 @@ impl Svg {
         let _ = write!(self.out, "\" fill=\"none\" {style}/>");
     }
 
-    pub fn circle(&mut self, x: f64, y: f64, r: f64, style: &str, tip: Option<&str>) {
+    pub(crate) fn circle(&mut self, x: f64, y: f64, r: f64, style: &str, tip: Option<&str>) {
         let _ = write!(
             self.out,
             r#"<circle cx="{}" cy="{}" r="{}" {style}>"#,
@@ -148,7 +148,7 @@ impl Svg {
         self.out.push_str("</circle>");
     }
 
-    pub fn text(&mut self, x: f64, y: f64, anchor: Anchor, style: &str, content: &str) {
+    pub(crate) fn text(&mut self, x: f64, y: f64, anchor: Anchor, style: &str, content: &str) {
         let _ = write!(
             self.out,
             r#"<text x="{}" y="{}" text-anchor="{}" {style}>{}</text>"#,
@@ -171,7 +171,7 @@ impl Svg {
     }
 
     /// Opens a group; close it with [`Svg::end_group`].
-    pub fn group(&mut self, attributes: &str) {
+    pub(crate) fn group(&mut self, attributes: &str) {
         let _ = write!(self.out, "<g {attributes}>");
     }
 
@@ -192,7 +192,7 @@ impl Svg {
         );
     }
 
-    pub fn finish(mut self) -> String {
+    pub(crate) fn finish(mut self) -> String {
         self.out.push_str("</svg>\n");
         self.out
     }

@@ -16,14 +16,14 @@ use std::path::{Path, PathBuf};
 
 /// The cells over a run of a given length.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Grid {
+pub(crate) struct Grid {
     /// The length of a cell, s.
-    pub cell_s: f64,
+    pub(crate) cell_s: f64,
     /// How many cells cover the run; intervals past the last (a log that ran on past the
     /// length run.json states) go into the last.
     pub cells: usize,
     /// Cells are whole summary buckets: summaries may be read in place of the logs.
-    pub whole_buckets: bool,
+    pub(crate) whole_buckets: bool,
 }
 
 impl Grid {
@@ -31,7 +31,7 @@ impl Grid {
     /// summary bucket, it is made the nearest whole number of buckets (so that summaries can
     /// be read), which makes between 2/3 and 2 times `most_cells` cells; shorter cells divide
     /// the run evenly into `most_cells`.
-    pub fn new(extent_s: f64, most_cells: usize) -> Grid {
+    pub(crate) fn new(extent_s: f64, most_cells: usize) -> Grid {
         let extent_s = if extent_s > 0.0 { extent_s } else { 1.0 };
         let most_cells = most_cells.max(1);
         let even = extent_s / most_cells as f64;
@@ -53,7 +53,7 @@ impl Grid {
     }
 
     /// The cell of an interval from `start_s` lasting `length_s`: the one its middle falls in.
-    pub fn cell_of(&self, start_s: f64, length_s: f64) -> usize {
+    pub(crate) fn cell_of(&self, start_s: f64, length_s: f64) -> usize {
         // In whole us, as summaries bucket it (`summary::middle_us`): a cell of whole buckets
         // then holds exactly its buckets' intervals.
         let middle_us = summary::middle_us(start_s, length_s) as f64;
@@ -61,7 +61,7 @@ impl Grid {
     }
 
     /// How many cells make one of at most `columns` equal columns over the grid.
-    pub fn cells_per_column(&self, columns: usize) -> usize {
+    pub(crate) fn cells_per_column(&self, columns: usize) -> usize {
         self.cells.div_ceil(columns.max(1)).max(1)
     }
 }

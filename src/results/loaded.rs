@@ -12,6 +12,10 @@
 //! latency.hlog: they are read in index order as one log. Retention may have deleted the
 //! oldest, even between listing and reading them: the run is read from the segments there are,
 //! and a warning says which part of the run they cover.
+//!
+//! One concern by design (issue 41's near-limit files): this is the one reader of a result
+//! directory's files for every layer above (`tests/offline/readers.rs` fails on another), so
+//! what reads a run stays here; the time cells it fills are `results::cells`.
 
 use super::ResultDir;
 use super::cells::{self, Coarse, Fold, Grid, Source};
@@ -146,7 +150,7 @@ pub fn event_files(path: &Path) -> Result<Vec<PathBuf>, String> {
 /// skipped and counted). A file deleted by retention between listing and reading is skipped:
 /// its events are of a segment no longer kept. The one way the readers of a result directory
 /// read its events: what they keep of them is theirs to bound.
-pub fn scan_events(
+pub(crate) fn scan_events(
     path: &Path,
     wants: &dyn Fn(&str) -> bool,
     visit: &mut dyn FnMut(Event),

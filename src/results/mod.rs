@@ -11,7 +11,7 @@ pub mod synthetic;
 
 /// The record of a tune directory (`jitterlab tune`, tune/record.rs), which, like a sweep's,
 /// holds the result directories of its own runs (its arms).
-pub const TUNE_FILE_NAME: &str = "tune.json";
+pub(crate) const TUNE_FILE_NAME: &str = "tune.json";
 /// The records that make a directory the home of this process's runs: a sweep's levels and a
 /// tune's arms, the one exception to "no result directory is made in another" (dir/).
 pub(crate) const CONTAINER_RECORDS: [&str; 2] = [sweep::FILE_NAME, TUNE_FILE_NAME];

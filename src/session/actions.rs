@@ -70,7 +70,7 @@ pub(super) struct ActionRunner {
     /// The trace back end (`bpf`, `tracefs`) with `--trace`: snapshots then keep the trace.
     trace_backend: Option<&'static str>,
     /// Set by a `stop` action: why the run ends.
-    pub stop_reason: Option<String>,
+    pub(crate) stop_reason: Option<String>,
 }
 
 impl ActionRunner {

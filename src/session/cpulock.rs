@@ -38,7 +38,7 @@ pub(crate) const LOCK_DIR: &str = crate::journal::SHARED_DIR;
 /// The locks of one run. Dropping it releases them, unless another holder in this process (a
 /// sweep, around its levels' runs) still holds them.
 #[derive(Debug)]
-pub struct CpuLocks {
+pub(crate) struct CpuLocks {
     _held: Vec<Arc<CpuLock>>,
 }
 
@@ -67,7 +67,7 @@ struct Places {
 /// the run: CPUs measured by another run anyway (`allow_shared`), shared locks held by a
 /// process that is not jitterlab (a root run), or locks that could not be taken at all (e.g.
 /// no write access to /run), where another run would go unnoticed.
-pub fn take(cpus: &[usize], allow_shared: bool) -> Result<(CpuLocks, Vec<String>)> {
+pub(crate) fn take(cpus: &[usize], allow_shared: bool) -> Result<(CpuLocks, Vec<String>)> {
     let root = crate::sys::process::effective_user_id() == 0;
     let places = Places {
         shared: PathBuf::from(LOCK_DIR),

@@ -69,7 +69,7 @@ impl RunLoads {
     /// The run starts at `run_start_ns` and ends at `run_end_ns` (CLOCK_MONOTONIC; `u64::MAX`
     /// for a run without an end in time): spikes start injecting and phases are timed from
     /// then.
-    pub fn begin(&self, run_start_ns: u64, run_end_ns: u64) {
+    pub(crate) fn begin(&self, run_start_ns: u64, run_end_ns: u64) {
         self.spikes
             .iter()
             .for_each(|s| s.begin(run_start_ns, run_end_ns));
@@ -97,7 +97,7 @@ impl RunLoads {
     /// events not drained yet (the spikes' last injections, then the ends of the running phases
     /// and the supervisor's last warnings). The generators go first: a real-time generator on
     /// a spike's CPU could keep it from ending. After [`RunLoads::stop_early`], what that got.
-    pub fn stop(&mut self) -> (Outcome, Vec<Event>) {
+    pub(crate) fn stop(&mut self) -> (Outcome, Vec<Event>) {
         if let Some(stopped) = self.stopped.take() {
             return stopped;
         }
@@ -288,7 +288,7 @@ pub(crate) struct PhaseStats<'a> {
 }
 
 impl<'a> PhaseStats<'a> {
-    pub fn new(outcome: &'a Outcome, cpus: &'a [usize], run_start_ns: u64) -> Self {
+    pub(crate) fn new(outcome: &'a Outcome, cpus: &'a [usize], run_start_ns: u64) -> Self {
         PhaseStats {
             outcome,
             cpus,
@@ -302,7 +302,7 @@ impl<'a> PhaseStats<'a> {
     }
 
     /// One interval of latency.hlog (tag `cpuN`; other tags are ignored).
-    pub fn add(&mut self, tag: &str, start_s: f64, length_s: f64, counts: &[(u64, u64)]) {
+    pub(crate) fn add(&mut self, tag: &str, start_s: f64, length_s: f64, counts: &[(u64, u64)]) {
         let Some(k) = tag
             .strip_prefix("cpu")
             .and_then(|n| n.parse::<usize>().ok())
@@ -326,7 +326,7 @@ impl<'a> PhaseStats<'a> {
     /// figures come from merged interval histograms, whose min and max are bucket ends (up to
     /// 1/1024 beyond the samples); they are clamped into the exact [min, max] of the same CPU
     /// in `run` (the recorder's), so that no phase figure lies outside the run's.
-    pub fn finish(self, run: &[ThreadSummary]) -> (Vec<PhaseRecord>, Vec<String>) {
+    pub(crate) fn finish(self, run: &[ThreadSummary]) -> (Vec<PhaseRecord>, Vec<String>) {
         let mut warnings = Vec::new();
         let records = self
             .outcome

@@ -34,7 +34,7 @@
 
 mod actions;
 mod children;
-pub mod cpulock;
+pub(crate) mod cpulock;
 mod cpuset;
 mod events;
 mod files;
@@ -44,8 +44,8 @@ pub(crate) mod idle_states;
 use crate::journal;
 mod layout;
 pub mod loads;
-pub mod permissions;
-pub mod pmqos;
+pub(crate) mod permissions;
+pub(crate) mod pmqos;
 mod run_json;
 pub(crate) mod settings;
 pub mod signals;
@@ -142,7 +142,7 @@ pub struct CpuState<'a> {
     pub irq: Option<&'a Histogram<u64>>,
     /// With `--trace`: explained late wakeups since the start, by
     /// [`crate::format::events::SpikeExplanation::cause`], as (cause, count), in first-seen order.
-    pub late_wakeups: &'a [(&'static str, u64)],
+    pub(crate) late_wakeups: &'a [(&'static str, u64)],
 }
 
 /// A measurement in progress. See the module documentation for the order of its parts.
@@ -262,7 +262,7 @@ impl Session {
 
     /// How long to wait before the next [`Session::poll`]: [`DRAIN_EVERY`], or less when a
     /// ring fills faster than that allows (the recorder's pace, `recorder/pace.rs`).
-    pub fn next_poll_in(&self) -> Duration {
+    pub(crate) fn next_poll_in(&self) -> Duration {
         let drain = self
             .recorder
             .as_ref()
@@ -276,7 +276,7 @@ impl Session {
 
     /// Per measured CPU and counter since the start: the sum of the changes, the last reading
     /// of a gauge (`jitterlab monitor`'s `/metrics`); empty with `--no-counters`.
-    pub fn counter_totals(
+    pub(crate) fn counter_totals(
         &self,
     ) -> impl Iterator<Item = (usize, &str, crate::format::counters::Kind, i64)> {
         self.counters.iter().flat_map(|c| c.totals())

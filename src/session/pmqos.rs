@@ -10,14 +10,14 @@ use std::io::{Read, Write};
 pub(crate) const DEVICE: &str = "/dev/cpu_dma_latency";
 
 /// An open PM QoS request; dropping it (or dying) releases it.
-pub struct PmQosHold {
+pub(crate) struct PmQosHold {
     _file: Option<File>,
     pub record: PmQosRecord,
 }
 
 impl PmQosHold {
     /// Gives the request back now (the record stays, for run.json).
-    pub fn release(&mut self) {
+    pub(crate) fn release(&mut self) {
         self._file = None;
     }
 }
@@ -25,7 +25,7 @@ impl PmQosHold {
 /// Holds /dev/cpu_dma_latency at `us` for as long as the result lives; `None` leaves it alone.
 /// A failure is recorded (and warned about by the caller), not fatal: the measurement is still
 /// valid, just of a system allowed deeper idle states.
-pub fn hold(us: Option<u32>) -> PmQosHold {
+pub(crate) fn hold(us: Option<u32>) -> PmQosHold {
     let Some(us) = us else {
         return PmQosHold {
             _file: None,

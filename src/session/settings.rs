@@ -48,16 +48,16 @@ pub(crate) const ALLOWED: &[&str] = &[
 /// One file to set: its path below the root (`proc/sys/kernel/timer_migration`) and the value
 /// to write.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Setting {
+pub(crate) struct Setting {
     pub file: String,
     pub value: String,
     /// The kernel may refuse it without the change being wrong (an interrupt whose affinity
     /// cannot be set: a per-CPU or managed one): a refusal is recorded, not an error.
-    pub may_refuse: bool,
+    pub(crate) may_refuse: bool,
 }
 
 impl Setting {
-    pub fn new(file: impl Into<String>, value: impl Into<String>) -> Setting {
+    pub(crate) fn new(file: impl Into<String>, value: impl Into<String>) -> Setting {
         Setting {
             file: file.into(),
             value: value.into(),
@@ -68,7 +68,7 @@ impl Setting {
 
 /// What happened to one file: run.json's and tune.json's record of a change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SettingRecord {
+pub(crate) struct SettingRecord {
     /// Its absolute path.
     pub file: String,
     /// The value it had before (a choice file's selected word: `madvise` of
@@ -79,7 +79,7 @@ pub struct SettingRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
     /// Written back to `before` at the end.
-    pub restored: bool,
+    pub(crate) restored: bool,
 }
 
 /// Why `file` may not be named by a setting; None when it may.

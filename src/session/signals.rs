@@ -153,7 +153,7 @@ impl Drop for ExitHold {
 /// Whether a second SIGINT/SIGTERM came while an `ExitHold` was held (the end of a run with
 /// the user's programs): the process is to exit 130 now that what the hold protected is
 /// recorded.
-pub fn exit_was_deferred() -> bool {
+pub(crate) fn exit_was_deferred() -> bool {
     SECOND_SIGNAL_NS.load(Ordering::SeqCst) != 0
 }
 

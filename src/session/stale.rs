@@ -73,7 +73,7 @@ static AT_START: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
 /// cleaned up by whatever command comes next, not only by a `run`. Says each warning on stderr
 /// at once; the first session (if the command has one) also records them in its run.json
 /// (`take_start_warnings`).
-pub fn undo_at_start() {
+pub(crate) fn undo_at_start() {
     AT_START.get_or_init(|| {
         let warnings = undo_now();
         for w in &warnings {
@@ -209,7 +209,7 @@ fn journal_names_in_shared(shared: &Path) -> Option<String> {
 /// (SIGKILL, a crash, a power loss) before it could write its end. A lock held may be this
 /// run's or another's: it may still run. Made on another host: it cannot be told here. None
 /// for a run that ended. The run's files are left as they are (results are never rewritten).
-pub fn owner_notice(record: &crate::format::run_record::RunRecord) -> Option<String> {
+pub(crate) fn owner_notice(record: &crate::format::run_record::RunRecord) -> Option<String> {
     use crate::format::run_record::Ended;
     if record.ended != Ended::Running || record.imported.is_some() {
         return None;
@@ -226,7 +226,7 @@ pub fn owner_notice(record: &crate::format::run_record::RunRecord) -> Option<Str
 
 /// Says [`owner_notice`] of a run read for a view (`report`, `export`): on stderr now, and
 /// among the run's warnings, which the views show; the files are not touched.
-pub fn note_owner(record: &mut crate::format::run_record::RunRecord) {
+pub(crate) fn note_owner(record: &mut crate::format::run_record::RunRecord) {
     if let Some(notice) = owner_notice(record) {
         eprintln!(
             "jitterlab: warning: {}",

@@ -31,7 +31,7 @@ pub(crate) struct JoinedThread {
     pub index: usize,
     pub tid: i32,
     /// CPU time the thread used (CLOCK_THREAD_CPUTIME_ID at its end), ns.
-    pub cpu_time_ns: u64,
+    pub(crate) cpu_time_ns: u64,
     pub end: ThreadEnd,
 }
 

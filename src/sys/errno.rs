@@ -2,7 +2,7 @@
 //! The values are the same on every Linux target jitterlab builds for except where the
 //! architecture says otherwise; taking them from libc here keeps that knowledge in `sys`.
 
-pub const EACCES: i32 = libc::EACCES;
+pub(crate) const EACCES: i32 = libc::EACCES;
 pub(crate) const EAGAIN: i32 = libc::EAGAIN;
 pub(crate) const EBUSY: i32 = libc::EBUSY;
 pub(crate) const EEXIST: i32 = libc::EEXIST;
@@ -11,22 +11,23 @@ pub(crate) const EINVAL: i32 = libc::EINVAL;
 pub(crate) const EIO: i32 = libc::EIO;
 pub(crate) const EMFILE: i32 = libc::EMFILE;
 pub(crate) const ENAMETOOLONG: i32 = libc::ENAMETOOLONG;
-pub const ENOENT: i32 = libc::ENOENT;
+pub(crate) const ENOENT: i32 = libc::ENOENT;
 pub(crate) const ELOOP: i32 = libc::ELOOP;
 pub(crate) const ENOTDIR: i32 = libc::ENOTDIR;
 pub(crate) const ENXIO: i32 = libc::ENXIO;
 pub(crate) const ENOMEM: i32 = libc::ENOMEM;
-pub const ENOSPC: i32 = libc::ENOSPC;
-pub const ENOSYS: i32 = libc::ENOSYS;
+pub(crate) const ENOSPC: i32 = libc::ENOSPC;
+pub(crate) const ENOSYS: i32 = libc::ENOSYS;
 pub(crate) const ENOTSUP: i32 = libc::ENOTSUP;
 pub(crate) const EPERM: i32 = libc::EPERM;
 pub(crate) const EPIPE: i32 = libc::EPIPE;
-pub const EROFS: i32 = libc::EROFS;
+#[cfg(test)]
+pub(crate) const EROFS: i32 = libc::EROFS;
 pub(crate) const ESRCH: i32 = libc::ESRCH;
 
 /// The symbolic name of `errno` (`EPERM`), for the errors probes report; None for those
 /// jitterlab does not name.
-pub fn name(errno: i32) -> Option<&'static str> {
+pub(crate) fn name(errno: i32) -> Option<&'static str> {
     Some(match errno {
         EPERM => "EPERM",
         EINVAL => "EINVAL",

@@ -24,12 +24,12 @@ const IOC_WRITE: u32 = 1;
 
 impl Request {
     /// `_IO(ty, nr)`: no argument (or an integer passed by value).
-    pub const fn none(ty: u8, nr: u8) -> Request {
+    pub(crate) const fn none(ty: u8, nr: u8) -> Request {
         Request(((ty as u32) << 8) | nr as u32)
     }
 
     /// `_IOW(ty, nr, T)` with `T` of `size` bytes.
-    pub const fn write(ty: u8, nr: u8, size: usize) -> Request {
+    pub(crate) const fn write(ty: u8, nr: u8, size: usize) -> Request {
         Request((IOC_WRITE << 30) | ((size as u32) << 16) | ((ty as u32) << 8) | nr as u32)
     }
 

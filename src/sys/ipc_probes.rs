@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The step of a round trip that failed, and the errno it failed with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
+pub(crate) enum Refused {
     /// Making the object (mq_open, the PI mutex, shm_open).
     Create(i32),
     /// Using it once made (send/receive, lock/unlock, size/map).

@@ -12,22 +12,22 @@
 
 pub(crate) mod caps;
 pub mod counter;
-pub mod errno;
+pub(crate) mod errno;
 pub mod file;
 pub mod fs;
 pub mod host;
 pub mod ioctl;
 pub mod ipc;
-pub mod ipc_probes;
+pub(crate) mod ipc_probes;
 pub mod mem;
 pub mod path;
 pub mod process;
 pub mod rlimit;
 pub mod sched;
 pub mod signal;
-pub mod stop_aware;
+pub(crate) mod stop_aware;
 pub mod time;
-pub mod timer;
+pub(crate) mod timer;
 
 use std::io;
 

@@ -21,7 +21,7 @@ pub enum Kind {
 /// What a [`Kind::Other`] entry is, from its `mode`: for a writer deciding whether to write into
 /// it in place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Special {
+pub(crate) enum Special {
     Fifo,
     Socket,
     CharDevice,
@@ -30,7 +30,7 @@ pub enum Special {
 
 impl Special {
     /// The kind of the entry of `mode` ([`Stat::mode`]); None for a file, directory or link.
-    pub fn of(mode: u32) -> Option<Special> {
+    pub(crate) fn of(mode: u32) -> Option<Special> {
         match mode & libc::S_IFMT {
             libc::S_IFIFO => Some(Special::Fifo),
             libc::S_IFSOCK => Some(Special::Socket),
@@ -41,7 +41,7 @@ impl Special {
     }
 
     /// In words, with its article ("a FIFO").
-    pub fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             Special::Fifo => "a FIFO",
             Special::Socket => "a socket",
@@ -57,13 +57,13 @@ pub struct Stat {
     pub kind: Kind,
     pub uid: u32,
     pub mode: u32,
-    pub dev: u64,
-    pub ino: u64,
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
 }
 
 /// A descriptor (`O_PATH`) of the root directory, or of the working directory: where a
 /// lookup starts.
-pub fn open_start(absolute: bool) -> io::Result<OwnedFd> {
+pub(crate) fn open_start(absolute: bool) -> io::Result<OwnedFd> {
     let at: &CStr = if absolute { c"/" } else { c"." };
     // SAFETY: valid C string.
     owned(unsafe {
@@ -77,7 +77,7 @@ pub fn open_start(absolute: bool) -> io::Result<OwnedFd> {
 /// The entry `name` of `dir` as a descriptor (`O_PATH`), never following a link: a link is
 /// opened itself, for [`stat`] to say whose it is and [`read_link`] where it points. Needs
 /// search permission on `dir` only.
-pub fn open_entry(dir: BorrowedFd, name: &OsStr) -> io::Result<OwnedFd> {
+pub(crate) fn open_entry(dir: BorrowedFd, name: &OsStr) -> io::Result<OwnedFd> {
     let c = cstr(name)?;
     // SAFETY: valid descriptor and C string.
     owned(unsafe {
@@ -92,7 +92,7 @@ pub fn open_entry(dir: BorrowedFd, name: &OsStr) -> io::Result<OwnedFd> {
 /// The entry `name` of `dir` as a descriptor (`O_PATH`), the kernel following a link there
 /// (and every link its target names): only for a link already judged trustworthy, whose
 /// target may be a kernel object no path names (`/dev/stdout` -> `/proc/self/fd/1` -> a pipe).
-pub fn open_entry_following(dir: BorrowedFd, name: &OsStr) -> io::Result<OwnedFd> {
+pub(crate) fn open_entry_following(dir: BorrowedFd, name: &OsStr) -> io::Result<OwnedFd> {
     let c = cstr(name)?;
     // SAFETY: valid descriptor and C string.
     owned(unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) })
@@ -130,7 +130,7 @@ pub fn stat(fd: BorrowedFd) -> io::Result<Stat> {
 }
 
 /// Where the link held by `fd` (from [`open_entry`]) points, as written in it.
-pub fn read_link(fd: BorrowedFd) -> io::Result<OsString> {
+pub(crate) fn read_link(fd: BorrowedFd) -> io::Result<OsString> {
     // PATH_MAX: the kernel stores no longer target.
     let mut buf = vec![0u8; 4096];
     // SAFETY: valid descriptor, empty C string, and a buffer of that length.
@@ -151,7 +151,8 @@ pub fn read_link(fd: BorrowedFd) -> io::Result<OsString> {
 
 /// A descriptor of the directory `fd` (an `O_PATH` one) that reads it (`O_RDONLY`): what a
 /// directory listing needs.
-pub fn reopen_dir(fd: BorrowedFd) -> io::Result<OwnedFd> {
+#[cfg(test)]
+pub(crate) fn reopen_dir(fd: BorrowedFd) -> io::Result<OwnedFd> {
     // SAFETY: valid descriptor and C string.
     owned(unsafe {
         libc::openat(
@@ -166,7 +167,7 @@ pub fn reopen_dir(fd: BorrowedFd) -> io::Result<OwnedFd> {
 /// left non-blocking (a FIFO without a reader fails at once, ENXIO, instead of hanging; a write
 /// into a full pipe says EAGAIN, for the writer to wait with a bound of its choosing), through
 /// `/proc/self/fd`, which reopens the very entry that was looked up, not a path.
-pub fn reopen_for_writing(fd: BorrowedFd) -> io::Result<std::fs::File> {
+pub(crate) fn reopen_for_writing(fd: BorrowedFd) -> io::Result<std::fs::File> {
     let path = std::ffi::CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd()))
         .expect("no NUL in a number");
     // SAFETY: valid C string.

@@ -34,7 +34,7 @@ pub(crate) fn parent_id() -> Pid {
 }
 
 /// The real user id of this process.
-pub fn user_id() -> u32 {
+pub(crate) fn user_id() -> u32 {
     // SAFETY: no arguments; cannot fail.
     unsafe { libc::getuid() }
 }
@@ -46,7 +46,7 @@ pub fn effective_user_id() -> u32 {
 }
 
 /// The name of the user `uid` in /etc/passwd.
-pub fn user_name(uid: u32) -> Option<String> {
+pub(crate) fn user_name(uid: u32) -> Option<String> {
     let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
     passwd.lines().find_map(|l| {
         let f: Vec<&str> = l.split(':').collect();
@@ -55,7 +55,7 @@ pub fn user_name(uid: u32) -> Option<String> {
 }
 
 /// The user `uid` in words for a message: `user mallory (uid 1001)`, or `user 1001`.
-pub fn user_in_words(uid: u32) -> String {
+pub(crate) fn user_in_words(uid: u32) -> String {
     match user_name(uid) {
         Some(name) => format!("user {name} (uid {uid})"),
         None => format!("user {uid}"),
@@ -138,7 +138,7 @@ pub(crate) fn pidfd_send_signal(
 
 /// Whether this process may signal `pid`, as kill(pid, 0) answers.
 #[derive(Debug)]
-pub enum SignalProbe {
+pub(crate) enum SignalProbe {
     Allowed,
     /// No such process (ESRCH).
     Missing,
@@ -148,7 +148,7 @@ pub enum SignalProbe {
 }
 
 /// kill(pid, 0): may this process signal `pid`?
-pub fn probe_signal(pid: Pid) -> SignalProbe {
+pub(crate) fn probe_signal(pid: Pid) -> SignalProbe {
     match kill(pid, 0) {
         Ok(()) => SignalProbe::Allowed,
         Err(e) => match e.raw_os_error() {
@@ -191,7 +191,7 @@ pub(crate) fn new_session() {
 pub struct Reaped {
     pub pid: Pid,
     pub status: i32,
-    pub cpu_ns: u64,
+    pub(crate) cpu_ns: u64,
 }
 
 /// wait4(2) for `pid` (kill's meaning: negative is a process group); `block` waits for it,

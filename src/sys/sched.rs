@@ -13,11 +13,11 @@ fn sched_param(priority: i32) -> libc::sched_param {
 }
 
 /// The policies of sched_setscheduler(2), as the kernel numbers them.
-pub const SCHED_OTHER: i32 = libc::SCHED_OTHER;
+pub(crate) const SCHED_OTHER: i32 = libc::SCHED_OTHER;
 pub const SCHED_FIFO: i32 = libc::SCHED_FIFO;
 pub(crate) const SCHED_RR: i32 = libc::SCHED_RR;
 pub(crate) const SCHED_BATCH: i32 = libc::SCHED_BATCH;
-pub const SCHED_IDLE: i32 = libc::SCHED_IDLE;
+pub(crate) const SCHED_IDLE: i32 = libc::SCHED_IDLE;
 /// Not in every libc's headers; the kernel's number (include/uapi/linux/sched.h).
 pub(crate) const SCHED_DEADLINE: i32 = 6;
 /// Or'ed into a policy: threads and processes the thread starts begin with SCHED_OTHER.
@@ -44,7 +44,7 @@ pub fn set_scheduler(tid: libc::pid_t, policy: i32, priority: i32) -> io::Result
 }
 
 /// The policy of task `tid` (0: the calling thread), with SCHED_RESET_ON_FORK masked off.
-pub fn scheduler(tid: libc::pid_t) -> io::Result<i32> {
+pub(crate) fn scheduler(tid: libc::pid_t) -> io::Result<i32> {
     // SAFETY: plain syscall with an integer argument (musl's wrapper is ENOSYS, see above).
     let ret = unsafe { libc::syscall(libc::SYS_sched_getscheduler, tid as libc::c_long) };
     if ret < 0 {

@@ -19,7 +19,7 @@ pub(crate) const SIGUSR1: Signal = libc::SIGUSR1;
 pub(crate) const SIGSEGV: Signal = libc::SIGSEGV;
 pub(crate) const SIGUSR2: Signal = libc::SIGUSR2;
 pub(crate) const SIGPIPE: Signal = libc::SIGPIPE;
-pub const SIGALRM: Signal = libc::SIGALRM;
+pub(crate) const SIGALRM: Signal = libc::SIGALRM;
 pub const SIGTERM: Signal = libc::SIGTERM;
 pub(crate) const SIGXCPU: Signal = libc::SIGXCPU;
 pub(crate) const SIGSYS: Signal = libc::SIGSYS;
@@ -86,7 +86,7 @@ pub(crate) struct SignalSet(libc::sigset_t);
 
 impl SignalSet {
     /// The set holding `signals`.
-    pub fn of(signals: &[Signal]) -> SignalSet {
+    pub(crate) fn of(signals: &[Signal]) -> SignalSet {
         // SAFETY: sigset operations on a local set; all-zero is a valid starting value.
         unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
@@ -99,7 +99,7 @@ impl SignalSet {
     }
 
     /// Whether `signal` is in the set.
-    pub fn contains(&self, signal: Signal) -> bool {
+    pub(crate) fn contains(&self, signal: Signal) -> bool {
         // SAFETY: valid set.
         unsafe { libc::sigismember(&self.0, signal) == 1 }
     }
@@ -168,7 +168,7 @@ impl SignalSet {
     }
 
     /// Takes every pending signal of the set without waiting; how many were taken.
-    pub fn drain(&self) -> usize {
+    pub(crate) fn drain(&self) -> usize {
         let zero = libc::timespec {
             tv_sec: 0,
             tv_nsec: 0,

@@ -13,7 +13,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 /// The wait is poll(2) with a bound, the stop requests checked between; each write is at most
 /// PIPE_BUF bytes once poll said there is room, so that even a descriptor opened blocking by
 /// the caller does not block in it.
-pub struct StopAware {
+pub(crate) struct StopAware {
     fd: OwnedFd,
     /// A file, where writes never wait for a reader: written as given.
     file: bool,
@@ -47,7 +47,7 @@ fn waited_for_room() {
 const PIPE_BUF: usize = 4096;
 
 impl StopAware {
-    pub fn new(fd: OwnedFd) -> StopAware {
+    pub(crate) fn new(fd: OwnedFd) -> StopAware {
         let file = super::path::stat(fd.as_fd()).is_ok_and(|s| s.kind == Kind::File);
         StopAware {
             fd,
@@ -112,7 +112,7 @@ impl Write for StopAware {
 
 /// What [`write_unless_stopped`] did with a text.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Written {
+pub(crate) enum Written {
     /// Written whole.
     Whole,
     /// Given up, in part or whole, because a stop was requested and the reader had no room:
@@ -130,7 +130,7 @@ pub enum Written {
 /// that is only slow), and once a text has been given up after a stop, later texts wait not at
 /// all: every text after the stop then costs one poll, not a wait, and the exit is not held.
 /// `fd` is borrowed, never duplicated, so that a process out of descriptors can still write.
-pub fn write_unless_stopped(fd: BorrowedFd, text: &[u8]) -> Written {
+pub(crate) fn write_unless_stopped(fd: BorrowedFd, text: &[u8]) -> Written {
     use std::sync::atomic::{AtomicBool, Ordering};
     /// Set once a text was given up after a stop: the reader is taken to be stalled for good.
     static GAVE_UP: AtomicBool = AtomicBool::new(false);

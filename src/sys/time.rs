@@ -36,7 +36,7 @@ pub fn now_ns(clock: ClockId) -> u64 {
 /// clock_getres(2) in nanoseconds, or None when the clock is not supported.
 // i64::from widens time_t and c_long on 32-bit targets; on 64-bit ones it is the identity.
 #[allow(clippy::useless_conversion)]
-pub fn resolution_ns(clock: ClockId) -> Option<i64> {
+pub(crate) fn resolution_ns(clock: ClockId) -> Option<i64> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

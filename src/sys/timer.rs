@@ -19,7 +19,7 @@ impl Arming {
     /// First expiry at `first_ns` (absolute or relative, as the call that takes it says), then
     /// every `interval_ns`.
     #[inline]
-    pub fn new(first_ns: u64, interval_ns: u64) -> Arming {
+    pub(crate) fn new(first_ns: u64, interval_ns: u64) -> Arming {
         Arming(libc::itimerspec {
             it_interval: ns_to_timespec(interval_ns),
             it_value: ns_to_timespec(first_ns),
@@ -37,7 +37,7 @@ pub(crate) struct TimerFd(RawFd);
 
 impl TimerFd {
     /// A timerfd on `clock`, close-on-exec, not armed.
-    pub fn new(clock: ClockId) -> io::Result<TimerFd> {
+    pub(crate) fn new(clock: ClockId) -> io::Result<TimerFd> {
         // SAFETY: plain syscall.
         super::check(unsafe { libc::timerfd_create(clock, libc::TFD_CLOEXEC) }).map(TimerFd)
     }

@@ -38,24 +38,24 @@ use super::split::CpuTimeline;
 
 /// What the trace shows of one IPC sample's chain (trace clock = CLOCK_MONOTONIC, ns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IpcChain {
+pub(crate) struct IpcChain {
     /// The sample: its due time and latency (the receiver's read minus the sender's stamp).
     pub due_ns: u64,
     pub latency_ns: i64,
     /// The sender's timer: its expiry's `now` minus the later of the programmed expiry (the
     /// due time) and the arming.
-    pub sender_irq_latency_ns: i64,
+    pub(crate) sender_irq_latency_ns: i64,
     /// How long after the due time the sender's timer was armed (0 when before it): the due
     /// time was handed over late, after a late previous wakeup.
-    pub handed_late_ns: u64,
+    pub(crate) handed_late_ns: u64,
     /// When the sender's timer expired.
-    pub sender_expiry_ts: u64,
+    pub(crate) sender_expiry_ts: u64,
     /// When the sender got its CPU after the timer (S); None if the trace lacks the switch.
-    pub sender_running_ts: Option<u64>,
+    pub(crate) sender_running_ts: Option<u64>,
     /// The sender's sched_waking of the receiver (K).
-    pub waking_ts: Option<u64>,
+    pub(crate) waking_ts: Option<u64>,
     /// The receiver's sched_switch in after that (R).
-    pub receiver_running_ts: Option<u64>,
+    pub(crate) receiver_running_ts: Option<u64>,
 }
 
 impl IpcChain {
@@ -163,7 +163,7 @@ pub(crate) mod tests {
     use crate::trace::decode::TaskRef;
     use crate::trace::decode::task;
 
-    pub fn push(t: &mut CpuTimeline, ts: u64, pid: i32, kind: Kind, measuring: &[i32]) {
+    pub(crate) fn push(t: &mut CpuTimeline, ts: u64, pid: i32, kind: Kind, measuring: &[i32]) {
         t.push(
             TraceEvent {
                 ts,
@@ -180,15 +180,15 @@ pub(crate) mod tests {
     /// receiver (tid 7, `jl-measure-0`) at `wake_ns`. On CPU 0 the receiver left at 0.9 ms to
     /// `held_by_0` and is switched in again at `home_ns`.
     pub(crate) struct Scene {
-        pub held_by_1: TaskRef,
-        pub expire_ns: u64,
-        pub sender_back_ns: u64,
-        pub wake_ns: u64,
-        pub held_by_0: TaskRef,
-        pub home_ns: u64,
+        pub(crate) held_by_1: TaskRef,
+        pub(crate) expire_ns: u64,
+        pub(crate) sender_back_ns: u64,
+        pub(crate) wake_ns: u64,
+        pub(crate) held_by_0: TaskRef,
+        pub(crate) home_ns: u64,
     }
 
-    pub fn scene(s: Scene) -> (CpuTimeline, CpuTimeline) {
+    pub(crate) fn scene(s: Scene) -> (CpuTimeline, CpuTimeline) {
         let tids = [7, 8];
         let sender = task(8, 4, "jl-send-1");
         let receiver = task(7, 4, "jl-measure-0");
@@ -234,7 +234,7 @@ pub(crate) mod tests {
     /// The sender's timer fires 2 us late on an idle CPU 1, the sender runs 1 us later and
     /// wakes the receiver 4 us after that; CPU 0 switches the receiver in 300 us later.
     /// `spinner` is what held CPU 0 meanwhile.
-    pub fn two_cpus(spinner: TaskRef) -> (CpuTimeline, CpuTimeline) {
+    pub(crate) fn two_cpus(spinner: TaskRef) -> (CpuTimeline, CpuTimeline) {
         scene(Scene {
             held_by_1: task(0, 120, "swapper/1"),
             expire_ns: 1_002_000,

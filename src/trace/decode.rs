@@ -207,9 +207,9 @@ pub struct Decoder {
     common_type: Field,
     common_pid: Field,
     /// Names of the vector events, e.g. `local_timer`, `reschedule`.
-    pub vector_names: Vec<String>,
+    pub(crate) vector_names: Vec<String>,
     /// Softirq vector names from softirq_entry's print format (`TIMER`, `NET_RX`...).
-    pub softirq_names: Vec<(i64, String)>,
+    pub(crate) softirq_names: Vec<(i64, String)>,
     /// (system, event) of every event to enable.
     pub events: Vec<(String, String)>,
     /// The last name seen per IRQ number, so that the same few names are not re-allocated

@@ -15,10 +15,10 @@ use std::path::Path;
 pub struct Field {
     pub name: String,
     /// The C type as declared, e.g. `pid_t`, `char[16]`, `__data_loc char[]`.
-    pub type_name: String,
+    pub(crate) type_name: String,
     pub offset: usize,
     pub size: usize,
-    pub signed: bool,
+    pub(crate) signed: bool,
 }
 
 impl Field {
@@ -78,7 +78,7 @@ pub struct EventFormat {
     /// The `common_type` value of this event's records.
     pub id: u16,
     pub fields: Vec<Field>,
-    pub print_fmt: String,
+    pub(crate) print_fmt: String,
 }
 
 impl EventFormat {
@@ -204,9 +204,9 @@ pub(crate) fn parse_event_format(system: &str, text: &str) -> Result<EventFormat
 #[derive(Debug, Clone)]
 pub struct HeaderPage {
     /// The page's absolute timestamp: the base of its first event's delta.
-    pub timestamp: Field,
+    pub(crate) timestamp: Field,
     /// Bytes of event data committed on the page, with the missed-events flags in its high bits.
-    pub commit: Field,
+    pub(crate) commit: Field,
     /// Where event data begins; offset + size is the page (sub-buffer) size.
     pub data: Field,
 }
@@ -236,19 +236,19 @@ impl HeaderPage {
 
 /// The event header layout and its reserved type values, from `events/header_event`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HeaderEvent {
-    pub type_len_bits: u32,
-    pub time_delta_bits: u32,
-    pub padding: u32,
-    pub time_extend: u32,
-    pub time_stamp: u32,
+pub(crate) struct HeaderEvent {
+    pub(crate) type_len_bits: u32,
+    pub(crate) time_delta_bits: u32,
+    pub(crate) padding: u32,
+    pub(crate) time_extend: u32,
+    pub(crate) time_stamp: u32,
     /// type_len values 1..=this are data events of type_len * 4 bytes; 0 means "length in
     /// `array[0]`".
-    pub data_max_type_len: u32,
+    pub(crate) data_max_type_len: u32,
 }
 
 impl HeaderEvent {
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let mut map: HashMap<String, u32> = HashMap::new();
         for line in text.lines() {
             let line = line.trim();
@@ -312,7 +312,7 @@ pub(crate) fn read_tracefs_file(path: &Path) -> std::io::Result<String> {
 #[derive(Debug, Clone)]
 pub struct Formats {
     pub header_page: HeaderPage,
-    pub header_event: HeaderEvent,
+    pub(crate) header_event: HeaderEvent,
 }
 
 impl Formats {

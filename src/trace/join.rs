@@ -26,7 +26,7 @@ pub struct ThreadTrace {
     pub tid: i32,
     /// How far after the due time the timer's soft expiry may lie (0: exactly the due time;
     /// see [`super::split`]).
-    pub tolerance_ns: u64,
+    pub(crate) tolerance_ns: u64,
     /// Samples above this latency are explained.
     pub explain_above_ns: u64,
     /// A noise thread: its samples are gaps of a loop that never sleeps (no timer to split
@@ -88,7 +88,7 @@ impl Joiner {
 
     /// Also looks for the timers of the measuring threads on `cpus` (traced for them only):
     /// every sample then waits for their trace too.
-    pub fn with_timer_cpus(mut self, cpus: Vec<usize>) -> Self {
+    pub(crate) fn with_timer_cpus(mut self, cpus: Vec<usize>) -> Self {
         self.timer_cpus = cpus;
         self
     }

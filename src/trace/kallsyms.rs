@@ -25,7 +25,7 @@ pub(crate) const MAX_FUNCTION_BYTES: u64 = 0x10_0000;
 /// One line of kallsyms: address, type letter, name, and the module in brackets if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Line<'a> {
-    pub address: u64,
+    pub(crate) address: u64,
     pub kind: &'a str,
     pub name: &'a str,
     pub module: Option<&'a str>,

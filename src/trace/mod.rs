@@ -23,10 +23,10 @@
 pub mod bpf;
 pub mod chain;
 pub mod decode;
-pub mod explain;
+pub(crate) mod explain;
 pub mod format;
 pub mod join;
-pub mod kallsyms;
+pub(crate) mod kallsyms;
 pub(crate) mod migration;
 pub mod page;
 pub mod reader;
@@ -40,7 +40,8 @@ use crate::plan::TraceBackendChoice;
 use decode::Decoder;
 use explain::Names;
 use format::Formats;
-pub use join::{Joiner, SenderTrace, ThreadTrace};
+pub use join::SenderTrace;
+pub use join::{Joiner, ThreadTrace};
 use reader::{Reader, ReaderStats};
 use std::path::Path;
 use std::sync::mpsc::{self, Sender};
@@ -82,7 +83,7 @@ pub(crate) fn cpumask_hex(cpus: &[usize]) -> String {
 pub struct Reduction {
     /// The thread's due time may lie before its timer's expiry (relative sleeps: the kernel
     /// arms the timer from its own clock read, a little after the thread's).
-    pub near_due: bool,
+    pub(crate) near_due: bool,
 }
 
 /// The back end a run uses and why (run.json `trace.backend`, `trace.backend_reason`).
@@ -241,14 +242,14 @@ fn auto_fallback(refusal: &bpf::Refusal) -> BackendChoice {
 pub struct TraceConfig {
     /// `bpf` or `tracefs`.
     pub backend: &'static str,
-    pub backend_reason: String,
+    pub(crate) backend_reason: String,
     /// BPF: wakeups not later than the explanation threshold were reduced in the kernel.
-    pub reduced: bool,
+    pub(crate) reduced: bool,
     /// The tracefs instance; empty for BPF.
     pub instance: String,
     pub events: Vec<String>,
-    pub filters: Vec<String>,
-    pub buffer_kb: u64,
+    pub(crate) filters: Vec<String>,
+    pub(crate) buffer_kb: u64,
 }
 
 /// The running back end: the tracefs instance, or the attached BPF programs.

@@ -42,14 +42,14 @@ pub enum Missed {
 /// What a page held, besides its events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageInfo {
-    pub timestamp: u64,
+    pub(crate) timestamp: u64,
     /// Bytes of event data.
-    pub data_len: usize,
+    pub(crate) data_len: usize,
     pub missed: Missed,
     pub events: usize,
     pub paddings: usize,
     pub time_extends: usize,
-    pub time_stamps: usize,
+    pub(crate) time_stamps: usize,
     /// Data events whose length was in `array[0]`.
     pub long_events: usize,
 }

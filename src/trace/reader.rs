@@ -26,13 +26,13 @@ use std::time::Duration;
 
 /// A task's scheduling policy, as the kernel reported it while the task was in the trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TaskPolicy {
+pub(crate) struct TaskPolicy {
     /// `FIFO`, `RR`, `DEADLINE`, `OTHER`, `BATCH`, `IDLE`.
     pub policy: &'static str,
     /// rt_priority for FIFO and RR; the nice value for OTHER, BATCH and IDLE; 0 for DEADLINE.
     pub prio: i32,
     /// The kernel prio the trace showed when this was looked up.
-    pub kernel_prio: i32,
+    pub(crate) kernel_prio: i32,
 }
 
 /// Looks up a task's policy now (sched_getscheduler, sched_getparam, getpriority).
@@ -89,9 +89,9 @@ pub struct TraceBatch {
     pub cpu: usize,
     pub events: Vec<TraceEvent>,
     /// Every event this CPU wrote before this CLOCK_MONOTONIC time has been sent.
-    pub complete_until_ns: u64,
+    pub(crate) complete_until_ns: u64,
     /// Policies of tasks first seen in this batch.
-    pub policies: Vec<(i32, TaskPolicy)>,
+    pub(crate) policies: Vec<(i32, TaskPolicy)>,
     /// The reader's last batch of this CPU (read after the measuring threads ended): nothing
     /// the run did is still to come.
     pub last: bool,
@@ -104,14 +104,14 @@ pub struct ReaderStats {
     pub bytes: u64,
     pub events: u64,
     /// Events the kernel reported lost in page headers.
-    pub lost_events: u64,
+    pub(crate) lost_events: u64,
     /// Pages flagged with lost events whose number the kernel could not store.
-    pub lost_unknown: u64,
+    pub(crate) lost_unknown: u64,
     /// CPU time the reader thread used, ns.
-    pub cpu_time_ns: u64,
+    pub(crate) cpu_time_ns: u64,
     /// BPF: the events the programs handled, all CPUs (with the in-kernel reduction most of
     /// them never reach the reader).
-    pub kernel_events: Option<u64>,
+    pub(crate) kernel_events: Option<u64>,
 }
 
 /// The running reader thread.

@@ -142,7 +142,7 @@ pub(crate) struct Instance {
 impl Instance {
     /// Creates `instances/<name>` under the tracefs `root`, journaled in this user's trusted
     /// directory.
-    pub fn create(root: &Path, name: &str) -> Result<Self, String> {
+    pub(crate) fn create(root: &Path, name: &str) -> Result<Self, String> {
         let journal_dir = TrustedDir::for_this_user(true).map_err(|e| {
             unavailable(format!(
                 "cannot keep the journal that lets the next start remove the tracing instance of a killed run: {}; the journals live under /run (every init system mounts it: `mount -t tmpfs run /run` where it is missing), or trace with --trace-backend bpf, which makes no instance",
@@ -206,7 +206,7 @@ impl Instance {
     /// Writes `value` to a control file of the instance (relative path), with an error that
     /// names the file, the value and the kernel's reason. A file that is not there is an
     /// error, never made.
-    pub fn write(&self, file: &str, value: &str) -> Result<(), WriteError> {
+    pub(crate) fn write(&self, file: &str, value: &str) -> Result<(), WriteError> {
         use std::io::Write;
         let path = self.path.join(file);
         fs::OpenOptions::new()
@@ -220,7 +220,7 @@ impl Instance {
             })
     }
 
-    pub fn read(&self, file: &str) -> Result<String, String> {
+    pub(crate) fn read(&self, file: &str) -> Result<String, String> {
         let path = self.path.join(file);
         super::format::read_tracefs_file(&path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))
@@ -229,7 +229,7 @@ impl Instance {
     /// Turns tracing off and removes the instance. The kernel refuses (EBUSY) while a file
     /// of the instance is open, so readers must be closed first; a few retries cover a reader
     /// thread that is closing its files at the same moment.
-    pub fn remove(&mut self) -> Result<(), String> {
+    pub(crate) fn remove(&mut self) -> Result<(), String> {
         if self.removed {
             return Ok(());
         }

@@ -9,15 +9,15 @@ use crate::error::{OrFailure, Result};
 use crate::results::ResultDir;
 
 /// The deploy directory's name in the tune directory.
-pub const DIR: &str = "deploy";
-pub const SYSCTL: &str = "99-jitterlab-tune.conf";
-pub const SCRIPT: &str = "jitterlab-tune.sh";
-pub const UNIT: &str = "jitterlab-tune.service";
-pub const TUNED: &str = "tuned.conf";
+pub(crate) const DIR: &str = "deploy";
+pub(crate) const SYSCTL: &str = "99-jitterlab-tune.conf";
+pub(crate) const SCRIPT: &str = "jitterlab-tune.sh";
+pub(crate) const UNIT: &str = "jitterlab-tune.service";
+pub(crate) const TUNED: &str = "tuned.conf";
 
 /// The files' texts for the fixes at `worthwhile` (indexes into the plan's measured fixes):
 /// (name, text) pairs; empty when there is nothing worth deploying.
-pub fn files(plan: &TunePlan, worthwhile: &[usize]) -> Vec<(&'static str, String)> {
+pub(crate) fn files(plan: &TunePlan, worthwhile: &[usize]) -> Vec<(&'static str, String)> {
     if worthwhile.is_empty() {
         return Vec::new();
     }
@@ -87,7 +87,7 @@ pub fn files(plan: &TunePlan, worthwhile: &[usize]) -> Vec<(&'static str, String
 }
 
 /// Writes [`files`] into `dir`'s `deploy/`; the paths written, relative to `dir`.
-pub fn write(dir: &ResultDir, plan: &TunePlan, worthwhile: &[usize]) -> Result<Vec<String>> {
+pub(crate) fn write(dir: &ResultDir, plan: &TunePlan, worthwhile: &[usize]) -> Result<Vec<String>> {
     let files = files(plan, worthwhile);
     if files.is_empty() {
         return Ok(Vec::new());

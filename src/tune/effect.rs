@@ -10,7 +10,7 @@ use serde::Serialize;
 
 /// One figure of a fix against the baseline.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Figure {
+pub(crate) struct Figure {
     /// `p99`, `p99.9`, `max` or `over deadline /h`.
     pub statistic: &'static str,
     /// The unit of `baseline` and `with_fix`: `ns` for the latencies, `per hour` for the rate
@@ -33,11 +33,11 @@ pub struct Figure {
 
 impl Figure {
     /// The interval lies wholly below 1: the fix lowers it beyond chance.
-    pub fn lowered(&self) -> bool {
+    pub(crate) fn lowered(&self) -> bool {
         self.ratio_high.is_some_and(|h| h < 1.0)
     }
     /// The interval lies wholly above 1: the fix raises it beyond chance.
-    pub fn raised(&self) -> bool {
+    pub(crate) fn raised(&self) -> bool {
         self.ratio_low.is_some_and(|l| l > 1.0)
     }
 }
@@ -45,7 +45,7 @@ impl Figure {
 /// The verdict on a fix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// p99.9 or the spike rate lowered beyond chance, and nothing raised: worth applying.
     Worthwhile,
     /// Every interval holds no change.
@@ -57,7 +57,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             Verdict::Worthwhile => "worth applying",
             Verdict::NoMeasurableEffect => "no measurable effect",
@@ -69,7 +69,7 @@ impl Verdict {
 
 /// A fix's figures and verdict.
 #[derive(Debug, Clone, Serialize)]
-pub struct Effect {
+pub(crate) struct Effect {
     pub figures: Vec<Figure>,
     pub verdict: Verdict,
     /// Wakeups measured, baseline and with the fix.
@@ -80,7 +80,7 @@ pub struct Effect {
 const JUDGED: &[&str] = &["p99", "p99.9", "max"];
 
 /// The effect of the runs `with_fix` against `baseline` (every measured CPU together).
-pub fn effect(baseline: &[LoadedRun], with_fix: &[LoadedRun]) -> Effect {
+pub(crate) fn effect(baseline: &[LoadedRun], with_fix: &[LoadedRun]) -> Effect {
     let comparison = compare_groups(&[baseline, with_fix]);
     let mut figures: Vec<Figure> = JUDGED
         .iter()

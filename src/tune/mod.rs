@@ -11,12 +11,12 @@
 //! Layer: above the session and the views (it runs sessions and compares their results),
 //! below the commands.
 
-pub mod deploy;
-pub mod effect;
-pub mod fixes;
-pub mod record;
-pub mod schedule;
-pub mod view;
+pub(crate) mod deploy;
+pub(crate) mod effect;
+pub(crate) mod fixes;
+pub(crate) mod record;
+pub(crate) mod schedule;
+pub(crate) mod view;
 
 use crate::error::{Failure, Result};
 use crate::format::run_record::Ended;
@@ -31,35 +31,35 @@ use std::path::Path;
 
 /// A fix that will be measured: what it changes here, and what it is now.
 #[derive(Debug, Clone)]
-pub struct Measured {
-    pub fix: &'static Fix,
-    pub change: Change,
+pub(crate) struct Measured {
+    pub(crate) fix: &'static Fix,
+    pub(crate) change: Change,
     pub now: String,
 }
 
 /// A fix that will not be measured, and why.
 #[derive(Debug, Clone)]
-pub struct Unmeasured {
-    pub fix: &'static Fix,
+pub(crate) struct Unmeasured {
+    pub(crate) fix: &'static Fix,
     pub why: String,
     /// It needs a reboot or another kernel; `why` says how to measure it instead.
-    pub needs_reboot: bool,
+    pub(crate) needs_reboot: bool,
 }
 
 /// A validated tune.
 #[derive(Debug, Clone)]
-pub struct TunePlan {
+pub(crate) struct TunePlan {
     /// Every arm's run (its `out` set per arm): the user's run options, with PM QoS and the
     /// cpuset partition off, since they are fixes measured here, not the machine as it is.
     pub base: RunPlan,
-    pub rounds: usize,
+    pub(crate) rounds: usize,
     pub measured: Vec<Measured>,
-    pub unmeasured: Vec<Unmeasured>,
+    pub(crate) unmeasured: Vec<Unmeasured>,
 }
 
 /// Probes the fixes named in `chosen` (every fix when empty) on `ctx`, and plans `rounds`
 /// rounds of arms of `base`. A name that is not a fix is refused, listing them.
-pub fn plan(base: RunPlan, chosen: &[String], rounds: usize, ctx: &Ctx) -> Result<TunePlan> {
+pub(crate) fn plan(base: RunPlan, chosen: &[String], rounds: usize, ctx: &Ctx) -> Result<TunePlan> {
     if rounds < 2 {
         return Err(Failure::usage(format!(
             "--rounds {rounds}: at least 2 rounds are needed for an interval that can tell a fix from the noise"
@@ -121,7 +121,7 @@ pub fn plan(base: RunPlan, chosen: &[String], rounds: usize, ctx: &Ctx) -> Resul
 
 impl TunePlan {
     /// The names of the measured fixes, in order.
-    pub fn names(&self) -> Vec<&'static str> {
+    pub(crate) fn names(&self) -> Vec<&'static str> {
         self.measured.iter().map(|m| m.fix.name).collect()
     }
 
@@ -153,16 +153,16 @@ impl TunePlan {
 }
 
 /// How a tune ended.
-pub struct TuneOutcome {
+pub(crate) struct TuneOutcome {
     pub record: TuneRecord,
     /// Stopped by SIGINT/SIGTERM before every arm ran.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
 }
 
 /// Runs the arms of `plan` into the tune directory `dir` (made, with its tune.json written
 /// after each arm), the worthwhile fixes together after the rounds, and writes the deploy
 /// files. `say`: a progress line (stderr).
-pub fn run(
+pub(crate) fn run(
     plan: &TunePlan,
     dir: &ResultDir,
     quiet: bool,

@@ -12,20 +12,20 @@ use serde::Serialize;
 
 /// The whole record.
 #[derive(Debug, Clone, Serialize)]
-pub struct TuneRecord {
+pub(crate) struct TuneRecord {
     /// The format's version (run.json's), first: the marker of a result directory.
     pub format: u32,
     /// The confidence of every interval (0.95).
     pub confidence: f64,
     pub cpus: Vec<usize>,
     /// Rounds of the baseline and every fix.
-    pub rounds: usize,
+    pub(crate) rounds: usize,
     /// Each arm's length, ns (None: `--loops`).
-    pub arm_duration_ns: Option<u64>,
+    pub(crate) arm_duration_ns: Option<u64>,
     /// The fixes measured, with what each changes.
     pub measured: Vec<PlannedFix>,
     /// The fixes not measured, and why.
-    pub not_measured: Vec<UnmeasuredFix>,
+    pub(crate) not_measured: Vec<UnmeasuredFix>,
     /// Every arm run so far, in order.
     pub arms: Vec<ArmRecord>,
     /// Each measured fix against the baseline (after the rounds), in the ranking's order
@@ -33,33 +33,33 @@ pub struct TuneRecord {
     pub fixes: Vec<FixRecord>,
     /// The worthwhile fixes together against none (when there were two or more).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub together: Option<Effect>,
+    pub(crate) together: Option<Effect>,
     /// The deploy files written, in the tune directory.
     pub deploy: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct PlannedFix {
+pub(crate) struct PlannedFix {
     pub name: &'static str,
     /// What it is now on this machine.
     pub now: String,
     /// The files it writes (`file = value`) or the run option it turns on.
-    pub changes: Vec<String>,
+    pub(crate) changes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct UnmeasuredFix {
+pub(crate) struct UnmeasuredFix {
     pub name: &'static str,
     pub why: String,
-    pub needs_reboot: bool,
+    pub(crate) needs_reboot: bool,
 }
 
 /// One arm.
 #[derive(Debug, Clone, Serialize)]
-pub struct ArmRecord {
+pub(crate) struct ArmRecord {
     pub round: usize,
     /// `baseline`, a fix's name, or `together`.
-    pub treatment: String,
+    pub(crate) treatment: String,
     /// Its result directory, in the tune directory.
     pub dir: String,
     /// Its run.json `ended`.
@@ -74,7 +74,7 @@ pub struct FixRecord {
     /// Its place in the ranking, 1 first.
     pub rank: usize,
     pub name: String,
-    pub effect: Effect,
+    pub(crate) effect: Effect,
 }
 
 /// The fixes' records from their effects (in the plan's order), ranked: in the ranking's
@@ -94,7 +94,7 @@ pub fn ranked(names: &[&str], effects: Vec<Effect>) -> Vec<FixRecord> {
 }
 
 /// What a change writes or turns on, one line each.
-pub fn change_lines(change: &Change) -> Vec<String> {
+pub(crate) fn change_lines(change: &Change) -> Vec<String> {
     match change {
         Change::Settings(s) => s
             .iter()
@@ -106,7 +106,7 @@ pub fn change_lines(change: &Change) -> Vec<String> {
 }
 
 impl TuneRecord {
-    pub fn new(plan: &TunePlan) -> TuneRecord {
+    pub(crate) fn new(plan: &TunePlan) -> TuneRecord {
         TuneRecord {
             format: FORMAT,
             confidence: crate::analysis::compare::CONFIDENCE,

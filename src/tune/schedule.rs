@@ -7,7 +7,7 @@
 
 /// What an arm measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Treatment {
+pub(crate) enum Treatment {
     /// No fix: the machine as it is.
     Baseline,
     /// The fix at this index of the tune's measured fixes.
@@ -18,7 +18,7 @@ pub enum Treatment {
 
 impl Treatment {
     /// The arm's directory name part: `baseline`, the fix's name, `together`.
-    pub fn name(self, fixes: &[&str]) -> String {
+    pub(crate) fn name(self, fixes: &[&str]) -> String {
         match self {
             Treatment::Baseline => "baseline".into(),
             Treatment::Fix(i) => fixes[i].to_string(),
@@ -29,13 +29,13 @@ impl Treatment {
 
 /// One arm: a run of one setting in one round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Arm {
+pub(crate) struct Arm {
     pub round: usize,
-    pub treatment: Treatment,
+    pub(crate) treatment: Treatment,
 }
 
 /// The first phase: `rounds` rounds of the baseline and each of `fixes` fixes, rotated.
-pub fn rounds(fixes: usize, rounds: usize) -> Vec<Arm> {
+pub(crate) fn rounds(fixes: usize, rounds: usize) -> Vec<Arm> {
     let treatments: Vec<Treatment> = std::iter::once(Treatment::Baseline)
         .chain((0..fixes).map(Treatment::Fix))
         .collect();
@@ -53,7 +53,7 @@ pub fn rounds(fixes: usize, rounds: usize) -> Vec<Arm> {
 
 /// The final phase: `rounds` rounds of the baseline and every worthwhile fix together,
 /// A B, B A, A B...
-pub fn together(rounds: usize) -> Vec<Arm> {
+pub(crate) fn together(rounds: usize) -> Vec<Arm> {
     (0..rounds)
         .flat_map(|round| {
             let pair = match round % 2 {

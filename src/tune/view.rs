@@ -35,7 +35,7 @@ fn row(name: &str, e: &Effect) -> String {
 }
 
 /// The whole table.
-pub fn table(record: &TuneRecord) -> String {
+pub(crate) fn table(record: &TuneRecord) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "Fixes against the baseline, best first: ratio with/without, 95 % interval, {} rounds{}\n",

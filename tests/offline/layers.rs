@@ -15,7 +15,7 @@ use std::path::Path;
 
 /// The layers, bottom first. A module may import the modules of every layer below its own and
 /// nothing of its own layer but itself.
-const LAYERS: &[(&str, &[&str])] = &[
+pub(crate) const LAYERS: &[(&str, &[&str])] = &[
     // The libc boundary, which needs nothing of the crate (its tests' eprintln! aside).
     ("libc boundary", &["sys"]),
     // The one writer of standard error, which every module's eprintln! reaches (lib.rs's

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod architecture;
 mod big_events;
 mod big_inputs;
 mod cli_help;
@@ -33,6 +34,7 @@ mod layers;
 mod newcomer;
 mod oslat;
 mod output_paths;
+mod public_surface;
 mod readers;
 mod report_figures;
 mod reproducing;

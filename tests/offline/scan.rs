@@ -157,6 +157,13 @@ pub(crate) fn classify(text: &str) -> Vec<Line> {
     lines
 }
 
+/// Each line of `text` as code with comments taken out and the contents of string and
+/// character literals blanked: the identifiers a file really uses (`tests/offline/public_surface.rs`
+/// reads tests/ and bench/ so, not counting the code its guards plant in strings).
+pub(crate) fn bare_lines(text: &str) -> Vec<String> {
+    lex(text).1
+}
+
 /// The last line of the item that starts after the attribute line before `from` (further
 /// attributes skipped): where the braces opened in it close, or its `;` before any brace.
 /// `bare` is each line's code with literals blanked, so that only real braces count.

@@ -13,9 +13,11 @@ mod evaluate;
 mod parse;
 mod verdict;
 
-pub use super::metric::{METRICS, Metric};
-pub use parse::{BudgetError, accepted};
-pub use verdict::{breaches, judge_run, verdict_lines};
+pub(crate) use super::metric::METRICS;
+pub use super::metric::Metric;
+pub use parse::accepted;
+pub use verdict::breaches;
+pub(crate) use verdict::{judge_run, verdict_lines};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {

@@ -10,7 +10,7 @@ use std::fmt;
 pub struct BudgetError {
     pub expression: String,
     /// 1-based position of the clause.
-    pub clause_number: usize,
+    pub(crate) clause_number: usize,
     pub clause: String,
     /// Byte offset and length of the clause in the expression (for the caret line).
     pub offset: usize,

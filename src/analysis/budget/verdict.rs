@@ -8,7 +8,7 @@ use crate::format::run_record::BudgetVerdict;
 use crate::measure::clock::monotonic_ns;
 
 /// One line per clause for terminals: `PASS  max<200us  (cpu1: 42.0 us)`.
-pub fn verdict_lines(verdict: &BudgetVerdict) -> Vec<String> {
+pub(crate) fn verdict_lines(verdict: &BudgetVerdict) -> Vec<String> {
     let width = verdict
         .clauses
         .iter()
@@ -41,7 +41,7 @@ pub fn verdict_lines(verdict: &BudgetVerdict) -> Vec<String> {
 
 /// At the end of `jitterlab run`: judges the run and stores the verdict in the record; returns
 /// one `BudgetBreach` event per violated clause, for the run's writer of events.jsonl.
-pub fn judge_run(budget: &Budget, record: &mut RunRecord) -> Vec<Event> {
+pub(crate) fn judge_run(budget: &Budget, record: &mut RunRecord) -> Vec<Event> {
     let verdict = budget.evaluate(record);
     let time_ns = monotonic_ns();
     let events = breaches(&verdict)

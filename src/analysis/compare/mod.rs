@@ -3,6 +3,10 @@
 //! difference. The method (block bootstrap over the interval histograms, or exact
 //! order-statistic intervals when a run has too few intervals or too thin a tail) is documented
 //! in docs/compare.md; every interval says which method made it.
+//!
+//! One concern (issue 41's near-limit files): the comparison of runs, its result types and how
+//! each scope's figures and intervals are made; pooling groups of runs (`tune`) is `pooled.rs`,
+//! the quantile methods are `analysis::quantile`.
 
 use super::metric::Metric;
 use super::quantile::{self, Blocks, Bounds, Sparse};
@@ -49,9 +53,9 @@ pub struct RunInfo {
     pub duration_ns: Option<u64>,
     pub samples: u64,
     /// Interval histograms in latency.hlog (per CPU): 1 for imported whole-run histograms.
-    pub intervals_per_cpu: usize,
+    pub(crate) intervals_per_cpu: usize,
     /// The source format when the run was imported.
-    pub imported_from: Option<String>,
+    pub(crate) imported_from: Option<String>,
     /// What the run measured: wakeup latencies, or a noise run's gaps (`samples` counts them).
     pub kind: crate::format::kind::RunKind,
     /// What reading the run's files met that its figures depend on (a missing or short
@@ -63,9 +67,9 @@ pub struct RunInfo {
 /// A confidence interval of a difference (B − A), ns. A None side is unbounded: the data
 /// cannot bound it (too few samples beyond the quantile).
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Interval {
-    pub low_ns: Option<f64>,
-    pub high_ns: Option<f64>,
+pub(crate) struct Interval {
+    pub(crate) low_ns: Option<f64>,
+    pub(crate) high_ns: Option<f64>,
     /// `bootstrap` or `order-statistic`.
     pub method: &'static str,
 }
@@ -82,7 +86,7 @@ impl Interval {
 
 /// A run's statistic against the first run's.
 #[derive(Debug, Clone, Serialize)]
-pub struct Versus {
+pub(crate) struct Versus {
     /// This run's value / the first run's; None when the first run's is 0 or either is absent.
     pub ratio: Option<f64>,
     /// This run's value − the first run's (ns or periods, as the row's unit).
@@ -93,26 +97,26 @@ pub struct Versus {
 
 /// One statistic of one scope across all runs.
 #[derive(Debug, Clone, Serialize)]
-pub struct StatRow {
+pub(crate) struct StatRow {
     /// `min`, `mean`, `p50`, `p99`, `p99.9`, `p99.99`, `max`, `missed`.
-    pub statistic: &'static str,
+    pub(crate) statistic: &'static str,
     /// `ns` for latencies, `periods` for missed periods.
     pub unit: &'static str,
     /// One per run, in run order; None when absent (no samples, or not in an imported source).
     pub values: Vec<Option<f64>>,
     /// One per run after the first, in run order.
-    pub versus_first: Vec<Versus>,
+    pub(crate) versus_first: Vec<Versus>,
 }
 
 impl StatRow {
-    pub fn metric(&self) -> Metric {
+    pub(crate) fn metric(&self) -> Metric {
         Metric::parse(self.statistic).expect("rows carry grammar names")
     }
 }
 
 /// All statistics of one scope: `overall` (every CPU's samples together) or one CPU.
 #[derive(Debug, Clone, Serialize)]
-pub struct ScopeComparison {
+pub(crate) struct ScopeComparison {
     /// `overall` or `cpuN`.
     pub scope: String,
     pub cpu: Option<usize>,
@@ -122,35 +126,35 @@ pub struct ScopeComparison {
     /// Per run: the CPU time of the scope's measuring threads per wakeup (run.json `cpu_time`
     /// over `samples + dropped_records`), ns; None when the run did not record it (imported
     /// runs, older files).
-    pub cpu_time_per_cycle_ns: Vec<Option<f64>>,
+    pub(crate) cpu_time_per_cycle_ns: Vec<Option<f64>>,
 }
 
 /// The method settings, recorded with the results so that they can be reproduced.
 #[derive(Debug, Clone, Serialize)]
 pub struct MethodInfo {
-    pub confidence: f64,
-    pub bootstrap_replicates: usize,
-    pub bootstrap_max_blocks: usize,
-    pub bootstrap_min_intervals: usize,
-    pub bootstrap_min_tail_samples: f64,
+    pub(crate) confidence: f64,
+    pub(crate) bootstrap_replicates: usize,
+    pub(crate) bootstrap_max_blocks: usize,
+    pub(crate) bootstrap_min_intervals: usize,
+    pub(crate) bootstrap_min_tail_samples: f64,
     pub seed: u64,
 }
 
 /// Groups of runs, each compared as one run ([`compare_groups`]).
 #[derive(Debug, Clone, Serialize)]
-pub struct ComparisonOfGroups {
+pub(crate) struct ComparisonOfGroups {
     /// `A`, `B`, ... one per group.
     pub labels: Vec<String>,
     /// The runs in each group.
     pub runs: Vec<usize>,
-    pub scopes: Vec<ScopeComparison>,
+    pub(crate) scopes: Vec<ScopeComparison>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     pub runs: Vec<RunInfo>,
     pub method: MethodInfo,
-    pub scopes: Vec<ScopeComparison>,
+    pub(crate) scopes: Vec<ScopeComparison>,
 }
 
 /// One run's data for one scope.
@@ -527,7 +531,7 @@ fn interval(b: Bounds, method: &'static str) -> Interval {
 }
 
 mod pooled;
-pub use pooled::compare_groups;
+pub(crate) use pooled::compare_groups;
 
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,7 @@ use crate::results::loaded::LoadedRun;
 
 /// Compares each group (at least two; each at least one run) against the first, overall
 /// and per CPU, as [`super::compare`] compares runs.
-pub fn compare_groups(groups: &[&[LoadedRun]]) -> ComparisonOfGroups {
+pub(crate) fn compare_groups(groups: &[&[LoadedRun]]) -> ComparisonOfGroups {
     let mut cpus: Vec<usize> = groups
         .iter()
         .flat_map(|g| g.iter())

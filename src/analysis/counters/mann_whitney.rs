@@ -17,13 +17,13 @@ pub(crate) const EXACT_STEPS: f64 = 2e8;
 
 /// How the p-value was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     Exact,
     Normal,
 }
 
 impl Method {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Method::Exact => "exact",
             Method::Normal => "normal approximation",
@@ -33,7 +33,7 @@ impl Method {
 
 /// The test of `a` against `b`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// U of `a`: the number of pairs (x in a, y in b) with x > y, ties counting 1/2.
     pub u: f64,
     /// Two-sided: the probability, with no difference between the groups, of a U at least as
@@ -63,7 +63,7 @@ fn doubled_mid_ranks(values: &[f64]) -> Vec<u64> {
 }
 
 /// The two-sided Mann-Whitney test of `a` against `b`; None when either group is empty.
-pub fn test(a: &[f64], b: &[f64]) -> Option<Outcome> {
+pub(crate) fn test(a: &[f64], b: &[f64]) -> Option<Outcome> {
     let (n_a, n_b) = (a.len(), b.len());
     if n_a == 0 || n_b == 0 {
         return None;

@@ -10,7 +10,7 @@
 //! boundaries (a drain side that came late read across two intervals); the others are counted
 //! as left out.
 
-pub mod mann_whitney;
+pub(crate) mod mann_whitney;
 
 use crate::format::counters::{CounterShift, CountersFile, CpuCorrelation, GroupFigures};
 use crate::format::run_record::RunRecord;
@@ -18,18 +18,18 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// The family-wise significance level per CPU.
-pub const ALPHA: f64 = 0.01;
+pub(crate) const ALPHA: f64 = 0.01;
 
 /// The most intervals per CPU tested (the first ones): about 28 h at 1 s. Past that, the
 /// memory of the values (8 bytes per counter per interval) would grow with the run.
-pub const MAX_INTERVALS: usize = 100_000;
+pub(crate) const MAX_INTERVALS: usize = 100_000;
 
 /// Each CPU's late threshold and its basis: its deadline (`--deadline`, else its interval),
 /// the threshold of `deadline_misses` and of the tails' spikes over the deadline.
-pub type Thresholds = HashMap<usize, (u64, String)>;
+pub(crate) type Thresholds = HashMap<usize, (u64, String)>;
 
 /// The thresholds of the threads of `record`.
-pub fn thresholds(record: &RunRecord) -> Thresholds {
+pub(crate) fn thresholds(record: &RunRecord) -> Thresholds {
     record
         .threads
         .iter()
@@ -57,7 +57,7 @@ pub(crate) fn interval_maxima(
 }
 
 /// The correlation of every CPU of `counters`, with the maxima of the interval log.
-pub fn correlate(
+pub(crate) fn correlate(
     thresholds: &Thresholds,
     counters: &CountersFile,
     maxima: &HashMap<(usize, u64), Option<u64>>,
@@ -197,7 +197,7 @@ pub fn correlate_dir(dir: &Path, record: &RunRecord) -> Result<Vec<CpuCorrelatio
 
 /// One counter of one CPU whose per-interval values differ between two runs.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct CounterDiff {
+pub(crate) struct CounterDiff {
     pub cpu: usize,
     pub counter: String,
     /// The first run's intervals, and the other's.
@@ -213,7 +213,7 @@ pub struct CounterDiff {
 /// Mann-Whitney test held to [`ALPHA`] over all the counters tested between the two runs
 /// (Bonferroni). Returns per later run: the counters tested and those that differ, the smallest
 /// p first.
-pub fn compare_runs(first: &CountersFile, other: &CountersFile) -> (u64, Vec<CounterDiff>) {
+pub(crate) fn compare_runs(first: &CountersFile, other: &CountersFile) -> (u64, Vec<CounterDiff>) {
     let series = |f: &CountersFile| {
         let mut m: HashMap<(usize, String), Vec<f64>> = HashMap::new();
         for line in f

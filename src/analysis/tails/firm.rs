@@ -20,16 +20,16 @@ pub(crate) struct FirmWindow {
 /// The window of k consecutive periods with the most misses (the first such, if several).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct WorstWindow {
-    pub misses: u64,
+    pub(crate) misses: u64,
     /// Number (0-based) of the window's first period.
-    pub first_period: u64,
+    pub(crate) first_period: u64,
     /// The window's length: k, or all periods seen when the run had fewer than k.
     pub periods: u64,
 }
 
 impl FirmWindow {
     /// A window over `k` periods (k ≥ 1).
-    pub fn new(k: u64) -> FirmWindow {
+    pub(crate) fn new(k: u64) -> FirmWindow {
         assert!(k >= 1, "an (m,k)-firm window needs k >= 1");
         FirmWindow {
             k,
@@ -44,7 +44,7 @@ impl FirmWindow {
     /// Accounts one period: `missed` when its deadline was missed. A sample that reports n
     /// missed periods (an overrun) is fed as n missed periods followed by its own.
     #[inline]
-    pub fn push(&mut self, missed: bool) {
+    pub(crate) fn push(&mut self, missed: bool) {
         let (word, bit) = ((self.position / 64) as usize, self.position % 64);
         let leaving = (self.ring[word] >> bit) & 1;
         self.ring[word] = (self.ring[word] & !(1 << bit)) | (u64::from(missed) << bit);
@@ -69,18 +69,18 @@ impl FirmWindow {
     }
 
     /// The k of the window.
-    pub fn k(&self) -> u64 {
+    pub(crate) fn k(&self) -> u64 {
         self.k
     }
 
     /// Whether every window so far had at most `m` misses: the `firm(m,k)` verdict.
     #[cfg(test)]
-    pub fn holds(&self, m: u64) -> bool {
+    pub(crate) fn holds(&self, m: u64) -> bool {
         self.worst.misses <= m
     }
 
     /// The worst window so far.
-    pub fn worst(&self) -> WorstWindow {
+    pub(crate) fn worst(&self) -> WorstWindow {
         self.worst
     }
 }

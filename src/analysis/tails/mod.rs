@@ -12,10 +12,10 @@
 //!   checks that must pass before it is shown.
 //! - [`run_length`]: what a run of N wakeups can claim, and how much longer to run.
 
-pub mod evt;
+pub(crate) mod evt;
 pub mod exceedance;
 pub mod firm;
-pub mod interval_spikes;
-pub mod run_length;
+pub(crate) mod interval_spikes;
+pub(crate) mod run_length;
 pub(crate) mod special;
 pub mod spikes;

@@ -10,10 +10,10 @@ use super::special::chi_square_quantile;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct RateBound {
     pub wakeups: u64,
-    pub exceedances: u64,
-    pub confidence: f64,
+    pub(crate) exceedances: u64,
+    pub(crate) confidence: f64,
     /// With `confidence`, the rate per wakeup is below this.
-    pub upper_per_wakeup: f64,
+    pub(crate) upper_per_wakeup: f64,
 }
 
 /// The exact one-sided upper bound of a Poisson rate: x events in `wakeups` trials.
@@ -88,7 +88,12 @@ pub(crate) fn seconds_still_needed(
 /// "no exceedance of 100.0 us in 1 200 000 wakeups: rate < 2.5e-6 per wakeup with 95 %
 /// confidence; 8h00m00s more at this interval to reach 1e-6". The terminal summary and the
 /// live view print it; None before the first wakeup.
-pub fn claim(limit_ns: u64, exceedances: u64, wakeups: u64, interval_ns: u64) -> Option<String> {
+pub(crate) fn claim(
+    limit_ns: u64,
+    exceedances: u64,
+    wakeups: u64,
+    interval_ns: u64,
+) -> Option<String> {
     use crate::units::{format_elapsed, format_ns, group_digits};
     let bound = rate_bound(exceedances, wakeups, 0.95)?;
     let target = 10f64.powf(bound.upper_per_wakeup.log10().floor());

@@ -7,11 +7,11 @@ use super::special::chi_square_quantile;
 
 /// One spike: a run of consecutive wakeups over the threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Spike {
+pub(crate) struct Spike {
     /// Due time of the first late wakeup (ns, the caller's clock).
     pub time_ns: u64,
     /// The largest latency in the run.
-    pub peak_ns: u64,
+    pub(crate) peak_ns: u64,
     /// Wakeups in the run.
     pub wakeups: u64,
 }
@@ -20,13 +20,13 @@ pub struct Spike {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SpikeTimes {
     /// Ascending.
-    pub times_ns: Vec<u64>,
+    pub(crate) times_ns: Vec<u64>,
     /// Each time is known to within this (the wakeup interval from samples, the log interval
     /// from interval maxima).
-    pub resolution_ns: u64,
+    pub(crate) resolution_ns: u64,
     /// True when the count can be too low: from interval maxima, several spikes in one log
     /// interval count as one.
-    pub count_is_lower_bound: bool,
+    pub(crate) count_is_lower_bound: bool,
 }
 
 /// The spikes over `threshold_ns` in `(due_ns, latency_ns)` samples in wakeup order. A spike
@@ -89,14 +89,14 @@ impl SpikeTimes {
 pub struct SpikeRate {
     pub count: u64,
     /// The time the count was taken over.
-    pub exposure_ns: u64,
+    pub(crate) exposure_ns: u64,
     pub per_hour: f64,
     /// Exact (Garwood) two-sided interval of the rate per hour at `confidence`.
     pub per_hour_low: f64,
     pub per_hour_high: f64,
-    pub confidence: f64,
+    pub(crate) confidence: f64,
     /// Mean time between spikes: exposure / count; None without spikes.
-    pub mtbf_ns: Option<u64>,
+    pub(crate) mtbf_ns: Option<u64>,
 }
 
 const NS_PER_HOUR: f64 = 3_600e9;
@@ -126,13 +126,13 @@ pub fn spike_rate(count: u64, exposure_ns: u64, confidence: f64) -> SpikeRate {
 
 /// A period the spike times keep to.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Period {
-    pub period_ns: f64,
+pub(crate) struct Period {
+    pub(crate) period_ns: f64,
     /// Spikes within [`Period::tolerance_ns`] of the grid, and all spikes.
-    pub on_grid: u64,
+    pub(crate) on_grid: u64,
     pub spikes: u64,
     /// Half-width of "on the grid": 1 % of the period plus half the time resolution.
-    pub tolerance_ns: f64,
+    pub(crate) tolerance_ns: f64,
 }
 
 impl Period {

@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// The smallest latency, ns, that exceeds `break_value` in cyclictest's unit (whose values
 /// are truncated: `> 100` us is 101 us, from 101 000 ns).
-pub fn limit_ns(break_value: u64, nsecs: bool) -> i64 {
+pub(crate) fn limit_ns(break_value: u64, nsecs: bool) -> i64 {
     let next = break_value.saturating_add(1);
     let ns = if nsecs {
         next
@@ -21,7 +21,7 @@ pub fn limit_ns(break_value: u64, nsecs: bool) -> i64 {
 
 /// The wakeup that broke the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Break {
+pub(crate) struct Break {
     pub cpu: usize,
     pub latency_ns: i64,
     /// Its due time on the run's clock, ns: the figures cover wakeups due up to it.
@@ -29,7 +29,7 @@ pub struct Break {
 }
 
 /// The earliest wakeup (by the time it woke) at or over `limit_ns` among `cpus`' records.
-pub fn find(
+pub(crate) fn find(
     records: impl Iterator<Item = SampleRecord>,
     cpus: &[usize],
     limit_ns: i64,
@@ -45,14 +45,18 @@ pub fn find(
 }
 
 /// [`find`] over the samples.bin of the run in `run_dir`.
-pub fn find_in(run_dir: &Path, cpus: &[usize], limit_ns: i64) -> Result<Option<Break>, String> {
+pub(crate) fn find_in(
+    run_dir: &Path,
+    cpus: &[usize],
+    limit_ns: i64,
+) -> Result<Option<Break>, String> {
     let reader = crate::commands::dropin::sample_log(run_dir)?;
     Ok(find(reader.map_while(Result::ok), cpus, limit_ns))
 }
 
 /// What cyclictest prints after the histogram with `-b`: the threads' ids, and the thread
 /// that broke and its value when one did.
-pub fn lines(tids: &[i32], broke: Option<(i32, i64)>) -> String {
+pub(crate) fn lines(tids: &[i32], broke: Option<(i32, i64)>) -> String {
     let mut out = String::from("# Thread Ids:");
     for tid in tids {
         out += &format!(" {tid:05}");

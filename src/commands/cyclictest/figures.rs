@@ -71,7 +71,7 @@ impl ThreadFigures {
     }
 
     /// The exact average, for the JSON file's two decimals.
-    pub fn avg_exact(&self) -> f64 {
+    pub(crate) fn avg_exact(&self) -> f64 {
         if self.cycles == 0 {
             0.0
         } else {
@@ -82,13 +82,13 @@ impl ThreadFigures {
 
 /// A latency in cyclictest's unit: ns truncated toward zero to us (as its integer arithmetic
 /// does), or ns with `-N`.
-pub fn in_unit(latency_ns: i64, nsecs: bool) -> i64 {
+pub(crate) fn in_unit(latency_ns: i64, nsecs: bool) -> i64 {
     if nsecs { latency_ns } else { latency_ns / 1000 }
 }
 
 /// Every thread's figures from `records`, the thread of a record being the position of its CPU
 /// in `cpus`; records of other CPUs are ignored.
-pub fn from_records(
+pub(crate) fn from_records(
     records: impl Iterator<Item = SampleRecord>,
     cpus: &[usize],
     histogram: u64,
@@ -106,7 +106,7 @@ pub fn from_records(
 /// The figures from the samples.bin of the run in `run_dir`, of the wakeups due up to `due_until` (ns on the run's
 /// clock) when given (`-b`); a damaged end is a warning (the samples before it count), a read
 /// error is an error.
-pub fn from_sample_log(
+pub(crate) fn from_sample_log(
     run_dir: &Path,
     cpus: &[usize],
     histogram: u64,

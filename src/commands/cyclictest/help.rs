@@ -2,7 +2,7 @@
 //! ones refused (the reasons are in `refused.rs` and docs/cyclictest.md). `-h` is cyclictest's
 //! histogram here, so help is only `--help`.
 
-pub const TEXT: &str = "\
+pub(crate) const TEXT: &str = "\
 jitterlab cyclictest: rt-tests 2.x cyclictest's command line and output, measured by jitterlab
 Usage: jitterlab cyclictest [options]   (or the binary called through a link named cyclictest)
 

@@ -7,7 +7,7 @@
 //! cyclictest read it unchanged. The run's jitterlab result directory is named on stderr.
 //! docs/cyclictest.md is the user's page.
 
-pub mod breaktrace;
+pub(crate) mod breaktrace;
 pub mod figures;
 mod help;
 pub mod json;

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 /// Where the threads run (`-a`): cyclictest's affinity modes.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Affinity {
+pub(crate) enum Affinity {
     /// No `-a`: thread i on the i-th CPU (rt-tests 2.x pins threads this way too).
     #[default]
     Unspecified,
@@ -55,47 +55,47 @@ pub enum Timer {
 /// The options given, in cyclictest's terms and units.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CyclictestOptions {
-    pub affinity: Affinity,
+    pub(crate) affinity: Affinity,
     pub threads: Threads,
     /// `-S`: every CPU, `-a` and `-t` ignored (with cyclictest's warnings).
-    pub smp: bool,
+    pub(crate) smp: bool,
     /// `-i`, us.
     pub interval_us: u64,
     /// `-d`, us; None: cyclictest's default (500 us, or 0 with `-h`).
-    pub distance_us: Option<u64>,
+    pub(crate) distance_us: Option<u64>,
     /// `-D`, s; 0 or None: no limit.
     pub duration_s: Option<u64>,
     /// `-l`; 0: no limit.
     pub loops: u64,
     /// `-b`: stop when a latency exceeds this (us, or ns with `-N`).
-    pub break_value: Option<u64>,
+    pub(crate) break_value: Option<u64>,
     /// `-h`/`-H`, us; 0: no histogram.
-    pub histogram_us: u64,
+    pub(crate) histogram_us: u64,
     /// `-H`: a column and summary values of all threads.
-    pub histofall: bool,
-    pub histfile: Option<PathBuf>,
+    pub(crate) histofall: bool,
+    pub(crate) histfile: Option<PathBuf>,
     /// `-p`/`--priority`.
     pub priority: Option<i32>,
     /// `--policy`, as written.
     pub policy: Option<String>,
     pub quiet: bool,
     /// `-N`: figures in ns.
-    pub nsecs: bool,
+    pub(crate) nsecs: bool,
     pub json: Option<PathBuf>,
     /// `--mainaffinity`: the CPU list of the main (drain) thread.
-    pub main_affinity: Option<String>,
+    pub(crate) main_affinity: Option<String>,
     /// `--laptop` or `--default-system`: PM QoS left alone.
-    pub no_pm_qos: bool,
+    pub(crate) no_pm_qos: bool,
     /// `--latency`, us.
-    pub pm_qos_us: Option<u32>,
+    pub(crate) pm_qos_us: Option<u32>,
     /// `-c`: 0 CLOCK_MONOTONIC, 1 CLOCK_REALTIME.
     pub clock: u32,
-    pub timer: Timer,
+    pub(crate) timer: Timer,
     /// `--jitterlab-out DIR`: the result directory (jitterlab's own option).
-    pub jitterlab_out: Option<PathBuf>,
+    pub(crate) jitterlab_out: Option<PathBuf>,
     /// `-m`: lock memory (mlockall), as rt-tests' cyclictest does only when asked (N22: a
     /// user's 8 MiB RLIMIT_MEMLOCK refused the lock jitterlab always took).
-    pub mlockall: bool,
+    pub(crate) mlockall: bool,
     /// `--help`.
     pub help: bool,
     /// Warnings cyclictest itself would print (e.g. `-a ignored due to smp mode`).
@@ -135,7 +135,7 @@ impl Default for CyclictestOptions {
 }
 
 /// cyclictest's histogram limit (HIST_MAX): a larger `-h` is lowered to it, as cyclictest does.
-pub const HIST_MAX: u64 = 1_000_000;
+pub(crate) const HIST_MAX: u64 = 1_000_000;
 
 /// cyclictest takes the next word as `-a`'s list when it starts with a digit, `!`, `+` or `a`
 /// (rt-tests 2.4 `process_options`: libnuma's `all` and relative `+N` lists). LAVA's

@@ -24,7 +24,7 @@ pub struct Layout {
     pub priority: i32,
     pub policy: PolicyKind,
     /// Notes cyclictest prints on stderr (priority defaults, ignored options).
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// cyclictest's fix for a refused mlockall: it locks only with `-m`, as rt-tests' does.
@@ -104,7 +104,7 @@ fn thread_cpus(o: &CyclictestOptions, online: &[usize]) -> Result<Vec<usize>> {
 
 /// The CPU list `text` of `option` (`-a`, `--mainaffinity`), each CPU online; else exit 2
 /// naming the CPU and the online ones (one check for both options: issue 39 R14).
-pub fn online_cpu_list(text: &str, option: &str, online: &[usize]) -> Result<Vec<usize>> {
+pub(crate) fn online_cpu_list(text: &str, option: &str, online: &[usize]) -> Result<Vec<usize>> {
     let cpus = parse_cpu_list(text)
         .map_err(|e| Failure::usage(format!("cyclictest: {option} {text}: {e}")))?;
     if let Some(c) = cpus.iter().find(|c| !online.contains(c)) {

@@ -3,7 +3,7 @@
 //! relies on one of these must not get figures measured some other way.
 
 /// (long name, why it is refused and what to use instead).
-pub const REFUSED: &[(&str, &str)] = &[
+pub(crate) const REFUSED: &[(&str, &str)] = &[
     (
         "tracemark",
         "jitterlab writes no ftrace trace_marker; `jitterlab run --trace` records a trace of its own and explains each late wakeup",

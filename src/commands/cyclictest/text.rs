@@ -34,12 +34,12 @@ pub fn status_line(index: usize, id: &ThreadId, f: &ThreadFigures, nsecs: bool) 
 }
 
 /// The header cyclictest prints above its status lines (without `-q`), and the blank line.
-pub fn policy_header(policy: &str, loadavg: &str) -> String {
+pub(crate) fn policy_header(policy: &str, loadavg: &str) -> String {
     format!("policy: {policy}: loadavg: {loadavg}          \n\n")
 }
 
 /// cyclictest's name of a policy in the header.
-pub fn policy_name(policy: crate::measure::PolicyKind) -> &'static str {
+pub(crate) fn policy_name(policy: crate::measure::PolicyKind) -> &'static str {
     use crate::measure::PolicyKind::*;
     match policy {
         Fifo => "fifo",

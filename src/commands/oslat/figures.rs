@@ -42,7 +42,7 @@ impl OslatFigures {
     }
 
     /// The mean pass in oslat's unit; None without passes.
-    pub fn average_us(&self) -> Option<f64> {
+    pub(crate) fn average_us(&self) -> Option<f64> {
         let n = self.passes();
         (n > 0).then(|| self.sum_us as f64 / n as f64)
     }
@@ -50,25 +50,25 @@ impl OslatFigures {
 
 /// What run.json says of one noise thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LoopCounts {
+pub(crate) struct LoopCounts {
     pub cpu: usize,
     /// Passes of the loop (`noise.iterations`).
     pub passes: u64,
     /// `noise.measured_ns`.
     pub measured_ns: u64,
     /// `noise.clock.ticks_per_s`, rounded.
-    pub ticks_per_s: u64,
+    pub(crate) ticks_per_s: u64,
     /// `dropped_records`.
     pub dropped: u64,
 }
 
 /// oslat's unit for a pass of `ns`: its whole microseconds plus one.
-pub fn oslat_us(ns: u64) -> u64 {
+pub(crate) fn oslat_us(ns: u64) -> u64 {
     ns / 1000 + 1
 }
 
 /// One thread's figures from its loop's counts and the lengths of its recorded gaps (ns).
-pub fn from_gaps(
+pub(crate) fn from_gaps(
     counts: &LoopCounts,
     buckets: usize,
     gaps_ns: impl Iterator<Item = u64>,
@@ -110,7 +110,7 @@ pub fn from_gaps(
 
 /// Every thread's figures from the samples.bin of the run in `run_dir`; a damaged end is a warning (the gaps before
 /// it count), a read error an error.
-pub fn from_sample_log(
+pub(crate) fn from_sample_log(
     run_dir: &Path,
     threads: &[LoopCounts],
     buckets: usize,

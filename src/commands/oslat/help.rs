@@ -1,7 +1,7 @@
 //! `jitterlab oslat --help` (and `-h`): the options taken, in oslat's words and units, and the
 //! ones refused (the reasons are in `options::REFUSED` and docs/oslat.md).
 
-pub const TEXT: &str = "\
+pub(crate) const TEXT: &str = "\
 jitterlab oslat: rt-tests 2.40 oslat's command line and output, measured by jitterlab
 Usage: jitterlab oslat [options]   (or the binary called through a link named oslat)
 

@@ -24,7 +24,7 @@ use std::time::SystemTime;
 /// The noise threshold of an oslat run: every pass of 1 us or more (oslat's buckets 2 and up)
 /// must be a recorded gap, so the threshold is under 1 us; a gap the loop records under 1 us
 /// is placed in bucket 1 by its length, like the passes it does not record.
-pub const THRESHOLD_NS: u64 = 999;
+pub(crate) const THRESHOLD_NS: u64 = 999;
 
 /// Runs oslat's command line `args` (the words after `oslat`); returns the exit code.
 pub fn run(args: &[String]) -> Result<i32> {
@@ -84,7 +84,7 @@ pub fn run(args: &[String]) -> Result<i32> {
 }
 
 /// `-c` (every online CPU without it, as oslat's "all"), each online.
-pub fn measured_cpus(o: &OslatOptions, online: &[usize]) -> Result<Vec<usize>> {
+pub(crate) fn measured_cpus(o: &OslatOptions, online: &[usize]) -> Result<Vec<usize>> {
     use crate::cpulist::{format_cpu_list, parse_cpu_list};
     let Some(text) = &o.cpu_list else {
         return Ok(online.to_vec());

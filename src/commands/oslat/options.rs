@@ -9,9 +9,9 @@ use crate::error::{Failure, Result};
 use std::path::PathBuf;
 
 /// oslat's default number of buckets (its BUCKET_SIZE).
-pub const DEFAULT_BUCKETS: usize = 32;
+pub(crate) const DEFAULT_BUCKETS: usize = 32;
 /// oslat's default run: 1 s (its `g.runtime = 1`).
-pub const DEFAULT_DURATION_S: u64 = 1;
+pub(crate) const DEFAULT_DURATION_S: u64 = 1;
 
 /// The options given, in oslat's terms and units.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,9 +31,9 @@ pub struct OslatOptions {
     /// `-z`: leave out rows whose buckets are all zero (but the last).
     pub zero_omit: bool,
     /// `-s`: accepted; jitterlab has no pre-heat phase to run on one thread.
-    pub single_preheat: bool,
+    pub(crate) single_preheat: bool,
     /// `--jitterlab-out DIR`: the result directory (jitterlab's own option).
-    pub jitterlab_out: Option<PathBuf>,
+    pub(crate) jitterlab_out: Option<PathBuf>,
     pub help: bool,
     /// `-v`: the version line, then exit 0.
     pub version: bool,
@@ -89,7 +89,7 @@ static TOOL: Tool = Tool {
 /// (long name, why jitterlab oslat refuses it and what to use instead). A refusal is exit 2
 /// before anything runs: a script relying on one of these must not get figures measured some
 /// other way.
-pub const REFUSED: &[(&str, &str)] = &[
+pub(crate) const REFUSED: &[(&str, &str)] = &[
     (
         "bias",
         "the bias subtracts the minimum of oslat's 1 s pre-heat from every bucket; jitterlab has no pre-heat and reports every gap unshifted",

@@ -8,7 +8,7 @@ use super::figures::OslatFigures;
 use std::fmt::Write;
 
 /// The rt-tests release whose output is printed.
-pub const RT_TESTS_VERSION: &str = "2.40";
+pub(crate) const RT_TESTS_VERSION: &str = "2.40";
 
 /// The first line. oslat prints `oslat V 2.40`; the drop-in says who measured, after the
 /// version a parser reads.

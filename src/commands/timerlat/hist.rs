@@ -75,7 +75,7 @@ pub struct Layout {
 }
 
 /// rtla's duration: `  0 00:01:40` (days in 3, then hh:mm:ss).
-pub fn duration_text(seconds: u64) -> String {
+pub(crate) fn duration_text(seconds: u64) -> String {
     format!(
         "{:3} {:02}:{:02}:{:02}",
         seconds / 86_400,

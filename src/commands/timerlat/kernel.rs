@@ -23,16 +23,16 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// Every entry the tracer gave, in the kernel's text (trace/timerlat/raw.rs), in the result
 /// directory.
-pub const TRACE_FILE: &str = "timerlat.trace";
+pub(crate) const TRACE_FILE: &str = "timerlat.trace";
 /// The table of every sample in rtla's full layout, in the result directory.
-pub const HIST_FILE: &str = "timerlat-hist.txt";
+pub(crate) const HIST_FILE: &str = "timerlat-hist.txt";
 /// How often the buffers are read: a 1 ms period fills about 64 bytes per CPU per ms (two
 /// entries), and an instance's buffer holds over a MB per CPU.
 const READ_EVERY: Duration = Duration::from_millis(100);
 
 /// What the lines of a run add up to.
-pub struct Tally {
-    pub hists: Vec<CpuHist>,
+pub(crate) struct Tally {
+    pub(crate) hists: Vec<CpuHist>,
     /// Entries the kernel lost (`[LOST N EVENTS]`), per CPU: (CPU, entries counted, losses
     /// whose count the kernel did not store).
     pub lost: Vec<(usize, u64, u64)>,
@@ -43,7 +43,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn new(cpus: &[usize], l: &Layout) -> Tally {
+    pub(crate) fn new(cpus: &[usize], l: &Layout) -> Tally {
         Tally {
             hists: cpus
                 .iter()
@@ -62,7 +62,7 @@ impl Tally {
 
     /// Adds one line of the tracer: a sample goes to its CPU's column, in the output's unit
     /// (truncated, as rtla divides).
-    pub fn add(&mut self, line: &str) {
+    pub(crate) fn add(&mut self, line: &str) {
         match parse_line(line) {
             Line::Sample(s) => match self.hists.iter_mut().find(|h| h.cpu == s.cpu) {
                 Some(h) => {
@@ -92,7 +92,8 @@ impl Tally {
     }
 
     /// The tally of a whole `timerlat.trace` text.
-    pub fn of_text(text: &str, cpus: &[usize], l: &Layout) -> Tally {
+    #[cfg(test)]
+    pub(crate) fn of_text(text: &str, cpus: &[usize], l: &Layout) -> Tally {
         let mut t = Tally::new(cpus, l);
         text.lines().for_each(|line| t.add(line));
         t
@@ -122,7 +123,7 @@ fn policy_number(name: &str) -> i32 {
 }
 
 /// Runs `o` with the kernel's tracer under the tracefs `root`; returns the exit code.
-pub fn run(o: &TimerlatOptions, root: &Path, layout: &Layout) -> Result<i32> {
+pub(crate) fn run(o: &TimerlatOptions, root: &Path, layout: &Layout) -> Result<i32> {
     let stop = crate::session::signals::stop_flag()?;
     let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
     let cpus = match &o.cpus {

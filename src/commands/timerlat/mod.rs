@@ -11,7 +11,7 @@
 //! The run's result directory is named on stderr. docs/timerlat.md is the user's page.
 
 pub mod hist;
-pub mod kernel;
+pub(crate) mod kernel;
 pub mod options;
 
 use crate::error::{Failure, Result};
@@ -150,7 +150,7 @@ pub fn plan(o: &TimerlatOptions) -> Result<crate::plan::RunPlan> {
 /// Every CPU's columns from the samples of the run in `run_dir`: Thr the wakeup latency, IRQ the timer IRQ
 /// latency where the trace has it; each in the output's unit (truncated, as rtla divides), a
 /// latency below zero (a clock step) counted as 0.
-pub fn histograms(
+pub(crate) fn histograms(
     run_dir: &std::path::Path,
     cpus: &[usize],
     l: &Layout,

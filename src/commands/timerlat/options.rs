@@ -16,28 +16,28 @@ pub struct TimerlatOptions {
     /// `-c`, as written; None: every online CPU.
     pub cpus: Option<String>,
     /// `-H`: jitterlab's drain side there.
-    pub housekeeping: Option<String>,
+    pub(crate) housekeeping: Option<String>,
     /// `-d`, s; None: until Ctrl-C.
     pub duration_s: Option<u64>,
     /// `-p`, us.
-    pub period_us: u64,
+    pub(crate) period_us: u64,
     /// `-P`: (policy name, priority).
     pub policy: (&'static str, i32),
     pub bucket_size: u64,
     pub entries: usize,
-    pub nano: bool,
+    pub(crate) nano: bool,
     pub no_irq: bool,
-    pub no_thread: bool,
-    pub no_header: bool,
-    pub no_summary: bool,
-    pub no_index: bool,
-    pub with_zeros: bool,
+    pub(crate) no_thread: bool,
+    pub(crate) no_header: bool,
+    pub(crate) no_summary: bool,
+    pub(crate) no_index: bool,
+    pub(crate) with_zeros: bool,
     /// `--dma-latency`, us.
-    pub dma_latency_us: Option<u32>,
-    pub jitterlab_out: Option<PathBuf>,
-    pub jitterlab_trace: bool,
+    pub(crate) dma_latency_us: Option<u32>,
+    pub(crate) jitterlab_out: Option<PathBuf>,
+    pub(crate) jitterlab_trace: bool,
     /// `--jitterlab-engine`: None, the kernel's timerlat tracer where there is one.
-    pub engine: Option<Engine>,
+    pub(crate) engine: Option<Engine>,
     pub help: bool,
 }
 
@@ -118,7 +118,7 @@ static TOOL: Tool = Tool {
 };
 
 /// (long name, why jitterlab timerlat refuses it and what to use instead).
-pub const REFUSED: &[(&str, &str)] = &[
+pub(crate) const REFUSED: &[(&str, &str)] = &[
     (
         "auto",
         "jitterlab does not stop on a threshold and save a kernel trace; `jitterlab run --trace` explains every late wakeup over --explain-above",

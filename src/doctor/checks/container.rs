@@ -12,8 +12,8 @@ use crate::doctor::verdict::{Check, Spec};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Container {
     /// `docker`, `podman`, `kubernetes`, `lxc`, `systemd-nspawn`, `containerd`, ...
-    pub runtime: String,
-    pub evidence: String,
+    pub(crate) runtime: String,
+    pub(crate) evidence: String,
 }
 
 /// Group paths of /proc/self/cgroup that name a container runtime, in the order tried.

@@ -3,14 +3,14 @@
 //! Each check is a function `fn(&Ctx) -> Check`. [`all`] runs them in display order; the live
 //! probes that cannot be answered from files are in [`super::probes`].
 
-pub mod container;
-pub mod cpu;
-pub mod irq;
-pub mod kernel;
-pub mod memory;
-pub mod sched;
-pub mod tracing;
-pub mod virt;
+pub(crate) mod container;
+pub(crate) mod cpu;
+pub(crate) mod irq;
+pub(crate) mod kernel;
+pub(crate) mod memory;
+pub(crate) mod sched;
+pub(crate) mod tracing;
+pub(crate) mod virt;
 
 use std::cell::OnceCell;
 use std::path::Path;
@@ -23,7 +23,7 @@ use crate::cpulist::{format_cpu_list, parse_cpu_list};
 /// What every check may look at: the root, the CPUs to be measured and the kernel config
 /// (read once because several checks need it).
 #[derive(Debug)]
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub root: &'a Path,
     /// The CPUs the user intends to measure (all online CPUs unless told otherwise).
     pub cpus: Vec<usize>,
@@ -36,14 +36,14 @@ pub struct Ctx<'a> {
     /// Whether a live steal-time share is measured over [`virt::STEAL_WINDOW`] (doctor waits
     /// for it; a run does not: it measures steal over the run itself, see
     /// `session::steal`).
-    pub steal_window: bool,
+    pub(crate) steal_window: bool,
     /// Steal-time shares, measured once because the live measurement waits.
     steal: OnceCell<Result<(f64, Option<f64>), String>>,
 }
 
 impl<'a> Ctx<'a> {
     /// A context for `root`; an empty `measured` means every online CPU.
-    pub fn new(root: &'a Path, measured: &[usize], live: bool) -> Self {
+    pub(crate) fn new(root: &'a Path, measured: &[usize], live: bool) -> Self {
         let online = root::read(root, "sys/devices/system/cpu/online")
             .ok()
             .and_then(|t| parse_cpu_list(&t).ok())
@@ -81,7 +81,7 @@ impl<'a> Ctx<'a> {
 
     /// The value of a kernel command-line parameter: `Some("")` for a bare flag, `None` when
     /// absent or when /proc/cmdline is unreadable. Arguments after `--` belong to init.
-    pub fn cmdline(&self, name: &str) -> Option<String> {
+    pub(crate) fn cmdline(&self, name: &str) -> Option<String> {
         let text = root::read(self.root, "proc/cmdline").ok()?;
         text.split_whitespace()
             .take_while(|t| *t != "--")
@@ -95,7 +95,7 @@ impl<'a> Ctx<'a> {
 }
 
 /// Runs every file-based check, in the order they are shown.
-pub fn all(ctx: &Ctx) -> Vec<Check> {
+pub(crate) fn all(ctx: &Ctx) -> Vec<Check> {
     vec![
         kernel::preemption(ctx),
         kernel::hz(ctx),

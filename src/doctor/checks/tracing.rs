@@ -26,7 +26,7 @@ pub(crate) fn tracefs_mount(ctx: &Ctx) -> Option<String> {
     crate::trace::tracefs::mount_from_mounts(&mounts, |p| root::exists(ctx.root, p))
 }
 
-pub fn tracefs(ctx: &Ctx) -> Check {
+pub(crate) fn tracefs(ctx: &Ctx) -> Check {
     let supported = root::read(ctx.root, "proc/filesystems").ok().map(|t| {
         t.lines()
             .any(|l| l.split_whitespace().last() == Some("tracefs"))

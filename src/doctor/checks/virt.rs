@@ -113,7 +113,7 @@ const HYPERVISOR: Spec = Spec {
           own; the guest's latencies include all of that and say little about the hardware.",
 };
 
-pub fn hypervisor(ctx: &Ctx) -> Check {
+pub(crate) fn hypervisor(ctx: &Ctx) -> Check {
     if root::read(ctx.root, "proc/cpuinfo").is_err() {
         return HYPERVISOR.unknown("cannot read /proc/cpuinfo", "check that /proc is mounted");
     }

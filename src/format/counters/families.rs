@@ -22,7 +22,7 @@ pub struct Family {
 }
 
 /// Every counter family, in the order the exports and docs list them.
-pub const FAMILIES: &[Family] = &[
+pub(crate) const FAMILIES: &[Family] = &[
     Family {
         name: "irq:",
         kind: Kind::Delta,
@@ -103,6 +103,6 @@ pub fn family_of(name: &str) -> Option<&'static Family> {
 }
 
 /// Whether the counter's value is a change (summed over intervals) or a reading.
-pub fn kind_of(name: &str) -> Kind {
+pub(crate) fn kind_of(name: &str) -> Kind {
     family_of(name).map_or(Kind::Delta, |f| f.kind)
 }

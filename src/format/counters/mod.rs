@@ -27,12 +27,20 @@
 //! on the line did not change (0); `name=?` says its change is unknown in that interval (it
 //! went backwards: a CPU taken offline and back, a reset). Gauges ([`Kind::Gauge`]) hold the
 //! value read at `to_ns` instead of a change.
+//!
+//! One concern (issue 41's near-limit files): counters.log's writer and its bounded reader,
+//! which share the line format and the caps stated in the limits table; the counters' families
+//! are `families.rs`, a record's fields `record.rs`. The reader (from [`read`] down, about 350
+//! lines) is the part a later split would take out.
 
 mod families;
 mod record;
 
-pub use families::{FAMILIES, Family, Kind, family_of, kind_of};
-pub use record::{AbsentRecord, CounterShift, CountersRecord, CpuCorrelation, GroupFigures};
+pub(crate) use families::kind_of;
+pub use families::{Kind, family_of};
+pub use record::GroupFigures;
+pub use record::{AbsentRecord, CounterShift};
+pub use record::{CountersRecord, CpuCorrelation};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{self, BufRead, Read, Write};
@@ -43,7 +51,7 @@ use std::sync::Arc;
 pub const FILE_NAME: &str = "counters.log";
 
 /// The version on the file's first line; a reader refuses a higher one.
-pub const COUNTERS_FORMAT: u32 = 1;
+pub(crate) const COUNTERS_FORMAT: u32 = 1;
 
 /// The first line's words before the version.
 const MAGIC: &str = "#jitterlab-counters";
@@ -71,7 +79,7 @@ pub struct Absent {
 }
 
 /// Writes counters.log line by line, each line whole (one `write` per interval's lines).
-pub struct CountersWriter<W: Write> {
+pub(crate) struct CountersWriter<W: Write> {
     out: W,
     /// The counters last declared per CPU, to declare again only when they change.
     declared: HashMap<usize, Vec<String>>,
@@ -80,7 +88,7 @@ pub struct CountersWriter<W: Write> {
 
 impl<W: Write> CountersWriter<W> {
     /// Writes the header: the version, the log interval, and what this system does not offer.
-    pub fn begin(mut out: W, interval_ns: u64, absent: &[Absent]) -> io::Result<Self> {
+    pub(crate) fn begin(mut out: W, interval_ns: u64, absent: &[Absent]) -> io::Result<Self> {
         let mut head = format!("{MAGIC} {COUNTERS_FORMAT}\n#interval_ns {interval_ns}\n");
         for a in absent {
             let _ = writeln!(
@@ -101,7 +109,7 @@ impl<W: Write> CountersWriter<W> {
 
     /// Writes the lines of one interval (one per CPU). `counters(cpu)` names every counter read
     /// on that CPU, declared again when it changed since the last interval.
-    pub fn write_interval<'a>(
+    pub(crate) fn write_interval<'a>(
         &mut self,
         lines: impl IntoIterator<Item = LineRef<'a>>,
     ) -> io::Result<()> {
@@ -142,7 +150,7 @@ impl<W: Write> CountersWriter<W> {
 /// One CPU's line as the recorder hands it to [`CountersWriter::write_interval`], borrowed:
 /// `values[i]` is the value of `names[i]`.
 #[derive(Debug, Clone, Copy)]
-pub struct LineRef<'a> {
+pub(crate) struct LineRef<'a> {
     pub interval: u64,
     pub cpu: usize,
     pub from_ns: u64,
@@ -167,7 +175,7 @@ pub struct CountersFile {
 
 impl CountersFile {
     /// The counters declared for `cpu`, in first-declared order.
-    pub fn names_of(&self, cpu: usize) -> &[String] {
+    pub(crate) fn names_of(&self, cpu: usize) -> &[String] {
         self.declared
             .iter()
             .find(|(c, _)| *c == cpu)
@@ -186,7 +194,7 @@ impl CountersFile {
 /// The most of counters.log a reader reads: a larger file is refused. A run writes a line per
 /// measured CPU per log interval, with the counters that changed: about 200 bytes, so a year of
 /// 1 s intervals on 64 CPUs stays under it.
-pub const MAX_FILE_BYTES: u64 = 4 << 30;
+pub(crate) const MAX_FILE_BYTES: u64 = 4 << 30;
 /// The most counters declared for one CPU (over the whole file). The recorder reads one per
 /// IRQ line of /proc/interrupts, softirq and idle state: hundreds on large machines; it
 /// declares no more than this ([`crate::recorder`]'s sampler stops there).
@@ -196,7 +204,7 @@ pub const MAX_NAMES_PER_CPU: usize = 16_384;
 /// alone, each CPU under [`MAX_NAMES_PER_CPU`], took 5.7 GB for 251 MB (issue 39, fourth
 /// hostile re-run, N17). A run's counters.log declares a few hundred a CPU (its interrupt
 /// lines, softirqs, frequency, temperature...): 4 096 on each of 256 CPUs fit.
-pub const MAX_NAMES: usize = 1 << 20;
+pub(crate) const MAX_NAMES: usize = 1 << 20;
 /// The longest counter name a reader takes: the recorder's names are a source and a kernel
 /// label (`irq:LOC`, `idle:C1E:usage`, `softirq:NET_RX`), tens of bytes. Without it a name
 /// could be as long as a line, and [`MAX_NAMES`] bounded no memory: 40 names of 100 KB a line
@@ -209,7 +217,7 @@ pub const MAX_NAMES_BYTES: usize = 64 << 20;
 /// The longest line a reader takes: a `#cpu` line or a data line of [`MAX_NAMES_PER_CPU`]
 /// counters, with 20-digit values, is under 1 MiB. A longer line is left out (named in
 /// `damage`) without being held in memory.
-pub const MAX_LINE_BYTES: usize = 4 << 20;
+pub(crate) const MAX_LINE_BYTES: usize = 4 << 20;
 /// The most values a scan hands out: a data line has one value for every counter declared
 /// for its CPU (those it omits are 0), so ten-byte lines under a declaration of
 /// [`MAX_NAMES_PER_CPU`] counters would otherwise cost 16 384 values each. A file with more
@@ -275,7 +283,8 @@ fn scan_path(
 }
 
 /// [`read`] on any reader (unit tests, fixtures).
-pub fn read_from(input: impl BufRead) -> Result<CountersFile, String> {
+#[cfg(test)]
+pub(crate) fn read_from(input: impl BufRead) -> Result<CountersFile, String> {
     keep_all(
         |each| scan_from(input, Some(each), MAX_VALUES).map(|(file, _)| file),
         MAX_KEPT_VALUES,

@@ -13,17 +13,17 @@ pub struct CountersRecord {
     pub reads: u64,
     /// Time the drain side spent per read (every source of every measured CPU), ns: mean and
     /// largest.
-    pub read_mean_ns: u64,
-    pub read_max_ns: u64,
+    pub(crate) read_mean_ns: u64,
+    pub(crate) read_max_ns: u64,
     /// The counters this system does not offer, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub absent: Vec<AbsentRecord>,
     /// Per measured CPU: the intervals with a late wakeup against the others.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub correlation: Vec<CpuCorrelation>,
+    pub(crate) correlation: Vec<CpuCorrelation>,
     /// Why there is no correlation (no counters file, no interval log...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub correlation_refused: Option<String>,
+    pub(crate) correlation_refused: Option<String>,
 }
 
 /// A counter this system does not offer, in run.json.
@@ -41,18 +41,18 @@ pub struct CpuCorrelation {
     /// it), ns.
     pub threshold_ns: u64,
     /// What the threshold is: `deadline` (the thread's `--deadline`, else its interval).
-    pub threshold_basis: String,
+    pub(crate) threshold_basis: String,
     /// Intervals with and without a late wakeup, among those used.
-    pub late_intervals: u64,
-    pub other_intervals: u64,
+    pub(crate) late_intervals: u64,
+    pub(crate) other_intervals: u64,
     /// Intervals left out: their counters were read too far from the interval's boundaries,
     /// or the interval has no counters line or no histogram.
-    pub left_out_intervals: u64,
+    pub(crate) left_out_intervals: u64,
     /// Counters tested (those that were not the same in every interval used).
     pub tested: u64,
     /// The significance level for the whole CPU; each counter is held to `alpha / tested`
     /// (Bonferroni).
-    pub alpha: f64,
+    pub(crate) alpha: f64,
     /// The counters that differ significantly, the smallest p first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub moved: Vec<CounterShift>,

@@ -66,7 +66,7 @@ pub struct StoredInterval {
 }
 
 /// Adds (value, count) pairs into a histogram of the crate's configuration.
-pub fn add_counts(histogram: &mut Histogram<u64>, counts: &[(u64, u64)]) {
+pub(crate) fn add_counts(histogram: &mut Histogram<u64>, counts: &[(u64, u64)]) {
     for &(value, count) in counts {
         histogram
             .record_n(value, count)

@@ -20,8 +20,10 @@ mod interval;
 mod torn;
 mod v2;
 
-pub use interval::{SparseInterval, StoredInterval, add_counts};
-pub use torn::{TornTail, complete_lines};
+pub(crate) use interval::add_counts;
+pub use interval::{SparseInterval, StoredInterval};
+pub use torn::TornTail;
+pub(crate) use torn::complete_lines;
 #[cfg(test)]
 pub(crate) use v2::MAX_PAYLOAD_BYTES;
 

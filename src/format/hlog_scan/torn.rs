@@ -13,7 +13,7 @@ pub struct TornTail {
 
 impl TornTail {
     /// What readers tell the user (stderr, and the run's warnings in reports and exports).
-    pub fn warning(&self, path: &Path) -> String {
+    pub(crate) fn warning(&self, path: &Path) -> String {
         format!(
             "{}: the last line is torn ({} bytes without an end of line: the disk filled up or the run was killed while it was written); it is left out, every complete interval before it is used",
             path.display(),
@@ -23,7 +23,7 @@ impl TornTail {
 }
 
 /// The whole lines of a log, and its torn tail if there is one.
-pub fn complete_lines(bytes: &[u8]) -> (&[u8], Option<TornTail>) {
+pub(crate) fn complete_lines(bytes: &[u8]) -> (&[u8], Option<TornTail>) {
     let whole = bytes
         .iter()
         .rposition(|&b| b == b'\n')

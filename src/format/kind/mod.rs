@@ -24,7 +24,8 @@ macro_rules! kinds {
 
         impl RunKind {
             /// Every kind, in the order run.json's documentation lists them.
-            pub const ALL: &'static [RunKind] = &[$(RunKind::$variant,)+];
+            #[cfg(test)]
+            pub(crate) const ALL: &'static [RunKind] = &[$(RunKind::$variant,)+];
 
             /// What differs for this kind: its words, its samples' meaning, its metrics.
             pub fn spec(self) -> &'static Kind {
@@ -53,21 +54,21 @@ pub struct Kind {
     /// Whether its samples are wakeups due on a period with a deadline: missed periods,
     /// deadline misses and the share within the deadline are its figures. A loop that never
     /// sleeps has none (run.json's fields for them are placeholders, docs/noise.md).
-    pub periodic: bool,
+    pub(crate) periodic: bool,
     /// Whether a sample is time lost (a gap in a loop that never sleeps): the recorder sums
     /// the samples of each interval into noise, and the views show the noise share, the time
     /// lost and gaps per second (`report/noise.rs`) where a periodic kind shows percentiles.
-    pub time_lost: bool,
+    pub(crate) time_lost: bool,
     /// Whether a sample has a timer IRQ latency under `--trace` (the timer that woke it):
     /// the latency split, the interval log's IRQ tags. A gap has no timer.
-    pub irq_split: bool,
+    pub(crate) irq_split: bool,
     /// Whether a sample's `missed` field marks real-time throttling (`measure::noise::
     /// THROTTLED`, kept in the sample log but counted in no figure) instead of periods missed.
-    pub missed_marks_throttling: bool,
+    pub(crate) missed_marks_throttling: bool,
     /// Whether its thread reads the clock past the run's end (a loop that checks the end only
     /// every so many iterations): its last interval ends at its last read, so that every
     /// sample it logged lies in an interval.
-    pub reads_past_end: bool,
+    pub(crate) reads_past_end: bool,
     /// Its OpenMetrics families (`export --format openmetrics`, `monitor`'s `/metrics`).
     pub metrics: SampleFamilies,
 }
@@ -82,7 +83,7 @@ pub struct Vocabulary {
     /// What one run of it is, as a comparison's refusal to mix kinds says it.
     pub run: &'static str,
     /// A run's tag in a comparison's list of runs ("" for the default kind).
-    pub run_tag: &'static str,
+    pub(crate) run_tag: &'static str,
     /// One sample's value, short, as in column names and figure names: "latency" or "gap".
     pub sample: &'static str,
     /// The value capitalised, as a figure's title starts: "Latency" or "Gap".
@@ -92,7 +93,7 @@ pub struct Vocabulary {
     /// The value with its sample: "wakeup latency" or "gap length".
     pub sample_value: &'static str,
     /// The samples counted: "wakeups" or "gaps".
-    pub plural: &'static str,
+    pub(crate) plural: &'static str,
     /// The samples counted in a table's count column: "samples" or "gaps".
     pub counted: &'static str,
     /// The worst samples, as a list of them says: "latest wakeups" or "longest gaps".
@@ -103,11 +104,11 @@ pub struct Vocabulary {
     /// What the trace explained: "spikes" or "gaps".
     pub explained: &'static str,
     /// How a sample exceeds x: "later" (a wakeup) or "longer" (a gap).
-    pub exceeds: &'static str,
+    pub(crate) exceeds: &'static str,
     /// The sample export's CSV header (`export --format csv`), every column with its unit.
-    pub csv_header: &'static str,
+    pub(crate) csv_header: &'static str,
     /// The column export's header (`export --format columns`).
-    pub columns_header: &'static str,
+    pub(crate) columns_header: &'static str,
 }
 
 /// One OpenMetrics family: what `# HELP` and `# TYPE` say.

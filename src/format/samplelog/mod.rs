@@ -24,10 +24,8 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 // The layout is part of the result format, defined with the other files' in `results::format`.
-pub use crate::format::samples::{
-    FILE_NAME, HEADER_BYTES, MAGIC, MAGIC_V2, MAX_RECORD_BYTES, NO_IRQ_LATENCY, RECORD_BYTES,
-    SampleLogFormat, WRITE_BUFFER_BYTES,
-};
+pub use crate::format::samples::{FILE_NAME, HEADER_BYTES, MAGIC, SampleLogFormat};
+pub(crate) use crate::format::samples::{MAGIC_V2, RECORD_BYTES, WRITE_BUFFER_BYTES};
 
 /// One record of the sample log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -274,6 +272,7 @@ pub(super) fn read_up_to(input: &mut impl Read, buf: &mut [u8]) -> io::Result<us
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::samples::MAX_RECORD_BYTES;
 
     fn records() -> Vec<SampleRecord> {
         let r = |cpu, missed, seq, expected_ns, latency_ns, irq_latency_ns| SampleRecord {

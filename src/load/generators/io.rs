@@ -52,7 +52,7 @@ pub(crate) const DEFAULT_DIR: &str = "/var/tmp";
 #[derive(Debug)]
 struct IoLoad {
     pub size: u64,
-    pub bs: u64,
+    pub(crate) bs: u64,
     pub dir: PathBuf,
 }
 

@@ -38,7 +38,7 @@ pub(crate) const LOOPBACK: Ipv4Addr = Ipv4Addr::LOCALHOST;
 #[derive(Debug)]
 struct NetLoad {
     /// Connections per worker.
-    pub conns: usize,
+    pub(crate) conns: usize,
     /// Bytes per write.
     pub size: u64,
 }

@@ -16,7 +16,7 @@ use std::io::Read;
 use std::time::Duration;
 
 /// Time a load has, after SIGTERM, to report and exit before its group is killed.
-pub const GRACE: Duration = Duration::from_millis(300);
+pub(crate) const GRACE: Duration = Duration::from_millis(300);
 
 /// One load process.
 pub(super) struct Running {

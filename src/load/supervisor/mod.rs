@@ -39,9 +39,9 @@ mod setup;
 mod spawn;
 mod timeline;
 
-pub use link::GRACE;
 pub(crate) use log::RUN_LOG_BYTES;
-pub use setup::{LoadResult, Outcome, PhasePlan, PhaseResult, PlannedLoad, Setup};
+pub use setup::{Outcome, PhasePlan, PhaseResult};
+pub(crate) use setup::{PlannedLoad, Setup};
 
 use crate::error::Failure;
 use crate::format::events::Event;
@@ -60,7 +60,7 @@ pub(crate) struct Supervisor {
 impl Supervisor {
     /// Starts the supervisor thread and the loads that run for the whole run, and waits until
     /// they are ready. `stop` is set when a load fails during the run.
-    pub fn start(setup: Setup, stop: Arc<AtomicBool>) -> Result<Self, Failure> {
+    pub(crate) fn start(setup: Setup, stop: Arc<AtomicBool>) -> Result<Self, Failure> {
         let (tx, rx) = mpsc::channel();
         let (ready_tx, ready_rx) = mpsc::channel();
         let (events_tx, events) = mpsc::channel();
@@ -94,7 +94,7 @@ impl Supervisor {
     }
 
     /// Fixes the run's start (CLOCK_MONOTONIC); phases are timed from it.
-    pub fn begin(&self, start_ns: u64) {
+    pub(crate) fn begin(&self, start_ns: u64) {
         let _ = self.tx.send(Msg::Begin(start_ns));
     }
 
@@ -111,7 +111,7 @@ impl Supervisor {
 
     /// Stops every load, reaps them, and returns what they did, with the events not drained
     /// yet (among them the ends of the phases still running).
-    pub fn finish(mut self) -> (Outcome, Vec<Event>) {
+    pub(crate) fn finish(mut self) -> (Outcome, Vec<Event>) {
         let outcome = self.stop_and_join().unwrap_or_default();
         (outcome, self.drain_events())
     }

@@ -7,7 +7,7 @@ use crate::results::dir::ResultDir;
 
 /// One generator to run, for the whole run or for one phase.
 #[derive(Debug, Clone)]
-pub struct PlannedLoad {
+pub(crate) struct PlannedLoad {
     pub spec: GeneratorSpec,
     /// None: from before the start to the end of the run.
     pub phase: Option<usize>,
@@ -24,7 +24,7 @@ pub struct PhasePlan {
 
 /// What the supervisor is to do.
 #[derive(Debug, Clone, Default)]
-pub struct Setup {
+pub(crate) struct Setup {
     pub loads: Vec<PlannedLoad>,
     pub phases: Vec<PhasePlan>,
     pub online: Vec<usize>,
@@ -32,15 +32,15 @@ pub struct Setup {
     pub measured: Vec<usize>,
     /// `--housekeeping`: where `cpus=housekeeping` loads and the workers' reporting threads
     /// run; None: the online CPUs not measured.
-    pub housekeeping: Option<Vec<usize>>,
+    pub(crate) housekeeping: Option<Vec<usize>>,
     /// The result directory: logs go to its `loads/`; None: the loads share jitterlab's
     /// stdout and stderr.
     pub result_dir: Option<ResultDir>,
     /// The bound of each load's log (`SegmentPlan::load_log_cap` in a segmented run, else
     /// `log::RUN_LOG_BYTES`); None: unbounded (no result directory: the terminal's).
-    pub log_cap: Option<u64>,
+    pub(crate) log_cap: Option<u64>,
     /// Index in run.json `loads[]` of the first load here (the spike loads come first).
-    pub record_index_base: usize,
+    pub(crate) record_index_base: usize,
     /// Run hackbench once instead of repeating it (`jitterlab load` without --duration).
     pub once: bool,
     /// The SCHED_FIFO priority of the supervisor thread: the run's drain priority, above the
@@ -57,7 +57,7 @@ pub struct LoadResult {
     pub values: Vec<u64>,
     pub elapsed_ns: u64,
     /// CPU time of the worker and the children it reaped (from wait4), ns.
-    pub cpu_time_ns: u64,
+    pub(crate) cpu_time_ns: u64,
     /// Monotonic times it was started and reaped.
     pub started_ns: u64,
     pub ended_ns: u64,
@@ -107,7 +107,7 @@ pub struct PhaseResult {
 impl PhaseResult {
     /// Where its window ends, offset from the run's start: the planned end, or the earlier
     /// end its loads' loops made.
-    pub fn window_end_ns(&self) -> u64 {
+    pub(crate) fn window_end_ns(&self) -> u64 {
         self.early_end_ns
             .map_or(self.plan.end_ns, |e| e.min(self.plan.end_ns))
     }

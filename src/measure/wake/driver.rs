@@ -3,18 +3,11 @@
 //! loop of its own; the only indirect call is the one through the row, once per thread.
 
 use super::sleep::AbsoluteSleep;
-use super::{Schedule, Waker};
 use crate::measure::clock::Clock;
 use crate::measure::cycle::{CyclePlan, run_cycles};
-use crate::measure::{Sample, ThreadCounters, ThreadEnd};
+use crate::measure::sample::{Sample, ThreadCounters, ThreadEnd};
+use crate::measure::waker::{MakeWaker, Schedule, Waker};
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// How a waker is made for a run.
-pub trait MakeWaker: Waker + Sized {
-    /// Makes the waker in the measuring thread, after the start gate opened (a POSIX timer
-    /// signals the thread that created it). The error is the thread's failure message.
-    fn make(clock: Clock, interval_ns: u64) -> Result<Self, String>;
-}
 
 /// A measuring thread's loop, waiting for its waker.
 pub struct Cycles<'a> {
@@ -23,9 +16,9 @@ pub struct Cycles<'a> {
     pub counters: &'a ThreadCounters,
     pub stop: &'a AtomicBool,
     /// Where the sender runs, for methods woken by another thread ([`super::ipc`]).
-    pub sender: Option<super::ipc::SenderPlan>,
+    pub sender: Option<super::plans::SenderPlan>,
     /// The helpers of `--wake pi-mutex` ([`super::inversion`]).
-    pub inversion: Option<super::inversion::InversionPlan>,
+    pub inversion: Option<super::plans::InversionPlan>,
 }
 
 impl Cycles<'_> {
@@ -57,7 +50,7 @@ impl Cycles<'_> {
 /// measuring thread; [`WakeMethod::lend_waker`](super::WakeMethod::lend_waker) for tests that
 /// drive the loop with a clock of their own (tests/wake_grid.rs).
 #[derive(Clone, Copy)]
-pub struct Driver {
+pub(crate) struct Driver {
     pub(super) run: fn(Cycles<'_>) -> ThreadEnd,
     pub(super) lend: LendFn,
 }
@@ -65,7 +58,7 @@ pub struct Driver {
 pub(super) type LendFn = fn(Clock, u64, &mut dyn FnMut(&mut dyn Waker) -> ThreadEnd) -> ThreadEnd;
 
 /// The driver of the method whose waker is `W`: the one mention of the type in its row.
-pub const fn driver<W: MakeWaker>() -> Driver {
+pub(crate) const fn driver<W: MakeWaker>() -> Driver {
     Driver {
         run: run_with::<W>,
         lend: lend_with::<W>,

@@ -26,10 +26,13 @@
 //! path ([`PiMutexWaker`]'s drop); a closing word wakes them from any sleep at once.
 
 use super::driver::{Cycles, Driver};
-use super::{Waker, resume_unless_stopped};
+pub(crate) use super::plans::INVERSION_MARGIN_NS;
+pub use super::plans::InversionPlan;
+use super::syscall::resume_unless_stopped;
 use crate::measure::clock::{Clock, thread_cpu_time_ns};
+use crate::measure::sample::{ThreadCounters, ThreadEnd};
 use crate::measure::sched::{Policy, minimise_timer_slack, pin_current_thread};
-use crate::measure::{ThreadCounters, ThreadEnd};
+use crate::measure::waker::Waker;
 use crate::sys::errno;
 use crate::sys::ipc::{RawMutex, futex_wait, futex_wait_until, futex_wake_all};
 use crate::sys::timer;
@@ -37,36 +40,6 @@ use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
-
-/// A wakeup later than the hold plus this, while the hog ran inside the hold, is an inversion.
-/// With inheritance the measuring thread waits at most the rest of one hold; the margin covers
-/// the wake itself and the priority hand-over on a loaded virtual machine.
-pub(crate) const INVERSION_MARGIN_NS: u64 = 100_000;
-
-/// The scenario of one measuring thread: its two helpers, all on its CPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InversionPlan {
-    /// The CPU the helpers are pinned to (the measuring thread's); None leaves them to the
-    /// scheduler (tests that lend the waker).
-    pub cpu: Option<usize>,
-    /// The low-priority thread that holds the mutex.
-    pub holder: Policy,
-    /// The medium-priority CPU hog.
-    pub hog: Policy,
-    /// CPU time the holder keeps the mutex for, ns.
-    pub hold_ns: u64,
-    /// Wall time the hog spins from each due time, ns.
-    pub hog_ns: u64,
-    /// PTHREAD_PRIO_INHERIT (true) or PTHREAD_PRIO_NONE (`--no-pi`).
-    pub inherit: bool,
-}
-
-impl InversionPlan {
-    /// Latencies above this, with the hog inside the hold, are inversions.
-    pub(crate) fn inversion_above_ns(&self) -> u64 {
-        self.hold_ns + INVERSION_MARGIN_NS
-    }
-}
 
 /// What the measuring thread and its helpers share.
 struct Scenario {
@@ -203,7 +176,7 @@ pub(crate) struct PiMutexWaker<'a> {
 impl<'a> PiMutexWaker<'a> {
     /// Makes the mutex and starts the holder and the hog, set up per `plan`; the error is the
     /// measuring thread's failure message.
-    pub fn start(
+    pub(crate) fn start(
         clock: Clock,
         plan: InversionPlan,
         counters: Option<&'a ThreadCounters>,
@@ -281,7 +254,7 @@ impl<'a> PiMutexWaker<'a> {
     }
 
     /// Releases the mutex, ends the helpers and joins them. Idempotent.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if self.holding {
             let _ = self.scenario.mutex.unlock();
             self.holding = false;
@@ -385,7 +358,7 @@ fn set_up_helper(role: &str, cpu: Option<usize>, policy: Policy) -> Result<(), S
 }
 
 /// The driver of `--wake pi-mutex`.
-pub const fn pi_mutex_driver() -> Driver {
+pub(crate) const fn pi_mutex_driver() -> Driver {
     Driver {
         run: run_scenario,
         lend: lend_scenario,

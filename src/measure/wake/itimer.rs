@@ -2,8 +2,8 @@
 //! `itimer-periodic`. The process has one ITIMER_REAL, so each serves one measuring thread.
 
 use super::signal::{ITIMER_SIGNAL, drain_signal, signal_set, wait_for_signal};
-use super::{MakeWaker, Waker};
 use crate::measure::clock::Clock;
+use crate::measure::waker::{MakeWaker, Waker};
 use crate::sys::timer;
 use std::io;
 use std::sync::atomic::AtomicBool;
@@ -15,7 +15,7 @@ fn set_itimer(value_ns: u64, interval_ns: u64) -> io::Result<()> {
 }
 
 /// setitimer(ITIMER_REAL) one-shot, re-armed every cycle, then sigwaitinfo for SIGALRM.
-pub struct ItimerOneShot {
+pub(crate) struct ItimerOneShot {
     set: crate::sys::signal::SignalSet,
 }
 
@@ -41,14 +41,14 @@ impl Waker for ItimerOneShot {
 }
 
 /// setitimer(ITIMER_REAL) periodic, armed once, then sigwaitinfo for each SIGALRM.
-pub struct ItimerPeriodic {
+pub(crate) struct ItimerPeriodic {
     set: crate::sys::signal::SignalSet,
     clock: Clock,
     interval_ns: u64,
 }
 
 impl ItimerPeriodic {
-    pub fn new(clock: Clock, interval_ns: u64) -> Self {
+    pub(crate) fn new(clock: Clock, interval_ns: u64) -> Self {
         ItimerPeriodic {
             set: signal_set(ITIMER_SIGNAL),
             clock,

@@ -2,9 +2,10 @@
 //! of jitterlab asks of a row. The rows themselves stay in the table in `wake/mod.rs`, the one
 //! place each method is described.
 
-use super::{Cycles, Driver, Schedule, WAKE_METHODS, Waker};
-use crate::measure::ThreadEnd;
+use super::driver::{Cycles, Driver};
 use crate::measure::clock::Clock;
+use crate::measure::sample::ThreadEnd;
+use crate::measure::waker::{Schedule, Waker};
 
 /// One wake method: everything jitterlab knows about it. Held as `&'static WakeMethod`, a row
 /// of [`WAKE_METHODS`].
@@ -14,22 +15,22 @@ pub struct WakeMethod {
     /// Its line in `jitterlab run --help`.
     pub help: &'static str,
     pub schedule: Schedule,
-    pub clocks: ClockUse,
+    pub(crate) clocks: ClockUse,
     /// The per-process resource the method is built on (`ITIMER_REAL`, the one `/dev/rtc`), if
     /// any: such a method can serve only one measuring thread.
     pub per_process: Option<&'static str>,
     /// It takes a `timeval`: the interval, distance and step must be whole microseconds.
-    pub whole_microseconds: bool,
+    pub(crate) whole_microseconds: bool,
     /// A further rule on the interval; the error names the value and what is accepted.
     pub interval_rule: Option<fn(u64) -> Result<(), String>>,
     pub trace: TraceJoin,
-    pub requires: Requirement,
-    pub driver: Driver,
+    pub(crate) requires: Requirement,
+    pub(crate) driver: Driver,
 }
 
 /// The clocks a method sleeps on, and so the clocks due times and wakeups are read from.
 #[derive(Debug, Clone, Copy)]
-pub enum ClockUse {
+pub(crate) enum ClockUse {
     /// The clock `--clock` names, which must be one of these. nanosleep, select, poll and
     /// setitimer always measure their sleep on the monotonic clock.
     OneOf(&'static [Clock]),
@@ -40,15 +41,15 @@ pub enum ClockUse {
 /// How `--trace` finds the timer expiry behind each sample (trace/split.rs).
 #[derive(Debug, Clone, Copy)]
 pub struct TraceJoin {
-    pub expiry: Expiry,
+    pub(crate) expiry: Expiry,
     /// The kernel callbacks of the timers the method sleeps on: expiries of other timers on
     /// the measured CPUs are filtered out.
-    pub timer_functions: &'static [&'static str],
+    pub(crate) timer_functions: &'static [&'static str],
 }
 
 /// Where the soft expiry of the timer that wakes a sample lies, relative to its due time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expiry {
+pub(crate) enum Expiry {
     /// Exactly at it: absolute and periodic methods sleep until exactly the due time.
     AtDue,
     /// Within half an interval after it: relative methods arm the timer from the kernel's own
@@ -72,7 +73,7 @@ impl TraceJoin {
 
 /// What the system must have for a method, checked before the run starts (exit 3).
 #[derive(Debug, Clone, Copy)]
-pub enum Requirement {
+pub(crate) enum Requirement {
     Nothing,
     /// A device file that must exist; `absent_means` says what its absence tells.
     Device {
@@ -82,16 +83,6 @@ pub enum Requirement {
 }
 
 impl WakeMethod {
-    /// The method named `name` on the command line or in run.json.
-    pub fn named(name: &str) -> Option<&'static WakeMethod> {
-        WAKE_METHODS.iter().find(|m| m.name == name)
-    }
-
-    /// `--wake`'s default: the first row.
-    pub(crate) fn default_method() -> &'static WakeMethod {
-        &WAKE_METHODS[0]
-    }
-
     /// The clock the method measures on when `--clock` names `chosen`, if it can.
     pub fn clock(&self, chosen: Clock) -> Option<Clock> {
         match self.clocks {

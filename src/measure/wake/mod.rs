@@ -11,35 +11,38 @@
 //! compiler produces one straight loop per method with no dynamic dispatch (see [`mod@driver`]).
 //! What the latency means for each method is documented in docs/user-guide.md, "Wake methods".
 
-pub mod driver;
+pub(crate) mod driver;
 pub mod inversion;
 pub mod ipc;
-pub mod itimer;
+pub(crate) mod itimer;
 mod method;
-pub mod posix_timer;
-pub mod rtc;
-pub mod select_poll;
+pub(crate) mod plans;
+pub(crate) mod posix_timer;
+pub(crate) mod rtc;
+pub(crate) mod select_poll;
 pub mod signal;
 pub mod sleep;
-pub mod tai;
-pub mod timerfd;
+mod syscall;
+pub(crate) mod tai;
+pub(crate) mod timerfd;
 
-pub use driver::{Cycles, Driver, MakeWaker, driver};
-pub use itimer::{ItimerOneShot, ItimerPeriodic};
-pub use method::{ClockUse, Expiry, Requirement, TraceJoin, WakeMethod};
+pub use driver::Cycles;
+pub(crate) use driver::driver;
+pub(crate) use itimer::{ItimerOneShot, ItimerPeriodic};
+pub use method::TraceJoin;
+pub use method::WakeMethod;
+pub(crate) use method::{ClockUse, Expiry, Requirement};
 // The contract with the cycle loop, below this module so that the loop needs nothing of it.
-pub use super::waker::{Schedule, Waker};
+pub use super::waker::Schedule;
+pub use super::waker::Waker;
 pub(crate) use posix_timer::PosixTimer;
-pub use rtc::{RTC_DEVICE, RtcPeriodic};
+pub(crate) use rtc::{RTC_DEVICE, RtcPeriodic};
 pub(crate) use select_poll::{PollSleep, SelectSleep};
-pub use signal::{ITIMER_SIGNAL, block_timer_signals, posix_timer_signal};
-pub use sleep::{AbsoluteSleep, Nanosleep, RelativeClockNanosleep};
+pub use signal::block_timer_signals;
+pub(crate) use sleep::{AbsoluteSleep, Nanosleep, RelativeClockNanosleep};
 pub(crate) use timerfd::TimerFd;
 
 use super::clock::Clock;
-use crate::sys::timer::Arming;
-use std::io;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// Every wake method. The first row is `--wake`'s default; the order is the order of `--help`.
 pub static WAKE_METHODS: &[WakeMethod] = &[
@@ -332,41 +335,16 @@ pub static WAKE_METHODS: &[WakeMethod] = &[
     },
 ];
 
-/// After a signal interrupted a sleep: resume it, unless a stop was requested.
-fn resume_unless_stopped(stop: &AtomicBool) -> io::Result<()> {
-    if stop.load(Relaxed) {
-        Err(io::ErrorKind::Interrupted.into())
-    } else {
-        Ok(())
+impl WakeMethod {
+    /// The method named `name` on the command line or in run.json.
+    pub fn named(name: &str) -> Option<&'static WakeMethod> {
+        WAKE_METHODS.iter().find(|m| m.name == name)
     }
-}
 
-/// Calls a blocking syscall that returns a negative value and sets errno when it fails, until
-/// it succeeds: resumed after EINTR with what `call` passes again, unless a stop was requested.
-#[inline(always)]
-fn retry_interrupted(stop: &AtomicBool, mut call: impl FnMut() -> isize) -> io::Result<()> {
-    loop {
-        if call() >= 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(crate::sys::errno::EINTR) {
-            return Err(e);
-        }
-        resume_unless_stopped(stop)?;
+    /// `--wake`'s default: the first row.
+    pub(crate) fn default_method() -> &'static WakeMethod {
+        &WAKE_METHODS[0]
     }
-}
-
-/// The absolute arming of a periodic timer: first expiry at `planned_ns`, or 1 us from now if
-/// that has passed (arming in the past would fire at once and count as latency).
-fn periodic_spec(clock: Clock, planned_ns: u64, interval_ns: u64) -> (u64, Arming) {
-    let first = planned_ns.max(clock.now_ns() + 1_000);
-    (first, absolute_spec(first, interval_ns))
-}
-
-/// First expiry at the absolute time `first_ns`, then every `interval_ns`.
-fn absolute_spec(first_ns: u64, interval_ns: u64) -> Arming {
-    Arming::new(first_ns, interval_ns)
 }
 
 #[cfg(test)]

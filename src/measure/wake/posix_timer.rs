@@ -1,8 +1,9 @@
 //! `posix-timer`: a timer_create timer firing periodically at absolute times.
 
 use super::signal::{drain_signal, posix_timer_signal, signal_set, wait_for_signal};
-use super::{MakeWaker, Waker, absolute_spec, periodic_spec};
+use super::syscall::{absolute_spec, periodic_spec};
 use crate::measure::clock::Clock;
+use crate::measure::waker::{MakeWaker, Waker};
 use crate::sys::timer::{self, Arming};
 use std::io;
 use std::sync::atomic::AtomicBool;
@@ -18,7 +19,7 @@ pub(crate) struct PosixTimer {
 
 impl PosixTimer {
     /// Creates the timer, directed at the calling thread.
-    pub fn new(clock: Clock, interval_ns: u64) -> io::Result<Self> {
+    pub(crate) fn new(clock: Clock, interval_ns: u64) -> io::Result<Self> {
         let signal = posix_timer_signal();
         let timer =
             timer::PosixTimer::to_thread(clock.id(), signal, crate::sys::signal::thread_id())?;

@@ -1,7 +1,8 @@
 //! `rtc`: periodic interrupts of /dev/rtc (the MontaVista Jitter Benchmark).
 
-use super::{MakeWaker, Waker, resume_unless_stopped};
+use super::syscall::resume_unless_stopped;
 use crate::measure::clock::Clock;
+use crate::measure::waker::{MakeWaker, Waker};
 use crate::sys::errno::EINTR;
 use crate::sys::file;
 use crate::sys::ioctl::{self, Request};
@@ -10,7 +11,7 @@ use std::os::fd::{BorrowedFd, RawFd};
 use std::sync::atomic::AtomicBool;
 
 /// The path of the RTC device.
-pub const RTC_DEVICE: &str = "/dev/rtc";
+pub(crate) const RTC_DEVICE: &str = "/dev/rtc";
 
 /// RTC ioctls from include/uapi/linux/rtc.h. RTC_IRQP_SET is _IOW('p', 0x0c, unsigned long):
 /// its number encodes the argument's size, which differs between 32- and 64-bit boards.
@@ -35,7 +36,7 @@ pub(crate) fn check_interval(interval_ns: u64) -> Result<(), String> {
 /// Periodic interrupts from /dev/rtc: read() blocks until the next interrupt. The RTC's crystal
 /// is not the system clock, so the grid is anchored at the first interrupt and advanced by the
 /// period; see the user guide for what that implies.
-pub struct RtcPeriodic {
+pub(crate) struct RtcPeriodic {
     fd: RawFd,
     clock: Clock,
     interval_ns: u64,
@@ -43,7 +44,7 @@ pub struct RtcPeriodic {
 
 impl RtcPeriodic {
     /// Opens the RTC and programs its periodic rate (1 s / interval, a power of two).
-    pub fn new(clock: Clock, interval_ns: u64) -> io::Result<Self> {
+    pub(crate) fn new(clock: Clock, interval_ns: u64) -> io::Result<Self> {
         let path = std::ffi::CString::new(RTC_DEVICE).expect("no NUL in path");
         let fd = file::open_read_only(&path)?;
         // The plan admits only intervals of exactly 1 s / rate (rounded down to whole ns).

@@ -1,7 +1,8 @@
 //! Sleeping in a wait for descriptors, with none: `select` and `poll` (relative).
 
-use super::{MakeWaker, Waker, retry_interrupted};
+use super::syscall::retry_interrupted;
 use crate::measure::clock::Clock;
+use crate::measure::waker::{MakeWaker, Waker};
 use crate::sys::timer;
 use std::io;
 use std::sync::atomic::AtomicBool;

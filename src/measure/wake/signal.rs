@@ -1,16 +1,16 @@
 //! The signals of the timer wake methods (`itimer`, `itimer-periodic`, `posix-timer`): which
 //! they are, blocking them process-wide, and waiting for them.
 
-use super::retry_interrupted;
+use super::syscall::retry_interrupted;
 use crate::sys::signal::{self as sig, Signal, SignalSet};
 use std::io;
 use std::sync::atomic::AtomicBool;
 
 /// The signal that setitimer(ITIMER_REAL) delivers.
-pub const ITIMER_SIGNAL: Signal = sig::SIGALRM;
+pub(crate) const ITIMER_SIGNAL: Signal = sig::SIGALRM;
 
 /// The signal of the per-thread POSIX timers: the first real-time signal, which queues.
-pub fn posix_timer_signal() -> Signal {
+pub(crate) fn posix_timer_signal() -> Signal {
     sig::rt_min()
 }
 

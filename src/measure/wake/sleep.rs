@@ -1,15 +1,16 @@
 //! The sleep family: `clock-nanosleep` (absolute), `clock-nanosleep-rel` and `nanosleep`
 //! (relative).
 
-use super::{MakeWaker, Waker, resume_unless_stopped};
+use super::syscall::resume_unless_stopped;
 use crate::measure::clock::Clock;
+use crate::measure::waker::{MakeWaker, Waker};
 use crate::sys::errno::EINTR;
 use crate::sys::timer;
 use std::io;
 use std::sync::atomic::AtomicBool;
 
 /// clock_nanosleep(TIMER_ABSTIME) to the due time; the cyclictest default.
-pub struct AbsoluteSleep {
+pub(crate) struct AbsoluteSleep {
     pub clock: Clock,
 }
 
@@ -33,7 +34,7 @@ impl Waker for AbsoluteSleep {
 }
 
 /// clock_nanosleep for the interval, relative to the clock read before sleeping.
-pub struct RelativeClockNanosleep {
+pub(crate) struct RelativeClockNanosleep {
     pub clock: Clock,
 }
 
@@ -51,7 +52,7 @@ impl Waker for RelativeClockNanosleep {
 }
 
 /// nanosleep(2) for the interval; the kernel measures it on CLOCK_MONOTONIC.
-pub struct Nanosleep;
+pub(crate) struct Nanosleep;
 
 impl MakeWaker for Nanosleep {
     fn make(_clock: Clock, _interval_ns: u64) -> Result<Self, String> {

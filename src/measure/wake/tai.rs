@@ -9,8 +9,8 @@
 //! second does not, TAI having none.
 
 use super::sleep::AbsoluteSleep;
-use super::{MakeWaker, Waker};
 use crate::measure::clock::Clock;
+use crate::measure::waker::{MakeWaker, Waker};
 use std::io;
 use std::sync::atomic::AtomicBool;
 

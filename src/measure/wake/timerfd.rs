@@ -1,7 +1,8 @@
 //! `timerfd`: a timerfd firing periodically at absolute times.
 
-use super::{MakeWaker, Waker, absolute_spec, periodic_spec, retry_interrupted};
+use super::syscall::{absolute_spec, periodic_spec, retry_interrupted};
 use crate::measure::clock::Clock;
+use crate::measure::waker::{MakeWaker, Waker};
 use crate::sys::timer::{self, Arming};
 use std::io;
 use std::sync::atomic::AtomicBool;
@@ -14,7 +15,7 @@ pub(crate) struct TimerFd {
 }
 
 impl TimerFd {
-    pub fn new(clock: Clock, interval_ns: u64) -> io::Result<Self> {
+    pub(crate) fn new(clock: Clock, interval_ns: u64) -> io::Result<Self> {
         Ok(TimerFd {
             timer: timer::TimerFd::new(clock.id())?,
             clock,

@@ -81,7 +81,7 @@ struct State {
 
 impl Published {
     /// Replaces the text every later scrape serves, and wakes the scrapes waiting for it.
-    pub fn set(&self, text: String) {
+    pub(crate) fn set(&self, text: String) {
         let text = Arc::new(text);
         let mut state = self.lock();
         state.text = text;
@@ -92,19 +92,19 @@ impl Published {
     }
 
     /// Whether a scrape waits for a fresh text (the recorder then renders one).
-    pub fn wanted(&self) -> bool {
+    pub(crate) fn wanted(&self) -> bool {
         self.lock().wanted
     }
 
     /// The text now served.
     #[cfg(test)]
-    pub fn get(&self) -> Arc<String> {
+    pub(crate) fn get(&self) -> Arc<String> {
         Arc::clone(&self.lock().text)
     }
 
     /// A text set after this call, waiting for it at most `patience`; the text there then if
     /// none came (a recorder stalled by a stalled machine: the scrape still gets an answer).
-    pub fn fresh(&self, patience: Duration) -> Arc<String> {
+    pub(crate) fn fresh(&self, patience: Duration) -> Arc<String> {
         let mut state = self.lock();
         let asked_at = state.generation;
         state.wanted = true;

@@ -26,17 +26,17 @@ pub use noise::RtThrottling;
 pub(crate) use shared::own_cpus;
 
 /// This system's online CPUs, which every plan is checked against (exit 3 if unreadable).
-pub fn online() -> Result<Vec<usize>> {
+pub(crate) fn online() -> Result<Vec<usize>> {
     crate::cpulist::online_cpus().map_err(Failure::system)
 }
 
 /// A latency run without actions on `online` (a sweep level, a drop-in).
-pub fn latency(options: &LatencyRunOptions, online: &[usize]) -> Result<RunPlan> {
+pub(crate) fn latency(options: &LatencyRunOptions, online: &[usize]) -> Result<RunPlan> {
     latency::resolve_latency(options, online)
 }
 
 /// A latency run with its actions on `online` (`run`, `monitor`).
-pub fn run(
+pub(crate) fn run(
     options: &LatencyRunOptions,
     actions: &ActionOptions,
     online: &[usize],
@@ -47,12 +47,12 @@ pub fn run(
 }
 
 /// The actions alone, checked once for every level of a sweep.
-pub fn actions(options: &ActionOptions) -> Result<ActionPlan> {
+pub(crate) fn actions(options: &ActionOptions) -> Result<ActionPlan> {
     actions::resolve_actions(options)
 }
 
 /// A noise run on `online`, with the kernel's RT `throttling`.
-pub fn noise(
+pub(crate) fn noise(
     options: &NoiseRunOptions,
     throttling: Option<RtThrottling>,
     online: &[usize],

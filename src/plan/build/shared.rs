@@ -26,7 +26,7 @@ pub(crate) fn duration_arg(flag: &str, text: &str) -> Result<u64> {
 
 /// The shared groups resolved: what a plan of any kind takes from them.
 #[derive(Debug)]
-pub struct Shared {
+pub(crate) struct Shared {
     pub cpus: Vec<usize>,
     pub policy: PolicyKind,
     pub priority: i32,
@@ -38,21 +38,21 @@ pub struct Shared {
     /// Where jitterlab's own threads run and the real-time loads beside them, which the drain
     /// priority must stay ahead of (`plan::drain`).
     pub(crate) contention: Contention,
-    pub housekeeping: Option<Vec<usize>>,
-    pub cpuset_partition: bool,
-    pub load_cpus: CpuChoice,
-    pub mlock: bool,
-    pub pm_qos_us: Option<u32>,
-    pub idle_state_max: Option<u32>,
-    pub allow_shared_cpus: bool,
+    pub(crate) housekeeping: Option<Vec<usize>>,
+    pub(crate) cpuset_partition: bool,
+    pub(crate) load_cpus: CpuChoice,
+    pub(crate) mlock: bool,
+    pub(crate) pm_qos_us: Option<u32>,
+    pub(crate) idle_state_max: Option<u32>,
+    pub(crate) allow_shared_cpus: bool,
     pub loads: Vec<LoadSpec>,
-    pub load_texts: Vec<String>,
+    pub(crate) load_texts: Vec<String>,
     pub scenario: Option<Scenario>,
     pub log_interval_ns: u64,
     pub counters: bool,
     pub out: Option<PathBuf>,
     pub trace: bool,
-    pub trace_backend: crate::plan::TraceBackendChoice,
+    pub(crate) trace_backend: crate::plan::TraceBackendChoice,
     pub explain_above_ns: Option<u64>,
     pub budget: Option<Budget>,
 }
@@ -62,13 +62,13 @@ pub struct Shared {
 pub(crate) struct Records {
     pub samples: bool,
     pub samples_format: SampleLogFormat,
-    pub summary_every: Option<u64>,
-    pub under_ns: Vec<u64>,
+    pub(crate) summary_every: Option<u64>,
+    pub(crate) under_ns: Vec<u64>,
 }
 
 /// Resolves the shared groups for threads of `kind` and `policy`, with `default_ring_size`
 /// (the kind's) where `--ring-size` is not given; every bad value is exit 2, naming the option.
-pub fn resolve(
+pub(super) fn resolve(
     groups: &SharedOptions,
     kind: RunKind,
     policy: PolicyKind,

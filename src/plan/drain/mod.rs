@@ -73,20 +73,20 @@ pub(crate) struct RtLoad {
     /// The CPUs its processes may run on.
     pub cpus: Vec<usize>,
     /// Why its `cpus=` cannot be enforced, when it cannot (then `cpus` are every online CPU).
-    pub unbound: Option<String>,
+    pub(crate) unbound: Option<String>,
 }
 
 /// Where jitterlab's own threads run and which real-time loads may run beside them.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Contention {
     /// The CPUs the own threads may run on: `--housekeeping`, or the process's CPUs.
-    pub own_cpus: Vec<usize>,
+    pub(crate) own_cpus: Vec<usize>,
     /// The real-time loads that run at the same time, one set per moment that matters: the
     /// whole-run loads alone, and with each scenario phase those of the phases overlapping it.
-    pub together: Vec<Vec<RtLoad>>,
+    pub(crate) together: Vec<Vec<RtLoad>>,
     /// The CPUs where the measurement's own threads never sleep (noise), above the own
     /// threads as a load would be.
-    pub spinning: Vec<usize>,
+    pub(crate) spinning: Vec<usize>,
 }
 
 impl Contention {

@@ -181,7 +181,7 @@ impl CounterSampler {
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct ReadCost {
     pub reads: u64,
-    pub total_ns: u64,
+    pub(crate) total_ns: u64,
     pub max_ns: u64,
 }
 

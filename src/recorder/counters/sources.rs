@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 /// Where the kernel's files are: `/proc`, `/sys` and `/dev`, or a fixture tree's.
 #[derive(Debug, Clone)]
 pub(crate) struct Roots {
-    pub proc: PathBuf,
+    pub(crate) proc: PathBuf,
     pub sys: PathBuf,
-    pub dev: PathBuf,
+    pub(crate) dev: PathBuf,
 }
 
 impl Roots {

@@ -13,7 +13,7 @@ mod junit;
 mod lava;
 mod openmetrics;
 mod summaries;
-pub mod system_facts;
+pub(crate) mod system_facts;
 pub mod verdict;
 
 use crate::analysis::budget::Budget;

@@ -15,10 +15,10 @@ use crate::results::loaded::LoadedRun;
 use std::path::Path;
 
 /// The exporter of one syntax.
-pub struct Metrics(pub Syntax);
+pub(crate) struct Metrics(pub Syntax);
 
 /// The exposition of a stored run: per CPU, run.json's figures and latency.hlog's histogram.
-pub fn exposition(run: &LoadedRun) -> Exposition {
+pub(crate) fn exposition(run: &LoadedRun) -> Exposition {
     let r = &run.record;
     let absent: &[String] = r.imported.as_ref().map_or(&[], |i| i.absent.as_slice());
     let known = |field: &str, v: u64| (!absent.iter().any(|a| a == field)).then_some(v);

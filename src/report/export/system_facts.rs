@@ -10,17 +10,17 @@ use serde_json::Value;
 pub(crate) struct SystemFacts {
     pub host: String,
     /// `uname -r`.
-    pub kernel_release: String,
+    pub(crate) kernel_release: String,
     /// `uname -v`.
-    pub kernel_version: String,
+    pub(crate) kernel_version: String,
     /// `uname -m`.
     pub machine: String,
     /// `PREEMPT_RT`, `PREEMPT_DYNAMIC (full)`, ... or `unknown`.
-    pub preemption: String,
+    pub(crate) preemption: String,
 }
 
 impl SystemFacts {
-    pub fn of(record: &RunRecord) -> SystemFacts {
+    pub(crate) fn of(record: &RunRecord) -> SystemFacts {
         let s = &record.system;
         // jitterlab's snapshot names first, then rt-tests' sysinfo names.
         let text = |keys: &[&str]| {

@@ -56,7 +56,7 @@ pub(crate) enum Input {
 /// What `jitterlab report` is asked for: the inputs and where the report goes.
 pub struct ReportRequest<'a> {
     /// Result directories of runs or of sweeps.
-    pub run_dirs: &'a [PathBuf],
+    pub(crate) run_dirs: &'a [PathBuf],
     /// The HTML file (overwritten).
     pub output: &'a Path,
     /// Where every plot also goes as SVG and PNG, when asked.

@@ -2,7 +2,7 @@
 
 /// What an axis measures: decides tick placement and how labels are written.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Quantity {
+pub(crate) enum Quantity {
     /// Latency in ns; labels in ns/us/ms/s.
     LatencyNs,
     /// A count of wakeups.
@@ -16,7 +16,7 @@ pub enum Quantity {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ScaleKind {
+pub(crate) enum ScaleKind {
     Linear,
     Log,
 }
@@ -24,16 +24,16 @@ pub enum ScaleKind {
 /// Maps data values in [min, max] to pixels in [from_px, to_px] (to_px may be smaller, as on
 /// a y axis).
 #[derive(Debug, Clone)]
-pub struct Scale {
+pub(crate) struct Scale {
     pub kind: ScaleKind,
     pub min: f64,
     pub max: f64,
-    pub from_px: f64,
-    pub to_px: f64,
+    pub(crate) from_px: f64,
+    pub(crate) to_px: f64,
 }
 
 impl Scale {
-    pub fn new(kind: ScaleKind, min: f64, max: f64) -> Self {
+    pub(crate) fn new(kind: ScaleKind, min: f64, max: f64) -> Self {
         let (mut min, mut max) = (min, max);
         if kind == ScaleKind::Log {
             min = min.max(f64::MIN_POSITIVE);
@@ -93,7 +93,7 @@ impl Scale {
 
 /// A tick mark: major ticks carry a label and a grid line.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Tick {
+pub(crate) struct Tick {
     pub value: f64,
     pub label: Option<String>,
 }
@@ -120,7 +120,7 @@ pub(crate) fn nice_step(raw: f64) -> f64 {
 }
 
 /// The ticks of an axis showing `quantity` on `scale`.
-pub fn ticks(scale: &Scale, quantity: &Quantity) -> Vec<Tick> {
+pub(crate) fn ticks(scale: &Scale, quantity: &Quantity) -> Vec<Tick> {
     match scale.kind {
         ScaleKind::Log => log_ticks(scale, quantity),
         ScaleKind::Linear => linear_ticks(scale, quantity),

@@ -16,14 +16,14 @@ const BOTTOM: f64 = 56.0;
 /// How a series is drawn.
 #[derive(Debug, Clone)]
 pub(crate) struct Style {
-    pub colour: &'static str,
+    pub(crate) colour: &'static str,
     /// SVG stroke-dasharray, e.g. "6 3"; None for a solid line.
-    pub dash: Option<&'static str>,
+    pub(crate) dash: Option<&'static str>,
     pub width: f64,
 }
 
 impl Style {
-    pub fn stroke(&self) -> String {
+    pub(crate) fn stroke(&self) -> String {
         let mut s = format!(
             r#"stroke="{}" stroke-width="{}" stroke-linejoin="round""#,
             self.colour, self.width
@@ -39,16 +39,16 @@ impl Style {
 #[derive(Debug, Clone)]
 pub(crate) struct LegendEntry {
     pub label: String,
-    pub style: Style,
+    pub(crate) style: Style,
     /// Drawn as a filled square (areas, bands) instead of a line.
-    pub filled: bool,
+    pub(crate) filled: bool,
 }
 
 /// One axis: its scale, what it shows, and its title (with the unit).
 #[derive(Debug, Clone)]
 pub(crate) struct Axis {
     pub scale: Scale,
-    pub quantity: Quantity,
+    pub(crate) quantity: Quantity,
     pub title: String,
 }
 
@@ -64,7 +64,7 @@ pub(crate) struct Frame {
 
 impl Frame {
     /// Draws everything but the marks and opens the clipped plot area.
-    pub fn begin(id: &str, title: &str, x: Axis, y: Axis, legend: &[LegendEntry]) -> Frame {
+    pub(crate) fn begin(id: &str, title: &str, x: Axis, y: Axis, legend: &[LegendEntry]) -> Frame {
         let mut svg = Svg::new(id, WIDTH, HEIGHT, title);
         svg.text(
             WIDTH / 2.0,
@@ -148,7 +148,7 @@ impl Frame {
     }
 
     /// Closes the plot area and the document.
-    pub fn finish(mut self) -> String {
+    pub(crate) fn finish(mut self) -> String {
         self.svg.end_group();
         self.svg.finish()
     }

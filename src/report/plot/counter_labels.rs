@@ -6,7 +6,7 @@ use super::axis::Quantity;
 use crate::format::counters::{CounterShift, Kind, family_of, kind_of};
 
 /// The unit of a counter, short, as its strip is labelled (docs/counters.md has the long form).
-pub fn unit_of(counter: &str) -> String {
+pub(crate) fn unit_of(counter: &str) -> String {
     let unit = if counter.ends_with(":time_ns") {
         "ns in the state"
     } else if counter.ends_with(":usage") {
@@ -46,7 +46,7 @@ pub(crate) fn comparison(s: &CounterShift, late: &str, other: &str) -> String {
 }
 
 /// The label over a strip: name, unit and the correlation's figures.
-pub fn strip_label(s: &CounterShift) -> String {
+pub(crate) fn strip_label(s: &CounterShift) -> String {
     format!(
         "{}, {}: {}",
         s.counter,

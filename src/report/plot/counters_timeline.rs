@@ -17,7 +17,7 @@ use super::axis::{Quantity, Scale, ScaleKind, Tick, format_value, ticks, time_un
 use super::chart::{LEFT, RIGHT, Style, WIDTH};
 pub(crate) use super::counter_labels::comparison;
 use super::counter_labels::quantity_of;
-pub use super::counter_labels::{strip_label, unit_of};
+pub(crate) use super::counter_labels::strip_label;
 use super::timeline::{COLUMNS, Point, Timeline};
 use super::{Figure, series_style};
 use crate::format::counters::kind_of;
@@ -29,7 +29,7 @@ use crate::units::format_ns;
 use std::collections::BTreeMap;
 
 /// The most counters drawn per CPU; the others that moved are named under the figure.
-pub const MAX_STRIPS: usize = 6;
+pub(crate) const MAX_STRIPS: usize = 6;
 
 const TITLE_BAND: f64 = 34.0;
 const LEGEND_ROW: f64 = 22.0;
@@ -43,42 +43,42 @@ const LATE_FILL: &str = r##"fill="#D55E00" fill-opacity="0.16""##;
 
 /// One point of a strip: the value of one interval, or the extremes of a column's intervals.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StripPoint {
+pub(crate) struct StripPoint {
     /// The interval (or the timeline column) it stands for.
     pub key: u64,
     /// Where the latency-over-time chart draws the same interval (column), s.
-    pub time_s: f64,
+    pub(crate) time_s: f64,
     pub min: i64,
     pub max: i64,
 }
 
 /// One moved counter: its figures from the correlation and its values over time.
 #[derive(Debug, Clone)]
-pub struct Strip {
+pub(crate) struct Strip {
     pub shift: CounterShift,
-    pub points: Vec<StripPoint>,
+    pub(crate) points: Vec<StripPoint>,
     /// Intervals where the counter's change is unknown (`?` in counters.log): not drawn.
     pub unknown: u64,
 }
 
 /// One CPU's figure.
 #[derive(Debug, Clone)]
-pub struct CpuChart {
-    pub correlation: CpuCorrelation,
+pub(crate) struct CpuChart {
+    pub(crate) correlation: CpuCorrelation,
     /// "CPU 1", and the colour of its series in the latency-over-time chart.
     pub label: String,
-    pub style_index: usize,
+    pub(crate) style_index: usize,
     /// The CPU's points of the latency-over-time chart.
     pub latency: Vec<Point>,
     /// The late intervals (columns) as spans of time, s.
     pub late: Vec<(f64, f64)>,
-    pub strips: Vec<Strip>,
+    pub(crate) strips: Vec<Strip>,
     /// Moved counters beyond [`MAX_STRIPS`].
-    pub not_drawn: Vec<String>,
+    pub(crate) not_drawn: Vec<String>,
 }
 
 /// The figures being gathered from counters.log, line by line.
-pub struct Gather {
+pub(crate) struct Gather {
     extent_s: f64,
     interval_s: f64,
     /// When the timeline merges intervals into columns: its column length, the grid of cells
@@ -95,7 +95,7 @@ impl Gather {
     /// The charts of the CPUs of `correlation` with moved counters, with the latency points
     /// of `timeline` (prepared from `series`, in the same order) and log intervals of
     /// `interval_ns`.
-    pub fn new(
+    pub(crate) fn new(
         timeline: &Timeline,
         series: &[&SeriesDigest],
         correlation: &[CpuCorrelation],
@@ -166,7 +166,7 @@ impl Gather {
     }
 
     /// Whether any CPU has a chart (else counters.log need not be read).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.charts.is_empty()
     }
 
@@ -193,7 +193,7 @@ impl Gather {
     }
 
     /// Takes one line of counters.log.
-    pub fn add(&mut self, line: &CounterInterval) {
+    pub(crate) fn add(&mut self, line: &CounterInterval) {
         let Some(chart) = self
             .charts
             .iter()
@@ -233,7 +233,7 @@ impl Gather {
     }
 
     /// The charts, their strips' points in time order.
-    pub fn finish(mut self) -> Vec<CpuChart> {
+    pub(crate) fn finish(mut self) -> Vec<CpuChart> {
         for (chart, points) in self.charts.iter_mut().zip(self.points) {
             for (strip, p) in chart.strips.iter_mut().zip(points) {
                 strip.points = p.into_values().collect();
@@ -243,13 +243,19 @@ impl Gather {
     }
 
     /// Seconds per point when intervals are merged into columns.
-    pub fn column_s(&self) -> Option<f64> {
+    pub(crate) fn column_s(&self) -> Option<f64> {
         self.columns.map(|c| c.0)
     }
 }
 
 /// The figure of one CPU. `column_s`: seconds per point when intervals were merged.
-pub fn draw(name: &str, title: &str, c: &CpuChart, extent_s: f64, column_s: Option<f64>) -> Figure {
+pub(crate) fn draw(
+    name: &str,
+    title: &str,
+    c: &CpuChart,
+    extent_s: f64,
+    column_s: Option<f64>,
+) -> Figure {
     let right = WIDTH - RIGHT;
     let strips_top = TITLE_BAND + LEGEND_ROW + LATENCY_HEIGHT;
     let per_strip = STRIP_LABEL + STRIP_HEIGHT + STRIP_GAP;

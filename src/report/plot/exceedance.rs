@@ -26,12 +26,12 @@ pub struct Curve {
     pub label: String,
     pub total: u64,
     /// (latency ns, fraction of wakeups later than any x in [previous latency, this latency)).
-    pub steps: Vec<(f64, f64)>,
+    pub(crate) steps: Vec<(f64, f64)>,
     /// (share, its label, latency within which that share of wakeups came).
     pub marks: Vec<(f64, &'static str, u64)>,
     /// The largest latency (exact from run.json when known), ns.
     pub max_ns: Option<i64>,
-    pub secondary: bool,
+    pub(crate) secondary: bool,
 }
 
 /// The exceedance curve of each distribution.
@@ -70,7 +70,7 @@ pub fn prepare(distributions: &[Distribution]) -> Vec<Curve> {
 }
 
 /// The sentences under the plot, one per curve.
-pub fn statements(curves: &[Curve]) -> Vec<String> {
+pub(crate) fn statements(curves: &[Curve]) -> Vec<String> {
     curves
         .iter()
         .filter(|c| c.total > 0)

@@ -15,15 +15,15 @@ pub(crate) const COLUMNS: usize = 240;
 
 /// A fixed grid: `cells[column * ROWS + row]` wakeups.
 #[derive(Debug, Clone)]
-pub struct HeatGrid {
+pub(crate) struct HeatGrid {
     pub label: String,
     pub columns: usize,
-    pub extent_s: f64,
+    pub(crate) extent_s: f64,
     pub cells: Vec<u64>,
 }
 
 impl HeatGrid {
-    pub fn at(&self, column: usize, row: usize) -> u64 {
+    pub(crate) fn at(&self, column: usize, row: usize) -> u64 {
         self.cells[column * ROWS + row]
     }
 
@@ -44,7 +44,7 @@ impl HeatGrid {
 /// Adds each interval's row counts to its column: the column its middle falls in when the run
 /// has no more intervals than columns, else the column of whole time cells (`report::digest`)
 /// its cell is in, the grid then reaching to the end of the last column.
-pub fn prepare(series: &SeriesDigest, extent_s: f64) -> HeatGrid {
+pub(crate) fn prepare(series: &SeriesDigest, extent_s: f64) -> HeatGrid {
     let extent_s = if extent_s > 0.0 { extent_s } else { 1.0 };
     let per_column = series.grid.cells_per_column(COLUMNS);
     let by_cells = series.intervals.len() > COLUMNS;
@@ -120,7 +120,7 @@ fn class_colour(k: usize, n: usize) -> &'static str {
 
 /// Draws the grid, with the scenario's phases (label, from s, to s) shaded where no wakeup
 /// falls and named above the cells.
-pub fn draw(
+pub(crate) fn draw(
     name: &str,
     title: &str,
     grid: &HeatGrid,

@@ -17,9 +17,9 @@ pub(crate) const BINS_PER_DECADE: f64 = 40.0;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Binned {
     pub label: String,
-    pub bins: Vec<(i32, u64)>,
+    pub(crate) bins: Vec<(i32, u64)>,
     pub total: u64,
-    pub secondary: bool,
+    pub(crate) secondary: bool,
 }
 
 pub(crate) fn bin_edge_ns(k: i32) -> f64 {

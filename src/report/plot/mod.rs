@@ -4,14 +4,14 @@
 //! the HTML report and its file name under `--plots DIR`.
 
 pub mod axis;
-pub mod chart;
-pub mod counter_labels;
-pub mod counters_timeline;
+pub(crate) mod chart;
+pub(crate) mod counter_labels;
+pub(crate) mod counters_timeline;
 pub mod exceedance;
-pub mod heatmap;
+pub(crate) mod heatmap;
 pub mod histogram;
-pub mod noise_timeline;
-pub mod phase_pdf;
+pub(crate) mod noise_timeline;
+pub(crate) mod phase_pdf;
 pub mod phases;
 pub mod scatter;
 pub mod sweep;
@@ -22,12 +22,12 @@ use chart::Style;
 
 /// A finished plot.
 #[derive(Debug, Clone)]
-pub struct Figure {
+pub(crate) struct Figure {
     /// Stable name: the SVG's id and the file stem under --plots (e.g. `run1-histogram`).
     pub name: String,
     pub title: String,
     /// Sentences that read the plot for the reader (e.g. "99.9% of wakeups within 42.0 us").
-    pub statements: Vec<String>,
+    pub(crate) statements: Vec<String>,
     pub svg: String,
 }
 
@@ -62,9 +62,9 @@ pub struct Distribution<'a> {
     pub label: String,
     pub histogram: &'a hdrhistogram::Histogram<u64>,
     /// The exact maximum from run.json when known (the histogram rounds up by < 0.1%).
-    pub exact_max_ns: Option<i64>,
+    pub(crate) exact_max_ns: Option<i64>,
     /// Drawn dashed (timer IRQ latency next to wakeup latency).
-    pub secondary: bool,
+    pub(crate) secondary: bool,
 }
 
 /// Drops points that land on the same pixel as their neighbours without changing the line:

@@ -16,23 +16,23 @@ pub(crate) const COLUMNS: usize = 800;
 
 /// One CPU's curve: per column the largest noise share (percent), None where no interval falls.
 #[derive(Debug, Clone)]
-pub struct NoiseTrack {
+pub(crate) struct NoiseTrack {
     pub cpu: usize,
     pub columns: Vec<Option<f64>>,
     /// The interval with the most noise: (start s, share %, noise ns).
     pub worst: Option<(f64, f64, u64)>,
     /// Noise time and time covered by the intervals, ns: the run's mean share.
     pub noise_ns: u64,
-    pub covered_ns: u64,
+    pub(crate) covered_ns: u64,
 }
 
 #[derive(Debug, Clone)]
-pub struct NoiseTimeline {
-    pub extent_s: f64,
-    pub tracks: Vec<NoiseTrack>,
+pub(crate) struct NoiseTimeline {
+    pub(crate) extent_s: f64,
+    pub(crate) tracks: Vec<NoiseTrack>,
     pub phases: Vec<(String, f64, f64)>,
     /// Seconds of run per column.
-    pub column_s: f64,
+    pub(crate) column_s: f64,
 }
 
 /// CPUs given a curve at most: the rest's intervals are counted ([`NoiseTally::left_out`])
@@ -45,16 +45,16 @@ pub(crate) const MAX_TRACKS: usize = 1024;
 /// two intervals wait, for a last stub to be merged into the one before it (see
 /// [`NoiseTally::finish`]).
 #[derive(Debug, Clone)]
-pub struct NoiseTally {
+pub(crate) struct NoiseTally {
     extent_s: f64,
     column_s: f64,
     tracks: std::collections::BTreeMap<usize, (NoiseTrack, Vec<NoiseInterval>)>,
     /// Intervals of CPUs past [`MAX_TRACKS`].
-    pub left_out: u64,
+    pub(crate) left_out: u64,
 }
 
 impl NoiseTally {
-    pub fn new(extent_s: f64) -> Self {
+    pub(crate) fn new(extent_s: f64) -> Self {
         let extent_s = if extent_s > 0.0 { extent_s } else { 1.0 };
         NoiseTally {
             extent_s,
@@ -65,11 +65,11 @@ impl NoiseTally {
     }
 
     /// Whether any interval was added.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.tracks.is_empty()
     }
 
-    pub fn add(&mut self, i: NoiseInterval) {
+    pub(crate) fn add(&mut self, i: NoiseInterval) {
         if !self.tracks.contains_key(&i.cpu) && self.tracks.len() >= MAX_TRACKS {
             self.left_out += 1;
             return;
@@ -95,7 +95,7 @@ impl NoiseTally {
     /// before it merged into that one: the noise loop reads on past the run's end for up to
     /// about 0.1 ms and logs that stub as an interval of its own (docs/noise.md), whose share
     /// of a few us would stand out of the plot as if it were a burst.
-    pub fn finish(self, phases: Vec<(String, f64, f64)>) -> NoiseTimeline {
+    pub(crate) fn finish(self, phases: Vec<(String, f64, f64)>) -> NoiseTimeline {
         let column_s = self.column_s;
         let tracks = self
             .tracks
@@ -143,7 +143,7 @@ fn put(track: &mut NoiseTrack, i: &NoiseInterval, column_s: f64) {
 /// The intervals reduced by a [`NoiseTally`]: grouped by CPU (in CPU order), `COLUMNS`
 /// columns each over [0, extent_s].
 #[cfg(test)]
-pub fn prepare(
+pub(crate) fn prepare(
     intervals: &[NoiseInterval],
     extent_s: f64,
     phases: Vec<(String, f64, f64)>,
@@ -156,7 +156,7 @@ pub fn prepare(
 /// Phase bands alternate these fills (as on the latency timeline).
 const PHASE_FILLS: &[&str] = &["#e8eef7", "#f6eedf"];
 
-pub fn draw(name: &str, title: &str, t: &NoiseTimeline) -> Figure {
+pub(crate) fn draw(name: &str, title: &str, t: &NoiseTimeline) -> Figure {
     let hi = t
         .tracks
         .iter()

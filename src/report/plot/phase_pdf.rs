@@ -13,7 +13,7 @@ use crate::report::svg::escape;
 
 /// One phase's distribution on one CPU.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PhasePdf {
+pub(crate) struct PhasePdf {
     pub label: String,
     /// Wakeups of the phase on this CPU.
     pub samples: u64,
@@ -23,7 +23,7 @@ pub struct PhasePdf {
 }
 
 /// The distribution of each phase (label, from s, to s) on one CPU's series.
-pub fn prepare(series: &SeriesDigest, phases: &[(String, f64, f64)]) -> Vec<PhasePdf> {
+pub(crate) fn prepare(series: &SeriesDigest, phases: &[(String, f64, f64)]) -> Vec<PhasePdf> {
     phases
         .iter()
         .map(|(label, from, to)| merged(&[series], label, *from, *to))

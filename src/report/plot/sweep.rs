@@ -16,8 +16,8 @@ use crate::units::format_ns;
 #[derive(Debug, Clone)]
 pub(crate) struct Line {
     pub label: String,
-    pub points: Vec<(f64, f64)>,
-    pub style: Style,
+    pub(crate) points: Vec<(f64, f64)>,
+    pub(crate) style: Style,
 }
 
 /// Where each level goes on the x axis, and the axis title.

@@ -20,24 +20,24 @@ pub(crate) const COLUMNS: usize = 800;
 
 /// One point of a line: an interval, or the intervals of one column.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Point {
+pub(crate) struct Point {
     /// The middle of the interval (of the column for a column's intervals), s from the start.
-    pub time_s: f64,
+    pub(crate) time_s: f64,
     pub max_ns: u64,
     pub p99_ns: u64,
     /// The log has a gap before this point: the line breaks here.
-    pub after_gap: bool,
+    pub(crate) after_gap: bool,
 }
 
 /// One series' curves.
 #[derive(Debug, Clone)]
-pub struct Track {
+pub(crate) struct Track {
     pub label: String,
     /// Timer IRQ latency (drawn dotted, max only) rather than wakeup latency.
     pub irq: bool,
     /// The CPU's index among the wakeup series: the colour it shares with its IRQ series.
-    pub style_index: usize,
-    pub points: Vec<Point>,
+    pub(crate) style_index: usize,
+    pub(crate) points: Vec<Point>,
     /// The worst interval: (start s, max ns).
     pub worst: Option<(f64, u64)>,
 }
@@ -45,7 +45,7 @@ pub struct Track {
 /// A marked late wakeup (from a `--trace` explanation).
 #[derive(Debug, Clone)]
 pub struct Marker {
-    pub time_s: f64,
+    pub(crate) time_s: f64,
     pub latency_ns: u64,
     pub cpu: usize,
     pub text: String,
@@ -53,16 +53,16 @@ pub struct Marker {
 
 #[derive(Debug, Clone)]
 pub struct Timeline {
-    pub extent_s: f64,
-    pub tracks: Vec<Track>,
+    pub(crate) extent_s: f64,
+    pub(crate) tracks: Vec<Track>,
     pub phases: Vec<(String, f64, f64)>,
-    pub markers: Vec<Marker>,
+    pub(crate) markers: Vec<Marker>,
     /// The explanations of the run when the markers are only the worst of them
     /// (`report::events_digest::MAX_EXPLANATIONS_KEPT`): the legend says "of N".
-    pub markers_of: Option<u64>,
+    pub(crate) markers_of: Option<u64>,
     /// Seconds of run per point when intervals were merged into columns; None: one point per
     /// interval.
-    pub column_s: Option<f64>,
+    pub(crate) column_s: Option<f64>,
 }
 
 /// Reduces each series' intervals to at most `COLUMNS` points over [0, extent_s]. `series`

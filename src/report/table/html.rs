@@ -10,7 +10,7 @@ use crate::report::svg::escape;
 use std::fmt::Write;
 
 /// HTML, with the table's class (what the style sheet keys on: `numbers` right-aligns figures).
-pub struct Html<'a> {
+pub(crate) struct Html<'a> {
     pub class: &'a str,
 }
 

@@ -5,7 +5,7 @@ use super::{Align, Markup, Table};
 use std::fmt::Write;
 
 /// GitHub-flavoured Markdown.
-pub struct Markdown;
+pub(crate) struct Markdown;
 
 fn line(cells: impl Iterator<Item = String>) -> String {
     let cells: Vec<String> = cells.map(|c| c.replace('|', "\\|")).collect();

@@ -14,9 +14,9 @@ mod html;
 mod markdown;
 mod terminal;
 
-pub use html::Html;
-pub use markdown::Markdown;
-pub use terminal::Terminal;
+pub(crate) use html::Html;
+pub(crate) use markdown::Markdown;
+pub(crate) use terminal::Terminal;
 
 /// How a column's cells line up in the text markups (HTML leaves this to the style sheet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub enum Align {
 #[derive(Debug, Clone)]
 pub struct Column {
     pub header: String,
-    pub align: Align,
+    pub(crate) align: Align,
 }
 
 /// What a cell is, where a markup can tell it apart.
@@ -146,7 +146,7 @@ impl Table {
     /// The rows as a plain grid of texts, one entry per column: a group's leading cells on its
     /// first row and blank below, an empty group's `empty` text in its first remaining column.
     /// What the text markups lay out.
-    pub fn grid(&self) -> Vec<Vec<String>> {
+    pub(crate) fn grid(&self) -> Vec<Vec<String>> {
         let columns = self.columns.len();
         let mut grid = Vec::new();
         for g in &self.groups {

@@ -5,7 +5,7 @@ use super::{Align, Markup, Table};
 use std::fmt::Write;
 
 /// Aligned text for the terminal.
-pub struct Terminal;
+pub(crate) struct Terminal;
 
 impl Markup for Terminal {
     fn render(&self, table: &Table) -> String {

@@ -14,6 +14,10 @@
 //! `create.rs`; reaching the
 //! directories of a path, component by component, following no other user's link, is
 //! `resolve.rs`; the descriptor-relative calls are `sys::fs`'s and `sys::path`'s).
+//!
+//! One concern (issue 41's near-limit files): the result directory itself, made, claimed and
+//! written; its parts that are concerns of their own are files here (`create`, `resolve`,
+//! `in_place`, `outputs`, `output_checks`, `stale_temps`); about 130 lines are tests.
 
 use crate::error::Failure;
 use crate::format::run_record::{Ended, FILE_NAME as RUN_JSON, FORMAT, RunRecord};
@@ -43,8 +47,8 @@ use crate::sys::fs::{
 };
 use create::*;
 use output_checks::*;
-pub use output_checks::{check_output_dir, check_output_file};
-pub use outputs::{OutputDir, OutputFile, write_output};
+pub(crate) use output_checks::{check_output_dir, check_output_file};
+pub(crate) use outputs::{OutputDir, OutputFile, write_output};
 use resolve::*;
 
 /// Space kept allocated after the first run.json (beyond its end, the file's size unchanged) so

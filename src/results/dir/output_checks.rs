@@ -150,7 +150,11 @@ pub(super) const RESULT_DIR_RULE: &str = "a result directory holds only what its
 /// any depth (`report RUN -o RUN/run.json` would destroy the run, `-o B/counters.log` another
 /// run's), also when reached through a link, and what is at its name may be written (the rule
 /// of [`super::write_output`]: not another user's FIFO).
-pub fn check_output_file(path: &Path, option: &str, inputs: &[&Path]) -> Result<(), Failure> {
+pub(crate) fn check_output_file(
+    path: &Path,
+    option: &str,
+    inputs: &[&Path],
+) -> Result<(), Failure> {
     check_not_an_input(path, option, inputs)?;
     let refuse = |why: String| {
         Failure::usage(format!(
@@ -208,7 +212,7 @@ pub fn check_output_file(path: &Path, option: &str, inputs: &[&Path]) -> Result<
 /// nearest existing ancestor a directory, and not in one of the `inputs` or any other result
 /// or sweep directory (issue 39 L4: a result directory holds what jitterlab made when it made
 /// it, and nothing is written into an input).
-pub fn check_output_dir(path: &Path, option: &str, inputs: &[&Path]) -> Result<(), Failure> {
+pub(crate) fn check_output_dir(path: &Path, option: &str, inputs: &[&Path]) -> Result<(), Failure> {
     let refuse = |why: String| {
         Failure::usage(format!(
             "{option} {}: {why}; pass {option} with a directory (made if missing)",

@@ -11,6 +11,10 @@
 //! (`/dev/stdout`), or a FIFO or device of the caller's or root's, never waiting for a reader
 //! past a SIGINT or SIGTERM (issue 39 N7; [`write_output`] says the rule).
 //! `tests/offline/writers.rs` fails when code elsewhere opens a path for writing.
+//!
+//! One concern by design (issue 41's near-limit files): the one writer of user-named files
+//! (`tests/offline/writers.rs`), its target classified and written in one place; the checks
+//! made before the work are `output_checks.rs`; about 200 lines are tests.
 
 use super::in_place::*;
 use super::*;
@@ -144,7 +148,7 @@ fn target_in(dir: OwnedFd, name: &OsStr) -> Result<Target, Refusal> {
 /// checked ([`check_output_file`]), its directory opened and found writable, on a file system
 /// that holds files. Nothing is made on disk until [`OutputFile::write`], at the command's end.
 #[derive(Debug)]
-pub struct OutputFile {
+pub(crate) struct OutputFile {
     path: PathBuf,
     option: String,
     target: Target,
@@ -155,7 +159,11 @@ impl OutputFile {
     /// of the files of the result directories `inputs`. Exit 2 for a path that cannot be
     /// written (no such directory, a directory, a path in a result directory, a pseudo file
     /// system, another user's FIFO), exit 3 when this user may not write its directory.
-    pub fn claim(path: &Path, option: &str, inputs: &[&Path]) -> Result<OutputFile, Failure> {
+    pub(crate) fn claim(
+        path: &Path,
+        option: &str,
+        inputs: &[&Path],
+    ) -> Result<OutputFile, Failure> {
         check_output_file(path, option, inputs)?;
         let refuse = |code: ExitCode, why: String| {
             Failure::new(
@@ -194,7 +202,7 @@ impl OutputFile {
     }
 
     /// As [`OutputFile::claim`], with `-` meaning standard output (rt-tests' `--json=-`).
-    pub fn claim_or_stdout(path: &Path, option: &str) -> Result<OutputFile, Failure> {
+    pub(crate) fn claim_or_stdout(path: &Path, option: &str) -> Result<OutputFile, Failure> {
         if path == Path::new("-") {
             let stdout = io::stdout().as_fd().try_clone_to_owned().map_err(|e| {
                 Failure::run(format!("{option} -: cannot use standard output: {e}"))
@@ -208,12 +216,11 @@ impl OutputFile {
         Self::claim(path, option, &[])
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Writes the file whole (see the module's comment); a failure leaves what was at its name.
-    pub fn write(&self, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    pub(crate) fn write(
+        &self,
+        fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
         let fd = match &self.target {
             Target::Replace { dir, name } => return write_replacing(dir.as_fd(), name, fill),
             Target::Descriptor(fd) => {
@@ -231,7 +238,7 @@ impl OutputFile {
 
     /// [`OutputFile::write`] of `bytes`, a failure said as the option and path's (exit 4: the
     /// path was checked before, so what fails now is the disk, or the reader of a FIFO).
-    pub fn write_bytes(&self, bytes: &[u8]) -> Result<(), Failure> {
+    pub(crate) fn write_bytes(&self, bytes: &[u8]) -> Result<(), Failure> {
         self.write(|w| w.write_all(bytes)).map_err(|e| {
             Failure::run(format!(
                 "cannot write {} {}: {e}",
@@ -260,7 +267,7 @@ pub(super) fn check_target(path: &Path) -> Result<(), Refusal> {
 ///   waiting for its reader past a SIGINT or SIGTERM; one of another user's is refused (its
 ///   owner would read the output, or hold the writer), and so are a socket and a block device;
 /// - anything else (a file, another user's link, nothing) is replaced by the new file.
-pub fn write_output(
+pub(crate) fn write_output(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
@@ -275,7 +282,7 @@ pub fn write_output(
 
 /// The directory `report --plots` writes into, held by its descriptor.
 #[derive(Debug)]
-pub struct OutputDir {
+pub(crate) struct OutputDir {
     pub path: PathBuf,
     fd: OwnedFd,
 }
@@ -340,7 +347,7 @@ impl OutputDir {
 
     /// Checks, before anything is written, that every file of `names` can be written into
     /// the directory by the writer's rule (exit 2 naming the first that cannot).
-    pub fn check_names<'a>(
+    pub(crate) fn check_names<'a>(
         &self,
         option: &str,
         names: impl IntoIterator<Item = &'a str>,
@@ -362,7 +369,7 @@ impl OutputDir {
     /// Writes the file `name` in the directory whole, by the rule of [`write_output`] (a
     /// file is replaced; a FIFO or device of the caller's or root's is written in place;
     /// another user's is refused).
-    pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+    pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         let target = self.target(name).map_err(|(_, why)| {
             io::Error::new(io::ErrorKind::InvalidInput, format!("{name} {why}"))
         })?;

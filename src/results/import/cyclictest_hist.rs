@@ -30,7 +30,7 @@ fn numbers_after(line: &str, label: &str) -> Option<Result<Vec<u64>, String>> {
     )
 }
 
-pub static FORMAT: SourceFormat = SourceFormat {
+pub(crate) static FORMAT: SourceFormat = SourceFormat {
     name: "cyclictest-hist",
     help: "what cyclictest -h N prints: a 1 us histogram per thread and its summary lines",
     parse: Parser::Text(parse),
@@ -57,7 +57,7 @@ struct HistogramText {
     thread_lines: usize,
 }
 
-pub fn parse(text: &str) -> Result<Imported, String> {
+pub(crate) fn parse(text: &str) -> Result<Imported, String> {
     let h = read_lines(text)?;
     let Some(max) = &h.max else {
         return Err("it has no '# Max Latencies:' line: the output is cut short, or cyclictest ran without -h".into());

@@ -11,7 +11,7 @@ use super::{Imported, Parser, RunFacts, SourceFormat, SourceHistogram, SourceThr
 use super::{Recognise, Recognised};
 use std::collections::BTreeMap;
 
-pub static FORMAT: SourceFormat = SourceFormat {
+pub(crate) static FORMAT: SourceFormat = SourceFormat {
     name: "cyclictest-status",
     help: "cyclictest's T: status lines (a run without -h): count, min, avg, max per thread",
     parse: Parser::Text(parse),
@@ -58,7 +58,7 @@ fn status(line: &str) -> Option<(usize, Status)> {
     ))
 }
 
-pub fn parse(text: &str) -> Result<Imported, String> {
+pub(crate) fn parse(text: &str) -> Result<Imported, String> {
     let mut last: BTreeMap<usize, Status> = BTreeMap::new();
     let mut policy = None;
     for (n, line) in text.lines().map(|l| without_comment(l.trim())).enumerate() {

@@ -22,7 +22,9 @@ pub(crate) const MAX_SAMPLES: u64 = i64::MAX as u64;
 pub(crate) const MAX_VALUE_NS: u64 = i64::MAX as u64;
 
 /// Adds sample counts, refusing a sum above [`MAX_SAMPLES`].
-pub fn add_counts(counts: impl IntoIterator<Item = u64>) -> std::result::Result<u64, String> {
+pub(crate) fn add_counts(
+    counts: impl IntoIterator<Item = u64>,
+) -> std::result::Result<u64, String> {
     counts
         .into_iter()
         .try_fold(0u64, |sum, c| {
@@ -50,15 +52,15 @@ pub struct SourceFormat {
     /// How the format reads its file: as text or as bytes.
     pub parse: Parser,
     /// How `import --format auto` recognises it ([`super::detect`] asks each row in turn).
-    pub recognise: Recognise,
+    pub(crate) recognise: Recognise,
     /// How it reads output saved without its column line, when the user names the columns
     /// (`import --cpus --columns`); None where the format has no such form.
-    pub no_header: Option<NoHeader>,
+    pub(crate) no_header: Option<NoHeader>,
 }
 
 /// A format's reading of output printed without its header (rtla `--no-header`).
 #[derive(Debug, Clone, Copy)]
-pub struct NoHeader {
+pub(crate) struct NoHeader {
     /// The columns it prints per CPU, as it names them and in its order (`IRQ`, `Thr`, `Usr`).
     pub columns: &'static [&'static str],
     pub parse: fn(&str, &super::NoHeaderLayout) -> std::result::Result<Imported, String>,
@@ -66,7 +68,7 @@ pub struct NoHeader {
 
 /// How a format is recognised from a file's content.
 #[derive(Debug, Clone, Copy)]
-pub enum Recognise {
+pub(crate) enum Recognise {
     /// A JSON document (a file with a line that starts with `{`): the tool its command line
     /// names (the file name of `cmdline`'s first word, if it has one), and the document; then
     /// what marks the format, for the error when no JSON format is recognised.
@@ -79,7 +81,7 @@ pub enum Recognise {
 
 /// What a text format's recogniser says of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Recognised {
+pub(crate) enum Recognised {
     No,
     Yes,
     /// This tool's output, in a form that cannot be imported: why, and what to capture instead.
@@ -130,13 +132,13 @@ impl SourceFormat {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SourceHistogram {
     /// Nanoseconds per source unit (1000 for microseconds).
-    pub unit_ns: u64,
+    pub(crate) unit_ns: u64,
     /// (printed bucket value, count), ascending; each count is recorded at value · unit_ns.
     pub buckets: Vec<(u64, u64)>,
     /// Samples beyond the last bucket, not in `buckets`.
     pub overflow: u64,
     /// The lowest value an overflow sample can have (source unit), as far as the file says.
-    pub overflow_from: u64,
+    pub(crate) overflow_from: u64,
     /// The source's own figures (source unit), when it printed them.
     pub count: Option<u64>,
     pub min: Option<f64>,
@@ -144,7 +146,7 @@ pub struct SourceHistogram {
     pub max: Option<f64>,
     /// Percentiles the source printed, (quantile, value in the source unit), for sources
     /// without buckets (stress-ng); used only when `buckets` is empty.
-    pub quantiles: Vec<(f64, f64)>,
+    pub(crate) quantiles: Vec<(f64, f64)>,
     /// The standard deviation (source unit), when the source printed one (stress-ng).
     pub stddev: Option<f64>,
 }
@@ -334,7 +336,7 @@ pub struct SourceThread {
     /// rtla's IRQ column.
     pub irq: Option<SourceHistogram>,
     /// rtla's Thr column when a Usr column is the latency (rtla -u).
-    pub kernel_thread: Option<SourceHistogram>,
+    pub(crate) kernel_thread: Option<SourceHistogram>,
     /// This thread's period, ns, when the source states it (cyclictest's `I:`).
     pub interval_ns: Option<u64>,
     /// Noise sources (oslat, rtla osnoise): the figures besides the gap histogram.
@@ -362,10 +364,10 @@ impl SourceThread {
 pub struct SourceNoise {
     pub measured_ns: Option<u64>,
     pub noise_ns: Option<u64>,
-    pub noise_pct: Option<f64>,
-    pub gaps_per_s: Option<f64>,
-    pub iterations: Option<u64>,
-    pub iteration_ns: Option<f64>,
+    pub(crate) noise_pct: Option<f64>,
+    pub(crate) gaps_per_s: Option<f64>,
+    pub(crate) iterations: Option<u64>,
+    pub(crate) iteration_ns: Option<f64>,
     /// Figures the source printed that run.json has no field for, (name, value, unit): rtla
     /// osnoise top's interference counts. Kept in run.json's `imported.figures`.
     pub figures: Vec<(&'static str, u64, &'static str)>,
@@ -446,7 +448,7 @@ pub struct Imported {
     /// tracing"), when it says so.
     pub stopped: Option<String>,
     /// What the source's command line states about how it measured.
-    pub facts: RunFacts,
+    pub(crate) facts: RunFacts,
     /// The source's system information, as it wrote it.
     pub system: serde_json::Value,
     pub warnings: Vec<String>,
@@ -474,14 +476,14 @@ impl Imported {
 /// How the source measured, as far as its command line (or the file) states it; None where it
 /// does not. run.json takes these instead of placeholders, and `imported.absent` leaves them out.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunFacts {
+pub(crate) struct RunFacts {
     /// jitterlab's policy name: `fifo`, `rr`, `other`, `deadline`...
     pub policy: Option<String>,
     pub priority: Option<i32>,
     /// The period between wakeups, ns.
     pub interval_ns: Option<u64>,
     /// The tool locked its memory (cyclictest `-m`).
-    pub memory_locked: Option<bool>,
+    pub(crate) memory_locked: Option<bool>,
     /// The duration it was asked to run, ns.
     pub duration_ns: Option<u64>,
 }

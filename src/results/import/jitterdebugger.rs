@@ -20,7 +20,7 @@ use super::{
 };
 use serde_json::Value;
 
-pub static FORMAT: SourceFormat = SourceFormat {
+pub(crate) static FORMAT: SourceFormat = SourceFormat {
     name: "jitterdebugger",
     help: "jitterdebugger's results.json (jitterdebugger -o DIR)",
     parse: Parser::Text(parse),
@@ -38,7 +38,7 @@ fn recognise(tool: Option<&str>, doc: &serde_json::Value) -> bool {
 /// jitterdebugger's histogram covers one millisecond in whichever resolution it measured.
 const HISTOGRAM_SPAN_NS: u64 = 1_000_000;
 
-pub fn parse(text: &str) -> Result<Imported, String> {
+pub(crate) fn parse(text: &str) -> Result<Imported, String> {
     let v = parse_json(text)?;
     let version = v.get("version").and_then(Value::as_u64);
     if let Some(version) = version.filter(|&n| n > 3) {

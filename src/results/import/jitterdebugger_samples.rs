@@ -22,7 +22,7 @@ use super::{Imported, Parser, SourceFormat, SourceHistogram, SourceThread, parse
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub static FORMAT: SourceFormat = SourceFormat {
+pub(crate) static FORMAT: SourceFormat = SourceFormat {
     name: "jitterdebugger-samples",
     help: "jitterdebugger's raw samples file (samples.raw of jitterdebugger -o DIR -s)",
     parse: Parser::Bytes(parse),
@@ -36,7 +36,7 @@ fn recognise(bytes: &[u8]) -> Result<(), String> {
 
 /// The record layouts, by `time_t` size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layout {
+pub(crate) enum Layout {
     /// 4 + 8 + 8 + 8 bytes.
     Time64,
     /// 4 + 4 + 4 + 8 bytes.
@@ -87,7 +87,7 @@ impl Layout {
 }
 
 /// The layout the file is written in, or why it is in none.
-pub fn layout(bytes: &[u8]) -> Result<Layout, String> {
+pub(crate) fn layout(bytes: &[u8]) -> Result<Layout, String> {
     if bytes.is_empty() {
         return Err("the file is empty: jitterdebugger wrote no sample".into());
     }
@@ -130,7 +130,7 @@ fn resolution(source: &Path) -> Result<(u64, String), String> {
     }
 }
 
-pub fn parse(bytes: &[u8], source: &Path) -> Result<Imported, String> {
+pub(crate) fn parse(bytes: &[u8], source: &Path) -> Result<Imported, String> {
     let layout = layout(bytes)?;
     let (unit_ns, unit_note) = resolution(source)?;
     // Per thread: value -> count, and the sum for the exact mean.

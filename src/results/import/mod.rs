@@ -9,32 +9,33 @@
 //! interval per CPU in latency.hlog, each source bucket recorded at its printed value, so that
 //! counts, min and max match what the tool printed (docs/import.md).
 
-pub mod cyclictest_hist;
+pub(crate) mod cyclictest_hist;
 pub mod cyclictest_json;
-pub mod cyclictest_status;
+pub(crate) mod cyclictest_status;
 mod detect;
 mod imported;
-pub mod jitterdebugger;
-pub mod jitterdebugger_samples;
-pub mod oslat_json;
-pub mod oslat_text;
+pub(crate) mod jitterdebugger;
+pub(crate) mod jitterdebugger_samples;
+pub(crate) mod oslat_json;
+pub(crate) mod oslat_text;
 pub mod pasted;
 mod rt_tests;
-pub mod rteval;
+pub(crate) mod rteval;
 mod rtla_hist;
-pub mod rtla_osnoise_hist;
-pub mod rtla_osnoise_top;
-pub mod rtla_timerlat;
-pub mod rtla_timerlat_top;
-pub mod stress_ng_cyclic;
+pub(crate) mod rtla_osnoise_hist;
+pub(crate) mod rtla_osnoise_top;
+pub(crate) mod rtla_timerlat;
+pub(crate) mod rtla_timerlat_top;
+pub(crate) mod stress_ng_cyclic;
 mod write;
 
 pub use crate::format::run_record::RunKind;
 pub(crate) use detect::{detect, detect_binary};
 pub(crate) use imported::*;
 pub(crate) use rt_tests::*;
-pub use rtla_hist::NoHeaderLayout;
-pub use write::{summary, write_result};
+pub(crate) use rtla_hist::NoHeaderLayout;
+pub use write::summary;
+pub(crate) use write::write_result;
 
 /// Every format `jitterlab import` reads, one row each: `import --format` offers these names
 /// (and `auto`, which is `detect`), and run.json's `imported.source_format` is the row's name.

@@ -11,7 +11,7 @@ use super::{
 };
 use serde_json::Value;
 
-pub static FORMAT: SourceFormat = SourceFormat {
+pub(crate) static FORMAT: SourceFormat = SourceFormat {
     name: "oslat-json",
     help: "the file of oslat --json=FILE",
     parse: Parser::Text(parse),
@@ -25,7 +25,7 @@ fn recognise(tool: Option<&str>, doc: &serde_json::Value) -> bool {
         || super::detect::first_thread(doc).is_some_and(|t| t.get("freq").is_some())
 }
 
-pub fn parse(text: &str) -> Result<Imported, String> {
+pub(crate) fn parse(text: &str) -> Result<Imported, String> {
     let (v, command_line) = rt_tests_json(text, "oslat")?;
     if command_line.iter().any(|a| a == "-B" || a == "--bias") {
         return Err("it was written with -B (bias), which shifts every bucket by an estimate oslat does not record; capture it without -B".into());

@@ -23,7 +23,7 @@ use super::{
 };
 use super::{Recognise, Recognised};
 
-pub static FORMAT: SourceFormat = SourceFormat {
+pub(crate) static FORMAT: SourceFormat = SourceFormat {
     name: "oslat-text",
     help: "oslat's text output (stdout), the same figures as its --json file",
     parse: Parser::Text(parse),
@@ -58,7 +58,7 @@ fn numbers<T: std::str::FromStr>(line: &str, n: usize) -> std::result::Result<Ve
     Ok(values)
 }
 
-pub fn parse(text: &str) -> Result<Imported, String> {
+pub(crate) fn parse(text: &str) -> Result<Imported, String> {
     // A note typed after a row (`Maximum: 4050 (us) # irq storm`) is not one of its values.
     let lines: Vec<&str> = text.lines().map(|l| without_comment(l.trim())).collect();
     let core_line = lines

@@ -54,7 +54,7 @@ pub fn clean(text: &str) -> std::result::Result<String, String> {
 /// rt-tests summary lines `# Max Latencies: ...` and rtla's header are written so), and
 /// cyclictest's `# NNNNN others` at the end of a `# Thread k:` line (the overflows beyond the
 /// listed cycle numbers). Trailing blanks before the comment go with it.
-pub fn without_comment(line: &str) -> &str {
+pub(crate) fn without_comment(line: &str) -> &str {
     let body_from = line.len() - line.trim_start().len();
     // The line's own leading '#' is its label, not a comment.
     let mut search_from = body_from + usize::from(line[body_from..].starts_with('#'));

@@ -24,7 +24,7 @@ use super::{
 use super::{Recognise, Recognised};
 use roxmltree::{Document, Node};
 
-pub static FORMAT: SourceFormat = SourceFormat {
+pub(crate) static FORMAT: SourceFormat = SourceFormat {
     name: "rteval",
     help: "rteval's summary.xml (its cyclictest measurement: per-CPU and system statistics and histograms)",
     parse: Parser::Text(parse),
@@ -90,7 +90,7 @@ fn histogram(node: Node, histogram_end: u64) -> Result<SourceHistogram, String> 
     })
 }
 
-pub fn parse(text: &str) -> Result<Imported, String> {
+pub(crate) fn parse(text: &str) -> Result<Imported, String> {
     let start = text.find('<').ok_or("it is not XML")?;
     let doc = Document::parse(&text[start..]).map_err(|e| format!("it is not valid XML ({e})"))?;
     let root = doc.root_element();

@@ -17,7 +17,7 @@ use super::pasted::without_comment;
 use super::{SourceHistogram, add_counts};
 
 /// One named column of the table, as a histogram in the table's unit.
-pub struct Column {
+pub(super) struct Column {
     /// The name before the CPU number: `IRQ`, `Thr`, `Usr`, `CPU`.
     pub name: String,
     pub cpu: usize,
@@ -27,16 +27,16 @@ pub struct Column {
 /// The columns of a table printed without its header, as the user names them (`jitterlab
 /// import --cpus --columns --time-unit`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NoHeaderLayout {
+pub(crate) struct NoHeaderLayout {
     /// The CPUs, in increasing order (rtla's).
     pub cpus: Vec<usize>,
     /// The columns of each CPU as rtla names them (`IRQ`, `Thr`, `Usr`, `CPU`), in rtla's order.
     pub columns: Vec<&'static str>,
     /// What the user gave, for messages: `--cpus` and `--columns` as written.
-    pub cpus_given: String,
-    pub columns_given: String,
+    pub(crate) cpus_given: String,
+    pub(crate) columns_given: String,
     /// The unit: 1000 (us, rtla's default) or 1 (`rtla -n`): the header that says it is gone.
-    pub unit_ns: u64,
+    pub(crate) unit_ns: u64,
 }
 
 impl NoHeaderLayout {
@@ -73,7 +73,7 @@ pub(crate) fn no_header_warning(layout: &NoHeaderLayout) -> String {
 }
 
 /// What the table holds.
-pub struct Table {
+pub(crate) struct Table {
     pub columns: Vec<Column>,
     pub duration_ns: Option<u64>,
     /// Why rtla stopped early, when it says so.
@@ -118,14 +118,14 @@ pub(crate) fn parse_duration(text: &str) -> Option<u64> {
 
 /// Reads the table; `names` are the column names this tool prints. `Ok` with no columns
 /// when there is no `Index` line (the caller says why that cannot be read).
-pub fn read(text: &str, names: &[&str]) -> Result<Table, String> {
+pub(super) fn read(text: &str, names: &[&str]) -> Result<Table, String> {
     read_table(text, names, None)
 }
 
 /// Reads a table printed without its header (`rtla --no-header`), its columns as `layout`
 /// names them. Refused: a text with a column line (it names its own columns), one without
 /// rtla's `over:` line (not rtla hist output), and a row of another width than the layout's.
-pub fn read_no_header(text: &str, layout: &NoHeaderLayout) -> Result<Table, String> {
+pub(crate) fn read_no_header(text: &str, layout: &NoHeaderLayout) -> Result<Table, String> {
     let table = read_table(text, &layout.columns, Some(layout))?;
     if !text.lines().any(|l| l.trim_start().starts_with("over:")) {
         return Err("it has no 'over:' line, which rtla hist prints after its rows: it is not rtla hist output (or was saved with --no-index, whose rows carry no latency)".into());

@@ -14,7 +14,7 @@ pub(crate) const NO_HEADER: &str = "it is rtla osnoise hist output without its c
 /// The one column rtla osnoise hist prints per CPU.
 const COLUMNS: &[&str] = &["CPU"];
 
-pub static FORMAT: SourceFormat = SourceFormat {
+pub(crate) static FORMAT: SourceFormat = SourceFormat {
     name: "rtla-osnoise-hist",
     help: "what rtla osnoise hist prints: a histogram of noise lengths per CPU",
     parse: Parser::Text(parse),
@@ -36,7 +36,7 @@ fn recognise(lines: &[&str]) -> Recognised {
     )
 }
 
-pub fn parse(text: &str) -> Result<Imported, String> {
+pub(crate) fn parse(text: &str) -> Result<Imported, String> {
     let table = rtla_hist::read(text, COLUMNS)?;
     if table.columns.is_empty() {
         return Err(NO_HEADER.into());

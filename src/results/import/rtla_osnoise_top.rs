@@ -21,7 +21,7 @@ use super::rtla_hist::{parse_duration, stop_line};
 use super::{Imported, Parser, RunKind, SourceFormat, SourceHistogram, SourceNoise, SourceThread};
 use super::{Recognise, Recognised};
 
-pub static FORMAT: SourceFormat = SourceFormat {
+pub(crate) static FORMAT: SourceFormat = SourceFormat {
     name: "rtla-osnoise-top",
     help: "what rtla osnoise top (or rtla hwnoise) prints: runtime, noise, max single noise and interference counts per CPU",
     parse: Parser::Text(parse),
@@ -41,7 +41,7 @@ fn recognise(lines: &[&str]) -> Recognised {
 /// The interference columns, as `imported.figures` names them.
 const COUNTS: [&str; 5] = ["hw", "nmi", "irq", "softirq", "thread"];
 
-pub fn parse(text: &str) -> Result<Imported, String> {
+pub(crate) fn parse(text: &str) -> Result<Imported, String> {
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
     let header = lines
         .iter()

@@ -18,7 +18,7 @@ pub(crate) const NO_HEADER: &str = "it is rtla hist output without its column li
 /// The columns rtla timerlat hist prints per CPU, in its order.
 const COLUMNS: &[&str] = &["IRQ", "Thr", "Usr"];
 
-pub static FORMAT: SourceFormat = SourceFormat {
+pub(crate) static FORMAT: SourceFormat = SourceFormat {
     name: "rtla-timerlat-hist",
     help: "what rtla timerlat hist prints: IRQ, Thr (and Usr) columns per CPU",
     parse: Parser::Text(parse),
@@ -50,7 +50,7 @@ fn recognise(lines: &[&str]) -> Recognised {
     Recognised::No
 }
 
-pub fn parse(text: &str) -> Result<Imported, String> {
+pub(crate) fn parse(text: &str) -> Result<Imported, String> {
     let table = rtla_hist::read(text, COLUMNS)?;
     if table.columns.is_empty() {
         return Err(NO_HEADER.into());

@@ -22,7 +22,7 @@ use super::rtla_hist::{parse_duration, stop_line};
 use super::{Imported, Parser, RunKind, SourceFormat, SourceHistogram, SourceThread};
 use super::{Recognise, Recognised};
 
-pub static FORMAT: SourceFormat = SourceFormat {
+pub(crate) static FORMAT: SourceFormat = SourceFormat {
     name: "rtla-timerlat-top",
     help: "what rtla timerlat top prints at its end: IRQ, thread (and user) min/avg/max per CPU",
     parse: Parser::Text(parse),
@@ -54,7 +54,7 @@ fn block(text: &str, at: &dyn Fn(String) -> String) -> Result<Option<[f64; 3]>, 
     Ok(Some([n(values[1])?, n(values[2])?, n(values[3])?]))
 }
 
-pub fn parse(text: &str) -> Result<Imported, String> {
+pub(crate) fn parse(text: &str) -> Result<Imported, String> {
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
     let header = lines
         .iter()

@@ -22,7 +22,7 @@ use super::{
 };
 use super::{Recognise, Recognised};
 
-pub static FORMAT: SourceFormat = SourceFormat {
+pub(crate) static FORMAT: SourceFormat = SourceFormat {
     name: "stress-ng-cyclic",
     help: "stress-ng --cyclic N --metrics log (stdout): samples, min, mean, stddev, max and its percentiles",
     parse: Parser::Text(parse),
@@ -79,7 +79,7 @@ struct CyclicLog {
     instances_with_figures: usize,
 }
 
-pub fn parse(text: &str) -> Result<Imported, String> {
+pub(crate) fn parse(text: &str) -> Result<Imported, String> {
     let log = read_log(text)?;
     let Some(samples) = log.samples else {
         return Err("it has no 'cyclic: sched ...: N ns delay, M samples' line: not a stress-ng --cyclic log, or cut short".into());

@@ -77,7 +77,7 @@ fn absent_fields(imported: &Imported, with_hlog: bool) -> Vec<String> {
 }
 
 /// Writes the files of the new result directory and returns its run.json.
-pub fn write_result(
+pub(crate) fn write_result(
     imported: &Imported,
     source: &Path,
     result_dir: &ResultDir,

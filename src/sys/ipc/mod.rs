@@ -8,12 +8,15 @@
 //!
 //! The queued signals are in `signals.rs`, the shared cells in `shared.rs`. The other types
 //! have the same layout on glibc and musl.
+//!
+//! One concern (issue 41's near-limit files): the kernel's wake mechanisms, one small type each
+//! with its drop; the shared memory they live in is `shared.rs`, the signals `signals.rs`.
 
 mod shared;
 mod signals;
 
-pub use shared::SharedCell;
-pub use signals::{
+pub(crate) use shared::SharedCell;
+pub(crate) use signals::{
     SIGNAL_VALUE_CARRIES_U64, SignalWaiter, ThreadSignal, calling_thread_ids, user_id,
 };
 use std::cell::UnsafeCell;
@@ -152,7 +155,7 @@ unsafe impl Sync for RawMutex {}
 
 impl RawMutex {
     /// A normal mutex for `scope`.
-    pub fn new(scope: Scope) -> io::Result<RawMutex> {
+    pub(crate) fn new(scope: Scope) -> io::Result<RawMutex> {
         RawMutex::init(scope, libc::PTHREAD_PRIO_NONE)
     }
 
@@ -196,7 +199,7 @@ impl RawMutex {
     }
 
     /// pthread_mutex_lock: blocks while the mutex is held, by any thread (the caller too).
-    pub fn lock(&self) -> io::Result<()> {
+    pub(crate) fn lock(&self) -> io::Result<()> {
         // SAFETY: initialised, pinned mutex.
         errno_result(unsafe { libc::pthread_mutex_lock(self.0.get()) })
     }
@@ -231,7 +234,7 @@ unsafe impl Send for RawCondvar {}
 unsafe impl Sync for RawCondvar {}
 
 impl RawCondvar {
-    pub fn new(scope: Scope) -> io::Result<RawCondvar> {
+    pub(crate) fn new(scope: Scope) -> io::Result<RawCondvar> {
         let cond = RawCondvar(SharedCell::new(UnsafeCell::new(
             libc::PTHREAD_COND_INITIALIZER,
         ))?);
@@ -251,12 +254,12 @@ impl RawCondvar {
     }
 
     /// pthread_cond_wait; `mutex` must be locked by the caller. May return spuriously.
-    pub fn wait(&self, mutex: &RawMutex) -> io::Result<()> {
+    pub(crate) fn wait(&self, mutex: &RawMutex) -> io::Result<()> {
         // SAFETY: both initialised and pinned; the caller holds the mutex.
         errno_result(unsafe { libc::pthread_cond_wait(self.0.get(), mutex.0.get()) })
     }
 
-    pub fn signal(&self) -> io::Result<()> {
+    pub(crate) fn signal(&self) -> io::Result<()> {
         // SAFETY: initialised, pinned.
         errno_result(unsafe { libc::pthread_cond_signal(self.0.get()) })
     }
@@ -277,7 +280,7 @@ unsafe impl Send for PosixSemaphore {}
 unsafe impl Sync for PosixSemaphore {}
 
 impl PosixSemaphore {
-    pub fn new(scope: Scope) -> io::Result<PosixSemaphore> {
+    pub(crate) fn new(scope: Scope) -> io::Result<PosixSemaphore> {
         // SAFETY: all-zero is valid storage for sem_init to initialise.
         let sem = PosixSemaphore(SharedCell::new(UnsafeCell::new(unsafe {
             std::mem::zeroed()
@@ -316,7 +319,7 @@ pub(crate) struct SysvSemaphore {
 }
 
 impl SysvSemaphore {
-    pub fn new() -> io::Result<SysvSemaphore> {
+    pub(crate) fn new() -> io::Result<SysvSemaphore> {
         // SAFETY: plain syscall; IPC_PRIVATE always makes a new set.
         let id = check(unsafe { libc::semget(libc::IPC_PRIVATE, 1, libc::IPC_CREAT | 0o600) })?;
         Ok(SysvSemaphore { id })
@@ -353,7 +356,7 @@ unsafe impl Sync for MessageQueue {}
 
 impl MessageQueue {
     /// A new queue holding up to `capacity` messages of 8 bytes.
-    pub fn new(capacity: i64) -> io::Result<MessageQueue> {
+    pub(crate) fn new(capacity: i64) -> io::Result<MessageQueue> {
         let name = format!(
             "/jitterlab-{}-{}\0",
             std::process::id(),
@@ -380,7 +383,7 @@ impl MessageQueue {
         Ok(MessageQueue { mqd })
     }
 
-    pub fn send(&self, value: u64) -> io::Result<()> {
+    pub(crate) fn send(&self, value: u64) -> io::Result<()> {
         let bytes = value.to_ne_bytes();
         // SAFETY: 8 valid bytes, the queue's message size.
         check(unsafe { libc::mq_send(self.mqd, bytes.as_ptr().cast(), 8, 0) }).map(drop)
@@ -416,7 +419,7 @@ pub(crate) struct ValueFds {
 
 impl ValueFds {
     /// A pipe (writes of 8 bytes are atomic: less than PIPE_BUF).
-    pub fn pipe() -> io::Result<ValueFds> {
+    pub(crate) fn pipe() -> io::Result<ValueFds> {
         let mut fds = [0; 2];
         // SAFETY: a two-int array.
         check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
@@ -436,7 +439,7 @@ impl ValueFds {
         })
     }
 
-    pub fn write(&self, value: u64) -> io::Result<()> {
+    pub(crate) fn write(&self, value: u64) -> io::Result<()> {
         let bytes = value.to_ne_bytes();
         // SAFETY: 8 valid bytes.
         let n = unsafe { libc::write(self.write, bytes.as_ptr().cast(), 8) };
@@ -448,7 +451,7 @@ impl ValueFds {
     }
 
     /// Reads one 8-byte value (blocking): the value or the error (EINTR included).
-    pub fn read(&self) -> io::Result<u64> {
+    pub(crate) fn read(&self) -> io::Result<u64> {
         let mut bytes = [0u8; 8];
         // SAFETY: an 8-byte buffer.
         let n = unsafe { libc::read(self.read, bytes.as_mut_ptr().cast(), 8) };

@@ -10,7 +10,7 @@ use std::ops::Deref;
 /// A `T` in an anonymous shared mapping of its own, dropped and unmapped with the cell. A
 /// forked child's copy of the cell points at the same memory; the child must leave with
 /// `_exit` (as [`crate::sys::process::fork_child`] does) so that only the parent drops it.
-pub struct SharedCell<T> {
+pub(crate) struct SharedCell<T> {
     ptr: *mut T,
     len: usize,
 }
@@ -21,7 +21,7 @@ unsafe impl<T: Sync> Sync for SharedCell<T> {}
 
 impl<T> SharedCell<T> {
     /// Moves `value` into a new shared mapping (whole pages, page-aligned).
-    pub fn new(value: T) -> io::Result<SharedCell<T>> {
+    pub(crate) fn new(value: T) -> io::Result<SharedCell<T>> {
         const { assert!(align_of::<T>() <= 4096) };
         let page = page_size();
         let len = size_of::<T>().max(1).div_ceil(page) * page;

@@ -8,12 +8,12 @@ use super::errno_result;
 use std::io;
 
 /// Whether a queued signal's value (`sival_ptr`, pointer-sized) holds a whole u64.
-pub const SIGNAL_VALUE_CARRIES_U64: bool = usize::BITS >= 64;
+pub(crate) const SIGNAL_VALUE_CARRIES_U64: bool = usize::BITS >= 64;
 
 /// A signal aimed at one thread of this process, with everything the send needs looked up
 /// once: the process id and user id are syscalls (glibc no longer caches getpid), and a sender
 /// that paid for them per wake would put two or three syscalls between its stamp and the wake.
-pub struct ThreadSignal {
+pub(crate) struct ThreadSignal {
     pid: libc::pid_t,
     uid: libc::uid_t,
     tid: libc::pid_t,
@@ -50,7 +50,7 @@ impl ThreadSignal {
     }
 
     /// Sends the plain signal (tgkill): one syscall.
-    pub fn send(&self) -> io::Result<()> {
+    pub(crate) fn send(&self) -> io::Result<()> {
         // SAFETY: plain syscall with integer arguments.
         let ret = unsafe {
             libc::syscall(
@@ -117,19 +117,19 @@ impl ThreadSignal {
 }
 
 /// The calling thread's process id and kernel thread id. Async-signal-safe (two syscalls).
-pub fn calling_thread_ids() -> (libc::pid_t, libc::pid_t) {
+pub(crate) fn calling_thread_ids() -> (libc::pid_t, libc::pid_t) {
     // SAFETY: plain syscalls without arguments; they cannot fail.
     unsafe { (libc::getpid(), libc::gettid()) }
 }
 
 /// The calling process's real user id: the origin a queued signal names.
-pub fn user_id() -> libc::uid_t {
+pub(crate) fn user_id() -> libc::uid_t {
     // SAFETY: plain syscall without arguments; it cannot fail.
     unsafe { libc::getuid() }
 }
 
 /// One signal that the calling thread blocks and waits for without a handler.
-pub struct SignalWaiter {
+pub(crate) struct SignalWaiter {
     set: libc::sigset_t,
     signal: libc::c_int,
 }
@@ -189,7 +189,7 @@ impl SignalWaiter {
     }
 
     /// Plain sigwait, as sigwaittest: no value. glibc resumes it after EINTR itself.
-    pub fn wait(&self) -> io::Result<()> {
+    pub(crate) fn wait(&self) -> io::Result<()> {
         let mut got = 0;
         // SAFETY: valid set and output.
         errno_result(unsafe { libc::sigwait(&self.set, &mut got) })?;

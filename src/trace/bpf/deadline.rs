@@ -28,7 +28,7 @@ pub(crate) struct Limit {
     pub cpu: Duration,
     /// Wall time: the bound when the loading thread gets no CPU (a machine so loaded that the
     /// probe would not end in any useful time).
-    pub wall: Duration,
+    pub(crate) wall: Duration,
 }
 
 /// The bound of every load of the BPF programs (docs/tracing.md, "The BPF back end"). The

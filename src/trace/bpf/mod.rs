@@ -19,7 +19,7 @@ use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf};
 use aya::programs::BtfTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
 use record::{HEADER_BYTES, RecordDecoder, VECTORS};
-pub use refusal::Refusal;
+pub(crate) use refusal::Refusal;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;

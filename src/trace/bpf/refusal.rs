@@ -17,11 +17,11 @@ use std::sync::Mutex;
 
 /// The BPF back end refused: what happened and what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     /// What failed and why, one line.
     pub reason: String,
     /// What to do about it, one line.
-    pub fix: String,
+    pub(crate) fix: String,
 }
 
 impl fmt::Display for Refusal {
@@ -184,7 +184,7 @@ pub(super) struct Rejection {
     pub error: String,
     /// The instruction it was checking then (`226: (85) call bpf_ringbuf_output#130`),
     /// without the register states.
-    pub instruction: Option<String>,
+    pub(crate) instruction: Option<String>,
     /// The C source line of that instruction (the log's `; ...` annotations, from the
     /// object's BTF line info).
     pub source: Option<String>,

@@ -11,13 +11,13 @@ use std::collections::HashMap;
 
 /// Task policies the trace reader looked up, by (pid, kernel prio at the lookup): a task that
 /// changes policy (the spike load drops to SCHED_OTHER before it exits) keeps both.
-pub type Policies = HashMap<(i32, i32), TaskPolicy>;
+pub(crate) type Policies = HashMap<(i32, i32), TaskPolicy>;
 
 /// Names the decoder knows: interrupt vectors and softirqs.
 #[derive(Debug, Clone, Default)]
 pub struct Names {
     pub vectors: Vec<String>,
-    pub softirqs: Vec<(i64, String)>,
+    pub(crate) softirqs: Vec<(i64, String)>,
 }
 
 impl Names {

@@ -26,7 +26,7 @@ pub(crate) const NO_EVENT_NAME: &str = "no trace event";
 
 /// One gap of a noise thread: from the read before it to the read after it, CLOCK_MONOTONIC ns.
 #[derive(Debug, Clone, Copy)]
-pub struct Gap {
+pub(crate) struct Gap {
     pub cpu: usize,
     pub tid: i32,
     pub start_ns: u64,
@@ -36,13 +36,13 @@ pub struct Gap {
 /// A gap explained: the explanation for events.jsonl, and the attribution of its whole length
 /// to causes (longest first; the durations sum to the gap).
 #[derive(Debug, Clone)]
-pub struct GapExplanation {
+pub(crate) struct GapExplanation {
     pub explanation: SpikeExplanation,
-    pub attribution: Vec<Contributor>,
+    pub(crate) attribution: Vec<Contributor>,
 }
 
 /// Explains `g` from `timeline`.
-pub fn explain_gap(
+pub(crate) fn explain_gap(
     g: &Gap,
     timeline: &CpuTimeline,
     policies: &Policies,
@@ -108,7 +108,7 @@ fn nmis_between(timeline: &CpuTimeline, from: u64, to: u64) -> u64 {
 
 /// The gap's `length` to causes: the traced ones (`traced`, longest first) scaled up by the
 /// untraced time, at most to twice their time; the rest to [`NO_EVENT_KIND`]. Sums to `length`.
-pub fn attribute(traced: &[Contributor], length: u64) -> Vec<Contributor> {
+pub(crate) fn attribute(traced: &[Contributor], length: u64) -> Vec<Contributor> {
     let sum: u64 = traced
         .iter()
         .map(|c| c.duration_ns)

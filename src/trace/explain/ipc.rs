@@ -24,12 +24,12 @@ use crate::units::format_ns;
 
 /// One IPC sample to explain.
 #[derive(Debug, Clone, Copy)]
-pub struct IpcSample {
+pub(crate) struct IpcSample {
     /// The receiver (the measuring thread) and its CPU.
     pub cpu: usize,
     pub tid: i32,
     pub sender_cpu: usize,
-    pub sender_tid: i32,
+    pub(crate) sender_tid: i32,
     pub due_ns: u64,
     /// The sample's latency: the receiver's clock read minus the sender's stamp.
     pub latency_ns: i64,
@@ -48,7 +48,7 @@ struct Link {
 
 /// Explains `s` from the sender's and the receiver's CPU timelines (the same one when both
 /// threads share a CPU).
-pub fn explain_ipc(
+pub(crate) fn explain_ipc(
     s: &IpcSample,
     receiver_cpu: &CpuTimeline,
     sender_cpu: &CpuTimeline,

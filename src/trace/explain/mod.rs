@@ -23,17 +23,18 @@
 //! (BPF back end) to the task that gave the late thread its CPU.
 
 mod contributors;
-pub mod gap;
-pub mod ipc;
+pub(crate) mod gap;
+pub(crate) mod ipc;
 mod replay;
 #[cfg(test)]
 mod rt_captures;
 mod stacks;
 mod verdict;
 
-pub use contributors::{Names, Policies};
-pub use gap::{Gap, GapExplanation, explain_gap};
-pub use ipc::{IpcSample, explain_ipc};
+pub(crate) use contributors::Names;
+pub(crate) use contributors::Policies;
+pub(crate) use gap::{Gap, explain_gap};
+pub(crate) use ipc::{IpcSample, explain_ipc};
 
 use super::split::{CpuTimeline, Split};
 use crate::format::events::SpikeExplanation;
@@ -41,17 +42,17 @@ use crate::trace::kallsyms::Symbols;
 
 /// The sample to explain.
 #[derive(Debug, Clone, Copy)]
-pub struct LateSample {
+pub(crate) struct LateSample {
     pub cpu: usize,
     pub tid: i32,
     /// Due time and wakeup in user space, CLOCK_MONOTONIC ns.
     pub due_ns: u64,
-    pub wake_ns: u64,
+    pub(crate) wake_ns: u64,
     pub split: Option<Split>,
 }
 
 /// Reconstructs the window of `s` from `timeline` and writes the verdict.
-pub fn explain(
+pub(crate) fn explain(
     s: &LateSample,
     timeline: &CpuTimeline,
     policies: &Policies,

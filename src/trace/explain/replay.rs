@@ -57,7 +57,7 @@ pub(super) struct Window {
     /// The kernel lost events after the due time.
     pub lost: bool,
     /// The widest stretch without any event between the due time and the timer's expiry.
-    pub widest_gap_ns: u64,
+    pub(crate) widest_gap_ns: u64,
 }
 
 /// Replays the window of `s` from the last context switch before its due time (at a switch no

@@ -25,7 +25,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 /// The tracer's name in `available_tracers` and `current_tracer`.
-pub const TRACER: &str = "timerlat";
+pub(crate) const TRACER: &str = "timerlat";
 /// The tracers whose options (`osnoise/`) are global: one in use elsewhere is another tool's.
 const OSNOISE_TRACERS: &[&str] = &["timerlat", "osnoise"];
 /// The journal kind of the osnoise options (session/stale.rs undoes it).
@@ -33,14 +33,14 @@ pub(crate) use osnoise::KIND;
 
 /// Which engine the user asked for (`--jitterlab-engine`); None: the kernel's where it has one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
+pub(crate) enum Engine {
     Kernel,
     Own,
 }
 
 /// What [`choose`] decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Choice {
+pub(crate) enum Choice {
     /// The kernel's tracer, under this tracefs mount.
     Kernel(PathBuf),
     /// jitterlab's own threads, and why (for stderr) when it was not asked for.
@@ -48,7 +48,7 @@ pub enum Choice {
 }
 
 /// Whether the tracefs at `root` lists the timerlat tracer; Err: why that cannot be known.
-pub fn has_tracer(root: &Path) -> Result<bool, String> {
+pub(crate) fn has_tracer(root: &Path) -> Result<bool, String> {
     let path = root.join("available_tracers");
     let text = super::format::read_tracefs_file(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -59,7 +59,10 @@ pub fn has_tracer(root: &Path) -> Result<bool, String> {
 /// the kernel's tracer where asked or, unasked, where it is listed; jitterlab's own threads
 /// where asked or where the kernel has no tracer. Err: the kernel's was asked and cannot be
 /// had, with why and what to do (the caller exits 3).
-pub fn choose(asked: Option<Engine>, root: Result<PathBuf, String>) -> Result<Choice, String> {
+pub(crate) fn choose(
+    asked: Option<Engine>,
+    root: Result<PathBuf, String>,
+) -> Result<Choice, String> {
     if asked == Some(Engine::Own) {
         return Ok(Choice::Own(None));
     }
@@ -84,14 +87,14 @@ pub fn choose(asked: Option<Engine>, root: Result<PathBuf, String>) -> Result<Ch
 
 /// The options of a kernel timerlat run.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub(crate) struct Config {
     pub cpus: Vec<usize>,
-    pub period_us: u64,
+    pub(crate) period_us: u64,
 }
 
 /// A running timerlat tracer in jitterlab's instance. Dropped, it stops: the pipes closed, the
 /// instance removed (which stops the tracer and its threads), the osnoise options set back.
-pub struct KernelTimerlat {
+pub(crate) struct KernelTimerlat {
     /// Each measured CPU's `trace_pipe_raw`, opened without blocking.
     pipes: Vec<(usize, File)>,
     /// The page layout and the tracer's entry layout, from tracefs.
@@ -119,7 +122,7 @@ fn osnoise_tracer_in_use(root: &Path) -> Option<PathBuf> {
 
 impl KernelTimerlat {
     /// Sets the tracer up under the tracefs `root` and starts it.
-    pub fn start(root: &Path, config: &Config) -> Result<KernelTimerlat, String> {
+    pub(crate) fn start(root: &Path, config: &Config) -> Result<KernelTimerlat, String> {
         if let Some(p) = osnoise_tracer_in_use(root) {
             return Err(format!(
                 "another tool is using the kernel's osnoise or timerlat tracer ({} says so; rtla?), and their options (osnoise/) are global: stop it first, or measure with jitterlab's own threads (--jitterlab-engine own)",
@@ -188,13 +191,13 @@ impl KernelTimerlat {
     }
 
     /// The instance's directory (for the messages).
-    pub fn instance_path(&self) -> Option<&Path> {
+    pub(crate) fn instance_path(&self) -> Option<&Path> {
         self.instance.as_ref().map(|i| i.path.as_path())
     }
 
     /// Reads what the CPUs' buffers hold now, without waiting; `line` gets each entry in the
     /// kernel's text (raw.rs), the CPUs merged in time order.
-    pub fn read(&mut self, mut line: impl FnMut(&str)) -> io::Result<()> {
+    pub(crate) fn read(&mut self, mut line: impl FnMut(&str)) -> io::Result<()> {
         let mut lines = Vec::new();
         for (cpu, pipe) in &mut self.pipes {
             loop {
@@ -225,7 +228,7 @@ impl KernelTimerlat {
 
     /// Stops tracing, reads what the buffers still hold, and undoes everything. Returns the
     /// warnings (what could not be undone).
-    pub fn stop(&mut self, mut line: impl FnMut(&str)) -> Result<Vec<String>, String> {
+    pub(crate) fn stop(&mut self, mut line: impl FnMut(&str)) -> Result<Vec<String>, String> {
         let mut warnings = Vec::new();
         if let Some(i) = &self.instance {
             i.write("tracing_on", "0").map_err(|e| e.to_string())?;
@@ -254,7 +257,7 @@ impl KernelTimerlat {
     }
 
     /// The ids of the tracer's threads (`timerlat/N`), for their scheduling policy.
-    pub fn thread_ids() -> Vec<(i32, String)> {
+    pub(crate) fn thread_ids() -> Vec<(i32, String)> {
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };

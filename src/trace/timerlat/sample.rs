@@ -9,7 +9,7 @@
 
 /// Which latency a sample is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Context {
+pub(crate) enum Context {
     /// The timer interrupt's handler: its start minus the timer's expiry (the IRQ column).
     Irq,
     /// The timerlat thread, once it runs: now minus the timer's expiry (the Thr column).
@@ -22,7 +22,7 @@ pub struct Sample {
     pub cpu: usize,
     /// The activation number (`#N`): the IRQ and the thread sample of one wakeup share it.
     pub seq: u64,
-    pub context: Context,
+    pub(crate) context: Context,
     pub latency_ns: u64,
 }
 
@@ -42,7 +42,7 @@ pub enum Line {
 }
 
 /// Reads one line (without its newline).
-pub fn parse_line(line: &str) -> Line {
+pub(crate) fn parse_line(line: &str) -> Line {
     if let Some(lost) = parse_lost(line) {
         return lost;
     }

@@ -13,28 +13,28 @@ use crate::units::group_digits;
 /// where a tail fitted on a few hundred excesses still has intervals of a usable width (the
 /// coverage tests in `tests.rs` hold there); beyond it the figure is the model speaking, not
 /// the run.
-pub const EXPOSURE_FACTOR: u64 = 100;
+pub(crate) const EXPOSURE_FACTOR: u64 = 100;
 
 /// The shape's 95 % interval must end below this: at ξ ≥ 1/2 the excesses have no finite
 /// variance, a return level grows like p^(−ξ) without a usable bound, and the profile
 /// intervals of the levels reach anything (issue 23: shapes of 1.3-1.6 gave "days" per
 /// wakeup). A tail that might be that heavy is refused, not extrapolated.
-pub const SHAPE_LIMIT: f64 = 0.5;
+pub(crate) const SHAPE_LIMIT: f64 = 0.5;
 
 /// The largest latency a figure is written as: 2^53 ns (104 days), the largest integer that
 /// f64 and every JSON reader hold exactly. A level beyond it is refused; an interval end
 /// beyond it is written unbounded. Never a value clamped to it, nor to `u64::MAX`.
-pub const LARGEST_FIGURE_NS: f64 = 9_007_199_254_740_992.0;
+pub(crate) const LARGEST_FIGURE_NS: f64 = 9_007_199_254_740_992.0;
 
 /// `ns` as a whole number of nanoseconds when it is a latency that can be written (finite,
 /// not negative, at most [`LARGEST_FIGURE_NS`]); None otherwise, never a saturated value.
-pub fn writable_ns(ns: f64) -> Option<u64> {
+pub(crate) fn writable_ns(ns: f64) -> Option<u64> {
     (ns.is_finite() && (0.0..=LARGEST_FIGURE_NS).contains(&ns)).then(|| ns.round() as u64)
 }
 
 /// One per-wakeup probability asked for: its level, or why it is not shown.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Level {
+pub(crate) enum Level {
     /// Estimate and interval, each within [`LARGEST_FIGURE_NS`]; `high_ns` None: unbounded.
     /// Always low ≤ estimate ≤ high.
     Shown(ReturnLevel),
@@ -46,7 +46,7 @@ pub enum Level {
 
 /// The levels of `fit` at the probabilities `per_wakeup`, or why the tail is not extrapolated
 /// at all (a shape interval that reaches [`SHAPE_LIMIT`]).
-pub fn extrapolate(fit: &TailFit, per_wakeup: &[f64]) -> Result<Vec<Level>, Refusal> {
+pub(crate) fn extrapolate(fit: &TailFit, per_wakeup: &[f64]) -> Result<Vec<Level>, Refusal> {
     let (low, high) = fit.shape_interval;
     if !high.is_some_and(|h| h < SHAPE_LIMIT) {
         let end = |x: Option<f64>| x.map_or("unbounded".to_string(), |v| format!("{v:.2}"));
@@ -67,7 +67,7 @@ pub fn extrapolate(fit: &TailFit, per_wakeup: &[f64]) -> Result<Vec<Level>, Refu
 }
 
 /// Whether `per_wakeup` lies within [`EXPOSURE_FACTOR`] times the run's `wakeups`.
-pub fn within_exposure(per_wakeup: f64, wakeups: u64) -> bool {
+pub(crate) fn within_exposure(per_wakeup: f64, wakeups: u64) -> bool {
     per_wakeup > 0.0 && 1.0 / per_wakeup <= EXPOSURE_FACTOR as f64 * wakeups as f64
 }
 

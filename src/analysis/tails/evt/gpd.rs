@@ -19,10 +19,10 @@ const EXPONENTIAL: f64 = 1e-9;
 
 /// A fitted generalized Pareto distribution.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Gpd {
+pub(crate) struct Gpd {
     pub scale: f64,
-    pub shape: f64,
-    pub log_likelihood: f64,
+    pub(crate) shape: f64,
+    pub(crate) log_likelihood: f64,
 }
 
 /// Log-likelihood of excesses `y` (all ≥ 0) under GPD(σ, ξ); −∞ outside the support.

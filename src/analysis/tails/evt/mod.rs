@@ -8,14 +8,11 @@
 //! measured; docs/tails.md says how, and the callers must say so where they show them.
 
 mod extrapolate;
-pub mod gpd;
+pub(crate) mod gpd;
 mod segments;
 
-pub use extrapolate::{
-    EXPOSURE_FACTOR, LARGEST_FIGURE_NS, Level, SHAPE_LIMIT, extrapolate, within_exposure,
-    writable_ns,
-};
-pub use segments::{PhaseSpan, phase_segments};
+pub(crate) use extrapolate::{EXPOSURE_FACTOR, Level, extrapolate, writable_ns};
+pub(crate) use segments::{PhaseSpan, phase_segments};
 
 use super::special::chi_square_survival;
 use crate::units::format_ns;
@@ -25,17 +22,17 @@ use gpd::Gpd;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Peak {
     /// The wakeup's number in the run (0-based).
-    pub wakeup: u64,
+    pub(crate) wakeup: u64,
     pub latency_ns: u64,
 }
 
 /// A stretch of the run checked for stationarity on its own: a scenario phase, or a half.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Segment {
+pub(crate) struct Segment {
     pub label: String,
     /// Wakeup numbers first..end (end exclusive).
-    pub first_wakeup: u64,
-    pub end_wakeup: u64,
+    pub(crate) first_wakeup: u64,
+    pub(crate) end_wakeup: u64,
 }
 
 /// Every wakeup of `latencies` above `level_ns`, in order: the peaks the fit chooses its
@@ -92,7 +89,7 @@ pub(crate) const AD_CRITICAL: f64 = 1.6;
 
 /// Why no extrapolation is shown.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     pub check: Check,
     /// A plain sentence, e.g. "the tail changes over the run (phase io: shape 0.45, elsewhere 0.05)".
     pub reason: String,
@@ -100,7 +97,7 @@ pub struct Refusal {
 
 /// The check a refusal comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Check {
+pub(crate) enum Check {
     TooFewExceedances,
     Independence,
     StationaryRate,
@@ -122,32 +119,32 @@ pub(crate) const NOISE_RUN: &str =
 
 /// A fitted tail and what it says.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TailFit {
+pub(crate) struct TailFit {
     pub wakeups: u64,
     /// Excesses are latencies above this.
     pub threshold_ns: u64,
-    pub exceedances: usize,
+    pub(crate) exceedances: usize,
     /// Independent exceedances: clusters after declustering (= exceedances when not clustered).
-    pub clusters: usize,
+    pub(crate) clusters: usize,
     /// Ferro-Segers intervals estimate of the extremal index (1: no clustering).
-    pub extremal_index: f64,
-    pub gpd: Gpd,
-    pub anderson_darling: f64,
+    pub(crate) extremal_index: f64,
+    pub(crate) gpd: Gpd,
+    pub(crate) anderson_darling: f64,
     /// Profile-likelihood interval of the shape at `confidence`.
-    pub shape_interval: (Option<f64>, Option<f64>),
-    pub confidence: f64,
+    pub(crate) shape_interval: (Option<f64>, Option<f64>),
+    pub(crate) confidence: f64,
     /// Excesses of the cluster maxima over the threshold (ns), what the fit saw.
     excesses: Vec<f64>,
 }
 
 /// The latency exceeded with probability `per_wakeup` per wakeup (a burst counted once).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ReturnLevel {
-    pub per_wakeup: f64,
+pub(crate) struct ReturnLevel {
+    pub(crate) per_wakeup: f64,
     pub latency_ns: f64,
     /// Profile-likelihood interval; a None upper end means the data do not bound it.
-    pub low_ns: Option<f64>,
-    pub high_ns: Option<f64>,
+    pub(crate) low_ns: Option<f64>,
+    pub(crate) high_ns: Option<f64>,
 }
 
 impl TailFit {

@@ -6,7 +6,7 @@ use super::{Segment, halves};
 
 /// A scenario phase on the run's timeline: label, start and end offsets from the run's start.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PhaseSpan {
+pub(crate) struct PhaseSpan {
     pub label: String,
     pub start_ns: u64,
     pub end_ns: u64,
@@ -18,7 +18,7 @@ pub struct PhaseSpan {
 /// is labelled by the phases active in it ("phase io", "phases io+cpu", or "outside the
 /// phases"), neighbours with the same label joined. Without phases, or when they leave fewer
 /// than two segments, the run's halves.
-pub fn phase_segments(wakeups: u64, interval_ns: u64, phases: &[PhaseSpan]) -> Vec<Segment> {
+pub(crate) fn phase_segments(wakeups: u64, interval_ns: u64, phases: &[PhaseSpan]) -> Vec<Segment> {
     let interval_ns = interval_ns.max(1);
     let wakeup_at = |ns: u64| (ns / interval_ns).min(wakeups);
     let ranges: Vec<(&str, u64, u64)> = phases

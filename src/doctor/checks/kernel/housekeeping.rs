@@ -15,7 +15,7 @@ const ISOLATION: Spec = Spec {
           move it elsewhere.",
 };
 
-pub fn isolation(ctx: &Ctx) -> Check {
+pub(crate) fn isolation(ctx: &Ctx) -> Check {
     let cpus = &ctx.cpus;
     let covers = |list: &[usize]| cpus.iter().all(|c| list.contains(c));
     let param = |name: &str| ctx.cmdline(name).map(|v| param_cpus(&v));
@@ -97,7 +97,7 @@ const WATCHDOGS: Spec = Spec {
           the hard-lockup (NMI) watchdog takes periodic NMIs, which no priority can hold off.",
 };
 
-pub fn watchdogs(ctx: &Ctx) -> Check {
+pub(crate) fn watchdogs(ctx: &Ctx) -> Check {
     let soft = root::read_i64(ctx.root, "proc/sys/kernel/watchdog");
     let nmi = root::read_i64(ctx.root, "proc/sys/kernel/nmi_watchdog");
     let mask = root::read_trim(ctx.root, "proc/sys/kernel/watchdog_cpumask").ok();

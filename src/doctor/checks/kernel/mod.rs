@@ -10,6 +10,6 @@ mod preemption;
 mod timers;
 
 pub(crate) use debug_options::debug_options;
-pub use housekeeping::{isolation, watchdogs};
-pub use preemption::{preemption, read_preemption};
-pub use timers::{clock_res_ns, clocksource, hrtimers, hz, tick_hz, timer_migration};
+pub(crate) use housekeeping::{isolation, watchdogs};
+pub(crate) use preemption::{preemption, read_preemption};
+pub(crate) use timers::{clock_res_ns, clocksource, hrtimers, hz, tick_hz, timer_migration};

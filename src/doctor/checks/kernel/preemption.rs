@@ -9,7 +9,7 @@ use crate::doctor::verdict::{Check, Spec};
 
 /// The preemption models of Linux, most to least preemptible.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Model {
+pub(crate) enum Model {
     Rt,
     Lazy,
     Full,
@@ -44,15 +44,15 @@ impl Model {
 
 /// What the kernel says about its preemption, with the sources it was read from.
 #[derive(Debug, Clone)]
-pub struct Preemption {
+pub(crate) struct Preemption {
     pub model: Option<Model>,
-    pub dynamic: bool,
-    pub evidence: Vec<String>,
+    pub(crate) dynamic: bool,
+    pub(crate) evidence: Vec<String>,
 }
 
 impl Preemption {
     /// A short label for the snapshot: `PREEMPT_RT`, `PREEMPT_DYNAMIC (full)`, `voluntary`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match (self.model, self.dynamic) {
             (None, _) => "unknown".into(),
             (Some(Model::Rt), _) => "PREEMPT_RT".into(),
@@ -64,7 +64,7 @@ impl Preemption {
 
 /// Finds the preemption model from every source there is: /sys/kernel/realtime, the version
 /// string, the kernel config, the `preempt=` parameter and debugfs's sched/preempt.
-pub fn read_preemption(ctx: &Ctx) -> Preemption {
+pub(crate) fn read_preemption(ctx: &Ctx) -> Preemption {
     let mut ev = Vec::new();
     let realtime = read_realtime_flag(ctx, &mut ev);
     let version = read_version_string(ctx, &mut ev);
@@ -205,7 +205,7 @@ const PREEMPTION: Spec = Spec {
           off the CPU; other models leave non-preemptible sections of milliseconds.",
 };
 
-pub fn preemption(ctx: &Ctx) -> Check {
+pub(crate) fn preemption(ctx: &Ctx) -> Check {
     let p = read_preemption(ctx);
     let evidence = format!("{}; {}", p.label(), p.evidence.join("; "));
     let to_rt = "boot a PREEMPT_RT kernel (CONFIG_PREEMPT_RT=y; distributions ship one, e.g. \

@@ -15,7 +15,7 @@ const HZ: Spec = Spec {
 
 /// The tick rate: CONFIG_HZ, or on the live system the resolution of CLOCK_MONOTONIC_COARSE,
 /// which the kernel reports as one tick.
-pub fn tick_hz(ctx: &Ctx) -> Option<(u32, String)> {
+pub(crate) fn tick_hz(ctx: &Ctx) -> Option<(u32, String)> {
     if let Some(hz) = ctx
         .config
         .as_ref()
@@ -37,7 +37,7 @@ pub fn tick_hz(ctx: &Ctx) -> Option<(u32, String)> {
     None
 }
 
-pub fn hz(ctx: &Ctx) -> Check {
+pub(crate) fn hz(ctx: &Ctx) -> Check {
     match tick_hz(ctx) {
         Some((hz, how)) => HZ.ok(format!(
             "{hz} Hz, a tick every {} us ({how})",
@@ -51,7 +51,7 @@ pub fn hz(ctx: &Ctx) -> Check {
 }
 
 /// clock_getres(2) in nanoseconds, or None when the clock is not supported.
-pub use crate::sys::time::resolution_ns as clock_res_ns;
+pub(crate) use crate::sys::time::resolution_ns as clock_res_ns;
 
 const HRTIMERS: Spec = Spec {
     id: "kernel.hrtimers",
@@ -60,7 +60,7 @@ const HRTIMERS: Spec = Spec {
           adding up to a whole tick period of latency.",
 };
 
-pub fn hrtimers(ctx: &Ctx) -> Check {
+pub(crate) fn hrtimers(ctx: &Ctx) -> Check {
     // The live system answers through clock_getres; a fixture carries /proc/timer_list.
     let (res, source) = if ctx.live {
         (
@@ -99,7 +99,7 @@ const CLOCKSOURCE: Spec = Spec {
 /// Clocksources read through slow port or MMIO accesses and not through the vDSO.
 const SLOW_CLOCKSOURCES: &[&str] = &["hpet", "acpi_pm", "pit", "jiffies", "refined-jiffies"];
 
-pub fn clocksource(ctx: &Ctx) -> Check {
+pub(crate) fn clocksource(ctx: &Ctx) -> Check {
     let dir = "sys/devices/system/clocksource/clocksource0";
     match root::read_trim(ctx.root, &format!("{dir}/current_clocksource")) {
         Ok(cs) => {
@@ -128,7 +128,7 @@ const TIMER_MIGRATION: Spec = Spec {
           include the measured CPUs.",
 };
 
-pub fn timer_migration(ctx: &Ctx) -> Check {
+pub(crate) fn timer_migration(ctx: &Ctx) -> Check {
     match root::read_i64(ctx.root, "proc/sys/kernel/timer_migration") {
         Ok(0) => TIMER_MIGRATION.ok("/proc/sys/kernel/timer_migration = 0"),
         Ok(v) => TIMER_MIGRATION.warn(

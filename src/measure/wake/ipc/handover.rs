@@ -27,10 +27,16 @@ use crate::sys::signal;
 use std::io;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering::*};
 
+/// The signal both methods use: the third real-time signal (the first is the POSIX timer's,
+/// the second the stop's interrupt, see measure/thread.rs).
+pub(crate) fn ipc_signal() -> signal::Signal {
+    signal::rt_min() + 2
+}
+
 /// The receiver-to-sender wake of `--ipc-pace receiver`. Made in the receiving thread before
 /// the sender starts; with [`Scope::Shared`] it also works from a child forked afterwards,
 /// whose calls must then be async-signal-safe.
-pub trait Handover: Send + Sync + Sized + 'static {
+pub(crate) trait Handover: Send + Sync + Sized + 'static {
     fn open(scope: Scope) -> io::Result<Self>;
 
     /// In the sender (thread or forked process) during its setup, before it says it is ready:
@@ -46,7 +52,7 @@ pub trait Handover: Send + Sync + Sized + 'static {
 }
 
 /// A futex word counting the wakes handed over.
-pub struct FutexHandover {
+pub(crate) struct FutexHandover {
     scope: Scope,
     posted: AtomicU32,
     /// Written by the sender only.
@@ -125,7 +131,7 @@ pub(crate) struct SignalHandover<const QUEUED: bool> {
 
 impl<const QUEUED: bool> Handover for SignalHandover<QUEUED> {
     fn open(_scope: Scope) -> io::Result<Self> {
-        let signal = super::signals::ipc_signal();
+        let signal = ipc_signal();
         Ok(SignalHandover {
             waiter: SignalWaiter::for_signal(signal),
             signal,

@@ -4,8 +4,8 @@
 //! [`Scope::Shared`], the mutex and the condition variable are PTHREAD_PROCESS_SHARED, the
 //! semaphore `pshared`, the futex not private; a System V semaphore is the kernel's anyway.
 
+use super::channel::{Channel, resume_after_signal};
 use super::handover::FutexHandover;
-use super::{Channel, resume_after_signal};
 use crate::sys::errno;
 use crate::sys::ipc::{
     PosixSemaphore, RawCondvar, RawMutex, Scope, SysvSemaphore, futex_wait_in, futex_wake_one_in,

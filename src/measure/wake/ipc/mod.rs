@@ -52,205 +52,33 @@
 //! `schedule: Schedule::Sender`. A scenario with other roles (e.g. priority inversion) reuses
 //! [`SenderPlan`] and [`Pair`]: the sender side is [`Pair::sender_loop`].
 
-pub mod handover;
+mod channel;
+pub(crate) mod handover;
 pub mod locks;
-mod options;
-pub mod queues;
+pub(super) mod options;
+mod pair;
+pub(crate) mod queues;
 mod sender;
 pub mod signals;
 
 use super::Waker;
 use super::driver::{Cycles, Driver};
+pub use super::plans::SenderPlan;
 use super::sleep::AbsoluteSleep;
-use crate::measure::ThreadEnd;
 use crate::measure::clock::Clock;
+use crate::measure::sample::ThreadEnd;
 use crate::measure::sched::Policy;
-use crate::sys::errno;
 pub use crate::sys::ipc::Scope;
-use crate::sys::ipc::{SharedCell, futex_wait_in, futex_wake_one_in};
+use crate::sys::ipc::{SharedCell, futex_wake_one_in};
 use crate::sys::process::Pid;
+pub(crate) use channel::Channel;
 use handover::Handover;
 pub use options::{Between, Pace};
-use sender::{SenderHandle, SenderStep};
+use pair::{Pair, SETUP_DONE, SETUP_FAILED, SETUP_PENDING};
+use sender::SenderHandle;
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::*};
-
-/// Where and how a receiver's sender runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SenderPlan {
-    /// The CPU to pin the sender to; None leaves it to the scheduler.
-    pub cpu: Option<usize>,
-    pub policy: Policy,
-    pub between: Between,
-    pub pace: Pace,
-    /// A sender process locks its memory, as the run's mlockall locks a sender thread's
-    /// (`--no-mlock`: neither).
-    pub lock_memory: bool,
-}
-
-/// One IPC mechanism: how the sender wakes the receiver, handing it the stamp.
-pub trait Channel: Send + Sync + Sized + 'static {
-    /// Made in the receiving (measuring) thread: signals are aimed at the thread that makes it.
-    /// With [`Scope::Shared`] it also works from a child forked afterwards, whose `send` must
-    /// then be async-signal-safe (no allocation, no lock of this process).
-    fn open(scope: Scope) -> io::Result<Self>;
-
-    /// Sender side: wakes the receiver, handing it `stamp_ns`.
-    fn send(&self, stamp_ns: u64) -> io::Result<()>;
-
-    /// Receiver side: blocks until woken; the stamp. After a signal interrupts the call it is
-    /// resumed, unless `end()` says to give up: then [`io::ErrorKind::Interrupted`].
-    fn receive(&self, end: impl Fn() -> bool) -> io::Result<u64>;
-
-    /// How a receiver paced by its own sleep ([`Pace::Receiver`]) wakes this mechanism's
-    /// sender: rt-tests' "sync" object (handover.rs says which and why).
-    type Handover: Handover;
-}
-
-/// [`Pair::setup`]: the sender has not said yet.
-const SETUP_PENDING: u32 = 0;
-const SETUP_DONE: u32 = 1;
-const SETUP_FAILED: u32 = 2;
-
-/// What a receiver and its sender share, in a [`SharedCell`]: plain atomics and the channel,
-/// nothing that points into one process's private memory (a failure is a code, not a String).
-pub(crate) struct Pair<C: Channel> {
-    pub channel: C,
-    scope: Scope,
-    /// With [`Pace::Receiver`] only: how the receiver wakes the sender.
-    handover: Option<C::Handover>,
-    /// Bumped by the receiver for each due time it hands over; the sender's futex word.
-    request_seq: AtomicU32,
-    request_due_ns: AtomicU64,
-    /// Set to end the pair: by the receiver when its loop ended, by the sender when it was
-    /// interrupted or failed.
-    closing: AtomicBool,
-    /// SETUP_PENDING until the sender is pinned and scheduled (or failed to be); a futex word.
-    setup: AtomicU32,
-    /// What failed in the sender, if anything ([`SenderStep`] as u32, 0: nothing), and its
-    /// errno; read only on the closing path.
-    failed_step: AtomicU32,
-    failed_errno: AtomicI32,
-}
-
-impl<C: Channel> Pair<C> {
-    fn new(channel: C, scope: Scope, handover: Option<C::Handover>) -> Pair<C> {
-        Pair {
-            channel,
-            scope,
-            handover,
-            request_seq: AtomicU32::new(0),
-            request_due_ns: AtomicU64::new(0),
-            closing: AtomicBool::new(false),
-            setup: AtomicU32::new(SETUP_PENDING),
-            failed_step: AtomicU32::new(0),
-            failed_errno: AtomicI32::new(0),
-        }
-    }
-
-    /// The sender's life: wait for a due time, sleep to it (with its own timer's pace), stamp,
-    /// send; or, with [`Pace::Receiver`], wait for the receiver's handover, stamp, send; until
-    /// closed. Async-signal-safe: it runs in a forked child too.
-    pub(crate) fn sender_loop(&self, clock: Clock) {
-        if let Some(handover) = &self.handover {
-            return self.handed_over_loop(handover, clock);
-        }
-        // Any signal (only the stop's interrupt has a handler) ends the sleep.
-        static END_ON_SIGNAL: AtomicBool = AtomicBool::new(true);
-        let mut seen = 0u32;
-        loop {
-            let seq = self.request_seq.load(Acquire);
-            if self.closing.load(Acquire) {
-                return;
-            }
-            if seq == seen {
-                match futex_wait_in(self.scope, &self.request_seq, seq) {
-                    Ok(()) => {}
-                    Err(e) if e.raw_os_error() == Some(errno::EAGAIN) => {}
-                    Err(e) if e.raw_os_error() == Some(errno::EINTR) => return self.close(None),
-                    Err(e) => return self.close(Some((SenderStep::FutexWait, e))),
-                }
-                continue;
-            }
-            seen = seq;
-            let due = self.request_due_ns.load(Relaxed);
-            match (AbsoluteSleep { clock }).wait(due, 0, &END_ON_SIGNAL) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => return self.close(None),
-                Err(e) => return self.close(Some((SenderStep::Sleep, e))),
-            }
-            let stamp = clock.now_ns();
-            if let Err(e) = self.channel.send(stamp) {
-                return self.close(Some((SenderStep::Wake, e)));
-            }
-        }
-    }
-
-    /// [`Pace::Receiver`]'s sender, as rt-tests': blocked in the handover until the receiver
-    /// has slept to its due time, then it stamps and sends at once.
-    fn handed_over_loop(&self, handover: &C::Handover, clock: Clock) {
-        loop {
-            match handover.await_receiver() {
-                Ok(()) => {}
-                Err(e) if e.raw_os_error() == Some(errno::EINTR) => return self.close(None),
-                Err(e) => return self.close(Some((SenderStep::AwaitReceiver, e))),
-            }
-            if self.closing.load(Acquire) {
-                return;
-            }
-            let stamp = clock.now_ns();
-            if let Err(e) = self.channel.send(stamp) {
-                return self.close(Some((SenderStep::Wake, e)));
-            }
-        }
-    }
-
-    /// The sender's side of the handover, during its setup (nothing without one).
-    fn attach_sender(&self) -> Result<(), (SenderStep, io::Error)> {
-        match &self.handover {
-            Some(handover) => handover
-                .attach_sender()
-                .map_err(|e| (SenderStep::AttachHandover, e)),
-            None => Ok(()),
-        }
-    }
-
-    /// Ends the pair from the sender's side and wakes the receiver once more to see it.
-    fn close(&self, failure: Option<(SenderStep, io::Error)>) {
-        if let Some((step, e)) = failure {
-            self.record_failure(step, &e);
-        }
-        self.closing.store(true, Release);
-        // The stamp of a closing wake is never used.
-        let _ = self.channel.send(1);
-    }
-
-    fn record_failure(&self, step: SenderStep, e: &io::Error) {
-        self.failed_errno
-            .store(e.raw_os_error().unwrap_or(0), Relaxed);
-        self.failed_step.store(step as u32, Release);
-    }
-
-    /// The sender's side of its setup: done, or what failed.
-    fn report_setup(&self, result: Result<(), (SenderStep, io::Error)>) {
-        let state = match result {
-            Ok(()) => SETUP_DONE,
-            Err((step, e)) => {
-                self.record_failure(step, &e);
-                SETUP_FAILED
-            }
-        };
-        self.setup.store(state, Release);
-        crate::sys::ipc::futex_wake_one_in(self.scope, &self.setup);
-    }
-
-    /// What the sender recorded as its failure, if anything.
-    fn failure(&self) -> Option<(SenderStep, i32)> {
-        let step = SenderStep::from_code(self.failed_step.load(Acquire))?;
-        Some((step, self.failed_errno.load(Relaxed)))
-    }
-}
+use std::sync::atomic::{AtomicBool, Ordering::*};
 
 /// The receiver's waker: a channel shared with a running sender.
 pub(crate) struct IpcWaker<C: Channel> {
@@ -258,7 +86,7 @@ pub(crate) struct IpcWaker<C: Channel> {
     sender: Option<SenderHandle>,
     plan: SenderPlan,
     /// The sender's kernel thread id (a sender process's pid: its only thread).
-    pub sender_tid: Pid,
+    pub(crate) sender_tid: Pid,
     requests: u32,
     stamp_ns: u64,
     clock: Clock,
@@ -267,7 +95,7 @@ pub(crate) struct IpcWaker<C: Channel> {
 impl<C: Channel> IpcWaker<C> {
     /// Opens the channel in the calling (receiving) thread and starts its sender, set up per
     /// `plan`; the error is the measuring thread's failure message.
-    pub fn start(clock: Clock, plan: SenderPlan) -> Result<Self, String> {
+    pub(crate) fn start(clock: Clock, plan: SenderPlan) -> Result<Self, String> {
         let scope = plan.between.scope();
         let channel = C::open(scope).map_err(|e| format!("cannot open the IPC channel: {e}"))?;
         let handover = match plan.pace {
@@ -330,7 +158,7 @@ impl<C: Channel> IpcWaker<C> {
 
     /// Stops and ends the sender (joins the thread, reaps the process); its CPU time over its
     /// life, ns. Idempotent.
-    pub fn finish(&mut self) -> u64 {
+    pub(crate) fn finish(&mut self) -> u64 {
         let Some(handle) = self.sender.take() else {
             return 0;
         };
@@ -402,7 +230,7 @@ impl<C: Channel> IpcWaker<C> {
 }
 
 /// The driver of the IPC method whose channel is `C`.
-pub const fn ipc_driver<C: Channel>() -> Driver {
+pub(crate) const fn ipc_driver<C: Channel>() -> Driver {
     Driver {
         run: run_pair::<C>,
         lend: lend_pair::<C>,
@@ -446,25 +274,6 @@ fn lend_pair<C: Channel>(
     match IpcWaker::<C>::start(clock, plan) {
         Ok(mut waker) => with(&mut waker),
         Err(message) => ThreadEnd::Failed(message),
-    }
-}
-
-/// Calls a blocking receive until it returns something other than EINTR; after EINTR, gives
-/// up with [`io::ErrorKind::Interrupted`] if `end()` says so.
-#[inline(always)]
-fn resume_after_signal<T>(
-    end: &impl Fn() -> bool,
-    mut call: impl FnMut() -> io::Result<T>,
-) -> io::Result<T> {
-    loop {
-        match call() {
-            Err(e) if e.raw_os_error() == Some(errno::EINTR) => {
-                if end() {
-                    return Err(io::ErrorKind::Interrupted.into());
-                }
-            }
-            other => return other,
-        }
     }
 }
 

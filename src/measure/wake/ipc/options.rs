@@ -32,7 +32,7 @@ impl Between {
     }
 
     /// What a sender is, in messages.
-    pub fn role(self) -> &'static str {
+    pub(crate) fn role(self) -> &'static str {
         match self {
             Between::Threads => "thread",
             Between::Processes => "process",

@@ -3,8 +3,8 @@
 //! exactly the stamp when it is read). All three are file descriptors, which a forked sender
 //! inherits: they need nothing more to work between processes.
 
+use super::channel::{Channel, resume_after_signal};
 use super::handover::{FutexHandover, QueueHandover};
-use super::{Channel, resume_after_signal};
 use crate::sys::ipc::{MessageQueue, Scope, ValueFds};
 use std::io;
 

@@ -11,7 +11,8 @@
 //! thread (which forked it) ends, however it ends, SIGKILL of jitterlab included; a parent that
 //! died before the prctl is caught by comparing getppid with the pid the child was forked by.
 
-use super::{Between, Channel, Pair, SenderPlan};
+use super::pair::{Pair, SenderStep};
+use super::{Between, Channel, SenderPlan};
 use crate::measure::clock::{Clock, thread_cpu_time_ns};
 use crate::measure::sched::{lock_all_memory, minimise_timer_slack, pin_current_thread};
 use crate::sys::ipc::SharedCell;
@@ -20,66 +21,6 @@ use crate::sys::signal;
 use std::io;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-
-/// What a sender was doing when it failed: stored as a code in the shared pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub(super) enum SenderStep {
-    Pin = 1,
-    Schedule = 2,
-    FutexWait = 3,
-    Sleep = 4,
-    Wake = 5,
-    LockMemory = 6,
-    AttachHandover = 7,
-    AwaitReceiver = 8,
-}
-
-impl SenderStep {
-    pub(super) fn from_code(code: u32) -> Option<SenderStep> {
-        [
-            SenderStep::Pin,
-            SenderStep::Schedule,
-            SenderStep::FutexWait,
-            SenderStep::Sleep,
-            SenderStep::Wake,
-            SenderStep::LockMemory,
-            SenderStep::AttachHandover,
-            SenderStep::AwaitReceiver,
-        ]
-        .into_iter()
-        .find(|s| *s as u32 == code)
-    }
-
-    /// The measuring thread's failure message for this step's `errno`.
-    pub(super) fn message(self, plan: &SenderPlan, errno: i32) -> String {
-        let e = io::Error::from_raw_os_error(errno);
-        let role = plan.between.role();
-        match self {
-            SenderStep::Pin => format!(
-                "cannot pin the sender {role} to CPU {}: {e}; check that the CPU is online and in this process's cpuset, or pass another --sender-cpu",
-                plan.cpu.unwrap_or(0)
-            ),
-            SenderStep::Schedule => format!(
-                "cannot give the sender {role} {} priority {}: {e}; run as root or grant CAP_SYS_NICE, or pass --sender-priority with a value the system allows",
-                plan.policy.name(),
-                plan.policy.priority()
-            ),
-            SenderStep::FutexWait => format!("the sender's futex wait failed: {e}"),
-            SenderStep::Sleep => format!("the sender's sleep failed: {e}"),
-            SenderStep::Wake => format!("the sender's wake failed: {e}"),
-            SenderStep::AttachHandover => {
-                format!("the sender cannot take its receiver's wake: {e}")
-            }
-            SenderStep::AwaitReceiver => {
-                format!("the sender's wait for its receiver failed: {e}")
-            }
-            SenderStep::LockMemory => format!(
-                "cannot lock the sender process's memory (mlockall): {e}; raise RLIMIT_MEMLOCK or grant CAP_IPC_LOCK, or pass --no-mlock"
-            ),
-        }
-    }
-}
 
 /// Pins and schedules the calling thread as `plan` says. Async-signal-safe: the CPU is an online
 /// one (checked when the plan was made), so the affinity call takes no allocating error path.

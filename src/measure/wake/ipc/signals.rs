@@ -4,18 +4,12 @@
 //! process aims at the receiving thread of jitterlab (its process and thread ids are looked up
 //! before the fork); SI_QUEUE signals may be queued to another process.
 
-use super::handover::SignalHandover;
-use super::{Channel, resume_after_signal};
+use super::channel::{Channel, resume_after_signal};
+use super::handover::{SignalHandover, ipc_signal};
 use crate::sys::ipc::{SIGNAL_VALUE_CARRIES_U64, Scope, SignalWaiter, ThreadSignal};
 use crate::sys::signal;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering::*};
-
-/// The signal both methods use: the third real-time signal (the first is the POSIX timer's,
-/// the second the stop's interrupt, see measure/thread.rs).
-pub(crate) fn ipc_signal() -> signal::Signal {
-    signal::rt_min() + 2
-}
 
 /// rt_tgsigqueueinfo to the receiving thread; sigwaitinfo there.
 pub(crate) struct QueuedSignal {
