@@ -19,13 +19,15 @@
 //!   loads; bench/recorder_scale.rs drives the recorder.
 //! - `report`, `trace`: tests render summaries, list the export formats, parse captured trace
 //!   pages.
+//! - `tune`: tests/offline/tune.rs makes a tune's record from synthetic arms with the tune's own
+//!   `effect` and `record`, and re-derives its figures.
 //!
-//! Crate-private whole: doctor, input, journal, monitor, stdout, tune (nothing outside uses
+//! Crate-private whole: doctor, input, journal, monitor, stdout (nothing outside uses
 //! them). Its documentation is for the people who work on it and links freely to crate-private
 //! items (`cargo doc --document-private-items` shows them).
 
 #![allow(rustdoc::private_intra_doc_links)]
-#![warn(unreachable_pub)]
+#![deny(unreachable_pub)]
 
 /// `eprint!` for the whole crate, shadowing std's, which panics when stderr cannot be written:
 /// through [`stderr::write`], which ignores the failure (src/stderr.rs says why). Defined before
@@ -69,7 +71,7 @@ pub mod stderr;
 pub(crate) mod stdout;
 pub mod sys;
 pub mod trace;
-pub(crate) mod tune;
+pub mod tune;
 pub mod units;
 
 #[cfg(test)]

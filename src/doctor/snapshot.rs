@@ -57,7 +57,7 @@ pub(crate) struct SystemSnapshot {
 /// Live snapshot for `doctor`: every check, including the live probes. Takes about a tenth
 /// of a second (the steal-time window); never fails, never panics on missing files (they
 /// become `unknown` checks), and leaves the system as it found it.
-pub fn snapshot(measured_cpus: &[usize]) -> SystemSnapshot {
+pub(crate) fn snapshot(measured_cpus: &[usize]) -> SystemSnapshot {
     snapshot_in(
         &Ctx::new(Path::new("/"), measured_cpus, true),
         TraceBackendCheck::Probe,
@@ -70,7 +70,7 @@ pub fn snapshot(measured_cpus: &[usize]) -> SystemSnapshot {
 /// run's trace set up, if it traces: `tracing.backend` then says what it used, and an
 /// untraced run has no such check; neither loads the BPF object again (doctor's probe of it
 /// cost every run about a quarter of a second of start-up).
-pub fn snapshot_for_run(
+pub(crate) fn snapshot_for_run(
     measured_cpus: &[usize],
     trace: Option<&crate::trace::BackendChoice>,
 ) -> SystemSnapshot {

@@ -25,7 +25,7 @@ const YIELD_SLICE: Duration = Duration::from_millis(1);
 /// The runner's heartbeat: moved by [`beat`] at the end of each poll (one run per process),
 /// and by a thread that waits for a reader to make room (`sys::stop_aware`: blocked on a
 /// stalled stderr, not starved, it gains nothing from a yield; sixth hostile re-run, G1).
-pub use crate::sys::stop_aware::OWN_THREADS_BEAT;
+pub(crate) use crate::sys::stop_aware::OWN_THREADS_BEAT;
 
 /// Called by the runner once per poll, once its round is done (the stop served, the rings
 /// drained): a measuring thread that gave its CPU up resumes then, not in the middle of it.

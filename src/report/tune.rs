@@ -109,12 +109,12 @@ fn verdict_words(v: &str) -> &str {
 }
 
 /// Whether `dir` is a tune directory.
-pub fn is_tune_dir(dir: &Path) -> bool {
+pub(crate) fn is_tune_dir(dir: &Path) -> bool {
     dir.join(crate::results::TUNE_FILE_NAME).is_file()
 }
 
 /// Reads `dir`/tune.json; its fixes in the ranking's order.
-pub fn read(dir: &Path) -> Result<TuneFile> {
+pub(crate) fn read(dir: &Path) -> Result<TuneFile> {
     let file = dir.join(crate::results::TUNE_FILE_NAME);
     let text = crate::input::read_result_file(&file, crate::input::RESULT_RECORD_MAX_BYTES)
         .or_usage(|| file.display().to_string())?;
@@ -156,7 +156,7 @@ pub struct Mark {
 }
 
 /// The plot's rows, best first, then the together row.
-pub fn rank_rows(tune: &TuneFile) -> Vec<RankRow> {
+pub(crate) fn rank_rows(tune: &TuneFile) -> Vec<RankRow> {
     let row = |label: String, e: &Effect| RankRow {
         label,
         verdict: verdict_words(&e.verdict).to_string(),
@@ -199,7 +199,7 @@ fn axis(rows: &[RankRow]) -> (f64, f64) {
 }
 
 /// The ranking plot.
-pub fn draw(name: &str, tune: &TuneFile) -> Figure {
+pub(crate) fn draw(name: &str, tune: &TuneFile) -> Figure {
     let rows = rank_rows(tune);
     let (l2, h2) = axis(&rows);
     let (left, right, top) = (230.0, 30.0, 40.0);
@@ -341,7 +341,7 @@ fn statements(tune: &TuneFile) -> Vec<String> {
 }
 
 /// The section's HTML before the plots: what was measured, the table, what was not.
-pub fn section_head(h: &mut String, number: usize, path: &Path, tune: &TuneFile) {
+pub(crate) fn section_head(h: &mut String, number: usize, path: &Path, tune: &TuneFile) {
     let _ = write!(
         h,
         "<section id=\"tune{number}\" class=\"tune\"><h2>Tune {number}: what each fix buys</h2><p class=\"path\">{}</p>",
@@ -415,7 +415,7 @@ pub fn section_head(h: &mut String, number: usize, path: &Path, tune: &TuneFile)
 }
 
 /// The section's figures: the ranking when a fix has figures.
-pub fn figures(prefix: &str, tune: &TuneFile) -> Vec<Figure> {
+pub(crate) fn figures(prefix: &str, tune: &TuneFile) -> Vec<Figure> {
     match tune.fixes.is_empty() {
         true => Vec::new(),
         false => vec![draw(&format!("{prefix}-ranking"), tune)],

@@ -47,7 +47,7 @@ pub mod loads;
 pub(crate) mod permissions;
 pub(crate) mod pmqos;
 mod run_json;
-pub(crate) mod settings;
+pub mod settings;
 pub mod signals;
 mod snapshot;
 pub mod stale;

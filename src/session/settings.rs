@@ -68,7 +68,7 @@ impl Setting {
 
 /// What happened to one file: run.json's and tune.json's record of a change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct SettingRecord {
+pub struct SettingRecord {
     /// Its absolute path.
     pub file: String,
     /// The value it had before (a choice file's selected word: `madvise` of

@@ -36,7 +36,8 @@ pub(crate) const STALLED_AFTER_STOP: std::time::Duration = std::time::Duration::
 /// that does not read (a stderr paused with Ctrl-S, a `2>&1 | ssh` whose link stalls) is not
 /// starved of CPU: a measuring thread giving its CPU up cannot help it, and only cut ~100 ms
 /// out of the measurement, blamed on "a higher-priority task".
-pub static OWN_THREADS_BEAT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+pub(crate) static OWN_THREADS_BEAT: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(0);
 
 /// A wait for room ended without room: the waiting thread is alive ([`OWN_THREADS_BEAT`]).
 fn waited_for_room() {

@@ -69,18 +69,18 @@ impl Verdict {
 
 /// A fix's figures and verdict.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct Effect {
-    pub figures: Vec<Figure>,
-    pub verdict: Verdict,
+pub struct Effect {
+    pub(crate) figures: Vec<Figure>,
+    pub(crate) verdict: Verdict,
     /// Wakeups measured, baseline and with the fix.
-    pub samples: [u64; 2],
+    pub(crate) samples: [u64; 2],
 }
 
 /// The figures judged, in the table's order.
 const JUDGED: &[&str] = &["p99", "p99.9", "max"];
 
 /// The effect of the runs `with_fix` against `baseline` (every measured CPU together).
-pub(crate) fn effect(baseline: &[LoadedRun], with_fix: &[LoadedRun]) -> Effect {
+pub fn effect(baseline: &[LoadedRun], with_fix: &[LoadedRun]) -> Effect {
     let comparison = compare_groups(&[baseline, with_fix]);
     let mut figures: Vec<Figure> = JUDGED
         .iter()
@@ -158,7 +158,7 @@ fn spike_figure(baseline: &[LoadedRun], with_fix: &[LoadedRun]) -> Figure {
 /// surer and larger the gain), then by p99.9's ratio, then by the rate's interval and ratio.
 /// A side the data cannot bound counts as unbounded (last). Returns the indices of `effects`
 /// in that order.
-pub fn ranking(effects: &[&Effect]) -> Vec<usize> {
+pub(crate) fn ranking(effects: &[&Effect]) -> Vec<usize> {
     let class = |v: Verdict| match v {
         Verdict::Worthwhile => 0,
         Verdict::Mixed => 1,

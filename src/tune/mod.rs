@@ -12,9 +12,9 @@
 //! below the commands.
 
 pub(crate) mod deploy;
-pub(crate) mod effect;
+pub mod effect;
 pub(crate) mod fixes;
-pub(crate) mod record;
+pub mod record;
 pub(crate) mod schedule;
 pub(crate) mod view;
 

@@ -12,20 +12,20 @@ use serde::Serialize;
 
 /// The whole record.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct TuneRecord {
+pub struct TuneRecord {
     /// The format's version (run.json's), first: the marker of a result directory.
     pub format: u32,
     /// The confidence of every interval (0.95).
     pub confidence: f64,
     pub cpus: Vec<usize>,
     /// Rounds of the baseline and every fix.
-    pub(crate) rounds: usize,
+    pub rounds: usize,
     /// Each arm's length, ns (None: `--loops`).
-    pub(crate) arm_duration_ns: Option<u64>,
+    pub arm_duration_ns: Option<u64>,
     /// The fixes measured, with what each changes.
     pub measured: Vec<PlannedFix>,
     /// The fixes not measured, and why.
-    pub(crate) not_measured: Vec<UnmeasuredFix>,
+    pub not_measured: Vec<UnmeasuredFix>,
     /// Every arm run so far, in order.
     pub arms: Vec<ArmRecord>,
     /// Each measured fix against the baseline (after the rounds), in the ranking's order
@@ -33,13 +33,13 @@ pub(crate) struct TuneRecord {
     pub fixes: Vec<FixRecord>,
     /// The worthwhile fixes together against none (when there were two or more).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) together: Option<Effect>,
+    pub together: Option<Effect>,
     /// The deploy files written, in the tune directory.
     pub deploy: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct PlannedFix {
+pub struct PlannedFix {
     pub name: &'static str,
     /// What it is now on this machine.
     pub now: String,
@@ -48,18 +48,18 @@ pub(crate) struct PlannedFix {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct UnmeasuredFix {
+pub struct UnmeasuredFix {
     pub name: &'static str,
     pub why: String,
-    pub(crate) needs_reboot: bool,
+    pub needs_reboot: bool,
 }
 
 /// One arm.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct ArmRecord {
+pub struct ArmRecord {
     pub round: usize,
     /// `baseline`, a fix's name, or `together`.
-    pub(crate) treatment: String,
+    pub treatment: String,
     /// Its result directory, in the tune directory.
     pub dir: String,
     /// Its run.json `ended`.
@@ -144,7 +144,7 @@ impl TuneRecord {
     }
 
     /// Writes tune.json into `dir`, replacing the last one atomically.
-    pub fn write(&self, dir: &ResultDir) -> Result<()> {
+    pub(crate) fn write(&self, dir: &ResultDir) -> Result<()> {
         let mut json = self.json().into_bytes();
         json.push(b'\n');
         dir.replace_file(TUNE_FILE_NAME, &json)

@@ -183,7 +183,7 @@ fn declaration(lines: &[&crate::scan::Line]) -> Vec<String> {
                 _ => {}
             }
             text.push(c);
-            if (c == ';' || c == ',') && depth == 0 || (c == '}' && depth == 0) {
+            if (c == ';' || c == ',' || c == '}') && depth == 0 {
                 return identifiers(&text);
             }
         }

@@ -35,7 +35,7 @@ pub struct Curve {
 }
 
 /// The exceedance curve of each distribution.
-pub fn prepare(distributions: &[Distribution]) -> Vec<Curve> {
+pub(crate) fn prepare(distributions: &[Distribution]) -> Vec<Curve> {
     distributions
         .iter()
         .map(|d| {
@@ -96,13 +96,15 @@ pub(crate) fn statements(curves: &[Curve]) -> Vec<String> {
         .collect()
 }
 
-pub fn draw(name: &str, title: &str, curves: &[Curve], samples: Vocabulary) -> Figure {
+/// The plot without a zoom: for the tests (the report draws every plot zoomed).
+#[cfg(test)]
+pub(crate) fn draw(name: &str, title: &str, curves: &[Curve], samples: Vocabulary) -> Figure {
     draw_zoomed(name, title, curves, samples, &Range::default(), &[])
 }
 
 /// Draws the curves on the latency axis `latency` (`report --latency-range`); `notes` say
 /// what it cut off (`zoom::distribution_notes`), on the plot and under it.
-pub fn draw_zoomed(
+pub(crate) fn draw_zoomed(
     name: &str,
     title: &str,
     curves: &[Curve],

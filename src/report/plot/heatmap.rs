@@ -119,22 +119,11 @@ fn class_colour(k: usize, n: usize) -> &'static str {
 }
 
 /// Draws the grid, with the scenario's phases (label, from s, to s) shaded where no wakeup
-/// falls and named above the cells.
-pub(crate) fn draw(
-    name: &str,
-    title: &str,
-    grid: &HeatGrid,
-    phases: &[(String, f64, f64)],
-    samples: Vocabulary,
-) -> Figure {
-    draw_zoomed(name, title, grid, phases, samples, &Zoom::default())
-}
-
-/// [`draw`] on the time and latency axes of `zoom` (`report --time-range`, `--latency-range`),
+/// falls and named above the cells, on the time and latency axes of `zoom` (`report --time-range`, `--latency-range`),
 /// saying on the plot and under it the wakeups of the cells wholly outside them: the columns
 /// wholly before or after the time range, then in the others the rows wholly below or above
 /// the latency range (a cell across an end is drawn, cut at the axis).
-pub fn draw_zoomed(
+pub(crate) fn draw_zoomed(
     name: &str,
     title: &str,
     grid: &HeatGrid,

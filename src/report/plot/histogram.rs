@@ -27,7 +27,7 @@ pub(crate) fn bin_edge_ns(k: i32) -> f64 {
 }
 
 /// Bins each distribution.
-pub fn prepare(distributions: &[Distribution]) -> Vec<Binned> {
+pub(crate) fn prepare(distributions: &[Distribution]) -> Vec<Binned> {
     distributions
         .iter()
         .map(|d| {
@@ -51,13 +51,15 @@ pub fn prepare(distributions: &[Distribution]) -> Vec<Binned> {
 }
 
 /// Draws the binned distributions.
-pub fn draw(name: &str, title: &str, binned: &[Binned], samples: Vocabulary) -> Figure {
+/// The plot without a zoom: for the tests (the report draws every plot zoomed).
+#[cfg(test)]
+pub(crate) fn draw(name: &str, title: &str, binned: &[Binned], samples: Vocabulary) -> Figure {
     draw_zoomed(name, title, binned, samples, &Range::default(), &[])
 }
 
 /// Draws the binned distributions on the latency axis `latency` (`report --latency-range`);
 /// `notes` say what it cut off (`zoom::distribution_notes`), on the plot and under it.
-pub fn draw_zoomed(
+pub(crate) fn draw_zoomed(
     name: &str,
     title: &str,
     binned: &[Binned],
@@ -71,7 +73,7 @@ pub fn draw_zoomed(
 /// [`draw_zoomed`] with each bin the share of its distribution's wakeups (log axis), so that
 /// runs of different lengths compare (the Cortex-A8 study's standard and RT kernels on one
 /// graph).
-pub fn draw_shares(
+pub(crate) fn draw_shares(
     name: &str,
     title: &str,
     binned: &[Binned],

@@ -32,7 +32,7 @@ pub(crate) fn prepare(series: &SeriesDigest, phases: &[(String, f64, f64)]) -> V
 
 /// The distribution, named `label`, of the wakeups of every series in `series` (the CPUs of
 /// one run) in the phase from `from` to `to` s: for one phase compared across runs.
-pub fn merged(series: &[&SeriesDigest], label: &str, from: f64, to: f64) -> PhasePdf {
+pub(crate) fn merged(series: &[&SeriesDigest], label: &str, from: f64, to: f64) -> PhasePdf {
     let window = phase_window(from, to);
     let mut counts = vec![0u64; ROWS];
     for series in series {
@@ -60,7 +60,7 @@ pub fn merged(series: &[&SeriesDigest], label: &str, from: f64, to: f64) -> Phas
     }
 }
 
-pub fn draw(name: &str, title: &str, pdfs: &[PhasePdf], samples: Vocabulary) -> Figure {
+pub(crate) fn draw(name: &str, title: &str, pdfs: &[PhasePdf], samples: Vocabulary) -> Figure {
     let rows = pdfs.iter().flat_map(|p| p.rows.iter());
     let (lo, hi) = rows
         .clone()

@@ -125,7 +125,7 @@ impl Scatter {
 
 /// Reads `samples` (samples.bin's records, `start_ns` its time base) into one [`Scatter`] per
 /// CPU over [0, `extent_s`] or the zoom's time range.
-pub fn prepare(
+pub(crate) fn prepare(
     samples: impl Iterator<Item = std::io::Result<SampleRecord>>,
     start_ns: u64,
     extent_s: f64,
@@ -146,7 +146,7 @@ pub fn prepare(
 }
 
 /// Draws one CPU's scatter, with the run's phases (label, from s, to s) shaded.
-pub fn draw(
+pub(crate) fn draw(
     name: &str,
     title: &str,
     s: &Scatter,

@@ -67,7 +67,7 @@ pub struct Timeline {
 
 /// Reduces each series' intervals to at most `COLUMNS` points over [0, extent_s]. `series`
 /// holds the wakeup series and, when traced, the timer IRQ series.
-pub fn prepare(
+pub(crate) fn prepare(
     series: &[&SeriesDigest],
     extent_s: f64,
     phases: Vec<(String, f64, f64)>,
@@ -147,7 +147,9 @@ pub fn prepare(
     }
 }
 
-pub fn draw(name: &str, title: &str, t: &Timeline, samples: Vocabulary) -> Figure {
+/// The plot without a zoom: for the tests (the report draws every plot zoomed).
+#[cfg(test)]
+pub(crate) fn draw(name: &str, title: &str, t: &Timeline, samples: Vocabulary) -> Figure {
     draw_zoomed(name, title, t, samples, &Zoom::default())
 }
 
@@ -155,7 +157,7 @@ pub fn draw(name: &str, title: &str, t: &Timeline, samples: Vocabulary) -> Figur
 /// `--latency-range`), saying on the plot and under it how many points each cut off: the
 /// points outside the time range, then per track the points in it whose max is beyond the
 /// latency range. The latency axis fits the points in the time range.
-pub fn draw_zoomed(
+pub(crate) fn draw_zoomed(
     name: &str,
     title: &str,
     t: &Timeline,
