@@ -396,26 +396,35 @@ pub fn chromium(test: &str) -> Option<&'static str> {
 
 /// Runs jitterlab with `args`, its output to files in `dir`; returns its exit code, its peak
 /// resident memory (KiB) and its stderr.
+///
+/// The peak is GNU time's (`/usr/bin/time -f %M`), which forks jitterlab from its own small
+/// process. The test binary's own wait4 would not do: a child spawned from it (vfork, then
+/// exec) starts with the test binary's high-water mark as its maxrss (the kernel takes the old
+/// address space's at exec), and another test of the same binary that held 138 MB made every
+/// later child "use" 138 MB.
 pub fn peak_rss(dir: &Path, args: &[&str]) -> (i32, i64, String) {
     let err = dir.join("stderr");
-    // Reaped by wait4 below, which gives its rusage (Child::wait does not).
-    #[allow(clippy::zombie_processes)]
-    let child = Command::new(bin())
+    let rss = dir.join("peak-rss");
+    let status = Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&rss)
+        .arg(bin())
         .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is valid; wait4 fills it for this child alone.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointers; the child is ours and not yet waited for.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32);
-    assert!(libc::WIFEXITED(status), "{args:?}: status {status:#x}");
-    (
-        libc::WEXITSTATUS(status),
-        usage.ru_maxrss,
-        std::fs::read_to_string(&err).unwrap(),
-    )
+        .status()
+        .expect("/usr/bin/time runs (Debian package `time`)");
+    // GNU time writes "Command exited with non-zero status N" before the figure then.
+    let text = std::fs::read_to_string(&rss).unwrap();
+    let kib: i64 = text
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{args:?}: no peak from /usr/bin/time: {text:?}"));
+    let code = status
+        .code()
+        .unwrap_or_else(|| panic!("{args:?}: ended by a signal: {status:?}"));
+    (code, kib, std::fs::read_to_string(&err).unwrap())
 }

@@ -99,6 +99,16 @@ const ALLOWED: &[Allowed] = &[
         "a journal in its trusted directory",
     ),
     allow(
+        "session/settings.rs",
+        "fs::open_read_at(dir.fd(), &name",
+        "the settings lock in the user's trusted journal directory (made there, never through a link; checked as opened)",
+    ),
+    allow(
+        "measure/sched.rs",
+        "fs::read_to_string(p)",
+        "/sys/kernel/realtime and the isolated and nohz_full CPU lists in sysfs (where jitterlab's own threads go on PREEMPT_RT)",
+    ),
+    allow(
         "session/cpulock.rs",
         "fs::open_read_at(dir, &name",
         "a CPU lock file in /run/jitterlab",
