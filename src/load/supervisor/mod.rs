@@ -10,7 +10,7 @@
 //!   own thread, which lives until every load is reaped; the worker's children do the same
 //!   against the worker (`worker_kit::die_with_parent`);
 //! - at the end of its phase: SIGTERM to the group (the worker reports its last counters),
-//!   [`GRACE`] later SIGKILL to the group, then every member is reaped. jitterlab is a child
+//!   [`GRACE`](link::GRACE) later SIGKILL to the group, then every member is reaped. jitterlab is a child
 //!   subreaper while loads run, so members orphaned by the worker's death come back to it;
 //! - its stdout and stderr go to `loads/<k>-<name>.log` in the result directory (in a
 //!   segmented run through a copying thread that keeps it bounded, `log.rs`).

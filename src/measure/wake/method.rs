@@ -8,7 +8,7 @@ use crate::measure::sample::ThreadEnd;
 use crate::measure::waker::{Schedule, Waker};
 
 /// One wake method: everything jitterlab knows about it. Held as `&'static WakeMethod`, a row
-/// of [`WAKE_METHODS`].
+/// of [`WAKE_METHODS`](super::WAKE_METHODS).
 pub struct WakeMethod {
     /// The name used on the command line (`--wake`) and in run.json.
     pub name: &'static str,
