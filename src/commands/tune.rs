@@ -12,13 +12,16 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 pub fn run(args: &TuneArgs) -> Result<i32> {
+    // Bounded before anything is probed or planned (the schedule holds every arm).
     let rounds = usize::try_from(args.rounds)
         .ok()
-        .filter(|&r| r >= 2)
+        .filter(|r| tune::ROUNDS.contains(r))
         .ok_or_else(|| {
             Failure::usage(format!(
-                "--rounds {}: at least 2 rounds are needed for an interval that can tell a fix from the noise",
-                args.rounds
+                "--rounds {}: give {} to {} (at least 2 for an interval that can tell a fix from the noise; each round is one arm per fix)",
+                args.rounds,
+                tune::ROUNDS.start(),
+                tune::ROUNDS.end()
             ))
         })?;
     let online = crate::plan::build::online()?;

@@ -57,12 +57,18 @@ pub(crate) struct TunePlan {
     pub(crate) unmeasured: Vec<Unmeasured>,
 }
 
+/// The rounds a tune may have (`--rounds`): two for an interval at all; a thousand is already
+/// a thousand arms per fix, and the schedule of every arm is made at the start.
+pub(crate) const ROUNDS: std::ops::RangeInclusive<usize> = 2..=1000;
+
 /// Probes the fixes named in `chosen` (every fix when empty) on `ctx`, and plans `rounds`
 /// rounds of arms of `base`. A name that is not a fix is refused, listing them.
 pub(crate) fn plan(base: RunPlan, chosen: &[String], rounds: usize, ctx: &Ctx) -> Result<TunePlan> {
-    if rounds < 2 {
+    if !ROUNDS.contains(&rounds) {
         return Err(Failure::usage(format!(
-            "--rounds {rounds}: at least 2 rounds are needed for an interval that can tell a fix from the noise"
+            "--rounds {rounds}: give {} to {}",
+            ROUNDS.start(),
+            ROUNDS.end()
         )));
     }
     for name in chosen {

@@ -387,3 +387,15 @@ fn a_short_tunes_order_statistic_interval_is_re_derived() {
         );
     }
 }
+
+/// `--rounds` is bounded before anything is probed or planned: a billion rounds once built a
+/// schedule of every arm in memory and aborted on a 3 GB allocation (sixth hostile re-run, T3).
+#[test]
+fn rounds_out_of_range_are_refused_before_anything_starts() {
+    for rounds in ["1", "1001", "1000000000"] {
+        let out = jitterlab(&["tune", "--rounds", rounds, "--dry-run"]);
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "--rounds {rounds}: {said}");
+        assert!(said.contains("give 2 to 1000"), "--rounds {rounds}: {said}");
+    }
+}
