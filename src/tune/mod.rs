@@ -61,6 +61,9 @@ pub(crate) struct TunePlan {
 /// a thousand arms per fix, and the schedule of every arm is made at the start.
 pub(crate) const ROUNDS: std::ops::RangeInclusive<usize> = 2..=1000;
 
+/// The shortest log interval an arm is given (`--log-interval`'s own floor).
+const MIN_LOG_INTERVAL_NS: u64 = 10_000_000;
+
 /// Probes the fixes named in `chosen` (every fix when empty) on `ctx`, and plans `rounds`
 /// rounds of arms of `base`. A name that is not a fix is refused, listing them.
 pub(crate) fn plan(base: RunPlan, chosen: &[String], rounds: usize, ctx: &Ctx) -> Result<TunePlan> {
@@ -106,8 +109,21 @@ pub(crate) fn plan(base: RunPlan, chosen: &[String], rounds: usize, ctx: &Ctx) -
     // Each arm logs at least 20 intervals, so that a fix's pooled arms have the blocks the
     // bootstrap resamples (compare.md) rather than falling back on order statistics, which
     // take the samples as independent and so ignore how the arms differ.
-    let log_interval_ns = match base.length.duration_ns() {
-        Some(d) => (d / 20).clamp(10_000_000, base.log_interval_ns.max(10_000_000)),
+    // An arm's length is its expected time, `--duration` or `--loops` at the interval alike
+    // (with `--loops` the log interval once stayed 1 s: arms of 2 s logged 3 intervals).
+    let log_interval_ns = match base.thread_expected_ns(0) {
+        Some(d) if d / 20 < MIN_LOG_INTERVAL_NS => {
+            return Err(Failure::usage(format!(
+                "tune: an arm of about {} would log fewer than 20 intervals of at least {} (the blocks the comparison resamples): give each arm {} or more (--duration, or --loops at the interval)",
+                crate::units::format_ns(d),
+                crate::units::format_ns(MIN_LOG_INTERVAL_NS),
+                crate::units::format_ns(20 * MIN_LOG_INTERVAL_NS)
+            )));
+        }
+        Some(d) => (d / 20).clamp(
+            MIN_LOG_INTERVAL_NS,
+            base.log_interval_ns.max(MIN_LOG_INTERVAL_NS),
+        ),
         None => base.log_interval_ns,
     };
     let base = RunPlan {

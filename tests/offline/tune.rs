@@ -399,3 +399,47 @@ fn rounds_out_of_range_are_refused_before_anything_starts() {
         assert!(said.contains("give 2 to 1000"), "--rounds {rounds}: {said}");
     }
 }
+
+/// Each arm logs at least 20 intervals whatever sets its length: with `--loops` the log interval
+/// follows the loops' expected time (it stayed 1 s: arms of 2 s logged 3 intervals, sixth
+/// hostile re-run T4), and an arm too short for 20 intervals of 10 ms is refused.
+#[test]
+fn every_arm_logs_twenty_intervals_or_is_refused() {
+    let out = jitterlab(&[
+        "tune",
+        "--cpus",
+        "0",
+        "-i",
+        "1ms",
+        "-l",
+        "2000",
+        "--rounds",
+        "2",
+        "--fixes",
+        "vmstat",
+        "--dry-run",
+        "--allow-shared-cpus",
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("(20 intervals of 100.00 ms per thread)"),
+        "2000 loops of 1 ms: 20 intervals of 100 ms: {said}"
+    );
+    let out = jitterlab(&[
+        "tune",
+        "--cpus",
+        "0",
+        "-D",
+        "100ms",
+        "--rounds",
+        "2",
+        "--fixes",
+        "vmstat",
+        "--dry-run",
+        "--allow-shared-cpus",
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("fewer than 20 intervals"), "{said}");
+}
