@@ -223,14 +223,7 @@ struct {
 	__type(value, struct jl_config);
 } config SEC(".maps");
 
-// One entry per possible CPU: JL_TRACED for a CPU traced (a measured CPU, an IPC sender's),
-// JL_TIMERS_ONLY for a housekeeping CPU a measured `nohz_full` CPU's timers may be moved to
-// (src/trace/migration.rs): there only the timer starts, the timer expiries and the wakeups are
-// kept, streamed (never staged: no measuring thread's switch ever decides a stage there), as
-// the tracefs back end keeps them there. 0: not traced. The loader sizes it.
-#define JL_TRACED 1
-#define JL_TIMERS_ONLY 2
-
+// One entry per possible CPU: nonzero when traced. The loader sizes it.
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -364,11 +357,10 @@ struct {
 // schedule (src/trace/bpf/mod.rs), so no program needs to wake it, which the kernel would do
 // through an irq_work (an interrupt on the traced CPU) after each drain.
 
-// How this CPU is traced: JL_TRACED, JL_TIMERS_ONLY, or 0.
-static __always_inline __u32 cpu_traced(__u32 cpu)
+static __always_inline bool cpu_traced(__u32 cpu)
 {
 	__u32 *on = bpf_map_lookup_elem(&traced_cpus, &cpu);
-	return on ? *on : 0;
+	return on && *on;
 }
 
 static __always_inline struct jl_config *get_config(void)
@@ -476,13 +468,13 @@ static __always_inline void *stage_claim(struct jl_cpu *st, __u32 size, __u16 ki
 	return s->data;
 }
 
-// Writes one record of type T: staged when reducing on a CPU traced in full (STAGED), else
-// straight to the ring buffer. FILL fills the payload through `r`.
-#define EMIT(T, KIND, CPU, C, ST, STAGED, TS, FILL)                                    \
+// Writes one record of type T: staged when reducing, else straight to the ring buffer. FILL
+// fills the payload through `r`.
+#define EMIT(T, KIND, CPU, C, ST, TS, FILL)                                            \
 	do {                                                                           \
 		if ((ST))                                                              \
 			__sync_fetch_and_add(&(ST)->seen, 1);                          \
-		if ((C) && (C)->reduce && (ST) && (STAGED)) {                          \
+		if ((C) && (C)->reduce && (ST)) {                                      \
 			T *r = stage_claim((ST), sizeof(T), (KIND), (CPU), (TS), current_pid()); \
 			if (r) {                                                       \
 				FILL;                                                  \
@@ -666,42 +658,12 @@ static __always_inline void decide(struct jl_cpu *st, struct jl_config *c, __u32
 			return 0;             \
 	} while (0)
 
-// Whether `timer` runs one of the measuring threads' timer callbacks (config.functions; none
-// configured: every timer may be theirs).
-static __always_inline bool measuring_callback(struct jl_config *c, struct hrtimer *timer)
-{
-	if (!c || !c->n_functions)
-		return 1;
-	__u64 f = (__u64)timer->function;
-	bool keep = 0;
-	for (int i = 0; i < JL_MAX_FUNCTIONS; i++) {
-		if (i < c->n_functions && c->functions[i] == f)
-			keep = 1;
-	}
-	return keep;
-}
-
-// The timer armed before (`next`) as the hrtimer_start record it was.
-static __always_inline void send_next(struct jl_cpu *st, __u32 cpu)
-{
-	struct jl_hrtimer_start *r =
-		reserve_at(sizeof(*r), JL_HRTIMER_START, cpu, st->next.ts, st->next.pid);
-	if (!r)
-		return;
-	r->hrtimer = st->next.hrtimer;
-	r->expires = st->next.expires;
-	r->softexpires = st->next.softexpires;
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
-	st->next.sent = 1;
-}
-
 SEC("tp_btf/hrtimer_start")
 int BPF_PROG(hrtimer_start, struct hrtimer *timer)
 {
 	FLOOR();
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u32 on = cpu_traced(cpu);
-	if (!on)
+	if (!cpu_traced(cpu))
 		return 0;
 	struct jl_config *c = get_config();
 	__s32 tid = current_pid();
@@ -711,26 +673,12 @@ int BPF_PROG(hrtimer_start, struct hrtimer *timer)
 	struct jl_cpu *st = get_cpu_state();
 	__u64 ts = bpf_ktime_get_ns();
 	__u64 slot = st ? st->written : 0;
-	bool staged = on == JL_TRACED;
-	EMIT(struct jl_hrtimer_start, JL_HRTIMER_START, cpu, c, st, staged, ts, {
+	EMIT(struct jl_hrtimer_start, JL_HRTIMER_START, cpu, c, st, ts, {
 		r->hrtimer = (__u64)timer;
 		r->expires = timer->node.expires;
 		r->softexpires = timer->_softexpires;
 	});
-	// `next` is the thread's own timer (its callback one of the measuring threads'): other
-	// timers are armed in its context too, the tick's above all (on a `nohz_full` CPU every
-	// interrupt's exit re-arms the stopped tick for the next timer event, in the context of
-	// the task it interrupted). Taken for `next`, such a timer put the thread's own out of
-	// it: its expiry then began no wakeup here, and its arming, reduced away with the last
-	// stage, never went out (BPF left samples unjoined that tracefs joined: lab checks 1e, 8).
-	if (st && filtering && staged && measuring_callback(c, timer)) {
-		// The thread's timer armed before never expired on this CPU (the kernel moved it to
-		// a housekeeping CPU, which expires it there, or it was cancelled): its arming went
-		// with a stage reduced away, so it goes out now, for user space to join it with an
-		// expiry elsewhere (src/trace/split/moved.rs).
-		if (c->reduce && (st->have & JL_HAVE_NEXT) && !st->next.sent &&
-		    st->next.slot < st->start)
-			send_next(st, cpu);
+	if (st && filtering) {
 		st->next.hrtimer = (__u64)timer;
 		st->next.expires = timer->node.expires;
 		st->next.softexpires = timer->_softexpires;
@@ -749,19 +697,24 @@ int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, __s64 *now)
 {
 	FLOOR();
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u32 on = cpu_traced(cpu);
-	if (!on)
+	if (!cpu_traced(cpu))
 		return 0;
 	struct jl_config *c = get_config();
-	if (!measuring_callback(c, timer))
-		return 0;
+	if (c && c->n_functions) {
+		__u64 f = (__u64)timer->function;
+		bool keep = 0;
+		for (int i = 0; i < JL_MAX_FUNCTIONS; i++) {
+			if (i < c->n_functions && c->functions[i] == f)
+				keep = 1;
+		}
+		if (!keep)
+			return 0;
+	}
 	struct jl_cpu *st = get_cpu_state();
 	__u64 ts = bpf_ktime_get_ns();
 	__s64 t = 0;
 	bpf_probe_read_kernel(&t, sizeof(t), now);
-	bool staged = on == JL_TRACED;
-	bool its_next =
-		st && staged && (st->have & JL_HAVE_NEXT) && st->next.hrtimer == (__u64)timer;
+	bool its_next = st && (st->have & JL_HAVE_NEXT) && st->next.hrtimer == (__u64)timer;
 	// The thread's next timer expires while its last wakeup is still undecided: the thread
 	// has not given up its CPU since that wakeup, because the timer it armed next was already
 	// due (a wakeup late by nearly a whole number of periods leaves the next due time a few
@@ -772,7 +725,7 @@ int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, __s64 *now)
 	// a stage reduced away: its sample had no timer in the trace (lab checks 1f and 8).
 	if (its_next && (st->have & JL_HAVE_EXPIRY) && c && c->reduce)
 		decide(st, c, cpu, ts);
-	EMIT(struct jl_hrtimer_expire, JL_HRTIMER_EXPIRE, cpu, c, st, staged, ts, {
+	EMIT(struct jl_hrtimer_expire, JL_HRTIMER_EXPIRE, cpu, c, st, ts, {
 		r->hrtimer = (__u64)timer;
 		r->now = t;
 	});
@@ -826,10 +779,8 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 {
 	FLOOR();
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u32 on = cpu_traced(cpu);
-	if (!on)
+	if (!cpu_traced(cpu))
 		return 0;
-	bool staged = on == JL_TRACED;
 	struct jl_config *c = get_config();
 	__s32 pid = p->pid;
 	__u64 *due = bpf_map_lookup_elem(&tids, &pid);
@@ -842,12 +793,12 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	if (due && !*due)
 		*due = due_of_wakeup(st, ts);
 	__s32 target = task_cpu(p);
-	EMIT(struct jl_waking, JL_WAKING, cpu, c, st, staged, ts, {
+	EMIT(struct jl_waking, JL_WAKING, cpu, c, st, ts, {
 		read_task(&r->task, p);
 		r->target_cpu = target;
 		r->pad = 0;
 	});
-	if (st && staged && (st->have & (JL_HAVE_EXPIRY | JL_HAVE_SWITCH)) == JL_HAVE_EXPIRY &&
+	if (st && (st->have & (JL_HAVE_EXPIRY | JL_HAVE_SWITCH)) == JL_HAVE_EXPIRY &&
 	    p->pid == st->armed.pid) {
 		st->have |= JL_HAVE_WAKING;
 		st->waking_ts = ts;
@@ -876,7 +827,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 {
 	FLOOR();
 	__u32 cpu = bpf_get_smp_processor_id();
-	if (cpu_traced(cpu) != JL_TRACED)
+	if (!cpu_traced(cpu))
 		return 0;
 	struct jl_config *c = get_config();
 	struct jl_cpu *st = get_cpu_state();
@@ -891,7 +842,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		if (!preempt)
 			*prev_due = 0;
 	}
-	EMIT(struct jl_switch, JL_SWITCH, cpu, c, st, 1, ts, {
+	EMIT(struct jl_switch, JL_SWITCH, cpu, c, st, ts, {
 		read_task(&r->prev, prev);
 		read_task(&r->next, next);
 	});
@@ -920,13 +871,13 @@ int BPF_PROG(irq_handler_entry, int irq, struct irqaction *action)
 {
 	FLOOR();
 	__u32 cpu = bpf_get_smp_processor_id();
-	if (cpu_traced(cpu) != JL_TRACED)
+	if (!cpu_traced(cpu))
 		return 0;
 	struct jl_config *c = get_config();
 	struct jl_cpu *st = get_cpu_state();
 	__u64 ts = bpf_ktime_get_ns();
 	const char *name = action->name;
-	EMIT(struct jl_irq, JL_IRQ_ENTRY, cpu, c, st, 1, ts, {
+	EMIT(struct jl_irq, JL_IRQ_ENTRY, cpu, c, st, ts, {
 		r->irq = irq;
 		r->pad = 0;
 		if (bpf_probe_read_kernel_str(r->name, sizeof(r->name), name) < 0)
@@ -939,12 +890,12 @@ static __always_inline int small(__u16 kind, __u32 value)
 {
 	FLOOR();
 	__u32 cpu = bpf_get_smp_processor_id();
-	if (cpu_traced(cpu) != JL_TRACED)
+	if (!cpu_traced(cpu))
 		return 0;
 	struct jl_config *c = get_config();
 	struct jl_cpu *st = get_cpu_state();
 	__u64 ts = bpf_ktime_get_ns();
-	EMIT(struct jl_small, kind, cpu, c, st, 1, ts, {
+	EMIT(struct jl_small, kind, cpu, c, st, ts, {
 		r->value = value;
 		r->pad = 0;
 	});
@@ -974,13 +925,13 @@ int BPF_PROG(nmi_handler, void *handler, __s64 delta_ns)
 {
 	FLOOR();
 	__u32 cpu = bpf_get_smp_processor_id();
-	if (cpu_traced(cpu) != JL_TRACED)
+	if (!cpu_traced(cpu))
 		return 0;
 	struct jl_config *c = get_config();
 	struct jl_cpu *st = get_cpu_state();
 	__u64 ts = bpf_ktime_get_ns();
 	__u64 d = delta_ns > 0 ? (__u64)delta_ns : 0;
-	EMIT(struct jl_count, JL_NMI, cpu, c, st, 1, ts, { r->count = d; });
+	EMIT(struct jl_count, JL_NMI, cpu, c, st, ts, { r->count = d; });
 	return 0;
 }
 

@@ -36,7 +36,6 @@ LAB_CHECKS=(
     "1d|long|trace-above|rt standard|run --trace, 9 timer wake methods, spike above"
     "1e|long|trace-below-bpf|rt standard|1c traced by bpf: 9 wake methods, spike below"
     "1f|long|trace-above-bpf|rt standard|1d traced by bpf: 9 wake methods, spike above"
-    "1g|long|trace-moved|rt|timers moved off nohz_full CPU 1 (migration on), tracefs and bpf"
     "2|long|timerlat|rt standard|timerlat beside rtla timerlat hist (kernel tracer; own threads without it)"
     "3|long|noise|rt standard|noise beside rtla osnoise, 5% injected"
     "4|short|cpuset|rt standard|cgroup v2 --cpuset-partition: made, gone, SIGKILL, refused"

@@ -318,8 +318,8 @@ impl TraceSetup {
             ..Default::default()
         };
         let (tx, rx) = mpsc::channel();
-        // The CPUs traced for the measuring threads' timers only (see migration.rs).
-        let timer_cpus;
+        // The CPUs traced for the measuring threads' timers only (tracefs; see migration.rs).
+        let mut timer_cpus = Vec::new();
         let (reader, active, names) = match self.collector {
             Collector::Bpf(mut loaded) => {
                 config.buffer_kb = loaded.ring_kb;
@@ -349,11 +349,8 @@ impl TraceSetup {
                 let state = loaded
                     .take_cpu_state()
                     .map_err(|e| format!("--trace: cannot map the BPF per-CPU state: {e}"))?;
-                // The housekeeping CPUs the measured CPUs' timers may move to (migration.rs):
-                // their records are streamed, and joined as tracefs's are.
-                timer_cpus = loaded.timer_cpus.clone();
-                let read: Vec<usize> = self.cpus.iter().chain(&timer_cpus).copied().collect();
-                let reader = bpf::spawn_reader(ring, state, &read, tx, POLL_EVERY, drain_priority)?;
+                let reader =
+                    bpf::spawn_reader(ring, state, &self.cpus, tx, POLL_EVERY, drain_priority)?;
                 config.filters.splice(
                     0..0,
                     loaded

@@ -432,7 +432,7 @@ pub(super) fn start_tracefs(
 
 /// Per-CPU buffer of a CPU traced for moved timers only, KiB: its timer expiries (all of them
 /// on kernels before 6.2, which cannot filter them by callback) and real-time wakeups.
-pub(super) const TIMER_CPU_BUFFER_KB: u64 = 512;
+const TIMER_CPU_BUFFER_KB: u64 = 512;
 
 /// Adds `timer_cpus` to the traced CPUs for the measuring threads' timers that the kernel
 /// moves there ([`super::migration`]): every event but the timer expiries, the timer starts

@@ -67,12 +67,6 @@ const SOFTIRQ_NAMES: &[&str] = &[
 /// The ring buffer per traced CPU, KiB, as the tracefs back end's per-CPU buffer (the one ring
 /// buffer holds all CPUs': its size is this times their number, rounded up to a power of two).
 const RING_KB_PER_CPU: u64 = super::BUFFER_KB;
-/// The ring buffer per CPU traced for moved timers only, KiB: as the tracefs back end's buffer
-/// of such a CPU.
-const TIMER_CPU_RING_KB: u64 = super::tracefs::TIMER_CPU_BUFFER_KB;
-/// `traced_cpus` values (`JL_TRACED`, `JL_TIMERS_ONLY` in the C source).
-const TRACED: u32 = 1;
-const TIMERS_ONLY: u32 = 2;
 
 /// An error chain as one line: aya's errors keep the kernel's reason in their sources.
 fn chain(e: &dyn std::error::Error) -> String {
@@ -94,9 +88,6 @@ pub(crate) struct Loaded {
     ebpf: Ebpf,
     btf: Btf,
     cpus: Vec<usize>,
-    /// The housekeeping CPUs traced for the measuring threads' moved timers only
-    /// ([`super::migration`]): their timer starts, expiries and wakeups, streamed.
-    pub(crate) timer_cpus: Vec<usize>,
     /// `system:event` of every program loaded, in attach order.
     pub(crate) events: Vec<String>,
     /// (program, tracepoint) loaded, in attach order.
@@ -132,14 +123,10 @@ fn load_now(cpus: &[usize]) -> Result<Loaded, Refusal> {
     let btf = Btf::from_sys_fs()
         .map_err(|e| refusal::other(format!("cannot read {KERNEL_BTF}: {}", chain(&e))))?;
     let max_cpu = cpus.iter().copied().max().unwrap_or(0);
-    let timer_cpus = super::migration::timer_cpus(cpus);
-    let max_traced = timer_cpus.iter().copied().fold(max_cpu, usize::max);
-    let ring_bytes = (RING_KB_PER_CPU * 1024 * cpus.len().max(1) as u64
-        + TIMER_CPU_RING_KB * 1024 * timer_cpus.len() as u64)
-        .next_power_of_two();
+    let ring_bytes = (RING_KB_PER_CPU * 1024 * cpus.len().max(1) as u64).next_power_of_two();
     let ebpf = EbpfLoader::new()
         .btf(Some(&btf))
-        .map_max_entries("traced_cpus", max_traced as u32 + 1)
+        .map_max_entries("traced_cpus", max_cpu as u32 + 1)
         // The measuring threads and their IPC senders: at most two per CPU, with room to spare.
         .map_max_entries("tids", (4 * cpus.len() as u32).max(64))
         .map_max_entries("events", ring_bytes as u32)
@@ -150,7 +137,6 @@ fn load_now(cpus: &[usize]) -> Result<Loaded, Refusal> {
         ebpf,
         btf,
         cpus: cpus.to_vec(),
-        timer_cpus,
         events: Vec::new(),
         programs: Vec::new(),
         ring_kb: ring_bytes / 1024,
@@ -218,28 +204,18 @@ impl Loaded {
         let mut filters = Vec::new();
         {
             let traced = self.cpus.clone();
-            let timer_cpus = self.timer_cpus.clone();
             let mut cpus: Array<&mut MapData, u32> = self
                 .map_mut("traced_cpus")?
                 .try_into()
                 .map_err(|e: aya::maps::MapError| chain(&e))?;
             for &c in &traced {
-                cpus.set(c as u32, TRACED, 0).map_err(|e| chain(&e))?;
-            }
-            for &c in &timer_cpus {
-                cpus.set(c as u32, TIMERS_ONLY, 0).map_err(|e| chain(&e))?;
+                cpus.set(c as u32, 1, 0).map_err(|e| chain(&e))?;
             }
         }
         filters.push(format!(
             "all: CPU in {}",
             crate::cpulist::format_cpu_list(&self.cpus)
         ));
-        if !self.timer_cpus.is_empty() {
-            filters.push(format!(
-                "timer:hrtimer_start, timer:hrtimer_expire_entry, sched:sched_waking: also CPU in {} (the measuring threads' timers the kernel may move there), streamed",
-                crate::cpulist::format_cpu_list(&self.timer_cpus)
-            ));
-        }
         let addresses = kallsyms_addresses(timer_functions);
         // What follow() and decide() set stays.
         let mut config = self.config()?.get(&0, 0).map_err(|e| chain(&e))?;
