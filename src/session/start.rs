@@ -391,8 +391,6 @@ pub(super) fn name_the_container(mut failure: Failure) -> Failure {
     failure
 }
 
-/// `--cpuset-partition`: the cpuset of the measured CPUs, with every measuring thread moved
-/// into it (set up and waiting at the gate, so none has measured yet).
 /// Confines the calling thread (and every thread it starts) to the housekeeping CPUs on a
 /// PREEMPT_RT kernel when `--housekeeping` is not given ([`sched::OwnThreads`]); says when
 /// there is none and the wake method's timer expires in `ktimers/N`. A confinement the kernel
@@ -430,6 +428,8 @@ fn own_threads(plan: &RunPlan, warnings: &mut Vec<String>) -> Option<Housekeepin
     }
 }
 
+/// `--cpuset-partition`: the cpuset of the measured CPUs, with every measuring thread moved
+/// into it (set up and waiting at the gate, so none has measured yet).
 fn partition(threads: &[MeasuringThread]) -> Result<super::cpuset::CpusetPartition> {
     let cpus: Vec<usize> = threads.iter().map(|t| t.cpu).collect();
     let partition = super::cpuset::CpusetPartition::create(&cpus).map_err(Failure::system)?;
