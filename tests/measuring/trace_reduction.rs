@@ -38,7 +38,7 @@ fn a_wakeup_followed_by_an_already_due_timer_keeps_its_timer_in_the_reduced_trac
             "--interval",
             "40us",
             "--duration",
-            "2s",
+            "3s",
             "--cpus",
             &cpu,
             "--samples",
@@ -69,7 +69,9 @@ fn a_wakeup_followed_by_an_already_due_timer_keeps_its_timer_in_the_reduced_trac
             .windows(2)
             .filter(|w| (w[1].expected_ns as i64) < wake(&w[0]) + 10_000)
             .count();
-        if close < 20 {
+        // At least 5: on a quiet host such wakeups are rare (11-13 in 2 s in a full suite here,
+        // which refused the scene); before its fix the defect marked most of them.
+        if close < 5 {
             return Err(format!(
                 "only {close} of {} wakeups had their next due time within 10 us: the scene did not happen",
                 samples.len()
