@@ -284,16 +284,19 @@ fn one_firing_per_injection(
             None => own.push(*e),
         }
     }
+    // By the spike's due time, as the rate limit counts: a firing's own time is when the
+    // drain saw the spike, up to a drain period (100 ms) later.
     let rate_limited = |inj: &Injection| {
-        own.iter().any(|o| {
-            o.time_ns + ACTION_GAP_NS >= inj.start_ns && o.time_ns <= inj.end_ns + ACTION_GAP_NS
-        })
+        own.iter()
+            .filter_map(|o| o.due_ns)
+            .any(|due| due + ACTION_GAP_NS >= inj.start_ns && due <= inj.end_ns + ACTION_GAP_NS)
     };
     let missed: Vec<usize> = (0..hits.len()).filter(|&k| hits[k] == 0).collect();
     let excused = missed.len() == 1 && rate_limited(&injections[missed[0]]);
     if hits.iter().any(|&h| h > 1) || (!missed.is_empty() && !excused) {
         return Err(format!(
-            "firings per injection {hits:?} (injections {injections:?}): {events:?}"
+            "firings per injection {hits:?}; {}; all events: {events:?}",
+            timeline(&firings, injections)
         ));
     }
     if excused {
@@ -303,6 +306,36 @@ fn one_firing_per_injection(
         );
     }
     Ok(own.len())
+}
+
+/// The injections and firings in due order, in ms after the first injection's due time: what
+/// a failure needs first (the full events follow it and may be cut off).
+fn timeline(firings: &[&ActionEvent], injections: &[Injection]) -> String {
+    let Some(origin) = injections.first().map(|i| i.due_ns) else {
+        return "no injections".to_string();
+    };
+    let ms = |ns: u64| (ns as f64 - origin as f64) / 1e6;
+    let mut lines: Vec<(u64, String)> = injections
+        .iter()
+        .enumerate()
+        .map(|(k, i)| {
+            let text = format!(
+                "injection {k} due {:.3} ran {:.3}..{:.3}",
+                ms(i.due_ns),
+                ms(i.start_ns),
+                ms(i.end_ns)
+            );
+            (i.due_ns, text)
+        })
+        .collect();
+    for f in firings {
+        let due = f.due_ns.unwrap_or(0);
+        let text = format!("firing due {:.3} at {:.3}", ms(due), ms(f.time_ns));
+        lines.push((due, text));
+    }
+    lines.sort_by_key(|(due, _)| *due);
+    let lines: Vec<String> = lines.into_iter().map(|(_, t)| t).collect();
+    format!("ms after injection 0's due time: {}", lines.join(", "))
 }
 
 /// `monitor` takes the same actions: each injection fires the exec once, the end action runs
