@@ -53,12 +53,7 @@ pub fn run(args: &TuneArgs) -> Result<i32> {
     }
     let claim = match &args.run.output.out {
         Some(out) => ResultDir::create(out, "--out")?,
-        None => {
-            let mut p = dir::default_path(SystemTime::now(), &crate::doctor::host::hostname())
-                .into_os_string();
-            p.push("-tune");
-            ResultDir::create_unique(&PathBuf::from(p), "--out")?
-        }
+        None => ResultDir::create_unique(&default_tune_dir(), "--out")?,
     };
     let tune_dir = claim.keep();
     // Held across the arms, so that no other run takes the CPUs between two of them.
@@ -90,6 +85,14 @@ pub fn run(args: &TuneArgs) -> Result<i32> {
     Ok(if failed { ExitCode::Run as i32 } else { 0 })
 }
 
+/// Where a tune without `--out` is made: a run's default path with `-tune` after it.
+fn default_tune_dir() -> PathBuf {
+    let mut p =
+        dir::default_path(SystemTime::now(), &crate::doctor::host::hostname()).into_os_string();
+    p.push("-tune");
+    PathBuf::from(p)
+}
+
 /// The fixes not measured, and why.
 fn not_measured(plan: &TunePlan) -> String {
     let mut text = String::new();
@@ -108,8 +111,9 @@ fn not_measured(plan: &TunePlan) -> String {
 /// that would not and why, the arms and their time, and the arm's run checked as `run
 /// --dry-run` checks it; nothing is changed or started.
 fn dry_run(args: &TuneArgs, plan: &TunePlan) -> Result<i32> {
-    if let Some(out) = &args.run.output.out {
-        ResultDir::check_new(out, "--out")?;
+    match &args.run.output.out {
+        Some(out) => ResultDir::check_new(out, "--out")?,
+        None => ResultDir::check_new_default(&default_tune_dir(), "--out")?,
     }
     let mut text = String::from("Fixes measured, and what an arm with each changes:\n");
     for m in &plan.measured {
@@ -138,8 +142,21 @@ fn dry_run(args: &TuneArgs, plan: &TunePlan) -> Result<i32> {
             .unwrap_or_default(),
         2 * plan.rounds
     );
+    // The arms are made inside the tune directory, as `tune::run` names them.
+    let tune_dir = args
+        .run
+        .output
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("./jitterlab-results/<UTC time>-<host>-<pid>-tune"));
+    text += &format!(
+        "Tune directory: {} (new); each arm's run in it as <round>-<arm>, e.g. 01-baseline\n",
+        tune_dir.display()
+    );
     text += "Each arm's run:\n";
-    text += &crate::commands::run::dry_run::check(&plan.base)?;
+    let mut arm = plan.base.clone();
+    arm.out = Some(tune_dir.join("01-baseline"));
+    text += &crate::commands::run::dry_run::check_all_but_output(&arm)?;
     crate::stdout::write(&text)?;
     Ok(0)
 }

@@ -443,3 +443,54 @@ fn every_arm_logs_twenty_intervals_or_is_refused() {
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(said.contains("fewer than 20 intervals"), "{said}");
 }
+
+/// `tune --dry-run -o DIR` names the tune directory and the arms' runs inside it, never the
+/// default result directory of a run (hostile re-run L6-e); without `-o`, the default tune
+/// directory.
+#[test]
+fn the_dry_run_names_the_arms_inside_the_tune_directory() {
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().join("my-tune");
+    let out = jitterlab(&[
+        "tune",
+        "--cpus",
+        "0",
+        "-D",
+        "1s",
+        "--fixes",
+        "vmstat",
+        "--dry-run",
+        "--allow-shared-cpus",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(&format!("Tune directory: {} (new)", dir.display())),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("output: {}/01-baseline (new)", dir.display())),
+        "{said}"
+    );
+    assert!(!said.contains("<UTC time>-<host>-<pid> (new)"), "{said}");
+    let out = jitterlab(&[
+        "tune",
+        "--cpus",
+        "0",
+        "-D",
+        "1s",
+        "--fixes",
+        "vmstat",
+        "--dry-run",
+        "--allow-shared-cpus",
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("<UTC time>-<host>-<pid>-tune/01-baseline (new)"),
+        "{said}"
+    );
+    assert!(!dir.exists(), "a dry run makes nothing");
+}

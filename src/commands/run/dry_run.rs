@@ -28,6 +28,12 @@ pub fn check(plan: &RunPlan) -> Result<String> {
             plan.out_option,
         )?,
     }
+    check_all_but_output(plan)
+}
+
+/// [`check`] without its check of the result directory: for a run whose directory is made
+/// inside a container that the caller checked (a tune's arms), named by `plan.out`.
+pub(crate) fn check_all_but_output(plan: &RunPlan) -> Result<String> {
     plan.wake_method().check_system().map_err(Failure::system)?;
     // Every permission missing said at once, as the real start says it.
     crate::session::permissions::check(plan)?;
