@@ -84,3 +84,62 @@ fn the_report_fills_what_the_source_states_and_shows_the_rest_as_unknown() {
         assert_eq!(row(&html, label), value, "{label}");
     }
 }
+
+/// A latency run and a noise run in one report are each reported, but never compared or
+/// overlaid: a gap is not a wakeup latency (hostile re-run 7, R1; `compare` refuses the pair).
+/// In either order, and the noise run's statements count gaps, not wakeups (L7-e).
+#[test]
+fn a_latency_run_and_a_noise_run_are_reported_apart_never_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import");
+    let import = |name: &str, out: &str| {
+        let run = dir.path().join(out);
+        let o = jitterlab(&[
+            "import",
+            data.join(name).to_str().unwrap(),
+            "--out",
+            run.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        run
+    };
+    let latency = import("cyclictest.json", "lat");
+    let noise = import("oslat.json", "nz");
+    for (k, pair) in [[&latency, &noise], [&noise, &latency]].iter().enumerate() {
+        let html = dir.path().join(format!("report-{k}.html"));
+        let o = jitterlab(&[
+            "report",
+            pair[0].to_str().unwrap(),
+            pair[1].to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let html = std::fs::read_to_string(html).unwrap();
+        assert!(
+            html.contains("The runs are not compared or overlaid"),
+            "no word of why they are not compared"
+        );
+        assert!(html.contains("they measure different things"));
+        for overlay in [
+            "overlay-histogram",
+            "overlay-exceedance",
+            "overlay-timeline",
+        ] {
+            assert!(!html.contains(overlay), "{overlay} drawn for a mixed pair");
+        }
+        assert!(!html.contains("ratios are to the first run"));
+        assert!(
+            html.contains(" gaps; the fullest bin is "),
+            "the noise run's histogram counts gaps"
+        );
+        assert!(
+            html.contains("% of gaps within"),
+            "the noise run's exceedance says gaps"
+        );
+        assert!(
+            html.contains("% of wakeups within"),
+            "the latency run's says wakeups"
+        );
+    }
+}

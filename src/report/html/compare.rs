@@ -74,6 +74,15 @@ pub(super) fn section(h: &mut String, runs: &[&RunDigest], overlays: &[Figure]) 
     h.push_str("</section>\n");
 }
 
+/// In place of the comparison, for runs that cannot be compared: why not.
+pub(super) fn not_compared(h: &mut String, why: &str) {
+    h.push_str(
+        "<section id=\"comparison\" class=\"comparison\"><h2>Comparison of the runs</h2><p>",
+    );
+    h.push_str(&crate::report::svg::escape(why));
+    h.push_str("</p></section>\n");
+}
+
 /// One row of the table: the figure of each run, each after the first with its ratio to the
 /// first.
 fn row(m: &Metric) -> Vec<Cell> {

@@ -92,7 +92,8 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
             _ => None,
         })
         .collect();
-    let overlays = if runs.len() >= 2 {
+    let comparable = comparable(&runs);
+    let overlays = if runs.len() >= 2 && comparable.is_ok() {
         overlay_figures(&runs, &request.zoom)
     } else {
         Vec::new()
@@ -111,7 +112,7 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
     } else {
         Vec::new()
     };
-    let html = page::render(&inputs, &runs, &overlays, &sweep_overlays);
+    let html = page::render(&inputs, &runs, &comparable, &overlays, &sweep_overlays);
     // The plot directory first: if it cannot be made, nothing has been written.
     let plots = request
         .plots
@@ -455,6 +456,27 @@ fn sweep_label(k: usize, path: &Path) -> String {
     format!("{}: {name}", crate::analysis::compare::label(k))
 }
 
+/// Whether the runs can be compared and overlaid: Err with why not when they are of two
+/// kinds (a noise run's gaps are not wakeup latencies; `jitterlab compare` refuses the pair
+/// for the same reason). Each run is still reported on its own.
+fn comparable(runs: &[&RunDigest]) -> std::result::Result<(), String> {
+    let Some(first) = runs.first() else {
+        return Ok(());
+    };
+    match runs.iter().position(|r| r.record.kind != first.record.kind) {
+        None => Ok(()),
+        Some(k) => Err(format!(
+            "The runs are not compared or overlaid: {} is {}, {} is {}; they measure different things (as `jitterlab compare` says when it refuses them). Each run is reported on its own below; report the {} runs and the {} runs apart to compare each kind.",
+            run_label(0, first),
+            first.record.kind.words().run,
+            run_label(k, runs[k]),
+            runs[k].record.kind.words().run,
+            first.record.kind.name(),
+            runs[k].record.kind.name(),
+        )),
+    }
+}
+
 /// A run's short name in overlays: its position and directory name.
 pub(crate) fn run_label(index: usize, run: &RunDigest) -> String {
     let name = run.path.file_name().map_or_else(
@@ -482,7 +504,7 @@ fn overlay_figures(runs: &[&RunDigest], zoom: &Zoom) -> Vec<Figure> {
             secondary: false,
         })
         .collect();
-    // Runs overlaid are of one kind (compare refuses a mix); the first one's names the axes.
+    // Runs overlaid are of one kind (`comparable`); the first one's names the axes.
     let kind = runs
         .first()
         .map_or_else(Default::default, |r| r.record.kind);

@@ -14,6 +14,7 @@ const STYLE: &str = include_str!("style.css");
 pub(super) fn render(
     inputs: &[Input],
     runs: &[&RunDigest],
+    comparable: &Result<(), String>,
     overlays: &[Figure],
     sweep_overlays: &[Figure],
 ) -> String {
@@ -115,7 +116,10 @@ pub(super) fn render(
         h.push_str("</section>\n");
     }
     if runs.len() >= 2 {
-        compare::section(&mut h, runs, overlays);
+        match comparable {
+            Ok(()) => compare::section(&mut h, runs, overlays),
+            Err(why) => compare::not_compared(&mut h, why),
+        }
     }
     if !sweep_overlays.is_empty() {
         sweep::overlay_section(&mut h, sweep_overlays);

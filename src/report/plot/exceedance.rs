@@ -70,7 +70,7 @@ pub(crate) fn prepare(distributions: &[Distribution]) -> Vec<Curve> {
 }
 
 /// The sentences under the plot, one per curve.
-pub(crate) fn statements(curves: &[Curve]) -> Vec<String> {
+pub(crate) fn statements(curves: &[Curve], samples: Vocabulary) -> Vec<String> {
     curves
         .iter()
         .filter(|c| c.total > 0)
@@ -78,7 +78,9 @@ pub(crate) fn statements(curves: &[Curve]) -> Vec<String> {
             let mut parts: Vec<String> = c
                 .marks
                 .iter()
-                .map(|(_, share, v)| format!("{share} of wakeups within {}", format_ns(*v)))
+                .map(|(_, share, v)| {
+                    format!("{share} of {} within {}", samples.plural, format_ns(*v))
+                })
                 .collect();
             if let Some(max) = c.max_ns {
                 parts.push(format!(
@@ -166,7 +168,12 @@ pub(crate) fn draw_zoomed(
         ));
         frame.svg.polyline(&thin_polyline(&points), &style.stroke());
         for &(q, share, v) in &c.marks {
-            let tip = format!("{}: {share} of wakeups within {}", c.label, format_ns(v));
+            let tip = format!(
+                "{}: {share} of {} within {}",
+                c.label,
+                samples.plural,
+                format_ns(v)
+            );
             frame.svg.circle(
                 frame.x.scale.px(v as f64),
                 frame.y.scale.px(1.0 - q),
@@ -181,7 +188,7 @@ pub(crate) fn draw_zoomed(
         frame.svg.end_group();
     }
     super::zoom::draw_notes(&mut frame, notes);
-    let mut statements = statements(curves);
+    let mut statements = statements(curves, samples);
     statements.extend(notes.iter().cloned());
     Figure {
         name: name.into(),
@@ -223,7 +230,7 @@ mod tests {
         assert!((c.steps[2].1 - 1.0 / 10_000.0).abs() < 1e-12);
         // 10 000 wakeups state p99, p99.9 and p99.99, not p99.999.
         assert_eq!(c.marks.len(), 3);
-        let s = statements(&curves);
+        let s = statements(&curves, *crate::format::kind::RunKind::default().words());
         assert_eq!(
             s[0],
             "CPU 0: 99% of wakeups within 10.0 us; 99.9% of wakeups within 10.0 us; \

@@ -193,9 +193,10 @@ fn draw_inner(
         .map(|b| {
             let (mode_bin, most) = b.bins.iter().max_by_key(|x| x.1).copied().unwrap_or((0, 0));
             format!(
-                "{}: {} wakeups; the fullest bin is {} to {}{}",
+                "{}: {} {}; the fullest bin is {} to {}{}",
                 b.label,
                 b.total,
+                samples.plural,
                 format_ns(bin_edge_ns(mode_bin).round() as u64),
                 format_ns(bin_edge_ns(mode_bin + 1).round() as u64),
                 match share {

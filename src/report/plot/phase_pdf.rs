@@ -125,9 +125,10 @@ pub(crate) fn draw(name: &str, title: &str, pdfs: &[PhasePdf], samples: Vocabula
         .iter()
         .map(|p| match p.rows.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
             Some(&(row, share)) => format!(
-                "{}: {} wakeups in whole log intervals; the fullest bin, {} to {}, holds {:.1} % of them",
+                "{}: {} {} in whole log intervals; the fullest bin, {} to {}, holds {:.1} % of them",
                 p.label,
                 p.samples,
+                samples.plural,
                 crate::units::format_ns(row_floor_ns(row).round() as u64),
                 crate::units::format_ns(row_floor_ns(row + 1).round() as u64),
                 share * 100.0
