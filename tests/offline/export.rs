@@ -271,6 +271,55 @@ fn gnuplot_histogram_draws_lone_tail_bins_and_the_maximum() {
     }
 }
 
+/// `--latency-range FROM:` with FROM above every wakeup (hostile re-run 7, L7-a): the x range
+/// runs up from FROM (it was reversed, to the data's end, and gnuplot drew nothing), gnuplot
+/// runs the script, and the labels say what was cut.
+#[test]
+fn gnuplot_latency_range_above_every_wakeup_draws_an_empty_frame_that_says_why() {
+    use jitterlab::results::synthetic::{SyntheticRun, write_run};
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().join("run");
+    let run = SyntheticRun {
+        cpus: vec![0],
+        interval_ns: 1_000_000,
+        log_interval_ns: 1_000_000_000,
+        duration_ns: 2_000_000_000,
+        phases: vec![],
+        loads: vec![],
+        warnings: vec![],
+        seed: 5,
+    };
+    write_run(&dir, &run, |_, _, rng| {
+        uniform_10_50(rng.uniform()).round() as i64
+    })
+    .unwrap();
+    let name = base.path().join("plot");
+    let o = jitterlab(&[
+        "export",
+        dir.to_str().unwrap(),
+        "--format",
+        "gnuplot",
+        "--latency-range",
+        "1h:",
+        "-o",
+        name.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let script = std::fs::read_to_string(base.path().join("plot.gp")).unwrap();
+    let range = script
+        .lines()
+        .find_map(|l| l.strip_prefix("set xrange ["))
+        .unwrap();
+    let (from, to) = range.trim_end_matches(']').split_once(':').unwrap();
+    let (from, to): (f64, f64) = (from.parse().unwrap(), to.parse().unwrap());
+    assert!(from == 3_600_000_000.0 && to > from, "{script}");
+    assert!(
+        script.contains("\"CPU 0: 2 000 wakeups below 3600.00 s not shown\""),
+        "{script}"
+    );
+    gnuplot_dumb(base.path(), "plot", 100, 30);
+}
+
 #[test]
 fn gnuplot_default_names_follow_the_run_directory() {
     let (base, dir) = histogram_run();

@@ -172,7 +172,24 @@ fn histogram_script(
     // `--latency-range` in place of either end.
     let x_from = latency.from.map_or(x_from, |f| f / 1000.0);
     let x_to = latency.to.map_or(x_to, |t| t / 1000.0);
+    // A FROM above every value: the data's end would be below it (a reversed range draws
+    // nothing); the axis runs a bin past FROM instead, empty, and the labels say why.
+    let x_to = match x_to > x_from {
+        true => x_to,
+        false => x_from + (width as f64 / 1000.0).max(x_from.abs() * 0.1),
+    };
     let _ = writeln!(gp, "set xrange [{x_from}:{x_to}]");
+    // No bin in the range: a fixed count axis, since gnuplot cannot autoscale one from no
+    // points (it would stop with "all points y value undefined").
+    let shown = |h: &Histogram<u64>| {
+        h.iter_recorded().any(|v| {
+            let us = v.value_iterated_to() as f64 / 1000.0;
+            us >= x_from && us <= x_to
+        })
+    };
+    if !histograms.iter().any(|(_, h)| shown(h)) {
+        let _ = writeln!(gp, "set yrange [0.5:10]");
+    }
     let _ = writeln!(gp, "set grid");
     let _ = writeln!(gp, "set key top right");
     mark_maxima(&mut gp, run, histograms, latency);
