@@ -141,4 +141,3 @@ fn start_trace(
         plan.drain_priority,
     )
 }
-

@@ -146,4 +146,3 @@ pub(super) fn counters(
         .map(Some)
         .or_run(|| format!("cannot write {}", dir.file(name).display()))
 }
-
