@@ -37,7 +37,7 @@ impl Zoom {
         })
     }
 
-    pub fn is_set(&self) -> bool {
+    pub(crate) fn is_set(&self) -> bool {
         self.latency.is_set() || self.time.is_set()
     }
 }
@@ -87,7 +87,7 @@ impl Range {
         Ok(range)
     }
 
-    pub fn is_set(&self) -> bool {
+    pub(crate) fn is_set(&self) -> bool {
         self.from.is_some() || self.to.is_some()
     }
 
@@ -140,9 +140,9 @@ impl Range {
 
 /// Counts below and above a range.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Cut {
-    pub below: u64,
-    pub above: u64,
+pub(crate) struct Cut {
+    pub(crate) below: u64,
+    pub(crate) above: u64,
 }
 
 impl Cut {
