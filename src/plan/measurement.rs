@@ -52,6 +52,16 @@ impl Measurement {
         }
     }
 
+    /// The IPC senders' settings: a latency run with an IPC wake method only.
+    pub(crate) fn sender(&self) -> Option<&SenderSpec> {
+        self.latency()?.sender.as_ref()
+    }
+
+    /// The holder and the hog of each measuring thread: a `--wake pi-mutex` run only.
+    pub(crate) fn inversion(&self) -> Option<InversionSpec> {
+        self.latency()?.inversion
+    }
+
     /// The noise settings; None for a latency run.
     pub fn noise(&self) -> Option<&NoiseSpec> {
         match self {

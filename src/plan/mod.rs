@@ -300,7 +300,7 @@ impl RunPlan {
         spike_ns.dedup();
         TailPlan {
             interval_ns: self.thread_interval_ns(index),
-            noise: self.measurement.kind() == RunKind::Noise,
+            noise: self.measurement.kind().spec().time_lost,
             within_ns,
             firm_k,
             spike_ns,
@@ -330,7 +330,7 @@ impl RunPlan {
         &self,
         index: usize,
     ) -> Option<crate::measure::wake::ipc::SenderPlan> {
-        let spec = self.measurement.latency()?.sender.as_ref()?;
+        let spec = self.measurement.sender()?;
         let policy = match self.thread_policy(index) {
             Policy::Fifo(_) => Policy::Fifo(spec.priority),
             Policy::RoundRobin(_) => Policy::RoundRobin(spec.priority),
@@ -351,7 +351,7 @@ impl RunPlan {
         &self,
         index: usize,
     ) -> Option<crate::measure::wake::inversion::InversionPlan> {
-        let spec = self.measurement.latency()?.inversion?;
+        let spec = self.measurement.inversion()?;
         let at = |priority| match self.thread_policy(index) {
             Policy::RoundRobin(_) => Policy::RoundRobin(priority),
             _ => Policy::Fifo(priority),

@@ -98,7 +98,7 @@ pub(crate) fn inversion_record(
     results: &[ThreadResult],
 ) -> Option<crate::format::run_record::InversionRecord> {
     use crate::format::run_record::{InversionCount, InversionRecord, RoleRecord};
-    let spec = plan.measurement.latency()?.inversion?;
+    let spec = plan.measurement.inversion()?;
     let role = |role: &str, priority| RoleRecord {
         role: role.into(),
         policy: plan.policy.name().into(),

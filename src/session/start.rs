@@ -416,10 +416,7 @@ fn arm(
             message,
         });
     }
-    let has_senders = plan
-        .measurement
-        .latency()
-        .is_some_and(|l| l.sender.is_some());
+    let has_senders = plan.measurement.sender().is_some();
     if has_senders {
         let warning = follow_senders(
             &parts.threads.list,
