@@ -19,16 +19,13 @@ const ALLOWED: &[(&str, &str)] = &[
         "the one dispatch: which loop a thread runs (its MeasureKind carries the loop's settings)",
     ),
     // The plan: what a plan measures (its Measurement, one variant per measured kind, and the
-    // accessors that answer for every kind: the senders, the inversion, the clock, a thread's
-    // interval and loop), and each kind's own resolution. The shared resolution
-    // (plan/build/shared.rs) asks the kind (`Kind::spins`) and the accessors instead.
+    // accessors that answer for every kind: a thread's interval, deadline and loop, the clock,
+    // the wake method, the senders, the inversion), and each kind's own resolution. RunPlan
+    // (plan/mod.rs) and the shared resolution (plan/build/shared.rs) ask the accessors and the
+    // kind (`Kind::spins`, `Kind::time_lost`) instead.
     (
         "plan/measurement.rs",
-        "Measurement: its variants and the accessors of their specs",
-    ),
-    (
-        "plan/mod.rs",
-        "RunPlan's accessors over its Measurement (a thread's interval, deadline, clock, loop)",
+        "Measurement: its variants and the accessors that answer for every kind",
     ),
     (
         "plan/build/latency.rs",
