@@ -305,7 +305,6 @@ fn run_figures(prefix: &str, run: &RunDigest, zoom: &Zoom) -> Vec<Figure> {
             .map(|x| timeline::Marker {
                 time_s: x.due_ns.saturating_sub(run.record.start_monotonic_ns) as f64 / 1e9,
                 latency_ns: x.latency_ns.max(1) as u64,
-                cpu: x.cpu,
                 text: format!("CPU {}: {}", x.cpu, x.verdict),
             })
             .collect();

@@ -47,7 +47,6 @@ pub(crate) struct Track {
 pub(crate) struct Marker {
     pub(crate) time_s: f64,
     pub(crate) latency_ns: u64,
-    pub(crate) cpu: usize,
     pub(crate) text: String,
 }
 
