@@ -5,7 +5,7 @@
 use crate::cli::NoiseArgs;
 use crate::error::Result;
 use crate::plan::RunPlan;
-pub use crate::plan::build::RtThrottling;
+pub(crate) use crate::plan::build::RtThrottling;
 use crate::units::format_ns;
 
 pub fn run(args: &NoiseArgs) -> Result<i32> {

@@ -35,7 +35,7 @@ pub fn run(args: &TuneArgs) -> Result<i32> {
     if plan.measured.is_empty() {
         // Nothing is run, so no tune directory is made: the record of what was probed.
         if json {
-            crate::stdout::line(&tune::record::TuneRecord::new(&plan).json())?;
+            crate::stdout::line(&crate::format::tune::TuneRecord::new(&plan).json())?;
         } else {
             crate::stdout::write(&not_measured(&plan))?;
             crate::stdout::line("tune: no fix to measure on this machine; nothing was run")?;

@@ -28,6 +28,7 @@ pub mod steal;
 pub mod summary;
 pub mod tails;
 pub mod throughput;
+pub mod tune;
 pub mod wakeup_summary;
 
 pub use run_record::{FORMAT, RunRecord};

@@ -2,7 +2,9 @@
 //! priority-inversion scenario, or a noise run's loop.
 
 use super::{NoiseSpec, RunKind};
-use crate::measure::{Clock, WakeMethod};
+use crate::measure::wake::inversion::InversionPlan;
+use crate::measure::wake::ipc::SenderPlan;
+use crate::measure::{Clock, MeasureKind, WakeMethod, WakeupPlan};
 
 /// What a run measures: the kind, with the settings only that kind has. Everything a kind
 /// needs is here, so that no field of [`super::RunPlan`] is unused by one kind or overwritten by
@@ -49,6 +51,84 @@ impl Measurement {
         match self {
             Measurement::Latency(spec) => Some(spec),
             Measurement::Noise(_) => None,
+        }
+    }
+
+    /// The IPC senders' settings: a latency run with an IPC wake method only.
+    pub(crate) fn sender(&self) -> Option<&SenderSpec> {
+        self.latency()?.sender.as_ref()
+    }
+
+    /// The holder and the hog of each measuring thread: a `--wake pi-mutex` run only.
+    pub(crate) fn inversion(&self) -> Option<InversionSpec> {
+        self.latency()?.inversion
+    }
+
+    /// The period of the measuring thread at `index` (cyclictest -d). A noise thread has no
+    /// period; run.json stores its threshold there (the least a gap can be; docs/noise.md).
+    pub(crate) fn interval_ns(&self, index: usize) -> u64 {
+        match self {
+            Measurement::Latency(l) => l.interval_ns + index as u64 * l.distance_ns,
+            Measurement::Noise(n) => n.threshold_ns,
+        }
+    }
+
+    /// What each wakeup adds to a measuring thread's period (`--interval-step`); 0 for noise.
+    pub(crate) fn interval_step_ns(&self) -> u64 {
+        match self {
+            Measurement::Latency(l) => l.interval_step_ns,
+            Measurement::Noise(_) => 0,
+        }
+    }
+
+    /// The deadline every thread shares: `--deadline` (None: each thread's interval, which
+    /// [`super::RunPlan::thread_deadline_ns`] then takes), a noise thread's threshold.
+    pub(crate) fn deadline_ns(&self) -> Option<u64> {
+        match self {
+            Measurement::Latency(l) => l.deadline_ns,
+            Measurement::Noise(n) => Some(n.threshold_ns),
+        }
+    }
+
+    /// The clock of the run's timeline (due times, interval starts): the wake method's for a
+    /// latency run; CLOCK_MONOTONIC for a noise run, whose loop converts every gap to it.
+    pub(crate) fn clock(&self) -> Clock {
+        match self {
+            Measurement::Latency(l) => l.clock,
+            Measurement::Noise(_) => Clock::Monotonic,
+        }
+    }
+
+    /// The wake method whose row the system checks and the trace's timer filter use. A noise
+    /// run sleeps on no timer; it keeps the default method's row, as it always has, so that
+    /// its trace sees timer events as before.
+    pub(crate) fn wake_method(&self) -> &'static WakeMethod {
+        match self {
+            Measurement::Latency(l) => l.wake,
+            Measurement::Noise(_) => WakeMethod::default_method(),
+        }
+    }
+
+    /// What a measuring thread runs, for its own loop: at `interval_ns`, for `loops`, with
+    /// its sender and its inversion's helpers (asked only of a latency run).
+    pub(crate) fn measure_kind(
+        &self,
+        interval_ns: u64,
+        loops: Option<u64>,
+        sender: impl FnOnce() -> Option<SenderPlan>,
+        inversion: impl FnOnce() -> Option<InversionPlan>,
+    ) -> MeasureKind {
+        match self {
+            Measurement::Latency(l) => MeasureKind::Latency(WakeupPlan {
+                wake: l.wake,
+                clock: l.clock,
+                interval_ns,
+                interval_step_ns: l.interval_step_ns,
+                loops,
+                sender: sender(),
+                inversion: inversion(),
+            }),
+            Measurement::Noise(n) => MeasureKind::Noise(*n),
         }
     }
 

@@ -9,7 +9,7 @@ pub use crate::format::run_record::RunKind;
 use crate::load::LoadSpec;
 pub use crate::measure::NoiseSpec;
 use crate::measure::wake::{ClockUse, Schedule, WAKE_METHODS};
-use crate::measure::{Clock, MeasureKind, Policy, PolicyKind, WakeMethod, WakeupPlan};
+use crate::measure::{Clock, MeasureKind, Policy, PolicyKind, WakeMethod};
 use crate::units::format_ns;
 use std::path::PathBuf;
 
@@ -191,10 +191,7 @@ impl RunPlan {
     /// The period of the measuring thread at `index` (cyclictest -d). A noise thread has no
     /// period; run.json stores its threshold there (the least a gap can be; docs/noise.md).
     pub(crate) fn thread_interval_ns(&self, index: usize) -> u64 {
-        match &self.measurement {
-            Measurement::Latency(l) => l.interval_ns + index as u64 * l.distance_ns,
-            Measurement::Noise(n) => n.threshold_ns,
-        }
+        self.measurement.interval_ns(index)
     }
 
     /// How long the thread at `index` is expected to measure ([`RunLength::expected_ns`] at
@@ -206,56 +203,38 @@ impl RunPlan {
 
     /// What each wakeup adds to a measuring thread's period (`--interval-step`); 0 for noise.
     pub(crate) fn interval_step_ns(&self) -> u64 {
-        match &self.measurement {
-            Measurement::Latency(l) => l.interval_step_ns,
-            Measurement::Noise(_) => 0,
-        }
+        self.measurement.interval_step_ns()
     }
 
     /// The deadline of the thread at `index`: --deadline, or its interval (a noise thread's:
     /// its threshold).
     pub(crate) fn thread_deadline_ns(&self, index: usize) -> u64 {
-        match &self.measurement {
-            Measurement::Latency(l) => l
-                .deadline_ns
-                .unwrap_or_else(|| self.thread_interval_ns(index)),
-            Measurement::Noise(n) => n.threshold_ns,
-        }
+        self.measurement
+            .deadline_ns()
+            .unwrap_or_else(|| self.thread_interval_ns(index))
     }
 
     /// The clock of the run's timeline (due times, interval starts): the wake method's for a
     /// latency run; CLOCK_MONOTONIC for a noise run, whose loop converts every gap to it.
     pub fn clock(&self) -> Clock {
-        match &self.measurement {
-            Measurement::Latency(l) => l.clock,
-            Measurement::Noise(_) => Clock::Monotonic,
-        }
+        self.measurement.clock()
     }
 
     /// The wake method whose row the system checks and the trace's timer filter use. A noise
     /// run sleeps on no timer; it keeps the default method's row, as it always has, so that
     /// its trace sees timer events as before.
     pub(crate) fn wake_method(&self) -> &'static WakeMethod {
-        match &self.measurement {
-            Measurement::Latency(l) => l.wake,
-            Measurement::Noise(_) => WakeMethod::default_method(),
-        }
+        self.measurement.wake_method()
     }
 
     /// What the thread at `index` measures, for its own loop.
     pub(crate) fn thread_kind(&self, index: usize) -> MeasureKind {
-        match &self.measurement {
-            Measurement::Latency(l) => MeasureKind::Latency(WakeupPlan {
-                wake: l.wake,
-                clock: l.clock,
-                interval_ns: self.thread_interval_ns(index),
-                interval_step_ns: l.interval_step_ns,
-                loops: self.length.loops(),
-                sender: self.thread_sender(index),
-                inversion: self.thread_inversion(index),
-            }),
-            Measurement::Noise(n) => MeasureKind::Noise(*n),
-        }
+        self.measurement.measure_kind(
+            self.thread_interval_ns(index),
+            self.length.loops(),
+            || self.thread_sender(index),
+            || self.thread_inversion(index),
+        )
     }
 
     /// What the recorder counts for the tail figures of the thread at `index`: the `--under`
@@ -300,7 +279,7 @@ impl RunPlan {
         spike_ns.dedup();
         TailPlan {
             interval_ns: self.thread_interval_ns(index),
-            noise: self.measurement.kind() == RunKind::Noise,
+            noise: self.measurement.kind().spec().time_lost,
             within_ns,
             firm_k,
             spike_ns,
@@ -330,7 +309,7 @@ impl RunPlan {
         &self,
         index: usize,
     ) -> Option<crate::measure::wake::ipc::SenderPlan> {
-        let spec = self.measurement.latency()?.sender.as_ref()?;
+        let spec = self.measurement.sender()?;
         let policy = match self.thread_policy(index) {
             Policy::Fifo(_) => Policy::Fifo(spec.priority),
             Policy::RoundRobin(_) => Policy::RoundRobin(spec.priority),
@@ -351,7 +330,7 @@ impl RunPlan {
         &self,
         index: usize,
     ) -> Option<crate::measure::wake::inversion::InversionPlan> {
-        let spec = self.measurement.latency()?.inversion?;
+        let spec = self.measurement.inversion()?;
         let at = |priority| match self.thread_policy(index) {
             Policy::RoundRobin(_) => Policy::RoundRobin(priority),
             _ => Policy::Fifo(priority),

@@ -1,11 +1,13 @@
 //! The per-CPU part of the end-of-run summary on the terminal, scaled to the number of CPUs
 //! (issue 30): one line per CPU, with each CPU's tail statement folded into its last column;
 //! above 16 CPUs the worst CPUs and one row summing up the rest (`report::cpu_group`, the one
-//! place of that grouping); every CPU with `--verbose`. Built on
-//! plain data ([`CpuLine`], [`NoiseLine`]) so that the layout is tested on 2, 16 and 128 CPUs
-//! without a run; every line fits [`WIDTH`] columns.
+//! place of that grouping); every CPU with `--verbose`. Built on plain data ([`CpuLine`]) so
+//! that the layout is tested on 2, 16 and 128 CPUs without a run; every line fits [`WIDTH`]
+//! columns ([`wrap`]). This file holds a latency run's lines and what the summary's tables
+//! share (the cells of an unknown figure, the rest's note, the width); a noise run's lines
+//! are `noise_lines.rs`, built the same way.
 
-use super::cpu_group::{self, choose, largest, largest_f64, rest_label, sum};
+use super::cpu_group::{self, choose, largest, rest_label, sum};
 use super::table::{Align, Cell, Table};
 use crate::format::run_record::{RunRecord, ThreadSummary};
 use crate::units::{format_ns, format_ns_signed, format_span, group_digits as grouped};
@@ -49,27 +51,11 @@ pub(crate) struct CpuLine {
     pub(crate) starved: bool,
 }
 
-/// One CPU of a noise run.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct NoiseLine {
-    pub cpu: usize,
-    /// The share of the time lost, percent; None: unknown.
-    pub(crate) noise_pct: Option<f64>,
-    pub(crate) noise_ns_per_s: Option<f64>,
-    pub gaps: Option<u64>,
-    pub(crate) gaps_per_s: Option<f64>,
-    pub p99_ns: Option<u64>,
-    pub max_ns: Option<i64>,
-    pub(crate) throttled_gaps: u64,
-    pub(crate) throttled_ns: u64,
-    pub dropped: u64,
-}
-
-fn ns(v: Option<u64>) -> String {
+pub(super) fn ns(v: Option<u64>) -> String {
     v.map_or("-".into(), format_ns)
 }
 
-fn signed(v: Option<i64>) -> String {
+pub(super) fn signed(v: Option<i64>) -> String {
     v.map_or("-".into(), format_ns_signed)
 }
 
@@ -230,85 +216,8 @@ pub(crate) fn latency_table(
 }
 
 /// What the `+N` row is, and where every CPU is.
-fn rest_note(cpus: &[usize]) -> String {
+pub(super) fn rest_note(cpus: &[usize]) -> String {
     format!("{}; --verbose shows every CPU", cpu_group::rest_note(cpus))
-}
-
-/// The noise table: CPU, the share of the time lost, noise per second, gaps and gaps per
-/// second, p99 and longest gap, throttled time (only when a CPU was throttled) and dropped
-/// records (only when a CPU dropped some).
-pub(crate) fn noise_table(lines: &[NoiseLine], verbose: bool) -> (Table, Option<String>) {
-    let throttled = lines.iter().any(|l| l.throttled_gaps > 0);
-    let dropped = lines.iter().any(|l| l.dropped > 0);
-    let mut headers = vec![
-        "CPU", "noise", "noise/s", "gaps", "gaps/s", "p99 gap", "max gap",
-    ];
-    if throttled {
-        headers.push("throttled");
-    }
-    if dropped {
-        headers.push("dropped");
-    }
-    let mut table = Table::new(headers, Align::Right);
-    let pct = |v: Option<f64>| v.map_or("-".into(), |p| format!("{p:.4} %"));
-    let per_s =
-        |v: Option<f64>| v.map_or("-".into(), |x| format!("{} ns", grouped(x.round() as u64)));
-    let rate = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.1}"));
-    let throttle = |gaps: u64, ns: u64| match gaps {
-        0 => "0".to_string(),
-        k => format!("{} in {k}", format_ns(ns)),
-    };
-    let (shown, rest) = choose(&lines.iter().map(|l| l.max_ns).collect::<Vec<_>>(), verbose);
-    for &i in &shown {
-        let l = &lines[i];
-        let mut row: Vec<Cell> = vec![
-            l.cpu.to_string().into(),
-            pct(l.noise_pct).into(),
-            per_s(l.noise_ns_per_s).into(),
-            l.gaps.map_or("-".into(), |g| g.to_string()).into(),
-            rate(l.gaps_per_s).into(),
-            ns(l.p99_ns).into(),
-            signed(l.max_ns).into(),
-        ];
-        if throttled {
-            row.push(throttle(l.throttled_gaps, l.throttled_ns).into());
-        }
-        if dropped {
-            row.push(l.dropped.to_string().into());
-        }
-        table.push_row(row);
-    }
-    if rest.is_empty() {
-        return (table, None);
-    }
-    let r: Vec<&NoiseLine> = rest.iter().map(|&i| &lines[i]).collect();
-    let largest_f = |f: fn(&NoiseLine) -> Option<f64>| largest_f64(r.iter().map(|l| f(l)));
-    let mut row: Vec<Cell> = vec![
-        rest_label(r.len()).into(),
-        pct(largest_f(|l| l.noise_pct)).into(),
-        per_s(largest_f(|l| l.noise_ns_per_s)).into(),
-        sum(r.iter().map(|l| l.gaps))
-            .map_or("-".into(), |g| g.to_string())
-            .into(),
-        rate(largest_f(|l| l.gaps_per_s)).into(),
-        ns(largest(r.iter().map(|l| l.p99_ns))).into(),
-        signed(largest(r.iter().map(|l| l.max_ns))).into(),
-    ];
-    if throttled {
-        row.push(
-            throttle(
-                r.iter().map(|l| l.throttled_gaps).sum(),
-                r.iter().map(|l| l.throttled_ns).sum(),
-            )
-            .into(),
-        );
-    }
-    if dropped {
-        row.push(r.iter().map(|l| l.dropped).sum::<u64>().to_string().into());
-    }
-    table.push_row(row);
-    let cpus: Vec<usize> = r.iter().map(|l| l.cpu).collect();
-    (table, Some(rest_note(&cpus)))
 }
 
 /// A latency run's CPUs as the summary shows them; an imported run's unknowns (`imported.absent`)
@@ -349,42 +258,6 @@ fn deadline_spikes(t: &ThreadSummary) -> Spikes {
             exposure_ns: s.exposure_ns,
         },
     }
-}
-
-/// A noise run's CPUs as the summary shows them.
-pub(crate) fn noise_lines(record: &RunRecord) -> Vec<NoiseLine> {
-    let known = |field: &str| !record.is_absent(field);
-    record
-        .threads
-        .iter()
-        .filter_map(|t| {
-            let n = t.noise.as_ref()?;
-            Some(NoiseLine {
-                cpu: t.cpu,
-                noise_pct: known("noise.noise_pct").then_some(n.noise_pct),
-                noise_ns_per_s: n.noise_ns_per_s.filter(|_| known("noise.noise_pct")),
-                gaps: known("samples").then_some(t.latency.samples),
-                gaps_per_s: known("noise.gaps_per_s").then_some(n.gaps_per_s),
-                p99_ns: t.latency.p99_ns,
-                max_ns: t.latency.max_ns,
-                throttled_gaps: if known("noise.throttled_ns") {
-                    n.throttled_gaps
-                } else {
-                    0
-                },
-                throttled_ns: if known("noise.throttled_ns") {
-                    n.throttled_ns
-                } else {
-                    0
-                },
-                dropped: if known("dropped_records") {
-                    t.dropped_records
-                } else {
-                    0
-                },
-            })
-        })
-        .collect()
 }
 
 /// `text` broken at spaces into lines of at most `width` columns (a word longer than that,
@@ -554,36 +427,6 @@ mod tests {
         // CPU 19 (unknown max) sorts last, so it is in the rest: their largest p99 is unknown.
         assert!(rest.contains("+12"), "{text}");
         assert!(!rest.contains(" 41."), "{rest}");
-    }
-
-    #[test]
-    fn noise_tables_fit_and_group_alike() {
-        let lines: Vec<NoiseLine> = (0..128)
-            .map(|cpu| NoiseLine {
-                cpu,
-                noise_pct: Some(91.9864),
-                noise_ns_per_s: Some(919_864_042.0),
-                gaps: Some(123_456_789),
-                gaps_per_s: Some(132_000.5),
-                p99_ns: Some(68_000_000),
-                max_ns: Some(68_130_000 + cpu as i64),
-                throttled_gaps: 3,
-                throttled_ns: 75_000_000,
-                dropped: 1,
-            })
-            .collect();
-        let (table, note) = noise_table(&lines, false);
-        let text = Terminal.render(&table) + &wrap(&format!("  {}", note.unwrap()), WIDTH, "  ");
-        assert_fits(&text);
-        assert!(
-            text.lines()
-                .nth(2)
-                .unwrap()
-                .trim_start()
-                .starts_with("127 "),
-            "{text}"
-        );
-        assert!(text.contains("9.00 s in 360"), "{text}");
     }
 
     #[test]

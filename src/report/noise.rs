@@ -1,4 +1,4 @@
-//! The noise run's own figures (`jitterlab noise`): its heading, its per-CPU table of gaps,
+//! The noise run's own figures (`jitterlab noise`): its per-CPU table of gaps,
 //! noise share, loop cost and throttled time, and with `--trace` the noise by cause (a table,
 //! one line per CPU, the HTML report's stacked bars). Used by the terminal summary and the
 //! HTML report; the gap statistics themselves are the usual per-thread figures under the word
@@ -10,21 +10,6 @@ use crate::format::noise::NoiseSummary;
 use crate::format::run_record::{NoiseCause, RunRecord, ThreadSummary};
 use crate::units::{format_ns, group_digits as grouped};
 use std::fmt::Write;
-
-/// "jitterlab noise: FIFO 95 on CPUs 0-1, threshold 1.0 us, completed after 5.00 s".
-pub fn heading(record: &RunRecord) -> String {
-    let plan = &record.plan;
-    let policy = match plan.priority {
-        0 => plan.policy.to_uppercase(),
-        p => format!("{} {p}", plan.policy.to_uppercase()),
-    };
-    format!(
-        "jitterlab noise: {policy} on CPUs {}, threshold {}, {}",
-        crate::cpulist::format_cpu_list(&plan.cpus),
-        plan.noise_threshold_ns.map_or("-".into(), format_ns),
-        super::terminal::ended_text(record)
-    )
-}
 
 /// Per CPU: noise share and total, gap count and rate, gap percentiles and the largest gap,
 /// loop iterations and their cost, throttled time, dropped records.

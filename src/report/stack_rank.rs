@@ -10,18 +10,18 @@ use std::collections::BTreeMap;
 
 /// One kernel function of the culprits' stacks.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FunctionRank {
+pub(crate) struct FunctionRank {
     /// `schedule`, or `e1000_clean [e1000e]` for a module's function.
-    pub function: String,
+    pub(crate) function: String,
     /// The stacks it is in.
-    pub stacks: u64,
+    pub(crate) stacks: u64,
     /// The largest latency among those late wakeups, ns.
-    pub worst_ns: i64,
+    pub(crate) worst_ns: i64,
 }
 
 /// The ranking of the functions in the stacks of `spikes`, most stacks first (then worst
 /// latency, then name), and how many stacks were counted.
-pub fn rank<'a>(
+pub(crate) fn rank<'a>(
     spikes: impl IntoIterator<Item = &'a SpikeExplanation>,
 ) -> (Vec<FunctionRank>, u64) {
     let mut by: BTreeMap<String, (u64, i64)> = BTreeMap::new();
@@ -77,7 +77,7 @@ fn function_of(frame: &str) -> Option<String> {
 
 /// The ranking in one line, its first `top` functions: `kernel functions in the 14 culprits'
 /// stacks: schedule 14 (worst 3.10 ms), ...`; None without a stack.
-pub fn line(ranks: &[FunctionRank], stacks: u64, top: usize) -> Option<String> {
+pub(crate) fn line(ranks: &[FunctionRank], stacks: u64, top: usize) -> Option<String> {
     if stacks == 0 {
         return None;
     }

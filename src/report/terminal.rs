@@ -3,8 +3,10 @@
 
 use super::cpu_summary::{self, WIDTH, wrap};
 use super::cpu_tables;
+use super::heading;
+use super::noise_lines;
 use super::table::{Markup, Terminal};
-use crate::format::run_record::{Ended, RunRecord, format_throughput};
+use crate::format::run_record::{RunRecord, format_throughput};
 use crate::results::sweep::{SweepRecord, SweepRow};
 use crate::units::format_ns;
 use std::fmt::Write;
@@ -26,11 +28,11 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path, verbose: bool) -> Stri
     // A time-lost kind's summary is its noise share, time lost and gaps per second; a
     // periodic kind's is its latency percentiles.
     if record.kind.spec().time_lost {
-        let _ = writeln!(text, "{}", super::noise::heading(record));
+        let _ = writeln!(text, "{}", heading::noise(record));
         if let Some(reason) = &record.end_reason {
             let _ = writeln!(text, "  ended: {reason}");
         }
-        let (table, note) = cpu_summary::noise_table(&cpu_summary::noise_lines(record), verbose);
+        let (table, note) = noise_lines::noise_table(&noise_lines::noise_lines(record), verbose);
         tables += &Terminal.render(&table);
         if let Some(note) = note {
             tables += &wrap(&format!("  {note}"), WIDTH, "  ");
@@ -39,7 +41,7 @@ pub fn summary(record: &RunRecord, dir: &std::path::Path, verbose: bool) -> Stri
             tables += &Terminal.render(&super::noise::loop_table(record));
         }
     } else {
-        text.push_str(&latency_heading(record));
+        text.push_str(&heading::latency(record));
         let words = record.kind.words();
         let (table, note) =
             cpu_summary::latency_table(&cpu_summary::cpu_lines(record), verbose, words.plural);
@@ -118,79 +120,6 @@ fn noise_trace_section(
     }
     out_tables += &wrap(&out, WIDTH, "      ");
     out_tables
-}
-
-/// `jitterlab run: FIFO 95 on CPUs 0-1, wake ..., interval ..., completed after ...`, and why
-/// the run ended when it did not complete.
-fn latency_heading(record: &RunRecord) -> String {
-    let mut out = String::new();
-    let plan = &record.plan;
-    // An imported run's placeholders are unknowns (imported.absent): `-`.
-    let known = |field: &str, shown: String| {
-        if record.is_absent(field) {
-            "-".to_string()
-        } else {
-            shown
-        }
-    };
-    let _ = writeln!(
-        out,
-        "jitterlab run: {} {} on CPUs {}, wake {} ({} clock), interval {}, {}",
-        known("plan.policy", plan.policy.to_uppercase()),
-        known("plan.priority", plan.priority.to_string()),
-        crate::cpulist::format_cpu_list(&plan.cpus),
-        known("plan.wake", plan.wake.clone()),
-        known("plan.clock", plan.clock.clone()),
-        known("plan.interval_ns", interval_text(plan)),
-        ended_text(record)
-    );
-    if let Some(why) = stepped_end(record) {
-        let _ = writeln!(out, "  {why}");
-    }
-    if let Some(reason) = &record.end_reason {
-        let _ = writeln!(out, "  ended: {reason}");
-    }
-    out
-}
-
-/// The interval as the run paced it: `1.00 ms`, or with `--interval-step`
-/// `1.00 ms +400 ms a wakeup` (issue 39 L4-d: the step was not shown).
-fn interval_text(plan: &crate::format::run_record::PlanRecord) -> String {
-    if plan.interval_step_ns == 0 {
-        return format_ns(plan.interval_ns);
-    }
-    format!(
-        "{} +{} a wakeup",
-        format_ns(plan.interval_ns),
-        format_ns(plan.interval_step_ns)
-    )
-}
-
-/// Why a completed `--interval-step` run ended before its `--duration`: it stops at its last
-/// wakeup whose due time fits, and its sleeps grow (issue 39 L4-d: "completed after 2.51 s"
-/// for `-D 3s` was unexplained). None when it ended at its duration or had no step.
-fn stepped_end(record: &RunRecord) -> Option<String> {
-    let plan = &record.plan;
-    let (Some(asked), Some(ran)) = (plan.duration_ns, record.duration_ns) else {
-        return None;
-    };
-    if plan.interval_step_ns == 0 || record.ended != Ended::Completed || ran >= asked {
-        return None;
-    }
-    Some(format!(
-        "ended before --duration {}: with --interval-step {} each sleep is longer than the one before, and a thread stops at its last wakeup due within the duration",
-        format_ns(asked),
-        format_ns(plan.interval_step_ns)
-    ))
-}
-
-/// How the run ended and after how long: `completed after 30.00 s`.
-pub(super) fn ended_text(record: &RunRecord) -> String {
-    match (record.ended, record.duration_ns) {
-        (Ended::Completed, Some(d)) => format!("completed after {}", format_ns(d)),
-        (e, Some(d)) => format!("{} after {}", e.as_str(), format_ns(d)),
-        (e, None) => e.as_str().to_string(),
-    }
 }
 
 /// `--trace`: IRQ and thread latency side by side per CPU, and the worst explained wakeups.
@@ -405,32 +334,6 @@ mod tests {
                 l.chars().count()
             );
         }
-    }
-
-    /// L4-d (issue 39): `run -D 3s --interval-step 400ms` said "interval 1.00 ms" and
-    /// "completed after 2.51 s" unexplained; the heading shows the step and why it ended early.
-    #[test]
-    fn a_stepped_runs_heading_shows_the_step_and_why_it_ended_before_its_duration() {
-        let (_dir, mut record) = synthetic(2);
-        let plain = latency_heading(&record);
-        assert!(plain.contains("interval 1.00 ms,"), "{plain}");
-        assert!(!plain.contains("ended before"), "{plain}");
-        record.plan.interval_step_ns = 400_000_000;
-        record.plan.duration_ns = Some(3_000_000_000);
-        record.duration_ns = Some(2_510_000_000);
-        record.ended = Ended::Completed;
-        let text = latency_heading(&record);
-        assert!(
-            text.contains("interval 1.00 ms +400.00 ms a wakeup, completed after 2.51 s"),
-            "{text}"
-        );
-        assert!(
-            text.contains("ended before --duration 3.00 s: with --interval-step 400.00 ms"),
-            "{text}"
-        );
-        // Interrupted: its end reason says why; no word about the step.
-        record.ended = Ended::Interrupted;
-        assert!(!latency_heading(&record).contains("ended before --duration"));
     }
 
     #[test]

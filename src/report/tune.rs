@@ -3,110 +3,17 @@
 //! best first, each figure a ratio to the baseline on a log axis, the line at 1 "no change"),
 //! its table, and the fixes not measured and why.
 //!
-//! tune.json is written by `tune` (tune/record.rs), a layer above this one; it is read here as
-//! the documented format (docs/result-format.md), with the fields the report shows. The
-//! offline test `tests/offline/tune.rs` reads what the writer writes.
+//! tune.json is written by `tune` (tune/record.rs), a layer above this one, and read here; both
+//! take its record from the format (`format::tune`, docs/result-format.md). The offline test
+//! `tests/offline/tune.rs` reads what the writer writes.
 
 use crate::error::{Failure, OrFailure, Result};
+use crate::format::tune::{Effect, Figure as EffectFigure, TuneRecord, Verdict};
 use crate::report::plot::{Figure, PALETTE};
 use crate::report::svg::{Anchor, Svg, escape};
 use crate::report::table::{Align, Cell, Html, Markup, Table};
-use serde::Deserialize;
 use std::fmt::Write;
 use std::path::Path;
-
-/// tune.json as the report reads it.
-#[derive(Debug, Clone, Deserialize)]
-pub struct TuneFile {
-    pub format: u32,
-    /// The confidence of every interval (absent in the first tunes' files: 0.95 then too).
-    #[serde(default = "default_confidence")]
-    pub confidence: f64,
-    pub cpus: Vec<usize>,
-    pub rounds: usize,
-    pub arm_duration_ns: Option<u64>,
-    pub measured: Vec<PlannedFix>,
-    pub not_measured: Vec<UnmeasuredFix>,
-    pub arms: Vec<Arm>,
-    pub fixes: Vec<FixResult>,
-    #[serde(default)]
-    pub together: Option<Effect>,
-    #[serde(default)]
-    pub deploy: Vec<String>,
-}
-
-fn default_confidence() -> f64 {
-    0.95
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct PlannedFix {
-    pub name: String,
-    pub now: String,
-    pub changes: Vec<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct UnmeasuredFix {
-    pub name: String,
-    pub why: String,
-    pub needs_reboot: bool,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct Arm {
-    pub round: usize,
-    pub treatment: String,
-    pub dir: String,
-    pub ended: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct FixResult {
-    /// 1 first; 0 in the first tunes' files, whose order is the plan's.
-    #[serde(default)]
-    pub rank: usize,
-    pub name: String,
-    pub effect: Effect,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct Effect {
-    pub figures: Vec<EffectFigure>,
-    pub verdict: String,
-    pub samples: [u64; 2],
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct EffectFigure {
-    pub statistic: String,
-    #[serde(default)]
-    pub unit: Option<String>,
-    pub baseline: Option<f64>,
-    pub with_fix: Option<f64>,
-    pub ratio: Option<f64>,
-    pub ratio_low: Option<f64>,
-    pub ratio_high: Option<f64>,
-    #[serde(default)]
-    pub interval_method: Option<String>,
-}
-
-impl Effect {
-    fn figure(&self, statistic: &str) -> Option<&EffectFigure> {
-        self.figures.iter().find(|f| f.statistic == statistic)
-    }
-}
-
-/// The verdict's words, as the terminal table says them.
-fn verdict_words(v: &str) -> &str {
-    match v {
-        "worthwhile" => "worth applying",
-        "no-measurable-effect" => "no measurable effect",
-        "harmful" => "harmful: do not apply",
-        "mixed" => "mixed: read the figures",
-        other => other,
-    }
-}
 
 /// Whether `dir` is a tune directory.
 pub(crate) fn is_tune_dir(dir: &Path) -> bool {
@@ -114,13 +21,13 @@ pub(crate) fn is_tune_dir(dir: &Path) -> bool {
 }
 
 /// Reads `dir`/tune.json; its fixes in the ranking's order.
-pub(crate) fn read(dir: &Path) -> Result<TuneFile> {
+pub(crate) fn read(dir: &Path) -> Result<TuneRecord> {
     let file = dir.join(crate::results::TUNE_FILE_NAME);
     let text = crate::input::read_result_file(&file, crate::input::RESULT_RECORD_MAX_BYTES)
         .or_usage(|| file.display().to_string())?;
     crate::input::check_counts(&text)
         .map_err(|why| Failure::usage(format!("{}: {why}", file.display())))?;
-    let mut tune: TuneFile = serde_json::from_str(&text).map_err(|e| {
+    let mut tune: TuneRecord = serde_json::from_str(&text).map_err(|e| {
         Failure::usage(format!(
             "{} is not a valid tune.json: {e}; pass the directory jitterlab tune wrote",
             file.display()
@@ -141,25 +48,25 @@ const DRAWN: &[(&str, &str)] = &[
 
 /// One row of the ranking plot: a fix (or the worthwhile ones together) and its intervals.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RankRow {
-    pub label: String,
-    pub verdict: String,
+pub(crate) struct RankRow {
+    pub(crate) label: String,
+    pub(crate) verdict: String,
     /// Per drawn statistic: the ratio and its interval (None on a side the data cannot bound).
-    pub marks: Vec<Option<Mark>>,
+    pub(crate) marks: Vec<Option<Mark>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Mark {
-    pub ratio: f64,
-    pub low: Option<f64>,
-    pub high: Option<f64>,
+pub(crate) struct Mark {
+    pub(crate) ratio: f64,
+    pub(crate) low: Option<f64>,
+    pub(crate) high: Option<f64>,
 }
 
 /// The plot's rows, best first, then the together row.
-pub(crate) fn rank_rows(tune: &TuneFile) -> Vec<RankRow> {
+pub(crate) fn rank_rows(tune: &TuneRecord) -> Vec<RankRow> {
     let row = |label: String, e: &Effect| RankRow {
         label,
-        verdict: verdict_words(&e.verdict).to_string(),
+        verdict: e.verdict.words().to_string(),
         marks: DRAWN
             .iter()
             .map(|(s, _)| {
@@ -199,7 +106,7 @@ fn axis(rows: &[RankRow]) -> (f64, f64) {
 }
 
 /// The ranking plot.
-pub(crate) fn draw(name: &str, tune: &TuneFile) -> Figure {
+pub(crate) fn draw(name: &str, tune: &TuneRecord) -> Figure {
     let rows = rank_rows(tune);
     let (l2, h2) = axis(&rows);
     let (left, right, top) = (230.0, 30.0, 40.0);
@@ -314,7 +221,7 @@ fn ratio_text(f: Option<&EffectFigure>) -> String {
 }
 
 /// The sentences under the plot: what ranks first and why, or that nothing was worth it.
-fn statements(tune: &TuneFile) -> Vec<String> {
+fn statements(tune: &TuneRecord) -> Vec<String> {
     let Some(first) = tune.fixes.first() else {
         return vec![
             "No fix was measured to the end: the tune ended before its rounds did.".into(),
@@ -324,14 +231,14 @@ fn statements(tune: &TuneFile) -> Vec<String> {
     let mut out = vec![format!(
         "Ranked first: {} ({}), p99.9 {} and wakeups over the deadline {} of the baseline's.",
         first.name,
-        verdict_words(&e.verdict),
+        e.verdict.words(),
         ratio_text(e.figure("p99.9")),
         ratio_text(e.figure("over deadline /h"))
     )];
     let worth = tune
         .fixes
         .iter()
-        .filter(|f| f.effect.verdict == "worthwhile")
+        .filter(|f| f.effect.verdict == Verdict::Worthwhile)
         .count();
     out.push(match worth {
         0 => "No fix lowered p99.9 or the spike rate beyond chance at this length: more rounds or longer arms narrow the intervals.".into(),
@@ -341,7 +248,7 @@ fn statements(tune: &TuneFile) -> Vec<String> {
 }
 
 /// The section's HTML before the plots: what was measured, the table, what was not.
-pub(crate) fn section_head(h: &mut String, number: usize, path: &Path, tune: &TuneFile) {
+pub(crate) fn section_head(h: &mut String, number: usize, path: &Path, tune: &TuneRecord) {
     let _ = write!(
         h,
         "<section id=\"tune{number}\" class=\"tune\"><h2>Tune {number}: what each fix buys</h2><p class=\"path\">{}</p>",
@@ -380,7 +287,7 @@ pub(crate) fn section_head(h: &mut String, number: usize, path: &Path, tune: &Tu
             Cell::from(ratio_text(e.figure("p99.9"))),
             Cell::from(ratio_text(e.figure("max"))),
             Cell::from(ratio_text(e.figure("over deadline /h"))),
-            Cell::from(verdict_words(&e.verdict)),
+            Cell::from(e.verdict.words()),
             Cell::from(format!("{}, {}", e.samples[0], e.samples[1])),
         ]);
     };
@@ -415,7 +322,7 @@ pub(crate) fn section_head(h: &mut String, number: usize, path: &Path, tune: &Tu
 }
 
 /// The section's figures: the ranking when a fix has figures.
-pub(crate) fn figures(prefix: &str, tune: &TuneFile) -> Vec<Figure> {
+pub(crate) fn figures(prefix: &str, tune: &TuneRecord) -> Vec<Figure> {
     match tune.fixes.is_empty() {
         true => Vec::new(),
         false => vec![draw(&format!("{prefix}-ranking"), tune)],
@@ -432,7 +339,7 @@ mod tests {
             "interval_method": "bootstrap"})
     }
 
-    fn tune() -> TuneFile {
+    fn tune() -> TuneRecord {
         let fix = |rank: usize, name: &str, verdict: &str, p999: serde_json::Value| {
             serde_json::json!({"rank": rank, "name": name, "effect": {"verdict": verdict,
                 "samples": [1000, 1000], "figures": [figure("p99", 0.9, Some(0.8), Some(1.1)),

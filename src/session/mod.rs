@@ -32,6 +32,7 @@
 //! steps by hand, reading what each part has to say (the trace's statistics, the loads'
 //! outcome) on the way.
 
+mod acquire;
 mod actions;
 mod children;
 pub(crate) mod cpulock;

@@ -30,7 +30,7 @@ pub(crate) fn check(plan: &RunPlan) -> Result<()> {
         missing.push(explain_policy_refusal(&policy, cpu, &e));
     }
     // Inside a container, its own fix (capabilities and limits given to it) is named too.
-    let refused = |message: String| super::start::name_the_container(Failure::system(message));
+    let refused = |message: String| super::acquire::name_the_container(Failure::system(message));
     match missing.len() {
         0 => Ok(()),
         1 => Err(refused(missing.remove(0))),

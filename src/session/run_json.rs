@@ -6,7 +6,7 @@
 use super::threads::JoinedThread;
 use crate::format::run_record::{NoiseSummary, PlanRecord, ThreadSummary};
 use crate::measure::ThreadEnd;
-use crate::plan::{Measurement, RunPlan};
+use crate::plan::RunPlan;
 use crate::recorder::ThreadResult;
 
 /// The system snapshot for run.json, and the warnings to show before the results. `trace`:
@@ -57,10 +57,7 @@ pub(crate) fn plan_record(plan: &RunPlan) -> PlanRecord {
         interval_step_ns: latency.map_or(0, |l| l.interval_step_ns),
         duration_ns: plan.length.duration_ns(),
         loops: plan.length.loops(),
-        deadline_ns: match &plan.measurement {
-            Measurement::Latency(l) => l.deadline_ns,
-            Measurement::Noise(n) => Some(n.threshold_ns),
-        },
+        deadline_ns: plan.measurement.deadline_ns(),
         log_interval_ns: plan.log_interval_ns,
         loads: plan.load_texts.clone(),
         samples: plan.samples,
@@ -98,7 +95,7 @@ pub(crate) fn inversion_record(
     results: &[ThreadResult],
 ) -> Option<crate::format::run_record::InversionRecord> {
     use crate::format::run_record::{InversionCount, InversionRecord, RoleRecord};
-    let spec = plan.measurement.latency()?.inversion?;
+    let spec = plan.measurement.inversion()?;
     let role = |role: &str, priority| RoleRecord {
         role: role.into(),
         policy: plan.policy.name().into(),

@@ -20,6 +20,7 @@
 //! anything else is left alone, whoever wrote it.
 
 use super::journal::{Journal, Stale, TrustedDir};
+use crate::format::tune::SettingRecord;
 use crate::sys::fs;
 use serde::Serialize;
 use std::ffi::CString;
@@ -64,22 +65,6 @@ impl Setting {
             may_refuse: false,
         }
     }
-}
-
-/// What happened to one file: run.json's and tune.json's record of a change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SettingRecord {
-    /// Its absolute path.
-    pub file: String,
-    /// The value it had before (a choice file's selected word: `madvise` of
-    /// `always [madvise] never`).
-    pub before: String,
-    /// The value written; None when the kernel refused it (`refused` says why).
-    pub during: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub refused: Option<String>,
-    /// Written back to `before` at the end.
-    pub(crate) restored: bool,
 }
 
 /// Why `file` may not be named by a setting; None when it may.

@@ -1,19 +1,21 @@
 //! Starting a session, in named steps: claim the result directory, check the system
-//! (preflight), acquire the parts (threads, CPU locks, loads, PM QoS, tracing), fix the
-//! timeline, open the result files with the first run.json, and arm (open the start gate).
-//! Each step returns owned values that undo themselves, so a refusal at any step gives back
-//! what the earlier ones took, in the session's teardown order, and removes the new directory.
+//! (preflight), place jitterlab's own threads, acquire the parts (acquire.rs: threads, CPU
+//! locks, loads, PM QoS, tracing), fix the timeline, open the result files (files.rs) with the
+//! first run.json, wire the recorder, and arm (open the start gate, follow the IPC senders).
+//! This file is the sequence and its timing; what each step takes is in its own file. Each
+//! step returns owned values that undo themselves, so a refusal at any step gives back what
+//! the earlier ones took, in the session's teardown order, and removes the new directory.
 
+use super::acquire::{Acquired, acquire};
 use super::events::EventWriter;
-use super::files::{RunFiles, create_files};
-use super::idle_states::{self, IdleStateLimit};
+use super::files::{RunFiles, begin_files, counters, create_files, open_counters};
 use super::{Session, SessionOptions, layout, steal};
 use crate::cpulist::format_cpu_list;
 use crate::error::{Failure, OrFailure, Result};
 use crate::format::events::Event;
 use crate::format::hlog::HlogWriter;
 use crate::format::run_record::{EnvironmentRecord, RunRecord};
-use crate::format::samplelog::{SampleLogHeader, SampleLogWriter};
+use crate::format::samplelog::SampleLogWriter;
 use crate::measure::MeasuringThread;
 use crate::measure::clock::monotonic_ns;
 use crate::measure::sched::{DrainPriority, Housekeeping};
@@ -24,12 +26,7 @@ use crate::recorder::segments::SegmentLedger;
 use crate::recorder::{Recorder, ThreadFeed};
 use crate::results::ResultDir;
 use crate::results::dir::{self, Claim};
-use crate::session::cpulock::{self, CpuLocks};
-use crate::session::loads::RunLoads;
-use crate::session::pmqos::{self, PmQosHold};
-use crate::session::threads::Threads;
 use crate::session::{plan_record, system_snapshot};
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
@@ -46,19 +43,6 @@ struct Preflight {
     warnings: Vec<String>,
     /// With `--trace`: the tracefs instance, made but not started.
     trace_setup: Option<crate::trace::TraceSetup>,
-}
-
-/// The parts that hold the system, in the session's teardown order (fields drop in
-/// declaration order): an error after this step gives them back in that order.
-struct Acquired {
-    tracer: Option<crate::trace::Tracer>,
-    joiner: Option<crate::trace::Joiner>,
-    pm_qos: PmQosHold,
-    idle_states: Option<IdleStateLimit>,
-    loads: RunLoads,
-    cpu_locks: CpuLocks,
-    threads: Threads,
-    partition: Option<super::cpuset::CpusetPartition>,
 }
 
 /// The run's start and end on its own clock and on CLOCK_MONOTONIC.
@@ -171,7 +155,14 @@ impl Session {
                 timeline.start_mono,
             )
         };
-        let (hlog, samples) = begin_files(plan, &timeline, hlog, samples, claim.dir())?;
+        let (hlog, samples) = begin_files(
+            plan,
+            timeline.start_wall,
+            timeline.start_ns,
+            hlog,
+            samples,
+            claim.dir(),
+        )?;
         let counters = counters(plan, sampler, claim.dir(), timeline.start_mono)?;
         // Written now so that a directory left by a killed run says what it was; from here on
         // the directory holds a run and stays.
@@ -309,88 +300,6 @@ fn preflight(plan: &RunPlan) -> Result<Preflight> {
     })
 }
 
-/// Takes the parts in the reverse of the session's teardown order: the measuring threads set
-/// up and waiting at the gate, the CPU locks, the spike loads, PM QoS, and tracing (which
-/// needs the threads' ids).
-fn acquire(
-    plan: &RunPlan,
-    stop: &Arc<AtomicBool>,
-    trace_setup: Option<crate::trace::TraceSetup>,
-    warnings: &mut Vec<String>,
-) -> Result<Acquired> {
-    let threads = Threads::start(plan, stop).map_err(name_the_container)?;
-    let partition = plan
-        .cpuset_partition
-        .then(|| partition(&threads.list))
-        .transpose()?;
-    // Once the system has accepted everything and before anything runs: CPUs another run
-    // is measuring are refused here (exit 3).
-    let (cpu_locks, lock_warnings) = cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
-    warnings.extend(lock_warnings);
-    let loads = RunLoads::start_spikes(plan, stop)?;
-    let pm_qos = pmqos::hold(plan.pm_qos_us);
-    if let Some(e) = &pm_qos.record.error {
-        warnings.push(e.clone());
-    }
-    let idle_states = plan
-        .idle_state_max
-        .map(|max| limit_idle_states(&plan.cpus, max))
-        .transpose()?;
-    let (tracer, joiner) = match trace_setup {
-        Some(setup) => {
-            let (t, j) = start_trace(setup, plan, &threads.list).map_err(Failure::system)?;
-            (Some(t), Some(j))
-        }
-        None => (None, None),
-    };
-    Ok(Acquired {
-        tracer,
-        joiner,
-        pm_qos,
-        idle_states,
-        loads,
-        cpu_locks,
-        threads,
-        partition,
-    })
-}
-
-/// `--idle-state-max`: the deeper cpuidle states disabled on the measured CPUs, journaled in
-/// this user's trusted directory for the next start should this run be killed.
-fn limit_idle_states(cpus: &[usize], max: u32) -> Result<IdleStateLimit> {
-    let journal_dir = super::journal::TrustedDir::for_this_user(true).map_err(|e| {
-        Failure::system(format!(
-            "--idle-state-max: cannot keep the journal that lets the next start restore the states of a killed run: {}",
-            e.unwrap_or_default()
-        ))
-    })?;
-    IdleStateLimit::apply(Path::new(idle_states::CPU_ROOT), &journal_dir, cpus, max)
-        .map_err(Failure::system)
-}
-
-/// A real-time policy refused inside a container: the container's own settings are the likely
-/// cause, so its fix comes first.
-pub(super) fn name_the_container(mut failure: Failure) -> Failure {
-    if (failure.message.starts_with("cannot set")
-        || failure.message.starts_with("cannot lock memory")
-        || failure.message.contains(" permissions are missing: "))
-        && let Some(c) = crate::doctor::checks::container::detect(&crate::doctor::checks::Ctx::new(
-            std::path::Path::new("/"),
-            &[],
-            true,
-        ))
-    {
-        failure.message = format!(
-            "{}; this runs inside a container ({}: {}): {}",
-            failure.message,
-            c.runtime,
-            c.evidence,
-            crate::doctor::checks::container::container_fix(&c.runtime)
-        );
-    }
-    failure
-}
-
 /// Confines the calling thread (and every thread it starts) to the housekeeping CPUs on a
 /// PREEMPT_RT kernel when `--housekeeping` is not given ([`sched::OwnThreads`]); says when
 /// there is none and the wake method's timer expires in `ktimers/N`. A confinement the kernel
@@ -428,19 +337,6 @@ fn own_threads(plan: &RunPlan, warnings: &mut Vec<String>) -> Option<Housekeepin
     }
 }
 
-/// `--cpuset-partition`: the cpuset of the measured CPUs, with every measuring thread moved
-/// into it (set up and waiting at the gate, so none has measured yet).
-fn partition(threads: &[MeasuringThread]) -> Result<super::cpuset::CpusetPartition> {
-    let cpus: Vec<usize> = threads.iter().map(|t| t.cpu).collect();
-    let partition = super::cpuset::CpusetPartition::create(&cpus).map_err(Failure::system)?;
-    for t in threads {
-        partition
-            .add_thread(t.counters.tid.load(Ordering::Relaxed), t.cpu)
-            .map_err(Failure::system)?;
-    }
-    Ok(partition)
-}
-
 impl Timeline {
     /// The common start, [`LEAD_IN_NS`] from now (every thread is asleep by then), and the
     /// end the plan's duration gives.
@@ -466,72 +362,6 @@ impl Timeline {
             end_mono,
         }
     }
-}
-
-/// Writes the headers of the interval log and the sample log, now that the start is fixed.
-fn begin_files(
-    plan: &RunPlan,
-    timeline: &Timeline,
-    mut hlog: HlogWriter,
-    mut samples: Option<SampleLogWriter>,
-    dir: &ResultDir,
-) -> Result<(HlogWriter, Option<SampleLogWriter>)> {
-    let headers = hlog
-        .begin(
-            timeline.start_wall,
-            &format!(
-                "jitterlab {} {} log",
-                env!("CARGO_PKG_VERSION"),
-                plan.measurement.kind().name()
-            ),
-        )
-        .and_then(|_| match &mut samples {
-            Some(w) => w.begin(SampleLogHeader {
-                clock_id: plan.clock().id() as u32,
-                start_ns: timeline.start_ns,
-            }),
-            None => Ok(()),
-        });
-    match headers {
-        Ok(()) => Ok((hlog, samples)),
-        Err(e) => Err(Failure::run(format!(
-            "cannot write the result files in {}: {e}",
-            dir.path.display()
-        ))),
-    }
-}
-
-/// The context counters' sources on the measured CPUs (`--no-counters`: none).
-fn open_counters(plan: &RunPlan) -> Option<crate::recorder::counters::CounterSampler> {
-    use crate::recorder::counters::{CounterSampler, Roots};
-    plan.counters
-        .then(|| CounterSampler::open(&Roots::system(), &plan.cpus))
-}
-
-/// The context counters of the measured CPUs (`--no-counters`: none), with counters.log begun;
-/// a segmented run (`monitor`) keeps them for `/metrics` without a file, which would grow
-/// past the segments' retention.
-fn counters(
-    plan: &RunPlan,
-    sampler: Option<crate::recorder::counters::CounterSampler>,
-    dir: &ResultDir,
-    start_mono: u64,
-) -> Result<Option<crate::recorder::counters::CounterLog>> {
-    use crate::recorder::counters::CounterLog;
-    let Some(sampler) = sampler else {
-        return Ok(None);
-    };
-    let name = crate::format::counters::FILE_NAME;
-    let file = match plan.segments {
-        Some(_) => None,
-        None => Some(
-            dir.create_file(name)
-                .or_run(|| format!("cannot create {}", dir.file(name).display()))?,
-        ),
-    };
-    CounterLog::begin(sampler, file, start_mono, plan.log_interval_ns)
-        .map(Some)
-        .or_run(|| format!("cannot write {}", dir.file(name).display()))
 }
 
 /// The recorder, fed by every measuring thread's ring (taken from the threads), joined with
@@ -586,10 +416,7 @@ fn arm(
             message,
         });
     }
-    let has_senders = plan
-        .measurement
-        .latency()
-        .is_some_and(|l| l.sender.is_some());
+    let has_senders = plan.measurement.sender().is_some();
     if has_senders {
         let warning = follow_senders(
             &parts.threads.list,
@@ -629,24 +456,6 @@ fn late_start(start_mono: u64, opened_mono: u64) -> Option<String> {
 fn stop_on_signals() -> Result<(Arc<AtomicBool>, Arc<AtomicBool>)> {
     let stop = crate::session::signals::stop_flag()?;
     Ok((stop, crate::session::signals::catch()?))
-}
-
-/// Starts tracing for the measuring threads (their ids are known once they are set up).
-fn start_trace(
-    setup: crate::trace::TraceSetup,
-    plan: &RunPlan,
-    threads: &[MeasuringThread],
-) -> std::result::Result<(crate::trace::Tracer, crate::trace::Joiner), String> {
-    let ids: Vec<(usize, usize, i32)> = threads
-        .iter()
-        .map(|t| (t.index, t.cpu, t.counters.tid.load(Ordering::Relaxed)))
-        .collect();
-    setup.start(
-        crate::trace::record::thread_traces(plan, &ids),
-        crate::trace::record::timer_functions(plan.wake_method()),
-        crate::trace::record::reduction(plan.wake_method()),
-        plan.drain_priority,
-    )
 }
 
 /// IPC runs, once the gate is open: waits for each measuring thread's sender to start (until

@@ -91,7 +91,7 @@ fn named(loads: &[RtLoad]) -> String {
 /// The CPU and policy of thread `index`'s sender, for the wake methods that have one: the
 /// run's policy at the senders' priority.
 fn sender_of(plan: &RunPlan, index: usize, policy: &Policy) -> Option<(usize, Policy)> {
-    let sender = plan.measurement.latency()?.sender.as_ref()?;
+    let sender = plan.measurement.sender()?;
     let cpu = *sender.cpus.get(index)?;
     let policy = match policy {
         Policy::Fifo(_) => Policy::Fifo(sender.priority),

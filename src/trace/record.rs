@@ -34,7 +34,7 @@ pub(crate) fn thread_traces(plan: &RunPlan, threads: &[(usize, usize, i32)]) -> 
 /// wake of the receiver are recorded on the sender's CPU), ascending.
 pub(crate) fn traced_cpus(plan: &RunPlan) -> Vec<usize> {
     let mut cpus = plan.cpus.clone();
-    if let Some(spec) = plan.measurement.latency().and_then(|l| l.sender.as_ref()) {
+    if let Some(spec) = plan.measurement.sender() {
         cpus.extend(&spec.cpus);
     }
     cpus.sort_unstable();

@@ -5,76 +5,8 @@
 
 use crate::analysis::compare::{CONFIDENCE, ComparisonOfGroups, StatRow, compare_groups};
 use crate::analysis::tails::special::ln_gamma;
+use crate::format::tune::{Effect, Figure, Verdict};
 use crate::results::loaded::LoadedRun;
-use serde::Serialize;
-
-/// One figure of a fix against the baseline.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub(crate) struct Figure {
-    /// `p99`, `p99.9`, `max` or `over deadline /h`.
-    pub statistic: &'static str,
-    /// The unit of `baseline` and `with_fix`: `ns` for the latencies, `per hour` for the rate
-    /// of wakeups over the deadline (per hour of every measuring thread's time). The ratio and
-    /// its interval have none.
-    pub unit: &'static str,
-    /// The baseline's and the fix's value, in `unit`.
-    pub baseline: Option<f64>,
-    pub with_fix: Option<f64>,
-    /// with_fix / baseline.
-    pub ratio: Option<f64>,
-    /// The ratio's 95 % interval; None on a side the data cannot bound (a maximum has none).
-    pub ratio_low: Option<f64>,
-    pub ratio_high: Option<f64>,
-    /// How the interval was made: `bootstrap` or `order-statistic` (compare.md) for the
-    /// percentiles, `clopper-pearson` (the exact conditional interval of a ratio of two
-    /// Poisson rates) for the rate; None for the maximum, which has no interval.
-    pub interval_method: Option<&'static str>,
-}
-
-impl Figure {
-    /// The interval lies wholly below 1: the fix lowers it beyond chance.
-    pub(crate) fn lowered(&self) -> bool {
-        self.ratio_high.is_some_and(|h| h < 1.0)
-    }
-    /// The interval lies wholly above 1: the fix raises it beyond chance.
-    pub(crate) fn raised(&self) -> bool {
-        self.ratio_low.is_some_and(|l| l > 1.0)
-    }
-}
-
-/// The verdict on a fix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub(crate) enum Verdict {
-    /// p99.9 or the spike rate lowered beyond chance, and nothing raised: worth applying.
-    Worthwhile,
-    /// Every interval holds no change.
-    NoMeasurableEffect,
-    /// p99, p99.9 or the spike rate raised beyond chance: do not apply it.
-    Harmful,
-    /// Some figures lowered and others raised: read the figures.
-    Mixed,
-}
-
-impl Verdict {
-    pub(crate) fn words(self) -> &'static str {
-        match self {
-            Verdict::Worthwhile => "worth applying",
-            Verdict::NoMeasurableEffect => "no measurable effect",
-            Verdict::Harmful => "harmful: do not apply",
-            Verdict::Mixed => "mixed: read the figures",
-        }
-    }
-}
-
-/// A fix's figures and verdict.
-#[derive(Debug, Clone, Serialize)]
-pub struct Effect {
-    pub(crate) figures: Vec<Figure>,
-    pub(crate) verdict: Verdict,
-    /// Wakeups measured, baseline and with the fix.
-    pub(crate) samples: [u64; 2],
-}
 
 /// The figures judged, in the table's order.
 const JUDGED: &[&str] = &["p99", "p99.9", "max"];
@@ -108,14 +40,14 @@ fn latency_figure(c: &ComparisonOfGroups, name: &str) -> Option<Figure> {
     };
     let interval = versus.interval.as_ref();
     Some(Figure {
-        statistic: row.statistic,
-        unit: row.unit,
+        statistic: row.statistic.to_string(),
+        unit: Some(row.unit.to_string()),
         baseline,
         with_fix,
         ratio: versus.ratio,
         ratio_low: bound(interval.and_then(|i| i.low_ns)),
         ratio_high: bound(interval.and_then(|i| i.high_ns)),
-        interval_method: interval.map(|i| i.method),
+        interval_method: interval.map(|i| i.method.to_string()),
     })
 }
 
@@ -141,14 +73,14 @@ fn spike_figure(baseline: &[LoadedRun], with_fix: &[LoadedRun]) -> Figure {
     let (low, high) = rate_ratio_interval(xa, ha, xb, hb, CONFIDENCE);
     let (ra, rb) = (rate(xa, ha), rate(xb, hb));
     Figure {
-        statistic: "over deadline /h",
-        unit: "per hour",
+        statistic: "over deadline /h".to_string(),
+        unit: Some("per hour".to_string()),
         baseline: ra,
         with_fix: rb,
         ratio: ra.zip(rb).and_then(|(a, b)| (a > 0.0).then(|| b / a)),
         ratio_low: low,
         ratio_high: high,
-        interval_method: Some("clopper-pearson"),
+        interval_method: Some("clopper-pearson".to_string()),
     }
 }
 
@@ -348,14 +280,14 @@ mod tests {
 
     fn figure(statistic: &'static str, low: f64, high: f64) -> Figure {
         Figure {
-            statistic,
-            unit: "ns",
+            statistic: statistic.to_string(),
+            unit: Some("ns".to_string()),
             baseline: Some(1.0),
             with_fix: Some((low + high) / 2.0),
             ratio: Some((low + high) / 2.0),
             ratio_low: Some(low),
             ratio_high: Some(high),
-            interval_method: Some("bootstrap"),
+            interval_method: Some("bootstrap".to_string()),
         }
     }
 

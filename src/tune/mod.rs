@@ -20,12 +20,12 @@ pub(crate) mod view;
 
 use crate::error::{Failure, Result};
 use crate::format::run_record::Ended;
+use crate::format::tune::{ArmRecord, Effect, TuneRecord, Verdict};
 use crate::plan::RunPlan;
 use crate::results::ResultDir;
 use crate::results::loaded::LoadedRun;
 use crate::session::settings::{ChangedSettings, SYSTEM_ROOT, Setting};
 use fixes::{Change, Ctx, Fix, PlanChange, Probe};
-use record::{ArmRecord, TuneRecord};
 use schedule::{Arm, Treatment};
 use std::path::Path;
 
@@ -268,11 +268,11 @@ pub(crate) fn run(
             interrupted: true,
         });
     }
-    let effects: Vec<effect::Effect> = (0..names.len())
+    let effects: Vec<Effect> = (0..names.len())
         .map(|i| effect::effect(&runs[0], &runs[i + 1]))
         .collect();
     let worthwhile: Vec<usize> = (0..names.len())
-        .filter(|&i| effects[i].verdict == effect::Verdict::Worthwhile)
+        .filter(|&i| effects[i].verdict == Verdict::Worthwhile)
         .collect();
     record.fixes = record::ranked(&names, effects);
     if worthwhile.len() >= 2 {

@@ -2,8 +2,7 @@
 //! baseline with their 95 % intervals, and its verdict), the together row, then the fixes not
 //! measured and why. At most 100 columns.
 
-use super::effect::{Effect, Figure};
-use super::record::TuneRecord;
+use crate::format::tune::{Effect, Figure, TuneRecord};
 
 /// A ratio with its interval: `0.62 [0.48-0.80]`; an open side `-`, an absent ratio `-`.
 fn ratio(f: Option<&Figure>) -> String {
@@ -17,19 +16,15 @@ fn ratio(f: Option<&Figure>) -> String {
     }
 }
 
-fn figure<'a>(e: &'a Effect, name: &str) -> Option<&'a Figure> {
-    e.figures.iter().find(|f| f.statistic == name)
-}
-
 fn row(name: &str, e: &Effect) -> String {
     format!(
         "{name:<16} {:<17} {:<17} {:<5} {:<17} {}",
-        ratio(figure(e, "p99")),
-        ratio(figure(e, "p99.9")),
-        figure(e, "max")
+        ratio(e.figure("p99")),
+        ratio(e.figure("p99.9")),
+        e.figure("max")
             .and_then(|f| f.ratio)
             .map_or("-".into(), |r| format!("{r:.2}")),
-        ratio(figure(e, "over deadline /h")),
+        ratio(e.figure("over deadline /h")),
         e.verdict.words()
     )
 }
@@ -83,18 +78,18 @@ pub(crate) fn table(record: &TuneRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tune::effect::Verdict;
+    use crate::format::tune::Verdict;
 
     fn fig(statistic: &'static str, r: f64, lo: Option<f64>, hi: Option<f64>) -> Figure {
         Figure {
-            statistic,
-            unit: "ns",
+            statistic: statistic.to_string(),
+            unit: Some("ns".to_string()),
             baseline: Some(100.0),
             with_fix: Some(100.0 * r),
             ratio: Some(r),
             ratio_low: lo,
             ratio_high: hi,
-            interval_method: Some("bootstrap"),
+            interval_method: Some("bootstrap".to_string()),
         }
     }
 

@@ -18,27 +18,26 @@ const ALLOWED: &[(&str, &str)] = &[
         "measure/thread.rs",
         "the one dispatch: which loop a thread runs (its MeasureKind carries the loop's settings)",
     ),
-    // The plan: each kind's resolution (plan/build/latency.rs, noise.rs) and the plan's
-    // accessors of its Measurement.
+    // The plan: what a plan measures (its Measurement, one variant per measured kind, and the
+    // accessors that answer for every kind: a thread's interval, deadline and loop, the clock,
+    // the wake method, the senders, the inversion), and each kind's own resolution. RunPlan
+    // (plan/mod.rs) and the shared resolution (plan/build/shared.rs) ask the accessors and the
+    // kind (`Kind::spins`, `Kind::time_lost`) instead.
     (
-        "plan/",
-        "the plan's kinds: their resolution and the accessors of Measurement",
+        "plan/measurement.rs",
+        "Measurement: its variants and the accessors that answer for every kind",
+    ),
+    (
+        "plan/build/latency.rs",
+        "the latency kind's resolution makes a Measurement::Latency",
+    ),
+    (
+        "plan/build/noise.rs",
+        "the noise kind's resolution makes a Measurement::Noise",
     ),
     (
         "session/run_json.rs",
-        "the plan's specs as run.json stores them (pending: plan accessors, issue 41 item 2)",
-    ),
-    (
-        "session/start.rs",
-        "the IPC senders of the plan (pending: a plan accessor, issue 41 item 2)",
-    ),
-    (
-        "session/starvation.rs",
-        "the IPC sender of the plan (pending: a plan accessor, issue 41 item 2)",
-    ),
-    (
-        "trace/record.rs",
-        "the IPC senders' CPUs of the plan (pending: a plan accessor, issue 41 item 2)",
+        "the plan's specs as run.json stores them: the latency deadline, the noise threshold and loop clock (pending: plan accessors, issue 41 item 2)",
     ),
     // A producer of one kind names the kind it makes: the tool it imports measures that.
     (

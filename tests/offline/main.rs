@@ -38,6 +38,7 @@ mod public_surface;
 mod readers;
 mod report_figures;
 mod reproducing;
+mod sample_fixture;
 mod scan;
 mod signals_setup;
 mod spawners;

@@ -4,23 +4,13 @@
 //! numbers from the tables. And `export --format gnuplot --latency-range`.
 
 use crate::common::*;
-use jitterlab::format::samplelog::{SampleLogHeader, SampleLogWriter, SampleRecord};
+use crate::sample_fixture::{documented, with_sample_log};
+use jitterlab::format::samplelog::SampleRecord;
 use jitterlab::results::synthetic::{START_MONOTONIC_NS, SyntheticRun, write_run};
 use jitterlab::units::group_digits as g;
 use std::path::Path;
 
 const MS: u64 = 1_000_000;
-
-/// docs/reproducing.md or docs/report.md must show `command` as it is run here.
-fn documented(doc: &str, command: &str) {
-    let text =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs").join(doc))
-            .unwrap();
-    assert!(
-        text.contains(command),
-        "docs/{doc} does not show `{command}`"
-    );
-}
 
 /// The latency of the wakeup of `cpu` due `offset_ns` after the start: 20 us (CPU 1: 30 us),
 /// with spikes of 5 ms on CPU 0 every 1.7 s and of 3 ms on CPU 1 every 2.3 s.
@@ -48,37 +38,29 @@ fn run_with_samples(dir: &Path) -> Vec<(usize, u64, i64)> {
         seed: 42,
     };
     let mut all = Vec::new();
-    let mut record = write_run(dir, &run, |cpu, offset, _| {
+    let record = write_run(dir, &run, |cpu, offset, _| {
         let l = latency(cpu, offset);
         all.push((cpu, offset, l));
         l
     })
     .unwrap();
-    record.plan.samples = true;
-    jitterlab::results::ResultDir::open(dir)
-        .unwrap()
-        .write_run_record(&record)
-        .unwrap();
-    let mut w = SampleLogWriter::create(&dir.join("samples.bin"), Default::default()).unwrap();
-    w.begin(SampleLogHeader {
-        clock_id: 1,
-        start_ns: START_MONOTONIC_NS,
-    })
-    .unwrap();
     let mut seq = [0u64; 2];
-    for &(cpu, offset, l) in &all {
-        w.write(&SampleRecord {
-            cpu: cpu as u32,
-            missed: 0,
-            seq: seq[cpu],
-            expected_ns: START_MONOTONIC_NS + offset,
-            latency_ns: l,
-            irq_latency_ns: None,
+    let records: Vec<SampleRecord> = all
+        .iter()
+        .map(|&(cpu, offset, l)| {
+            let r = SampleRecord {
+                cpu: cpu as u32,
+                missed: 0,
+                seq: seq[cpu],
+                expected_ns: START_MONOTONIC_NS + offset,
+                latency_ns: l,
+                irq_latency_ns: None,
+            };
+            seq[cpu] += 1;
+            r
         })
-        .unwrap();
-        seq[cpu] += 1;
-    }
-    w.flush().unwrap();
+        .collect();
+    with_sample_log(dir, record, &records);
     all
 }
 

@@ -3,21 +3,12 @@
 //! those samples (as the report tests re-derive the plots from the tables).
 
 use crate::common::*;
-use jitterlab::format::samplelog::{SampleLogHeader, SampleLogWriter, SampleRecord};
+use crate::sample_fixture::{documented, with_sample_log};
+use jitterlab::format::samplelog::SampleRecord;
 use jitterlab::results::synthetic::{START_MONOTONIC_NS, SyntheticRun, write_run};
 use std::path::Path;
 
 const MS: u64 = 1_000_000;
-
-/// docs/reproducing.md, which must show `command` as it is run here.
-fn documented(command: &str) {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reproducing.md"))
-        .unwrap();
-    assert!(
-        doc.contains(command),
-        "docs/reproducing.md does not show `{command}`"
-    );
-}
 
 /// A run on CPUs 0 and 1 at 1 ms with `--wake wake` and `--interval-step step_ns`, whose
 /// samples.bin holds `records`. run.json is the synthetic run's, with the plan's wake method
@@ -36,21 +27,7 @@ fn run_with_samples(dir: &Path, wake: &str, step_ns: u64, records: &[SampleRecor
     let mut record = write_run(dir, &run, |_, _, _| 20_000).unwrap();
     record.plan.wake = wake.into();
     record.plan.interval_step_ns = step_ns;
-    record.plan.samples = true;
-    jitterlab::results::ResultDir::open(dir)
-        .unwrap()
-        .write_run_record(&record)
-        .unwrap();
-    let mut w = SampleLogWriter::create(&dir.join("samples.bin"), Default::default()).unwrap();
-    w.begin(SampleLogHeader {
-        clock_id: 1,
-        start_ns: START_MONOTONIC_NS,
-    })
-    .unwrap();
-    for r in records {
-        w.write(r).unwrap();
-    }
-    w.flush().unwrap();
+    with_sample_log(dir, record, records);
 }
 
 /// The measuring loop's arithmetic (measure/cycle.rs) for an absolute method: due times on the
@@ -133,7 +110,10 @@ fn firmtimers_columns_are_the_sleep_start_due_wake_and_latency() {
     );
 
     // The five columns, as docs/reproducing.md prints them.
-    documented("jitterlab export firm --format csv | awk -F, 'NR > 1 {print $2, $8, $3, $9, $5}'");
+    documented(
+        "reproducing.md",
+        "jitterlab export firm --format csv | awk -F, 'NR > 1 {print $2, $8, $3, $9, $5}'",
+    );
     let five: Vec<String> = csv
         .lines()
         .skip(1)
@@ -220,7 +200,10 @@ fn sh7780_columns_per_cpu() {
     }
     run_with_samples(&dir, "clock-nanosleep", 0, &records);
     let file = base.path().join("fig6-cpu1.txt");
-    documented("jitterlab export sh7780-fig6 --format columns --cpus 1 -o fig6-cpu1.txt");
+    documented(
+        "reproducing.md",
+        "jitterlab export sh7780-fig6 --format columns --cpus 1 -o fig6-cpu1.txt",
+    );
     let o = jitterlab(&[
         "export",
         dir.to_str().unwrap(),

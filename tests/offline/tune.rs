@@ -8,10 +8,11 @@
 //! `jitterlab report` of the tune directory draws the ranking from tune.json.
 
 use crate::common::*;
+use jitterlab::format::tune::{ArmRecord, TuneRecord, UnmeasuredFix};
 use jitterlab::results::loaded::{self, LoadedRun};
 use jitterlab::results::synthetic::{SyntheticRun, write_run};
 use jitterlab::tune::effect::effect;
-use jitterlab::tune::record::{ArmRecord, TuneRecord, UnmeasuredFix, ranked};
+use jitterlab::tune::record::ranked;
 use serde_json::Value;
 use std::path::Path;
 
@@ -161,7 +162,7 @@ fn tune_of(root: &Path, groups: &[(&'static str, Vec<ArmSpec>)]) -> (TuneRecord,
         arm_duration_ns: Some(groups[0].1[0].seconds * 1000 * MS),
         measured: Vec::new(),
         not_measured: vec![UnmeasuredFix {
-            name: "pm-qos",
+            name: "pm-qos".into(),
             why: "no cpuidle driver: the CPUs have no idle states for PM QoS to keep them out of"
                 .into(),
             needs_reboot: false,

@@ -102,7 +102,7 @@ pub(crate) fn measured_cpus(o: &OslatOptions, online: &[usize]) -> Result<Vec<us
 /// The `jitterlab noise` plan of the same measurement, its option groups set here and built
 /// by `plan::build` as `noise`'s are: the CPUs, SCHED_FIFO at `-f` or SCHED_OTHER, `-D`, every gap kept, PM QoS left
 /// alone (oslat does not touch it).
-pub fn plan(
+pub(crate) fn plan(
     o: &OslatOptions,
     cpus: &[usize],
     throttling: Option<super::noise::RtThrottling>,

@@ -27,6 +27,8 @@ pub(super) const KIND: Kind = Kind {
     irq_split: true,
     missed_marks_throttling: false,
     reads_past_end: false,
+    // It sleeps until each wakeup.
+    spins: false,
     metrics: SampleFamilies {
         histogram: MetricFamily {
             name: "jitterlab_wakeup_latency_seconds",

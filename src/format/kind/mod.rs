@@ -69,6 +69,11 @@ pub struct Kind {
     /// every so many iterations): its last interval ends at its last read, so that every
     /// sample it logged lies in an interval.
     pub(crate) reads_past_end: bool,
+    /// Whether its measuring threads never sleep (a loop that spins on its CPU): a real-time
+    /// drain side on their CPUs would wait behind them and be throttled with them, so the plan
+    /// runs the drain at normal priority, refuses a fixed `--drain-priority`, and counts their
+    /// CPUs as spinning in the drain's contention check (plan/build/shared.rs).
+    pub(crate) spins: bool,
     /// Its OpenMetrics families (`export --format openmetrics`, `monitor`'s `/metrics`).
     pub metrics: SampleFamilies,
 }

@@ -30,6 +30,8 @@ pub(super) const KIND: Kind = Kind {
     missed_marks_throttling: true,
     // It checks for the end only every `PUBLISH_EVERY` iterations (by up to about 0.1 ms).
     reads_past_end: true,
+    // The loop never sleeps.
+    spins: true,
     // `jitterlab_budget_ok` and `jitterlab_dropped_records_total` keep their names (an alert on
     // either means the same), with a help that says gaps.
     metrics: SampleFamilies {

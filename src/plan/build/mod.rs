@@ -22,7 +22,7 @@ use crate::plan::options::{ActionOptions, LatencyRunOptions, NoiseRunOptions};
 
 #[cfg(test)]
 pub(crate) use noise::DEFAULT_RING_GAPS;
-pub use noise::RtThrottling;
+pub(crate) use noise::RtThrottling;
 pub(crate) use shared::own_cpus;
 
 /// This system's online CPUs, which every plan is checked against (exit 3 if unreadable).

@@ -20,7 +20,7 @@ pub(crate) const DEFAULT_RING_GAPS: usize = 65_536;
 
 /// The kernel's RT throttling: real-time tasks may use `runtime_us` of every `period_us`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RtThrottling {
+pub(crate) struct RtThrottling {
     pub(crate) runtime_us: u64,
     pub(crate) period_us: u64,
 }

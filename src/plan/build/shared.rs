@@ -127,7 +127,7 @@ impl Shared {
     pub(crate) fn into_plan(self, measurement: Measurement, records: Records) -> Result<RunPlan> {
         let lowest = lowest_thread_priority(&measurement, self.policy, self.priority);
         let mut contention = self.contention;
-        if measurement.kind() == RunKind::Noise {
+        if measurement.kind().spec().spins {
             contention.spinning = self.cpus.clone();
         }
         let drain_priority = drain::resolve(self.drain_priority, lowest, &contention)?;
@@ -265,11 +265,11 @@ fn resolve_priority(given: Option<i32>, policy: PolicyKind) -> Result<i32> {
     Ok(priority)
 }
 
-/// The syntax of `--drain-priority auto|off|N`. Noise threads never sleep: a real-time drain
-/// on their CPUs would wait behind them, and be throttled with them, so noise drains at
-/// normal priority and refuses a priority.
+/// The syntax of `--drain-priority auto|off|N`. A kind whose threads never sleep (noise,
+/// `Kind::spins`): a real-time drain on their CPUs would wait behind them, and be throttled
+/// with them, so it drains at normal priority and refuses a priority.
 fn parse_drain_priority(text: &str, kind: RunKind) -> Result<DrainRequest> {
-    let noise = kind == RunKind::Noise;
+    let noise = kind.spec().spins;
     match text {
         "off" => Ok(DrainRequest::Off),
         "auto" if noise => Ok(DrainRequest::Normal),
@@ -299,9 +299,8 @@ fn lowest_thread_priority(measurement: &Measurement, policy: PolicyKind, priorit
         PolicyKind::Deadline => 100,
         PolicyKind::Other | PolicyKind::Batch | PolicyKind::Idle => return 0,
     };
-    let latency = measurement.latency();
-    let sender = latency.and_then(|l| l.sender.as_ref()).map(|s| s.priority);
-    let inversion = latency.and_then(|l| l.inversion);
+    let sender = measurement.sender().map(|s| s.priority);
+    let inversion = measurement.inversion();
     let helpers = [
         sender,
         inversion.map(|i| i.holder_priority),

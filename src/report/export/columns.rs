@@ -4,7 +4,7 @@
 //! its three columns reads these rows unchanged). Rows of all CPUs interleave in the sample
 //! log's order; `--cpus 1` keeps one CPU's rows, the paper's file for that CPU.
 
-use super::{SampleExporter, SampleRun};
+use super::exporter::{SampleExporter, SampleRun};
 use crate::format::samplelog::SampleRecord;
 use std::io::{self, Write};
 

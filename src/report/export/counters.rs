@@ -6,7 +6,8 @@
 //! then written row by row as it is read again: memory does not grow with it (issue 39 L-b: a
 //! 507 MB file took 2.4 GB and 35 s before it was refused).
 
-use super::{RunExporter, write_streamed};
+use super::exporter::RunExporter;
+use super::output::write_streamed;
 use crate::error::{Failure, Result};
 use crate::format::counters;
 use crate::results::loaded::LoadedRun;

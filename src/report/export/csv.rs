@@ -6,7 +6,7 @@
 //! when it really wakes up, plus the latency"): `sleep_start_ns` and `wake_ns`, on the run's
 //! clock, derived from the samples and run.json's plan (see [`SleepTimes`]).
 
-use super::{Pacing, SampleExporter, SampleRun};
+use super::exporter::{Pacing, SampleExporter, SampleRun};
 use crate::format::samplelog::SampleRecord;
 use crate::measure::wake::Schedule;
 use std::collections::BTreeMap;

@@ -16,8 +16,9 @@
 //!   0.1%), kept within the CPU's exact min and max. Early wakeups count in bucket 0.
 //! - `node` (the NUMA node) is left out: the run does not record it.
 
+use super::exporter::RunExporter;
+use super::output::write_text;
 use super::system_facts::SystemFacts;
-use super::{RunExporter, write_text};
 use crate::error::{Failure, Result};
 use crate::format::run_record::{RunRecord, ThreadSummary};
 use crate::results::loaded::LoadedRun;

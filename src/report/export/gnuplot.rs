@@ -14,7 +14,8 @@
 //! break at empty bins instead of dropping to a log axis's undefined 0), the latency axis
 //! reaches past the largest value, and the histogram marks each CPU's maximum.
 
-use super::{RunExporter, write_text};
+use super::exporter::RunExporter;
+use super::output::write_text;
 use crate::analysis::phase;
 use crate::error::{Failure, Result};
 use crate::format::hlog::is_cpu_tag;

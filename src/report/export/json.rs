@@ -2,7 +2,8 @@
 //! how it ended, run.json's per-CPU figures, the budget verdict and where an import came from.
 //! The sample log and the interval histograms are not included.
 
-use super::{RunExporter, write_text};
+use super::exporter::RunExporter;
+use super::output::write_text;
 use crate::error::Result;
 use crate::results::loaded::LoadedRun;
 use serde_json::json;

@@ -7,9 +7,10 @@
 //! thread did not complete or lost periods or samples, skipped when an imported source did not
 //! record those counts. One `<testsuite>` holds the cases, its properties name the run.
 
+use super::exporter::RunExporter;
+use super::output::write_text;
 use super::system_facts::SystemFacts;
 use super::verdict::{self, CpuCase};
-use super::{RunExporter, write_text};
 use crate::error::Result;
 use crate::format::run_record::{RunRecord, ThreadSummary};
 use crate::results::loaded::LoadedRun;

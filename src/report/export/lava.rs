@@ -12,8 +12,9 @@
 //!   (`under()`) in `%`, spikes in `spikes` or `spikes/h`, `firm()` in `misses`. Names hold only `[A-Za-z0-9._-]`: `<` is `lt`, `<=` `le`, `=`
 //!   `eq`, `>=` `ge`, `>` `gt`, anything else `_` (`p99.9<50us` is `p99.9-lt-50us`).
 
+use super::exporter::RunExporter;
+use super::output::write_text;
 use super::verdict::{self, CpuCase};
-use super::{RunExporter, write_text};
 use crate::analysis::metric::{METRICS, Metric};
 use crate::error::Result;
 use crate::format::kind::RunKind;

@@ -2,79 +2,37 @@
 //! implement [`SampleExporter`] (streamed row by row), the whole-run formats (histogram data,
 //! summary, CI formats, the `--summary-every` blocks) implement [`RunExporter`]. What the CI formats share: the budget judged
 //! per CPU (`verdict`) and the measured system's facts (`system_facts`).
+//!
+//! What every exporter shares sits below the exporters, in leaf files: the two contracts and
+//! what a sample exporter is told of the run (`exporter.rs`), and where an export is written
+//! (`output.rs`: a file through the one writer, or standard output). This file holds the
+//! [`FORMATS`] table, which names the exporters, and [`export`], which runs a row.
 
 mod columns;
 mod counters;
 mod csv;
 pub(crate) mod cyclictest_json;
+mod exporter;
 mod gnuplot;
 mod json;
 mod junit;
 mod lava;
 mod openmetrics;
+mod output;
 mod summaries;
 pub(crate) mod system_facts;
 pub mod verdict;
 
+use exporter::{Pacing, RunExporter, SampleExporter, SampleRun};
+
 use crate::analysis::budget::Budget;
-use crate::error::{Failure, OrFailure, Result};
+use crate::error::{Failure, Result};
 use crate::format::kind::RunKind;
-use crate::format::samplelog::{self, SampleRecord};
+use crate::format::samplelog;
 use crate::results::ResultDir;
 use crate::results::loaded::{self, LoadedRun};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::Path;
-
-/// What a sample exporter knows of the run besides its samples: its kind, and from run.json
-/// how its threads slept (None when run.json cannot be read: those columns are then empty).
-pub(crate) struct SampleRun {
-    pub kind: RunKind,
-    pub pacing: Option<Pacing>,
-}
-
-/// How the run's threads slept, from run.json: what the sleep-start and wake-time columns
-/// need (`export --format csv`).
-#[derive(Debug, Clone)]
-pub(crate) struct Pacing {
-    /// The wake method's schedule (`plan.wake`); None for a method this build does not know.
-    pub schedule: Option<crate::measure::wake::Schedule>,
-    /// Each CPU's first period (run.json `threads[].interval_ns`), ns.
-    pub interval_ns: std::collections::BTreeMap<u32, u64>,
-    /// `--interval-step`, ns.
-    pub step_ns: u64,
-}
-
-impl Pacing {
-    fn of(record: &crate::format::run_record::RunRecord) -> Pacing {
-        Pacing {
-            // An imported run's wake method is a placeholder: its sleeps are not known.
-            schedule: crate::measure::wake::WAKE_METHODS
-                .iter()
-                .find(|m| m.name == record.plan.wake && record.imported.is_none())
-                .map(|m| m.schedule),
-            interval_ns: record
-                .threads
-                .iter()
-                .map(|t| (t.cpu as u32, t.interval_ns))
-                .collect(),
-            step_ns: record.plan.interval_step_ns,
-        }
-    }
-}
-
-/// Writes samples in one output format.
-pub(crate) trait SampleExporter {
-    /// Writes what comes before the first row; a noise run's columns name gaps (`run.kind`).
-    fn header(&mut self, out: &mut dyn Write, run: &SampleRun) -> io::Result<()>;
-    /// Writes one sample; `start_ns` is the run's first due time on the same clock.
-    fn row(&mut self, out: &mut dyn Write, sample: &SampleRecord, start_ns: u64) -> io::Result<()>;
-}
-
-/// Writes a whole run (its histograms or its summary) in one output format.
-pub(crate) trait RunExporter {
-    /// Writes the export of `run`; `output` is `-o` as given (None: the format's default).
-    fn write(&self, run: &LoadedRun, output: Option<&Path>) -> Result<()>;
-}
 
 enum Exporter {
     Vocabulary(Box<dyn SampleExporter>),
@@ -328,43 +286,6 @@ pub fn export(
     }
 }
 
-/// Writes text to `output`, or to stdout when None (a closed pipe is not an error). A file that
-/// cannot be created is bad usage (exit 2); a write that fails (disk full, I/O error) is a
-/// failure while running (exit 4), as for the sample formats.
-fn write_text(output: Option<&Path>, text: &str) -> Result<()> {
-    match output {
-        None => crate::stdout::write(text),
-        Some(file) => crate::results::dir::write_output(file, |w| w.write_all(text.as_bytes()))
-            .or_run(|| format!("writing {}", file.display())),
-    }
-}
-
-/// Writes an export made as it is written (`fill` writes every byte) to `output`, or to
-/// stdout, buffered; a closed pipe on stdout (`| head`) is the reader's choice, not a failure.
-fn write_streamed(
-    output: Option<&Path>,
-    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> Result<()> {
-    match output {
-        None => {
-            let stdout = io::stdout();
-            let mut out = BufWriter::new(stdout.lock());
-            match fill(&mut out).and_then(|_| out.flush()) {
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-                // Streamed (a day of samples is not held as text), so not through
-                // `crate::stdout::write`, but failing in its words.
-                r => r.or_run(|| "cannot write to standard output".into()),
-            }
-        }
-        Some(file) => crate::results::dir::write_output(file, |w| {
-            let mut out = BufWriter::new(w);
-            fill(&mut out)?;
-            out.flush()
-        })
-        .or_run(|| format!("writing {}", file.display())),
-    }
-}
-
 /// Streams the sample log of `run_dir` through a sample exporter; `cpus`: only these CPUs'
 /// samples.
 fn export_samples(
@@ -427,5 +348,5 @@ fn export_samples(
         }
         Ok(())
     };
-    write_streamed(output, |out| write_all(out))
+    output::write_streamed(output, |out| write_all(out))
 }

@@ -5,8 +5,9 @@
 //! shared with the monitor; here the run's figures are put into them. "Over the window" is the
 //! whole run.
 
+use super::exporter::RunExporter;
+use super::output::write_text;
 use super::system_facts::SystemFacts;
-use super::{RunExporter, write_text};
 use crate::error::Result;
 use crate::report::openmetrics::{
     CpuFigures, Exposition, Identity, LatencyBuckets, NoiseFigures, Syntax, render,

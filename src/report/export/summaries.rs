@@ -4,7 +4,7 @@
 //! read (N9, issue 39: holding them all to sort them took 0.73 times the file), so the memory is
 //! one line of events.jsonl and the output's buffer, whatever the file's size.
 
-use super::RunExporter;
+use super::exporter::RunExporter;
 use crate::error::{Failure, OrFailure, Result};
 use crate::format::events::Event;
 use crate::format::wakeup_summary::WakeupSummary;

@@ -2,8 +2,7 @@
 //! run (all CPUs together) with ratios to the first run, then the overlaid plots. Confidence
 //! intervals are `jitterlab compare`'s job.
 
-use super::page::figure;
-use super::run_label;
+use super::blocks::{figure, run_label};
 use crate::report::digest::RunDigest;
 use crate::report::plot::Figure;
 use crate::report::table::{Align, Cell, Html, Markup, Table};

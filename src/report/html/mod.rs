@@ -2,8 +2,12 @@
 //! fetch of anything) for one or more result directories, and with `--plots DIR` every plot as
 //! SVG and PNG. The steps: check every argument (bad input exits 2 before any work), read each
 //! run in one streaming pass ([`crate::report::digest`]), prepare and draw the figures
-//! ([`crate::report::plot`]), assemble the page (`page`), write the files.
+//! ([`crate::report::plot`]), assemble the page (`page`), write the files. The page's sections
+//! (`compare`, `run`, `sweep`, ...) take what they share from a leaf, `blocks` (a figure, a
+//! key-value table, a run's label), so the files read top to bottom: this file -> `page` ->
+//! the sections -> `blocks`.
 
+mod blocks;
 mod causes;
 mod compare;
 mod page;
@@ -24,7 +28,9 @@ use crate::report::plot::{
 use crate::report::png::PngRenderer;
 use crate::results::dir;
 use crate::results::sweep::{FILE_NAME as SWEEP_JSON, SweepRecord};
+use blocks::run_label;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use page::Input;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -33,24 +39,6 @@ enum Kind {
     Run,
     Sweep,
     Tune,
-}
-
-/// One argument, read.
-pub(crate) enum Input {
-    Run {
-        digest: Box<RunDigest>,
-        figures: Vec<Figure>,
-    },
-    Sweep {
-        path: PathBuf,
-        record: SweepRecord,
-        figures: Vec<Figure>,
-    },
-    Tune {
-        path: PathBuf,
-        record: Box<crate::report::tune::TuneFile>,
-        figures: Vec<Figure>,
-    },
 }
 
 /// What `jitterlab report` is asked for: the inputs and where the report goes.
@@ -318,7 +306,6 @@ fn run_figures(prefix: &str, run: &RunDigest, zoom: &Zoom) -> Vec<Figure> {
             .map(|x| timeline::Marker {
                 time_s: x.due_ns.saturating_sub(run.record.start_monotonic_ns) as f64 / 1e9,
                 latency_ns: x.latency_ns.max(1) as u64,
-                cpu: x.cpu,
                 text: format!("CPU {}: {}", x.cpu, x.verdict),
             })
             .collect();
@@ -475,15 +462,6 @@ fn comparable(runs: &[&RunDigest]) -> std::result::Result<(), String> {
             runs[k].record.kind.name(),
         )),
     }
-}
-
-/// A run's short name in overlays: its position and directory name.
-pub(crate) fn run_label(index: usize, run: &RunDigest) -> String {
-    let name = run.path.file_name().map_or_else(
-        || run.path.display().to_string(),
-        |n| n.to_string_lossy().into(),
-    );
-    format!("run {}: {name}", index + 1)
 }
 
 fn overlay_figures(runs: &[&RunDigest], zoom: &Zoom) -> Vec<Figure> {

@@ -2,12 +2,34 @@
 //! several ([`compare`]), then one section per argument: a run ([`run`]) or a sweep ([`sweep`]).
 //! Every number comes from run.json or sweep.json (tables) or from the interval histograms
 //! (plots), always with its unit; the tables are [`crate::report::table`]s written as HTML.
+//! [`Input`] is what the page is given: each argument, read, with its figures drawn.
 
-use super::{Input, compare, run, run_label, sweep, warnings};
+use super::blocks::{figure, run_label};
+use super::{compare, run, sweep, warnings};
 use crate::report::digest::RunDigest;
 use crate::report::plot::Figure;
 use crate::report::svg::escape;
+use crate::results::sweep::SweepRecord;
 use std::fmt::Write;
+use std::path::PathBuf;
+
+/// One argument, read.
+pub(super) enum Input {
+    Run {
+        digest: Box<RunDigest>,
+        figures: Vec<Figure>,
+    },
+    Sweep {
+        path: PathBuf,
+        record: SweepRecord,
+        figures: Vec<Figure>,
+    },
+    Tune {
+        path: PathBuf,
+        record: Box<crate::format::tune::TuneRecord>,
+        figures: Vec<Figure>,
+    },
+}
 
 const STYLE: &str = include_str!("style.css");
 
@@ -153,36 +175,4 @@ pub(super) fn render(
     }
     h.push_str("</main></body></html>\n");
     h
-}
-
-/// A plot with its title, statements and name.
-pub(super) fn figure(h: &mut String, f: &Figure) {
-    let _ = write!(
-        h,
-        "<figure id=\"fig-{}\" class=\"plot\">{}<figcaption><strong>{}</strong>",
-        escape(&f.name),
-        f.svg,
-        escape(&f.title)
-    );
-    if !f.statements.is_empty() {
-        h.push_str("<ul class=\"statements\">");
-        for s in &f.statements {
-            let _ = write!(h, "<li>{}</li>", escape(s));
-        }
-        h.push_str("</ul>");
-    }
-    let _ = writeln!(
-        h,
-        "<span class=\"plot-name\">plot {}</span></figcaption></figure>",
-        escape(&f.name)
-    );
-}
-
-/// A two-column table of (key, value).
-pub(super) fn key_values(h: &mut String, class: &str, rows: &[(&str, String)]) {
-    let _ = write!(h, "<div class=\"table-wrap\"><table class=\"kv {class}\">");
-    for (k, v) in rows {
-        let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", escape(k), escape(v));
-    }
-    h.push_str("</table></div>\n");
 }

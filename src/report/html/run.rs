@@ -1,8 +1,7 @@
 //! A run's section of the report: where it came from, its budget verdict and warnings, plan and
 //! system, the per-CPU, phase, load and spike tables, then its plots.
 
-use super::page::{figure, key_values};
-use super::run_label;
+use super::blocks::{figure, key_values, run_label};
 use crate::doctor::{SystemSnapshot, Verdict};
 use crate::format::run_record::RunRecord;
 use crate::report::cpu_tables::{self, Detail, signed};

@@ -2,7 +2,7 @@
 //! more sweeps overlaid. The latency result comes first (its table, then its plot), the swept
 //! load's throughput after (issue 30): what a sweep is run for is the latency under each level.
 
-use super::page::figure;
+use super::blocks::figure;
 use crate::report::plot::Figure;
 use crate::report::plot::sweep as sweep_plot;
 use crate::report::svg::escape;

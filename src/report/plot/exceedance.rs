@@ -22,15 +22,15 @@ pub(crate) const STATED_QUANTILES: &[(f64, &str)] = &[
 /// One curve: steps (x, fraction later than x) for x from the smallest latency on, and the
 /// marked quantiles.
 #[derive(Debug, Clone)]
-pub struct Curve {
-    pub label: String,
-    pub total: u64,
+pub(crate) struct Curve {
+    pub(crate) label: String,
+    pub(crate) total: u64,
     /// (latency ns, fraction of wakeups later than any x in [previous latency, this latency)).
     pub(crate) steps: Vec<(f64, f64)>,
     /// (share, its label, latency within which that share of wakeups came).
-    pub marks: Vec<(f64, &'static str, u64)>,
+    pub(crate) marks: Vec<(f64, &'static str, u64)>,
     /// The largest latency (exact from run.json when known), ns.
-    pub max_ns: Option<i64>,
+    pub(crate) max_ns: Option<i64>,
     pub(crate) secondary: bool,
 }
 

@@ -15,10 +15,10 @@ pub(crate) const BINS_PER_DECADE: f64 = 40.0;
 /// One distribution binned: (bin index, count) for the non-empty bins, ascending. Bin k covers
 /// [10^(k/40), 10^((k+1)/40)) ns; a latency of 0 ns (an early wakeup) counts in bin 0.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Binned {
-    pub label: String,
+pub(crate) struct Binned {
+    pub(crate) label: String,
     pub(crate) bins: Vec<(i32, u64)>,
-    pub total: u64,
+    pub(crate) total: u64,
     pub(crate) secondary: bool,
 }
 

@@ -13,7 +13,7 @@ pub mod histogram;
 pub(crate) mod noise_timeline;
 pub(crate) mod phase_pdf;
 pub mod phases;
-pub mod scatter;
+pub(crate) mod scatter;
 pub mod sweep;
 pub mod timeline;
 pub mod zoom;
@@ -58,9 +58,9 @@ pub(crate) fn series_style(index: usize) -> Style {
 
 /// One named distribution of latencies for the histogram and exceedance plots: one CPU of
 /// one run, or every CPU of a run merged for overlays.
-pub struct Distribution<'a> {
-    pub label: String,
-    pub histogram: &'a hdrhistogram::Histogram<u64>,
+pub(crate) struct Distribution<'a> {
+    pub(crate) label: String,
+    pub(crate) histogram: &'a hdrhistogram::Histogram<u64>,
     /// The exact maximum from run.json when known (the histogram rounds up by < 0.1%).
     pub(crate) exact_max_ns: Option<i64>,
     /// Drawn dashed (timer IRQ latency next to wakeup latency).

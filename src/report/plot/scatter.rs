@@ -39,25 +39,25 @@ fn row_middle_ns(row: usize) -> f64 {
 
 /// One CPU's wakeups, thinned.
 #[derive(Debug, Clone)]
-pub struct Scatter {
-    pub cpu: u32,
+pub(crate) struct Scatter {
+    pub(crate) cpu: u32,
     /// The time the grid spans, s since the run's start.
-    pub from_s: f64,
-    pub to_s: f64,
+    pub(crate) from_s: f64,
+    pub(crate) to_s: f64,
     /// Wakeups drawn (in the time and latency ranges).
-    pub samples: u64,
+    pub(crate) samples: u64,
     /// Occupied cells of wakeup latency, `column * ROWS + row`.
     cells: Vec<bool>,
     /// Occupied cells of timer IRQ latency (traced runs).
     irq_cells: Vec<bool>,
-    pub irq_samples: u64,
+    pub(crate) irq_samples: u64,
     /// Each column's largest wakeup latency: (time s, latency ns).
-    pub column_max: Vec<Option<(f64, i64)>>,
+    pub(crate) column_max: Vec<Option<(f64, i64)>>,
     /// Wakeups before and after the time range.
-    pub time_cut: Cut,
+    pub(crate) time_cut: Cut,
     /// Wakeups in the time range beyond the latency range; and timer IRQ latencies.
-    pub latency_cut: Cut,
-    pub irq_cut: Cut,
+    pub(crate) latency_cut: Cut,
+    pub(crate) irq_cut: Cut,
 }
 
 impl Scatter {
@@ -78,12 +78,12 @@ impl Scatter {
     }
 
     /// The dots drawn: occupied wakeup cells.
-    pub fn dots(&self) -> usize {
+    pub(crate) fn dots(&self) -> usize {
         self.cells.iter().filter(|&&c| c).count()
     }
 
     /// The largest latency drawn and its time.
-    pub fn max(&self) -> Option<(f64, i64)> {
+    pub(crate) fn max(&self) -> Option<(f64, i64)> {
         self.column_max
             .iter()
             .flatten()

@@ -44,18 +44,17 @@ pub(crate) struct Track {
 
 /// A marked late wakeup (from a `--trace` explanation).
 #[derive(Debug, Clone)]
-pub struct Marker {
+pub(crate) struct Marker {
     pub(crate) time_s: f64,
-    pub latency_ns: u64,
-    pub cpu: usize,
-    pub text: String,
+    pub(crate) latency_ns: u64,
+    pub(crate) text: String,
 }
 
 #[derive(Debug, Clone)]
-pub struct Timeline {
+pub(crate) struct Timeline {
     pub(crate) extent_s: f64,
     pub(crate) tracks: Vec<Track>,
-    pub phases: Vec<(String, f64, f64)>,
+    pub(crate) phases: Vec<(String, f64, f64)>,
     pub(crate) markers: Vec<Marker>,
     /// The explanations of the run when the markers are only the worst of them
     /// (`report::events_digest::MAX_EXPLANATIONS_KEPT`): the legend says "of N".

@@ -36,10 +36,6 @@ impl Zoom {
             time: Range::parse(time, "--time-range", 1e9)?,
         })
     }
-
-    pub fn is_set(&self) -> bool {
-        self.latency.is_set() || self.time.is_set()
-    }
 }
 
 impl Range {
@@ -87,7 +83,7 @@ impl Range {
         Ok(range)
     }
 
-    pub fn is_set(&self) -> bool {
+    pub(crate) fn is_set(&self) -> bool {
         self.from.is_some() || self.to.is_some()
     }
 
@@ -140,9 +136,9 @@ impl Range {
 
 /// Counts below and above a range.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Cut {
-    pub below: u64,
-    pub above: u64,
+pub(crate) struct Cut {
+    pub(crate) below: u64,
+    pub(crate) above: u64,
 }
 
 impl Cut {
@@ -281,7 +277,8 @@ mod tests {
         for bad in ["2ms", "2ms:1ms", ":", "1:2", "x:2ms"] {
             assert!(Zoom::parse(Some(bad), None).is_err(), "{bad}");
         }
-        assert!(!Zoom::parse(None, None).unwrap().is_set());
+        let none = Zoom::parse(None, None).unwrap();
+        assert!(!none.latency.is_set() && !none.time.is_set());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! spans the remaining columns. No whitespace between tags: the report is read by a browser,
 //! and tests find rows by their exact text.
 
-use super::{CellKind, Markup, Table};
+use super::model::{CellKind, Markup, Table};
 use crate::report::svg::escape;
 use std::fmt::Write;
 
@@ -14,7 +14,7 @@ pub(crate) struct Html<'a> {
     pub class: &'a str,
 }
 
-fn cell(out: &mut String, c: &super::Cell, span: &str) {
+fn cell(out: &mut String, c: &super::model::Cell, span: &str) {
     let text = escape(&c.text);
     let ratio = c.ratio.as_ref().map_or(String::new(), |r| {
         format!(" <span class=\"ratio\">({})</span>", escape(r))
@@ -67,7 +67,7 @@ impl Markup for Html<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::sample;
+    use super::super::model::tests::sample;
     use super::*;
 
     #[test]

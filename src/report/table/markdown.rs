@@ -1,7 +1,7 @@
 //! Tables in Markdown (GitHub flavour): a header row, an alignment row (`---` left, `---:`
 //! right), one line per row; a `|` inside a cell is escaped.
 
-use super::{Align, Markup, Table};
+use super::model::{Align, Markup, Table};
 use std::fmt::Write;
 
 /// GitHub-flavoured Markdown.
@@ -38,7 +38,7 @@ impl Markup for Markdown {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::sample;
+    use super::super::model::tests::sample;
     use super::*;
 
     #[test]

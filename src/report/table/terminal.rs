@@ -1,7 +1,7 @@
 //! Tables on the terminal: columns padded to their widest cell, two spaces apart, a rule of
 //! dashes under the header, every line indented by two spaces.
 
-use super::{Align, Markup, Table};
+use super::model::{Align, Markup, Table};
 use std::fmt::Write;
 
 /// Aligned text for the terminal.
@@ -38,7 +38,7 @@ impl Markup for Terminal {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::sample;
+    use super::super::model::tests::sample;
     use super::*;
 
     #[test]
