@@ -179,7 +179,12 @@ pub struct LatencyArgs {
 
     /// Count exactly, per CPU, the wakeups at or below each threshold, e.g. 2us,50us,250us
     /// (docs/tails.md). Each thread's deadline and 10x its median are always counted too.
-    #[arg(long, value_name = "DURATIONS", value_delimiter = ',', allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATIONS",
+        value_delimiter = ',',
+        allow_hyphen_values = true
+    )]
     pub(crate) under: Vec<String>,
 }
 
@@ -322,7 +327,12 @@ pub struct ActionArgs {
     /// The least time between two firings of one --on-threshold action, 1ms to 24h; spikes
     /// within it are counted as suppressed (in the next firing's event and in run.json).
     /// Default 1s.
-    #[arg(long, value_name = "DURATION", requires = "on_threshold", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        requires = "on_threshold",
+        allow_hyphen_values = true
+    )]
     pub(crate) action_gap: Option<String>,
 
     /// At the end, the most jitterlab waits for the exec: programs still running, and then

@@ -545,8 +545,15 @@ mod tests {
         assert_eq!(warnings, 10, "every other event is written");
         let n = log.not_written();
         assert!(summaries > 0 && summaries < 100);
-        assert_eq!(summaries + n.wakeup_summaries, 100, "each summary written or counted");
-        assert_eq!(n.first_time_ns, summaries, "the first dropped is the one after the last kept");
+        assert_eq!(
+            summaries + n.wakeup_summaries,
+            100,
+            "each summary written or counted"
+        );
+        assert_eq!(
+            n.first_time_ns, summaries,
+            "the first dropped is the one after the last kept"
+        );
         assert_eq!(n.budget_bytes, 2000);
         let size = std::fs::metadata(&path).unwrap().len();
         assert!(size < 2000 + 300 + 9 * 60, "{size} bytes");

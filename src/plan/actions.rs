@@ -479,7 +479,15 @@ mod tests {
     fn the_gap_and_the_wait_are_bounded() {
         assert_eq!(parse_gap("1ms"), Ok(1_000_000));
         assert_eq!(parse_gap("24h"), Ok(MAX_ACTION_GAP_NS));
-        for bad in ["1ns", "999us", "0s", "25h", "18446744073709551615ns", "-1ms", "-2h"] {
+        for bad in [
+            "1ns",
+            "999us",
+            "0s",
+            "25h",
+            "18446744073709551615ns",
+            "-1ms",
+            "-2h",
+        ] {
             let e = parse_gap(bad).unwrap_err();
             assert!(e.contains("out of range: give 1ms to 24h"), "{bad}: {e}");
             // Both bounds explained, whichever was passed (issue 39 L7).

@@ -70,10 +70,20 @@ fn every_duration_and_size_option_takes_a_negative_value_to_its_own_check() {
     }
     let mut missing = Vec::new();
     walk(&Cli::command(), "jitterlab", &mut missing);
-    assert!(missing.is_empty(), "add allow_hyphen_values = true: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "add allow_hyphen_values = true: {missing:?}"
+    );
     for (argv, said) in [
         (
-            &["jitterlab", "run", "--on-threshold", "continue", "--action-gap", "-1ms"][..],
+            &[
+                "jitterlab",
+                "run",
+                "--on-threshold",
+                "continue",
+                "--action-gap",
+                "-1ms",
+            ][..],
             "-1ms",
         ),
         (&["jitterlab", "run", "--action-wait", "-1s"][..], "-1s"),
@@ -83,7 +93,8 @@ fn every_duration_and_size_option_takes_a_negative_value_to_its_own_check() {
         };
         let actions = run.action_options();
         assert!(
-            actions.action_gap.as_deref() == Some(said) || actions.action_wait.as_deref() == Some(said),
+            actions.action_gap.as_deref() == Some(said)
+                || actions.action_wait.as_deref() == Some(said),
             "{argv:?}"
         );
     }

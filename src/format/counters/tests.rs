@@ -245,5 +245,9 @@ fn intervals_past_the_budget_are_counted_not_written() {
     assert!(not_written > 0 && not_written < 20);
     assert_eq!(read.intervals.len() as u64 + not_written, 20);
     let kept: Vec<u64> = read.intervals.iter().map(|i| i.interval).collect();
-    assert_eq!(kept, (0..20 - not_written).collect::<Vec<_>>(), "the first ones, whole");
+    assert_eq!(
+        kept,
+        (0..20 - not_written).collect::<Vec<_>>(),
+        "the first ones, whole"
+    );
 }
