@@ -77,8 +77,8 @@ pub(crate) fn summaries_bytes(plan: &RunPlan, every: u64) -> Option<u64> {
 /// `--summary-every` too small for the run's length and CPUs: its summaries alone would pass
 /// events.jsonl's budget for them (`format::events::BULK_EVENTS_BUDGET_BYTES`), and the file
 /// would keep only the run's first part of them. Refused before the run (exit 2), naming the
-/// size and the smallest `--summary-every` that fits (issue 39, E1). A run without an end
-/// cannot be judged before: its summaries past the budget are counted, not written.
+/// size and the smallest `--summary-every` that fits (issue 39, E1). What passes the budget
+/// all the same (lines longer than estimated) is counted, not written (`format::events`).
 fn check_summaries(plan: &RunPlan) -> Result<()> {
     let Some(every) = plan.summary_every else {
         return Ok(());
