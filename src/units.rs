@@ -12,6 +12,14 @@ const UNITS: &[(&str, u64)] = &[
     ("d", 86_400_000_000_000),
 ];
 
+/// Whether `text` is a duration with a minus sign (`-1ms`): out of every option's range, said
+/// so rather than "not a duration" (issue 39, L6-a).
+pub(crate) fn is_negative_duration(text: &str) -> bool {
+    text.trim()
+        .strip_prefix('-')
+        .is_some_and(|rest| !rest.starts_with('-') && parse_duration_ns(rest).is_ok())
+}
+
 /// Parses a duration such as `500us`, `1ms`, `1.5ms`, `30s`, `10m`, `24h` into nanoseconds.
 ///
 /// A unit is required: a bare number is ambiguous (cyclictest takes microseconds, sleep takes
@@ -19,6 +27,11 @@ const UNITS: &[(&str, u64)] = &[
 pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let accepted = "a number with a unit: ns, us, ms, s, m, h or d (e.g. 500us, 1ms, 30s, 24h)";
+    if is_negative_duration(t) {
+        return Err(format!(
+            "'{text}' is negative: out of range; a duration is 0 or more, e.g. 1ms"
+        ));
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .ok_or_else(|| format!("'{text}' has no unit; expected {accepted}"))?;

@@ -179,7 +179,12 @@ pub struct LatencyArgs {
 
     /// Count exactly, per CPU, the wakeups at or below each threshold, e.g. 2us,50us,250us
     /// (docs/tails.md). Each thread's deadline and 10x its median are always counted too.
-    #[arg(long, value_name = "DURATIONS", value_delimiter = ',')]
+    #[arg(
+        long,
+        value_name = "DURATIONS",
+        value_delimiter = ',',
+        allow_hyphen_values = true
+    )]
     pub(crate) under: Vec<String>,
 }
 
@@ -322,20 +327,30 @@ pub struct ActionArgs {
     /// The least time between two firings of one --on-threshold action, 1ms to 24h; spikes
     /// within it are counted as suppressed (in the next firing's event and in run.json).
     /// Default 1s.
-    #[arg(long, value_name = "DURATION", requires = "on_threshold")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        requires = "on_threshold",
+        allow_hyphen_values = true
+    )]
     pub(crate) action_gap: Option<String>,
 
     /// At the end, the most jitterlab waits for the exec: programs still running, and then
     /// for each --on-end program, before it kills them (SIGKILL to the program's process
     /// group and everything it started); SIGINT or SIGTERM during the wait kills them at
     /// once. 0s to 1h, default 10s. Each outcome is recorded (docs/user-guide.md).
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub(crate) action_wait: Option<String>,
 
     /// The most bytes the --on-threshold snapshots of the run write in all, 1MiB to 1TiB,
     /// default 256MiB (and at most 10 000 snapshots): a snapshot that would pass it is not
     /// written, and the spikes after it are counted, not snapshotted (run.json, events.jsonl
     /// and the summary say so).
-    #[arg(long, value_name = "SIZE", requires = "on_threshold")]
+    #[arg(
+        long,
+        value_name = "SIZE",
+        requires = "on_threshold",
+        allow_hyphen_values = true
+    )]
     pub snapshot_limit: Option<String>,
 }

@@ -50,7 +50,8 @@ fn habit(word: &str, next: Option<&str>) -> Option<String> {
         // A cluster of single-letter flags such as `-m`, `-Sm`, `-t4` (cyclictest's spellings).
         None => word
             .strip_prefix('-')
-            .filter(|w| !w.starts_with('-'))
+            // `-1ms` is a negative value, not flags (L6-a: it read as `-m`).
+            .filter(|w| !w.starts_with('-') && !w.starts_with(|c: char| c.is_ascii_digit()))
             .map(|w| {
                 w.trim_end_matches(|c: char| c.is_ascii_digit())
                     .chars()
@@ -126,5 +127,6 @@ mod tests {
         assert_eq!(of("run --duration 1s -q"), None);
         assert_eq!(of("report -m"), None);
         assert_eq!(of("run --cpus 0-1 --out m"), None);
+        assert_eq!(of("run --action-gap -1ms"), None);
     }
 }

@@ -8,12 +8,22 @@ use clap::Args;
 pub struct InversionArgs {
     /// The CPU time the low-priority holder keeps the mutex for, from half of
     /// it before each due time (default 200us). With inheritance it bounds the latency.
-    #[arg(long, hide_short_help = true, value_name = "DURATION")]
+    #[arg(
+        long,
+        hide_short_help = true,
+        value_name = "DURATION",
+        allow_hyphen_values = true
+    )]
     pub(crate) hold: Option<String>,
 
     /// How long the medium-priority hog spins from each due time (default
     /// 500us). Without inheritance the measuring thread waits for it.
-    #[arg(long, hide_short_help = true, value_name = "DURATION")]
+    #[arg(
+        long,
+        hide_short_help = true,
+        value_name = "DURATION",
+        allow_hyphen_values = true
+    )]
     pub hog: Option<String>,
 
     /// A plain mutex (PTHREAD_PRIO_NONE) instead of one with priority

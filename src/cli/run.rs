@@ -93,7 +93,9 @@ pub struct LatencyRunArgs {
     /// Every N recorded samples of each thread, write their min, mean and max (with their
     /// sequence range, due times and missed periods) to events.jsonl as a `wakeup_summary`
     /// (FirmTimers measure_latency -w); a thread's last block may be shorter. `export --format
-    /// summaries` prints them.
+    /// summaries` prints them. Refused when the run's summaries would pass the 1 GiB
+    /// events.jsonl keeps for them (the smallest N that fits is named); past it (lines
+    /// longer than estimated) they are counted in run.json, not written.
     #[arg(
         long,
         value_name = "N",

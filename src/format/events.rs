@@ -186,15 +186,86 @@ pub struct KernelStack {
     pub note: Option<String>,
 }
 
-/// Appends events to events.jsonl.
+/// The bytes of an event file past which its bulk events (`wakeup_summary`, `noise_interval`:
+/// one per block or log interval per CPU, the file's bulk) are no longer written: a quarter of
+/// what its readers read ([`crate::input::EVENTS_MAX_BYTES`], 4 GiB), so that the results'
+/// events (spikes, injections, actions, phases, warnings), always written whole, have three
+/// times as much room and a run never writes an events.jsonl its own `report` refuses (issue
+/// 39, sixth hostile re-run, E1: `-i 20us --summary-every 1` wrote 130 MB in 5 s, 4 GiB in
+/// under three minutes). A segmented run's budget is per event file, and retention bounds the
+/// files. What is not written is counted ([`EventsNotWritten`], run.json `events_not_written`)
+/// and said once, as a `warning` event and in run.json's warnings.
+pub(crate) const BULK_EVENTS_BUDGET_BYTES: u64 = crate::input::EVENTS_MAX_BYTES / 4;
+
+/// The bulk events an event file's budget left out ([`BULK_EVENTS_BUDGET_BYTES`]), in run.json.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct EventsNotWritten {
+    /// The budget, bytes: the size of an event file past which its bulk events are dropped.
+    pub(crate) budget_bytes: u64,
+    /// `wakeup_summary` lines not written.
+    pub(crate) wakeup_summaries: u64,
+    /// `noise_interval` lines not written.
+    pub(crate) noise_intervals: u64,
+    /// When the first was dropped (CLOCK_MONOTONIC), ns: the summaries after it are missing.
+    pub(crate) first_time_ns: u64,
+}
+
+impl EventsNotWritten {
+    /// Adds another file's counts (a segmented run's).
+    pub(crate) fn add(&mut self, other: &EventsNotWritten) {
+        if self.wakeup_summaries + self.noise_intervals == 0 {
+            self.first_time_ns = other.first_time_ns;
+        }
+        self.budget_bytes = other.budget_bytes;
+        self.wakeup_summaries += other.wakeup_summaries;
+        self.noise_intervals += other.noise_intervals;
+    }
+
+    /// Whether nothing was left out.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.wakeup_summaries + self.noise_intervals == 0
+    }
+
+    /// What to say of it, in run.json's warnings and the summary.
+    pub(crate) fn warning(&self) -> String {
+        format!(
+            "events.jsonl reached its budget of {} for wakeup summaries and noise intervals (a quarter of the {} its readers read): {} wakeup_summary and {} noise_interval line(s) from {} ns on were not written (run.json `events_not_written`); every spike, injection, action and warning was; for fewer summaries give a larger --summary-every, or a larger --log-interval",
+            crate::input::format_bytes(self.budget_bytes),
+            crate::input::format_bytes(crate::input::EVENTS_MAX_BYTES),
+            self.wakeup_summaries,
+            self.noise_intervals,
+            self.first_time_ns
+        )
+    }
+}
+
+/// Appends events to events.jsonl, keeping its bulk events within a budget
+/// (`BULK_EVENTS_BUDGET_BYTES`, 1 GiB).
 pub struct EventLog {
     file: File,
+    /// Bytes written to the file.
+    written: u64,
+    budget_bytes: u64,
+    not_written: EventsNotWritten,
 }
 
 impl EventLog {
     /// Appends to `file`, opened for appending (a run makes it with `ResultDir::create_file`).
     pub fn new(file: File) -> Self {
-        EventLog { file }
+        Self::with_budget(file, BULK_EVENTS_BUDGET_BYTES)
+    }
+
+    /// Appends to `file`, its bulk events dropped past `budget_bytes` (tests use a small one).
+    pub(crate) fn with_budget(file: File, budget_bytes: u64) -> Self {
+        EventLog {
+            file,
+            written: 0,
+            budget_bytes,
+            not_written: EventsNotWritten {
+                budget_bytes,
+                ..Default::default()
+            },
+        }
     }
 
     /// Appends to the file `path`, made if missing, never through a link (O_NOFOLLOW): for
@@ -210,10 +281,33 @@ impl EventLog {
         ))
     }
 
+    /// Appends `event`, unless it is a bulk event and the file has reached its budget: then it
+    /// is counted (`EventLog::not_written`).
     pub fn write(&mut self, event: &Event) -> io::Result<()> {
+        if self.written >= self.budget_bytes {
+            let counter = match event {
+                Event::WakeupSummary(_) => Some(&mut self.not_written.wakeup_summaries),
+                Event::NoiseInterval(_) => Some(&mut self.not_written.noise_intervals),
+                _ => None,
+            };
+            if let Some(counter) = counter {
+                *counter += 1;
+                if self.not_written.wakeup_summaries + self.not_written.noise_intervals == 1 {
+                    self.not_written.first_time_ns = event.time_ns();
+                }
+                return Ok(());
+            }
+        }
         let mut line = serde_json::to_vec(event).map_err(io::Error::other)?;
         line.push(b'\n');
-        self.file.write_all(&line)
+        self.file.write_all(&line)?;
+        self.written += line.len() as u64;
+        Ok(())
+    }
+
+    /// The bulk events left out so far.
+    pub(crate) fn not_written(&self) -> &EventsNotWritten {
+        &self.not_written
     }
 }
 
@@ -399,6 +493,71 @@ fn take_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Past its budget an event file drops the bulk events (summaries, noise intervals), counted
+    /// with the first one's time, and keeps writing every other event whole (E1).
+    #[test]
+    fn bulk_events_past_the_budget_are_counted_not_written_and_the_rest_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)
+            .unwrap();
+        let mut log = EventLog::with_budget(file, 2000);
+        let summary = |t: u64| {
+            Event::WakeupSummary(crate::format::wakeup_summary::WakeupSummary {
+                time_ns: t,
+                cpu: 0,
+                first_seq: t,
+                last_seq: t,
+                samples: 1,
+                dropped_records: 0,
+                first_due_ns: t,
+                last_due_ns: t,
+                min_ns: 10,
+                sum_ns: 10,
+                mean_ns: 10.0,
+                max_ns: 10,
+                missed_periods: 0,
+            })
+        };
+        for t in 0..100 {
+            log.write(&summary(t)).unwrap();
+            if t % 10 == 0 {
+                log.write(&Event::Warning {
+                    time_ns: t,
+                    message: "kept".into(),
+                })
+                .unwrap();
+            }
+        }
+        let events = read_events(&path).unwrap();
+        let summaries = events
+            .iter()
+            .filter(|e| matches!(e, Event::WakeupSummary(_)))
+            .count() as u64;
+        let warnings = events
+            .iter()
+            .filter(|e| matches!(e, Event::Warning { .. }))
+            .count();
+        assert_eq!(warnings, 10, "every other event is written");
+        let n = log.not_written();
+        assert!(summaries > 0 && summaries < 100);
+        assert_eq!(
+            summaries + n.wakeup_summaries,
+            100,
+            "each summary written or counted"
+        );
+        assert_eq!(
+            n.first_time_ns, summaries,
+            "the first dropped is the one after the last kept"
+        );
+        assert_eq!(n.budget_bytes, 2000);
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert!(size < 2000 + 300 + 9 * 60, "{size} bytes");
+    }
 
     fn scan(bytes: &[u8], wants: &dyn Fn(&str) -> bool) -> io::Result<(Vec<Event>, Scanned)> {
         let dir = tempfile::tempdir().unwrap();

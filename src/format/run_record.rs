@@ -80,6 +80,10 @@ pub struct RunRecord {
     /// (counters.log, docs/counters.md); absent with `--no-counters` and in imported runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<super::counters::CountersRecord>,
+    /// The bulk events (wakeup summaries, noise intervals) that events.jsonl's budget left
+    /// out (`format::events::BULK_EVENTS_BUDGET_BYTES`); absent when none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) events_not_written: Option<super::events::EventsNotWritten>,
 }
 
 impl RunRecord {
@@ -132,6 +136,7 @@ impl RunRecord {
             segments: None,
             inversion: None,
             counters: None,
+            events_not_written: None,
         }
     }
 }

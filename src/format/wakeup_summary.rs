@@ -5,6 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The bytes of a `wakeup_summary` line in events.jsonl, about: 259 a line in the sixth hostile
+/// re-run's 5 s run (129 647 590 bytes for 500 000 blocks of one sample, E1); the check before
+/// a run (`plan::check_summaries`) counts each block at this many bytes.
+pub(crate) const LINE_BYTES: u64 = 256;
+
 /// One block of a measuring thread's recorded samples (docs/result-format.md, events.jsonl).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct WakeupSummary {
@@ -44,5 +49,37 @@ impl WakeupSummary {
     /// The time from the block's first to its last due time, ns.
     pub(crate) fn span_ns(&self) -> u64 {
         self.last_due_ns.saturating_sub(self.first_due_ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line of a run hours long (15-digit times, 6-digit sequence numbers, tens of
+    /// microseconds) is within a sixth of [`LINE_BYTES`]: the estimate the pre-run check uses.
+    #[test]
+    fn a_summary_line_is_about_line_bytes() {
+        let s = WakeupSummary {
+            time_ns: 123_456_789_012_345,
+            cpu: 1,
+            first_seq: 123_456,
+            last_seq: 123_456,
+            samples: 1,
+            dropped_records: 0,
+            first_due_ns: 123_456_789_012_345,
+            last_due_ns: 123_456_789_012_345,
+            min_ns: 23_456,
+            sum_ns: 23_456,
+            mean_ns: 23_456.0,
+            max_ns: 23_456,
+            missed_periods: 0,
+        };
+        let line = serde_json::to_vec(&crate::format::events::Event::WakeupSummary(s)).unwrap();
+        let bytes = line.len() as u64 + 1;
+        assert!(
+            bytes.abs_diff(LINE_BYTES) <= LINE_BYTES / 6,
+            "{bytes} bytes against {LINE_BYTES}"
+        );
     }
 }

@@ -42,6 +42,9 @@ pub(crate) enum ReadError {
     /// A result directory's file that is a symbolic link (never followed: another user may
     /// have planted it).
     Link,
+    /// A symbolic link of another user (neither this one nor root) on the way to the file:
+    /// the words of [`foreign_link_on_the_way`].
+    ForeignLink(String),
     /// More than `max_bytes` bytes (or a pipe that kept giving them).
     TooLarge {
         max_bytes: u64,
@@ -82,6 +85,7 @@ impl fmt::Display for ReadError {
                 f,
                 "it is a symbolic link (a result directory holds only files jitterlab wrote; a link is never followed)"
             ),
+            ReadError::ForeignLink(why) => f.write_str(why),
             ReadError::TooLarge { max_bytes } => write!(
                 f,
                 "it is larger than {}, the most jitterlab reads from such a file",
@@ -121,6 +125,60 @@ pub(crate) enum Source {
     Stream,
 }
 
+/// How many links [`foreign_link_on_the_way`] follows (the kernel's MAXSYMLINKS).
+const MAX_LINKS: u32 = 40;
+
+/// The symbolic link of another user (neither this user, the effective uid, nor root) that
+/// reading `path` would follow, in words naming it, its owner and its target; None when there
+/// is none. Every component of the path is looked at, and the targets of the links followed
+/// (this user's and root's) in turn. Outputs follow no such link (`results::dir`, issue 39 F1);
+/// inputs neither (issue 39, sixth re-run, L6-c: root's `report /tmp/mal/run -o x.html` read
+/// root's private run through another user's link into a world-readable report). What does
+/// not exist is left to the open, which says so.
+pub(crate) fn foreign_link_on_the_way(path: &Path) -> Option<String> {
+    let mut budget = MAX_LINKS;
+    foreign_link_in(path, &mut budget)
+}
+
+fn foreign_link_in(path: &Path, budget: &mut u32) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    use std::path::Component;
+    let me = crate::sys::process::effective_user_id();
+    let mut at = std::path::PathBuf::new();
+    for component in path.components() {
+        at.push(component);
+        if !matches!(component, Component::Normal(_)) {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(&at).ok()?;
+        if !meta.file_type().is_symlink() {
+            continue;
+        }
+        let to = std::fs::read_link(&at).ok()?;
+        if meta.uid() != me && meta.uid() != 0 {
+            return Some(format!(
+                "{} is a symbolic link of {} (to {}), neither yours nor root's: jitterlab reads through no other user's link, since its owner chooses what you read (your own private files, into a report anyone may read); if you trust it, pass the path it leads to",
+                at.display(),
+                crate::sys::process::user_in_words(meta.uid()),
+                to.display()
+            ));
+        }
+        if *budget == 0 {
+            // The open meets the loop (ELOOP) and says so.
+            return None;
+        }
+        *budget -= 1;
+        let target = match at.parent() {
+            Some(parent) => parent.join(&to),
+            None => to,
+        };
+        if let Some(why) = foreign_link_in(&target, budget) {
+            return Some(why);
+        }
+    }
+    None
+}
+
 /// Opens `path` for reading as `source` allows. The one way jitterlab opens a file it reads
 /// (`tests/offline/readers.rs` fails on a read of a path elsewhere): the open never blocks (a
 /// FIFO with no writer does not hang it), and what is not allowed (anything but a regular file,
@@ -131,6 +189,9 @@ pub(crate) enum Source {
 pub(crate) fn open(path: &Path, source: Source) -> Result<std::fs::File, ReadError> {
     use std::os::fd::AsRawFd;
     let follow = source != Source::ResultFile;
+    if follow && let Some(why) = foreign_link_on_the_way(path) {
+        return Err(ReadError::ForeignLink(why));
+    }
     let file = crate::sys::fs::open_read_nonblocking(path, follow).map_err(|e| {
         if !follow && e.raw_os_error() == Some(crate::sys::errno::ELOOP) {
             ReadError::Link

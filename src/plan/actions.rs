@@ -242,8 +242,12 @@ impl Action {
 
 /// `--action-gap DURATION`, in its range ([`MIN_ACTION_GAP_NS`]..=[`MAX_ACTION_GAP_NS`]).
 pub(crate) fn parse_gap(text: &str) -> Result<u64, String> {
-    let ns = parse_duration_ns(text).map_err(|e| format!("--action-gap: {e}"))?;
-    if !(MIN_ACTION_GAP_NS..=MAX_ACTION_GAP_NS).contains(&ns) {
+    let negative = crate::units::is_negative_duration(text);
+    let ns = match negative {
+        true => 0,
+        false => parse_duration_ns(text).map_err(|e| format!("--action-gap: {e}"))?,
+    };
+    if negative || !(MIN_ACTION_GAP_NS..=MAX_ACTION_GAP_NS).contains(&ns) {
         return Err(format!(
             "--action-gap {text}: out of range: give 1ms to 24h (the default is 1s): at least 1ms, as below it a storm of spikes would start programs and snapshots as fast as they can be started; at most 24h, which already holds an action to one firing a day (longer gaps are refused: the largest wrapped the gap's clock and let every spike fire)"
         ));
@@ -253,8 +257,12 @@ pub(crate) fn parse_gap(text: &str) -> Result<u64, String> {
 
 /// `--action-wait DURATION`, 0 (kill at once) to [`MAX_ACTION_WAIT_NS`].
 pub(crate) fn parse_wait(text: &str) -> Result<u64, String> {
-    let ns = parse_duration_ns(text).map_err(|e| format!("--action-wait: {e}"))?;
-    if ns > MAX_ACTION_WAIT_NS {
+    let negative = crate::units::is_negative_duration(text);
+    let ns = match negative {
+        true => 0,
+        false => parse_duration_ns(text).map_err(|e| format!("--action-wait: {e}"))?,
+    };
+    if negative || ns > MAX_ACTION_WAIT_NS {
         return Err(format!(
             "--action-wait {text}: out of range: give 0s (kill the programs at once) to 1h; the default is 10s"
         ));
@@ -471,7 +479,15 @@ mod tests {
     fn the_gap_and_the_wait_are_bounded() {
         assert_eq!(parse_gap("1ms"), Ok(1_000_000));
         assert_eq!(parse_gap("24h"), Ok(MAX_ACTION_GAP_NS));
-        for bad in ["1ns", "999us", "0s", "25h", "18446744073709551615ns"] {
+        for bad in [
+            "1ns",
+            "999us",
+            "0s",
+            "25h",
+            "18446744073709551615ns",
+            "-1ms",
+            "-2h",
+        ] {
             let e = parse_gap(bad).unwrap_err();
             assert!(e.contains("out of range: give 1ms to 24h"), "{bad}: {e}");
             // Both bounds explained, whichever was passed (issue 39 L7).
@@ -484,11 +500,18 @@ mod tests {
         assert!(parse_gap("soon").unwrap_err().starts_with("--action-gap: "));
         assert_eq!(parse_wait("0s"), Ok(0));
         assert_eq!(parse_wait("1h"), Ok(MAX_ACTION_WAIT_NS));
-        assert!(
-            parse_wait("61m")
-                .unwrap_err()
-                .contains("give 0s (kill the programs at once) to 1h")
-        );
+        for bad in ["61m", "-1s"] {
+            assert!(
+                parse_wait(bad)
+                    .unwrap_err()
+                    .contains("out of range: give 0s (kill the programs at once) to 1h"),
+                "{bad}"
+            );
+        }
+        // Every other duration: negative is out of range, not "not a duration" (L6-a).
+        let e = crate::units::parse_duration_ns("-5ms").unwrap_err();
+        assert!(e.contains("is negative: out of range"), "{e}");
+        assert!(crate::units::parse_duration_ns("--5ms").is_err());
     }
 
     #[test]

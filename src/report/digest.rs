@@ -344,7 +344,7 @@ pub(crate) fn read_run(
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<RunDigest, String> {
     let mut run = loaded::open(path)?;
-    crate::session::stale::note_owner(&mut run.record);
+    crate::session::stale::note_owner(&mut run.record, &run.path);
     let has_hlog = run.has_hlog();
     let grid = run.grid(CELLS)?;
     let digested = run.scan_cells(&grid, Digesting::default, progress)?;

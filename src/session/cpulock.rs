@@ -269,9 +269,18 @@ fn open_lock_file(dir: BorrowedFd, cpu: usize) -> io::Result<File> {
 /// Who holds the lock of each CPU of `cpus` now, as the kernel says: (CPU, holder) for each
 /// CPU held, none when no process holds any. Only reads: no lock file or directory is made,
 /// nothing locked. For a result directory whose run.json says `ended: running` (a killed run,
-/// or one still running): `stale::owner_notice`. Err: why it cannot be told.
-pub(crate) fn holders_of(cpus: &[usize]) -> std::result::Result<Vec<(usize, String)>, String> {
+/// or one still running): `stale::owner_notice`. Err: why it cannot be told. `root_run`: the
+/// run held root's own locks (a root run, read by root): those alone tell, since any user can
+/// hold the shared ones (issue 39, sixth re-run, L6-b: another user's `flock` on the shared
+/// `cpu0.lock` made a killed root run read "locked by a process that is not this jitterlab").
+pub(crate) fn holders_of_run(
+    cpus: &[usize],
+    root_run: bool,
+) -> std::result::Result<Vec<(usize, String)>, String> {
     let proc = Path::new("/proc");
+    if root_run && crate::sys::process::effective_user_id() == 0 {
+        return holders_in(Path::new(super::journal::ROOT_DIR), proc, cpus);
+    }
     let mut held = holders_in(Path::new(LOCK_DIR), proc, cpus)?;
     // A root run whose shared lock was planted holds only root's own; only root can read it,
     // and a user's run never holds it.

@@ -13,7 +13,7 @@
 //! directory's descriptor (`ResultDir::create_file`: never over an existing file, never through
 //! a link).
 
-use crate::format::events::{Event, EventLog};
+use crate::format::events::{Event, EventLog, EventsNotWritten};
 use crate::format::segments;
 use crate::recorder::segments::SegmentLedger;
 use crate::results::ResultDir;
@@ -32,9 +32,13 @@ pub(super) enum EventSink {
 }
 
 /// The session's writer of events. Best effort: a full disk shows as a failed hlog write
-/// instead.
+/// instead. Each file keeps its bulk events within its budget
+/// (`format::events::BULK_EVENTS_BUDGET_BYTES`); the first one left out is said by a `warning`
+/// event, and what was left out goes to run.json (`EventWriter::not_written`).
 pub(super) struct EventWriter {
     target: Target,
+    /// Whether the warning of the first bulk event left out was written.
+    said: bool,
 }
 
 enum Target {
@@ -51,6 +55,8 @@ struct Rotating {
     start_mono: u64,
     /// The file written, and its segment's index.
     current: Option<(u64, EventLog)>,
+    /// What the files before the current one left out.
+    closed: EventsNotWritten,
 }
 
 impl EventWriter {
@@ -68,9 +74,13 @@ impl EventWriter {
                 ledger,
                 start_mono,
                 current: None,
+                closed: EventsNotWritten::default(),
             }),
         };
-        EventWriter { target }
+        EventWriter {
+            target,
+            said: false,
+        }
     }
 
     pub(super) fn write(&mut self, event: &Event) {
@@ -78,6 +88,33 @@ impl EventWriter {
             Target::Single(log) => log.write(event),
             Target::Segmented(r) => r.write(event),
         };
+        if !self.said {
+            let left_out = self.not_written();
+            if !left_out.is_empty() {
+                self.said = true;
+                self.write(&Event::Warning {
+                    time_ns: event.time_ns(),
+                    message: format!(
+                        "events.jsonl reached its budget of {} for wakeup summaries and noise intervals: those from here on are not written, only counted (run.json `events_not_written`); every other event still is",
+                        crate::input::format_bytes(left_out.budget_bytes)
+                    ),
+                });
+            }
+        }
+    }
+
+    /// The bulk events left out of every file so far (empty when none was).
+    pub(super) fn not_written(&self) -> EventsNotWritten {
+        match &self.target {
+            Target::Single(log) => log.not_written().clone(),
+            Target::Segmented(r) => {
+                let mut all = r.closed.clone();
+                if let Some((_, log)) = &r.current {
+                    all.add(log.not_written());
+                }
+                all
+            }
+        }
     }
 }
 
@@ -89,7 +126,9 @@ impl Rotating {
         let index = own.max(current).max(oldest);
         if self.current.as_ref().is_none_or(|(k, _)| *k != index) {
             // Dropped first: the old file is closed even if the new one cannot be made.
-            self.current = None;
+            if let Some((_, old)) = self.current.take() {
+                self.closed.add(old.not_written());
+            }
             let file = self.dir.create_file(&segments::events_file_name(index))?;
             self.current = Some((index, EventLog::new(file)));
         }

@@ -105,6 +105,11 @@ impl Session {
         if let Some(actions) = &self.actions {
             self.record.actions = Some(actions.record());
         }
+        let left_out = self.events.not_written();
+        if !left_out.is_empty() {
+            self.record.warnings.push(left_out.warning());
+            self.record.events_not_written = Some(left_out);
+        }
         record_unjournaled(&mut self.record);
         // A failure here still ends with the summary (from memory) and exit 4.
         if let Err(e) = self.dir.write_final_run_record(&mut self.record) {
@@ -279,6 +284,16 @@ impl Session {
                 "cannot write {} in {}: {e}; the counters of the later intervals are missing",
                 crate::format::counters::FILE_NAME,
                 self.dir.path.display()
+            ));
+        }
+        counters.intervals_not_written = log.intervals_not_written();
+        if counters.intervals_not_written > 0 {
+            self.record.warnings.push(format!(
+                "{} reached its budget of {} (three quarters of the {} its readers read): the counters of the last {} log interval(s) were not written (run.json `counters.intervals_not_written`); give a larger --log-interval for a run this long",
+                crate::format::counters::FILE_NAME,
+                crate::input::format_bytes(crate::format::counters::WRITTEN_MAX_BYTES),
+                crate::input::format_bytes(crate::format::counters::MAX_FILE_BYTES),
+                counters.intervals_not_written
             ));
         }
         let writes_file = log.writes_file();

@@ -121,15 +121,45 @@ pub(crate) const LOCK_NAME: &str = "settings.lock";
 /// exclusive flock on [`LOCK_NAME`] in the journals' directory (root's is root's alone), which
 /// the kernel releases when its holder dies, SIGKILL included. A `tune` holds it from its
 /// start to its end, across its arms, so that no other changes a setting between two arms.
+///
+/// The settings are the whole machine's (RT throttling, the workqueues' CPU mask, timer
+/// migration, interrupts' affinity), so the lock also holds every online CPU's lock
+/// (`cpulock.rs`), as a run holds its CPUs': a tune beside another jitterlab's measurement of
+/// any CPU is refused at once (exit 3, naming it), and a run, noise, monitor or drop-in started
+/// during a tune is refused by the lock of its CPU, naming the tune (seventh hostile re-run,
+/// S1: a tune on CPU 1 turned RT throttling off and moved every workqueue onto CPU 0 under a
+/// run measuring CPU 0, whose record said the settings it began with).
 #[derive(Debug)]
 pub(crate) struct SettingsLock {
     _file: File,
+    _cpus: Option<super::cpulock::CpuLocks>,
 }
 
 impl SettingsLock {
-    /// Takes the lock, or says who may hold it and what to do. Never waits: a second tune
-    /// started beside a first one is refused at once rather than measuring the first's arms.
+    /// Takes the lock and every online CPU's, or says who holds one and what to do. Never
+    /// waits: a second tune started beside a first one is refused at once rather than
+    /// measuring the first's arms.
     pub(crate) fn take(dir: &TrustedDir) -> Result<SettingsLock, String> {
+        let online = crate::cpulist::online_cpus()?;
+        Self::take_with_cpus(dir, &online)
+    }
+
+    /// [`SettingsLock::take`] with the locks of `cpus` (none: the tests of the lock alone).
+    pub(crate) fn take_with_cpus(dir: &TrustedDir, cpus: &[usize]) -> Result<SettingsLock, String> {
+        let mut lock = Self::take_settings(dir)?;
+        if !cpus.is_empty() {
+            let (locks, _) = super::cpulock::take(cpus, false).map_err(|f| {
+                format!(
+                    "kernel settings are the whole machine's (RT throttling, the workqueues' CPUs, timer migration, interrupts' affinity), so they are changed only while no other jitterlab measures any CPU: {}",
+                    f.message
+                )
+            })?;
+            lock._cpus = Some(locks);
+        }
+        Ok(lock)
+    }
+
+    fn take_settings(dir: &TrustedDir) -> Result<SettingsLock, String> {
         let name = CString::new(LOCK_NAME).expect("no NUL in the name");
         let path = dir.path().join(LOCK_NAME);
         let file = match fs::open_read_at(dir.fd(), &name, true) {
@@ -138,7 +168,15 @@ impl SettingsLock {
             }
             other => other,
         }
-        .map_err(|e| format!("cannot open the settings lock {}: {e}", path.display()))?;
+        .map_err(|e| match e.raw_os_error() {
+            // Opened without following a link: one planted there is said as the other
+            // planted kinds are (seventh hostile re-run, L7-b).
+            Some(crate::sys::errno::ELOOP) => format!(
+                "{} is not a lock file of this user (a symbolic link): remove it",
+                path.display()
+            ),
+            _ => format!("cannot open the settings lock {}: {e}", path.display()),
+        })?;
         let meta = file
             .metadata()
             .map_err(|e| format!("cannot read the settings lock {}: {e}", path.display()))?;
@@ -149,7 +187,10 @@ impl SettingsLock {
             ));
         }
         match fs::try_lock_exclusive(file.as_fd()) {
-            Ok(true) => Ok(SettingsLock { _file: file }),
+            Ok(true) => Ok(SettingsLock {
+                _file: file,
+                _cpus: None,
+            }),
             Ok(false) => Err(format!(
                 "another jitterlab is changing kernel settings on this machine (a `tune`; it holds {}): two at once would each set the other's changes back wrongly; wait for it to end (`fuser {}` names it)",
                 path.display(),

@@ -14,9 +14,24 @@
 //! started jitterlab with them blocked: a command that promises to stop on SIGINT must see it.
 
 use crate::error::{OrFailure, Result};
-use crate::sys::signal::{SIGINT, SIGTERM, SignalSet};
+use crate::sys::signal::{SIGHUP, SIGINT, SIGTERM, Signal, SignalSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+
+/// The stop requests: SIGINT, SIGTERM, and SIGHUP (a closed terminal, a dropped ssh session:
+/// the seventh hostile re-run's H1, where it killed a tune with RT throttling off and left a
+/// cpuset and a tracing instance until the next start), unless SIGHUP was ignored when the
+/// process started (`nohup`: its caller asked that a hang-up not end it). Decided once.
+fn stop_signals() -> &'static [Signal] {
+    static SIGNALS: OnceLock<Vec<Signal>> = OnceLock::new();
+    SIGNALS.get_or_init(|| {
+        let mut signals = vec![SIGINT, SIGTERM];
+        if !crate::sys::signal::is_ignored(SIGHUP) {
+            signals.push(SIGHUP);
+        }
+        signals
+    })
+}
 
 /// Set by the first SIGINT or SIGTERM since [`install`]; a second one exits at once (130).
 static CAUGHT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
@@ -46,7 +61,7 @@ const SAME_REQUEST_NS: u64 = 1_000_000_000;
 /// Meant for the main thread before any other thread exists (`commands::dispatch`), so that no
 /// other thread can take the signal during the installation.
 pub(crate) fn install() -> Result<Arc<AtomicBool>> {
-    let both = SignalSet::of(&[SIGINT, SIGTERM]);
+    let both = SignalSet::of(stop_signals());
     both.block_in_this_thread();
     let installed = install_blocked();
     // Also after a failure: the default action (ending the process) is better than a signal
@@ -70,7 +85,7 @@ fn install_blocked() -> Result<Arc<AtomicBool>> {
         return Ok(Arc::clone(flag));
     }
     let flag = Arc::new(AtomicBool::new(false));
-    for signal in [SIGINT, SIGTERM] {
+    for &signal in stop_signals() {
         let flag = Arc::clone(&flag);
         // SAFETY: the handler only reads the clock (clock_gettime), touches atomics and may
         // call _exit: all async-signal-safe.
@@ -116,7 +131,7 @@ fn install_blocked() -> Result<Arc<AtomicBool>> {
 pub(crate) fn stop_flag() -> Result<Arc<AtomicBool>> {
     let caught = catch()?;
     let stop = Arc::new(AtomicBool::new(false));
-    for signal in [SIGINT, SIGTERM] {
+    for &signal in stop_signals() {
         // The signal's handler is in place since `install`, so this only adds an action to
         // it: a signal meanwhile runs the actions published so far, `install`'s among them.
         signal_hook::flag::register(signal, Arc::clone(&stop))
@@ -169,9 +184,9 @@ pub(crate) struct SignalWatch {
 impl SignalWatch {
     pub(crate) fn new() -> Self {
         let flag = Arc::new(AtomicBool::new(false));
-        let ids = [SIGINT, SIGTERM]
-            .into_iter()
-            .filter_map(|s| signal_hook::flag::register(s, Arc::clone(&flag)).ok())
+        let ids = stop_signals()
+            .iter()
+            .filter_map(|&s| signal_hook::flag::register(s, Arc::clone(&flag)).ok())
             .collect();
         SignalWatch { flag, ids }
     }

@@ -209,25 +209,36 @@ fn journal_names_in_shared(shared: &Path) -> Option<String> {
 /// (SIGKILL, a crash, a power loss) before it could write its end. A lock held may be this
 /// run's or another's: it may still run. Made on another host: it cannot be told here. None
 /// for a run that ended. The run's files are left as they are (results are never rewritten).
-pub(crate) fn owner_notice(record: &crate::format::run_record::RunRecord) -> Option<String> {
+/// A root run (its run.json root's, at `dir`) held root's own locks too, unless it said it
+/// could not take them: those alone tell ([`super::cpulock::holders_of_run`]).
+pub(crate) fn owner_notice(
+    record: &crate::format::run_record::RunRecord,
+    dir: &Path,
+) -> Option<String> {
     use crate::format::run_record::Ended;
+    use std::os::unix::fs::MetadataExt;
     if record.ended != Ended::Running || record.imported.is_some() {
         return None;
     }
     let cpus = &record.plan.cpus;
     let host = crate::doctor::host::hostname();
     let made_on = record.system.get("hostname").and_then(|h| h.as_str());
+    let root_run = std::fs::symlink_metadata(dir.join("run.json")).is_ok_and(|m| m.uid() == 0)
+        && !record
+            .warnings
+            .iter()
+            .any(|w| w.contains("root's own lock could not be taken"));
     owner_notice_on(
         cpus,
         made_on.filter(|h| *h != host),
-        super::cpulock::holders_of(cpus),
+        super::cpulock::holders_of_run(cpus, root_run),
     )
 }
 
-/// Says [`owner_notice`] of a run read for a view (`report`, `export`): on stderr now, and
-/// among the run's warnings, which the views show; the files are not touched.
-pub(crate) fn note_owner(record: &mut crate::format::run_record::RunRecord) {
-    if let Some(notice) = owner_notice(record) {
+/// Says [`owner_notice`] of a run read for a view (`report`, `export`) from `dir`: on stderr
+/// now, and among the run's warnings, which the views show; the files are not touched.
+pub(crate) fn note_owner(record: &mut crate::format::run_record::RunRecord, dir: &Path) {
+    if let Some(notice) = owner_notice(record, dir) {
         eprintln!(
             "jitterlab: warning: {}",
             crate::error::escape_controls(&notice)

@@ -90,6 +90,24 @@ pub(crate) fn inherit_on_exec(fd: RawFd) {
     unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
 }
 
+/// Whether `fd` is what Rust's runtime opens in place of a standard descriptor that was closed
+/// when the process started: /dev/null (character device 1:3) opened read-write. A shell's
+/// `> /dev/null` opens it write-only, so that one is not taken for a closed descriptor.
+pub(crate) fn is_reopened_dev_null(fd: RawFd) -> bool {
+    // SAFETY: plain fcntl on an integer descriptor.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || flags & libc::O_ACCMODE != libc::O_RDWR {
+        return false;
+    }
+    // SAFETY: an all-zero stat is a valid out-buffer.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: valid out-pointer.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return false;
+    }
+    st.st_mode & libc::S_IFMT == libc::S_IFCHR && st.st_rdev == libc::makedev(1, 3)
+}
+
 /// Makes reads and writes on `fd` return EAGAIN instead of blocking.
 pub(crate) fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     // SAFETY: plain fcntl calls on an integer descriptor.

@@ -199,6 +199,17 @@ pub(crate) fn install_interrupting_handler(signal: Signal) -> io::Result<()> {
     Ok(())
 }
 
+/// Whether `signal`'s action is to ignore it (SIG_IGN): what `nohup` sets for SIGHUP, and a
+/// process started so keeps.
+pub(crate) fn is_ignored(signal: Signal) -> bool {
+    // SAFETY: sigaction with a null new action only reads the current one into `old`.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
 /// Sets `signal`'s action to ignore it (SIG_IGN).
 pub(crate) fn ignore(signal: Signal) {
     // SAFETY: plain syscall with a constant disposition.

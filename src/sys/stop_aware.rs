@@ -63,6 +63,10 @@ impl Write for StopAware {
     /// until the reader has made no room for [`STALLED_AFTER_STOP`].
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let mut stalled_since: Option<std::time::Instant> = None;
+        // The bytes queued in the pipe at the last wait: fewer now means that its reader read,
+        // though it freed no whole page yet (poll(2) says a pipe has room only then: a reader
+        // of 64 bytes at a time took 64 reads to make it; seventh hostile re-run, O1).
+        let mut queued = None;
         loop {
             if !self.file
                 && !super::file::poll_output(self.fd.as_fd(), ROOM_POLL_MS).or_else(|e| match e
@@ -79,6 +83,11 @@ impl Write for StopAware {
                         "stopped by a SIGINT or SIGTERM while waiting for its reader to read (the output is incomplete)",
                     ));
                 }
+                let now_queued = queued_bytes(self.fd.as_fd());
+                if now_queued.is_some_and(|n| queued.is_some_and(|q| n < q)) {
+                    stalled_since = None;
+                }
+                queued = now_queued;
                 let stalled = stalled_since.get_or_insert_with(std::time::Instant::now);
                 if stops > 0 && stalled.elapsed() >= STALLED_AFTER_STOP {
                     return Err(io::Error::other(format!(
@@ -109,6 +118,15 @@ impl Write for StopAware {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// The bytes queued in the pipe `fd` (FIONREAD, which a pipe answers on either end), or None
+/// where it cannot be told (not a pipe).
+fn queued_bytes(fd: BorrowedFd) -> Option<usize> {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int through the pointer, to a local of that type.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut n) };
+    (r == 0).then_some(n.max(0) as usize)
 }
 
 /// What [`write_unless_stopped`] did with a text.
@@ -233,6 +251,39 @@ mod tests {
             "{e}"
         );
         drop(reader);
+    }
+
+    /// O1: after a stop, a reader that reads less than a page a second (512 bytes every 0.2
+    /// s) makes no room poll(2) sees for 1.6 s, yet reads: the write is waited for, not given
+    /// up after [`STALLED_AFTER_STOP`] as "read nothing".
+    #[test]
+    fn a_slow_reader_that_reads_is_waited_for_after_a_stop() {
+        use std::io::Read;
+        let (mut reader, writer) = full_pipe();
+        crate::sys::signal::note_stop_request();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(StopAware::new(writer).write_all(b"y"));
+        });
+        let mut read = 0;
+        let mut buf = [0u8; 512];
+        let ended = loop {
+            if let Ok(r) = rx.recv_timeout(Duration::from_millis(200)) {
+                break Some(r);
+            }
+            read += reader.read(&mut buf).unwrap();
+            if read >= 2 * PIPE_BUF {
+                break None;
+            }
+        };
+        // The write ends once a page is free (1.6 s); two pages read would be 3.2 s.
+        match ended {
+            Some(r) => {
+                assert!(r.is_ok(), "given up while its reader read: {r:?}");
+                assert!(read >= PIPE_BUF, "ended before a page was read: {read}");
+            }
+            None => panic!("the write never ended"),
+        }
     }
 
     /// G1: a thread waiting for a reader's room (stderr not read) moves the own threads'

@@ -232,3 +232,47 @@ fn stops_while_its_reader_does_not_read(
     assert_eq!(out.status.code(), Some(4), "{said}");
     assert!(said.contains("stopped by a SIGINT or SIGTERM"), "{said}");
 }
+
+/// `--json=-` gives standard output to the JSON: the drop-ins' text (oslat's version line,
+/// settings and summary; cyclictest's status lines) goes to standard error, and standard output
+/// parses as JSON alone (issue 39, L6-g: oslat printed its text, then the JSON).
+#[test]
+fn json_to_standard_output_is_the_json_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _g = exclusive();
+    let runs = [
+        (
+            "oslat",
+            vec!["oslat", "-D", "1", "-c", "0", "--json=-", "--jitterlab-out"],
+        ),
+        (
+            "cyclictest",
+            vec![
+                "cyclictest",
+                "-l",
+                "200",
+                "-i",
+                "1000",
+                "-t",
+                "1",
+                "--json=-",
+                "--jitterlab-out",
+            ],
+        ),
+    ];
+    for (tool, mut argv) in runs {
+        let dir = tmp.path().join(tool);
+        argv.push(dir.to_str().unwrap());
+        let out = jitterlab(&argv);
+        assert_eq!(out.status.code(), Some(0), "{tool}: {}", text(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let parsed: Result<serde_json::Value, _> = serde_json::from_str(&stdout);
+        assert!(parsed.is_ok(), "{tool}: stdout is not JSON alone: {stdout}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let said = if tool == "oslat" { "Maximum:" } else { "T: 0" };
+        assert!(
+            stderr.contains(said),
+            "{tool}: the text goes to stderr: {stderr}"
+        );
+    }
+}

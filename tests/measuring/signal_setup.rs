@@ -165,3 +165,39 @@ fn load_processes(pid: u32) -> usize {
         .map(|c| c.split_whitespace().count())
         .sum()
 }
+
+/// H1 (seventh hostile re-run): SIGHUP (a closed terminal, a dropped ssh session) is a stop
+/// request like SIGTERM: the run ends `interrupted` with what it set up taken down, instead of
+/// dying as if killed (`ended: running`, a cpuset or RT throttling left for the next start).
+#[test]
+fn a_sighup_stops_a_run_as_sigterm_does() {
+    use std::os::unix::process::ExitStatusExt;
+    if !realtime_available("a_sighup_stops_a_run_as_sigterm_does") {
+        return;
+    }
+    let _x = exclusive();
+    let base = tempfile::tempdir().unwrap();
+    let out = base.path().join("run");
+    let child = lifecycle::start(&[
+        "run",
+        "-D",
+        "30s",
+        "--cpus",
+        "0",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_millis(1500));
+    lifecycle::send(child.id(), libc::SIGHUP);
+    let (o, took) = lifecycle::finish_within(child, Duration::from_secs(20), "run after SIGHUP");
+    assert_eq!(o.status.signal(), None, "ended by the signal: {}", text(&o));
+    assert!(
+        took < Duration::from_secs(10),
+        "took {took:?}: {}",
+        text(&o)
+    );
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(record["ended"], "interrupted", "{}", text(&o));
+}

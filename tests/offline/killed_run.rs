@@ -113,6 +113,8 @@ fn a_run_whose_cpu_lock_is_held_may_still_run() {
     let lock = std::fs::File::create(&path).unwrap();
     lock.lock().unwrap();
     let dir = killed_run(&[cpu], None);
+    // A root run is judged by root's own locks (L6-b, below): this is another user's run.
+    let _ = std::os::unix::fs::chown(dir.path().join("run.json"), Some(65534), Some(65534));
     let (_, stderr) = export_json(dir.path());
     drop(lock);
     let _ = std::fs::remove_file(&path);
@@ -126,4 +128,50 @@ fn a_run_whose_cpu_lock_is_held_may_still_run() {
     );
     assert!(stderr.contains("may still be running"), "{stderr}");
     assert!(!stderr.contains("killed:"), "{stderr}");
+}
+
+/// A root run held root's own lock of each CPU (`/run/jitterlab-root`), which only root can
+/// take: another user holding the shared lock of its CPU does not make a killed root run read
+/// "may still be running" (issue 39, sixth re-run, L6-b).
+#[test]
+fn a_killed_root_run_is_judged_by_roots_own_locks() {
+    if !crate::common::attacker::attacker_available(
+        "a_killed_root_run_is_judged_by_roots_own_locks",
+    ) {
+        return;
+    }
+    let shared = Path::new("/run/jitterlab");
+    if !shared.exists() {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(shared).unwrap();
+        std::fs::set_permissions(shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    }
+    let cpu = 4093;
+    let path = shared.join(format!("cpu{cpu}.lock"));
+    // nobody's flock on the shared lock file, held while the run is read.
+    let mut holder = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            "flock",
+        ])
+        .arg(&path)
+        .args(["sleep", "30"])
+        .spawn()
+        .unwrap();
+    let held = crate::common::lifecycle::wait_until(std::time::Duration::from_secs(5), || {
+        std::fs::File::open(&path).is_ok_and(|f| f.try_lock().is_err())
+    });
+    let dir = killed_run(&[cpu], None);
+    let (_, stderr) = export_json(dir.path());
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let _ = std::fs::remove_file(&path);
+    assert!(held, "nobody's flock was taken");
+    assert!(
+        stderr.contains("killed: run.json says `ended: running`"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("may still be running"), "{stderr}");
 }

@@ -9,6 +9,7 @@ mod common;
 mod architecture;
 mod big_events;
 mod big_inputs;
+mod budgets;
 mod cli_help;
 mod compare;
 mod cyclictest;

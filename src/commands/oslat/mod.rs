@@ -33,20 +33,22 @@ pub fn run(args: &[String]) -> Result<i32> {
         crate::stdout::write(&format!("{}{}", text::version_line(), help::TEXT))?;
         return Ok(0);
     }
-    crate::stdout::write(&text::version_line())?;
     if o.version {
+        crate::stdout::write(&text::version_line())?;
         return Ok(0);
     }
-    let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
-    let cpus = measured_cpus(&o, &online)?;
-    let throttling = super::noise::read_rt_throttling();
-    let plan = plan(&o, &cpus, throttling)?;
-    // Before anything is measured or made (issue 39 R13).
+    // Before anything is measured or made (issue 39 R13), and before any text: with
+    // `--json=-` the text goes to standard error (L6-g).
     let json_out = o
         .json
         .as_deref()
         .map(|p| super::dropin::claim_output("oslat", "--json", p, super::dropin::Dash::Stdout))
         .transpose()?;
+    crate::stdout::write(&text::version_line())?;
+    let online = crate::cpulist::online_cpus().map_err(Failure::system)?;
+    let cpus = measured_cpus(&o, &online)?;
+    let throttling = super::noise::read_rt_throttling();
+    let plan = plan(&o, &cpus, throttling)?;
     super::noise::warn_of_throttling(&plan, throttling);
     set_main_cpu(o.main_cpu)?;
     if o.rtprio.is_some() && cpus.contains(&0) {

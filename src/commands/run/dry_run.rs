@@ -279,23 +279,5 @@ fn describe_output(t: &mut String, plan: &RunPlan) {
 
 /// The wakeups each thread would make: its loops, or its length over the interval.
 fn wakeups_per_thread(plan: &RunPlan) -> u64 {
-    match plan.length {
-        RunLength::Loops(n) => n,
-        // The most wakeups whose stepped intervals fit in the duration (fourth hostile re-run,
-        // N18: 3000 were said for a 3 s run at 1 ms stepped by 20 ms, which makes 17).
-        RunLength::Duration(ns) => {
-            let (interval, step) = (plan.thread_interval_ns(0).max(1), plan.interval_step_ns());
-            let fits = |n: u64| RunLength::Loops(n).expected_ns(interval, step) <= Some(ns);
-            let (mut low, mut high) = (0, ns / interval);
-            while low < high {
-                let mid = low + (high - low).div_ceil(2);
-                match fits(mid) {
-                    true => low = mid,
-                    false => high = mid - 1,
-                }
-            }
-            low
-        }
-        RunLength::Endless => 0,
-    }
+    plan.thread_wakeups(0).unwrap_or(0)
 }

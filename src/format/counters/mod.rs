@@ -78,17 +78,41 @@ pub struct Absent {
     pub reason: String,
 }
 
-/// Writes counters.log line by line, each line whole (one `write` per interval's lines).
+/// The most bytes the writer puts in counters.log: three quarters of what its readers read
+/// ([`MAX_FILE_BYTES`]), so that a run never writes a counters.log its own `report` refuses
+/// (issue 39, sixth hostile re-run, E1: about 10 KB/s on 2 CPUs at `--log-interval 10ms`,
+/// 4 GiB in hours on 64 CPUs). The intervals that would take it past are not written, from
+/// the first on (the file stays whole to there): counted in run.json
+/// (`counters.intervals_not_written`) and said in its warnings.
+pub(crate) const WRITTEN_MAX_BYTES: u64 = MAX_FILE_BYTES / 4 * 3;
+
+/// Writes counters.log line by line, each line whole (one `write` per interval's lines),
+/// within a budget ([`WRITTEN_MAX_BYTES`]).
 pub(crate) struct CountersWriter<W: Write> {
     out: W,
     /// The counters last declared per CPU, to declare again only when they change.
     declared: HashMap<usize, Vec<String>>,
     buf: String,
+    /// Bytes written, and the most to write.
+    written: u64,
+    budget_bytes: u64,
+    /// Intervals not written for the budget: from the first on, every later one.
+    pub(crate) intervals_not_written: u64,
 }
 
 impl<W: Write> CountersWriter<W> {
     /// Writes the header: the version, the log interval, and what this system does not offer.
-    pub(crate) fn begin(mut out: W, interval_ns: u64, absent: &[Absent]) -> io::Result<Self> {
+    pub(crate) fn begin(out: W, interval_ns: u64, absent: &[Absent]) -> io::Result<Self> {
+        Self::with_budget(out, interval_ns, absent, WRITTEN_MAX_BYTES)
+    }
+
+    /// [`CountersWriter::begin`] with a budget of `budget_bytes` (tests use a small one).
+    pub(crate) fn with_budget(
+        mut out: W,
+        interval_ns: u64,
+        absent: &[Absent],
+        budget_bytes: u64,
+    ) -> io::Result<Self> {
         let mut head = format!("{MAGIC} {COUNTERS_FORMAT}\n#interval_ns {interval_ns}\n");
         for a in absent {
             let _ = writeln!(
@@ -104,6 +128,9 @@ impl<W: Write> CountersWriter<W> {
             out,
             declared: HashMap::new(),
             buf: String::new(),
+            written: head.len() as u64,
+            budget_bytes,
+            intervals_not_written: 0,
         })
     }
 
@@ -113,6 +140,10 @@ impl<W: Write> CountersWriter<W> {
         &mut self,
         lines: impl IntoIterator<Item = LineRef<'a>>,
     ) -> io::Result<()> {
+        if self.intervals_not_written > 0 {
+            self.intervals_not_written += 1;
+            return Ok(());
+        }
         self.buf.clear();
         for line in lines {
             let names = line.names;
@@ -142,7 +173,14 @@ impl<W: Write> CountersWriter<W> {
             }
             self.buf.push('\n');
         }
+        let bytes = self.buf.len() as u64;
+        if self.written.saturating_add(bytes) > self.budget_bytes {
+            // The declarations it held are not in the file: nothing is written after it.
+            self.intervals_not_written = 1;
+            return Ok(());
+        }
         self.out.write_all(self.buf.as_bytes())?;
+        self.written += bytes;
         self.out.flush()
     }
 }

@@ -18,6 +18,10 @@ pub struct CountersRecord {
     /// The counters this system does not offer, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub absent: Vec<AbsentRecord>,
+    /// Log intervals not written to the file: it had reached its budget
+    /// (`format::counters::WRITTEN_MAX_BYTES`); the last ones of the run. Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) intervals_not_written: u64,
     /// Per measured CPU: the intervals with a late wakeup against the others.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) correlation: Vec<CpuCorrelation>,
@@ -83,4 +87,8 @@ pub struct GroupFigures {
     pub median: f64,
     pub mean: f64,
     pub max: i64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -218,3 +218,36 @@ fn an_overlong_line_is_left_out_and_an_oversized_file_refused() {
 fn read_from_path(path: &Path) -> CountersFile {
     read(path).unwrap()
 }
+
+/// Past its budget the writer writes no more intervals, from the first that would not fit on,
+/// and counts them: the file stays whole and within the budget, and reads back (E1).
+#[test]
+fn intervals_past_the_budget_are_counted_not_written() {
+    let mut out = Vec::new();
+    let a = names(&["irq:LOC", "softirq:TIMER"]);
+    let mut w = CountersWriter::with_budget(&mut out, 1_000, &[], 400).unwrap();
+    for i in 0..20u64 {
+        w.write_interval([LineRef {
+            interval: i,
+            cpu: 0,
+            from_ns: i * 1_000,
+            to_ns: (i + 1) * 1_000,
+            names: &a,
+            values: &[Some(250), Some(i as i64)],
+        }])
+        .unwrap();
+    }
+    let not_written = w.intervals_not_written;
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.len() <= 400, "{} bytes", text.len());
+    let read = read_from(text.as_bytes()).unwrap();
+    assert!(read.damage.is_empty(), "{:?}", read.damage);
+    assert!(not_written > 0 && not_written < 20);
+    assert_eq!(read.intervals.len() as u64 + not_written, 20);
+    let kept: Vec<u64> = read.intervals.iter().map(|i| i.interval).collect();
+    assert_eq!(
+        kept,
+        (0..20 - not_written).collect::<Vec<_>>(),
+        "the first ones, whole"
+    );
+}

@@ -60,7 +60,50 @@ pub(crate) fn resolve_latency(groups: &LatencyRunOptions, online: &[usize]) -> R
             .map(|d| duration_arg("--under", d))
             .collect::<Result<Vec<u64>>>()?,
     };
-    shared.into_plan(measurement, records)
+    let plan = shared.into_plan(measurement, records)?;
+    check_summaries(&plan)?;
+    Ok(plan)
+}
+
+/// The bytes the `wakeup_summary` lines of a run of `plan` would take (`--summary-every`), at
+/// [`crate::format::wakeup_summary::LINE_BYTES`] a block; None without summaries or an end.
+pub(crate) fn summaries_bytes(plan: &RunPlan, every: u64) -> Option<u64> {
+    (0..plan.cpus.len()).try_fold(0u64, |sum, index| {
+        let blocks = plan.thread_wakeups(index)?.div_ceil(every.max(1));
+        Some(sum.saturating_add(blocks.saturating_mul(crate::format::wakeup_summary::LINE_BYTES)))
+    })
+}
+
+/// `--summary-every` too small for the run's length and CPUs: its summaries alone would pass
+/// events.jsonl's budget for them (`format::events::BULK_EVENTS_BUDGET_BYTES`), and the file
+/// would keep only the run's first part of them. Refused before the run (exit 2), naming the
+/// size and the smallest `--summary-every` that fits (issue 39, E1). What passes the budget
+/// all the same (lines longer than estimated) is counted, not written (`format::events`).
+fn check_summaries(plan: &RunPlan) -> Result<()> {
+    let Some(every) = plan.summary_every else {
+        return Ok(());
+    };
+    let budget = crate::format::events::BULK_EVENTS_BUDGET_BYTES;
+    let Some(bytes) = summaries_bytes(plan, every).filter(|&b| b > budget) else {
+        return Ok(());
+    };
+    // The smallest block size that fits: the bytes fall as the block grows.
+    let (mut low, mut high) = (every, u64::MAX / 2);
+    while low < high {
+        let mid = low + (high - low) / 2;
+        match summaries_bytes(plan, mid).is_some_and(|b| b <= budget) {
+            true => high = mid,
+            false => low = mid + 1,
+        }
+    }
+    Err(Failure::usage(format!(
+        "--summary-every {every}: this run's wakeup summaries would take about {} of events.jsonl ({} a line, {} measured CPU(s)), more than the {} it keeps for them (its readers read {}); give --summary-every {low} or more, or a shorter run",
+        format!("{} bytes", crate::units::group_digits(bytes)),
+        crate::format::wakeup_summary::LINE_BYTES,
+        plan.cpus.len(),
+        crate::input::format_bytes(budget),
+        crate::input::format_bytes(crate::input::EVENTS_MAX_BYTES),
+    )))
 }
 
 /// `--interval`, `--distance` and `--interval-step`.

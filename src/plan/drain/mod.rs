@@ -87,6 +87,9 @@ pub(crate) struct Contention {
     /// The CPUs where the measurement's own threads never sleep (noise), above the own
     /// threads as a load would be.
     pub(crate) spinning: Vec<usize>,
+    /// Loads run alone (`jitterlab load`): no measurement, no recorder, no `--housekeeping`
+    /// to offer as a fix (issue 39, L5: its refusal named that option).
+    pub(crate) loads_alone: bool,
 }
 
 impl Contention {
@@ -148,6 +151,7 @@ impl Contention {
             own_cpus: own_cpus.to_vec(),
             together,
             spinning: Vec::new(),
+            loads_alone: false,
         }
     }
 
@@ -173,6 +177,7 @@ impl Contention {
             own_cpus: own_cpus.to_vec(),
             together: vec![loads.iter().filter_map(|g| rt_load(g, cpus)).collect()],
             spinning: Vec::new(),
+            loads_alone: true,
         }
     }
 
@@ -242,8 +247,18 @@ impl Contention {
                 ),
                 false => String::new(),
             };
+            let (starved, cpus_fix) = match self.loads_alone {
+                true => (
+                    "the load supervisor and the signal handling would never run, and nothing could stop the loads",
+                    "or give the load cpus= that leave one of those CPUs free",
+                ),
+                false => (
+                    "the recorder, the load supervisor and the signal handling would never run, and nothing could stop the run",
+                    "give the load cpus= that leave one of those CPUs free, or give --housekeeping CPUs the load does not use",
+                ),
+            };
             return Err(format!(
-                "load {} at or above jitterlab's own threads ({own}, {whose}) on every CPU they run on ({}{noise}): the recorder, the load supervisor and the signal handling would never run, and nothing could stop the run; {fix}, give the load cpus= that leave one of those CPUs free, or give --housekeeping CPUs the load does not use{spike}{}",
+                "load {} at or above jitterlab's own threads ({own}, {whose}) on every CPU they run on ({}{noise}): {starved}; {fix}, {cpus_fix}{spike}{}",
                 loads.join(" and "),
                 crate::cpulist::format_cpu_list(&self.own_cpus),
                 unbound.concat(),

@@ -130,6 +130,16 @@ fn loads_alone_get_a_priority_above_theirs() {
     let c = Contention::of_loads_alone(&[generator("cpu:prio=99")], &[0, 1], &[0, 1]);
     let m = refused(alone(&c));
     assert!(m.contains("SCHED_FIFO 99 on CPUs 0-1"), "{m}");
+    // `jitterlab load` has no --housekeeping and no run (L5).
+    assert!(
+        !m.contains("--housekeeping") && !m.contains("the run"),
+        "{m}"
+    );
+    assert!(m.contains("nothing could stop the loads"), "{m}");
+    assert!(
+        m.contains("or give the load cpus= that leave one of those CPUs free"),
+        "{m}"
+    );
 }
 
 #[test]

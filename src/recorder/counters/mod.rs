@@ -282,6 +282,11 @@ impl CounterLog {
         &self.sampler.absent
     }
 
+    /// The intervals counters.log's budget left out (`format::counters::WRITTEN_MAX_BYTES`).
+    pub(crate) fn intervals_not_written(&self) -> u64 {
+        self.writer.as_ref().map_or(0, |w| w.intervals_not_written)
+    }
+
     /// Whether counters.log is written (not in a segmented run).
     pub(crate) fn writes_file(&self) -> bool {
         self.writer.is_some()

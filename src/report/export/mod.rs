@@ -230,7 +230,7 @@ pub fn export(
             )));
         };
         let mut run = loaded::load(run_dir).map_err(Failure::usage)?;
-        crate::session::stale::note_owner(&mut run.record);
+        crate::session::stale::note_owner(&mut run.record, &run.path);
         return write_zoomed(&run, output, &range);
     }
     if per_phase {
@@ -247,7 +247,7 @@ pub fn export(
             ));
         }
         let mut run = loaded::load(run_dir).map_err(Failure::usage)?;
-        crate::session::stale::note_owner(&mut run.record);
+        crate::session::stale::note_owner(&mut run.record, &run.path);
         return write_per_phase(&run, output);
     }
     if let (BudgetUse::Refused(what), Some(_)) = (format.budget, budget) {
@@ -277,7 +277,7 @@ pub fn export(
         Exporter::Vocabulary(e) => export_samples(run_dir, e, output, cpus.as_deref()),
         Exporter::Run(e) => {
             let mut run = loaded::load(run_dir).map_err(Failure::usage)?;
-            crate::session::stale::note_owner(&mut run.record);
+            crate::session::stale::note_owner(&mut run.record, &run.path);
             if let Some(b) = budget {
                 run.record.budget = Some(b.evaluate(&run.record));
             }
@@ -311,7 +311,7 @@ fn export_samples(
             pacing: None,
         },
         |mut r| {
-            crate::session::stale::note_owner(&mut r.record);
+            crate::session::stale::note_owner(&mut r.record, &r.path);
             SampleRun {
                 kind: r.record.kind,
                 pacing: Some(Pacing::of(&r.record)),

@@ -181,6 +181,10 @@ impl ResultDir {
 
     /// An existing result directory, checked to hold a run.json.
     pub fn open(path: &Path) -> Result<Self, String> {
+        // Another user's link on the way is not followed, as no output follows one (L6-c).
+        if let Some(why) = crate::input::foreign_link_on_the_way(path) {
+            return Err(format!("cannot read {}: {why}", path.display()));
+        }
         if !path.join(RUN_JSON).is_file() {
             return Err(format!(
                 "{} is not a jitterlab result directory (no {RUN_JSON}); pass the directory a run wrote, e.g. jitterlab-results/<time>-<host>",

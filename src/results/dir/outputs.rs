@@ -152,6 +152,54 @@ pub(crate) struct OutputFile {
     path: PathBuf,
     option: String,
     target: Target,
+    /// What it names, registered among the claims held ([`CLAIMS`]) until it is dropped.
+    key: Option<ClaimKey>,
+}
+
+/// What a claimed output file names: its directory's device and inode, and its name.
+type ClaimKey = (u64, u64, OsString);
+
+/// The output files claimed and not yet dropped in this process, with their option and path:
+/// two outputs of one command that name one file would leave only the one written last
+/// (issue 39, L5: `cyclictest --json=X --histfile=X` kept the histogram only), so the second
+/// claim is refused (exit 2), in every command with several outputs.
+static CLAIMS: std::sync::Mutex<Vec<(ClaimKey, String, PathBuf)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The key of `target` when it is a file replaced; None for what is written in place or
+/// through a descriptor (`/dev/null`, a FIFO, standard output: each write lands, none replaces
+/// another).
+fn claim_key(target: &Target) -> Option<ClaimKey> {
+    let Target::Replace { dir, name } = target else {
+        return None;
+    };
+    let st = crate::sys::path::stat(dir.as_fd()).ok()?;
+    Some((st.dev, st.ino, name.clone()))
+}
+
+/// Registers `key` for `option` and `path`, or says which option claimed it already.
+fn register_claim(key: &ClaimKey, option: &str, path: &Path) -> Result<(), Failure> {
+    let mut claims = CLAIMS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, other, other_path)) = claims.iter().find(|(k, ..)| k == key) {
+        return Err(Failure::usage(format!(
+            "{option} {}: {other} {} names the same file, and one output would replace the other; give each output its own path",
+            path.display(),
+            other_path.display()
+        )));
+    }
+    claims.push((key.clone(), option.to_string(), path.to_path_buf()));
+    Ok(())
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            let mut claims = CLAIMS.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(at) = claims.iter().position(|(k, ..)| *k == key) {
+                claims.remove(at);
+            }
+        }
+    }
 }
 
 impl OutputFile {
@@ -194,10 +242,15 @@ impl OutputFile {
                 )
             })?;
         }
+        let key = claim_key(&target);
+        if let Some(key) = &key {
+            register_claim(key, option, path)?;
+        }
         Ok(OutputFile {
             path: path.to_path_buf(),
             option: option.to_string(),
             target,
+            key,
         })
     }
 
@@ -207,10 +260,13 @@ impl OutputFile {
             let stdout = io::stdout().as_fd().try_clone_to_owned().map_err(|e| {
                 Failure::run(format!("{option} -: cannot use standard output: {e}"))
             })?;
+            // The command's text goes to standard error from here on: stdout is this file.
+            crate::stdout::reserve_for_data();
             return Ok(OutputFile {
                 path: path.to_path_buf(),
                 option: option.to_string(),
                 target: Target::Descriptor(stdout),
+                key: None,
             });
         }
         Self::claim(path, option, &[])
@@ -276,6 +332,7 @@ pub(crate) fn write_output(
         path: path.to_path_buf(),
         option: String::new(),
         target,
+        key: None,
     }
     .write(fill)
 }
@@ -377,6 +434,7 @@ impl OutputDir {
             path: self.path.join(name),
             option: String::new(),
             target,
+            key: None,
         }
         .write(|w| w.write_all(bytes))
     }
@@ -387,6 +445,25 @@ mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
     use std::os::unix::fs::symlink;
+
+    /// Two outputs of one command naming one file (by another spelling too) are refused at the
+    /// second claim, naming both options; once the first is dropped, the path is free (L5).
+    #[test]
+    fn a_second_claim_of_one_file_is_refused() {
+        let base = tempfile::tempdir().unwrap();
+        let path = base.path().join("out.json");
+        let json = OutputFile::claim(&path, "--json", &[]).unwrap();
+        let again = base.path().join(".").join("out.json");
+        let e = OutputFile::claim(&again, "--histfile", &[]).unwrap_err();
+        assert_eq!(e.code, ExitCode::Usage);
+        assert!(e.message.starts_with("--histfile "), "{}", e.message);
+        assert!(e.message.contains("--json "), "{}", e.message);
+        assert!(e.message.contains("names the same file"), "{}", e.message);
+        let other = OutputFile::claim(&base.path().join("hist.txt"), "--histfile", &[]).unwrap();
+        drop(json);
+        drop(other);
+        OutputFile::claim(&path, "--histfile", &[]).unwrap();
+    }
 
     #[test]
     fn an_output_replaces_a_link_and_never_truncates_another_name() {

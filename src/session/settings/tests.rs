@@ -14,7 +14,7 @@ fn journals(dir: &Path) -> Vec<String> {
 
 /// The lock, taken for one change (the tests run one change at a time per directory).
 fn lock(dir: &TrustedDir) -> SettingsLock {
-    SettingsLock::take(dir).unwrap()
+    SettingsLock::take_with_cpus(dir, &[]).unwrap()
 }
 
 /// A root with the files the tests set: timer migration 1, the THP choice file, an IRQ.
@@ -233,15 +233,57 @@ fn a_killed_runs_journal_is_undone() {
 fn a_second_changer_is_refused_while_the_first_holds_the_lock() {
     let run = tempfile::tempdir().unwrap();
     let dir = open(run.path());
-    let first = SettingsLock::take(&dir).unwrap();
-    let e = SettingsLock::take(&dir).unwrap_err();
+    let first = SettingsLock::take_with_cpus(&dir, &[]).unwrap();
+    let e = SettingsLock::take_with_cpus(&dir, &[]).unwrap_err();
     assert!(
         e.contains("another jitterlab is changing kernel settings"),
         "{e}"
     );
     assert!(e.contains(LOCK_NAME), "{e}");
     drop(first);
-    SettingsLock::take(&dir).unwrap();
+    SettingsLock::take_with_cpus(&dir, &[]).unwrap();
+}
+
+/// S1: the settings are the machine's, so the lock holds every CPU's lock: a CPU another
+/// process measures (holds its lock) refuses it, naming the holder and why; the settings lock
+/// is given back with the refusal.
+#[test]
+fn the_settings_lock_is_refused_while_a_cpu_is_measured() {
+    let run = tempfile::tempdir().unwrap();
+    let dir = open(run.path());
+    // A CPU no run measures, its lock held by this test as a run's would be.
+    let cpu = 4094;
+    let shared = Path::new(crate::session::cpulock::LOCK_DIR);
+    if std::fs::create_dir_all(shared).is_err() {
+        eprintln!("skipped: cannot make {}", shared.display());
+        return;
+    }
+    let path = shared.join(format!("cpu{cpu}.lock"));
+    let Ok(held) = std::fs::File::create(&path) else {
+        eprintln!("skipped: cannot make {}", path.display());
+        return;
+    };
+    // From another process, so that this process's own locks do not count it as its own.
+    let mut holder = std::process::Command::new("flock")
+        .arg(&path)
+        .args(["sleep", "20"])
+        .spawn()
+        .unwrap();
+    drop(held);
+    let taken = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::fs::File::open(&path).is_ok_and(|f| f.try_lock().is_err())
+    });
+    let e = SettingsLock::take_with_cpus(&dir, &[cpu]).map(drop);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let _ = std::fs::remove_file(&path);
+    assert!(taken, "the holder took the lock");
+    let e = e.unwrap_err();
+    assert!(e.contains("kernel settings are the whole machine's"), "{e}");
+    assert!(e.contains(&format!("CPU {cpu}")), "{e}");
+    // Refused whole: the settings lock itself is free again.
+    SettingsLock::take_with_cpus(&dir, &[]).unwrap();
 }
 
 /// An arm that changes nothing (the baseline) writes no journal, so a SIGKILL during it
@@ -289,4 +331,21 @@ fn a_journalled_file_that_reads_as_before_is_set_back_without_a_write() {
     let (said, done) = undo(&found.stale[0], root.path());
     assert!(done, "{said}");
     assert_eq!(value(root.path(), "proc/sys/kernel/timer_migration"), "1");
+}
+
+/// L7-b: a symbolic link planted as the settings lock is refused as the other planted kinds
+/// are ("not a lock file of this user"), never followed; its target is untouched.
+#[test]
+fn a_link_planted_as_the_settings_lock_is_said_so() {
+    let run = tempfile::tempdir().unwrap();
+    let dir = open(run.path());
+    let victim = run.path().join("victim");
+    stdfs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join(LOCK_NAME)).unwrap();
+    let e = SettingsLock::take_with_cpus(&dir, &[]).unwrap_err();
+    assert!(
+        e.contains("is not a lock file of this user (a symbolic link): remove it"),
+        "{e}"
+    );
+    assert_eq!(stdfs::read_to_string(&victim).unwrap(), "precious");
 }
