@@ -295,7 +295,7 @@ impl Session {
     /// caller's own end was reached (`cyclictest -l N`: a thread did its N loops, and every
     /// thread stops then, as rt-tests' cyclictest ends). A signal before it still makes the run
     /// `interrupted`.
-    pub fn end_as_completed(&mut self, reason: String) {
+    pub(crate) fn end_as_completed(&mut self, reason: String) {
         if self.caller_end.is_none() && !self.stopped_by_caller {
             self.caller_end = Some(reason);
         }

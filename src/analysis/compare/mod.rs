@@ -112,7 +112,7 @@ pub(crate) struct StatRow {
     /// imported histogram held only as overflows (run.json `imported.overflows`), recorded at
     /// the least they can be. Left out when no value is one.
     #[serde(skip_serializing_if = "no_bound")]
-    pub lower_bound: Vec<bool>,
+    pub(crate) lower_bound: Vec<bool>,
     /// One per run after the first, in run order.
     pub(crate) versus_first: Vec<Versus>,
 }
