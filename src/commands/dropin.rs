@@ -60,9 +60,7 @@ fn state_results_dir_from(xdg_state: Option<OsString>, home: Option<OsString>) -
 /// [`state_results_dir`].
 pub(crate) fn default_out(start: SystemTime) -> PathBuf {
     let name = crate::results::dir::default_path(start, &crate::doctor::host::hostname());
-    let name = name
-        .file_name()
-        .map_or_else(|| name.clone().into(), PathBuf::from);
+    let name = name.file_name().map_or_else(|| name.clone(), PathBuf::from);
     state_results_dir().join(name)
 }
 
