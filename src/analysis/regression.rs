@@ -92,6 +92,10 @@ pub(crate) struct Regression {
     pub value: f64,
     /// value / first; None when first is 0.
     pub ratio: Option<f64>,
+    /// The run's value is a lower bound (an imported histogram's overflows): its true value is
+    /// at least as far over, so the finding stands; the ratio is then a lower bound too.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) at_least: bool,
 }
 
 /// A value above the margin whose interval still includes zero: shown, not failed.
@@ -101,6 +105,10 @@ pub(crate) struct Unconfirmed {
     pub scope: String,
     pub(crate) statistic: &'static str,
     pub ratio: Option<f64>,
+    /// A's value is a lower bound (an imported histogram's overflows): A's true value is
+    /// unknown above it, so no finding can be made.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) first_is_bound: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -142,7 +150,12 @@ pub(crate) fn check(cmp: &Comparison, check: RegressionCheck) -> RegressionVerdi
                 continue;
             }
             let run = cmp.runs[k + 1].label.clone();
-            let confirmed = versus.interval.as_ref().is_none_or(|i| i.above_zero());
+            let bound = |i: usize| row.lower_bound.get(i) == Some(&true);
+            let confirmed = !bound(0) && versus.interval.as_ref().is_none_or(|i| i.above_zero());
+            let ratio = match versus.bound {
+                true => (first > 0.0).then(|| value / first),
+                false => versus.ratio,
+            };
             if confirmed {
                 regressions.push(Regression {
                     run,
@@ -150,14 +163,16 @@ pub(crate) fn check(cmp: &Comparison, check: RegressionCheck) -> RegressionVerdi
                     statistic: row.statistic,
                     first,
                     value,
-                    ratio: versus.ratio,
+                    ratio,
+                    at_least: bound(k + 1),
                 });
             } else {
                 unconfirmed.push(Unconfirmed {
                     run,
                     scope: scope.scope.clone(),
                     statistic: row.statistic,
-                    ratio: versus.ratio,
+                    ratio,
+                    first_is_bound: bound(0),
                 });
             }
         }

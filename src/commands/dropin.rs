@@ -10,7 +10,9 @@ use crate::format::samplelog::SampleLogReader;
 use crate::plan::RunPlan;
 use crate::results::dir::OutputFile;
 use crate::session::RunOutcome;
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 /// The drop-ins' option for the result directory (`--out` is not theirs: their tools' options
 /// come first).
@@ -21,10 +23,45 @@ pub(crate) const OUT_OPTION: &str = "--jitterlab-out";
 /// ([`OUT_OPTION`]) in every message about it.
 pub(crate) fn as_dropin(mut plan: RunPlan) -> RunPlan {
     plan.out_option = OUT_OPTION;
+    // Never in the working directory unless asked: a CI checkout stays clean (issue 42).
+    if plan.out.is_none() {
+        plan.out = Some(default_out(SystemTime::now()));
+    }
     // `--no-mlock` is not theirs: oslat and timerlat lock as their tools do, and a refused
     // lock's fixes are root, CAP_IPC_LOCK or the limit; cyclictest names its own (`-m`).
     plan.mlock_fix = None;
     plan
+}
+
+/// The state directory that holds the drop-ins' result directories when `--jitterlab-out` names
+/// none (docs/cyclictest.md "Result directory"): `$XDG_STATE_HOME/jitterlab/results`, else
+/// `$HOME/.local/state/jitterlab/results` (the XDG base directory default), else, with neither
+/// set to an absolute path, `<temp dir>/jitterlab-<uid>/results`. Never the working directory:
+/// an rt-tests tool writes nothing there, and a CI checkout must stay clean (issue 42).
+pub(crate) fn state_results_dir() -> PathBuf {
+    state_results_dir_from(std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME"))
+}
+
+fn state_results_dir_from(xdg_state: Option<OsString>, home: Option<OsString>) -> PathBuf {
+    let absolute = |v: Option<OsString>| v.map(PathBuf::from).filter(|p| p.is_absolute());
+    if let Some(state) = absolute(xdg_state) {
+        return state.join("jitterlab/results");
+    }
+    if let Some(home) = absolute(home) {
+        return home.join(".local/state/jitterlab/results");
+    }
+    std::env::temp_dir().join(format!(
+        "jitterlab-{}/results",
+        crate::sys::process::effective_user_id()
+    ))
+}
+
+/// A drop-in's default result directory: `run`'s default name (`<UTC time>-<host>-<pid>`) in
+/// [`state_results_dir`].
+pub(crate) fn default_out(start: SystemTime) -> PathBuf {
+    let name = crate::results::dir::default_path(start, &crate::doctor::host::hostname());
+    let name = name.file_name().map_or_else(|| name.clone(), PathBuf::from);
+    state_results_dir().join(name)
 }
 
 /// Where a drop-in's output file goes: `-` is standard output where the tool takes it so
@@ -80,5 +117,35 @@ pub(crate) fn finish(outcome: &RunOutcome) -> i32 {
             ExitCode::Run as i32
         }
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_state_directory_is_xdg_state_home_then_home_never_the_working_directory() {
+        let os = |s: &str| Some(OsString::from(s));
+        assert_eq!(
+            state_results_dir_from(os("/s"), os("/h")),
+            PathBuf::from("/s/jitterlab/results")
+        );
+        // A relative value is ignored, as the XDG specification says.
+        assert_eq!(
+            state_results_dir_from(os("rel"), os("/h")),
+            PathBuf::from("/h/.local/state/jitterlab/results")
+        );
+        let fallback = state_results_dir_from(None, os("rel"));
+        assert!(fallback.is_absolute(), "{}", fallback.display());
+        assert!(fallback.ends_with("results"));
+        let out = default_out(SystemTime::UNIX_EPOCH);
+        assert!(out.is_absolute(), "{}", out.display());
+        assert!(
+            out.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("19700101T000000Z-")
+        );
     }
 }

@@ -283,6 +283,24 @@ pub struct ImportRecord {
     /// interference counts and largest noise in one period), as printed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub figures: Vec<SourceFigure>,
+    /// Per CPU and column, the samples beyond the source's histogram (its overflows), recorded
+    /// in latency.hlog at the lowest value they can have: a percentile among them is a lower
+    /// bound (`compare` marks it so). Empty when nothing overflowed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overflows: Vec<SourceOverflow>,
+}
+
+/// One entry of [`ImportRecord::overflows`]:
+/// `{"cpu": 0, "column": "latency", "samples": 320, "from_ns": 30000}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceOverflow {
+    pub cpu: usize,
+    /// `latency` (the CPU's wakeup latency, hlog tag `cpuN`), `irq` or `thr` (rtla's columns).
+    pub column: String,
+    /// Samples beyond the histogram.
+    pub samples: u64,
+    /// The lowest value they can have, ns: the histogram's end, where they are recorded.
+    pub from_ns: u64,
 }
 
 /// One figure of [`ImportRecord::figures`]: `{"cpu": 0, "name": "irq", "value": 1204, "unit": "events"}`.

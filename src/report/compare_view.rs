@@ -140,6 +140,15 @@ fn value(row: &StatRow, v: Option<f64>) -> String {
     }
 }
 
+/// Run `i`'s value of `row`, `≥` before a lower bound (an imported histogram's overflows).
+fn value_cell(row: &StatRow, i: usize) -> String {
+    let text = value(row, row.values[i]);
+    match row.lower_bound.get(i) == Some(&true) {
+        true => format!("≥{text}"),
+        false => text,
+    }
+}
+
 fn signed(metric: Metric, d: f64) -> String {
     if metric.is_latency() {
         let text = format_latency(d.abs());
@@ -180,6 +189,9 @@ fn interval_text(metric: Metric, i: &Interval) -> String {
 /// `+1.96 ms [+1.90 ms, +2.00 ms]`: the difference and its interval, when it has one.
 fn difference_cell(row: &StatRow, k: usize) -> String {
     let v = &row.versus_first[k];
+    if v.bound {
+        return "- (a bound)".into();
+    }
     let Some(d) = v.difference else {
         return "-".into();
     };
@@ -200,6 +212,18 @@ fn scope_title(s: &ScopeComparison) -> String {
 /// Which statistics of a scope used which interval method, per later run.
 fn method_legend(cmp: &Comparison, s: &ScopeComparison) -> Vec<String> {
     let mut lines = Vec::new();
+    let bounded: Vec<&str> = s
+        .rows
+        .iter()
+        .filter(|r| r.lower_bound.contains(&true))
+        .map(|r| r.statistic)
+        .collect();
+    if !bounded.is_empty() {
+        lines.push(format!(
+            "≥ lower bounds ({}): among an imported histogram's overflows (run.json imported.overflows); no ratio or interval",
+            bounded.join(", ")
+        ));
+    }
     for k in 0..cmp.runs.len() - 1 {
         let mut by_method: Vec<(&str, Vec<&str>)> = Vec::new();
         for row in &s.rows {
@@ -249,9 +273,9 @@ fn scope_table(cmp: &Comparison, s: &ScopeComparison) -> Table {
     let mut table = Table::new(headers, Align::Right);
     table.columns[0].align = Align::Left;
     for row in &s.rows {
-        let mut cells = vec![row.statistic.into(), value(row, row.values[0]).into()];
+        let mut cells = vec![row.statistic.into(), value_cell(row, 0).into()];
         for k in 0..row.versus_first.len() {
-            cells.push(value(row, row.values[k + 1]).into());
+            cells.push(value_cell(row, k + 1).into());
             cells.push(ratio(row.versus_first[k].ratio).into());
             cells.push(difference_cell(row, k).into());
         }
@@ -379,17 +403,33 @@ fn regression_lines(r: &RegressionVerdict) -> Vec<String> {
             x.statistic,
             metric.format(x.value),
             metric.format(x.first),
-            x.ratio.map_or("A was 0".into(), |q| ratio(Some(q)))
+            match (x.ratio, x.at_least) {
+                (None, _) => "A was 0".into(),
+                (Some(q), false) => ratio(Some(q)),
+                (Some(q), true) => format!(
+                    "at least {}: a lower bound, among an imported histogram's overflows",
+                    ratio(Some(q))
+                ),
+            }
         ));
     }
     for x in &r.unconfirmed {
-        lines.push(format!(
-            "  note  {} {}: {} {} of A, but the 95% interval of the difference includes 0: not counted",
-            x.run,
-            x.scope,
-            x.statistic,
-            ratio(x.ratio)
-        ));
+        lines.push(match x.first_is_bound {
+            true => format!(
+                "  note  {} {}: {} {} of A, but A's figure is only a lower bound (an imported histogram's overflows): not counted",
+                x.run,
+                x.scope,
+                x.statistic,
+                ratio(x.ratio)
+            ),
+            false => format!(
+                "  note  {} {}: {} {} of A, but the 95% interval of the difference includes 0: not counted",
+                x.run,
+                x.scope,
+                x.statistic,
+                ratio(x.ratio)
+            ),
+        });
     }
     lines.push(if r.passed {
         format!(

@@ -66,7 +66,12 @@ pub(crate) fn summary(record: &RunRecord) -> String {
 /// ([`counters_timeline`]), named `<prefix>-counters-cpuN`. None for a run without counters
 /// (imported, `--no-counters`, segmented) or where none moved. A counters.log that cannot be
 /// read leaves them out with a warning on stderr; [`html_note`] then says so on the page.
-pub(crate) fn figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
+/// Each on the time axis of `time` (`report --time-range`), saying what it cut.
+pub(crate) fn figures(
+    prefix: &str,
+    run: &RunDigest,
+    time: &crate::report::plot::zoom::Range,
+) -> Vec<Figure> {
     let Some(record) = &run.record.counters else {
         return Vec::new();
     };
@@ -101,12 +106,13 @@ pub(crate) fn figures(prefix: &str, run: &RunDigest) -> Vec<Figure> {
         .iter()
         .map(|c| {
             let cpu = c.correlation.cpu;
-            let mut f = counters_timeline::draw(
+            let mut f = counters_timeline::draw_zoomed(
                 &format!("{prefix}-counters-cpu{cpu}"),
                 &format!("CPU {cpu}: the counters that moved with the late wakeups, over time"),
                 c,
                 extent_s,
                 column_s,
+                time,
             );
             f.statements
                 .extend(damage.iter().map(|d| format!("counters.log: {d}")));

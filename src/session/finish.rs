@@ -321,6 +321,8 @@ impl Session {
             Ended::Failed
         } else if action_stop.is_some() && !interrupted {
             Ended::Stopped
+        } else if self.caller_end.is_some() && !interrupted {
+            Ended::Completed
         } else if interrupted || self.stopped_by_caller {
             Ended::Interrupted
         } else {
@@ -328,6 +330,8 @@ impl Session {
         };
         record.end_reason = failure.or(self.io_error.clone()).or_else(|| {
             if let (Some(reason), false) = (&action_stop, interrupted) {
+                Some(reason.clone())
+            } else if let (Some(reason), false) = (&self.caller_end, interrupted) {
                 Some(reason.clone())
             } else if interrupted {
                 Some("stopped by SIGINT or SIGTERM".into())

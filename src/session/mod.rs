@@ -184,6 +184,8 @@ pub struct Session {
     /// Set by SIGINT and SIGTERM.
     interrupted: Arc<AtomicBool>,
     stopped_by_caller: bool,
+    /// Set by [`Session::end_as_completed`]: the caller's own end, reached (`cyclictest -l`).
+    caller_end: Option<String>,
     /// The first due time on CLOCK_MONOTONIC.
     start_mono: u64,
     /// No wakeup is due at or after this (plan's clock); `u64::MAX` without an end in time.
@@ -287,6 +289,17 @@ impl Session {
     /// ends `interrupted`, with the reason "stopped by its caller" unless a signal came first.
     pub fn stop(&mut self) {
         self.stopped_by_caller = true;
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// Ends the run as [`Session::stop`] does, but `completed`, `reason` its end reason: the
+    /// caller's own end was reached (`cyclictest -l N`: a thread did its N loops, and every
+    /// thread stops then, as rt-tests' cyclictest ends). A signal before it still makes the run
+    /// `interrupted`.
+    pub(crate) fn end_as_completed(&mut self, reason: String) {
+        if self.caller_end.is_none() && !self.stopped_by_caller {
+            self.caller_end = Some(reason);
+        }
         self.stop.store(true, Ordering::SeqCst);
     }
 

@@ -198,3 +198,75 @@ fn cyclictest_breaks_at_the_first_wakeup_over_the_limit() {
 fn text_of_stderr(stderr: &[u8]) -> String {
     String::from_utf8_lossy(stderr).into_owned()
 }
+
+/// Issue 42: `-l N` ends as rt-tests' cyclictest ends: every thread stops when thread 0 (the
+/// shortest interval) has done its N loops, not each thread at its own N. Ground truth from the
+/// samples: thread 0 has exactly N wakeups; thread 1 (4 ms) has every wakeup due up to thread
+/// 0's last (N/4, ±2 for the threads' first due times) and no more than the drain side's
+/// reaction adds (it sees thread 0's end within about 100 ms: 25 wakeups, 100 allowed here),
+/// far fewer than the N it did before.
+#[test]
+fn cyclictest_loops_end_every_thread_when_thread_0_has_done_them() {
+    let test = "cyclictest_loops_end_every_thread_when_thread_0_has_done_them";
+    if !crate::common::realtime_on_two_cpus(test) {
+        return;
+    }
+    let _g = exclusive();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let n = 600u64;
+    let out = jitterlab(&[
+        "cyclictest",
+        "-q",
+        "-t",
+        "2",
+        "-i",
+        "1000",
+        "-d",
+        "3000",
+        "-l",
+        &n.to_string(),
+        "-p",
+        "95",
+        "--jitterlab-out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let run = run_json(&dir);
+    assert_eq!(run["ended"], "completed", "{run}");
+    assert!(
+        run["end_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains(&format!("-l {n}: thread 0"))),
+        "{run}"
+    );
+    let cpus: Vec<u32> = run["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["cpu"].as_u64().unwrap() as u32)
+        .collect();
+    let records = sample_records(&dir);
+    let of = |cpu: u32| records.iter().filter(move |r| r.cpu == cpu);
+    assert_eq!(of(cpus[0]).count() as u64, n, "thread 0 does exactly -l");
+    let last_due = of(cpus[0]).map(|r| r.expected_ns).max().unwrap();
+    let due_by_then = of(cpus[1]).filter(|r| r.expected_ns <= last_due).count() as i64;
+    let expected = (n / 4) as i64;
+    assert!(
+        (due_by_then - expected).abs() <= 2,
+        "thread 1 has {due_by_then} wakeups due by thread 0's last, {expected} expected"
+    );
+    let all = of(cpus[1]).count() as i64;
+    assert!(
+        all >= due_by_then && all <= expected + 100,
+        "thread 1 did {all} wakeups: {expected} due by thread 0's end, at most 100 more"
+    );
+    // The status lines say the same counts (C:).
+    let counts: Vec<i64> = stdout
+        .lines()
+        .filter(|l| l.starts_with("T:"))
+        .map(|l| status_fields(l)[4])
+        .collect();
+    assert_eq!(counts, [n as i64, all], "{stdout}");
+}

@@ -276,3 +276,85 @@ fn json_to_standard_output_is_the_json_alone() {
         );
     }
 }
+
+/// Issue 42: a drop-in asked for no result directory makes none in the working directory (a CI
+/// checkout stays clean); it keeps it in the state directory (`$XDG_STATE_HOME/jitterlab/results`,
+/// docs/cyclictest.md "Result directory") and names it on stderr, a result directory
+/// `jitterlab report` reads.
+#[test]
+fn a_drop_in_without_jitterlab_out_leaves_the_working_directory_as_it_was() {
+    let _g = exclusive();
+    let tmp = tempfile::tempdir().unwrap();
+    let (cwd, state) = (tmp.path().join("checkout"), tmp.path().join("state"));
+    std::fs::create_dir(&cwd).unwrap();
+    let mut cases: Vec<Vec<&str>> = vec![
+        vec!["cyclictest", "-q", "-l", "200", "-i", "1000", "-t", "1"],
+        vec!["oslat", "-q", "-D", "1", "-c", "0"],
+        vec![
+            "timerlat",
+            "hist",
+            "-c",
+            "0",
+            "-d",
+            "1",
+            "--jitterlab-engine",
+            "own",
+        ],
+    ];
+    // The kernel's engine where the kernel has the timerlat tracer (this VM's has not).
+    let tracers = std::fs::read_to_string("/sys/kernel/tracing/available_tracers");
+    if tracers.is_ok_and(|t| t.split_whitespace().any(|t| t == "timerlat")) {
+        cases.push(vec![
+            "timerlat",
+            "hist",
+            "-c",
+            "0",
+            "-d",
+            "1",
+            "--jitterlab-engine",
+            "kernel",
+        ]);
+    } else {
+        eprintln!("timerlat's kernel engine not tried: the kernel lists no timerlat tracer");
+    }
+    for args in cases {
+        let out = std::process::Command::new(crate::common::bin())
+            .args(&args)
+            .current_dir(&cwd)
+            .env("XDG_STATE_HOME", &state)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
+        let left: Vec<_> = std::fs::read_dir(&cwd)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(
+            left.is_empty(),
+            "{args:?} left {left:?} in the working directory"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let named = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("jitterlab: result directory "))
+            .and_then(|l| l.split(" (").next())
+            .unwrap_or_else(|| panic!("{args:?} names no result directory: {stderr}"));
+        let dir = Path::new(named);
+        assert!(
+            dir.starts_with(state.join("jitterlab/results")),
+            "{args:?}: {named} is not in the state directory"
+        );
+        assert!(
+            dir.join("run.json").is_file(),
+            "{args:?}: {named} has no run.json"
+        );
+        let report = jitterlab(&["report", named]);
+        assert_eq!(
+            report.status.code(),
+            Some(0),
+            "{args:?}: report: {}",
+            text(&report)
+        );
+    }
+}

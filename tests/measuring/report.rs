@@ -635,6 +635,7 @@ fn an_import_without_intervals_has_no_time_plots() {
         absent: vec!["missed_periods".into()],
         per_interval: false,
         figures: Vec::new(),
+        overflows: Vec::new(),
     });
     ResultDir::open(&dir)
         .unwrap()

@@ -500,3 +500,58 @@ fn fail_if_worse_names_its_statistics_and_judges_each_of_several() {
     let help = text(&jitterlab(&["compare", "--help"]));
     assert!(help.contains("p99.9 unless --at"), "{help}");
 }
+
+/// Issue 42: a percentile that lies among an imported histogram's overflows is a lower bound
+/// (the overflows are recorded at the histogram's end, the least they can be): compare marks it
+/// `≥` and gives no ratio, difference or interval for it; one below them is compared as usual.
+/// The fixture's CPU 0 holds 4675 samples under 30 us and 320 beyond (6.4 %), so its p99 is
+/// among the overflows and its p50 (about 16 us) is not.
+#[test]
+fn percentiles_among_an_imports_overflows_are_compared_as_bounds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import");
+    let import = |file: &str, out: &str| {
+        let dir = tmp.path().join(out);
+        let o = jitterlab(&["import", s(&data.join(file)), "-o", s(&dir)]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        dir
+    };
+    let a = import("cyclictest-hist.txt", "a");
+    let b = import("cyclictest-hist-overflow.txt", "b");
+    // The overflows are stored per CPU at import.
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(b.join("run.json")).unwrap()).unwrap();
+    let overflows = &run["imported"]["overflows"];
+    assert_eq!(overflows[0]["cpu"], 0, "{overflows}");
+    assert_eq!(overflows[0]["column"], "latency");
+    assert_eq!(overflows[0]["samples"], 320);
+    assert_eq!(overflows[0]["from_ns"], 30_000);
+    assert_eq!(overflows[1]["samples"], 746);
+    let (code, v) = compare_json(&[s(&a), s(&b)]);
+    assert_eq!(code, Some(0));
+    let p99 = row(&v, "cpu0", "p99");
+    assert_eq!(
+        p99["lower_bound"],
+        serde_json::json!([false, true]),
+        "{p99}"
+    );
+    let versus = &p99["versus_first"][0];
+    assert_eq!(versus["bound"], true, "{versus}");
+    assert!(
+        versus["ratio"].is_null() && versus["interval"].is_null() && versus["difference"].is_null(),
+        "{versus}"
+    );
+    assert!(p99["values"][1].as_f64().unwrap() >= 30_000.0, "{p99}");
+    let p50 = row(&v, "cpu0", "p50");
+    assert!(p50.get("lower_bound").is_none(), "{p50}");
+    assert!(p50["versus_first"][0]["ratio"].is_number(), "{p50}");
+    assert!(p50["versus_first"][0]["interval"].is_object(), "{p50}");
+    let o = jitterlab(&["compare", s(&a), s(&b)]);
+    let shown = text(&o);
+    assert!(
+        shown.contains("≥30.0 us") || shown.contains("≥30 us"),
+        "{shown}"
+    );
+    assert!(shown.contains("≥ lower bounds (p99"), "{shown}");
+    assert!(shown.contains("- (a bound)"), "{shown}");
+}

@@ -67,14 +67,15 @@ fn mainaffinity_cpus_are_checked_as_affinitys() {
 
 /// The hostile re-run's L2: a drop-in's result directory is refused by the option its user
 /// types, `--jitterlab-out` (its tool's options come first: `--out` is not one of them), both
-/// the default `./jitterlab-results` when it is a link and a `--jitterlab-out` that exists.
-/// Refused before anything is measured.
+/// the default one (in the state directory, docs/cyclictest.md, here under a regular file) and
+/// a `--jitterlab-out` that exists. Refused before anything is measured.
 #[test]
 fn the_dropins_name_their_own_result_directory_option() {
     let tmp = tempfile::tempdir().unwrap();
     let elsewhere = tmp.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
-    std::os::unix::fs::symlink(&elsewhere, tmp.path().join("jitterlab-results")).unwrap();
+    let not_a_dir = tmp.path().join("not-a-dir");
+    std::fs::write(&not_a_dir, "").unwrap();
     let taken = elsewhere.to_str().unwrap();
     let tools: [&[&str]; 3] = [
         &["cyclictest", "-q", "-D", "1"],
@@ -90,6 +91,7 @@ fn the_dropins_name_their_own_result_directory_option() {
             let out = Command::new(bin())
                 .args(&args)
                 .current_dir(tmp.path())
+                .env("XDG_STATE_HOME", not_a_dir.join("state"))
                 .output()
                 .unwrap();
             let said = text(&out);

@@ -164,6 +164,7 @@ fn absent_figures_fail_the_clause() {
         per_interval: false,
         absent: vec!["missed_periods".into()],
         figures: Vec::new(),
+        overflows: Vec::new(),
     });
     let v = Budget::parse("missed=0,max<1ms").unwrap().evaluate(&r);
     assert!(!v.clauses[0].passed);

@@ -93,6 +93,10 @@ pub(crate) struct Versus {
     pub difference: Option<f64>,
     /// For percentiles: the 95% interval of the difference.
     pub interval: Option<Interval>,
+    /// Either value is a lower bound ([`StatRow::lower_bound`]): no ratio, difference or
+    /// interval is given, since a bound's true value is unknown above it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bound: bool,
 }
 
 /// One statistic of one scope across all runs.
@@ -104,8 +108,17 @@ pub(crate) struct StatRow {
     pub unit: &'static str,
     /// One per run, in run order; None when absent (no samples, or not in an imported source).
     pub values: Vec<Option<f64>>,
+    /// One per run: the value is a lower bound, the percentile lying among the samples an
+    /// imported histogram held only as overflows (run.json `imported.overflows`), recorded at
+    /// the least they can be. Left out when no value is one.
+    #[serde(skip_serializing_if = "no_bound")]
+    pub(crate) lower_bound: Vec<bool>,
     /// One per run after the first, in run order.
     pub(crate) versus_first: Vec<Versus>,
+}
+
+fn no_bound(bounds: &[bool]) -> bool {
+    !bounds.contains(&true)
 }
 
 impl StatRow {
@@ -162,6 +175,8 @@ struct ScopeData {
     samples: u64,
     /// Per statistic of COMPARED.
     values: Vec<Option<f64>>,
+    /// Per statistic of COMPARED: the value is a lower bound (see [`StatRow::lower_bound`]).
+    bounds: Vec<bool>,
     /// Interval histograms in time order (for the bootstrap).
     slots: Vec<Sparse>,
     /// The whole scope's histogram (for order statistics).
@@ -367,9 +382,29 @@ fn scope_data(r: &LoadedRun, cpu: Option<usize>) -> ScopeData {
             }
         })
         .collect();
+    // A percentile at or above the least value of an overflow in the scope may lie among the
+    // overflows, whose true values are unknown above where they are recorded: a lower bound.
+    // Below it, every sample at or under the value is an exact one of the source's buckets.
+    let overflow_from = r
+        .record
+        .imported
+        .iter()
+        .flat_map(|i| &i.overflows)
+        .filter(|o| o.column == "latency" && o.samples > 0)
+        .filter(|o| threads.iter().any(|t| t.cpu == o.cpu))
+        .map(|o| o.from_ns as f64)
+        .reduce(f64::min);
+    let bounds = COMPARED
+        .iter()
+        .zip(&values)
+        .map(|(m, v): (&Metric, &Option<f64>)| {
+            m.quantile().is_some() && overflow_from.zip(*v).is_some_and(|(from, v)| v >= from)
+        })
+        .collect();
     ScopeData {
         samples,
         values,
+        bounds,
         slots,
         merged,
         cpu_time_per_cycle_ns: cpu_time_per_cycle_ns(r, &threads),
@@ -431,18 +466,28 @@ fn compare_scope(scope_index: usize, cpu: Option<usize>, data: &[ScopeData]) -> 
         .enumerate()
         .map(|(row, &m)| {
             let values: Vec<Option<f64>> = data.iter().map(|d| d.values[row]).collect();
+            let lower_bound: Vec<bool> = data.iter().map(|d| d.bounds[row]).collect();
             let versus_first = values[1..]
                 .iter()
                 .enumerate()
                 .map(|(k, &b)| {
                     let a = values[0];
-                    Versus {
-                        ratio: match (a, b) {
-                            (Some(a), Some(b)) if a != 0.0 => Some(b / a),
-                            _ => None,
+                    match lower_bound[0] || lower_bound[k + 1] {
+                        true => Versus {
+                            ratio: None,
+                            difference: None,
+                            interval: None,
+                            bound: true,
                         },
-                        difference: a.zip(b).map(|(a, b)| b - a),
-                        interval: intervals[k][row].clone(),
+                        false => Versus {
+                            ratio: match (a, b) {
+                                (Some(a), Some(b)) if a != 0.0 => Some(b / a),
+                                _ => None,
+                            },
+                            difference: a.zip(b).map(|(a, b)| b - a),
+                            interval: intervals[k][row].clone(),
+                            bound: false,
+                        },
                     }
                 })
                 .collect();
@@ -450,6 +495,7 @@ fn compare_scope(scope_index: usize, cpu: Option<usize>, data: &[ScopeData]) -> 
                 statistic: m.name(),
                 unit: if m.is_latency() { "ns" } else { "periods" },
                 values,
+                lower_bound,
                 versus_first,
             }
         })

@@ -80,9 +80,14 @@ fn pool(parts: Vec<ScopeData>) -> ScopeData {
         .collect();
     let cpu_time_per_cycle_ns = (timed.len() == parts.len() && samples > 0)
         .then(|| timed.iter().map(|(t, n)| t * *n as f64).sum::<f64>() / samples as f64);
+    // A pooled percentile is a lower bound when any run's was (an import's overflows).
+    let bounds = (0..COMPARED.len())
+        .map(|row| parts.iter().any(|p| p.bounds[row]))
+        .collect();
     ScopeData {
         samples,
         values,
+        bounds,
         slots,
         merged,
         cpu_time_per_cycle_ns,

@@ -168,9 +168,22 @@ fn measure(
     )?;
     let mut last_draw = Instant::now();
     let mut drawn = false;
+    let loops = plan.length.loops();
+    let mut loops_done = false;
     loop {
         std::thread::sleep(session.next_poll_in());
         let progress = session.poll();
+        // `-l N`: every thread stops when one (thread 0, of the shortest interval) has done its
+        // N loops, as rt-tests' cyclictest's main loop stops them all (plan.rs `length`).
+        let first_done = loops
+            .filter(|_| !loops_done)
+            .and_then(|n| Some((n, session.cpu_states().position(|c| c.row.samples >= n)?)));
+        if let Some((n, k)) = first_done {
+            loops_done = true;
+            session.end_as_completed(format!(
+                "cyclictest -l {n}: thread {k} did its {n} loops, and every thread stops then, as rt-tests' cyclictest stops them"
+            ));
+        }
         if let Some(limit) = break_limit
             && session
                 .cpu_states()

@@ -209,10 +209,13 @@ fn pm_qos(o: &CyclictestOptions) -> String {
     }
 }
 
-/// `-D` and `-l` as a jitterlab length. cyclictest stops at whichever comes first, per thread
-/// for loops: jitterlab has one or the other, so when both are given the one that ends every
-/// thread first is used, and a pair where that differs between threads is refused. Neither:
-/// cyclictest runs until SIGINT, jitterlab until its longest run (3650 days) or SIGINT.
+/// `-D` and `-l` as a jitterlab length. rt-tests' cyclictest ends every thread when one has
+/// done its `-l` loops (its main loop stops all at the first thread that reaches them: thread
+/// 0, of the shortest interval), or at `-D`, whichever comes first. So `-l N` is the plan's
+/// loops (each thread stops at N) and `mod.rs` ends the run when the first thread has done N
+/// (`Session::end_as_completed`); with `-D` too, the duration when it ends before thread 0's
+/// N loops are due. Neither: cyclictest runs until SIGINT, jitterlab until its longest run
+/// (3650 days) or SIGINT.
 fn length(o: &CyclictestOptions, layout: &Layout) -> Result<LengthOptions> {
     let duration_s = o.duration_s.filter(|&s| s > 0);
     let loops = (o.loops > 0).then_some(o.loops);
@@ -232,17 +235,10 @@ fn length(o: &CyclictestOptions, layout: &Layout) -> Result<LengthOptions> {
         (Some(s), None) => Ok(as_duration(s)),
         (None, Some(n)) => Ok(as_loops(n)),
         (Some(s), Some(n)) => {
-            let longest_us = layout.threads.iter().map(|t| t.1).max().unwrap_or(0);
             let shortest_us = layout.threads.iter().map(|t| t.1).min().unwrap_or(0);
-            let limit_us = s.saturating_mul(1_000_000);
-            if n.saturating_mul(longest_us) <= limit_us {
-                Ok(as_loops(n))
-            } else if n.saturating_mul(shortest_us) >= limit_us {
-                Ok(as_duration(s))
-            } else {
-                Err(Failure::usage(format!(
-                    "cyclictest: -l {n} with -D {s}: some threads would end by their loops and others by the duration, which jitterlab cannot mix; give one of them"
-                )))
+            match n.saturating_mul(shortest_us) <= s.saturating_mul(1_000_000) {
+                true => Ok(as_loops(n)),
+                false => Ok(as_duration(s)),
             }
         }
     }
@@ -315,6 +311,15 @@ mod tests {
         assert_eq!(run("-l 100 -D 10").unwrap(), (None, Some(100)));
         assert_eq!(run("-l 100000 -D 10").unwrap(), (Some("10s".into()), None));
         assert_eq!(run("").unwrap(), (Some("3650d".into()), None));
-        assert!(run("-t 2 -i 1000 -d 100000 -l 100 -D 1").is_err());
+        // Thread 0 (1 ms) does its 100 loops in 0.1 s, before -D 1 ends: every thread ends
+        // then, thread 1 (101 ms) after its first wakeup, as rt-tests' cyclictest ends.
+        assert_eq!(
+            run("-t 2 -i 1000 -d 100000 -l 100 -D 1").unwrap(),
+            (None, Some(100))
+        );
+        assert_eq!(
+            run("-t 2 -i 100000 -d 1000 -l 100 -D 1").unwrap(),
+            (Some("1s".into()), None)
+        );
     }
 }

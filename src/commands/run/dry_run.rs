@@ -143,8 +143,12 @@ fn describe_length(t: &mut String, plan: &RunPlan) {
     let length = match plan.length {
         RunLength::Duration(ns) => format!("{} (until stopped early)", format_elapsed(ns)),
         RunLength::Loops(n) => format!(
-            "{n} wakeups per thread, about {} at the interval{}",
-            format_elapsed(plan.thread_expected_ns(0).unwrap_or(u64::MAX)),
+            "{n} wakeups per thread, about {} at the {}{}",
+            format_elapsed(expected_ns(plan).unwrap_or(u64::MAX)),
+            match plan.cpus.len() > 1 && plan.thread_interval_ns(1) != plan.thread_interval_ns(0) {
+                true => "longest thread's interval",
+                false => "interval",
+            },
             match plan.interval_step_ns() {
                 0 => String::new(),
                 step => format!(
@@ -161,8 +165,8 @@ fn describe_length(t: &mut String, plan: &RunPlan) {
         _ => writeln!(
             t,
             "  length: {length}; about {} wakeups per thread, {} in all",
-            wakeups,
-            wakeups.saturating_mul(plan.cpus.len() as u64)
+            per_thread_words(&wakeups),
+            total(&wakeups)
         ),
     };
 }
@@ -246,7 +250,7 @@ fn describe_output(t: &mut String, plan: &RunPlan) {
         |o| format!("{} (new)", o.display()),
     );
     let _ = writeln!(t, "  output: {out}");
-    let intervals = match plan.thread_expected_ns(0) {
+    let intervals = match expected_ns(plan) {
         Some(ns) => ns.div_ceil(plan.log_interval_ns.max(1)).to_string(),
         None => "open-ended:".into(),
     };
@@ -265,19 +269,133 @@ fn describe_output(t: &mut String, plan: &RunPlan) {
         let _ = writeln!(
             t,
             "    samples.bin: every sample, {} in all (docs/result-format.md gives its size per sample)",
-            wakeups.saturating_mul(plan.cpus.len() as u64)
+            total(&wakeups)
         );
     }
     if let Some(every) = plan.summary_every {
         let _ = writeln!(
             t,
             "    events.jsonl: a wakeup_summary every {every} samples per thread, about {} per thread",
-            wakeups.div_ceil(every)
+            per_thread_words(
+                &wakeups
+                    .iter()
+                    .map(|w| w.div_ceil(every))
+                    .collect::<Vec<_>>()
+            )
         );
     }
 }
 
-/// The wakeups each thread would make: its loops, or its length over the interval.
-fn wakeups_per_thread(plan: &RunPlan) -> u64 {
-    plan.thread_wakeups(0).unwrap_or(0)
+/// How long the run is expected to last: its duration, or with `--loops` its longest thread's
+/// loops (each thread's own interval, `--distance` and `--interval-step` included: the run
+/// ends when its last thread has done them).
+fn expected_ns(plan: &RunPlan) -> Option<u64> {
+    (0..plan.cpus.len().max(1))
+        .map(|i| plan.thread_expected_ns(i))
+        .try_fold(0, |longest: u64, ns| ns.map(|ns| longest.max(ns)))
+}
+
+/// The wakeups each thread would make, in plan order: its loops, or the most whose stepped
+/// intervals (its own, `--distance` included) fit in the duration.
+fn wakeups_per_thread(plan: &RunPlan) -> Vec<u64> {
+    (0..plan.cpus.len().max(1))
+        .map(|i| thread_wakeups(plan, i))
+        .collect()
+}
+
+/// [`wakeups_per_thread`] of the thread at `index` (0 for an endless run).
+fn thread_wakeups(plan: &RunPlan, index: usize) -> u64 {
+    plan.thread_wakeups(index).unwrap_or(0)
+}
+
+/// Per-thread counts in words: one number when every thread's is the same, else each
+/// thread's ("27-76: 76, 27").
+fn per_thread_words(counts: &[u64]) -> String {
+    let (low, high) = (
+        counts.iter().min().copied().unwrap_or(0),
+        counts.iter().max().copied().unwrap_or(0),
+    );
+    match low == high {
+        true => low.to_string(),
+        false => format!(
+            "{low}-{high} (in plan order {})",
+            counts
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The wakeups of every thread together.
+fn total(counts: &[u64]) -> u64 {
+    counts.iter().fold(0, |sum, &w| sum.saturating_add(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::options::{LatencyRunOptions, LengthOptions};
+
+    /// A plan on CPUs 0 and 1 at 1 ms, thread 1 `distance` later, stepped by `step`.
+    fn plan(length: LengthOptions, distance: &str, step: &str) -> RunPlan {
+        let mut o = LatencyRunOptions::default();
+        o.shared.cpus.cpus = Some("0,1".into());
+        o.shared.length = Some(length);
+        o.latency.interval = "1ms".into();
+        o.latency.distance = distance.into();
+        o.latency.interval_step = Some(step.into());
+        crate::plan::build::latency(&o, &[0, 1]).expect("the plan resolves")
+    }
+
+    /// Issue 42: the length and the wakeups of a stepped run are each thread's own: thread 1's
+    /// longer interval makes the loops last longer and a duration hold fewer wakeups.
+    #[test]
+    fn the_stepped_length_and_wakeups_are_each_threads_own() {
+        // 100 loops: thread 0 100 x 1 ms + 1 ms x 100 x 99 / 2 = 5.05 s; thread 1 (11 ms)
+        // 1.1 s + 4.95 s = 6.05 s, the run's length.
+        let loops = plan(
+            LengthOptions {
+                loops: Some(100),
+                ..LengthOptions::default()
+            },
+            "10ms",
+            "1ms",
+        );
+        assert_eq!(expected_ns(&loops), Some(6_050_000_000));
+        assert_eq!(wakeups_per_thread(&loops), [100, 100]);
+        // 3 s: thread 0 fits 76 (76 ms + 2.85 s = 2.926 s; 77 would be 3.003 s), thread 1
+        // (101 ms) 26 (2.626 s + 0.325 s = 2.951 s; 27 would be 2.727 s + 0.351 s = 3.078 s).
+        let duration = plan(
+            LengthOptions {
+                duration: Some("3s".into()),
+                ..LengthOptions::default()
+            },
+            "100ms",
+            "1ms",
+        );
+        assert_eq!(wakeups_per_thread(&duration), [76, 26]);
+        let text = {
+            let mut t = String::new();
+            describe_length(&mut t, &duration);
+            t
+        };
+        assert!(
+            text.contains("about 26-76 (in plan order 76, 26) wakeups per thread, 102 in all"),
+            "{text}"
+        );
+        let text = {
+            let mut t = String::new();
+            describe_length(&mut t, &loops);
+            describe_output(&mut t, &loops);
+            t
+        };
+        assert!(text.contains("about 6."), "{text}");
+        // 6.05 s of 1 s log intervals: 7.
+        assert!(
+            text.contains("(7 intervals of 1.00 s per thread)"),
+            "{text}"
+        );
+    }
 }

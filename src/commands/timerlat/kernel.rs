@@ -13,7 +13,6 @@ use super::hist::{self, Column, CpuHist, Layout};
 use super::options::TimerlatOptions;
 use crate::error::{Failure, Result};
 use crate::results::ResultDir;
-use crate::results::dir::default_path;
 use crate::trace::timerlat::sample::{Context, Line, parse_line};
 use crate::trace::timerlat::{Config, KernelTimerlat};
 use std::io::Write;
@@ -143,8 +142,9 @@ pub(crate) fn run(o: &TimerlatOptions, root: &Path, layout: &Layout) -> Result<i
     }
     let claim = match &o.jitterlab_out {
         Some(dir) => ResultDir::create(dir, "--jitterlab-out")?,
+        // Not in the working directory: the drop-ins' state directory (commands/dropin.rs).
         None => ResultDir::create_unique(
-            &default_path(SystemTime::now(), &crate::doctor::host::hostname()),
+            &crate::commands::dropin::default_out(SystemTime::now()),
             "--jitterlab-out",
         )?,
     };

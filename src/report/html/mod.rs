@@ -96,7 +96,7 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
         .map(|(k, (path, record))| (sweep_label(k, path), record))
         .collect();
     let sweep_overlays = if sweeps.len() >= 2 {
-        sweep::overlay_figures(&sweeps)
+        sweep::overlay_figures(&sweeps, &request.zoom.latency)
     } else {
         Vec::new()
     };
@@ -178,7 +178,11 @@ fn read_inputs(
             Kind::Sweep => {
                 sweep_number += 1;
                 let record = crate::results::sweep::read(path)?;
-                let figures = sweep::figures(&format!("sweep{sweep_number}"), &record);
+                let figures = sweep::figures(
+                    &format!("sweep{sweep_number}"),
+                    &record,
+                    &request.zoom.latency,
+                );
                 inputs.push(Input::Sweep {
                     path: path.clone(),
                     record,
@@ -321,7 +325,7 @@ fn run_figures(prefix: &str, run: &RunDigest, zoom: &Zoom) -> Vec<Figure> {
             zoom,
         ));
         // Beneath it, on the same time axis: the context counters that moved.
-        out.extend(crate::report::counters::figures(prefix, run));
+        out.extend(crate::report::counters::figures(prefix, run, &zoom.time));
     }
     // Beside it, from `--samples`: every wakeup's latency over time, per CPU.
     out.extend(sample_figures(prefix, run, zoom));
@@ -345,11 +349,12 @@ fn run_figures(prefix: &str, run: &RunDigest, zoom: &Zoom) -> Vec<Figure> {
     if has_time_series(run) && !phases.is_empty() {
         for s in run.wakeup_series().filter(|s| !s.intervals.is_empty()) {
             let suffix = s.cpu.map_or_else(|| s.tag.clone(), |c| format!("cpu{c}"));
-            out.push(phase_pdf::draw(
+            out.push(phase_pdf::draw_zoomed(
                 &format!("{prefix}-phases-{suffix}"),
                 &format!("{word} distribution per phase, {}", s.label),
                 &phase_pdf::prepare(s, &phases),
                 samples,
+                &zoom.latency,
             ));
         }
     }
@@ -526,7 +531,7 @@ fn overlay_figures(runs: &[&RunDigest], zoom: &Zoom) -> Vec<Figure> {
         &cut,
     ));
     out.extend(overlay_timeline(runs, zoom, samples));
-    out.extend(overlay_phases(runs, samples));
+    out.extend(overlay_phases(runs, samples, zoom));
     out
 }
 
@@ -613,7 +618,11 @@ fn overlay_timeline(
 /// One scenario phase across runs (the OCERA study's Fig. 7 over Fig. 8): for each phase name
 /// that every run has, the distribution of that phase's wakeups in each run (all its CPUs),
 /// as shares so that phases of different length compare. Named `overlay-phase-<name>`.
-fn overlay_phases(runs: &[&RunDigest], samples: crate::format::kind::Vocabulary) -> Vec<Figure> {
+fn overlay_phases(
+    runs: &[&RunDigest],
+    samples: crate::format::kind::Vocabulary,
+    zoom: &Zoom,
+) -> Vec<Figure> {
     let spans: Vec<Vec<(String, f64, f64)>> = runs.iter().map(|r| r.phase_spans()).collect();
     let Some(first) = spans.first() else {
         return Vec::new();
@@ -649,7 +658,7 @@ fn overlay_phases(runs: &[&RunDigest], samples: crate::format::kind::Vocabulary)
                 }
             })
             .collect();
-        out.push(phase_pdf::draw(
+        out.push(phase_pdf::draw_zoomed(
             &format!("overlay-phase-{slug}"),
             &format!(
                 "{} distribution of phase {label} in every run (all CPUs)",
@@ -657,6 +666,7 @@ fn overlay_phases(runs: &[&RunDigest], samples: crate::format::kind::Vocabulary)
             ),
             &pdfs,
             samples,
+            &zoom.latency,
         ));
     }
     out

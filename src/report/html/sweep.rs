@@ -5,6 +5,7 @@
 use super::blocks::figure;
 use crate::report::plot::Figure;
 use crate::report::plot::sweep as sweep_plot;
+use crate::report::plot::zoom::Range;
 use crate::report::svg::escape;
 use crate::report::sweep_tables::{latency_table, throughput_table};
 use crate::report::table::{Html, Markup};
@@ -81,12 +82,13 @@ pub(super) fn overlay_section(h: &mut String, figures: &[Figure]) {
 /// A sweep's figures, named `<prefix>-<kind>`: the latency against the level first (unless the
 /// sweep measured nothing, `--no-measure`), then one throughput figure per figure the load
 /// reported.
-pub(super) fn figures(prefix: &str, record: &SweepRecord) -> Vec<Figure> {
+pub(super) fn figures(prefix: &str, record: &SweepRecord, latency: &Range) -> Vec<Figure> {
     let mut out = Vec::new();
     if !record.load_only {
         out.push(sweep_plot::draw_latency(
             &format!("{prefix}-latency"),
             record,
+            latency,
         ));
     }
     out.extend(sweep_plot::throughput_lines(record).iter().map(|metric| {
@@ -100,8 +102,12 @@ pub(super) fn figures(prefix: &str, record: &SweepRecord) -> Vec<Figure> {
 }
 
 /// Two or more sweeps overlaid: the latency, then each throughput figure.
-pub(super) fn overlay_figures(sweeps: &[(String, &SweepRecord)]) -> Vec<Figure> {
-    let mut out = vec![sweep_plot::draw_latency_overlay("sweeps-latency", sweeps)];
+pub(super) fn overlay_figures(sweeps: &[(String, &SweepRecord)], latency: &Range) -> Vec<Figure> {
+    let mut out = vec![sweep_plot::draw_latency_overlay(
+        "sweeps-latency",
+        sweeps,
+        latency,
+    )];
     out.extend(
         sweep_plot::overlay_throughput_lines(sweeps)
             .iter()
@@ -176,7 +182,7 @@ mod tests {
 
     #[test]
     fn the_latency_comes_first_then_the_throughput() {
-        let names: Vec<String> = figures("sweep1", &sweep(false))
+        let names: Vec<String> = figures("sweep1", &sweep(false), &Range::default())
             .into_iter()
             .map(|f| f.name)
             .collect();
@@ -190,14 +196,17 @@ mod tests {
         );
         let a = sweep(false);
         let b = sweep(false);
-        let names: Vec<String> = overlay_figures(&[("A: a".into(), &a), ("B: b".into(), &b)])
-            .into_iter()
-            .map(|f| f.name)
-            .collect();
+        let names: Vec<String> = overlay_figures(
+            &[("A: a".into(), &a), ("B: b".into(), &b)],
+            &Range::default(),
+        )
+        .into_iter()
+        .map(|f| f.name)
+        .collect();
         assert_eq!(names[0], "sweeps-latency");
         assert_eq!(names.len(), 3);
         // Nothing measured: only the throughput.
-        let names: Vec<String> = figures("sweep2", &sweep(true))
+        let names: Vec<String> = figures("sweep2", &sweep(true), &Range::default())
             .into_iter()
             .map(|f| f.name)
             .collect();

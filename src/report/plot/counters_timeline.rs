@@ -19,6 +19,7 @@ pub(crate) use super::counter_labels::comparison;
 use super::counter_labels::quantity_of;
 pub(crate) use super::counter_labels::strip_label;
 use super::timeline::{COLUMNS, Point, Timeline};
+use super::zoom::{Cut, Range};
 use super::{Figure, series_style};
 use crate::format::counters::kind_of;
 use crate::format::counters::{CounterInterval, CounterShift, CpuCorrelation, Kind};
@@ -248,22 +249,86 @@ impl Gather {
     }
 }
 
-/// The figure of one CPU. `column_s`: seconds per point when intervals were merged.
-pub(crate) fn draw(
+/// The figure of one CPU (`column_s`: seconds per point when intervals were merged) on the
+/// time axis of `time` (`report --time-range`, the latency-over-time chart's):
+/// the points and late intervals outside it are left out, and the figure says on the plot and
+/// in its statements how many intervals (columns) it cut ([`cut_notes`]).
+pub(crate) fn draw_zoomed(
     name: &str,
     title: &str,
     c: &CpuChart,
     extent_s: f64,
     column_s: Option<f64>,
+    time: &Range,
 ) -> Figure {
+    let extent_s = if extent_s > 0.0 { extent_s } else { 1.0 };
+    let from = time.from.unwrap_or(0.0);
+    let to = time.to.unwrap_or(extent_s);
+    let to = if to > from { to } else { from + 1.0 };
+    let inside = |t: f64| time.place(t) == std::cmp::Ordering::Equal;
+    let shown = CpuChart {
+        latency: c
+            .latency
+            .iter()
+            .filter(|p| inside(p.time_s))
+            .cloned()
+            .collect(),
+        late: c
+            .late
+            .iter()
+            .filter(|&&(a, b)| b >= from && a <= to)
+            .map(|&(a, b)| (a.max(from), b.min(to)))
+            .collect(),
+        strips: c
+            .strips
+            .iter()
+            .map(|s| Strip {
+                points: s
+                    .points
+                    .iter()
+                    .filter(|p| inside(p.time_s))
+                    .cloned()
+                    .collect(),
+                ..s.clone()
+            })
+            .collect(),
+        ..c.clone()
+    };
+    let notes = cut_notes(c, time);
+    let mut f = draw_span(name, title, &shown, (from, to), &notes);
+    f.statements = notes.into_iter().chain(statements(c, column_s)).collect();
+    f
+}
+
+/// What `time` cuts off the chart: its intervals (columns) before FROM and after TO, counted
+/// on its latency points, one per interval.
+pub(crate) fn cut_notes(c: &CpuChart, time: &Range) -> Vec<String> {
+    let mut cut = Cut::default();
+    for p in &c.latency {
+        cut.add(time, p.time_s, 1);
+    }
+    cut.time_sentence("time axis", "intervals", time)
+        .into_iter()
+        .collect()
+}
+
+/// The figure of `c` over the time span `(from, to)` s, with `notes` drawn at the top right
+/// of the latency panel; its statements are set by the caller.
+fn draw_span(
+    name: &str,
+    title: &str,
+    c: &CpuChart,
+    (from, to): (f64, f64),
+    notes: &[String],
+) -> Figure {
+    let extent_s = to;
     let right = WIDTH - RIGHT;
     let strips_top = TITLE_BAND + LEGEND_ROW + LATENCY_HEIGHT;
     let per_strip = STRIP_LABEL + STRIP_HEIGHT + STRIP_GAP;
     let bottom_of_strips = strips_top + per_strip * c.strips.len() as f64;
     let height = bottom_of_strips + BOTTOM;
-    let extent_s = if extent_s > 0.0 { extent_s } else { 1.0 };
     // The timeline's x axis: the same range over the same pixels.
-    let x = Scale::new(ScaleKind::Linear, 0.0, extent_s).with_pixels(LEFT, right);
+    let x = Scale::new(ScaleKind::Linear, from, to).with_pixels(LEFT, right);
     let x_ticks: Vec<Tick> = ticks(&x, &Quantity::TimeS)
         .into_iter()
         .filter(|t| t.label.is_some())
@@ -328,6 +393,21 @@ pub(crate) fn draw(
         .collect();
     polylines(&mut svg, &points, &line.stroke(), line.colour);
     svg.end_group();
+    if !notes.is_empty() {
+        svg.group(
+            r##"class="zoom-cut" font-size="12" fill="#7a1f00" stroke="#fbfbfb" stroke-width="3" paint-order="stroke""##,
+        );
+        for (i, n) in notes.iter().enumerate() {
+            svg.text(
+                right - 8.0,
+                top + 16.0 + 15.0 * i as f64,
+                Anchor::End,
+                "",
+                n,
+            );
+        }
+        svg.end_group();
+    }
 
     // One strip per moved counter.
     for (k, s) in c.strips.iter().enumerate() {
@@ -428,7 +508,7 @@ pub(crate) fn draw(
     Figure {
         name: name.into(),
         title: title.into(),
-        statements: statements(c, column_s),
+        statements: Vec::new(),
         svg: svg.finish(),
     }
 }

@@ -5,6 +5,7 @@
 
 use super::axis::{Quantity, Scale, ScaleKind};
 use super::chart::{Axis, Frame, LegendEntry};
+use super::zoom::{Cut, Range, latency_end};
 use super::{Figure, series_style};
 use crate::analysis::phase::{inside, phase_window};
 use crate::format::kind::Vocabulary;
@@ -60,7 +61,41 @@ pub(crate) fn merged(series: &[&SeriesDigest], label: &str, from: f64, to: f64) 
     }
 }
 
+/// The plot without a zoom: for the tests (the report draws every plot zoomed).
+#[cfg(test)]
 pub(crate) fn draw(name: &str, title: &str, pdfs: &[PhasePdf], samples: Vocabulary) -> Figure {
+    draw_zoomed(name, title, pdfs, samples, &Range::default())
+}
+
+/// What `latency` (`report --latency-range`) cuts off each phase: its wakeups in the bins
+/// wholly below FROM or wholly above TO (a bin across an end is drawn, clipped at it).
+pub(crate) fn cut_notes(pdfs: &[PhasePdf], latency: &Range, plural: &str) -> Vec<String> {
+    pdfs.iter()
+        .filter_map(|p| {
+            let mut cut = Cut::default();
+            for &(row, share) in &p.rows {
+                let count = (share * p.samples as f64).round() as u64;
+                let (floor, top) = (row_floor_ns(row), row_floor_ns(row + 1));
+                if latency.from.is_some_and(|f| top <= f) {
+                    cut.below += count;
+                } else if latency.to.is_some_and(|t| floor >= t) {
+                    cut.above += count;
+                }
+            }
+            cut.sentence(&p.label, plural, latency, latency_end)
+        })
+        .collect()
+}
+
+/// Draws the distributions on the latency axis of `latency` (`report --latency-range`),
+/// saying on the plot what it cut off each phase ([`cut_notes`]).
+pub(crate) fn draw_zoomed(
+    name: &str,
+    title: &str,
+    pdfs: &[PhasePdf],
+    samples: Vocabulary,
+    latency: &Range,
+) -> Figure {
     let rows = pdfs.iter().flat_map(|p| p.rows.iter());
     let (lo, hi) = rows
         .clone()
@@ -71,7 +106,9 @@ pub(crate) fn draw(name: &str, title: &str, pdfs: &[PhasePdf], samples: Vocabula
         .flat_map(|p| p.rows.iter().map(|r| r.1))
         .fold(1.0f64, f64::min);
     let x = Axis {
-        scale: Scale::new(ScaleKind::Log, row_floor_ns(lo), row_floor_ns(hi + 1)).rounded_out(),
+        scale: latency.apply(
+            Scale::new(ScaleKind::Log, row_floor_ns(lo), row_floor_ns(hi + 1)).rounded_out(),
+        ),
         quantity: Quantity::LatencyNs,
         title: format!("{} (log scale; bins of 1/10 decade)", samples.sample_value),
     };
@@ -121,8 +158,12 @@ pub(crate) fn draw(name: &str, title: &str, pdfs: &[PhasePdf], samples: Vocabula
         frame.svg.polyline(&points, &series_style(i).stroke());
         frame.svg.end_group();
     }
-    let statements = pdfs
+    let notes = cut_notes(pdfs, latency, samples.plural);
+    super::zoom::draw_notes(&mut frame, &notes);
+    let statements = notes
         .iter()
+        .cloned()
+        .chain(pdfs.iter()
         .map(|p| match p.rows.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
             Some(&(row, share)) => format!(
                 "{}: {} {} in whole log intervals; the fullest bin, {} to {}, holds {:.1} % of them",
@@ -137,7 +178,7 @@ pub(crate) fn draw(name: &str, title: &str, pdfs: &[PhasePdf], samples: Vocabula
                 "{}: no whole log interval inside the phase, so no distribution",
                 p.label
             ),
-        })
+        }))
         .collect();
     Figure {
         name: name.into(),
@@ -198,5 +239,33 @@ mod tests {
         );
         assert_eq!(f.svg.matches("<polyline").count(), 2);
         assert!(f.svg.contains(r#"data-label="memory""#));
+        // Zoomed to 15 us - 100 us: idle's 20 000 wakeups at 10 us (row 40, 10.0-12.6 us)
+        // lie wholly below, memory's 2 500 at 1 ms (row 60) wholly above; 20 us is kept.
+        let zoom = Range {
+            from: Some(15_000.0),
+            to: Some(100_000.0),
+        };
+        let notes = cut_notes(&pdfs, &zoom, "wakeups");
+        assert_eq!(
+            notes,
+            [
+                "idle: 20 000 wakeups below 15.0 us not shown",
+                "memory: 2 500 wakeups above 100.0 us not shown"
+            ]
+        );
+        let f = draw_zoomed(
+            "z",
+            "t",
+            &pdfs,
+            *crate::format::run_record::RunKind::Latency.words(),
+            &zoom,
+        );
+        assert!(
+            f.svg
+                .contains("idle: 20 000 wakeups below 15.0 us not shown")
+        );
+        assert_eq!(f.statements[1], notes[1]);
+        // Nothing cut, nothing said.
+        assert!(cut_notes(&pdfs, &Range::default(), "wakeups").is_empty());
     }
 }

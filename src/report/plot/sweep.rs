@@ -6,6 +6,7 @@
 
 use super::axis::{Quantity, Scale, ScaleKind};
 use super::chart::{Axis, Frame, LegendEntry, Style};
+use super::zoom::{Cut, Range, latency_end};
 use super::{Figure, series_style};
 use crate::format::throughput::{throughput_label, throughput_phrase};
 use crate::report::svg::escape;
@@ -201,7 +202,14 @@ fn overlay_x_title(sweeps: &[(String, &SweepRecord)]) -> String {
 }
 
 /// Draws lines with a dot at each level.
-fn draw_lines(name: &str, title: &str, x_title: String, y: Axis, lines: &[Line]) -> String {
+fn draw_lines(
+    name: &str,
+    title: &str,
+    x_title: String,
+    y: Axis,
+    lines: &[Line],
+    notes: &[String],
+) -> String {
     let xs: Vec<f64> = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.0))
@@ -249,7 +257,23 @@ fn draw_lines(name: &str, title: &str, x_title: String, y: Axis, lines: &[Line])
         }
         frame.svg.end_group();
     }
+    super::zoom::draw_notes(&mut frame, notes);
     frame.finish()
+}
+
+/// What `latency` (`report --latency-range`) cuts off each line: its levels whose figure lies
+/// below FROM or above TO ("CPU 0 max: 2 levels above 1.00 ms not shown").
+pub(crate) fn cut_notes(lines: &[Line], latency: &Range) -> Vec<String> {
+    lines
+        .iter()
+        .filter_map(|l| {
+            let mut cut = Cut::default();
+            for &(_, y) in &l.points {
+                cut.add(latency, y, 1);
+            }
+            cut.sentence(&l.label, "levels", latency, latency_end)
+        })
+        .collect()
 }
 
 /// The throughput plot of one figure (name, unit).
@@ -272,7 +296,7 @@ pub(crate) fn draw_throughput(
         title: throughput_label(metric_name, unit),
     };
     let title = format!("Load throughput vs level: {metric_name}");
-    let svg = draw_lines(name, &title, x_title, y, std::slice::from_ref(line));
+    let svg = draw_lines(name, &title, x_title, y, std::slice::from_ref(line), &[]);
     // Per level, from the rows (a level without a value has no point, so the points do not
     // line up with the rows).
     let statements = sweep
@@ -314,8 +338,9 @@ fn rate(v: f64) -> String {
     }
 }
 
-/// The latency plot: p99 and max per CPU against the level.
-pub(crate) fn draw_latency(name: &str, sweep: &SweepRecord) -> Figure {
+/// The latency plot: p99 and max per CPU against the level, on the latency axis of `latency`
+/// (`report --latency-range`), saying what it cut ([`cut_notes`]).
+pub(crate) fn draw_latency(name: &str, sweep: &SweepRecord, latency: &Range) -> Figure {
     let (_, x_title) = level_positions(sweep);
     let lines = latency_lines(sweep);
     let traced = sweep.rows.iter().any(traced);
@@ -325,8 +350,19 @@ pub(crate) fn draw_latency(name: &str, sweep: &SweepRecord) -> Figure {
         "Wakeup latency vs load level: p99 and max per CPU"
     }
     .to_string();
-    let svg = draw_lines(name, &title, x_title, latency_axis(&lines), &lines);
-    let statements = sweep.rows.iter().map(|r| level_statement("", r)).collect();
+    let notes = cut_notes(&lines, latency);
+    let svg = draw_lines(
+        name,
+        &title,
+        x_title,
+        latency_axis(&lines, latency),
+        &lines,
+        &notes,
+    );
+    let statements = notes
+        .into_iter()
+        .chain(sweep.rows.iter().map(|r| level_statement("", r)))
+        .collect();
     Figure {
         name: name.into(),
         title,
@@ -340,13 +376,13 @@ fn traced(row: &SweepRow) -> bool {
     row.threads.iter().any(|t| t.irq_max_ns.is_some())
 }
 
-/// The log-scale latency axis that holds every point of `lines`.
-fn latency_axis(lines: &[Line]) -> Axis {
+/// The log-scale latency axis that holds every point of `lines`, or `latency`'s range.
+fn latency_axis(lines: &[Line], latency: &Range) -> Axis {
     let ys = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
     let (lo, hi) = ys.fold((f64::INFINITY, 0.0f64), |(a, b), y| (a.min(y), b.max(y)));
     let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (1e3, 1e6) };
     Axis {
-        scale: Scale::new(ScaleKind::Log, lo, hi).rounded_out(),
+        scale: latency.apply(Scale::new(ScaleKind::Log, lo, hi).rounded_out()),
         quantity: Quantity::LatencyNs,
         title: "latency (log scale)".into(),
     }
@@ -372,23 +408,29 @@ fn level_statement(prefix: &str, r: &SweepRow) -> String {
 
 /// Sweeps overlaid ("with RT" vs "without RT", SH7780 Figs. 2-5): the worst CPU's latency of
 /// each against the level.
-pub(crate) fn draw_latency_overlay(name: &str, sweeps: &[(String, &SweepRecord)]) -> Figure {
+pub(crate) fn draw_latency_overlay(
+    name: &str,
+    sweeps: &[(String, &SweepRecord)],
+    latency: &Range,
+) -> Figure {
     let lines = overlay_latency_lines(sweeps);
     let title = "Sweeps overlaid: worst CPU's latency vs load level".to_string();
+    let notes = cut_notes(&lines, latency);
     let svg = draw_lines(
         name,
         &title,
         overlay_x_title(sweeps),
-        latency_axis(&lines),
+        latency_axis(&lines, latency),
         &lines,
+        &notes,
     );
-    let statements = sweeps
-        .iter()
-        .flat_map(|(label, s)| {
+    let statements = notes
+        .into_iter()
+        .chain(sweeps.iter().flat_map(|(label, s)| {
             s.rows
                 .iter()
                 .map(move |r| level_statement(&format!("{label}: "), r))
-        })
+        }))
         .collect();
     Figure {
         name: name.into(),
@@ -420,7 +462,7 @@ pub(crate) fn draw_throughput_overlay(
         title: throughput_label(metric_name, unit),
     };
     let title = format!("Sweeps overlaid: {metric_name} vs load level");
-    let svg = draw_lines(name, &title, overlay_x_title(sweeps), y, lines);
+    let svg = draw_lines(name, &title, overlay_x_title(sweeps), y, lines, &[]);
     let statements = lines
         .iter()
         .flat_map(|l| {
@@ -439,5 +481,72 @@ pub(crate) fn draw_throughput_overlay(
         title,
         statements,
         svg,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sweep of CPU 0 over levels 1, 2, 4 with max 50 us, 500 us, 5 ms and p99 20 us, 40 us,
+    /// 80 us.
+    fn sweep() -> SweepRecord {
+        let row = |level: &str, max_ns: i64, p99_ns: u64| SweepRow {
+            level: level.into(),
+            run_dir: format!("level-{level}"),
+            throughput: Vec::new(),
+            threads: vec![SweepThread {
+                cpu: 0,
+                samples: 1000,
+                min_ns: Some(5_000),
+                p99_ns: Some(p99_ns),
+                max_ns: Some(max_ns),
+                missed_periods: 0,
+                dropped_records: 0,
+                irq_p99_ns: None,
+                irq_max_ns: None,
+            }],
+        };
+        SweepRecord {
+            format: 1,
+            load_template: "cpu:workers={}".into(),
+            levels: vec!["1".into(), "2".into(), "4".into()],
+            load_only: false,
+            rows: vec![
+                row("1", 50_000, 20_000),
+                row("2", 500_000, 40_000),
+                row("4", 5_000_000, 80_000),
+            ],
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Issue 42: `report --latency-range` zooms the sweep's latency plot and says, per line,
+    /// how many levels it cut.
+    #[test]
+    fn the_latency_range_zooms_the_sweep_and_says_what_it_cut() {
+        let s = sweep();
+        let zoom = Range {
+            from: Some(30_000.0),
+            to: Some(1_000_000.0),
+        };
+        let notes = cut_notes(&latency_lines(&s), &zoom);
+        assert_eq!(
+            notes,
+            [
+                "CPU 0 max: 1 levels above 1.00 ms not shown",
+                "CPU 0 p99: 1 levels below 30.0 us not shown"
+            ]
+        );
+        let f = draw_latency("sweep1-latency", &s, &zoom);
+        assert!(
+            f.svg
+                .contains("CPU 0 max: 1 levels above 1.00 ms not shown")
+        );
+        assert_eq!(f.statements[..2], notes[..]);
+        // Unzoomed: nothing cut, nothing said, the levels' statements only.
+        let f = draw_latency("sweep1-latency", &s, &Range::default());
+        assert_eq!(f.statements.len(), 3);
+        assert!(!f.svg.contains("zoom-cut"));
     }
 }

@@ -8,7 +8,7 @@ use crate::format::hlog::{self, HlogWriter};
 use crate::format::run_record::Ended;
 use crate::format::run_record::{
     EnvironmentRecord, ImportRecord, PlanRecord, PmQosRecord, RunRecord, SourceFigure,
-    ThreadSummary,
+    SourceOverflow, ThreadSummary,
 };
 use crate::results::ResultDir;
 use crate::units::format_ns;
@@ -250,6 +250,26 @@ fn import_record(imported: &Imported, source: &Path, absent: Vec<String>) -> Imp
                     name: name.into(),
                     value,
                     unit: unit.into(),
+                })
+            })
+            .collect(),
+        overflows: imported
+            .threads
+            .iter()
+            .flat_map(|t| {
+                let columns = [
+                    ("latency", Some(&t.latency)),
+                    ("irq", t.irq.as_ref()),
+                    ("thr", t.kernel_thread.as_ref()),
+                ];
+                columns.into_iter().filter_map(|(column, h)| {
+                    let h = h.filter(|h| h.overflow > 0)?;
+                    Some(SourceOverflow {
+                        cpu: t.cpu,
+                        column: column.into(),
+                        samples: h.overflow,
+                        from_ns: h.overflow_from.saturating_mul(h.unit_ns),
+                    })
                 })
             })
             .collect(),

@@ -8,6 +8,7 @@ use crate::analysis::counters::correlate_dir;
 use crate::report::counters::{figures, html_note};
 use crate::report::digest::{RunDigest, read_run};
 use crate::report::plot::timeline;
+use crate::report::plot::zoom::Range;
 use crate::results::synthetic::{SyntheticRun, write_counters, write_run};
 use std::path::Path;
 
@@ -149,7 +150,7 @@ fn the_moved_counter_is_drawn_at_the_pixels_of_its_late_intervals_with_the_files
     let dir = tempfile::tempdir().unwrap();
     let spikes = [5, 12, 20, 27, 33];
     let d = run(&dir.path().join("run"), 40, S, &spikes, Some(&spikes));
-    let figs = figures("run1", &d);
+    let figs = figures("run1", &d, &Range::default());
     let names: Vec<&str> = figs.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["run1-counters-cpu1"], "a chart for CPU 1 only");
     let svg = &figs[0].svg;
@@ -227,6 +228,37 @@ fn the_moved_counter_is_drawn_at_the_pixels_of_its_late_intervals_with_the_files
     let note = html_note(&d.record, &figs).unwrap();
     assert!(note.contains("CPU 0: not tested (0 intervals"), "{note}");
     assert!(!note.contains("CPU 1"), "{note}");
+
+    // Issue 42: `--time-range 10s:30s` keeps the intervals in it, with the spikes at 12, 20
+    // and 27 s (each shaded on both panels), and says how many it cut before and after.
+    let zoom = Range {
+        from: Some(10.0),
+        to: Some(30.0),
+    };
+    let zoomed = &figures("run1", &d, &zoom)[0];
+    let kept = points_after(&zoomed.svg, r#"data-counter="irq:LOC""#);
+    assert_eq!(highest(&kept).len(), 3, "the spikes at 12, 20 and 27 s");
+    let note = &zoomed.statements[0];
+    let count = |word: &str| -> usize {
+        let at = note.find(word).unwrap_or_else(|| panic!("{word}: {note}"));
+        note[..at]
+            .rsplit(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (before, after) = (
+        count(" intervals before 10.0 s"),
+        count(" intervals after 30.0 s"),
+    );
+    assert_eq!(before + kept.len() + after, 40, "{note}");
+    assert!(
+        (9..=10).contains(&before) && (9..=10).contains(&after),
+        "{note}"
+    );
+    assert!(zoomed.svg.contains(&escape(note)), "{note}");
+    assert_eq!(zoomed.svg.matches(r#"class="late""#).count(), 2 * 3);
 }
 
 #[test]
@@ -242,7 +274,7 @@ fn spikes_without_a_counter_moving_give_no_chart_and_a_note() {
     let cpu1 = &d.record.counters.as_ref().unwrap().correlation[1];
     assert_eq!((cpu1.late_intervals, cpu1.tested), (5, 2));
     assert!(cpu1.moved.is_empty(), "{cpu1:?}");
-    assert!(figures("run1", &d).is_empty());
+    assert!(figures("run1", &d, &Range::default()).is_empty());
     let note = html_note(&d.record, &[]).unwrap();
     assert!(
         note.contains(
@@ -257,7 +289,7 @@ fn runs_without_counters_have_no_chart_and_no_note() {
     let dir = tempfile::tempdir().unwrap();
     let d = run(&dir.path().join("run"), 20, S, &[5, 12], None);
     assert!(d.record.counters.is_none());
-    assert!(figures("run1", &d).is_empty());
+    assert!(figures("run1", &d, &Range::default()).is_empty());
     assert_eq!(html_note(&d.record, &[]), None);
 }
 
@@ -273,7 +305,7 @@ fn a_long_run_is_drawn_per_timeline_column_at_the_timelines_pixels() {
         &spikes,
         Some(&spikes),
     );
-    let figs = figures("run1", &d);
+    let figs = figures("run1", &d, &Range::default());
     assert_eq!(figs.len(), 1);
     let svg = &figs[0].svg;
     let strip = points_after(svg, r#"data-counter="irq:LOC""#);
