@@ -375,3 +375,34 @@ fn a_relative_timer_armed_late_is_joined_and_the_late_arming_said() {
         );
     }
 }
+
+/// The same check's retry (lab check 1c, `--wake itimer`, the spike FIFO 50 below): the
+/// wakeup an injection delayed, left unjoined (`latency 26.90 ms (the timer's events are not
+/// in the trace)`), so that check 1c failed on it (`the split puts the spike in the IRQ part
+/// (IRQ null ns, thread null ns, spike 23694050 ns)`). After its previous wakeup the thread
+/// blocked on `ktimers/1` twice and then waited 3.1 ms for the CPU with no event, between its
+/// clock read and its `setitimer`: the timer's expiry lay 3.23 ms after the due time. Joined
+/// from that timer, it is a thread-side delay by the spike through `ktimers/1`.
+#[test]
+fn the_spike_delayed_itimer_wakeup_armed_late_is_a_thread_delay_through_ktimers() {
+    let name = "rt-itimer-spike-armed-late";
+    let explained = replay_cpu(name, 1, None, 500_000);
+    let left: Vec<_> = explained
+        .iter()
+        .filter(|(_, x)| x.irq_latency_ns.is_none())
+        .collect();
+    assert!(left.is_empty(), "{left:#?}");
+    let (_, x) = explained
+        .iter()
+        .find(|(due, _)| *due == 45_925_714_790)
+        .expect("the sample due at 45.925714790 s");
+    assert!(
+        x.verdict.starts_with("thread latency")
+            && x.verdict.contains("ktimers/1")
+            && x.verdict
+                .contains("the thread armed its timer 3.23 ms late"),
+        "{}",
+        x.verdict
+    );
+    assert_eq!(x.contributors[0].name, "jl-spike-1", "{x:?}");
+}
