@@ -60,8 +60,10 @@ pub struct Joiner {
     names: Names,
     /// The measured CPUs' recent events, for snapshots ([`TraceJoin::keep_recent`]).
     recent: Option<RecentEvents>,
-    /// The CPUs traced only for the measuring threads' timers the kernel moves there (timer
-    /// migration off `nohz_full` CPUs: [`super::split::CpuTimeline::take_moved_cycle`]).
+    /// The CPUs where the kernel may move the measuring threads' timers (timer migration off
+    /// `nohz_full` CPUs: [`super::split::CpuTimeline::take_moved_cycle`]): those traced for
+    /// these timers only, and measured housekeeping CPUs. Their history is kept for the
+    /// slowest thread.
     timer_cpus: Vec<usize>,
 }
 
@@ -251,6 +253,10 @@ impl Joiner {
         }
         let th = self.threads[thread_index];
         for cpu in std::iter::once(th.cpu).chain(th.sender.map(|s| s.cpu)) {
+            // A CPU the other threads' timers may move to keeps what the slowest needs (above).
+            if self.timer_cpus.contains(&cpu) {
+                continue;
+            }
             let floor = self
                 .threads
                 .iter()
@@ -341,5 +347,139 @@ fn join_gap(
             ..SampleTrace::default()
         },
         None => SampleTrace::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::decode::{Kind, TraceEvent, task};
+    use std::sync::mpsc;
+
+    fn ev(ts: u64, pid: i32, kind: Kind) -> TraceEvent {
+        TraceEvent {
+            ts,
+            common_pid: pid,
+            kind,
+        }
+    }
+
+    fn thread(cpu: usize, tid: i32) -> ThreadTrace {
+        ThreadTrace {
+            cpu,
+            tid,
+            tolerance_ns: 0,
+            explain_above_ns: 1_000_000_000,
+            gaps: false,
+            sender: None,
+        }
+    }
+
+    fn batch(cpu: usize, events: Vec<TraceEvent>) -> TraceBatch {
+        TraceBatch {
+            cpu,
+            events,
+            complete_until_ns: u64::MAX,
+            policies: Vec::new(),
+            last: true,
+        }
+    }
+
+    fn sample(expected_ns: u64, latency_ns: i64) -> Sample {
+        Sample {
+            seq: 0,
+            expected_ns,
+            latency_ns,
+            missed: 0,
+        }
+    }
+
+    /// Lab check 1a: CPUs 0 and 1 measured, CPU 1 in `nohz_full`, timer migration on. The
+    /// timer thread 11 arms on CPU 1 expires on CPU 0 (measured too, so traced in full), which
+    /// wakes it from there. Joined from CPU 0's trace when CPU 0 is among the joiner's timer
+    /// CPUs, even after CPU 0's own thread has run 50 ms ahead (its history is kept for the
+    /// slowest thread); without, "the timer's events are not in the trace".
+    fn moved_to_a_measured_cpu(timer_cpus: Vec<usize>) -> SampleTrace {
+        let (tx, rx) = mpsc::channel();
+        let (_senders_tx, senders_rx) = mpsc::channel();
+        let names = Names {
+            vectors: Vec::new(),
+            softirqs: Vec::new(),
+        };
+        let mut j = Joiner::new(rx, senders_rx, vec![thread(0, 10), thread(1, 11)], names)
+            .with_timer_cpus(timer_cpus);
+        let arm = |ts, pid, hrtimer, expires| {
+            ev(
+                ts,
+                pid,
+                Kind::HrtimerStart {
+                    hrtimer,
+                    expires,
+                    softexpires: expires,
+                },
+            )
+        };
+        let expire = |ts, hrtimer| {
+            ev(
+                ts,
+                0,
+                Kind::HrtimerExpire {
+                    hrtimer,
+                    now: ts as i64,
+                },
+            )
+        };
+        let waking = |ts, waker, pid, comm, cpu| {
+            ev(
+                ts,
+                waker,
+                Kind::Waking {
+                    task: task(pid, 4, comm),
+                    target_cpu: cpu,
+                },
+            )
+        };
+        let idle = task(0, 120, "swapper/1");
+        tx.send(batch(
+            0,
+            vec![
+                arm(1_000, 10, 0xb, 50_000_000),
+                // Thread 11's timer, moved here.
+                expire(1_003_000, 0xa),
+                waking(1_003_500, 0, 11, "jl-measure-1", 1),
+                expire(50_000_200, 0xb),
+                waking(50_000_300, 0, 10, "jl-measure-0", 0),
+            ],
+        ))
+        .unwrap();
+        tx.send(batch(
+            1,
+            vec![
+                arm(1_000, 11, 0xa, 1_000_000),
+                ev(
+                    1_005_000,
+                    0,
+                    Kind::Switch {
+                        prev: idle,
+                        next: task(11, 4, "jl-measure-1"),
+                    },
+                ),
+            ],
+        ))
+        .unwrap();
+        j.receive();
+        // CPU 0's thread first, 50 ms ahead of CPU 1's.
+        let own = j.join(0, &sample(50_000_000, 500));
+        assert_eq!(own.irq_latency_ns, Some(200));
+        j.join(1, &sample(1_000_000, 6_000))
+    }
+
+    #[test]
+    fn a_timer_moved_to_another_measured_cpu_is_joined_from_its_trace() {
+        let moved = moved_to_a_measured_cpu(vec![0]);
+        assert_eq!(moved.irq_latency_ns, Some(3_000));
+        assert_eq!(moved.thread_latency_ns, Some(3_000));
+        assert_eq!(moved.switch_to_user_ns, Some(1_000));
+        assert_eq!(moved_to_a_measured_cpu(Vec::new()).irq_latency_ns, None);
     }
 }

@@ -113,6 +113,10 @@ pub(crate) struct Split {
     /// When the measuring thread was woken (its `sched_waking`, trace clock), when traced. For
     /// a timer that expired on another CPU, what came before that wakeup happened there.
     pub(crate) woken_ts: Option<u64>,
+    /// A relative sleep armed late: how far after the due time the timer's soft expiry lies,
+    /// when beyond the join's tolerance ([`CpuTimeline::take_late_armed_cycle`]). That wait,
+    /// between the thread's clock read and its arming, is in neither part.
+    pub(crate) armed_late_ns: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -290,13 +294,20 @@ impl CpuTimeline {
         tolerance_ns: u64,
         elsewhere: &[(usize, &CpuTimeline)],
     ) -> Option<Split> {
+        let mut armed_late_ns = None;
         let c = match self.take_cycle(tid, due_ns, tolerance_ns) {
             Some(c) => c,
-            None => {
-                let c = self.take_moved_cycle(tid, due_ns, wake_ns, tolerance_ns, elsewhere)?;
-                self.forget_arms(tid, c.softexpires);
-                c
-            }
+            None => match self.take_late_armed_cycle(tid, due_ns, wake_ns, tolerance_ns) {
+                Some(c) => {
+                    armed_late_ns = Some(c.softexpires - due_ns as i64);
+                    c
+                }
+                None => {
+                    let c = self.take_moved_cycle(tid, due_ns, wake_ns, tolerance_ns, elsewhere)?;
+                    self.forget_arms(tid, c.softexpires);
+                    c
+                }
+            },
         };
         let wake = wake_ns as i64;
         // The end of the IRQ part on the timer's clock: its expiry, or the interrupt's waking
@@ -323,7 +334,40 @@ impl CpuTimeline {
             expired_in: c.expired_in,
             expired_on: c.expired_on,
             woken_ts: c.waking_ts,
+            armed_late_ns,
         })
+    }
+
+    /// The cycle of a relative sleep (`tolerance_ns` > 0) that thread `tid` armed late: the
+    /// first of its cycles with a soft expiry after `due_ns`, beyond the tolerance, that was
+    /// armed and expired before the wakeup at `wake_ns`. The thread arms once per sleep, after
+    /// its last wakeup and its clock read (the due time is that read plus the interval); held
+    /// between the two, it arms later by that much. On PREEMPT_RT an `itimer` thread woken by
+    /// `ktimers/N` blocks at once on a lock that thread holds (priority inheritance boosts
+    /// it), and under qemu the vCPU stalled after that for 20 ms (lab check 1c, the capture
+    /// tests/data/trace/rt-itimer-armed-late): its timer expired 20 ms after the due time, and
+    /// the sample was left unjoined. Cycles of earlier samples are gone (samples come in
+    /// order), and the next sample's timer is armed after this wakeup.
+    fn take_late_armed_cycle(
+        &mut self,
+        tid: i32,
+        due_ns: u64,
+        wake_ns: u64,
+        tolerance_ns: u64,
+    ) -> Option<TimerCycle> {
+        if tolerance_ns == 0 {
+            return None;
+        }
+        let due = due_ns as i64;
+        let i = self.cycles.iter().position(|c| {
+            c.tid == tid
+                && c.softexpires - due > tolerance_ns as i64
+                && c.armed_ts <= wake_ns
+                && c.expiry_ts <= wake_ns
+        })?;
+        let c = self.cycles.remove(i)?;
+        self.forget_arms(tid, c.softexpires);
+        Some(c)
     }
 
     /// The timer cycle of thread `tid` whose soft expiry lies within `tolerance_ns` after

@@ -92,4 +92,10 @@ ls $jdir >c-journals 2>&1
 rmdir $cg/lab-c4
 [ -n "$enabled" ] && echo -cpuset >$cg/cgroup.subtree_control
 cat $cg/cgroup.subtree_control >subtree-after
+
+echo "== d: a load pinned to the measured CPU, with the partition (shown, not judged yet)"
+/jitterlab run --cpus 1 --duration 2s --cpuset-partition --quiet \
+    --load "spike:cpu=1,every=400ms,len=5ms,prio=50" --out run-d >d.stdout 2>d.stderr
+echo $? >d.exit
+ls $cg | grep '^jitterlab-' >d-children
 exit 0

@@ -65,5 +65,5 @@ verdict_cpuset() {
         echo "${problems[*]}"
         return 1
     fi
-    echo "a: jitterlab-$(f a.pid) $(f a-during/cgroup.type), partition $(f a-during/cpuset.cpus.partition) of CPU 1 with the measuring thread alone (root cgroup's CPUs $(f a-during/root-cpus-effective)), gone after with +cpuset taken back; b: left by SIGKILL with its journal, removed by the next start; c: refused (exit 3): $(tail -1 "$dir/c.stderr" | head -c 240)"
+    echo "a: jitterlab-$(f a.pid) $(f a-during/cgroup.type), partition $(f a-during/cpuset.cpus.partition) of CPU 1 with the measuring thread alone (root cgroup's CPUs $(f a-during/root-cpus-effective)), gone after with +cpuset taken back; b: left by SIGKILL with its journal, removed by the next start; c: refused (exit 3): $(tail -1 "$dir/c.stderr" | head -c 240); d (shown, not judged): a spike load pinned to the measured CPU 1 with the partition: exit $(f d.exit)$([[ -s $dir/d.stderr ]] && echo ": $(grep -v '^$' "$dir/d.stderr" | tail -1 | head -c 240)")$([[ -n $(f d-children) ]] && echo "; left $(f d-children)")"
 }

@@ -47,6 +47,22 @@ lab_trace_ktimers() {
         ' "$dir/run/events.jsonl" 2>&1
 }
 
+# On PREEMPT_RT, jitterlab's own threads (every thread of the process but the measuring
+# thread jl-measure-1 and the spike load's jl-spike-1, pinned to CPU 1) may run on CPU 0 only,
+# and ran there (measure/sched.rs own_threads_placement: the CPUs neither measured nor
+# isolated). The guest part listed them every 0.5 s of the run (`threads`: comm, allowed, last
+# CPU; a thread gone between the listing and its read leaves empty fields, skipped), and the
+# measuring thread must be among them (the measuring part was seen).
+# lab_trace_placement DIR
+lab_trace_placement() {
+    local dir=$1 bad
+    grep -q '^jl-measure-1 ' "$dir/threads" 2>/dev/null ||
+        { echo "no listing of the run's threads while it measured"; return 1; }
+    bad=$(awk 'NF == 3 && $1 !~ /^jl-(measure|spike)-1$/ && ($2 != "0" || $3 != "0")' "$dir/threads" | sort -u | tr '\n' ',')
+    [[ -z $bad ]] || { echo "own threads not on CPU 0 alone (comm allowed last): ${bad%,}"; return 1; }
+    echo "ok $(awk 'NF == 3 {print $1}' "$dir/threads" | sort -u | tr '\n' ' ')"
+}
+
 # lab_trace_methods_verdict DIR KIND SCENE BACKEND: the scene's runs of every method, traced
 # by BACKEND, with timer migration off (the guest part set it: trace-methods.lib).
 lab_trace_methods_verdict() {
@@ -56,6 +72,9 @@ lab_trace_methods_verdict() {
         return 1
     fi
     for m in $LAB_TIMER_METHODS; do
+        if [[ $kind == rt ]]; then
+            v=$(lab_trace_placement "$dir/$scene-$m") || failed+=("$m: $v")
+        fi
         if [[ $scene == above ]]; then
             v=$(lab_trace_verdict "$dir/above-$m" "$backend" 99 5 1) || failed+=("$m: $v")
         elif [[ $kind == rt && " $LAB_SOFT_TIMERS " == *" $m "* ]]; then
@@ -75,9 +94,11 @@ lab_trace_methods_verdict() {
         echo
         return 1
     fi
+    local own=
+    [[ $kind == rt ]] && own="; jitterlab's own threads on CPU 0 alone"
     case $scene.$kind in
-        above.*) echo "9 methods ($backend): every injection found, split and blamed on jl-spike-1 (FIFO 99)" ;;
-        below.rt) echo "9 methods ($backend): $LAB_SOFT_TIMERS delayed through ktimers/1, each a thread-side delay blamed on jl-spike-1 (FIFO 50); the others undelayed" ;;
+        above.*) echo "9 methods ($backend): every injection found, split and blamed on jl-spike-1 (FIFO 99)$own" ;;
+        below.rt) echo "9 methods ($backend): $LAB_SOFT_TIMERS delayed through ktimers/1, each a thread-side delay blamed on jl-spike-1 (FIFO 50); the others undelayed$own" ;;
         *) echo "9 methods ($backend): none delayed by the spike below (every timer expires in hard interrupt context)" ;;
     esac
 }

@@ -181,6 +181,7 @@ mod tests {
                 expired_in: None,
                 expired_on: None,
                 woken_ts: None,
+                armed_late_ns: None,
             }),
         };
         let x = explain(&s, &t, &policies, &names);
@@ -247,6 +248,7 @@ mod tests {
                 expired_in: None,
                 expired_on: None,
                 woken_ts: None,
+                armed_late_ns: None,
             }),
         };
         explain(&s, &t, &HashMap::new(), &Names::default())
@@ -315,6 +317,7 @@ mod tests {
                 expired_in: None,
                 expired_on: None,
                 woken_ts: None,
+                armed_late_ns: None,
             }),
         };
         let x = explain(&s, &t, &HashMap::new(), &Names::default());

@@ -17,6 +17,25 @@ pub(super) fn verdict(
 ) -> String {
     let latency = s.wake_ns as i64 - s.due_ns as i64;
     let mut verdict = match s.split {
+        // A relative sleep armed late (split.rs, take_late_armed_cycle): most of the latency
+        // passed before the timer was even armed, which neither part holds.
+        Some(sp)
+            if sp
+                .armed_late_ns
+                .is_some_and(|a| a >= sp.irq_latency_ns.max(sp.thread_latency_ns)) =>
+        {
+            let mut v = format!(
+                "latency {}: the thread armed its timer {} late (its expiry that far after the due time: held between its clock read and its sleep; IRQ latency {}, thread latency {} after it)",
+                signed_ns(latency),
+                signed_ns(sp.armed_late_ns.unwrap_or_default()),
+                signed_ns(sp.irq_latency_ns),
+                signed_ns(sp.thread_latency_ns)
+            );
+            if let Some(top) = whole.first() {
+                v.push_str(&format!(": {}", held(top)));
+            }
+            v
+        }
         Some(sp) if sp.thread_latency_ns >= sp.irq_latency_ns => {
             let part = contributors(sp.expiry_ts, s.wake_ns);
             let t = sp.thread_latency_ns;
@@ -97,6 +116,14 @@ pub(super) fn verdict(
             v
         }
     };
+    if let Some(a) = s.split.and_then(|sp| sp.armed_late_ns)
+        && !verdict.contains("armed its timer")
+    {
+        verdict.push_str(&format!(
+            "; the thread armed its timer {} late (in neither part)",
+            signed_ns(a)
+        ));
+    }
     if window.lost {
         verdict.push_str(" [trace incomplete: the kernel lost events in this window]");
     }
