@@ -97,8 +97,8 @@ fn check_summaries(plan: &RunPlan) -> Result<()> {
         }
     }
     Err(Failure::usage(format!(
-        "--summary-every {every}: this run's wakeup summaries would take about {} of events.jsonl ({} a line, {} measured CPU(s)), more than the {} it keeps for them (its readers read {}); give --summary-every {low} or more, or a shorter run",
-        format!("{} bytes", crate::units::group_digits(bytes)),
+        "--summary-every {every}: this run's wakeup summaries would take about {} bytes of events.jsonl ({} a line, {} measured CPU(s)), more than the {} it keeps for them (its readers read {}); give --summary-every {low} or more, or a shorter run",
+        crate::units::group_digits(bytes),
         crate::format::wakeup_summary::LINE_BYTES,
         plan.cpus.len(),
         crate::input::format_bytes(budget),
