@@ -19,6 +19,9 @@ fn a_sigint_pending_at_the_start_stops_every_measuring_command_at_once() {
     let base = tempfile::tempdir().unwrap();
     let out = |name: &str| base.path().join(name).to_str().unwrap().to_string();
     let (run, noise, monitor, sweep) = (out("run"), out("noise"), out("monitor"), out("sweep"));
+    // The drop-ins' result directories here too: by default they go to the user's state
+    // directory, which a test must not fill.
+    let (cyclictest, oslat, timerlat) = (out("cyclictest"), out("oslat"), out("timerlat"));
     let commands: Vec<Vec<&str>> = vec![
         vec!["run", "-D", "30s", "--cpus", "0", "-q", "--out", &run],
         vec!["noise", "-D", "30s", "--cpus", "0", "-q", "--out", &noise],
@@ -47,9 +50,25 @@ fn a_sigint_pending_at_the_start_stops_every_measuring_command_at_once() {
             &sweep,
         ],
         vec!["load", "cpu:workers=1", "--duration", "30s"],
-        vec!["cyclictest", "-D", "30", "-q"],
-        vec!["oslat", "-D", "30", "-c", "0"],
-        vec!["timerlat", "hist", "-c", "0", "-d", "30"],
+        vec![
+            "cyclictest",
+            "-D",
+            "30",
+            "-q",
+            "--jitterlab-out",
+            &cyclictest,
+        ],
+        vec!["oslat", "-D", "30", "-c", "0", "--jitterlab-out", &oslat],
+        vec![
+            "timerlat",
+            "hist",
+            "-c",
+            "0",
+            "-d",
+            "30",
+            "--jitterlab-out",
+            &timerlat,
+        ],
     ];
     for args in &commands {
         let (took, o) = with_sigint_pending(args, Duration::from_secs(40));

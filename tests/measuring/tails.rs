@@ -205,8 +205,15 @@ fn spike_run() -> Result<(), String> {
         summary.contains("spikes over 8.00 ms (deadline)"),
         "{summary}"
     );
-    // The period as printed ("every 699.99 ms"), within 1 % as above.
-    let printed_ms = summary
+    // The period as printed on the deadline's line ("every 699.99 ms"), within 1 % as above.
+    // Only there: a lower threshold's line also counts the machine's own spikes, and this VM's
+    // noise can have a period of its own ("43 spikes over 300.0 us ... every 5.00 ms").
+    let deadline_line = summary
+        .split("spikes over 8.00 ms (deadline)")
+        .nth(1)
+        .and_then(|rest| rest.split(" cpu").next())
+        .unwrap_or("");
+    let printed_ms = deadline_line
         .split("every ")
         .skip(1)
         .filter_map(leading_ms)
