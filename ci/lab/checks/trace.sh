@@ -29,14 +29,18 @@ lab_trace_verdict() {
     # jitterlab's own threads (run.json's warning "gave its CPU up"), which under TCG on a
     # loaded host happens for hundreds of ms when every CPU is measured; the due times that
     # passed count as missed periods, and the first sample after has no sleep start.
-    local sleeps=null bin=${LAB_BIN[amd64]:-}
+    # In a file, read with --slurpfile: a run's samples are far more than an argument holds.
+    local sleeps_file bin=${LAB_BIN[amd64]:-}
+    sleeps_file=$(mktemp)
+    echo null >"$sleeps_file"
     if [[ -n $bin && -x $bin ]]; then
-        sleeps=$("$bin" export --format csv "$dir/run" 2>/dev/null |
-            awk -F, -v cpu="$cpu" 'NR > 1 && $1 == cpu && $9 != "" { from = ($8 != "" && $8 < $3) ? $8 : $3; printf "%s[%s,%s]", (n++ ? "," : "["), from, $9 } END { print (n ? "]" : "null") }')
+        "$bin" export --format csv "$dir/run" 2>/dev/null |
+            awk -F, -v cpu="$cpu" 'NR > 1 && $1 == cpu && $9 != "" { from = ($8 != "" && $8 < $3) ? $8 : $3; printf "%s[%s,%s]", (n++ ? "," : "["), from, $9 } END { print (n ? "]" : "null") }' >"$sleeps_file"
     fi
     jq -rs --argjson slack 2000000 --argjson prio "$prio" --argjson min "$min" \
-        --argjson cpu "$cpu" --arg name "jl-spike-$cpu" --argjson sleeps "${sleeps:-null}" '
-        [.[] | select(.type == "spike_injection" and .cpu == $cpu)] as $all
+        --argjson cpu "$cpu" --arg name "jl-spike-$cpu" --slurpfile sleeps_in "$sleeps_file" '
+        ($sleeps_in[0]) as $sleeps
+        | [.[] | select(.type == "spike_injection" and .cpu == $cpu)] as $all
         | [$all[] | . as $i | select($sleeps == null or any($sleeps[]; .[0] <= $i.end_ns and .[1] >= $i.end_ns))] as $inj
         | (($all | length) - ($inj | length)) as $unmeasured
         | (if $unmeasured > 0 then "; \($unmeasured) of \($all | length) not measured (no sample of the measuring thread spans its end: the starvation guard had given its CPU up)" else "" end) as $note
@@ -69,7 +73,8 @@ lab_trace_verdict() {
                 "ok \($inj | length) injections, each found, split (the spike in the thread part) and blamed on \($name); the verdict names it in \([$inj[] | . as $i | $x[] | select(.due_ns <= $i.end_ns and .due_ns + .latency_ns + $slack >= $i.end_ns) | select(.verdict | contains($name))] | length)\($note)"
               else first end
           end' "$dir/run/events.jsonl" >"$dir/verdict" 2>&1 ||
-        { echo "cannot read the run's events: $(cat "$dir/verdict")"; return 1; }
+        { echo "cannot read the run's events: $(cat "$dir/verdict")"; rm -f "$sleeps_file"; return 1; }
+    rm -f "$sleeps_file"
     local v
     v=$(cat "$dir/verdict")
     echo "${v#ok }"
