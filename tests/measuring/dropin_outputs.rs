@@ -349,7 +349,9 @@ fn a_drop_in_without_jitterlab_out_leaves_the_working_directory_as_it_was() {
             dir.join("run.json").is_file(),
             "{args:?}: {named} has no run.json"
         );
-        let report = jitterlab(&["report", named]);
+        // Into the test's directory: `report`'s default is ./report.html, the checkout.
+        let html = tmp.path().join("report.html");
+        let report = jitterlab(&["report", named, "-o", html.to_str().unwrap()]);
         assert_eq!(
             report.status.code(),
             Some(0),
