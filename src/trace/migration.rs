@@ -24,6 +24,21 @@ pub(crate) fn timer_cpus_from(
     nohz_full: &str,
     online: &str,
 ) -> Vec<usize> {
+    moved_to(measured, migration, nohz_full, online)
+        .into_iter()
+        .filter(|c| !measured.contains(c))
+        .collect()
+}
+
+/// Every online CPU outside `nohz_full`, where a measured `nohz_full` CPU's timers may be
+/// moved while timer migration is on; none otherwise (the arguments as for
+/// [`timer_cpus_from`]).
+fn moved_to(
+    measured: &[usize],
+    migration: Option<i64>,
+    nohz_full: &str,
+    online: &str,
+) -> Vec<usize> {
     let isolated = parse_cpu_list(nohz_full).unwrap_or_default();
     if migration == Some(0) || !measured.iter().any(|c| isolated.contains(c)) {
         return Vec::new();
@@ -31,7 +46,7 @@ pub(crate) fn timer_cpus_from(
     let online = parse_cpu_list(online).unwrap_or_default();
     online
         .into_iter()
-        .filter(|c| !isolated.contains(c) && !measured.contains(c))
+        .filter(|c| !isolated.contains(c))
         .collect()
 }
 
@@ -47,15 +62,9 @@ pub(crate) fn measured_targets_from(
     nohz_full: &str,
     online: &str,
 ) -> Vec<usize> {
-    let isolated = parse_cpu_list(nohz_full).unwrap_or_default();
-    if migration == Some(0) || !measured.iter().any(|c| isolated.contains(c)) {
-        return Vec::new();
-    }
-    let online = parse_cpu_list(online).unwrap_or_default();
-    measured
-        .iter()
-        .copied()
-        .filter(|c| !isolated.contains(c) && online.contains(c))
+    moved_to(measured, migration, nohz_full, online)
+        .into_iter()
+        .filter(|c| measured.contains(c))
         .collect()
 }
 
