@@ -105,9 +105,26 @@ pub(crate) struct Unconfirmed {
     pub scope: String,
     pub(crate) statistic: &'static str,
     pub ratio: Option<f64>,
-    /// A's value is a lower bound (an imported histogram's overflows): A's true value is
-    /// unknown above it, so no finding can be made.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+}
+
+/// A statistic of the check that the figures cannot decide, because a value is only a lower
+/// bound (an imported histogram's overflows, whose true values are unknown above where they
+/// are recorded). It fails the check: "no run is worse" is then unsupported (eighth hostile
+/// re-run, C2: two bounds at the histogram's end passed a run 1000x worse by its mean).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct NotJudged {
+    pub run: String,
+    pub scope: String,
+    pub(crate) statistic: &'static str,
+    /// The run's value, ns (a lower bound when `run_is_bound`).
+    pub value: f64,
+    /// A's value, ns (a lower bound when `first_is_bound`).
+    pub first: f64,
+    /// The run's value is a lower bound: within the margin as recorded, its true value may be
+    /// anywhere above.
+    pub(crate) run_is_bound: bool,
+    /// A's value is a lower bound: the run's value is over it, but A's true value may be
+    /// higher still.
     pub(crate) first_is_bound: bool,
 }
 
@@ -122,12 +139,16 @@ pub(crate) struct RegressionVerdict {
     pub passed: bool,
     pub(crate) regressions: Vec<Regression>,
     pub(crate) unconfirmed: Vec<Unconfirmed>,
+    /// Statistics the figures cannot decide (lower bounds): each fails the check.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) not_judged: Vec<NotJudged>,
 }
 
 /// Judges every later run against the first, in every scope, at every statistic of the check.
 pub(crate) fn check(cmp: &Comparison, check: RegressionCheck) -> RegressionVerdict {
     let mut regressions = Vec::new();
     let mut unconfirmed = Vec::new();
+    let mut not_judged = Vec::new();
     for (&at, scope) in check
         .at
         .iter()
@@ -146,12 +167,26 @@ pub(crate) fn check(cmp: &Comparison, check: RegressionCheck) -> RegressionVerdi
             } else {
                 value > first
             };
+            let bound = |i: usize| row.lower_bound.get(i) == Some(&true);
+            // A bound within the margin may hide any value above it; a run over a bound of
+            // A may still be below A's true value: neither is decided.
+            if (!over && bound(k + 1)) || (over && bound(0)) {
+                not_judged.push(NotJudged {
+                    run: cmp.runs[k + 1].label.clone(),
+                    scope: scope.scope.clone(),
+                    statistic: row.statistic,
+                    value,
+                    first,
+                    run_is_bound: bound(k + 1),
+                    first_is_bound: bound(0),
+                });
+                continue;
+            }
             if !over {
                 continue;
             }
             let run = cmp.runs[k + 1].label.clone();
-            let bound = |i: usize| row.lower_bound.get(i) == Some(&true);
-            let confirmed = !bound(0) && versus.interval.as_ref().is_none_or(|i| i.above_zero());
+            let confirmed = versus.interval.as_ref().is_none_or(|i| i.above_zero());
             let ratio = match versus.bound {
                 true => (first > 0.0).then(|| value / first),
                 false => versus.ratio,
@@ -172,7 +207,6 @@ pub(crate) fn check(cmp: &Comparison, check: RegressionCheck) -> RegressionVerdi
                     scope: scope.scope.clone(),
                     statistic: row.statistic,
                     ratio,
-                    first_is_bound: bound(0),
                 });
             }
         }
@@ -181,9 +215,10 @@ pub(crate) fn check(cmp: &Comparison, check: RegressionCheck) -> RegressionVerdi
         statistics: check.at.iter().map(|m| m.name()).collect(),
         default_statistic: check.default_at,
         margin: check.margin,
-        passed: regressions.is_empty(),
+        passed: regressions.is_empty() && not_judged.is_empty(),
         regressions,
         unconfirmed,
+        not_judged,
     }
 }
 

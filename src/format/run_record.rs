@@ -290,6 +290,19 @@ pub struct ImportRecord {
     pub overflows: Vec<SourceOverflow>,
 }
 
+impl ImportRecord {
+    /// The least value, ns, of CPU `cpu`'s latency samples that the source held only as
+    /// overflows: a percentile of that CPU at or above it is a lower bound (compare's table,
+    /// its regression check and every budget say so). None when none overflowed.
+    pub(crate) fn latency_overflow_from(&self, cpu: usize) -> Option<u64> {
+        self.overflows
+            .iter()
+            .filter(|o| o.cpu == cpu && o.column == "latency" && o.samples > 0)
+            .map(|o| o.from_ns)
+            .min()
+    }
+}
+
 /// One entry of [`ImportRecord::overflows`]:
 /// `{"cpu": 0, "column": "latency", "samples": 320, "from_ns": 30000}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

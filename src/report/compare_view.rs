@@ -212,6 +212,19 @@ fn scope_title(s: &ScopeComparison) -> String {
 /// Which statistics of a scope used which interval method, per later run.
 fn method_legend(cmp: &Comparison, s: &ScopeComparison) -> Vec<String> {
     let mut lines = Vec::new();
+    // The overall row pools each run's CPUs: of different sets, it compares unlike things
+    // (eighth hostile re-run, L8-d); the CPU rows compare the CPUs both measured.
+    if s.cpu.is_none() && cmp.runs.iter().any(|r| r.cpus != cmp.runs[0].cpus) {
+        let sets: Vec<String> = cmp
+            .runs
+            .iter()
+            .map(|r| format!("{}: {}", r.label, crate::cpulist::format_cpu_list(&r.cpus)))
+            .collect();
+        lines.push(format!(
+            "the runs measured different CPUs ({}): this scope pools different sets of CPUs; the CPU scopes compare like with like",
+            sets.join("; ")
+        ));
+    }
     let bounded: Vec<&str> = s
         .rows
         .iter()
@@ -413,34 +426,51 @@ fn regression_lines(r: &RegressionVerdict) -> Vec<String> {
             }
         ));
     }
-    for x in &r.unconfirmed {
-        lines.push(match x.first_is_bound {
-            true => format!(
-                "  note  {} {}: {} {} of A, but A's figure is only a lower bound (an imported histogram's overflows): not counted",
-                x.run,
-                x.scope,
-                x.statistic,
-                ratio(x.ratio)
-            ),
-            false => format!(
-                "  note  {} {}: {} {} of A, but the 95% interval of the difference includes 0: not counted",
-                x.run,
-                x.scope,
-                x.statistic,
-                ratio(x.ratio)
-            ),
-        });
+    for x in &r.not_judged {
+        let metric = Metric::parse(x.statistic).expect("grammar name");
+        let shown = |v: f64, bound: bool| match bound {
+            true => format!("≥{}", metric.format(v)),
+            false => metric.format(v),
+        };
+        let why = match (x.run_is_bound, x.first_is_bound) {
+            (true, true) => "both are lower bounds, which say nothing of which is larger",
+            (true, false) => "its figure is a lower bound within the margin: its true value may be anywhere above",
+            _ => "A's figure is a lower bound: A's true value may be above it",
+        };
+        lines.push(format!(
+            "  NOT JUDGED  {} {}: {} {} vs {} in A: {why} (among an imported histogram's overflows; import with a larger histogram, e.g. cyclictest -h, to judge the tail)",
+            x.run,
+            x.scope,
+            x.statistic,
+            shown(x.value, x.run_is_bound),
+            shown(x.first, x.first_is_bound),
+        ));
     }
+    for x in &r.unconfirmed {
+        lines.push(format!(
+            "  note  {} {}: {} {} of A, but the 95% interval of the difference includes 0: not counted",
+            x.run,
+            x.scope,
+            x.statistic,
+            ratio(x.ratio)
+        ));
+    }
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     lines.push(if r.passed {
         format!(
             "  pass  no run is worse beyond the margin at {}",
             r.statistics.join(" or ")
         )
+    } else if r.not_judged.is_empty() {
+        format!(
+            "  regression check FAILED ({})",
+            plural(r.regressions.len(), "finding")
+        )
     } else {
         format!(
-            "  regression check FAILED ({} finding{})",
-            r.regressions.len(),
-            if r.regressions.len() == 1 { "" } else { "s" }
+            "  regression check FAILED ({}, {} not judged: a check that cannot judge a statistic does not pass)",
+            plural(r.regressions.len(), "finding"),
+            plural(r.not_judged.len(), "statistic")
         )
     });
     lines

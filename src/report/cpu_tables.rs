@@ -35,6 +35,9 @@ struct CpuColumn {
     /// The run.json thread field the cell shows, when an imported run may lack it
     /// (`imported.absent`): then the cell is `-`, not the placeholder.
     field: Option<&'static str>,
+    /// A percentile's value: marked `≥` where it lies among an imported histogram's
+    /// overflows, a lower bound ([`bound_mark`]).
+    percentile: Option<fn(&LatencySummary) -> Option<u64>>,
 }
 
 /// The columns, in order: adding a figure to the per-CPU table is one row here.
@@ -54,13 +57,11 @@ const CPU_COLUMNS: &[CpuColumn] = &[
             .stddev_ns
             .map_or("-".into(), |s| format_ns(s.round() as u64))
     }),
-    column("p50", "p50", true, |t, _| unsigned(t.latency.p50_ns)),
-    column("p90", "p90", false, |t, _| unsigned(t.latency.p90_ns)),
-    column("p99", "p99", true, |t, _| unsigned(t.latency.p99_ns)),
-    column("p99.9", "p99.9", true, |t, _| unsigned(t.latency.p999_ns)),
-    column("p99.99", "p99.99", true, |t, _| {
-        unsigned(t.latency.p9999_ns)
-    }),
+    percentile("p50", true, |l| l.p50_ns),
+    percentile("p90", false, |l| l.p90_ns),
+    percentile("p99", true, |l| l.p99_ns),
+    percentile("p99.9", true, |l| l.p999_ns),
+    percentile("p99.99", true, |l| l.p9999_ns),
     column("max", "max", true, |t, _| signed(t.latency.max_ns)),
     CpuColumn {
         field: Some("missed_periods"),
@@ -116,6 +117,38 @@ const fn column(
         traced: false,
         cell,
         field: None,
+        percentile: None,
+    }
+}
+
+const fn percentile(
+    header: &'static str,
+    in_summary: bool,
+    value: fn(&LatencySummary) -> Option<u64>,
+) -> CpuColumn {
+    CpuColumn {
+        header,
+        short: header,
+        in_summary,
+        traced: false,
+        // The cell is built in `latency`, which knows the record's overflows.
+        cell: |_, _| String::new(),
+        field: None,
+        percentile: Some(value),
+    }
+}
+
+/// `≥` before a percentile of CPU `cpu` that lies among the run's imported overflows (a lower
+/// bound: the overflows are recorded at the histogram's end, the least they can be), as
+/// `compare` and `--budget` say too; empty otherwise.
+pub(crate) fn bound_mark(record: &RunRecord, cpu: usize, value: Option<u64>) -> &'static str {
+    let from = record
+        .imported
+        .as_ref()
+        .and_then(|i| i.latency_overflow_from(cpu));
+    match (from, value) {
+        (Some(from), Some(v)) if v >= from => "≥",
+        _ => "",
     }
 }
 
@@ -156,8 +189,12 @@ pub(crate) fn latency(record: &RunRecord, detail: Detail) -> Table {
         table.push_row(
             columns
                 .iter()
-                .map(|c| match c.field {
-                    Some(f) if record.is_absent(f) => Cell::from("-".to_string()),
+                .map(|c| match (c.field, c.percentile) {
+                    (Some(f), _) if record.is_absent(f) => Cell::from("-".to_string()),
+                    (_, Some(value)) => {
+                        let v = value(&t.latency);
+                        Cell::from(format!("{}{}", bound_mark(record, t.cpu, v), unsigned(v)))
+                    }
                     _ => Cell::from((c.cell)(t, detail)),
                 })
                 .collect(),
@@ -176,15 +213,16 @@ pub(crate) fn percentiles(record: &RunRecord) -> Table {
     );
     for t in &record.threads {
         let l = &t.latency;
+        let q = |v: Option<u64>| format!("{}{}", bound_mark(record, t.cpu, v), unsigned(v)).into();
         table.push_row(vec![
             t.cpu.to_string().into(),
             signed(l.min_ns).into(),
             mean(l).into(),
-            unsigned(l.p50_ns).into(),
-            unsigned(l.p90_ns).into(),
-            unsigned(l.p99_ns).into(),
-            unsigned(l.p999_ns).into(),
-            unsigned(l.p9999_ns).into(),
+            q(l.p50_ns),
+            q(l.p90_ns),
+            q(l.p99_ns),
+            q(l.p999_ns),
+            q(l.p9999_ns),
             signed(l.max_ns).into(),
         ]);
     }

@@ -61,6 +61,9 @@ struct Places {
     own: Option<std::result::Result<TrustedDir, String>>,
     proc: PathBuf,
     root: bool,
+    /// Taken by a tune's settings lock (settings.rs): every online CPU, never shared, so a
+    /// refusal's advice is to wait (no --cpus or --allow-shared-cpus helps a tune).
+    for_settings: bool,
 }
 
 /// Locks every CPU of `cpus` for this process. Returns the locks and the warnings to store with
@@ -68,14 +71,26 @@ struct Places {
 /// process that is not jitterlab (a root run), or locks that could not be taken at all (e.g.
 /// no write access to /run), where another run would go unnoticed.
 pub(crate) fn take(cpus: &[usize], allow_shared: bool) -> Result<(CpuLocks, Vec<String>)> {
-    let root = crate::sys::process::effective_user_id() == 0;
-    let places = Places {
-        shared: PathBuf::from(LOCK_DIR),
-        own: root.then(|| TrustedDir::for_this_user(true).map_err(Option::unwrap_or_default)),
-        proc: PathBuf::from("/proc"),
-        root,
-    };
-    take_in(cpus, allow_shared, &places)
+    take_in(cpus, allow_shared, &Places::of_this_user(false))
+}
+
+/// Locks every CPU of `cpus` for a tune's settings lock (settings.rs): never shared, and a
+/// refusal says to wait rather than to choose other CPUs.
+pub(crate) fn take_for_settings(cpus: &[usize]) -> Result<CpuLocks> {
+    take_in(cpus, false, &Places::of_this_user(true)).map(|(locks, _)| locks)
+}
+
+impl Places {
+    fn of_this_user(for_settings: bool) -> Places {
+        let root = crate::sys::process::effective_user_id() == 0;
+        Places {
+            shared: PathBuf::from(LOCK_DIR),
+            own: root.then(|| TrustedDir::for_this_user(true).map_err(Option::unwrap_or_default)),
+            proc: PathBuf::from("/proc"),
+            root,
+            for_settings,
+        }
+    }
 }
 
 fn take_in(cpus: &[usize], allow_shared: bool, places: &Places) -> Result<(CpuLocks, Vec<String>)> {
@@ -96,10 +111,10 @@ fn take_in(cpus: &[usize], allow_shared: bool, places: &Places) -> Result<(CpuLo
             Some(Ok(dir)) => match lock_in(dir.fd(), &dir.path().display().to_string(), cpu) {
                 Locked::Held(file) => own = Some(file),
                 Locked::Busy(file, path) => {
-                    let holder = holders(&file, &places.proc, true);
-                    let holder = describe_all(&holder, &path);
+                    let found = holders(&file, &places.proc, true);
+                    let holder = describe_all(&found, &path);
                     if !allow_shared {
-                        return Err(refusal(cpu, &holder));
+                        return Err(refusal(cpu, &found, &holder, places.for_settings));
                     }
                     warnings.push(shared_warning(cpu, &holder));
                     continue;
@@ -149,7 +164,7 @@ fn take_in(cpus: &[usize], allow_shared: bool, places: &Places) -> Result<(CpuLo
                     continue;
                 }
                 if !allow_shared {
-                    return Err(refusal(cpu, &text));
+                    return Err(refusal(cpu, &found, &text, places.for_settings));
                 }
                 warnings.push(shared_warning(cpu, &text));
                 if own.is_some() {
@@ -161,10 +176,19 @@ fn take_in(cpus: &[usize], allow_shared: bool, places: &Places) -> Result<(CpuLo
     Ok((CpuLocks { _held: held }, warnings))
 }
 
-/// The refusal of a CPU another run holds.
-fn refusal(cpu: usize, holder: &str) -> Failure {
+/// The refusal of a CPU another run holds, with the advice that helps: a tune (taking the
+/// settings lock) can only wait; a run refused by a tune, which holds every CPU, cannot avoid
+/// it with --cpus (eighth hostile re-run, M1).
+fn refusal(cpu: usize, found: &[Holder], holder: &str, for_settings: bool) -> Failure {
+    let advice = if for_settings {
+        "wait for it to end (a tune changes the whole machine's settings, so --cpus and --allow-shared-cpus do not apply to it)"
+    } else if found.iter().any(|h| h.tune) {
+        "a tune holds every CPU while it changes the whole machine's kernel settings, so no --cpus avoids it: wait for it to end, or pass --allow-shared-cpus to measure anyway (the results then carry a warning naming the tune)"
+    } else {
+        "two runs on one CPU disturb each other, and each result would look clean; wait for it to end, measure other CPUs with --cpus, or pass --allow-shared-cpus to measure anyway (the results then carry a warning)"
+    };
     Failure::system(format!(
-        "CPU {cpu} is being measured by {holder}: two runs on one CPU disturb each other, and each result would look clean; wait for it to end, measure other CPUs with --cpus, or pass --allow-shared-cpus to measure anyway (the results then carry a warning)"
+        "CPU {cpu} is being measured by {holder}: {advice}"
     ))
 }
 
@@ -330,6 +354,8 @@ struct Holder {
     uid: Option<u32>,
     /// The same executable as this process.
     jitterlab: bool,
+    /// jitterlab's `tune` (from its command line: for the advice only, it decides nothing).
+    tune: bool,
     /// For the messages (see [`describe_holder`]).
     text: String,
 }
@@ -496,10 +522,13 @@ fn read_holder(proc: &Path, pid: u32, root_only: bool) -> Holder {
             "a process that is not this jitterlab (any user can lock the files of {LOCK_DIR}; {kill})"
         ),
     };
+    // The subcommand: the first argument after the program that is not an option.
+    let subcommand = cmdline.iter().skip(1).find(|a| !a.starts_with('-'));
     Holder {
         pid,
         uid,
         jitterlab,
+        tune: (jitterlab || named_jitterlab) && subcommand.is_some_and(|a| a == "tune"),
         text: format!(
             "{what}: pid {pid} of {user}, '{}'",
             crate::error::escape_controls(&command)

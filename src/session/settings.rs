@@ -148,7 +148,7 @@ impl SettingsLock {
     pub(crate) fn take_with_cpus(dir: &TrustedDir, cpus: &[usize]) -> Result<SettingsLock, String> {
         let mut lock = Self::take_settings(dir)?;
         if !cpus.is_empty() {
-            let (locks, _) = super::cpulock::take(cpus, false).map_err(|f| {
+            let locks = super::cpulock::take_for_settings(cpus).map_err(|f| {
                 format!(
                     "kernel settings are the whole machine's (RT throttling, the workqueues' CPUs, timer migration, interrupts' affinity), so they are changed only while no other jitterlab measures any CPU: {}",
                     f.message

@@ -555,3 +555,78 @@ fn percentiles_among_an_imports_overflows_are_compared_as_bounds() {
     assert!(shown.contains("≥ lower bounds (p99"), "{shown}");
     assert!(shown.contains("- (a bound)"), "{shown}");
 }
+
+/// C2 and B1 (eighth hostile re-run): two runs whose judged percentile lies among their
+/// imported overflows (1000 samples each, 990 beyond a 30 us histogram; B's mean 50 ms, A's
+/// 30 us) have only lower bounds there, which say nothing of which is larger: the regression
+/// check says so and fails (exit 1) instead of passing, and a budget the bound cannot decide
+/// fails as not shown to hold, in compare and in export's JUnit alike.
+#[test]
+fn bounds_of_imported_overflows_neither_pass_a_regression_check_nor_a_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let import = |name: &str, avg_us: u32, max_us: u32| {
+        let mut body = String::from("# Histogram\n");
+        for us in 0..30 {
+            body.push_str(&format!("{us:06} {:06}\n", if us == 5 { 10 } else { 0 }));
+        }
+        body.push_str(&format!(
+            "# Total: 000000010\n# Min Latencies: 00005\n# Avg Latencies: {avg_us:05}\n# Max Latencies: {max_us:05}\n# Histogram Overflows: 00990\n"
+        ));
+        let file = tmp.path().join(format!("{name}.txt"));
+        std::fs::write(&file, body).unwrap();
+        let dir = tmp.path().join(name);
+        let o = jitterlab(&["import", s(&file), "-o", s(&dir)]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        dir
+    };
+    let a = import("a", 30, 31);
+    let b = import("b", 50_000, 99_999);
+    let o = jitterlab(&["compare", s(&a), s(&b), "--fail-if-worse", "10%"]);
+    let shown = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("NOT JUDGED"), "{shown}");
+    assert!(shown.contains("both are lower bounds"), "{shown}");
+    assert!(!shown.contains("  pass  no run is worse"), "{shown}");
+    let (code, v) = compare_json(&[s(&a), s(&b), "--fail-if-worse", "10%"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(v["regression"]["passed"], false, "{v}");
+    assert!(
+        v["regression"]["not_judged"].as_array().is_some_and(|n| !n.is_empty()),
+        "{v}"
+    );
+    // The max is the source's own figure: judged, and B is worse.
+    let (code, v) = compare_json(&[s(&a), s(&b), "--fail-if-worse", "10%", "--at", "max"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        v["regression"]["regressions"].as_array().is_some_and(|r| !r.is_empty()),
+        "{v}"
+    );
+    // A budget the bound cannot decide.
+    let o = jitterlab(&["compare", s(&a), s(&b), "--budget", "p99<50us"]);
+    let shown = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("cannot be shown to hold"), "{shown}");
+    let xml = tmp.path().join("b.xml");
+    let o = jitterlab(&[
+        "export", s(&b), "--format", "junit", "--budget", "p99<50us", "-o", s(&xml),
+    ]);
+    assert!(o.status.code().is_some(), "{}", text(&o));
+    let junit = std::fs::read_to_string(&xml).unwrap();
+    assert!(!junit.contains("failures=\"0\""), "{junit}");
+    // The report's per-CPU table marks the bounds as compare's does.
+    let html = tmp.path().join("b.html");
+    let o = jitterlab(&["report", s(&b), "-o", s(&html)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(html.contains("≥30.0 us"), "the per-CPU table marks p99 as a bound");
+    // The report's comparison of the two gives a bound no ratio.
+    let both = tmp.path().join("ab.html");
+    let o = jitterlab(&["report", s(&a), s(&b), "-o", s(&both)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let both = std::fs::read_to_string(&both).unwrap();
+    assert!(
+        both.contains("p99: no ratio, a lower bound"),
+        "the comparison gives p99 no ratio"
+    );
+    assert!(!both.contains("p99 same"), "two bounds are not the same figure");
+}

@@ -9,11 +9,10 @@ impl Budget {
     /// samples, or a count the imported source lacked) fails the clause, since the budget cannot
     /// be shown to hold there.
     pub fn evaluate(&self, record: &RunRecord) -> BudgetVerdict {
-        let absent: &[String] = record
-            .imported
-            .as_ref()
-            .map_or(&[], |i| i.absent.as_slice());
-        self.evaluate_threads(&record.threads, absent)
+        let imported = record.imported.as_ref();
+        let absent: &[String] = imported.map_or(&[], |i| i.absent.as_slice());
+        let bound_from = |cpu| imported.and_then(|i| i.latency_overflow_from(cpu));
+        self.judge(&record.threads, absent, &bound_from)
     }
 
     /// Judges per-CPU figures that are not a stored run (a monitor's window); `absent` names
@@ -23,10 +22,21 @@ impl Budget {
         threads: &[ThreadSummary],
         absent: &[String],
     ) -> BudgetVerdict {
+        self.judge(threads, absent, &|_| None)
+    }
+
+    /// `bound_from(cpu)`: where that CPU's imported overflows begin (a percentile at or above
+    /// it is a lower bound).
+    fn judge(
+        &self,
+        threads: &[ThreadSummary],
+        absent: &[String],
+        bound_from: &dyn Fn(usize) -> Option<u64>,
+    ) -> BudgetVerdict {
         let clauses: Vec<ClauseVerdict> = self
             .clauses
             .iter()
-            .map(|c| evaluate_clause(c, threads, absent))
+            .map(|c| evaluate_clause(c, threads, absent, bound_from))
             .collect();
         BudgetVerdict {
             expression: self.expression.clone(),
@@ -36,7 +46,12 @@ impl Budget {
     }
 }
 
-fn evaluate_clause(c: &Clause, threads: &[ThreadSummary], absent: &[String]) -> ClauseVerdict {
+fn evaluate_clause(
+    c: &Clause,
+    threads: &[ThreadSummary],
+    absent: &[String],
+    bound_from: &dyn Fn(usize) -> Option<u64>,
+) -> ClauseVerdict {
     let in_scope: Vec<&ThreadSummary> = threads
         .iter()
         .filter(|t| c.cpu.is_none_or(|cpu| t.cpu == cpu))
@@ -81,6 +96,31 @@ fn evaluate_clause(c: &Clause, threads: &[ThreadSummary], absent: &[String]) -> 
         .iter()
         .map(|t| (t.cpu, c.metric.value(t, absent).expect("checked above")))
         .collect();
+    // A percentile among an import's overflows is a lower bound: the true value is at least
+    // it. The bound decides the clause only where every value above it gives the same answer
+    // (a `<` it already breaks, a `>` it already meets); otherwise the budget cannot be shown
+    // to hold, and the clause fails saying so (eighth hostile re-run, B1: `p99<50us` passed at
+    // the histogram's 30 us end for a run whose mean was 50 ms).
+    let is_bound = |&(cpu, v): &(usize, f64)| {
+        c.metric.quantile().is_some() && bound_from(cpu).is_some_and(|from| v >= from as f64)
+    };
+    let undecided = values.iter().find(|cv| {
+        is_bound(cv)
+            && match c.op {
+                Op::Lt | Op::Le => c.op.holds(cv.1, c.limit),
+                Op::Gt | Op::Ge => !c.op.holds(cv.1, c.limit),
+                Op::Eq => cv.1 <= c.limit,
+            }
+    });
+    if let Some(&(cpu, v)) = undecided {
+        return verdict(
+            false,
+            format!(
+                "cpu{cpu}: ≥{}: a lower bound (it lies among the imported histogram's overflows, recorded at its end), so the budget cannot be shown to hold; import with a larger histogram (e.g. cyclictest -h)",
+                c.metric.format(v)
+            ),
+        );
+    }
     // The CPU shown is the first that violates, else the one closest to the limit's side.
     let shown = values
         .iter()
@@ -95,7 +135,14 @@ fn evaluate_clause(c: &Clause, threads: &[ThreadSummary], absent: &[String]) -> 
         .iter()
         .filter(|(_, v)| !c.op.holds(*v, c.limit))
         .count();
-    let mut actual = format!("cpu{}: {}", shown.0, c.metric.format(shown.1));
+    let mut actual = match is_bound(shown) {
+        true => format!(
+            "cpu{}: ≥{} (a lower bound: among the imported histogram's overflows)",
+            shown.0,
+            c.metric.format(shown.1)
+        ),
+        false => format!("cpu{}: {}", shown.0, c.metric.format(shown.1)),
+    };
     if failing > 1 {
         actual.push_str(&format!(" ({failing} of {} CPUs fail)", values.len()));
     }

@@ -338,3 +338,51 @@ fn spikes_judge_the_counted_spikes() {
         assert!(e.contains(why), "{bad}: {e}");
     }
 }
+
+/// B1 (eighth hostile re-run): a percentile among an imported histogram's overflows is a lower
+/// bound. It decides a clause only where any value above it gives the same answer; otherwise
+/// the clause fails as not shown to hold. A percentile below the overflows, and the max and
+/// mean (the source's own figures), are judged as before.
+#[test]
+fn a_percentile_among_an_imports_overflows_is_judged_as_a_bound() {
+    use crate::format::run_record::{ImportRecord, SourceOverflow};
+    // p99 and above are 30 us, where CPU 0's overflows are recorded; p50 (10 us) is exact.
+    let mut r = record(vec![thread(0, 100_000, 30, 0)]);
+    r.imported = Some(ImportRecord {
+        source_format: "cyclictest-hist".into(),
+        source_file: "x".into(),
+        per_interval: false,
+        absent: Vec::new(),
+        figures: Vec::new(),
+        overflows: vec![SourceOverflow {
+            cpu: 0,
+            column: "latency".into(),
+            samples: 990,
+            from_ns: 30_000,
+        }],
+    });
+    let v = |e: &str| {
+        let v = Budget::parse(e).unwrap().evaluate(&r);
+        (v.passed, v.clauses[0].actual.clone())
+    };
+    let (passed, why) = v("p99<50us");
+    assert!(!passed, "a bound under the limit shows nothing: {why}");
+    assert!(why.contains("≥30.0 us: a lower bound"), "{why}");
+    assert!(why.contains("cannot be shown to hold"), "{why}");
+    assert!(!v("p99.9<1ms").0);
+    assert!(!v("p99=30us").0);
+    // Decided by the bound: already over a `<`, already meets a `>`.
+    let (passed, why) = v("p99<20us");
+    assert!(!passed);
+    assert!(why.contains("≥30.0 us (a lower bound"), "{why}");
+    let (passed, why) = v("p99>=20us");
+    assert!(passed, "{why}");
+    assert!(!v("p99>40us").0, "a bound below a `>` limit cannot show it");
+    // Below the overflows and the source's own figures: exact, as before.
+    assert!(v("p50<20us").0);
+    assert!(!v("max<50us").0);
+    // Another CPU's overflows do not make CPU 1's figures bounds.
+    let mut other = r.clone();
+    other.imported.as_mut().unwrap().overflows[0].cpu = 1;
+    assert!(Budget::parse("p99<50us").unwrap().evaluate(&other).passed);
+}

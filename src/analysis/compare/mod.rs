@@ -389,11 +389,9 @@ fn scope_data(r: &LoadedRun, cpu: Option<usize>) -> ScopeData {
         .record
         .imported
         .iter()
-        .flat_map(|i| &i.overflows)
-        .filter(|o| o.column == "latency" && o.samples > 0)
-        .filter(|o| threads.iter().any(|t| t.cpu == o.cpu))
-        .map(|o| o.from_ns as f64)
-        .reduce(f64::min);
+        .flat_map(|i| threads.iter().filter_map(|t| i.latency_overflow_from(t.cpu)))
+        .min()
+        .map(|from| from as f64);
     let bounds = COMPARED
         .iter()
         .zip(&values)

@@ -13,6 +13,9 @@ struct Metric {
     name: &'static str,
     values: Vec<Option<f64>>,
     latency: bool,
+    /// Per run: the value is a lower bound (a percentile among an imported histogram's
+    /// overflows, as `compare` marks it): shown `≥`, never given a ratio.
+    bounds: Vec<bool>,
 }
 
 /// Against the first run, as `jitterlab compare` says it: the ratio other/first with the change
@@ -92,9 +95,19 @@ fn row(m: &Metric) -> Vec<Cell> {
             Some(v) if m.latency => format_ns_signed(*v as i64),
             Some(v) => format!("{v}"),
         };
+        let bound = |k: usize| m.bounds.get(k) == Some(&true);
+        let shown = match (bound(i), v) {
+            (true, Some(_)) => format!("≥{shown}"),
+            _ => shown,
+        };
         let cell = Cell::from(shown);
         cells.push(match (i, m.values[0], v) {
             (0, _, _) => cell,
+            // A bound's true value is unknown above it: no ratio (eighth hostile re-run, B1).
+            (_, Some(_), Some(_)) if bound(0) || bound(i) => cell.with_ratio(format!(
+                "{}: no ratio, a lower bound (among an imported histogram's overflows)",
+                m.name
+            )),
             (_, Some(first), Some(v)) => {
                 cell.with_ratio(format!("{} {}", m.name, ratio_text(first, *v)))
             }
@@ -113,6 +126,35 @@ fn metrics(runs: &[&RunDigest]) -> Vec<Metric> {
             .map(|m| (!m.is_empty()).then(|| m.value_at_quantile(quantile) as f64))
             .collect()
     };
+    // Where each run's imported overflows begin (its CPUs' least): a percentile at or above it
+    // is a lower bound.
+    let overflow_from: Vec<Option<u64>> = runs
+        .iter()
+        .map(|r| {
+            let imported = r.record.imported.as_ref()?;
+            r.record
+                .threads
+                .iter()
+                .filter_map(|t| imported.latency_overflow_from(t.cpu))
+                .min()
+        })
+        .collect();
+    let bounds_of = |values: &[Option<f64>]| -> Vec<bool> {
+        values
+            .iter()
+            .zip(&overflow_from)
+            .map(|(v, from)| matches!((v, from), (Some(v), Some(from)) if *v >= *from as f64))
+            .collect()
+    };
+    let percentile = |name: &'static str, quantile: f64| {
+        let values = q(quantile);
+        Metric {
+            name,
+            bounds: bounds_of(&values),
+            values,
+            latency: true,
+        }
+    };
     vec![
         Metric {
             name: "min",
@@ -128,32 +170,18 @@ fn metrics(runs: &[&RunDigest]) -> Vec<Metric> {
                 })
                 .collect(),
             latency: true,
+            bounds: Vec::new(),
         },
         Metric {
             name: "mean",
             values: runs.iter().map(|r| mean_of_all_cpus(r)).collect(),
             latency: true,
+            bounds: Vec::new(),
         },
-        Metric {
-            name: "p50",
-            values: q(0.5),
-            latency: true,
-        },
-        Metric {
-            name: "p99",
-            values: q(0.99),
-            latency: true,
-        },
-        Metric {
-            name: "p99.9",
-            values: q(0.999),
-            latency: true,
-        },
-        Metric {
-            name: "p99.99",
-            values: q(0.9999),
-            latency: true,
-        },
+        percentile("p50", 0.5),
+        percentile("p99", 0.99),
+        percentile("p99.9", 0.999),
+        percentile("p99.99", 0.9999),
         Metric {
             name: "max",
             values: runs
@@ -168,6 +196,7 @@ fn metrics(runs: &[&RunDigest]) -> Vec<Metric> {
                 })
                 .collect(),
             latency: true,
+            bounds: Vec::new(),
         },
         Metric {
             name: "missed periods",
@@ -184,6 +213,7 @@ fn metrics(runs: &[&RunDigest]) -> Vec<Metric> {
                 })
                 .collect(),
             latency: false,
+            bounds: Vec::new(),
         },
     ]
 }

@@ -74,6 +74,12 @@ pub(crate) fn thin_polyline(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     let mut i = 0;
     while i < points.len() {
         let column = points[i].0.round();
+        // A point with no position (NaN: a scale of no width) has no pixel column to share;
+        // it is not drawn, and the scan below must move on from it.
+        if !column.is_finite() || !points[i].1.is_finite() {
+            i += 1;
+            continue;
+        }
         let mut j = i;
         let (mut lo, mut hi) = (i, i);
         while j < points.len() && points[j].0.round() == column {
@@ -108,5 +114,13 @@ mod tests {
         assert_eq!(thin.first(), pts.first());
         assert_eq!(thin.last(), pts.last());
         assert!(thin.iter().any(|p| p.1 == 6.0) && thin.iter().any(|p| p.1 == 0.0));
+    }
+
+    #[test]
+    fn thinning_skips_points_without_a_position() {
+        // A scale of no width gives NaN positions: they used to underflow the scan (Z1).
+        let pts = [(f64::NAN, 1.0), (1.0, 2.0), (f64::NAN, f64::NAN), (2.0, f64::NAN)];
+        assert_eq!(thin_polyline(&pts), vec![(1.0, 2.0)]);
+        assert!(thin_polyline(&[(f64::NAN, 0.0)]).is_empty());
     }
 }

@@ -75,6 +75,14 @@ impl Range {
                 "{option} {text}: the range is empty (FROM must be below TO); expected {form}"
             ));
         }
+        // Latencies and times since the start are never below 0, so a TO of 0 or below with
+        // FROM left out is as empty as `0:0` (a plot of no width: its positions are NaN).
+        if range.from.is_none() && range.to.is_some_and(|t| t <= 0.0) {
+            return Err(format!(
+                "{option} {text}: the range is empty (nothing is below 0; TO must be above 0); \
+                 expected {form}"
+            ));
+        }
         if range == Range::default() {
             return Err(format!(
                 "{option} {text}: neither end is given; expected {form}"
@@ -274,9 +282,13 @@ mod tests {
             Zoom::parse(None, Some("0:10s")).unwrap().time.from,
             Some(0.0)
         );
-        for bad in ["2ms", "2ms:1ms", ":", "1:2", "x:2ms"] {
+        for bad in ["2ms", "2ms:1ms", ":", "1:2", "x:2ms", ":0", ":0ns", ":0s"] {
             assert!(Zoom::parse(Some(bad), None).is_err(), "{bad}");
+            assert!(Zoom::parse(None, Some(bad)).is_err(), "{bad}");
         }
+        // Z1: nothing is below 0, so `:0` is empty, said as such.
+        let empty = Zoom::parse(Some(":0"), None).unwrap_err();
+        assert!(empty.contains("the range is empty"), "{empty}");
         let none = Zoom::parse(None, None).unwrap();
         assert!(!none.latency.is_set() && !none.time.is_set());
     }

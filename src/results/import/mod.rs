@@ -227,6 +227,15 @@ mod tests {
             "a histogram bucket at 18446744073709551615 x 1000 ns",
         );
         refused(&|h| h.overflow_from = u64::MAX, "its histogram ends at");
+        // L8-e: 995 of 1000 samples at or above 400 us cannot average 11.6 us.
+        refused(
+            &|h| {
+                h.overflow = 995;
+                h.count = Some(1000);
+                h.max = Some(500.0);
+            },
+            "its avg (11.6 us) is below what its own histogram holds: at least 398.1 us",
+        );
     }
 
     #[test]

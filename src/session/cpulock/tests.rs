@@ -119,12 +119,36 @@ fn only_jitterlab_or_root_holders_stop_a_root_run() {
         pid: 7,
         uid,
         jitterlab,
+        tune: false,
         text: String::new(),
     };
     assert!(holder(Some(65534), false).cannot_stop_root());
     assert!(!holder(Some(65534), true).cannot_stop_root());
     assert!(!holder(Some(0), false).cannot_stop_root());
     assert!(!holder(None, false).cannot_stop_root());
+}
+
+/// M1 (eighth hostile re-run): the refusal's advice fits the holder and the taker. A run
+/// refused by a tune (which holds every CPU) is not told to pick other CPUs; a run refused by
+/// a run is; a tune is told to wait.
+#[test]
+fn a_refusal_advises_what_helps() {
+    let holder = |tune| Holder {
+        pid: 7,
+        uid: Some(0),
+        jitterlab: true,
+        tune,
+        text: "another jitterlab run: pid 7".into(),
+    };
+    let by_run = refusal(1, &[holder(false)], "another jitterlab run: pid 7", false).message;
+    assert!(by_run.contains("measure other CPUs with --cpus"), "{by_run}");
+    let by_tune = refusal(1, &[holder(true)], "another jitterlab run: pid 7", false).message;
+    assert!(by_tune.contains("no --cpus avoids it"), "{by_tune}");
+    assert!(by_tune.contains("pass --allow-shared-cpus"), "{by_tune}");
+    assert!(!by_tune.contains("measure other CPUs"), "{by_tune}");
+    let for_tune = refusal(1, &[holder(false)], "another jitterlab run: pid 7", true).message;
+    assert!(for_tune.contains("wait for it to end"), "{for_tune}");
+    assert!(!for_tune.contains("pass --allow-shared-cpus"), "{for_tune}");
 }
 
 /// D16: another user's process that is not jitterlab (nobody's `flock ... sleep`, whose
@@ -180,6 +204,7 @@ fn a_lock_held_by_another_users_program_does_not_stop_root() {
         own,
         proc: PathBuf::from("/proc"),
         root,
+        for_settings: false,
     };
     let user = take_in(&[cpu], false, &places(false, None));
     let (locks, warnings) = take_in(&[cpu], false, &places(true, Some(Ok(own)))).unwrap();

@@ -282,6 +282,12 @@ fn the_settings_lock_is_refused_while_a_cpu_is_measured() {
     let e = e.unwrap_err();
     assert!(e.contains("kernel settings are the whole machine's"), "{e}");
     assert!(e.contains(&format!("CPU {cpu}")), "{e}");
+    // M1: a tune can only wait: it measures no chosen CPUs and cannot share.
+    assert!(e.contains("wait for it to end"), "{e}");
+    assert!(
+        !e.contains("measure other CPUs") && !e.contains("pass --allow-shared-cpus"),
+        "{e}"
+    );
     // Refused whole: the settings lock itself is free again.
     SettingsLock::take_with_cpus(&dir, &[]).unwrap();
 }
