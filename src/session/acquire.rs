@@ -49,9 +49,12 @@ pub(super) fn acquire(
     warnings.extend(lock_warnings);
     let loads = RunLoads::start_spikes(plan, stop)?;
     let pm_qos = pmqos::hold(plan.pm_qos_us);
+    let mut pm_qos = pm_qos;
     if let Some(e) = &pm_qos.record.error {
         warnings.push(e.clone());
     }
+    // Another process's lower request in force from the start (S1).
+    warnings.extend(pm_qos.news());
     let idle_states = plan
         .idle_state_max
         .map(|max| limit_idle_states(&plan.cpus, max))
