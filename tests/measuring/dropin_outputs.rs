@@ -360,3 +360,40 @@ fn a_drop_in_without_jitterlab_out_leaves_the_working_directory_as_it_was() {
         );
     }
 }
+
+/// Eighth hostile re-run, D1: a drop-in's default result directory went into a directory
+/// another user prepared (`/tmp/jitterlab-<uid>/results` of mode 0777), who then replaced the
+/// results. The default is a name the user did not choose: made with the default-name checks
+/// (no directory above it another user's, or writable by others without a sticky bit), so a
+/// state directory writable by anyone is refused before anything is measured (exit 2), naming
+/// it and `--jitterlab-out`. Refused at once (well under a second).
+#[test]
+fn a_drop_ins_default_directory_is_refused_in_a_directory_others_can_write() {
+    let _g = exclusive();
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    std::fs::create_dir_all(state.join("jitterlab/results")).unwrap();
+    for dir in [
+        &state,
+        &state.join("jitterlab"),
+        &state.join("jitterlab/results"),
+    ] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let out = std::process::Command::new(crate::common::bin())
+        .args(["cyclictest", "-q", "-D", "1", "-t", "1"])
+        .current_dir(tmp.path())
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("writable by other users") && said.contains("--jitterlab-out"),
+        "{said}"
+    );
+    let made: Vec<_> = std::fs::read_dir(state.join("jitterlab/results"))
+        .unwrap()
+        .collect();
+    assert!(made.is_empty(), "a result directory was made: {made:?}");
+}
