@@ -397,3 +397,31 @@ fn a_drop_ins_default_directory_is_refused_in_a_directory_others_can_write() {
         .collect();
     assert!(made.is_empty(), "a result directory was made: {made:?}");
 }
+
+/// Eighth hostile re-run, L8-b: a user's `cyclictest -p 90` printed `# /dev/cpu_dma_latency set
+/// to 0us` on stdout and was then refused (the device is root's): the line said what did not
+/// happen. Now it is printed only where the device can be written. Refused at once.
+#[test]
+fn a_user_refused_pm_qos_is_not_told_it_was_set() {
+    if !crate::common::attacker::attacker_available("a_user_refused_pm_qos") {
+        return;
+    }
+    let _g = exclusive();
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        .arg(crate::common::bin())
+        .args(["cyclictest", "-q", "-D", "1", "-p", "90", "--jitterlab-out"])
+        .arg(tmp.path().join("run"))
+        .current_dir(tmp.path())
+        .env("XDG_STATE_HOME", tmp.path().join("state"))
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("/dev/cpu_dma_latency set to"),
+        "{said}"
+    );
+}

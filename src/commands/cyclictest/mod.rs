@@ -50,7 +50,12 @@ pub fn run(args: &[String]) -> Result<i32> {
     if let (Some(list), Some(cpus)) = (&o.main_affinity, &main_cpus) {
         set_main_affinity(list, cpus)?;
     }
-    if plan.pm_qos_us.is_some() && Path::new("/dev/cpu_dma_latency").exists() {
+    // Said only where it will be so: a user who may not write the device is refused by the
+    // permission listing next, and the line said what did not happen (eighth hostile re-run,
+    // L8-b).
+    if plan.pm_qos_us.is_some()
+        && crate::sys::fs::can_write(Path::new(crate::session::pmqos::DEVICE)).is_ok()
+    {
         crate::stdout::line(&format!(
             "# /dev/cpu_dma_latency set to {}us",
             plan.pm_qos_us.unwrap_or(0)
