@@ -540,12 +540,12 @@ pub(crate) fn cpus_with_locks_open(proc: &Path, pid: u32) -> Vec<usize> {
 /// which only root's processes can hold (issue 39 F2).
 fn read_holder(proc: &Path, pid: u32, root_only: bool) -> Holder {
     let Process {
+        pid,
         uid,
         user,
         command,
         jitterlab,
         named_jitterlab,
-        ..
     } = identify(proc, pid);
     let kill = format!("if it is not measuring, end it with kill {pid}");
     let what = match (jitterlab, named_jitterlab, root_only) {

@@ -327,7 +327,7 @@ fn measure(
             record.arms.len()
         ))
     };
-    if run_arms(&first, &[], record, &mut runs)? {
+    if run_arms(&first, &[], &mut *record, &mut runs)? {
         return Ok(interrupted(
             record,
             &format!("during the rounds ({} arms): no fix judged", first.len()),
@@ -348,7 +348,7 @@ fn measure(
         ));
         runs[0].clear();
         let arms = schedule::together(plan.rounds);
-        if run_arms(&arms, &worthwhile, record, &mut runs)? {
+        if run_arms(&arms, &worthwhile, &mut *record, &mut runs)? {
             return Ok(interrupted(
                 record,
                 "during the worthwhile fixes together against none (the fixes are judged; `together` is not)",

@@ -6,8 +6,8 @@
 //! user's directories). This test reads tests/measuring's sources and fails, naming file and
 //! line, on an argument list that starts with a drop-in's name and has neither: in the list
 //! itself, in the statement that runs it (`.arg(...)` after `.args([...])`), in its function
-//! (an `XDG_STATE_HOME` set, or a `--jitterlab-out` added by `extend`), or in the helper of the
-//! same file the statement calls (one that sets `XDG_STATE_HOME`).
+//! (an `XDG_STATE_HOME` set, or a `--jitterlab-out` added by `extend`), or in a helper of the
+//! same file the function calls (one that sets `XDG_STATE_HOME`).
 
 use std::path::Path;
 
@@ -30,10 +30,11 @@ fn unguarded(source: &str) -> Vec<usize> {
                 continue;
             };
             let list = &source[open..=close];
+            let statement_start = source[..open].rfind([';', '{', '}']).map_or(0, |i| i + 1);
             let statement_end = source[close..]
                 .find(';')
                 .map_or(source.len(), |e| close + e);
-            let statement = &source[open..statement_end];
+            let statement = &source[statement_start..statement_end];
             let function = enclosing_function(source, at);
             let guarded = list.contains("--jitterlab-out")
                 || statement.contains("--jitterlab-out")
@@ -41,7 +42,7 @@ fn unguarded(source: &str) -> Vec<usize> {
                 || function
                     .lines()
                     .any(|l| l.contains("extend") && l.contains("--jitterlab-out"))
-                || helpers.iter().any(|h| statement.contains(&format!("{h}(")));
+                || helpers.iter().any(|h| function.contains(&format!("{h}(")));
             if !guarded {
                 found.push(source[..at].lines().count());
             }
@@ -88,7 +89,7 @@ fn helpers_setting_state(source: &str) -> Vec<String> {
             continue;
         };
         let name = rest[..name_end].trim();
-        let body_end = rest.find("\n}").map_or(rest.len(), |e| e);
+        let body_end = rest.find("\n}").unwrap_or(rest.len());
         if !name.is_empty() && rest[..body_end].contains("XDG_STATE_HOME") {
             names.push(name.to_string());
         }
