@@ -245,6 +245,7 @@ impl EventsNotWritten {
     }
 
     /// Whether nothing was left out.
+    pub(crate) fn is_empty(&self) -> bool {
         self.wakeup_summaries + self.noise_intervals + self.spike_explanations == 0
     }
 

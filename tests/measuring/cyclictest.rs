@@ -292,7 +292,20 @@ fn cyclictest_ends_at_its_duration_when_the_loops_are_late() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
     let child = std::process::Command::new(crate::common::bin())
-        .args(["cyclictest", "-q", "-t", "1", "-i", "1000", "-l", "1000", "-D", "1", "-p", "95"])
+        .args([
+            "cyclictest",
+            "-q",
+            "-t",
+            "1",
+            "-i",
+            "1000",
+            "-l",
+            "1000",
+            "-D",
+            "1",
+            "-p",
+            "95",
+        ])
         .arg("--jitterlab-out")
         .arg(&dir)
         .stdout(std::process::Stdio::piped())
