@@ -48,8 +48,7 @@ pub(super) fn acquire(
     let (cpu_locks, lock_warnings) = cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
     warnings.extend(lock_warnings);
     let loads = RunLoads::start_spikes(plan, stop)?;
-    let pm_qos = pmqos::hold(plan.pm_qos_us);
-    let mut pm_qos = pm_qos;
+    let mut pm_qos = pmqos::hold(plan.pm_qos_us);
     if let Some(e) = &pm_qos.record.error {
         warnings.push(e.clone());
     }
