@@ -26,6 +26,12 @@ pub(crate) fn as_dropin(mut plan: RunPlan) -> RunPlan {
     // Never in the working directory unless asked: a CI checkout stays clean (issue 42).
     if plan.out.is_none() {
         plan.out = Some(default_out(SystemTime::now()));
+        // A name the user did not choose, in a directory the user did not choose: made with
+        // a default name's checks (every directory above it this user's or root's, none
+        // writable by others without a sticky bit), as `run`'s default is (eighth hostile
+        // re-run, D1: another user's 0777 `/tmp/jitterlab-<uid>/results` held the results,
+        // which she then replaced).
+        plan.out_is_default = true;
     }
     // `--no-mlock` is not theirs: oslat and timerlat lock as their tools do, and a refused
     // lock's fixes are root, CAP_IPC_LOCK or the limit; cyclictest names its own (`-m`).
@@ -38,8 +44,44 @@ pub(crate) fn as_dropin(mut plan: RunPlan) -> RunPlan {
 /// `$HOME/.local/state/jitterlab/results` (the XDG base directory default), else, with neither
 /// set to an absolute path, `<temp dir>/jitterlab-<uid>/results`. Never the working directory:
 /// an rt-tests tool writes nothing there, and a CI checkout must stay clean (issue 42).
+///
+/// Root never makes its directories inside another user's: where the directory that would
+/// receive root's new entries (the nearest existing one of that path) is not root's (`sudo -E`
+/// keeps the user's HOME), root's own state directory (`<root's home>/.local/state`) is used
+/// (eighth hostile re-run, D2: root-owned `~/.local` and `~/.local/state` in the user's home,
+/// which the user could no longer write, nor remove the results from).
 pub(crate) fn state_results_dir() -> PathBuf {
-    state_results_dir_from(std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME"))
+    let chosen =
+        state_results_dir_from(std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME"));
+    if crate::sys::process::effective_user_id() != 0 {
+        return chosen;
+    }
+    roots_own(chosen, nearest_owner, crate::sys::process::user_home(0))
+}
+
+/// `chosen` for root, or root's own state directory (in `root_home`) when the nearest
+/// existing directory of `chosen` (`owner` of it) is another user's.
+fn roots_own(
+    chosen: PathBuf,
+    owner: impl Fn(&Path) -> Option<u32>,
+    root_home: Option<String>,
+) -> PathBuf {
+    if owner(&chosen).is_none_or(|uid| uid == 0) {
+        return chosen;
+    }
+    match root_home.map(PathBuf::from).filter(|h| h.is_absolute()) {
+        Some(home) => home.join(".local/state/jitterlab/results"),
+        None => std::env::temp_dir().join("jitterlab-0/results"),
+    }
+}
+
+/// The owner of the nearest existing directory of `path` (itself or an ancestor); None when
+/// none can be read.
+fn nearest_owner(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    path.ancestors()
+        .find_map(|p| std::fs::symlink_metadata(p).ok())
+        .map(|m| m.uid())
 }
 
 fn state_results_dir_from(xdg_state: Option<OsString>, home: Option<OsString>) -> PathBuf {
@@ -139,6 +181,26 @@ mod tests {
         let fallback = state_results_dir_from(None, os("rel"));
         assert!(fallback.is_absolute(), "{}", fallback.display());
         assert!(fallback.ends_with("results"));
+        // Root keeps a directory of another user's (sudo -E's HOME) for its own (D2).
+        let owners = |bob: u32| {
+            move |p: &Path| match p.starts_with("/home/bob") {
+                true => Some(bob),
+                false => Some(0),
+            }
+        };
+        let bobs = PathBuf::from("/home/bob/.local/state/jitterlab/results");
+        assert_eq!(
+            roots_own(bobs.clone(), owners(1002), Some("/root".into())),
+            PathBuf::from("/root/.local/state/jitterlab/results")
+        );
+        assert_eq!(
+            roots_own(bobs.clone(), owners(0), Some("/root".into())),
+            bobs
+        );
+        assert_eq!(
+            roots_own(bobs.clone(), owners(1002), None),
+            std::env::temp_dir().join("jitterlab-0/results")
+        );
         let out = default_out(SystemTime::UNIX_EPOCH);
         assert!(out.is_absolute(), "{}", out.display());
         assert!(

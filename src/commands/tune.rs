@@ -29,28 +29,30 @@ pub fn run(args: &TuneArgs) -> Result<i32> {
     let ctx = tune::fixes::system_ctx(&base.cpus).map_err(Failure::system)?;
     let plan = tune::plan(base, &args.fixes, rounds, &ctx)?;
     if args.run.check.dry_run {
+        // The real tune's own refusal, first, as it comes first there (eighth hostile
+        // re-run, P1: a user's dry run passed what the tune refused at once).
+        if !plan.measured.is_empty() {
+            refuse_kernel_settings_without_root(&plan)?;
+        }
         return dry_run(args, &plan);
     }
     let json = args.run.samples_and_json.json;
     if plan.measured.is_empty() {
         // Nothing is run, so no tune directory is made: the record of what was probed.
         if json {
-            crate::stdout::line(&crate::format::tune::TuneRecord::new(&plan).json())?;
+            let mut record = crate::format::tune::TuneRecord::new(&plan);
+            record.end(
+                crate::format::tune::TuneEnded::Completed,
+                Some("no fix to measure on this machine; nothing was run".into()),
+            );
+            crate::stdout::line(&record.json())?;
         } else {
             crate::stdout::write(&not_measured(&plan))?;
             crate::stdout::line("tune: no fix to measure on this machine; nothing was run")?;
         }
         return Ok(0);
     }
-    let writes_kernel = plan
-        .measured
-        .iter()
-        .any(|m| matches!(m.change, Change::Settings(_)));
-    if writes_kernel && crate::sys::process::effective_user_id() != 0 {
-        return Err(Failure::system(
-            "tune: the fixes measured here change kernel settings (/proc/sys, /proc/irq, /sys), which needs root; run it as root, or name only --fixes pm-qos,cpuset",
-        ));
-    }
+    refuse_kernel_settings_without_root(&plan)?;
     let claim = match &args.run.output.out {
         Some(out) => ResultDir::create(out, "--out")?,
         None => ResultDir::create_unique(&default_tune_dir(), "--out")?,
@@ -83,6 +85,21 @@ pub fn run(args: &TuneArgs) -> Result<i32> {
     }
     let failed = outcome.record.arms.iter().any(|a| a.ended == "failed");
     Ok(if failed { ExitCode::Run as i32 } else { 0 })
+}
+
+/// A tune whose fixes change kernel settings needs root (exit 3); the dry run refuses as the
+/// tune does.
+fn refuse_kernel_settings_without_root(plan: &TunePlan) -> Result<()> {
+    let writes_kernel = plan
+        .measured
+        .iter()
+        .any(|m| matches!(m.change, Change::Settings(_)));
+    if writes_kernel && crate::sys::process::effective_user_id() != 0 {
+        return Err(Failure::system(
+            "tune: the fixes measured here change kernel settings (/proc/sys, /proc/irq, /sys), which needs root; run it as root, or name only --fixes pm-qos,cpuset",
+        ));
+    }
+    Ok(())
 }
 
 /// Where a tune without `--out` is made: a run's default path with `-tune` after it.

@@ -46,6 +46,34 @@ pub(crate) struct PmQosRecord {
     pub(crate) previous_us: Option<u32>,
     /// Why it was not held, when it was requested and could not be.
     pub error: Option<String>,
+    /// The lowest value in force read during the run (when its request was made, every
+    /// second, and at its end), us: the whole machine's, the lowest request of any process
+    /// (2000000000: none). None where it could not be read (a user other than root, no device)
+    /// and in files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) in_force_us: Option<u32>,
+    /// The other processes found holding a PM QoS request when a value below this run's own
+    /// (or, left alone, any value) was in force; at most 8. Empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) held_by_others: Vec<PmQosHolderRecord>,
+}
+
+/// A process holding /dev/cpu_dma_latency open while a run measured (seventh hostile re-run,
+/// S1: a run left PM QoS alone beside another run holding it at 0, and recorded "left alone").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct PmQosHolderRecord {
+    pub pid: u32,
+    /// Its real uid, when /proc says.
+    pub uid: Option<u32>,
+    /// Its command line.
+    pub command: String,
+    /// The same executable as the run's (another jitterlab).
+    pub jitterlab: bool,
+    /// For another jitterlab: the CPUs whose locks it held (the CPUs it measured).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<usize>,
+    /// All of it in words, as the warning names it.
+    pub text: String,
 }
 
 /// `--idle-state-max N`: the cpuidle states deeper than N that were enabled on a measured CPU

@@ -4,7 +4,9 @@
 pub use super::cpu_time::CpuTimeRecord;
 pub use super::cpu_time::ThreadCpuTime;
 pub use super::environment::EnvironmentRecord;
-pub(crate) use super::environment::{IdleStateRecord, IdleStatesRecord, PmQosRecord};
+pub(crate) use super::environment::{
+    IdleStateRecord, IdleStatesRecord, PmQosHolderRecord, PmQosRecord,
+};
 pub use super::inversion::InversionRecord;
 pub use super::inversion::{InversionCount, RoleRecord};
 pub use super::kind::RunKind;

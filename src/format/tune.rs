@@ -36,6 +36,41 @@ pub struct TuneRecord {
     /// The deploy files written, in the tune directory.
     #[serde(default)]
     pub deploy: Vec<String>,
+    /// How the tune ended; None in the files of tunes before the field (seventh hostile
+    /// re-run, L7-h: an interrupted `tune --json` printed `fixes: []` and nothing saying why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<TuneEnded>,
+    /// Why it ended so, when it did not complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_reason: Option<String>,
+}
+
+/// How a tune ended (tune.json `ended`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TuneEnded {
+    /// Still running (the file is rewritten after every arm), or killed (SIGKILL, a crash)
+    /// before it could say otherwise.
+    Running,
+    /// Every arm ran (or there was nothing to run), every fix judged.
+    Completed,
+    /// A SIGINT, SIGTERM or SIGHUP ended it before every arm ran: `fixes` is empty when it
+    /// came before the rounds' end, `together` missing when it came after.
+    Interrupted,
+    /// An arm failed, or the tune could not go on (`end_reason` says which).
+    Failed,
+}
+
+impl TuneEnded {
+    /// As tune.json says it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            TuneEnded::Running => "running",
+            TuneEnded::Completed => "completed",
+            TuneEnded::Interrupted => "interrupted",
+            TuneEnded::Failed => "failed",
+        }
+    }
 }
 
 fn default_confidence() -> f64 {
@@ -71,6 +106,11 @@ pub struct ArmRecord {
     /// The kernel files it changed, and whether each was set back.
     #[serde(default)]
     pub settings: Vec<SettingRecord>,
+    /// What makes its figures other than its treatment's alone: another process's PM QoS
+    /// request in force during it (the whole machine's, S1), from its run.json. Empty when
+    /// nothing did (and in the files of tunes before it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// What happened to one kernel file an arm changed (session/settings.rs makes it).

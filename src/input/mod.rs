@@ -189,10 +189,22 @@ fn foreign_link_in(path: &Path, budget: &mut u32) -> Option<String> {
 pub(crate) fn open(path: &Path, source: Source) -> Result<std::fs::File, ReadError> {
     use std::os::fd::AsRawFd;
     let follow = source != Source::ResultFile;
-    if follow && let Some(why) = foreign_link_on_the_way(path) {
-        return Err(ReadError::ForeignLink(why));
-    }
-    let file = crate::sys::fs::open_read_nonblocking(path, follow).map_err(|e| {
+    // The path is looked up one component at a time through descriptors, following only this
+    // user's and root's links, and the file opened is the one reached: no second lookup by
+    // path that another user could redirect in between (eighth hostile re-run, I1: a link
+    // swapped in after the check was followed, 44 times in 1000).
+    let reached = match follow {
+        true => Some(walk_trusted(path)?),
+        false => None,
+    };
+    let opened = match &reached {
+        Some(fd) => crate::sys::fs::open_read_nonblocking(
+            Path::new(&format!("/proc/self/fd/{}", fd.as_raw_fd())),
+            true,
+        ),
+        None => crate::sys::fs::open_read_nonblocking(path, false),
+    };
+    let file = opened.map_err(|e| {
         if !follow && e.raw_os_error() == Some(crate::sys::errno::ELOOP) {
             ReadError::Link
         } else if e.raw_os_error() == Some(crate::sys::errno::ENXIO) && socket_at(path, follow) {
@@ -237,6 +249,94 @@ pub(crate) fn open(path: &Path, source: Source) -> Result<std::fs::File, ReadErr
         crate::sys::file::set_blocking(file.as_raw_fd()).map_err(ReadError::Io)?;
     }
     Ok(file)
+}
+
+/// `path` looked up one component at a time (`O_PATH|O_NOFOLLOW` descriptors): a link is
+/// followed only when it is this user's or root's (another user's is refused, as
+/// [`foreign_link_on_the_way`] words it), at most [`MAX_LINKS`] of them; a link in /proc
+/// (`/dev/stdin` -> `/proc/self/fd/0`, a pipe no path names) is followed by the kernel, from
+/// the descriptor of its directory. Returns an `O_PATH` descriptor of what the path names,
+/// which is then opened through `/proc/self/fd`: the file checked is the file read.
+fn walk_trusted(path: &Path) -> Result<std::os::fd::OwnedFd, ReadError> {
+    use crate::sys::path::{Kind, open_entry, open_entry_following, open_start, read_link, stat};
+    use std::collections::VecDeque;
+    use std::ffi::OsString;
+    use std::os::fd::AsFd;
+    use std::path::{Component, PathBuf};
+    let io = ReadError::Io;
+    let errno = |n: i32| ReadError::Io(std::io::Error::from_raw_os_error(n));
+    let components = |p: &Path| -> Vec<OsString> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut at = open_start(path.has_root()).map_err(io)?;
+    let mut shown = match path.has_root() {
+        true => PathBuf::from("/"),
+        false => PathBuf::new(),
+    };
+    let mut todo: VecDeque<OsString> = components(path).into();
+    let mut links = 0;
+    if path.as_os_str().is_empty() {
+        return Err(errno(crate::sys::errno::ENOENT));
+    }
+    while let Some(name) = todo.pop_front() {
+        let here = shown.join(&name);
+        let fd = open_entry(at.as_fd(), &name).map_err(io)?;
+        let st = stat(fd.as_fd()).map_err(io)?;
+        match st.kind {
+            Kind::Link => {
+                let to = read_link(fd.as_fd()).map_err(io)?;
+                let me = crate::sys::process::effective_user_id();
+                if st.uid != me && st.uid != 0 {
+                    return Err(ReadError::ForeignLink(format!(
+                        "{} is a symbolic link of {} (to {}), neither yours nor root's: jitterlab reads through no other user's link, since its owner chooses what you read (your own private files, into a report anyone may read); if you trust it, pass the path it leads to",
+                        here.display(),
+                        crate::sys::process::user_in_words(st.uid),
+                        Path::new(&to).display()
+                    )));
+                }
+                links += 1;
+                if links > MAX_LINKS {
+                    return Err(errno(crate::sys::errno::ELOOP));
+                }
+                // A link of /proc (a process's fd, `self`): its target may be a kernel object
+                // no path names; the kernel follows it from the directory held.
+                if crate::sys::fs::pseudo_file_system_of(at.as_fd()).map_err(io)? == Some("proc") {
+                    let followed = open_entry_following(at.as_fd(), &name).map_err(io)?;
+                    if todo.is_empty() {
+                        return Ok(followed);
+                    }
+                    at = followed;
+                    shown = here;
+                    continue;
+                }
+                let target = Path::new(&to);
+                if target.has_root() {
+                    at = open_start(true).map_err(io)?;
+                    shown = PathBuf::from("/");
+                }
+                for c in components(target).into_iter().rev() {
+                    todo.push_front(c);
+                }
+                if todo.is_empty() {
+                    // A link to `/`.
+                    return Ok(at);
+                }
+            }
+            _ if todo.is_empty() => return Ok(fd),
+            Kind::Dir => {
+                at = fd;
+                shown = here;
+            }
+            Kind::File | Kind::Other => return Err(errno(crate::sys::errno::ENOTDIR)),
+        }
+    }
+    Ok(at)
 }
 
 /// Whether `path` (its last link followed when `follow`) is a socket.
@@ -334,6 +434,66 @@ pub(crate) fn format_bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Eighth hostile re-run, I1: another user swaps her link to a private file in and out of
+    /// a name while the name is read. The lookup that judges the link is the one that opens:
+    /// the private file is never read, whatever the timing (checked then opened by path, 17
+    /// reads in 600 went through her link). As root, the link given to `nobody` (lchown);
+    /// 20 000 opens against a thread renaming as fast as it can. About a second.
+    #[test]
+    fn a_link_swapped_in_while_the_name_is_read_is_never_followed() {
+        use std::os::unix::fs::{MetadataExt, symlink};
+        if crate::sys::process::effective_user_id() != 0 {
+            eprintln!("skipped: needs root to give a link to another user");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "secret").unwrap();
+        let secret_ino = std::fs::metadata(&secret).unwrap().ino();
+        let decoy = dir.path().join("decoy");
+        std::fs::write(&decoy, "decoy").unwrap();
+        let name = dir.path().join("x");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let (dir, secret, decoy, name, stop) = (
+                dir.path().to_path_buf(),
+                secret.clone(),
+                decoy.clone(),
+                name.clone(),
+                stop.clone(),
+            );
+            std::thread::spawn(move || {
+                let (file, link) = (dir.join("x.file"), dir.join("x.link"));
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = std::fs::remove_file(&file);
+                    let _ = std::fs::hard_link(&decoy, &file);
+                    let _ = std::fs::rename(&file, &name);
+                    let _ = std::fs::remove_file(&link);
+                    let _ = symlink(&secret, &link);
+                    let _ = std::os::unix::fs::lchown(&link, Some(65534), Some(65534));
+                    let _ = std::fs::rename(&link, &name);
+                }
+            })
+        };
+        let (mut read, mut refused) = (0, 0);
+        for _ in 0..20_000 {
+            match open(&name, Source::UserFile) {
+                Ok(f) => {
+                    assert_ne!(
+                        f.metadata().unwrap().ino(),
+                        secret_ino,
+                        "read through the other user's link"
+                    );
+                    read += 1;
+                }
+                Err(_) => refused += 1,
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        swapper.join().unwrap();
+        eprintln!("{read} read the decoy, {refused} refused");
+    }
 
     #[test]
     fn strips_a_bom_and_keeps_the_rest() {

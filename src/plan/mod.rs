@@ -165,6 +165,10 @@ pub struct RunPlan {
     pub explain_above_ns: Option<u64>,
     /// None: the default, named when the run starts.
     pub out: Option<PathBuf>,
+    /// `out` is a default name the command chose (a drop-in's, in the state directory), not
+    /// the user's: made with a default name's checks of the directories above it
+    /// (`ResultDir::create_unique`), as `run`'s default is.
+    pub(crate) out_is_default: bool,
     /// The option that names the result directory, as the user types it: `--out`, or the
     /// drop-ins' `--jitterlab-out` (commands/dropin.rs), for the messages about it.
     pub(crate) out_option: &'static str,

@@ -48,10 +48,12 @@ pub(super) fn acquire(
     let (cpu_locks, lock_warnings) = cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
     warnings.extend(lock_warnings);
     let loads = RunLoads::start_spikes(plan, stop)?;
-    let pm_qos = pmqos::hold(plan.pm_qos_us);
+    let mut pm_qos = pmqos::hold(plan.pm_qos_us);
     if let Some(e) = &pm_qos.record.error {
         warnings.push(e.clone());
     }
+    // Another process's lower request in force from the start (S1).
+    warnings.extend(pm_qos.news());
     let idle_states = plan
         .idle_state_max
         .map(|max| limit_idle_states(&plan.cpus, max))

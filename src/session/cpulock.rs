@@ -454,9 +454,28 @@ fn describe_holder(proc: &Path, pid: u32, root_only: bool) -> String {
     read_holder(proc, pid, root_only).text
 }
 
-/// The holder `pid` as /proc describes it; `root_only`: of a lock in root's own directory,
-/// which only root's processes can hold (issue 39 F2).
-fn read_holder(proc: &Path, pid: u32, root_only: bool) -> Holder {
+/// A process as /proc describes it (what the kernel says of it, never a name it chose,
+/// but for the message).
+#[derive(Debug, Clone)]
+pub(crate) struct Process {
+    pub pid: u32,
+    /// Its real uid, when /proc says.
+    pub uid: Option<u32>,
+    /// `user NAME (uid N)`, for messages.
+    pub user: String,
+    /// Its command line (its `comm` when it has none), shell-quoted, controls escaped.
+    pub command: String,
+    /// The same executable as this process.
+    pub jitterlab: bool,
+    /// Not the same executable, but it calls itself jitterlab (another build or path): for the
+    /// message only.
+    pub(crate) named_jitterlab: bool,    /// Its first argument after the program that is not an option (jitterlab's subcommand,
+    /// e.g. `tune`): for the message only.
+    pub(crate) subcommand: Option<String>,
+}
+
+/// The process `pid` of `proc` (`/proc`, or a fixture tree).
+pub(crate) fn identify(proc: &Path, pid: u32) -> Process {
     let dir = proc.join(pid.to_string());
     let uid = std::fs::read_to_string(dir.join("status"))
         .ok()
@@ -508,6 +527,56 @@ fn read_holder(proc: &Path, pid: u32, root_only: bool) -> Holder {
             || thread_names(&dir)
                 .iter()
                 .any(|n| n.starts_with("jl-measure")));
+    Process {
+        pid,
+        uid,
+        user,
+        command: crate::error::escape_controls(&command).into_owned(),
+        jitterlab,
+        named_jitterlab,
+        subcommand: cmdline.iter().skip(1).find(|a| !a.starts_with('-')).cloned(),
+    }
+}
+
+/// The CPUs whose lock files (the shared ones or root's own) the process `pid` of `proc` has
+/// open, as its descriptors' links say: a jitterlab run's measured CPUs (a tune's: every online
+/// CPU). Empty where they cannot be read (another user's process, for a user other than root).
+pub(crate) fn cpus_with_locks_open(proc: &Path, pid: u32) -> Vec<usize> {
+    let Ok(fds) = std::fs::read_dir(proc.join(pid.to_string()).join("fd")) else {
+        return Vec::new();
+    };
+    let mut cpus: Vec<usize> = fds
+        .flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter_map(|target| {
+            let dir = target.parent()?.to_str()?;
+            if dir != LOCK_DIR && dir != super::journal::ROOT_DIR {
+                return None;
+            }
+            let name = target.file_name()?.to_str()?;
+            name.strip_prefix("cpu")?
+                .strip_suffix(".lock")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
+/// The holder `pid` as /proc describes it; `root_only`: of a lock in root's own directory,
+/// which only root's processes can hold (issue 39 F2).
+fn read_holder(proc: &Path, pid: u32, root_only: bool) -> Holder {
+    let Process {
+        pid,
+        uid,
+        user,
+        command,
+        jitterlab,
+        named_jitterlab,
+        subcommand,
+    } = identify(proc, pid);
     let kill = format!("if it is not measuring, end it with kill {pid}");
     let what = match (jitterlab, named_jitterlab, root_only) {
         (true, _, _) => "another jitterlab run".to_string(),
@@ -522,17 +591,12 @@ fn read_holder(proc: &Path, pid: u32, root_only: bool) -> Holder {
             "a process that is not this jitterlab (any user can lock the files of {LOCK_DIR}; {kill})"
         ),
     };
-    // The subcommand: the first argument after the program that is not an option.
-    let subcommand = cmdline.iter().skip(1).find(|a| !a.starts_with('-'));
     Holder {
         pid,
         uid,
         jitterlab,
-        tune: (jitterlab || named_jitterlab) && subcommand.is_some_and(|a| a == "tune"),
-        text: format!(
-            "{what}: pid {pid} of {user}, '{}'",
-            crate::error::escape_controls(&command)
-        ),
+        tune: (jitterlab || named_jitterlab) && subcommand.as_deref() == Some("tune"),
+        text: format!("{what}: pid {pid} of {user}, '{command}'"),
     }
 }
 

@@ -54,6 +54,8 @@ impl Session {
         }
         self.drain_priority.leave();
         self.pm_qos.release();
+        self.record.warnings.extend(self.pm_qos.news());
+        self.record.environment.pm_qos = self.pm_qos.record.clone();
         if let Some(limit) = &mut self.idle_states {
             let failed = limit.restore();
             self.record.warnings.extend(failed);

@@ -238,6 +238,15 @@ impl Session {
             self.stop.store(true, Ordering::SeqCst);
         }
         self.log_explanations();
+        // PM QoS is the whole machine's: a lower request of another process, said when seen.
+        self.pm_qos.watch(monotonic_ns());
+        if let Some(w) = self.pm_qos.news() {
+            self.events.write(&Event::Warning {
+                time_ns: monotonic_ns(),
+                message: w.clone(),
+            });
+            self.record.warnings.push(w);
+        }
         self.fire_actions(false);
         self.stop_if_a_thread_ended();
         self.record_segments();

@@ -250,6 +250,8 @@ impl Session {
 /// refused here (exit 2), and dropping the claim before measuring begins removes it again.
 fn claim_result_dir(plan: &RunPlan) -> Result<Claim> {
     match &plan.out {
+        // A drop-in's default (D1): the default-name checks, a taken name moved on.
+        Some(out) if plan.out_is_default => ResultDir::create_unique(out, plan.out_option),
         Some(out) => ResultDir::create(out, plan.out_option),
         None => ResultDir::create_unique(
             &dir::default_path(SystemTime::now(), &crate::doctor::host::hostname()),

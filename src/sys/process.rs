@@ -54,6 +54,15 @@ pub(crate) fn user_name(uid: u32) -> Option<String> {
     })
 }
 
+/// The home directory of the user `uid` in /etc/passwd.
+pub(crate) fn user_home(uid: u32) -> Option<String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() > 5 && f[2].parse() == Ok(uid)).then(|| f[5].to_string())
+    })
+}
+
 /// The user `uid` in words for a message: `user mallory (uid 1001)`, or `user 1001`.
 pub(crate) fn user_in_words(uid: u32) -> String {
     match user_name(uid) {

@@ -20,6 +20,9 @@ pub(crate) struct Ctx {
     pub measured: Vec<usize>,
     /// The online CPUs.
     pub online: Vec<usize>,
+    /// A PM QoS request of another process in force now, in words (its value and holders):
+    /// the pm-qos fix cannot be measured then, as every arm would run with it (S1).
+    pub(crate) pm_qos_elsewhere: Option<String>,
 }
 
 impl Ctx {
@@ -250,6 +253,12 @@ fn rt_throttling(ctx: &Ctx) -> Probe {
 
 fn pm_qos(ctx: &Ctx) -> Probe {
     let driver = ctx.read("sys/devices/system/cpu/cpuidle/current_driver");
+    if let Some(held) = &ctx.pm_qos_elsewhere {
+        return Probe::NotApplicable(format!(
+            "{held}: every arm, the baseline's too, would be measured with it in force (PM QoS is the whole machine's), so the fix's effect cannot be; measure it when no other process holds {}",
+            crate::session::pmqos::DEVICE
+        ));
+    }
     match driver.as_deref() {
         None | Some("none") | Some("") => Probe::NotApplicable(
             "no cpuidle driver: the CPUs have no idle states for PM QoS to keep them out of".into(),
@@ -423,6 +432,7 @@ pub(crate) fn system_ctx(measured: &[usize]) -> Result<Ctx, String> {
         root: Path::new(crate::session::settings::SYSTEM_ROOT).to_path_buf(),
         measured: measured.to_vec(),
         online: crate::cpulist::online_cpus()?,
+        pm_qos_elsewhere: crate::session::pmqos::held_elsewhere(),
     })
 }
 

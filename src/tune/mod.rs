@@ -20,7 +20,7 @@ pub(crate) mod view;
 
 use crate::error::{Failure, Result};
 use crate::format::run_record::Ended;
-use crate::format::tune::{ArmRecord, Effect, TuneRecord, Verdict};
+use crate::format::tune::{ArmRecord, Effect, TuneEnded, TuneRecord, Verdict};
 use crate::plan::RunPlan;
 use crate::results::ResultDir;
 use crate::results::loaded::LoadedRun;
@@ -190,6 +190,59 @@ pub(crate) fn run(
     quiet: bool,
     say: &dyn Fn(&str),
 ) -> Result<TuneOutcome> {
+    let mut record = TuneRecord::new(plan);
+    match measure(plan, dir, quiet, say, &mut record) {
+        Ok(Some(reason)) => {
+            record.end(TuneEnded::Interrupted, Some(reason));
+            record.write(dir)?;
+            Ok(TuneOutcome {
+                record,
+                interrupted: true,
+            })
+        }
+        Ok(None) => {
+            let failed: Vec<&str> = record
+                .arms
+                .iter()
+                .filter(|a| a.ended == Ended::Failed.as_str())
+                .map(|a| a.dir.as_str())
+                .collect();
+            let reason = (!failed.is_empty()).then(|| {
+                format!(
+                    "arm(s) failed: {} (their run.json says why)",
+                    failed.join(", ")
+                )
+            });
+            let ended = match reason {
+                Some(_) => TuneEnded::Failed,
+                None => TuneEnded::Completed,
+            };
+            record.end(ended, reason);
+            record.write(dir)?;
+            Ok(TuneOutcome {
+                record,
+                interrupted: false,
+            })
+        }
+        Err(failure) => {
+            // The file says so too (a script reading it after exit 3 or 4); the failure
+            // itself is what is reported, so a write failing now adds nothing to it.
+            record.end(TuneEnded::Failed, Some(failure.message.clone()));
+            let _ = record.write(dir);
+            Err(failure)
+        }
+    }
+}
+
+/// The arms of [`run`], recorded into `record` (written after each): None when every arm ran,
+/// or why the tune was interrupted.
+fn measure(
+    plan: &TunePlan,
+    dir: &ResultDir,
+    quiet: bool,
+    say: &dyn Fn(&str),
+    record: &mut TuneRecord,
+) -> Result<Option<String>> {
     let stop = crate::session::signals::stop_flag()?;
     let journal_dir = crate::journal::TrustedDir::for_this_user(true).map_err(|why| {
         Failure::system(format!(
@@ -201,7 +254,6 @@ pub(crate) fn run(
     let settings_lock = crate::session::settings::SettingsLock::take(&journal_dir)
         .map_err(|e| Failure::system(format!("tune: {e}")))?;
     let names = plan.names();
-    let mut record = TuneRecord::new(plan);
     let mut runs: Vec<Vec<LoadedRun>> = vec![Vec::new(); names.len() + 2];
     let slot = |t: Treatment| match t {
         Treatment::Baseline => 0,
@@ -244,12 +296,19 @@ pub(crate) fn run(
             }
             let outcome = outcome?;
             let ended = outcome.record.ended;
+            let warnings: Vec<String> = pm_qos_elsewhere(&arm_plan, &outcome.record)
+                .into_iter()
+                .collect();
+            for w in &warnings {
+                eprintln!("jitterlab: warning: tune: arm {name}: {w}");
+            }
             record.arms.push(ArmRecord {
                 round: arm.round + 1,
                 treatment: arm.treatment.name(&names),
                 dir: name.clone(),
                 ended: ended.as_str().to_string(),
                 settings: changed.record.clone(),
+                warnings,
             });
             if ended == Ended::Interrupted {
                 record.write(dir)?;
@@ -262,11 +321,17 @@ pub(crate) fn run(
         }
         Ok(false)
     };
-    if run_arms(&first, &[], &mut record, &mut runs)? {
-        return Ok(TuneOutcome {
+    let interrupted = |record: &TuneRecord, during: &str| {
+        Some(format!(
+            "stopped by SIGINT, SIGTERM or SIGHUP {during}, after {} arm(s)",
+            record.arms.len()
+        ))
+    };
+    if run_arms(&first, &[], &mut *record, &mut runs)? {
+        return Ok(interrupted(
             record,
-            interrupted: true,
-        });
+            &format!("during the rounds ({} arms): no fix judged", first.len()),
+        ));
     }
     let effects: Vec<Effect> = (0..names.len())
         .map(|i| effect::effect(&runs[0], &runs[i + 1]))
@@ -283,18 +348,33 @@ pub(crate) fn run(
         ));
         runs[0].clear();
         let arms = schedule::together(plan.rounds);
-        if run_arms(&arms, &worthwhile, &mut record, &mut runs)? {
-            return Ok(TuneOutcome {
+        if run_arms(&arms, &worthwhile, &mut *record, &mut runs)? {
+            return Ok(interrupted(
                 record,
-                interrupted: true,
-            });
+                "during the worthwhile fixes together against none (the fixes are judged; `together` is not)",
+            ));
         }
         record.together = Some(effect::effect(&runs[0], &runs[names.len() + 1]));
     }
     record.deploy = deploy::write(dir, plan, &worthwhile)?;
-    record.write(dir)?;
-    Ok(TuneOutcome {
-        record,
-        interrupted: false,
-    })
+    Ok(None)
+}
+
+/// Another process's PM QoS request in force during an arm, below the arm's own (the arms
+/// leave PM QoS alone but for the pm-qos fix's): said in its record, as the whole machine's
+/// setting makes its figures other than its treatment's alone (S1). None when none was.
+fn pm_qos_elsewhere(arm: &RunPlan, run: &crate::format::run_record::RunRecord) -> Option<String> {
+    let pm = &run.environment.pm_qos;
+    let own = arm
+        .pm_qos_us
+        .unwrap_or(crate::session::pmqos::NO_REQUEST_US);
+    let in_force = pm.in_force_us.filter(|&us| us < own)?;
+    let by: Vec<&str> = pm.held_by_others.iter().map(|h| h.text.as_str()).collect();
+    Some(format!(
+        "PM QoS {in_force} us was in force during this arm, held by {}: its figures are not its treatment's alone (PM QoS is the whole machine's); see its run.json",
+        match by.is_empty() {
+            true => "a process this user cannot see".to_string(),
+            false => by.join("; "),
+        }
+    ))
 }

@@ -7,7 +7,7 @@ use super::TunePlan;
 use super::fixes::{Change, PlanChange};
 use crate::error::{OrFailure, Result};
 use crate::format::run_record::FORMAT;
-use crate::format::tune::{Effect, FixRecord, PlannedFix, TuneRecord, UnmeasuredFix};
+use crate::format::tune::{Effect, FixRecord, PlannedFix, TuneEnded, TuneRecord, UnmeasuredFix};
 use crate::results::{ResultDir, TUNE_FILE_NAME};
 
 /// The fixes' records from their effects (in the plan's order), ranked: in the ranking's
@@ -68,7 +68,15 @@ impl TuneRecord {
             fixes: Vec::new(),
             together: None,
             deploy: Vec::new(),
+            ended: Some(TuneEnded::Running),
+            end_reason: None,
         }
+    }
+
+    /// Records how the tune ended.
+    pub(crate) fn end(&mut self, ended: TuneEnded, reason: Option<String>) {
+        self.ended = Some(ended);
+        self.end_reason = reason;
     }
 
     /// Writes tune.json into `dir`, replacing the last one atomically.

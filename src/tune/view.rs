@@ -2,7 +2,7 @@
 //! baseline with their 95 % intervals, and its verdict), the together row, then the fixes not
 //! measured and why. At most 100 columns.
 
-use crate::format::tune::{Effect, Figure, TuneRecord};
+use crate::format::tune::{Effect, Figure, TuneEnded, TuneRecord};
 
 /// A ratio with its interval: `0.62 [0.48-0.80]`; an open side `-`, an absent ratio `-`.
 fn ratio(f: Option<&Figure>) -> String {
@@ -54,6 +54,21 @@ pub(crate) fn table(record: &TuneRecord) -> String {
     }
     if record.fixes.is_empty() && !record.measured.is_empty() {
         out.push_str("(no figures yet: the tune ended before its rounds did)\n");
+    }
+    if let (Some(ended @ (TuneEnded::Interrupted | TuneEnded::Failed)), Some(why)) =
+        (record.ended, &record.end_reason)
+    {
+        out.push_str(&format!("Tune {}: {why}\n", ended.as_str()));
+    }
+    let marked = record
+        .arms
+        .iter()
+        .filter(|a| !a.warnings.is_empty())
+        .count();
+    if marked > 0 {
+        out.push_str(&format!(
+            "{marked} arm(s) measured with another process's PM QoS request in force: their figures are not their treatment's alone (tune.json arms[].warnings)\n"
+        ));
     }
     if !record.not_measured.is_empty() {
         out.push_str("Not measured:\n");

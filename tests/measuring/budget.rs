@@ -6,6 +6,21 @@ use crate::common;
 
 use common::*;
 use jitterlab::format::events::{Event, read_events};
+use std::path::Path;
+
+/// `run --duration DURATION --cpus 0 --quiet MORE --budget BUDGET --out OUT`: the run every
+/// test here makes.
+fn run_with_budget(
+    duration: &str,
+    budget: &str,
+    out: &Path,
+    more: &[&str],
+) -> std::process::Output {
+    let mut args = vec!["run", "--duration", duration, "--cpus", "0", "--quiet"];
+    args.extend_from_slice(more);
+    args.extend_from_slice(&["--budget", budget, "--out", out.to_str().unwrap()]);
+    jitterlab(&args)
+}
 
 #[test]
 fn spikes_break_a_tight_budget_and_keep_a_loose_one() {
@@ -14,20 +29,12 @@ fn spikes_break_a_tight_budget_and_keep_a_loose_one() {
     }
     let _g = exclusive();
     let (_base, out) = temp_out();
-    let o = jitterlab(&[
-        "run",
-        "--duration",
+    let o = run_with_budget(
         "2s",
-        "--cpus",
-        "0",
-        "--quiet",
-        "--load",
-        "spike:cpu=0,every=500ms,len=2ms,prio=99",
-        "--budget",
         "max<500us,max<1s",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+        &out,
+        &["--load", "spike:cpu=0,every=500ms,len=2ms,prio=99"],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("Budget max<500us,max<1s:"), "{stdout}");
@@ -65,18 +72,7 @@ fn spikes_break_a_tight_budget_and_keep_a_loose_one() {
     );
 
     let (_base, out) = temp_out();
-    let o = jitterlab(&[
-        "run",
-        "--duration",
-        "1s",
-        "--cpus",
-        "0",
-        "--quiet",
-        "--budget",
-        "max<1s,missed<1000",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run_with_budget("1s", "max<1s,missed<1000", &out, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(
         !String::from_utf8_lossy(&o.stderr).contains("failed"),
@@ -90,15 +86,7 @@ fn spikes_break_a_tight_budget_and_keep_a_loose_one() {
 #[test]
 fn malformed_budget_exits_2_before_anything_starts() {
     let (_base, out) = temp_out();
-    let o = jitterlab(&[
-        "run",
-        "--duration",
-        "1s",
-        "--budget",
-        "max<200us,p99.9<<50us",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run_with_budget("1s", "max<200us,p99.9<<50us", &out, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let t = text(&o);
     assert!(t.contains("clause 2 'p99.9<<50us'"), "{t}");

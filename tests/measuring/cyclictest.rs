@@ -276,3 +276,59 @@ fn cyclictest_loops_end_every_thread_when_thread_0_has_done_them() {
         .collect();
     assert_eq!(counts, [n as i64, all], "{stdout}");
 }
+
+/// Eighth hostile re-run, L8-a: `-l N -D T` with N intervals within T ended only at the Nth
+/// loop, past T, since a late wakeup's missed periods are no loops (`-l 1000 -i 1000 -D 1` ran
+/// 1.11 s). rt-tests' `-D` is an alarm: whichever comes first ends it. The ground truth: the
+/// process stopped (SIGSTOP) for 300 ms at 300 ms misses about 300 periods, so its 1000 loops
+/// cannot be done by 1 s; the run must end at `-D`, saying so, with fewer than 1000 loops.
+/// About 1.2 s.
+#[test]
+fn cyclictest_ends_at_its_duration_when_the_loops_are_late() {
+    if !realtime_available("cyclictest_ends_at_its_duration") {
+        return;
+    }
+    let _g = exclusive();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let child = std::process::Command::new(crate::common::bin())
+        .args([
+            "cyclictest",
+            "-q",
+            "-t",
+            "1",
+            "-i",
+            "1000",
+            "-l",
+            "1000",
+            "-D",
+            "1",
+            "-p",
+            "95",
+        ])
+        .arg("--jitterlab-out")
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    // The run has started once its directory has a run.json.
+    let started = std::time::Instant::now();
+    while !dir.join("run.json").exists() && started.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: plain kill(2) of the child this test started.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let run = run_json(&dir);
+    let reason = run["end_reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("cyclictest -D 1:"), "{run:#}");
+    let samples = run["threads"][0]["samples"].as_u64().unwrap();
+    assert!(samples < 1000, "{samples} loops: {run:#}");
+}

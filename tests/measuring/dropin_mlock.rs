@@ -12,7 +12,12 @@ use std::os::unix::process::CommandExt;
 /// `jitterlab ARGS` without CAP_IPC_LOCK and with RLIMIT_MEMLOCK at 8 MiB, in `dir`.
 fn as_a_user(args: &[&str], dir: &std::path::Path) -> std::process::Output {
     let mut command = std::process::Command::new(crate::common::bin());
-    command.args(args).current_dir(dir);
+    // A result directory the drop-in makes goes under `dir`, never the tester's state
+    // directory (tests/offline/dropin_state.rs).
+    command
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_STATE_HOME", dir.join("state"));
     // SAFETY: only async-signal-safe syscalls (prctl, setrlimit) between fork and exec.
     unsafe {
         command.pre_exec(|| {

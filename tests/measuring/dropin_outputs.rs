@@ -360,3 +360,68 @@ fn a_drop_in_without_jitterlab_out_leaves_the_working_directory_as_it_was() {
         );
     }
 }
+
+/// Eighth hostile re-run, D1: a drop-in's default result directory went into a directory
+/// another user prepared (`/tmp/jitterlab-<uid>/results` of mode 0777), who then replaced the
+/// results. The default is a name the user did not choose: made with the default-name checks
+/// (no directory above it another user's, or writable by others without a sticky bit), so a
+/// state directory writable by anyone is refused before anything is measured (exit 2), naming
+/// it and `--jitterlab-out`. Refused at once (well under a second).
+#[test]
+fn a_drop_ins_default_directory_is_refused_in_a_directory_others_can_write() {
+    let _g = exclusive();
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    std::fs::create_dir_all(state.join("jitterlab/results")).unwrap();
+    for dir in [
+        &state,
+        &state.join("jitterlab"),
+        &state.join("jitterlab/results"),
+    ] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let out = std::process::Command::new(crate::common::bin())
+        .args(["cyclictest", "-q", "-D", "1", "-t", "1"])
+        .current_dir(tmp.path())
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("writable by other users") && said.contains("--jitterlab-out"),
+        "{said}"
+    );
+    let made: Vec<_> = std::fs::read_dir(state.join("jitterlab/results"))
+        .unwrap()
+        .collect();
+    assert!(made.is_empty(), "a result directory was made: {made:?}");
+}
+
+/// Eighth hostile re-run, L8-b: a user's `cyclictest -p 90` printed `# /dev/cpu_dma_latency set
+/// to 0us` on stdout and was then refused (the device is root's): the line said what did not
+/// happen. Now it is printed only where the device can be written. Refused at once.
+#[test]
+fn a_user_refused_pm_qos_is_not_told_it_was_set() {
+    if !crate::common::attacker::attacker_available("a_user_refused_pm_qos") {
+        return;
+    }
+    let _g = exclusive();
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        .arg(crate::common::bin())
+        .args(["cyclictest", "-q", "-D", "1", "-p", "90", "--jitterlab-out"])
+        .arg(tmp.path().join("run"))
+        .current_dir(tmp.path())
+        .env("XDG_STATE_HOME", tmp.path().join("state"))
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("/dev/cpu_dma_latency set to"),
+        "{said}"
+    );
+}

@@ -26,6 +26,9 @@ fn jl_in(cwd: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(cwd)
         .env_remove("SUDO_UID")
+        // A drop-in's result directory, should one be made, under `cwd`, never the tester's
+        // state directory (tests/offline/dropin_state.rs).
+        .env("XDG_STATE_HOME", cwd.join("state"))
         .output()
         .unwrap()
 }

@@ -40,6 +40,7 @@ mod monitor_prometheus;
 mod noise;
 mod oracle;
 mod oslat;
+mod pm_qos;
 mod report;
 mod report_tables;
 mod result_files;

@@ -34,19 +34,7 @@ fn a_killed_tunes_setting_is_set_back_by_the_next_start() {
     let _x = exclusive();
     let (_base, out) = temp_out();
     // Rounds of 20 s arms: the kill comes during the first vmstat arm.
-    let mut tune = start(&[
-        "tune",
-        "--fixes",
-        "vmstat",
-        "--rounds",
-        "2",
-        "-D",
-        "20s",
-        "--cpus",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let mut tune = start(&tune_args("vmstat", "20s", &out, &[]));
     let during = lifecycle::wait_until(Duration::from_secs(40), || knob() == "10");
     sigkill(tune.id());
     tune.wait().unwrap();
@@ -77,19 +65,7 @@ fn each_arm_sets_its_fix_back_and_tune_json_says_so() {
     }
     let _x = exclusive();
     let (_base, out) = temp_out();
-    let o = jitterlab(&[
-        "tune",
-        "--fixes",
-        "vmstat",
-        "--rounds",
-        "2",
-        "-D",
-        "1s",
-        "--cpus",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = jitterlab(&tune_args("vmstat", "1s", &out, &[]));
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(knob(), before);
     let record: serde_json::Value =
@@ -121,12 +97,41 @@ fn each_arm_sets_its_fix_back_and_tune_json_says_so() {
     assert!(stdout.lines().all(|l| l.chars().count() <= 100), "{stdout}");
 }
 
-/// Runs `tune ARGS --json --out OUT` and returns its output and the JSON it printed.
-fn tune_json(args: &[&str], out: &Path) -> (std::process::Output, serde_json::Value) {
-    let mut all: Vec<&str> = vec!["tune"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["--json", "--out", out.to_str().unwrap()]);
-    let o = jitterlab(&all);
+/// The arguments every tune here shares: `tune --fixes FIXES --rounds 2 -D DURATION --cpus 1
+/// --out OUT`, then `more`.
+fn tune_args<'a>(
+    fixes: &'a str,
+    duration: &'a str,
+    out: &'a Path,
+    more: &[&'a str],
+) -> Vec<&'a str> {
+    let mut all = vec![
+        "tune",
+        "--fixes",
+        fixes,
+        "--rounds",
+        "2",
+        "-D",
+        duration,
+        "--cpus",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    all.extend_from_slice(more);
+    all
+}
+
+/// Runs [`tune_args`] with `--json` and returns its output and the JSON it printed.
+fn tune_json(
+    fixes: &str,
+    duration: &str,
+    out: &Path,
+    more: &[&str],
+) -> (std::process::Output, serde_json::Value) {
+    let mut more = more.to_vec();
+    more.push("--json");
+    let o = jitterlab(&tune_args(fixes, duration, out, &more));
     let json = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
         panic!("tune --json printed no JSON ({e}): {}", text(&o));
     });
@@ -196,22 +201,16 @@ fn rt_throttlings_gap_is_in_the_arms_that_keep_it_and_the_fix_ranks_first() {
         let (_base, out) = temp_out();
         let fixes = format!("rt-throttling,{null}");
         let (o, json) = tune_json(
+            &fixes,
+            "10s",
+            &out,
             &[
-                "--fixes",
-                &fixes,
-                "--rounds",
-                "2",
-                "-D",
-                "10s",
                 "-i",
                 "3ms",
-                "--cpus",
-                "1",
                 "--samples",
                 "--load",
                 "cpu:policy=fifo,prio=50,cpus=1,workers=1",
             ],
-            &out,
         );
         if !o.status.success() {
             return Err(format!("tune failed: {}", text(&o)));
@@ -358,12 +357,7 @@ fn irq_affinity_moves_a_driven_interrupt_off_the_measured_cpu() {
         .unwrap();
     let (_base, out) = temp_out();
     let fixes = format!("irq-affinity,{null}");
-    let (o, json) = tune_json(
-        &[
-            "--fixes", &fixes, "--rounds", "2", "-D", "3s", "--cpus", "1",
-        ],
-        &out,
-    );
+    let (o, json) = tune_json(&fixes, "3s", &out, &[]);
     let _ = reader.kill();
     let _ = reader.wait();
     assert!(o.status.success(), "{}", text(&o));
@@ -445,12 +439,7 @@ fn pm_qos_without_cpuidle_and_a_watchdog_already_off_are_not_applicable() {
     }
     let (_base, out) = temp_out();
     let fixes = format!("pm-qos,{}", off[0]);
-    let (o, json) = tune_json(
-        &[
-            "--fixes", &fixes, "--rounds", "2", "-D", "1s", "--cpus", "1",
-        ],
-        &out,
-    );
+    let (o, json) = tune_json(&fixes, "1s", &out, &[]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(!out.exists(), "nothing measured, no tune directory");
     assert_eq!(json["measured"], serde_json::json!([]), "{json:#}");
@@ -485,4 +474,50 @@ fn pm_qos_without_cpuidle_and_a_watchdog_already_off_are_not_applicable() {
         "{said}"
     );
     assert!(said.contains("nothing was run"), "{said}");
+}
+
+/// Seventh hostile re-run, L7-h: a `tune --json` stopped by SIGINT exited 0 with `fixes: []`
+/// and nothing saying it was interrupted. Now the JSON and tune.json say `ended:
+/// interrupted` and why, and the exit code is an interrupted run's (0, docs/user-guide.md).
+/// SIGINT 2.5 s into arms of 2 s: in the second arm. About 3 s.
+#[test]
+fn an_interrupted_tune_says_so_in_its_json() {
+    if !two_cpus_online("an_interrupted_tune") {
+        return;
+    }
+    let before = knob();
+    if before.parse::<u64>().unwrap() >= 10 {
+        eprintln!("SKIP an_interrupted_tune: vm.stat_interval is already {before}");
+        return;
+    }
+    let _x = exclusive();
+    let (_base, out) = temp_out();
+    let mut args = tune_args("vmstat", "2s", &out, &["--json"]);
+    args.remove(0);
+    let child = std::process::Command::new(crate::common::bin())
+        .arg("tune")
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: a plain kill(2) of the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let json: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("no JSON ({e}): {}", text(&o)));
+    assert_eq!(json["ended"], "interrupted", "{json:#}");
+    let reason = json["end_reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("SIGINT") && reason.contains("no fix judged"),
+        "{json:#}"
+    );
+    assert_eq!(json["fixes"], serde_json::json!([]));
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("tune.json")).unwrap()).unwrap();
+    assert_eq!(file["ended"], "interrupted");
+    assert_eq!(file["end_reason"], json["end_reason"]);
+    assert_eq!(knob(), before, "the interrupted arm set its fix back");
 }

@@ -7,37 +7,31 @@ fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// `run --dry-run -D DURATION -i 20us --cpus 0 --summary-every EVERY`.
+fn summaries_dry_run(duration: &str, every: &str) -> std::process::Output {
+    jitterlab(&[
+        "run",
+        "--dry-run",
+        "-D",
+        duration,
+        "-i",
+        "20us",
+        "--cpus",
+        "0",
+        "--summary-every",
+        every,
+    ])
+}
+
 /// E1: `--summary-every` too small for the run's length and CPUs is refused before the run,
 /// naming the size and the smallest block that fits; one that fits is not.
 #[test]
 fn summaries_past_the_events_budget_are_refused_before_the_run() {
     // 60 s at 20 us on one CPU: 3 000 000 blocks of one sample, about 768 MB: fits.
-    let fits = jitterlab(&[
-        "run",
-        "--dry-run",
-        "-D",
-        "60s",
-        "-i",
-        "20us",
-        "--cpus",
-        "0",
-        "--summary-every",
-        "1",
-    ]);
+    let fits = summaries_dry_run("60s", "1");
     assert_eq!(fits.status.code(), Some(0), "{}", stderr(&fits));
     // 10 min: about 7.7 GB, past the 1 GiB events.jsonl keeps for them.
-    let over = jitterlab(&[
-        "run",
-        "--dry-run",
-        "-D",
-        "10m",
-        "-i",
-        "20us",
-        "--cpus",
-        "0",
-        "--summary-every",
-        "1",
-    ]);
+    let over = summaries_dry_run("10m", "1");
     let e = stderr(&over);
     assert_eq!(over.status.code(), Some(2), "{e}");
     assert!(e.contains("--summary-every 1"), "{e}");
@@ -45,18 +39,7 @@ fn summaries_past_the_events_budget_are_refused_before_the_run() {
     assert!(e.contains("1 GiB"), "{e}");
     // 30 000 000 wakeups x 256 bytes / 1 GiB: blocks of 8 samples fit, 7 do not.
     assert!(e.contains("give --summary-every 8 or more"), "{e}");
-    let eight = jitterlab(&[
-        "run",
-        "--dry-run",
-        "-D",
-        "10m",
-        "-i",
-        "20us",
-        "--cpus",
-        "0",
-        "--summary-every",
-        "8",
-    ]);
+    let eight = summaries_dry_run("10m", "8");
     assert_eq!(eight.status.code(), Some(0), "{}", stderr(&eight));
 }
 

@@ -143,3 +143,56 @@ fn a_latency_run_and_a_noise_run_are_reported_apart_never_compared() {
         );
     }
 }
+
+/// `--time-range` on an imported histogram (one interval of the whole run, no time series):
+/// nothing to zoom, and the report says so on stderr, naming that run only, and still exits 0
+/// (another run of the same report may be zoomed). Seventh hostile re-run, L7-f: nothing was
+/// said.
+#[test]
+fn a_time_range_says_it_does_not_apply_to_an_imported_histogram() {
+    let dir = tempfile::tempdir().unwrap();
+    let source =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import/cyclictest-hist.txt");
+    let imported = dir.path().join("imported");
+    let o = jitterlab(&[
+        "import",
+        source.to_str().unwrap(),
+        "--out",
+        imported.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let measured = dir.path().join("measured");
+    let run = jitterlab::results::synthetic::SyntheticRun {
+        cpus: vec![0],
+        interval_ns: 1_000_000,
+        log_interval_ns: 1_000_000_000,
+        duration_ns: 5_000_000_000,
+        phases: vec![],
+        loads: vec![],
+        warnings: vec![],
+        seed: 7,
+    };
+    jitterlab::results::synthetic::write_run(&measured, &run, |_, _, _| 20_000).unwrap();
+    let html = dir.path().join("report.html");
+    let o = jitterlab(&[
+        "report",
+        imported.to_str().unwrap(),
+        measured.to_str().unwrap(),
+        "--time-range",
+        "1s:2s",
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let said = String::from_utf8_lossy(&o.stderr);
+    let notes: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("--time-range does not apply to"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{said}");
+    assert!(
+        notes[0].contains(imported.to_str().unwrap())
+            && notes[0].contains("no intervals over time"),
+        "{said}"
+    );
+}

@@ -17,6 +17,7 @@ mod deploy;
 mod docs_match;
 mod doctor;
 mod dropin_plans;
+mod dropin_state;
 mod exit_codes;
 mod export;
 mod export_formats;

@@ -8,7 +8,7 @@
 //! `jitterlab report` of the tune directory draws the ranking from tune.json.
 
 use crate::common::*;
-use jitterlab::format::tune::{ArmRecord, TuneRecord, UnmeasuredFix};
+use jitterlab::format::tune::{ArmRecord, TuneEnded, TuneRecord, UnmeasuredFix};
 use jitterlab::results::loaded::{self, LoadedRun};
 use jitterlab::results::synthetic::{SyntheticRun, write_run};
 use jitterlab::tune::effect::effect;
@@ -144,6 +144,7 @@ fn tune_of(root: &Path, groups: &[(&'static str, Vec<ArmSpec>)]) -> (TuneRecord,
                 dir,
                 ended: "completed".into(),
                 settings: Vec::new(),
+                warnings: Vec::new(),
             });
         }
         all.sort_unstable();
@@ -171,6 +172,8 @@ fn tune_of(root: &Path, groups: &[(&'static str, Vec<ArmSpec>)]) -> (TuneRecord,
         fixes: ranked(&names, effects),
         together: None,
         deploy: Vec::new(),
+        ended: Some(TuneEnded::Completed),
+        end_reason: None,
     };
     (record, pooled)
 }
@@ -389,6 +392,22 @@ fn a_short_tunes_order_statistic_interval_is_re_derived() {
     }
 }
 
+/// `tune --cpus 0 --fixes vmstat --dry-run --allow-shared-cpus MORE`: the dry run every test
+/// here makes (on CPU 0, whatever else measures).
+fn tune_dry_run(more: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "tune",
+        "--cpus",
+        "0",
+        "--fixes",
+        "vmstat",
+        "--dry-run",
+        "--allow-shared-cpus",
+    ];
+    args.extend_from_slice(more);
+    jitterlab(&args)
+}
+
 /// `--rounds` is bounded before anything is probed or planned: a billion rounds once built a
 /// schedule of every arm in memory and aborted on a 3 GB allocation (sixth hostile re-run, T3).
 #[test]
@@ -406,40 +425,14 @@ fn rounds_out_of_range_are_refused_before_anything_starts() {
 /// hostile re-run T4), and an arm too short for 20 intervals of 10 ms is refused.
 #[test]
 fn every_arm_logs_twenty_intervals_or_is_refused() {
-    let out = jitterlab(&[
-        "tune",
-        "--cpus",
-        "0",
-        "-i",
-        "1ms",
-        "-l",
-        "2000",
-        "--rounds",
-        "2",
-        "--fixes",
-        "vmstat",
-        "--dry-run",
-        "--allow-shared-cpus",
-    ]);
+    let out = tune_dry_run(&["-i", "1ms", "-l", "2000", "--rounds", "2"]);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(0), "{said}");
     assert!(
         said.contains("(20 intervals of 100.00 ms per thread)"),
         "2000 loops of 1 ms: 20 intervals of 100 ms: {said}"
     );
-    let out = jitterlab(&[
-        "tune",
-        "--cpus",
-        "0",
-        "-D",
-        "100ms",
-        "--rounds",
-        "2",
-        "--fixes",
-        "vmstat",
-        "--dry-run",
-        "--allow-shared-cpus",
-    ]);
+    let out = tune_dry_run(&["-D", "100ms", "--rounds", "2"]);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(said.contains("fewer than 20 intervals"), "{said}");
@@ -452,19 +445,7 @@ fn every_arm_logs_twenty_intervals_or_is_refused() {
 fn the_dry_run_names_the_arms_inside_the_tune_directory() {
     let base = tempfile::tempdir().unwrap();
     let dir = base.path().join("my-tune");
-    let out = jitterlab(&[
-        "tune",
-        "--cpus",
-        "0",
-        "-D",
-        "1s",
-        "--fixes",
-        "vmstat",
-        "--dry-run",
-        "--allow-shared-cpus",
-        "-o",
-        dir.to_str().unwrap(),
-    ]);
+    let out = tune_dry_run(&["-D", "1s", "-o", dir.to_str().unwrap()]);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(0), "{said}");
     assert!(
@@ -476,17 +457,7 @@ fn the_dry_run_names_the_arms_inside_the_tune_directory() {
         "{said}"
     );
     assert!(!said.contains("<UTC time>-<host>-<pid> (new)"), "{said}");
-    let out = jitterlab(&[
-        "tune",
-        "--cpus",
-        "0",
-        "-D",
-        "1s",
-        "--fixes",
-        "vmstat",
-        "--dry-run",
-        "--allow-shared-cpus",
-    ]);
+    let out = tune_dry_run(&["-D", "1s"]);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(0), "{said}");
     assert!(
@@ -494,4 +465,44 @@ fn the_dry_run_names_the_arms_inside_the_tune_directory() {
         "{said}"
     );
     assert!(!dir.exists(), "a dry run makes nothing");
+}
+
+/// Eighth hostile re-run, P1: a user's `tune --dry-run` passed (exit 0) what the real tune
+/// refuses at once (its fixes change kernel settings, which needs root). The dry run now
+/// refuses it the same way (exit 3, naming root and the fixes that need none).
+#[test]
+fn a_users_dry_run_of_a_tune_that_needs_root_is_refused_as_the_tune_is() {
+    if !crate::common::attacker::attacker_available("a_users_dry_run_of_a_tune") {
+        return;
+    }
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            crate::common::bin(),
+            "tune",
+            "--dry-run",
+            "--cpus",
+            "1",
+            "-D",
+            "500ms",
+            "--rounds",
+            "2",
+            "--fixes",
+            "vmstat",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "--allow-shared-cpus",
+        ])
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(
+        said.contains("change kernel settings") && said.contains("which needs root"),
+        "{said}"
+    );
 }

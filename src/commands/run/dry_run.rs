@@ -19,6 +19,7 @@ use std::fmt::Write;
 pub fn check(plan: &RunPlan) -> Result<String> {
     // The real run's own check of its result directory, nothing made.
     match &plan.out {
+        Some(out) if plan.out_is_default => ResultDir::check_new_default(out, plan.out_option)?,
         Some(out) => ResultDir::check_new(out, plan.out_option)?,
         None => ResultDir::check_new_default(
             &crate::results::dir::default_path(

@@ -158,6 +158,7 @@ impl Shared {
             trace_backend: self.trace_backend,
             explain_above_ns: self.explain_above_ns,
             out: self.out,
+            out_is_default: false,
             out_option: "--out",
             mlock_fix: Some(NO_MLOCK_FIX),
             allow_shared_cpus: self.allow_shared_cpus,

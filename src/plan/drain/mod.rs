@@ -70,8 +70,12 @@ pub(crate) struct RtLoad {
     /// `fifo` or `rr`.
     pub policy: &'static str,
     pub priority: i32,
-    /// The CPUs its processes may run on.
+    /// The CPUs its processes may run on (where the rule counts it).
     pub cpus: Vec<usize>,
+    /// The CPUs it is given (its `cpus=` resolved: its processes' affinity at their start);
+    /// `cpus` but for an unbound load, which counts on every CPU while it starts on these
+    /// (the refusal names both: seventh hostile re-run, L7-g).
+    pub(crate) given: Vec<usize>,
     /// Why its `cpus=` cannot be enforced, when it cannot (then `cpus` are every online CPU).
     pub(crate) unbound: Option<String>,
 }
@@ -206,15 +210,24 @@ impl Contention {
             if above.is_empty() || !self.own_cpus.iter().all(covered) {
                 continue;
             }
+            // The CPUs each load is given; an unbound one's counted CPUs said after them (an
+            // `exec` load given CPU 1 was said to run "on CPUs 0-1": L7-g).
             let loads: Vec<String> = above
                 .iter()
                 .map(|l| {
+                    let counted = match l.given == l.cpus {
+                        true => String::new(),
+                        false => format!(
+                            ", counted on CPUs {}",
+                            crate::cpulist::format_cpu_list(&l.cpus)
+                        ),
+                    };
                     format!(
-                        "'{}' (SCHED_{} {} on CPUs {})",
+                        "'{}' (SCHED_{} {} on CPUs {}{counted})",
                         l.text,
                         l.policy.to_uppercase(),
                         l.priority,
-                        crate::cpulist::format_cpu_list(&l.cpus)
+                        crate::cpulist::format_cpu_list(&l.given)
                     )
                 })
                 .collect();
@@ -305,6 +318,7 @@ fn rt_load(g: &GeneratorSpec, on: &Cpus) -> Option<RtLoad> {
             .resolve(on.online, on.measured, on.housekeeping)
             .unwrap_or_default(),
     };
+    let given = cpus.clone();
     let mut unbound = None;
     if let Err(why) = on.bound
         && g.name() == EXEC
@@ -318,6 +332,7 @@ fn rt_load(g: &GeneratorSpec, on: &Cpus) -> Option<RtLoad> {
         policy,
         priority,
         cpus,
+        given,
         unbound,
     })
 }
@@ -358,6 +373,7 @@ pub(crate) fn spike_load(s: &SpikeSpec) -> RtLoad {
         policy: "fifo",
         priority: s.prio,
         cpus: vec![s.cpu],
+        given: vec![s.cpu],
         unbound: None,
     }
 }

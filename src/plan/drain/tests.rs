@@ -240,7 +240,11 @@ fn an_exec_loads_cpus_count_only_where_a_cpuset_enforces_them() {
         95,
         &two_cpus_where(&[escaping], Err(NO_CPUSET)),
     ));
-    assert!(m.contains("SCHED_FIFO 98 on CPUs 0-1"), "{m}");
+    // L7-g: the CPUs it is given are named, then those it counts on.
+    assert!(
+        m.contains("SCHED_FIFO 98 on CPUs 1, counted on CPUs 0-1)"),
+        "{m}"
+    );
     assert!(
         m.contains(&format!(
             "'{escaping}' counts on every CPU: its cpus= cannot be enforced here ({NO_CPUSET})"

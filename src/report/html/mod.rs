@@ -169,6 +169,15 @@ fn read_inputs(
                     budget_failed |= !verdict.passed;
                     digest.record.budget = Some(verdict);
                 }
+                // A run without intervals over time (an imported histogram of the whole run)
+                // has nothing a time range zooms: said, not refused, since the other runs of
+                // the report may be zoomed (seventh hostile re-run, L7-f: nothing was said).
+                if request.zoom.time.is_set() && !has_time_series(&digest) {
+                    eprintln!(
+                        "jitterlab: note: --time-range does not apply to {}: it has no intervals over time (an imported histogram of the whole run, or a run that completed none), so its figures are of the whole run",
+                        path.display()
+                    );
+                }
                 let figures = run_figures(&format!("run{run_number}"), &digest, &request.zoom);
                 inputs.push(Input::Run {
                     digest: Box::new(digest),

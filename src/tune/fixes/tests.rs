@@ -18,6 +18,7 @@ fn ctx(root: &Path, measured: &[usize], online: usize) -> Ctx {
         root: root.to_path_buf(),
         measured: measured.to_vec(),
         online: (0..online).collect(),
+        pm_qos_elsewhere: None,
     }
 }
 
@@ -208,5 +209,28 @@ fn the_table_is_whole() {
             f.name,
             f.doctor_check
         );
+    }
+}
+
+/// S1: PM QoS is the whole machine's. While another process holds a request (another run,
+/// tuned's force_latency), every arm runs with it in force, the baseline's too: the pm-qos fix
+/// is not measured, and says who holds it.
+#[test]
+fn pm_qos_held_by_another_process_is_not_measured() {
+    let root = tree(&[(
+        "sys/devices/system/cpu/cpuidle/current_driver",
+        "intel_idle",
+    )]);
+    let mut c = ctx(root.path(), &[1], 2);
+    assert!(matches!(probe("pm-qos", &c), Probe::Applies { .. }));
+    c.pm_qos_elsewhere =
+        Some("PM QoS 0 us is in force, held by a process that is not jitterlab: pid 9".into());
+    match probe("pm-qos", &c) {
+        Probe::NotApplicable(why) => assert!(
+            why.starts_with("PM QoS 0 us is in force, held by a process that is not jitterlab: pid 9: every arm, the baseline's too")
+                && why.contains("/dev/cpu_dma_latency"),
+            "{why}"
+        ),
+        other => panic!("{other:?}"),
     }
 }
