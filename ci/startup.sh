@@ -20,8 +20,44 @@
 #     the gate to the first due time, and the first wakeup's lateness).
 #
 # Usage: ci/startup.sh BINARY [N] [extra run options...]; takes the measuring lock per run.
-# With STEPS_OUT=FILE, each run's steps are also written to FILE as JSON lines.
+# With STEPS_OUT=FILE, each run's figures and steps are also appended to FILE as JSON lines;
+# `ci/startup.sh --summarize FILE` prints their summary.
 set -euo pipefail
+# The summary of runs given as JSON lines on stdin (one per run, as written to STEPS_OUT).
+summarize='
+import json, sys
+runs = [json.loads(l) for l in sys.stdin if l.strip()]
+if not runs: sys.exit(1)
+def show(xs):
+    xs = sorted(xs)
+    return "median %.2f ms (min %.2f, max %.2f)" % (xs[(len(xs) - 1) // 2] / 1e6, xs[0] / 1e6, xs[-1] / 1e6)
+n = len(runs)
+print("exec to first sample: %s, %d runs" % (show([r["total"] for r in runs]), n))
+print("  exec to first due time (start-up: system snapshot, set-up, 50 ms lead-in): %s;"
+      " steal measured over the run in %d of %d runs" % (show([r["due"] for r in runs]), sum(r["steal"] for r in runs), n))
+print("  first wakeup late by: %s" % show([r["late"] for r in runs]))
+print("  process CPU over the whole 100 ms run: %s" % show([r["cpu_run"] for r in runs]))
+timed = [r for r in runs if r["steps"]]
+if not timed:
+    print("  (no start-up timeline in run.json: a build before issue 44 step timing)")
+    sys.exit(0)
+print("  process CPU when the start gate opened: %s" % show([r["cpu_start"] for r in timed]))
+# Steps by name, in the order of the first run (a step a run lacks is left out of its medians).
+names = [s[0] for s in timed[0]["steps"]]
+for r in timed[1:]:
+    names += [s[0] for s in r["steps"] if s[0] not in names]
+med = lambda xs: sorted(xs)[(len(xs) - 1) // 2]
+print("  %-52s %9s %9s %9s %7s" % ("step (median of %d runs)" % len(timed), "end, ms", "own, ms", "max own", "share"))
+for name in names:
+    rows = [(s, r["total"]) for r in timed for s in r["steps"] if s[0] == name]
+    print("  %-52s %9.2f %9.2f %9.2f %6.1f%%" % (name[:52], med([s[1] for s, _ in rows]) / 1e6,
+          med([s[2] for s, _ in rows]) / 1e6, max(s[2] for s, _ in rows) / 1e6,
+          100 * med([s[2] / t for s, t in rows])))'
+if [[ ${1:-} == --summarize ]]; then
+    # ci/startup.sh --summarize FILE: the summary of runs kept with STEPS_OUT (bench/startup-pairs.sh).
+    python3 -c "$summarize" < "${2:?--summarize FILE}"
+    exit
+fi
 bin=$1
 n=${2:-5}
 shift $(($# < 2 ? $# : 2))
@@ -114,32 +150,4 @@ print(json.dumps({"total": wake - t0, "due": start - t0, "late": wake - start, "
                   "cpu_run": cpu_run, "cpu_start": startup and startup["process_cpu_ns"],
                   "steps": steps}))' \
         "$work/t0" "$work/run$i/samples.bin" "$work/run$i/run.json" "$work/cpu"
-done | tee -a "${STEPS_OUT:-/dev/null}" | python3 -c '
-import json, sys
-runs = [json.loads(l) for l in sys.stdin if l.strip()]
-if not runs: sys.exit(1)
-def show(xs):
-    xs = sorted(xs)
-    return "median %.2f ms (min %.2f, max %.2f)" % (xs[(len(xs) - 1) // 2] / 1e6, xs[0] / 1e6, xs[-1] / 1e6)
-n = len(runs)
-print("exec to first sample: %s, %d runs" % (show([r["total"] for r in runs]), n))
-print("  exec to first due time (start-up: system snapshot, set-up, 50 ms lead-in): %s;"
-      " steal measured over the run in %d of %d runs" % (show([r["due"] for r in runs]), sum(r["steal"] for r in runs), n))
-print("  first wakeup late by: %s" % show([r["late"] for r in runs]))
-print("  process CPU over the whole 100 ms run: %s" % show([r["cpu_run"] for r in runs]))
-timed = [r for r in runs if r["steps"]]
-if not timed:
-    print("  (no start-up timeline in run.json: a build before issue 44 step timing)")
-    sys.exit(0)
-print("  process CPU when the start gate opened: %s" % show([r["cpu_start"] for r in timed]))
-# Steps by name, in the order of the first run (a step a run lacks is left out of its medians).
-names = [s[0] for s in timed[0]["steps"]]
-for r in timed[1:]:
-    names += [s[0] for s in r["steps"] if s[0] not in names]
-med = lambda xs: sorted(xs)[(len(xs) - 1) // 2]
-print("  %-52s %9s %9s %9s %7s" % ("step (median of %d runs)" % len(timed), "end, ms", "own, ms", "max own", "share"))
-for name in names:
-    rows = [(s, r["total"]) for r in timed for s in r["steps"] if s[0] == name]
-    print("  %-52s %9.2f %9.2f %9.2f %6.1f%%" % (name[:52], med([s[1] for s, _ in rows]) / 1e6,
-          med([s[2] for s, _ in rows]) / 1e6, max(s[2] for s, _ in rows) / 1e6,
-          100 * med([s[2] / t for s, t in rows])))'
+done | tee -a "${STEPS_OUT:-/dev/null}" | python3 -c "$summarize"

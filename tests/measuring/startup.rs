@@ -36,22 +36,33 @@ const ORDER: &[&str] = &[
     "start gate opened",
 ];
 
-/// The lead-in (start fixed to first due time) is a fixed wait, 50 ms; the work before it
-/// must not outweigh it by much. Of the start-up from `main` to the first due time, at most
-/// this share is any one step of work, and at most [`MAX_PROBES_SHARE`] the live probes
-/// together. Measured shares: bench/README.md, "ci/startup.sh".
-const MAX_STEP_SHARE: f64 = 0.30;
-const MAX_PROBES_SHARE: f64 = 0.30;
-/// The lead-in's own share: at least this much of the start-up (the work before it is then
-/// at most the rest).
-const MIN_LEAD_IN_SHARE: f64 = 0.25;
+/// The shares of the start-up (from `main` to the first due time) asserted. The lead-in (start
+/// fixed to first due time) is a fixed wait of 50 ms; the figures of a debug build on the
+/// development VM at a load average of 15 (bench/README.md, "ci/startup.sh"): start-up 188 ms,
+/// the lead-in 27 %, the largest step (undoing what killed runs left: a scan of /proc) 33 %,
+/// the live probes together 3 %, the work inside the lead-in (start fixed to gate open) 0.3 %.
+/// The bounds catch a step grown out of proportion (the BPF object's load by the probes cost
+/// a plain run five times the lead-in: the probes were then over 60 %) with room for a
+/// machine twice as busy.
+///
+/// At most this share is any one step of work.
+const MAX_STEP_SHARE: f64 = 0.50;
+/// At most this share are the live probes together.
+const MAX_PROBES_SHARE: f64 = 0.20;
+/// At least this share is the lead-in: the work before it at most nine times its length.
+const MIN_LEAD_IN_SHARE: f64 = 0.10;
+/// At most this share of the lead-in is the work it covers (from fixing the start to opening
+/// the gate: result headers, the first run.json, the recorder): the lead-in's margin.
+const MAX_COVERED_SHARE_OF_LEAD_IN: f64 = 0.20;
 
-/// Each step's (name, own time in ns) from `main entered` on, the lead-in last, and the
-/// start-up's length; structural faults (a missing or misordered step) are panics, not
+/// Each step's (name, own time in ns) from `main entered` on, the wait from the gate to the
+/// first due time last, the start-up's length and the process CPU at the gate; structural faults (a missing or misordered step) are panics, not
 /// retried.
 fn steps(run: &Value) -> (Vec<(String, u64)>, u64, u64) {
     let startup = &run["startup"];
-    let list = startup["steps"].as_array().expect("run.json has startup.steps");
+    let list = startup["steps"]
+        .as_array()
+        .expect("run.json has startup.steps");
     let named: Vec<(String, u64)> = list
         .iter()
         .map(|s| {
@@ -79,8 +90,9 @@ fn steps(run: &Value) -> (Vec<(String, u64)>, u64, u64) {
         run["start_monotonic_ns"].as_u64(),
         "the lead-in ends at the run's start"
     );
+    // A gate opened after the first due time (a stall of the machine during the lead-in: run.json
+    // warns) leaves no wait; the covered share then fails the attempt, which is retried.
     let gate = named.last().unwrap().1;
-    assert!(first_due >= gate, "the gate opened after the first due time");
     let begin = named[0].1;
     let mut own: Vec<(String, u64)> = named
         .iter()
@@ -91,12 +103,10 @@ fn steps(run: &Value) -> (Vec<(String, u64)>, u64, u64) {
             Some((n.clone(), d))
         })
         .collect();
-    let fixed = named
-        .iter()
-        .find(|(n, _)| n == "start fixed: the lead-in begins")
-        .unwrap()
-        .1;
-    own.push(("lead-in (start fixed to first due time)".into(), first_due - fixed));
+    own.push((
+        "lead-in: gate open to first due time".into(),
+        first_due.saturating_sub(gate),
+    ));
     let cpu = startup["process_cpu_ns"].as_u64().unwrap();
     (own, first_due - begin, cpu)
 }
@@ -130,7 +140,10 @@ fn a_plain_runs_start_up_steps_keep_their_shares() {
         let total = &run["cpu_time"];
         let whole = total["process_user_ns"].as_u64().unwrap()
             + total["process_system_ns"].as_u64().unwrap();
-        assert!(cpu_ns > 0 && cpu_ns <= whole, "CPU at the gate {cpu_ns} ns, whole run {whole} ns");
+        assert!(
+            cpu_ns > 0 && cpu_ns <= whole,
+            "CPU at the gate {cpu_ns} ns, whole run {whole} ns"
+        );
         let share = |ns: u64| ns as f64 / startup as f64;
         let table = || {
             own.iter()
@@ -138,11 +151,19 @@ fn a_plain_runs_start_up_steps_keep_their_shares() {
                 .collect::<Vec<_>>()
                 .join("\n")
         };
-        let (lead_in, work) = own.split_last().unwrap();
-        if share(lead_in.1) < MIN_LEAD_IN_SHARE {
+        let (rest, work) = own.split_last().unwrap();
+        let after_fix: u64 = work
+            .iter()
+            .skip_while(|(n, _)| n != "start fixed: the lead-in begins")
+            .skip(1)
+            .map(|(_, d)| d)
+            .sum();
+        // The whole lead-in: from fixing the start to the first due time.
+        let lead_in = after_fix + rest.1;
+        if share(lead_in) < MIN_LEAD_IN_SHARE {
             return Err(format!(
                 "the lead-in is {:.1} % of the start-up (at least {:.0} % asked):\n{}",
-                100.0 * share(lead_in.1),
+                100.0 * share(lead_in),
                 100.0 * MIN_LEAD_IN_SHARE,
                 table()
             ));
@@ -168,7 +189,20 @@ fn a_plain_runs_start_up_steps_keep_their_shares() {
                 table()
             ));
         }
-        eprintln!("{test}: start-up {:.2} ms:\n{}", startup as f64 / 1e6, table());
+        if after_fix as f64 > MAX_COVERED_SHARE_OF_LEAD_IN * lead_in as f64 {
+            return Err(format!(
+                "the work from fixing the start to opening the gate took {:.2} ms of the {:.2} ms lead-in (at most {:.0} %):\n{}",
+                after_fix as f64 / 1e6,
+                lead_in as f64 / 1e6,
+                100.0 * MAX_COVERED_SHARE_OF_LEAD_IN,
+                table()
+            ));
+        }
+        eprintln!(
+            "{test}: start-up {:.2} ms:\n{}",
+            startup as f64 / 1e6,
+            table()
+        );
         Ok(())
     });
 }
