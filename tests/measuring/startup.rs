@@ -37,20 +37,21 @@ const ORDER: &[&str] = &[
 ];
 
 /// The shares of the start-up (from `main` to the first due time) asserted. The lead-in (start
-/// fixed to first due time) is a fixed wait of 50 ms; the figures of a debug build on the
-/// development VM at a load average of 15 (bench/README.md, "ci/startup.sh"): start-up 188 ms,
-/// the lead-in 27 %, the largest step (undoing what killed runs left: a scan of /proc) 33 %,
-/// the live probes together 3 %, the work inside the lead-in (start fixed to gate open) 0.3 %.
-/// The bounds catch a step grown out of proportion (the BPF object's load by the probes cost
-/// a plain run five times the lead-in: the probes were then over 60 %) with room for a
-/// machine twice as busy.
+/// fixed to first due time) is a fixed wait of 50 ms. The figures they come from (bench/README.md,
+/// "ci/startup.sh": a debug build, 6 runs on the development VM at a load average of 17): main
+/// to first due time 253-333 ms, of it the lead-in 15-20 %, the largest step 19-46 % (the
+/// snapshot's file checks, the measuring threads' set-up or the permissions' check: whichever
+/// the machine's load hit), the live probes together 7-21 %, the work inside the lead-in
+/// (start fixed to gate open) about 1.3 ms. The bounds catch a step grown
+/// out of proportion (when the probes loaded the BPF object, a debug build's start-up was
+/// 1137-1299 ms, the probes most of it) with room for a machine twice as busy; one retry.
 ///
 /// At most this share is any one step of work.
-const MAX_STEP_SHARE: f64 = 0.50;
+const MAX_STEP_SHARE: f64 = 0.60;
 /// At most this share are the live probes together.
-const MAX_PROBES_SHARE: f64 = 0.20;
-/// At least this share is the lead-in: the work before it at most nine times its length.
-const MIN_LEAD_IN_SHARE: f64 = 0.10;
+const MAX_PROBES_SHARE: f64 = 0.35;
+/// At least this share is the lead-in: the work before it at most 19 times its length.
+const MIN_LEAD_IN_SHARE: f64 = 0.05;
 /// At most this share of the lead-in is the work it covers (from fixing the start to opening
 /// the gate: result headers, the first run.json, the recorder): the lead-in's margin.
 const MAX_COVERED_SHARE_OF_LEAD_IN: f64 = 0.20;
