@@ -48,33 +48,3 @@ pub(super) fn take(first_due_monotonic_ns: u64) -> StartupRecord {
         process_cpu_ns: user + system,
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn take_returns_the_marks_in_order_once_with_the_process_cpu() {
-        // Other tests of the binary may mark too (their sessions): look for ours only.
-        mark("startup test: a");
-        mark_at("startup test: b", monotonic_ns() + 1);
-        let first = take(u64::MAX);
-        let ours: Vec<&StartupStep> = first
-            .steps
-            .iter()
-            .filter(|s| s.step.starts_with("startup test: "))
-            .collect();
-        assert_eq!(ours.len(), 2, "{ours:?}");
-        assert_eq!(ours[0].step, "startup test: a");
-        assert!(ours[0].end_monotonic_ns < ours[1].end_monotonic_ns);
-        assert!(first.process_cpu_ns > 0, "the test process has run");
-        let second = take(u64::MAX);
-        assert!(
-            !second
-                .steps
-                .iter()
-                .any(|s| s.step.starts_with("startup test: ")),
-            "taken twice: {second:?}"
-        );
-    }
-}
