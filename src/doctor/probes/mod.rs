@@ -36,6 +36,9 @@ pub(crate) enum TraceBackendCheck<'a> {
 /// start-up timeline (run.json `startup`, session/startup.rs) shows each probe's time.
 pub(crate) type ProbeEnds = Vec<(&'static str, u64)>;
 
+/// One live probe: tries a feature and says what it found.
+type Probe = fn() -> Check;
+
 /// Runs every probe on a fresh thread and returns their checks, in display order, and when
 /// each ended.
 pub(crate) fn run_all(backend: TraceBackendCheck) -> (Vec<Check>, ProbeEnds) {
@@ -47,7 +50,7 @@ pub(crate) fn run_all(backend: TraceBackendCheck) -> (Vec<Check>, ProbeEnds) {
     let probes = std::thread::Builder::new()
         .name("jitterlab-probe".into())
         .spawn(|| {
-            let probes: [(&'static str, fn() -> Check); 10] = [
+            let probes: [(&'static str, Probe); 10] = [
                 ("probe sched_fifo", sched::sched_fifo),
                 ("probe sched_rr", sched::sched_rr),
                 ("probe sched_deadline", sched::sched_deadline),
