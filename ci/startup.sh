@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Time from exec to the first sample of a 1 ms run, natively: CLOCK_MONOTONIC is read just
-# before execve (python3), and the first sample's wake time is its expected_ns + latency_ns in
-# samples.bin (the same clock), read in either format (JLSAMPL2, the default, or JLSAMPL1 with
-# `--samples-format 1`; docs/result-format.md). Prints the median and range over N runs of
+# Time from exec to the first sample of a 1 ms run, natively, step by step: CLOCK_MONOTONIC is
+# read just before execve (python3), and the first sample's wake time is its expected_ns +
+# latency_ns in samples.bin (the same clock), read in either format (JLSAMPL2, the default, or
+# JLSAMPL1 with `--samples-format 1`; docs/result-format.md). Prints the median and range over
+# N runs of
 #
 #   - exec to the first sample;
 #   - exec to the first due time (samples.bin's start_ns): the start-up proper. It holds the
@@ -11,10 +12,52 @@
 #     lead-in (start-up about 165 ms, ~15 ms of it work); a run now measures steal over
 #     itself instead (run.json `steal`, its first reading as the lead-in begins), counted
 #     below;
-#   - how late the first wakeup was (first sample less first due time).
+#   - how late the first wakeup was (first sample less first due time);
+#   - the process's CPU time over the whole 100 ms run (wait4's rusage: user + system);
+#   - with a build that records its start-up timeline (run.json `startup`, issue 44): the
+#     process's CPU time when the start gate opened, and each step's end from exec, its own
+#     time and its share of exec to the first sample (the last rows: the lead-in's wait from
+#     the gate to the first due time, and the first wakeup's lateness).
 #
 # Usage: ci/startup.sh BINARY [N] [extra run options...]; takes the measuring lock per run.
+# With STEPS_OUT=FILE, each run's figures and steps are also appended to FILE as JSON lines;
+# `ci/startup.sh --summarize FILE` prints their summary.
 set -euo pipefail
+# The summary of runs given as JSON lines on stdin (one per run, as written to STEPS_OUT).
+summarize='
+import json, sys
+runs = [json.loads(l) for l in sys.stdin if l.strip()]
+if not runs: sys.exit(1)
+def show(xs):
+    xs = sorted(xs)
+    return "median %.2f ms (min %.2f, max %.2f)" % (xs[(len(xs) - 1) // 2] / 1e6, xs[0] / 1e6, xs[-1] / 1e6)
+n = len(runs)
+print("exec to first sample: %s, %d runs" % (show([r["total"] for r in runs]), n))
+print("  exec to first due time (start-up: system snapshot, set-up, 50 ms lead-in): %s;"
+      " steal measured over the run in %d of %d runs" % (show([r["due"] for r in runs]), sum(r["steal"] for r in runs), n))
+print("  first wakeup late by: %s" % show([r["late"] for r in runs]))
+print("  process CPU over the whole 100 ms run: %s" % show([r["cpu_run"] for r in runs]))
+timed = [r for r in runs if r["steps"]]
+if not timed:
+    print("  (no start-up timeline in run.json: a build before issue 44 step timing)")
+    sys.exit(0)
+print("  process CPU when the start gate opened: %s" % show([r["cpu_start"] for r in timed]))
+# Steps by name, in the order of the first run (a step a run lacks is left out of its medians).
+names = [s[0] for s in timed[0]["steps"]]
+for r in timed[1:]:
+    names += [s[0] for s in r["steps"] if s[0] not in names]
+med = lambda xs: sorted(xs)[(len(xs) - 1) // 2]
+print("  %-52s %9s %9s %9s %7s" % ("step (median of %d runs)" % len(timed), "end, ms", "own, ms", "max own", "share"))
+for name in names:
+    rows = [(s, r["total"]) for r in timed for s in r["steps"] if s[0] == name]
+    print("  %-52s %9.2f %9.2f %9.2f %6.1f%%" % (name[:52], med([s[1] for s, _ in rows]) / 1e6,
+          med([s[2] for s, _ in rows]) / 1e6, max(s[2] for s, _ in rows) / 1e6,
+          100 * med([s[2] / t for s, t in rows])))'
+if [[ ${1:-} == --summarize ]]; then
+    # ci/startup.sh --summarize FILE: the summary of runs kept with STEPS_OUT (bench/startup-pairs.sh).
+    python3 -c "$summarize" < "${2:?--summarize FILE}"
+    exit
+fi
 bin=$1
 n=${2:-5}
 shift $(($# < 2 ? $# : 2))
@@ -25,9 +68,15 @@ trap 'rm -rf "$work"' EXIT
 for i in $(seq "$n"); do
     flock /tmp/jitterlab-measuring-tests.lock python3 -c '
 import os, sys, time
-with open(sys.argv[1], "w") as f:
-    f.write(str(time.clock_gettime_ns(time.CLOCK_MONOTONIC)))
-os.execv(sys.argv[2], sys.argv[2:])' "$work/t0" "$bin" run --duration 100ms --interval 1ms \
+pid = os.fork()
+if pid == 0:
+    with open(sys.argv[1], "w") as f:
+        f.write(str(time.clock_gettime_ns(time.CLOCK_MONOTONIC)))
+    os.execv(sys.argv[3], sys.argv[3:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[2], "w") as f:
+    f.write(str(round((usage.ru_utime + usage.ru_stime) * 1e9)))
+sys.exit(os.waitstatus_to_exitcode(status))' "$work/t0" "$work/cpu" "$bin" run --duration 100ms --interval 1ms \
         --cpus 0 --samples --out "$work/run$i" "$@" >/dev/null
     # One line per run: exec-to-first-sample exec-to-first-due first-lateness (ms) steal-sampled
     python3 -c '
@@ -84,17 +133,21 @@ with open(sys.argv[2], "rb") as f:
 assert first, "no sample with seq 0"
 assert all(exp == start for exp, _ in first), ("a first due time is not the run start", first, start)
 wake = min(exp + lat for exp, lat in first)
-steal = json.load(open(sys.argv[3])).get("steal") is not None
-print((wake - t0) / 1e6, (start - t0) / 1e6, (wake - start) / 1e6, int(steal))' \
-        "$work/t0" "$work/run$i/samples.bin" "$work/run$i/run.json"
-done | awk '
-    function sort(a, k,    i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
-    function show(a, k) { sort(a, k); return sprintf("median %.2f ms (min %.2f, max %.2f)", a[int((k + 1) / 2)], a[1], a[k]) }
-    { total[NR] = $1; due[NR] = $2; late[NR] = $3; steal += $4 }
-    END {
-        if (NR == 0) exit 1
-        printf "exec to first sample: %s, %d runs\n", show(total, NR), NR
-        printf "  exec to first due time (start-up: system snapshot, set-up, 50 ms lead-in): %s;" \
-            " steal measured over the run in %d of %d runs\n", show(due, NR), steal, NR
-        printf "  first wakeup late by: %s\n", show(late, NR)
-    }'
+record = json.load(open(sys.argv[3]))
+steal = record.get("steal") is not None
+cpu_run = int(open(sys.argv[4]).read())
+startup = record.get("startup")
+steps = []
+if startup:
+    assert startup["first_due_monotonic_ns"] == start, (startup["first_due_monotonic_ns"], start)
+    prev = t0
+    for s in startup["steps"]:
+        steps.append([s["step"], s["end_monotonic_ns"] - t0, s["end_monotonic_ns"] - prev])
+        prev = s["end_monotonic_ns"]
+    steps.append(["lead-in: gate open to first due time", start - t0, start - prev])
+    steps.append(["first wakeup: due time to wake", wake - t0, wake - start])
+print(json.dumps({"total": wake - t0, "due": start - t0, "late": wake - start, "steal": steal,
+                  "cpu_run": cpu_run, "cpu_start": startup and startup["process_cpu_ns"],
+                  "steps": steps}))' \
+        "$work/t0" "$work/run$i/samples.bin" "$work/run$i/run.json" "$work/cpu"
+done | tee -a "${STEPS_OUT:-/dev/null}" | python3 -c "$summarize"

@@ -6,6 +6,8 @@ use jitterlab::commands;
 use jitterlab::error::{ExitCode, Failure, escape_controls};
 
 fn main() {
+    // The start-up timeline's first step: exec to here (run.json `startup`, ci/startup.sh).
+    jitterlab::session::startup::mark("main entered");
     // Called through a link named `cyclictest` or `oslat`: the arguments are that tool's.
     let command = match invoked_as() {
         Some(("cyclictest", args)) => {
@@ -14,6 +16,7 @@ fn main() {
         Some((_, args)) => jitterlab::cli::Command::Oslat(jitterlab::cli::OslatArgs { args }),
         None => parse_command_line().command,
     };
+    jitterlab::session::startup::mark("command line parsed");
     let code = match commands::dispatch(command) {
         Ok(code) => code,
         Err(Failure { code, message }) => {

@@ -52,6 +52,10 @@ pub(crate) struct SystemSnapshot {
     /// /proc/cmdline.
     pub(crate) kernel_cmdline: String,
     pub checks: Vec<Check>,
+    /// When each step of taking it ended (CLOCK_MONOTONIC, ns), for a run's start-up timeline
+    /// (run.json `startup`); not part of the snapshot stored.
+    #[serde(skip)]
+    pub(crate) step_ends: probes::ProbeEnds,
 }
 
 /// Live snapshot for `doctor`: every check, including the live probes. Takes about a tenth
@@ -94,9 +98,13 @@ pub(crate) fn snapshot_at(root_dir: &Path, measured_cpus: &[usize], live: bool) 
 
 fn snapshot_in(ctx: &Ctx, trace_backend: TraceBackendCheck) -> SystemSnapshot {
     let (root_dir, live) = (ctx.root, ctx.live);
+    let now = crate::measure::clock::monotonic_ns;
     let mut checks = checks::all(ctx);
+    let mut step_ends = vec![("snapshot: file checks", now())];
     if live {
-        checks.extend(probes::run_all(trace_backend));
+        let (probed, ends) = probes::run_all(trace_backend);
+        checks.extend(probed);
+        step_ends.extend(ends);
     }
     checks.sort_by_key(|c| {
         AREAS
@@ -147,6 +155,10 @@ fn snapshot_in(ctx: &Ctx, trace_backend: TraceBackendCheck) -> SystemSnapshot {
         steal_recent_percent: steal.and_then(|s| s.1),
         kernel_cmdline: read("proc/cmdline"),
         checks,
+        step_ends: {
+            step_ends.push(("snapshot: the rest", now()));
+            step_ends
+        },
     }
 }
 

@@ -86,6 +86,29 @@ pub struct RunRecord {
     /// out (`format::events::BULK_EVENTS_BUDGET_BYTES`); absent when none was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) events_not_written: Option<super::events::EventsNotWritten>,
+    /// When each start-up step ended and the CPU the start-up cost (session/startup.rs,
+    /// issue 44); absent in older and imported runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) startup: Option<StartupRecord>,
+}
+
+/// A run's start-up timeline: each step's end on CLOCK_MONOTONIC, in order, up to the opening
+/// of the start gate; the first due time; the process's CPU time when the gate opened.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct StartupRecord {
+    pub(crate) steps: Vec<StartupStep>,
+    /// The first due time (the end of the lead-in), ns on CLOCK_MONOTONIC.
+    pub(crate) first_due_monotonic_ns: u64,
+    /// User and system CPU time of every thread of the process when the gate opened, ns.
+    pub(crate) process_cpu_ns: u64,
+}
+
+/// One step of [`StartupRecord`].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct StartupStep {
+    pub(crate) step: String,
+    /// When the step ended, ns on CLOCK_MONOTONIC (it began where the previous one ended).
+    pub(crate) end_monotonic_ns: u64,
 }
 
 impl RunRecord {
@@ -138,6 +161,7 @@ impl RunRecord {
             segments: None,
             inversion: None,
             counters: None,
+            startup: None,
             events_not_written: None,
         }
     }

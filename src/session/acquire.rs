@@ -5,6 +5,7 @@
 //! name their cause (a container's settings).
 
 use super::idle_states::{self, IdleStateLimit};
+use super::startup::mark;
 use crate::error::{Failure, Result};
 use crate::measure::MeasuringThread;
 use crate::plan::RunPlan;
@@ -39,6 +40,7 @@ pub(super) fn acquire(
     warnings: &mut Vec<String>,
 ) -> Result<Acquired> {
     let threads = Threads::start(plan, stop).map_err(name_the_container)?;
+    mark("measuring threads set up");
     let partition = plan
         .cpuset_partition
         .then(|| partition(&threads.list))
@@ -47,8 +49,10 @@ pub(super) fn acquire(
     // is measuring are refused here (exit 3).
     let (cpu_locks, lock_warnings) = cpulock::take(&plan.cpus, plan.allow_shared_cpus)?;
     warnings.extend(lock_warnings);
+    mark("CPU locks taken");
     let loads = RunLoads::start_spikes(plan, stop)?;
     let mut pm_qos = pmqos::hold(plan.pm_qos_us);
+    mark("spike loads and PM QoS");
     if let Some(e) = &pm_qos.record.error {
         warnings.push(e.clone());
     }
@@ -65,6 +69,9 @@ pub(super) fn acquire(
         }
         None => (None, None),
     };
+    if tracer.is_some() {
+        mark("trace started");
+    }
     Ok(Acquired {
         tracer,
         joiner,

@@ -53,6 +53,7 @@ pub mod signals;
 mod snapshot;
 pub mod stale;
 mod start;
+pub mod startup;
 mod starvation;
 mod steal;
 mod threads;

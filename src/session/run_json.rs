@@ -16,6 +16,9 @@ pub(crate) fn system_snapshot(
     trace: Option<&crate::trace::BackendChoice>,
 ) -> (serde_json::Value, Vec<String>) {
     let snapshot = crate::doctor::snapshot::snapshot_for_run(&plan.cpus, trace);
+    for &(step, end) in &snapshot.step_ends {
+        super::startup::mark_at(step, end);
+    }
     let mut warnings = snapshot.representativeness_warnings(!plan.policy.is_realtime());
     if plan.policy == crate::measure::PolicyKind::Deadline {
         warnings.push(

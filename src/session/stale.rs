@@ -81,6 +81,7 @@ pub(crate) fn undo_at_start() {
         }
         Mutex::new(warnings)
     });
+    super::startup::mark("journals of killed runs undone");
 }
 
 /// The warnings of [`undo_at_start`] (undoing now, unsaid, when no command did: library use,

@@ -9,7 +9,7 @@
 use super::acquire::{Acquired, acquire};
 use super::events::EventWriter;
 use super::files::{RunFiles, begin_files, counters, create_files, open_counters};
-use super::{Session, SessionOptions, layout, steal};
+use super::{Session, SessionOptions, layout, startup, steal};
 use crate::cpulist::format_cpu_list;
 use crate::error::{Failure, OrFailure, Result};
 use crate::format::events::Event;
@@ -69,7 +69,9 @@ impl Session {
         }
         // Declared first, so dropped last: a refusal below removes the directory after every
         // part taken since has been given back.
+        startup::mark("session begun (plan made)");
         let claim = claim_result_dir(plan)?;
+        startup::mark("result directory claimed");
         let preflight = preflight(plan)?;
         let mut warnings = preflight.warnings;
         // Before any other thread exists, so that every thread inherits the mask, and the
@@ -103,6 +105,7 @@ impl Session {
         warnings.extend(refused);
         // Every permission missing said at once (memory locking, the real-time policy).
         super::permissions::check(plan)?;
+        startup::mark("own threads placed, permissions checked");
         // Said of `--no-mlock` (run, noise); a drop-in that locks only when asked, as its tool
         // does (cyclictest without -m), has no fix to name and no warning to give.
         if !plan.mlock && plan.mlock_fix.is_some() {
@@ -115,6 +118,7 @@ impl Session {
             events,
             segments,
         } = create_files(plan, claim.dir())?;
+        startup::mark("result files created");
         // A stop request (SIGINT, SIGTERM) during the start-up: the run stops as soon as it
         // starts, so what only the measurement needs and takes long to start (the loads: 0.1 s
         // each here; the counters: seconds on many CPUs) is not started, and the stop is served
@@ -126,13 +130,16 @@ impl Session {
         } else {
             // The generators start now, before measuring, and run when this returns.
             parts.loads.start_generators(plan, claim.dir())?;
+            startup::mark("load generators started");
         }
         // Opened before the start is fixed: opening every measured CPU's sources takes seconds
         // on a slow machine of many CPUs (3.3 s for 16 emulated CPUs, docs/lab.md check 7),
         // which the lead-in cannot cover.
         let sampler = (!stopped).then(|| open_counters(plan)).flatten();
+        startup::mark("counters opened");
 
         let timeline = Timeline::from_now(plan);
+        startup::mark("start fixed: the lead-in begins");
         let mut events = EventWriter::new(events, timeline.start_mono);
         // Read as the lead-in begins: the window covers the whole measurement.
         let steal = steal::StealWatch::begin(&plan.cpus);
@@ -170,6 +177,7 @@ impl Session {
             .dir()
             .write_first_run_record(&record)
             .or_run(|| format!("cannot write run.json in {}", claim.dir().path.display()))?;
+        startup::mark("result headers and the first run.json written");
         let dir = claim.keep();
         for w in &warnings {
             events.write(&Event::Warning {
@@ -194,6 +202,7 @@ impl Session {
                 plan.interval_step_ns(),
             ),
         );
+        startup::mark("recorder and live view made");
         arm(plan, &mut parts, &timeline, &mut record, &mut events);
         // From here on this thread is the drain side (at `drain_priority` since the start):
         // it drains, joins the trace and draws the live view until finish has drained the
@@ -274,6 +283,7 @@ fn preflight(plan: &RunPlan) -> Result<Preflight> {
     .map_err(Failure::system)?;
     // A system that cannot trace is refused here; the snapshot then says which back end the
     // trace set up, from the object it loaded (never loaded twice).
+    startup::mark("wake method and journals checked");
     let trace_setup = match plan.trace {
         true => Some(
             crate::trace::prepare(&crate::trace::record::traced_cpus(plan), plan.trace_backend)
@@ -281,6 +291,9 @@ fn preflight(plan: &RunPlan) -> Result<Preflight> {
         ),
         false => None,
     };
+    if trace_setup.is_some() {
+        startup::mark("trace prepared");
+    }
     let (system, mut warnings) = system_snapshot(plan, trace_setup.as_ref().map(|s| s.backend()));
     // What killed runs left was undone at the command's start (session/stale.rs
     // `undo_at_start`, called by commands::dispatch; here if a library caller did not): the
@@ -412,6 +425,8 @@ fn arm(
     events: &mut EventWriter,
 ) {
     parts.threads.open(timeline.start_ns, timeline.end_ns);
+    startup::mark("start gate opened");
+    record.startup = Some(startup::take(timeline.start_mono));
     if let Some(message) = late_start(timeline.start_mono, monotonic_ns()) {
         record.warnings.push(message.clone());
         events.write(&Event::Warning {

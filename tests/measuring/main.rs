@@ -51,6 +51,7 @@ mod segments;
 mod session;
 mod signal_setup;
 mod snapshot_limit;
+mod startup;
 mod starvation;
 mod starvation_guard;
 mod stderr_stall;

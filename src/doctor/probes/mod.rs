@@ -32,8 +32,16 @@ pub(crate) enum TraceBackendCheck<'a> {
     NotTraced,
 }
 
-/// Runs every probe on a fresh thread and returns their checks, in display order.
-pub(crate) fn run_all(backend: TraceBackendCheck) -> Vec<Check> {
+/// When each probe ended, on CLOCK_MONOTONIC, by the probe's check id, in order: a run's
+/// start-up timeline (run.json `startup`, session/startup.rs) shows each probe's time.
+pub(crate) type ProbeEnds = Vec<(&'static str, u64)>;
+
+/// One live probe: tries a feature and says what it found.
+type Probe = fn() -> Check;
+
+/// Runs every probe on a fresh thread and returns their checks, in display order, and when
+/// each ended.
+pub(crate) fn run_all(backend: TraceBackendCheck) -> (Vec<Check>, ProbeEnds) {
     let known_backend = match backend {
         TraceBackendCheck::Probe => None,
         TraceBackendCheck::Used(chosen) => Some(Some(bpf::backend_used(chosen))),
@@ -42,27 +50,43 @@ pub(crate) fn run_all(backend: TraceBackendCheck) -> Vec<Check> {
     let probes = std::thread::Builder::new()
         .name("jitterlab-probe".into())
         .spawn(|| {
-            let mut checks = vec![
-                sched::sched_fifo(),
-                sched::sched_rr(),
-                sched::sched_deadline(),
-                sched::mlockall(),
-                signals::posix_timers(),
-                signals::rt_signals(),
-                ipc::message_queues(),
-                ipc::pi_futex(),
-                ipc::shared_memory(),
-                bpf::bpf(),
+            let probes: [(&'static str, Probe); 10] = [
+                ("probe sched_fifo", sched::sched_fifo),
+                ("probe sched_rr", sched::sched_rr),
+                ("probe sched_deadline", sched::sched_deadline),
+                ("probe mlockall", sched::mlockall),
+                ("probe posix_timers", signals::posix_timers),
+                ("probe rt_signals", signals::rt_signals),
+                ("probe message_queues", ipc::message_queues),
+                ("probe pi_futex", ipc::pi_futex),
+                ("probe shared_memory", ipc::shared_memory),
+                ("probe bpf", bpf::bpf),
             ];
-            checks.extend(known_backend.unwrap_or_else(|| Some(bpf::trace_backend())));
-            checks
+            let now = crate::measure::clock::monotonic_ns;
+            let mut ends = ProbeEnds::with_capacity(probes.len() + 1);
+            let mut checks: Vec<Check> = probes
+                .iter()
+                .map(|(name, probe)| {
+                    let check = probe();
+                    ends.push((name, now()));
+                    check
+                })
+                .collect();
+            if let Some(check) = known_backend.unwrap_or_else(|| Some(bpf::trace_backend())) {
+                checks.push(check);
+                ends.push(("probe trace_backend", now()));
+            }
+            (checks, ends)
         });
     match probes.map(|handle| handle.join()) {
-        Ok(Ok(checks)) => checks,
-        _ => vec![PROBE_THREAD.unknown(
-            "the probe thread could not be started or stopped unexpectedly",
-            "report this as a jitterlab bug, with `jitterlab doctor` output",
-        )],
+        Ok(Ok(done)) => done,
+        _ => (
+            vec![PROBE_THREAD.unknown(
+                "the probe thread could not be started or stopped unexpectedly",
+                "report this as a jitterlab bug, with `jitterlab doctor` output",
+            )],
+            ProbeEnds::new(),
+        ),
     }
 }
 
