@@ -257,8 +257,18 @@ mod tests {
             .filter(|l| l.trim_start().starts_with("level"))
             .collect::<Vec<_>>();
         assert!(headers.len() >= 2, "{table}");
-        assert!(headers.iter().all(|h| h.contains("run") && h.contains("CPU")));
-        for word in ["IRQ max", "missed periods", "dropped", "98.77 ms", "7654321"] {
+        assert!(
+            headers
+                .iter()
+                .all(|h| h.contains("run") && h.contains("CPU"))
+        );
+        for word in [
+            "IRQ max",
+            "missed periods",
+            "dropped",
+            "98.77 ms",
+            "7654321",
+        ] {
             assert!(table.contains(word), "{word}:\n{table}");
         }
         let sweeps: Vec<(String, &SweepRecord)> = ["A", "B", "C"]

@@ -206,7 +206,13 @@ fn draw_legend(svg: &mut Svg, legend: &[LegendEntry]) {
         } else {
             svg.line(p.x, y, p.x + SWATCH, y, &e.style.stroke());
         }
-        svg.text(p.x + SWATCH + SWATCH_GAP, y + 4.0, Anchor::Start, "", &e.label);
+        svg.text(
+            p.x + SWATCH + SWATCH_GAP,
+            y + 4.0,
+            Anchor::Start,
+            "",
+            &e.label,
+        );
     }
     svg.end_group();
 }
@@ -304,8 +310,7 @@ mod tests {
             for t in &texts {
                 assert!(t.2 <= WIDTH, "{t:?} past the plot's width");
                 for s in &swatches {
-                    let apart =
-                        t.2 + 2.0 <= s.0 || s.2 + 2.0 <= t.0 || t.3 <= s.1 || s.3 <= t.1;
+                    let apart = t.2 + 2.0 <= s.0 || s.2 + 2.0 <= t.0 || t.3 <= s.1 || s.3 <= t.1;
                     assert!(apart, "label {t:?} over swatch {s:?}:\n{svg}");
                 }
             }

@@ -106,15 +106,21 @@ mod tests {
         );
         assert_eq!(parts(&widths, 3, 111), vec![(0..7).collect::<Vec<_>>()]);
         // A column wider than the width alone still has a part.
-        assert_eq!(
-            parts(&[5, 200, 3], 1, 100),
-            vec![vec![0, 1], vec![0, 2]]
-        );
+        assert_eq!(parts(&[5, 200, 3], 1, 100), vec![vec![0, 1], vec![0, 2]]);
         let mut t = Table::new(["level", "a", "b"], Align::Right);
-        t.push_row(vec!["1".into(), "x".repeat(60).into(), "y".repeat(60).into()]);
+        t.push_row(vec![
+            "1".into(),
+            "x".repeat(60).into(),
+            "y".repeat(60).into(),
+        ]);
         let text = Terminal.render(&t);
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
-        assert_eq!(text.lines().filter(|l| l.trim_start().starts_with("level")).count(), 2);
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.trim_start().starts_with("level"))
+                .count(),
+            2
+        );
         assert!(text.contains(&"x".repeat(60)) && text.contains(&"y".repeat(60)));
     }
 }
