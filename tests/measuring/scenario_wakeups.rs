@@ -47,7 +47,7 @@ fn a_phase_of_n_wakeups_has_n_wakeups_of_thread_0() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let run = run_json(&dir);
-    assert_eq!(run["end"], "completed", "{run:#}");
+    assert_eq!(run["ended"], "completed", "{run:#}");
     let reason = run["end_reason"].as_str().unwrap_or_default();
     assert!(reason.contains("last phase ('tail') ended"), "{reason}");
     let samples = sample_records(&dir);

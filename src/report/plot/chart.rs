@@ -280,6 +280,8 @@ mod tests {
             let tree = usvg::Tree::from_str(&svg, &renderer.options).unwrap();
             let mut all = Vec::new();
             nodes(tree.root(), &mut all);
+            let rows = legend_layout(&legend).last().map_or(0, |l| l.row + 1);
+            let area_top = TITLE_BAND + LEGEND_ROW * rows as f64 + 6.0;
             // (left, top, right, bottom), px.
             let edges = |b: usvg::Rect| {
                 (
@@ -295,7 +297,9 @@ mod tests {
                     usvg::Node::Text(t) => Some(edges(t.abs_bounding_box())),
                     _ => None,
                 })
-                .filter(|b| b.1 > TITLE_BAND - 2.0 && b.1 < TITLE_BAND + 4.0 * LEGEND_ROW)
+                // The legend's band: below the title, above the plot area (a tick label of the
+                // y axis reaches above the area's top).
+                .filter(|b| b.1 > TITLE_BAND - 2.0 && b.3 <= area_top)
                 .collect();
             let swatches: Vec<(f64, f64, f64, f64)> = all
                 .iter()
