@@ -107,7 +107,10 @@ fn a_phase_of_n_wakeups_has_n_wakeups_of_thread_0() {
         );
         let grid = (to - from) / interval + 1;
         assert!(grid >= n, "{grid} due times in {label}");
-        assert!(cpu1.iter().all(|s| (s.expected_ns - from) % interval == 0));
+        assert!(
+            cpu1.iter()
+                .all(|s| (s.expected_ns - from).is_multiple_of(interval))
+        );
         let t1 = thread(&run, 1);
         let unserved =
             t1["missed_periods"].as_u64().unwrap() + t1["dropped_records"].as_u64().unwrap();
