@@ -6,7 +6,9 @@
 #   b/ a 30 s run SIGKILLed once its partition holds the measuring thread: the partition
 #      and its journal stay; the next start (a 1 s run without the option) removes both;
 #   c/ refused: the same run from a child cgroup of the root, whose parent is no partition
-#      root (Linux 6.1): exit 3 with the kernel's reason, nothing left.
+#      root (Linux 6.1): exit 3 with the kernel's reason, nothing left;
+#   d/ refused: a spike load pinned to the measured CPU with the option: exit 2 naming both,
+#      before anything is made.
 cg=/sys/fs/cgroup
 jdir=/run/jitterlab-root
 mkdir -p /run
@@ -93,9 +95,10 @@ rmdir $cg/lab-c4
 [ -n "$enabled" ] && echo -cpuset >$cg/cgroup.subtree_control
 cat $cg/cgroup.subtree_control >subtree-after
 
-echo "== d: a load pinned to the measured CPU, with the partition (shown, not judged yet)"
+echo "== d: a load pinned to the measured CPU, with the partition: refused before anything is made"
 /jitterlab run --cpus 1 --duration 2s --cpuset-partition --quiet \
     --load "spike:cpu=1,every=400ms,len=5ms,prio=50" --out run-d >d.stdout 2>d.stderr
 echo $? >d.exit
 ls $cg | grep '^jitterlab-' >d-children
+ls $jdir >d-journals 2>&1
 exit 0

@@ -5,7 +5,8 @@
 # 1 meanwhile; after the run the cgroup, its journal and the +cpuset enabled for it are gone.
 # A SIGKILLed run leaves the cgroup and its journal; the next start removes both. From a
 # cgroup whose parent is no partition root the option is refused (exit 3) with the reason,
-# and nothing stays.
+# and nothing stays. With a load pinned to the measured CPU the option is refused (exit 2,
+# naming both) before anything is made.
 verdict_cpuset() {
     local dir=$1 problems=() f pid tid state moved others
     f() { cat "$dir/$1" 2>/dev/null; }
@@ -60,10 +61,18 @@ verdict_cpuset() {
     [[ -z $(f c-children) ]] || problems+=("c: left $(f c-children) in lab-c4")
     [[ $(f c-lab-subtree) != *cpuset* ]] || problems+=("c: left +cpuset in lab-c4's subtree_control")
     ! grep -q '^cgroup2-cpuset-' "$dir/c-journals" 2>/dev/null || problems+=("c: a journal stayed")
+    # d: a load pinned to the measured CPU with the partition: refused before anything is made.
+    if [[ $(f d.exit) != 2 ]]; then
+        problems+=("d: exit $(f d.exit), not 2: $(grep -v '^$' "$dir/d.stderr" 2>/dev/null | tail -1)")
+    elif ! grep -q -- '--cpuset-partition with --load spike:cpu=1' "$dir/d.stderr"; then
+        problems+=("d: the refusal does not name both the option and the load: $(grep -v '^$' "$dir/d.stderr" | tail -1)")
+    fi
+    [[ -z $(f d-children) ]] || problems+=("d: left $(f d-children | tr '\n' ' ')")
+    ! grep -q '^cgroup2-cpuset-' "$dir/d-journals" 2>/dev/null || problems+=("d: a journal stayed")
     if ((${#problems[@]})); then
         local IFS=';'
         echo "${problems[*]}"
         return 1
     fi
-    echo "a: jitterlab-$(f a.pid) $(f a-during/cgroup.type), partition $(f a-during/cpuset.cpus.partition) of CPU 1 with the measuring thread alone (root cgroup's CPUs $(f a-during/root-cpus-effective)), gone after with +cpuset taken back; b: left by SIGKILL with its journal, removed by the next start; c: refused (exit 3): $(tail -1 "$dir/c.stderr" | head -c 240); d (shown, not judged): a spike load pinned to the measured CPU 1 with the partition: exit $(f d.exit)$([[ -s $dir/d.stderr ]] && echo ": $(grep -v '^$' "$dir/d.stderr" | tail -1 | head -c 240)")$([[ -n $(f d-children) ]] && echo "; left $(f d-children)")"
+    echo "a: jitterlab-$(f a.pid) $(f a-during/cgroup.type), partition $(f a-during/cpuset.cpus.partition) of CPU 1 with the measuring thread alone (root cgroup's CPUs $(f a-during/root-cpus-effective)), gone after with +cpuset taken back; b: left by SIGKILL with its journal, removed by the next start; c: refused (exit 3): $(tail -1 "$dir/c.stderr" | head -c 240); d: a spike load pinned to the measured CPU 1 with the partition refused (exit 2) before anything was made: $(grep -v '^$' "$dir/d.stderr" | tail -1 | head -c 160)..."
 }

@@ -47,9 +47,19 @@ state >state-0
 # the reading side of each tool cost the guest's housekeeping CPU (under TCG its work takes
 # host time from the emulated CPU 1 too).
 cpu0() { grep '^cpu0 ' /proc/stat >>"$1"; }
+# Each thread's too (`$2.threads`: uptime, tid, comm, utime, stime, the CPU it last ran on),
+# to tell where a tool's time goes (perf is not in the guest).
 sampler() {
     while [ -e "/proc/$1/stat" ]; do
-        echo "$(cut -d' ' -f1 /proc/uptime) $(cut -d' ' -f14,15 "/proc/$1/stat" 2>/dev/null) $(grep '^cpu0 ' /proc/stat)" >>"$2"
+        up=$(cut -d' ' -f1 /proc/uptime)
+        echo "$up $(cut -d' ' -f14,15 "/proc/$1/stat" 2>/dev/null) $(grep '^cpu0 ' /proc/stat)" >>"$2"
+        for task in /proc/$1/task/*; do
+            # comm may hold spaces: the fields after its closing parenthesis.
+            st=$(cat "$task/stat" 2>/dev/null) || continue
+            # (field 3, the state, first: utime is field 14, stime 15, the last CPU 39)
+            rest=${st##*) }
+            echo "$up ${task##*/} $(cat "$task/comm" 2>/dev/null | tr ' ' _) $(echo "$rest" | cut -d' ' -f12,13,37)"
+        done >>"$2.threads"
         sleep 1
     done
 }

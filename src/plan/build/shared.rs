@@ -81,6 +81,16 @@ pub(super) fn resolve(
     let drain_priority = parse_drain_priority(&groups.cpus.drain_priority, kind)?;
     let (loads, scenario, load_cpus) =
         resolve_loads(groups, &cpus, online, housekeeping.as_deref())?;
+    if groups.cpus.cpuset_partition {
+        check_partition_loads(
+            &loads,
+            &groups.loads.load,
+            scenario.as_ref(),
+            &cpus,
+            online,
+            housekeeping.as_deref(),
+        )?;
+    }
     let length = resolve_length(groups.length.as_ref(), scenario.as_ref())?;
     let contention = Contention::of_run(
         &loads,
@@ -404,6 +414,55 @@ fn resolve_loads(
     Ok((loads, scenario, default))
 }
 
+/// `--cpuset-partition` with a load on a measured CPU: refused before anything is made (exit
+/// 2, naming both). The partition is the measured CPUs for the measuring threads alone: on
+/// cgroup v2 the kernel takes them from every other cgroup, so a load pinned there cannot
+/// start (issue 40's lab, check 4 (d): the partition was made, then `spike load: cannot pin
+/// to CPU 1: Invalid argument`, exit 3), and on v1 an exec load's cpuset cannot hold them.
+fn check_partition_loads(
+    loads: &[LoadSpec],
+    texts: &[String],
+    scenario: Option<&Scenario>,
+    cpus: &[usize],
+    online: &[usize],
+    housekeeping: Option<&[usize]>,
+) -> Result<()> {
+    let phase_loads = scenario
+        .into_iter()
+        .flat_map(|s| s.phases.iter().flat_map(|p| p.loads.iter()));
+    let on = |load_cpus: Vec<usize>| -> Vec<usize> {
+        load_cpus.into_iter().filter(|c| cpus.contains(c)).collect()
+    };
+    let mut clashes: Vec<(String, Vec<usize>)> = Vec::new();
+    for (load, text) in loads.iter().zip(texts) {
+        let load_cpus = match load {
+            LoadSpec::Spike(s) => vec![s.cpu],
+            LoadSpec::Generator(g) => g
+                .common
+                .cpus
+                .resolve(online, cpus, housekeeping)
+                .unwrap_or_default(),
+        };
+        clashes.push((format!("--load {text}"), on(load_cpus)));
+    }
+    for g in phase_loads {
+        let load_cpus = g
+            .common
+            .cpus
+            .resolve(online, cpus, housekeeping)
+            .unwrap_or_default();
+        clashes.push((format!("--scenario's load '{}'", g.text), on(load_cpus)));
+    }
+    match clashes.into_iter().find(|(_, on)| !on.is_empty()) {
+        Some((what, on)) => Err(Failure::usage(format!(
+            "--cpuset-partition with {what}: the load runs on the measured CPU(s) {}, which the partition gives to the measuring threads alone (on cgroup v2 the kernel takes them from every other task, so the load could not run there); give the load CPUs outside {} (its cpus=, e.g. cpus=housekeeping, or --load-cpus housekeeping; a spike's cpu=), or leave --cpuset-partition out",
+            format_cpu_list(&on),
+            format_cpu_list(cpus)
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn resolve_ring_size(given: Option<usize>, default_ring_size: usize) -> Result<usize> {
     let ring_size = given.unwrap_or(default_ring_size);
     if !(16..=MAX_RING_SIZE).contains(&ring_size) {
@@ -545,6 +604,36 @@ mod tests {
             .unwrap(),
             None
         );
+    }
+
+    /// Issue 40's lab, check 4 (d): `--cpuset-partition` with a load on the measured CPU is
+    /// refused before anything is made (exit 2), naming both; a load outside it is not.
+    #[test]
+    fn a_load_on_a_partitioned_cpu_is_refused_naming_both() {
+        let check = |texts: &[&str], housekeeping: Option<&[usize]>| {
+            let texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+            let loads: Vec<LoadSpec> = texts.iter().map(|t| LoadSpec::parse(t).unwrap()).collect();
+            check_partition_loads(&loads, &texts, None, &[1], &[0, 1], housekeeping)
+        };
+        let refused = |r: Result<()>| {
+            let e = r.unwrap_err();
+            assert_eq!(e.code, crate::error::ExitCode::Usage, "{}", e.message);
+            e.message
+        };
+        let m = refused(check(&["spike:cpu=1,every=400ms,len=5ms,prio=50"], None));
+        assert!(
+            m.starts_with("--cpuset-partition with --load spike:cpu=1,every=400ms,len=5ms,prio=50: the load runs on the measured CPU(s) 1"),
+            "{m}"
+        );
+        assert!(m.contains("leave --cpuset-partition out"), "{m}");
+        // A generator without cpus= runs on every CPU (--load-cpus all), the measured one too.
+        let m = refused(check(&["spike:cpu=0", "cpu"], Some(&[0])));
+        assert!(m.contains("--load cpu: "), "{m}");
+        let m = refused(check(&["cpu:cpus=0-1"], None));
+        assert!(m.contains("measured CPU(s) 1,"), "{m}");
+        // Outside the measured CPU: the partition and the loads go together.
+        check(&["spike:cpu=0,prio=50", "cpu:cpus=0"], None).unwrap();
+        check(&["cpu:cpus=housekeeping"], Some(&[0])).unwrap();
     }
 
     #[test]

@@ -47,7 +47,14 @@ pub(super) fn verdict(
                 .zip(sp.expired_on)
                 .map(|(until, cpu)| (until.saturating_sub(sp.expiry_ts), cpu))
                 .filter(|&(wait, _)| wait as i64 * 10 >= t);
-            let top = part.first().filter(|top| top.duration_ns as i64 * 10 >= t);
+            // The softirq thread the timer expires in, raised above its own priority while it
+            // ran (priority inheritance: a waiter on a lock it held): it ran the expiry on the
+            // wakeup's behalf, so what held it off is named first, and it is said as boosted.
+            let boosted = boosted_expiry_thread(sp.expired_in, &part);
+            let top = part
+                .iter()
+                .find(|c| boosted.is_none_or(|b| c.pid != b.pid))
+                .filter(|top| top.duration_ns as i64 * 10 >= t);
             let mut v = match (top, remote) {
                 (top, Some((wait, cpu))) if top.is_none_or(|top| top.duration_ns <= wait) => {
                     format!(
@@ -57,6 +64,7 @@ pub(super) fn verdict(
                     )
                 }
                 (Some(top), _) => format!("thread latency {}: {}", signed_ns(t), held(top)),
+                _ if boosted.is_some() => format!("thread latency {}", signed_ns(t)),
                 _ => format!(
                     "thread latency {}: no other work held the CPU (wake-to-switch {}, switch-to-user {})",
                     signed_ns(t),
@@ -64,6 +72,33 @@ pub(super) fn verdict(
                     sp.switch_to_user_ns.map_or("-".into(), signed_ns)
                 ),
             };
+            if let (Some(b), Some(x)) = (boosted, sp.expired_in) {
+                let measuring = window
+                    .tasks
+                    .get(&s.tid)
+                    .filter(|m| (0..100).contains(&m.prio))
+                    .map(|m| 99 - m.prio);
+                let on_behalf = match measuring {
+                    Some(p) if b.prio == Some(p) => {
+                        "the measuring thread's priority: it waited on a lock the softirq thread held"
+                    }
+                    _ => "a waiter on a lock it held",
+                };
+                v.push_str(&format!(
+                    "{} {} (pid {}){} {} of it boosted from RT {} to RT {} by priority inheritance ({on_behalf})",
+                    if top.is_some() {
+                        ", ahead of the softirq thread"
+                    } else {
+                        ": the softirq thread"
+                    },
+                    b.name,
+                    b.pid.unwrap_or(-1),
+                    if top.is_some() { ", which ran" } else { " ran" },
+                    format_ns(b.duration_ns),
+                    99 - x.thread.prio,
+                    b.prio.unwrap_or_default(),
+                ));
+            }
             if let Some(x) = sp.expired_in {
                 v.push_str(&format!(
                     "; the timer expires in the softirq thread {} (pid {}), woken {} before it ran it",
@@ -128,6 +163,28 @@ pub(super) fn verdict(
         verdict.push_str(" [trace incomplete: the kernel lost events in this window]");
     }
     verdict
+}
+
+/// The softirq thread `x` the timer expired in, among the thread part's holders `part`, when
+/// it ran there above the real-time priority it was woken with: raised by priority
+/// inheritance while a higher-priority task waited on a lock it held (on PREEMPT_RT the
+/// measuring thread blocks on the timer's expiry lock, or its wait queue's, which
+/// `ktimers/N` holds). Its time then is the wakeup's own path, not a culprit's.
+fn boosted_expiry_thread(
+    x: Option<crate::trace::split::SoftirqThread>,
+    part: &[Contributor],
+) -> Option<&Contributor> {
+    let x = x?;
+    // Woken as a real-time task (ktimers/N: FIFO 1); ksoftirqd/N is SCHED_OTHER.
+    let woken_prio = (0..100)
+        .contains(&x.thread.prio)
+        .then(|| 99 - x.thread.prio)?;
+    part.iter().find(|c| {
+        c.kind == "task"
+            && c.pid == Some(x.thread.pid)
+            && matches!(c.policy.as_deref(), Some("RT" | "FIFO" | "RR"))
+            && c.prio.is_some_and(|p| p > woken_prio)
+    })
 }
 
 /// Why a timer expired on another CPU (split.rs, `take_moved_cycle`), and the fix.
