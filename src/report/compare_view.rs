@@ -434,7 +434,9 @@ fn regression_lines(r: &RegressionVerdict) -> Vec<String> {
         };
         let why = match (x.run_is_bound, x.first_is_bound) {
             (true, true) => "both are lower bounds, which say nothing of which is larger",
-            (true, false) => "its figure is a lower bound within the margin: its true value may be anywhere above",
+            (true, false) => {
+                "its figure is a lower bound within the margin: its true value may be anywhere above"
+            }
             _ => "A's figure is a lower bound: A's true value may be above it",
         };
         lines.push(format!(

@@ -187,9 +187,7 @@ fn refusal(cpu: usize, found: &[Holder], holder: &str, for_settings: bool) -> Fa
     } else {
         "two runs on one CPU disturb each other, and each result would look clean; wait for it to end, measure other CPUs with --cpus, or pass --allow-shared-cpus to measure anyway (the results then carry a warning)"
     };
-    Failure::system(format!(
-        "CPU {cpu} is being measured by {holder}: {advice}"
-    ))
+    Failure::system(format!("CPU {cpu} is being measured by {holder}: {advice}"))
 }
 
 /// The warning of a CPU measured anyway (`--allow-shared-cpus`).
@@ -469,7 +467,8 @@ pub(crate) struct Process {
     pub jitterlab: bool,
     /// Not the same executable, but it calls itself jitterlab (another build or path): for the
     /// message only.
-    pub(crate) named_jitterlab: bool,    /// Its first argument after the program that is not an option (jitterlab's subcommand,
+    pub(crate) named_jitterlab: bool,
+    /// Its first argument after the program that is not an option (jitterlab's subcommand,
     /// e.g. `tune`): for the message only.
     pub(crate) subcommand: Option<String>,
 }
@@ -534,7 +533,11 @@ pub(crate) fn identify(proc: &Path, pid: u32) -> Process {
         command: crate::error::escape_controls(&command).into_owned(),
         jitterlab,
         named_jitterlab,
-        subcommand: cmdline.iter().skip(1).find(|a| !a.starts_with('-')).cloned(),
+        subcommand: cmdline
+            .iter()
+            .skip(1)
+            .find(|a| !a.starts_with('-'))
+            .cloned(),
     }
 }
 

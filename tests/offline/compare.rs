@@ -591,14 +591,18 @@ fn bounds_of_imported_overflows_neither_pass_a_regression_check_nor_a_budget() {
     assert_eq!(code, Some(1));
     assert_eq!(v["regression"]["passed"], false, "{v}");
     assert!(
-        v["regression"]["not_judged"].as_array().is_some_and(|n| !n.is_empty()),
+        v["regression"]["not_judged"]
+            .as_array()
+            .is_some_and(|n| !n.is_empty()),
         "{v}"
     );
     // The max is the source's own figure: judged, and B is worse.
     let (code, v) = compare_json(&[s(&a), s(&b), "--fail-if-worse", "10%", "--at", "max"]);
     assert_eq!(code, Some(1));
     assert!(
-        v["regression"]["regressions"].as_array().is_some_and(|r| !r.is_empty()),
+        v["regression"]["regressions"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty()),
         "{v}"
     );
     // A budget the bound cannot decide.
@@ -608,7 +612,14 @@ fn bounds_of_imported_overflows_neither_pass_a_regression_check_nor_a_budget() {
     assert!(shown.contains("cannot be shown to hold"), "{shown}");
     let xml = tmp.path().join("b.xml");
     let o = jitterlab(&[
-        "export", s(&b), "--format", "junit", "--budget", "p99<50us", "-o", s(&xml),
+        "export",
+        s(&b),
+        "--format",
+        "junit",
+        "--budget",
+        "p99<50us",
+        "-o",
+        s(&xml),
     ]);
     assert!(o.status.code().is_some(), "{}", text(&o));
     let junit = std::fs::read_to_string(&xml).unwrap();
@@ -618,7 +629,10 @@ fn bounds_of_imported_overflows_neither_pass_a_regression_check_nor_a_budget() {
     let o = jitterlab(&["report", s(&b), "-o", s(&html)]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let html = std::fs::read_to_string(&html).unwrap();
-    assert!(html.contains("≥30.0 us"), "the per-CPU table marks p99 as a bound");
+    assert!(
+        html.contains("≥30.0 us"),
+        "the per-CPU table marks p99 as a bound"
+    );
     // The report's comparison of the two gives a bound no ratio.
     let both = tmp.path().join("ab.html");
     let o = jitterlab(&["report", s(&a), s(&b), "-o", s(&both)]);
@@ -628,5 +642,8 @@ fn bounds_of_imported_overflows_neither_pass_a_regression_check_nor_a_budget() {
         both.contains("p99: no ratio, a lower bound"),
         "the comparison gives p99 no ratio"
     );
-    assert!(!both.contains("p99 same"), "two bounds are not the same figure");
+    assert!(
+        !both.contains("p99 same"),
+        "two bounds are not the same figure"
+    );
 }

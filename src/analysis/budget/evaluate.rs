@@ -104,14 +104,9 @@ fn evaluate_clause(
     let is_bound = |&(cpu, v): &(usize, f64)| {
         c.metric.quantile().is_some() && bound_from(cpu).is_some_and(|from| v >= from as f64)
     };
-    let undecided = values.iter().find(|cv| {
-        is_bound(cv)
-            && match c.op {
-                Op::Lt | Op::Le => c.op.holds(cv.1, c.limit),
-                Op::Gt | Op::Ge => !c.op.holds(cv.1, c.limit),
-                Op::Eq => cv.1 <= c.limit,
-            }
-    });
+    let undecided = values
+        .iter()
+        .find(|cv| is_bound(cv) && c.undecided_by_bound(cv.1));
     if let Some(&(cpu, v)) = undecided {
         return verdict(
             false,
@@ -147,4 +142,28 @@ fn evaluate_clause(
         actual.push_str(&format!(" ({failing} of {} CPUs fail)", values.len()));
     }
     verdict(failing == 0, actual)
+}
+
+impl Clause {
+    /// Whether a lower bound `v` (the true value is at least it) leaves the clause undecided:
+    /// a `<` it meets, a `>` it misses, or an `=` it does not already break may each go either
+    /// way above it. Where it is not undecided, the bound judges as the value would.
+    pub(crate) fn undecided_by_bound(&self, v: f64) -> bool {
+        match self.op {
+            Op::Lt | Op::Le => self.op.holds(v, self.limit),
+            Op::Gt | Op::Ge => !self.op.holds(v, self.limit),
+            Op::Eq => v <= self.limit,
+        }
+    }
+
+    /// Whether CPU `cpu`'s `value` of this clause's metric is only a lower bound: a percentile
+    /// at or above where the CPU's imported overflows begin.
+    pub(crate) fn is_lower_bound(&self, record: &RunRecord, cpu: usize, value: f64) -> bool {
+        self.metric.quantile().is_some()
+            && record
+                .imported
+                .as_ref()
+                .and_then(|i| i.latency_overflow_from(cpu))
+                .is_some_and(|from| value >= from as f64)
+    }
 }

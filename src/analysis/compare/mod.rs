@@ -389,7 +389,11 @@ fn scope_data(r: &LoadedRun, cpu: Option<usize>) -> ScopeData {
         .record
         .imported
         .iter()
-        .flat_map(|i| threads.iter().filter_map(|t| i.latency_overflow_from(t.cpu)))
+        .flat_map(|i| {
+            threads
+                .iter()
+                .filter_map(|t| i.latency_overflow_from(t.cpu))
+        })
         .min()
         .map(|from| from as f64);
     let bounds = COMPARED

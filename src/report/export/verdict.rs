@@ -34,6 +34,9 @@ pub struct CpuCase {
     /// ns for latency metrics, a count otherwise; None when the CPU has no such figure (no
     /// samples, a count the imported source lacked, a CPU the run did not measure).
     pub value: Option<f64>,
+    /// The value is only a lower bound (a percentile among an imported histogram's
+    /// overflows): shown `≥`, and a clause it cannot decide fails.
+    pub(crate) lower_bound: bool,
     pub passed: bool,
     /// What the value had to be, e.g. `< 50.0 us`.
     pub limit: String,
@@ -42,9 +45,13 @@ pub struct CpuCase {
 impl CpuCase {
     /// The measured value with its unit, or why there is none.
     pub(crate) fn value_text(&self) -> String {
-        match self.value {
-            Some(v) => self.metric.format(v),
-            None => "not measured".into(),
+        match (self.value, self.lower_bound) {
+            (Some(v), true) => format!(
+                "≥{} (a lower bound: among the imported histogram's overflows)",
+                self.metric.format(v)
+            ),
+            (Some(v), false) => self.metric.format(v),
+            (None, _) => "not measured".into(),
         }
     }
 }
@@ -58,14 +65,21 @@ pub fn cases(budget: &Budget, record: &RunRecord) -> Vec<CpuCase> {
         .map_or(&[], |i| i.absent.as_slice());
     let mut out = Vec::new();
     for c in &budget.clauses {
-        let case = |cpu: usize, value: Option<f64>| CpuCase {
-            clause: c.text.clone(),
-            cpu,
-            metric: c.metric,
-            value,
-            // A CPU without the figure cannot be shown to meet the budget.
-            passed: value.is_some_and(|v| c.op.holds(v, c.limit)),
-            limit: limit_text(c),
+        let case = |cpu: usize, value: Option<f64>| {
+            let lower_bound = value.is_some_and(|v| c.is_lower_bound(record, cpu, v));
+            CpuCase {
+                clause: c.text.clone(),
+                cpu,
+                metric: c.metric,
+                value,
+                lower_bound,
+                // A CPU without the figure, or with a bound that cannot decide the clause,
+                // cannot be shown to meet the budget (as `Budget::evaluate` judges it).
+                passed: value.is_some_and(|v| {
+                    c.op.holds(v, c.limit) && !(lower_bound && c.undecided_by_bound(v))
+                }),
+                limit: limit_text(c),
+            }
         };
         let in_scope: Vec<_> = record
             .threads

@@ -119,7 +119,12 @@ mod tests {
     #[test]
     fn thinning_skips_points_without_a_position() {
         // A scale of no width gives NaN positions: they used to underflow the scan (Z1).
-        let pts = [(f64::NAN, 1.0), (1.0, 2.0), (f64::NAN, f64::NAN), (2.0, f64::NAN)];
+        let pts = [
+            (f64::NAN, 1.0),
+            (1.0, 2.0),
+            (f64::NAN, f64::NAN),
+            (2.0, f64::NAN),
+        ];
         assert_eq!(thin_polyline(&pts), vec![(1.0, 2.0)]);
         assert!(thin_polyline(&[(f64::NAN, 0.0)]).is_empty());
     }

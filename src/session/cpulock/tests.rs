@@ -141,7 +141,10 @@ fn a_refusal_advises_what_helps() {
         text: "another jitterlab run: pid 7".into(),
     };
     let by_run = refusal(1, &[holder(false)], "another jitterlab run: pid 7", false).message;
-    assert!(by_run.contains("measure other CPUs with --cpus"), "{by_run}");
+    assert!(
+        by_run.contains("measure other CPUs with --cpus"),
+        "{by_run}"
+    );
     let by_tune = refusal(1, &[holder(true)], "another jitterlab run: pid 7", false).message;
     assert!(by_tune.contains("no --cpus avoids it"), "{by_tune}");
     assert!(by_tune.contains("pass --allow-shared-cpus"), "{by_tune}");
