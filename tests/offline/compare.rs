@@ -633,6 +633,12 @@ fn bounds_of_imported_overflows_neither_pass_a_regression_check_nor_a_budget() {
         html.contains("≥30.0 us"),
         "the per-CPU table marks p99 as a bound"
     );
+    // X1 (ninth re-run): the exceedance statements never say a bound is a "within".
+    assert!(!html.contains("99% of wakeups within 30.0 us"), "X1");
+    assert!(
+        html.contains("of wakeups: not known, among the imported histogram&#39;s overflows"),
+        "X1: the statements say the shares among the overflows are not known"
+    );
     // The report's comparison of the two gives a bound no ratio.
     let both = tmp.path().join("ab.html");
     let o = jitterlab(&["report", s(&a), s(&b), "-o", s(&both)]);

@@ -278,6 +278,10 @@ fn distributions(run: &RunDigest) -> Vec<Distribution<'_>> {
                     .and_then(|t| t.latency.max_ns)
             },
             secondary: s.irq,
+            overflow_from_ns: match (s.irq, s.cpu, &run.record.imported) {
+                (false, Some(cpu), Some(i)) => i.latency_overflow_from(cpu),
+                _ => None,
+            },
         })
         .collect()
 }
@@ -494,6 +498,13 @@ fn overlay_figures(runs: &[&RunDigest], zoom: &Zoom) -> Vec<Figure> {
                 .filter_map(|t| t.latency.max_ns)
                 .max(),
             secondary: false,
+            overflow_from_ns: r.record.imported.as_ref().and_then(|i| {
+                r.record
+                    .threads
+                    .iter()
+                    .filter_map(|t| i.latency_overflow_from(t.cpu))
+                    .min()
+            }),
         })
         .collect();
     // Runs overlaid are of one kind (`comparable`); the first one's names the axes.

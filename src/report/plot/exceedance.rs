@@ -32,6 +32,9 @@ pub(crate) struct Curve {
     /// The largest latency (exact from run.json when known), ns.
     pub(crate) max_ns: Option<i64>,
     pub(crate) secondary: bool,
+    /// The stated shares whose quantile lies among an imported histogram's overflows, and
+    /// where those begin (ns): said as unknown above it, not marked.
+    pub(crate) bounded: (Vec<&'static str>, Option<u64>),
 }
 
 /// The exceedance curve of each distribution.
@@ -50,11 +53,12 @@ pub(crate) fn prepare(distributions: &[Distribution]) -> Vec<Curve> {
                 ));
                 below += v.count_at_value();
             }
-            let marks = STATED_QUANTILES
+            let is_bound = |v: u64| d.overflow_from_ns.is_some_and(|from| v >= from);
+            let (marks, bounded): (Vec<_>, Vec<_>) = STATED_QUANTILES
                 .iter()
                 .filter(|(q, _)| n as f64 >= 1.0 / (1.0 - q) - 1e-6)
                 .map(|&(q, text)| (q, text, d.histogram.value_at_quantile(q)))
-                .collect();
+                .partition(|&(_, _, v)| !is_bound(v));
             Curve {
                 label: d.label.clone(),
                 total: n,
@@ -64,6 +68,10 @@ pub(crate) fn prepare(distributions: &[Distribution]) -> Vec<Curve> {
                     .exact_max_ns
                     .or_else(|| (n > 0).then(|| d.histogram.max() as i64)),
                 secondary: d.secondary,
+                bounded: (
+                    bounded.into_iter().map(|(_, text, _)| text).collect(),
+                    d.overflow_from_ns,
+                ),
             }
         })
         .collect()
@@ -82,6 +90,14 @@ pub(crate) fn statements(curves: &[Curve], samples: Vocabulary) -> Vec<String> {
                     format!("{share} of {} within {}", samples.plural, format_ns(*v))
                 })
                 .collect();
+            if let (shares @ [_, ..], Some(from)) = (&c.bounded.0[..], c.bounded.1) {
+                parts.push(format!(
+                    "{} of {}: not known, among the imported histogram's overflows (at or above {})",
+                    shares.join(", "),
+                    samples.plural,
+                    format_ns(from)
+                ));
+            }
             if let Some(max) = c.max_ns {
                 parts.push(format!(
                     "all {} within {}",
@@ -222,6 +238,7 @@ mod tests {
             histogram: &h,
             exact_max_ns: Some(2_000_100),
             secondary: false,
+            overflow_from_ns: None,
         }]);
         let c = &curves[0];
         assert_eq!(c.steps.len(), 3);

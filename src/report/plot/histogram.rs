@@ -239,6 +239,7 @@ mod tests {
             histogram: &h,
             exact_max_ns: None,
             secondary: false,
+            overflow_from_ns: None,
         }]);
         assert_eq!(b[0].bins, vec![(160, 95), (240, 5)]);
         assert_eq!(b[0].total, 100);

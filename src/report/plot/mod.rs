@@ -65,6 +65,9 @@ pub(crate) struct Distribution<'a> {
     pub(crate) exact_max_ns: Option<i64>,
     /// Drawn dashed (timer IRQ latency next to wakeup latency).
     pub(crate) secondary: bool,
+    /// Where an imported histogram's overflows begin, ns: a quantile at or above it is only a
+    /// lower bound, never stated as "within" (ninth hostile re-run, X1).
+    pub(crate) overflow_from_ns: Option<u64>,
 }
 
 /// Drops points that land on the same pixel as their neighbours without changing the line:
