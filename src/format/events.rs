@@ -529,18 +529,23 @@ fn take_line(
 mod tests {
     use super::*;
 
-    /// Past its budget an event file drops the bulk events (summaries, noise intervals), counted
-    /// with the first one's time, and keeps writing every other event whole (E1).
-    #[test]
-    fn bulk_events_past_the_budget_are_counted_not_written_and_the_rest_is_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(FILE_NAME);
+    /// A new events.jsonl in `dir` written through a log of `budget` bytes.
+    fn log_with_budget(dir: &std::path::Path, budget: u64) -> (std::path::PathBuf, EventLog) {
+        let path = dir.join(FILE_NAME);
         let file = OpenOptions::new()
             .create_new(true)
             .append(true)
             .open(&path)
             .unwrap();
-        let mut log = EventLog::with_budget(file, 2000);
+        (path, EventLog::with_budget(file, budget))
+    }
+
+    /// Past its budget an event file drops the bulk events (summaries, noise intervals), counted
+    /// with the first one's time, and keeps writing every other event whole (E1).
+    #[test]
+    fn bulk_events_past_the_budget_are_counted_not_written_and_the_rest_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, mut log) = log_with_budget(dir.path(), 2000);
         let summary = |t: u64| {
             Event::WakeupSummary(crate::format::wakeup_summary::WakeupSummary {
                 time_ns: t,
@@ -600,13 +605,7 @@ mod tests {
     #[test]
     fn explanations_past_twice_the_budget_are_counted_not_written() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(FILE_NAME);
-        let file = OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .open(&path)
-            .unwrap();
-        let mut log = EventLog::with_budget(file, 2000);
+        let (path, mut log) = log_with_budget(dir.path(), 2000);
         let explained = |t: u64| {
             serde_json::from_str::<Event>(&format!(
                 r#"{{"type":"spike_explained","time_ns":{t},"cpu":0,"due_ns":1,"latency_ns":4,"irq_latency_ns":null,"thread_latency_ns":null,"verdict":"v","contributors":[]}}"#
