@@ -101,9 +101,7 @@ fn evaluate_clause(
     // (a `<` it already breaks, a `>` it already meets); otherwise the budget cannot be shown
     // to hold, and the clause fails saying so (eighth hostile re-run, B1: `p99<50us` passed at
     // the histogram's 30 us end for a run whose mean was 50 ms).
-    let is_bound = |&(cpu, v): &(usize, f64)| {
-        c.metric.quantile().is_some() && bound_from(cpu).is_some_and(|from| v >= from as f64)
-    };
+    let is_bound = |&(cpu, v): &(usize, f64)| c.is_bound_above(bound_from(cpu), v);
     let undecided = values
         .iter()
         .find(|cv| is_bound(cv) && c.undecided_by_bound(cv.1));
@@ -159,11 +157,16 @@ impl Clause {
     /// Whether CPU `cpu`'s `value` of this clause's metric is only a lower bound: a percentile
     /// at or above where the CPU's imported overflows begin.
     pub(crate) fn is_lower_bound(&self, record: &RunRecord, cpu: usize, value: f64) -> bool {
-        self.metric.quantile().is_some()
-            && record
-                .imported
-                .as_ref()
-                .and_then(|i| i.latency_overflow_from(cpu))
-                .is_some_and(|from| value >= from as f64)
+        let from = record
+            .imported
+            .as_ref()
+            .and_then(|i| i.latency_overflow_from(cpu));
+        self.is_bound_above(from, value)
+    }
+
+    /// Whether `value` of this clause's metric is a lower bound for a CPU whose overflows begin
+    /// at `overflow_from` ns: a percentile at or above it.
+    fn is_bound_above(&self, overflow_from: Option<u64>, value: f64) -> bool {
+        self.metric.quantile().is_some() && overflow_from.is_some_and(|from| value >= from as f64)
     }
 }
