@@ -282,6 +282,30 @@ pub fn thread(run: &serde_json::Value, cpu: usize) -> &serde_json::Value {
         .expect("a thread for the CPU")
 }
 
+/// How many periods of `interval_ns` the hypervisor may have taken from `cpu` during the run:
+/// run.json's `steal` (the vCPU's steal time over the run, from /proc/stat, counted in ticks of
+/// `steal.tick_ns`, so one tick is added for its rounding), in periods, rounded up. A period the
+/// host took from the vCPU can be neither a sample nor served on time (a run at 1 ms beside 130
+/// ms of steal here missed 61-97 of its 1000 due times, one beside 10 ms 8-16), so a test's floor
+/// on samples or late wakeups counts these apart. 0 when run.json has no steal record (not a VM).
+pub fn stolen_periods(run: &serde_json::Value, cpu: usize, interval_ns: u64) -> u64 {
+    let steal = &run["steal"];
+    let Some(tick_ns) = steal["tick_ns"].as_u64() else {
+        return 0;
+    };
+    let stolen_ns = steal["cpus"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["cpu"] == cpu)
+        .and_then(|c| c["steal_ns"].as_u64())
+        .unwrap_or(0);
+    if stolen_ns == 0 {
+        return 0;
+    }
+    (stolen_ns + tick_ns).div_ceil(interval_ns)
+}
+
 /// A load that keeps every vCPU out of its idle state: one SCHED_OTHER spinner per CPU, which
 /// every real-time thread of a scene preempts at once. On this VM a halted vCPU runs again only
 /// when the host schedules it: a 5 s idle run on CPUs 0-1 here had 27 wakeups over 1 ms late on

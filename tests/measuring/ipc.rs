@@ -67,9 +67,11 @@ fn counts(wake: &str, sender_cpu: &str, between: &str, pace: &str) -> Result<(),
         let samples = t["samples"].as_u64().unwrap();
         let missed = t["missed_periods"].as_u64().unwrap();
         let served = samples + missed;
-        if !(990..=1010).contains(&served) || samples < 900 {
+        // The periods the hypervisor took from the CPU are neither samples nor on time.
+        let stolen = stolen_periods(&run, cpu, 1_000_000);
+        if !(990..=1010).contains(&served) || samples + stolen < 900 {
             return Err(format!(
-                "--wake {wake}: CPU {cpu} took {samples} samples and missed {missed} of 1000 due times"
+                "--wake {wake}: CPU {cpu} took {samples} samples and missed {missed} of 1000 due times (the hypervisor took up to {stolen} periods)"
             ));
         }
         let min = t["min_ns"].as_i64().unwrap();
@@ -213,7 +215,8 @@ fn sender_processes_die_with_a_killed_jitterlab() {
 /// started after its due time, within that much (up to 8 are this VM's own: its stalls, and a
 /// kernel thread that holds a CPU in a non-preemptible section for 1-2 ms about once a second
 /// on this preempt=none kernel, seen as pairs of late wakeups 2 ms apart), and at least half
-/// of the injections show nowhere. Every due time is still served. With a sender thread and a
+/// of the injections show nowhere. Every due time is still served. The periods the hypervisor
+/// took from CPU 0 (run.json `steal`) are counted apart, in the samples and the unexplained. With a sender thread and a
 /// sender process, for `mq` and `sysv-sem`.
 #[test]
 fn receiver_pace_does_not_see_a_load_before_the_stamp() {
@@ -232,7 +235,7 @@ fn receiver_pace_does_not_see_a_load_before_the_stamp() {
 fn receiver_pace(what: &str) -> Result<(), String> {
     const TOLERANCE: i64 = 100_000;
     /// Late wakeups of the VM's own in 3 s (see the test's documentation).
-    const MAX_UNEXPLAINED: usize = 8;
+    const MAX_UNEXPLAINED: u64 = 8;
     let (_base, out) = temp_out();
     let mut args = vec![
         "run",
@@ -269,8 +272,13 @@ fn receiver_pace(what: &str) -> Result<(), String> {
     let samples = sample_records(&out);
     let run = run_json(&out);
     let served = thread(&run, 0)["samples"].as_u64().unwrap();
-    if !(2910..=3030).contains(&served) {
-        return Err(format!("{what}: {served} samples of 3000 due times"));
+    // Periods the hypervisor took from CPU 0 are neither samples nor on time: counted apart,
+    // and each late wakeup one such gap can make (a gap of 1 ms or more) allowed unexplained.
+    let stolen = stolen_periods(&run, 0, 1_000_000);
+    if served > 3030 || served + stolen < 2910 {
+        return Err(format!(
+            "{what}: {served} samples of 3000 due times (the hypervisor took up to {stolen} periods)"
+        ));
     }
     let (mut shown, mut unexplained) = (vec![false; injections.len()], Vec::new());
     for s in samples.iter().filter(|s| s.latency_ns > 1_000_000) {
@@ -286,9 +294,9 @@ fn receiver_pace(what: &str) -> Result<(), String> {
         }
     }
     let shown = shown.iter().filter(|&&s| s).count();
-    if unexplained.len() > MAX_UNEXPLAINED || shown > 14 {
+    if unexplained.len() as u64 > MAX_UNEXPLAINED + stolen || shown > 14 {
         return Err(format!(
-            "{what}: {shown} of 28 injections showed (want at most 14); wakeups no injection in flight explains: {unexplained:?}"
+            "{what}: {shown} of 28 injections showed (want at most 14); wakeups no injection in flight explains (at most {MAX_UNEXPLAINED} + {stolen} the hypervisor took): {unexplained:?}"
         ));
     }
     Ok(())

@@ -126,7 +126,12 @@ fn phases_run_at_their_offsets_with_their_own_statistics() {
         for c in [0, 1] {
             let t = cpu(phase(&m, label), c);
             let samples = t["samples"].as_u64().unwrap();
-            assert!((900..=1001).contains(&samples), "{label} cpu{c}: {t}");
+            // The periods the hypervisor took from the vCPU over the run are counted apart.
+            let stolen = stolen_periods(&m.run, c, 1_000_000);
+            assert!(
+                samples <= 1001 && samples + stolen >= 900,
+                "{label} cpu{c} (the hypervisor took up to {stolen} periods): {t}"
+            );
             assert!(t["p99_ns"].as_u64().is_some() && t["p999_ns"].as_u64().is_some());
         }
     }
