@@ -56,6 +56,10 @@ pub(crate) struct PmQosRecord {
     /// (or, left alone, any value) was in force; at most 8. Empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) held_by_others: Vec<PmQosHolderRecord>,
+    /// The search of /proc for those holders stopped at its time limit before it had looked at
+    /// every process that could hold the device: others may hold it too. Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) holders_not_all_searched: bool,
 }
 
 /// A process holding /dev/cpu_dma_latency open while a run measured (seventh hostile re-run,

@@ -21,6 +21,7 @@
 //! (`/run/jitterlab-root`, journal.rs), which only root can open.
 
 use super::journal::TrustedDir;
+use super::open_files::{Openers, Search};
 use crate::error::{Failure, Result};
 use crate::sys::{errno, fs};
 use std::collections::BTreeMap;
@@ -31,6 +32,10 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
+
+/// How long the holders of busy locks are searched for in /proc, at most, by one take of the
+/// locks or one look at a run's locks (open_files.rs): any user can make the search long.
+const HOLDER_SEARCH_BUDGET: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Where the lock files live.
 pub(crate) const LOCK_DIR: &str = crate::journal::SHARED_DIR;
@@ -99,6 +104,8 @@ fn take_in(cpus: &[usize], allow_shared: bool, places: &Places) -> Result<(CpuLo
     let mut warnings = Vec::new();
     let mut shared_dir: Option<io::Result<OwnedFd>> = None;
     let shared_path = places.shared.display().to_string();
+    // One bounded search of /proc for every busy lock's holders (open_files.rs).
+    let mut search = Search::new(HOLDER_SEARCH_BUDGET);
     for &cpu in cpus {
         if let Some(lock) = held_here.get(&cpu).and_then(Weak::upgrade) {
             held.push(lock);
@@ -111,8 +118,8 @@ fn take_in(cpus: &[usize], allow_shared: bool, places: &Places) -> Result<(CpuLo
             Some(Ok(dir)) => match lock_in(dir.fd(), &dir.path().display().to_string(), cpu) {
                 Locked::Held(file) => own = Some(file),
                 Locked::Busy(file, path) => {
-                    let found = holders(&file, &places.proc, true);
-                    let holder = describe_all(&found, &path);
+                    let found = holders(&file, &places.proc, true, &mut search);
+                    let holder = describe_all(&found, &path, &search);
                     if !allow_shared {
                         return Err(refusal(cpu, &found, &holder, places.for_settings));
                     }
@@ -156,8 +163,8 @@ fn take_in(cpus: &[usize], allow_shared: bool, places: &Places) -> Result<(CpuLo
                 }
             }
             Locked::Busy(file, path) => {
-                let found = holders(&file, &places.proc, false);
-                let text = describe_all(&found, &path);
+                let found = holders(&file, &places.proc, false, &mut search);
+                let text = describe_all(&found, &path, &search);
                 if places.root && !found.is_empty() && found.iter().all(Holder::cannot_stop_root) {
                     warnings.push(planted_warning(cpu, &path, &text, own_problem.as_deref()));
                     held.push(keep(&mut held_here, cpu, None, own));
@@ -300,13 +307,14 @@ pub(crate) fn holders_of_run(
     root_run: bool,
 ) -> std::result::Result<Vec<(usize, String)>, String> {
     let proc = Path::new("/proc");
+    let search = &mut Search::new(HOLDER_SEARCH_BUDGET);
     if root_run && crate::sys::process::effective_user_id() == 0 {
-        return holders_in(Path::new(super::journal::ROOT_DIR), proc, cpus);
+        return holders_in(Path::new(super::journal::ROOT_DIR), proc, cpus, search);
     }
-    let mut held = holders_in(Path::new(LOCK_DIR), proc, cpus)?;
+    let mut held = holders_in(Path::new(LOCK_DIR), proc, cpus, search)?;
     // A root run whose shared lock was planted holds only root's own; only root can read it,
     // and a user's run never holds it.
-    if let Ok(own) = holders_in(Path::new(super::journal::ROOT_DIR), proc, cpus) {
+    if let Ok(own) = holders_in(Path::new(super::journal::ROOT_DIR), proc, cpus, search) {
         for (cpu, holder) in own {
             if !held.iter().any(|(c, _)| *c == cpu) {
                 held.push((cpu, holder));
@@ -320,6 +328,7 @@ fn holders_in(
     dir: &Path,
     proc: &Path,
     cpus: &[usize],
+    search: &mut Search,
 ) -> std::result::Result<Vec<(usize, String)>, String> {
     let fd = match fs::open_dir_nofollow(dir) {
         Ok(fd) => fd,
@@ -336,9 +345,9 @@ fn holders_in(
             Err(e) if e.raw_os_error() == Some(errno::ENOENT) => continue,
             Err(e) => return Err(format!("{path}: {e}")),
         };
-        let found = holders(&file, proc, false);
+        let found = holders(&file, proc, false, search);
         if !found.is_empty() {
-            held.push((cpu, describe_all(&found, &path)));
+            held.push((cpu, describe_all(&found, &path, search)));
         }
     }
     Ok(held)
@@ -368,15 +377,27 @@ impl Holder {
 
 /// Every process holding the flock of `file` (its open file holds it, as
 /// `/proc/PID/fdinfo/FD` says: a locker that forked and exited leaves its children holding
-/// it), jitterlab first, then root's; where this user cannot see them, the pid /proc/locks
-/// names.
-fn holders(file: &File, proc: &Path, root_only: bool) -> Vec<Holder> {
+/// it), jitterlab first, then root's; where this user cannot see them, or `search` did not
+/// reach them, the pid /proc/locks names.
+fn holders(file: &File, proc: &Path, root_only: bool, search: &mut Search) -> Vec<Holder> {
     let Ok(meta) = file.metadata() else {
         return Vec::new();
     };
-    let mut pids = fdinfo_holders(proc, meta.dev(), meta.ino());
+    let locker = holder_pid(&meta, proc);
+    let (dev, ino) = (meta.dev(), meta.ino());
+    let holds_the_flock = |process: &Path, fd: &std::fs::DirEntry| {
+        // stat through the descriptor's link: the open file itself.
+        std::fs::metadata(fd.path()).is_ok_and(|m| m.dev() == dev && m.ino() == ino)
+            && std::fs::read_to_string(process.join("fdinfo").join(fd.file_name()))
+                .unwrap_or_default()
+                .lines()
+                .any(|l| l.starts_with("lock:") && l.contains("FLOCK"))
+    };
+    // A lock file is held by a read open: whoever may read it.
+    let openers = Openers::of(&meta, 0o4);
+    let mut pids = search.processes_with(proc, locker, openers, None, &holds_the_flock);
     if pids.is_empty() {
-        pids.extend(holder_pid(&meta, proc).filter(|pid| proc.join(pid.to_string()).exists()));
+        pids.extend(locker.filter(|pid| proc.join(pid.to_string()).exists()));
     }
     let mut found: Vec<Holder> = pids
         .into_iter()
@@ -386,48 +407,18 @@ fn holders(file: &File, proc: &Path, root_only: bool) -> Vec<Holder> {
     found
 }
 
-/// The processes of `proc` with an open file of the file (`dev`, `ino`) that holds a flock
-/// on it.
-fn fdinfo_holders(proc: &Path, dev: u64, ino: u64) -> Vec<u32> {
-    let Ok(processes) = std::fs::read_dir(proc) else {
-        return Vec::new();
-    };
-    let mut pids = Vec::new();
-    for process in processes.flatten() {
-        let Some(pid) = process.file_name().to_str().and_then(|n| n.parse().ok()) else {
-            continue;
-        };
-        let Ok(fds) = std::fs::read_dir(process.path().join("fd")) else {
-            continue;
-        };
-        for fd in fds.flatten() {
-            // stat through the descriptor's link: the open file itself.
-            let same = std::fs::metadata(fd.path()).is_ok_and(|m| m.dev() == dev && m.ino() == ino);
-            let info = || {
-                std::fs::read_to_string(process.path().join("fdinfo").join(fd.file_name()))
-                    .unwrap_or_default()
-            };
-            if same
-                && info()
-                    .lines()
-                    .any(|l| l.starts_with("lock:") && l.contains("FLOCK"))
-            {
-                pids.push(pid);
-                break;
-            }
-        }
-    }
-    pids
-}
-
-/// The holders, for a message: the first described, the others by pid.
-fn describe_all(found: &[Holder], path: &str) -> String {
+/// The holders, for a message: the first described, the others by pid; with what `search`
+/// did not look at.
+fn describe_all(found: &[Holder], path: &str, search: &Search) -> String {
     let Some(first) = found.first() else {
-        return format!(
-            "a process this user cannot see (it holds {path}; /proc/locks does not name it)"
-        );
+        return match search.note() {
+            Some(note) => format!("a process not found (it holds {path}; {note})"),
+            None => format!(
+                "a process this user cannot see (it holds {path}; /proc/locks does not name it)"
+            ),
+        };
     };
-    match found.len() {
+    let listed = match found.len() {
         1 => first.text.clone(),
         n => format!(
             "{} (and {} more process{} sharing its lock: pid {})",
@@ -440,6 +431,10 @@ fn describe_all(found: &[Holder], path: &str) -> String {
                 .collect::<Vec<_>>()
                 .join(", pid ")
         ),
+    };
+    match search.note() {
+        Some(note) => format!("{listed} ({note})"),
+        None => listed,
     }
 }
 
@@ -474,6 +469,19 @@ pub(crate) struct Process {
 }
 
 /// The process `pid` of `proc` (`/proc`, or a fixture tree).
+/// At most this many characters of a process's command line are kept for the messages and
+/// run.json (tenth hostile re-run, L10-g: a holder's 200 KB command line, copied three times,
+/// made run.json 628 KB).
+const MAX_COMMAND_CHARS: usize = 300;
+
+/// `command` cut to [`MAX_COMMAND_CHARS`] characters, saying how much was left out.
+fn shortened(command: &str) -> String {
+    match command.char_indices().nth(MAX_COMMAND_CHARS) {
+        None => command.to_string(),
+        Some((at, _)) => format!("{}... ({} more bytes)", &command[..at], command.len() - at),
+    }
+}
+
 pub(crate) fn identify(proc: &Path, pid: u32) -> Process {
     let dir = proc.join(pid.to_string());
     let uid = std::fs::read_to_string(dir.join("status"))
@@ -530,7 +538,7 @@ pub(crate) fn identify(proc: &Path, pid: u32) -> Process {
         pid,
         uid,
         user,
-        command: crate::error::escape_controls(&command).into_owned(),
+        command: shortened(&crate::error::escape_controls(&command)),
         jitterlab,
         named_jitterlab,
         subcommand: cmdline

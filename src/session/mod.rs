@@ -45,6 +45,7 @@ pub(crate) mod idle_states;
 use crate::journal;
 mod layout;
 pub mod loads;
+mod open_files;
 pub(crate) mod permissions;
 pub(crate) mod pmqos;
 mod run_json;

@@ -13,6 +13,7 @@
 //! [`NO_REQUEST_US`]), the processes that hold the device open are found in /proc and named,
 //! in run.json (`environment.pm_qos`: `in_force_us`, `held_by_others`) and in a warning.
 
+use super::open_files::{Openers, Search};
 use crate::format::run_record::{PmQosHolderRecord, PmQosRecord};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -31,6 +32,10 @@ pub(crate) const READ_EVERY_NS: u64 = 1_000_000_000;
 /// At most this many other holders are named (a machine where hundreds of processes hold the
 /// device says so in the first few).
 const MAX_HOLDERS: usize = 8;
+
+/// How long one search of /proc for the device's holders may take (open_files.rs): it runs
+/// on the drain side, whose stall delays draining and a stop request.
+const HOLDER_SEARCH_BUDGET: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// An open PM QoS request; dropping it (or dying) releases it.
 pub(crate) struct PmQosHold {
@@ -77,11 +82,7 @@ impl PmQosHold {
             return None;
         }
         self.warned_us = Some(lowest);
-        Some(warning(
-            lowest,
-            self.record.held_us,
-            &self.record.held_by_others,
-        ))
+        Some(warning(lowest, self.record.held_us, &self.record))
     }
 
     fn read_in_force(&mut self) {
@@ -105,13 +106,15 @@ impl PmQosHold {
         let lower = self.record.in_force_us.is_none_or(|l| now < l);
         self.record.in_force_us = Some(lowest);
         if lower && now < self.own_us && self.record.held_by_others.len() < MAX_HOLDERS {
-            for h in holders(&self.proc, &self.device, std::process::id()) {
+            let mut search = Search::new(HOLDER_SEARCH_BUDGET);
+            for h in holders(&self.proc, &self.device, std::process::id(), &mut search) {
                 if self.record.held_by_others.len() < MAX_HOLDERS
                     && !self.record.held_by_others.iter().any(|o| o.pid == h.pid)
                 {
                     self.record.held_by_others.push(h);
                 }
             }
+            self.record.holders_not_all_searched |= search.cut_short();
         }
     }
 }
@@ -173,39 +176,56 @@ pub(crate) fn held_elsewhere() -> Option<String> {
     let hold = hold(None);
     let in_force = hold.record.in_force_us.filter(|&us| us < NO_REQUEST_US)?;
     Some(format!(
-        "PM QoS {in_force} us is in force, held by {}",
-        holders_text(&hold.record.held_by_others)
+        "PM QoS {in_force} us is in force; {}",
+        holders_text(&hold.record)
     ))
 }
 
-/// The holders, for a message.
-fn holders_text(others: &[PmQosHolderRecord]) -> String {
-    match others {
-        [] => "a process this user cannot see (run as root to have it named)".to_string(),
-        _ => others
-            .iter()
-            .map(|o| o.text.clone())
-            .collect::<Vec<_>>()
-            .join("; "),
+/// Who held the device open, for a message. The device does not say which open holds which
+/// value (tenth hostile re-run, L10-a), so they are named as holding requests, not as holding
+/// the value in force.
+fn holders_text(record: &PmQosRecord) -> String {
+    let others = &record.held_by_others;
+    let named = others
+        .iter()
+        .map(|o| o.text.clone())
+        .collect::<Vec<_>>()
+        .join("; ");
+    match (others.is_empty(), record.holders_not_all_searched) {
+        (true, false) => {
+            "held by a process this user cannot see (run as root to have it named)".to_string()
+        }
+        (true, true) => format!(
+            "held by a process not found: the search of /proc for the processes holding {DEVICE} open stopped after {} ms",
+            HOLDER_SEARCH_BUDGET.as_millis()
+        ),
+        (false, false) => format!(
+            "processes holding requests on {DEVICE} when it was seen (each one's value is not known): {named}"
+        ),
+        (false, true) => format!(
+            "processes holding requests on {DEVICE} when it was seen (each one's value is not known): {named}; the search of /proc for them stopped after {} ms, so others may hold requests too",
+            HOLDER_SEARCH_BUDGET.as_millis()
+        ),
     }
 }
 
 /// The warning of a run measured with `in_force` in force, below what it asked for (`held`,
 /// None: left alone).
-fn warning(in_force: u32, held: Option<u32>, others: &[PmQosHolderRecord]) -> String {
+fn warning(in_force: u32, held: Option<u32>, record: &PmQosRecord) -> String {
     let asked = match held {
         Some(us) => format!("this run held {us} us"),
         None => "this run left it alone".to_string(),
     };
-    let by = holders_text(others);
+    let by = holders_text(record);
     format!(
-        "PM QoS {in_force} us was in force during this run ({DEVICE}; {asked}), held by {by}: PM QoS is the whole machine's, so every CPU was kept out of idle states slower than {in_force} us to exit, and this run's latencies were measured so; measure when it is not held, or hold the same value in every run compared"
+        "PM QoS {in_force} us was in force during this run ({DEVICE}; {asked}); {by}: PM QoS is the whole machine's, so every CPU was kept out of idle states slower than {in_force} us to exit, and this run's latencies were measured so; measure when it is not held, or hold the same value in every run compared"
     )
 }
 
 /// The processes other than `me` that hold `device` (/dev/cpu_dma_latency) open (each open is
-/// a PM QoS request), as /proc names them, jitterlab runs first.
-fn holders(proc: &Path, device: &Path, me: u32) -> Vec<PmQosHolderRecord> {
+/// a PM QoS request), as /proc names them, jitterlab runs first; looked for by `search`, among
+/// the processes of the users who may open the device (root's alone for its usual 0600).
+fn holders(proc: &Path, device: &Path, me: u32, search: &mut Search) -> Vec<PmQosHolderRecord> {
     let Ok(device) = std::fs::metadata(device) else {
         return Vec::new();
     };
@@ -214,31 +234,14 @@ fn holders(proc: &Path, device: &Path, me: u32) -> Vec<PmQosHolderRecord> {
         true => m.file_type().is_char_device() && m.rdev() == device.rdev(),
         false => m.dev() == device.dev() && m.ino() == device.ino(),
     };
-    let Ok(processes) = std::fs::read_dir(proc) else {
-        return Vec::new();
-    };
-    let mut found = Vec::new();
-    for process in processes.flatten() {
-        let Some(pid) = process
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Ok(fds) = std::fs::read_dir(process.path().join("fd")) else {
-            continue;
-        };
-        let open = fds
-            .flatten()
-            .any(|fd| std::fs::metadata(fd.path()).is_ok_and(|m| same(&m)));
-        if open {
-            found.push(holder(proc, pid));
-        }
-    }
+    let is_open =
+        |_: &Path, fd: &std::fs::DirEntry| std::fs::metadata(fd.path()).is_ok_and(|m| same(&m));
+    let openers = Openers::of(&device, 0o6);
+    let mut found: Vec<PmQosHolderRecord> = search
+        .processes_with(proc, None, openers, Some(me), &is_open)
+        .into_iter()
+        .map(|pid| holder(proc, pid))
+        .collect();
     found.sort_by_key(|h| (!h.jitterlab, h.pid));
     found
 }

@@ -501,3 +501,49 @@ fn a_named_fifo_or_a_device_is_refused_and_a_pipe_of_the_shell_is_read() {
         );
     }
 }
+
+/// An import's overflows survive an export to cyclictest's JSON and its import (tenth hostile
+/// re-run, X2: the export wrote them as samples at the overflows' start under a `-h` past the
+/// max, so the re-import lost the bound and `--budget` passed a p99 that is only a lower
+/// bound): the written histogram ends at the overflows' start, rt-tests' own form.
+#[test]
+fn overflows_survive_an_export_to_cyclictest_json_and_its_import() {
+    let (_a, a) = import(
+        "cyclictest-hist-overflow.txt",
+        &["--format", "cyclictest-hist"],
+    );
+    let base = tempfile::tempdir().unwrap();
+    let json = base.path().join("a.json");
+    let o = jitterlab(&[
+        "export",
+        a.to_str().unwrap(),
+        "--format",
+        "cyclictest-json",
+        "-o",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let back = base.path().join("back");
+    let o = jitterlab(&[
+        "import",
+        json.to_str().unwrap(),
+        "--out",
+        back.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (first, again) = (run_json(&a), run_json(&back));
+    let overflows = &first["imported"]["overflows"];
+    assert!(
+        overflows.as_array().is_some_and(|o| !o.is_empty()),
+        "the source overflowed: {overflows}"
+    );
+    assert_eq!(&again["imported"]["overflows"], overflows);
+    for (t, u) in first["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(again["threads"].as_array().unwrap())
+    {
+        assert_eq!(t["samples"], u["samples"]);
+    }
+}

@@ -248,3 +248,21 @@ fn a_lock_held_by_another_users_program_does_not_stop_root() {
         e.message
     );
 }
+
+#[test]
+fn a_long_command_line_is_cut_and_says_how_much_was_left_out() {
+    assert_eq!(
+        shortened("flock cpu0.lock sleep 9"),
+        "flock cpu0.lock sleep 9"
+    );
+    let long = format!("x {}", "é".repeat(1000));
+    let cut = shortened(&long);
+    assert!(
+        cut.starts_with("x éé") && cut.ends_with("... (1404 more bytes)"),
+        "{cut}"
+    );
+    assert_eq!(
+        cut.chars().count(),
+        MAX_COMMAND_CHARS + "... (1404 more bytes)".len()
+    );
+}

@@ -109,3 +109,41 @@ fn the_value_is_read_once_a_second_at_most() {
     hold.watch(5 + READ_EVERY_NS);
     assert_eq!(hold.record.in_force_us, Some(0));
 }
+
+/// The words name the holders as holding requests (the device does not say whose value is in
+/// force), and a search cut short says so instead of naming no one as if there were none.
+#[test]
+fn the_holders_are_said_as_holding_requests_and_a_search_cut_short_says_so() {
+    let holder = |pid| PmQosHolderRecord {
+        pid,
+        uid: Some(0),
+        command: "tuned".into(),
+        jitterlab: false,
+        cpus: Vec::new(),
+        text: format!("a process that is not jitterlab: pid {pid}"),
+    };
+    let mut record = PmQosRecord {
+        held_by_others: vec![holder(1), holder(2)],
+        ..PmQosRecord::default()
+    };
+    let said = warning(0, Some(20), &record);
+    assert!(
+        said.contains("processes holding requests on /dev/cpu_dma_latency when it was seen (each one's value is not known): a process that is not jitterlab: pid 1; a process that is not jitterlab: pid 2")
+            && !said.contains("stopped after"),
+        "{said}"
+    );
+    record.holders_not_all_searched = true;
+    let said = warning(0, Some(20), &record);
+    assert!(
+        said.contains("stopped after 100 ms, so others may hold requests too"),
+        "{said}"
+    );
+    record.held_by_others.clear();
+    let said = warning(0, Some(20), &record);
+    assert!(
+        said.contains("held by a process not found") && !said.contains("cannot see"),
+        "{said}"
+    );
+    record.holders_not_all_searched = false;
+    assert!(warning(0, None, &record).contains("held by a process this user cannot see"));
+}
