@@ -43,8 +43,12 @@ pub(crate) enum ReadError {
     /// have planted it).
     Link,
     /// A symbolic link of another user (neither this one nor root) on the way to the file:
-    /// the words of [`foreign_link_on_the_way`].
+    /// the words of [`walk_trusted`].
     ForeignLink(String),
+    /// A directory on the way to a result directory that another user owns, or may write
+    /// without a sticky bit: they could put another run (this user's private one) under the
+    /// name while it is read ([`open_result_dir`]). The words, naming it and why.
+    ForeignDir(String),
     /// More than `max_bytes` bytes (or a pipe that kept giving them).
     TooLarge {
         max_bytes: u64,
@@ -85,7 +89,7 @@ impl fmt::Display for ReadError {
                 f,
                 "it is a symbolic link (a result directory holds only files jitterlab wrote; a link is never followed)"
             ),
-            ReadError::ForeignLink(why) => f.write_str(why),
+            ReadError::ForeignLink(why) | ReadError::ForeignDir(why) => f.write_str(why),
             ReadError::TooLarge { max_bytes } => write!(
                 f,
                 "it is larger than {}, the most jitterlab reads from such a file",
@@ -125,59 +129,8 @@ pub(crate) enum Source {
     Stream,
 }
 
-/// How many links [`foreign_link_on_the_way`] follows (the kernel's MAXSYMLINKS).
+/// How many links [`walk_trusted`] follows (the kernel's MAXSYMLINKS).
 const MAX_LINKS: u32 = 40;
-
-/// The symbolic link of another user (neither this user, the effective uid, nor root) that
-/// reading `path` would follow, in words naming it, its owner and its target; None when there
-/// is none. Every component of the path is looked at, and the targets of the links followed
-/// (this user's and root's) in turn. Outputs follow no such link (`results::dir`, issue 39 F1);
-/// inputs neither (issue 39, sixth re-run, L6-c: root's `report /tmp/mal/run -o x.html` read
-/// root's private run through another user's link into a world-readable report). What does
-/// not exist is left to the open, which says so.
-pub(crate) fn foreign_link_on_the_way(path: &Path) -> Option<String> {
-    let mut budget = MAX_LINKS;
-    foreign_link_in(path, &mut budget)
-}
-
-fn foreign_link_in(path: &Path, budget: &mut u32) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    use std::path::Component;
-    let me = crate::sys::process::effective_user_id();
-    let mut at = std::path::PathBuf::new();
-    for component in path.components() {
-        at.push(component);
-        if !matches!(component, Component::Normal(_)) {
-            continue;
-        }
-        let meta = std::fs::symlink_metadata(&at).ok()?;
-        if !meta.file_type().is_symlink() {
-            continue;
-        }
-        let to = std::fs::read_link(&at).ok()?;
-        if meta.uid() != me && meta.uid() != 0 {
-            return Some(format!(
-                "{} is a symbolic link of {} (to {}), neither yours nor root's: jitterlab reads through no other user's link, since its owner chooses what you read (your own private files, into a report anyone may read); if you trust it, pass the path it leads to",
-                at.display(),
-                crate::sys::process::user_in_words(meta.uid()),
-                to.display()
-            ));
-        }
-        if *budget == 0 {
-            // The open meets the loop (ELOOP) and says so.
-            return None;
-        }
-        *budget -= 1;
-        let target = match at.parent() {
-            Some(parent) => parent.join(&to),
-            None => to,
-        };
-        if let Some(why) = foreign_link_in(&target, budget) {
-            return Some(why);
-        }
-    }
-    None
-}
 
 /// Opens `path` for reading as `source` allows. The one way jitterlab opens a file it reads
 /// (`tests/offline/readers.rs` fails on a read of a path elsewhere): the open never blocks (a
@@ -192,17 +145,17 @@ pub(crate) fn open(path: &Path, source: Source) -> Result<std::fs::File, ReadErr
     // The path is looked up one component at a time through descriptors, following only this
     // user's and root's links, and the file opened is the one reached: no second lookup by
     // path that another user could redirect in between (eighth hostile re-run, I1: a link
-    // swapped in after the check was followed, 44 times in 1000).
-    let reached = match follow {
-        true => Some(walk_trusted(path)?),
-        false => None,
-    };
-    let opened = match &reached {
-        Some(fd) => crate::sys::fs::open_read_nonblocking(
-            Path::new(&format!("/proc/self/fd/{}", fd.as_raw_fd())),
-            true,
-        ),
-        None => crate::sys::fs::open_read_nonblocking(path, false),
+    // swapped in after the check was followed, 44 times in 1000). A result directory's file
+    // is opened relative to the descriptor of its directory ([`open_result_entry`]).
+    let opened = match follow {
+        true => {
+            let fd = walk_trusted(path, Dirs::Any)?;
+            crate::sys::fs::open_read_nonblocking(
+                Path::new(&format!("/proc/self/fd/{}", fd.as_raw_fd())),
+                true,
+            )
+        }
+        false => open_result_entry(path),
     };
     let file = opened.map_err(|e| {
         if !follow && e.raw_os_error() == Some(crate::sys::errno::ELOOP) {
@@ -253,11 +206,11 @@ pub(crate) fn open(path: &Path, source: Source) -> Result<std::fs::File, ReadErr
 
 /// `path` looked up one component at a time (`O_PATH|O_NOFOLLOW` descriptors): a link is
 /// followed only when it is this user's or root's (another user's is refused, as
-/// [`foreign_link_on_the_way`] words it), at most [`MAX_LINKS`] of them; a link in /proc
+/// inputs follow no other user's link: issue 39, sixth re-run, L6-c), at most [`MAX_LINKS`] of them; a link in /proc
 /// (`/dev/stdin` -> `/proc/self/fd/0`, a pipe no path names) is followed by the kernel, from
 /// the descriptor of its directory. Returns an `O_PATH` descriptor of what the path names,
 /// which is then opened through `/proc/self/fd`: the file checked is the file read.
-fn walk_trusted(path: &Path) -> Result<std::os::fd::OwnedFd, ReadError> {
+fn walk_trusted(path: &Path, dirs: Dirs) -> Result<std::os::fd::OwnedFd, ReadError> {
     use crate::sys::path::{Kind, open_entry, open_entry_following, open_start, read_link, stat};
     use std::collections::VecDeque;
     use std::ffi::OsString;
@@ -286,6 +239,20 @@ fn walk_trusted(path: &Path) -> Result<std::os::fd::OwnedFd, ReadError> {
     }
     while let Some(name) = todo.pop_front() {
         let here = shown.join(&name);
+        if dirs == Dirs::Trusted {
+            let st = stat(at.as_fd()).map_err(io)?;
+            if let Some(why) = open_to_others(&st) {
+                let dir = match shown.as_os_str().is_empty() {
+                    true => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+                    false => shown.clone(),
+                };
+                return Err(ReadError::ForeignDir(format!(
+                    "{} {why}: whoever may rename its entries could put another run (your own private one) under the name {} while jitterlab reads it, into an output anyone may read; read it as that user, or copy the run into a directory of your own (cp -r) and pass that",
+                    dir.display(),
+                    path.display()
+                )));
+            }
+        }
         let fd = open_entry(at.as_fd(), &name).map_err(io)?;
         let st = stat(fd.as_fd()).map_err(io)?;
         match st.kind {
@@ -337,6 +304,167 @@ fn walk_trusted(path: &Path) -> Result<std::os::fd::OwnedFd, ReadError> {
         }
     }
     Ok(at)
+}
+
+/// Which directories [`walk_trusted`] looks names up in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dirs {
+    /// Any directory (a file the user names: only the links on the way are judged).
+    Any,
+    /// Only directories no other user can rename entries of ([`open_to_others`]): on the way
+    /// to a result directory.
+    Trusted,
+}
+
+/// Why another user could rename the entries of the directory `st` (it is theirs, neither
+/// this user's, root's, nor, for root under sudo, the sudo user's; or its group or all may
+/// write it and it has no sticky bit, whoever owns it); None when no other user can.
+fn open_to_others(st: &crate::sys::path::Stat) -> Option<String> {
+    let me = crate::sys::process::effective_user_id();
+    let sudo_user = me == 0
+        && std::env::var("SUDO_UID")
+            .ok()
+            .and_then(|s| s.parse::<u32>().ok())
+            == Some(st.uid);
+    if st.uid != me && st.uid != 0 && !sudo_user {
+        return Some(format!(
+            "belongs to {} (not you, nor root)",
+            crate::sys::process::user_in_words(st.uid)
+        ));
+    }
+    if st.mode & 0o022 != 0 && st.mode & 0o1000 == 0 {
+        return Some(format!(
+            "is writable by other users (mode {:04o}, no sticky bit)",
+            st.mode & 0o7777
+        ));
+    }
+    None
+}
+
+/// The result directories this process opened ([`open_result_dir`]): the path each was named
+/// by and its descriptor. Every file of one is opened relative to that descriptor
+/// ([`open_result_entry`]), so that the files read are the directory's that was checked,
+/// whatever is renamed on the way meanwhile (ninth hostile re-run, I1-dir: `export` checked
+/// the path, then read the sample log by path, and read root's private run through a link
+/// swapped in between, 339 times in 800). Kept for the life of the process: one entry per
+/// path, a path opened again replaced.
+static RESULT_DIRS: std::sync::Mutex<
+    Vec<(std::path::PathBuf, std::sync::Arc<std::os::fd::OwnedFd>)>,
+> = std::sync::Mutex::new(Vec::new());
+
+/// Opens the result directory `path` (it must be a directory; its contents are the caller's
+/// to check) and registers its descriptor for every read of a file in it. The path is looked
+/// up one component at a time through descriptors ([`walk_trusted`]): a link is followed only
+/// when it is this user's or root's, and a name is looked up only in a directory that no other
+/// user may rename entries of (owned by this user, root, or the sudo user; not writable by
+/// others without a sticky bit): another user's directory on the way is refused, whoever's
+/// run it holds.
+pub(crate) fn open_result_dir(
+    path: &Path,
+) -> Result<std::sync::Arc<std::os::fd::OwnedFd>, ReadError> {
+    use std::os::fd::AsFd;
+    let reached = walk_trusted(path, Dirs::Trusted)?;
+    // From the O_PATH descriptor of what was reached, a descriptor that lists it; not a
+    // directory (a file, a device): ENOTDIR.
+    let fd = crate::sys::fs::openat_dir(reached.as_fd(), c".").map_err(ReadError::Io)?;
+    let fd = std::sync::Arc::new(fd);
+    let mut dirs = RESULT_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    dirs.retain(|(p, _)| p != path);
+    dirs.push((path.to_path_buf(), fd.clone()));
+    Ok(fd)
+}
+
+/// The registered result directory `path` is in (the deepest one), its descriptor and the
+/// components of `path` below it.
+fn registered_dir_of(
+    path: &Path,
+) -> Option<(
+    std::sync::Arc<std::os::fd::OwnedFd>,
+    Vec<std::ffi::OsString>,
+)> {
+    let dirs = RESULT_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    dirs.iter()
+        .filter_map(|(dir, fd)| {
+            let rest = path.strip_prefix(dir).ok()?;
+            let names: Vec<_> = rest
+                .components()
+                .map(|c| match c {
+                    std::path::Component::Normal(n) => Some(n.to_os_string()),
+                    _ => None,
+                })
+                .collect::<Option<_>>()?;
+            (!names.is_empty()).then(|| (dir.components().count(), fd.clone(), names))
+        })
+        .max_by_key(|(depth, _, _)| *depth)
+        .map(|(_, fd, names)| (fd, names))
+}
+
+/// Opens the result directory's file `path` for reading (non-blocking, no link followed at
+/// any depth below the directory): relative to the descriptor of the registered result
+/// directory it is in ([`open_result_dir`]), each subdirectory with `O_NOFOLLOW`; a path in no
+/// registered directory (a sweep's or a tune's record, the head of a would-be output's
+/// marker) relative to its parent's descriptor, reached as [`walk_trusted`] reaches it. Never
+/// a lookup by path that a link swapped in meanwhile could redirect.
+fn open_result_entry(path: &Path) -> std::io::Result<std::fs::File> {
+    use crate::sys::fs::{cstr, open_read_at, openat_dir};
+    use std::os::fd::AsFd;
+    let invalid = || std::io::Error::from_raw_os_error(libc::EINVAL);
+    if let Some((dir, names)) = registered_dir_of(path) {
+        let (last, subdirs) = names.split_last().ok_or_else(invalid)?;
+        let mut held: Option<std::os::fd::OwnedFd> = None;
+        for name in subdirs {
+            let at = held.as_ref().map_or(dir.as_fd(), |f| f.as_fd());
+            held = Some(openat_dir(at, &cstr(name)?)?);
+        }
+        let at = held.as_ref().map_or(dir.as_fd(), |f| f.as_fd());
+        return open_read_at(at, &cstr(last)?, false);
+    }
+    let name = path.file_name().ok_or_else(invalid)?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = walk_trusted(parent, Dirs::Any).map_err(std::io::Error::from)?;
+    open_read_at(dir.as_fd(), &cstr(name)?, false)
+}
+
+/// Whether the result directory's entry `path` is there (opened as [`open_result_entry`]
+/// opens it: a link there counts, for its reader to refuse it by name; a missing one does not).
+pub(crate) fn result_entry_exists(path: &Path) -> bool {
+    match open_result_entry(path) {
+        Ok(_) => true,
+        Err(e) => !matches!(
+            e.raw_os_error(),
+            Some(crate::sys::errno::ENOENT) | Some(crate::sys::errno::ENOTDIR)
+        ),
+    }
+}
+
+/// The size in bytes of the result directory's file `path`, 0 when it cannot be opened.
+pub(crate) fn result_file_len(path: &Path) -> u64 {
+    open_result_entry(path)
+        .and_then(|f| f.metadata())
+        .map_or(0, |m| m.len())
+}
+
+/// The names in the result directory `path` (registered by [`open_result_dir`]: listed
+/// through its descriptor).
+pub(crate) fn list_result_dir(path: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
+    use std::os::fd::AsRawFd;
+    let fd = {
+        let dirs = RESULT_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+        dirs.iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, fd)| fd.clone())
+    };
+    let fd = match fd {
+        Some(fd) => fd,
+        None => open_result_dir(path)?,
+    };
+    // `/proc/self/fd/N` is the very directory held, not a lookup of its path.
+    std::fs::read_dir(format!("/proc/self/fd/{}", fd.as_raw_fd()))?
+        .map(|e| e.map(|e| e.file_name()))
+        .collect()
 }
 
 /// Whether `path` (its last link followed when `follow`) is a socket.

@@ -137,7 +137,7 @@ pub fn open(path: &Path) -> Result<LoadedRun, String> {
 /// has no events. The one place that lists them: every reader of the events goes through it.
 pub fn event_files(path: &Path) -> Result<Vec<PathBuf>, String> {
     let single = path.join(events::FILE_NAME);
-    if single.is_file() {
+    if crate::input::result_entry_exists(&single) {
         return Ok(vec![single]);
     }
     indexed_files(path, segments::parse_events_file_name)
@@ -158,7 +158,7 @@ pub(crate) fn scan_events(
     let mut left = crate::input::EVENTS_MAX_BYTES;
     let mut scanned = Scanned::default();
     for file in event_files(path)? {
-        let bytes = file.metadata().map_or(0, |m| m.len());
+        let bytes = crate::input::result_file_len(&file);
         match events::scan_events(&file, left, wants, visit) {
             Ok(s) => scanned.add(s),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -195,7 +195,7 @@ pub(crate) fn counters(
     path: &Path,
 ) -> Result<Option<crate::format::counters::CountersFile>, String> {
     let file = path.join(crate::format::counters::FILE_NAME);
-    if !file.is_file() {
+    if !crate::input::result_entry_exists(&file) {
         return Ok(None);
     }
     crate::format::counters::read(&file).map(Some)
@@ -222,7 +222,7 @@ pub(crate) fn sample_log(
     path: &Path,
 ) -> Result<Option<crate::format::samplelog::SampleLogReader>, String> {
     let file = path.join(crate::format::samplelog::FILE_NAME);
-    if !file.exists() {
+    if !crate::input::result_entry_exists(&file) {
         return Ok(None);
     }
     crate::format::samplelog::SampleLogReader::open(&file)
@@ -232,11 +232,13 @@ pub(crate) fn sample_log(
 
 /// The files of `path` whose names `parse` gives an index, in index order.
 fn indexed_files(path: &Path, parse: fn(&str) -> Option<u64>) -> Result<Vec<PathBuf>, String> {
-    let entries =
-        std::fs::read_dir(path).map_err(|e| format!("cannot list {}: {e}", path.display()))?;
-    let mut found: Vec<(u64, PathBuf)> = entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| Some((parse(e.file_name().to_str()?)?, e.path())))
+    // Listed through the result directory's descriptor (`input::list_result_dir`), as its
+    // files are read.
+    let names = crate::input::list_result_dir(path)
+        .map_err(|e| format!("cannot list {}: {e}", path.display()))?;
+    let mut found: Vec<(u64, PathBuf)> = names
+        .iter()
+        .filter_map(|n| Some((parse(n.to_str()?)?, path.join(n))))
         .collect();
     found.sort_unstable();
     Ok(found.into_iter().map(|(_, p)| p).collect())
@@ -247,7 +249,7 @@ fn indexed_files(path: &Path, parse: fn(&str) -> Option<u64>) -> Result<Vec<Path
 /// has no log.
 pub(crate) fn hlog_files(path: &Path) -> Result<Vec<PathBuf>, String> {
     let single = path.join(hlog::FILE_NAME);
-    if single.is_file() {
+    if crate::input::result_entry_exists(&single) {
         return Ok(vec![single]);
     }
     indexed_files(path, segments::parse_file_name)
@@ -315,7 +317,7 @@ impl LoadedRun {
         // Progress over all files: the bytes of the files before this one are done.
         let sizes: Vec<u64> = sources
             .iter()
-            .map(|(_, s)| path_of(s).metadata().map_or(0, |m| m.len()))
+            .map(|(_, s)| crate::input::result_file_len(&path_of(s)))
             .collect();
         let total: u64 = sizes.iter().sum();
         // Each worker also counts the samples per tag, for checking them against run.json.

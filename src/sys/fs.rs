@@ -22,6 +22,7 @@ fn owned(fd: libc::c_int) -> io::Result<OwnedFd> {
 }
 
 /// Opens a directory (following links: a path the user gave).
+#[cfg(test)]
 pub(crate) fn open_dir(path: &Path) -> io::Result<OwnedFd> {
     let c = cstr(path.as_os_str())?;
     // SAFETY: valid C string.

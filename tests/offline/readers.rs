@@ -503,3 +503,190 @@ fn the_scan_finds_a_planted_bypass_of_results_loaded() {
         ]
     );
 }
+
+/// The code that reads a result directory's files: `ResultDir::open` and its files through
+/// `input` (ninth hostile re-run, I1-dir: `export` checked the directory by path, then read
+/// its sample log by path, and read root's private run through another user's link swapped in
+/// between, 339 times in 800). The directory is opened once as a descriptor and every file of
+/// it opened, listed or measured relative to that descriptor; these files make no lookup of a
+/// path inside a result directory.
+const RESULT_DIR_READERS: &[&str] = &[
+    "input/mod.rs",
+    "results/loaded.rs",
+    "results/cells.rs",
+    "results/dir/mod.rs",
+];
+
+/// Calls that look a path up again (a test of what is there, a listing, an open by path).
+const BY_PATH: &[&str] = &[
+    "fs::read_dir(",
+    "fs::metadata(",
+    "symlink_metadata(",
+    "open_dir(",
+    "File::open(",
+    "open_read_nonblocking(path",
+    ".exists()",
+    ".is_file()",
+    ".is_dir()",
+    ".metadata()",
+];
+
+/// Lines of those files that match [`BY_PATH`] but look up no path inside a result directory.
+const BY_PATH_ALLOWED: &[Allowed] = &[
+    allow(
+        "input/mod.rs",
+        "file.metadata()",
+        "fstat of the descriptor opened",
+    ),
+    allow(
+        "input/mod.rs",
+        "t.is_file()",
+        "the type of the descriptor opened",
+    ),
+    allow(
+        "input/mod.rs",
+        "t.is_dir()",
+        "the type of the descriptor opened",
+    ),
+    allow(
+        "input/mod.rs",
+        "meta.is_file()",
+        "the type of the descriptor opened",
+    ),
+    allow(
+        "input/mod.rs",
+        "f.metadata()",
+        "fstat of the descriptor opened",
+    ),
+    allow(
+        "input/mod.rs",
+        "std::fs::metadata(path)",
+        "socket_at: the words of an error already met (ENXIO), nothing read",
+    ),
+    allow(
+        "input/mod.rs",
+        "std::fs::symlink_metadata(path)",
+        "socket_at: the words of an error already met (ENXIO), nothing read",
+    ),
+    allow(
+        "input/mod.rs",
+        "read_dir(format!(\"/proc/self/fd/",
+        "the listing of the directory's own descriptor",
+    ),
+    allow(
+        "results/cells.rs",
+        "file.metadata()",
+        "fstat of the descriptor opened",
+    ),
+    allow(
+        "results/dir/mod.rs",
+        "fs::read_dir(path)",
+        "retention's size of the run's own directory, which this process made and writes",
+    ),
+    allow(
+        "results/dir/mod.rs",
+        "entry.metadata()",
+        "retention's size of the run's own directory",
+    ),
+    allow(
+        "results/dir/mod.rs",
+        "meta.is_file()",
+        "retention's size of the run's own directory",
+    ),
+    allow(
+        "results/dir/mod.rs",
+        "meta.is_dir()",
+        "retention's size of the run's own directory",
+    ),
+    allow(
+        "results/dir/mod.rs",
+        "f.metadata()",
+        "fstat of a file opened through the directory's descriptor",
+    ),
+];
+
+/// Every `src/<file>:<line>: <code>` of [`RESULT_DIR_READERS`] under `root` that looks a path
+/// up again and is not allowed, and the allow-list entries that matched nothing.
+fn by_path_in_result_dir_readers(root: &Path, allowed: &[Allowed]) -> (Vec<String>, Vec<String>) {
+    let mut hits = Vec::new();
+    let mut used = HashSet::new();
+    for source in sources(root) {
+        let rel = source.rel.as_str();
+        if !RESULT_DIR_READERS.contains(&rel) {
+            continue;
+        }
+        for line in source.production() {
+            if !BY_PATH.iter().any(|p| line.code.contains(p)) {
+                continue;
+            }
+            match allowed
+                .iter()
+                .position(|a| a.file == rel && line.code.contains(a.needle))
+            {
+                Some(k) => {
+                    used.insert(k);
+                }
+                None => hits.push(format!("src/{rel}:{}: {}", line.n, line.code.trim())),
+            }
+        }
+    }
+    let stale = allowed
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !used.contains(k))
+        .map(|(_, a)| format!("src/{}: '{}' ({})", a.file, a.needle, a.why))
+        .collect();
+    (hits, stale)
+}
+
+#[test]
+fn result_directories_are_read_through_their_descriptor() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let (hits, stale) = by_path_in_result_dir_readers(&src, BY_PATH_ALLOWED);
+    assert!(
+        hits.is_empty(),
+        "a result directory's reader looks a path up again ({} lines): between ResultDir::open and this lookup another user can swap a link in; open, list or measure the directory's files through input (open_result_file, read_result_file, result_entry_exists, result_file_len, list_result_dir: relative to the directory's descriptor), or add the line to BY_PATH_ALLOWED in tests/offline/readers.rs with the reason:\n{}",
+        hits.len(),
+        hits.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "BY_PATH_ALLOWED entries that match no line any more (remove them):\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn the_scan_finds_a_planted_lookup_by_path_in_a_result_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let write = |rel: &str, text: &str| crate::scan::plant(root, rel, text);
+    // Before the fix: ResultDir::open checked run.json by path and opened the directory by
+    // path; loaded.rs tested and listed its files by path.
+    write(
+        "results/dir/mod.rs",
+        "fn open(path: &Path) {\n    if !path.join(RUN_JSON).is_file() {}\n    let fd = open_dir(path)?;\n}\n",
+    );
+    write(
+        "results/loaded.rs",
+        "fn f(path: &Path) {\n    if !file.exists() {}\n    let e = std::fs::read_dir(path)?;\n    let m = t.is_file();\n}\n",
+    );
+    write("report/other.rs", "let e = std::fs::read_dir(path)?;\n");
+    let (hits, stale) = by_path_in_result_dir_readers(
+        root,
+        &[
+            allow("results/loaded.rs", "t.is_file()", "a type"),
+            allow("results/cells.rs", "x", "stale"),
+        ],
+    );
+    assert_eq!(
+        hits,
+        [
+            "src/results/dir/mod.rs:2: if !path.join(RUN_JSON).is_file() {}",
+            "src/results/dir/mod.rs:3: let fd = open_dir(path)?;",
+            "src/results/loaded.rs:2: if !file.exists() {}",
+            "src/results/loaded.rs:3: let e = std::fs::read_dir(path)?;",
+        ]
+    );
+    assert_eq!(stale, ["src/results/cells.rs: 'x' (stale)"]);
+}

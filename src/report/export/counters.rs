@@ -22,7 +22,7 @@ pub(crate) const HEADER: &str = "time_s,cpu,counter,value";
 impl RunExporter for Counters {
     fn write(&self, run: &LoadedRun, output: Option<&Path>) -> Result<()> {
         let path = run.path.join(counters::FILE_NAME);
-        if !path.is_file() {
+        if !crate::input::result_entry_exists(&path) {
             return Err(Failure::usage(format!(
                 "{} has no {}: the run was made with --no-counters, by a version before the counters, as a segmented (monitor) run, or imported",
                 run.path.display(),

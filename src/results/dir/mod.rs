@@ -36,14 +36,15 @@ mod create;
 mod in_place;
 mod output_checks;
 mod outputs;
+#[cfg(test)]
+mod read_race_tests;
 mod resolve;
 mod stale_temps;
 
 // Everything inside a result directory is opened or removed relative to its descriptor, never
 // through a path that a link could redirect.
 use crate::sys::fs::{
-    Entry, create_new_at, cstr, make_dir_at, open_dir, open_write_at, openat_dir, owner, rename_at,
-    unlink_at,
+    Entry, create_new_at, cstr, make_dir_at, open_write_at, openat_dir, owner, rename_at, unlink_at,
 };
 use create::*;
 use output_checks::*;
@@ -179,23 +180,43 @@ impl ResultDir {
         )))
     }
 
-    /// An existing result directory, checked to hold a run.json.
+    /// An existing result directory, checked to hold a run.json. It is opened once, as a
+    /// descriptor ([`crate::input::open_result_dir`]: looked up one component at a time,
+    /// following no other user's link, looking names up in no directory another user may
+    /// rename entries of), and every file of it is then read relative to that descriptor, never
+    /// following a link (ninth hostile re-run, I1-dir: checked by path, then read by path, the
+    /// run read was another user's swap 339 times in 800).
     pub fn open(path: &Path) -> Result<Self, String> {
-        // Another user's link on the way is not followed, as no output follows one (L6-c).
-        if let Some(why) = crate::input::foreign_link_on_the_way(path) {
-            return Err(format!("cannot read {}: {why}", path.display()));
-        }
-        if !path.join(RUN_JSON).is_file() {
-            return Err(format!(
+        use crate::input::ReadError;
+        let not_a_run = || {
+            format!(
                 "{} is not a jitterlab result directory (no {RUN_JSON}); pass the directory a run wrote, e.g. jitterlab-results/<time>-<host>",
                 path.display()
-            ));
-        }
-        let fd = open_dir(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        Ok(ResultDir {
+            )
+        };
+        let fd = match crate::input::open_result_dir(path) {
+            Ok(fd) => fd,
+            Err(ReadError::Io(e))
+                if matches!(
+                    e.raw_os_error(),
+                    Some(crate::sys::errno::ENOENT) | Some(crate::sys::errno::ENOTDIR)
+                ) =>
+            {
+                return Err(not_a_run());
+            }
+            Err(e @ (ReadError::ForeignLink(_) | ReadError::ForeignDir(_))) => {
+                return Err(format!("cannot read {}: {e}", path.display()));
+            }
+            Err(e) => return Err(format!("cannot open {}: {e}", path.display())),
+        };
+        let dir = ResultDir {
             path: path.to_path_buf(),
-            fd: Arc::new(fd),
-        })
+            fd,
+        };
+        if !crate::input::result_entry_exists(&dir.file(RUN_JSON)) {
+            return Err(not_a_run());
+        }
+        Ok(dir)
     }
 
     pub fn file(&self, name: &str) -> PathBuf {
