@@ -4,8 +4,8 @@
 //! back a stream of [`Sample`]s through a wait-free single-producer ring, plus a few counters
 //! that the thread publishes with relaxed atomic stores. The loop in [`cycle`] performs one sleep
 //! syscall and one vDSO clock read per wakeup and never allocates, locks, prints or blocks on
-//! the consumer. Each kind of measuring thread is one [`MeasuringLoop`] in its own file: the
-//! wakeups of a wake method ([`wakeups`]), and the noise loop ([`noise`]), which never
+//! the consumer. Each kind of measuring thread is one `MeasuringLoop` in its own file: the
+//! wakeups of a wake method (`wakeups.rs`), and the noise loop ([`noise`]), which never
 //! sleeps and pushes the gaps it sees through the same ring.
 
 pub mod clock;

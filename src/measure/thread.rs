@@ -1,5 +1,5 @@
 //! Starting a measuring thread: set it up (affinity, policy, stack), report readiness, wait at
-//! the start gate, then run its kind's loop (the plan's [`MeasuringLoop`]).
+//! the start gate, then run its kind's loop (the plan's `MeasuringLoop`).
 
 use super::clock::thread_cpu_time_ns;
 use super::sample::{Sample, ThreadCounters, ThreadEnd};

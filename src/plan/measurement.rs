@@ -71,7 +71,7 @@ pub(crate) struct ThreadSlot {
     pub(crate) inversion: Option<InversionPlan>,
 }
 
-/// What a run measures: one measured kind with its settings ([`MeasuredKind`]). Everything a
+/// What a run measures: one measured kind with its settings (the `MeasuredKind` trait). Everything a
 /// kind needs is there, so that no field of [`super::RunPlan`] is unused by one kind or
 /// overwritten by another; [`Measurement::kind`] names it for run.json, whose [`RunKind`] gives
 /// it its words and figures (format/kind/).
