@@ -13,8 +13,11 @@
 //! syscall, allocation, lock or I/O.
 
 use super::cycle::SampleSink;
-use super::noise_clock::{Calibration, TickSource};
+use super::noise_clock::{
+    Calibration, CounterTicks, MonotonicTicks, NoiseClock, TickSource, calibrate,
+};
 use super::sample::{Sample, ThreadCounters, ThreadEnd};
+use super::thread::MeasuringLoop;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// Iterations between two publications of the counters and checks of the stop flag and the
@@ -165,6 +168,70 @@ fn publish_calibration(calibration: &Calibration, counters: &ThreadCounters) {
     c.recalibrations.store(calibration.recalibrations, Relaxed);
     c.largest_correction_ns
         .store(calibration.largest_correction_ns, Relaxed);
+}
+
+/// A noise loop's settings (`jitterlab noise`), the same for every thread of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoiseSpec {
+    /// A gap between two clock reads longer than this is a noise event, ns.
+    pub threshold_ns: u64,
+    /// A gap at least this long is counted as real-time throttling instead (`u64::MAX`: none
+    /// expected).
+    pub(crate) throttle_min_ns: u64,
+    /// What the loop reads.
+    pub clock: NoiseClock,
+}
+
+impl NoiseSpec {
+    /// The loop one thread runs with these settings (its counter not yet calibrated).
+    pub(crate) fn noise_thread(self) -> NoiseThread {
+        NoiseThread {
+            spec: self,
+            calibration: Calibration::IDENTITY,
+        }
+    }
+}
+
+/// A noise thread's loop: its settings and its counter's calibration, made on its own CPU.
+#[derive(Debug)]
+pub(crate) struct NoiseThread {
+    spec: NoiseSpec,
+    calibration: Calibration,
+}
+
+impl MeasuringLoop for NoiseThread {
+    /// The counter is calibrated on the thread's own CPU, under its policy, before it reports
+    /// ready: the start is not delayed by it.
+    fn prepare(&mut self) {
+        if self.spec.clock == NoiseClock::Counter {
+            self.calibration = calibrate(&CounterTicks);
+        }
+    }
+
+    fn run(
+        self: Box<Self>,
+        start_ns: u64,
+        end_ns: u64,
+        producer: &mut rtrb::Producer<Sample>,
+        counters: &ThreadCounters,
+        stop: &AtomicBool,
+    ) -> ThreadEnd {
+        let plan = NoiseLoopPlan {
+            source: (),
+            calibration: self.calibration,
+            threshold_ns: self.spec.threshold_ns,
+            throttle_min_ns: self.spec.throttle_min_ns,
+            start_ns,
+            end_ns,
+        };
+        // Monomorphised per clock: the loop's read is inlined, no dispatch per iteration.
+        match self.spec.clock {
+            NoiseClock::Counter => run_noise(&plan.reading(CounterTicks), producer, counters, stop),
+            NoiseClock::Monotonic => {
+                run_noise(&plan.reading(MonotonicTicks), producer, counters, stop)
+            }
+        }
+    }
 }
 
 #[cfg(test)]

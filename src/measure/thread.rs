@@ -1,17 +1,11 @@
 //! Starting a measuring thread: set it up (affinity, policy, stack), report readiness, wait at
-//! the start gate, then run the cycle loop with the waker of the chosen method.
+//! the start gate, then run its kind's loop (the plan's `MeasuringLoop`).
 
-use super::clock::Clock;
 use super::clock::thread_cpu_time_ns;
-use super::cycle::{CyclePlan, StopAt};
-use super::noise::{NoiseLoopPlan, run_noise};
-use super::noise_clock::{Calibration, CounterTicks, MonotonicTicks, NoiseClock, calibrate};
 use super::sample::{Sample, ThreadCounters, ThreadEnd};
 use super::sched::{
     Policy, explain_policy_refusal, minimise_timer_slack, pin_current_thread, prefault_stack,
 };
-use super::wake::plans::{InversionPlan, SenderPlan};
-use super::wake::{Cycles, WakeMethod};
 use crate::sys::signal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -19,7 +13,7 @@ use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 
 /// Everything one measuring thread needs to know.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct ThreadPlan {
     /// Position among the measuring threads (thread k sleeps interval + k*distance).
     pub index: usize,
@@ -30,47 +24,31 @@ pub(crate) struct ThreadPlan {
     /// Stack to touch before measuring (0: none).
     pub(crate) prefault_stack_bytes: usize,
     pub(crate) ring_capacity: usize,
-    /// Wakeups of a wake method, or a noise loop, with what that kind needs.
-    pub kind: MeasureKind,
+    /// The loop it runs (wakeups of a wake method, a noise loop), with what that loop needs.
+    pub kind: Box<dyn MeasuringLoop>,
 }
 
-/// What a measuring thread measures, with what only that kind needs. A new kind of
-/// measurement is one variant here with its plan type, and one branch in `thread::measure`.
-#[derive(Debug, Clone)]
-pub(crate) enum MeasureKind {
-    /// `jitterlab run`: how late each wakeup of a wake method comes.
-    Latency(WakeupPlan),
-    /// `jitterlab noise`: the gaps in a loop that never sleeps.
-    Noise(NoiseSpec),
-}
+/// What a measuring thread runs: one kind's loop with that loop's own settings. Each kind of
+/// measuring loop is one type implementing this, in its own file (the wakeups of a wake method:
+/// `wakeups.rs`; the noise loop: `noise.rs`), and the plan chooses it (`plan::MeasuredKind`).
+/// The thread calls [`MeasuringLoop::run`] once, through the box, before the loop starts: the
+/// loop itself is monomorphised inside `run`, with no dispatch per iteration.
+pub(crate) trait MeasuringLoop: Send + std::fmt::Debug {
+    /// On the thread, pinned and under its policy, after a successful set-up and before it
+    /// reports ready (so that the start is not delayed by it): a noise loop calibrates its
+    /// counter here.
+    fn prepare(&mut self) {}
 
-/// A latency thread's wakeups: how it sleeps, on which clock, how often, and for how long.
-#[derive(Debug, Clone)]
-pub(crate) struct WakeupPlan {
-    pub wake: &'static WakeMethod,
-    pub clock: Clock,
-    /// The thread's period (cyclictest -i plus its -d share).
-    pub interval_ns: u64,
-    /// Added to the period after every wakeup (`--interval-step`).
-    pub interval_step_ns: u64,
-    /// Stop after this many wakeups; otherwise at the gate's end time.
-    pub loops: Option<u64>,
-    /// Where the sender runs, for wake methods woken by another thread.
-    pub sender: Option<SenderPlan>,
-    /// The holder and the hog of `--wake pi-mutex`.
-    pub inversion: Option<InversionPlan>,
-}
-
-/// A noise loop's settings (`jitterlab noise`), the same for every thread of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NoiseSpec {
-    /// A gap between two clock reads longer than this is a noise event, ns.
-    pub threshold_ns: u64,
-    /// A gap at least this long is counted as real-time throttling instead (`u64::MAX`: none
-    /// expected).
-    pub(crate) throttle_min_ns: u64,
-    /// What the loop reads.
-    pub clock: NoiseClock,
+    /// The loop, from the gate's `start_ns` to `end_ns` (or its own end, a loop count),
+    /// pushing its samples into `producer`.
+    fn run(
+        self: Box<Self>,
+        start_ns: u64,
+        end_ns: u64,
+        producer: &mut rtrb::Producer<Sample>,
+        counters: &ThreadCounters,
+        stop: &AtomicBool,
+    ) -> ThreadEnd;
 }
 
 /// The rendezvous of all measuring threads: each finishes its setup, reports it, and waits
@@ -175,15 +153,10 @@ fn measure(
     counters.tid.store(signal::thread_id(), Ordering::Relaxed);
     let setup = set_up(&plan);
     let failed = setup.is_err();
-    // A noise loop's counter is calibrated on its own CPU, with the thread's policy, before the
-    // thread reports ready: the start is not delayed by it.
-    let calibration = match plan.kind {
-        MeasureKind::Noise(NoiseSpec {
-            clock: NoiseClock::Counter,
-            ..
-        }) if !failed => calibrate(&CounterTicks),
-        _ => Calibration::IDENTITY,
-    };
+    let mut kind = plan.kind;
+    if !failed {
+        kind.prepare();
+    }
     let _ = ready.send(setup);
     gate.barrier.wait();
     if failed || gate.abort.load(Ordering::SeqCst) {
@@ -191,71 +164,9 @@ fn measure(
     }
     let start_ns = gate.start_ns.load(Ordering::SeqCst);
     let end_ns = gate.end_ns.load(Ordering::SeqCst);
-    // The one branch per kind of measurement, and the one place outside `format/kind/` that
-    // names a kind: which loop a thread runs is the plan's (a `MeasureKind` carries each loop's
-    // own settings), not a question the run's kind (`format::kind`) answers, so it is
-    // dispatched here, once, before the loop starts (`tests/offline/kinds.rs`).
-    match plan.kind {
-        MeasureKind::Latency(wakeups) => {
-            run_wakeups(wakeups, start_ns, end_ns, &mut producer, counters, &stop)
-        }
-        MeasureKind::Noise(spec) => {
-            let noise = NoiseLoopPlan {
-                source: (),
-                calibration,
-                threshold_ns: spec.threshold_ns,
-                throttle_min_ns: spec.throttle_min_ns,
-                start_ns,
-                end_ns,
-            };
-            // Monomorphised per clock: the loop's read is inlined, no dispatch per iteration.
-            match spec.clock {
-                NoiseClock::Counter => {
-                    run_noise(&noise.reading(CounterTicks), &mut producer, counters, &stop)
-                }
-                NoiseClock::Monotonic => run_noise(
-                    &noise.reading(MonotonicTicks),
-                    &mut producer,
-                    counters,
-                    &stop,
-                ),
-            }
-        }
-    }
-}
-
-/// A latency thread's loop: the wake method's cycles from `start_ns` to its loop count or
-/// `end_ns`.
-fn run_wakeups(
-    plan: WakeupPlan,
-    start_ns: u64,
-    end_ns: u64,
-    producer: &mut rtrb::Producer<Sample>,
-    counters: &ThreadCounters,
-    stop: &AtomicBool,
-) -> ThreadEnd {
-    let stop_at = match plan.loops {
-        Some(n) => StopAt::Loops(n),
-        None => StopAt::ClockTime(end_ns),
-    };
-    let mut cycle = CyclePlan {
-        clock: plan.clock,
-        schedule: plan.wake.schedule,
-        interval_ns: plan.interval_ns,
-        interval_step_ns: plan.interval_step_ns,
-        first_due_ns: start_ns,
-        stop_at,
-        beat: Some(&super::guard::OWN_THREADS_BEAT),
-    };
-    // The one call through the method's row; the loop it runs is monomorphised for its waker.
-    plan.wake.run(Cycles {
-        plan: &mut cycle,
-        sink: producer,
-        counters,
-        stop,
-        sender: plan.sender,
-        inversion: plan.inversion,
-    })
+    // The one call through the kind's loop, before it starts: which loop a thread runs is the
+    // plan's choice (`plan::MeasuredKind::thread_loop`), not a question asked here.
+    kind.run(start_ns, end_ns, &mut producer, counters, &stop)
 }
 
 impl MeasuringThread {

@@ -1,21 +1,143 @@
-//! What a plan measures ([`Measurement`]): a latency run's wakeups, with its IPC senders or its
-//! priority-inversion scenario, or a noise run's loop.
+//! What a plan measures ([`Measurement`]): one measured kind's settings behind the
+//! [`MeasuredKind`] trait. Each measured kind implements it in its own file of `plan/build/`
+//! (the latency kind with its IPC senders or its priority-inversion scenario: `latency.rs`; the
+//! noise loop: `noise.rs`), and nothing here or in [`super::RunPlan`] asks which kind it is.
 
 use super::{NoiseSpec, RunKind};
 use crate::measure::wake::inversion::InversionPlan;
 use crate::measure::wake::ipc::SenderPlan;
-use crate::measure::{Clock, MeasureKind, WakeMethod, WakeupPlan};
+use crate::measure::{Clock, MeasuringLoop, WakeMethod};
+use std::any::Any;
+use std::sync::Arc;
 
-/// What a run measures: the kind, with the settings only that kind has. Everything a kind
-/// needs is here, so that no field of [`super::RunPlan`] is unused by one kind or overwritten by
-/// another. A new kind is one variant with its spec type; [`Measurement::kind`] names it for
-/// run.json, whose [`RunKind`] gives it its words and figures (format/kind/).
+/// A measured kind: its settings, and what every part of a run asks of them. A new measured
+/// kind is one type implementing this (with its resolution from its options, in its own file
+/// of `plan/build/`), its loop (a [`MeasuringLoop`] in `measure/`) and its kind of results
+/// (a row of `format/kind/`'s `kinds!`).
+pub(crate) trait MeasuredKind: std::fmt::Debug + Send + Sync + 'static {
+    /// The kind run.json stores, which gives the run's figures their words.
+    fn kind(&self) -> RunKind;
+
+    /// The period of the measuring thread at `index` (cyclictest -d). A kind without a period
+    /// stores its own figure there (a noise run its threshold, the least a gap can be).
+    fn interval_ns(&self, index: usize) -> u64;
+
+    /// What each wakeup adds to a measuring thread's period (`--interval-step`).
+    fn interval_step_ns(&self) -> u64 {
+        0
+    }
+
+    /// The deadline every thread shares (None: each thread's interval, which
+    /// [`super::RunPlan::thread_deadline_ns`] then takes).
+    fn deadline_ns(&self) -> Option<u64>;
+
+    /// The clock of the run's timeline (due times, interval starts).
+    fn clock(&self) -> Clock;
+
+    /// The wake method whose row the system checks and the trace's timer filter use. A kind
+    /// that sleeps on no timer keeps the default method's row, so that its trace sees timer
+    /// events as before.
+    fn wake_method(&self) -> &'static WakeMethod {
+        WakeMethod::default_method()
+    }
+
+    /// The senders of an IPC wake method, if the kind has them.
+    fn sender(&self) -> Option<&SenderSpec> {
+        None
+    }
+
+    /// The holder and the hog of each measuring thread, if the kind has them.
+    fn inversion(&self) -> Option<InversionSpec> {
+        None
+    }
+
+    /// The loop one measuring thread runs.
+    fn thread_loop(&self, thread: ThreadSlot) -> Box<dyn MeasuringLoop>;
+
+    /// The settings as their own type, for the typed views of [`Measurement`].
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// What the plan resolved for one measuring thread, for its kind's loop.
+#[derive(Debug)]
+pub(crate) struct ThreadSlot {
+    /// Its period ([`MeasuredKind::interval_ns`] at its index).
+    pub(crate) interval_ns: u64,
+    /// `--loops`: stop after this many wakeups.
+    pub(crate) loops: Option<u64>,
+    /// Its IPC sender (a kind with senders only).
+    pub(crate) sender: Option<SenderPlan>,
+    /// Its inversion's helpers (a kind with an inversion scenario only).
+    pub(crate) inversion: Option<InversionPlan>,
+}
+
+/// What a run measures: one measured kind with its settings (the `MeasuredKind` trait). Everything a
+/// kind needs is there, so that no field of [`super::RunPlan`] is unused by one kind or
+/// overwritten by another; [`Measurement::kind`] names it for run.json, whose [`RunKind`] gives
+/// it its words and figures (format/kind/).
 #[derive(Debug, Clone)]
-pub enum Measurement {
-    /// `jitterlab run`: how late each wakeup comes.
-    Latency(LatencySpec),
-    /// `jitterlab noise`: the gaps in a loop that never sleeps.
-    Noise(NoiseSpec),
+pub struct Measurement(Arc<dyn MeasuredKind>);
+
+impl Measurement {
+    /// A measurement of `kind`'s settings.
+    pub(crate) fn of(kind: impl MeasuredKind) -> Measurement {
+        Measurement(Arc::new(kind))
+    }
+
+    /// The kind run.json stores, which gives the run's figures their words.
+    pub fn kind(&self) -> RunKind {
+        self.0.kind()
+    }
+
+    /// The latency settings; None for another kind.
+    pub fn latency(&self) -> Option<&LatencySpec> {
+        self.0.as_any().downcast_ref()
+    }
+
+    /// The noise settings; None for another kind.
+    pub fn noise(&self) -> Option<&NoiseSpec> {
+        self.0.as_any().downcast_ref()
+    }
+
+    /// The IPC senders' settings: a latency run with an IPC wake method only.
+    pub(crate) fn sender(&self) -> Option<&SenderSpec> {
+        self.0.sender()
+    }
+
+    /// The holder and the hog of each measuring thread: a `--wake pi-mutex` run only.
+    pub(crate) fn inversion(&self) -> Option<InversionSpec> {
+        self.0.inversion()
+    }
+
+    /// The period of the measuring thread at `index` ([`MeasuredKind::interval_ns`]).
+    pub(crate) fn interval_ns(&self, index: usize) -> u64 {
+        self.0.interval_ns(index)
+    }
+
+    /// What each wakeup adds to a measuring thread's period (`--interval-step`).
+    pub(crate) fn interval_step_ns(&self) -> u64 {
+        self.0.interval_step_ns()
+    }
+
+    /// The deadline every thread shares ([`MeasuredKind::deadline_ns`]).
+    pub(crate) fn deadline_ns(&self) -> Option<u64> {
+        self.0.deadline_ns()
+    }
+
+    /// The clock of the run's timeline ([`MeasuredKind::clock`]).
+    pub(crate) fn clock(&self) -> Clock {
+        self.0.clock()
+    }
+
+    /// The wake method whose row the system checks ([`MeasuredKind::wake_method`]).
+    pub(crate) fn wake_method(&self) -> &'static WakeMethod {
+        self.0.wake_method()
+    }
+
+    /// The loop one measuring thread runs ([`MeasuredKind::thread_loop`]).
+    pub(crate) fn thread_loop(&self, thread: ThreadSlot) -> Box<dyn MeasuringLoop> {
+        self.0.thread_loop(thread)
+    }
 }
 
 /// A latency run's wakeups (`jitterlab run`, `monitor`, `sweep`).
@@ -35,110 +157,6 @@ pub struct LatencySpec {
     pub sender: Option<SenderSpec>,
     /// `--wake pi-mutex` only: the holder and the hog of each measuring thread.
     pub inversion: Option<InversionSpec>,
-}
-
-impl Measurement {
-    /// The kind run.json stores, which gives the run's figures their words.
-    pub fn kind(&self) -> RunKind {
-        match self {
-            Measurement::Latency(_) => RunKind::Latency,
-            Measurement::Noise(_) => RunKind::Noise,
-        }
-    }
-
-    /// The latency settings; None for a noise run.
-    pub fn latency(&self) -> Option<&LatencySpec> {
-        match self {
-            Measurement::Latency(spec) => Some(spec),
-            Measurement::Noise(_) => None,
-        }
-    }
-
-    /// The IPC senders' settings: a latency run with an IPC wake method only.
-    pub(crate) fn sender(&self) -> Option<&SenderSpec> {
-        self.latency()?.sender.as_ref()
-    }
-
-    /// The holder and the hog of each measuring thread: a `--wake pi-mutex` run only.
-    pub(crate) fn inversion(&self) -> Option<InversionSpec> {
-        self.latency()?.inversion
-    }
-
-    /// The period of the measuring thread at `index` (cyclictest -d). A noise thread has no
-    /// period; run.json stores its threshold there (the least a gap can be; docs/noise.md).
-    pub(crate) fn interval_ns(&self, index: usize) -> u64 {
-        match self {
-            Measurement::Latency(l) => l.interval_ns + index as u64 * l.distance_ns,
-            Measurement::Noise(n) => n.threshold_ns,
-        }
-    }
-
-    /// What each wakeup adds to a measuring thread's period (`--interval-step`); 0 for noise.
-    pub(crate) fn interval_step_ns(&self) -> u64 {
-        match self {
-            Measurement::Latency(l) => l.interval_step_ns,
-            Measurement::Noise(_) => 0,
-        }
-    }
-
-    /// The deadline every thread shares: `--deadline` (None: each thread's interval, which
-    /// [`super::RunPlan::thread_deadline_ns`] then takes), a noise thread's threshold.
-    pub(crate) fn deadline_ns(&self) -> Option<u64> {
-        match self {
-            Measurement::Latency(l) => l.deadline_ns,
-            Measurement::Noise(n) => Some(n.threshold_ns),
-        }
-    }
-
-    /// The clock of the run's timeline (due times, interval starts): the wake method's for a
-    /// latency run; CLOCK_MONOTONIC for a noise run, whose loop converts every gap to it.
-    pub(crate) fn clock(&self) -> Clock {
-        match self {
-            Measurement::Latency(l) => l.clock,
-            Measurement::Noise(_) => Clock::Monotonic,
-        }
-    }
-
-    /// The wake method whose row the system checks and the trace's timer filter use. A noise
-    /// run sleeps on no timer; it keeps the default method's row, as it always has, so that
-    /// its trace sees timer events as before.
-    pub(crate) fn wake_method(&self) -> &'static WakeMethod {
-        match self {
-            Measurement::Latency(l) => l.wake,
-            Measurement::Noise(_) => WakeMethod::default_method(),
-        }
-    }
-
-    /// What a measuring thread runs, for its own loop: at `interval_ns`, for `loops`, with
-    /// its sender and its inversion's helpers (asked only of a latency run).
-    pub(crate) fn measure_kind(
-        &self,
-        interval_ns: u64,
-        loops: Option<u64>,
-        sender: impl FnOnce() -> Option<SenderPlan>,
-        inversion: impl FnOnce() -> Option<InversionPlan>,
-    ) -> MeasureKind {
-        match self {
-            Measurement::Latency(l) => MeasureKind::Latency(WakeupPlan {
-                wake: l.wake,
-                clock: l.clock,
-                interval_ns,
-                interval_step_ns: l.interval_step_ns,
-                loops,
-                sender: sender(),
-                inversion: inversion(),
-            }),
-            Measurement::Noise(n) => MeasureKind::Noise(*n),
-        }
-    }
-
-    /// The noise settings; None for a latency run.
-    pub fn noise(&self) -> Option<&NoiseSpec> {
-        match self {
-            Measurement::Noise(spec) => Some(spec),
-            Measurement::Latency(_) => None,
-        }
-    }
 }
 
 /// The priority-inversion scenario of a `--wake pi-mutex` run, resolved

@@ -9,14 +9,14 @@ pub use crate::format::run_record::RunKind;
 use crate::load::LoadSpec;
 pub use crate::measure::NoiseSpec;
 use crate::measure::wake::{ClockUse, Schedule, WAKE_METHODS};
-use crate::measure::{Clock, MeasureKind, Policy, PolicyKind, WakeMethod};
+use crate::measure::{Clock, MeasuringLoop, Policy, PolicyKind, WakeMethod};
 use crate::units::format_ns;
 use std::path::PathBuf;
 
 pub mod actions;
 pub(crate) mod build;
 pub(crate) mod drain;
-mod measurement;
+pub(crate) mod measurement;
 pub mod options;
 mod segments;
 mod targets;
@@ -259,14 +259,14 @@ impl RunPlan {
         self.measurement.wake_method()
     }
 
-    /// What the thread at `index` measures, for its own loop.
-    pub(crate) fn thread_kind(&self, index: usize) -> MeasureKind {
-        self.measurement.measure_kind(
-            self.thread_interval_ns(index),
-            self.length.loops(),
-            || self.thread_sender(index),
-            || self.thread_inversion(index),
-        )
+    /// The loop the thread at `index` runs, with what its kind needs of the plan.
+    pub(crate) fn thread_loop(&self, index: usize) -> Box<dyn MeasuringLoop> {
+        self.measurement.thread_loop(measurement::ThreadSlot {
+            interval_ns: self.thread_interval_ns(index),
+            loops: self.length.loops(),
+            sender: self.thread_sender(index),
+            inversion: self.thread_inversion(index),
+        })
     }
 
     /// What the recorder counts for the tail figures of the thread at `index`: the `--under`

@@ -223,7 +223,7 @@ fn start_measuring_threads(
             policy,
             prefault_stack_bytes: if plan.mlock { PREFAULT_STACK_BYTES } else { 0 },
             ring_capacity: plan.ring_size,
-            kind: plan.thread_kind(index),
+            kind: plan.thread_loop(index),
         };
         match spawn_measuring_thread(
             thread_plan,

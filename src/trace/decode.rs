@@ -202,7 +202,7 @@ enum Decode {
 
 /// Turns raw records into [`TraceEvent`]s, knowing each event id's fields.
 #[derive(Debug, Clone)]
-pub struct Decoder {
+pub(crate) struct Decoder {
     by_id: HashMap<u16, Decode>,
     common_type: Field,
     common_pid: Field,
@@ -355,7 +355,7 @@ impl KnownEvents {
 
 impl Decoder {
     /// Loads the format of every event used from the tracefs (or captured copy) at `root`.
-    pub fn load(root: &Path) -> Result<Self, String> {
+    pub(crate) fn load(root: &Path) -> Result<Self, String> {
         let mut known = KnownEvents::default();
         let (common_type, common_pid) = known.add_timer_and_sched(root)?;
         let softirq_names = known.add_interrupts(root)?;
@@ -378,7 +378,7 @@ impl Decoder {
     }
 
     /// Decodes one record; None for events this decoder does not know or short records.
-    pub fn decode(&mut self, ts: u64, record: &[u8]) -> Option<TraceEvent> {
+    pub(crate) fn decode(&mut self, ts: u64, record: &[u8]) -> Option<TraceEvent> {
         let id = self.common_type.int(record)? as u16;
         let common_pid = self.common_pid.int(record)? as i32;
         let kind = match self.by_id.get(&id)? {

@@ -21,7 +21,7 @@ pub(crate) const IPC_CHAIN_WAIT_NS: u64 = 20_000_000;
 
 /// One measuring thread, as the joiner needs it.
 #[derive(Debug, Clone, Copy)]
-pub struct ThreadTrace {
+pub(crate) struct ThreadTrace {
     pub cpu: usize,
     pub tid: i32,
     /// How far after the due time the timer's soft expiry may lie (0: exactly the due time;
@@ -46,7 +46,7 @@ pub struct SenderTrace {
 }
 
 /// The recorder's side: takes the reader's batches and joins samples with them.
-pub struct Joiner {
+pub(crate) struct Joiner {
     rx: Receiver<TraceBatch>,
     /// The senders' thread ids, per thread in plan order, once they are known.
     senders_rx: Receiver<Vec<i32>>,
@@ -68,7 +68,7 @@ pub struct Joiner {
 }
 
 impl Joiner {
-    pub fn new(
+    pub(crate) fn new(
         rx: Receiver<TraceBatch>,
         senders_rx: Receiver<Vec<i32>>,
         threads: Vec<ThreadTrace>,

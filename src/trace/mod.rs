@@ -41,7 +41,7 @@ use decode::Decoder;
 use explain::Names;
 use format::Formats;
 pub use join::SenderTrace;
-pub use join::{Joiner, ThreadTrace};
+pub(crate) use join::{Joiner, ThreadTrace};
 use reader::{Reader, ReaderStats};
 use std::path::Path;
 use std::sync::mpsc::{self, Sender};
@@ -58,7 +58,7 @@ const IDLE_BUFFER_KB: u64 = 4;
 pub(crate) const POLL_EVERY: Duration = Duration::from_millis(50);
 
 /// The back end, configured but not yet tracing.
-pub struct TraceSetup {
+pub(crate) struct TraceSetup {
     collector: Collector,
     backend: BackendChoice,
     cpus: Vec<usize>,
@@ -80,7 +80,7 @@ pub(crate) fn cpumask_hex(cpus: &[usize]) -> String {
 /// "In-kernel reduction"): those of a wake method whose thread arms its own timer each cycle,
 /// so that the kernel knows each wakeup's due time and when its sample has been taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reduction {
+pub(crate) struct Reduction {
     /// The thread's due time may lie before its timer's expiry (relative sleeps: the kernel
     /// arms the timer from its own clock read, a little after the thread's).
     pub(crate) near_due: bool,
@@ -121,7 +121,7 @@ enum Collector {
 /// `cpus`: for BPF the programs loaded and verified; for tracefs the instance with the mono
 /// trace clock, buffer sizes and CPU mask. `auto` takes BPF where it loads and falls back to
 /// tracefs, with the reason. Errors are for exit 3 and name the fix.
-pub fn prepare(cpus: &[usize], choice: TraceBackendChoice) -> Result<TraceSetup, String> {
+pub(crate) fn prepare(cpus: &[usize], choice: TraceBackendChoice) -> Result<TraceSetup, String> {
     refuse_another_pid_namespace()?;
     let (collector, backend) = match choice {
         TraceBackendChoice::Tracefs => (
@@ -274,7 +274,7 @@ pub struct Tracer {
 
 impl TraceSetup {
     /// The back end chosen and why.
-    pub fn backend(&self) -> &BackendChoice {
+    pub(crate) fn backend(&self) -> &BackendChoice {
         &self.backend
     }
 
@@ -290,7 +290,7 @@ impl TraceSetup {
     /// `reduction`: the wake method allows the BPF back end's in-kernel reduction; it is used
     /// when the run also has one measuring thread per CPU and no IPC senders or noise gaps
     /// (whose explanations need every event).
-    pub fn start(
+    pub(crate) fn start(
         self,
         threads: Vec<ThreadTrace>,
         timer_functions: &[&str],

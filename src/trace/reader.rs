@@ -127,7 +127,7 @@ struct CpuPipe {
 
 /// Opens `per_cpu/cpuN/trace_pipe_raw` of every CPU in `cpus` and starts polling them every
 /// `poll`.
-pub fn spawn(
+pub(crate) fn spawn(
     instance: &Path,
     cpus: &[usize],
     formats: Formats,

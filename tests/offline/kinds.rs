@@ -3,38 +3,25 @@
 //! time lost, whether they have an IRQ split, its metric families), and nothing else asks
 //! "which kind is this?". This test lists the kinds (the rows of `kinds!` in
 //! `format/kind/mod.rs`) and every place of production code that names one (`RunKind::X`,
-//! `Measurement::X`, `MeasureKind::X`, `kind.is_x()`, a plan's `measurement.x()` accessor), and fails,
-//! naming file and line, on a place outside the kind files, the one dispatch of the measuring
-//! loops (`measure/thread.rs`) and the allowances below, each with its reason. An allowance
-//! that no longer names a kind fails too, so that the list only shrinks.
+//! `Measurement::X`, `kind.is_x()`, a plan's `measurement.x()` accessor), and fails, naming
+//! file and line, on a place outside the kind files and the allowances below, each with its
+//! reason (a measured kind's own plan file, `plan/build/<file>.rs` for its row `Kind => file`,
+//! names the kind its settings measure). An allowance that no longer names a kind fails too, so that the list only shrinks.
+//! `cargo test --test offline kinds -- --nocapture` prints the listing.
 
 use crate::scan::{Source, sources, src};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Where kinds may be named, besides `format/kind/`, and why. A path ending in `/` is a folder.
+/// Where kinds may be named, besides `format/kind/` and each measured kind's own plan file, and
+/// why. A path ending in `/` is a folder.
+///
+/// A measured kind's plan file is `plan/build/<file>.rs`, named as its row of `kinds!` names its
+/// file in `format/kind/`: its settings implement `plan::MeasuredKind` (the kind run.json
+/// stores, its thread's loop, its interval, deadline and clock) beside their resolution from
+/// its options, and say which kind they measure there. The measuring threads
+/// (`measure/thread.rs`), the plan's `Measurement` and `RunPlan` ask the trait, never the kind.
 const ALLOWED: &[(&str, &str)] = &[
-    (
-        "measure/thread.rs",
-        "the one dispatch: which loop a thread runs (its MeasureKind carries the loop's settings)",
-    ),
-    // The plan: what a plan measures (its Measurement, one variant per measured kind, and the
-    // accessors that answer for every kind: a thread's interval, deadline and loop, the clock,
-    // the wake method, the senders, the inversion), and each kind's own resolution. RunPlan
-    // (plan/mod.rs) and the shared resolution (plan/build/shared.rs) ask the accessors and the
-    // kind (`Kind::spins`, `Kind::time_lost`) instead.
-    (
-        "plan/measurement.rs",
-        "Measurement: its variants and the accessors that answer for every kind",
-    ),
-    (
-        "plan/build/latency.rs",
-        "the latency kind's resolution makes a Measurement::Latency",
-    ),
-    (
-        "plan/build/noise.rs",
-        "the noise kind's resolution makes a Measurement::Noise",
-    ),
     (
         "session/run_json.rs",
         "the plan's specs as run.json stores them: the latency deadline, the noise threshold and loop clock (pending: plan accessors, issue 41 item 2)",
@@ -84,7 +71,7 @@ fn kinds(root: &Path) -> Vec<(String, String)> {
 /// The ways a line of code names `variant`.
 fn names(variant: &str) -> Vec<String> {
     let lower = variant.to_lowercase();
-    let mut n: Vec<String> = ["RunKind", "Measurement", "MeasureKind"]
+    let mut n: Vec<String> = ["RunKind", "Measurement"]
         .iter()
         .map(|t| format!("{t}::{variant}"))
         .collect();
@@ -98,21 +85,22 @@ fn names(variant: &str) -> Vec<String> {
 /// whether each is allowed.
 fn places(root: &Path) -> BTreeMap<String, Vec<(String, bool)>> {
     let all = sources(root);
+    let kinds = kinds(root);
     let mut found = BTreeMap::new();
-    for (variant, _) in kinds(root) {
-        let names = names(&variant);
+    for (variant, _) in &kinds {
+        let names = names(variant);
         let mut at = Vec::new();
         for source in all.iter().filter(|s| !s.rel.starts_with("format/kind/")) {
             for line in source.production() {
                 if names.iter().any(|n| named(&line.code, n)) {
                     at.push((
                         format!("src/{}:{}: {}", source.rel, line.n, line.code.trim()),
-                        allowed(source),
+                        allowed(source, &kinds),
                     ));
                 }
             }
         }
-        found.insert(variant, at);
+        found.insert(variant.clone(), at);
     }
     found
 }
@@ -125,15 +113,19 @@ fn named(code: &str, name: &str) -> bool {
     })
 }
 
-fn allowed(source: &Source) -> bool {
-    ALLOWED.iter().any(|(p, _)| match p.strip_suffix('/') {
-        Some(dir) => source.rel.starts_with(&format!("{dir}/")),
-        None => source.rel == *p,
-    })
+/// Whether `source` may name a kind: a measured kind's own plan file, or an allowance.
+fn allowed(source: &Source, kinds: &[(String, String)]) -> bool {
+    kinds
+        .iter()
+        .any(|(_, file)| source.rel == format!("plan/build/{file}.rs"))
+        || ALLOWED.iter().any(|(p, _)| match p.strip_suffix('/') {
+            Some(dir) => source.rel.starts_with(&format!("{dir}/")),
+            None => source.rel == *p,
+        })
 }
 
 #[test]
-fn kinds_are_named_only_in_their_files_and_the_one_dispatch() {
+fn kinds_are_named_only_in_their_files() {
     let root = src();
     let kinds = kinds(&root);
     assert!(kinds.len() >= 2, "no kinds read from format/kind/mod.rs");
@@ -148,6 +140,16 @@ fn kinds_are_named_only_in_their_files_and_the_one_dispatch() {
     let mut bad = Vec::new();
     for (kind, at) in &places {
         listing += &format!("{kind}: {} places outside format/kind/\n", at.len());
+        let file = &kinds.iter().find(|(v, _)| v == kind).unwrap().1;
+        let measured = root.join(format!("plan/build/{file}.rs")).is_file();
+        listing += &format!(
+            "  its words: src/format/kind/{file}.rs; measured: {}\n",
+            if measured {
+                format!("src/plan/build/{file}.rs")
+            } else {
+                "no (a kind of results only)".to_string()
+            }
+        );
         for (place, ok) in at {
             listing += &format!("  {}{place}\n", if *ok { "" } else { "NOT ALLOWED " });
             if !ok {
@@ -155,6 +157,7 @@ fn kinds_are_named_only_in_their_files_and_the_one_dispatch() {
             }
         }
     }
+    println!("{listing}");
     assert!(
         bad.is_empty(),
         "a kind named outside src/format/kind/ and the allowed places ({} lines): ask the kind a question instead (a field of format::kind::Kind with a name that says what differs, e.g. `kind.spec().time_lost`, `kind.words().plural`), so that a new kind is one file and one row:\n{}\nall places:\n{listing}",
@@ -197,8 +200,8 @@ fn the_scan_finds_a_planted_branch_and_passes_the_kind_files() {
          mod tests { fn t() { RunKind::Noise; } }\n",
     );
     write(
-        "measure/thread.rs",
-        "match k { MeasureKind::Noise(s) => {} }\n",
+        "plan/build/noise.rs",
+        "fn kind(&self) -> RunKind { RunKind::Noise }\n",
     );
     write("results/import/oslat_text.rs", "kind: RunKind::Noise,\n");
     let places = places(root);
@@ -214,7 +217,8 @@ fn the_scan_finds_a_planted_branch_and_passes_the_kind_files() {
         show("Noise"),
         [
             (
-                "src/measure/thread.rs:1: match k { MeasureKind::Noise(s) => {} }".to_string(),
+                "src/plan/build/noise.rs:1: fn kind(&self) -> RunKind { RunKind::Noise }"
+                    .to_string(),
                 true
             ),
             (

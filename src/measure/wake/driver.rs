@@ -10,20 +10,20 @@ use crate::measure::waker::{MakeWaker, Schedule, Waker};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A measuring thread's loop, waiting for its waker.
-pub struct Cycles<'a> {
-    pub plan: &'a mut CyclePlan,
-    pub sink: &'a mut rtrb::Producer<Sample>,
-    pub counters: &'a ThreadCounters,
-    pub stop: &'a AtomicBool,
+pub(crate) struct Cycles<'a> {
+    pub(crate) plan: &'a mut CyclePlan,
+    pub(crate) sink: &'a mut rtrb::Producer<Sample>,
+    pub(crate) counters: &'a ThreadCounters,
+    pub(crate) stop: &'a AtomicBool,
     /// Where the sender runs, for methods woken by another thread ([`super::ipc`]).
-    pub sender: Option<super::plans::SenderPlan>,
+    pub(crate) sender: Option<super::plans::SenderPlan>,
     /// The helpers of `--wake pi-mutex` ([`super::inversion`]).
-    pub inversion: Option<super::plans::InversionPlan>,
+    pub(crate) inversion: Option<super::plans::InversionPlan>,
 }
 
 impl Cycles<'_> {
     /// Arms the waker's first expiry, then runs the loop.
-    pub fn run<W: Waker>(self, waker: &mut W) -> ThreadEnd {
+    pub(crate) fn run<W: Waker>(self, waker: &mut W) -> ThreadEnd {
         let (cycle, stop) = (self.plan, self.stop);
         match waker.first_due_ns(cycle.first_due_ns) {
             Ok(first) => cycle.first_due_ns = first,

@@ -109,7 +109,7 @@ impl WakeMethod {
     }
 
     /// Makes the method's waker in the calling (measuring) thread and runs the loop with it.
-    pub fn run(&self, cycles: Cycles<'_>) -> ThreadEnd {
+    pub(crate) fn run(&self, cycles: Cycles<'_>) -> ThreadEnd {
         (self.driver.run)(cycles)
     }
 

@@ -26,7 +26,7 @@ mod syscall;
 pub(crate) mod tai;
 pub(crate) mod timerfd;
 
-pub use driver::Cycles;
+pub(crate) use driver::Cycles;
 pub(crate) use driver::driver;
 pub(crate) use itimer::{ItimerOneShot, ItimerPeriodic};
 pub use method::TraceJoin;

@@ -7,9 +7,13 @@
 use super::shared::{self, Records, duration_arg};
 use crate::error::{Failure, Result};
 use crate::measure::wake::ClockUse;
-use crate::measure::{Clock, PolicyKind, WakeMethod};
+use crate::measure::{Clock, MeasuringLoop, PolicyKind, WakeMethod, WakeupPlan};
+use crate::plan::measurement::{MeasuredKind, ThreadSlot};
 use crate::plan::options::{LatencyOptions, LatencyRunOptions};
-use crate::plan::{LatencySpec, MAX_RING_SIZE, Measurement, RunPlan, check_periods, check_wake};
+use crate::plan::{
+    InversionSpec, LatencySpec, MAX_RING_SIZE, Measurement, RunKind, RunPlan, SenderSpec,
+    check_periods, check_wake,
+};
 
 /// The interval, distance and step of the threads' periods, ns.
 #[derive(Debug, Clone, Copy)]
@@ -180,7 +184,7 @@ fn latency_fields(
         shared.priority,
         periods.interval_ns,
     )?;
-    Ok(Measurement::Latency(LatencySpec {
+    Ok(Measurement::of(LatencySpec {
         wake: latency.wake,
         clock,
         interval_ns: periods.interval_ns,
@@ -211,4 +215,55 @@ fn check_trace(wake: &WakeMethod, clock: Clock, policy: PolicyKind) -> Result<()
         ));
     }
     Ok(())
+}
+
+/// The latency kind: each thread's wakeups of the wake method (`measure/wakeups.rs`).
+impl MeasuredKind for LatencySpec {
+    fn kind(&self) -> RunKind {
+        RunKind::Latency
+    }
+
+    fn interval_ns(&self, index: usize) -> u64 {
+        self.interval_ns + index as u64 * self.distance_ns
+    }
+
+    fn interval_step_ns(&self) -> u64 {
+        self.interval_step_ns
+    }
+
+    fn deadline_ns(&self) -> Option<u64> {
+        self.deadline_ns
+    }
+
+    fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    fn wake_method(&self) -> &'static WakeMethod {
+        self.wake
+    }
+
+    fn sender(&self) -> Option<&SenderSpec> {
+        self.sender.as_ref()
+    }
+
+    fn inversion(&self) -> Option<InversionSpec> {
+        self.inversion
+    }
+
+    fn thread_loop(&self, thread: ThreadSlot) -> Box<dyn MeasuringLoop> {
+        Box::new(WakeupPlan {
+            wake: self.wake,
+            clock: self.clock,
+            interval_ns: thread.interval_ns,
+            interval_step_ns: self.interval_step_ns,
+            loops: thread.loops,
+            sender: thread.sender,
+            inversion: thread.inversion,
+        })
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }

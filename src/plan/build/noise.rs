@@ -5,8 +5,10 @@
 use super::shared::{self, Records};
 use crate::error::{Failure, Result};
 use crate::measure::noise_clock::NoiseClock;
+use crate::measure::{Clock, MeasuringLoop};
+use crate::plan::measurement::{MeasuredKind, ThreadSlot};
 use crate::plan::options::NoiseRunOptions;
-use crate::plan::{Measurement, NoiseSpec, RunPlan};
+use crate::plan::{Measurement, NoiseSpec, RunKind, RunPlan};
 use crate::units::parse_duration_ns;
 
 /// The shortest `--threshold`: below it a gap is hard to tell from the loop's own iteration
@@ -69,7 +71,7 @@ pub(crate) fn resolve_noise(
         samples: o.samples,
         ..Records::default()
     };
-    let measurement = Measurement::Noise(NoiseSpec {
+    let measurement = Measurement::of(NoiseSpec {
         threshold_ns,
         throttle_min_ns,
         clock,
@@ -87,4 +89,33 @@ fn resolve_threshold(text: &str) -> Result<u64> {
         )));
     }
     Ok(threshold_ns)
+}
+
+/// The noise kind: each thread's loop that never sleeps (`measure/noise.rs`). It has no
+/// period: run.json stores its threshold there, and as its deadline (the least a gap can be;
+/// docs/noise.md). Its timeline is CLOCK_MONOTONIC, to which the loop converts every gap.
+impl MeasuredKind for NoiseSpec {
+    fn kind(&self) -> RunKind {
+        RunKind::Noise
+    }
+
+    fn interval_ns(&self, _index: usize) -> u64 {
+        self.threshold_ns
+    }
+
+    fn deadline_ns(&self) -> Option<u64> {
+        Some(self.threshold_ns)
+    }
+
+    fn clock(&self) -> Clock {
+        Clock::Monotonic
+    }
+
+    fn thread_loop(&self, _thread: ThreadSlot) -> Box<dyn MeasuringLoop> {
+        Box::new(self.noise_thread())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }

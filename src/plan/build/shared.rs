@@ -545,7 +545,7 @@ mod tests {
             inversion: None,
         };
         let lowest = |l: &LatencySpec, policy, priority| {
-            lowest_thread_priority(&Measurement::Latency(l.clone()), policy, priority)
+            lowest_thread_priority(&Measurement::of(l.clone()), policy, priority)
         };
         assert_eq!(lowest(&latency, PolicyKind::Fifo, 95), 95);
         assert_eq!(lowest(&latency, PolicyKind::Other, 0), 0);

@@ -15,7 +15,7 @@ pub(crate) type Policies = HashMap<(i32, i32), TaskPolicy>;
 
 /// Names the decoder knows: interrupt vectors and softirqs.
 #[derive(Debug, Clone, Default)]
-pub struct Names {
+pub(crate) struct Names {
     pub vectors: Vec<String>,
     pub(crate) softirqs: Vec<(i64, String)>,
 }
