@@ -321,9 +321,15 @@ impl ImportRecord {
     /// overflows: a percentile of that CPU at or above it is a lower bound (compare's table,
     /// its regression check and every budget say so). None when none overflowed.
     pub(crate) fn latency_overflow_from(&self, cpu: usize) -> Option<u64> {
+        self.overflow_from(cpu, "latency")
+    }
+
+    /// As [`ImportRecord::latency_overflow_from`] for the source's `column` (`latency`, `irq`
+    /// or `thr`: rtla's timer IRQ and thread columns have overflows of their own).
+    pub(crate) fn overflow_from(&self, cpu: usize, column: &str) -> Option<u64> {
         self.overflows
             .iter()
-            .filter(|o| o.cpu == cpu && o.column == "latency" && o.samples > 0)
+            .filter(|o| o.cpu == cpu && o.column == column && o.samples > 0)
             .map(|o| o.from_ns)
             .min()
     }

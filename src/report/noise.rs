@@ -4,7 +4,7 @@
 //! HTML report; the gap statistics themselves are the usual per-thread figures under the word
 //! "gap".
 
-use super::cpu_tables::{signed, unsigned};
+use super::cpu_tables::{bound_mark, signed, unsigned};
 use super::table::{Align, Cell, Table};
 use crate::format::noise::NoiseSummary;
 use crate::format::run_record::{NoiseCause, RunRecord, ThreadSummary};
@@ -35,6 +35,8 @@ pub fn table(record: &RunRecord) -> Table {
     );
     for t in &record.threads {
         let Some(n) = &t.noise else { continue };
+        // A gap percentile among an imported histogram's overflows is a lower bound: `≥`.
+        let gap = |v: Option<u64>| format!("{}{}", bound_mark(record, t.cpu, v), unsigned(v));
         // An imported run's placeholders are unknowns (imported.absent): `-`.
         let known = |field: &str, text: String| -> Cell {
             if record.is_absent(field) {
@@ -52,9 +54,9 @@ pub fn table(record: &RunRecord) -> Table {
             known("noise.noise_ns", format_ns(n.noise_ns)),
             known("samples", t.latency.samples.to_string()),
             known("noise.gaps_per_s", format!("{:.1}", n.gaps_per_s)),
-            unsigned(t.latency.p50_ns).into(),
-            unsigned(t.latency.p99_ns).into(),
-            unsigned(t.latency.p999_ns).into(),
+            gap(t.latency.p50_ns).into(),
+            gap(t.latency.p99_ns).into(),
+            gap(t.latency.p999_ns).into(),
             signed(t.latency.max_ns).into(),
             known("noise.iterations", n.iterations.to_string()),
             known("noise.iteration_ns", format!("{:.1} ns", n.iteration_ns)),
@@ -87,6 +89,8 @@ pub(crate) fn loop_table(record: &RunRecord) -> Table {
     );
     for t in &record.threads {
         let Some(n) = &t.noise else { continue };
+        // A gap percentile among an imported histogram's overflows is a lower bound: `≥`.
+        let gap = |v: Option<u64>| format!("{}{}", bound_mark(record, t.cpu, v), unsigned(v));
         let known = |field: &str, text: String| -> Cell {
             if record.is_absent(field) {
                 "-".to_string().into()
@@ -97,8 +101,8 @@ pub(crate) fn loop_table(record: &RunRecord) -> Table {
         table.push_row(vec![
             t.cpu.to_string().into(),
             known("noise.noise_ns", format_ns(n.noise_ns)),
-            unsigned(t.latency.p50_ns).into(),
-            unsigned(t.latency.p999_ns).into(),
+            gap(t.latency.p50_ns).into(),
+            gap(t.latency.p999_ns).into(),
             known("noise.iterations", n.iterations.to_string()),
             known("noise.iteration_ns", format!("{:.1} ns", n.iteration_ns)),
         ]);

@@ -19,6 +19,8 @@ pub(crate) struct NoiseLine {
     pub gaps: Option<u64>,
     pub(crate) gaps_per_s: Option<f64>,
     pub p99_ns: Option<u64>,
+    /// `p99_ns` lies among an imported histogram's overflows: a lower bound, shown `≥`.
+    pub(crate) p99_bound: bool,
     pub max_ns: Option<i64>,
     pub(crate) throttled_gaps: u64,
     pub(crate) throttled_ns: u64,
@@ -58,7 +60,7 @@ pub(crate) fn noise_table(lines: &[NoiseLine], verbose: bool) -> (Table, Option<
             per_s(l.noise_ns_per_s).into(),
             l.gaps.map_or("-".into(), |g| g.to_string()).into(),
             rate(l.gaps_per_s).into(),
-            ns(l.p99_ns).into(),
+            format!("{}{}", if l.p99_bound { "≥" } else { "" }, ns(l.p99_ns)).into(),
             signed(l.max_ns).into(),
         ];
         if throttled {
@@ -82,7 +84,20 @@ pub(crate) fn noise_table(lines: &[NoiseLine], verbose: bool) -> (Table, Option<
             .map_or("-".into(), |g| g.to_string())
             .into(),
         rate(largest_f(|l| l.gaps_per_s)).into(),
-        ns(largest(r.iter().map(|l| l.p99_ns))).into(),
+        {
+            // Marked as the CPU whose p99 it is.
+            let top = r
+                .iter()
+                .filter(|l| l.p99_ns.is_some())
+                .max_by_key(|l| l.p99_ns);
+            let mark = if top.is_some_and(|l| l.p99_bound) {
+                "≥"
+            } else {
+                ""
+            };
+            format!("{mark}{}", ns(largest(r.iter().map(|l| l.p99_ns))))
+        }
+        .into(),
         signed(largest(r.iter().map(|l| l.max_ns))).into(),
     ];
     if throttled {
@@ -117,6 +132,8 @@ pub(crate) fn noise_lines(record: &RunRecord) -> Vec<NoiseLine> {
                 gaps: known("samples").then_some(t.latency.samples),
                 gaps_per_s: known("noise.gaps_per_s").then_some(n.gaps_per_s),
                 p99_ns: t.latency.p99_ns,
+                p99_bound: !super::cpu_tables::bound_mark(record, t.cpu, t.latency.p99_ns)
+                    .is_empty(),
                 max_ns: t.latency.max_ns,
                 throttled_gaps: if known("noise.throttled_ns") {
                     n.throttled_gaps
@@ -154,6 +171,7 @@ mod tests {
                 gaps: Some(123_456_789),
                 gaps_per_s: Some(132_000.5),
                 p99_ns: Some(68_000_000),
+                p99_bound: false,
                 max_ns: Some(68_130_000 + cpu as i64),
                 throttled_gaps: 3,
                 throttled_ns: 75_000_000,

@@ -653,3 +653,45 @@ fn bounds_of_imported_overflows_neither_pass_a_regression_check_nor_a_budget() {
         "two bounds are not the same figure"
     );
 }
+
+/// X3 (tenth hostile re-run): the overflows of an imported source's other columns bound their
+/// percentiles too: rtla's timer IRQ column (the report's "timer IRQ p99" and the IRQ
+/// statements) and an oslat import's gaps (the noise table's gap percentiles).
+#[test]
+fn the_timer_irq_and_noise_columns_mark_their_bounds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = |name: &str| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/import")
+            .join(name)
+    };
+    let report_of = |source: &str| {
+        let dir = tmp.path().join(source);
+        let o = jitterlab(&["import", s(&data(source)), "-o", s(&dir)]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let html = tmp.path().join(format!("{source}.html"));
+        let o = jitterlab(&["report", s(&dir), "-o", s(&html)]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        std::fs::read_to_string(&html).unwrap()
+    };
+    // A third of CPU 0's IRQ latencies lie at or above 51 us, the histogram's end.
+    let html = report_of("rtla-timerlat-hist-irq-over.txt");
+    assert!(
+        !html.contains("timer IRQ: 99% of wakeups within 51.0 us"),
+        "X3: an IRQ share among the overflows is not a 'within'"
+    );
+    assert!(
+        html.contains("<td>≥51.0 us</td>") && !html.contains("<td>51.0 us</td>"),
+        "X3: the timer IRQ p99 is marked as a bound"
+    );
+    // 5000 of 6000 gaps are at or above 32 us.
+    let html = report_of("oslat-overflow-crafted.txt");
+    assert!(
+        html.contains("≥32.0 us"),
+        "X3: the gap percentiles are marked"
+    );
+    assert!(
+        !html.contains("<td>32.0 us</td>"),
+        "X3: no gap percentile unmarked"
+    );
+}

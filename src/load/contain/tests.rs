@@ -243,3 +243,38 @@ fn a_killed_runs_load_cpuset_is_removed_and_held_its_load() {
     );
     assert!(journals.names().is_empty(), "{:?}", journals.names());
 }
+
+/// S2 (tenth hostile re-run): only this user's processes are read for a marker, so another
+/// user's processes (here one of `nobody` carrying a marker) cost one stat each and are never
+/// listed, nor killed as orphaned loads.
+#[test]
+fn only_this_users_processes_are_searched_for_a_marker() {
+    if process::effective_user_id() != 0 {
+        eprintln!("SKIPPED: starting another user's process needs root");
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let (owner, k) = (PID_MAX_LIMIT + 77, 3);
+    let entry = marker_entry(owner, k);
+    let start = |uid: Option<u32>| {
+        let mut cmd = Command::new("sleep");
+        cmd.arg("30").env(MARKER_ENV, marker(owner, k));
+        if let Some(uid) = uid {
+            cmd.uid(uid);
+        }
+        cmd.spawn().unwrap()
+    };
+    let (mut ours, mut theirs) = (start(None), start(Some(65534)));
+    let (our_pid, their_pid) = (ours.id() as Pid, theirs.id() as Pid);
+    // Each is listed once it has exec'd (its environment is then the marker's).
+    let mut found = Vec::new();
+    wait_for("our marked sleep is found", || {
+        found = marked(&|e| e == entry.as_slice());
+        found.contains(&our_pid)
+    });
+    for child in [&mut ours, &mut theirs] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    assert!(!found.contains(&their_pid), "{found:?}");
+}

@@ -278,8 +278,9 @@ fn distributions(run: &RunDigest) -> Vec<Distribution<'_>> {
                     .and_then(|t| t.latency.max_ns)
             },
             secondary: s.irq,
-            overflow_from_ns: match (s.irq, s.cpu, &run.record.imported) {
-                (false, Some(cpu), Some(i)) => i.latency_overflow_from(cpu),
+            // The timer IRQ series has the source's `irq` column's overflows (X3).
+            overflow_from_ns: match (s.cpu, &run.record.imported) {
+                (Some(cpu), Some(i)) => i.overflow_from(cpu, if s.irq { "irq" } else { "latency" }),
                 _ => None,
             },
         })
