@@ -181,7 +181,7 @@ impl ResultDir {
     }
 
     /// An existing result directory, checked to hold a run.json. It is opened once, as a
-    /// descriptor ([`crate::input::open_result_dir`]: looked up one component at a time,
+    /// descriptor (`input::open_result_dir`: looked up one component at a time,
     /// following no other user's link, looking names up in no directory another user may
     /// rename entries of), and every file of it is then read relative to that descriptor, never
     /// following a link (ninth hostile re-run, I1-dir: checked by path, then read by path, the
