@@ -180,14 +180,7 @@ fn measure(
         .map(|s| s.saturating_mul(1_000_000_000));
     let mut loops_done = false;
     loop {
-        // With `-l` and `-D`, woken at `-D` itself rather than at the next poll, which may be
-        // a log interval away (ninth hostile re-run, L9-f: `-l 1000 -i 1000 -D 1` ran 1.10 to
-        // 1.49 s): the run ends within one interval of `-D`, plus its stop path.
-        let until_duration = duration_ns
-            .filter(|_| loops.is_some() && !loops_done)
-            .map(|d| Duration::from_nanos(d.saturating_sub(session.elapsed_ns())));
-        let poll_in = session.next_poll_in();
-        std::thread::sleep(until_duration.map_or(poll_in, |u| u.min(poll_in)));
+        std::thread::sleep(session.next_poll_in());
         let progress = session.poll();
         // `-l N`: every thread stops when one (thread 0, of the shortest interval) has done its
         // N loops, as rt-tests' cyclictest's main loop stops them all (plan.rs `length`).
@@ -203,7 +196,7 @@ fn measure(
         // `-D` with `-l`: whichever comes first, as rt-tests' `-D` is an alarm. Loops are
         // wakeups, and a late wakeup's missed periods are none, so N loops at the interval can
         // take longer than N intervals (eighth hostile re-run, L8-a: `-l 990 -i 1000 -D 1`
-        // ran 1.11 s). Served when it is due (the sleep above ends then).
+        // ran 1.11 s). Served at the next poll (within 100 ms).
         if let (Some(n), Some(d)) = (loops, duration_ns)
             && !loops_done
             && session.elapsed_ns() >= d
