@@ -47,8 +47,7 @@ pub fn run(args: &TuneArgs) -> Result<i32> {
             );
             crate::stdout::line(&record.json())?;
         } else {
-            crate::stdout::write(&not_measured(&plan))?;
-            crate::stdout::line("tune: no fix to measure on this machine; nothing was run")?;
+            crate::stdout::write(&nothing_to_measure(&plan, false))?;
         }
         return Ok(0);
     }
@@ -110,6 +109,23 @@ fn default_tune_dir() -> PathBuf {
     PathBuf::from(p)
 }
 
+/// What a tune with no fix to measure says, or its dry run (`dry`): the fixes not measured
+/// and why, and that nothing is (or would be) run and no tune directory made.
+fn nothing_to_measure(plan: &TunePlan, dry: bool) -> String {
+    let mut text = match dry {
+        true => String::from("Not measured:\n"),
+        false => String::new(),
+    };
+    text += &not_measured(plan);
+    text += match dry {
+        false => "tune: no fix to measure on this machine; nothing was run\n",
+        true => {
+            "tune: no fix to measure on this machine; the tune would measure nothing: no arm run, no tune directory made (exit 0)\n"
+        }
+    };
+    text
+}
+
 /// The fixes not measured, and why.
 fn not_measured(plan: &TunePlan) -> String {
     let mut text = String::new();
@@ -128,6 +144,12 @@ fn not_measured(plan: &TunePlan) -> String {
 /// that would not and why, the arms and their time, and the arm's run checked as `run
 /// --dry-run` checks it; nothing is changed or started.
 fn dry_run(args: &TuneArgs, plan: &TunePlan) -> Result<i32> {
+    if plan.measured.is_empty() {
+        // What the tune would do: nothing (no arm, no tune directory), and its exit code, 0
+        // (ninth hostile re-run, L9-c: the dry run planned baseline arms and a tune directory).
+        crate::stdout::write(&nothing_to_measure(plan, true))?;
+        return Ok(0);
+    }
     match &args.run.output.out {
         Some(out) => ResultDir::check_new(out, "--out")?,
         None => ResultDir::check_new_default(&default_tune_dir(), "--out")?,
@@ -176,4 +198,40 @@ fn dry_run(args: &TuneArgs, plan: &TunePlan) -> Result<i32> {
     text += &crate::commands::run::dry_run::check_all_but_output(&arm)?;
     crate::stdout::write(&text)?;
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// L9-c (ninth hostile re-run): with no fix to measure, the dry run says that nothing
+    /// would be measured, as the tune then runs nothing, instead of planning baseline arms and
+    /// a tune directory.
+    #[test]
+    fn a_dry_run_with_no_fix_to_measure_says_nothing_would_be_measured() {
+        let mut options = crate::plan::options::LatencyRunOptions::default();
+        options.shared.cpus.cpus = Some("0".into());
+        let plan = TunePlan {
+            base: crate::plan::build::latency(&options, &[0, 1]).expect("the plan resolves"),
+            rounds: 2,
+            measured: Vec::new(),
+            unmeasured: vec![tune::Unmeasured {
+                fix: tune::fixes::FIXES
+                    .iter()
+                    .find(|f| f.name == "pm-qos")
+                    .expect("a fix"),
+                why: "no cpuidle driver".into(),
+                needs_reboot: false,
+            }],
+        };
+        let dry = nothing_to_measure(&plan, true);
+        assert!(dry.contains("pm-qos") && dry.contains("not applicable: no cpuidle driver"));
+        assert!(dry.contains("the tune would measure nothing: no arm run, no tune directory"));
+        assert!(
+            !dry.contains("arms (") && !dry.contains("Tune directory"),
+            "{dry}"
+        );
+        let real = nothing_to_measure(&plan, false);
+        assert!(real.ends_with("tune: no fix to measure on this machine; nothing was run\n"));
+    }
 }

@@ -341,6 +341,9 @@ fn open_to_others(st: &crate::sys::path::Stat) -> Option<String> {
     None
 }
 
+/// A result directory opened: the path it was named by, and its descriptor.
+type Registered = (std::path::PathBuf, std::sync::Arc<std::os::fd::OwnedFd>);
+
 /// The result directories this process opened ([`open_result_dir`]): the path each was named
 /// by and its descriptor. Every file of one is opened relative to that descriptor
 /// ([`open_result_entry`]), so that the files read are the directory's that was checked,
@@ -348,9 +351,7 @@ fn open_to_others(st: &crate::sys::path::Stat) -> Option<String> {
 /// the path, then read the sample log by path, and read root's private run through a link
 /// swapped in between, 339 times in 800). Kept for the life of the process: one entry per
 /// path, a path opened again replaced.
-static RESULT_DIRS: std::sync::Mutex<
-    Vec<(std::path::PathBuf, std::sync::Arc<std::os::fd::OwnedFd>)>,
-> = std::sync::Mutex::new(Vec::new());
+static RESULT_DIRS: std::sync::Mutex<Vec<Registered>> = std::sync::Mutex::new(Vec::new());
 
 /// Opens the result directory `path` (it must be a directory; its contents are the caller's
 /// to check) and registers its descriptor for every read of a file in it. The path is looked

@@ -98,6 +98,16 @@ fn the_dropins_name_their_own_result_directory_option() {
             assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
             assert!(said.contains("--jitterlab-out "), "{args:?}: {said}");
             assert!(!said.contains("--out "), "{args:?}: {said}");
+            // L9-d (ninth hostile re-run): the default is named as the default, not as an
+            // option the user never passed; the option is offered to choose another.
+            if !explicit {
+                assert!(
+                    said.contains("the default result directory ")
+                        && !said.contains("--jitterlab-out /")
+                        && said.contains("pass --jitterlab-out DIR to choose another"),
+                    "{args:?}: {said}"
+                );
+            }
         }
     }
     assert_eq!(

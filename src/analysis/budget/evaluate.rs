@@ -92,9 +92,13 @@ fn evaluate_clause(
             return verdict(false, format!("cpu{}: {}: {why}", t.cpu, c.metric.label()));
         }
     }
+    // A bound is judged by where the overflows begin ([`Clause::judged`]).
     let values: Vec<(usize, f64)> = in_scope
         .iter()
-        .map(|t| (t.cpu, c.metric.value(t, absent).expect("checked above")))
+        .map(|t| {
+            let v = c.metric.value(t, absent).expect("checked above");
+            (t.cpu, c.judged(bound_from(t.cpu), v).0)
+        })
         .collect();
     // A percentile among an import's overflows is a lower bound: the true value is at least
     // it. The bound decides the clause only where every value above it gives the same answer
@@ -154,14 +158,27 @@ impl Clause {
         }
     }
 
-    /// Whether CPU `cpu`'s `value` of this clause's metric is only a lower bound: a percentile
-    /// at or above where the CPU's imported overflows begin.
-    pub(crate) fn is_lower_bound(&self, record: &RunRecord, cpu: usize, value: f64) -> bool {
+    /// The value this clause judges CPU `cpu`'s `value` of its metric by, and whether it is
+    /// only a lower bound ([`Clause::judged`] with the CPU's imported overflows).
+    pub(crate) fn judged_in(&self, record: &RunRecord, cpu: usize, value: f64) -> (f64, bool) {
         let from = record
             .imported
             .as_ref()
             .and_then(|i| i.latency_overflow_from(cpu));
-        self.is_bound_above(from, value)
+        self.judged(from, value)
+    }
+
+    /// The value this clause judges `value` of its metric by, for a CPU whose imported
+    /// overflows begin at `overflow_from` ns, and whether it is only a lower bound. A percentile
+    /// at or above where the overflows begin lies among them: the true value is at least
+    /// `overflow_from`, and that is the bound judged and shown, not the value the histogram
+    /// stores for its end (its bucket's representative, 30.015 us for a 30 us end, passed
+    /// `p99>30us` where p99 may be exactly 30 us: ninth hostile re-run, L9-a).
+    pub(crate) fn judged(&self, overflow_from: Option<u64>, value: f64) -> (f64, bool) {
+        match overflow_from {
+            Some(from) if self.is_bound_above(overflow_from, value) => (from as f64, true),
+            _ => (value, false),
+        }
     }
 
     /// Whether `value` of this clause's metric is a lower bound for a CPU whose overflows begin

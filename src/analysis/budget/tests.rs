@@ -386,3 +386,59 @@ fn a_percentile_among_an_imports_overflows_is_judged_as_a_bound() {
     other.imported.as_mut().unwrap().overflows[0].cpu = 1;
     assert!(Budget::parse("p99<50us").unwrap().evaluate(&other).passed);
 }
+
+/// L9-a (ninth hostile re-run): a percentile among the overflows is judged by where they begin
+/// (run.json's `imported.overflows[].from_ns`), not by the value the histogram stores for its
+/// end (its bucket's representative, 30.015 us for a 30 us end): `p99>30us` cannot be shown
+/// when p99 may be exactly 30 us. Before, the stored 30.015 us passed `p99>30us` and
+/// `p99>=30.015us`.
+#[test]
+fn a_bound_is_judged_by_where_the_overflows_begin() {
+    use crate::format::run_record::{ImportRecord, SourceOverflow};
+    let mut t = thread(0, 100_000, 30, 0);
+    // As an import stores them: the end bucket's representative.
+    for p in [
+        &mut t.latency.p99_ns,
+        &mut t.latency.p999_ns,
+        &mut t.latency.p9999_ns,
+    ] {
+        *p = Some(30_015);
+    }
+    let mut r = record(vec![t]);
+    r.imported = Some(ImportRecord {
+        source_format: "cyclictest-hist".into(),
+        source_file: "x".into(),
+        per_interval: false,
+        absent: Vec::new(),
+        figures: Vec::new(),
+        overflows: vec![SourceOverflow {
+            cpu: 0,
+            column: "latency".into(),
+            samples: 989,
+            from_ns: 30_000,
+        }],
+    });
+    let v = |e: &str| {
+        let v = Budget::parse(e).unwrap().evaluate(&r);
+        (v.passed, v.clauses[0].actual.clone())
+    };
+    for clause in ["p99>30us", "p99>=30.015us", "p99.9>30us"] {
+        let (passed, why) = v(clause);
+        assert!(!passed, "{clause}: {why}");
+        assert!(why.contains("≥30.0 us: a lower bound"), "{clause}: {why}");
+    }
+    for clause in ["p99>=30us", "p99>29.9us"] {
+        let (passed, why) = v(clause);
+        assert!(passed, "{clause}: {why}");
+    }
+    // The per-CPU cases (JUnit, LAVA) judge and show the same bound.
+    let budget = Budget::parse("p99>30us,p99>=30us").unwrap();
+    let cases = crate::report::export::verdict::cases(&budget, &r);
+    assert_eq!(
+        cases
+            .iter()
+            .map(|c| (c.passed, c.value, c.lower_bound))
+            .collect::<Vec<_>>(),
+        [(false, Some(30_000.0), true), (true, Some(30_000.0), true)]
+    );
+}

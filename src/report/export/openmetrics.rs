@@ -23,6 +23,17 @@ pub(crate) fn exposition(run: &LoadedRun) -> Exposition {
     let r = &run.record;
     let absent: &[String] = r.imported.as_ref().map_or(&[], |i| i.absent.as_slice());
     let known = |field: &str, v: u64| (!absent.iter().any(|a| a == field)).then_some(v);
+    // A quantile among an import's overflows (at or above where they begin) is only a lower
+    // bound: left out, as a gauge has no way to say "at least" and a dashboard alerting on
+    // p99 > 50 us would never fire on it (ninth hostile re-run, L9-b); the max is the source's
+    // own, exact.
+    let exact = |cpu: usize, q: Option<u64>| {
+        let from = r
+            .imported
+            .as_ref()
+            .and_then(|i| i.latency_overflow_from(cpu));
+        q.filter(|&q| from.is_none_or(|from| q < from))
+    };
     let cpus = r
         .threads
         .iter()
@@ -43,7 +54,7 @@ pub(crate) fn exposition(run: &LoadedRun) -> Exposition {
                 cpu: t.cpu,
                 latency,
                 max_ns: l.max_ns,
-                quantiles_ns: [l.p99_ns, l.p999_ns, l.p9999_ns],
+                quantiles_ns: [l.p99_ns, l.p999_ns, l.p9999_ns].map(|q| exact(t.cpu, q)),
                 samples: Some(l.samples),
                 missed_periods: latency_only("missed_periods", t.missed_periods),
                 dropped_records: known("dropped_records", t.dropped_records),

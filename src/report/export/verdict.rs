@@ -66,7 +66,10 @@ pub fn cases(budget: &Budget, record: &RunRecord) -> Vec<CpuCase> {
     let mut out = Vec::new();
     for c in &budget.clauses {
         let case = |cpu: usize, value: Option<f64>| {
-            let lower_bound = value.is_some_and(|v| c.is_lower_bound(record, cpu, v));
+            // A bound judged and shown as where the overflows begin (`Clause::judged`).
+            let judged = value.map(|v| c.judged_in(record, cpu, v));
+            let value = judged.map(|(v, _)| v);
+            let lower_bound = judged.is_some_and(|(_, bound)| bound);
             CpuCase {
                 clause: c.text.clone(),
                 cpu,

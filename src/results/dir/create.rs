@@ -60,39 +60,63 @@ impl MakeError {
 
     /// The failure for `option` (e.g. `--out`) at `path`, with its exit code.
     pub(super) fn failure(&self, option: &str, path: &Path) -> Failure {
-        Failure::new(self.exit_code(), self.message(option, path))
+        Failure::new(self.exit_code(), self.message(option, path, false))
     }
 
-    pub(super) fn message(&self, option: &str, path: &Path) -> String {
-        let p = path.display();
-        let fix = format!("pass {option} with a new directory in a writable place");
+    /// As [`MakeError::failure`], for a default name the user did not give: the message names
+    /// it as "the default result directory", not as an option the user never passed (ninth
+    /// hostile re-run, L9-d), and says which option chooses another.
+    pub(super) fn default_failure(&self, option: &str, path: &Path) -> Failure {
+        Failure::new(self.exit_code(), self.message(option, path, true))
+    }
+
+    pub(super) fn message(&self, option: &str, path: &Path, default: bool) -> String {
+        let (p, fix, option) = match default {
+            false => (
+                format!("{option} {}", path.display()),
+                format!("pass {option} with a new directory in a writable place"),
+                option.to_string(),
+            ),
+            true => {
+                // What the user passes to choose another: the option's own word (`import
+                // --out` is `--out`), with its value.
+                let option = format!("{} DIR", option.rsplit(' ').next().unwrap_or(option));
+                (
+                    format!("the default result directory {}", path.display()),
+                    format!(
+                        "pass {option} to choose another result directory (a new one, in a writable place)"
+                    ),
+                    option,
+                )
+            }
+        };
         match self {
             MakeError::Exists(what) => format!(
-                "{option} {p}: already exists ({what}); jitterlab makes a new directory for its results and never writes into an existing one or through a link; {fix}"
+                "{p}: already exists ({what}); jitterlab makes a new directory for its results and never writes into an existing one or through a link; {fix}"
             ),
-            MakeError::NoName => format!("{option} {p}: names no new directory; {fix}"),
+            MakeError::NoName => format!("{p}: names no new directory; {fix}"),
             MakeError::Parent(parent, e) => format!(
-                "{option} {p}: its parent {} cannot be made or used: {}; {fix}",
+                "{p}: its parent {} cannot be made or used: {}; {fix}",
                 parent.display(),
                 describe(e)
             ),
-            MakeError::Io(e) => format!("{option} {p}: cannot make it: {}; {fix}", describe(e)),
-            MakeError::Replaced => format!(
-                "{option} {p}: was replaced by another user's directory while being made; {fix}"
-            ),
-            MakeError::TooLong(why) => format!("{option} {p}: {why}; {fix}"),
+            MakeError::Io(e) => format!("{p}: cannot make it: {}; {fix}", describe(e)),
+            MakeError::Replaced => {
+                format!("{p}: was replaced by another user's directory while being made; {fix}")
+            }
+            MakeError::TooLong(why) => format!("{p}: {why}; {fix}"),
             MakeError::PseudoFs(dir, fs) => format!(
-                "{option} {p}: {} is on {fs}, a file system of kernel interfaces that holds no results; {fix}",
+                "{p}: {} is on {fs}, a file system of kernel interfaces that holds no results; {fix}",
                 dir.display()
             ),
-            MakeError::Walk(e) => format!("{option} {p}: {}; {fix}", e.reason()),
+            MakeError::Walk(e) => format!("{p}: {}; {fix}", e.reason()),
             MakeError::InResultDir(run) => format!(
-                "{option} {p}: is in the result directory {}: {}; {fix}, outside it",
+                "{p}: is in the result directory {}: {}; {fix}, outside it",
                 run.display(),
                 output_checks::RESULT_DIR_RULE
             ),
             MakeError::Unsafe(dir, why) => format!(
-                "{option} {p}: {} {why}: another user could replace the results in it; remove or fix it (chown, chmod go-w), or pass {option} with a new directory in a place of your own",
+                "{p}: {} {why}: another user could replace the results in it; remove or fix it (chown, chmod go-w), or pass {option} with a new directory in a place of your own",
                 dir.display()
             ),
         }

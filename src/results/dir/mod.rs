@@ -140,7 +140,7 @@ impl ResultDir {
     /// [`ResultDir::create`], and the directory holding it must be safe from other users, as
     /// for [`ResultDir::create_unique`]: never a link, nor another user's (issue 39 R02).
     pub(crate) fn create_default(path: &Path, option: &str) -> Result<Claim, Failure> {
-        make(path, Parent::Shared).map_err(|e| e.failure(option, path))
+        make(path, Parent::Shared).map_err(|e| e.default_failure(option, path))
     }
 
     /// The checks [`ResultDir::create`] makes of `path` before making anything: `--dry-run`
@@ -152,7 +152,7 @@ impl ResultDir {
 
     /// The same checks for a default name (see [`ResultDir::create_unique`]).
     pub(crate) fn check_new_default(path: &Path, option: &str) -> Result<(), Failure> {
-        check_new(path, Parent::Shared).map_err(|e| e.failure(option, path))
+        check_new(path, Parent::Shared).map_err(|e| e.default_failure(option, path))
     }
 
     /// Makes a new result directory named `base`, or `base-2`, `base-3`... when the name is
@@ -170,18 +170,18 @@ impl ResultDir {
             // A default name: the directory holding it must be safe from other users.
             match make(&path, Parent::Shared) {
                 Err(MakeError::Exists(_)) => continue,
-                r => return r.map_err(|e| e.failure(option, &path)),
+                r => return r.map_err(|e| e.default_failure(option, &path)),
             }
         }
         Err(Failure::usage(format!(
-            "{option} {}: this name and {} others like it are taken; pass {option} with a new directory",
+            "the default result directory {}: this name and {} others like it are taken; pass {option} DIR to choose another result directory",
             base.display(),
             UNIQUE_NAME_ATTEMPTS - 1
         )))
     }
 
     /// An existing result directory, checked to hold a run.json. It is opened once, as a
-    /// descriptor ([`crate::input::open_result_dir`]: looked up one component at a time,
+    /// descriptor (`input::open_result_dir`: looked up one component at a time,
     /// following no other user's link, looking names up in no directory another user may
     /// rename entries of), and every file of it is then read relative to that descriptor, never
     /// following a link (ninth hostile re-run, I1-dir: checked by path, then read by path, the

@@ -52,8 +52,6 @@ fn read_while_swapping(name: &Path, tries: usize, swap: impl Fn() + Send + 'stat
             }
             Err(_) => refused += 1,
         }
-        let listed = crate::input::list_result_dir(&dir.path).unwrap_or_default();
-        assert!(!listed.is_empty() || refused > 0 || hers > 0);
     }
     stop.store(true, Ordering::Relaxed);
     swapper.join().unwrap();

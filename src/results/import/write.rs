@@ -353,6 +353,13 @@ pub fn summary(record: &RunRecord, out: &Path) -> String {
     let samples_known = !source.absent.iter().any(|a| a == "samples");
     for t in &record.threads {
         let l = &t.latency;
+        // A percentile among the overflows is only a lower bound: "≥" where they begin, as
+        // compare and the report say it (ninth hostile re-run, L9-e).
+        let from = source.latency_overflow_from(t.cpu);
+        let fmtq = |v: Option<u64>| match (v, from) {
+            (Some(v), Some(from)) if v >= from => format!("≥{}", format_ns(from)),
+            _ => fmtu(v),
+        };
         let _ = writeln!(
             s,
             "  CPU {}: {} {what}, min {}, p99 {}, p99.9 {}, max {}",
@@ -363,8 +370,8 @@ pub fn summary(record: &RunRecord, out: &Path) -> String {
                 "-".into()
             },
             fmt(l.min_ns),
-            fmtu(l.p99_ns),
-            fmtu(l.p999_ns),
+            fmtq(l.p99_ns),
+            fmtq(l.p999_ns),
             fmt(l.max_ns)
         );
         if let Some(irq) = &t.irq_latency {
