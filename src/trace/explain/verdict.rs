@@ -13,7 +13,7 @@ pub(super) fn verdict(
     s: &LateSample,
     window: &Window,
     whole: &[Contributor],
-    contributors: impl Fn(u64, u64) -> Vec<Contributor>,
+    contributors: impl Fn(&[(u64, u64)]) -> Vec<Contributor>,
 ) -> String {
     let latency = s.wake_ns as i64 - s.due_ns as i64;
     let mut verdict = match s.split {
@@ -37,7 +37,16 @@ pub(super) fn verdict(
             v
         }
         Some(sp) if sp.thread_latency_ns >= sp.irq_latency_ns => {
-            let part = contributors(sp.expiry_ts, s.wake_ns);
+            // The thread part: from the expiry (or the softirq thread's wakeup for it) to the
+            // wakeup, and from the due time to the exit of the timer softirq the softirq
+            // thread was inside then (split.rs, `held_in_softirq`).
+            let part = match sp.held_in_softirq {
+                Some(_) => contributors(&[
+                    (s.due_ns, super::replay::irq_start(s).min(sp.expiry_ts)),
+                    (sp.expiry_ts, s.wake_ns),
+                ]),
+                None => contributors(&[(sp.expiry_ts, s.wake_ns)]),
+            };
             let t = sp.thread_latency_ns;
             // A timer moved to another CPU: the thread part up to the thread's wakeup passed
             // there (the softirq thread's wait for that CPU, the rest of the expiry), where
@@ -99,6 +108,9 @@ pub(super) fn verdict(
                     b.prio.unwrap_or_default(),
                 ));
             }
+            if let Some(held) = held_in_softirq(s) {
+                v.push_str(&held);
+            }
             if let Some(x) = sp.expired_in {
                 v.push_str(&format!(
                     "; the timer expires in the softirq thread {} (pid {}), woken {} before it ran it",
@@ -121,12 +133,15 @@ pub(super) fn verdict(
             )
         }
         Some(sp) => {
-            let part = contributors(s.due_ns, sp.expiry_ts);
+            let part = contributors(&[(super::replay::irq_start(s), sp.expiry_ts)]);
             let i = sp.irq_latency_ns;
             let mut v = format!(
                 "IRQ latency {}: the timer interrupt came late",
                 signed_ns(i)
             );
+            if let Some(held) = held_in_softirq(s) {
+                v.push_str(&held);
+            }
             let top = part.first();
             if let Some(top) = top {
                 v.push_str(&format!("; {}", held(top)));
@@ -185,6 +200,22 @@ fn boosted_expiry_thread(
             && matches!(c.policy.as_deref(), Some("RT" | "FIFO" | "RR"))
             && c.prio.is_some_and(|p| p > woken_prio)
     })
+}
+
+/// "; the timer came due while the softirq thread ... was inside the timer softirq ...", for
+/// a soft timer that came due while the softirq thread it expires in was already running the
+/// timer softirq (split.rs, `held_in_softirq`): that run does not expire it, and no interrupt
+/// is programmed for it until the run ends, so the time up to its exit is thread latency.
+fn held_in_softirq(s: &LateSample) -> Option<String> {
+    let sp = s.split?;
+    let (h, x) = sp.held_in_softirq.zip(sp.expired_in)?;
+    Some(format!(
+        "; the timer came due while the softirq thread {} (pid {}) was inside the timer softirq (entered {} before the due time, which expires only the timers due when it began), and no interrupt is programmed for a soft timer until that softirq ends: it ended {} after the due time (in the thread part), the IRQ part is from there",
+        x.thread.comm.as_string(),
+        x.thread.pid,
+        format_ns(s.due_ns.saturating_sub(h.entered_ts)),
+        format_ns(h.exited_ts.saturating_sub(s.due_ns)),
+    ))
 }
 
 /// Why a timer expired on another CPU (split.rs, `take_moved_cycle`), and the fix.
