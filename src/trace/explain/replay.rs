@@ -42,6 +42,9 @@ pub(super) struct Segment {
     pub from: u64,
     pub to: u64,
     pub holder: Holder,
+    /// The kernel priority of the task that held it, when a task did (as it was switched in:
+    /// a task boosted by priority inheritance shows so from its switch in).
+    pub prio: Option<i32>,
 }
 
 /// The replayed window of one late sample.
@@ -169,10 +172,15 @@ impl<'s> Replayer<'s> {
             .last()
             .cloned()
             .unwrap_or_else(|| self.task_holder());
+        let prio = match holder {
+            Holder::Task(_) => self.current.map(|t| t.prio),
+            _ => None,
+        };
         self.segments.push(Segment {
             from: self.at,
             to,
             holder,
+            prio,
         });
         self.at = to;
     }

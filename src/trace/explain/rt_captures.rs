@@ -409,11 +409,13 @@ fn the_spike_delayed_itimer_wakeup_armed_late_is_a_thread_delay_through_ktimers(
 
 /// Lab check 1c on the isolated CPU 1, `kernel.timer_migration=0`: `--wake timerfd`, a FIFO 50
 /// spike below the measuring thread (FIFO 95). In one injection `ktimers/1`, the softirq thread
-/// the timer expires in (FIFO 1), ran 26.67 ms of the 47.57 ms wakeup at RT 95: raised to the
-/// measuring thread's priority by priority inheritance (the thread waited on a lock it held),
-/// longer than the spike's 20.38 ms under the emulator's stalls. The verdict named it first
-/// (`CPU held by ktimers/1 (pid 30, RT 95) for 26.67 ms`), so that check 1c failed: the task
-/// that held `ktimers/1` off, the spike, is named first, and `ktimers/1` is said as boosted.
+/// the timer expires in (FIFO 1), ran 26.67 ms of the 47.57 ms wakeup, longer than the spike's
+/// 20.38 ms under the emulator's stalls, and was last switched in at RT 95 (raised to the
+/// measuring thread's priority by priority inheritance: the thread waited on a lock it held).
+/// The verdict named it first (`CPU held by ktimers/1 (pid 30, RT 95) for 26.67 ms`), so that
+/// check 1c failed: the task that held `ktimers/1` off, the spike, is named first, and
+/// `ktimers/1` is said as boosted for the time it ran boosted only: 68.7 us (its 26.6 ms
+/// before the spike it ran at its own RT 1, switched in and out at kernel prio 98).
 #[test]
 fn a_ktimers_thread_boosted_by_priority_inheritance_is_said_after_what_held_it_off() {
     let name = "rt-ktimers-boosted-timerfd";
@@ -424,12 +426,13 @@ fn a_ktimers_thread_boosted_by_priority_inheritance_is_said_after_what_held_it_o
         .expect("the sample due at 123.257375550 s");
     assert!(
         x.verdict.starts_with(
-            "thread latency 47.57 ms: CPU held by jl-spike-1 (pid 551, RT 50) for 20.37 ms, ahead of the softirq thread ktimers/1 (pid 30), which ran 26.66 ms of it boosted from RT 1 to RT 95 by priority inheritance (the measuring thread's priority: it waited on a lock the softirq thread held); the timer expires in the softirq thread ktimers/1 (pid 30)"
+            "thread latency 47.57 ms: CPU held by jl-spike-1 (pid 551, RT 50) for 20.37 ms, ahead of the softirq thread ktimers/1 (pid 30), which ran 68.7 us of it boosted from RT 1 to RT 95 by priority inheritance (the measuring thread's priority: it waited on a lock the softirq thread held); the timer expires in the softirq thread ktimers/1 (pid 30)"
         ),
         "{}",
         x.verdict
     );
-    // The contributors stay longest first: ktimers/1's 26.67 ms, then the spike's.
+    // The contributors stay longest first: ktimers/1's 26.67 ms (a contributor is a task at
+    // the priority it last got the CPU with), then the spike's.
     assert_eq!(
         x.contributors
             .iter()

@@ -40,13 +40,14 @@ pub(super) fn verdict(
             // The thread part: from the expiry (or the softirq thread's wakeup for it) to the
             // wakeup, and from the due time to the exit of the timer softirq the softirq
             // thread was inside then (split.rs, `held_in_softirq`).
-            let part = match sp.held_in_softirq {
-                Some(_) => contributors(&[
+            let parts = match sp.held_in_softirq {
+                Some(_) => vec![
                     (s.due_ns, super::replay::irq_start(s).min(sp.expiry_ts)),
                     (sp.expiry_ts, s.wake_ns),
-                ]),
-                None => contributors(&[(sp.expiry_ts, s.wake_ns)]),
+                ],
+                None => vec![(sp.expiry_ts, s.wake_ns)],
             };
+            let part = contributors(&parts);
             let t = sp.thread_latency_ns;
             // A timer moved to another CPU: the thread part up to the thread's wakeup passed
             // there (the softirq thread's wait for that CPU, the rest of the expiry), where
@@ -59,10 +60,10 @@ pub(super) fn verdict(
             // The softirq thread the timer expires in, raised above its own priority while it
             // ran (priority inheritance: a waiter on a lock it held): it ran the expiry on the
             // wakeup's behalf, so what held it off is named first, and it is said as boosted.
-            let boosted = boosted_expiry_thread(sp.expired_in, &part);
+            let boosted = boosted_expiry_thread(sp.expired_in, &part, window, &parts);
             let top = part
                 .iter()
-                .find(|c| boosted.is_none_or(|b| c.pid != b.pid))
+                .find(|c| boosted.is_none_or(|(b, _)| c.pid != b.pid))
                 .filter(|top| top.duration_ns as i64 * 10 >= t);
             let mut v = match (top, remote) {
                 (top, Some((wait, cpu))) if top.is_none_or(|top| top.duration_ns <= wait) => {
@@ -81,7 +82,7 @@ pub(super) fn verdict(
                     sp.switch_to_user_ns.map_or("-".into(), signed_ns)
                 ),
             };
-            if let (Some(b), Some(x)) = (boosted, sp.expired_in) {
+            if let (Some((b, boosted_ns)), Some(x)) = (boosted, sp.expired_in) {
                 let measuring = window
                     .tasks
                     .get(&s.tid)
@@ -103,7 +104,7 @@ pub(super) fn verdict(
                     b.name,
                     b.pid.unwrap_or(-1),
                     if top.is_some() { ", which ran" } else { " ran" },
-                    format_ns(b.duration_ns),
+                    format_ns(boosted_ns),
                     99 - x.thread.prio,
                     b.prio.unwrap_or_default(),
                 ));
@@ -184,22 +185,38 @@ pub(super) fn verdict(
 /// it ran there above the real-time priority it was woken with: raised by priority
 /// inheritance while a higher-priority task waited on a lock it held (on PREEMPT_RT the
 /// measuring thread blocks on the timer's expiry lock, or its wait queue's, which
-/// `ktimers/N` holds). Its time then is the wakeup's own path, not a culprit's.
-fn boosted_expiry_thread(
+/// `ktimers/N` holds). Its time then is the wakeup's own path, not a culprit's. With it, how
+/// long it ran boosted within `parts` (the thread part's stretches): a contributor sums a task's
+/// time at every priority, and the softirq thread may have run some of it at its own.
+fn boosted_expiry_thread<'c>(
     x: Option<crate::trace::split::SoftirqThread>,
-    part: &[Contributor],
-) -> Option<&Contributor> {
+    part: &'c [Contributor],
+    window: &Window,
+    parts: &[(u64, u64)],
+) -> Option<(&'c Contributor, u64)> {
     let x = x?;
     // Woken as a real-time task (ktimers/N: FIFO 1); ksoftirqd/N is SCHED_OTHER.
     let woken_prio = (0..100)
         .contains(&x.thread.prio)
         .then(|| 99 - x.thread.prio)?;
-    part.iter().find(|c| {
+    let c = part.iter().find(|c| {
         c.kind == "task"
             && c.pid == Some(x.thread.pid)
             && matches!(c.policy.as_deref(), Some("RT" | "FIFO" | "RR"))
             && c.prio.is_some_and(|p| p > woken_prio)
-    })
+    })?;
+    let boosted_ns: u64 = parts
+        .iter()
+        .flat_map(|&(from, to)| {
+            window.segments.iter().filter_map(move |g| {
+                let boosted = g.holder == super::replay::Holder::Task(x.thread.pid)
+                    && g.prio.is_some_and(|p| p < x.thread.prio);
+                (boosted && g.to.min(to) > g.from.max(from))
+                    .then(|| g.to.min(to) - g.from.max(from))
+            })
+        })
+        .sum();
+    (boosted_ns > 0).then_some((c, boosted_ns))
 }
 
 /// "; the timer came due while the softirq thread ... was inside the timer softirq ...", for
