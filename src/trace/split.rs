@@ -32,6 +32,13 @@
 //! named ([`Split::expired_in`]). A thread woken before the due time leaves no IRQ part: it was
 //! already waiting for the CPU (and while the timer softirq is pending, the kernel does not
 //! even program the interrupt for a soft timer: the thread runs them all when it gets the CPU).
+//! A timer that comes due while its softirq thread is already inside the timer softirq (entered
+//! before the due time, its clock base's `now` read then) is not expired by that run, and
+//! until the run ends the kernel programs no interrupt for soft timers (`softirq_activated`):
+//! the time from the due time to that softirq's exit is thread latency (whatever held the
+//! softirq thread inside it: a task above it, named), and the IRQ part runs only from that exit
+//! to the interrupt's waking of the thread ([`Split::held_in_softirq`]; lab check 1c, the
+//! capture tests/data/trace/rt-ktimers-in-softirq-posix-timer).
 //!
 //! With an absolute sleep (`--wake clock-nanosleep`) E is the due time itself, so the latency
 //! is IRQ latency plus thread latency. A sample is joined to its chain by the timer's soft expiry
@@ -117,7 +124,23 @@ pub(crate) struct Split {
     /// when beyond the join's tolerance ([`CpuTimeline::take_late_armed_cycle`]). That wait,
     /// between the thread's clock read and its arming, is in neither part.
     pub(crate) armed_late_ns: Option<i64>,
+    /// The timer softirq the softirq thread that expired the timer was already inside at the
+    /// due time, when it was: the time from the due time to that softirq's exit is thread
+    /// latency, the IRQ part only what follows it (see the module documentation).
+    pub(crate) held_in_softirq: Option<SoftirqSpan>,
 }
+
+/// One run of the timer softirq (`HRTIMER`) in a softirq thread, trace clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SoftirqSpan {
+    /// Its `softirq_entry` (the softirq reads its clock base's `now` right after it).
+    pub(crate) entered_ts: u64,
+    /// Its `softirq_exit`.
+    pub(crate) exited_ts: u64,
+}
+
+/// The timer softirq's vector (`HRTIMER_SOFTIRQ`, the same number in every kernel since 2.6.30).
+pub(crate) const HRTIMER_SOFTIRQ: u32 = 8;
 
 #[derive(Debug, Clone, Copy)]
 struct Armed {
@@ -310,21 +333,38 @@ impl CpuTimeline {
             },
         };
         let wake = wake_ns as i64;
-        // The end of the IRQ part on the timer's clock: its expiry, or the interrupt's waking
-        // of the softirq thread that expired it (the trace clock's distance before the expiry).
-        // A thread woken before the due time (for an earlier timer, and still waiting) leaves
-        // no IRQ part: the whole delay is its wait.
+        // On the timer's clock, the trace time `ts` (at or before the expiry).
+        let on_clock = |ts: u64| c.now - c.expiry_ts.saturating_sub(ts) as i64;
+        // The softirq thread's timer softirq the timer came due in, if it did (not for a timer
+        // expired on another CPU: this CPU's history is not that thread's).
+        let held = match c.expired_in {
+            Some(t) if c.expired_on.is_none() => {
+                let due_ts = c
+                    .expiry_ts
+                    .saturating_sub((c.now - c.expires).max(0) as u64);
+                self.timer_softirq_at(t.thread.pid, due_ts, t.woken_ts)
+            }
+            _ => None,
+        };
+        // The IRQ part on the timer's clock: from the expiry (or the exit of the timer softirq
+        // its softirq thread was inside at the due time: until then no interrupt is programmed
+        // for it) to the interrupt running it, or the interrupt's waking of the softirq thread
+        // that expired it (the trace clock's distance before the expiry). A thread woken
+        // before that start (for an earlier timer, and still waiting) leaves no IRQ part: the
+        // whole delay is its wait.
+        let irq_start = held.map_or(c.expires, |h| on_clock(h.exited_ts).max(c.expires));
         let (irq_end, thread_from_ts) = match c.expired_in {
             Some(t) => {
-                let woken = c.now - (c.expiry_ts - t.woken_ts) as i64;
-                let end = woken.max(c.expires);
+                let woken = on_clock(t.woken_ts);
+                let end = woken.max(irq_start);
                 (end, t.woken_ts + (end - woken) as u64)
             }
             None => (c.now, c.expiry_ts),
         };
+        let irq_latency_ns = irq_end - irq_start;
         Some(Split {
-            irq_latency_ns: irq_end - c.expires,
-            thread_latency_ns: wake - irq_end,
+            irq_latency_ns,
+            thread_latency_ns: wake - c.expires - irq_latency_ns,
             wake_to_switch_ns: match (c.waking_ts, c.switch_in_ts) {
                 (Some(w), Some(s)) => Some(s as i64 - w as i64),
                 _ => None,
@@ -335,7 +375,45 @@ impl CpuTimeline {
             expired_on: c.expired_on,
             woken_ts: c.waking_ts,
             armed_late_ns,
+            held_in_softirq: held,
         })
+    }
+
+    /// The run of the timer softirq in the softirq thread `pid` that was in progress at the
+    /// trace time `due_ts` and had ended by `until` (that thread's wakeup for the expiry), when
+    /// the history shows one. Such a run read its clock base's `now` when it began, before the
+    /// due time, so it did not expire a timer due after that; and while it runs the kernel
+    /// programs no interrupt for the soft timers (`softirq_activated`): that timer's
+    /// interrupt can only come after its exit. Walked back from `until`: a sample whose thread
+    /// was woken on time looks at only the events of its own latency.
+    fn timer_softirq_at(&self, pid: i32, due_ts: u64, until: u64) -> Option<SoftirqSpan> {
+        let end = self.history.partition_point(|e| e.ts <= until);
+        let mut exited_ts = None;
+        for e in self.history.range(..end).rev() {
+            if exited_ts.is_none() && e.ts <= due_ts {
+                return None;
+            }
+            if e.common_pid != pid {
+                continue;
+            }
+            match (&e.kind, exited_ts) {
+                (Kind::SoftirqExit { vec }, None) if *vec == HRTIMER_SOFTIRQ => {
+                    exited_ts = Some(e.ts)
+                }
+                // Still inside a timer softirq when woken: not a run that ended before.
+                (Kind::SoftirqEntry { vec }, None) if *vec == HRTIMER_SOFTIRQ => return None,
+                // Its start: before the due time, or else it read a `now` past the due time
+                // and would have expired the timer.
+                (Kind::SoftirqEntry { vec }, Some(exited_ts)) if *vec == HRTIMER_SOFTIRQ => {
+                    return (e.ts <= due_ts).then_some(SoftirqSpan {
+                        entered_ts: e.ts,
+                        exited_ts,
+                    });
+                }
+                _ => {}
+            }
+        }
+        None
     }
 
     /// The cycle of a relative sleep (`tolerance_ns` > 0) that thread `tid` armed late: the

@@ -38,15 +38,28 @@ pub(super) fn between(
     policies: &Policies,
     names: &Names,
 ) -> Vec<Contributor> {
+    between_parts(window, &[(from, to)], policies, names)
+}
+
+/// [`between`] summed over the stretches `parts` (from, to) of the window, which do not
+/// overlap.
+pub(super) fn between_parts(
+    window: &Window,
+    parts: &[(u64, u64)],
+    policies: &Policies,
+    names: &Names,
+) -> Vec<Contributor> {
     let mut sums: HashMap<Holder, u64> = HashMap::new();
-    for seg in &window.segments {
-        let (a, b) = (seg.from.max(from), seg.to.min(to));
-        let held = !matches!(
-            seg.holder,
-            Holder::Measuring | Holder::Unknown | Holder::Elsewhere
-        );
-        if b > a && held {
-            *sums.entry(seg.holder.clone()).or_default() += b - a;
+    for &(from, to) in parts {
+        for seg in &window.segments {
+            let (a, b) = (seg.from.max(from), seg.to.min(to));
+            let held = !matches!(
+                seg.holder,
+                Holder::Measuring | Holder::Unknown | Holder::Elsewhere
+            );
+            if b > a && held {
+                *sums.entry(seg.holder.clone()).or_default() += b - a;
+            }
         }
     }
     let mut out: Vec<Contributor> = sums

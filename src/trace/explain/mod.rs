@@ -61,8 +61,8 @@ pub(crate) fn explain(
     let mut window = replay::replay(s, timeline);
     replay::without_evidence(&mut window, s);
     let contributors =
-        |from: u64, to: u64| contributors::between(&window, from, to, policies, names);
-    let mut whole = contributors(s.due_ns, s.wake_ns);
+        |parts: &[(u64, u64)]| contributors::between_parts(&window, parts, policies, names);
+    let mut whole = contributors(&[(s.due_ns, s.wake_ns)]);
     let verdict = verdict::verdict(s, &window, &whole, contributors);
     stacks::attach(&mut whole, s, timeline, Symbols::shared);
     SpikeExplanation {
@@ -182,6 +182,7 @@ mod tests {
                 expired_on: None,
                 woken_ts: None,
                 armed_late_ns: None,
+                held_in_softirq: None,
             }),
         };
         let x = explain(&s, &t, &policies, &names);
@@ -249,6 +250,7 @@ mod tests {
                 expired_on: None,
                 woken_ts: None,
                 armed_late_ns: None,
+                held_in_softirq: None,
             }),
         };
         explain(&s, &t, &HashMap::new(), &Names::default())
@@ -318,6 +320,7 @@ mod tests {
                 expired_on: None,
                 woken_ts: None,
                 armed_late_ns: None,
+                held_in_softirq: None,
             }),
         };
         let x = explain(&s, &t, &HashMap::new(), &Names::default());

@@ -5,7 +5,7 @@
 
 use super::LateSample;
 use crate::trace::decode::{Kind, TaskRef, TraceEvent};
-use crate::trace::split::CpuTimeline;
+use crate::trace::split::{CpuTimeline, HRTIMER_SOFTIRQ};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -36,15 +36,15 @@ pub(super) enum Holder {
 /// interrupt is not an idle exit.
 pub(super) const IDLE_EXIT_MAX_NS: u64 = 100_000;
 
-/// The timer softirq's vector (`HRTIMER_SOFTIRQ`, the same number in every kernel since 2.6.30).
-const HRTIMER_SOFTIRQ: u32 = 8;
-
 /// A stretch of the window held by one holder.
 #[derive(Debug, Clone)]
 pub(super) struct Segment {
     pub from: u64,
     pub to: u64,
     pub holder: Holder,
+    /// The kernel priority of the task that held it, when a task did (as it was switched in:
+    /// a task boosted by priority inheritance shows so from its switch in).
+    pub prio: Option<i32>,
 }
 
 /// The replayed window of one late sample.
@@ -150,7 +150,7 @@ impl<'s> Replayer<'s> {
             lost: false,
             irq_end: s.split.map_or(s.wake_ns, |sp| sp.expiry_ts),
             widest_gap: 0,
-            last_event_ts: s.due_ns,
+            last_event_ts: irq_start(s),
         }
     }
 
@@ -172,10 +172,15 @@ impl<'s> Replayer<'s> {
             .last()
             .cloned()
             .unwrap_or_else(|| self.task_holder());
+        let prio = match holder {
+            Holder::Task(_) => self.current.map(|t| t.prio),
+            _ => None,
+        };
         self.segments.push(Segment {
             from: self.at,
             to,
             holder,
+            prio,
         });
         self.at = to;
     }
@@ -184,7 +189,7 @@ impl<'s> Replayer<'s> {
         if e.ts > self.at {
             self.close_segment(e.ts);
         }
-        if e.ts >= self.s.due_ns && e.ts <= self.irq_end {
+        if e.ts >= irq_start(self.s) && e.ts <= self.irq_end {
             self.widest_gap = self.widest_gap.max(e.ts - self.last_event_ts);
             self.last_event_ts = e.ts;
         }
@@ -297,10 +302,16 @@ impl<'s> Replayer<'s> {
 ///   the thread's wakeup there ([`elsewhere_until`]) this CPU's holders did not hold the wakeup
 ///   back, and go to [`Holder::Elsewhere`]: what delayed the expiry or the softirq thread that
 ///   ran it on that CPU is not in this CPU's trace.
+/// - A soft timer that came due while its softirq thread was inside the timer softirq
+///   ([`crate::trace::split::Split::held_in_softirq`]) had no interrupt programmed until that
+///   softirq's exit: the interrupt is pending from there only, and the holders before it (what
+///   kept the softirq thread inside it) keep their time.
 pub(super) fn without_evidence(window: &mut Window, s: &LateSample) {
     let pending_end = s.split.map_or(s.wake_ns, |sp| sp.expiry_ts.min(s.wake_ns));
-    // Cut the segment that straddles the interrupt's expiry, so each lies on one side.
+    let pending_start = irq_start(s).min(pending_end);
+    // Cut the segments that straddle the interrupt's pending stretch, so each lies on one side.
     cut(window, pending_end);
+    cut(window, pending_start);
     if let Some(until) = elsewhere_until(s) {
         cut(window, until);
         for g in window.segments.iter_mut().filter(|g| g.to <= until) {
@@ -308,7 +319,7 @@ pub(super) fn without_evidence(window: &mut Window, s: &LateSample) {
         }
         return;
     }
-    let pending = |g: &Segment| g.to <= pending_end;
+    let pending = |g: &Segment| g.from >= pending_start && g.to <= pending_end;
     let idle_ns: u64 = window
         .segments
         .iter()
@@ -327,6 +338,14 @@ pub(super) fn without_evidence(window: &mut Window, s: &LateSample) {
             g.holder = Holder::NoEvent;
         }
     }
+}
+
+/// Where the wait for the timer's interrupt begins (trace clock): the due time, or the exit of
+/// the timer softirq its softirq thread was inside at the due time.
+pub(super) fn irq_start(s: &LateSample) -> u64 {
+    s.split
+        .and_then(|sp| sp.held_in_softirq)
+        .map_or(s.due_ns, |h| h.exited_ts.max(s.due_ns))
 }
 
 /// Splits the segment that straddles `at`, so that each lies on one side of it.

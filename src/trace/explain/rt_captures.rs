@@ -10,7 +10,7 @@
 use super::{LateSample, Names, explain};
 use crate::format::events::SpikeExplanation;
 use crate::trace::decode::{Decoder, Kind, TraceEvent};
-use crate::trace::split::{CpuTimeline, Split};
+use crate::trace::split::{CpuTimeline, SoftirqSpan, Split};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -409,11 +409,13 @@ fn the_spike_delayed_itimer_wakeup_armed_late_is_a_thread_delay_through_ktimers(
 
 /// Lab check 1c on the isolated CPU 1, `kernel.timer_migration=0`: `--wake timerfd`, a FIFO 50
 /// spike below the measuring thread (FIFO 95). In one injection `ktimers/1`, the softirq thread
-/// the timer expires in (FIFO 1), ran 26.67 ms of the 47.57 ms wakeup at RT 95: raised to the
-/// measuring thread's priority by priority inheritance (the thread waited on a lock it held),
-/// longer than the spike's 20.38 ms under the emulator's stalls. The verdict named it first
-/// (`CPU held by ktimers/1 (pid 30, RT 95) for 26.67 ms`), so that check 1c failed: the task
-/// that held `ktimers/1` off, the spike, is named first, and `ktimers/1` is said as boosted.
+/// the timer expires in (FIFO 1), ran 26.67 ms of the 47.57 ms wakeup, longer than the spike's
+/// 20.38 ms under the emulator's stalls, and was last switched in at RT 95 (raised to the
+/// measuring thread's priority by priority inheritance: the thread waited on a lock it held).
+/// The verdict named it first (`CPU held by ktimers/1 (pid 30, RT 95) for 26.67 ms`), so that
+/// check 1c failed: the task that held `ktimers/1` off, the spike, is named first, and
+/// `ktimers/1` is said as boosted for the time it ran boosted only: 68.7 us (its 26.6 ms
+/// before the spike it ran at its own RT 1, switched in and out at kernel prio 98).
 #[test]
 fn a_ktimers_thread_boosted_by_priority_inheritance_is_said_after_what_held_it_off() {
     let name = "rt-ktimers-boosted-timerfd";
@@ -424,12 +426,13 @@ fn a_ktimers_thread_boosted_by_priority_inheritance_is_said_after_what_held_it_o
         .expect("the sample due at 123.257375550 s");
     assert!(
         x.verdict.starts_with(
-            "thread latency 47.57 ms: CPU held by jl-spike-1 (pid 551, RT 50) for 20.37 ms, ahead of the softirq thread ktimers/1 (pid 30), which ran 26.66 ms of it boosted from RT 1 to RT 95 by priority inheritance (the measuring thread's priority: it waited on a lock the softirq thread held); the timer expires in the softirq thread ktimers/1 (pid 30)"
+            "thread latency 47.57 ms: CPU held by jl-spike-1 (pid 551, RT 50) for 20.37 ms, ahead of the softirq thread ktimers/1 (pid 30), which ran 68.7 us of it boosted from RT 1 to RT 95 by priority inheritance (the measuring thread's priority: it waited on a lock the softirq thread held); the timer expires in the softirq thread ktimers/1 (pid 30)"
         ),
         "{}",
         x.verdict
     );
-    // The contributors stay longest first: ktimers/1's 26.67 ms, then the spike's.
+    // The contributors stay longest first: ktimers/1's 26.67 ms (a contributor is a task at
+    // the priority it last got the CPU with), then the spike's.
     assert_eq!(
         x.contributors
             .iter()
@@ -464,6 +467,79 @@ fn a_ktimers_thread_boosted_by_priority_inheritance_is_said_after_what_held_it_o
     for (due, x) in by_spike {
         assert!(
             x.verdict.starts_with("thread latency") && x.verdict.contains("ktimers/1"),
+            "due {due}: {}",
+            x.verdict
+        );
+    }
+}
+
+/// Lab check 1c on the isolated CPU 1, `kernel.timer_migration=0`: `--wake posix-timer`, a
+/// FIFO 50 spike below the measuring thread (FIFO 95); the raw capture of stop 53's run cut to
+/// 104.60-105.15 s (tests/data/trace/rt-ktimers-in-softirq-posix-timer). The timer due at
+/// 105.086462150 s came due while `ktimers/1` was inside the HRTIMER softirq (entered at
+/// 105.085733350 s, its `now` read then, for the thread's previous timer); the spike preempted
+/// it at 105.087514 s and ran 20.3 ms; the softirq ended at 105.107875850 s without this timer
+/// (due after its `now`), and the interrupt that woke `ktimers/1` for it came at 105.119679760
+/// s, after 11.5 ms of idle (the emulator). While that softirq ran no interrupt was programmed
+/// for the timer, so nothing was late on the interrupt's side until its exit: the run said
+/// `IRQ latency 33.23 ms: the timer interrupt came late; no trace event for 32.18 ms`, the
+/// spike not even listed. It is a thread-side delay by the spike through `ktimers/1`, the IRQ
+/// part only from the softirq's exit to that wakeup.
+#[test]
+fn a_soft_timer_due_while_ktimers_is_inside_its_softirq_is_a_thread_delay_by_what_held_it() {
+    let name = "rt-ktimers-in-softirq-posix-timer";
+    let explained = replay_splits(name, 1, None, 0);
+    let (_, x, sp) = explained
+        .iter()
+        .find(|(due, _, _)| *due == 105_086_462_150)
+        .expect("the sample due at 105.086462150 s");
+    let sp = sp.expect("joined with its timer");
+    assert_eq!(
+        sp.held_in_softirq,
+        Some(SoftirqSpan {
+            entered_ts: 105_085_733_350,
+            exited_ts: 105_107_875_850,
+        })
+    );
+    // On the timer's clock (its expiry at trace time 105.119952730 s read now =
+    // 105.119940740 s): the softirq's exit at 105.107863860 s, ktimers/1 woken at
+    // 105.119667770 s; the latency 34.32026 ms.
+    assert_eq!(sp.irq_latency_ns, 105_119_667_770 - 105_107_863_860);
+    assert_eq!(sp.thread_latency_ns, 34_320_260 - 11_803_910);
+    assert!(
+        x.verdict
+            .starts_with("thread latency 22.52 ms: CPU held by jl-spike-1 (pid 445, RT 50) for ")
+            && x.verdict.contains(
+                "the timer came due while the softirq thread ktimers/1 (pid 30) was inside the timer softirq"
+            )
+            && !x.verdict.contains("no trace event"),
+        "{}",
+        x.verdict
+    );
+    assert_eq!(x.contributors[0].name, "jl-spike-1", "{x:?}");
+    assert!(x.contributors[0].duration_ns > 20_000_000, "{x:?}");
+    // The silence before the interrupt is no longer than the idle after the softirq's exit.
+    assert!(
+        x.contributors
+            .iter()
+            .filter(|c| c.name == "no trace event")
+            .all(|c| c.duration_ns < 12_000_000),
+        "{x:?}"
+    );
+    // Both injections of the capture: the wakeup each delayed is a thread-side delay through
+    // ktimers/1 naming the spike first, never "no trace event".
+    let injections = injections(&capture(name));
+    assert_eq!(injections.len(), 2);
+    for (start, end) in injections {
+        let (due, x, _) = explained
+            .iter()
+            .find(|(due, x, _)| *due < end && x.time_ns >= end)
+            .unwrap_or_else(|| panic!("no wakeup delayed by the injection {start}..{end}"));
+        assert!(
+            x.verdict.starts_with("thread latency")
+                && x.verdict.contains("ktimers/1")
+                && !x.verdict.contains("no trace event")
+                && x.contributors[0].name == "jl-spike-1",
             "due {due}: {}",
             x.verdict
         );

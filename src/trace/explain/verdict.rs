@@ -13,7 +13,7 @@ pub(super) fn verdict(
     s: &LateSample,
     window: &Window,
     whole: &[Contributor],
-    contributors: impl Fn(u64, u64) -> Vec<Contributor>,
+    contributors: impl Fn(&[(u64, u64)]) -> Vec<Contributor>,
 ) -> String {
     let latency = s.wake_ns as i64 - s.due_ns as i64;
     let mut verdict = match s.split {
@@ -37,7 +37,17 @@ pub(super) fn verdict(
             v
         }
         Some(sp) if sp.thread_latency_ns >= sp.irq_latency_ns => {
-            let part = contributors(sp.expiry_ts, s.wake_ns);
+            // The thread part: from the expiry (or the softirq thread's wakeup for it) to the
+            // wakeup, and from the due time to the exit of the timer softirq the softirq
+            // thread was inside then (split.rs, `held_in_softirq`).
+            let parts = match sp.held_in_softirq {
+                Some(_) => vec![
+                    (s.due_ns, super::replay::irq_start(s).min(sp.expiry_ts)),
+                    (sp.expiry_ts, s.wake_ns),
+                ],
+                None => vec![(sp.expiry_ts, s.wake_ns)],
+            };
+            let part = contributors(&parts);
             let t = sp.thread_latency_ns;
             // A timer moved to another CPU: the thread part up to the thread's wakeup passed
             // there (the softirq thread's wait for that CPU, the rest of the expiry), where
@@ -50,10 +60,10 @@ pub(super) fn verdict(
             // The softirq thread the timer expires in, raised above its own priority while it
             // ran (priority inheritance: a waiter on a lock it held): it ran the expiry on the
             // wakeup's behalf, so what held it off is named first, and it is said as boosted.
-            let boosted = boosted_expiry_thread(sp.expired_in, &part);
+            let boosted = boosted_expiry_thread(sp.expired_in, &part, window, &parts);
             let top = part
                 .iter()
-                .find(|c| boosted.is_none_or(|b| c.pid != b.pid))
+                .find(|c| boosted.is_none_or(|(b, _)| c.pid != b.pid))
                 .filter(|top| top.duration_ns as i64 * 10 >= t);
             let mut v = match (top, remote) {
                 (top, Some((wait, cpu))) if top.is_none_or(|top| top.duration_ns <= wait) => {
@@ -72,7 +82,7 @@ pub(super) fn verdict(
                     sp.switch_to_user_ns.map_or("-".into(), signed_ns)
                 ),
             };
-            if let (Some(b), Some(x)) = (boosted, sp.expired_in) {
+            if let (Some((b, boosted_ns)), Some(x)) = (boosted, sp.expired_in) {
                 let measuring = window
                     .tasks
                     .get(&s.tid)
@@ -94,10 +104,13 @@ pub(super) fn verdict(
                     b.name,
                     b.pid.unwrap_or(-1),
                     if top.is_some() { ", which ran" } else { " ran" },
-                    format_ns(b.duration_ns),
+                    format_ns(boosted_ns),
                     99 - x.thread.prio,
                     b.prio.unwrap_or_default(),
                 ));
+            }
+            if let Some(held) = held_in_softirq(s) {
+                v.push_str(&held);
             }
             if let Some(x) = sp.expired_in {
                 v.push_str(&format!(
@@ -121,12 +134,15 @@ pub(super) fn verdict(
             )
         }
         Some(sp) => {
-            let part = contributors(s.due_ns, sp.expiry_ts);
+            let part = contributors(&[(super::replay::irq_start(s), sp.expiry_ts)]);
             let i = sp.irq_latency_ns;
             let mut v = format!(
                 "IRQ latency {}: the timer interrupt came late",
                 signed_ns(i)
             );
+            if let Some(held) = held_in_softirq(s) {
+                v.push_str(&held);
+            }
             let top = part.first();
             if let Some(top) = top {
                 v.push_str(&format!("; {}", held(top)));
@@ -169,22 +185,54 @@ pub(super) fn verdict(
 /// it ran there above the real-time priority it was woken with: raised by priority
 /// inheritance while a higher-priority task waited on a lock it held (on PREEMPT_RT the
 /// measuring thread blocks on the timer's expiry lock, or its wait queue's, which
-/// `ktimers/N` holds). Its time then is the wakeup's own path, not a culprit's.
-fn boosted_expiry_thread(
+/// `ktimers/N` holds). Its time then is the wakeup's own path, not a culprit's. With it, how
+/// long it ran boosted within `parts` (the thread part's stretches): a contributor sums a task's
+/// time at every priority, and the softirq thread may have run some of it at its own.
+fn boosted_expiry_thread<'c>(
     x: Option<crate::trace::split::SoftirqThread>,
-    part: &[Contributor],
-) -> Option<&Contributor> {
+    part: &'c [Contributor],
+    window: &Window,
+    parts: &[(u64, u64)],
+) -> Option<(&'c Contributor, u64)> {
     let x = x?;
     // Woken as a real-time task (ktimers/N: FIFO 1); ksoftirqd/N is SCHED_OTHER.
     let woken_prio = (0..100)
         .contains(&x.thread.prio)
         .then(|| 99 - x.thread.prio)?;
-    part.iter().find(|c| {
+    let c = part.iter().find(|c| {
         c.kind == "task"
             && c.pid == Some(x.thread.pid)
             && matches!(c.policy.as_deref(), Some("RT" | "FIFO" | "RR"))
             && c.prio.is_some_and(|p| p > woken_prio)
-    })
+    })?;
+    let boosted_ns: u64 = parts
+        .iter()
+        .flat_map(|&(from, to)| {
+            window.segments.iter().filter_map(move |g| {
+                let boosted = g.holder == super::replay::Holder::Task(x.thread.pid)
+                    && g.prio.is_some_and(|p| p < x.thread.prio);
+                (boosted && g.to.min(to) > g.from.max(from))
+                    .then(|| g.to.min(to) - g.from.max(from))
+            })
+        })
+        .sum();
+    (boosted_ns > 0).then_some((c, boosted_ns))
+}
+
+/// "; the timer came due while the softirq thread ... was inside the timer softirq ...", for
+/// a soft timer that came due while the softirq thread it expires in was already running the
+/// timer softirq (split.rs, `held_in_softirq`): that run does not expire it, and no interrupt
+/// is programmed for it until the run ends, so the time up to its exit is thread latency.
+fn held_in_softirq(s: &LateSample) -> Option<String> {
+    let sp = s.split?;
+    let (h, x) = sp.held_in_softirq.zip(sp.expired_in)?;
+    Some(format!(
+        "; the timer came due while the softirq thread {} (pid {}) was inside the timer softirq (entered {} before the due time, which expires only the timers due when it began), and no interrupt is programmed for a soft timer until that softirq ends: it ended {} after the due time (in the thread part), the IRQ part is from there",
+        x.thread.comm.as_string(),
+        x.thread.pid,
+        format_ns(s.due_ns.saturating_sub(h.entered_ts)),
+        format_ns(h.exited_ts.saturating_sub(s.due_ns)),
+    ))
 }
 
 /// Why a timer expired on another CPU (split.rs, `take_moved_cycle`), and the fix.

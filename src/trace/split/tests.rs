@@ -100,6 +100,7 @@ fn splits_a_cycle_into_its_parts() {
             expired_on: None,
             woken_ts: Some(12_400),
             armed_late_ns: None,
+            held_in_softirq: None,
         }
     );
     // Joined once only.
