@@ -546,6 +546,7 @@ fn overflows_survive_an_export_to_cyclictest_json_and_its_import() {
     {
         assert_eq!(t["samples"], u["samples"]);
     }
+}
 
 /// L9-e and L9-b (ninth hostile re-run): a percentile among an import's overflows is a lower
 /// bound. `import`'s own summary line says it with "≥" where the overflows begin (it printed
