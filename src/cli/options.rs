@@ -6,6 +6,7 @@ use super::groups::{
     ActionArgs, CpuArgs, LatencyArgs, LengthArgs, LoadsArgs, OutputArgs, TraceArgs,
 };
 use super::{InversionArgs, LatencyRunArgs, MonitorArgs, NoiseArgs, RunArgs, SenderArgs};
+use crate::plan::build::MeasuredKindRow;
 use crate::plan::options::{
     ActionOptions, CpuOptions, InversionOptions, LatencyOptions, LatencyRunOptions, LengthOptions,
     LoadOptions, NoiseOptions, NoiseRunOptions, OutputOptions, RecordOptions, SenderOptions,
@@ -121,6 +122,7 @@ impl LatencyRunArgs {
     /// A latency run that ends, with `scenario` (a sweep level has none).
     pub fn options(&self, scenario: Option<&Path>) -> LatencyRunOptions {
         LatencyRunOptions {
+            kind: MeasuredKindRow::default_kind(),
             shared: SharedOptions {
                 length: Some(self.length.options(self.loops, scenario)),
                 cpus: (&self.cpus).into(),
@@ -142,9 +144,12 @@ impl LatencyRunArgs {
 }
 
 impl RunArgs {
-    /// `run`'s groups: all of them.
+    /// `run`'s groups: all of them, and the kind they measure.
     pub fn options(&self) -> LatencyRunOptions {
-        self.run.options(self.scenario.scenario.as_deref())
+        LatencyRunOptions {
+            kind: self.kind,
+            ..self.run.options(self.scenario.scenario.as_deref())
+        }
     }
 
     pub(crate) fn action_options(&self) -> ActionOptions {
@@ -157,6 +162,7 @@ impl MonitorArgs {
     /// period, and nothing that would grow without bound (samples.bin, wakeup summaries).
     pub fn options(&self) -> LatencyRunOptions {
         LatencyRunOptions {
+            kind: MeasuredKindRow::default_kind(),
             shared: SharedOptions {
                 length: None,
                 cpus: (&self.cpus).into(),

@@ -10,9 +10,10 @@ use super::groups::{
     ActionArgs, BudgetArgs, CpuArgs, DryRunArgs, LATENCY, LENGTH, LatencyArgs, LengthArgs,
     LoadsArgs, OUTPUT, OutputArgs, SamplesAndJsonArgs, ScenarioArgs, TraceArgs,
 };
-use super::values::{loops_value, samples_format_value, summary_every_value};
+use super::values::{loops_value, measured_kind_value, samples_format_value, summary_every_value};
 use super::{InversionArgs, SenderArgs};
 use crate::format::samples::SampleLogFormat;
+use crate::plan::build::MeasuredKindRow;
 use clap::{ArgGroup, Args};
 
 // `--loops` and `--scenario` both set the length: one or the other (each already conflicts with
@@ -20,6 +21,17 @@ use clap::{ArgGroup, Args};
 #[derive(Debug, Args, Clone)]
 #[command(group = ArgGroup::new("length_set_by").args(["loops", "scenario"]))]
 pub struct RunArgs {
+    /// What each sample measures: a kind of the measured kinds' table, planned from the options
+    /// below (latency, the default: how late each wakeup of --wake comes).
+    #[arg(
+        long,
+        value_name = "KIND",
+        help_heading = LATENCY,
+        default_value = MeasuredKindRow::default_kind().name,
+        value_parser = measured_kind_value()
+    )]
+    pub(crate) kind: &'static MeasuredKindRow,
+
     #[command(flatten)]
     pub run: LatencyRunArgs,
 

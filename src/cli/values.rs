@@ -8,6 +8,7 @@ use crate::measure::PolicyKind;
 use crate::measure::clock::{CLOCKS, Clock};
 use crate::measure::wake::{WAKE_METHODS, WakeMethod};
 use crate::plan::TraceBackendChoice;
+use crate::plan::build::{MEASURED_KINDS, MeasuredKindRow};
 use crate::report::export::{ExportFormat, FORMATS as EXPORT_FORMATS};
 use crate::results::import::{SOURCE_FORMATS, SourceFormat};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -73,6 +74,16 @@ pub(super) fn wake_value() -> impl TypedValueParser<Value = &'static WakeMethod>
             .map(|m| PossibleValue::new(m.name).help(m.help)),
     )
     .map(|name| WakeMethod::named(&name).expect("clap admits only the table's names"))
+}
+
+/// `run --kind`: the kinds of the measured kinds' table (`plan::build::MEASURED_KINDS`).
+pub(super) fn measured_kind_value() -> impl TypedValueParser<Value = &'static MeasuredKindRow> {
+    PossibleValuesParser::new(
+        MEASURED_KINDS
+            .iter()
+            .map(|k| PossibleValue::new(k.name).help(k.help)),
+    )
+    .map(|name| MeasuredKindRow::named(&name).expect("clap admits only the table's names"))
 }
 
 /// `--clock`: the clocks of the clock table that the command line offers.

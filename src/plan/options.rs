@@ -11,6 +11,7 @@
 use crate::format::samples::SampleLogFormat;
 use crate::measure::{Clock, PolicyKind, WakeMethod};
 use crate::plan::TraceBackendChoice;
+use crate::plan::build::MeasuredKindRow;
 use std::path::PathBuf;
 
 /// `--pm-qos` when not given: hold /dev/cpu_dma_latency at 0.
@@ -201,14 +202,30 @@ pub struct RecordOptions {
     pub(crate) summary_every: Option<u64>,
 }
 
-/// A latency run: the shared groups, the latency group, its helpers and its records.
-#[derive(Debug, Clone, Default)]
+/// A latency run: the shared groups, the latency group, its helpers and its records; or a run
+/// of another kind `jitterlab run --kind` takes from these groups (`plan::build::MEASURED_KINDS`).
+#[derive(Debug, Clone)]
 pub struct LatencyRunOptions {
+    /// `run --kind`: what each sample measures (latency but for `run`).
+    pub(crate) kind: &'static MeasuredKindRow,
     pub shared: SharedOptions,
     pub latency: LatencyOptions,
     pub sender: SenderOptions,
     pub inversion: InversionOptions,
     pub records: RecordOptions,
+}
+
+impl Default for LatencyRunOptions {
+    fn default() -> Self {
+        LatencyRunOptions {
+            kind: MeasuredKindRow::default_kind(),
+            shared: SharedOptions::default(),
+            latency: LatencyOptions::default(),
+            sender: SenderOptions::default(),
+            inversion: InversionOptions::default(),
+            records: RecordOptions::default(),
+        }
+    }
 }
 
 /// What a spike and the end of the run set off, each as given.

@@ -179,6 +179,54 @@ fn kinds_are_named_only_in_their_files() {
     }
 }
 
+/// The names of the rows of `MEASURED_KINDS` in `plan/build/mod.rs` (`name: "latency",`).
+fn run_kinds(root: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(root.join("plan/build/mod.rs")).unwrap();
+    let table = text
+        .split_once("MEASURED_KINDS: &[MeasuredKindRow] = &[")
+        .expect("plan/build/mod.rs has no MEASURED_KINDS")
+        .1;
+    let table = &table[..table.find("];").expect("MEASURED_KINDS ends with `];`")];
+    table
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("name: \"")?.strip_suffix("\","))
+        .map(String::from)
+        .collect()
+}
+
+/// `jitterlab run --kind` offers the kinds of `plan::build::MEASURED_KINDS`: each is a kind of
+/// `kinds!` (its words in `format/kind/<name>.rs`) with its plan file `plan/build/<name>.rs`,
+/// so a measured kind `run` drives is those files and its rows, with no command of its own.
+#[test]
+fn every_kind_run_measures_is_a_kind_with_its_plan_file() {
+    let root = src();
+    let kinds = kinds(&root);
+    let offered = run_kinds(&root);
+    assert_eq!(
+        offered.first().map(String::as_str),
+        Some("latency"),
+        "{offered:?}"
+    );
+    for name in &offered {
+        assert!(
+            kinds.iter().any(|(_, file)| file == name),
+            "run --kind {name}: no row `X => {name},` in kinds! (format/kind/mod.rs)"
+        );
+        assert!(
+            root.join(format!("plan/build/{name}.rs")).is_file(),
+            "run --kind {name}: no src/plan/build/{name}.rs"
+        );
+    }
+    let help = crate::common::jitterlab(&["run", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    for name in &offered {
+        assert!(
+            help.contains(&format!("{name}:")),
+            "run --help does not offer --kind {name}\n{help}"
+        );
+    }
+}
+
 #[test]
 fn the_scan_finds_a_planted_branch_and_passes_the_kind_files() {
     let tmp = tempfile::tempdir().unwrap();

@@ -6,7 +6,8 @@
 //!
 //! One file per concern: the groups every kind shares (`shared.rs`), the latency kind
 //! (`latency.rs`) with its IPC senders (`sender.rs`) and inversion scenario (`inversion.rs`),
-//! the noise kind (`noise.rs`), and the actions (`actions.rs`).
+//! the noise kind (`noise.rs`), and the actions (`actions.rs`); and here the table of the kinds
+//! `jitterlab run --kind` measures ([`MEASURED_KINDS`]).
 
 mod actions;
 mod inversion;
@@ -35,13 +36,55 @@ pub(crate) fn latency(options: &LatencyRunOptions, online: &[usize]) -> Result<R
     latency::resolve_latency(options, online)
 }
 
-/// A latency run with its actions on `online` (`run`, `monitor`).
+/// A measured kind that `jitterlab run` drives from its own options (`--kind`): its name, one
+/// line of help, and how its plan is built from `run`'s option groups. A new measured kind whose
+/// settings those options give (its period from `--interval`, its threads from `--cpus` and the
+/// scheduling options, its length, loads, output, trace and budget from the shared groups) is
+/// one row here, beside its plan file: it needs no command of its own, no clap group and no
+/// file in `cli/` or `commands/`. A kind with options of its own (`noise`: a gap threshold, a
+/// loop clock, another default policy) keeps its command.
+pub(crate) struct MeasuredKindRow {
+    /// `--kind`'s value.
+    pub(crate) name: &'static str,
+    /// What `run --help` says of it.
+    pub(crate) help: &'static str,
+    /// Its plan from `run`'s groups on the online CPUs.
+    plan: fn(&LatencyRunOptions, &[usize]) -> Result<RunPlan>,
+}
+
+impl std::fmt::Debug for MeasuredKindRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// The kinds `jitterlab run --kind` measures, the default first.
+pub(crate) static MEASURED_KINDS: &[MeasuredKindRow] = &[MeasuredKindRow {
+    name: "latency",
+    help: "how late each wakeup of the wake method comes (the default)",
+    plan: latency::resolve_latency,
+}];
+
+impl MeasuredKindRow {
+    /// The default kind, `latency`.
+    pub(crate) fn default_kind() -> &'static MeasuredKindRow {
+        &MEASURED_KINDS[0]
+    }
+
+    /// The row of `--kind name`.
+    pub(crate) fn named(name: &str) -> Option<&'static MeasuredKindRow> {
+        MEASURED_KINDS.iter().find(|k| k.name == name)
+    }
+}
+
+/// A run of `options.kind` (latency unless `run --kind` says otherwise) with its actions on
+/// `online` (`run`, `monitor`).
 pub(crate) fn run(
     options: &LatencyRunOptions,
     actions: &ActionOptions,
     online: &[usize],
 ) -> Result<RunPlan> {
-    let mut plan = latency::resolve_latency(options, online)?;
+    let mut plan = (options.kind.plan)(options, online)?;
     plan.actions = self::actions(actions)?;
     Ok(plan)
 }
