@@ -254,6 +254,7 @@ impl Session {
         for e in self.loads.drain_events() {
             self.events.write(&e);
         }
+        self.end_with_the_scenario();
         self.serve_the_end();
         let elapsed_ns = self.elapsed_ns();
         let recorder = self
@@ -311,6 +312,28 @@ impl Session {
             self.caller_end = Some(reason);
         }
         self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// A scenario with phases of `wakeups = N` ends the run when its last phase has ended
+    /// (its length in the plan only bounds it): `completed`, saying so.
+    fn end_with_the_scenario(&mut self) {
+        if self.caller_end.is_some()
+            || !self
+                .loads
+                .wakeup_count()
+                .is_some_and(|c| c.scenario_ended())
+        {
+            return;
+        }
+        let last = self
+            .plan
+            .scenario
+            .as_ref()
+            .and_then(|s| s.phases.last())
+            .map_or(String::new(), |p| format!(" ('{}')", p.label));
+        self.end_as_completed(format!(
+            "the scenario's last phase{last} ended, and a scenario with phases of `wakeups = N` ends with its last phase"
+        ));
     }
 
     /// Time since the first due time (CLOCK_MONOTONIC), ns.

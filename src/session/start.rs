@@ -413,6 +413,9 @@ fn recorder(
     if plan.actions.watches_spikes() {
         recorder = recorder.with_spike_watch(plan.actions.history_ns());
     }
+    if let Some(count) = parts.loads.wakeup_count() {
+        recorder = recorder.with_wakeup_count(count);
+    }
     recorder
 }
 

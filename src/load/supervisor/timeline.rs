@@ -50,6 +50,8 @@ pub(super) struct State {
     phase_state: Vec<PhaseState>,
     /// The run's start (CLOCK_MONOTONIC), once [`Msg::Begin`] has said it.
     start_ns: u64,
+    /// The phase of `wakeups = N` running, and the generation of its count.
+    counting: Option<(usize, u64)>,
 }
 
 impl State {
@@ -69,6 +71,7 @@ impl State {
             running: Vec::new(),
             outcome: Outcome::default(),
             start_ns: 0,
+            counting: None,
         }
     }
 
@@ -127,13 +130,18 @@ impl State {
         };
         self.start_ns = start_ns;
         loop {
+            self.end_counted_phase();
             let now = monotonic_ns();
             for p in 0..self.setup.phases.len() {
                 let plan = self.setup.phases[p].clone();
-                if self.phase_state[p] == PhaseState::Running && now >= start_ns + plan.end_ns {
+                if self.phase_state[p] == PhaseState::Running
+                    && plan.wakeups.is_none()
+                    && now >= start_ns + plan.end_ns
+                {
                     self.end_phase(p);
                 }
             }
+            self.say_if_the_scenario_ended();
             for p in 0..self.setup.phases.len() {
                 let plan = self.setup.phases[p].clone();
                 if self.phase_state[p] == PhaseState::Pending
@@ -152,6 +160,8 @@ impl State {
                 .zip(&self.phase_state)
                 .filter_map(|(ph, st)| match st {
                     PhaseState::Pending => Some(start_ns + ph.start_ns),
+                    // Ended by its count: looked at every POLL.
+                    PhaseState::Running if ph.wakeups.is_some() => None,
                     PhaseState::Running => Some(start_ns + ph.end_ns),
                     PhaseState::Done => None,
                 })
@@ -172,6 +182,19 @@ impl State {
     fn wind_up(&mut self) -> Outcome {
         for p in 0..self.setup.phases.len() {
             if self.phase_state[p] == PhaseState::Running {
+                // A counted phase the run's end cut short: its window ends now, with the
+                // wakeups counted so far.
+                if let Some((q, _)) = self.counting.take_if(|c| c.0 == p) {
+                    let count = self.setup.wakeup_count.as_ref().map_or(0, |c| c.counted());
+                    let now_off = monotonic_ns().saturating_sub(self.start_ns);
+                    let plan = &mut self.setup.phases[q];
+                    plan.end_ns = plan.end_ns.min(now_off).max(plan.start_ns);
+                    let plan = plan.clone();
+                    if let Some(ph) = self.outcome.phases.iter_mut().find(|ph| ph.index == q) {
+                        ph.plan = plan;
+                        ph.counted = Some(count);
+                    }
+                }
                 self.end_phase(p);
             }
         }
@@ -196,12 +219,21 @@ impl State {
             Ok(()) => {
                 let now = monotonic_ns();
                 self.phase_state[p] = PhaseState::Running;
+                // A counted phase counts thread 0's wakeups due from now (its loads ready).
+                let mut plan = plan;
+                if let (Some(n), Some(count)) = (plan.wakeups, &self.setup.wakeup_count) {
+                    let from = now.saturating_sub(self.start_ns);
+                    self.counting = Some((p, count.arm(from, n)));
+                    plan.start_ns = from;
+                    self.setup.phases[p].start_ns = from;
+                }
                 self.outcome.phases.push(PhaseResult {
                     index: p,
                     plan: plan.clone(),
                     started_ns: now,
                     ended_ns: now,
                     early_end_ns: None,
+                    counted: None,
                 });
                 self.event(Event::PhaseStart {
                     time_ns: now,
@@ -218,6 +250,48 @@ impl State {
                 ));
                 self.stop.store(true, Ordering::SeqCst);
             }
+        }
+    }
+
+    /// Ends the counted phase running once the recorder has counted its wakeups: its window is
+    /// from the first counted due time to the Nth; the phases after it move to start now
+    /// (they follow one another: `scenario.rs` `check_counted`).
+    fn end_counted_phase(&mut self) {
+        let Some((p, generation)) = self.counting else {
+            return;
+        };
+        let Some(count) = self.setup.wakeup_count.clone() else {
+            return;
+        };
+        let Some((window_start, window_end)) = count.done(generation) else {
+            return;
+        };
+        self.counting = None;
+        let asked = self.setup.phases[p].wakeups;
+        self.setup.phases[p].start_ns = window_start;
+        self.setup.phases[p].end_ns = window_end;
+        let plan = self.setup.phases[p].clone();
+        if let Some(ph) = self.outcome.phases.iter_mut().find(|ph| ph.index == p) {
+            ph.plan = plan;
+            ph.counted = asked;
+        }
+        self.end_phase(p);
+        let now_off = monotonic_ns().saturating_sub(self.start_ns);
+        if let Some(next) = self.setup.phases.get(p + 1) {
+            let planned = next.start_ns;
+            for q in &mut self.setup.phases[p + 1..] {
+                q.start_ns = q.start_ns - planned + now_off;
+                q.end_ns = q.end_ns - planned + now_off;
+            }
+        }
+    }
+
+    /// With a counted phase, the run ends with the scenario: said once every phase is done.
+    fn say_if_the_scenario_ended(&mut self) {
+        if let Some(count) = &self.setup.wakeup_count
+            && self.phase_state.iter().all(|s| *s == PhaseState::Done)
+        {
+            count.end_scenario();
         }
     }
 
