@@ -155,11 +155,22 @@ fn counted_phases_are_refused_where_they_cannot_be_timed() {
     }
     let file = tmp.path().join("count.toml");
     std::fs::write(&file, "[[phase]]\nlabel = \"a\"\nwakeups = 10\n").unwrap();
-    let out = jitterlab(&["noise", "--dry-run", "--scenario", file.to_str().unwrap()]);
+    // `noise` has no --dry-run: the plan refuses the scenario before anything is measured or
+    // any directory made.
+    let dir = tmp.path().join("noise-run");
+    let out = jitterlab(&[
+        "noise",
+        "-q",
+        "--scenario",
+        file.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
         text(&out).contains("a noise run has no wakeups"),
         "{}",
         text(&out)
     );
+    assert!(!dir.exists(), "a refused run made {}", dir.display());
 }

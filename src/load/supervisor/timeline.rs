@@ -52,6 +52,8 @@ pub(super) struct State {
     start_ns: u64,
     /// The phase of `wakeups = N` running, and the generation of its count.
     counting: Option<(usize, u64)>,
+    /// CLOCK_MONOTONIC, ns: the run's clock (a test's own, to step a timeline through).
+    clock: fn() -> u64,
 }
 
 impl State {
@@ -72,6 +74,7 @@ impl State {
             outcome: Outcome::default(),
             start_ns: 0,
             counting: None,
+            clock: monotonic_ns,
         }
     }
 
@@ -81,7 +84,7 @@ impl State {
 
     fn warn(&mut self, message: String) {
         self.event(Event::Warning {
-            time_ns: monotonic_ns(),
+            time_ns: (self.clock)(),
             message: message.clone(),
         });
         self.outcome.warnings.push(message);
@@ -130,53 +133,104 @@ impl State {
         };
         self.start_ns = start_ns;
         loop {
-            self.end_counted_phase();
-            let now = monotonic_ns();
-            for p in 0..self.setup.phases.len() {
-                let plan = self.setup.phases[p].clone();
-                if self.phase_state[p] == PhaseState::Running
-                    && plan.wakeups.is_none()
-                    && now >= start_ns + plan.end_ns
-                {
-                    self.end_phase(p);
-                }
-            }
-            self.say_if_the_scenario_ended();
-            for p in 0..self.setup.phases.len() {
-                let plan = self.setup.phases[p].clone();
-                if self.phase_state[p] == PhaseState::Pending
-                    && now >= start_ns + plan.start_ns
-                    && now < start_ns + plan.end_ns
-                    && !self.stop.load(Ordering::SeqCst)
-                {
-                    self.begin_phase(p);
-                }
-            }
-            self.watch();
-            let next_boundary = self
-                .setup
-                .phases
-                .iter()
-                .zip(&self.phase_state)
-                .filter_map(|(ph, st)| match st {
-                    PhaseState::Pending => Some(start_ns + ph.start_ns),
-                    // Ended by its count: looked at every POLL.
-                    PhaseState::Running if ph.wakeups.is_some() => None,
-                    PhaseState::Running => Some(start_ns + ph.end_ns),
-                    PhaseState::Done => None,
-                })
-                .min();
-            let now = monotonic_ns();
-            let wait = next_boundary
-                .map(|b| Duration::from_nanos(b.saturating_sub(now)))
-                .unwrap_or(POLL)
-                .min(POLL);
-            match rx.recv_timeout(wait) {
+            self.step();
+            match rx.recv_timeout(self.wait()) {
                 Ok(Msg::Stop) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
                 _ => {}
             }
         }
         self.wind_up()
+    }
+
+    /// One look at the timeline: ends the phases that are over (a counted phase when the
+    /// recorder has counted its wakeups, a timed one at its end), begins those due, and
+    /// watches the loads.
+    fn step(&mut self) {
+        self.end_counted_phase();
+        let now = (self.clock)();
+        for p in 0..self.setup.phases.len() {
+            let plan = &self.setup.phases[p];
+            if self.phase_state[p] == PhaseState::Running
+                && plan.wakeups.is_none()
+                && now >= self.start_ns + plan.end_ns
+            {
+                self.end_phase(p);
+            }
+        }
+        self.say_if_the_scenario_ended();
+        for p in 0..self.setup.phases.len() {
+            if self.may_begin(p, now) {
+                if self.is_sequence() {
+                    // Begun when the phase before it ended, however late: its times (and
+                    // those of the phases after it) move to now, its length kept.
+                    self.move_from(p, now.saturating_sub(self.start_ns));
+                }
+                self.begin_phase(p);
+            }
+        }
+        self.watch();
+    }
+
+    /// How long to wait for the next boundary: at most [`POLL`], to look at the loads and a
+    /// counted phase's count.
+    fn wait(&self) -> Duration {
+        let next_boundary = (0..self.setup.phases.len())
+            .filter_map(|p| {
+                let ph = &self.setup.phases[p];
+                match self.phase_state[p] {
+                    // A phase of a sequence waits for the one before it: not a boundary
+                    // until then (its planned start may be long past).
+                    PhaseState::Pending if !self.follows_done(p) => None,
+                    PhaseState::Pending => Some(self.start_ns + ph.start_ns),
+                    // Ended by its count: looked at every POLL.
+                    PhaseState::Running if ph.wakeups.is_some() => None,
+                    PhaseState::Running => Some(self.start_ns + ph.end_ns),
+                    PhaseState::Done => None,
+                }
+            })
+            .min();
+        let now = (self.clock)();
+        next_boundary
+            .map(|b| Duration::from_nanos(b.saturating_sub(now)))
+            .unwrap_or(POLL)
+            .min(POLL)
+    }
+
+    /// A scenario with a phase of `wakeups = N` is a sequence (`scenario.rs` `check_counted`):
+    /// each phase begins when the one before it has ended, wherever the plan put it.
+    fn is_sequence(&self) -> bool {
+        self.setup.wakeup_count.is_some()
+    }
+
+    /// Whether phase `p` may begin as far as the phases before it go: always on a timeline;
+    /// in a sequence, once every phase before it is done.
+    fn follows_done(&self, p: usize) -> bool {
+        !self.is_sequence() || self.phase_state[..p].iter().all(|s| *s == PhaseState::Done)
+    }
+
+    /// Whether phase `p` begins at `now`: pending, its start reached, no stop asked; on a
+    /// timeline, before its end (a phase whose time went by is not begun); in a sequence, once
+    /// the phase before it has ended (its times then move to now).
+    fn may_begin(&self, p: usize, now: u64) -> bool {
+        let plan = &self.setup.phases[p];
+        self.phase_state[p] == PhaseState::Pending
+            && now >= self.start_ns + plan.start_ns
+            && (self.is_sequence() || now < self.start_ns + plan.end_ns)
+            && self.follows_done(p)
+            && !self.stop.load(Ordering::SeqCst)
+    }
+
+    /// In a sequence: phase `p` starts at `at_ns` (offset from the run's start), and every
+    /// phase after it moves with it, each keeping its planned length.
+    fn move_from(&mut self, p: usize, at_ns: u64) {
+        let Some(planned) = self.setup.phases.get(p).map(|ph| ph.start_ns) else {
+            return;
+        };
+        for q in &mut self.setup.phases[p..] {
+            // Phases of a sequence follow one another: none starts before `planned`.
+            q.start_ns = q.start_ns - planned + at_ns;
+            q.end_ns = q.end_ns - planned + at_ns;
+        }
     }
 
     fn wind_up(&mut self) -> Outcome {
@@ -186,7 +240,7 @@ impl State {
                 // wakeups counted so far.
                 if let Some((q, _)) = self.counting.take_if(|c| c.0 == p) {
                     let count = self.setup.wakeup_count.as_ref().map_or(0, |c| c.counted());
-                    let now_off = monotonic_ns().saturating_sub(self.start_ns);
+                    let now_off = (self.clock)().saturating_sub(self.start_ns);
                     let plan = &mut self.setup.phases[q];
                     plan.end_ns = plan.end_ns.min(now_off).max(plan.start_ns);
                     let plan = plan.clone();
@@ -217,7 +271,7 @@ impl State {
         let plan = self.setup.phases[p].clone();
         match self.start_loads(&members) {
             Ok(()) => {
-                let now = monotonic_ns();
+                let now = (self.clock)();
                 self.phase_state[p] = PhaseState::Running;
                 // A counted phase counts thread 0's wakeups due from now (its loads ready).
                 let mut plan = plan;
@@ -276,14 +330,8 @@ impl State {
             ph.counted = asked;
         }
         self.end_phase(p);
-        let now_off = monotonic_ns().saturating_sub(self.start_ns);
-        if let Some(next) = self.setup.phases.get(p + 1) {
-            let planned = next.start_ns;
-            for q in &mut self.setup.phases[p + 1..] {
-                q.start_ns = q.start_ns - planned + now_off;
-                q.end_ns = q.end_ns - planned + now_off;
-            }
-        }
+        let now_off = (self.clock)().saturating_sub(self.start_ns);
+        self.move_from(p + 1, now_off);
     }
 
     /// With a counted phase, the run ends with the scenario: said once every phase is done.
@@ -307,7 +355,7 @@ impl State {
             return;
         }
         self.end_phase(p);
-        let offset = monotonic_ns().saturating_sub(self.start_ns);
+        let offset = (self.clock)().saturating_sub(self.start_ns);
         if let Some(ph) = self.outcome.phases.iter_mut().find(|ph| ph.index == p) {
             ph.early_end_ns = Some(offset);
         }
@@ -321,7 +369,7 @@ impl State {
             .map(|r| r.index)
             .collect();
         self.stop_loads(&members);
-        let now = monotonic_ns();
+        let now = (self.clock)();
         self.phase_state[p] = PhaseState::Done;
         if let Some(ph) = self.outcome.phases.iter_mut().find(|ph| ph.index == p) {
             ph.ended_ns = now;
@@ -411,7 +459,7 @@ impl State {
     fn fail(&mut self, message: String) {
         self.outcome.failure.get_or_insert(message.clone());
         self.event(Event::Warning {
-            time_ns: monotonic_ns(),
+            time_ns: (self.clock)(),
             message,
         });
         self.stop.store(true, Ordering::SeqCst);
@@ -516,5 +564,146 @@ impl State {
         }
         let results = link::stop(stopping, &self.setup.loads);
         self.outcome.loads.extend(results);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The timeline stepped on a clock of the test's own, with the recorder's side of a
+    //! counted phase played as the run plays it: thread 0 due every 1 ms, its samples taken
+    //! from the ring (and counted) at drains 100 ms apart, the supervisor looking every 20 ms.
+
+    use super::*;
+    use crate::load::scenario_count::{WakeupCount, WakeupCounter};
+    use crate::load::supervisor::setup::PhasePlan;
+    use std::sync::Mutex;
+    use std::sync::atomic::AtomicU64;
+
+    const MS: u64 = 1_000_000;
+    /// The run's first due time on the test's clock.
+    const START: u64 = 5_000 * MS;
+    static NOW: AtomicU64 = AtomicU64::new(0);
+    /// One test at a time on the one clock.
+    static CLOCK: Mutex<()> = Mutex::new(());
+
+    fn now() -> u64 {
+        NOW.load(Ordering::SeqCst)
+    }
+
+    /// Phases planned as `Scenario::lay_out` plans them at 1 ms a wakeup: one after another
+    /// from 0, a counted phase N ms long.
+    fn sequence(phases: &[(&str, Option<u64>, u64)]) -> Vec<PhasePlan> {
+        let mut at = 0;
+        phases
+            .iter()
+            .map(|&(label, wakeups, length_ms)| {
+                let length = wakeups.unwrap_or(length_ms) * MS;
+                at += length;
+                PhasePlan {
+                    label: label.into(),
+                    start_ns: at - length,
+                    end_ns: at,
+                    wakeups,
+                    loads: vec![],
+                }
+            })
+            .collect()
+    }
+
+    /// Steps the timeline of `phases` (phases without loads: nothing is spawned) from the
+    /// run's first due time, the supervisor's first look `first_look_ms` after it; returns the
+    /// outcome and whether the scenario said it ended, and when (ms after the start).
+    fn play(phases: Vec<PhasePlan>, first_look_ms: u64) -> (Outcome, Option<u64>) {
+        let count = Arc::new(WakeupCount::default());
+        let setup = Setup {
+            phases,
+            wakeup_count: Some(Arc::clone(&count)),
+            ..Setup::default()
+        };
+        let (events, _rx) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut state = State::new(setup, stop, Arc::new(AtomicBool::new(false)), events);
+        state.clock = now;
+        state.start_ns = START;
+        let mut counter = WakeupCounter::new(Arc::clone(&count));
+        let mut ring = Vec::new();
+        let mut ended = None;
+        for t in 0..5_000u64 {
+            NOW.store(START + t * MS, Ordering::SeqCst);
+            // Thread 0's wakeup due now, in its ring until the recorder's next drain.
+            ring.push(t * MS);
+            if t % 100 == 37 {
+                for due in ring.drain(..) {
+                    counter.see(due);
+                }
+            }
+            if t >= first_look_ms && t % 20 == first_look_ms % 20 {
+                state.step();
+                if count.scenario_ended() {
+                    ended = Some(t);
+                    break;
+                }
+            }
+        }
+        (state.wind_up(), ended)
+    }
+
+    /// The due times on thread 0's 1 ms grid in a phase's window.
+    fn due_in(p: &PhaseResult) -> u64 {
+        assert_eq!((p.plan.end_ns - p.plan.start_ns) % MS, 0, "{p:?}");
+        (p.plan.end_ns - p.plan.start_ns) / MS + 1
+    }
+
+    /// Last session's defect (the first phase counted 0 of its 300 wakeups and the run went on
+    /// to its cap): the second phase began at its planned start, while the first phase's count
+    /// was still on its way to the supervisor (counted at the recorder's drain, up to 100 ms
+    /// later), and took the count over. In a sequence, each phase begins when the one before
+    /// has ended.
+    #[test]
+    fn a_counted_phase_begins_when_the_one_before_has_ended() {
+        let _one = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let phases = sequence(&[
+            ("quiet", Some(300), 0),
+            ("proc", Some(200), 0),
+            ("tail", None, 300),
+        ]);
+        let (outcome, ended) = play(phases, 1);
+        let p = &outcome.phases;
+        assert_eq!(p.iter().map(|p| p.index).collect::<Vec<_>>(), [0, 1, 2]);
+        for (k, n) in [(0, 300), (1, 200)] {
+            assert_eq!(p[k].counted, Some(n), "{:?}", p[k]);
+            assert_eq!(due_in(&p[k]), n, "{:?}", p[k]);
+        }
+        // Each phase began after the one before it ended, its window after the other's.
+        for k in 1..3 {
+            assert!(p[k].started_ns >= p[k - 1].ended_ns, "{p:?}");
+            assert!(p[k].plan.start_ns > p[k - 1].plan.end_ns, "{p:?}");
+        }
+        // The first counted from its begin (1 ms), its 300th wakeup due at 300 ms; seen at the
+        // drain at 337 ms, ended at the look at 341 ms, where the second began.
+        assert_eq!((p[0].plan.start_ns, p[0].plan.end_ns), (MS, 300 * MS));
+        assert_eq!(p[1].started_ns, START + 341 * MS);
+        assert_eq!((p[1].plan.start_ns, p[1].plan.end_ns), (341 * MS, 540 * MS));
+        // The timed tail: its planned 300 ms, from the second's end (seen at 641 ms).
+        assert_eq!((p[2].plan.start_ns, p[2].plan.end_ns), (641 * MS, 941 * MS));
+        assert_eq!(p[2].counted, None);
+        // The scenario, and so the run, ended with the tail.
+        assert_eq!(ended, Some(941));
+    }
+
+    /// A supervisor that first looks long after the plan's times (held off its CPU) still
+    /// begins the sequence's phases, each in full: a phase of a sequence has no time to miss.
+    #[test]
+    fn a_sequence_looked_at_late_still_runs_every_phase() {
+        let _one = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let phases = sequence(&[("count", Some(10), 0), ("timed", None, 50)]);
+        let (outcome, ended) = play(phases, 500);
+        let p = &outcome.phases;
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!(p[0].counted, Some(10));
+        assert_eq!((p[0].plan.start_ns, p[0].plan.end_ns), (500 * MS, 509 * MS));
+        // Counted at the drain at 537 ms, seen at the look at 540 ms; then 50 ms.
+        assert_eq!((p[1].plan.start_ns, p[1].plan.end_ns), (540 * MS, 590 * MS));
+        assert_eq!(ended, Some(600));
     }
 }
