@@ -2,7 +2,7 @@
 //! for real, briefly (about 1.5 s of run): ground truth from every sample of the run
 //! (`--samples`), not from the figures the run derived.
 
-use crate::common::{exclusive, jitterlab, run_json, sample_records, text, thread};
+use crate::common::{exclusive, jitterlab, run_json, sample_records, stolen_periods, text, thread};
 
 const SCENARIO: &str = r#"
 [[phase]]
@@ -111,13 +111,17 @@ fn a_phase_of_n_wakeups_has_n_wakeups_of_thread_0() {
             cpu1.iter()
                 .all(|s| (s.expected_ns - from).is_multiple_of(interval))
         );
+        // The hypervisor's steal is in that bound already: a period it took from the vCPU is
+        // a due time served late (a sample) or passed (a missed period), never lost unsaid;
+        // its count is shown for the reader of a failure.
         let t1 = thread(&run, 1);
         let unserved =
             t1["missed_periods"].as_u64().unwrap() + t1["dropped_records"].as_u64().unwrap();
         let count1 = cpu1.len() as u64;
         assert!(
             count1 <= grid && count1 + unserved >= grid,
-            "CPU 1 in {label}: {count1} wakeups of {grid} due times, {unserved} unserved in the run"
+            "CPU 1 in {label}: {count1} wakeups of {grid} due times, {unserved} unserved in the run (the hypervisor took up to {} periods)",
+            stolen_periods(&run, 1, interval)
         );
     }
 }

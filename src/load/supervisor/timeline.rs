@@ -161,8 +161,8 @@ impl State {
         for p in 0..self.setup.phases.len() {
             if self.may_begin(p, now) {
                 if self.is_sequence() {
-                    // Begun when the phase before it ended, however late: its times (and
-                    // those of the phases after it) move to now, its length kept.
+                    // Begun when the phase before it ended, however late or early: its
+                    // times (and those of the phases after it) move to now, lengths kept.
                     self.move_from(p, now.saturating_sub(self.start_ns));
                 }
                 self.begin_phase(p);
@@ -178,10 +178,9 @@ impl State {
             .filter_map(|p| {
                 let ph = &self.setup.phases[p];
                 match self.phase_state[p] {
-                    // A phase of a sequence waits for the one before it: not a boundary
-                    // until then (its planned start may be long past).
-                    PhaseState::Pending if !self.follows_done(p) => None,
-                    PhaseState::Pending => Some(self.start_ns + ph.start_ns),
+                    // A phase of a sequence waits for the one before it: no boundary until
+                    // then (its planned start may be long past).
+                    PhaseState::Pending => self.begins_at(p),
                     // Ended by its count: looked at every POLL.
                     PhaseState::Running if ph.wakeups.is_some() => None,
                     PhaseState::Running => Some(self.start_ns + ph.end_ns),
@@ -202,21 +201,27 @@ impl State {
         self.setup.wakeup_count.is_some()
     }
 
-    /// Whether phase `p` may begin as far as the phases before it go: always on a timeline;
-    /// in a sequence, once every phase before it is done.
-    fn follows_done(&self, p: usize) -> bool {
-        !self.is_sequence() || self.phase_state[..p].iter().all(|s| *s == PhaseState::Done)
+    /// When phase `p` may begin (CLOCK_MONOTONIC): on a timeline, at its planned start; in a
+    /// sequence, as soon as every phase before it is done (the run's start for the first),
+    /// None before, when that time is not known yet.
+    fn begins_at(&self, p: usize) -> Option<u64> {
+        if !self.is_sequence() {
+            return Some(self.start_ns + self.setup.phases[p].start_ns);
+        }
+        self.phase_state[..p]
+            .iter()
+            .all(|s| *s == PhaseState::Done)
+            .then_some(self.start_ns)
     }
 
-    /// Whether phase `p` begins at `now`: pending, its start reached, no stop asked; on a
-    /// timeline, before its end (a phase whose time went by is not begun); in a sequence, once
-    /// the phase before it has ended (its times then move to now).
+    /// Whether phase `p` begins at `now`: pending, its time come ([`Self::begins_at`]), no
+    /// stop asked; on a timeline, before its end (a phase whose time went by is not begun). A
+    /// phase of a sequence has no time to miss: its times move to when it begins.
     fn may_begin(&self, p: usize, now: u64) -> bool {
         let plan = &self.setup.phases[p];
         self.phase_state[p] == PhaseState::Pending
-            && now >= self.start_ns + plan.start_ns
+            && self.begins_at(p).is_some_and(|t| now >= t)
             && (self.is_sequence() || now < self.start_ns + plan.end_ns)
-            && self.follows_done(p)
             && !self.stop.load(Ordering::SeqCst)
     }
 
@@ -227,7 +232,9 @@ impl State {
             return;
         };
         for q in &mut self.setup.phases[p..] {
-            // Phases of a sequence follow one another: none starts before `planned`.
+            // Phases of a sequence follow one another: none starts before `planned`. Moved
+            // later (begun late) or earlier (the one before ended early: its count came in
+            // ahead of the plan, or its loads' `loops=` all finished).
             q.start_ns = q.start_ns - planned + at_ns;
             q.end_ns = q.end_ns - planned + at_ns;
         }
@@ -675,9 +682,9 @@ mod tests {
             assert_eq!(due_in(&p[k]), n, "{:?}", p[k]);
         }
         // Each phase began after the one before it ended, its window after the other's.
-        for k in 1..3 {
-            assert!(p[k].started_ns >= p[k - 1].ended_ns, "{p:?}");
-            assert!(p[k].plan.start_ns > p[k - 1].plan.end_ns, "{p:?}");
+        for w in p.windows(2) {
+            assert!(w[1].started_ns >= w[0].ended_ns, "{p:?}");
+            assert!(w[1].plan.start_ns > w[0].plan.end_ns, "{p:?}");
         }
         // The first counted from its begin (1 ms), its 300th wakeup due at 300 ms; seen at the
         // drain at 337 ms, ended at the look at 341 ms, where the second began.
