@@ -242,6 +242,7 @@ impl Session {
             interrupted,
             stopped_by_caller: false,
             caller_end: None,
+            scenario_end_ns: None,
             start_mono: timeline.start_mono,
             end_ns: timeline.end_ns,
             loops_end_ns: super::starvation::loops_end_ns(plan, timeline.start_ns),
