@@ -185,7 +185,21 @@ pub struct PhaseRecord {
     pub(crate) window_start_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) window_end_ns: Option<u64>,
+    /// A phase of `wakeups = N` (scenario files): whose wakeups ended it, how many were asked
+    /// and how many were counted in the window (fewer when the run ended first). Absent for a
+    /// phase timed by the clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) wakeups: Option<PhaseWakeups>,
     pub threads: Vec<PhaseThreadSummary>,
+}
+
+/// The count that ended a phase of `wakeups = N`: the wakeups of the measuring thread on `cpu`
+/// (the run's first measured CPU, thread 0) due from the window's start to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub(crate) struct PhaseWakeups {
+    pub cpu: usize,
+    pub asked: u64,
+    pub counted: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -15,6 +15,7 @@ pub mod generators;
 pub(crate) mod memory_guard;
 pub mod protocol;
 pub mod scenario;
+pub(crate) mod scenario_count;
 pub mod spec;
 pub mod spike;
 pub mod supervisor;

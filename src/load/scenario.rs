@@ -41,9 +41,14 @@ pub struct Scenario {
 #[derive(Debug, Clone)]
 pub struct ScenarioPhase {
     pub label: String,
-    /// Offsets from the run's start, ns.
+    /// Offsets from the run's start, ns. For a phase that ends after a number of wakeups (and
+    /// every phase of its scenario), planned from the counted thread's interval
+    /// ([`Scenario::lay_out`]): the run moves them to where the counts really ended.
     pub start_ns: u64,
     pub end_ns: u64,
+    /// `wakeups = N`: the phase ends after N wakeups of the run's first measuring thread
+    /// (thread 0, on the first CPU of `--cpus`), counted from when its loads are ready.
+    pub wakeups: Option<u64>,
     pub loads: Vec<GeneratorSpec>,
 }
 
@@ -63,6 +68,7 @@ struct RawPhase {
     start: Option<Spanned<String>>,
     end: Option<Spanned<String>>,
     duration: Option<Spanned<String>>,
+    wakeups: Option<Spanned<i64>>,
     #[serde(default)]
     loads: Vec<Spanned<String>>,
 }
@@ -86,7 +92,7 @@ pub fn parse(text: &str, path: &Path, online: &[usize]) -> Result<Scenario, Stri
     let raw: RawScenario = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| ctx.line(s).to_string()).unwrap_or_else(|| "?".into());
         format!(
-            "{file}:{line}: {}; a scenario has `description`, `duration` and [[phase]] tables with `label`, `start`, `end` or `duration`, and `loads`",
+            "{file}:{line}: {}; a scenario has `description`, `duration` and [[phase]] tables with `label`, `start`, `end`, `duration` or `wakeups`, and `loads`",
             e.message().trim()
         )
     })?;
@@ -112,6 +118,7 @@ pub fn parse(text: &str, path: &Path, online: &[usize]) -> Result<Scenario, Stri
             "{file}:1: {count} [[phase]] tables, more than the {MAX_PHASES} a scenario may have; merge phases or split the experiment into several runs"
         ));
     }
+    check_counted(&ctx, &raw)?;
     let phases = parse_phases(&ctx, &raw.phase, total, online)?;
     let last_end = phases.last().map_or(0, |p| p.end_ns);
     if let Some(t) = total
@@ -153,9 +160,14 @@ fn parse_phases(
         let p = sp.get_ref();
         let previous_end = phases.last().map_or(0, |q| q.end_ns);
         let start_ns = phase_start(ctx, i, sp, &what, previous_end)?;
+        let wakeups = phase_wakeups(ctx, sp, &what)?;
         // Only the last phase may run on to the scenario's `duration`.
         let open_end = total.filter(|_| i + 1 == count);
-        let end_ns = phase_end(ctx, sp, &what, start_ns, open_end)?;
+        let end_ns = match wakeups {
+            // Planned at 1 ms a wakeup until the plan knows the interval (`lay_out`).
+            Some(n) => start_ns.saturating_add(n.saturating_mul(1_000_000)),
+            None => phase_end(ctx, sp, &what, start_ns, open_end)?,
+        };
         let loads = p
             .loads
             .iter()
@@ -165,10 +177,73 @@ fn parse_phases(
             label: label.to_string(),
             start_ns,
             end_ns,
+            wakeups,
             loads,
         });
     }
     Ok(phases)
+}
+
+/// A scenario with a phase that ends after a number of wakeups is a sequence: its phases'
+/// times are not known before the run, so no phase may name a `start` or an `end` on the
+/// run's clock, and the run ends with its last phase (no scenario `duration`).
+fn check_counted(ctx: &ErrorContext, raw: &RawScenario) -> Result<(), String> {
+    let Some(first) = raw.phase.iter().position(|p| p.get_ref().wakeups.is_some()) else {
+        return Ok(());
+    };
+    let why = format!(
+        "phase {first} ends after a number of wakeups, so the phases' times are known only as the run goes"
+    );
+    if let Some(d) = &raw.duration {
+        return Err(ctx.err(
+            d.span(),
+            format!(
+                "scenario: key 'duration' cannot be given: {why}; the run ends when its last phase ends"
+            ),
+        ));
+    }
+    for (i, sp) in raw.phase.iter().enumerate() {
+        let p = sp.get_ref();
+        for (key, v) in [("start", &p.start), ("end", &p.end)] {
+            if let Some(v) = v {
+                return Err(ctx.err(
+                    v.span(),
+                    format!(
+                        "phase {i}: key '{key}' cannot be given: {why}; give each phase a 'duration' or 'wakeups' (they follow one another)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `wakeups = N`: a whole number above zero, given instead of `end` and `duration`.
+fn phase_wakeups(
+    ctx: &ErrorContext,
+    sp: &Spanned<RawPhase>,
+    what: &str,
+) -> Result<Option<u64>, String> {
+    let p = sp.get_ref();
+    let Some(w) = &p.wakeups else {
+        return Ok(None);
+    };
+    if p.duration.is_some() || p.end.is_some() {
+        return Err(ctx.err(
+            w.span(),
+            format!("{what}: key 'wakeups' given with 'duration' or 'end'; give one of them"),
+        ));
+    }
+    match u64::try_from(*w.get_ref()) {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err(ctx.err(
+            w.span(),
+            format!(
+                "{what}: key 'wakeups' is {}; give a whole number of wakeups above zero, e.g. wakeups = 1000",
+                w.get_ref()
+            ),
+        )),
+    }
 }
 
 /// Names the file and line in every error message, so each step of the parse can report where
@@ -283,7 +358,7 @@ fn phase_end(
             ctx.err(
                 sp.span(),
                 format!(
-                    "{what}: no 'end' or 'duration'; give one (only the last phase may omit both, to run until the scenario's `duration`)"
+                    "{what}: no 'end', 'duration' or 'wakeups'; give one (only the last phase may omit them, to run until the scenario's `duration`)"
                 ),
             )
         })?,
@@ -336,6 +411,32 @@ fn phase_load(
 }
 
 impl Scenario {
+    /// Whether a phase ends after a number of wakeups (`wakeups = N`).
+    pub(crate) fn counts_wakeups(&self) -> bool {
+        self.phases.iter().any(|p| p.wakeups.is_some())
+    }
+
+    /// Plans a sequence with counted phases at `interval_ns` a wakeup of the counted thread:
+    /// each counted phase `wakeups` x `interval_ns` long, every phase starting where the one
+    /// before ends; `length_ns` their sum. A plan only: the run's phases end where their
+    /// counts end. Nothing changes in a scenario without counted phases.
+    pub(crate) fn lay_out(&mut self, interval_ns: u64) {
+        if !self.counts_wakeups() {
+            return;
+        }
+        let mut at = 0u64;
+        for p in &mut self.phases {
+            let length = match p.wakeups {
+                Some(n) => n.saturating_mul(interval_ns.max(1)),
+                None => p.end_ns - p.start_ns,
+            };
+            p.start_ns = at;
+            p.end_ns = at.saturating_add(length);
+            at = p.end_ns;
+        }
+        self.length_ns = at;
+    }
+
     /// Checks what needs the measured CPUs: `cpus=housekeeping` must leave CPUs for the loads.
     pub(crate) fn check_cpus(
         &self,
@@ -449,7 +550,7 @@ start = "6s"
             ),
             (
                 "[[phase]]\nlabel = \"a\"\n",
-                &["s.toml:1:", "no 'end' or 'duration'"],
+                &["s.toml:1:", "no 'end', 'duration' or 'wakeups'"],
             ),
             ("duration = \"1s\"\n", &["no [[phase]]"]),
             (

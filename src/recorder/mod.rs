@@ -131,6 +131,8 @@ pub(crate) struct Recorder {
     closed: bool,
     /// When to drain next, from how fast the rings fill.
     pace: DrainPace,
+    /// A scenario's phases of `wakeups = N`: thread 0's samples counted as they are taken.
+    wakeup_counter: Option<crate::load::scenario_count::WakeupCounter>,
 }
 
 impl Recorder {
@@ -158,7 +160,18 @@ impl Recorder {
             pending_cap: 0,
             closed: false,
             pace: DrainPace::new(),
+            wakeup_counter: None,
         }
+    }
+
+    /// Counts thread 0's samples for a scenario's phases of `wakeups = N`, as they are taken
+    /// from its ring (in due-time order), by due time from the run's first.
+    pub(crate) fn with_wakeup_count(
+        mut self,
+        count: std::sync::Arc<crate::load::scenario_count::WakeupCount>,
+    ) -> Self {
+        self.wakeup_counter = Some(crate::load::scenario_count::WakeupCounter::new(count));
+        self
     }
 
     /// Joins every sample with the kernel trace (`run --trace`). Samples of a thread wait in a
@@ -338,6 +351,11 @@ impl Recorder {
                     let Ok(sample) = t.feed.consumer.pop() else {
                         break;
                     };
+                    if index == 0
+                        && let Some(c) = &mut self.wakeup_counter
+                    {
+                        c.see(sample.expected_ns.saturating_sub(self.start_ns));
+                    }
                     match &mut t.trace {
                         Some(tr) => tr.pending.push_back(sample),
                         None => t.record(&sample, None, &mut out),

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 /// Renders SVGs to PNG; loads the system fonts once.
 pub(crate) struct PngRenderer {
-    options: usvg::Options<'static>,
+    /// The fonts and defaults the SVG is read with (also what the plots' layout tests
+    /// measure text with).
+    pub(super) options: usvg::Options<'static>,
     /// Whether any font was found (without one, PNGs have no text).
     pub(crate) has_fonts: bool,
 }

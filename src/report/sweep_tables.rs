@@ -27,6 +27,9 @@ pub(crate) fn latency_table(record: &SweepRecord, note: impl Fn(&SweepRow) -> St
     }
     headers.extend(["missed periods", "dropped"]);
     let mut table = Table::new(headers, Align::Right);
+    // A level, its run and a CPU name a row: repeated in each part of a table too wide for
+    // the terminal (2 traced CPUs with long figures are, `terminal.rs`).
+    table.keys = Some(3);
     for row in &record.rows {
         let lead = vec![
             Cell::label(row.level.as_str()),
@@ -194,4 +197,85 @@ pub(crate) fn throughput_comparison_table(sweeps: &[(String, &SweepRecord)]) -> 
         table.push_row(cells);
     }
     Some(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::table::{Markup, Terminal};
+
+    /// A traced sweep on 2 CPUs over levels 1 to 128, with figures as wide as a long, loaded
+    /// run's (millions of samples, latencies in ms, missed periods and dropped samples).
+    fn wide_sweep() -> SweepRecord {
+        let levels = ["1", "2", "4", "8", "16", "32", "64", "128"];
+        let rows = levels
+            .iter()
+            .map(|level| SweepRow {
+                level: level.to_string(),
+                run_dir: format!("level-{level}"),
+                throughput: Vec::new(),
+                threads: (0..2)
+                    .map(|cpu| SweepThread {
+                        cpu,
+                        samples: 86_400_000,
+                        min_ns: Some(-1_250),
+                        p99_ns: Some(812_345),
+                        max_ns: Some(123_456_789),
+                        missed_periods: 1_234_567,
+                        dropped_records: 7_654_321,
+                        irq_p99_ns: Some(45_678),
+                        irq_max_ns: Some(98_765_432),
+                    })
+                    .collect(),
+            })
+            .collect();
+        SweepRecord {
+            format: 1,
+            load_template: "cpu:workers={}".into(),
+            levels: levels.iter().map(|l| l.to_string()).collect(),
+            load_only: false,
+            rows,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn widest(text: &str) -> usize {
+        text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+    }
+
+    /// Issue 42: the sweep table and the sweep comparison (three traced sweeps) fit 100
+    /// columns on the terminal, as the run summary does: the latency table of 2 traced CPUs
+    /// is wider, so it is written in parts, each with the level, run and CPU columns.
+    #[test]
+    fn the_sweep_tables_fit_100_columns() {
+        let s = wide_sweep();
+        let table = Terminal.render(&latency_table(&s, |_| String::new()));
+        assert!(widest(&table) <= 100, "{}:\n{table}", widest(&table));
+        // Every figure is still there, and every part names its rows.
+        let headers = table
+            .lines()
+            .filter(|l| l.trim_start().starts_with("level"))
+            .collect::<Vec<_>>();
+        assert!(headers.len() >= 2, "{table}");
+        assert!(
+            headers
+                .iter()
+                .all(|h| h.contains("run") && h.contains("CPU"))
+        );
+        for word in [
+            "IRQ max",
+            "missed periods",
+            "dropped",
+            "98.77 ms",
+            "7654321",
+        ] {
+            assert!(table.contains(word), "{word}:\n{table}");
+        }
+        let sweeps: Vec<(String, &SweepRecord)> = ["A", "B", "C"]
+            .iter()
+            .map(|l| (l.to_string(), &s))
+            .collect();
+        let table = Terminal.render(&comparison_table(&sweeps));
+        assert!(widest(&table) <= 100, "{}:\n{table}", widest(&table));
+    }
 }

@@ -298,6 +298,7 @@ fn phase_records(run: &SyntheticRun, tally: &SampleTally) -> Vec<PhaseRecord> {
             loads: phase.loads.clone(),
             window_start_ns: Some(START_MONOTONIC_NS + phase.start_offset_ns),
             window_end_ns: Some(START_MONOTONIC_NS + phase.end_offset_ns),
+            wakeups: None,
             threads: run
                 .cpus
                 .iter()

@@ -344,7 +344,9 @@ impl Session {
             }
         });
         record.ended_utc = Some(humantime::format_rfc3339_millis(SystemTime::now()).to_string());
-        let elapsed_ns = monotonic_ns().saturating_sub(self.start_mono);
+        let elapsed_ns = self
+            .scenario_end_ns
+            .unwrap_or_else(|| monotonic_ns().saturating_sub(self.start_mono));
         record.duration_ns = Some(match self.plan.length {
             // Measurement ends at the last due time; the drain after it is not part of the run.
             RunLength::Duration(ns) => elapsed_ns.min(ns),

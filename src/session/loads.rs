@@ -17,7 +17,7 @@ use crate::format::SCENARIO_COPY;
 use crate::format::events::Event;
 use crate::format::hlog_scan;
 use crate::format::run_record::{
-    LoadRecord, PhaseRecord, PhaseThreadSummary, RunRecord, ThreadSummary,
+    LoadRecord, PhaseRecord, PhaseThreadSummary, PhaseWakeups, RunRecord, ThreadSummary,
 };
 use crate::format::stats::{LatencySummary, new_histogram};
 use crate::load::supervisor::{Outcome, PhasePlan, PlannedLoad, Setup, Supervisor};
@@ -76,6 +76,11 @@ impl RunLoads {
         if let Some(s) = &self.supervisor {
             s.begin(run_start_ns);
         }
+    }
+
+    /// A scenario with phases of `wakeups = N`: the count the recorder keeps for them.
+    pub(crate) fn wakeup_count(&self) -> Option<Arc<crate::load::scenario_count::WakeupCount>> {
+        self.supervisor.as_ref().and_then(Supervisor::wakeup_count)
     }
 
     /// What the loads did since the last call, for events.jsonl: the spikes' injections, then
@@ -177,6 +182,7 @@ fn start_supervisor(
                 label: p.label.clone(),
                 start_ns: p.start_ns,
                 end_ns: p.end_ns,
+                wakeups: p.wakeups,
                 loads: p.loads.iter().map(|g| g.text.clone()).collect(),
             });
             loads.extend(p.loads.iter().map(|g| PlannedLoad {
@@ -212,6 +218,11 @@ fn start_supervisor(
         record_index_base: spikes,
         once: false,
         priority: plan.drain_priority,
+        wakeup_count: plan
+            .scenario
+            .as_ref()
+            .filter(|s| s.counts_wakeups())
+            .map(|_| Arc::default()),
     };
     Supervisor::start(setup, Arc::clone(stop)).map(Some)
 }
@@ -361,6 +372,11 @@ impl<'a> PhaseStats<'a> {
                     loads: ph.plan.loads.clone(),
                     window_start_ns: Some(self.run_start_ns + ph.plan.start_ns),
                     window_end_ns: Some(self.run_start_ns + ph.window_end_ns()),
+                    wakeups: ph.plan.wakeups.map(|asked| PhaseWakeups {
+                        cpu: self.cpus.first().copied().unwrap_or(0),
+                        asked,
+                        counted: ph.counted.unwrap_or(0),
+                    }),
                     threads,
                 }
             })
@@ -400,11 +416,13 @@ mod tests {
                 label: format!("p{index}"),
                 start_ns: (start_s * 1e9) as u64,
                 end_ns: (end_s * 1e9) as u64,
+                wakeups: None,
                 loads: vec![],
             },
             started_ns: 7,
             ended_ns: 9,
             early_end_ns: None,
+            counted: None,
         };
         let outcome = Outcome {
             phases: vec![phase(0, 1.0, 2.0), phase(1, 1.5, 3.5), phase(2, 0.2, 0.9)],
@@ -445,11 +463,13 @@ mod tests {
                     label: "io".into(),
                     start_ns: 1_000_000_000,
                     end_ns: 2_000_000_000,
+                    wakeups: None,
                     loads: vec![],
                 },
                 started_ns: run_start + 1_050_000_000,
                 ended_ns: run_start + 2_080_000_000,
                 early_end_ns: None,
+                counted: None,
             }],
             ..Outcome::default()
         };
@@ -484,11 +504,13 @@ mod tests {
                     label: "io".into(),
                     start_ns: 0,
                     end_ns: 2_000_000_000,
+                    wakeups: None,
                     loads: vec![],
                 },
                 started_ns: 0,
                 ended_ns: 2_000_000_000,
                 early_end_ns: None,
+                counted: None,
             }],
             ..Outcome::default()
         };

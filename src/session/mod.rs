@@ -188,6 +188,10 @@ pub struct Session {
     stopped_by_caller: bool,
     /// Set by [`Session::end_as_completed`]: the caller's own end, reached (`cyclictest -l`).
     caller_end: Option<String>,
+    /// When a scenario with phases of `wakeups = N` ended the run (time since the first due
+    /// time, ns): the measuring threads stop at their next wakeup, so the run's duration ends
+    /// here, not after the drain and the loads' wind-up that follow (0.12 s in a 1 s run).
+    scenario_end_ns: Option<u64>,
     /// The first due time on CLOCK_MONOTONIC.
     start_mono: u64,
     /// No wakeup is due at or after this (plan's clock); `u64::MAX` without an end in time.
@@ -255,6 +259,7 @@ impl Session {
         for e in self.loads.drain_events() {
             self.events.write(&e);
         }
+        self.end_with_the_scenario();
         self.serve_the_end();
         let elapsed_ns = self.elapsed_ns();
         let recorder = self
@@ -312,6 +317,30 @@ impl Session {
             self.caller_end = Some(reason);
         }
         self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// A scenario with phases of `wakeups = N` ends the run when its last phase has ended
+    /// (its length in the plan only bounds it): `completed`, saying so.
+    fn end_with_the_scenario(&mut self) {
+        if self.caller_end.is_some()
+            || self.scenario_end_ns.is_some()
+            || !self
+                .loads
+                .wakeup_count()
+                .is_some_and(|c| c.scenario_ended())
+        {
+            return;
+        }
+        let last = self
+            .plan
+            .scenario
+            .as_ref()
+            .and_then(|s| s.phases.last())
+            .map_or(String::new(), |p| format!(" ('{}')", p.label));
+        self.scenario_end_ns = Some(self.elapsed_ns());
+        self.end_as_completed(format!(
+            "the scenario's last phase{last} ended, and a scenario with phases of `wakeups = N` ends with its last phase"
+        ));
     }
 
     /// Time since the first due time (CLOCK_MONOTONIC), ns.

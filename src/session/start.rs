@@ -242,6 +242,7 @@ impl Session {
             interrupted,
             stopped_by_caller: false,
             caller_end: None,
+            scenario_end_ns: None,
             start_mono: timeline.start_mono,
             end_ns: timeline.end_ns,
             loops_end_ns: super::starvation::loops_end_ns(plan, timeline.start_ns),
@@ -412,6 +413,9 @@ fn recorder(
     }
     if plan.actions.watches_spikes() {
         recorder = recorder.with_spike_watch(plan.actions.history_ns());
+    }
+    if let Some(count) = parts.loads.wakeup_count() {
+        recorder = recorder.with_wakeup_count(count);
     }
     recorder
 }

@@ -47,6 +47,7 @@ mod result_files;
 mod run;
 mod samples_format;
 mod scenario;
+mod scenario_wakeups;
 mod segments;
 mod session;
 mod signal_setup;

@@ -421,11 +421,13 @@ fn phase_statistics_span_segments() {
             label: format!("p{index}"),
             start_ns: from_s * S,
             end_ns: to_s * S,
+            wakeups: None,
             loads: vec![],
         },
         started_ns: 0,
         ended_ns: 0,
         early_end_ns: None,
+        counted: None,
     };
     let outcome = Outcome {
         phases: vec![phase(0, 2, 6), phase(1, 6, 11)],

@@ -180,20 +180,40 @@ fn describe_loads(t: &mut String, plan: &RunPlan) {
     let Some(s) = &plan.scenario else {
         return;
     };
+    let counted = if s.counts_wakeups() {
+        format!(
+            "about, as planned at thread 0's interval; the run ends with its last phase, at most {}",
+            match plan.length {
+                RunLength::Duration(ns) => format_elapsed(ns),
+                _ => "when stopped".into(),
+            }
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         t,
-        "  scenario {} ({}):",
+        "  scenario {} ({}{}{counted}):",
         s.path.display(),
-        format_elapsed(s.length_ns)
+        format_elapsed(s.length_ns),
+        if counted.is_empty() { "" } else { " " },
     );
+    let thread0 = plan.cpus.first().copied().unwrap_or(0);
     for p in &s.phases {
         let loads: Vec<&str> = p.loads.iter().map(|l| l.text.as_str()).collect();
+        let label = match p.wakeups {
+            Some(n) => format!(
+                "{} (ends after {n} wakeups of thread 0, CPU {thread0})",
+                p.label
+            ),
+            None => p.label.clone(),
+        };
         let _ = writeln!(
             t,
             "    {:>9} - {:>9}  {}: {}",
             format_elapsed(p.start_ns),
             format_elapsed(p.end_ns),
-            p.label,
+            label,
             if loads.is_empty() {
                 "no load".into()
             } else {

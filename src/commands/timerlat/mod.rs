@@ -36,7 +36,9 @@ Usage: jitterlab timerlat [hist] [options]
   -u -k -D --no-aa        accepted, no effect (the kernel's threads, or jitterlab's own)
   --jitterlab-engine kernel|own   the kernel's timerlat tracer, or jitterlab's own threads
                           (default: the kernel's where tracefs lists it; stderr says which)
-  --jitterlab-trace       own threads: fill the IRQ column from jitterlab's trace (off: as --no-irq)
+  --jitterlab-trace       own threads: fill the IRQ columns from jitterlab's trace (the default
+                          wherever tracefs is usable; without it the table is as with --no-irq)
+  --jitterlab-no-trace    own threads: no trace, no IRQ columns (as --no-irq)
   --jitterlab-out DIR     the jitterlab result directory (default: a new one, named on stderr)
 
 Refused with the reason (exit 2): -a -i -T -s -t -e --filter --trigger -C -U --dump-tasks
@@ -52,17 +54,7 @@ pub fn run(args: &[String]) -> Result<i32> {
         return Ok(0);
     }
     use crate::trace::timerlat::{Choice, choose};
-    let layout = Layout {
-        no_irq: o.no_irq,
-        no_thread: o.no_thread,
-        no_header: o.no_header,
-        no_summary: o.no_summary,
-        no_index: o.no_index,
-        with_zeros: o.with_zeros,
-        nano: o.nano,
-        bucket_size: o.bucket_size,
-        entries: o.entries,
-    };
+    let layout = layout(&o);
     let asked = o.engine;
     let found = match asked {
         Some(crate::trace::timerlat::Engine::Own) => Err(String::new()),
@@ -84,11 +76,7 @@ pub fn run(args: &[String]) -> Result<i32> {
             eprintln!("jitterlab: measuring with jitterlab's own threads (--jitterlab-engine own)")
         }
     }
-    if !o.jitterlab_trace && !o.no_irq {
-        eprintln!(
-            "jitterlab timerlat: the IRQ column needs jitterlab's trace (add --jitterlab-trace); without it the table is printed as rtla prints it with --no-irq"
-        );
-    }
+    let o = with_own_trace(o, crate::trace::tracefs::find().map(|_| ()));
     let plan = plan(&o)?;
     let outcome = crate::session::run(&plan, true, std::env::args().collect())?;
     let layout = Layout {
@@ -112,6 +100,54 @@ pub fn run(args: &[String]) -> Result<i32> {
         );
     }
     Ok(super::dropin::finish(&outcome))
+}
+
+/// The table as the options ask: IRQ and Thr columns unless `--no-irq` or `--no-thread` (the
+/// kernel's tracer has both; the own engine's IRQ columns need its trace, `with_own_trace`).
+fn layout(o: &options::TimerlatOptions) -> Layout {
+    Layout {
+        no_irq: o.no_irq,
+        no_thread: o.no_thread,
+        no_header: o.no_header,
+        no_summary: o.no_summary,
+        no_index: o.no_index,
+        with_zeros: o.with_zeros,
+        nano: o.nano,
+        bucket_size: o.bucket_size,
+        entries: o.entries,
+    }
+}
+
+/// Whether jitterlab's own engine traces its threads, which fills rtla's IRQ columns: asked
+/// with `--jitterlab-trace`; by default wherever tracefs is usable (`tracefs`: Ok, or why
+/// not), so that a parser written for rtla finds `IRQ-000`; not with `--no-irq` (nothing to
+/// fill) or `--jitterlab-no-trace`. Stderr says which, and why when the IRQ columns are left
+/// out.
+fn with_own_trace(
+    mut o: options::TimerlatOptions,
+    tracefs: std::result::Result<(), String>,
+) -> options::TimerlatOptions {
+    if o.jitterlab_trace || o.no_irq {
+        return o;
+    }
+    if o.jitterlab_no_trace {
+        eprintln!(
+            "jitterlab timerlat: --jitterlab-no-trace: no IRQ columns (they come from jitterlab's trace); the table is printed as rtla prints it with --no-irq"
+        );
+        return o;
+    }
+    match tracefs {
+        Ok(()) => {
+            o.jitterlab_trace = true;
+            eprintln!(
+                "jitterlab timerlat: the IRQ columns are the timer IRQ latency from jitterlab's trace (on wherever tracefs is usable; --jitterlab-no-trace turns it off)"
+            );
+        }
+        Err(why) => eprintln!(
+            "jitterlab timerlat: the IRQ columns need jitterlab's trace, and tracefs is not usable here ({why}); the table is printed as rtla prints it with --no-irq"
+        ),
+    }
+    o
 }
 
 /// The `jitterlab run` plan of the same measurement: its option groups set here and built by
@@ -180,4 +216,80 @@ pub(crate) fn histograms(
         eprintln!("jitterlab: warning: {d}");
     }
     Ok(hists)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::options::{TimerlatOptions, parse};
+    use super::*;
+
+    fn parsed(line: &str) -> TimerlatOptions {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        parse(&args).unwrap()
+    }
+
+    /// Issue 42: the own engine prints rtla's IRQ columns by default wherever it can trace;
+    /// where it cannot, or when told not to, the table is as rtla's with --no-irq.
+    #[test]
+    fn the_own_engine_traces_by_default_wherever_tracefs_is_usable() {
+        let usable = || Ok(());
+        let unusable = || Err("tracefs is not mounted".to_string());
+        assert!(with_own_trace(parsed("hist"), usable()).jitterlab_trace);
+        assert!(!with_own_trace(parsed("hist"), unusable()).jitterlab_trace);
+        assert!(!with_own_trace(parsed("hist --jitterlab-no-trace"), usable()).jitterlab_trace);
+        assert!(!with_own_trace(parsed("hist --no-irq"), usable()).jitterlab_trace);
+        // Asked: traced, whatever tracefs said (the run refuses then, naming why).
+        assert!(with_own_trace(parsed("hist --jitterlab-trace"), unusable()).jitterlab_trace);
+        let both: Vec<String> = ["--jitterlab-trace", "--jitterlab-no-trace"]
+            .map(String::from)
+            .to_vec();
+        assert!(parse(&both).unwrap_err().message.contains("give one"));
+        // The table then has both columns of each CPU, as rtla's default.
+        let o = with_own_trace(parsed("hist"), usable());
+        assert!(!layout(&o).no_irq && o.jitterlab_trace);
+        // The plan follows: the run is traced.
+        let o = with_own_trace(parsed("hist -c 0 -d 1"), usable());
+        assert!(plan(&o).unwrap().trace);
+    }
+
+    /// Issue 42: where the kernel's timerlat tracer is (the lab's RT guest, captured in
+    /// tests/data/timerlat), the default command line prints rtla's IRQ columns beside Thr:
+    /// a parser written for rtla finds `IRQ-000` and `IRQ-001`, with the tracer's counts.
+    #[test]
+    fn the_kernel_engine_prints_the_irq_columns_by_default() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/timerlat/rt-6.1-capture.trace"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let l = layout(&parsed("hist"));
+        let t = kernel::Tally::of_text(&text, &[0, 1], &l);
+        let out = hist::render(&t.hists, &l, 1);
+        let header = out
+            .lines()
+            .find(|l| l.starts_with("Index"))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert_eq!(
+            header.split_whitespace().collect::<Vec<_>>(),
+            ["Index", "IRQ-000", "Thr-000", "IRQ-001", "Thr-001"],
+            "{out}"
+        );
+        let irq_samples = text
+            .lines()
+            .filter(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                !l.starts_with('#') && w.len() >= 4 && w[w.len() - 4] == "irq"
+            })
+            .count() as u64;
+        let count: u64 = out
+            .lines()
+            .find(|l| l.starts_with("count:"))
+            .unwrap()
+            .split_whitespace()
+            .skip(1)
+            .step_by(2)
+            .map(|v| v.parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(count, irq_samples, "{out}");
+    }
 }

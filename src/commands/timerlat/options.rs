@@ -2,8 +2,9 @@
 //! terms and units: `-p` in us, `-d` in seconds or with s, m, h, d, `-P` as `f:95`. What
 //! jitterlab cannot honour is refused by name, with why and what to use instead ([`REFUSED`],
 //! docs/timerlat.md). jitterlab's own: `--jitterlab-out DIR`, `--jitterlab-engine kernel|own`
-//! (the kernel's timerlat tracer or jitterlab's threads), and `--jitterlab-trace`, which fills
-//! the IRQ column of jitterlab's own threads from its trace (`run --trace`).
+//! (the kernel's timerlat tracer or jitterlab's threads), and `--jitterlab-trace` /
+//! `--jitterlab-no-trace`: whether jitterlab's own threads are traced (`run --trace`), which
+//! fills their IRQ column (by default, wherever tracefs is usable).
 
 use crate::commands::getopt::{self, Found, Spec, Takes, Tool, spec};
 use crate::error::{Failure, Result};
@@ -36,6 +37,9 @@ pub struct TimerlatOptions {
     pub(crate) dma_latency_us: Option<u32>,
     pub(crate) jitterlab_out: Option<PathBuf>,
     pub(crate) jitterlab_trace: bool,
+    /// `--jitterlab-no-trace`: jitterlab's own engine without its trace (its default is the
+    /// trace wherever tracefs is usable, for the IRQ columns).
+    pub(crate) jitterlab_no_trace: bool,
     /// `--jitterlab-engine`: None, the kernel's timerlat tracer where there is one.
     pub(crate) engine: Option<Engine>,
     pub help: bool,
@@ -62,6 +66,7 @@ impl Default for TimerlatOptions {
             dma_latency_us: None,
             jitterlab_out: None,
             jitterlab_trace: false,
+            jitterlab_no_trace: false,
             engine: None,
             help: false,
         }
@@ -107,6 +112,7 @@ static SPECS: &[Spec] = &[
     spec(None, "on-end", Takes::Value),
     spec(None, "jitterlab-out", Takes::Value),
     spec(None, "jitterlab-trace", Takes::Nothing),
+    spec(None, "jitterlab-no-trace", Takes::Nothing),
     spec(None, "jitterlab-engine", Takes::Value),
 ];
 
@@ -188,6 +194,11 @@ pub fn parse(args: &[String]) -> Result<TimerlatOptions> {
     for found in getopt::split(&TOOL, args)? {
         apply(&mut o, &found)?;
     }
+    if o.jitterlab_trace && o.jitterlab_no_trace {
+        return Err(Failure::usage(
+            "timerlat: --jitterlab-trace and --jitterlab-no-trace together: give one (the trace is on by default wherever tracefs is usable)",
+        ));
+    }
     if o.no_irq && o.no_thread {
         return Err(Failure::usage(
             "timerlat: --no-irq and --no-thread together leave nothing to print (rtla refuses it too)",
@@ -256,6 +267,7 @@ fn apply(o: &mut TimerlatOptions, found: &Found) -> Result<()> {
         "dma-latency" => o.dma_latency_us = Some(getopt::number(&TOOL, found, "a latency in us")?),
         "jitterlab-out" => o.jitterlab_out = Some(PathBuf::from(value)),
         "jitterlab-trace" => o.jitterlab_trace = true,
+        "jitterlab-no-trace" => o.jitterlab_no_trace = true,
         "jitterlab-engine" => {
             o.engine = Some(match value {
                 "kernel" => Engine::Kernel,

@@ -55,6 +55,8 @@ pub(crate) struct Supervisor {
     join: Option<std::thread::JoinHandle<Outcome>>,
     all_ended: Arc<AtomicBool>,
     events: mpsc::Receiver<Event>,
+    /// [`Setup::wakeup_count`], for the recorder and the session.
+    wakeup_count: Option<Arc<crate::load::scenario_count::WakeupCount>>,
 }
 
 impl Supervisor {
@@ -66,6 +68,7 @@ impl Supervisor {
         let (events_tx, events) = mpsc::channel();
         let all_ended = Arc::new(AtomicBool::new(false));
         let ended = Arc::clone(&all_ended);
+        let wakeup_count = setup.wakeup_count.clone();
         let join = std::thread::Builder::new()
             .name("jl-loads".into())
             .spawn(move || {
@@ -81,6 +84,7 @@ impl Supervisor {
                 join: Some(join),
                 all_ended,
                 events,
+                wakeup_count,
             }),
             Ok(Err(f)) => {
                 let _ = join.join();
@@ -96,6 +100,12 @@ impl Supervisor {
     /// Fixes the run's start (CLOCK_MONOTONIC); phases are timed from it.
     pub(crate) fn begin(&self, start_ns: u64) {
         let _ = self.tx.send(Msg::Begin(start_ns));
+    }
+
+    /// The count of thread 0's wakeups that ends the phases of `wakeups = N`, when the
+    /// scenario has such phases.
+    pub(crate) fn wakeup_count(&self) -> Option<Arc<crate::load::scenario_count::WakeupCount>> {
+        self.wakeup_count.clone()
     }
 
     /// Whether every load has ended by itself (hackbench once, an exec without restart).

@@ -19,6 +19,9 @@ pub struct PhasePlan {
     pub label: String,
     pub start_ns: u64,
     pub end_ns: u64,
+    /// `wakeups = N`: the phase ends after N wakeups of thread 0 (`scenario_count.rs`); its
+    /// times are then where the count really began and ended.
+    pub wakeups: Option<u64>,
     pub loads: Vec<String>,
 }
 
@@ -46,6 +49,9 @@ pub(crate) struct Setup {
     /// The SCHED_FIFO priority of the supervisor thread: the run's drain priority, above the
     /// real-time loads it must be able to stop (plan/drain.rs); None: normal scheduling.
     pub priority: Option<i32>,
+    /// A scenario with phases that end after a number of wakeups: the count the recorder
+    /// keeps of thread 0's wakeups.
+    pub(crate) wakeup_count: Option<std::sync::Arc<crate::load::scenario_count::WakeupCount>>,
 }
 
 /// What one load did.
@@ -102,6 +108,9 @@ pub struct PhaseResult {
     /// When the phase ended before its planned end because its loads with `loops=` had all
     /// finished: the offset from the run's start, ns (as `plan.end_ns`); None otherwise.
     pub early_end_ns: Option<u64>,
+    /// A phase of `wakeups = N`: the wakeups of thread 0 counted in its window (N, or fewer
+    /// when the run ended first).
+    pub counted: Option<u64>,
 }
 
 impl PhaseResult {

@@ -50,6 +50,10 @@ pub(super) struct State {
     phase_state: Vec<PhaseState>,
     /// The run's start (CLOCK_MONOTONIC), once [`Msg::Begin`] has said it.
     start_ns: u64,
+    /// The phase of `wakeups = N` running, and the generation of its count.
+    counting: Option<(usize, u64)>,
+    /// CLOCK_MONOTONIC, ns: the run's clock (a test's own, to step a timeline through).
+    clock: fn() -> u64,
 }
 
 impl State {
@@ -69,6 +73,8 @@ impl State {
             running: Vec::new(),
             outcome: Outcome::default(),
             start_ns: 0,
+            counting: None,
+            clock: monotonic_ns,
         }
     }
 
@@ -78,7 +84,7 @@ impl State {
 
     fn warn(&mut self, message: String) {
         self.event(Event::Warning {
-            time_ns: monotonic_ns(),
+            time_ns: (self.clock)(),
             message: message.clone(),
         });
         self.outcome.warnings.push(message);
@@ -127,41 +133,8 @@ impl State {
         };
         self.start_ns = start_ns;
         loop {
-            let now = monotonic_ns();
-            for p in 0..self.setup.phases.len() {
-                let plan = self.setup.phases[p].clone();
-                if self.phase_state[p] == PhaseState::Running && now >= start_ns + plan.end_ns {
-                    self.end_phase(p);
-                }
-            }
-            for p in 0..self.setup.phases.len() {
-                let plan = self.setup.phases[p].clone();
-                if self.phase_state[p] == PhaseState::Pending
-                    && now >= start_ns + plan.start_ns
-                    && now < start_ns + plan.end_ns
-                    && !self.stop.load(Ordering::SeqCst)
-                {
-                    self.begin_phase(p);
-                }
-            }
-            self.watch();
-            let next_boundary = self
-                .setup
-                .phases
-                .iter()
-                .zip(&self.phase_state)
-                .filter_map(|(ph, st)| match st {
-                    PhaseState::Pending => Some(start_ns + ph.start_ns),
-                    PhaseState::Running => Some(start_ns + ph.end_ns),
-                    PhaseState::Done => None,
-                })
-                .min();
-            let now = monotonic_ns();
-            let wait = next_boundary
-                .map(|b| Duration::from_nanos(b.saturating_sub(now)))
-                .unwrap_or(POLL)
-                .min(POLL);
-            match rx.recv_timeout(wait) {
+            self.step();
+            match rx.recv_timeout(self.wait()) {
                 Ok(Msg::Stop) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
                 _ => {}
             }
@@ -169,9 +142,120 @@ impl State {
         self.wind_up()
     }
 
+    /// One look at the timeline: ends the phases that are over (a counted phase when the
+    /// recorder has counted its wakeups, a timed one at its end), begins those due, and
+    /// watches the loads.
+    fn step(&mut self) {
+        self.end_counted_phase();
+        let now = (self.clock)();
+        for p in 0..self.setup.phases.len() {
+            let plan = &self.setup.phases[p];
+            if self.phase_state[p] == PhaseState::Running
+                && plan.wakeups.is_none()
+                && now >= self.start_ns + plan.end_ns
+            {
+                self.end_phase(p);
+            }
+        }
+        self.say_if_the_scenario_ended();
+        for p in 0..self.setup.phases.len() {
+            if self.may_begin(p, now) {
+                if self.is_sequence() {
+                    // Begun when the phase before it ended, however late or early: its
+                    // times (and those of the phases after it) move to now, lengths kept.
+                    self.move_from(p, now.saturating_sub(self.start_ns));
+                }
+                self.begin_phase(p);
+            }
+        }
+        self.watch();
+    }
+
+    /// How long to wait for the next boundary: at most [`POLL`], to look at the loads and a
+    /// counted phase's count.
+    fn wait(&self) -> Duration {
+        let next_boundary = (0..self.setup.phases.len())
+            .filter_map(|p| {
+                let ph = &self.setup.phases[p];
+                match self.phase_state[p] {
+                    // A phase of a sequence waits for the one before it: no boundary until
+                    // then (its planned start may be long past).
+                    PhaseState::Pending => self.begins_at(p),
+                    // Ended by its count: looked at every POLL.
+                    PhaseState::Running if ph.wakeups.is_some() => None,
+                    PhaseState::Running => Some(self.start_ns + ph.end_ns),
+                    PhaseState::Done => None,
+                }
+            })
+            .min();
+        let now = (self.clock)();
+        next_boundary
+            .map(|b| Duration::from_nanos(b.saturating_sub(now)))
+            .unwrap_or(POLL)
+            .min(POLL)
+    }
+
+    /// A scenario with a phase of `wakeups = N` is a sequence (`scenario.rs` `check_counted`):
+    /// each phase begins when the one before it has ended, wherever the plan put it.
+    fn is_sequence(&self) -> bool {
+        self.setup.wakeup_count.is_some()
+    }
+
+    /// When phase `p` may begin (CLOCK_MONOTONIC): on a timeline, at its planned start; in a
+    /// sequence, as soon as every phase before it is done (the run's start for the first),
+    /// None before, when that time is not known yet.
+    fn begins_at(&self, p: usize) -> Option<u64> {
+        if !self.is_sequence() {
+            return Some(self.start_ns + self.setup.phases[p].start_ns);
+        }
+        self.phase_state[..p]
+            .iter()
+            .all(|s| *s == PhaseState::Done)
+            .then_some(self.start_ns)
+    }
+
+    /// Whether phase `p` begins at `now`: pending, its time come ([`Self::begins_at`]), no
+    /// stop asked; on a timeline, before its end (a phase whose time went by is not begun). A
+    /// phase of a sequence has no time to miss: its times move to when it begins.
+    fn may_begin(&self, p: usize, now: u64) -> bool {
+        let plan = &self.setup.phases[p];
+        self.phase_state[p] == PhaseState::Pending
+            && self.begins_at(p).is_some_and(|t| now >= t)
+            && (self.is_sequence() || now < self.start_ns + plan.end_ns)
+            && !self.stop.load(Ordering::SeqCst)
+    }
+
+    /// In a sequence: phase `p` starts at `at_ns` (offset from the run's start), and every
+    /// phase after it moves with it, each keeping its planned length.
+    fn move_from(&mut self, p: usize, at_ns: u64) {
+        let Some(planned) = self.setup.phases.get(p).map(|ph| ph.start_ns) else {
+            return;
+        };
+        for q in &mut self.setup.phases[p..] {
+            // Phases of a sequence follow one another: none starts before `planned`. Moved
+            // later (begun late) or earlier (the one before ended early: its count came in
+            // ahead of the plan, or its loads' `loops=` all finished).
+            q.start_ns = q.start_ns - planned + at_ns;
+            q.end_ns = q.end_ns - planned + at_ns;
+        }
+    }
+
     fn wind_up(&mut self) -> Outcome {
         for p in 0..self.setup.phases.len() {
             if self.phase_state[p] == PhaseState::Running {
+                // A counted phase the run's end cut short: its window ends now, with the
+                // wakeups counted so far.
+                if let Some((q, _)) = self.counting.take_if(|c| c.0 == p) {
+                    let count = self.setup.wakeup_count.as_ref().map_or(0, |c| c.counted());
+                    let now_off = (self.clock)().saturating_sub(self.start_ns);
+                    let plan = &mut self.setup.phases[q];
+                    plan.end_ns = plan.end_ns.min(now_off).max(plan.start_ns);
+                    let plan = plan.clone();
+                    if let Some(ph) = self.outcome.phases.iter_mut().find(|ph| ph.index == q) {
+                        ph.plan = plan;
+                        ph.counted = Some(count);
+                    }
+                }
                 self.end_phase(p);
             }
         }
@@ -194,14 +278,23 @@ impl State {
         let plan = self.setup.phases[p].clone();
         match self.start_loads(&members) {
             Ok(()) => {
-                let now = monotonic_ns();
+                let now = (self.clock)();
                 self.phase_state[p] = PhaseState::Running;
+                // A counted phase counts thread 0's wakeups due from now (its loads ready).
+                let mut plan = plan;
+                if let (Some(n), Some(count)) = (plan.wakeups, &self.setup.wakeup_count) {
+                    let from = now.saturating_sub(self.start_ns);
+                    self.counting = Some((p, count.arm(from, n)));
+                    plan.start_ns = from;
+                    self.setup.phases[p].start_ns = from;
+                }
                 self.outcome.phases.push(PhaseResult {
                     index: p,
                     plan: plan.clone(),
                     started_ns: now,
                     ended_ns: now,
                     early_end_ns: None,
+                    counted: None,
                 });
                 self.event(Event::PhaseStart {
                     time_ns: now,
@@ -221,6 +314,42 @@ impl State {
         }
     }
 
+    /// Ends the counted phase running once the recorder has counted its wakeups: its window is
+    /// from the first counted due time to the Nth; the phases after it move to start now
+    /// (they follow one another: `scenario.rs` `check_counted`).
+    fn end_counted_phase(&mut self) {
+        let Some((p, generation)) = self.counting else {
+            return;
+        };
+        let Some(count) = self.setup.wakeup_count.clone() else {
+            return;
+        };
+        let Some((window_start, window_end)) = count.done(generation) else {
+            return;
+        };
+        self.counting = None;
+        let asked = self.setup.phases[p].wakeups;
+        self.setup.phases[p].start_ns = window_start;
+        self.setup.phases[p].end_ns = window_end;
+        let plan = self.setup.phases[p].clone();
+        if let Some(ph) = self.outcome.phases.iter_mut().find(|ph| ph.index == p) {
+            ph.plan = plan;
+            ph.counted = asked;
+        }
+        self.end_phase(p);
+        let now_off = (self.clock)().saturating_sub(self.start_ns);
+        self.move_from(p + 1, now_off);
+    }
+
+    /// With a counted phase, the run ends with the scenario: said once every phase is done.
+    fn say_if_the_scenario_ended(&mut self) {
+        if let Some(count) = &self.setup.wakeup_count
+            && self.phase_state.iter().all(|s| *s == PhaseState::Done)
+        {
+            count.end_scenario();
+        }
+    }
+
     /// Ends phase `p` before its planned end when it has loads with `loops=` and every one of
     /// them has finished (its other loads are stopped with it).
     fn end_phase_if_loops_done(&mut self, p: usize) {
@@ -233,7 +362,7 @@ impl State {
             return;
         }
         self.end_phase(p);
-        let offset = monotonic_ns().saturating_sub(self.start_ns);
+        let offset = (self.clock)().saturating_sub(self.start_ns);
         if let Some(ph) = self.outcome.phases.iter_mut().find(|ph| ph.index == p) {
             ph.early_end_ns = Some(offset);
         }
@@ -247,7 +376,7 @@ impl State {
             .map(|r| r.index)
             .collect();
         self.stop_loads(&members);
-        let now = monotonic_ns();
+        let now = (self.clock)();
         self.phase_state[p] = PhaseState::Done;
         if let Some(ph) = self.outcome.phases.iter_mut().find(|ph| ph.index == p) {
             ph.ended_ns = now;
@@ -337,7 +466,7 @@ impl State {
     fn fail(&mut self, message: String) {
         self.outcome.failure.get_or_insert(message.clone());
         self.event(Event::Warning {
-            time_ns: monotonic_ns(),
+            time_ns: (self.clock)(),
             message,
         });
         self.stop.store(true, Ordering::SeqCst);
@@ -442,5 +571,146 @@ impl State {
         }
         let results = link::stop(stopping, &self.setup.loads);
         self.outcome.loads.extend(results);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The timeline stepped on a clock of the test's own, with the recorder's side of a
+    //! counted phase played as the run plays it: thread 0 due every 1 ms, its samples taken
+    //! from the ring (and counted) at drains 100 ms apart, the supervisor looking every 20 ms.
+
+    use super::*;
+    use crate::load::scenario_count::{WakeupCount, WakeupCounter};
+    use crate::load::supervisor::setup::PhasePlan;
+    use std::sync::Mutex;
+    use std::sync::atomic::AtomicU64;
+
+    const MS: u64 = 1_000_000;
+    /// The run's first due time on the test's clock.
+    const START: u64 = 5_000 * MS;
+    static NOW: AtomicU64 = AtomicU64::new(0);
+    /// One test at a time on the one clock.
+    static CLOCK: Mutex<()> = Mutex::new(());
+
+    fn now() -> u64 {
+        NOW.load(Ordering::SeqCst)
+    }
+
+    /// Phases planned as `Scenario::lay_out` plans them at 1 ms a wakeup: one after another
+    /// from 0, a counted phase N ms long.
+    fn sequence(phases: &[(&str, Option<u64>, u64)]) -> Vec<PhasePlan> {
+        let mut at = 0;
+        phases
+            .iter()
+            .map(|&(label, wakeups, length_ms)| {
+                let length = wakeups.unwrap_or(length_ms) * MS;
+                at += length;
+                PhasePlan {
+                    label: label.into(),
+                    start_ns: at - length,
+                    end_ns: at,
+                    wakeups,
+                    loads: vec![],
+                }
+            })
+            .collect()
+    }
+
+    /// Steps the timeline of `phases` (phases without loads: nothing is spawned) from the
+    /// run's first due time, the supervisor's first look `first_look_ms` after it; returns the
+    /// outcome and whether the scenario said it ended, and when (ms after the start).
+    fn play(phases: Vec<PhasePlan>, first_look_ms: u64) -> (Outcome, Option<u64>) {
+        let count = Arc::new(WakeupCount::default());
+        let setup = Setup {
+            phases,
+            wakeup_count: Some(Arc::clone(&count)),
+            ..Setup::default()
+        };
+        let (events, _rx) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut state = State::new(setup, stop, Arc::new(AtomicBool::new(false)), events);
+        state.clock = now;
+        state.start_ns = START;
+        let mut counter = WakeupCounter::new(Arc::clone(&count));
+        let mut ring = Vec::new();
+        let mut ended = None;
+        for t in 0..5_000u64 {
+            NOW.store(START + t * MS, Ordering::SeqCst);
+            // Thread 0's wakeup due now, in its ring until the recorder's next drain.
+            ring.push(t * MS);
+            if t % 100 == 37 {
+                for due in ring.drain(..) {
+                    counter.see(due);
+                }
+            }
+            if t >= first_look_ms && t % 20 == first_look_ms % 20 {
+                state.step();
+                if count.scenario_ended() {
+                    ended = Some(t);
+                    break;
+                }
+            }
+        }
+        (state.wind_up(), ended)
+    }
+
+    /// The due times on thread 0's 1 ms grid in a phase's window.
+    fn due_in(p: &PhaseResult) -> u64 {
+        assert_eq!((p.plan.end_ns - p.plan.start_ns) % MS, 0, "{p:?}");
+        (p.plan.end_ns - p.plan.start_ns) / MS + 1
+    }
+
+    /// Last session's defect (the first phase counted 0 of its 300 wakeups and the run went on
+    /// to its cap): the second phase began at its planned start, while the first phase's count
+    /// was still on its way to the supervisor (counted at the recorder's drain, up to 100 ms
+    /// later), and took the count over. In a sequence, each phase begins when the one before
+    /// has ended.
+    #[test]
+    fn a_counted_phase_begins_when_the_one_before_has_ended() {
+        let _one = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let phases = sequence(&[
+            ("quiet", Some(300), 0),
+            ("proc", Some(200), 0),
+            ("tail", None, 300),
+        ]);
+        let (outcome, ended) = play(phases, 1);
+        let p = &outcome.phases;
+        assert_eq!(p.iter().map(|p| p.index).collect::<Vec<_>>(), [0, 1, 2]);
+        for (k, n) in [(0, 300), (1, 200)] {
+            assert_eq!(p[k].counted, Some(n), "{:?}", p[k]);
+            assert_eq!(due_in(&p[k]), n, "{:?}", p[k]);
+        }
+        // Each phase began after the one before it ended, its window after the other's.
+        for w in p.windows(2) {
+            assert!(w[1].started_ns >= w[0].ended_ns, "{p:?}");
+            assert!(w[1].plan.start_ns > w[0].plan.end_ns, "{p:?}");
+        }
+        // The first counted from its begin (1 ms), its 300th wakeup due at 300 ms; seen at the
+        // drain at 337 ms, ended at the look at 341 ms, where the second began.
+        assert_eq!((p[0].plan.start_ns, p[0].plan.end_ns), (MS, 300 * MS));
+        assert_eq!(p[1].started_ns, START + 341 * MS);
+        assert_eq!((p[1].plan.start_ns, p[1].plan.end_ns), (341 * MS, 540 * MS));
+        // The timed tail: its planned 300 ms, from the second's end (seen at 641 ms).
+        assert_eq!((p[2].plan.start_ns, p[2].plan.end_ns), (641 * MS, 941 * MS));
+        assert_eq!(p[2].counted, None);
+        // The scenario, and so the run, ended with the tail.
+        assert_eq!(ended, Some(941));
+    }
+
+    /// A supervisor that first looks long after the plan's times (held off its CPU) still
+    /// begins the sequence's phases, each in full: a phase of a sequence has no time to miss.
+    #[test]
+    fn a_sequence_looked_at_late_still_runs_every_phase() {
+        let _one = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let phases = sequence(&[("count", Some(10), 0), ("timed", None, 50)]);
+        let (outcome, ended) = play(phases, 500);
+        let p = &outcome.phases;
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!(p[0].counted, Some(10));
+        assert_eq!((p[0].plan.start_ns, p[0].plan.end_ns), (500 * MS, 509 * MS));
+        // Counted at the drain at 537 ms, seen at the look at 540 ms; then 50 ms.
+        assert_eq!((p[1].plan.start_ns, p[1].plan.end_ns), (540 * MS, 590 * MS));
+        assert_eq!(ended, Some(600));
     }
 }

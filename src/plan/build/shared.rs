@@ -141,17 +141,22 @@ impl Shared {
             contention.spinning = self.cpus.clone();
         }
         let drain_priority = drain::resolve(self.drain_priority, lowest, &contention)?;
+        let mut scenario = self.scenario;
+        let mut length = self.length;
+        if let Some(s) = scenario.as_mut().filter(|s| s.counts_wakeups()) {
+            length = RunLength::Duration(lay_out_counted(s, &measurement)?);
+        }
         Ok(RunPlan {
             cpus: self.cpus,
             policy: self.policy,
             priority: self.priority,
             measurement,
-            length: self.length,
+            length,
             log_interval_ns: self.log_interval_ns,
             counters: self.counters,
             loads: self.loads,
             load_texts: self.load_texts,
-            scenario: self.scenario,
+            scenario,
             samples: records.samples,
             samples_format: records.samples_format,
             summary_every: records.summary_every,
@@ -177,6 +182,38 @@ impl Shared {
             under_ns: records.under_ns,
         })
     }
+}
+
+/// A scenario with phases of `wakeups = N`: plans its phases at thread 0's interval and
+/// returns the run's longest length. The run ends when its last phase ends (the session ends
+/// it `completed`); this length only bounds a run whose thread 0 is held off its CPU, as
+/// `--loops`' end is bounded: twice the planned length (the counted wakeups' expected time
+/// with `--interval-step`), and 5 s.
+fn lay_out_counted(s: &mut Scenario, measurement: &Measurement) -> Result<u64> {
+    if measurement.kind().spec().time_lost {
+        return Err(Failure::usage(format!(
+            "--scenario: {}: a phase of `wakeups = N` ends after N wakeups of the first measuring thread, and a {} run has no wakeups; give each phase a 'duration'",
+            s.path.display(),
+            measurement.kind().name()
+        )));
+    }
+    let interval_ns = measurement.interval_ns(0);
+    s.lay_out(interval_ns);
+    let counted: u64 = s.phases.iter().filter_map(|p| p.wakeups).sum();
+    let timed: u64 = s
+        .phases
+        .iter()
+        .filter(|p| p.wakeups.is_none())
+        .map(|p| p.end_ns - p.start_ns)
+        .sum();
+    let expected = RunLength::Loops(counted)
+        .expected_ns(interval_ns, measurement.interval_step_ns())
+        .unwrap_or(u64::MAX)
+        .saturating_add(timed);
+    Ok(expected
+        .saturating_mul(2)
+        .saturating_add(5_000_000_000)
+        .min(MAX_DURATION_NS))
 }
 
 /// `--duration`, `--loops` and `--scenario` to the run's length; no length group is a run

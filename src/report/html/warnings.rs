@@ -29,7 +29,8 @@ pub(super) struct Group {
 }
 
 /// A run's warnings: how it ended if it did not complete, run.json's warnings, then the
-/// readiness checks that came out warn or fail.
+/// readiness checks that came out warn or fail, each fact once: a check whose fact a run
+/// warning states already ([`stated_by`]) is not listed again.
 pub(super) fn of_run(r: &RunRecord) -> Vec<Warning> {
     let mut out = Vec::new();
     if let Some(reason) = &r.end_reason {
@@ -38,17 +39,30 @@ pub(super) fn of_run(r: &RunRecord) -> Vec<Warning> {
             text: format!("the run ended {}: {reason}", r.ended.as_str()),
         });
     }
-    out.extend(r.warnings.iter().map(|w| Warning {
-        class: None,
-        text: w.clone(),
-    }));
-    if let Ok(s) = serde_json::from_value::<SystemSnapshot>(r.system.clone()) {
+    out.extend(of_record(&r.warnings, &r.system));
+    out
+}
+
+/// run.json's `warnings`, then the readiness checks of its `system` that came out warn or
+/// fail and that no warning states already.
+fn of_record(warnings: &[String], system: &serde_json::Value) -> Vec<Warning> {
+    let mut out: Vec<Warning> = warnings
+        .iter()
+        .map(|w| Warning {
+            class: None,
+            text: w.clone(),
+        })
+        .collect();
+    if let Ok(s) = serde_json::from_value::<SystemSnapshot>(system.clone()) {
         for c in s.checks {
             let class = match c.verdict {
                 Verdict::Warn => "warn",
                 Verdict::Fail => "fail",
                 _ => continue,
             };
+            if c.verdict == Verdict::Warn && stated_by(&c.id, warnings) {
+                continue;
+            }
             out.push(Warning {
                 class: Some(class),
                 text: format!("readiness check {class}: {}: {}", c.id, c.evidence),
@@ -56,6 +70,29 @@ pub(super) fn of_run(r: &RunRecord) -> Vec<Warning> {
         }
     }
     out
+}
+
+/// Whether a run warning states the fact of the readiness check `id` (a run writes them from
+/// its checks: `SystemSnapshot::representativeness_warnings`): the VM and its steal time since
+/// boot, RT throttling, a kernel without PREEMPT_RT, a container. A failed check is always
+/// listed.
+fn stated_by(id: &str, warnings: &[String]) -> bool {
+    let any = |f: &dyn Fn(&str) -> bool| warnings.iter().any(|w| f(w));
+    match id {
+        "virtualization.hypervisor" => any(&|w| w.starts_with("measured in a virtual machine")),
+        "virtualization.steal" => any(&|w| {
+            (w.starts_with("measured in a virtual machine")
+                || w.starts_with("the hypervisor takes CPU time from this system"))
+                && (w.contains("steal time so far") || w.contains("stolen by the host"))
+        }),
+        "scheduling.rt_throttling" => any(&|w| w.starts_with("RT throttling is on")),
+        "kernel.preemption" => any(&|w| w.starts_with("the kernel is not PREEMPT_RT")),
+        "virtualization.container" => any(&|w| {
+            w.starts_with("measured ")
+                && w.contains("the container's CPU, memory and scheduling limits")
+        }),
+        _ => false,
+    }
 }
 
 /// Runs with the same set of warnings (whatever their order and repeats) in one group; groups
@@ -253,6 +290,50 @@ mod tests {
         let mut h = String::new();
         write_box(&mut h, &all, None);
         assert_eq!(h.matches("<li>").count(), 10, "{h}");
+    }
+
+    /// Issue 42: the report lists each fact once. A run on a KVM guest in a container (this
+    /// machine's run.json `system`, tests/data/report) has the run warnings its snapshot words,
+    /// and the readiness checks behind them are not listed again; the others still are.
+    #[test]
+    fn a_fact_a_run_warning_states_is_not_listed_again_as_a_check() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/report/system-kvm-container.json"
+        ))
+        .unwrap();
+        let system: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let snapshot: SystemSnapshot = serde_json::from_value(system.clone()).unwrap();
+        // As a run writes them: the snapshot's words, then the run's own.
+        let mut warnings = snapshot.representativeness_warnings(false);
+        warnings.push("the hypervisor took 10 ms (0.33% of 3.1 s, ±10 ms) of CPU 0's time while it was measured (steal time, /proc/stat): latencies on it include those gaps".into());
+        let shown: Vec<String> = of_record(&warnings, &system)
+            .into_iter()
+            .map(|w| w.text)
+            .collect();
+        let checks: Vec<&str> = shown
+            .iter()
+            .filter_map(|t| t.strip_prefix("readiness check warn: "))
+            .map(|t| t.split(':').next().unwrap())
+            .collect();
+        assert_eq!(
+            checks,
+            [
+                "kernel.isolation",
+                "kernel.timer_migration",
+                "kernel.watchdogs",
+                "irq.affinity"
+            ],
+            "{shown:#?}"
+        );
+        // Every run warning is there, once; so is every other warned check.
+        for w in &warnings {
+            assert_eq!(shown.iter().filter(|s| *s == w).count(), 1, "{w}");
+        }
+        assert_eq!(shown.len(), warnings.len() + 4);
+        // Without the run warnings (a run.json of another version), the checks are listed.
+        let alone = of_record(&[], &system);
+        assert_eq!(alone.len(), 9, "{alone:#?}");
     }
 
     #[test]

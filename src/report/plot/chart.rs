@@ -3,7 +3,7 @@
 //! finishes the SVG.
 
 use super::axis::{Quantity, Scale, Tick, ticks};
-use crate::report::svg::{Anchor, Svg};
+use crate::report::svg::{Anchor, Svg, text_width_px};
 
 pub(crate) const WIDTH: f64 = 900.0;
 pub(crate) const HEIGHT: f64 = 440.0;
@@ -12,6 +12,11 @@ pub(crate) const RIGHT: f64 = 24.0;
 const TITLE_BAND: f64 = 34.0;
 const LEGEND_ROW: f64 = 20.0;
 const BOTTOM: f64 = 56.0;
+/// A legend entry's swatch width, the gap after it to its label, and the space after the
+/// label before the next entry, px.
+const SWATCH: f64 = 22.0;
+const SWATCH_GAP: f64 = 6.0;
+const ENTRY_GAP: f64 = 12.0;
 
 /// How a series is drawn.
 #[derive(Debug, Clone)]
@@ -173,8 +178,9 @@ fn legend_layout(legend: &[LegendEntry]) -> Vec<Placed> {
     let mut out = Vec::new();
     let (mut row, mut x) = (0usize, LEFT);
     for e in legend {
-        // About 7.2 px per character at 12 px, plus the swatch.
-        let w = 34.0 + 7.2 * e.label.chars().count() as f64;
+        // The swatch, the gap to the label, the label at 12 px (at most as wide as drawn),
+        // and the space before the next swatch.
+        let w = SWATCH + SWATCH_GAP + text_width_px(&e.label, 12.0) + ENTRY_GAP;
         if x + w > WIDTH - RIGHT && x > LEFT {
             row += 1;
             x = LEFT;
@@ -193,14 +199,125 @@ fn draw_legend(svg: &mut Svg, legend: &[LegendEntry]) {
             svg.rect(
                 p.x,
                 y - 6.0,
-                22.0,
+                SWATCH,
                 12.0,
                 &format!(r#"fill="{}""#, e.style.colour),
             );
         } else {
-            svg.line(p.x, y, p.x + 22.0, y, &e.style.stroke());
+            svg.line(p.x, y, p.x + SWATCH, y, &e.style.stroke());
         }
-        svg.text(p.x + 28.0, y + 4.0, Anchor::Start, "", &e.label);
+        svg.text(
+            p.x + SWATCH + SWATCH_GAP,
+            y + 4.0,
+            Anchor::Start,
+            "",
+            &e.label,
+        );
     }
     svg.end_group();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::plot::axis::Quantity;
+    use resvg::usvg;
+
+    /// Every node of the tree, depth first.
+    fn nodes(g: &usvg::Group, out: &mut Vec<usvg::Node>) {
+        for n in g.children() {
+            out.push(n.clone());
+            if let usvg::Node::Group(c) = n {
+                nodes(c, out);
+            }
+        }
+    }
+
+    /// Issue 42: no legend label over a swatch. The legends of a heat map's count classes and
+    /// of overlays named by long, wide run labels, drawn by [`Frame::begin`] and measured with
+    /// the real font (DejaVu Sans, as the PNGs are drawn; .ci/run installs it): every label's
+    /// drawn box clears every swatch by 2 px, and stays inside the plot's width.
+    #[test]
+    fn no_legend_label_overlaps_a_swatch() {
+        let renderer = crate::report::png::PngRenderer::new();
+        assert!(renderer.has_fonts, "no font: install fonts-dejavu-core");
+        let colours = ["#0072B2", "#D55E00", "#009E73", "#CC79A7"];
+        let entry = |k: usize, label: String, filled: bool| LegendEntry {
+            label,
+            style: Style {
+                colour: colours[k % colours.len()],
+                dash: None,
+                width: 2.0,
+            },
+            filled,
+        };
+        let heat: Vec<LegendEntry> = ["1", "3", "10", "30", "100", "300", "1000", "3000", "10000"]
+            .iter()
+            .enumerate()
+            .map(|(k, n)| {
+                let words = if k == 0 { "wakeups per cell: " } else { "" };
+                entry(k, format!("{words}≥{n}"), true)
+            })
+            .collect();
+        let runs: Vec<LegendEntry> = [
+            "A: WORKSTATION-MMW-RT max",
+            "A: WORKSTATION-MMW-RT p99",
+            "B: mmmwww-standard-kernel max",
+            "B: mmmwww-standard-kernel p99",
+            "C: %%% 100% load max",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(k, l)| entry(k, l.to_string(), false))
+        .collect();
+        for legend in [heat, runs] {
+            let axis = |title: &str| Axis {
+                scale: Scale::new(super::super::axis::ScaleKind::Linear, 0.0, 10.0),
+                quantity: Quantity::Count,
+                title: title.into(),
+            };
+            let svg = Frame::begin("t", "Legend", axis("x"), axis("y"), &legend).finish();
+            let tree = usvg::Tree::from_str(&svg, &renderer.options).unwrap();
+            let mut all = Vec::new();
+            nodes(tree.root(), &mut all);
+            let rows = legend_layout(&legend).last().map_or(0, |l| l.row + 1);
+            let area_top = TITLE_BAND + LEGEND_ROW * rows as f64 + 6.0;
+            // (left, top, right, bottom), px.
+            let edges = |b: usvg::Rect| {
+                (
+                    f64::from(b.left()),
+                    f64::from(b.top()),
+                    f64::from(b.right()),
+                    f64::from(b.bottom()),
+                )
+            };
+            let texts: Vec<(f64, f64, f64, f64)> = all
+                .iter()
+                .filter_map(|n| match n {
+                    usvg::Node::Text(t) => Some(edges(t.abs_bounding_box())),
+                    _ => None,
+                })
+                // The legend's band: below the title, above the plot area (a tick label of the
+                // y axis reaches above the area's top).
+                .filter(|b| b.1 > TITLE_BAND - 2.0 && b.3 <= area_top)
+                .collect();
+            let swatches: Vec<(f64, f64, f64, f64)> = all
+                .iter()
+                .filter_map(|n| match n {
+                    usvg::Node::Path(p) => Some(edges(p.abs_bounding_box())),
+                    _ => None,
+                })
+                .filter(|b| (b.2 - b.0 - SWATCH).abs() < 0.01 && b.3 - b.1 <= 12.01)
+                .collect();
+            assert_eq!(texts.len(), legend.len(), "{svg}");
+            assert_eq!(swatches.len(), legend.len(), "{svg}");
+            for t in &texts {
+                assert!(t.2 <= WIDTH, "{t:?} past the plot's width");
+                for s in &swatches {
+                    let apart = t.2 + 2.0 <= s.0 || s.2 + 2.0 <= t.0 || t.3 <= s.1 || s.3 <= t.1;
+                    assert!(apart, "label {t:?} over swatch {s:?}:\n{svg}");
+                }
+            }
+        }
+    }
 }

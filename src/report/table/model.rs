@@ -91,6 +91,10 @@ pub struct RowGroup {
 pub struct Table {
     pub columns: Vec<Column>,
     pub groups: Vec<RowGroup>,
+    /// The columns that name a row (a level, its run, a CPU): repeated in every part of a
+    /// table too wide for the terminal (`terminal.rs`). None: the groups' leading cells, or
+    /// the first column.
+    pub(crate) keys: Option<usize>,
 }
 
 impl Table {
@@ -105,7 +109,22 @@ impl Table {
                 })
                 .collect(),
             groups: Vec::new(),
+            keys: None,
         }
+    }
+
+    /// How many leading columns name a row ([`Table::keys`], or the groups' leading cells,
+    /// at least one).
+    pub(crate) fn key_columns(&self) -> usize {
+        let keys = self.keys.unwrap_or_else(|| {
+            self.groups
+                .iter()
+                .map(|g| g.lead.len())
+                .max()
+                .unwrap_or(0)
+                .max(1)
+        });
+        keys.min(self.columns.len())
     }
 
     /// Adds one row.
