@@ -121,40 +121,4 @@ echo "(other processes: % of all CPUs during the run, $(others_method); see benc
                 sum[set] / n[set], median(set)
         }
     }' "$tmp/figures" && exit 0
-awk '
-    function add(set, k, v) { vals[set, k, ++n[set, k]] = v; sum[set, k] += v }
-    function median(set, k,    i, j, m, t, a) {
-        m = n[set, k]
-        for (i = 1; i <= m; i++) a[i] = vals[set, k, i]
-        for (i = 2; i <= m; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-        return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
-    }
-    $2 == "others" { o0[$1] = $3; o1[$1] = $4; if ($1 > nr) nr = $1; next }
-    { v0[$1, $2, $3] = $4; v1[$1, $2, $3] = $5; cpus[$2] = 1 }
-    END {
-        for (r = 1; r <= nr; r++) {
-            calm = o0[r] <= 5 && o1[r] <= 5
-            printf "round %d (%s first; other processes used %s %% / %s %% of the CPUs%s)\n", r,
-                r % 2 ? "before" : "after", o0[r], o1[r], calm ? "" : ": DISTURBED"
-            for (c in cpus) {
-                p0 = v0[r, c, "p50"]; p1 = v1[r, c, "p50"]; m0 = v0[r, c, "mean"]; m1 = v1[r, c, "mean"]
-                t0 = v0[r, c, "cpu_time_per_cycle_ns"]; t1 = v1[r, c, "cpu_time_per_cycle_ns"]
-                if (!p0 || !m0 || !t0) { printf "  %s: a figure is missing\n", c; continue }
-                printf "  %s: p50 %.2f -> %.2f us (%.3fx)   mean %.2f -> %.2f us (%.3fx)   measuring-thread" \
-                    " CPU per wakeup %.0f -> %.0f ns (%.3fx)\n", c, p0 / 1e3, p1 / 1e3, p1 / p0,
-                    m0 / 1e3, m1 / 1e3, m1 / m0, t0, t1, t1 / t0
-                add("all", "p50", p1 / p0); add("all", "mean", m1 / m0); add("all", "cpu", t1 / t0)
-                if (calm) { add("calm", "p50", p1 / p0); add("calm", "mean", m1 / m0); add("calm", "cpu", t1 / t0) }
-            }
-        }
-        print ""
-        for (s = 1; s <= 2; s++) {
-            set = s == 1 ? "all" : "calm"
-            name = s == 1 ? "every round and CPU" : "undisturbed rounds (others <= 5 % in both runs)"
-            if (!n[set, "p50"]) { print name ": none"; continue }
-            printf "%s (%d ratios): p50 latency %.3fx (median %.3fx), mean latency %.3fx (median %.3fx)," \
-                " measuring-thread CPU per wakeup %.3fx (median %.3fx)\n", name, n[set, "p50"],
-                sum[set, "p50"] / n[set, "p50"], median(set, "p50"), sum[set, "mean"] / n[set, "mean"],
-                median(set, "mean"), sum[set, "cpu"] / n[set, "cpu"], median(set, "cpu")
-        }
-    }' "$tmp/figures"
+pair_ratio_summary "$tmp/figures" before after
