@@ -333,13 +333,7 @@ fn reads_outside_the_reader(root: &Path, allowed: &[Allowed]) -> (Vec<String>, V
             }
         }
     }
-    let stale = allowed
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| !used.contains(k))
-        .map(|(_, a)| format!("src/{}: '{}' ({})", a.file, a.needle, a.why))
-        .collect();
-    (hits, stale)
+    (hits, unused(allowed, &used))
 }
 
 #[test]
@@ -630,13 +624,7 @@ fn by_path_in_result_dir_readers(root: &Path, allowed: &[Allowed]) -> (Vec<Strin
             }
         }
     }
-    let stale = allowed
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| !used.contains(k))
-        .map(|(_, a)| format!("src/{}: '{}' ({})", a.file, a.needle, a.why))
-        .collect();
-    (hits, stale)
+    (hits, unused(allowed, &used))
 }
 
 #[test]
@@ -689,4 +677,14 @@ fn the_scan_finds_a_planted_lookup_by_path_in_a_result_directory() {
         ]
     );
     assert_eq!(stale, ["src/results/cells.rs: 'x' (stale)"]);
+}
+
+/// The entries of `allowed` no line used (by index in `used`), for the stale-entry failure.
+fn unused(allowed: &[Allowed], used: &HashSet<usize>) -> Vec<String> {
+    allowed
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !used.contains(k))
+        .map(|(_, a)| format!("src/{}: '{}' ({})", a.file, a.needle, a.why))
+        .collect()
 }
