@@ -409,7 +409,7 @@ fn registered_dir_of(
 fn open_result_entry(path: &Path) -> std::io::Result<std::fs::File> {
     use crate::sys::fs::{cstr, open_read_at, openat_dir};
     use std::os::fd::AsFd;
-    let invalid = || std::io::Error::from_raw_os_error(libc::EINVAL);
+    let invalid = || std::io::Error::from_raw_os_error(crate::sys::errno::EINVAL);
     if let Some((dir, names)) = registered_dir_of(path) {
         let (last, subdirs) = names.split_last().ok_or_else(invalid)?;
         let mut held: Option<std::os::fd::OwnedFd> = None;

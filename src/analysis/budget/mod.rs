@@ -78,4 +78,4 @@ impl Budget {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -104,3 +104,23 @@ pub fn cases(budget: &Budget, record: &RunRecord) -> Vec<CpuCase> {
 fn limit_text(c: &Clause) -> String {
     format!("{} {}", c.op.symbol(), c.metric.format(c.limit))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// L9-a: the per-CPU cases judge and show a bound where the overflows begin, as
+    /// `Budget::evaluate` does (analysis/budget/tests.rs).
+    #[test]
+    fn the_per_cpu_cases_judge_a_bound_where_the_overflows_begin() {
+        let r = crate::analysis::budget::tests::overflowed_from_30us();
+        let budget = Budget::parse("p99>30us,p99>=30us").unwrap();
+        assert_eq!(
+            cases(&budget, &r)
+                .iter()
+                .map(|c| (c.passed, c.value, c.lower_bound))
+                .collect::<Vec<_>>(),
+            [(false, Some(30_000.0), true), (true, Some(30_000.0), true)]
+        );
+    }
+}
