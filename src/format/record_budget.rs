@@ -49,16 +49,39 @@ fn lists(record: &RunRecord) -> impl Iterator<Item = &SpikeRecord> {
     record.threads.iter().flat_map(|t| t.tails.spikes.iter())
 }
 
+/// The share of a `--retain-size` limit the spike times of run.json may take together: the
+/// size bounds the whole directory, and spike times that grew with a noisy machine's late
+/// wakeups (up to 10 000 a list) crowded out the latency history the limit keeps (a monitor at
+/// `--retain-size 64KiB` beside 626 wakeups over 1 ms in 14 s: 38 KB of times in a 66 KB
+/// run.json, and retention deleted every segment but the current one).
+const RETAINED_SHARE_OF_SPIKE_TIMES: u64 = 8;
+
+/// What one spike time takes in run.json as written (pretty JSON: its indentation, up to 20
+/// digits, a comma and a newline), at most.
+const BYTES_PER_SPIKE_TIME: u64 = 34;
+
+/// The most spike times run.json may hold in all, from the record's `--retain-size` limit (an
+/// eighth of it); None without a size limit.
+fn times_room_of_retained_size(record: &RunRecord) -> Option<u64> {
+    let bytes = record.segments.as_ref()?.retain_bytes?;
+    Some(bytes / RETAINED_SHARE_OF_SPIKE_TIMES / BYTES_PER_SPIKE_TIME)
+}
+
 /// The most times a list may keep for the record, holding `values` JSON values as it is, to
-/// stay within [`RUN_RECORD_WRITTEN_MAX_VALUES`]; None when every list fits whole.
+/// stay within [`RUN_RECORD_WRITTEN_MAX_VALUES`] and, under `--retain-size`, within its share
+/// of the limit ([`times_room_of_retained_size`]); None when every list fits whole.
 fn times_cap(record: &RunRecord, values: u64) -> Option<usize> {
-    if values <= RUN_RECORD_WRITTEN_MAX_VALUES {
-        return None;
-    }
     let mut lengths: Vec<usize> = lists(record).map(|s| s.times_ns.len()).collect();
     let times: u64 = lengths.iter().map(|&n| n as u64).sum();
+    let retained = times_room_of_retained_size(record);
+    if values <= RUN_RECORD_WRITTEN_MAX_VALUES && retained.is_none_or(|r| times <= r) {
+        return None;
+    }
     // What the record holds besides its spike times.
     let mut room = RUN_RECORD_WRITTEN_MAX_VALUES.saturating_sub(values.saturating_sub(times));
+    if let Some(retained) = retained {
+        room = room.min(retained);
+    }
     lengths.sort_unstable();
     // The shortest lists whole, as long as the rest can keep as many; then the same share
     // each.
