@@ -262,8 +262,12 @@ fn measure(
     };
     let first = schedule::rounds(names.len(), plan.rounds);
     let command_line: Vec<String> = std::env::args().collect();
+    // `prefix` keeps the arms of the second phase (the worthwhile fixes together against none)
+    // apart from the first's: both have a round-1 baseline, and a result directory is never
+    // written twice (the second phase's `01-baseline` was refused as existing).
     let run_arms = |arms: &[Arm],
                     together: &[usize],
+                    prefix: &str,
                     record: &mut TuneRecord,
                     runs: &mut Vec<Vec<LoadedRun>>|
      -> Result<bool> {
@@ -271,7 +275,11 @@ fn measure(
             if stop.load(std::sync::atomic::Ordering::SeqCst) {
                 return Ok(true);
             }
-            let name = format!("{:02}-{}", arm.round + 1, arm.treatment.name(&names));
+            let name = format!(
+                "{prefix}{:02}-{}",
+                arm.round + 1,
+                arm.treatment.name(&names)
+            );
             say(&format!(
                 "tune: arm {}/{} (round {} of {}): {}",
                 k + 1,
@@ -327,7 +335,7 @@ fn measure(
             record.arms.len()
         ))
     };
-    if run_arms(&first, &[], &mut *record, &mut runs)? {
+    if run_arms(&first, &[], "", &mut *record, &mut runs)? {
         return Ok(interrupted(
             record,
             &format!("during the rounds ({} arms): no fix judged", first.len()),
@@ -348,7 +356,7 @@ fn measure(
         ));
         runs[0].clear();
         let arms = schedule::together(plan.rounds);
-        if run_arms(&arms, &worthwhile, &mut *record, &mut runs)? {
+        if run_arms(&arms, &worthwhile, "together-", &mut *record, &mut runs)? {
             return Ok(interrupted(
                 record,
                 "during the worthwhile fixes together against none (the fixes are judged; `together` is not)",
