@@ -126,9 +126,21 @@ fn check_every_phase(
                 && s.expected_ns < inj.end_ns
                 && s.expected_ns as i64 + s.latency_ns >= inj.start_ns as i64
         }) else {
-            return Err(format!(
-                "--wake {wake}: injection {k} ({len} ns): no CPU 0 wakeup was held by it"
+            let missing =
+                format!("--wake {wake}: injection {k} ({len} ns): no CPU 0 wakeup was held by it");
+            if !sender {
+                return Err(missing);
+            }
+            // An IPC receiver's latency runs from its sender's stamp, and the search above
+            // takes the stamp to be the due time: a sender on CPU 1 held for longer than the
+            // injection (a stall of CPU 1, the host's steal: seen on 1-2 of 28 in runs of a
+            // day when the host took 5-15 % of each CPU) stamps so late that no wakeup seems
+            // to span the injection. One of the MAX_NOISY; a method that does not see the
+            // injections at all misses every one of them.
+            noise.push(format!(
+                "{missing} (a sender late by more than the injection?)"
             ));
+            continue;
         };
         let want = (inj.end_ns - hit.expected_ns) as i64;
         let sized = format!(

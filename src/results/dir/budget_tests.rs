@@ -118,3 +118,110 @@ fn a_record_of_1024_cpus_with_their_spike_times_reads_back() {
         "nothing omitted, nothing said"
     );
 }
+
+/// `--retain-size` caps run.json's spike times together at an eighth of the limit (a
+/// monitor's noisy machine filled a 64 KiB limit with 38 KB of times and retention deleted the
+/// latency history): a 64 KiB limit keeps at most 64 KiB / 8 / 34 bytes = 240 times, each
+/// list its first ones, every count as counted and the omitted times said; the times take
+/// no more than an eighth of the limit in the text. Without a size limit the same lists are
+/// written whole.
+#[test]
+fn a_size_limit_keeps_spike_times_to_an_eighth_of_it() {
+    const LIMIT: u64 = 64 * 1024;
+    const TIMES: u64 = 1_000;
+    let base = tempfile::tempdir().unwrap();
+    let one = SyntheticRun {
+        cpus: vec![0, 1],
+        interval_ns: 1_000_000,
+        log_interval_ns: 1_000_000_000,
+        duration_ns: 1_000_000_000,
+        phases: vec![],
+        loads: vec![],
+        warnings: vec![],
+        seed: 2,
+    };
+    let mut record = write_run(&base.path().join("one"), &one, |_, _, _| 10_000).unwrap();
+    let list = |threshold_ns: u64| SpikeRecord {
+        threshold_ns,
+        basis: "budget".into(),
+        count: TIMES,
+        count_is_lower_bound: false,
+        resolution_ns: 1,
+        exposure_ns: 3_600_000_000_000,
+        rate_per_hour: TIMES as f64,
+        rate_per_hour_low: 0.0,
+        rate_per_hour_high: 2.0 * TIMES as f64,
+        mtbf_ns: Some(3_600_000_000),
+        period_ns: None,
+        period_share: None,
+        // Times of 19 digits, the widest a run of a year writes.
+        times_ns: (0..TIMES).map(|k| 1_000_000_000_000_000_000 + k).collect(),
+        times_omitted: 0,
+        not_counted: None,
+    };
+    for t in &mut record.threads {
+        t.tails.spikes = vec![list(1_000_000), list(2_000_000)];
+    }
+    let segments = |retain_bytes: Option<u64>| crate::format::segments::SegmentsRecord {
+        length_ns: 1_000_000_000,
+        retain: if retain_bytes.is_some() {
+            "size"
+        } else {
+            "forever"
+        }
+        .into(),
+        retain_ns: None,
+        retain_bytes,
+        files: vec![],
+        deleted: 0,
+    };
+    let written = |name: &str, retain_bytes: Option<u64>| {
+        let mut r = record.clone();
+        r.segments = Some(segments(retain_bytes));
+        let dir = ResultDir::create(&base.path().join(name), "--out")
+            .unwrap()
+            .keep();
+        dir.write_run_record(&r).unwrap();
+        let text = fs::read_to_string(dir.file(RUN_JSON)).unwrap();
+        (dir.read_run_record().unwrap(), text)
+    };
+    let (capped, text) = written("capped", Some(LIMIT));
+    let lists: Vec<&SpikeRecord> = capped
+        .threads
+        .iter()
+        .flat_map(|t| t.tails.spikes.iter())
+        .collect();
+    assert_eq!(lists.len(), 4);
+    let kept: u64 = lists.iter().map(|s| s.times_ns.len() as u64).sum();
+    assert!(kept <= LIMIT / 8 / 34, "{kept} times kept");
+    assert!(
+        kept >= LIMIT / 8 / 34 - 4,
+        "the share is used: {kept} times kept"
+    );
+    for s in &lists {
+        assert_eq!(s.count, TIMES, "every spike counted");
+        assert_eq!(s.times_ns.len() as u64 + s.times_omitted, TIMES);
+        assert_eq!(s.times_ns.first(), Some(&1_000_000_000_000_000_000));
+        assert_eq!(s.times_ns.len(), lists[0].times_ns.len(), "an equal share");
+    }
+    // The times' own lines in the text: no more than an eighth of the limit.
+    let time_bytes: usize = text
+        .lines()
+        .filter(|l| {
+            l.trim()
+                .trim_end_matches(',')
+                .starts_with("1000000000000000")
+        })
+        .map(|l| l.len() + 1)
+        .sum();
+    assert!(
+        time_bytes as u64 <= LIMIT / 8,
+        "{time_bytes} bytes of times"
+    );
+    let (whole, _) = written("whole", None);
+    for t in &whole.threads {
+        for s in &t.tails.spikes {
+            assert_eq!((s.times_ns.len() as u64, s.times_omitted), (TIMES, 0));
+        }
+    }
+}
