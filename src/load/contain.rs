@@ -80,11 +80,14 @@ fn owner_prefix(owner: u32) -> Vec<u8> {
 
 /// The processes of this user whose environment has an entry for which `matches` is true.
 /// Zombies and kernel threads have no environment to read and are never listed. Only this
-/// user's processes (`/proc/PID` belongs to a process's effective uid) are read: a load runs
-/// as the user who started it, and reading every process's environment let another user's
-/// processes make the search as long as she liked (tenth hostile re-run, S2: 600 processes with
-/// 1.4 MB environments held root's start 6.9 s, and a stop request 6.5 s). A load that changes
-/// its user is found through its cgroup, not its marker.
+/// user's processes are read: a load runs as the user who started it, and reading every
+/// process's environment let another user's processes make the search as long as she liked
+/// (tenth hostile re-run, S2: 600 processes with 1.4 MB environments held root's start 6.9 s,
+/// and a stop request 6.5 s). "This user's" is every one of its user ids, the real one too:
+/// `/proc/PID` belongs to the effective uid, which for another user's setuid-root program (600
+/// `su` left at their password prompts with 1.4 MB environments: eleventh re-run, S2b, 4 s at
+/// each start and again at each load's stop) is root's. A load that changes its user is found
+/// through its cgroup, not its marker.
 fn marked(matches: &dyn Fn(&[u8]) -> bool) -> Vec<Pid> {
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -96,6 +99,7 @@ fn marked(matches: &dyn Fn(&[u8]) -> bool) -> Vec<Pid> {
         .filter(|e| e.metadata().is_ok_and(|m| m.uid() == uid))
         .filter_map(|e| e.file_name().to_str()?.parse::<Pid>().ok())
         .filter(|&pid| pid != own)
+        .filter(|&pid| process::user_ids(pid).is_some_and(|ids| ids.iter().all(|&id| id == uid)))
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/environ"))
                 .is_ok_and(|env| env.split(|&b| b == 0).any(matches))

@@ -45,6 +45,27 @@ pub fn effective_user_id() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// The user ids of process `pid`: real, effective, saved set and filesystem (the `Uid:` line
+/// of /proc/PID/status); None when it is gone or its status unreadable.
+pub(crate) fn user_ids(pid: Pid) -> Option<[u32; 4]> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
+    let mut ids = line.split_whitespace().map(|v| v.parse::<u32>().ok());
+    Some([ids.next()??, ids.next()??, ids.next()??, ids.next()??])
+}
+
+/// Sets this process's real, effective and saved user ids (setresuid(2)); async-signal-safe,
+/// so a child may call it between fork and exec. Used by tests to give a process the user ids
+/// of another user's setuid program.
+#[cfg(test)]
+pub(crate) fn set_user_ids(real: u32, effective: u32, saved: u32) -> std::io::Result<()> {
+    // SAFETY: plain integers; the call touches no memory of ours.
+    match unsafe { libc::setresuid(real, effective, saved) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
 /// The name of the user `uid` in /etc/passwd.
 pub(crate) fn user_name(uid: u32) -> Option<String> {
     let passwd = std::fs::read_to_string("/etc/passwd").ok()?;

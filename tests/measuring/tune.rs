@@ -234,8 +234,8 @@ fn root_cpu_cgroup_rt_runtime() -> Option<String> {
 /// server gave normal tasks). The baseline's and the null fix's arms have one nearly every
 /// second; the rt-throttling arms (runtime -1) have none (the fair server's stops last at most
 /// 50 ms). With 3 ms periods a gap is 1 wakeup in about 270, so p99.9 of the pooled baseline
-/// arms is a gap and the fix's is not: the fix is worth applying, ranked first, with p99.9's
-/// interval wholly below 1.
+/// arms is a gap and the fix's is not: p99.9's interval lies wholly below 1 and below the null
+/// fix's, and the fix is worth applying (ranked first) or mixed (below).
 #[test]
 fn rt_throttlings_gap_is_in_the_arms_that_keep_it_and_the_fix_ranks_first() {
     if !realtime_on_two_cpus("rt_throttlings_gap") {
@@ -323,22 +323,43 @@ fn rt_throttlings_gap_is_in_the_arms_that_keep_it_and_the_fix_ranks_first() {
                 gap_floor_ns / 1_000_000
             ));
         }
-        let first = &json["fixes"][0];
-        if first["name"] != "rt-throttling" || first["effect"]["verdict"] != "worthwhile" {
-            return Err(format!("ranked first: {first:#}"));
+        // Worth applying, or mixed: with the throttle off, the fair server (Linux 6.12 and
+        // later) stops the real-time tasks at its own times for the normal tasks that the gap
+        // used to serve, which can raise p99 while p99.9 falls (2 of 9 runs here: p99 49.7 us
+        // -> 74.0 us, its interval 1.36-9.76, p99.9 197.8 ms -> 7.4 ms). The gain the gap's
+        // removal makes is p99.9's: its interval wholly below 1, and below the null fix's (whose
+        // arms keep the gap, which the fair server shortens by 0-50 ms in each period).
+        let fix = |name: &str| {
+            json["fixes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["name"] == name)
+                .unwrap_or_else(|| panic!("no fix {name}: {json:#}"))
+        };
+        let p999 = |fix: &serde_json::Value| {
+            let mut figures = fix["effect"]["figures"].as_array().unwrap().iter();
+            let p = figures.find(|f| f["statistic"] == "p99.9").unwrap();
+            (p["ratio_low"].as_f64(), p["ratio_high"].as_f64())
+        };
+        let (rt, null) = (fix("rt-throttling"), fix(null));
+        let verdict = &rt["effect"]["verdict"];
+        if verdict != "worthwhile" && verdict != "mixed" {
+            return Err(format!("rt-throttling: {rt:#}"));
         }
-        assert_eq!(first["rank"], 1);
-        assert_eq!(json["fixes"][1]["name"], null);
-        let p999 = first["effect"]["figures"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["statistic"] == "p99.9")
-            .unwrap();
-        match p999["ratio_high"].as_f64() {
-            Some(h) if h < 1.0 => Ok(()),
-            _ => Err(format!("p99.9's interval is not wholly below 1: {p999:#}")),
+        let (Some(high), Some(null_low)) = (p999(rt).1, p999(null).0) else {
+            return Err(format!("p99.9 has no interval: {rt:#} {null:#}"));
+        };
+        if high >= 1.0 || high >= null_low {
+            return Err(format!(
+                "p99.9's interval is not wholly below 1 and the null fix's: {rt:#} {null:#}"
+            ));
         }
+        // Ranked first when worth applying (a mixed verdict ranks after a worthwhile null fix).
+        if verdict == "worthwhile" {
+            assert_eq!(rt["rank"], 1, "{json:#}");
+        }
+        Ok(())
     });
 }
 

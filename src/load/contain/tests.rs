@@ -246,7 +246,9 @@ fn a_killed_runs_load_cpuset_is_removed_and_held_its_load() {
 
 /// S2 (tenth hostile re-run): only this user's processes are read for a marker, so another
 /// user's processes (here one of `nobody` carrying a marker) cost one stat each and are never
-/// listed, nor killed as orphaned loads.
+/// listed, nor killed as orphaned loads. S2b (eleventh): nor is one whose effective uid is
+/// this user's but whose real uid is another's, as a setuid-root program another user started
+/// (here `nobody`'s real uid with root's effective and saved ones: its /proc/PID is root's).
 #[test]
 fn only_this_users_processes_are_searched_for_a_marker() {
     if process::effective_user_id() != 0 {
@@ -256,25 +258,45 @@ fn only_this_users_processes_are_searched_for_a_marker() {
     use std::os::unix::process::CommandExt;
     let (owner, k) = (PID_MAX_LIMIT + 77, 3);
     let entry = marker_entry(owner, k);
-    let start = |uid: Option<u32>| {
+    let start = |uid: Option<u32>, setuid_shape: bool| {
         let mut cmd = Command::new("sleep");
         cmd.arg("30").env(MARKER_ENV, marker(owner, k));
         if let Some(uid) = uid {
             cmd.uid(uid);
         }
+        if setuid_shape {
+            // SAFETY: set_user_ids is async-signal-safe; nothing else runs in the child.
+            unsafe {
+                cmd.pre_exec(|| process::set_user_ids(65534, 0, 0));
+            }
+        }
         cmd.spawn().unwrap()
     };
-    let (mut ours, mut theirs) = (start(None), start(Some(65534)));
-    let (our_pid, their_pid) = (ours.id() as Pid, theirs.id() as Pid);
+    let (mut ours, mut theirs, mut setuid) = (
+        start(None, false),
+        start(Some(65534), false),
+        start(None, true),
+    );
+    let (our_pid, their_pid, setuid_pid) =
+        (ours.id() as Pid, theirs.id() as Pid, setuid.id() as Pid);
     // Each is listed once it has exec'd (its environment is then the marker's).
     let mut found = Vec::new();
     wait_for("our marked sleep is found", || {
         found = marked(&|e| e == entry.as_slice());
         found.contains(&our_pid)
     });
-    for child in [&mut ours, &mut theirs] {
+    // The setuid-shaped one has exec'd too (its uids are as set), and /proc/PID is root's.
+    wait_for("the setuid-shaped sleep has exec'd", || {
+        std::fs::read(format!("/proc/{setuid_pid}/environ"))
+            .is_ok_and(|e| e.split(|&b| b == 0).any(|v| v == entry.as_slice()))
+    });
+    assert_eq!(process::user_ids(setuid_pid), Some([65534, 0, 0, 0]));
+    let found_after = marked(&|e| e == entry.as_slice());
+    for child in [&mut ours, &mut theirs, &mut setuid] {
         let _ = child.kill();
         let _ = child.wait();
     }
     assert!(!found.contains(&their_pid), "{found:?}");
+    assert!(found_after.contains(&our_pid), "{found_after:?}");
+    assert!(!found_after.contains(&setuid_pid), "{found_after:?}");
 }
