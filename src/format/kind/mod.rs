@@ -7,9 +7,9 @@
 //! (`tests/offline/kinds.rs` fails on a kind named anywhere else but the one dispatch of
 //! the measuring loops and the producers it lists).
 //!
-//! A kind `jitterlab run --kind` measures says so in its file ([`Kind::run`]): its help line,
+//! A kind `jitterlab run --kind` measures says so in its file (`Kind::run`): its help line,
 //! and where its settings come from. A kind measured by its period alone also holds its loop
-//! there (a [`MeasuringLoop`], this layer being above `measure`), and `plan::build` makes its
+//! there (a `measure::MeasuringLoop`, this layer being above `measure`), and `plan::build` makes its
 //! plan from that declaration with `run`'s options: such a kind is its file and its row, and
 //! nothing else (`tests/offline/kinds.rs`).
 
