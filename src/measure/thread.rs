@@ -30,7 +30,8 @@ pub(crate) struct ThreadPlan {
 
 /// What a measuring thread runs: one kind's loop with that loop's own settings. Each kind of
 /// measuring loop is one type implementing this, in its own file (the wakeups of a wake method:
-/// `wakeups.rs`; the noise loop: `noise.rs`), and the plan chooses it (`plan::MeasuredKind`).
+/// `wakeups.rs`; the noise loop: `noise.rs`; the loop of a kind measured by its period alone:
+/// its kind's file, `format/kind/<kind>.rs`), and the plan chooses it (`plan::MeasuredKind`).
 /// The thread calls [`MeasuringLoop::run`] once, through the box, before the loop starts: the
 /// loop itself is monomorphised inside `run`, with no dispatch per iteration.
 pub(crate) trait MeasuringLoop: Send + std::fmt::Debug {

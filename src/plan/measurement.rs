@@ -1,7 +1,9 @@
 //! What a plan measures ([`Measurement`]): one measured kind's settings behind the
-//! [`MeasuredKind`] trait. Each measured kind implements it in its own file of `plan/build/`
-//! (the latency kind with its IPC senders or its priority-inversion scenario: `latency.rs`; the
-//! noise loop: `noise.rs`), and nothing here or in [`super::RunPlan`] asks which kind it is.
+//! [`MeasuredKind`] trait, implemented in `plan/build/`: once for every kind measured by its
+//! period alone, from what its file of `format/kind/` declares (`period.rs`), and by each kind
+//! with options of its own beside their resolution (the latency kind with its IPC senders or
+//! its priority-inversion scenario: `latency.rs`; the noise loop: `noise.rs`). Nothing here or
+//! in [`super::RunPlan`] asks which kind it is.
 
 use super::{NoiseSpec, RunKind};
 use crate::measure::wake::inversion::InversionPlan;
@@ -10,10 +12,11 @@ use crate::measure::{Clock, MeasuringLoop, WakeMethod};
 use std::any::Any;
 use std::sync::Arc;
 
-/// A measured kind: its settings, and what every part of a run asks of them. A new measured
-/// kind is one type implementing this (with its resolution from its options, in its own file
-/// of `plan/build/`), its loop (a [`MeasuringLoop`] in `measure/`) and its kind of results
-/// (a row of `format/kind/`'s `kinds!`).
+/// A measured kind: its settings, and what every part of a run asks of them. A kind measured
+/// by its period alone declares its clock and its loop in its file of `format/kind/`, and one
+/// type implements this for every such kind (`plan/build/period.rs`); a kind with options of
+/// its own implements it beside their resolution, in its file of `plan/build/` (`latency.rs`,
+/// `noise.rs`).
 pub(crate) trait MeasuredKind: std::fmt::Debug + Send + Sync + 'static {
     /// The kind run.json stores, which gives the run's figures their words.
     fn kind(&self) -> RunKind;

@@ -22,8 +22,9 @@ pub(crate) fn noise(record: &RunRecord) -> String {
     )
 }
 
-/// `jitterlab run: FIFO 95 on CPUs 0-1, wake ..., interval ..., completed after ...`, and why
-/// the run ended when it did not complete.
+/// `jitterlab run: FIFO 95 on CPUs 0-1, wake ..., interval ..., completed after ...` (a kind
+/// taken by no wake method names its own way instead, `Vocabulary::taken_by`), and why the run
+/// ended when it did not complete.
 pub(crate) fn latency(record: &RunRecord) -> String {
     let mut out = String::new();
     let plan = &record.plan;
@@ -35,13 +36,18 @@ pub(crate) fn latency(record: &RunRecord) -> String {
             shown
         }
     };
+    // How the samples were taken: the wake method run.json names, or the kind's own way (a
+    // kind that sleeps on no wake method stores the default method's name there).
+    let taken_by = match record.kind.words().taken_by {
+        Some(way) => way.to_string(),
+        None => format!("wake {}", known("plan.wake", plan.wake.clone())),
+    };
     let _ = writeln!(
         out,
-        "jitterlab run: {} {} on CPUs {}, wake {} ({} clock), interval {}, {}",
+        "jitterlab run: {} {} on CPUs {}, {taken_by} ({} clock), interval {}, {}",
         known("plan.policy", plan.policy.to_uppercase()),
         known("plan.priority", plan.priority.to_string()),
         crate::cpulist::format_cpu_list(&plan.cpus),
-        known("plan.wake", plan.wake.clone()),
         known("plan.clock", plan.clock.clone()),
         known("plan.interval_ns", interval_text(plan)),
         ended_text(record)
@@ -141,5 +147,27 @@ mod tests {
         // Interrupted: its end reason says why; no word about the step.
         record.ended = Ended::Interrupted;
         assert!(!latency(&record).contains("ended before --duration"));
+    }
+
+    /// The heading names how the samples were taken as the kind says it: `wake <method>` for a
+    /// kind woken by the wake method run.json names, the kind's own way for any other (which
+    /// stores the default method there: naming it would say a wake method it never used).
+    #[test]
+    fn the_heading_names_the_kinds_way_of_taking_samples() {
+        let (_dir, mut record) = synthetic();
+        for &kind in crate::format::kind::RunKind::ALL {
+            record.kind = kind;
+            let text = latency(&record);
+            match kind.words().taken_by {
+                None => assert!(
+                    text.contains(&format!(", wake {} (", record.plan.wake)),
+                    "{text}"
+                ),
+                Some(way) => {
+                    assert!(text.contains(&format!(", {way} (")), "{text}");
+                    assert!(!text.contains(", wake "), "{text}");
+                }
+            }
+        }
     }
 }

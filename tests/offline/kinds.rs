@@ -179,52 +179,128 @@ fn kinds_are_named_only_in_their_files() {
     }
 }
 
-/// The names of the rows of `MEASURED_KINDS` in `plan/build/mod.rs` (`name: "latency",`).
-fn run_kinds(root: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(root.join("plan/build/mod.rs")).unwrap();
-    let table = text
-        .split_once("MEASURED_KINDS: &[MeasuredKindRow] = &[")
-        .expect("plan/build/mod.rs has no MEASURED_KINDS")
-        .1;
-    let table = &table[..table.find("];").expect("MEASURED_KINDS ends with `];`")];
-    table
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("name: \"")?.strip_suffix("\","))
-        .map(String::from)
+/// How each kind's file says `jitterlab run --kind` measures it (`run: Some(RunMeasured {`
+/// ... `})` or `run: None`): None for a kind `run` does not measure; otherwise whether it is
+/// measured by its period alone (`RunSettings::Period`, its plan made by the shared builder).
+fn run_declarations(root: &Path, kinds: &[(String, String)]) -> Vec<(String, Option<bool>)> {
+    kinds
+        .iter()
+        .map(|(_, file)| {
+            let path = root.join(format!("format/kind/{file}.rs"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code: String = text
+                .lines()
+                .take_while(|l| !l.starts_with("#[cfg(test)]"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let declared = match (code.contains("run: Some(RunMeasured {"), code.contains("run: None,")) {
+                (true, false) => Some(code.contains("RunSettings::Period {")),
+                (false, true) => None,
+                _ => panic!(
+                    "{}: says neither `run: Some(RunMeasured {{` nor `run: None,` once: each kind's file says whether `run --kind` measures it",
+                    path.display()
+                ),
+            };
+            (file.clone(), declared)
+        })
         .collect()
 }
 
-/// `jitterlab run --kind` offers the kinds of `plan::build::MEASURED_KINDS`: each is a kind of
-/// `kinds!` (its words in `format/kind/<name>.rs`) with its plan file `plan/build/<name>.rs`,
-/// so a measured kind `run` drives is those files and its rows, with no command of its own.
+/// What breaks the one way of a measured kind in the tree at `root`, whose `run --help` is
+/// `help`: a kind `run` measures that the help does not offer; a kind measured by its period
+/// alone with a plan file of its own in `plan/build/` or a loop file in `measure/` (its loop is
+/// in its file, its plan made by the shared builder, `plan/build/period.rs`); a kind with
+/// settings of its own (`RunSettings::LatencyGroup`) without their resolution in its plan file,
+/// `plan/build/<file>.rs`.
+fn declaration_problems(root: &Path, help: &str) -> Vec<String> {
+    let kinds = kinds(root);
+    let mut problems = Vec::new();
+    for (file, declared) in run_declarations(root, &kinds) {
+        let Some(by_period) = declared else { continue };
+        let plan_file = root.join(format!("plan/build/{file}.rs")).is_file();
+        if by_period && plan_file {
+            problems.push(format!("run --kind {file}: measured by its period (format/kind/{file}.rs), yet src/plan/build/{file}.rs exists: the shared builder makes its plan"));
+        }
+        if by_period && root.join(format!("measure/{file}.rs")).is_file() {
+            problems.push(format!("run --kind {file}: measured by its period, its loop belongs in format/kind/{file}.rs, not src/measure/{file}.rs"));
+        }
+        if !by_period && !plan_file {
+            problems.push(format!("run --kind {file}: its settings are not its period's, and no src/plan/build/{file}.rs resolves them"));
+        }
+        if !help.contains(&format!("{file}:")) {
+            problems.push(format!("run --help does not offer --kind {file}"));
+        }
+    }
+    problems
+}
+
+/// `jitterlab run --kind` offers the kinds whose file says `run` measures them (the table
+/// `plan::build::MEASURED_KINDS` is made from `kinds!`), the default (latency) first, each in
+/// the one way [`declaration_problems`] checks.
 #[test]
-fn every_kind_run_measures_is_a_kind_with_its_plan_file() {
+fn every_kind_run_measures_is_declared_by_its_file() {
     let root = src();
     let kinds = kinds(&root);
-    let offered = run_kinds(&root);
+    let offered: Vec<String> = run_declarations(&root, &kinds)
+        .into_iter()
+        .filter(|(_, d)| d.is_some())
+        .map(|(file, _)| file)
+        .collect();
     assert_eq!(
         offered.first().map(String::as_str),
         Some("latency"),
         "{offered:?}"
     );
-    for name in &offered {
-        assert!(
-            kinds.iter().any(|(_, file)| file == name),
-            "run --kind {name}: no row `X => {name},` in kinds! (format/kind/mod.rs)"
-        );
-        assert!(
-            root.join(format!("plan/build/{name}.rs")).is_file(),
-            "run --kind {name}: no src/plan/build/{name}.rs"
-        );
-    }
     let help = crate::common::jitterlab(&["run", "--help"]);
     let help = String::from_utf8_lossy(&help.stdout);
-    for name in &offered {
-        assert!(
-            help.contains(&format!("{name}:")),
-            "run --help does not offer --kind {name}\n{help}"
-        );
-    }
+    let problems = declaration_problems(&root, &help);
+    assert!(problems.is_empty(), "{}\n{help}", problems.join("\n"));
+}
+
+/// The guard reads what each kind's file declares, in a planted tree, and finds a kind
+/// measured by its period alone with a plan file of its own (a second way) and a kind the help
+/// does not offer.
+#[test]
+fn the_declarations_are_read_from_the_kind_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let write = |rel: &str, text: &str| crate::scan::plant(root, rel, text);
+    write(
+        "format/kind/mod.rs",
+        "kinds! {\n    #[default]\n    Latency => latency,\n    Noise => noise,\n    Toy => toy,\n}\n",
+    );
+    write(
+        "format/kind/latency.rs",
+        "const KIND: Kind = Kind {\n    run: Some(RunMeasured {\n        settings: RunSettings::LatencyGroup,\n    }),\n};\n",
+    );
+    write(
+        "format/kind/noise.rs",
+        "const KIND: Kind = Kind {\n    run: None,\n};\n",
+    );
+    write(
+        "format/kind/toy.rs",
+        "const KIND: Kind = Kind {\n    run: Some(RunMeasured {\n        settings: RunSettings::Period {\n        },\n    }),\n};\n#[cfg(test)]\nmod tests { const K: Kind = Kind { run: None, }; }\n",
+    );
+    write("plan/build/latency.rs", "");
+    let kinds = kinds(root);
+    assert_eq!(
+        run_declarations(root, &kinds),
+        [
+            ("latency".to_string(), Some(false)),
+            ("noise".to_string(), None),
+            ("toy".to_string(), Some(true)),
+        ]
+    );
+    let help = "  latency: how late\n  toy: a toy\n";
+    assert_eq!(declaration_problems(root, help), Vec::<String>::new());
+    write("plan/build/toy.rs", "");
+    assert_eq!(
+        declaration_problems(root, "  latency: how late\n"),
+        [
+            "run --kind toy: measured by its period (format/kind/toy.rs), yet src/plan/build/toy.rs exists: the shared builder makes its plan",
+            "run --help does not offer --kind toy",
+        ]
+    );
 }
 
 #[test]

@@ -1,12 +1,13 @@
 //! Wakeup latency (`jitterlab run`, `monitor`): each sample is how late a wakeup came after
 //! its due time, on a period, against a deadline.
 
-use super::{Kind, MetricFamily, SampleFamilies, Vocabulary};
+use super::{Kind, MetricFamily, SampleFamilies, Vocabulary, RunMeasured, RunSettings};
 
 pub(super) const KIND: Kind = Kind {
     words: Vocabulary {
         name: "latency",
         command: "jitterlab run",
+        taken_by: None,
         run: "a latency run (its figures are wakeup latencies)",
         run_tag: "",
         sample: "latency",
@@ -65,4 +66,8 @@ pub(super) const KIND: Kind = Kind {
             help: "1 when the latency budget clause holds on every CPU it judges (monitor: over the window), else 0.",
         },
     },
+    run: Some(RunMeasured {
+        help: "how late each wakeup of the wake method comes (the default)",
+        settings: RunSettings::LatencyGroup,
+    }),
 };

@@ -6,7 +6,14 @@
 //! name, never "which kind is this?": a new kind is one file and one row of `kinds!`
 //! (`tests/offline/kinds.rs` fails on a kind named anywhere else but the one dispatch of
 //! the measuring loops and the producers it lists).
+//!
+//! A kind `jitterlab run --kind` measures says so in its file (`Kind::run`): its help line,
+//! and where its settings come from. A kind measured by its period alone also holds its loop
+//! there (a `measure::MeasuringLoop`, this layer being above `measure`), and `plan::build` makes its
+//! plan from that declaration with `run`'s options: such a kind is its file and its row, and
+//! nothing else (`tests/offline/kinds.rs`).
 
+use crate::measure::{Clock, MeasuringLoop};
 use serde::{Deserialize, Serialize};
 
 /// Every kind: its variant of [`RunKind`] (lowercased, the name run.json stores) and the file
@@ -23,8 +30,8 @@ macro_rules! kinds {
         }
 
         impl RunKind {
-            /// Every kind, in the order run.json's documentation lists them.
-            #[cfg(test)]
+            /// Every kind, in the order run.json's documentation lists them (the default
+            /// first).
             pub(crate) const ALL: &'static [RunKind] = &[$(RunKind::$variant,)+];
 
             /// What differs for this kind: its words, its samples' meaning, its metrics.
@@ -76,6 +83,55 @@ pub struct Kind {
     pub(crate) spins: bool,
     /// Its OpenMetrics families (`export --format openmetrics`, `monitor`'s `/metrics`).
     pub metrics: SampleFamilies,
+    /// How `jitterlab run --kind <name>` measures it; None: `run` does not (a kind of results
+    /// only, or one with a command of its own, as `noise`).
+    pub(crate) run: Option<RunMeasured>,
+}
+
+/// A kind `jitterlab run --kind` measures: the line `run --help` gives it, and where its
+/// settings come from.
+#[derive(Debug)]
+pub(crate) struct RunMeasured {
+    /// What `run --help` says of it.
+    pub(crate) help: &'static str,
+    /// Its settings.
+    pub(crate) settings: RunSettings,
+}
+
+/// Where a kind that `run` measures takes its settings from.
+#[derive(Debug)]
+pub(crate) enum RunSettings {
+    /// `run`'s latency group (`--wake`, `--clock`, `--deadline`, `--distance`, the IPC
+    /// senders, the inversion scenario), resolved by `plan/build/latency.rs`: options whose
+    /// checks need the layers above this one (the wake methods' rows against the CPUs, the
+    /// trace, the loads' priorities).
+    LatencyGroup,
+    /// `run`'s period alone (`--interval`; `--loops` through [`PeriodThread::loops`]): the
+    /// plan's shared builder (`plan/build/period.rs`) makes the plan, with `run`'s shared groups
+    /// and policy, from this declaration. Its thread's deadline is its period.
+    #[allow(
+        dead_code,
+        reason = "no kind of main is measured by its period alone yet: this is the one declaration such a kind adds, in its file (issue 41's toy, branch s56-A-toy); allowed rather than expected, which would fail once a kind uses it"
+    )]
+    Period {
+        /// The clock of the run's timeline, which the loop's samples are on.
+        clock: Clock,
+        /// The loop a measuring thread runs.
+        thread_loop: fn(PeriodThread) -> Box<dyn MeasuringLoop>,
+    },
+}
+
+/// What the plan gives one thread of a kind measured by its period ([`RunSettings::Period`]).
+#[derive(Debug, Clone, Copy)]
+#[allow(
+    dead_code,
+    reason = "read by the loop of a kind measured by its period alone, of which main has none yet (see RunSettings::Period)"
+)]
+pub(crate) struct PeriodThread {
+    /// `--interval`, ns.
+    pub(crate) interval_ns: u64,
+    /// `--loops`: stop after this many samples; None: at the gate's end time.
+    pub(crate) loops: Option<u64>,
 }
 
 /// The words for a kind's samples and figures.
@@ -85,6 +141,9 @@ pub struct Vocabulary {
     pub name: &'static str,
     /// The command that measures it: "jitterlab run" or "jitterlab noise".
     pub command: &'static str,
+    /// How its samples are taken, as a summary's heading names it (`sleeps of ...`); None:
+    /// by the wake method run.json names (`plan.wake`), said `wake <method>`.
+    pub(crate) taken_by: Option<&'static str>,
     /// What one run of it is, as a comparison's refusal to mix kinds says it.
     pub run: &'static str,
     /// A run's tag in a comparison's list of runs ("" for the default kind).

@@ -7,6 +7,7 @@ pub(super) const KIND: Kind = Kind {
     words: Vocabulary {
         name: "noise",
         command: "jitterlab noise",
+        taken_by: Some("a loop that never sleeps"),
         run: "a noise run (jitterlab noise: its figures are gap lengths in a loop that never sleeps)",
         run_tag: "noise run, ",
         sample: "gap",
@@ -66,4 +67,7 @@ pub(super) const KIND: Kind = Kind {
             help: "1 when the noise budget clause holds on every CPU it judges, else 0.",
         },
     },
+    // `jitterlab noise`, a command of its own: its threshold, its loop clock and its default
+    // policy are options `run` does not have (plan/build/noise.rs).
+    run: None,
 };

@@ -139,7 +139,7 @@ fn resolve_periods(latency: &LatencyOptions) -> Result<Periods> {
 /// longest stall of both vCPUs seen on this project's VM. The memory is small at ordinary
 /// intervals (32 bytes a sample: 128 KiB at 1 ms, 1.25 MiB at 100 us) and bounded by
 /// [`MAX_RING_SIZE`] at the smallest (4 s at 1 us).
-fn default_ring_size(interval_ns: u64) -> usize {
+pub(super) fn default_ring_size(interval_ns: u64) -> usize {
     let samples = RING_SECONDS * 1_000_000_000 / interval_ns.max(1);
     samples.clamp(MIN_DEFAULT_RING, MAX_RING_SIZE as u64) as usize
 }

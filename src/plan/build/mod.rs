@@ -6,20 +6,24 @@
 //!
 //! One file per concern: the groups every kind shares (`shared.rs`), the latency kind
 //! (`latency.rs`) with its IPC senders (`sender.rs`) and inversion scenario (`inversion.rs`),
-//! the noise kind (`noise.rs`), and the actions (`actions.rs`); and here the table of the kinds
-//! `jitterlab run --kind` measures ([`MEASURED_KINDS`]).
+//! the noise kind (`noise.rs`), the shared builder of a kind measured by its period alone
+//! (`period.rs`), and the actions (`actions.rs`); and here the table of the kinds `jitterlab
+//! run --kind` measures ([`MEASURED_KINDS`], made from `kinds!`).
 
 mod actions;
 mod inversion;
 mod latency;
 mod noise;
+mod period;
 mod sender;
 mod shared;
 
 use crate::error::{Failure, Result};
-use crate::plan::RunPlan;
+use crate::format::kind::{RunMeasured, RunSettings};
 use crate::plan::actions::ActionPlan;
 use crate::plan::options::{ActionOptions, LatencyRunOptions, NoiseRunOptions};
+use crate::plan::{RunKind, RunPlan};
+use std::sync::LazyLock;
 
 #[cfg(test)]
 pub(crate) use noise::DEFAULT_RING_GAPS;
@@ -36,20 +40,24 @@ pub(crate) fn latency(options: &LatencyRunOptions, online: &[usize]) -> Result<R
     latency::resolve_latency(options, online)
 }
 
-/// A measured kind that `jitterlab run` drives from its own options (`--kind`): its name, one
-/// line of help, and how its plan is built from `run`'s option groups. A new measured kind whose
-/// settings those options give (its period from `--interval`, its threads from `--cpus` and the
-/// scheduling options, its length, loads, output, trace and budget from the shared groups) is
-/// one row here, beside its plan file: it needs no command of its own, no clap group and no
-/// file in `cli/` or `commands/`. A kind with options of its own (`noise`: a gap threshold, a
-/// loop clock, another default policy) keeps its command.
+/// A measured kind that `jitterlab run --kind` measures: a kind of `kinds!` whose file says so
+/// (`format::kind::Kind::run`), with its name, its line of help and where its settings come
+/// from. The table is made from `kinds!` ([`RunKind::ALL`]), so that a kind measured by its
+/// period alone (its threads from `--cpus` and the scheduling options, its length, loads,
+/// output, trace and budget from the shared groups) is its file and its row there, and
+/// nothing here: its plan is made by the shared builder (`period.rs`) from what its file
+/// declares. A kind with options of its own has their resolution here (`run`'s latency group:
+/// `latency.rs`), or a command of its own (`noise`: a gap threshold, a loop clock, another
+/// default policy).
 pub(crate) struct MeasuredKindRow {
-    /// `--kind`'s value.
+    /// `--kind`'s value: the kind's name.
     pub(crate) name: &'static str,
     /// What `run --help` says of it.
     pub(crate) help: &'static str,
-    /// Its plan from `run`'s groups on the online CPUs.
-    plan: fn(&LatencyRunOptions, &[usize]) -> Result<RunPlan>,
+    /// The kind.
+    kind: RunKind,
+    /// Where its settings come from.
+    settings: &'static RunSettings,
 }
 
 impl std::fmt::Debug for MeasuredKindRow {
@@ -58,22 +66,43 @@ impl std::fmt::Debug for MeasuredKindRow {
     }
 }
 
-/// The kinds `jitterlab run --kind` measures, the default first.
-pub(crate) static MEASURED_KINDS: &[MeasuredKindRow] = &[MeasuredKindRow {
-    name: "latency",
-    help: "how late each wakeup of the wake method comes (the default)",
-    plan: latency::resolve_latency,
-}];
+/// The kinds `jitterlab run --kind` measures, the default first: the kinds of `kinds!` whose
+/// file has a [`RunMeasured`], in the order of its rows.
+pub(crate) static MEASURED_KINDS: LazyLock<Vec<MeasuredKindRow>> = LazyLock::new(|| {
+    RunKind::ALL
+        .iter()
+        .filter_map(|&kind| {
+            let run: &'static RunMeasured = kind.spec().run.as_ref()?;
+            Some(MeasuredKindRow {
+                name: kind.name(),
+                help: run.help,
+                kind,
+                settings: &run.settings,
+            })
+        })
+        .collect()
+});
 
 impl MeasuredKindRow {
-    /// The default kind, `latency`.
+    /// The default kind (`kinds!`'s `#[default]` row, latency), which `run` measures without
+    /// `--kind`.
     pub(crate) fn default_kind() -> &'static MeasuredKindRow {
-        &MEASURED_KINDS[0]
+        Self::named(RunKind::default().name()).expect("the default kind is measured by run")
     }
 
     /// The row of `--kind name`.
     pub(crate) fn named(name: &str) -> Option<&'static MeasuredKindRow> {
         MEASURED_KINDS.iter().find(|k| k.name == name)
+    }
+
+    /// Its plan from `run`'s groups on the online CPUs.
+    fn plan(&self, options: &LatencyRunOptions, online: &[usize]) -> Result<RunPlan> {
+        match *self.settings {
+            RunSettings::LatencyGroup => latency::resolve_latency(options, online),
+            RunSettings::Period { clock, thread_loop } => {
+                period::resolve_period(options, online, self.kind, clock, thread_loop)
+            }
+        }
     }
 }
 
@@ -84,7 +113,7 @@ pub(crate) fn run(
     actions: &ActionOptions,
     online: &[usize],
 ) -> Result<RunPlan> {
-    let mut plan = (options.kind.plan)(options, online)?;
+    let mut plan = options.kind.plan(options, online)?;
     plan.actions = self::actions(actions)?;
     Ok(plan)
 }
