@@ -99,8 +99,8 @@ fn agrees(printed: &str, want: &[(String, u64, u64)], stacks: u64) -> Vec<String
 /// The report's ranking of its 50 listed explanations (48 with a stack) of the capture.
 #[test]
 fn the_report_ranks_the_kernel_functions_of_a_real_capture() {
-    let text = std::fs::read_to_string(capture().join("events.jsonl")).unwrap();
-    let all: Vec<serde_json::Value> = text
+    let events = std::fs::read_to_string(capture().join("events.jsonl")).unwrap();
+    let all: Vec<serde_json::Value> = events
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .filter(|v| v["type"] == "spike_explained")
