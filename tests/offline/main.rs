@@ -29,6 +29,7 @@ mod import_noise;
 mod import_pasted;
 mod import_report;
 mod import_rtla;
+mod kernel_functions;
 mod kernel_state;
 mod killed_run;
 mod kinds;

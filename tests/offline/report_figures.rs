@@ -396,3 +396,131 @@ fn runs_of_different_lengths_overlay_as_shares() {
         .unwrap();
     assert!(svg.contains("run 1: ocera-std max") && svg.contains("run 2: ocera-rt p99"));
 }
+
+/// A run on CPUs 0 and 1 at 1 ms, 1 s log intervals, `seconds` long, without phases, whose
+/// latencies are `latency(cpu, ms)`. Returns every latency.
+fn plain(dir: &Path, seconds: u64, seed: u64, latency: impl Fn(usize, u64) -> i64) -> Vec<i64> {
+    let run = SyntheticRun {
+        cpus: vec![0, 1],
+        interval_ns: MS,
+        log_interval_ns: 1_000 * MS,
+        duration_ns: seconds * 1_000 * MS,
+        phases: vec![],
+        loads: vec![],
+        warnings: vec![],
+        seed,
+    };
+    let mut all = Vec::new();
+    write_run(dir, &run, |cpu, t, _| {
+        let l = latency(cpu, t / MS);
+        all.push(l);
+        l
+    })
+    .unwrap();
+    all
+}
+
+/// The Cortex-A8 study: a standard and an RT run of different lengths on one log graph, by the
+/// command docs/reproducing.md gives. Each run's exceedance statements (its shares within a
+/// latency, and its max) and its fullest histogram bin as a share of its own wakeups are
+/// re-derived from the runs' known samples, and the comparison table's max ratio is the
+/// study's 58 us against 2465 us.
+#[test]
+fn cortex_a8_standard_against_rt_on_one_graph() {
+    let base = tempfile::tempdir().unwrap();
+    let (std_dir, rt_dir) = (base.path().join("a8-std"), base.path().join("a8-rt"));
+    // Standard, 20 s: 20 us; 300 us every 80th ms on both CPUs, 2465 us once a second on CPU 0
+    // (39 480, 500 and 20 of 40 000: no percentile stated falls on a boundary between them).
+    let std_all = plain(&std_dir, 20, 11, |cpu, ms| {
+        match (cpu, ms % 1000, ms % 80) {
+            (0, 550, _) => 2_465_000,
+            (_, _, 50) => 300_000,
+            _ => 20_000,
+        }
+    });
+    // RT, 30 s: 15 us; 58 us every 400th ms on CPU 1 (59 925 and 75 of 60 000).
+    let rt_all = plain(&rt_dir, 30, 12, |cpu, ms| {
+        if cpu == 1 && ms % 400 == 250 {
+            58_000
+        } else {
+            15_000
+        }
+    });
+    documented(
+        "reproducing.md",
+        "jitterlab report a8-std a8-rt -o a8.html --plots a8-plots",
+    );
+    let html_path = base.path().join("a8.html");
+    let plots = base.path().join("a8-plots");
+    let o = jitterlab(&[
+        "report",
+        std_dir.to_str().unwrap(),
+        rt_dir.to_str().unwrap(),
+        "-o",
+        html_path.to_str().unwrap(),
+        "--plots",
+        plots.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    for name in ["overlay-exceedance", "overlay-histogram-share"] {
+        assert!(plots.join(format!("{name}.svg")).is_file(), "{name}.svg");
+    }
+    let runs = [("run 1: a8-std", &std_all), ("run 2: a8-rt", &rt_all)];
+    // Exceedance: "run 1: a8-std: 99% of wakeups within 20.0 us; ...; all 40000 within 2.47 ms".
+    let st = statements(&html, "overlay-exceedance");
+    assert_eq!(st.len(), 2, "{st:?}");
+    for ((label, all), s) in runs.iter().zip(&st) {
+        let mut sorted = (*all).clone();
+        sorted.sort_unstable();
+        let n = sorted.len();
+        let rest = s
+            .strip_prefix(&format!("{label}: "))
+            .unwrap_or_else(|| panic!("{s}"));
+        let parts: Vec<&str> = rest.split("; ").collect();
+        assert_eq!(
+            parts.last().copied(),
+            Some(
+                format!(
+                    "all {n} within {}",
+                    jitterlab::units::format_ns(sorted[n - 1] as u64)
+                )
+                .as_str()
+            ),
+            "{s}"
+        );
+        assert_eq!(parts.len(), 4, "p99, p99.9, p99.99 and the max: {s}");
+        for part in &parts[..parts.len() - 1] {
+            let (share, value) = part.split_once("% of wakeups within ").unwrap();
+            let q: f64 = share.parse::<f64>().unwrap() / 100.0;
+            // Nearest rank, the histogram's bucket (1/1024) and the printed rounding.
+            let x = sorted[((q * n as f64).ceil() as usize).max(1) - 1] as f64;
+            let (at, half) = crate::common::oracle::printed_ns(value).unwrap();
+            assert!(
+                at + half >= x && at - half <= x + x / 1024.0,
+                "{part}: {x} ns"
+            );
+        }
+    }
+    // The histograms as shares of each run's own wakeups: the fullest bin is the body's value.
+    let st = statements(&html, "overlay-histogram-share");
+    for ((label, all), s) in runs.iter().zip(&st) {
+        let least = *all.iter().min().unwrap();
+        let body = all.iter().filter(|&&l| l == least).count();
+        assert!(
+            s.starts_with(&format!(
+                "{label}: {} wakeups; the fullest bin is",
+                all.len()
+            )) && s.ends_with(&format!(
+                "{:.1}% of them",
+                100.0 * body as f64 / all.len() as f64
+            )),
+            "{s}"
+        );
+    }
+    // The comparison table: max 58 us against 2465 us, 0.0235 of it.
+    assert!(
+        html.contains("(max 0.024x (98 % lower))"),
+        "max 2465 us vs 58 us"
+    );
+}
