@@ -5,10 +5,17 @@
 # prints, per tune, its arms, its wall time, the time per arm beyond the arm's length (start
 # and stop), and per fix the width of the 95 % interval of the p99 and p99.9 ratios
 # (ratio_high - ratio_low: 0.2 means a fix must change the figure by about 10 % to be told from
-# the noise) and the interval's method. The wall time of a tune of N fixes is then
-# rounds x (N + 1) x (length + overhead), and the width depends on rounds x length.
+# the noise) and the interval's method; and what else ran meanwhile: the load average at the
+# tune's start and the other processes' share of all CPUs during it (steal included: common.sh
+# `others_pct`). The wall time of a tune of N fixes is then rounds x (N + 1) x (length +
+# overhead), and the width depends on rounds x length.
 #
-#   flock /tmp/jitterlab-measuring-tests.lock bash bench/tune-cost.sh
+# Each tune holds the measuring lock (LOCK, default /tmp/jitterlab-measuring-tests.lock, as the
+# measuring tests and the lab take it) while it runs, and only then: the wall time does not
+# count the wait for it. Do not run the script itself under `flock LOCK` (it would wait for
+# itself); LOCK= (empty) takes no lock.
+#
+#   bash bench/tune-cost.sh                      # vmstat, rounds 2, 4 and 8, arms of 5 s and 10 s
 #   ROUNDS="2 4" DURATIONS="2s 5s" FIXES=vmstat,timer-migration CPUS=1 bash bench/tune-cost.sh
 #   JITTERLAB=target/debug/jitterlab KEEP=/tmp/tc bash bench/tune-cost.sh
 #
@@ -16,8 +23,9 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-ROUNDS=${ROUNDS:-2 4}
-DURATIONS=${DURATIONS:-2s 5s}
+ROUNDS=${ROUNDS:-2 4 8}
+DURATIONS=${DURATIONS:-5s 10s}
+LOCK=${LOCK-/tmp/jitterlab-measuring-tests.lock}
 FIXES=${FIXES:-vmstat}
 CPUS=${CPUS:-1}
 for r in $ROUNDS; do
@@ -48,25 +56,35 @@ figures() {
     ' "$1"
 }
 
-printf '%-6s %-8s %-6s %-5s %-9s %-12s %-14s %-22s %s\n' fixes rounds length arms wall_s overhead_s fix "p99 width (method)" "p99.9 width (method)"
+printf '%-6s %-8s %-6s %-5s %-9s %-12s %-6s %-8s %-14s %-22s %s\n' fixes rounds length arms wall_s overhead_s load others% fix "p99 width (method)" "p99.9 width (method)"
 for rounds in $ROUNDS; do
     for d in $DURATIONS; do
         dsec=$(awk -v d="$d" 'BEGIN { v = d + 0; if (d ~ /ms$/) v /= 1000; else if (d ~ /m$/) v *= 60; print v }')
         out="$work/tune-r$rounds-$d"
         rm -rf "$out"
+        if [[ -n $LOCK ]]; then
+            exec {lockfd}>>"$LOCK"
+            flock "$lockfd"
+        fi
+        load=$(cut -d' ' -f1 /proc/loadavg)
+        others_start
         start=$EPOCHREALTIME
+        rc=0
         "$bin" tune --fixes "$FIXES" --rounds "$rounds" -D "$d" --cpus "$CPUS" --quiet --json \
-            --out "$out" >"$out.json" 2>"$out.err" || die "tune failed: $(tail -3 "$out.err")"
+            --out "$out" >"$out.json" 2>"$out.err" || rc=$?
         end=$EPOCHREALTIME
+        others=$(others_pct)
+        [[ -n $LOCK ]] && exec {lockfd}>&-
+        ((rc == 0)) || die "tune failed (exit $rc): $(tail -3 "$out.err")"
         arms=$(grep -c '"treatment"' "$out.json" || true)
         wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
         over=$(awk -v w="$wall" -v n="$arms" -v d="$dsec" 'BEGIN { printf "%.2f", w / n - d }')
-        figures "$out.json" | awk -v n="$nfix" -v r="$rounds" -v d="$d" -v a="$arms" -v w="$wall" -v o="$over" '
+        figures "$out.json" | awk -v n="$nfix" -v r="$rounds" -v d="$d" -v a="$arms" -v w="$wall" -v o="$over" -v l="$load" -v p="$others" '
             function width(l, h) { return (l == "null" || h == "null") ? "unbounded" : sprintf("%.3f", h - l) }
             { key = $1; w_[key, $2] = width($3, $4) " (" $5 ")"; if (!(key in seen)) { seen[key] = 1; order[++k] = key } }
             END {
                 for (i = 1; i <= k; i++)
-                    printf "%-6s %-8s %-6s %-5s %-9s %-12s %-14s %-22s %s\n", n, r, d, a, w, o, order[i], w_[order[i], "p99"], w_[order[i], "p99.9"]
+                    printf "%-6s %-8s %-6s %-5s %-9s %-12s %-6s %-8s %-14s %-22s %s\n", n, r, d, a, w, o, l, p, order[i], w_[order[i], "p99"], w_[order[i], "p99.9"]
             }'
     done
 done

@@ -43,6 +43,7 @@ LAB_CHECKS=(
     "6|long|seeds|rt standard|seeds' experiment: idle, hackbench, memory; compare, report"
     "7|-|many-cpus|rt|16 CPUs: run --trace on every CPU, report; no drops, 100 cols"
     "8|-|arm64|arm64|arm64: doctor, run --trace with BPF (check 1b's scene)"
+    "9|long|tune-irq|standard|tune: a NIC's interrupt storm on CPU 1, irq-affinity first"
 )
 # The kernels: the boot parameters an RT user sets on the RT ones (doctor's own fix for an
 # isolated CPU 1); none on the standard one, where check 5 expects the same checks to fail.

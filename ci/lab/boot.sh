@@ -24,10 +24,14 @@ declare -A LAB_CONSOLE=([amd64]=ttyS0 [arm64]=ttyAMA0)
 declare -A LAB_RUST_TARGET=([amd64]=x86_64-unknown-linux-musl [arm64]=aarch64-unknown-linux-musl)
 
 # A check that needs a guest of its own says so here, by its name: `smp=N` boots it in a
-# guest of N CPUs (the others share one guest of 2 CPUs per kernel, CI's short part among
-# them). Set by the checks' host files (ci/lab/checks/NAME.sh), read by lab_guests.
+# guest of N CPUs, `nic=virtio` in a guest with a network card (qemu's user-mode network, a
+# virtio-net card; the other guests have none). The others share one guest of 2 CPUs per
+# kernel, CI's short part among them. Set by the checks' host files (ci/lab/checks/NAME.sh),
+# read by lab_guests.
 declare -A LAB_GUEST=()
 LAB_SMP=2
+# The cards `nic=` offers: qemu's model and the guest's module for it.
+declare -A LAB_NIC_MODEL=([virtio]=virtio-net-pci) LAB_NIC_MODULE=([virtio]=virtio_net)
 
 # The guests that run checks $2... (names) on kernel $1: one line per guest, `label|settings|
 # name,name,...`, the checks without settings first (in one guest labelled by the kernel),
@@ -106,16 +110,19 @@ lab_build_common() {
 # Makes what the guest labelled $1 (lab_guests: the kernel's kind, rt, standard or arm64,
 # then its setting, e.g. rt.smp16) boots: kernel package $2's kernel and an initramfs (the
 # architecture's common part, the kernel's modules) in $3, and the guest settings $4
-# (LAB_GUEST) as LAB_GUEST_SMP, LAB_GUEST_MEM. Outside lab_boot so that any failure here
+# (LAB_GUEST) as LAB_GUEST_SMP, LAB_GUEST_MEM, LAB_GUEST_NIC. Outside lab_boot so that any failure here
 # stops the lab (set -e) instead of showing as a guest that did not report.
 lab_guest_setup() {
     local label=$1 pkg=$2 dir=$3 settings=$4 arch s
     arch=$(lab_arch "${label%%.*}")
     LAB_GUEST_SMP=$LAB_SMP
+    LAB_GUEST_NIC=
     for s in ${settings//,/ }; do
         case $s in
             smp=*) LAB_GUEST_SMP=${s#smp=} ;;
-            *) lab_die 2 "unknown guest setting '$s' of the guest $label (smp=N)" ;;
+            nic=*) LAB_GUEST_NIC=${s#nic=}
+                [[ -v LAB_NIC_MODEL[$LAB_GUEST_NIC] ]] || lab_die 2 "unknown card '$LAB_GUEST_NIC' of the guest $label (nic=virtio)" ;;
+            *) lab_die 2 "unknown guest setting '$s' of the guest $label (smp=N, nic=virtio)" ;;
         esac
     done
     # The kernel's per-CPU data and each CPU's trace buffers grow with the CPUs.
@@ -126,7 +133,7 @@ lab_guest_setup() {
     lab_build_common "$arch"
     mkdir -p "$dir/results"
     lab_unpack_kernel "$pkg" "$dir/kernel" "$arch"
-    lab_modules "$dir/kernel" "$dir/modules" virtio_pci virtio_blk
+    lab_modules "$dir/kernel" "$dir/modules" virtio_pci virtio_blk ${LAB_GUEST_NIC:+${LAB_NIC_MODULE[$LAB_GUEST_NIC]}}
     (cd "$dir/modules" && find . | cpio -o -H newc --quiet | gzip -1) >"$dir/modules.cpio.gz"
     # Two cpio archives, one after the other, make one initramfs.
     cat "$LAB_WORK/common-$arch.cpio.gz" "$dir/modules.cpio.gz" >"$dir/initrd"
@@ -147,7 +154,8 @@ lab_guest_setup() {
 lab_boot() {
     local label=$1 pkg=$2 dir=$3 params=$4
     shift 4
-    local names=$* arch smp=$LAB_GUEST_SMP mem=$LAB_GUEST_MEM
+    local names=$* arch smp=$LAB_GUEST_SMP mem=$LAB_GUEST_MEM nic="-nic none"
+    [[ -n ${LAB_GUEST_NIC:-} ]] && nic="-nic user,model=${LAB_NIC_MODEL[$LAB_GUEST_NIC]}"
     arch=$(lab_arch "${label%%.*}")
     LAB_BOOT_PROBLEM=
     truncate -s 1G "$dir/data.img"
@@ -167,7 +175,7 @@ lab_boot() {
     # (with a queue per CPU, the second queue's managed interrupt lands on CPU 1).
     # shellcheck disable=SC2086
     ${LAB_QEMU[$arch]} ${LAB_MACHINE[$arch]} $LAB_ACCEL -smp "$smp" -m "$mem" -display none -monitor none \
-        -serial "file:$dir/console.log" -no-reboot -nic none \
+        -serial "file:$dir/console.log" -no-reboot $nic \
         -kernel "$dir/vmlinuz" -initrd "$dir/initrd" -append "$append" \
         -drive "file=$dir/data.img,format=raw,if=none,id=data" \
         -device virtio-blk-pci,drive=data,num-queues=1 </dev/null >"$dir/qemu.log" 2>&1 &
