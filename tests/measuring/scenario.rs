@@ -83,11 +83,21 @@ fn phases_run_at_their_offsets_with_their_own_statistics() {
         eprintln!("SKIPPED phases test: needs CPUs 0 and 1");
         return;
     }
-    // One retry: a VM stall of the whole machine can land in an idle phase.
+    // One retry: a VM stall of the whole machine can land in a phase the hog does not hold
+    // (one of 24 ms in the after phase on CPU 0 in a full suite here: far below what the hog
+    // does, holding CPU 0 for its whole 1 s phase but the throttle's gap).
     let mut m = run_scenario();
     let idle_max = |m: &Measured| cpu(phase(m, "idle"), 0)["max_ns"].as_i64().unwrap();
-    if idle_max(&m) >= 20_000_000 {
-        eprintln!("idle phase disturbed (max {} ns); one retry", idle_max(&m));
+    let quiet_max = |m: &Measured| {
+        let after0 = cpu(phase(m, "after"), 0)["max_ns"].as_i64().unwrap();
+        let hog1 = cpu(phase(m, "hog"), 1)["max_ns"].as_i64().unwrap();
+        idle_max(m).max(after0).max(hog1)
+    };
+    if quiet_max(&m) >= 20_000_000 {
+        eprintln!(
+            "a phase the hog does not hold was disturbed (max {} ns); one retry",
+            quiet_max(&m)
+        );
         m = run_scenario();
     }
     let start = m.run["start_monotonic_ns"].as_u64().unwrap();
