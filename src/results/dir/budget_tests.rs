@@ -7,29 +7,24 @@ use crate::format::tails::SpikeRecord;
 use crate::input::json_values::{RESULT_RECORD_MAX_VALUES, count_values};
 use crate::results::synthetic::{SyntheticRun, write_run};
 
-/// A 1024-CPU run whose threads each have 3 spike lists (20, 8 000 and 8 000 of 8 500 spike
-/// times: 16.4 million times, with the rest of the record more than the reader's 16 777 216
-/// values): before the budget its run.json was refused by `read_run_record`; now it reads back,
-/// every count as counted, each list saying how many times it omits.
-#[test]
-fn a_record_of_1024_cpus_with_their_spike_times_reads_back() {
-    const CPUS: usize = 1024;
-    const THRESHOLDS: usize = 3;
-    const TIMES: u64 = 8_000;
-    let base = tempfile::tempdir().unwrap();
-    let one = SyntheticRun {
-        cpus: vec![0],
+/// A synthetic run's record on `cpus` (its files written under `dir`), to give spike lists.
+fn synthetic_record(dir: &Path, cpus: Vec<usize>, seed: u64) -> RunRecord {
+    let run = SyntheticRun {
+        cpus,
         interval_ns: 1_000_000,
         log_interval_ns: 1_000_000_000,
         duration_ns: 1_000_000_000,
         phases: vec![],
         loads: vec![],
         warnings: vec![],
-        seed: 1,
+        seed,
     };
-    let mut record = write_run(&base.path().join("one"), &one, |_, _, _| 10_000).unwrap();
-    let mut thread = record.threads[0].clone();
-    let counted = |basis: &str, threshold_ns: u64, count: u64| SpikeRecord {
+    write_run(dir, &run, |_, _, _| 10_000).unwrap()
+}
+
+/// A spike list of `count` spikes over `threshold_ns` holding `times_ns`, over an hour.
+fn spike_list(basis: &str, threshold_ns: u64, count: u64, times_ns: Vec<u64>) -> SpikeRecord {
+    SpikeRecord {
         threshold_ns,
         basis: basis.into(),
         count,
@@ -42,9 +37,27 @@ fn a_record_of_1024_cpus_with_their_spike_times_reads_back() {
         mtbf_ns: Some(3_600_000_000_000 / count.max(1)),
         period_ns: None,
         period_share: None,
-        times_ns: (0..count.min(TIMES)).map(|k| k * 1_000_000).collect(),
+        times_ns,
         times_omitted: 0,
         not_counted: None,
+    }
+}
+
+/// A 1024-CPU run whose threads each have 3 spike lists (20, 8 000 and 8 000 of 8 500 spike
+/// times: 16.4 million times, with the rest of the record more than the reader's 16 777 216
+/// values): before the budget its run.json was refused by `read_run_record`; now it reads back,
+/// every count as counted, each list saying how many times it omits.
+#[test]
+fn a_record_of_1024_cpus_with_their_spike_times_reads_back() {
+    const CPUS: usize = 1024;
+    const THRESHOLDS: usize = 3;
+    const TIMES: u64 = 8_000;
+    let base = tempfile::tempdir().unwrap();
+    let mut record = synthetic_record(&base.path().join("one"), vec![0], 1);
+    let mut thread = record.threads[0].clone();
+    let counted = |basis: &str, threshold_ns: u64, count: u64| {
+        let times = (0..count.min(TIMES)).map(|k| k * 1_000_000).collect();
+        spike_list(basis, threshold_ns, count, times)
     };
     // One list of a few spikes (kept whole), the rest long; one counts more spikes than it
     // has times (as past SPIKE_TIMES_KEPT).
@@ -130,34 +143,11 @@ fn a_size_limit_keeps_spike_times_to_an_eighth_of_it() {
     const LIMIT: u64 = 64 * 1024;
     const TIMES: u64 = 1_000;
     let base = tempfile::tempdir().unwrap();
-    let one = SyntheticRun {
-        cpus: vec![0, 1],
-        interval_ns: 1_000_000,
-        log_interval_ns: 1_000_000_000,
-        duration_ns: 1_000_000_000,
-        phases: vec![],
-        loads: vec![],
-        warnings: vec![],
-        seed: 2,
-    };
-    let mut record = write_run(&base.path().join("one"), &one, |_, _, _| 10_000).unwrap();
-    let list = |threshold_ns: u64| SpikeRecord {
-        threshold_ns,
-        basis: "budget".into(),
-        count: TIMES,
-        count_is_lower_bound: false,
-        resolution_ns: 1,
-        exposure_ns: 3_600_000_000_000,
-        rate_per_hour: TIMES as f64,
-        rate_per_hour_low: 0.0,
-        rate_per_hour_high: 2.0 * TIMES as f64,
-        mtbf_ns: Some(3_600_000_000),
-        period_ns: None,
-        period_share: None,
-        // Times of 19 digits, the widest a run of a year writes.
-        times_ns: (0..TIMES).map(|k| 1_000_000_000_000_000_000 + k).collect(),
-        times_omitted: 0,
-        not_counted: None,
+    let mut record = synthetic_record(&base.path().join("one"), vec![0, 1], 2);
+    // Times of 19 digits, the widest a run of a year writes.
+    let list = |threshold_ns: u64| {
+        let times = (0..TIMES).map(|k| 1_000_000_000_000_000_000 + k).collect();
+        spike_list("budget", threshold_ns, TIMES, times)
     };
     for t in &mut record.threads {
         t.tails.spikes = vec![list(1_000_000), list(2_000_000)];
