@@ -215,6 +215,15 @@ mod tests {
             .collect()
     }
 
+    /// The contributor of an explained spike that carries the culprit's stack, if any.
+    fn culprit_with_stack(spike: &serde_json::Value) -> Option<&serde_json::Value> {
+        spike["contributors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c.get("stack").is_some())
+    }
+
     /// The oracle's way: the ranking re-derived from the raw JSON with none of this module's
     /// code. Per explanation, the first contributor with a `stack`; per frame, the text before
     /// `+` (a frame is `function+0xoff` here: the kernel has no modules); a set per stack.
@@ -223,12 +232,7 @@ mod tests {
         let mut by = BTreeMap::new();
         let mut stacks = 0;
         for s in spikes {
-            let Some(c) = s["contributors"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|c| c.get("stack").is_some())
-            else {
+            let Some(c) = culprit_with_stack(s) else {
                 continue;
             };
             stacks += 1;
@@ -284,12 +288,7 @@ mod tests {
         // sets cannot tell the path a __cond_resched was called from).
         let mut paths = BTreeMap::<&str, u64>::new();
         for s in &raw {
-            let Some(c) = s["contributors"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|c| c.get("stack").is_some())
-            else {
+            let Some(c) = culprit_with_stack(s) else {
                 continue;
             };
             let frames: Vec<&str> = c["stack"]["frames"]
