@@ -1,8 +1,11 @@
 //! `--on-threshold` and `--on-end` against injected ground truth: the spike load holds CPU 1
-//! for 3 ms at known times, each injection is a spike (its wakeups over the 1 ms deadline), and
-//! each must set off every action once, with the spike's figures. The VM's own stalls may add
-//! spikes of their own: they are counted apart (an action event whose spike no injection
-//! covers), never required.
+//! for 20 ms at known times, each injection is a spike (its wakeups over the 10 ms deadline),
+//! and each must set off every action once, with the spike's figures. The hold and the
+//! deadline stand well above this VM's own stalls: in its noisy phases (and CI's) wakeups over
+//! 1.5 ms come dozens of times a second and reach 8 ms, and with a 3 ms hold judged at 1.5 ms
+//! they merged with 2 of 3 injections in both attempts (stop 56's CI). Stalls past the deadline
+//! may still add spikes of their own: they are counted apart (an action event whose spike no
+//! injection covers), never required.
 
 use crate::common;
 
@@ -11,8 +14,15 @@ use jitterlab::format::actions::ActionEvent;
 use jitterlab::format::events::Event;
 use std::path::Path;
 
-/// 900 ms apart, not a multiple of the 1 ms interval's grid phase (offset 300.4 ms).
-const SPIKE: &str = "spike:cpu=1,every=900ms,len=3ms,prio=99,offset=300.4ms";
+/// 900 ms apart, not a multiple of the 1 ms interval's grid phase (offset 300.4 ms); each
+/// hold makes the wakeup due at its start 19-20 ms late.
+const SPIKE: &str = "spike:cpu=1,every=900ms,len=20ms,prio=99,offset=300.4ms";
+/// The deadline the spikes are judged against: half the hold, above this VM's own stalls.
+const DEADLINE: &str = "10ms";
+const DEADLINE_NS: i64 = 10_000_000;
+/// The stop test's spike: its deadline is the interval's (1 ms), and the first spike, an
+/// injection's or a stall's before it, ends the run.
+const STOP_SPIKE: &str = "spike:cpu=1,every=900ms,len=3ms,prio=99,offset=300.4ms";
 
 fn action_events(out: &Path) -> Vec<ActionEvent> {
     // events.jsonl, or a monitor's event files.
@@ -71,7 +81,7 @@ fn every_injected_spike_fires_each_action_once_with_its_figures() {
             "--on-end",
             &end,
             "--deadline",
-            "1.5ms",
+            DEADLINE,
             "--action-gap",
             ACTION_GAP,
             "--out",
@@ -97,28 +107,22 @@ fn every_injected_spike_fires_each_action_once_with_its_figures() {
                 .collect()
         };
         // Each action fired once per injection, with its spike: CPU 1, due inside the hold,
-        // over the 1.5 ms deadline (3 ms hold, wakeups due in its first half).
+        // over the 10 ms deadline (20 ms hold, wakeups due in its first half).
         for prefix in ["continue", "exec:", "snapshot:"] {
             let fired = of(prefix);
-            let mut hits = [0; 3];
             for e in &fired {
                 assert_eq!(e.cpu, Some(1));
                 assert_eq!(e.outcome, "ok", "{e:?}");
                 if let Some(k) = covering(&injections, e.due_ns.unwrap()) {
-                    hits[k] += 1;
                     let late = e.latency_ns.unwrap();
-                    if late <= 1_500_000 {
+                    if late <= DEADLINE_NS {
                         return Err(format!(
                             "{prefix}: the spike of injection {k} is only {late} ns late"
                         ));
                     }
                 }
             }
-            if hits != [1, 1, 1] {
-                return Err(format!(
-                    "{prefix}: firings per injection {hits:?} (events {fired:?})"
-                ));
-            }
+            one_firing_per_injection(&fired, &injections).map_err(|e| format!("{prefix}: {e}"))?;
         }
         // The program saw the same figures in its environment; the end action saw the run
         // completed and ran once.
@@ -207,7 +211,7 @@ fn stop_ends_the_run_at_the_first_spike_and_signal_reaches_its_process() {
         "1ms",
         "--quiet",
         "--load",
-        SPIKE,
+        STOP_SPIKE,
         "--on-threshold",
         &format!("signal:USR1,pid={}", target.id()),
         "--on-threshold",
@@ -260,25 +264,29 @@ fn stop_ends_the_run_at_the_first_spike_and_signal_reaches_its_process() {
 const ACTION_GAP: &str = "10ms";
 const ACTION_GAP_NS: u64 = 10_000_000;
 
-/// Each injection covered by exactly one `exec` firing in `events` (spikes of the machine's
-/// own are counted apart); Err naming the firings per injection otherwise. One injection may
-/// have none when a spike of the machine's own fired within the gap of it, as the rules say it
-/// must then: either the rate limit took the injection's spike (the next firing counts it in
-/// `suppressed_before`), or the machine's late wakeups ran on into the injection, one spike
-/// that fired once, at its start. This VM's stalls (1.5-3 ms, several a second at times) do
-/// that now and then.
+/// The threshold actions' firings: each has its spike's due time (a reaped program's exit is
+/// an event without one).
+fn threshold_firings(events: &[ActionEvent]) -> Vec<&ActionEvent> {
+    events
+        .iter()
+        .filter(|e| e.trigger == "threshold" && e.due_ns.is_some())
+        .collect()
+}
+
+/// Each injection covered by exactly one of one action's `firings` (spikes of the machine's
+/// own are counted apart); Err naming the firings per injection otherwise, the timeline first
+/// (CI shows a failure's first 300 characters). One injection may have none when a spike of the
+/// machine's own fired within the gap of it, as the rules say it must then: either the rate
+/// limit took the injection's spike (the next firing counts it in `suppressed_before`), or the
+/// machine's late wakeups ran on into the injection, one spike that fired once, at its start.
+/// With the 10 ms deadline that takes a stall over 10 ms next to an injection: rare here.
 fn one_firing_per_injection(
-    events: &[ActionEvent],
+    firings: &[&ActionEvent],
     injections: &[Injection],
 ) -> Result<usize, String> {
     let mut hits = vec![0; injections.len()];
     let mut own = Vec::new();
-    // A firing has the spike's due time; a reaped program's exit is an event without one.
-    let firings: Vec<&ActionEvent> = events
-        .iter()
-        .filter(|e| e.trigger == "threshold" && e.due_ns.is_some())
-        .collect();
-    for e in &firings {
+    for e in firings {
         match e.due_ns.and_then(|d| covering(injections, d)) {
             Some(k) => hits[k] += 1,
             None => own.push(*e),
@@ -295,8 +303,8 @@ fn one_firing_per_injection(
     let excused = missed.len() == 1 && rate_limited(&injections[missed[0]]);
     if hits.iter().any(|&h| h > 1) || (!missed.is_empty() && !excused) {
         return Err(format!(
-            "firings per injection {hits:?}; {}; all events: {events:?}",
-            timeline(&firings, injections)
+            "firings per injection {hits:?}; {}; all firings: {firings:?}",
+            timeline(firings, injections)
         ));
     }
     if excused {
@@ -364,7 +372,7 @@ fn a_monitor_fires_its_actions_on_each_injected_spike() {
                 "--load",
                 SPIKE,
                 "--deadline",
-                "1.5ms",
+                DEADLINE,
                 "--action-gap",
                 ACTION_GAP,
                 "--on-threshold",
@@ -388,7 +396,7 @@ fn a_monitor_fires_its_actions_on_each_injected_spike() {
             ));
         }
         let events = action_events(&out);
-        one_firing_per_injection(&events, &injections)?;
+        one_firing_per_injection(&threshold_firings(&events), &injections)?;
         let lines = std::fs::read_to_string(&log).unwrap();
         for e in events.iter().filter(|e| e.trigger == "threshold") {
             let Some(due) = e.due_ns.map(|d| d.to_string()) else {
@@ -427,7 +435,7 @@ fn each_sweep_level_fires_its_actions() {
             "--duration",
             "1.5s",
             "--deadline",
-            "1.5ms",
+            DEADLINE,
             "--action-gap",
             ACTION_GAP,
             "--on-threshold",
@@ -451,7 +459,7 @@ fn each_sweep_level_fires_its_actions() {
                     injections.len()
                 ));
             }
-            one_firing_per_injection(&action_events(&dir), &injections)
+            one_firing_per_injection(&threshold_firings(&action_events(&dir)), &injections)
                 .map_err(|e| format!("level {level}: {e}"))?;
             let want = dir.display().to_string();
             assert_eq!(lines.lines().filter(|l| *l == want).count(), 1, "{lines}");

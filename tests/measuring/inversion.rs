@@ -107,12 +107,16 @@ fn with_inheritance_the_wait_is_bounded_by_the_hold() {
         let thread = &run["threads"][0];
         // Every wakeup within the hold plus 200 us, but for a stall of the VM now and then
         // (one every few seconds here, several ms, which spoils the one wakeup it meets:
-        // the due times are 10 ms apart). Without inheritance every one of the 100 is over.
+        // the due times are 10 ms apart), and each period the hypervisor took from the vCPU
+        // (its steal, counted apart: in a noisy phase a host takes several a second). Without
+        // inheritance every one of the 100 is over.
         let over = thread["deadline_misses"].as_u64().unwrap();
-        if over > MAY_BE_STALLED {
+        let cpu = thread["cpu"].as_u64().unwrap() as usize;
+        let stolen = stolen_periods(&run, cpu, 10_000_000);
+        if over > MAY_BE_STALLED + stolen {
             let max = thread["max_ns"].as_u64().unwrap();
             return Err(format!(
-                "{over} of {LOOPS} wakeups later than the hold + 200 us (max {max} ns)"
+                "{over} of {LOOPS} wakeups later than the hold + 200 us (max {max} ns; the hypervisor took up to {stolen} periods)"
             ));
         }
         // The measuring thread did wait for the holder: half a hold remained at each due time.

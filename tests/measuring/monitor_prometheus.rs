@@ -1,5 +1,5 @@
 //! `jitterlab monitor` scraped by a real Prometheus server (Debian's `prometheus`): its own
-//! temporary data directory, scrape interval 1 s, loopback only. The spike load on CPU 0 (2 ms
+//! temporary data directory, scrape interval 1 s, loopback only. The spike load on CPU 0 (12 ms
 //! every 500 ms, at the due times of the measuring thread, with a higher priority) is the
 //! ground truth the answers of Prometheus's query API are checked against.
 
@@ -126,7 +126,7 @@ fn attempt() -> Result<(), String> {
             "--interval",
             "1ms",
             "--load",
-            "spike:cpu=0,every=500ms,len=2ms",
+            "spike:cpu=0,every=500ms,len=12ms",
             // CPU 1's idle exits would otherwise come near the spike's rate on a bad day.
             "--load",
             KEEP_CPUS_BUSY,
@@ -165,10 +165,12 @@ fn attempt() -> Result<(), String> {
     let increase = q("increase(jitterlab_wakeup_latency_seconds_count{cpu=\"0\"}[10s])")?;
     let counted =
         q("jitterlab_samples_total{cpu=\"0\"} - jitterlab_samples_total{cpu=\"0\"} offset 10s")?;
-    // Wakeups later than 2 ms in the last 10 s, from the cumulative buckets.
+    // Wakeups later than 10 ms in the last 10 s, from the cumulative buckets: the spike's
+    // 12 ms hold stands above this VM's stalls, which in a noisy phase pass 2 ms dozens of
+    // times in 10 s on every CPU (a 2 ms hold judged at 2 ms could not tell them apart).
     let late = |cpu: usize| {
         q(&format!(
-            "increase(jitterlab_wakeup_latency_seconds_count{{cpu=\"{cpu}\"}}[10s]) - ignoring(le) increase(jitterlab_wakeup_latency_seconds_bucket{{cpu=\"{cpu}\",le=\"0.002\"}}[10s])"
+            "increase(jitterlab_wakeup_latency_seconds_count{{cpu=\"{cpu}\"}}[10s]) - ignoring(le) increase(jitterlab_wakeup_latency_seconds_bucket{{cpu=\"{cpu}\",le=\"0.01\"}}[10s])"
         ))
     };
     let (late0, late1) = (late(0)?, late(1)?);
@@ -185,17 +187,19 @@ fn attempt() -> Result<(), String> {
     }
 
     let figures = format!(
-        "up {up}, max cpu0 {max0} s, max cpu1 {max1} s, increase {increase}, counted {counted}, missed {missed}, median {median} s, wakeups over 2 ms in 10 s cpu0 {late0} cpu1 {late1}"
+        "up {up}, max cpu0 {max0} s, max cpu1 {max1} s, increase {increase}, counted {counted}, missed {missed}, median {median} s, wakeups over 10 ms in 10 s cpu0 {late0} cpu1 {late1}"
     );
     eprintln!("{figures}");
     if up != 1.0 || info != 1.0 {
         return Err(format!("target not up or no jitterlab_info: {figures}"));
     }
-    // The spike holds CPU 0 from a due time for 2 ms: that wakeup is at least 2 ms late.
-    if max0 < 0.002 {
-        return Err(format!("CPU 0's max is below the injected 2 ms: {figures}"));
+    // The spike holds CPU 0 from a due time for 12 ms: that wakeup is at least 11 ms late.
+    if max0 < 0.011 {
+        return Err(format!(
+            "CPU 0's max is below the injected 12 ms: {figures}"
+        ));
     }
-    // The load's signature is a wakeup over 2 ms every 500 ms on CPU 0 (the spike starts at a
+    // The load's signature is a wakeup over 10 ms every 500 ms on CPU 0 (the spike starts at a
     // due time and outranks the measuring thread): 20 in 10 s (increase() extrapolates, and
     // noise adds some). CPU 1 must not show it. Its maximum alone cannot tell: this VM's
     // kernel is not preemptible, and a stall of the virtual CPU or kernel work of another
@@ -203,12 +207,12 @@ fn attempt() -> Result<(), String> {
     // then; so CPU 1 may be that late now and then, but not at the load's rate.
     if late0 < 18.0 {
         return Err(format!(
-            "CPU 0 should be over 2 ms once per spike, 20 times in 10 s: {figures}"
+            "CPU 0 should be over 10 ms once per spike, 20 times in 10 s: {figures}"
         ));
     }
     if late1 > late0 / 2.0 {
         return Err(format!(
-            "CPU 1 is over 2 ms nearly as often as the loaded CPU: {figures}"
+            "CPU 1 is over 10 ms nearly as often as the loaded CPU: {figures}"
         ));
     }
     // Prometheus's increase (extrapolated to the range) against jitterlab's own count over
