@@ -165,8 +165,8 @@ fn trace_section(record: &RunRecord, verbose: bool) -> String {
         }
         // The kernel functions behind them (the culprits' stacks), with --verbose.
         if verbose {
-            let (ranks, stacks) = crate::report::stack_rank::rank(trace.worst.iter());
-            if let Some(line) = crate::report::stack_rank::line(&ranks, stacks, 8) {
+            let ranking = crate::report::stack_rank::rank(trace.worst.iter());
+            if let Some(line) = crate::report::stack_rank::line(&ranking, 8) {
                 let _ = writeln!(lines, "  {line}");
             }
         }

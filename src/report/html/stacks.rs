@@ -24,8 +24,8 @@ pub(super) fn section(h: &mut String, start_ns: u64, spikes: &[&SpikeExplanation
     );
     // The functions behind these spikes, most stacks first.
     if let Some(line) = {
-        let (ranks, stacks) = crate::report::stack_rank::rank(spikes.iter().copied());
-        crate::report::stack_rank::line(&ranks, stacks, 12)
+        let ranking = crate::report::stack_rank::rank(spikes.iter().copied());
+        crate::report::stack_rank::line(&ranking, 12)
     } {
         let _ = write!(h, "<p class=\"stack-rank\">The {}.</p>", escape(&line));
     }
