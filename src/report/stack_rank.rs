@@ -25,17 +25,55 @@ pub(crate) struct FunctionRank {
     pub(crate) held_ns: u64,
 }
 
-/// The ranking of the functions in the stacks of `spikes`, most stacks first (then longest
-/// hold, then name), and how many stacks were counted.
+/// The ranking of the functions in the culprits' stacks of some explained late wakeups.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Ranking {
+    /// Most stacks first (then longest hold, then name).
+    pub(crate) ranks: Vec<FunctionRank>,
+    /// The stacks counted.
+    pub(crate) stacks: u64,
+    /// The explanations whose stack was left out as damaged input ([`damage`]).
+    pub(crate) damaged: u64,
+}
+
+/// Why the stack of explanation `s` of a run of `run_ns` (None when run.json does not say) is
+/// damaged input, which jitterlab never writes: a stack on a contributor that is no task (the
+/// stack is the task's that gave the late thread its CPU), or a culprit that held the CPU
+/// longer than the run lasted (twelfth hostile re-run of issue 39, L12-a: 2^64 ns was shown as
+/// "held up to 18446744073.71 s" of a 3 s run, and a stack moved onto an `irq` contributor
+/// was taken as the culprit's). None when it is neither.
+pub(crate) fn damage(s: &SpikeExplanation, run_ns: Option<u64>) -> Option<&'static str> {
+    if s.contributors
+        .iter()
+        .any(|c| c.stack.is_some() && c.kind != "task")
+    {
+        return Some("a stack on a contributor that is no task");
+    }
+    let (culprit, _) = s.culprit_stack()?;
+    match run_ns {
+        Some(run) if culprit.duration_ns > run => Some("a hold longer than the run"),
+        _ => None,
+    }
+}
+
+/// The ranking of the functions in the stacks of `spikes` of a run of `run_ns` (None when
+/// run.json does not say), and how many stacks were counted; the stacks of damaged input
+/// ([`damage`]) are left out and counted apart.
 pub(crate) fn rank<'a>(
     spikes: impl IntoIterator<Item = &'a SpikeExplanation>,
-) -> (Vec<FunctionRank>, u64) {
+    run_ns: Option<u64>,
+) -> Ranking {
     let mut by: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut stacks = 0;
+    let mut damaged = 0;
     for s in spikes {
         let Some((culprit, stack)) = s.culprit_stack() else {
             continue;
         };
+        if damage(s, run_ns).is_some() {
+            damaged += 1;
+            continue;
+        }
         stacks += 1;
         let mut seen: Vec<String> = stack.frames.iter().filter_map(|f| function_of(f)).collect();
         seen.sort();
@@ -46,7 +84,7 @@ pub(crate) fn rank<'a>(
             e.1 = e.1.max(culprit.duration_ns);
         }
     }
-    let mut out: Vec<FunctionRank> = by
+    let mut ranks: Vec<FunctionRank> = by
         .into_iter()
         .map(|(function, (stacks, held_ns))| FunctionRank {
             function,
@@ -54,13 +92,28 @@ pub(crate) fn rank<'a>(
             held_ns,
         })
         .collect();
-    out.sort_by(|a, b| {
+    ranks.sort_by(|a, b| {
         b.stacks
             .cmp(&a.stacks)
             .then(b.held_ns.cmp(&a.held_ns))
             .then(a.function.cmp(&b.function))
     });
-    (out, stacks)
+    Ranking {
+        ranks,
+        stacks,
+        damaged,
+    }
+}
+
+/// The warning for the stacks a [`Ranking`] left out as damaged input; None when none was.
+pub(crate) fn damaged_warning(ranking: &Ranking, run_ns: Option<u64>) -> Option<String> {
+    (ranking.damaged > 0).then(|| {
+        format!(
+            "{} culprit stack(s) left out of the ranking as damaged input: a stack on a contributor that is no task, or a hold longer than the run{} (jitterlab writes neither: events.jsonl was edited or damaged)",
+            ranking.damaged,
+            run_ns.map_or(String::new(), |ns| format!(" ({})", format_ns(ns)))
+        )
+    })
 }
 
 /// The function a frame names: `schedule+0x4` -> `schedule`, `f+0x1/0x20 [mod]` -> `f [mod]`;
@@ -83,7 +136,8 @@ fn function_of(frame: &str) -> Option<String> {
 
 /// The ranking in one line, its first `top` functions: `kernel functions in the 14 culprits'
 /// stacks (...): schedule 14 (held up to 3.10 ms), ...`; None without a stack.
-pub(crate) fn line(ranks: &[FunctionRank], stacks: u64, top: usize) -> Option<String> {
+pub(crate) fn line(ranking: &Ranking, top: usize) -> Option<String> {
+    let (ranks, stacks) = (&ranking.ranks, ranking.stacks);
     if stacks == 0 {
         return None;
     }
@@ -172,8 +226,9 @@ mod tests {
             spike(2_000_000, 2_000_000, &["0xffffffff81000000"]),
             spike(9_000_000, 9_000_000, &[]),
         ];
-        let (ranks, stacks) = rank(spikes.iter());
-        assert_eq!(stacks, 3);
+        let ranking = rank(spikes.iter(), Some(10_000_000));
+        let (ranks, stacks) = (&ranking.ranks, ranking.stacks);
+        assert_eq!((stacks, ranking.damaged), (3, 0));
         assert_eq!(
             ranks[0],
             FunctionRank {
@@ -193,12 +248,12 @@ mod tests {
             ]
         );
         assert_eq!(
-            line(&ranks, stacks, 2).unwrap(),
+            line(&ranking, 2).unwrap(),
             "kernel functions in the 3 culprits' stacks (each with how many hold it and the longest \
              one of their culprits held the CPU): __schedule 2 (held up to 900.0 us), \
              e1000_clean [e1000e] 1 (held up to 900.0 us), and 2 more"
         );
-        assert_eq!(line(&[], 0, 5), None);
+        assert_eq!(line(&rank([], None), 5), None);
     }
 
     /// The late wakeups of a real run (tests/data/trace/bpf-stacks-fork): `jitterlab run
@@ -265,7 +320,9 @@ mod tests {
             .iter()
             .map(|v| serde_json::from_value(v.clone()).unwrap())
             .collect();
-        let (ranks, stacks) = rank(spikes.iter());
+        let ranking = rank(spikes.iter(), Some(3_000_000_000));
+        let (ranks, stacks) = (&ranking.ranks, ranking.stacks);
+        assert_eq!(ranking.damaged, 0);
         let (want, want_stacks) = oracle(&raw);
         assert_eq!((raw.len(), stacks), (106, want_stacks));
         assert_eq!(stacks, 71);
@@ -353,7 +410,7 @@ mod tests {
             "{:?}",
             got["copy_page_range"]
         );
-        let line = line(&ranks, stacks, 8).unwrap();
+        let line = line(&ranking, 8).unwrap();
         assert!(
             line.starts_with(
                 "kernel functions in the 71 culprits' stacks (each with how many hold it and \
@@ -361,5 +418,77 @@ mod tests {
             ),
             "{line}"
         );
+    }
+
+    /// Damaged input left out and counted (L12-a): in the real capture, one culprit's hold
+    /// made 2^64-1 ns, and another's stack moved onto a new first contributor of kind `irq`
+    /// (1 ns). The ranking is the one of the capture without those two explanations, no
+    /// function is shown held longer than the run, and the warning counts the two; a hold of
+    /// exactly the run's length is kept.
+    #[test]
+    fn damaged_stacks_are_left_out_of_the_ranking_and_counted() {
+        let run_ns = 3_000_000_000;
+        let mut spikes: Vec<SpikeExplanation> = fork_capture()
+            .into_iter()
+            .map(|v| serde_json::from_value(v).unwrap())
+            .collect();
+        let with: Vec<usize> = (0..spikes.len())
+            .filter(|&i| spikes[i].culprit_stack().is_some())
+            .collect();
+        let (long, moved) = (with[0], with[1]);
+        fn culprit(s: &mut SpikeExplanation) -> &mut Contributor {
+            s.contributors
+                .iter_mut()
+                .find(|c| c.stack.is_some())
+                .unwrap()
+        }
+        culprit(&mut spikes[long]).duration_ns = u64::MAX;
+        let stack = culprit(&mut spikes[moved]).stack.take();
+        spikes[moved].contributors.insert(
+            0,
+            Contributor {
+                kind: "irq".into(),
+                name: "fake_irq".into(),
+                pid: None,
+                policy: None,
+                prio: None,
+                duration_ns: 1,
+                stack,
+            },
+        );
+        assert_eq!(
+            damage(&spikes[long], Some(run_ns)),
+            Some("a hold longer than the run")
+        );
+        assert_eq!(
+            damage(&spikes[moved], Some(run_ns)),
+            Some("a stack on a contributor that is no task")
+        );
+        let ranking = rank(spikes.iter(), Some(run_ns));
+        let clean: Vec<&SpikeExplanation> = spikes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != long && *i != moved)
+            .map(|(_, s)| s)
+            .collect();
+        let want = rank(clean.iter().copied(), Some(run_ns));
+        assert_eq!((ranking.stacks, ranking.damaged), (69, 2));
+        assert_eq!((want.stacks, want.damaged), (69, 0));
+        assert_eq!(ranking.ranks, want.ranks);
+        assert!(ranking.ranks.iter().all(|r| r.held_ns <= run_ns));
+        assert_eq!(
+            damaged_warning(&ranking, Some(run_ns)).unwrap(),
+            "2 culprit stack(s) left out of the ranking as damaged input: a stack on a \
+             contributor that is no task, or a hold longer than the run (3.00 s) (jitterlab \
+             writes neither: events.jsonl was edited or damaged)"
+        );
+        assert_eq!(damaged_warning(&want, Some(run_ns)), None);
+        // A hold of the run's whole length is not damage; one without the run's length known
+        // is judged on the contributor's kind alone.
+        culprit(&mut spikes[long]).duration_ns = run_ns;
+        assert_eq!(damage(&spikes[long], Some(run_ns)), None);
+        culprit(&mut spikes[long]).duration_ns = u64::MAX;
+        assert_eq!(damage(&spikes[long], None), None);
+        assert_eq!(rank(spikes.iter(), None).damaged, 1);
     }
 }
