@@ -9,7 +9,9 @@
 # Usage: ci/lab.sh [--short] [--checks ID,...] [--kernels rt,standard,arm64] [--out DIR] [--list]
 #   --short    the RT kernel only, the short checks (CI's part)
 #   --out DIR  keep every check's result directory and each guest's console log in DIR (a new
-#              directory; an existing one is refused)
+#              directory, made at once; an existing one or a link is refused)
+# Every option is checked before anything is fetched: a check chosen that runs on no kernel
+# chosen, an unknown id or kernel, a kernel twice, a missing value: exit 2.
 # Environment: LAB_CACHE (downloads; default ~/.cache/jitterlab-lab), LAB_KERNEL_ABI (e.g.
 # 6.1.0-56), BINARY and BINARY_ARM64 (a static x86_64 / aarch64 jitterlab instead of building
 # one), LAB_LOCK (default /tmp/jitterlab-measuring-tests.lock, held while a guest measures).
@@ -56,26 +58,74 @@ declare -A LAB_PARAMS=(
 LAB_CHECK_LIMIT=240
 
 usage() { sed -n '/^# Usage:/,/^#$/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+# Every argument is checked here, before anything is downloaded or booted (twelfth hostile
+# re-run of issue 39, M12-a, L12-b, L12-e): exit 2 naming what is wrong and the fix.
+# lab_value OPTION WHAT EXAMPLE VALUE...: the option's value, refused when missing or another
+# option.
+lab_value() {
+    local option=$1 what=$2 example=$3
+    shift 3
+    (($#)) && [[ -n $1 && $1 != -* ]] ||
+        lab_die 2 "$option needs $what after it, e.g. $option $example (ci/lab.sh --help; --list shows the checks and their kernels)"
+}
 short=
 only=
+kernels_given=
 kernels="rt standard arm64"
 out=
 while (($#)); do
     case $1 in
         --short) short=1 ;;
-        --checks) only=${2:?--checks needs a list}; shift ;;
-        --kernels) kernels=${2//,/ }; shift ;;
-        --out) out=${2:?--out needs a directory}; shift ;;
+        --checks) lab_value "$1" "a comma list of check ids" 1b,5 "${@:2}"; only=$2; shift ;;
+        --kernels) lab_value "$1" "a comma list of kernels" rt,standard "${@:2}"; kernels_given=$2; shift ;;
+        --out) lab_value "$1" "a new directory" /tmp/lab-results "${@:2}"; out=$2; shift ;;
         --list) printf '%s\n' "${LAB_CHECKS[@]}" | awk -F'|' '{printf "%-4s %-6s %-15s %s\n", $1, $2, $4, $5}'; exit 0 ;;
         -h | --help) usage ;;
         *) echo "lab: unknown argument $1" >&2; usage ;;
     esac
     shift
 done
+
+# The kernels: each known, each once, at least one; --short's is rt.
+if [[ -n $kernels_given ]]; then
+    kernels=
+    IFS=',' read -r -a given <<<"$kernels_given"
+    for k in "${given[@]}"; do
+        [[ -n $k ]] || lab_die 2 "--kernels $kernels_given names an empty kernel: give a comma list of rt, standard, arm64 (e.g. --kernels rt,standard)"
+        [[ -v LAB_PARAMS[$k] ]] || lab_die 2 "--kernels: no kernel '$k': give rt, standard or arm64"
+        [[ " $kernels " != *" $k "* ]] || lab_die 2 "--kernels names $k twice: give each kernel once (it would boot its guests twice)"
+        kernels+="${kernels:+ }$k"
+    done
+    [[ -n $kernels ]] || lab_die 2 "--kernels names no kernel: give one or more of rt, standard, arm64"
+    [[ -z $short || $kernels == rt ]] || lab_die 2 "--short runs the rt kernel only, and --kernels gives $kernels: drop --short, or --kernels"
+fi
 [[ -n $short ]] && kernels=rt
-for k in $kernels; do [[ -v LAB_PARAMS[$k] ]] || lab_die 2 "no kernel '$k' (rt, standard, arm64)"; done
+
+# The checks named: each known, each among --short's checks with --short, each running on a
+# kernel of --kernels; without --checks, the checks that run on a kernel given.
+declare -A lab_known=()
+for c in "${LAB_CHECKS[@]}"; do
+    IFS='|' read -r id s name ks title <<<"$c"
+    lab_known[$id]="$s|$ks"
+done
+if [[ -n $only ]]; then
+    IFS=',' read -r -a named <<<"$only"
+    ((${#named[@]})) || lab_die 2 "--checks $only names no check: give ids from --list (e.g. --checks 1b,5)"
+    for id in "${named[@]}"; do
+        [[ -n $id ]] || lab_die 2 "--checks $only names an empty check: give a comma list of ids from --list (e.g. --checks 1b,5)"
+        [[ -v lab_known[$id] ]] || lab_die 2 "--checks: no check '$id': the ids are $(printf '%s\n' "${!lab_known[@]}" | sort -V | paste -sd, -) (--list shows them)"
+    done
+    for id in "${named[@]}"; do
+        IFS='|' read -r s ks <<<"${lab_known[$id]}"
+        [[ -z $short || $s == short ]] || lab_die 2 "--checks: check $id is not one of --short's checks: drop --short (and give its kernels: $ks)"
+        runs=
+        for k in $ks; do [[ " $kernels " == *" $k "* ]] && runs=1; done
+        [[ -n $runs ]] || lab_die 2 "--checks: check $id runs on the $(echo "$ks" | sed 's/ / and the /') kernel only, and --kernels gives $(echo "$kernels" | sed 's/ /, /g'): add ${ks%% *} to --kernels, or leave --kernels out"
+    done
+fi
 if [[ -n $out ]]; then
     [[ -e $out || -L $out ]] && lab_die 2 "--out $out exists: give a new directory (results are never overwritten)"
+    [[ -d $(dirname -- "$out") ]] || lab_die 2 "--out $out: the directory $(dirname -- "$out") does not exist: make it first, or give a path in an existing one"
 fi
 
 # The checks chosen: "id|name|kernels|title".
@@ -84,11 +134,29 @@ for c in "${LAB_CHECKS[@]}"; do
     IFS='|' read -r id s name ks title <<<"$c"
     [[ -n $short && $s != short ]] && continue
     [[ -n $only && ",$only," != *",$id,"* ]] && continue
+    runs=
+    for k in $ks; do [[ " $kernels " == *" $k "* ]] && runs=1; done
+    [[ -n $runs ]] || continue
     chosen+=("$id|$name|$ks|$title")
 done
-((${#chosen[@]})) || lab_die 2 "no check chosen (--list shows them)"
+((${#chosen[@]})) || lab_die 2 "no check chosen runs on the kernels given ($kernels): --list shows the checks and their kernels"
 
 lab_traps
+# --out is made now, before minutes of downloads, as a new directory of this user's alone:
+# mkdir fails on anything there (a link planted since the check above included), and the
+# lab writes only beneath it. Removed again if the lab ends before a guest's results are in it.
+if [[ -n $out ]]; then
+    lab_out_tidy() {
+        local rc=$?
+        rmdir -- "$out" 2>/dev/null || true
+        return "$rc"
+    }
+    trap 'lab_out_tidy; lab_cleanup' EXIT
+    why=$(mkdir -m 700 -- "$out" 2>&1) || {
+        out=
+        lab_die 2 "--out: cannot make a new directory: ${why#mkdir: } (give a new directory)"
+    }
+fi
 lab_need_tools
 LAB_CACHE=${LAB_CACHE:-$HOME/.cache/jitterlab-lab}
 LAB_LOCK=${LAB_LOCK:-/tmp/jitterlab-measuring-tests.lock}
@@ -174,13 +242,12 @@ for kind in $kernels; do
                 reason[$id.$kind]="${reason[$id.$kind]} (second try; the first failed: $why)"
             done
             if [[ -n $out ]]; then
-                mkdir -p "$out/$label.retry"
+                mkdir "$out/$label.retry"
                 cp -r "$guest.retry/results/." "$out/$label.retry/" 2>/dev/null || true
                 cp "$guest.retry/console.log" "$out/$label.retry/console.log" 2>/dev/null || true
             fi
         fi
         if [[ -n $out ]]; then
-            mkdir -p "$out"
             mkdir "$out/$label"
             cp -r "$guest/results/." "$out/$label/" 2>/dev/null || true
             cp "$guest/console.log" "$out/$label/console.log" 2>/dev/null || true
@@ -208,7 +275,6 @@ for c in "${chosen[@]}"; do
         across_reason[$id]=$why
     fi
     if [[ -n $out && -d $LAB_WORK/$name-pair ]]; then
-        mkdir -p "$out"
         cp -r "$LAB_WORK/$name-pair" "$out/$name-pair"
     fi
 done

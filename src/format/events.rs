@@ -358,9 +358,20 @@ pub(crate) struct Scanned {
     pub events: u64,
     /// Lines of a type the reader did not ask for, counted by their `type` and not parsed.
     pub(crate) passed_over: u64,
-    /// Lines that are no event this version reads (another version's type, a damaged or torn
-    /// line): skipped, as they always were.
+    /// Lines that are no event this version reads (another version's type, a line without a
+    /// `type`, or not JSON at all): skipped, as they always were.
     pub(crate) unreadable: u64,
+    /// Lines of a type this version knows ([`KINDS`]) and the reader asked for that do not
+    /// parse as that event (a field of the wrong type, a torn line): skipped, and counted
+    /// apart from [`Scanned::unreadable`], for they are damage, not another version's event
+    /// (twelfth hostile re-run of issue 39, M12-c: the report's shares silently covered the
+    /// rest).
+    pub(crate) damaged: u64,
+    /// The first damaged line's type.
+    pub(crate) damaged_kind: Option<&'static str>,
+    /// The `spike_explained` events handed over, when the reader asked for them (None when it
+    /// did not): checked against run.json's count by `results::loaded`.
+    pub(crate) explanations: Option<u64>,
     /// Lines longer than [`MAX_LINE_BYTES`]: skipped without being held.
     pub(crate) too_long: u64,
 }
@@ -371,8 +382,47 @@ impl Scanned {
         self.events += other.events;
         self.passed_over += other.passed_over;
         self.unreadable += other.unreadable;
+        self.damaged += other.damaged;
+        self.damaged_kind = self.damaged_kind.or(other.damaged_kind);
+        self.explanations = match (self.explanations, other.explanations) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
         self.too_long += other.too_long;
     }
+}
+
+/// Every event type this version reads (`type` in events.jsonl), as [`Event::kind`] names
+/// them: a line of one of these that does not parse is damaged ([`Scanned::damaged`]); a line
+/// of another type is another version's, skipped without a word.
+pub(crate) const KINDS: [&str; 13] = [
+    "run_start",
+    "run_end",
+    "spike_injection",
+    "thread_failed",
+    "warning",
+    "phase_start",
+    "phase_end",
+    "load_finished",
+    "budget_breach",
+    "spike_explained",
+    "noise_interval",
+    "wakeup_summary",
+    "action",
+];
+
+/// The type of a line that did not parse as an event, when it is one of [`KINDS`].
+fn known_kind(peeked: Option<&str>, text: &str) -> Option<&'static str> {
+    let kind = match peeked {
+        Some(kind) => kind.to_string(),
+        // `type` not first (a file written by another tool): the line's JSON, if it is some.
+        None => serde_json::from_str::<serde_json::Value>(text)
+            .ok()?
+            .get("type")?
+            .as_str()?
+            .to_string(),
+    };
+    KINDS.iter().copied().find(|k| *k == kind)
 }
 
 impl Event {
@@ -428,7 +478,10 @@ pub(crate) fn scan_events(
         return Err(ReadError::TooLarge { max_bytes }.into());
     }
     let mut reader = io::BufReader::with_capacity(256 << 10, file.take(max_bytes + 1));
-    let mut scanned = Scanned::default();
+    let mut scanned = Scanned {
+        explanations: wants("spike_explained").then_some(0),
+        ..Scanned::default()
+    };
     // The line being gathered (at most MAX_LINE_BYTES), and whether it outgrew that.
     let mut line: Vec<u8> = Vec::new();
     let mut too_long = false;
@@ -517,11 +570,21 @@ fn take_line(
     match parse(peeked, text) {
         Ok(e) if wants(e.kind()) => {
             scanned.events += 1;
+            if let (Event::SpikeExplained(_), Some(n)) = (&e, &mut scanned.explanations) {
+                *n += 1;
+            }
             visit(e)
         }
         Ok(_) => scanned.passed_over += 1,
         Err(_) if text.trim().is_empty() => {}
-        Err(_) => scanned.unreadable += 1,
+        Err(_) => match known_kind(peeked, text) {
+            Some(kind) if !wants(kind) => scanned.passed_over += 1,
+            Some(kind) => {
+                scanned.damaged += 1;
+                scanned.damaged_kind.get_or_insert(kind);
+            }
+            None => scanned.unreadable += 1,
+        },
     }
 }
 
@@ -664,7 +727,12 @@ mod tests {
             Scanned {
                 events: 3,
                 passed_over: 0,
-                unreadable: 3,
+                // `future` (another version's type) and the torn last line (no type read).
+                unreadable: 2,
+                // The `action` that does not parse: a known type, damaged.
+                damaged: 1,
+                damaged_kind: Some("action"),
+                explanations: Some(0),
                 too_long: 1
             }
         );
@@ -686,6 +754,66 @@ mod tests {
         assert_eq!(at_cap.len(), MAX_LINE_BYTES);
         let (events, scanned) = scan(format!("{at_cap}\n").as_bytes(), &|_| true).unwrap();
         assert_eq!((events.len(), scanned.too_long), (1, 0));
+    }
+
+    /// [`KINDS`] is every type [`Event`] reads: serde's own list of its variants, taken from
+    /// the error it gives for an unknown type.
+    #[test]
+    fn kinds_are_the_events_types() {
+        let e = serde_json::from_str::<Event>(r#"{"type":"no_such_type"}"#).unwrap_err();
+        let text = e.to_string();
+        let listed = text
+            .split("expected one of ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{text}"));
+        let mut serde: Vec<&str> = listed
+            .split(", ")
+            .map(|k| k.trim_matches(|c: char| c == '`' || !c.is_ascii() || c == ' '))
+            .map(|k| k.split('`').next().unwrap())
+            .collect();
+        let mut kinds = KINDS.to_vec();
+        serde.sort_unstable();
+        kinds.sort_unstable();
+        assert_eq!(serde, kinds, "{text}");
+    }
+
+    /// A line of a known type that does not parse is damage, counted apart from another
+    /// version's types and lines without a type (the hostile re-run's `"duration_ns": "x"`),
+    /// whether `type` comes first or not; one of a type not asked for is passed over unparsed;
+    /// the explanations read are counted when asked for.
+    #[test]
+    fn damaged_lines_of_a_known_type_are_counted_apart() {
+        let good = r#"{"type":"spike_explained","time_ns":5,"cpu":0,"due_ns":1,"latency_ns":4,"irq_latency_ns":null,"thread_latency_ns":null,"verdict":"v","contributors":[{"kind":"task","name":"a","pid":1,"policy":null,"prio":null,"duration_ns":3}]}"#;
+        let bad = good.replace(r#""duration_ns":3"#, r#""duration_ns":"x""#);
+        let bad_late_type = format!(
+            "{{\"time_ns\":6,{}",
+            bad.replace(r#""time_ns":5,"#, "").trim_start_matches('{')
+        );
+        assert!(!bad_late_type.starts_with("{\"type\""), "{bad_late_type}");
+        let text = format!(
+            "{good}\n{bad}\n{bad_late_type}\n{{\"type\":\"future\",\"x\":1}}\nnot json\n{{\"type\":\"warning\",\"time_ns\":\"x\"}}\n"
+        );
+        let (events, scanned) = scan(text.as_bytes(), &|_| true).unwrap();
+        assert_eq!(events.len(), 1);
+        assert_eq!(
+            (
+                scanned.damaged,
+                scanned.damaged_kind,
+                scanned.unreadable,
+                scanned.explanations
+            ),
+            (3, Some("spike_explained"), 2, Some(1))
+        );
+        let (_, scanned) = scan(text.as_bytes(), &|k| k == "warning").unwrap();
+        assert_eq!(
+            (
+                scanned.damaged,
+                scanned.damaged_kind,
+                scanned.passed_over,
+                scanned.explanations
+            ),
+            (1, Some("warning"), 4, None)
+        );
     }
 
     #[test]

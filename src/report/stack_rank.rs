@@ -46,6 +46,8 @@ pub(crate) struct Ranking {
     pub(crate) to_user: u64,
     /// Stacks left out: culprits that went to sleep, exited or blocked.
     pub(crate) slept: u64,
+    /// The explanations whose stack was left out as damaged input ([`damage`]).
+    pub(crate) damaged: u64,
 }
 
 /// How a culprit left the CPU, read from its stack's first frames.
@@ -124,14 +126,43 @@ fn leaving(functions: &[Option<String>]) -> Leaving {
     Leaving::Slept
 }
 
-/// The ranking of the functions in the stacks of `spikes` (see the module's comment).
-pub(crate) fn rank<'a>(spikes: impl IntoIterator<Item = &'a SpikeExplanation>) -> Ranking {
+/// Why the stack of explanation `s` of a run of `run_ns` (None when run.json does not say) is
+/// damaged input, which jitterlab never writes: a stack on a contributor that is no task (the
+/// stack is the task's that gave the late thread its CPU), or a culprit that held the CPU
+/// longer than the run lasted (twelfth hostile re-run of issue 39, L12-a: 2^64 ns was shown as
+/// "held up to 18446744073.71 s" of a 3 s run, and a stack moved onto an `irq` contributor
+/// was taken as the culprit's). None when it is neither.
+pub(crate) fn damage(s: &SpikeExplanation, run_ns: Option<u64>) -> Option<&'static str> {
+    if s.contributors
+        .iter()
+        .any(|c| c.stack.is_some() && c.kind != "task")
+    {
+        return Some("a stack on a contributor that is no task");
+    }
+    let (culprit, _) = s.culprit_stack()?;
+    match run_ns {
+        Some(run) if culprit.duration_ns > run => Some("a hold longer than the run"),
+        _ => None,
+    }
+}
+
+/// The ranking of the functions in the stacks of `spikes` (see the module's comment) of a run
+/// of `run_ns` (None when run.json does not say); the stacks of damaged input ([`damage`]) are
+/// left out and counted apart.
+pub(crate) fn rank<'a>(
+    spikes: impl IntoIterator<Item = &'a SpikeExplanation>,
+    run_ns: Option<u64>,
+) -> Ranking {
     let mut by: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut r = Ranking::default();
     for s in spikes {
         let Some((culprit, stack)) = s.culprit_stack() else {
             continue;
         };
+        if damage(s, run_ns).is_some() {
+            r.damaged += 1;
+            continue;
+        }
         let functions: Vec<Option<String>> = stack.frames.iter().map(|f| function_of(f)).collect();
         let path = match leaving(&functions) {
             Leaving::InKernel(from) => &functions[from.min(functions.len())..],
@@ -174,6 +205,17 @@ pub(crate) fn rank<'a>(spikes: impl IntoIterator<Item = &'a SpikeExplanation>) -
             .then(a.function.cmp(&b.function))
     });
     r
+}
+
+/// The warning for the stacks a [`Ranking`] left out as damaged input; None when none was.
+pub(crate) fn damaged_warning(ranking: &Ranking, run_ns: Option<u64>) -> Option<String> {
+    (ranking.damaged > 0).then(|| {
+        format!(
+            "{} culprit stack(s) left out of the ranking as damaged input: a stack on a contributor that is no task, or a hold longer than the run{} (jitterlab writes neither: events.jsonl was edited or damaged)",
+            ranking.damaged,
+            run_ns.map_or(String::new(), |ns| format!(" ({})", format_ns(ns)))
+        )
+    })
 }
 
 /// The function a frame names: `schedule+0x4` -> `schedule`, `f+0x1/0x20 [mod]` -> `f [mod]`;
@@ -328,8 +370,8 @@ mod tests {
                 ],
             ),
         ];
-        let r = rank(spikes.iter());
-        assert_eq!((r.ranked, r.to_user, r.slept), (3, 1, 1));
+        let r = rank(spikes.iter(), Some(10_000_000));
+        assert_eq!((r.ranked, r.to_user, r.slept, r.damaged), (3, 1, 1, 0));
         assert_eq!(
             r.functions[0],
             FunctionRank {
@@ -357,7 +399,7 @@ mod tests {
         );
         assert_eq!(line(&Ranking::default(), 5), None);
         // Only sleepers: said, nothing ranked.
-        let r = rank(spikes[4..5].iter());
+        let r = rank(spikes[4..5].iter(), None);
         assert_eq!(
             line(&r, 5).unwrap(),
             "no culprit's stack was taken in kernel code it ran; left out: 0 preempted on their \
@@ -464,7 +506,8 @@ mod tests {
             .iter()
             .map(|v| serde_json::from_value(v.clone()).unwrap())
             .collect();
-        let r = rank(spikes.iter());
+        let r = rank(spikes.iter(), Some(3_000_000_000));
+        assert_eq!(r.damaged, 0);
         let (want, counts) = oracle(&raw);
         assert_eq!(raw.len(), 106);
         assert_eq!([r.ranked, r.to_user, r.slept], counts);
@@ -562,5 +605,84 @@ mod tests {
             ),
             "{line}"
         );
+    }
+
+    /// Damaged input left out and counted (L12-a): in the real capture, one culprit's hold
+    /// made 2^64-1 ns, and another's stack moved onto a new first contributor of kind `irq`
+    /// (1 ns). The ranking is the one of the capture without those two explanations, no
+    /// function is shown held longer than the run, and the warning counts the two; a hold of
+    /// exactly the run's length is kept.
+    #[test]
+    fn damaged_stacks_are_left_out_of_the_ranking_and_counted() {
+        let run_ns = 3_000_000_000;
+        let mut spikes: Vec<SpikeExplanation> = fork_capture()
+            .into_iter()
+            .map(|v| serde_json::from_value(v).unwrap())
+            .collect();
+        let with: Vec<usize> = (0..spikes.len())
+            .filter(|&i| spikes[i].culprit_stack().is_some())
+            .collect();
+        let (long, moved) = (with[0], with[1]);
+        fn culprit(s: &mut SpikeExplanation) -> &mut Contributor {
+            s.contributors
+                .iter_mut()
+                .find(|c| c.stack.is_some())
+                .unwrap()
+        }
+        culprit(&mut spikes[long]).duration_ns = u64::MAX;
+        let stack = culprit(&mut spikes[moved]).stack.take();
+        spikes[moved].contributors.insert(
+            0,
+            Contributor {
+                kind: "irq".into(),
+                name: "fake_irq".into(),
+                pid: None,
+                policy: None,
+                prio: None,
+                duration_ns: 1,
+                stack,
+            },
+        );
+        assert_eq!(
+            damage(&spikes[long], Some(run_ns)),
+            Some("a hold longer than the run")
+        );
+        assert_eq!(
+            damage(&spikes[moved], Some(run_ns)),
+            Some("a stack on a contributor that is no task")
+        );
+        let ranking = rank(spikes.iter(), Some(run_ns));
+        let clean: Vec<&SpikeExplanation> = spikes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != long && *i != moved)
+            .map(|(_, s)| s)
+            .collect();
+        let want = rank(clean.iter().copied(), Some(run_ns));
+        let stacks = |r: &Ranking| r.ranked + r.to_user + r.slept;
+        assert_eq!((stacks(&ranking), ranking.damaged), (69, 2));
+        assert_eq!((stacks(&want), want.damaged), (69, 0));
+        assert_eq!(
+            ranking,
+            Ranking {
+                damaged: 2,
+                ..want.clone()
+            }
+        );
+        assert!(ranking.functions.iter().all(|r| r.held_ns <= run_ns));
+        assert_eq!(
+            damaged_warning(&ranking, Some(run_ns)).unwrap(),
+            "2 culprit stack(s) left out of the ranking as damaged input: a stack on a \
+             contributor that is no task, or a hold longer than the run (3.00 s) (jitterlab \
+             writes neither: events.jsonl was edited or damaged)"
+        );
+        assert_eq!(damaged_warning(&want, Some(run_ns)), None);
+        // A hold of the run's whole length is not damage; one without the run's length known
+        // is judged on the contributor's kind alone.
+        culprit(&mut spikes[long]).duration_ns = run_ns;
+        assert_eq!(damage(&spikes[long], Some(run_ns)), None);
+        culprit(&mut spikes[long]).duration_ns = u64::MAX;
+        assert_eq!(damage(&spikes[long], None), None);
+        assert_eq!(rank(spikes.iter(), None).damaged, 1);
     }
 }

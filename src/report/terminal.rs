@@ -165,9 +165,13 @@ fn trace_section(record: &RunRecord, verbose: bool) -> String {
         }
         // The kernel functions behind them (the culprits' stacks), with --verbose.
         if verbose {
-            let ranking = crate::report::stack_rank::rank(trace.worst.iter());
+            let run_ns = record.duration_ns;
+            let ranking = crate::report::stack_rank::rank(trace.worst.iter(), run_ns);
             if let Some(line) = crate::report::stack_rank::line(&ranking, 8) {
                 let _ = writeln!(lines, "  {line}");
+            }
+            if let Some(warning) = crate::report::stack_rank::damaged_warning(&ranking, run_ns) {
+                let _ = writeln!(lines, "  warning: {warning}");
             }
         }
     } else {

@@ -169,16 +169,52 @@ pub(crate) fn scan_events(
     Ok(scanned)
 }
 
-/// What to say of the lines [`scan_events`] left out for their length; None when none was.
-pub(crate) fn long_lines_warning(path: &Path, scanned: &Scanned) -> Option<String> {
-    (scanned.too_long > 0).then(|| {
-        format!(
-            "{}: {} line(s) longer than {} left out (jitterlab writes none so long: the file was edited or damaged)",
-            display_path(&path.join(events::FILE_NAME)),
+/// What to say of what [`scan_events`] left out of the result directory at `path` whose
+/// run.json is `record`, one warning each, every reader of its events the same: lines over
+/// `format::events::MAX_LINE_BYTES`; lines of a type this version reads that do not parse
+/// (`Scanned::damaged`: another version's types stay unsaid); and, when the reader read the
+/// explanations of a run with one events.jsonl, fewer than run.json says were written
+/// (`trace.explained`, less those the events budget counted instead: `events_not_written`).
+/// Twelfth hostile re-run of issue 39, M12-c: 60 damaged explanations of 112 left the report's
+/// shares "of 52" without a word.
+pub(crate) fn events_warnings(path: &Path, record: &RunRecord, scanned: &Scanned) -> Vec<String> {
+    let file = display_path(&path.join(events::FILE_NAME));
+    let mut out = Vec::new();
+    if scanned.too_long > 0 {
+        out.push(format!(
+            "{file}: {} line(s) longer than {} left out (jitterlab writes none so long: the file was edited or damaged)",
             scanned.too_long,
             crate::input::format_bytes(events::MAX_LINE_BYTES as u64)
-        )
-    })
+        ));
+    }
+    if scanned.damaged > 0 {
+        out.push(format!(
+            "{file}: {} line(s) of an event type this version reads (the first a `{}`) do not parse and were left out (jitterlab writes none such: the file was edited or damaged); what is shown of the events is of the rest",
+            scanned.damaged,
+            scanned.damaged_kind.unwrap_or("?")
+        ));
+    }
+    let single = crate::input::result_entry_exists(&path.join(events::FILE_NAME));
+    if let (Some(read), Some(trace), true) = (scanned.explanations, &record.trace, single) {
+        let left_out = record
+            .events_not_written
+            .as_ref()
+            .map_or(0, |n| n.spike_explanations);
+        let written = trace.explained.saturating_sub(left_out);
+        if read < written {
+            let counted = match left_out {
+                0 => "`trace.explained`".to_string(),
+                n => format!(
+                    "`trace.explained` {}, less the {n} the events budget counted instead of writing (`events_not_written`)",
+                    trace.explained
+                ),
+            };
+            out.push(format!(
+                "{file} holds {read} of the {written} explanations run.json says were written ({counted}): what is shown of them (counts, shares, the lists) is of those {read}"
+            ));
+        }
+    }
+    out
 }
 
 /// Every event of the result directory at `path`, in the order written ([`scan_events`]),
@@ -256,15 +292,16 @@ pub(crate) fn hlog_files(path: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 impl LoadedRun {
-    /// Streams the run's events to `visit` ([`scan_events`]); lines skipped for their length
-    /// are told on stderr and among the run's warnings, as a torn log is.
+    /// Streams the run's events to `visit` ([`scan_events`]); what it left out
+    /// ([`events_warnings`]: lines too long or damaged, explanations missing) is told on
+    /// stderr and among the run's warnings, as a torn log is.
     pub(crate) fn scan_events(
         &mut self,
         wants: &dyn Fn(&str) -> bool,
         visit: &mut dyn FnMut(Event),
     ) -> Result<Scanned, String> {
         let scanned = scan_events(&self.path, wants, visit)?;
-        if let Some(warning) = long_lines_warning(&self.path, &scanned) {
+        for warning in events_warnings(&self.path, &self.record, &scanned) {
             eprintln!("jitterlab: warning: {warning}");
             self.record.warnings.push(warning.clone());
             self.read_warnings.push(warning);

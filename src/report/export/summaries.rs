@@ -51,7 +51,7 @@ impl RunExporter for Summaries {
                     return Err(io::Error::other("the events are unreadable"));
                 }
             };
-            if let Some(warning) = loaded::long_lines_warning(&run.path, &scanned) {
+            for warning in loaded::events_warnings(&run.path, &run.record, &scanned) {
                 eprintln!("jitterlab: warning: {warning}");
             }
             if rows == 0 && run.record.plan.summary_every.is_none() {

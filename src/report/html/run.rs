@@ -530,5 +530,10 @@ fn spikes_table(
     }
     h.push_str(&Html { class: "spikes" }.render(&table));
     let listed = &spikes[..spikes.len().min(MAX_SPIKES_LISTED)];
-    super::stacks::section(h, run.record.start_monotonic_ns, listed);
+    super::stacks::section(
+        h,
+        run.record.start_monotonic_ns,
+        run.record.duration_ns,
+        listed,
+    );
 }

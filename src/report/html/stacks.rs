@@ -8,8 +8,14 @@ use crate::units::{format_elapsed, format_ns_signed};
 use std::fmt::Write;
 
 /// The stacks of `spikes` (in the order listed), if any has one; `start_ns` is the run's start
-/// (CLOCK_MONOTONIC), for the sample's time into the run.
-pub(super) fn section(h: &mut String, start_ns: u64, spikes: &[&SpikeExplanation]) {
+/// (CLOCK_MONOTONIC), for the sample's time into the run; `run_ns` its length, when run.json
+/// says (a culprit held the CPU no longer: `report::stack_rank::damage`).
+pub(super) fn section(
+    h: &mut String,
+    start_ns: u64,
+    run_ns: Option<u64>,
+    spikes: &[&SpikeExplanation],
+) {
     let with_stack: Vec<_> = spikes
         .iter()
         .filter_map(|s| s.culprit_stack().map(|(c, st)| (s, c, st)))
@@ -22,12 +28,13 @@ pub(super) fn section(h: &mut String, start_ns: u64, spikes: &[&SpikeExplanation
          that gave the CPU to the late thread, taken at that context switch, innermost frame \
          first.</p>",
     );
-    // The functions behind these spikes, most stacks first.
-    if let Some(line) = {
-        let ranking = crate::report::stack_rank::rank(spikes.iter().copied());
-        crate::report::stack_rank::line(&ranking, 12)
-    } {
+    // The functions behind these spikes, most stacks first; damaged stacks left out, said.
+    let ranking = crate::report::stack_rank::rank(spikes.iter().copied(), run_ns);
+    if let Some(line) = crate::report::stack_rank::line(&ranking, 12) {
         let _ = write!(h, "<p class=\"stack-rank\">The {}.</p>", escape(&line));
+    }
+    if let Some(warning) = crate::report::stack_rank::damaged_warning(&ranking, run_ns) {
+        let _ = write!(h, "<p class=\"note\">Warning: {}.</p>", escape(&warning));
     }
     for (s, c, st) in with_stack {
         let _ = write!(
@@ -81,13 +88,13 @@ mod tests {
     #[test]
     fn lists_each_stack_collapsed_with_its_frames_escaped() {
         let mut h = String::new();
-        section(&mut h, 1_000_000_000, &[&spike(None)]);
+        section(&mut h, 1_000_000_000, None, &[&spike(None)]);
         assert_eq!(h, "", "no stack, no section");
         let with = spike(Some(KernelStack {
             frames: vec!["spin_loop+0x10".into(), "0xffffffff81000000".into()],
             note: Some("kernel symbols unavailable & hidden".into()),
         }));
-        section(&mut h, 1_000_000_000, &[&spike(None), &with]);
+        section(&mut h, 1_000_000_000, None, &[&spike(None), &with]);
         let details = h.split("</p><details").nth(1).unwrap();
         assert_eq!(
             details,

@@ -1,0 +1,169 @@
+//! `ci/lab.sh`'s options (docs/lab.md), run with arguments it must refuse before anything is
+//! downloaded or booted: each ends with exit 2 and a message naming what is wrong and the fix
+//! (twelfth hostile re-run of issue 39: M12-a, a check on no kernel chosen, exited 0 "every
+//! check ran and passed"; L12-b, options without a value, unknown ids, a kernel named twice;
+//! L12-e, `--out` made minutes after it was checked). The script is run with a PATH of the few
+//! tools its parsing uses and no qemu or apt-get: an argument it failed to refuse would end at
+//! its tool check (exit 3), never at a download.
+
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A PATH directory holding links to the tools the script's parsing and tool check use, found
+/// on this host's PATH: without qemu, apt-get and the package tools, so that the script stops
+/// at its tool check (exit 3) at the latest.
+fn tools(dir: &Path) -> PathBuf {
+    let bin = dir.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for tool in [
+        "bash", "dirname", "sed", "sort", "paste", "awk", "mkdir", "rmdir", "cat", "rm", "id",
+        "tail", "echo", "stat",
+    ] {
+        if let Some(found) = std::env::split_paths(&path)
+            .map(|d| d.join(tool))
+            .find(|p| p.is_file())
+        {
+            symlink(found, bin.join(tool)).unwrap();
+        }
+    }
+    bin
+}
+
+/// Runs `ci/lab.sh ARGS` with only [`tools`] on its PATH; its exit code and stderr.
+fn lab(scratch: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/lab.sh");
+    let bin = scratch.join("bin");
+    let bin = if bin.is_dir() { bin } else { tools(scratch) };
+    let bash = std::fs::read_link(bin.join("bash")).expect("bash is installed");
+    let o = Command::new(bash)
+        .arg(&script)
+        .args(args)
+        .env("PATH", &bin)
+        .env("HOME", scratch)
+        .env("LAB_CACHE", scratch.join("cache"))
+        .env("TMPDIR", scratch)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("bash runs");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Every bad argument of the hostile re-run: exit 2 at parse time, the message naming the
+/// check, the kernel or the option, and what to give instead.
+#[test]
+fn bad_arguments_are_refused_before_anything_is_fetched() {
+    let scratch = tempfile::tempdir().unwrap();
+    let s = scratch.path();
+    let cases: &[(&[&str], &[&str])] = &[
+        // M12-a: the check chosen runs on no kernel chosen.
+        (
+            &["--checks", "9", "--kernels", "rt"],
+            &["check 9 runs on the standard kernel only", "add standard"],
+        ),
+        (
+            &["--checks", "7,8", "--kernels", "standard"],
+            &["check 7 runs on the rt kernel only", "add rt"],
+        ),
+        (&["--kernels", ",", "--checks", "4"], &["empty kernel"]),
+        (
+            &["--checks", "9", "--short"],
+            &["not one of --short's checks"],
+        ),
+        (
+            &["--short", "--kernels", "standard"],
+            &["--short runs the rt kernel only"],
+        ),
+        // L12-b: a missing value, an unknown id beside a known one, a kernel twice.
+        (&["--out"], &["--out needs a new directory after it"]),
+        (&["--checks"], &["--checks needs a comma list of check ids"]),
+        (&["--kernels"], &["--kernels needs a comma list of kernels"]),
+        (&["--checks", "--kernels", "rt"], &["--checks needs"]),
+        (
+            &["--checks", "9,zz", "--kernels", "standard"],
+            &["no check 'zz'", "1a,1b"],
+        ),
+        (&["--checks", ","], &["empty check"]),
+        (&["--kernels", "rt,rt"], &["names rt twice"]),
+        (&["--kernels", "rt,x86"], &["no kernel 'x86'"]),
+        // L12-e: --out's place refused at once.
+        (&["--out", "/"], &["exists"]),
+        (
+            &["--out", "/nonexistent-jitterlab-dir/lab"],
+            &["/nonexistent-jitterlab-dir does not exist"],
+        ),
+    ];
+    for (args, says) in cases {
+        let (code, err) = lab(s, args);
+        assert_eq!(code, Some(2), "ci/lab.sh {args:?}: {err}");
+        for said in *says {
+            assert!(err.contains(said), "ci/lab.sh {args:?}: {err}");
+        }
+        assert!(!s.join("cache").exists(), "ci/lab.sh {args:?} fetched");
+    }
+}
+
+/// `--out` at a link planted in its place (to a directory that does not exist, so that no
+/// check of existence sees it) is refused, and nothing is made through the link; a new
+/// directory is made at once, before the tool check (here a stand-in for `id`, which the tool
+/// check runs when qemu is missing, sees it and its mode), as this user's alone, and removed
+/// when the lab ends before any guest's results are in it (here: at the tool check, exit 3).
+#[test]
+fn out_is_made_at_once_and_never_through_a_link() {
+    let scratch = tempfile::tempdir().unwrap();
+    let s = scratch.path();
+    let planted = s.join("planted");
+    let target = s.join("target");
+    symlink(&target, &planted).unwrap();
+    let args = |out: &Path| {
+        ["--checks", "4", "--kernels", "rt", "--out"]
+            .iter()
+            .map(|a| a.to_string())
+            .chain([out.to_str().unwrap().to_string()])
+            .collect::<Vec<_>>()
+    };
+    let run = |out: &Path| {
+        let a = args(out);
+        lab(s, &a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let (code, err) = run(&planted);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("exists"), "{err}");
+    assert!(!target.exists(), "made through the link");
+
+    let bin = s.join("bin");
+    let bash = std::fs::read_link(bin.join("bash")).unwrap();
+    let seen = s.join("seen");
+    let out = s.join("results");
+    std::fs::remove_file(bin.join("id")).unwrap();
+    std::fs::write(
+        bin.join("id"),
+        format!(
+            "#!{}\n[[ -d {out} && ! -L {out} ]] && stat -c %a {out} > {seen}\necho 1000\n",
+            bash.display(),
+            out = out.display(),
+            seen = seen.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        bin.join("id"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let (code, err) = run(&out);
+    // No qemu on the PATH given, and `id` says a user: the tool check ends it.
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("qemu-system-x86_64 not found"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&seen).ok().as_deref(),
+        Some("700\n"),
+        "--out was not made, as this user's alone, before the tool check: {err}"
+    );
+    assert!(!out.exists(), "the empty --out directory was left: {err}");
+    assert!(!s.join("cache").exists(), "fetched: {err}");
+}
