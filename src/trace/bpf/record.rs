@@ -260,7 +260,14 @@ fn cycle_events(b: &[u8]) -> Option<Vec<TraceEvent>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::Sample;
+    use crate::recorder::{SampleTrace, TraceJoin};
     use crate::trace::decode::task;
+    use crate::trace::explain::Names;
+    use crate::trace::join::{Joiner, ThreadTrace};
+    use crate::trace::reader::TraceBatch;
+    use std::collections::BTreeMap;
+    use std::sync::mpsc;
 
     /// A record as the C structs lay it out: the header, then the payload's bytes.
     fn record(ts: u64, pid: i32, cpu: u16, kind: u16, payload: &[u8]) -> Vec<u8> {
@@ -466,6 +473,155 @@ mod tests {
         );
         // A cycle cut short is refused, not half read.
         assert!(d.decode_into(&cycle_record(3)[..100], |_, _| {}).is_err());
+    }
+
+    /// Lab check 1b's scene (the RT guest: CPUs 0 and 1 measured, CPU 1 `nohz_full`, timer
+    /// migration on), as the reduced BPF back end hands it over. Thread 11's timer, armed on
+    /// CPU 1, expires on CPU 0 and wakes it from there. Thread 10 on CPU 0 was on time, so
+    /// CPU 0's stage is dropped for one `jl_cycle` record: the moved expiry and wakeup reach
+    /// user space only because the programs send them unstaged (`timers` map, bpf/trace.bpf.c),
+    /// ahead of CPU 0's older records of a later, flushed stage. Returns CPU 1's sample as
+    /// joined, and CPU 0's history's times.
+    fn moved_timer_joined(moved_sent: bool, timer_cpus: Vec<usize>) -> (SampleTrace, Vec<u64>) {
+        let start = |ts: u64, pid: i32, hrtimer: u64, expires: i64| {
+            let mut p = hrtimer.to_ne_bytes().to_vec();
+            p.extend(expires.to_ne_bytes());
+            p.extend(expires.to_ne_bytes());
+            record(ts, pid, 1, HRTIMER_START, &p)
+        };
+        let expire = |ts: u64, cpu: u16, hrtimer: u64| {
+            let mut p = hrtimer.to_ne_bytes().to_vec();
+            p.extend((ts as i64).to_ne_bytes());
+            record(ts, 0, cpu, HRTIMER_EXPIRE, &p)
+        };
+        let waking = |ts: u64, cpu: u16, pid: i32, comm: &str, target: i32| {
+            let mut p = task_bytes(pid, 4, comm);
+            p.extend(target.to_ne_bytes());
+            p.extend(0u32.to_ne_bytes());
+            record(ts, 0, cpu, WAKING, &p)
+        };
+        let switch = |ts: u64, cpu: u16, prev: (i32, i32, &str), next: (i32, i32, &str)| {
+            let mut p = task_bytes(prev.0, prev.1, prev.2);
+            p.extend(task_bytes(next.0, next.1, next.2));
+            record(ts, prev.0, cpu, SWITCH, &p)
+        };
+        let irq = |ts: u64, kind: u16| {
+            let mut p = 11i32.to_ne_bytes().to_vec();
+            p.extend([0u8; 32]);
+            p.extend(0u32.to_ne_bytes());
+            match kind {
+                IRQ_ENTRY => record(ts, 0, 0, IRQ_ENTRY, &p),
+                _ => record(ts, 0, 0, IRQ_EXIT, &[11u32.to_ne_bytes(), [0; 4]].concat()),
+            }
+        };
+        // Thread 10's wakeup due at 1 ms, on time: one jl_cycle (armed at 500 ns, expired at
+        // 1_000_100 with `now` 1_000_090, woken at 1_000_150, switched in at 1_000_300).
+        let mut cycle = Vec::new();
+        cycle.extend((CYCLE_ARMED | CYCLE_WAKING).to_ne_bytes());
+        cycle.extend(0xbu64.to_ne_bytes());
+        cycle.extend(1_000_000i64.to_ne_bytes());
+        cycle.extend(1_000_000i64.to_ne_bytes());
+        cycle.extend(500u64.to_ne_bytes());
+        cycle.extend(10i32.to_ne_bytes());
+        cycle.extend(0i32.to_ne_bytes());
+        cycle.extend(1_000_100u64.to_ne_bytes());
+        cycle.extend(1_000_090i64.to_ne_bytes());
+        cycle.extend(1_000_150u64.to_ne_bytes());
+        cycle.extend(0i32.to_ne_bytes());
+        cycle.extend(0i32.to_ne_bytes());
+        cycle.extend(task_bytes(10, 4, "jl-measure-0"));
+        cycle.extend(task_bytes(0, 120, "swapper/0"));
+        cycle.extend(task_bytes(10, 4, "jl-measure-0"));
+        let m1 = (11, 4, "jl-measure-1");
+        let idle1 = (0, 120, "swapper/1");
+        // The reader's first round: CPU 1's stage sent at its thread's last switch out (its
+        // arming), CPU 0's cycle, and the moved expiry and wakeup.
+        let mut first = vec![
+            start(1_000, 11, 0xa, 1_000_000),
+            record(1_000_300, 10, 0, CYCLE, &cycle),
+        ];
+        if moved_sent {
+            first.push(expire(1_003_000, 0, 0xa));
+            first.push(waking(1_003_500, 0, 11, "jl-measure-1", 1));
+        }
+        // The second round: CPU 1's stage (no expiry there: sent whole at the switch out), and
+        // CPU 0's next stage, flushed for a late wakeup: an interrupt older than the moved
+        // expiry, sent after it.
+        let second = vec![
+            switch(1_005_000, 1, idle1, m1),
+            switch(1_006_500, 1, m1, idle1),
+            irq(1_002_000, IRQ_ENTRY),
+            irq(1_002_400, IRQ_EXIT),
+        ];
+        let (tx, rx) = mpsc::channel();
+        let (_senders_tx, senders_rx) = mpsc::channel();
+        let names = Names {
+            vectors: Vec::new(),
+            softirqs: Vec::new(),
+        };
+        let thread = |cpu, tid| ThreadTrace {
+            cpu,
+            tid,
+            tolerance_ns: 0,
+            explain_above_ns: 1_000_000_000,
+            gaps: false,
+            sender: None,
+        };
+        let mut j = Joiner::new(rx, senders_rx, vec![thread(0, 10), thread(1, 11)], names)
+            .with_timer_cpus(timer_cpus);
+        let mut d = RecordDecoder::default();
+        for round in [first, second] {
+            // As the reader does: each record's events under the CPU it was written on, each
+            // CPU's batch in time order.
+            let mut per_cpu: BTreeMap<usize, Vec<TraceEvent>> = BTreeMap::new();
+            for r in &round {
+                d.decode_into(r, |cpu, e| per_cpu.entry(cpu).or_default().push(e))
+                    .unwrap();
+            }
+            for (cpu, mut events) in per_cpu {
+                events.sort_by_key(|e| e.ts);
+                tx.send(TraceBatch {
+                    cpu,
+                    events,
+                    complete_until_ns: u64::MAX,
+                    policies: Vec::new(),
+                    last: false,
+                })
+                .unwrap();
+            }
+            j.receive();
+        }
+        let sample = |expected_ns, latency_ns| Sample {
+            seq: 0,
+            expected_ns,
+            latency_ns,
+            missed: 0,
+        };
+        // CPU 0's own wakeup, from its jl_cycle.
+        assert_eq!(j.join(0, &sample(1_000_000, 400)).irq_latency_ns, Some(90));
+        let history = j.cpu_history(0);
+        (j.join(1, &sample(1_000_000, 6_000)), history)
+    }
+
+    #[test]
+    fn a_timer_moved_to_another_measured_cpu_is_joined_from_the_records_sent_unstaged() {
+        let targets = crate::trace::migration::measured_targets_from(&[0, 1], Some(1), "1", "0-1");
+        assert_eq!(targets, [0]);
+        let (moved, history) = moved_timer_joined(true, targets.clone());
+        // Expired on CPU 0 3 us after its due time, woken there, switched in on CPU 1.
+        assert_eq!(moved.irq_latency_ns, Some(3_000));
+        assert_eq!(moved.thread_latency_ns, Some(3_000));
+        assert_eq!(moved.wake_to_switch_ns, Some(1_500));
+        assert_eq!(moved.switch_to_user_ns, Some(1_000));
+        // CPU 0's history in time order, though its older interrupt came after the moved
+        // records.
+        assert!(history.is_sorted(), "{history:?}");
+        assert!(history.contains(&1_002_000) && history.contains(&1_003_000));
+        // The joiner of stop 55 (no measured target for BPF): unjoined.
+        assert_eq!(moved_timer_joined(true, Vec::new()).0.irq_latency_ns, None);
+        // The programs of stop 55 (the moved records staged on CPU 0, dropped with its
+        // on-time stage): unjoined, 69-92 % of CPU 1's late wakeups in lab check 1b.
+        assert_eq!(moved_timer_joined(false, targets).0.irq_latency_ns, None);
     }
 
     #[test]
