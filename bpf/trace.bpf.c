@@ -32,6 +32,8 @@
 // its own measuring thread's, dropped when that thread was on time, and with it the other
 // thread's expiry and wakeup. They go to the ring buffer at once, under the CPU they happened
 // on; user space joins them as it joins tracefs's (src/trace/migration.rs, measured_targets).
+// Such a timer's arming is in its own CPU's stage, dropped when the wakeup before was on time:
+// it is sent at the thread's next arming, which finds it neither expired there nor sent.
 //
 #include <linux/types.h>
 #include <linux/bpf.h>
@@ -699,6 +701,23 @@ int BPF_PROG(hrtimer_start, struct hrtimer *timer)
 	if (filtering && c->reduce) {
 		__u64 key = (__u64)timer;
 		bpf_map_update_elem(&timers, &key, &cpu, BPF_ANY);
+	}
+	// The thread's last timer never expired here (moved to another CPU: an expiry here
+	// would have taken it out of `next`) and its arming went with a stage reduced away (an
+	// on-time wakeup's, before it): send it now, before this arming takes its place, so that
+	// user space can join the expiry seen on the other CPU (22-31 % of CPU 1's late wakeups
+	// in lab check 1b were unjoined without it). Its time is older than this CPU's
+	// `pending_since` bound or equal to it (set from it when that stage was decided).
+	if (st && filtering && c->reduce && (st->have & JL_HAVE_NEXT) && !st->next.sent &&
+	    st->next.slot < st->start) {
+		struct jl_hrtimer_start *r = reserve_at(sizeof(*r), JL_HRTIMER_START, cpu,
+							st->next.ts, st->next.pid);
+		if (r) {
+			r->hrtimer = st->next.hrtimer;
+			r->expires = st->next.expires;
+			r->softexpires = st->next.softexpires;
+			bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+		}
 	}
 	if (st && filtering) {
 		st->next.hrtimer = (__u64)timer;
