@@ -483,7 +483,7 @@ mod tests {
         /// CPU 1's wakeup before was on time: the stage holding the arming was dropped for a
         /// `jl_cycle` record, and the arming is sent unstaged at the thread's next arming
         /// (`hrtimer_start`, bpf/trace.bpf.c), in the reader's next round.
-        SentAtNextArming,
+        SentLater,
         /// As that, by the programs of stop 56: the arming went with the dropped stage.
         Dropped,
     }
@@ -566,7 +566,7 @@ mod tests {
         let mut first = vec![cycle(0, m0, 0xb, 1_000_000, 500)];
         match arming {
             Arming::Flushed => first.push(armed.clone()),
-            Arming::SentAtNextArming | Arming::Dropped => first.push(cycle(1, m1, 0xa, 600, 100)),
+            Arming::SentLater | Arming::Dropped => first.push(cycle(1, m1, 0xa, 600, 100)),
         }
         if moved_sent {
             first.push(expire(1_003_000, 0, 0xa));
@@ -582,7 +582,7 @@ mod tests {
             irq(1_002_000, IRQ_ENTRY),
             irq(1_002_400, IRQ_EXIT),
         ];
-        if let Arming::SentAtNextArming = arming {
+        if let Arming::SentLater = arming {
             // Sent by that next arming, ahead of the stage.
             second.insert(0, armed);
         }
@@ -665,7 +665,7 @@ mod tests {
         // CPU 1's wakeup before was on time, its stage (the arming of the timer that then
         // moved) dropped; the arming reaches user space a round later, after the moved expiry,
         // sent by the thread's next arming: joined as when it was flushed.
-        let (moved, _) = moved_timer_joined(true, Arming::SentAtNextArming, targets.clone());
+        let (moved, _) = moved_timer_joined(true, Arming::SentLater, targets.clone());
         assert_eq!(moved.irq_latency_ns, Some(3_000));
         assert_eq!(moved.thread_latency_ns, Some(3_000));
         assert_eq!(moved.wake_to_switch_ns, Some(1_500));
