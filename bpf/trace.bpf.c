@@ -26,6 +26,15 @@
 // Either way, when a measuring thread gets its CPU already later than the threshold from
 // another task, the kernel stack of that task is written as a `jl_stack` record.
 //
+// A followed thread's timer that expires on another CPU than the one that armed it (the
+// kernel's timer migration moves the timers of a `nohz_full` CPU to a housekeeping CPU), and
+// a followed thread's wakeup on another CPU than its own, are not staged: that CPU's stage is
+// its own measuring thread's, dropped when that thread was on time, and with it the other
+// thread's expiry and wakeup. They go to the ring buffer at once, under the CPU they happened
+// on; user space joins them as it joins tracefs's (src/trace/migration.rs, measured_targets).
+// Such a timer's arming is in its own CPU's stage, dropped when the wakeup before was on time:
+// it is sent at the thread's next arming, which finds it neither expired there nor sent.
+//
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -240,6 +249,17 @@ struct {
 	__type(key, __s32);
 	__type(value, __u64);
 } tids SEC(".maps");
+
+// The timers the followed threads armed (reduced mode): the hrtimer's address, and the CPU
+// that armed it last. An expiry of one of them on another CPU is not staged there (see the
+// top of this file). LRU: a thread's timers are re-armed every cycle and stay; the timers of
+// sleeps whose stack frames are gone are the ones evicted. The loader sizes it.
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u64);
+	__type(value, __u32);
+} timers SEC(".maps");
 
 // Per CPU: records lost in all (for run.json) and lost since the last record written (sent
 // ahead of the next record, as the tracefs reader marks a page with missed events).
@@ -678,6 +698,27 @@ int BPF_PROG(hrtimer_start, struct hrtimer *timer)
 		r->expires = timer->node.expires;
 		r->softexpires = timer->_softexpires;
 	});
+	if (filtering && c->reduce) {
+		__u64 key = (__u64)timer;
+		bpf_map_update_elem(&timers, &key, &cpu, BPF_ANY);
+	}
+	// The thread's last timer never expired here (moved to another CPU: an expiry here
+	// would have taken it out of `next`) and its arming went with a stage reduced away (an
+	// on-time wakeup's, before it): send it now, before this arming takes its place, so that
+	// user space can join the expiry seen on the other CPU (22-31 % of CPU 1's late wakeups
+	// in lab check 1b were unjoined without it). Its time is older than this CPU's
+	// `pending_since` bound or equal to it (set from it when that stage was decided).
+	if (st && filtering && c->reduce && (st->have & JL_HAVE_NEXT) && !st->next.sent &&
+	    st->next.slot < st->start) {
+		struct jl_hrtimer_start *r = reserve_at(sizeof(*r), JL_HRTIMER_START, cpu,
+							st->next.ts, st->next.pid);
+		if (r) {
+			r->hrtimer = st->next.hrtimer;
+			r->expires = st->next.expires;
+			r->softexpires = st->next.softexpires;
+			bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+		}
+	}
 	if (st && filtering) {
 		st->next.hrtimer = (__u64)timer;
 		st->next.expires = timer->node.expires;
@@ -725,7 +766,18 @@ int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, __s64 *now)
 	// a stage reduced away: its sample had no timer in the trace (lab checks 1f and 8).
 	if (its_next && (st->have & JL_HAVE_EXPIRY) && c && c->reduce)
 		decide(st, c, cpu, ts);
-	EMIT(struct jl_hrtimer_expire, JL_HRTIMER_EXPIRE, cpu, c, st, ts, {
+	// A followed thread's timer armed on another CPU (moved here by timer migration): to the
+	// ring buffer at once, not into this CPU's stage (see the top of this file).
+	struct jl_cpu *staged = st;
+	if (!its_next && st && c && c->reduce) {
+		__u64 key = (__u64)timer;
+		__u32 *armed_on = bpf_map_lookup_elem(&timers, &key);
+		if (armed_on && *armed_on != cpu) {
+			staged = 0;
+			__sync_fetch_and_add(&st->seen, 1);
+		}
+	}
+	EMIT(struct jl_hrtimer_expire, JL_HRTIMER_EXPIRE, cpu, c, staged, ts, {
 		r->hrtimer = (__u64)timer;
 		r->now = t;
 	});
@@ -793,7 +845,14 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	if (due && !*due)
 		*due = due_of_wakeup(st, ts);
 	__s32 target = task_cpu(p);
-	EMIT(struct jl_waking, JL_WAKING, cpu, c, st, ts, {
+	// A followed thread of another CPU woken here (from its timer moved here, see
+	// hrtimer_expire_entry): to the ring buffer at once, not into this CPU's stage.
+	struct jl_cpu *staged = st;
+	if (due && target >= 0 && target != (__s32)cpu && st && c && c->reduce) {
+		staged = 0;
+		__sync_fetch_and_add(&st->seen, 1);
+	}
+	EMIT(struct jl_waking, JL_WAKING, cpu, c, staged, ts, {
 		read_task(&r->task, p);
 		r->target_cpu = target;
 		r->pad = 0;

@@ -193,6 +193,14 @@ impl TraceJoin for Joiner {
 }
 
 impl Joiner {
+    /// The times of `cpu`'s recent events, in the order the timeline keeps them.
+    #[cfg(test)]
+    pub(crate) fn cpu_history(&self, cpu: usize) -> Vec<u64> {
+        self.timelines
+            .get(&cpu)
+            .map_or_else(Vec::new, |t| t.history.iter().map(|e| e.ts).collect())
+    }
+
     /// A sample of a timer wake method: its split, and its explanation when late.
     fn join_timer(&mut self, th: &ThreadTrace, sample: &Sample) -> SampleTrace {
         // Out of the map while the other CPUs' timelines are read beside it.

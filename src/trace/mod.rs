@@ -392,12 +392,11 @@ impl TraceSetup {
         };
         let (senders_tx, senders_rx) = mpsc::channel();
         // The timers of a measured nohz_full CPU may also move to a measured housekeeping CPU,
-        // traced in full already (tracefs; the BPF back end reduces that CPU's events to its
-        // own thread's): the joiner looks there too (migration.rs).
+        // traced already: the joiner looks there too (migration.rs). Either back end: the BPF
+        // programs send such a moved timer's expiry and its thread's wakeup unstaged, whatever
+        // becomes of that CPU's own stage (bpf/trace.bpf.c).
         let mut join_cpus = timer_cpus.clone();
-        if matches!(active, Active::Tracefs(_)) {
-            join_cpus.extend(migration::measured_targets(&self.cpus));
-        }
+        join_cpus.extend(migration::measured_targets(&self.cpus));
         let joiner = Joiner::new(rx, senders_rx, threads, names).with_timer_cpus(join_cpus);
         let mut cpus = self.cpus;
         cpus.extend(timer_cpus);

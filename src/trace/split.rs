@@ -266,7 +266,17 @@ impl CpuTimeline {
         if self.history.len() >= MAX_HISTORY {
             self.pop_history();
         }
-        self.history.push_back(e);
+        // The BPF back end sends a followed thread's timer expiry and wakeup from another
+        // CPU's timer (moved here) at once, ahead of this CPU's older records still staged in
+        // the kernel: such an event may come before older ones. The history stays in time
+        // order (tracefs's events come in order: always pushed at the back).
+        match self.history.back() {
+            Some(last) if last.ts > e.ts => {
+                let at = self.history.partition_point(|h| h.ts <= e.ts);
+                self.history.insert(at, e);
+            }
+            _ => self.history.push_back(e),
+        }
     }
 
     /// Keeps a stack in time order, forgetting the oldest beyond the bound.

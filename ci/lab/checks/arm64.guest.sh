@@ -17,7 +17,8 @@
 #
 # Timer migration is turned off after doctor (doctor's own advice for a nohz_full CPU): with
 # it on, the kernel moves the timers the measuring thread arms on the nohz_full CPU 1 to CPU 0
-# and wakes the thread from there, which the BPF back end does not follow yet (docs/lab.md).
+# and wakes the thread from there; CPU 0 is not measured, and the BPF back end traces the
+# measured CPUs only, so it would not follow them (docs/lab.md, docs/tracing.md).
 #
 # `times`: each step's end in the guest's uptime, s (doctor and each run load and verify the
 # BPF programs: what that costs on the emulated arm64 CPU).

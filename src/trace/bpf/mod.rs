@@ -129,6 +129,9 @@ fn load_now(cpus: &[usize]) -> Result<Loaded, Refusal> {
         .map_max_entries("traced_cpus", max_cpu as u32 + 1)
         // The measuring threads and their IPC senders: at most two per CPU, with room to spare.
         .map_max_entries("tids", (4 * cpus.len() as u32).max(64))
+        // The followed threads' timers (reduced mode), by address: a few per thread, and the
+        // sleeps' timers on their stacks, evicted when unused (LRU).
+        .map_max_entries("timers", (16 * cpus.len() as u32).max(256))
         .map_max_entries("events", ring_bytes as u32)
         .map_max_entries("stage", (max_cpu as u32 + 1) * STAGE_SLOTS)
         .load(&OBJECT.0)

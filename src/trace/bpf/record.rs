@@ -260,7 +260,14 @@ fn cycle_events(b: &[u8]) -> Option<Vec<TraceEvent>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::Sample;
+    use crate::recorder::{SampleTrace, TraceJoin};
     use crate::trace::decode::task;
+    use crate::trace::explain::Names;
+    use crate::trace::join::{Joiner, ThreadTrace};
+    use crate::trace::reader::TraceBatch;
+    use std::collections::BTreeMap;
+    use std::sync::mpsc;
 
     /// A record as the C structs lay it out: the header, then the payload's bytes.
     fn record(ts: u64, pid: i32, cpu: u16, kind: u16, payload: &[u8]) -> Vec<u8> {
@@ -466,6 +473,207 @@ mod tests {
         );
         // A cycle cut short is refused, not half read.
         assert!(d.decode_into(&cycle_record(3)[..100], |_, _| {}).is_err());
+    }
+
+    /// Where CPU 1's arming of its moved timer reaches user space in [`moved_timer_joined`].
+    #[derive(Clone, Copy)]
+    enum Arming {
+        /// In CPU 1's stage, flushed at its thread's switch out (its wakeup before was late).
+        Flushed,
+        /// CPU 1's wakeup before was on time: the stage holding the arming was dropped for a
+        /// `jl_cycle` record, and the arming is sent unstaged at the thread's next arming
+        /// (`hrtimer_start`, bpf/trace.bpf.c), in the reader's next round.
+        SentLater,
+        /// As that, by the programs of stop 56: the arming went with the dropped stage.
+        Dropped,
+    }
+
+    /// Lab check 1b's scene (the RT guest: CPUs 0 and 1 measured, CPU 1 `nohz_full`, timer
+    /// migration on), as the reduced BPF back end hands it over. Thread 11's timer, armed on
+    /// CPU 1, expires on CPU 0 and wakes it from there. Thread 10 on CPU 0 was on time, so
+    /// CPU 0's stage is dropped for one `jl_cycle` record: the moved expiry and wakeup reach
+    /// user space only because the programs send them unstaged (`timers` map, bpf/trace.bpf.c),
+    /// ahead of CPU 0's older records of a later, flushed stage. Returns CPU 1's sample as
+    /// joined, and CPU 0's history's times.
+    fn moved_timer_joined(
+        moved_sent: bool,
+        arming: Arming,
+        timer_cpus: Vec<usize>,
+    ) -> (SampleTrace, Vec<u64>) {
+        let start = |ts: u64, pid: i32, hrtimer: u64, expires: i64| {
+            let mut p = hrtimer.to_ne_bytes().to_vec();
+            p.extend(expires.to_ne_bytes());
+            p.extend(expires.to_ne_bytes());
+            record(ts, pid, 1, HRTIMER_START, &p)
+        };
+        let expire = |ts: u64, cpu: u16, hrtimer: u64| {
+            let mut p = hrtimer.to_ne_bytes().to_vec();
+            p.extend((ts as i64).to_ne_bytes());
+            record(ts, 0, cpu, HRTIMER_EXPIRE, &p)
+        };
+        let waking = |ts: u64, cpu: u16, pid: i32, comm: &str, target: i32| {
+            let mut p = task_bytes(pid, 4, comm);
+            p.extend(target.to_ne_bytes());
+            p.extend(0u32.to_ne_bytes());
+            record(ts, 0, cpu, WAKING, &p)
+        };
+        let switch = |ts: u64, cpu: u16, prev: (i32, i32, &str), next: (i32, i32, &str)| {
+            let mut p = task_bytes(prev.0, prev.1, prev.2);
+            p.extend(task_bytes(next.0, next.1, next.2));
+            record(ts, prev.0, cpu, SWITCH, &p)
+        };
+        let irq = |ts: u64, kind: u16| {
+            let mut p = 11i32.to_ne_bytes().to_vec();
+            p.extend([0u8; 32]);
+            p.extend(0u32.to_ne_bytes());
+            match kind {
+                IRQ_ENTRY => record(ts, 0, 0, IRQ_ENTRY, &p),
+                _ => record(ts, 0, 0, IRQ_EXIT, &[11u32.to_ne_bytes(), [0; 4]].concat()),
+            }
+        };
+        // An on-time wakeup of `thread` on its own CPU, due at `due` (armed at `armed`,
+        // expired there 100 ns late with `now` 90 ns late, woken 150 ns late from the idle
+        // task, switched in 300 ns late): its one jl_cycle record.
+        let cycle = |cpu: u16, thread: (i32, i32, &str), hrtimer: u64, due: i64, armed: u64| {
+            let at = |late: i64| (due + late) as u64;
+            let idle = format!("swapper/{cpu}");
+            let mut c = Vec::new();
+            c.extend((CYCLE_ARMED | CYCLE_WAKING).to_ne_bytes());
+            c.extend(hrtimer.to_ne_bytes());
+            c.extend(due.to_ne_bytes());
+            c.extend(due.to_ne_bytes());
+            c.extend(armed.to_ne_bytes());
+            c.extend(thread.0.to_ne_bytes());
+            c.extend(0i32.to_ne_bytes());
+            c.extend(at(100).to_ne_bytes());
+            c.extend((due + 90).to_ne_bytes());
+            c.extend(at(150).to_ne_bytes());
+            c.extend(0i32.to_ne_bytes());
+            c.extend(i32::from(cpu).to_ne_bytes());
+            c.extend(task_bytes(thread.0, thread.1, thread.2));
+            c.extend(task_bytes(0, 120, &idle));
+            c.extend(task_bytes(thread.0, thread.1, thread.2));
+            record(at(300), thread.0, cpu, CYCLE, &c)
+        };
+        let m0 = (10, 4, "jl-measure-0");
+        let m1 = (11, 4, "jl-measure-1");
+        let idle1 = (0, 120, "swapper/1");
+        // The arming of thread 11's timer 0xa due at 1 ms, after its wakeup due at 600 ns.
+        let armed = start(1_000, 11, 0xa, 1_000_000);
+        // The reader's first round: CPU 1's last stage (its arming, when flushed; else its
+        // on-time wakeup's jl_cycle), CPU 0's on-time wakeup due at 1 ms (one jl_cycle), and
+        // the moved expiry and wakeup.
+        let mut first = vec![cycle(0, m0, 0xb, 1_000_000, 500)];
+        match arming {
+            Arming::Flushed => first.push(armed.clone()),
+            Arming::SentLater | Arming::Dropped => first.push(cycle(1, m1, 0xa, 600, 100)),
+        }
+        if moved_sent {
+            first.push(expire(1_003_000, 0, 0xa));
+            first.push(waking(1_003_500, 0, 11, "jl-measure-1", 1));
+        }
+        // The second round: CPU 1's stage (no expiry there: sent whole at the switch out, with
+        // its thread's next arming), and CPU 0's next stage, flushed for a late wakeup: an
+        // interrupt older than the moved expiry, sent after it.
+        let mut second = vec![
+            switch(1_005_000, 1, idle1, m1),
+            start(1_006_000, 11, 0xa, 2_000_000),
+            switch(1_006_500, 1, m1, idle1),
+            irq(1_002_000, IRQ_ENTRY),
+            irq(1_002_400, IRQ_EXIT),
+        ];
+        if let Arming::SentLater = arming {
+            // Sent by that next arming, ahead of the stage.
+            second.insert(0, armed);
+        }
+        let (tx, rx) = mpsc::channel();
+        let (_senders_tx, senders_rx) = mpsc::channel();
+        let names = Names {
+            vectors: Vec::new(),
+            softirqs: Vec::new(),
+        };
+        let thread = |cpu, tid| ThreadTrace {
+            cpu,
+            tid,
+            tolerance_ns: 0,
+            explain_above_ns: 1_000_000_000,
+            gaps: false,
+            sender: None,
+        };
+        let mut j = Joiner::new(rx, senders_rx, vec![thread(0, 10), thread(1, 11)], names)
+            .with_timer_cpus(timer_cpus);
+        let mut d = RecordDecoder::default();
+        for round in [first, second] {
+            // As the reader does: each record's events under the CPU it was written on, each
+            // CPU's batch in time order.
+            let mut per_cpu: BTreeMap<usize, Vec<TraceEvent>> = BTreeMap::new();
+            for r in &round {
+                d.decode_into(r, |cpu, e| per_cpu.entry(cpu).or_default().push(e))
+                    .unwrap();
+            }
+            for (cpu, mut events) in per_cpu {
+                events.sort_by_key(|e| e.ts);
+                tx.send(TraceBatch {
+                    cpu,
+                    events,
+                    complete_until_ns: u64::MAX,
+                    policies: Vec::new(),
+                    last: false,
+                })
+                .unwrap();
+            }
+            j.receive();
+        }
+        let sample = |expected_ns, latency_ns| Sample {
+            seq: 0,
+            expected_ns,
+            latency_ns,
+            missed: 0,
+        };
+        // CPU 0's own wakeup, from its jl_cycle.
+        assert_eq!(j.join(0, &sample(1_000_000, 400)).irq_latency_ns, Some(90));
+        let history = j.cpu_history(0);
+        (j.join(1, &sample(1_000_000, 6_000)), history)
+    }
+
+    #[test]
+    fn a_timer_moved_to_another_measured_cpu_is_joined_from_the_records_sent_unstaged() {
+        let targets = crate::trace::migration::measured_targets_from(&[0, 1], Some(1), "1", "0-1");
+        assert_eq!(targets, [0]);
+        let (moved, history) = moved_timer_joined(true, Arming::Flushed, targets.clone());
+        // Expired on CPU 0 3 us after its due time, woken there, switched in on CPU 1.
+        assert_eq!(moved.irq_latency_ns, Some(3_000));
+        assert_eq!(moved.thread_latency_ns, Some(3_000));
+        assert_eq!(moved.wake_to_switch_ns, Some(1_500));
+        assert_eq!(moved.switch_to_user_ns, Some(1_000));
+        // CPU 0's history in time order, though its older interrupt came after the moved
+        // records.
+        assert!(history.is_sorted(), "{history:?}");
+        assert!(history.contains(&1_002_000) && history.contains(&1_003_000));
+        // The joiner of stop 55 (no measured target for BPF): unjoined.
+        let unjoined = moved_timer_joined(true, Arming::Flushed, Vec::new()).0;
+        assert_eq!(unjoined.irq_latency_ns, None);
+        // The programs of stop 55 (the moved records staged on CPU 0, dropped with its
+        // on-time stage): unjoined, 69-92 % of CPU 1's late wakeups in lab check 1b.
+        let unjoined = moved_timer_joined(false, Arming::Flushed, targets).0;
+        assert_eq!(unjoined.irq_latency_ns, None);
+    }
+
+    #[test]
+    fn a_moved_timers_arming_in_a_dropped_stage_is_sent_at_the_next_arming_and_joined() {
+        let targets = crate::trace::migration::measured_targets_from(&[0, 1], Some(1), "1", "0-1");
+        // CPU 1's wakeup before was on time, its stage (the arming of the timer that then
+        // moved) dropped; the arming reaches user space a round later, after the moved expiry,
+        // sent by the thread's next arming: joined as when it was flushed.
+        let (moved, _) = moved_timer_joined(true, Arming::SentLater, targets.clone());
+        assert_eq!(moved.irq_latency_ns, Some(3_000));
+        assert_eq!(moved.thread_latency_ns, Some(3_000));
+        assert_eq!(moved.wake_to_switch_ns, Some(1_500));
+        assert_eq!(moved.switch_to_user_ns, Some(1_000));
+        // The programs of stop 56 (the arming gone with the dropped stage): unjoined, 22-31 %
+        // of CPU 1's late wakeups in lab check 1b.
+        let unjoined = moved_timer_joined(true, Arming::Dropped, targets).0;
+        assert_eq!(unjoined.irq_latency_ns, None);
     }
 
     #[test]
