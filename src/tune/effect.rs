@@ -3,13 +3,13 @@
 //! baseline with its 95 % interval, and a verdict that says "no measurable effect" whenever the
 //! interval holds no change.
 //!
-//! The interval has two parts, and is the smallest that holds both ([`widened`]):
+//! The interval has two parts, and is the smallest that holds both (`widened`):
 //! - **within the arms**: the arms of each setting pooled ([`compare_groups`]: a block
 //!   bootstrap of their log intervals or an order-statistic interval) and, for the rate, the
 //!   exact Poisson interval. These hold the sampling noise of the wakeups, not the variation
 //!   from arm to arm that a load coming and going puts there: on a busy machine (load 12-19)
 //!   they gave a null fix a false verdict in 6 of 12 tunes (bench/tune-cost.sh).
-//! - **between the rounds** ([`between_rounds`]): each round (the baseline's arm and the fix's
+//! - **between the rounds** (`between_rounds`): each round (the baseline's arm and the fix's
 //!   arm of one round, measured one after the other: a pair) gives its own ratio, and the
 //!   paired t interval of their logarithms, exp(m ± t·s/√R) (m, s their mean and standard
 //!   deviation over the R rounds, t Student's at R - 1 degrees of freedom), is the interval of
@@ -462,7 +462,12 @@ mod tests {
         for k in 0..rounds as u64 {
             let (fa, fb) = ((0.3 * rng.normal()).exp(), (0.3 * rng.normal()).exp());
             let arm_seed = seed * 1000 + 2 * k;
-            baseline.push(drifting_arm(&dir.path().join(format!("{k}-a")), arm_seed, fa, false));
+            baseline.push(drifting_arm(
+                &dir.path().join(format!("{k}-a")),
+                arm_seed,
+                fa,
+                false,
+            ));
             let b = dir.path().join(format!("{k}-b"));
             with_fix.push(drifting_arm(&b, arm_seed + 1, fb, fixed));
         }
@@ -523,7 +528,13 @@ mod tests {
     /// `center · exp(±t·s/√R)`.
     #[test]
     fn the_interval_between_rounds_is_students() {
-        for (dof, t) in [(1, 12.7062), (2, 4.3027), (3, 3.1824), (7, 2.3646), (30, 2.0423)] {
+        for (dof, t) in [
+            (1, 12.7062),
+            (2, 4.3027),
+            (3, 3.1824),
+            (7, 2.3646),
+            (30, 2.0423),
+        ] {
             let got = student_t_quantile(0.95, dof);
             assert!((got - t).abs() < 1e-3, "dof {dof}: {got} vs {t}");
         }
