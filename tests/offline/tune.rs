@@ -266,7 +266,10 @@ fn check_latencies<'a>(fix: &'a Value, a: &Samples, b: &Samples) -> &'a Value {
         // The interval holds the one between rounds (ROUND_SLACK: each round's ratio is
         // the product's within its HDR buckets).
         let (rl, rh) = latency_rounds_bounds(q, a, b);
-        assert!(lo <= rl * (1.0 + ROUND_SLACK) && hi >= rh * (1.0 - ROUND_SLACK), "{statistic}: {fig} vs rounds [{rl}, {rh}]");
+        assert!(
+            lo <= rl * (1.0 + ROUND_SLACK) && hi >= rh * (1.0 - ROUND_SLACK),
+            "{statistic}: {fig} vs rounds [{rl}, {rh}]"
+        );
     }
     let max = figure(fix, "max");
     assert_eq!(max["unit"], "ns");
@@ -294,7 +297,10 @@ fn check_rate(fix: &Value, a: &Samples, b: &Samples, hours: [f64; 2]) {
     };
     let (xa, xb) = (over(a), over(b));
     // Between rounds: each round's rate ratio with half an event added each side.
-    let per_arm = [hours[0] / a.arms.len() as f64, hours[1] / b.arms.len() as f64];
+    let per_arm = [
+        hours[0] / a.arms.len() as f64,
+        hours[1] / b.arms.len() as f64,
+    ];
     let logs: Vec<f64> = a
         .arms
         .iter()
@@ -320,7 +326,10 @@ fn check_rate(fix: &Value, a: &Samples, b: &Samples, hours: [f64; 2]) {
     match fig["ratio_high"].as_f64() {
         Some(h) => {
             let tail = binomial_at_most(xb, n, p(h));
-            assert!(tail <= 0.025 + 1e-4 && h >= rh * (1.0 - 1e-9), "{fig}: {tail}, {rh}");
+            assert!(
+                tail <= 0.025 + 1e-4 && h >= rh * (1.0 - 1e-9),
+                "{fig}: {tail}, {rh}"
+            );
             assert!(
                 (tail - 0.025).abs() < 1e-4 || near(h, rh, 1e-6),
                 "the upper bound {h}: P(X <= {xb}) {tail}, between rounds {rh}"
@@ -333,7 +342,10 @@ fn check_rate(fix: &Value, a: &Samples, b: &Samples, hours: [f64; 2]) {
         assert_eq!(low, 0.0);
     } else {
         let tail = 1.0 - binomial_at_most(xb - 1, n, p(low));
-        assert!(tail <= 0.025 + 1e-4 && low <= rl * (1.0 + 1e-9), "{fig}: {tail}, {rl}");
+        assert!(
+            tail <= 0.025 + 1e-4 && low <= rl * (1.0 + 1e-9),
+            "{fig}: {tail}, {rl}"
+        );
         assert!(
             (tail - 0.025).abs() < 1e-4 || near(low, rl, 1e-6),
             "the lower bound {low}: P(X >= {xb}) {tail}, between rounds {rl}"
@@ -476,12 +488,18 @@ fn a_short_tunes_order_statistic_interval_is_re_derived() {
             (lo - want_lo).abs() * base <= slack || near(lo, rl, ROUND_SLACK),
             "{statistic}: low {lo} vs {want_lo} or {rl}"
         );
-        assert!(lo <= want_lo + slack / base && lo <= rl * (1.0 + ROUND_SLACK), "{statistic}: {lo}");
+        assert!(
+            lo <= want_lo + slack / base && lo <= rl * (1.0 + ROUND_SLACK),
+            "{statistic}: {lo}"
+        );
         assert!(
             (hi - want_hi).abs() * base <= slack || near(hi, rh, ROUND_SLACK),
             "{statistic}: high {hi} vs {want_hi} or {rh}"
         );
-        assert!(hi >= want_hi - slack / base && hi >= rh * (1.0 - ROUND_SLACK), "{statistic}: {hi}");
+        assert!(
+            hi >= want_hi - slack / base && hi >= rh * (1.0 - ROUND_SLACK),
+            "{statistic}: {hi}"
+        );
     }
 }
 
