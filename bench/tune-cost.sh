@@ -5,7 +5,8 @@
 # prints, per tune, its arms, its wall time, the time per arm beyond the arm's length (start
 # and stop), and per fix the width of the 95 % interval of the p99 and p99.9 ratios
 # (ratio_high - ratio_low: 0.2 means a fix must change the figure by about 10 % to be told from
-# the noise) and the interval's method; and what else ran meanwhile: the load average at the
+# the noise), the interval's method and the fix's verdict (a null fix's should be
+# no-measurable-effect: any other is a false verdict); and what else ran meanwhile: the load average at the
 # tune's start and the other processes' share of all CPUs during it (steal included: common.sh
 # `others_pct`). The wall time of a tune of N fixes is then rounds x (N + 1) x (length +
 # overhead), and the width depends on rounds x length.
@@ -39,7 +40,8 @@ mkdir -p "$work"
 [[ -n ${KEEP:-} ]] || trap 'rm -rf "$work"' EXIT
 nfix=$(awk -F, '{print NF}' <<<"$FIXES")
 
-# figures FILE: one line per fix and statistic of tune.json: `fix statistic low high method`.
+# figures FILE: one line per fix and statistic of tune.json: `fix statistic low high method`,
+# and one per fix: `fix verdict - - VERDICT`.
 figures() {
     awk '
         /^  "fixes": \[/ { infixes = 1 }
@@ -53,10 +55,11 @@ figures() {
             m = $2; gsub(/[",]/, "", m)
             if (stat == "p99" || stat == "p99.9") print fix, stat, low, high, m
         }
+        /^        "verdict": / { v = $2; gsub(/[",]/, "", v); print fix, "verdict", "-", "-", v }
     ' "$1"
 }
 
-printf '%-6s %-8s %-6s %-5s %-9s %-12s %-6s %-8s %-14s %-22s %s\n' fixes rounds length arms wall_s overhead_s load others% fix "p99 width (method)" "p99.9 width (method)"
+printf '%-6s %-8s %-6s %-5s %-9s %-12s %-6s %-8s %-14s %-32s %-32s %s\n' fixes rounds length arms wall_s overhead_s load others% fix "p99 width (method)" "p99.9 width (method)" verdict
 for rounds in $ROUNDS; do
     for d in $DURATIONS; do
         dsec=$(awk -v d="$d" 'BEGIN { v = d + 0; if (d ~ /ms$/) v /= 1000; else if (d ~ /m$/) v *= 60; print v }')
@@ -81,10 +84,11 @@ for rounds in $ROUNDS; do
         over=$(awk -v w="$wall" -v n="$arms" -v d="$dsec" 'BEGIN { printf "%.2f", w / n - d }')
         figures "$out.json" | awk -v n="$nfix" -v r="$rounds" -v d="$d" -v a="$arms" -v w="$wall" -v o="$over" -v l="$load" -v p="$others" '
             function width(l, h) { return (l == "null" || h == "null") ? "unbounded" : sprintf("%.3f", h - l) }
+            $2 == "verdict" { v_[$1] = $5; next }
             { key = $1; w_[key, $2] = width($3, $4) " (" $5 ")"; if (!(key in seen)) { seen[key] = 1; order[++k] = key } }
             END {
                 for (i = 1; i <= k; i++)
-                    printf "%-6s %-8s %-6s %-5s %-9s %-12s %-6s %-8s %-14s %-22s %s\n", n, r, d, a, w, o, l, p, order[i], w_[order[i], "p99"], w_[order[i], "p99.9"]
+                    printf "%-6s %-8s %-6s %-5s %-9s %-12s %-6s %-8s %-14s %-32s %-32s %s\n", n, r, d, a, w, o, l, p, order[i], w_[order[i], "p99"], w_[order[i], "p99.9"], v_[order[i]]
             }'
     done
 done

@@ -174,9 +174,12 @@ pub(crate) struct Figure {
     /// The ratio's 95 % interval; None on a side the data cannot bound (a maximum has none).
     pub(crate) ratio_low: Option<f64>,
     pub(crate) ratio_high: Option<f64>,
-    /// How the interval was made: `bootstrap` or `order-statistic` (compare.md) for the
-    /// percentiles, `clopper-pearson` (the exact conditional interval of a ratio of two
-    /// Poisson rates) for the rate; None for the maximum, which has no interval.
+    /// How the interval was made: `bootstrap+rounds` or `order-statistic+rounds` for the
+    /// percentiles, `clopper-pearson+rounds` for the rate (the interval within the pooled arms,
+    /// compare.md's or the exact conditional interval of a ratio of two Poisson rates, widened
+    /// to hold the paired t interval of the rounds' log ratios: tune/effect.rs); None for the
+    /// maximum, which has no interval. Tunes before the rounds' interval wrote the within-arm
+    /// method alone.
     #[serde(default)]
     pub(crate) interval_method: Option<String>,
 }

@@ -40,6 +40,13 @@ pub(crate) fn table(record: &TuneRecord) -> String {
             .map(|d| format!(" of {} arms", crate::units::format_elapsed(d)))
             .unwrap_or_default()
     ));
+    if record.rounds == 2 {
+        // The spread between rounds rests on one degree of freedom (tune/effect.rs).
+        out.push_str(
+            "(2 rounds: the intervals hold the rounds' spread at 1 degree of freedom, t = 12.71:\n \
+             only a change far beyond it shows; give --rounds 4 or more for smaller ones)\n",
+        );
+    }
     out.push_str(&format!(
         "{:<16} {:<17} {:<17} {:<5} {:<17} {}\n",
         "fix", "p99", "p99.9", "max", "over deadline/h", "verdict"

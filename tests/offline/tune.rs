@@ -4,7 +4,9 @@
 //! figure of the JSON is held against a naive re-computation in the oracle's spirit
 //! (tests/common/oracle.rs): percentiles by sorting (nearest rank, within the HDR bucket),
 //! the maximum exact, the rate of missed deadlines by counting, the rate's interval by summing
-//! the binomial tails at its bounds, the order-statistic interval by its ranks. Then
+//! the binomial tails at its bounds, the order-statistic interval by its ranks, and the
+//! interval between rounds (each round's log ratio from its two arms' samples, their spread
+//! times Student's t from a table) that every interval is widened to hold. Then
 //! `jitterlab report` of the tune directory draws the ranking from tune.json.
 
 use crate::common::*;
@@ -125,19 +127,36 @@ fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
+/// The oracle's samples of one group: pooled (sorted) and each arm's (sorted), in round order.
+struct Samples {
+    pooled: Vec<i64>,
+    arms: Vec<Vec<i64>>,
+}
+
+impl std::ops::Deref for Samples {
+    type Target = [i64];
+    fn deref(&self) -> &[i64] {
+        &self.pooled
+    }
+}
+
 /// Writes the arms under `root` (`<k>-<name>`), baseline first, and returns the tune record
 /// made from them as `tune` makes it, with the oracle's samples of each group.
-fn tune_of(root: &Path, groups: &[(&'static str, Vec<ArmSpec>)]) -> (TuneRecord, Vec<Vec<i64>>) {
+fn tune_of(root: &Path, groups: &[(&'static str, Vec<ArmSpec>)]) -> (TuneRecord, Vec<Samples>) {
     let mut runs: Vec<Vec<LoadedRun>> = Vec::new();
-    let mut pooled: Vec<Vec<i64>> = Vec::new();
+    let mut pooled: Vec<Samples> = Vec::new();
     let mut arms = Vec::new();
     for (name, specs) in groups {
         let mut group = Vec::new();
         let mut all = Vec::new();
+        let mut each = Vec::new();
         for (k, spec) in specs.iter().enumerate() {
             let dir = format!("{:02}-{name}", k + 1);
             group.push(write_arm(&root.join(&dir), spec));
-            all.extend(samples(spec));
+            let mut mine = samples(spec);
+            all.extend(mine.iter().copied());
+            mine.sort_unstable();
+            each.push(mine);
             arms.push(ArmRecord {
                 round: k + 1,
                 treatment: name.to_string(),
@@ -149,7 +168,10 @@ fn tune_of(root: &Path, groups: &[(&'static str, Vec<ArmSpec>)]) -> (TuneRecord,
         }
         all.sort_unstable();
         runs.push(group);
-        pooled.push(all);
+        pooled.push(Samples {
+            pooled: all,
+            arms: each,
+        });
     }
     let names: Vec<&str> = groups[1..].iter().map(|(n, _)| *n).collect();
     let effects = (1..groups.len())
@@ -178,9 +200,52 @@ fn tune_of(root: &Path, groups: &[(&'static str, Vec<ArmSpec>)]) -> (TuneRecord,
     (record, pooled)
 }
 
+/// Student's t at 97.5 % (a 95 % two-sided interval), by degrees of freedom, as tabulated.
+fn student_t(dof: usize) -> f64 {
+    match dof {
+        1 => 12.7062,
+        2 => 4.3027,
+        3 => 3.1824,
+        _ => panic!("no t tabulated here for {dof} degrees of freedom"),
+    }
+}
+
+/// The interval between rounds from the rounds' log ratios: exp(m ± t·s/√R), m their mean and
+/// s their standard deviation (R - 1 in the denominator).
+fn rounds_bounds(logs: &[f64]) -> (f64, f64) {
+    let r = logs.len() as f64;
+    let mean = logs.iter().sum::<f64>() / r;
+    let s = (logs.iter().map(|l| (l - mean) * (l - mean)).sum::<f64>() / (r - 1.0)).sqrt();
+    let half = student_t(logs.len() - 1) * s / r.sqrt();
+    ((mean - half).exp(), (mean + half).exp())
+}
+
+/// How far a latency's interval between rounds may be from the oracle's: each round's ratio
+/// is the product's from HDR buckets (a value up to 1/1024 above the sample), so each log ratio
+/// is within 2/1024 of the oracle's (so is their mean), and at 2 rounds the half-width
+/// (t·|d1 - d2|/2, t = 12.71) within 12.71 · 2/1024 = 0.025 of it.
+const ROUND_SLACK: f64 = 0.03;
+
+/// `got` is `want` within `rel` of it.
+fn near(got: f64, want: f64, rel: f64) -> bool {
+    (got - want).abs() <= rel * want.abs() + 1e-12
+}
+
+/// A latency figure's (quantile `q`) interval between rounds, from each round's two arms'
+/// samples (nearest rank).
+fn latency_rounds_bounds(q: f64, a: &Samples, b: &Samples) -> (f64, f64) {
+    let logs: Vec<f64> = a
+        .arms
+        .iter()
+        .zip(&b.arms)
+        .map(|(a, b)| (nearest_rank(b, q) as f64 / nearest_rank(a, q) as f64).ln())
+        .collect();
+    rounds_bounds(&logs)
+}
+
 /// Each latency figure of `fix` against the oracle's pooled samples of the baseline (`a`) and
 /// the fix (`b`); returns the p99.9 figure.
-fn check_latencies<'a>(fix: &'a Value, a: &[i64], b: &[i64]) -> &'a Value {
+fn check_latencies<'a>(fix: &'a Value, a: &Samples, b: &Samples) -> &'a Value {
     for (statistic, q) in [("p99", 0.99), ("p99.9", 0.999)] {
         let fig = figure(fix, statistic);
         assert_eq!(fig["unit"], "ns", "{fig}");
@@ -198,6 +263,13 @@ fn check_latencies<'a>(fix: &'a Value, a: &[i64], b: &[i64]) -> &'a Value {
         assert!((f(&fig["ratio"]) - vb / va).abs() < 1e-9, "{fig}");
         let (lo, hi) = (f(&fig["ratio_low"]), f(&fig["ratio_high"]));
         assert!(lo <= f(&fig["ratio"]) && f(&fig["ratio"]) <= hi, "{fig}");
+        // The interval holds the one between rounds (ROUND_SLACK: each round's ratio is
+        // the product's within its HDR buckets).
+        let (rl, rh) = latency_rounds_bounds(q, a, b);
+        assert!(
+            lo <= rl * (1.0 + ROUND_SLACK) && hi >= rh * (1.0 - ROUND_SLACK),
+            "{statistic}: {fig} vs rounds [{rl}, {rh}]"
+        );
     }
     let max = figure(fix, "max");
     assert_eq!(max["unit"], "ns");
@@ -214,16 +286,30 @@ fn check_latencies<'a>(fix: &'a Value, a: &[i64], b: &[i64]) -> &'a Value {
 /// The rate of missed deadlines: counted (each wakeup over the 1 ms deadline, and each period
 /// it skipped: `floor(latency / 1 ms)`), per hour of both threads' time, and its interval's
 /// bounds are where the binomial tails are 2.5 %.
-fn check_rate(fix: &Value, a: &[i64], b: &[i64], hours: [f64; 2]) {
+fn check_rate(fix: &Value, a: &Samples, b: &Samples, hours: [f64; 2]) {
     let fig = figure(fix, "over deadline /h");
     assert_eq!(fig["unit"], "per hour");
-    assert_eq!(fig["interval_method"], "clopper-pearson");
+    assert_eq!(fig["interval_method"], "clopper-pearson+rounds");
     let over = |s: &[i64]| {
         s.iter()
             .map(|&x| u64::from(x > MS as i64) + x.max(0) as u64 / MS)
             .sum::<u64>()
     };
     let (xa, xb) = (over(a), over(b));
+    // Between rounds: each round's rate ratio with half an event added each side.
+    let per_arm = [
+        hours[0] / a.arms.len() as f64,
+        hours[1] / b.arms.len() as f64,
+    ];
+    let logs: Vec<f64> = a
+        .arms
+        .iter()
+        .zip(&b.arms)
+        .map(|(sa, sb)| {
+            (((over(sb) as f64 + 0.5) / per_arm[1]) / ((over(sa) as f64 + 0.5) / per_arm[0])).ln()
+        })
+        .collect();
+    let (rl, rh) = rounds_bounds(&logs);
     assert!(
         (f(&fig["baseline"]) - xa as f64 / hours[0]).abs() < 1e-6,
         "{fig} {xa}"
@@ -235,12 +321,18 @@ fn check_rate(fix: &Value, a: &[i64], b: &[i64], hours: [f64; 2]) {
     let n = xa + xb;
     // The ratio r maps to the binomial p = r·hb / (ha + r·hb).
     let p = |r: f64| r * hours[1] / (hours[0] + r * hours[1]);
+    // Each bound is the farther of the exact Poisson one (where the binomial tail is 2.5 %)
+    // and the one between rounds: at or beyond both, and at one of them.
     match fig["ratio_high"].as_f64() {
         Some(h) => {
             let tail = binomial_at_most(xb, n, p(h));
             assert!(
-                (tail - 0.025).abs() < 1e-4,
-                "P(X <= {xb}) at the upper bound: {tail}"
+                tail <= 0.025 + 1e-4 && h >= rh * (1.0 - 1e-9),
+                "{fig}: {tail}, {rh}"
+            );
+            assert!(
+                (tail - 0.025).abs() < 1e-4 || near(h, rh, 1e-6),
+                "the upper bound {h}: P(X <= {xb}) {tail}, between rounds {rh}"
             );
         }
         None => assert_eq!(xb, n, "only no event on the baseline's side leaves it open"),
@@ -251,8 +343,12 @@ fn check_rate(fix: &Value, a: &[i64], b: &[i64], hours: [f64; 2]) {
     } else {
         let tail = 1.0 - binomial_at_most(xb - 1, n, p(low));
         assert!(
-            (tail - 0.025).abs() < 1e-4,
-            "P(X >= {xb}) at the lower bound: {tail}"
+            tail <= 0.025 + 1e-4 && low <= rl * (1.0 + 1e-9),
+            "{fig}: {tail}, {rl}"
+        );
+        assert!(
+            (tail - 0.025).abs() < 1e-4 || near(low, rl, 1e-6),
+            "the lower bound {low}: P(X >= {xb}) {tail}, between rounds {rl}"
         );
     }
 }
@@ -294,7 +390,7 @@ fn tune_json_figures_are_re_derived_from_the_arms() {
             &pooled[2]
         };
         let p999 = check_latencies(fix, &pooled[0], other);
-        assert_eq!(p999["interval_method"], "bootstrap", "{p999}");
+        assert_eq!(p999["interval_method"], "bootstrap+rounds", "{p999}");
         check_rate(fix, &pooled[0], other, [hours, hours]);
         assert_eq!(
             fix["effect"]["samples"],
@@ -373,7 +469,7 @@ fn a_short_tunes_order_statistic_interval_is_re_derived() {
     check_rate(fix, a, b, [hours, hours]);
     for (statistic, q) in [("p99", 0.99), ("p99.9", 0.999)] {
         let fig = figure(fix, statistic);
-        assert_eq!(fig["interval_method"], "order-statistic", "{fig}");
+        assert_eq!(fig["interval_method"], "order-statistic+rounds", "{fig}");
         let bounds = |s: &[i64]| {
             let (l, u) = ranks(s.len() as u64, q, 0.975);
             (s[l as usize - 1] as f64, s[u as usize - 1] as f64)
@@ -384,15 +480,25 @@ fn a_short_tunes_order_statistic_interval_is_re_derived() {
         // bound within the buckets of the values it is made of.
         let slack = (ha + hb) / 1024.0 + 2.0;
         let (lo, hi) = (f(&fig["ratio_low"]), f(&fig["ratio_high"]));
+        // Then widened to hold the interval between the rounds (within ROUND_SLACK).
+        let (rl, rh) = latency_rounds_bounds(q, a, b);
         let want_lo = ((base + lb - ha) / base).max(0.0);
         let want_hi = (base + hb - la) / base;
         assert!(
-            (lo - want_lo).abs() * base <= slack,
-            "{statistic}: low {lo} vs {want_lo}"
+            (lo - want_lo).abs() * base <= slack || near(lo, rl, ROUND_SLACK),
+            "{statistic}: low {lo} vs {want_lo} or {rl}"
         );
         assert!(
-            (hi - want_hi).abs() * base <= slack,
-            "{statistic}: high {hi} vs {want_hi}"
+            lo <= want_lo + slack / base && lo <= rl * (1.0 + ROUND_SLACK),
+            "{statistic}: {lo}"
+        );
+        assert!(
+            (hi - want_hi).abs() * base <= slack || near(hi, rh, ROUND_SLACK),
+            "{statistic}: high {hi} vs {want_hi} or {rh}"
+        );
+        assert!(
+            hi >= want_hi - slack / base && hi >= rh * (1.0 - ROUND_SLACK),
+            "{statistic}: {hi}"
         );
     }
 }
