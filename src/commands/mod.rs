@@ -32,7 +32,8 @@ pub fn dispatch(command: Command) -> Result<i32> {
     // They also undo, before changing anything, what killed jitterlabs left (the kernel state
     // their journals name): whatever command comes next after a SIGKILL cleans it up
     // (session/stale.rs; tests/offline/kernel_state.rs checks it is called here).
-    if changes_the_system(&command) {
+    let catches_signals = changes_the_system(&command);
+    if catches_signals {
         crate::session::signals::install()?;
         crate::session::stale::undo_at_start();
     }
@@ -67,6 +68,20 @@ pub fn dispatch(command: Command) -> Result<i32> {
     // A second SIGINT/SIGTERM that came while the user's programs were being ended was held
     // back until their outcomes were recorded (session/signals.rs `ExitHold`): it is the
     // exit it asked for.
+    // A stop request that no session took up (a dry run, a command refused before its
+    // session): the handler only set a flag, so the command would end as if none had come.
+    // It ends as interrupted instead, as the shell ends a program that SIGINT killed (130),
+    // saying so (eleventh hostile re-run, L11-b).
+    if catches_signals && let Some(signal) = crate::session::signals::unanswered_request() {
+        if let Err(f) = &result {
+            eprintln!("jitterlab: {}", crate::error::escape_controls(&f.message));
+        }
+        eprintln!(
+            "jitterlab: interrupted by {signal} before a run started: nothing was started; exiting {}",
+            crate::error::STOPPED_AT_ONCE
+        );
+        return Ok(crate::error::STOPPED_AT_ONCE);
+    }
     if crate::session::signals::exit_was_deferred() {
         if let Err(f) = &result {
             eprintln!("jitterlab: {}", crate::error::escape_controls(&f.message));
