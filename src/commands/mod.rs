@@ -32,8 +32,7 @@ pub fn dispatch(command: Command) -> Result<i32> {
     // They also undo, before changing anything, what killed jitterlabs left (the kernel state
     // their journals name): whatever command comes next after a SIGKILL cleans it up
     // (session/stale.rs; tests/offline/kernel_state.rs checks it is called here).
-    let catches_signals = changes_the_system(&command);
-    if catches_signals {
+    if changes_the_system(&command) {
         crate::session::signals::install()?;
         crate::session::stale::undo_at_start();
     }
@@ -72,7 +71,9 @@ pub fn dispatch(command: Command) -> Result<i32> {
     // session): the handler only set a flag, so the command would end as if none had come.
     // It ends as interrupted instead, as the shell ends a program that SIGINT killed (130),
     // saying so (eleventh hostile re-run, L11-b).
-    if catches_signals && let Some(signal) = crate::session::signals::unanswered_request() {
+    // (Only a command that installed the handlers can have one: for the others a SIGINT or
+    // SIGTERM ends the process.)
+    if let Some(signal) = crate::session::signals::unanswered_request() {
         if let Err(f) = &result {
             eprintln!("jitterlab: {}", crate::error::escape_controls(&f.message));
         }

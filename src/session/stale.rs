@@ -93,8 +93,7 @@ fn undo_run_dir(s: &journal::Stale) -> (Option<String>, bool) {
     let Some(path) = s.field("dir").map(PathBuf::from) else {
         return s.not_in_format("a result directory");
     };
-    let Ok(record) = crate::results::ResultDir::open(&path).and_then(|d| d.read_run_record())
-    else {
+    let Ok(record) = crate::results::loaded::open(&path).map(|run| run.record) else {
         return (None, true);
     };
     if record.ended != crate::format::run_record::Ended::Running {

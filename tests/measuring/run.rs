@@ -490,7 +490,8 @@ fn a_stepped_runs_deadline_cell_and_spike_rate_are_over_its_real_span() {
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let run = run_json(&out);
-    let spikes = thread(&run, 0)["tails"]["spikes"]
+    // run.json's per-thread tail records are flattened into the thread (`spikes`).
+    let spikes = thread(&run, 0)["spikes"]
         .as_array()
         .unwrap()
         .iter()
