@@ -22,7 +22,9 @@ pub enum ExitCode {
 
 /// 130: a second SIGINT or SIGTERM while stopping ends the process at once (`_exit`), or once
 /// the programs it ended are recorded, with the status a shell gives a program ended by SIGINT
-/// (128 + 2); docs/user-guide.md.
+/// (128 + 2); and a command that changes the system ends so when a stop request came before any
+/// run took it up (a dry run: nothing is printed as its result; `commands::dispatch`).
+/// docs/user-guide.md.
 pub(crate) const STOPPED_AT_ONCE: i32 = 130;
 
 impl ExitCode {

@@ -106,8 +106,9 @@ pub(crate) fn default_out(start: SystemTime) -> PathBuf {
     state_results_dir().join(name)
 }
 
-/// Where a drop-in's output file goes: `-` is standard output where the tool takes it so
-/// (`--json=-`).
+/// Where a drop-in's output file goes: `-` is standard output (`--json=-`), as for every
+/// output file jitterlab writes, but where the tool takes it as a file name
+/// (`cyclictest --histfile=-`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Dash {
     Stdout,
@@ -123,8 +124,8 @@ pub(crate) fn claim_output(
     dash: Dash,
 ) -> Result<OutputFile> {
     match dash {
-        Dash::Stdout => OutputFile::claim_or_stdout(path, option),
-        Dash::AFile => OutputFile::claim(path, option, &[]),
+        Dash::Stdout => OutputFile::claim(path, option, &[]),
+        Dash::AFile => OutputFile::claim_dash_as_a_file(path, option),
     }
     .map_err(|f| Failure {
         code: f.code,

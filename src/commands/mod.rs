@@ -67,6 +67,22 @@ pub fn dispatch(command: Command) -> Result<i32> {
     // A second SIGINT/SIGTERM that came while the user's programs were being ended was held
     // back until their outcomes were recorded (session/signals.rs `ExitHold`): it is the
     // exit it asked for.
+    // A stop request that no session took up (a dry run, a command refused before its
+    // session): the handler only set a flag, so the command would end as if none had come.
+    // It ends as interrupted instead, as the shell ends a program that SIGINT killed (130),
+    // saying so (eleventh hostile re-run, L11-b).
+    // (Only a command that installed the handlers can have one: for the others a SIGINT or
+    // SIGTERM ends the process.)
+    if let Some(signal) = crate::session::signals::unanswered_request() {
+        if let Err(f) = &result {
+            eprintln!("jitterlab: {}", crate::error::escape_controls(&f.message));
+        }
+        eprintln!(
+            "jitterlab: interrupted by {signal} before a run started: nothing was started; exiting {}",
+            crate::error::STOPPED_AT_ONCE
+        );
+        return Ok(crate::error::STOPPED_AT_ONCE);
+    }
     if crate::session::signals::exit_was_deferred() {
         if let Err(f) = &result {
             eprintln!("jitterlab: {}", crate::error::escape_controls(&f.message));

@@ -113,6 +113,8 @@ fn measure_levels(plan: &SweepPlan, claim: dir::Claim, quiet: bool) -> Result<(S
         load_only: false,
         rows: Vec::new(),
         warnings: Vec::new(),
+        ended: Some("running".into()),
+        end_reason: None,
     };
     let n = plan.levels.len();
     let started = std::time::Instant::now();
@@ -140,17 +142,18 @@ fn measure_levels(plan: &SweepPlan, claim: dir::Claim, quiet: bool) -> Result<(S
         let row = SweepRow::new(level, &plan.specs[k], &outcome.record);
         eprintln!("sweep: level {level} done: {}", sweep_row(&row));
         record.push_row(row);
+        let interrupted = outcome.record.ended == Ended::Interrupted;
+        failed |= outcome.record.ended == Ended::Failed;
+        if interrupted || k + 1 == n {
+            end_sweep(&mut record, interrupted, failed, k, level);
+        }
         sweep::write(&sweep_dir, &record)?;
-        match outcome.record.ended {
-            Ended::Interrupted => {
-                eprintln!(
-                    "sweep: interrupted at level {level}; the levels done so far are in {}",
-                    sweep_dir.path.display()
-                );
-                break;
-            }
-            Ended::Failed => failed = true,
-            _ => {}
+        if interrupted {
+            eprintln!(
+                "sweep: interrupted at level {level}; the levels done so far are in {}",
+                sweep_dir.path.display()
+            );
+            break;
         }
     }
     Ok((record, failed))
@@ -273,6 +276,8 @@ fn run_levels_alone(plan: &LoadOnlyPlan, claim: dir::Claim) -> Result<(SweepReco
         load_only: true,
         rows: Vec::new(),
         warnings: Vec::new(),
+        ended: Some("running".into()),
+        end_reason: None,
     };
     let (n, for_how_long) = (
         plan.levels.len(),
@@ -302,12 +307,16 @@ fn run_levels_alone(plan: &LoadOnlyPlan, claim: dir::Claim) -> Result<(SweepReco
         let row = load_only_row(level, spec, &outcome);
         eprintln!("sweep: level {level} done: {}", sweep_row(&row));
         record.push_row(row);
-        sweep::write(&sweep_dir, &record)?;
         if let Some(f) = &outcome.failure {
             eprintln!("jitterlab: sweep level {level}: {f}");
             failed = true;
         }
-        if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+        let stopped = interrupted.load(std::sync::atomic::Ordering::SeqCst);
+        if stopped || k + 1 == n {
+            end_sweep(&mut record, stopped, failed, k, level);
+        }
+        sweep::write(&sweep_dir, &record)?;
+        if stopped {
             eprintln!(
                 "sweep: interrupted at level {level}; the levels done so far are in {}",
                 sweep_dir.path.display()
@@ -316,6 +325,37 @@ fn run_levels_alone(plan: &LoadOnlyPlan, claim: dir::Claim) -> Result<(SweepReco
         }
     }
     Ok((record, failed))
+}
+
+/// sweep.json's end, once its last level has run or a stop request ended level `k` (`level`):
+/// `interrupted` naming the signal, the level cut short and the levels not run; else `failed`
+/// when a level failed, else `completed` (L10-e).
+fn end_sweep(record: &mut SweepRecord, interrupted: bool, failed: bool, k: usize, level: &str) {
+    let not_run = &record.levels[k + 1..];
+    let (ended, reason) = if interrupted {
+        let rest = match not_run.len() {
+            0 => "every level had started".to_string(),
+            _ => format!("level(s) {} not run", not_run.join(", ")),
+        };
+        (
+            "interrupted",
+            Some(format!(
+                "{} at level {level} ({} of {}): its row holds what it measured before the stop; {rest}",
+                crate::session::signals::stop_reason(),
+                k + 1,
+                record.levels.len()
+            )),
+        )
+    } else if failed {
+        (
+            "failed",
+            Some("a level failed: its run's end_reason says why".to_string()),
+        )
+    } else {
+        ("completed", None)
+    };
+    record.ended = Some(ended.to_string());
+    record.end_reason = reason;
 }
 
 /// A level of loads alone: the swept load's throughput, no latency.

@@ -7,7 +7,7 @@
 use super::LoadSpec;
 use super::generator::GeneratorSpec;
 use crate::cpulist::format_cpu_list;
-use crate::units::parse_duration_ns;
+use crate::units::{format_ns, parse_duration_ns};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -420,21 +420,59 @@ impl Scenario {
     /// each counted phase `wakeups` x `interval_ns` long, every phase starting where the one
     /// before ends; `length_ns` their sum. A plan only: the run's phases end where their
     /// counts end. Nothing changes in a scenario without counted phases.
-    pub(crate) fn lay_out(&mut self, interval_ns: u64) {
+    ///
+    /// A plan past `max_ns` (the longest run, `plan::MAX_DURATION_NS`: ten years) is refused,
+    /// naming the phase that passes it, as a `--duration` past it is: such a phase would be cut
+    /// short by the run's end and the phases after it never run (eleventh hostile re-run,
+    /// L11-a: `wakeups = 100000000000` at 1 s was planned saturated at 2^64 ns and accepted).
+    pub(crate) fn lay_out(&mut self, interval_ns: u64, max_ns: u64) -> Result<(), String> {
         if !self.counts_wakeups() {
-            return;
+            return Ok(());
         }
+        let interval_ns = interval_ns.max(1);
         let mut at = 0u64;
-        for p in &mut self.phases {
+        for (i, p) in self.phases.iter_mut().enumerate() {
             let length = match p.wakeups {
-                Some(n) => n.saturating_mul(interval_ns.max(1)),
-                None => p.end_ns - p.start_ns,
+                Some(n) => n.checked_mul(interval_ns),
+                None => Some(p.end_ns - p.start_ns),
+            };
+            let end = length
+                .and_then(|l| at.checked_add(l))
+                .filter(|&e| e <= max_ns);
+            let Some(end) = end else {
+                let (what, fix) = match p.wakeups {
+                    Some(n) => (
+                        format!(
+                            "wakeups = {n} at an interval of {} ends {} after the run's start",
+                            format_ns(interval_ns),
+                            match length.and_then(|l| at.checked_add(l)) {
+                                Some(e) => format!("{} s", seconds(e)),
+                                None => "more than 584 years".to_string(),
+                            }
+                        ),
+                        "give fewer wakeups or a shorter --interval",
+                    ),
+                    None => (
+                        format!(
+                            "its duration ends {} s after the run's start",
+                            seconds(at.saturating_add(length.unwrap_or(u64::MAX)))
+                        ),
+                        "shorten the phases before it or this one",
+                    ),
+                };
+                return Err(format!(
+                    "{}: phase {i} ('{}'): {what}, past the longest run ({} s, 3650 days): the run would end before the phase and the phases after it never run; {fix}",
+                    self.path.display(),
+                    p.label,
+                    seconds(max_ns)
+                ));
             };
             p.start_ns = at;
-            p.end_ns = at.saturating_add(length);
-            at = p.end_ns;
+            p.end_ns = end;
+            at = end;
         }
         self.length_ns = at;
+        Ok(())
     }
 
     /// Checks what needs the measured CPUs: `cpus=housekeeping` must leave CPUs for the loads.
@@ -659,5 +697,47 @@ start = "6s"
             }
         }
         assert!(n >= 2, "examples/ holds the OCERA and OSADL scenarios");
+    }
+
+    /// L11-a: a counted phase whose plan passes the longest run (ten years) is refused, naming
+    /// the phase; before, it was planned saturated at 2^64 ns (or cut at the cap) and accepted.
+    #[test]
+    fn a_counted_plan_past_the_longest_run_is_refused_naming_its_phase() {
+        // plan::MAX_DURATION_NS (the plan's layer is above this one): ten years.
+        const MAX: u64 = 3650 * 86_400_000_000_000;
+        const S: u64 = 1_000_000_000;
+        let counted = |n: u64| {
+            parse_str(&format!(
+                "[[phase]]\nlabel = \"a\"\nwakeups = 10\n[[phase]]\nlabel = \"b\"\nwakeups = {n}\n[[phase]]\nlabel = \"c\"\nduration = \"1s\"\n"
+            ))
+            .unwrap()
+        };
+        // 1e11 wakeups at 1 s: 3,169 years (passes 2^64 ns); 4e9 at 1 s: 126 years.
+        for n in [100_000_000_000u64, 4_000_000_000] {
+            let e = counted(n).lay_out(S, MAX).unwrap_err();
+            assert!(
+                e.contains("s.toml: phase 1 ('b'): wakeups = ") && e.contains("3650 days"),
+                "{e}"
+            );
+            assert!(e.contains("fewer wakeups or a shorter --interval"), "{e}");
+        }
+        // The same count at a shorter interval fits, and is planned exactly.
+        let mut s = counted(4_000_000_000);
+        s.lay_out(1000, MAX).unwrap();
+        assert_eq!(s.length_ns, 10 * 1000 + 4_000_000_000 * 1000 + S);
+        // The plan at exactly the cap is accepted; one wakeup more at that interval is not.
+        let per = MAX / 10;
+        let mut s = parse_str("[[phase]]\nlabel = \"x\"\nwakeups = 10\n").unwrap();
+        s.lay_out(per, MAX).unwrap();
+        assert_eq!(s.length_ns, MAX);
+        let mut s = parse_str("[[phase]]\nlabel = \"x\"\nwakeups = 11\n").unwrap();
+        assert!(s.lay_out(per, MAX).is_err());
+        // A timed phase after the counted ones that passes it is named too.
+        let mut s = parse_str(
+            "[[phase]]\nlabel = \"x\"\nwakeups = 10\n[[phase]]\nlabel = \"y\"\nduration = \"3650d\"\n",
+        )
+        .unwrap();
+        let e = s.lay_out(S, MAX).unwrap_err();
+        assert!(e.contains("phase 1 ('y'): its duration ends"), "{e}");
     }
 }

@@ -207,3 +207,42 @@ fn the_dropped_records_help_names_the_kinds_records() {
         );
     }
 }
+
+/// Tenth hostile re-run, L10-i: an import's overflows (recorded at the histogram's end, 30 us,
+/// their real values up to the source's max) were counted in every bucket from 30 us, so
+/// `histogram_quantile(0.99, ...)` read 30-50 us for a run whose overflows averaged 50 ms. They
+/// count only in the buckets at or above the max, or in `+Inf` alone when it is not known.
+#[test]
+fn an_imports_overflows_count_in_no_bucket_below_its_max() {
+    let mut h = new_histogram();
+    h.record_n(15_000, 10).unwrap(); // in range: 15 us
+    h.record_n(30_000, 990).unwrap(); // the overflows, at the histogram's end (-h30)
+    let at = |b: &LatencyBuckets, le_ns: u64| {
+        let i = LATENCY_BUCKET_BOUNDS_NS
+            .iter()
+            .position(|&x| x == le_ns)
+            .unwrap();
+        b.at_or_below[i]
+    };
+    let max = Some(99_999_000i64); // the source's max, 99.999 ms
+    let b = LatencyBuckets::from_histogram_with_overflows(&h, 1.0, Some(30_000), max);
+    assert_eq!(b.count, 1000);
+    for le in [20_000, 50_000, 1_000_000, 50_000_000] {
+        assert_eq!(at(&b, le), 10, "le {le} ns");
+    }
+    assert_eq!(at(&b, 100_000_000), 1000, "le 100 ms, at or above the max");
+    // The max not known: the overflows are in `+Inf` (the count) only.
+    let b = LatencyBuckets::from_histogram_with_overflows(&h, 1.0, Some(30_000), None);
+    assert_eq!(b.count, 1000);
+    assert!(b.at_or_below[4..].iter().all(|&n| n == 10), "{b:?}");
+    // A max below the overflows' start is no bound for them: `+Inf` only.
+    let b = LatencyBuckets::from_histogram_with_overflows(&h, 1.0, Some(30_000), Some(20_000));
+    assert!(b.at_or_below[4..].iter().all(|&n| n == 10), "{b:?}");
+    // Without overflows, the plain buckets.
+    let plain = LatencyBuckets::from_histogram(&h, 1.0);
+    assert_eq!(
+        LatencyBuckets::from_histogram_with_overflows(&h, 1.0, None, max),
+        plain
+    );
+    assert_eq!(at(&plain, 50_000), 1000);
+}

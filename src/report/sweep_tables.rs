@@ -236,6 +236,8 @@ mod tests {
             load_only: false,
             rows,
             warnings: Vec::new(),
+            ended: None,
+            end_reason: None,
         }
     }
 

@@ -26,6 +26,17 @@ pub struct SweepRecord {
     /// by [`SweepRecord::push_row`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// How the sweep ended, as tune.json's `ended`: `running` while its levels run (a sweep
+    /// killed by SIGKILL leaves it so), `completed` (every level ran), `interrupted` (a
+    /// SIGINT, SIGTERM or SIGHUP stopped a level: the rows are the levels run, the last of
+    /// them cut short), `failed` (a level failed). Absent in files before it (tenth hostile
+    /// re-run, L10-e: an interrupted sweep's sweep.json did not say so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
+    /// Why, for an interrupted or failed sweep: the signal, the level it stopped and the
+    /// levels not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_reason: Option<String>,
 }
 
 impl SweepRecord {
@@ -294,6 +305,8 @@ mod tests {
                 },
             ],
             warnings: Vec::new(),
+            ended: None,
+            end_reason: None,
         };
         let text = csv(&record);
         let lines: Vec<&str> = text.lines().collect();
@@ -329,6 +342,8 @@ mod tests {
             levels: vec!["20".into(), "30".into()],
             rows: Vec::new(),
             warnings: Vec::new(),
+            ended: None,
+            end_reason: None,
         };
         let exchange = |v: Option<f64>| match v {
             Some(v) => Throughput::new("mean exchange time", v, "s"),

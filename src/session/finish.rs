@@ -117,6 +117,10 @@ impl Session {
         if let Err(e) = self.dir.write_final_run_record(&mut self.record) {
             eprintln!("jitterlab: {e}");
         }
+        // The run's end is written: no next start is to say its directory was left running.
+        if let Some(j) = self.dir_journal.take() {
+            let _ = j.remove();
+        }
         self.release_for_next_run();
         self.end_actions(interrupted_at_end);
         // The rest of the session (its parts, in field order) is dropped on return.
@@ -336,11 +340,11 @@ impl Session {
             } else if let (Some(reason), false) = (&self.caller_end, interrupted) {
                 Some(reason.clone())
             } else if interrupted {
-                Some("stopped by SIGINT or SIGTERM".into())
+                Some(crate::session::signals::stop_reason())
             } else if self.stopped_by_caller {
                 Some("stopped by its caller".into())
             } else {
-                None
+                shorter_than_an_interval(&self.plan)
             }
         });
         record.ended_utc = Some(humantime::format_rfc3339_millis(SystemTime::now()).to_string());
@@ -393,6 +397,30 @@ impl Session {
             record.warnings.extend(steal.warnings());
         }
     }
+}
+
+/// The end reason of a completed run whose duration is shorter than every measuring thread's
+/// interval: each thread took its first wakeup at the start, its next one was due after the
+/// end, and the run ended then, long before its duration (tenth hostile re-run, L10-c:
+/// `cyclictest -l 3 -i 4000000 -D 1` ended after 13 ms, `completed`, with nothing saying why).
+/// None for any other run.
+fn shorter_than_an_interval(plan: &crate::plan::RunPlan) -> Option<String> {
+    let RunLength::Duration(duration_ns) = plan.length else {
+        return None;
+    };
+    if !plan.measurement.kind().spec().periodic || plan.cpus.is_empty() {
+        return None;
+    }
+    let shortest = (0..plan.cpus.len())
+        .map(|k| plan.measurement.interval_ns(k))
+        .min()?;
+    (shortest > duration_ns).then(|| {
+        format!(
+            "its duration ({}) is shorter than its interval ({}): each thread took its first wakeup at the start and its next one was due after the end, so the run ended after 1 wakeup per thread",
+            crate::units::format_ns(duration_ns),
+            crate::units::format_ns(shortest)
+        )
+    })
 }
 
 /// The process's CPU time now, with the calling thread as the recorder. Called on the recorder

@@ -216,6 +216,10 @@ pub struct Session {
     /// The measured CPUs' context counters, read at each log interval boundary (None with
     /// `--no-counters`).
     counters: Option<crate::recorder::counters::CounterLog>,
+    /// The journal of the result directory (stale.rs `journal_run_dir`), removed once the
+    /// final run.json is written: left by a killed run, the next start says the directory's
+    /// owner is gone.
+    dir_journal: Option<journal::Journal>,
 }
 
 impl Session {

@@ -15,7 +15,7 @@
 
 use crate::error::{OrFailure, Result};
 use crate::sys::signal::{SIGHUP, SIGINT, SIGTERM, Signal, SignalSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// The stop requests: SIGINT, SIGTERM, and SIGHUP (a closed terminal, a dropped ssh session:
@@ -37,6 +37,13 @@ fn stop_signals() -> &'static [Signal] {
 static CAUGHT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 /// When the first SIGINT or SIGTERM came (CLOCK_MONOTONIC, ns; 0: none yet).
 static FIRST_SIGNAL_NS: AtomicU64 = AtomicU64::new(0);
+/// Which signal was the first stop request (0: none yet): written by the handler that set
+/// [`FIRST_SIGNAL_NS`], so that every record of the stop names it ([`stop_reason`]).
+static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// Whether a session (or a command's own loop) has taken up the stop requests: set by
+/// [`stop_flag`] and [`catch`]. A request that came while nothing took them up was answered
+/// by no one ([`unanswered_request`]).
+static TAKEN_UP: AtomicBool = AtomicBool::new(false);
 /// How many [`ExitHold`]s there are: while there is one, a second request does not exit at
 /// once but is deferred ([`SECOND_SIGNAL_NS`]).
 static HOLDS: AtomicUsize = AtomicUsize::new(0);
@@ -73,6 +80,7 @@ pub(crate) fn install() -> Result<Arc<AtomicBool>> {
 /// The flag of [`install`], installing the handlers if no command did (library use: the
 /// tests that start a session directly).
 pub(crate) fn catch() -> Result<Arc<AtomicBool>> {
+    TAKEN_UP.store(true, Ordering::SeqCst);
     match CAUGHT.get() {
         Some(flag) => Ok(Arc::clone(flag)),
         None => install(),
@@ -96,7 +104,10 @@ fn install_blocked() -> Result<Arc<AtomicBool>> {
                 crate::sys::signal::note_stop_request();
                 let now = crate::measure::clock::monotonic_ns().max(1);
                 match FIRST_SIGNAL_NS.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst) {
-                    Ok(_) => flag.store(true, Ordering::SeqCst),
+                    Ok(_) => {
+                        FIRST_SIGNAL.store(signal, Ordering::SeqCst);
+                        flag.store(true, Ordering::SeqCst)
+                    }
                     Err(first) if now.saturating_sub(first) > SAME_REQUEST_NS => {
                         if HOLDS.load(Ordering::SeqCst) == 0 {
                             signal_hook::low_level::exit(crate::error::STOPPED_AT_ONCE)
@@ -143,6 +154,50 @@ pub(crate) fn stop_flag() -> Result<Arc<AtomicBool>> {
         stop.store(true, Ordering::SeqCst);
     }
     Ok(stop)
+}
+
+/// The signal of the first stop request since [`install`] ("SIGINT", "SIGTERM", "SIGHUP"), if
+/// one came.
+pub(crate) fn first_request() -> Option<&'static str> {
+    match FIRST_SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        signal => Some(crate::sys::signal::name(signal).unwrap_or("a stop signal")),
+    }
+}
+
+/// The end reason of a run or tune stopped by a request: "stopped by SIGTERM", naming the
+/// signal that came first (tenth hostile re-run, L10-b: "SIGINT, SIGTERM or SIGHUP"). For a
+/// stop with no signal recorded (a caller's flag set by hand), the signals that stop it.
+pub(crate) fn stop_reason() -> String {
+    format!(
+        "stopped by {}",
+        first_request().unwrap_or("SIGINT, SIGTERM or SIGHUP")
+    )
+}
+
+/// The first stop request's signal when it came while nothing took the requests up: a
+/// command that changes the system but ended without a session, a dry run (eleventh hostile
+/// re-run, L11-b: a SIGINT during `run --dry-run`'s start was caught by the handler, which
+/// only sets a flag, and the plan was printed with exit 0). `commands::dispatch` ends such a
+/// command as interrupted; the dry runs' checks ask [`stopped_before_a_session`] before
+/// printing.
+pub(crate) fn unanswered_request() -> Option<&'static str> {
+    match TAKEN_UP.load(Ordering::SeqCst) {
+        true => None,
+        false => first_request(),
+    }
+}
+
+/// [`unanswered_request`] as the error a command without a session returns when a stop request
+/// came before its work was done (`what`: "its checks were done"): the work is not shown,
+/// since it may be incomplete, and `commands::dispatch` exits with 130.
+pub(crate) fn stopped_before_a_session(what: &str) -> Result<()> {
+    match unanswered_request() {
+        None => Ok(()),
+        Some(signal) => Err(crate::error::Failure::run(format!(
+            "stopped by {signal} before {what}: nothing was started, and nothing is printed as its result; run the command again to see it"
+        ))),
+    }
 }
 
 /// Held while a session ends with programs of the user to record (session/finish.rs): a

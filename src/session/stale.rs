@@ -61,7 +61,52 @@ const KINDS: &[(&str, &str, Undo)] = &[
     (crate::trace::timerlat::KIND, "osnoise options", |s, _| {
         crate::trace::timerlat::osnoise::undo(s)
     }),
+    // Last: what the kernel state's journals said of the same killed run comes first.
+    (RUN_DIR_KIND, "a result directory", |s, _| undo_run_dir(s)),
 ];
+
+/// The journal of a run's result directory (`result-dir-<pid>`): written once the directory
+/// holds its first run.json, removed once the last is written. Found without a writer, its
+/// run was killed before it could write its end: the next command that changes the system
+/// (the next `run`) says so, naming the directory, as `report` and `export` of it do
+/// ([`owner_notice`]; issue 42: only those two said it).
+pub(crate) const RUN_DIR_KIND: &str = "result-dir";
+
+/// Journals the result directory `path` of the run starting now; None (nothing said: the
+/// notice is a courtesy, the run's own files say `running` all the same) when there is no
+/// trusted directory or the path cannot be one line.
+pub(crate) fn journal_run_dir(path: &Path) -> Option<journal::Journal> {
+    let absolute = std::path::absolute(path).ok()?;
+    let line = format!("dir {}", absolute.to_str()?);
+    if line.contains('\n') {
+        return None;
+    }
+    let dir = TrustedDir::for_this_user(true).ok()?;
+    journal::Journal::create(&dir, RUN_DIR_KIND, &[line]).ok()
+}
+
+/// A killed run's result directory: said when its run.json still says `running` (its process
+/// is gone: the journal has no writer), with what `report` and `export` say of it; nothing to
+/// say when it is gone or ended. The directory is not touched. (`report` and `export` tell a
+/// killed run by its CPU locks, [`owner_notice`]; here the journal's missing writer tells.)
+fn undo_run_dir(s: &journal::Stale) -> (Option<String>, bool) {
+    let Some(path) = s.field("dir").map(PathBuf::from) else {
+        return s.not_in_format("a result directory");
+    };
+    let Ok(record) = crate::results::loaded::open(&path).map(|run| run.record) else {
+        return (None, true);
+    };
+    if record.ended != crate::format::run_record::Ended::Running {
+        return (None, true);
+    }
+    // The journal without a writer is the proof: its process ended without removing it.
+    let said = format!(
+        "a jitterlab (pid {}) was killed during this boot: its result directory {} says `ended: running`, and its process is gone (killed by SIGKILL, a crash, or a power loss before it could write its end); what it flushed before is read as it is, and `report` and `export` of it say it was killed",
+        s.pid,
+        crate::error::display_path(&path)
+    );
+    (Some(said), true)
+}
 
 /// What [`undo_at_start`] undid, kept for the first session of the process to record in its
 /// run.json; set once per process.

@@ -179,6 +179,7 @@ impl Session {
             .or_run(|| format!("cannot write run.json in {}", claim.dir().path.display()))?;
         startup::mark("result headers and the first run.json written");
         let dir = claim.keep();
+        let dir_journal = super::stale::journal_run_dir(&dir.path);
         for w in &warnings {
             events.write(&Event::Warning {
                 time_ns: monotonic_ns(),
@@ -252,6 +253,7 @@ impl Session {
             steal,
             actions,
             counters,
+            dir_journal,
         })
     }
 }

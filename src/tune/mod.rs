@@ -331,7 +331,8 @@ fn measure(
     };
     let interrupted = |record: &TuneRecord, during: &str| {
         Some(format!(
-            "stopped by SIGINT, SIGTERM or SIGHUP {during}, after {} arm(s)",
+            "{} {during}, after {} arm(s)",
+            crate::session::signals::stop_reason(),
             record.arms.len()
         ))
     };

@@ -332,3 +332,40 @@ fn cyclictest_ends_at_its_duration_when_the_loops_are_late() {
     let samples = run["threads"][0]["samples"].as_u64().unwrap();
     assert!(samples < 1000, "{samples} loops: {run:#}");
 }
+
+/// Tenth hostile re-run, L10-c: `cyclictest -l 3 -i 4000000 -D 1` ended after 13 ms,
+/// `completed`, with no end reason and 1 of its 3 loops: its -D (1 s) is shorter than its
+/// interval (4 s), so the first loop, taken at the start, is the only one due within it. The
+/// end reason now says so (the run's rule, any `--duration` below the interval). One wakeup,
+/// well under a second, whatever the machine's noise.
+#[test]
+fn a_duration_shorter_than_the_interval_says_why_the_run_ended_at_once() {
+    if !realtime_available("a_duration_shorter_than_the_interval") {
+        return;
+    }
+    let _g = exclusive();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let out = jitterlab(&[
+        "cyclictest",
+        "-q",
+        "-l",
+        "3",
+        "-i",
+        "4000000",
+        "-D",
+        "1",
+        "--jitterlab-out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let run = run_json(&dir);
+    assert_eq!(run["ended"], "completed", "{run:#}");
+    let reason = run["end_reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("its duration (1.00 s) is shorter than its interval (4.00 s)")
+            && reason.contains("after 1 wakeup per thread"),
+        "{run:#}"
+    );
+    assert_eq!(run["threads"][0]["samples"], 1, "{run:#}");
+}

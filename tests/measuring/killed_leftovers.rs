@@ -280,3 +280,57 @@ fn undone_cgroup_warning(dir: &Path) -> String {
         dir.display()
     )
 }
+
+/// Issue 42 (a newcomer's first hour): a killed run's directory says its owner is gone in
+/// `report` and `export`, and now in the next `run`'s notice too: the run's result-directory
+/// journal, left without a writer by the SIGKILL, makes the next start name the directory
+/// (stderr and its run.json's warnings). A plain run, killed 0.3 s after its run.json is
+/// written; about 2 s.
+#[test]
+fn the_next_run_says_a_killed_runs_directory_was_left_running() {
+    if !two_cpus_online("the_next_run_says_a_killed_runs_directory") {
+        return;
+    }
+    let _x = exclusive();
+    let (_base, out) = temp_out();
+    let mut run = start(&[
+        "run",
+        "-D",
+        "60s",
+        "--cpus",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let pid = run.id();
+    let made = wait_until(|| out.join("run.json").exists());
+    std::thread::sleep(Duration::from_millis(300));
+    run.kill().unwrap();
+    run.wait().unwrap();
+    assert!(made, "the run did not start");
+    assert_eq!(
+        run_json(&out)["ended"],
+        "running",
+        "the kill left no running run"
+    );
+    let (o, record) = next_run(&[]);
+    let said = format!(
+        "a jitterlab (pid {pid}) was killed during this boot: its result directory {} says `ended: running`",
+        out.display()
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&said),
+        "{said}\nnot said: {}",
+        text(&o)
+    );
+    let warnings = record["warnings"].as_array().cloned().unwrap_or_default();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().is_some_and(|w| w.contains(&said))),
+        "not in run.json's warnings: {warnings:?}"
+    );
+    // Said once: the run after it has nothing to say of it.
+    let (o, _) = next_run(&[]);
+    assert!(!text(&o).contains(&said), "said again: {}", text(&o));
+}

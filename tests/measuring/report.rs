@@ -585,6 +585,8 @@ fn a_sweep_plots_throughput_and_latency_against_the_level() {
         levels: rows.iter().map(|r| r.level.clone()).collect(),
         rows,
         warnings: Vec::new(),
+        ended: None,
+        end_reason: None,
     };
     std::fs::write(
         sweep_dir.join("sweep.json"),

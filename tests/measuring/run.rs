@@ -460,3 +460,121 @@ fn dry_run_counts_the_interval_step() {
         "{t}"
     );
 }
+
+/// Issue 42: a stepped run's (`--interval-step`) deadline cell and spike-rate bounds are
+/// over the stepped intervals' real span, not loops x interval. 20 loops at 1 ms growing by
+/// 2 ms span 19 x 1 ms + 2 ms x 190 = 399 ms from the first due time to the last (19 ms
+/// without the step). The deadline (20 ms) is far above this VM's usual noise; a spike over it
+/// changes the cell's words, not its check, which is re-derived from run.json. About 0.6 s.
+#[test]
+fn a_stepped_runs_deadline_cell_and_spike_rate_are_over_its_real_span() {
+    if !realtime_available("a_stepped_runs_deadline_cell") {
+        return;
+    }
+    let _g = exclusive();
+    let (_base, out) = temp_out();
+    let o = jitterlab(&[
+        "run",
+        "--cpus",
+        "0",
+        "--interval",
+        "1ms",
+        "--interval-step",
+        "2ms",
+        "--loops",
+        "20",
+        "--deadline",
+        "20ms",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let run = run_json(&out);
+    // run.json's per-thread tail records are flattened into the thread (`spikes`).
+    let spikes = thread(&run, 0)["spikes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["basis"] == "deadline")
+        .unwrap_or_else(|| panic!("no deadline spikes: {run:#}"))
+        .clone();
+    let exposure = spikes["exposure_ns"].as_u64().unwrap();
+    let count = spikes["count"].as_u64().unwrap();
+    // From the first due time to the end of the last wakeup: the last due time (399 ms), plus
+    // that wakeup's latency (and any stall that delayed it).
+    const SPAN_NS: u64 = 399_000_000;
+    assert!(
+        (SPAN_NS..SPAN_NS + 1_000_000_000).contains(&exposure),
+        "exposure {exposure} ns is not the stepped span ({SPAN_NS} ns): {spikes:#}"
+    );
+    // The rate's bounds are the exact Poisson interval over that exposure.
+    let rate = jitterlab::analysis::tails::spikes::spike_rate(count, exposure, 0.95);
+    for (key, want) in [
+        ("rate_per_hour", rate.per_hour),
+        ("rate_per_hour_low", rate.per_hour_low),
+        ("rate_per_hour_high", rate.per_hour_high),
+    ] {
+        let got = spikes[key].as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+            "{key} {got}, re-derived {want}: {spikes:#}"
+        );
+    }
+    // The terminal's deadline cell says that span (below a second: as milliseconds).
+    let ms = |ns: u64| format!("{:.2} ms", ns as f64 / 1e6);
+    let cell = match count {
+        0 => format!("none > 20.00 ms in {}", ms(exposure)),
+        n => format!("{n} > 20.00 ms, once in {}", ms(exposure / n)),
+    };
+    if exposure / count.max(1) < 1_000_000_000 {
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(stdout.contains(&cell), "no '{cell}' in:\n{stdout}");
+    }
+}
+
+/// Issue 42 (a newcomer's first hour): `--no-mlock` warns on the terminal, for root as for an
+/// unprivileged user (bad_input.rs tries that one as `nobody`, where `setpriv` is): the real
+/// run's summary and run.json, and `--dry-run`, say that page faults can show as latency; a run
+/// without it says nothing of the kind. Two 0.3 s runs.
+#[test]
+fn no_mlock_warns_on_the_terminal() {
+    if !realtime_available("no_mlock_warns_on_the_terminal") {
+        return;
+    }
+    let _g = exclusive();
+    const SAID: &str = "--no-mlock: jitterlab's memory is not locked";
+    for (extra, warned) in [(&["--no-mlock"][..], true), (&[][..], false)] {
+        let (_base, out) = temp_out();
+        let mut args = vec![
+            "run",
+            "-D",
+            "300ms",
+            "--cpus",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = jitterlab(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(text(&o).contains(SAID), warned, "{extra:?}: {}", text(&o));
+        let stored = run_json(&out)["warnings"].to_string();
+        assert_eq!(stored.contains(SAID), warned, "{extra:?}: {stored}");
+    }
+    let o = jitterlab(&[
+        "run",
+        "--dry-run",
+        "-D",
+        "1s",
+        "--cpus",
+        "0",
+        "--no-mlock",
+        "--allow-shared-cpus",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!("warning: {SAID}")),
+        "{}",
+        text(&o)
+    );
+}

@@ -92,6 +92,8 @@ fn a_sigint_pending_at_the_start_stops_every_measuring_command_at_once() {
     for dir in [&run, &noise] {
         let r = run_json(std::path::Path::new(dir));
         assert_eq!(r["ended"], "interrupted", "{dir}");
+        // The signal named (tenth hostile re-run, L10-b).
+        assert_eq!(r["end_reason"], "stopped by SIGINT", "{dir}");
     }
 }
 
@@ -219,4 +221,6 @@ fn a_sighup_stops_a_run_as_sigterm_does() {
     let record: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(record["ended"], "interrupted", "{}", text(&o));
+    // Which request stopped it is named (tenth hostile re-run, L10-b).
+    assert_eq!(record["end_reason"], "stopped by SIGHUP", "{}", text(&o));
 }

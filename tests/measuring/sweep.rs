@@ -155,6 +155,8 @@ fn constructed_sweep(dir: &std::path::Path, max_us: impl Fn(u32) -> i64, traced:
         levels: levels.iter().map(|l| l.to_string()).collect(),
         rows,
         warnings: Vec::new(),
+        ended: None,
+        end_reason: None,
     };
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(
@@ -181,6 +183,8 @@ fn a_sweep_shows_dropped_samples_and_levels_without_a_value() {
         levels: vec!["10".into(), "20".into(), "30".into(), "40".into()],
         rows: Vec::new(),
         warnings: Vec::new(),
+        ended: None,
+        end_reason: None,
     };
     for level in [10u32, 20, 30, 40] {
         let thread = |cpu: usize, samples: u64, dropped_records: u64| SweepThread {
@@ -441,6 +445,7 @@ fn no_measure_runs_each_level_alone_and_records_its_throughput() {
     let sweep: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
     assert_eq!(sweep["load_only"], true, "{sweep}");
+    assert_eq!(sweep["ended"], "completed", "{sweep}");
     let rows = sweep["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2, "{sweep}");
     for (row, groups) in rows.iter().zip([1.0, 2.0]) {

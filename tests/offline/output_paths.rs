@@ -116,3 +116,56 @@ fn the_dropins_name_their_own_result_directory_option() {
         "nothing is made through the link"
     );
 }
+
+/// `-` is standard output wherever a user names an output file (eleventh hostile re-run,
+/// L11-c: `export -o -` wrote a file named `-`), and is refused where the option names a
+/// directory; nothing named `-` is ever made in the working directory.
+#[test]
+fn a_dash_output_is_standard_output_and_never_a_file_named_dash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    crate::common::write_known_run(&run, &[0], 2, 100, crate::common::uniform_10_50, 7, 0);
+    let run = run.to_str().unwrap();
+    let at = |args: &[&str]| {
+        Command::new(bin())
+            .args(args)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+    };
+    let dash = tmp.path().join("-");
+    // A file: the export's JSON and the report's HTML on standard output.
+    let out = at(&["export", run, "--format", "json", "-o", "-"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("export -o - printed no JSON ({e}): {}", text(&out)));
+    assert!(json.is_object(), "{json}");
+    assert!(!dash.exists(), "export -o - made a file named -");
+    let out = at(&["report", run, "-o", "-"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let html = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        html.contains("<html") && html.contains("</html>"),
+        "{}",
+        text(&out)
+    );
+    assert!(!dash.exists(), "report -o - made a file named -");
+    // A directory: refused before anything is made, saying why.
+    for args in [
+        vec!["import", &data("cyclictest.json")[..], "-o", "-"],
+        vec!["report", run, "--plots", "-", "-o", "r.html"],
+    ] {
+        let out = at(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(
+            text(&out).contains("`-` means standard output"),
+            "{args:?}: {}",
+            text(&out)
+        );
+        assert!(!dash.exists(), "{args:?} made an entry named -");
+    }
+    // A file named `-` is still writable, by its path.
+    let out = at(&["export", run, "--format", "json", "-o", "./-"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(dash.is_file());
+}

@@ -133,3 +133,77 @@ fn a_sigint_pending_when_load_starts_stops_it_at_once() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
+
+/// Eleventh hostile re-run, L11-b: a SIGINT during `run --dry-run` was caught by the handler
+/// (which only sets a flag), no session took it up, and the plan was printed with exit 0 as
+/// if every check had passed. A stop request that no run takes up ends the command as
+/// interrupted: 130, said on stderr, no plan on stdout. A dry run measures nothing: offline.
+#[test]
+fn a_sigint_during_a_dry_run_ends_it_as_interrupted() {
+    let (took, o) = with_sigint_pending(
+        &[
+            "run",
+            "--dry-run",
+            "-D",
+            "1s",
+            "--cpus",
+            "0",
+            "--allow-shared-cpus",
+        ],
+        Duration::from_secs(20),
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(130), "after {took:?}: {}", text(&o));
+    assert!(
+        !stdout.contains("every check passed"),
+        "the plan was printed as checked: {}",
+        text(&o)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("interrupted by SIGINT"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// Tenth hostile re-run, L10-e: an interrupted sweep said so on stderr only; sweep.json had no
+/// `ended`, and its cut-short level's row read like any other. A load-only sweep measures
+/// nothing (a sleeping program per level): offline. With SIGINT pending at its start, its
+/// first level stops at once and sweep.json says `interrupted`, by which signal, at which
+/// level, and which levels did not run.
+#[test]
+fn an_interrupted_sweep_says_so_in_sweep_json() {
+    let base = tempfile::tempdir().unwrap();
+    let out = base.path().join("sweep");
+    let (took, o) = with_sigint_pending(
+        &[
+            "sweep",
+            "--no-measure",
+            "--load",
+            "exec:sleep {}",
+            "--levels",
+            "30,40",
+            "--duration",
+            "20s",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(
+        took < Duration::from_secs(15),
+        "took {took:?}: {}",
+        text(&o)
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(sweep["ended"], "interrupted", "{sweep:#}");
+    let reason = sweep["end_reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("stopped by SIGINT at level 30 (1 of 2)")
+            && reason.contains("level(s) 40 not run"),
+        "{sweep:#}"
+    );
+    assert_eq!(sweep["rows"].as_array().map(Vec::len), Some(1), "{sweep:#}");
+}

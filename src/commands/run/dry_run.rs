@@ -55,6 +55,9 @@ pub(crate) fn check_all_but_output(plan: &RunPlan) -> Result<String> {
     if !plan.mlock {
         lock_warnings.push(crate::session::permissions::NO_MLOCK_WARNING.to_string());
     }
+    // A SIGINT/SIGTERM during the checks (or the start-up before them): the plan is not
+    // printed as checked, and the command ends as interrupted (L11-b).
+    crate::session::signals::stopped_before_a_session("--dry-run's checks were done")?;
     Ok(describe(
         plan,
         backend.as_ref(),

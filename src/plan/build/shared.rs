@@ -198,7 +198,8 @@ fn lay_out_counted(s: &mut Scenario, measurement: &Measurement) -> Result<u64> {
         )));
     }
     let interval_ns = measurement.interval_ns(0);
-    s.lay_out(interval_ns);
+    s.lay_out(interval_ns, MAX_DURATION_NS)
+        .map_err(|e| Failure::usage(format!("--scenario: {e}")))?;
     let counted: u64 = s.phases.iter().filter_map(|p| p.wakeups).sum();
     let timed: u64 = s
         .phases
@@ -226,7 +227,16 @@ pub(crate) fn resolve_length(
         return Ok(RunLength::Endless);
     };
     // clap refuses --duration and --loops with a scenario: the scenario sets the length.
+    // Past the longest run, refused as `--duration` is (a counted scenario's plan is checked
+    // phase by phase when it is laid out at the interval, `lay_out_counted`).
     if let Some(s) = scenario {
+        if s.length_ns > MAX_DURATION_NS && !s.counts_wakeups() {
+            return Err(Failure::usage(format!(
+                "--scenario: {}: the scenario lasts {}, above the longest run, 3650d; shorten its phases or its `duration`, or split it into several runs",
+                s.path.display(),
+                crate::units::format_span(s.length_ns)
+            )));
+        }
         return Ok(RunLength::Duration(s.length_ns));
     }
     match (&length.duration, length.loops) {

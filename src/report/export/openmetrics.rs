@@ -39,12 +39,17 @@ pub(crate) fn exposition(run: &LoadedRun) -> Exposition {
         .iter()
         .map(|t| {
             let l = &t.latency;
+            let overflow_from = r
+                .imported
+                .as_ref()
+                .and_then(|i| i.latency_overflow_from(t.cpu));
             let latency = run.merged_histogram(&format!("cpu{}", t.cpu)).map(|h| {
                 // run.json's mean is exact; the histogram's is rounded to its buckets.
                 let sum_ns = l
                     .mean_ns
                     .map_or(h.mean() * h.len() as f64, |m| m * l.samples as f64);
-                LatencyBuckets::from_histogram(&h, sum_ns)
+                // An import's overflows in no bucket below the source's max (L10-i).
+                LatencyBuckets::from_histogram_with_overflows(&h, sum_ns, overflow_from, l.max_ns)
             });
             // A noise loop misses no period and has no deadline (run.json's figures for them
             // are placeholders, docs/noise.md): left out.

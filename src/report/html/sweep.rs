@@ -177,6 +177,8 @@ mod tests {
             load_only,
             rows: vec![row("1", 10.0), row("2", 8.0)],
             warnings: vec![],
+            ended: None,
+            end_reason: None,
         }
     }
 

@@ -518,6 +518,8 @@ mod tests {
                 row("4", 5_000_000, 80_000),
             ],
             warnings: Vec::new(),
+            ended: None,
+            end_reason: None,
         }
     }
 

@@ -21,6 +21,9 @@ pub(super) enum MakeError {
     Exists(&'static str),
     /// The path has no final name (`/`, `..`).
     NoName,
+    /// `-`, which means standard output wherever a user names an output
+    /// (`outputs::means_stdout`), given for a directory.
+    Dash,
     /// A missing parent could not be made.
     Parent(PathBuf, io::Error),
     /// The directory could not be made or opened.
@@ -50,6 +53,7 @@ impl MakeError {
             MakeError::Walk(e) => e.exit_code(),
             MakeError::Exists(_)
             | MakeError::NoName
+            | MakeError::Dash
             | MakeError::Replaced
             | MakeError::TooLong(_)
             | MakeError::PseudoFs(..)
@@ -95,6 +99,9 @@ impl MakeError {
                 "{p}: already exists ({what}); jitterlab makes a new directory for its results and never writes into an existing one or through a link; {fix}"
             ),
             MakeError::NoName => format!("{p}: names no new directory; {fix}"),
+            MakeError::Dash => format!(
+                "{p}: `-` means standard output, and this names a directory of results; {fix} (./- for a directory named `-`)"
+            ),
             MakeError::Parent(parent, e) => format!(
                 "{p}: its parent {} cannot be made or used: {}; {fix}",
                 parent.display(),
@@ -151,6 +158,9 @@ pub(super) fn parent_of(path: &Path) -> &Path {
 /// file system that holds files, and not in an existing result directory. The one check of a
 /// real run and of `--dry-run` (issue 24 D09).
 pub(super) fn check_new(path: &Path, kind: Parent) -> Result<(), MakeError> {
+    if super::outputs::means_stdout(path) {
+        return Err(MakeError::Dash);
+    }
     output_checks::check_name_lengths(path).map_err(MakeError::TooLong)?;
     let name = path.file_name().ok_or(MakeError::NoName)?;
     let (at, missing) = walk_existing(parent_of(path), kind == Parent::AsGiven)

@@ -155,6 +155,10 @@ pub(crate) fn check_output_file(
     option: &str,
     inputs: &[&Path],
 ) -> Result<(), Failure> {
+    // Standard output, not a file (`outputs::means_stdout`).
+    if super::outputs::means_stdout(path) {
+        return Ok(());
+    }
     check_not_an_input(path, option, inputs)?;
     let refuse = |why: String| {
         Failure::usage(format!(
@@ -219,6 +223,11 @@ pub(crate) fn check_output_dir(path: &Path, option: &str, inputs: &[&Path]) -> R
             path.display()
         ))
     };
+    if super::outputs::means_stdout(path) {
+        return Err(refuse(
+            "`-` means standard output, and this names a directory (./- for one named `-`)".into(),
+        ));
+    }
     check_name_lengths(path).map_err(refuse)?;
     refuse_foreign_links(parent_of(path), option, path)?;
     if fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) {

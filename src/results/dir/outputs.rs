@@ -207,11 +207,21 @@ impl OutputFile {
     /// of the files of the result directories `inputs`. Exit 2 for a path that cannot be
     /// written (no such directory, a directory, a path in a result directory, a pseudo file
     /// system, another user's FIFO), exit 3 when this user may not write its directory.
+    /// `-` is standard output ([`means_stdout`]), the command's own text then going to
+    /// standard error.
     pub(crate) fn claim(
         path: &Path,
         option: &str,
         inputs: &[&Path],
     ) -> Result<OutputFile, Failure> {
+        if means_stdout(path) {
+            return Self::stdout(path, option);
+        }
+        Self::claim_file(path, option, inputs)
+    }
+
+    /// [`OutputFile::claim`] of a path that names a file, `-` included.
+    fn claim_file(path: &Path, option: &str, inputs: &[&Path]) -> Result<OutputFile, Failure> {
         check_output_file(path, option, inputs)?;
         let refuse = |code: ExitCode, why: String| {
             Failure::new(
@@ -254,22 +264,24 @@ impl OutputFile {
         })
     }
 
-    /// As [`OutputFile::claim`], with `-` meaning standard output (rt-tests' `--json=-`).
-    pub(crate) fn claim_or_stdout(path: &Path, option: &str) -> Result<OutputFile, Failure> {
-        if path == Path::new("-") {
-            let stdout = io::stdout().as_fd().try_clone_to_owned().map_err(|e| {
-                Failure::run(format!("{option} -: cannot use standard output: {e}"))
-            })?;
-            // The command's text goes to standard error from here on: stdout is this file.
-            crate::stdout::reserve_for_data();
-            return Ok(OutputFile {
-                path: path.to_path_buf(),
-                option: option.to_string(),
-                target: Target::Descriptor(stdout),
-                key: None,
-            });
-        }
-        Self::claim(path, option, &[])
+    /// As [`OutputFile::claim`], but `-` is a file named `-`: only for the one option whose
+    /// original tool takes it so (rt-tests' `cyclictest --histfile=-`, docs/cyclictest.md).
+    pub(crate) fn claim_dash_as_a_file(path: &Path, option: &str) -> Result<OutputFile, Failure> {
+        Self::claim_file(path, option, &[])
+    }
+
+    /// Standard output as the output of `option` (`-`, [`means_stdout`]).
+    fn stdout(path: &Path, option: &str) -> Result<OutputFile, Failure> {
+        let stdout = stdout_target()
+            .map_err(|e| Failure::run(format!("{option} -: cannot use standard output: {e}")))?;
+        // The command's text goes to standard error from here on: stdout is this file.
+        crate::stdout::reserve_for_data();
+        Ok(OutputFile {
+            path: path.to_path_buf(),
+            option: option.to_string(),
+            target: stdout,
+            key: None,
+        })
     }
 
     /// Writes the file whole (see the module's comment); a failure leaves what was at its name.
@@ -288,8 +300,12 @@ impl OutputFile {
             Target::InPlace(entry) => reopen_in_place(entry.as_fd())?,
         };
         let mut out = io::BufWriter::with_capacity(64 * 1024, StopAware::new(fd));
-        fill(&mut out)?;
-        out.flush()
+        match fill(&mut out).and_then(|_| out.flush()) {
+            // `-o - | head`: a closed pipe on standard output is the reader's choice, not a
+            // failure, as for the commands' own output.
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe && means_stdout(&self.path) => Ok(()),
+            r => r,
+        }
     }
 
     /// [`OutputFile::write`] of `bytes`, a failure said as the option and path's (exit 4: the
@@ -303,6 +319,24 @@ impl OutputFile {
             ))
         })
     }
+}
+
+/// Whether a path a user names for an output means standard output: `-`, wherever an output
+/// file is named (`export -o -`, `report -o -`, the drop-ins' `--json=-`), as most tools read
+/// it (eleventh hostile re-run, L11-c: `export -o -` wrote a file named `-`). The one rule: the
+/// writer ([`OutputFile::claim`], [`write_output`]) and the checks (`check_output_file`) ask
+/// it; an option that names a directory refuses `-` (`create.rs`); `./-` names a file `-`.
+/// The one exception is `cyclictest --histfile=-`, a file named `-` as in rt-tests
+/// ([`OutputFile::claim_dash_as_a_file`]).
+pub(crate) fn means_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Standard output as a write target: a duplicate of descriptor 1.
+fn stdout_target() -> io::Result<Target> {
+    Ok(Target::Descriptor(
+        io::stdout().as_fd().try_clone_to_owned()?,
+    ))
 }
 
 /// The rule of the writer for what is at an output's name, checked before the work
@@ -323,11 +357,16 @@ pub(super) fn check_target(path: &Path) -> Result<(), Refusal> {
 ///   waiting for its reader past a SIGINT or SIGTERM; one of another user's is refused (its
 ///   owner would read the output, or hold the writer), and so are a socket and a block device;
 /// - anything else (a file, another user's link, nothing) is replaced by the new file.
+///
+/// `-` is standard output ([`means_stdout`]).
 pub(crate) fn write_output(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
-    let target = target_of(path).map_err(|(_, why)| io::Error::other(why))?;
+    let target = match means_stdout(path) {
+        true => stdout_target()?,
+        false => target_of(path).map_err(|(_, why)| io::Error::other(why))?,
+    };
     OutputFile {
         path: path.to_path_buf(),
         option: String::new(),
@@ -358,6 +397,12 @@ impl OutputDir {
                 ),
             )
         };
+        if means_stdout(path) {
+            return Err(fail(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "`-` means standard output, and this names a directory (./- for one named `-`)",
+            )));
+        }
         let name = path.file_name().ok_or_else(|| {
             fail(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -565,9 +610,12 @@ mod tests {
             assert!(e.message.contains(said), "{}", e.message);
             assert!(e.message.starts_with("--json "), "{}", e.message);
         }
-        // `-` is standard output where the option takes it so, else a file named `-`.
-        let dash = OutputFile::claim_or_stdout(Path::new("-"), "--json").unwrap();
+        // `-` is standard output (L11-c), but for `cyclictest --histfile=-`, a file as in
+        // rt-tests.
+        let dash = OutputFile::claim(Path::new("-"), "-o", &[]).unwrap();
         assert!(matches!(dash.target, Target::Descriptor(_)));
+        let file = OutputFile::claim_dash_as_a_file(Path::new("-"), "--histfile").unwrap();
+        assert!(matches!(file.target, Target::Replace { .. }));
         let null = OutputFile::claim(Path::new("/dev/null"), "--json", &[]).unwrap();
         assert!(matches!(null.target, Target::InPlace(_)));
         null.write_bytes(b"x").unwrap();
