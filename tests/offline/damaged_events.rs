@@ -99,8 +99,8 @@ fn damaged_explanations_are_counted_and_checked_against_run_json() {
 }
 
 /// L12-a end to end: the worst explanation's culprit made to hold the CPU 2^64-1 ns. The
-/// report's ranking leaves its stack out (48 listed stacks, 33 of them preempted in kernel code: 32 ranked), shows no hold longer
-/// than the run, and says so under it.
+/// report's ranking leaves its stack out (48 listed stacks, 33 of them preempted in kernel
+/// code: 32 ranked), shows no hold longer than the run, and says so under it.
 #[test]
 fn a_hold_longer_than_the_run_is_left_out_of_the_ranking() {
     let text = std::fs::read_to_string(capture().join("events.jsonl")).unwrap();
