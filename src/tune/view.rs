@@ -4,11 +4,22 @@
 
 use crate::format::tune::{Effect, Figure, TuneEnded, TuneRecord};
 
-/// A ratio with its interval: `0.62 [0.48-0.80]`; an open side `-`, an absent ratio `-`.
+/// A ratio with its interval: `0.62 [0.48-0.80]`; an open side `-`, an absent ratio `-`. A
+/// side beyond 10^4 or within 10^-2 of zero (a round-level interval of 2 rounds, at 1 degree
+/// of freedom, reaches 9e13: the twelfth hostile re-run's stalled null fix) in scientific
+/// notation, so that the row keeps its columns and its truth.
 fn ratio(f: Option<&Figure>) -> String {
     let Some(f) = f else { return "-".into() };
     let Some(r) = f.ratio else { return "-".into() };
-    let side = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+    let side = |v: Option<f64>| {
+        v.map_or("-".to_string(), |v| {
+            if v != 0.0 && !(0.01..1e4).contains(&v) {
+                format!("{v:.0e}")
+            } else {
+                format!("{v:.2}")
+            }
+        })
+    };
     match (f.ratio_low, f.ratio_high) {
         // Too few samples beyond the percentile for any bound.
         (None, None) => format!("{r:.2} [unbounded]"),
@@ -138,5 +149,25 @@ mod tests {
         assert!(r.contains(" 0.41 "), "{r}");
         assert!(r.contains("0.25 [0.00-0.71]"), "{r}");
         assert!(r.ends_with("worth applying"), "{r}");
+        // A two-round interval at 1 degree of freedom: its far sides in scientific notation,
+        // the row still within 100 columns.
+        let wide = Effect {
+            figures: vec![
+                fig("p99", 1.73, Some(3.97e-14), Some(9.48e13)),
+                fig("p99.9", 0.26, None, None),
+                fig("max", 0.14, None, None),
+                fig("over deadline /h", 0.30, Some(1.6e-23), Some(4.1e23)),
+            ],
+            verdict: Verdict::NoMeasurableEffect,
+            samples: [1000, 1000],
+        };
+        let r = row("vmstat", &wide);
+        assert!(r.contains("1.73 [4e-14-9e13]"), "{r}");
+        assert!(r.contains("0.30 [2e-23-4e23]"), "{r}");
+        assert!(
+            r.chars().count() <= 100,
+            "{} columns: {r}",
+            r.chars().count()
+        );
     }
 }
