@@ -326,36 +326,28 @@ mod tests {
     /// run's). Samples and missed periods add up to the run's 10 periods.
     #[test]
     fn periods_past_the_end_are_not_missed() {
-        let time = FakeTime::default();
-        let (plan, mut waker) = absolute_plan(&time, StopAt::ClockTime(10_000), 0, 9);
-        waker.latencies[8] = 3_500;
-        let (mut samples, counters) = (Vec::new(), ThreadCounters::default());
-        let end = run_cycles(
-            &mut waker,
-            &plan,
-            &mut samples,
-            &counters,
-            &AtomicBool::new(false),
-        );
-        assert_eq!(end, ThreadEnd::Completed);
-        assert_eq!(samples.len(), 9);
-        assert_eq!(samples[8].missed, 1);
-        assert_eq!(counters.missed_periods.load(Relaxed), 1);
+        // `wakeups` on time in a run of 10 us, the last one 3.5 us late: the samples and the
+        // missed periods counted.
+        let last_late = |wakeups: usize| {
+            let time = FakeTime::default();
+            let (plan, mut waker) = absolute_plan(&time, StopAt::ClockTime(10_000), 0, wakeups);
+            waker.latencies[wakeups - 1] = 3_500;
+            let (mut samples, counters) = (Vec::new(), ThreadCounters::default());
+            let end = run_cycles(
+                &mut waker,
+                &plan,
+                &mut samples,
+                &counters,
+                &AtomicBool::new(false),
+            );
+            assert_eq!(end, ThreadEnd::Completed);
+            (samples, counters.missed_periods.load(Relaxed))
+        };
+        let (samples, missed) = last_late(9);
+        assert_eq!((samples.len(), samples[8].missed, missed), (9, 1, 1));
         // The last period's wakeup that late: nothing missed, 10 samples.
-        let time = FakeTime::default();
-        let (plan, mut waker) = absolute_plan(&time, StopAt::ClockTime(10_000), 0, 10);
-        waker.latencies[9] = 3_500;
-        let (mut samples, counters) = (Vec::new(), ThreadCounters::default());
-        run_cycles(
-            &mut waker,
-            &plan,
-            &mut samples,
-            &counters,
-            &AtomicBool::new(false),
-        );
-        assert_eq!(samples.len(), 10);
-        assert_eq!(samples[9].missed, 0);
-        assert_eq!(counters.missed_periods.load(Relaxed), 0);
+        let (samples, missed) = last_late(10);
+        assert_eq!((samples.len(), samples[9].missed, missed), (10, 0, 0));
         // A long run: every passed period is the run's.
         assert_eq!(
             within_run(3, 0, 1_000, StopAt::ClockTime(1_000_000), true),
