@@ -173,7 +173,6 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
             }
         };
         interval += plan.interval_step_ns;
-        let mut missed = missed;
         // The guard's one compare; its check is cold (see super::guard).
         if now >= guard.next_check_ns
             && let Some(resumed) =
