@@ -307,16 +307,26 @@ mod tests {
             next: 0,
             skipped_to: Vec::new(),
         };
+        let (samples, counters) = run_to_completion(&mut waker, &plan);
+        (samples, counters, waker.skipped_to)
+    }
+
+    /// Runs the loop with `waker` to its planned end (never stopped); its samples and
+    /// counters.
+    fn run_to_completion(
+        waker: &mut ScriptedWaker,
+        plan: &CyclePlan<FakeTime>,
+    ) -> (Vec<Sample>, ThreadCounters) {
         let (mut samples, counters) = (Vec::new(), ThreadCounters::default());
         let end = run_cycles(
-            &mut waker,
-            &plan,
+            waker,
+            plan,
             &mut samples,
             &counters,
             &AtomicBool::new(false),
         );
         assert_eq!(end, ThreadEnd::Completed);
-        (samples, counters, waker.skipped_to)
+        (samples, counters)
     }
 
     /// A wakeup late across the run's end counts only the due times before the end: in a run
@@ -331,15 +341,7 @@ mod tests {
             let time = FakeTime::default();
             let (plan, mut waker) = absolute_plan(&time, StopAt::ClockTime(10_000), 0, wakeups);
             waker.latencies[wakeups - 1] = 3_500;
-            let (mut samples, counters) = (Vec::new(), ThreadCounters::default());
-            let end = run_cycles(
-                &mut waker,
-                &plan,
-                &mut samples,
-                &counters,
-                &AtomicBool::new(false),
-            );
-            assert_eq!(end, ThreadEnd::Completed);
+            let (samples, counters) = run_to_completion(&mut waker, &plan);
             (samples, counters.missed_periods.load(Relaxed))
         };
         let (samples, missed) = last_late(9);
