@@ -99,12 +99,17 @@ pub(crate) fn snapshot_at(root_dir: &Path, measured_cpus: &[usize], live: bool) 
 fn snapshot_in(ctx: &Ctx, trace_backend: TraceBackendCheck) -> SystemSnapshot {
     let (root_dir, live) = (ctx.root, ctx.live);
     let now = crate::measure::clock::monotonic_ns;
+    // The probes run on their own thread while this one reads the files (each waits on
+    // different things: the probes on timers and system calls, the checks on /proc and /sys);
+    // their checks follow the file checks' as before, and the steps' ends are in time order.
+    let probes = live.then(|| probes::start_all(trace_backend));
     let mut checks = checks::all(ctx);
     let mut step_ends = vec![("snapshot: file checks", now())];
-    if live {
-        let (probed, ends) = probes::run_all(trace_backend);
+    if let Some(probes) = probes {
+        let (probed, ends) = probes.join();
         checks.extend(probed);
         step_ends.extend(ends);
+        step_ends.sort_by_key(|&(_, end)| end);
     }
     checks.sort_by_key(|c| {
         AREAS

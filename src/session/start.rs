@@ -31,9 +31,25 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
-/// Time between opening the start gate and the first due wakeup: every thread must be back in
-/// its loop and asleep before it.
-const LEAD_IN_NS: u64 = 50_000_000;
+/// The lead-in: the time from fixing the start to the first due wakeup. It must cover the work
+/// from fixing the start to opening the gate (the result files' headers, the first run.json,
+/// the recorder) and each measuring thread's way from the gate to its first sleep, both of
+/// which grow with the threads and with the machine's slowness: so [`LEAD_IN_BASE_NS`] plus
+/// what this run's measuring threads took to set up (`threads_setup_ns`: started, pinned, their
+/// stacks touched and their policy set, each in its own thread, a heavier way than the one
+/// from the gate), at most [`LEAD_IN_MAX_NS`]. Sized by measurement (bench/README.md, "Why the
+/// lead-in is"). A gate opened after the first due time is a run.json warning ([`late_start`]).
+fn lead_in_ns(threads_setup_ns: u64) -> u64 {
+    LEAD_IN_BASE_NS
+        .saturating_add(threads_setup_ns)
+        .min(LEAD_IN_MAX_NS)
+}
+
+/// The lead-in's least: 20 ms (bench/README.md: the work it covers took at most X ms here).
+const LEAD_IN_BASE_NS: u64 = 20_000_000;
+/// The lead-in's most: a set-up so slow (seconds on a big emulated machine) says little of the
+/// way from the gate; a gate opened late is said.
+const LEAD_IN_MAX_NS: u64 = 1_000_000_000;
 
 /// What the checks before anything starts found.
 struct Preflight {
@@ -56,12 +72,15 @@ struct Timeline {
     /// No wakeup is due at or after this (plan's clock); `u64::MAX` without an end in time.
     end_ns: u64,
     end_mono: u64,
+    /// From fixing the start to the first due time.
+    lead_in_ns: u64,
 }
 
 impl Session {
     /// Claims the result directory, checks the system, sets up the measuring threads, takes
     /// the CPU locks, starts the loads, PM QoS and tracing, writes the first run.json, and opens
-    /// the start gate: the first wakeups are due 50 ms after this returns. Any refusal returns
+    /// the start gate: the first wakeups are due a lead-in after the start was fixed
+    /// ([`lead_in_ns`]). Any refusal returns
     /// before measuring, with what was taken given back (and the new directory removed).
     pub fn start(plan: &RunPlan, options: SessionOptions) -> Result<Session> {
         if let Some(segments) = &plan.segments {
@@ -138,7 +157,11 @@ impl Session {
         let sampler = (!stopped).then(|| open_counters(plan)).flatten();
         startup::mark("counters opened");
 
-        let timeline = Timeline::from_now(plan);
+        let threads_setup_ns = startup::between(
+            "own threads placed, permissions checked",
+            "measuring threads set up",
+        );
+        let timeline = Timeline::from_now(plan, lead_in_ns(threads_setup_ns.unwrap_or(0)));
         startup::mark("start fixed: the lead-in begins");
         let mut events = EventWriter::new(events, timeline.start_mono);
         // Read as the lead-in begins: the window covers the whole measurement.
@@ -357,16 +380,16 @@ fn own_threads(plan: &RunPlan, warnings: &mut Vec<String>) -> Option<Housekeepin
 }
 
 impl Timeline {
-    /// The common start, [`LEAD_IN_NS`] from now (every thread is asleep by then), and the
-    /// end the plan's duration gives.
-    fn from_now(plan: &RunPlan) -> Timeline {
-        let start_wall = SystemTime::now() + Duration::from_nanos(LEAD_IN_NS);
-        let start_ns = plan.clock().now_ns() + LEAD_IN_NS;
+    /// The common start, `lead_in_ns` from now ([`lead_in_ns`]: every thread is asleep by
+    /// then), and the end the plan's duration gives.
+    fn from_now(plan: &RunPlan, lead_in_ns: u64) -> Timeline {
+        let start_wall = SystemTime::now() + Duration::from_nanos(lead_in_ns);
+        let start_ns = plan.clock().now_ns() + lead_in_ns;
         // With the default clock the two starts are one.
         let start_mono = if plan.clock() == crate::measure::Clock::Monotonic {
             start_ns
         } else {
-            monotonic_ns() + LEAD_IN_NS
+            monotonic_ns() + lead_in_ns
         };
         // Without an end in time (loops, or no end at all), nothing is due to end.
         let (end_ns, end_mono) = match plan.length.duration_ns() {
@@ -379,6 +402,7 @@ impl Timeline {
             start_mono,
             end_ns,
             end_mono,
+            lead_in_ns,
         }
     }
 }
@@ -433,7 +457,7 @@ fn arm(
     parts.threads.open(timeline.start_ns, timeline.end_ns);
     startup::mark("start gate opened");
     record.startup = Some(startup::take(timeline.start_mono));
-    if let Some(message) = late_start(timeline.start_mono, monotonic_ns()) {
+    if let Some(message) = late_start(timeline.start_mono, monotonic_ns(), timeline.lead_in_ns) {
         record.warnings.push(message.clone());
         events.write(&Event::Warning {
             time_ns: monotonic_ns(),
@@ -463,14 +487,14 @@ fn arm(
 /// fixing the start and opening the gate outlasted the lead-in, and every thread's first
 /// wakeup is late by it. Said, so that this lateness is not taken for the system's (the trace
 /// would put it on the timer interrupt: "no trace event", as if the hypervisor held the CPU).
-fn late_start(start_mono: u64, opened_mono: u64) -> Option<String> {
+fn late_start(start_mono: u64, opened_mono: u64, lead_in_ns: u64) -> Option<String> {
     let late = opened_mono.checked_sub(start_mono).filter(|&ns| ns > 0)?;
     Some(format!(
         "the measuring threads were released {} after their first due time (jitterlab's set-up \
          outlasted its {} lead-in: a slow or overloaded machine): the first wakeup of each \
          thread is late by that much, which is not the system's latency",
         crate::units::format_ns(late),
-        crate::units::format_ns(LEAD_IN_NS)
+        crate::units::format_ns(lead_in_ns)
     ))
 }
 

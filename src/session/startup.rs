@@ -31,6 +31,19 @@ pub(crate) fn mark_at(step: &'static str, monotonic_ns: u64) {
         .push((step, monotonic_ns));
 }
 
+/// The time from the end of step `from` to the end of step `to` (the last of each marked since
+/// the last take), if both were marked in that order: a step's own time, which the lead-in
+/// scales with (session/start.rs `lead_in_ns`).
+pub(super) fn between(from: &str, to: &str) -> Option<u64> {
+    between_in(&MARKS.lock().unwrap_or_else(|e| e.into_inner()), from, to)
+}
+
+/// [`between`] in `marks`.
+fn between_in(marks: &[(&'static str, u64)], from: &str, to: &str) -> Option<u64> {
+    let end = |step: &str| marks.iter().rev().find(|(s, _)| *s == step).map(|m| m.1);
+    end(to)?.checked_sub(end(from)?)
+}
+
 /// The steps marked since the last take, and the process's CPU time (user and system, every
 /// thread) now: called as the gate opens, it is the CPU the start-up cost.
 pub(super) fn take(first_due_monotonic_ns: u64) -> StartupRecord {
@@ -46,5 +59,26 @@ pub(super) fn take(first_due_monotonic_ns: u64) -> StartupRecord {
             .collect(),
         first_due_monotonic_ns,
         process_cpu_ns: user + system,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::between_in;
+
+    #[test]
+    fn a_steps_own_time_is_from_the_last_end_of_the_step_before() {
+        let marks = [
+            ("placed", 100),
+            ("set up", 350),
+            ("placed", 400),
+            ("set up", 1_000),
+        ];
+        // A later session's marks (the last of each) count.
+        assert_eq!(between_in(&marks, "placed", "set up"), Some(600));
+        assert_eq!(between_in(&marks[..2], "placed", "set up"), Some(250));
+        // Out of order, or a step not marked: none.
+        assert_eq!(between_in(&marks[..2], "set up", "placed"), None);
+        assert_eq!(between_in(&marks, "placed", "gate"), None);
     }
 }
