@@ -45,7 +45,10 @@ fn lead_in_ns(threads_setup_ns: u64) -> u64 {
         .min(LEAD_IN_MAX_NS)
 }
 
-/// The lead-in's least: 20 ms (bench/README.md: the work it covers took at most X ms here).
+/// The lead-in's least: 20 ms. With no lead-in, the work it covers took 0.9-3.7 ms of a debug
+/// build at a load average of 17 on the 2-CPU development VM (5 times that and more), and the
+/// threads' way from the gate under 15 us; under hackbench (load 36-97) it took 1-111 ms, which
+/// the threads' set-up (115-652 ms there) covers (bench/README.md, "Why the lead-in is").
 const LEAD_IN_BASE_NS: u64 = 20_000_000;
 /// The lead-in's most: a set-up so slow (seconds on a big emulated machine) says little of the
 /// way from the gate; a gate opened late is said.
