@@ -83,7 +83,7 @@ impl Session {
     /// Claims the result directory, checks the system, sets up the measuring threads, takes
     /// the CPU locks, starts the loads, PM QoS and tracing, writes the first run.json, and opens
     /// the start gate: the first wakeups are due a lead-in after the start was fixed
-    /// ([`lead_in_ns`]). Any refusal returns
+    /// (`lead_in_ns`). Any refusal returns
     /// before measuring, with what was taken given back (and the new directory removed).
     pub fn start(plan: &RunPlan, options: SessionOptions) -> Result<Session> {
         if let Some(segments) = &plan.segments {
