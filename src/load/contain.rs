@@ -104,11 +104,12 @@ fn marked(matches: &dyn Fn(&[u8]) -> bool) -> Vec<Pid> {
             let Ok(mut file) = File::open(format!("/proc/{pid}/environ")) else {
                 return false;
             };
-            // A first page, so that a process without an environment (a kernel thread: 61 of
-            // root's 89 processes on the development VM) is passed over without reading its
-            // status, which costs several times more (issue 44: the 89 status files took 3-6
-            // ms there, the environments' first pages 0.5 ms); another user's setuid program
-            // gives no more than this page before its user ids are checked.
+            // A first page, so that a process without an environment (a kernel thread, whose
+            // environ cannot be read: about 60 of root's 90-110 processes on the development
+            // VM) is passed over without reading its status, which costs several times more
+            // (issue 44: the status files of 89 took 3-6 ms there, the environments' first
+            // pages 0.5 ms); another user's setuid program gives no more than this page before
+            // its user ids are checked.
             let mut env = Vec::new();
             let first = (&mut file).take(4096).read_to_end(&mut env);
             first.is_ok_and(|n| n > 0)
