@@ -59,9 +59,12 @@ lab_guests() {
     done
 }
 
-# The programs of the comparison tools in the guest (their packages' paths).
-LAB_TOOL_PACKAGES="rtla rt-tests stress-ng"
-LAB_TOOL_PROGRAMS=(usr/bin/rtla usr/bin/cyclictest usr/bin/hackbench usr/bin/oslat usr/bin/stress-ng)
+# The programs of the comparison tools in the guest (their packages' paths), and util-linux's
+# chrt (busybox has none): checks 1c-1f list the run's threads from a shell at SCHED_FIFO 2,
+# above jitterlab's own FIFO 1 threads on CPU 0, which starved a SCHED_OTHER listing for whole
+# runs under TCG (trace-methods.lib).
+LAB_TOOL_PACKAGES="rtla rt-tests stress-ng util-linux"
+LAB_TOOL_PROGRAMS=(usr/bin/rtla usr/bin/cyclictest usr/bin/hackbench usr/bin/oslat usr/bin/stress-ng usr/bin/chrt)
 
 # The static jitterlab for architecture $1 (amd64, arm64): BINARY (amd64) or BINARY_ARM64 when
 # given, else this tree's release build for the musl target, built once. Sets LAB_BIN[$1].

@@ -20,30 +20,64 @@ lab_trace_undelayed() {
         { echo "jitterlab run exited $(cat "$dir/run.exit" 2>/dev/null || echo '(no exit)'): $(grep -v '^$' "$dir/stderr" 2>/dev/null | tail -2 | tr '\n' ' ')"; return 1; }
     used=$(jq -r '.trace.backend // empty' "$dir/run/run.json")
     [[ $used == "$backend" ]] || { echo "traced with '$used', not $backend"; return 1; }
-    jq -rs '
+    # A wakeup the spike is blamed for more than 10 ms of counts against it when that time
+    # lies in one of its injections beyond what the emulator stretched that injection: the
+    # spike's own clock gives its spin's length (end - start), 20 ms asked, and what it ran
+    # past that the vCPU was stopped while it spun. Outside its injections the spike thread
+    # spins not at all (it wakes every 100 ms for a few us, and ends at SCHED_OTHER): shown
+    # holding a FIFO 95 thread's CPU there, it held it only while the vCPU was stopped (lab
+    # 2026-11-30: `OTHER 0 for 14.49 ms` after its last injection; `FIFO 50 for 16.49 ms`
+    # 70 ms before its first). Such wakeups are said, not judged.
+    jq -rs --argjson len 20000000 '
         [.[] | select(.type == "spike_injection" and .cpu == 1)] as $inj
         | [.[] | select(.type == "spike_explained" and .cpu == 1)] as $x
-        | ([$x[] | select(any(.contributors[]?; .name == "jl-spike-1" and .duration_ns > 10000000))] | first) as $blamed
+        | [$x[] | . as $e
+            | ([$e.contributors[]? | select(.name == "jl-spike-1")] | map(.duration_ns) | add // 0) as $held
+            | select($held > 10000000)
+            | ([$inj[] | select(.start_ns <= $e.due_ns + $e.latency_ns and .end_ns >= $e.due_ns)
+                | (.end_ns - .start_ns - $len)] | max) as $stretch
+            | {verdict: $e.verdict, held: $held, stretch: $stretch}] as $shown
+        | ([$shown[] | select(.stretch != null and .held > 10000000 + ([.stretch, 0] | max))] | first) as $blamed
+        | [$shown[] | select(.stretch == null)] as $outside
+        | [$shown[] | select(.stretch != null and .held <= 10000000 + ([.stretch, 0] | max))] as $stretched
         | ([$inj[] | . as $i | select(any($x[]; .due_ns <= $i.end_ns and .due_ns + .latency_ns >= $i.end_ns and .latency_ns >= 15000000))] | length) as $late
+        | (if ($outside | length) + ($stretched | length) > 0 then
+             "; the spike shown holding the CPU, not judged: \($outside | length) outside its injections, \($stretched | length) within what the vCPU stretched an injection (the spike below cannot hold a FIFO 95 thread: the vCPU stopped while it ran)"
+           else "" end) as $note
         | if ($inj | length) < 5 then "only \($inj | length) injections logged (expected at least 5)"
           elif $blamed != null then "jl-spike-1 (below the measuring thread) blamed: \($blamed.verdict)"
           elif $late * 2 >= ($inj | length) then "\($late) of \($inj | length) injections ended with a wakeup late by 15 ms or more"
-          else "ok \($inj | length) injections, none delayed a wakeup (\($late) late by 15 ms or more, as the emulator stalls)" end
+          else "ok \($inj | length) injections, none delayed a wakeup (\($late) late by 15 ms or more, as the emulator stalls)\($note)" end
         ' "$dir/run/events.jsonl" 2>&1
 }
 
 # The ktimers verdicts: every explanation of a wakeup the spike delayed says thread latency,
-# names the spike and ktimers/1, and has no "no trace event" first.
+# names the spike and ktimers/1, and has no "no trace event" first. But for one: a wakeup
+# whose timer interrupt came late while nothing ran yet, the vCPU stopped before the
+# injection began (its IRQ part, no trace event, ends before the spike's spin starts: the
+# spike's own timer was late by as much), and whose spike time all lies in its thread part.
+# Its verdict names the larger part, the IRQ one: the emulator's stall, then the spike's
+# thread-side delay (lab 2026-11-30, `posix-timer`: `IRQ latency 30.78 ms ... no trace event
+# for 30.61 ms`, the injection starting 18.3 ms after its due time, then jl-spike-1 23.99 ms
+# of the 24.54 ms thread part). Such a wakeup is said, not failed.
 lab_trace_ktimers() {
     local dir=$1
     jq -rs '
-        [.[] | select(.type == "spike_explained" and .cpu == 1)
+        [.[] | select(.type == "spike_injection" and .cpu == 1)] as $inj
+        | [.[] | select(.type == "spike_explained" and .cpu == 1)
              | select(any(.contributors[]?; .name == "jl-spike-1" and .duration_ns > 5000000))] as $x
-        | ([$x[] | select((.verdict | startswith("thread latency") | not) or (.verdict | contains("ktimers/1") | not)
-                          or .contributors[0].name == "no trace event")] | first) as $bad
+        | [$x[] | . as $e
+             | select((.verdict | startswith("thread latency") | not) or (.verdict | contains("ktimers/1") | not)
+                      or .contributors[0].name == "no trace event")
+             | ([$e.contributors[] | select(.name == "jl-spike-1") | .duration_ns] | add) as $spike
+             | (.due_ns + (.irq_latency_ns // 0)) as $irq_end
+             | .stalled_first = ((.irq_latency_ns != null) and ($spike <= (.thread_latency_ns // 0) + 1000000)
+                 and any($inj[]; .start_ns >= $irq_end - 1000000 and .start_ns <= $e.due_ns + $e.latency_ns))] as $odd
+        | ([$odd[] | select(.stalled_first | not)] | first) as $bad
+        | ([$odd[] | select(.stalled_first)] | length) as $stalled
         | if ($x | length) == 0 then "no wakeup delayed by the spike was explained"
           elif $bad != null then "a wakeup delayed by the spike is explained as \"\($bad.verdict)\""
-          else "ok \($x | length) wakeups delayed by the spike, each a thread-side delay through ktimers/1" end
+          else "ok \($x | length) wakeups delayed by the spike, each a thread-side delay through ktimers/1\(if $stalled > 0 then " (\($stalled) after a stall of the vCPU before the injection began: its IRQ part, no trace event, ends before the spike starts to spin, and all of the spike time is in the thread part)" else "" end)" end
         ' "$dir/run/events.jsonl" 2>&1
 }
 
