@@ -528,7 +528,7 @@ pub(crate) fn scan_events(
                 Err(_) => {
                     scanned.not_text += 1;
                     lossy = String::from_utf8_lossy(&line);
-                    &lossy
+                    &*lossy
                 }
             };
             if first {
