@@ -848,13 +848,16 @@ mod tests {
     }
 
     #[test]
-    fn a_file_that_is_not_utf8_or_too_large_is_refused() {
-        let e = scan(
+    fn a_file_too_large_is_refused_and_a_line_not_utf8_counted() {
+        // A byte that is not UTF-8 damages its line, not the file (thirteenth hostile re-run,
+        // L13-d: the file was refused whole): the line, no JSON, is unreadable and counted.
+        let (events, scanned) = scan(
             b"{\"type\":\"run_start\",\"time_ns\":1}\nab\xffc\n",
             &|_| true,
         )
-        .unwrap_err();
-        assert!(e.to_string().contains("byte 35 is not valid UTF-8"), "{e}");
+        .unwrap();
+        assert_eq!(events.len(), 1);
+        assert_eq!((scanned.not_text, scanned.unreadable), (1, 1));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE_NAME);
         std::fs::write(&path, "{}\n{}\n").unwrap();
