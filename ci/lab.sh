@@ -58,6 +58,8 @@ declare -A LAB_PARAMS=(
 LAB_CHECK_LIMIT=240
 
 usage() { sed -n '/^# Usage:/,/^#$/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+# --help asked for: the usage on stdout, exit 0 (thirteenth hostile re-run, L13-f: exit 2).
+help() { sed -n '/^# Usage:/,/^#$/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0; }
 # Every argument is checked here, before anything is downloaded or booted (twelfth hostile
 # re-run of issue 39, M12-a, L12-b, L12-e): exit 2 naming what is wrong and the fix.
 # lab_value OPTION WHAT EXAMPLE VALUE...: the option's value, refused when missing or another
@@ -76,11 +78,15 @@ out=
 while (($#)); do
     case $1 in
         --short) short=1 ;;
-        --checks) lab_value "$1" "a comma list of check ids" 1b,5 "${@:2}"; only=$2; shift ;;
-        --kernels) lab_value "$1" "a comma list of kernels" rt,standard "${@:2}"; kernels_given=$2; shift ;;
-        --out) lab_value "$1" "a new directory" /tmp/lab-results "${@:2}"; out=$2; shift ;;
+        # Each at most once: a second --checks replaced the first without a word (L13-f).
+        --checks) [[ -z $only ]] || lab_die 2 "--checks given twice: give one comma list (e.g. --checks $only,${2-})"
+            lab_value "$1" "a comma list of check ids" 1b,5 "${@:2}"; only=$2; shift ;;
+        --kernels) [[ -z $kernels_given ]] || lab_die 2 "--kernels given twice: give one comma list (e.g. --kernels $kernels_given,${2-})"
+            lab_value "$1" "a comma list of kernels" rt,standard "${@:2}"; kernels_given=$2; shift ;;
+        --out) [[ -z $out ]] || lab_die 2 "--out given twice: give one directory"
+            lab_value "$1" "a new directory" /tmp/lab-results "${@:2}"; out=$2; shift ;;
         --list) printf '%s\n' "${LAB_CHECKS[@]}" | awk -F'|' '{printf "%-4s %-6s %-15s %s\n", $1, $2, $4, $5}'; exit 0 ;;
-        -h | --help) usage ;;
+        -h | --help) help ;;
         *) echo "lab: unknown argument $1" >&2; usage ;;
     esac
     shift

@@ -48,8 +48,11 @@ pub(crate) fn write(text: &str) -> Result<()> {
 
 /// Says once, on standard error, that standard output was closed when jitterlab started (`>&-`):
 /// Rust's runtime then puts /dev/null in its place, and what the command prints (a `--json`
-/// record, a histogram) would be lost without a word (seventh hostile re-run, L7-c).
-fn warn_if_closed_at_start() {
+/// record, a histogram) would be lost without a word (seventh hostile re-run, L7-c). Also
+/// asked by the writer when `-` names standard output as an output file (`export -o -`,
+/// `report -o -`: thirteenth hostile re-run, L13-c, where the file went to /dev/null and
+/// the report said "written to -").
+pub(crate) fn warn_if_closed_at_start() {
     static CHECKED: AtomicBool = AtomicBool::new(false);
     if CHECKED.swap(true, Ordering::SeqCst) {
         return;

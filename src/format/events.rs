@@ -374,6 +374,13 @@ pub(crate) struct Scanned {
     pub(crate) explanations: Option<u64>,
     /// Lines longer than [`MAX_LINE_BYTES`]: skipped without being held.
     pub(crate) too_long: u64,
+    /// Lines that are not UTF-8 text (a flipped byte, a multi-byte character torn by a full
+    /// disk): read with each such byte replaced by U+FFFD, so that a line whose JSON is
+    /// whole still counts and one that is not is [`Scanned::damaged`] or unreadable like any
+    /// other (thirteenth hostile re-run, L13-d: one such byte made `report` refuse the whole
+    /// run, and a multi-run report every run, exit 2, while a damaged line of UTF-8 text is
+    /// counted and left out).
+    pub(crate) not_text: u64,
 }
 
 impl Scanned {
@@ -389,6 +396,7 @@ impl Scanned {
             (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
         };
         self.too_long += other.too_long;
+        self.not_text += other.not_text;
     }
 }
 
@@ -462,9 +470,9 @@ pub fn read_events(path: &Path) -> io::Result<Vec<Event>> {
 /// that grows past it while read). One line is held at a time, and at most
 /// [`MAX_LINE_BYTES`] of it. A line whose `type` `wants` refuses is counted and not parsed
 /// (jitterlab writes `type` first; a line that does not start so is parsed, then asked).
-/// Lines of event types this version does not know are skipped. The file must be UTF-8 (a
-/// leading byte-order mark is ignored): the first byte that is not refuses it, as
-/// `crate::input` refuses any text file.
+/// Lines of event types this version does not know are skipped. A leading byte-order mark is
+/// ignored; a line that is not UTF-8 is read with its bad bytes replaced and counted
+/// ([`Scanned::not_text`]), as a damaged line is, not a refusal of the whole file.
 pub(crate) fn scan_events(
     path: &Path,
     max_bytes: u64,
@@ -485,8 +493,6 @@ pub(crate) fn scan_events(
     // The line being gathered (at most MAX_LINE_BYTES), and whether it outgrew that.
     let mut line: Vec<u8> = Vec::new();
     let mut too_long = false;
-    // Bytes read before `line`'s first byte: where a byte that is not UTF-8 is.
-    let mut line_at: u64 = 0;
     let mut read: u64 = 0;
     let mut first = true;
     loop {
@@ -516,9 +522,15 @@ pub(crate) fn scan_events(
         if too_long {
             scanned.too_long += 1;
         } else if !(done && line.is_empty()) {
-            let mut text = std::str::from_utf8(&line).map_err(|e| ReadError::NotText {
-                offset: (line_at + e.valid_up_to() as u64) as usize,
-            })?;
+            let lossy;
+            let mut text = match std::str::from_utf8(&line) {
+                Ok(text) => text,
+                Err(_) => {
+                    scanned.not_text += 1;
+                    lossy = String::from_utf8_lossy(&line);
+                    &*lossy
+                }
+            };
             if first {
                 text = text.strip_prefix('\u{feff}').unwrap_or(text);
             }
@@ -535,7 +547,6 @@ pub(crate) fn scan_events(
         first = false;
         too_long = false;
         line.clear();
-        line_at = read;
     }
 }
 
@@ -707,6 +718,25 @@ mod tests {
         Ok((out, scanned))
     }
 
+    /// A byte that is not UTF-8 damages its line, not the file (thirteenth hostile re-run,
+    /// L13-d: `report` refused the whole run, exit 2): the line is read with it replaced and
+    /// counted; a whole JSON line still counts, a torn one is damaged as any other.
+    #[test]
+    fn a_line_that_is_not_utf8_is_counted_not_fatal() {
+        let mut text = b"{\"type\":\"run_start\",\"time_ns\":1}\n".to_vec();
+        text.extend_from_slice(b"{\"type\":\"warning\",\"time_ns\":2,\"message\":\"caf\xc3\"}\n");
+        text.extend_from_slice(b"{\"type\":\"run_end\",\"time_ns\":3,\"ended\":\"completed\"}\n");
+        text.extend_from_slice(b"{\"type\":\"warning\",\"time_ns\":4,\"message\":\"caf\xc3");
+        let (events, scanned) = scan(&text, &|_| true).unwrap();
+        let times: Vec<u64> = events.iter().map(Event::time_ns).collect();
+        assert_eq!(times, [1, 2, 3]);
+        match &events[1] {
+            Event::Warning { message, .. } => assert_eq!(message, "caf\u{fffd}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!((scanned.not_text, scanned.damaged), (2, 1));
+    }
+
     /// Line by line: a BOM, CRLF, a torn last line without a newline, a blank line, another
     /// version's type, a line over the cap (skipped and counted), types not wanted (counted,
     /// not parsed, even when damaged), a line not written `type` first (parsed, then asked).
@@ -733,7 +763,8 @@ mod tests {
                 damaged: 1,
                 damaged_kind: Some("action"),
                 explanations: Some(0),
-                too_long: 1
+                too_long: 1,
+                not_text: 0,
             }
         );
         let (events, scanned) =
@@ -817,13 +848,16 @@ mod tests {
     }
 
     #[test]
-    fn a_file_that_is_not_utf8_or_too_large_is_refused() {
-        let e = scan(
+    fn a_file_too_large_is_refused_and_a_line_not_utf8_counted() {
+        // A byte that is not UTF-8 damages its line, not the file (thirteenth hostile re-run,
+        // L13-d: the file was refused whole): the line, no JSON, is unreadable and counted.
+        let (events, scanned) = scan(
             b"{\"type\":\"run_start\",\"time_ns\":1}\nab\xffc\n",
             &|_| true,
         )
-        .unwrap_err();
-        assert!(e.to_string().contains("byte 35 is not valid UTF-8"), "{e}");
+        .unwrap();
+        assert_eq!(events.len(), 1);
+        assert_eq!((scanned.not_text, scanned.unreadable), (1, 1));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE_NAME);
         std::fs::write(&path, "{}\n{}\n").unwrap();

@@ -171,10 +171,11 @@ pub(crate) fn scan_events(
 
 /// What to say of what [`scan_events`] left out of the result directory at `path` whose
 /// run.json is `record`, one warning each, every reader of its events the same: lines over
-/// `format::events::MAX_LINE_BYTES`; lines of a type this version reads that do not parse
-/// (`Scanned::damaged`: another version's types stay unsaid); and, when the reader read the
-/// explanations of a run with one events.jsonl, fewer than run.json says were written
-/// (`trace.explained`, less those the events budget counted instead: `events_not_written`).
+/// `format::events::MAX_LINE_BYTES`; lines that are not UTF-8 (`Scanned::not_text`); lines of
+/// a type this version reads that do not parse (`Scanned::damaged`: another version's types
+/// stay unsaid); and, when the reader read the explanations of a run with one events.jsonl,
+/// fewer or (a run that ended) more than run.json says were written (`trace.explained`, less
+/// those the events budget counted instead: `events_not_written`).
 /// Twelfth hostile re-run of issue 39, M12-c: 60 damaged explanations of 112 left the report's
 /// shares "of 52" without a word.
 pub(crate) fn events_warnings(path: &Path, record: &RunRecord, scanned: &Scanned) -> Vec<String> {
@@ -185,6 +186,12 @@ pub(crate) fn events_warnings(path: &Path, record: &RunRecord, scanned: &Scanned
             "{file}: {} line(s) longer than {} left out (jitterlab writes none so long: the file was edited or damaged)",
             scanned.too_long,
             crate::input::format_bytes(events::MAX_LINE_BYTES as u64)
+        ));
+    }
+    if scanned.not_text > 0 {
+        out.push(format!(
+            "{file}: {} line(s) are not UTF-8 text (jitterlab writes none such: the file was edited or damaged); they were read with each such byte replaced by U+FFFD",
+            scanned.not_text
         ));
     }
     if scanned.damaged > 0 {
@@ -201,16 +208,22 @@ pub(crate) fn events_warnings(path: &Path, record: &RunRecord, scanned: &Scanned
             .as_ref()
             .map_or(0, |n| n.spike_explanations);
         let written = trace.explained.saturating_sub(left_out);
+        let counted = match left_out {
+            0 => "`trace.explained`".to_string(),
+            n => format!(
+                "`trace.explained` {}, less the {n} the events budget counted instead of writing (`events_not_written`)",
+                trace.explained
+            ),
+        };
         if read < written {
-            let counted = match left_out {
-                0 => "`trace.explained`".to_string(),
-                n => format!(
-                    "`trace.explained` {}, less the {n} the events budget counted instead of writing (`events_not_written`)",
-                    trace.explained
-                ),
-            };
             out.push(format!(
                 "{file} holds {read} of the {written} explanations run.json says were written ({counted}): what is shown of them (counts, shares, the lists) is of those {read}"
+            ));
+        } else if read > written && record.ended != crate::format::run_record::Ended::Running {
+            // More than were written: lines repeated or added (thirteenth hostile re-run,
+            // L13-e: every line twice read "Of 212 explained late wakeups" without a word).
+            out.push(format!(
+                "{file} holds {read} explanations, more than the {written} run.json says were written ({counted}): lines were repeated or added (the file was edited or damaged); what is shown of them (counts, shares, the lists) is of the {read} read"
             ));
         }
     }

@@ -150,3 +150,47 @@ fn a_hold_longer_than_the_run_is_left_out_of_the_ranking() {
         "no warning under the ranking"
     );
 }
+
+/// Every explanation twice (thirteenth hostile re-run, L13-e: "Of 212 explained late wakeups"
+/// of run.json's 106, without a word): more than run.json says were written is said too.
+#[test]
+fn repeated_explanations_are_said() {
+    let base = tempfile::tempdir().unwrap();
+    let doubled = base.path().join("doubled");
+    copy_with(&doubled, &|line, index| match index {
+        Some(_) => format!("{line}\n{line}"),
+        None => line.to_string(),
+    });
+    let (err, page) = report(&doubled);
+    let said = "holds 212 explanations, more than the 106 run.json says were written \
+                (`trace.explained`): lines were repeated or added";
+    assert!(err.contains(said), "stderr: {err}");
+    assert!(page.contains(said), "the report's warnings: {said}");
+}
+
+/// One byte that is not UTF-8 in one explanation (thirteenth hostile re-run, L13-d: `report`
+/// refused the whole run, exit 2, "it is not UTF-8 text"; a multi-run report every run): the
+/// line is counted and said, the report written from the rest, exit 0.
+#[test]
+fn a_byte_that_is_not_utf8_damages_its_line_not_the_run() {
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().join("not-text");
+    copy_with(&dir, &|line, _| line.to_string());
+    let events = dir.join("events.jsonl");
+    let mut bytes = std::fs::read(&events).unwrap();
+    let at = bytes
+        .windows(b"copy_page_range".len())
+        .position(|w| w == b"copy_page_range")
+        .expect("a clone's stack in the capture");
+    bytes[at + 4] = 0xff;
+    std::fs::write(&events, bytes).unwrap();
+    let (err, page) = report(&dir);
+    let said = "1 line(s) are not UTF-8 text (jitterlab writes none such: the file was edited or \
+                damaged)";
+    assert!(err.contains(said), "stderr: {err}");
+    assert!(page.contains(said), "the report's warnings: {said}");
+    assert!(
+        page.contains("Of 106 explained late wakeups"),
+        "the line, whole JSON, still counts"
+    );
+}

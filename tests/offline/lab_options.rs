@@ -88,6 +88,15 @@ fn bad_arguments_are_refused_before_anything_is_fetched() {
             &["no check 'zz'", "1a,1b"],
         ),
         (&["--checks", ","], &["empty check"]),
+        // Thirteenth hostile re-run, L13-f: the second replaced the first without a word.
+        (
+            &["--checks", "1a", "--checks", "5", "--kernels", "rt"],
+            &["--checks given twice", "--checks 1a,5"],
+        ),
+        (
+            &["--kernels", "rt", "--kernels", "standard"],
+            &["--kernels given twice"],
+        ),
         (&["--kernels", "rt,rt"], &["names rt twice"]),
         (&["--kernels", "rt,x86"], &["no kernel 'x86'"]),
         // L12-e: --out's place refused at once.
@@ -105,6 +114,9 @@ fn bad_arguments_are_refused_before_anything_is_fetched() {
         }
         assert!(!s.join("cache").exists(), "ci/lab.sh {args:?} fetched");
     }
+    // Asked for, the usage is no error (L13-f: `--help` exited 2, as a bad argument).
+    let (code, err) = lab(s, &["--help"]);
+    assert_eq!(code, Some(0), "ci/lab.sh --help: {err}");
 }
 
 /// `--out` at a link planted in its place (to a directory that does not exist, so that no

@@ -150,10 +150,12 @@ fn a_dash_output_is_standard_output_and_never_a_file_named_dash() {
         text(&out)
     );
     assert!(!dash.exists(), "report -o - made a file named -");
-    // A directory: refused before anything is made, saying why.
+    // A directory, or two files (gnuplot's NAME.dat and NAME.gp: thirteenth hostile re-run,
+    // L13-b, wrote `-.dat` and `-.gp`): refused before anything is made, saying why.
     for args in [
         vec!["import", &data("cyclictest.json")[..], "-o", "-"],
         vec!["report", run, "--plots", "-", "-o", "r.html"],
+        vec!["export", run, "--format", "gnuplot", "-o", "-"],
     ] {
         let out = at(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
@@ -163,9 +165,62 @@ fn a_dash_output_is_standard_output_and_never_a_file_named_dash() {
             text(&out)
         );
         assert!(!dash.exists(), "{args:?} made an entry named -");
+        for made in ["-.dat", "-.gp"] {
+            assert!(!tmp.path().join(made).exists(), "{args:?} made {made}");
+        }
     }
     // A file named `-` is still writable, by its path.
     let out = at(&["export", run, "--format", "json", "-o", "./-"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(dash.is_file());
+}
+
+/// `-` when standard output was closed at the start (`>&-`): Rust's runtime puts /dev/null in
+/// its place, so the file would go nowhere; the command says so, as it does for its own text
+/// (thirteenth hostile re-run, L13-c: `report -o - >&-` said "report written to -", exit 0,
+/// and nothing was anywhere). And a write that fails on standard output is the disk's failure
+/// (exit 4), not a bad argument: `report -o - > /dev/full` exited 2.
+#[test]
+fn a_dash_output_on_a_closed_or_full_standard_output_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    crate::common::write_known_run(&run, &[0], 2, 100, crate::common::uniform_10_50, 7, 0);
+    let run = run.to_str().unwrap();
+    for args in [
+        vec!["export", run, "--format", "json", "-o", "-"],
+        vec!["report", run, "-o", "-"],
+    ] {
+        // `exec ... >&-`: the shell closes descriptor 1 for the command.
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg("exec \"$@\" >&-")
+            .arg("sh")
+            .arg(bin())
+            .args(&args)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said.contains("standard output was closed when jitterlab started"),
+            "{args:?} with stdout closed said nothing of it: {}",
+            text(&out)
+        );
+    }
+    if !std::path::Path::new("/dev/full").exists() {
+        eprintln!("skipped the full disk: no /dev/full");
+        return;
+    }
+    let out = Command::new(bin())
+        .args(["report", run, "-o", "-"])
+        .current_dir(tmp.path())
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert!(
+        text(&out).contains("No space left on device"),
+        "{}",
+        text(&out)
+    );
 }

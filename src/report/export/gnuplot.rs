@@ -296,8 +296,15 @@ pub(crate) fn write_per_phase(run: &LoadedRun, output: Option<&Path>) -> Result<
 }
 
 /// The base path of the two files and its file name: `-o NAME` without a .dat or .gp suffix,
-/// else `<run directory name>-<suffix>` in the current directory.
+/// else `<run directory name>-<suffix>` in the current directory. `-o -` is refused (exit 2):
+/// `-` is standard output, which cannot hold two files (thirteenth hostile re-run, L13-b:
+/// it wrote `-.dat` and `-.gp`).
 fn output_base(run: &LoadedRun, output: Option<&Path>, suffix: &str) -> Result<(PathBuf, String)> {
+    if output.is_some_and(crate::results::dir::means_stdout) {
+        return Err(Failure::usage(
+            "-o -: `-` means standard output, and the gnuplot export writes two files (NAME.dat and NAME.gp); pass -o NAME (./- for files named -.dat and -.gp)",
+        ));
+    }
     let base: PathBuf = match output {
         Some(o) => match o.extension().and_then(|e| e.to_str()) {
             Some("dat" | "gp") => o.with_extension(""),

@@ -127,7 +127,8 @@ pub fn write(request: &ReportRequest) -> Result<i32> {
     }
     output
         .write(|w| w.write_all(html.as_bytes()))
-        .or_usage(|| format!("cannot write the report to {}", request.output.display()))?;
+        // The path was checked before: what fails now is the disk (exit 4, as the exports').
+        .or_run(|| format!("cannot write the report to {}", request.output.display()))?;
     if let Some(dir) = plots {
         write_plots(&dir, &all)?;
     }

@@ -49,7 +49,7 @@ use crate::sys::fs::{
 use create::*;
 use output_checks::*;
 pub(crate) use output_checks::{check_output_dir, check_output_file};
-pub(crate) use outputs::{OutputDir, OutputFile, write_output};
+pub(crate) use outputs::{OutputDir, OutputFile, means_stdout, write_output};
 use resolve::*;
 
 /// Space kept allocated after the first run.json (beyond its end, the file's size unchanged) so

@@ -332,8 +332,10 @@ pub(crate) fn means_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
-/// Standard output as a write target: a duplicate of descriptor 1.
+/// Standard output as a write target: a duplicate of descriptor 1 (said on standard error
+/// when it was closed at the start: the file would go nowhere).
 fn stdout_target() -> io::Result<Target> {
+    crate::stdout::warn_if_closed_at_start();
     Ok(Target::Descriptor(
         io::stdout().as_fd().try_clone_to_owned()?,
     ))
