@@ -390,6 +390,9 @@ mod tests {
         let mut h = String::new();
         section_head(&mut h, 1, Path::new("/t"), &t);
         assert!(h.contains("0.05 [0.03-0.08]") && h.contains("not applicable: no cpuidle"));
-        assert!(h.contains("missed deadlines /h") && !h.contains("over deadline"), "{h}");
+        assert!(
+            h.contains("missed deadlines /h") && !h.contains("over deadline"),
+            "{h}"
+        );
     }
 }
