@@ -3,9 +3,9 @@
 # rounds and each arm length asked for, one tune of the fixes in FIXES (default vmstat: a fix
 # that changes nothing measurable on an idle machine, so its intervals show the noise alone);
 # prints, per tune, its arms, its wall time, the time per arm beyond the arm's length (start
-# and stop), and per fix the width of the 95 % interval of the p99 and p99.9 ratios
-# (ratio_high - ratio_low: 0.2 means a fix must change the figure by about 10 % to be told from
-# the noise), the interval's method and the fix's verdict (a null fix's should be
+# and stop), and per fix the width of the 95 % interval of the p99, p99.9 and missed-deadline
+# rate ratios (ratio_high - ratio_low: 0.2 means a fix must change the figure by about 10 % to
+# be told from the noise), the interval's method and the fix's verdict (a null fix's should be
 # no-measurable-effect: any other is a false verdict); and what else ran meanwhile: the load average at the
 # tune's start and the other processes' share of all CPUs during it (steal included: common.sh
 # `others_pct`). The wall time of a tune of N fixes is then rounds x (N + 1) x (length +
@@ -40,8 +40,9 @@ mkdir -p "$work"
 [[ -n ${KEEP:-} ]] || trap 'rm -rf "$work"' EXIT
 nfix=$(awk -F, '{print NF}' <<<"$FIXES")
 
-# figures FILE: one line per fix and statistic of tune.json: `fix statistic low high method`,
-# and one per fix: `fix verdict - - VERDICT`.
+# figures FILE: one line per fix and statistic of tune.json: `fix statistic low high method`
+# (the rate of missed deadlines as `rate`: `missed deadlines /h`, `over deadline /h` in the
+# files of earlier tunes), and one per fix: `fix verdict - - VERDICT`.
 figures() {
     awk '
         /^  "fixes": \[/ { infixes = 1 }
@@ -53,13 +54,14 @@ figures() {
         /"ratio_high": / { high = $2; sub(/,$/, "", high) }
         /"interval_method": / {
             m = $2; gsub(/[",]/, "", m)
-            if (stat == "p99" || stat == "p99.9") print fix, stat, low, high, m
+            if (stat == "missed deadlines /h" || stat == "over deadline /h") stat = "rate"
+            if (stat == "p99" || stat == "p99.9" || stat == "rate") print fix, stat, low, high, m
         }
         /^        "verdict": / { v = $2; gsub(/[",]/, "", v); print fix, "verdict", "-", "-", v }
     ' "$1"
 }
 
-printf '%-6s %-8s %-6s %-5s %-9s %-12s %-6s %-8s %-14s %-32s %-32s %s\n' fixes rounds length arms wall_s overhead_s load others% fix "p99 width (method)" "p99.9 width (method)" verdict
+printf '%-6s %-8s %-6s %-5s %-9s %-12s %-6s %-8s %-14s %-32s %-32s %-36s %s\n' fixes rounds length arms wall_s overhead_s load others% fix "p99 width (method)" "p99.9 width (method)" "missed/h width (method)" verdict
 for rounds in $ROUNDS; do
     for d in $DURATIONS; do
         dsec=$(awk -v d="$d" 'BEGIN { v = d + 0; if (d ~ /ms$/) v /= 1000; else if (d ~ /m$/) v *= 60; print v }')
@@ -88,7 +90,7 @@ for rounds in $ROUNDS; do
             { key = $1; w_[key, $2] = width($3, $4) " (" $5 ")"; if (!(key in seen)) { seen[key] = 1; order[++k] = key } }
             END {
                 for (i = 1; i <= k; i++)
-                    printf "%-6s %-8s %-6s %-5s %-9s %-12s %-6s %-8s %-14s %-32s %-32s %s\n", n, r, d, a, w, o, l, p, order[i], w_[order[i], "p99"], w_[order[i], "p99.9"], v_[order[i]]
+                    printf "%-6s %-8s %-6s %-5s %-9s %-12s %-6s %-8s %-14s %-32s %-32s %-36s %s\n", n, r, d, a, w, o, l, p, order[i], w_[order[i], "p99"], w_[order[i], "p99.9"], w_[order[i], "rate"], v_[order[i]]
             }'
     done
 done

@@ -149,8 +149,28 @@ pub struct Effect {
     pub(crate) samples: [u64; 2],
 }
 
+/// The statistic of the rate of missed deadlines: wakeups over the deadline and periods
+/// skipped, per hour of measuring thread time (tune/effect.rs).
+pub(crate) const MISSED_RATE: &str = "missed deadlines /h";
+
+/// [`MISSED_RATE`]'s name in the files of earlier tunes (twelfth hostile re-run, L12-c: the
+/// name said wakeups over the deadline while the figure counted the skipped periods too, as it
+/// has since stop 56; before that it counted the late wakeups alone). Read as [`MISSED_RATE`],
+/// never written.
+const MISSED_RATE_OLD: &str = "over deadline /h";
+
+/// A figure's statistic as read: the rate's old name as its new one, so that every reader
+/// compares by the one name.
+fn statistic_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let name = String::deserialize(d)?;
+    Ok(match name.as_str() {
+        MISSED_RATE_OLD => MISSED_RATE.to_string(),
+        _ => name,
+    })
+}
+
 impl Effect {
-    /// Its figure of `statistic` (`p99`, `p99.9`, `max`, `over deadline /h`).
+    /// Its figure of `statistic` (`p99`, `p99.9`, `max`, [`MISSED_RATE`]).
     pub(crate) fn figure(&self, statistic: &str) -> Option<&Figure> {
         self.figures.iter().find(|f| f.statistic == statistic)
     }
@@ -159,11 +179,14 @@ impl Effect {
 /// One figure of a fix against the baseline.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct Figure {
-    /// `p99`, `p99.9`, `max` or `over deadline /h`.
+    /// `p99`, `p99.9`, `max` or [`MISSED_RATE`] (`missed deadlines /h`; files of tunes before
+    /// it say `over deadline /h`, read as it).
+    #[serde(deserialize_with = "statistic_name")]
     pub(crate) statistic: String,
     /// The unit of `baseline` and `with_fix`: `ns` for the latencies, `per hour` for the rate
-    /// of wakeups over the deadline (per hour of every measuring thread's time). The ratio and
-    /// its interval have none. Absent in the first tunes' files.
+    /// of missed deadlines (wakeups over the deadline and periods skipped, per hour of every
+    /// measuring thread's time). The ratio and its interval have none. Absent in the first
+    /// tunes' files.
     #[serde(default)]
     pub(crate) unit: Option<String>,
     /// The baseline's and the fix's value, in `unit`.
@@ -199,11 +222,11 @@ impl Figure {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum Verdict {
-    /// p99.9 or the spike rate lowered beyond chance, and nothing raised: worth applying.
+    /// p99.9 or the rate of missed deadlines lowered beyond chance, and nothing raised: worth applying.
     Worthwhile,
     /// Every interval holds no change.
     NoMeasurableEffect,
-    /// p99, p99.9 or the spike rate raised beyond chance: do not apply it.
+    /// p99, p99.9 or the rate of missed deadlines raised beyond chance: do not apply it.
     Harmful,
     /// Some figures lowered and others raised: read the figures.
     Mixed,

@@ -24,7 +24,7 @@
 use crate::analysis::compare::{CONFIDENCE, ComparisonOfGroups, StatRow, compare_groups};
 use crate::analysis::quantile;
 use crate::analysis::tails::special::ln_gamma;
-use crate::format::tune::{Effect, Figure, Verdict};
+use crate::format::tune::{Effect, Figure, MISSED_RATE, Verdict};
 use crate::results::loaded::LoadedRun;
 
 /// The figures judged, in the table's order.
@@ -53,7 +53,7 @@ pub fn effect(baseline: &[LoadedRun], with_fix: &[LoadedRun]) -> Effect {
                     (a > 0.0 && b > 0.0).then(|| (b / a).ln())
                 })
                 .collect(),
-            None if figure.statistic == SPIKES => (0..rounds)
+            None if figure.statistic == MISSED_RATE => (0..rounds)
                 .map(|k| spike_log_ratio(&baseline[k..=k], &with_fix[k..=k]))
                 .collect(),
             // The maximum: shown, never judged, no interval.
@@ -64,9 +64,6 @@ pub fn effect(baseline: &[LoadedRun], with_fix: &[LoadedRun]) -> Effect {
     effect.verdict = verdict(&effect.figures);
     effect
 }
-
-/// The statistic of the rate of missed deadlines.
-const SPIKES: &str = "over deadline /h";
 
 /// The effect with the intervals within the pooled arms alone: the intervals tune gave before
 /// the rounds' spread was in them (kept apart so that the tests can show what it adds).
@@ -140,7 +137,7 @@ fn spike_figure(baseline: &[LoadedRun], with_fix: &[LoadedRun]) -> Figure {
     let (low, high) = rate_ratio_interval(xa, ha, xb, hb, CONFIDENCE);
     let (ra, rb) = (rate(xa, ha), rate(xb, hb));
     Figure {
-        statistic: SPIKES.to_string(),
+        statistic: MISSED_RATE.to_string(),
         unit: Some("per hour".to_string()),
         baseline: ra,
         with_fix: rb,
@@ -274,8 +271,8 @@ pub(crate) fn ranking(effects: &[&Effect]) -> Vec<usize> {
         [
             high("p99.9"),
             ratio("p99.9"),
-            high("over deadline /h"),
-            ratio("over deadline /h"),
+            high(MISSED_RATE),
+            ratio(MISSED_RATE),
         ]
     };
     let mut order: Vec<usize> = (0..effects.len()).collect();
@@ -296,9 +293,9 @@ pub(crate) fn ranking(effects: &[&Effect]) -> Vec<usize> {
 fn verdict(figures: &[Figure]) -> Verdict {
     let judged = |name: &str| figures.iter().find(|f| f.statistic == name);
     // The maximum has no interval: it is shown, never judged.
-    let tail = ["p99.9", "over deadline /h"];
+    let tail = ["p99.9", MISSED_RATE];
     let lowered = tail.iter().filter_map(|n| judged(n)).any(Figure::lowered);
-    let raised = ["p99", "p99.9", "over deadline /h"]
+    let raised = ["p99", "p99.9", MISSED_RATE]
         .iter()
         .filter_map(|n| judged(n))
         .any(Figure::raised);
@@ -420,7 +417,7 @@ mod tests {
         let spikes = e
             .figures
             .iter()
-            .find(|f| f.statistic == "over deadline /h")
+            .find(|f| f.statistic == "missed deadlines /h")
             .unwrap();
         assert_eq!(spikes.with_fix, Some(0.0));
         assert!(spikes.lowered(), "{spikes:?}");

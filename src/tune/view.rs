@@ -2,7 +2,7 @@
 //! baseline with their 95 % intervals, and its verdict), the together row, then the fixes not
 //! measured and why. At most 100 columns.
 
-use crate::format::tune::{Effect, Figure, TuneEnded, TuneRecord};
+use crate::format::tune::{Effect, Figure, MISSED_RATE, TuneEnded, TuneRecord};
 
 /// A ratio with its interval: `0.62 [0.48-0.80]`; an open side `-`, an absent ratio `-`. A
 /// side beyond 10^4 or within 10^-2 of zero (a round-level interval of 2 rounds, at 1 degree
@@ -29,13 +29,13 @@ fn ratio(f: Option<&Figure>) -> String {
 
 fn row(name: &str, e: &Effect) -> String {
     format!(
-        "{name:<16} {:<17} {:<17} {:<5} {:<17} {}",
+        "{name:<15} {:<17} {:<17} {:<5} {:<18} {}",
         ratio(e.figure("p99")),
         ratio(e.figure("p99.9")),
         e.figure("max")
             .and_then(|f| f.ratio)
             .map_or("-".into(), |r| format!("{r:.2}")),
-        ratio(e.figure("over deadline /h")),
+        ratio(e.figure(MISSED_RATE)),
         e.verdict.words()
     )
 }
@@ -59,8 +59,8 @@ pub(crate) fn table(record: &TuneRecord) -> String {
         );
     }
     out.push_str(&format!(
-        "{:<16} {:<17} {:<17} {:<5} {:<17} {}\n",
-        "fix", "p99", "p99.9", "max", "over deadline/h", "verdict"
+        "{:<15} {:<17} {:<17} {:<5} {:<18} {}\n",
+        "fix", "p99", "p99.9", "max", "missed deadlines/h", "verdict"
     ));
     for f in &record.fixes {
         out.push_str(&row(&f.name, &f.effect));
@@ -133,7 +133,7 @@ mod tests {
                 fig("p99", 0.93, Some(0.81), Some(1.12)),
                 fig("p99.9", 0.62, Some(0.48), Some(0.8)),
                 fig("max", 0.41, None, None),
-                fig("over deadline /h", 0.25, Some(0.0), Some(0.71)),
+                fig("missed deadlines /h", 0.25, Some(0.0), Some(0.71)),
             ],
             verdict: Verdict::Worthwhile,
             samples: [1000, 1000],
@@ -156,7 +156,7 @@ mod tests {
                 fig("p99", 1.73, Some(3.97e-14), Some(9.48e13)),
                 fig("p99.9", 0.26, None, None),
                 fig("max", 0.14, None, None),
-                fig("over deadline /h", 0.30, Some(1.6e-23), Some(4.1e23)),
+                fig("missed deadlines /h", 0.30, Some(1.6e-23), Some(4.1e23)),
             ],
             verdict: Verdict::NoMeasurableEffect,
             samples: [1000, 1000],
@@ -168,6 +168,41 @@ mod tests {
             r.chars().count() <= 100,
             "{} columns: {r}",
             r.chars().count()
+        );
+    }
+
+    #[test]
+    fn the_rate_is_headed_missed_deadlines_even_from_an_old_file() {
+        // A tune.json of a tune before the rename (L12-c) names the rate `over deadline /h`.
+        let fix = serde_json::json!({"rank": 1, "name": "timer-migration", "effect": {
+            "verdict": "mixed", "samples": [1000, 1000], "figures": [
+                {"statistic": "p99", "ratio": 0.93, "ratio_low": 0.81, "ratio_high": 1.12},
+                {"statistic": "p99.9", "ratio": 0.62, "ratio_low": 0.48, "ratio_high": 0.8},
+                {"statistic": "max", "ratio": 0.41},
+                {"statistic": "over deadline /h", "ratio": 1.25, "ratio_low": 1.1,
+                 "ratio_high": 1.42}]}});
+        let record: TuneRecord = serde_json::from_value(serde_json::json!({
+            "format": 1, "cpus": [1], "rounds": 4, "arm_duration_ns": 5_000_000_000u64,
+            "measured": [], "not_measured": [], "arms": [], "fixes": [fix]}))
+        .unwrap();
+        let t = table(&record);
+        let lines: Vec<&str> = t.lines().collect();
+        let head = lines.iter().find(|l| l.starts_with("fix ")).expect(&t);
+        let row = lines
+            .iter()
+            .find(|l| l.starts_with("timer-migration"))
+            .expect(&t);
+        // The rate's column, under its header.
+        let at = head.find("missed deadlines/h").expect(&t);
+        assert_eq!(&row[at..at + 16], "1.25 [1.10-1.42]", "{t}");
+        assert_eq!(head.find("verdict"), row.find("mixed"), "{t}");
+        assert!(!t.contains("over deadline"), "{t}");
+        assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
+        // Written back under the new name only.
+        let json = record.json();
+        assert!(
+            json.contains("\"missed deadlines /h\"") && !json.contains("over deadline"),
+            "{json}"
         );
     }
 }

@@ -64,8 +64,8 @@ verdict_tune-irq() {
     done <"$dir/pins-after"
     local what
     what="CPU 1: $rate card interrupts/s before; per arm baseline ${base[*]}, irq-affinity ${moved[*]};"
-    what+=" irq-affinity rank $rank $verdict, p99.9 $(lab_tune_irq_figure "$json" p99.9 irq-affinity), p99 $(lab_tune_irq_figure "$json" p99 irq-affinity), missed deadlines/h $(lab_tune_irq_figure "$json" "over deadline /h" irq-affinity);"
-    what+=" vmstat $null_verdict, p99.9 $(lab_tune_irq_figure "$json" p99.9 vmstat), missed deadlines/h $(lab_tune_irq_figure "$json" "over deadline /h" vmstat);"
+    what+=" irq-affinity rank $rank $verdict, p99.9 $(lab_tune_irq_figure "$json" p99.9 irq-affinity), p99 $(lab_tune_irq_figure "$json" p99 irq-affinity), missed deadlines/h $(lab_tune_irq_figure "$json" "missed deadlines /h" irq-affinity);"
+    what+=" vmstat $null_verdict, p99.9 $(lab_tune_irq_figure "$json" p99.9 vmstat), missed deadlines/h $(lab_tune_irq_figure "$json" "missed deadlines /h" vmstat);"
     what+=" $(jq -r '"\(.rounds) rounds of \(.arm_duration_ns / 1e9) s"' "$json"), $(($(cat "$dir/tune.end") - $(cat "$dir/tune.start"))) s"
     if ((${#problems[@]})); then
         local IFS=';'
