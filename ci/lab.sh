@@ -146,6 +146,14 @@ for c in "${LAB_CHECKS[@]}"; do
     chosen+=("$id|$name|$ks|$title")
 done
 ((${#chosen[@]})) || lab_die 2 "no check chosen runs on the kernels given ($kernels): --list shows the checks and their kernels"
+# The kernels a chosen check boots (--checks 1b boots no arm64 guest, so needs no emulator for it).
+booting=
+for k in $kernels; do
+    for c in "${chosen[@]}"; do
+        IFS='|' read -r id name ks title <<<"$c"
+        [[ " $ks " == *" $k "* ]] && { booting+="${booting:+ }$k"; break; }
+    done
+done
 
 lab_traps
 # --out is made now, before minutes of downloads, as a new directory of this user's alone:
@@ -163,7 +171,8 @@ if [[ -n $out ]]; then
         lab_die 2 "--out: cannot make a new directory: ${why#mkdir: } (give a new directory)"
     }
 fi
-lab_need_tools
+# shellcheck disable=SC2086 # the kernels, one word each
+lab_need_tools $booting
 LAB_CACHE=${LAB_CACHE:-$HOME/.cache/jitterlab-lab}
 LAB_LOCK=${LAB_LOCK:-/tmp/jitterlab-measuring-tests.lock}
 LAB_WORK=$(mktemp -d "${TMPDIR:-/tmp}/jitterlab-lab.XXXXXX")

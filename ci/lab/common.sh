@@ -36,18 +36,33 @@ lab_traps() {
     trap 'exit 129' HUP
 }
 
-# The host's tools. qemu-system-x86 is installed with apt when missing and we are root (the
-# lab's one install); anything else missing is named with the package that brings it.
+# The host's tools, all checked before anything is downloaded or booted (a lab that died at its
+# last kernel for want of that kernel's emulator lost the verdicts of every guest before it): the
+# emulator of each chosen kernel's architecture (\$@: the kernels), installed with apt when
+# missing and we are root (the lab's one install), and a given BINARY / BINARY_ARM64; anything
+# else missing is named with the package that brings it.
 lab_need_tools() {
-    if ! command -v qemu-system-x86_64 >/dev/null; then
-        if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-            lab_say "qemu-system-x86_64 not found: installing qemu-system-x86 with apt-get"
-            DEBIAN_FRONTEND=noninteractive apt-get install -y -q qemu-system-x86 >&2 ||
-                lab_die 3 "cannot install qemu-system-x86 (apt-get install failed; run apt-get update, or install it by hand)"
-        else
-            lab_die 3 "qemu-system-x86_64 not found: install qemu-system-x86 (as root: apt-get install qemu-system-x86)"
+    local k arch emu pkg given
+    local -A seen=()
+    for k in "$@"; do
+        arch=$(lab_arch "$k")
+        [[ -v seen[$arch] ]] && continue
+        seen[$arch]=1
+        emu=${LAB_QEMU[$arch]}
+        pkg=$([[ $arch == arm64 ]] && echo qemu-system-arm || echo qemu-system-x86)
+        if ! command -v "$emu" >/dev/null; then
+            if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+                lab_say "$emu not found: installing $pkg with apt-get"
+                DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >&2 ||
+                    lab_die 3 "cannot install $pkg for the $k kernel (apt-get install failed; run apt-get update, or install it by hand)"
+            else
+                lab_die 3 "$emu not found, needed for the $k kernel: install $pkg (as root: apt-get install $pkg), or leave $k out of --kernels"
+            fi
         fi
-    fi
+        given=$([[ $arch == arm64 ]] && echo "${BINARY_ARM64:-}" || echo "${BINARY:-}")
+        [[ -z $given || -x $given ]] ||
+            lab_die 3 "no executable jitterlab at $given ($([[ $arch == arm64 ]] && echo BINARY_ARM64 || echo BINARY), for the $k kernel): give a static build, or leave it unset to build one"
+    done
     local tool pkg missing=()
     for tool in apt-get:apt apt-cache:apt dpkg-deb:dpkg cpio:cpio gzip:gzip tar:tar jq:jq \
         readelf:binutils objcopy:binutils flock:util-linux truncate:coreutils; do

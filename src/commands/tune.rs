@@ -11,6 +11,27 @@ use crate::tune::{self, TunePlan};
 use std::path::PathBuf;
 use std::time::SystemTime;
 
+/// A tune whose arms (with the worthwhile fixes' arms together) would last longer than the
+/// longest run, 3650 days, is refused at once: its total was a saturated sum printed as exact
+/// (`about 5124095h34m33s` for `-D 3650d --rounds 1000`; thirteenth hostile re-run, L13-h).
+fn refuse_a_tune_past_the_longest_run(plan: &TunePlan) -> Result<()> {
+    let Some(length) = plan.base.length.duration_ns() else {
+        return Ok(());
+    };
+    let arms = plan.rounds * (plan.measured.len() + 1) + 2 * plan.rounds;
+    let total = u64::try_from(arms)
+        .ok()
+        .and_then(|arms| length.checked_mul(arms))
+        .filter(|&t| t <= crate::plan::MAX_DURATION_NS);
+    match total {
+        Some(_) => Ok(()),
+        None => Err(Failure::usage(format!(
+            "a tune of {arms} arms (with the worthwhile fixes' together) of {} each lasts longer than the longest run, 3650d: give a shorter --duration or fewer --rounds or --fixes",
+            crate::units::format_elapsed(length)
+        ))),
+    }
+}
+
 pub fn run(args: &TuneArgs) -> Result<i32> {
     // Bounded before anything is probed or planned (the schedule holds every arm).
     let rounds = usize::try_from(args.rounds)
@@ -28,6 +49,7 @@ pub fn run(args: &TuneArgs) -> Result<i32> {
     let base = crate::plan::build::latency(&args.run.options(None), &online)?;
     let ctx = tune::fixes::system_ctx(&base.cpus).map_err(Failure::system)?;
     let plan = tune::plan(base, &args.fixes, rounds, &ctx)?;
+    refuse_a_tune_past_the_longest_run(&plan)?;
     if args.run.check.dry_run {
         // The real tune's own refusal, first, as it comes first there (eighth hostile
         // re-run, P1: a user's dry run passed what the tune refused at once).
@@ -233,5 +255,37 @@ mod tests {
         );
         let real = nothing_to_measure(&plan, false);
         assert!(real.ends_with("tune: no fix to measure on this machine; nothing was run\n"));
+    }
+
+    /// L13-h (thirteenth hostile re-run): `-D 3650d --rounds 1000` was accepted, its dry run's
+    /// total a saturated sum shown as exact; a tune past the longest run is refused (exit 2)
+    /// with its arms and their length, and one within it is not.
+    #[test]
+    fn a_tune_longer_than_the_longest_run_is_refused() {
+        let plan_of = |duration: &str, rounds: usize| {
+            let mut options = crate::plan::options::LatencyRunOptions::default();
+            options.shared.cpus.cpus = Some("0".into());
+            options.shared.length = Some(crate::plan::options::LengthOptions {
+                duration: Some(duration.into()),
+                ..Default::default()
+            });
+            TunePlan {
+                base: crate::plan::build::latency(&options, &[0, 1]).expect("the plan resolves"),
+                rounds,
+                measured: Vec::new(),
+                unmeasured: Vec::new(),
+            }
+        };
+        let e = refuse_a_tune_past_the_longest_run(&plan_of("3650d", 1000))
+            .expect_err("3000 arms of 3650 days");
+        assert_eq!(e.code, ExitCode::Usage, "{}", e.message);
+        assert!(
+            e.message.contains("a tune of 3000 arms") && e.message.contains("3650d"),
+            "{}",
+            e.message
+        );
+        // 6 arms of 600 days: 3600 days, within; 6 of 700: 4200, past it.
+        assert!(refuse_a_tune_past_the_longest_run(&plan_of("600d", 2)).is_ok());
+        assert!(refuse_a_tune_past_the_longest_run(&plan_of("700d", 2)).is_err());
     }
 }

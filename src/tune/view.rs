@@ -23,7 +23,18 @@ fn ratio(f: Option<&Figure>) -> String {
     match (f.ratio_low, f.ratio_high) {
         // Too few samples beyond the percentile for any bound.
         (None, None) => format!("{r:.2} [unbounded]"),
-        (low, high) => format!("{r:.2} [{}-{}]", side(low), side(high)),
+        (low, high) => {
+            let (low, high) = (side(low), side(high));
+            // A side in scientific notation may hold a minus sign (`4e-14`): a dash between
+            // the sides would then read as a range to a negative number (`[2e-23-3e24]`,
+            // thirteenth hostile re-run, L13-g).
+            let between = if low.contains('e') || high.contains('e') {
+                ", "
+            } else {
+                "-"
+            };
+            format!("{r:.2} [{low}{between}{high}]")
+        }
     }
 }
 
@@ -162,8 +173,8 @@ mod tests {
             samples: [1000, 1000],
         };
         let r = row("vmstat", &wide);
-        assert!(r.contains("1.73 [4e-14-9e13]"), "{r}");
-        assert!(r.contains("0.30 [2e-23-4e23]"), "{r}");
+        assert!(r.contains("1.73 [4e-14, 9e13]"), "{r}");
+        assert!(r.contains("0.30 [2e-23, 4e23]"), "{r}");
         assert!(
             r.chars().count() <= 100,
             "{} columns: {r}",
