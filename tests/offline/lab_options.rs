@@ -195,8 +195,7 @@ fn every_kernels_emulator_is_checked_before_the_first_guest() {
         let p = bin.join(name);
         std::fs::remove_file(&p).ok();
         std::fs::write(&p, format!("#!{}\n{body}\n", bash.display())).unwrap();
-        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     };
     // An amd64 emulator that is never run (no guest is reached), and a user, not root: a
     // missing emulator is named, never installed.
@@ -213,7 +212,10 @@ fn every_kernels_emulator_is_checked_before_the_first_guest() {
 
     let (code, err) = lab(s, &["--checks", "1b", "--kernels", "rt,arm64"]);
     assert_eq!(code, Some(3), "{err}");
-    assert!(!err.contains("aarch64"), "an emulator no chosen check needs: {err}");
+    assert!(
+        !err.contains("aarch64"),
+        "an emulator no chosen check needs: {err}"
+    );
     assert!(err.contains("missing on this host"), "{err}");
 
     let missing = s.join("no-such-jitterlab");
