@@ -409,15 +409,18 @@ fn tune_json_figures_are_re_derived_from_the_arms() {
     std::fs::write(root.path().join("tune.json"), record.json()).unwrap();
     // Written beside the tune directory: never into a result directory.
     let elsewhere = tempfile::tempdir().unwrap();
-    let html = elsewhere.path().join("report.html");
-    let o = jitterlab(&[
-        "report",
-        root.path().to_str().unwrap(),
-        "-o",
-        html.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
-    let page = std::fs::read_to_string(&html).unwrap();
+    let report = |name: &str| {
+        let html = elsewhere.path().join(name);
+        let o = jitterlab(&[
+            "report",
+            root.path().to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        std::fs::read_to_string(&html).unwrap()
+    };
+    let page = report("report.html");
     let svg = &page[page.find("id=\"tune1-ranking\"").expect("the ranking plot")..];
     let first = svg.find("1. spikes-gone").expect("ranked first");
     assert!(svg.find("2. nothing").expect("ranked second") > first);
@@ -460,15 +463,7 @@ fn tune_json_figures_are_re_derived_from_the_arms() {
     );
     assert_eq!(old.matches("over deadline /h").count(), 2, "{old}");
     std::fs::write(root.path().join("tune.json"), old).unwrap();
-    let html = elsewhere.path().join("old.html");
-    let o = jitterlab(&[
-        "report",
-        root.path().to_str().unwrap(),
-        "-o",
-        html.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = report("old.html");
     assert!(page.contains(&drawn), "{drawn}");
     assert!(page.contains("missed deadlines /h") && !page.contains("over deadline"));
 }
