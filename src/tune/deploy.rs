@@ -192,9 +192,15 @@ fn irq_lines(root: &Path, settings: &[&Setting]) -> String {
                 ));
             }
             Some(name) => {
+                // A name with a line break would end the comment and run as sh: left out.
+                let printable: Vec<&str> = names
+                    .iter()
+                    .filter(|n| !n.chars().any(char::is_control))
+                    .map(String::as_str)
+                    .collect();
                 out.push_str(&format!(
                     "# interrupt {irq} at the tune ({}):\npin {} {}\n",
-                    names.join(", "),
+                    printable.join(", "),
                     quoted(name),
                     s.value
                 ));
@@ -501,6 +507,28 @@ mod tests {
         let o = script(root, sh, "start");
         assert_eq!(o.status.code(), Some(1));
         assert!(String::from_utf8_lossy(&o.stderr).contains("the kernel refused never"));
+    }
+
+    /// A handler's name is a directory name any driver chooses: one with a line break never
+    /// reaches the script, in a comment or a `pin` (it would end the comment and run as sh).
+    #[test]
+    fn a_handler_name_with_a_line_break_never_reaches_the_script() {
+        let root = tempfile::tempdir().unwrap();
+        interrupts(
+            root.path(),
+            &[(30, &["eth0", "zz\ntouch owned"]), (31, &["x\ny"])],
+        );
+        let (a, b) = (irq(30), irq(31));
+        let lines = irq_lines(root.path(), &[&a, &b]);
+        assert!(
+            !lines.contains("owned") && !lines.contains("x\ny"),
+            "{lines}"
+        );
+        assert!(lines.contains("pin 'eth0' 0"), "{lines}");
+        assert!(
+            lines.contains("interrupt 31 at the tune had no handler's name"),
+            "{lines}"
+        );
     }
 
     #[test]
