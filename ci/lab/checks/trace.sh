@@ -68,16 +68,21 @@ lab_trace_verdict() {
               | ([$e.contributors[]? | select(.kind == "task")
                   | select(. as $c | (($c.name | startswith("ktimers/")) and ($e.verdict | contains("\($c.name) (pid \($c.pid))") and contains("by priority inheritance"))) | not)]
                  | first) as $top_task
+              | ($e != null and ($e.verdict | test("^latency [^:]+: the thread armed its timer [^ ]+ [^ ]+ late"))) as $armed_late
               | if $e == null then "injection \($k): no late wakeup around its end was explained"
                 elif $spike == null then "injection \($k): \($name) is not among the contributors (verdict: \($e.verdict))"
                 elif ($spike.policy != "FIFO" or $spike.prio != $prio) then "injection \($k): \($name) shown as \($spike.policy) \($spike.prio), not FIFO \($prio)"
                 elif $spike.duration_ns > $held * 1.2 + $slack and ($stalled | not)
                   then "injection \($k): \($name) held the CPU \($spike.duration_ns) ns, more than the \($held) ns it ran of the wakeup"
-                elif $e.thread_latency_ns == null or $e.thread_latency_ns + $slack < $spike.duration_ns
+                # A sleep armed late (the spike preempted the thread between its clock read
+                # and its arming: `itimer`, `select` ... above it): the time of the spike lies
+                # before the arming, in neither part, and the verdict says so.
+                elif (($e.thread_latency_ns == null or $e.thread_latency_ns + $slack < $spike.duration_ns)
+                      and (($armed_late and $e.latency_ns - ($e.irq_latency_ns // 0) - ($e.thread_latency_ns // 0) + $slack >= $spike.duration_ns) | not))
                   then "injection \($k): the split puts the spike in the IRQ part (IRQ \($e.irq_latency_ns) ns, thread \($e.thread_latency_ns) ns, spike \($spike.duration_ns) ns)"
                 elif $top_task.name != $name
                   then "injection \($k): the task named first is \($top_task.name), not \($name) (verdict: \($e.verdict))"
-                elif ($e.contributors[0].name == $name) and (($e.verdict | startswith("thread latency") | not) or ($e.verdict | contains($name) | not))
+                elif ($e.contributors[0].name == $name) and ((($e.verdict | startswith("thread latency")) or $armed_late | not) or ($e.verdict | contains($name) | not))
                   then "injection \($k): \($name) held the CPU longest but the verdict is \"\($e.verdict)\""
                 elif $stalled then {stalled: $k, ms: ($after / 1e6 * 10 | round / 10)}
                 else empty end ]
