@@ -239,12 +239,12 @@ const ALLOWED: &[Allowed] = &[
         "SampleLogWriter::create for tests",
     ),
     allow(
-        "format/events.rs",
+        "format/events/mod.rs",
         ".create(true)",
         "EventLog::create (O_NOFOLLOW) for tests adding events to a run they wrote",
     ),
     allow(
-        "format/events.rs",
+        "format/events/mod.rs",
         ".append(true)",
         "EventLog::create (O_NOFOLLOW) for tests adding events to a run they wrote",
     ),
