@@ -210,7 +210,7 @@ lab_judge() {
 
 # Each kernel boots one guest for its checks, and one more for each guest setting a check
 # asks for (LAB_GUEST, boot.sh: e.g. 16 CPUs); --short's checks share the first.
-declare -A result=() reason=() uname_v=() took=() load=() smp=() resdir=()
+declare -A result=() reason=() uname_v=() took=() before=() load=() smp=() resdir=()
 guests=()
 for kind in $kernels; do
     pkg=${LAB_KERNEL_PKG[$kind]}
@@ -228,7 +228,10 @@ for kind in $kernels; do
         t0=$SECONDS
         lab_guest_setup "$label" "$pkg" "$guest" "$settings"
         lab_boot "$label" "$pkg" "$guest" "${LAB_PARAMS[$kind]}" ${names//,/ } || true
-        took[$label]=$((SECONDS - t0))
+        # The guest's own time, and what came before it: the kernel's download, the
+        # initramfs, the wait for the lock (another measurement's).
+        took[$label]=${LAB_GUEST_SECONDS:-?}
+        before[$label]=$((SECONDS - t0 - ${LAB_GUEST_SECONDS:-0}))
         load[$label]=${LAB_HOST_LOAD:-?}
         smp[$label]=${LAB_GUEST_SMP:-?}
         uname_v[$label]=$(cat "$guest/results/uname-v" 2>/dev/null || echo "(the guest did not report)")
@@ -297,7 +300,7 @@ done
 # The table, then what each verdict rests on.
 echo
 for label in "${guests[@]}"; do
-    echo "$label: ${LAB_KERNEL_PKG[${label%%.*}]}, ${smp[$label]} CPUs, uname -v: ${uname_v[$label]} (boot and checks: ${took[$label]} s; host load average ${load[$label]}; parameters: ${LAB_PARAMS[${label%%.*}]:-none})"
+    echo "$label: ${LAB_KERNEL_PKG[${label%%.*}]}, ${smp[$label]} CPUs, uname -v: ${uname_v[$label]} (the guest, boot and checks: ${took[$label]} s, after ${before[$label]} s of set-up and waiting for the lock; host load average ${load[$label]}; parameters: ${LAB_PARAMS[${label%%.*}]:-none}${LAB_APPEND:+; LAB_APPEND: $LAB_APPEND})"
 done
 echo
 printf '%-4s %-62s' check ""

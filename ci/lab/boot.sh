@@ -12,6 +12,10 @@
 # (-icount, a guest clock independent of the host's load) would suit ground truth better, but
 # Debian's 6.1 kernels hang bringing up the second CPU under it (docs/lab.md).
 LAB_ACCEL=${LAB_ACCEL:-"-accel tcg -cpu max"}
+# More kernel parameters for every guest, after the lab's own (`loglevel=7` shows the stacks
+# of a soft lockup, which `quiet` keeps off the console): for diagnosing a guest, not for a
+# lab whose verdicts count (a parameter can change what a check measures).
+LAB_APPEND=${LAB_APPEND:-}
 
 # The kernels' architectures: arm64 is Debian's RT arm64 kernel in qemu-system-aarch64's
 # `virt` machine (TCG, `-cpu max`: every feature qemu emulates), with the static aarch64
@@ -160,10 +164,10 @@ lab_boot() {
     local names=$* arch smp=$LAB_GUEST_SMP mem=$LAB_GUEST_MEM nic="-nic none"
     [[ -n ${LAB_GUEST_NIC:-} ]] && nic="-nic user,model=${LAB_NIC_MODEL[$LAB_GUEST_NIC]}"
     arch=$(lab_arch "${label%%.*}")
-    LAB_BOOT_PROBLEM=
+    LAB_BOOT_PROBLEM= LAB_GUEST_SECONDS=
     truncate -s 1G "$dir/data.img"
     local limit=$((LAB_CHECK_LIMIT * $# + 180))
-    local append="console=${LAB_CONSOLE[$arch]} rdinit=/init quiet panic=-1 lab.checks=${names// /,} lab.limit=$LAB_CHECK_LIMIT $params"
+    local append="console=${LAB_CONSOLE[$arch]} rdinit=/init quiet panic=-1 lab.checks=${names// /,} lab.limit=$LAB_CHECK_LIMIT $params${LAB_APPEND:+ $LAB_APPEND}"
     # Held while the guest measures, so that no measuring test of the host runs beside it
     # (tests/common exclusive()); released when the guest is gone.
     local lock
@@ -173,7 +177,7 @@ lab_boot() {
     # Under TCG the guest's clock includes the host's scheduling of its vCPU threads: the
     # host's load is part of what the checks saw (printed beside the table).
     LAB_HOST_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
-    lab_say "$label: booting $pkg, $smp CPUs ($names; at most ${limit}s; host load average $LAB_HOST_LOAD)"
+    lab_say "$label: booting $pkg, $smp CPUs ($names; at most ${limit}s; host load average $LAB_HOST_LOAD${LAB_APPEND:+; LAB_APPEND: $LAB_APPEND})"
     # The data disk has one queue: one interrupt, which irqaffinity= keeps off the isolated CPU
     # (with a queue per CPU, the second queue's managed interrupt lands on CPU 1).
     # shellcheck disable=SC2086
@@ -197,6 +201,7 @@ lab_boot() {
     LAB_QEMU_PID=
     exec {lock}>&-
     lab_say "$label: guest gone after ${waited}s (qemu exit $rc)"
+    LAB_GUEST_SECONDS=$waited
     if [[ -z $LAB_BOOT_PROBLEM ]] && ! grep -q '=== lab: results written' "$dir/console.log" 2>/dev/null; then
         LAB_BOOT_PROBLEM="the guest did not write its results (qemu exit $rc: $(tail -c 300 "$dir/qemu.log" | tr '\n' ' '); console: $(tr -d '\r' <"$dir/console.log" 2>/dev/null | grep -v '^$' | tail -3 | tr '\n' ' '))"
     fi
