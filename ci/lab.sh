@@ -160,16 +160,11 @@ lab_traps
 # mkdir fails on anything there (a link planted since the check above included), and the
 # lab writes only beneath it. Removed again if the lab ends before a guest's results are in it.
 if [[ -n $out ]]; then
-    lab_out_tidy() {
-        local rc=$?
-        rmdir -- "$out" 2>/dev/null || true
-        return "$rc"
-    }
-    trap 'lab_out_tidy; lab_cleanup' EXIT
     why=$(mkdir -m 700 -- "$out" 2>&1) || {
         out=
         lab_die 2 "--out: cannot make a new directory: ${why#mkdir: } (give a new directory)"
     }
+    LAB_OUT=$out
 fi
 # shellcheck disable=SC2086 # the kernels, one word each
 lab_need_tools $booting
@@ -236,6 +231,12 @@ for kind in $kernels; do
         smp[$label]=${LAB_GUEST_SMP:-?}
         uname_v[$label]=$(cat "$guest/results/uname-v" 2>/dev/null || echo "(the guest did not report)")
         lab_judge "$kind" "$guest" "$names"
+        # Kept at once, before a retry: a lab stopped during the retry keeps the first guest's.
+        if [[ -n $out ]]; then
+            mkdir "$out/$label"
+            cp -r "$guest/results/." "$out/$label/" 2>/dev/null || true
+            cp "$guest/console.log" "$out/$label/console.log" 2>/dev/null || true
+        fi
         # One retry at most, as for the measuring tests: the checks that failed (not those
         # that did not run) boot once more in a guest of their own; the table says so. Under
         # TCG the guest's time is the host's, and one stall of the host can fail a verdict.
@@ -264,11 +265,6 @@ for kind in $kernels; do
                 cp -r "$guest.retry/results/." "$out/$label.retry/" 2>/dev/null || true
                 cp "$guest.retry/console.log" "$out/$label.retry/console.log" 2>/dev/null || true
             fi
-        fi
-        if [[ -n $out ]]; then
-            mkdir "$out/$label"
-            cp -r "$guest/results/." "$out/$label/" 2>/dev/null || true
-            cp "$guest/console.log" "$out/$label/console.log" 2>/dev/null || true
         fi
     done
 done

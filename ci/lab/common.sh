@@ -14,11 +14,19 @@ lab_die() {
 # Every guest and every temporary file goes through these: LAB_QEMU_PID is the one guest
 # running (killed, then reaped), LAB_WORK the one temporary directory (removed). The trap is
 # set before either exists, so no exit path (an error, ^C, SIGTERM, a timeout) leaves them.
+# LAB_OUT is --out's directory, made at the start: removed again here when the lab ends before
+# a guest's results are in it (rmdir: only when empty).
+#
+# The one EXIT trap: nothing else may be chained before it. `set -e` holds in a trap too, so a
+# step that returned the exit status (non-zero on every failing exit) ended the trap there:
+# a SIGTERM'd lab left its guest running and its temporary directory behind (stop 59).
 LAB_QEMU_PID=
 LAB_WORK=
+LAB_OUT=
 lab_cleanup() {
     local rc=$?
     trap - EXIT INT TERM HUP
+    set +e
     if [[ -n $LAB_QEMU_PID ]]; then
         kill -KILL "$LAB_QEMU_PID" 2>/dev/null || true
         wait "$LAB_QEMU_PID" 2>/dev/null || true
@@ -27,6 +35,7 @@ lab_cleanup() {
     if [[ -n $LAB_WORK && -d $LAB_WORK ]]; then
         rm -rf -- "$LAB_WORK"
     fi
+    [[ -n $LAB_OUT ]] && rmdir -- "$LAB_OUT" 2>/dev/null
     exit "$rc"
 }
 lab_traps() {

@@ -57,13 +57,18 @@ lab_fetch() {
 # another ABI; without package lists the newest one cached is taken.
 lab_kernel_packages() {
     local abi=${LAB_KERNEL_ABI:-}
+    # Neither look may end the lab by itself (set -e, pipefail): apt-cache exits 100 on a
+    # package its lists do not know, and no kernel cached is no error here. Before, either
+    # ended the lab silently (exit 100 or 2) instead of with the message below (stop 59).
     if [[ -z $abi ]]; then
         abi=$(apt-cache depends linux-image-rt-amd64 2>/dev/null |
-            sed -n 's/^ *Depends: linux-image-\(.*\)-rt-amd64$/\1/p' | head -1)
+            sed -n 's/^ *Depends: linux-image-\(.*\)-rt-amd64$/\1/p' | head -1) || abi=
     fi
     if [[ -z $abi ]]; then
-        abi=$(ls -1 "$LAB_CACHE"/linux-image-*-rt-amd64_*.deb 2>/dev/null | sort -V | tail -1 |
-            sed -n 's|.*/linux-image-\(.*\)-rt-amd64_.*|\1|p')
+        local cached=("$LAB_CACHE"/linux-image-*-rt-amd64_*.deb)
+        [[ -e ${cached[0]} ]] &&
+            abi=$(printf '%s\n' "${cached[@]}" | sort -V | tail -1 |
+                sed -n 's|.*/linux-image-\(.*\)-rt-amd64_.*|\1|p')
     fi
     [[ -n $abi ]] || lab_die 3 "cannot tell which PREEMPT_RT kernel Debian ships: apt-cache knows no linux-image-rt-amd64 (run apt-get update) and none is cached in $LAB_CACHE"
     LAB_KERNEL_RT=linux-image-$abi-rt-amd64

@@ -19,7 +19,7 @@ fn tools(dir: &Path) -> PathBuf {
     let path = std::env::var_os("PATH").unwrap_or_default();
     for tool in [
         "bash", "dirname", "sed", "sort", "paste", "awk", "mkdir", "rmdir", "cat", "rm", "id",
-        "tail", "echo", "stat",
+        "tail", "echo", "stat", "mktemp", "head", "ls",
     ] {
         if let Some(found) = std::env::split_paths(&path)
             .map(|d| d.join(tool))
@@ -234,4 +234,76 @@ fn every_kernels_emulator_is_checked_before_the_first_guest() {
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(err.contains("no executable jitterlab at"), "{err}");
     assert!(!s.join("cache").exists(), "fetched: {err}");
+}
+
+/// A lab that ends after its temporary directory is made (here: no PREEMPT_RT kernel known to
+/// apt and none cached, exit 3) leaves nothing: not its temporary directory, not an empty
+/// `--out`, and it says why (exit 3). The cleanup is the script's one EXIT trap; with `--out`, a step chained before it
+/// returned the exit status, which under `set -e` ended the trap there on every failing exit:
+/// a SIGTERM'd lab left its guest running and its directory behind (stop 59).
+#[test]
+fn a_lab_that_fails_after_its_work_dir_is_made_leaves_nothing() {
+    let scratch = tempfile::tempdir().unwrap();
+    let s = scratch.path();
+    let bin = tools(s);
+    let bash = std::fs::read_link(bin.join("bash")).unwrap();
+    let script = |name: &str, body: &str| {
+        let p = bin.join(name);
+        std::fs::remove_file(&p).ok();
+        std::fs::write(&p, format!("#!{}\n{body}\n", bash.display())).unwrap();
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    };
+    // Every tool the host check asks for, doing nothing; apt-cache knows no RT kernel and
+    // says so as apt-cache does, exit 100 (which, through `set -e` and pipefail, ended the lab
+    // silently with its status: so did an empty kernel cache, with ls's 2).
+    script("apt-cache", "exit 100");
+    for tool in [
+        "qemu-system-x86_64",
+        "apt-get",
+        "dpkg-deb",
+        "cpio",
+        "gzip",
+        "tar",
+        "jq",
+        "readelf",
+        "objcopy",
+        "flock",
+        "truncate",
+    ] {
+        script(tool, "exit 0");
+    }
+    script("id", "echo 1000");
+    let binary = s.join("jitterlab-static");
+    std::fs::write(&binary, "").unwrap();
+    std::fs::set_permissions(&binary, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = s.join("results");
+    let o = Command::new(&bash)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/lab.sh"))
+        .args(["--checks", "5", "--kernels", "rt", "--out"])
+        .arg(&out)
+        .env("PATH", &bin)
+        .env("HOME", s)
+        .env("LAB_CACHE", s.join("cache"))
+        .env("TMPDIR", s)
+        .env("BINARY", &binary)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("cannot tell which PREEMPT_RT kernel"),
+        "it did not get past its temporary directory: {err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(s)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("jitterlab-lab."))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "its temporary directory was left: {left:?}; {err}"
+    );
+    assert!(!out.exists(), "the empty --out directory was left: {err}");
 }
