@@ -175,8 +175,14 @@ pub fn run_cycles<W: Waker, S: SampleSink, T: TimeSource>(
         interval += plan.interval_step_ns;
         // The guard's one compare; its check is cold (see super::guard).
         if now >= guard.next_check_ns
-            && let Some(resumed) =
-                guard.check(now, counters, stop, || clock.now_ns(), std::thread::sleep)
+            && let Some(resumed) = guard.check(
+                now,
+                counters,
+                stop,
+                || clock.now_ns(),
+                || crate::sys::time::now_ns(crate::sys::time::THREAD_CPUTIME),
+                std::thread::sleep,
+            )
         {
             // The due times that passed while the CPU was given up are skipped and counted
             // missed: served now, they would be latencies of jitterlab's own making.
