@@ -47,6 +47,14 @@
 //! absolute and periodic wake methods; for relative methods (nanosleep, select, poll, itimer,
 //! clock-nanosleep-rel) the kernel computes it from its own clock read a little after the
 //! thread's, so the first expiry within a tolerance after the due time is taken.
+//!
+//! **A relative sleep armed late.** A thread held between its clock read (which sets the due
+//! time) and its arming arms its timer that much later, and the timer expires that far after
+//! the due time, beyond the tolerance: the sample is joined to that timer
+//! ([`CpuTimeline::take_late_armed_cycle`]), its parts are that timer's, and the lateness is in
+//! neither. The split carries the arming's time ([`ArmedLate`]), which cuts the lateness in
+//! two: up to the arming, what held the thread; from the arming to the late expiry, the
+//! timer's own wait (nothing held the wakeup then: the timer could not expire sooner).
 
 use super::decode::{Kind, TaskRef, TraceEvent};
 use std::collections::{HashMap, VecDeque};
