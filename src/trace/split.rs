@@ -47,6 +47,14 @@
 //! absolute and periodic wake methods; for relative methods (nanosleep, select, poll, itimer,
 //! clock-nanosleep-rel) the kernel computes it from its own clock read a little after the
 //! thread's, so the first expiry within a tolerance after the due time is taken.
+//!
+//! **A relative sleep armed late.** A thread held between its clock read (which sets the due
+//! time) and its arming arms its timer that much later, and the timer expires that far after
+//! the due time, beyond the tolerance: the sample is joined to that timer
+//! ([`CpuTimeline::take_late_armed_cycle`]), its parts are that timer's, and the lateness is in
+//! neither. The split carries the arming's time ([`ArmedLate`]), which cuts the lateness in
+//! two: up to the arming, what held the thread; from the arming to the late expiry, the
+//! timer's own wait (nothing held the wakeup then: the timer could not expire sooner).
 
 use super::decode::{Kind, TaskRef, TraceEvent};
 use std::collections::{HashMap, VecDeque};
@@ -120,14 +128,40 @@ pub(crate) struct Split {
     /// When the measuring thread was woken (its `sched_waking`, trace clock), when traced. For
     /// a timer that expired on another CPU, what came before that wakeup happened there.
     pub(crate) woken_ts: Option<u64>,
-    /// A relative sleep armed late: how far after the due time the timer's soft expiry lies,
-    /// when beyond the join's tolerance ([`CpuTimeline::take_late_armed_cycle`]). That wait,
-    /// between the thread's clock read and its arming, is in neither part.
-    pub(crate) armed_late_ns: Option<i64>,
+    /// A relative sleep armed late, when the sample's timer's soft expiry lies beyond the
+    /// join's tolerance after the due time ([`CpuTimeline::take_late_armed_cycle`]).
+    pub(crate) armed_late: Option<ArmedLate>,
     /// The timer softirq the softirq thread that expired the timer was already inside at the
     /// due time, when it was: the time from the due time to that softirq's exit is thread
     /// latency, the IRQ part only what follows it (see the module documentation).
     pub(crate) held_in_softirq: Option<SoftirqSpan>,
+}
+
+/// A relative sleep armed late: the thread was held between its clock read (which set the due
+/// time) and its arming, so its timer's soft expiry lies `late_ns` after the due time. That
+/// time is in neither part, and is two stretches from the due time on: up to the arming
+/// (`armed_ts`), what held the thread before it armed its timer; from the arming (or the due
+/// time, when it was armed before it) to the soft expiry, the timer's own wait, during which
+/// nothing on the CPU held the wakeup back (the timer could not expire sooner).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ArmedLate {
+    /// The soft expiry less the due time.
+    pub(crate) late_ns: i64,
+    /// The arming: the trace time of the timer's `hrtimer_start`.
+    pub(crate) armed_ts: u64,
+}
+
+impl ArmedLate {
+    /// The soft expiry on the trace clock, for the sample due at `due_ns`.
+    pub(crate) fn expiry_ts(&self, due_ns: u64) -> u64 {
+        due_ns.saturating_add_signed(self.late_ns)
+    }
+
+    /// Where the timer's own wait begins for the sample due at `due_ns`: the arming, or the
+    /// due time when the timer was armed before it (never after the soft expiry).
+    pub(crate) fn wait_from_ts(&self, due_ns: u64) -> u64 {
+        self.armed_ts.max(due_ns).min(self.expiry_ts(due_ns))
+    }
 }
 
 /// One run of the timer softirq (`HRTIMER`) in a softirq thread, trace clock.
@@ -327,12 +361,15 @@ impl CpuTimeline {
         tolerance_ns: u64,
         elsewhere: &[(usize, &CpuTimeline)],
     ) -> Option<Split> {
-        let mut armed_late_ns = None;
+        let mut armed_late = None;
         let c = match self.take_cycle(tid, due_ns, tolerance_ns) {
             Some(c) => c,
             None => match self.take_late_armed_cycle(tid, due_ns, wake_ns, tolerance_ns) {
                 Some(c) => {
-                    armed_late_ns = Some(c.softexpires - due_ns as i64);
+                    armed_late = Some(ArmedLate {
+                        late_ns: c.softexpires - due_ns as i64,
+                        armed_ts: c.armed_ts,
+                    });
                     c
                 }
                 None => {
@@ -384,7 +421,7 @@ impl CpuTimeline {
             expired_in: c.expired_in,
             expired_on: c.expired_on,
             woken_ts: c.waking_ts,
-            armed_late_ns,
+            armed_late,
             held_in_softirq: held,
         })
     }

@@ -30,7 +30,8 @@ impl Names {
 }
 
 /// What held the CPU between `from` and `to`, longest first (ties by name). The measuring
-/// thread's own time, and time before the first known event, are not contributors.
+/// thread's own time, time before the first known event, before a moved timer's expiry
+/// elsewhere, and a late-armed timer's own wait are not contributors.
 pub(super) fn between(
     window: &Window,
     from: u64,
@@ -55,7 +56,7 @@ pub(super) fn between_parts(
             let (a, b) = (seg.from.max(from), seg.to.min(to));
             let held = !matches!(
                 seg.holder,
-                Holder::Measuring | Holder::Unknown | Holder::Elsewhere
+                Holder::Measuring | Holder::Unknown | Holder::Elsewhere | Holder::TimerWait
             );
             if b > a && held {
                 *sums.entry(seg.holder.clone()).or_default() += b - a;
@@ -143,9 +144,12 @@ fn contributor(
         ),
         Holder::Softirq(vec) => simple("softirq", names.softirq(*vec)),
         Holder::NoEvent => simple(super::gap::NO_EVENT_KIND, super::gap::NO_EVENT_NAME.into()),
-        Holder::Idle | Holder::Measuring | Holder::Unknown | Holder::Elsewhere => {
-            simple("idle_exit", "idle".into())
-        }
+        // Only idle is summed of these (between_parts leaves the others out).
+        Holder::Idle
+        | Holder::Measuring
+        | Holder::Unknown
+        | Holder::Elsewhere
+        | Holder::TimerWait => simple("idle_exit", "idle".into()),
     }
 }
 

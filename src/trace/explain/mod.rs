@@ -25,6 +25,8 @@
 mod contributors;
 pub(crate) mod gap;
 pub(crate) mod ipc;
+#[cfg(test)]
+mod late_arming;
 mod replay;
 #[cfg(test)]
 mod rt_captures;
@@ -109,7 +111,7 @@ mod tests {
     }
 
     /// The contributors by name and time, longest first.
-    fn who(x: &SpikeExplanation) -> Vec<(&str, u64)> {
+    pub(super) fn who(x: &SpikeExplanation) -> Vec<(&str, u64)> {
         x.contributors
             .iter()
             .map(|c| (c.name.as_str(), c.duration_ns))
@@ -181,7 +183,7 @@ mod tests {
                 expired_in: None,
                 expired_on: None,
                 woken_ts: None,
-                armed_late_ns: None,
+                armed_late: None,
                 held_in_softirq: None,
             }),
         };
@@ -249,7 +251,7 @@ mod tests {
                 expired_in: None,
                 expired_on: None,
                 woken_ts: None,
-                armed_late_ns: None,
+                armed_late: None,
                 held_in_softirq: None,
             }),
         };
@@ -319,7 +321,7 @@ mod tests {
                 expired_in: None,
                 expired_on: None,
                 woken_ts: None,
-                armed_late_ns: None,
+                armed_late: None,
                 held_in_softirq: None,
             }),
         };
@@ -335,114 +337,6 @@ mod tests {
         assert_eq!(
             x.verdict,
             "IRQ latency 4.73 ms: the timer interrupt came late; no trace event for 4.73 ms: hypervisor, SMI or interrupts off"
-        );
-    }
-
-    /// Lab check 1d (`--wake itimer`, a FIFO 99 spike above the measuring thread on the RT
-    /// kernel): the spike preempted the thread between its clock read (which sets the due
-    /// time) and its `setitimer`, for 20 ms; the thread armed its timer 20.29 ms late, and the
-    /// timer then expired and woke it on time. The time before the late expiry held no pending
-    /// interrupt (the timer was not armed yet): the spike that held the CPU there is named, and
-    /// no "no trace event" is made of its time (it was, for 20.70 ms, before the fix).
-    #[test]
-    fn a_task_that_held_the_thread_before_its_late_arming_is_named() {
-        let me = task(77, 4, "jl-measure-1");
-        let spike = task(900, 0, "jl-spike-1");
-        let idle = task(0, 120, "swapper/1");
-        let mut t = CpuTimeline::default();
-        // The spike preempts the thread after its clock read (due 1 ms), before its arming.
-        push(
-            &mut t,
-            77,
-            900_000,
-            Kind::Switch {
-                prev: me,
-                next: spike,
-            },
-        );
-        push(
-            &mut t,
-            900,
-            20_900_000,
-            Kind::Switch {
-                prev: spike,
-                next: me,
-            },
-        );
-        push(
-            &mut t,
-            77,
-            20_910_000,
-            Kind::HrtimerStart {
-                hrtimer: 5,
-                expires: 21_290_000,
-                softexpires: 21_290_000,
-            },
-        );
-        push(
-            &mut t,
-            77,
-            20_920_000,
-            Kind::Switch {
-                prev: me,
-                next: idle,
-            },
-        );
-        push(&mut t, 0, 21_300_000, Kind::VectorEntry { vector: 0 });
-        push(
-            &mut t,
-            0,
-            21_301_000,
-            Kind::HrtimerExpire {
-                hrtimer: 5,
-                now: 21_301_000,
-            },
-        );
-        push(&mut t, 0, 21_303_000, Kind::VectorExit { vector: 0 });
-        push(
-            &mut t,
-            0,
-            21_305_000,
-            Kind::Switch {
-                prev: idle,
-                next: me,
-            },
-        );
-        let policies = HashMap::from([(
-            (900, 0),
-            TaskPolicy {
-                policy: "FIFO",
-                prio: 99,
-                kernel_prio: 0,
-            },
-        )]);
-        let s = LateSample {
-            cpu: 1,
-            tid: 77,
-            due_ns: 1_000_000,
-            wake_ns: 21_310_000,
-            split: Some(Split {
-                irq_latency_ns: 11_000,
-                thread_latency_ns: 9_000,
-                wake_to_switch_ns: None,
-                switch_to_user_ns: Some(5_000),
-                expiry_ts: 21_301_000,
-                expired_in: None,
-                expired_on: None,
-                woken_ts: None,
-                armed_late_ns: Some(20_290_000),
-                held_in_softirq: None,
-            }),
-        };
-        let x = explain(&s, &t, &policies, &Names::default());
-        assert_eq!(who(&x)[0], ("jl-spike-1", 19_900_000), "{x:?}");
-        assert!(
-            !who(&x).iter().any(|(n, _)| *n == "no trace event"),
-            "{x:?}"
-        );
-        assert_eq!(
-            x.verdict,
-            "latency 20.31 ms: the thread armed its timer 20.29 ms late (its expiry that far after the due time: held between its clock read and its sleep; IRQ latency 11.0 us, thread latency 9.0 us after it): CPU held by jl-spike-1 (pid 900, FIFO 99) for 19.90 ms"
         );
     }
 

@@ -28,6 +28,9 @@ pub(super) enum Holder {
     /// Before the expiry of a timer that expired on another CPU: nothing this CPU did held
     /// the wakeup back (see [`without_evidence`]).
     Elsewhere,
+    /// From the arming of a timer armed late to its soft expiry: the thread only waited for
+    /// its timer, which could not expire sooner; nothing held it (see [`without_evidence`]).
+    TimerWait,
 }
 
 /// The longest an exit from an idle state is taken to last: above the exit latency of the
@@ -35,6 +38,13 @@ pub(super) enum Holder {
 /// hold (/dev/cpu_dma_latency 0) leaves. An idle stretch longer than this before the timer
 /// interrupt is not an idle exit.
 pub(super) const IDLE_EXIT_MAX_NS: u64 = 100_000;
+
+/// The longest the measuring thread's own code between its clock read and its arming of the
+/// next sleep is taken to last, in all (recording the sample, the system call's entry: a few
+/// microseconds). More of the thread's own time there with no event is a silence: the thread
+/// stalled with its CPU (lab check 1c's `itimer` capture, tests/data/trace/rt-itimer-armed-late:
+/// 19.0 ms without an event between the clock read and the `setitimer`).
+pub(super) const OWN_TIME_MAX_NS: u64 = 100_000;
 
 /// A stretch of the window held by one holder.
 #[derive(Debug, Clone)]
@@ -306,15 +316,43 @@ impl<'s> Replayer<'s> {
 ///   ([`crate::trace::split::Split::held_in_softirq`]) had no interrupt programmed until that
 ///   softirq's exit: the interrupt is pending from there only, and the holders before it (what
 ///   kept the softirq thread inside it) keep their time.
-/// - A relative sleep armed late ([`crate::trace::split::Split::armed_late_ns`]) had no timer
+/// - A relative sleep armed late ([`crate::trace::split::Split::armed_late`]) had no timer
 ///   until its arming, and no interrupt pending before the expiry it was armed for: the
-///   holders before that expiry (what kept the thread from arming) keep their time.
+///   holders before the arming (what kept the thread from arming) keep their time, and from
+///   the arming to that expiry ([`timer_wait`]) the thread only waited for its timer, which
+///   could not expire sooner: whatever the CPU did then (idle, another task, an interrupt)
+///   held nothing, and goes to [`Holder::TimerWait`]. The thread's own time before the
+///   arming is a silence when it exceeds [`OWN_TIME_MAX_NS`] in all.
 pub(super) fn without_evidence(window: &mut Window, s: &LateSample) {
     let pending_end = s.split.map_or(s.wake_ns, |sp| sp.expiry_ts.min(s.wake_ns));
     let pending_start = irq_start(s).min(pending_end);
     // Cut the segments that straddle the interrupt's pending stretch, so each lies on one side.
     cut(window, pending_end);
     cut(window, pending_start);
+    if let Some((from, to)) = timer_wait(s) {
+        cut(window, from);
+        cut(window, to);
+        for g in window
+            .segments
+            .iter_mut()
+            .filter(|g| g.from >= from && g.to <= to)
+        {
+            g.holder = Holder::TimerWait;
+        }
+        // Before the arming, the thread's own time beyond its few microseconds of code.
+        let own = |g: &Segment| g.to <= from && g.holder == Holder::Measuring;
+        let own_ns: u64 = window
+            .segments
+            .iter()
+            .filter(|g| own(g))
+            .map(|g| g.to - g.from)
+            .sum();
+        if own_ns > OWN_TIME_MAX_NS {
+            for g in window.segments.iter_mut().filter(|g| own(g)) {
+                g.holder = Holder::NoEvent;
+            }
+        }
+    }
     if let Some(until) = elsewhere_until(s) {
         cut(window, until);
         for g in window.segments.iter_mut().filter(|g| g.to <= until) {
@@ -346,9 +384,10 @@ pub(super) fn without_evidence(window: &mut Window, s: &LateSample) {
 /// Where the wait for the timer's interrupt begins (trace clock): the due time, or the exit of
 /// the timer softirq its softirq thread was inside at the due time, or, for a relative sleep
 /// armed late (split.rs, `take_late_armed_cycle`), the late expiry it was armed for: until
-/// then no interrupt was pending (the thread had not even armed its timer), and what held the
-/// CPU between its clock read and its arming keeps its time (lab check 1d: a FIFO 99 spike
-/// that preempted an `itimer` thread there for 20 ms was "no trace event for 20.70 ms").
+/// then no interrupt was pending (the thread had not even armed its timer, then waited for
+/// it: [`timer_wait`]), and what held the CPU between its clock read and its arming keeps its
+/// time (lab check 1d: a FIFO 99 spike that preempted an `itimer` thread there for 20 ms was
+/// "no trace event for 20.70 ms").
 pub(super) fn irq_start(s: &LateSample) -> u64 {
     let Some(sp) = s.split else {
         return s.due_ns;
@@ -356,10 +395,20 @@ pub(super) fn irq_start(s: &LateSample) -> u64 {
     let from = sp
         .held_in_softirq
         .map_or(s.due_ns, |h| h.exited_ts.max(s.due_ns));
-    match sp.armed_late_ns {
-        Some(late) if late > 0 => from.max(s.due_ns + late as u64),
+    match sp.armed_late {
+        Some(a) if a.late_ns > 0 => from.max(a.expiry_ts(s.due_ns)),
         _ => from,
     }
+}
+
+/// For a relative sleep armed late: the timer's own wait (trace clock, from, to), from its
+/// arming (or the due time, when it was armed before it) to the soft expiry it was armed for,
+/// within the window. The thread had armed its timer and only waited for it to expire.
+pub(super) fn timer_wait(s: &LateSample) -> Option<(u64, u64)> {
+    let a = s.split?.armed_late.filter(|a| a.late_ns > 0)?;
+    let to = a.expiry_ts(s.due_ns).min(s.wake_ns);
+    let from = a.wait_from_ts(s.due_ns).min(to);
+    (to > from).then_some((from, to))
 }
 
 /// Splits the segment that straddles `at`, so that each lies on one side of it.

@@ -353,6 +353,17 @@ fn a_relative_timer_armed_late_is_joined_and_the_late_arming_said() {
     // after that.
     assert_eq!(x.irq_latency_ns, Some(203_920));
     assert_eq!(x.thread_latency_ns, Some(710_020));
+    // Before them, from the due time: 19.12 ms to the arming (at 68.767904300 s), the vCPU's
+    // stall with the thread on it, then the timer's own wait to its expiry 20.11 ms after the
+    // due time, 988.2 us, no holder's (it was `CPU idle (exit from idle)` before stop 59).
+    assert!(
+        x.verdict.ends_with(
+            ": 19.12 ms to its arming, no trace event for 19.05 ms: hypervisor, SMI or interrupts off; then 988.2 us the timer's own wait until the late expiry it was armed for"
+        ),
+        "{}",
+        x.verdict
+    );
+    assert_eq!(x.contributors[0].name, "no trace event", "{x:?}");
     // The spike's injections stay thread-side delays through ktimers/1 (check 1c's verdict).
     let by_spike: Vec<_> = explained
         .iter()
@@ -374,6 +385,38 @@ fn a_relative_timer_armed_late_is_joined_and_the_late_arming_said() {
             x.verdict
         );
     }
+}
+
+/// Every sleep armed late in the two `itimer` captures of lab check 1c: the stretch from the
+/// arming (or the due time) to the late expiry is the timer's own wait, said in the verdict
+/// with its length, and no holder's: the contributors sum to at most the latency less that
+/// wait (the thread's own time is no contributor either). Idle there was
+/// `CPU idle (exit from idle)` before stop 59.
+#[test]
+fn a_late_armed_timers_own_wait_is_said_and_given_to_no_holder() {
+    let mut armed_late = 0;
+    for name in ["rt-itimer-armed-late", "rt-itimer-spike-armed-late"] {
+        for (due, x, sp) in replay_splits(name, 1, None, 500_000) {
+            let Some(a) = sp.and_then(|sp| sp.armed_late) else {
+                continue;
+            };
+            armed_late += 1;
+            let expiry = due + a.late_ns as u64;
+            let wait = expiry - a.armed_ts.max(due);
+            let held: u64 = x.contributors.iter().map(|c| c.duration_ns).sum();
+            assert!(
+                held + wait <= x.latency_ns as u64,
+                "{name} due {due}: {held} ns held and {wait} ns of wait in {} ns: {x:?}",
+                x.latency_ns
+            );
+            let said = format!(
+                "{} the timer's own wait until the late expiry it was armed for",
+                crate::units::format_ns(wait)
+            );
+            assert!(x.verdict.contains(&said), "{name} due {due}: {}", x.verdict);
+        }
+    }
+    assert!(armed_late >= 10, "{armed_late} sleeps armed late");
 }
 
 /// The same check's retry (lab check 1c, `--wake itimer`, the spike FIFO 50 below): the

@@ -18,23 +18,22 @@ pub(super) fn verdict(
     let latency = s.wake_ns as i64 - s.due_ns as i64;
     let mut verdict = match s.split {
         // A relative sleep armed late (split.rs, take_late_armed_cycle): most of the latency
-        // passed before the timer was even armed, which neither part holds.
+        // passed before the timer expired, which neither part holds: what held the thread
+        // before its arming, then the timer's own wait.
         Some(sp)
             if sp
-                .armed_late_ns
-                .is_some_and(|a| a >= sp.irq_latency_ns.max(sp.thread_latency_ns)) =>
+                .armed_late
+                .is_some_and(|a| a.late_ns >= sp.irq_latency_ns.max(sp.thread_latency_ns)) =>
         {
-            let mut v = format!(
-                "latency {}: the thread armed its timer {} late (its expiry that far after the due time: held between its clock read and its sleep; IRQ latency {}, thread latency {} after it)",
+            let late = sp.armed_late.map_or(0, |a| a.late_ns);
+            format!(
+                "latency {}: the thread armed its timer {} late (its expiry that far after the due time; IRQ latency {}, thread latency {} after it): {}",
                 signed_ns(latency),
-                signed_ns(sp.armed_late_ns.unwrap_or_default()),
+                signed_ns(late),
                 signed_ns(sp.irq_latency_ns),
-                signed_ns(sp.thread_latency_ns)
-            );
-            if let Some(top) = whole.first() {
-                v.push_str(&format!(": {}", held(top)));
-            }
-            v
+                signed_ns(sp.thread_latency_ns),
+                armed_late_parts(s, &contributors).unwrap_or_default()
+            )
         }
         Some(sp) if sp.thread_latency_ns >= sp.irq_latency_ns => {
             // The thread part: from the expiry (or the softirq thread's wakeup for it) to the
@@ -167,18 +166,55 @@ pub(super) fn verdict(
             v
         }
     };
-    if let Some(a) = s.split.and_then(|sp| sp.armed_late_ns)
+    if let Some(a) = s.split.and_then(|sp| sp.armed_late)
         && !verdict.contains("armed its timer")
     {
         verdict.push_str(&format!(
-            "; the thread armed its timer {} late (in neither part)",
-            signed_ns(a)
+            "; the thread armed its timer {} late, in neither part: {}",
+            signed_ns(a.late_ns),
+            armed_late_parts(s, &contributors).unwrap_or_default()
         ));
     }
     if window.lost {
         verdict.push_str(" [trace incomplete: the kernel lost events in this window]");
     }
     verdict
+}
+
+/// The two stretches of a sleep armed late (split.rs, `ArmedLate`), which neither part holds:
+/// from the due time to the arming, with what held the CPU then, and from the arming to the
+/// soft expiry, the timer's own wait (replay.rs, `timer_wait`: no holder). Together they are
+/// the lateness of the arming, so that with the IRQ and thread parts every nanosecond of the
+/// latency is said once. "19.91 ms to its arming, CPU held by jl-spike-1 (pid 900, FIFO 99)
+/// for 19.90 ms; then 380.0 us the timer's own wait until the late expiry it was armed for".
+fn armed_late_parts(
+    s: &LateSample,
+    contributors: &impl Fn(&[(u64, u64)]) -> Vec<Contributor>,
+) -> Option<String> {
+    let a = s.split?.armed_late?;
+    let expiry = a.expiry_ts(s.due_ns);
+    let wait_from = a.wait_from_ts(s.due_ns);
+    let wait = format!(
+        "{} the timer's own wait until the late expiry it was armed for",
+        format_ns(expiry - wait_from)
+    );
+    if a.armed_ts <= s.due_ns {
+        // Armed before the due time: what held the thread between its clock read and its
+        // arming lies before the due time, outside the latency.
+        return Some(format!(
+            "armed {} before the due time, what held it lies before that; then {wait}",
+            format_ns(s.due_ns - a.armed_ts)
+        ));
+    }
+    let before = contributors(&[(s.due_ns, wait_from)]);
+    let by = match before.first() {
+        Some(top) => format!(", {}", held(top)),
+        None => ", no other work held the CPU (the thread's own time)".into(),
+    };
+    Some(format!(
+        "{} to its arming{by}; then {wait}",
+        format_ns(wait_from - s.due_ns)
+    ))
 }
 
 /// The softirq thread `x` the timer expired in, among the thread part's holders `part`, when

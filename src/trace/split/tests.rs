@@ -99,7 +99,7 @@ fn splits_a_cycle_into_its_parts() {
             expired_in: None,
             expired_on: None,
             woken_ts: Some(12_400),
-            armed_late_ns: None,
+            armed_late: None,
             held_in_softirq: None,
         }
     );
