@@ -120,8 +120,10 @@ pub(crate) struct Split {
     /// When the measuring thread was woken (its `sched_waking`, trace clock), when traced. For
     /// a timer that expired on another CPU, what came before that wakeup happened there.
     pub(crate) woken_ts: Option<u64>,
-    /// A relative sleep armed late: how far after the due time the timer's soft expiry lies,
-    /// when beyond the join's tolerance ([`CpuTimeline::take_late_armed_cycle`]). That wait,
+    /// A sleep armed late: how far after the due time the timer's soft expiry lies, when
+    /// beyond the join's tolerance (a relative sleep: [`CpuTimeline::take_late_armed_cycle`]);
+    /// or how far after it the timer was armed, when armed once its expiry had already passed
+    /// (its interrupt then comes at once: see [`CpuTimeline::split_elsewhere`]). That wait,
     /// between the thread's clock read and its arming, is in neither part.
     pub(crate) armed_late_ns: Option<i64>,
     /// The timer softirq the softirq thread that expired the timer was already inside at the
@@ -345,6 +347,20 @@ impl CpuTimeline {
         let wake = wake_ns as i64;
         // On the timer's clock, the trace time `ts` (at or before the expiry).
         let on_clock = |ts: u64| c.now - c.expiry_ts.saturating_sub(ts) as i64;
+        // A timer armed after its expiry had passed: the thread was held between the clock
+        // read its expiry came from and its arming (`select` computes its end time at the
+        // call's start, before it arms; an absolute sleep's due time is the thread's own), and
+        // its interrupt came at once. No interrupt was pending before the arming: the wait
+        // for it is in neither part (lab check 1f: a FIFO 99 spike that preempted a `select`
+        // thread inside its call for 19.2 ms was "IRQ latency 19.52 ms ... no trace event").
+        let armed_on_clock = on_clock(c.armed_ts);
+        let from = match armed_late_ns {
+            None if armed_on_clock > c.expires => {
+                armed_late_ns = Some(armed_on_clock - due_ns as i64);
+                armed_on_clock
+            }
+            _ => c.expires,
+        };
         // The softirq thread's timer softirq the timer came due in, if it did (not for a timer
         // expired on another CPU: this CPU's history is not that thread's).
         let held = match c.expired_in {
@@ -362,7 +378,7 @@ impl CpuTimeline {
         // that expired it (the trace clock's distance before the expiry). A thread woken
         // before that start (for an earlier timer, and still waiting) leaves no IRQ part: the
         // whole delay is its wait.
-        let irq_start = held.map_or(c.expires, |h| on_clock(h.exited_ts).max(c.expires));
+        let irq_start = held.map_or(from, |h| on_clock(h.exited_ts).max(from));
         let (irq_end, thread_from_ts) = match c.expired_in {
             Some(t) => {
                 let woken = on_clock(t.woken_ts);
@@ -374,7 +390,7 @@ impl CpuTimeline {
         let irq_latency_ns = irq_end - irq_start;
         Some(Split {
             irq_latency_ns,
-            thread_latency_ns: wake - c.expires - irq_latency_ns,
+            thread_latency_ns: wake - from - irq_latency_ns,
             wake_to_switch_ns: match (c.waking_ts, c.switch_in_ts) {
                 (Some(w), Some(s)) => Some(s as i64 - w as i64),
                 _ => None,
