@@ -353,9 +353,17 @@ impl CpuTimeline {
         // its interrupt came at once. No interrupt was pending before the arming: the wait
         // for it is in neither part (lab check 1f: a FIFO 99 spike that preempted a `select`
         // thread inside its call for 19.2 ms was "IRQ latency 19.52 ms ... no trace event").
+        // Only a timer expired in interrupt context on this CPU: a soft timer on PREEMPT_RT
+        // expires in the softirq thread, and one re-armed past its expiry time there came with
+        // the thread waiting on that softirq thread, boosted, which the thread-side verdicts
+        // say (tests/data/trace/rt-ktimers-boosted-timerfd, whose `timerfd` is re-aimed past
+        // its expiry time many times); a moved timer's expiry is on another CPU's trace clock.
         let armed_on_clock = on_clock(c.armed_ts);
         let from = match armed_late_ns {
-            None if armed_on_clock > c.expires => {
+            None if armed_on_clock > c.expires
+                && c.expired_in.is_none()
+                && c.expired_on.is_none() =>
+            {
                 armed_late_ns = Some(armed_on_clock - due_ns as i64);
                 armed_on_clock
             }
