@@ -609,6 +609,15 @@ static long flush_one(__u64 i, void *ctx)
 	return 0;
 }
 
+// The first record of this CPU's stage still held: a stage longer than JL_STAGE keeps its
+// newest records.
+static __always_inline __u64 stage_begin(struct jl_cpu *st)
+{
+	__u64 end = st->written;
+	__u64 begin = st->start;
+	return end - begin > JL_STAGE ? end - JL_STAGE : begin;
+}
+
 // Sends the stage, oldest record first. When it overflowed, its oldest records are gone: a
 // loss when the oldest kept record lies after the due time (the late wakeup's own records
 // went), else only older context went, which the explanation does not use.
@@ -634,7 +643,9 @@ static __always_inline void flush(struct jl_cpu *st, __u32 cpu)
 		struct jl_flush f = { .begin = begin, .end = end, .cpu = cpu };
 		bpf_loop((__u32)(end - begin), flush_one, &f, 0);
 	}
-	if ((st->have & JL_HAVE_NEXT) && st->next.slot >= st->start)
+	// The next timer's arming went out with the stage if the stage still held it (an arming
+	// an overflow wrote over is sent with its wakeup: send_armed, or the jl_cycle's copy).
+	if ((st->have & JL_HAVE_NEXT) && st->next.slot >= begin)
 		st->next.sent = 1;
 }
 
@@ -651,7 +662,12 @@ static __always_inline void decide(struct jl_cpu *st, struct jl_config *c, __u32
 		late = by > 0 && (__u64)by >= c->explain_above_ns;
 	}
 	if (late) {
-		if ((st->have & JL_HAVE_EXPIRY) && !st->armed.sent)
+		// The arming of the wakeup being decided, unless it goes out in this stage: armed
+		// after the thread's last decision (it did not give up its CPU between its arming
+		// and the expiry: a sleep armed past its due time, whose interrupt came at once), it
+		// is in the stage, and sent twice it was two armings of one timer in the trace.
+		if ((st->have & JL_HAVE_EXPIRY) && !st->armed.sent &&
+		    st->armed.slot < stage_begin(st))
 			send_armed(st, cpu);
 		flush(st, cpu);
 	} else {
@@ -709,7 +725,7 @@ int BPF_PROG(hrtimer_start, struct hrtimer *timer)
 	// in lab check 1b were unjoined without it). Its time is older than this CPU's
 	// `pending_since` bound or equal to it (set from it when that stage was decided).
 	if (st && filtering && c->reduce && (st->have & JL_HAVE_NEXT) && !st->next.sent &&
-	    st->next.slot < st->start) {
+	    st->next.slot < stage_begin(st)) {
 		struct jl_hrtimer_start *r = reserve_at(sizeof(*r), JL_HRTIMER_START, cpu,
 							st->next.ts, st->next.pid);
 		if (r) {

@@ -128,8 +128,10 @@ pub(crate) struct Split {
     /// When the measuring thread was woken (its `sched_waking`, trace clock), when traced. For
     /// a timer that expired on another CPU, what came before that wakeup happened there.
     pub(crate) woken_ts: Option<u64>,
-    /// A relative sleep armed late, when the sample's timer's soft expiry lies beyond the
-    /// join's tolerance after the due time ([`CpuTimeline::take_late_armed_cycle`]).
+    /// A sleep armed late ([`ArmedLate`]): a relative sleep whose timer's soft expiry lies
+    /// beyond the join's tolerance after the due time ([`CpuTimeline::take_late_armed_cycle`]),
+    /// or a timer armed once its expiry time had already passed (its interrupt then comes at
+    /// once: see [`CpuTimeline::split_elsewhere`]).
     pub(crate) armed_late: Option<ArmedLate>,
     /// The timer softirq the softirq thread that expired the timer was already inside at the
     /// due time, when it was: the time from the due time to that softirq's exit is thread
@@ -145,10 +147,15 @@ pub(crate) struct Split {
 /// nothing on the CPU held the wakeup back (the timer could not expire sooner).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ArmedLate {
-    /// The soft expiry less the due time.
+    /// The soft expiry less the due time; for a timer armed after its expiry time had
+    /// passed (`expiry_passed`), the arming less the due time (it expired at once then).
     pub(crate) late_ns: i64,
     /// The arming: the trace time of the timer's `hrtimer_start`.
     pub(crate) armed_ts: u64,
+    /// Armed once its expiry time had passed (the expiry was on time, the arming late: the
+    /// thread was held inside its call, between the clock read its expiry came from and its
+    /// arming, as a `select` preempted in the kernel); no wait of the timer's own follows.
+    pub(crate) expiry_passed: bool,
 }
 
 impl ArmedLate {
@@ -369,6 +376,7 @@ impl CpuTimeline {
                     armed_late = Some(ArmedLate {
                         late_ns: c.softexpires - due_ns as i64,
                         armed_ts: c.armed_ts,
+                        expiry_passed: false,
                     });
                     c
                 }
@@ -382,6 +390,32 @@ impl CpuTimeline {
         let wake = wake_ns as i64;
         // On the timer's clock, the trace time `ts` (at or before the expiry).
         let on_clock = |ts: u64| c.now - c.expiry_ts.saturating_sub(ts) as i64;
+        // A timer armed after its expiry had passed: the thread was held between the clock
+        // read its expiry came from and its arming (`select` computes its end time at the
+        // call's start, before it arms; an absolute sleep's due time is the thread's own), and
+        // its interrupt came at once. No interrupt was pending before the arming: the wait
+        // for it is in neither part (lab check 1f: a FIFO 99 spike that preempted a `select`
+        // thread inside its call for 19.2 ms was "IRQ latency 19.52 ms ... no trace event").
+        // Only a timer expired in interrupt context on this CPU: a soft timer on PREEMPT_RT
+        // expires in the softirq thread, and one re-armed past its expiry time there came with
+        // the thread waiting on that softirq thread, boosted, which the thread-side verdicts
+        // say (tests/data/trace/rt-ktimers-boosted-timerfd, whose `timerfd` is re-aimed past
+        // its expiry time many times); a moved timer's expiry is on another CPU's trace clock.
+        let armed_on_clock = on_clock(c.armed_ts);
+        let from = match armed_late {
+            None if armed_on_clock > c.expires
+                && c.expired_in.is_none()
+                && c.expired_on.is_none() =>
+            {
+                armed_late = Some(ArmedLate {
+                    late_ns: armed_on_clock - due_ns as i64,
+                    armed_ts: c.armed_ts,
+                    expiry_passed: true,
+                });
+                armed_on_clock
+            }
+            _ => c.expires,
+        };
         // The softirq thread's timer softirq the timer came due in, if it did (not for a timer
         // expired on another CPU: this CPU's history is not that thread's).
         let held = match c.expired_in {
@@ -399,7 +433,7 @@ impl CpuTimeline {
         // that expired it (the trace clock's distance before the expiry). A thread woken
         // before that start (for an earlier timer, and still waiting) leaves no IRQ part: the
         // whole delay is its wait.
-        let irq_start = held.map_or(c.expires, |h| on_clock(h.exited_ts).max(c.expires));
+        let irq_start = held.map_or(from, |h| on_clock(h.exited_ts).max(from));
         let (irq_end, thread_from_ts) = match c.expired_in {
             Some(t) => {
                 let woken = on_clock(t.woken_ts);
@@ -411,7 +445,7 @@ impl CpuTimeline {
         let irq_latency_ns = irq_end - irq_start;
         Some(Split {
             irq_latency_ns,
-            thread_latency_ns: wake - c.expires - irq_latency_ns,
+            thread_latency_ns: wake - from - irq_latency_ns,
             wake_to_switch_ns: match (c.waking_ts, c.switch_in_ts) {
                 (Some(w), Some(s)) => Some(s as i64 - w as i64),
                 _ => None,

@@ -61,5 +61,6 @@ mod sweep;
 mod tails;
 mod timerlat;
 mod trace;
+mod trace_armed_late;
 mod trace_reduction;
 mod tune;

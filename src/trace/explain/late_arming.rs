@@ -136,6 +136,7 @@ fn a_task_that_held_the_thread_before_its_late_arming_is_named() {
         Some(ArmedLate {
             late_ns: 20_290_000,
             armed_ts: 20_910_000,
+            expiry_passed: false,
         })
     );
     assert_eq!((sp.irq_latency_ns, sp.thread_latency_ns), (11_000, 9_000));
@@ -294,6 +295,7 @@ fn a_timer_armed_late_before_the_due_time_leaves_only_its_wait_before_its_expiry
         Some(ArmedLate {
             late_ns: 610_000,
             armed_ts: 610_000,
+            expiry_passed: false,
         })
     );
     assert_eq!(who(&x), [("idle", 12_000), ("vector 0", 3_000)], "{x:?}");

@@ -26,8 +26,12 @@ pub(super) fn verdict(
                 .is_some_and(|a| a.late_ns >= sp.irq_latency_ns.max(sp.thread_latency_ns)) =>
         {
             let late = sp.armed_late.map_or(0, |a| a.late_ns);
+            let what = match sp.armed_late.is_some_and(|a| a.expiry_passed) {
+                true => "after its expiry time had passed: its interrupt came at once",
+                false => "its expiry that far after the due time",
+            };
             format!(
-                "latency {}: the thread armed its timer {} late (its expiry that far after the due time; IRQ latency {}, thread latency {} after it): {}",
+                "latency {}: the thread armed its timer {} late ({what}; IRQ latency {}, thread latency {} after it): {}",
                 signed_ns(latency),
                 signed_ns(late),
                 signed_ns(sp.irq_latency_ns),
@@ -211,6 +215,13 @@ fn armed_late_parts(
         Some(top) => format!(", {}", held(top)),
         None => ", no other work held the CPU (the thread's own time)".into(),
     };
+    // Armed after its expiry time had passed: it expired at once, no wait of its own follows.
+    if a.expiry_passed {
+        return Some(format!(
+            "{} to its arming{by}",
+            format_ns(wait_from - s.due_ns)
+        ));
+    }
     Some(format!(
         "{} to its arming{by}; then {wait}",
         format_ns(wait_from - s.due_ns)

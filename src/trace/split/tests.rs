@@ -505,3 +505,137 @@ fn only_the_first_switch_after_a_wakeup_is_its_switch_in() {
     assert_eq!(s.wake_to_switch_ns, Some(1_400));
     assert_eq!(s.switch_to_user_ns, Some(1_000));
 }
+
+/// Lab check 1f's `select` wakeup (the BPF back end, a FIFO 99 spike above the measuring thread,
+/// RT 6.1 under qemu), in the order its events came: the thread read its clock after its last
+/// wakeup (the due time is that read plus 1 ms) and called `select`, which read the kernel's
+/// clock for its end time (5 us later); the spike preempted it inside the call, before its
+/// arming, for 20 ms; the thread armed its timer with an expiry long past, and the interrupt
+/// came at once and woke it where it ran. No interrupt was pending before that arming: the
+/// spike's time is the arming's lateness, in neither part, and the spike is named. Before, the
+/// IRQ part ran from the expiry time (19.52 ms of "the timer interrupt came late"), and the
+/// spike's time in it was "no trace event for 19.24 ms" (a task cannot hold an interrupt off).
+#[test]
+fn a_timer_armed_after_its_expiry_is_a_sleep_armed_late_and_its_holder_is_named() {
+    use crate::trace::explain::{LateSample, Names, explain};
+    use crate::trace::reader::TaskPolicy;
+    let me = task(77, 4, "jl-measure-1");
+    let spike = task(900, 0, "jl-spike-1");
+    let idle = task(0, 120, "swapper/1");
+    let mut t = CpuTimeline::default();
+    let tids = [77];
+    let sw = |prev, next| Kind::Switch { prev, next };
+    let start = |hrtimer, at: i64| Kind::HrtimerStart {
+        hrtimer,
+        expires: at,
+        softexpires: at,
+    };
+    // Its last wakeup's switch-in; it reads its clock at 0.
+    t.push(ev(0, 0, sw(idle, me)), &tids);
+    // Preempted inside `select` at 130 us: its end time read (1.005 ms), its timer not armed.
+    t.push(ev(130_000, 77, sw(me, spike)), &tids);
+    t.push(ev(20_200_000, 900, sw(spike, me)), &tids);
+    t.push(ev(20_210_000, 77, start(0xa, 1_005_000)), &tids);
+    t.push(ev(20_212_000, 77, Kind::VectorEntry { vector: 0 }), &tids);
+    t.push(
+        ev(
+            20_215_000,
+            77,
+            Kind::HrtimerExpire {
+                hrtimer: 0xa,
+                now: 20_215_000,
+            },
+        ),
+        &tids,
+    );
+    t.push(ev(20_216_000, 77, Kind::waking(77)), &tids);
+    t.push(ev(20_218_000, 77, Kind::VectorExit { vector: 0 }), &tids);
+    // Its clock read at 20.23 ms: 19.23 ms late. select's tolerance: half the interval.
+    let s = t.split(77, 1_000_000, 20_230_000, 500_000).unwrap();
+    assert_eq!(
+        s.armed_late.map(|a| (a.late_ns, a.expiry_passed)),
+        Some((19_210_000, true)),
+        "{s:?}"
+    );
+    // From the arming to the expiry, then to the clock read.
+    assert_eq!(s.irq_latency_ns, 5_000, "{s:?}");
+    assert_eq!(s.thread_latency_ns, 15_000, "{s:?}");
+    let policies = HashMap::from([(
+        (900, 0),
+        TaskPolicy {
+            policy: "FIFO",
+            prio: 99,
+            kernel_prio: 0,
+        },
+    )]);
+    let late = LateSample {
+        cpu: 1,
+        tid: 77,
+        due_ns: 1_000_000,
+        wake_ns: 20_230_000,
+        split: Some(s),
+    };
+    let x = explain(&late, &t, &policies, &Names::default());
+    let who: Vec<(&str, u64)> = x
+        .contributors
+        .iter()
+        .map(|c| (c.name.as_str(), c.duration_ns))
+        .collect();
+    assert_eq!(who[0], ("jl-spike-1", 19_200_000), "{x:?}");
+    assert!(!who.iter().any(|(n, _)| *n == "no trace event"), "{x:?}");
+    assert!(
+        x.verdict
+            .starts_with("latency 19.23 ms: the thread armed its timer 19.21 ms late"),
+        "{}",
+        x.verdict
+    );
+    assert!(
+        x.verdict
+            .ends_with("CPU held by jl-spike-1 (pid 900, FIFO 99) for 19.20 ms"),
+        "{}",
+        x.verdict
+    );
+    // Its expiry was on time, its arming late: no wait of the timer's own is said.
+    assert!(
+        x.verdict
+            .contains("(after its expiry time had passed: its interrupt came at once;")
+            && !x.verdict.contains("own wait"),
+        "{}",
+        x.verdict
+    );
+}
+
+/// A timer armed before its expiry keeps its IRQ part from the expiry, armed late or not: the
+/// arming's time moves the IRQ part's start only when it came after the expiry time.
+#[test]
+fn a_timer_armed_on_time_counts_its_irq_part_from_its_expiry() {
+    let mut t = CpuTimeline::default();
+    let tids = [77];
+    t.push(
+        ev(
+            999_990,
+            77,
+            Kind::HrtimerStart {
+                hrtimer: 0xa,
+                expires: 1_000_000,
+                softexpires: 1_000_000,
+            },
+        ),
+        &tids,
+    );
+    t.push(
+        ev(
+            1_004_000,
+            77,
+            Kind::HrtimerExpire {
+                hrtimer: 0xa,
+                now: 1_004_000,
+            },
+        ),
+        &tids,
+    );
+    t.push(ev(1_005_000, 77, Kind::waking(77)), &tids);
+    let s = t.split(77, 1_000_000, 1_006_000, 0).unwrap();
+    assert_eq!(s.armed_late, None);
+    assert_eq!((s.irq_latency_ns, s.thread_latency_ns), (4_000, 2_000));
+}
