@@ -114,13 +114,14 @@ impl<'a> Guard<'a> {
         }
         let slices = (YIELD_AT_MOST.as_nanos() / YIELD_SLICE.as_nanos()) as u32;
         let bound = now_ns.saturating_add(YIELD_AT_MOST.as_nanos() as u64);
+        let mut resumed = now_ns;
         for _ in 0..slices {
             sleep(YIELD_SLICE);
-            if self.beat.load(Relaxed) != beat || stop.load(Relaxed) || read_clock() >= bound {
+            resumed = read_clock();
+            if self.beat.load(Relaxed) != beat || stop.load(Relaxed) || resumed >= bound {
                 break;
             }
         }
-        let resumed = read_clock();
         self.yields += 1;
         self.yielded_ns += resumed.saturating_sub(now_ns);
         counters.guard_yields.store(self.yields, Relaxed);
