@@ -205,7 +205,18 @@ fn inject(
     for index in 0.. {
         let due_ns = run_start_ns + s.offset_ns + index * s.every_ns;
         // Only whole injections: one cut short by the end would not be a known delay.
-        if due_ns + s.len_ns > end_ns || stop.load(Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        if due_ns + s.len_ns > end_ns {
+            // Asleep until the end, not back to the caller at once: it drops the thread to
+            // SCHED_OTHER, which on the CPU right after the last spin made the trace show the
+            // whole injection at OTHER 0 (the task's priority at its switch-out), and the
+            // delay of the wakeup it held not that of a FIFO task (lab check 1c, stop 59:
+            // the last injection of `timerfd`, `jl-spike-1 (pid 623, OTHER 0) for 20.32 ms`).
+            while monotonic_ns() < end_ns && !stop.load(Ordering::Relaxed) {
+                let _ = sleeper.wait(end_ns.min(monotonic_ns() + 100_000_000), 0, stop);
+            }
             return;
         }
         // Sleep in slices so that a stop request is seen within 100 ms.

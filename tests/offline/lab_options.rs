@@ -31,6 +31,16 @@ fn tools(dir: &Path) -> PathBuf {
     bin
 }
 
+/// Puts an executable bash script `name` running `body` in the PATH directory `bin` (made by
+/// [`tools`]), in place of the tool linked there if any.
+fn stub(bin: &Path, name: &str, body: &str) {
+    let bash = std::fs::read_link(bin.join("bash")).expect("bash is installed");
+    let p = bin.join(name);
+    std::fs::remove_file(&p).ok();
+    std::fs::write(&p, format!("#!{}\n{body}\n", bash.display())).unwrap();
+    std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
 /// Runs `ci/lab.sh ARGS` with only [`tools`] on its PATH; its exit code and stderr.
 fn lab(scratch: &Path, args: &[&str]) -> (Option<i32>, String) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/lab.sh");
@@ -191,12 +201,7 @@ fn every_kernels_emulator_is_checked_before_the_first_guest() {
     let s = scratch.path();
     let bin = tools(s);
     let bash = std::fs::read_link(bin.join("bash")).unwrap();
-    let script = |name: &str, body: &str| {
-        let p = bin.join(name);
-        std::fs::remove_file(&p).ok();
-        std::fs::write(&p, format!("#!{}\n{body}\n", bash.display())).unwrap();
-        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    };
+    let script = |name: &str, body: &str| stub(&bin, name, body);
     // An amd64 emulator that is never run (no guest is reached), and a user, not root: a
     // missing emulator is named, never installed.
     script("qemu-system-x86_64", "exit 99");
@@ -247,12 +252,7 @@ fn a_lab_that_fails_after_its_work_dir_is_made_leaves_nothing() {
     let s = scratch.path();
     let bin = tools(s);
     let bash = std::fs::read_link(bin.join("bash")).unwrap();
-    let script = |name: &str, body: &str| {
-        let p = bin.join(name);
-        std::fs::remove_file(&p).ok();
-        std::fs::write(&p, format!("#!{}\n{body}\n", bash.display())).unwrap();
-        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    };
+    let script = |name: &str, body: &str| stub(&bin, name, body);
     // Every tool the host check asks for, doing nothing; apt-cache knows no RT kernel and
     // says so as apt-cache does, exit 100 (which, through `set -e` and pipefail, ended the lab
     // silently with its status: so did an empty kernel cache, with ls's 2).
