@@ -22,6 +22,28 @@ fn idle() -> TaskRef {
     task(0, 120, "swapper/1")
 }
 
+/// `holder` preempts the measuring thread at `from` and gives it the CPU back at `to`.
+fn held_by(t: &mut CpuTimeline, holder: TaskRef, from: u64, to: u64) {
+    push(
+        t,
+        77,
+        from,
+        Kind::Switch {
+            prev: me(),
+            next: holder,
+        },
+    );
+    push(
+        t,
+        holder.pid,
+        to,
+        Kind::Switch {
+            prev: holder,
+            next: me(),
+        },
+    );
+}
+
 /// The thread's timer armed at `armed_ts` for `expires`, then the CPU given to `next` at
 /// `armed_ts` + 10 us; its interrupt 10 us after `expires` (1 us to the expiry, 3 us in all),
 /// the thread switched in 2 us after it and woken in user space 5 us later. Returns the wakeup.
@@ -110,24 +132,7 @@ fn a_task_that_held_the_thread_before_its_late_arming_is_named() {
     let spike = task(900, 0, "jl-spike-1");
     let mut t = CpuTimeline::default();
     // The spike preempts the thread after its clock read (due 1 ms), before its arming.
-    push(
-        &mut t,
-        77,
-        900_000,
-        Kind::Switch {
-            prev: me(),
-            next: spike,
-        },
-    );
-    push(
-        &mut t,
-        900,
-        20_900_000,
-        Kind::Switch {
-            prev: spike,
-            next: me(),
-        },
-    );
+    held_by(&mut t, spike, 900_000, 20_900_000);
     let wake = arm_and_expire(&mut t, 20_910_000, 21_290_000, idle());
     let (sp, x) = split_and_explain(&mut t, wake, &spike_policy());
     // The split carries the arming's time.
@@ -169,24 +174,7 @@ fn what_ran_while_a_late_armed_timer_waited_for_its_expiry_held_nothing() {
     let spike = task(900, 0, "jl-spike-1");
     let worker = task(300, 120, "kworker/1:1");
     let mut t = CpuTimeline::default();
-    push(
-        &mut t,
-        77,
-        900_000,
-        Kind::Switch {
-            prev: me(),
-            next: spike,
-        },
-    );
-    push(
-        &mut t,
-        900,
-        20_900_000,
-        Kind::Switch {
-            prev: spike,
-            next: me(),
-        },
-    );
+    held_by(&mut t, spike, 900_000, 20_900_000);
     push(
         &mut t,
         77,
@@ -270,24 +258,7 @@ fn a_timer_armed_late_before_the_due_time_leaves_only_its_wait_before_its_expiry
     let spike = task(900, 0, "jl-spike-1");
     let mut t = CpuTimeline::default();
     // The clock read at 0 (due 1 ms); the spike holds the thread from 10 us to 600 us.
-    push(
-        &mut t,
-        77,
-        10_000,
-        Kind::Switch {
-            prev: me(),
-            next: spike,
-        },
-    );
-    push(
-        &mut t,
-        900,
-        600_000,
-        Kind::Switch {
-            prev: spike,
-            next: me(),
-        },
-    );
+    held_by(&mut t, spike, 10_000, 600_000);
     let wake = arm_and_expire(&mut t, 610_000, 1_610_000, idle());
     let (sp, x) = split_and_explain(&mut t, wake, &spike_policy());
     assert_eq!(
