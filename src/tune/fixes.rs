@@ -206,18 +206,33 @@ fn irq_affinity(ctx: &Ctx) -> Probe {
     irqs.sort_unstable();
     let target = format_cpu_list(&housekeeping);
     let mut moved = Vec::new();
-    for irq in irqs {
-        let file = format!("proc/irq/{irq}/smp_affinity_list");
-        let Some(cpus) = ctx
-            .read(&format!("proc/irq/{irq}/effective_affinity_list"))
+    let cpus_of = |file: String| {
+        ctx.read(&file)
             .filter(|t| !t.is_empty())
-            .or_else(|| ctx.read(&file))
             .and_then(|t| crate::cpulist::parse_cpu_list(&t).ok())
-        else {
-            continue;
-        };
-        if cpus.iter().any(|c| ctx.measured.contains(c)) {
-            moved.push((irq, format_cpu_list(&cpus)));
+    };
+    let measured = |cpus: &[usize]| cpus.iter().any(|c| ctx.measured.contains(c));
+    for irq in irqs {
+        let requested = cpus_of(format!("proc/irq/{irq}/smp_affinity_list"));
+        match cpus_of(format!("proc/irq/{irq}/effective_affinity_list")) {
+            Some(effective) if measured(&effective) => {
+                moved.push((irq, format_cpu_list(&effective)));
+            }
+            // x86 applies a new affinity at the interrupt's next arrival: one just pinned to
+            // measured CPUs shows its old CPU as effective until it fires, and goes there.
+            _ if requested
+                .as_ref()
+                .is_some_and(|r| r.iter().all(|c| ctx.measured.contains(c))) =>
+            {
+                let cpus = format_cpu_list(requested.as_deref().unwrap_or_default());
+                moved.push((irq, format!("{cpus} (pinned, not yet moved)")));
+            }
+            Some(_) => {}
+            None if requested.as_deref().is_some_and(measured) => {
+                let cpus = format_cpu_list(requested.as_deref().unwrap_or_default());
+                moved.push((irq, cpus));
+            }
+            None => {}
         }
     }
     if moved.is_empty() {

@@ -453,6 +453,20 @@ fn irq_affinity_moves_a_driven_interrupt_off_the_measured_cpu() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // The kernel moves an interrupt at its next arrival: the ground truth (driven on CPU 1 in
+    // every baseline arm) holds from when its effective affinity says so.
+    let effective = format!("/proc/irq/{irq}/effective_affinity_list");
+    let since = std::time::Instant::now();
+    while read_trimmed(&effective).is_some_and(|e| e != "1")
+        && since.elapsed() < std::time::Duration::from_secs(5)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        read_trimmed(&effective).as_deref().unwrap_or("1"),
+        "1",
+        "{name} pinned to CPU 1 and driven for 5 s, but the kernel did not move it there"
+    );
     let (_base, out) = temp_out();
     let fixes = format!("irq-affinity,{null}");
     let (o, json) = tune_json(&fixes, "3s", &out, &[]);

@@ -141,6 +141,33 @@ fn nothing_moves_where_there_is_no_housekeeping_cpu() {
     }
 }
 
+/// An interrupt just pinned to a measured CPU shows its old CPU as effective until it next
+/// fires (x86 moves it then): it is moved all the same, and said so. One allowed on every CPU
+/// but delivered elsewhere stays.
+#[test]
+fn an_interrupt_pinned_to_a_measured_cpu_moves_before_it_has_fired_there() {
+    let root = tree(&[
+        ("proc/irq/34/smp_affinity_list", "1"),
+        ("proc/irq/34/effective_affinity_list", "0"),
+        ("proc/irq/41/smp_affinity_list", "0-1"),
+        ("proc/irq/41/effective_affinity_list", "0"),
+    ]);
+    match probe("irq-affinity", &ctx(root.path(), &[1], 2)) {
+        Probe::Applies {
+            change: Change::Settings(s),
+            now,
+        } => {
+            let files: Vec<_> = s
+                .iter()
+                .map(|s| (s.file.as_str(), s.value.as_str()))
+                .collect();
+            assert_eq!(files, [("proc/irq/34/smp_affinity_list", "0")]);
+            assert!(now.contains("34 on 1 (pinned, not yet moved)"), "{now}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 /// A tuned RT box: every fix already made or not there.
 #[test]
 fn a_tuned_box_has_nothing_to_measure() {
