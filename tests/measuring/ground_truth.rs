@@ -56,12 +56,32 @@ fn run_method(method: &jitterlab::measure::WakeMethod, extra: &[&str]) -> Result
     if !o.status.success() {
         return Err(format!("--wake {wake}: the run failed: {}", text(&o)));
     }
+    let wall_after = wall_clock_offsets();
     let injections = spike_injections(&out, 0);
     let log = SampleLogReader::open(&out.join("samples.bin")).unwrap();
     let run = run_json(&out);
     // Injections are timed on CLOCK_MONOTONIC; a method's own clock (e.g. CLOCK_TAI) is moved
     // onto it by the offset between the two starts, which the run took together.
-    let offset = log.header.start_ns as i64 - run["start_monotonic_ns"].as_u64().unwrap() as i64;
+    let start_mono = run["start_monotonic_ns"].as_u64().unwrap() as i64;
+    let offset = log.header.start_ns as i64 - start_mono;
+    // That offset holds while the wall clock, which TAI and REALTIME follow, is not stepped.
+    // When it was (a VM's host agent gained it 5 ms a second here once, in steps; an NTP step
+    // on a user's machine), no one offset places these samples: the method is not judged.
+    if offset != 0 {
+        let moved = wall_after
+            .iter()
+            .map(|now| now - offset)
+            .min_by_key(|d| d.abs())
+            .unwrap();
+        if moved.abs() > WALL_CLOCK_STEADY_NS {
+            eprintln!(
+                "SKIPPED ground truth --wake {wake}: the wall clock moved {moved} ns against \
+                 CLOCK_MONOTONIC during the run, so its samples cannot be placed on the \
+                 injections' clock"
+            );
+            return Ok(());
+        }
+    }
     let samples: Vec<SampleRecord> = log
         .map(|s| {
             let mut s = s.unwrap();
@@ -71,6 +91,27 @@ fn run_method(method: &jitterlab::measure::WakeMethod, extra: &[&str]) -> Result
         .collect();
     let sender = method.schedule == jitterlab::measure::wake::Schedule::Sender;
     check_every_phase(wake, sender, &injections, &samples, &run)
+}
+
+/// How far a wall clock may drift from CLOCK_MONOTONIC over a run before its samples cannot be
+/// placed on the injections (a tenth of the size tolerance of `check_every_phase`).
+const WALL_CLOCK_STEADY_NS: i64 = 10_000;
+
+/// CLOCK_TAI and CLOCK_REALTIME less CLOCK_MONOTONIC, read now.
+fn wall_clock_offsets() -> [i64; 2] {
+    let read = |clock| {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes the timespec it is given.
+        unsafe { libc::clock_gettime(clock, &mut ts) };
+        ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+    };
+    let mono = read(libc::CLOCK_MONOTONIC);
+    let tai = read(libc::CLOCK_TAI) - mono;
+    let real = read(libc::CLOCK_REALTIME) - mono;
+    [tai, real]
 }
 
 /// How many of a run's 28 injections may be over-sized by the machine's noise (see below).
