@@ -11,11 +11,17 @@
 # CPUs overflowed meanwhile (7685 events counted lost; docs/lab.md, stop 59).
 # The online CPUs (nproc would count the CPUs this shell may run on: isolcpus= takes CPU 1
 # out of them).
+# progress WHAT: a line on the guest's console with the guest's uptime (where its time went).
+progress() { echo "=== lab: $(cut -d' ' -f1 /proc/uptime) s: $*" >/dev/console 2>/dev/null; }
 grep -c '^processor' /proc/cpuinfo >cpus
 cat /sys/devices/system/cpu/online >online
+progress "many CPUs: tracefs run"
 /jitterlab run --duration 5s --interval 10ms --trace --trace-backend tracefs --quiet --out run >summary.txt 2>stderr
 echo $? >run.exit
+progress "many CPUs: tracefs run ended, exit $(cat run.exit); report"
 /jitterlab report run -o report.html >report.stdout 2>report.stderr
 echo $? >report.exit
+progress "many CPUs: report ended, exit $(cat report.exit); bpf run"
 /jitterlab run --duration 5s --interval 10ms --trace --trace-backend bpf --quiet --out run-bpf >summary-bpf.txt 2>stderr-bpf
 echo $? >run-bpf.exit
+progress "many CPUs: bpf run ended, exit $(cat run-bpf.exit)"
