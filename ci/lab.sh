@@ -240,10 +240,13 @@ for kind in $kernels; do
         # One retry at most, as for the measuring tests: the checks that failed (not those
         # that did not run) boot once more in a guest of their own; the table says so. Under
         # TCG the guest's time is the host's, and one stall of the host can fail a verdict.
+        # A guest whose kernel locked up (lab_boot) retries the checks it had not finished.
         retry=()
         for c in "${chosen[@]}"; do
             IFS='|' read -r id name ks title <<<"$c"
-            [[ ",$names," == *",$name,"* && ${result[$id.$kind]:-} == failed ]] && retry+=("$name")
+            [[ ",$names," == *",$name,"* ]] || continue
+            [[ ${result[$id.$kind]:-} == failed ||
+                (-n $LAB_GUEST_LOCKED_UP && ${result[$id.$kind]:-} == "not run") ]] && retry+=("$name")
         done
         if ((${#retry[@]})); then
             first=()

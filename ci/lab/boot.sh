@@ -154,6 +154,48 @@ lab_guest_setup() {
     rm -rf "$dir/kernel" "$dir/modules" "$dir/modules.cpio.gz"
 }
 
+# The size of each slot of the data disk, MiB (guest/init): a check's results are a few MiB
+# (the raw captures of 1c and 1d the most, about 10).
+LAB_SLOT_MB=128
+# How long a CPU of the guest may be stuck (the kernel's soft lockup report) before the guest
+# is taken for locked up. Under TCG on a loaded host a vCPU can stall for tens of seconds and
+# go on; two minutes without scheduling is more than any check can absorb (240 s each).
+LAB_LOCKUP_SECONDS=120
+LAB_GUEST_LOCKED_UP=
+
+# lab_read_slots IMAGE DIR: unpacks into DIR every slot of the data disk IMAGE whose header
+# the guest wrote (after the slot's archive: a slot without one was not finished).
+lab_read_slots() {
+    local img=$1 to=$2 k=0 tag= size= what=
+    [[ -f $img ]] || return 0
+    while (((k + 1) * LAB_SLOT_MB * 1048576 <= $(stat -c %s "$img"))); do
+        tag= size= what=
+        read -r tag size what < <(dd if="$img" bs=512 skip=$((k * LAB_SLOT_MB * 2048)) count=1 2>/dev/null | tr -d '\0') || true
+        if [[ $tag == lab-slot && $size =~ ^[0-9]+$ ]]; then
+            dd if="$img" bs=1M skip=$((k * LAB_SLOT_MB + 1)) iflag=count_bytes count="$size" 2>/dev/null |
+                tar -xf - -C "$to" 2>/dev/null || lab_say "the guest's saved $what could not be unpacked"
+        fi
+        k=$((k + 1))
+    done
+}
+
+# lab_locked_up CONSOLE: prints the kernel's soft lockup report and succeeds when a CPU of the
+# guest has been stuck for LAB_LOCKUP_SECONDS or more.
+lab_locked_up() {
+    local line
+    [[ -f $1 ]] || return 1
+    line=$(tr -d '\r' <"$1" 2>/dev/null | grep -o 'soft lockup - CPU#[0-9]* stuck for [0-9]*s! \[[^]]*\]' | tail -1)
+    [[ $line =~ stuck\ for\ ([0-9]+)s ]] && ((BASH_REMATCH[1] >= LAB_LOCKUP_SECONDS)) && echo "$line"
+}
+
+# lab_current_check CONSOLE: the check the guest had begun last, with its last progress line.
+lab_current_check() {
+    local check step
+    check=$(tr -d '\r' <"$1" | sed -n 's/^=== lab: check \([^ ]*\)\( (uptime.*\)\{0,1\}$/\1/p' | tail -1) || true
+    step=$(tr -d '\r' <"$1" | sed -n 's/^=== lab: \([0-9.]* s: .*\)/\1/p' | tail -1) || true
+    echo "check ${check:-(none begun)}${step:+ (its last step: $step)}"
+}
+
 # Boots the guest labelled $1 that lab_guest_setup made in $3 (kernel package $2) with boot
 # parameters $4 and runs the checks $5... (their names); the guest's results land in
 # $3/results, its console in $3/console.log. Returns non-zero, with LAB_BOOT_PROBLEM saying
@@ -165,9 +207,10 @@ lab_boot() {
     [[ -n ${LAB_GUEST_NIC:-} ]] && nic="-nic user,model=${LAB_NIC_MODEL[$LAB_GUEST_NIC]}"
     arch=$(lab_arch "${label%%.*}")
     LAB_BOOT_PROBLEM= LAB_GUEST_SECONDS=
-    truncate -s 1G "$dir/data.img"
+    # A slot for the guest's first files, one per check, one for its dmesg (guest/init).
+    truncate -s $((($# + 2) * LAB_SLOT_MB))M "$dir/data.img"
     local limit=$((LAB_CHECK_LIMIT * $# + 180))
-    local append="console=${LAB_CONSOLE[$arch]} rdinit=/init quiet panic=-1 lab.checks=${names// /,} lab.limit=$LAB_CHECK_LIMIT $params${LAB_APPEND:+ $LAB_APPEND}"
+    local append="console=${LAB_CONSOLE[$arch]} rdinit=/init quiet panic=-1 lab.checks=${names// /,} lab.limit=$LAB_CHECK_LIMIT lab.slot_mb=$LAB_SLOT_MB $params${LAB_APPEND:+ $LAB_APPEND}"
     # Held while the guest measures, so that no measuring test of the host runs beside it
     # (tests/common exclusive()); released when the guest is gone.
     local lock
@@ -187,11 +230,22 @@ lab_boot() {
         -drive "file=$dir/data.img,format=raw,if=none,id=data" \
         -device virtio-blk-pci,drive=data,num-queues=1 </dev/null >"$dir/qemu.log" 2>&1 &
     LAB_QEMU_PID=$!
-    local waited=0 rc=0
+    local waited=0 rc=0 stuck
+    LAB_GUEST_LOCKED_UP=
     while kill -0 "$LAB_QEMU_PID" 2>/dev/null; do
         if ((waited >= limit)); then
             kill -KILL "$LAB_QEMU_PID" 2>/dev/null || true
-            LAB_BOOT_PROBLEM="the guest was still running after ${limit}s and was stopped"
+            LAB_BOOT_PROBLEM="the guest was still running after ${limit}s and was stopped in $(lab_current_check "$dir/console.log")"
+            break
+        fi
+        # A CPU of the guest that has not scheduled for LAB_LOCKUP_SECONDS will not again
+        # (seen on the standard 6.1 kernel under TCG: a tracefs instance's removal or the BPF
+        # programs' attachment waiting for a CPU that never answers): the guest is stopped
+        # then, not at its limit, and the checks it had not finished may boot again.
+        if ((waited % 10 == 0)) && stuck=$(lab_locked_up "$dir/console.log"); then
+            kill -KILL "$LAB_QEMU_PID" 2>/dev/null || true
+            LAB_GUEST_LOCKED_UP=1
+            LAB_BOOT_PROBLEM="the guest's kernel locked up ($stuck) in $(lab_current_check "$dir/console.log") and was stopped after ${waited}s"
             break
         fi
         sleep 1
@@ -205,7 +259,7 @@ lab_boot() {
     if [[ -z $LAB_BOOT_PROBLEM ]] && ! grep -q '=== lab: results written' "$dir/console.log" 2>/dev/null; then
         LAB_BOOT_PROBLEM="the guest did not write its results (qemu exit $rc: $(tail -c 300 "$dir/qemu.log" | tr '\n' ' '); console: $(tr -d '\r' <"$dir/console.log" 2>/dev/null | grep -v '^$' | tail -3 | tr '\n' ' '))"
     fi
-    tar -xf "$dir/data.img" -C "$dir/results" 2>/dev/null || true
+    lab_read_slots "$dir/data.img" "$dir/results"
     rm -f "$dir/data.img" "$dir/initrd" "$dir/vmlinuz"
     [[ -z $LAB_BOOT_PROBLEM ]]
 }

@@ -13,6 +13,18 @@
 # out of them).
 # progress WHAT: a line on the guest's console with the guest's uptime (where its time went).
 progress() { echo "=== lab: $(cut -d' ' -f1 /proc/uptime) s: $*" >/dev/console 2>/dev/null; }
+# Every 20 s while the check runs, the guest's busiest tasks on the console (busybox top): a
+# run of a few seconds that takes minutes under TCG shows what held it.
+(while sleep 20; do
+    progress "busiest tasks:"
+    top -b -n 1 | sed -n '4,12p' >/dev/console 2>/dev/null
+    # jitterlab's threads: name, state, user and system ticks, last CPU.
+    for p in $(pidof jitterlab); do
+        cat /proc/$p/task/*/stat 2>/dev/null | awk '{print $2, $3, $14, $15, $39}' | sort | uniq -c |
+            sort -rn | head -12 >/dev/console 2>/dev/null
+    done
+done) &
+watcher=$!
 grep -c '^processor' /proc/cpuinfo >cpus
 cat /sys/devices/system/cpu/online >online
 progress "many CPUs: tracefs run"
@@ -25,3 +37,4 @@ progress "many CPUs: report ended, exit $(cat report.exit); bpf run"
 /jitterlab run --duration 5s --interval 10ms --trace --trace-backend bpf --quiet --out run-bpf >summary-bpf.txt 2>stderr-bpf
 echo $? >run-bpf.exit
 progress "many CPUs: bpf run ended, exit $(cat run-bpf.exit)"
+kill $watcher 2>/dev/null
