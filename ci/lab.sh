@@ -192,7 +192,7 @@ lab_judge() {
             reason[$id.$kind]=${LAB_BOOT_PROBLEM:-"the guest did not finish it"}
         elif [[ $(cat "$dir/exit") != 0 ]]; then
             result[$id.$kind]="not run"
-            reason[$id.$kind]="its guest part exited $(cat "$dir/exit") (143: stopped at its time limit of ${LAB_CHECK_LIMIT} s): $(tail -1 "$dir/log")"
+            reason[$id.$kind]="its guest part exited $(cat "$dir/exit") (143: stopped at its time limit of ${LAB_GUEST_CHECK_LIMIT:-$LAB_CHECK_LIMIT} s): $(tail -1 "$dir/log")"
         elif why=$("verdict_$name" "$dir" "$kind" 2>&1); then
             result[$id.$kind]=passed
             reason[$id.$kind]=$why
