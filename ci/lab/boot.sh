@@ -100,6 +100,7 @@ lab_build_common() {
     cp "$LAB_WORK/busybox/bin/busybox" "$ir/bin/"
     cp "${LAB_BIN[$arch]}" "$ir/jitterlab"
     cp "$lab/guest/init" "$ir/init"
+    cp "$lab/guest/slots.sh" "$ir/lab/"
     cp "$lab"/checks/*.guest.sh "$lab"/checks/*.lib "$ir/lab/checks/"
     if [[ $arch == amd64 ]]; then
         lab_say "unpacking $LAB_TOOL_PACKAGES and the libraries they need"
@@ -154,7 +155,7 @@ lab_guest_setup() {
     rm -rf "$dir/kernel" "$dir/modules" "$dir/modules.cpio.gz"
 }
 
-# The size of each slot of the data disk, MiB (guest/init): a check's results are a few MiB
+# The size of each slot of the data disk, MiB (guest/slots.sh): a check's results are a few MiB
 # (the raw captures of 1c and 1d the most, about 10).
 LAB_SLOT_MB=128
 # How long a CPU of the guest may be stuck (the kernel's soft lockup report) before the guest
@@ -164,7 +165,8 @@ LAB_LOCKUP_SECONDS=120
 LAB_GUEST_LOCKED_UP=
 
 # lab_read_slots IMAGE DIR: unpacks into DIR every slot of the data disk IMAGE whose header
-# the guest wrote (after the slot's archive: a slot without one was not finished).
+# the guest wrote (guest/slots.sh: after the slot's archive, so a slot without one was not
+# finished).
 lab_read_slots() {
     local img=$1 to=$2 k=0 tag= size= what=
     [[ -f $img ]] || return 0

@@ -35,6 +35,7 @@ mod kernel_state;
 mod killed_run;
 mod kinds;
 mod lab_options;
+mod lab_results;
 mod layers;
 mod newcomer;
 mod oslat;
