@@ -7,8 +7,10 @@
 //! copy of the run's histogram with the current interval added, made once until the next
 //! sample.
 //!
-//! Why: at 256 CPUs x 50 us every histogram record costs the drain side about 5 % of its core
-//! (bench/recorder-scale.sh), and the whole-run histograms were half of them.
+//! Why: a histogram record is about 73 instructions (`hdrhistogram`'s `record_n_inner`), and
+//! at 256 CPUs x 50 us with compact trace records the five per sample were about 40 % of the
+//! drain side's work; the run's latency and IRQ latency histograms were two of them
+//! (bench/README.md, `recorder-scale.sh`).
 
 use crate::format::stats::LatencyStats;
 use std::cell::OnceCell;
