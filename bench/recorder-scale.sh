@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How far one recorder core scales: the real recorder (pinned to CPU 0) drains the real rings
-# of 8, 32, 128 and 256 simulated measuring threads at 1 ms, 100 us and 50 us, filled by one
+# of 8, 64, 128, 256 and 512 simulated measuring threads at 1 ms, 100 us and 50 us, filled by one
 # producer thread (CPU 1), without a trace and with the compact per-wakeup trace records of
 # the eBPF back end's design (bench/recorder_scale.rs, src/recorder/scale.rs). For each: the
 # rate, the samples dropped (a full ring), the recorder's share of its core and its CPU time
@@ -10,17 +10,23 @@
 # highest rate it keeps up with on one core.
 #
 #   flock /tmp/jitterlab-measuring-tests.lock bash bench/recorder-scale.sh [SECONDS]
+#   BIN=/tmp/recorder-scale-old flock /tmp/jitterlab-measuring-tests.lock bash bench/recorder-scale.sh 3
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-5}
 
-cargo build --release --quiet --example recorder-scale
-bin=target/release/examples/recorder-scale
+# BIN: a built example to run instead (e.g. an older build copied aside, to interleave).
+if [[ -n ${BIN:-} ]]; then
+    bin=$BIN
+else
+    cargo build --release --quiet --example recorder-scale
+    bin=target/release/examples/recorder-scale
+fi
 
 echo "== the grid (${seconds} s each)"
 for trace in none compact; do
     for interval in 1ms 100us 50us; do
-        for cpus in 8 32 128 256; do
+        for cpus in 8 64 128 256 512; do
             "$bin" "$cpus" "$interval" "$seconds" "$trace"
         done
     done

@@ -42,6 +42,18 @@ impl Default for LatencyStats {
 
 impl LatencyStats {
     pub(crate) fn record(&mut self, latency_ns: i64) {
+        self.record_exact(latency_ns);
+        // Auto-resizing: recording cannot fail for a non-negative value.
+        self.histogram
+            .record(latency_ns.max(0) as u64)
+            .expect("auto-resizing histogram");
+    }
+
+    /// Counts a latency in the exact figures only (count, min, max, sum, sum of squares,
+    /// early), not in the histogram: for a caller that adds the same samples to the histogram
+    /// later, in bulk ([`LatencyStats::add_histogram`]), the exact figures summed sample by
+    /// sample as [`LatencyStats::record`] sums them.
+    pub(crate) fn record_exact(&mut self, latency_ns: i64) {
         self.count += 1;
         self.min = self.min.min(latency_ns);
         self.max = self.max.max(latency_ns);
@@ -50,10 +62,13 @@ impl LatencyStats {
         if latency_ns < 0 {
             self.early += 1;
         }
-        // Auto-resizing: recording cannot fail for a non-negative value.
-        self.histogram
-            .record(latency_ns.max(0) as u64)
-            .expect("auto-resizing histogram");
+    }
+
+    /// Adds the histogram of samples already counted by [`LatencyStats::record_exact`]: the
+    /// histogram then holds the same counts as if each had been recorded.
+    pub(crate) fn add_histogram(&mut self, h: &Histogram<u64>) {
+        // Auto-resizing: adding cannot fail.
+        self.histogram.add(h).expect("auto-resizing histogram");
     }
 
     pub(crate) fn count(&self) -> u64 {

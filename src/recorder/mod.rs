@@ -17,6 +17,7 @@ pub(crate) mod counters;
 mod files;
 pub mod live;
 mod pace;
+mod run_stats;
 pub mod scale;
 pub mod segments;
 mod summaries;
@@ -120,11 +121,8 @@ pub(crate) struct Recorder {
     start_ns: u64,
     log_interval_ns: u64,
     trace: Option<Box<dyn TraceJoin>>,
-    /// Explanations not yet taken by [`Recorder::take_explanations`].
-    explanations: Vec<SpikeExplanation>,
-    /// The worst explanations of the run, by latency, worst first.
-    worst: Vec<SpikeExplanation>,
-    explained: u64,
+    /// The explanations made (to take, the worst, how many).
+    explained: Explained,
     /// A queue longer than this is joined without waiting (bounded memory).
     pending_cap: usize,
     /// Set once the last intervals are written ([`Recorder::close_intervals`]).
@@ -154,9 +152,7 @@ impl Recorder {
             start_ns,
             log_interval_ns,
             trace: None,
-            explanations: Vec::new(),
-            worst: Vec::new(),
-            explained: 0,
+            explained: Explained::default(),
             pending_cap: 0,
             closed: false,
             pace: DrainPace::new(),
@@ -284,13 +280,13 @@ impl Recorder {
 
     /// The explanations made since the last call, for events.jsonl.
     pub(crate) fn take_explanations(&mut self) -> Vec<SpikeExplanation> {
-        std::mem::take(&mut self.explanations)
+        std::mem::take(&mut self.explained.new)
     }
 
     /// The worst explanations of the run (at most [`WORST_KEPT`], worst first) and how many
     /// were made in all.
     pub(crate) fn worst_explanations(&self) -> (&[SpikeExplanation], u64) {
-        (&self.worst, self.explained)
+        (&self.explained.worst, self.explained.count)
     }
 
     /// Takes every sample waiting in the rings. Completed intervals go to latency.hlog at once;
@@ -347,6 +343,12 @@ impl Recorder {
                 let turn = left[index].min(TURN);
                 left[index] -= turn;
                 this_turn += turn;
+                // The trace of this thread's CPU is complete up to here: it changes only in
+                // `receive`, above.
+                let complete = self
+                    .trace
+                    .as_ref()
+                    .map_or(0, |j| j.complete_until_ns(t.feed.cpu));
                 for _ in 0..turn {
                     let Ok(sample) = t.feed.consumer.pop() else {
                         break;
@@ -356,26 +358,37 @@ impl Recorder {
                     {
                         c.see(sample.expected_ns.saturating_sub(self.start_ns));
                     }
-                    match &mut t.trace {
-                        Some(tr) => tr.pending.push_back(sample),
-                        None => t.record(&sample, None, &mut out),
+                    let waiting = t.trace.as_ref().map(|tr| !tr.pending.is_empty());
+                    match (&mut self.trace, waiting) {
+                        (_, None) => t.record(&sample, None, &mut out),
+                        // Nothing waits before it and its trace is complete: joined and
+                        // recorded now, as `join_pending` would at the end of the turn (in
+                        // the same order), without the queue.
+                        (Some(join), Some(false)) if wake_ns(&sample) < complete => {
+                            let joined = join.join(index, &sample);
+                            t.record(&sample, Some(&joined), &mut out);
+                            if let Some(x) = joined.explanation {
+                                self.explained.keep(x);
+                            }
+                        }
+                        (_, Some(_)) => {
+                            if let Some(tr) = &mut t.trace {
+                                tr.pending.push_back(sample);
+                            }
+                        }
                     }
                 }
                 if let Some(join) = &mut self.trace {
-                    let explained = join_pending(
+                    join_pending(
                         t,
                         index,
                         join.as_mut(),
-                        now,
+                        (now, complete),
                         last,
                         self.pending_cap,
                         &mut out,
+                        &mut self.explained,
                     );
-                    for x in explained {
-                        self.explained += 1;
-                        keep_worst(&mut self.worst, &x);
-                        self.explanations.push(x);
-                    }
                 }
             }
             taken += this_turn;
@@ -466,24 +479,53 @@ impl Recorder {
     }
 }
 
-/// Records the samples of thread `t` (number `index`) whose trace is complete, and those that
-/// can wait no longer (`last`, waited [`TRACE_WAIT_NS`], or more than `pending_cap` waiting)
-/// without it; returns the explanations made.
+/// When a sample's wakeup happened (its due time plus its latency), ns: the trace must be
+/// complete past it before the sample is joined.
+fn wake_ns(s: &Sample) -> u64 {
+    (s.expected_ns as i64 + s.latency_ns).max(0) as u64
+}
+
+/// The explanations the recorder made: the ones not yet taken, the worst of the run, and how
+/// many in all.
+#[derive(Default)]
+struct Explained {
+    /// Not yet taken by [`Recorder::take_explanations`].
+    new: Vec<SpikeExplanation>,
+    /// The worst of the run, by latency, worst first.
+    worst: Vec<SpikeExplanation>,
+    count: u64,
+}
+
+impl Explained {
+    fn keep(&mut self, x: SpikeExplanation) {
+        self.count += 1;
+        keep_worst(&mut self.worst, &x);
+        self.new.push(x);
+    }
+}
+
+/// Records the samples of thread `t` (number `index`) waiting in its queue whose trace is
+/// complete (the trace of its CPU is received up to `complete`, at `now`: `(now, complete)`),
+/// and those that can wait no longer (`last`, waited [`TRACE_WAIT_NS`], or more than
+/// `pending_cap` waiting) without it; keeps the explanations made in `explained`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the drain's state, borrowed field by field beside the thread it iterates"
+)]
 fn join_pending(
     t: &mut ThreadState,
     index: usize,
     join: &mut dyn TraceJoin,
-    now: u64,
+    (now, complete): (u64, u64),
     last: bool,
     pending_cap: usize,
     out: &mut Sink,
-) -> Vec<SpikeExplanation> {
-    let mut explained = Vec::new();
-    let complete = join.complete_until_ns(t.feed.cpu);
+    explained: &mut Explained,
+) {
     while let Some(tr) = &mut t.trace
         && let Some(&sample) = tr.pending.front()
     {
-        let wake = (sample.expected_ns as i64 + sample.latency_ns).max(0) as u64;
+        let wake = wake_ns(&sample);
         let joined = if wake < complete {
             Some(join.join(index, &sample))
         } else if last || now.saturating_sub(wake) > TRACE_WAIT_NS || tr.pending.len() > pending_cap
@@ -494,12 +536,11 @@ fn join_pending(
             break;
         };
         tr.pending.pop_front();
-        if let Some(x) = joined.as_ref().and_then(|j| j.explanation.clone()) {
-            explained.push(x);
+        t.record(&sample, joined.as_ref(), out);
+        if let Some(x) = joined.and_then(|j| j.explanation) {
+            explained.keep(x);
         }
-        t.record(&sample, joined, out);
     }
-    explained
 }
 
 #[cfg(test)]

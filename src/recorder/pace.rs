@@ -54,9 +54,19 @@ impl DrainPace {
         self.wait = Duration::from_nanos(wait_ns as u64);
     }
 
-    /// How long to wait before the next drain.
+    /// How long to wait before the next drain: what is left of the wait counted from the
+    /// last drain's beginning (where the rings' fill was measured), never less than
+    /// [`MIN_DRAIN_WAIT`]. A drain that took a while (many samples, a busy machine) does not
+    /// push the next one further: waiting the whole round after it let the rings fill for the
+    /// round and the drain's length, and left a backlog of both.
     pub(crate) fn next_wait(&self) -> Duration {
-        self.wait
+        self.next_wait_at(monotonic_ns())
+    }
+
+    /// [`DrainPace::next_wait`] at `now_ns`.
+    pub(crate) fn next_wait_at(&self, now_ns: u64) -> Duration {
+        let spent = Duration::from_nanos(now_ns.saturating_sub(self.last_ns));
+        self.wait.saturating_sub(spent).max(MIN_DRAIN_WAIT)
     }
 }
 
@@ -72,7 +82,8 @@ mod tests {
             wait: MAX_DRAIN_WAIT,
         };
         pace.observe(1_000 * MS + since_ms * MS, rings.iter().copied());
-        pace.next_wait()
+        // Asked as the drain begins.
+        pace.next_wait_at(1_000 * MS + since_ms * MS)
     }
 
     #[test]
@@ -101,5 +112,21 @@ mod tests {
             Duration::from_nanos(12_500_000)
         );
         assert_eq!(paced(10, &[(1024, 1024)]), MIN_DRAIN_WAIT);
+    }
+
+    /// The wait counts from the drain's beginning: a drain that took 80 ms of a 100 ms round
+    /// leaves 20 ms; one that took the whole round or more leaves the shortest wait, not a
+    /// round more (the backlog of bench/recorder-scale.sh at 256 CPUs x 50 us).
+    #[test]
+    fn the_wait_counts_from_the_drains_beginning() {
+        let mut pace = DrainPace {
+            last_ns: 0,
+            wait: MAX_DRAIN_WAIT,
+        };
+        pace.observe(1_000 * MS, [(100, 4000)].into_iter());
+        assert_eq!(pace.next_wait_at(1_000 * MS), MAX_DRAIN_WAIT);
+        assert_eq!(pace.next_wait_at(1_080 * MS), Duration::from_millis(20));
+        assert_eq!(pace.next_wait_at(1_098 * MS), MIN_DRAIN_WAIT);
+        assert_eq!(pace.next_wait_at(1_300 * MS), MIN_DRAIN_WAIT);
     }
 }

@@ -5,13 +5,13 @@
 //! not depend on how the rings are drained.
 
 use super::files::Files;
+use super::run_stats::RunAndInterval;
 use super::summaries::SummaryBlocks;
 use super::tails::TailState;
 use super::trace_join::{SampleTrace, ThreadTraceState};
 use super::{LiveRow, LoopCounts, ThreadFeed, ThreadResult};
 use crate::format::noise::NoiseInterval;
 use crate::format::samplelog::SampleRecord;
-use crate::format::stats::LatencyStats;
 use crate::measure::Sample;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
@@ -45,9 +45,12 @@ pub(super) struct ThreadState {
     irq_tag: String,
     /// With `--trace`: the samples waiting for it, and the trace statistics.
     pub trace: Option<ThreadTraceState>,
-    total: LatencyStats,
-    interval: LatencyStats,
+    /// The latency of the run and of the current interval.
+    latency: RunAndInterval,
     interval_index: u64,
+    /// Where interval `interval_index` ends (the due time of the next one's first sample),
+    /// ns; 0 until the first sample, which computes it.
+    interval_end_ns: u64,
     last_interval: IntervalFigures,
     deadline_misses: u64,
     tails: TailState,
@@ -67,6 +70,15 @@ pub(super) struct ThreadState {
     pub(crate) watch: Option<super::watch::SpikeWatch>,
 }
 
+/// Where interval `index` ends on the grid of `start_ns` and `log_interval_ns`: the first due
+/// time of interval `index + 1` (saturating: a grid that far out has no end).
+fn interval_end(start_ns: u64, log_interval_ns: u64, index: u64) -> u64 {
+    index
+        .saturating_add(1)
+        .saturating_mul(log_interval_ns)
+        .saturating_add(start_ns)
+}
+
 impl ThreadState {
     pub(super) fn new(feed: ThreadFeed, start_ns: u64) -> Self {
         ThreadState {
@@ -75,9 +87,9 @@ impl ThreadState {
             irq_tag: format!("cpu{}.irq", feed.cpu),
             trace: None,
             feed,
-            total: LatencyStats::default(),
-            interval: LatencyStats::default(),
+            latency: RunAndInterval::default(),
             interval_index: 0,
+            interval_end_ns: 0,
             last_interval: IntervalFigures::default(),
             deadline_misses: 0,
             start_ns,
@@ -91,27 +103,33 @@ impl ThreadState {
 
     /// Records one sample (and its trace, when traced) in the statistics and files, closing
     /// the intervals it moves past.
-    pub(super) fn record(&mut self, sample: &Sample, traced: Option<SampleTrace>, out: &mut Sink) {
-        let index = sample.expected_ns.saturating_sub(out.start_ns) / out.log_interval_ns;
-        while index > self.interval_index {
-            self.close_interval(out.files, out.log_interval_ns, out.log_interval_ns);
-            *out.closed_any = true;
+    pub(super) fn record(&mut self, sample: &Sample, traced: Option<&SampleTrace>, out: &mut Sink) {
+        // At or past the current interval's end (one compare per sample; the division only
+        // then, and after an interval closed elsewhere, which leaves the end behind).
+        if sample.expected_ns >= self.interval_end_ns {
+            let index = sample.expected_ns.saturating_sub(out.start_ns) / out.log_interval_ns;
+            while index > self.interval_index {
+                self.close_interval(out.files, out.log_interval_ns, out.log_interval_ns);
+                *out.closed_any = true;
+            }
+            self.interval_end_ns =
+                interval_end(out.start_ns, out.log_interval_ns, self.interval_index);
         }
         // A noise thread's throttled gap: in the sample log only (its thread counted it), not
         // noise, so not in the gap counts of the tails either.
         let throttled = self.feed.kind.spec().missed_marks_throttling
             && sample.missed == crate::measure::noise::THROTTLED;
         if !throttled {
-            self.record_statistics(sample, traced.as_ref());
+            self.record_statistics(sample, traced);
             if let Some(blocks) = &mut self.summaries {
                 blocks.record(sample);
             }
             self.tails.record(sample);
             if let Some(w) = &mut self.watch {
-                w.record(sample, traced.as_ref());
+                w.record(sample, traced);
             }
         }
-        let irq = traced.as_ref().and_then(|x| x.irq_latency_ns);
+        let irq = traced.and_then(|x| x.irq_latency_ns);
         let record = SampleRecord {
             cpu: self.feed.cpu as u32,
             missed: sample.missed,
@@ -125,14 +143,13 @@ impl ThreadState {
     }
 
     fn record_statistics(&mut self, sample: &Sample, traced: Option<&SampleTrace>) {
-        self.interval.record(sample.latency_ns);
+        self.latency.record(sample.latency_ns);
         if self.feed.kind.spec().time_lost {
             self.interval_noise_ns += sample.latency_ns.max(0) as u64;
             self.last_gap_end_ns = self
                 .last_gap_end_ns
                 .max(sample.expected_ns + sample.latency_ns.max(0) as u64);
         }
-        self.total.record(sample.latency_ns);
         if sample.latency_ns > self.feed.deadline_ns as i64 {
             self.deadline_misses += 1;
         }
@@ -165,7 +182,7 @@ impl ThreadState {
         let length = end_ns
             .saturating_sub(interval_start)
             .clamp(1, log_interval_ns);
-        if self.interval.count() > 0 || end_ns > interval_start {
+        if self.latency.interval.count() > 0 || end_ns > interval_start {
             self.close_interval(files, log_interval_ns, length);
         }
     }
@@ -176,18 +193,18 @@ impl ThreadState {
         let start = Duration::from_nanos(self.interval_index * log_interval_ns);
         let length = Duration::from_nanos(length_ns);
         files.write(|hlog, _| {
-            hlog.write_interval(&self.tag, start, length, &self.interval.histogram)?;
+            hlog.write_interval(&self.tag, start, length, &self.latency.interval.histogram)?;
             // The IRQ latency of the same interval, under its own tag (a noise gap has none;
             // `session/files.rs` counts the tags by the same question).
             match &self.trace {
                 Some(tr) if self.feed.kind.spec().irq_split => {
-                    hlog.write_interval(&self.irq_tag, start, length, &tr.irq_interval.histogram)
+                    hlog.write_interval(&self.irq_tag, start, length, &tr.irq.interval.histogram)
                 }
                 _ => Ok(()),
             }
         });
         if let Some(tr) = &mut self.trace {
-            tr.irq_interval.reset();
+            tr.irq.close_interval();
         }
         if self.feed.kind.spec().time_lost {
             let offset_ns = self.interval_index * log_interval_ns;
@@ -196,25 +213,25 @@ impl ThreadState {
                 cpu: self.feed.cpu,
                 offset_ns,
                 length_ns,
-                gaps: self.interval.count(),
+                gaps: self.latency.interval.count(),
                 noise_ns: self.interval_noise_ns,
             });
             self.interval_noise_ns = 0;
         }
         self.last_interval = IntervalFigures {
-            samples: self.interval.count(),
-            min_ns: self.interval.min_ns(),
-            mean_ns: self.interval.mean_ns(),
-            max_ns: self.interval.max_ns(),
+            samples: self.latency.interval.count(),
+            min_ns: self.latency.interval.min_ns(),
+            mean_ns: self.latency.interval.mean_ns(),
+            max_ns: self.latency.interval.max_ns(),
         };
-        self.interval.reset();
+        self.latency.close_interval();
         self.interval_index += 1;
     }
 
     /// The thread as the live view shows it.
     /// The latency histogram since the start.
     pub(super) fn cumulative_histogram(&self) -> &hdrhistogram::Histogram<u64> {
-        &self.total.histogram
+        &self.latency.run().histogram
     }
 
     /// The timer IRQ latency since the start, with `--trace`.
@@ -226,8 +243,9 @@ impl ThreadState {
         LiveRow {
             cpu: self.feed.cpu,
             last_interval: self.last_interval,
-            samples: self.total.count(),
-            max_ns: self.total.max_ns(),
+            // The exact figures: the run's histogram is not needed (nor merged) for them.
+            samples: self.latency.exact().count(),
+            max_ns: self.latency.exact().max_ns(),
             missed_periods: self.feed.counters.missed_periods.load(Relaxed),
             deadline_misses: self.deadline_misses,
             dropped_records: self.feed.counters.dropped_records.load(Relaxed),
@@ -238,18 +256,19 @@ impl ThreadState {
 
     /// The thread's figures at the end of the run.
     pub(super) fn result(&self) -> ThreadResult {
+        let run = self.latency.run();
         ThreadResult {
             cpu: self.feed.cpu,
             index: self.feed.index,
-            latency: self.total.summary(),
+            latency: run.summary(),
             // From the thread itself: includes periods missed by records that were dropped.
             missed_periods: self.feed.counters.missed_periods.load(Relaxed),
             dropped_records: self.feed.counters.dropped_records.load(Relaxed),
             deadline_misses: self.deadline_misses,
-            early_wakeups: self.total.early,
+            early_wakeups: run.early,
             trace: self.trace.as_ref().map(ThreadTraceState::result),
             tails: self.tails.result(
-                &self.total.histogram,
+                &run.histogram,
                 Some(self.feed.counters.span_ns.load(Relaxed)),
             ),
             loop_counts: {

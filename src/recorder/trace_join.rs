@@ -1,6 +1,7 @@
 //! The trace side of the recorder (`run --trace`): what the kernel trace adds to each sample,
 //! the per-thread trace statistics, and the worst explanations kept for the summary.
 
+use super::run_stats::RunAndInterval;
 use crate::format::events::{Contributor, SpikeExplanation};
 use crate::format::run_record::NoiseCause;
 use crate::format::stats::{LatencyStats, LatencySummary};
@@ -87,8 +88,8 @@ pub(crate) struct ThreadTraceResult {
 #[derive(Default)]
 pub(super) struct ThreadTraceState {
     pub(super) pending: VecDeque<Sample>,
-    irq_total: LatencyStats,
-    pub(super) irq_interval: LatencyStats,
+    /// The timer IRQ latency of the run and of the current interval.
+    pub(super) irq: RunAndInterval,
     thread_latency: LatencyStats,
     wake_to_switch: LatencyStats,
     switch_to_user: LatencyStats,
@@ -123,8 +124,7 @@ impl ThreadTraceState {
         match x.irq_latency_ns {
             Some(irq) => {
                 self.joined += 1;
-                self.irq_total.record(irq);
-                self.irq_interval.record(irq);
+                self.irq.record(irq);
             }
             None => self.unmatched += 1,
         }
@@ -142,13 +142,13 @@ impl ThreadTraceState {
 
     /// The timer IRQ latency since the start (a monitor's cumulative histogram).
     pub(super) fn irq_histogram(&self) -> &hdrhistogram::Histogram<u64> {
-        &self.irq_total.histogram
+        &self.irq.run().histogram
     }
 
     /// The thread's trace figures at the end of the run.
     pub(super) fn result(&self) -> ThreadTraceResult {
         ThreadTraceResult {
-            irq_latency: self.irq_total.summary(),
+            irq_latency: self.irq.run().summary(),
             thread_latency: self.thread_latency.summary(),
             wake_to_switch: self.wake_to_switch.summary(),
             switch_to_user: self.switch_to_user.summary(),

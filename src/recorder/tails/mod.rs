@@ -86,6 +86,11 @@ impl PeakKeeper {
         if latency_ns <= self.level_ns {
             return;
         }
+        if self.peaks.capacity() == 0 {
+            // Room for all it will hold, at once: growing by doubling copied the peaks (up to
+            // a megabyte per thread) into each new allocation, on the drain's path.
+            self.peaks.reserve_exact(2 * PEAKS_KEPT);
+        }
         self.peaks.push((seq, due_ns, latency_ns));
         if self.peaks.len() >= 2 * PEAKS_KEPT {
             let mut latencies: Vec<u64> = self.peaks.iter().map(|p| p.2).collect();
