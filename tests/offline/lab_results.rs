@@ -96,7 +96,9 @@ cd results && find . -type f | sort
 }
 
 /// The kernel's soft lockup report: a CPU stuck for less than the bound is a stall the guest
-/// may survive; at the bound it is a lock-up, reported with the check and its last step.
+/// may survive; at the bound it is a lock-up, reported with the check and its last step. And a
+/// console silent for longer than its bound (a guest whose clock stopped with its kernel, so
+/// that its watchdog never reports).
 #[test]
 fn a_cpu_stuck_past_the_bound_is_a_lock_up_named_with_its_check_and_step() {
     let scratch = tempfile::tempdir().unwrap();
@@ -112,6 +114,10 @@ echo '[  224.637132] watchdog: BUG: soft lockup - CPU#0 stuck for 131s! [rmdir:4
 echo "then: $(lab_locked_up console)"
 lab_current_check console
 lab_locked_up missing-console || echo "no console yet: not locked"
+lab_silent console 60 || echo "just written: not silent"
+touch -d '-481 seconds' console
+lab_silent console 480 && echo "silent for 481 s"
+lab_silent missing-console 1 || echo "no console: not silent"
 "#,
     );
     assert_eq!(
@@ -119,7 +125,10 @@ lab_locked_up missing-console || echo "no console yet: not locked"
         [
             "then: soft lockup - CPU#0 stuck for 131s! [rmdir:469]",
             "check trace-below (its last step: 84.71 s: removing the capture instance)",
-            "no console yet: not locked"
+            "no console yet: not locked",
+            "just written: not silent",
+            "silent for 481 s",
+            "no console: not silent"
         ],
         "{out}"
     );
