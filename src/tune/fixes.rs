@@ -214,25 +214,22 @@ fn irq_affinity(ctx: &Ctx) -> Probe {
     let measured = |cpus: &[usize]| cpus.iter().any(|c| ctx.measured.contains(c));
     for irq in irqs {
         let requested = cpus_of(format!("proc/irq/{irq}/smp_affinity_list"));
-        match cpus_of(format!("proc/irq/{irq}/effective_affinity_list")) {
-            Some(effective) if measured(&effective) => {
-                moved.push((irq, format_cpu_list(&effective)));
-            }
+        let effective = cpus_of(format!("proc/irq/{irq}/effective_affinity_list"));
+        let pinned_here = requested
+            .as_deref()
+            .is_some_and(|r| r.iter().all(|c| ctx.measured.contains(c)));
+        match (effective, requested) {
+            (Some(e), _) if measured(&e) => moved.push((irq, format_cpu_list(&e))),
             // x86 applies a new affinity at the interrupt's next arrival: one just pinned to
             // measured CPUs shows its old CPU as effective until it fires, and goes there.
-            _ if requested
-                .as_ref()
-                .is_some_and(|r| r.iter().all(|c| ctx.measured.contains(c))) =>
-            {
-                let cpus = format_cpu_list(requested.as_deref().unwrap_or_default());
-                moved.push((irq, format!("{cpus} (pinned, not yet moved)")));
+            (_, Some(r)) if pinned_here => {
+                moved.push((
+                    irq,
+                    format!("{} (pinned, not yet moved)", format_cpu_list(&r)),
+                ));
             }
-            Some(_) => {}
-            None if requested.as_deref().is_some_and(measured) => {
-                let cpus = format_cpu_list(requested.as_deref().unwrap_or_default());
-                moved.push((irq, cpus));
-            }
-            None => {}
+            (None, Some(r)) if measured(&r) => moved.push((irq, format_cpu_list(&r))),
+            _ => {}
         }
     }
     if moved.is_empty() {
