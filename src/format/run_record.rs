@@ -243,6 +243,10 @@ pub struct TraceRecord {
     pub explain_above_ns: u64,
     /// Events the kernel dropped because the reader fell behind.
     pub events_lost: u64,
+    /// BPF: of `events_lost`, those a CPU's stage of 1024 records wrapped over before its late
+    /// wakeup was decided (absent for tracefs and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events_lost_in_stage: Option<u64>,
     /// Number of spike explanations written.
     pub explained: u64,
     /// The tracepoints enabled (`system:event`).

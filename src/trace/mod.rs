@@ -421,6 +421,9 @@ pub(crate) struct TraceStats {
     /// Events the kernel lost (per-CPU `stats`: overrun + dropped events), or the reader's
     /// count from page headers when the stats cannot be read.
     pub events_lost: u64,
+    /// BPF: of `events_lost`, those a CPU's stage wrapped over before its late wakeup was
+    /// decided (None: tracefs, or the count could not be read).
+    pub events_lost_in_stage: Option<u64>,
 }
 
 impl Tracer {
@@ -432,8 +435,15 @@ impl Tracer {
             Some(mut r) => r.finish()?,
             None => ReaderStats::default(),
         };
+        let mut events_lost_in_stage = None;
         let events_lost = match &mut self.active {
-            Active::Bpf(loaded) => loaded.lost().unwrap_or(reader.lost_events),
+            Active::Bpf(loaded) => match loaded.lost() {
+                Ok((total, in_stage)) => {
+                    events_lost_in_stage = Some(in_stage);
+                    total
+                }
+                Err(_) => reader.lost_events,
+            },
             Active::Tracefs(instance) => {
                 let mut lost = 0;
                 let mut readable = true;
@@ -452,6 +462,7 @@ impl Tracer {
         Ok(TraceStats {
             reader,
             events_lost,
+            events_lost_in_stage,
         })
     }
 

@@ -74,6 +74,7 @@ pub(crate) fn trace_record(
         instance: config.instance.clone(),
         explain_above_ns: plan.thread_explain_above_ns(0),
         events_lost: stats.events_lost,
+        events_lost_in_stage: stats.events_lost_in_stage,
         explained,
         events: config.events.clone(),
         filters: config.filters.clone(),
@@ -106,10 +107,16 @@ pub(crate) fn trace_record(
 /// Warnings about the trace: lost events, samples left without IRQ latency.
 pub(crate) fn trace_warnings(stats: &TraceStats, results: &[ThreadResult]) -> Vec<String> {
     let mut w = Vec::new();
-    if stats.events_lost > 0 {
+    let in_stage = stats.events_lost_in_stage.unwrap_or(0);
+    if stats.events_lost > in_stage {
         w.push(format!(
             "--trace: the kernel lost {} trace events (the reader fell behind); IRQ latencies and explanations near the losses may be missing or incomplete",
-            stats.events_lost
+            stats.events_lost - in_stage
+        ));
+    }
+    if in_stage > 0 {
+        w.push(format!(
+            "--trace: {in_stage} trace events lost in the kernel's per-CPU stage (more than 1024 events on one CPU while a wakeup was late, in a program that could not send them early: docs/tracing.md, \"In-kernel reduction\"); the explanations of those wakeups lack their earliest events. --trace-backend tracefs keeps every event"
         ));
     }
     for r in results {

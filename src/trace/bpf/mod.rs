@@ -55,8 +55,10 @@ const PENDING_SINCE: usize = 2;
 const SEEN: usize = 3;
 /// Staged records per CPU (`JL_STAGE` in the C source).
 const STAGE_SLOTS: u32 = 1024;
-/// `struct jl_lost`: total, pending.
-type Lost = [u64; 2];
+/// `struct jl_lost`: total, pending, in_stage.
+type Lost = [u64; 3];
+const LOST_TOTAL: usize = 0;
+const LOST_IN_STAGE: usize = 2;
 
 /// The softirq names by vector (the kernel's `softirq_to_name`, unchanged since 4.x), for a
 /// system whose tracefs format of softirq_entry cannot be read.
@@ -329,14 +331,18 @@ impl Loaded {
         RingBuf::try_from(map).map_err(|e| chain(&e))
     }
 
-    /// Records the programs could not write (the ring buffer was full), all CPUs.
-    pub(crate) fn lost(&mut self) -> Result<u64, String> {
+    /// Records lost, all CPUs: in all (the ring buffer was full, or a CPU's stage wrapped
+    /// over records its late wakeup needed), and of them those a stage wrapped over.
+    pub(crate) fn lost(&mut self) -> Result<(u64, u64), String> {
         let map: PerCpuArray<&mut MapData, Lost> = self
             .map_mut("lost")?
             .try_into()
             .map_err(|e: aya::maps::MapError| chain(&e))?;
         let values = map.get(&0, 0).map_err(|e| chain(&e))?;
-        Ok(values.iter().map(|l| l[0]).sum())
+        Ok((
+            values.iter().map(|l| l[LOST_TOTAL]).sum(),
+            values.iter().map(|l| l[LOST_IN_STAGE]).sum(),
+        ))
     }
 
     /// The softirq names by vector, from tracefs when it can be read, else the kernel's
