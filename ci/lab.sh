@@ -52,7 +52,7 @@ LAB_CHECKS=(
 # arm64 is Debian's PREEMPT_RT arm64 kernel of the same ABI in qemu-system-aarch64 (boot.sh).
 declare -A LAB_PARAMS=(
     [rt]="isolcpus=domain,managed_irq,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0"
-    [standard]=""
+    [standard]="lab.keep_tracepoints=1"
     [arm64]="isolcpus=domain,managed_irq,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0"
 )
 LAB_CHECK_LIMIT=240
