@@ -135,7 +135,6 @@ lab_build_common() {
 lab_guest_setup() {
     local label=$1 pkg=$2 dir=$3 settings=$4 arch s
     arch=$(lab_arch "${label%%.*}")
-    accel=$(lab_accel "${label%%.*}")
     LAB_GUEST_SMP=$LAB_SMP
     LAB_GUEST_NIC=
     for s in ${settings//,/ }; do
@@ -227,6 +226,7 @@ lab_boot() {
     local names=$* arch smp=$LAB_GUEST_SMP mem=$LAB_GUEST_MEM nic="-nic none" accel
     [[ -n ${LAB_GUEST_NIC:-} ]] && nic="-nic user,model=${LAB_NIC_MODEL[$LAB_GUEST_NIC]}"
     arch=$(lab_arch "${label%%.*}")
+    accel=$(lab_accel "${label%%.*}")
     LAB_BOOT_PROBLEM= LAB_GUEST_SECONDS=
     # A slot for the guest's first files, one per check, one for its dmesg (guest/init).
     truncate -s $((($# + 2) * LAB_SLOT_MB))M "$dir/data.img"
