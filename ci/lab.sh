@@ -299,7 +299,7 @@ done
 # The table, then what each verdict rests on.
 echo
 for label in "${guests[@]}"; do
-    echo "$label: ${LAB_KERNEL_PKG[${label%%.*}]}, ${smp[$label]} CPUs, uname -v: ${uname_v[$label]} (the guest, boot and checks: ${took[$label]} s, after ${before[$label]} s of set-up and waiting for the lock; host load average ${load[$label]}; parameters: ${LAB_PARAMS[${label%%.*}]:-none}; $(lab_accel "${label%%.*}")${LAB_APPEND:+; LAB_APPEND: $LAB_APPEND})"
+    echo "$label: ${LAB_KERNEL_PKG[${label%%.*}]}, ${smp[$label]} CPUs, uname -v: ${uname_v[$label]} (the guest, boot and checks: ${took[$label]} s, after ${before[$label]} s of set-up and waiting for the lock; host load average ${load[$label]}; parameters: ${LAB_PARAMS[${label%%.*}]:-none}; $LAB_ACCEL${LAB_APPEND:+; LAB_APPEND: $LAB_APPEND})"
 done
 echo
 printf '%-4s %-62s' check ""
