@@ -201,6 +201,20 @@ pub fn realtime_on_two_cpus(test: &str) -> bool {
     realtime_available(test) && two_cpus_online(test)
 }
 
+/// CLOCK_MONOTONIC now, ns: run.json's `start_monotonic_ns` and events.jsonl are on it.
+pub fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointer.
+    assert_eq!(
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) },
+        0
+    );
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
 pub fn online_cpus() -> Vec<usize> {
     jitterlab::cpulist::online_cpus().unwrap()
 }

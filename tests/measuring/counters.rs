@@ -7,7 +7,7 @@
 //! noise rarely reaches). The report then draws the CPU's counters beneath latency over time
 //! with the irq:LOC strip.
 
-use crate::common::{self, exclusive};
+use crate::common::{self, exclusive, monotonic_ns};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -19,15 +19,6 @@ const DURATION_S: u64 = 18;
 /// The log intervals (500 ms) of the phases.
 fn in_phase(interval: u64) -> bool {
     PHASES.contains(&(interval / 2))
-}
-
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 fn sleep_until(mono_ns: u64) {

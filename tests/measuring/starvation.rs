@@ -24,20 +24,6 @@ const SPINNERS: &str = "cpu:policy=fifo,prio=50";
 /// After this, a child is killed (SIGKILL) and the test fails.
 const HARD_LIMIT: Duration = Duration::from_secs(60);
 
-/// CLOCK_MONOTONIC now, ns: run.json's `start_monotonic_ns` is on it.
-fn monotonic_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer.
-    assert_eq!(
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) },
-        0
-    );
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
-
 /// Runs `jitterlab run` with `args`; when `interrupt_after` is given, sends SIGINT that long
 /// after the run's first due time... as near as the test can tell: after the start plus that
 /// long. Returns the time from the SIGINT (or from the start) to the end, and the output.

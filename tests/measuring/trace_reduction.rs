@@ -53,10 +53,7 @@ fn a_wakeup_followed_by_an_already_due_timer_keeps_its_timer_in_the_reduced_trac
             return Err(format!("the run failed: {}", text(&o)));
         }
         let run = run_json(&out);
-        let trace = &run["trace"];
-        if trace["backend"] != "bpf" || trace["reduced"] != true {
-            return Err(format!("not a reduced BPF trace: {trace}"));
-        }
+        let trace = reduced_bpf_trace(&run)?;
         if trace["events_lost"] != 0 {
             return Err(format!("events lost: {}", trace["events_lost"]));
         }
@@ -179,10 +176,7 @@ fn a_late_wakeup_with_more_events_than_a_stage_holds_loses_none() {
             return Err(format!("the run failed: {}", text(&o)));
         }
         let run = run_json(&out);
-        let trace = &run["trace"];
-        if trace["backend"] != "bpf" || trace["reduced"] != true {
-            return Err(format!("not a reduced BPF trace: {trace}"));
-        }
+        let trace = reduced_bpf_trace(&run)?;
         let vectors = trace["events"].as_array().is_some_and(|e| {
             e.iter()
                 .any(|e| e.as_str() == Some("irq_vectors:reschedule_entry"))
@@ -257,6 +251,15 @@ fn a_late_wakeup_with_more_events_than_a_stage_holds_loses_none() {
     });
 }
 
+/// run.json's `trace`, when the run was traced by BPF with the in-kernel reduction.
+fn reduced_bpf_trace(run: &serde_json::Value) -> Result<&serde_json::Value, String> {
+    let trace = &run["trace"];
+    match trace["backend"] == "bpf" && trace["reduced"] == true {
+        true => Ok(trace),
+        false => Err(format!("not a reduced BPF trace: {trace}")),
+    }
+}
+
 /// run.json's first and last sample times, ns on CLOCK_MONOTONIC.
 fn run_span(run: &serde_json::Value) -> (u64, u64) {
     let start = run["start_monotonic_ns"].as_u64().unwrap_or(0);
@@ -292,14 +295,7 @@ mod storm {
         sender: Option<JoinHandle<()>>,
     }
 
-    fn now_ns() -> u64 {
-        let mut t = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-    }
+    use crate::common::monotonic_ns as now_ns;
 
     fn pin(cpu: usize) {
         unsafe {
