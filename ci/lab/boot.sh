@@ -63,8 +63,10 @@ lab_guests() {
         local IFS=,
         echo "$kind||${plain[*]}"
     fi
+    local name
     for s in "${order[@]}"; do
-        echo "$kind.${s//[=,]/}|$s|${by[$s]}"
+        name=${s//=/}
+        echo "$kind.${name//,/.}|$s|${by[$s]}"
     done
 }
 
@@ -123,19 +125,22 @@ lab_build_common() {
 # Makes what the guest labelled $1 (lab_guests: the kernel's kind, rt, standard or arm64,
 # then its setting, e.g. rt.smp16) boots: kernel package $2's kernel and an initramfs (the
 # architecture's common part, the kernel's modules) in $3, and the guest settings $4
-# (LAB_GUEST) as LAB_GUEST_SMP, LAB_GUEST_MEM, LAB_GUEST_NIC. Outside lab_boot so that any failure here
+# (LAB_GUEST) as LAB_GUEST_SMP, LAB_GUEST_MEM, LAB_GUEST_NIC, LAB_GUEST_PARAMS (more boot
+# parameters: `keep_tracepoints` gives lab.keep_tracepoints=1, guest/init). Outside lab_boot so that any failure here
 # stops the lab (set -e) instead of showing as a guest that did not report.
 lab_guest_setup() {
     local label=$1 pkg=$2 dir=$3 settings=$4 arch s
     arch=$(lab_arch "${label%%.*}")
     LAB_GUEST_SMP=$LAB_SMP
     LAB_GUEST_NIC=
+    LAB_GUEST_PARAMS=
     for s in ${settings//,/ }; do
         case $s in
             smp=*) LAB_GUEST_SMP=${s#smp=} ;;
             nic=*) LAB_GUEST_NIC=${s#nic=}
                 [[ -v LAB_NIC_MODEL[$LAB_GUEST_NIC] ]] || lab_die 2 "unknown card '$LAB_GUEST_NIC' of the guest $label (nic=virtio)" ;;
-            *) lab_die 2 "unknown guest setting '$s' of the guest $label (smp=N, nic=virtio)" ;;
+            keep_tracepoints) LAB_GUEST_PARAMS+=" lab.keep_tracepoints=1" ;;
+            *) lab_die 2 "unknown guest setting '$s' of the guest $label (smp=N, nic=virtio, keep_tracepoints)" ;;
         esac
     done
     # The kernel's per-CPU data and each CPU's trace buffers grow with the CPUs.
@@ -228,6 +233,7 @@ lab_boot() {
     LAB_GUEST_CHECK_LIMIT=$LAB_CHECK_LIMIT
     ((smp > 8)) && LAB_GUEST_CHECK_LIMIT=$((LAB_CHECK_LIMIT * smp / 8))
     local limit=$((LAB_GUEST_CHECK_LIMIT * $# + 180))
+    params+=${LAB_GUEST_PARAMS:-}
     local append="console=${LAB_CONSOLE[$arch]} rdinit=/init quiet panic=-1 lab.checks=${names// /,} lab.limit=$LAB_GUEST_CHECK_LIMIT lab.slot_mb=$LAB_SLOT_MB $params${LAB_APPEND:+ $LAB_APPEND}"
     # Held while the guest measures, so that no measuring test of the host runs beside it
     # (tests/common exclusive()); released when the guest is gone.

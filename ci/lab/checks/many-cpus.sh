@@ -9,7 +9,11 @@
 # default. 64 boots too, but not in the 3 minutes the issue sets for running 64: under TCG on
 # this 2-core host the 64-CPU guest took 2 min 40 s to 4 min 49 s to reach its init, its 64
 # vCPU threads alone raising the load average to 26 (docs/lab.md).
-LAB_GUEST[many-cpus]=smp=${LAB_MANY_CPUS:-16}
+# keep_tracepoints: the guest holds the traced events in instances of its own, as the standard
+# kernel's guests do (guest/init): on 16 vCPUs every tracepoint a run turns on or off is
+# rewritten under IPIs to 15 emulated CPUs sharing this host's 2 cores, and in stop 61's whole
+# lab the guest never got past the tracefs run's start-up in 660 s (twice).
+LAB_GUEST[many-cpus]=smp=${LAB_MANY_CPUS:-16},keep_tracepoints
 
 # Judges one traced run in $1/$2 (run directory, its summary) for $3 CPUs; prints what is
 # wrong, or nothing.
@@ -45,9 +49,10 @@ lab_many_cpus_run() {
 }
 
 verdict_many-cpus() {
-    local dir=$1 n why bpf problems=()
+    local dir=$1 n want why bpf problems=()
     n=$(cat "$dir/cpus")
-    [[ $n == "${LAB_GUEST[$(basename "$dir")]#smp=}" ]] || problems+=("the guest has $n CPUs online ($(cat "$dir/online")), not ${LAB_GUEST[$(basename "$dir")]#smp=}")
+    want=$(sed -n 's/.*smp=\([0-9]*\).*/\1/p' <<<"${LAB_GUEST[$(basename "$dir")]}")
+    [[ $n == "$want" ]] || problems+=("the guest has $n CPUs online ($(cat "$dir/online")), not $want")
     if [[ $(cat "$dir/run.exit") != 0 ]]; then
         problems+=("jitterlab run (tracefs) exited $(cat "$dir/run.exit"): $(grep -v '^$' "$dir/stderr" | tail -2 | tr '\n' ' ')")
     else
