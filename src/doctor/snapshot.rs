@@ -5,7 +5,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::checks::{self, Ctx, kernel, virt};
-use super::probes::TraceBackendCheck;
+use super::probes::{MemoryLockCheck, TraceBackendCheck};
 use super::verdict::{Check, Verdict};
 use super::{host, probes, root};
 use crate::cpulist::parse_cpu_list;
@@ -65,6 +65,7 @@ pub(crate) fn snapshot(measured_cpus: &[usize]) -> SystemSnapshot {
     snapshot_in(
         &Ctx::new(Path::new("/"), measured_cpus, true),
         TraceBackendCheck::Probe,
+        MemoryLockCheck::Probe,
     )
 }
 
@@ -73,16 +74,22 @@ pub(crate) fn snapshot(measured_cpus: &[usize]) -> SystemSnapshot {
 /// steal over its own measurement instead (run.json `steal`). `trace` is the back end the
 /// run's trace set up, if it traces: `tracing.backend` then says what it used, and an
 /// untraced run has no such check; neither loads the BPF object again (doctor's probe of it
-/// cost every run about a quarter of a second of start-up).
+/// cost every run about a quarter of a second of start-up). `locks_memory`: the run locks its
+/// memory itself, and `posix.mlockall` says so instead of trying it.
 pub(crate) fn snapshot_for_run(
     measured_cpus: &[usize],
     trace: Option<&crate::trace::BackendChoice>,
+    locks_memory: bool,
 ) -> SystemSnapshot {
     let mut ctx = Ctx::new(Path::new("/"), measured_cpus, true);
     ctx.steal_window = false;
     snapshot_in(
         &ctx,
         trace.map_or(TraceBackendCheck::NotTraced, TraceBackendCheck::Used),
+        match locks_memory {
+            true => MemoryLockCheck::LockedByRun,
+            false => MemoryLockCheck::Probe,
+        },
     )
 }
 
@@ -93,16 +100,21 @@ pub(crate) fn snapshot_at(root_dir: &Path, measured_cpus: &[usize], live: bool) 
     snapshot_in(
         &Ctx::new(root_dir, measured_cpus, live),
         TraceBackendCheck::Probe,
+        MemoryLockCheck::Probe,
     )
 }
 
-fn snapshot_in(ctx: &Ctx, trace_backend: TraceBackendCheck) -> SystemSnapshot {
+fn snapshot_in(
+    ctx: &Ctx,
+    trace_backend: TraceBackendCheck,
+    memory_lock: MemoryLockCheck,
+) -> SystemSnapshot {
     let (root_dir, live) = (ctx.root, ctx.live);
     let now = crate::measure::clock::monotonic_ns;
     // The probes run on their own thread while this one reads the files (each waits on
     // different things: the probes on timers and system calls, the checks on /proc and /sys);
     // their checks follow the file checks' as before, and the steps' ends are in time order.
-    let probes = live.then(|| probes::start_all(trace_backend));
+    let probes = live.then(|| probes::start_all(trace_backend, memory_lock));
     let mut checks = checks::all(ctx);
     let mut step_ends = vec![("snapshot: file checks", now())];
     if let Some(probes) = probes {

@@ -91,7 +91,17 @@ struct Gather {
 }
 
 impl Gather {
-    fn add(&mut self, start_s: f64, end_s: f64, counts: &[(u64, u64)]) {
+    /// Adds an interval's ascending (value, count) pairs. `scratch` is the reader's one spare
+    /// buffer: the merge is written into it and it takes the old counts' room in turn, so that
+    /// adding allocates only when a cell grows (issue 44: this merge was the largest part of
+    /// reading a month-long run's summary).
+    fn add(
+        &mut self,
+        start_s: f64,
+        end_s: f64,
+        counts: &[(u64, u64)],
+        scratch: &mut Vec<(u64, u64)>,
+    ) {
         if !self.seen {
             (self.start_s, self.end_s, self.seen) = (start_s, end_s, true);
         }
@@ -99,23 +109,27 @@ impl Gather {
         self.end_s = self.end_s.max(end_s);
         // Both ascending: one linear merge, so a cell of thousands of intervals holds one pair
         // per distinct value and costs no sort.
-        let mut merged = Vec::with_capacity(self.counts.len() + counts.len());
-        let (mut mine, mut theirs) = (self.counts.iter().peekable(), counts.iter().peekable());
-        loop {
-            let next = match (mine.peek(), theirs.peek()) {
-                (Some(&&(a, ca)), Some(&&(b, cb))) if a == b => {
-                    mine.next();
-                    theirs.next();
-                    (a, ca + cb)
-                }
-                (Some(&&a), Some(&&b)) if a.0 < b.0 => *mine.next().expect("peeked"),
-                (_, Some(_)) => *theirs.next().expect("peeked"),
-                (Some(_), None) => *mine.next().expect("peeked"),
-                (None, None) => break,
-            };
-            merged.push(next);
+        let (mine, theirs) = (&self.counts, counts);
+        scratch.clear();
+        scratch.reserve(mine.len() + theirs.len());
+        let (mut i, mut j) = (0, 0);
+        while i < mine.len() && j < theirs.len() {
+            let ((a, ca), (b, cb)) = (mine[i], theirs[j]);
+            if a < b {
+                scratch.push((a, ca));
+                i += 1;
+            } else if b < a {
+                scratch.push((b, cb));
+                j += 1;
+            } else {
+                scratch.push((a, ca + cb));
+                i += 1;
+                j += 1;
+            }
         }
-        self.counts = merged;
+        scratch.extend_from_slice(&mine[i..]);
+        scratch.extend_from_slice(&theirs[j..]);
+        std::mem::swap(&mut self.counts, scratch);
     }
 }
 
@@ -125,6 +139,8 @@ impl Gather {
 #[derive(Debug, Default)]
 pub(crate) struct Coarse {
     tags: std::collections::HashMap<String, std::collections::BTreeMap<usize, Gather>>,
+    /// The spare buffer of [`Gather::add`]'s merges.
+    scratch: Vec<(u64, u64)>,
 }
 
 impl Fold for Coarse {
@@ -133,10 +149,12 @@ impl Fold for Coarse {
             self.tags.insert(i.tag.to_string(), Default::default());
         }
         let cells = self.tags.get_mut(i.tag).expect("inserted above");
-        cells
-            .entry(cell)
-            .or_default()
-            .add(i.start_s, i.start_s + i.length_s, i.counts);
+        cells.entry(cell).or_default().add(
+            i.start_s,
+            i.start_s + i.length_s,
+            i.counts,
+            &mut self.scratch,
+        );
     }
 
     fn interval_p99(&mut self, _cell: usize, _tag: &str, _p99_ns: u64) {}
@@ -147,7 +165,7 @@ impl Fold for Coarse {
             for (cell, g) in cells {
                 mine.entry(cell)
                     .or_default()
-                    .add(g.start_s, g.end_s, &g.counts);
+                    .add(g.start_s, g.end_s, &g.counts, &mut self.scratch);
             }
         }
     }

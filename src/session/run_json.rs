@@ -15,7 +15,7 @@ pub(crate) fn system_snapshot(
     plan: &RunPlan,
     trace: Option<&crate::trace::BackendChoice>,
 ) -> (serde_json::Value, Vec<String>) {
-    let snapshot = crate::doctor::snapshot::snapshot_for_run(&plan.cpus, trace);
+    let snapshot = crate::doctor::snapshot::snapshot_for_run(&plan.cpus, trace, plan.mlock);
     for &(step, end) in &snapshot.step_ends {
         super::startup::mark_at(step, end);
     }

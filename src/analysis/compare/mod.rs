@@ -219,22 +219,33 @@ pub fn compare(runs: &[LoadedRun]) -> Comparison {
 /// scopes are independent (each resampled with its own seed, so the result does not depend on
 /// the threads), and their bootstraps are most of `compare`'s time on a long run.
 fn compare_scopes(runs: &[LoadedRun], scopes: &[Option<usize>]) -> Vec<ScopeComparison> {
+    in_parallel(scopes, |k, &cpu| {
+        let data: Vec<ScopeData> = runs.iter().map(|r| scope_data(r, cpu)).collect();
+        compare_scope(k, cpu, &data)
+    })
+}
+
+/// `work(k, &items[k])` for every item, on as many threads as there are CPUs (at most one per
+/// item), each thread taking the next item when it is done; the results in the items' order.
+/// For the comparison's independent pieces of work: its scopes, and reading its runs.
+pub(crate) fn in_parallel<T: Sync, R: Send>(
+    items: &[T],
+    work: impl Fn(usize, &T) -> R + Sync,
+) -> Vec<R> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .clamp(1, scopes.len().max(1));
+        .clamp(1, items.len().max(1));
     let next = AtomicUsize::new(0);
-    let mut done: Vec<(usize, ScopeComparison)> = std::thread::scope(|s| {
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 s.spawn(|| {
                     let mut mine = Vec::new();
                     loop {
                         let k = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&cpu) = scopes.get(k) else { break };
-                        let data: Vec<ScopeData> =
-                            runs.iter().map(|r| scope_data(r, cpu)).collect();
-                        mine.push((k, compare_scope(k, cpu, &data)));
+                        let Some(item) = items.get(k) else { break };
+                        mine.push((k, work(k, item)));
                     }
                     mine
                 })
@@ -246,7 +257,7 @@ fn compare_scopes(runs: &[LoadedRun], scopes: &[Option<usize>]) -> Vec<ScopeComp
             .collect()
     });
     done.sort_by_key(|(k, _)| *k);
-    done.into_iter().map(|(_, c)| c).collect()
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The label of run `i`: A, B, ... Z, then R27, R28...

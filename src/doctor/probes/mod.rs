@@ -32,6 +32,17 @@ pub(crate) enum TraceBackendCheck<'a> {
     NotTraced,
 }
 
+/// What the probes say of memory locking (the `posix.mlockall` check).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MemoryLockCheck {
+    /// `doctor`, or a run with `--no-mlock`: mlockall tried and undone.
+    Probe,
+    /// A run that locks its memory itself before it measures (session/permissions.rs) and is
+    /// refused if it cannot, so that a run.json exists only where the lock held: trying and
+    /// undoing it on the probe thread first cost the start 0.8 ms of CPU (issue 44).
+    LockedByRun,
+}
+
 /// When each probe ended, on CLOCK_MONOTONIC, by the probe's check id, in order: a run's
 /// start-up timeline (run.json `startup`, session/startup.rs) shows each probe's time.
 pub(crate) type ProbeEnds = Vec<(&'static str, u64)>;
@@ -45,7 +56,7 @@ pub(crate) struct Running(std::io::Result<std::thread::JoinHandle<(Vec<Check>, P
 /// Starts every probe on a fresh thread and returns at once, so that the caller's own work
 /// (the snapshot's file checks) runs while the probes wait on their timers and system calls
 /// (issue 44: the two took 13 and 10 ms of a run's start, one after the other).
-pub(crate) fn start_all(backend: TraceBackendCheck) -> Running {
+pub(crate) fn start_all(backend: TraceBackendCheck, memory: MemoryLockCheck) -> Running {
     let known_backend = match backend {
         TraceBackendCheck::Probe => None,
         TraceBackendCheck::Used(chosen) => Some(Some(bpf::backend_used(chosen))),
@@ -59,7 +70,13 @@ pub(crate) fn start_all(backend: TraceBackendCheck) -> Running {
                     ("probe sched_fifo", sched::sched_fifo),
                     ("probe sched_rr", sched::sched_rr),
                     ("probe sched_deadline", sched::sched_deadline),
-                    ("probe mlockall", sched::mlockall),
+                    (
+                        "probe mlockall",
+                        match memory {
+                            MemoryLockCheck::Probe => sched::mlockall,
+                            MemoryLockCheck::LockedByRun => sched::mlockall_by_the_run,
+                        },
+                    ),
                     ("probe posix_timers", signals::posix_timers),
                     ("probe rt_signals", signals::rt_signals),
                     ("probe message_queues", ipc::message_queues),

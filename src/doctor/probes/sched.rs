@@ -96,9 +96,19 @@ const MLOCKALL: Spec = Spec {
           page fault.",
 };
 
+/// The check of a run that locks its memory itself ([`super::MemoryLockCheck::LockedByRun`]):
+/// not tried here, as the run's own lock follows within milliseconds and refuses the run
+/// (exit 3, its result directory removed) if it fails.
+pub(super) fn mlockall_by_the_run() -> Check {
+    MLOCKALL.ok(
+        "not probed: the run locks its memory itself (mlockall(MCL_CURRENT | MCL_FUTURE)) before it measures, and is refused if it cannot",
+    )
+}
+
 pub(super) fn mlockall() -> Check {
-    // If memory is already locked (`run` locks before it snapshots), probing would end with
-    // munlockall and undo the caller's lock; the locked memory itself is the evidence.
+    // If memory is already locked (a library caller that locked before it snapshots), probing
+    // would end with munlockall and undo the caller's lock; the locked memory itself is the
+    // evidence.
     let locked_kb = root::read(std::path::Path::new("/"), "proc/self/status")
         .ok()
         .and_then(|s| {
