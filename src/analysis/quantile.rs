@@ -25,30 +25,8 @@ pub fn merge_into(into: &mut Sparse, other: &[(u64, u64)]) {
     if other.is_empty() {
         return;
     }
-    let mut merged = Vec::with_capacity(into.len() + other.len());
-    let (mut i, mut j) = (0, 0);
-    while i < into.len() || j < other.len() {
-        match (into.get(i), other.get(j)) {
-            (Some(&(va, ca)), Some(&(vb, cb))) if va == vb => {
-                merged.push((va, ca + cb));
-                i += 1;
-                j += 1;
-            }
-            (Some(&a), Some(&b)) if a.0 < b.0 => {
-                merged.push(a);
-                i += 1;
-            }
-            (Some(_), Some(&b)) | (None, Some(&b)) => {
-                merged.push(b);
-                j += 1;
-            }
-            (Some(&a), None) => {
-                merged.push(a);
-                i += 1;
-            }
-            (None, None) => unreachable!(),
-        }
-    }
+    let mut merged = Vec::new();
+    crate::format::hlog_scan::merge_counts(into, other, &mut merged);
     *into = merged;
 }
 

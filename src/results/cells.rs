@@ -109,26 +109,7 @@ impl Gather {
         self.end_s = self.end_s.max(end_s);
         // Both ascending: one linear merge, so a cell of thousands of intervals holds one pair
         // per distinct value and costs no sort.
-        let (mine, theirs) = (&self.counts, counts);
-        scratch.clear();
-        scratch.reserve(mine.len() + theirs.len());
-        let (mut i, mut j) = (0, 0);
-        while i < mine.len() && j < theirs.len() {
-            let ((a, ca), (b, cb)) = (mine[i], theirs[j]);
-            if a < b {
-                scratch.push((a, ca));
-                i += 1;
-            } else if b < a {
-                scratch.push((b, cb));
-                j += 1;
-            } else {
-                scratch.push((a, ca + cb));
-                i += 1;
-                j += 1;
-            }
-        }
-        scratch.extend_from_slice(&mine[i..]);
-        scratch.extend_from_slice(&theirs[j..]);
+        crate::format::hlog_scan::merge_counts(&self.counts, counts, scratch);
         std::mem::swap(&mut self.counts, scratch);
     }
 }

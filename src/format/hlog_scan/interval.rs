@@ -65,11 +65,57 @@ pub struct StoredInterval {
     pub counts: Vec<(u64, u64)>,
 }
 
+/// Writes into `out` (cleared first) the (value, count) pairs of `a` and `b` added together,
+/// both ascending: one linear merge, one pair per distinct value, the counts of a value in
+/// both summed. The one merge of sparse histograms: a reader's cells (results/cells.rs) and the
+/// bootstrap's resamples (analysis/quantile.rs).
+pub(crate) fn merge_counts(a: &[(u64, u64)], b: &[(u64, u64)], out: &mut Vec<(u64, u64)>) {
+    out.clear();
+    out.reserve(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let ((va, ca), (vb, cb)) = (a[i], b[j]);
+        if va < vb {
+            out.push((va, ca));
+            i += 1;
+        } else if vb < va {
+            out.push((vb, cb));
+            j += 1;
+        } else {
+            out.push((va, ca + cb));
+            i += 1;
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+}
+
 /// Adds (value, count) pairs into a histogram of the crate's configuration.
 pub(crate) fn add_counts(histogram: &mut Histogram<u64>, counts: &[(u64, u64)]) {
     for &(value, count) in counts {
         histogram
             .record_n(value, count)
             .expect("latency histograms resize automatically");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_counts;
+
+    #[test]
+    fn a_merge_sums_shared_values_and_keeps_the_order() {
+        let mut out = vec![(99, 99)];
+        merge_counts(
+            &[(1, 2), (5, 1), (9, 4)],
+            &[(0, 7), (5, 3), (10, 1)],
+            &mut out,
+        );
+        assert_eq!(out, [(0, 7), (1, 2), (5, 4), (9, 4), (10, 1)]);
+        merge_counts(&[], &[(3, 1)], &mut out);
+        assert_eq!(out, [(3, 1)]);
+        merge_counts(&[(3, 1), (4, 2)], &[], &mut out);
+        assert_eq!(out, [(3, 1), (4, 2)]);
     }
 }

@@ -20,8 +20,8 @@ mod interval;
 mod torn;
 mod v2;
 
-pub(crate) use interval::add_counts;
 pub use interval::{SparseInterval, StoredInterval};
+pub(crate) use interval::{add_counts, merge_counts};
 pub use torn::TornTail;
 pub(crate) use torn::complete_lines;
 #[cfg(test)]
