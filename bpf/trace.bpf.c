@@ -210,19 +210,21 @@ struct jl_stack {
 
 // What user space sets once the measuring threads' ids are known (all 64-bit words, so that
 // user space writes it as an array of u64 on any byte order).
+//
+// The words every program reads come first, in the value's first cache line.
 struct jl_config {
 	// Nonzero: timer starts and wakeups are kept for the threads in `tids` only.
 	__u64 filter_tids;
-	// Timer expiries are kept for these callbacks only (none: all are kept).
-	__u64 n_functions;
-	__u64 functions[JL_MAX_FUNCTIONS];
-	// Wakeups later than this are explained by user space, ns (0: none is known late).
-	__u64 explain_above_ns;
 	// Nonzero: records are staged per CPU and reduced (see the top of this file).
 	__u64 reduce;
+	// Wakeups later than this are explained by user space, ns (0: none is known late).
+	__u64 explain_above_ns;
 	// Nonzero: the thread's due time may lie before the timer's expiry by up to the time it
 	// ran before arming it (relative sleeps: src/measure/wake/method.rs, Expiry::NearDue).
 	__u64 near_due;
+	// Timer expiries are kept for these callbacks only (none: all are kept).
+	__u64 n_functions;
+	__u64 functions[JL_MAX_FUNCTIONS];
 };
 
 struct {
@@ -286,16 +288,18 @@ struct {
 
 // ---- the stage and the wakeup being decided (reduced mode) ----
 
-// Records staged per CPU: slots of at most JL_SLOT bytes (the largest staged record is
-// jl_switch), JL_STAGE slots per CPU (a power of two), CPU c's at [c * JL_STAGE,
-// (c + 1) * JL_STAGE). The loader sizes the map for the traced CPUs. A stage longer than
-// JL_STAGE keeps its newest records; flush() says when that cost a late wakeup any of its own.
+// Records staged per CPU: slots of JL_SLOT bytes, a cache line (the largest staged record is
+// jl_switch; a record's length follows from its kind, record_len()), JL_STAGE slots per CPU (a
+// power of two), CPU c's at [c * JL_STAGE, (c + 1) * JL_STAGE). The loader sizes the map for
+// the traced CPUs. A stage longer than JL_STAGE keeps its newest records; flush() says when
+// that cost a late wakeup any of its own. Each decided stage is followed by one that begins at
+// the CPU's first slot (decide()): a wakeup's few records reuse the same cache lines every
+// wakeup, where a stage going on through all 1024 slots wrote each record to a line not
+// touched for 1024 records (bench/README.md, issue 44).
 #define JL_SLOT 64
 #define JL_STAGE 1024
 
 struct jl_slot {
-	__u32 len;
-	__u32 pad;
 	__u8 data[JL_SLOT];
 };
 
@@ -339,6 +343,12 @@ struct jl_cpu {
 	// JL_HAVE_*: `next` holds a timer armed and not yet expired; the wakeup being decided has
 	// its expiry, its sched_waking, its switch-in.
 	__u64 have;
+	// Programs of this CPU between a stage record's claim and its fill: 1 in one, 2 in one
+	// that interrupted another (stage_make_room). Nested programs end before the one they
+	// interrupted goes on, so a plain increment and decrement are exact. In the first cache
+	// line, with the words every staging program touches.
+	__u32 filling;
+	__s32 target_cpu;
 	struct jl_armed next;
 	// The wakeup being decided.
 	struct jl_armed armed;
@@ -349,11 +359,6 @@ struct jl_cpu {
 	__s32 expiry_pid;
 	__s32 waking_pid;
 	__u64 waking_ts;
-	__s32 target_cpu;
-	// Programs of this CPU between a stage record's claim and its fill: 1 in one, 2 in one
-	// that interrupted another (stage_make_room). Nested programs end before the one they
-	// interrupted goes on, so a plain increment and decrement are exact.
-	__u32 filling;
 	struct jl_task woken;
 	__u64 switch_ts;
 	struct jl_task prev;
@@ -369,6 +374,7 @@ struct jl_cpu {
 _Static_assert(sizeof(struct jl_cpu) == 304, "keep CPU_STATE_WORDS of src/trace/bpf/mod.rs in step");
 _Static_assert(sizeof(struct jl_switch) <= JL_SLOT, "a staged record must fit its slot");
 _Static_assert(sizeof(struct jl_irq) <= JL_SLOT, "a staged record must fit its slot");
+_Static_assert(sizeof(struct jl_slot) == JL_SLOT, "a slot is one cache line");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -476,10 +482,10 @@ static __always_inline void output(struct jl_lost *l, void *data, __u32 len, __u
 		count_lost(l, 1);
 }
 
-// Takes the next slot of this CPU's stage for a record of `size` bytes and fills its header.
+// Takes the next slot of this CPU's stage for a record and fills its header.
 // The slot is taken atomically: a program on this CPU may interrupt another (an interrupt's
 // during a softirq's, an NMI's anywhere), and each must get its own slot.
-static __always_inline void *stage_claim(struct jl_cpu *st, __u32 size, __u16 kind, __u32 cpu,
+static __always_inline void *stage_claim(struct jl_cpu *st, __u16 kind, __u32 cpu,
 					 __u64 ts, __s32 pid)
 {
 	__u64 n = __sync_fetch_and_add(&st->written, 1);
@@ -487,7 +493,6 @@ static __always_inline void *stage_claim(struct jl_cpu *st, __u32 size, __u16 ki
 	struct jl_slot *s = bpf_map_lookup_elem(&stage, &key);
 	if (!s)
 		return 0;
-	s->len = size;
 	fill_header((struct jl_header *)s->data, ts, pid, cpu, kind);
 	if (!st->pending_since)
 		st->pending_since = ts;
@@ -509,7 +514,7 @@ static __always_inline void *stage_claim(struct jl_cpu *st, __u32 size, __u16 ki
 			(ST)->filling++;                                               \
 			if (ROOM)                                                      \
 				stage_make_room((ST), (C), (CPU), (TS));               \
-			T *r = stage_claim((ST), sizeof(T), (KIND), (CPU), (TS), current_pid()); \
+			T *r = stage_claim((ST), (KIND), (CPU), (TS), current_pid()); \
 			if (r) {                                                       \
 				FILL;                                                  \
 			}                                                              \
@@ -594,6 +599,34 @@ static __always_inline void send_cycle(struct jl_cpu *st, __u32 cpu)
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
+// The length of a staged record of `kind`, bytes (0: not a kind that is staged). One constant
+// per branch, so the verifier knows every length handed to bpf_ringbuf_output.
+static __always_inline __u32 record_len(__u16 kind)
+{
+	switch (kind) {
+	case JL_HRTIMER_START:
+		return sizeof(struct jl_hrtimer_start);
+	case JL_HRTIMER_EXPIRE:
+		return sizeof(struct jl_hrtimer_expire);
+	case JL_WAKING:
+		return sizeof(struct jl_waking);
+	case JL_SWITCH:
+		return sizeof(struct jl_switch);
+	case JL_IRQ_ENTRY:
+		return sizeof(struct jl_irq);
+	case JL_IRQ_EXIT:
+	case JL_SOFTIRQ_ENTRY:
+	case JL_SOFTIRQ_EXIT:
+	case JL_VECTOR_ENTRY:
+	case JL_VECTOR_EXIT:
+		return sizeof(struct jl_small);
+	case JL_NMI:
+		return sizeof(struct jl_count);
+	default:
+		return 0;
+	}
+}
+
 // One record of a stage being flushed: flush()'s bpf_loop callback.
 struct jl_flush {
 	__u64 begin;
@@ -611,16 +644,9 @@ static long flush_one(__u64 i, void *ctx)
 	struct jl_slot *s = bpf_map_lookup_elem(&stage, &key);
 	if (!s)
 		return 1;
-	__u32 len = s->len;
-	// Two tests with a barrier between them: clang otherwise folds them into one range test
-	// on a copy of `len` (len - 65 < -49), which 6.1's verifier cannot carry over to the
-	// register handed to bpf_ringbuf_output ("R3 unbounded memory access").
-	if (len > JL_SLOT)
-		return 0;
-	barrier_var(len);
-	if (len < sizeof(struct jl_header))
-		return 0;
-	output(get_lost(), s->data, len, f->cpu);
+	__u32 len = record_len(((struct jl_header *)s->data)->kind);
+	if (len)
+		output(get_lost(), s->data, len, f->cpu);
 	return 0;
 }
 
@@ -670,6 +696,19 @@ static __always_inline void flush(struct jl_cpu *st, __u32 cpu)
 	flush_range(st, cpu, st->start, st->written);
 }
 
+// Where the stage after a decision begins: at the CPU's first slot (the next multiple of
+// JL_STAGE), so that every wakeup's records reuse the same few slots, hot in the cache. Slot
+// numbers only grow: those skipped were never claimed. A program that interrupted this one
+// and claimed a slot meanwhile keeps its place: the stage then begins where the counter is.
+static __always_inline __u64 next_stage_start(struct jl_cpu *st)
+{
+	__u64 w = st->written;
+	__u64 first = (w + JL_STAGE - 1) & ~(__u64)(JL_STAGE - 1);
+	if (first == w || __sync_val_compare_and_swap(&st->written, w, first) != w)
+		return st->written;
+	return first;
+}
+
 // A followed thread gives up its CPU: the wakeup being decided (the last one of this CPU)
 // costs one jl_cycle record when it was not later than the threshold; otherwise, or when
 // this CPU's trace shows no complete wakeup (a preemption after one was decided, the first
@@ -694,7 +733,7 @@ static __always_inline void decide(struct jl_cpu *st, struct jl_config *c, __u32
 	} else {
 		send_cycle(st, cpu);
 	}
-	st->start = st->written;
+	st->start = next_stage_start(st);
 	st->have &= JL_HAVE_NEXT;
 	st->pending_since = (st->have & JL_HAVE_NEXT) && !st->next.sent ? st->next.ts : 0;
 }
@@ -807,9 +846,16 @@ int BPF_PROG(hrtimer_start, struct hrtimer *timer)
 		r->expires = timer->node.expires;
 		r->softexpires = timer->_softexpires;
 	});
+	// A lookup first: a thread re-arms the same timer on the same CPU every cycle, and an
+	// LRU map's update takes its locks and a fresh element each time (it was most of this
+	// program's 1.0-1.4 us in bpf-program-cost.sh).
 	if (filtering && c->reduce) {
 		__u64 key = (__u64)timer;
-		bpf_map_update_elem(&timers, &key, &cpu, BPF_ANY);
+		__u32 *armed_on = bpf_map_lookup_elem(&timers, &key);
+		if (!armed_on)
+			bpf_map_update_elem(&timers, &key, &cpu, BPF_ANY);
+		else if (*armed_on != cpu)
+			*armed_on = cpu;
 	}
 	// The thread's last timer never expired here (moved to another CPU: an expiry here
 	// would have taken it out of `next`) and its arming went with a stage reduced away (an

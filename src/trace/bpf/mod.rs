@@ -39,15 +39,15 @@ const REQUIRED: &[(&str, &str)] = super::decode::REQUIRED_EVENTS;
 
 /// Up to this many timer callbacks filter the expiries (`JL_MAX_FUNCTIONS` in the C source).
 const MAX_FUNCTIONS: usize = 8;
-/// `struct jl_config` as u64 words: filter_tids, n_functions, functions[8], explain_above_ns,
-/// reduce, near_due.
+/// `struct jl_config` as u64 words: filter_tids, reduce, explain_above_ns, near_due,
+/// n_functions, functions[8] (the words every program reads first, in one cache line).
 type Config = [u64; 5 + MAX_FUNCTIONS];
 const FILTER_TIDS: usize = 0;
-const N_FUNCTIONS: usize = 1;
-const FUNCTIONS: usize = 2;
-const EXPLAIN_ABOVE: usize = 2 + MAX_FUNCTIONS;
-const REDUCE: usize = 3 + MAX_FUNCTIONS;
-const NEAR_DUE: usize = 4 + MAX_FUNCTIONS;
+const REDUCE: usize = 1;
+const EXPLAIN_ABOVE: usize = 2;
+const NEAR_DUE: usize = 3;
+const N_FUNCTIONS: usize = 4;
+const FUNCTIONS: usize = 5;
 /// `struct jl_cpu` as u64 words (its size is asserted in the C source); the ones read here.
 const CPU_STATE_WORDS: usize = 38;
 type CpuState = [u64; CPU_STATE_WORDS];
