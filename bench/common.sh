@@ -135,6 +135,10 @@ others_pct() {
     }'
 }
 
+# run_figure DIR NAME: run.json's figure NAME (a key that occurs once; 0 when absent) in DIR,
+# as a whole number for shell arithmetic (awk's print would write 4053130000 as 4.05313e+09).
+run_figure() { awk -F'[:,]' -v k="\"$2\"" '$1 ~ k { v = $2 } END { printf "%.0f\n", v + 0 }' "$1/run.json"; }
+
 # now_us: CLOCK_REALTIME in us (bash's $EPOCHREALTIME without the dot).
 now_us() { echo "${EPOCHREALTIME/./}"; }
 

@@ -55,8 +55,6 @@ free_port() {
     die "no free loopback port found"
 }
 
-# run.json's figure NAME (a key that occurs once; 0 when absent) in DIR.
-figure() { awk -F'[:,]' -v k="\"$2\"" '$1 ~ k { v = $2 } END { print v + 0 }' "$1/run.json"; }
 
 # measure KIND PAIR: one run into $tmp/KIND-PAIR, KIND run or monitor. Leaves KIND-PAIR.others
 # (common.sh's others_pct, read as soon as jitterlab has been reaped: Prometheus, reaped
@@ -107,8 +105,8 @@ for ((p = 1; p <= PAIRS; p++)); do
     "$jitterlab" compare --json "$rd" "$md" | flat_compare |
         awk -v p="$p" '$2 ~ /^(mean|samples|cpu_time_per_cycle_ns)$/ { print p, $0 }' >>"$tmp/figures"
     echo "$p facts $(<"$rd.others") $(<"$md.others")" \
-        "$(($(figure "$rd" process_user_ns) + $(figure "$rd" process_system_ns)))" \
-        "$(($(figure "$md" process_user_ns) + $(figure "$md" process_system_ns)))" \
+        "$(($(run_figure "$rd" process_user_ns) + $(run_figure "$rd" process_system_ns)))" \
+        "$(($(run_figure "$md" process_user_ns) + $(run_figure "$md" process_system_ns)))" \
         "$(cat "$md.scrapes" 2>/dev/null || echo 0)" >>"$tmp/figures"
 done
 [[ -n ${KEEP:-} ]] && mkdir -p "$KEEP" && cp -r "$tmp"/* "$KEEP"/

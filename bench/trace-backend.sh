@@ -39,8 +39,6 @@ read -ra extra <<<"${JITTERLAB_ARGS:-}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/trace-backend.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# run.json's figure NAME (a key that occurs once; 0 when absent) in DIR.
-figure() { awk -F'[:,]' -v k="\"$2\"" '$1 ~ k { v = $2 } END { print v + 0 }' "$1/run.json"; }
 
 # run KIND ROUND: one run into $tmp/KIND-ROUND; KIND plain, tracefs or bpf.
 run() {
@@ -58,9 +56,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
         "$jitterlab" compare --json "$pd" "$td" | flat_compare |
             awk -v r="$r" -v k="$kind" '$2 ~ /^(mean|samples|cpu_time_per_cycle_ns)$/ { print r, k, $0 }' >>"$tmp/figures"
         echo "$r $kind facts $(<"$pd.others") $(<"$td.others")" \
-            "$(($(figure "$pd" process_user_ns) + $(figure "$pd" process_system_ns)))" \
-            "$(($(figure "$td" process_user_ns) + $(figure "$td" process_system_ns)))" \
-            "$(figure "$td" reader_cpu_ns) $(figure "$td" events_read) $(figure "$td" events_lost)" \
+            "$(($(run_figure "$pd" process_user_ns) + $(run_figure "$pd" process_system_ns)))" \
+            "$(($(run_figure "$td" process_user_ns) + $(run_figure "$td" process_system_ns)))" \
+            "$(run_figure "$td" reader_cpu_ns) $(run_figure "$td" events_read) $(run_figure "$td" events_lost)" \
             >>"$tmp/figures"
     done
 done

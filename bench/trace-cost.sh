@@ -36,8 +36,6 @@ read -ra extra <<<"${JITTERLAB_ARGS:-}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/trace-cost.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# run.json's figure NAME (a key that occurs once; 0 when absent) in DIR.
-figure() { awk -F'[:,]' -v k="\"$2\"" '$1 ~ k { v = $2 } END { print v + 0 }' "$1/run.json"; }
 
 # run KIND PAIR: one run into $tmp/KIND-PAIR; KIND plain or traced. Leaves KIND-PAIR.others
 # (common.sh's others_pct).
@@ -62,9 +60,9 @@ for ((p = 1; p <= PAIRS; p++)); do
     "$jitterlab" compare --json "$pd" "$td" | flat_compare |
         awk -v p="$p" '$2 ~ /^(mean|samples|cpu_time_per_cycle_ns)$/ { print p, $0 }' >>"$tmp/figures"
     echo "$p facts $(<"$pd.others") $(<"$td.others")" \
-        "$(($(figure "$pd" process_user_ns) + $(figure "$pd" process_system_ns)))" \
-        "$(($(figure "$td" process_user_ns) + $(figure "$td" process_system_ns)))" \
-        "$(figure "$td" reader_cpu_ns) $(figure "$td" events_read) $(figure "$td" events_lost)" \
+        "$(($(run_figure "$pd" process_user_ns) + $(run_figure "$pd" process_system_ns)))" \
+        "$(($(run_figure "$td" process_user_ns) + $(run_figure "$td" process_system_ns)))" \
+        "$(run_figure "$td" reader_cpu_ns) $(run_figure "$td" events_read) $(run_figure "$td" events_lost)" \
         >>"$tmp/figures"
 done
 [[ -n ${KEEP:-} ]] && mkdir -p "$KEEP" && cp -r "$tmp"/* "$KEEP"/

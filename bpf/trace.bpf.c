@@ -407,9 +407,18 @@ static __always_inline struct jl_cpu *get_cpu_state(void)
 	return bpf_map_lookup_elem(&cpu_state, &zero);
 }
 
+// The due-time word of followed thread `tid` (see `tids`), or 0 when it is not followed. The
+// idle tasks (pid 0 on every CPU) never are, and skip the hash lookup: an idle CPU's wakeup
+// switches from its idle task, which armed its tick's timer before and is the waker in the
+// timer's interrupt.
+static __always_inline __u64 *followed_due(__s32 tid)
+{
+	return tid ? bpf_map_lookup_elem(&tids, &tid) : 0;
+}
+
 static __always_inline bool followed(__s32 tid)
 {
-	return bpf_map_lookup_elem(&tids, &tid) != 0;
+	return followed_due(tid) != 0;
 }
 
 static __always_inline __s32 current_pid(void)
@@ -975,7 +984,7 @@ static __always_inline __s64 due_of_wakeup(struct jl_cpu *st, __u64 ts)
 	if (st && st->expiring && in_callback_of(st->expiring))
 		return st->expiring_due < due ? st->expiring_due : due;
 	__s32 waker = current_pid();
-	__u64 *waker_due = bpf_map_lookup_elem(&tids, &waker);
+	__u64 *waker_due = followed_due(waker);
 	if (waker_due && *waker_due && (__s64)*waker_due < due)
 		due = *waker_due;
 	return due;
@@ -990,7 +999,7 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 		return 0;
 	struct jl_config *c = get_config();
 	__s32 pid = p->pid;
-	__u64 *due = bpf_map_lookup_elem(&tids, &pid);
+	__u64 *due = followed_due(pid);
 	// As the tracefs filter `pid == <followed> || prio < 100`.
 	if (c && c->filter_tids && p->prio >= 100 && !due)
 		return 0;
@@ -1048,7 +1057,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	__u64 ts = bpf_ktime_get_ns();
 	bool filtering = c && c->filter_tids;
 	__s32 prev_pid = prev->pid, next_pid = next->pid;
-	__u64 *prev_due = filtering ? bpf_map_lookup_elem(&tids, &prev_pid) : 0;
+	__u64 *prev_due = filtering ? followed_due(prev_pid) : 0;
 	if (prev_due) {
 		if (st && c->reduce)
 			decide(st, c, cpu, ts);
@@ -1060,7 +1069,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		read_task(&r->prev, prev);
 		read_task(&r->next, next);
 	});
-	__u64 *next_due = filtering ? bpf_map_lookup_elem(&tids, &next_pid) : 0;
+	__u64 *next_due = filtering ? followed_due(next_pid) : 0;
 	if (!st || !next_due)
 		return 0;
 	// How late the thread is as it gets the CPU: from its timer's arming when this CPU

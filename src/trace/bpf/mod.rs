@@ -366,28 +366,13 @@ impl Loaded {
 
 /// The addresses of kernel functions `names` in /proc/kallsyms (every symbol of each name: a
 /// static function may have several); empty when any is missing or the addresses are hidden
-/// (kptr_restrict), so that no expiry the run needs is filtered out.
+/// (kptr_restrict), so that no expiry the run needs is filtered out. From the process's one
+/// reading of the table, which the culprits' stacks share.
 fn kallsyms_addresses(names: &[&str]) -> Vec<u64> {
     if names.is_empty() {
         return Vec::new();
     }
-    let Ok(text) = std::fs::read_to_string("/proc/kallsyms") else {
-        return Vec::new();
-    };
-    addresses_in(&text, names)
-}
-
-/// [`kallsyms_addresses`] on a kallsyms text.
-fn addresses_in(text: &str, names: &[&str]) -> Vec<u64> {
-    let found: Vec<(usize, u64)> = super::kallsyms::lines(text)
-        .filter(|l| l.is_text())
-        .filter_map(|l| Some((names.iter().position(|n| *n == l.name)?, l.address)))
-        .collect();
-    let all_named = (0..names.len()).all(|i| found.iter().any(|&(j, a)| j == i && a != 0));
-    match all_named {
-        true => found.into_iter().map(|(_, a)| a).collect(),
-        false => Vec::new(),
-    }
+    super::kallsyms::Symbols::shared().addresses_of(names)
 }
 
 /// Starts the reader thread: every `poll`, empties the ring buffer, splits the records by CPU,
@@ -513,27 +498,4 @@ fn read_loop(
 /// and verified for CPU 0, then released. Err: why it cannot, and the fix.
 pub(crate) fn probe() -> Result<(), Refusal> {
     load(&[0]).map(drop)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_every_address_of_the_timer_callbacks_or_none() {
-        let text = "ffffffff81100000 T hrtimer_wakeup\nffffffff81200000 t it_real_fn\nffffffff81300000 t hrtimer_wakeup\nffffffff81400000 D hrtimer_wakeup_data\n";
-        assert_eq!(
-            addresses_in(text, &["hrtimer_wakeup"]),
-            vec![0xffffffff81100000, 0xffffffff81300000]
-        );
-        assert_eq!(
-            addresses_in(text, &["hrtimer_wakeup", "it_real_fn"]).len(),
-            3
-        );
-        // One name missing, or addresses hidden: no filter at all.
-        assert!(addresses_in(text, &["hrtimer_wakeup", "nope"]).is_empty());
-        assert!(
-            addresses_in("0000000000000000 T hrtimer_wakeup\n", &["hrtimer_wakeup"]).is_empty()
-        );
-    }
 }
