@@ -55,7 +55,6 @@ free_port() {
     die "no free loopback port found"
 }
 
-
 # measure KIND PAIR: one run into $tmp/KIND-PAIR, KIND run or monitor. Leaves KIND-PAIR.others
 # (common.sh's others_pct, read as soon as jitterlab has been reaped: Prometheus, reaped
 # later, is another process).

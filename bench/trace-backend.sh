@@ -39,7 +39,6 @@ read -ra extra <<<"${JITTERLAB_ARGS:-}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/trace-backend.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-
 # run KIND ROUND: one run into $tmp/KIND-ROUND; KIND plain, tracefs or bpf.
 run() {
     local trace=()

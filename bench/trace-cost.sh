@@ -36,7 +36,6 @@ read -ra extra <<<"${JITTERLAB_ARGS:-}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/trace-cost.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-
 # run KIND PAIR: one run into $tmp/KIND-PAIR; KIND plain or traced. Leaves KIND-PAIR.others
 # (common.sh's others_pct).
 run() {

@@ -20,8 +20,8 @@ use common::*;
 /// At 40 us this VM's 10-40 us latencies make such wakeups often (2 000 in 3 s), without the
 /// events lost that 20 us costs both back ends. At most 3 samples with the defect's mark (or 1 %
 /// of the scene, when it is larger), and no more than a quarter of it, may be left unjoined
-/// (below); the run must have had
-/// such wakeups, been reduced and lost no event (a loss leaves samples unjoined of itself).
+/// (below); the run must have had such wakeups, been reduced and lost no event (a loss leaves
+/// samples unjoined of itself).
 #[test]
 fn a_wakeup_followed_by_an_already_due_timer_keeps_its_timer_in_the_reduced_trace() {
     let test = "reduced BPF trace, next timer already due";
@@ -110,8 +110,8 @@ fn a_wakeup_followed_by_an_already_due_timer_keeps_its_timer_in_the_reduced_trac
         // (a `sched_switch` never recorded), which leaves a sample unjoined of itself; 1-3 such
         // samples, each about a period late, in 6 of 12 runs of a day with the host's steal at
         // 5-15 %, in the same suites where the tracefs tests passed. Their number grows with
-        // the scene's: on a slower day (2026-12-02, mean latency 40-50 us at 1 ms) 22 000-27 700
-        // of a run's wakeups had their next due time close and 31-119 were marked (0.1-0.4 %),
+        // the scene's: on a slower day (2026-12-02, mean latency 40-50 us at 1 ms) 10 000-27 700
+        // of a run's wakeups had their next due time close and 31-119 were marked (0.2-0.4 %),
         // with the build before stop 63's BPF changes as with the one after. The defect marked
         // most of the scene's wakeups (330 of 392): more than 3 and more than 1 % of the scene,
         // or a quarter of it, fails.
