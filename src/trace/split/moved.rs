@@ -58,7 +58,7 @@ impl CpuTimeline {
             .take_while(|e| e.ts <= expiry.ts)
             .filter_map(|e| match e.kind {
                 Kind::Waking { task, .. }
-                    if task.pid == expiry.common_pid && runs_softirqs(&task.comm.as_string()) =>
+                    if task.pid == expiry.common_pid && runs_softirqs(&task.comm) =>
                 {
                     Some(SoftirqThread {
                         thread: task,
