@@ -67,7 +67,8 @@ echo
 echo "jitterlab run --trace, tracefs and bpf back ends vs without, $ROUNDS interleaved rounds of" \
     "$SECONDS_PER_RUN s, CPUs $CPUS${JITTERLAB_ARGS:+, extra options: $JITTERLAB_ARGS}"
 echo "(ratio = traced / untraced; CPU time per wakeup: measuring thread = its CPU time / its" \
-    "wakeups; process = user+system time of all jitterlab threads / all wakeups)"
+    "wakeups; process = user+system time of all jitterlab threads / all wakeups; other threads =" \
+    "the process less the measuring threads)"
 echo "(other processes: % of all CPUs during the run, $(others_method); see bench/common.sh)"
 awk '
     function add(set, k, v) { sum[set, k] += v; n[set, k]++; val[set, k, n[set, k]] = v }
@@ -107,6 +108,18 @@ awk '
                     " for %d events (%.0f ns/event), events lost %d\n", b, c0 / 1e3, c1 / 1e3, c1 / c0,
                     rdr[r, b] / 1e6, evr[r, b], evr[r, b] ? rdr[r, b] / evr[r, b] : 0, lost[r, b]
                 add("all" b, "proc", c1 / c0); if (calm[r]) add("calm" b, "proc", c1 / c0)
+                # The other threads (reader, recorder, the BPF load): the process less the
+                # measuring threads (CPU time per wakeup x samples, per CPU). Steadier than the
+                # process ratio, whose measuring threads move by 30 % with the load on the VM host.
+                h0 = proc0[r]; h1 = proc1[r, b]
+                for (c in cpus) {
+                    h0 -= v0[r, c, "cpu_time_per_cycle_ns"] * v0[r, c, "samples"]
+                    h1 -= v1[r, b, c, "cpu_time_per_cycle_ns"] * v1[r, b, c, "samples"]
+                }
+                h0 /= v0[r, "overall", "samples"]; h1 /= v1[r, b, "overall", "samples"]
+                printf "  %-7s other threads (process less the measuring threads) CPU per wakeup %.2f us" \
+                    " -> %.2f us (%+.2f us)\n", b, h0 / 1e3, h1 / 1e3, (h1 - h0) / 1e3
+                add("all" b, "others", (h1 - h0) / 1e3); if (calm[r]) add("calm" b, "others", (h1 - h0) / 1e3)
                 add("all" b, "rdr", rdr[r, b]); add("all" b, "lost", lost[r, b])
             }
         }
@@ -121,8 +134,9 @@ awk '
                     mean(set, "proc"), s == 1 ? sprintf(", reader CPU %.1f ms per run, events lost %d in all",
                     mean(set, "rdr") / 1e6, sum[set, "lost"]) : ""
                 printf "%-7s %s, medians (per CPU and round): mean latency %.3fx, measuring-thread CPU" \
-                    " per wakeup %.3fx (%d ratios)\n", b, name, median(set, "mean"), median(set, "thread"),
-                    n[set, "mean"]""
+                    " per wakeup %.3fx (%d ratios); per round: process CPU per wakeup %.3fx, the other" \
+                    " threads %+.2f us per wakeup\n", b, name, median(set, "mean"), median(set, "thread"),
+                    n[set, "mean"], median(set, "proc"), median(set, "others")
             }
         }
     }' "$tmp/figures"

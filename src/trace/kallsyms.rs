@@ -39,24 +39,28 @@ impl Line<'_> {
     }
 }
 
-/// The lines of a kallsyms text (`ffffffff81000000 T _stext`, `... t fn\t[module]`); lines
-/// that do not parse are skipped. The one parser of the format.
-pub(crate) fn lines(text: &str) -> impl Iterator<Item = Line<'_>> {
-    text.lines().filter_map(|line| {
-        let mut f = line.split_whitespace();
-        let address = u64::from_str_radix(f.next()?, 16).ok()?;
-        let kind = f.next()?;
-        let name = f.next()?;
-        let module = f
-            .next()
-            .and_then(|m| m.strip_prefix('[')?.strip_suffix(']'));
-        Some(Line {
-            address,
-            kind,
-            name,
-            module,
-        })
+/// One line of kallsyms (`ffffffff81000000 T _stext`, `... t fn\t[module]`), or None when
+/// it does not parse. The one parser of the format.
+pub(crate) fn line(line: &str) -> Option<Line<'_>> {
+    let mut f = line.split_ascii_whitespace();
+    let address = u64::from_str_radix(f.next()?, 16).ok()?;
+    let kind = f.next()?;
+    let name = f.next()?;
+    let module = f
+        .next()
+        .and_then(|m| m.strip_prefix('[')?.strip_suffix(']'));
+    Some(Line {
+        address,
+        kind,
+        name,
+        module,
     })
+}
+
+/// The lines of a kallsyms text; lines that do not parse are skipped.
+#[cfg(test)]
+pub(crate) fn lines(text: &str) -> impl Iterator<Item = Line<'_>> {
+    text.lines().filter_map(line)
 }
 
 /// One text symbol of the table: its address, its name (a range of `Symbols::names`) and its
@@ -83,37 +87,48 @@ pub(crate) struct Symbols {
     unavailable: Option<String>,
 }
 
-impl Symbols {
-    /// The table of a kallsyms text.
-    pub(crate) fn parse(text: &str) -> Symbols {
-        let mut s = Symbols::default();
-        let (mut text_symbols, mut zero) = (0u64, 0u64);
-        for l in lines(text).filter(Line::is_text) {
-            text_symbols += 1;
-            if l.address == 0 {
-                zero += 1;
-                continue;
-            }
-            let module = match l.module {
-                None => CORE,
-                Some(m) => match s.modules.iter().position(|k| k == m) {
-                    Some(i) => i as u32,
-                    None => {
-                        s.modules.push(m.to_string());
-                        (s.modules.len() - 1) as u32
-                    }
-                },
-            };
-            s.entries.push(Entry {
-                address: l.address,
-                name_from: s.names.len() as u32,
-                name_len: l.name.len() as u32,
-                module,
-            });
-            s.names.push_str(l.name);
+/// A table being built from kallsyms lines, in the order read.
+#[derive(Default)]
+struct TableBuilder {
+    symbols: Symbols,
+    text_symbols: u64,
+    zero: u64,
+}
+
+impl TableBuilder {
+    fn add(&mut self, l: &Line) {
+        if !l.is_text() {
+            return;
         }
+        self.text_symbols += 1;
+        if l.address == 0 {
+            self.zero += 1;
+            return;
+        }
+        let s = &mut self.symbols;
+        let module = match l.module {
+            None => CORE,
+            Some(m) => match s.modules.iter().position(|k| k == m) {
+                Some(i) => i as u32,
+                None => {
+                    s.modules.push(m.to_string());
+                    (s.modules.len() - 1) as u32
+                }
+            },
+        };
+        s.entries.push(Entry {
+            address: l.address,
+            name_from: s.names.len() as u32,
+            name_len: l.name.len() as u32,
+            module,
+        });
+        s.names.push_str(l.name);
+    }
+
+    fn finish(self) -> Symbols {
+        let mut s = self.symbols;
         s.entries.sort_by_key(|e| e.address);
-        s.unavailable = match (text_symbols, zero) {
+        s.unavailable = match (self.text_symbols, self.zero) {
             (0, _) => Some(format!("{PATH} lists no kernel text symbols")),
             (n, z) if z == n => Some(format!(
                 "{PATH} shows every address as 0 (kernel.kptr_restrict, or read without \
@@ -123,15 +138,45 @@ impl Symbols {
         };
         s
     }
+}
 
-    /// The table of this machine's /proc/kallsyms, read now.
+impl Symbols {
+    /// The table of a kallsyms text.
+    #[cfg(test)]
+    pub(crate) fn parse(text: &str) -> Symbols {
+        let mut table = TableBuilder::default();
+        for l in lines(text) {
+            table.add(&l);
+        }
+        table.finish()
+    }
+
+    /// The table of this machine's /proc/kallsyms, read now: parsed as it is read, a line at
+    /// a time, rather than read whole first (5 MB here, grown by doubling, each page faulted
+    /// in and locked by the run's mlockall).
     pub(crate) fn load() -> Symbols {
-        match std::fs::read_to_string(PATH) {
-            Ok(text) => Symbols::parse(&text),
-            Err(e) => Symbols {
-                unavailable: Some(format!("cannot read {PATH}: {e}")),
-                ..Symbols::default()
-            },
+        let unreadable = |e: std::io::Error| Symbols {
+            unavailable: Some(format!("cannot read {PATH}: {e}")),
+            ..Symbols::default()
+        };
+        let file = match std::fs::File::open(PATH) {
+            Ok(f) => f,
+            Err(e) => return unreadable(e),
+        };
+        let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
+        let mut table = TableBuilder::default();
+        let mut buf = String::new();
+        loop {
+            buf.clear();
+            match std::io::BufRead::read_line(&mut reader, &mut buf) {
+                Ok(0) => return table.finish(),
+                Ok(_) => {
+                    if let Some(l) = line(&buf) {
+                        table.add(&l);
+                    }
+                }
+                Err(e) => return unreadable(e),
+            }
         }
     }
 

@@ -67,18 +67,25 @@ pub(crate) fn new_policies(
     known: &mut HashMap<i32, i32>,
 ) -> Vec<(i32, TaskPolicy)> {
     let mut policies = Vec::new();
+    // The task last found known: a CPU's wakeups name the same measuring thread again and
+    // again, so most events need no lookup in `known`.
+    let mut last_known = None;
     for e in events {
         let task = match &e.kind {
             Kind::Switch { next, .. } => next,
             Kind::Waking { task, .. } => task,
             _ => continue,
         };
-        if task.pid > 0 && known.get(&task.pid) != Some(&task.prio) {
+        if task.pid <= 0 || last_known == Some((task.pid, task.prio)) {
+            continue;
+        }
+        if known.get(&task.pid) != Some(&task.prio) {
             known.insert(task.pid, task.prio);
             if let Some(p) = lookup_policy(task.pid, task.prio) {
                 policies.push((task.pid, p));
             }
         }
+        last_known = Some((task.pid, task.prio));
     }
     policies
 }

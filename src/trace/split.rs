@@ -572,7 +572,9 @@ impl CpuTimeline {
 
     /// Forgets the armings of `tid` for soft expiries up to `until`: of samples joined or past.
     fn forget_arms(&mut self, tid: i32, until: i64) {
-        remove_where(&mut self.arms, |(_, a)| a.tid == tid && a.softexpires <= until);
+        remove_where(&mut self.arms, |(_, a)| {
+            a.tid == tid && a.softexpires <= until
+        });
     }
 
     /// Forgets the history older than what the next sample (due after `due_ns`) can need.

@@ -88,7 +88,6 @@ fn chain(e: &dyn std::error::Error) -> String {
 /// The programs loaded (verified) but not attached, with their maps sized for the traced CPUs.
 pub(crate) struct Loaded {
     ebpf: Ebpf,
-    btf: Btf,
     cpus: Vec<usize>,
     /// `system:event` of every program loaded, in attach order.
     pub(crate) events: Vec<String>,
@@ -140,14 +139,13 @@ fn load_now(cpus: &[usize]) -> Result<Loaded, Refusal> {
         .map_err(|e| refusal::object(&chain(&e)))?;
     let mut loaded = Loaded {
         ebpf,
-        btf,
         cpus: cpus.to_vec(),
         events: Vec::new(),
         programs: Vec::new(),
         ring_kb: ring_bytes / 1024,
     };
     for &(system, name) in REQUIRED {
-        loaded.load_program(system, name, name)?;
+        loaded.load_program(&btf, system, name, name)?;
         loaded.events.push(format!("{system}:{name}"));
     }
     // Optional, as for tracefs: the architecture's vectors and NMIs where the kernel has them.
@@ -163,8 +161,7 @@ fn load_now(cpus: &[usize]) -> Result<Loaded, Refusal> {
         }
     }
     for (system, program, tracepoint) in optional {
-        if loaded
-            .btf
+        if btf
             .id_by_type_name_kind(
                 &format!("btf_trace_{tracepoint}"),
                 aya_obj::btf::BtfKind::Typedef,
@@ -173,9 +170,12 @@ fn load_now(cpus: &[usize]) -> Result<Loaded, Refusal> {
         {
             continue;
         }
-        loaded.load_program(&system, &program, &tracepoint)?;
+        loaded.load_program(&btf, &system, &program, &tracepoint)?;
         loaded.events.push(format!("{system}:{tracepoint}"));
     }
+    // The kernel's types, parsed (tens of MB, locked by the run's mlockall), are not needed
+    // once every program is verified: dropped here rather than kept for the whole run.
+    drop(btf);
     Ok(loaded)
 }
 
@@ -183,6 +183,7 @@ impl Loaded {
     /// Loads (verifies) `program`, for the tracepoint `system:tracepoint`.
     fn load_program(
         &mut self,
+        btf: &Btf,
         system: &str,
         program: &str,
         tracepoint: &str,
@@ -194,7 +195,7 @@ impl Loaded {
             .ok_or_else(|| refusal::other(format!("the BPF object has no program {program}")))?
             .try_into()
             .map_err(|e: aya::programs::ProgramError| refusal::program(&event, &e, &chain(&e)))?;
-        p.load(tracepoint, &self.btf)
+        p.load(tracepoint, btf)
             .map_err(|e| refusal::program(&event, &e, &chain(&e)))?;
         self.programs
             .push((program.to_string(), tracepoint.to_string()));
@@ -416,7 +417,8 @@ fn read_loop(
     let mut stats = ReaderStats::default();
     let mut decoder = RecordDecoder::default();
     let mut known: HashMap<i32, i32> = HashMap::new();
-    let mut per_cpu: HashMap<usize, Vec<super::decode::TraceEvent>> = HashMap::new();
+    // Each CPU's events of this round, by CPU number (a record names its CPU).
+    let mut per_cpu: Vec<Vec<super::decode::TraceEvent>> = Vec::new();
     loop {
         let last_round = stop.load(Ordering::SeqCst);
         let now_ns = monotonic_ns();
@@ -437,7 +439,10 @@ fn read_loop(
                 if let super::decode::Kind::Lost { count } = event.kind {
                     stats.lost_events += count.unwrap_or(0);
                 }
-                per_cpu.entry(cpu).or_default().push(event);
+                if per_cpu.len() <= cpu {
+                    per_cpu.resize_with(cpu + 1, Vec::new);
+                }
+                per_cpu[cpu].push(event);
             });
             if let Err(e) = decoded {
                 bad = Some(e.to_string());
@@ -465,11 +470,14 @@ fn read_loop(
             }
         }
         for (&cpu, &(_, _, complete_until_ns)) in cpus.iter().zip(&complete) {
-            let mut events = per_cpu.remove(&cpu).unwrap_or_default();
+            let mut events = per_cpu.get_mut(cpu).map(std::mem::take).unwrap_or_default();
             // A program interrupted (by an interrupt's program) between taking its time and
             // reserving its record writes after the interrupt's: order each CPU by time, as
             // the ftrace ring buffer is.
-            events.sort_by_key(|e| e.ts);
+            // (Almost always in order already: checked first, as a stable sort allocates.)
+            if !events.is_sorted_by_key(|e| e.ts) {
+                events.sort_by_key(|e| e.ts);
+            }
             stats.events += events.len() as u64;
             let policies = reader::new_policies(&events, &mut known);
             let batch = TraceBatch {
@@ -484,7 +492,7 @@ fn read_loop(
                 return Ok(stats);
             }
         }
-        per_cpu.clear();
+        per_cpu.iter_mut().for_each(Vec::clear);
         if last_round {
             stats.kernel_events = Some(cpu_states.iter().map(|s| s[SEEN]).sum());
             stats.cpu_time_ns = crate::measure::clock::thread_cpu_time_ns();

@@ -110,7 +110,7 @@ impl RecordDecoder {
         };
         if u16_at(b, 14) == Some(CYCLE) {
             let cpu = u16_at(b, 12).ok_or_else(bad)? as usize;
-            for e in cycle_events(b).ok_or_else(bad)? {
+            for e in cycle_events(b).ok_or_else(bad)?.into_iter().flatten() {
                 out(cpu, e);
             }
             return Ok(());
@@ -211,13 +211,14 @@ impl RecordDecoder {
 /// `struct jl_cycle`: a wakeup the kernel decided was not late, as the events it stands for:
 /// its timer's arming (unless that went out before), the expiry, the wakeup (when traced) and
 /// the switch to the thread, each with its own time and task as the tracepoint gave them.
-fn cycle_events(b: &[u8]) -> Option<Vec<TraceEvent>> {
+/// Returned in place, not in a Vec: the reader decodes one per wakeup.
+fn cycle_events(b: &[u8]) -> Option<[Option<TraceEvent>; 4]> {
     let p = HEADER_BYTES;
     let flags = u64_at(b, p)?;
     let hrtimer = u64_at(b, p + 8)?;
-    let mut events = Vec::with_capacity(4);
-    if flags & CYCLE_ARMED != 0 {
-        events.push(TraceEvent {
+    let armed = match flags & CYCLE_ARMED {
+        0 => None,
+        _ => Some(TraceEvent {
             ts: u64_at(b, p + 32)?,
             common_pid: i32_at(b, p + 40)?,
             kind: Kind::HrtimerStart {
@@ -225,36 +226,37 @@ fn cycle_events(b: &[u8]) -> Option<Vec<TraceEvent>> {
                 expires: i64_at(b, p + 16)?,
                 softexpires: i64_at(b, p + 24)?,
             },
-        });
-    }
-    events.push(TraceEvent {
+        }),
+    };
+    let expiry = TraceEvent {
         ts: u64_at(b, p + 48)?,
         common_pid: i32_at(b, p + 44)?,
         kind: Kind::HrtimerExpire {
             hrtimer,
             now: i64_at(b, p + 56)?,
         },
-    });
-    if flags & CYCLE_WAKING != 0 {
-        events.push(TraceEvent {
+    };
+    let waking = match flags & CYCLE_WAKING {
+        0 => None,
+        _ => Some(TraceEvent {
             ts: u64_at(b, p + 64)?,
             common_pid: i32_at(b, p + 72)?,
             kind: Kind::Waking {
                 task: task_at(b, p + 80)?,
                 target_cpu: i32_at(b, p + 76)?,
             },
-        });
-    }
+        }),
+    };
     let prev = task_at(b, p + 80 + TASK_BYTES)?;
-    events.push(TraceEvent {
+    let switch = TraceEvent {
         ts: u64_at(b, 0)?,
         common_pid: prev.pid,
         kind: Kind::Switch {
             prev,
             next: task_at(b, p + 80 + 2 * TASK_BYTES)?,
         },
-    });
-    Some(events)
+    };
+    Some([armed, Some(expiry), waking, Some(switch)])
 }
 
 #[cfg(test)]

@@ -639,3 +639,74 @@ fn a_timer_armed_on_time_counts_its_irq_part_from_its_expiry() {
     assert_eq!(s.armed_late, None);
     assert_eq!((s.irq_latency_ns, s.thread_latency_ns), (4_000, 2_000));
 }
+
+/// The removal a join makes: what goes at the front is popped, what goes behind a kept element
+/// goes too, and the rest keeps its order.
+#[test]
+fn remove_where_takes_the_front_and_the_middle_and_keeps_the_order() {
+    let mut q: VecDeque<u32> = (1..=8).collect();
+    remove_where(&mut q, |&x| x <= 2);
+    assert_eq!(q, [3, 4, 5, 6, 7, 8]);
+    remove_where(&mut q, |&x| x == 3 || x == 6);
+    assert_eq!(q, [4, 5, 7, 8]);
+    remove_where(&mut q, |&x| x == 8);
+    assert_eq!(q, [4, 5, 7]);
+    remove_where(&mut q, |_| false);
+    assert_eq!(q, [4, 5, 7]);
+    remove_where(&mut q, |_| true);
+    assert!(q.is_empty());
+}
+
+/// Two threads on one CPU: joining one thread's sample takes its cycle and its older ones,
+/// wherever they lie, and leaves the other thread's cycles in order.
+#[test]
+fn a_join_leaves_the_other_threads_cycles_in_order() {
+    let mut t = CpuTimeline::default();
+    let tids = [1, 2];
+    let mut ts = 0;
+    for (tid, timer, expiry) in [
+        (1, 0xa, 1_000),
+        (2, 0xb, 1_100),
+        (1, 0xa, 2_000),
+        (2, 0xb, 2_100),
+        (1, 0xa, 3_000),
+    ] {
+        ts += 10;
+        t.push(
+            ev(
+                ts,
+                tid,
+                Kind::HrtimerStart {
+                    hrtimer: timer,
+                    expires: expiry,
+                    softexpires: expiry,
+                },
+            ),
+            &tids,
+        );
+        ts += 10;
+        t.push(
+            ev(
+                ts,
+                0,
+                Kind::HrtimerExpire {
+                    hrtimer: timer,
+                    now: expiry,
+                },
+            ),
+            &tids,
+        );
+    }
+    // Thread 1's sample due at 2 000: its cycle at 1 000 (never joined) and 2 000 go.
+    let c = t.take_cycle(1, 2_000, 500).expect("the cycle due at 2 000");
+    assert_eq!((c.tid, c.softexpires), (1, 2_000));
+    let left: Vec<(i32, i64)> = t.cycles.iter().map(|c| (c.tid, c.softexpires)).collect();
+    assert_eq!(left, [(2, 1_100), (2, 2_100), (1, 3_000)]);
+    // Thread 2's at 2 100: both of its cycles go, thread 1's stays.
+    assert_eq!(
+        t.take_cycle(2, 2_100, 500).map(|c| c.softexpires),
+        Some(2_100)
+    );
+    let left: Vec<(i32, i64)> = t.cycles.iter().map(|c| (c.tid, c.softexpires)).collect();
+    assert_eq!(left, [(1, 3_000)]);
+}
