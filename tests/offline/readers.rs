@@ -279,7 +279,7 @@ const ALLOWED: &[Allowed] = &[
     ),
     allow(
         "trace/kallsyms.rs",
-        "read_to_string(PATH)",
+        "fs::File::open(PATH)",
         "/proc/kallsyms",
     ),
     allow(
