@@ -27,13 +27,14 @@ const MAY_BE_DISTURBED: usize = 6;
 /// at a time, every 10.0001 ms, so that each injection is due 100 ns later after a due time
 /// than the one before: from 15 us to 51 us after it, across where the thread is between its
 /// clock read and its next arming (the spike's own wakeup included: 18-22 us after the due
-/// time on a calm day; 31-45 us on a slow one, when the VM's wakeups took 25-40 us and a sweep
-/// of 10-40 us found the scene in none of 300 injections in 4 of 12 attempts). The window is a
-/// few hundred nanoseconds of user space (this kernel preempts no task in the kernel): the
-/// steps stay at 100 ns. Every injection must be found, and blamed on the spike, named first and for
-/// about what it ran of its wakeup; those that preempted the thread before its arming are
-/// said as a sleep armed late (at least one must have, or the scene did not happen: 7 of 600
-/// in a run of 600 injections every 5 ms here before the fix, each "IRQ latency ... no trace event").
+/// time on a calm day; 31-45 us on a slow one, when the VM's wakeups took 25-40 us and the
+/// old sweep of 10-40 us left 2 of 12 test runs with the scene made in neither attempt). The
+/// window is a few hundred nanoseconds of user space (this kernel preempts no task in the
+/// kernel): the steps stay at 100 ns. Every injection must be found, and blamed on the spike,
+/// named first and for about what it ran of its wakeup; those that preempted the thread
+/// before its arming are said as a sleep armed late (before the fix, 7 of 600 injections
+/// every 5 ms were instead "IRQ latency ... no trace event", the spike not named: a failure
+/// of the check above, whether or not any was said as armed late).
 /// Returns how many injections were said as a sleep armed late (0: the scene did not happen).
 fn armed_late_scene(backend: &str) -> Result<usize, String> {
     let cpu = *online_cpus().last().unwrap();
