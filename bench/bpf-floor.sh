@@ -11,7 +11,8 @@
 #
 # the order rotating from round to round, and prints per CPU and round the ratios to the plain
 # run of the mean latency and of the measuring threads' CPU time per wakeup (as
-# trace-backend.sh), and their medians and means over the rounds. bpf / plain less floor / plain
+# trace-backend.sh), and their medians (with the sign test's confidence interval of each median,
+# bench/common.sh) and means over the rounds. bpf / plain less floor / plain
 # is what the programs' work costs; floor / plain what the kernel's calls into them cost. A round
 # where other processes used more than 5 % of the CPUs during any of its runs is marked DISTURBED
 # and left out of the medians. Informational: exits 0 unless a build or a run fails. Run as
@@ -88,17 +89,8 @@ what=("" "empty programs" "programs that only read the clock")
 echo "jitterlab run --trace (bpf) and the same with ${what[FLOOR_LEVEL]} (floor, $floor_bin) vs without, $ROUNDS" \
     "interleaved rounds of $SECONDS_PER_RUN s, CPUs $CPUS${JITTERLAB_ARGS:+, extra options: $JITTERLAB_ARGS}"
 echo "(ratio = traced / untraced; other processes: % of all CPUs during the run, $(others_method))"
-awk '
+awk "$AWK_MEDIAN_CI"'
     function add(set, v) { n[set]++; sum[set] += v; val[set, n[set]] = v }
-    function median(set,    i, j, m, t, a) {
-        m = n[set]; if (!m) return 0
-        for (i = 1; i <= m; i++) {
-            t = val[set, i]
-            for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]
-            a[j + 1] = t
-        }
-        return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
-    }
     {
         r = $1; k = $2; calm = $3 <= 5 && $4 <= 5; scope = $5; fig = $6 == "mean" ? "mean latency" : "measuring-thread CPU per wakeup"
         printf "round %d %-5s %s: %s %.2f us -> %.2f us (%.3fx)%s\n", r, k, scope, fig, $7 / 1e3, $8 / 1e3,
@@ -111,7 +103,10 @@ awk '
         for (k in ks) for (fig in figs) {
             set = k SUBSEP fig
             if (!n[set]) { printf "%-5s %s: every round disturbed\n", k, fig; continue }
-            printf "%-5s %s: median %.3fx, mean %.3fx (%d undisturbed ratios)\n", k, fig, median(set),
-                sum[set] / n[set], n[set]
+            m = n[set]; split("", a); for (i = 1; i <= m; i++) a[i] = val[set, i]
+            sort_values(a, m)
+            ci = median_ci(a, m) ? sprintf(", %.0f %% interval of the median %.3f-%.3fx", CI_LEVEL, CI_LO, CI_HI) : ", too few ratios for an interval"
+            printf "%-5s %s: median %.3fx%s, mean %.3fx (%d undisturbed ratios)\n", k, fig,
+                median_sorted(a, m), ci, sum[set] / m, m
         }
     }' "$tmp/figures"

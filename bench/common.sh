@@ -189,6 +189,34 @@ rotating_rounds() {
     done
 }
 
+# Awk functions for the summaries, put before a program's text (awk "$AWK_MEDIAN_CI"'...'):
+#   sort_values(a, m)  sorts a[1..m] in place (insertion sort: mawk has no asort);
+#   median_sorted(a, m)  the median of a sorted a[1..m];
+#   median_ci(a, m)  for a sorted a[1..m], sets CI_LO and CI_HI to the distribution-free
+#       confidence interval of the median by the sign test (the k-th smallest and the k-th
+#       largest value, k the largest with 2 P(Bin(m, 1/2) < k) <= 0.05) and CI_LEVEL to its
+#       exact coverage, %; returns 0 when m < 6 (no interval of the values reaches 95 %).
+# The interval says what the median ratio of a series can be told from: a goal inside it is
+# neither met nor missed by the series (the rounds' ratios scatter by 10-40 % on this VM).
+AWK_MEDIAN_CI='
+    function sort_values(a, m,    i, j, t) {
+        for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    }
+    function median_sorted(a, m) { return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
+    function median_ci(a, m,    k, p, cdf) {
+        if (m < 6) return 0
+        # cdf = P(Bin(m, 1/2) <= k - 1), grown while the interval [a[k+1], a[m-k]] keeps 95 %.
+        p = 0.5 ^ m; cdf = p; k = 1
+        while (1) {
+            p = p * (m - k + 1) / k
+            if (2 * (cdf + p) > 0.05) break
+            cdf += p; k++
+        }
+        CI_LO = a[k]; CI_HI = a[m - k + 1]; CI_LEVEL = 100 * (1 - 2 * cdf)
+        return 1
+    }
+'
+
 # The summary of interleaved pairs of runs (guard-cost.sh, loop-pairs.sh): FILE ($1) holds
 # `ROUND others PCT_FIRST PCT_SECOND` lines and `ROUND CPU FIGURE FIRST SECOND` lines (p50,
 # mean, cpu_time_per_cycle_ns); each round's ratios second/first per CPU, then their means and
