@@ -11,7 +11,9 @@
 #
 # and each back end's reader CPU time per event and events lost. The summary gives the mean and
 # the median of the per-CPU, per-round ratios: the median is the figure a stalled run (this
-# VM's multi-millisecond stalls land in one run and not its neighbours) cannot move. Issue 27's target: bpf's mean
+# VM's multi-millisecond stalls land in one run and not its neighbours) cannot move, with the
+# sign test's confidence interval of each median (bench/common.sh, AWK_MEDIAN_CI), and the same
+# for the p50 latency, the per-wakeup cost without the stalls a run's mean carries. Issue 27's target: bpf's mean
 # latency and measuring-thread CPU at most 1.05x the untraced run's. A round where other
 # processes used more than 5 % of the CPUs during any of its runs is marked DISTURBED and left
 # out of the second summary line. Informational: exits 0 unless a run fails. Run as root,
@@ -53,7 +55,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
         td=$tmp/$kind-$r
         # ROUND KIND SCOPE FIGURE PLAIN TRACED, then the run's facts.
         "$jitterlab" compare --json "$pd" "$td" | flat_compare |
-            awk -v r="$r" -v k="$kind" '$2 ~ /^(mean|samples|cpu_time_per_cycle_ns)$/ { print r, k, $0 }' >>"$tmp/figures"
+            awk -v r="$r" -v k="$kind" '$2 ~ /^(mean|p50|samples|cpu_time_per_cycle_ns)$/ { print r, k, $0 }' >>"$tmp/figures"
         echo "$r $kind facts $(<"$pd.others") $(<"$td.others")" \
             "$(($(run_figure "$pd" process_user_ns) + $(run_figure "$pd" process_system_ns)))" \
             "$(($(run_figure "$td" process_user_ns) + $(run_figure "$td" process_system_ns)))" \
@@ -70,18 +72,21 @@ echo "(ratio = traced / untraced; CPU time per wakeup: measuring thread = its CP
     "wakeups; process = user+system time of all jitterlab threads / all wakeups; other threads =" \
     "the process less the measuring threads)"
 echo "(other processes: % of all CPUs during the run, $(others_method); see bench/common.sh)"
-awk '
+awk "$AWK_MEDIAN_CI"'
     function add(set, k, v) { sum[set, k] += v; n[set, k]++; val[set, k, n[set, k]] = v }
     function mean(set, k) { return n[set, k] ? sum[set, k] / n[set, k] : 0 }
-    # The median of the values added (insertion sort: mawk has no asort).
-    function median(set, k,    i, j, m, t, a) {
+    # The median of the values added, and its interval (CI_LO, CI_HI, CI_LEVEL; CI_LEVEL 0:
+    # too few values for one).
+    function median(set, k,    i, m, a) {
         m = n[set, k]; if (!m) return 0
-        for (i = 1; i <= m; i++) {
-            t = val[set, k, i]
-            for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]
-            a[j + 1] = t
-        }
-        return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+        for (i = 1; i <= m; i++) a[i] = val[set, k, i]
+        sort_values(a, m)
+        if (!median_ci(a, m)) CI_LEVEL = 0
+        return median_sorted(a, m)
+    }
+    function median_text(set, k,    x) {
+        x = median(set, k)
+        return CI_LEVEL ? sprintf("%.3fx (%.0f %% interval %.3f-%.3fx)", x, CI_LEVEL, CI_LO, CI_HI) : sprintf("%.3fx", x)
     }
     $3 == "facts" { r = $1; b = $2; oth0[r] = $4; oth[r, b] = $5; proc0[r] = $6; proc1[r, b] = $7
                     rdr[r, b] = $8; evr[r, b] = $9; lost[r, b] = $10; if (r > nr) nr = r; next }
@@ -96,12 +101,13 @@ awk '
                 b = backends[i]
                 for (c in cpus) {
                     m0 = v0[r, c, "mean"]; m1 = v1[r, b, c, "mean"]
+                    p0 = v0[r, c, "p50"]; p1 = v1[r, b, c, "p50"]
                     t0 = v0[r, c, "cpu_time_per_cycle_ns"]; t1 = v1[r, b, c, "cpu_time_per_cycle_ns"]
-                    printf "  %-7s %s: mean latency %.2f us -> %.2f us (%.3fx)   measuring-thread CPU per" \
-                        " wakeup %.2f us -> %.2f us (%.3fx)\n", b, c, m0 / 1e3, m1 / 1e3, m1 / m0,
-                        t0 / 1e3, t1 / 1e3, t1 / t0
-                    add("all" b, "mean", m1 / m0); add("all" b, "thread", t1 / t0)
-                    if (calm[r]) { add("calm" b, "mean", m1 / m0); add("calm" b, "thread", t1 / t0) }
+                    printf "  %-7s %s: mean latency %.2f us -> %.2f us (%.3fx)   p50 %.2f us -> %.2f us (%.3fx)" \
+                        "   measuring-thread CPU per wakeup %.2f us -> %.2f us (%.3fx)\n", b, c, m0 / 1e3,
+                        m1 / 1e3, m1 / m0, p0 / 1e3, p1 / 1e3, p1 / p0, t0 / 1e3, t1 / 1e3, t1 / t0
+                    add("all" b, "mean", m1 / m0); add("all" b, "thread", t1 / t0); add("all" b, "p50", p1 / p0)
+                    if (calm[r]) { add("calm" b, "mean", m1 / m0); add("calm" b, "thread", t1 / t0); add("calm" b, "p50", p1 / p0) }
                 }
                 c0 = proc0[r] / v0[r, "overall", "samples"]; c1 = proc1[r, b] / v1[r, b, "overall", "samples"]
                 printf "  %-7s process CPU per wakeup %.2f us -> %.2f us (%.3fx); trace reader %.1f ms CPU" \
@@ -133,10 +139,10 @@ awk '
                     " CPU per wakeup %.3fx%s\n", b, name, mean(set, "mean"), mean(set, "thread"),
                     mean(set, "proc"), s == 1 ? sprintf(", reader CPU %.1f ms per run, events lost %d in all",
                     mean(set, "rdr") / 1e6, sum[set, "lost"]) : ""
-                printf "%-7s %s, medians (per CPU and round): mean latency %.3fx, measuring-thread CPU" \
-                    " per wakeup %.3fx (%d ratios); per round: process CPU per wakeup %.3fx, the other" \
-                    " threads %+.2f us per wakeup\n", b, name, median(set, "mean"), median(set, "thread"),
-                    n[set, "mean"], median(set, "proc"), median(set, "others")
+                printf "%-7s %s, medians (per CPU and round, %d ratios): mean latency %s, p50 latency %s," \
+                    " measuring-thread CPU per wakeup %s; per round: process CPU per wakeup %.3fx, the other" \
+                    " threads %+.2f us per wakeup\n", b, name, n[set, "mean"], median_text(set, "mean"),
+                    median_text(set, "p50"), median_text(set, "thread"), median(set, "proc"), median(set, "others")
             }
         }
     }' "$tmp/figures"
