@@ -140,9 +140,9 @@ awk "$AWK_MEDIAN_CI"'
                     mean(set, "proc"), s == 1 ? sprintf(", reader CPU %.1f ms per run, events lost %d in all",
                     mean(set, "rdr") / 1e6, sum[set, "lost"]) : ""
                 printf "%-7s %s, medians (per CPU and round, %d ratios): mean latency %s, p50 latency %s," \
-                    " measuring-thread CPU per wakeup %s; per round: process CPU per wakeup %.3fx, the other" \
+                    " measuring-thread CPU per wakeup %s; per round: process CPU per wakeup %s, the other" \
                     " threads %+.2f us per wakeup\n", b, name, n[set, "mean"], median_text(set, "mean"),
-                    median_text(set, "p50"), median_text(set, "thread"), median(set, "proc"), median(set, "others")
+                    median_text(set, "p50"), median_text(set, "thread"), median_text(set, "proc"), median(set, "others")
             }
         }
     }' "$tmp/figures"
