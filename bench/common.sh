@@ -223,13 +223,13 @@ AWK_MEDIAN_CI='
 # medians over every round and over the undisturbed ones (other processes at most 5 % of the
 # CPUs in both runs). $2 and $3 name the build that ran first in odd and in even rounds.
 pair_ratio_summary() {
-    awk -v first="$2" -v second="$3" '
+    awk -v first="$2" -v second="$3" "$AWK_MEDIAN_CI"'
         function add(set, k, v) { vals[set, k, ++n[set, k]] = v; sum[set, k] += v }
-        function median(set, k,    i, j, m, t, a) {
+        function median(set, k,    i, m, a) {
             m = n[set, k]
             for (i = 1; i <= m; i++) a[i] = vals[set, k, i]
-            for (i = 2; i <= m; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-            return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+            sort_values(a, m)
+            return median_sorted(a, m)
         }
         $2 == "others" { o0[$1] = $3; o1[$1] = $4; if ($1 > nr) nr = $1; next }
         { v0[$1, $2, $3] = $4; v1[$1, $2, $3] = $5; cpus[$2] = 1 }

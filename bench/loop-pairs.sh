@@ -90,12 +90,12 @@ fi
 echo "  before: $before"
 echo "  after:  $after"
 echo "(other processes: % of all CPUs during the run, $(others_method); see bench/common.sh)"
-[[ $LOOP == noise ]] && awk '
-    function median(k,    i, j, m, t, a) {
+[[ $LOOP == noise ]] && awk "$AWK_MEDIAN_CI"'
+    function median(k,    i, m, a) {
         m = n[k]
         for (i = 1; i <= m; i++) a[i] = vals[k, i]
-        for (i = 2; i <= m; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-        return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+        sort_values(a, m)
+        return median_sorted(a, m)
     }
     function add(k, v) { vals[k, ++n[k]] = v; sum[k] += v }
     $2 == "others" { o0[$1] = $3; o1[$1] = $4; if ($1 > nr) nr = $1; next }
