@@ -19,8 +19,9 @@ use common::*;
 /// Injections in the run (3.6 s, one every 10 ms; its first 9.515 ms in).
 const INJECTIONS: usize = 360;
 /// Of them, how many a stall of this VM may spoil (the timer interrupt itself late during the
-/// spike, which a task cannot cause: an IRQ part of 200 us or more, the spike still shown; or
-/// a wakeup later than the spike's 2 ms and 2 ms more, which it cannot make alone).
+/// spike, which a task cannot cause: an IRQ part of 200 us or more, the spike still shown; a
+/// wakeup later than the spike's 2 ms and 2 ms more, which it cannot make alone; or the CPU
+/// said idle or held by a task that is not real-time, the spike's switch to it not recorded).
 const MAY_BE_DISTURBED: usize = 6;
 
 /// `clock-nanosleep` every 500 us on the last CPU, and the spike load (FIFO 99) on it: 2 ms
@@ -121,8 +122,27 @@ fn armed_late_scene(backend: &str) -> Result<usize, String> {
         // hold an interrupt off): the stall's time is no one's, the rest still the spike's.
         // The defect's mark differs: the spike not among the contributors at all.
         let spike_shown = x.contributors.iter().any(|c| c.name == name);
+        // The CPU said idle, or held by a task that is not real-time, for most of the wakeup:
+        // neither can hold a CPU a FIFO 99 spinner runs on, so the trace lacks the spike's
+        // switch to it (this VM never records some sched_switch events; on 2026-12-02, 1 of
+        // 359 injections in about one attempt in four, on both back ends: "CPU idle (exit from
+        // idle) for 1.43 ms", "CPU held by tokio-rt-worker (OTHER -10) for 1.50 ms"), or the
+        // kernel's fair server lent the CPU to that task: not the spike's time either way.
+        // The defect's mark is not this: the spike's time in the IRQ part, no task named.
+        let held_by_other = x
+            .contributors
+            .iter()
+            .max_by_key(|c| c.duration_ns)
+            .is_some_and(|c| {
+                c.kind == "idle_exit"
+                    || (c.kind == "task"
+                        && c.policy
+                            .as_deref()
+                            .is_some_and(|p| !matches!(p, "FIFO" | "RR" | "DEADLINE" | "RT")))
+            });
         if (x.irq_latency_ns.is_some_and(|i| i >= 200_000) && spike_shown)
             || x.latency_ns > 4_000_000
+            || held_by_other
         {
             disturbed.push(why);
         } else {
