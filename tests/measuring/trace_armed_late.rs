@@ -19,10 +19,13 @@ use common::*;
 /// Injections in the run (3.6 s, one every 10 ms; its first 9.515 ms in).
 const INJECTIONS: usize = 360;
 /// Of them, how many a stall of this VM may spoil (the timer interrupt itself late during the
-/// spike, which a task cannot cause: an IRQ part of 200 us or more, the spike still shown; a
-/// wakeup later than the spike's 2 ms and 2 ms more, which it cannot make alone; or the CPU
-/// said idle or held by a task that is not real-time, the spike's switch to it not recorded).
+/// spike, which a task cannot cause: an IRQ part of 200 us or more, the spike still shown; or
+/// a wakeup later than the spike's 2 ms and 2 ms more, which it cannot make alone).
 const MAY_BE_DISTURBED: usize = 6;
+/// Of them, how many may have the CPU said idle or held by a task that is not real-time (the
+/// spike's switch to it not recorded: one per attempt at most was seen). Kept apart and small:
+/// an armed-late path that put the spike's time anywhere but the spike would show so too.
+const MAY_LACK_THE_SPIKE: usize = 2;
 
 /// `clock-nanosleep` every 500 us on the last CPU, and the spike load (FIFO 99) on it: 2 ms
 /// at a time, every 10.0001 ms, so that each injection is due 100 ns later after a due time
@@ -85,6 +88,7 @@ fn armed_late_scene(backend: &str) -> Result<usize, String> {
     let explanations = spike_explanations(&out);
     let name = format!("jl-spike-{cpu}");
     let (mut armed_late, mut disturbed, mut bad) = (0, Vec::new(), Vec::new());
+    let mut spike_unseen = Vec::new();
     for (k, inj) in injections.iter().enumerate() {
         // The wakeup the end of the injection released: due before its end, woken after it.
         let Some(x) = explanations.iter().find(|x| {
@@ -142,9 +146,10 @@ fn armed_late_scene(backend: &str) -> Result<usize, String> {
             });
         if (x.irq_latency_ns.is_some_and(|i| i >= 200_000) && spike_shown)
             || x.latency_ns > 4_000_000
-            || held_by_other
         {
             disturbed.push(why);
+        } else if held_by_other {
+            spike_unseen.push(why);
         } else {
             bad.push(why);
         }
@@ -163,6 +168,25 @@ fn armed_late_scene(backend: &str) -> Result<usize, String> {
             disturbed.len(),
             &disturbed[..disturbed.len().min(4)]
         ));
+    }
+    if spike_unseen.len() > MAY_LACK_THE_SPIKE {
+        return Err(format!(
+            "{} injections with the CPU said idle or held by a task that is not real-time (at most {MAY_LACK_THE_SPIKE} may be): {:?}",
+            spike_unseen.len(),
+            &spike_unseen[..spike_unseen.len().min(4)]
+        ));
+    }
+    if !disturbed.is_empty() || !spike_unseen.is_empty() {
+        eprintln!(
+            "armed after its expiry ({backend}): counted apart: {} disturbed, {} with the spike unseen: {:?}",
+            disturbed.len(),
+            spike_unseen.len(),
+            disturbed
+                .iter()
+                .chain(&spike_unseen)
+                .take(2)
+                .collect::<Vec<_>>()
+        );
     }
     Ok(armed_late)
 }
